@@ -1,0 +1,1 @@
+"""Data shipped inside the sncheck wheel (see pyproject.toml package-dir)."""

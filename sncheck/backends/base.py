@@ -1,0 +1,60 @@
+"""The interface every backend implements. Backends turn plans into rows."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Callable
+
+from ..faults import FaultPlan
+from ..inventory import TierDesign
+from ..plan import ConnectivityPlan, GoldenPlan, StressPlan
+from ..topology import Topology
+
+Emit = Callable[[dict], None]
+Progress = Callable[[str], None]
+
+
+class Backend(ABC):
+    """Executes probes and emits rows (see :mod:`sncheck.rows`) through ``emit``.
+
+    ``emit`` writes each row to the run directory as it arrives, so a killed run keeps
+    what it measured. A backend never decides pass or fail.
+    """
+
+    name = "base"
+
+    def __init__(self, topo: Topology, faults: FaultPlan | None = None, seed: int = 0,
+                 progress: Progress | None = None, **options) -> None:
+        self.topo = topo
+        self.faults = faults or FaultPlan()
+        self.seed = seed
+        self.progress = progress or (lambda msg: None)
+        self.options = options
+
+    def plan_defaults(self, layer: str) -> dict:
+        """Plan options that suit this backend (a playbook's options override them).
+
+        Keys: connectivity -> ConnectivityPlan fields; stress -> StressPlan fields plus
+        ``min_bytes``, ``max_bytes``, ``step_factor``, ``narrow_sizes``; golden ->
+        ``steps``, ``reference`` (the name of the golden curve to compare against).
+        """
+        return {}
+
+    def calibrate(self, emit: Emit) -> dict[str, TierDesign]:
+        """Measured design values, for inventories that carry none (the local machine)."""
+        return {}
+
+    @abstractmethod
+    def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None: ...
+
+    @abstractmethod
+    def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None: ...
+
+    @abstractmethod
+    def collectives(self, plan: StressPlan, emit: Emit) -> None: ...
+
+    @abstractmethod
+    def golden(self, plan: GoldenPlan, emit: Emit) -> None: ...
+
+    def close(self) -> None:
+        """Release processes and connections; safe to call twice."""

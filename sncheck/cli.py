@@ -1,0 +1,260 @@
+"""The sncheck command line. Click only: parse, build, call the core, render, exit code."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import ConfigError, SncheckError
+from .inventory import Inventory, load_inventory, local_inventory
+from .playbook import Playbook, load_playbook, single_layer
+from .runner import RunOptions, execute
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
+
+
+class Failure(click.ClickException):
+    """A one-line error with a defined exit code (2 for user input, 3 for the harness)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file=None) -> None:
+        click.echo(f"sncheck: error: {self.format_message()}", err=True)
+
+
+def handle_errors(fn):
+    """Map sncheck's exception tree to exit codes, in one place."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except SncheckError as e:
+            raise Failure(str(e), e.exit_code) from e
+        except KeyboardInterrupt as e:
+            raise Failure("interrupted", EXIT_HARNESS) from e
+
+    return wrapper
+
+
+def run_options(fn):
+    """Options shared by ``run`` and the one-layer commands."""
+    decorators = [
+        click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
+                     help="Inventory YAML. Default: this machine (the embedded local inventory)."),
+        click.option("--backend", type=click.Choice(["mock", "local", "ssh"]),
+                     help="Override the inventory's backend (default: local)."),
+        click.option("--faults", type=click.Path(dir_okay=False), help="Fault plan YAML to act out (mock, local)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed for a reproducible mock run."),
+        click.option("--out", type=click.Path(file_okay=False), help="Run directory. Default: runs/<run-id>/."),
+        click.option("--gate", type=click.Choice(["critical", "warning"]),
+                     help="Fail on findings at or above this severity (default: the playbook's)."),
+        click.option("--cards", type=int, help="Worker ranks for the embedded local inventory (default 4)."),
+        click.option("--dist-backend", type=click.Choice(["gloo", "nccl"]),
+                     help="torch.distributed backend for the local backend (default: nccl with CUDA, else gloo)."),
+        click.option("--duration", type=float, help="Stress soak: repeat the sweep for this many seconds."),
+        click.option("--format", "formats", default="html", show_default=True,
+                     help="Comma-separated extra outputs: html, junit, prometheus."),
+        click.option("--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
+                     help="Directory of Jinja templates that override the built-in report templates."),
+        click.option("-q", "--quiet", is_flag=True, help="No progress on stderr."),
+        click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout."),
+    ]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn
+
+
+def _inventory(path: str | None, cards: int | None) -> Inventory:
+    if path:
+        if cards is not None:
+            raise ConfigError("--cards applies to the embedded local inventory; drop it or -i")
+        return load_inventory(path)
+    return local_inventory(cards if cards is not None else 4)
+
+
+def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gate, cards,
+             dist_backend, duration, formats, template_dirs, quiet, as_json) -> None:
+    inventory = _inventory(inventory_path, cards)
+    if duration is not None:
+        from dataclasses import replace
+
+        playbook = replace(playbook, layers=tuple(
+            replace(layer, options={**layer.options, "duration": duration}) if layer.name == "stress" else layer
+            for layer in playbook.layers))
+    backend_options = {}
+    if dist_backend:
+        backend_options["dist_backend"] = dist_backend
+    elif inventory.dist_backend:
+        backend_options["dist_backend"] = inventory.dist_backend
+    report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
+    opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, gate=gate,
+                      backend_options=backend_options, report_formats=report_formats,
+                      template_dirs=tuple(template_dirs))
+
+    def progress(msg: str) -> None:
+        if not quiet:
+            click.echo(f"sncheck: {msg}", err=True)
+
+    outcome = execute(playbook, inventory, opts, progress)
+    results = outcome.results
+    if as_json:
+        click.echo(json.dumps(results, indent=2, default=str))
+    if not quiet:
+        _summary(results, outcome.out_dir)
+    sys.exit(outcome.exit_code)
+
+
+def _summary(results: dict, out_dir: Path) -> None:
+    for layer in results["layers"]:
+        extra = f" (cut short: {layer['summary']['cut_short']})" if "cut_short" in layer["summary"] else ""
+        click.echo(f"  {layer['name']:<13} {layer['verdict']}{extra}", err=True)
+    for f in results["findings"]:
+        click.echo(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}: {f['message']}", err=True)
+    click.echo(f"sncheck: verdict {results['verdict']}: {len(results['findings'])} findings; "
+               f"results in {out_dir}/results.json, report in {out_dir}/report.html", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sncheck")
+def main() -> None:
+    """Validate an AI supernode cluster: connectivity, stress, golden model.
+
+    \b
+    Examples:
+      sncheck run pre-upgrade-gate                      # this machine, local backend
+      sncheck run playbooks/pre-upgrade-gate.yaml -i fixtures/inventories/demo-2sn.yaml \\
+          --backend mock --faults fixtures/faults/demo-mixed.yaml --seed 1 --out runs/demo
+      sncheck connectivity -i cluster.yaml --backend ssh
+      sncheck parse nccl-tests all_reduce.log --json
+      sncheck inventory check cluster.yaml
+    """
+
+
+@main.command()
+@click.argument("playbook")
+@run_options
+@handle_errors
+def run(playbook: str, **kwargs) -> None:
+    """Run a PLAYBOOK (a path, or a shipped name: post-delivery, nightly-stress, pre-upgrade-gate).
+
+    Exit codes: 0 gate passed, 1 gate failed, 2 bad input, 3 the harness could not run.
+    """
+    _execute(load_playbook(playbook), **kwargs)
+
+
+def _layer_command(name: str, doc: str):
+    @run_options
+    @handle_errors
+    def command(**kwargs) -> None:
+        _execute(single_layer(name, gate="warning" if name == "connectivity" else "critical"), **kwargs)
+
+    command.__doc__ = doc
+    return command
+
+
+main.command("connectivity")(_layer_command(
+    "connectivity", "Layer 1: host facts and every card pair at design bandwidth and latency."))
+main.command("stress")(_layer_command(
+    "stress", "Layer 2: all-reduce and all-to-all over a message-size sweep."))
+
+
+@main.group("golden", invoke_without_command=True)
+@run_options
+@click.pass_context
+@handle_errors
+def golden_cmd(ctx: click.Context, **kwargs) -> None:
+    """Layer 3: train the golden model and compare its loss curve with the golden band.
+
+    `sncheck golden record --out fixtures/golden/NAME.json` records a new golden curve.
+    """
+    if ctx.invoked_subcommand is None:
+        _execute(single_layer("golden"), **kwargs)
+
+
+@golden_cmd.command("record")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the golden curve JSON.")
+@click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False))
+@click.option("--backend", type=click.Choice(["mock", "local", "ssh"]))
+@click.option("--cards", type=int)
+@click.option("--steps", type=int, default=60, show_default=True)
+@click.option("--repeats", type=int, default=5, show_default=True,
+              help="Clean runs to measure the run-to-run spread that sizes the band.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-q", "--quiet", is_flag=True)
+@handle_errors
+def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed, quiet) -> None:
+    """Record a golden curve on a known-good system (no faults)."""
+    from .recording import record_golden_curve
+
+    def progress(msg: str) -> None:
+        if not quiet:
+            click.echo(f"sncheck: {msg}", err=True)
+
+    inventory = _inventory(inventory_path, cards)
+    curve = record_golden_curve(inventory, backend, steps, repeats, seed, Path(out_path).stem, progress)
+    from .store import write_json_atomic
+
+    write_json_atomic(Path(out_path), curve)
+    click.echo(f"sncheck: golden curve {curve['name']} written to {out_path} "
+               f"(band step_rel={curve['band']['step_rel']:.3f}, final_rel={curve['band']['final_rel']:.3f})",
+               err=True)
+
+
+@main.command("parse")
+@click.argument("tool")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the parsed JSON (the default output).")
+@handle_errors
+def parse_cmd(tool: str, file: str, as_json: bool) -> None:
+    """Parse a log you already have: nccl-tests, rccl-tests, nvidia-smi-topo, nvidia-smi-q,
+    nvlink-status, nvlink-errors, nvidia-smi-query-gpu, ibstat, dcgmi-diag.
+
+    Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
+    """
+    from .probes.parsers import get_parser, strip_source_header
+
+    parser = get_parser(tool)
+    try:
+        text = Path(file).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise ConfigError(f"cannot read: {e.strerror}", file) from e
+    data = parser(strip_source_header(text))
+    click.echo(json.dumps(data, indent=2, default=str))
+    errors = data.get("errors") if isinstance(data, dict) else None
+    if errors:
+        for err in errors:
+            click.echo(f"sncheck: {file}: {err}", err=True)
+        sys.exit(EXIT_FAIL)
+
+
+@main.group("inventory")
+def inventory_cmd() -> None:
+    """Inventory files."""
+
+
+@inventory_cmd.command("check")
+@click.argument("inventory")
+@handle_errors
+def inventory_check(inventory: str) -> None:
+    """Validate an INVENTORY file and summarise it."""
+    inv = load_inventory(inventory)
+    click.echo(f"{inventory}: ok: {inv.name}: {len(inv.supernodes)} supernodes, "
+               f"{len(inv.hosts)} hosts, {inv.card_count} cards")
+    for sn in inv.supernodes:
+        cards = sum(inv.hosts[h].cards for h in sn.hosts)
+        click.echo(f"  {sn.name}: {len(sn.hosts)} hosts ({sn.hosts[0]}..{sn.hosts[-1]}), {cards} cards")
+    for tier, d in inv.design.items():
+        click.echo(f"  design {tier}: {d.bandwidth_GBps:g} GB/s, {d.latency_us:g} us")
+
+
+if __name__ == "__main__":
+    main()

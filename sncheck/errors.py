@@ -1,0 +1,75 @@
+"""One small exception tree. The CLI maps these to exit codes in one place."""
+
+from __future__ import annotations
+
+
+class SncheckError(Exception):
+    """Base of every error sncheck raises on purpose."""
+
+    exit_code = 3
+
+
+class ConfigError(SncheckError):
+    """A user's input is wrong: inventory, fault plan, playbook, rules, options.
+
+    ``where`` is ``file:line`` when known, so the message points at the fix.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+class ParseError(SncheckError):
+    """A tool printed something a parser could not read."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, tool: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.tool = tool
+        self.line = line
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.tool, f"line {self.line}" if self.line else None) if p]
+        return f"{': '.join(parts)}: {self.message}" if parts else self.message
+
+
+class HarnessError(SncheckError):
+    """sncheck itself could not run (no backend, workers died, interrupted)."""
+
+    exit_code = 3
+
+
+class TransportError(SncheckError):
+    """Base for SSH transport failures; each names the host."""
+
+    exit_code = 3
+
+    def __init__(self, host: str, message: str) -> None:
+        super().__init__(f"{host}: {message}")
+        self.host = host
+        self.message = message
+
+
+class ConnectError(TransportError):
+    """The host could not be reached (refused, timed out, no route)."""
+
+
+class AuthError(TransportError):
+    """The host refused our credentials."""
+
+
+class HostKeyError(TransportError):
+    """The host key is unknown (and not accepted) or has changed."""
+
+
+class CommandTimedOut(TransportError):
+    """A remote command ran past its timeout (partial output is kept on the Result)."""

@@ -1,0 +1,82 @@
+"""Layer 3: a small model trains; its loss curve must stay in the golden band.
+
+Stage 1 trains one data-parallel replica per host. A replica out of band is narrowed in
+stage 2 by training each of its cards alone, which names the card.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import ConfigError
+from ..health.detect import detect_golden, detect_not_run, golden_verdicts
+from ..health.findings import Finding
+from ..plan import GoldenPlan, golden_groups, solo_groups
+from .base import LayerContext
+
+NAME = "golden"
+SCHEMA = "sncheck.golden/1"
+
+
+def find_reference(ref: str) -> Path | None:
+    p = Path(ref)
+    if p.suffix == ".json" and p.is_file():
+        return p
+    for base in (Path("fixtures") / "golden", resources.files("sncheck.fixtures") / "golden"):
+        candidate = base / f"{p.name.removesuffix('.json')}.json"
+        if candidate.is_file():
+            return Path(str(candidate))
+    return None
+
+
+def load_reference(ref: str) -> dict:
+    path = find_reference(ref)
+    if path is None:
+        raise ConfigError(f"no golden curve named {ref!r}; record one with "
+                          f"'sncheck golden record --out fixtures/golden/{Path(ref).stem}.json'", ref)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ConfigError(f"cannot read golden curve: {e}", str(path)) from e
+    if data.get("schema") != SCHEMA or not isinstance(data.get("loss"), list):
+        raise ConfigError(f"not a golden curve (expected schema {SCHEMA!r} and a loss list)", str(path))
+    data["_path"] = str(path)
+    return data
+
+
+def run(ctx: LayerContext, reference: dict | None = None) -> dict:
+    """Run the golden layer; ``reference`` (resolved by the caller) enables stage 2."""
+    opts = {**ctx.backend.plan_defaults(NAME), **ctx.options}
+    steps = opts.get("steps") or (len(reference["loss"]) if reference else 60)
+    plan = GoldenPlan(groups=golden_groups(ctx.topo), steps=steps)
+    ctx.progress(f"golden: {len(plan.groups)} replicas x {steps} steps")
+    ctx.backend.golden(plan, ctx.emit)
+    summary: dict = {"groups": len(plan.groups), "steps": steps}
+    if reference:
+        summary["reference"] = {"name": reference.get("name"), "loss": reference["loss"],
+                                "band": reference.get("band", {}),
+                                "step_time_s": reference.get("step_time_s")}
+        rows = pd.DataFrame(ctx.rows)
+        verdicts = golden_verdicts(rows[rows["layer"] == NAME], reference)
+        failing = [v.group for v in verdicts.itertuples() if not v.ok and v.stage == "group"]
+        members = {g.id: g.members for g in plan.groups}
+        cards = [c for g in failing for c in members.get(g, ())]
+        if cards:
+            ctx.progress(f"golden: {len(failing)} replicas out of band; training {len(cards)} cards alone")
+            ctx.backend.golden(GoldenPlan(groups=solo_groups(cards), steps=steps), ctx.emit)
+            summary["solo_runs"] = len(cards)
+        summary["out_of_band"] = failing
+    g = pd.DataFrame([r for r in ctx.rows if r.get("kind") == "golden" and r.get("stage") == "group"])
+    if not g.empty:
+        summary["step_time_s"] = float(g["step_time_s"].median())
+        summary["comm_share"] = float(g["comm_share"].median())
+    return summary
+
+
+def detect(rows: pd.DataFrame, ctx: LayerContext, reference: dict | None) -> list[Finding]:
+    mine = rows[rows["layer"] == NAME] if not rows.empty else rows
+    return detect_not_run(mine, ctx.topo) + detect_golden(mine, reference, ctx.topo, ctx.thresholds)

@@ -1,0 +1,95 @@
+"""The measurement row schema that every backend emits.
+
+Rows are plain JSON-able dicts, appended to ``rows.jsonl`` as they arrive and
+gathered into pandas DataFrames for the detectors. The same detectors run on mock,
+local and SSH rows, so every backend must keep to these shapes. Fields that a backend
+cannot measure are ``None``, never a guess.
+
+kind = "p2p"         (connectivity) one card pair in one round
+    round, link, src, dst, tier, bytes,
+    bw_GBps      unidirectional src->dst bandwidth, large message
+    bw_rev_GBps  unidirectional dst->src bandwidth
+    bibw_GBps    both directions at once (sum)
+    lat_us       one-way latency: half the median ping-pong round trip, small message
+    checksum_ok  the payload arrived intact (None when not checked)
+    status       "ok" | "error" | "timeout" | "unreachable"
+    error        message or None
+
+kind = "host_fact"   (connectivity) one fact about one host
+    host, fact, value, expected, ok, status ("ok" | "unreachable" | "missing_tool" |
+    "parse_failed" | "timeout" | "error"), message, tool
+
+kind = "collective"  (stress) one group x collective x size x repeat
+    group, group_kind, ranks, collective, size_bytes, count, dtype, repeat,
+    time_us (mean per timed op, slowest rank), algbw_GBps, busbw_GBps (nccl-tests
+    formulas), wrong (elements that failed validation, summed over ranks), status
+
+kind = "rank"        (stress) one rank of one collective row
+    group, collective, size_bytes, repeat, card,
+    skew_us (op start minus the earliest start in the group, mean over iterations),
+    op_us (this rank's own start-to-end; a slow rank arrives last and waits least),
+    wrong
+
+kind = "golden"      (golden) one training step
+    group, stage ("group" | "solo"), step, loss, step_time_s, comm_s, comm_share
+
+kind = "calibration" measured design values of a tier (local backend)
+    tier, bandwidth_GBps, latency_us
+
+kind = "not_run"     something that should have been measured and was not
+    layer, entity, entity_kind, status ("unreachable" | "not_run" | "timeout" |
+    "parse_failed" | "error"), message
+"""
+
+from __future__ import annotations
+
+ROW_KINDS = ("p2p", "host_fact", "collective", "rank", "golden", "calibration", "not_run")
+
+BUSBW_FACTOR = {
+    # nccl-tests doc/PERFORMANCE.md
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "sendrecv": lambda n: 1.0,
+}
+
+
+def algbw_GBps(size_bytes: int, time_us: float) -> float:
+    """nccl-tests algbw: S / t, with S the per-rank buffer size in bytes, in GB/s.
+
+    For all-reduce the printed ``size`` is count x typesize; for all-to-all nccl-tests
+    prints the total buffer (count x typesize x n) as ``size``, so in both cases the
+    algbw is the printed size over the time.
+    """
+    if time_us <= 0:
+        return 0.0
+    return size_bytes / (time_us * 1e-6) / 1e9
+
+
+def busbw_GBps(collective: str, size_bytes: int, time_us: float, ranks: int) -> float:
+    return algbw_GBps(size_bytes, time_us) * BUSBW_FACTOR[collective](ranks)
+
+
+def p2p_row(round_: int, src: str, dst: str, link: str, tier: str, nbytes: int, *,
+            bw: float | None = None, bw_rev: float | None = None, bibw: float | None = None,
+            lat: float | None = None, checksum_ok: bool | None = None,
+            status: str = "ok", error: str | None = None) -> dict:
+    return {"kind": "p2p", "layer": "connectivity", "round": round_, "link": link, "src": src,
+            "dst": dst, "tier": tier, "bytes": nbytes, "bw_GBps": bw, "bw_rev_GBps": bw_rev,
+            "bibw_GBps": bibw, "lat_us": lat, "checksum_ok": checksum_ok, "status": status,
+            "error": error}
+
+
+def host_fact_row(host: str, fact: str, value, expected, ok: bool, *, status: str = "ok",
+                  message: str = "", tool: str | None = None) -> dict:
+    return {"kind": "host_fact", "layer": "connectivity", "host": host, "fact": fact,
+            "value": value, "expected": expected, "ok": ok, "status": status,
+            "message": message, "tool": tool}
+
+
+def not_run_row(layer: str, entity: str, entity_kind: str, status: str, message: str) -> dict:
+    return {"kind": "not_run", "layer": layer, "entity": entity, "entity_kind": entity_kind,
+            "status": status, "message": message}

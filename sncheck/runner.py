@@ -1,0 +1,157 @@
+"""Run a playbook: inventory -> plan -> backend -> rows -> detectors -> findings -> outputs.
+
+The CLI builds the inputs and calls :func:`execute`; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from .backends import get_backend
+from .errors import HarnessError
+from .faults import FaultPlan, load_faults
+from .health.findings import Finding, IsolationEntry, merge_findings, severity_rank
+from .inventory import Inventory, TierDesign
+from .layers import connectivity, golden, stress
+from .layers.base import LayerContext
+from .playbook import Playbook
+from .store import RunStore, default_out_dir, new_run_id
+from .topology import Topology
+
+SCHEMA = "sncheck.run/1"
+LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
+
+
+@dataclass
+class RunOptions:
+    backend: str | None = None
+    faults: str | None = None
+    seed: int = 0
+    out: str | None = None
+    gate: str | None = None
+    backend_options: dict = field(default_factory=dict)
+    report_formats: tuple[str, ...] = ("html",)
+    template_dirs: tuple[str, ...] = ()
+
+
+@dataclass
+class RunOutcome:
+    results: dict
+    out_dir: Path
+    exit_code: int
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
+            progress: Callable[[str], None] = lambda m: None) -> RunOutcome:
+    topo = Topology(inventory)
+    faults = load_faults(opts.faults, topo) if opts.faults else FaultPlan()
+    backend_name = opts.backend or inventory.backend or "local"
+    backend_cls = get_backend(backend_name)
+    gate = opts.gate or playbook.gate
+    run_id = new_run_id()
+    out_dir = Path(opts.out) if opts.out else default_out_dir(run_id)
+    store = RunStore(out_dir)
+    backend = backend_cls(topo, faults, seed=opts.seed, progress=progress, **opts.backend_options)
+    references = {}
+    for spec in playbook.layers:
+        if spec.name == "golden":
+            ref = spec.options.get("reference") or backend.plan_defaults("golden").get("reference")
+            references[spec.name] = golden.load_reference(ref) if ref else None
+
+    results = {
+        "schema": SCHEMA, "run_id": run_id, "playbook": playbook.name, "backend": backend_name,
+        "inventory": inventory.name, "started": _now(), "finished": None, "verdict": "error",
+        "layers": [], "findings": [], "isolation": [],
+        # Extensions of the contract (readers must ignore keys they do not know):
+        "seed": opts.seed, "gate": gate, "design": {},
+        "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
+                     "cards": len(topo.cards)},
+    }
+    raw: list[Finding] = []
+    try:
+        design = dict(inventory.design)
+        source = {t: "inventory" for t in design}
+        if not design:
+            progress("calibrating design values on this machine")
+            design = backend.calibrate(store.emit)
+            source = {t: "calibrated" for t in design}
+        results["design"] = {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us,
+                                 "source": source[t]} for t, d in design.items()}
+        for spec in playbook.layers:
+            module = LAYER_MODULES[spec.name]
+            ctx = LayerContext(topo, backend, store.emit, design, dict(spec.options), progress,
+                               rows=store.rows)
+            entry = {"name": spec.name, "verdict": "error", "summary": {}}
+            results["layers"].append(entry)
+            try:
+                if spec.name == "golden":
+                    ctx.options.pop("reference", None)  # resolved above, before anything ran
+                    entry["summary"] = module.run(ctx, references[spec.name])
+                else:
+                    entry["summary"] = module.run(ctx)
+            except (HarnessError, KeyboardInterrupt) as e:
+                cause = "interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt) else str(e)
+                entry["summary"]["cut_short"] = cause
+                results["error"] = f"layer {spec.name} cut short: {cause}"
+                break
+            frame = store.frame()
+            found = (module.detect(frame, ctx, references.get(spec.name)) if spec.name == "golden"
+                     else module.detect(frame, ctx))
+            raw.extend(found)
+            entry["verdict"] = layer_verdict(found, gate)
+            store.write_results(results)  # a partial results.json after each layer
+    finally:
+        backend.close()
+        store.close()
+
+    findings = merge_findings(raw)
+    results["findings"] = [f.to_dict() for f in findings]
+    results["isolation"] = [e.to_dict() for e in quarantine(findings, gate)]
+    verdicts = [layer["verdict"] for layer in results["layers"]]
+    if "error" in results or "error" in verdicts:
+        results["verdict"] = "error"
+    elif "fail" in verdicts or any(severity_rank(f.severity) >= severity_rank(gate) for f in findings):
+        results["verdict"] = "fail"
+    else:
+        results["verdict"] = "pass"
+    results["finished"] = _now()
+    store.write_results(results)
+    write_reports(results, store, opts)
+    code = {"pass": 0, "fail": 1, "error": 3}[results["verdict"]]
+    return RunOutcome(results, out_dir, code)
+
+
+def layer_verdict(findings: list[Finding], gate: str) -> str:
+    if any(severity_rank(f.severity) >= severity_rank(gate) for f in findings):
+        return "fail"
+    return "pass"
+
+
+def quarantine(findings: list[Finding], gate: str) -> list[IsolationEntry]:
+    """Quarantine at the first anomaly (DESIGN.md); confirmation decides later.
+
+    Only dry-run entries here: nothing is applied without ``--apply``.
+    """
+    out = []
+    for f in findings:
+        if severity_rank(f.severity) >= severity_rank("warning"):
+            out.append(IsolationEntry(f.entity, f.entity_kind, "quarantine",
+                                      f"{f.rule}: {f.message}", applied=False, rule=f.rule))
+    return out
+
+
+def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:
+    from .report import get_renderer
+
+    rows = pd.DataFrame(store.rows)
+    for fmt in opts.report_formats:
+        get_renderer(fmt)(results, rows, store.dir, list(opts.template_dirs))

@@ -1,0 +1,148 @@
+"""Cards, hosts, supernodes, link tiers and pairing schedules.
+
+Identifiers follow DESIGN.md: a card is ``<host>/gpu<index>``; a link joins two card
+ids with ``<->`` in natural sort order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Sequence, TypeVar
+
+from .inventory import Inventory
+
+T = TypeVar("T")
+
+INTRA_HOST, SCALE_UP, SCALE_OUT = "intra_host", "scale_up", "scale_out"
+
+
+@lru_cache(maxsize=65536)
+def natural_key(s: str) -> tuple:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s))
+
+
+def card_id(host: str, index: int) -> str:
+    return f"{host}/gpu{index}"
+
+
+def link_id(a: str, b: str) -> str:
+    x, y = sorted((a, b), key=natural_key)
+    return f"{x}<->{y}"
+
+
+def split_link(link: str) -> tuple[str, str]:
+    a, _, b = link.partition("<->")
+    return a, b
+
+
+def host_of(card: str) -> str:
+    return card.rsplit("/", 1)[0]
+
+
+def rail_of(card: str) -> int:
+    return int(card.rsplit("/gpu", 1)[1])
+
+
+@dataclass(frozen=True)
+class Card:
+    id: str
+    host: str
+    index: int
+    supernode: str
+
+
+class Topology:
+    """The cluster as the inventory describes it, with tier lookup for any card pair."""
+
+    def __init__(self, inventory: Inventory) -> None:
+        self.inventory = inventory
+        cards = []
+        for sn in inventory.supernodes:
+            for h in sn.hosts:
+                for i in range(inventory.hosts[h].cards):
+                    cards.append(Card(card_id(h, i), h, i, sn.name))
+        self.cards: tuple[Card, ...] = tuple(cards)
+        self.by_id: dict[str, Card] = {c.id: c for c in cards}
+
+    @cached_property
+    def hosts(self) -> list[str]:
+        return [h for sn in self.inventory.supernodes for h in sn.hosts]
+
+    @cached_property
+    def supernode_names(self) -> list[str]:
+        return [sn.name for sn in self.inventory.supernodes]
+
+    def cards_of_host(self, host: str) -> list[str]:
+        return [card_id(host, i) for i in range(self.inventory.hosts[host].cards)]
+
+    def cards_of_supernode(self, sn: str) -> list[str]:
+        return [c.id for c in self.cards if c.supernode == sn]
+
+    def supernode_of_host(self, host: str) -> str:
+        return self.inventory.hosts[host].supernode
+
+    def tier(self, a: str, b: str) -> str:
+        ca, cb = self.by_id[a], self.by_id[b]
+        if ca.host == cb.host:
+            return INTRA_HOST
+        return SCALE_UP if ca.supernode == cb.supernode else SCALE_OUT
+
+    def is_entity(self, entity: str) -> bool:
+        """True when ``entity`` names a card, link, host or supernode of this cluster."""
+        if "<->" in entity:
+            a, b = split_link(entity)
+            return a in self.by_id and b in self.by_id and a != b
+        return entity in self.by_id or entity in self.inventory.hosts or entity in self.supernode_names
+
+
+def round_robin(items: Sequence[T]) -> list[list[tuple[T, T]]]:
+    """Circle-method schedule: every pair exactly once, no item twice in a round.
+
+    ``n`` even gives n-1 rounds of n/2 pairs; ``n`` odd gives n rounds (one item
+    sits out each round).
+    """
+    players: list[T | None] = list(items)
+    if len(players) < 2:
+        return []
+    if len(players) % 2:
+        players.append(None)  # the bye
+    n = len(players)
+    rounds = []
+    for _ in range(n - 1):
+        pairs = [(players[i], players[n - 1 - i]) for i in range(n // 2)]
+        rounds.append([(a, b) for a, b in pairs if a is not None and b is not None])
+        players = [players[0], players[-1], *players[1:-1]]  # rotate all but the first
+    return rounds
+
+
+def rail_rounds(topo: Topology) -> list[list[tuple[str, str]]]:
+    """Rail-aligned pairs across supernodes, spread over rounds.
+
+    Card k of a host meets card k of every host in each other supernode. Supernode
+    pairs follow a round-robin over supernodes; inside a supernode pair (A, B) with
+    |A| <= |B|, round r pairs host A[i] with host B[(i + r) mod |B|], so no card is
+    used twice in a round and every rail of every host is covered.
+    """
+    sns = topo.inventory.supernodes
+    out: list[list[tuple[str, str]]] = []
+    for sn_round in round_robin(list(range(len(sns)))):
+        matchings = []
+        for ia, ib in sn_round:
+            a, b = sns[ia].hosts, sns[ib].hosts
+            if len(a) > len(b):
+                a, b = b, a
+            matchings.append((a, b))
+        depth = max(len(b) for _, b in matchings)
+        for r in range(depth):
+            pairs = []
+            for a, b in matchings:
+                if r >= len(b):
+                    continue
+                for i, ha in enumerate(a):
+                    hb = b[(i + r) % len(b)]
+                    rails = min(topo.inventory.hosts[ha].cards, topo.inventory.hosts[hb].cards)
+                    pairs.extend((card_id(ha, k), card_id(hb, k)) for k in range(rails))
+            out.append(pairs)
+    return out
