@@ -1,0 +1,305 @@
+"""Parse ``dcgmi diag -r N`` output: the boxed table and the JSON form (``-j``).
+
+Both forms return::
+
+    {"tool": "dcgmi-diag", "format": "table",       # or "json"
+     "result": "Fail",                    # worst over tests and loose errors: Fail > Warn > Pass > Skip
+     "metadata": {"DCGM Version": "3.3.3", ...},    # the table's Metadata section, if any
+     "tests": [{"name": "GPU Memory", "category": "Hardware",
+                "result": "Fail",        # worst of its per-GPU results
+                "all_gpus": false,       # true for "Pass - All"
+                "gpus": [{"gpu": 0, "result": "Fail"}, {"gpu": 1, "result": "Pass"}],
+                "warnings": ["GPU 0 Thermal violations totaling 13.3 seconds ..."],
+                "errors": [], "info": []}],
+     "warnings": [], "info": [],          # Warning / Info rows not under any test
+     "errors": ["Deployment: GPU 3 has uncorrectable memory errors and row remappings are pending"]}
+
+Text wrapped across table rows is joined back. Fragments (a table without its border,
+a last row without its closing ``|``) still parse. ``errors`` holds Error rows that sit
+under no test, DCGM's own error lines (``Error: ...``) and problems reading the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sncheck.errors import ParseError
+
+_SEVERITY = {"Fail": 3, "Warn": 2, "Pass": 1, "Skip": 0}
+_STATUS = re.compile(r"^(Pass|Fail|Warn|Skip)\b\s*(?:-\s*(.*))?$", re.IGNORECASE)
+_CATEGORY = re.compile(r"^[|+]-+\s+([A-Za-z][\w ]*?)\s+-+\+")
+_GPU_IDS = re.compile(r"^GPUs?\s*:\s*([0-9][0-9,\s]*)$")
+_TOOL_ERROR = re.compile(
+    r"^Error:|^Error\s+\w|Unable to|Diagnostic could not", re.IGNORECASE
+)
+_MESSAGE_KINDS = {"warning": "warnings", "error": "errors", "info": "info"}
+
+
+@dataclass
+class _Row:
+    """One logical table row: a label and its (re-joined) result text."""
+
+    label: str
+    lines: list[str] = field(default_factory=list)
+    wrap_width: int = 0
+
+
+def parse_dcgmi_diag(text: str) -> dict[str, Any]:
+    """Parse ``dcgmi diag`` output in either form; JSON is recognised by its first ``{``."""
+    json_start = _json_start(text)
+    if json_start is not None:
+        return _parse_json(text[json_start:])
+    return _parse_table(text)
+
+
+# --------------------------------------------------------------------------- table
+
+
+def _parse_table(text: str) -> dict[str, Any]:
+    result = _empty("table")
+    category: str | None = None
+    rows: list[tuple[str | None, _Row]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _CATEGORY.match(line):
+            category = m.group(1).strip()
+        elif line.startswith("|"):
+            _add_cells(rows, category, line)
+        elif line and not line.startswith("+") and _TOOL_ERROR.search(line):
+            result["errors"].append(line)
+    for row_category, row in rows:
+        _apply_row(result, row_category, row)
+    if not rows and not result["errors"]:
+        raise ParseError(
+            "no diagnostic table rows and no error text found", tool="dcgmi-diag"
+        )
+    return _finish(result)
+
+
+def _add_cells(
+    rows: list[tuple[str | None, _Row]], category: str | None, line: str
+) -> None:
+    """Split ``| label | text |``; an empty label continues the previous row."""
+    parts = line.split("|")
+    if len(parts) < 3:
+        return
+    label, cell = parts[1].strip(), parts[2]
+    if label == "Diagnostic" and cell.strip() == "Result":  # the column header row
+        return
+    # dcgmi pads a cell with one space before and two after its wrapped text.
+    text = cell.removeprefix(" ")
+    width = max(len(cell) - 3, 1)
+    if label or not rows:
+        rows.append((category, _Row(label, [text.rstrip()], width)))
+    else:
+        rows[-1][1].lines.append(text.rstrip())
+
+
+def _join_wrapped(row: _Row, split_on_status: bool) -> list[str]:
+    """Re-join wrapped text; in a result cell a line starting with a status word is a new entry."""
+    entries: list[str] = []
+    previous_full = True
+    for piece in row.lines:
+        starts_entry = (
+            split_on_status and bool(_STATUS.match(piece.strip())) and bool(entries)
+        )
+        if not entries or starts_entry:
+            entries.append(piece.strip())
+        else:
+            # A chunk shorter than the wrap width lost a trailing space to rstrip().
+            entries[-1] += piece if previous_full else " " + piece.lstrip()
+        previous_full = len(piece) >= row.wrap_width
+    return [e.strip() for e in entries if e.strip()]
+
+
+def _apply_row(result: dict[str, Any], category: str | None, row: _Row) -> None:
+    kind = _MESSAGE_KINDS.get(row.label.lower())
+    entries = _join_wrapped(row, split_on_status=kind is None)
+    if kind is not None:
+        _attach_message(result, category, kind, " ".join(entries))
+    elif category and category.lower() == "metadata":
+        result["metadata"][row.label] = " ".join(entries)
+    elif entries and all(_STATUS.match(e) for e in entries):
+        test = _new_test(row.label, category)
+        for entry in entries:
+            _add_status(test, entry)
+        result["tests"].append(test)
+    else:
+        result["errors"].append(f"unreadable row {row.label!r}: {' '.join(entries)!r}")
+
+
+def _attach_message(
+    result: dict[str, Any], category: str | None, kind: str, text: str
+) -> None:
+    tests = result["tests"]
+    if tests and tests[-1]["category"] == category:
+        tests[-1][kind].append(text)
+    else:
+        result[kind].append(f"{category}: {text}" if category else text)
+
+
+def _add_status(test: dict[str, Any], entry: str) -> None:
+    m = _STATUS.match(entry)
+    if m is None:
+        return
+    status, scope = m.group(1).capitalize(), (m.group(2) or "").strip()
+    ids = _GPU_IDS.match(scope)
+    if ids:
+        for gpu in re.findall(r"[0-9]+", ids.group(1)):
+            test["gpus"].append({"gpu": int(gpu), "result": status})
+    elif scope.lower() == "all":
+        test["all_gpus"] = True
+    test["result"] = _worst(test["result"], status)
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _json_start(text: str) -> int | None:
+    m = re.search(r"^\s*\{", text, re.MULTILINE)
+    return m.start() if m else None
+
+
+def _parse_json(text: str) -> dict[str, Any]:
+    result = _empty("json")
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise ParseError(f"the JSON form does not load: {e}", tool="dcgmi-diag") from e
+    if not isinstance(document, dict):
+        raise ParseError("the JSON form is not an object", tool="dcgmi-diag")
+    # DCGM 2.x/3.x name the object "DCGM GPU Diagnostic", 4.x "DCGM Diagnostic".
+    body = document.get("DCGM GPU Diagnostic", document.get("DCGM Diagnostic"))
+    if not isinstance(body, dict):
+        raise ParseError(
+            "JSON without a 'DCGM GPU Diagnostic' object", tool="dcgmi-diag"
+        )
+    for category in _list(body.get("test_categories")):
+        for test_doc in _list(
+            category.get("tests") if isinstance(category, dict) else None
+        ):
+            if isinstance(test_doc, dict):
+                result["tests"].append(_json_test(test_doc, category.get("category")))
+    metadata = document.get("metadata")
+    version = body.get(
+        "version", metadata.get("version") if isinstance(metadata, dict) else None
+    )
+    if version is not None:
+        result["metadata"]["DCGM Version"] = str(version)
+    if body.get("runtime_error"):
+        result["errors"].append(str(body["runtime_error"]))
+    return _finish(result)
+
+
+def _json_test(doc: dict[str, Any], category: Any) -> dict[str, Any]:
+    test = _new_test(
+        str(doc.get("name", "")), str(category) if category is not None else None
+    )
+    for entry in _list(doc.get("results")):
+        if not isinstance(entry, dict):
+            continue
+        status = str(entry.get("status", "")).capitalize()
+        if status in _SEVERITY:
+            test["gpus"].extend(
+                {"gpu": gpu, "result": status} for gpu in _json_gpu_ids(entry)
+            )
+            test["result"] = _worst(test["result"], status)
+        test["warnings"].extend(_messages(entry.get("warnings", entry.get("warning"))))
+        test["errors"].extend(_messages(entry.get("errors", entry.get("error"))))
+        test["info"].extend(_messages(entry.get("info")))
+    summary = doc.get("test_summary")
+    status = (
+        str(summary.get("status", "")).capitalize() if isinstance(summary, dict) else ""
+    )
+    if status in _SEVERITY:
+        test["result"] = _worst(test["result"], status)
+    return test
+
+
+def _json_gpu_ids(entry: dict[str, Any]) -> list[int]:
+    """3.x: ``"gpu_ids": "0,1"``; 4.x: ``"entity_group": "GPU", "entity_id": 0``."""
+    if "entity_group" in entry:
+        entity = entry.get("entity_id")
+        if (
+            entry.get("entity_group") == "GPU"
+            and isinstance(entity, int)
+            and not isinstance(entity, bool)
+        ):
+            return [entity]
+        return []
+    return [
+        int(i)
+        for i in re.findall(
+            r"[0-9]+", str(entry.get("gpu_ids", entry.get("gpu_id", "")))
+        )
+    ]
+
+
+def _messages(value: Any) -> list[str]:
+    """DCGM writes messages as a string, a list of strings or a list of {"warning": ...}."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, list):
+        return [m for item in value for m in _messages(item)]
+    if isinstance(value, dict):
+        text = value.get("warning", value.get("error", value.get("message")))
+        return (
+            _messages(text) if text is not None else [json.dumps(value, sort_keys=True)]
+        )
+    return [str(value)]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def _empty(form: str) -> dict[str, Any]:
+    return {
+        "tool": "dcgmi-diag",
+        "format": form,
+        "result": None,
+        "metadata": {},
+        "tests": [],
+        "warnings": [],
+        "info": [],
+        "errors": [],
+    }
+
+
+def _new_test(name: str, category: str | None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "category": category,
+        "result": None,
+        "all_gpus": False,
+        "gpus": [],
+        "warnings": [],
+        "errors": [],
+        "info": [],
+    }
+
+
+def _finish(result: dict[str, Any]) -> dict[str, Any]:
+    overall = None
+    for test in result["tests"]:
+        test["gpus"].sort(key=lambda g: g["gpu"])
+        if test["result"] is not None:
+            overall = _worst(overall, test["result"])
+    if result["errors"]:
+        overall = "Fail"
+    elif result["warnings"]:
+        overall = _worst(overall, "Warn")
+    result["result"] = overall
+    return result
+
+
+def _worst(current: str | None, new: str) -> str:
+    if current is None:
+        return new
+    return new if _SEVERITY[new] > _SEVERITY[current] else current

@@ -1,0 +1,146 @@
+"""Parse ``ibstat`` and ``ibstatus`` output (InfiniBand / RoCE HCA ports).
+
+Both return the same shape (``ibstatus`` has no CA-level fields; those are null)::
+
+    {"tool": "ibstat",                       # or "ibstatus"
+     "cas": [{"name": "mlx5_0", "ca_type": "MT4124", "num_ports": 1,
+              "firmware_version": "20.41.1000", "hardware_version": "0",
+              "node_guid": "0x00155dfffe3411eb", "system_image_guid": "0xb83f...",
+              "ports": [{"port": 1, "state": "Active", "physical_state": "LinkUp",
+                         "rate_gbps": 200, "base_lid": 13247, "lmc": 0, "sm_lid": 1,
+                         "capability_mask": "0xa651ec48", "port_guid": "0x0015...",
+                         "link_layer": "InfiniBand"}]}],
+     "errors": []}                           # e.g. the "ibpanic: ..." line; CAs before it are kept
+
+``ibstatus`` ports also carry ``default_gid``, ``state_code`` / ``physical_state_code``
+(the numbers it prints before the names) and ``rate`` (the full text, "200 Gb/sec (4X HDR)").
+State names are kept as each tool prints them: ``Active`` from ibstat, ``ACTIVE`` from
+ibstatus. A field the output lacks is absent from the port and null on the CA.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+_CA_LINE = re.compile(r"^CA\s+'([^']+)'\s*$")
+_PORT_LINE = re.compile(r"^Port\s+([0-9]+):\s*$")
+_KEY_VALUE = re.compile(r"^([A-Za-z][A-Za-z _]*?)\s*:\s*(.*?)\s*$")
+_TOOL_ERROR = re.compile(
+    r"^(?:ibpanic|ibwarn|ibstat|ibstatus):|No IB devices found|Fatal error",
+    re.IGNORECASE,
+)
+_STATUS_HEADER = re.compile(
+    r"^Infiniband device\s+'([^']+)'\s+port\s+([0-9]+)\s+status:\s*$"
+)
+_CODED = re.compile(r"^([0-9]+):\s*(\S.*)$")  # "4: ACTIVE"
+_RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)")
+
+_CA_FIELDS = {
+    "ca type": "ca_type",
+    "number of ports": "num_ports",
+    "firmware version": "firmware_version",
+    "hardware version": "hardware_version",
+    "node guid": "node_guid",
+    "system image guid": "system_image_guid",
+}
+_INT_FIELDS = frozenset({"num_ports", "base_lid", "lmc", "sm_lid"})
+
+
+def parse_ibstat(text: str) -> dict[str, Any]:
+    """Parse ``ibstat``: every CA with its ports; ``ibpanic``/``ibwarn`` lines go to ``errors``."""
+    cas: list[dict[str, Any]] = []
+    errors: list[str] = []
+    port: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if m := _CA_LINE.match(line):
+            cas.append(_new_ca(m.group(1)))
+            port = None
+        elif _TOOL_ERROR.search(line):
+            errors.append(line)
+        elif cas and (m := _PORT_LINE.match(line)):
+            port = {"port": int(m.group(1))}
+            cas[-1]["ports"].append(port)
+        elif cas and (m := _KEY_VALUE.match(line)):
+            _store(cas[-1], port, m.group(1), m.group(2))
+    if not cas and not errors:
+        raise ParseError("no \"CA '<name>'\" sections found", tool="ibstat")
+    return {"tool": "ibstat", "cas": cas, "errors": errors}
+
+
+def parse_ibstatus(text: str) -> dict[str, Any]:
+    """Parse ``ibstatus``: one block per device port, grouped into CAs like ``parse_ibstat``."""
+    cas: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
+    port: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if m := _STATUS_HEADER.match(line):
+            port = {"port": int(m.group(2))}
+            cas.setdefault(m.group(1), _new_ca(m.group(1)))["ports"].append(port)
+        elif _TOOL_ERROR.search(line):
+            errors.append(line)
+        elif port is not None and (m := _KEY_VALUE.match(line)):
+            port.update(_status_field(m.group(1).lower(), m.group(2)))
+    if not cas and not errors:
+        raise ParseError(
+            "no \"Infiniband device '<name>' port N status:\" blocks found",
+            tool="ibstatus",
+        )
+    return {"tool": "ibstatus", "cas": list(cas.values()), "errors": errors}
+
+
+def _new_ca(name: str) -> dict[str, Any]:
+    ca: dict[str, Any] = {"name": name}
+    ca.update({key: None for key in _CA_FIELDS.values()})
+    ca["ports"] = []
+    return ca
+
+
+def _store(
+    ca: dict[str, Any], port: dict[str, Any] | None, key: str, value: str
+) -> None:
+    name = key.strip().lower()
+    if port is None:
+        if name in _CA_FIELDS:
+            ca[_CA_FIELDS[name]] = _convert(_CA_FIELDS[name], value)
+        return
+    field_name = "rate_gbps" if name == "rate" else re.sub(r"\W+", "_", name)
+    port[field_name] = _convert(field_name, value)
+
+
+def _status_field(name: str, value: str) -> dict[str, Any]:
+    """One ``ibstatus`` line as port fields named like ibstat's."""
+    if name in ("state", "phys state"):
+        key = "state" if name == "state" else "physical_state"
+        m = _CODED.match(value)
+        if m:
+            return {key: m.group(2), f"{key}_code": int(m.group(1))}
+        return {key: value}
+    if name == "rate":
+        return {"rate": value, "rate_gbps": _convert("rate_gbps", value)}
+    key = re.sub(r"\W+", "_", name)
+    return {key: _convert(key, value)}
+
+
+def _convert(key: str, value: str) -> Any:
+    if value.lower() in ("unknown", "n/a", ""):
+        return None
+    if key in _INT_FIELDS:
+        # ibstat prints lids in decimal, ibstatus in hex ("0x33bf").
+        if re.fullmatch(r"0x[0-9a-fA-F]+|[0-9]+", value):
+            return int(value, 0) if value.startswith("0x") else int(value)
+        return None
+    if key == "rate_gbps":
+        m = _RATE.match(value)
+        if not m:
+            return None
+        return float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+    return value
