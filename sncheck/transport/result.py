@@ -1,0 +1,44 @@
+"""The outcome of one remote command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a command did on one host.
+
+    A non-zero exit is data, not an exception: look at ``ok`` or ``exit_code``.
+    ``exit_code`` is ``None`` when the command never reported one: it timed out
+    (``timed_out`` is then true and the output so far is kept) or it was
+    killed by a signal on the remote side.
+    """
+
+    host: str
+    command: str
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    duration: float
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def tail(self, n: int = 20) -> str:
+        """The last ``n`` lines of stdout followed by stderr, for error messages."""
+        if n <= 0:
+            return ""
+        lines = self.stdout.splitlines() + self.stderr.splitlines()
+        return "\n".join(lines[-n:])
+
+    def __str__(self) -> str:
+        if self.timed_out:
+            status = f"timed out after {self.duration:.1f}s"
+        elif self.exit_code is None:
+            status = "ended without an exit status"
+        else:
+            status = f"exit {self.exit_code}"
+        return f"{self.host}: {self.command!r}: {status}"

@@ -1,0 +1,160 @@
+"""Resolve how to reach an inventory host: inventory fields, then ssh config, then defaults.
+
+Precedence, highest first:
+1. the host's own inventory entry (``hosts: node001: {address, port, user, identity_file}``);
+2. the ssh config file (``~/.ssh/config`` unless another is given);
+3. the inventory's ``ssh:`` section (``user``, ``port``, ``identity_file``);
+4. port 22 and the local user name, as OpenSSH does.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import paramiko
+
+from sncheck.errors import ConfigError
+
+FIELDS = frozenset({"address", "port", "user", "identity_file"})
+
+_JUMP = re.compile(
+    r"(?:ssh://)?(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:@\s\[\]]+))(?::(?P<port>\d+))?\Z"
+)
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """Everything needed to open an SSH connection to one host.
+
+    ``name`` is the inventory name (used in results and messages);
+    ``hostname`` is what is dialled and what known_hosts is checked against.
+    """
+
+    name: str
+    hostname: str
+    port: int = 22
+    user: str = ""
+    identity_files: tuple[str, ...] = ()
+    proxy_jump: HostSpec | None = None
+
+    def __str__(self) -> str:
+        jump = self.proxy_jump
+        via = f" via {jump.name} ({jump})" if jump else ""
+        return f"{self.user}@{self.hostname}:{self.port}{via}"
+
+
+def load_ssh_config(path: str | os.PathLike[str] | None = None) -> paramiko.SSHConfig:
+    """Parse an ssh config file; with no path, ``~/.ssh/config`` if it exists, else nothing."""
+    if path is None:
+        default = Path("~/.ssh/config").expanduser()
+        if not default.is_file():
+            return paramiko.SSHConfig()
+        path = default
+    try:
+        return paramiko.SSHConfig.from_path(os.fspath(path))
+    except OSError as e:
+        raise ConfigError(f"cannot read ssh config: {e.strerror}", where=os.fspath(path)) from e
+    except paramiko.ConfigParseError as e:
+        raise ConfigError(f"invalid ssh config: {e}", where=os.fspath(path)) from e
+
+
+def resolve_host(
+    name: str,
+    overrides: Mapping[str, object] | None = None,
+    defaults: Mapping[str, object] | None = None,
+    config: paramiko.SSHConfig | str | os.PathLike[str] | None = None,
+) -> HostSpec:
+    """Build the :class:`HostSpec` for inventory host ``name``.
+
+    ``overrides`` is the host's inventory entry and ``defaults`` the inventory's
+    ``ssh:`` section; both take the keys ``address``, ``port``, ``user`` and
+    ``identity_file``. ``config`` is a parsed ssh config or a path to one
+    (default ``~/.ssh/config``). Pass a parsed config when resolving many hosts.
+    """
+    cfg = config if isinstance(config, paramiko.SSHConfig) else load_ssh_config(config)
+    return _resolve(name, _checked(overrides, f"hosts.{name}"), _checked(defaults, "ssh"), cfg, True)
+
+
+def _resolve(
+    name: str,
+    over: Mapping[str, object],
+    dflt: Mapping[str, object],
+    cfg: paramiko.SSHConfig,
+    follow_jump: bool,
+) -> HostSpec:
+    found = cfg.lookup(name)
+    if "proxycommand" in found and str(found["proxycommand"]).lower() != "none":
+        raise ConfigError(f"host {name}: ProxyCommand in ssh config is not supported; use ProxyJump")
+
+    hostname = str(_first(over.get("address"), found.get("hostname"), name))
+    port = _port(_first(over.get("port"), found.get("port"), dflt.get("port"), 22), name)
+    user = str(_first(over.get("user"), found.get("user"), dflt.get("user")) or getpass.getuser())
+    if _first(over.get("identity_file")) is not None:
+        identity_files: tuple[str, ...] = (_expand(over["identity_file"]),)
+    elif found.get("identityfile"):
+        identity_files = tuple(_expand(p) for p in found["identityfile"])
+    elif _first(dflt.get("identity_file")) is not None:
+        identity_files = (_expand(dflt["identity_file"]),)
+    else:
+        identity_files = ()
+
+    jump = None
+    raw_jump = str(found.get("proxyjump") or "").strip()
+    if follow_jump and raw_jump and raw_jump.lower() != "none":
+        jump = _resolve_jump(name, raw_jump, dflt, cfg)
+    return HostSpec(name, hostname, port, user, identity_files, jump)
+
+
+def _resolve_jump(name: str, raw: str, defaults: Mapping[str, object], cfg: paramiko.SSHConfig) -> HostSpec:
+    if "," in raw:
+        raise ConfigError(f"host {name}: ProxyJump {raw!r} has several hops; only one jump host is supported")
+    m = _JUMP.match(raw)
+    if not m:
+        raise ConfigError(f"host {name}: cannot parse ProxyJump {raw!r}; expected [user@]host[:port]")
+    jump_name = m["v6"] or m["host"]
+    found = cfg.lookup(jump_name)
+    # "Host *" blocks often give every host, the jump host included, the same
+    # ProxyJump; pointing at itself means "connect directly", as in OpenSSH.
+    nested = str(found.get("proxyjump") or "").strip()
+    if nested and nested.lower() != "none" and nested != raw:
+        raise ConfigError(
+            f"host {name}: jump host {jump_name} has its own ProxyJump {nested!r}; only one hop is supported"
+        )
+    over: dict[str, object] = {"user": m["user"], "port": m["port"]}
+    if m["v6"]:
+        over["address"] = m["v6"]
+    return _resolve(jump_name, {k: v for k, v in over.items() if v}, defaults, cfg, False)
+
+
+def _checked(fields: Mapping[str, object] | None, where: str) -> dict[str, object]:
+    fields = dict(fields or {})
+    unknown = set(fields) - FIELDS
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown field(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(FIELDS))}"
+        )
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _first(*values: object) -> object:
+    """The first value that is set (None and "" are not; 0 is, so it can be refused)."""
+    return next((v for v in values if v is not None and v != ""), None)
+
+
+def _port(value: object, name: str) -> int:
+    try:
+        port = int(str(value))
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"host {name}: port {value!r} is not a number from 1 to 65535")
+    return port
+
+
+def _expand(path: object) -> str:
+    return os.path.expanduser(str(path))

@@ -1,0 +1,64 @@
+"""Shared fixtures. Test helpers live in plain modules next to this file (e.g. sshd_harness)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+if str(TESTS_DIR) not in sys.path:  # so tests/ and tests/bench/ can `import sshd_harness`
+    sys.path.insert(0, str(TESTS_DIR))
+
+if TYPE_CHECKING:
+    from sshd_harness import SshdCluster
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    # Benchmarks are named bench_*.py so that the name says what they are;
+    # collect them like test modules (they run once under --benchmark-disable).
+    if (
+        file_path.suffix == ".py"
+        and file_path.name.startswith("bench_")
+        and not parent.session.isinitpath(file_path)  # named on the command line: pytest collects it already
+    ):
+        return pytest.Module.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _no_user_ssh(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's ~/.ssh (config, keys, known_hosts) and ssh-agent out of every test."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+
+
+@pytest.fixture
+def sshd_cluster(tmp_path: Path) -> Iterator[Callable[..., SshdCluster]]:
+    """Factory: ``sshd_cluster(n=3, names=None)`` starts real sshd servers, stopped after the test."""
+    from sshd_harness import SshdCluster, sshd_unavailable_reason  # paramiko only where needed
+
+    reason = sshd_unavailable_reason()
+    if reason:
+        pytest.skip(f"real sshd tests need OpenSSH: {reason}")
+    started: list[SshdCluster] = []
+
+    def start(n: int = 3, names: list[str] | None = None) -> SshdCluster:
+        cluster = SshdCluster(n, tmp_path / f"cluster{len(started)}", names)
+        started.append(cluster)  # before start(): stop() must run even if start fails halfway
+        return cluster.start()
+
+    try:
+        yield start
+    finally:
+        failures = []
+        for cluster in started:  # stop every cluster even if one fails to stop
+            try:
+                cluster.stop()
+            except RuntimeError as e:
+                failures.append(e)
+        if failures:
+            raise failures[0]
