@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -99,17 +100,31 @@ def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gat
                       backend_options=backend_options, report_formats=report_formats,
                       template_dirs=tuple(template_dirs))
 
-    def progress(msg: str) -> None:
-        if not quiet:
-            click.echo(f"sncheck: {msg}", err=True)
-
-    outcome = execute(playbook, inventory, opts, progress)
+    outcome = execute(playbook, inventory, opts, _progress_printer(quiet))
     results = outcome.results
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
     if not quiet:
         _summary(results, outcome.out_dir)
     sys.exit(outcome.exit_code)
+
+
+def _progress_printer(quiet: bool):
+    """Layer milestones always; per-round chatter at most every two seconds."""
+    last = [0.0]
+
+    def progress(msg: str) -> None:
+        if quiet:
+            return
+        now = time.monotonic()
+        if msg.split(":", 1)[0] in MILESTONES or now - last[0] >= 2.0:
+            last[0] = now
+            click.echo(f"sncheck: {msg}", err=True)
+
+    return progress
+
+
+MILESTONES = ("connectivity", "stress", "golden", "calibrating design values on this machine")
 
 
 def _summary(results: dict, out_dir: Path) -> None:
@@ -195,15 +210,12 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
     """Record a golden curve on a known-good system (no faults)."""
     from .recording import record_golden_curve
 
-    def progress(msg: str) -> None:
-        if not quiet:
-            click.echo(f"sncheck: {msg}", err=True)
-
     inventory = _inventory(inventory_path, cards)
-    curve = record_golden_curve(inventory, backend, steps, repeats, seed, Path(out_path).stem, progress)
-    from .store import write_json_atomic
+    curve = record_golden_curve(inventory, backend, steps, repeats, seed, Path(out_path).stem,
+                                _progress_printer(quiet))
+    from .report.json_out import write_json
 
-    write_json_atomic(Path(out_path), curve)
+    write_json(Path(out_path), curve)
     click.echo(f"sncheck: golden curve {curve['name']} written to {out_path} "
                f"(band step_rel={curve['band']['step_rel']:.3f}, final_rel={curve['band']['final_rel']:.3f})",
                err=True)

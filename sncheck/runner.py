@@ -16,10 +16,11 @@ from .backends import get_backend
 from .errors import HarnessError
 from .faults import FaultPlan, load_faults
 from .health.findings import Finding, IsolationEntry, merge_findings, severity_rank
-from .inventory import Inventory, TierDesign
+from .inventory import Inventory
 from .layers import connectivity, golden, stress
 from .layers.base import LayerContext
 from .playbook import Playbook
+from .report import DEFAULT_FILENAMES, get_renderer
 from .store import RunStore, default_out_dir, new_run_id
 from .topology import Topology
 
@@ -52,6 +53,8 @@ def _now() -> str:
 
 def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             progress: Callable[[str], None] = lambda m: None) -> RunOutcome:
+    for fmt in opts.report_formats:
+        get_renderer(fmt)  # an unknown format is a usage error before anything runs
     topo = Topology(inventory)
     faults = load_faults(opts.faults, topo) if opts.faults else FaultPlan()
     backend_name = opts.backend or inventory.backend or "local"
@@ -150,8 +153,7 @@ def quarantine(findings: list[Finding], gate: str) -> list[IsolationEntry]:
 
 
 def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:
-    from .report import get_renderer
-
     rows = pd.DataFrame(store.rows)
     for fmt in opts.report_formats:
-        get_renderer(fmt)(results, rows, store.dir, list(opts.template_dirs))
+        if fmt != "json":  # results.json is always written by the store
+            get_renderer(fmt)(results, rows, store.dir / DEFAULT_FILENAMES[fmt], opts.template_dirs)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import secrets
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+
+from .report.json_out import write_json
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -20,26 +20,6 @@ def new_run_id(now: datetime | None = None) -> str:
 
 def default_out_dir(run_id: str) -> Path:
     return Path("runs") / run_id
-
-
-def _clean(value):
-    """JSON has no NaN or inf: write them as null (a value missing is null, not a guess)."""
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(_clean(data), fh, indent=2, default=str)
-        fh.write("\n")
-    os.replace(tmp, path)
 
 
 class RunStore:
@@ -65,7 +45,7 @@ class RunStore:
 
     def write_results(self, results: dict) -> Path:
         path = self.dir / "results.json"
-        write_json_atomic(path, results)
+        write_json(path, results)
         return path
 
     def close(self) -> None:

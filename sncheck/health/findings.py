@@ -47,6 +47,7 @@ def merge_findings(findings: list[Finding]) -> list[Finding]:
 
     Also folds a host-level symptom into a card finding on that host (a slow golden
     step on a host whose card is already named is that card's symptom, not the host's),
+    card findings into their host's finding, link findings into a culprit at either end,
     and drops card and link symptoms of an unreachable host.
     """
     by_entity: dict[str, Finding] = {}
@@ -62,10 +63,24 @@ def merge_findings(findings: list[Finding]) -> list[Finding]:
     for f in by_entity.values():
         if f.entity_kind == "card":
             card_hosts.setdefault(f.entity.rsplit("/", 1)[0], f)
+    host_culprits = {f.entity: f for f in by_entity.values()
+                     if f.entity_kind == "host" and f.rule not in FOLDABLE_HOST_RULES}
     out = []
     for f in by_entity.values():
         if f.entity_kind in ("card", "link") and any(_on_host(f.entity, h) for h in unreachable):
             continue
+        if f.entity_kind == "card" and f.entity.rsplit("/", 1)[0] in host_culprits:
+            # Every card of the host is bad alike: that is the host's finding.
+            host_culprits[f.entity.rsplit("/", 1)[0]].evidence.setdefault("related", []).append(_brief(f))
+            continue
+        if f.entity_kind == "link":
+            # A link finding means both cards are healthy elsewhere; if an end is already a
+            # culprit (found by another symptom or layer), the link is its symptom.
+            owner = next((by_entity[c] for c in f.entity.split("<->") if c in by_entity), None)
+            owner = owner or next((host_culprits[h] for h in host_culprits if _on_host(f.entity, h)), None)
+            if owner is not None:
+                owner.evidence.setdefault("related", []).append(_brief(f))
+                continue
         if f.entity_kind == "host" and f.rule in FOLDABLE_HOST_RULES and f.entity in card_hosts:
             card_hosts[f.entity].evidence.setdefault("related", []).append(_brief(f))
             continue

@@ -28,11 +28,14 @@ def build_plan(ctx: LayerContext) -> StressPlan:
 
 
 def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str]) -> StressPlan:
-    """Pairs among the suspects; with fewer than three, their host mates join as peers."""
+    """Pairs among the suspects and their host mates.
+
+    Host mates give every suspect at least a few same-tier peers, so a card (bad with
+    all its partners) is told apart from a link (bad with one).
+    """
     cards = set(suspects)
-    if len(cards) < 3:
-        for c in suspects:
-            cards |= set(ctx.topo.cards_of_host(c.rsplit("/", 1)[0]))
+    for c in suspects:
+        cards |= set(ctx.topo.cards_of_host(c.rsplit("/", 1)[0]))
     if len(cards) < 3:  # one- or two-card hosts: borrow peers from the same supernode
         sn = ctx.topo.by_id[next(iter(suspects))].supernode
         cards |= set(ctx.topo.cards_of_supernode(sn)[:4])

@@ -1,0 +1,532 @@
+"""The HTML report: one self-contained page that opens offline.
+
+The page is a Jinja template over a plain view model built here from the results
+envelope (verdicts, findings, isolation) and the measurement rows (charts, facts).
+CSS and SVG are inline and there is no script, so the file can be mailed, archived
+or opened on an air-gapped jump host.
+
+Templates come from the package ``sncheck.templates`` (``reports/templates`` in the
+tree). A user's template directories go first in a ChoiceLoader, so a user file
+named like a built-in partial (``_summary.html``) replaces it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    FunctionLoader,
+    StrictUndefined,
+)
+from jinja2.loaders import split_template_path
+
+from .. import __version__
+from ..errors import ConfigError
+from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
+from . import svg
+from .json_out import write_text_atomic
+
+if TYPE_CHECKING:  # importlib.abc.Traversable moves in 3.12; only annotations need it
+    from importlib.abc import Traversable
+
+# Past this many cards a domain's heatmap is drawn host x host (mean over card pairs),
+# so a 384-card domain stays a small page; past this many hosts, blocks of hosts.
+MAX_AXIS = 64
+SEVERITIES = ("critical", "warning", "info")
+VERDICTS = ("pass", "fail", "error", "skipped")
+# The link tier a stress group's traffic crosses, for the design line on its chart.
+GROUP_TIER = {"host": INTRA_HOST, "rail": SCALE_UP, "domain": SCALE_UP, "cross": SCALE_OUT}
+KIND_COLOR = {"host": svg.PALETTE[0], "rail": svg.PALETTE[1], "domain": svg.PALETTE[2],
+              "cross": svg.PALETTE[3]}
+TIER_COLOR = {INTRA_HOST: "#555555", SCALE_UP: "#000000", SCALE_OUT: "#b00000"}
+TIERS = (INTRA_HOST, SCALE_UP, SCALE_OUT)
+
+
+def render_html(results: dict, rows: pd.DataFrame | None,
+                template_dirs: Sequence[str | os.PathLike] | None = None) -> str:
+    """Render the report page for one run."""
+    env = make_environment(template_dirs)
+    return env.get_template("report.html").render(**build_context(results, rows))
+
+
+def write_html(path: str | os.PathLike, results: dict, rows: pd.DataFrame | None,
+               template_dirs: Sequence[str | os.PathLike] | None = None) -> None:
+    write_text_atomic(path, render_html(results, rows, template_dirs))
+
+
+def make_environment(template_dirs: Sequence[str | os.PathLike] | None = None) -> Environment:
+    loaders: list[BaseLoader] = []
+    for d in template_dirs or ():
+        if not Path(d).is_dir():
+            raise ConfigError(f"template directory {str(d)!r} does not exist")
+        loaders.append(FileSystemLoader(str(d)))
+    loaders.append(_builtin_loader())
+    env = Environment(loader=ChoiceLoader(loaders), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = fmt_value
+    return env
+
+
+def _template_root() -> Traversable:
+    try:
+        return resources.files("sncheck.templates")
+    except ModuleNotFoundError:
+        # A plain checkout on PYTHONPATH (not pip-installed) has no sncheck.templates:
+        # the package-dir mapping to reports/templates exists only once installed.
+        return Path(__file__).resolve().parents[2] / "reports" / "templates"
+
+
+def _builtin_loader() -> FunctionLoader:
+    root = _template_root()
+
+    def load(name: str) -> str | None:
+        node = root.joinpath(*split_template_path(name))
+        return node.read_text(encoding="utf-8") if node.is_file() else None
+
+    return FunctionLoader(load)
+
+
+def fmt_value(v: Any) -> str:
+    """Numbers for people: None/NaN as a dash, floats to 4 significant digits."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "\u2014"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e6 else f"{v:.4e}"
+    return str(v)
+
+
+# ---- view model ------------------------------------------------------------------
+
+def build_context(results: dict, rows: pd.DataFrame | None) -> dict:
+    """Everything the templates read; every key is always present (StrictUndefined)."""
+    rows = rows if rows is not None else pd.DataFrame()
+    design = _design(results)
+    findings = _findings(results)
+    return {
+        "version": __version__,
+        "run": _run_header(results),
+        "design": [{"tier": t, **v} for t, v in design.items()],
+        "layers": _layers(results),
+        "findings": findings,
+        "severity_counts": {s: sum(f["severity"] == s for f in findings) for s in SEVERITIES},
+        "isolation": _isolation(results),
+        "heatmaps": p2p_heatmaps(results, rows, design),
+        "collective_charts": collective_charts(rows, design),
+        "golden_charts": golden_charts(results, rows),
+        "facts": host_facts(rows),
+        "not_run": _records(_of_kind(rows, "not_run"),
+                            ("layer", "entity", "entity_kind", "status", "message")),
+    }
+
+
+def verdict_class(verdict: Any) -> str:
+    return f"v-{verdict}" if verdict in VERDICTS else "v-unknown"
+
+
+def _run_header(results: dict) -> dict:
+    keys = ("run_id", "playbook", "backend", "inventory", "started", "finished", "seed")
+    head = {k: results.get(k) for k in keys}
+    head["verdict"] = results.get("verdict", "unknown")
+    head["verdict_class"] = verdict_class(head["verdict"])
+    head["gate"] = results.get("gate", "critical")
+    return head
+
+
+def _design(results: dict) -> dict[str, dict]:
+    design = results.get("design") or {}
+    return {t: {"bandwidth_GBps": _num(design[t].get("bandwidth_GBps")),
+                "latency_us": _num(design[t].get("latency_us"))}
+            for t in TIERS if isinstance(design.get(t), dict)}
+
+
+def _num(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _layers(results: dict) -> list[dict]:
+    out = []
+    for layer in results.get("layers") or []:
+        summary = layer.get("summary") or {}
+        out.append({"name": layer.get("name", "?"), "verdict": layer.get("verdict", "unknown"),
+                    "verdict_class": verdict_class(layer.get("verdict")),
+                    "cut_short": summary.get("cut_short") or "",
+                    "summary": _summary_items(summary)})
+    return out
+
+
+def _summary_items(summary: dict) -> list[tuple[str, str]]:
+    """Scalars and short lists as 'key: value'; nested objects by name only."""
+    items = []
+    for key, v in summary.items():
+        if key == "cut_short":
+            continue
+        if isinstance(v, dict):
+            if "name" in v:
+                items.append((key, str(v["name"])))
+        elif isinstance(v, (list, tuple)):
+            if all(not isinstance(x, (dict, list)) for x in v):
+                items.append((key, ", ".join(map(fmt_value, v)) if len(v) <= 12
+                              else f"{len(v)} values"))
+        else:
+            items.append((key, fmt_value(v)))
+    return items
+
+
+def _findings(results: dict) -> list[dict]:
+    out = []
+    for f in results.get("findings") or []:
+        ev = f.get("evidence") or {}
+        out.append({"entity": f.get("entity", ""), "entity_kind": f.get("entity_kind", ""),
+                    "layer": f.get("layer", ""), "rule": f.get("rule", ""),
+                    "severity": f.get("severity", ""), "message": f.get("message", ""),
+                    "measured": ev.get("measured"), "expected": ev.get("expected"),
+                    "unit": ev.get("unit") or ""})
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    out.sort(key=lambda f: (rank.get(f["severity"], len(rank)), str(f["layer"]),
+                            natural_key(str(f["entity"]))))
+    return out
+
+
+def _isolation(results: dict) -> list[dict]:
+    return [{"entity": d.get("entity", ""), "entity_kind": d.get("entity_kind", ""),
+             "action": d.get("action", ""), "reason": d.get("reason", ""),
+             "applied": bool(d.get("applied", False))}
+            for d in results.get("isolation") or []]
+
+
+# ---- rows helpers ------------------------------------------------------------------
+
+def _of_kind(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
+    if rows.empty or "kind" not in rows.columns:
+        return pd.DataFrame()
+    return rows[rows["kind"] == kind]
+
+
+def _col(df: pd.DataFrame, name: str, default: Any = None) -> pd.Series:
+    if name in df.columns:
+        return df[name]
+    return pd.Series(default, index=df.index, dtype=object if default is None else None)
+
+
+def _records(df: pd.DataFrame, cols: Sequence[str]) -> list[dict]:
+    """Rows as plain dicts with every column present, NaN as None."""
+    out = []
+    for rec in df.reindex(columns=list(cols)).to_dict("records"):
+        out.append({k: (None if _isnan(v) else v) for k, v in rec.items()})
+    return out
+
+
+def _isnan(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA
+
+
+def _status_ok(df: pd.DataFrame) -> pd.Series:
+    """True where a row's status is ok (a row without a status column counts as ok)."""
+    if "status" not in df.columns:
+        return pd.Series(True, index=df.index)
+    return df["status"].fillna("ok").eq("ok")
+
+
+# ---- p2p heatmaps ----------------------------------------------------------------
+
+def p2p_heatmaps(results: dict, rows: pd.DataFrame, design: dict[str, dict]) -> list[dict]:
+    """One bandwidth (and, when measured, latency) heatmap per scale-up domain."""
+    p2p = _of_kind(rows, "p2p")
+    if p2p.empty or not {"src", "dst"} <= set(p2p.columns):
+        return []
+    p2p = p2p.assign(src=p2p["src"].astype(str), dst=p2p["dst"].astype(str))
+    p2p = p2p.assign(tier=_tiers(p2p))
+    out = []
+    metrics = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", True),
+               ("latency", "lat_us", None, "\u00b5s", "latency_us", False))
+    for name, col, rev, unit, dkey, higher in metrics:
+        if col not in p2p.columns:
+            continue
+        pairs = _directed(p2p, col, rev)
+        pairs = pairs[pairs["tier"] != SCALE_OUT]     # between domains, not inside one
+        if not pairs["ok"].any() and not pairs["failed"].any():
+            continue
+        refs = _tier_refs(pairs, design, dkey)
+        pairs["score"] = _scores(pairs, refs, higher)
+        for dom, cards in _domains(results, pairs):
+            sub = pairs[pairs["a"].isin(cards) & pairs["b"].isin(cards)]
+            if sub.empty:
+                continue
+            out.append(_domain_heatmap(dom, name, unit, sub, cards, refs))
+    out.sort(key=lambda h: (natural_key(h["domain"]), h["metric"] != "bandwidth"))
+    return out
+
+
+def _directed(p2p: pd.DataFrame, col: str, rev_col: str | None) -> pd.DataFrame:
+    """One record per measured direction: (a -> b, value). A row without a reverse
+    measurement stands for both directions (latency is half a round trip anyway)."""
+    src, dst, tier = p2p["src"], p2p["dst"], p2p["tier"]
+    fwd = pd.to_numeric(p2p[col], errors="coerce")
+    back = fwd
+    if rev_col and rev_col in p2p.columns:
+        back = pd.to_numeric(p2p[rev_col], errors="coerce").fillna(fwd)
+    ok_status = _status_ok(p2p)
+    parts = [pd.DataFrame({"a": a, "b": b, "tier": tier, "value": v,
+                           "ok": ok_status & v.notna(), "failed": ~ok_status})
+             for a, b, v in ((src, dst, fwd), (dst, src, back))]
+    return pd.concat(parts, ignore_index=True)
+
+
+def _tiers(p2p: pd.DataFrame) -> pd.Series:
+    """The row's tier; where a backend left it out, intra_host or scale_up by host."""
+    tier = _col(p2p, "tier")
+    if tier.notna().all():
+        return tier.astype(str)
+    same_host = (p2p["src"].str.rsplit("/", n=1).str[0] == p2p["dst"].str.rsplit("/", n=1).str[0])
+    return tier.fillna(same_host.map({True: INTRA_HOST, False: SCALE_UP})).astype(str)
+
+
+def _tier_refs(pairs: pd.DataFrame, design: dict[str, dict], dkey: str) -> dict[str, tuple]:
+    """Reference per tier: the design value, or the tier's median when design is missing."""
+    refs = {}
+    for tier, grp in pairs[pairs["ok"]].groupby("tier"):
+        d = (design.get(tier) or {}).get(dkey)
+        if d and d > 0:
+            refs[tier] = (d, "design")
+        else:
+            med = float(grp["value"].median())
+            refs[tier] = (med, "median") if med > 0 else (None, "none")
+    return refs
+
+
+def _scores(pairs: pd.DataFrame, refs: dict[str, tuple], higher: bool) -> pd.Series:
+    ref = pairs["tier"].map({t: r[0] for t, r in refs.items()}).astype(float)
+    v = pairs["value"].where(pairs["ok"])
+    score = v / ref if higher else ref / v.where(v > 0)
+    return score.replace([math.inf, -math.inf], math.nan)
+
+
+def _domains(results: dict, pairs: pd.DataFrame) -> list[tuple[str, list[str]]]:
+    """(domain name, its cards in natural order) from the run's topology.
+
+    Without a topology the whole run is one domain.
+    """
+    sns = ((results.get("topology") or {}).get("supernodes")) or []
+    cards = pd.unique(pd.concat([pairs["a"], pairs["b"]]))
+    if not sns:
+        return [("all", sorted(cards, key=natural_key))] if len(cards) else []
+    out = []
+    for sn in sns:
+        hosts = set(map(str, sn.get("hosts") or []))
+        mine = sorted((c for c in cards if host_of(c) in hosts), key=natural_key)
+        if mine:
+            out.append((str(sn.get("name", "?")), mine))
+    return out
+
+
+def _axis(cards: list[str]) -> tuple[list[str], dict[str, str], str]:
+    """Labels, card -> label map, and level: cards, hosts, or blocks of hosts."""
+    if len(cards) <= MAX_AXIS:
+        return cards, {c: c for c in cards}, "card"
+    hosts = sorted({host_of(c) for c in cards}, key=natural_key)
+    if len(hosts) <= MAX_AXIS:
+        return hosts, {c: host_of(c) for c in cards}, "host"
+    size = math.ceil(len(hosts) / MAX_AXIS)
+    blocks = [hosts[i:i + size] for i in range(0, len(hosts), size)]
+    host_label = {h: f"{b[0]}..{b[-1]}" for b in blocks for h in b}
+    labels = [f"{b[0]}..{b[-1]}" for b in blocks]
+    return labels, {c: host_label[host_of(c)] for c in cards}, "host block"
+
+
+def _domain_heatmap(dom: str, metric: str, unit: str, sub: pd.DataFrame, cards: list[str],
+                    refs: dict[str, tuple]) -> dict:
+    sub = sub.assign(value=sub["value"].where(sub["ok"]))
+    per_pair = sub.groupby(["a", "b"]).agg(value=("value", "median"), score=("score", "median"),
+                                           n_ok=("ok", "sum"), n_fail=("failed", "sum"))
+    labels, to_label, level = _axis(cards)
+    idx = {label: i for i, label in enumerate(labels)}
+    flat = per_pair.reset_index()
+    flat["ga"], flat["gb"] = flat["a"].map(to_label), flat["b"].map(to_label)
+    agg = flat.groupby(["ga", "gb"]).agg(value=("value", "mean"), score=("score", "mean"),
+                                         n_ok=("n_ok", "sum"), n_fail=("n_fail", "sum"))
+    cells = {}
+    for r in agg.reset_index().itertuples(index=False):
+        measured = r.n_ok > 0
+        cells[(idx[r.ga], idx[r.gb])] = svg.Cell(
+            value=float(r.value) if measured else None,
+            score=float(r.score) if measured and not _isnan(r.score) else None,
+            failed=not measured and r.n_fail > 0, partial=measured and r.n_fail > 0)
+    title = f"{dom}: pair {metric} ({unit})"
+    return {"domain": dom, "metric": metric, "level": level, "cards": len(cards),
+            "axis": len(labels), "reference": _ref_text(refs, sub, unit),
+            "worst": _worst(flat, unit),
+            "failed_pairs": int((flat["n_ok"].eq(0) & flat["n_fail"].gt(0)).sum()),
+            "svg": svg.heatmap(labels, cells, title=title, unit=unit,
+                               blank_diagonal=level == "card")}
+
+
+def _ref_text(refs: dict[str, tuple], sub: pd.DataFrame, unit: str) -> str:
+    parts = []
+    for tier in sorted(sub["tier"].unique(), key=lambda t: (TIERS + (t,)).index(t)):
+        ref, source = refs.get(tier, (None, "none"))
+        if ref is not None:
+            parts.append(f"{tier} {source} {ref:.4g} {unit}")
+    return ", ".join(parts) or "no reference"
+
+
+def _worst(flat: pd.DataFrame, unit: str, k: int = 3) -> list[str]:
+    """The worst measured directions (lowest score), since large maps have no hover text."""
+    scored = flat[flat["score"].notna()].nsmallest(k, "score")
+    return [f"{r.a} \u2192 {r.b}: {r.value:.4g} {unit} ({r.score:.0%})"
+            for r in scored.itertuples()]
+
+
+# ---- collective charts -------------------------------------------------------------
+
+def collective_charts(rows: pd.DataFrame, design: dict[str, dict]) -> list[dict]:
+    """busbw against message size per collective; a line per group kind (median over
+    its groups) and the design bandwidth of the tiers those groups cross."""
+    coll = _of_kind(rows, "collective")
+    if coll.empty or not {"collective", "size_bytes", "busbw_GBps"} <= set(coll.columns):
+        return []
+    df = pd.DataFrame({
+        "collective": coll["collective"].astype(str),
+        "group": _col(coll, "group", "all").fillna("all").astype(str),
+        "size": pd.to_numeric(coll["size_bytes"], errors="coerce"),
+        "busbw": pd.to_numeric(coll["busbw_GBps"], errors="coerce"),
+    })
+    df["kind"] = _col(coll, "group_kind").fillna(df["group"].str.split(":").str[0]).astype(str)
+    df = df[_status_ok(coll) & df["busbw"].notna() & (df["size"] > 0)]
+    per_group = df.groupby(["collective", "kind", "group", "size"])["busbw"].median().reset_index()
+    out = []
+    for name, g in per_group.groupby("collective"):
+        out.append({"collective": name, "svg": _collective_svg(name, g, design),
+                    "groups": int(g["group"].nunique())})
+    return out
+
+
+def _kind_order(kind: str) -> tuple:
+    return (list(GROUP_TIER) + [kind]).index(kind), kind
+
+
+def _collective_svg(name: str, g: pd.DataFrame, design: dict[str, dict]) -> str:
+    series, tiers = [], []
+    for k, (kind, gk) in enumerate(sorted(g.groupby("kind"), key=lambda t: _kind_order(t[0]))):
+        med = gk.groupby("size")["busbw"].median()
+        n = gk["group"].nunique()
+        series.append(svg.Series(f"{kind} (median of {n} group{'s' if n != 1 else ''})",
+                                 list(med.index), list(med.values),
+                                 KIND_COLOR.get(kind, svg.PALETTE[(4 + k) % len(svg.PALETTE)])))
+        tier = GROUP_TIER.get(kind)
+        if tier and tier not in tiers:
+            tiers.append(tier)
+    hlines = [svg.HLine(f"design {t} {design[t]['bandwidth_GBps']:.4g} GB/s",
+                        design[t]["bandwidth_GBps"], TIER_COLOR[t])
+              for t in tiers if (design.get(t) or {}).get("bandwidth_GBps")]
+    return svg.line_chart(series, title=f"{name}: bus bandwidth", xlabel="message size (bytes)",
+                          ylabel="busbw (GB/s)", logx=True, hlines=hlines)
+
+
+# ---- golden charts -----------------------------------------------------------------
+
+def golden_charts(results: dict, rows: pd.DataFrame) -> list[dict]:
+    """Loss per step for each golden group against the reference curve and its band."""
+    gold = _of_kind(rows, "golden")
+    if gold.empty or not {"step", "loss"} <= set(gold.columns):
+        return []
+    df = pd.DataFrame({"group": _col(gold, "group", "run").fillna("run").astype(str),
+                       "stage": _col(gold, "stage", "group").fillna("group").astype(str),
+                       "step": pd.to_numeric(gold["step"], errors="coerce"),
+                       "loss": pd.to_numeric(gold["loss"], errors="coerce"),
+                       "step_time_s": pd.to_numeric(_col(gold, "step_time_s"), errors="coerce"),
+                       "comm_share": pd.to_numeric(_col(gold, "comm_share"), errors="coerce")})
+    df = df[df["step"].notna()]
+    ref = _reference(results, first_step=df["step"].min() if len(df) else 0)
+    out = []
+    for group in sorted(df["group"].unique(), key=natural_key):
+        out.append(_golden_chart(group, df[df["group"] == group], ref))
+    return out
+
+
+def _reference(results: dict, first_step: float) -> dict | None:
+    """The golden layer's reference curve, placed on the run's step numbering: the
+    reference lists one loss per step, starting at the run's first step."""
+    for layer in results.get("layers") or []:
+        ref = (layer.get("summary") or {}).get("reference") if layer.get("name") == "golden" else None
+        if isinstance(ref, dict) and ref.get("loss"):
+            band = ref.get("band") or {}
+            loss = [_num(v) for v in ref["loss"]]
+            return {"name": str(ref.get("name", "reference")),
+                    "steps": {first_step + i: v for i, v in enumerate(loss) if v is not None},
+                    "step_rel": _num(band.get("step_rel")),
+                    "final_rel": _num(band.get("final_rel"))}
+    return None
+
+
+def _golden_chart(group: str, g: pd.DataFrame, ref: dict | None) -> dict:
+    series = []
+    for k, (stage, gs) in enumerate(g.groupby("stage", sort=True)):
+        curve = gs.groupby("step")["loss"].median()
+        series.append(svg.Series(f"{group} ({stage})", list(curve.index), list(curve.values),
+                                 svg.PALETTE[k % len(svg.PALETTE)]))
+    bands, check = [], {"out_of_band": None, "final_ok": None}
+    if ref:
+        xs = sorted(ref["steps"])
+        series.append(svg.Series(f"reference {ref['name']}", xs, [ref["steps"][x] for x in xs],
+                                 "#000000", dashed=True))
+        if ref["step_rel"] is not None:
+            r = ref["step_rel"]
+            ys = [ref["steps"][x] for x in xs]
+            bands.append(svg.Band(f"\u00b1{r:.0%} per step", xs, [y - abs(y) * r for y in ys],
+                                  [y + abs(y) * r for y in ys]))
+        check = _band_check(g, ref)
+    return {"group": group, "svg": svg.line_chart(series, title=f"golden {group}", xlabel="step",
+                                                  ylabel="loss", bands=bands, width=480,
+                                                  height=260, y_from_zero=False),
+            "steps": int(g["step"].nunique()),
+            "step_time_s": _num(g["step_time_s"].median()),
+            "comm_share": _num(g["comm_share"].median()), **check}
+
+
+def _band_check(g: pd.DataFrame, ref: dict) -> dict:
+    """Steps outside the per-step band, and whether the last step is inside the final band.
+    A non-finite loss (divergence) is outside any band."""
+    stage = "group" if (g["stage"] == "group").any() else g["stage"].iloc[0]
+    curve = g[g["stage"] == stage].groupby("step")["loss"].median()
+    curve = curve[curve.index.isin(list(ref["steps"]))]
+    if curve.empty:
+        return {"out_of_band": None, "final_ok": None}
+
+    def outside(step: float, loss: float, rel: float | None) -> bool:
+        r = ref["steps"][step]
+        return not math.isfinite(loss) or (rel is not None and abs(loss - r) > abs(r) * rel)
+
+    out = sum(outside(s, v, ref["step_rel"]) for s, v in curve.items())
+    last = curve.index.max()
+    final_ok = None if ref["final_rel"] is None else not outside(last, curve[last], ref["final_rel"])
+    return {"out_of_band": int(out) if ref["step_rel"] is not None else None, "final_ok": final_ok}
+
+
+# ---- host facts ----------------------------------------------------------------------
+
+def host_facts(rows: pd.DataFrame) -> dict:
+    """Facts that are not ok (as a table) and how many were ok."""
+    facts = _of_kind(rows, "host_fact")
+    cols = ("host", "fact", "value", "expected", "status", "message", "tool")
+    if facts.empty:
+        return {"bad": [], "ok_count": 0}
+    good = _col(facts, "ok", False).fillna(False).astype(bool) & _status_ok(facts)
+    bad = _records(facts[~good], cols)
+    bad.sort(key=lambda r: (natural_key(str(r["host"])), str(r["fact"])))
+    return {"bad": bad, "ok_count": int(good.sum())}

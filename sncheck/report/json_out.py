@@ -1,0 +1,77 @@
+"""results.json: the run envelope of DESIGN.md, written atomically.
+
+A reader (a dashboard, the next playbook step) never sees a half-written file: the
+text goes to a temporary file in the same directory, which then replaces the target.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+# Contract keys first, in DESIGN.md order; any extension keys follow, sorted.
+TOP_LEVEL_ORDER = ("schema", "run_id", "playbook", "backend", "inventory", "started",
+                   "finished", "verdict", "gate", "seed", "layers", "findings", "isolation")
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary sibling and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # mkstemp makes 0600 files; outputs are for the team, so honour the umask.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps_results(results: dict) -> str:
+    """The envelope as stable JSON text (same input, same bytes)."""
+    ordered = {k: results[k] for k in TOP_LEVEL_ORDER if k in results}
+    ordered.update({k: results[k] for k in sorted(results) if k not in ordered})
+    return json.dumps(_plain(ordered), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_json(path: str | os.PathLike, results: dict) -> None:
+    write_text_atomic(path, dumps_results(results))
+
+
+def _plain(v: Any) -> Any:
+    """JSON-able copy: numpy scalars to Python, NaN/inf to null, paths and times to text."""
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if v is pd.NA or v is pd.NaT:
+        return None
+    if isinstance(v, (dt.datetime, dt.date)):
+        return v.isoformat()
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if hasattr(v, "item") and callable(v.item):      # numpy / pandas scalar
+        v = v.item()
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, (set, frozenset)):
+        return sorted(_plain(x) for x in v)
+    return str(v)

@@ -1,0 +1,86 @@
+"""Detection on the mock backend names every injected fault at the right level, and
+nothing else. The detectors see only rows; the fault plan stays inside the backend."""
+
+from pathlib import Path
+
+import pytest
+
+from sncheck.inventory import load_inventory
+from sncheck.playbook import load_playbook
+from sncheck.runner import RunOptions, execute
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml")
+GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
+
+# fault line -> the culprit it must produce (entity, kind)
+FAULTS = {
+    "slow_card": ("{type: slow_card, target: node003/gpu2, factor: 0.85}", ("node003/gpu2", "card")),
+    "slow_card_strong": ("{type: slow_card, target: node011/gpu0, factor: 0.5}", ("node011/gpu0", "card")),
+    "degraded_link": ('{type: degraded_link, target: "node001/gpu0<->node001/gpu1", factor: 0.5}',
+                      ("node001/gpu0<->node001/gpu1", "link")),
+    "degraded_link_cross_host": ('{type: degraded_link, target: "node002/gpu3<->node005/gpu1", factor: 0.5}',
+                                 ("node002/gpu3<->node005/gpu1", "link")),
+    "dead_link_scale_out": ('{type: dead_link, target: "node002/gpu1<->node010/gpu1"}',
+                            ("node002/gpu1<->node010/gpu1", "link")),
+    "down_host": ("{type: down_host, target: node007}", ("node007", "host")),
+    "corrupt_card": ("{type: corrupt_card, target: node012/gpu3}", ("node012/gpu3", "card")),
+    "jittery_card": ("{type: jittery_card, target: node005/gpu0, probability: 0.2, factor: 10}", ("node005/gpu0", "card")),
+    "high_latency_card": ("{type: high_latency_card, target: node006/gpu1, factor: 3}", ("node006/gpu1", "card")),
+    "diverge": ("{type: diverge, target: node008/gpu0}", ("node008/gpu0", "card")),
+}
+
+
+def run(tmp_path, faults: list[str], seed: int, playbook=GATE):
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+    outcome = execute(playbook, DEMO, RunOptions(backend="mock", faults=str(plan), seed=seed,
+                                                 out=str(tmp_path / "run"), report_formats=()))
+    return outcome, {(f["entity"], f["entity_kind"]) for f in outcome.results["findings"]}
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_each_fault_alone(tmp_path, name, seed):
+    line, culprit = FAULTS[name]
+    outcome, found = run(tmp_path, [line], seed)
+    assert found == {culprit}, outcome.results["findings"]
+    assert outcome.exit_code == 1 and outcome.results["verdict"] == "fail"
+    assert [i["entity"] for i in outcome.results["isolation"]] == [culprit[0]]
+    assert all(i["action"] == "quarantine" and i["applied"] is False for i in outcome.results["isolation"])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_gate_combination_of_the_issue(tmp_path, seed):
+    names = ["slow_card", "degraded_link", "down_host", "corrupt_card"]
+    _, found = run(tmp_path, [FAULTS[n][0] for n in names], seed)
+    assert found == {FAULTS[n][1] for n in names}
+
+
+@pytest.mark.parametrize("seed", [1, 7])
+def test_every_fault_type_at_once(tmp_path, seed):
+    _, found = run(tmp_path, [line for line, _ in FAULTS.values()], seed)
+    assert found == {culprit for _, culprit in FAULTS.values()}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_healthy_cluster_passes(tmp_path, seed):
+    outcome, found = run(tmp_path, [], seed)
+    assert found == set() and outcome.exit_code == 0 and outcome.results["verdict"] == "pass"
+    assert [layer["verdict"] for layer in outcome.results["layers"]] == ["pass"] * 3
+
+
+def test_slow_card_found_by_stress_alone(tmp_path):
+    """Without the connectivity layer, the host x rail grid and the pairwise pass still
+    name the card, and the launch skew agrees."""
+    stress_only = load_playbook(str(ROOT / "playbooks/nightly-stress.yaml"))
+    outcome, found = run(tmp_path, [FAULTS["slow_card_strong"][0], FAULTS["corrupt_card"][0]], 3, stress_only)
+    assert found == {("node011/gpu0", "card"), ("node012/gpu3", "card")}
+    rules = {f["entity"]: f["rule"] for f in outcome.results["findings"]}
+    assert rules["node012/gpu3"] == "collective-wrong-results"
+
+
+def test_whole_host_slow_is_the_host(tmp_path):
+    lines = [f"{{type: slow_card, target: node004/gpu{i}, factor: 0.5}}" for i in range(4)]
+    _, found = run(tmp_path, lines, 1)
+    assert found == {("node004", "host")}

@@ -1,0 +1,427 @@
+"""Renderers: HTML (with inline SVG), JSON, JUnit and Prometheus from one results envelope."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import xml.etree.ElementTree as ET
+from itertools import combinations
+
+import pandas as pd
+import pytest
+
+from sncheck.errors import ConfigError
+from sncheck.report import DEFAULT_FILENAMES, RENDERERS, get_renderer
+from sncheck.report.html import render_html, write_html
+from sncheck.report.json_out import dumps_results, write_json
+from sncheck.report.junit import render_junit
+from sncheck.report.prometheus import escape_label_value, render_prometheus
+from sncheck.report.svg import Cell, Series, heatmap, line_chart
+from sncheck.rows import busbw_GBps, host_fact_row, not_run_row, p2p_row
+from sncheck.topology import link_id
+
+EVIL = "<script>alert(1)</script>"
+SLOW_CARD = "node002/gpu1"
+DEAD_LINK = ("node003/gpu0", "node004/gpu3")
+SIZES = [1 << k for k in range(10, 30, 2)]           # 10 sizes, 1K .. 256M
+
+
+def cards_of(host: str, n: int = 4) -> list[str]:
+    return [f"{host}/gpu{i}" for i in range(n)]
+
+
+def p2p_matrix(supernodes: dict[str, list[str]], cards_per_host: int = 4, *,
+               slow: str | None = None, dead: tuple[str, str] | None = None,
+               seed: int = 1) -> list[dict]:
+    """Every card pair inside each supernode, plus rail-0 pairs across supernodes."""
+    rnd = random.Random(seed)
+    rows = []
+    for hosts in supernodes.values():
+        cards = [c for h in hosts for c in cards_of(h, cards_per_host)]
+        for r, (a, b) in enumerate(combinations(cards, 2)):
+            tier = "intra_host" if a.rsplit("/", 1)[0] == b.rsplit("/", 1)[0] else "scale_up"
+            if dead and {a, b} == set(dead):
+                rows.append(p2p_row(r, a, b, link_id(a, b), tier, 64 << 20, status="error",
+                                    error="connection reset"))
+                continue
+            factor = 0.6 if slow in (a, b) else 1.0
+            bw = 380 * factor * rnd.gauss(1, 0.02)
+            # cards come in natural order, so "a<->b" is already the link id
+            rows.append(p2p_row(r, a, b, f"{a}<->{b}", tier, 64 << 20, bw=bw,
+                                bw_rev=bw * rnd.gauss(1, 0.01),
+                                lat=3.0 / factor * rnd.gauss(1, 0.02)))
+    firsts = [hosts[0] for hosts in supernodes.values()]
+    for a_host, b_host in combinations(firsts, 2):
+        a, b = f"{a_host}/gpu0", f"{b_host}/gpu0"
+        rows.append(p2p_row(99, a, b, link_id(a, b), "scale_out", 64 << 20, bw=48.0, lat=14.0))
+    return rows
+
+
+def collective_rows() -> list[dict]:
+    groups = [("host:node001", "host", 4, 1.0), ("host:node002", "host", 4, 0.6),
+              ("rail:sn0:gpu0", "rail", 2, 1.0), ("rail:sn0:gpu1", "rail", 2, 0.6)]
+    rows = []
+    for group, kind, ranks, factor in groups:
+        for size in SIZES:
+            for repeat in range(2):
+                time_us = 10 + size / (300e9 * factor) * 1e6
+                rows.append({"kind": "collective", "layer": "stress", "group": group,
+                             "group_kind": kind, "ranks": ranks, "collective": "all_reduce",
+                             "size_bytes": size, "count": size // 4, "dtype": "float",
+                             "repeat": repeat, "time_us": time_us,
+                             "algbw_GBps": size / time_us / 1e3,
+                             "busbw_GBps": busbw_GBps("all_reduce", size, time_us, ranks),
+                             "wrong": 0, "status": "ok"})
+    return rows
+
+
+def reference_loss(steps: int = 20) -> list[float]:
+    return [1.0 + 4.0 * math.exp(-s / 6) for s in range(steps)]
+
+
+def golden_rows() -> list[dict]:
+    rows = []
+    for group, diverge in (("host:node001", False), ("host:node002", True)):
+        for step, ref in enumerate(reference_loss()):
+            loss = ref * (1.0 + (0.05 * step if diverge and step > 10 else 0.005))
+            rows.append({"kind": "golden", "layer": "golden", "group": group, "stage": "group",
+                         "step": step, "loss": loss, "step_time_s": 0.12, "comm_s": 0.03,
+                         "comm_share": 0.25})
+    return rows
+
+
+def fact_rows() -> list[dict]:
+    rows = [host_fact_row(h, "gpu_count", 4, 4, True, tool="nvidia-smi")
+            for h in ("node001", "node002", "node003", "node004")]
+    rows.append(host_fact_row("node003", "nvlink_links_up", 16, 18, False, tool="nvidia-smi",
+                              message="2 NVLink links down on gpu1"))
+    return rows
+
+
+def make_results(**overrides) -> dict:
+    results = {
+        "schema": "sncheck.run/1", "run_id": "20261129T103000Z-ab12",
+        "playbook": "pre-upgrade-gate", "backend": "mock", "inventory": "demo-2sn",
+        "started": "2026-11-29T10:30:00Z", "finished": "2026-11-29T10:41:00Z",
+        "verdict": "fail", "gate": "critical", "seed": 7,
+        "design": {"intra_host": {"bandwidth_GBps": 450.0, "latency_us": 3.0},
+                   "scale_up": {"bandwidth_GBps": 450.0, "latency_us": 3.0},
+                   "scale_out": {"bandwidth_GBps": 50.0}},
+        "topology": {"supernodes": [{"name": "sn0", "hosts": ["node001", "node002"]},
+                                    {"name": "sn1", "hosts": ["node003", "node004"]}]},
+        "layers": [
+            {"name": "connectivity", "verdict": "fail", "summary": {"pairs": 56, "rounds": 7,
+                                                                     "hosts": 4}},
+            {"name": "stress", "verdict": "fail",
+             "summary": {"groups": 4, "sizes": SIZES, "cut_short": "interrupted by operator"}},
+            {"name": "golden", "verdict": "fail",
+             "summary": {"reference": {"name": "tiny-gpt-ref", "loss": reference_loss(),
+                                       "band": {"step_rel": 0.05, "final_rel": 0.02}}}},
+            {"name": "soak", "verdict": "skipped", "summary": {}},
+        ],
+        "findings": [
+            {"entity": SLOW_CARD, "entity_kind": "card", "layer": "connectivity",
+             "rule": "p2p-bandwidth-below-design", "severity": "critical",
+             "message": "all links of node002/gpu1 at 60% of design",
+             "evidence": {"measured": 228.1, "expected": 450.0, "unit": "GB/s"}},
+            {"entity": link_id(*DEAD_LINK), "entity_kind": "link", "layer": "connectivity",
+             "rule": "p2p-failed", "severity": "critical", "message": "connection reset",
+             "evidence": {}},
+            {"entity": "node002", "entity_kind": "host", "layer": "stress",
+             "rule": "busbw-below-median", "severity": "warning",
+             "message": "host group busbw at 0.6x the median",
+             "evidence": {"measured": 0.6, "expected": 1.0, "unit": "ratio"}},
+            {"entity": "host:node002", "entity_kind": "host", "layer": "golden",
+             "rule": "loss-outside-band", "severity": "critical",
+             "message": "loss left the band at step 11",
+             "evidence": {"measured": 1.9, "expected": 1.3, "unit": "loss"}},
+            {"entity": "node001", "entity_kind": "host", "layer": "connectivity",
+             "rule": "info-note", "severity": "info", "message": "driver 550.54",
+             "evidence": {}},
+        ],
+        "isolation": [
+            {"entity": SLOW_CARD, "entity_kind": "card", "action": "isolate",
+             "reason": "confirmed by retest", "applied": False},
+            {"entity": "node005/gpu0", "entity_kind": "card", "action": "release",
+             "reason": "retest passed", "applied": True},
+        ],
+    }
+    results.update(overrides)
+    return results
+
+
+def make_rows() -> pd.DataFrame:
+    sns = {"sn0": ["node001", "node002"], "sn1": ["node003", "node004"]}
+    rows = (p2p_matrix(sns, slow=SLOW_CARD, dead=DEAD_LINK) + collective_rows() + golden_rows()
+            + fact_rows()
+            + [not_run_row("stress", "node004", "host", "unreachable", "ssh: no route to host")])
+    return pd.DataFrame(rows)
+
+
+def svgs(page: str) -> list[str]:
+    return re.findall(r"<svg\b.*?</svg>", page, flags=re.DOTALL)
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    return render_html(make_results(), make_rows())
+
+
+# ---- HTML ------------------------------------------------------------------------
+
+def test_html_shows_header_and_layer_verdicts(page: str) -> None:
+    assert "20261129T103000Z-ab12" in page and "pre-upgrade-gate" in page
+    assert 'class="banner v-fail"' in page
+    for layer, verdict in (("connectivity", "fail"), ("soak", "skipped")):
+        assert re.search(rf"<td>{layer}</td>\s*<td><span class=\"verdict v-{verdict}\">", page)
+    assert "cut short: interrupted by operator" in page
+    assert "pairs: 56" in page
+
+
+def test_html_lists_findings_and_isolation(page: str) -> None:
+    findings = page.split('id="findings"')[1].split("</section>")[0]
+    assert "5: 3 critical, 1 warning, 1 info" in findings
+    assert "p2p-bandwidth-below-design" in findings and "228.1" in findings
+    assert findings.index("critical") < findings.index("warning") < findings.index(">info<")
+    isolation = page.split('id="isolation"')[1].split("</section>")[0]
+    assert SLOW_CARD in isolation and "confirmed by retest" in isolation
+    assert "release" in isolation and "<td>yes</td>" in isolation
+
+
+def test_html_heatmaps_per_supernode(page: str) -> None:
+    charts = page.split('id="connectivity-charts"')[1].split("</section>")[0]
+    maps = [s for s in svgs(charts) if "heatmap" in s]
+    assert len(maps) == 4                          # 2 supernodes x (bandwidth, latency)
+    assert "sn0: pair bandwidth" in maps[0] and "sn0: pair latency" in maps[1]
+    sn0 = maps[0]
+    assert sn0.count("<rect") >= 8 * 8             # 8 cards in sn0: card level
+    # The slow card is the lowest cell, and named in the caption.
+    worst = charts.split("Worst: ")[1].split(";")[0]
+    assert "node002/gpu1" in worst
+    # The dead link is drawn black in sn1 (both directions) and counted.
+    assert maps[2].count('fill="#111111"') >= 2
+    assert "2 failed directions" in charts
+    # The scale-out pair is not inside any supernode map.
+    assert "node001/gpu0 \u2192 node003/gpu0" not in charts
+
+
+def test_html_collective_and_golden_charts(page: str) -> None:
+    stress = page.split('id="stress-charts"')[1].split("</section>")[0]
+    chart = svgs(stress)[0]
+    assert chart.count("<polyline") == 2          # host and rail medians
+    assert "host (median of 2 groups)" in chart and "rail (median of 2 groups)" in chart
+    assert "design intra_host 450 GB/s" in chart  # host groups cross intra_host links
+    assert ">1K<" in chart and ">256M<" in chart   # log2 axis labels
+    golden = page.split('id="golden-charts"')[1].split("</section>")[0]
+    assert len(svgs(golden)) == 2
+    assert "<polygon" in golden                    # the tolerance band
+    assert "reference tiny-gpt-ref" in golden
+    node1, node2 = golden.split("host:node002: ")
+    assert "inside the band" in node1.split("host:node001: ")[1]
+    assert "steps outside the band" in node2
+
+
+def test_html_facts_and_not_run(page: str) -> None:
+    facts = page.split('id="host-facts"')[1].split("</section>")[0]
+    assert "4 facts as expected; 1 not" in facts
+    assert "nvlink_links_up" in facts and "2 NVLink links down" in facts
+    not_run = page.split('id="not-run"')[1].split("</section>")[0]
+    assert "unreachable" in not_run and "no route to host" in not_run
+
+
+def test_html_is_self_contained(page: str) -> None:
+    assert "<script" not in page.lower()
+    assert "http://" not in page and "https://" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(//|[a-z]+:)""", page, flags=re.IGNORECASE)
+    assert "<style>" in page and "<link" not in page
+
+
+def test_html_escapes_hostile_names_in_tables_and_svg() -> None:
+    host = EVIL
+    a, b = f"{host}/gpu0", f"{host}/gpu1"
+    rows = pd.DataFrame([p2p_row(0, a, b, link_id(a, b), "intra_host", 1, bw=400.0, lat=3.0)])
+    results = make_results(
+        topology={"supernodes": [{"name": "sn<b>0</b>", "hosts": [host]}]},
+        findings=[{"entity": a, "entity_kind": "card", "layer": "connectivity",
+                   "rule": "r", "severity": "critical", "message": f"bad {EVIL}",
+                   "evidence": {}}],
+        isolation=[{"entity": a, "entity_kind": "card", "action": "quarantine",
+                    "reason": EVIL, "applied": False}])
+    page = render_html(results, rows)
+    assert "<script" not in page
+    assert "<b>0</b>" not in page
+    table = page.split('id="findings"')[1].split("</section>")[0]
+    assert "bad &lt;script&gt;alert(1)&lt;/script&gt;" in table
+    maps = svgs(page)
+    assert maps and all("<script" not in s for s in maps)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;/gpu0</text>" in maps[0]
+
+
+def test_html_large_domain_aggregates_to_hosts(tmp_path) -> None:
+    hosts = [f"node{i:03d}" for i in range(1, 49)]     # 48 hosts x 8 cards = 384 cards
+    rows = pd.DataFrame(p2p_matrix({"sn0": hosts}, cards_per_host=8, slow="node007/gpu3"))
+    results = make_results(topology={"supernodes": [{"name": "sn0", "hosts": hosts}]})
+    out = tmp_path / "report.html"
+    write_html(out, results, rows)
+    page = out.read_text(encoding="utf-8")
+    assert len(page.encode()) < 2_000_000
+    charts = page.split('id="connectivity-charts"')[1].split("</section>")[0]
+    assert "384 cards, drawn host &times; host (48 &times; 48" in charts
+    bw_map = next(s for s in svgs(charts) if "sn0: pair bandwidth" in s)
+    assert bw_map.count("<rect") < 48 * 48 + 20
+    assert ">node007</text>" in bw_map and "node007/gpu3</text>" not in bw_map
+    assert "node007/gpu3" in charts                 # named among the worst cells
+
+
+def test_template_override_replaces_builtin_partial(tmp_path) -> None:
+    (tmp_path / "_summary.html").write_text(
+        "<p id=custom>CUSTOM {{ run.run_id }} {{ run.verdict }}</p>")
+    page = render_html(make_results(run_id="r<1>"), pd.DataFrame(), template_dirs=[tmp_path])
+    assert "<p id=custom>CUSTOM r&lt;1&gt; fail</p>" in page
+    assert 'id="layers"' not in page                # the built-in summary is gone
+    assert 'id="findings"' in page                  # the other partials are still built in
+
+
+def test_template_dir_that_does_not_exist_is_a_config_error(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        render_html(make_results(), pd.DataFrame(), template_dirs=[tmp_path / "nope"])
+
+
+@pytest.mark.parametrize("rows", [pd.DataFrame(), None, pd.DataFrame({"kind": ["p2p"]})])
+def test_html_renders_without_rows(rows) -> None:
+    page = render_html(make_results(), rows)
+    assert "No point-to-point measurements." in page
+    assert "No collective measurements." in page
+    assert "0 facts as expected" in page
+
+
+def test_html_renders_minimal_envelope_without_design_or_topology() -> None:
+    rows = make_rows()
+    page = render_html({"verdict": "pass", "run_id": "x"}, rows)
+    assert 'class="banner v-pass"' in page
+    charts = page.split('id="connectivity-charts"')[1].split("</section>")[0]
+    assert "all: pair bandwidth" in charts
+    assert "Reference: intra_host median" in charts   # no design: relative to the median
+    assert "scale_up design" not in charts
+    assert "scale_out" not in charts                  # cross-supernode pairs stay out
+
+
+# ---- SVG helpers ---------------------------------------------------------------------
+
+def test_svg_heatmap_marks_missing_failed_and_partial() -> None:
+    cells = {(0, 1): Cell(400.0, 0.9), (1, 0): Cell(None, None, failed=True),
+             (0, 2): Cell(300.0, 0.6, partial=True)}
+    out = heatmap(["a", "b", "c"], cells, title="t<x>", unit="GB/s")
+    assert "t&lt;x&gt;" in out and "t<x>" not in out
+    assert 'fill="#111111"' in out and 'fill="#d9d9d9"' in out and 'stroke="#000"' in out
+    assert "a \u2192 b: 400 GB/s (90%)" in out
+
+
+def test_svg_line_chart_log2_axis_and_escaping() -> None:
+    out = line_chart([Series("<i>", [8, 1024, 1 << 20], [1.0, 10.0, 100.0])], title="T",
+                     xlabel="size", ylabel="GB/s", logx=True)
+    assert ">16<" in out and ">1M<" in out and "&lt;i&gt;" in out and "<i>" not in out
+    assert line_chart([], title="T", xlabel="x", ylabel="y") == ""
+
+
+# ---- JSON ----------------------------------------------------------------------------
+
+def test_write_json_is_stable_atomic_and_plain(tmp_path) -> None:
+    results = make_results(extra={"b": 1, "a": float("nan")})
+    path = tmp_path / "run" / "results.json"
+    write_json(path, results)
+    text = path.read_text()
+    assert text == dumps_results(results)
+    assert list(json.loads(text))[:3] == ["schema", "run_id", "playbook"]
+    assert json.loads(text)["extra"] == {"b": 1, "a": None}
+    assert [p.name for p in path.parent.iterdir()] == ["results.json"]   # no temp file left
+
+
+# ---- JUnit ---------------------------------------------------------------------------
+
+def test_junit_counts_failures_at_or_above_gate() -> None:
+    root = ET.fromstring(render_junit(make_results()))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == {"sncheck.connectivity", "sncheck.stress", "sncheck.golden",
+                           "sncheck.soak"}
+    # critical findings: 2 connectivity + 1 golden; stress (fail, only a warning) adds one.
+    assert len(root.findall(".//failure")) == 4 == int(root.get("failures"))
+    assert suites["sncheck.soak"].find("testcase/skipped") is not None
+    # 5 findings, the skipped layer, and stress's fail verdict without a failing finding
+    assert int(root.get("tests")) == 5 + 1 + 1
+    warn = ET.fromstring(render_junit(make_results(gate="warning")))
+    assert len(warn.findall(".//failure")) == 4     # the warning itself now fails stress
+
+
+def test_junit_passing_layer_and_hostile_text() -> None:
+    results = make_results(verdict="pass",
+                           layers=[{"name": "connectivity", "verdict": "pass", "summary": {}}],
+                           findings=[{"entity": "x", "layer": "connectivity", "rule": "r",
+                                      "severity": "info", "message": f"{EVIL}\x1b[0m"}])
+    text = render_junit(results)
+    root = ET.fromstring(text)
+    assert root.findall(".//failure") == [] and root.get("tests") == "1"
+    assert EVIL in root.find(".//system-out").text and "<script>" not in text
+
+
+def test_junit_keeps_findings_of_unlisted_layers() -> None:
+    results = make_results(layers=[], findings=[
+        {"entity": "a", "layer": "isolation", "rule": "r", "severity": "critical", "message": "m"},
+        {"entity": "b", "layer": "isolation", "rule": "r", "severity": "info", "message": "m"}])
+    root = ET.fromstring(render_junit(results))
+    assert [s.get("name") for s in root.iter("testsuite")] == ["sncheck.isolation"]
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+
+
+# ---- Prometheus ---------------------------------------------------------------------
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
+                    r'(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*\})?'
+                    r' (-?[0-9.eE+-]+|NaN|[+-]Inf)$')
+
+
+def test_prometheus_lines_parse() -> None:
+    text = render_prometheus(make_results(), make_rows())
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            assert re.match(r"^# (HELP|TYPE) sncheck_\w+ ", line), line
+            continue
+        m = SAMPLE.match(line)
+        assert m, line
+        samples.setdefault(m.group(1), []).append(line)
+    assert 'sncheck_run_verdict{verdict="fail"} 1' in samples["sncheck_run_verdict"]
+    assert 'sncheck_findings_total{severity="critical"} 3' in samples["sncheck_findings_total"]
+    assert ('sncheck_layer_verdict{layer="soak",verdict="skipped"} 1'
+            in samples["sncheck_layer_verdict"])
+    # 2 x C(8,2) pairs inside the supernodes, minus the dead one, plus 1 scale-out pair.
+    assert len(samples["sncheck_p2p_bandwidth_GBps"]) == 2 * 28 - 1 + 1
+    busbw = samples["sncheck_busbw_GBps"]
+    assert len(busbw) == 4 and all(f'size_bytes="{SIZES[-1]}"' in s for s in busbw)
+
+
+def test_prometheus_label_escaping() -> None:
+    assert escape_label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
+    rows = pd.DataFrame(collective_rows()).assign(group='we"ird\\grp\n')
+    text = render_prometheus(make_results(layers=[]), rows)
+    line = next(x for x in text.splitlines() if x.startswith("sncheck_busbw_GBps{"))
+    assert SAMPLE.match(line) and 'group="we\\"ird\\\\grp\\n"' in line
+
+
+# ---- registry ------------------------------------------------------------------------
+
+def test_registry_writes_every_format(tmp_path) -> None:
+    results, rows = make_results(), make_rows()
+    for name in RENDERERS:
+        path = tmp_path / DEFAULT_FILENAMES[name]
+        get_renderer(name)(results, rows, path)
+        assert path.stat().st_size > 0
+    assert json.loads((tmp_path / "results.json").read_text())["verdict"] == "fail"
+    ET.parse(tmp_path / "junit.xml")
+
+
+def test_get_renderer_unknown_lists_valid_names() -> None:
+    with pytest.raises(ConfigError, match="html, json, junit, prometheus"):
+        get_renderer("pdf")
