@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -65,6 +66,11 @@ def run_options(fn):
                      help="Comma-separated extra outputs: html, junit, prometheus."),
         click.option("--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
                      help="Directory of Jinja templates that override the built-in report templates."),
+        click.option("--forks", type=int, help="SSH: hosts worked on at once (default 32, or the inventory's ssh.forks)."),
+        click.option("--ssh-config", type=click.Path(dir_okay=False), help="SSH: config file instead of ~/.ssh/config."),
+        click.option("--known-hosts", type=click.Path(dir_okay=False), help="SSH: known_hosts file (default ~/.ssh/known_hosts)."),
+        click.option("--accept-new-host-keys", is_flag=True,
+                     help="SSH: record keys of hosts never seen before (a changed key is always refused)."),
         click.option("-q", "--quiet", is_flag=True, help="No progress on stderr."),
         click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout."),
     ]
@@ -82,7 +88,8 @@ def _inventory(path: str | None, cards: int | None) -> Inventory:
 
 
 def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gate, cards,
-             dist_backend, duration, formats, template_dirs, quiet, as_json) -> None:
+             dist_backend, duration, formats, template_dirs, forks, ssh_config, known_hosts,
+             accept_new_host_keys, quiet, as_json) -> None:
     inventory = _inventory(inventory_path, cards)
     if duration is not None:
         from dataclasses import replace
@@ -95,6 +102,9 @@ def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gat
         backend_options["dist_backend"] = dist_backend
     elif inventory.dist_backend:
         backend_options["dist_backend"] = inventory.dist_backend
+    ssh_options = {"forks": forks, "ssh_config": ssh_config, "known_hosts": known_hosts,
+                   "accept_new_host_keys": accept_new_host_keys or None}
+    backend_options.update({k: v for k, v in ssh_options.items() if v is not None})
     report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, gate=gate,
                       backend_options=backend_options, report_formats=report_formats,
@@ -225,8 +235,10 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
 @click.argument("tool")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the parsed JSON (the default output).")
+@click.option("--collective", help="nccl-tests: the collective when the log does not name it "
+              "(default: a *_perf name in the file's path, e.g. all_reduce_perf).")
 @handle_errors
-def parse_cmd(tool: str, file: str, as_json: bool) -> None:
+def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None) -> None:
     """Parse a log you already have: nccl-tests, rccl-tests, nvidia-smi-topo, nvidia-smi-q,
     nvlink-status, nvlink-errors, nvidia-smi-query-gpu, ibstat, dcgmi-diag.
 
@@ -239,7 +251,12 @@ def parse_cmd(tool: str, file: str, as_json: bool) -> None:
         text = Path(file).read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         raise ConfigError(f"cannot read: {e.strerror}", file) from e
-    data = parser(strip_source_header(text))
+    text = strip_source_header(text)
+    if tool in ("nccl-tests", "rccl-tests"):
+        hint = collective or next((m.group(1) for m in [re.search(r"([a-z_]+)_perf", file)] if m), None)
+        data = parser(text, collective=hint)
+    else:
+        data = parser(text)
     click.echo(json.dumps(data, indent=2, default=str))
     errors = data.get("errors") if isinstance(data, dict) else None
     if errors:

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up sncheck on a fresh Debian/Ubuntu machine: system packages, then the package
+# with its local (torch, CPU build) and test extras. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v /usr/sbin/sshd >/dev/null 2>&1; then
+    # openssh-server: the SSH backend's tests start real sshd servers on loopback.
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openssh-server procps >/dev/null
+fi
+
+python3 -m pip install -q --upgrade pip
+# torch is pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build.
+python3 -m pip install -q "torch==2.13.0"
+python3 -m pip install -q -e ".[local,test]"
