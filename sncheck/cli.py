@@ -66,6 +66,9 @@ def run_options(fn):
                      help="Comma-separated extra outputs: html, junit, prometheus."),
         click.option("--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
                      help="Directory of Jinja templates that override the built-in report templates."),
+        click.option("--rules", "rules_ref", default="default", show_default=True,
+                     help="Detection rules: a YAML file or a shipped name."),
+        click.option("--baseline", "baseline_ref", help="Baseline JSON to compare against (sncheck baseline make)."),
         click.option("--forks", type=int, help="SSH: hosts worked on at once (default 32, or the inventory's ssh.forks)."),
         click.option("--ssh-config", type=click.Path(dir_okay=False), help="SSH: config file instead of ~/.ssh/config."),
         click.option("--known-hosts", type=click.Path(dir_okay=False), help="SSH: known_hosts file (default ~/.ssh/known_hosts)."),
@@ -88,8 +91,8 @@ def _inventory(path: str | None, cards: int | None) -> Inventory:
 
 
 def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gate, cards,
-             dist_backend, duration, formats, template_dirs, forks, ssh_config, known_hosts,
-             accept_new_host_keys, quiet, as_json) -> None:
+             dist_backend, duration, formats, template_dirs, rules_ref, baseline_ref, forks, ssh_config,
+             known_hosts, accept_new_host_keys, quiet, as_json) -> None:
     inventory = _inventory(inventory_path, cards)
     if duration is not None:
         from dataclasses import replace
@@ -108,7 +111,7 @@ def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gat
     report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, gate=gate,
                       backend_options=backend_options, report_formats=report_formats,
-                      template_dirs=tuple(template_dirs))
+                      template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref)
 
     outcome = execute(playbook, inventory, opts, _progress_printer(quiet))
     results = outcome.results
@@ -263,6 +266,65 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None) -> No
         for err in errors:
             click.echo(f"sncheck: {file}: {err}", err=True)
         sys.exit(EXIT_FAIL)
+
+
+@main.group("rules")
+def rules_cmd() -> None:
+    """Detection rules: typed YAML, validated when loaded."""
+
+
+@rules_cmd.command("check")
+@click.argument("file")
+@handle_errors
+def rules_check(file: str) -> None:
+    """Validate a rules FILE (errors name the file, line and field)."""
+    from .health.rules import load_rules
+
+    rs = load_rules(file)
+    click.echo(f"{file}: ok: {len(rs.rules)} rules")
+    for r in rs.rules:
+        bound = {k: v for k, v in r.params.items() if k in ("below", "above")}
+        click.echo(f"  {r.name:<32} {r.op}({r.metric}) {bound or ''} -> {r.severity}, {r.scope}")
+
+
+@rules_cmd.command("list")
+def rules_list() -> None:
+    """The rule ops and their parameters, and the metrics they judge."""
+    from .health.metrics import METRICS
+    from .health.ops import OPS, REQUIRED
+
+    click.echo("ops:")
+    for op in OPS.values():
+        click.echo(f"  {op.name}: {op.help} [metrics: {', '.join(op.shapes)}]")
+        for key, p in op.params.items():
+            default = "required" if p.default is REQUIRED else f"default {p.default!r}"
+            choices = f" ({'|'.join(p.choices)})" if p.choices else ""
+            click.echo(f"      {key}{choices}: {p.help}; {default}")
+        if op.one_of:
+            click.echo(f"      exactly one of: {', '.join(op.one_of)}")
+    click.echo("metrics:")
+    for m in METRICS.values():
+        click.echo(f"  {m.name} ({m.layer}, {m.shape}, {m.unit or '-'}): {m.description}")
+
+
+@main.group("baseline")
+def baseline_cmd() -> None:
+    """Baselines built from known-good runs."""
+
+
+@baseline_cmd.command("make")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False))
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
+@handle_errors
+def baseline_make(run_dirs: tuple[str, ...], out_path: str) -> None:
+    """Build a per-tier and per-card baseline from RUN_DIRS (outliers dropped)."""
+    from .health.baseline import make_baseline
+    from .report.json_out import write_json
+
+    data = make_baseline(list(run_dirs), Path(out_path).stem)
+    write_json(Path(out_path), data)
+    tiers = {m: {t: round(v, 2) for t, v in d["tier"].items()} for m, d in data["metrics"].items()}
+    click.echo(f"{out_path}: baseline from {len(run_dirs)} runs: {tiers}")
 
 
 @main.group("inventory")

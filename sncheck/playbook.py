@@ -34,10 +34,11 @@ class Playbook:
     gate: str = "critical"
     description: str = ""
     source: str = "<embedded>"
+    baseline: str | None = None  # a baseline name or path (sncheck baseline make)
 
 
 def parse_playbook(src: Source) -> Playbook:
-    root = check_keys(src, src.data, ("name", "description", "layers", "gate"), "playbook",
+    root = check_keys(src, src.data, ("name", "description", "layers", "gate", "baseline"), "playbook",
                       required=("layers",))
     layers_node = root["layers"]
     if not isinstance(layers_node, list) or not layers_node:
@@ -84,7 +85,10 @@ def parse_playbook(src: Source) -> Playbook:
     if gate not in GATES:
         raise src.error(f"gate must be one of {', '.join(GATES)}, got {gate!r}", root, "gate")
     name = root.get("name") or Path(src.name).stem
-    return Playbook(str(name), tuple(layers), gate, str(root.get("description", "")), src.name)
+    baseline = root.get("baseline")
+    if baseline is not None and not isinstance(baseline, str):
+        raise src.error("baseline must be the name or path of a baseline file", root, "baseline")
+    return Playbook(str(name), tuple(layers), gate, str(root.get("description", "")), src.name, baseline)
 
 
 def find_playbook(ref: str) -> Path | None:

@@ -49,7 +49,7 @@ def record_golden_curve(inventory: Inventory, backend_name: str | None, steps: i
         try:
             ctx = LayerContext(topo, backend, rows.append, dict(inventory.design), {"steps": steps},
                                progress, rows=rows)
-            golden.run(ctx, reference=None)
+            golden.run(ctx)
         finally:
             backend.close()
         g = pd.DataFrame([x for x in rows if x.get("kind") == "golden"])

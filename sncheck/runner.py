@@ -15,7 +15,9 @@ import pandas as pd
 from .backends import get_backend
 from .errors import HarnessError
 from .faults import FaultPlan, load_faults
+from .health.baseline import load_baseline
 from .health.findings import Finding, IsolationEntry, merge_findings, severity_rank
+from .health.rules import load_rules
 from .inventory import Inventory
 from .layers import connectivity, golden, stress
 from .layers.base import LayerContext
@@ -38,6 +40,8 @@ class RunOptions:
     backend_options: dict = field(default_factory=dict)
     report_formats: tuple[str, ...] = ("html",)
     template_dirs: tuple[str, ...] = ()
+    rules: str = "default"
+    baseline: str | None = None
 
 
 @dataclass
@@ -64,6 +68,8 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     out_dir = Path(opts.out) if opts.out else default_out_dir(run_id)
     store = RunStore(out_dir)
     backend = backend_cls(topo, faults, seed=opts.seed, progress=progress, **opts.backend_options)
+    rules = load_rules(opts.rules)
+    baseline = load_baseline(opts.baseline or playbook.baseline) if (opts.baseline or playbook.baseline) else None
     references = {}
     for spec in playbook.layers:
         if spec.name == "golden":
@@ -91,24 +97,20 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
                                  "source": source[t]} for t, d in design.items()}
         for spec in playbook.layers:
             module = LAYER_MODULES[spec.name]
-            ctx = LayerContext(topo, backend, store.emit, design, dict(spec.options), progress,
-                               rows=store.rows)
+            options = {k: v for k, v in spec.options.items() if k != "reference"}  # resolved above
+            ctx = LayerContext(topo, backend, store.emit, design, options, progress, rules=rules,
+                               rows=store.rows, reference=references.get(spec.name), baseline=baseline)
             entry = {"name": spec.name, "verdict": "error", "summary": {}}
             results["layers"].append(entry)
             try:
-                if spec.name == "golden":
-                    ctx.options.pop("reference", None)  # resolved above, before anything ran
-                    entry["summary"] = module.run(ctx, references[spec.name])
-                else:
-                    entry["summary"] = module.run(ctx)
+                entry["summary"] = module.run(ctx)
             except (HarnessError, KeyboardInterrupt) as e:
                 cause = "interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt) else str(e)
                 entry["summary"]["cut_short"] = cause
                 results["error"] = f"layer {spec.name} cut short: {cause}"
+                raw.extend(ctx.detect(spec.name))  # what was measured still counts
                 break
-            frame = store.frame()
-            found = (module.detect(frame, ctx, references.get(spec.name)) if spec.name == "golden"
-                     else module.detect(frame, ctx))
+            found = ctx.detect(spec.name)
             raw.extend(found)
             entry["verdict"] = layer_verdict(found, gate)
             store.write_results(results)  # a partial results.json after each layer

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..backends.base import Backend, Emit, Progress
-from ..health.detect import DEFAULT, Thresholds
+from ..health.metrics import DetectContext
+from ..health.rules import RuleSet, evaluate
 from ..inventory import TierDesign
 from ..topology import Topology
 
@@ -18,5 +19,18 @@ class LayerContext:
     design: dict[str, TierDesign]
     options: dict = field(default_factory=dict)
     progress: Progress = lambda msg: None
-    thresholds: Thresholds = DEFAULT
+    rules: RuleSet | None = None
     rows: list[dict] = field(default_factory=list)  # every row of the run so far
+    reference: dict | None = None  # golden curve
+    baseline: dict | None = None
+
+    def detect(self, layer: str) -> list:
+        """Evaluate the rules of ``layer`` over that layer's rows."""
+        import pandas as pd
+
+        rows = pd.DataFrame(self.rows)
+        if rows.empty or self.rules is None:
+            return []
+        mine = rows[rows["layer"] == layer]
+        ctx = DetectContext(self.topo, self.design, self.reference, self.baseline)
+        return evaluate(self.rules.for_layer(layer), mine, ctx)

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
-from ..health.detect import detect_host_facts, detect_not_run, detect_p2p
-from ..health.findings import Finding
 from ..plan import connectivity_plan
 from .base import LayerContext
 
@@ -21,9 +17,3 @@ def run(ctx: LayerContext) -> dict:
     ctx.backend.p2p(plan, ctx.emit)
     return {"pairs": plan.pair_count, "rounds": len(plan.rounds), "hosts": len(plan.hosts),
             "bw_bytes": plan.bw_bytes}
-
-
-def detect(rows: pd.DataFrame, ctx: LayerContext) -> list[Finding]:
-    mine = rows[rows["layer"] == NAME] if not rows.empty else rows
-    return (detect_host_facts(mine) + detect_not_run(mine, ctx.topo)
-            + detect_p2p(mine, ctx.topo, ctx.design, ctx.thresholds))

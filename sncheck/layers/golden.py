@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ConfigError
-from ..health.detect import detect_golden, detect_not_run, golden_verdicts
-from ..health.findings import Finding
+from ..health.metrics import DetectContext, golden_loss
+from ..health.ops import golden_verdicts
 from ..plan import GoldenPlan, golden_groups, solo_groups
 from .base import LayerContext
 
@@ -48,8 +48,9 @@ def load_reference(ref: str) -> dict:
     return data
 
 
-def run(ctx: LayerContext, reference: dict | None = None) -> dict:
-    """Run the golden layer; ``reference`` (resolved by the caller) enables stage 2."""
+def run(ctx: LayerContext) -> dict:
+    """Run the golden layer; ``ctx.reference`` (resolved by the caller) enables stage 2."""
+    reference = ctx.reference
     opts = {**ctx.backend.plan_defaults(NAME), **ctx.options}
     steps = opts.get("steps") or (len(reference["loss"]) if reference else 60)
     plan = GoldenPlan(groups=golden_groups(ctx.topo), steps=steps)
@@ -61,7 +62,8 @@ def run(ctx: LayerContext, reference: dict | None = None) -> dict:
                                 "band": reference.get("band", {}),
                                 "step_time_s": reference.get("step_time_s")}
         rows = pd.DataFrame(ctx.rows)
-        verdicts = golden_verdicts(rows[rows["layer"] == NAME], reference)
+        curves = golden_loss(rows[rows["layer"] == NAME], DetectContext(ctx.topo, ctx.design))
+        verdicts = golden_verdicts(curves, reference)
         failing = [v.group for v in verdicts.itertuples() if not v.ok and v.stage == "group"]
         members = {g.id: g.members for g in plan.groups}
         cards = [c for g in failing for c in members.get(g, ())]
@@ -75,8 +77,3 @@ def run(ctx: LayerContext, reference: dict | None = None) -> dict:
         summary["step_time_s"] = float(g["step_time_s"].median())
         summary["comm_share"] = float(g["comm_share"].median())
     return summary
-
-
-def detect(rows: pd.DataFrame, ctx: LayerContext, reference: dict | None) -> list[Finding]:
-    mine = rows[rows["layer"] == NAME] if not rows.empty else rows
-    return detect_not_run(mine, ctx.topo) + detect_golden(mine, reference, ctx.topo, ctx.thresholds)

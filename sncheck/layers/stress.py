@@ -7,8 +7,7 @@ import time
 
 import pandas as pd
 
-from ..health.detect import detect_not_run, detect_pairs, detect_stragglers, suspect_cards
-from ..health.findings import Finding
+from ..health.suspects import suspect_cards
 from ..plan import Group, StressPlan, size_sweep, stress_groups
 from ..topology import round_robin
 from .base import LayerContext
@@ -58,7 +57,7 @@ def run(ctx: LayerContext) -> dict:
             break
     rows = pd.DataFrame(ctx.rows)
     groups = {g.id: g.members for g in plan.groups}
-    suspects = suspect_cards(rows[rows["layer"] == NAME], groups, ctx.topo, ctx.thresholds)
+    suspects = suspect_cards(rows[rows["layer"] == NAME], groups, ctx.topo)
     summary = {"groups": len(plan.groups), "sizes": len(plan.sizes), "sweeps": sweeps,
                "min_bytes": min(plan.sizes), "max_bytes": max(plan.sizes),
                "collectives": list(plan.collectives), "suspects": sorted(suspects)}
@@ -68,9 +67,3 @@ def run(ctx: LayerContext) -> dict:
         ctx.backend.collectives(narrow, ctx.emit)
         summary["narrowing_pairs"] = len(narrow.groups)
     return summary
-
-
-def detect(rows: pd.DataFrame, ctx: LayerContext) -> list[Finding]:
-    mine = rows[rows["layer"] == NAME] if not rows.empty else rows
-    return (detect_not_run(mine, ctx.topo) + detect_pairs(mine, ctx.topo, ctx.thresholds)
-            + detect_stragglers(mine, ctx.thresholds))

@@ -1,0 +1,85 @@
+"""Baselines from known-good runs: per tier, and per card (a card against its own history).
+
+Outliers are dropped iteratively (robust z beyond 3.5, repeated until none is left) so
+one bad night does not become the norm.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import ConfigError
+from ..store import read_rows
+from .metrics import METRICS, PAIRS, DetectContext
+from .ops import robust_z
+
+SCHEMA = "sncheck.baseline/1"
+BASELINE_METRICS = ("p2p_bandwidth", "p2p_latency")
+OUTLIER_Z = 3.5
+
+
+def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10) -> float:
+    v = values.dropna().astype(float)
+    for _ in range(max_rounds):
+        if len(v) < 3:
+            break
+        keep = robust_z(v).abs() <= z
+        if keep.all():
+            break
+        v = v[keep]
+    return float(v.median()) if len(v) else float("nan")
+
+
+def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
+    frames = []
+    for d in run_dirs:
+        path = Path(d)
+        if not (path / "rows.jsonl").is_file():
+            raise ConfigError("not a run directory (no rows.jsonl)", str(path))
+        results = json.loads((path / "results.json").read_text()) if (path / "results.json").is_file() else {}
+        if results.get("verdict") not in (None, "pass"):
+            raise ConfigError(f"run verdict is {results.get('verdict')!r}; a baseline needs known-good runs", str(path))
+        frames.append(pd.DataFrame(read_rows(path)))
+    rows = pd.concat(frames, ignore_index=True)
+    ctx = DetectContext(topo=_NoTopology(), design={})
+    metrics = {}
+    for m in BASELINE_METRICS:
+        if METRICS[m].shape != PAIRS:
+            continue
+        cells = METRICS[m].fn(rows, ctx)
+        cells = cells[~cells["failed"]] if not cells.empty else cells
+        if cells.empty:
+            continue
+        both = pd.concat([cells[["src", "value"]].rename(columns={"src": "card"}),
+                          cells[["dst", "value"]].rename(columns={"dst": "card"})])
+        metrics[m] = {
+            "tier": {t: trimmed_median(g["value"]) for t, g in cells.groupby("tier")},
+            "card": {c: trimmed_median(g["value"]) for c, g in both.groupby("card")},
+            "unit": METRICS[m].unit,
+        }
+    return {"schema": SCHEMA, "name": name, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "runs": [str(d) for d in run_dirs], "metrics": metrics}
+
+
+class _NoTopology:
+    """Pair metrics of p2p rows need no topology (the rows carry their tier)."""
+
+
+def load_baseline(ref: str) -> dict:
+    path = Path(ref)
+    if not path.is_file():
+        candidate = Path("fixtures") / "baselines" / f"{path.name.removesuffix('.json')}.json"
+        path = candidate if candidate.is_file() else path
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ConfigError("no such baseline file; make one with 'sncheck baseline make RUN_DIR... --out FILE'", ref) from e
+    except (OSError, json.JSONDecodeError) as e:
+        raise ConfigError(f"cannot read baseline: {e}", str(path)) from e
+    if data.get("schema") != SCHEMA:
+        raise ConfigError(f"not a baseline (expected schema {SCHEMA!r})", str(path))
+    return data

@@ -1,0 +1,268 @@
+"""Metrics: named views of the result rows that rules judge.
+
+A metric is a pure function ``(rows, ctx) -> DataFrame``. Two shapes:
+
+* **pairs**: one row per tested card pair, columns ``src, dst, link, tier, value,
+  failed`` (plus ``design`` where the tier has one). Rules over pairs are localized:
+  one bad pair is a link, a card bad with most partners is the card, and so on.
+* **entities**: one row per entity, columns ``entity, kind, value`` (plus ``expected``,
+  ``message``, ``status`` where useful).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..inventory import TierDesign
+from ..topology import Topology, host_of, link_id
+
+PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
+
+
+@dataclass
+class DetectContext:
+    topo: Topology
+    design: dict[str, TierDesign]
+    reference: dict | None = None   # golden curve
+    baseline: dict | None = None    # from `sncheck baseline make`
+    large_bytes: int = 1 << 20      # from here busbw is bandwidth-bound
+    small_bytes: int = 64 << 10     # up to here time is latency-bound
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    layer: str
+    shape: str
+    unit: str
+    fn: Callable[[pd.DataFrame, DetectContext], pd.DataFrame]
+    description: str
+
+
+def kind_rows(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
+    if rows.empty or "kind" not in rows:
+        return pd.DataFrame()
+    return rows[rows["kind"] == kind]
+
+
+def _design(ctx: DetectContext, tier: str, attr: str) -> float:
+    d = ctx.design.get(tier) or (ctx.design.get("scale_up") if tier == "intra_host" else None)
+    return getattr(d, attr) if d else math.nan
+
+
+def _p2p(rows: pd.DataFrame) -> pd.DataFrame:
+    p = kind_rows(rows, "p2p")
+    if p.empty:
+        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
+    p = p[p["status"] != "unreachable"].copy()  # an unreachable host is the host's finding
+    p["failed"] = p["status"] != "ok"
+    return p
+
+
+def p2p_bandwidth(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    p = _p2p(rows)
+    if p.empty:
+        return p
+    p["value"] = p[["bw_GBps", "bw_rev_GBps"]].astype(float).min(axis=1, skipna=True)
+    p["design"] = p["tier"].map(lambda t: _design(ctx, t, "bandwidth_GBps"))
+    return p[["src", "dst", "link", "tier", "value", "failed", "design", "status"]]
+
+
+def p2p_latency(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    p = _p2p(rows)
+    if p.empty:
+        return p
+    p = p[~p["failed"]].copy()
+    p["value"] = p["lat_us"].astype(float)
+    p["design"] = p["tier"].map(lambda t: _design(ctx, t, "latency_us"))
+    return p[["src", "dst", "link", "tier", "value", "failed", "design"]]
+
+
+def p2p_latency_tail(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """p99 over median of the same pair's ping-pongs: spikes, not a steady slowness."""
+    p = _p2p(rows)
+    if p.empty or "lat_p99_us" not in p or p["lat_p99_us"].isna().all():
+        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
+    p = p[~p["failed"]].copy()
+    p["value"] = p["lat_p99_us"].astype(float) / p["lat_us"].astype(float)
+    return p[["src", "dst", "link", "tier", "value", "failed"]]
+
+
+def p2p_checksum_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    p = _p2p(rows)
+    if p.empty or "checksum_ok" not in p:
+        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
+    p = p[~p["failed"] & p["checksum_ok"].notna()].copy()
+    p["value"] = (~p["checksum_ok"].astype(bool)).astype(int)
+    return p[["src", "dst", "link", "tier", "value", "failed"]]
+
+
+def _pairs(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Rows of the stress layer's pairwise narrowing pass, with their pair identity."""
+    coll = kind_rows(rows, "collective")
+    if coll.empty or "group_kind" not in coll:
+        return pd.DataFrame()
+    pairs = coll[coll["group_kind"] == "pair"].copy()
+    if pairs.empty:
+        return pairs
+    ends = pairs["group"].str.removeprefix("pair:").str.split("<->", regex=False)
+    pairs["src"], pairs["dst"] = ends.str[0], ends.str[1]
+    pairs["link"] = [link_id(a, b) for a, b in zip(pairs["src"], pairs["dst"])]
+    pairs["tier"] = [ctx.topo.tier(a, b) for a, b in zip(pairs["src"], pairs["dst"])]
+    pairs["failed"] = pairs["status"] != "ok"
+    return pairs
+
+
+def _pair_ratio(rows: pd.DataFrame, ctx: DetectContext, column: str, large: bool) -> pd.DataFrame:
+    pairs = _pairs(rows, ctx)
+    if pairs.empty:
+        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
+    key = ["collective", "size_bytes", "tier"]
+    pairs["ratio"] = pairs[column] / pairs.groupby(key)[column].transform("median")
+    sized = pairs[pairs["size_bytes"] >= ctx.large_bytes] if large else pairs[pairs["size_bytes"] <= ctx.small_bytes]
+    out = pairs.groupby("link").agg(src=("src", "first"), dst=("dst", "first"), tier=("tier", "first"),
+                                    failed=("failed", "any")).reset_index()
+    out["value"] = out["link"].map(sized.groupby("link")["ratio"].median())
+    return out
+
+
+def pair_busbw(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Pairwise collectives at bandwidth-bound sizes: busbw over the median of the tier."""
+    return _pair_ratio(rows, ctx, "busbw_GBps", large=True)
+
+
+def pair_small_time(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Pairwise collectives at latency-bound sizes: time over the median of the tier."""
+    out = _pair_ratio(rows, ctx, "time_us", large=False)
+    out["failed"] = False  # a pair that failed outright is pair_busbw's finding
+    return out
+
+
+def pair_wrong(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    pairs = _pairs(rows, ctx)
+    if pairs.empty:
+        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
+    pairs["wrong"] = pairs["wrong"].fillna(0)
+    out = pairs.groupby("link").agg(src=("src", "first"), dst=("dst", "first"), tier=("tier", "first"),
+                                    value=("wrong", "sum")).reset_index()
+    out["failed"] = False
+    return out
+
+
+def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Each card's median launch skew over the collectives it took part in (not the
+    narrowing pairs). A slow rank arrives last and waits least: skew is the signal."""
+    ranks = kind_rows(rows, "rank")
+    if ranks.empty:
+        return pd.DataFrame(columns=["entity", "kind", "value"])
+    ranks = ranks[~ranks["group"].str.startswith("pair:")]
+    per_card = ranks.groupby("card")["skew_us"].median()
+    return pd.DataFrame({"entity": per_card.index, "kind": "card", "value": per_card.to_numpy()})
+
+
+def host_fact_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Host facts that were read and are wrong (a count, a link down, an ECC error)."""
+    facts = kind_rows(rows, "host_fact")
+    if facts.empty:
+        return pd.DataFrame(columns=["entity", "kind", "value"])
+    bad = facts[(facts["status"] == "ok") & ~facts["ok"].astype(bool)]
+    return pd.DataFrame({
+        "entity": bad["host"], "kind": "host", "value": 1, "fact": bad["fact"],
+        "measured": bad["value"], "expected": bad["expected"], "message": bad["message"],
+        "tool": bad["tool"] if "tool" in bad else None,
+    })
+
+
+def missing(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """What should have been measured and was not: unreachable, timed out, tool
+    missing, parse failed, not run. Always a finding, never a pass."""
+    out = []
+    facts = kind_rows(rows, "host_fact")
+    if not facts.empty:
+        for r in facts[facts["status"] != "ok"].itertuples():
+            out.append({"entity": r.host, "kind": "host", "value": 1, "status": r.status,
+                        "layer": r.layer, "fact": r.fact, "tool": getattr(r, "tool", None),
+                        "message": r.message or f"{r.host}: {r.fact}: {r.status}"})
+    nr = kind_rows(rows, "not_run")
+    for r in nr.itertuples():
+        entity, kind = r.entity, r.entity_kind
+        if kind == "group":
+            hosts = sorted({host_of(c) for c in _group_members(entity, ctx.topo)})
+            entity, kind = (hosts[0], "host") if len(hosts) == 1 else (entity, "supernode")
+        out.append({"entity": entity, "kind": kind, "value": 1, "status": r.status, "layer": r.layer,
+                    "fact": None, "tool": None, "message": r.message})
+    return pd.DataFrame(out, columns=["entity", "kind", "value", "status", "layer", "fact", "tool", "message"])
+
+
+def _group_members(group_id: str, topo: Topology) -> list[str]:
+    kind, _, rest = group_id.partition(":")
+    if kind == "host" and rest in topo.inventory.hosts:
+        return topo.cards_of_host(rest)
+    if kind == "card":
+        return [rest]
+    return []
+
+
+def golden_loss(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Per golden replica (group, stage): its loss curve as a list, for the band check."""
+    g = kind_rows(rows, "golden")
+    if g.empty:
+        return pd.DataFrame(columns=["group", "stage", "loss", "step_time_s", "members"])
+    out = []
+    for (group, stage), rg in g.groupby(["group", "stage"], sort=True):
+        out.append({"group": group, "stage": stage,
+                    "loss": rg.sort_values("step")["loss"].astype(float).to_numpy(),
+                    "step_time_s": float(rg["step_time_s"].median()),
+                    "members": _group_members(group, ctx.topo)})
+    return pd.DataFrame(out)
+
+
+def golden_step_time(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Per host replica: median step time over the golden reference's."""
+    g = golden_loss(rows, ctx)
+    ref = (ctx.reference or {}).get("step_time_s")
+    if g.empty or not ref:
+        return pd.DataFrame(columns=["entity", "kind", "value"])
+    g = g[(g["stage"] == "group") & g["group"].str.startswith("host:")]
+    return pd.DataFrame({"entity": g["group"].str.removeprefix("host:"), "kind": "host",
+                         "value": g["step_time_s"] / ref, "measured": g["step_time_s"], "expected": ref})
+
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("p2p_bandwidth", "connectivity", PAIRS, "GB/s", p2p_bandwidth,
+           "one-direction bandwidth of a card pair (the slower direction)"),
+    Metric("p2p_latency", "connectivity", PAIRS, "us", p2p_latency, "median one-way latency of a card pair"),
+    Metric("p2p_latency_tail", "connectivity", PAIRS, "x median", p2p_latency_tail,
+           "p99 over median ping-pong latency of the same pair"),
+    Metric("p2p_checksum_failures", "connectivity", PAIRS, "pairs", p2p_checksum_failures,
+           "1 where a pair's payload arrived corrupted"),
+    Metric("host_fact_failures", "connectivity", ENTITIES, "facts", host_fact_failures,
+           "host facts that do not match the inventory or show errors"),
+    Metric("pair_busbw", "stress", PAIRS, "x tier median", pair_busbw,
+           "pairwise collective busbw at large sizes over the tier median"),
+    Metric("pair_small_time", "stress", PAIRS, "x tier median", pair_small_time,
+           "pairwise collective time at small sizes over the tier median"),
+    Metric("pair_wrong", "stress", PAIRS, "wrong elements", pair_wrong,
+           "elements that failed validation in pairwise collectives"),
+    Metric("rank_skew", "stress", ENTITIES, "us", rank_skew, "a card's median launch skew in collectives"),
+    Metric("golden_loss", "golden", GROUPS, "loss", golden_loss, "golden model loss per replica"),
+    Metric("golden_step_time", "golden", ENTITIES, "x golden", golden_step_time,
+           "golden model step time over the reference's"),
+    Metric("missing", "any", ENTITIES, "", missing, "unreachable, timed out, tool missing, parse failed, not run"),
+)}
+
+
+def jsonable(v):
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        f = float(v)
+        return None if math.isnan(f) or math.isinf(f) else round(f, 4)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v

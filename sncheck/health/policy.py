@@ -1,0 +1,159 @@
+"""The isolation policy of DESIGN.md as pure decision functions.
+
+- Quarantine at the first anomaly (the runner records it; nothing is applied).
+- A targeted confirmation retest decides: confirmed -> ``isolate``; not confirmed ->
+  ``release`` (the record is kept, so the entity has a past).
+- A repeat offender (a "lemon"): an entity released less than ``window`` ago that trips
+  again is isolated at once, without waiting for a confirmation.
+- The safety cap: when a batch would take more than ``cap`` of the cards or of the hosts
+  out of service, nothing is applied. So many bad entities at once is more likely a
+  fabric-wide or harness problem than many broken cards.
+
+No I/O here except through the small :class:`ReleaseHistory` protocol (the state store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Protocol
+
+from .findings import ENTITY_KINDS, IsolationEntry
+
+DEFAULT_WINDOW = timedelta(days=7)
+DEFAULT_CAP = 0.10
+ISOLATING = ("isolate",)  # actions that take something out of service when applied
+
+
+class ReleaseHistory(Protocol):
+    """What the policy needs from the state store."""
+
+    def last_release(self, entity: str) -> datetime | None: ...
+
+
+def entity_kind(entity: str) -> str:
+    """The kind an identifier names by its shape: link, card or host (DESIGN.md identifiers).
+
+    A supernode name cannot be told from a host name by shape; callers that accept
+    supernodes check the topology first.
+    """
+    if "<->" in entity:
+        return "link"
+    host, sep, tail = entity.rpartition("/")
+    if sep and host and tail.startswith("gpu") and tail[3:].isdigit():
+        return "card"
+    return "host"
+
+
+def is_repeat_offender(released_at: datetime | None, now: datetime,
+                       window: timedelta = DEFAULT_WINDOW) -> bool:
+    """True when the entity was released less than ``window`` before ``now``."""
+    return released_at is not None and timedelta(0) <= now - released_at <= window
+
+
+def needs_confirmation(entity: str, store: ReleaseHistory, now: datetime | None = None,
+                       window: timedelta = DEFAULT_WINDOW) -> bool:
+    """False for a repeat offender (isolate at once), True otherwise (retest first)."""
+    now = now or datetime.now(timezone.utc)
+    return not is_repeat_offender(store.last_release(entity), now, window)
+
+
+def decide(entity: str, kind: str, confirmed: bool | None, released_at: datetime | None,
+           now: datetime, window: timedelta = DEFAULT_WINDOW) -> str:
+    """The next action for a quarantined entity: ``isolate``, ``release`` or ``quarantine``.
+
+    ``confirmed`` is the confirmation retest's verdict; ``None`` means the retest could
+    not say (it could not run, e.g. the host is unreachable): the entity stays
+    quarantined, because "not run" is never a pass. A repeat offender is isolated
+    whatever the retest says.
+    """
+    if kind not in ENTITY_KINDS:
+        raise ValueError(f"entity kind of {entity!r} must be one of {', '.join(ENTITY_KINDS)}, got {kind!r}")
+    if is_repeat_offender(released_at, now, window):
+        return "isolate"
+    if confirmed is None:
+        return "quarantine"
+    return "isolate" if confirmed else "release"
+
+
+def decide_entry(quarantined: IsolationEntry, confirmed: bool | None, released_at: datetime | None,
+                 now: datetime, window: timedelta = DEFAULT_WINDOW) -> IsolationEntry:
+    """:func:`decide` for a quarantine entry, as the entry that follows it (with its reason)."""
+    action = decide(quarantined.entity, quarantined.entity_kind, confirmed, released_at, now, window)
+    if is_repeat_offender(released_at, now, window):
+        assert released_at is not None
+        why = (f"repeat offender: released {released_at:%Y-%m-%d %H:%M}Z, "
+               f"less than {_days(window)} ago; isolated without confirmation")
+    elif action == "isolate":
+        why = "confirmed by the retest"
+    elif action == "release":
+        why = "not confirmed by the retest; released (record kept)"
+    else:
+        why = "the retest could not run; stays quarantined"
+    return IsolationEntry(quarantined.entity, quarantined.entity_kind, action,
+                          f"{why}: {quarantined.reason}", applied=False, rule=quarantined.rule)
+
+
+def _days(window: timedelta) -> str:
+    if window % timedelta(days=1) == timedelta(0):
+        days = window // timedelta(days=1)
+        return f"{days} day{'s' if days != 1 else ''}"
+    return str(window)
+
+
+# -- the safety cap ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class CapResult:
+    ok: bool
+    message: str
+    cards: int = 0          # cards out of service if the batch is applied (a host counts all its cards)
+    hosts: int = 0          # hosts out of service whole
+    card_share: float = 0.0
+    host_share: float = 0.0
+
+
+def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards: int, total_hosts: int,
+              cap: float = DEFAULT_CAP, *, host_cards: Mapping[str, int] | None = None,
+              supernode_hosts: Mapping[str, Sequence[str]] | None = None) -> CapResult:
+    """May these isolations be applied? Only ``isolate`` entries count.
+
+    Pass everything that would be out of service afterwards (already isolated plus the
+    new batch): the cap bounds what automation takes out, not one batch. A host counts
+    as all its cards (``host_cards``; default the average), a card on an isolated host
+    is not counted twice, a supernode counts all its hosts (``supernode_hosts``), and a
+    link takes nothing out of service.
+    """
+    if total_cards <= 0 or total_hosts <= 0:
+        raise ValueError("total_cards and total_hosts must be positive")
+    if not 0 <= cap <= 1:
+        raise ValueError(f"cap must be a share between 0 and 1, got {cap}")
+    per_host = host_cards or {}
+    sn_hosts = supernode_hosts or {}
+    default_cards = total_cards / total_hosts
+    hosts: set[str] = set()
+    cards: set[str] = set()
+    for e in entries:
+        d = e.to_dict() if isinstance(e, IsolationEntry) else e
+        if d["action"] not in ISOLATING:
+            continue
+        if d["entity_kind"] == "host":
+            hosts.add(d["entity"])
+        elif d["entity_kind"] == "supernode":
+            hosts.update(sn_hosts.get(d["entity"], ()))
+        elif d["entity_kind"] == "card":
+            cards.add(d["entity"])
+    loose_cards = {c for c in cards if c.rsplit("/", 1)[0] not in hosts}
+    n_cards = round(sum(per_host.get(h, default_cards) for h in hosts)) + len(loose_cards)
+    card_share, host_share = n_cards / total_cards, len(hosts) / total_hosts
+    numbers = (f"{n_cards} of {total_cards} cards ({card_share:.0%}) and {len(hosts)} of "
+               f"{total_hosts} hosts ({host_share:.0%}) would be out of service")
+    if card_share > cap or host_share > cap:
+        return CapResult(False, (
+            f"safety cap: {numbers}, more than the cap of {cap:.0%}. Nothing was applied. "
+            "So many at once suggests a fabric-wide or harness problem (a switch, the network, "
+            "a bad tool or baseline), not many broken cards: check the fabric and the harness first. "
+            "To isolate them anyway, raise --cap."), n_cards, len(hosts), card_share, host_share)
+    return CapResult(True, f"within the safety cap of {cap:.0%}: {numbers}",
+                     n_cards, len(hosts), card_share, host_share)

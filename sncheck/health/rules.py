@@ -1,0 +1,160 @@
+"""Rules as data: YAML loaded into typed, validated rule objects. Never ``eval``.
+
+```yaml
+rules:
+  - name: p2p-bandwidth-below-design     # the finding's rule name
+    op: ratio_to_design                  # see `sncheck rules list`
+    metric: p2p_bandwidth
+    below: 0.8
+    severity: critical                   # critical | warning | info
+    scope: link                          # card | link | host | supernode
+    summary: bandwidth below design      # words for the finding message
+```
+
+Over pair metrics, ``scope: link`` means the rule judges pairs and localization lifts
+a culprit to card, host or supernode; ``scope: card`` (with ``per: card``) judges each
+card by its pairs as a whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import ConfigError
+from .findings import ENTITY_KINDS, SEVERITIES, Finding
+from .metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
+from .ops import OPS, REQUIRED
+from ..yamlio import Source, check_keys, load_file, load_text
+
+COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled")
+DEFAULT_RULES = "default"
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    op: str
+    metric: str
+    severity: str
+    scope: str
+    summary: str
+    params: dict = field(default_factory=dict)
+    description: str = ""
+    where: str = ""
+
+    @property
+    def layer(self) -> str:
+        return METRICS[self.metric].layer
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    rules: tuple[Rule, ...]
+    source: str
+
+    def for_layer(self, layer: str) -> list[Rule]:
+        return [r for r in self.rules if r.layer in (layer, "any")]
+
+
+def _check_type(src: Source, node, key: str, value, expected) -> None:
+    types = expected if isinstance(expected, tuple) else (expected,)
+    if isinstance(value, bool) and bool not in types:
+        raise src.error(f"{key} must be {' or '.join(t.__name__ for t in types)}, got {value!r}", node, key)
+    if not isinstance(value, types):
+        raise src.error(f"{key} must be {' or '.join(t.__name__ for t in types)}, got {value!r}", node, key)
+
+
+def parse_rules(src: Source) -> RuleSet:
+    root = check_keys(src, src.data, ("rules",), "rules file", required=("rules",))
+    items = root["rules"]
+    if not isinstance(items, list) or not items:
+        raise src.error("rules must be a non-empty list", root, "rules")
+    rules, names = [], set()
+    for node in items:
+        if not isinstance(node, dict):
+            raise src.error("each rule must be a mapping", root, "rules")
+        op_name = node.get("op")
+        if op_name not in OPS:
+            raise src.error(f"unknown op {op_name!r}; ops: {', '.join(OPS)}", node, "op" if "op" in node else None)
+        op = OPS[op_name]
+        node = check_keys(src, node, COMMON_KEYS + tuple(op.params), f"rule ({op_name})",
+                          required=("name", "op", "metric", "severity"))
+        name = node["name"]
+        if not isinstance(name, str) or not name:
+            raise src.error("name must be a non-empty string", node, "name")
+        if name in names:
+            raise src.error(f"duplicate rule name {name!r}", node, "name")
+        metric = node["metric"]
+        if metric not in METRICS:
+            raise src.error(f"unknown metric {metric!r}; metrics: {', '.join(METRICS)}", node, "metric")
+        shape = METRICS[metric].shape
+        if shape not in op.shapes:
+            raise src.error(f"op {op_name} does not take metric {metric} ({shape}); "
+                            f"it takes {', '.join(op.shapes)} metrics", node, "metric")
+        severity = node["severity"]
+        if severity not in SEVERITIES:
+            raise src.error(f"severity must be one of {', '.join(SEVERITIES)}, got {severity!r}", node, "severity")
+        default_scope = {PAIRS: "link", GROUPS: "host", ENTITIES: "host"}[shape]
+        scope = node.get("scope", default_scope)
+        if scope not in ENTITY_KINDS:
+            raise src.error(f"scope must be one of {', '.join(ENTITY_KINDS)}, got {scope!r}", node, "scope")
+        params = {}
+        for key, spec in op.params.items():
+            if key in node:
+                _check_type(src, node, key, node[key], spec.type)
+                if spec.choices and node[key] not in spec.choices:
+                    raise src.error(f"{key} must be one of {', '.join(spec.choices)}, got {node[key]!r}", node, key)
+                params[key] = node[key]
+            elif spec.default is REQUIRED:
+                raise src.error(f"rule {name!r}: op {op_name} needs {key!r}", node)
+            elif spec.default is not None:
+                params[key] = spec.default
+        if op.one_of and sum(k in node for k in op.one_of) != 1:
+            raise src.error(f"rule {name!r}: op {op_name} needs exactly one of {', '.join(op.one_of)}", node)
+        if shape == PAIRS and params.get("per") == "card" and scope != "card":
+            raise src.error(f"rule {name!r}: per: card judges cards; set scope: card", node, "scope")
+        enabled = node.get("enabled", True)
+        _check_type(src, node, "enabled", enabled, bool)
+        names.add(name)
+        if enabled:
+            rules.append(Rule(name, op_name, metric, severity, scope,
+                              str(node.get("summary", METRICS[metric].description)), params,
+                              str(node.get("description", "")), src.where(node)))
+    return RuleSet(tuple(rules), src.name)
+
+
+def find_rules(ref: str) -> Path | None:
+    p = Path(ref)
+    if p.is_file():
+        return p
+    name = f"{p.name.removesuffix('.yaml')}.yaml"
+    for base in (Path("fixtures") / "rules", resources.files("sncheck.fixtures") / "rules"):
+        candidate = base / name
+        if candidate.is_file():
+            return Path(str(candidate))
+    return None
+
+
+def load_rules(ref: str = DEFAULT_RULES) -> RuleSet:
+    path = find_rules(ref)
+    if path is None:
+        raise ConfigError("no such rules file or shipped rules name (shipped: default)", ref)
+    return parse_rules(load_file(path))
+
+
+def load_rules_text(text: str, name: str = "<rules>") -> RuleSet:
+    return parse_rules(load_text(text, name))
+
+
+def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:
+    """Run each rule's op over the rows; findings are merged per culprit later."""
+    out: list[Finding] = []
+    if rows.empty:
+        return out
+    for rule in rules:
+        out.extend(OPS[rule.op].fn(rows, rule, ctx))
+    return out

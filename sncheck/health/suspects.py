@@ -1,0 +1,56 @@
+"""Which cards deserve the stress layer's pairwise narrowing pass.
+
+Not a rule: this only plans more measurements. Groups that failed validation, timed
+out, or ran slow against their peers point at cards; the host x rail grid of the
+stress groups narrows them to where a failing host group crosses a failing rail group.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..topology import Topology
+from .metrics import kind_rows
+
+SLOW_BW_RATIO = 0.8     # a group below 80% of its peer groups' busbw (large sizes)
+SLOW_TIME_RATIO = 2.0   # or above 2x their time (small sizes)
+LARGE_BYTES = 1 << 20
+SMALL_BYTES = 64 << 10
+
+
+def failing_groups(rows: pd.DataFrame) -> dict[str, set[str]]:
+    coll = kind_rows(rows, "collective")
+    if coll.empty:
+        return {"wrong": set(), "slow": set()}
+    coll = coll[coll["group_kind"] != "pair"]
+    wrong = set(coll.loc[coll["wrong"].fillna(0) > 0, "group"])
+    slow = set(coll.loc[coll["status"] != "ok", "group"])
+    ok = coll[coll["status"] == "ok"].copy()
+    if not ok.empty:
+        key = ["collective", "group_kind", "size_bytes"]
+        ok["bw_ratio"] = ok["busbw_GBps"] / ok.groupby(key)["busbw_GBps"].transform("median")
+        ok["t_ratio"] = ok["time_us"] / ok.groupby(key)["time_us"].transform("median")
+        peers = ok.groupby(key)["group"].transform("nunique")
+        large = ok[(ok["size_bytes"] >= LARGE_BYTES) & (peers >= 3)]
+        small = ok[(ok["size_bytes"] <= SMALL_BYTES) & (peers >= 3)]
+        slow |= set(large.groupby("group")["bw_ratio"].median().loc[lambda s: s < SLOW_BW_RATIO].index)
+        slow |= set(small.groupby("group")["t_ratio"].median().loc[lambda s: s > SLOW_TIME_RATIO].index)
+    return {"wrong": wrong, "slow": slow}
+
+
+def suspect_cards(rows: pd.DataFrame, groups: dict[str, tuple[str, ...]], topo: Topology,
+                  limit: int = 64) -> set[str]:
+    out: set[str] = set()
+    for failed in failing_groups(rows).values():
+        hosts = [set(groups[g]) for g in failed if g.startswith("host:") and g in groups]
+        rails = [set(groups[g]) for g in failed if g.startswith("rail:") and g in groups]
+        if hosts and rails:
+            out |= {c for h in hosts for r in rails for c in h & r}
+        elif hosts or rails:
+            out |= set().union(*hosts, *rails)
+        else:
+            out |= {c for g in failed if g in groups for c in groups[g]}
+    if len(out) > limit:  # keep the pass bounded; the grid already pointed at these
+        order = {c.id: i for i, c in enumerate(topo.cards)}
+        return set(sorted(out, key=order.__getitem__)[:limit])
+    return out
