@@ -31,6 +31,7 @@ class Fault:
     target: str
     factor: float | None = None
     probability: float | None = None
+    transient: bool = False  # gone by the time a confirmation retest runs
 
     @property
     def target_kind(self) -> str:
@@ -55,7 +56,7 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
         raise src.error("faults must be a list", root, "faults")
     out = []
     for item in items:
-        item = check_keys(src, item, ("type", "target", "factor", "probability"), "fault",
+        item = check_keys(src, item, ("type", "target", "factor", "probability", "transient"), "fault",
                           required=("type", "target"))
         ftype = item["type"]
         if ftype not in FAULT_TYPES:
@@ -89,7 +90,10 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
                 values[p] = float(v)
             elif p in params:
                 values[p] = params[p]
-        out.append(Fault(ftype, target, values.get("factor"), values.get("probability")))
+        transient = item.get("transient", False)
+        if not isinstance(transient, bool):
+            raise src.error(f"transient must be true or false, got {transient!r}", item, "transient")
+        out.append(Fault(ftype, target, values.get("factor"), values.get("probability"), transient))
     return FaultPlan(tuple(out))
 
 

@@ -35,10 +35,11 @@ class Playbook:
     description: str = ""
     source: str = "<embedded>"
     baseline: str | None = None  # a baseline name or path (sncheck baseline make)
+    confirm: bool = True  # retest quarantined entities before isolate/release
 
 
 def parse_playbook(src: Source) -> Playbook:
-    root = check_keys(src, src.data, ("name", "description", "layers", "gate", "baseline"), "playbook",
+    root = check_keys(src, src.data, ("name", "description", "layers", "gate", "baseline", "confirm"), "playbook",
                       required=("layers",))
     layers_node = root["layers"]
     if not isinstance(layers_node, list) or not layers_node:
@@ -88,7 +89,10 @@ def parse_playbook(src: Source) -> Playbook:
     baseline = root.get("baseline")
     if baseline is not None and not isinstance(baseline, str):
         raise src.error("baseline must be the name or path of a baseline file", root, "baseline")
-    return Playbook(str(name), tuple(layers), gate, str(root.get("description", "")), src.name, baseline)
+    confirm = root.get("confirm", True)
+    if not isinstance(confirm, bool):
+        raise src.error(f"confirm must be true or false, got {confirm!r}", root, "confirm")
+    return Playbook(str(name), tuple(layers), gate, str(root.get("description", "")), src.name, baseline, confirm)
 
 
 def find_playbook(ref: str) -> Path | None:

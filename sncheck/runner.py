@@ -17,10 +17,12 @@ from .errors import HarnessError
 from .faults import FaultPlan, load_faults
 from .health.baseline import load_baseline
 from .health.findings import Finding, IsolationEntry, merge_findings, severity_rank
+from .health.policy import decide_entry, is_repeat_offender
 from .health.rules import load_rules
 from .inventory import Inventory
 from .layers import connectivity, golden, stress
 from .layers.base import LayerContext
+from .layers.confirm import confirm
 from .playbook import Playbook
 from .report import DEFAULT_FILENAMES, get_renderer
 from .store import RunStore, default_out_dir, new_run_id
@@ -28,6 +30,10 @@ from .topology import Topology
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
+
+
+def _never_released(entity: str) -> datetime | None:
+    return None
 
 
 @dataclass
@@ -42,6 +48,7 @@ class RunOptions:
     template_dirs: tuple[str, ...] = ()
     rules: str = "default"
     baseline: str | None = None
+    released_at: Callable[[str], datetime | None] = _never_released  # from the state store
 
 
 @dataclass
@@ -114,13 +121,17 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             raw.extend(found)
             entry["verdict"] = layer_verdict(found, gate)
             store.write_results(results)  # a partial results.json after each layer
+        findings = merge_findings(raw)
+        ctx = LayerContext(topo, backend, store.emit, design, {}, progress, rules=rules,
+                           rows=store.rows, reference=references.get("golden"), baseline=baseline)
+        results["isolation"] = [e.to_dict() for e in isolation_steps(
+            findings, ctx, confirm_enabled=playbook.confirm and "error" not in results,
+            released_at=opts.released_at, now=datetime.now(timezone.utc))]
+        results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
     finally:
         backend.close()
         store.close()
 
-    findings = merge_findings(raw)
-    results["findings"] = [f.to_dict() for f in findings]
-    results["isolation"] = [e.to_dict() for e in quarantine(findings, gate)]
     verdicts = [layer["verdict"] for layer in results["layers"]]
     if "error" in results or "error" in verdicts:
         results["verdict"] = "error"
@@ -141,17 +152,26 @@ def layer_verdict(findings: list[Finding], gate: str) -> str:
     return "pass"
 
 
-def quarantine(findings: list[Finding], gate: str) -> list[IsolationEntry]:
-    """Quarantine at the first anomaly (DESIGN.md); confirmation decides later.
-
-    Only dry-run entries here: nothing is applied without ``--apply``.
-    """
-    out = []
-    for f in findings:
-        if severity_rank(f.severity) >= severity_rank("warning"):
-            out.append(IsolationEntry(f.entity, f.entity_kind, "quarantine",
-                                      f"{f.rule}: {f.message}", applied=False, rule=f.rule))
-    return out
+def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
+                    released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationEntry]:
+    """Quarantine at the first anomaly, confirm with a targeted retest, then isolate or
+    release (DESIGN.md). A repeat offender is isolated without a retest. Nothing here is
+    applied: entries are dry runs until ``sncheck isolate --apply``."""
+    suspects = [f for f in findings if severity_rank(f.severity) >= severity_rank("warning")]
+    steps = [IsolationEntry(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
+             for f in suspects]
+    history = {f.entity: released_at(f.entity) for f in suspects}
+    to_retest = [f for f in suspects if not is_repeat_offender(history[f.entity], now)]
+    confirmed: dict[str, bool] = {}
+    if confirm_enabled and to_retest:
+        ctx.progress(f"confirm: {len(to_retest)} quarantined entities, retesting with known-good peers")
+        ctx.backend.begin_confirmation()
+        confirmed = confirm(ctx, to_retest)
+    for f, q in zip(suspects, list(steps)):
+        if f.entity in confirmed or is_repeat_offender(history[f.entity], now):
+            f.evidence["confirmed"] = confirmed.get(f.entity)
+            steps.append(decide_entry(q, confirmed.get(f.entity), history[f.entity], now))
+    return steps
 
 
 def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:

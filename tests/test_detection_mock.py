@@ -32,6 +32,7 @@ FAULTS = {
 
 
 def run(tmp_path, faults: list[str], seed: int, playbook=GATE):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     plan = tmp_path / "faults.yaml"
     plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
     outcome = execute(playbook, DEMO, RunOptions(backend="mock", faults=str(plan), seed=seed,
@@ -46,8 +47,9 @@ def test_each_fault_alone(tmp_path, name, seed):
     outcome, found = run(tmp_path, [line], seed)
     assert found == {culprit}, outcome.results["findings"]
     assert outcome.exit_code == 1 and outcome.results["verdict"] == "fail"
-    assert [i["entity"] for i in outcome.results["isolation"]] == [culprit[0]]
-    assert all(i["action"] == "quarantine" and i["applied"] is False for i in outcome.results["isolation"])
+    steps = [(i["entity"], i["action"]) for i in outcome.results["isolation"]]
+    assert steps == [(culprit[0], "quarantine"), (culprit[0], "isolate")]  # confirmed by the retest
+    assert all(i["applied"] is False for i in outcome.results["isolation"])
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
@@ -84,3 +86,20 @@ def test_whole_host_slow_is_the_host(tmp_path):
     lines = [f"{{type: slow_card, target: node004/gpu{i}, factor: 0.5}}" for i in range(4)]
     _, found = run(tmp_path, lines, 1)
     assert found == {("node004", "host")}
+
+
+def test_transient_jitter_is_released_and_persistent_slow_card_isolated(tmp_path):
+    outcome, found = run(tmp_path, [
+        "{type: jittery_card, target: node005/gpu0, probability: 0.2, factor: 10, transient: true}",
+        "{type: slow_card, target: node003/gpu2, factor: 0.85}"], 2)
+    assert found == {("node005/gpu0", "card"), ("node003/gpu2", "card")}
+    final = {i["entity"]: i["action"] for i in outcome.results["isolation"] if i["action"] != "quarantine"}
+    assert final == {"node005/gpu0": "release", "node003/gpu2": "isolate"}
+    confirmed = {f["entity"]: f["evidence"]["confirmed"] for f in outcome.results["findings"]}
+    assert confirmed == {"node005/gpu0": False, "node003/gpu2": True}
+
+
+def test_faint_slow_card_is_found(tmp_path):
+    for seed in (1, 2, 3):
+        _, found = run(tmp_path / str(seed), ["{type: slow_card, target: node013/gpu1, factor: 0.9}"], seed)
+        assert found == {("node013/gpu1", "card")}

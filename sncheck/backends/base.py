@@ -56,5 +56,8 @@ class Backend(ABC):
     @abstractmethod
     def golden(self, plan: GoldenPlan, emit: Emit) -> None: ...
 
+    def begin_confirmation(self) -> None:
+        """Called before confirmation retests; a simulator ends its transient faults here."""
+
     def close(self) -> None:
         """Release processes and connections; safe to call twice."""

@@ -71,6 +71,14 @@ class MockBackend(Backend):
             raise ConfigError("the mock backend needs design values (design.scale_up, and "
                               "design.scale_out for several supernodes) in the inventory",
                               inv.source)
+        self._act(self.faults.faults)
+
+    def begin_confirmation(self) -> None:
+        """Transient faults have passed by the time the retest runs."""
+        self._act([f for f in self.faults.faults if not f.transient])
+
+    def _act(self, faults) -> None:
+        """Turn faults into the simulator's state (replacing what was there)."""
         self.speed: dict[str, float] = {}
         self.lat_mult: dict[str, float] = {}
         self.jitter: dict[str, tuple[float, float]] = {}
@@ -79,7 +87,7 @@ class MockBackend(Backend):
         self.link_factor: dict[str, float] = {}
         self.dead: set[str] = set()
         self.down: set[str] = set()
-        for f in self.faults.faults:
+        for f in faults:
             if f.type == "slow_card":
                 self.speed[f.target] = f.factor
             elif f.type == "high_latency_card":
