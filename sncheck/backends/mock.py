@@ -20,7 +20,8 @@ The cost model (published; README "Mock backend cost model"):
   validation of its collectives fail. ``down_host``: unreachable, nothing runs there.
 * Golden: ``loss(t) = 1.2 + 3.6 exp(-t / 15)`` with 0.5% noise; with a ``diverge`` card
   taking part the loss grows by 25% a step from step 10 on, to inf. Step time is
-  ``50 ms / min(s)`` of compute plus a ring all-reduce of 100 MB of gradients.
+  ``50 ms / min(s)`` of compute plus a ring all-reduce of 100 MB of gradients (over a
+  dead link the ring falls back to PCIe at 25 GB/s).
 
 Detection never sees any of this; it only sees the rows.
 """
@@ -41,6 +42,7 @@ BASE_SKEW_US = 2.0
 COMPUTE_US = 50.0
 GOLDEN_COMPUTE_S = 0.05
 GOLDEN_GRAD_BYTES = 100e6
+PCIE_FALLBACK_GBPS = 25.0
 DTYPE_BYTES = 4
 
 
@@ -309,6 +311,7 @@ class MockBackend(Backend):
             rng = np.random.default_rng([plan.seed, self.seed, len(group.members)])
             losses = golden_loss_curve(plan.steps, rng, bool(self.diverge & set(group.members)))
             alpha, bw = self._group_model(group.members, "all_reduce") if len(group.members) > 1 else (0.0, 0.0)
+            bw = max(bw, PCIE_FALLBACK_GBPS)  # a dead NVLink: the ring falls back to PCIe
             p = len(group.members)
             comm = 0.0 if p == 1 else (2 * (p - 1) * alpha + 2 * ((p - 1) / p) * GOLDEN_GRAD_BYTES * 1e-3 / max(bw, 1e-9)) * 1e-6
             compute = GOLDEN_COMPUTE_S / min(self.speed.get(m, 1.0) for m in group.members)

@@ -45,8 +45,8 @@ class IsolationEntry:
 def merge_findings(findings: list[Finding]) -> list[Finding]:
     """One finding per culprit: the most severe stays, the others become its evidence.
 
-    Also folds a host-level symptom into a card finding on that host (a slow golden
-    step on a host whose card is already named is that card's symptom, not the host's),
+    Also folds a host-level symptom into a card or link finding on that host (a slow
+    golden step on a host whose card is already named is that card's symptom),
     card findings into their host's finding, link findings into a culprit at either end,
     and drops card and link symptoms of an unreachable host.
     """
@@ -59,10 +59,11 @@ def merge_findings(findings: list[Finding]) -> list[Finding]:
             main.evidence.setdefault("related", []).append(_brief(f))
     unreachable = {f.entity for f in by_entity.values()
                    if f.entity_kind == "host" and f.rule == "host-unreachable"}
-    card_hosts: dict[str, Finding] = {}
+    card_hosts: dict[str, Finding] = {}  # host -> a card or link culprit on it
     for f in by_entity.values():
-        if f.entity_kind == "card":
-            card_hosts.setdefault(f.entity.rsplit("/", 1)[0], f)
+        if f.entity_kind in ("card", "link"):
+            for end in f.entity.split("<->"):
+                card_hosts.setdefault(end.rsplit("/", 1)[0], f)
     host_culprits = {f.entity: f for f in by_entity.values()
                      if f.entity_kind == "host" and f.rule not in FOLDABLE_HOST_RULES}
     out = []

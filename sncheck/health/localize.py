@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..topology import Topology
+from ..topology import Topology, host_of
 
 CARD_BAD_SHARE = 0.5   # a card is the culprit when at least half of its pairs are bad
 CARD_MIN_BAD = 2       # ... and at least two of them, so one bad link never names a card
@@ -33,28 +33,26 @@ def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: set[str] = froz
     """
     if cells.empty:
         return []
-    ends = pd.concat([
-        cells[["src", "bad"]].rename(columns={"src": "card"}),
-        cells[["dst", "bad"]].rename(columns={"dst": "card"}),
-    ])
-    per_card = ends.groupby("card")["bad"].agg(["sum", "count"])
-    bad_cards = set(per_card.index[(per_card["sum"] >= CARD_MIN_BAD)
-                                   & (per_card["sum"] >= CARD_BAD_SHARE * per_card["count"])])
-    bad_cards |= set(flagged_cards) & set(per_card.index)
-    if not bad_cards and not cells["bad"].any():
+    # Hash counts (value_counts), not sorts: a fleet has millions of pairs.
+    n_tested = pd.concat([cells["src"], cells["dst"]], ignore_index=True).value_counts().to_dict()
+    bad = cells[cells["bad"].to_numpy(bool)]
+    n_bad = pd.concat([bad["src"], bad["dst"]], ignore_index=True).value_counts().to_dict()
+    bad_cards = {c for c, b in n_bad.items() if b >= CARD_MIN_BAD and b >= CARD_BAD_SHARE * n_tested[c]}
+    bad_cards |= set(flagged_cards) & n_tested.keys()
+    if not bad_cards and not n_bad:
         return []
 
     culprits: list[Culprit] = []
     explained: set[str] = set()
     cards_left = set(bad_cards)
 
+    # Only hosts with a bad card can be bad hosts; only supernodes with a bad host, bad.
     bad_hosts = set()
-    for host in topo.hosts:
+    for host in {host_of(c) for c in bad_cards}:
         mine = set(topo.cards_of_host(host))
-        tested = mine & set(per_card.index)
-        if len(mine) >= 2 and tested == mine and mine <= bad_cards:
+        if len(mine) >= 2 and mine <= n_tested.keys() and mine <= bad_cards:
             bad_hosts.add(host)
-    for sn in topo.supernode_names:
+    for sn in sorted({topo.supernode_of_host(h) for h in bad_hosts}):
         hosts = [h for h in topo.hosts if topo.supernode_of_host(h) == sn]
         if len(hosts) >= 2 and set(hosts) <= bad_hosts:
             sn_cards = set(topo.cards_of_supernode(sn))

@@ -12,7 +12,7 @@ A metric is a pure function ``(rows, ctx) -> DataFrame``. Two shapes:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -32,6 +32,17 @@ class DetectContext:
     baseline: dict | None = None    # from `sncheck baseline make`
     large_bytes: int = 1 << 20      # from here busbw is bandwidth-bound
     small_bytes: int = 64 << 10     # up to here time is latency-bound
+    # Metric frames shared by the rules of one evaluation (rules.evaluate turns it on).
+    cache: dict | None = field(default=None, repr=False)
+
+    def metric(self, name: str, rows: pd.DataFrame) -> pd.DataFrame:
+        """A metric's frame; computed once per evaluation when several rules share it."""
+        if self.cache is None:
+            return METRICS[name].fn(rows, self)
+        key = (name, id(rows))
+        if key not in self.cache:
+            self.cache[key] = METRICS[name].fn(rows, self)
+        return self.cache[key]
 
 
 @dataclass(frozen=True)
@@ -55,37 +66,50 @@ def _design(ctx: DetectContext, tier: str, attr: str) -> float:
     return getattr(d, attr) if d else math.nan
 
 
-def _p2p(rows: pd.DataFrame) -> pd.DataFrame:
+def _design_column(p: pd.DataFrame, ctx: DetectContext, attr: str) -> pd.Series:
+    return p["tier"].map({t: _design(ctx, t, attr) for t in p["tier"].unique()}).astype(float)
+
+
+def _p2p(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """The p2p rows once per evaluation, ids as categoricals (a fleet has millions)."""
+    key = ("_p2p", id(rows))
+    if ctx.cache is not None and key in ctx.cache:
+        return ctx.cache[key].copy()
     p = kind_rows(rows, "p2p")
     if p.empty:
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
     p = p[p["status"] != "unreachable"].copy()  # an unreachable host is the host's finding
     p["failed"] = p["status"] != "ok"
-    return p
+    cards = pd.CategoricalDtype(pd.unique(pd.concat([p["src"], p["dst"]], ignore_index=True)))
+    p["src"], p["dst"] = p["src"].astype(cards), p["dst"].astype(cards)
+    p["tier"] = p["tier"].astype("category")  # (links are unique per row: left as they are)
+    if ctx.cache is not None:
+        ctx.cache[key] = p
+    return p.copy()
 
 
 def p2p_bandwidth(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    p = _p2p(rows)
+    p = _p2p(rows, ctx)
     if p.empty:
         return p
     p["value"] = p[["bw_GBps", "bw_rev_GBps"]].astype(float).min(axis=1, skipna=True)
-    p["design"] = p["tier"].map(lambda t: _design(ctx, t, "bandwidth_GBps"))
+    p["design"] = _design_column(p, ctx, "bandwidth_GBps")
     return p[["src", "dst", "link", "tier", "value", "failed", "design", "status"]]
 
 
 def p2p_latency(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    p = _p2p(rows)
+    p = _p2p(rows, ctx)
     if p.empty:
         return p
     p = p[~p["failed"]].copy()
     p["value"] = p["lat_us"].astype(float)
-    p["design"] = p["tier"].map(lambda t: _design(ctx, t, "latency_us"))
+    p["design"] = _design_column(p, ctx, "latency_us")
     return p[["src", "dst", "link", "tier", "value", "failed", "design"]]
 
 
 def p2p_latency_tail(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     """p99 over median of the same pair's ping-pongs: spikes, not a steady slowness."""
-    p = _p2p(rows)
+    p = _p2p(rows, ctx)
     if p.empty or "lat_p99_us" not in p or p["lat_p99_us"].isna().all():
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
     p = p[~p["failed"]].copy()
@@ -94,7 +118,7 @@ def p2p_latency_tail(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
 
 
 def p2p_checksum_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    p = _p2p(rows)
+    p = _p2p(rows, ctx)
     if p.empty or "checksum_ok" not in p:
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
     p = p[~p["failed"] & p["checksum_ok"].notna()].copy()

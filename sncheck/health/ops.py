@@ -118,7 +118,7 @@ def entity_findings(frame: pd.DataFrame, bad: pd.Series, rule: "Rule", expected=
 
 # ------------------------------------------------------------------------------- the ops
 def ratio_to_design(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    cells = METRICS[rule.metric].fn(rows, ctx)
+    cells = ctx.metric(rule.metric, rows)
     if cells.empty or "design" not in cells or cells["design"].isna().all():
         return []
     bad = cells["failed"] | _compare(cells["value"] / cells["design"], rule)
@@ -127,7 +127,7 @@ def ratio_to_design(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> lis
 
 def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
     metric = METRICS[rule.metric]
-    frame = metric.fn(rows, ctx)
+    frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
     method, per = rule.params["method"], rule.params["per"]
@@ -166,7 +166,7 @@ def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
     """Below a fraction of a stored baseline (per tier, or per card where the baseline
     keeps one: a card judged against its own history)."""
     base = (ctx.baseline or {}).get("metrics", {}).get(rule.metric)
-    cells = METRICS[rule.metric].fn(rows, ctx)
+    cells = ctx.metric(rule.metric, rows)
     if not base or cells.empty:
         return []
     if rule.params["key"] == "card" and base.get("card"):
@@ -179,7 +179,7 @@ def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
 
 
 def counter_nonzero(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    frame = METRICS[rule.metric].fn(rows, ctx)
+    frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
     bad = frame["value"].fillna(0) > 0
@@ -189,7 +189,7 @@ def counter_nonzero(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> lis
 
 
 def threshold(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    frame = METRICS[rule.metric].fn(rows, ctx)
+    frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
     bad = _compare(frame["value"].astype(float), rule)
@@ -199,7 +199,7 @@ def threshold(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Find
 
 
 def missing_op(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    frame = METRICS[rule.metric].fn(rows, ctx)
+    frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
     statuses = set(rule.params["statuses"])
@@ -223,7 +223,7 @@ def golden_band(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Fi
     the card whose own run diverged."""
     if not ctx.reference:
         return []
-    verdicts = golden_verdicts(METRICS[rule.metric].fn(rows, ctx), ctx.reference)
+    verdicts = golden_verdicts(ctx.metric(rule.metric, rows), ctx.reference)
     solo_bad = {v.group.removeprefix("card:"): v for v in verdicts.itertuples() if v.stage == "solo" and not v.ok}
     solo_ran = {v.group.removeprefix("card:") for v in verdicts.itertuples() if v.stage == "solo"}
     out = []

@@ -155,6 +155,10 @@ def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[
     out: list[Finding] = []
     if rows.empty:
         return out
-    for rule in rules:
-        out.extend(OPS[rule.op].fn(rows, rule, ctx))
+    ctx.cache = {}
+    try:
+        for rule in rules:
+            out.extend(OPS[rule.op].fn(rows, rule, ctx))
+    finally:
+        ctx.cache = None
     return out
