@@ -1,0 +1,262 @@
+"""Host fact checks (sncheck.probes.hostfacts) on real captured tool output, no SSH."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from sncheck.probes import hostfacts as hf
+from sncheck.probes.ibstat import parse_ibstatus
+from sncheck.probes.parsers import strip_source_header
+from sncheck.transport import build_command
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+HOST = "node7"
+
+
+def real(rel: str) -> str:
+    return strip_source_header((REAL / rel).read_text(encoding="utf-8"))
+
+
+def run(command: str, text: str, cards: int = 8, exit_code: int | None = 0, **kw) -> dict[str, dict]:
+    rows = hf.evaluate(HOST, hf.COMMANDS[command], hf.Expect(cards), exit_code=exit_code, stdout=text, **kw)
+    assert all(r["kind"] == "host_fact" and r["host"] == HOST for r in rows)
+    return {r["fact"]: r for r in rows}
+
+
+# --------------------------------------------------------------------------- nvlink
+
+def test_nvlink_all_links_inactive_fails() -> None:
+    r = run("nvlink_status", real("nvidia-smi-nvlink/02_status_a100_all_links_inactive_error.txt"))["nvlink"]
+    assert (r["ok"], r["status"], r["value"], r["tool"]) == (False, "ok", 0, "nvidia-smi")
+    assert "GPU 6: NVML: Unable to retrieve NVLink information as all links are inactive" in r["message"]
+    assert r["message"].startswith(f"{HOST}: ")
+
+
+@pytest.mark.parametrize(("rel", "up"), [("01_status_a100_1gpu_12links_25GBs.txt", 12),
+                                         ("03_status_p4de_a100_gpu0_only.txt", 12),
+                                         ("05_status_a100_8gpu_12links_25GBs.txt", 96)])
+def test_nvlink_healthy(rel: str, up: int) -> None:
+    r = run("nvlink_status", real(f"nvidia-smi-nvlink/{rel}"))["nvlink"]
+    assert (r["ok"], r["value"], r["expected"]) == (True, up, up)
+    assert "at 25 GB/s" in r["message"]
+
+
+def test_nvlink_one_inactive_or_slow_link_fails() -> None:
+    text = real("nvidia-smi-nvlink/05_status_a100_8gpu_12links_25GBs.txt")
+    lines = text.splitlines()
+    gpu3 = lines.index(next(ln for ln in lines if ln.startswith("GPU 3:")))
+    lines[gpu3 + 5] = "         Link 4: <inactive>"
+    lines[gpu3 + 8] = "         Link 7: 12.5 GB/s"
+    r = run("nvlink_status", "\n".join(lines))["nvlink"]
+    assert (r["ok"], r["value"], r["expected"]) == (False, 95, 96)
+    assert "GPU 3 link 4 inactive" in r["message"]
+    assert "GPU 3 link 7 at 12.5 GB/s (others 25 GB/s)" in r["message"]
+
+
+def test_no_nvlink_at_all_passes_with_a_message() -> None:
+    r = run("nvlink_status", real("nvidia-smi-nvlink/06_status_a10_no_nvlink.txt"))["nvlink"]
+    assert (r["ok"], r["value"]) == (True, 0)
+    assert "no NVLink reported" in r["message"]
+
+
+def test_nvlink_error_counters() -> None:
+    text = real("nvidia-smi-nvlink/04_errors_h100_18links_elided.txt")
+    r = run("nvlink_errors", text)["nvlink_errors"]
+    assert (r["ok"], r["value"], r["expected"]) == (True, 0, 0)
+    bad = text.replace("Link 17: CRC Errors: 0", "Link 17: CRC Errors: 42")
+    r = run("nvlink_errors", bad)["nvlink_errors"]
+    assert (r["ok"], r["value"]) == (False, 42)
+    assert "GPU 0 link 17 crc_errors=42" in r["message"]
+
+
+# --------------------------------------------------------------------------- nvidia-smi -q
+
+def test_q_remap_pending_fails() -> None:
+    facts = run("query", real("nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt"))
+    remap = facts["remapped_rows"]
+    assert (remap["ok"], remap["value"]) == (False, 1)
+    assert "00000000:10:1C.0: row remap pending" in remap["message"]
+    # 177 correctable DRAM errors are reported, not judged.
+    assert facts["ecc"]["ok"] is True and "177 correctable" in facts["ecc"]["message"]
+    # The capture lists 1 of 8 attached GPUs: the report itself is incomplete.
+    assert (facts["gpu_report"]["ok"], facts["gpu_report"]["value"], facts["gpu_report"]["expected"]) == (False, 1, 8)
+
+
+def test_q_remapped_rows_uncorrectable_pending_fails() -> None:
+    facts = run("query", real("nvidia-smi-q/06_535.129.03_a10_remapped_rows_uncorrectable4_pending_yes.txt"), cards=1)
+    assert facts["remapped_rows"]["ok"] is False
+    assert "4 uncorrectable" in facts["remapped_rows"]["message"]
+    assert all(facts[f]["ok"] for f in ("gpu_report", "pcie_width", "pcie_gen", "ecc", "clock_reasons"))
+
+
+def test_q_hw_slowdown_and_power_brake_fail() -> None:
+    facts = run("query", real("nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt"))
+    clocks = facts["clock_reasons"]
+    assert (clocks["ok"], clocks["value"], clocks["expected"]) == (False, 8, 0)
+    assert "GPU 00000000:19:00.0: HW Slowdown, HW Power Brake Slowdown active" in clocks["message"]
+    healthy = ("gpu_report", "pcie_width", "pcie_gen", "ecc", "remapped_rows", "retired_pages")
+    assert {f: facts[f]["ok"] for f in healthy} == dict.fromkeys(healthy, True)
+    assert (facts["pcie_gen"]["value"], facts["pcie_gen"]["expected"]) == (5, 5)
+
+
+def test_q_sw_power_cap_idle_and_gen_downshift_are_benign() -> None:
+    facts = run("query", real("nvidia-smi-q/08_535.154.05_8xRTX4090_sw_power_cap_ecc_disabled.txt"))
+    assert all(r["ok"] for r in facts.values()), [r["message"] for r in facts.values() if not r["ok"]]
+    gen = facts["pcie_gen"]
+    assert (gen["value"], gen["expected"]) == (1, 4)
+    assert "GPU 00000000:01:00.0: gen 1 of 4" in gen["message"] and "not judged" in gen["message"]
+    assert facts["clock_reasons"]["message"].endswith("8/8 GPUs fine")
+
+
+def test_q_pcie_width_downshift_fails_gen_does_not() -> None:
+    text = real("nvidia-smi-q/07_560.35.03_titanv_1gpu_pcie_gen1_of_3_ecc_na.txt")
+    facts = run("query", text, cards=1)
+    assert facts["pcie_width"]["ok"] is True and facts["pcie_gen"]["ok"] is True
+    width = "            Link Width\n                Max                       : 16x\n"
+    assert width + "                Current                   : 16x" in text
+    narrow = text.replace(width + "                Current                   : 16x",
+                          width + "                Current                   : 8x")
+    assert narrow != text
+    facts = run("query", narrow, cards=1)
+    assert facts["pcie_width"]["ok"] is False
+    assert "PCIe x8 of x16" in facts["pcie_width"]["message"]
+
+
+def test_q_sections_missing_are_not_reported_not_failed() -> None:
+    facts = run("query", real("nvidia-smi-q/01_q_d_page_retirement_8gpu_a100_clean.txt"))
+    assert facts["retired_pages"]["ok"] is True and facts["retired_pages"]["value"] == 0
+    for fact in ("pcie_width", "ecc", "remapped_rows", "clock_reasons"):
+        assert facts[fact]["value"] is None and "not reported" in facts[fact]["message"]
+
+
+def test_q_retired_pages_pending_fails() -> None:
+    text = real("nvidia-smi-q/01_q_d_page_retirement_8gpu_a100_clean.txt")
+    assert "Pending Page Blacklist" in text
+    lines = text.splitlines()
+    first = next(i for i, ln in enumerate(lines) if "Pending Page Blacklist" in ln)
+    lines[first] = lines[first].replace(": No", ": Yes")
+    facts = run("query", "\n".join(lines))
+    assert facts["retired_pages"]["ok"] is False
+    assert "00000001:00:00.0: page retirement pending" in facts["retired_pages"]["message"]
+
+
+# --------------------------------------------------------------------------- ibstat, dcgmi
+
+def test_ibpanic_fails() -> None:
+    r = run("ibstat", real("ib/03_ibstat_a100_azure_8xIB200_ibpanic_error.txt"))["ib_ports"]
+    assert (r["ok"], r["value"], r["expected"], r["tool"]) == (False, 8, 8, "ibstat")
+    assert "ibpanic:" in r["message"] and "mlx5_8" in r["message"]
+
+
+@pytest.mark.parametrize(("rel", "ports"), [("04_ibstat_h100_roce_12CA_all_active_eth.txt", 12),
+                                            ("06_ibstat_2CA_cx6dx_roce_100g_space_indented.txt", 2)])
+def test_ib_all_active(rel: str, ports: int) -> None:
+    r = run("ibstat", real(f"ib/{rel}"))["ib_ports"]
+    assert (r["ok"], r["value"], r["expected"]) == (True, ports, ports)
+
+
+def test_ib_mixed_adapters_keep_their_own_rates() -> None:
+    # 8 HDR InfiniBand ports at 200 and one 40G Ethernet port: different link layers.
+    rows = hf.check_ib_ports(HOST, parse_ibstatus(real("ib/05_ibstatus_a100_azure_8xHDR.txt")), hf.Expect(8))
+    assert rows[0]["ok"] is True and rows[0]["value"] == 9
+
+
+def test_ib_port_down_or_slow_fails() -> None:
+    text = real("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt")
+    blocks = {b.split("'", 1)[0]: b for b in text.split("CA '")[1:]}
+    blocks["mlx5_10"] = blocks["mlx5_10"].replace("State: Active", "State: Down").replace(
+        "Physical state: LinkUp", "Physical state: Polling")
+    blocks["mlx5_11"] = blocks["mlx5_11"].replace("Rate: 400", "Rate: 200")
+    r = run("ibstat", "".join("CA '" + b for b in blocks.values()))["ib_ports"]
+    assert (r["ok"], r["value"], r["expected"]) == (False, 11, 12)
+    assert "mlx5_10 port 1 Down/Polling" in r["message"]
+    assert "mlx5_11 port 1 at 200 Gb/s (same adapters run 400 Gb/s)" in r["message"]
+    assert "mlx5_1 " not in r["message"]  # a 100G adapter model (MT4125), not a slow 400G one
+
+
+@pytest.mark.parametrize(("rel", "ok", "result"), [
+    ("01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt", True, "Pass"),
+    ("02_r3_fragment_deployment_error_row_remap_pending.txt", False, "Fail"),
+    ("03_r2_fragment_gpu_memory_fail_gpu0_thermal_warning.txt", False, "Fail"),
+    ("04_r3_json_1gpu_pass_eud_skip.json.txt", True, "Pass"),
+])
+def test_dcgmi(rel: str, ok: bool, result: str) -> None:
+    r = run("dcgmi_diag", real(f"dcgmi-diag/{rel}"))["dcgmi_diag"]
+    assert (r["ok"], r["value"], r["expected"], r["tool"]) == (ok, result, "Pass", "dcgmi")
+    if rel.startswith("03"):
+        assert "GPU Memory" in r["message"] and "Thermal violations" in r["message"]
+    if rel.startswith("02"):
+        assert "row remappings are pending" in r["message"]
+
+
+# --------------------------------------------------------------------------- card count, topology
+
+# No real capture of --query-gpu exists; these lines follow `nvidia-smi --query-gpu=...
+# --format=csv,noheader` for two GPUs of the RTX 4090 -q capture (08), fields in the order
+# of nvidia_smi.QUERY_GPU_FIELDS.
+CSV = ("0, NVIDIA GeForce RTX 4090, GPU-1c6f4e1e-6ba6-ba5d-2e3f-1bd2bb0a1fd3, 00000000:01:00.0, 24564 MiB, "
+       "535.154.05, 1, 4, 16, 16, 34, 21.57 W, [N/A]\n"
+       "1, NVIDIA GeForce RTX 4090, GPU-7a0b2a44-8c1d-5a32-0e3b-2a5c0c3d6e41, 00000000:23:00.0, 24564 MiB, "
+       "535.154.05, 4, 4, 16, 16, 41, 49.88 W, [N/A]\n")
+
+
+def test_card_count() -> None:
+    assert run("query_gpu", CSV, cards=2)["card_count"]["ok"] is True
+    r = run("query_gpu", CSV, cards=4)["card_count"]
+    assert (r["ok"], r["value"], r["expected"]) == (False, 2, 4)
+    assert "2 GPUs found, inventory says 4 (NVIDIA GeForce RTX 4090)" in r["message"]
+    r = run("query_gpu", "No devices were found\n", cards=4, exit_code=6)["card_count"]
+    assert (r["ok"], r["status"], r["value"]) == (False, "ok", 0)
+    assert "No devices were found" in r["message"]
+
+
+def test_topology_is_recorded() -> None:
+    r = run("topo", real("nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt"))["gpu_topology"]
+    assert (r["ok"], r["value"]) == (True, {"NV18": 28})
+
+
+# --------------------------------------------------------------------------- failures
+
+def test_missing_tool_is_a_failed_fact_naming_the_tool() -> None:
+    rows = hf.evaluate(HOST, hf.COMMANDS["query"], hf.Expect(8), exit_code=127, stdout="",
+                       stderr="bash: line 1: nvidia-smi: command not found")
+    assert [r["fact"] for r in rows] == list(hf.COMMANDS["query"].facts)
+    assert {(r["ok"], r["status"], r["tool"]) for r in rows} == {(False, "missing_tool", "nvidia-smi")}
+    assert "node7: nvidia-smi not found on the PATH (exit 127): cannot check ecc" in [r["message"] for r in rows]
+    ib = run("ibstat", "", exit_code=127)["ib_ports"]
+    assert (ib["status"], ib["tool"]) == ("missing_tool", "ibstat")
+
+
+def test_timeout_names_the_command() -> None:
+    r = run("dcgmi_diag", "partial", exit_code=None, timed_out=True, duration=2.04)["dcgmi_diag"]
+    assert (r["ok"], r["status"]) == (False, "timeout")
+    assert r["message"] == "node7: `dcgmi diag -r 1` timed out after 2.0s and was killed: cannot check dcgmi_diag"
+
+
+def test_garbage_is_parse_failed_or_error() -> None:
+    r = run("ibstat", "Segmentation fault\n")["ib_ports"]
+    assert (r["ok"], r["status"], r["tool"]) == (False, "parse_failed", "ibstat")
+    assert "cannot parse ibstat output" in r["message"]
+    r = run("query", "garbage", exit_code=9, stderr="libnvidia-ml.so: cannot open")["ecc"]
+    assert (r["ok"], r["status"]) == (False, "error")
+    assert "failed with exit 9: libnvidia-ml.so: cannot open" in r["message"]
+
+
+def test_clean_output_with_a_failing_exit_is_not_trusted() -> None:
+    text = real("ib/06_ibstat_2CA_cx6dx_roce_100g_space_indented.txt")
+    r = run("ibstat", text, exit_code=1, stderr="ibwarn: something")["ib_ports"]
+    assert r["ok"] is False and "exit 1: ibwarn: something" in r["message"]
+
+
+def test_registry_is_consistent_and_quotable() -> None:
+    produced = [f for c in hf.COMMANDS.values() for f in c.facts]
+    assert len(produced) == len(set(produced))
+    assert set(produced) | {"reachable"} == set(hf.FACTS)
+    for name, cmd in hf.COMMANDS.items():
+        assert name == cmd.name and all(isinstance(a, str) for a in cmd.argv)
+        assert hf.FACTS[cmd.facts[0]][0] == name
+        build_command(list(cmd.argv))
+    assert dataclasses.is_dataclass(hf.Expect)
