@@ -74,6 +74,12 @@ def run_options(fn):
         click.option("--known-hosts", type=click.Path(dir_okay=False), help="SSH: known_hosts file (default ~/.ssh/known_hosts)."),
         click.option("--accept-new-host-keys", is_flag=True,
                      help="SSH: record keys of hosts never seen before (a changed key is always refused)."),
+        click.option("--state-dir", type=click.Path(file_okay=False),
+                     help="Record the run and its isolation steps in this state store (SQLite) "
+                          "and apply actions from it; repeat offenders are isolated at once."),
+        click.option("--via", multiple=True, type=click.Choice(["hostfile", "cuda_visible_devices", "slurm", "kubernetes"]),
+                     help="With --state-dir: isolation actions (default hostfile and cuda_visible_devices)."),
+        click.option("--apply", is_flag=True, help="With --state-dir: execute the actions (default: dry run)."),
         click.option("-q", "--quiet", is_flag=True, help="No progress on stderr."),
         click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout."),
     ]
@@ -92,7 +98,7 @@ def _inventory(path: str | None, cards: int | None) -> Inventory:
 
 def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gate, cards,
              dist_backend, duration, formats, template_dirs, rules_ref, baseline_ref, forks, ssh_config,
-             known_hosts, accept_new_host_keys, quiet, as_json) -> None:
+             known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json) -> None:
     inventory = _inventory(inventory_path, cards)
     if duration is not None:
         from dataclasses import replace
@@ -113,8 +119,23 @@ def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gat
                       backend_options=backend_options, report_formats=report_formats,
                       template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref)
 
+    if apply and not state_dir:
+        raise ConfigError("--apply needs --state-dir (isolation is recorded there before it is applied)")
+    if state_dir:
+        from .state import StateStore
+
+        with StateStore(Path(state_dir)) as st:  # repeat offenders: released within the window
+            released = {e["entity"]: st.last_release(e["entity"]) for e in st.history()}
+        opts.released_at = lambda entity: released.get(entity)
     outcome = execute(playbook, inventory, opts, _progress_printer(quiet))
     results = outcome.results
+    if state_dir:
+        from .actions.batch import DEFAULT_VIA, apply_run_isolation
+        from .report.json_out import write_json
+
+        apply_run_isolation(results, inventory, state_dir, list(via) or list(DEFAULT_VIA), apply=apply,
+                            run_dir=outcome.out_dir, results_path=outcome.out_dir / "results.json")
+        write_json(outcome.out_dir / "results.json", results)  # "applied" as it turned out
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
     if not quiet:
@@ -346,6 +367,14 @@ def inventory_check(inventory: str) -> None:
     for tier, d in inv.design.items():
         click.echo(f"  design {tier}: {d.bandwidth_GBps:g} GB/s, {d.latency_us:g} us")
 
+
+def _register_ops() -> None:
+    from .cli_ops import register
+
+    register(main)
+
+
+_register_ops()
 
 if __name__ == "__main__":
     main()

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ConfigError
 from .topology import Topology, link_id, split_link
 from .yamlio import Source, check_keys, load_file, load_text
 

@@ -147,8 +147,8 @@ def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards
     loose_cards = {c for c in cards if c.rsplit("/", 1)[0] not in hosts}
     n_cards = round(sum(per_host.get(h, default_cards) for h in hosts)) + len(loose_cards)
     card_share, host_share = n_cards / total_cards, len(hosts) / total_hosts
-    numbers = (f"{n_cards} of {total_cards} cards ({card_share:.0%}) and {len(hosts)} of "
-               f"{total_hosts} hosts ({host_share:.0%}) would be out of service")
+    numbers = (f"{n_cards} of {total_cards} cards ({card_share:.1%}) and {len(hosts)} of "
+               f"{total_hosts} hosts ({host_share:.1%}) would be out of service")
     if card_share > cap or host_share > cap:
         return CapResult(False, (
             f"safety cap: {numbers}, more than the cap of {cap:.0%}. Nothing was applied. "

@@ -1,0 +1,286 @@
+"""What every isolation action shares: runners, requests, plans, outcomes, the audit log.
+
+An action turns one request ("isolate node003", "release node003/gpu2") into commands
+for one mechanism (Slurm, Kubernetes, files for launchers). It first *plans*: the
+commands it would run, with what each is for. A dry run stops there and runs nothing
+at all, not even read-only queries. ``apply=True`` runs the plan through a
+:class:`CommandRunner`, on this machine or on a control host over SSH.
+
+Remote commands are argv lists only; they are quoted once, by
+:func:`sncheck.transport.build_command`, when they travel over SSH.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..errors import TransportError
+from ..inventory import Inventory
+from ..transport import Connection, Result, build_command
+
+AUDIT_NAME = "audit.jsonl"
+DEFAULT_TIMEOUT = 60.0
+REQUEST_ACTIONS = ("isolate", "release")
+
+
+# -- runners -------------------------------------------------------------------
+
+class CommandRunner(Protocol):
+    """Runs one argv and returns its :class:`Result`; a non-zero exit is data."""
+
+    @property
+    def host(self) -> str: ...
+
+    def run(self, argv: list[str]) -> Result: ...
+
+
+class LocalRunner:
+    """Runs commands on this machine (``subprocess.run`` with an argv list, no shell)."""
+
+    host = "localhost"
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.timeout = timeout
+
+    def run(self, argv: list[str]) -> Result:
+        command = build_command(argv)  # for messages; also refuses str argv and NUL bytes
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(list(argv), capture_output=True, text=True, errors="replace",
+                                  timeout=self.timeout, stdin=subprocess.DEVNULL, check=False)
+        except FileNotFoundError:
+            return Result(self.host, command, "", f"{argv[0]}: command not found", 127,
+                          time.monotonic() - start)
+        except subprocess.TimeoutExpired as e:
+            return Result(self.host, command, _text(e.stdout), _text(e.stderr), None,
+                          time.monotonic() - start, timed_out=True)
+        return Result(self.host, command, proc.stdout, proc.stderr, proc.returncode,
+                      time.monotonic() - start)
+
+
+class SshRunner:
+    """Runs commands on a control host (a Slurm or Kubernetes admin node) over SSH."""
+
+    def __init__(self, connection: Connection, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.connection = connection
+        self.timeout = timeout
+
+    @property
+    def host(self) -> str:
+        return self.connection.host
+
+    def run(self, argv: list[str]) -> Result:
+        return self.connection.run(list(argv), timeout=self.timeout)
+
+
+def _text(value: str | bytes | None) -> str:
+    if value is None:
+        return ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+# -- requests, context, plans, outcomes ------------------------------------------
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """Take ``entity`` out of service (``isolate``) or put it back (``release``)."""
+
+    entity: str
+    kind: str  # card | host | link | supernode
+    action: str  # isolate | release
+    reason: str = ""
+    rule: str | None = None
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.action not in REQUEST_ACTIONS:
+            raise ValueError(f"an action request is isolate or release, not {self.action!r}")
+
+    @property
+    def host(self) -> str | None:
+        """The host a card or host request acts on; None for links and supernodes."""
+        if self.kind == "card":
+            return self.entity.rsplit("/", 1)[0]
+        return self.entity if self.kind == "host" else None
+
+    @property
+    def label(self) -> str:
+        """A short reason for a node's drain reason or taint: the rule, else the reason."""
+        return self.rule or self.reason or "isolated"
+
+
+@dataclass(frozen=True)
+class Isolated:
+    """One entity that stays out of service after the batch."""
+
+    entity: str
+    kind: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    """What an action may need beyond its request.
+
+    ``isolated`` is every entity out of service once the whole batch is done (so a
+    release of one card on a host keeps the host's taint when another card stays out).
+    File actions rewrite their files from it, into each of ``out_dirs``.
+    """
+
+    isolated: Mapping[str, Isolated] = field(default_factory=dict)
+    inventory: Inventory | None = None
+    out_dirs: tuple[Path, ...] = ()
+
+    def isolated_on_host(self, host: str) -> tuple[bool, list[str]]:
+        """(host isolated whole, isolated card ids on it)."""
+        whole = self.isolated.get(host, Isolated(host, "")).kind == "host"
+        cards = [e for e, i in self.isolated.items() if i.kind == "card" and e.rsplit("/", 1)[0] == host]
+        return whole, sorted(cards, key=_card_index)
+
+
+def _card_index(card: str) -> int:
+    tail = card.rsplit("/gpu", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command (``argv``) or one file write (``path``) of a plan, and what it is for."""
+
+    purpose: str
+    argv: tuple[str, ...] = ()
+    path: str | None = None
+
+    def describe(self) -> str:
+        if self.argv:
+            return f"{self.purpose}: {build_command(list(self.argv))}"
+        return f"{self.purpose} {self.path}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The steps an action would take; ``skip`` says why it takes none."""
+
+    steps: tuple[Step, ...] = ()
+    skip: str | None = None
+    summary: str = ""
+
+
+OUTCOMES = ("ok", "skipped", "failed", "dry-run")
+
+
+@dataclass
+class Outcome:
+    status: str  # ok | skipped | failed  (dry-run for a plan not run)
+    message: str
+    ran: list[list[str]] = field(default_factory=list)  # argv of every command run
+    written: list[str] = field(default_factory=list)  # files written
+
+
+class Action(Protocol):
+    name: str
+
+    def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan: ...
+
+    def apply(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> Outcome: ...
+
+
+class Tracker:
+    """Runs steps through a runner and remembers what ran, for the outcome and audit."""
+
+    def __init__(self, runner: CommandRunner) -> None:
+        self.runner = runner
+        self.ran: list[list[str]] = []
+
+    def run(self, argv: Sequence[str]) -> Result:
+        self.ran.append(list(argv))
+        return self.runner.run(list(argv))
+
+    def outcome(self, status: str, message: str) -> Outcome:
+        return Outcome(status, message, self.ran)
+
+    def failed(self, what: str, result: Result) -> Outcome:
+        detail = result.tail(5).strip() or str(result)
+        status = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        return Outcome("failed", f"{what} failed on {result.host} ({status}): {detail}", self.ran)
+
+
+# -- the audit log ---------------------------------------------------------------
+
+class AuditLog:
+    """Appends one JSON line per action to ``audit.jsonl`` in each directory given.
+
+    Lines are written whole under an exclusive lock, so concurrent runs never
+    interleave them.
+    """
+
+    def __init__(self, dirs: Iterable[str | os.PathLike[str]]) -> None:
+        self.paths = [Path(d) / AUDIT_NAME for d in dirs]
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        line = json.dumps(record, sort_keys=True, default=str) + "\n"
+        for path in self.paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    fh.write(line)
+                    fh.flush()
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def read_audit(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    p = Path(path)
+    if p.is_dir():
+        p = p / AUDIT_NAME
+    if not p.exists():
+        return []
+    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# -- performing ------------------------------------------------------------------
+
+def perform(action: Action, req: ActionRequest, ctx: ActionContext, runner: CommandRunner | None,
+            apply: bool, audit: AuditLog | None = None, now: datetime | None = None) -> dict[str, Any]:
+    """Plan one action and, with ``apply``, run it; returns (and logs) its audit record.
+
+    A dry run runs nothing at all. A failure to reach the control host is a ``failed``
+    outcome of this action, not an exception: the other actions of a batch still run.
+    """
+    plan = action.plan(req, ctx)
+    if plan.skip is not None:
+        outcome = Outcome("skipped", plan.skip)
+    elif not apply:
+        lines = "; ".join(f"would {s.describe()}" for s in plan.steps)
+        outcome = Outcome("dry-run", f"{plan.summary}: {lines}" if plan.summary else lines,
+                          [list(s.argv) for s in plan.steps if s.argv])
+    else:
+        if runner is None:
+            runner = LocalRunner()
+        try:
+            outcome = action.apply(req, ctx, runner)
+        except TransportError as e:
+            outcome = Outcome("failed", str(e))
+    record = {
+        "ts": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "run_id": req.run_id, "entity": req.entity, "kind": req.kind, "action": req.action,
+        "via": action.name, "rule": req.rule, "reason": req.reason, "evidence": dict(req.evidence),
+        # applied: this was the --apply pass (not a dry run); outcome says what came of it.
+        "argv": outcome.ran, "files": outcome.written, "applied": apply,
+        "outcome": outcome.status, "message": outcome.message,
+        "plan": [s.describe() for s in plan.steps], "summary": plan.summary,
+    }
+    if audit is not None:
+        audit.append(record)
+    return record

@@ -1,0 +1,169 @@
+"""Files for launchers: which hosts to leave out, which cards each host may use.
+
+Both actions rewrite their files from the whole set of isolated entities (not one
+request), so a release simply puts the entity back. They write into each output
+directory of the context (the state directory, and the run directory when there is
+one), atomically, on this machine: a launcher reads them from there.
+
+``hostfile`` writes
+  ``exclude_hosts.txt``  hosts out of service whole, one per line (``srun --exclude=./exclude_hosts.txt``,
+                         or any exclude list);
+  ``hostfile.txt``       the hosts still in service with ``slots=<usable cards>`` (``mpirun --hostfile``,
+                         nccl-tests under mpirun).
+``cuda_visible_devices`` writes
+  ``cuda_visible_devices.json``  host -> ``CUDA_VISIBLE_DEVICES`` value for every host ("" for none);
+  ``cuda_visible_devices.env``   a POSIX sh file to source on each host: it sets the value for the
+                                 hosts with isolated cards and leaves the others alone.
+
+A host is out of service whole when it is isolated, when its supernode is, or when
+every one of its cards is. Card indices are nvidia-smi's (PCI bus order), so the env
+file also sets ``CUDA_DEVICE_ORDER=PCI_BUS_ID``. Links take nothing out of service.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from ..inventory import Inventory
+from ..report.json_out import write_text_atomic
+from ..topology import natural_key
+from .base import (
+    ActionContext,
+    ActionRequest,
+    CommandRunner,
+    Isolated,
+    Outcome,
+    Plan,
+    Step,
+)
+
+EXCLUDE_NAME = "exclude_hosts.txt"
+HOSTFILE_NAME = "hostfile.txt"
+CVD_JSON_NAME = "cuda_visible_devices.json"
+CVD_ENV_NAME = "cuda_visible_devices.env"
+
+
+@dataclass(frozen=True)
+class ServiceView:
+    """The cluster as launchers should see it: excluded hosts, usable card indices per host."""
+
+    excluded_hosts: tuple[str, ...]
+    visible: dict[str, tuple[int, ...]]  # every inventory host -> usable card indices
+    hidden_cards: tuple[str, ...]  # isolated cards on hosts still in service
+
+    def summary(self) -> str:
+        hosts = ", ".join(self.excluded_hosts) or "none"
+        cards = ", ".join(self.hidden_cards) or "none"
+        return f"hosts excluded: {hosts}; cards hidden: {cards}"
+
+
+def service_view(inventory: Inventory, isolated: Mapping[str, Isolated]) -> ServiceView:
+    """Apply the isolated entities to the inventory's hosts and cards (unknown ones are ignored)."""
+    out_hosts: set[str] = set()
+    out_cards: set[str] = set()
+    sn_hosts = {sn.name: sn.hosts for sn in inventory.supernodes}
+    for entity, info in isolated.items():
+        if info.kind == "host" and entity in inventory.hosts:
+            out_hosts.add(entity)
+        elif info.kind == "supernode":
+            out_hosts.update(sn_hosts.get(entity, ()))
+        elif info.kind == "card":
+            out_cards.add(entity)
+    visible: dict[str, tuple[int, ...]] = {}
+    for name in sorted(inventory.hosts, key=natural_key):
+        usable = () if name in out_hosts else tuple(
+            i for i in range(inventory.hosts[name].cards) if f"{name}/gpu{i}" not in out_cards)
+        if not usable:
+            out_hosts.add(name)
+        visible[name] = usable
+    hidden = [c for c in out_cards if c.rsplit("/", 1)[0] in inventory.hosts
+              and c.rsplit("/", 1)[0] not in out_hosts]
+    return ServiceView(tuple(sorted(out_hosts, key=natural_key)), visible,
+                       tuple(sorted(hidden, key=natural_key)))
+
+
+def render_exclude(view: ServiceView) -> str:
+    return "".join(f"{h}\n" for h in view.excluded_hosts)
+
+
+def render_hostfile(view: ServiceView) -> str:
+    lines = ["# sncheck: hosts in service, slots = usable cards (isolated ones left out)"]
+    lines += [f"{h} slots={len(cards)}" for h, cards in view.visible.items() if cards]
+    return "\n".join(lines) + "\n"
+
+
+def render_cvd_json(view: ServiceView) -> str:
+    data = {h: ",".join(str(i) for i in cards) for h, cards in view.visible.items()}
+    return json.dumps(data, indent=2) + "\n"
+
+
+def render_cvd_env(view: ServiceView) -> str:
+    lines = [
+        "# sncheck: CUDA_VISIBLE_DEVICES with the isolated cards left out. Source it on each host:",
+        "#   . ./cuda_visible_devices.env",
+        "# Indices are nvidia-smi's (PCI bus order), hence CUDA_DEVICE_ORDER=PCI_BUS_ID.",
+        "# Hosts not listed have no isolated card and are left as they are. Set SNCHECK_HOST",
+        "# where the short host name is not the inventory name.",
+        'case "${SNCHECK_HOST:-$(hostname -s)}" in',
+    ]
+    for host, cards in view.visible.items():
+        if host in view.excluded_hosts:
+            lines.append(f"  {shlex.quote(host)}) export CUDA_DEVICE_ORDER=PCI_BUS_ID "
+                         "CUDA_VISIBLE_DEVICES= ;;  # out of service whole")
+        elif any(c.rsplit("/", 1)[0] == host for c in view.hidden_cards):
+            value = ",".join(str(i) for i in cards)
+            lines.append(f"  {shlex.quote(host)}) export CUDA_DEVICE_ORDER=PCI_BUS_ID "
+                         f"CUDA_VISIBLE_DEVICES={value} ;;")
+    lines.append("esac")
+    return "\n".join(lines) + "\n"
+
+
+class _FilesAction:
+    """Rewrite some files from the isolated set; runs nothing, so ignores the runner."""
+
+    name: str
+    renders: ClassVar[dict[str, Callable[[ServiceView], str]]]
+
+    def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
+        if req.kind == "link":
+            return Plan(skip="a link cannot be left out of a hostfile or device list; isolate a card")
+        if ctx.inventory is None:
+            return Plan(skip=f"{self.name} needs the inventory's hosts and cards (-i INVENTORY)")
+        if not ctx.out_dirs:
+            return Plan(skip=f"{self.name} has no directory to write to")
+        view = service_view(ctx.inventory, ctx.isolated)
+        steps = tuple(Step("write", path=str(Path(d) / name)) for d in ctx.out_dirs for name in self.renders)
+        return Plan(steps, summary=view.summary())
+
+    def apply(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> Outcome:
+        plan = self.plan(req, ctx)
+        if plan.skip is not None or ctx.inventory is None:
+            return Outcome("skipped", plan.skip or "")
+        view = service_view(ctx.inventory, ctx.isolated)
+        written: list[str] = []
+        for d in ctx.out_dirs:
+            for name, render in self.renders.items():
+                path = Path(d) / name
+                try:
+                    write_text_atomic(path, render(view))
+                except OSError as e:
+                    return Outcome("failed", f"cannot write {path}: {e.strerror}", written=written)
+                written.append(str(path))
+        return Outcome("ok", f"wrote {', '.join(written)} ({view.summary()})", written=written)
+
+
+class HostfileAction(_FilesAction):
+    name = "hostfile"
+    renders: ClassVar[dict[str, Callable[[ServiceView], str]]] = {
+        EXCLUDE_NAME: render_exclude, HOSTFILE_NAME: render_hostfile}
+
+
+class CudaVisibleDevicesAction(_FilesAction):
+    name = "cuda_visible_devices"
+    renders: ClassVar[dict[str, Callable[[ServiceView], str]]] = {
+        CVD_JSON_NAME: render_cvd_json, CVD_ENV_NAME: render_cvd_env}

@@ -1,0 +1,124 @@
+"""Slurm: drain an isolated host, resume it on release, and never touch anyone else's drain.
+
+Isolate a host::
+
+    sinfo -h -N -n node003 -o %E                       # read the current drain reason
+    scontrol update NodeName=node003 State=DRAIN "Reason=sncheck: <rule> (run <id>)"
+
+Release a host::
+
+    sinfo -h -N -n node003 -o %E
+    scontrol update NodeName=node003 State=RESUME      # only if the reason starts with "sncheck:"
+
+Ownership lives in the drain reason itself: sncheck's reasons start with ``sncheck:``.
+A node that is drained, down or failed for another reason (``maintenance by ops``,
+``Not responding``) is left exactly as it is, on isolate (the foreign reason is not
+overwritten) and on release (never resumed); the outcome is ``skipped`` and says why.
+
+Cards: Slurm drains whole nodes, and a GPU cannot portably be taken out of a node's
+GRES at run time (it means editing gres.conf/slurm.conf and restarting slurmd). So a
+card isolation does not drain its node: that would take its healthy siblings out too.
+The card is isolated through the CUDA_VISIBLE_DEVICES map (``--via
+cuda_visible_devices``), and Slurm skips it. The node is drained only when the policy
+isolates the host itself. Links and supernodes are skipped likewise.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .base import (
+    ActionContext,
+    ActionRequest,
+    CommandRunner,
+    Outcome,
+    Plan,
+    Step,
+    Tracker,
+)
+
+REASON_PREFIX = "sncheck:"
+MAX_REASON = 120
+_NO_REASON = {"", "none", "(null)"}
+
+
+def drain_reason(req: ActionRequest) -> str:
+    """``sncheck: <rule or reason> (run <id>)``, one printable line, at most 120 characters."""
+    text = req.label + (f" (run {req.run_id})" if req.run_id else "")
+    text = re.sub(r"[^\x20-\x7e]+", " ", text).strip()
+    return f"{REASON_PREFIX} {text}"[:MAX_REASON]
+
+
+def query_argv(host: str) -> list[str]:
+    return ["sinfo", "-h", "-N", "-n", host, "-o", "%E"]
+
+
+def drain_argv(host: str, reason: str) -> list[str]:
+    return ["scontrol", "update", f"NodeName={host}", "State=DRAIN", f"Reason={reason}"]
+
+
+def resume_argv(host: str) -> list[str]:
+    return ["scontrol", "update", f"NodeName={host}", "State=RESUME"]
+
+
+def parse_reason(sinfo_stdout: str) -> str | None:
+    """The node's reason from ``sinfo -h -N -n HOST -o %E``; None when it has none.
+
+    A node in several partitions prints one line per partition, all alike: the first
+    non-empty line is the reason.
+    """
+    for line in sinfo_stdout.splitlines():
+        text = line.strip()
+        if text:
+            return None if text.lower() in _NO_REASON else text
+    return None
+
+
+def is_ours(reason: str | None) -> bool:
+    return reason is not None and reason.startswith(REASON_PREFIX)
+
+
+class SlurmAction:
+    name = "slurm"
+
+    def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
+        if req.kind != "host":
+            why = ("Slurm drains whole nodes; a card is isolated through the CUDA_VISIBLE_DEVICES map "
+                   "(--via cuda_visible_devices), not by draining its healthy siblings"
+                   if req.kind == "card" else f"a {req.kind} cannot be drained in Slurm; only hosts are")
+            return Plan(skip=why)
+        host = req.entity
+        check = Step("check the drain reason", tuple(query_argv(host)))
+        if req.action == "isolate":
+            return Plan((check, Step("drain unless drained for a reason not sncheck's",
+                                     tuple(drain_argv(host, drain_reason(req))))),
+                        summary=f"drain {host}")
+        return Plan((check, Step("resume only if the reason starts with 'sncheck:'",
+                                 tuple(resume_argv(host)))), summary=f"resume {host}")
+
+    def apply(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> Outcome:
+        plan = self.plan(req, ctx)
+        if plan.skip is not None:
+            return Outcome("skipped", plan.skip)
+        host = req.entity
+        t = Tracker(runner)
+        res = t.run(query_argv(host))
+        if not res.ok:
+            return t.failed(f"reading the drain reason of {host}", res)
+        current = parse_reason(res.stdout)
+        if current is not None and not is_ours(current):
+            verb = "drain" if req.action == "isolate" else "resume"
+            return t.outcome("skipped", f"{host} is already unavailable for another reason "
+                                        f"({current!r}); not sncheck's, so sncheck did not {verb} it")
+        if req.action == "isolate":
+            reason = drain_reason(req)
+            res = t.run(drain_argv(host, reason))
+            if not res.ok:
+                return t.failed(f"draining {host}", res)
+            return t.outcome("ok", f"drained {host} (Reason={reason})")
+        if current is None:
+            return t.outcome("skipped", f"{host} is not drained; nothing to resume")
+        res = t.run(resume_argv(host))
+        if not res.ok:
+            return t.failed(f"resuming {host}", res)
+        return t.outcome("ok", f"resumed {host} (was drained: {current!r})")

@@ -1,0 +1,344 @@
+"""Operations on isolation state: ``status``, ``isolate``, ``release``, ``capacity``.
+
+``register(main)`` adds the four commands to the ``sncheck`` group. The batch logic they
+share with a run lives in :mod:`sncheck.actions.batch`, free of Click.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .actions import (
+    ACTIONS,
+    ActionRequest,
+    AuditLog,
+    CommandRunner,
+    LocalRunner,
+    SshRunner,
+)
+from .actions.base import AUDIT_NAME
+from .errors import ConfigError, HarnessError, SncheckError
+from .health.capacity import ParallelLayout, capacity
+from .health.findings import IsolationEntry
+from .health.policy import DEFAULT_CAP
+from .inventory import Inventory, load_inventory, local_inventory
+from .state import StateStore, default_state_dir
+from .store import new_run_id
+from .topology import Topology, natural_key
+
+from .actions.batch import DEFAULT_VIA, BatchResult, run_batch
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+
+# -- Click plumbing -----------------------------------------------------------------
+
+class OpsFailure(click.ClickException):
+    """A one-line error with sncheck's exit code (2 bad input, 3 harness)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"sncheck: error: {self.format_message()}", err=True)
+
+
+def _errors(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except SncheckError as e:
+            raise OpsFailure(str(e), e.exit_code) from e
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _state_dir(path: str | None) -> Path:
+    return Path(path).expanduser() if path else default_state_dir()
+
+
+def _inventory(path: str | None) -> Inventory:
+    return load_inventory(path) if path else local_inventory()
+
+
+state_dir_option = click.option(
+    "--state-dir", type=click.Path(file_okay=False),
+    help="State directory (default $XDG_STATE_HOME/sncheck or ~/.local/state/sncheck).")
+inventory_option = click.option(
+    "-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
+    help="Inventory YAML. Default: this machine (the embedded local inventory).")
+via_option = click.option(
+    "--via", multiple=True, type=click.Choice(list(ACTIONS)),
+    help=f"Isolation mechanism; repeat for several. Default: {', '.join(DEFAULT_VIA)}.")
+apply_option = click.option("--apply", is_flag=True, help="Run the commands (default: dry run, runs nothing).")
+
+
+def _action_options(fn: F) -> F:
+    for d in reversed([
+        via_option, apply_option,
+        click.option("--control-host", help="Run Slurm/Kubernetes commands on this host over SSH."),
+        click.option("--ssh-config", type=click.Path(dir_okay=False), help="SSH config instead of ~/.ssh/config."),
+        click.option("--known-hosts", type=click.Path(dir_okay=False), help="known_hosts for the control host."),
+        state_dir_option, inventory_option,
+    ]):
+        fn = d(fn)
+    return fn
+
+
+def _runner(control_host: str | None, inventory: Inventory, ssh_config: str | None,
+            known_hosts: str | None) -> CommandRunner:
+    if not control_host:
+        return LocalRunner()
+    from .transport import Connection, resolve_host
+
+    host = inventory.hosts.get(control_host)
+    overrides = {k: getattr(host, k) for k in ("address", "port", "user", "identity_file")
+                 if host is not None and getattr(host, k) is not None}
+    ssh = inventory.ssh
+    defaults = {k: v for k, v in (("user", ssh.user), ("port", ssh.port),
+                                  ("identity_file", ssh.identity_file)) if v is not None}
+    spec = resolve_host(control_host, overrides, defaults, ssh_config)
+    conn = Connection(spec, connect_timeout=ssh.connect_timeout, known_hosts=known_hosts or ssh.known_hosts)
+    return SshRunner(conn, timeout=ssh.command_timeout)
+
+
+def _classify(entity: str, topo: Topology) -> str:
+    inv = topo.inventory
+    if entity in topo.by_id:
+        return "card"
+    if entity in inv.hosts:
+        return "host"
+    if "<->" in entity:
+        return "link"
+    if entity in topo.supernode_names:
+        return "supernode"
+    raise ConfigError(f"{entity!r} is not a card or host of inventory {inv.name} ({inv.source}); "
+                      "cards are named <host>/gpu<index>, e.g. node003/gpu2")
+
+
+def _print_batch(batch: BatchResult, apply: bool, audit_path: Path) -> None:
+    if not apply:
+        click.echo("dry run: nothing was changed; add --apply to run these commands")
+    for r in batch.records:
+        head = f"{r['entity']} ({r['kind']}) {r['action']} via {r['via']}"
+        if r.get("blocked_by_cap"):
+            click.echo(f"{head}: skipped (safety cap)")
+        elif r["outcome"] == "dry-run":
+            click.echo(f"{head}: dry run" + (f" ({r['summary']})" if r["summary"] else ""))
+            for line in r["plan"]:
+                click.echo(f"    would {line}")
+        else:
+            click.echo(f"{head}: {r['outcome']}: {r['message']}")
+    click.echo(f"audit: {audit_path}", err=True)
+
+
+def _finish(batch: BatchResult, audit_path: Path) -> None:
+    if batch.blocked:
+        assert batch.cap is not None
+        raise ConfigError(batch.cap.message)
+    if batch.failed:
+        raise HarnessError(f"{len(batch.failed)} of {len(batch.records)} actions failed; see {audit_path}")
+
+
+# -- commands -----------------------------------------------------------------------
+
+@click.command("status")
+@click.argument("entities", nargs=-1)
+@click.option("--history", is_flag=True, help="Every decision (of the ENTITIES given, else of all), oldest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@state_dir_option
+@_errors
+def status(entities: tuple[str, ...], history: bool, as_json: bool, state_dir: str | None) -> None:
+    """What is quarantined or isolated now, since when, and why.
+
+    \b
+    Examples:
+      sncheck status
+      sncheck status --history node003/gpu2
+    """
+    with StateStore(_state_dir(state_dir)) as store:
+        if history:
+            rows = [r for e in entities for r in store.history(e)] if entities else store.history()
+        else:
+            rows = [r for r in store.current_status() if not entities or r["entity"] in entities]
+        runs = store.runs()
+    if as_json:
+        click.echo(json.dumps({"history" if history else "status": rows, "runs": runs}, indent=2))
+        return
+    time_key = "ts" if history else "since"
+    if rows:
+        table = [("ENTITY", "KIND", "ACTION", "SINCE" if not history else "WHEN", "RUN", "RULE", "REASON")]
+        for r in rows:
+            state = r["action"] + ("" if r["action"] == "quarantine" or r["applied"] else " (not applied)")
+            table.append((r["entity"], r["entity_kind"], state, r[time_key][:19] + "Z", r["run_id"],
+                          r["rule"] or "-", r["reason"] or "-"))
+        widths = [max(len(row[i]) for row in table) for i in range(6)]
+        for row in table:
+            click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[6])
+    else:
+        click.echo("no decisions recorded" if history else "nothing is quarantined or isolated")
+    if runs:
+        last = runs[0]
+        click.echo(f"{len(runs)} runs recorded; latest {last['run_id']} ({last['playbook']}, "
+                   f"{last['verdict']}, {last['finished'] or last['started']})")
+
+
+@click.command("isolate")
+@click.argument("entities", nargs=-1, required=True)
+@click.option("--kind", type=click.Choice(["card", "host"]), help="Check that every ENTITY is of this kind.")
+@click.option("--reason", default="isolated by an operator", show_default=True, help="Why, for the record.")
+@click.option("--rule", default="manual", show_default=True, help="Rule name for the record.")
+@click.option("--cap", type=click.FloatRange(0, 1), default=DEFAULT_CAP, show_default=True,
+              help="Refuse when more than this share of cards or hosts would be out of service.")
+@_action_options
+@_errors
+def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str, cap: float,
+            via: tuple[str, ...], apply: bool, control_host: str | None, ssh_config: str | None,
+            known_hosts: str | None, state_dir: str | None, inventory_path: str | None) -> None:
+    """Take cards or hosts out of service (a dry run unless --apply).
+
+    \b
+    Examples:
+      sncheck isolate node003/gpu2 -i cluster.yaml --via cuda_visible_devices
+      sncheck isolate node007 -i cluster.yaml --via slurm --via hostfile --apply
+      sncheck isolate node007 -i cluster.yaml --via kubernetes --control-host admin01 --apply
+    """
+    inventory = _inventory(inventory_path)
+    topo = Topology(inventory)
+    run_id = new_run_id()
+    requests = []
+    for entity in dict.fromkeys(entities):
+        k = _classify(entity, topo)
+        if k not in ("card", "host"):
+            raise ConfigError(f"{entity!r} is a {k}; only cards and hosts can be isolated "
+                              f"(isolate {'one of its cards' if k == 'link' else 'its hosts'})")
+        if kind is not None and k != kind:
+            raise ConfigError(f"{entity!r} is a {k}, not a {kind}")
+        requests.append(ActionRequest(entity, k, "isolate", reason, rule, {"source": "sncheck isolate"}, run_id))
+    _operate(requests, inventory, via, apply, control_host, ssh_config, known_hosts, state_dir, cap,
+             "manual isolate")
+
+
+@click.command("release")
+@click.argument("entities", nargs=-1, required=True)
+@click.option("--reason", default="released by an operator", show_default=True, help="Why, for the record.")
+@_action_options
+@_errors
+def release(entities: tuple[str, ...], reason: str, via: tuple[str, ...], apply: bool, control_host: str | None,
+            ssh_config: str | None, known_hosts: str | None, state_dir: str | None,
+            inventory_path: str | None) -> None:
+    """Put isolated cards or hosts back into service (a dry run unless --apply).
+
+    Slurm nodes are resumed and Kubernetes nodes uncordoned only where sncheck drained
+    or cordoned them.
+
+    \b
+    Examples:
+      sncheck release node007 -i cluster.yaml --via slurm --apply
+    """
+    inventory = _inventory(inventory_path)
+    topo = Topology(inventory)
+    run_id = new_run_id()
+    with StateStore(_state_dir(state_dir)) as store:
+        known = {r["entity"]: r for r in store.current_status()}
+    requests = []
+    for entity in dict.fromkeys(entities):
+        k = known[entity]["entity_kind"] if entity in known else _classify(entity, topo)
+        if entity not in known:
+            click.echo(f"note: {entity} is not quarantined or isolated in the state store", err=True)
+        rule = known[entity]["rule"] if entity in known else "manual"
+        requests.append(ActionRequest(entity, k, "release", reason, rule, {"source": "sncheck release"}, run_id))
+    _operate(requests, inventory, via, apply, control_host, ssh_config, known_hosts, state_dir, None,
+             "manual release")
+
+
+def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str, ...], apply: bool,
+             control_host: str | None, ssh_config: str | None, known_hosts: str | None,
+             state_dir: str | None, cap: float | None, playbook: str) -> None:
+    sdir = _state_dir(state_dir)
+    via = via or DEFAULT_VIA
+    runner = _runner(control_host, inventory, ssh_config, known_hosts) if apply else None
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    with StateStore(sdir) as store:
+        try:
+            batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
+                              audit=AuditLog([sdir]), out_dirs=[sdir], cap=cap)
+        finally:
+            if isinstance(runner, SshRunner):
+                runner.connection.close()
+        if apply and not batch.blocked:
+            run_id = requests[0].run_id or new_run_id()
+            store.record_run({"run_id": run_id, "playbook": playbook, "backend": ",".join(via),
+                              "inventory": inventory.name, "started": started,
+                              "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")
+                              .replace("+00:00", "Z"),
+                              "verdict": "fail" if batch.failed else "pass"})
+            for req in requests:
+                store.record_action(run_id, IsolationEntry(req.entity, req.kind, req.action, req.reason,
+                                                           batch.applied[req.entity], req.rule),
+                                    req.evidence)
+    _print_batch(batch, apply, sdir / AUDIT_NAME)
+    _finish(batch, sdir / AUDIT_NAME)
+
+
+@click.command("capacity")
+@inventory_option
+@click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel size.")
+@click.option("--ep", type=int, default=1, show_default=True, help="Expert-parallel size (divides TP x DP).")
+@click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel size.")
+@click.option("--dp", type=int, default=1, show_default=True, help="Data-parallel size.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@state_dir_option
+@_errors
+def capacity_cmd(inventory_path: str | None, tp: int, ep: int, pp: int, dp: int, as_json: bool,
+                 state_dir: str | None) -> None:
+    """Does a TP/EP/PP/DP layout still fit once quarantined and isolated entities are out?
+
+    TP and EP groups must each sit inside one supernode; world = TP x PP x DP.
+    Exits 1 when the layout does not fit.
+
+    \b
+    Examples:
+      sncheck capacity -i cluster.yaml --tp 8 --ep 16 --pp 4 --dp 32
+    """
+    inventory = _inventory(inventory_path)
+    layout = ParallelLayout(tp=tp, ep=ep, pp=pp, dp=dp)
+    with StateStore(_state_dir(state_dir)) as store:
+        out = [r["entity"] for r in store.current_status()]
+    report = capacity(Topology(inventory), out, layout)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(f"{layout}: placement unit {layout.unit} cards (lcm of TP and EP) inside one supernode")
+        for s in report.supernodes:
+            out_list = ", ".join(sorted(s.hosts_out + s.cards_out, key=natural_key)) or "none"
+            click.echo(f"  {s.name}: {s.healthy}/{s.cards} healthy; {s.tp_groups} TP groups, "
+                       f"{s.ep_groups} EP groups, {s.units} units, {s.stranded} stranded; out: {out_list}")
+        verdict = "fits" if report.fits else "does NOT fit"
+        click.echo(f"layout {verdict}: needs {report.units_needed} units, {report.units_available} available "
+                   f"({report.healthy_cards}/{report.total_cards} healthy cards); largest DP that fits: "
+                   f"{report.max_dp}")
+        for w in report.warnings:
+            click.echo(f"warning: {w}", err=True)
+        for note in report.ignored:
+            click.echo(f"note: {note}", err=True)
+    if not report.fits:
+        raise click.exceptions.Exit(1)
+
+
+COMMANDS = (status, isolate, release, capacity_cmd)
+
+
+def register(main: click.Group) -> None:
+    """Add ``status``, ``isolate``, ``release`` and ``capacity`` to the ``sncheck`` group."""
+    for command in COMMANDS:
+        main.add_command(command)

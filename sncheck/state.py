@@ -1,0 +1,312 @@
+"""The state store: what sncheck has found and isolated, across runs, in SQLite.
+
+One database per state directory (``--state-dir``, default
+``$XDG_STATE_HOME/sncheck`` or ``~/.local/state/sncheck``). Several runs may share
+it at once (a nightly stress run and an operator's ``sncheck isolate``), so:
+
+- the journal is WAL (readers never block the one writer);
+- ``busy_timeout`` makes a writer wait for the lock instead of failing;
+- every write is one ``BEGIN IMMEDIATE`` transaction, taken before any read that
+  the write depends on, so two writers never interleave.
+
+The schema carries a version in the ``meta`` table; :data:`MIGRATIONS` lists the
+statements that bring a database from one version to the next.
+
+    with StateStore(default_state_dir()) as store:
+        store.record_run(results)
+        for row in store.current_status():
+            print(row["entity"], row["action"], row["since"])
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .errors import ConfigError
+from .health.findings import Finding, IsolationEntry
+
+DB_NAME = "state.db"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+ISOLATION_ACTIONS = ("quarantine", "isolate", "release")
+
+# version -> statements that bring version-1 to it. Append; never edit a shipped entry.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY, playbook TEXT, backend TEXT, inventory TEXT,
+            started TEXT, finished TEXT, verdict TEXT, results_path TEXT)""",
+        """CREATE TABLE findings (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, entity TEXT NOT NULL,
+            entity_kind TEXT NOT NULL, layer TEXT, rule TEXT, severity TEXT, message TEXT,
+            evidence TEXT NOT NULL DEFAULT '{}', ts TEXT NOT NULL)""",
+        """CREATE TABLE isolation (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, entity TEXT NOT NULL,
+            entity_kind TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('quarantine', 'isolate', 'release')),
+            reason TEXT, rule TEXT, evidence TEXT NOT NULL DEFAULT '{}',
+            applied INTEGER NOT NULL DEFAULT 0, ts TEXT NOT NULL)""",
+        """CREATE TABLE baselines (name TEXT PRIMARY KEY, created TEXT NOT NULL, data TEXT NOT NULL)""",
+        "CREATE INDEX findings_entity ON findings (entity)",
+        "CREATE INDEX findings_run ON findings (run_id)",
+        "CREATE INDEX isolation_entity ON isolation (entity, id)",
+    ),
+}
+
+
+def default_state_dir() -> Path:
+    """``$XDG_STATE_HOME/sncheck``, else ``~/.local/state/sncheck``."""
+    base = os.environ.get("XDG_STATE_HOME") or ""
+    # The XDG spec says a relative value is invalid and must be ignored.
+    root = Path(base) if os.path.isabs(base) else Path("~/.local/state").expanduser()
+    return root / "sncheck"
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def format_ts(ts: datetime) -> str:
+    """UTC, ISO 8601 with a ``Z``, to the microsecond (sorts as text)."""
+    if ts.tzinfo is None:
+        raise ValueError(f"timestamp {ts!r} has no time zone")
+    return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_ts(text: str) -> datetime:
+    """Read a timestamp written by :func:`format_ts` (or any ISO 8601 with a zone)."""
+    ts = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    return ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)
+
+
+class StateStore:
+    """The SQLite state of one state directory. Use as a context manager.
+
+    ``path`` is the state directory (created if missing); the database is
+    ``<path>/state.db``. One store may be shared by threads (calls are serialised);
+    other processes open their own.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.dir = Path(path).expanduser()
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"cannot create the state directory: {e.strerror}", str(self.dir)) from e
+        self.db_path = self.dir / DB_NAME
+        self._lock = threading.RLock()
+        try:
+            # isolation_level=None: no implicit transactions; _write() opens each one.
+            self._db = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                       isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise ConfigError(f"cannot open the state database: {e}", str(self.db_path)) from e
+        try:
+            self._db.row_factory = sqlite3.Row
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._enable_wal()
+            self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, never corrupt
+            self._migrate()
+        except sqlite3.Error as e:
+            self._db.close()
+            raise ConfigError(f"cannot open the state database: {e}", str(self.db_path)) from e
+        except ConfigError:
+            self._db.close()
+            raise
+
+    def _enable_wal(self) -> None:
+        """Switch to WAL (it persists in the file), retrying while another process holds a lock.
+
+        Changing the journal mode can fail with "database is locked" at once, without
+        waiting in the busy handler (e.g. while another process creates the database),
+        so it gets its own retry loop within the busy timeout.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = 0.005
+        while True:
+            try:
+                mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as e:
+                if not _is_busy(e) or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+        if str(mode).lower() != "wal":
+            raise ConfigError(f"the state database cannot use a WAL journal (got {mode!r}); "
+                              "put --state-dir on a local filesystem", str(self.db_path))
+
+    # -- lifecycle ---------------------------------------------------------
+    def __enter__(self) -> StateStore:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; the lock is taken first, so no read in it goes stale."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _read(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, tuple(params)).fetchall()
+
+    def _migrate(self) -> None:
+        with self._write() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            version = int(row["value"]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise ConfigError(
+                    f"the state database has schema version {version}, newer than this sncheck "
+                    f"understands ({SCHEMA_VERSION}); upgrade sncheck or use another --state-dir",
+                    str(self.db_path))
+            for v in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[v]:
+                    db.execute(statement)
+            if version != SCHEMA_VERSION:
+                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                           (str(SCHEMA_VERSION),))
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._read("SELECT value FROM meta WHERE key = 'schema_version'")[0]["value"])
+
+    # -- writing -----------------------------------------------------------
+    def record_run(self, results: Mapping[str, Any], results_path: str | os.PathLike[str] | None = None) -> None:
+        """Insert or update the run of a results.json envelope (keyed by ``run_id``)."""
+        run_id = results.get("run_id")
+        if not run_id:
+            raise ValueError("results has no run_id")
+        with self._write() as db:
+            db.execute(
+                """INSERT INTO runs (run_id, playbook, backend, inventory, started, finished, verdict, results_path)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (run_id) DO UPDATE SET playbook = excluded.playbook,
+                     backend = excluded.backend, inventory = excluded.inventory,
+                     started = excluded.started, finished = excluded.finished,
+                     verdict = excluded.verdict,
+                     results_path = COALESCE(excluded.results_path, runs.results_path)""",
+                (run_id, results.get("playbook"), results.get("backend"), results.get("inventory"),
+                 results.get("started"), results.get("finished"), results.get("verdict"),
+                 os.fspath(results_path) if results_path is not None else None))
+
+    def record_findings(self, run_id: str, findings: Iterable[Finding | Mapping[str, Any]],
+                        ts: datetime | None = None) -> int:
+        """Append a run's findings (objects or results.json dicts); returns how many."""
+        stamp = format_ts(ts or utc_now())
+        rows = []
+        for f in findings:
+            d = f.to_dict() if isinstance(f, Finding) else dict(f)
+            rows.append((run_id, d["entity"], d["entity_kind"], d.get("layer"), d.get("rule"),
+                         d.get("severity"), d.get("message"), _json(d.get("evidence")), stamp))
+        with self._write() as db:
+            db.executemany(
+                """INSERT INTO findings (run_id, entity, entity_kind, layer, rule, severity, message, evidence, ts)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
+        return len(rows)
+
+    def record_action(self, run_id: str, entry: IsolationEntry | Mapping[str, Any],
+                      evidence: Mapping[str, Any] | None = None, ts: datetime | None = None) -> int:
+        """Append one isolation decision (quarantine, isolate or release); returns its row id."""
+        d = entry.to_dict() if isinstance(entry, IsolationEntry) else dict(entry)
+        if d.get("action") not in ISOLATION_ACTIONS:
+            raise ValueError(f"isolation action must be one of {', '.join(ISOLATION_ACTIONS)}, "
+                             f"got {d.get('action')!r}")
+        with self._write() as db:
+            cur = db.execute(
+                """INSERT INTO isolation (run_id, entity, entity_kind, action, reason, rule, evidence, applied, ts)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (run_id, d["entity"], d["entity_kind"], d["action"], d.get("reason"), d.get("rule"),
+                 _json(evidence), int(bool(d.get("applied"))), format_ts(ts or utc_now())))
+            return int(cur.lastrowid or 0)
+
+    def save_baseline(self, name: str, data: Any) -> None:
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO baselines (name, created, data) VALUES (?, ?, ?)",
+                       (name, format_ts(utc_now()), json.dumps(data, sort_keys=True)))
+
+    # -- reading -----------------------------------------------------------
+    def load_baseline(self, name: str) -> Any | None:
+        rows = self._read("SELECT data FROM baselines WHERE name = ?", (name,))
+        return json.loads(rows[0]["data"]) if rows else None
+
+    def current_status(self) -> list[dict[str, Any]]:
+        """Entities whose latest decision is quarantine or isolate (not released).
+
+        Each: entity, entity_kind, action, since (ts of that decision), run_id, rule,
+        reason, applied, evidence. Ordered by entity kind, then entity.
+        """
+        rows = self._read(
+            """SELECT i.* FROM isolation i
+               JOIN (SELECT entity, MAX(id) AS id FROM isolation GROUP BY entity) latest ON latest.id = i.id
+               WHERE i.action != 'release'
+               ORDER BY i.entity_kind, i.entity""")
+        return [{**_action_row(r), "since": r["ts"]} for r in rows]
+
+    def history(self, entity: str | None = None) -> list[dict[str, Any]]:
+        """Every isolation decision about ``entity`` (all entities if None), oldest first."""
+        if entity is None:
+            rows = self._read("SELECT * FROM isolation ORDER BY id")
+        else:
+            rows = self._read("SELECT * FROM isolation WHERE entity = ? ORDER BY id", (entity,))
+        return [_action_row(r) for r in rows]
+
+    def findings_for(self, entity: str) -> list[dict[str, Any]]:
+        """Every finding recorded about ``entity``, oldest first."""
+        rows = self._read("SELECT * FROM findings WHERE entity = ? ORDER BY id", (entity,))
+        return [{**dict(r), "evidence": json.loads(r["evidence"])} for r in rows]
+
+    def last_release(self, entity: str) -> datetime | None:
+        rows = self._read("SELECT ts FROM isolation WHERE entity = ? AND action = 'release' "
+                          "ORDER BY id DESC LIMIT 1", (entity,))
+        return parse_ts(rows[0]["ts"]) if rows else None
+
+    def runs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Recorded runs, newest first."""
+        sql = "SELECT * FROM runs ORDER BY started DESC, rowid DESC"
+        rows = self._read(sql + " LIMIT ?", (limit,)) if limit is not None else self._read(sql)
+        return [dict(r) for r in rows]
+
+    def count(self, table: str) -> int:
+        if table not in ("runs", "findings", "isolation", "baselines"):
+            raise ValueError(f"unknown table {table!r}")
+        return int(self._read(f"SELECT COUNT(*) AS n FROM {table}")[0]["n"])
+
+
+def _is_busy(e: sqlite3.OperationalError) -> bool:
+    text = str(e).lower()
+    return "locked" in text or "busy" in text
+
+
+def _json(value: Mapping[str, Any] | None) -> str:
+    return json.dumps(dict(value or {}), sort_keys=True, default=str)
+
+
+def _action_row(r: sqlite3.Row) -> dict[str, Any]:
+    return {"entity": r["entity"], "entity_kind": r["entity_kind"], "action": r["action"],
+            "ts": r["ts"], "run_id": r["run_id"], "rule": r["rule"],
+            "reason": r["reason"], "applied": bool(r["applied"]), "evidence": json.loads(r["evidence"])}

@@ -1,0 +1,72 @@
+"""Runs sharing a state store: quarantine -> confirm -> isolate/release, repeat offenders,
+status and the audit log across runs, and --apply through the isolation actions."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sncheck.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
+
+
+def run(tmp_path, name, faults, *extra):
+    plan = tmp_path / f"{name}.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+    out = tmp_path / name
+    r = CliRunner().invoke(main, ["connectivity", "-i", DEMO, "--backend", "mock", "--faults", str(plan),
+                                  "--seed", "3", "--out", str(out), "--state-dir", str(tmp_path / "state"), "-q", *extra])
+    return r, json.loads((out / "results.json").read_text())
+
+
+def actions(results):
+    return [(i["entity"], i["action"]) for i in results["isolation"]]
+
+
+def test_release_then_repeat_offender_then_status(tmp_path):
+    jitter = "{type: jittery_card, target: node005/gpu0, probability: 0.25, factor: 10"
+    r1, res1 = run(tmp_path, "night1", [jitter + ", transient: true}"])
+    assert r1.exit_code == 1, r1.output
+    assert actions(res1) == [("node005/gpu0", "quarantine"), ("node005/gpu0", "release")]
+
+    # The same card trips again within the window: isolated at once, no retest.
+    r2, res2 = run(tmp_path, "night2", [jitter + ", transient: true}"])
+    assert actions(res2) == [("node005/gpu0", "quarantine"), ("node005/gpu0", "isolate")]
+    assert "repeat offender" in res2["isolation"][1]["reason"]
+    assert not any(r.get("layer") == "confirm" for r in map(json.loads, (tmp_path / "night2/rows.jsonl").read_text().splitlines()))
+
+    # A persistent slow card on another night is confirmed and isolated.
+    r3, res3 = run(tmp_path, "night3", ["{type: slow_card, target: node010/gpu2, factor: 0.6}"])
+    assert actions(res3) == [("node010/gpu2", "quarantine"), ("node010/gpu2", "isolate")]
+
+    status = CliRunner().invoke(main, ["status", "--state-dir", str(tmp_path / "state")])
+    assert status.exit_code == 0, status.output
+    assert "node005/gpu0" in status.output and "node010/gpu2" in status.output
+    history = CliRunner().invoke(main, ["status", "--history", "--json", "--state-dir", str(tmp_path / "state")])
+    decisions = [(d["entity"], d["action"], d["run_id"]) for d in json.loads(history.output)["history"]]
+    assert [(e, a) for e, a, _ in decisions] == [
+        ("node005/gpu0", "quarantine"), ("node005/gpu0", "release"),
+        ("node005/gpu0", "quarantine"), ("node005/gpu0", "isolate"),
+        ("node010/gpu2", "quarantine"), ("node010/gpu2", "isolate")]
+    assert len({run_id for *_, run_id in decisions}) == 3
+    audit = [json.loads(line) for line in (tmp_path / "state/audit.jsonl").read_text().splitlines()]
+    assert audit and all({"run_id", "rule", "evidence", "applied"} <= set(a) for a in audit)
+    assert all(a["applied"] is False for a in audit)  # no --apply: dry runs only
+
+
+def test_apply_writes_isolation_files(tmp_path):
+    r, res = run(tmp_path, "apply", ["{type: corrupt_card, target: node002/gpu1}"], "--apply",
+                 "--via", "cuda_visible_devices")
+    assert r.exit_code == 1, r.output
+    cvd = json.loads((tmp_path / "apply/cuda_visible_devices.json").read_text())
+    assert cvd["node002"] == "0,2,3" and cvd["node001"] == "0,1,2,3"
+    assert "node002) export CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,2,3" in (
+        tmp_path / "apply/cuda_visible_devices.env").read_text()
+    assert [i["applied"] for i in res["isolation"] if i["action"] == "isolate"] == [True]
+
+
+def test_apply_needs_state_dir(tmp_path):
+    r = CliRunner().invoke(main, ["connectivity", "-i", DEMO, "--backend", "mock", "--apply", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "--apply needs --state-dir" in r.output

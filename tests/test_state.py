@@ -1,0 +1,224 @@
+"""The SQLite state store: schema, records, current status, and concurrent writers."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from sncheck.errors import ConfigError
+from sncheck.health.findings import Finding, IsolationEntry
+from sncheck.state import (
+    SCHEMA_VERSION,
+    StateStore,
+    default_state_dir,
+    format_ts,
+    parse_ts,
+)
+
+T0 = datetime(2026, 11, 29, 10, 30, tzinfo=timezone.utc)
+
+
+def results(run_id: str, verdict: str = "fail") -> dict:
+    return {"schema": "sncheck.run/1", "run_id": run_id, "playbook": "pre-upgrade-gate", "backend": "mock",
+            "inventory": "demo-2sn", "started": "2026-11-29T10:30:00Z", "finished": "2026-11-29T10:31:00Z",
+            "verdict": verdict, "layers": [], "findings": [], "isolation": []}
+
+
+def test_default_state_dir_honours_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert default_state_dir() == tmp_path / "xdg" / "sncheck"
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")
+    assert default_state_dir() == Path("~/.local/state/sncheck").expanduser()
+    monkeypatch.delenv("XDG_STATE_HOME")
+    assert default_state_dir() == Path("~/.local/state/sncheck").expanduser()
+
+
+def test_schema_is_versioned_and_wal(tmp_path: Path) -> None:
+    with StateStore(tmp_path / "s") as store:
+        assert store.schema_version == SCHEMA_VERSION
+    db = sqlite3.connect(tmp_path / "s" / "state.db")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"meta", "runs", "findings", "isolation", "baselines"} <= tables
+    db.close()
+    with StateStore(tmp_path / "s") as store:  # reopening migrates nothing and keeps the version
+        assert store.schema_version == SCHEMA_VERSION
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    StateStore(tmp_path).close()
+    db = sqlite3.connect(tmp_path / "state.db")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    db.commit()
+    db.close()
+    with pytest.raises(ConfigError, match="newer than this sncheck"):
+        StateStore(tmp_path)
+
+
+def test_a_corrupt_database_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "state.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ConfigError, match="cannot open the state database"):
+        StateStore(tmp_path)
+
+
+def test_record_run_upserts(tmp_path: Path) -> None:
+    with StateStore(tmp_path) as store:
+        store.record_run({**results("r1"), "verdict": "error", "finished": None}, results_path="runs/r1/results.json")
+        store.record_run(results("r1"))
+        runs = store.runs()
+    assert len(runs) == 1
+    assert runs[0]["verdict"] == "fail" and runs[0]["finished"] == "2026-11-29T10:31:00Z"
+    assert runs[0]["results_path"] == "runs/r1/results.json"  # kept when not given again
+
+
+def test_findings_and_actions_round_trip(tmp_path: Path) -> None:
+    with StateStore(tmp_path) as store:
+        n = store.record_findings("r1", [
+            Finding("node003/gpu2", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "slow",
+                    {"measured": 270.1}),
+            {"entity": "node007", "entity_kind": "host", "layer": "connectivity", "rule": "host-unreachable",
+             "severity": "critical", "message": "no answer", "evidence": {}},
+        ])
+        assert n == 2
+        store.record_action("r1", IsolationEntry("node003/gpu2", "card", "quarantine", "slow", rule="p2p"),
+                            {"measured": 270.1}, ts=T0)
+        store.record_action("r1", {"entity": "node003/gpu2", "entity_kind": "card", "action": "isolate",
+                                   "reason": "confirmed", "applied": True, "rule": "p2p"}, ts=T0 + timedelta(minutes=5))
+        found = store.findings_for("node003/gpu2")
+        hist = store.history("node003/gpu2")
+        status = store.current_status()
+    assert found[0]["evidence"] == {"measured": 270.1} and found[0]["rule"] == "p2p-bandwidth-below-design"
+    assert [h["action"] for h in hist] == ["quarantine", "isolate"]
+    assert hist[0]["evidence"] == {"measured": 270.1} and hist[1]["applied"] is True
+    assert status == [{**hist[1], "since": format_ts(T0 + timedelta(minutes=5))}]
+    with StateStore(tmp_path) as store, pytest.raises(ValueError, match="quarantine, isolate, release"):
+        store.record_action("r1", {"entity": "x", "entity_kind": "host", "action": "drain", "reason": ""})
+
+
+def test_current_status_is_the_latest_decision_per_entity(tmp_path: Path) -> None:
+    with StateStore(tmp_path) as store:
+        def act(run: str, entity: str, kind: str, action: str, minutes: int) -> None:
+            store.record_action(run, {"entity": entity, "entity_kind": kind, "action": action,
+                                      "reason": f"{action} in {run}", "rule": "r"}, ts=T0 + timedelta(minutes=minutes))
+
+        act("r1", "node003/gpu2", "card", "quarantine", 0)
+        act("r1", "node003/gpu2", "card", "release", 1)   # not confirmed
+        act("r1", "node007", "host", "quarantine", 2)
+        act("r2", "node007", "host", "isolate", 3)
+        act("r2", "node005/gpu1", "card", "quarantine", 4)
+        status = store.current_status()
+        assert [(s["entity"], s["action"], s["run_id"]) for s in status] == [
+            ("node005/gpu1", "quarantine", "r2"), ("node007", "isolate", "r2")]
+        assert store.last_release("node003/gpu2") == T0 + timedelta(minutes=1)
+        assert store.last_release("node007") is None
+        assert len(store.history()) == 5
+
+
+def test_baselines(tmp_path: Path) -> None:
+    with StateStore(tmp_path) as store:
+        assert store.load_baseline("nccl-allreduce") is None
+        store.save_baseline("nccl-allreduce", {"busbw_GBps": {"1MiB": 80.5}})
+        store.save_baseline("nccl-allreduce", {"busbw_GBps": {"1MiB": 81.0}})
+        assert store.load_baseline("nccl-allreduce") == {"busbw_GBps": {"1MiB": 81.0}}
+        assert store.count("baselines") == 1
+
+
+def test_timestamps_round_trip() -> None:
+    assert parse_ts(format_ts(T0)) == T0
+    assert parse_ts("2026-11-29T10:30:00Z") == T0
+    with pytest.raises(ValueError):
+        format_ts(datetime(2026, 1, 1))
+
+
+def test_a_failed_write_rolls_back(tmp_path: Path) -> None:
+    with StateStore(tmp_path) as store:
+        with pytest.raises(KeyError):
+            store.record_findings("r1", [{"entity": "a", "entity_kind": "card"}, {"no": "entity"}])
+        assert store.count("findings") == 0
+
+
+# -- concurrency -------------------------------------------------------------------------
+
+WRITERS, WRITES = 4, 50
+
+
+def _writer(state_dir: str, worker: int, barrier) -> None:
+    barrier.wait()  # every process opens the (new) database at once
+    with StateStore(state_dir) as store:
+        store.record_run(results(f"run-{worker}"))
+        for i in range(WRITES):
+            store.record_action(f"run-{worker}", {"entity": f"node{worker:03d}/gpu{i % 4}", "entity_kind": "card",
+                                                   "action": ("quarantine", "isolate", "release")[i % 3],
+                                                   "reason": f"w{worker} #{i}", "rule": "r"})
+            store.record_findings(f"run-{worker}", [{"entity": f"node{worker:03d}", "entity_kind": "host",
+                                                     "message": f"#{i}", "evidence": {"i": i}}])
+
+
+def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(WRITERS)
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, barrier)) for w in range(WRITERS)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * WRITERS
+    with StateStore(tmp_path) as store:
+        assert store.count("isolation") == WRITERS * WRITES
+        assert store.count("findings") == WRITERS * WRITES
+        assert store.count("runs") == WRITERS
+        for w in range(WRITERS):
+            reasons = [h["reason"] for h in store.history() if h["run_id"] == f"run-{w}"]
+            assert reasons == [f"w{w} #{i}" for i in range(WRITES)]  # each writer's order kept
+    db = sqlite3.connect(tmp_path / "state.db")
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+
+
+def test_opening_waits_for_a_writer_that_holds_a_new_database(tmp_path: Path) -> None:
+    # Switching to WAL fails at once ("database is locked"), without the busy handler,
+    # while another process holds a write lock on a database not yet in WAL mode: the
+    # store must wait for it like any other lock.
+    other = sqlite3.connect(tmp_path / "state.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE scratch (x)")
+    timer = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    timer.start()
+    try:
+        with StateStore(tmp_path) as store:
+            assert store.schema_version == SCHEMA_VERSION
+    finally:
+        timer.join()
+        other.close()
+
+
+def test_concurrent_threads_sharing_one_store_and_with_their_own(tmp_path: Path) -> None:
+    shared = StateStore(tmp_path)
+    errors: list[BaseException] = []
+
+    def work(n: int, own: bool) -> None:
+        try:
+            store = StateStore(tmp_path) if own else shared
+            for i in range(WRITES):
+                store.record_action(f"t{n}", {"entity": f"h{n}", "entity_kind": "host", "action": "quarantine",
+                                              "reason": str(i)})
+                store.current_status()
+            if own:
+                store.close()
+        except (sqlite3.Error, ConfigError, ValueError) as e:  # checked in the main thread below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n, n % 2 == 0)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert shared.count("isolation") == 6 * WRITES
+    assert len(shared.current_status()) == 6
+    shared.close()
