@@ -119,7 +119,8 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
                 break
             found = ctx.detect(spec.name)
             raw.extend(found)
-            entry["verdict"] = layer_verdict(found, gate)
+            # Provisional (partial results.json); decided again after the retest, below.
+            entry["verdict"] = "fail" if spec.name in gating_layers(found, gate) else "pass"
             store.write_results(results)  # a partial results.json after each layer
         findings = merge_findings(raw)
         ctx = LayerContext(topo, backend, store.emit, design, {}, progress, rules=rules,
@@ -132,6 +133,10 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         backend.close()
         store.close()
 
+    failing = gating_layers(findings, gate)
+    for layer in results["layers"]:
+        if layer["verdict"] != "error":
+            layer["verdict"] = "fail" if layer["name"] in failing else "pass"
     verdicts = [layer["verdict"] for layer in results["layers"]]
     if "error" in results or "error" in verdicts:
         results["verdict"] = "error"
@@ -146,10 +151,14 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     return RunOutcome(results, out_dir, code)
 
 
-def layer_verdict(findings: list[Finding], gate: str) -> str:
-    if any(severity_rank(f.severity) >= severity_rank(gate) for f in findings):
-        return "fail"
-    return "pass"
+def gating_layers(findings: list[Finding], gate: str) -> set[str]:
+    """Layers with a finding at or above the gate, counting the symptoms folded into it."""
+    out = set()
+    for f in findings:
+        if severity_rank(f.severity) >= severity_rank(gate):
+            out.add(f.layer)
+            out |= {r["layer"] for r in f.evidence.get("related", [])}
+    return out
 
 
 def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
@@ -166,11 +175,20 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
     if confirm_enabled and to_retest:
         ctx.progress(f"confirm: {len(to_retest)} quarantined entities, retesting with known-good peers")
         ctx.backend.begin_confirmation()
-        confirmed = confirm(ctx, to_retest)
+        try:
+            confirmed = confirm(ctx, to_retest)
+        except HarnessError as e:  # the retest could not run: everything stays quarantined
+            ctx.progress(f"confirm: retest cut short ({e}); suspects stay quarantined")
     for f, q in zip(suspects, list(steps)):
         if f.entity in confirmed or is_repeat_offender(history[f.entity], now):
             f.evidence["confirmed"] = confirmed.get(f.entity)
-            steps.append(decide_entry(q, confirmed.get(f.entity), history[f.entity], now))
+            step = decide_entry(q, confirmed.get(f.entity), history[f.entity], now)
+            steps.append(step)
+            if step.action == "release":
+                # Kept on record, but a symptom the retest could not reproduce does not gate.
+                f.evidence["severity_before_retest"] = f.severity
+                f.severity = "info"
+                f.message += " (not reproduced by the confirmation retest; released)"
     return steps
 
 
