@@ -66,8 +66,9 @@ def run_options(fn):
                      help="Comma-separated extra outputs: html, junit, prometheus."),
         click.option("--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
                      help="Directory of Jinja templates that override the built-in report templates."),
-        click.option("--rules", "rules_ref", default="default", show_default=True,
-                     help="Detection rules: a YAML file or a shipped name."),
+        click.option("--rules", "rules_ref",
+                     help="Detection rules: a YAML file or a shipped name (default: 'default', or "
+                          "'local-cpu' for the local backend on CPU)."),
         click.option("--baseline", "baseline_ref", help="Baseline JSON to compare against (sncheck baseline make)."),
         click.option("--forks", type=int, help="SSH: hosts worked on at once (default 32, or the inventory's ssh.forks)."),
         click.option("--ssh-config", type=click.Path(dir_okay=False), help="SSH: config file instead of ~/.ssh/config."),

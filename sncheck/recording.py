@@ -2,47 +2,75 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Callable
 
-import numpy as np
-import pandas as pd
-
 from .backends import get_backend
+from .errors import ConfigError
 from .inventory import Inventory
 from .layers import golden
 from .layers.base import LayerContext
 from .topology import Topology
 
 SCHEMA = golden.SCHEMA
-MIN_STEP_REL, MIN_FINAL_REL = 0.02, 0.01
-SPREAD_MARGIN = 3.0  # the band is three times the widest spread seen in clean runs
+MIN_BAND = 0.02        # never narrower than 2%
+SPREAD_MARGIN = 3.0    # three times the widest spread seen between clean runs
 
 
-def curve_from_runs(runs: list[list[float]], name: str, backend: str, config: dict,
-                    step_times: list[float], comm_shares: list[float]) -> dict:
-    loss = np.asarray(runs, dtype=float)  # repeats x steps
-    mean = loss.mean(axis=0)
-    spread = (np.abs(loss - mean) / np.abs(mean)).max(axis=0)
-    step_rel = max(MIN_STEP_REL, SPREAD_MARGIN * float(spread.max()))
-    final_rel = max(MIN_FINAL_REL, SPREAD_MARGIN * float(spread[-1]))
+def _curve(rows: list[dict]) -> list[float]:
+    """Per-step loss of one run (mean over the replicas that ran as ``group``)."""
+    golden_rows = [r for r in rows if r.get("kind") == "golden"]
+    picked = [r for r in golden_rows if r.get("stage") == "group"] or golden_rows
+    by_step: dict[int, list[float]] = {}
+    for r in picked:
+        by_step.setdefault(int(r["step"]), []).append(float(r["loss"]))
+    if not by_step:
+        raise ConfigError("no golden rows to record a curve from")
+    steps = sorted(by_step)
+    if steps != list(range(len(steps))):
+        raise ConfigError(f"golden rows miss steps: have {len(steps)} steps up to {steps[-1]}")
+    return [statistics.fmean(by_step[s]) for s in steps]
+
+
+def curve_from_runs(runs_rows: list[list[dict]], name: str, backend: str, config: dict) -> dict:
+    """A ``sncheck.golden/1`` curve from the golden rows of several clean runs.
+
+    ``loss`` is the per-step mean; ``loss_spread`` the per-step largest relative
+    deviation from it; the band is three times the largest spread (over all steps for
+    ``step_rel``, over the last tenth for ``final_rel``), at least 2%.
+    """
+    runs = [_curve(rows) for rows in runs_rows]
+    n_steps = len(runs[0])
+    if any(len(c) != n_steps for c in runs):
+        raise ConfigError(f"runs differ in length: {[len(c) for c in runs]} steps")
+    if not all(math.isfinite(v) for c in runs for v in c):
+        raise ConfigError("a run has a non-finite loss; a golden curve must come from clean runs")
+    mean = [statistics.fmean(c[s] for c in runs) for s in range(n_steps)]
+    spread = [max(abs(c[s] - mean[s]) for c in runs) / abs(mean[s]) if mean[s] else 0.0
+              for s in range(n_steps)]
+    tail = spread[-max(1, n_steps // 10):]
+    group_rows = [r for rows in runs_rows for r in rows
+                  if r.get("kind") == "golden" and r.get("stage", "group") == "group"]
+    times = [r["step_time_s"] for r in group_rows if r.get("step_time_s") is not None]
+    shares = [r["comm_share"] for r in group_rows if r.get("comm_share") is not None]
     return {
-        "schema": SCHEMA, "name": name, "backend": backend, "config": config,
-        "loss": [round(float(x), 6) for x in mean],
-        "loss_spread": [round(float(x), 6) for x in spread],
-        "band": {"step_rel": round(step_rel, 4), "final_rel": round(final_rel, 4)},
-        "step_time_s": statistics.median(step_times) if step_times else None,
-        "comm_share": statistics.median(comm_shares) if comm_shares else None,
-        "repeats": len(runs),
+        "schema": SCHEMA, "name": name, "backend": backend, "config": dict(config),
+        "runs": len(runs), "loss": [round(v, 6) for v in mean], "loss_spread": [round(v, 6) for v in spread],
+        "band": {"step_rel": round(max(SPREAD_MARGIN * max(spread), MIN_BAND), 4),
+                 "final_rel": round(max(SPREAD_MARGIN * max(tail), MIN_BAND), 4)},
+        "step_time_s": statistics.median(times) if times else None,
+        "comm_share": statistics.median(shares) if shares else None,
     }
 
 
 def record_golden_curve(inventory: Inventory, backend_name: str | None, steps: int, repeats: int,
                         seed: int, name: str, progress: Callable[[str], None]) -> dict:
+    """Run the golden layer ``repeats`` times on a known-good system (no faults)."""
     topo = Topology(inventory)
     backend_name = backend_name or inventory.backend or "local"
     cls = get_backend(backend_name)
-    runs, step_times, shares = [], [], []
+    runs_rows = []
     for r in range(repeats):
         rows: list[dict] = []
         backend = cls(topo, None, seed=seed + r, progress=progress)
@@ -52,12 +80,8 @@ def record_golden_curve(inventory: Inventory, backend_name: str | None, steps: i
             golden.run(ctx)
         finally:
             backend.close()
-        g = pd.DataFrame([x for x in rows if x.get("kind") == "golden"])
-        first = g[g["group"] == g["group"].iloc[0]].sort_values("step")
-        runs.append(first["loss"].tolist())
-        step_times.append(float(g["step_time_s"].median()))
-        shares.append(float(g["comm_share"].median()))
-        progress(f"golden record: run {r + 1}/{repeats} final loss {runs[-1][-1]:.4f}")
+        runs_rows.append(rows)
+        progress(f"golden record: run {r + 1}/{repeats} final loss {_curve(rows)[-1]:.4f}")
     config = {"ranks": len(topo.cards_of_host(topo.hosts[0])), "steps": steps, "seed": seed,
               "inventory": inventory.name}
-    return curve_from_runs(runs, name, backend_name, config, step_times, shares)
+    return curve_from_runs(runs_rows, name, backend_name, config)

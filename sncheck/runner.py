@@ -46,7 +46,7 @@ class RunOptions:
     backend_options: dict = field(default_factory=dict)
     report_formats: tuple[str, ...] = ("html",)
     template_dirs: tuple[str, ...] = ()
-    rules: str = "default"
+    rules: str | None = None  # a rules file or shipped name; None: the backend's default
     baseline: str | None = None
     released_at: Callable[[str], datetime | None] = _never_released  # from the state store
 
@@ -71,17 +71,22 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     backend_name = opts.backend or inventory.backend or "local"
     backend_cls = get_backend(backend_name)
     gate = opts.gate or playbook.gate
+    backend = backend_cls(topo, faults, seed=opts.seed, progress=progress, **opts.backend_options)
+    try:  # every input is checked before a run directory exists
+        rules = load_rules(opts.rules or backend.default_rules())
+        baseline_ref = opts.baseline or playbook.baseline
+        baseline = load_baseline(baseline_ref) if baseline_ref else None
+        references = {}
+        for spec in playbook.layers:
+            if spec.name == "golden":
+                ref = spec.options.get("reference") or backend.plan_defaults("golden").get("reference")
+                references[spec.name] = golden.load_reference(ref) if ref else None
+    except BaseException:
+        backend.close()
+        raise
     run_id = new_run_id()
     out_dir = Path(opts.out) if opts.out else default_out_dir(run_id)
     store = RunStore(out_dir)
-    backend = backend_cls(topo, faults, seed=opts.seed, progress=progress, **opts.backend_options)
-    rules = load_rules(opts.rules)
-    baseline = load_baseline(opts.baseline or playbook.baseline) if (opts.baseline or playbook.baseline) else None
-    references = {}
-    for spec in playbook.layers:
-        if spec.name == "golden":
-            ref = spec.options.get("reference") or backend.plan_defaults("golden").get("reference")
-            references[spec.name] = golden.load_reference(ref) if ref else None
 
     results = {
         "schema": SCHEMA, "run_id": run_id, "playbook": playbook.name, "backend": backend_name,
@@ -95,21 +100,21 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     raw: list[Finding] = []
     try:
         design = dict(inventory.design)
-        source = {t: "inventory" for t in design}
-        if not design:
-            progress("calibrating design values on this machine")
-            design = backend.calibrate(store.emit)
-            source = {t: "calibrated" for t in design}
         results["design"] = {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us,
-                                 "source": source[t]} for t, d in design.items()}
+                                 "source": "inventory"} for t, d in design.items()}
         for spec in playbook.layers:
             module = LAYER_MODULES[spec.name]
             options = {k: v for k, v in spec.options.items() if k != "reference"}  # resolved above
-            ctx = LayerContext(topo, backend, store.emit, design, options, progress, rules=rules,
-                               rows=store.rows, reference=references.get(spec.name), baseline=baseline)
             entry = {"name": spec.name, "verdict": "error", "summary": {}}
             results["layers"].append(entry)
+            ctx = LayerContext(topo, backend, store.emit, design, options, progress, rules=rules,
+                               rows=store.rows, reference=references.get(spec.name), baseline=baseline)
             try:
+                if not design:  # part of the first layer, so a hang here cuts that layer short
+                    progress("calibrating design values on this machine")
+                    design.update(backend.calibrate(store.emit))
+                    results["design"] = {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us,
+                                             "source": "calibrated"} for t, d in design.items()}
                 entry["summary"] = module.run(ctx)
             except (HarnessError, KeyboardInterrupt) as e:
                 cause = "interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt) else str(e)

@@ -149,3 +149,22 @@ def test_full_plan_rows_have_the_schema():
     b.collectives(StressPlan(groups=stress_groups(TOPO), sizes=(8, 1 << 20)), rows.append)
     kinds = pd.DataFrame(rows)["kind"].value_counts()
     assert kinds["collective"] == 27 * 2 * 2
+
+
+def test_golden_curve_band_is_sized_from_the_spread():
+    from sncheck.errors import ConfigError
+    from sncheck.recording import curve_from_runs
+
+    def run(scale: float) -> list[dict]:
+        return [{"kind": "golden", "group": "host:localhost", "stage": "group", "step": s,
+                 "loss": (4.0 - s) * scale, "step_time_s": 0.1, "comm_s": 0.02, "comm_share": 0.2}
+                for s in range(3)]
+
+    curve = curve_from_runs([run(1.0), run(1.01), run(0.99)], "t", "local", {"ranks": 2})
+    assert curve["schema"] == "sncheck.golden/1" and curve["runs"] == 3
+    assert curve["loss"] == pytest.approx([4.0, 3.0, 2.0])
+    assert curve["loss_spread"] == pytest.approx([0.01, 0.01, 0.01])
+    assert curve["band"] == pytest.approx({"step_rel": 0.03, "final_rel": 0.03})
+    assert (curve["step_time_s"], curve["comm_share"]) == (0.1, 0.2)
+    with pytest.raises(ConfigError):
+        curve_from_runs([run(float("nan"))], "t", "local", {})

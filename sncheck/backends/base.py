@@ -40,6 +40,10 @@ class Backend(ABC):
         """
         return {}
 
+    def default_rules(self) -> str:
+        """The shipped rules file that suits this backend's measurement noise."""
+        return "default"
+
     def calibrate(self, emit: Emit) -> dict[str, TierDesign]:
         """Measured design values, for inventories that carry none (the local machine)."""
         return {}

@@ -1,0 +1,628 @@
+"""The local backend: real worker processes on this machine, real torch.distributed.
+
+One worker per card (``localhost/gpu0`` .. ``gpuN-1`` -> ranks 0..N-1) runs the probe
+:mod:`sncheck.probes.torchdist` with the torchrun variables set; gloo on CPU, nccl where
+CUDA is available (or as the ``dist_backend`` option says). Rows are read from the
+probe's JSON lines file as rank 0 appends them and passed to ``emit`` at once.
+
+Usage::
+
+    topo = Topology(local_inventory(4))
+    backend = LocalBackend(topo, faults=FaultPlan(), seed=0, progress=print,
+                           op_timeout_s=60)
+    try:
+        design = backend.calibrate(emit)          # {"intra_host": TierDesign(...)}
+        backend.p2p(connectivity_plan(topo), emit)
+    finally:
+        backend.close()
+
+Workers never outlive a layer call: on Ctrl-C, a rank that exits non-zero, or no
+progress from any rank for ``op_timeout_s`` (no heartbeat, no row), every worker's
+process group is killed and :class:`~sncheck.errors.HarnessError` names the layer and
+the cause. Rows already emitted stay emitted.
+
+Options (keyword arguments):
+
+``dist_backend``      ``gloo`` | ``nccl`` | None (auto: nccl when CUDA is available)
+``op_timeout_s``      longest silence of all ranks before the run counts as hung (60)
+``start_timeout_s``   allowance for workers to start and meet (120)
+``p2p_bytes``         bandwidth message size; default: the plan's, capped at 8 MiB on gloo
+``launcher``          ``forkserver`` (default: a server process imports torch once and
+                      forks the ranks) | ``subprocess`` (``python -m`` per rank, as
+                      torchrun would start it)
+``serialize_pairs``   p2p: one pair of a round at a time (default: on gloo only)
+``golden_config``     overrides of :class:`~sncheck.probes.golden_model.GoldenConfig`
+``keep_workdir``      keep the job directory (job JSON, rows, per-rank logs) for debugging
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..errors import ConfigError, HarnessError
+from ..inventory import TierDesign
+from ..plan import ConnectivityPlan, GoldenPlan, Round, StressPlan
+from ..rows import host_fact_row, not_run_row
+from ..topology import Topology, round_robin
+from .base import Backend, Emit
+
+UNSUPPORTED_FAULTS = ("dead_link", "degraded_link", "down_host")
+DIST_BACKENDS = ("gloo", "nccl")
+LAUNCHERS = ("forkserver", "subprocess")
+CPU_P2P_BYTES = 8 << 20  # gloo over loopback moves ~1 GB/s; 64 MiB x 15 transfers x pairs is slow
+# On CPU a 1 GiB all-reduce takes seconds per op and gigabytes per rank: sweep to 16 MiB.
+CPU_STRESS = {"min_bytes": 8, "max_bytes": 16 << 20, "step_factor": 4, "narrow_sizes": (8 << 10, 4 << 20)}
+GOLDEN_REFERENCE = {("gloo", 4): "local-4"}  # curves recorded in fixtures/golden/
+POLL_S = 0.05
+PORT_ATTEMPTS = 3
+# The calibration run: every pair once, few iterations (it runs before every local run).
+CALIBRATION = {"lat_iters": 20, "bw_iters": 3}
+
+_PORT_LOCK = threading.Lock()
+_PORTS_HELD: set[int] = set()
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+class _PortInUse(Exception):
+    """Rank 0 could not bind the rendezvous port (someone took it after we chose it)."""
+
+
+# --------------------------------------------------------------------------- ports
+
+def reserve_port() -> int:
+    """A free TCP port on 127.0.0.1, never one this process has handed out and not released."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with _PORT_LOCK:
+            if port not in _PORTS_HELD:
+                _PORTS_HELD.add(port)
+                return port
+    raise HarnessError("local backend: found no free TCP port on 127.0.0.1")
+
+
+def release_port(port: int) -> None:
+    with _PORT_LOCK:
+        _PORTS_HELD.discard(port)
+
+
+# --------------------------------------------------------------------------- workers
+
+class _Worker:
+    """One rank's process, started in its own session so its whole group can be killed."""
+
+    def __init__(self, rank: int, card: str, log_path: Path) -> None:
+        self.rank, self.card, self.log_path = rank, card, log_path
+        self.pid: int | None = None
+
+    def exitcode(self) -> int | None:
+        raise NotImplementedError
+
+    def _reap(self, timeout: float) -> None:
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        if self.pid is None or self.exitcode() is not None:
+            return
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            # not (yet) a group leader: it has not reached setsid; kill the process itself
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def wait(self, timeout: float) -> None:
+        self._reap(timeout)
+
+    def log_tail(self, lines: int = 3) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        tail = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+        return " | ".join(tail[-lines:])
+
+
+class _ServedWorker(_Worker):
+    def __init__(self, rank: int, card: str, log_path: Path, server: "_ForkServer", pid: int) -> None:
+        super().__init__(rank, card, log_path)
+        self.server, self.pid = server, pid
+
+    def exitcode(self) -> int | None:
+        return self.server.exitcode(self.pid)
+
+    def _reap(self, timeout: float) -> None:
+        self.server.wait(self.pid, timeout)
+
+
+class _SubprocessWorker(_Worker):
+    def __init__(self, rank: int, card: str, log_path: Path, argv: list[str], env: dict) -> None:
+        super().__init__(rank, card, log_path)
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        self.pid = self.proc.pid
+
+    def exitcode(self) -> int | None:
+        return self.proc.poll()
+
+    def _reap(self, timeout: float) -> None:
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _package_env() -> dict[str, str]:
+    """This environment with our sncheck first on PYTHONPATH, installed or not."""
+    path = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
+class _ForkServer:
+    """Parent side of the probe's fork server (``python -m sncheck.probes.torchdist --serve``).
+
+    Importing torch takes seconds; N ranks importing it at once on a small machine take
+    N times that. The server imports it once and forks a rank per request. Unlike
+    multiprocessing's forkserver it does not re-run the caller's ``__main__`` in each
+    child. One server per process, shared by all backends; a reader thread collects
+    its replies (started pids, exit codes).
+    """
+
+    def __init__(self) -> None:
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sncheck.probes.torchdist", "--serve"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            env=_package_env(), start_new_session=True)
+        self._cond = threading.Condition()
+        self._started: dict[int, int] = {}  # request id -> pid
+        self._codes: dict[int, int] = {}    # pid -> exit code
+        self._next_id = 0
+        self.alive = True
+        threading.Thread(target=self._read, name="sncheck-forkserver", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            msg = json.loads(line)
+            with self._cond:
+                if "code" in msg:
+                    self._codes[msg["pid"]] = msg["code"]
+                else:
+                    self._codes.pop(msg["pid"], None)  # a reused pid's old exit
+                    self._started[msg["id"]] = msg["pid"]
+                self._cond.notify_all()
+        with self._cond:
+            self.alive = False
+            self._cond.notify_all()
+
+    def fork(self, job: Path, out: Path, env: dict[str, str], log: Path, timeout: float) -> int:
+        with self._cond:
+            rid, self._next_id = self._next_id, self._next_id + 1
+            req = {"id": rid, "job": str(job), "out": str(out), "env": env, "log": str(log)}
+            try:
+                self.proc.stdin.write((json.dumps(req) + "\n").encode())
+                self.proc.stdin.flush()
+            except OSError:
+                self.alive = False
+            self._cond.wait_for(lambda: rid in self._started or not self.alive, timeout)
+            if rid in self._started:
+                return self._started.pop(rid)
+        self._stderr.seek(0)
+        tail = self._stderr.read().decode(errors="replace").strip().splitlines()[-3:]
+        raise HarnessError("local backend: the worker fork server "
+                           + ("exited" if not self.alive else f"did not answer in {timeout:.0f} s")
+                           + (f": {' | '.join(tail)}" if tail else ""))
+
+    def exitcode(self, pid: int) -> int | None:
+        with self._cond:
+            if pid in self._codes or self.alive:
+                return self._codes.get(pid)
+        # the server is gone (it kills its ranks when it goes): alive means orphaned
+        return None if _pid_alive(pid) else 255
+
+    def wait(self, pid: int, timeout: float) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: pid in self._codes or not self.alive, timeout)
+
+    def stop(self) -> None:
+        try:
+            self.proc.stdin.close()  # end of requests: the server kills its ranks and exits
+            self.proc.wait(5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+
+
+_SERVER: _ForkServer | None = None
+_SERVER_LOCK = threading.Lock()
+
+
+def _fork_server() -> _ForkServer:
+    global _SERVER
+    with _SERVER_LOCK:
+        if _SERVER is None or not _SERVER.alive:
+            if _SERVER is None:
+                atexit.register(_stop_fork_server)
+            _SERVER = _ForkServer()
+        return _SERVER
+
+
+def _stop_fork_server() -> None:
+    with _SERVER_LOCK:
+        if _SERVER is not None:
+            _SERVER.stop()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _exit_cause(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _loopback_ifname() -> str | None:
+    try:
+        names = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        return None
+    return next((n for n in ("lo", "lo0") if n in names), None)
+
+
+# --------------------------------------------------------------------------- tail
+
+class _Tail:
+    """New complete lines of a file that another process appends to."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset, self.partial = path, 0, b""
+
+    def lines(self) -> list[dict]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        *complete, self.partial = (self.partial + data).split(b"\n")
+        return [json.loads(line) for line in complete if line.strip()]
+
+
+# --------------------------------------------------------------------------- backend
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def __init__(self, topo: Topology, faults=None, seed: int = 0, progress=None, **options) -> None:
+        super().__init__(topo, faults, seed, progress, **options)
+        if len(topo.hosts) != 1:
+            raise ConfigError(f"the local backend runs one host; the inventory has {len(topo.hosts)} "
+                              f"({', '.join(topo.hosts[:4])}{', ...' if len(topo.hosts) > 4 else ''})")
+        self.host = topo.hosts[0]
+        self.cards = topo.cards_of_host(self.host)
+        for f in self.faults.faults:
+            if f.type in UNSUPPORTED_FAULTS:
+                raise ConfigError(f"the local backend cannot act out fault type {f.type!r} "
+                                  f"(target {f.target}): it needs links or hosts that one machine "
+                                  f"does not have; use the mock backend for it")
+        dist_backend = options.get("dist_backend") or topo.inventory.dist_backend
+        if dist_backend not in (None, *DIST_BACKENDS):
+            raise ConfigError(f"dist_backend must be one of {', '.join(DIST_BACKENDS)}, got {dist_backend!r}")
+        self._dist_backend = dist_backend
+        self.launcher = options.get("launcher") or "forkserver"
+        if self.launcher not in LAUNCHERS:
+            raise ConfigError(f"launcher must be one of {', '.join(LAUNCHERS)}, got {self.launcher!r}")
+        self.op_timeout_s = float(options.get("op_timeout_s") or 60.0)
+        self.start_timeout_s = float(options.get("start_timeout_s") or 120.0)
+        self.p2p_bytes = options.get("p2p_bytes")
+        self._serialize = options.get("serialize_pairs")
+        self.golden_config = dict(options.get("golden_config") or {})
+        if self.golden_config:  # a bad key is a usage error now, not a crashed rank later
+            from ..probes.golden_model import GoldenConfig
+            GoldenConfig.from_dict(self.golden_config)
+        self.keep_workdir = bool(options.get("keep_workdir", False))
+        self._workers: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    # ---- public API
+
+    @property
+    def dist_backend(self) -> str:
+        """The torch.distributed backend the workers use (resolved on first use)."""
+        if self._dist_backend is None:
+            import torch  # imported late: constructing the backend must not need torch
+            self._dist_backend = "nccl" if torch.cuda.is_available() else "gloo"
+        return self._dist_backend
+
+    @property
+    def serialize_pairs(self) -> bool:
+        """Run a round's pairs one at a time: the default on CPU, where all "links"
+        share the same cores and memory and concurrent pairs would measure each other."""
+        if self._serialize is None:
+            return self.dist_backend == "gloo"
+        return bool(self._serialize)
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """Pids of the workers of the layer running now (empty between layers)."""
+        with self._lock:
+            return [w.pid for w in self._workers if w.pid is not None]
+
+    def default_rules(self) -> str:
+        # Ranks sharing CPU cores measure clean pairs 20-30% apart run to run.
+        return "local-cpu" if self.dist_backend == "gloo" else "default"
+
+    def plan_defaults(self, layer: str) -> dict:
+        cpu = self.dist_backend == "gloo"
+        if layer == "connectivity" and cpu:
+            return {"bw_bytes": CPU_P2P_BYTES}
+        if layer == "stress" and cpu:
+            return dict(CPU_STRESS)
+        if layer == "golden":
+            ref = GOLDEN_REFERENCE.get((self.dist_backend, len(self.cards)))
+            return {"reference": ref} if ref else {}
+        return {}
+
+    def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
+        for host in hosts:
+            if host != self.host:
+                emit(not_run_row("connectivity", host, "host", "not_run",
+                                 f"the local backend only runs on this machine ({self.host})"))
+                continue
+            for row in self._local_facts():
+                emit(row)
+
+    def calibrate(self, emit: Emit) -> dict[str, TierDesign]:
+        rounds = tuple(Round(i, "scale_up", tuple(pairs)) for i, pairs in enumerate(round_robin(self.cards)))
+        plan = ConnectivityPlan(rounds=rounds, hosts=(self.host,), **CALIBRATION)
+        rows: list[dict] = []
+
+        def keep(row: dict) -> None:
+            rows.append(row)
+            emit(row)
+
+        self._run("calibrate", self._p2p_plan_dict(plan), keep)
+        cal = [r for r in rows if r.get("kind") == "calibration"]
+        if not cal:
+            raise HarnessError("local backend: calibrate layer produced no calibration row")
+        return {cal[-1]["tier"]: TierDesign(cal[-1]["bandwidth_GBps"], cal[-1]["latency_us"])}
+
+    def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
+        self._run("p2p", self._p2p_plan_dict(plan), emit)
+
+    def collectives(self, plan: StressPlan, emit: Emit) -> None:
+        self._run("collectives", dataclasses.asdict(plan), emit)
+
+    def golden(self, plan: GoldenPlan, emit: Emit) -> None:
+        self._run("golden", dataclasses.asdict(plan), emit)
+
+    def close(self) -> None:
+        self._kill_all()
+
+    # ---- facts
+
+    def _local_facts(self) -> list[dict]:
+        h, n = self.host, len(self.cards)
+        rows = [host_fact_row(h, "reachable", True, True, True, tool="local",
+                              message="this machine")]
+        cpus = os.cpu_count() or 0
+        rows.append(host_fact_row(h, "cpu_count", cpus, None, True, tool="os.cpu_count",
+                                  message=(f"{n} ranks share {cpus} CPUs: measurements contend"
+                                           if cpus < n else "")))
+        if importlib.util.find_spec("torch") is None:
+            rows.append(host_fact_row(h, "torch_version", None, None, False, status="missing_tool",
+                                      message="torch is not installed (pip install 'sncheck[local]')",
+                                      tool="torch"))
+            rows.append(host_fact_row(h, "card_count", None, n, False, status="missing_tool",
+                                      message="needs torch", tool="torch"))
+            return rows
+        import torch
+        import torch.distributed as dist
+
+        rows.append(host_fact_row(h, "torch_version", torch.__version__, None, True, tool="torch"))
+        avail = {"gloo": dist.is_available() and dist.is_gloo_available(),
+                 "nccl": dist.is_available() and dist.is_nccl_available() and torch.cuda.is_available()}
+        chosen = self.dist_backend
+        rows.append(host_fact_row(
+            h, "dist_backend", chosen, chosen, avail[chosen], tool="torch.distributed",
+            message=", ".join(f"{k} {'available' if v else 'unavailable'}" for k, v in avail.items())))
+        if chosen == "nccl":
+            # one process per GPU: the cards are the GPUs torch sees
+            value, msg = torch.cuda.device_count(), "CUDA devices"
+        else:
+            value, msg = n, "worker ranks (gloo on CPU: one process per card)"
+        rows.append(host_fact_row(h, "card_count", value, n, value == n, tool="torch", message=msg))
+        return rows
+
+    # ---- jobs
+
+    def _p2p_plan_dict(self, plan: ConnectivityPlan) -> dict:
+        d = dataclasses.asdict(plan)
+        if self.p2p_bytes:
+            d["bw_bytes"] = int(self.p2p_bytes)
+        elif self.dist_backend == "gloo":
+            d["bw_bytes"] = min(plan.bw_bytes, CPU_P2P_BYTES)
+        return d
+
+    def _job(self, layer: str, plan: dict, workdir: Path) -> dict:
+        return {
+            "schema": "sncheck.job/1", "layer": layer, "cards": list(self.cards), "plan": plan,
+            "faults": [dataclasses.asdict(f) for f in self.faults.faults],
+            "seed": self.seed, "op_timeout_s": self.op_timeout_s,
+            "dist_backend": self.dist_backend,
+            "supernode_of_host": {h: self.topo.supernode_of_host(h) for h in self.topo.hosts},
+            "heartbeat_dir": str(workdir), "golden_config": self.golden_config,
+            "serialize_pairs": self.serialize_pairs,
+        }
+
+    def _run(self, layer: str, plan: dict, emit: Emit) -> None:
+        workdir = Path(tempfile.mkdtemp(prefix=f"sncheck-local-{layer}-"))
+        try:
+            for attempt in range(1, PORT_ATTEMPTS + 1):
+                port = reserve_port()
+                try:
+                    self._attempt(layer, plan, emit, workdir / f"try{attempt}", port)
+                    return
+                except _PortInUse:
+                    self.progress(f"{layer}: rendezvous port {port} was taken; retrying")
+                finally:
+                    release_port(port)
+            raise HarnessError(f"local backend: {layer} layer: the rendezvous port was taken "
+                               f"{PORT_ATTEMPTS} times in a row")
+        finally:
+            if self.keep_workdir:
+                self.progress(f"{layer}: job files kept in {workdir}")
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
+
+    def _attempt(self, layer: str, plan: dict, emit: Emit, workdir: Path, port: int) -> None:
+        workdir.mkdir(parents=True)
+        job_path, out_path = workdir / "job.json", workdir / "rows.jsonl"
+        job_path.write_text(json.dumps(self._job(layer, plan, workdir)), encoding="utf-8")
+        out_path.touch()
+        self.progress(f"{layer}: starting {len(self.cards)} workers ({self.dist_backend}, port {port})")
+        try:
+            self._start(job_path, out_path, workdir, port)
+            self._watch(layer, _Tail(out_path), workdir, emit)
+        except KeyboardInterrupt as e:
+            self._kill_all()
+            raise HarnessError(f"local backend: {layer} layer interrupted (Ctrl-C); "
+                               f"all workers stopped") from e
+        finally:
+            self._kill_all()
+
+    def _env(self, rank: int, port: int) -> dict[str, str]:
+        env = {"RANK": str(rank), "WORLD_SIZE": str(len(self.cards)), "LOCAL_RANK": str(rank),
+               "LOCAL_WORLD_SIZE": str(len(self.cards)), "MASTER_ADDR": "127.0.0.1",
+               "MASTER_PORT": str(port)}
+        lo = _loopback_ifname()
+        if lo and "GLOO_SOCKET_IFNAME" not in os.environ:
+            env["GLOO_SOCKET_IFNAME"] = lo  # all ranks are here; the hostname may resolve elsewhere
+        return env
+
+    def _start(self, job_path: Path, out_path: Path, workdir: Path, port: int) -> None:
+        server = _fork_server() if self.launcher == "forkserver" else None
+        for rank, card in enumerate(self.cards):
+            log = workdir / f"rank{rank}.log"
+            env = self._env(rank, port)
+            if server is not None:
+                pid = server.fork(job_path, out_path, env, log, self.start_timeout_s)
+                w: _Worker = _ServedWorker(rank, card, log, server, pid)
+            else:
+                argv = [sys.executable, "-m", "sncheck.probes.torchdist",
+                        "--job", str(job_path), "--out", str(out_path)]
+                w = _SubprocessWorker(rank, card, log, argv, {**_package_env(), **env})
+            with self._lock:
+                self._workers.append(w)
+
+    def _watch(self, layer: str, tail: _Tail, workdir: Path, emit: Emit) -> None:
+        """Pass rows on as they come; stop everything on a crash or a hang."""
+        with self._lock:
+            workers = list(self._workers)
+        started = time.time()
+        last_line = started
+        failed: dict[int, int] = {}  # rank -> exit code, in the order seen
+        while True:
+            for line in tail.lines():
+                last_line = time.time()
+                if "_progress" in line:
+                    self.progress(str(line["_progress"]))
+                else:
+                    emit(line)
+            codes = {w.rank: w.exitcode() for w in workers}
+            for rank, code in codes.items():
+                if code not in (None, 0) and rank not in failed:
+                    failed[rank] = code
+            if failed:
+                self._fail_crashed(layer, tail, workers, failed, emit)
+            if all(code == 0 for code in codes.values()):
+                self._drain(tail, emit)
+                return
+            self._check_hang(layer, tail, workers, workdir, started, last_line, emit)
+            time.sleep(POLL_S)
+
+    def _drain(self, tail: _Tail, emit: Emit) -> None:
+        for line in tail.lines():
+            if "_progress" not in line:
+                emit(line)
+
+    def _fail_crashed(self, layer: str, tail: _Tail, workers: list[_Worker],
+                      failed: dict[int, int], emit: Emit) -> None:
+        time.sleep(POLL_S)  # let a crash's neighbours show up, and its last rows land
+        self._drain(tail, emit)
+        by_rank = {w.rank: w for w in workers}
+        if 0 in failed and any(s in by_rank[0].log_tail(20).lower()
+                               for s in ("address already in use", "eaddrinuse", "errno 98")):
+            self._kill_all()
+            raise _PortInUse()
+        self._kill_all()
+        # a rank that exited has its reason at the end of its log; a killed one has none
+        causes = "; ".join(f"rank {r} ({by_rank[r].card}) {_exit_cause(c)}"
+                           + (f": {by_rank[r].log_tail()}" if c > 0 and by_rank[r].log_tail() else "")
+                           for r, c in failed.items())
+        raise HarnessError(f"local backend: {layer} layer failed: {causes}")
+
+    def _check_hang(self, layer: str, tail: _Tail, workers: list[_Worker], workdir: Path,
+                    started: float, last_line: float, emit: Emit) -> None:
+        beats = {}
+        for w in workers:
+            try:
+                beats[w.rank] = (workdir / f"rank{w.rank}").stat().st_mtime
+            except FileNotFoundError:
+                pass
+        now = time.time()
+        if len(beats) < len(workers):
+            if now - started > self.start_timeout_s:
+                missing = [w.card for w in workers if w.rank not in beats]
+                self._drain(tail, emit)
+                self._kill_all()
+                raise HarnessError(f"local backend: {layer} layer: workers did not start within "
+                                   f"{self.start_timeout_s:.0f} s ({', '.join(missing)} never joined)")
+            return
+        idle = now - max(last_line, *beats.values())
+        if idle <= self.op_timeout_s:
+            return
+        self._drain(tail, emit)
+        self._kill_all()
+        # A rank waiting on a stuck peer looks as idle as the stuck one; list them all.
+        ages = ", ".join(f"rank {r} ({self.cards[r]}) {now - t:.1f} s ago" for r, t in sorted(beats.items()))
+        raise HarnessError(
+            f"local backend: {layer} layer hung: no progress from any rank for {idle:.1f} s "
+            f"(op_timeout_s={self.op_timeout_s:g}); last heartbeats: {ages}; all workers stopped")
+
+    def _kill_all(self) -> None:
+        with self._lock:
+            workers, self._workers = self._workers, []
+        for w in workers:
+            w.kill()
+        for w in workers:
+            w.wait(10.0)

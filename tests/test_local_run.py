@@ -1,0 +1,92 @@
+"""The local backend end to end: the README's main command, and faults found for real
+through the same rules as on the mock backend."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("torch")
+
+from sncheck.cli import main  # noqa: E402
+from sncheck.inventory import load_inventory_text  # noqa: E402
+from sncheck.playbook import single_layer  # noqa: E402
+from sncheck.runner import RunOptions, execute  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def findings(out: Path) -> set[tuple[str, str]]:
+    results = json.loads((out / "results.json").read_text())
+    return {(f["entity"], f["entity_kind"]) for f in results["findings"] if f["severity"] != "info"}
+
+
+def test_main_command_runs_all_layers_for_real(tmp_path):
+    out = tmp_path / "run"
+    r = invoke("run", "pre-upgrade-gate", "--out", out, "-q")
+    results = json.loads((out / "results.json").read_text())
+    assert results["backend"] == "local" and results["inventory"] == "local"
+    assert [layer["name"] for layer in results["layers"]] == ["connectivity", "stress", "golden"]
+    design = results["design"]["intra_host"]
+    assert design["source"] == "calibrated" and design["bandwidth_GBps"] > 0 and design["latency_us"] > 0
+    assert r.exit_code == 0, (r.output, results["findings"])
+    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    p2p = [x for x in rows if x["kind"] == "p2p"]
+    assert len(p2p) == 6 and all(x["bw_GBps"] > 0 and x["lat_us"] > 0 for x in p2p)
+    coll = [x for x in rows if x["kind"] == "collective"]
+    assert {x["collective"] for x in coll} == {"all_reduce", "all_to_all"} and all(x["wrong"] == 0 for x in coll)
+    losses = [x["loss"] for x in rows if x["kind"] == "golden"]
+    assert len(losses) == 60 and losses[-1] < losses[0] / 2
+    golden = results["layers"][2]["summary"]
+    assert golden["reference"]["name"] == "local-4" and 0 < golden["comm_share"] < 1
+    html = (out / "report.html").read_text()
+    # the loss curve against the golden band, and busbw against size (inline SVG)
+    assert "golden host:localhost" in html and "all_reduce: bus bandwidth" in html
+    assert html.count("<svg") >= 4
+
+
+def test_slow_card_is_the_card_not_its_links(tmp_path):
+    (tmp_path / "f.yaml").write_text("faults:\n  - {type: slow_card, target: localhost/gpu1, factor: 0.5}\n")
+    r = invoke("connectivity", "--faults", tmp_path / "f.yaml", "--out", tmp_path / "run", "-q")
+    assert r.exit_code == 1, r.output
+    assert findings(tmp_path / "run") == {("localhost/gpu1", "card")}
+
+
+def test_corrupt_rank_caught_by_data_validation(tmp_path):
+    (tmp_path / "f.yaml").write_text("faults:\n  - {type: corrupt_card, target: localhost/gpu3}\n")
+    r = invoke("stress", "--faults", tmp_path / "f.yaml", "--out", tmp_path / "run", "-q")
+    assert r.exit_code == 1, r.output
+    assert findings(tmp_path / "run") == {("localhost/gpu3", "card")}
+    rules = {f["rule"] for f in json.loads((tmp_path / "run/results.json").read_text())["findings"]}
+    assert rules == {"collective-wrong-results"}
+
+
+def test_golden_fails_on_a_diverging_rank(tmp_path):
+    (tmp_path / "f.yaml").write_text("faults:\n  - {type: diverge, target: localhost/gpu2}\n")
+    r = invoke("golden", "--faults", tmp_path / "f.yaml", "--out", tmp_path / "run", "-q")
+    assert r.exit_code == 1, r.output
+    results = json.loads((tmp_path / "run/results.json").read_text())
+    assert findings(tmp_path / "run") == {("localhost/gpu2", "card")}
+    assert results["layers"][0]["summary"]["out_of_band"] == ["host:localhost"]
+
+
+def test_hung_rank_cuts_the_layer_short_and_keeps_rows(tmp_path):
+    (tmp_path / "f.yaml").write_text("faults:\n  - {type: high_latency_card, target: localhost/gpu1, factor: 100000}\n")
+    # Design values given, so no calibration: host facts are measured, then p2p hangs.
+    inventory = load_inventory_text("name: local2\ndesign:\n  scale_up: {bandwidth: 2 GB/s, latency: 100 us}\n"
+                                    "supernodes:\n  - {name: local, hosts: localhost, cards_per_host: 2}\n"
+                                    "backend: local\n")
+    outcome = execute(single_layer("connectivity"), inventory,
+                      RunOptions(faults=str(tmp_path / "f.yaml"), out=str(tmp_path / "run"),
+                                 backend_options={"op_timeout_s": 3}))
+    assert outcome.exit_code == 3 and outcome.results["verdict"] == "error"
+    layer = outcome.results["layers"][0]
+    assert layer["verdict"] == "error" and "cut_short" in layer["summary"]
+    kept = [json.loads(line) for line in (tmp_path / "run/rows.jsonl").read_text().splitlines()]
+    assert {r["kind"] for r in kept} == {"host_fact"}  # what was measured before the hang is kept
+    assert "cut short" in (tmp_path / "run/report.html").read_text()
