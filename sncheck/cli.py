@@ -134,14 +134,19 @@ def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gat
         from .actions.batch import DEFAULT_VIA, apply_run_isolation
         from .report.json_out import write_json
 
-        apply_run_isolation(results, inventory, state_dir, list(via) or list(DEFAULT_VIA), apply=apply,
-                            run_dir=outcome.out_dir, results_path=outcome.out_dir / "results.json")
+        audit = apply_run_isolation(results, inventory, state_dir, list(via) or list(DEFAULT_VIA), apply=apply,
+                                    run_dir=outcome.out_dir, results_path=outcome.out_dir / "results.json")
+        blocked = next((a for a in audit if a.get("blocked_by_cap")), None)
+        if blocked:  # the safety cap: nothing applied, and the gate fails
+            results["isolation_blocked"] = blocked["message"]
+            results["verdict"] = "fail"
+            click.echo(f"sncheck: isolation blocked: {blocked['message']}", err=True)
         write_json(outcome.out_dir / "results.json", results)  # "applied" as it turned out
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
     if not quiet:
         _summary(results, outcome.out_dir)
-    sys.exit(outcome.exit_code)
+    sys.exit(EXIT_FAIL if results.get("isolation_blocked") and outcome.exit_code == EXIT_PASS else outcome.exit_code)
 
 
 def _progress_printer(quiet: bool):

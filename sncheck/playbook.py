@@ -36,10 +36,11 @@ class Playbook:
     source: str = "<embedded>"
     baseline: str | None = None  # a baseline name or path (sncheck baseline make)
     confirm: bool = True  # retest quarantined entities before isolate/release
+    layout: dict | None = None  # {tp, ep, pp, dp}: report the capacity left after isolation
 
 
 def parse_playbook(src: Source) -> Playbook:
-    root = check_keys(src, src.data, ("name", "description", "layers", "gate", "baseline", "confirm"), "playbook",
+    root = check_keys(src, src.data, ("name", "description", "layers", "gate", "baseline", "confirm", "layout"), "playbook",
                       required=("layers",))
     layers_node = root["layers"]
     if not isinstance(layers_node, list) or not layers_node:
@@ -92,7 +93,14 @@ def parse_playbook(src: Source) -> Playbook:
     confirm = root.get("confirm", True)
     if not isinstance(confirm, bool):
         raise src.error(f"confirm must be true or false, got {confirm!r}", root, "confirm")
-    return Playbook(str(name), tuple(layers), gate, str(root.get("description", "")), src.name, baseline, confirm)
+    layout = root.get("layout")
+    if layout is not None:
+        layout = dict(check_keys(src, layout, ("tp", "ep", "pp", "dp"), "layout"))
+        for k, v in layout.items():
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise src.error(f"layout {k} must be a positive integer, got {v!r}", root["layout"], k)
+    return Playbook(str(name), tuple(layers), gate, str(root.get("description", "")), src.name, baseline,
+                    confirm, layout)
 
 
 def find_playbook(ref: str) -> Path | None:

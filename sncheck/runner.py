@@ -17,6 +17,7 @@ from .errors import HarnessError
 from .faults import FaultPlan, load_faults
 from .health.baseline import load_baseline
 from .health.findings import Finding, IsolationEntry, merge_findings, severity_rank
+from .health.capacity import ParallelLayout, capacity
 from .health.policy import decide_entry, is_repeat_offender
 from .health.rules import load_rules
 from .inventory import Inventory
@@ -30,6 +31,13 @@ from .topology import Topology
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
+
+
+def layout_capacity(topo: Topology, isolation: list[dict], layout: dict) -> dict:
+    """How the playbook's TP/EP/PP/DP layout fits once this run's isolations take effect."""
+    latest = {e["entity"]: e["action"] for e in isolation}  # the last step per entity wins
+    out = [entity for entity, action in latest.items() if action in ("isolate", "quarantine")]
+    return capacity(topo, out, ParallelLayout(**layout)).to_dict()
 
 
 def _never_released(entity: str) -> datetime | None:
@@ -149,6 +157,8 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         results["verdict"] = "fail"
     else:
         results["verdict"] = "pass"
+    if playbook.layout:
+        results["capacity"] = layout_capacity(topo, results["isolation"], playbook.layout)
     results["finished"] = _now()
     store.write_results(results)
     write_reports(results, store, opts)

@@ -73,3 +73,28 @@ def test_apply_writes_isolation_files(tmp_path):
 def test_apply_needs_state_dir(tmp_path):
     r = CliRunner().invoke(main, ["connectivity", "-i", DEMO, "--backend", "mock", "--apply", "--out", str(tmp_path)])
     assert r.exit_code == 2 and "--apply needs --state-dir" in r.output
+
+
+def test_safety_cap_blocks_a_fabric_wide_fault(tmp_path):
+    every_card = [f"{{type: slow_card, target: node{h:03d}/gpu{g}, factor: 0.4}}" for h in range(1, 9) for g in range(4)]
+    r, res = run(tmp_path, "fabric", every_card, "--apply", "--via", "hostfile")
+    assert r.exit_code == 1
+    assert [(f["entity"], f["entity_kind"]) for f in res["findings"]] == [("sn0", "supernode")]
+    assert "fabric-wide or harness problem" in res["isolation_blocked"]
+    assert "fabric-wide or harness problem" in r.output
+    assert not any(i["applied"] for i in res["isolation"])
+    assert not (tmp_path / "fabric/exclude_hosts.txt").exists()  # nothing applied
+
+
+def test_playbook_layout_reports_capacity_after_isolation(tmp_path):
+    playbook = tmp_path / "p.yaml"
+    playbook.write_text("name: cap\nlayers: [connectivity]\nlayout: {tp: 8, ep: 4, pp: 1, dp: 8}\n")
+    (tmp_path / "f.yaml").write_text("faults:\n  - {type: corrupt_card, target: node003/gpu1}\n")
+    r = CliRunner().invoke(main, ["run", str(playbook), "-i", DEMO, "--backend", "mock", "--faults",
+                                  str(tmp_path / "f.yaml"), "--out", str(tmp_path / "run"), "-q"])
+    assert r.exit_code == 1, r.output
+    cap = json.loads((tmp_path / "run/results.json").read_text())["capacity"]
+    per_sn = {s["name"]: s for s in cap["supernodes"]}
+    assert per_sn["sn0"]["healthy"] == 31 and per_sn["sn1"]["healthy"] == 32
+    assert per_sn["sn0"]["tp_groups"] == 3 and per_sn["sn1"]["tp_groups"] == 4
+    assert cap["fits"] is False  # 64 ranks needed, 63 healthy cards
