@@ -36,6 +36,9 @@ kind = "golden"      (golden) one training step
 kind = "calibration" measured design values of a tier (local backend)
     tier, bandwidth_GBps, latency_us
 
+Rows of a confirmation retest carry ``layer: "confirm"`` and ``confirms``: the entity
+under retest (see :mod:`sncheck.layers.confirm`).
+
 kind = "not_run"     something that should have been measured and was not
     layer, entity, entity_kind, status ("unreachable" | "not_run" | "timeout" |
     "parse_failed" | "error"), message

@@ -92,7 +92,9 @@ def p2p_bandwidth(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     p = _p2p(rows, ctx)
     if p.empty:
         return p
-    p["value"] = p[["bw_GBps", "bw_rev_GBps"]].astype(float).min(axis=1, skipna=True)
+    # The mean of the two directions: half the noise of either; a link slow one way
+    # still shows (at half its loss), and a link dead one way has failed outright.
+    p["value"] = p[["bw_GBps", "bw_rev_GBps"]].astype(float).mean(axis=1, skipna=True)
     p["design"] = _design_column(p, ctx, "bandwidth_GBps")
     return p[["src", "dst", "link", "tier", "value", "failed", "design", "status"]]
 
@@ -259,7 +261,7 @@ def golden_step_time(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("p2p_bandwidth", "connectivity", PAIRS, "GB/s", p2p_bandwidth,
-           "one-direction bandwidth of a card pair (the slower direction)"),
+           "one-direction bandwidth of a card pair (the mean of its two directions)"),
     Metric("p2p_latency", "connectivity", PAIRS, "us", p2p_latency, "median one-way latency of a card pair"),
     Metric("p2p_latency_tail", "connectivity", PAIRS, "x median", p2p_latency_tail,
            "p99 over median ping-pong latency of the same pair"),

@@ -151,15 +151,37 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     if per == "pair":
         bad = frame["failed"] | frame.index.isin(ok.index[_compare(ok["score"], rule)])
         return pair_findings(frame.assign(bad=bad), rule, ctx)
-    # per card: the median of a card's own row and column, so one bad link never moves it
-    both = pd.concat([ok[["src", "score"]].rename(columns={"src": "card"}),
-                      ok[["dst", "score"]].rename(columns={"dst": "card"})])
-    counts = both.groupby("card")["score"].count()
-    card_score = both.groupby("card")["score"].median()[counts >= min_peers]
+    card_score = _card_scores(ok, method, min_peers)
     flagged = set(card_score.index[_compare(card_score, rule)])
     if not flagged:
         return []
     return pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged)
+
+
+SMALL_DOMAIN_PAIRS = 256
+
+
+def _card_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
+    """Per card: the median of its own row and column (so one bad link never moves it)
+    against the median of the pairs it is not part of.
+
+    Leaving the card out matters in a small domain: with 4 cards a slow card is half of
+    all pairs and drags the tier median towards itself. In a big domain a card's share
+    of the pairs is negligible and the tier score is used as it is.
+    """
+    both = pd.concat([ok[["src", "value", "score", "tier"]].rename(columns={"src": "card"}),
+                      ok[["dst", "value", "score", "tier"]].rename(columns={"dst": "card"})])
+    counts = both.groupby("card", observed=True)["score"].count()
+    scores = both.groupby("card", observed=True)["score"].median()
+    sizes = ok.groupby("tier", observed=True)["value"].transform("size")
+    small = ok[sizes < SMALL_DOMAIN_PAIRS]
+    if method == "ratio" and not small.empty:
+        for card in pd.unique(pd.concat([small["src"], small["dst"]])):
+            mine = (small["src"] == card) | (small["dst"] == card)
+            others = small.loc[~mine, "value"]
+            if len(others) >= 1 and mine.sum() >= min_peers:
+                scores[card] = small.loc[mine, "value"].median() / others.median()
+    return scores[counts >= min_peers]
 
 
 def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:

@@ -46,7 +46,9 @@ def _peers(suspects: list[str], topo: Topology, avoid: set[str], n: int = PEERS)
     same_host = [c for h in sorted(hosts) for c in topo.cards_of_host(h) if c not in suspects and c not in avoid]
     same_sn = [c for c in topo.cards_of_supernode(sn) if host_of(c) not in hosts and host_of(c) not in avoid
                and c not in avoid]
-    return (same_host + same_sn)[: max(n, len(same_host[:2]) + 3)]
+    # Two host mates (they share the suspect's intra-host links), the rest from other hosts.
+    peers = same_host[:2] + same_sn[: n - min(2, len(same_host))]
+    return peers + same_host[2: 2 + n - len(peers)]
 
 
 def _emit_as(ctx: LayerContext, tag: str):
