@@ -103,7 +103,8 @@ def test_counter_nonzero_and_threshold_and_missing():
 def test_baseline_regression_per_card():
     r = rule("  - {name: base, op: baseline_regression, metric: p2p_bandwidth, key: card, below: 0.9, severity: warning}")
     baseline = {"metrics": {"p2p_bandwidth": {"tier": {"intra_host": 450.0, "scale_up": 450.0},
-                                              "card": {c.id: 450.0 for c in TOPO.cards}}}}
+                                              "card": {t: {c.id: 450.0 for c in TOPO.cards}
+                                                       for t in ("intra_host", "scale_up")}}}}
     ctx = DetectContext(TOPO, CTX.design, baseline=baseline)
     rows = p2p_rows({(a, "node002/gpu3"): 380.0 for a in [f"node001/gpu{i}" for i in range(4)]
                      + [f"node002/gpu{i}" for i in range(3)]})
@@ -177,10 +178,32 @@ def test_baseline_make_and_use(tmp_path):
     data = json.loads(base.read_text())
     assert data["metrics"]["p2p_bandwidth"]["tier"]["scale_up"] == pytest.approx(450, rel=0.03)
     assert data["metrics"]["p2p_bandwidth"]["tier"]["scale_out"] == pytest.approx(50, rel=0.03)
-    assert len(data["metrics"]["p2p_bandwidth"]["card"]) == 64
+    assert len(data["metrics"]["p2p_bandwidth"]["card"]["scale_up"]) == 64
     bad_run = tmp_path / "bad"
     (tmp_path / "f.yaml").write_text("faults:\n  - {type: corrupt_card, target: node001/gpu0}\n")
     CliRunner().invoke(main, ["connectivity", "-i", inv, "--backend", "mock", "--faults", str(tmp_path / "f.yaml"),
                               "--out", str(bad_run), "-q"])
     r = CliRunner().invoke(main, ["baseline", "make", str(bad_run), "--out", str(tmp_path / "b2.json")])
     assert r.exit_code == 2 and "known-good" in r.output
+
+
+def test_a_run_compares_cards_with_their_baseline(tmp_path):
+    inv = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
+    good = []
+    for seed in (5, 6):
+        out = tmp_path / f"good{seed}"
+        assert CliRunner().invoke(main, ["connectivity", "-i", inv, "--backend", "mock", "--seed", str(seed),
+                                         "--out", str(out), "-q"]).exit_code == 0
+        good.append(str(out))
+    assert CliRunner().invoke(main, ["baseline", "make", *good, "--out", str(tmp_path / "base.json")]).exit_code == 0
+    only_baseline = tmp_path / "rules.yaml"
+    only_baseline.write_text("rules:\n  - {name: below-own-history, op: baseline_regression, metric: p2p_bandwidth,"
+                             " key: card, below: 0.9, severity: warning}\n")
+    (tmp_path / "f.yaml").write_text("faults:\n  - {type: slow_card, target: node009/gpu2, factor: 0.85}\n")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", inv, "--backend", "mock", "--faults", str(tmp_path / "f.yaml"),
+                                  "--rules", str(only_baseline), "--baseline", str(tmp_path / "base.json"),
+                                  "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    found = json.loads((out / "results.json").read_text())["findings"]
+    assert [(f["entity"], f["rule"]) for f in found] == [("node009/gpu2", "below-own-history")]

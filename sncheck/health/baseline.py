@@ -54,11 +54,13 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
         cells = cells[~cells["failed"]] if not cells.empty else cells
         if cells.empty:
             continue
-        both = pd.concat([cells[["src", "value"]].rename(columns={"src": "card"}),
-                          cells[["dst", "value"]].rename(columns={"dst": "card"})])
+        both = pd.concat([cells[["src", "tier", "value"]].rename(columns={"src": "card"}),
+                          cells[["dst", "tier", "value"]].rename(columns={"dst": "card"})])
         metrics[m] = {
-            "tier": {t: trimmed_median(g["value"]) for t, g in cells.groupby("tier")},
-            "card": {c: trimmed_median(g["value"]) for c, g in both.groupby("card")},
+            "tier": {str(t): trimmed_median(g["value"]) for t, g in cells.groupby("tier", observed=True)},
+            # per tier, per card: a card's own history on each kind of link
+            "card": {str(t): {str(c): trimmed_median(gc["value"]) for c, gc in g.groupby("card", observed=True)}
+                     for t, g in both.groupby("tier", observed=True)},
             "unit": METRICS[m].unit,
         }
     return {"schema": SCHEMA, "name": name, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -192,8 +192,9 @@ def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
     if not base or cells.empty:
         return []
     if rule.params["key"] == "card" and base.get("card"):
-        per_card = base["card"]
-        ref = cells.apply(lambda r: min(per_card.get(r.src, math.nan), per_card.get(r.dst, math.nan)), axis=1)
+        per_card = base["card"]  # tier -> card -> value
+        ref = pd.Series([min(per_card.get(t, {}).get(a, math.nan), per_card.get(t, {}).get(b, math.nan))
+                         for a, b, t in zip(cells["src"], cells["dst"], cells["tier"])], index=cells.index)
     else:
         ref = cells["tier"].map(base.get("tier", {}))
     bad = cells["failed"] | _compare(cells["value"] / ref, rule)

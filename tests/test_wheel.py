@@ -1,0 +1,39 @@
+"""The templates, playbooks, rules and golden curves work from an installed wheel, not only
+from this checkout: build the wheel, install it into a fresh venv, run from elsewhere."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sh(*argv, cwd=None):
+    proc = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, check=False)
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    return proc
+
+
+def test_installed_wheel_runs_a_playbook_by_name(tmp_path):
+    pytest.importorskip("venv")
+    sh(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--no-build-isolation", "-q", "-w", tmp_path / "dist")
+    wheel = next((tmp_path / "dist").glob("sncheck-*.whl"))
+    # --system-site-packages: the dependencies are already here; the wheel brings sncheck itself.
+    sh(sys.executable, "-m", "venv", "--system-site-packages", tmp_path / "venv")
+    python = tmp_path / "venv/bin/python"
+    sh(python, "-m", "pip", "install", "--no-deps", "-q", wheel)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = sh(python, "-c", "import sncheck; print(sncheck.__file__)", cwd=elsewhere).stdout
+    assert str(tmp_path / "venv") in where  # the wheel, not the checkout
+    inventory = ROOT / "fixtures/inventories/demo-2sn.yaml"
+    proc = sh(tmp_path / "venv/bin/sncheck", "run", "post-delivery", "-i", inventory, "--backend", "mock",
+              "--out", elsewhere / "run", "-q", cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert "<svg" in (elsewhere / "run/report.html").read_text()
+    assert json.loads((elsewhere / "run/results.json").read_text())["playbook"] == "post-delivery"
+    rules = sh(tmp_path / "venv/bin/sncheck", "rules", "check", "local-cpu", cwd=elsewhere)
+    assert rules.returncode == 0 and "ok: 17 rules" in rules.stdout
