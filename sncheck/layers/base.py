@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from ..backends.base import Backend, Emit, Progress
 from ..health.metrics import DetectContext
 from ..health.rules import RuleSet, evaluate
@@ -26,8 +28,6 @@ class LayerContext:
 
     def detect(self, layer: str) -> list:
         """Evaluate the rules of ``layer`` over that layer's rows."""
-        import pandas as pd
-
         rows = pd.DataFrame(self.rows)
         if rows.empty or self.rules is None:
             return []
