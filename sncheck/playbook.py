@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from .errors import ConfigError
+from .health.capacity import ParallelLayout
 from .units import parse_size
 from .yamlio import LineDict, Source, check_keys, load_file, load_text
 
@@ -99,6 +100,10 @@ def parse_playbook(src: Source) -> Playbook:
         for k, v in layout.items():
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise src.error(f"layout {k} must be a positive integer, got {v!r}", root["layout"], k)
+        try:
+            ParallelLayout(**layout)
+        except ConfigError as e:
+            raise src.error(e.message, root, "layout") from e
     return Playbook(str(name), tuple(layers), gate, str(root.get("description", "")), src.name, baseline,
                     confirm, layout)
 

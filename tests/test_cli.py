@@ -94,7 +94,7 @@ def _bad(tmp_path, name, text):
 
 @pytest.mark.parametrize("case", ["malformed_inventory", "unknown_key", "bad_hostlist", "bad_unit", "fault_target",
                                   "fault_type", "fault_param", "unknown_layer", "unknown_format", "no_playbook",
-                                  "cards_with_inventory"])
+                                  "cards_with_inventory", "bad_layout"])
 def test_bad_input_exits_2_with_one_line(tmp_path, case):
     demo = Path(DEMO).read_text()
     inv, faults, playbook, extra = DEMO, None, GATE, []
@@ -122,6 +122,9 @@ def test_bad_input_exits_2_with_one_line(tmp_path, case):
     elif case == "unknown_layer":
         playbook = _bad(tmp_path, "p.yaml", "name: x\nlayers:\n  - connectivity\n  - stres: {repeats: 2}\n")
         needle = "p.yaml:4: unknown layer 'stres'; did you mean 'stress'?"
+    elif case == "bad_layout":
+        playbook = _bad(tmp_path, "p.yaml", "name: x\nlayers: [connectivity]\nlayout: {tp: 8, ep: 3, dp: 2}\n")
+        needle = "p.yaml:3: EP=3 must divide TP x DP = 16"
     elif case == "unknown_format":
         extra = ["--format", "pdf"]
         needle = "unknown report format 'pdf'"
