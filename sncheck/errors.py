@@ -70,6 +70,5 @@ class AuthError(TransportError):
 class HostKeyError(TransportError):
     """The host key is unknown (and not accepted) or has changed."""
 
-
-class CommandTimedOut(TransportError):
-    """A remote command ran past its timeout (partial output is kept on the Result)."""
+# A command past its timeout is not an exception: it is a Result with timed_out=True and
+# the partial output (a non-zero exit is data too).

@@ -32,17 +32,10 @@ class Fault:
     probability: float | None = None
     transient: bool = False  # gone by the time a confirmation retest runs
 
-    @property
-    def target_kind(self) -> str:
-        return FAULT_TYPES[self.type][0]
-
 
 @dataclass(frozen=True)
 class FaultPlan:
     faults: tuple[Fault, ...] = ()
-
-    def of_type(self, *types: str) -> list[Fault]:
-        return [f for f in self.faults if f.type in types]
 
     def __bool__(self) -> bool:
         return bool(self.faults)

@@ -91,11 +91,6 @@ class Inventory:
             tier = "scale_up"
         return self.design.get(tier)
 
-    def with_design(self, design: dict[str, TierDesign]) -> "Inventory":
-        from dataclasses import replace
-
-        return replace(self, design={**self.design, **design})
-
 
 def _positive_int(src: Source, node: LineDict, key: str, what: str) -> int:
     value = node[key]

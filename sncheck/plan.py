@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from .topology import SCALE_OUT, Topology, rail_rounds, round_robin
 
 COLLECTIVES = ("all_reduce", "all_to_all")
-GROUP_KINDS = ("host", "rail", "domain", "cross")
 
 
 def size_sweep(min_bytes: int = 8, max_bytes: int = 1 << 30, factor: int = 2) -> tuple[int, ...]:

@@ -46,8 +46,6 @@ kind = "not_run"     something that should have been measured and was not
 
 from __future__ import annotations
 
-ROW_KINDS = ("p2p", "host_fact", "collective", "rank", "golden", "calibration", "not_run")
-
 BUSBW_FACTOR = {
     # nccl-tests doc/PERFORMANCE.md
     "all_reduce": lambda n: 2 * (n - 1) / n,
@@ -96,3 +94,30 @@ def host_fact_row(host: str, fact: str, value, expected, ok: bool, *, status: st
 def not_run_row(layer: str, entity: str, entity_kind: str, status: str, message: str) -> dict:
     return {"kind": "not_run", "layer": layer, "entity": entity, "entity_kind": entity_kind,
             "status": status, "message": message}
+
+
+def collective_row(group: str, group_kind: str | None, ranks: int, collective: str, size_bytes: int,
+                   count: int | None, dtype: str | None, repeat: int, *, time_us: float | None,
+                   wrong: int | None, status: str = "ok", algbw: float | None = None,
+                   busbw: float | None = None, **extra) -> dict:
+    """A ``collective`` row; algbw and busbw follow from the time unless a tool printed them."""
+    if time_us is not None and algbw is None:
+        algbw = algbw_GBps(size_bytes, time_us)
+        busbw = busbw_GBps(collective, size_bytes, time_us, ranks)
+    return {"kind": "collective", "layer": "stress", "group": group, "group_kind": group_kind,
+            "ranks": ranks, "collective": collective, "size_bytes": size_bytes, "count": count,
+            "dtype": dtype, "repeat": repeat, "time_us": time_us, "algbw_GBps": algbw,
+            "busbw_GBps": busbw, "wrong": wrong, "status": status, **extra}
+
+
+def rank_row(group: str, collective: str, size_bytes: int, repeat: int, card: str, *,
+             skew_us: float, op_us: float, wrong: int | None) -> dict:
+    return {"kind": "rank", "layer": "stress", "group": group, "collective": collective,
+            "size_bytes": size_bytes, "repeat": repeat, "card": card, "skew_us": skew_us,
+            "op_us": op_us, "wrong": wrong}
+
+
+def golden_row(group: str, stage: str, step: int, loss: float, step_time_s: float, comm_s: float) -> dict:
+    return {"kind": "golden", "layer": "golden", "group": group, "stage": stage, "step": step,
+            "loss": loss, "step_time_s": step_time_s, "comm_s": comm_s,
+            "comm_share": comm_s / step_time_s if step_time_s > 0 else None}

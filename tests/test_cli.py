@@ -61,9 +61,7 @@ def test_healthy_demo_exits_zero(tmp_path):
 
 
 def test_json_flag_prints_results(tmp_path):
-    r = CliRunner(mix_stderr=False).invoke(main, ["connectivity", "-i", DEMO, "--backend", "mock", "--out", str(tmp_path), "--json", "-q"]) \
-        if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else \
-        CliRunner().invoke(main, ["connectivity", "-i", DEMO, "--backend", "mock", "--out", str(tmp_path), "--json", "-q"])
+    r = CliRunner().invoke(main, ["connectivity", "-i", DEMO, "--backend", "mock", "--out", str(tmp_path), "--json", "-q"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["layers"][0]["name"] == "connectivity"
 

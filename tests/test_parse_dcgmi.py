@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from parser_checks import only_parse_error_or_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -206,11 +207,7 @@ REAL_LINES = sorted(
 @settings(max_examples=300, deadline=None)
 @given(text=st.text())
 def test_random_text_only_ever_raises_parse_error(text):
-    try:
-        result = parse_dcgmi_diag(text)
-    except ParseError:
-        return
-    json.dumps(result, allow_nan=False)
+    only_parse_error_or_json(parse_dcgmi_diag, text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -219,11 +216,7 @@ def test_random_text_only_ever_raises_parse_error(text):
     cut=st.integers(min_value=0, max_value=80),
 )
 def test_shuffled_and_cut_real_lines_only_ever_raise_parse_error(lines, cut):
-    try:
-        result = parse_dcgmi_diag("\n".join(line[: cut or None] for line in lines))
-    except ParseError:
-        return
-    json.dumps(result, allow_nan=False)
+    only_parse_error_or_json(parse_dcgmi_diag, "\n".join(line[: cut or None] for line in lines))
 
 
 @settings(max_examples=200, deadline=None)
@@ -258,8 +251,4 @@ def test_shuffled_and_cut_real_lines_only_ever_raise_parse_error(lines, cut):
     )
 )
 def test_random_json_documents_only_ever_raise_parse_error(doc):
-    try:
-        result = parse_dcgmi_diag("{" + json.dumps({"DCGM GPU Diagnostic": doc})[1:])
-    except ParseError:
-        return
-    json.dumps(result, allow_nan=False)
+    only_parse_error_or_json(parse_dcgmi_diag, "{" + json.dumps({"DCGM GPU Diagnostic": doc})[1:])

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from parser_checks import only_parse_error_or_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -424,12 +425,7 @@ def test_text_without_table_or_error_raises_parse_error(text):
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_random_text_only_ever_raises_parse_error(text):
-    try:
-        result = parse_nccl_tests(text)
-    except ParseError:
-        return
-    assert isinstance(result["errors"], list)
-    json.dumps(result, allow_nan=False)
+    only_parse_error_or_json(parse_nccl_tests, text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -441,12 +437,7 @@ def test_random_text_only_ever_raises_parse_error(text):
     st.integers(min_value=0, max_value=80),
 )
 def test_shuffled_and_cut_real_lines_only_ever_raise_parse_error(lines, cut):
-    text = "\n".join(line[: cut or None] for line in lines)
-    try:
-        result = parse_nccl_tests(text)
-    except ParseError:
-        return
-    json.dumps(result, allow_nan=False)
+    only_parse_error_or_json(parse_nccl_tests, "\n".join(line[: cut or None] for line in lines))
 
 
 # --------------------------------------------------------------------------- registry

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from ..plan import ConnectivityPlan, GoldenPlan, Group, StressPlan
-from ..rows import busbw_GBps, algbw_GBps, host_fact_row, not_run_row, p2p_row
+from ..rows import collective_row, golden_row, host_fact_row, not_run_row, p2p_row, rank_row
 from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, link_id
 from .base import Backend, Emit
 
@@ -260,12 +260,10 @@ class MockBackend(Backend):
     def _emit_collective(self, group: Group, collective: str, size: int, rep: int,
                          alpha: float, bw: float, plan: StressPlan, emit: Emit) -> None:
         p = len(group.members)
-        base = {"kind": "collective", "layer": "stress", "group": group.id,
-                "group_kind": group.kind, "ranks": p, "collective": collective,
-                "size_bytes": size, "count": size // DTYPE_BYTES, "dtype": "float", "repeat": rep}
+        count = size // DTYPE_BYTES
         if bw <= 0:
-            emit({**base, "time_us": None, "algbw_GBps": None, "busbw_GBps": None,
-                  "wrong": None, "status": "timeout"})
+            emit(collective_row(group.id, group.kind, p, collective, size, count, "float", rep,
+                                time_us=None, wrong=None, status="timeout"))
             return
         beta_us_per_byte = 1e-3 / bw  # 1 GB/s = 1e3 bytes per us
         if collective == "all_reduce":
@@ -282,7 +280,6 @@ class MockBackend(Backend):
         skews -= skews.min()
         t = float(t * self._noise()) + float(skews.max())
         corrupt = [m for m in group.members if m in self.corrupt]
-        count = size // DTYPE_BYTES
         per_rank_wrong = []
         for m in group.members:
             if not corrupt or count == 0:
@@ -292,13 +289,11 @@ class MockBackend(Backend):
             else:  # all-to-all: the chunks that came from the corrupt ranks
                 from_bad = len([c for c in corrupt if c != m])
                 per_rank_wrong.append(count // p * from_bad)
-        emit({**base, "time_us": t, "algbw_GBps": algbw_GBps(size, t),
-              "busbw_GBps": busbw_GBps(collective, size, t, p), "wrong": int(sum(per_rank_wrong)),
-              "status": "ok"})
+        emit(collective_row(group.id, group.kind, p, collective, size, count, "float", rep,
+                            time_us=t, wrong=int(sum(per_rank_wrong))))
         for m, skew, wrong in zip(group.members, skews, per_rank_wrong):
-            emit({"kind": "rank", "layer": "stress", "group": group.id, "collective": collective,
-                  "size_bytes": size, "repeat": rep, "card": m, "skew_us": float(skew),
-                  "op_us": t - float(skew), "wrong": int(wrong)})
+            emit(rank_row(group.id, collective, size, rep, m, skew_us=float(skew),
+                          op_us=t - float(skew), wrong=int(wrong)))
 
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
         reported: set[str] = set()
@@ -319,7 +314,5 @@ class MockBackend(Backend):
             for step, loss in enumerate(losses):
                 c = comm * float(self._noise())
                 k = compute * float(self._noise())
-                emit({"kind": "golden", "layer": "golden", "group": group.id, "stage": stage,
-                      "step": step, "loss": loss, "step_time_s": c + k, "comm_s": c,
-                      "comm_share": c / (c + k)})
+                emit(golden_row(group.id, stage, step, loss, c + k, c))
 

@@ -51,7 +51,7 @@ from ..errors import ConfigError, HarnessError, ParseError, TransportError
 from ..plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
 from ..probes import hostfacts, launch
 from ..probes.nccl_tests import parse_nccl_tests
-from ..rows import host_fact_row, not_run_row, p2p_row
+from ..rows import collective_row, host_fact_row, not_run_row, p2p_row
 from ..topology import Topology, host_of, link_id, rail_of
 from ..transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
 from .base import Backend, Emit
@@ -666,14 +666,11 @@ def nccl_collective_rows(parsed: dict, group: Group, collective: str, repeat: in
         oop, inp = r["out_of_place"], r["in_place"]
         known = [w for w in (oop.get("wrong"), inp.get("wrong")) if w is not None]
         errs = [e for e in (oop.get("max_error"), inp.get("max_error")) if e is not None]
-        rows.append({
-            "kind": "collective", "layer": "stress", "group": group.id, "group_kind": group.kind,
-            "ranks": parsed.get("ranks") or len(group.members), "collective": collective,
-            "size_bytes": r["size_bytes"], "count": r["count"], "dtype": r["type"], "repeat": repeat,
-            "time_us": oop.get("time_us"), "algbw_GBps": oop.get("algbw_GBps"),
-            "busbw_GBps": oop.get("busbw_GBps"), "wrong": sum(known) if known else None,
-            "max_error": max(errs) if errs else None,
-            "status": "ok" if oop.get("time_us") is not None else "error",
-        })
+        rows.append(collective_row(
+            group.id, group.kind, parsed.get("ranks") or len(group.members), collective, r["size_bytes"],
+            r["count"], r["type"], repeat, time_us=oop.get("time_us"),
+            algbw=oop.get("algbw_GBps"), busbw=oop.get("busbw_GBps"),  # as nccl-tests printed them
+            wrong=sum(known) if known else None, max_error=max(errs) if errs else None,
+            status="ok" if oop.get("time_us") is not None else "error"))
     return rows
 

@@ -21,7 +21,6 @@ class Culprit:
     entity: str
     kind: str  # card | link | host | supernode
     cells: pd.DataFrame = field(repr=False)  # the bad cells it explains
-    tested: int = 0  # how many cells touch it
 
 
 def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: set[str] = frozenset()) -> list[Culprit]:
@@ -57,22 +56,22 @@ def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: set[str] = froz
         if len(hosts) >= 2 and set(hosts) <= bad_hosts:
             sn_cards = set(topo.cards_of_supernode(sn))
             touched = cells[cells["src"].isin(sn_cards) | cells["dst"].isin(sn_cards)]
-            culprits.append(Culprit(sn, "supernode", touched[touched["bad"]], len(touched)))
+            culprits.append(Culprit(sn, "supernode", touched[touched["bad"]]))
             bad_hosts -= set(hosts)
             cards_left -= sn_cards
             explained |= sn_cards
     for host in sorted(bad_hosts):
         mine = set(topo.cards_of_host(host))
         touched = cells[cells["src"].isin(mine) | cells["dst"].isin(mine)]
-        culprits.append(Culprit(host, "host", touched[touched["bad"]], len(touched)))
+        culprits.append(Culprit(host, "host", touched[touched["bad"]]))
         cards_left -= mine
         explained |= mine
     for card in sorted(cards_left):
         touched = cells[(cells["src"] == card) | (cells["dst"] == card)]
-        culprits.append(Culprit(card, "card", touched[touched["bad"]], len(touched)))
+        culprits.append(Culprit(card, "card", touched[touched["bad"]]))
         explained.add(card)
 
     lone = cells[cells["bad"] & ~cells["src"].isin(explained) & ~cells["dst"].isin(explained)]
     for link, rows in lone.groupby("link", sort=True):
-        culprits.append(Culprit(str(link), "link", rows, len(rows)))
+        culprits.append(Culprit(str(link), "link", rows))
     return culprits

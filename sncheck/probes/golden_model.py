@@ -26,10 +26,11 @@ from __future__ import annotations
 import functools
 import statistics
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import ConfigError
+from ..rows import golden_row
 
 try:
     import torch
@@ -38,7 +39,6 @@ try:
 except ImportError:  # the module's constants and config import without torch
     torch = dist = F = None
 
-GOLDEN_SCHEMA = "sncheck.golden/1"
 DIVERGE_NOISE = 10.0  # gradient noise std of a diverging card; clean grads are ~1e-2
 
 
@@ -261,10 +261,4 @@ class _Run:
 def _golden_row(group: str, stage: str, step: int, recs: list[dict]) -> dict:
     step_s = max(r["step_s"] for r in recs)
     comm_s = statistics.fmean(r["comm_s"] for r in recs)
-    return {"kind": "golden", "layer": "golden", "group": group, "stage": stage, "step": step,
-            "loss": statistics.fmean(r["loss"] for r in recs), "step_time_s": step_s,
-            "comm_s": comm_s, "comm_share": comm_s / step_s if step_s > 0 else None}
-
-
-def default_config() -> dict:
-    return asdict(GoldenConfig())
+    return golden_row(group, stage, step, statistics.fmean(r["loss"] for r in recs), step_s, comm_s)

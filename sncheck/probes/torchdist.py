@@ -92,7 +92,7 @@ import torch
 import torch.distributed as dist
 
 from ..faults import FAULT_TYPES
-from ..rows import algbw_GBps, busbw_GBps, not_run_row, p2p_row
+from ..rows import collective_row, not_run_row, p2p_row, rank_row
 from ..topology import link_id
 
 JOB_SCHEMA = "sncheck.job/1"
@@ -678,22 +678,14 @@ def _collective_rows(group: dict, collective: str, size: int, count: int, repeat
     # nccl-tests: a rank's time per op over the back-to-back loop; the slowest rank's
     time_us = max((r["ends"][-1] - r["starts"][0]) / iters for r in per_rank) / 1000
     first = [min(r["starts"][i] for r in per_rank) for i in range(iters)]
-    rows = [{
-        "kind": "collective", "layer": "stress", "group": group["id"],
-        "group_kind": group.get("kind"), "ranks": n, "collective": collective,
-        "size_bytes": size, "count": count, "dtype": "float32", "repeat": repeat,
-        "time_us": time_us, "algbw_GBps": algbw_GBps(size, time_us),
-        "busbw_GBps": busbw_GBps(collective, size, time_us, n),
-        "wrong": sum(r["wrong"] for r in per_rank), "status": "ok",
-    }]
+    rows = [collective_row(group["id"], group.get("kind"), n, collective, size, count, "float32", repeat,
+                           time_us=time_us, wrong=sum(r["wrong"] for r in per_rank))]
     for r in per_rank:
-        rows.append({
-            "kind": "rank", "layer": "stress", "group": group["id"], "collective": collective,
-            "size_bytes": size, "repeat": repeat, "card": r["card"],
-            "skew_us": statistics.fmean(r["starts"][i] - first[i] for i in range(iters)) / 1000,
-            "op_us": statistics.fmean(e - s for s, e in zip(r["starts"], r["ends"], strict=True)) / 1000,
-            "wrong": r["wrong"],
-        })
+        rows.append(rank_row(
+            group["id"], collective, size, repeat, r["card"],
+            skew_us=statistics.fmean(r["starts"][i] - first[i] for i in range(iters)) / 1000,
+            op_us=statistics.fmean(e - s for s, e in zip(r["starts"], r["ends"], strict=True)) / 1000,
+            wrong=r["wrong"]))
     return rows
 
 
