@@ -274,7 +274,7 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None) -> No
 
     Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
     """
-    from .probes.parsers import get_parser, strip_source_header
+    from .vendors.parsers import get_parser, strip_source_header
 
     parser = get_parser(tool)
     try:

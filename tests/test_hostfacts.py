@@ -1,4 +1,4 @@
-"""Host fact checks (sncheck.probes.hostfacts) on real captured tool output, no SSH."""
+"""Host fact checks (sncheck.vendors.facts) on real captured tool output, no SSH."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.probes import hostfacts as hf
-from sncheck.probes.ibstat import parse_ibstatus
-from sncheck.probes.parsers import strip_source_header
+from sncheck.vendors import facts as hf
+from sncheck.vendors.infiniband.ibstat import parse_ibstatus
+from sncheck.vendors.parsers import strip_source_header
 from sncheck.transport import build_command
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"

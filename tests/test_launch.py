@@ -1,4 +1,4 @@
-"""Command builders of sncheck.probes.launch: exact argv, and safe quoting through build_command."""
+"""Command builders of sncheck.launch.commands: exact argv, and safe quoting through build_command."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from sncheck.probes import launch
-from sncheck.probes.launch import LaunchPart
+from sncheck.launch import commands as launch
+from sncheck.launch.commands import LaunchPart
 from sncheck.transport import build_command
 
 NASTY = "x$(touch /tmp/sncheck-pwned);`id`|&>'\"*"
@@ -25,7 +25,7 @@ def test_torchrun_static_rendezvous_line() -> None:
     assert argv == ["/opt/py/bin/python3", "-m", "torch.distributed.run", "--nnodes", "3",
                     "--nproc-per-node", "4", "--node-rank", "1", "--rdzv-backend", "static",
                     "--rdzv-endpoint", "127.0.1.1:29731", "--max-restarts", "0",
-                    "-m", "sncheck.probes.torchdist", "--job", "/t/job.json", "--out", "/t/out"]
+                    "-m", "sncheck.worker.torchdist", "--job", "/t/job.json", "--out", "/t/out"]
 
 
 @pytest.mark.parametrize(("args", "match"), [((2, 4, 2), "node_rank=2"), ((0, 1, 0), "nnodes=0"),

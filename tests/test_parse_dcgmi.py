@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sncheck.errors import ParseError
-from sncheck.probes.dcgmi import parse_dcgmi_diag
-from sncheck.probes.parsers import strip_source_header
+from sncheck.vendors.nvidia.dcgmi import parse_dcgmi_diag
+from sncheck.vendors.parsers import strip_source_header
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real" / "dcgmi-diag"
 

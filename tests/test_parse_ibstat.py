@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sncheck.errors import ParseError
-from sncheck.probes.ibstat import parse_ibstat, parse_ibstatus
-from sncheck.probes.parsers import strip_source_header
+from sncheck.vendors.infiniband.ibstat import parse_ibstat, parse_ibstatus
+from sncheck.vendors.parsers import strip_source_header
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real" / "ib"
 

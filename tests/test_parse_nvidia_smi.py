@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sncheck.errors import ParseError
-from sncheck.probes.nvidia_smi import (
+from sncheck.vendors.nvidia.nvidia_smi import (
     QUERY_GPU_FIELDS,
     parse_nvlink_errors,
     parse_nvlink_status,
@@ -19,7 +19,7 @@ from sncheck.probes.nvidia_smi import (
     parse_topo,
     query_gpu_command,
 )
-from sncheck.probes.parsers import strip_source_header
+from sncheck.vendors.parsers import strip_source_header
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"
 

@@ -27,9 +27,9 @@ from sncheck.backends.ssh import SshBackend, nccl_collective_rows
 from sncheck.cli import main
 from sncheck.inventory import load_inventory
 from sncheck.plan import Group, StressPlan, connectivity_plan
-from sncheck.probes.hostfacts import COMMANDS
-from sncheck.probes.nccl_tests import parse_nccl_tests
-from sncheck.probes.parsers import strip_source_header
+from sncheck.vendors.facts import COMMANDS
+from sncheck.vendors.nvidia.nccl_tests import parse_nccl_tests
+from sncheck.vendors.parsers import strip_source_header
 from sncheck.topology import Topology
 
 pytestmark = pytest.mark.sshd

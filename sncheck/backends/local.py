@@ -1,7 +1,7 @@
 """The local backend: real worker processes on this machine, real torch.distributed.
 
 One worker per card (``localhost/gpu0`` .. ``gpuN-1`` -> ranks 0..N-1) runs the probe
-:mod:`sncheck.probes.torchdist` with the torchrun variables set; gloo on CPU, nccl where
+:mod:`sncheck.worker.torchdist` with the torchrun variables set; gloo on CPU, nccl where
 CUDA is available (or as the ``dist_backend`` option says). Rows are read from the
 probe's JSON lines file as rank 0 appends them and passed to ``emit`` at once.
 
@@ -31,7 +31,7 @@ Options (keyword arguments):
                       forks the ranks) | ``subprocess`` (``python -m`` per rank, as
                       torchrun would start it)
 ``serialize_pairs``   p2p: one pair of a round at a time (default: on gloo only)
-``golden_config``     overrides of :class:`~sncheck.probes.golden_model.GoldenConfig`
+``golden_config``     overrides of :class:`~sncheck.worker.golden_model.GoldenConfig`
 ``keep_workdir``      keep the job directory (job JSON, rows, per-rank logs) for debugging
 """
 
@@ -176,7 +176,7 @@ def _package_env() -> dict[str, str]:
 
 
 class _ForkServer:
-    """Parent side of the probe's fork server (``python -m sncheck.probes.torchdist --serve``).
+    """Parent side of the probe's fork server (``python -m sncheck.worker.torchdist --serve``).
 
     Importing torch takes seconds; N ranks importing it at once on a small machine take
     N times that. The server imports it once and forks a rank per request. Unlike
@@ -188,7 +188,7 @@ class _ForkServer:
     def __init__(self) -> None:
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sncheck.probes.torchdist", "--serve"],
+            [sys.executable, "-m", "sncheck.worker.torchdist", "--serve"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             env=_package_env(), start_new_session=True)
         self._cond = threading.Condition()
@@ -347,7 +347,7 @@ class LocalBackend(Backend):
         self._serialize = options.get("serialize_pairs")
         self.golden_config = dict(options.get("golden_config") or {})
         if self.golden_config:  # a bad key is a usage error now, not a crashed rank later
-            from ..probes.golden_model import GoldenConfig
+            from ..worker.golden_model import GoldenConfig
             GoldenConfig.from_dict(self.golden_config)
         self.keep_workdir = bool(options.get("keep_workdir", False))
         self._workers: list[_Worker] = []
@@ -538,7 +538,7 @@ class LocalBackend(Backend):
                 pid = server.fork(job_path, out_path, env, log, self.start_timeout_s)
                 w: _Worker = _ServedWorker(rank, card, log, server, pid)
             else:
-                argv = [sys.executable, "-m", "sncheck.probes.torchdist",
+                argv = [sys.executable, "-m", "sncheck.worker.torchdist",
                         "--job", str(job_path), "--out", str(out_path)]
                 w = _SubprocessWorker(rank, card, log, argv, {**_package_env(), **env})
             with self._lock:

@@ -1,18 +1,18 @@
 """The SSH backend: real hosts through paramiko, real tools, existing launchers.
 
 * ``host_facts``: on every host at once (at most ``forks``), the commands of
-  :data:`sncheck.probes.hostfacts.COMMANDS` (nvidia-smi, ibstat, dcgmi), checked by
+  :data:`sncheck.vendors.facts.COMMANDS` (nvidia-smi, ibstat, dcgmi), checked by
   that module's pure functions. A host that cannot be reached gives one
   ``reachable`` row with status ``unreachable`` and the cause.
 * ``p2p`` and ``golden`` (and ``collectives`` without nccl-tests): the torch probe
-  :mod:`sncheck.probes.torchdist` under ``torchrun`` on every host, static rendezvous
+  :mod:`sncheck.worker.torchdist` under ``torchrun`` on every host, static rendezvous
   on the first host's address and a port free there. The job JSON (the local
   backend's format) is written to a private directory on each host over SSH; rank 0
   appends rows to a file on the first host, which is read back while the job runs.
 * ``collectives`` with nccl-tests (``launcher.nccl_tests_dir`` set, or
   ``all_reduce_perf`` on the first host's PATH): per group and collective, one
   nccl-tests run through ``mpirun`` or ``srun`` (the inventory's ``launcher``),
-  started on the first host; see :mod:`sncheck.probes.launch` for the lines.
+  started on the first host; see :mod:`sncheck.launch.commands` for the lines.
 
 Hosts found unreachable are not tried again by the measuring layers of the same run:
 each reports them (``not_run``, status ``unreachable``) and runs without them, or not
@@ -49,8 +49,9 @@ from typing import Any
 
 from ..errors import ConfigError, HarnessError, ParseError, TransportError
 from ..plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
-from ..probes import hostfacts, launch
-from ..probes.nccl_tests import parse_nccl_tests
+from ..launch import commands as launch
+from ..vendors import facts as hostfacts
+from ..vendors.nvidia.nccl_tests import parse_nccl_tests
 from ..rows import collective_row, host_fact_row, not_run_row, p2p_row
 from ..topology import Topology, host_of, link_id, rail_of
 from ..transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host

@@ -2,7 +2,7 @@
 
 Run one process per card::
 
-    python -m sncheck.probes.torchdist --job JOB.json --out OUT.jsonl
+    python -m sncheck.worker.torchdist --job JOB.json --out OUT.jsonl
 
 or, for a launcher on this machine, one fork server that imports torch once and forks
 a rank per request (``--serve``; see :func:`serve_forks`).
@@ -68,7 +68,7 @@ Methods (the why of each number):
   op's inputs are small integers derived from (rank, iteration), so results are
   exact and every element of every rank's result is checked (``wrong``, summed over
   ranks).
-* golden: see :mod:`sncheck.probes.golden_model`.
+* golden: see :mod:`sncheck.worker.golden_model`.
 """
 
 from __future__ import annotations
@@ -855,7 +855,7 @@ def _preload() -> None:
     process with thread pools does not fork safely."""
     import importlib
 
-    for name in ("torch._dynamo", "torch.optim", "torch.nn.parallel", "sncheck.probes.golden_model"):
+    for name in ("torch._dynamo", "torch.optim", "torch.nn.parallel", "sncheck.worker.golden_model"):
         try:
             importlib.import_module(name)
         except ImportError:  # a leaner torch build: the rank imports what it needs itself
@@ -872,7 +872,7 @@ def _kill_group(pid: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sncheck.probes.torchdist",
+    ap = argparse.ArgumentParser(prog="python -m sncheck.worker.torchdist",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--job", help="job JSON file")
     ap.add_argument("--out", help="JSON lines file that rank 0 appends rows to")

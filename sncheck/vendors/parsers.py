@@ -4,11 +4,11 @@ Each entry maps a TOOL name to a pure function ``text -> dict``; every result ca
 ``errors`` list, and a function raises ``sncheck.errors.ParseError`` only when the text
 holds nothing it recognises. The JSON shape each returns is documented in its module:
 
-- ``nccl-tests``, ``rccl-tests``: ``sncheck.probes.nccl_tests``
+- ``nccl-tests``, ``rccl-tests``: ``sncheck.vendors.nvidia.nccl_tests``
 - ``nvidia-smi-topo``, ``nvidia-smi-q``, ``nvlink-status``, ``nvlink-errors``,
-  ``nvidia-smi-query-gpu``: ``sncheck.probes.nvidia_smi``
-- ``ibstat``, ``ibstatus``: ``sncheck.probes.ibstat``
-- ``dcgmi-diag``: ``sncheck.probes.dcgmi``
+  ``nvidia-smi-query-gpu``: ``sncheck.vendors.nvidia.nvidia_smi``
+- ``ibstat``, ``ibstatus``: ``sncheck.vendors.infiniband.ibstat``
+- ``dcgmi-diag``: ``sncheck.vendors.nvidia.dcgmi``
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.probes import dcgmi, ibstat, nccl_tests, nvidia_smi
+from sncheck.vendors.infiniband import ibstat
+from sncheck.vendors.nvidia import dcgmi, nccl_tests, nvidia_smi
 
 Parser = Callable[[str], dict[str, Any]]
 

@@ -14,7 +14,7 @@ Launch lines (the contract with the external launchers):
 
     python3 -m torch.distributed.run --nnodes 2 --nproc-per-node 4 --node-rank 0
         --rdzv-backend static --rdzv-endpoint 10.0.0.1:29731 --max-restarts 0
-        -m sncheck.probes.torchdist --job JOB --out OUT
+        -m sncheck.worker.torchdist --job JOB --out OUT
 
 * nccl-tests, validation on (``-c 1``), one GPU per process (``-g 1``)::
 
@@ -43,7 +43,7 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-TORCH_PROBE_MODULE = "sncheck.probes.torchdist"
+TORCH_PROBE_MODULE = "sncheck.worker.torchdist"
 
 # nccl-tests binary of each collective the plans name.
 NCCL_TESTS_BINARIES: dict[str, str] = {
@@ -110,7 +110,7 @@ def torchrun_argv(nnodes: int, nproc_per_node: int, node_rank: int, rdzv_endpoin
 
 
 def torch_probe_args(job_path: str, out_path: str) -> list[str]:
-    """The probe's own arguments (see :mod:`sncheck.probes.torchdist`)."""
+    """The probe's own arguments (see :mod:`sncheck.worker.torchdist`)."""
     return ["--job", job_path, "--out", out_path]
 
 

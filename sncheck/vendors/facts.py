@@ -1,7 +1,7 @@
 """Host facts: the commands the SSH backend runs on each host, and pure checks of their output.
 
 ``COMMANDS`` is the registry, in the order the commands run. Each entry names the
-tool, its argv, the parser (:mod:`sncheck.probes.parsers`) and a check that turns the
+tool, its argv, the parser (:mod:`sncheck.vendors.parsers`) and a check that turns the
 parsed dict into ``host_fact`` rows (:func:`sncheck.rows.host_fact_row`). ``FACTS``
 lists every fact with the command that yields it and what makes it fail.
 
@@ -52,7 +52,8 @@ from typing import Any
 
 from ..errors import ParseError
 from ..rows import host_fact_row
-from . import dcgmi, ibstat, nvidia_smi
+from .infiniband import ibstat
+from .nvidia import dcgmi, nvidia_smi
 
 Check = Callable[[str, dict[str, Any], "Expect"], list[dict]]
 Parser = Callable[[str], dict[str, Any]]
