@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .errors import ConfigError, SncheckError
-from .inventory import Inventory, load_inventory, local_inventory
+from .inventory import BACKENDS, DIST_BACKENDS, Inventory, load_inventory, local_inventory
 from .playbook import Playbook, load_playbook, single_layer
 from .runner import RunOptions, execute
 
@@ -51,7 +51,7 @@ def run_options(fn):
     decorators = [
         click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
                      help="Inventory YAML. Default: this machine (the embedded local inventory)."),
-        click.option("--backend", type=click.Choice(["mock", "local", "ssh"]),
+        click.option("--backend", type=click.Choice(BACKENDS),
                      help="Override the inventory's backend (default: local)."),
         click.option("--faults", type=click.Path(dir_okay=False), help="Fault plan YAML to act out (mock, local)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed for a reproducible mock run."),
@@ -59,7 +59,7 @@ def run_options(fn):
         click.option("--gate", type=click.Choice(["critical", "warning"]),
                      help="Fail on findings at or above this severity (default: the playbook's)."),
         click.option("--cards", type=int, help="Worker ranks for the embedded local inventory (default 4)."),
-        click.option("--dist-backend", type=click.Choice(["gloo", "nccl"]),
+        click.option("--dist-backend", type=click.Choice(DIST_BACKENDS),
                      help="torch.distributed backend for the local backend (default: nccl with CUDA, else gloo)."),
         click.option("--duration", type=float, help="Stress soak: repeat the sweep for this many seconds."),
         click.option("--format", "formats", default="html", show_default=True,
@@ -238,7 +238,7 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Where to write the golden curve JSON.")
 @click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False))
-@click.option("--backend", type=click.Choice(["mock", "local", "ssh"]))
+@click.option("--backend", type=click.Choice(BACKENDS))
 @click.option("--cards", type=int)
 @click.option("--steps", type=int, default=60, show_default=True)
 @click.option("--repeats", type=int, default=5, show_default=True,

@@ -1,27 +1,118 @@
-"""The fault plan: faults a backend acts out for self-test (see DESIGN.md).
+"""The fault plan: faults a backend acts out for self-test (see DESIGN.md "Fault plan").
 
-Only backends read it. Detection never sees the plan.
+Only backends read it. Detection never sees the plan: it sees the rows the backend
+measured, and a fault shows there only the way it would on real hardware.
+
+Every fault type has one entry in :data:`FAULT_TYPES`: the kind of entity it targets,
+its parameters with their defaults, and how it is acted out:
+
+* ``probe`` faults act on a card's traffic and compute. The mock simulates them; the
+  torch probe (local and SSH backends) acts them out on the rank of the target card
+  (:class:`sncheck.worker.faults.FaultActor`).
+* ``network`` faults break links and hosts; only the mock can act them out.
+* ``tool`` faults are host-level faults that the host's own tools report (nvidia-smi,
+  ibstat, dcgmi), as on real hardware. The mock renders the tool output from the real
+  captures (``sncheck/vendors/*/sim.py``) and checks it with the same code as the SSH
+  backend; the SSH backend hands them to the host's tools in the ``SNCHECK_FAULTS``
+  environment variable, which only the test doubles read. Some also change the card's
+  physics: ``nvlink_down`` (scale-up bandwidth in proportion to the links left),
+  ``thermal_throttle`` (the card runs at ``factor``), ``ib_port_down`` (the rail of
+  that port fails across supernodes).
+* ``platform`` faults are tool faults of one platform's own tools (NVL72 fabric, AMD
+  XGMI, Ascend NPU and HCCN).
+
+:data:`ACTED_BY` says which backend acts out which types; it is the one home of that
+list. Any fault may carry ``transient: true``: it ends before the confirmation retest.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from .topology import Topology, link_id, split_link
+from .topology import Topology, host_of, link_id, split_link
 from .yamlio import Source, check_keys, load_file, load_text
 
-# type -> (target kind, allowed parameters with defaults)
-FAULT_TYPES: dict[str, tuple[str, dict[str, float]]] = {
-    "slow_card": ("card", {"factor": 0.6}),
-    "degraded_link": ("link", {"factor": 0.3}),
-    "dead_link": ("link", {}),
-    "down_host": ("host", {}),
-    "corrupt_card": ("card", {}),
-    "jittery_card": ("card", {"probability": 0.2, "factor": 10.0}),
-    "high_latency_card": ("card", {"factor": 3.0}),
-    "diverge": ("card", {}),
+PARAMS = ("factor", "probability", "count", "links", "port", "tool")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class FaultType:
+    """One fault type: its target kind (card, link, host), parameters and defaults.
+
+    ``params`` maps each parameter to its default (``None``: required). ``below_one``
+    lists the factors that must be below 1 (a slow-down, not a speed-up).
+    """
+
+    name: str
+    target: str
+    acted: str  # probe | network | tool | platform
+    params: dict[str, Any] = field(default_factory=dict)
+    below_one: bool = False
+    doc: str = ""
+
+
+def _t(name: str, target: str, acted: str, doc: str, below_one: bool = False, **params: Any) -> FaultType:
+    return FaultType(name, target, acted, params, below_one, doc)
+
+
+FAULT_TYPES: dict[str, FaultType] = {t.name: t for t in (
+    _t("slow_card", "card", "probe", "all its links and its compute run at factor x", True, factor=0.6),
+    _t("high_latency_card", "card", "probe", "latency x factor, bandwidth normal", factor=3.0),
+    _t("jittery_card", "card", "probe", "each message or op spikes by factor with probability",
+       probability=0.2, factor=10.0),
+    _t("corrupt_card", "card", "probe", "its p2p payloads and its collectives are wrong"),
+    _t("collective_corruption", "card", "probe", "reductions through it are wrong; p2p payloads stay intact"),
+    _t("diverge", "card", "probe", "golden-model loss diverges when it takes part"),
+    _t("degraded_link", "link", "network", "the link runs at factor x", True, factor=0.3),
+    _t("dead_link", "link", "network", "the link carries nothing"),
+    _t("down_host", "host", "network", "unreachable"),
+    # Host-level faults: the host's tools report them, as on real hardware.
+    _t("ecc_uncorrectable", "card", "tool", "nvidia-smi -q: count volatile uncorrectable ECC errors", count=1),
+    _t("remap_pending", "card", "tool", "nvidia-smi -q: remapped rows pending"),
+    _t("nvlink_down", "card", "tool", "nvidia-smi nvlink -s: links inactive; its scale-up bandwidth "
+       "drops in proportion", links=1),
+    _t("ib_port_down", "host", "tool", "ibstat: the host's port-th port Down (rail port-1); that rail's "
+       "scale-out pairs fail", port=1),
+    _t("thermal_throttle", "card", "tool", "clock event reasons: HW Thermal Slowdown; the card runs at "
+       "factor x", True, factor=0.8),
+    _t("missing_tool", "host", "tool", "the tool is not on the host's PATH (exit 127)", tool=None),
+    # Platform faults, acted out in the platform's own tool output.
+    _t("fabric_incomplete", "host", "platform", "NVL72: nvidia-smi -q Fabric State In Progress"),
+    _t("fabric_degraded", "card", "platform", "NVL72: Fabric Health Bandwidth Limited Capacity"),
+    _t("clique_split", "host", "platform", "NVL72: the tray reports another CliqueId than its rack"),
+    _t("imex_down", "host", "platform", "NVL72: nvidia-imex-ctl -N shows the node not READY"),
+    _t("xgmi_link_down", "card", "platform", "AMD: an XGMI link of the card is down"),
+    _t("npu_alarm", "card", "platform", "Ascend: npu-smi health Alarm on the device"),
+    _t("hccn_link_down", "card", "platform", "Ascend: hccn_tool net_health Socket failed / link DOWN"),
+)}
+
+PROBE_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "probe")
+NETWORK_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "network")
+TOOL_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "tool")
+PLATFORM_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "platform")
+HOST_TOOL_FAULTS = TOOL_FAULTS + PLATFORM_FAULTS  # what a host's tools report
+# What the torch probe acts out on the target card's rank; thermal_throttle also
+# slows the card down there (its tool part is rendered separately).
+TORCH_PROBE_FAULTS = PROBE_FAULTS + ("thermal_throttle",)
+
+# The one list of which backend acts out which fault types.
+ACTED_BY: dict[str, tuple[str, ...]] = {
+    "mock": tuple(FAULT_TYPES),
+    # One machine: no links or hosts to break, and its tools are the machine's own.
+    "local": PROBE_FAULTS,
+    # Real hosts: the probe acts card faults (and thermal_throttle's slow-down); tool
+    # faults reach the tools through SNCHECK_FAULTS, which only test doubles read.
+    "ssh": PROBE_FAULTS + HOST_TOOL_FAULTS,
 }
+
+
+def default_param(ftype: str, key: str) -> Any:
+    """The default of parameter ``key`` of fault type ``ftype`` (KeyError if it has none)."""
+    return FAULT_TYPES[ftype].params[key]
 
 
 @dataclass(frozen=True)
@@ -31,6 +122,30 @@ class Fault:
     factor: float | None = None
     probability: float | None = None
     transient: bool = False  # gone by the time a confirmation retest runs
+    count: int | None = None  # ecc_uncorrectable: volatile uncorrectable errors
+    links: int | None = None  # nvlink_down: inactive links
+    port: int | None = None  # ib_port_down: the host's port-th IB port (1-based), rail port-1
+    tool: str | None = None  # missing_tool: the program not on the PATH
+
+    @property
+    def host(self) -> str:
+        """The host the fault is on (the target itself for host faults)."""
+        if FAULT_TYPES[self.type].target == "host":
+            return self.target
+        if FAULT_TYPES[self.type].target == "link":
+            return host_of(split_link(self.target)[0])
+        return host_of(self.target)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fault as plain data (None parameters left out), for job files and tools."""
+        out: dict[str, Any] = {"type": self.type, "target": self.target}
+        for p in PARAMS:
+            v = getattr(self, p)
+            if v is not None:
+                out[p] = v
+        if self.transient:
+            out["transient"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -40,6 +155,58 @@ class FaultPlan:
     def __bool__(self) -> bool:
         return bool(self.faults)
 
+    def active(self, ended_transient: bool = False) -> tuple[Fault, ...]:
+        """The faults in effect: all of them, or after the transient ones have ended."""
+        return tuple(f for f in self.faults if not (ended_transient and f.transient))
+
+    def on_host(self, host: str, types: tuple[str, ...] | None = None,
+                ended_transient: bool = False) -> tuple[Fault, ...]:
+        """The faults in effect on ``host`` (optionally only the given types)."""
+        return tuple(f for f in self.active(ended_transient)
+                     if f.host == host and (types is None or f.type in types))
+
+    def unsupported(self, backend: str) -> list[Fault]:
+        """The faults that backend ``backend`` cannot act out."""
+        acted = ACTED_BY.get(backend, ())
+        return [f for f in self.faults if f.type not in acted]
+
+
+def _number(src: Source, item: Any, ftype: FaultType, p: str) -> Any:
+    v = item[p]
+    if p == "tool":
+        if not isinstance(v, str) or not _TOOL_NAME.match(v):
+            raise src.error(f"tool must be a program name such as dcgmi, got {v!r}", item, p)
+        return v
+    if p in ("count", "links", "port"):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise src.error(f"{p} must be a positive integer, got {v!r}", item, p)
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v == float("inf"):
+        raise src.error(f"{p} must be a positive number, got {v!r}", item, p)
+    if p == "probability" and v > 1:
+        raise src.error(f"probability must be at most 1, got {v!r}", item, p)
+    if p == "factor" and ftype.below_one and v >= 1:
+        raise src.error(f"{ftype.name} factor must be below 1, got {v!r}", item, p)
+    return float(v)
+
+
+def _target(src: Source, item: Any, ftype: FaultType, topo: Topology) -> str:
+    target = str(item["target"])
+    if ftype.target == "link":
+        if "<->" not in target:
+            raise src.error(f"{ftype.name} targets a link 'a<->b', got {target!r}", item, "target")
+        a, b = split_link(target)
+        target = link_id(a.strip(), b.strip())
+    valid = {
+        "card": lambda t: t in topo.by_id,
+        "host": lambda t: t in topo.inventory.hosts,
+        "link": lambda t: "<->" in t and topo.is_entity(t),
+    }[ftype.target]
+    if not valid(target):
+        raise src.error(f"{ftype.name} target {target!r} is not a {ftype.target} of this inventory",
+                        item, "target")
+    return target
+
 
 def parse_faults(src: Source, topo: Topology) -> FaultPlan:
     root = check_keys(src, src.data if src.data is not None else {}, ("faults",), "fault plan")
@@ -48,44 +215,32 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
         raise src.error("faults must be a list", root, "faults")
     out = []
     for item in items:
-        item = check_keys(src, item, ("type", "target", "factor", "probability", "transient"), "fault",
+        item = check_keys(src, item, ("type", "target", "transient", *PARAMS), "fault",
                           required=("type", "target"))
-        ftype = item["type"]
-        if ftype not in FAULT_TYPES:
-            raise src.error(f"unknown fault type {ftype!r}; known: {', '.join(FAULT_TYPES)}", item, "type")
-        kind, params = FAULT_TYPES[ftype]
-        target = str(item["target"])
-        if kind == "link":
-            if "<->" not in target:
-                raise src.error(f"{ftype} targets a link 'a<->b', got {target!r}", item, "target")
-            a, b = split_link(target)
-            target = link_id(a.strip(), b.strip())
-        valid = {
-            "card": lambda t: t in topo.by_id,
-            "host": lambda t: t in topo.inventory.hosts,
-            "link": lambda t: "<->" in t and topo.is_entity(t),
-        }[kind]
-        if not valid(target):
-            raise src.error(f"{ftype} target {target!r} is not a {kind} of this inventory", item, "target")
-        values = {}
-        for p in ("factor", "probability"):
+        name = item["type"]
+        if name not in FAULT_TYPES:
+            raise src.error(f"unknown fault type {name!r}; known: {', '.join(FAULT_TYPES)}", item, "type")
+        ftype = FAULT_TYPES[name]
+        target = _target(src, item, ftype, topo)
+        values: dict[str, Any] = {}
+        for p in PARAMS:
             if p in item:
-                if p not in params:
-                    raise src.error(f"{ftype} takes no {p!r}", item, p)
-                v = item[p]
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-                    raise src.error(f"{p} must be a positive number, got {v!r}", item, p)
-                if p == "probability" and v > 1:
-                    raise src.error(f"probability must be at most 1, got {v!r}", item, p)
-                if ftype in ("slow_card", "degraded_link") and p == "factor" and v >= 1:
-                    raise src.error(f"{ftype} factor must be below 1, got {v!r}", item, p)
-                values[p] = float(v)
-            elif p in params:
-                values[p] = params[p]
+                if p not in ftype.params:
+                    raise src.error(f"{name} takes no {p!r}", item, p)
+                values[p] = _number(src, item, ftype, p)
+            elif p in ftype.params:
+                if ftype.params[p] is None:
+                    raise src.error(f"{name} needs {p!r}", item)
+                values[p] = ftype.params[p]
+        if name == "ib_port_down":
+            cards = topo.inventory.hosts[target].cards
+            if values["port"] > cards:
+                raise src.error(f"ib_port_down port {values['port']} is beyond {target}'s {cards} rails "
+                                f"(one port per card, numbered from 1)", item, "port")
         transient = item.get("transient", False)
         if not isinstance(transient, bool):
             raise src.error(f"transient must be true or false, got {transient!r}", item, "transient")
-        out.append(Fault(ftype, target, values.get("factor"), values.get("probability"), transient))
+        out.append(Fault(name, target, transient=transient, **values))
     return FaultPlan(tuple(out))
 
 

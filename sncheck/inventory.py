@@ -16,7 +16,8 @@ from .units import parse_bandwidth, parse_latency
 from .yamlio import LineDict, Source, check_keys, load_file, load_text
 
 TIERS = ("intra_host", "scale_up", "scale_out")
-BACKENDS = ("mock", "local", "ssh")
+BACKENDS = ("mock", "local", "ssh")  # the one list of backend names (registry: sncheck.backends)
+DIST_BACKENDS = ("gloo", "nccl")  # torch.distributed backends the probe runs on
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
 
@@ -149,6 +150,9 @@ def parse_inventory(src: Source) -> Inventory:
         if backend not in BACKENDS:
             raise src.error(f"backend type must be one of {', '.join(BACKENDS)}, got {backend!r}", b, "type")
         dist_backend = b.get("dist_backend")
+        if dist_backend is not None and dist_backend not in DIST_BACKENDS:
+            raise src.error(f"dist_backend must be one of {', '.join(DIST_BACKENDS)}, got {dist_backend!r}",
+                            b, "dist_backend")
 
     ssh = SshDefaults()
     if "ssh" in root:

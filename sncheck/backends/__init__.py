@@ -7,6 +7,7 @@ from importlib import import_module
 from ..errors import ConfigError, HarnessError
 from .base import Backend
 
+# Keyed by the names in sncheck.inventory.BACKENDS (a test keeps the two equal).
 BACKENDS: dict[str, tuple[str, str]] = {
     "mock": ("sncheck.backends.mock", "MockBackend"),
     "local": ("sncheck.backends.local", "LocalBackend"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Callable
 
-from ..faults import FaultPlan
+from ..faults import TORCH_PROBE_FAULTS, FaultPlan
 from ..inventory import TierDesign
 from ..plan import ConnectivityPlan, GoldenPlan, StressPlan
 from ..topology import Topology
@@ -30,6 +30,7 @@ class Backend(ABC):
         self.seed = seed
         self.progress = progress or (lambda msg: None)
         self.options = options
+        self.transient_ended = False  # set by begin_confirmation: transient faults are over
 
     def plan_defaults(self, layer: str) -> dict:
         """Plan options that suit this backend (a playbook's options override them).
@@ -61,7 +62,13 @@ class Backend(ABC):
     def golden(self, plan: GoldenPlan, emit: Emit) -> None: ...
 
     def begin_confirmation(self) -> None:
-        """Called before confirmation retests; a simulator ends its transient faults here."""
+        """Called before confirmation retests: transient faults end here."""
+        self.transient_ended = True
+
+    def probe_faults(self) -> list[dict]:
+        """The faults in effect that the torch probe acts out, as job data."""
+        return [f.to_dict() for f in self.faults.active(self.transient_ended)
+                if f.type in TORCH_PROBE_FAULTS]
 
     def close(self) -> None:
         """Release processes and connections; safe to call twice."""

@@ -53,14 +53,12 @@ import time
 from pathlib import Path
 
 from ..errors import ConfigError, HarnessError
-from ..inventory import TierDesign
+from ..inventory import DIST_BACKENDS, TierDesign
 from ..plan import ConnectivityPlan, GoldenPlan, Round, StressPlan
 from ..rows import host_fact_row, not_run_row
 from ..topology import Topology, round_robin
 from .base import Backend, Emit
 
-UNSUPPORTED_FAULTS = ("dead_link", "degraded_link", "down_host")
-DIST_BACKENDS = ("gloo", "nccl")
 LAUNCHERS = ("forkserver", "subprocess")
 CPU_P2P_BYTES = 8 << 20  # gloo over loopback moves ~1 GB/s; 64 MiB x 15 transfers x pairs is slow
 # On CPU a 1 GiB all-reduce takes seconds per op and gigabytes per rank: sweep to 16 MiB.
@@ -329,11 +327,10 @@ class LocalBackend(Backend):
                               f"({', '.join(topo.hosts[:4])}{', ...' if len(topo.hosts) > 4 else ''})")
         self.host = topo.hosts[0]
         self.cards = topo.cards_of_host(self.host)
-        for f in self.faults.faults:
-            if f.type in UNSUPPORTED_FAULTS:
-                raise ConfigError(f"the local backend cannot act out fault type {f.type!r} "
-                                  f"(target {f.target}): it needs links or hosts that one machine "
-                                  f"does not have; use the mock backend for it")
+        for f in self.faults.unsupported(self.name):
+            raise ConfigError(f"the local backend cannot act out fault type {f.type!r} "
+                              f"(target {f.target}): one machine has no links or hosts to break "
+                              f"and its tools are its own; use the mock backend for it")
         dist_backend = options.get("dist_backend") or topo.inventory.dist_backend
         if dist_backend not in (None, *DIST_BACKENDS):
             raise ConfigError(f"dist_backend must be one of {', '.join(DIST_BACKENDS)}, got {dist_backend!r}")
@@ -476,7 +473,7 @@ class LocalBackend(Backend):
     def _job(self, layer: str, plan: dict, workdir: Path) -> dict:
         return {
             "schema": "sncheck.job/1", "layer": layer, "cards": list(self.cards), "plan": plan,
-            "faults": [dataclasses.asdict(f) for f in self.faults.faults],
+            "faults": self.probe_faults(),
             "seed": self.seed, "op_timeout_s": self.op_timeout_s,
             "dist_backend": self.dist_backend,
             "supernode_of_host": {h: self.topo.supernode_of_host(h) for h in self.topo.hosts},

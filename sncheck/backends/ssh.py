@@ -48,6 +48,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ConfigError, HarnessError, ParseError, TransportError
+from ..inventory import DIST_BACKENDS
 from ..plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
 from ..launch import commands as launch
 from ..vendors import facts as hostfacts
@@ -59,8 +60,6 @@ from .base import Backend, Emit
 
 log = logging.getLogger("sncheck.backends.ssh")
 
-DIST_BACKENDS = ("gloo", "nccl")
-ACTED_FAULTS = ("slow_card", "high_latency_card", "jittery_card", "corrupt_card", "diverge")
 KNOWN_OPTIONS = ("forks", "ssh_config", "known_hosts", "accept_new_host_keys", "connect_timeout",
                  "command_timeout", "dist_backend", "python", "job_timeout_s", "op_timeout_s",
                  "retries", "backoff", "poll_s")
@@ -101,10 +100,9 @@ class SshBackend(Backend):
             raise ConfigError(f"unknown ssh backend option(s) {', '.join(unknown)}; "
                               f"known: {', '.join(KNOWN_OPTIONS)}")
         inv = topo.inventory
-        for f in self.faults.faults:
-            if f.type not in ACTED_FAULTS:
-                raise ConfigError(f"the ssh backend cannot act out fault type {f.type!r} (target "
-                                  f"{f.target}) on real hosts; use the mock backend for it")
+        for f in self.faults.unsupported(self.name):
+            raise ConfigError(f"the ssh backend cannot act out fault type {f.type!r} (target "
+                              f"{f.target}) on real hosts; use the mock backend for it")
         self.forks = int(options.get("forks") or inv.ssh.forks)
         if self.forks < 1:
             raise ConfigError(f"forks must be at least 1, got {self.forks}")
@@ -331,7 +329,7 @@ class SshBackend(Backend):
         return {
             "schema": "sncheck.job/1", "layer": layer,
             "cards": [c for h in hosts for c in self.topo.cards_of_host(h)],
-            "plan": plan, "faults": [dataclasses.asdict(f) for f in self.faults.faults],
+            "plan": plan, "faults": self.probe_faults(),
             "seed": self.seed, "op_timeout_s": self.op_timeout_s, "dist_backend": self.dist_backend,
             "supernode_of_host": {h: self.topo.supernode_of_host(h) for h in self.topo.hosts},
             "heartbeat_dir": None, "golden_config": {},

@@ -91,14 +91,12 @@ from typing import Any, Callable
 import torch
 import torch.distributed as dist
 
-from ..faults import FAULT_TYPES
+from ..faults import TORCH_PROBE_FAULTS, default_param
 from ..rows import collective_row, not_run_row, p2p_row, rank_row
 from ..topology import link_id
 
 JOB_SCHEMA = "sncheck.job/1"
 LAYERS = ("calibrate", "p2p", "collectives", "golden")
-# Faults the probe can act out on one rank; the others need a network to break.
-ACTED_FAULTS = ("slow_card", "high_latency_card", "jittery_card", "corrupt_card", "diverge")
 CLOCK_SAMPLES = 8
 # A bulk transfer's time is the lower quartile of its repeats: on a shared host the
 # scheduler only ever adds delay, so a low quantile tracks the link and the median
@@ -137,20 +135,26 @@ class FaultActor:
       (F - 1) x base latency (a ping-pong round trip touches it twice: RTT x F), and
       each collective waits (F - 1) x base latency per algorithm hop.
     * jittery_card p, F: with probability p a message or op takes F x as long.
+    * thermal_throttle f: as slow_card f (its HW Thermal Slowdown shows in the
+      host's tools, not here).
     * corrupt_card: the payloads it sends and its collective inputs are off by one.
+    * collective_corruption: its collective inputs are off by one; p2p payloads are
+      intact, so only a collective (or its retest) can see it.
     * diverge: large noise is added to its gradients in golden training.
     """
 
     def __init__(self, faults: list[dict], card: str, seed: int) -> None:
         mine = {f["type"]: f for f in faults if f.get("target") == card}
-        unknown = sorted(set(mine) - set(ACTED_FAULTS))
+        unknown = sorted(set(mine) - set(TORCH_PROBE_FAULTS))
         if unknown:
             raise ValueError(f"fault type(s) {', '.join(unknown)} cannot be acted out by the torch probe")
-        self.slow = _param(mine.get("slow_card"), "factor")
+        slow = [_param(mine.get(t), "factor") for t in ("slow_card", "thermal_throttle")]
+        self.slow = min((s for s in slow if s is not None), default=None)
         self.high_latency = _param(mine.get("high_latency_card"), "factor")
         jit = mine.get("jittery_card")
         self.jitter = (_param(jit, "probability"), _param(jit, "factor")) if jit else None
-        self.corrupt = "corrupt_card" in mine
+        self.corrupt_payload = "corrupt_card" in mine
+        self.corrupt = self.corrupt_payload or "collective_corruption" in mine
         self.diverge = "diverge" in mine
         # str seeds hash deterministically (sha512), unlike hash() of a tuple
         self.rng = random.Random(f"{seed}:{card}")
@@ -178,7 +182,13 @@ class FaultActor:
         return d
 
     def corrupt_(self, t: torch.Tensor) -> None:
+        """Corrupt a collective's input (or gradients), as a card that reduces wrongly."""
         if self.corrupt:
+            t.add_(1.0)
+
+    def corrupt_payload_(self, t: torch.Tensor) -> None:
+        """Corrupt a p2p payload this card sends."""
+        if self.corrupt_payload:
             t.add_(1.0)
 
 
@@ -193,7 +203,8 @@ def wire_factor(faults: list[dict], a: str, b: str) -> float:
     hide a sleep-based throttle, and a sleep does not scale with the noise of a shared
     host. Both ranks of a pair compute the same factor from the job's faults.
     """
-    f = min([_param(x, "factor") for x in faults if x["type"] == "slow_card" and x["target"] in (a, b)],
+    f = min([_param(x, "factor") for x in faults if x["type"] in ("slow_card", "thermal_throttle")
+                                           and x["target"] in (a, b)],
             default=1.0)
     return min(1.0 / f, MAX_WIRE_FACTOR)
 
@@ -203,7 +214,7 @@ def _param(fault: dict | None, key: str) -> float | None:
     if fault is None:
         return None
     value = fault.get(key)
-    return float(FAULT_TYPES[fault["type"]][1][key] if value is None else value)
+    return float(default_param(fault["type"], key) if value is None else value)
 
 
 # --------------------------------------------------------------------------- context
@@ -376,7 +387,7 @@ class _Pair:
         # Buffers live across passes: what each direction sends (this rank's payload,
         # corrupted if its card is) and receives (checked against the peer's payload).
         mine = _payload(ctx, self.wire, ctx.rank, round_)
-        ctx.faults.corrupt_(mine)
+        ctx.faults.corrupt_payload_(mine)
         self.out = mine
         self.inn = torch.full((self.wire,), -1.0, device=ctx.device)
         self.expect = _payload(ctx, self.wire, self.peer, round_)

@@ -1,0 +1,96 @@
+"""The fault plan: every type of DESIGN.md loads, bad plans fail with file and line."""
+
+from pathlib import Path
+
+import pytest
+
+from sncheck import backends
+from sncheck.errors import ConfigError
+from sncheck.faults import (ACTED_BY, FAULT_TYPES, HOST_TOOL_FAULTS, PROBE_FAULTS, Fault, FaultPlan,
+                            load_faults, load_faults_text)
+from sncheck.inventory import BACKENDS, load_inventory
+from sncheck.topology import Topology
+
+ROOT = Path(__file__).resolve().parent.parent
+TOPO = Topology(load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml"))
+
+DESIGN_TYPES = ("slow_card degraded_link dead_link down_host corrupt_card jittery_card high_latency_card "
+                "diverge collective_corruption ecc_uncorrectable remap_pending nvlink_down ib_port_down "
+                "thermal_throttle missing_tool fabric_incomplete fabric_degraded clique_split imex_down "
+                "xgmi_link_down npu_alarm hccn_link_down").split()
+
+
+def plan(text: str) -> FaultPlan:
+    return load_faults_text("faults:\n" + text, TOPO, "plan.yaml")
+
+
+def test_every_design_type_is_known_and_acted_by_the_mock():
+    assert sorted(FAULT_TYPES) == sorted(DESIGN_TYPES)
+    assert set(ACTED_BY["mock"]) == set(FAULT_TYPES)
+    assert set(ACTED_BY) == set(BACKENDS) == set(backends.BACKENDS)
+    # the local machine breaks no links or hosts and owns its tools
+    assert set(ACTED_BY["local"]) == set(PROBE_FAULTS)
+    assert set(ACTED_BY["ssh"]) == set(PROBE_FAULTS) | set(HOST_TOOL_FAULTS)
+
+
+def test_shipped_fault_plans_load():
+    for path in sorted((ROOT / "fixtures/faults").glob("*.yaml")):
+        assert load_faults(path, TOPO).faults, path
+
+
+def test_host_level_types_with_parameters_and_defaults():
+    p = plan("""
+  - {type: collective_corruption, target: node004/gpu1}
+  - {type: ecc_uncorrectable, target: node009/gpu2, count: 3}
+  - {type: ecc_uncorrectable, target: node009/gpu3}
+  - {type: remap_pending, target: node009/gpu1, transient: true}
+  - {type: nvlink_down, target: node010/gpu0, links: 2}
+  - {type: ib_port_down, target: node011, port: 4}
+  - {type: thermal_throttle, target: node012/gpu3}
+  - {type: missing_tool, target: node013, tool: dcgmi}
+  - {type: fabric_incomplete, target: node014}
+  - {type: hccn_link_down, target: node015/gpu2, transient: true}
+""")
+    f = {(x.type, x.target): x for x in p.faults}
+    assert f["ecc_uncorrectable", "node009/gpu2"].count == 3
+    assert f["ecc_uncorrectable", "node009/gpu3"].count == 1
+    assert f["remap_pending", "node009/gpu1"].transient
+    assert f["nvlink_down", "node010/gpu0"].links == 2
+    assert f["ib_port_down", "node011"].port == 4
+    assert f["thermal_throttle", "node012/gpu3"].factor == 0.8
+    assert f["missing_tool", "node013"].tool == "dcgmi"
+    assert f["hccn_link_down", "node015/gpu2"].host == "node015"
+    assert f["ecc_uncorrectable", "node009/gpu2"].to_dict() == {
+        "type": "ecc_uncorrectable", "target": "node009/gpu2", "count": 3}
+    # the transient ones end before the retest
+    assert len(p.active(ended_transient=True)) == len(p.faults) - 2
+    assert [x.type for x in p.on_host("node009")] == ["ecc_uncorrectable", "ecc_uncorrectable", "remap_pending"]
+    assert [x.type for x in p.on_host("node009", ended_transient=True)] == ["ecc_uncorrectable"] * 2
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{type: missing_tool, target: node013}", "missing_tool needs 'tool'"),
+    ("{type: missing_tool, target: node013, tool: 'rm -rf'}", "program name"),
+    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 0}", "count must be a positive integer"),
+    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 1.5}", "count must be a positive integer"),
+    ("{type: nvlink_down, target: node010/gpu0, links: true}", "links must be a positive integer"),
+    ("{type: ib_port_down, target: node011, port: 5}", "beyond node011's 4 rails"),
+    ("{type: ib_port_down, target: node011/gpu0}", "is not a host"),
+    ("{type: ecc_uncorrectable, target: node009}", "is not a card"),
+    ("{type: thermal_throttle, target: node012/gpu3, factor: 1.2}", "factor must be below 1"),
+    ("{type: remap_pending, target: node009/gpu1, count: 2}", "remap_pending takes no 'count'"),
+    ("{type: clique_split, target: node099}", "is not a host"),
+    ("{type: npu_alarm, target: node004/gpu1, transient: yes please}", "transient must be true or false"),
+])
+def test_bad_faults_name_file_and_line(text, words):
+    with pytest.raises(ConfigError) as e:
+        plan("  - " + text)
+    assert words in str(e.value)
+    assert str(e.value).startswith("plan.yaml:2: ")
+
+
+def test_backends_refuse_what_they_cannot_act_out():
+    p = FaultPlan((Fault("ecc_uncorrectable", "node009/gpu2", count=1), Fault("dead_link", "a<->b")))
+    assert [f.type for f in p.unsupported("local")] == ["ecc_uncorrectable", "dead_link"]
+    assert [f.type for f in p.unsupported("ssh")] == ["dead_link"]
+    assert p.unsupported("mock") == []
