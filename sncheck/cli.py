@@ -15,7 +15,6 @@ from . import __version__
 from .errors import ConfigError, SncheckError
 from .inventory import BACKENDS, DIST_BACKENDS, Inventory, load_inventory, local_inventory
 from .playbook import Playbook, load_playbook, single_layer
-from .runner import RunOptions, execute
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 
@@ -100,6 +99,8 @@ def _inventory(path: str | None, cards: int | None) -> Inventory:
 def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gate, cards,
              dist_backend, duration, formats, template_dirs, rules_ref, baseline_ref, forks, ssh_config,
              known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json) -> None:
+    from .runner import RunOptions, execute  # pandas and the backends: only when a run starts
+
     inventory = _inventory(inventory_path, cards)
     if duration is not None:
         from dataclasses import replace

@@ -33,8 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from .topology import Topology, host_of, link_id, split_link
-from .yamlio import Source, check_keys, load_file, load_text
+from .yamlio import Source, _show, check_keys, field_bool, load_file, load_text
 
+MAX_FAULTS = 100_000  # faults in one plan
+MAX_FACTOR = 1e6      # a factor or a count: finite, and far beyond any real slow-down
 PARAMS = ("factor", "probability", "count", "links", "port", "tool")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
@@ -178,11 +180,13 @@ def _number(src: Source, item: Any, ftype: FaultType, p: str) -> Any:
             raise src.error(f"tool must be a program name such as dcgmi, got {v!r}", item, p)
         return v
     if p in ("count", "links", "port"):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise src.error(f"{p} must be a positive integer, got {v!r}", item, p)
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_FACTOR:
+            raise src.error(f"{p} must be an integer from 1 to {MAX_FACTOR:g}, got {_show(v)}", item, p)
         return v
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v == float("inf"):
-        raise src.error(f"{p} must be a positive number, got {v!r}", item, p)
+    # finite and positive: a NaN factor would turn measurements into nulls that pass
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= MAX_FACTOR:
+        raise src.error(f"{p} must be a finite number above 0 and at most {MAX_FACTOR:g}, got {_show(v)}",
+                        item, p)
     if p == "probability" and v > 1:
         raise src.error(f"probability must be at most 1, got {v!r}", item, p)
     if p == "factor" and ftype.below_one and v >= 1:
@@ -191,7 +195,9 @@ def _number(src: Source, item: Any, ftype: FaultType, p: str) -> Any:
 
 
 def _target(src: Source, item: Any, ftype: FaultType, topo: Topology) -> str:
-    target = str(item["target"])
+    target = item["target"]
+    if not isinstance(target, str):
+        raise src.error(f"target must be a {ftype.target} id (a string), got {_show(target)}", item, "target")
     if ftype.target == "link":
         if "<->" not in target:
             raise src.error(f"{ftype.name} targets a link 'a<->b', got {target!r}", item, "target")
@@ -213,13 +219,15 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
     items = root.get("faults") or []
     if not isinstance(items, list):
         raise src.error("faults must be a list", root, "faults")
+    if len(items) > MAX_FAULTS:
+        raise src.error(f"a fault plan holds at most {MAX_FAULTS} faults, got {len(items)}", root, "faults")
     out = []
     for item in items:
         item = check_keys(src, item, ("type", "target", "transient", *PARAMS), "fault",
                           required=("type", "target"))
         name = item["type"]
-        if name not in FAULT_TYPES:
-            raise src.error(f"unknown fault type {name!r}; known: {', '.join(FAULT_TYPES)}", item, "type")
+        if not isinstance(name, str) or name not in FAULT_TYPES:
+            raise src.error(f"unknown fault type {_show(name)}; known: {', '.join(FAULT_TYPES)}", item, "type")
         ftype = FAULT_TYPES[name]
         target = _target(src, item, ftype, topo)
         values: dict[str, Any] = {}
@@ -237,9 +245,7 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
             if values["port"] > cards:
                 raise src.error(f"ib_port_down port {values['port']} is beyond {target}'s {cards} rails "
                                 f"(one port per card, numbered from 1)", item, "port")
-        transient = item.get("transient", False)
-        if not isinstance(transient, bool):
-            raise src.error(f"transient must be true or false, got {transient!r}", item, "transient")
+        transient = field_bool(src, item, "transient") if "transient" in item else False
         out.append(Fault(name, target, transient=transient, **values))
     return FaultPlan(tuple(out))
 

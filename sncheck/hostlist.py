@@ -1,10 +1,24 @@
-"""Slurm hostlist expressions: ``node[001-016]``, ``gpu[1-3,7]``, ``r[1-2]n[01-04]``, ``a,b[1-2]``."""
+"""Slurm hostlist expressions: ``node[001-016]``, ``gpu[1-3,7]``, ``r[1-2]n[01-04]``, ``a,b[1-2]``.
+
+Expansion is bounded: the number of hosts an expression names is counted from its
+ranges *before* anything is expanded, and an expression over :data:`MAX_HOSTS` is
+refused at once (``node[1-10000000]`` costs microseconds, not gigabytes).
+"""
 
 from __future__ import annotations
 
 import re
 
+MAX_HOSTS = 100_000       # hosts one inventory may name (the largest real fleets are ~10^4)
+MAX_EXPR_CHARS = 100_000  # characters of one hostlist expression
+MAX_DIGITS = 12           # digits of one range bound
+
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+class HostlistTooLarge(ValueError):
+    """The expression names more hosts than :data:`MAX_HOSTS`."""
 
 
 def _split_top(expr: str) -> list[str]:
@@ -16,56 +30,103 @@ def _split_top(expr: str) -> list[str]:
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"unbalanced ']' in hostlist {expr!r}")
+                raise ValueError(f"unbalanced ']' in hostlist {_short(expr)}")
         if ch == "," and depth == 0:
             parts.append("".join(cur))
             cur = []
         else:
             cur.append(ch)
     if depth != 0:
-        raise ValueError(f"unbalanced '[' in hostlist {expr!r}")
+        raise ValueError(f"unbalanced '[' in hostlist {_short(expr)}")
     parts.append("".join(cur))
     return [p.strip() for p in parts]
 
 
-def _expand_range(body: str, expr: str) -> list[str]:
-    out: list[str] = []
+def _short(expr: str, limit: int = 60) -> str:
+    return repr(expr if len(expr) <= limit else expr[:limit] + "...")
+
+
+def _ranges(body: str, expr: str) -> list[tuple[int, int, int]]:
+    """``1-3,7`` -> [(1, 3, width), (7, 7, width)], checked, nothing expanded."""
+    out = []
     for item in body.split(","):
         item = item.strip()
-        if re.fullmatch(r"\d+", item):
-            out.append(item)
-            continue
-        m = re.fullmatch(r"(\d+)-(\d+)", item)
+        m = re.fullmatch(r"(\d{1,%d})(?:-(\d{1,%d}))?" % (MAX_DIGITS, MAX_DIGITS), item)
         if not m:
-            raise ValueError(f"bad range {item!r} in hostlist {expr!r}")
-        lo, hi = m.group(1), m.group(2)
-        if int(hi) < int(lo):
-            raise ValueError(f"range {item!r} runs backwards in hostlist {expr!r}")
-        width = len(lo) if lo.startswith("0") and len(lo) > 1 else 0
-        out.extend(str(i).zfill(width) for i in range(int(lo), int(hi) + 1))
+            raise ValueError(f"bad range {_short(item)} in hostlist {_short(expr)}")
+        lo_s, hi_s = m.group(1), m.group(2) or m.group(1)
+        lo, hi = int(lo_s), int(hi_s)
+        if hi < lo:
+            raise ValueError(f"range {item!r} runs backwards in hostlist {_short(expr)}")
+        width = len(lo_s) if lo_s.startswith("0") and len(lo_s) > 1 else 0
+        out.append((lo, hi, width))
     return out
+
+
+def _count_one(part: str, expr: str) -> int:
+    """How many names one comma-free part expands to (a product over its brackets)."""
+    n = 1
+    rest = part
+    while True:
+        m = _BRACKET.search(rest)
+        if not m:
+            break
+        n *= sum(hi - lo + 1 for lo, hi, _ in _ranges(m.group(1), expr))
+        if n > MAX_HOSTS:
+            return n
+        rest = rest[m.end():]
+    return n
 
 
 def _expand_one(part: str, expr: str) -> list[str]:
     m = _BRACKET.search(part)
     if not m:
-        if not re.fullmatch(r"[A-Za-z0-9._-]+", part):
-            raise ValueError(f"bad host name {part!r} in hostlist {expr!r}")
+        if not _NAME.fullmatch(part):
+            raise ValueError(f"bad host name {_short(part)} in hostlist {_short(expr)}")
         return [part]
     head, tail = part[: m.start()], part[m.end():]
-    return [h for v in _expand_range(m.group(1), expr) for h in _expand_one(head + v + tail, expr)]
+    return [h for lo, hi, width in _ranges(m.group(1), expr) for i in range(lo, hi + 1)
+            for h in _expand_one(head + str(i).zfill(width) + tail, expr)]
 
 
-def expand(expr: str | list) -> list[str]:
-    """Expand a hostlist expression (or a YAML list of them) into host names, in order."""
+def count(expr: str | list) -> int:
+    """How many host names ``expr`` expands to, without expanding it."""
     if isinstance(expr, list):
-        return [h for e in expr for h in expand(str(e))]
+        return sum(count(e) for e in expr)
+    return sum(_count_one(p, str(expr)) for p in _split_top(_check_expr(expr)))
+
+
+def _check_expr(expr: object) -> str:
+    if isinstance(expr, bool) or not isinstance(expr, (str, int)):
+        raise ValueError(f"a hostlist item must be a string, got {type(expr).__name__}")
     expr = str(expr).strip()
     if not expr:
         raise ValueError("empty hostlist")
-    hosts: list[str] = []
-    for part in _split_top(expr):
-        if not part:
-            raise ValueError(f"empty item in hostlist {expr!r}")
-        hosts.extend(_expand_one(part, expr))
-    return hosts
+    if len(expr) > MAX_EXPR_CHARS:
+        raise HostlistTooLarge(f"hostlist expression of {len(expr)} characters is over the cap "
+                               f"of {MAX_EXPR_CHARS}")
+    return expr
+
+
+def expand(expr: str | list, limit: int = MAX_HOSTS) -> list[str]:
+    """Expand a hostlist expression (or a YAML list of them) into host names, in order.
+
+    Raises ``ValueError`` on a malformed expression and :class:`HostlistTooLarge` when it
+    names more than ``limit`` hosts (counted before expanding).
+    """
+    items = expr if isinstance(expr, list) else [expr]
+    if len(items) > limit:
+        raise HostlistTooLarge(f"hostlist of {len(items)} items is over the cap of {limit} hosts")
+    parts: list[tuple[str, str]] = []
+    total = 0
+    for item in items:
+        text = _check_expr(item)
+        for part in _split_top(text):
+            if not part:
+                raise ValueError(f"empty item in hostlist {_short(text)}")
+            total += _count_one(part, text)
+            if total > limit:
+                raise HostlistTooLarge(f"hostlist names more than {limit} hosts (the cap); "
+                                       f"split the cluster into several inventories")
+            parts.append((part, text))
+    return [h for part, text in parts for h in _expand_one(part, text)]

@@ -13,7 +13,8 @@ from pathlib import Path
 from . import hostlist
 from .errors import ConfigError
 from .units import parse_bandwidth, parse_latency
-from .yamlio import LineDict, Source, check_keys, load_file, load_text
+from .yamlio import (LineDict, Source, check_keys, field_int, field_number, field_str, load_file,
+                     load_text)
 
 TIERS = ("intra_host", "scale_up", "scale_out")
 BACKENDS = ("mock", "local", "ssh")  # the one list of backend names (registry: sncheck.backends)
@@ -27,6 +28,15 @@ HOST_KEYS = ("address", "port", "user", "identity_file", "cards")
 SSH_KEYS = ("user", "port", "identity_file", "known_hosts", "connect_timeout", "command_timeout", "forks")
 BACKEND_KEYS = ("type", "dist_backend")
 LAUNCHER_KEYS = ("type", "hostfile_slots", "extra_args", "nccl_tests_dir")
+
+# Bounds (README "Input bounds"): far above any real cluster, low enough that a typo
+# cannot make sncheck plan for days or allocate gigabytes.
+MAX_HOSTS = hostlist.MAX_HOSTS     # hosts in one inventory
+MAX_CARDS_PER_HOST = 1024          # worker ranks per host (a CloudMatrix node has 16)
+MAX_CARDS = 1_000_000              # cards in one inventory
+MAX_TIMEOUT_S = 7 * 86400.0        # ssh connect/command timeouts, seconds
+MAX_FORKS = 4096                   # hosts worked on at once over SSH
+MAX_EXTRA_ARGS = 256
 
 
 @dataclass(frozen=True)
@@ -93,27 +103,16 @@ class Inventory:
         return self.design.get(tier)
 
 
-def _positive_int(src: Source, node: LineDict, key: str, what: str) -> int:
-    value = node[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise src.error(f"{what} must be a positive integer, got {value!r}", node, key)
-    return value
+def _positive_int(src: Source, node: LineDict, key: str, what: str, hi: int | None = None) -> int:
+    return field_int(src, node, key, 1, hi, what=what)
 
 
 def _port(src: Source, node: LineDict, key: str) -> int:
-    value = node[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
-        raise src.error(f"port must be an integer 1-65535, got {value!r}", node, key)
-    return value
+    return field_int(src, node, key, 1, 65535, what="port")
 
 
 def _str(src: Source, node: LineDict, key: str, pattern: re.Pattern | None = None) -> str:
-    value = node[key]
-    if not isinstance(value, str) or not value:
-        raise src.error(f"{key} must be a non-empty string, got {value!r}", node, key)
-    if pattern and not pattern.match(value):
-        raise src.error(f"{key} {value!r} has characters that are not allowed", node, key)
-    return value
+    return field_str(src, node, key, pattern=pattern)
 
 
 def _design(src: Source, node: object) -> dict[str, TierDesign]:
@@ -145,14 +144,10 @@ def parse_inventory(src: Source) -> Inventory:
         if isinstance(b, str):
             b = LineDict({"type": b})
             b.line, b.key_lines = root.line_of("backend"), {}
-        b = check_keys(src, b, BACKEND_KEYS, "backend")
-        backend = b.get("type")
-        if backend not in BACKENDS:
-            raise src.error(f"backend type must be one of {', '.join(BACKENDS)}, got {backend!r}", b, "type")
-        dist_backend = b.get("dist_backend")
-        if dist_backend is not None and dist_backend not in DIST_BACKENDS:
-            raise src.error(f"dist_backend must be one of {', '.join(DIST_BACKENDS)}, got {dist_backend!r}",
-                            b, "dist_backend")
+        b = check_keys(src, b, BACKEND_KEYS, "backend", required=("type",))
+        backend = field_str(src, b, "type", choices=BACKENDS, what="backend type")
+        if b.get("dist_backend") is not None:
+            dist_backend = field_str(src, b, "dist_backend", choices=DIST_BACKENDS, what="dist_backend")
 
     ssh = SshDefaults()
     if "ssh" in root:
@@ -162,21 +157,30 @@ def parse_inventory(src: Source) -> Inventory:
             port=_port(src, s, "port") if "port" in s else None,
             identity_file=_str(src, s, "identity_file") if "identity_file" in s else None,
             known_hosts=_str(src, s, "known_hosts") if "known_hosts" in s else None,
-            connect_timeout=float(s.get("connect_timeout", 10.0)),
-            command_timeout=float(s.get("command_timeout", 300.0)),
-            forks=_positive_int(src, s, "forks", "ssh.forks") if "forks" in s else 32,
+            connect_timeout=(field_number(src, s, "connect_timeout", 0, MAX_TIMEOUT_S, lo_open=True,
+                                          what="ssh.connect_timeout (seconds)")
+                             if "connect_timeout" in s else 10.0),
+            command_timeout=(field_number(src, s, "command_timeout", 0, MAX_TIMEOUT_S, lo_open=True,
+                                          what="ssh.command_timeout (seconds)")
+                             if "command_timeout" in s else 300.0),
+            forks=_positive_int(src, s, "forks", "ssh.forks", MAX_FORKS) if "forks" in s else 32,
         )
 
     launcher = Launcher()
     if "launcher" in root:
         lnode = check_keys(src, root["launcher"], LAUNCHER_KEYS, "launcher")
-        ltype = lnode.get("type", "mpirun")
-        if ltype not in ("mpirun", "srun"):
-            raise src.error(f"launcher type must be mpirun or srun, got {ltype!r}", lnode, "type")
+        ltype = field_str(src, lnode, "type", choices=("mpirun", "srun"), what="launcher type") \
+            if "type" in lnode else "mpirun"
         extra = lnode.get("extra_args", [])
-        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
-            raise src.error("launcher.extra_args must be a list of strings", lnode, "extra_args")
-        launcher = Launcher(ltype, tuple(extra), lnode.get("nccl_tests_dir"))
+        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra) \
+                or len(extra) > MAX_EXTRA_ARGS:
+            raise src.error(f"launcher.extra_args must be a list of at most {MAX_EXTRA_ARGS} strings",
+                            lnode, "extra_args")
+        if "hostfile_slots" in lnode:
+            field_int(src, lnode, "hostfile_slots", 1, MAX_CARDS_PER_HOST, what="launcher.hostfile_slots")
+        tests_dir = (field_str(src, lnode, "nccl_tests_dir", what="launcher.nccl_tests_dir")
+                     if lnode.get("nccl_tests_dir") is not None else None)
+        launcher = Launcher(ltype, tuple(extra), tests_dir)
 
     sn_list = root["supernodes"]
     if not isinstance(sn_list, list) or not sn_list:
@@ -189,11 +193,14 @@ def parse_inventory(src: Source) -> Inventory:
         sn_name = _str(src, sn, "name", _SAFE_NAME)
         if any(s.name == sn_name for s in supernodes):
             raise src.error(f"duplicate supernode name {sn_name!r}", sn, "name")
-        cards = _positive_int(src, sn, "cards_per_host", f"cards_per_host of supernode {sn_name}")
+        cards = _positive_int(src, sn, "cards_per_host", f"cards_per_host of supernode {sn_name}",
+                              MAX_CARDS_PER_HOST)
         if sn["hosts"] in (None, "", []):
             raise src.error(f"supernode {sn_name!r} has no hosts", sn, "hosts")
         try:
-            names = hostlist.expand(sn["hosts"])
+            names = hostlist.expand(sn["hosts"], limit=MAX_HOSTS - len(hosts))
+        except hostlist.HostlistTooLarge as e:
+            raise src.error(f"{e} (at most {MAX_HOSTS} hosts in one inventory)", sn, "hosts") from e
         except ValueError as e:
             raise src.error(str(e), sn, "hosts") from e
         for h in names:
@@ -205,19 +212,23 @@ def parse_inventory(src: Source) -> Inventory:
             hosts[h] = Host(h, sn_name, cards)
             host_where[h] = src.where(sn, "hosts")
         supernodes.append(Supernode(sn_name, tuple(names)))
+        total_cards = sum(x.cards for x in hosts.values())
+        if total_cards > MAX_CARDS:
+            raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", sn, "hosts")
 
     if "hosts" in root and root["hosts"] is not None:
         overrides = root["hosts"]
         if not isinstance(overrides, dict):
             raise src.error("hosts must be a mapping of host name to overrides", root, "hosts")
         for h, spec in overrides.items():
-            if h not in hosts:
+            if not isinstance(h, str) or h not in hosts:
                 raise src.error(f"host {h!r} has overrides but is in no supernode", overrides, str(h))
             spec = check_keys(src, spec or LineDict(), HOST_KEYS, f"hosts.{h}")
             base = hosts[h]
             hosts[h] = Host(
                 h, base.supernode,
-                _positive_int(src, spec, "cards", f"cards of host {h}") if "cards" in spec else base.cards,
+                _positive_int(src, spec, "cards", f"cards of host {h}", MAX_CARDS_PER_HOST)
+                if "cards" in spec else base.cards,
                 address=_str(src, spec, "address", _SAFE_ADDRESS) if "address" in spec else None,
                 port=_port(src, spec, "port") if "port" in spec else None,
                 user=_str(src, spec, "user", _SAFE_NAME) if "user" in spec else None,
@@ -236,13 +247,17 @@ def load_inventory_text(text: str, name: str = "<inventory>") -> Inventory:
     return parse_inventory(load_text(text, name))
 
 
+MAX_LOCAL_CARDS = 256  # worker processes the local backend starts on one machine
+
+
 def local_inventory(cards: int = 4) -> Inventory:
     """The embedded default: this machine as one host with ``cards`` worker ranks.
 
     Design values are left empty: the local backend calibrates them on each run.
     """
-    if cards < 2:
-        raise ConfigError(f"--cards must be at least 2 for pairwise tests, got {cards}")
+    if not 2 <= cards <= MAX_LOCAL_CARDS:
+        raise ConfigError(f"--cards must be from 2 to {MAX_LOCAL_CARDS} (worker processes on this "
+                          f"machine), got {cards}")
     return Inventory(
         name="local",
         supernodes=(Supernode("local", ("localhost",)),),

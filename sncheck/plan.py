@@ -13,6 +13,8 @@ COLLECTIVES = ("all_reduce", "all_to_all")
 
 
 def size_sweep(min_bytes: int = 8, max_bytes: int = 1 << 30, factor: int = 2) -> tuple[int, ...]:
+    if factor < 2 or min_bytes < 1:  # the playbook refuses these; a sweep must grow to end
+        raise ValueError(f"size sweep needs min_bytes >= 1 and factor >= 2, got {min_bytes}, {factor}")
     sizes, s = [], min_bytes
     while s <= max_bytes:
         sizes.append(s)

@@ -9,7 +9,7 @@ from pathlib import Path
 from .errors import ConfigError
 from .health.capacity import ParallelLayout
 from .units import parse_size
-from .yamlio import LineDict, Source, check_keys, load_file, load_text
+from .yamlio import LineDict, Source, check_keys, field_bool, field_int, field_number, field_str, load_file, load_text
 
 LAYERS = ("connectivity", "stress", "golden")
 GATES = ("critical", "warning")
@@ -20,6 +20,15 @@ LAYER_OPTIONS = {
     "golden": ("steps", "reference"),
 }
 SIZE_OPTIONS = ("bw_bytes", "min_bytes", "max_bytes")
+COLLECTIVES = ("all_reduce", "all_to_all")
+
+# Bounds (README "Input bounds"). Integer options: (lowest, highest).
+INT_BOUNDS = {
+    "lat_iters": (1, 1_000_000), "bw_iters": (1, 100_000), "iters": (1, 100_000),
+    "warmup": (0, 100_000), "repeats": (1, 10_000), "steps": (1, 1_000_000),
+    "step_factor": (2, 1 << 20),  # sizes must grow: 1 would sweep forever
+}
+MAX_DURATION_S = 7 * 86400.0  # a stress soak (--duration too)
 
 
 @dataclass(frozen=True)
@@ -70,42 +79,59 @@ def parse_playbook(src: Source) -> Playbook:
                 try:
                     v = parse_size(v)
                 except ValueError as e:
-                    raise src.error(str(e), opts, k) from e
+                    raise src.error(f"{k}: {e}", opts, k) from e
             elif k == "collectives":
-                if not isinstance(v, list) or not set(v) <= {"all_reduce", "all_to_all"}:
-                    raise src.error("collectives must be a list of all_reduce, all_to_all", opts, k)
-            elif k in ("lat_iters", "bw_iters", "iters", "warmup", "repeats", "steps", "step_factor"):
-                if isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "warmup" else 1):
-                    raise src.error(f"{k} must be a positive integer, got {v!r}", opts, k)
+                v = _collectives(src, opts, k)
+            elif k in INT_BOUNDS:
+                v = field_int(src, opts, k, *INT_BOUNDS[k])
             elif k == "duration":
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-                    raise src.error(f"duration must be positive seconds, got {v!r}", opts, k)
-            elif k == "reference" and not isinstance(v, str):
-                raise src.error("reference must be the name or path of a golden curve", opts, k)
+                v = check_duration(v, src.where(opts, k))
+            elif k == "reference":
+                v = field_str(src, opts, k, what="reference (the name or path of a golden curve)")
             clean[k] = v
+        if clean.get("min_bytes", 8) > clean.get("max_bytes", 1 << 30):
+            raise src.error(f"min_bytes ({clean.get('min_bytes', 8)}) is above max_bytes "
+                            f"({clean.get('max_bytes', 1 << 30)}); sizes must grow", opts,
+                            "min_bytes" if "min_bytes" in clean else "max_bytes")
         layers.append(LayerSpec(name, clean))
-    gate = root.get("gate", "critical")
-    if gate not in GATES:
-        raise src.error(f"gate must be one of {', '.join(GATES)}, got {gate!r}", root, "gate")
-    name = root.get("name") or Path(src.name).stem
-    baseline = root.get("baseline")
-    if baseline is not None and not isinstance(baseline, str):
-        raise src.error("baseline must be the name or path of a baseline file", root, "baseline")
-    confirm = root.get("confirm", True)
-    if not isinstance(confirm, bool):
-        raise src.error(f"confirm must be true or false, got {confirm!r}", root, "confirm")
+    gate = field_str(src, root, "gate", choices=GATES) if "gate" in root else "critical"
+    name = field_str(src, root, "name") if root.get("name") is not None else Path(src.name).stem
+    description = field_str(src, root, "description") if root.get("description") else ""
+    baseline = None
+    if root.get("baseline") is not None:
+        baseline = field_str(src, root, "baseline", what="baseline (the name or path of a baseline file)")
+    confirm = field_bool(src, root, "confirm") if "confirm" in root else True
     layout = root.get("layout")
     if layout is not None:
         layout = dict(check_keys(src, layout, ("tp", "ep", "pp", "dp"), "layout"))
-        for k, v in layout.items():
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise src.error(f"layout {k} must be a positive integer, got {v!r}", root["layout"], k)
+        for k in layout:
+            field_int(src, root["layout"], k, 1, 1 << 20, what=f"layout {k}")
         try:
             ParallelLayout(**layout)
         except ConfigError as e:
             raise src.error(e.message, root, "layout") from e
-    return Playbook(str(name), tuple(layers), gate, str(root.get("description", "")), src.name, baseline,
-                    confirm, layout)
+    return Playbook(str(name), tuple(layers), gate, description, src.name, baseline, confirm, layout)
+
+
+def _collectives(src: Source, opts: LineDict, key: str) -> tuple[str, ...]:
+    v = opts[key]
+    if not isinstance(v, list) or not v or not all(isinstance(c, str) and c in COLLECTIVES for c in v):
+        raise src.error(f"collectives must be a non-empty list of {', '.join(COLLECTIVES)}", opts, key)
+    if len(set(v)) != len(v):
+        raise src.error("collectives lists one collective twice", opts, key)
+    return list(v)
+
+
+def check_duration(value: object, where: str | None = "--duration") -> float:
+    """A stress soak in seconds: finite, positive, at most MAX_DURATION_S."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 < value <= MAX_DURATION_S:
+        shown = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else repr(value)
+        raise ConfigError(f"duration must be finite seconds above 0 and at most {MAX_DURATION_S:g} "
+                          f"(7 days), got {shown}", where)
+    return float(value)
 
 
 def find_playbook(ref: str) -> Path | None:

@@ -5,6 +5,7 @@ Bandwidth is kept in GB/s (10^9 bytes per second) and latency in microseconds.
 
 from __future__ import annotations
 
+import math
 import re
 
 _BW = {  # case-sensitive on purpose: GB/s (bytes) and Gb/s (bits) differ by 8x
@@ -19,11 +20,18 @@ def _split(value: object, kind: str) -> tuple[float, str]:
     if isinstance(value, bool):
         raise ValueError(f"{kind} must be a number with a unit, got {value!r}")
     if isinstance(value, (int, float)):
-        return float(value), ""
-    m = _NUM.match(str(value))
-    if not m:
-        raise ValueError(f"cannot read {kind} {value!r}: expected a number and a unit")
-    return float(m.group(1)), m.group(2)
+        number, unit = float(value), ""
+    elif isinstance(value, str) and len(value) <= 64:
+        m = _NUM.match(value)
+        if not m:
+            raise ValueError(f"cannot read {kind} {value!r}: expected a number and a unit")
+        number, unit = float(m.group(1)), m.group(2)
+    else:
+        shown = type(value).__name__ if not isinstance(value, str) else f"{value[:40]!r}..."
+        raise ValueError(f"cannot read {kind} {shown}: expected a number and a unit")
+    if not math.isfinite(number):
+        raise ValueError(f"{kind} must be a finite number, got {value!r}")
+    return number, unit
 
 
 def parse_bandwidth(value: object) -> float:
@@ -64,6 +72,11 @@ def parse_size(value: object) -> int:
     if unit not in _SIZE:
         raise ValueError(f"unknown size unit {unit!r} in {value!r}; use B, K, M or G")
     size = number * _SIZE[unit]
+    if size > MAX_SIZE:
+        raise ValueError(f"size {value!r} is over the cap of 16 GiB")
     if size < 1 or size != int(size):
         raise ValueError(f"size must be a whole number of bytes, got {value!r}")
     return int(size)
+
+
+MAX_SIZE = 16 << 30  # one message: far above any probe's (1 GiB by default)

@@ -3,6 +3,11 @@
 Every mapping comes back as a :class:`LineDict`: a plain dict that also knows the
 line of each key. Reading stays ``yaml.safe_load``-safe: the loader subclasses
 ``SafeLoader`` and only changes how mappings are built.
+
+Bounds, checked before any Python object is built: a file over :data:`MAX_FILE_BYTES`
+is refused unread, and a document whose node graph, with every alias expanded, holds
+more than :data:`MAX_NODES` nodes is refused (a 500-byte "billion laughs" alias bomb
+is counted in microseconds, never expanded). Recursive aliases are refused too.
 """
 
 from __future__ import annotations
@@ -14,6 +19,10 @@ from typing import Any, Iterable
 import yaml
 
 from .errors import ConfigError
+
+MAX_FILE_BYTES = 16 << 20  # an input YAML file (inventories of 10^5 hosts are ~5 MB)
+MAX_NODES = 1_000_000      # YAML nodes of one document, every alias expanded
+MAX_ALIASES = 10_000       # alias uses (``*name``) in one document
 
 
 class LineDict(dict):
@@ -27,7 +36,70 @@ class LineDict(dict):
 
 
 class _LineLoader(yaml.SafeLoader):
-    pass
+    def get_single_node(self):  # noqa: ANN201 - PyYAML's signature
+        node = super().get_single_node()
+        if node is not None:
+            _check_graph(node, self.aliases_seen)
+        return node
+
+    def compose_node(self, parent, index):  # noqa: ANN001, ANN201 - PyYAML's signature
+        if self.check_event(yaml.AliasEvent):
+            self.aliases_seen = getattr(self, "aliases_seen", 0) + 1
+            if self.aliases_seen > MAX_ALIASES:
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, f"more than {MAX_ALIASES} aliases (the cap)", event.start_mark)
+        return super().compose_node(parent, index)
+
+    aliases_seen = 0
+
+
+def _check_graph(root: yaml.Node, aliases: int) -> None:
+    """Refuse recursive aliases, and documents that expand past MAX_NODES nodes.
+
+    Nodes an alias shares are counted once per use, from memoised subtree sizes, so the
+    count costs O(distinct nodes) however large the expansion would be.
+    """
+    if not aliases:
+        return  # without aliases the graph is a tree as big as the file
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            total = 1
+            for child in _children(node):
+                total += size[id(child)]
+                if total > MAX_NODES:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"the document expands to more than {MAX_NODES} nodes through "
+                        f"its aliases (the cap); write the values out or drop the aliases",
+                        node.start_mark)
+            size[key] = total
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise yaml.composer.ComposerError(None, None, "recursive alias", node.start_mark)
+        on_path.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            ck = id(child)
+            if ck in on_path:
+                raise yaml.composer.ComposerError(None, None, "recursive alias", child.start_mark)
+            if ck not in size:
+                stack.append((child, False))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
@@ -81,18 +153,48 @@ def load_text(text: str, name: str) -> Source:
         raise ConfigError(f"malformed YAML: {problem}", where) from e
     except yaml.YAMLError as e:
         raise ConfigError(f"malformed YAML: {e}", name) from e
+    except RecursionError as e:  # thousands of nested brackets
+        raise ConfigError("malformed YAML: nested too deeply", name) from e
     return Source(name, data)
+
+
+def read_capped(path: str | Path, limit: int = MAX_FILE_BYTES, what: str = "file") -> bytes:
+    """The bytes of ``path``, refused with a ConfigError when over ``limit`` bytes.
+
+    Reads at most ``limit + 1`` bytes, so ``/dev/zero`` or a FIFO cannot exhaust memory.
+    """
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read(limit + 1)
+    except FileNotFoundError as e:
+        raise ConfigError("file not found", str(p)) from e
+    except IsADirectoryError as e:
+        raise ConfigError("is a directory, not a file", str(p)) from e
+    except OSError as e:
+        raise ConfigError(f"cannot read {what}: {e.strerror or e}", str(p)) from e
+    if len(data) > limit:
+        raise ConfigError(f"{what} is larger than {_mib(limit)} (the cap); is it the right file?", str(p))
+    return data
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+def decode_text(data: bytes, name: str, what: str = "file") -> str:
+    """UTF-8 text, or a ConfigError naming the file (binary files have NUL bytes)."""
+    if b"\0" in data:
+        raise ConfigError(f"{what} is binary (it has NUL bytes), not text", name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{what} is not UTF-8 text (byte {e.start})", name) from e
 
 
 def load_file(path: str | Path) -> Source:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError as e:
-        raise ConfigError("file not found", str(p)) from e
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read file: {e}", str(p)) from e
-    return load_text(text, str(p))
+    return load_text(decode_text(read_capped(p), str(p)), str(p))
 
 
 def check_keys(src: Source, node: Any, allowed: Iterable[str], what: str,
@@ -110,3 +212,80 @@ def check_keys(src: Source, node: Any, allowed: Iterable[str], what: str,
         if key not in node:
             raise src.error(f"{what} is missing required key {key!r}", node)
     return node  # type: ignore[return-value]
+
+
+# -- typed fields: each names the file, line and field when it refuses a value ----------
+
+MAX_STR = 4096  # characters of a name, path or message field
+
+
+def field_int(src: Source, node: LineDict, key: str, lo: int | None = None, hi: int | None = None,
+              what: str | None = None) -> int:
+    """An integer field within ``[lo, hi]`` (booleans are not integers here)."""
+    value = node[key]
+    name = what or key
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise src.error(f"{name} must be an integer{_range(lo, hi)}, got {_show(value)}", node, key)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise src.error(f"{name} must be an integer{_range(lo, hi)}, got {value}", node, key)
+    return value
+
+
+def field_number(src: Source, node: LineDict, key: str, lo: float | None = None, hi: float | None = None,
+                 lo_open: bool = False, what: str | None = None) -> float:
+    """A finite number within the bounds (``lo_open``: strictly above ``lo``)."""
+    import math
+
+    value = node[key]
+    name = what or key
+    bounds = _range(lo, hi, lo_open)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise src.error(f"{name} must be a number{bounds}, got {_show(value)}", node, key)
+    if not math.isfinite(value):
+        raise src.error(f"{name} must be a finite number{bounds}, got {value}", node, key)
+    if lo is not None and (value < lo or (lo_open and value == lo)) or hi is not None and value > hi:
+        raise src.error(f"{name} must be a number{bounds}, got {value:g}", node, key)
+    return float(value)
+
+
+def field_str(src: Source, node: LineDict, key: str, choices: Iterable[str] | None = None,
+              pattern=None, what: str | None = None) -> str:  # noqa: ANN001 - a re.Pattern
+    value = node[key]
+    name = what or key
+    if choices is not None:
+        choices = tuple(choices)
+        if not isinstance(value, str) or value not in choices:
+            raise src.error(f"{name} must be one of {', '.join(choices)}, got {_show(value)}", node, key)
+        return value
+    if not isinstance(value, str) or not value:
+        raise src.error(f"{name} must be a non-empty string, got {_show(value)}", node, key)
+    if len(value) > MAX_STR:
+        raise src.error(f"{name} is {len(value)} characters long (the cap is {MAX_STR})", node, key)
+    if pattern is not None and not pattern.match(value):
+        raise src.error(f"{name} {_show(value)} has characters that are not allowed", node, key)
+    return value
+
+
+def field_bool(src: Source, node: LineDict, key: str, what: str | None = None) -> bool:
+    value = node[key]
+    if not isinstance(value, bool):
+        raise src.error(f"{what or key} must be true or false, got {_show(value)}", node, key)
+    return value
+
+
+def _range(lo, hi, lo_open: bool = False) -> str:  # noqa: ANN001
+    if lo is not None and hi is not None:
+        return f" {'above' if lo_open else 'from'} {lo:g} {'up ' if lo_open else ''}to {hi:g}"
+    if lo is not None:
+        return f" {'above' if lo_open else 'of at least'} {lo:g}"
+    if hi is not None:
+        return f" of at most {hi:g}"
+    return ""
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A value for an error message: short, one line, its type when it is a container."""
+    if isinstance(value, (list, dict)):
+        return f"a {'list' if isinstance(value, list) else 'mapping'}"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

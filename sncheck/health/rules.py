@@ -18,6 +18,7 @@ card by its pairs as a whole.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -28,7 +29,7 @@ from ..errors import ConfigError
 from .findings import ENTITY_KINDS, SEVERITIES, Finding
 from .metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from .ops import OPS, REQUIRED
-from ..yamlio import Source, check_keys, load_file, load_text
+from ..yamlio import Source, _show, check_keys, field_str, load_file, load_text
 
 COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled")
 DEFAULT_RULES = "default"
@@ -60,12 +61,32 @@ class RuleSet:
         return [r for r in self.rules if r.layer in (layer, "any")]
 
 
+MAX_RULES = 10_000
+MAX_PARAM = 1e12  # a bound in a rule: far beyond any ratio, count, GB/s or µs
+
+
 def _check_type(src: Source, node, key: str, value, expected) -> None:
     types = expected if isinstance(expected, tuple) else (expected,)
+    shown = _show(value)
     if isinstance(value, bool) and bool not in types:
-        raise src.error(f"{key} must be {' or '.join(t.__name__ for t in types)}, got {value!r}", node, key)
+        raise src.error(f"{key} must be {' or '.join(t.__name__ for t in types)}, got {shown}", node, key)
     if not isinstance(value, types):
-        raise src.error(f"{key} must be {' or '.join(t.__name__ for t in types)}, got {value!r}", node, key)
+        raise src.error(f"{key} must be {' or '.join(t.__name__ for t in types)}, got {shown}", node, key)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and not (math.isfinite(value) and abs(value) <= MAX_PARAM):
+        raise src.error(f"{key} must be a finite number of magnitude at most {MAX_PARAM:g}, got {value!r}",
+                        node, key)
+    if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+        raise src.error(f"{key} must be a list of strings", node, key)
+
+
+def _name(src: Source, node, key: str, known, what: str) -> str:
+    """A field naming one of ``known`` (an op, a metric): a string, and a known one."""
+    value = node.get(key)
+    if not isinstance(value, str) or value not in known:
+        raise src.error(f"unknown {what} {_show(value)}; {what}s: {', '.join(known)}", node,
+                        key if key in node else None)
+    return value
 
 
 def parse_rules(src: Source) -> RuleSet:
@@ -73,35 +94,30 @@ def parse_rules(src: Source) -> RuleSet:
     items = root["rules"]
     if not isinstance(items, list) or not items:
         raise src.error("rules must be a non-empty list", root, "rules")
+    if len(items) > MAX_RULES:
+        raise src.error(f"a rules file holds at most {MAX_RULES} rules, got {len(items)}", root, "rules")
     rules, names = [], set()
     for node in items:
         if not isinstance(node, dict):
             raise src.error("each rule must be a mapping", root, "rules")
-        op_name = node.get("op")
-        if op_name not in OPS:
-            raise src.error(f"unknown op {op_name!r}; ops: {', '.join(OPS)}", node, "op" if "op" in node else None)
+        op_name = _name(src, node, "op", OPS, "op")
         op = OPS[op_name]
         node = check_keys(src, node, COMMON_KEYS + tuple(op.params), f"rule ({op_name})",
                           required=("name", "op", "metric", "severity"))
-        name = node["name"]
-        if not isinstance(name, str) or not name:
-            raise src.error("name must be a non-empty string", node, "name")
+        name = field_str(src, node, "name")
         if name in names:
             raise src.error(f"duplicate rule name {name!r}", node, "name")
-        metric = node["metric"]
-        if metric not in METRICS:
-            raise src.error(f"unknown metric {metric!r}; metrics: {', '.join(METRICS)}", node, "metric")
+        metric = _name(src, node, "metric", METRICS, "metric")
         shape = METRICS[metric].shape
         if shape not in op.shapes:
             raise src.error(f"op {op_name} does not take metric {metric} ({shape}); "
                             f"it takes {', '.join(op.shapes)} metrics", node, "metric")
-        severity = node["severity"]
-        if severity not in SEVERITIES:
-            raise src.error(f"severity must be one of {', '.join(SEVERITIES)}, got {severity!r}", node, "severity")
+        severity = field_str(src, node, "severity", choices=SEVERITIES)
         default_scope = {PAIRS: "link", GROUPS: "host", ENTITIES: "host"}[shape]
-        scope = node.get("scope", default_scope)
-        if scope not in ENTITY_KINDS:
-            raise src.error(f"scope must be one of {', '.join(ENTITY_KINDS)}, got {scope!r}", node, "scope")
+        scope = field_str(src, node, "scope", choices=ENTITY_KINDS) if "scope" in node else default_scope
+        for text_key in ("summary", "description"):
+            if node.get(text_key) is not None:
+                field_str(src, node, text_key)
         params = {}
         for key, spec in op.params.items():
             if key in node:
