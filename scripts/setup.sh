@@ -4,11 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v /usr/sbin/sshd >/dev/null 2>&1; then
+if ! command -v /usr/sbin/sshd >/dev/null 2>&1 || ! command -v /usr/sbin/slurmd >/dev/null 2>&1; then
     # openssh-server: the SSH backend's tests start real sshd servers on loopback.
+    # slurmctld, slurmd, slurm-client, munge: the Slurm tests start a real 4-node
+    # cluster on loopback (tests/slurm_harness.py). Packages only: their services
+    # are not enabled or started here.
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openssh-server procps >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openssh-server procps \
+        slurmctld slurmd slurm-client munge >/dev/null
 fi
 
 python3 -m pip install -q --upgrade pip

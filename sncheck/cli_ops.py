@@ -24,6 +24,7 @@ from .actions import (
     SshRunner,
 )
 from .actions.base import AUDIT_NAME
+from .actions.slurm import describe, is_ours, node_states
 from .errors import ConfigError, HarnessError, SncheckError
 from .health.capacity import ParallelLayout, capacity
 from .health.findings import IsolationEntry
@@ -155,14 +156,18 @@ def _finish(batch: BatchResult, audit_path: Path) -> None:
 @click.argument("entities", nargs=-1)
 @click.option("--history", is_flag=True, help="Every decision (of the ENTITIES given, else of all), oldest first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--slurm", "with_slurm", is_flag=True,
+              help="Show each entity's Slurm node state (sinfo) beside sncheck's, and nodes drained by others.")
 @state_dir_option
 @_errors
-def status(entities: tuple[str, ...], history: bool, as_json: bool, state_dir: str | None) -> None:
+def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: bool,
+           state_dir: str | None) -> None:
     """What is quarantined or isolated now, since when, and why.
 
     \b
     Examples:
       sncheck status
+      sncheck status --slurm
       sncheck status --history node003/gpu2
     """
     with StateStore(_state_dir(state_dir)) as store:
@@ -171,21 +176,39 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, state_dir: s
         else:
             rows = [r for r in store.current_status() if not entities or r["entity"] in entities]
         runs = store.runs()
+    slurm_states = node_states(LocalRunner()) if with_slurm else None
+    if slurm_states is not None:
+        for r in rows:
+            st = slurm_states.get(r["entity"].split("/", 1)[0])
+            r["slurm"] = None if st is None else {"state": st[0], "reason": st[1], "sncheck": is_ours(st[1])}
     if as_json:
-        click.echo(json.dumps({"history" if history else "status": rows, "runs": runs}, indent=2))
+        doc: dict[str, Any] = {"history" if history else "status": rows, "runs": runs}
+        if slurm_states is not None:
+            doc["slurm"] = {n: {"state": s, "reason": why, "sncheck": is_ours(why)}
+                            for n, (s, why) in slurm_states.items()}
+        click.echo(json.dumps(doc, indent=2))
         return
     time_key = "ts" if history else "since"
     if rows:
-        table = [("ENTITY", "KIND", "ACTION", "SINCE" if not history else "WHEN", "RUN", "RULE", "REASON")]
+        slurm_col = slurm_states is not None
+        table = [("ENTITY", "KIND", "ACTION", "SINCE" if not history else "WHEN", "RUN", "RULE",
+                  *(("SLURM",) if slurm_col else ()), "REASON")]
         for r in rows:
             state = r["action"] + ("" if r["action"] == "quarantine" or r["applied"] else " (not applied)")
+            slurm = ((describe(slurm_states.get(r["entity"].split("/", 1)[0])),)  # type: ignore[union-attr]
+                     if slurm_col else ())
             table.append((r["entity"], r["entity_kind"], state, r[time_key][:19] + "Z", r["run_id"],
-                          r["rule"] or "-", r["reason"] or "-"))
-        widths = [max(len(row[i]) for row in table) for i in range(6)]
+                          r["rule"] or "-", *slurm, r["reason"] or "-"))
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
         for row in table:
-            click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[6])
+            click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     else:
         click.echo("no decisions recorded" if history else "nothing is quarantined or isolated")
+    if slurm_states is not None:
+        mine = {r["entity"].split("/", 1)[0] for r in rows}
+        for node, (st, why) in sorted(slurm_states.items(), key=lambda kv: natural_key(kv[0])):
+            if node not in mine and why is not None:
+                click.echo(f"slurm: {node} {describe((st, why))}")
     if runs:
         last = runs[0]
         click.echo(f"{len(runs)} runs recorded; latest {last['run_id']} ({last['playbook']}, "

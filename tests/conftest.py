@@ -14,6 +14,7 @@ if str(TESTS_DIR) not in sys.path:  # so tests/ and tests/bench/ can `import ssh
     sys.path.insert(0, str(TESTS_DIR))
 
 if TYPE_CHECKING:
+    from slurm_harness import SlurmCluster
     from sshd_harness import SshdCluster
 
 
@@ -56,6 +57,41 @@ def sshd_cluster(tmp_path: Path) -> Iterator[Callable[..., SshdCluster]]:
     finally:
         failures = []
         for cluster in started:  # stop every cluster even if one fails to stop
+            try:
+                cluster.stop()
+            except RuntimeError as e:
+                failures.append(e)
+        if failures:
+            raise failures[0]
+
+
+@pytest.fixture
+def slurm_cluster(tmp_path: Path) -> Iterator[Callable[..., SlurmCluster]]:
+    """Factory: ``slurm_cluster(nodes=4, cards=4, health_check=None, node_env=None, switches=None)``
+    starts munged, slurmctld and ``nodes`` slurmd on loopback (under a second), stopped after the test.
+
+    Function-scoped: a test may drain, kill or reconfigure nodes without leaking into the next.
+    """
+    from slurm_harness import SlurmCluster, slurm_unavailable_reason
+
+    reason = slurm_unavailable_reason()
+    if reason:
+        pytest.skip(f"real Slurm tests need a loopback cluster: {reason}")
+    started: list[SlurmCluster] = []
+
+    def start(**kw: object) -> SlurmCluster:
+        cluster = SlurmCluster(tmp_path / f"slurm{len(started)}", **kw)  # type: ignore[arg-type]
+        started.append(cluster)
+        try:
+            return cluster.start()
+        except RuntimeError as e:
+            pytest.skip(f"Slurm could not start on loopback here: {str(e).splitlines()[0]}")
+
+    try:
+        yield start
+    finally:
+        failures = []
+        for cluster in started:
             try:
                 cluster.stop()
             except RuntimeError as e:

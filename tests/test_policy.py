@@ -112,6 +112,24 @@ def test_cap_host_share_and_edges() -> None:
     assert check_cap([], 10, 10).ok
 
 
+def test_cap_always_allows_one_host_and_its_cards() -> None:
+    # 4 hosts x 4 cards: 10% is 0.4 hosts and 1.6 cards, yet one host (4 cards) may go.
+    host_cards = {f"node{i}": 4 for i in range(1, 5)}
+    res = check_cap([isolate("node3", "host")], 16, 4, host_cards=host_cards)
+    assert res.ok and res.hosts == 1 and res.cards == 4, res.message
+    res = check_cap([isolate("node3", "host"), isolate("node3/gpu1", "card")], 16, 4, host_cards=host_cards)
+    assert res.ok and res.cards == 4                       # its own card is not counted twice
+    assert check_cap([isolate(f"node{i}/gpu0", "card") for i in range(1, 5)], 16, 4, host_cards=host_cards).ok
+    res = check_cap([isolate("node3", "host"), isolate("node1/gpu0", "card")], 16, 4, host_cards=host_cards)
+    assert not res.ok and "5 of 16 cards" in res.message   # one host plus one more card is over
+    res = check_cap([isolate("node3", "host"), isolate("node4", "host")], 16, 4, host_cards=host_cards)
+    assert not res.ok and "2 of 4 hosts" in res.message
+    assert check_cap([isolate("node3", "host")], 16, 4, cap=0.0).ok is False   # cap 0 allows nothing
+    # A big cluster: the cap's share wins over the one-host floor.
+    assert check_cap([isolate(f"n{i}", "host") for i in range(10)], 800, 100).ok
+    assert not check_cap([isolate(f"n{i}", "host") for i in range(11)], 800, 100).ok
+
+
 def test_cap_ignores_quarantine_release_and_links_and_counts_supernodes() -> None:
     entries = [
         IsolationEntry("n1/gpu0", "card", "quarantine", "x"),

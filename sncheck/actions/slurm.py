@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import HarnessError
 from .base import (
     ActionContext,
     ActionRequest,
@@ -122,3 +123,43 @@ class SlurmAction:
         if not res.ok:
             return t.failed(f"resuming {host}", res)
         return t.outcome("ok", f"resumed {host} (was drained: {current!r})")
+
+
+# -- what Slurm says about its nodes (``sncheck status --slurm``) ---------------------
+
+NODE_STATES_ARGV = ["sinfo", "-h", "-N", "-o", "%N|%T|%E"]
+
+
+def parse_node_states(sinfo_stdout: str) -> dict[str, tuple[str, str | None]]:
+    """``{node: (state, reason)}`` from ``sinfo -h -N -o '%N|%T|%E'``.
+
+    A node in several partitions prints one line each, alike; the first wins. The state
+    is sinfo's long form in lower case (``idle``, ``drained``, ``draining``, ``down``...)
+    with its flag characters (``*`` not responding, ``~`` powered off...) kept.
+    """
+    out: dict[str, tuple[str, str | None]] = {}
+    for line in sinfo_stdout.splitlines():
+        parts = line.strip().split("|", 2)
+        if len(parts) < 2 or not parts[0]:
+            continue
+        reason = parts[2].strip() if len(parts) == 3 else ""
+        out.setdefault(parts[0], (parts[1].strip().lower(), None if reason.lower() in _NO_REASON else reason))
+    return out
+
+
+def node_states(runner: CommandRunner) -> dict[str, tuple[str, str | None]]:
+    """Every node's Slurm state and reason; raises HarnessError when sinfo cannot answer."""
+    res = runner.run(list(NODE_STATES_ARGV))
+    if not res.ok:
+        raise HarnessError(f"could not read Slurm node states: {res}")
+    return parse_node_states(res.stdout)
+
+
+def describe(state: tuple[str, str | None] | None) -> str:
+    """``idle``, ``drained (sncheck: pcie-width (run ...))``, ``drained (not sncheck's: maintenance)``."""
+    if state is None:
+        return "not in Slurm"
+    name, reason = state
+    if reason is None:
+        return name
+    return f"{name} ({reason})" if is_ours(reason) else f"{name} (not sncheck's: {reason})"

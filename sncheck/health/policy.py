@@ -7,7 +7,10 @@
   again is isolated at once, without waiting for a confirmation.
 - The safety cap: when a batch would take more than ``cap`` of the cards or of the hosts
   out of service, nothing is applied. So many bad entities at once is more likely a
-  fabric-wide or harness problem than many broken cards.
+  fabric-wide or harness problem than many broken cards. Whatever the cluster size, a
+  positive cap always allows one host (and that host's cards) out of service: 10% of a
+  4-node cluster is less than one node, and a cap that forbids every isolation on a small
+  cluster only teaches operators to pass ``--cap 1``.
 
 No I/O here except through the small :class:`ReleaseHistory` protocol (the state store).
 """
@@ -124,6 +127,9 @@ def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards
     as all its cards (``host_cards``; default the average), a card on an isolated host
     is not counted twice, a supernode counts all its hosts (``supernode_hosts``), and a
     link takes nothing out of service.
+
+    The allowance is ``cap`` of the hosts and of the cards, but never less than one host
+    and the cards of the largest host (when ``cap > 0``; ``cap == 0`` allows nothing).
     """
     if total_cards <= 0 or total_hosts <= 0:
         raise ValueError("total_cards and total_hosts must be positive")
@@ -149,11 +155,15 @@ def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards
     card_share, host_share = n_cards / total_cards, len(hosts) / total_hosts
     numbers = (f"{n_cards} of {total_cards} cards ({card_share:.1%}) and {len(hosts)} of "
                f"{total_hosts} hosts ({host_share:.1%}) would be out of service")
-    if card_share > cap or host_share > cap:
+    one_host = max(per_host.values(), default=default_cards) if per_host else default_cards
+    host_allow = max(cap * total_hosts, 1.0) if cap > 0 else 0.0
+    card_allow = max(cap * total_cards, one_host) if cap > 0 else 0.0
+    if n_cards > card_allow + 1e-9 or len(hosts) > host_allow + 1e-9:
         return CapResult(False, (
-            f"safety cap: {numbers}, more than the cap of {cap:.0%}. Nothing was applied. "
+            f"safety cap: {numbers}, more than the cap of {cap:.0%} (the cap always allows one host "
+            f"and its cards). Nothing was applied. "
             "So many at once suggests a fabric-wide or harness problem (a switch, the network, "
             "a bad tool or baseline), not many broken cards: check the fabric and the harness first. "
             "To isolate them anyway, raise --cap."), n_cards, len(hosts), card_share, host_share)
-    return CapResult(True, f"within the safety cap of {cap:.0%}: {numbers}",
+    return CapResult(True, f"within the safety cap of {cap:.0%} (at least one host and its cards): {numbers}",
                      n_cards, len(hosts), card_share, host_share)
