@@ -181,11 +181,11 @@ def _number(src: Source, item: Any, ftype: FaultType, p: str) -> Any:
         return v
     if p in ("count", "links", "port"):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_FACTOR:
-            raise src.error(f"{p} must be an integer from 1 to {MAX_FACTOR:g}, got {_show(v)}", item, p)
+            raise src.error(f"{p} must be a positive integer (at most {MAX_FACTOR:g}), got {_show(v)}", item, p)
         return v
     # finite and positive: a NaN factor would turn measurements into nulls that pass
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= MAX_FACTOR:
-        raise src.error(f"{p} must be a finite number above 0 and at most {MAX_FACTOR:g}, got {_show(v)}",
+        raise src.error(f"{p} must be a positive number (finite, at most {MAX_FACTOR:g}), got {_show(v)}",
                         item, p)
     if p == "probability" and v > 1:
         raise src.error(f"probability must be at most 1, got {v!r}", item, p)
