@@ -22,8 +22,8 @@ DIST_BACKENDS = ("gloo", "nccl")  # torch.distributed backends the probe runs on
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
 
-TOP_KEYS = ("name", "description", "design", "supernodes", "backend", "ssh", "hosts", "launcher")
-SUPERNODE_KEYS = ("name", "hosts", "cards_per_host")
+TOP_KEYS = ("name", "description", "platform", "design", "supernodes", "backend", "ssh", "hosts", "launcher")
+SUPERNODE_KEYS = ("name", "hosts", "cards_per_host", "platform")
 HOST_KEYS = ("address", "port", "user", "identity_file", "cards")
 SSH_KEYS = ("user", "port", "identity_file", "known_hosts", "connect_timeout", "command_timeout", "forks")
 BACKEND_KEYS = ("type", "dist_backend")
@@ -60,6 +60,7 @@ class Host:
 class Supernode:
     name: str
     hosts: tuple[str, ...]
+    platform: str | None = None   # a name in sncheck.vendors.registry.platforms()
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,18 @@ class Inventory:
     @property
     def card_count(self) -> int:
         return sum(h.cards for h in self.hosts.values())
+
+    def supernode_of(self, host: str) -> Supernode:
+        name = self.hosts[host].supernode
+        return next(s for s in self.supernodes if s.name == name)
+
+    def platform_of(self, host: str):
+        """The host's Platform (sncheck.vendors.base), or None when the inventory names none."""
+        name = self.supernode_of(host).platform
+        if name is None:
+            return None
+        from .vendors.registry import platform
+        return platform(name)
 
     def design_for(self, tier: str) -> TierDesign | None:
         """Design values of a tier; intra-host pairs use scale-up values unless given."""
@@ -133,10 +146,30 @@ def _design(src: Source, node: object) -> dict[str, TierDesign]:
     return out
 
 
+def _platform(src: Source, node: LineDict, key: str):
+    from .vendors.registry import platforms
+    value, known = node[key], platforms()
+    if value not in known:
+        raise src.error(f"unknown platform {value!r}; choose one of: {', '.join(sorted(known))}", node, key)
+    return known[value]
+
+
+def _platform_design(src: Source, root: LineDict, top, used: dict) -> dict[str, TierDesign]:
+    """Design values of the platform (top level, or the one every supernode names)."""
+    plat = top or (next(iter(used.values())) if len(used) == 1 else None)
+    if plat is None:
+        return {}
+    out = {}
+    for tier, (bw, lat) in plat.design.items():
+        out[tier] = TierDesign(parse_bandwidth(bw), parse_latency(lat))
+    return out
+
+
 def parse_inventory(src: Source) -> Inventory:
     root = check_keys(src, src.data, TOP_KEYS, "inventory", required=("supernodes",))
     name = _str(src, root, "name") if "name" in root else Path(src.name).stem
     design = _design(src, root["design"]) if "design" in root else {}
+    top_platform = _platform(src, root, "platform") if "platform" in root else None
 
     backend = dist_backend = None
     if "backend" in root:
@@ -186,15 +219,22 @@ def parse_inventory(src: Source) -> Inventory:
     if not isinstance(sn_list, list) or not sn_list:
         raise src.error("supernodes must be a non-empty list", root, "supernodes")
     supernodes: list[Supernode] = []
+    platforms_used: dict = {}
     hosts: dict[str, Host] = {}
     host_where: dict[str, str] = {}
     for sn in sn_list:
-        sn = check_keys(src, sn, SUPERNODE_KEYS, "supernode", required=("name", "hosts", "cards_per_host"))
+        sn = check_keys(src, sn, SUPERNODE_KEYS, "supernode", required=("name", "hosts"))
         sn_name = _str(src, sn, "name", _SAFE_NAME)
         if any(s.name == sn_name for s in supernodes):
             raise src.error(f"duplicate supernode name {sn_name!r}", sn, "name")
-        cards = _positive_int(src, sn, "cards_per_host", f"cards_per_host of supernode {sn_name}",
-                              MAX_CARDS_PER_HOST)
+        plat = _platform(src, sn, "platform") if "platform" in sn else top_platform
+        if "cards_per_host" in sn:
+            cards = _positive_int(src, sn, "cards_per_host", f"cards_per_host of supernode {sn_name}",
+                                  MAX_CARDS_PER_HOST)
+        elif plat is not None:
+            cards = plat.cards_per_host
+        else:
+            raise src.error(f"supernode {sn_name!r} needs cards_per_host (or a platform that sets it)", sn)
         if sn["hosts"] in (None, "", []):
             raise src.error(f"supernode {sn_name!r} has no hosts", sn, "hosts")
         try:
@@ -211,7 +251,11 @@ def parse_inventory(src: Source) -> Inventory:
                 raise src.error(msg, sn, "hosts")
             hosts[h] = Host(h, sn_name, cards)
             host_where[h] = src.where(sn, "hosts")
-        supernodes.append(Supernode(sn_name, tuple(names)))
+        if plat is not None and plat.domain_hosts and len(names) > plat.domain_hosts:
+            raise src.error(f"supernode {sn_name!r} has {len(names)} hosts; one {plat.name} domain has at most "
+                            f"{plat.domain_hosts}", sn, "hosts")
+        supernodes.append(Supernode(sn_name, tuple(names), plat.name if plat else None))
+        platforms_used[plat.name if plat else None] = plat
         total_cards = sum(x.cards for x in hosts.values())
         if total_cards > MAX_CARDS:
             raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", sn, "hosts")
@@ -234,6 +278,7 @@ def parse_inventory(src: Source) -> Inventory:
                 user=_str(src, spec, "user", _SAFE_NAME) if "user" in spec else None,
                 identity_file=_str(src, spec, "identity_file") if "identity_file" in spec else None,
             )
+    design = {**_platform_design(src, root, top_platform, platforms_used), **design}
     return Inventory(name=name, supernodes=tuple(supernodes), hosts=hosts, design=design,
                      backend=backend, dist_backend=dist_backend, ssh=ssh, launcher=launcher,
                      source=src.name)

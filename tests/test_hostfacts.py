@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from sncheck.vendors import facts as hf
+from sncheck.vendors import registry
+from sncheck.vendors.infiniband.checks import check_ib_ports
+from sncheck.vendors.nvidia import checks as nv
 from sncheck.vendors.infiniband.ibstat import parse_ibstatus
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.transport import build_command
@@ -21,7 +24,7 @@ def real(rel: str) -> str:
 
 
 def run(command: str, text: str, cards: int = 8, exit_code: int | None = 0, **kw) -> dict[str, dict]:
-    rows = hf.evaluate(HOST, hf.COMMANDS[command], hf.Expect(cards), exit_code=exit_code, stdout=text, **kw)
+    rows = hf.evaluate(HOST, nv.COMMANDS[command], hf.Expect(cards), exit_code=exit_code, stdout=text, **kw)
     assert all(r["kind"] == "host_fact" and r["host"] == HOST for r in rows)
     return {r["fact"]: r for r in rows}
 
@@ -160,7 +163,7 @@ def test_ib_all_active(rel: str, ports: int) -> None:
 
 def test_ib_mixed_adapters_keep_their_own_rates() -> None:
     # 8 HDR InfiniBand ports at 200 and one 40G Ethernet port: different link layers.
-    rows = hf.check_ib_ports(HOST, parse_ibstatus(real("ib/05_ibstatus_a100_azure_8xHDR.txt")), hf.Expect(8))
+    rows = check_ib_ports(HOST, parse_ibstatus(real("ib/05_ibstatus_a100_azure_8xHDR.txt")), hf.Expect(8))
     assert rows[0]["ok"] is True and rows[0]["value"] == 9
 
 
@@ -221,9 +224,9 @@ def test_topology_is_recorded() -> None:
 # --------------------------------------------------------------------------- failures
 
 def test_missing_tool_is_a_failed_fact_naming_the_tool() -> None:
-    rows = hf.evaluate(HOST, hf.COMMANDS["query"], hf.Expect(8), exit_code=127, stdout="",
+    rows = hf.evaluate(HOST, nv.COMMANDS["query"], hf.Expect(8), exit_code=127, stdout="",
                        stderr="bash: line 1: nvidia-smi: command not found")
-    assert [r["fact"] for r in rows] == list(hf.COMMANDS["query"].facts)
+    assert [r["fact"] for r in rows] == list(nv.COMMANDS["query"].facts)
     assert {(r["ok"], r["status"], r["tool"]) for r in rows} == {(False, "missing_tool", "nvidia-smi")}
     assert "node7: nvidia-smi not found on the PATH (exit 127): cannot check ecc" in [r["message"] for r in rows]
     ib = run("ibstat", "", exit_code=127)["ib_ports"]
@@ -252,11 +255,15 @@ def test_clean_output_with_a_failing_exit_is_not_trusted() -> None:
 
 
 def test_registry_is_consistent_and_quotable() -> None:
-    produced = [f for c in hf.COMMANDS.values() for f in c.facts]
-    assert len(produced) == len(set(produced))
-    assert set(produced) | {"reachable"} == set(hf.FACTS)
-    for name, cmd in hf.COMMANDS.items():
-        assert name == cmd.name and all(isinstance(a, str) for a in cmd.argv)
-        assert hf.FACTS[cmd.facts[0]][0] == name
-        build_command(list(cmd.argv))
+    for vendor in registry.vendors().values():
+        lists = [vendor.default_checks] + [p.checks for p in vendor.platforms.values()]
+        for names in lists:
+            produced = [f for n in names for f in vendor.commands[n].facts]
+            assert len(produced) == len(set(produced)), (vendor.name, names)
+        produced = {f for c in vendor.commands.values() for f in c.facts}
+        assert produced | {"reachable"} <= set(vendor.facts), (vendor.name, produced - set(vendor.facts))
+        for name, cmd in vendor.commands.items():
+            assert name == cmd.name and all(isinstance(a, str) for a in cmd.argv)
+            assert cmd.facts[0] in vendor.facts
+            build_command(list(cmd.argv))
     assert dataclasses.is_dataclass(hf.Expect)

@@ -27,7 +27,7 @@ from sncheck.backends.ssh import SshBackend, nccl_collective_rows
 from sncheck.cli import main
 from sncheck.inventory import load_inventory
 from sncheck.plan import Group, StressPlan, connectivity_plan
-from sncheck.vendors.facts import COMMANDS
+from sncheck.vendors.nvidia.checks import COMMANDS, DEFAULT_CHECKS
 from sncheck.vendors.nvidia.nccl_tests import parse_nccl_tests
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.topology import Topology
@@ -303,7 +303,7 @@ def test_command_timeout_is_a_finding_for_that_host_only(sshd_cluster, tmp_path:
     assert "node2: `nvidia-smi --query-gpu=" in first["message"] and "timed out after 2." in first["message"]
     later = by_fact["ecc"]
     assert later["status"] == "timeout" and "`nvidia-smi -q` not run: nvidia-smi timed out" in later["message"]
-    assert set(by_fact) == {f for c in COMMANDS.values() if c.tool == "nvidia-smi" for f in c.facts}
+    assert set(by_fact) == {f for c in (COMMANDS[n] for n in DEFAULT_CHECKS) if c.tool == "nvidia-smi" for f in c.facts}
     others = {(r["host"], r["fact"]): r for r in rows if r["host"] != "node2"}
     assert others[("node1", "dcgmi_diag")]["ok"] and others[("node3", "ib_ports")]["ok"]
 

@@ -1,9 +1,13 @@
 """The SSH backend: real hosts through paramiko, real tools, existing launchers.
 
-* ``host_facts``: on every host at once (at most ``forks``), the commands of
-  :data:`sncheck.vendors.facts.COMMANDS` (nvidia-smi, ibstat, dcgmi), checked by
-  that module's pure functions. A host that cannot be reached gives one
-  ``reachable`` row with status ``unreachable`` and the cause.
+* ``host_facts``: on every host at once (at most ``forks``), the fact commands of the
+  host's platform, from its vendor plug-in (:mod:`sncheck.vendors.registry`; NVIDIA's
+  default list when the inventory names no platform), checked by the plug-in's pure
+  functions; a command whose output says "not ready yet" (NVL72 fabric In Progress) is
+  read again for the platform's ``fabric_retry_s`` (option ``fabric_retry_s``). Then,
+  per supernode, the vendor's ``domain_check`` judges the whole scale-up domain from the
+  facts of all its hosts (NVL72: one (ClusterUUID, CliqueId) per rack). A host that
+  cannot be reached gives one ``reachable`` row with status ``unreachable`` and the cause.
 * ``p2p`` and ``golden`` (and ``collectives`` without nccl-tests): the torch probe
   :mod:`sncheck.worker.torchdist` under ``torchrun`` on every host, static rendezvous
   on the first host's address and a port free there. The job JSON (the local
@@ -52,6 +56,7 @@ from ..inventory import DIST_BACKENDS
 from ..plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
 from ..launch import commands as launch
 from ..vendors import facts as hostfacts
+from ..vendors import registry
 from ..vendors.nvidia.nccl_tests import parse_nccl_tests
 from ..rows import collective_row, host_fact_row, not_run_row, p2p_row
 from ..topology import Topology, host_of, link_id, rail_of
@@ -62,7 +67,7 @@ log = logging.getLogger("sncheck.backends.ssh")
 
 KNOWN_OPTIONS = ("forks", "ssh_config", "known_hosts", "accept_new_host_keys", "connect_timeout",
                  "command_timeout", "dist_backend", "python", "job_timeout_s", "op_timeout_s",
-                 "retries", "backoff", "poll_s")
+                 "retries", "backoff", "poll_s", "fabric_retry_s", "fabric_retry_every_s")
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
 PORT_ATTEMPTS = 3
 GLOO_P2P_BYTES = 8 << 20
@@ -166,6 +171,7 @@ class SshBackend(Backend):
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
         emit = _locked(emit)
         reached: set[str] = set()
+        gathered: dict[str, list[dict]] = {}
 
         def facts(conn: Connection) -> Result:
             started = time.monotonic()
@@ -173,7 +179,7 @@ class SshBackend(Backend):
             reached.add(conn.host)
             emit(host_fact_row(conn.host, "reachable", True, True, True, tool="ssh",
                                message=f"{conn.host}: connected to {conn.spec}"))
-            self._facts_on(conn, emit)
+            gathered[conn.host] = self._facts_on(conn, emit)
             return Result(conn.host, "host facts", "", "", 0, time.monotonic() - started)
 
         # Every host is tried again here, even one already found down: reading a host's
@@ -189,29 +195,56 @@ class SshBackend(Backend):
                 self._mark_down(h, r)
                 cause = f"connection lost during host facts: {r.message}" if h in reached else r.message
                 emit(self._unreachable_fact(h, cause))
+        self._domain_facts(hosts, gathered, emit)
 
     @staticmethod
     def _unreachable_fact(host: str, cause: str) -> dict:
         return host_fact_row(host, "reachable", False, True, False, status="unreachable", tool="ssh",
                              message=f"{host}: unreachable: {cause}")
 
-    def _facts_on(self, conn: Connection, emit: Emit) -> None:
+    def _facts_on(self, conn: Connection, emit: Emit) -> list[dict]:
+        """Run the host's platform's fact commands (its vendor's plug-in says which)."""
         h = conn.host
-        expect = hostfacts.Expect(cards=self.topo.inventory.hosts[h].cards)
+        inv = self.topo.inventory
+        plat = inv.platform_of(h)
+        vendor = registry.vendor_of(plat)
+        expect = hostfacts.Expect(cards=inv.hosts[h].cards, platform=plat,
+                                  domain_hosts=len(inv.supernode_of(h).hosts))
+        params = plat.params if plat else {}
+        window = float(self.options.get("fabric_retry_s", params.get("fabric_retry_s", 0.0)))
+        every = float(self.options.get("fabric_retry_every_s", params.get("fabric_retry_every_s", 5.0)))
         skipped: dict[str, tuple[str, str]] = {}  # tool -> (status, why) after it went missing or hung
-        for cmd in hostfacts.COMMANDS.values():
+        emitted: list[dict] = []
+        for cmd in vendor.commands_for(plat):
             if cmd.tool in skipped:
                 status, why = skipped[cmd.tool]
                 rows = hostfacts.failure_rows(h, cmd, status, f"`{cmd.display}` not run: {why}")
             else:
-                res = conn.run(list(cmd.argv), timeout=self.command_timeout)
-                rows = hostfacts.evaluate(h, cmd, expect, exit_code=res.exit_code, stdout=res.stdout,
-                                          stderr=res.stderr, timed_out=res.timed_out, duration=res.duration)
+                rows = hostfacts.run_with_retry(
+                    h, cmd, expect, lambda cmd=cmd: conn.run(list(cmd.argv), timeout=self.command_timeout),
+                    window_s=window if cmd.retry_while else 0.0, interval_s=every)
                 status = rows[0]["status"] if rows else "ok"
                 if status in ("missing_tool", "timeout"):
                     what = "is missing" if status == "missing_tool" else f"timed out on `{cmd.display}`"
                     skipped[cmd.tool] = (status, f"{cmd.tool} {what}")
             for row in rows:
+                emit(row)
+            emitted += rows
+        return emitted
+
+    def _domain_facts(self, hosts: tuple[str, ...], facts: dict[str, list[dict]], emit: Emit) -> None:
+        """The cross-host step: each supernode's vendor judges its scale-up domain from the
+        facts of all its hosts (NVL72: one clique per rack)."""
+        inv = self.topo.inventory
+        for sn in inv.supernodes:
+            if not sn.platform or not any(h in hosts for h in sn.hosts):
+                continue
+            plat = registry.platform(sn.platform)
+            vendor = registry.vendor_of(plat)
+            if vendor.domain_check is None:
+                continue
+            rows = [r for h in sn.hosts for r in facts.get(h, [])]
+            for row in vendor.domain_check(plat, sn.name, sn.hosts, rows):
                 emit(row)
 
     # ------------------------------------------------------------------ readiness

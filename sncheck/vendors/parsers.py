@@ -1,14 +1,10 @@
-"""The explicit registry behind ``sncheck parse TOOL FILE``.
+"""The registry behind ``sncheck parse TOOL FILE``: every vendor plug-in's parsers.
 
 Each entry maps a TOOL name to a pure function ``text -> dict``; every result carries an
 ``errors`` list, and a function raises ``sncheck.errors.ParseError`` only when the text
-holds nothing it recognises. The JSON shape each returns is documented in its module:
-
-- ``nccl-tests``, ``rccl-tests``: ``sncheck.vendors.nvidia.nccl_tests``
-- ``nvidia-smi-topo``, ``nvidia-smi-q``, ``nvlink-status``, ``nvlink-errors``,
-  ``nvidia-smi-query-gpu``: ``sncheck.vendors.nvidia.nvidia_smi``
-- ``ibstat``, ``ibstatus``: ``sncheck.vendors.infiniband.ibstat``
-- ``dcgmi-diag``: ``sncheck.vendors.nvidia.dcgmi``
+holds nothing it recognises. The names come from each vendor's ``VENDOR.parsers``
+(:mod:`sncheck.vendors.registry`) plus the vendor-neutral scale-out tools below; the
+JSON shape each returns is documented in its module.
 """
 
 from __future__ import annotations
@@ -18,22 +14,16 @@ from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.vendors.infiniband import ibstat
-from sncheck.vendors.nvidia import dcgmi, nccl_tests, nvidia_smi
+from sncheck.vendors import registry
+from sncheck.vendors.infiniband import perftest
+from sncheck.vendors.nvidia import nccl_tests
 
 Parser = Callable[[str], dict[str, Any]]
 
 PARSERS: dict[str, Parser] = {
-    "nccl-tests": nccl_tests.parse_nccl_tests,
-    "rccl-tests": nccl_tests.parse_rccl_tests,
-    "nvidia-smi-topo": nvidia_smi.parse_topo,
-    "nvidia-smi-q": nvidia_smi.parse_query,
-    "nvlink-status": nvidia_smi.parse_nvlink_status,
-    "nvlink-errors": nvidia_smi.parse_nvlink_errors,
-    "nvidia-smi-query-gpu": nvidia_smi.parse_query_gpu_csv,
-    "ibstat": ibstat.parse_ibstat,
-    "ibstatus": ibstat.parse_ibstatus,
-    "dcgmi-diag": dcgmi.parse_dcgmi_diag,
+    **{name: fn for v in registry.vendors().values() for name, fn in v.parsers.items()},
+    "ib-write-bw": perftest.parse_ib_write_bw,
+    "rccl-tests": nccl_tests.parse_rccl_tests,  # the nccl-tests layout, whichever vendor runs it
 }
 
 # Provenance lines that head every captured file under fixtures/real/:

@@ -476,7 +476,12 @@ def _gpu_summary(gpu: _Node) -> dict[str, Any]:
         "retired_pages": _retired_pages(gpu.get("Retired Pages")),
         "remapped_rows": _remapped_rows(gpu.get("Remapped Rows")),
         "clock_reasons": _clock_reasons(gpu),
+        "fabric": fabric.fabric_from_text_node(gpu.get("Fabric")),
+        "platform": fabric.platform_from_text_node(gpu.get("Platform Info")),
     }
+
+
+from . import fabric  # noqa: E402  (fabric.py reuses this module's tree; imported after it)
 
 
 def _pcie(gpu: _Node) -> dict[str, Any] | None:

@@ -1,0 +1,93 @@
+"""Parse perftest output (``ib_write_bw``, and ``ib_read_bw``/``ib_send_bw`` alike) and judge it.
+
+``parse_ib_write_bw`` (``ib-write-bw``)::
+
+    {"tool": "ib-write-bw", "test": "RDMA_Write BW Test", "device": "ib0", "link_type": "IB",
+     "transport": "IB", "mtu": 4096, "qps": 1, "unit": "Gb/s",
+     "rows": [{"bytes": 8388608, "iterations": 20000, "bw_peak_Gbps": 192.45,
+               "bw_avg_Gbps": 192.45, "msg_rate_Mpps": 0.003007}],
+     "errors": []}
+
+Bandwidth is always in Gb/s (perftest prints MB/sec, 2^20 bytes, unless --report_gbits;
+MB/sec becomes Gb/s as x 8 x 2^20 / 1e9). The server and client of a loopback run often
+land in one log, interleaved or one after the other: a repeated row (same bytes,
+iterations and numbers) is kept once. ``WARNING: BW peak won't be measured`` gives
+peak 0.00 in the rows; it is kept as printed and the check reads the average.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+from ..facts import fact_row
+
+_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|Gb/sec|MiB/sec)\]\s+BW average\[(?:MB/sec|Gb/sec|MiB/sec)\]")
+_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
+_FIELD = re.compile(r"([A-Za-z][A-Za-z .*_]*?)\s*:\s*(\S+(?:\[[A-Z]\])?)")
+_TEST = re.compile(r"^\s*(\S.*(?:BW|Lat) Test)\s*$")
+_MB_TO_GB = 8 * 2**20 / 1e9
+
+
+def parse_ib_write_bw(text: str) -> dict[str, Any]:
+    fields: dict[str, str] = {}
+    test = None
+    unit = None
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple] = set()
+    errors: list[str] = []
+    for raw in text.splitlines():
+        line = raw.expandtabs(8)
+        if (m := _TEST.match(line)) and test is None:
+            test = m.group(1).strip()
+            continue
+        if m := _HEADER.search(line):
+            unit = m.group(1)
+            continue
+        if unit and (m := _ROW.match(line)):
+            key = m.groups()
+            if key in seen:
+                continue
+            seen.add(key)
+            scale = 1.0 if unit == "Gb/sec" else _MB_TO_GB
+            rows.append({"bytes": int(m.group(1)), "iterations": int(m.group(2)),
+                         "bw_peak_Gbps": round(float(m.group(3)) * scale, 4),
+                         "bw_avg_Gbps": round(float(m.group(4)) * scale, 4),
+                         "msg_rate_Mpps": float(m.group(5))})
+            continue
+        if re.search(r"(?i)\b(error|failed|couldn't|unable to|no such device)\b", line):
+            errors.append(line.strip())
+            continue
+        for fm in _FIELD.finditer(line):
+            fields.setdefault(fm.group(1).strip(), fm.group(2))
+    if test is None and unit is None:
+        raise ParseError("no perftest header ('... BW Test' or '#bytes #iterations')", tool="ib-write-bw")
+    if unit is None:
+        errors.append("no result table (the test did not finish, or the peer never connected)")
+    mtu = re.match(r"(\d+)", fields.get("Mtu", ""))
+    qps = fields.get("Number of qps")
+    return {"tool": "ib-write-bw", "test": test, "device": fields.get("Device"),
+            "link_type": fields.get("Link type"), "transport": fields.get("Transport type"),
+            "mtu": int(mtu.group(1)) if mtu else None, "qps": int(qps) if qps and qps.isdigit() else None,
+            "unit": "Gb/s", "rows": rows, "errors": errors}
+
+
+def check_ib_write_bw(host: str, parsed: dict[str, Any], *, nic_Gbps: float, min_fraction: float = 0.9,
+                      peer: str | None = None) -> list[dict]:
+    """The largest message's average bandwidth against the NIC's rate (``ib_bw``)."""
+    rows = parsed.get("rows") or []
+    pair = f" to {peer}" if peer else ""
+    if not rows:
+        why = "; ".join(parsed.get("errors") or []) or "no result rows"
+        return [fact_row(host, "ib_bw", None, nic_Gbps, False, f"ib_write_bw{pair}: {why}", "ib_write_bw")]
+    big = max(rows, key=lambda r: r["bytes"])
+    bw = big["bw_avg_Gbps"]
+    want = nic_Gbps * min_fraction
+    ok = bw >= want and not parsed.get("errors")
+    msg = (f"ib_write_bw{pair} on {parsed.get('device') or '?'}: {bw:.1f} Gb/s at {big['bytes']} B, "
+           f"NIC rate {nic_Gbps:g} Gb/s (pass at >= {min_fraction:.0%}: {want:.1f} Gb/s)")
+    if parsed.get("errors"):
+        msg += f"; {'; '.join(parsed['errors'])}"
+    return [fact_row(host, "ib_bw", round(bw, 2), nic_Gbps, ok, msg, "ib_write_bw")]

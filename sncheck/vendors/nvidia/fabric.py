@@ -1,0 +1,426 @@
+"""NVL72 / MNNVL views: the Fabric and Platform Info sections of ``nvidia-smi -q`` (text
+and ``-x``), ``nvidia-imex-ctl -N``, ``nvidia-smi nvlink -info`` and an NCCL_DEBUG=INFO log.
+
+Pure functions ``text -> dict``, each with an ``errors`` list; ``ParseError`` only when
+the text holds nothing recognisable. The JSON shapes:
+
+``parse_query_xml`` (``nvidia-smi-qx``): the shape of
+:func:`sncheck.vendors.nvidia.nvidia_smi.parse_query`, plus per GPU ``fabric`` and
+``platform`` (below), so the same checks judge ``-q`` and ``-q -x``.
+
+``parse_fabric`` (``nvidia-smi-fabric``), from ``-q -x``, ``-q`` text, a ``grep``-ed
+excerpt of the Fabric section, or the fabric table of gpud::
+
+    {"tool": "nvidia-smi-fabric",
+     "gpus": [{"bus_id": "00000000:29:00.0", "uuid": "GPU-...", "product_name": "NVIDIA GB200",
+               "fabric": {"state": "Completed", "status": "Success", "clique_id": 2,
+                          "cluster_uuid": "00000001-...", "health": {"summary": "Healthy",
+                          "bandwidth": "Full", "route_recovery_in_progress": "False", ...}},
+               "platform": {"chassis_serial": "1820000000001", "slot": 14, "tray": 4,
+                            "host_id": 1, "peer_type": "Switch Connected", "module_id": 2}}],
+     "errors": []}
+
+  Values are kept as printed ("N/A" becomes null; ``state`` "Not Supported" is kept, it
+  is the finding on a GB200). ``clique_id`` is an int when printed as one.
+
+``parse_imex_ctl`` (``imex-ctl``)::
+
+    {"tool": "imex-ctl", "nodes": [{"index": 0, "address": "172.31.48.81", "state": "READY",
+                                    "version": "570.172"}],
+     "matrix": {"0": {"0": "C", "1": "C", ...}}, "domain_state": "UP", "errors": []}
+
+``parse_nvlink_info`` (``nvlink-info``)::
+
+    {"tool": "nvlink-info", "gpus": [{"index": 0, "name": "NVIDIA GB200", "uuid": "GPU-...",
+     "nvle": "disabled", "firmware": {"MSE": "14:4:0", ...}}], "errors": []}
+
+``parse_nccl_mnnvl`` (``nccl-mnnvl``), from the lines of an NCCL_DEBUG=INFO log::
+
+    {"tool": "nccl-mnnvl", "nccl_version": "2.26.2", "mnnvl": true | false | null,
+     "clique_sizes": [72], "not_working": ["... MNNVL ... is available but not working ..."],
+     "ranks": 72, "errors": []}
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from sncheck.errors import ParseError
+
+from . import nvidia_smi
+
+_NA = {"", "N/A", "[N/A]", "n/a"}
+_CLOCK_NAMES = {
+    "gpu_idle": "Idle", "applications_clocks_setting": "Applications Clocks Setting",
+    "sw_power_cap": "SW Power Cap", "hw_slowdown": "HW Slowdown",
+    "hw_thermal_slowdown": "HW Thermal Slowdown", "hw_power_brake_slowdown": "HW Power Brake Slowdown",
+    "sync_boost": "Sync Boost", "sw_thermal_slowdown": "SW Thermal Slowdown",
+    "display_clocks_setting": "Display Clock Setting",
+}
+_HEALTH_KEYS = ("summary", "bandwidth", "route_recovery_in_progress", "route_unhealthy",
+                "access_timeout_recovery", "incorrect_configuration", "partition_assigned")
+
+
+def _text(v: str | None) -> str | None:
+    if v is None:
+        return None
+    v = v.strip()
+    return None if v in _NA else v
+
+
+def _int(v: str | None) -> int | None:
+    v = _text(v)
+    if v is None:
+        return None
+    m = re.fullmatch(r"(0x[0-9A-Fa-f]+|[0-9]+)", v)
+    return int(m.group(1), 0) if m else None
+
+
+def _clique(v: str | None) -> int | str | None:
+    as_int = _int(v)
+    return as_int if as_int is not None else _text(v)
+
+
+# --------------------------------------------------------------------------- -q -x
+
+def parse_query_xml(text: str) -> dict[str, Any]:
+    """Parse ``nvidia-smi -q -x``; a truncated document is an error, not a crash."""
+    start = text.find("<nvidia_smi_log")
+    if start < 0:
+        raise ParseError("no <nvidia_smi_log> element", tool="nvidia-smi-qx")
+    if "<!ENTITY" in text:
+        raise ParseError("entity declarations are refused", tool="nvidia-smi-qx")
+    body = text[start:]
+    errors: list[str] = []
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError as e:
+        # A cut-off capture: keep the GPUs that closed, say it was truncated.
+        errors.append(f"XML not well-formed ({e}); output truncated?")
+        closed = body[:body.rfind("</gpu>") + len("</gpu>")] if "</gpu>" in body else ""
+        try:
+            root = ET.fromstring(closed + "\n</nvidia_smi_log>") if closed else None
+        except ET.ParseError:
+            root = None
+        if root is None:
+            raise ParseError(f"XML not well-formed and no complete <gpu> element: {e}",
+                             tool="nvidia-smi-qx") from None
+    gpus = [_xml_gpu(g) for g in root.findall("gpu")]
+    attached = _int(root.findtext("attached_gpus"))
+    if attached is not None and attached > len(gpus):
+        errors.append(f"{attached} GPUs attached but {len(gpus)} listed (truncated or excerpted output)")
+    return {"tool": "nvidia-smi-qx", "driver_version": _text(root.findtext("driver_version")),
+            "cuda_version": _text(root.findtext("cuda_version")), "attached_gpus": attached,
+            "gpus": gpus, "errors": errors}
+
+
+def _xml_gpu(g: ET.Element) -> dict[str, Any]:
+    return {
+        "bus_id": g.get("id"),
+        "product_name": _text(g.findtext("product_name")),
+        "uuid": _text(g.findtext("uuid")),
+        "pcie": _xml_pcie(g.find("pci")),
+        "ecc": _xml_ecc(g),
+        "retired_pages": _xml_retired(g.find("retired_pages")),
+        "remapped_rows": _xml_remapped(g.find("remapped_rows")),
+        "clock_reasons": _xml_clocks(g),
+        "fabric": _xml_fabric(g.find("fabric")),
+        "platform": _xml_platform(g.find("platformInfo")),
+    }
+
+
+def _xml_pcie(pci: ET.Element | None) -> dict[str, Any] | None:
+    if pci is None:
+        return None
+    return {"gen_current": _int(pci.findtext("pci_gpu_link_info/pcie_gen/current_link_gen")),
+            "gen_max": _int(pci.findtext("pci_gpu_link_info/pcie_gen/max_link_gen")),
+            "width_current": _int((pci.findtext("pci_gpu_link_info/link_widths/current_link_width") or "")
+                                  .rstrip("x")),
+            "width_max": _int((pci.findtext("pci_gpu_link_info/link_widths/max_link_width") or "").rstrip("x")),
+            "replays_since_reset": _int(pci.findtext("replay_counter"))}
+
+
+def _leaf_value(v: str | None) -> Any:
+    t = _text(v)
+    if t is None:
+        return None
+    if t in ("Yes", "No"):
+        return t == "Yes"
+    as_int = _int(t)
+    return as_int if as_int is not None else t
+
+
+def _xml_counters(node: ET.Element | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    return {c.tag.replace("_", " ").title().replace("Sram", "SRAM").replace("Dram", "DRAM"): _leaf_value(c.text)
+            for c in node if len(c) == 0}
+
+
+def _xml_ecc(g: ET.Element) -> dict[str, Any] | None:
+    mode, errs = g.find("ecc_mode"), g.find("ecc_errors")
+    if mode is None and errs is None:
+        return None
+    return {"mode_current": _text(mode.findtext("current_ecc")) if mode is not None else None,
+            "mode_pending": _text(mode.findtext("pending_ecc")) if mode is not None else None,
+            "volatile": _xml_counters(errs.find("volatile")) if errs is not None else None,
+            "aggregate": _xml_counters(errs.find("aggregate")) if errs is not None else None}
+
+
+def _xml_retired(node: ET.Element | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    pending = _text(node.findtext("pending_retirement")) or _text(node.findtext("pending_blacklist"))
+    return {"single_bit_ecc": _int(node.findtext("multiple_single_bit_retirement/retired_count")),
+            "double_bit_ecc": _int(node.findtext("double_bit_retirement/retired_count")),
+            "pending": {"Yes": True, "No": False}.get(pending or "")}
+
+
+def _xml_remapped(node: ET.Element | None) -> dict[str, Any] | None:
+    if node is None or len(node) == 0:
+        return None
+    hist = node.find("row_remapper_histogram")
+    return {"correctable": _int(node.findtext("remapped_row_corr")),
+            "uncorrectable": _int(node.findtext("remapped_row_unc")),
+            "pending": {"Yes": True, "No": False}.get(_text(node.findtext("remapped_row_pending")) or ""),
+            "failure": {"Yes": True, "No": False}.get(_text(node.findtext("remapped_row_failure")) or ""),
+            "histogram": {c.tag.rsplit("_", 1)[-1].title(): nvidia_smi._leading_int(c.text) for c in hist}
+            if hist is not None else None}
+
+
+def _xml_clocks(g: ET.Element) -> dict[str, Any] | None:
+    for tag, section, prefix in (("clocks_event_reasons", "Clocks Event Reasons", "clocks_event_reason_"),
+                                 ("clocks_throttle_reasons", "Clocks Throttle Reasons", "clocks_throttle_reason_")):
+        node = g.find(tag)
+        if node is not None:
+            reasons = {_CLOCK_NAMES.get(c.tag.removeprefix(prefix), c.tag.removeprefix(prefix)):
+                       {"Active": True, "Not Active": False}.get((c.text or "").strip()) for c in node}
+            return {"section": section, "reasons": reasons, "active": [k for k, v in reasons.items() if v]}
+    return None
+
+
+def _xml_fabric(node: ET.Element | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    health = node.find("health")
+    return {"state": _text(node.findtext("state")), "status": _text(node.findtext("status")),
+            "clique_id": _clique(node.findtext("cliqueId")),
+            "cluster_uuid": _text(node.findtext("clusterUuid")),
+            "health": {k: _text(health.findtext(k)) for k in _HEALTH_KEYS} if health is not None else None}
+
+
+def _xml_platform(node: ET.Element | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    return {"chassis_serial": _text(node.findtext("chassis_serial_number")),
+            "slot": _int(node.findtext("slot_number")), "tray": _int(node.findtext("tray_index")),
+            "host_id": _int(node.findtext("host_id")), "peer_type": _text(node.findtext("peer_type")),
+            "module_id": _int(node.findtext("module_id"))}
+
+
+# --------------------------------------------------------------------------- -q text
+
+_TEXT_HEALTH = {"Summary": "summary", "Bandwidth": "bandwidth",
+                "Route Recovery in progress": "route_recovery_in_progress",
+                "Route Recovery": "route_recovery_in_progress",
+                "Route Unhealthy": "route_unhealthy", "Access Timeout Recovery": "access_timeout_recovery",
+                "Incorrect Configuration": "incorrect_configuration", "Partition Assigned": "partition_assigned"}
+
+
+def fabric_from_text_node(node: Any) -> dict[str, Any] | None:
+    """The Fabric section of one GPU of ``nvidia-smi -q`` (a parse tree node of nvidia_smi)."""
+    if node is None:
+        return None
+    health = node.get("Health")
+    return {"state": _text(node.value_at("State")), "status": _text(node.value_at("Status")),
+            "clique_id": _clique(node.value_at("CliqueId")),
+            "cluster_uuid": _text(node.value_at("ClusterUUID")),
+            "health": {k: _text(health.value_at(label)) for label, k in _TEXT_HEALTH.items()
+                       if health.get(label) is not None} if health is not None else None}
+
+
+def platform_from_text_node(node: Any) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    return {"chassis_serial": _text(node.value_at("Chassis Serial Number")),
+            "slot": _int(node.value_at("Slot Number")), "tray": _int(node.value_at("Tray Index")),
+            "host_id": _int(node.value_at("Host ID")), "peer_type": _text(node.value_at("Peer Type")),
+            "module_id": _int(node.value_at("Module Id") or node.value_at("Module ID"))}
+
+
+_PIPE_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]*?)\s*\|$")
+_GPUD_KEYS = {"GPU UUID": "uuid", "Clique ID": "clique_id", "State": "state", "Status": "status",
+              "Health Summary": "summary", "Bandwidth": "bandwidth", "Route Recovery": "route_recovery_in_progress",
+              "Route Unhealthy": "route_unhealthy", "Access Timeout Recovery": "access_timeout_recovery"}
+
+
+def parse_fabric(text: str) -> dict[str, Any]:
+    """Per-GPU fabric registration from any of the views named in the module doc."""
+    if "<nvidia_smi_log" in text:
+        full = parse_query_xml(text)
+        return {"tool": "nvidia-smi-fabric", "gpus": [_fabric_only(g) for g in full["gpus"]],
+                "errors": full["errors"]}
+    root, tool_errors = nvidia_smi._build_tree(text)
+    gpus: list[dict[str, Any]] = []
+    for node in root.children:
+        if nvidia_smi._GPU_HEADER.match(node.key):
+            if node.get("Fabric") is not None:
+                gpus.append({"bus_id": node.key.split()[1], "uuid": _text(node.value_at("GPU UUID")),
+                             "product_name": _text(node.value_at("Product Name")),
+                             "fabric": fabric_from_text_node(node.get("Fabric")),
+                             "platform": platform_from_text_node(node.get("Platform Info"))})
+        else:
+            # An excerpt (nvidia-smi -q | grep -A..): Fabric blocks without their GPU header.
+            for fab in _find_all(node, "Fabric"):
+                gpus.append({"bus_id": None, "uuid": None, "product_name": None,
+                             "fabric": fabric_from_text_node(fab), "platform": None})
+    if not gpus:
+        gpus = _gpud_tables(text)
+    if not gpus:
+        raise ParseError("no Fabric section found", tool="nvidia-smi-fabric")
+    return {"tool": "nvidia-smi-fabric", "gpus": gpus, "errors": list(tool_errors)}
+
+
+def _find_all(node: Any, key: str) -> list[Any]:
+    if node.key == key and node.value is None:
+        return [node]
+    return [hit for c in node.children for hit in _find_all(c, key)]
+
+
+def _gpud_tables(text: str) -> list[dict[str, Any]]:
+    gpus: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    for line in text.splitlines():
+        m = _PIPE_ROW.match(line.strip())
+        if not m or m.group(1) not in _GPUD_KEYS:
+            continue
+        key, value = _GPUD_KEYS[m.group(1)], m.group(2)
+        if key == "uuid":
+            cur = {"bus_id": None, "uuid": value, "product_name": None,
+                   "fabric": {"state": None, "status": None, "clique_id": None, "cluster_uuid": None,
+                              "health": {}}, "platform": None}
+            gpus.append(cur)
+        elif cur is not None:
+            fab = cur["fabric"]
+            if key in ("state", "status"):
+                fab[key] = _text(value)
+            elif key == "clique_id":
+                fab["clique_id"] = _clique(value)
+            else:
+                fab["health"][key] = _text(value)
+    return gpus
+
+
+def _fabric_only(g: dict[str, Any]) -> dict[str, Any]:
+    return {k: g.get(k) for k in ("bus_id", "uuid", "product_name", "fabric", "platform")}
+
+
+# --------------------------------------------------------------------------- imex
+
+_IMEX_NODE = re.compile(r"^Node\s*#\s*(\d+)\s*-\s*(\S+)\s*-\s*([A-Z_ ]+?)\s*-\s*Version:\s*(\S+)\s*$")
+_IMEX_DOMAIN = re.compile(r"^Domain State:\s*(\S+)")
+
+
+def parse_imex_ctl(text: str) -> dict[str, Any]:
+    """``nvidia-imex-ctl -N``: node states and versions, the connectivity matrix, domain state."""
+    nodes: list[dict[str, Any]] = []
+    matrix: dict[str, dict[str, str]] = {}
+    columns: list[str] = []
+    domain = None
+    errors: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _IMEX_NODE.match(line):
+            nodes.append({"index": int(m.group(1)), "address": m.group(2), "state": m.group(3).strip(),
+                          "version": m.group(4)})
+        elif m := _IMEX_DOMAIN.match(line):
+            domain = m.group(1)
+        elif line.startswith("Nodes From\\To"):
+            columns = line.split()[2:]
+        elif columns and re.fullmatch(r"\d+(\s+\S+)+", line):
+            cells = line.split()
+            if len(cells) == len(columns) + 1:
+                matrix[cells[0]] = dict(zip(columns, cells[1:]))
+            else:
+                errors.append(f"connectivity row {cells[0]} has {len(cells) - 1} cells for {len(columns)} nodes")
+        elif re.search(r"(?i)error|failed|could not|unable", line) and not line.startswith(("I -", "N -", "R -", "D -")):
+            errors.append(line)
+    if not nodes and domain is None:
+        raise ParseError("no 'Node #' lines and no 'Domain State'", tool="imex-ctl")
+    if domain is None:
+        errors.append("no 'Domain State' line (truncated output?)")
+    if nodes and columns and len(matrix) < len(nodes):
+        errors.append(f"connectivity table has {len(matrix)} rows for {len(nodes)} nodes (truncated?)")
+    return {"tool": "imex-ctl", "nodes": nodes, "matrix": matrix, "domain_state": domain, "errors": errors}
+
+
+# --------------------------------------------------------------------------- nvlink -info
+
+_INFO_GPU = re.compile(r"^GPU\s+(\d+):\s*(.*?)\s*\(UUID:\s*([^)]*)\)\s*$")
+
+
+def parse_nvlink_info(text: str) -> dict[str, Any]:
+    gpus: list[dict[str, Any]] = []
+    in_fw = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _INFO_GPU.match(line):
+            gpus.append({"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3), "nvle": None,
+                         "firmware": {}})
+            in_fw = False
+        elif gpus and line.startswith("NVLE:"):
+            gpus[-1]["nvle"] = line.split(":", 1)[1].strip()
+        elif gpus and line.startswith("Firmware Version"):
+            in_fw = True
+        elif gpus and in_fw and ":" in line:
+            key, value = line.split(":", 1)
+            gpus[-1]["firmware"][key.strip()] = value.strip()
+    if not gpus:
+        raise ParseError("no 'GPU n: ... (UUID: ...)' lines", tool="nvlink-info")
+    return {"tool": "nvlink-info", "gpus": gpus, "errors": []}
+
+
+# --------------------------------------------------------------------------- NCCL INFO
+
+_NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_MNNVL_ON = re.compile(r"\bMNNVL\s+(\d)\b.*?cliqueSize\s+(\d+)", re.IGNORECASE)
+_MNNVL_FLAG = re.compile(r"\bMNNVL\s+(\d)\b")
+_NOT_WORKING = re.compile(r"MNNVL.*available but not working", re.IGNORECASE)
+_NRANKS = re.compile(r"nRanks\s+(\d+)")
+_RANK_LINE = re.compile(r"#\s+Rank\s+(\d+)\s+Group")
+
+
+def parse_nccl_mnnvl(text: str) -> dict[str, Any]:
+    """MNNVL evidence in an NCCL_DEBUG=INFO log (nccl-tests output with INFO lines)."""
+    version = None
+    flags: list[int] = []
+    sizes: list[int] = []
+    not_working: list[str] = []
+    ranks: set[int] = set()
+    nranks: list[int] = []
+    saw_nccl = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if "NCCL" in line or _RANK_LINE.search(line):
+            saw_nccl = True
+        if m := _NCCL_VERSION.search(line):
+            version = version or m.group(1)
+        if _NOT_WORKING.search(line):
+            not_working.append(line)
+        elif m := _MNNVL_ON.search(line):
+            flags.append(int(m.group(1)))
+            sizes.append(int(m.group(2)))
+        elif "NCCL INFO" in line and (m := _MNNVL_FLAG.search(line)):
+            flags.append(int(m.group(1)))
+        if m := _NRANKS.search(line):
+            nranks.append(int(m.group(1)))
+        if m := _RANK_LINE.search(line):
+            ranks.add(int(m.group(1)))
+    if not saw_nccl:
+        raise ParseError("no NCCL lines", tool="nccl-mnnvl")
+    mnnvl = None if not flags and not not_working else (bool(flags) and all(flags) and not not_working)
+    return {"tool": "nccl-mnnvl", "nccl_version": version, "mnnvl": mnnvl,
+            "clique_sizes": sorted(set(sizes)), "not_working": not_working,
+            "ranks": max(nranks) if nranks else (max(ranks) + 1 if ranks else None), "errors": []}

@@ -1,0 +1,103 @@
+"""Parse ``nvbandwidth`` (copy-engine and SM copies inside a host) and judge it.
+
+``parse_nvbandwidth`` (``nvbandwidth``)::
+
+    {"tool": "nvbandwidth", "version": "v0.6", "driver_version": "550.54.15",
+     "tests": {"device_to_device_memcpy_read_ce": {
+                   "title": "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)",
+                   "unit": "GB/s", "columns": ["0", "1"],
+                   "matrix": {"0": {"0": null, "1": 276.07}, "1": {...}},
+                   "sum": 552.26, "cv": 0.01}},
+     "waived": 4, "errors": []}
+
+The diagonal is null (``N/A`` in newer versions, ``0.00`` in older ones: a GPU does not
+copy to itself). A test that started and printed no matrix is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+from ..facts import fact_row, listed
+
+_RUNNING = re.compile(r"^Running (\S+?)\.?\s*$")
+_SUM = re.compile(r"^SUM (\S+) ([0-9.]+)")
+_CV = re.compile(r"^COEFFICIENT_OF_VARIATION (\S+) ([0-9.]+)")
+_TITLE = re.compile(r"\((GB/s|ns|us)\)\s*$")
+
+
+def parse_nvbandwidth(text: str) -> dict[str, Any]:
+    tests: dict[str, dict[str, Any]] = {}
+    cur: dict[str, Any] | None = None
+    version = driver = None
+    waived = 0
+    errors: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if m := re.match(r"^nvbandwidth Version:\s*(\S+)", line):
+            version = m.group(1)
+        elif m := re.match(r"^Driver Version:\s*(\S+)", line):
+            driver = m.group(1)
+        elif line.startswith("Waived"):
+            waived += 1
+        elif m := _RUNNING.match(line):
+            cur = {"title": None, "unit": None, "columns": [], "matrix": {}, "sum": None, "cv": None}
+            tests[m.group(1)] = cur
+        elif m := _SUM.match(line):
+            tests.setdefault(m.group(1), cur or {})["sum"] = float(m.group(2))
+        elif m := _CV.match(line):
+            tests.setdefault(m.group(1), cur or {})["cv"] = float(m.group(2))
+        elif cur is not None and (m := _TITLE.search(line)) and cur["title"] is None:
+            cur["title"], cur["unit"] = line, m.group(1)
+        elif cur is not None and cur["title"] and re.fullmatch(r"\d+(\s+\d+)*", line) and not cur["columns"]:
+            cur["columns"] = line.split()
+        elif cur is not None and cur["columns"] and re.fullmatch(r"\d+(\s+(?:[0-9.]+|N/A))+", line):
+            cells = line.split()
+            row, values = cells[0], cells[1:]
+            if len(values) != len(cur["columns"]):
+                errors.append(f"row {row} has {len(values)} cells for {len(cur['columns'])} columns")
+            cur["matrix"][row] = {c: _cell(v, row, c, cur["title"]) for c, v in zip(cur["columns"], values)}
+        elif re.search(r"(?i)\berror\b|failed|cuda_error", line):
+            errors.append(line)
+    if not tests:
+        raise ParseError("no 'Running <testcase>.' lines", tool="nvbandwidth")
+    for name, t in tests.items():
+        if not t.get("matrix"):
+            errors.append(f"{name}: no result matrix (test did not finish?)")
+    return {"tool": "nvbandwidth", "version": version, "driver_version": driver, "tests": tests,
+            "waived": waived, "errors": errors}
+
+
+def _cell(value: str, row: str, col: str, title: str | None) -> float | None:
+    if value == "N/A":
+        return None
+    v = float(value)
+    # A GPU<->GPU matrix has no self-copy; old versions print 0.00 there.
+    if row == col and v == 0.0 and title and "GPU(row)" in title and "GPU(column)" in title:
+        return None
+    return v
+
+
+def check_nvbandwidth(host: str, parsed: dict[str, Any], *, d2d_GBps: float | None = None,
+                      h2d_GBps: float | None = None, min_fraction: float = 0.9) -> list[dict]:
+    """Every device-to-device cell and every host-to-device cell against the design."""
+    out = []
+    for fact, prefix, design in (("nvbandwidth_d2d", "device_to_device_memcpy", d2d_GBps),
+                                 ("nvbandwidth_h2d", "host_to_device_memcpy", h2d_GBps)):
+        tests = {n: t for n, t in parsed.get("tests", {}).items() if n.startswith(prefix) and t.get("matrix")}
+        if design is None or not tests:
+            continue
+        want = design * min_fraction
+        cells = [(n, r, c, v) for n, t in tests.items() for r, row in t["matrix"].items()
+                 for c, v in row.items() if v is not None]
+        low = [f"{n} {r}->{c} {v:g} GB/s" for n, r, c, v in cells if v < want]
+        worst = min((v for *_, v in cells), default=None)
+        msg = (f"nvbandwidth {prefix}: {len(cells) - len(low)}/{len(cells)} cells >= {want:g} GB/s "
+               f"({min_fraction:.0%} of design {design:g})" + (f"; low: {listed(low)}" if low else ""))
+        out.append(fact_row(host, fact, worst, design, not low and bool(cells), msg, "nvbandwidth"))
+    return out

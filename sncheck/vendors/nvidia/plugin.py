@@ -1,0 +1,57 @@
+"""The NVIDIA vendor plug-in: fact commands, parsers, platforms, nccl-tests, torch cuda+nccl."""
+
+from __future__ import annotations
+
+from ..base import CollectiveTool, Platform, Vendor
+from ..infiniband import ibstat
+from . import checks, dcgmi, fabric, nccl_tests, nvbandwidth, nvidia_smi
+
+NVL72 = Platform(
+    name="nvidia-nvl72", vendor="nvidia",
+    description="GB200/GB300 NVL72 rack: 18 compute trays x 4 GPUs on one NVLink domain (MNNVL, IMEX)",
+    cards_per_host=4, domain_hosts=18,
+    # NVLink 5: 18 links x 50 GB/s a direction per GPU (nvidia-smi lists 53.125 GB/s raw);
+    # scale-out one 400 Gb/s ConnectX-7/8 NIC per GPU.
+    design={"scale_up": ("900 GB/s", "3 us"), "scale_out": ("400 Gb/s", "5 us")},
+    checks=("query_gpu", "topo", "nvlink_status", "nvlink_errors", "query_fabric", "imex", "ibstat",
+            "dcgmi_diag"),
+    params={"nvlinks_per_gpu": 18, "nvlink_GBps": 53.125, "fabric_retry_s": 300.0, "fabric_retry_every_s": 10.0},
+)
+HGX = Platform(
+    name="nvidia-hgx", vendor="nvidia",
+    description="HGX H100/H200/B200 8-GPU board: NVSwitch inside the host, fabric manager required",
+    cards_per_host=8, domain_hosts=1,
+    design={"scale_up": ("450 GB/s", "3 us"), "scale_out": ("400 Gb/s", "5 us")},
+    checks=("query_gpu", "topo_sanity", "nvlink_status", "nvlink_errors", "query", "fabric_manager", "ibstat",
+            "dcgmi_diag"),
+    params={"nvlinks_per_gpu": 18, "nvlink_GBps": 26.562, "nic_per_gpu": True},
+)
+
+VENDOR = Vendor(
+    name="nvidia",
+    commands=checks.COMMANDS,
+    facts=checks.FACTS,
+    parsers={
+        "nccl-tests": nccl_tests.parse_nccl_tests,
+        "nvidia-smi-topo": nvidia_smi.parse_topo,
+        "nvidia-smi-q": nvidia_smi.parse_query,
+        "nvidia-smi-qx": fabric.parse_query_xml,
+        "nvidia-smi-fabric": fabric.parse_fabric,
+        "nvlink-status": nvidia_smi.parse_nvlink_status,
+        "nvlink-errors": nvidia_smi.parse_nvlink_errors,
+        "nvlink-info": fabric.parse_nvlink_info,
+        "nvidia-smi-query-gpu": nvidia_smi.parse_query_gpu_csv,
+        "imex-ctl": fabric.parse_imex_ctl,
+        "nccl-mnnvl": fabric.parse_nccl_mnnvl,
+        "dcgmi-diag": dcgmi.parse_dcgmi_diag,
+        "nvbandwidth": nvbandwidth.parse_nvbandwidth,
+        "ibstat": ibstat.parse_ibstat,
+        "ibstatus": ibstat.parse_ibstatus,
+    },
+    platforms={p.name: p for p in (NVL72, HGX)},
+    default_checks=checks.DEFAULT_CHECKS,
+    collective=CollectiveTool("nccl-tests", {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf",
+                                             "sendrecv": "sendrecv_perf"}, nccl_tests.parse_nccl_tests),
+    torch_device="cuda", dist_backend="nccl",
+    domain_check=checks.domain_check,
+)

@@ -1,0 +1,312 @@
+"""NVL72 / HGX views of the NVIDIA plug-in on real captures: fabric, IMEX, nvlink -info,
+NCCL MNNVL, nvbandwidth, ib_write_bw; the per-tray checks and the rack-wide clique step."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from parser_checks import only_parse_error_or_json
+
+from sncheck.errors import ParseError
+from sncheck.vendors import facts as hf
+from sncheck.vendors import registry
+from sncheck.vendors.infiniband import perftest
+from sncheck.vendors.nvidia import checks as nv
+from sncheck.vendors.nvidia import fabric, nvbandwidth, nccl_tests
+from sncheck.vendors.parsers import PARSERS, strip_source_header
+from sncheck.transport.result import Result
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+NVL72 = registry.platform("nvidia-nvl72")
+XML = "nvl72/04_nvidia_smi_qx_gb200_real_tray.xml.txt"
+
+
+def real(rel: str) -> str:
+    return strip_source_header((REAL / rel).read_text(encoding="utf-8"))
+
+
+def by_fact(rows: list[dict]) -> dict[str, dict]:
+    return {r["fact"]: r for r in rows}
+
+
+def expect(cards: int = 4, hosts: int = 18) -> hf.Expect:
+    return hf.Expect(cards=cards, platform=NVL72, domain_hosts=hosts)
+
+
+# --------------------------------------------------------------------------- parsers
+
+def test_gb200_qx_xml_has_every_section_of_every_gpu() -> None:
+    p = fabric.parse_query_xml(real(XML))
+    assert (p["driver_version"], p["cuda_version"], p["attached_gpus"], p["errors"]) == ("580.173.02", "13.0", 4, [])
+    assert p["gpus"][0]["bus_id"] == "00000000:29:00.0"
+    g0 = p["gpus"][0]
+    assert g0["product_name"] == "NVIDIA GB200"
+    assert g0["fabric"] == {"state": "Completed", "status": "Success", "clique_id": 2,
+                            "cluster_uuid": "00000001-0000-0000-0000-000000000001",
+                            "health": {"summary": "Healthy", "bandwidth": "Full", "route_recovery_in_progress": "False",
+                                       "route_unhealthy": "False", "access_timeout_recovery": "False",
+                                       "incorrect_configuration": None, "partition_assigned": None}}
+    assert g0["platform"] == {"chassis_serial": "1820000000001", "slot": 14, "tray": 4, "host_id": 1,
+                              "peer_type": "Switch Connected", "module_id": 2}
+    assert g0["pcie"] == {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16,
+                          "replays_since_reset": 0}
+    assert g0["ecc"]["volatile"]["DRAM Uncorrectable"] == 0
+    assert g0["ecc"]["aggregate"]["SRAM Threshold Exceeded"] is False
+    assert g0["remapped_rows"]["pending"] is False and g0["remapped_rows"]["histogram"]["Max"] == 3968
+    assert g0["clock_reasons"]["active"] == ["Idle"]
+    assert len({g["bus_id"] for g in p["gpus"]}) == 4
+    assert {g["fabric"]["clique_id"] for g in p["gpus"]} == {2}
+
+
+def test_truncated_xml_keeps_closed_gpus_and_says_so() -> None:
+    text = real(XML)
+    cut = text[: text.index("<gpu", text.index("</gpu>")) + 200]
+    p = fabric.parse_query_xml(cut)
+    assert len(p["gpus"]) == 1 and any("truncated" in e for e in p["errors"])
+    with pytest.raises(ParseError):
+        fabric.parse_query_xml('<nvidia_smi_log><!DOCTYPE x [<!ENTITY a "b">]>')
+
+
+@pytest.mark.parametrize("rel, state, status, clique, uuid, summary, bandwidth", [
+    ("nvl72/05_nvidia_smi_fabric_completed_but_unhealthy_dra-driver-626.txt", "Completed", "Success", 2,
+     "dc6e40c4-d722-4357-9ba6-5291dd461278", "Unhealthy", "Full"),
+    ("nvl72/06_nvidia_smi_fabric_insufficient_resources_azhpc-images-pr506.txt", "Completed",
+     "Insufficient Resources", 0, "00000000-0000-0000-0000-000000000000", None, None),
+    ("nvl72/07_nvidia_smi_fabric_in_progress_gpu-operator-2511.txt", "In Progress", None, None, None, None, None),
+    ("nvl72/08_gpud_fabric_state_gb200_not_supported_pr1108.txt", "Not Supported", "Success", 0, None,
+     "Not Supported", "Not Supported"),
+])
+def test_fabric_excerpts_seen_in_the_wild(rel, state, status, clique, uuid, summary, bandwidth) -> None:
+    p = fabric.parse_fabric(real(rel))
+    (g,) = p["gpus"]
+    f = g["fabric"]
+    assert (f["state"], f["status"], f["clique_id"], f["cluster_uuid"]) == (state, status, clique, uuid)
+    health = f["health"] or {}
+    assert (health.get("summary"), health.get("bandwidth")) == (summary, bandwidth)
+
+
+def test_imex_ctl_18_nodes_ready_domain_up() -> None:
+    p = fabric.parse_imex_ctl(real("nvl72/01_imex_ctl_N_18node_p6e_gb200.txt"))
+    assert len(p["nodes"]) == 18 and p["domain_state"] == "UP" and p["errors"] == []
+    assert p["nodes"][17] == {"index": 17, "address": "172.31.56.47", "state": "READY", "version": "570.172"}
+    assert len(p["matrix"]) == 18 and {c for row in p["matrix"].values() for c in row.values()} == {"C"}
+    rows = nv.check_imex("tray01", p, expect())
+    assert rows[0]["ok"] and rows[0]["value"] == 18 and "version 570.172" in rows[0]["message"]
+
+
+def test_imex_node_down_and_version_mismatch_fail() -> None:
+    text = real("nvl72/01_imex_ctl_N_18node_p6e_gb200.txt")
+    text = text.replace("Node #9   - 172.31.53.80    - READY                - Version: 570.172",
+                        "Node #9   - 172.31.53.80    - UNAVAILABLE          - Version: 570.148")
+    text = re.sub(r"(?m)^(\s+9\s+)C", r"\1N", text).replace("Domain State: UP", "Domain State: DEGRADED")
+    r = nv.check_imex("tray01", fabric.parse_imex_ctl(text), expect())[0]
+    assert r["ok"] is False and r["value"] == 17
+    for part in ("node #9 172.31.53.80 UNAVAILABLE", "versions differ: 570.148, 570.172", "9->0 N",
+                 "Domain State DEGRADED"):
+        assert part in r["message"], part
+
+
+def test_nvlink_info_two_gpus_firmware() -> None:
+    p = fabric.parse_nvlink_info(real("nvl72/10_nvidia_smi_nvlink_info_gb200_nvle_firmware_k8s-test-infra-issue371_truncated.txt"))
+    assert [g["index"] for g in p["gpus"]] == [0, 1]
+    assert p["gpus"][1]["nvle"] == "disabled" and p["gpus"][1]["firmware"]["NETIR"] == "36:2014:1862"
+
+
+def test_coreweave_rack_logs_parse_as_nccl_tests() -> None:
+    one = nccl_tests.parse_nccl_tests(real("nvl72/02_nccl_allreduce_gb200_nvl72_single_rack_coreweave.txt"))
+    assert one["avg_busbw_GBps"] == pytest.approx(745.53)
+    big = [r for r in one["rows"] if r["size_bytes"] == 4294967296][0]
+    assert big["out_of_place"]["busbw_GBps"] == pytest.approx(839.16)
+    mn = fabric.parse_nccl_mnnvl(real("nvl72/02_nccl_allreduce_gb200_nvl72_single_rack_coreweave.txt"))
+    assert mn["ranks"] == 72 and mn["mnnvl"] is None  # the README excerpt has no INFO lines
+    ok, why = nv.check_mnnvl(mn, 72)
+    assert not ok and "no MNNVL 1" in why
+
+
+def test_mnnvl_info_lines_judged() -> None:
+    # NCCL_DEBUG=INFO lines in the shape NCCL 2.2x prints them (no real capture of them is stored)
+    on = ("node1:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8\n"
+          "node1:1:1 [0] NCCL INFO MNNVL 1 cliqueId 2 cliqueSize 72 cliqueRank 0\n"
+          "node1:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 72 nNodes 18 localRanks 4 localRank 0 MNNVL 1\n")
+    p = fabric.parse_nccl_mnnvl(on)
+    assert (p["nccl_version"], p["mnnvl"], p["clique_sizes"], p["ranks"]) == ("2.26.2", True, [72], 72)
+    assert nv.check_mnnvl(p, 72) == (True, "NCCL MNNVL on, cliqueSize 72")
+    assert nv.check_mnnvl(p, 144)[0] is False
+    off = on + "node7:1:1 [2] NCCL INFO MNNVL is available but not working, falling back\n"
+    assert "available but not working" in nv.check_mnnvl(fabric.parse_nccl_mnnvl(off), 72)[1]
+
+
+def test_nvbandwidth_matrices() -> None:
+    p = nvbandwidth.parse_nvbandwidth(real("nvbandwidth/01_v0.10_2gpu_ce_with_cov.txt"))
+    d2d = p["tests"]["device_to_device_memcpy_read_ce"]
+    assert d2d["matrix"] == {"0": {"0": None, "1": 276.07}, "1": {"0": 276.19, "1": None}}
+    assert (d2d["sum"], d2d["cv"]) == (552.26, 0.01)
+    assert p["tests"]["host_to_device_memcpy_ce"]["matrix"]["0"] == {"0": 26.03, "1": 25.94}
+    eight = nvbandwidth.parse_nvbandwidth(real("nvbandwidth/02_readme_d2d_write_ce_8gpu_matrix.txt"))
+    m = eight["tests"]["device_to_device_memcpy_write_ce"]["matrix"]
+    assert len(m) == 8 and m["0"]["0"] is None and m["6"]["0"] == 274.89
+    rows = nvbandwidth.check_nvbandwidth("h1", eight, d2d_GBps=276.0, min_fraction=0.997)
+    assert rows[0]["ok"] is False and "6->0 274.89" in rows[0]["message"] and rows[0]["value"] == 274.89
+    assert nvbandwidth.check_nvbandwidth("h1", eight, d2d_GBps=276.0)[0]["ok"] is True
+    h2d = nvbandwidth.parse_nvbandwidth(real("nvbandwidth/03_readme_h2d_ce_1x8_row.txt"))
+    assert list(h2d["tests"]["host_to_device_memcpy_ce"]["matrix"]["0"].values())[4] == 26.19
+    gh = nvbandwidth.parse_nvbandwidth(real("nvbandwidth/04_v0.6_gh200_full_run_waived_lines.txt"))
+    assert (gh["version"], gh["driver_version"], gh["waived"], len(gh["tests"])) == ("v0.6", "550.54.15", 17, 15)
+    assert gh["tests"]["host_device_latency_sm"]["unit"] == "ns"
+
+
+def test_ib_write_bw_views() -> None:
+    a = perftest.parse_ib_write_bw(real("perftest/01_ib_write_bw_loopback_8M_server_client_concat.txt"))
+    assert (a["device"], a["link_type"], a["mtu"], len(a["rows"])) == ("ib0", "IB", 4096, 1)
+    assert a["rows"][0]["bw_avg_Gbps"] == pytest.approx(24056.72 * 8 * 2**20 / 1e9, rel=1e-6)
+    b = perftest.parse_ib_write_bw(real("perftest/02_ib_write_bw_loopback_all_sizes_interleaved.txt"))
+    assert len(b["rows"]) == 23 and b["rows"][0]["bytes"] == 2 and b["rows"][-1]["bytes"] == 8388608
+    c = perftest.parse_ib_write_bw(real("perftest/03_ib_write_bw_roce_dgx_spark_run_infinitely_gbits.txt"))
+    assert (c["link_type"], c["device"], c["rows"][0]["bw_avg_Gbps"]) == ("Ethernet", "rocep1s0f0", 92.57)
+    assert perftest.check_ib_write_bw("h1", a, nic_Gbps=200)[0]["ok"] is True
+    low = perftest.check_ib_write_bw("h1", c, nic_Gbps=200, peer="h2")[0]
+    assert low["ok"] is False and low["value"] == 92.57 and low["expected"] == 200 and "to h2" in low["message"]
+    with pytest.raises(ParseError):
+        perftest.parse_ib_write_bw("hello\n")
+    half = perftest.parse_ib_write_bw(real("perftest/01_ib_write_bw_loopback_8M_server_client_concat.txt")
+                                      .split(" #bytes")[0])
+    assert half["rows"] == [] and perftest.check_ib_write_bw("h1", half, nic_Gbps=200)[0]["ok"] is False
+
+
+# --------------------------------------------------------------------------- per-tray checks
+
+def test_real_gb200_tray_passes_every_fabric_fact() -> None:
+    rows = by_fact(nv.check_fabric("tray04", fabric.parse_query_xml(real(XML)), expect()))
+    for f in ("fabric_state", "fabric_health", "fabric_clique", "platform_info", "ecc", "pcie_width"):
+        assert rows[f]["ok"], rows[f]
+    assert rows["fabric_clique"]["value"] == {"00000001-0000-0000-0000-000000000001/2": 4}
+    assert rows["platform_info"]["value"] == "1820000000001:14:4"
+
+
+def _xml_variant(**subs: str) -> str:
+    text = real(XML)
+    for old, new in subs.items():
+        text = text.replace(old, new, 1)
+    return text
+
+
+def test_limited_capacity_and_in_progress_are_findings_with_values() -> None:
+    text = _xml_variant(**{"<bandwidth>Full</bandwidth>": "<bandwidth>Limited Capacity</bandwidth>"})
+    rows = by_fact(nv.check_fabric("tray05", fabric.parse_query_xml(text), expect()))
+    h = rows["fabric_health"]
+    assert h["ok"] is False and h["value"] == "Limited Capacity" and "GPU 00000000:29:00.0" in h["message"]
+    assert "warning-level" in h["message"] and rows["fabric_state"]["ok"]
+    stuck = fabric.parse_fabric(real("nvl72/07_nvidia_smi_fabric_in_progress_gpu-operator-2511.txt"))
+    assert nv.fabric_in_progress(stuck) == "In Progress on 1 GPU"
+    rows = by_fact(nv.check_fabric("tray03", stuck, expect(cards=1)))
+    assert rows["fabric_state"]["ok"] is False and "State In Progress, Status N/A" in rows["fabric_state"]["message"]
+    assert rows["fabric_clique"]["ok"] is False
+
+
+def test_not_supported_and_insufficient_resources_fail() -> None:
+    for rel, text in (("08", "State Not Supported, Status Success"),
+                      ("06", "State Completed, Status Insufficient Resources")):
+        path = next((REAL / "nvl72").glob(f"{rel}_*"))
+        rows = by_fact(nv.check_fabric("t", fabric.parse_fabric(strip_source_header(path.read_text())), expect(cards=1)))
+        assert rows["fabric_state"]["ok"] is False and text in rows["fabric_state"]["message"]
+        assert rows["fabric_clique"]["ok"] is False
+
+
+def test_fabric_retry_reads_again_then_judges_the_last_output() -> None:
+    done = real(XML)
+    stuck = done.replace("<state>Completed</state>", "<state>In Progress</state>")
+    outputs = [stuck, stuck, done]
+    clock = [0.0]
+    cmd = nv.COMMANDS["query_fabric"]
+
+    def run() -> Result:
+        return Result("t", cmd.display, outputs.pop(0) if len(outputs) > 1 else outputs[0], "", 0, 0.1)
+
+    rows = hf.run_with_retry("t", cmd, expect(), run, window_s=60, interval_s=10,
+                             sleep=lambda s: clock.__setitem__(0, clock[0] + s), clock=lambda: clock[0])
+    assert by_fact(rows)["fabric_state"]["ok"] and clock[0] == 20
+    outputs[:] = [stuck]
+    clock[0] = 0.0
+    rows = hf.run_with_retry("t", cmd, expect(), run, window_s=30, interval_s=10,
+                             sleep=lambda s: clock.__setitem__(0, clock[0] + s), clock=lambda: clock[0])
+    r = by_fact(rows)["fabric_state"]
+    assert r["ok"] is False and "still In Progress on 4 GPUs after retrying for 30s, 4 reads" in r["message"]
+
+
+def test_nvlink_design_comes_from_the_platform() -> None:
+    parsed = {"gpus": [{"index": i, "links": [{"link": k, "active": True, "speed_GBps": 53.125} for k in range(18)],
+                        "errors": []} for i in range(4)], "errors": []}
+    assert nv.check_nvlink("t", parsed, expect())[0]["ok"]
+    parsed["gpus"][2]["links"] = parsed["gpus"][2]["links"][:17]  # every GPU short would fool "max any lists"
+    r = nv.check_nvlink("t", parsed, expect())[0]
+    assert r["ok"] is False and "GPU 2 lists 17 links, platform has 18" in r["message"] and r["expected"] == 72
+
+
+# --------------------------------------------------------------------------- the whole rack
+
+def _rack_rows(cliques: dict[str, tuple[str, int]]) -> list[dict]:
+    rows = []
+    for i, (host, (uuid, clique)) in enumerate(cliques.items()):
+        text = real(XML).replace("<cliqueId>2</cliqueId>", f"<cliqueId>{clique}</cliqueId>")
+        text = text.replace("00000001-0000-0000-0000-000000000001", uuid)
+        text = text.replace("<tray_index>4</tray_index>", f"<tray_index>{i}</tray_index>")
+        rows += nv.check_fabric(host, fabric.parse_query_xml(text), expect())
+    return rows
+
+
+def test_split_clique_is_found_from_the_whole_rack_naming_both_halves() -> None:
+    hosts = tuple(f"tray{i:02d}" for i in range(1, 19))
+    uuid = "00000001-0000-0000-0000-000000000001"
+    whole = _rack_rows({h: (uuid, 2) for h in hosts})
+    rows = nv.domain_check(NVL72, "rack0", hosts, whole)
+    assert len(rows) == 18 and all(r["ok"] for r in rows) and rows[0]["value"] == 72
+
+    split = _rack_rows({h: (uuid, 2 if i < 9 else 3) for i, h in enumerate(hosts)})
+    rows = nv.domain_check(NVL72, "rack0", hosts, split)
+    assert len(rows) == 18 and not any(r["ok"] for r in rows)  # halves tie: every tray is named
+    msg = rows[0]["message"]
+    assert "clique split in rack0" in msg
+    assert f"(ClusterUUID {uuid}, CliqueId 2): tray01..tray09 (9 trays, 36 GPUs)" in msg
+    assert f"(ClusterUUID {uuid}, CliqueId 3): tray10..tray18 (9 trays, 36 GPUs)" in msg
+    assert "expected one clique of 18 trays, 72 GPUs" in msg and rows[0]["value"] == 36
+
+
+def test_same_clique_id_in_another_cluster_is_another_group() -> None:
+    hosts = tuple(f"tray{i:02d}" for i in range(1, 19))
+    other = "00000002-0000-0000-0000-000000000002"
+    rows = nv.domain_check(NVL72, "rack0", hosts, _rack_rows(
+        {h: ("00000001-0000-0000-0000-000000000001" if h != "tray07" else other, 2) for h in hosts}))
+    bad = [r for r in rows if not r["ok"] and r["fact"] == "fabric_domain"]
+    assert [r["host"] for r in bad] == ["tray07"] and bad[0]["value"] == 4
+    assert f"(ClusterUUID {other}, CliqueId 2): tray07 (1 trays, 4 GPUs)" in bad[0]["message"]
+    assert "17 trays, 68 GPUs" in bad[0]["message"]
+
+
+def test_duplicate_tray_identity_across_the_rack() -> None:
+    hosts = ("a", "b")
+    rows = []
+    for h in hosts:
+        rows += nv.check_fabric(h, fabric.parse_query_xml(real(XML)), expect(hosts=2))
+    dup = [r for r in nv.domain_check(NVL72, "r", hosts, rows) if r["fact"] == "tray_identity"]
+    assert {r["host"] for r in dup} == {"a", "b"} and "reported by 2 trays" in dup[0]["message"]
+
+
+# --------------------------------------------------------------------------- parse registry
+
+@pytest.mark.parametrize("tool, rel", [
+    ("nvidia-smi-qx", XML), ("nvidia-smi-fabric", XML),
+    ("nvidia-smi-fabric", "nvl72/05_nvidia_smi_fabric_completed_but_unhealthy_dra-driver-626.txt"),
+    ("imex-ctl", "nvl72/01_imex_ctl_N_18node_p6e_gb200.txt"),
+    ("nvlink-info", "nvl72/10_nvidia_smi_nvlink_info_gb200_nvle_firmware_k8s-test-infra-issue371_truncated.txt"),
+    ("nccl-tests", "nvl72/03_nccl_allreduce_gb200_2rack_20rack_coreweave.txt"),
+    ("nvbandwidth", "nvbandwidth/04_v0.6_gh200_full_run_waived_lines.txt"),
+    ("ib-write-bw", "perftest/02_ib_write_bw_loopback_all_sizes_interleaved.txt"),
+])
+def test_parse_registry_names_and_garbage(tool: str, rel: str) -> None:
+    out = PARSERS[tool](real(rel))
+    json.dumps(out, allow_nan=False)
+    for junk in ("", "garbage\n", real(rel)[: len(real(rel)) // 3]):
+        only_parse_error_or_json(PARSERS[tool], junk)
