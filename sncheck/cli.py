@@ -129,6 +129,9 @@ def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gat
         with StateStore(Path(state_dir)) as st:  # repeat offenders: released within the window
             released = {e["entity"]: st.last_release(e["entity"]) for e in st.history()}
         opts.released_at = lambda entity: released.get(entity)
+    from .cli_history import after_run, prepare_run
+
+    prepare_run(opts, state_dir, inventory, playbook)  # history for drift, baseline: last-pass
     outcome = execute(playbook, inventory, opts, _progress_printer(quiet))
     results = outcome.results
     if state_dir:
@@ -143,6 +146,7 @@ def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gat
             results["verdict"] = "fail"
             click.echo(f"sncheck: isolation blocked: {blocked['message']}", err=True)
         write_json(outcome.out_dir / "results.json", results)  # "applied" as it turned out
+        after_run(state_dir, results, outcome.out_dir)  # keep its summaries (sncheck history/diff)
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
     if not quiet:
@@ -340,21 +344,6 @@ def baseline_cmd() -> None:
     """Baselines built from known-good runs."""
 
 
-@baseline_cmd.command("make")
-@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False))
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
-@handle_errors
-def baseline_make(run_dirs: tuple[str, ...], out_path: str) -> None:
-    """Build a per-tier and per-card baseline from RUN_DIRS (outliers dropped)."""
-    from .health.baseline import make_baseline
-    from .report.json_out import write_json
-
-    data = make_baseline(list(run_dirs), Path(out_path).stem)
-    write_json(Path(out_path), data)
-    tiers = {m: {t: round(v, 2) for t, v in d["tier"].items()} for m, d in data["metrics"].items()}
-    click.echo(f"{out_path}: baseline from {len(run_dirs)} runs: {tiers}")
-
-
 @main.group("inventory")
 def inventory_cmd() -> None:
     """Inventory files."""
@@ -379,6 +368,7 @@ def _register_ops() -> None:
     from .cli_ops import register
 
     register(main)
+    __import__("sncheck.cli_history").cli_history.register(main)  # history, diff, baseline make
 
 
 _register_ops()

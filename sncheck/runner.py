@@ -14,6 +14,7 @@ import pandas as pd
 
 from .backends import get_backend
 from .errors import HarnessError
+from .evidence import collect_evidence
 from .faults import FaultPlan, load_faults
 from .health.baseline import load_baseline
 from .health.findings import Finding, IsolationEntry, merge_findings, severity_rank
@@ -57,6 +58,10 @@ class RunOptions:
     rules: str | None = None  # a rules file or shipped name; None: the backend's default
     baseline: str | None = None
     released_at: Callable[[str], datetime | None] = _never_released  # from the state store
+    history: dict | None = None  # earlier runs' summaries from the state store (sncheck.history)
+    baseline_data: dict | None = None  # a baseline resolved from the state store (e.g. last-pass)
+    baseline_info: dict | None = None  # where it came from, for results.json and the report
+    annotate: Callable[[dict, list[dict]], None] | None = None  # adds e.g. results["history"]
 
 
 @dataclass
@@ -83,7 +88,10 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     try:  # every input is checked before a run directory exists
         rules = load_rules(opts.rules or backend.default_rules())
         baseline_ref = opts.baseline or playbook.baseline
-        baseline = load_baseline(baseline_ref) if baseline_ref else None
+        if opts.baseline_data is not None:
+            baseline = opts.baseline_data or None  # {}: named, but nothing to compare with yet
+        else:
+            baseline = load_baseline(baseline_ref) if baseline_ref else None
         references = {}
         for spec in playbook.layers:
             if spec.name == "golden":
@@ -102,6 +110,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         "layers": [], "findings": [], "isolation": [],
         # Extensions of the contract (readers must ignore keys they do not know):
         "seed": opts.seed, "gate": gate, "design": {},
+        **({"baseline": opts.baseline_info} if opts.baseline_info else {}),
         "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
                      "cards": len(topo.cards)},
     }
@@ -116,7 +125,8 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             entry = {"name": spec.name, "verdict": "error", "summary": {}}
             results["layers"].append(entry)
             ctx = LayerContext(topo, backend, store.emit, design, options, progress, rules=rules,
-                               rows=store.rows, reference=references.get(spec.name), baseline=baseline)
+                               rows=store.rows, reference=references.get(spec.name), baseline=baseline,
+                               history=opts.history)
             try:
                 if not design:  # part of the first layer, so a hang here cuts that layer short
                     progress("calibrating design values on this machine")
@@ -137,11 +147,15 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             store.write_results(results)  # a partial results.json after each layer
         findings = merge_findings(raw)
         ctx = LayerContext(topo, backend, store.emit, design, {}, progress, rules=rules,
-                           rows=store.rows, reference=references.get("golden"), baseline=baseline)
+                           rows=store.rows, reference=references.get("golden"), baseline=baseline,
+                           history=opts.history)
         results["isolation"] = [e.to_dict() for e in isolation_steps(
             findings, ctx, confirm_enabled=playbook.confirm and "error" not in results,
             released_at=opts.released_at, now=datetime.now(timezone.utc))]
         results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
+        collect_evidence(results, store.rows, store.dir, backend, progress)
+        if opts.annotate:
+            opts.annotate(results, store.rows)
     finally:
         backend.close()
         store.close()

@@ -20,11 +20,14 @@ statements that bring a database from one version to the next.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
+import zlib
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -36,7 +39,7 @@ from .errors import ConfigError
 from .health.findings import Finding, IsolationEntry
 
 DB_NAME = "state.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 ISOLATION_ACTIONS = ("quarantine", "isolate", "release")
 
@@ -60,6 +63,14 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE INDEX findings_entity ON findings (entity)",
         "CREATE INDEX findings_run ON findings (run_id)",
         "CREATE INDEX isolation_entity ON isolation (entity, id)",
+    ),
+    # Version 2: per-run summaries (history, diff, drift, baselines from history). The
+    # key list (kind, entity, metric) of a cluster is the same night after night, so it
+    # is stored once (summary_keys) and each run keeps only packed float32/int32 columns.
+    2: (
+        """CREATE TABLE summary_keys (id INTEGER PRIMARY KEY, digest TEXT UNIQUE NOT NULL, keys BLOB NOT NULL)""",
+        """CREATE TABLE summaries (run_id TEXT PRIMARY KEY, keys_id INTEGER NOT NULL,
+            value BLOB NOT NULL, spread BLOB NOT NULL, n BLOB NOT NULL)""",
     ),
 }
 
@@ -244,6 +255,64 @@ class StateStore:
                  _json(evidence), int(bool(d.get("applied"))), format_ts(ts or utc_now())))
             return int(cur.lastrowid or 0)
 
+    def record_summaries(self, run_id: str, summaries: Iterable[Any]) -> int:
+        """Keep a run's summaries (objects with kind, entity, metric, value, spread, n:
+        :class:`sncheck.health.summaries.Summary`), replacing any kept before."""
+        items = sorted(summaries, key=lambda s: (s.kind, s.entity, s.metric))
+        keys = "\n".join(f"{s.kind}\t{s.entity}\t{s.metric}" for s in items).encode()
+        digest = hashlib.sha256(keys).hexdigest()
+        value = zlib.compress(array("f", [s.value for s in items]).tobytes(), 6)
+        spread = zlib.compress(array("f", [s.spread for s in items]).tobytes(), 6)
+        n = zlib.compress(array("i", [min(int(s.n), 2**31 - 1) for s in items]).tobytes(), 6)
+        with self._write() as db:
+            row = db.execute("SELECT id FROM summary_keys WHERE digest = ?", (digest,)).fetchone()
+            if row:
+                keys_id = int(row["id"])
+            else:
+                keys_id = int(db.execute("INSERT INTO summary_keys (digest, keys) VALUES (?, ?)",
+                                         (digest, zlib.compress(keys, 9))).lastrowid or 0)
+            db.execute("INSERT OR REPLACE INTO summaries (run_id, keys_id, value, spread, n) VALUES (?, ?, ?, ?, ?)",
+                       (run_id, keys_id, value, spread, n))
+        return len(items)
+
+    def _summary_keys(self, keys_id: int) -> list[tuple[str, str, str]]:
+        cache = self.__dict__.setdefault("_keys_cache", {})
+        if keys_id not in cache:
+            blob = self._read("SELECT keys FROM summary_keys WHERE id = ?", (keys_id,))[0]["keys"]
+            text = zlib.decompress(blob).decode()
+            cache[keys_id] = [tuple(line.split("\t", 2)) for line in text.split("\n")] if text else []
+        return cache[keys_id]
+
+    def run_summaries(self, run_id: str) -> dict[tuple[str, str, str], tuple[float, float, int]]:
+        """(kind, entity, metric) -> (value, spread, n) of one run; empty if none kept."""
+        rows = self._read("SELECT * FROM summaries WHERE run_id = ?", (run_id,))
+        if not rows:
+            return {}
+        r = rows[0]
+        keys = self._summary_keys(int(r["keys_id"]))
+        values, spreads, ns = (array(t, zlib.decompress(r[c])) for t, c in
+                               (("f", "value"), ("f", "spread"), ("i", "n")))
+        return {k: (float(v), float(s), int(n)) for k, v, s, n in zip(keys, values, spreads, ns)}
+
+    def summary_runs(self, inventory: str | None = None, backend: str | None = None,
+                     verdict: str | None = None) -> list[dict[str, Any]]:
+        """Runs that have summaries, oldest first (optionally of one inventory/backend/verdict)."""
+        sql = "SELECT r.* FROM runs r JOIN summaries s ON s.run_id = r.run_id WHERE 1 = 1"
+        params: list[Any] = []
+        for col, val in (("inventory", inventory), ("backend", backend), ("verdict", verdict)):
+            if val is not None:
+                sql += f" AND r.{col} = ?"
+                params.append(val)
+        return [dict(r) for r in self._read(sql + " ORDER BY r.started, r.rowid", params)]
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        rows = self._read("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        return dict(rows[0]) if rows else None
+
+    def findings_of_run(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._read("SELECT * FROM findings WHERE run_id = ? ORDER BY id", (run_id,))
+        return [{**dict(r), "evidence": json.loads(r["evidence"])} for r in rows]
+
     def save_baseline(self, name: str, data: Any) -> None:
         with self._write() as db:
             db.execute("INSERT OR REPLACE INTO baselines (name, created, data) VALUES (?, ?, ?)",
@@ -292,7 +361,7 @@ class StateStore:
         return [dict(r) for r in rows]
 
     def count(self, table: str) -> int:
-        if table not in ("runs", "findings", "isolation", "baselines"):
+        if table not in ("runs", "findings", "isolation", "baselines", "summaries", "summary_keys"):
             raise ValueError(f"unknown table {table!r}")
         return int(self._read(f"SELECT COUNT(*) AS n FROM {table}")[0]["n"])
 

@@ -70,5 +70,22 @@ class Backend(ABC):
         return [f.to_dict() for f in self.faults.active(self.transient_ended)
                 if f.type in TORCH_PROBE_FAULTS]
 
+    # Raw tool output, kept for the evidence bundles (sncheck.evidence): the text a
+    # parsed fact came from. A backend that reads tools calls keep_output for each.
+    def keep_output(self, host: str, tool: str, command: str, stdout: str, stderr: str = "",
+                    exit_code: int | None = None) -> None:
+        kept = self.__dict__.setdefault("_raw_outputs", {})
+        kept.setdefault(host, []).append({"tool": tool, "command": command, "stdout": stdout or "",
+                                          "stderr": stderr or "", "exit_code": exit_code})
+
+    def raw_outputs(self, host: str) -> list[dict]:
+        """The raw outputs kept for ``host``, in the order they were read."""
+        return list(self.__dict__.get("_raw_outputs", {}).get(host, []))
+
+    def kernel_log(self, host: str) -> str | None:
+        """Kernel log lines about the accelerators (XID, NVRM, AER), bounded; None when
+        this backend has no kernel to ask (mock, local)."""
+        return None
+
     def close(self) -> None:
         """Release processes and connections; safe to call twice."""

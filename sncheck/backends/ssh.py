@@ -95,6 +95,10 @@ def cause_of(result: Result, lines: int = 2) -> str:
     return " | ".join(ln.strip() for ln in result.tail(lines).splitlines() if ln.strip())[:500] or "no output"
 
 
+KERNEL_LOG_COMMAND = ("(dmesg --ctime 2>/dev/null || dmesg 2>&1 || echo 'dmesg: not permitted') "
+                      "| grep -E 'NVRM|Xid|XID|AER|nvidia|not permitted' | tail -n 200")
+
+
 class SshBackend(Backend):
     name = "ssh"
 
@@ -220,9 +224,13 @@ class SshBackend(Backend):
                 status, why = skipped[cmd.tool]
                 rows = hostfacts.failure_rows(h, cmd, status, f"`{cmd.display}` not run: {why}")
             else:
-                rows = hostfacts.run_with_retry(
-                    h, cmd, expect, lambda cmd=cmd: conn.run(list(cmd.argv), timeout=self.command_timeout),
-                    window_s=window if cmd.retry_while else 0.0, interval_s=every)
+                def read(cmd=cmd):  # the raw output is kept for the evidence bundles
+                    res = conn.run(list(cmd.argv), timeout=self.command_timeout)
+                    self.keep_output(h, cmd.tool, cmd.display, res.stdout, res.stderr, res.exit_code)
+                    return res
+
+                rows = hostfacts.run_with_retry(h, cmd, expect, read,
+                                                window_s=window if cmd.retry_while else 0.0, interval_s=every)
                 status = rows[0]["status"] if rows else "ok"
                 if status in ("missing_tool", "timeout"):
                     what = "is missing" if status == "missing_tool" else f"timed out on `{cmd.display}`"
@@ -246,6 +254,18 @@ class SshBackend(Backend):
             rows = [r for h in sn.hosts for r in facts.get(h, [])]
             for row in vendor.domain_check(plat, sn.name, sn.hosts, rows):
                 emit(row)
+
+    def kernel_log(self, host: str) -> str | None:
+        """The last lines of the kernel log that mention the accelerators or PCIe errors.
+        Bounded (``tail``); a host that does not let us read it says so in the text."""
+        if host in self.down:
+            return None
+        try:
+            res = self._conn(host).run(["sh", "-c", KERNEL_LOG_COMMAND], timeout=self.command_timeout)
+        except Exception as e:  # noqa: BLE001 - evidence is best effort; the finding stands without it
+            return f"# kernel log not read: {e}\n"
+        head = f"# command: {KERNEL_LOG_COMMAND}\n# exit: {res.exit_code}\n"
+        return head + (res.stdout or "") + (f"# stderr: {res.stderr}" if res.stderr else "")
 
     # ------------------------------------------------------------------ readiness
 

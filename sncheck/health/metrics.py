@@ -34,6 +34,7 @@ class DetectContext:
     small_bytes: int = 64 << 10     # up to here time is latency-bound
     # Metric frames shared by the rules of one evaluation (rules.evaluate turns it on).
     cache: dict | None = field(default=None, repr=False)
+    history: dict | None = None     # earlier runs' per-card summaries (the drift op; state store)
 
     def metric(self, name: str, rows: pd.DataFrame) -> pd.DataFrame:
         """A metric's frame; computed once per evaluation when several rules share it."""

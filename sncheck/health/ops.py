@@ -324,3 +324,18 @@ OPS: dict[str, Op] = {op.name: op for op in (
     }, (), "not run, unreachable, timed out, tool missing, parse failed"),
     Op("golden_band", golden_band, (GROUPS,), {}, (), "golden loss curve within the reference band"),
 )}
+
+
+def _register_drift() -> None:
+    from .drift import drift  # its own module; registered here so OPS lists every op
+
+    OPS["drift"] = Op("drift", drift, (PAIRS,), {
+        **BOUND,
+        "min_runs": Param(int, 3, "runs on record, this one included, before a drift can be called"),
+        "min_pairs": Param(int, 3, "fewest pairs of a card in a tier for its median to count"),
+        "z": Param((int, float), 3.0, "the fall must exceed this many standard errors (its noise)"),
+    }, ("below", "above"), "a card against its own first recorded level (history in the state store)")
+
+
+_register_drift()
+

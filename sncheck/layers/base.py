@@ -25,6 +25,7 @@ class LayerContext:
     rows: list[dict] = field(default_factory=list)  # every row of the run so far
     reference: dict | None = None  # golden curve
     baseline: dict | None = None
+    history: dict | None = None  # earlier runs' summaries, from the state store (drift)
 
     def detect(self, layer: str) -> list:
         """Evaluate the rules of ``layer`` over that layer's rows."""
@@ -32,5 +33,5 @@ class LayerContext:
         if rows.empty or self.rules is None:
             return []
         mine = rows[rows["layer"] == layer]
-        ctx = DetectContext(self.topo, self.design, self.reference, self.baseline)
+        ctx = DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history)
         return evaluate(self.rules.for_layer(layer), mine, ctx)

@@ -93,7 +93,7 @@ def _named_again(ctx: LayerContext, f: Finding, tag: str) -> bool:
     rows = pd.DataFrame([r for r in ctx.rows if r.get("layer") == NAME and r.get("confirms") == tag])
     if rows.empty:
         return False
-    dctx = DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline)
+    dctx = DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline, history=ctx.history)
     if f.layer == "golden" and f.entity_kind == "card":
         verdicts = golden_verdicts(golden_loss(rows.assign(layer="golden"), dctx), ctx.reference or {"loss": [1.0]})
         return bool((~verdicts["ok"]).any()) if ctx.reference else False

@@ -1,0 +1,234 @@
+"""History commands: ``history``, ``diff`` and ``baseline make`` (from run directories
+or from the state store), plus the two hooks a run with ``--state-dir`` calls.
+
+``register(main)`` adds them to the ``sncheck`` group (``baseline make`` replaces the
+run-directory-only command of round 1 and keeps its arguments).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import ConfigError
+from .history import (
+    LAST_PASS,
+    RunRef,
+    baseline_from_state,
+    diff,
+    drift_history,
+    entity_history,
+    record,
+    trends,
+)
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:+.1%}"
+
+
+# ---------------------------------------------------------------------- run hooks
+def prepare_run(opts: Any, state_dir: str | None, inventory: Any, playbook: Any) -> None:
+    """Before a run: earlier runs' card summaries (drift op), the report's trends, and a
+    baseline named ``last-pass`` (or stored by name) resolved from the state store."""
+    backend = opts.backend or inventory.backend or "local"
+    ref = opts.baseline or playbook.baseline
+    if state_dir is None:
+        if ref == LAST_PASS:
+            raise ConfigError(f"baseline {LAST_PASS!r} is the last passing run in the state store: add --state-dir")
+        return
+    opts.history = drift_history(state_dir, inventory.name, backend)
+    if ref and not Path(ref).is_file():
+        from .state import StateStore
+
+        if ref == LAST_PASS:
+            try:
+                data = baseline_from_state(state_dir, LAST_PASS, last=1, passed_only=True,
+                                           inventory=inventory.name, backend=backend)
+            except ConfigError:
+                data = None  # no passing run yet: the run goes on, and says so
+            opts.baseline_data = data or {}
+            opts.baseline_info = {"ref": LAST_PASS, "runs": (data or {}).get("runs", []),
+                                  "note": None if data else "no passing run of this inventory and "
+                                  "backend in the state store yet: nothing to compare with"}
+        elif Path(state_dir, "state.db").is_file():
+            with StateStore(state_dir) as st:
+                stored = st.load_baseline(ref)
+            if stored is not None:
+                opts.baseline_data = stored
+                opts.baseline_info = {"ref": ref, "runs": stored.get("runs", []), "source": "state"}
+    opts.annotate = lambda results, rows: _annotate(state_dir, results)
+
+
+def _annotate(state_dir: str, results: dict) -> None:
+    """Changes since the last run, for the report (results["history"])."""
+    t = trends(state_dir, results)
+    if t is None:
+        return
+    results["history"] = t
+
+
+def after_run(state_dir: str, results: dict, run_dir: Path) -> int:
+    """After a run: keep its summaries in the state store."""
+    return record(state_dir, results, run_dir)
+
+
+# ---------------------------------------------------------------------- commands
+@click.command("history")
+@click.argument("entity", required=False)
+@click.option("--state-dir", required=True, type=click.Path(file_okay=False), help="The state store.")
+@click.option("--last", type=int, help="Only the last N runs.")
+@click.option("--runs", "list_runs", is_flag=True, help="List the recorded runs instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def history_cmd(entity: str | None, state_dir: str, last: int | None, list_runs: bool, as_json: bool) -> None:
+    """An ENTITY's measurements and findings over time (card, host, link, tier such as
+    scale_up, or collective such as all_reduce/domain)."""
+    from .cli import handle_errors
+
+    handle_errors(_history)(entity, state_dir, last, list_runs, as_json)
+
+
+def _history(entity, state_dir, last, list_runs, as_json) -> None:
+    if list_runs or not entity:
+        from .state import StateStore
+
+        if not Path(state_dir, "state.db").is_file():
+            raise ConfigError("no state store here (no state.db)", state_dir)
+        with StateStore(state_dir) as st:
+            runs = st.runs(last)
+        if as_json:
+            click.echo(json.dumps(runs, indent=2))
+            return
+        for r in runs:
+            click.echo(f"{r['run_id']}  {r['started'] or '-':<22} {r['verdict'] or '-':<6} "
+                       f"{r['playbook'] or '-'} {r['inventory'] or '-'} {r['backend'] or '-'}")
+        return
+    h = entity_history(state_dir, entity, last)
+    if as_json:
+        click.echo(json.dumps(h, indent=2, default=str))
+        return
+    if not h["runs"] and not h["isolation"]:
+        click.echo(f"{entity}: nothing recorded in {state_dir}")
+        return
+    metrics = sorted({m for r in h["runs"] for m in r["metrics"]})
+    click.echo(f"{entity}: {len(h['runs'])} runs")
+    header = ["run", "verdict"] + metrics + ["findings"]
+    click.echo("  ".join(header))
+    for r in h["runs"]:
+        cells = [r["run_id"], r["verdict"] or "-"]
+        cells += [_fmt(r["metrics"][m]["value"]) if m in r["metrics"] else "-" for m in metrics]
+        cells.append("; ".join(f"[{f['severity']}] {f['rule']}" for f in r["findings"]) or "-")
+        click.echo("  ".join(cells))
+    for a in h["isolation"]:
+        click.echo(f"  {a['ts']} {a['action']} ({a['rule'] or '-'}) run {a['run_id']}")
+
+
+@click.command("diff")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--state-dir", type=click.Path(file_okay=False), help="Where run ids are looked up.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def diff_cmd(run_a: str, run_b: str, state_dir: str | None, as_json: bool) -> None:
+    """What changed from RUN_A to RUN_B (run ids with --state-dir, or run directories):
+    per-tier and per-collective deltas, cards and links that moved beyond the noise,
+    findings new, resolved and persisting."""
+    from .cli import handle_errors
+
+    handle_errors(_diff)(run_a, run_b, state_dir, as_json)
+
+
+def _diff(run_a, run_b, state_dir, as_json) -> None:
+    d = diff(RunRef(run_a, state_dir), RunRef(run_b, state_dir))
+    if as_json:
+        click.echo(json.dumps(d, indent=2, default=str))
+        return
+    click.echo(f"diff {d['a']['run_id']} ({d['a']['verdict']}) -> {d['b']['run_id']} ({d['b']['verdict']})")
+    click.echo("tiers and collectives:")
+    for r in d["aggregates"]:
+        click.echo(f"  {r['kind']:<11} {r['entity']:<22} {r['metric']:<16} {_fmt(r['a']):>10} -> "
+                   f"{_fmt(r['b']):>10}  {_pct(r['rel'])}")
+    click.echo(f"moved beyond the noise (|z| >= {d['noise']['z']:g} and >= {d['noise']['rel']:.0%}): "
+               f"{len(d['moved'])}")
+    for r in d["moved"][:50]:
+        click.echo(f"  {r['kind']:<5} {r['entity']:<40} {r['metric']:<26} {_fmt(r['a'])} -> {_fmt(r['b'])} "
+                   f"{_pct(r['rel'])} (z {_fmt(r['z'])})")
+    if len(d["moved"]) > 50:
+        click.echo(f"  ... and {len(d['moved']) - 50} more (--json for all)")
+    for part in ("new", "resolved", "persisting"):
+        items = d["findings"][part]
+        click.echo(f"findings {part}: {len(items)}")
+        for f in items:
+            click.echo(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}")
+
+
+@click.command("make")
+@click.argument("run_dirs", nargs=-1, type=click.Path(file_okay=False))
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write the baseline JSON here.")
+@click.option("--from-state", "state_dir", type=click.Path(file_okay=False),
+              help="Build it from the runs kept in this state store (instead of RUN_DIRS) and store it there.")
+@click.option("--last", type=int, help="With --from-state: the last N runs only.")
+@click.option("--passed-only", is_flag=True, help="With --from-state: only runs that passed.")
+@click.option("--name", help="Its name in the state store (default: the --out file's stem, or 'default').")
+@click.option("-i", "--inventory", "inventory_name", help="With --from-state: runs of this inventory name only.")
+@click.option("--backend", help="With --from-state: runs of this backend only.")
+def baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
+    """Build a per-tier and per-card baseline from RUN_DIRS (outliers dropped), or
+    from the state store (--from-state DIR [--last N] [--passed-only])."""
+    from .cli import handle_errors
+
+    handle_errors(_baseline_make)(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend)
+
+
+def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
+    from .report.json_out import write_json
+
+    name = name or (Path(out_path).stem if out_path else "default")
+    if state_dir:
+        if run_dirs:
+            raise ConfigError("give RUN_DIRS or --from-state, not both")
+        if inventory_name and Path(inventory_name).is_file():
+            from .inventory import load_inventory
+
+            inventory_name = load_inventory(inventory_name).name
+        data = baseline_from_state(state_dir, name, last=last, passed_only=passed_only,
+                                   inventory=inventory_name, backend=backend)
+        from .state import StateStore
+
+        with StateStore(state_dir) as st:
+            st.save_baseline(name, data)
+        where = f"state store {state_dir} as {name!r}"
+    else:
+        if not run_dirs:
+            raise ConfigError("give RUN_DIRS, or --from-state DIR")
+        if not out_path:
+            raise ConfigError("--out FILE is required with RUN_DIRS")
+        if last or passed_only:
+            raise ConfigError("--last and --passed-only go with --from-state")
+        from .health.baseline import make_baseline
+
+        data = make_baseline(list(run_dirs), name)
+        where = None
+    if out_path:
+        write_json(Path(out_path), data)
+    tiers = {m: {t: round(v, 2) for t, v in d["tier"].items()} for m, d in data["metrics"].items()}
+    src = f"{len(data['runs'])} runs" if state_dir else f"{len(run_dirs)} runs"
+    targets = ", ".join(x for x in (out_path, where) if x)
+    click.echo(f"{targets}: baseline from {src}: {tiers}")
+
+
+def register(main: click.Group) -> None:
+    main.add_command(history_cmd)
+    main.add_command(diff_cmd)
+    main.commands["baseline"].add_command(baseline_make)  # replaces the run-directory-only command

@@ -1,0 +1,79 @@
+"""The slow-drift detector: a card whose own level falls run after run.
+
+Greyhound and FALCON look for sustained mean shifts rather than single bad samples.
+Here a card (per link tier) is judged against its own first recorded level in the
+state store, not against its peers: a card at 0.94 of its first night passes every
+per-run bar (it is within 7% of its peers) and still gets a warning when
+
+* the card has at least ``min_runs`` runs on record, this one included;
+* every run in the last ``min_runs`` (after the first) is below the first level;
+* this run is below ``below`` x the first level (``above`` for latency);
+* and the fall is beyond its noise: more than ``z`` robust standard errors of the two
+  medians (``sqrt(se_first^2 + se_now^2)``).
+
+The history comes from :mod:`sncheck.history` (earlier runs' ``card`` summaries); a run
+without ``--state-dir`` has none and the op finds nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from .findings import Finding
+from .metrics import METRICS, DetectContext, jsonable
+from .summaries import card_levels
+
+if TYPE_CHECKING:
+    from .rules import Rule
+
+
+def card_series(ctx: DetectContext, card: str, key: str) -> list[tuple[float, float]]:
+    """Earlier (value, spread) of ``card``'s summary ``key``, oldest first."""
+    hist = (ctx.history or {}).get("cards", {}).get(card, {}).get(key) or []
+    return [(v, s) for v, s in hist if v is not None and math.isfinite(v)]
+
+
+def drift(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    if not ctx.history:
+        return []
+    cells = ctx.metric(rule.metric, rows)
+    if cells.empty:
+        return []
+    p = rule.params
+    low = "below" in p
+    bound = p["below"] if low else p["above"]
+    now = card_levels(cells)
+    now = now[now["n"] >= p["min_pairs"]]
+    unit = METRICS[rule.metric].unit
+    worst: dict[str, tuple[float, Finding]] = {}
+    for r in now.itertuples():
+        earlier = card_series(ctx, r.card, f"{rule.metric}/{r.tier}")
+        points = earlier + [(float(r.median), float(r.se))]
+        if len(points) < p["min_runs"] or not earlier:
+            continue
+        first, first_se = points[0]
+        if not first or not math.isfinite(first):
+            continue
+        ratio = r.median / first
+        window = points[-(p["min_runs"] - 1):]
+        sustained = all((v < first) if low else (v > first) for v, _ in window)
+        noise = math.hypot(first_se, r.se)
+        beyond = abs(r.median - first) > p["z"] * noise
+        bad = ratio < bound if low else ratio > bound
+        if not (sustained and beyond and bad):
+            continue
+        series = [jsonable(v) for v, _ in points]
+        f = Finding(r.card, "card", rule.layer, rule.name, rule.severity,
+                    f"card {r.card}: {rule.summary}: {r.tier} pairs at {ratio:.1%} of its first recorded level "
+                    f"over {len(points)} runs ({' -> '.join(f'{v:.4g}' for v, _ in points)} {unit}; "
+                    f"noise {noise:.2g})",
+                    {"measured": jsonable(r.median), "expected": jsonable(first), "unit": unit,
+                     "tier": r.tier, "ratio_to_first": jsonable(ratio), "runs": len(points),
+                     "series": series, "noise": jsonable(noise)})
+        score = -abs(r.median - first) / noise if noise > 0 else -math.inf  # the best-evidenced tier
+        if r.card not in worst or score < worst[r.card][0]:
+            worst[r.card] = (score, f)
+    return [f for _, f in worst.values()]

@@ -1,0 +1,203 @@
+"""Per-run summaries: what the state store keeps of a run (summaries, not rows).
+
+One record per (kind, entity, metric): ``value`` (a median), ``spread`` (the noise of
+that median: a robust standard error, 1.2533 * 1.4826 * MAD / sqrt(n)) and ``n`` (how
+many measurements it summarises). Kinds:
+
+* ``tier``: p2p bandwidth and latency per link tier (entity = the tier name);
+* ``collective``: busbw at the largest size per collective and group kind
+  (entity ``all_reduce/domain``), and the time at the smallest size;
+* ``card``: each card's median p2p bandwidth and latency over its pairs, per tier
+  (metric ``p2p_bandwidth/scale_up``), and its median launch skew;
+* ``host``: the median of its cards' pair bandwidth and latency per tier, and how many
+  of its facts failed;
+* ``link``: only the links worth keeping (the worst few per tier, and those named by
+  findings): a fleet has N^2 links, and a night's store must stay small;
+* ``calibration``: the design values the local backend calibrated (per tier);
+* ``golden``: step time and final loss of the golden model.
+
+Everything is computed from the result rows with the same metric functions the rules
+use, so a summary and a finding agree on what "a card's bandwidth" is.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .metrics import METRICS, DetectContext, kind_rows
+
+KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
+WORST_LINKS = 16          # per tier and metric, kept every run
+SE_MEDIAN = 1.2533 * 1.4826  # MAD -> sd (normal), sd of a median = 1.2533 sd / sqrt(n)
+
+
+@dataclass(frozen=True)
+class Summary:
+    kind: str
+    entity: str
+    metric: str
+    value: float
+    spread: float
+    n: int
+
+
+class _NoTopology:
+    """p2p metrics need no topology (rows carry their tier)."""
+
+
+def _se(values: np.ndarray) -> float:
+    """Robust standard error of the median of ``values`` (0 for one value)."""
+    if len(values) < 2:
+        return 0.0
+    mad = float(np.median(np.abs(values - np.median(values))))
+    return SE_MEDIAN * mad / math.sqrt(len(values))
+
+
+def _grouped(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Median, robust standard error and count of ``value`` per group, vectorized."""
+    g = frame.groupby(keys, observed=True)["value"]
+    med = g.median().rename("median")
+    dev = (frame["value"] - frame.groupby(keys, observed=True)["value"].transform("median")).abs()
+    mad = dev.groupby([frame[k] for k in keys], observed=True).median().rename("mad")
+    n = g.count().rename("n")
+    out = pd.concat([med, mad, n], axis=1).reset_index()
+    out["se"] = np.where(out["n"] > 1, SE_MEDIAN * out["mad"] / np.sqrt(out["n"].clip(lower=1)), 0.0)
+    return out
+
+
+def card_pair_values(cells: pd.DataFrame) -> pd.DataFrame:
+    """Each measured pair twice, once per end: columns card, tier, value."""
+    ok = cells[~cells["failed"]] if "failed" in cells else cells
+    both = pd.concat([ok[["src", "tier", "value"]].rename(columns={"src": "card"}),
+                      ok[["dst", "tier", "value"]].rename(columns={"dst": "card"})], ignore_index=True)
+    both["card"] = both["card"].astype(str)
+    both["tier"] = both["tier"].astype(str)
+    return both[both["value"].notna()]
+
+
+def tier_noise(frame: pd.DataFrame) -> pd.Series:
+    """Robust sd of one pair's value in each tier (1.4826 x MAD over the tier's pairs)."""
+    med = frame.groupby("tier", observed=True)["value"].transform("median")
+    return 1.4826 * (frame["value"] - med).abs().groupby(frame["tier"], observed=True).median()
+
+
+def card_levels(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per card and tier: the median of its pair values, its noise and its count.
+
+    The noise is the standard error of that median with the tier's pooled spread
+    (1.2533 x sd_tier / sqrt(n)): a card has few pairs in some tiers (three host mates),
+    too few to estimate its own spread.
+    """
+    ok = cells[~cells["failed"] & cells["value"].notna()] if "failed" in cells else cells
+    if ok.empty:
+        return pd.DataFrame(columns=["card", "tier", "median", "se", "n"])
+    ok = ok.assign(tier=ok["tier"].astype(str))
+    sd = tier_noise(ok)
+    both = card_pair_values(ok)
+    out = both.groupby(["card", "tier"], observed=True)["value"].agg(["median", "count"]).reset_index()
+    out = out.rename(columns={"count": "n"})
+    out["se"] = 1.2533 * out["tier"].map(sd).astype(float) / np.sqrt(out["n"].clip(lower=1))
+    return out
+
+
+def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
+    """Every summary of one run (see the module docstring)."""
+    out: list[Summary] = []
+    if rows is None or rows.empty or "kind" not in rows:
+        rows = pd.DataFrame(columns=["kind"])
+    keep_links = {f.get("entity") for f in results.get("findings") or [] if f.get("entity_kind") == "link"}
+    for metric in ("p2p_bandwidth", "p2p_latency"):
+        cells = METRICS[metric].fn(rows, DetectContext(topo=_NoTopology(), design={}))
+        if cells.empty:
+            continue
+        ok = cells[~cells["failed"] & cells["value"].notna()].copy()
+        if ok.empty:
+            continue
+        ok["tier"] = ok["tier"].astype(str)
+        sd = tier_noise(ok)
+        for r in _grouped(ok, ["tier"]).itertuples():
+            out.append(Summary("tier", r.tier, metric, float(r.median), float(r.se), int(r.n)))
+        for r in card_levels(ok).itertuples():
+            out.append(Summary("card", r.card, f"{metric}/{r.tier}", float(r.median), float(r.se), int(r.n)))
+        both = card_pair_values(ok)
+        both["host"] = both["card"].str.rsplit("/", n=1).str[0]
+        per_host = both.groupby(["host", "tier"], observed=True)["value"].agg(["median", "count"]).reset_index()
+        for r in per_host.itertuples():
+            se = 1.2533 * float(sd.get(r.tier, 0.0)) / math.sqrt(max(int(r.count), 1))
+            out.append(Summary("host", r.host, f"{metric}/{r.tier}", float(r.median), se, int(r.count)))
+        # Links: the worst few per tier (lowest bandwidth, highest latency), and those named.
+        ok["link"] = ok["link"].astype(str)
+        worst = (ok.sort_values("value", ascending=metric == "p2p_bandwidth")
+                 .groupby("tier", observed=True).head(WORST_LINKS))
+        named = ok[ok["link"].isin(keep_links)]
+        for r in pd.concat([worst, named]).drop_duplicates("link").itertuples():
+            out.append(Summary("link", r.link, metric, float(r.value), float(sd.get(r.tier, 0.0)), 1))
+    out += _collectives(rows)
+    out += _ranks(rows)
+    out += _facts(rows)
+    out += _golden(rows)
+    for tier, d in (results.get("design") or {}).items():
+        if isinstance(d, dict) and d.get("source") == "calibrated":
+            for key in ("bandwidth_GBps", "latency_us"):
+                if isinstance(d.get(key), (int, float)):
+                    out.append(Summary("calibration", tier, key, float(d[key]), 0.0, 1))
+    return [s for s in out if math.isfinite(s.value)]
+
+
+def _collectives(rows: pd.DataFrame) -> list[Summary]:
+    coll = kind_rows(rows, "collective")
+    if coll.empty or "group_kind" not in coll:
+        return []
+    coll = coll[(coll["status"] == "ok") & (coll["group_kind"] != "pair")]
+    out = []
+    for (name, gk), g in coll.groupby(["collective", "group_kind"]):
+        big = g[g["size_bytes"] == g["size_bytes"].max()]
+        per_group = big.groupby("group")["busbw_GBps"].median().to_numpy(dtype=float)
+        if len(per_group):
+            out.append(Summary("collective", f"{name}/{gk}", "busbw_GBps", float(np.median(per_group)),
+                               _se(per_group), len(per_group)))
+        small = g[g["size_bytes"] == g["size_bytes"].min()]
+        per_group = small.groupby("group")["time_us"].median().to_numpy(dtype=float)
+        if len(per_group):
+            out.append(Summary("collective", f"{name}/{gk}", "small_time_us", float(np.median(per_group)),
+                               _se(per_group), len(per_group)))
+    return out
+
+
+def _ranks(rows: pd.DataFrame) -> list[Summary]:
+    ranks = kind_rows(rows, "rank")
+    if ranks.empty or "skew_us" not in ranks:
+        return []
+    ranks = ranks[~ranks["group"].astype(str).str.startswith("pair:")]
+    frame = pd.DataFrame({"card": ranks["card"].astype(str), "value": ranks["skew_us"].astype(float)})
+    return [Summary("card", r.card, "skew_us", float(r.median), float(r.se), int(r.n))
+            for r in _grouped(frame.dropna(), ["card"]).itertuples()]
+
+
+def _facts(rows: pd.DataFrame) -> list[Summary]:
+    facts = kind_rows(rows, "host_fact")
+    if facts.empty:
+        return []
+    bad = ~((facts["status"] == "ok") & facts["ok"].fillna(False).astype(bool))
+    counts = bad.groupby(facts["host"].astype(str)).agg(["sum", "count"])
+    return [Summary("host", h, "facts_bad", float(r["sum"]), 0.0, int(r["count"]))
+            for h, r in counts.iterrows()]
+
+
+def _golden(rows: pd.DataFrame) -> list[Summary]:
+    g = kind_rows(rows, "golden")
+    if g.empty or "step" not in g:
+        return []
+    g = g[g.get("stage", "group") == "group"] if "stage" in g else g
+    if g.empty:
+        return []
+    last = g[g["step"] == g["step"].max()]["loss"].astype(float).to_numpy()
+    times = g["step_time_s"].astype(float).dropna().to_numpy() if "step_time_s" in g else np.array([])
+    out = [Summary("golden", "model", "final_loss", float(np.median(last)), _se(last), len(last))]
+    if len(times):
+        out.append(Summary("golden", "model", "step_time_s", float(np.median(times)), _se(times), len(times)))
+    return out

@@ -1,0 +1,279 @@
+"""History across runs: record a run's summaries in the state store, read an entity's
+history, compare two runs, and build baselines from what was kept.
+
+The state store keeps summaries, not rows (see :mod:`sncheck.health.summaries`), so a
+year of nightly runs stays small. A run directory can stand in for a stored run
+anywhere a run is named (``sncheck diff RUN_DIR_A RUN_DIR_B``): its summaries are
+computed from its rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .errors import ConfigError
+from .health.baseline import SCHEMA as BASELINE_SCHEMA
+from .health.summaries import Summary, summarize
+from .state import StateStore
+from .store import read_rows
+
+Key = tuple[str, str, str]           # (kind, entity, metric)
+Summaries = dict[Key, tuple[float, float, int]]
+HISTORY_RUNS = 10                    # recent runs loaded for the drift op (plus the first)
+MOVE_Z = 4.0                         # a card or link moved when |delta| > MOVE_Z x noise ...
+MOVE_REL = 0.02                      # ... and by at least 2%
+LAST_PASS = "last-pass"
+
+
+# ---------------------------------------------------------------------- recording
+def record(state_dir: str | Path, results: Mapping[str, Any], run_dir: str | Path) -> int:
+    """Keep the summaries of a finished run (its rows read back from ``run_dir``)."""
+    rows = _rows(Path(run_dir))
+    with StateStore(state_dir) as st:
+        st.record_run(results, Path(run_dir) / "results.json")
+        return st.record_summaries(results["run_id"], summarize(dict(results), rows))
+
+
+def _rows(run_dir: Path) -> pd.DataFrame:
+    try:
+        return pd.DataFrame(read_rows(run_dir))
+    except FileNotFoundError:
+        return pd.DataFrame()
+
+
+def drift_history(state_dir: str | Path, inventory: str, backend: str,
+                  recent: int = HISTORY_RUNS) -> dict | None:
+    """Earlier runs' per-card summaries for the drift op: the first run of this
+    inventory and backend and the ``recent`` latest, oldest first.
+
+    ``{"runs": [run_id...], "cards": {card: {metric: [(value, spread) | (None, None)...]}}}``
+    """
+    if not Path(state_dir, "state.db").is_file():
+        return None
+    with StateStore(state_dir) as st:
+        runs = st.summary_runs(inventory=inventory, backend=backend)
+        picked = runs[:1] + [r for r in runs[1:][-recent:]]
+        if not picked:
+            return None
+        per_run = [st.run_summaries(r["run_id"]) for r in picked]
+    cards: dict[str, dict[str, list]] = {}
+    for i, summ in enumerate(per_run):
+        for (kind, entity, metric), (v, s, _n) in summ.items():
+            if kind != "card":
+                continue
+            series = cards.setdefault(entity, {}).setdefault(metric, [(None, None)] * len(per_run))
+            series[i] = (v, s)
+    return {"runs": [r["run_id"] for r in picked], "cards": cards}
+
+
+# ---------------------------------------------------------------------- runs by name
+class RunRef:
+    """A run named on the command line: a run id in the state store, or a run directory."""
+
+    def __init__(self, ref: str, state_dir: str | Path | None) -> None:
+        self.ref = ref
+        path = Path(ref)
+        if path.is_dir() and (path / "results.json").is_file():
+            self.results = _load_results(path / "results.json")
+            self.run_id = self.results.get("run_id") or ref
+            self.summaries = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)
+                              for s in summarize(self.results, _rows(path))}
+            self.findings = list(self.results.get("findings") or [])
+            self.started = self.results.get("started")
+            return
+        if state_dir is None:
+            raise ConfigError("not a run directory (no results.json); a run id needs --state-dir", ref)
+        if not Path(state_dir, "state.db").is_file():
+            raise ConfigError("no state store here (no state.db)", str(state_dir))
+        with StateStore(state_dir) as st:
+            run = st.run(ref) or _by_prefix(st, ref)
+            if run is None:
+                raise ConfigError("no such run in the state store (sncheck history --runs lists them)", ref)
+            self.run_id = run["run_id"]
+            self.results = run
+            self.summaries = st.run_summaries(self.run_id)
+            self.findings = st.findings_of_run(self.run_id)
+            self.started = run.get("started")
+        if not self.summaries:
+            raise ConfigError("the state store keeps no summaries of this run (recorded before "
+                              "sncheck kept history); compare its run directory instead", ref)
+
+
+def _by_prefix(st: StateStore, ref: str) -> dict | None:
+    hits = [r for r in st.runs() if r["run_id"].startswith(ref)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _load_results(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ConfigError(f"cannot read results: {e}", str(path)) from e
+
+
+# ---------------------------------------------------------------------- diff
+def _finding_key(f: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(f.get("entity")), str(f.get("rule")))
+
+
+def diff(a: RunRef, b: RunRef, move_z: float = MOVE_Z, move_rel: float = MOVE_REL) -> dict:
+    """What changed from run ``a`` to run ``b``.
+
+    ``aggregates``: every tier and collective summary in either run, with the delta.
+    ``moved``: cards, hosts and links whose change is beyond ``move_z`` x the noise of
+    the two values (their standard errors) and at least ``move_rel``.
+    ``findings``: new (in b only), resolved (in a only) and persisting, by entity and rule.
+    """
+    def row(key: Key) -> dict:
+        va, sa, na = a.summaries.get(key, (None, None, 0))
+        vb, sb, nb = b.summaries.get(key, (None, None, 0))
+        out = {"kind": key[0], "entity": key[1], "metric": key[2], "a": va, "b": vb,
+               "delta": None, "rel": None, "z": None}
+        if va is not None and vb is not None:
+            out["delta"] = vb - va
+            out["rel"] = (vb - va) / va if va else None
+            noise = math.hypot(sa or 0.0, sb or 0.0)
+            out["z"] = (vb - va) / noise if noise > 0 else None
+        return out
+
+    keys = sorted(set(a.summaries) | set(b.summaries))
+    aggregates = [row(k) for k in keys if k[0] in ("tier", "collective", "golden", "calibration")]
+    moved = []
+    for k in keys:
+        if k[0] not in ("card", "host", "link") or k not in a.summaries or k not in b.summaries:
+            continue
+        r = row(k)
+        if r["rel"] is None or abs(r["rel"]) < move_rel:
+            continue
+        if r["z"] is None and k[0] != "link":  # links are kept as single values: no noise estimate
+            continue
+        if r["z"] is not None and abs(r["z"]) < move_z:
+            continue
+        moved.append(r)
+    moved.sort(key=lambda r: -abs(r["rel"]))
+    fa = {_finding_key(f): f for f in a.findings}
+    fb = {_finding_key(f): f for f in b.findings}
+    brief = lambda f: {k: f.get(k) for k in ("entity", "entity_kind", "rule", "severity", "message")}  # noqa: E731
+    return {
+        "a": {"run_id": a.run_id, "started": a.started, "verdict": a.results.get("verdict")},
+        "b": {"run_id": b.run_id, "started": b.started, "verdict": b.results.get("verdict")},
+        "aggregates": aggregates, "moved": moved,
+        "findings": {"new": [brief(fb[k]) for k in fb if k not in fa],
+                     "resolved": [brief(fa[k]) for k in fa if k not in fb],
+                     "persisting": [brief(fb[k]) for k in fb if k in fa]},
+        "noise": {"z": move_z, "rel": move_rel},
+    }
+
+
+# ---------------------------------------------------------------------- entity history
+def entity_history(state_dir: str | Path, entity: str, limit: int | None = None) -> dict:
+    """An entity's summaries and findings, run by run (oldest first)."""
+    if not Path(state_dir, "state.db").is_file():
+        raise ConfigError("no state store here (no state.db)", str(state_dir))
+    with StateStore(state_dir) as st:
+        runs = list(reversed(st.runs(limit)))
+        findings = st.findings_for(entity)
+        actions = st.history(entity)
+        out = []
+        for r in runs:
+            summ = st.run_summaries(r["run_id"])
+            metrics = {f"{k[0]}:{k[2]}": {"value": v, "noise": s, "n": n}
+                       for k, (v, s, n) in summ.items() if k[1] == entity}
+            mine = [f for f in findings if f["run_id"] == r["run_id"]]
+            if not metrics and not mine:
+                continue
+            out.append({"run_id": r["run_id"], "started": r["started"], "verdict": r["verdict"],
+                        "inventory": r["inventory"], "backend": r["backend"], "metrics": metrics,
+                        "findings": [{k: f.get(k) for k in ("rule", "severity", "message")} for f in mine]})
+    return {"entity": entity, "runs": out, "isolation": actions}
+
+
+def trends(state_dir: str | Path, results: Mapping[str, Any], last: int = 10) -> dict | None:
+    """For the report: per-tier series over the last runs of this inventory and backend
+    (this one included), and the findings new and resolved since the previous run."""
+    if not Path(state_dir, "state.db").is_file():
+        return None
+    with StateStore(state_dir) as st:
+        runs = st.summary_runs(inventory=results.get("inventory"), backend=results.get("backend"))
+        runs = [r for r in runs if r["run_id"] != results.get("run_id")][-(last - 1):]
+        this = next((r for r in st.summary_runs() if r["run_id"] == results.get("run_id")), None)
+        series_runs = runs + ([this] if this else [])
+        if not runs:
+            return None
+        per_run = [st.run_summaries(r["run_id"]) for r in series_runs]
+        previous = runs[-1]
+        prev_findings = st.findings_of_run(previous["run_id"])
+    tiers: dict[str, list] = {}
+    for i, summ in enumerate(per_run):
+        for (kind, entity, metric), (v, _s, _n) in summ.items():
+            if kind == "tier":
+                tiers.setdefault(f"{entity} {metric}", [None] * len(per_run))[i] = v
+    now = {_finding_key(f): f for f in results.get("findings") or []}
+    before = {_finding_key(f): f for f in prev_findings}
+    brief = lambda f: {k: f.get(k) for k in ("entity", "entity_kind", "rule", "severity", "message")}  # noqa: E731
+    return {"runs": [r["run_id"] for r in series_runs], "previous": previous["run_id"],
+            "previous_verdict": previous["verdict"], "series": tiers,
+            "new": [brief(now[k]) for k in now if k not in before],
+            "resolved": [brief(before[k]) for k in before if k not in now],
+            "persisting": [brief(now[k]) for k in now if k in before]}
+
+
+# ---------------------------------------------------------------------- baselines
+def baseline_from_state(state_dir: str | Path, name: str, last: int | None = None,
+                        passed_only: bool = False, inventory: str | None = None,
+                        backend: str | None = None, before: str | None = None) -> dict:
+    """A ``sncheck.baseline/1`` from the summaries of stored runs: per tier, the median
+    of the runs' tier medians; per tier and card, the median of the card's medians.
+
+    ``before``: only runs that started before this timestamp (the run being judged).
+    """
+    if not Path(state_dir, "state.db").is_file():
+        raise ConfigError("no state store here (no state.db)", str(state_dir))
+    with StateStore(state_dir) as st:
+        runs = st.summary_runs(inventory=inventory, backend=backend,
+                               verdict="pass" if passed_only else None)
+        if before is not None:
+            runs = [r for r in runs if (r["started"] or "") < before]
+        if last:
+            runs = runs[-last:]
+        if not runs:
+            which = "passing runs" if passed_only else "runs"
+            raise ConfigError(f"the state store has no {which} with summaries"
+                              + (f" of inventory {inventory!r} on backend {backend!r}" if inventory else ""),
+                              str(state_dir))
+        per_run = [st.run_summaries(r["run_id"]) for r in runs]
+    metrics: dict[str, dict] = {}
+    units = {"p2p_bandwidth": "GB/s", "p2p_latency": "us"}
+    collect: dict[tuple, list[float]] = {}
+    calibration: dict[str, dict] = {}
+    for summ in per_run:
+        for (kind, entity, metric), (v, _s, _n) in summ.items():
+            collect.setdefault((kind, entity, metric), []).append(v)
+    for (kind, entity, metric), values in collect.items():
+        med = float(pd.Series(values).median())
+        if kind == "tier" and metric in units:
+            m = metrics.setdefault(metric, {"tier": {}, "card": {}, "unit": units[metric]})
+            m["tier"][entity] = med
+        elif kind == "card" and "/" in metric and metric.split("/")[0] in units:
+            base, tier = metric.split("/", 1)
+            m = metrics.setdefault(base, {"tier": {}, "card": {}, "unit": units[base]})
+            m["card"].setdefault(tier, {})[entity] = med
+        elif kind == "calibration":
+            calibration.setdefault(entity, {})[metric] = med
+    out = {"schema": BASELINE_SCHEMA, "name": name,
+           "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "runs": [r["run_id"] for r in runs], "source": "state", "metrics": metrics}
+    if calibration:
+        out["calibration"] = calibration
+    return out
+
+
+def summaries_of(results: Mapping[str, Any], rows: pd.DataFrame) -> list[Summary]:
+    return summarize(dict(results), rows)
