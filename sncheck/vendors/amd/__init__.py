@@ -1,0 +1,1 @@
+"""AMD Instinct (MI300X-class): amd-smi, rocm-smi, rccl-tests, TransferBench."""

@@ -1,0 +1,202 @@
+"""Parse ``amd-smi`` views. Pure ``text -> dict``; ``errors`` lists tool errors and
+truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing is recognisable.
+
+``parse_amd_smi`` (``amd-smi``): the indented text of ``amd-smi list|static|metric``
+(also ``metric --ecc-blocks``, ``static --partition``, or a grep-ed fragment)::
+
+    {"tool": "amd-smi", "gpus": [{"gpu": 0, "BDF": "0000:05:00.0",
+                                  "ASIC": {"MARKET_NAME": "MI300X-O", ...},
+                                  "ECC_BLOCKS": {"UMC": {"CORRECTABLE_COUNT": 0, ...}}}],
+     "errors": []}
+
+  Values stay strings except plain integers; a fragment without ``GPU: n`` lines is one
+  entry with ``gpu`` null.
+
+``parse_amd_smi_json`` (``amd-smi-json``): ``amd-smi <view> --json`` -- a list of GPUs,
+``{"gpu_data": [...]}``, or a single object (a ``jq`` fragment) -- as ``{"gpus": [...]}``.
+
+``parse_amd_smi_monitor`` (``amd-smi-monitor``)::
+
+    {"tool": "amd-smi-monitor", "columns": ["GPU", "POWER", ...],
+     "gpus": [{"gpu": 0, "POWER": "182 W", "GPU_TEMP": "42 °C", ...}], "errors": []}
+
+``parse_amd_smi_topology`` (``amd-smi-topology``): every ``<NAME> TABLE:`` of
+``amd-smi topology`` as ``{"tables": {"ACCESS": {"0000:05:00.0": {"0000:26:00.0": "ENABLED"}}}}``.
+
+``parse_amd_smi_xgmi`` (``amd-smi-xgmi``): the LINK METRIC TABLE (and a LINK STATUS
+TABLE where the version prints one)::
+
+    {"tool": "amd-smi-xgmi", "gpus": [{"gpu": 0, "bdf": "05:00.0", "bit_rate_Gbps": 32.0,
+      "max_bandwidth_Gbps": 512.0, "link_type": "XGMI",
+      "read_KB": {"26:00.0": 1259, ...}, "write_KB": {...}, "status": {"26:00.0": "U"}}],
+     "errors": []}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+_TRUNCATED = re.compile(r"^\[output truncated\]$|^(\.\.\.|…)$")
+_PROMPT = re.compile(r"^(\$|\[[^\]]*\][#$])\s")
+_ERROR = re.compile(r"(?i)^(error|amdsmi.*error|.*failed to|.*not initialized|.*no gpus? (?:found|detected))")
+
+
+def _value(v: str) -> Any:
+    v = v.strip()
+    if re.fullmatch(r"-?\d+", v):
+        return int(v)
+    return v
+
+
+def _body_lines(text: str, errors: list[str]) -> list[tuple[int, str]]:
+    out = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        body = line.strip()
+        if not body or _PROMPT.match(body):
+            continue
+        if _TRUNCATED.match(body):
+            errors.append("output truncated or elided ('" + body + "')")
+            continue
+        if _ERROR.match(body):
+            errors.append(body)
+            continue
+        out.append((len(line) - len(line.lstrip()), body))
+    return out
+
+
+def parse_amd_smi(text: str) -> dict[str, Any]:
+    errors: list[str] = []
+    gpus: list[dict[str, Any]] = []
+    loose: dict[str, Any] = {}
+    stack: list[tuple[int, dict]] = []
+    for indent, body in _body_lines(text, errors):
+        m = re.match(r"^GPU:\s*(\d+)$", body)
+        if m:
+            gpu = {"gpu": int(m.group(1))}
+            gpus.append(gpu)
+            stack = [(indent, gpu)]
+            continue
+        kv = re.match(r"^([A-Za-z0-9_ ./()%-]+?):\s*(.*)$", body)
+        if not kv:
+            errors.append(f"unrecognised line: {body}")
+            continue
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        parent = stack[-1][1] if stack else loose
+        key, value = kv.group(1).strip(), kv.group(2)
+        if value == "":
+            child: dict[str, Any] = {}
+            parent[key] = child
+            stack.append((indent, child))
+        else:
+            parent[key] = _value(value)
+    if not gpus and loose:
+        gpus = [{"gpu": None, **loose}]
+    if not gpus:
+        raise ParseError("no 'GPU: n' blocks and no KEY: value lines", tool="amd-smi")
+    return {"tool": "amd-smi", "gpus": gpus, "errors": errors}
+
+
+def parse_amd_smi_json(text: str) -> dict[str, Any]:
+    text = "\n".join(ln for ln in text.splitlines() if not _PROMPT.match(ln.strip()))
+    start = min((i for i in (text.find("["), text.find("{")) if i >= 0), default=-1)
+    if start < 0:
+        raise ParseError("no JSON document", tool="amd-smi-json")
+    try:
+        doc = json.loads(text[start:])
+    except json.JSONDecodeError as e:
+        raise ParseError(f"not JSON: {e.msg} at line {e.lineno}", tool="amd-smi-json") from None
+    if isinstance(doc, dict) and isinstance(doc.get("gpu_data"), list):
+        gpus = doc["gpu_data"]
+    elif isinstance(doc, list):
+        gpus = doc
+    elif isinstance(doc, dict):
+        gpus = [doc]
+    else:
+        raise ParseError("JSON is neither a list nor an object", tool="amd-smi-json")
+    return {"tool": "amd-smi-json", "gpus": [g if isinstance(g, dict) else {"value": g} for g in gpus],
+            "errors": []}
+
+
+def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
+    errors: list[str] = []
+    columns: list[str] = []
+    gpus: list[dict[str, Any]] = []
+    for _, body in _body_lines(text, errors):
+        if body.startswith("GPU ") and not columns:
+            columns = body.split()
+            continue
+        if columns and re.match(r"^\d+\s", body):
+            cells = re.split(r"\s{2,}", body)
+            if len(cells) != len(columns):
+                errors.append(f"row '{body}' has {len(cells)} cells for {len(columns)} columns")
+                continue
+            row = dict(zip(columns, cells))
+            gpus.append({"gpu": int(row.pop("GPU")), **row})
+    if not columns:
+        raise ParseError("no 'GPU ...' header row", tool="amd-smi-monitor")
+    return {"tool": "amd-smi-monitor", "columns": columns, "gpus": gpus, "errors": errors}
+
+
+def parse_amd_smi_topology(text: str) -> dict[str, Any]:
+    errors: list[str] = []
+    tables: dict[str, dict[str, dict[str, str]]] = {}
+    name = None
+    cols: list[str] = []
+    for _, body in _body_lines(text, errors):
+        if m := re.match(r"^([A-Z][A-Z ]+) TABLE:$", body):
+            name, cols = m.group(1).strip(), []
+            tables[name] = {}
+        elif name and not cols:
+            cols = body.split()
+        elif name:
+            cells = body.split()
+            if len(cells) - 1 != len(cols):
+                errors.append(f"{name} row {cells[0]} has {len(cells) - 1} cells for {len(cols)} GPUs")
+            tables[name][cells[0]] = dict(zip(cols, (_value(c) for c in cells[1:])))
+    if not tables:
+        raise ParseError("no '<NAME> TABLE:' section", tool="amd-smi-topology")
+    return {"tool": "amd-smi-topology", "tables": tables, "errors": errors}
+
+
+_XGMI_GPU = re.compile(r"^GPU(\d+)\s+(\S+)\s+(?:([\d.]+) Gb/s|N/A)\s+(?:([\d.]+) Gb/s|N/A)\s+(\S+)\s*(.*)$")
+
+
+def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
+    errors: list[str] = []
+    gpus: list[dict[str, Any]] = []
+    peers: list[str] = []
+    section = None
+    for _, body in _body_lines(text, errors):
+        if m := re.match(r"^([A-Z][A-Z ]+) TABLE:$", body):
+            section = m.group(1)
+            continue
+        if body.startswith("bdf") or body.startswith("GPU ") and "bdf" in body:
+            peers = [c for c in body.split() if re.fullmatch(r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d", c)]
+            continue
+        if section == "LINK METRIC" and (m := _XGMI_GPU.match(body)):
+            gpus.append({"gpu": int(m.group(1)), "bdf": m.group(2),
+                         "bit_rate_Gbps": float(m.group(3)) if m.group(3) else None,
+                         "max_bandwidth_Gbps": float(m.group(4)) if m.group(4) else None,
+                         "link_type": m.group(5), "read_KB": {}, "write_KB": {}, "status": {}})
+            continue
+        if section == "LINK METRIC" and gpus and (m := re.match(r"^(Read|Write)\s+(.*)$", body)):
+            cells = re.findall(r"N/A|\d+ KB", m.group(2))
+            key = "read_KB" if m.group(1) == "Read" else "write_KB"
+            gpus[-1][key] = {p: (None if c == "N/A" else int(c.split()[0])) for p, c in zip(peers, cells)}
+            continue
+        if section == "LINK STATUS" and (m := re.match(r"^GPU(\d+)\s+(\S+)\s+(.*)$", body)):
+            entry = next((g for g in gpus if g["gpu"] == int(m.group(1))), None)
+            if entry is None:
+                entry = {"gpu": int(m.group(1)), "bdf": m.group(2), "bit_rate_Gbps": None,
+                         "max_bandwidth_Gbps": None, "link_type": None, "read_KB": {}, "write_KB": {}, "status": {}}
+                gpus.append(entry)
+            entry["status"] = dict(zip(peers, m.group(3).split()))
+    if not gpus:
+        raise ParseError("no GPU rows in a LINK METRIC or LINK STATUS table", tool="amd-smi-xgmi")
+    return {"tool": "amd-smi-xgmi", "gpus": gpus, "errors": errors}

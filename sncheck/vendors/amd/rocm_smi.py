@@ -1,0 +1,128 @@
+"""Parse ``rocm-smi`` views: ``--showtopo``, the Concise Info table, ``--showpids``.
+
+``parse_showtopo`` (``rocm-smi-showtopo``)::
+
+    {"tool": "rocm-smi-showtopo", "gpus": ["GPU0", ...],
+     "weight": {"GPU0": {"GPU1": 15, ...}}, "hops": {...}, "link_type": {"GPU0": {"GPU1": "XGMI"}},
+     "numa": {"GPU0": 0}, "warnings": ["WARNING: AMD GPU device(s) is/are in a low-power state..."],
+     "errors": []}
+
+``parse_concise`` (``rocm-smi``)::
+
+    {"tool": "rocm-smi", "gpus": [{"device": 0, "temp_C": 43.0, "power_W": 155.0, "partitions": "NPS1, SPX, 0",
+      "sclk_MHz": 94, "mclk_MHz": 900, "perf": "auto", "pwrcap_W": 650.0, "vram_pct": 0, "gpu_pct": 0,
+      "name": null}], "errors": []}
+
+``parse_showpids`` (``rocm-smi-showpids``): ``{"processes": [{"pid": 1168514, "name": "pt_main_thread",
+"gpus": "1", "vram_bytes": 177386942464, ...}]}``.
+
+``rocm-smi --json`` that prints ``WARNING: No JSON data to report`` is an error, not data.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+_SECTIONS = {"Weight between two GPUs": "weight", "Hops between two GPUs": "hops",
+             "Link Type between two GPUs": "link_type"}
+
+
+def _cell(v: str) -> Any:
+    return int(v) if re.fullmatch(r"\d+", v) else v
+
+
+def parse_showtopo(text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"tool": "rocm-smi-showtopo", "gpus": [], "weight": {}, "hops": {}, "link_type": {},
+                           "numa": {}, "warnings": [], "errors": []}
+    section = None
+    cols: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("WARNING"):
+            out["warnings"].append(line)
+            continue
+        if m := re.match(r"^=+\s*(.*?)\s*=+$", line):
+            section = _SECTIONS.get(m.group(1))
+            cols = []
+            if m.group(1) == "Numa Nodes":
+                section = "numa"
+            continue
+        if section in ("weight", "hops", "link_type"):
+            if not cols:
+                cols = line.split()
+                out["gpus"] = out["gpus"] or cols
+                continue
+            cells = line.split()
+            if len(cells) - 1 != len(cols):
+                out["errors"].append(f"{section} row {cells[0]} has {len(cells) - 1} cells for {len(cols)} GPUs")
+            out[section][cells[0]] = {c: _cell(v) for c, v in zip(cols, cells[1:])}
+        elif section == "numa" and (m := re.match(r"^GPU\[(\d+)\]\s*:\s*\(Topology\) Numa Node:\s*(\S+)", line)):
+            out["numa"][f"GPU{m.group(1)}"] = _cell(m.group(2))
+        elif re.search(r"(?i)error|not found|unable", line):
+            out["errors"].append(line)
+    if not out["weight"] and not out["link_type"] and not out["hops"]:
+        raise ParseError("no 'between two GPUs' tables", tool="rocm-smi-showtopo")
+    return out
+
+
+_ROW = re.compile(r"^(\d+)\s+")
+
+
+def parse_concise(text: str) -> dict[str, Any]:
+    gpus: list[dict[str, Any]] = []
+    errors: list[str] = []
+    saw = False
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        body = line.strip()
+        if "Concise Info" in body:
+            saw = True
+            continue
+        if "No JSON data to report" in body:
+            errors.append(body)
+            continue
+        if saw and _ROW.match(line):
+            g: dict[str, Any] = {"device": int(_ROW.match(line).group(1))}
+            temp = re.search(r"([\d.]+)°C", line)
+            watts = re.findall(r"([\d.]+)W\b", line)
+            clocks = re.findall(r"(\d+)Mhz", line)
+            pcts = re.findall(r"(\d+)%", line)
+            part = re.search(r"(NPS\d(?:,\s*[A-Z]PX)?(?:,\s*\d+)?)", line)
+            perf = re.search(r"\b(auto|low|high|manual|determinism|stable_std|stable_peak|\S+_power)\b", line)
+            g.update({"temp_C": float(temp.group(1)) if temp else None,
+                      "power_W": float(watts[0]) if watts else None,
+                      "pwrcap_W": float(watts[1]) if len(watts) > 1 else None,
+                      "partitions": part.group(1) if part else None,
+                      "sclk_MHz": int(clocks[0]) if clocks else None,
+                      "mclk_MHz": int(clocks[1]) if len(clocks) > 1 else None,
+                      "perf": perf.group(1) if perf else None,
+                      "fan_pct": int(pcts[0]) if len(pcts) == 3 else None,
+                      "vram_pct": int(pcts[-2]) if len(pcts) >= 2 else None,
+                      "gpu_pct": int(pcts[-1]) if pcts else None, "name": None})
+            gpus.append(g)
+        elif saw and gpus and line.startswith(" ") and body and not body.startswith(("(", "=")):
+            gpus[-1]["name"] = body  # the old layout's second line: "AMD Instinct MI300X"
+    if not saw and not errors:
+        raise ParseError("no 'Concise Info' table", tool="rocm-smi")
+    return {"tool": "rocm-smi", "gpus": gpus, "errors": errors}
+
+
+def parse_showpids(text: str) -> dict[str, Any]:
+    procs = []
+    header = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("PID") and "PROCESS NAME" in line:
+            header = True
+            continue
+        if header and (m := re.match(r"^(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)$", line)):
+            procs.append({"pid": int(m.group(1)), "name": m.group(2), "gpus": m.group(3),
+                          "vram_bytes": int(m.group(4)), "sdma": int(m.group(5)), "cu_occupancy": int(m.group(6))})
+    if not header:
+        raise ParseError("no KFD process table", tool="rocm-smi-showpids")
+    return {"tool": "rocm-smi-showpids", "processes": procs, "errors": []}

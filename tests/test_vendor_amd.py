@@ -1,0 +1,226 @@
+"""The AMD plug-in on real amd-smi / rocm-smi / TransferBench / rccl-tests captures, and an
+AMD host over real SSH whose XGMI link is down."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from parser_checks import only_parse_error_or_json
+from vendor_ssh import facts_of, host_facts, install_replay, real, write_inventory
+
+from sncheck.errors import ParseError
+from sncheck.vendors import facts as hf
+from sncheck.vendors import registry
+from sncheck.vendors.amd import amd_smi, checks, rocm_smi, transferbench
+from sncheck.vendors.parsers import PARSERS
+
+MI300X = registry.platform("amd-mi300x")
+
+
+def amd(name: str) -> str:
+    return real(next(p for p in (Path(__file__).resolve().parents[1] / "fixtures/real/amd").glob(f"{name}_*")
+                     ).relative_to(Path(__file__).resolve().parents[1] / "fixtures/real").as_posix())
+
+
+def expect(cards: int = 8) -> hf.Expect:
+    return hf.Expect(cards=cards, platform=MI300X, domain_hosts=1)
+
+
+# --------------------------------------------------------------------------- amd-smi
+
+def test_amd_smi_list_static_metric_trees() -> None:
+    lst = amd_smi.parse_amd_smi(amd("01"))
+    assert [g["gpu"] for g in lst["gpus"]] == [0, 1, 2] and lst["gpus"][2]["BDF"] == "0000:46:00.0"
+    assert lst["errors"] == ["output truncated or elided ('[output truncated]')"]
+    static = amd_smi.parse_amd_smi(amd("02"))["gpus"][0]
+    assert static["ASIC"]["MARKET_NAME"] == "MI300X-O" and static["ASIC"]["OAM_ID"] == 7
+    assert static["BUS"]["MAX_PCIE_WIDTH"] == 16 and static["BUS"]["PCIE_INTERFACE_VERSION"] == "Gen 5"
+    metric = amd_smi.parse_amd_smi(amd("04"))["gpus"][0]
+    assert metric["POWER"]["THROTTLE_STATUS"] == "UNTHROTTLED" and metric["CLOCK"]["GFX_2"]["CLK"] == "2107 MHz"
+    vram = amd_smi.parse_amd_smi_json(amd("03"))
+    assert vram["gpus"] == [{"type": "HBM", "vendor": "N/A", "size": {"value": 196592, "unit": "MB"}}]
+    part = amd_smi.parse_amd_smi(amd("11"))
+    assert [g["gpu"] for g in part["gpus"]] == [0, 62] and len(part["errors"]) == 2
+    assert part["gpus"][0]["PARTITION"] == {"COMPUTE_PARTITION": "CPX", "MEMORY_PARTITION": "NPS4", "PARTITION_ID": 0}
+
+
+def test_ecc_blocks_clean_and_correctable() -> None:
+    clean = amd_smi.parse_amd_smi(amd("09"))
+    assert set(clean["gpus"][0]["ECC_BLOCKS"]) == {"UMC", "SDMA", "GFX", "MMHUB", "PCIE_BIF", "HDP", "XGMI_WAFL"}
+    r = checks.check_ecc("n1", clean, expect())[0]
+    assert (r["ok"], r["value"]) == (True, 0) and "7 blocks read" in r["message"]
+    ce = checks.check_ecc("n1", amd_smi.parse_amd_smi(amd("10")), expect())[0]
+    assert ce["ok"] is True and "2 correctable, not judged" in ce["message"]
+    bad = amd("09").replace("UNCORRECTABLE_COUNT: 0", "UNCORRECTABLE_COUNT: 3", 1)
+    r = checks.check_ecc("n1", amd_smi.parse_amd_smi(bad), expect())[0]
+    assert r["ok"] is False and "GPU 0 UMC: 3 uncorrectable, 0 deferred" in r["message"]
+
+
+def test_monitor_tables_and_card_count() -> None:
+    old = amd_smi.parse_amd_smi_monitor(amd("05"))
+    assert len(old["gpus"]) == 8 and old["gpus"][0]["GFX_UTIL"] == "83 %" and old["gpus"][7]["MEM_CLOCK"] == "900 MHz"
+    cpx = amd_smi.parse_amd_smi_monitor(amd("08"))
+    assert len(cpx["gpus"]) == 32 and cpx["gpus"][31]["VRAM_TOTAL"] == "196300 MB"
+    new = amd_smi.parse_amd_smi_monitor(amd("12"))
+    assert new["columns"][:3] == ["GPU", "POWER", "PWR_CAP"] and new["gpus"][3]["GPU_T"] == "61 °C"
+    assert checks.check_card_count("n1", old, expect())[0]["ok"]
+    r = checks.check_card_count("n1", cpx, expect())[0]
+    assert (r["ok"], r["value"], r["expected"]) == (False, 32, 8)
+    assert checks.check_card_count("n1", cpx, expect(32))[0]["ok"]
+
+
+def test_topology_and_xgmi_metric_tables() -> None:
+    topo = amd_smi.parse_amd_smi_topology(amd("06"))
+    assert set(topo["tables"]) == {"ACCESS", "WEIGHT"}
+    assert topo["tables"]["WEIGHT"]["0000:05:00.0"]["0000:26:00.0"] == 15
+    assert topo["tables"]["ACCESS"]["0000:e5:00.0"]["0000:05:00.0"] == "ENABLED"
+    x = amd_smi.parse_amd_smi_xgmi(amd("07"))
+    assert [(g["gpu"], g["bdf"], g["bit_rate_Gbps"], g["max_bandwidth_Gbps"], g["link_type"]) for g in x["gpus"]] == [
+        (0, "05:00.0", 32.0, 512.0, "XGMI"), (1, "26:00.0", 32.0, 512.0, "XGMI")]
+    assert x["gpus"][0]["read_KB"]["c6:00.0"] == 9774 and x["gpus"][1]["write_KB"]["05:00.0"] == 0
+    r = checks.check_xgmi_status("n1", x, expect())[0]
+    assert r["ok"] is False and "truncated" in r["message"]  # the blog cut the table
+
+
+def test_xgmi_status_table_down_link() -> None:
+    # The LINK STATUS table of newer amd-smi (no capture stored): U up, D down, X self.
+    text = amd("07").replace("[output truncated]", "") + (
+        "LINK STATUS TABLE:\n"
+        "       bdf          05:00.0 26:00.0 46:00.0\n"
+        "GPU0   05:00.0      X       U       D\n")
+    r = checks.check_xgmi_status("n1", amd_smi.parse_amd_smi_xgmi(text), expect())[0]
+    assert r["ok"] is False and "GPU0 -> 46:00.0 D" in r["message"] and "1/2 links up" in r["message"]
+
+
+def test_rocm_smi_showtopo_xgmi_mesh_and_pcie_only() -> None:
+    mesh = rocm_smi.parse_showtopo(amd("13"))
+    assert len(mesh["gpus"]) == 8 and mesh["hops"]["GPU7"]["GPU0"] == 1 and mesh["weight"]["GPU3"]["GPU4"] == 15
+    assert mesh["numa"]["GPU5"] == 1 and mesh["warnings"][0].startswith("WARNING: AMD GPU device(s)")
+    r = checks.check_xgmi_topo("n1", mesh, expect())[0]
+    assert (r["ok"], r["value"], r["expected"]) == (True, 28, 28)
+    pcie = rocm_smi.parse_showtopo(amd("16"))
+    r = checks.check_xgmi_topo("n1", pcie, expect(4))[0]
+    assert r["ok"] is False and r["value"] == 0 and "GPU0-GPU1 PCIE (hops 3, weight 52)" in r["message"]
+
+
+def test_rocm_smi_concise_three_layouts_and_pids() -> None:
+    for name, cap, name0 in (("14", 650.0, None), ("15", 1000.0, None), ("24", 750.0, "AMD Instinct MI300X")):
+        c = rocm_smi.parse_concise(amd(name))
+        assert [g["device"] for g in c["gpus"]] == list(range(8))
+        assert c["gpus"][0]["pwrcap_W"] == cap and c["gpus"][0]["name"] == name0
+    assert rocm_smi.parse_concise(amd("24"))["gpus"][3]["vram_pct"] == 17
+    assert rocm_smi.parse_concise(amd("15"))["gpus"][3]["temp_C"] == 67.0
+    pids = rocm_smi.parse_showpids(amd("23"))["processes"]
+    assert len(pids) == 8 and pids[2] == {"pid": 1168514, "name": "pt_main_thread", "gpus": "1",
+                                          "vram_bytes": 177386942464, "sdma": 0, "cu_occupancy": 4}
+    no_json = rocm_smi.parse_concise(amd("17"))
+    assert no_json["gpus"] == [] and no_json["errors"][0] == "WARNING: No JSON data to report"
+
+
+def test_metric_throttle_and_pcie_width() -> None:
+    m = amd_smi.parse_amd_smi(amd("04"))
+    rows = {r["fact"]: r for r in checks.check_metric("n1", m, expect())}
+    assert rows["throttle"]["ok"] is False and "truncated" in rows["throttle"]["message"]
+    whole = amd("04").replace("[output truncated]", "    PCIE:\n        WIDTH: 8\n        SPEED: 32 GT/s")
+    whole = whole.replace("THROTTLE_STATUS: UNTHROTTLED", "THROTTLE_STATUS: THROTTLED")
+    rows = {r["fact"]: r for r in checks.check_metric("n1", amd_smi.parse_amd_smi(whole), expect())}
+    assert rows["throttle"]["ok"] is False and "GPU 0: THROTTLED" in rows["throttle"]["message"]
+    assert rows["pcie_width"]["ok"] is False and "GPU 0: PCIe x8 of x16" in rows["pcie_width"]["message"]
+
+
+# --------------------------------------------------------------------------- TransferBench, rccl-tests
+
+def test_transferbench_views() -> None:
+    a2a = transferbench.parse_transferbench(amd("18"))
+    (m,) = a2a["matrices"]
+    assert m["rows"]["GPU 02"]["GPU 01"] == 53.446 and m["rows"]["GPU 00"]["GPU 00"] is None
+    assert (a2a["aggregate_GBps"], a2a["average_GBps"]) == (2879.354, 51.417)
+    err = transferbench.parse_transferbench(amd("20"))
+    assert err["version"] == "v1.62.00" and err["errors"] == ["[ERROR] HIP Error: invalid resource handle"]
+    cfg = transferbench.parse_transferbench(amd("21"))
+    assert len(cfg["tests"]) == 6 and cfg["tests"][2]["executors"][1] == {"executor": "GPU 01", "GBps": 45.471,
+                                                                         "bytes": 2097152}
+    assert cfg["tests"][3]["aggregate_GBps"] == 698.995
+    p2p = transferbench.parse_transferbench(amd("22"))
+    uni, bi = p2p["matrices"]
+    assert uni["rows"]["GPU 03"]["GPU 07"] == 47.93 and uni["rows"]["GPU 00"]["GPU 00"] == 1689.85
+    assert bi["rows"]["GPU 00 <->"]["GPU 01"] == 92.20 and len(bi["rows"]) == 30
+    assert p2p["averages"]["UniDir"]["GPU->GPU"] == 48.44 and p2p["averages"]["BiDir"]["CPU->GPU"] == 43.84
+    ok = checks.check_transferbench_p2p("n1", p2p, pair_GBps=50.0)[0]
+    assert ok["ok"] and ok["value"] == 47.47
+    low = checks.check_transferbench_p2p("n1", p2p, pair_GBps=64.0)[0]
+    assert low["ok"] is False and "GPU 00->GPU 01 48.46 GB/s" in low["message"]
+    assert checks.check_transferbench_p2p("n1", err, pair_GBps=50.0)[0]["ok"] is False
+
+
+def test_rccl_tests_are_the_collective_tool() -> None:
+    vendor = registry.vendors()["amd"]
+    assert vendor.collective.name == "rccl-tests" and vendor.dist_backend == "nccl"
+    r = vendor.collective.parse(real("rccl-tests/01_all_reduce_mi300x_16ranks_2nodes_rccl_version_block.txt"))
+    assert r["tool"] == "rccl-tests" and r["rows"]
+
+
+@pytest.mark.parametrize("tool, name", [("amd-smi", "09"), ("amd-smi-json", "03"), ("amd-smi-monitor", "12"),
+                                        ("amd-smi-topology", "06"), ("amd-smi-xgmi", "07"), ("rocm-smi", "14"),
+                                        ("rocm-smi-showtopo", "13"), ("rocm-smi-showpids", "23"),
+                                        ("transferbench", "22")])
+def test_parse_registry_and_garbage(tool: str, name: str) -> None:
+    json.dumps(PARSERS[tool](amd(name)), allow_nan=False)
+    for junk in ("", "garbage\n", amd(name)[: len(amd(name)) // 2]):
+        only_parse_error_or_json(PARSERS[tool], junk)
+    with pytest.raises(ParseError):
+        PARSERS[tool]("")
+
+
+# --------------------------------------------------------------------------- over SSH
+
+def _xgmi_down(text: str, a: int, b: int) -> str:
+    """rocm-smi --showtopo with the a<->b XGMI link down: the driver reaches b from a over
+    PCIe (the link type and weight of rocm-smi's PCIe-only capture 16)."""
+    out = []
+    section = None
+    for line in text.splitlines():
+        if "between two GPUs" in line:
+            section = line
+        cells = line.split()
+        if cells and re.fullmatch(r"GPU\d", cells[0]) and section:
+            row = int(cells[0][3:])
+            if row in (a, b):
+                col = b if row == a else a
+                new = {"Weight": "52", "Hops": "3", "Link Type": "PCIE"}[section.strip("= ").split(" between")[0]]
+                cells[col + 1] = new
+                line = cells[0].ljust(7) + "".join(c.ljust(13) for c in cells[1:]).rstrip()
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _install_amd(host, showtopo: str) -> None:
+    # amd-smi metric: the blog cut the capture ("[output truncated]"); a real run prints it
+    # whole, so the replay drops the author's marker line.
+    metric = amd("04").replace("[output truncated]\n", "")
+    install_replay(host, "amd-smi", {"monitor -putm": amd("05"), "metric --ecc-blocks": amd("09"),
+                                     "metric": metric})
+    install_replay(host, "rocm-smi", {"--showtopo": showtopo})
+    install_replay(host, "ibstat", {"": real("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt")})
+
+
+@pytest.mark.sshd
+def test_amd_node_with_an_xgmi_link_down_over_ssh(sshd_cluster, tmp_path: Path) -> None:
+    cluster = sshd_cluster(2, ["mi01", "mi02"])
+    _install_amd(cluster["mi01"], amd("13"))
+    _install_amd(cluster["mi02"], _xgmi_down(amd("13"), 2, 5))
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, "amd-mi300x", {"mi01": ["mi01"], "mi02": ["mi02"]})
+    rows, findings = host_facts(inv, cluster)
+    healthy = facts_of(rows, "mi01")
+    assert {f: r["ok"] for f, r in healthy.items()} == dict.fromkeys(
+        ("reachable", "card_count", "xgmi_links", "ecc", "throttle", "pcie_width", "ib_ports"), True)
+    sick = facts_of(rows, "mi02")["xgmi_links"]
+    assert (sick["ok"], sick["value"], sick["expected"]) == (False, 27, 28)
+    assert "GPU2-GPU5 PCIE (hops 3, weight 52)" in sick["message"]
+    assert [f.entity for f in findings] == ["mi02"]
+    (f,) = findings
+    assert f.rule == "host-fact" and f.entity_kind == "host" and "GPU2-GPU5 PCIE" in f.message
+    assert (f.evidence["measured"], f.evidence["expected"]) == (27, 28)
