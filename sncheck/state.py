@@ -259,21 +259,29 @@ class StateStore:
         """Keep a run's summaries (objects with kind, entity, metric, value, spread, n:
         :class:`sncheck.health.summaries.Summary`), replacing any kept before."""
         items = sorted(summaries, key=lambda s: (s.kind, s.entity, s.metric))
-        keys = "\n".join(f"{s.kind}\t{s.entity}\t{s.metric}" for s in items).encode()
-        digest = hashlib.sha256(keys).hexdigest()
-        value = zlib.compress(array("f", [s.value for s in items]).tobytes(), 6)
-        spread = zlib.compress(array("f", [s.spread for s in items]).tobytes(), 6)
-        n = zlib.compress(array("i", [min(int(s.n), 2**31 - 1) for s in items]).tobytes(), 6)
+        self.record_summary_columns(run_id, [(s.kind, s.entity, s.metric) for s in items],
+                                    [s.value for s in items], [s.spread for s in items], [s.n for s in items])
+        return len(items)
+
+    def record_summary_columns(self, run_id: str, keys: list[tuple[str, str, str]], values: Iterable[float],
+                               spreads: Iterable[float], ns: Iterable[int]) -> None:
+        """The same as columns: ``keys`` (kind, entity, metric) and one value, spread and
+        count per key. The key list is stored once per distinct list; each run keeps
+        three packed columns (float32, float32, int32), compressed."""
+        text = "\n".join(f"{k}\t{e}\t{m}" for k, e, m in keys).encode()
+        digest = hashlib.sha256(text).hexdigest()
+        value = zlib.compress(array("f", values).tobytes(), 6)
+        spread = zlib.compress(array("f", spreads).tobytes(), 6)
+        n = zlib.compress(array("i", [min(int(x), 2**31 - 1) for x in ns]).tobytes(), 6)
         with self._write() as db:
             row = db.execute("SELECT id FROM summary_keys WHERE digest = ?", (digest,)).fetchone()
             if row:
                 keys_id = int(row["id"])
             else:
                 keys_id = int(db.execute("INSERT INTO summary_keys (digest, keys) VALUES (?, ?)",
-                                         (digest, zlib.compress(keys, 9))).lastrowid or 0)
+                                         (digest, zlib.compress(text, 9))).lastrowid or 0)
             db.execute("INSERT OR REPLACE INTO summaries (run_id, keys_id, value, spread, n) VALUES (?, ?, ?, ?, ?)",
                        (run_id, keys_id, value, spread, n))
-        return len(items)
 
     def _summary_keys(self, keys_id: int) -> list[tuple[str, str, str]]:
         cache = self.__dict__.setdefault("_keys_cache", {})
