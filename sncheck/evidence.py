@@ -126,10 +126,34 @@ class _Budget:
         return True
 
 
+VERSION_PATTERNS = {  # what the tools print about their versions (nvidia-smi -q, dcgmi, ibstat...)
+    "driver": re.compile(r"Driver Version\s*:?\s*([0-9][0-9.]*)"),
+    "cuda": re.compile(r"CUDA Version\s*:?\s*([0-9][0-9.]*)"),
+    "hca firmware": re.compile(r"Firmware version:\s*([0-9][0-9.]*)"),
+    "dcgm": re.compile(r"(?i)DCGM\s+version\s*:?\s*([0-9][0-9.]*)"),
+}
+
+
+def tool_provenance(backend: Any) -> dict:
+    """The commands the backend ran on the hosts and the versions they printed."""
+    kept = getattr(backend, "_raw_outputs", None) or {}
+    commands: set[str] = set()
+    versions: dict[str, set[str]] = defaultdict(set)
+    for outputs in kept.values():
+        for o in outputs:
+            commands.add(o["command"])
+            for name, pattern in VERSION_PATTERNS.items():
+                versions[name].update(pattern.findall(o["stdout"])[:4])
+    return {"commands": sorted(commands), "versions": {k: sorted(v) for k, v in versions.items() if v}}
+
+
 def collect_evidence(results: dict, rows: list[dict], out_dir: str | Path, backend: Any = None,
                      progress: Callable[[str], None] = lambda m: None,
                      max_run_bytes: int = MAX_RUN_BYTES) -> None:
-    """Write every finding's bundle and list its files in ``evidence.files``."""
+    """Write every finding's bundle and list its files in ``evidence.files``; record
+    the commands run and tool versions seen in ``results["tools"]``."""
+    if backend is not None:
+        results["tools"] = tool_provenance(backend)
     findings = results.get("findings") or []
     if not findings:
         return

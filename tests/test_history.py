@@ -154,3 +154,31 @@ def test_summaries_share_one_key_list_across_runs(tmp_path):
             st.record_summaries(f"r{i}", [Summary("card", f"n/gpu{c}", "bw", 100.0 + i, 1.0, 5) for c in range(8)])
         assert st.count("summary_keys") == 1 and st.count("summaries") == 3
         assert st.run_summaries("r2")[("card", "n/gpu7", "bw")][0] == 102.0
+def test_report_has_the_trend_and_the_change_since_last_run(three_nights):
+    tmp, _state, out = three_nights
+    res3 = out[2][1]
+    assert res3["history"]["new"][0]["entity"] == CARD
+    html = (tmp / "night3" / "report.html").read_text()
+    assert 'id="changes"' in html and CARD in html
+    assert "sparkline" in html
+
+
+def test_every_finding_links_to_evidence_files_that_exist(tmp_path):
+    out = tmp_path / "run"
+    invoke("run", "pre-upgrade-gate", "-i", DEMO, "--backend", "mock", "--seed", 1, "-q",
+           "--faults", ROOT / "fixtures/faults/demo-mixed.yaml", "--out", out)
+    results = json.loads((out / "results.json").read_text())
+    assert results["findings"]
+    html = (out / "report.html").read_text()
+    for f in results["findings"]:
+        files = f["evidence"]["files"]
+        assert any(p.endswith(".json") for p in files) and any(p.endswith("rows.jsonl") for p in files), f
+        for p in files:
+            assert (out / p).is_file() and (out / p).stat().st_size > 0
+            assert f'href="{p}"' in html
+        rows = [json.loads(line) for line in (out / files[0]).read_text().splitlines()] if files[0].endswith(
+            "rows.jsonl") else []
+        if f["entity_kind"] == "card" and rows:
+            host = f["entity"].rsplit("/", 1)[0]  # its pairs and ranks, and its host's facts and groups
+            assert all(f["entity"] in json.dumps(r) or host in json.dumps(r) for r in rows if "note" not in r)
+            assert any(f["entity"] in json.dumps(r) for r in rows)

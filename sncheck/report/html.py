@@ -34,6 +34,7 @@ from .. import __version__
 from ..errors import ConfigError
 from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 from . import svg
+from .firstscreen import first_screen
 from .json_out import write_text_atomic
 
 if TYPE_CHECKING:  # importlib.abc.Traversable moves in 3.12; only annotations need it
@@ -78,12 +79,15 @@ def make_environment(template_dirs: Sequence[str | os.PathLike] | None = None) -
 
 
 def _template_root() -> Traversable:
+    # A checkout's own templates first: an editable install elsewhere (another worktree)
+    # must not render this tree's report with its templates.
+    tree = Path(__file__).resolve().parents[2] / "reports" / "templates"
+    if tree.is_dir():
+        return tree
     try:
         return resources.files("sncheck.templates")
     except ModuleNotFoundError:
-        # A plain checkout on PYTHONPATH (not pip-installed) has no sncheck.templates:
-        # the package-dir mapping to reports/templates exists only once installed.
-        return Path(__file__).resolve().parents[2] / "reports" / "templates"
+        return tree
 
 
 def _builtin_loader() -> FunctionLoader:
@@ -128,6 +132,7 @@ def build_context(results: dict, rows: pd.DataFrame | None) -> dict:
         "facts": host_facts(rows),
         "not_run": _records(_of_kind(rows, "not_run"),
                             ("layer", "entity", "entity_kind", "status", "message")),
+        "top": first_screen(results),  # verdict word, actions, changes, provenance
     }
 
 
@@ -190,9 +195,10 @@ def _summary_items(summary: dict) -> list[tuple[str, str]]:
 
 def _findings(results: dict) -> list[dict]:
     out = []
-    for f in results.get("findings") or []:
+    for i, f in enumerate(results.get("findings") or []):
         ev = f.get("evidence") or {}
-        out.append({"entity": f.get("entity", ""), "entity_kind": f.get("entity_kind", ""),
+        out.append({"index": i, "files": [p for p in ev.get("files") or [] if isinstance(p, str)],
+                    "entity": f.get("entity", ""), "entity_kind": f.get("entity_kind", ""),
                     "layer": f.get("layer", ""), "rule": f.get("rule", ""),
                     "severity": f.get("severity", ""), "message": f.get("message", ""),
                     "measured": ev.get("measured"), "expected": ev.get("expected"),

@@ -27,7 +27,6 @@ _SCALE = ((0.5, (215, 48, 39)), (0.75, (252, 141, 89)), (0.9, (254, 224, 139)),
           (1.0, (26, 152, 80)))
 # Past this many cells, per-cell hover text would dominate the page size.
 TOOLTIP_MAX_CELLS = 2500
-FONT = "font-family:sans-serif"
 LE = "\u2264"
 LEGEND_W = 420  # the heatmap legend's width; small maps widen to show it whole
 
@@ -63,7 +62,7 @@ def _open(cls: str, width: float, height: float, title: str) -> str:
     """The opening of a chart: no xmlns, an inline SVG in HTML needs none (and the
     page must not mention any URL)."""
     return (f'<svg class="chart {cls}" width="{_n(width)}" height="{_n(height)}" '
-            f'viewBox="0 0 {_n(width)} {_n(height)}" role="img" style="{FONT}">\n'
+            f'viewBox="0 0 {_n(width)} {_n(height)}" role="img" font-family="sans-serif">\n'
             f"<title>{_t(title)}</title>\n"
             f'<text x="4" y="14" font-size="13" font-weight="bold">{_t(title)}</text>')
 

@@ -1,0 +1,167 @@
+"""The top of the report, for a person in one minute: the verdict as a word, the
+findings count, the top actions, the changes since the last run (with per-tier
+sparklines) and the provenance of the run.
+
+Everything here must read with CSS and scripts stripped (a strict Content-Security-
+Policy blocks inline ``<style>`` and ``style=``): colours are SVG presentation
+attributes, status is also a word or a mark (never colour alone), tables are tables.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from typing import Any
+
+from markupsafe import escape
+
+from .. import __version__
+
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+MAX_ACTIONS = 10
+WORD = {"pass": "PASS", "degraded": "DEGRADED", "fail": "FAIL", "error": "FAIL"}
+MARK = {"pass": "\u2713", "degraded": "!", "fail": "\u2715", "error": "\u2715"}
+FILL = {"pass": "#1a7f37", "degraded": "#b26a00", "fail": "#c62828", "error": "#8e24aa"}
+
+
+def _t(text: object) -> str:
+    return str(escape(str(text)))
+
+
+def _num(v: Any) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "\u2014"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def verdict_state(results: dict) -> str:
+    """pass | degraded | fail | error: a passed gate with warnings or criticals below
+    the gate (or isolations) is DEGRADED, not PASS."""
+    v = results.get("verdict")
+    if v == "error":
+        return "error"
+    if v != "pass":
+        return "fail"
+    serious = [f for f in results.get("findings") or [] if f.get("severity") in ("critical", "warning")]
+    isolated = [e for e in results.get("isolation") or [] if e.get("action") in ("isolate", "quarantine")]
+    return "degraded" if serious or isolated else "pass"
+
+
+def verdict_svg(state: str, findings: int) -> str:
+    """A banner that keeps its colour under a strict CSP (SVG fill, not CSS)."""
+    word = WORD[state]
+    label = f"{MARK[state]} {word}"
+    text = f"{findings} finding{'s' if findings != 1 else ''}"
+    return (f'<svg width="360" height="44" viewBox="0 0 360 44" role="img" aria-label="verdict {word}, {text}" '
+            f'font-family="sans-serif"><title>verdict {word}, {text}</title>'
+            f'<rect x="0" y="0" width="360" height="44" rx="6" fill="{FILL[state]}"/>'
+            f'<text x="14" y="30" font-size="24" font-weight="bold" fill="#ffffff">{_t(label)}</text>'
+            f'<text x="346" y="29" font-size="15" text-anchor="end" fill="#ffffff">{_t(text)}</text></svg>')
+
+
+def _action(f: dict, decisions: dict[str, list[str]]) -> str:
+    steps = decisions.get(f.get("entity"), [])
+    last = steps[-1] if steps else None
+    kind = f.get("entity_kind")
+    rule = str(f.get("rule") or "")
+    if f.get("severity") == "info":
+        return "none: on record (watch it next run)"
+    if "unreachable" in rule or "not-run" in rule or "missing" in rule:
+        return f"bring the {kind} back (it was not measured), then re-run"
+    if last == "isolate":
+        return f"drain the {kind} (isolation confirmed by the retest), then replace or repair it"
+    if last == "release":
+        return "released: not reproduced by the retest; watch it"
+    if last == "quarantine":
+        return f"keep the {kind} quarantined; re-run to confirm"
+    if "drift" in rule:
+        return f"schedule a check of the {kind}: falling run after run"
+    return f"look at the {kind} (evidence linked)"
+
+
+def actions(results: dict) -> list[dict]:
+    decisions: dict[str, list[str]] = {}
+    for e in results.get("isolation") or []:
+        decisions.setdefault(e.get("entity"), []).append(e.get("action"))
+    ranked = sorted(enumerate(results.get("findings") or []),
+                    key=lambda p: (SEVERITY_ORDER.get(p[1].get("severity"), 3), p[0]))
+    out = []
+    for i, f in ranked[:MAX_ACTIONS]:
+        ev = f.get("evidence") or {}
+        unit = ev.get("unit") or ""
+        measured, expected = ev.get("measured"), ev.get("expected")
+        files = ev.get("files") or []
+        out.append({
+            "index": i, "entity": f.get("entity", ""), "kind": f.get("entity_kind", ""),
+            "severity": f.get("severity", ""), "symptom": f.get("rule", ""), "message": f.get("message", ""),
+            "measured": f"{_num(measured)} {unit}".strip(), "expected": f"{_num(expected)} {unit}".strip(),
+            "action": _action(f, decisions),
+            "evidence": next((p for p in files if p.endswith("README.txt")), files[0] if files else None),
+        })
+    return out
+
+
+def sparkline(values: list[float | None], label: str, width: int = 140, height: int = 28) -> str:
+    """A small trend line (SVG presentation attributes only); the last point marked."""
+    pts = [(i, v) for i, v in enumerate(values) if v is not None and math.isfinite(v)]
+    if len(pts) < 2:
+        return ""
+    lo, hi = min(v for _, v in pts), max(v for _, v in pts)
+    span = (hi - lo) or abs(hi) * 0.01 or 1.0
+    n = max(len(values) - 1, 1)
+
+    def xy(i: int, v: float) -> tuple[float, float]:
+        return 3 + (width - 6) * i / n, height - 3 - (height - 6) * (v - lo) / span
+
+    path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(i, v) for i, v in pts))
+    lx, ly = xy(*pts[-1])
+    title = f"{label}: " + ", ".join(_num(v) for _, v in pts)
+    return (f'<svg class="sparkline" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+            f'aria-label="{_t(title)}"><title>{_t(title)}</title>'
+            f'<polyline points="{path}" fill="none" stroke="#1f4e79" stroke-width="1.5"/>'
+            f'<circle cx="{lx:.1f}" cy="{ly:.1f}" r="2.5" fill="#1f4e79"/></svg>')
+
+
+def changes(results: dict) -> dict | None:
+    h = results.get("history")
+    if not h:
+        return None
+    rows = []
+    for name, values in sorted((h.get("series") or {}).items()):
+        known = [v for v in values if v is not None]
+        if not known:
+            continue
+        last, prev = values[-1], next((v for v in reversed(values[:-1]) if v is not None), None)
+        delta = (last - prev) / prev if (last is not None and prev) else None
+        rows.append({"name": name, "runs": len(known), "first": _num(known[0]), "last": _num(last),
+                     "delta": "\u2014" if delta is None else f"{delta:+.1%}",
+                     "svg": sparkline(values, name)})
+    return {"previous": h.get("previous"), "previous_verdict": h.get("previous_verdict"),
+            "runs": len(h.get("runs") or []), "trends": rows,
+            "new": h.get("new") or [], "resolved": h.get("resolved") or [],
+            "persisting": h.get("persisting") or []}
+
+
+def provenance(results: dict) -> dict:
+    """What produced this report: versions, inputs with their hashes, commands, design."""
+    inputs = []
+    for name, d in (results.get("inputs") or {}).items():
+        if isinstance(d, dict):
+            inputs.append({"input": name, "name": d.get("name"), "path": d.get("path"), "sha256": d.get("sha256")})
+    tools = results.get("tools") or {}
+    base = results.get("baseline") if isinstance(results.get("baseline"), dict) else None
+    return {"sncheck": __version__, "python": platform.python_version(),
+            "versions": tools.get("versions") or {}, "commands": tools.get("commands") or [],
+            "inputs": inputs, "baseline": base, "gate": results.get("gate"), "seed": results.get("seed"),
+            "backend": results.get("backend")}
+
+
+def first_screen(results: dict) -> dict:
+    state = verdict_state(results)
+    findings = results.get("findings") or []
+    counts = {s: sum(f.get("severity") == s for f in findings) for s in SEVERITY_ORDER}
+    return {"verdict_word": WORD[state], "verdict_mark": MARK[state], "verdict_state": state,
+            "verdict_svg": verdict_svg(state, len(findings)), "finding_counts": counts,
+            "actions": actions(results), "changes": changes(results), "provenance": provenance(results)}
