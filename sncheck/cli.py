@@ -369,6 +369,7 @@ def _register_ops() -> None:
 
     register(main)
     __import__("sncheck.cli_history").cli_history.register(main)  # history, diff, baseline make
+    __import__("sncheck.cli_slurm").cli_slurm.register(main)  # node-check, inventory from-slurm
 
 
 _register_ops()

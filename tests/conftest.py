@@ -79,9 +79,12 @@ def slurm_cluster(tmp_path: Path) -> Iterator[Callable[..., SlurmCluster]]:
         pytest.skip(f"real Slurm tests need a loopback cluster: {reason}")
     started: list[SlurmCluster] = []
 
-    def start(**kw: object) -> SlurmCluster:
+    def start(_defer: bool = False, **kw: object) -> SlurmCluster:
+        """``_defer=True``: configure only; the test calls ``start()`` (e.g. after installing tools)."""
         cluster = SlurmCluster(tmp_path / f"slurm{len(started)}", **kw)  # type: ignore[arg-type]
         started.append(cluster)
+        if _defer:
+            return cluster
         try:
             return cluster.start()
         except RuntimeError as e:

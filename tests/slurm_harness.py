@@ -60,8 +60,11 @@ class SlurmCluster:
     """``nodes`` slurmd daemons named node1..nodeN, ``cards`` GPUs (GRES, no device files) each.
 
     ``switches`` groups nodes under leaf switches in topology.conf (tree topology);
-    ``health_check`` sets ``HealthCheckProgram`` (run every ``health_interval`` s);
-    ``node_env`` adds environment variables per node's slurmd (e.g. a PATH with fake tools).
+    ``health_check`` sets ``HealthCheckProgram`` (run every ``health_interval`` s): a path,
+    or a script text (starting ``#!``) written to ``<root>/healthcheck.sh`` with ``{root}``
+    and ``{conf}`` filled in. slurmd runs it with only ``SLURMD_NODENAME`` in its
+    environment, so the script sets PATH itself (``bin_dir(node)`` holds per-node fake tools).
+    ``node_env`` adds environment variables per node's slurmd.
     """
 
     def __init__(
@@ -102,6 +105,12 @@ class SlurmCluster:
             del env[key]  # never inherit a surrounding job's identity
         return env
 
+    def bin_dir(self, name: str) -> Path:
+        """A directory for node ``name``'s fake tools (a health-check script puts it on PATH)."""
+        d = self.root / "bin" / name
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
     def run(self, argv: Sequence[str], timeout: float = 60.0, check: bool = False,
             **kw: object) -> subprocess.CompletedProcess[str]:
         return subprocess.run(list(argv), env=kw.pop("env", self.env), capture_output=True, text=True,  # type: ignore[arg-type]
@@ -115,7 +124,8 @@ class SlurmCluster:
             self._start_ctld()
             for name in self.names:
                 self._start_slurmd(name)
-            self.wait_idle()
+            # A health check may drain a node as soon as its slurmd starts.
+            self.wait_idle(states=("idle", "drained", "draining") if self.health_check else ("idle",))
         except BaseException:
             self.stop()
             raise
@@ -165,21 +175,23 @@ class SlurmCluster:
         out = self.run(["sinfo", "-h", "-N", "-n", name, "-o", "%E"], check=True).stdout.strip()
         return "" if out in ("none", "(null)") else out.splitlines()[0] if out else ""
 
-    def wait_idle(self, names: Sequence[str] | None = None, timeout: float = START_TIMEOUT) -> None:
+    def wait_idle(self, names: Sequence[str] | None = None, timeout: float = START_TIMEOUT,
+                  states: Sequence[str] = ("idle",)) -> None:
         names = list(names or self.names)
+        want = tuple(states)
         deadline = time.monotonic() + timeout
-        states: dict[str, str] = {}
+        seen: dict[str, str] = {}
         while time.monotonic() < deadline:
             self._check_alive()
             res = self.run(["sinfo", "-h", "-N", "-o", "%N %T"], timeout=15)
             if res.returncode == 0:
-                states = dict(line.split()[:2] for line in res.stdout.splitlines() if len(line.split()) >= 2)
-                if all(states.get(n, "").rstrip("*~#") == "idle" for n in names):
+                seen = dict(line.split()[:2] for line in res.stdout.splitlines() if len(line.split()) >= 2)
+                if all(seen.get(n, "").rstrip("*~#") in want for n in names):
                     return
-                if any(states.get(n, "").startswith("inval") for n in names):
+                if any(seen.get(n, "").startswith("inval") for n in names):
                     break  # a configuration the controller refuses: waiting will not help
             time.sleep(0.3)
-        raise RuntimeError(f"Slurm nodes not idle within {timeout:.0f}s: {states}\n{self.logs_tail()}")
+        raise RuntimeError(f"Slurm nodes not idle within {timeout:.0f}s: {seen}\n{self.logs_tail()}")
 
     def wait_state(self, name: str, want: Sequence[str], timeout: float = 30.0) -> str:
         deadline = time.monotonic() + timeout
@@ -211,6 +223,11 @@ class SlurmCluster:
 
     def _write_conf(self) -> None:
         r = self.root
+        if self.health_check and self.health_check.startswith("#!"):
+            script = r / "healthcheck.sh"
+            script.write_text(self.health_check.format(root=r, conf=self.conf))
+            script.chmod(0o755)
+            self.health_check = str(script)
         nodes = "\n".join(
             f"NodeName={n} NodeHostname={self.hostname} NodeAddr=127.0.0.1 Port={self.ports[n]} "
             f"CPUs=4 RealMemory=1000 "

@@ -1,0 +1,324 @@
+"""``sncheck node-check``: a health gate for ONE node, run by Slurm as ``HealthCheckProgram``
+or in a prolog, in the manner of NHC.
+
+What it checks, in order, within a time budget (default 30 s):
+
+1. host facts: the vendor tools of :mod:`sncheck.vendors.facts` (``nvidia-smi`` query,
+   topology, NVLink, ``-q``; ``ibstat``; ``dcgmi diag -r 1``) run here, judged by the same
+   checks as the SSH backend's. A per-GPU problem of ``nvidia-smi -q`` (a pending row
+   remap, uncorrectable ECC, a narrow PCIe link, a thermal slowdown) names its card,
+   ``<node>/gpu<i>`` with ``i`` the GPU's place in the listing (nvidia-smi's index order);
+2. the intra-host card pairs (p2p, every pair of this node's cards);
+3. a small all-reduce over all its cards.
+
+2 and 3 run only when the facts pass (like NHC, stop at the first failure: the node is
+sick already, and the budget is short) and go through the local backend (torch.distributed,
+nccl on GPUs, gloo on CPU). Without design values (``-i INVENTORY`` with ``design:``),
+they judge only what is wrong on its own: wrong data, a pair or collective that did not
+complete (``fixtures/rules/node-check.yaml``); with them, the backend's full rules.
+
+A missing tool (no ``dcgmi`` on the node) is a warning, never a pass of that check and
+never a drain. Exit status, NHC practice with sncheck's codes: 0 healthy, 1 unhealthy
+(the node is drained unless ``--no-drain``), 2 bad input, 3 the check itself could not run.
+
+Drains: the reason is ``sncheck: node-check: <culprit> <rule>: <what>``. A node already
+drained or down for a reason that is not sncheck's is left as it is. On a pass, the node is
+resumed only when the reason is node-check's own (``sncheck: node-check:``): a drain by
+an operator, by NHC, or by an sncheck run's isolation is never resumed here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actions.base import CommandRunner, LocalRunner
+from .actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours, parse_reason, query_argv, resume_argv
+from .errors import ConfigError, HarnessError, ParseError
+from .inventory import Host, Inventory, Supernode
+from .vendors import facts as vfacts
+from .vendors.nvidia import nvidia_smi
+
+OWN_PREFIX = f"{REASON_PREFIX} node-check:"
+DEFAULT_BUDGET_S = 30.0
+TOOL_TIMEOUT_S = 10.0
+# Per-GPU sections of `nvidia-smi -q`: fact -> (section key, judge), to name the culprit card.
+_PER_GPU = {
+    "remapped_rows": ("remapped_rows", vfacts._judge_remap),
+    "ecc": ("ecc", vfacts._judge_ecc),
+    "retired_pages": ("retired_pages", vfacts._judge_retired),
+    "clock_reasons": ("clock_reasons", vfacts._judge_clocks),
+    "pcie_width": ("pcie", vfacts._judge_width),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    entity: str      # the culprit: <node>/gpu<i>, or the node
+    rule: str        # the fact or rule that failed
+    message: str
+
+
+@dataclass
+class NodeReport:
+    node: str
+    cards: int
+    cards_source: str
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)
+    error: str | None = None          # the check itself could not run
+    slurm: str | None = None          # what node-check did in Slurm
+    elapsed_s: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        if self.problems:
+            return 1
+        return 3 if self.error else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "cards": self.cards, "cards_source": self.cards_source,
+                "verdict": {0: "pass", 1: "fail", 3: "error"}[self.exit_code],
+                "problems": [p.__dict__ for p in self.problems], "warnings": self.warnings,
+                "ran": self.ran, "error": self.error, "slurm": self.slurm,
+                "elapsed_s": round(self.elapsed_s, 2)}
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+# -- which node, how many cards ------------------------------------------------------
+
+def this_node(explicit: str | None = None) -> str:
+    """``--node``, else ``SLURMD_NODENAME`` (slurmd sets it for HealthCheckProgram and prologs),
+    else the short host name."""
+    return explicit or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def gres_gpus(scontrol_show_node: str) -> int | None:
+    """GPUs in ``Gres=`` of ``scontrol show node`` (``gpu:4``, ``gpu:a100:8(S:0-1)``, several kinds summed)."""
+    from .slurm_info import parse_gres_gpus, parse_scontrol_records
+
+    for rec in parse_scontrol_records(scontrol_show_node):
+        return parse_gres_gpus(rec.get("Gres", ""))
+    return None
+
+
+def expected_cards(node: str, inventory: Inventory | None, cards: int | None,
+                   runner: CommandRunner) -> tuple[int | None, str]:
+    if cards is not None:
+        return cards, "--cards"
+    if inventory is not None:
+        if node not in inventory.hosts:
+            raise ConfigError(f"node {node!r} is not a host of inventory {inventory.name} ({inventory.source})")
+        return inventory.hosts[node].cards, f"inventory {inventory.name}"
+    res = runner.run(["scontrol", "show", "node", node, "-o"])
+    if res.ok:
+        n = gres_gpus(res.stdout)
+        if n:
+            return n, "Slurm GRES"
+    return None, "nvidia-smi"
+
+
+# -- 1. host facts -------------------------------------------------------------------
+
+def check_facts(node: str, cards: int | None, deadline: float, report: NodeReport,
+                run: Callable[[list[str], float], Any] | None = None) -> None:
+    run = run or (lambda argv, timeout: LocalRunner(timeout=timeout).run(argv))
+    expect = cards
+    for cmd in vfacts.COMMANDS.values():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise BudgetExceeded(f"host facts: {cmd.display}")
+        res = run(list(cmd.argv), min(TOOL_TIMEOUT_S, left))
+        if cmd.name == "query_gpu" and expect is None and res.ok:
+            with contextlib.suppress(ParseError):
+                expect = len(nvidia_smi.parse_query_gpu_csv(res.stdout).get("gpus") or [])
+                report.cards = expect
+        rows = vfacts.evaluate(node, cmd, vfacts.Expect(expect or 0), exit_code=res.exit_code,
+                               stdout=res.stdout, stderr=res.stderr, timed_out=res.timed_out,
+                               duration=res.duration)
+        report.ran.append(cmd.display)
+        for row in rows:
+            if row["ok"]:
+                continue
+            if row["status"] == "missing_tool":
+                report.warnings.append(row["message"])
+                continue
+            report.problems.extend(_culprits(node, row, cmd, res.stdout))
+
+
+def _culprits(node: str, row: dict, cmd: vfacts.FactCommand, stdout: str) -> list[Problem]:
+    fact = row["fact"]
+    if cmd.name == "query" and fact in _PER_GPU and row["status"] == "ok":
+        key, judge = _PER_GPU[fact]
+        with contextlib.suppress(ParseError):
+            gpus = nvidia_smi.parse_query(stdout).get("gpus") or []
+            found = [Problem(f"{node}/gpu{i}", fact, problem)
+                     for i, g in enumerate(gpus) if g.get(key) and (problem := judge(g[key]))]
+            if found:
+                return found
+    return [Problem(node, fact, row["message"])]
+
+
+# -- 2 and 3. pairs and all-reduce through the local backend --------------------------
+
+def check_collectives(node: str, cards: int, deadline: float, report: NodeReport,
+                      inventory: Inventory | None = None) -> None:
+    from .backends import get_backend
+    from .layers import connectivity, stress
+    from .layers.base import LayerContext
+    from .health.rules import load_rules
+    from .topology import Topology
+
+    if cards < 2:
+        report.warnings.append(f"{node} has {cards} card(s): no card pairs or all-reduce to run")
+        return
+    design = dict(inventory.design) if inventory is not None else {}
+    inv = Inventory(name=f"node-check-{node}", supernodes=(Supernode(node, (node,)),),
+                    hosts={node: Host(node, node, cards)}, design=design, backend="local",
+                    source="<node-check>")
+    topo = Topology(inv)
+    left = deadline - time.monotonic()
+    if left <= 1:
+        raise BudgetExceeded("before the card pairs")
+    backend = get_backend("local")(topo, None, op_timeout_s=max(1.0, left), start_timeout_s=max(1.0, left),
+                                   serialize_pairs=True)
+    rows: list[dict] = []
+    rules = load_rules(backend.default_rules() if design else "node-check")
+    layers = ((connectivity, {"bw_bytes": 1 << 20, "lat_iters": 10, "bw_iters": 2}),
+              (stress, {"collectives": ("all_reduce",), "min_bytes": 1 << 10, "max_bytes": 1 << 20,
+                        "step_factor": 1 << 10, "warmup": 1, "iters": 2, "narrow_sizes": ()}))
+    try:
+        with _alarm(deadline):
+            for module, options in layers:
+                ctx = LayerContext(topo, backend, rows.append, design, options, rules=rules, rows=rows)
+                module.run(ctx)
+                report.ran.append({"connectivity": f"{cards * (cards - 1) // 2} card pairs",
+                                   "stress": f"all_reduce over {cards} cards"}[module.NAME])
+                for f in ctx.detect(module.NAME):
+                    d = f.to_dict()
+                    if d["severity"] == "critical":
+                        report.problems.append(Problem(d["entity"], d["rule"], d["message"]))
+                    elif d["severity"] == "warning":
+                        report.warnings.append(f"{d['entity']} {d['rule']}: {d['message']}")
+                if report.problems:
+                    return
+    except HarnessError as e:
+        if time.monotonic() >= deadline - 0.5:
+            raise BudgetExceeded(str(e)) from e
+        raise
+    finally:
+        backend.close()
+
+
+@contextlib.contextmanager
+def _alarm(deadline: float) -> Iterator[None]:
+    """Raise BudgetExceeded in the main thread at ``deadline`` (a hung worker start or collective)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise BudgetExceeded("no time left")
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only; the backend's own timeouts still hold
+        return
+
+    def fire(signum: int, frame: object) -> None:
+        raise BudgetExceeded("the card pairs or all-reduce")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, left)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# -- Slurm: drain our node, resume only our own drain ----------------------------------
+
+def drain_reason(problem: Problem, more: int = 0) -> str:
+    """``sncheck: node-check: <culprit> <rule>[ (+N more)]: <what>``, one line, at most 120 characters."""
+    extra = f" (+{more} more)" if more else ""
+    text = f"{OWN_PREFIX} {problem.entity} {problem.rule}{extra}: {problem.message}"
+    return " ".join(text.split())[:MAX_REASON]
+
+
+def _headline(problems: list[Problem]) -> tuple[Problem, int]:
+    """The problem a drain reason names: a card's before the node's (the more exact culprit)."""
+    first = next((p for p in problems if "/" in p.entity), problems[0])
+    return first, len(problems) - 1
+
+
+def act_in_slurm(report: NodeReport, runner: CommandRunner) -> None:
+    node = report.node
+    res = runner.run(query_argv(node))
+    if not res.ok:
+        report.slurm = f"could not read {node}'s Slurm state: {res}"
+        report.error = report.error or report.slurm
+        return
+    current = parse_reason(res.stdout)
+    if report.problems:
+        if current is not None and not is_ours(current):
+            report.slurm = f"left alone: {node} is already drained/down for another reason ({current!r})"
+            return
+        reason = drain_reason(*_headline(report.problems))
+        if current == reason:
+            report.slurm = f"already drained: {reason}"
+            return
+        done = runner.run(drain_argv(node, reason))
+        report.slurm = f"drained {node}: {reason}" if done.ok else f"could not drain {node}: {done}"
+        if not done.ok:
+            report.error = report.slurm
+        return
+    if report.error:
+        return  # not a pass: neither drain nor resume
+    if current is not None and current.startswith(OWN_PREFIX):
+        done = runner.run(resume_argv(node))
+        report.slurm = (f"resumed {node} (node-check had drained it: {current!r})" if done.ok
+                        else f"could not resume {node}: {done}")
+        if not done.ok:
+            report.error = report.slurm
+    elif current is not None:
+        report.slurm = f"healthy, but left drained: the reason is not node-check's ({current!r})"
+
+
+# -- the whole check ---------------------------------------------------------------------
+
+def node_check(node: str | None = None, budget_s: float = DEFAULT_BUDGET_S, inventory: Inventory | None = None,
+               cards: int | None = None, collectives: bool = True, drain: bool = True,
+               runner: CommandRunner | None = None) -> NodeReport:
+    start = time.monotonic()
+    deadline = start + budget_s
+    runner = runner or LocalRunner(timeout=TOOL_TIMEOUT_S)
+    name = this_node(node)
+    slurm_here = shutil.which("scontrol") is not None
+    n, source = expected_cards(name, inventory, cards, runner) if (slurm_here or cards or inventory) \
+        else (None, "nvidia-smi")
+    report = NodeReport(name, n or 0, source)
+    try:
+        check_facts(name, n, deadline, report)
+        if collectives and not report.problems:
+            check_collectives(name, report.cards, deadline, report, inventory)
+    except BudgetExceeded as e:
+        report.problems.append(Problem(name, "node-check-budget",
+                                       f"did not finish within the {budget_s:g}s budget (at {e})"))
+    except HarnessError as e:
+        report.error = str(e)
+    report.elapsed_s = time.monotonic() - start
+    if drain:
+        if slurm_here:
+            act_in_slurm(report, runner)
+        else:
+            report.slurm = "scontrol not found: not in a Slurm cluster, nothing drained"
+    return report
+

@@ -1,0 +1,218 @@
+"""Reading a Slurm cluster: parsers for ``scontrol show nodes -o``, ``scontrol show topology``
+and GRES strings, and the inventory that ``sncheck inventory from-slurm`` writes from them.
+
+Pure functions over the commands' text (tested on the loopback cluster's real output);
+:func:`read_cluster` runs the commands through a :class:`~sncheck.actions.base.CommandRunner`.
+
+Supernodes, in order of preference:
+
+1. block topology (``topology/block``, Slurm 23.02+): one supernode per ``BlockName``;
+2. tree topology (``topology/tree``): one supernode per leaf switch (``Level=0``), the
+   switch its nodes share the fastest links through;
+3. no topology plugin: one supernode of all the nodes, said in the output's comment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import hostlist
+from .actions.base import CommandRunner
+from .errors import ConfigError, HarnessError
+
+_KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:.]*)=")
+_GRES_ITEM = re.compile(r"^gpu(?::([^:(,]+))?(?::(\d+))?(?:\(.*\))?$")
+
+
+def parse_scontrol_records(text: str) -> list[dict[str, str]]:
+    """Records of ``scontrol show ... -o`` (one per line) or of the multi-line form (blank-line separated).
+
+    Values may hold spaces (``Reason=maintenance by ops [root@...]``, ``OS=Linux 6.1 #1 SMP``):
+    a value runs to the next `` Key=``.
+    """
+    blocks = re.split(r"\n\s*\n", text.strip()) if "\n\n" in text.strip() else text.strip().splitlines()
+    out = []
+    for block in blocks:
+        line = " ".join(block.split("\n")).strip()
+        if not line or "=" not in line:
+            continue
+        keys = list(_KEY.finditer(line))
+        rec: dict[str, str] = {}
+        for i, m in enumerate(keys):
+            end = keys[i + 1].start() if i + 1 < len(keys) else len(line)
+            rec.setdefault(m.group(1), line[m.end():end].strip())
+        out.append(rec)
+    return out
+
+
+def parse_gres_gpus(gres: str) -> int | None:
+    """GPUs in a GRES string: ``gpu:4`` -> 4, ``gpu:a100:8(S:0-1)`` -> 8, ``gpu:a:2,gpu:b:2,mps:100`` -> 4.
+
+    None when the string names no GPU (``(null)``, ``mps:100``); a ``gpu`` without a count is 1.
+    """
+    total, seen = 0, False
+    for item in _split_gres(gres):
+        m = _GRES_ITEM.match(item)
+        if not m:
+            continue
+        seen = True
+        count = m.group(2)
+        if count is None and m.group(1) and m.group(1).isdigit():
+            count = m.group(1)  # gpu:4 (no type)
+        total += int(count) if count else 1
+    return total if seen else None
+
+
+def _split_gres(gres: str) -> list[str]:
+    # Commas separate items, but not inside "(S:0-1)".
+    items, depth, cur = [], 0, ""
+    for ch in gres.strip():
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        items.append(cur.strip())
+    return items
+
+
+def compress(names: Iterable[str]) -> str:
+    """A Slurm hostlist expression for ``names``: ``node1,node2,node3`` -> ``node[1-3]``.
+
+    Runs of consecutive numbers with the same prefix and zero padding are merged; the
+    result expands (``hostlist.expand``) back to the same names in natural order.
+    """
+    groups: dict[tuple[str, int, str], list[int]] = {}
+    plain: list[str] = []
+    order: list[Any] = []
+    for name in names:
+        m = re.match(r"^(.*?)(\d+)$", name)
+        if not m:
+            plain.append(name)
+            order.append(name)
+            continue
+        prefix, digits = m.group(1), m.group(2)
+        width = len(digits) if digits.startswith("0") else 0
+        key = (prefix, width, "")
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(int(digits))
+    parts = []
+    for item in order:
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        prefix, width, _ = item
+        nums = sorted(set(groups[item]))
+        runs, start, prev = [], nums[0], nums[0]
+        for n in nums[1:] + [None]:  # type: ignore[list-item]
+            if n is not None and n == prev + 1:
+                prev = n
+                continue
+            runs.append((start, prev))
+            if n is not None:
+                start = prev = n
+        fmt = (lambda v: str(v).zfill(width)) if width else str
+        if len(runs) == 1 and runs[0][0] == runs[0][1]:
+            parts.append(f"{prefix}{fmt(runs[0][0])}")
+            continue
+        body = ",".join(fmt(a) if a == b else f"{fmt(a)}-{fmt(b)}" for a, b in runs)
+        parts.append(f"{prefix}[{body}]")
+    return ",".join(parts)
+
+
+@dataclass
+class SlurmView:
+    nodes: dict[str, dict[str, str]]                  # name -> scontrol record, in natural order
+    groups: dict[str, list[str]] = field(default_factory=dict)  # supernode name -> nodes
+    grouping: str = "none"                            # block | tree | none
+    partition: str | None = None
+
+
+def supernode_groups(topology_text: str, nodes: list[str]) -> tuple[dict[str, list[str]], str]:
+    """Supernodes from ``scontrol show topology``: blocks, else leaf switches, else one group."""
+    recs = parse_scontrol_records(topology_text) if topology_text.strip() else []
+    wanted = set(nodes)
+    for kind, key in (("block", "BlockName"), ("tree", "SwitchName")):
+        chosen: dict[str, list[str]] = {}
+        for rec in recs:
+            if key not in rec or not rec.get("Nodes"):
+                continue
+            if kind == "tree" and rec.get("Level", "0") != "0":
+                continue
+            members = [n for n in hostlist.expand(rec["Nodes"]) if n in wanted]
+            taken = {n for ms in chosen.values() for n in ms}
+            members = [n for n in members if n not in taken]
+            if members:
+                chosen[rec[key]] = members
+        if chosen:
+            left = [n for n in nodes if n not in {m for ms in chosen.values() for m in ms}]
+            if left:
+                chosen["unplaced"] = left
+            return chosen, kind
+    return {"all": list(nodes)}, "none"
+
+
+def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmView:
+    """Ask Slurm for its nodes (in ``partition``, else all) and topology."""
+    res = runner.run(["scontrol", "show", "nodes", "-o"])
+    if not res.ok:
+        raise HarnessError(f"could not read Slurm's nodes: {res}")
+    nodes = {r["NodeName"]: r for r in parse_scontrol_records(res.stdout) if r.get("NodeName")}
+    if partition is not None:
+        res = runner.run(["sinfo", "-h", "-N", "-p", partition, "-o", "%N"])
+        if not res.ok:
+            raise HarnessError(f"could not read partition {partition!r}: {res}")
+        names = [ln.strip() for ln in res.stdout.splitlines() if ln.strip()]
+        if not names:
+            raise ConfigError(f"Slurm partition {partition!r} has no nodes (or does not exist)")
+        nodes = {n: nodes[n] for n in names if n in nodes}
+    if not nodes:
+        raise HarnessError("Slurm reports no nodes")
+    order = sorted(nodes, key=_natural)
+    nodes = {n: nodes[n] for n in order}
+    topo = runner.run(["scontrol", "show", "topology"])
+    groups, kind = supernode_groups(topo.stdout if topo.ok else "", order)
+    return SlurmView(nodes, groups, kind, partition)
+
+
+def _natural(name: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def inventory_dict(cluster: SlurmView, name: str, design: dict[str, Any]) -> dict[str, Any]:
+    """The inventory YAML document for ``cluster`` (see DESIGN.md "Inventory")."""
+    supernodes = []
+    for group, members in cluster.groups.items():
+        by_cards: dict[int, list[str]] = {}
+        for n in members:
+            cards = parse_gres_gpus(cluster.nodes[n].get("Gres", "")) or 0
+            by_cards.setdefault(cards, []).append(n)
+        if len(by_cards) == 1:
+            (cards, ms), = by_cards.items()
+            supernodes.append({"name": group, "hosts": compress(ms), "cards_per_host": cards})
+        else:  # nodes with different GPU counts: one supernode each kind, named apart
+            for cards, ms in by_cards.items():
+                supernodes.append({"name": f"{group}-{cards}gpu", "hosts": compress(ms), "cards_per_host": cards})
+    no_gpu = [s for s in supernodes if s["cards_per_host"] == 0]
+    if no_gpu:
+        raise ConfigError("no GPUs in Slurm's GRES for " + ", ".join(s["hosts"] for s in no_gpu)
+                          + " (Gres=gpu:N in slurm.conf); choose a GPU partition with --partition")
+    hosts = {}
+    for n, rec in cluster.nodes.items():
+        addr = rec.get("NodeAddr")
+        if addr and addr != n:
+            hosts[n] = {"address": addr}
+    doc: dict[str, Any] = {"name": name, "design": design, "supernodes": supernodes, "backend": {"type": "ssh"}}
+    if hosts:
+        doc["hosts"] = hosts
+    return doc
