@@ -3,9 +3,10 @@ or in a prolog, in the manner of NHC.
 
 What it checks, in order, within a time budget (default 30 s):
 
-1. host facts: the vendor tools of :mod:`sncheck.vendors.facts` (``nvidia-smi`` query,
-   topology, NVLink, ``-q``; ``ibstat``; ``dcgmi diag -r 1``) run here, judged by the same
-   checks as the SSH backend's. A per-GPU problem of ``nvidia-smi -q`` (a pending row
+1. host facts: the fact commands of the node's platform (its vendor plug-in,
+   :mod:`sncheck.vendors.registry`; NVIDIA's defaults when no inventory names one:
+   ``nvidia-smi`` query, topology, NVLink, ``-q``; ``ibstat``; ``dcgmi diag -r 1``) run
+   here, judged by the same checks as the SSH backend's. A per-GPU problem of ``nvidia-smi -q`` (a pending row
    remap, uncorrectable ECC, a narrow PCIe link, a thermal slowdown) names its card,
    ``<node>/gpu<i>`` with ``i`` the GPU's place in the listing (nvidia-smi's index order);
 2. the intra-host card pairs (p2p, every pair of this node's cards);
@@ -45,6 +46,8 @@ from .actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours, parse
 from .errors import ConfigError, HarnessError, ParseError
 from .inventory import Host, Inventory, Supernode
 from .vendors import facts as vfacts
+from .vendors import registry
+from .vendors.nvidia import checks as nv_checks
 from .vendors.nvidia import nvidia_smi
 
 OWN_PREFIX = f"{REASON_PREFIX} node-check:"
@@ -52,11 +55,11 @@ DEFAULT_BUDGET_S = 30.0
 TOOL_TIMEOUT_S = 10.0
 # Per-GPU sections of `nvidia-smi -q`: fact -> (section key, judge), to name the culprit card.
 _PER_GPU = {
-    "remapped_rows": ("remapped_rows", vfacts._judge_remap),
-    "ecc": ("ecc", vfacts._judge_ecc),
-    "retired_pages": ("retired_pages", vfacts._judge_retired),
-    "clock_reasons": ("clock_reasons", vfacts._judge_clocks),
-    "pcie_width": ("pcie", vfacts._judge_width),
+    "remapped_rows": ("remapped_rows", nv_checks._judge_remap),
+    "ecc": ("ecc", nv_checks._judge_ecc),
+    "retired_pages": ("retired_pages", nv_checks._judge_retired),
+    "clock_reasons": ("clock_reasons", nv_checks._judge_clocks),
+    "pcie_width": ("pcie", nv_checks._judge_width),
 }
 
 
@@ -133,10 +136,15 @@ def expected_cards(node: str, inventory: Inventory | None, cards: int | None,
 # -- 1. host facts -------------------------------------------------------------------
 
 def check_facts(node: str, cards: int | None, deadline: float, report: NodeReport,
+                inventory: Inventory | None = None,
                 run: Callable[[list[str], float], Any] | None = None) -> None:
+    """The fact commands of this node's platform (its vendor's plug-in; NVIDIA's without one)."""
     run = run or (lambda argv, timeout: LocalRunner(timeout=timeout).run(argv))
+    plat = inventory.platform_of(node) if inventory is not None and node in inventory.hosts else None
+    vendor = registry.vendor_of(plat)
+    domain = len(inventory.supernode_of(node).hosts) if plat is not None and inventory is not None else None
     expect = cards
-    for cmd in vfacts.COMMANDS.values():
+    for cmd in vendor.commands_for(plat):
         left = deadline - time.monotonic()
         if left <= 0:
             raise BudgetExceeded(f"host facts: {cmd.display}")
@@ -145,7 +153,7 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
             with contextlib.suppress(ParseError):
                 expect = len(nvidia_smi.parse_query_gpu_csv(res.stdout).get("gpus") or [])
                 report.cards = expect
-        rows = vfacts.evaluate(node, cmd, vfacts.Expect(expect or 0), exit_code=res.exit_code,
+        rows = vfacts.evaluate(node, cmd, vfacts.Expect(expect or 0, plat, domain), exit_code=res.exit_code,
                                stdout=res.stdout, stderr=res.stderr, timed_out=res.timed_out,
                                duration=res.duration)
         report.ran.append(cmd.display)
@@ -160,7 +168,7 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
 
 def _culprits(node: str, row: dict, cmd: vfacts.FactCommand, stdout: str) -> list[Problem]:
     fact = row["fact"]
-    if cmd.name == "query" and fact in _PER_GPU and row["status"] == "ok":
+    if cmd.tool == "nvidia-smi" and cmd.argv[1:] == ("-q",) and fact in _PER_GPU and row["status"] == "ok":
         key, judge = _PER_GPU[fact]
         with contextlib.suppress(ParseError):
             gpus = nvidia_smi.parse_query(stdout).get("gpus") or []
@@ -306,7 +314,7 @@ def node_check(node: str | None = None, budget_s: float = DEFAULT_BUDGET_S, inve
         else (None, "nvidia-smi")
     report = NodeReport(name, n or 0, source)
     try:
-        check_facts(name, n, deadline, report)
+        check_facts(name, n, deadline, report, inventory)
         if collectives and not report.problems:
             check_collectives(name, report.cards, deadline, report, inventory)
     except BudgetExceeded as e:
