@@ -1,0 +1,238 @@
+"""Ascend host facts: the fact commands and pure checks of their parsed output.
+
+The two networks of a CloudMatrix384 node are judged each on its own: the Unified Bus
+(scale-up: ``ub_topology`` from ``npu-smi info -t topo``) and RoCE (scale-out:
+``roce_*`` from ``hccn_tool`` per NPU). On A3, RoCE can be down while UB works and the
+other way round, so a RoCE fault never taints a UB fact, nor the reverse.
+
+* ``card_count``: dies listed by ``npu-smi info`` against the inventory (a 910C package
+  is two devices: 8 packages = 16).
+* ``npu_health``: every die's Health OK (Warning, Alarm, Critical and UNKNOWN fail), with
+  the error codes of ``npu-smi info -t health`` per die.
+* ``hbm_capacity``: each die's HBM total at least 95% of the platform's rated capacity.
+* ``ecc``: no double-bit errors and no isolated pages (``npu-smi info -t ecc``).
+* ``ub_topology``: every device pair over SIO, HCCS or HCCS_SW; never SYS/PHB/PIX/PXB.
+* ``super_pod``: ``npu-smi info -t spod-info``: the platform's Super Pod size; across
+  the supernode (:func:`domain_check`): one Super Pod ID, every SDID unique.
+* ``roce_link`` UP, ``roce_net_health`` Success, ``roce_optical`` (module present, Tx/Rx
+  power of every lane within the module's own thresholds, no LoS/LoL flag),
+  ``roce_fec`` RS FEC -- each per NPU, the NPUs named.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..facts import Expect, command, fact_row, listed
+from . import npu_smi, sweep
+
+_UB_OK = ("SIO", "HCCS", "HCCS_SW", "X")
+
+
+def _params(expect: Expect) -> dict[str, Any]:
+    return dict(expect.platform.params) if expect.platform else {}
+
+
+def check_info(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    chips = parsed.get("chips") or []
+    errors = parsed.get("errors") or []
+    per_pkg = expect.platform.devices_per_package if expect.platform else 1
+    n = len(chips)
+    count_msg = f"{n} NPU devices listed by npu-smi info, inventory says {expect.cards}"
+    if per_pkg > 1:
+        count_msg += f" ({expect.cards // per_pkg} packages x {per_pkg} dies)"
+    if errors:
+        count_msg += f"; {listed(errors)}"
+    rows = [fact_row(host, "card_count", n, expect.cards, n == expect.cards and not errors, count_msg, "npu-smi")]
+    sick = [f"NPU {c['npu']} chip {c['chip']}" + (f" (phy {c['phy_id']})" if c.get("phy_id") is not None else "")
+            + f": {c['health']}" for c in chips if c["health"] != "OK"]
+    rows.append(fact_row(host, "npu_health", n - len(sick), n, not sick and bool(chips),
+                         f"npu-smi health OK on {n - len(sick)}/{n} devices" + (f"; {listed(sick)}" if sick else ""),
+                         "npu-smi"))
+    rated = _params(expect).get("hbm_MB")
+    if rated:
+        low = [f"NPU {c['npu']} chip {c['chip']}: {c['hbm_total_MB']} MB" for c in chips
+               if c["hbm_total_MB"] < 0.95 * rated]
+        smallest = min((c["hbm_total_MB"] for c in chips), default=None)
+        rows.append(fact_row(host, "hbm_capacity", smallest, rated, not low and bool(chips),
+                             f"HBM capacity >= 95% of {rated} MB on {n - len(low)}/{n} devices"
+                             + (f"; {listed(low)}" if low else ""), "npu-smi"))
+    return rows
+
+
+def check_health_codes(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    devices = parsed.get("devices") or {}
+    bad = []
+    for dev, h in sorted(devices.items(), key=lambda kv: int(kv[0])):
+        if h is None:
+            continue
+        if h["health"] != "OK" or h["error_codes"]:
+            bad.append(f"device {dev}: {h['health']}" + (f" {', '.join(h['error_codes'])}" if h["error_codes"] else "")
+                       + (f" ({h['error_information']})" if h.get("error_information") else ""))
+    bad += parsed.get("errors") or []
+    return [fact_row(host, "npu_health_codes", len(bad), 0, not bad and bool(devices),
+                     f"npu-smi -t health on {len(devices)} devices" + (f": {listed(bad)}" if bad else ": OK, no error codes"),
+                     "npu-smi")]
+
+
+def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    devices = parsed.get("devices") or {}
+    bad = []
+    for dev, e in sorted(devices.items(), key=lambda kv: int(kv[0])):
+        if e is None:
+            continue
+        hits = [f"{k} {v}" for k, v in e["counters"].items()
+                if isinstance(v, int) and v > 0 and ("Double Bit" in k or "Isolated Pages" in k)]
+        if hits:
+            bad.append(f"device {dev}: {', '.join(hits)}")
+    bad += parsed.get("errors") or []
+    return [fact_row(host, "ecc", len(bad), 0, not bad and bool(devices),
+                     f"ECC on {len(devices)} devices" + (f": {listed(bad)}" if bad else ": no double-bit errors or "
+                                                         "isolated pages"), "npu-smi")]
+
+
+def check_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    matrix = parsed.get("matrix") or {}
+    devs = parsed.get("devices") or []
+    bad = [f"{a}-{b} {matrix[a].get(b)}" for i, a in enumerate(devs) for b in devs[i + 1:]
+           if a in matrix and matrix[a].get(b) not in _UB_OK]
+    kinds = sorted({v for row in matrix.values() for v in row.values() if v != "X"})
+    return [fact_row(host, "ub_topology", len(bad), 0, not bad and bool(matrix),
+                     f"UB plane: {len(devs)} devices over {', '.join(kinds) or '?'}"
+                     + (f"; not over SIO/HCCS: {listed(bad)}" if bad else ""), "npu-smi")]
+
+
+def check_spod(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    size = _params(expect).get("super_pod_size")
+    got = parsed.get("super_pod_size")
+    ok = parsed.get("super_pod_id") is not None and parsed.get("sdid") is not None and (size is None or got == size)
+    return [fact_row(host, "super_pod", f"{parsed.get('super_pod_id')}/{parsed.get('sdid')}",
+                     f"pod size {size}" if size else None, ok,
+                     f"Super Pod ID {parsed.get('super_pod_id')}, SDID {parsed.get('sdid')}, size {got}"
+                     + (f" (platform: {size})" if size and got != size else ""), "npu-smi")]
+
+
+def _per_npu(host: str, fact: str, parsed: dict[str, Any], judge, what: str, expect: Expect) -> list[dict]:
+    devices = parsed.get("devices") or {}
+    bad = []
+    for dev, p in sorted(devices.items(), key=lambda kv: int(kv[0])):
+        problem = "no output" if p is None else judge(p)
+        if problem:
+            bad.append(f"NPU {dev}: {problem}")
+    missing = expect.cards - len(devices)
+    if missing > 0:
+        bad.append(f"{missing} devices not reported")
+    good = len(devices) - sum(1 for b in bad if b.startswith("NPU "))
+    msg = f"RoCE plane {what}: {good}/{expect.cards} NPUs fine" + (f"; {listed(bad)}" if bad else "")
+    return [fact_row(host, fact, good, expect.cards, not bad, msg, "hccn_tool")]
+
+
+def _judge_optical(p: dict[str, Any]) -> str | None:
+    problems = []
+    if p.get("present") not in (None, "present"):
+        problems.append(f"module {p['present']}")
+    th, vals = p.get("thresholds") or {}, p.get("values") or {}
+    for prefix, lo_key, hi_key in (("Rx Power", "RxPower Low", "RxPower High"), ("Tx Power", "TxPower Low", "TxPower High")):
+        for k, v in vals.items():
+            if k.startswith(prefix) and isinstance(v, float):
+                if lo_key in th and v < th[lo_key]:
+                    problems.append(f"{k} {v:g} mW < {th[lo_key]:g}")
+                if hi_key in th and v > th[hi_key]:
+                    problems.append(f"{k} {v:g} mW > {th[hi_key]:g}")
+    problems += [f"{k} 0x{v:x}" for k, v in (p.get("flags") or {}).items() if v]
+    return ", ".join(problems) or None
+
+
+def check_net_health(host, parsed, expect):
+    return _per_npu(host, "roce_net_health", parsed,
+                    lambda p: None if p["net_health"] == "Success" else f"net health {p['net_health']}",
+                    "net_health", expect)
+
+
+def check_link(host, parsed, expect):
+    return _per_npu(host, "roce_link", parsed, lambda p: None if p["link"] == "UP" else f"link {p['link']}",
+                    "link", expect)
+
+
+def check_optical(host, parsed, expect):
+    return _per_npu(host, "roce_optical", parsed, _judge_optical, "optical", expect)
+
+
+def check_fec(host, parsed, expect):
+    return _per_npu(host, "roce_fec", parsed,
+                    lambda p: None if p["fec"].lower().startswith("rs") else f"fec {p['fec']}", "FEC", expect)
+
+
+def commands_for_node(packages: int, chips: int) -> dict[str, Any]:
+    devices = packages * chips
+
+    def sh(script: str) -> list[str]:
+        return ["sh", "-c", script]
+
+    return {c.name: c for c in (
+        command("info", "npu-smi", ["npu-smi", "info"], npu_smi.parse_info, check_info,
+                "card_count", "npu_health", "hbm_capacity"),
+        command("health", "npu-smi", sh(sweep.npu_smi_script("health", packages, chips)), sweep.parse_sweep,
+                check_health_codes, "npu_health_codes"),
+        command("ecc", "npu-smi", sh(sweep.npu_smi_script("ecc", packages, chips)), sweep.parse_sweep,
+                check_ecc, "ecc"),
+        command("topo", "npu-smi", ["npu-smi", "info", "-t", "topo"], npu_smi.parse_topo, check_topo, "ub_topology"),
+        command("spod", "npu-smi", ["npu-smi", "info", "-t", "spod-info", "-i", "0", "-c", "0"], npu_smi.parse_spod,
+                check_spod, "super_pod"),
+        command("roce_link", "hccn_tool", sh(sweep.hccn_script("link", devices)), sweep.parse_sweep, check_link,
+                "roce_link"),
+        command("roce_net_health", "hccn_tool", sh(sweep.hccn_script("net_health", devices)), sweep.parse_sweep,
+                check_net_health, "roce_net_health"),
+        command("roce_optical", "hccn_tool", sh(sweep.hccn_script("optical", devices)), sweep.parse_sweep,
+                check_optical, "roce_optical"),
+        command("roce_fec", "hccn_tool", sh(sweep.hccn_script("fec", devices)), sweep.parse_sweep, check_fec,
+                "roce_fec"),
+    )}
+
+
+def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict]) -> list[dict]:
+    """Across the supernode: one Super Pod ID, and every SDID unique."""
+    pods: dict[str, list[str]] = {}
+    sdids: dict[str, list[str]] = {}
+    for r in rows:
+        if r.get("fact") == "super_pod" and r.get("status") == "ok" and isinstance(r.get("value"), str):
+            pod, _, sdid = r["value"].partition("/")
+            pods.setdefault(pod, []).append(r["host"])
+            sdids.setdefault(sdid, []).append(r["host"])
+    if not pods:
+        return []
+    out = []
+    main = max(pods, key=lambda p: len(pods[p]))
+    split = ", ".join(f"ID {p}: {len(hs)} nodes" for p, hs in sorted(pods.items()))
+    for pod, hs in pods.items():
+        for h in hs:
+            ok = pod == main and len(pods) == 1 or (pod == main and len(pods[main]) > len(hosts) / 2)
+            out.append(fact_row(h, "super_pod_domain", pod, main, pod == main and ok,
+                                f"Super Pod of {supernode}: {split}" + ("" if len(pods) == 1 else
+                                                                       f"; this node says {pod}"), "npu-smi"))
+    for sdid, hs in sdids.items():
+        if len(hs) > 1:
+            for h in hs:
+                out.append(fact_row(h, "sdid_unique", sdid, "unique", False,
+                                    f"SDID {sdid} is reported by {len(hs)} nodes: {', '.join(sorted(hs))}", "npu-smi"))
+    return out
+
+
+COMMANDS = commands_for_node(8, 2)  # a CloudMatrix384 node: 8 x 910C, two dies each
+
+FACTS = {
+    "reachable": ("", "SSH connect, host key or login failed (one row, status unreachable)"),
+    "card_count": ("info", "devices listed by npu-smi info differ from the inventory's cards"),
+    "npu_health": ("info", "a device whose Health is Warning, Alarm, Critical or UNKNOWN"),
+    "hbm_capacity": ("info", "a device's HBM below 95% of the platform's rated capacity"),
+    "npu_health_codes": ("health", "npu-smi -t health not OK, or an error code, on a device"),
+    "ecc": ("ecc", "double-bit ECC errors or isolated pages on a device"),
+    "ub_topology": ("topo", "a device pair not over SIO/HCCS/HCCS_SW (SYS: the UB path is gone)"),
+    "super_pod": ("spod", "no Super Pod ID / SDID, or a Super Pod size other than the platform's"),
+    "super_pod_domain": ("(whole supernode)", "a node in another Super Pod than the rest of its supernode"),
+    "sdid_unique": ("(whole supernode)", "two nodes report the same SDID"),
+    "roce_link": ("roce_link", "a RoCE port not UP (per NPU)"),
+    "roce_net_health": ("roce_net_health", "net_health other than Success (Init, Socket failed...) per NPU"),
+    "roce_optical": ("roce_optical", "module not present, Tx/Rx power outside the module's thresholds, LoS/LoL"),
+    "roce_fec": ("roce_fec", "FEC other than RS"),
+}

@@ -1,0 +1,187 @@
+"""Parse ``hccn_tool`` views (the RoCE NIC of each NPU), one function per view
+(:mod:`.sweep` runs one view on every device).
+
+``parse_net_health`` -> ``{"net_health": "Success" | "Init" | "Socket failed" | ...}``;
+``parse_link`` -> ``{"link": "UP" | "DOWN"}``; ``parse_fec`` -> ``{"fec": "rs FEC mode"}``;
+``parse_optical`` -> ``{"present": "present", "values": {"Rx Power0": 1.0189, ...}
+(mW, mV, C, dB as numbers), "thresholds": {"RxPower Low": 0.1445, ...}, "flags":
+{"Rx Los Flag": 255, ...}}``; ``parse_stat`` -> counters; ``parse_link_stat`` ->
+``{"link_up_count": 2, "changes": [["Tue Jun  6 16:32:12 2023", "LINK UP"], ...]}``;
+``parse_lldp`` -> ``{"tlvs": {"Port ID TLV": ["Ifname: 400GE1/1/20:2"], ...}}``;
+``parse_ip`` / ``parse_route`` / ``parse_status`` / ``parse_hw_stats`` / ``parse_ping``
+/ ``parse_hccn_conf`` likewise (see each function).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sncheck.errors import ParseError
+
+_NUM = re.compile(r"^(-?[0-9]+(?:\.[0-9]+)?)\s*(mW|mV|mA|C|dB|nm)?$")
+_PREFIX = re.compile(r"^\[dev(?:id|ice)? \d+\]\s?")
+
+
+def _lines(text: str) -> list[str]:
+    out = []
+    for raw in text.splitlines():
+        line = _PREFIX.sub("", raw.strip())
+        if line and not line.startswith(("$", "/usr/", "```")) and "hccn_tool" not in line[:40]:
+            out.append(line)
+    return out
+
+
+def _single(text: str, key: str, tool: str) -> str:
+    for line in _lines(text):
+        m = re.match(rf"^{key}\s*:\s*(.*)$", line, re.I)
+        if m:
+            return m.group(1).strip()
+    raise ParseError(f"no '{key}:' line", tool=tool)
+
+
+def parse_net_health(text: str) -> dict[str, Any]:
+    return {"tool": "hccn-net-health", "net_health": _single(text, "net health status", "hccn-net-health"),
+            "errors": []}
+
+
+def parse_link(text: str) -> dict[str, Any]:
+    return {"tool": "hccn-link", "link": _single(text, "link status", "hccn-link"), "errors": []}
+
+
+def parse_fec(text: str) -> dict[str, Any]:
+    return {"tool": "hccn-fec", "fec": _single(text, "fec mode", "hccn-fec"), "errors": []}
+
+
+def parse_optical(text: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    thresholds: dict[str, float] = {}
+    flags: dict[str, int] = {}
+    present = None
+    errors: list[str] = []
+    for line in _lines(text):
+        if line in ("...", "…"):
+            errors.append("output elided ('...')")
+            continue
+        m = re.match(r"^([A-Za-z][A-Za-z0-9 ]*?)\s*:\s*(.*)$", line)
+        if not m:
+            continue
+        key, value = m.group(1).strip(), m.group(2).strip()
+        if key == "present":
+            present = value
+        elif key.endswith(" Thres"):
+            n = _NUM.match(value)
+            if n:
+                thresholds[key[: -len(" Thres")]] = float(n.group(1))
+        elif key.endswith("Flag"):
+            try:
+                flags[key] = int(value, 16)
+            except ValueError:
+                flags[key] = None
+        else:
+            n = _NUM.match(value)
+            values[key] = float(n.group(1)) if n else value
+    if present is None and not values:
+        raise ParseError("no optical module fields", tool="hccn-optical")
+    return {"tool": "hccn-optical", "present": present, "values": values, "thresholds": thresholds,
+            "flags": flags, "errors": errors}
+
+
+def parse_stat(text: str) -> dict[str, Any]:
+    counters = {}
+    for line in _lines(text):
+        m = re.match(r"^(\w+):(\d+)$", line)
+        if m:
+            counters[m.group(1)] = int(m.group(2))
+    if not counters:
+        raise ParseError("no 'name:count' lines", tool="hccn-stat")
+    return {"tool": "hccn-stat", "counters": counters, "errors": []}
+
+
+def parse_link_stat(text: str) -> dict[str, Any]:
+    count = None
+    changes = []
+    for line in _lines(text):
+        if m := re.match(r"^link up count\s*:\s*(\d+)", line):
+            count = int(m.group(1))
+        elif m := re.match(r"^(\w{3} \w{3}\s+\d+ [\d:]+ \d{4})\s+(LINK \w+)$", line.strip()):
+            changes.append([m.group(1), m.group(2)])
+    if count is None and not changes:
+        raise ParseError("no 'link up count' line", tool="hccn-link-stat")
+    return {"tool": "hccn-link-stat", "link_up_count": count, "changes": changes, "errors": []}
+
+
+def parse_lldp(text: str) -> dict[str, Any]:
+    tlvs: dict[str, list[str]] = {}
+    cur = None
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.strip().startswith("$"):
+            continue
+        if line.strip().endswith("TLV") and not line.startswith((" ", "\t")):
+            cur = line.strip()
+            tlvs[cur] = []
+        elif cur:
+            tlvs[cur].append(line.strip())
+    if not tlvs:
+        raise ParseError("no LLDP TLVs", tool="hccn-lldp")
+    return {"tool": "hccn-lldp", "tlvs": tlvs, "errors": []}
+
+
+def parse_ip(text: str) -> dict[str, Any]:
+    f = dict(re.findall(r"^\s*(ipaddr|netmask):(\S+)", text, re.M))
+    if not f:
+        raise ParseError("no ipaddr/netmask", tool="hccn-ip")
+    return {"tool": "hccn-ip", "ipaddr": f.get("ipaddr"), "netmask": f.get("netmask"), "errors": []}
+
+
+def parse_route(text: str) -> dict[str, Any]:
+    routes = []
+    for line in _lines(text):
+        cells = line.split()
+        if len(cells) == 8 and cells[0] != "Destination":
+            routes.append(dict(zip(("destination", "gateway", "genmask", "flags", "metric", "ref", "use", "iface"), cells)))
+    if not routes:
+        raise ParseError("no routing table rows", tool="hccn-route")
+    return {"tool": "hccn-route", "routes": routes, "errors": []}
+
+
+def parse_status(text: str) -> dict[str, Any]:
+    speed = re.search(r"Speed:\s*(\d+)Mb/s", text)
+    fec = re.search(r"Supported FEC modes:\s*(.*)", text)
+    if not speed and "Settings for" not in text:
+        raise ParseError("no ethtool-style settings", tool="hccn-status")
+    return {"tool": "hccn-status", "speed_Mbps": int(speed.group(1)) if speed else None,
+            "supported_fec": fec.group(1).split() if fec else None, "errors": []}
+
+
+def parse_hw_stats(text: str) -> dict[str, Any]:
+    c = {k: int(v) for k, v in re.findall(r"\]\s*(\w+):\s*(\d+)", text)}
+    if not c:
+        raise ParseError("no '[devid n] name: count' lines", tool="hccn-hw-stats")
+    return {"tool": "hccn-hw-stats", "counters": c, "errors": []}
+
+
+def parse_ping(text: str) -> dict[str, Any]:
+    m = re.search(r"(\d+) packets transmitted, (\d+) received, ([\d.]+)% packet loss", text)
+    if not m:
+        raise ParseError("no ping summary", tool="hccn-ping")
+    times = [float(t) for t in re.findall(r"time=([\d.]+)ms", text)]
+    return {"tool": "hccn-ping", "sent": int(m.group(1)), "received": int(m.group(2)), "loss_pct": float(m.group(3)),
+            "times_ms": times, "errors": []}
+
+
+def parse_hccn_conf(text: str) -> dict[str, Any]:
+    devices: dict[str, dict[str, str]] = {}
+    for key, dev, value in re.findall(r"^(\w+?)_(\d+)=(\S+)", text, re.M):
+        devices.setdefault(dev, {})[key] = value
+    if not devices:
+        raise ParseError("no key_<n>=value lines", tool="hccn-conf")
+    return {"tool": "hccn-conf", "devices": devices, "errors": []}
+
+
+VIEWS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "net_health": parse_net_health, "link": parse_link, "optical": parse_optical, "fec": parse_fec,
+    "stat": parse_stat, "link_stat": parse_link_stat,
+}

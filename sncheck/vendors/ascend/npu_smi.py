@@ -1,0 +1,214 @@
+"""Parse ``npu-smi`` views. Pure ``text -> dict`` with an ``errors`` list ("..." elisions
+count as truncation); ``ParseError`` when nothing is recognisable.
+
+``parse_info`` (``npu-smi``): the ``npu-smi info`` box::
+
+    {"tool": "npu-smi", "version": "25.2.0",
+     "chips": [{"npu": 0, "chip": 0, "phy_id": 0, "name": "Ascend910", "health": "OK",
+                "power_W": 211.3, "temp_C": 43, "bus_id": "0000:9D:00.0", "aicore_pct": 7,
+                "memory_used_MB": 0, "memory_total_MB": 0, "hbm_used_MB": 61609, "hbm_total_MB": 65536}],
+     "processes": 18, "errors": []}
+
+  ``phy_id`` is null on layouts without a Phy-ID column; the second die of a 910C prints
+  power "-" (null): the package reports it once.
+
+``parse_fields`` (``npu-smi-fields``): any ``-t <type>`` view of ``Key : Value`` lines
+(health, ecc, usages, memory, board, common, spod-info)::
+
+    {"tool": "npu-smi-fields", "fields": {"Health Status": "OK", "Error Code": "NA", ...},
+     "blocks": [{...}, ...], "errors": []}   # a repeated key starts a new block (multi-chip views)
+
+  and the typed views built on it: ``parse_health`` -> ``{"health": "OK", "error_codes": [],
+  "error_information": null}`` (the 950's key ``Health`` too); ``parse_ecc`` -> ``{"counters":
+  {"HBM Double Bit Error Count": 0, ...}}``; ``parse_spod`` -> ``{"sdid": 16777216,
+  "super_pod_size": 384, "super_pod_id": 0, "server_index": 4}``; ``parse_hbm`` ->
+  ``{"hbm_capacity_MB": 65536}``.
+
+``parse_topo`` (``npu-smi-topo``)::
+
+    {"tool": "npu-smi-topo", "devices": ["NPU0", ...], "matrix": {"NPU0": {"NPU1": "HCCS"}},
+     "affinity": {"NPU0": "144-167"}, "errors": []}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+_NA = {"NA", "N/A", "-", ""}
+_ELIDED = re.compile(r"^(\.\.\.|…)$")
+_LINE1 = re.compile(r"^\|\s*(\d+)\s+(\S.*?)\s*\|\s*(\S+)\s*\|\s*(\S+)\s+(\S+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
+_LINE2 = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*\|"
+                    r"\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
+_PROC = re.compile(r"^\|\s*\d+\s+\d+\s*\|\s*\d+\s*\|")
+_VERSION = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
+
+
+def _num(v: str) -> int | float | None:
+    v = v.strip()
+    if v in _NA:
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return float(v)
+        except ValueError:
+            return None
+
+
+def parse_info(text: str) -> dict[str, Any]:
+    version = None
+    chips: list[dict[str, Any]] = []
+    errors: list[str] = []
+    pending: dict[str, Any] | None = None
+    procs = 0
+    saw_box = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _VERSION.search(line):
+            version, saw_box = m.group(2), True
+            continue
+        if _ELIDED.match(line):
+            errors.append("output elided ('...'): some NPUs are not shown")
+            continue
+        if line.startswith("+") or not line.startswith("|"):
+            if re.search(r"(?i)error|failed|not found|permission denied", line):
+                errors.append(line)
+            continue
+        if m := _LINE1.match(line):
+            pending = {"npu": int(m.group(1)), "name": m.group(2), "health": m.group(3),
+                       "power_W": _num(m.group(4)), "temp_C": _num(m.group(5))}
+            saw_box = True
+            continue
+        if pending is not None and (m := _LINE2.match(line)):
+            chips.append({"npu": pending["npu"], "chip": int(m.group(1)),
+                          "phy_id": int(m.group(2)) if m.group(2) else None, "name": pending["name"],
+                          "health": pending["health"], "power_W": pending["power_W"], "temp_C": pending["temp_C"],
+                          "bus_id": m.group(3), "aicore_pct": int(m.group(4)),
+                          "memory_used_MB": int(m.group(5)), "memory_total_MB": int(m.group(6)),
+                          "hbm_used_MB": int(m.group(7)), "hbm_total_MB": int(m.group(8))})
+            pending = None
+            continue
+        if _PROC.match(line):
+            procs += 1
+    if not saw_box:
+        raise ParseError("no npu-smi info table", tool="npu-smi")
+    if pending is not None:
+        errors.append(f"NPU {pending['npu']}: second row missing (truncated output?)")
+    return {"tool": "npu-smi", "version": version, "chips": chips, "processes": procs, "errors": errors}
+
+
+_FIELD = re.compile(r"^\s*([A-Za-z][^:]*?)\s*:\s*(.*?)\s*$")
+
+
+def parse_fields(text: str) -> dict[str, Any]:
+    blocks: list[dict[str, str]] = [{}]
+    errors: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("$", "/usr/", "```")):
+            continue
+        if _ELIDED.match(line):
+            errors.append("output elided ('...')")
+            continue
+        m = _FIELD.match(line)
+        if not m:
+            continue
+        key, value = m.group(1), m.group(2)
+        if key in blocks[-1]:
+            blocks.append({})
+        blocks[-1][key] = value
+    blocks = [b for b in blocks if b]
+    if not blocks:
+        raise ParseError("no 'Key : Value' lines", tool="npu-smi-fields")
+    merged: dict[str, str] = {}
+    for b in blocks:
+        for k, v in b.items():
+            merged.setdefault(k, v)
+    return {"tool": "npu-smi-fields", "fields": merged, "blocks": blocks, "errors": errors}
+
+
+def parse_health(text: str) -> dict[str, Any]:
+    f = parse_fields(text)
+    fields = f["fields"]
+    health = fields.get("Health Status", fields.get("Health"))
+    if health is None:
+        raise ParseError("no 'Health Status' or 'Health' line", tool="npu-smi-health")
+    codes = [c for c in re.split(r"[\s,]+", fields.get("Error Code", "")) if c and c not in _NA]
+    info = fields.get("Error Information")
+    return {"tool": "npu-smi-health", "health": health, "error_codes": codes,
+            "error_information": None if info in _NA or info is None else info, "errors": f["errors"]}
+
+
+def parse_ecc(text: str) -> dict[str, Any]:
+    f = parse_fields(text)
+    counters = {k: _num(v) for k, v in f["fields"].items() if "Err" in k or "Pages" in k}
+    if not counters:
+        raise ParseError("no ECC counters", tool="npu-smi-ecc")
+    return {"tool": "npu-smi-ecc", "counters": counters, "errors": f["errors"]}
+
+
+def parse_spod(text: str) -> dict[str, Any]:
+    f = parse_fields(text)["fields"]
+    if "SDID" not in f and "Super Pod ID" not in f:
+        raise ParseError("no SDID / Super Pod ID", tool="npu-smi-spod")
+    return {"tool": "npu-smi-spod", "sdid": _num(f.get("SDID", "")), "super_pod_size": _num(f.get("Super Pod Size", "")),
+            "super_pod_id": _num(f.get("Super Pod ID", "")), "server_index": _num(f.get("Server Index", "")),
+            "errors": []}
+
+
+def parse_hbm(text: str) -> dict[str, Any]:
+    f = parse_fields(text)
+    cap = f["fields"].get("HBM Capacity(MB)")
+    if cap is None:
+        raise ParseError("no 'HBM Capacity(MB)' line", tool="npu-smi-hbm")
+    return {"tool": "npu-smi-hbm", "hbm_capacity_MB": _num(cap), "errors": f["errors"]}
+
+
+def parse_topo(text: str) -> dict[str, Any]:
+    devices: list[str] = []
+    matrix: dict[str, dict[str, str]] = {}
+    affinity: dict[str, str] = {}
+    errors: list[str] = []
+    for raw in text.splitlines():
+        cells = raw.split()
+        if not cells or cells[0] == "$":
+            continue
+        if not devices and cells[0].startswith("NPU") and all(c.startswith("NPU") for c in cells[:-2]) \
+                and "Affinity" in raw:
+            devices = [c for c in cells if c.startswith("NPU")]
+            continue
+        if devices and cells[0] in devices:
+            links = cells[1:1 + len(devices)]
+            if len(links) < len(devices):
+                errors.append(f"{cells[0]}: {len(links)} cells for {len(devices)} devices")
+            matrix[cells[0]] = dict(zip(devices, links))
+            if len(cells) > len(devices) + 1:
+                affinity[cells[0]] = cells[len(devices) + 1]
+    if not matrix:
+        raise ParseError("no NPU topology matrix", tool="npu-smi-topo")
+    return {"tool": "npu-smi-topo", "devices": devices, "matrix": matrix, "affinity": affinity, "errors": errors}
+
+
+def parse_help(text: str) -> dict[str, Any]:
+    m = re.search(r"type:\s*(.*?)(?:\n\s*\n|Options:)", text, re.S)
+    if not m:
+        raise ParseError("no 'type:' list", tool="npu-smi-help")
+    types = [t.strip(" .") for t in re.split(r"[,\s]+", m.group(1)) if t.strip(" .")]
+    return {"tool": "npu-smi-help", "types": types, "errors": []}
+
+
+def parse_mapping(text: str) -> dict[str, Any]:
+    """``npu-smi info -m``: NPU ID, Chip ID, Chip Logic ID, Chip Name per chip."""
+    chips = []
+    for raw in text.splitlines():
+        m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\d+|-)\s+(\S.*?)\s*$", raw)
+        if m:
+            chips.append({"npu": int(m.group(1)), "chip": int(m.group(2)),
+                          "logic_id": int(m.group(3)) if m.group(3).isdigit() else None, "name": m.group(4)})
+    if not chips:
+        raise ParseError("no 'NPU ID Chip ID Chip Logic ID Chip Name' rows", tool="npu-smi-mapping")
+    return {"tool": "npu-smi-mapping", "chips": chips, "errors": []}

@@ -1,0 +1,69 @@
+"""One view on every device of a node, in one command.
+
+sncheck runs a fixed POSIX ``sh`` loop (no inventory data in it) that prints
+``== device <phy-id> <view>`` on a line of its own (after an empty line, so
+output without a final newline cannot swallow it) before each device's output; :func:`parse_sweep`
+(``ascend-sweep``) splits it and parses each section with the view's parser::
+
+    {"tool": "ascend-sweep", "view": "net_health",
+     "devices": {"0": {"net_health": "Success", ...}, "5": null}, "errors": ["device 5: ..."]}
+
+A 910C package is two devices (dies); ``npu-smi -t health|ecc`` address them as
+``-i <npu> -c <chip>``, ``hccn_tool`` as ``-i <phy-id>``; both loops print the phy id.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+from . import hccn_tool, npu_smi
+
+VIEWS = {**hccn_tool.VIEWS, "health": npu_smi.parse_health, "ecc": npu_smi.parse_ecc}
+_HCCN_FLAG = {"net_health": "-net_health", "link": "-link", "optical": "-optical", "fec": "-fec",
+              "stat": "-stat", "link_stat": "-link_stat"}
+_SECTION = re.compile(r"^== device (\d+)(?: (\w+))?\s*$")
+
+
+def hccn_script(view: str, devices: int) -> str:
+    ids = " ".join(str(i) for i in range(devices))
+    return (f"rc=0; for i in {ids}; do echo; echo \"== device $i {view}\"; "
+            f"hccn_tool -i $i {_HCCN_FLAG[view]} -g 2>&1 || rc=$?; done; exit $rc")
+
+
+def npu_smi_script(view: str, packages: int, chips: int) -> str:
+    """``npu-smi info -t <view> -i <npu> -c <chip>`` on every die; the phy id is npu*chips+chip."""
+    npus = " ".join(str(i) for i in range(packages))
+    dies = " ".join(str(c) for c in range(chips))
+    return (f"rc=0; for n in {npus}; do for c in {dies}; do echo; echo \"== device $((n*{chips}+c)) {view}\"; "
+            f"npu-smi info -t {view} -i $n -c $c 2>&1 || rc=$?; done; done; exit $rc")
+
+
+def parse_sweep(text: str) -> dict[str, Any]:
+    sections: dict[str, tuple[str | None, list[str]]] = {}
+    cur = None
+    for raw in text.splitlines():
+        if m := _SECTION.match(raw.strip()):
+            cur = m.group(1)
+            sections[cur] = (m.group(2), [])
+        elif cur is not None:
+            sections[cur][1].append(raw)
+    if not sections:
+        raise ParseError("no '== device <n>' sections", tool="ascend-sweep")
+    view = next((v for v, _ in sections.values() if v), None)
+    parse = VIEWS.get(view or "")
+    devices: dict[str, Any] = {}
+    errors: list[str] = []
+    for dev, (_, lines) in sections.items():
+        body = "\n".join(lines)
+        if parse is None:
+            devices[dev] = {"text": body}
+            continue
+        try:
+            devices[dev] = parse(body)
+        except ParseError as e:
+            devices[dev] = None
+            errors.append(f"device {dev}: {e.message}: {' '.join(body.split())[:120] or 'no output'}")
+    return {"tool": "ascend-sweep", "view": view, "devices": devices, "errors": errors}

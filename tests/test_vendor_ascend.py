@@ -1,0 +1,280 @@
+"""The Ascend plug-in on real npu-smi / hccn_tool / hccl_test / asys / ascend-dmi captures,
+and a CloudMatrix384 node over real SSH whose RoCE net_health is "Socket failed" on one NPU."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from parser_checks import only_parse_error_or_json
+from sshd_harness import install_fake_tool
+from vendor_ssh import facts_of, host_facts, real, write_inventory
+
+from sncheck.errors import ParseError
+from sncheck.rows import BUSBW_FACTOR
+from sncheck.vendors import facts as hf
+from sncheck.vendors import registry
+from sncheck.vendors.ascend import asys, checks, collected, hccl_test, hccn_tool, npu_smi, sweep
+from sncheck.vendors.parsers import PARSERS
+
+CM384 = registry.platform("ascend-cm384")
+ASCEND = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "ascend"
+
+
+def asc(name: str) -> str:
+    return real("ascend/" + next(ASCEND.glob(f"{name}_*")).name)
+
+
+def expect(cards: int = 16) -> hf.Expect:
+    return hf.Expect(cards=cards, platform=CM384, domain_hosts=48)
+
+
+def section(name: str, command: str) -> str:
+    """The output of one command inside a collected log (11, 12, 13)."""
+    for s in collected.parse_collected(asc(name))["sections"]:
+        if s["command"].endswith(command):
+            return s
+    raise KeyError(command)
+
+
+# --------------------------------------------------------------------------- npu-smi
+
+def test_a3_node_16_dies_two_per_package() -> None:
+    info = npu_smi.parse_info(asc("10"))
+    assert info["version"] == "25.2.0" and len(info["chips"]) == 16 and info["errors"] == []
+    assert [c["phy_id"] for c in info["chips"]] == list(range(16))
+    assert info["chips"][1] == {"npu": 0, "chip": 1, "phy_id": 1, "name": "Ascend910", "health": "OK",
+                                "power_W": None, "temp_C": 44, "bus_id": "0000:9F:00.0", "aicore_pct": 7,
+                                "memory_used_MB": 0, "memory_total_MB": 0, "hbm_used_MB": 61625,
+                                "hbm_total_MB": 65536}
+    rows = {r["fact"]: r for r in checks.check_info("cm01", info, expect())}
+    assert all(r["ok"] for r in rows.values())
+    assert "(8 packages x 2 dies)" in rows["card_count"]["message"] and rows["hbm_capacity"]["value"] == 65536
+    alarm = asc("10").replace("| 2     Ascend910           | OK ", "| 2     Ascend910           | Alarm", 1)
+    r = {r["fact"]: r for r in checks.check_info("cm01", npu_smi.parse_info(alarm), expect())}["npu_health"]
+    assert r["ok"] is False and r["value"] == 15 and "NPU 2 chip 0 (phy 4): Alarm" in r["message"]
+
+
+def test_910b_views_health_ecc_board_usages() -> None:
+    info = section("12", "npu-smi info")["parsed"]
+    assert [c["npu"] for c in info["chips"]] == [0, 7] and info["chips"][1]["bus_id"] == "0000:3D:00.0"
+    assert info["errors"] == ["output elided ('...'): some NPUs are not shown"] * 2
+    health = section("12", "-i 0 -c 0 -t health")["parsed"]
+    assert (health["health"], health["error_codes"], health["error_information"]) == ("OK", [], None)
+    ecc = section("12", "-i 0 -t ecc")["parsed"]["counters"]
+    assert ecc["HBM Double Bit Isolated Pages Count"] == 0 and len(ecc) == 12
+    assert section("12", "-i 0 -t usages")["parsed"]["hbm_capacity_MB"] == 32768
+    assert npu_smi.parse_hbm(asc("07"))["hbm_capacity_MB"] == 65536
+    common = npu_smi.parse_fields(asc("08"))
+    assert common["blocks"][0]["Aicore Count"] == "24" and common["blocks"][1] == {"Temperature(C)": "38"}
+    assert npu_smi.parse_hbm(asc("18a"))["hbm_capacity_MB"] == 131072
+    assert npu_smi.parse_health(asc("18b"))["health"] == "OK"  # the 950 prints 'Health', not 'Health Status'
+    assert "topo" in npu_smi.parse_help(asc("05"))["types"]
+
+
+def test_health_codes_and_ecc_sweeps() -> None:
+    # the healthy lines of the MindCluster doc (12), one section per die as the sweep prints them
+    real_health = asc("12").split("-i 0 -c 0 -t health\n")[1].split("\n\n")[0]
+    assert "Health Status                  : OK" in real_health
+    text = "\n".join(f"== device {i} health\n{real_health}" for i in range(16))
+    first, rest = text.split("== device 5 health\n", 1)
+    rest = rest.replace("Health Status                  : OK", "Health Status                  : Alarm", 1)
+    text = first + "== device 5 health\n" + rest.replace(": NA", ": 0x80E18402", 1)
+    r = checks.check_health_codes("cm01", sweep.parse_sweep(text), expect())[0]
+    assert r["ok"] is False and r["value"] == 1 and "device 5: Alarm 0x80E18402" in r["message"]
+    ecc_text = asc("12").split("-t ecc")[1].split("/usr/local/bin")[0]
+    bad = ecc_text.replace("HBM Double Bit Isolated Pages Count      : 0", "HBM Double Bit Isolated Pages Count      : 3")
+    r = checks.check_ecc("cm01", sweep.parse_sweep(f"== device 0 ecc\n{ecc_text}\n== device 1 ecc\n{bad}"), expect())[0]
+    assert r["ok"] is False and "device 1: HBM Double Bit Isolated Pages Count 3" in r["message"]
+
+
+def test_topology_and_spod() -> None:
+    topo = npu_smi.parse_topo(asc("06"))
+    assert len(topo["devices"]) == 8 and topo["matrix"]["NPU3"]["NPU5"] == "HCCS" and topo["affinity"]["NPU5"] == "48-71"
+    assert checks.check_topo("n", topo, expect())[0]["ok"]
+    sys_ = asc("06").replace("NPU3       HCCS       HCCS       HCCS       X          HCCS",
+                             "NPU3       HCCS       HCCS       HCCS       X          SYS ")
+    r = checks.check_topo("n", npu_smi.parse_topo(sys_), expect())[0]
+    assert r["ok"] is False and "NPU3-NPU4 SYS" in r["message"]
+    spod = npu_smi.parse_spod(asc("16"))
+    assert (spod["sdid"], spod["super_pod_size"], spod["super_pod_id"], spod["server_index"]) == (16777216, 384, 0, 4)
+    assert checks.check_spod("n", spod, expect())[0]["ok"]
+
+
+def test_super_pod_domain_one_id_unique_sdids() -> None:
+    rows = []
+    for i, h in enumerate(("a", "b", "c")):
+        text = asc("16").replace("SDID : 16777216", f"SDID : {16777216 + i * 16 if h != 'c' else 16777216}")
+        text = text.replace("Super Pod ID : 0", f"Super Pod ID : {1 if h == 'b' else 0}")
+        rows += checks.check_spod(h, npu_smi.parse_spod(text), expect())
+    out = checks.domain_check(CM384, "sn0", ("a", "b", "c"), rows)
+    pod = {r["host"]: r for r in out if r["fact"] == "super_pod_domain"}
+    assert not pod["b"]["ok"] and pod["a"]["ok"] and "this node says 1" in pod["b"]["message"]
+    dup = [r for r in out if r["fact"] == "sdid_unique"]
+    assert {r["host"] for r in dup} == {"a", "c"} and "SDID 16777216 is reported by 2 nodes" in dup[0]["message"]
+
+
+# --------------------------------------------------------------------------- hccn_tool
+
+def test_hccn_views_from_the_vendor_doc_and_the_faultdiag_fixture() -> None:
+    assert section("11", "-net_health -g")["parsed"]["net_health"] == "Init"
+    assert section("11", "-link -g")["parsed"]["link"] == "UP"
+    assert section("11", "-fec -g")["parsed"]["fec"] == "rs FEC mode"
+    assert section("11", "-ip -g")["parsed"]["ipaddr"] == "10.xx.xx.10"
+    assert section("11", "-link_stat -g")["parsed"]["link_up_count"] == 2
+    assert section("11", "-stat -g")["parsed"]["counters"]["nic_rx_all_oct_num"] == 482237805
+    bad = section("13", "-i 0 -net_health -g")["parsed"]
+    assert bad["net_health"] == "Socket failed"
+    assert section("13", "-i 0 -fec -g")["parsed"]["fec"] == "no FEC mode"
+    opt = section("13", "-i 0 -optical -g")["parsed"]
+    assert opt["present"] == "not present" and opt["values"]["Rx Power1"] == 0.0054
+    assert opt["thresholds"]["RxPower Low"] == 0.1445 and opt["flags"]["Rx Los Flag"] == 0xFF
+    problem = checks._judge_optical(opt)
+    assert "module not present" in problem and "Rx Power1 0.0054 mW < 0.1445" in problem
+    assert "Rx Los Flag 0xff" in problem and "Tx Power0 4.4035 mW > 3.5481" in problem
+    assert section("13", "-i 2 -ip -g")["error"] == "no output"
+    assert hccn_tool.parse_status(asc("02a"))["speed_Mbps"] == 200000
+    assert hccn_tool.parse_hw_stats(asc("02b"))["counters"]["qp_active"] == 1
+    assert hccn_tool.parse_lldp(asc("02c"))["tlvs"]["Port ID TLV"] == ["Ifname: 400GE1/1/20:2"]
+    assert hccn_tool.parse_route(asc("02d"))["routes"][1]["destination"] == "29.1.0.0"
+    assert hccn_tool.parse_ping(asc("03"))["loss_pct"] == 0.0
+    assert hccn_tool.parse_hccn_conf(asc("04"))["devices"]["7"]["address"] == "29.1.170.143"
+    assert [s["view"] for s in collected.parse_collected(asc("13"))["sections"]][:2] == ["npu-smi-mapping", "npu-smi"]
+
+
+def test_roce_checks_per_npu() -> None:
+    assert section("13", "-net_health -g")["parsed"]["net_health"] == "Socket failed"
+    text = "\n".join(f"== device {i} net_health\nnet health status: " + ("Socket failed" if i == 9 else "Success")
+                     for i in range(16))
+    r = checks.check_net_health("cm01", sweep.parse_sweep(text), expect())[0]
+    assert (r["ok"], r["value"], r["expected"]) == (False, 15, 16) and "NPU 9: net health Socket failed" in r["message"]
+    assert r["message"].startswith("cm01: RoCE plane net_health")
+    short = sweep.parse_sweep("\n".join(f"== device {i} link\nlink status: UP" for i in range(15)))
+    r = checks.check_link("cm01", short, expect())[0]
+    assert r["ok"] is False and "1 devices not reported" in r["message"]
+    nofec = sweep.parse_sweep("== device 0 fec\nfec mode: no FEC mode")
+    assert "NPU 0: fec no FEC mode" in checks.check_fec("cm01", nofec, expect(1))[0]["message"]
+
+
+# --------------------------------------------------------------------------- hccl_test, asys, dmi
+
+def test_hccl_test_rows_busbw_and_failed_ranks() -> None:
+    p = hccl_test.parse_hccl_test(asc("09"), collective="all_reduce", ranks=8)
+    assert (p["minbytes"], p["maxbytes"], p["iters"], p["warmup_iters"]) == (8192, 67108864, 20, 5)
+    assert len(p["rows"]) == 14 and p["failed_checks"] == 0
+    last = p["rows"][-1]
+    assert (last["size_bytes"], last["time_us"], last["algbw_GBps"]) == (67108864, 2630.2, 23.76245)
+    assert last["busbw_GBps"] == pytest.approx(23.76245 * BUSBW_FACTOR["all_reduce"](8))
+    other_rank = asc("09").replace("67108864          |    2630.20    |      23.76245        | success",
+                                   "67108864          |    2630.20    |      23.76245        | failed")
+    two = hccl_test.parse_hccl_test(asc("09") + "\ncheck result failed, rank 5\n" + other_rank, "all_reduce", 8)
+    assert two["failed_checks"] == 2 and two["failed_lines"] == ["check result failed, rank 5"]
+    null = hccl_test.parse_hccl_test(asc("09").replace("| success\n16384", "| NULL\n16384"), "all_reduce", 8)
+    assert null["unchecked"] == 1 and null["failed_checks"] == 0
+
+
+def test_asys_and_ascend_dmi() -> None:
+    h = asys.parse_asys(asc("14"))["reports"]
+    assert h[0]["overall"] == "Healthy" and h[0]["devices"] == {"0": "Healthy", "1": "Healthy"}
+    assert h[2]["overall"] == "Warning" and h[2]["error_codes"] == ["0xa419321c"]
+    d = asys.parse_asys(asc("15"))["reports"]
+    assert d[1]["results"]["HBM Detect"] == "Pass - All (0, 9, 0, 0)"
+    assert d[6]["results"]["CPU Detect"] == "Pass, Warn, Pass, Fail"
+    dmi = asys.parse_ascend_dmi(asc("17"))
+    assert dmi["matrices"]["Unidirectional Peer to Peer Test"]["1"]["2"] == 388.9
+    assert dmi["bandwidth"][1] == {"id": 1, "size_bytes": 536870912, "GBps": 57.875}
+    assert dmi["compute"] == [{"device": "0/1", "tflops": 752.465, "power_W": 338.5}]
+
+
+@pytest.mark.parametrize("tool, name", [("npu-smi", "10"), ("npu-smi-topo", "06"), ("npu-smi-spod", "16"),
+                                        ("npu-smi-health", "18b"), ("npu-smi-hbm", "07"), ("hccn-lldp", "02c"),
+                                        ("hccn-route", "02d"), ("hccn-ping", "03"), ("hccn-conf", "04"),
+                                        ("hccl-test", "09"), ("asys", "15"), ("ascend-dmi", "17"),
+                                        ("ascend-collected", "13"), ("npu-smi-fields", "08")])
+def test_parse_registry_and_garbage(tool: str, name: str) -> None:
+    json.dumps(PARSERS[tool](asc(name)), allow_nan=False)
+    for junk in ("", "garbage\n", asc(name)[: len(asc(name)) // 2]):
+        only_parse_error_or_json(PARSERS[tool], junk)
+    with pytest.raises(ParseError):
+        PARSERS[tool]("")
+
+
+# --------------------------------------------------------------------------- over SSH
+
+def _healthy_optical() -> str:
+    """The faultdiag capture (13) with its injected faults undone: module present, lane 1's
+    Rx power like its neighbours, no LoS/LoL. No clean optical capture is stored."""
+    text = section("13", "-i 0 -optical -g")
+    raw = asc("13").split("-i 0 -optical -g\n", 1)[1].split("\n\n", 1)[0]
+    assert text["parsed"]["present"] == "not present"
+    return (raw.replace("present              : not present", "present              : present")
+            .replace("Rx Power1            : 0.0054 mW", "Rx Power1            : 1.0213 mW")
+            .replace("Tx Power0            : 4.4035 mW", "Tx Power0            : 1.4035 mW")
+            .replace("Rx Los Flag          : 0xff", "Rx Los Flag          : 0x0")
+            .replace("Rx LoL Flag          : 0xff", "Rx LoL Flag          : 0x0"))
+
+
+def _install_cm_node(host, sdid: int, socket_failed_npu: int | None) -> None:
+    data = host.directory / "ascend"
+    data.mkdir(exist_ok=True)
+    health = "Health Status                  : OK\nError Code                     : NA\nError Information              : NA\n"
+    files = {
+        "info": asc("10"), "topo": asc("06"), "health": health,
+        "spod": asc("16").replace("SDID : 16777216", f"SDID : {sdid}"),
+        "ecc": asc("12").split("-t ecc\n")[1].split("/usr/local/bin")[0],
+        # hccn_tool: link and FEC from the MindCluster doc (11); net_health "Success" is the
+        # healthy state named by the hccn_tool docs (no capture of it is stored); the
+        # faulty NPU replays the faultdiag capture's "Socket failed" line (13) verbatim.
+        "link": "link status: UP\n", "fec": "fec mode: rs FEC mode\n",
+        "net_health": "net health status: Success\n", "optical": _healthy_optical(),
+    }
+    for name, text in files.items():
+        (data / name).write_text(text)
+    if socket_failed_npu is not None:
+        line = asc("13").split("-i 0 -net_health -g\n", 1)[1].splitlines()[0]
+        assert line == "net health status: Socket failed"
+        (data / f"net_health.{socket_failed_npu}").write_text(line + "\n")
+    d = shlex.quote(str(data))
+    install_fake_tool(host, "npu-smi", f"""#!/bin/sh
+D={d}
+case "$*" in
+  "info") exec cat "$D/info" ;;
+  "info -t topo") exec cat "$D/topo" ;;
+  "info -t spod-info -i 0 -c 0") exec cat "$D/spod" ;;
+  "info -t health -i "*) exec cat "$D/health" ;;
+  "info -t ecc -i "*) exec cat "$D/ecc" ;;
+esac
+echo "fake npu-smi: unexpected arguments: $*" >&2; exit 2
+""")
+    install_fake_tool(host, "hccn_tool", f"""#!/bin/sh
+D={d}
+[ "$1" = "-i" ] || {{ echo "usage" >&2; exit 2; }}
+view=${{3#-}}
+if [ -f "$D/$view.$2" ]; then exec cat "$D/$view.$2"; fi
+if [ -f "$D/$view" ]; then exec cat "$D/$view"; fi
+echo "fake hccn_tool: unexpected arguments: $*" >&2; exit 2
+""")
+
+
+@pytest.mark.sshd
+def test_cloudmatrix_node_with_socket_failed_on_one_npu_over_ssh(sshd_cluster, tmp_path: Path) -> None:
+    cluster = sshd_cluster(2, ["cm01", "cm02"])
+    _install_cm_node(cluster["cm01"], 16777216, None)
+    _install_cm_node(cluster["cm02"], 16777232, socket_failed_npu=9)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, "ascend-cm384", {"sp0": ["cm01", "cm02"]})
+    rows, findings = host_facts(inv, cluster)
+    good = facts_of(rows, "cm01")
+    assert all(r["ok"] for r in good.values()), [r["message"] for r in good.values() if not r["ok"]]
+    assert set(good) >= {"card_count", "npu_health", "hbm_capacity", "npu_health_codes", "ecc", "ub_topology",
+                         "super_pod", "super_pod_domain", "roce_link", "roce_net_health", "roce_optical", "roce_fec"}
+    sick = facts_of(rows, "cm02")
+    bad = {f: r for f, r in sick.items() if not r["ok"]}
+    assert set(bad) == {"roce_net_health"}  # the UB plane and the other RoCE views stay clean
+    r = bad["roce_net_health"]
+    assert (r["value"], r["expected"]) == (15, 16) and "NPU 9: net health Socket failed" in r["message"]
+    assert [f.entity for f in findings] == ["cm02"]
+    (f,) = findings
+    assert f.rule == "host-fact" and "NPU 9: net health Socket failed" in f.message
+    assert (f.evidence["measured"], f.evidence["expected"]) == (15, 16)
