@@ -370,6 +370,7 @@ def _register_ops() -> None:
     register(main)
     __import__("sncheck.cli_history").cli_history.register(main)  # history, diff, baseline make
     __import__("sncheck.cli_slurm").cli_slurm.register(main)  # node-check, inventory from-slurm
+    __import__("sncheck.cli_plan").cli_plan.register(main)  # plan: the memory ledger
 
 
 _register_ops()
