@@ -310,3 +310,128 @@ def test_parse_registry_names_and_garbage(tool: str, rel: str) -> None:
     json.dumps(out, allow_nan=False)
     for junk in ("", "garbage\n", real(rel)[: len(real(rel)) // 3]):
         only_parse_error_or_json(PARSERS[tool], junk)
+
+
+# --------------------------------------------------------------------------- a rack over SSH
+
+# No capture of `nvidia-smi --query-gpu`, `nvlink -s` or `topo -m` from a GB200 tray is
+# stored. --query-gpu lines are synthesised from the real -q -x capture (names, bus ids,
+# driver, PCIe), nvlink -s in the layout of the real A100 capture with GB200's 18 links at
+# 53.125 GB/s; topo -m (recorded, not judged on NVL72) replays the real H100 capture.
+
+def _gb200_csv() -> str:
+    p = fabric.parse_query_xml(real(XML))
+    return "".join(f"{i}, NVIDIA GB200, GPU-0000000{i}-0000-0000-0000-000000000000, {g['bus_id']}, 189471 MiB, "
+                   f"580.173.02, 5, 5, 16, 16, 30, 150.00 W, 0\n" for i, g in enumerate(p["gpus"]))
+
+
+def _gb200_nvlink_s() -> str:
+    return "".join(f"GPU {i}: NVIDIA GB200 (UUID: GPU-0000000{i}-0000-0000-0000-000000000000)\n"
+                   + "".join(f"\t Link {k}: 53.125 GB/s\n" for k in range(18)) for i in range(4))
+
+
+def _tray_xml(tray: int, *, clique: int = 2, state: str = "Completed", limited_gpu: int | None = None) -> str:
+    text = real(XML).replace("<tray_index>4</tray_index>", f"<tray_index>{tray}</tray_index>")
+    text = text.replace("<cliqueId>2</cliqueId>", f"<cliqueId>{clique}</cliqueId>")
+    if state != "Completed":  # as the gpu-operator capture (07) shows it: everything else N/A
+        text = text.replace("<state>Completed</state>", f"<state>{state}</state>")
+        text = text.replace("<status>Success</status>", "<status>N/A</status>")
+        text = text.replace(f"<cliqueId>{clique}</cliqueId>", "<cliqueId>N/A</cliqueId>")
+        text = text.replace("<clusterUuid>00000001-0000-0000-0000-000000000001</clusterUuid>", "<clusterUuid>N/A</clusterUuid>")
+    if limited_gpu is not None:
+        parts = text.split("<bandwidth>Full</bandwidth>")
+        parts[limited_gpu] += "<bandwidth>Limited Capacity</bandwidth>" + parts.pop(limited_gpu + 1)
+        text = "<bandwidth>Full</bandwidth>".join(parts)
+    return text
+
+
+def _install_tray(host, qx: str | list[str]) -> None:
+    """Fake nvidia-smi (and friends) on a tray; a list of -q -x outputs is played in turn
+    (the last one repeats), as a fabric that finishes registering after a few reads."""
+    import shlex
+
+    from sshd_harness import install_fake_tool
+    from vendor_ssh import install_replay
+
+    data = host.directory / "nv"
+    data.mkdir(exist_ok=True)
+    outputs = qx if isinstance(qx, list) else [qx]
+    for i, text in enumerate(outputs):
+        (data / f"qx{i}").write_text(text)
+    (data / "csv").write_text(_gb200_csv())
+    (data / "nvlink_s").write_text(_gb200_nvlink_s())
+    (data / "nvlink_e").write_text(real("nvidia-smi-nvlink/04_errors_h100_18links_elided.txt"))
+    (data / "topo").write_text(real("nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt"))
+    d = shlex.quote(str(data))
+    install_fake_tool(host, "nvidia-smi", f"""#!/bin/sh
+D={d}
+case "$*" in
+  --query-gpu=*) exec cat "$D/csv" ;;
+  "topo -m") exec cat "$D/topo" ;;
+  "nvlink -s") exec cat "$D/nvlink_s" ;;
+  "nvlink -e") exec cat "$D/nvlink_e" ;;
+  "-q -x")
+    n=$(cat "$D/reads" 2>/dev/null || echo 0); echo $((n+1)) > "$D/reads"
+    last={len(outputs) - 1}; [ "$n" -gt "$last" ] && n=$last
+    exec cat "$D/qx$n" ;;
+esac
+echo "fake nvidia-smi: unexpected arguments: $*" >&2; exit 2
+""")
+    install_replay(host, "nvidia-imex-ctl", {"-N": real("nvl72/01_imex_ctl_N_18node_p6e_gb200.txt")})
+    install_replay(host, "ibstat", {"": real("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt")})
+    install_replay(host, "dcgmi", {"diag -r 1": real("dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt")})
+
+
+@pytest.mark.sshd
+def test_nvl72_rack_over_ssh_in_progress_tray_limited_gpu_then_a_split_clique(sshd_cluster, tmp_path: Path) -> None:
+    from vendor_ssh import facts_of, host_facts, write_inventory
+
+    trays = [f"tray{i:02d}" for i in range(1, 19)]
+    cluster = sshd_cluster(18, trays)
+    stuck = _tray_xml(3, state="In Progress")
+    for i, name in enumerate(trays, start=1):
+        if name == "tray03":
+            qx: str | list[str] = stuck  # never finishes
+        elif name == "tray05":
+            qx = [stuck, stuck, _tray_xml(5)]  # finishes on the third read, inside the window
+        elif name == "tray07":
+            qx = _tray_xml(7, limited_gpu=1)
+        else:
+            qx = _tray_xml(i)
+        _install_tray(cluster[name], qx)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, "nvidia-nvl72", {"rack0": trays})
+    rows, findings = host_facts(inv, cluster, fabric_retry_s=3.0, fabric_retry_every_s=0.5)
+
+    by_host = {f.entity: f for f in findings}
+    assert set(by_host) == {"tray03", "tray07"}, [(f.entity, f.message) for f in findings]
+    text_of = {h: " ".join(f.message for f in findings if f.entity == h) for h in by_host}
+    state = facts_of(rows, "tray03")["fabric_state"]
+    assert (state["ok"], state["value"], state["expected"]) == (False, 0, 4)
+    assert "State In Progress, Status N/A" in state["message"]
+    assert "still In Progress on 4 GPUs after retrying for 3s" in state["message"]
+    assert "fabric registration Completed/Success on 0/4 GPUs" in text_of["tray03"]
+    assert "ClusterUUID N/A, CliqueId N/A" in text_of["tray03"]
+    health = facts_of(rows, "tray07")["fabric_health"]
+    assert (health["ok"], health["value"], health["expected"]) == (False, "Limited Capacity", "Healthy/Full")
+    second_gpu = fabric.parse_query_xml(real(XML))["gpus"][1]["bus_id"]
+    assert f"GPU {second_gpu}: Bandwidth Limited Capacity (Summary Healthy)" in health["message"]
+    assert "Limited Capacity" in by_host["tray07"].message
+    assert (by_host["tray07"].evidence["measured"], by_host["tray07"].evidence["expected"]) == (
+        "Limited Capacity", "Healthy/Full")
+    assert facts_of(rows, "tray05")["fabric_state"]["ok"]  # In Progress twice, then Completed: a pass
+    domain = facts_of(rows, "tray01")["fabric_domain"]
+    assert domain["ok"] and domain["value"] == 68 and "no clique from tray03" in domain["message"]
+    assert facts_of(rows, "tray01")["imex_domain"]["ok"] and facts_of(rows, "tray01")["nvlink"]["value"] == 72
+
+    # The same rack with trays 10-18 registered into another clique: found from the whole
+    # rack's facts, both halves named.
+    for i, name in enumerate(trays, start=1):
+        (cluster[name].directory / "nv" / "reads").unlink(missing_ok=True)
+        _install_tray(cluster[name], _tray_xml(i, clique=2 if i < 10 else 3))
+    rows, findings = host_facts(inv, cluster, fabric_retry_s=0.0)
+    split = [r for r in rows if r.get("fact") == "fabric_domain"]
+    assert len(split) == 18 and not any(r["ok"] for r in split)
+    msg = split[0]["message"]
+    assert "(ClusterUUID 00000001-0000-0000-0000-000000000001, CliqueId 2): tray01..tray09 (9 trays, 36 GPUs)" in msg
+    assert "CliqueId 3): tray10..tray18 (9 trays, 36 GPUs)" in msg
+    assert {f.entity for f in findings} == set(trays)

@@ -436,9 +436,11 @@ def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: li
     for h, pairs in per_host.items():
         for pair, n in pairs.items():
             groups.setdefault(pair, {})[h] = groups.setdefault(pair, {}).get(h, 0) + n
-    want_hosts = len(hosts)
-    want_gpus = want_hosts * platform.cards_per_host
     unknown = [h for h in hosts if h not in per_host]
+    # Trays without a clique (fabric not registered, unreachable) carry their own
+    # findings; the domain is judged over the trays that report one.
+    want_hosts = len(hosts) - len(unknown)
+    want_gpus = want_hosts * platform.cards_per_host
 
     def describe(pair: str) -> str:
         uuid, _, clique = pair.rpartition("/")
@@ -454,14 +456,15 @@ def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: li
         ok = len(members) == want_hosts and gpus == want_gpus
         msg = f"NVLink domain of {supernode}: {describe(pair)}; expected {want_hosts} trays, {want_gpus} GPUs"
         if unknown:
-            msg += f"; no fabric facts from {_span(unknown)}"
+            msg += f" (of {len(hosts)}; no clique from {_span(unknown)}, judged on their own)"
         for h in members:
             out.append(fact_row(h, "fabric_domain", gpus, want_gpus, ok, msg, "nvidia-smi"))
     else:
         biggest = max(len(m) for m in groups.values())
         largest = [p for p, m in groups.items() if len(m) == biggest]
         msg = (f"clique split in {supernode}: " + "; ".join(describe(p) for p in sorted(groups, key=lambda p: -len(groups[p])))
-               + f"; expected one clique of {want_hosts} trays, {want_gpus} GPUs")
+               + f"; expected one clique of {want_hosts} trays, {want_gpus} GPUs"
+               + (f" (no clique from {_span(unknown)})" if unknown else ""))
         for pair, members in groups.items():
             ok = len(largest) == 1 and pair == largest[0]
             for h in members:
