@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import re
@@ -13,8 +14,9 @@ import click
 
 from . import __version__
 from .errors import ConfigError, SncheckError
-from .inventory import BACKENDS, DIST_BACKENDS, Inventory, load_inventory, local_inventory
-from .playbook import Playbook, load_playbook, single_layer
+from .inventory import BACKENDS, DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, load_inventory, local_inventory
+from .playbook import Playbook, check_duration, load_playbook, single_layer
+from .safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 
@@ -40,9 +42,43 @@ def handle_errors(fn):
         except SncheckError as e:
             raise Failure(str(e), e.exit_code) from e
         except KeyboardInterrupt as e:
-            raise Failure("interrupted", EXIT_HARNESS) from e
+            raise Failure(interrupt_cause(e), EXIT_HARNESS) from e
+        except MemoryError as e:
+            raise Failure("out of memory", EXIT_HARNESS) from e
+        except OSError as e:  # a disk full or a file gone while sncheck ran: not the input's fault
+            where = f"{e.filename}: " if e.filename else ""
+            raise Failure(f"{where}{e.strerror or e}", EXIT_HARNESS) from e
 
     return wrapper
+
+
+class SncheckGroup(click.Group):
+    """The last-resort handler: an unforeseen exception is one line and exit 3.
+
+    The traceback goes to a crash file (``<run dir>/crash.log``, or a temp file before
+    a run directory exists), or to stderr with ``sncheck -v``.
+    """
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
+                SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as e:  # the boundary of the program: nothing above us to handle it
+            command = " ".join(ctx.protected_args[:1] + [a for a in ctx.args if not a.startswith("-")][:1]) \
+                or ctx.info_name or "sncheck"
+            if ctx.obj and ctx.obj.get("verbose"):
+                raise
+            crash = crash_report(command, e)
+            where = f"; traceback in {crash}" if crash else ""
+            raise Failure(f"internal error in 'sncheck {command}': {type(e).__name__}: "
+                          f"{_one_line(str(e))}{where} (please report it)", EXIT_HARNESS) from e
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def run_options(fn):
@@ -55,12 +91,16 @@ def run_options(fn):
         click.option("--faults", type=click.Path(dir_okay=False), help="Fault plan YAML to act out (mock, local)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed for a reproducible mock run."),
         click.option("--out", type=click.Path(file_okay=False), help="Run directory. Default: runs/<run-id>/."),
+        click.option("--force", is_flag=True,
+                     help="Reuse an --out that holds an earlier run: it is emptied first (default: refused)."),
         click.option("--gate", type=click.Choice(["critical", "warning"]),
                      help="Fail on findings at or above this severity (default: the playbook's)."),
-        click.option("--cards", type=int, help="Worker ranks for the embedded local inventory (default 4)."),
+        click.option("--cards", type=click.IntRange(2, MAX_LOCAL_CARDS),
+                     help=f"Worker ranks for the embedded local inventory (default 4, at most {MAX_LOCAL_CARDS})."),
         click.option("--dist-backend", type=click.Choice(DIST_BACKENDS),
                      help="torch.distributed backend for the local backend (default: nccl with CUDA, else gloo)."),
-        click.option("--duration", type=float, help="Stress soak: repeat the sweep for this many seconds."),
+        click.option("--duration", type=float,
+                     help="Stress soak: repeat the sweep for this many seconds (finite, above 0, at most 7 days)."),
         click.option("--format", "formats", default="html", show_default=True,
                      help="Comma-separated extra outputs: html, junit, prometheus."),
         click.option("--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
@@ -96,11 +136,22 @@ def _inventory(path: str | None, cards: int | None) -> Inventory:
     return local_inventory(cards if cards is not None else 4)
 
 
-def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gate, cards,
+def _execute(*args, **kwargs) -> None:
+    """A run, with SIGTERM and SIGHUP handled like Ctrl-C while it lasts."""
+    previous = install_signal_handlers()
+    try:
+        _execute_run(*args, **kwargs)
+    finally:
+        restore_signal_handlers(previous)
+
+
+def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out, force, gate, cards,
              dist_backend, duration, formats, template_dirs, rules_ref, baseline_ref, forks, ssh_config,
              known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json) -> None:
     from .runner import RunOptions, execute  # pandas and the backends: only when a run starts
 
+    if duration is not None:
+        duration = check_duration(duration)
     inventory = _inventory(inventory_path, cards)
     if duration is not None:
         from dataclasses import replace
@@ -117,7 +168,7 @@ def _execute(playbook: Playbook, inventory_path, backend, faults, seed, out, gat
                    "accept_new_host_keys": accept_new_host_keys or None}
     backend_options.update({k: v for k, v in ssh_options.items() if v is not None})
     report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
-    opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, gate=gate,
+    opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, force=force, gate=gate,
                       backend_options=backend_options, report_formats=report_formats,
                       template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref)
 
@@ -182,9 +233,11 @@ def _summary(results: dict, out_dir: Path) -> None:
                f"results in {out_dir}/results.json, report in {out_dir}/report.html", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=SncheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sncheck")
-def main() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error on stderr.")
+@click.pass_context
+def main(ctx: click.Context, verbose: bool) -> None:
     """Validate an AI supernode cluster: connectivity, stress, golden model.
 
     \b
@@ -196,6 +249,7 @@ def main() -> None:
       sncheck parse nccl-tests all_reduce.log --json
       sncheck inventory check cluster.yaml
     """
+    ctx.obj = {"verbose": verbose}
 
 
 @main.command()
@@ -244,7 +298,7 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
               help="Where to write the golden curve JSON.")
 @click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False))
 @click.option("--backend", type=click.Choice(BACKENDS))
-@click.option("--cards", type=int)
+@click.option("--cards", type=click.IntRange(2, MAX_LOCAL_CARDS))
 @click.option("--steps", type=int, default=60, show_default=True)
 @click.option("--repeats", type=int, default=5, show_default=True,
               help="Clean runs to measure the run-to-run spread that sizes the band.")
@@ -280,24 +334,48 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None) -> No
     Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
     """
     from .vendors.parsers import get_parser, strip_source_header
+    from .yamlio import read_capped
 
     parser = get_parser(tool)
+    raw = read_capped(file, MAX_PARSE_BYTES, "log")  # /dev/zero or a 100 MB log: refused, not read
+    text = strip_source_header(raw.decode("utf-8", errors="replace"))
     try:
-        text = Path(file).read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise ConfigError(f"cannot read: {e.strerror}", file) from e
-    text = strip_source_header(text)
-    if tool in ("nccl-tests", "rccl-tests"):
-        hint = collective or next((m.group(1) for m in [re.search(r"([a-z_]+)_perf", file)] if m), None)
-        data = parser(text, collective=hint)
-    else:
-        data = parser(text)
+        if tool in ("nccl-tests", "rccl-tests"):
+            hint = collective or next((m.group(1) for m in [re.search(r"([a-z_]+)_perf", file)] if m), None)
+            data = parser(text, collective=hint)
+        else:
+            data = parser(text)
+    except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
+        raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     click.echo(json.dumps(data, indent=2, default=str))
-    errors = data.get("errors") if isinstance(data, dict) else None
-    if errors:
-        for err in errors:
-            click.echo(f"sncheck: {file}: {err}", err=True)
+    failures = parse_failures(data)
+    for err in failures:
+        click.echo(f"sncheck: {file}: {err}", err=True)
+    if failures:
         sys.exit(EXIT_FAIL)
+
+
+MAX_PARSE_BYTES = 4 << 20  # real tool logs are KBs; parsing runs at about 1 MB/s
+
+
+def parse_failures(data: object) -> list[str]:
+    """Every failure a parsed log shows: its ``errors``, a dcgmi ``Fail``, a non-zero
+    ``#wrong`` in any nccl-tests row (whatever its footer says)."""
+    if not isinstance(data, dict):
+        return []
+    out = [str(e) for e in data.get("errors") or []]
+    if data.get("result") == "Fail":
+        out.append("dcgmi diag result: Fail")
+    wrong = 0
+    for row in data.get("rows") or []:
+        if isinstance(row, dict):
+            for half in ("out_of_place", "in_place"):
+                w = (row.get(half) or {}).get("wrong") if isinstance(row.get(half), dict) else None
+                if isinstance(w, int) and w > 0:
+                    wrong += w
+    if wrong:
+        out.append(f"{wrong} wrong results (#wrong) in the table")
+    return list(dict.fromkeys(out))
 
 
 @main.group("rules")

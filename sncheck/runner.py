@@ -27,6 +27,7 @@ from .layers.base import LayerContext
 from .layers.confirm import confirm
 from .playbook import Playbook
 from .report import DEFAULT_FILENAMES, get_renderer
+from .safety import interrupt_cause, set_run_dir
 from .store import RunStore, default_out_dir, new_run_id
 from .topology import Topology
 
@@ -57,6 +58,7 @@ class RunOptions:
     template_dirs: tuple[str, ...] = ()
     rules: str | None = None  # a rules file or shipped name; None: the backend's default
     baseline: str | None = None
+    force: bool = False  # --force: reuse a run directory that holds an earlier run, emptied
     released_at: Callable[[str], datetime | None] = _never_released  # from the state store
     history: dict | None = None  # earlier runs' summaries from the state store (sncheck.history)
     baseline_data: dict | None = None  # a baseline resolved from the state store (e.g. last-pass)
@@ -102,7 +104,8 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         raise
     run_id = new_run_id()
     out_dir = Path(opts.out) if opts.out else default_out_dir(run_id)
-    store = RunStore(out_dir)
+    store = RunStore(out_dir, run_id, force=opts.force)
+    set_run_dir(store.dir)  # a crash from here on leaves its traceback in <out>/crash.log
 
     results = {
         "schema": SCHEMA, "run_id": run_id, "playbook": playbook.name, "backend": backend_name,
@@ -135,7 +138,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
                                              "source": "calibrated"} for t, d in design.items()}
                 entry["summary"] = module.run(ctx)
             except (HarnessError, KeyboardInterrupt) as e:
-                cause = "interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt) else str(e)
+                cause = interrupt_cause(e) if isinstance(e, KeyboardInterrupt) else str(e)
                 entry["summary"]["cut_short"] = cause
                 results["error"] = f"layer {spec.name} cut short: {cause}"
                 raw.extend(ctx.detect(spec.name))  # what was measured still counts
@@ -174,8 +177,11 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     if playbook.layout:
         results["capacity"] = layout_capacity(topo, results["isolation"], playbook.layout)
     results["finished"] = _now()
+    if store.write_error and "error" not in results:
+        results["error"] = store.write_error
     store.write_results(results)
     write_reports(results, store, opts)
+    store.release()
     code = {"pass": 0, "fail": 1, "error": 3}[results["verdict"]]
     return RunOutcome(results, out_dir, code)
 

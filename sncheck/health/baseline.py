@@ -6,13 +6,14 @@ one bad night does not become the norm.
 
 from __future__ import annotations
 
-import json
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import ConfigError
+from ..jsonio import Baseline, read_json, validate
 from ..store import read_rows
 from .metrics import METRICS, PAIRS, DetectContext
 from .ops import robust_z
@@ -40,11 +41,18 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
         path = Path(d)
         if not (path / "rows.jsonl").is_file():
             raise ConfigError("not a run directory (no rows.jsonl)", str(path))
-        results = json.loads((path / "results.json").read_text()) if (path / "results.json").is_file() else {}
-        if results.get("verdict") not in (None, "pass"):
-            raise ConfigError(f"run verdict is {results.get('verdict')!r}; a baseline needs known-good runs", str(path))
-        frames.append(pd.DataFrame(read_rows(path)))
+        results = read_json(path / "results.json", "results.json") if (path / "results.json").is_file() else {}
+        verdict = results.get("verdict") if isinstance(results, dict) else "unreadable"
+        if verdict not in (None, "pass"):
+            raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
+        try:
+            run_rows = [r for r in read_rows(path) if isinstance(r, dict)]
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"cannot read rows.jsonl: {e}", str(path / "rows.jsonl")) from e
+        frames.append(pd.DataFrame(run_rows))
     rows = pd.concat(frames, ignore_index=True)
+    if rows.empty or "kind" not in rows.columns:
+        raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))
     ctx = DetectContext(topo=_NoTopology(), design={})
     metrics = {}
     for m in BASELINE_METRICS:
@@ -54,17 +62,27 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
         cells = cells[~cells["failed"]] if not cells.empty else cells
         if cells.empty:
             continue
+        # only finite, positive values make a norm (a NaN or 0 would break every later ratio)
+        cells = cells[pd.to_numeric(cells["value"], errors="coerce").map(_usable)]
+        if cells.empty:
+            continue
         both = pd.concat([cells[["src", "tier", "value"]].rename(columns={"src": "card"}),
                           cells[["dst", "tier", "value"]].rename(columns={"dst": "card"})])
+        tiers = {str(t): trimmed_median(g["value"]) for t, g in cells.groupby("tier", observed=True)}
+        cards = {str(t): {str(c): trimmed_median(gc["value"]) for c, gc in g.groupby("card", observed=True)}
+                 for t, g in both.groupby("tier", observed=True)}
         metrics[m] = {
-            "tier": {str(t): trimmed_median(g["value"]) for t, g in cells.groupby("tier", observed=True)},
+            "tier": {t: v for t, v in tiers.items() if _usable(v)},
             # per tier, per card: a card's own history on each kind of link
-            "card": {str(t): {str(c): trimmed_median(gc["value"]) for c, gc in g.groupby("card", observed=True)}
-                     for t, g in both.groupby("tier", observed=True)},
+            "card": {t: {c: v for c, v in cs.items() if _usable(v)} for t, cs in cards.items()},
             "unit": METRICS[m].unit,
         }
     return {"schema": SCHEMA, "name": name, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "runs": [str(d) for d in run_dirs], "metrics": metrics}
+
+
+def _usable(v: object) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v) and v > 0
 
 
 class _NoTopology:
@@ -76,12 +94,10 @@ def load_baseline(ref: str) -> dict:
     if not path.is_file():
         candidate = Path("fixtures") / "baselines" / f"{path.name.removesuffix('.json')}.json"
         path = candidate if candidate.is_file() else path
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise ConfigError("no such baseline file; make one with 'sncheck baseline make RUN_DIR... --out FILE'", ref) from e
-    except (OSError, json.JSONDecodeError) as e:
-        raise ConfigError(f"cannot read baseline: {e}", str(path)) from e
-    if data.get("schema") != SCHEMA:
-        raise ConfigError(f"not a baseline (expected schema {SCHEMA!r})", str(path))
+    if not path.exists():
+        raise ConfigError("no such baseline file; make one with 'sncheck baseline make RUN_DIR... --out FILE'", ref)
+    data = read_json(path, "baseline")
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ConfigError(f"not a baseline (expected a JSON object with schema {SCHEMA!r})", str(path))
+    validate(Baseline, data, path, "baseline")  # every value finite and positive
     return data

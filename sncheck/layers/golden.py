@@ -6,13 +6,13 @@ stage 2 by training each of its cards alone, which names the card.
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import ConfigError
+from ..jsonio import GoldenCurve, read_json, validate
 from ..health.metrics import DetectContext, golden_loss
 from ..health.ops import golden_verdicts
 from ..plan import GoldenPlan, golden_groups, solo_groups
@@ -38,12 +38,10 @@ def load_reference(ref: str) -> dict:
     if path is None:
         raise ConfigError(f"no golden curve named {ref!r}; record one with "
                           f"'sncheck golden record --out fixtures/golden/{Path(ref).stem}.json'", ref)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise ConfigError(f"cannot read golden curve: {e}", str(path)) from e
-    if data.get("schema") != SCHEMA or not isinstance(data.get("loss"), list):
-        raise ConfigError(f"not a golden curve (expected schema {SCHEMA!r} and a loss list)", str(path))
+    data = read_json(path, "golden curve")
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ConfigError(f"not a golden curve (expected a JSON object with schema {SCHEMA!r})", str(path))
+    validate(GoldenCurve, data, path, "golden curve")  # types, finite positive losses, band
     data["_path"] = str(path)
     return data
 

@@ -1,0 +1,118 @@
+"""JSON input files (baselines, golden curves, run results): read with a size cap and
+validated against typed schemas (pydantic), so a bad file is one line naming the file,
+the line (for JSON syntax) or the field (for a wrong value), before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+from .yamlio import decode_text, read_capped
+
+MAX_JSON_BYTES = 64 << 20  # a baseline of 10^5 cards is ~10 MB
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def read_json(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
+    """Parse a JSON file: capped in size, text only, NaN/Infinity refused, errors with file:line."""
+    p = Path(path)
+    text = decode_text(read_capped(p, limit, what), str(p), what)
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{what} is not valid JSON: {e.msg} (column {e.colno})", f"{p}:{e.lineno}") from e
+    except ValueError as e:  # NaN, Infinity
+        raise ConfigError(f"{what}: {e}", str(p)) from e
+    except RecursionError as e:
+        raise ConfigError(f"{what} is nested too deeply", str(p)) from e
+
+
+def validate(model: type[BaseModel], data: Any, path: str | Path, what: str) -> BaseModel:
+    """``model`` over ``data``; the first error names the file and the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        if err["type"] == "value_error":  # our own check: the message says it all
+            raise ConfigError(f"{what}: field {loc}: {err['msg'].removeprefix('Value error, ')}",
+                              str(path)) from e
+        shown = err.get("input")
+        shown = "a list" if isinstance(shown, list) else "a mapping" if isinstance(shown, dict) else repr(shown)
+        if len(shown) > 60:
+            shown = shown[:60] + "..."
+        raise ConfigError(f"{what}: field {loc}: {err['msg']} (got {shown})", str(path)) from e
+
+
+def finite(value: float) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+_Finite = dict(allow_inf_nan=False)
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class GoldenBand(_Open):
+    step_rel: float = Field(0.05, ge=0, le=100, **_Finite)
+    final_rel: float = Field(0.03, ge=0, le=100, **_Finite)
+
+
+class GoldenCurve(_Open):
+    """``sncheck.golden/1``: a known-good loss curve and its band."""
+
+    schema_: str = Field(alias="schema", pattern=r"^sncheck\.golden/1$")
+    name: str | None = Field(None, max_length=4096)
+    loss: list[float] = Field(min_length=1, max_length=1_000_000)
+    band: GoldenBand = GoldenBand()
+    step_time_s: float | None = Field(None, gt=0, **_Finite)
+    comm_share: float | None = Field(None, ge=0, le=1, **_Finite)
+
+    @field_validator("loss")
+    @classmethod
+    def _loss_positive(cls, loss: list[float]) -> list[float]:
+        for i, v in enumerate(loss):
+            if not (math.isfinite(v) and v > 0):  # the band divides by the reference loss
+                raise ValueError(f"loss[{i}] must be a finite positive number, got {v!r}")
+        return loss
+
+
+class BaselineMetric(_Open):
+    tier: dict[str, float] = Field(default_factory=dict)
+    card: dict[str, dict[str, float]] = Field(default_factory=dict)
+    unit: str | None = None
+
+
+class Baseline(_Open):
+    """``sncheck.baseline/1``: per-tier and per-card values from known-good runs."""
+
+    schema_: str = Field(alias="schema", pattern=r"^sncheck\.baseline/1$")
+    name: str | None = None
+    metrics: dict[str, BaselineMetric]
+
+    @field_validator("metrics")
+    @classmethod
+    def _values_positive(cls, metrics: dict[str, BaselineMetric]) -> dict[str, BaselineMetric]:
+        for m, spec in metrics.items():
+            for t, v in spec.tier.items():
+                _positive(v, f"{m}.tier.{t}")
+            for t, cards in spec.card.items():
+                for c, v in cards.items():
+                    _positive(v, f"{m}.card.{t}.{c}")
+        return metrics
+
+
+def _positive(v: float, where: str) -> None:
+    if not (math.isfinite(v) and v > 0):  # a ratio to the baseline divides by it
+        raise ValueError(f"{where} must be a finite positive number, got {v!r}")
