@@ -56,6 +56,7 @@ from ..errors import ConfigError, HarnessError
 from ..inventory import DIST_BACKENDS, TierDesign
 from ..plan import ConnectivityPlan, GoldenPlan, Round, StressPlan
 from ..rows import host_fact_row, not_run_row
+from ..safety import interrupt_cause
 from ..topology import Topology, round_robin
 from .base import Backend, Emit
 
@@ -186,7 +187,7 @@ class _ForkServer:
     def __init__(self) -> None:
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sncheck.worker.torchdist", "--serve"],
+            [sys.executable, "-m", "sncheck.worker.lifeline", "--serve"],  # dies with us
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             env=_package_env(), start_new_session=True)
         self._cond = threading.Condition()
@@ -512,7 +513,7 @@ class LocalBackend(Backend):
             self._watch(layer, _Tail(out_path), workdir, emit)
         except KeyboardInterrupt as e:
             self._kill_all()
-            raise HarnessError(f"local backend: {layer} layer interrupted (Ctrl-C); "
+            raise HarnessError(f"local backend: {layer} layer {interrupt_cause(e)}; "
                                f"all workers stopped") from e
         finally:
             self._kill_all()
@@ -537,7 +538,8 @@ class LocalBackend(Backend):
             else:
                 argv = [sys.executable, "-m", "sncheck.worker.torchdist",
                         "--job", str(job_path), "--out", str(out_path)]
-                w = _SubprocessWorker(rank, card, log, argv, {**_package_env(), **env})
+                w = _SubprocessWorker(rank, card, log, argv,
+                                      {**_package_env(), **env, "SNCHECK_DIE_WITH_PARENT": "1"})
             with self._lock:
                 self._workers.append(w)
 

@@ -94,6 +94,7 @@ import torch.distributed as dist
 from ..faults import TORCH_PROBE_FAULTS, default_param
 from ..rows import collective_row, not_run_row, p2p_row, rank_row
 from ..topology import link_id
+from .lifeline import pending_jobs, die_with_parent, remove_workdirs
 
 JOB_SCHEMA = "sncheck.job/1"
 LAYERS = ("calibrate", "p2p", "collectives", "golden")
@@ -787,10 +788,11 @@ def _quiet() -> None:
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
 
 
-def _run_forked(req: dict) -> None:
+def _run_forked(req: dict, server_pid: int) -> None:
     """In a child of the fork server: become a rank, run the job, never return."""
     code = 1
     try:
+        die_with_parent(server_pid)  # a rank never outlives its server
         os.setsid()  # its own process group, so the launcher can kill it and anything it starts
         fd = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -814,7 +816,7 @@ def _run_forked(req: dict) -> None:
         os._exit(code)
 
 
-def serve_forks() -> None:
+def serve_forks(launcher: int | None = None) -> None:
     """A fork server for launchers on this machine: torch is imported once, ranks fork.
 
     Requests on stdin, one JSON line each: ``{"id", "job", "out", "env", "log"}``.
@@ -822,32 +824,56 @@ def serve_forks() -> None:
     it ended (code < 0: killed by that signal). On end of stdin (the launcher is gone)
     the server kills the ranks it started and exits.
     """
+    stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
+    children: set[int] = set()
+    jobs: set[str] = set()  # job files of the ranks started, for clean-up after the launcher dies
+    pending = b""
+    launcher = launcher or os.getppid()
+
+    def launcher_died(signum: int, frame: object) -> None:
+        # Also while torch is still importing: stop the ranks, remove the temp dirs of
+        # every job started or still waiting in the pipe, and go.
+        for pid in children:
+            _kill_group(pid)
+        for pid in children:
+            _reap(pid)
+        jobs.update(pending_jobs(stdin, pending))
+        remove_workdirs(jobs)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, launcher_died)
+    die_with_parent(launcher, signal.SIGTERM)  # the kernel tells us when the launcher dies
     _quiet()
     _preload()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the launcher's to handle
-    stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
-    children: set[int] = set()
-    pending = b""
 
     def reply(msg: dict) -> None:
         os.write(stdout, (json.dumps(msg) + "\n").encode())
 
     while True:
         # poll for exits only while ranks run; an idle server sleeps until the next request
-        ready, _, _ = select.select([stdin], [], [], 0.05 if children else None)
-        if ready:
-            data = os.read(stdin, 1 << 16)
+        # (an idle server still wakes each second to see whether the launcher is alive)
+        ready, _, _ = select.select([stdin], [], [], 0.05 if children else 1.0)
+        orphaned = os.getppid() != launcher
+        if ready or orphaned:
+            data = os.read(stdin, 1 << 16) if ready else b""
             if not data:
                 for pid in children:
                     _kill_group(pid)
+                if orphaned:  # the launcher died (SIGKILL): nobody else removes its temp dirs
+                    for pid in children:
+                        _reap(pid)
+                    remove_workdirs(jobs)
                 return
             *lines, pending = (pending + data).split(b"\n")
             for line in filter(None, (ln.strip() for ln in lines)):
                 req = json.loads(line)
+                server = os.getpid()
                 pid = os.fork()
                 if pid == 0:
-                    _run_forked(req)
+                    _run_forked(req, server)
                 children.add(pid)
+                jobs.add(req["job"])
                 reply({"id": req["id"], "pid": pid})
         while children:
             try:
@@ -873,6 +899,18 @@ def _preload() -> None:
             continue
 
 
+def _reap(pid: int, timeout: float = 2.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            return
+        time.sleep(0.02)
+
+
 def _kill_group(pid: int) -> None:
     for kill, target in ((os.killpg, pid), (os.kill, pid)):
         try:
@@ -896,6 +934,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.job and args.out):
         ap.error("--job and --out are required")
     _quiet()
+    if os.environ.get("SNCHECK_DIE_WITH_PARENT") == "1":  # the local backend's subprocess launcher
+        die_with_parent(os.getppid())
     job = json.loads(Path(args.job).read_text(encoding="utf-8"))
     run_job(job, args.out)
     return 0
