@@ -120,6 +120,9 @@ def run_options(fn):
         click.option("--via", multiple=True, type=click.Choice(["hostfile", "cuda_visible_devices", "slurm", "kubernetes"]),
                      help="With --state-dir: isolation actions (default hostfile and cuda_visible_devices)."),
         click.option("--apply", is_flag=True, help="With --state-dir: execute the actions (default: dry run)."),
+        click.option("--targets", multiple=True, metavar="HOSTLIST|CARD",
+                     help="Scoped re-validation: only the pairs touching these cards or hosts (hostlists "
+                          "allowed; repeat or comma-separate), their stress groups, golden on their hosts."),
         click.option("-q", "--quiet", is_flag=True, help="No progress on stderr."),
         click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout."),
     ]
@@ -147,7 +150,7 @@ def _execute(*args, **kwargs) -> None:
 
 def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out, force, gate, cards,
              dist_backend, duration, formats, template_dirs, rules_ref, baseline_ref, forks, ssh_config,
-             known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json) -> None:
+             known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json, targets=()) -> None:
     from .runner import RunOptions, execute  # pandas and the backends: only when a run starts
 
     if duration is not None:
@@ -170,7 +173,8 @@ def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out,
     report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, force=force, gate=gate,
                       backend_options=backend_options, report_formats=report_formats,
-                      template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref)
+                      template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref,
+                      targets=tuple(targets))
 
     if apply and not state_dir:
         raise ConfigError("--apply needs --state-dir (isolation is recorded there before it is applied)")

@@ -254,19 +254,31 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
 @click.command("release")
 @click.argument("entities", nargs=-1, required=True)
 @click.option("--reason", default="released by an operator", show_default=True, help="Why, for the record.")
+@click.option("--after-repair", is_flag=True,
+              help="First run the scoped validation of ENTITIES (--playbook, --targets them); release only on a pass.")
+@click.option("--playbook", "playbook_ref", default="post-delivery", show_default=True,
+              help="With --after-repair: the playbook to run, scoped to ENTITIES.")
+@click.option("--backend", help="With --after-repair: override the inventory's backend.")
+@click.option("--faults", type=click.Path(dir_okay=False), help="With --after-repair: a fault plan (mock).")
+@click.option("--seed", type=int, default=0, show_default=True, help="With --after-repair: the run's seed.")
+@click.option("--out", type=click.Path(file_okay=False), help="With --after-repair: the validation's run directory.")
 @_action_options
 @_errors
-def release(entities: tuple[str, ...], reason: str, via: tuple[str, ...], apply: bool, control_host: str | None,
-            ssh_config: str | None, known_hosts: str | None, state_dir: str | None,
+def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook_ref: str, backend: str | None,
+            faults: str | None, seed: int, out: str | None, via: tuple[str, ...], apply: bool,
+            control_host: str | None, ssh_config: str | None, known_hosts: str | None, state_dir: str | None,
             inventory_path: str | None) -> None:
     """Put isolated cards or hosts back into service (a dry run unless --apply).
 
     Slurm nodes are resumed and Kubernetes nodes uncordoned only where sncheck drained
-    or cordoned them.
+    or cordoned them. With --after-repair, the scoped validation of ENTITIES runs first
+    (every pair touching them, their stress groups, golden on their hosts) and nothing
+    is released unless it passes (exit 1).
 
     \b
     Examples:
       sncheck release node007 -i cluster.yaml --via slurm --apply
+      sncheck release node003/gpu2 --after-repair -i cluster.yaml --via cuda_visible_devices --apply
     """
     inventory = _inventory(inventory_path)
     topo = Topology(inventory)
@@ -280,8 +292,28 @@ def release(entities: tuple[str, ...], reason: str, via: tuple[str, ...], apply:
             click.echo(f"note: {entity} is not quarantined or isolated in the state store", err=True)
         rule = known[entity]["rule"] if entity in known else "manual"
         requests.append(ActionRequest(entity, k, "release", reason, rule, {"source": "sncheck release"}, run_id))
+    if after_repair:
+        verdict, run_dir = _validate_scoped(entities, inventory, playbook_ref, backend, faults, seed, out)
+        if verdict != "pass":
+            click.echo(f"scoped validation of {', '.join(entities)}: {verdict}; nothing released (see {run_dir})")
+            raise click.exceptions.Exit(1)
+        click.echo(f"scoped validation of {', '.join(entities)}: pass ({run_dir})")
+        requests = [ActionRequest(r.entity, r.kind, r.action, f"{r.reason}; after repair, scoped validation "
+                                  f"passed (run {run_dir.name})", r.rule,
+                                  {**r.evidence, "validation_run": str(run_dir)}, r.run_id) for r in requests]
     _operate(requests, inventory, via, apply, control_host, ssh_config, known_hosts, state_dir, None,
              "manual release")
+
+
+def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_ref: str, backend: str | None,
+                     faults: str | None, seed: int, out: str | None) -> tuple[str, Path]:
+    """Run ``playbook_ref`` scoped to ``entities`` (--targets); (verdict, run directory)."""
+    from .playbook import load_playbook
+    from .runner import RunOptions, execute
+
+    opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, targets=tuple(entities))
+    outcome = execute(load_playbook(playbook_ref), inventory, opts)
+    return outcome.results["verdict"], outcome.out_dir
 
 
 def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str, ...], apply: bool,

@@ -117,3 +117,70 @@ def golden_groups(topo: Topology) -> tuple[Group, ...]:
 def solo_groups(cards: list[str]) -> tuple[Group, ...]:
     """One-card runs used to narrow a failing group down to its card."""
     return tuple(Group(f"card:{c}", "card", (c,)) for c in cards)
+
+
+# -- scoped re-validation (--targets) ------------------------------------------------
+
+def target_cards(topo: Topology, targets: tuple[str, ...] | list[str]) -> frozenset[str]:
+    """The cards ``targets`` names: cards as they are, hosts as all their cards, supernodes
+    as all theirs; each target may be a hostlist expression (``node[003-004]``, and
+    ``node[003-004]/gpu2`` for that card of each host), several separated by commas."""
+    from . import hostlist
+    from .errors import ConfigError
+
+    inv = topo.inventory
+    cards: set[str] = set()
+    names: list[str] = []
+    for expr in targets:
+        for part in _split_top(expr):
+            host_expr, sep, card = part.partition("/")  # node[003-004]/gpu2: that card of each host
+            try:
+                hosts = hostlist.expand(host_expr)
+            except ValueError as e:
+                raise ConfigError(f"--targets: {e}") from e
+            names += [f"{h}/{card}" if sep else h for h in hosts]
+    for name in names:
+        if name in topo.by_id:
+            cards.add(name)
+        elif name in inv.hosts:
+            cards.update(topo.cards_of_host(name))
+        elif name in topo.supernode_names:
+            cards.update(topo.cards_of_supernode(name))
+        else:
+            raise ConfigError(f"--targets: {name!r} is not a card, host or supernode of inventory "
+                              f"{inv.name}; cards are named <host>/gpu<index>, e.g. node003/gpu2")
+    if not cards:
+        raise ConfigError("--targets names no card")
+    return frozenset(cards)
+
+
+def _split_top(expr: str) -> list[str]:
+    """Split at commas outside brackets: ``node[1,3]/gpu0,node7`` -> two parts."""
+    parts, depth, cur = [], 0, ""
+    for ch in expr:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in [*parts, cur] if p.strip()]
+
+
+def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> ConnectivityPlan:
+    """Only the pairs that touch ``cards`` (their partners are the known-good peers), in
+    the full plan's rounds (empty rounds dropped), and host facts of their hosts only."""
+    from dataclasses import replace
+
+    rounds = []
+    for rnd in plan.rounds:
+        pairs = tuple(p for p in rnd.pairs if p[0] in cards or p[1] in cards)
+        if pairs:
+            rounds.append(Round(len(rounds), rnd.phase, pairs))
+    hosts = tuple(h for h in plan.hosts if any(c.rsplit("/", 1)[0] == h for c in cards))
+    return replace(plan, rounds=tuple(rounds), hosts=hosts)
+
+
+def scope_groups(groups: tuple[Group, ...], cards: frozenset[str]) -> tuple[Group, ...]:
+    """Only the groups with a target card among their members (their other members are its peers)."""
+    return tuple(g for g in groups if any(m in cards for m in g.members))

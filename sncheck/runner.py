@@ -29,7 +29,8 @@ from .playbook import Playbook
 from .report import DEFAULT_FILENAMES, get_renderer
 from .safety import interrupt_cause, set_run_dir
 from .store import RunStore, default_out_dir, new_run_id
-from .topology import Topology
+from .plan import target_cards
+from .topology import Topology, natural_key
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
@@ -64,6 +65,7 @@ class RunOptions:
     baseline_data: dict | None = None  # a baseline resolved from the state store (e.g. last-pass)
     baseline_info: dict | None = None  # where it came from, for results.json and the report
     annotate: Callable[[dict, list[dict]], None] | None = None  # adds e.g. results["history"]
+    targets: tuple[str, ...] = ()  # --targets: a scoped run (cards, hosts, hostlists)
 
 
 @dataclass
@@ -89,6 +91,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     backend = backend_cls(topo, faults, seed=opts.seed, progress=progress, **opts.backend_options)
     try:  # every input is checked before a run directory exists
         rules = load_rules(opts.rules or backend.default_rules())
+        scoped = target_cards(topo, opts.targets) if opts.targets else None
         baseline_ref = opts.baseline or playbook.baseline
         if opts.baseline_data is not None:
             baseline = opts.baseline_data or None  # {}: named, but nothing to compare with yet
@@ -117,6 +120,9 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
                      "cards": len(topo.cards)},
     }
+    if scoped is not None:  # the run says it was scoped, and to what
+        results["scope"] = {"targets": list(opts.targets), "cards": sorted(scoped, key=natural_key),
+                            "hosts": sorted({c.rsplit("/", 1)[0] for c in scoped}, key=natural_key)}
     raw: list[Finding] = []
     try:
         design = dict(inventory.design)
@@ -129,7 +135,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             results["layers"].append(entry)
             ctx = LayerContext(topo, backend, store.emit, design, options, progress, rules=rules,
                                rows=store.rows, reference=references.get(spec.name), baseline=baseline,
-                               history=opts.history)
+                               history=opts.history, targets=scoped)
             try:
                 if not design:  # part of the first layer, so a hang here cuts that layer short
                     progress("calibrating design values on this machine")

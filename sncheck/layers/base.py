@@ -23,6 +23,7 @@ class LayerContext:
     progress: Progress = lambda msg: None
     rules: RuleSet | None = None
     rows: list[dict] = field(default_factory=list)  # every row of the run so far
+    targets: frozenset[str] | None = None  # --targets: only what touches these cards (a scoped run)
     reference: dict | None = None  # golden curve
     baseline: dict | None = None
     history: dict | None = None  # earlier runs' summaries, from the state store (drift)

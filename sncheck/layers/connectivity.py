@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..plan import connectivity_plan
+from ..plan import connectivity_plan, scope_connectivity
 from .base import LayerContext
 
 NAME = "connectivity"
@@ -11,6 +11,8 @@ NAME = "connectivity"
 def run(ctx: LayerContext) -> dict:
     opts = {**ctx.backend.plan_defaults(NAME), **ctx.options}
     plan = connectivity_plan(ctx.topo, **opts)
+    if ctx.targets:
+        plan = scope_connectivity(plan, ctx.targets)
     ctx.progress(f"connectivity: host facts on {len(plan.hosts)} hosts")
     ctx.backend.host_facts(plan.hosts, ctx.emit)
     ctx.progress(f"connectivity: {plan.pair_count} pairs in {len(plan.rounds)} rounds")

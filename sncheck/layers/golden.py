@@ -15,7 +15,7 @@ from ..errors import ConfigError
 from ..jsonio import GoldenCurve, read_json, validate
 from ..health.metrics import DetectContext, golden_loss
 from ..health.ops import golden_verdicts
-from ..plan import GoldenPlan, golden_groups, solo_groups
+from ..plan import GoldenPlan, golden_groups, scope_groups, solo_groups
 from .base import LayerContext
 
 NAME = "golden"
@@ -51,7 +51,10 @@ def run(ctx: LayerContext) -> dict:
     reference = ctx.reference
     opts = {**ctx.backend.plan_defaults(NAME), **ctx.options}
     steps = opts.get("steps") or (len(reference["loss"]) if reference else 60)
-    plan = GoldenPlan(groups=golden_groups(ctx.topo), steps=steps)
+    groups = golden_groups(ctx.topo)
+    if ctx.targets:
+        groups = scope_groups(groups, ctx.targets)
+    plan = GoldenPlan(groups=groups, steps=steps)
     ctx.progress(f"golden: {len(plan.groups)} replicas x {steps} steps")
     ctx.backend.golden(plan, ctx.emit)
     summary: dict = {"groups": len(plan.groups), "steps": steps}

@@ -8,7 +8,7 @@ import time
 import pandas as pd
 
 from ..health.suspects import suspect_cards
-from ..plan import Group, StressPlan, size_sweep, stress_groups
+from ..plan import Group, StressPlan, scope_groups, size_sweep, stress_groups
 from ..topology import round_robin
 from .base import LayerContext
 
@@ -23,7 +23,10 @@ def build_plan(ctx: LayerContext) -> StressPlan:
     opts.pop("narrow_sizes", None)
     if "collectives" in opts:
         opts["collectives"] = tuple(opts["collectives"])
-    return StressPlan(groups=stress_groups(ctx.topo), sizes=sizes, duration_s=duration, **opts)
+    groups = stress_groups(ctx.topo)
+    if ctx.targets:
+        groups = scope_groups(groups, ctx.targets)
+    return StressPlan(groups=groups, sizes=sizes, duration_s=duration, **opts)
 
 
 def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str]) -> StressPlan:

@@ -146,6 +146,7 @@ def _run_header(results: dict) -> dict:
     head["verdict"] = results.get("verdict", "unknown")
     head["verdict_class"] = verdict_class(head["verdict"])
     head["gate"] = results.get("gate", "critical")
+    head["scope"] = results.get("scope")  # a scoped run (--targets): say to what
     return head
 
 
