@@ -330,10 +330,13 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
 @click.option("--json", "as_json", is_flag=True, help="Print the parsed JSON (the default output).")
 @click.option("--collective", help="nccl-tests: the collective when the log does not name it "
               "(default: a *_perf name in the file's path, e.g. all_reduce_perf).")
+@click.option("--ranks", type=click.IntRange(min=1), help="hccl-test: ranks of the run (hccl_test prints "
+              "no busbw; sncheck computes it with the nccl-tests factors).")
 @handle_errors
-def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None) -> None:
-    """Parse a log you already have: nccl-tests, rccl-tests, nvidia-smi-topo, nvidia-smi-q,
-    nvlink-status, nvlink-errors, nvidia-smi-query-gpu, ibstat, dcgmi-diag.
+def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks: int | None) -> None:
+    """Parse a log you already have. TOOL is a view of a vendor's tool (nccl-tests,
+    nvidia-smi-qx, imex-ctl, amd-smi, rocm-smi-showtopo, npu-smi, hccn-net-health,
+    hccl-test, ib-write-bw, nvbandwidth, ...; an unknown TOOL lists them all).
 
     Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
     """
@@ -347,6 +350,8 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None) -> No
         if tool in ("nccl-tests", "rccl-tests"):
             hint = collective or next((m.group(1) for m in [re.search(r"([a-z_]+)_perf", file)] if m), None)
             data = parser(text, collective=hint)
+        elif tool == "hccl-test":
+            data = parser(text, collective=collective, ranks=ranks)
         else:
             data = parser(text)
     except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
@@ -441,7 +446,8 @@ def inventory_check(inventory: str) -> None:
                f"{len(inv.hosts)} hosts, {inv.card_count} cards")
     for sn in inv.supernodes:
         cards = sum(inv.hosts[h].cards for h in sn.hosts)
-        click.echo(f"  {sn.name}: {len(sn.hosts)} hosts ({sn.hosts[0]}..{sn.hosts[-1]}), {cards} cards")
+        plat = f", platform {sn.platform}" if sn.platform else ""
+        click.echo(f"  {sn.name}: {len(sn.hosts)} hosts ({sn.hosts[0]}..{sn.hosts[-1]}), {cards} cards{plat}")
     for tier, d in inv.design.items():
         click.echo(f"  design {tier}: {d.bandwidth_GBps:g} GB/s, {d.latency_us:g} us")
 

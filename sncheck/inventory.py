@@ -252,8 +252,9 @@ def parse_inventory(src: Source) -> Inventory:
             hosts[h] = Host(h, sn_name, cards)
             host_where[h] = src.where(sn, "hosts")
         if plat is not None and plat.domain_hosts and len(names) > plat.domain_hosts:
-            raise src.error(f"supernode {sn_name!r} has {len(names)} hosts; one {plat.name} domain has at most "
-                            f"{plat.domain_hosts}", sn, "hosts")
+            tip = " (list each host as its own supernode)" if plat.domain_hosts == 1 else ""
+            raise src.error(f"supernode {sn_name!r} has {len(names)} hosts; one {plat.name} scale-up domain has "
+                            f"at most {plat.domain_hosts}{tip}", sn, "hosts")
         supernodes.append(Supernode(sn_name, tuple(names), plat.name if plat else None))
         platforms_used[plat.name if plat else None] = plat
         total_cards = sum(x.cards for x in hosts.values())

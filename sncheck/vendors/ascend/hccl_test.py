@@ -66,6 +66,8 @@ def parse_hccl_test(text: str, collective: str | None = None, ranks: int | None 
     if saw_header and not rows:
         errors.append("header but no result rows (the test did not finish)")
     failed = sum(1 for r in rows if r["check"].lower() == "failed") + len(failed_lines)
+    if failed:
+        errors.append(f"{failed} failed data checks (wrong data on a rank)")
     return {"tool": "hccl-test", "collective": collective, "ranks": ranks,
             "minbytes": limits[0] if limits else None, "maxbytes": limits[1] if limits else None,
             "iters": limits[2] if limits else None, "warmup_iters": limits[3] if limits else None,
