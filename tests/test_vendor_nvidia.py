@@ -120,6 +120,10 @@ def test_coreweave_rack_logs_parse_as_nccl_tests() -> None:
     assert one["avg_busbw_GBps"] == pytest.approx(745.53)
     big = [r for r in one["rows"] if r["size_bytes"] == 4294967296][0]
     assert big["out_of_place"]["busbw_GBps"] == pytest.approx(839.16)
+    two = nccl_tests.parse_nccl_tests(real("nvl72/03_nccl_allreduce_gb200_2rack_20rack_coreweave.txt"))
+    assert (two["ranks"], two["avg_busbw_GBps"]) == (144, 688.487)  # 2 racks; the 20-rack run follows
+    assert two["rows"][-1]["in_place"]["busbw_GBps"] == 820.36
+    assert two["errors"] == ["the log holds more than one run; only the first was parsed (split the log)"]
     mn = fabric.parse_nccl_mnnvl(real("nvl72/02_nccl_allreduce_gb200_nvl72_single_rack_coreweave.txt"))
     assert mn["ranks"] == 72 and mn["mnnvl"] is None  # the README excerpt has no INFO lines
     ok, why = nv.check_mnnvl(mn, 72)
