@@ -439,3 +439,21 @@ def test_nvl72_rack_over_ssh_in_progress_tray_limited_gpu_then_a_split_clique(ss
     assert "(ClusterUUID 00000001-0000-0000-0000-000000000001, CliqueId 2): tray01..tray09 (9 trays, 36 GPUs)" in msg
     assert "CliqueId 3): tray10..tray18 (9 trays, 36 GPUs)" in msg
     assert {f.entity for f in findings} == set(trays)
+
+
+def test_hgx_topology_sanity_and_fabric_manager() -> None:
+    from sncheck.vendors.nvidia import nvidia_smi
+
+    hgx = hf.Expect(cards=8, platform=registry.platform("nvidia-hgx"), domain_hosts=1)
+    h100 = nvidia_smi.parse_topo(real("nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt"))
+    r = by_fact(nv.check_topology_platform("h1", h100, hgx))["topo_sanity"]
+    # every GPU pair is NV18: the only problem named is the missing NICs
+    assert r["ok"] is False and r["message"] == "h1: topo -m: topo -m lists no NIC (the platform has one per GPU)"
+    a10 = nvidia_smi.parse_topo(real("nvidia-smi-topo/03_a10_4gpu_pcie_sys_only_2nics.txt"))
+    r = by_fact(nv.check_topology_platform("h1", a10, hgx))["topo_sanity"]
+    assert r["ok"] is False and r["value"] == 6 + 4 and "GPU0-GPU1 SYS, GPU0-GPU2 SYS" in r["message"]
+    assert nv.check_fabric_manager("h1", nv.parse_systemctl_active("active\n"), hgx)[0]["ok"]
+    r = nv.check_fabric_manager("h1", nv.parse_systemctl_active("inactive\n"), hgx)[0]
+    assert (r["ok"], r["value"], r["expected"]) == (False, "inactive", "active")
+    assert "fabric_manager" in registry.platform("nvidia-hgx").checks
+    assert "fabric_manager" not in registry.platform("nvidia-nvl72").checks

@@ -96,7 +96,10 @@ def check_topology_platform(host: str, parsed: dict[str, Any], expect: Expect) -
             if cell and not cell.startswith("NV"):
                 bad.append(f"{a}-{b} {cell}")
     rails: dict[str, str] = {}
-    if nics and expect.platform and expect.platform.params.get("nic_per_gpu"):
+    wants_nics = bool(expect.platform and expect.platform.params.get("nic_per_gpu"))
+    if wants_nics and not nics:
+        bad.append("topo -m lists no NIC (the platform has one per GPU)")
+    if nics and wants_nics:
         for g in gpus:
             near = [n for n in nics if (matrix.get(g) or {}).get(n) in ("PIX", "PXB")]
             free = [n for n in near if n not in rails.values()]
