@@ -17,7 +17,8 @@ kind = "p2p"         (connectivity) one card pair in one round
 
 kind = "host_fact"   (connectivity) one fact about one host
     host, fact, value, expected, ok, status ("ok" | "unreachable" | "missing_tool" |
-    "parse_failed" | "timeout" | "error"), message, tool
+    "parse_failed" | "timeout" | "error"), message, tool; optional severity "warning" on a
+    failed fact that is a warning, not critical (NVL72 fabric bandwidth Limited Capacity)
 
 kind = "collective"  (stress) one group x collective x size x repeat
     group, group_kind, ranks, collective, size_bytes, count, dtype, repeat,
@@ -85,10 +86,13 @@ def p2p_row(round_: int, src: str, dst: str, link: str, tier: str, nbytes: int, 
 
 
 def host_fact_row(host: str, fact: str, value, expected, ok: bool, *, status: str = "ok",
-                  message: str = "", tool: str | None = None) -> dict:
-    return {"kind": "host_fact", "layer": "connectivity", "host": host, "fact": fact,
-            "value": value, "expected": expected, "ok": ok, "status": status,
-            "message": message, "tool": tool}
+                  message: str = "", tool: str | None = None, severity: str | None = None) -> dict:
+    row = {"kind": "host_fact", "layer": "connectivity", "host": host, "fact": fact,
+           "value": value, "expected": expected, "ok": ok, "status": status,
+           "message": message, "tool": tool}
+    if severity is not None:
+        row["severity"] = severity  # "warning": a failed fact judged by the host-fact-warning rule
+    return row
 
 
 def not_run_row(layer: str, entity: str, entity_kind: str, status: str, message: str) -> dict:

@@ -202,7 +202,7 @@ def test_limited_capacity_and_in_progress_are_findings_with_values() -> None:
     rows = by_fact(nv.check_fabric("tray05", fabric.parse_query_xml(text), expect()))
     h = rows["fabric_health"]
     assert h["ok"] is False and h["value"] == "Limited Capacity" and "GPU 00000000:29:00.0" in h["message"]
-    assert "warning-level" in h["message"] and rows["fabric_state"]["ok"]
+    assert "a warning" in h["message"] and h["severity"] == "warning" and rows["fabric_state"]["ok"]
     stuck = fabric.parse_fabric(real("nvl72/07_nvidia_smi_fabric_in_progress_gpu-operator-2511.txt"))
     assert nv.fabric_in_progress(stuck) == "In Progress on 1 GPU"
     rows = by_fact(nv.check_fabric("tray03", stuck, expect(cards=1)))
@@ -420,6 +420,8 @@ def test_nvl72_rack_over_ssh_in_progress_tray_limited_gpu_then_a_split_clique(ss
     second_gpu = fabric.parse_query_xml(real(XML))["gpus"][1]["bus_id"]
     assert f"GPU {second_gpu}: Bandwidth Limited Capacity (Summary Healthy)" in health["message"]
     assert "Limited Capacity" in by_host["tray07"].message
+    assert (by_host["tray07"].rule, by_host["tray07"].severity) == ("host-fact-warning", "warning")
+    assert {f.severity for f in findings if f.entity == "tray03"} == {"critical"}
     assert (by_host["tray07"].evidence["measured"], by_host["tray07"].evidence["expected"]) == (
         "Limited Capacity", "Healthy/Full")
     assert facts_of(rows, "tray05")["fabric_state"]["ok"]  # In Progress twice, then Completed: a pass

@@ -192,17 +192,28 @@ def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     return pd.DataFrame({"entity": per_card.index, "kind": "card", "value": per_card.to_numpy()})
 
 
-def host_fact_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """Host facts that were read and are wrong (a count, a link down, an ECC error)."""
+def _failed_facts(rows: pd.DataFrame, warning: bool) -> pd.DataFrame:
     facts = kind_rows(rows, "host_fact")
     if facts.empty:
         return pd.DataFrame(columns=["entity", "kind", "value"])
     bad = facts[(facts["status"] == "ok") & ~facts["ok"].astype(bool)]
+    is_warning = bad["severity"].eq("warning") if "severity" in bad else pd.Series(False, index=bad.index)
+    bad = bad[is_warning if warning else ~is_warning]
     return pd.DataFrame({
         "entity": bad["host"], "kind": "host", "value": 1, "fact": bad["fact"],
         "measured": bad["value"], "expected": bad["expected"], "message": bad["message"],
         "tool": bad["tool"] if "tool" in bad else None,
     })
+
+
+def host_fact_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Host facts that were read and are wrong (a count, a link down, an ECC error)."""
+    return _failed_facts(rows, warning=False)
+
+
+def host_fact_warnings(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """Host facts that were read and are wrong at warning level (row severity "warning")."""
+    return _failed_facts(rows, warning=True)
 
 
 def missing(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
@@ -270,6 +281,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "1 where a pair's payload arrived corrupted"),
     Metric("host_fact_failures", "connectivity", ENTITIES, "facts", host_fact_failures,
            "host facts that do not match the inventory or show errors"),
+    Metric("host_fact_warnings", "connectivity", ENTITIES, "facts", host_fact_warnings,
+           "host facts wrong at warning level (NVL72 fabric bandwidth Limited Capacity)"),
     Metric("pair_busbw", "stress", PAIRS, "x tier median", pair_busbw,
            "pairwise collective busbw at large sizes over the tier median"),
     Metric("pair_small_time", "stress", PAIRS, "x tier median", pair_small_time,

@@ -337,10 +337,13 @@ def check_fabric(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict
     if health_bad or limited:
         msg += f": {listed(health_bad + limited)}"
     if limited and not health_bad:
-        msg += " (Limited Capacity: the GPU works with less NVLink bandwidth; warning-level)"
+        msg += " (Limited Capacity: the GPU works with less NVLink bandwidth; a warning)"
     value = "Limited Capacity" if limited and not health_bad else healthy
-    rows.append(fact_row(host, "fabric_health", value, "Healthy/Full" if limited else n,
-                         not health_bad and not limited, msg, "nvidia-smi"))
+    row = fact_row(host, "fabric_health", value, "Healthy/Full" if limited else n,
+                   not health_bad and not limited, msg, "nvidia-smi")
+    if limited and not health_bad:
+        row["severity"] = "warning"
+    rows.append(row)
     if len(pairs) > 1:
         clique_bad.append(f"GPUs of one tray in {len(pairs)} cliques: "
                           + ", ".join(f"{p} ({c} GPUs)" for p, c in sorted(pairs.items())))
