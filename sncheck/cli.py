@@ -59,6 +59,12 @@ class SncheckGroup(click.Group):
     a run directory exists), or to stderr with ``sncheck -v``.
     """
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        sub = [rest[0]] if isinstance(cmd, click.Group) and rest and not rest[0].startswith("-") else []
+        ctx.meta["sncheck.command"] = " ".join([name or "", *sub]).strip()  # for the crash line
+        return name, cmd, rest
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -66,8 +72,7 @@ class SncheckGroup(click.Group):
                 SystemExit, KeyboardInterrupt):
             raise
         except Exception as e:  # the boundary of the program: nothing above us to handle it
-            command = " ".join(ctx.protected_args[:1] + [a for a in ctx.args if not a.startswith("-")][:1]) \
-                or ctx.info_name or "sncheck"
+            command = ctx.meta.get("sncheck.command") or "sncheck"
             if ctx.obj and ctx.obj.get("verbose"):
                 raise
             crash = crash_report(command, e)

@@ -113,12 +113,15 @@ def _runner(control_host: str | None, inventory: Inventory, ssh_config: str | No
 
 
 def _classify(entity: str, topo: Topology) -> str:
+    """The kind of an entity of the inventory; anything else is refused (exit 2)."""
     inv = topo.inventory
+    if entity.startswith("-") or not entity.strip():
+        raise ConfigError(f"{entity!r} is not an entity name: names never begin with '-'")
     if entity in topo.by_id:
         return "card"
     if entity in inv.hosts:
         return "host"
-    if "<->" in entity:
+    if "<->" in entity and topo.is_entity(entity):
         return "link"
     if entity in topo.supernode_names:
         return "supernode"
@@ -287,7 +290,7 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
         known = {r["entity"]: r for r in store.current_status()}
     requests = []
     for entity in dict.fromkeys(entities):
-        k = known[entity]["entity_kind"] if entity in known else _classify(entity, topo)
+        k = _classify(entity, topo)  # in the inventory, whatever the state store holds
         if entity not in known:
             click.echo(f"note: {entity} is not quarantined or isolated in the state store", err=True)
         rule = known[entity]["rule"] if entity in known else "manual"

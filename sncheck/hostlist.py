@@ -14,7 +14,7 @@ MAX_EXPR_CHARS = 100_000  # characters of one hostlist expression
 MAX_DIGITS = 12           # digits of one range bound
 
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
-_NAME = re.compile(r"[A-Za-z0-9._-]+")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # never a leading '-': it would read as an option
 
 
 class HostlistTooLarge(ValueError):

@@ -222,6 +222,7 @@ def parse_inventory(src: Source) -> Inventory:
     platforms_used: dict = {}
     hosts: dict[str, Host] = {}
     host_where: dict[str, str] = {}
+    n_cards = 0
     for sn in sn_list:
         sn = check_keys(src, sn, SUPERNODE_KEYS, "supernode", required=("name", "hosts"))
         sn_name = _str(src, sn, "name", _SAFE_NAME)
@@ -238,9 +239,11 @@ def parse_inventory(src: Source) -> Inventory:
         if sn["hosts"] in (None, "", []):
             raise src.error(f"supernode {sn_name!r} has no hosts", sn, "hosts")
         try:
-            names = hostlist.expand(sn["hosts"], limit=MAX_HOSTS - len(hosts))
+            names = hostlist.expand(sn["hosts"], limit=min(MAX_HOSTS - len(hosts),
+                                                           (MAX_CARDS - n_cards) // cards))
         except hostlist.HostlistTooLarge as e:
-            raise src.error(f"{e} (at most {MAX_HOSTS} hosts in one inventory)", sn, "hosts") from e
+            raise src.error(f"{e} (at most {MAX_HOSTS} hosts and {MAX_CARDS} cards in one inventory)",
+                            sn, "hosts") from e
         except ValueError as e:
             raise src.error(str(e), sn, "hosts") from e
         for h in names:
@@ -280,6 +283,8 @@ def parse_inventory(src: Source) -> Inventory:
                 identity_file=_str(src, spec, "identity_file") if "identity_file" in spec else None,
             )
     design = {**_platform_design(src, root, top_platform, platforms_used), **design}
+    if sum(h.cards for h in hosts.values()) > MAX_CARDS:
+        raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", root, "hosts")
     return Inventory(name=name, supernodes=tuple(supernodes), hosts=hosts, design=design,
                      backend=backend, dist_backend=dist_backend, ssh=ssh, launcher=launcher,
                      source=src.name)

@@ -23,6 +23,7 @@ from .errors import ConfigError
 MAX_FILE_BYTES = 16 << 20  # an input YAML file (inventories of 10^5 hosts are ~5 MB)
 MAX_NODES = 1_000_000      # YAML nodes of one document, every alias expanded
 MAX_ALIASES = 10_000       # alias uses (``*name``) in one document
+MAX_DEPTH = 64             # nesting of mappings and lists (real files nest 4-5 deep)
 
 
 class LineDict(dict):
@@ -43,6 +44,26 @@ class _LineLoader(yaml.SafeLoader):
         return node
 
     def compose_node(self, parent, index):  # noqa: ANN001, ANN201 - PyYAML's signature
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_DEPTH} levels deep (the cap)",
+                    self.peek_event().start_mark)
+            return self._compose_counted(parent, index)
+        finally:
+            self.depth -= 1
+
+    depth = 0
+
+    def fetch_flow_collection_start(self, TokenClass):  # noqa: ANN001, ANN201, N803 - PyYAML's
+        # The scanner's work per token grows with the flow level: stop deep '[[[[...' early.
+        if self.flow_level >= MAX_DEPTH:
+            raise yaml.scanner.ScannerError(None, None, f"nested more than {MAX_DEPTH} levels deep (the cap)",
+                                            self.get_mark())
+        return super().fetch_flow_collection_start(TokenClass)
+
+    def _compose_counted(self, parent, index):  # noqa: ANN001, ANN201
         if self.check_event(yaml.AliasEvent):
             self.aliases_seen = getattr(self, "aliases_seen", 0) + 1
             if self.aliases_seen > MAX_ALIASES:

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import TransportError
+from ..errors import ConfigError, TransportError
 from ..inventory import Inventory
 from ..transport import Connection, Result, build_command
 
@@ -105,6 +105,8 @@ class ActionRequest:
     def __post_init__(self) -> None:
         if self.action not in REQUEST_ACTIONS:
             raise ValueError(f"an action request is isolate or release, not {self.action!r}")
+        if not self.entity or self.entity.startswith("-"):  # it would reach scontrol/kubectl as an option
+            raise ConfigError(f"{self.entity!r} is not an entity name (names never begin with '-')")
 
     @property
     def host(self) -> str | None:
