@@ -189,29 +189,39 @@ def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out,
         with StateStore(Path(state_dir)) as st:  # repeat offenders: released within the window
             released = {e["entity"]: st.last_release(e["entity"]) for e in st.history()}
         opts.released_at = lambda entity: released.get(entity)
-    from .cli_history import after_run, prepare_run
+    from .cli_history import prepare_run
 
     prepare_run(opts, state_dir, inventory, playbook)  # history for drift, baseline: last-pass
+    if state_dir:
+        opts.after_verdict = _isolation_actions(inventory, state_dir, via, apply)
     outcome = execute(playbook, inventory, opts, _progress_printer(quiet))
     results = outcome.results
-    if state_dir:
-        from .actions.batch import DEFAULT_VIA, apply_run_isolation
-        from .report.json_out import write_json
-
-        audit = apply_run_isolation(results, inventory, state_dir, list(via) or list(DEFAULT_VIA), apply=apply,
-                                    run_dir=outcome.out_dir, results_path=outcome.out_dir / "results.json")
-        blocked = next((a for a in audit if a.get("blocked_by_cap")), None)
-        if blocked:  # the safety cap: nothing applied, and the gate fails
-            results["isolation_blocked"] = blocked["message"]
-            results["verdict"] = "fail"
-            click.echo(f"sncheck: isolation blocked: {blocked['message']}", err=True)
-        write_json(outcome.out_dir / "results.json", results)  # "applied" as it turned out
-        after_run(state_dir, results, outcome.out_dir)  # keep its summaries (sncheck history/diff)
+    if results.get("isolation_blocked"):
+        click.echo(f"sncheck: isolation blocked: {results['isolation_blocked']}", err=True)
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
     if not quiet:
         _summary(results, outcome.out_dir)
-    sys.exit(EXIT_FAIL if results.get("isolation_blocked") and outcome.exit_code == EXIT_PASS else outcome.exit_code)
+    sys.exit(outcome.exit_code)
+
+
+def _isolation_actions(inventory: Inventory, state_dir: str, via, apply: bool):
+    """The --state-dir step, run by the runner after the verdict and before any output is
+    rendered, so results.json, the report, JUnit and Prometheus all show what happened."""
+
+    def act(results: dict, run_dir: Path) -> None:
+        from .actions.batch import DEFAULT_VIA, apply_run_isolation
+        from .cli_history import after_run
+
+        audit = apply_run_isolation(results, inventory, state_dir, list(via) or list(DEFAULT_VIA), apply=apply,
+                                    run_dir=run_dir, results_path=run_dir / "results.json")
+        blocked = next((a for a in audit if a.get("blocked_by_cap")), None)
+        if blocked:  # the safety cap: nothing applied, and the gate fails
+            results["isolation_blocked"] = blocked["message"]
+            results["verdict"] = "fail"
+        after_run(state_dir, results, run_dir)  # keep its summaries (sncheck history/diff), final verdict
+
+    return act
 
 
 def _progress_printer(quiet: bool):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 from .errors import ConfigError
+from .shipped import shipped
 from .health.capacity import ParallelLayout
 from .units import parse_size
 from .yamlio import LineDict, Source, check_keys, field_bool, field_int, field_number, field_str, load_file, load_text
@@ -17,7 +17,7 @@ LAYER_OPTIONS = {
     "connectivity": ("bw_bytes", "lat_iters", "bw_iters"),
     "stress": ("collectives", "min_bytes", "max_bytes", "step_factor", "iters", "warmup",
                "repeats", "duration"),
-    "golden": ("steps", "reference"),
+    "golden": ("steps", "reference", "optional"),
 }
 SIZE_OPTIONS = ("bw_bytes", "min_bytes", "max_bytes")
 COLLECTIVES = ("all_reduce", "all_to_all")
@@ -86,6 +86,8 @@ def parse_playbook(src: Source) -> Playbook:
                 v = field_int(src, opts, k, *INT_BOUNDS[k])
             elif k == "duration":
                 v = check_duration(v, src.where(opts, k))
+            elif k == "optional":
+                v = field_bool(src, opts, k)
             elif k == "reference":
                 v = field_str(src, opts, k, what="reference (the name or path of a golden curve)")
             clean[k] = v
@@ -139,12 +141,10 @@ def find_playbook(ref: str) -> Path | None:
     p = Path(ref)
     if p.exists():
         return p
-    name = p.name if p.suffix in (".yaml", ".yml") else f"{p.name}.yaml"
-    for base in (Path("playbooks"), resources.files("sncheck.playbooks")):
-        candidate = base / name
-        if candidate.is_file():
-            return Path(str(candidate))
-    return None
+    if p.parent != Path("."):
+        return None
+    # A shipped name resolves to the package's playbooks, never to ./playbooks/.
+    return shipped("playbooks", p.name if p.suffix in (".yaml", ".yml") else f"{p.name}.yaml")
 
 
 def load_playbook(ref: str) -> Playbook:

@@ -17,20 +17,21 @@ from .errors import HarnessError
 from .evidence import collect_evidence
 from .faults import FaultPlan, load_faults
 from .health.baseline import load_baseline
-from .health.findings import Finding, IsolationEntry, merge_findings, severity_rank
+from .health.findings import Finding, merge_findings
 from .health.capacity import ParallelLayout, capacity
-from .health.policy import decide_entry, is_repeat_offender
+from .health.invariants import reference_mismatch
 from .health.rules import load_rules
 from .inventory import Inventory
 from .layers import connectivity, golden, stress
 from .layers.base import LayerContext
-from .layers.confirm import confirm
 from .playbook import Playbook
 from .report import DEFAULT_FILENAMES, get_renderer
 from .safety import interrupt_cause, set_run_dir
+from .shipped import provenance
 from .store import RunStore, default_out_dir, new_run_id
 from .plan import target_cards
 from .topology import Topology, natural_key
+from .verdict import final_verdict, gating_layers, isolation_steps
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
@@ -66,6 +67,9 @@ class RunOptions:
     baseline_info: dict | None = None  # where it came from, for results.json and the report
     annotate: Callable[[dict, list[dict]], None] | None = None  # adds e.g. results["history"]
     targets: tuple[str, ...] = ()  # --targets: a scoped run (cards, hosts, hostlists)
+    # Called with results.json (verdict decided) before any output is rendered: the
+    # --state-dir isolation actions, which may set ``applied`` and ``isolation_blocked``.
+    after_verdict: Callable[[dict, Path], None] | None = None
 
 
 @dataclass
@@ -98,10 +102,19 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         else:
             baseline = load_baseline(baseline_ref) if baseline_ref else None
         references = {}
+        inputs = {"playbook": provenance(playbook.name, playbook.source),
+                  "rules": provenance(rules.source, rules.path),
+                  "baseline": provenance(baseline_ref, (baseline or {}).get("_path"))}
         for spec in playbook.layers:
             if spec.name == "golden":
                 ref = spec.options.get("reference") or backend.plan_defaults("golden").get("reference")
-                references[spec.name] = golden.load_reference(ref) if ref else None
+                curve = golden.load_reference(ref) if ref else None
+                inputs["golden_reference"] = provenance(ref, (curve or {}).get("_path"))
+                mismatch = reference_mismatch(curve, topo) if curve else None
+                if mismatch:  # a curve for another configuration cannot judge this one
+                    inputs["golden_reference"]["ignored"] = mismatch
+                    curve = None
+                references[spec.name] = curve
     except BaseException:
         backend.close()
         raise
@@ -115,7 +128,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         "inventory": inventory.name, "started": _now(), "finished": None, "verdict": "error",
         "layers": [], "findings": [], "isolation": [],
         # Extensions of the contract (readers must ignore keys they do not know):
-        "seed": opts.seed, "gate": gate, "design": {},
+        "seed": opts.seed, "gate": gate, "design": {}, "inputs": inputs,
         **({"baseline": opts.baseline_info} if opts.baseline_info else {}),
         "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
                      "cards": len(topo.cards)},
@@ -154,7 +167,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             # Provisional (partial results.json); decided again after the retest, below.
             entry["verdict"] = "fail" if spec.name in gating_layers(found, gate) else "pass"
             store.write_results(results)  # a partial results.json after each layer
-        findings = merge_findings(raw)
+        findings = merge_findings(raw, topo.cards_of_host)
         ctx = LayerContext(topo, backend, store.emit, design, {}, progress, rules=rules,
                            rows=store.rows, reference=references.get("golden"), baseline=baseline,
                            history=opts.history)
@@ -169,68 +182,21 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         backend.close()
         store.close()
 
-    failing = gating_layers(findings, gate)
-    for layer in results["layers"]:
-        if layer["verdict"] != "error":
-            layer["verdict"] = "fail" if layer["name"] in failing else "pass"
-    verdicts = [layer["verdict"] for layer in results["layers"]]
-    if "error" in results or "error" in verdicts:
-        results["verdict"] = "error"
-    elif "fail" in verdicts or any(severity_rank(f.severity) >= severity_rank(gate) for f in findings):
-        results["verdict"] = "fail"
-    else:
-        results["verdict"] = "pass"
+    results["verdict"] = final_verdict(results, findings, gate)
     if playbook.layout:
         results["capacity"] = layout_capacity(topo, results["isolation"], playbook.layout)
     results["finished"] = _now()
     if store.write_error and "error" not in results:
         results["error"] = store.write_error
+    if opts.after_verdict is not None:
+        opts.after_verdict(results, out_dir)  # the isolation actions; may block on the safety cap
+        results["verdict"] = final_verdict(results, findings, gate)
+    # Every output is rendered once, from the final results.
     store.write_results(results)
     write_reports(results, store, opts)
     store.release()
     code = {"pass": 0, "fail": 1, "error": 3}[results["verdict"]]
     return RunOutcome(results, out_dir, code)
-
-
-def gating_layers(findings: list[Finding], gate: str) -> set[str]:
-    """Layers with a finding at or above the gate, counting the symptoms folded into it."""
-    out = set()
-    for f in findings:
-        if severity_rank(f.severity) >= severity_rank(gate):
-            out.add(f.layer)
-            out |= {r["layer"] for r in f.evidence.get("related", [])}
-    return out
-
-
-def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
-                    released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationEntry]:
-    """Quarantine at the first anomaly, confirm with a targeted retest, then isolate or
-    release (DESIGN.md). A repeat offender is isolated without a retest. Nothing here is
-    applied: entries are dry runs until ``sncheck isolate --apply``."""
-    suspects = [f for f in findings if severity_rank(f.severity) >= severity_rank("warning")]
-    steps = [IsolationEntry(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
-             for f in suspects]
-    history = {f.entity: released_at(f.entity) for f in suspects}
-    to_retest = [f for f in suspects if not is_repeat_offender(history[f.entity], now)]
-    confirmed: dict[str, bool] = {}
-    if confirm_enabled and to_retest:
-        ctx.progress(f"confirm: {len(to_retest)} quarantined entities, retesting with known-good peers")
-        ctx.backend.begin_confirmation()
-        try:
-            confirmed = confirm(ctx, to_retest)
-        except HarnessError as e:  # the retest could not run: everything stays quarantined
-            ctx.progress(f"confirm: retest cut short ({e}); suspects stay quarantined")
-    for f, q in zip(suspects, list(steps)):
-        if f.entity in confirmed or is_repeat_offender(history[f.entity], now):
-            f.evidence["confirmed"] = confirmed.get(f.entity)
-            step = decide_entry(q, confirmed.get(f.entity), history[f.entity], now)
-            steps.append(step)
-            if step.action == "release":
-                # Kept on record, but a symptom the retest could not reproduce does not gate.
-                f.evidence["severity_before_retest"] = f.severity
-                f.severity = "info"
-                f.message += " (not reproduced by the confirmation retest; released)"
-    return steps
 
 
 def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:

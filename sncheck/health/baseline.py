@@ -90,14 +90,12 @@ class _NoTopology:
 
 
 def load_baseline(ref: str) -> dict:
-    path = Path(ref)
-    if not path.is_file():
-        candidate = Path("fixtures") / "baselines" / f"{path.name.removesuffix('.json')}.json"
-        path = candidate if candidate.is_file() else path
+    path = Path(ref)  # a path only: nothing is looked up in the working directory
     if not path.exists():
         raise ConfigError("no such baseline file; make one with 'sncheck baseline make RUN_DIR... --out FILE'", ref)
     data = read_json(path, "baseline")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ConfigError(f"not a baseline (expected a JSON object with schema {SCHEMA!r})", str(path))
     validate(Baseline, data, path, "baseline")  # every value finite and positive
+    data["_path"] = str(path)
     return data

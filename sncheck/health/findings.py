@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 SEVERITIES = ("info", "warning", "critical")
 ENTITY_KINDS = ("card", "link", "host", "supernode")
@@ -21,9 +22,15 @@ class Finding:
     severity: str
     message: str
     evidence: dict = field(default_factory=dict)
+    # "hardware": the entity is at fault. "check": a check did not run or could not judge
+    # there (a missing tool, no golden reference): never isolated, still fails the gate.
+    about: str = "hardware"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["about"] == "hardware":
+            d.pop("about")  # results.json: the key appears only on findings about a check
+        return d
 
 
 @dataclass
@@ -42,42 +49,51 @@ class IsolationEntry:
         return d
 
 
-def merge_findings(findings: list[Finding]) -> list[Finding]:
+def merge_findings(findings: list[Finding],
+                   cards_of_host: Callable[[str], list[str]] | None = None) -> list[Finding]:
     """One finding per culprit: the most severe stays, the others become its evidence.
 
-    Also folds a host-level symptom into a card or link finding on that host (a slow
-    golden step on a host whose card is already named is that card's symptom),
-    card findings into their host's finding, link findings into a culprit at either end,
-    and drops card and link symptoms of an unreachable host.
+    Attribution is honest:
+
+    * a card finding becomes a host finding only when every card of the host shows the
+      same rule (``cards_of_host`` gives a host's cards); a host finding absorbs card
+      findings only when it says every card is alike (localized from pair tests);
+    * a finding about a check (a missing tool, no golden reference) absorbs nothing and
+      is absorbed by nothing: a card fault on a host without dcgmi is still the card;
+    * a link finding folds into a culprit at either end (a card, or a hardware host
+      finding); a host-level golden step-time symptom folds into a card or link on it;
+    * card and link symptoms of an unreachable host are dropped (the host is the finding).
     """
-    by_entity: dict[str, Finding] = {}
+    by_key: dict[tuple[str, str], Finding] = {}
     for f in sorted(findings, key=lambda f: -severity_rank(f.severity)):
-        main = by_entity.get(f.entity)
+        main = by_key.get((f.entity, f.about))
         if main is None:
-            by_entity[f.entity] = f
+            by_key[(f.entity, f.about)] = f
         else:
             main.evidence.setdefault("related", []).append(_brief(f))
-    unreachable = {f.entity for f in by_entity.values()
-                   if f.entity_kind == "host" and f.rule == "host-unreachable"}
+    checks = [f for (_, about), f in by_key.items() if about == "check"]
+    hardware = _lift_alike({e: f for (e, about), f in by_key.items() if about != "check"}, cards_of_host)
+    unreachable = {f.entity for f in hardware.values() if f.entity_kind == "host" and f.rule == "host-unreachable"}
     card_hosts: dict[str, Finding] = {}  # host -> a card or link culprit on it
-    for f in by_entity.values():
+    for f in hardware.values():
         if f.entity_kind in ("card", "link"):
             for end in f.entity.split("<->"):
                 card_hosts.setdefault(end.rsplit("/", 1)[0], f)
-    host_culprits = {f.entity: f for f in by_entity.values()
+    host_culprits = {f.entity: f for f in hardware.values()
                      if f.entity_kind == "host" and f.rule not in FOLDABLE_HOST_RULES}
     out = []
-    for f in by_entity.values():
+    for f in hardware.values():
         if f.entity_kind in ("card", "link") and any(_on_host(f.entity, h) for h in unreachable):
             continue
-        if f.entity_kind == "card" and f.entity.rsplit("/", 1)[0] in host_culprits:
+        host = f.entity.rsplit("/", 1)[0]
+        if f.entity_kind == "card" and host in host_culprits and _every_card_alike(host_culprits[host]):
             # Every card of the host is bad alike: that is the host's finding.
-            host_culprits[f.entity.rsplit("/", 1)[0]].evidence.setdefault("related", []).append(_brief(f))
+            host_culprits[host].evidence.setdefault("related", []).append(_brief(f))
             continue
         if f.entity_kind == "link":
             # A link finding means both cards are healthy elsewhere; if an end is already a
             # culprit (found by another symptom or layer), the link is its symptom.
-            owner = next((by_entity[c] for c in f.entity.split("<->") if c in by_entity), None)
+            owner = next((hardware[c] for c in f.entity.split("<->") if c in hardware), None)
             owner = owner or next((host_culprits[h] for h in host_culprits if _on_host(f.entity, h)), None)
             if owner is not None:
                 owner.evidence.setdefault("related", []).append(_brief(f))
@@ -86,7 +102,44 @@ def merge_findings(findings: list[Finding]) -> list[Finding]:
             card_hosts[f.entity].evidence.setdefault("related", []).append(_brief(f))
             continue
         out.append(f)
-    return sorted(out, key=lambda f: (-severity_rank(f.severity), f.entity_kind, f.entity))
+    out += checks
+    return sorted(out, key=lambda f: (-severity_rank(f.severity), f.about, f.entity_kind, f.entity))
+
+
+def _every_card_alike(f: Finding) -> bool:
+    """A host finding that stands for all its cards alike: localized from pair tests
+    (every card bad with its partners) or lifted from one rule on every card."""
+    return "pairs" in f.evidence or bool(f.evidence.get("every_card"))
+
+
+def _lift_alike(hardware: dict[str, Finding], cards_of_host: Callable[[str], list[str]] | None) -> dict[str, Finding]:
+    """Card findings of one rule on every card of a host become one host finding."""
+    if cards_of_host is None:
+        return hardware
+    by_host_rule: dict[tuple[str, str], list[Finding]] = {}
+    for f in hardware.values():
+        if f.entity_kind == "card":
+            by_host_rule.setdefault((f.entity.rsplit("/", 1)[0], f.rule), []).append(f)
+    for (host, rule), cards in by_host_rule.items():
+        members = cards_of_host(host)
+        if len(members) < 2 or {f.entity for f in cards} != set(members):
+            continue
+        if any(f.entity not in hardware for f in cards):
+            continue  # already lifted under another rule
+        worst = max(cards, key=lambda f: severity_rank(f.severity))
+        lifted = Finding(host, "host", worst.layer, rule, worst.severity,
+                         f"host {host}: every card alike: {worst.message}",
+                         {**{k: v for k, v in worst.evidence.items() if k != "related"}, "every_card": True,
+                          "related": [_brief(f) | {"entity": f.entity} for f in cards]})
+        existing = hardware.get(host)
+        for f in cards:
+            hardware.pop(f.entity, None)
+        if existing is not None:
+            existing.evidence.setdefault("related", []).extend(lifted.evidence["related"])
+            existing.evidence["every_card"] = True
+        else:
+            hardware[host] = lifted
+    return hardware
 
 
 FOLDABLE_HOST_RULES = {"golden-step-time-regression"}

@@ -222,7 +222,7 @@ def missing(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     out = []
     facts = kind_rows(rows, "host_fact")
     if not facts.empty:
-        for r in facts[facts["status"] != "ok"].itertuples():
+        for r in facts[~facts["status"].isin(["ok", "skipped"])].itertuples():
             out.append({"entity": r.host, "kind": "host", "value": 1, "status": r.status,
                         "layer": r.layer, "fact": r.fact, "tool": getattr(r, "tool", None),
                         "message": r.message or f"{r.host}: {r.fact}: {r.status}"})

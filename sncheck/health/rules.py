@@ -9,6 +9,7 @@ rules:
     severity: critical                   # critical | warning | info
     scope: link                          # card | link | host | supernode
     summary: bandwidth below design      # words for the finding message
+    confirm: retest                      # retest (default) | none: hard evidence, isolate at once
 ```
 
 Over pair metrics, ``scope: link`` means the rule judges pairs and localization lifts
@@ -20,18 +21,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import ConfigError
+from ..shipped import shipped
 from .findings import ENTITY_KINDS, SEVERITIES, Finding
 from .metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from .ops import OPS, REQUIRED
 from ..yamlio import Source, _show, check_keys, field_str, load_file, load_text
 
-COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled")
+COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")
+CONFIRM = ("retest", "none")  # retest: quarantine, retest, then isolate or release; none: isolate at once
 DEFAULT_RULES = "default"
 
 
@@ -46,6 +48,7 @@ class Rule:
     params: dict = field(default_factory=dict)
     description: str = ""
     where: str = ""
+    confirm: str = "retest"  # "none": hard evidence, isolated at once without a retest
 
     @property
     def layer(self) -> str:
@@ -56,6 +59,7 @@ class Rule:
 class RuleSet:
     rules: tuple[Rule, ...]
     source: str
+    path: str | None = None  # the file it was loaded from (for results.json's inputs)
 
     def for_layer(self, layer: str) -> list[Rule]:
         return [r for r in self.rules if r.layer in (layer, "any")]
@@ -133,33 +137,37 @@ def parse_rules(src: Source) -> RuleSet:
             raise src.error(f"rule {name!r}: op {op_name} needs exactly one of {', '.join(op.one_of)}", node)
         if shape == PAIRS and params.get("per") == "card" and scope != "card":
             raise src.error(f"rule {name!r}: per: card judges cards; set scope: card", node, "scope")
+        confirm = node.get("confirm", "retest")
+        if confirm not in CONFIRM:
+            raise src.error(f"confirm must be one of {', '.join(CONFIRM)}, got {confirm!r} (retest: quarantine "
+                            "and retest before isolating; none: hard evidence, isolate at once)", node, "confirm")
         enabled = node.get("enabled", True)
         _check_type(src, node, "enabled", enabled, bool)
         names.add(name)
         if enabled:
             rules.append(Rule(name, op_name, metric, severity, scope,
                               str(node.get("summary", METRICS[metric].description)), params,
-                              str(node.get("description", "")), src.where(node)))
+                              str(node.get("description", "")), src.where(node), confirm))
     return RuleSet(tuple(rules), src.name)
 
 
 def find_rules(ref: str) -> Path | None:
+    """A rules file named by path, or a shipped name (never a file of that name in the
+    working directory: see :mod:`sncheck.shipped`)."""
     p = Path(ref)
     if p.is_file():
         return p
-    name = f"{p.name.removesuffix('.yaml')}.yaml"
-    for base in (Path("fixtures") / "rules", resources.files("sncheck.fixtures") / "rules"):
-        candidate = base / name
-        if candidate.is_file():
-            return Path(str(candidate))
-    return None
+    if p.parent != Path(".") or p.suffix not in ("", ".yaml"):
+        return None
+    return shipped("fixtures", "rules", f"{p.name.removesuffix('.yaml')}.yaml")
 
 
 def load_rules(ref: str = DEFAULT_RULES) -> RuleSet:
     path = find_rules(ref)
     if path is None:
         raise ConfigError("no such rules file or shipped rules name (shipped: default)", ref)
-    return parse_rules(load_file(path))
+    rs = parse_rules(load_file(path))
+    return RuleSet(rs.rules, rs.source, str(path))
 
 
 def load_rules_text(text: str, name: str = "<rules>") -> RuleSet:

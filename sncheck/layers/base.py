@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..backends.base import Backend, Emit, Progress
+from ..health import invariants
 from ..health.metrics import DetectContext
 from ..health.rules import RuleSet, evaluate
 from ..inventory import TierDesign
@@ -29,10 +30,13 @@ class LayerContext:
     history: dict | None = None  # earlier runs' summaries, from the state store (drift)
 
     def detect(self, layer: str) -> list:
-        """Evaluate the rules of ``layer`` over that layer's rows."""
+        """Evaluate the rules of ``layer`` over that layer's rows, then the verdict's
+        invariants (what was not measured or not judged), which no rules file can drop."""
         rows = pd.DataFrame(self.rows)
-        if rows.empty or self.rules is None:
-            return []
-        mine = rows[rows["layer"] == layer]
+        mine = rows[rows["layer"] == layer] if not rows.empty and "layer" in rows else pd.DataFrame()
         ctx = DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history)
-        return evaluate(self.rules.for_layer(layer), mine, ctx)
+        # The invariants report every not-measured status; a rules file's `missing` op
+        # would only repeat them (or soften them), so it is not evaluated here.
+        rules = [r for r in self.rules.for_layer(layer) if r.op != "missing"] if self.rules else []
+        return evaluate(rules, mine, ctx) + invariants.layer_findings(layer, mine, ctx, options=self.options,
+                                                                   targets=self.targets)

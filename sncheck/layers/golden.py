@@ -6,13 +6,13 @@ stage 2 by training each of its cards alone, which names the card.
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import ConfigError
 from ..jsonio import GoldenCurve, read_json, validate
+from ..shipped import shipped
 from ..health.metrics import DetectContext, golden_loss
 from ..health.ops import golden_verdicts
 from ..plan import GoldenPlan, golden_groups, scope_groups, solo_groups
@@ -23,14 +23,14 @@ SCHEMA = "sncheck.golden/1"
 
 
 def find_reference(ref: str) -> Path | None:
+    """A golden curve named by path, or a shipped name (never a file of that name in the
+    working directory: see :mod:`sncheck.shipped`)."""
     p = Path(ref)
     if p.suffix == ".json" and p.is_file():
         return p
-    for base in (Path("fixtures") / "golden", resources.files("sncheck.fixtures") / "golden"):
-        candidate = base / f"{p.name.removesuffix('.json')}.json"
-        if candidate.is_file():
-            return Path(str(candidate))
-    return None
+    if p.parent != Path(".") or p.suffix not in ("", ".json"):
+        return None
+    return shipped("fixtures", "golden", f"{p.name.removesuffix('.json')}.json")
 
 
 def load_reference(ref: str) -> dict:

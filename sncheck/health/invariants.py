@@ -1,0 +1,215 @@
+"""Invariants of the verdict: what was not measured, not judged or not retested fails.
+
+These are not rules. No rules file can switch them off or soften them: every layer's
+detection goes through :func:`layer_findings` (from :meth:`LayerContext.detect`), and
+every isolation decision through :func:`may_release`.
+
+* Anything a backend reports as not measured (an unreachable host, a tool missing, a
+  parse failure, a timeout, a group that did not run) is a critical finding, whatever
+  the rules file says about the ``missing`` op.
+* Coverage: every host must have its facts read, every card must take part in a
+  measurement of each layer that ran (a p2p pair, a collective, a golden replica), and
+  every planned group must have run. What did not is "not measured".
+* A missing tool or an unparsable output is a finding about the *check*, not the
+  hardware (``about: check``): the host is not isolated for it, but the gate fails.
+* The golden layer with no reference for this configuration is "not judged" (a check
+  finding that gates unless the playbook marks golden optional); a non-finite loss
+  fails whatever the reference.
+* Not-measured findings are never released by a confirmation retest: coming back at
+  the retest does not re-measure a host's cards.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..plan import golden_groups, stress_groups
+from ..topology import Topology, host_of
+from .findings import Finding
+from .metrics import DetectContext, golden_loss, kind_rows, missing
+
+SEVERITY = "critical"  # "not run" is never a pass, whatever the gate
+CHECK_STATUSES = ("missing_tool", "parse_failed")  # about the check, not the hardware
+NOT_MEASURED = "not-measured"
+NOT_JUDGED = "golden-not-judged"
+NON_FINITE = "golden-loss-non-finite"
+UNREACHABLE = "host-unreachable"
+NOT_RUN_PREFIX = "not-run-"
+SKIPPED = "skipped"  # a host_fact status: the inventory switched the check off
+
+
+def status_rule(status: str) -> str:
+    return UNREACHABLE if status == "unreachable" else f"{NOT_RUN_PREFIX}{status.replace('_', '-')}"
+
+
+def is_not_measured(f: Finding) -> bool:
+    """A finding that says something was not measured (never released by a retest)."""
+    return f.rule in (UNREACHABLE, NOT_MEASURED) or f.rule.startswith(NOT_RUN_PREFIX)
+
+
+def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None) -> list[Finding]:
+    """The invariant findings of one layer over that layer's rows."""
+    options = options or {}
+    out = status_findings(rows, ctx)
+    if layer == "connectivity":
+        out += connectivity_coverage(rows, ctx.topo)
+    elif layer == "stress":
+        out += stress_coverage(rows, ctx.topo)
+    elif layer == "golden":
+        out += golden_coverage(rows, ctx.topo)
+        out += golden_judged(rows, ctx, optional=bool(options.get("optional")))
+    return out
+
+
+def status_findings(rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:
+    """Every not-ok status a backend reported (what the ``missing`` op reads)."""
+    frame = missing(rows, ctx)
+    out = []
+    for r in frame.itertuples():
+        if r.status == SKIPPED:
+            continue
+        about = "check" if r.status in CHECK_STATUSES else "hardware"
+        ev = {"measured": r.status, "expected": "measured", "unit": None}
+        if isinstance(r.tool, str):
+            ev["tool"] = r.tool
+        if isinstance(r.fact, str):
+            ev["fact"] = r.fact
+        message = r.message
+        if about == "check":
+            ev["not_run"] = True
+            message += (" (a check that did not run: this says nothing about the hardware, so nothing is "
+                        "isolated for it, but the gate fails until it runs"
+                        + (f"; install {r.tool} or switch the check off with `checks: {{{r.tool}: false}}` "
+                           "in the inventory)" if isinstance(r.tool, str) else ")"))
+        out.append(Finding(r.entity, r.kind, r.layer, status_rule(str(r.status)), SEVERITY, message, ev,
+                           about=about))
+    return out
+
+
+def _not_measured(entity: str, kind: str, layer: str, what: str) -> Finding:
+    return Finding(entity, kind, layer, NOT_MEASURED, SEVERITY, f"{kind} {entity}: not measured: {what}",
+                   {"measured": "nothing", "expected": "measured", "unit": None, "not_run": True}, about="check")
+
+
+def _card_gaps(measured: set[str], topo: Topology, layer: str, what: str) -> list[Finding]:
+    """Cards not measured; a host none of whose cards were measured is named whole."""
+    out = []
+    for h in topo.hosts:
+        cards = topo.cards_of_host(h)
+        gaps = [c for c in cards if c not in measured]
+        if not gaps:
+            continue
+        if len(gaps) == len(cards):
+            out.append(_not_measured(h, "host", layer, f"none of its cards {what}"))
+        else:
+            out += [_not_measured(c, "card", layer, what) for c in gaps]
+    return out
+
+
+def connectivity_coverage(rows: pd.DataFrame, topo: Topology) -> list[Finding]:
+    out = []
+    facts = kind_rows(rows, "host_fact")
+    read = set(facts["host"]) if not facts.empty else set()
+    out += [_not_measured(h, "host", "connectivity", "no host facts were read") for h in topo.hosts if h not in read]
+    if len(topo.cards) < 2:
+        return out  # nothing to pair with: p2p cannot run (the facts still must)
+    p2p = kind_rows(rows, "p2p")
+    measured: set[str] = set()
+    if not p2p.empty:
+        tried = p2p[~p2p["status"].isin(["unreachable", "not_run"])]
+        measured = set(tried["src"]) | set(tried["dst"])
+    return out + _card_gaps(measured, topo, "connectivity", "took part in no peer-to-peer pair test")
+
+
+def stress_coverage(rows: pd.DataFrame, topo: Topology) -> list[Finding]:
+    planned = [g for g in stress_groups(topo)]
+    if not planned:
+        return []
+    coll = kind_rows(rows, "collective")
+    ranks = kind_rows(rows, "rank")
+    nr = kind_rows(rows, "not_run")
+    ran_groups = set(coll["group"]) if not coll.empty else set()
+    reported = set(nr["entity"]) if not nr.empty else set()
+    out = []
+    measured: set[str] = set()
+    ok = coll[coll["status"] == "ok"] if not coll.empty else coll
+    ok_groups = set(ok["group"]) if not ok.empty else set()
+    rank_cards = ranks[ranks["group"].isin(ok_groups)] if not ranks.empty else ranks
+    with_ranks = set(rank_cards["group"]) if not rank_cards.empty else set()
+    if not rank_cards.empty:
+        measured |= set(rank_cards["card"])
+    for g in planned:
+        if g.id in ok_groups and g.id not in with_ranks:
+            measured |= set(g.members)  # a tool without per-rank rows (nccl-tests) ran the group whole
+        if g.id not in ran_groups and g.id not in reported:
+            down = {host_of(m) for m in g.members}
+            if not down & reported:
+                entity, kind = _group_entity(g.members, topo)
+                out.append(_not_measured(entity, kind, "stress", f"collective group {g.id} did not run"))
+    return out + _card_gaps(measured, topo, "stress", "took part in no collective that ran")
+
+
+def _group_entity(members, topo: Topology) -> tuple[str, str]:
+    hosts = sorted({host_of(m) for m in members})
+    if len(hosts) == 1:
+        return hosts[0], "host"
+    sns = sorted({topo.supernode_of_host(h) for h in hosts})
+    return sns[0], "supernode"
+
+
+def golden_coverage(rows: pd.DataFrame, topo: Topology) -> list[Finding]:
+    g = kind_rows(rows, "golden")
+    ran = set(g.loc[g["stage"] == "group", "group"]) if not g.empty else set()
+    measured = {c for grp in golden_groups(topo) if grp.id in ran for c in grp.members}
+    return _card_gaps(measured, topo, "golden", "trained in no golden replica")
+
+
+def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool) -> list[Finding]:
+    """Non-finite losses fail; no reference for this configuration is 'not judged'."""
+    curves = golden_loss(rows, ctx)
+    out = []
+    for c in curves.itertuples():
+        loss = list(c.loss)
+        bad = next((i for i, v in enumerate(loss) if not math.isfinite(v)), None)
+        if bad is None:
+            continue
+        kind, _, name = str(c.group).partition(":")
+        entity, ekind = (name, "card") if kind == "card" else (name, "host") if kind == "host" else \
+            _group_entity(c.members, ctx.topo)
+        out.append(Finding(entity, ekind, "golden", NON_FINITE, SEVERITY,
+                           f"{ekind} {entity}: golden model loss became non-finite at step {bad} "
+                           f"(replica {c.group}, {c.stage})",
+                           {"measured": None, "expected": "finite", "unit": "loss", "step": bad}))
+    if curves.empty or optional:
+        return out
+    why = reference_mismatch(ctx.reference, ctx.topo)
+    if why is None:
+        return out
+    for sn in ctx.topo.supernode_names:
+        out.append(Finding(sn, "supernode", "golden", NOT_JUDGED, SEVERITY,
+                           f"golden model on {sn} not judged: {why}. Record a reference on a known-good "
+                           f"system with `sncheck golden record --out fixtures/golden/NAME.json` and name it "
+                           f"in the playbook (`- golden: {{reference: path/to/NAME.json}}`), or mark the "
+                           f"layer optional (`- golden: {{optional: true}}`)",
+                           {"measured": "not judged", "expected": "a golden reference", "unit": None,
+                            "not_run": True}, about="check"))
+    return out
+
+
+def replica_ranks(topo: Topology) -> set[int]:
+    return {len(g.members) for g in golden_groups(topo)}
+
+
+def reference_mismatch(reference: dict | None, topo: Topology) -> str | None:
+    """Why ``reference`` cannot judge this cluster's golden runs, or None when it can."""
+    if not reference:
+        sizes = ", ".join(str(n) for n in sorted(replica_ranks(topo)))
+        return f"no golden reference for replicas of {sizes} ranks"
+    ranks = (reference.get("config") or {}).get("ranks")
+    if isinstance(ranks, int) and replica_ranks(topo) - {ranks}:
+        sizes = ", ".join(str(n) for n in sorted(replica_ranks(topo)))
+        return (f"the golden reference {reference.get('name')!r} was recorded with {ranks} ranks per replica, "
+                f"this cluster's replicas have {sizes}")
+    return None

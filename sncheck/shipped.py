@@ -1,0 +1,58 @@
+"""The package's own data (rules, golden curves, playbooks, demo inventories) and where
+a run's inputs came from.
+
+A shipped *name* (``default``, ``pre-upgrade-gate``, ``mock-demo``) resolves only to the
+package's files, never to a file of the same name in the working directory: a stray
+``./fixtures/rules/default.yaml`` must not change detection. A file in the working
+directory is used only when the command line, inventory or playbook names it by path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+
+def data_dir(package: str) -> Path:
+    """The directory of a shipped data package: ``fixtures`` or ``playbooks``.
+
+    In a source checkout (a ``pyproject.toml`` next to the package) that is the
+    checkout's own folder, so a worktree runs with its own files; in an installed wheel
+    it is the packaged copy.
+    """
+    checkout = _HERE.parent / package
+    if (_HERE.parent / "pyproject.toml").is_file() and checkout.is_dir():
+        return checkout
+    return Path(str(resources.files(f"sncheck.{package}")))
+
+
+def shipped(package: str, *parts: str) -> Path | None:
+    """A shipped file, or None."""
+    p = data_dir(package).joinpath(*parts)
+    return p if p.is_file() else None
+
+
+def sha256_of(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def provenance(name: str | None, path: str | Path | None) -> dict:
+    """What results.json records about one input: its name, path and sha256."""
+    out: dict = {"name": name, "path": None, "sha256": None}
+    if path is not None and Path(path).is_file():
+        p = Path(path).resolve()
+        out.update(path=str(p), sha256=sha256_of(p), shipped=_is_shipped(p))
+    return out
+
+
+def _is_shipped(p: Path) -> bool:
+    for package in ("fixtures", "playbooks"):
+        try:
+            p.relative_to(data_dir(package).resolve())
+            return True
+        except ValueError:
+            continue
+    return False
