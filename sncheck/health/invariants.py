@@ -53,14 +53,18 @@ def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, option
     """The invariant findings of one layer over that layer's rows."""
     options = options or {}
     out = status_findings(rows, ctx)
+    gaps: list[Finding] = []
     if layer == "connectivity":
-        out += connectivity_coverage(rows, ctx.topo)
+        gaps = connectivity_coverage(rows, ctx.topo)
     elif layer == "stress":
-        out += stress_coverage(rows, ctx.topo)
+        gaps = stress_coverage(rows, ctx.topo)
     elif layer == "golden":
-        out += golden_coverage(rows, ctx.topo)
+        gaps = golden_coverage(rows, ctx.topo)
         out += golden_judged(rows, ctx, optional=bool(options.get("optional")))
-    return out
+    # A host the backend already reported (unreachable, timed out) is that finding; its
+    # cards' gaps would only repeat it.
+    down = {f.entity for f in out if f.entity_kind == "host" and f.about == "hardware"}
+    return out + [g for g in gaps if host_of(g.entity) not in down and g.entity not in down]
 
 
 def status_findings(rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:

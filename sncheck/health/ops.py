@@ -259,9 +259,17 @@ def golden_band(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Fi
                                f"card {c}: golden model {solo_bad[c].reason} when it takes part "
                                f"(replica {v.group}: {v.reason})",
                                {"measured": jsonable(solo_bad[c].final), "expected": jsonable(v.ref_final), "unit": "loss"}))
-        if not culprits and not (set(v.members) & solo_ran):
-            entity = v.group.removeprefix("host:")
-            out.append(Finding(entity, "host", "golden", rule.name, rule.severity, f"{v.group}: {v.reason}",
+        if not culprits:
+            # Every replica out of band gives a finding: no single card explains this one,
+            # so it names the replica's host (or its supernode for a wider group).
+            kind, _, entity = v.group.partition(":")
+            ekind = "host" if kind == "host" else "card" if kind == "card" else "supernode"
+            if ekind == "supernode":
+                sns = sorted({ctx.topo.by_id[c].supernode for c in v.members if c in ctx.topo.by_id})
+                entity = sns[0] if sns else v.group
+            why = (" (its cards trained alone stay in band: no single card explains it)"
+                   if set(v.members) & solo_ran else "")
+            out.append(Finding(entity, ekind, "golden", rule.name, rule.severity, f"{v.group}: {v.reason}{why}",
                                {"measured": jsonable(v.final), "expected": jsonable(v.ref_final), "unit": "loss"}))
     return out
 

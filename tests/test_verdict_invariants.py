@@ -1,0 +1,190 @@
+"""The verdict's invariants (issue 8, "Unmeasured things pass"): each case ends with the
+gate failing (exit 1) and a finding that says what was not measured or not judged.
+Mock backend, driven through the CLI like a user would."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sncheck.backends.mock import MockBackend
+from sncheck.cli import main
+from sncheck.faults import load_faults
+from sncheck.health.findings import Finding, merge_findings
+from sncheck.health.rules import load_rules
+from sncheck.inventory import load_inventory
+from sncheck.layers.base import LayerContext
+from sncheck.layers.confirm import confirm
+from sncheck.topology import Topology
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
+DESIGN = """design:
+  scale_up: {bandwidth: "450 GB/s", latency: "3 us"}
+  scale_out: {bandwidth: "400 Gb/s", latency: "15 us"}
+"""
+
+
+def inventory(tmp_path, supernodes: str, name="tiny") -> str:
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(f"name: {name}\n{DESIGN}supernodes:\n{supernodes}")
+    return str(p)
+
+
+def cli(tmp_path, command, inv, faults=(), *extra, out="out"):
+    args = [*command, "-i", inv, "--backend", "mock", "--seed", "1", "--out", str(tmp_path / out), "-q"]
+    if faults:
+        plan = tmp_path / f"{out}-faults.yaml"
+        plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+        args += ["--faults", str(plan)]
+    r = CliRunner().invoke(main, [*args, *extra])
+    results = json.loads((tmp_path / out / "results.json").read_text()) if (tmp_path / out / "results.json").exists() else None
+    return r, results
+
+
+def rules_of(results, entity=None):
+    return {(f["entity"], f["rule"]) for f in results["findings"] if entity in (None, f["entity"])}
+
+
+def test_host_down_all_run_that_answers_at_the_retest_stays_not_measured(tmp_path):
+    r, res = cli(tmp_path, ["connectivity"], DEMO, ["{type: down_host, target: node007, transient: true}"])
+    assert r.exit_code == 1, r.output
+    f = next(f for f in res["findings"] if f["entity"] == "node007")
+    assert f["rule"] == "host-unreachable" and f["severity"] == "critical"
+    assert "not re-measured" in f["evidence"]["retest"]
+    assert [(i["entity"], i["action"]) for i in res["isolation"]] == [("node007", "quarantine"), ("node007", "quarantine")]
+    assert "release" not in {i["action"] for i in res["isolation"]}
+
+
+def test_every_host_down_and_transient_is_not_a_pass(tmp_path):
+    inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n[1-2]', cards_per_host: 2}\n")
+    r, res = cli(tmp_path, ["run", str(ROOT / "playbooks/post-delivery.yaml")], inv,
+                 ["{type: down_host, target: n1, transient: true}", "{type: down_host, target: n2, transient: true}"])
+    assert r.exit_code == 1, r.output
+    assert res["verdict"] == "fail"
+    assert {("n1", "host-unreachable"), ("n2", "host-unreachable")} <= rules_of(res)
+    assert not any(i["action"] == "release" for i in res["isolation"])
+
+
+def test_a_suspect_without_known_good_peers_stays_quarantined(tmp_path):
+    # One host, two cards: the link's retest has no peer outside its own two cards.
+    inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n1', cards_per_host: 2}\n")
+    r, res = cli(tmp_path, ["connectivity"], inv, ["{type: dead_link, target: 'n1/gpu0<->n1/gpu1', transient: true}"])
+    assert r.exit_code == 1, r.output
+    suspect = res["findings"][0]
+    assert suspect["severity"] == "critical" and suspect["evidence"]["confirmed"] is None
+    assert "no known-good peers" in suspect["evidence"]["retest"]
+    assert [i["action"] for i in res["isolation"]] == ["quarantine", "quarantine"]
+
+
+def test_a_link_whose_retest_points_at_its_host_is_confirmed(tmp_path):
+    inv = load_inventory(DEMO)
+    topo = Topology(inv)
+    plan = tmp_path / "f.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {{type: slow_card, target: node003/gpu{g}, factor: 0.4}}\n"
+                                          for g in range(4)))
+    backend = MockBackend(topo, load_faults(str(plan), topo), seed=1)
+    rows: list[dict] = []
+    ctx = LayerContext(topo, backend, rows.append, dict(inv.design), rules=load_rules("default"), rows=rows)
+    link = Finding("node003/gpu0<->node003/gpu1", "link", "connectivity", "p2p-bandwidth-below-design", "critical",
+                   "link slow", {})
+    outcome = confirm(ctx, [link])[link.entity]
+    assert outcome.confirmed is True, outcome
+    assert "host node003" in outcome.note or "card node003" in outcome.note
+
+
+def test_golden_without_a_reference_for_this_configuration_is_not_judged(tmp_path):
+    # Two cards per host: the shipped mock reference was recorded with 4 ranks per replica.
+    inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n[1-4]', cards_per_host: 2}\n")
+    pb = tmp_path / "pb.yaml"
+    pb.write_text("name: long\nlayers:\n  - golden: {steps: 330}\n")  # the mock's loss reaches inf by then
+    r, res = cli(tmp_path, ["run", str(pb)], inv, ["{type: diverge, target: n2/gpu0}"])
+    assert r.exit_code == 1, r.output
+    assert ("sn0", "golden-not-judged") in rules_of(res)
+    assert ("n2", "golden-loss-non-finite") in rules_of(res)
+    not_judged = next(f for f in res["findings"] if f["rule"] == "golden-not-judged")
+    assert not_judged["about"] == "check" and "sncheck golden record" in not_judged["message"]
+    assert "4 ranks per replica" in res["inputs"]["golden_reference"]["ignored"]
+    # A check finding isolates nothing; the diverging host is quarantined.
+    assert {i["entity"] for i in res["isolation"]} == {"n2"}
+
+
+def test_golden_marked_optional_passes_without_a_reference(tmp_path):
+    inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n[1-4]', cards_per_host: 2}\n")
+    pb = tmp_path / "pb.yaml"
+    pb.write_text("name: opt\nlayers:\n  - golden: {optional: true}\n")
+    r, res = cli(tmp_path, ["run", str(pb)], inv)
+    assert r.exit_code == 0, r.output
+    assert res["findings"] == []
+
+
+def _curve(tmp_path, **changes):
+    data = json.loads((ROOT / "fixtures/golden/mock-demo.json").read_text())
+    data.update(changes)
+    p = tmp_path / "curve.json"
+    p.write_text(json.dumps(data))  # json writes NaN as NaN
+    return p
+
+
+@pytest.mark.parametrize("change", [
+    {"band": {"step_rel": math.nan, "final_rel": 0.04}},
+    {"loss": [4.8, math.nan, 4.5]},
+    {"band": {"step_rel": math.inf, "final_rel": 0.04}},
+])
+def test_a_band_with_non_finite_values_is_rejected_when_it_loads(tmp_path, change):
+    curve = _curve(tmp_path, **change)
+    pb = tmp_path / "pb.yaml"
+    pb.write_text(f"name: nan\nlayers:\n  - golden: {{reference: {curve}}}\n")
+    r, res = cli(tmp_path, ["run", str(pb)], DEMO)
+    assert r.exit_code == 2, r.output
+    assert "finite" in r.output and str(curve) in r.output and "Traceback" not in r.output
+
+
+def test_every_replica_out_of_band_gives_findings(tmp_path):
+    data = json.loads((ROOT / "fixtures/golden/mock-demo.json").read_text())
+    curve = _curve(tmp_path, loss=[v * 1.5 for v in data["loss"]])  # a reference no replica can meet
+    pb = tmp_path / "pb.yaml"
+    pb.write_text(f"name: shifted\nlayers:\n  - golden: {{reference: {curve}}}\n")
+    r, res = cli(tmp_path, ["run", str(pb)], DEMO, out="shifted")
+    assert r.exit_code == 1, r.output
+    hosts = {f["entity"] for f in res["findings"] if f["rule"] == "golden-loss-out-of-band"}
+    assert len(hosts) == 16 and all(f["entity_kind"] == "host" for f in res["findings"])
+    assert all("no single card explains it" in f["message"] for f in res["findings"])
+
+
+def test_a_rules_file_without_the_missing_rule_cannot_pass_what_was_not_run(tmp_path):
+    text = (ROOT / "fixtures/rules/default.yaml").read_text()
+    start = text.index("  - name: not-run")
+    end = text.index("  # --- stress")
+    rules = tmp_path / "no-missing.yaml"
+    rules.write_text(text[:start] + text[end:])
+    assert "op: missing" not in rules.read_text()
+    r, res = cli(tmp_path, ["run", str(ROOT / "playbooks/pre-upgrade-gate.yaml")], DEMO,
+                 ["{type: down_host, target: node007}"], "--rules", str(rules))
+    assert r.exit_code == 1, r.output
+    assert ("node007", "host-unreachable") in rules_of(res)
+    assert res["inputs"]["rules"]["path"] == str(rules.resolve())
+
+
+def test_a_check_finding_absorbs_nothing_and_a_card_stays_a_card():
+    missing = Finding("node013", "host", "connectivity", "not-run-missing-tool", "critical",
+                      "node013: dcgmi not found", {"tool": "dcgmi"}, about="check")
+    card = Finding("node013/gpu1", "card", "connectivity", "p2p-data-corruption", "critical", "corrupt", {})
+    ecc = Finding("node013", "host", "connectivity", "host-fact", "critical", "ECC", {"fact": "ecc"})
+    out = merge_findings([missing, card, ecc], lambda h: [f"{h}/gpu{i}" for i in range(4)])
+    assert {(f.entity, f.rule, f.about) for f in out} == {
+        ("node013", "not-run-missing-tool", "check"), ("node013/gpu1", "p2p-data-corruption", "hardware"),
+        ("node013", "host-fact", "hardware")}
+    assert all("related" not in f.evidence for f in out)
+
+
+def test_a_card_finding_becomes_a_host_finding_only_when_every_card_shows_it():
+    cards = lambda h: [f"{h}/gpu{i}" for i in range(4)]  # noqa: E731
+    some = [Finding(f"n1/gpu{i}", "card", "stress", "collective-straggler", "warning", "late", {}) for i in range(3)]
+    assert {f.entity for f in merge_findings(list(some), cards)} == {"n1/gpu0", "n1/gpu1", "n1/gpu2"}
+    every = [Finding(f"n1/gpu{i}", "card", "stress", "collective-straggler", "warning", "late", {}) for i in range(4)]
+    out = merge_findings(every, cards)
+    assert [(f.entity, f.entity_kind, f.rule) for f in out] == [("n1", "host", "collective-straggler")]
+    assert len(out[0].evidence["related"]) == 4
