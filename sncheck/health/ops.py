@@ -205,6 +205,12 @@ def counter_nonzero(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> lis
     frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
+    if "facts" in rule.params and "fact" in frame:
+        frame = frame[frame["fact"].isin(rule.params["facts"])]
+    elif "not_facts" in rule.params and "fact" in frame:
+        frame = frame[~frame["fact"].isin(rule.params["not_facts"])]
+    if frame.empty:
+        return []
     bad = frame["value"].fillna(0) > 0
     if METRICS[rule.metric].shape == PAIRS:
         return pair_findings(frame.assign(bad=bad), rule, ctx, expected=0)
@@ -323,7 +329,10 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("baseline_regression", baseline_regression, (PAIRS,), {
         **BOUND, "key": Param(str, "tier", "compare per tier, or per card with its own history", ("tier", "card")),
     }, ("below", "above"), "against a stored baseline (sncheck baseline make)"),
-    Op("counter_nonzero", counter_nonzero, (PAIRS, ENTITIES), {}, (),
+    Op("counter_nonzero", counter_nonzero, (PAIRS, ENTITIES), {
+        "facts": Param(list, None, "host_fact_failures: judge only these facts (default: every fact)"),
+        "not_facts": Param(list, None, "host_fact_failures: judge every fact but these"),
+    }, (),
        "any non-zero count: wrong results, corrupted payloads, fact errors"),
     Op("threshold", threshold, (PAIRS, ENTITIES), dict(BOUND), ("below", "above"), "a fixed bound on the value"),
     Op("missing", missing_op, (ENTITIES,), {

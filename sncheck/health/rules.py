@@ -12,9 +12,16 @@ rules:
     confirm: retest                      # retest (default) | none: hard evidence, isolate at once
 ```
 
-Over pair metrics, ``scope: link`` means the rule judges pairs and localization lifts
-a culprit to card, host or supernode; ``scope: card`` (with ``per: card``) judges each
-card by its pairs as a whole.
+``scope`` is the level a rule judges at. Over pair metrics, ``scope: link`` (the default)
+judges each pair and localization lifts a culprit to card, host or supernode;
+``scope: card`` judges each card by its pairs as a whole (it implies ``per: card``).
+Metrics that name one kind of entity (host facts: host; launch skew: card; golden
+step time: host) take only that scope. Any other value is rejected when the file loads.
+
+``confirm`` says what a finding of the rule needs before it isolates: ``retest`` (the
+default: quarantine, retest with the measurement that found it, then isolate or
+release) or ``none`` (hard evidence, e.g. uncorrectable ECC or corrupted data: isolate
+at once, with the evidence in the finding).
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ from .ops import OPS, REQUIRED
 from ..yamlio import Source, _show, check_keys, field_str, load_file, load_text
 
 COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")
-CONFIRM = ("retest", "none")  # retest: quarantine, retest, then isolate or release; none: isolate at once
+CONFIRM = ("retest", "none")
+# Metrics that name one kind of entity: a rule's scope must say the same.
+METRIC_SCOPE = {"host_fact_failures": "host", "rank_skew": "card", "golden_step_time": "host"}  # retest: quarantine, retest, then isolate or release; none: isolate at once
 DEFAULT_RULES = "default"
 
 
@@ -117,11 +126,18 @@ def parse_rules(src: Source) -> RuleSet:
             raise src.error(f"op {op_name} does not take metric {metric} ({shape}); "
                             f"it takes {', '.join(op.shapes)} metrics", node, "metric")
         severity = field_str(src, node, "severity", choices=SEVERITIES)
-        default_scope = {PAIRS: "link", GROUPS: "host", ENTITIES: "host"}[shape]
+        default_scope = "card" if shape == PAIRS and node.get("per") == "card" else \
+            METRIC_SCOPE.get(metric, {PAIRS: "link", GROUPS: "host", ENTITIES: "host"}[shape])
         scope = field_str(src, node, "scope", choices=ENTITY_KINDS) if "scope" in node else default_scope
         for text_key in ("summary", "description"):
             if node.get(text_key) is not None:
                 field_str(src, node, text_key)
+        if shape == PAIRS and scope not in ("link", "card"):
+            raise src.error(f"rule {name!r}: a pair rule judges links (scope: link) or cards (scope: card); "
+                            "localization lifts them to a host or supernode", node, "scope")
+        if metric in METRIC_SCOPE and scope != METRIC_SCOPE[metric]:
+            raise src.error(f"rule {name!r}: metric {metric} names {METRIC_SCOPE[metric]}s; "
+                            f"scope must be {METRIC_SCOPE[metric]}", node, "scope")
         params = {}
         for key, spec in op.params.items():
             if key in node:
@@ -137,10 +153,14 @@ def parse_rules(src: Source) -> RuleSet:
             raise src.error(f"rule {name!r}: op {op_name} needs exactly one of {', '.join(op.one_of)}", node)
         if shape == PAIRS and params.get("per") == "card" and scope != "card":
             raise src.error(f"rule {name!r}: per: card judges cards; set scope: card", node, "scope")
-        confirm = node.get("confirm", "retest")
-        if confirm not in CONFIRM:
-            raise src.error(f"confirm must be one of {', '.join(CONFIRM)}, got {confirm!r} (retest: quarantine "
-                            "and retest before isolating; none: hard evidence, isolate at once)", node, "confirm")
+        if shape == PAIRS and "per" in op.params and scope == "card" and "per" not in node:
+            params["per"] = "card"  # scope: card judges each card by its pairs as a whole
+        if shape == PAIRS and scope == "card" and "per" not in op.params:
+            raise src.error(f"rule {name!r}: op {op_name} judges pairs; scope: card needs an op with per: card "
+                            "(peer_outlier)", node, "scope")
+        if ("facts" in params or "not_facts" in params) and metric != "host_fact_failures":
+            raise src.error(f"rule {name!r}: facts applies to the host_fact_failures metric only", node, "facts")
+        confirm = field_str(src, node, "confirm", choices=CONFIRM) if "confirm" in node else "retest"
         enabled = node.get("enabled", True)
         _check_type(src, node, "enabled", enabled, bool)
         names.add(name)
