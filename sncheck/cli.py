@@ -417,8 +417,9 @@ def rules_check(file: str) -> None:
     rs = load_rules(file)
     click.echo(f"{file}: ok: {len(rs.rules)} rules")
     for r in rs.rules:
-        bound = {k: v for k, v in r.params.items() if k in ("below", "above")}
-        click.echo(f"  {r.name:<32} {r.op}({r.metric}) {bound or ''} -> {r.severity}, {r.scope}")
+        bound = {k: v for k, v in r.params.items() if k in ("below", "above", "facts", "not_facts")}
+        click.echo(f"  {r.name:<32} {r.op}({r.metric}) {bound or ''} -> {r.severity}, {r.scope}, "
+                   f"confirm: {r.confirm}")
 
 
 @rules_cmd.command("list")
@@ -436,6 +437,11 @@ def rules_list() -> None:
             click.echo(f"      {key}{choices}: {p.help}; {default}")
         if op.one_of:
             click.echo(f"      exactly one of: {', '.join(op.one_of)}")
+    click.echo("every rule also takes:")
+    click.echo("  confirm (retest|none): retest (default): quarantine, retest with the measurement that found it, "
+               "then isolate or release; none: hard evidence (uncorrectable ECC, a pending remap, corrupted data, "
+               "a link down): isolate at once")
+    click.echo("  scope (link|card|host|supernode): the level the rule judges at; pair rules: link or card")
     click.echo("metrics:")
     for m in METRICS.values():
         click.echo(f"  {m.name} ({m.layer}, {m.shape}, {m.unit or '-'}): {m.description}")

@@ -25,7 +25,7 @@ from .actions import (
 )
 from .actions.base import AUDIT_NAME
 from .actions.slurm import describe, is_ours, node_states
-from .errors import ConfigError, HarnessError, SncheckError
+from .errors import CapBlocked, ConfigError, HarnessError, SncheckError
 from .health.capacity import ParallelLayout, capacity
 from .health.findings import IsolationEntry
 from .health.policy import DEFAULT_CAP
@@ -148,7 +148,7 @@ def _print_batch(batch: BatchResult, apply: bool, audit_path: Path) -> None:
 def _finish(batch: BatchResult, audit_path: Path) -> None:
     if batch.blocked:
         assert batch.cap is not None
-        raise ConfigError(batch.cap.message)
+        raise CapBlocked(batch.cap.message)
     if batch.failed:
         raise HarnessError(f"{len(batch.failed)} of {len(batch.records)} actions failed; see {audit_path}")
 

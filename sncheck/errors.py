@@ -42,6 +42,16 @@ class ParseError(SncheckError):
         return f"{': '.join(parts)}: {self.message}" if parts else self.message
 
 
+class CapBlocked(SncheckError):
+    """The safety cap refused a batch of isolations: nothing was applied.
+
+    Exit 1, like a gate that failed, from ``sncheck isolate`` and from a run's
+    ``--state-dir`` actions alike.
+    """
+
+    exit_code = 1
+
+
 class HarnessError(SncheckError):
     """sncheck itself could not run (no backend, workers died, interrupted)."""
 

@@ -126,6 +126,7 @@ def build_context(results: dict, rows: pd.DataFrame | None) -> dict:
         "findings": findings,
         "severity_counts": {s: sum(f["severity"] == s for f in findings) for s in SEVERITIES},
         "isolation": _isolation(results),
+        "isolation_blocked": results.get("isolation_blocked") or "",
         "heatmaps": p2p_heatmaps(results, rows, design),
         "collective_charts": collective_charts(rows, design),
         "golden_charts": golden_charts(results, rows),
@@ -203,11 +204,24 @@ def _findings(results: dict) -> list[dict]:
                     "layer": f.get("layer", ""), "rule": f.get("rule", ""),
                     "severity": f.get("severity", ""), "message": f.get("message", ""),
                     "measured": ev.get("measured"), "expected": ev.get("expected"),
-                    "unit": ev.get("unit") or ""})
+                    "unit": ev.get("unit") or "", "verdict_note": _verdict_note(f, ev)})
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     out.sort(key=lambda f: (rank.get(f["severity"], len(rank)), str(f["layer"]),
                             natural_key(str(f["entity"]))))
     return out
+
+
+def _verdict_note(f: dict, ev: dict) -> str:
+    """How the verdict treated a finding: a check that did not run, hard evidence
+    isolated at once, or what the confirmation retest showed."""
+    notes = []
+    if f.get("about") == "check":
+        notes.append("about the check, not the hardware: nothing isolated; the gate fails until it runs")
+    if ev.get("confirm") == "none":
+        notes.append("hard evidence (confirm: none): isolated without a retest")
+    if ev.get("retest"):
+        notes.append(f"retest: {ev['retest']}")
+    return "; ".join(notes)
 
 
 def _isolation(results: dict) -> list[dict]:

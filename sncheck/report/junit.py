@@ -34,6 +34,8 @@ def render_junit(results: dict) -> str:
     for name in dict.fromkeys(f.get("layer") or "run" for f in findings):
         if name not in known:
             layers.append({"name": name, "verdict": ""})  # judged by its findings alone
+    if results.get("isolation_blocked"):  # the safety cap refused the isolations: the gate fails
+        layers.append({"name": "isolation", "verdict": "fail"})
     root = ET.Element("testsuites", name=f"sncheck {results.get('run_id', '')}".strip())
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for layer in layers:

@@ -73,6 +73,13 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
     out.family("sncheck_layer_verdict", "gauge", "Verdict per layer (state set).",
                [({"layer": layer.get("name", "?"), "verdict": v}, float(layer.get("verdict") == v))
                 for layer in results.get("layers") or [] for v in LAYER_VERDICTS])
+    latest = {e.get("entity"): e for e in results.get("isolation") or []}  # the last step per entity
+    out.family("sncheck_isolation_applied", "gauge",
+               "1 where the entity's latest isolation step was applied, 0 where it is a dry run or blocked.",
+               [({"entity": e.get("entity", ""), "entity_kind": e.get("entity_kind", ""),
+                  "action": e.get("action", "")}, float(bool(e.get("applied")))) for e in latest.values()])
+    out.family("sncheck_isolation_blocked", "gauge", "1 when the safety cap refused the run's isolations.",
+               [({}, float(bool(results.get("isolation_blocked"))))])
     out.family("sncheck_p2p_bandwidth_GBps", "gauge",
                "Median unidirectional bandwidth per card pair over rounds, GB/s.", _p2p(rows))
     out.family("sncheck_busbw_GBps", "gauge",
