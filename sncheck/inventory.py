@@ -22,8 +22,9 @@ DIST_BACKENDS = ("gloo", "nccl")  # torch.distributed backends the probe runs on
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
 
-TOP_KEYS = ("name", "description", "platform", "design", "supernodes", "backend", "ssh", "hosts", "launcher")
-SUPERNODE_KEYS = ("name", "hosts", "cards_per_host", "platform")
+TOP_KEYS = ("name", "description", "platform", "checks", "design", "supernodes", "backend", "ssh", "hosts",
+            "launcher")
+SUPERNODE_KEYS = ("name", "hosts", "cards_per_host", "platform", "checks")
 HOST_KEYS = ("address", "port", "user", "identity_file", "cards")
 SSH_KEYS = ("user", "port", "identity_file", "known_hosts", "connect_timeout", "command_timeout", "forks")
 BACKEND_KEYS = ("type", "dist_backend")
@@ -61,6 +62,9 @@ class Supernode:
     name: str
     hosts: tuple[str, ...]
     platform: str | None = None   # a name in sncheck.vendors.registry.platforms()
+    # Checks (tools) this cluster has or has not: {"dcgmi": False} skips dcgmi and records
+    # it as skipped. The top level's, then the supernode's (which wins per tool).
+    checks: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,10 @@ class Inventory:
     def supernode_of(self, host: str) -> Supernode:
         name = self.hosts[host].supernode
         return next(s for s in self.supernodes if s.name == name)
+
+    def checks_of(self, host: str) -> dict[str, bool]:
+        """Which checks (by tool name) the inventory switches on or off for ``host``."""
+        return dict(self.supernode_of(host).checks)
 
     def platform_of(self, host: str):
         """The host's Platform (sncheck.vendors.base), or None when the inventory names none."""
@@ -146,6 +154,26 @@ def _design(src: Source, node: object) -> dict[str, TierDesign]:
     return out
 
 
+_TOOL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+
+
+def _checks(src: Source, node: LineDict, key: str) -> dict[str, bool]:
+    """``checks: {dcgmi: false, ibstat: false}``: tool name -> whether the cluster has it."""
+    value = node[key]
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise src.error("checks must be a mapping of tool name to true or false, e.g. {dcgmi: false}", node, key)
+    out = {}
+    for tool, on in value.items():
+        if not isinstance(tool, str) or not _TOOL.match(tool):
+            raise src.error(f"checks: {tool!r} is not a tool name", value, str(tool))
+        if not isinstance(on, bool):
+            raise src.error(f"checks.{tool} must be true or false, got {on!r}", value, tool)
+        out[tool] = on
+    return out
+
+
 def _platform(src: Source, node: LineDict, key: str):
     from .vendors.registry import platforms
     value, known = node[key], platforms()
@@ -170,6 +198,7 @@ def parse_inventory(src: Source) -> Inventory:
     name = _str(src, root, "name") if "name" in root else Path(src.name).stem
     design = _design(src, root["design"]) if "design" in root else {}
     top_platform = _platform(src, root, "platform") if "platform" in root else None
+    top_checks = _checks(src, root, "checks") if "checks" in root else {}
 
     backend = dist_backend = None
     if "backend" in root:
@@ -258,7 +287,8 @@ def parse_inventory(src: Source) -> Inventory:
             tip = " (list each host as its own supernode)" if plat.domain_hosts == 1 else ""
             raise src.error(f"supernode {sn_name!r} has {len(names)} hosts; one {plat.name} scale-up domain has "
                             f"at most {plat.domain_hosts}{tip}", sn, "hosts")
-        supernodes.append(Supernode(sn_name, tuple(names), plat.name if plat else None))
+        checks = {**top_checks, **(_checks(src, sn, "checks") if "checks" in sn else {})}
+        supernodes.append(Supernode(sn_name, tuple(names), plat.name if plat else None, tuple(checks.items())))
         platforms_used[plat.name if plat else None] = plat
         total_cards = sum(x.cards for x in hosts.values())
         if total_cards > MAX_CARDS:

@@ -188,3 +188,41 @@ def test_a_card_finding_becomes_a_host_finding_only_when_every_card_shows_it():
     out = merge_findings(every, cards)
     assert [(f.entity, f.entity_kind, f.rule) for f in out] == [("n1", "host", "collective-straggler")]
     assert len(out[0].evidence["related"]) == 4
+
+
+class NoDcgmMock(MockBackend):
+    """The mock, plus node013 answering `dcgmi diag` with the shell's "not found" (exit
+    127), judged by the same fact engine the SSH backend uses."""
+
+    def host_facts(self, hosts, emit):
+        from sncheck.vendors.facts import Expect, evaluate
+        from sncheck.vendors.nvidia.checks import COMMANDS
+
+        super().host_facts(hosts, emit)
+        for h in hosts:
+            if h == "node013":
+                for row in evaluate(h, COMMANDS["dcgmi_diag"], Expect(cards=4), exit_code=127, stdout="",
+                                    stderr="sh: 1: dcgmi: not found"):
+                    emit(row)
+
+
+def test_a_missing_tool_fails_the_gate_isolates_nothing_and_a_card_fault_there_is_the_card(tmp_path, monkeypatch):
+    from sncheck import backends
+    from sncheck.playbook import single_layer
+    from sncheck.runner import RunOptions, execute
+
+    monkeypatch.setitem(backends.BACKENDS, "nodcgm", (__name__, "NoDcgmMock"))
+    plan = tmp_path / "f.yaml"
+    plan.write_text("faults:\n  - {type: corrupt_card, target: node013/gpu1}\n")
+    outcome = execute(single_layer("connectivity"), load_inventory(DEMO),
+                      RunOptions(backend="nodcgm", faults=str(plan), seed=2, out=str(tmp_path / "run")))
+    res = outcome.results
+    assert outcome.exit_code == 1 and res["verdict"] == "fail"
+    found = {(f["entity"], f["rule"], f.get("about", "hardware")) for f in res["findings"]}
+    assert found == {("node013", "not-run-missing-tool", "check"), ("node013/gpu1", "p2p-data-corruption", "hardware")}
+    tool = next(f for f in res["findings"] if f["entity"] == "node013")
+    assert "dcgmi not found" in tool["message"] and "checks: {dcgmi: false}" in tool["message"]
+    # Hard evidence isolates the card at once; the missing tool isolates nothing.
+    assert [(i["entity"], i["action"]) for i in res["isolation"]] == [
+        ("node013/gpu1", "quarantine"), ("node013/gpu1", "isolate")]
+    assert "confirm: none" in res["isolation"][1]["reason"]

@@ -219,8 +219,11 @@ class SshBackend(Backend):
         every = float(self.options.get("fabric_retry_every_s", params.get("fabric_retry_every_s", 5.0)))
         skipped: dict[str, tuple[str, str]] = {}  # tool -> (status, why) after it went missing or hung
         emitted: list[dict] = []
+        checks = inv.checks_of(h)
         for cmd in vendor.commands_for(plat):
-            if cmd.tool in skipped:
+            if hostfacts.switched_off(cmd, checks):
+                rows = hostfacts.skipped_rows(h, cmd)
+            elif cmd.tool in skipped:
                 status, why = skipped[cmd.tool]
                 rows = hostfacts.failure_rows(h, cmd, status, f"`{cmd.display}` not run: {why}")
             else:

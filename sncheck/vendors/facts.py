@@ -91,6 +91,20 @@ def failure_rows(host: str, cmd: FactCommand, status: str, message: str) -> list
             for fact in cmd.facts]
 
 
+def switched_off(cmd: FactCommand, checks: dict[str, bool]) -> bool:
+    """True when the inventory's ``checks:`` says the cluster does not have this tool."""
+    return checks.get(cmd.tool, True) is False
+
+
+def skipped_rows(host: str, cmd: FactCommand) -> list[dict]:
+    """One ``skipped`` row per fact of a check the inventory switched off: recorded and
+    shown, never a finding (no rule reads a skipped fact)."""
+    return [host_fact_row(host, fact, None, None, True, status="skipped",
+                          message=f"{host}: {fact} not checked: skipped, the inventory says this cluster has "
+                                  f"no {cmd.tool} (checks: {{{cmd.tool}: false}})", tool=cmd.tool)
+            for fact in cmd.facts]
+
+
 def evaluate(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | None, stdout: str,
              stderr: str = "", timed_out: bool = False, duration: float | None = None) -> list[dict]:
     """Rows for one command's outcome on one host."""
