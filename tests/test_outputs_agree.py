@@ -58,7 +58,7 @@ def test_outputs_agree_after_apply(tmp_path):
 
 
 def test_outputs_agree_after_a_cap_block(tmp_path):
-    # Every card a little slow: warnings (the gate is critical for a run; connectivity gates at warning).
+    # Every card of sn0 slow: a fabric-wide fault, more than the safety cap lets automation isolate.
     every_card = [f"{{type: slow_card, target: node{h:03d}/gpu{g}, factor: 0.4}}" for h in range(1, 9) for g in range(4)]
     r, out = run(tmp_path, "cap", every_card, "--apply", "--via", "hostfile")
     assert r.exit_code == 1, r.output

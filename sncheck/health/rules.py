@@ -155,9 +155,6 @@ def parse_rules(src: Source) -> RuleSet:
             raise src.error(f"rule {name!r}: per: card judges cards; set scope: card", node, "scope")
         if shape == PAIRS and "per" in op.params and scope == "card" and "per" not in node:
             params["per"] = "card"  # scope: card judges each card by its pairs as a whole
-        if shape == PAIRS and scope == "card" and "per" not in op.params:
-            raise src.error(f"rule {name!r}: op {op_name} judges pairs; scope: card needs an op with per: card "
-                            "(peer_outlier)", node, "scope")
         if ("facts" in params or "not_facts" in params) and metric != "host_fact_failures":
             raise src.error(f"rule {name!r}: facts applies to the host_fact_failures metric only", node, "facts")
         confirm = field_str(src, node, "confirm", choices=CONFIRM) if "confirm" in node else "retest"
