@@ -25,7 +25,7 @@ import math
 
 import pandas as pd
 
-from ..plan import golden_groups, stress_groups
+from ..plan import golden_groups, scope_groups, stress_groups
 from ..topology import Topology, host_of
 from .findings import Finding
 from .metrics import DetectContext, golden_loss, kind_rows, missing
@@ -49,18 +49,20 @@ def is_not_measured(f: Finding) -> bool:
     return f.rule in (UNREACHABLE, NOT_MEASURED) or f.rule.startswith(NOT_RUN_PREFIX)
 
 
-def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None) -> list[Finding]:
-    """The invariant findings of one layer over that layer's rows."""
+def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None,
+                   targets: frozenset[str] | None = None) -> list[Finding]:
+    """The invariant findings of one layer over that layer's rows. ``targets`` (a scoped
+    run, ``--targets``): only those cards, and their hosts, must have been measured."""
     options = options or {}
     out = status_findings(rows, ctx)
     gaps: list[Finding] = []
     if layer == "connectivity":
-        gaps = connectivity_coverage(rows, ctx.topo)
+        gaps = connectivity_coverage(rows, ctx.topo, targets)
     elif layer == "stress":
-        gaps = stress_coverage(rows, ctx.topo)
+        gaps = stress_coverage(rows, ctx.topo, targets)
     elif layer == "golden":
-        gaps = golden_coverage(rows, ctx.topo)
-        out += golden_judged(rows, ctx, optional=bool(options.get("optional")))
+        gaps = golden_coverage(rows, ctx.topo, targets)
+        out += golden_judged(rows, ctx, optional=bool(options.get("optional")), targets=targets)
     # A host the backend already reported (unreachable, timed out) is that finding; its
     # cards' gaps would only repeat it.
     down = {f.entity for f in out if f.entity_kind == "host" and f.about == "hardware"}
@@ -97,11 +99,16 @@ def _not_measured(entity: str, kind: str, layer: str, what: str) -> Finding:
                    {"measured": "nothing", "expected": "measured", "unit": None, "not_run": True}, about="check")
 
 
-def _card_gaps(measured: set[str], topo: Topology, layer: str, what: str) -> list[Finding]:
+def _hosts(topo: Topology, targets: frozenset[str] | None) -> list[str]:
+    return [h for h in topo.hosts if targets is None or any(c in targets for c in topo.cards_of_host(h))]
+
+
+def _card_gaps(measured: set[str], topo: Topology, layer: str, what: str,
+               targets: frozenset[str] | None = None) -> list[Finding]:
     """Cards not measured; a host none of whose cards were measured is named whole."""
     out = []
-    for h in topo.hosts:
-        cards = topo.cards_of_host(h)
+    for h in _hosts(topo, targets):
+        cards = [c for c in topo.cards_of_host(h) if targets is None or c in targets]
         gaps = [c for c in cards if c not in measured]
         if not gaps:
             continue
@@ -112,11 +119,12 @@ def _card_gaps(measured: set[str], topo: Topology, layer: str, what: str) -> lis
     return out
 
 
-def connectivity_coverage(rows: pd.DataFrame, topo: Topology) -> list[Finding]:
+def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] | None = None) -> list[Finding]:
     out = []
     facts = kind_rows(rows, "host_fact")
     read = set(facts["host"]) if not facts.empty else set()
-    out += [_not_measured(h, "host", "connectivity", "no host facts were read") for h in topo.hosts if h not in read]
+    out += [_not_measured(h, "host", "connectivity", "no host facts were read")
+            for h in _hosts(topo, targets) if h not in read]
     if len(topo.cards) < 2:
         return out  # nothing to pair with: p2p cannot run (the facts still must)
     p2p = kind_rows(rows, "p2p")
@@ -124,11 +132,11 @@ def connectivity_coverage(rows: pd.DataFrame, topo: Topology) -> list[Finding]:
     if not p2p.empty:
         tried = p2p[~p2p["status"].isin(["unreachable", "not_run"])]
         measured = set(tried["src"]) | set(tried["dst"])
-    return out + _card_gaps(measured, topo, "connectivity", "took part in no peer-to-peer pair test")
+    return out + _card_gaps(measured, topo, "connectivity", "took part in no peer-to-peer pair test", targets)
 
 
-def stress_coverage(rows: pd.DataFrame, topo: Topology) -> list[Finding]:
-    planned = [g for g in stress_groups(topo)]
+def stress_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] | None = None) -> list[Finding]:
+    planned = list(stress_groups(topo) if targets is None else scope_groups(stress_groups(topo), targets))
     if not planned:
         return []
     coll = kind_rows(rows, "collective")
@@ -152,7 +160,7 @@ def stress_coverage(rows: pd.DataFrame, topo: Topology) -> list[Finding]:
             if not down & reported:
                 entity, kind = _group_entity(g.members, topo)
                 out.append(_not_measured(entity, kind, "stress", f"collective group {g.id} did not run"))
-    return out + _card_gaps(measured, topo, "stress", "took part in no collective that ran")
+    return out + _card_gaps(measured, topo, "stress", "took part in no collective that ran", targets)
 
 
 def _group_entity(members, topo: Topology) -> tuple[str, str]:
@@ -163,14 +171,15 @@ def _group_entity(members, topo: Topology) -> tuple[str, str]:
     return sns[0], "supernode"
 
 
-def golden_coverage(rows: pd.DataFrame, topo: Topology) -> list[Finding]:
+def golden_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] | None = None) -> list[Finding]:
     g = kind_rows(rows, "golden")
     ran = set(g.loc[g["stage"] == "group", "group"]) if not g.empty else set()
     measured = {c for grp in golden_groups(topo) if grp.id in ran for c in grp.members}
-    return _card_gaps(measured, topo, "golden", "trained in no golden replica")
+    return _card_gaps(measured, topo, "golden", "trained in no golden replica", targets)
 
 
-def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool) -> list[Finding]:
+def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool,
+                  targets: frozenset[str] | None = None) -> list[Finding]:
     """Non-finite losses fail; no reference for this configuration is 'not judged'."""
     curves = golden_loss(rows, ctx)
     out = []
@@ -191,7 +200,9 @@ def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool) -> lis
     why = reference_mismatch(ctx.reference, ctx.topo)
     if why is None:
         return out
-    for sn in ctx.topo.supernode_names:
+    sns = [sn for sn in ctx.topo.supernode_names
+           if targets is None or any(c in targets for c in ctx.topo.cards_of_supernode(sn))]
+    for sn in sns:
         out.append(Finding(sn, "supernode", "golden", NOT_JUDGED, SEVERITY,
                            f"golden model on {sn} not judged: {why}. Record a reference on a known-good "
                            f"system with `sncheck golden record --out fixtures/golden/NAME.json` and name it "
