@@ -226,3 +226,23 @@ def test_a_missing_tool_fails_the_gate_isolates_nothing_and_a_card_fault_there_i
     assert [(i["entity"], i["action"]) for i in res["isolation"]] == [
         ("node013/gpu1", "quarantine"), ("node013/gpu1", "isolate")]
     assert "confirm: none" in res["isolation"][1]["reason"]
+
+
+def test_rules_confirm_field_is_validated_and_shown(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - name: x\n    op: counter_nonzero\n    metric: pair_wrong\n    severity: critical\n"
+                   "    confirm: maybe\n")
+    r = CliRunner().invoke(main, ["rules", "check", str(bad)])
+    assert r.exit_code == 2 and f"{bad}:6" in r.output and "confirm must be one of retest, none" in r.output
+    r = CliRunner().invoke(main, ["rules", "check", "default"])
+    assert r.exit_code == 0, r.output
+    lines = {line.split()[0]: line for line in r.output.splitlines()[1:]}
+    assert lines["p2p-data-corruption"].endswith("confirm: none")
+    assert lines["host-fact-hardware-fault"].endswith("confirm: none")
+    assert lines["p2p-bandwidth-below-design"].endswith("confirm: retest")
+    assert "confirm (retest|none)" in CliRunner().invoke(main, ["rules", "list"]).output
+    scope = tmp_path / "scope.yaml"
+    scope.write_text("rules:\n  - {name: y, op: counter_nonzero, metric: host_fact_failures, severity: critical, "
+                     "scope: card}\n")
+    r = CliRunner().invoke(main, ["rules", "check", str(scope)])
+    assert r.exit_code == 2 and "scope must be host" in r.output
