@@ -42,7 +42,8 @@ from ..yamlio import Source, _show, check_keys, field_str, load_file, load_text
 COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")
 CONFIRM = ("retest", "none")
 # Metrics that name one kind of entity: a rule's scope must say the same.
-METRIC_SCOPE = {"host_fact_failures": "host", "rank_skew": "card", "golden_step_time": "host"}  # retest: quarantine, retest, then isolate or release; none: isolate at once
+METRIC_SCOPE = {"host_fact_failures": "host", "host_fact_warnings": "host", "rank_skew": "card",
+                "golden_step_time": "host"}  # retest: quarantine, retest, then isolate or release; none: isolate at once
 DEFAULT_RULES = "default"
 
 
@@ -155,8 +156,9 @@ def parse_rules(src: Source) -> RuleSet:
             raise src.error(f"rule {name!r}: per: card judges cards; set scope: card", node, "scope")
         if shape == PAIRS and "per" in op.params and scope == "card" and "per" not in node:
             params["per"] = "card"  # scope: card judges each card by its pairs as a whole
-        if ("facts" in params or "not_facts" in params) and metric != "host_fact_failures":
-            raise src.error(f"rule {name!r}: facts applies to the host_fact_failures metric only", node, "facts")
+        if ("facts" in params or "not_facts" in params) and metric not in ("host_fact_failures", "host_fact_warnings"):
+            raise src.error(f"rule {name!r}: facts and not_facts apply to host fact metrics only", node,
+                            "facts" if "facts" in node else "not_facts")
         confirm = field_str(src, node, "confirm", choices=CONFIRM) if "confirm" in node else "retest"
         enabled = node.get("enabled", True)
         _check_type(src, node, "enabled", enabled, bool)

@@ -101,7 +101,7 @@ def fired_rules(ctx: LayerContext, f: Finding) -> list[Rule]:
 def measurement(f: Finding, rules: list[Rule]) -> str:
     """Which measurement found it: the metric of the rule that fired, else the layer."""
     metric = rules[0].metric if rules else None
-    if metric == "host_fact_failures" or (metric is None and "fact" in f.evidence):
+    if metric in ("host_fact_failures", "host_fact_warnings") or (metric is None and "fact" in f.evidence):
         return FACTS
     layer = METRICS[metric].layer if metric else f.layer
     return {"connectivity": P2P, "stress": COLLECTIVES, "golden": GOLDEN}.get(layer, P2P)
