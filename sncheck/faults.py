@@ -106,6 +106,7 @@ ACTED_BY: dict[str, tuple[str, ...]] = {
     "mock": tuple(FAULT_TYPES),
     # One machine: no links or hosts to break, and its tools are the machine's own.
     "local": PROBE_FAULTS,
+    "slurm": PROBE_FAULTS,
     # Real hosts: the probe acts card faults (and thermal_throttle's slow-down); tool
     # faults reach the tools through SNCHECK_FAULTS, which only test doubles read.
     "ssh": PROBE_FAULTS + HOST_TOOL_FAULTS,

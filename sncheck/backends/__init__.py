@@ -12,6 +12,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "mock": ("sncheck.backends.mock", "MockBackend"),
     "local": ("sncheck.backends.local", "LocalBackend"),
     "ssh": ("sncheck.backends.ssh", "SshBackend"),
+    "slurm": ("sncheck.backends.slurm", "SlurmBackend"),  # from a Slurm login node, jobs through srun
 }
 
 
