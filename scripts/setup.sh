@@ -15,6 +15,14 @@ if ! command -v /usr/sbin/sshd >/dev/null 2>&1 || ! command -v /usr/sbin/slurmd 
         slurmctld slurmd slurm-client munge >/dev/null
 fi
 
+# chromium: the report's browser tests drive it headless (tests/test_report_browser.py);
+# poppler-utils: pdftotext reads back what the report prints to A4.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v pdftotext >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium poppler-utils >/dev/null
+fi
+
 python3 -m pip install -q --upgrade pip
 # torch is pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build.
 python3 -m pip install -q "torch==2.13.0"

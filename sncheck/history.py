@@ -51,9 +51,11 @@ def _rows(run_dir: Path) -> pd.DataFrame:
 def drift_history(state_dir: str | Path, inventory: str, backend: str,
                   recent: int = HISTORY_RUNS) -> dict | None:
     """Earlier runs' per-card summaries for the drift op: the first run of this
-    inventory and backend and the ``recent`` latest, oldest first.
+    inventory and backend and the ``recent`` latest, oldest first; and the design
+    values calibrated on the first of them that calibrated (the local backend).
 
-    ``{"runs": [run_id...], "cards": {card: {metric: [(value, spread) | (None, None)...]}}}``
+    ``{"runs": [run_id...], "cards": {card: {metric: [(value, spread) | (None, None)...]}},
+    "calibration": {tier: {"bandwidth_GBps": v, "latency_us": v}}}``
     """
     if not Path(state_dir, "state.db").is_file():
         return None
@@ -64,13 +66,20 @@ def drift_history(state_dir: str | Path, inventory: str, backend: str,
             return None
         per_run = [st.run_summaries(r["run_id"]) for r in picked]
     cards: dict[str, dict[str, list]] = {}
+    calibration: dict[str, dict[str, float]] = {}
+    for summ in per_run:  # the first calibration on record (the local backend's first run)
+        found = {(e, m): v for (k, e, m), (v, _s, _n) in summ.items() if k == "calibration"}
+        if found:
+            for (tier, metric), v in found.items():
+                calibration.setdefault(tier, {})[metric] = v
+            break
     for i, summ in enumerate(per_run):
         for (kind, entity, metric), (v, s, _n) in summ.items():
             if kind != "card":
                 continue
             series = cards.setdefault(entity, {}).setdefault(metric, [(None, None)] * len(per_run))
             series[i] = (v, s)
-    return {"runs": [r["run_id"] for r in picked], "cards": cards}
+    return {"runs": [r["run_id"] for r in picked], "cards": cards, "calibration": calibration}
 
 
 # ---------------------------------------------------------------------- runs by name

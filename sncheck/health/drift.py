@@ -24,6 +24,7 @@ import pandas as pd
 
 from .findings import Finding
 from .metrics import METRICS, DetectContext, jsonable
+from .ops import pair_findings
 from .summaries import card_levels
 
 if TYPE_CHECKING:
@@ -77,3 +78,39 @@ def drift(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]
         if r.card not in worst or score < worst[r.card][0]:
             worst[r.card] = (score, f)
     return [f for _, f in worst.values()]
+
+
+def calibration_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    """Each card's median pair value against the design values this machine calibrated
+    on its first recorded run (the local backend calibrates on every run, so judging a
+    run only against itself cannot see a machine that became uniformly slower).
+    Flagged cards are localized like any card: all cards of the host alike is the host."""
+    first = (ctx.history or {}).get("calibration") or {}
+    key = "bandwidth_GBps" if METRICS[rule.metric].unit == "GB/s" else "latency_us"
+    cells = ctx.metric(rule.metric, rows)
+    if not first or cells.empty:
+        return []
+
+    def ref(tier: str) -> float:
+        d = first.get(tier) or (first.get("scale_up") if tier == "intra_host" else None) or {}
+        v = d.get(key)
+        return float(v) if v else math.nan
+
+    p = rule.params
+    low = "below" in p
+    levels = card_levels(cells)
+    levels = levels[levels["n"] >= p["min_pairs"]]
+    if levels.empty:
+        return []
+    levels = levels.assign(ref=levels["tier"].map(ref))
+    ratio = levels["median"] / levels["ref"]
+    bad = (ratio < p["below"]) if low else (ratio > p["above"])
+    flagged = set(levels.loc[bad.fillna(False), "card"])
+    if not flagged:
+        return []
+    ok = cells[~cells["failed"]] if "failed" in cells else cells
+    expected = jsonable(levels["ref"].median())
+    out = pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged, expected=expected)
+    for f in out:
+        f.evidence["first_calibration"] = first
+    return out

@@ -344,7 +344,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
 
 
 def _register_drift() -> None:
-    from .drift import drift  # its own module; registered here so OPS lists every op
+    from .drift import calibration_regression, drift  # their own module; registered here so OPS lists every op
 
     OPS["drift"] = Op("drift", drift, (PAIRS,), {
         **BOUND,
@@ -352,6 +352,11 @@ def _register_drift() -> None:
         "min_pairs": Param(int, 3, "fewest pairs of a card in a tier for its median to count"),
         "z": Param((int, float), 3.0, "the fall must exceed this many standard errors (its noise)"),
     }, ("below", "above"), "a card against its own first recorded level (history in the state store)")
+    OPS["calibration_regression"] = Op("calibration_regression", calibration_regression, (PAIRS,), {
+        **BOUND,
+        "min_pairs": Param(int, 1, "fewest pairs of a card in a tier for its median to count"),
+    }, ("below", "above"), "each card against the design values calibrated on this machine's first "
+       "recorded run (local backend; state store)")
 
 
 _register_drift()
