@@ -149,6 +149,8 @@ def test_last_pass_gate_on_the_local_backend_catches_a_uniform_slowdown(tmp_path
     def baseline_rules(res: dict) -> set[str]:
         out = set()
         for f in res["findings"]:
+            if f["severity"] == "info":  # released: the retest did not reproduce it; it does not gate
+                continue
             for rule in [f["rule"]] + [x["rule"] for x in f["evidence"].get("related", [])]:
                 if rule in ("p2p-bandwidth-below-baseline", "p2p-bandwidth-below-first-calibration"):
                     out.add(rule)
