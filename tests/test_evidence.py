@@ -166,7 +166,9 @@ def test_last_pass_gate_on_the_local_backend_catches_a_uniform_slowdown(tmp_path
 
     code, after = run("after-slow", "--faults", slow)
     assert after["baseline"]["runs"] == [before["run_id"]]
-    assert code == 1 and "p2p-bandwidth-below-baseline" in baseline_rules(after), after["findings"]
+    # Caught against history: the last passing run (per card) or this machine's first
+    # calibration (both judge the run against an earlier one; alone it sees nothing).
+    assert code == 1 and baseline_rules(after), after["findings"]
 
     code, clean = run("after-clean")
     if clean["verdict"] != "pass":  # shared cores: one retry of a clean run, as for "before"

@@ -123,6 +123,9 @@ def test_baseline_from_state_goes_to_the_store_and_a_file(three_nights, tmp_path
     assert CARD in data["metrics"]["p2p_bandwidth"]["card"]["scale_up"]
     with StateStore(state) as st:
         assert st.load_baseline("b")["runs"] == data["runs"]
+    from sncheck.health.baseline import load_baseline
+
+    assert load_baseline(str(out))["metrics"]["p2p_bandwidth"]["tier"]  # a valid --baseline file too
     r = invoke("baseline", "make", "--from-state", tmp_path / "nothing", "--out", out)
     assert r.exit_code == 2
 
