@@ -156,13 +156,22 @@ def test_last_pass_gate_on_the_local_backend_catches_a_uniform_slowdown(tmp_path
                     out.add(rule)
         return out
 
+    def level(res: dict) -> float:  # the run's median pair bandwidth (its kept tier summary)
+        from sncheck.state import StateStore
+
+        with StateStore(state) as st:
+            summ = st.run_summaries(res["run_id"])
+        return next(v for (k, e, m), (v, _s, _n) in summ.items() if k == "tier" and m == "p2p_bandwidth")
+
+    code, first = run("before-1")
+    assert first["baseline"]["note"]  # the first run has nothing to compare with, and says so
     code, before = run("before")
-    for _ in range(2):  # a shared CI machine can fail a clean local run; the gate needs one pass
-        if before["verdict"] == "pass":
-            break
-        code, before = run("before")
-    assert before["verdict"] == "pass", before["findings"]
-    assert before["baseline"]["note"]  # the first run has nothing to compare with, and says so
+    spread = abs(level(before) / level(first) - 1)
+    if spread > 0.05:  # contention from other processes moves a CPU machine as much as the fault
+        pytest.skip(f"two clean runs on this machine differ by {spread:.0%}: a 15% slowdown cannot be "
+                    "told from that here (run on a quiet machine)")
+    assert before["verdict"] == "pass" or first["verdict"] == "pass", (first["findings"], before["findings"])
+    before = before if before["verdict"] == "pass" else first
 
     code, after = run("after-slow", "--faults", slow)
     assert after["baseline"]["runs"] == [before["run_id"]]

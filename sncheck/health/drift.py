@@ -114,3 +114,31 @@ def calibration_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext)
     for f in out:
         f.evidence["first_calibration"] = first
     return out
+
+
+def card_baseline(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    """Each card's median pair value (per tier) against its value in the baseline.
+
+    The median over a card's pairs, not each pair: where single pairs are noisy (worker
+    ranks sharing CPU cores move 20-30% pair to pair), a per-pair bar near the baseline
+    flags noise, while a card (or a whole machine) that became slower moves its median."""
+    base = ((ctx.baseline or {}).get("metrics") or {}).get(rule.metric) or {}
+    per_card = base.get("card") or {}
+    cells = ctx.metric(rule.metric, rows)
+    if not per_card or cells.empty:
+        return []
+    p = rule.params
+    levels = card_levels(cells)
+    levels = levels[levels["n"] >= p["min_pairs"]]
+    ref = pd.Series([(per_card.get(t) or {}).get(c, math.nan) for c, t in zip(levels["card"], levels["tier"])],
+                    index=levels.index, dtype=float)
+    ratio = levels["median"] / ref
+    bad = (ratio < p["below"]) if "below" in p else (ratio > p["above"])
+    flagged = set(levels.loc[bad.fillna(False), "card"])
+    if not flagged:
+        return []
+    ok = cells[~cells["failed"]] if "failed" in cells else cells
+    out = pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged, expected=jsonable(ref.median()))
+    for f in out:
+        f.evidence["baseline_runs"] = (ctx.baseline or {}).get("runs")
+    return out

@@ -344,7 +344,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
 
 
 def _register_drift() -> None:
-    from .drift import calibration_regression, drift  # their own module; registered here so OPS lists every op
+    from .drift import calibration_regression, card_baseline, drift  # registered here so OPS lists every op
 
     OPS["drift"] = Op("drift", drift, (PAIRS,), {
         **BOUND,
@@ -357,6 +357,11 @@ def _register_drift() -> None:
         "min_pairs": Param(int, 1, "fewest pairs of a card in a tier for its median to count"),
     }, ("below", "above"), "each card against the design values calibrated on this machine's first "
        "recorded run (local backend; state store)")
+    OPS["card_baseline"] = Op("card_baseline", card_baseline, (PAIRS,), {
+        **BOUND,
+        "min_pairs": Param(int, 1, "fewest pairs of a card in a tier for its median to count"),
+    }, ("below", "above"), "each card's median over its pairs against its value in the baseline "
+       "(for noisy pairs: shared CPU cores)")
 
 
 _register_drift()
