@@ -174,3 +174,38 @@ def test_stress_layer_through_the_cli(setup, monkeypatch: pytest.MonkeyPatch) ->
     rows = [json.loads(ln) for ln in (out / "rows.jsonl").read_text().splitlines()]
     groups = {r["group"] for r in rows if r["kind"] == "collective" and r["status"] == "ok"}
     assert "cross:gpu0" in groups and "host:node3" in groups, groups  # across supernodes, and inside a node
+
+
+def test_fake_nccl_tests_run_through_the_same_srun_path(setup) -> None:  # type: ignore[no-untyped-def]
+    """nccl-tests binaries that replay a real capture, started by real srun on all 4 nodes:
+    rank 0 prints the table (as under MPI); a task that fails on node3 is named."""
+    from sncheck.vendors.parsers import strip_source_header
+
+    cluster, topo, tmp = setup
+    tests_dir = tmp / "nccl-tests"
+    tests_dir.mkdir()
+    capture = REPO / "fixtures" / "real" / "nccl-tests" / "all_reduce_perf" / "01_h100_16ranks_2nodes_float_newcols.txt"
+    (tests_dir / "all_reduce_perf.out").write_text(strip_source_header(capture.read_text()))
+    log = tmp / "tasks.log"
+    (tests_dir / "all_reduce_perf").write_text(
+        "#!/bin/sh\n"
+        f'echo "$SLURM_PROCID $SLURMD_NODENAME $SLURM_LOCALID $*" >> {shlex.quote(str(log))}\n'
+        f'[ -e {shlex.quote(str(tmp / "fail-node3"))} ] && [ "$SLURMD_NODENAME" = node3 ] && exit 1\n'
+        f'[ "$SLURM_PROCID" = 0 ] && cat {shlex.quote(str(tests_dir / "all_reduce_perf.out"))}\n'
+        "exit 0\n")
+    (tests_dir / "all_reduce_perf").chmod(0o755)
+    plan = StressPlan(groups=(Group("all", "domain", ALL_CARDS),), collectives=("all_reduce",),
+                      sizes=(8, 16, 32), warmup=2, iters=5)
+    rows: list[dict] = []
+    backend(topo, tmp, nccl_tests_dir=str(tests_dir)).collectives(plan, rows.append)
+    coll = [r for r in rows if r["kind"] == "collective"]
+    assert len(coll) == 31 and all(r["status"] == "ok" and r["wrong"] == 0 for r in coll), rows[-3:]
+    tasks = sorted(line.split()[:3] for line in log.read_text().splitlines())
+    assert len(tasks) == 8 and {t[1] for t in tasks} == {"node1", "node2", "node3", "node4"}
+    assert "-b 8 -e 32 -f 2 -g 1 -c 1 -n 5 -w 2" in log.read_text()
+
+    (tmp / "fail-node3").touch()
+    rows = []
+    backend(topo, tmp, nccl_tests_dir=str(tests_dir)).collectives(plan, rows.append)
+    nr = [r for r in rows if r["kind"] == "not_run"]
+    assert len(nr) == 1 and nr[0]["status"] == "error" and "node3" in nr[0]["message"], nr

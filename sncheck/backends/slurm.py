@@ -14,6 +14,10 @@ through ``srun``, locally, not over SSH (inventory ``backend: {type: slurm}``).
   interrupted twice, which makes srun cancel the step, and killed) gives ``not_run``
   rows naming the node and the cause from srun's ``error:`` lines: findings, not a hang.
 
+Collectives run with nccl-tests instead of the torch probe when ``launcher.nccl_tests_dir``
+is set: one step per stress group and collective, through the same srun launch lines as
+the SSH backend's (``sncheck.launch.commands``), parsed by the nccl-tests parser.
+
 The job files live in a directory the nodes also see (``shared_dir``: the backend
 option, ``$SNCHECK_SHARED_DIR``, else the current directory), as on any Slurm cluster
 with a shared home or scratch. ``launcher.extra_args`` go to every srun (``--partition``,
@@ -168,8 +172,61 @@ class SlurmBackend(Backend):
         self._torch_job("p2p", hosts, dataclasses.asdict(plan), emit)
 
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
+        tests_dir = self.options.get("nccl_tests_dir") or self.topo.inventory.launcher.nccl_tests_dir
+        if tests_dir:
+            self._nccl_tests(plan, str(tests_dir), emit)
+            return
         used = {host_of(m) for g in plan.groups for m in g.members}
         self._torch_job("collectives", [h for h in self.topo.hosts if h in used], dataclasses.asdict(plan), emit)
+
+    # ------------------------------------------------------------------ nccl-tests
+
+    def _nccl_tests(self, plan: StressPlan, tests_dir: str, emit: Emit) -> None:
+        """nccl-tests (``launcher.nccl_tests_dir``), one srun step per group and collective,
+        a task per member (``CUDA_VISIBLE_DEVICES`` per part where the members' GPU indices differ)."""
+        from ..launch import commands as launch
+        from ..topology import rail_of
+        from .ssh import nccl_collective_rows
+        from ..errors import ParseError
+        from ..vendors.nvidia.nccl_tests import parse_nccl_tests
+
+        layer = JOB_LAYER["collectives"]
+        sizes = sorted(plan.sizes)
+        factor = max(2, sizes[1] // sizes[0]) if len(sizes) > 1 else 2
+        for gi, group in enumerate(plan.groups):
+            by_host: dict[str, list[int]] = {}
+            for m in group.members:
+                by_host.setdefault(host_of(m), []).append(rail_of(m))
+            parts = [launch.LaunchPart(h, len(idx), None if sorted(idx) == list(range(len(idx))) else tuple(sorted(idx)))
+                     for h, idx in by_host.items()]
+            self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id} (nccl-tests via srun)")
+            for collective in list(plan.collectives) + (["sendrecv"] if group.kind == "pair" else []):
+                cmd = launch.nccl_tests_argv(collective, sizes[0], sizes[-1], step_factor=factor,
+                                             iters=plan.iters, warmup=plan.warmup, directory=tests_dir)
+                argv = launch.launcher_argv("srun", parts, [*self.extra_args, "--kill-on-bad-exit=1"], cmd)
+                for rep in range(max(1, plan.repeats)):
+                    rc, err, timed_out, out = self._run_step(argv, self.job_timeout_s, capture=True)
+                    shown = " ".join(argv)
+                    if timed_out:
+                        emit(not_run_row(layer, group.id, "group", "timeout",
+                                         f"{group.id}: `{shown}` ran past {self.job_timeout_s:g}s and was cancelled"))
+                        continue
+                    try:
+                        parsed = parse_nccl_tests(out + "\n" + err, collective=collective)
+                    except ParseError as e:
+                        failed = _failed_nodes(err)
+                        where = "; ".join(f"{h}: {c}" for h, c in failed.items()) or (err.strip().splitlines()
+                                                                                        or ["no output"])[-1]
+                        emit(not_run_row(layer, group.id, "group", "error" if rc else "parse_failed",
+                                         f"{group.id}: no nccl-tests results (srun exit {rc}): {e.message}; {where}"))
+                        continue
+                    for row in nccl_collective_rows(parsed, group, collective, rep):
+                        emit(row)
+                    problems = list(parsed["errors"]) + [f"{h}: {c}" for h, c in _failed_nodes(err).items()]
+                    if rc != 0 and not problems:
+                        problems.append(f"srun exit {rc}")
+                    if problems:
+                        emit(not_run_row(layer, group.id, "group", "error", f"{group.id}: {'; '.join(problems[:3])}"))
 
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
         used = {host_of(m) for g in plan.groups for m in g.members}
@@ -231,11 +288,16 @@ class SlurmBackend(Backend):
         return ["srun", "-N", str(len(hosts)), "--ntasks-per-node", str(per_node), "-w", ",".join(hosts),
                 "--job-name", "sncheck", *self.extra_args]
 
-    def _run_step(self, argv: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[int | None, str, bool]:
-        """Run one srun; on ``timeout`` interrupt it twice (srun then cancels the step) and kill it."""
-        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
+    def _run_step(self, argv: list[str], timeout: float, env: dict[str, str] | None = None,
+                  capture: bool = False):  # type: ignore[no-untyped-def]
+        """Run one srun; on ``timeout`` interrupt it twice (srun then cancels the step) and kill it.
+
+        (exit code, stderr tail, timed out) and, with ``capture``, the stdout too."""
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err, \
+                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as out:
             proc = subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+                                    stdout=out if capture else subprocess.DEVNULL, stderr=err,
+                                    start_new_session=True)
             timed_out = False
             try:
                 proc.wait(timeout=timeout)
@@ -255,6 +317,9 @@ class SlurmBackend(Backend):
                 raise
             err.seek(0)
             self.last_stderr = err.read()[-20000:]
+            if capture:
+                out.seek(0)
+                return proc.returncode, self.last_stderr, timed_out, out.read(4 << 20)
             return proc.returncode, self.last_stderr, timed_out
 
     def _node_addr(self, node: str) -> str:
