@@ -65,3 +65,66 @@ def test_inventory_platform_rules() -> None:
         load_inventory_text("platform: nvidia-nvl72\nsupernodes:\n  - {name: a, hosts: 't[01-19]'}\n")
     with pytest.raises(ConfigError, match="list each host as its own supernode"):
         load_inventory_text("platform: amd-mi300x\nsupernodes:\n  - {name: a, hosts: 'm[1-2]'}\n")
+
+
+def _mock_findings(inventory: str, faults: str, tmp_path: Path) -> dict[str, list[dict]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    faults_file = tmp_path / "faults.yaml"
+    faults_file.write_text(faults)
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(INV / f"{inventory}.yaml"), "--backend", "mock",
+                                  "--faults", str(faults_file), "--seed", "1", "--out", str(tmp_path / "run"), "-q"])
+    assert r.exit_code == 1, r.output
+    out: dict[str, list[dict]] = {}
+    for f in json.loads((tmp_path / "run" / "results.json").read_text())["findings"]:
+        out.setdefault(f["entity"], []).append(f)
+    return out
+
+
+def _text(findings: list[dict]) -> str:
+    return " ".join([f["message"] for f in findings]
+                    + [r["message"] for f in findings for r in f["evidence"].get("related", [])])
+
+
+def test_mock_acts_out_nvl72_platform_faults_in_real_tool_output(tmp_path: Path) -> None:
+    found = _mock_findings("nvl72-rack", (INV.parent / "faults" / "platform-nvl72.yaml").read_text(), tmp_path)
+    assert set(found) == {"tray03", "tray05", "tray07"}, {k: _text(v) for k, v in found.items()}
+    assert "State In Progress, Status N/A" in _text(found["tray03"])
+    assert "Bandwidth Limited Capacity" in _text(found["tray05"])
+    assert "clique split in rack0" in _text(found["tray07"]) and "CliqueId 3): tray07 (1 trays, 4 GPUs)" in \
+        _text(found["tray07"])
+
+
+def test_mock_imex_down_is_seen_in_every_trays_view(tmp_path: Path) -> None:
+    found = _mock_findings("nvl72-rack", "faults:\n  - {type: imex_down, target: tray09}\n", tmp_path)
+    # Every tray's nvidia-imex-ctl -N shows node #8 (tray09) UNAVAILABLE: a finding on each
+    # tray naming the node (IMEX names nodes by address, not by host).
+    assert len(found) == 18 and all("node #8 172.31.52.239 UNAVAILABLE" in _text(v) for v in found.values())
+
+
+def test_mock_acts_out_amd_and_ascend_platform_faults(tmp_path: Path) -> None:
+    amd = _mock_findings("mi300x-pod", "faults:\n  - {type: xgmi_link_down, target: mi02/gpu3}\n", tmp_path / "a")
+    assert set(amd) == {"mi02"} and "GPU2-GPU3 PCIE (hops 3, weight 52)" in _text(amd["mi02"])
+
+
+def test_mock_host_facts_act_out_ascend_platform_faults_on_cm384() -> None:
+    # The host-facts step of the mock alone (a whole cm384 connectivity run takes minutes).
+    import pandas as pd
+
+    from sncheck.backends.mock import MockBackend
+    from sncheck.faults import load_faults_text
+    from sncheck.health.metrics import DetectContext
+    from sncheck.health.rules import evaluate, load_rules
+    from sncheck.topology import Topology
+
+    topo = Topology(load_inventory(INV / "cm384.yaml"))
+    plan = load_faults_text((INV.parent / "faults" / "platform-amd-ascend.yaml").read_text(), topo)
+    rows: list[dict] = []
+    MockBackend(topo, plan, seed=1).host_facts(tuple(topo.inventory.hosts), rows.append)
+    bad = {(r["host"], r["fact"]): r for r in rows if not r["ok"]}
+    assert set(bad) == {("cm004", "npu_health"), ("cm004", "npu_health_codes"),
+                        ("cm006", "roce_link"), ("cm006", "roce_net_health")}
+    assert "NPU 2 chip 1 (phy 5): Alarm" in bad[("cm004", "npu_health")]["message"]
+    assert "NPU 2: net health Socket failed" in bad[("cm006", "roce_net_health")]["message"]
+    assert {r["fact"] for r in rows if r["host"] == "cm006" and r["ok"]} >= {"ub_topology", "super_pod_domain"}
+    findings = evaluate(load_rules("default").rules, pd.DataFrame(rows), DetectContext(topo, topo.inventory.design))
+    assert {f.entity for f in findings} == {"cm004", "cm006"}

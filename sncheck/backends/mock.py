@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from ..faults import PLATFORM_FAULTS
 from ..plan import ConnectivityPlan, GoldenPlan, Group, StressPlan
 from ..rows import collective_row, golden_row, host_fact_row, not_run_row, p2p_row, rank_row
 from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, link_id
@@ -89,6 +90,7 @@ class MockBackend(Backend):
         self.link_factor: dict[str, float] = {}
         self.dead: set[str] = set()
         self.down: set[str] = set()
+        self.platform_faults = [f for f in faults if f.type in PLATFORM_FAULTS]
         for f in faults:
             if f.type == "slow_card":
                 self.speed[f.target] = f.factor
@@ -139,14 +141,27 @@ class MockBackend(Backend):
 
     # -- layers ----------------------------------------------------------------------
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
+        live = []
         for h in hosts:
             if h in self.down:
                 emit(host_fact_row(h, "reachable", False, True, False, status="unreachable",
                                    message=f"{h}: no route to host (simulated down_host)"))
                 continue
             emit(host_fact_row(h, "reachable", True, True, True))
-            expected = self.topo.inventory.hosts[h].cards
-            emit(host_fact_row(h, "card_count", expected, expected, True))
+            live.append(h)
+        # Hosts on a platform: their vendor renders its tools' output from real captures
+        # with the platform faults acted out, and its own checks judge it.
+        from ..vendors.simfacts import platform_rows
+
+        reachable = tuple(h for h in self.topo.inventory.hosts if h not in self.down)
+        simulated = platform_rows(self.topo.inventory, tuple(live), self.platform_faults, reachable)
+        for row in simulated:
+            emit(row)
+        done = {r["host"] for r in simulated}
+        for h in live:
+            if h not in done:
+                expected = self.topo.inventory.hosts[h].cards
+                emit(host_fact_row(h, "card_count", expected, expected, True))
 
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
         for rnd in plan.rounds:

@@ -113,6 +113,7 @@ class SshBackend(Backend):
             raise ConfigError(f"the ssh backend cannot act out fault type {f.type!r} (target "
                               f"{f.target}) on real hosts; use the mock backend for it")
         self.forks = int(options.get("forks") or inv.ssh.forks)
+        self._last_facts: dict[str, list[dict]] = {}  # host -> its fact rows as last read
         if self.forks < 1:
             raise ConfigError(f"forks must be at least 1, got {self.forks}")
         self.connect_timeout = float(options.get("connect_timeout") or inv.ssh.connect_timeout)
@@ -254,9 +255,14 @@ class SshBackend(Backend):
             vendor = registry.vendor_of(plat)
             if vendor.domain_check is None:
                 continue
-            rows = [r for h in sn.hosts for r in facts.get(h, [])]
+            # Hosts not read in this pass (a retest of one tray) count as last read.
+            for h in sn.hosts:
+                if h in facts:
+                    self._last_facts[h] = facts[h]
+            rows = [r for h in sn.hosts for r in facts.get(h, self._last_facts.get(h, []))]
             for row in vendor.domain_check(plat, sn.name, sn.hosts, rows):
-                emit(row)
+                if row["host"] in hosts:
+                    emit(row)
 
     def kernel_log(self, host: str) -> str | None:
         """The last lines of the kernel log that mention the accelerators or PCIe errors.

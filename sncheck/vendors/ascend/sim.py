@@ -1,0 +1,74 @@
+"""CloudMatrix384 node output for the simulator, from real captures, with the platform
+faults acted out: ``npu_alarm`` (the die's Health "Alarm" in ``npu-smi info`` and in its
+``-t health``) and ``hccn_link_down`` (the NPU's ``hccn_tool -net_health`` "Socket
+failed", the line of the faultdiag capture ascend/13, and its ``-link`` DOWN; the RoCE
+plane only, the UB plane stays clean). Captures: npu-smi info of an A3 node (ascend/10),
+-t health / -t ecc of the MindCluster doc (ascend/12), -t topo (ascend/06), spod-info
+(ascend/16, SDID per node), hccn_tool link and fec (ascend/11). No clean optical or
+"Success" net_health capture is stored: optical is ascend/13's module with its injected
+faults undone, net_health "Success" is the healthy state the hccn_tool docs name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..captures import capture
+from . import sweep
+
+INFO = "ascend/10_npu-smi_info_A3_910C_16chips_vllm-ascend-issue3002.txt"
+DOC = "ascend/12_npu-smi_info_health_ecc_board_usages_mindcluster_doc.txt"
+FAULTDIAG = "ascend/13_npu_info_before_910A_faultdiag_test_fixture_socket_failed_optical.txt"
+_BASE_SDID = 16777216
+
+
+def _after(text: str, command: str) -> str:
+    return text.split(command + "\n", 1)[1].split("\n\n", 1)[0]
+
+
+def info(alarm_dies: Sequence[int] = ()) -> str:
+    lines = capture(INFO).splitlines()
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        cells = nxt.strip("|").split("|")[0].split() if nxt.startswith("|") else []
+        if len(cells) == 2 and cells[1].isdigit() and int(cells[1]) in alarm_dies and "Ascend910" in line:
+            lines[i] = line.replace("| OK            |", "| Alarm         |", 1)
+    return "\n".join(lines) + "\n"
+
+
+def healthy_optical() -> str:
+    raw = _after(capture(FAULTDIAG), "/usr/local/Ascend/driver/tools/hccn_tool -i 0 -optical -g")
+    return (raw.replace("present              : not present", "present              : present")
+            .replace("Rx Power1            : 0.0054 mW", "Rx Power1            : 1.0213 mW")
+            .replace("Tx Power0            : 4.4035 mW", "Tx Power0            : 1.4035 mW")
+            .replace("Rx Los Flag          : 0xff", "Rx Los Flag          : 0x0")
+            .replace("Rx LoL Flag          : 0xff", "Rx LoL Flag          : 0x0")) + "\n"
+
+
+def _sweep(view: str, devices: int, body: str, special: dict[int, str]) -> str:
+    return "".join(f"\n== device {i} {view}\n{special.get(i, body)}" for i in range(devices))
+
+
+def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = ()) -> dict[str, str]:
+    alarm = [int(f.target.rsplit("gpu", 1)[1]) for f in faults if f.type == "npu_alarm"]
+    roce_down = [int(f.target.rsplit("gpu", 1)[1]) for f in faults if f.type == "hccn_link_down"]
+    doc = capture(DOC)
+    health = _after(doc, "/usr/local/bin/npu-smi info -i 0 -c 0 -t health").strip() + "\n"
+    ecc = doc.split("-t ecc\n", 1)[1].split("/usr/local/bin")[0]
+    socket_failed = _after(capture(FAULTDIAG), "/usr/local/Ascend/driver/tools/hccn_tool -i 0 -net_health -g")
+    return {
+        "info": info(alarm),
+        "health": _sweep("health", 16, health, {d: health.replace(": OK", ": Alarm", 1) for d in alarm}),
+        "ecc": _sweep("ecc", 16, ecc, {}),
+        "topo": capture("ascend/06_npu-smi_info_t_topo_910B_hccs_arthurchiao.txt"),
+        "spod": capture("ascend/16_npu-smi_info_t_spod-info_A3_superpod384_shmem_doc.txt")
+        .replace(f"SDID : {_BASE_SDID}", f"SDID : {_BASE_SDID + 16 * index}"),
+        "roce_link": _sweep("link", 16, "link status: UP\n", {d: "link status: DOWN\n" for d in roce_down}),
+        "roce_net_health": _sweep("net_health", 16, "net health status: Success\n",
+                                  {d: socket_failed + "\n" for d in roce_down}),
+        "roce_optical": _sweep("optical", 16, healthy_optical(), {}),
+        "roce_fec": _sweep("fec", 16, "fec mode: rs FEC mode\n", {}),
+    }
+
+
+assert sweep  # the sweep layout ("== device <n> <view>") is the one sweep.parse_sweep reads
