@@ -246,3 +246,24 @@ def test_rules_confirm_field_is_validated_and_shown(tmp_path):
                      "scope: card}\n")
     r = CliRunner().invoke(main, ["rules", "check", str(scope)])
     assert r.exit_code == 2 and "scope must be host" in r.output
+
+
+@pytest.mark.parametrize("transient, expected", [(False, True), (True, False)])
+def test_a_collective_finding_is_retested_by_collectives_with_a_control_group(tmp_path, transient, expected):
+    inv = load_inventory(DEMO)
+    topo = Topology(inv)
+    plan = tmp_path / "f.yaml"
+    plan.write_text(f"faults:\n  - {{type: slow_card, target: node004/gpu2, factor: 0.5, transient: {str(transient).lower()}}}\n")
+    backend = MockBackend(topo, load_faults(str(plan), topo), seed=3)
+    backend.begin_confirmation()
+    rows: list[dict] = []
+    ctx = LayerContext(topo, backend, rows.append, dict(inv.design), rules=load_rules("default"), rows=rows)
+    suspect = Finding("node004/gpu2", "card", "stress", "collective-pair-slow", "critical", "slow in pairs", {})
+    outcome = confirm(ctx, [suspect])[suspect.entity]
+    assert outcome.how == "collectives" and outcome.confirmed is expected, outcome
+    groups = {r["group"] for r in rows if r["kind"] == "collective"}
+    assert any(g.startswith("pair:") and "node004/gpu2" in g for g in groups)
+    assert "confirm:node004/gpu2" in groups and "control:node004/gpu2" in groups
+    control = [r for r in rows if r.get("group") == "control:node004/gpu2" and r["kind"] == "rank"]
+    assert control and all(r["card"] != "node004/gpu2" for r in control)
+    assert {r["layer"] for r in rows} == {"confirm"}
