@@ -190,7 +190,11 @@ def _natural(name: str) -> list[Any]:
 
 
 def inventory_dict(cluster: SlurmView, name: str, design: dict[str, Any]) -> dict[str, Any]:
-    """The inventory YAML document for ``cluster`` (see DESIGN.md "Inventory")."""
+    """The inventory YAML document for ``cluster`` (see DESIGN.md "Inventory").
+
+    ``backend: slurm``: written on a Slurm login node, it runs from there through srun;
+    ``hosts:`` keeps each node's ``NodeAddr`` for the SSH backend (``--backend ssh``).
+    """
     supernodes = []
     for group, members in cluster.groups.items():
         by_cards: dict[int, list[str]] = {}
@@ -212,7 +216,7 @@ def inventory_dict(cluster: SlurmView, name: str, design: dict[str, Any]) -> dic
         addr = rec.get("NodeAddr")
         if addr and addr != n:
             hosts[n] = {"address": addr}
-    doc: dict[str, Any] = {"name": name, "design": design, "supernodes": supernodes, "backend": {"type": "ssh"}}
+    doc: dict[str, Any] = {"name": name, "design": design, "supernodes": supernodes, "backend": {"type": "slurm"}}
     if hosts:
         doc["hosts"] = hosts
     return doc

@@ -62,6 +62,7 @@ def test_from_slurm_inventory_runs_mock_connectivity_unchanged(slurm_cluster, tm
     text = out.read_text()
     assert "Design values are sncheck's defaults" in text
     doc = yaml.safe_load(text)
+    assert doc["backend"] == {"type": "slurm"}
     assert doc["supernodes"] == [{"name": "leaf0", "hosts": "node[1-2]", "cards_per_host": 4},
                                  {"name": "leaf1", "hosts": "node[3-4]", "cards_per_host": 4}]
     res = CliRunner().invoke(main, ["inventory", "check", str(out)], catch_exceptions=False)
