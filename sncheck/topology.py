@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Sequence, TypeVar
 
+import numpy as np
+import pandas as pd
+
 from .inventory import Inventory
 
 T = TypeVar("T")
@@ -78,7 +81,59 @@ class Topology:
         return [card_id(host, i) for i in range(self.inventory.hosts[host].cards)]
 
     def cards_of_supernode(self, sn: str) -> list[str]:
-        return [c.id for c in self.cards if c.supernode == sn]
+        return list(self._supernode_cards.get(sn, ()))
+
+    def hosts_of_supernode(self, sn: str) -> list[str]:
+        return next((list(s.hosts) for s in self.inventory.supernodes if s.name == sn), [])
+
+    @cached_property
+    def _supernode_cards(self) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        for c in self.cards:
+            out.setdefault(c.supernode, []).append(c.id)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def card_table(self) -> pd.DataFrame:
+        """One row per card (index: card id) with its host, rail and supernode: the
+        lookup table for vectorized detection over millions of pair rows."""
+        ids = [c.id for c in self.cards]
+        keys = [natural_key(c) for c in ids]
+        rank, dense, prev = [0] * len(ids), -1, None
+        for k in sorted(range(len(ids)), key=keys.__getitem__):  # once per topology
+            dense += keys[k] != prev   # equal keys share a rank, as link_id's stable sort
+            rank[k], prev = dense, keys[k]
+        return pd.DataFrame({"host": [c.host for c in self.cards], "rail": [c.index for c in self.cards],
+                             "supernode": [c.supernode for c in self.cards], "natural_rank": rank},
+                            index=pd.Index(ids, name="card", dtype=object))
+
+    def _positions(self, *columns: pd.Series) -> list[np.ndarray]:
+        index = self.card_table.index
+        out = []
+        for col in columns:
+            pos = index.get_indexer(col.astype(str))
+            if (pos < 0).any():
+                raise KeyError(col[pos < 0].iloc[0])
+            out.append(pos)
+        return out
+
+    def link_ids(self, a: pd.Series, b: pd.Series) -> pd.Series:
+        """:func:`link_id` over two columns of card ids at once."""
+        ia, ib = self._positions(a, b)
+        rank = self.card_table["natural_rank"].to_numpy()
+        first = pd.Series(rank[ia] <= rank[ib], index=a.index)
+        a, b = a.astype(str), b.astype(str)
+        return (a.where(first, b) + "<->" + b.where(first, a)).rename(None)
+
+    def tiers(self, a: pd.Series, b: pd.Series) -> pd.Series:
+        """:meth:`tier` over two columns of card ids at once."""
+        table = self.card_table
+        ia, ib = self._positions(a, b)
+        host = table["host"].to_numpy()
+        sn = table["supernode"].to_numpy()
+        tier = np.where(host[ia] == host[ib], INTRA_HOST,
+                        np.where(sn[ia] == sn[ib], SCALE_UP, SCALE_OUT))
+        return pd.Series(tier, index=a.index, dtype=str)
 
     def supernode_of_host(self, host: str) -> str:
         return self.inventory.hosts[host].supernode

@@ -343,18 +343,67 @@ def test_write_json_is_stable_atomic_and_plain(tmp_path) -> None:
 
 # ---- JUnit ---------------------------------------------------------------------------
 
-def test_junit_counts_failures_at_or_above_gate() -> None:
-    root = ET.fromstring(render_junit(make_results()))
+def junit_cases(text: str) -> dict[tuple[str, str], ET.Element]:
+    root = ET.fromstring(text)
+    return {(suite.get("name"), case.get("name")): case
+            for suite in root.iter("testsuite") for case in suite.iter("testcase")}
+
+
+def test_junit_one_suite_per_family_one_case_per_host() -> None:
+    text = render_junit(make_results())
+    root = ET.fromstring(text)
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == {"sncheck.connectivity", "sncheck.stress", "sncheck.golden",
                            "sncheck.soak"}
-    # critical findings: 2 connectivity + 1 golden; stress (fail, only a warning) adds one.
-    assert len(root.findall(".//failure")) == 4 == int(root.get("failures"))
-    assert suites["sncheck.soak"].find("testcase/skipped") is not None
-    # 5 findings, the skipped layer, and stress's fail verdict without a failing finding
-    assert int(root.get("tests")) == 5 + 1 + 1
-    warn = ET.fromstring(render_junit(make_results(gate="warning")))
-    assert len(warn.findall(".//failure")) == 4     # the warning itself now fails stress
+    hosts = ["node001", "node002", "node003", "node004"]
+    for name in ("sncheck.connectivity", "sncheck.golden", "sncheck.soak"):
+        assert [c.get("name") for c in suites[name].iter("testcase")] == hosts
+    cases = junit_cases(text)
+    conn = "sncheck.connectivity"
+    assert cases[(conn, "node001")].find("failure") is None             # an info note only
+    assert "driver 550.54" in cases[(conn, "node001")].find("system-out").text
+    assert cases[(conn, "node002")].find("failure").get("type") == "critical"   # its slow card
+    for host in ("node003", "node004"):                                # both ends of the dead link
+        assert "connection reset" in cases[(conn, host)].find("failure").get("message")
+    assert cases[(conn, "node002")].get("classname") == "sncheck.connectivity.sn0"
+    assert cases[("sncheck.golden", "node002")].find("failure") is not None     # host:node002
+    # stress: a warning below the critical gate passes the host, but the layer's fail
+    # verdict with no failing host still fails the suite (never greener than the run).
+    assert cases[("sncheck.stress", "node002")].find("failure") is None
+    assert cases[("sncheck.stress", "layer")].find("failure") is not None
+    assert all(cases[("sncheck.soak", h)].find("skipped") is not None for h in hosts)
+    assert int(root.get("failures")) == 3 + 1 + 1 and int(root.get("skipped")) == 4
+    warn = junit_cases(render_junit(make_results(gate="warning")))
+    assert warn[("sncheck.stress", "node002")].find("failure") is not None
+    assert ("sncheck.stress", "layer") not in warn
+
+
+def test_junit_names_are_stable_across_runs() -> None:
+    a = render_junit(make_results())
+    b = render_junit(make_results(run_id="20261130T020000Z-ff99", seed=99, started="x"))
+    hosts_only = lambda t: sorted(k for k in junit_cases(t) if k[1] != "layer")   # noqa: E731
+    assert sorted(junit_cases(a)) == sorted(junit_cases(b))
+    # Another night, other findings: the same testcase per host.
+    c = render_junit(make_results(findings=make_results()["findings"][:1]))
+    assert hosts_only(a) == hosts_only(c)
+    root = ET.fromstring(b)
+    assert root.get("name") == "sncheck"
+    assert not any("20261130" in (e.get("name") or "") + (e.get("classname") or "") for e in root.iter())
+
+
+def test_junit_error_for_hosts_that_could_not_run() -> None:
+    findings = [{"entity": "node004", "entity_kind": "host", "layer": "connectivity",
+                 "rule": "host-unreachable", "severity": "critical", "message": "ssh: no route"},
+                {"entity": "node003", "entity_kind": "host", "layer": "stress",
+                 "rule": "not-run-timeout", "severity": "critical", "message": "timed out"}]
+    layers = [{"name": "connectivity", "verdict": "fail"}, {"name": "stress", "verdict": "fail"},
+              {"name": "golden", "verdict": "error", "summary": {"cut_short": "no reference"}}]
+    cases = junit_cases(render_junit(make_results(findings=findings, layers=layers)))
+    assert cases[("sncheck.connectivity", "node004")].find("error") is not None
+    assert cases[("sncheck.stress", "node004")].find("error") is not None   # unreachable: everywhere
+    assert cases[("sncheck.stress", "node003")].find("error").get("message") == "node003: timed out"
+    assert cases[("sncheck.connectivity", "node003")].find("error") is None
+    assert cases[("sncheck.golden", "node001")].find("error").get("message") == "no reference"
 
 
 def test_junit_passing_layer_and_hostile_text() -> None:
@@ -364,12 +413,12 @@ def test_junit_passing_layer_and_hostile_text() -> None:
                                       "severity": "info", "message": f"{EVIL}\x1b[0m"}])
     text = render_junit(results)
     root = ET.fromstring(text)
-    assert root.findall(".//failure") == [] and root.get("tests") == "1"
+    assert root.findall(".//failure") == [] and root.get("tests") == "5"   # 4 hosts + "x"
     assert EVIL in root.find(".//system-out").text and "<script>" not in text
 
 
 def test_junit_keeps_findings_of_unlisted_layers() -> None:
-    results = make_results(layers=[], findings=[
+    results = make_results(layers=[], topology={}, findings=[
         {"entity": "a", "layer": "isolation", "rule": "r", "severity": "critical", "message": "m"},
         {"entity": "b", "layer": "isolation", "rule": "r", "severity": "info", "message": "m"}])
     root = ET.fromstring(render_junit(results))
@@ -384,9 +433,8 @@ SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
                     r' (-?[0-9.eE+-]+|NaN|[+-]Inf)$')
 
 
-def test_prometheus_lines_parse() -> None:
-    text = render_prometheus(make_results(), make_rows())
-    samples = {}
+def prom_samples(text: str) -> dict[str, list[str]]:
+    samples: dict[str, list[str]] = {}
     for line in text.splitlines():
         if line.startswith("#"):
             assert re.match(r"^# (HELP|TYPE) sncheck_\w+ ", line), line
@@ -394,14 +442,64 @@ def test_prometheus_lines_parse() -> None:
         m = SAMPLE.match(line)
         assert m, line
         samples.setdefault(m.group(1), []).append(line)
+    return samples
+
+
+def test_prometheus_lines_parse_and_series_are_per_card() -> None:
+    samples = prom_samples(render_prometheus(make_results(), make_rows()))
     assert 'sncheck_run_verdict{verdict="fail"} 1' in samples["sncheck_run_verdict"]
     assert 'sncheck_findings_total{severity="critical"} 3' in samples["sncheck_findings_total"]
     assert ('sncheck_layer_verdict{layer="soak",verdict="skipped"} 1'
             in samples["sncheck_layer_verdict"])
-    # 2 x C(8,2) pairs inside the supernodes, minus the dead one, plus 1 scale-out pair.
-    assert len(samples["sncheck_p2p_bandwidth_GBps"]) == 2 * 28 - 1 + 1
+    assert not any("link=" in line or "src=" in line for lines in samples.values() for line in lines)
+    bw_min = samples["sncheck_card_p2p_bandwidth_min_bytes_per_second"]
+    # 16 cards x (intra_host, scale_up), plus the two gpu0 cards of each supernode's first
+    # host on scale_out: per card and tier, never per pair.
+    assert len(bw_min) == 16 * 2 + 2
+    slow = [line for line in bw_min if 'Hostname="node002",gpu="1",' in line]
+    assert slow and all('supernode="sn0"' in line for line in slow)
+    value = lambda line: float(line.rsplit(" ", 1)[1])   # noqa: E731
+    healthy = [value(x) for x in bw_min if 'tier="intra_host"' in x and 'Hostname="node001"' in x]
+    assert all(value(x) < 0.7 * min(healthy) for x in slow)    # the slow card's pairs at 0.6x
+    failed = samples["sncheck_card_p2p_failed_pairs"]
+    assert ('sncheck_card_p2p_failed_pairs{Hostname="node004",gpu="3",supernode="sn1",tier="scale_up"} 1'
+            in failed)
     busbw = samples["sncheck_busbw_GBps"]
     assert len(busbw) == 4 and all(f'size_bytes="{SIZES[-1]}"' in s for s in busbw)
+
+
+def test_prometheus_skew_and_p99_per_card() -> None:
+    rows = pd.DataFrame([
+        {"kind": "rank", "group": "host:node001", "card": "node001/gpu0", "skew_us": 2.0},
+        {"kind": "rank", "group": "host:node001", "card": "node001/gpu0", "skew_us": 4.0},
+        {"kind": "rank", "group": "pair:node001/gpu0<->node002/gpu0", "card": "node001/gpu0",
+         "skew_us": 900.0},
+        {**p2p_row(0, "node001/gpu0", "node001/gpu1", "node001/gpu0<->node001/gpu1", "intra_host",
+                   1 << 20, bw=400.0, lat=3.0), "lat_p99_us": 9.0}])
+    samples = prom_samples(render_prometheus(make_results(), rows))
+    assert samples["sncheck_card_launch_skew_seconds"] == [
+        'sncheck_card_launch_skew_seconds{Hostname="node001",gpu="0",supernode="sn0"} 3e-06']
+    assert ('sncheck_card_p2p_latency_p99_seconds{Hostname="node001",gpu="1",supernode="sn0",'
+            'tier="intra_host"} 9e-06') in samples["sncheck_card_p2p_latency_p99_seconds"]
+
+
+def test_prometheus_written_atomically_as_prom_only(tmp_path, monkeypatch) -> None:
+    """The textfile collector reads *.prom: the temporary file must not match it."""
+    import sncheck.report.json_out as json_out
+    seen = []
+    real_replace = json_out.os.replace
+
+    def spy(src, dst):
+        seen.append((str(src), str(dst)))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(json_out.os, "replace", spy)
+    path = tmp_path / "sncheck.prom"
+    get_renderer("prometheus")(make_results(), make_rows(), path)
+    (tmp_src, dst), = seen
+    assert dst == str(path) and not tmp_src.endswith(".prom") and tmp_src.startswith(str(tmp_path))
+    assert [p.name for p in tmp_path.iterdir()] == ["sncheck.prom"]
+    prom_samples(path.read_text())
 
 
 def test_prometheus_label_escaping() -> None:

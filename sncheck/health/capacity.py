@@ -108,15 +108,27 @@ def capacity(topo: Topology, isolated: Iterable[str], layout: ParallelLayout) ->
         else:
             ignored.append(f"{entity}: not in inventory {inv.name}")
 
+    # Grouped by supernode once, in inventory order: the work follows what is out of
+    # service, never a walk over every card of the fleet.
+    table = topo.card_table
+    out_hosts_by_sn: dict[str, list[str]] = {}
+    host_order = {h: i for i, h in enumerate(topo.hosts)}
+    for h in sorted(out_hosts, key=host_order.__getitem__):
+        out_hosts_by_sn.setdefault(inv.hosts[h].supernode, []).append(h)
+    cards_left = sorted((c for c in out_cards if host_of(c) not in out_hosts), key=table.index.get_loc)
+    out_cards_by_sn: dict[str, list[str]] = {}
+    for c in cards_left:
+        out_cards_by_sn.setdefault(topo.by_id[c].supernode, []).append(c)
+    sn_sizes = table["supernode"].value_counts()
     per_sn = []
     warnings: list[str] = []
     for sn in inv.supernodes:
-        cards = topo.cards_of_supernode(sn.name)
-        hosts_out = [h for h in sn.hosts if h in out_hosts]
-        cards_out = [c for c in cards if c in out_cards and host_of(c) not in out_hosts]
-        healthy = len(cards) - sum(inv.hosts[h].cards for h in hosts_out) - len(cards_out)
+        n_cards = int(sn_sizes.get(sn.name, 0))
+        hosts_out = out_hosts_by_sn.get(sn.name, [])
+        cards_out = out_cards_by_sn.get(sn.name, [])
+        healthy = n_cards - sum(inv.hosts[h].cards for h in hosts_out) - len(cards_out)
         units = healthy // layout.unit
-        per_sn.append(SupernodeCapacity(sn.name, len(cards), healthy, hosts_out, cards_out,
+        per_sn.append(SupernodeCapacity(sn.name, n_cards, healthy, hosts_out, cards_out,
                                         healthy // layout.tp, healthy // layout.ep, units,
                                         healthy - units * layout.unit))
         for size, what in ((layout.tp, "TP"), (layout.ep, "EP")):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from ..topology import Topology, host_of
@@ -23,6 +24,19 @@ class Culprit:
     cells: pd.DataFrame = field(repr=False)  # the bad cells it explains
 
 
+def _counts(cells: pd.DataFrame) -> dict[str, int]:
+    """How many pairs each card is part of (a hash count, or a bincount over codes)."""
+    src, dst = cells["src"], cells["dst"]
+    if isinstance(src.dtype, pd.CategoricalDtype) and src.dtype == dst.dtype:
+        cats = src.cat.categories
+        n = np.bincount(src.cat.codes.to_numpy(), minlength=len(cats)) + \
+            np.bincount(dst.cat.codes.to_numpy(), minlength=len(cats))
+        nz = np.flatnonzero(n)
+        return pd.Series(n[nz], index=cats[nz].astype(object)).to_dict()
+    counts = pd.concat([src, dst], ignore_index=True).value_counts()
+    return counts[counts > 0].to_dict()
+
+
 def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: set[str] = frozenset()) -> list[Culprit]:
     """Attribute bad cells to cards, hosts, supernodes and links.
 
@@ -32,14 +46,18 @@ def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: set[str] = froz
     """
     if cells.empty:
         return []
-    # Hash counts (value_counts), not sorts: a fleet has millions of pairs.
-    n_tested = pd.concat([cells["src"], cells["dst"]], ignore_index=True).value_counts().to_dict()
+    # Hash counts (value_counts), not sorts: a fleet has millions of pairs. Every later
+    # step works on the bad cells only, which are few.
+    n_tested = _counts(cells)
     bad = cells[cells["bad"].to_numpy(bool)]
-    n_bad = pd.concat([bad["src"], bad["dst"]], ignore_index=True).value_counts().to_dict()
+    n_bad = _counts(bad)
     bad_cards = {c for c, b in n_bad.items() if b >= CARD_MIN_BAD and b >= CARD_BAD_SHARE * n_tested[c]}
     bad_cards |= set(flagged_cards) & n_tested.keys()
     if not bad_cards and not n_bad:
         return []
+
+    def touching(members: set[str]) -> pd.DataFrame:
+        return bad[(bad["src"].isin(members) | bad["dst"].isin(members)).to_numpy(bool)]
 
     culprits: list[Culprit] = []
     explained: set[str] = set()
@@ -52,26 +70,25 @@ def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: set[str] = froz
         if len(mine) >= 2 and mine <= n_tested.keys() and mine <= bad_cards:
             bad_hosts.add(host)
     for sn in sorted({topo.supernode_of_host(h) for h in bad_hosts}):
-        hosts = [h for h in topo.hosts if topo.supernode_of_host(h) == sn]
+        hosts = topo.hosts_of_supernode(sn)
         if len(hosts) >= 2 and set(hosts) <= bad_hosts:
             sn_cards = set(topo.cards_of_supernode(sn))
-            touched = cells[cells["src"].isin(sn_cards) | cells["dst"].isin(sn_cards)]
-            culprits.append(Culprit(sn, "supernode", touched[touched["bad"]]))
+            culprits.append(Culprit(sn, "supernode", touching(sn_cards)))
             bad_hosts -= set(hosts)
             cards_left -= sn_cards
             explained |= sn_cards
     for host in sorted(bad_hosts):
         mine = set(topo.cards_of_host(host))
-        touched = cells[cells["src"].isin(mine) | cells["dst"].isin(mine)]
-        culprits.append(Culprit(host, "host", touched[touched["bad"]]))
+        culprits.append(Culprit(host, "host", touching(mine)))
         cards_left -= mine
         explained |= mine
     for card in sorted(cards_left):
-        touched = cells[(cells["src"] == card) | (cells["dst"] == card)]
-        culprits.append(Culprit(card, "card", touched[touched["bad"]]))
+        culprits.append(Culprit(card, "card", touching({card})))
         explained.add(card)
 
-    lone = cells[cells["bad"] & ~cells["src"].isin(explained) & ~cells["dst"].isin(explained)]
-    for link, rows in lone.groupby("link", sort=True):
+    lone = bad[~bad["src"].isin(explained) & ~bad["dst"].isin(explained)]
+    if lone.empty:  # (cells judged per card may carry no links at all)
+        return culprits
+    for link, rows in lone.groupby(lone["link"].astype(str), sort=True):
         culprits.append(Culprit(str(link), "link", rows))
     return culprits

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..inventory import TierDesign
-from ..topology import Topology, host_of, link_id
+from ..topology import Topology, host_of
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 
@@ -72,21 +72,54 @@ def _design_column(p: pd.DataFrame, ctx: DetectContext, attr: str) -> pd.Series:
 
 
 def _p2p(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """The p2p rows once per evaluation, ids as categoricals (a fleet has millions)."""
+    """The p2p rows once per evaluation, ids as categoricals (a fleet has millions).
+
+    Callers get a shallow copy: they add columns, never change the shared ones."""
     key = ("_p2p", id(rows))
     if ctx.cache is not None and key in ctx.cache:
-        return ctx.cache[key].copy()
+        return ctx.cache[key].copy(deep=False)
     p = kind_rows(rows, "p2p")
     if p.empty:
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
-    p = p[p["status"] != "unreachable"].copy()  # an unreachable host is the host's finding
+    p = p[[c for c in P2P_COLUMNS if c in p.columns]]  # what the metrics read; rows may carry more
+    p = _where(p, p["status"] != "unreachable").copy(deep=False)  # an unreachable host is the host's finding
     p["failed"] = p["status"] != "ok"
-    cards = pd.CategoricalDtype(pd.unique(pd.concat([p["src"], p["dst"]], ignore_index=True)))
-    p["src"], p["dst"] = p["src"].astype(cards), p["dst"].astype(cards)
-    p["tier"] = p["tier"].astype("category")  # (links are unique per row: left as they are)
+    p["src"], p["dst"] = shared_categories(p["src"], p["dst"])
+    # Categoricals: a row selection then moves integer codes, not millions of strings.
+    # (Links are unique per row: categories would cost more than they save.)
+    for col in ("tier", "status"):
+        p[col] = p[col].astype("category")
     if ctx.cache is not None:
         ctx.cache[key] = p
-    return p.copy()
+    return p.copy(deep=False)
+
+
+P2P_COLUMNS = ("src", "dst", "link", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us", "lat_p99_us",
+               "checksum_ok")
+
+
+def _where(frame: pd.DataFrame, keep: pd.Series | np.ndarray) -> pd.DataFrame:
+    """``frame[keep]``, without moving millions of rows when every row is kept."""
+    keep = np.asarray(keep, dtype=bool)
+    return frame if keep.all() else frame[keep]
+
+
+def shared_categories(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Two id columns as categoricals over one set of categories (one hash pass, in
+    order of first appearance), so cards compare and group by their integer codes."""
+    if isinstance(a.dtype, pd.CategoricalDtype) and a.dtype == b.dtype:
+        return a, b
+    codes, uniques = pd.factorize(pd.concat([a.astype(str), b.astype(str)], ignore_index=True))
+    dtype = pd.CategoricalDtype(uniques)
+    return (pd.Series(pd.Categorical.from_codes(codes[:len(a)], dtype=dtype), index=a.index, name=a.name),
+            pd.Series(pd.Categorical.from_codes(codes[len(a):], dtype=dtype), index=b.index, name=b.name))
+
+
+def _mean_of_two(a: pd.Series, b: pd.Series) -> pd.Series:
+    """Row-wise mean of two columns, skipping NaN (as ``DataFrame.mean(axis=1)``)."""
+    a, b = a.astype(float), b.astype(float)
+    count = a.notna().astype(int) + b.notna().astype(int)
+    return (a.fillna(0.0) + b.fillna(0.0)) / count.where(count > 0)
 
 
 def p2p_bandwidth(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
@@ -95,7 +128,7 @@ def p2p_bandwidth(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
         return p
     # The mean of the two directions: half the noise of either; a link slow one way
     # still shows (at half its loss), and a link dead one way has failed outright.
-    p["value"] = p[["bw_GBps", "bw_rev_GBps"]].astype(float).mean(axis=1, skipna=True)
+    p["value"] = _mean_of_two(p["bw_GBps"], p["bw_rev_GBps"])
     p["design"] = _design_column(p, ctx, "bandwidth_GBps")
     return p[["src", "dst", "link", "tier", "value", "failed", "design", "status"]]
 
@@ -104,7 +137,7 @@ def p2p_latency(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     p = _p2p(rows, ctx)
     if p.empty:
         return p
-    p = p[~p["failed"]].copy()
+    p = _where(p, ~p["failed"]).copy(deep=False)
     p["value"] = p["lat_us"].astype(float)
     p["design"] = _design_column(p, ctx, "latency_us")
     return p[["src", "dst", "link", "tier", "value", "failed", "design"]]
@@ -115,7 +148,7 @@ def p2p_latency_tail(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     p = _p2p(rows, ctx)
     if p.empty or "lat_p99_us" not in p or p["lat_p99_us"].isna().all():
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
-    p = p[~p["failed"]].copy()
+    p = _where(p, ~p["failed"]).copy(deep=False)
     p["value"] = p["lat_p99_us"].astype(float) / p["lat_us"].astype(float)
     return p[["src", "dst", "link", "tier", "value", "failed"]]
 
@@ -124,7 +157,7 @@ def p2p_checksum_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFram
     p = _p2p(rows, ctx)
     if p.empty or "checksum_ok" not in p:
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
-    p = p[~p["failed"] & p["checksum_ok"].notna()].copy()
+    p = _where(p, ~p["failed"] & p["checksum_ok"].notna()).copy(deep=False)
     p["value"] = (~p["checksum_ok"].astype(bool)).astype(int)
     return p[["src", "dst", "link", "tier", "value", "failed"]]
 
@@ -139,8 +172,8 @@ def _pairs(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
         return pairs
     ends = pairs["group"].str.removeprefix("pair:").str.split("<->", regex=False)
     pairs["src"], pairs["dst"] = ends.str[0], ends.str[1]
-    pairs["link"] = [link_id(a, b) for a, b in zip(pairs["src"], pairs["dst"])]
-    pairs["tier"] = [ctx.topo.tier(a, b) for a, b in zip(pairs["src"], pairs["dst"])]
+    pairs["link"] = ctx.topo.link_ids(pairs["src"], pairs["dst"])
+    pairs["tier"] = ctx.topo.tiers(pairs["src"], pairs["dst"])
     pairs["failed"] = pairs["status"] != "ok"
     return pairs
 
@@ -216,25 +249,40 @@ def host_fact_warnings(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     return _failed_facts(rows, warning=True)
 
 
+MISSING_COLUMNS = ["entity", "kind", "value", "status", "layer", "fact", "tool", "message"]
+
+
 def missing(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     """What should have been measured and was not: unreachable, timed out, tool
     missing, parse failed, not run. Always a finding, never a pass."""
-    out = []
+    parts = []
     facts = kind_rows(rows, "host_fact")
     if not facts.empty:
-        for r in facts[~facts["status"].isin(["ok", "skipped"])].itertuples():
-            out.append({"entity": r.host, "kind": "host", "value": 1, "status": r.status,
-                        "layer": r.layer, "fact": r.fact, "tool": getattr(r, "tool", None),
-                        "message": r.message or f"{r.host}: {r.fact}: {r.status}"})
+        bad = facts[~facts["status"].isin(["ok", "skipped"])]
+        message = bad["message"].astype(object).where(bad["message"].notna() & (bad["message"] != ""),
+                                                      bad["host"].astype(str) + ": " + bad["fact"].astype(str)
+                                                      + ": " + bad["status"].astype(str))
+        parts.append(pd.DataFrame({
+            "entity": bad["host"], "kind": "host", "value": 1, "status": bad["status"], "layer": bad["layer"],
+            "fact": bad["fact"], "tool": bad["tool"] if "tool" in bad else None, "message": message}))
     nr = kind_rows(rows, "not_run")
-    for r in nr.itertuples():
-        entity, kind = r.entity, r.entity_kind
-        if kind == "group":
-            hosts = sorted({host_of(c) for c in _group_members(entity, ctx.topo)})
-            entity, kind = (hosts[0], "host") if len(hosts) == 1 else (entity, "supernode")
-        out.append({"entity": entity, "kind": kind, "value": 1, "status": r.status, "layer": r.layer,
-                    "fact": None, "tool": None, "message": r.message})
-    return pd.DataFrame(out, columns=["entity", "kind", "value", "status", "layer", "fact", "tool", "message"])
+    if not nr.empty:
+        entity, kind = nr["entity"].astype(str), nr["entity_kind"].astype(str)
+        # A group that did not run is its host when it lies on one, else its supernode.
+        prefix, rest = entity.str.partition(":")[0], entity.str.partition(":")[2]
+        cards = rest.map(ctx.topo.card_table["host"].value_counts()).fillna(0)
+        on_host = (kind == "group") & (((prefix == "host") & (cards > 0)) | (prefix == "card"))
+        host = rest.where(prefix == "host", rest.str.rsplit("/", n=1).str[0])
+        parts.append(pd.DataFrame({
+            "entity": entity.where(~on_host, host),
+            "kind": kind.where(kind != "group", on_host.map({True: "host", False: "supernode"})),
+            "value": 1, "status": nr["status"], "layer": nr["layer"], "fact": None, "tool": None,
+            "message": nr["message"]}))
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame(columns=MISSING_COLUMNS)
+    out = pd.concat(parts, ignore_index=True)[MISSING_COLUMNS]
+    return out.astype({"fact": object, "tool": object, "message": object})
 
 
 def _group_members(group_id: str, topo: Topology) -> list[str]:

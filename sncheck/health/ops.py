@@ -8,6 +8,7 @@ a card bad with most partners is the card, all cards of a host alike is the host
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -16,6 +17,7 @@ import pandas as pd
 
 from .findings import Finding
 from .localize import localize
+from ..topology import split_link
 from .metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, jsonable
 
 if TYPE_CHECKING:
@@ -62,42 +64,81 @@ def _bound(rule: "Rule") -> tuple[str, float]:
 
 
 # ------------------------------------------------------------------ findings from pairs
-def _touching(cells: pd.DataFrame, entity: str, kind: str, ctx: DetectContext) -> pd.DataFrame:
-    if kind == "link":
-        return cells[cells["link"] == entity]
-    members = ({entity} if kind == "card" else set(ctx.topo.cards_of_host(entity)) if kind == "host"
-               else set(ctx.topo.cards_of_supernode(entity)))
-    return cells[cells["src"].isin(members) | cells["dst"].isin(members)]
+class _Touching:
+    """Which pairs touch an entity, as masks over integer card codes: one factorize of
+    the pair ends, then a vectorized ``isin`` per culprit (never a scan over strings)."""
+
+    def __init__(self, cells: pd.DataFrame, ctx: DetectContext) -> None:
+        src, dst = cells["src"], cells["dst"]
+        if isinstance(src.dtype, pd.CategoricalDtype) and src.dtype == dst.dtype:
+            self.src, self.dst = src.cat.codes.to_numpy(), dst.cat.codes.to_numpy()
+            self.cards = pd.Index(src.cat.categories.astype(str), dtype=object)
+        else:
+            codes, uniques = pd.factorize(pd.concat([src.astype(str), dst.astype(str)], ignore_index=True))
+            self.src, self.dst = codes[:len(cells)], codes[len(cells):]
+            self.cards = pd.Index(uniques, dtype=object)
+        self.ctx = ctx
+
+    def mask(self, entity: str, kind: str) -> np.ndarray:
+        if kind == "link":
+            members = list(split_link(entity))
+        elif kind == "card":
+            members = [entity]
+        elif kind == "host":
+            members = self.ctx.topo.cards_of_host(entity)
+        else:
+            members = self.ctx.topo.cards_of_supernode(entity)
+        codes = self.cards.get_indexer(members)
+        codes = codes[codes >= 0]
+        if kind == "link":
+            if len(codes) < 2:
+                return np.zeros(len(self.src), dtype=bool)
+            a, b = codes[0], codes[1]
+            return ((self.src == a) & (self.dst == b)) | ((self.src == b) & (self.dst == a))
+        return np.isin(self.src, codes) | np.isin(self.dst, codes)
 
 
 def pair_findings(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext, flagged: set[str] = frozenset(),
                   expected: float | None = None) -> list[Finding]:
     """Localize bad pairs (column ``bad``) and cards flagged by a score into findings."""
     unit = METRICS[rule.metric].unit
+    culprits = localize(cells, ctx.topo, flagged)
+    if not culprits:
+        return []
+    touching = _Touching(cells, ctx)
+    values = cells["value"].to_numpy(float)
+    design = cells["design"].to_numpy(float) if "design" in cells else None
     out = []
-    for c in localize(cells, ctx.topo, flagged):
-        touching = _touching(cells, c.entity, c.kind, ctx)
-        if "design" in touching and expected is None:
-            exp = jsonable(touching["design"].median())
+    for c in culprits:
+        mask = touching.mask(c.entity, c.kind)
+        n_touching = int(mask.sum())
+        if design is not None and expected is None:
+            exp = jsonable(_median(design[mask]))
         else:
-            exp = jsonable(expected if expected is not None else touching["value"].median())
-        measured = jsonable((c.cells if not c.cells.empty else touching)["value"].median())
+            exp = jsonable(expected if expected is not None else _median(values[mask]))
+        measured = jsonable(c.cells["value"].median() if not c.cells.empty else _median(values[mask]))
         failed = int(c.cells["failed"].sum()) if "failed" in c.cells else 0
         if c.kind == "link":
             what = f"link {c.entity}: {rule.summary} between two otherwise healthy cards"
         elif c.cells.empty:
             what = f"{c.kind} {c.entity}: {rule.summary} across its pairs as a whole"
         else:
-            what = f"{c.kind} {c.entity}: {rule.summary} on {len(c.cells)} of {len(touching)} pair tests"
+            what = f"{c.kind} {c.entity}: {rule.summary} on {len(c.cells)} of {n_touching} pair tests"
         if failed:
             what += f" ({failed} carried nothing)"
         worst = c.cells.sort_values("value").head(5) if not c.cells.empty else c.cells
         out.append(Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, what, {
             "measured": measured, "expected": exp, "unit": unit,
-            "bad_pairs": int(len(c.cells)), "pairs": int(len(touching)),
+            "bad_pairs": int(len(c.cells)), "pairs": n_touching,
             "worst": [{"link": r.link, "value": jsonable(r.value)} for r in worst.itertuples()],
         }))
     return out
+
+
+def _median(values: np.ndarray) -> float:
+    """The median skipping NaN (as ``Series.median``); NaN when nothing is left."""
+    values = values[~np.isnan(values)]
+    return float(np.median(values)) if len(values) else math.nan
 
 
 def entity_findings(frame: pd.DataFrame, bad: pd.Series, rule: "Rule", expected=None) -> list[Finding]:
@@ -146,16 +187,41 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
         bad = _compare(s, rule) & (excess >= min_excess)
         return entity_findings(frame.assign(value=frame["value"]), bad, rule, expected=jsonable(frame["value"].median()))
 
-    ok = frame[~frame["failed"]].copy()
-    ok["score"] = ok.groupby("tier")["value"].transform(lambda v: score(v) if len(v) >= min_peers else 1.0 if method == "ratio" else 0.0)
+    keep = ~frame["failed"].to_numpy(bool)
+    ok = frame[[c for c in frame.columns if c != "link"]]  # links are only read for bad pairs
+    ok = (ok if keep.all() else ok[keep]).copy(deep=False)
+    ok["score"] = _tier_scores(ok, method, min_peers)
     if per == "pair":
-        bad = frame["failed"] | frame.index.isin(ok.index[_compare(ok["score"], rule)])
+        bad = ~keep
+        bad[np.flatnonzero(keep)[_compare(ok["score"], rule).to_numpy(bool)]] = True
         return pair_findings(frame.assign(bad=bad), rule, ctx)
     card_score = _card_scores(ok, method, min_peers)
     flagged = set(card_score.index[_compare(card_score, rule)])
     if not flagged:
         return []
     return pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged)
+
+
+def _tier_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
+    """Each pair's score against the pairs of its tier: the ratio to the tier median, or
+    the robust z; neutral where a tier has too few pairs. Grouped by tier code (a
+    handful of tiers), each statistic one numpy pass over the tier's values."""
+    codes, _ = pd.factorize(ok["tier"])
+    values = ok["value"].to_numpy(float)
+    med, mad, size = (np.full(len(values), np.nan) for _ in range(3))
+    for k in range(codes.max() + 1 if len(codes) else 0):
+        at = codes == k
+        v = values[at]
+        med[at] = _median(v)
+        mad[at] = _median(np.abs(v - med[at]))
+        size[at] = len(v)
+    if method == "ratio":
+        scores, neutral = values / med, 1.0
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = 0.6745 * (values - med) / mad
+        scores, neutral = np.where((mad != 0) & ~np.isnan(mad), z, 0.0), 0.0
+    return pd.Series(np.where(size >= min_peers, scores, neutral), index=ok.index)
 
 
 SMALL_DOMAIN_PAIRS = 256
@@ -169,19 +235,50 @@ def _card_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
     all pairs and drags the tier median towards itself. In a big domain a card's share
     of the pairs is negligible and the tier score is used as it is.
     """
-    both = pd.concat([ok[["src", "value", "score", "tier"]].rename(columns={"src": "card"}),
-                      ok[["dst", "value", "score", "tier"]].rename(columns={"dst": "card"})])
-    counts = both.groupby("card", observed=True)["score"].count()
-    scores = both.groupby("card", observed=True)["score"].median()
+    both = pd.concat([ok[["src", "score"]].rename(columns={"src": "card"}),
+                      ok[["dst", "score"]].rename(columns={"dst": "card"})])
+    by_card = both.groupby("card", observed=True)["score"]
+    counts, scores = by_card.count(), by_card.median()
     sizes = ok.groupby("tier", observed=True)["value"].transform("size")
-    small = ok[sizes < SMALL_DOMAIN_PAIRS]
+    small = ok[(sizes < SMALL_DOMAIN_PAIRS).to_numpy()]
     if method == "ratio" and not small.empty:
-        for card in pd.unique(pd.concat([small["src"], small["dst"]])):
-            mine = (small["src"] == card) | (small["dst"] == card)
-            others = small.loc[~mine, "value"]
-            if len(others) >= 1 and mine.sum() >= min_peers:
-                scores[card] = small.loc[mine, "value"].median() / others.median()
+        scores = _leave_out_scores(small, scores, min_peers)
     return scores[counts >= min_peers]
+
+
+def _leave_out_scores(small: pd.DataFrame, scores: pd.Series, min_peers: int) -> pd.Series:
+    """In small tiers (fewer than SMALL_DOMAIN_PAIRS pairs in all), each card's median
+    over the median of every other small-tier pair, as one card x pair matrix."""
+    codes, cards = pd.factorize(pd.concat([small["src"].astype(str), small["dst"].astype(str)],
+                                          ignore_index=True))
+    n = len(small)
+    ids = np.arange(len(cards))[:, None]
+    mine = (codes[:n][None, :] == ids) | (codes[n:][None, :] == ids)  # cards x pairs
+    values = small["value"].to_numpy(float)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a card whose values are all NaN
+        own = np.nanmedian(np.where(mine, values, np.nan), axis=1)
+        others = np.nanmedian(np.where(mine, np.nan, values), axis=1)
+    keep = ((~mine).sum(axis=1) >= 1) & (mine.sum(axis=1) >= min_peers)
+    out = scores.astype(float).to_numpy().copy()
+    at = scores.index.get_indexer(pd.Index(cards.astype(str))[keep])
+    out[at[at >= 0]] = (own / others)[keep][at >= 0]
+    return pd.Series(out, index=scores.index, name=scores.name)
+
+
+def _per_card_reference(cells: pd.DataFrame, per_card: dict) -> pd.Series:
+    """A pair's baseline from its cards' own histories: the lower of the two (as
+    Python's ``min(a, b)``: a when b is NaN, NaN when a is). One lookup per tier."""
+    a = np.full(len(cells), np.nan)
+    b = np.full(len(cells), np.nan)
+    tiers = cells["tier"].astype(str).to_numpy()
+    for tier, values in per_card.items():  # per tier (a handful), never per pair
+        at = tiers == tier
+        if at.any() and values:
+            table = pd.Series(values, dtype=float)
+            a[at] = table.reindex(cells["src"][at].astype(str)).to_numpy()
+            b[at] = table.reindex(cells["dst"][at].astype(str)).to_numpy()
+    return pd.Series(np.where(b < a, b, a), index=cells.index)
 
 
 def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
@@ -192,9 +289,7 @@ def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
     if not base or cells.empty:
         return []
     if rule.params["key"] == "card" and base.get("card"):
-        per_card = base["card"]  # tier -> card -> value
-        ref = pd.Series([min(per_card.get(t, {}).get(a, math.nan), per_card.get(t, {}).get(b, math.nan))
-                         for a, b, t in zip(cells["src"], cells["dst"], cells["tier"])], index=cells.index)
+        ref = _per_card_reference(cells, base["card"])  # tier -> card -> value
     else:
         ref = cells["tier"].map(base.get("tier", {}))
     bad = cells["failed"] | _compare(cells["value"] / ref, rule)

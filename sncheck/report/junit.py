@@ -1,10 +1,23 @@
-"""JUnit XML for CI systems: one testsuite per layer, one testcase per finding.
+"""JUnit XML for CI systems: one testsuite per check family, one testcase per host.
 
-A finding at or above the run's gate severity is a ``<failure>``; one below the gate
-is a passing testcase that carries its message in ``<system-out>``. A layer with no
-findings gets one passing testcase, a skipped layer one ``<skipped>`` testcase, and a
-layer whose verdict is ``error`` (or ``fail`` without a failing finding) one testcase
-that says so, so the CI verdict never reads greener than the run's.
+A CI dashboard tracks a host from night to night, so every name is stable: the suite
+is ``sncheck.<family>`` (a layer: connectivity, stress, golden), the testcase is the
+host name with classname ``sncheck.<family>.<supernode>``; nothing from the run (ids,
+counts, times) goes into a name. Run details go into ``<properties>``.
+
+Each host's testcase in a family is one of:
+
+* **failure**: a finding at or above the gate names the host, one of its cards, a link
+  with an end on it, or its supernode;
+* **error**: the family could not run there (timed out, tool missing, parse failed,
+  not run), the host was unreachable (an error in every family), or the whole layer
+  ended in error;
+* **skipped** (with the reason): the layer was skipped;
+* **passing**: otherwise; findings below the gate go into ``<system-out>``.
+
+Findings that name nothing on a known host get a testcase named after their entity, and
+a layer whose verdict is ``fail`` without a failing finding gets a ``layer`` testcase
+that fails, so the CI verdict never reads greener than the run's.
 """
 
 from __future__ import annotations
@@ -12,10 +25,14 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections import defaultdict
 
+from ..topology import natural_key
 from .json_out import write_text_atomic
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
+# Findings that say a check could not run at all (not that it measured something bad).
+COULD_NOT_RUN = ("host-unreachable", "not-run")
 # Characters XML 1.0 cannot carry at all; tool output (ANSI escapes, NULs) may hold them.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -23,6 +40,44 @@ _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 def is_failure(severity: str, gate: str) -> bool:
     """True when ``severity`` is at or above ``gate`` (unknown severities fail)."""
     return SEVERITY_RANK.get(severity, len(SEVERITY_RANK)) >= SEVERITY_RANK.get(gate, 2)
+
+
+def could_not_run(finding: dict) -> bool:
+    rule = str(finding.get("rule", ""))
+    return any(rule == r or rule.startswith(r + "-") for r in COULD_NOT_RUN)
+
+
+class _Hosts:
+    """The run's hosts and supernodes (from ``results["topology"]``), and which hosts a
+    finding's entity touches."""
+
+    def __init__(self, results: dict, findings: list[dict]) -> None:
+        self.supernode: dict[str, str] = {}
+        self.members: dict[str, list[str]] = {}
+        for sn in (results.get("topology") or {}).get("supernodes") or []:
+            name = str(sn.get("name", "?"))
+            hosts = [str(h) for h in sn.get("hosts") or []]
+            self.members[name] = hosts
+            for h in hosts:
+                self.supernode[h] = name
+        if not self.supernode:  # no topology: the hosts the findings name
+            for f in findings:
+                for h in self._ends(str(f.get("entity", ""))):
+                    self.supernode.setdefault(h, "")
+
+    @staticmethod
+    def _ends(entity: str) -> list[str]:
+        entity = entity.removeprefix("host:").removeprefix("card:")
+        return [part.rsplit("/", 1)[0] for part in entity.split("<->")]
+
+    def of(self, finding: dict) -> list[str]:
+        entity = str(finding.get("entity", ""))
+        if finding.get("entity_kind") == "supernode" and entity in self.members:
+            return list(self.members[entity])
+        return [h for h in dict.fromkeys(self._ends(entity)) if h in self.supernode]
+
+    def ordered(self) -> list[str]:
+        return sorted(self.supernode, key=natural_key)
 
 
 def render_junit(results: dict) -> str:
@@ -36,12 +91,17 @@ def render_junit(results: dict) -> str:
             layers.append({"name": name, "verdict": ""})  # judged by its findings alone
     if results.get("isolation_blocked"):  # the safety cap refused the isolations: the gate fails
         layers.append({"name": "isolation", "verdict": "fail"})
-    root = ET.Element("testsuites", name=f"sncheck {results.get('run_id', '')}".strip())
+    hosts = _Hosts(results, findings)
+    # An unreachable host could not run any family: it is an error in each of them.
+    unreachable = [f for f in findings if f.get("rule") == "host-unreachable"]
+    root = ET.Element("testsuites", name="sncheck")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for layer in layers:
         name = str(layer.get("name", "?"))
         mine = [f for f in findings if (f.get("layer") or "run") == name]
-        suite = _suite(root, name, layer, mine, gate, results)
+        if layer.get("verdict") != "skipped":
+            mine += [f for f in unreachable if f not in mine]
+        suite = _suite(root, name, layer, mine, gate, results, hosts)
         for k in totals:
             totals[k] += int(suite.get(k, "0"))
     for k, v in totals.items():
@@ -56,7 +116,7 @@ def write_junit(path: str | os.PathLike, results: dict) -> None:
 
 
 def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict], gate: str,
-           results: dict) -> ET.Element:
+           results: dict, hosts: _Hosts) -> ET.Element:
     suite = ET.SubElement(root, "testsuite", name=f"sncheck.{name}")
     props = ET.SubElement(suite, "properties")
     for key in ("run_id", "playbook", "backend", "inventory"):
@@ -67,40 +127,69 @@ def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict], gate:
     if cut:
         ET.SubElement(props, "property", name="cut_short", value=str(cut))
     verdict = layer.get("verdict")
-    failures = errors = skipped = 0
-    if verdict == "skipped" and not findings:
-        case = _case(suite, name, "layer")
-        ET.SubElement(case, "skipped", message=str(cut or "layer skipped"))
-        skipped += 1
+
+    per_host: dict[str, list[dict]] = defaultdict(list)
+    elsewhere: dict[str, list[dict]] = defaultdict(list)  # entity -> findings on no known host
     for f in findings:
-        case = _case(suite, name, f"{f.get('rule', '?')} {f.get('entity', '?')}")
-        text = _finding_text(f)
-        if is_failure(str(f.get("severity", "")), gate):
-            failure = ET.SubElement(case, "failure", message=str(f.get("message", "")),
-                                    type=str(f.get("severity", "")))
-            failure.text = text
-            failures += 1
-        else:
-            ET.SubElement(case, "system-out").text = text
-    if verdict == "error":
-        case = _case(suite, name, "layer")
-        ET.SubElement(case, "error", message=str(cut or "layer could not run"))
-        errors += 1
-    elif verdict == "fail" and not failures:
-        case = _case(suite, name, "layer")
+        on = hosts.of(f)
+        for h in on:
+            per_host[h].append(f)
+        if not on:
+            elsewhere[str(f.get("entity", "?"))].append(f)
+
+    counts = {"failures": 0, "errors": 0, "skipped": 0}
+    for host in hosts.ordered():
+        classname = f"sncheck.{name}.{hosts.supernode[host]}" if hosts.supernode[host] else f"sncheck.{name}"
+        _case(suite, classname, host, per_host.get(host, []), gate, verdict, cut, counts)
+    for entity in sorted(elsewhere, key=natural_key):
+        _case(suite, f"sncheck.{name}", entity, elsewhere[entity], gate, verdict, cut, counts)
+    if verdict == "fail" and not counts["failures"] and not counts["errors"]:
+        case = ET.SubElement(suite, "testcase", classname=f"sncheck.{name}", name="layer")
         ET.SubElement(case, "failure", message="layer verdict is fail", type="verdict")
-        failures += 1
-    elif not findings and verdict != "skipped":
-        _case(suite, name, "layer")
+        counts["failures"] += 1
+    elif not suite.findall("testcase"):  # no hosts known and nothing found: the layer itself
+        case = ET.SubElement(suite, "testcase", classname=f"sncheck.{name}", name="layer")
+        if verdict == "error":
+            ET.SubElement(case, "error", message=str(cut or "layer could not run"))
+            counts["errors"] += 1
+        elif verdict == "skipped":
+            ET.SubElement(case, "skipped", message=str(cut or "layer skipped"))
+            counts["skipped"] += 1
     suite.set("tests", str(len(suite.findall("testcase"))))
-    suite.set("failures", str(failures))
-    suite.set("errors", str(errors))
-    suite.set("skipped", str(skipped))
+    for k, v in counts.items():
+        suite.set(k, str(v))
     return suite
 
 
-def _case(suite: ET.Element, layer: str, name: str) -> ET.Element:
-    return ET.SubElement(suite, "testcase", classname=f"sncheck.{layer}", name=name)
+def _case(suite: ET.Element, classname: str, name: str, findings: list[dict], gate: str,
+          verdict: object, cut: object, counts: dict[str, int]) -> None:
+    case = ET.SubElement(suite, "testcase", classname=classname, name=name)
+    failing = [f for f in findings if is_failure(str(f.get("severity", "")), gate)]
+    not_run = [f for f in failing if could_not_run(f)]
+    bad = [f for f in failing if not could_not_run(f)]
+    text = "\n\n".join(_finding_text(f) for f in findings)
+    if bad:
+        failure = ET.SubElement(case, "failure", message=_summary(bad),
+                                type=max((str(f.get("severity", "")) for f in bad),
+                                         key=lambda s: SEVERITY_RANK.get(s, 3)))
+        failure.text = text
+        counts["failures"] += 1
+    elif not_run or verdict == "error":
+        error = ET.SubElement(case, "error", message=_summary(not_run) if not_run
+                              else str(cut or "layer could not run"))
+        error.text = text or None
+        counts["errors"] += 1
+    elif verdict == "skipped":
+        ET.SubElement(case, "skipped", message=str(cut or "layer skipped"))
+        counts["skipped"] += 1
+    elif findings:
+        ET.SubElement(case, "system-out").text = text
+
+
+def _summary(findings: list[dict]) -> str:
+    first = findings[0]
+    more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+    return f"{first.get('entity', '')}: {first.get('message', '')}{more}"
 
 
 def _finding_text(f: dict) -> str:

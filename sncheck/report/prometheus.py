@@ -1,9 +1,22 @@
 """Prometheus text exposition (for node_exporter's textfile collector or a pushgateway).
 
-Verdicts are state sets (one series per possible state, value 1 for the current one),
-so ``sncheck_run_verdict{verdict="fail"} == 1`` is a plain alert expression. Series
-are kept few: per-link bandwidth is the median over rounds, and bus bandwidth only
-at the largest message size of each group and collective.
+Run-level state plus **per-card** series, never per-pair ones: a fleet of N cards has
+~N² pairs, which no Prometheus wants as series. Per card (and link tier) the file
+carries the minimum and the median of its pairs' bandwidth, the median of its pairs'
+p99 latency, the count of its failed pairs, and its median launch skew in collectives.
+
+Card series use the label names dcgm-exporter uses (``Hostname``, ``gpu``) plus
+``supernode``, so queries join with DCGM data::
+
+    sncheck_card_p2p_bandwidth_min_bytes_per_second * on(Hostname, gpu) group_left DCGM_FI_DEV_GPU_TEMP
+
+Values are in base units (bytes per second, seconds); no sample carries a timestamp
+(the textfile collector skips a whole file that has one). The file is written to a
+temporary sibling and renamed (``write_text_atomic``): the collector reads ``*.prom``
+only, and never half a file.
+
+Group bus bandwidth (``sncheck_busbw_GBps``, one series per stress group: hosts, rails,
+domains) is kept as before; the pairwise narrowing groups are left out (per pair).
 """
 
 from __future__ import annotations
@@ -12,14 +25,16 @@ import math
 import os
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 
-from ..topology import link_id
 from .json_out import write_text_atomic
 
 RUN_VERDICTS = ("pass", "fail", "error")
 LAYER_VERDICTS = ("pass", "fail", "skipped", "error")
 SEVERITIES = ("critical", "warning", "info")
+GB = 1e9
+US = 1e-6
 
 
 def escape_label_value(value: object) -> str:
@@ -45,14 +60,33 @@ class _Exposition:
     def __init__(self) -> None:
         self.lines: list[str] = []
 
+    def _head(self, name: str, kind: str, help_: str) -> None:
+        help_ = help_.replace("\\", "\\\\").replace("\n", "\\n")
+        self.lines += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"]
+
     def family(self, name: str, kind: str, help_: str,
                samples: Iterable[tuple[dict, float]]) -> None:
         samples = list(samples)
         if not samples:
             return
-        help_ = help_.replace("\\", "\\\\").replace("\n", "\\n")
-        self.lines += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"]
+        self._head(name, kind, help_)
         self.lines += [f"{name}{_labels(**labels)} {_value(v)}" for labels, v in samples]
+
+    def frame(self, name: str, kind: str, help_: str, df: pd.DataFrame, labels: list[str],
+              value: str) -> None:
+        """A family from a frame, one sample per row, the lines built column-wise."""
+        if df.empty or value not in df.columns:
+            return
+        df = df[df[value].notna()]
+        if df.empty:
+            return
+        self._head(name, kind, help_)
+        text = pd.Series(name + "{", index=df.index)
+        for i, label in enumerate(labels):
+            esc = (df[label].astype(str).str.replace("\\", "\\\\", regex=False)
+                   .str.replace('"', '\\"', regex=False).str.replace("\n", "\\n", regex=False))
+            text = text + ("," if i else "") + label + '="' + esc + '"'
+        self.lines += (text + "} " + df[value].map(_value)).tolist()
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
@@ -80,15 +114,35 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
                   "action": e.get("action", "")}, float(bool(e.get("applied")))) for e in latest.values()])
     out.family("sncheck_isolation_blocked", "gauge", "1 when the safety cap refused the run's isolations.",
                [({}, float(bool(results.get("isolation_blocked"))))])
-    out.family("sncheck_p2p_bandwidth_GBps", "gauge",
-               "Median unidirectional bandwidth per card pair over rounds, GB/s.", _p2p(rows))
+    supernode = _supernode_of_host(results)
+    cards = card_p2p(rows, supernode)
+    labels = ["Hostname", "gpu", "supernode", "tier"]
+    out.frame("sncheck_card_p2p_bandwidth_min_bytes_per_second", "gauge",
+              "Lowest bandwidth over a card's pairs in a link tier (each pair: the mean of its "
+              "two directions, median over rounds), bytes/s.", cards, labels, "bw_min")
+    out.frame("sncheck_card_p2p_bandwidth_median_bytes_per_second", "gauge",
+              "Median bandwidth over a card's pairs in a link tier, bytes/s.", cards, labels, "bw_median")
+    out.frame("sncheck_card_p2p_latency_p99_seconds", "gauge",
+              "Median over a card's pairs in a link tier of each pair's p99 ping-pong latency, s.",
+              cards, labels, "lat_p99")
+    out.frame("sncheck_card_p2p_failed_pairs", "gauge",
+              "Pairs of a card in a link tier that carried nothing (failed, timed out).",
+              cards, labels, "failed")
+    out.frame("sncheck_card_launch_skew_seconds", "gauge",
+              "A card's median launch skew over the collectives it took part in, s.",
+              card_skew(rows, supernode), ["Hostname", "gpu", "supernode"], "skew")
     out.family("sncheck_busbw_GBps", "gauge",
-               "Median bus bandwidth at the largest message size, GB/s.", _busbw(rows))
+               "Median bus bandwidth of a stress group at the largest message size, GB/s.", _busbw(rows))
     return out.text()
 
 
 def write_prometheus(path: str | os.PathLike, results: dict, rows: pd.DataFrame | None) -> None:
     write_text_atomic(path, render_prometheus(results, rows))
+
+
+def _supernode_of_host(results: dict) -> dict[str, str]:
+    return {str(h): str(sn.get("name", "")) for sn in (results.get("topology") or {}).get("supernodes") or []
+            for h in sn.get("hosts") or []}
 
 
 def _of_kind(rows: pd.DataFrame, kind: str, needed: set[str]) -> pd.DataFrame:
@@ -97,29 +151,75 @@ def _of_kind(rows: pd.DataFrame, kind: str, needed: set[str]) -> pd.DataFrame:
     df = rows[rows["kind"] == kind]
     if not needed <= set(df.columns):
         return pd.DataFrame()
-    if "status" in df.columns:
-        df = df[df["status"].fillna("ok").eq("ok")]
     return df
 
 
-def _p2p(rows: pd.DataFrame) -> list[tuple[dict, float]]:
+def _card_labels(card: pd.Series, supernode: dict[str, str]) -> pd.DataFrame:
+    """dcgm-exporter's labels for card ids ``<host>/gpu<index>``."""
+    parts = card.astype(str).str.rsplit("/gpu", n=1)
+    host = parts.str[0]
+    return pd.DataFrame({"Hostname": host, "gpu": parts.str[1].fillna(""),
+                         "supernode": host.map(supernode).fillna("")}, index=card.index)
+
+
+def card_p2p(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
+    """Per card and tier: min and median pair bandwidth (bytes/s), median pair p99
+    latency (s) and failed pairs; grouped, one pass each, over both ends of each pair."""
     p2p = _of_kind(rows, "p2p", {"src", "dst", "bw_GBps"})
     if p2p.empty:
-        return []
-    link = p2p["link"] if "link" in p2p.columns else pd.Series(None, index=p2p.index)
-    link = link.fillna(pd.Series([link_id(str(a), str(b)) for a, b in zip(p2p["src"], p2p["dst"])],
-                                 index=p2p.index))
-    tier = p2p["tier"].fillna("") if "tier" in p2p.columns else ""
-    df = pd.DataFrame({"link": link, "tier": tier,
-                       "bw": pd.to_numeric(p2p["bw_GBps"], errors="coerce")}).dropna(subset=["bw"])
-    med = df.groupby(["link", "tier"], sort=True)["bw"].median()
-    return [({"link": lk, "tier": t}, float(v)) for (lk, t), v in med.items()]
+        return pd.DataFrame()
+    ok = p2p["status"].fillna("ok").eq("ok") if "status" in p2p.columns else pd.Series(True, index=p2p.index)
+    fwd = pd.to_numeric(p2p["bw_GBps"], errors="coerce")
+    rev = pd.to_numeric(p2p["bw_rev_GBps"], errors="coerce") if "bw_rev_GBps" in p2p.columns else fwd
+    both = pd.concat([fwd, rev], axis=1).mean(axis=1)  # (NaN skipped: one direction may be missing)
+    p99 = (pd.to_numeric(p2p["lat_p99_us"], errors="coerce") if "lat_p99_us" in p2p.columns
+           else pd.Series(np.nan, index=p2p.index))
+    tier = p2p["tier"].fillna("") if "tier" in p2p.columns else pd.Series("", index=p2p.index)
+    pairs = pd.DataFrame({"src": p2p["src"].astype(str), "dst": p2p["dst"].astype(str), "tier": tier.astype(str),
+                          "bw": both.where(ok) * GB, "p99": p99.where(ok) * US, "failed": ~ok})
+    # One value per pair (the median over its rounds), then both ends of it.
+    per_pair = pairs.groupby(["src", "dst", "tier"], sort=False, observed=True).agg(
+        bw=("bw", "median"), p99=("p99", "median"), failed=("failed", "all")).reset_index()
+    ends = pd.concat([per_pair.rename(columns={"src": "card"}).drop(columns="dst"),
+                      per_pair.rename(columns={"dst": "card"}).drop(columns="src")], ignore_index=True)
+    out = ends.groupby(["card", "tier"], sort=False, observed=True).agg(
+        bw_min=("bw", "min"), bw_median=("bw", "median"), lat_p99=("p99", "median"),
+        failed=("failed", "sum")).reset_index()
+    out = pd.concat([_card_labels(out["card"], supernode), out], axis=1)
+    return _natural(out, ["Hostname", "gpu", "tier"])
+
+
+def card_skew(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
+    ranks = _of_kind(rows, "rank", {"card", "skew_us"})
+    if ranks.empty:
+        return pd.DataFrame()
+    if "group" in ranks.columns:  # the pairwise narrowing pass is per pair, not a collective
+        ranks = ranks[~ranks["group"].astype(str).str.startswith("pair:")]
+    skew = (pd.to_numeric(ranks["skew_us"], errors="coerce") * US).groupby(ranks["card"].astype(str)).median()
+    out = pd.DataFrame({"card": skew.index, "skew": skew.to_numpy()})
+    out = pd.concat([_card_labels(out["card"], supernode), out], axis=1)
+    return _natural(out, ["Hostname", "gpu"])
+
+
+def _natural(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows in natural order of hosts and gpu numbers (a stable, readable file)."""
+    host = df["Hostname"].str.extract(r"^(.*?)(\d*)$")
+    order = pd.DataFrame({"h0": host[0], "h1": pd.to_numeric(host[1], errors="coerce").fillna(-1),
+                          "g": pd.to_numeric(df["gpu"], errors="coerce").fillna(-1)}, index=df.index)
+    for k in keys[2:]:
+        order[k] = df[k]
+    return df.loc[order.sort_values(list(order.columns), kind="stable").index].reset_index(drop=True)
 
 
 def _busbw(rows: pd.DataFrame) -> list[tuple[dict, float]]:
     coll = _of_kind(rows, "collective", {"group", "collective", "size_bytes", "busbw_GBps"})
     if coll.empty:
         return []
+    if "status" in coll.columns:
+        coll = coll[coll["status"].fillna("ok").eq("ok")]
+    if "group_kind" in coll.columns:
+        coll = coll[coll["group_kind"].astype(str) != "pair"]
+    coll = coll[~coll["group"].astype(str).str.startswith("pair:")]
     df = pd.DataFrame({"group": coll["group"].astype(str), "collective": coll["collective"].astype(str),
                        "size": pd.to_numeric(coll["size_bytes"], errors="coerce"),
                        "busbw": pd.to_numeric(coll["busbw_GBps"], errors="coerce")}).dropna()
