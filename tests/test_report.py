@@ -19,6 +19,7 @@ from sncheck.report.json_out import dumps_results, write_json
 from sncheck.report.junit import render_junit
 from sncheck.report.prometheus import escape_label_value, render_prometheus
 from sncheck.report.svg import Cell, Series, heatmap, line_chart
+from sncheck.report.svg import block_heatmap as heatmap_block
 from sncheck.rows import busbw_GBps, host_fact_row, not_run_row, p2p_row
 from sncheck.topology import link_id
 
@@ -275,6 +276,57 @@ def test_html_large_domain_aggregates_to_hosts(tmp_path) -> None:
     assert bw_map.count("<rect") < 48 * 48 + 20
     assert ">node007</text>" in bw_map and "node007/gpu3</text>" not in bw_map
     assert "node007/gpu3" in charts                 # named among the worst cells
+
+
+def test_html_fleet_overview_first_one_tile_per_supernode(page: str) -> None:
+    overview = page.index('id="fleet-overview"')
+    assert overview < page.index('id="findings"') < page.index('id="connectivity-charts"')
+    section = page[overview:page.index("</section>", overview)]
+    tiles = svgs(section)[0]
+    # Two supernodes, both with critical findings: each tile says so in text (a ✕), not
+    # by colour alone, with a thick outline, and links to its heatmap.
+    assert tiles.count('<a href="#heatmap-') == 2
+    # sn0: the slow card and host:node002's golden loss; sn1: the dead link.
+    assert "\u2715 2 findings" in tiles and "\u2715 1 finding<" in tiles
+    assert tiles.count('stroke-width="3"') == 2 and "fill=" in tiles
+    for anchor in re.findall(r'href="#([^"]+)"', section):
+        assert f'id="{anchor}"' in page
+
+
+def test_html_worst_pairs_table(page: str) -> None:
+    table = page.split('id="worst-pairs"')[1].split("</section>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], flags=re.DOTALL)
+    assert 0 < len(rows) <= 20
+    first = rows[0]
+    assert "failed" in first and set(DEAD_LINK) <= set(re.findall(r"node\d+/gpu\d", first))
+    assert any(SLOW_CARD in r for r in rows)
+
+
+def test_html_fleet_domain_with_findings_gets_a_card_closeup(tmp_path) -> None:
+    hosts = [f"node{i:03d}" for i in range(1, 49)]     # 48 hosts x 8 cards = 384 cards
+    rows = pd.DataFrame(p2p_matrix({"sn0": hosts}, cards_per_host=8, slow="node007/gpu3"))
+    finding = {"entity": "node007/gpu3", "entity_kind": "card", "layer": "connectivity",
+               "rule": "p2p-bandwidth-below-design", "severity": "critical", "message": "slow"}
+    results = make_results(topology={"supernodes": [{"name": "sn0", "hosts": hosts}]}, findings=[finding])
+    page = render_html(results, rows)
+    charts = page.split('id="connectivity-charts"')[1].split("</section>")[0]
+    maps = svgs(charts)
+    closeup = next(s for s in maps if "sn0: pair bandwidth (GB/s), close-up" in s)
+    assert ">node007/gpu3</text>" in closeup and ">node016/gpu0</text>" not in closeup
+    assert closeup.count("<rect") >= 72 * 71            # card level: a cell per direction
+    host_map = next(s for s in maps if "sn0: pair bandwidth (GB/s)</title>" in s)
+    assert "<path" in host_map and host_map.count("<rect") < 20  # compact: a path per colour
+
+
+def test_svg_block_heatmap_merges_runs_and_marks_failures() -> None:
+    nan = float("nan")
+    score = [[nan, 1.0, 1.0, 1.0], [1.0, nan, 1.0, 0.5], [1.0, 1.0, nan, 1.0], [1.0, 1.0, 1.0, nan]]
+    failed = [[False] * 4, [False] * 4, [False, True, False, False], [False] * 4]
+    out = heatmap_block(["h<1>", "h2", "h3", "h4"], score, title="t", failed=failed)
+    assert "h&lt;1&gt;" in out and "<rect" in out  # (the legend's swatches)
+    green = re.search(r'<path fill="#1a9850" d="([^"]*)"', out).group(1)
+    assert green.count("M") < 12                       # runs merged: fewer shapes than cells
+    assert 'stroke="#fff"' in out and "\u2715 failed" in out
 
 
 def test_template_override_replaces_builtin_partial(tmp_path) -> None:

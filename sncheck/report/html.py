@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 from jinja2 import (
     BaseLoader,
@@ -127,7 +128,7 @@ def build_context(results: dict, rows: pd.DataFrame | None) -> dict:
         "severity_counts": {s: sum(f["severity"] == s for f in findings) for s in SEVERITIES},
         "isolation": _isolation(results),
         "isolation_blocked": results.get("isolation_blocked") or "",
-        "heatmaps": p2p_heatmaps(results, rows, design),
+        **connectivity_view(results, rows, design),  # fleet, heatmaps, worst_pairs
         "collective_charts": collective_charts(rows, design),
         "golden_charts": golden_charts(results, rows),
         "facts": host_facts(rows),
@@ -264,49 +265,115 @@ def _status_ok(df: pd.DataFrame) -> pd.Series:
     return df["status"].fillna("ok").eq("ok")
 
 
-# ---- p2p heatmaps ----------------------------------------------------------------
+# ---- p2p heatmaps and the fleet overview --------------------------------------------
 
-def p2p_heatmaps(results: dict, rows: pd.DataFrame, design: dict[str, dict]) -> list[dict]:
-    """One bandwidth (and, when measured, latency) heatmap per scale-up domain."""
+# A domain of at most this many cards is drawn card x card; a larger one host x host
+# (or blocks of hosts), with a card-level close-up of the hosts its findings name.
+CARD_LEVEL_MAX = 72
+MAX_CLOSEUPS = 4       # card-level close-ups per report (each up to 72 x 72 cells)
+WORST_PAIRS = 20       # rows of the worst-pairs table
+METRICS = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", True),
+           ("latency", "lat_us", None, "\u00b5s", "latency_us", False))
+
+
+def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]) -> dict:
+    """The fleet overview (one tile per supernode), the heatmaps per supernode and the
+    worst pairs, from one vectorized pass over the p2p rows (millions at fleet size)."""
+    view = {"fleet": None, "heatmaps": [], "worst_pairs": [], "closeups_left_out": []}
     p2p = _of_kind(rows, "p2p")
     if p2p.empty or not {"src", "dst"} <= set(p2p.columns):
-        return []
-    p2p = p2p.assign(src=p2p["src"].astype(str), dst=p2p["dst"].astype(str))
+        return view
     p2p = p2p.assign(tier=_tiers(p2p))
-    out = []
-    metrics = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", True),
-               ("latency", "lat_us", None, "\u00b5s", "latency_us", False))
-    for name, col, rev, unit, dkey, higher in metrics:
+    domains = _Domains(results, p2p)
+    flagged = _flagged_supernodes(results, domains)
+    per_metric = {}
+    for name, col, rev, unit, dkey, higher in METRICS:
         if col not in p2p.columns:
             continue
-        pairs = _directed(p2p, col, rev)
-        pairs = pairs[pairs["tier"] != SCALE_OUT]     # between domains, not inside one
+        pairs = _directed(p2p, col, rev, domains)
+        pairs = pairs[(pairs["tier"] != SCALE_OUT).to_numpy() & (pairs["dom"] >= 0).to_numpy()]
         if not pairs["ok"].any() and not pairs["failed"].any():
             continue
         refs = _tier_refs(pairs, design, dkey)
         pairs["score"] = _scores(pairs, refs, higher)
-        for dom, cards in _domains(results, pairs):
-            sub = pairs[pairs["a"].isin(cards) & pairs["b"].isin(cards)]
+        per_metric[name] = (pairs, refs, unit)
+    if not per_metric:
+        return view
+    members = domains.members()
+    large_flagged = [dom for dom, cards in members if dom in flagged and len(cards) > CARD_LEVEL_MAX]
+    closeup = set(large_flagged[:MAX_CLOSEUPS])
+    heatmaps = []
+    for d, dom in enumerate(domains.names):
+        cards = dict(members).get(dom)
+        if not cards:
+            continue
+        small = len(cards) <= CARD_LEVEL_MAX
+        for name, (pairs, refs, unit) in per_metric.items():
+            if name != "bandwidth" and not small and dom not in flagged:
+                continue  # latency at fleet size: only where something was found
+            sub = pairs[(pairs["dom"] == d).to_numpy()]
             if sub.empty:
                 continue
-            out.append(_domain_heatmap(dom, name, unit, sub, cards, refs))
-    out.sort(key=lambda h: (natural_key(h["domain"]), h["metric"] != "bandwidth"))
-    return out
+            heatmaps.append(_domain_heatmap(d, dom, name, unit, sub, cards, refs, domains))
+            if dom in closeup:
+                heatmaps.append(_domain_heatmap(d, dom, name, unit, sub, _closeup_cards(cards, flagged[dom]),
+                                                refs, domains, closeup=True))
+    view["heatmaps"] = heatmaps
+    view["closeups_left_out"] = large_flagged[MAX_CLOSEUPS:]
+    view["fleet"] = _fleet_overview(results, domains, per_metric, flagged)
+    view["worst_pairs"] = _worst_pairs(per_metric, domains)
+    return view
 
 
-def _directed(p2p: pd.DataFrame, col: str, rev_col: str | None) -> pd.DataFrame:
-    """One record per measured direction: (a -> b, value). A row without a reverse
+class _Domains:
+    """Scale-up domains (supernodes) and their cards, as integer codes over the cards
+    the rows name: every lookup below is an array index, never a scan of the rows."""
+
+    def __init__(self, results: dict, p2p: pd.DataFrame) -> None:
+        codes, cards = pd.factorize(pd.concat([p2p["src"].astype(str), p2p["dst"].astype(str)],
+                                              ignore_index=True))
+        self.src, self.dst = codes[:len(p2p)], codes[len(p2p):]
+        self.cards = pd.Index(cards, dtype=object)
+        self.host = pd.Index(self.cards.str.rsplit("/", n=1).str[0], dtype=object)
+        sns = ((results.get("topology") or {}).get("supernodes")) or []
+        if sns:
+            self.names = [str(sn.get("name", "?")) for sn in sns]
+            host_dom = {str(h): i for i, sn in enumerate(sns) for h in sn.get("hosts") or []}
+            self.hosts_of = [[str(h) for h in sn.get("hosts") or []] for sn in sns]
+        else:
+            self.names = ["all"]
+            host_dom = {h: 0 for h in self.host}
+            self.hosts_of = [sorted(set(self.host), key=natural_key)]
+        self.dom = self.host.map(host_dom).fillna(-1).to_numpy(int)   # per card code
+
+    def members(self) -> list[tuple[str, list[str]]]:
+        """(domain, its measured cards in natural order), domains in inventory order."""
+        out = []
+        for d, name in enumerate(self.names):
+            mine = sorted(self.cards[self.dom == d], key=natural_key)
+            if mine:
+                out.append((name, mine))
+        return out
+
+
+def _directed(p2p: pd.DataFrame, col: str, rev_col: str | None, domains: _Domains) -> pd.DataFrame:
+    """One record per measured direction (codes ``a -> b``, value). A row without a reverse
     measurement stands for both directions (latency is half a round trip anyway)."""
-    src, dst, tier = p2p["src"], p2p["dst"], p2p["tier"]
-    fwd = pd.to_numeric(p2p[col], errors="coerce")
+    fwd = pd.to_numeric(p2p[col], errors="coerce").to_numpy(float)
     back = fwd
     if rev_col and rev_col in p2p.columns:
-        back = pd.to_numeric(p2p[rev_col], errors="coerce").fillna(fwd)
-    ok_status = _status_ok(p2p)
-    parts = [pd.DataFrame({"a": a, "b": b, "tier": tier, "value": v,
-                           "ok": ok_status & v.notna(), "failed": ~ok_status})
-             for a, b, v in ((src, dst, fwd), (dst, src, back))]
-    return pd.concat(parts, ignore_index=True)
+        back = pd.to_numeric(p2p[rev_col], errors="coerce").to_numpy(float)
+        back = np.where(np.isnan(back), fwd, back)
+    ok_status = _status_ok(p2p).to_numpy(bool)
+    tier = p2p["tier"].to_numpy()
+    a = np.concatenate([domains.src, domains.dst])
+    b = np.concatenate([domains.dst, domains.src])
+    v = np.concatenate([fwd, back])
+    ok = np.concatenate([ok_status, ok_status])
+    dom_a, dom_b = domains.dom[a], domains.dom[b]
+    return pd.DataFrame({"a": a, "b": b, "tier": np.concatenate([tier, tier]), "value": v,
+                         "ok": ok & ~np.isnan(v), "failed": ~ok,
+                         "dom": np.where(dom_a == dom_b, dom_a, -1)})
 
 
 def _tiers(p2p: pd.DataFrame) -> pd.Series:
@@ -314,7 +381,8 @@ def _tiers(p2p: pd.DataFrame) -> pd.Series:
     tier = _col(p2p, "tier")
     if tier.notna().all():
         return tier.astype(str)
-    same_host = (p2p["src"].str.rsplit("/", n=1).str[0] == p2p["dst"].str.rsplit("/", n=1).str[0])
+    src, dst = p2p["src"].astype(str), p2p["dst"].astype(str)
+    same_host = (src.str.rsplit("/", n=1).str[0] == dst.str.rsplit("/", n=1).str[0])
     return tier.fillna(same_host.map({True: INTRA_HOST, False: SCALE_UP})).astype(str)
 
 
@@ -338,27 +406,9 @@ def _scores(pairs: pd.DataFrame, refs: dict[str, tuple], higher: bool) -> pd.Ser
     return score.replace([math.inf, -math.inf], math.nan)
 
 
-def _domains(results: dict, pairs: pd.DataFrame) -> list[tuple[str, list[str]]]:
-    """(domain name, its cards in natural order) from the run's topology.
-
-    Without a topology the whole run is one domain.
-    """
-    sns = ((results.get("topology") or {}).get("supernodes")) or []
-    cards = pd.unique(pd.concat([pairs["a"], pairs["b"]]))
-    if not sns:
-        return [("all", sorted(cards, key=natural_key))] if len(cards) else []
-    out = []
-    for sn in sns:
-        hosts = set(map(str, sn.get("hosts") or []))
-        mine = sorted((c for c in cards if host_of(c) in hosts), key=natural_key)
-        if mine:
-            out.append((str(sn.get("name", "?")), mine))
-    return out
-
-
-def _axis(cards: list[str]) -> tuple[list[str], dict[str, str], str]:
+def _axis(cards: list[str], card_level: bool) -> tuple[list[str], dict[str, str], str]:
     """Labels, card -> label map, and level: cards, hosts, or blocks of hosts."""
-    if len(cards) <= MAX_AXIS:
+    if card_level:
         return cards, {c: c for c in cards}, "card"
     hosts = sorted({host_of(c) for c in cards}, key=natural_key)
     if len(hosts) <= MAX_AXIS:
@@ -370,31 +420,72 @@ def _axis(cards: list[str]) -> tuple[list[str], dict[str, str], str]:
     return labels, {c: host_label[host_of(c)] for c in cards}, "host block"
 
 
-def _domain_heatmap(dom: str, metric: str, unit: str, sub: pd.DataFrame, cards: list[str],
-                    refs: dict[str, tuple]) -> dict:
-    sub = sub.assign(value=sub["value"].where(sub["ok"]))
-    per_pair = sub.groupby(["a", "b"]).agg(value=("value", "median"), score=("score", "median"),
-                                           n_ok=("ok", "sum"), n_fail=("failed", "sum"))
-    labels, to_label, level = _axis(cards)
+def _closeup_cards(cards: list[str], hosts: set[str]) -> list[str]:
+    """The cards of the hosts the findings name, then their neighbours, up to 72."""
+    by_host: dict[str, list[str]] = {}
+    for c in cards:
+        by_host.setdefault(host_of(c), []).append(c)
+    order = list(by_host)
+    named = [h for h in order if h in hosts]
+    rest = [h for h in order if h not in hosts]
+    picked: list[str] = []
+    for h in named + rest:
+        if len(picked) + len(by_host[h]) > CARD_LEVEL_MAX:
+            if picked:
+                break
+        picked += by_host[h]
+    return sorted(picked[:CARD_LEVEL_MAX], key=natural_key)
+
+
+def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: pd.DataFrame, cards: list[str],
+                    refs: dict[str, tuple], domains: _Domains, closeup: bool = False) -> dict:
+    card_level = closeup or len(cards) <= CARD_LEVEL_MAX
+    labels, to_label, level = _axis(cards, card_level)
     idx = {label: i for i, label in enumerate(labels)}
-    flat = per_pair.reset_index()
-    flat["ga"], flat["gb"] = flat["a"].map(to_label), flat["b"].map(to_label)
-    agg = flat.groupby(["ga", "gb"]).agg(value=("value", "mean"), score=("score", "mean"),
-                                         n_ok=("n_ok", "sum"), n_fail=("n_fail", "sum"))
-    cells = {}
-    for r in agg.reset_index().itertuples(index=False):
-        measured = r.n_ok > 0
-        cells[(idx[r.ga], idx[r.gb])] = svg.Cell(
-            value=float(r.value) if measured else None,
-            score=float(r.score) if measured and not _isnan(r.score) else None,
-            failed=not measured and r.n_fail > 0, partial=measured and r.n_fail > 0)
-    title = f"{dom}: pair {metric} ({unit})"
+    # card code -> axis position (-1: not on this map)
+    pos = np.full(len(domains.cards), -1)
+    at = domains.cards.get_indexer(list(to_label))
+    pos[at] = [idx[to_label[c]] for c in to_label]
+    sub = sub.assign(value=sub["value"].where(sub["ok"]), ga=pos[sub["a"].to_numpy()],
+                     gb=pos[sub["b"].to_numpy()])
+    sub = sub[(sub["ga"] >= 0).to_numpy() & (sub["gb"] >= 0).to_numpy()]
+    # The median over a direction's rounds, then the mean over the directions of a cell.
+    per_pair = sub.groupby(["a", "b"], sort=False).agg(
+        value=("value", "median"), score=("score", "median"), n_ok=("ok", "sum"),
+        n_fail=("failed", "sum"), ga=("ga", "first"), gb=("gb", "first")).reset_index()
+    agg = per_pair.groupby(["ga", "gb"], sort=False).agg(
+        value=("value", "mean"), score=("score", "mean"), n_ok=("n_ok", "sum"),
+        n_fail=("n_fail", "sum")).reset_index()
+    anchor = f"heatmap-{d}-{metric}" + ("-closeup" if closeup else "")
+    title = f"{dom}: pair {metric} ({unit})" + (", close-up" if closeup else "")
+    if level == "card":
+        cells = {}
+        for r in agg.itertuples(index=False):
+            measured = r.n_ok > 0
+            cells[(int(r.ga), int(r.gb))] = svg.Cell(
+                value=float(r.value) if measured else None,
+                score=float(r.score) if measured and not _isnan(r.score) else None,
+                failed=not measured and r.n_fail > 0, partial=measured and r.n_fail > 0)
+        drawing = svg.heatmap(labels, cells, title=title, unit=unit, blank_diagonal=True)
+    else:
+        n = len(labels)
+        score = np.full((n, n), np.nan)
+        failed = np.zeros((n, n), dtype=bool)
+        partial = np.zeros((n, n), dtype=bool)
+        ga, gb = agg["ga"].to_numpy(int), agg["gb"].to_numpy(int)
+        measured = agg["n_ok"].to_numpy() > 0
+        score[ga, gb] = np.where(measured, agg["score"].to_numpy(float), np.nan)
+        failed[ga, gb] = ~measured & (agg["n_fail"].to_numpy() > 0)
+        partial[ga, gb] = measured & (agg["n_fail"].to_numpy() > 0)
+        drawing = svg.block_heatmap(labels, score.tolist(), title=title, failed=failed.tolist(),
+                                    partial=partial.tolist())
+    per_pair["a"] = domains.cards[per_pair["a"].to_numpy()]
+    per_pair["b"] = domains.cards[per_pair["b"].to_numpy()]
     return {"domain": dom, "metric": metric, "level": level, "cards": len(cards),
-            "axis": len(labels), "reference": _ref_text(refs, sub, unit),
-            "worst": _worst(flat, unit),
-            "failed_pairs": int((flat["n_ok"].eq(0) & flat["n_fail"].gt(0)).sum()),
-            "svg": svg.heatmap(labels, cells, title=title, unit=unit,
-                               blank_diagonal=level == "card")}
+            "axis": len(labels), "anchor": anchor, "closeup": closeup,
+            "reference": _ref_text(refs, sub, unit), "worst": _worst(per_pair, unit),
+            "failed_pairs": int((per_pair["n_ok"].eq(0) & per_pair["n_fail"].gt(0)).sum()),
+            "svg": drawing}
 
 
 def _ref_text(refs: dict[str, tuple], sub: pd.DataFrame, unit: str) -> str:
@@ -411,6 +502,90 @@ def _worst(flat: pd.DataFrame, unit: str, k: int = 3) -> list[str]:
     scored = flat[flat["score"].notna()].nsmallest(k, "score")
     return [f"{r.a} \u2192 {r.b}: {r.value:.4g} {unit} ({r.score:.0%})"
             for r in scored.itertuples()]
+
+
+def _flagged_supernodes(results: dict, domains: _Domains) -> dict[str, set[str]]:
+    """Supernode -> the hosts named by findings at or above the gate (a supernode finding
+    names all its hosts)."""
+    rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
+    gate = rank.get(results.get("gate") or "critical", 2)
+    host_dom = {h: domains.names[d] for d, hosts in enumerate(domains.hosts_of) for h in hosts}
+    out: dict[str, set[str]] = {}
+    for f in results.get("findings") or []:
+        if rank.get(f.get("severity"), 2) < gate:
+            continue
+        entity = str(f.get("entity", ""))
+        if f.get("entity_kind") == "supernode" and entity in domains.names:
+            out.setdefault(entity, set()).update(domains.hosts_of[domains.names.index(entity)])
+            continue
+        for part in entity.removeprefix("host:").removeprefix("card:").split("<->"):
+            host = part.rsplit("/", 1)[0]
+            if host in host_dom:
+                out.setdefault(host_dom[host], set()).add(host)
+    return out
+
+
+def _fleet_overview(results: dict, domains: _Domains, per_metric: dict, flagged: dict) -> dict:
+    """One tile per supernode, coloured by its worst margin over the pair metrics."""
+    worst: dict[int, float] = {}
+    failed: dict[int, int] = {}
+    for pairs, _, _ in per_metric.values():
+        by_dom = pairs.groupby("dom")
+        for d, v in by_dom["score"].min().items():
+            if not _isnan(v):
+                worst[int(d)] = min(worst.get(int(d), math.inf), float(v))
+        for d, v in by_dom["failed"].sum().items():
+            failed[int(d)] = failed.get(int(d), 0) + int(v)
+    findings_per_sn: dict[str, int] = {}
+    rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
+    gate = rank.get(results.get("gate") or "critical", 2)
+    host_dom = {h: domains.names[d] for d, hosts in enumerate(domains.hosts_of) for h in hosts}
+    for f in results.get("findings") or []:
+        if rank.get(f.get("severity"), 2) < gate:
+            continue
+        entity = str(f.get("entity", ""))
+        sns = {entity} if entity in domains.names else {
+            host_dom[h] for h in (p.rsplit("/", 1)[0] for p in
+                                  entity.removeprefix("host:").removeprefix("card:").split("<->"))
+            if h in host_dom}
+        for sn in sns:
+            findings_per_sn[sn] = findings_per_sn.get(sn, 0) + 1
+    anchors = {}
+    tiles, rows_out = [], []
+    for d, name in enumerate(domains.names):
+        hosts = domains.hosts_of[d]
+        n_cards = int((domains.dom == d).sum())
+        w = worst.get(d)
+        bad = findings_per_sn.get(name, 0)
+        anchors[name] = f"#heatmap-{d}-bandwidth"
+        detail = (f"{len(hosts)} hosts, {n_cards} cards measured; "
+                  + ("nothing measured" if w is None else f"worst pair margin {w:.0%}")
+                  + f"; {bad} finding(s) at or above the gate; {failed.get(d, 0)} failed directions")
+        tiles.append(svg.Tile(name, anchors[name] if n_cards else "", w, bad, failed.get(d, 0), detail))
+        rows_out.append({"name": name, "anchor": anchors[name] if n_cards else "", "hosts": len(hosts),
+                         "cards": n_cards, "worst": w, "findings": bad, "failed": failed.get(d, 0)})
+    n_hosts = sum(len(h) for h in domains.hosts_of)
+    return {"svg": svg.fleet_tiles(tiles, title=f"fleet: {len(tiles)} supernodes by worst pair margin"),
+            "supernodes": rows_out, "hosts": n_hosts, "cards": int((domains.dom >= 0).sum()),
+            "flagged": sum(1 for r in rows_out if r["findings"] or r["failed"])}
+
+
+def _worst_pairs(per_metric: dict, domains: _Domains, k: int = WORST_PAIRS) -> list[dict]:
+    """The k worst pair directions of the run (lowest margin; failed ones first)."""
+    out = []
+    for name, (pairs, refs, unit) in per_metric.items():
+        ref = pairs["tier"].map({t: r[0] for t, r in refs.items()})
+        margin = pairs["score"].where(~pairs["failed"], 0.0)
+        cand = pairs.assign(margin=margin, ref=ref)
+        cand = cand[cand["margin"].notna()].nsmallest(k, "margin")
+        for r in cand.itertuples():
+            out.append({"metric": name, "src": str(domains.cards[r.a]), "dst": str(domains.cards[r.b]),
+                        "tier": r.tier, "supernode": domains.names[r.dom] if r.dom >= 0 else "",
+                        "measured": None if r.failed or _isnan(r.value) else float(r.value),
+                        "reference": None if _isnan(r.ref) else float(r.ref), "unit": unit,
+                        "margin": float(r.margin), "failed": bool(r.failed)})
+    out.sort(key=lambda r: (r["margin"], r["metric"], natural_key(r["src"]), natural_key(r["dst"])))
+    return out[:k]
 
 
 # ---- collective charts -------------------------------------------------------------

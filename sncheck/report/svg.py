@@ -358,3 +358,126 @@ def _legend(series: Sequence[Series], hlines: Sequence[HLine], bands: Sequence[B
         parts.append(f'{mark}<text x="{_n(lx + 22)}" y="{_n(ly + 4)}" font-size="10">'
                      f"{_t(label)}</text>")
     return "".join(parts)
+
+
+# ---- fleet size: compact heatmaps and the supernode overview ----------------------------
+
+QUANTUM = 0.025  # compact maps bin scores to 2.5 % steps, so runs of like cells merge
+
+
+def block_heatmap(labels: Sequence[str], score: Sequence[Sequence[float]], *, title: str,
+                  failed: Sequence[Sequence[bool]] | None = None,
+                  partial: Sequence[Sequence[bool]] | None = None, max_px: int = 640) -> str:
+    """A heatmap for aggregated (host x host) cells, sized for a fleet: one ``<path>`` per
+    colour, each row's runs of like cells merged into one rectangle, no per-cell hover
+    text. ``score`` holds NaN where nothing was measured. Failed cells are black with a
+    white ✕; partly failed cells get a black outline. Colours are binned to QUANTUM.
+    """
+    n = len(labels)
+    if n == 0:
+        return ""
+    cs = max(3, min(22, int(max_px / n)))
+    font = max(6.0, min(11.0, cs - 1))
+    every = max(1, math.ceil(font / cs))
+    margin = int(8 + font * 0.6 * max(len(str(s)) for s in labels))
+    top = 24 + margin
+    grid = cs * n
+    width, height = max(margin + grid + 10, LEGEND_W), top + grid + 40
+    out = [_open("heatmap block", width, height, title)]
+    for i in range(0, n, every):
+        y = top + cs * i + cs / 2 + font / 3
+        x = margin + cs * i + cs / 2 + font / 3
+        out.append(f'<text x="{_n(margin - 4)}" y="{_n(y)}" font-size="{_n(font)}" '
+                   f'text-anchor="end">{_t(labels[i])}</text>')
+        out.append(f'<text transform="translate({_n(x)},{_n(top - 4)}) rotate(-90)" '
+                   f'font-size="{_n(font)}">{_t(labels[i])}</text>')
+    runs: dict[str, list[str]] = {}
+    crosses, outlines = [], []
+    for i in range(n):
+        y = top + cs * i
+        j = 0
+        while j < n:
+            fill = _block_fill(score[i][j], failed is not None and failed[i][j])
+            k = j + 1
+            while k < n and _block_fill(score[i][k], failed is not None and failed[i][k]) == fill:
+                k += 1
+            runs.setdefault(fill, []).append(f"M{margin + cs * j} {y}h{cs * (k - j)}v{cs}h{-cs * (k - j)}z")
+            j = k
+        for j in range(n):
+            x = margin + cs * j
+            if failed is not None and failed[i][j]:
+                crosses.append(f"M{x + 1} {y + 1}l{cs - 2} {cs - 2}m0 {2 - cs}l{2 - cs} {cs - 2}")
+            elif partial is not None and partial[i][j]:
+                outlines.append(f"M{x} {y}h{cs}v{cs}h{-cs}z")
+    for fill, parts in runs.items():
+        out.append(f'<path fill="{fill}" d="{"".join(parts)}"/>')
+    if outlines:
+        out.append(f'<path fill="none" stroke="#000" stroke-width="1.5" d="{"".join(outlines)}">'
+                   "<title>some probes failed</title></path>")
+    if crosses:
+        out.append(f'<path fill="none" stroke="#fff" stroke-width="1.2" d="{"".join(crosses)}">'
+                   "<title>\u2715 failed</title></path>")
+    out.append(_heatmap_legend(4, top + grid + 12))
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _block_fill(score: float, failed: bool) -> str:
+    if failed:
+        return FAILED_FILL
+    if score is None or math.isnan(score):
+        return MISSING_FILL
+    return score_color(min(1.0, max(0.5, math.floor(score / QUANTUM) * QUANTUM)))
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One supernode in the fleet overview."""
+
+    name: str
+    href: str             # an anchor in the page ("#..."), or ""
+    worst: float | None   # worst margin (measured / reference), None: nothing measured
+    bad: int              # findings at or above the gate that touch it
+    failed: int           # pair directions that carried nothing
+    detail: str           # hover text
+
+
+def fleet_tiles(tiles: Sequence[Tile], *, title: str, per_row: int = 8) -> str:
+    """The fleet at a glance: one tile per supernode coloured by its worst margin, with
+    the margin as text and a ✕ (not colour alone) where it has findings or failed pairs."""
+    if not tiles:
+        return ""
+    tw, th, gap = 112, 58, 6
+    cols = min(per_row, len(tiles))
+    rows = math.ceil(len(tiles) / cols)
+    width = max(cols * (tw + gap) + 10, LEGEND_W)
+    height = 26 + rows * (th + gap) + 44
+    out = [_open("fleet", width, height, title)]
+    for k, tile in enumerate(tiles):
+        x, y = 4 + (k % cols) * (tw + gap), 26 + (k // cols) * (th + gap)
+        flagged = tile.bad > 0 or tile.failed > 0
+        fill = MISSING_FILL if tile.worst is None else score_color(tile.worst)
+        stroke = ' stroke="#000" stroke-width="3"' if flagged else ' stroke="#666" stroke-width="1"'
+        margin = "not measured" if tile.worst is None else f"worst {tile.worst:.0%}"
+        mark = f"\u2715 {tile.bad} finding{'s' if tile.bad != 1 else ''}" if tile.bad else (
+            f"\u2715 {tile.failed} failed" if tile.failed else "\u2713 ok")
+        bold = ' font-weight="bold"' if flagged else ""
+        text_fill = "#fff" if tile.worst is not None and tile.worst < 0.7 else "#000"
+        body = (f'<rect x="{x}" y="{y}" width="{tw}" height="{th}" rx="4" fill="{fill}"{stroke}/>'
+                f'<text x="{x + 6}" y="{y + 16}" font-size="12" font-weight="bold" fill="{text_fill}">'
+                f'{_t(_clip(tile.name, 15))}</text>'
+                f'<text x="{x + 6}" y="{y + 32}" font-size="11" fill="{text_fill}">{_t(margin)}</text>'
+                f'<text x="{x + 6}" y="{y + 48}" font-size="11" fill="{text_fill}"{bold}>'
+                f'{_t(mark)}</text>')
+        tip = f"<title>{_t(tile.name)}: {_t(tile.detail)}</title>"
+        if tile.href:
+            out.append(f'<a href="{_t(tile.href)}">{tip}{body}</a>')
+        else:
+            out.append(f"<g>{tip}{body}</g>")
+    out.append(_heatmap_legend(4, 26 + rows * (th + gap) + 8))
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "\u2026"
