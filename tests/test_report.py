@@ -193,7 +193,7 @@ def test_html_lists_findings_and_isolation(page: str) -> None:
 
 def test_html_heatmaps_per_supernode(page: str) -> None:
     charts = page.split('id="connectivity-charts"')[1].split("</section>")[0]
-    maps = [s for s in svgs(charts) if "heatmap" in s]
+    maps = [s for s in svgs(charts) if 'class="chart heatmap' in s]
     assert len(maps) == 4                          # 2 supernodes x (bandwidth, latency)
     assert "sn0: pair bandwidth" in maps[0] and "sn0: pair latency" in maps[1]
     sn0 = maps[0]
@@ -257,7 +257,7 @@ def test_html_escapes_hostile_names_in_tables_and_svg() -> None:
     assert "<b>0</b>" not in page
     table = page.split('id="findings"')[1].split("</section>")[0]
     assert "bad &lt;script&gt;alert(1)&lt;/script&gt;" in table
-    maps = [s for s in svgs(page) if "heatmap" in s]
+    maps = [s for s in svgs(page) if 'class="chart heatmap' in s]
     assert maps and all("<script" not in s for s in maps)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;/gpu0</text>" in maps[0]
 
