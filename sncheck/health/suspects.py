@@ -51,6 +51,7 @@ def suspect_cards(rows: pd.DataFrame, groups: dict[str, tuple[str, ...]], topo: 
         else:
             out |= {c for g in failed if g in groups for c in groups[g]}
     if len(out) > limit:  # keep the pass bounded; the grid already pointed at these
-        order = {c.id: i for i, c in enumerate(topo.cards)}
-        return set(sorted(out, key=order.__getitem__)[:limit])
+        known = [c for c in out if c in topo.by_id]
+        pos = topo.card_table.index.get_indexer(known)  # topology order, one hash lookup each
+        return {known[i] for i in pos.argsort(kind="stable")[:limit]}
     return out

@@ -278,12 +278,12 @@ METRICS = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", Tru
 
 def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]) -> dict:
     """The fleet overview (one tile per supernode), the heatmaps per supernode and the
-    worst pairs, from one vectorized pass over the p2p rows (millions at fleet size)."""
+    worst pairs, from one vectorized pass over the p2p rows (millions at fleet size):
+    cards, hosts, tiers and supernodes are integer codes, each statistic one grouped pass."""
     view = {"fleet": None, "heatmaps": [], "worst_pairs": [], "closeups_left_out": []}
     p2p = _of_kind(rows, "p2p")
     if p2p.empty or not {"src", "dst"} <= set(p2p.columns):
         return view
-    p2p = p2p.assign(tier=_tiers(p2p))
     domains = _Domains(results, p2p)
     flagged = _flagged_supernodes(results, domains)
     per_metric = {}
@@ -291,29 +291,32 @@ def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]
         if col not in p2p.columns:
             continue
         pairs = _directed(p2p, col, rev, domains)
-        pairs = pairs[(pairs["tier"] != SCALE_OUT).to_numpy() & (pairs["dom"] >= 0).to_numpy()]
+        out_tier = domains.tier_code(SCALE_OUT)
+        pairs = pairs[(pairs["tier"].to_numpy() != out_tier) & (pairs["dom"].to_numpy() >= 0)]
         if not pairs["ok"].any() and not pairs["failed"].any():
             continue
-        refs = _tier_refs(pairs, design, dkey)
-        pairs["score"] = _scores(pairs, refs, higher)
-        per_metric[name] = (pairs, refs, unit)
+        refs = _tier_refs(pairs, design, dkey, domains)
+        pairs["score"] = _scores(pairs, refs, higher, domains)
+        per_metric[name] = (_per_direction(pairs, domains), refs, unit)
     if not per_metric:
         return view
     members = domains.members()
-    large_flagged = [dom for dom, cards in members if dom in flagged and len(cards) > CARD_LEVEL_MAX]
+    large_flagged = [dom for dom, cards in members.items() if dom in flagged and len(cards) > CARD_LEVEL_MAX]
     closeup = set(large_flagged[:MAX_CLOSEUPS])
+    split = {name: per_dir.groupby("dom", sort=False).indices for name, (per_dir, _, _) in per_metric.items()}
     heatmaps = []
     for d, dom in enumerate(domains.names):
-        cards = dict(members).get(dom)
+        cards = members.get(dom)
         if not cards:
             continue
         small = len(cards) <= CARD_LEVEL_MAX
-        for name, (pairs, refs, unit) in per_metric.items():
+        for name, (per_dir, refs, unit) in per_metric.items():
             if name != "bandwidth" and not small and dom not in flagged:
                 continue  # latency at fleet size: only where something was found
-            sub = pairs[(pairs["dom"] == d).to_numpy()]
-            if sub.empty:
+            at = split[name].get(d)
+            if at is None:
                 continue
+            sub = per_dir.iloc[at]
             heatmaps.append(_domain_heatmap(d, dom, name, unit, sub, cards, refs, domains))
             if dom in closeup:
                 heatmaps.append(_domain_heatmap(d, dom, name, unit, sub, _closeup_cards(cards, flagged[dom]),
@@ -326,7 +329,7 @@ def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]
 
 
 class _Domains:
-    """Scale-up domains (supernodes) and their cards, as integer codes over the cards
+    """Scale-up domains (supernodes), hosts, cards and tiers as integer codes over what
     the rows name: every lookup below is an array index, never a scan of the rows."""
 
     def __init__(self, results: dict, p2p: pd.DataFrame) -> None:
@@ -334,7 +337,12 @@ class _Domains:
                                               ignore_index=True))
         self.src, self.dst = codes[:len(p2p)], codes[len(p2p):]
         self.cards = pd.Index(cards, dtype=object)
-        self.host = pd.Index(self.cards.str.rsplit("/", n=1).str[0], dtype=object)
+        host = pd.Series(self.cards.str.rsplit("/", n=1).str[0], dtype=object)
+        self.host_code, self.hosts = pd.factorize(host)   # per card code
+        self.host_of_card = host.to_numpy()
+        tier = _tiers(p2p)
+        self.tier, self.tiers = pd.factorize(tier)  # per row
+        self.tiers = list(self.tiers)
         sns = ((results.get("topology") or {}).get("supernodes")) or []
         if sns:
             self.names = [str(sn.get("name", "?")) for sn in sns]
@@ -342,17 +350,20 @@ class _Domains:
             self.hosts_of = [[str(h) for h in sn.get("hosts") or []] for sn in sns]
         else:
             self.names = ["all"]
-            host_dom = {h: 0 for h in self.host}
-            self.hosts_of = [sorted(set(self.host), key=natural_key)]
-        self.dom = self.host.map(host_dom).fillna(-1).to_numpy(int)   # per card code
+            host_dom = {h: 0 for h in self.hosts}
+            self.hosts_of = [sorted(set(self.hosts), key=natural_key)]
+        self.dom = host.map(host_dom).fillna(-1).to_numpy(int)   # per card code
 
-    def members(self) -> list[tuple[str, list[str]]]:
-        """(domain, its measured cards in natural order), domains in inventory order."""
-        out = []
+    def tier_code(self, tier: str) -> int:
+        return self.tiers.index(tier) if tier in self.tiers else -1
+
+    def members(self) -> dict[str, list[str]]:
+        """Domain -> its measured cards in natural order, domains in inventory order."""
+        out = {}
         for d, name in enumerate(self.names):
             mine = sorted(self.cards[self.dom == d], key=natural_key)
             if mine:
-                out.append((name, mine))
+                out[name] = mine
         return out
 
 
@@ -365,15 +376,27 @@ def _directed(p2p: pd.DataFrame, col: str, rev_col: str | None, domains: _Domain
         back = pd.to_numeric(p2p[rev_col], errors="coerce").to_numpy(float)
         back = np.where(np.isnan(back), fwd, back)
     ok_status = _status_ok(p2p).to_numpy(bool)
-    tier = p2p["tier"].to_numpy()
     a = np.concatenate([domains.src, domains.dst])
     b = np.concatenate([domains.dst, domains.src])
     v = np.concatenate([fwd, back])
     ok = np.concatenate([ok_status, ok_status])
     dom_a, dom_b = domains.dom[a], domains.dom[b]
-    return pd.DataFrame({"a": a, "b": b, "tier": np.concatenate([tier, tier]), "value": v,
+    return pd.DataFrame({"a": a, "b": b, "tier": np.concatenate([domains.tier, domains.tier]), "value": v,
                          "ok": ok & ~np.isnan(v), "failed": ~ok,
                          "dom": np.where(dom_a == dom_b, dom_a, -1)})
+
+
+def _per_direction(pairs: pd.DataFrame, domains: _Domains) -> pd.DataFrame:
+    """One record per direction ``a -> b``: the median over its rounds, in one grouped pass."""
+    key = pairs["a"].to_numpy(np.int64) * len(domains.cards) + pairs["b"].to_numpy(np.int64)
+    pairs = pairs.assign(value=pairs["value"].where(pairs["ok"]), key=key)
+    g = pairs.groupby("key", sort=False)
+    out = g[["a", "b", "tier", "dom"]].first()
+    out["value"] = g["value"].median()
+    out["score"] = g["score"].median()
+    out["n_ok"] = g["ok"].sum()
+    out["n_fail"] = g["failed"].sum()
+    return out.reset_index(drop=True)
 
 
 def _tiers(p2p: pd.DataFrame) -> pd.Series:
@@ -386,10 +409,11 @@ def _tiers(p2p: pd.DataFrame) -> pd.Series:
     return tier.fillna(same_host.map({True: INTRA_HOST, False: SCALE_UP})).astype(str)
 
 
-def _tier_refs(pairs: pd.DataFrame, design: dict[str, dict], dkey: str) -> dict[str, tuple]:
+def _tier_refs(pairs: pd.DataFrame, design: dict[str, dict], dkey: str, domains: _Domains) -> dict[str, tuple]:
     """Reference per tier: the design value, or the tier's median when design is missing."""
     refs = {}
-    for tier, grp in pairs[pairs["ok"]].groupby("tier"):
+    for code, grp in pairs[pairs["ok"]].groupby("tier"):
+        tier = domains.tiers[code]
         d = (design.get(tier) or {}).get(dkey)
         if d and d > 0:
             refs[tier] = (d, "design")
@@ -399,8 +423,13 @@ def _tier_refs(pairs: pd.DataFrame, design: dict[str, dict], dkey: str) -> dict[
     return refs
 
 
-def _scores(pairs: pd.DataFrame, refs: dict[str, tuple], higher: bool) -> pd.Series:
-    ref = pairs["tier"].map({t: r[0] for t, r in refs.items()}).astype(float)
+def _ref_values(refs: dict[str, tuple], domains: _Domains) -> np.ndarray:
+    """The reference per tier code (NaN where none)."""
+    return np.array([(refs.get(t) or (None,))[0] or math.nan for t in domains.tiers] + [math.nan], dtype=float)
+
+
+def _scores(pairs: pd.DataFrame, refs: dict[str, tuple], higher: bool, domains: _Domains) -> pd.Series:
+    ref = pd.Series(_ref_values(refs, domains)[pairs["tier"].to_numpy()], index=pairs.index)
     v = pairs["value"].where(pairs["ok"])
     score = v / ref if higher else ref / v.where(v > 0)
     return score.replace([math.inf, -math.inf], math.nan)
@@ -439,68 +468,62 @@ def _closeup_cards(cards: list[str], hosts: set[str]) -> list[str]:
 
 def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: pd.DataFrame, cards: list[str],
                     refs: dict[str, tuple], domains: _Domains, closeup: bool = False) -> dict:
+    """One domain's map from its directions (``sub``: one record per direction a -> b,
+    the median over rounds): card cells as they are, host cells the mean over card pairs."""
     card_level = closeup or len(cards) <= CARD_LEVEL_MAX
     labels, to_label, level = _axis(cards, card_level)
     idx = {label: i for i, label in enumerate(labels)}
-    # card code -> axis position (-1: not on this map)
-    pos = np.full(len(domains.cards), -1)
-    at = domains.cards.get_indexer(list(to_label))
-    pos[at] = [idx[to_label[c]] for c in to_label]
-    sub = sub.assign(value=sub["value"].where(sub["ok"]), ga=pos[sub["a"].to_numpy()],
-                     gb=pos[sub["b"].to_numpy()])
-    sub = sub[(sub["ga"] >= 0).to_numpy() & (sub["gb"] >= 0).to_numpy()]
-    # The median over a direction's rounds, then the mean over the directions of a cell.
-    per_pair = sub.groupby(["a", "b"], sort=False).agg(
-        value=("value", "median"), score=("score", "median"), n_ok=("ok", "sum"),
-        n_fail=("failed", "sum"), ga=("ga", "first"), gb=("gb", "first")).reset_index()
-    agg = per_pair.groupby(["ga", "gb"], sort=False).agg(
-        value=("value", "mean"), score=("score", "mean"), n_ok=("n_ok", "sum"),
-        n_fail=("n_fail", "sum")).reset_index()
+    pos = np.full(len(domains.cards) + 1, -1)   # card code -> axis position (-1: not on this map)
+    pos[domains.cards.get_indexer(list(to_label))] = [idx[to_label[c]] for c in to_label]
+    ga, gb = pos[sub["a"].to_numpy()], pos[sub["b"].to_numpy()]
+    on = (ga >= 0) & (gb >= 0)
+    sub, ga, gb = sub[on], ga[on], gb[on]
+    n = len(labels)
+    flat = ga * n + gb
+    score = sub["score"].to_numpy(float)
+    n_ok, n_fail = sub["n_ok"].to_numpy(float), sub["n_fail"].to_numpy(float)
     anchor = f"heatmap-{d}-{metric}" + ("-closeup" if closeup else "")
     title = f"{dom}: pair {metric} ({unit})" + (", close-up" if closeup else "")
-    if level == "card":
+    if level == "card":  # a cell per direction
         cells = {}
-        for r in agg.itertuples(index=False):
-            measured = r.n_ok > 0
-            cells[(int(r.ga), int(r.gb))] = svg.Cell(
-                value=float(r.value) if measured else None,
-                score=float(r.score) if measured and not _isnan(r.score) else None,
-                failed=not measured and r.n_fail > 0, partial=measured and r.n_fail > 0)
+        for i, j, v, s, ok, bad in zip(ga.tolist(), gb.tolist(), sub["value"].tolist(), score.tolist(),
+                                       n_ok.tolist(), n_fail.tolist()):
+            measured = ok > 0
+            cells[(i, j)] = svg.Cell(value=float(v) if measured else None,
+                                     score=float(s) if measured and not _isnan(s) else None,
+                                     failed=not measured and bad > 0, partial=measured and bad > 0)
         drawing = svg.heatmap(labels, cells, title=title, unit=unit, blank_diagonal=True)
-    else:
-        n = len(labels)
-        score = np.full((n, n), np.nan)
-        failed = np.zeros((n, n), dtype=bool)
-        partial = np.zeros((n, n), dtype=bool)
-        ga, gb = agg["ga"].to_numpy(int), agg["gb"].to_numpy(int)
-        measured = agg["n_ok"].to_numpy() > 0
-        score[ga, gb] = np.where(measured, agg["score"].to_numpy(float), np.nan)
-        failed[ga, gb] = ~measured & (agg["n_fail"].to_numpy() > 0)
-        partial[ga, gb] = measured & (agg["n_fail"].to_numpy() > 0)
-        drawing = svg.block_heatmap(labels, score.tolist(), title=title, failed=failed.tolist(),
-                                    partial=partial.tolist())
-    per_pair["a"] = domains.cards[per_pair["a"].to_numpy()]
-    per_pair["b"] = domains.cards[per_pair["b"].to_numpy()]
+    else:  # host (block) cells: the mean score over their card directions
+        has = ~np.isnan(score)
+        total = np.bincount(flat[has], weights=score[has], minlength=n * n)
+        count = np.bincount(flat[has], minlength=n * n)
+        oks = np.bincount(flat, weights=n_ok, minlength=n * n)
+        fails = np.bincount(flat, weights=n_fail, minlength=n * n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where((count > 0) & (oks > 0), total / count, np.nan)
+        drawing = svg.block_heatmap(labels, mean.reshape(n, n).tolist(), title=title,
+                                    failed=((oks == 0) & (fails > 0)).reshape(n, n).tolist(),
+                                    partial=((oks > 0) & (fails > 0)).reshape(n, n).tolist())
     return {"domain": dom, "metric": metric, "level": level, "cards": len(cards),
             "axis": len(labels), "anchor": anchor, "closeup": closeup,
-            "reference": _ref_text(refs, sub, unit), "worst": _worst(per_pair, unit),
-            "failed_pairs": int((per_pair["n_ok"].eq(0) & per_pair["n_fail"].gt(0)).sum()),
-            "svg": drawing}
+            "reference": _ref_text(refs, sub, unit, domains), "worst": _worst(sub, unit, domains),
+            "failed_pairs": int(((n_ok == 0) & (n_fail > 0)).sum()), "svg": drawing}
 
 
-def _ref_text(refs: dict[str, tuple], sub: pd.DataFrame, unit: str) -> str:
+def _ref_text(refs: dict[str, tuple], sub: pd.DataFrame, unit: str, domains: _Domains) -> str:
     parts = []
-    for tier in sorted(sub["tier"].unique(), key=lambda t: (TIERS + (t,)).index(t)):
+    names = [domains.tiers[c] for c in pd.unique(sub["tier"])]
+    for tier in sorted(names, key=lambda t: (TIERS + (t,)).index(t)):
         ref, source = refs.get(tier, (None, "none"))
         if ref is not None:
             parts.append(f"{tier} {source} {ref:.4g} {unit}")
     return ", ".join(parts) or "no reference"
 
 
-def _worst(flat: pd.DataFrame, unit: str, k: int = 3) -> list[str]:
+def _worst(sub: pd.DataFrame, unit: str, domains: _Domains, k: int = 3) -> list[str]:
     """The worst measured directions (lowest score), since large maps have no hover text."""
-    scored = flat[flat["score"].notna()].nsmallest(k, "score")
-    return [f"{r.a} \u2192 {r.b}: {r.value:.4g} {unit} ({r.score:.0%})"
+    scored = sub[sub["score"].notna()].nsmallest(k, "score")
+    return [f"{domains.cards[r.a]} \u2192 {domains.cards[r.b]}: {r.value:.4g} {unit} ({r.score:.0%})"
             for r in scored.itertuples()]
 
 
@@ -529,8 +552,8 @@ def _fleet_overview(results: dict, domains: _Domains, per_metric: dict, flagged:
     """One tile per supernode, coloured by its worst margin over the pair metrics."""
     worst: dict[int, float] = {}
     failed: dict[int, int] = {}
-    for pairs, _, _ in per_metric.values():
-        by_dom = pairs.groupby("dom")
+    for per_dir, _, _ in per_metric.values():
+        by_dom = per_dir.assign(failed=per_dir["n_ok"].eq(0) & per_dir["n_fail"].gt(0)).groupby("dom")
         for d, v in by_dom["score"].min().items():
             if not _isnan(v):
                 worst[int(d)] = min(worst.get(int(d), math.inf), float(v))
@@ -573,14 +596,14 @@ def _fleet_overview(results: dict, domains: _Domains, per_metric: dict, flagged:
 def _worst_pairs(per_metric: dict, domains: _Domains, k: int = WORST_PAIRS) -> list[dict]:
     """The k worst pair directions of the run (lowest margin; failed ones first)."""
     out = []
-    for name, (pairs, refs, unit) in per_metric.items():
-        ref = pairs["tier"].map({t: r[0] for t, r in refs.items()})
-        margin = pairs["score"].where(~pairs["failed"], 0.0)
-        cand = pairs.assign(margin=margin, ref=ref)
+    for name, (per_dir, refs, unit) in per_metric.items():
+        failed = per_dir["n_ok"].eq(0) & per_dir["n_fail"].gt(0)
+        ref = _ref_values(refs, domains)[per_dir["tier"].to_numpy()]
+        cand = per_dir.assign(margin=per_dir["score"].where(~failed, 0.0), ref=ref, failed=failed)
         cand = cand[cand["margin"].notna()].nsmallest(k, "margin")
         for r in cand.itertuples():
             out.append({"metric": name, "src": str(domains.cards[r.a]), "dst": str(domains.cards[r.b]),
-                        "tier": r.tier, "supernode": domains.names[r.dom] if r.dom >= 0 else "",
+                        "tier": domains.tiers[r.tier], "supernode": domains.names[r.dom] if r.dom >= 0 else "",
                         "measured": None if r.failed or _isnan(r.value) else float(r.value),
                         "reference": None if _isnan(r.ref) else float(r.ref), "unit": unit,
                         "margin": float(r.margin), "failed": bool(r.failed)})

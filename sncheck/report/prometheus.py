@@ -171,21 +171,32 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
     ok = p2p["status"].fillna("ok").eq("ok") if "status" in p2p.columns else pd.Series(True, index=p2p.index)
     fwd = pd.to_numeric(p2p["bw_GBps"], errors="coerce")
     rev = pd.to_numeric(p2p["bw_rev_GBps"], errors="coerce") if "bw_rev_GBps" in p2p.columns else fwd
-    both = pd.concat([fwd, rev], axis=1).mean(axis=1)  # (NaN skipped: one direction may be missing)
+    count = fwd.notna().astype(int) + rev.notna().astype(int)   # one direction may be missing
+    both = (fwd.fillna(0.0) + rev.fillna(0.0)) / count.where(count > 0)
     p99 = (pd.to_numeric(p2p["lat_p99_us"], errors="coerce") if "lat_p99_us" in p2p.columns
            else pd.Series(np.nan, index=p2p.index))
     tier = p2p["tier"].fillna("") if "tier" in p2p.columns else pd.Series("", index=p2p.index)
-    pairs = pd.DataFrame({"src": p2p["src"].astype(str), "dst": p2p["dst"].astype(str), "tier": tier.astype(str),
-                          "bw": both.where(ok) * GB, "p99": p99.where(ok) * US, "failed": ~ok})
+    # Integer codes for cards and tiers: two grouped passes over millions of rows.
+    codes, cards = pd.factorize(pd.concat([p2p["src"].astype(str), p2p["dst"].astype(str)], ignore_index=True))
+    tcode, tiers = pd.factorize(tier.astype(str))
+    n, nt = len(cards), max(len(tiers), 1)
+    a, b = codes[:len(p2p)].astype(np.int64), codes[len(p2p):].astype(np.int64)
+    pairs = pd.DataFrame({"a": a, "b": b, "t": tcode, "bw": (both.where(ok) * GB).to_numpy(float),
+                          "p99": (p99.where(ok) * US).to_numpy(float), "failed": (~ok).to_numpy(bool)})
     # One value per pair (the median over its rounds), then both ends of it.
-    per_pair = pairs.groupby(["src", "dst", "tier"], sort=False, observed=True).agg(
-        bw=("bw", "median"), p99=("p99", "median"), failed=("failed", "all")).reset_index()
-    ends = pd.concat([per_pair.rename(columns={"src": "card"}).drop(columns="dst"),
-                      per_pair.rename(columns={"dst": "card"}).drop(columns="src")], ignore_index=True)
-    out = ends.groupby(["card", "tier"], sort=False, observed=True).agg(
-        bw_min=("bw", "min"), bw_median=("bw", "median"), lat_p99=("p99", "median"),
-        failed=("failed", "sum")).reset_index()
-    out = pd.concat([_card_labels(out["card"], supernode), out], axis=1)
+    g = pairs.groupby((a * n + b) * nt + tcode, sort=False)
+    per_pair = g[["a", "b", "t"]].first()
+    per_pair["bw"], per_pair["p99"], per_pair["failed"] = g["bw"].median(), g["p99"].median(), g["failed"].all()
+    ends = pd.concat([per_pair.rename(columns={"a": "card"}).drop(columns="b"),
+                      per_pair.rename(columns={"b": "card"}).drop(columns="a")], ignore_index=True)
+    e = ends.groupby(ends["card"].to_numpy(np.int64) * nt + ends["t"].to_numpy(), sort=False)
+    out = e[["card", "t"]].first()
+    out["bw_min"], out["bw_median"] = e["bw"].min(), e["bw"].median()
+    out["lat_p99"], out["failed"] = e["p99"].median(), e["failed"].sum()
+    out = out.reset_index(drop=True)
+    out["tier"] = np.asarray(tiers, dtype=object)[out["t"].to_numpy()] if len(tiers) else ""
+    out["card"] = np.asarray(cards, dtype=object)[out["card"].to_numpy()]
+    out = pd.concat([_card_labels(out["card"], supernode), out.drop(columns="t")], axis=1)
     return _natural(out, ["Hostname", "gpu", "tier"])
 
 
