@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,4 +37,9 @@ def test_installed_wheel_runs_a_playbook_by_name(tmp_path):
     assert "<svg" in (elsewhere / "run/report.html").read_text()
     assert json.loads((elsewhere / "run/results.json").read_text())["playbook"] == "post-delivery"
     rules = sh(tmp_path / "venv/bin/sncheck", "rules", "check", "local-cpu", cwd=elsewhere)
-    assert rules.returncode == 0 and "ok: 17 rules" in rules.stdout
+    shipped = len(yaml.safe_load((ROOT / "fixtures/rules/local-cpu.yaml").read_text())["rules"])
+    assert rules.returncode == 0 and f"ok: {shipped} rules" in rules.stdout
+    # the real captures ship too: the mock's platform simulators read them from the wheel
+    captures = sh(python, "-c", "from sncheck.vendors.captures import capture; "
+                  "print(len(capture('nvl72/01_imex_ctl_N_18node_p6e_gb200.txt')))", cwd=elsewhere)
+    assert captures.returncode == 0 and int(captures.stdout) > 1000, captures.stderr
