@@ -71,12 +71,18 @@ def prepare_run(opts: Any, state_dir: str | None, inventory: Any, playbook: Any)
             if stored is not None:
                 opts.baseline_data = stored
                 opts.baseline_info = {"ref": ref, "runs": stored.get("runs", []), "source": "state"}
-    opts.annotate = lambda results, rows: _annotate(state_dir, results)
+    opts.annotate = lambda results, rows: _annotate(state_dir, results, rows)
 
 
-def _annotate(state_dir: str, results: dict) -> None:
+def _annotate(state_dir: str, results: dict, rows: list[dict]) -> None:
     """Changes since the last run, for the report (results["history"])."""
-    t = trends(state_dir, results)
+    import pandas as pd
+
+    from .health.summaries import summarize
+
+    current = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)
+               for s in summarize(results, pd.DataFrame(rows))}
+    t = trends(state_dir, results, current=current)
     if t is None:
         return
     results["history"] = t

@@ -204,9 +204,11 @@ def entity_history(state_dir: str | Path, entity: str, limit: int | None = None)
     return {"entity": entity, "runs": out, "isolation": actions}
 
 
-def trends(state_dir: str | Path, results: Mapping[str, Any], last: int = 10) -> dict | None:
+def trends(state_dir: str | Path, results: Mapping[str, Any], last: int = 10,
+           current: Summaries | None = None) -> dict | None:
     """For the report: per-tier series over the last runs of this inventory and backend
-    (this one included), and the findings new and resolved since the previous run."""
+    (this one included: ``current``, its summaries when it is not stored yet), and the
+    findings new and resolved since the previous run."""
     if not Path(state_dir, "state.db").is_file():
         return None
     with StateStore(state_dir) as st:
@@ -217,6 +219,9 @@ def trends(state_dir: str | Path, results: Mapping[str, Any], last: int = 10) ->
         if not runs:
             return None
         per_run = [st.run_summaries(r["run_id"]) for r in series_runs]
+        if this is None and current is not None:
+            series_runs.append({"run_id": results.get("run_id")})
+            per_run.append(current)
         previous = runs[-1]
         prev_findings = st.findings_of_run(previous["run_id"])
     tiers: dict[str, list] = {}

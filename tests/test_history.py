@@ -164,6 +164,9 @@ def test_report_has_the_trend_and_the_change_since_last_run(three_nights):
     html = (tmp / "night3" / "report.html").read_text()
     assert 'id="changes"' in html and CARD in html
     assert "sparkline" in html
+    assert len(res3["history"]["runs"]) == 3  # the two nights before, and this one
+    scale_up = res3["history"]["series"]["scale_up p2p_bandwidth"]
+    assert len(scale_up) == 3 and all(v > 400 for v in scale_up)
 
 
 def test_every_finding_links_to_evidence_files_that_exist(tmp_path):
