@@ -188,3 +188,20 @@ def test_every_finding_links_to_evidence_files_that_exist(tmp_path):
             host = f["entity"].rsplit("/", 1)[0]  # its pairs and ranks, and its host's facts and groups
             assert all(f["entity"] in json.dumps(r) or host in json.dumps(r) for r in rows if "note" not in r)
             assert any(f["entity"] in json.dumps(r) for r in rows)
+
+
+def test_first_screen_words_and_actions():
+    from sncheck.report.firstscreen import actions, sparkline, verdict_state
+
+    warn = {"entity": "n1/gpu0", "entity_kind": "card", "rule": "p2p-bandwidth-drift", "severity": "warning",
+            "evidence": {"measured": 420.0, "expected": 450.0, "unit": "GB/s", "files": ["evidence/n1_gpu0/README.txt"]}}
+    assert verdict_state({"verdict": "pass", "findings": []}) == "pass"
+    assert verdict_state({"verdict": "pass", "findings": [warn]}) == "degraded"  # passed a critical gate, with warnings
+    assert verdict_state({"verdict": "fail", "findings": [warn]}) == "fail"
+    a = actions({"findings": [warn], "isolation": []})[0]
+    assert (a["measured"], a["expected"], a["evidence"]) == ("420 GB/s", "450 GB/s", "evidence/n1_gpu0/README.txt")
+    assert "falling run after run" in a["action"]
+    flat = sparkline([450.0, 449.0, 450.5], "t")
+    ys = [float(p.split(",")[1]) for p in flat.split('points="')[1].split('"')[0].split()]
+    assert max(ys) - min(ys) < 3  # a 0.3% wobble is drawn nearly flat, not as a cliff
+    assert sparkline([1.0], "t") == ""

@@ -109,7 +109,11 @@ def sparkline(values: list[float | None], label: str, width: int = 140, height: 
     if len(pts) < 2:
         return ""
     lo, hi = min(v for _, v in pts), max(v for _, v in pts)
-    span = (hi - lo) or abs(hi) * 0.01 or 1.0
+    # At least +-5% of the level: noise of a few tenths of a percent draws flat, not as a cliff.
+    mid, floor = (lo + hi) / 2, 0.1 * abs((lo + hi) / 2)
+    if hi - lo < floor:
+        lo, hi = mid - floor / 2, mid + floor / 2
+    span = (hi - lo) or 1.0
     n = max(len(values) - 1, 1)
 
     def xy(i: int, v: float) -> tuple[float, float]:
