@@ -46,7 +46,7 @@ def handle_errors(fn):
         except MemoryError as e:
             raise Failure("out of memory", EXIT_HARNESS) from e
         except OSError as e:  # a disk full or a file gone while sncheck ran: not the input's fault
-            where = f"{e.filename}: " if e.filename else ""
+            where = f"{e.filename}: " if e.filename else "cannot write the run's files: "
             raise Failure(f"{where}{e.strerror or e}", EXIT_HARNESS) from e
 
     return wrapper

@@ -23,7 +23,9 @@ from .errors import ConfigError, HarnessError
 from .report.json_out import write_json
 
 LOCK_NAME = ".sncheck.lock"
+RESERVE_NAME = ".sncheck.reserve"  # space set aside so results.json can say "disk full"
 RUN_FILES = ("rows.jsonl", "results.json", "crash.log", "report.html", "junit.xml", "metrics.prom")
+# (.sncheck.reserve is left by a killed run; a new run truncates it)
 # errnos that mean the disk or quota is full: the harness could not run (exit 3)
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
@@ -71,6 +73,7 @@ class RunStore:
             for n in held:
                 (self.dir / n).unlink()
             self._fd = os.open(self.rows_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._reserve = _reserve_space(self.dir / RESERVE_NAME)
         except OSError as e:
             self.release()
             raise ConfigError(f"cannot use it as the run directory: {e.strerror or e}", str(self.dir)) from e
@@ -95,6 +98,9 @@ class RunStore:
 
     def release(self) -> None:
         """Give up the directory's lock (the run's files are all written)."""
+        if getattr(self, "_reserve", None):
+            self._reserve.unlink(missing_ok=True)
+            self._reserve = None
         self._release()
 
     def frame(self) -> pd.DataFrame:
@@ -102,6 +108,9 @@ class RunStore:
 
     def write_results(self, results: dict) -> Path:
         path = self.dir / "results.json"
+        if self.write_error and self._reserve:  # the disk filled up: spend the reserve on the results
+            self._reserve.unlink(missing_ok=True)
+            self._reserve = None
         try:
             write_json(path, results)
         except OSError as e:
@@ -114,6 +123,24 @@ class RunStore:
         if not self._closed:
             self._closed = True
             os.close(self._fd)
+
+
+def _reserve_space(path: Path) -> Path | None:
+    """Set aside up to 1 MiB next to the rows; freed to write results.json after a full disk."""
+    for size in (1 << 20, 64 << 10):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.posix_fallocate(fd, 0, size)
+            finally:
+                os.close(fd)
+            return path
+        except (OSError, AttributeError):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                return None
+    return None
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -30,7 +30,7 @@ from sncheck.plan import size_sweep
 from sncheck.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent
-CASE_SECONDS = 5.0  # per generated case, CLI start included (the machine is shared)
+CASE_SECONDS = 10.0  # per generated case, CLI start included (the machine is shared)
 
 # name -> max_examples; their sum is the number of generated cases
 BUDGET = {"inventory": 60, "inventory_text": 40, "playbook": 300, "faults": 200, "rules": 50,

@@ -279,12 +279,16 @@ def test_alias_bomb_and_huge_hostlist_through_the_cli(tmp_path, text):
     proc = subprocess.run([sys.executable, "-m", "sncheck", "inventory", "check", str(path)],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     elapsed = time.monotonic() - started
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rss = after.ru_maxrss * 1024
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    # The whole process, imports included (pandas, paramiko: ~1.5 s of start-up here).
+    # The whole process, imports included (pandas, paramiko: ~1.5 s of CPU at start-up).
+    # CPU time, not wall time: the test machine is shared and its wall clock is not ours.
     assert rss < 200 << 20 or before.ru_maxrss * 1024 >= 200 << 20, f"{rss / 2**20:.0f} MB"
-    assert elapsed < 15, f"{elapsed:.1f} s"
+    assert cpu < 5, f"{cpu:.1f} s of CPU"
+    assert elapsed < 120, f"{elapsed:.1f} s"
 
 
 # -- 4. the run directory --------------------------------------------------------------
@@ -376,9 +380,9 @@ def test_full_disk_mid_run_is_exit_3_with_whole_rows(tmp_path, small_tmpfs):
     assert "No space left on device" in line
     for text in (out / "rows.jsonl").read_text().splitlines():
         json.loads(text)  # no row is cut in half
-    if (out / "results.json").exists() and (out / "results.json").stat().st_size:
-        results = json.loads((out / "results.json").read_text())
-        assert "No space left on device" in results.get("error", "")
+    # space set aside when the run started lets results.json say why
+    results = json.loads((out / "results.json").read_text())
+    assert results["verdict"] == "error" and "No space left on device" in results["error"]
 
 
 # -- 5. exit codes ---------------------------------------------------------------------
