@@ -133,7 +133,12 @@ class SlurmCluster:
 
     def stop(self) -> None:
         errors = []
-        # slurmd first (and the steps under it), then the controller, then munge.
+        # Steps first (slurmstepd detaches from slurmd), then slurmd, the controller, munge.
+        for name in self.names:
+            for pid in self._stepd_pids(name):
+                for p in [pid, *descendants(pid)]:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(p, signal.SIGKILL)
         for key in [*(n for n in self.names if n in self.procs), "slurmctld", "munged"]:
             proc = self.procs.pop(key, None)
             if proc is None:
@@ -328,27 +333,24 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
                 raise RuntimeError(f"{key} exited with {proc.returncode} at start:\n{text}\n{self.logs_tail()}")
 
     def _stepd_pids(self, name: str) -> list[int]:
-        """slurmstepd processes of node ``name`` (their cmdline says ``slurmstepd: [job.step]``;
-        the node shows in their environment as SLURMD_NODENAME)."""
+        """This cluster's slurmstepd processes of node ``name``. slurmstepd detaches from
+        slurmd and clears its environment; it keeps its node's log open, so it is found by
+        that open file (``<root>/slurmd-<name>.log``): another cluster's node1 is not ours."""
+        log = str(self.root / f"slurmd-{name}.log")
         found = []
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
             try:
-                comm = Path(f"/proc/{entry}/comm").read_text().strip()
-                if comm != "slurmstepd":
+                if Path(f"/proc/{entry}/comm").read_text().strip() != "slurmstepd":
                     continue
-                environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+                fds = os.listdir(f"/proc/{entry}/fd")
+                targets = {os.readlink(f"/proc/{entry}/fd/{fd}") for fd in fds}
             except OSError:
                 continue
-            if f"SLURMD_NODENAME={name}".encode() in environ or self._stepd_spool_is(entry, name):
+            if any(t == log or t.startswith(log + " ") for t in targets):
                 found.append(int(entry))
         return found
-
-    def _stepd_spool_is(self, pid: str, name: str) -> bool:
-        with contextlib.suppress(OSError):
-            return Path(f"/proc/{pid}/cwd").resolve() == (self.root / "spool" / name).resolve()
-        return False
 
 
 def _kill_tree(proc: subprocess.Popen[bytes]) -> None:

@@ -164,8 +164,8 @@ def test_stress_layer_through_the_cli(setup, monkeypatch: pytest.MonkeyPatch) ->
     cluster, topo, tmp = setup
     monkeypatch.chdir(tmp)  # the shared directory for job files
     playbook = tmp / "small-stress.yaml"  # a short sweep: this is about the launch path, not the numbers
-    playbook.write_text("name: small-stress\nlayers:\n  - stress: {collectives: [all_reduce], min_bytes: 1024, "
-                        "max_bytes: 65536, step_factor: 64, iters: 2, warmup: 1}\ngate: critical\n")
+    playbook.write_text("name: small-stress\nlayers:\n  - stress: {collectives: [all_reduce], min_bytes: 4096, "
+                        "max_bytes: 4096, step_factor: 2, iters: 1, warmup: 0}\ngate: critical\n")
     out = tmp / "run"
     res = CliRunner().invoke(main, ["run", str(playbook), "-i", str(tmp / "inv.yaml"), "--rules", str(REPO / "fixtures" / "rules" / "node-check.yaml"), "--out", str(out),
                                     "-q"], catch_exceptions=False)
