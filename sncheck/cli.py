@@ -16,7 +16,7 @@ from . import __version__
 from .errors import ConfigError, SncheckError
 from .inventory import BACKENDS, DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, load_inventory, local_inventory
 from .playbook import Playbook, check_duration, load_playbook, single_layer
-from .safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers
+from .safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers, set_run_dir
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 
@@ -66,6 +66,7 @@ class SncheckGroup(click.Group):
         return name, cmd, rest
 
     def invoke(self, ctx: click.Context):
+        set_run_dir(None)  # a crash before this command opens a run directory goes to a temp file
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,

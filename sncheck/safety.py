@@ -65,9 +65,10 @@ def restore_signal_handlers(previous: dict) -> None:
         signal.signal(sig, h)
 
 
-def set_run_dir(path: Path) -> None:
-    """Called when a run directory is opened: a crash file goes there from now on."""
-    _RUN_DIR[:] = [Path(path)]
+def set_run_dir(path: Path | None) -> None:
+    """Called when a run directory is opened (a crash file goes there from now on), and
+    with None when a command starts (no run directory yet)."""
+    _RUN_DIR[:] = [Path(path)] if path is not None else []
 
 
 def crash_report(command: str, exc: BaseException) -> Path | None:

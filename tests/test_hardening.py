@@ -397,6 +397,7 @@ def test_unforeseen_exception_is_exit_3_with_a_crash_file(monkeypatch, inv):
     line = one_line_error(cli("inventory", "check", str(inv)), 3)
     assert "internal error in 'sncheck inventory check'" in line and "ZeroDivisionError: a bug" in line
     crash = Path(line.split("traceback in ")[1].split(" (please")[0])
+    assert crash.name.startswith("sncheck-crash-")  # no run directory: a temp file
     assert "Traceback" in crash.read_text() and "ZeroDivisionError" in crash.read_text()
     crash.unlink()
     verbose = CliRunner().invoke(main, ["-v", "inventory", "check", str(inv)])
