@@ -584,7 +584,7 @@ def _fleet_overview(results: dict, domains: _Domains, per_metric: dict, flagged:
         detail = (f"{len(hosts)} hosts, {n_cards} cards measured; "
                   + ("nothing measured" if w is None else f"worst pair margin {w:.0%}")
                   + f"; {bad} finding(s) at or above the gate; {failed.get(d, 0)} failed directions")
-        tiles.append(svg.Tile(name, anchors[name] if n_cards else "", w, bad, failed.get(d, 0), detail))
+        tiles.append(svg.Tile(name, w, bad, failed.get(d, 0), detail))
         rows_out.append({"name": name, "anchor": anchors[name] if n_cards else "", "hosts": len(hosts),
                          "cards": n_cards, "worst": w, "findings": bad, "failed": failed.get(d, 0)})
     n_hosts = sum(len(h) for h in domains.hosts_of)

@@ -435,7 +435,6 @@ class Tile:
     """One supernode in the fleet overview."""
 
     name: str
-    href: str             # an anchor in the page ("#..."), or ""
     worst: float | None   # worst margin (measured / reference), None: nothing measured
     bad: int              # findings at or above the gate that touch it
     failed: int           # pair directions that carried nothing
@@ -469,11 +468,9 @@ def fleet_tiles(tiles: Sequence[Tile], *, title: str, per_row: int = 8) -> str:
                 f'<text x="{x + 6}" y="{y + 32}" font-size="11" fill="{text_fill}">{_t(margin)}</text>'
                 f'<text x="{x + 6}" y="{y + 48}" font-size="11" fill="{text_fill}"{bold}>'
                 f'{_t(mark)}</text>')
-        tip = f"<title>{_t(tile.name)}: {_t(tile.detail)}</title>"
-        if tile.href:
-            out.append(f'<a href="{_t(tile.href)}">{tip}{body}</a>')
-        else:
-            out.append(f"<g>{tip}{body}</g>")
+        # (No <a> inside the SVG: its href is not a plain link to scripts and checkers;
+        # the page links each supernode to its heatmap in HTML below the tiles.)
+        out.append(f"<g><title>{_t(tile.name)}: {_t(tile.detail)}</title>{body}</g>")
     out.append(_heatmap_legend(4, 26 + rows * (th + gap) + 8))
     out.append("</svg>")
     return "\n".join(out)
