@@ -187,7 +187,14 @@ def read_capped(path: str | Path, limit: int = MAX_FILE_BYTES, what: str = "file
     p = Path(path)
     try:
         with open(p, "rb") as fh:
-            data = fh.read(limit + 1)
+            chunks, size = [], 0
+            while size <= limit:  # in chunks: read(limit) would set aside the whole limit at once
+                chunk = fh.read(min(1 << 20, limit + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            data = b"".join(chunks)
     except FileNotFoundError as e:
         raise ConfigError("file not found", str(p)) from e
     except IsADirectoryError as e:
