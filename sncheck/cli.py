@@ -94,7 +94,13 @@ def run_options(fn):
                      help="Inventory YAML. Default: this machine (the embedded local inventory)."),
         click.option("--backend", type=click.Choice(BACKENDS),
                      help="Override the inventory's backend (default: local)."),
-        click.option("--faults", type=click.Path(dir_okay=False), help="Fault plan YAML to act out (mock, local)."),
+        click.option("--faults", type=click.Path(dir_okay=False),
+                     help="Fault plan YAML to act out (mock; local: card faults; ssh: only with "
+                          "--act-faults-on-real-hosts)."),
+        click.option("--act-faults-on-real-hosts", is_flag=True,
+                     help="SSH: act the --faults plan out on the inventory's hosts (slows, corrupts "
+                          "and delays their probes; tool faults reach the tools as SNCHECK_FAULTS). "
+                          "For test clusters only."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed for a reproducible mock run."),
         click.option("--out", type=click.Path(file_okay=False), help="Run directory. Default: runs/<run-id>/."),
         click.option("--force", is_flag=True,
@@ -156,7 +162,8 @@ def _execute(*args, **kwargs) -> None:
 
 def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out, force, gate, cards,
              dist_backend, duration, formats, template_dirs, rules_ref, baseline_ref, forks, ssh_config,
-             known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json, targets=()) -> None:
+             known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json, targets=(),
+             act_faults_on_real_hosts=False) -> None:
     from .runner import RunOptions, execute  # pandas and the backends: only when a run starts
 
     if duration is not None:
@@ -174,7 +181,8 @@ def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out,
     elif inventory.dist_backend:
         backend_options["dist_backend"] = inventory.dist_backend
     ssh_options = {"forks": forks, "ssh_config": ssh_config, "known_hosts": known_hosts,
-                   "accept_new_host_keys": accept_new_host_keys or None}
+                   "accept_new_host_keys": accept_new_host_keys or None,
+                   "act_faults_on_real_hosts": act_faults_on_real_hosts or None}
     backend_options.update({k: v for k, v in ssh_options.items() if v is not None})
     report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, force=force, gate=gate,

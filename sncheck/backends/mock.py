@@ -34,8 +34,9 @@ import numpy as np
 
 from ..faults import PLATFORM_FAULTS
 from ..plan import ConnectivityPlan, GoldenPlan, Group, StressPlan
-from ..rows import collective_row, golden_row, host_fact_row, not_run_row, p2p_row, rank_row
+from ..rows import collective_row, golden_row, not_run_row, p2p_row, rank_row
 from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, link_id
+from . import mockfacts
 from .base import Backend, Emit
 
 NOISE_CV = 0.02
@@ -78,6 +79,7 @@ class MockBackend(Backend):
 
     def begin_confirmation(self) -> None:
         """Transient faults have passed by the time the retest runs."""
+        super().begin_confirmation()
         self._act([f for f in self.faults.faults if not f.transient])
 
     def _act(self, faults) -> None:
@@ -141,27 +143,8 @@ class MockBackend(Backend):
 
     # -- layers ----------------------------------------------------------------------
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
-        live = []
-        for h in hosts:
-            if h in self.down:
-                emit(host_fact_row(h, "reachable", False, True, False, status="unreachable",
-                                   message=f"{h}: no route to host (simulated down_host)"))
-                continue
-            emit(host_fact_row(h, "reachable", True, True, True))
-            live.append(h)
-        # Hosts on a platform: their vendor renders its tools' output from real captures
-        # with the platform faults acted out, and its own checks judge it.
-        from ..vendors.simfacts import platform_rows
-
-        reachable = tuple(h for h in self.topo.inventory.hosts if h not in self.down)
-        simulated = platform_rows(self.topo.inventory, tuple(live), self.platform_faults, reachable)
-        for row in simulated:
-            emit(row)
-        done = {r["host"] for r in simulated}
-        for h in live:
-            if h not in done:
-                expected = self.topo.inventory.hosts[h].cards
-                emit(host_fact_row(h, "card_count", expected, expected, True))
+        """Tool output rendered from real captures, read by the SSH backend's parsers and checks."""
+        mockfacts.host_facts(self.topo, self.faults.active(self.transient_ended), hosts, emit)
 
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
         for rnd in plan.rounds:
@@ -191,12 +174,12 @@ class MockBackend(Backend):
                         lat[i] = np.where(self.rng.random(plan.lat_iters) < p, lat[i] * f, lat[i])
             med = np.median(lat, axis=1)
             p99 = np.percentile(lat, 99, axis=1)
+            top = lat.max(axis=1)
             for i, (a, b, tier, link) in enumerate(live):
-                row = p2p_row(rnd.index, a, b, link, tier, plan.bw_bytes, bw=float(bws[i, 0]),
-                              bw_rev=float(bws[i, 1]), bibw=float(2 * bws[i, 2]), lat=float(med[i]),
-                              checksum_ok=not ({a, b} & self.corrupt))
-                row["lat_p99_us"] = float(p99[i])
-                emit(row)
+                emit(p2p_row(rnd.index, a, b, link, tier, plan.bw_bytes, bw=float(bws[i, 0]),
+                             bw_rev=float(bws[i, 1]), bibw=float(2 * bws[i, 2]), lat=float(med[i]),
+                             lat_p99=float(p99[i]), lat_max=float(top[i]),
+                             checksum_ok=not ({a, b} & self.corrupt)))
 
     def _group_model(self, members: tuple[str, ...], collective: str) -> tuple[float, float]:
         """Worst latency (us) and bandwidth (GB/s) the collective sees over its edges."""

@@ -37,6 +37,10 @@ Options (keyword arguments; the CLI passes the first four):
 ``job_timeout_s``        longest a torchrun or nccl-tests job may run (3600)
 ``op_timeout_s``         the probe's per-operation timeout (60)
 ``retries``, ``backoff`` connect retries (2, after 0.5 s, 1 s)
+``act_faults_on_real_hosts``  required for a fault plan: card faults are acted out by the
+                         torch probe on the hosts; tool faults (sncheck.faults.HOST_TOOL_FAULTS)
+                         go to each fact command as ``SNCHECK_FAULTS`` (JSON), which real tools
+                         ignore and the test doubles replay. Transient faults end before the retest.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ConfigError, HarnessError, ParseError, TransportError
+from ..faults import HOST_TOOL_FAULTS
 from ..inventory import DIST_BACKENDS
 from ..plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
 from ..launch import commands as launch
@@ -67,7 +72,8 @@ log = logging.getLogger("sncheck.backends.ssh")
 
 KNOWN_OPTIONS = ("forks", "ssh_config", "known_hosts", "accept_new_host_keys", "connect_timeout",
                  "command_timeout", "dist_backend", "python", "job_timeout_s", "op_timeout_s",
-                 "retries", "backoff", "poll_s", "fabric_retry_s", "fabric_retry_every_s")
+                 "retries", "backoff", "poll_s", "fabric_retry_s", "fabric_retry_every_s",
+                 "act_faults_on_real_hosts")
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
 PORT_ATTEMPTS = 3
 GLOO_P2P_BYTES = 8 << 20
@@ -109,6 +115,9 @@ class SshBackend(Backend):
             raise ConfigError(f"unknown ssh backend option(s) {', '.join(unknown)}; "
                               f"known: {', '.join(KNOWN_OPTIONS)}")
         inv = topo.inventory
+        if self.faults and not options.get("act_faults_on_real_hosts"):
+            raise ConfigError("a fault plan on the ssh backend acts its faults out on real hosts (slow, "
+                              "corrupt and delayed probes); pass --act-faults-on-real-hosts to do that")
         for f in self.faults.unsupported(self.name):
             raise ConfigError(f"the ssh backend cannot act out fault type {f.type!r} (target "
                               f"{f.target}) on real hosts; use the mock backend for it")
@@ -218,31 +227,26 @@ class SshBackend(Backend):
         params = plat.params if plat else {}
         window = float(self.options.get("fabric_retry_s", params.get("fabric_retry_s", 0.0)))
         every = float(self.options.get("fabric_retry_every_s", params.get("fabric_retry_every_s", 5.0)))
-        skipped: dict[str, tuple[str, str]] = {}  # tool -> (status, why) after it went missing or hung
-        emitted: list[dict] = []
-        checks = inv.checks_of(h)
-        for cmd in vendor.commands_for(plat):
-            if hostfacts.switched_off(cmd, checks):
-                rows = hostfacts.skipped_rows(h, cmd)
-            elif cmd.tool in skipped:
-                status, why = skipped[cmd.tool]
-                rows = hostfacts.failure_rows(h, cmd, status, f"`{cmd.display}` not run: {why}")
-            else:
-                def read(cmd=cmd):  # the raw output is kept for the evidence bundles
-                    res = conn.run(list(cmd.argv), timeout=self.command_timeout)
-                    self.keep_output(h, cmd.tool, cmd.display, res.stdout, res.stderr, res.exit_code)
-                    return res
+        env = self._tool_fault_env(h)
 
-                rows = hostfacts.run_with_retry(h, cmd, expect, read,
-                                                window_s=window if cmd.retry_while else 0.0, interval_s=every)
-                status = rows[0]["status"] if rows else "ok"
-                if status in ("missing_tool", "timeout"):
-                    what = "is missing" if status == "missing_tool" else f"timed out on `{cmd.display}`"
-                    skipped[cmd.tool] = (status, f"{cmd.tool} {what}")
-            for row in rows:
-                emit(row)
-            emitted += rows
+        def read(cmd: hostfacts.FactCommand) -> Result:  # the raw output is kept for the evidence bundles
+            res = conn.run(list(cmd.argv), env=env, timeout=self.command_timeout)
+            self.keep_output(h, cmd.tool, cmd.display, res.stdout, res.stderr, res.exit_code)
+            return res
+
+        emitted: list[dict] = []
+        for row in hostfacts.check_host(h, expect, vendor.commands_for(plat), read, checks=inv.checks_of(h),
+                                        window_s=window, interval_s=every):
+            emit(row)
+            emitted.append(row)
         return emitted
+
+    def _tool_fault_env(self, host: str) -> dict[str, str] | None:
+        """SNCHECK_FAULTS for the host's tools: the tool faults in effect there (test doubles read it)."""
+        mine = self.faults.on_host(host, HOST_TOOL_FAULTS, self.transient_ended)
+        if not mine:
+            return None
+        return {"SNCHECK_FAULTS": json.dumps([f.to_dict() for f in mine], separators=(",", ":"))}
 
     def _domain_facts(self, hosts: tuple[str, ...], facts: dict[str, list[dict]], emit: Emit) -> None:
         """The cross-host step: each supernode's vendor judges its scale-up domain from the
@@ -721,7 +725,8 @@ def _shrink(groups: Sequence[Group], hosts: set[str], minimum: int) -> tuple[Gro
 
 
 def nccl_collective_rows(parsed: dict, group: Group, collective: str, repeat: int) -> list[dict]:
-    """``collective`` rows from one parsed nccl-tests log (out-of-place timings)."""
+    """``collective`` rows from one parsed nccl-tests log: per size, the out-of-place
+    timings as the row's time/algbw/busbw, and the in-place ones alongside."""
     rows = []
     for r in parsed.get("rows") or []:
         oop, inp = r["out_of_place"], r["in_place"]
@@ -732,6 +737,9 @@ def nccl_collective_rows(parsed: dict, group: Group, collective: str, repeat: in
             r["count"], r["type"], repeat, time_us=oop.get("time_us"),
             algbw=oop.get("algbw_GBps"), busbw=oop.get("busbw_GBps"),  # as nccl-tests printed them
             wrong=sum(known) if known else None, max_error=max(errs) if errs else None,
+            # the in-place half where the log has it (null where it printed N/A)
+            time_in_place_us=inp.get("time_us"), algbw_in_place_GBps=inp.get("algbw_GBps"),
+            busbw_in_place_GBps=inp.get("busbw_GBps"),
             status="ok" if oop.get("time_us") is not None else "error"))
     return rows
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,3 +178,35 @@ def __getattr__(name: str) -> Any:
         from .nvidia import checks
         return getattr(checks, name)
     raise AttributeError(name)
+
+
+def check_host(host: str, expect: Expect, commands: Sequence[FactCommand], run: Callable[[FactCommand], Any],
+               *, checks: dict[str, bool] | None = None, window_s: float = 0.0, interval_s: float = 5.0,
+               sleep: Callable[[float], None] = time.sleep,
+               clock: Callable[[], float] = time.monotonic) -> Iterator[dict]:
+    """Rows for every fact command of one host: the path the SSH and mock backends share.
+
+    ``run(cmd)`` runs (or renders) one command and returns its outcome: an object with
+    ``exit_code``, ``stdout``, ``stderr``, ``timed_out`` and ``duration`` (a transport
+    ``Result``, or a simulated :class:`sncheck.vendors.sim.ToolOutput`). A command with a
+    ``retry_while`` is read again for up to ``window_s`` (:func:`run_with_retry`). A tool
+    the inventory's ``checks`` switch off is not run (``skipped`` rows). Once a tool is
+    missing or hangs, its later commands are not run and say why.
+    """
+    skipped: dict[str, tuple[str, str]] = {}  # tool -> (status, why) after it went missing or hung
+    for cmd in commands:
+        if switched_off(cmd, checks or {}):
+            yield from skipped_rows(host, cmd)
+            continue
+        if cmd.tool in skipped:
+            status, why = skipped[cmd.tool]
+            yield from failure_rows(host, cmd, status, f"`{cmd.display}` not run: {why}")
+            continue
+        rows = run_with_retry(host, cmd, expect, lambda cmd=cmd: run(cmd),
+                              window_s=window_s if cmd.retry_while else 0.0, interval_s=interval_s,
+                              sleep=sleep, clock=clock)
+        status = rows[0]["status"] if rows else "ok"
+        if status in ("missing_tool", "timeout"):
+            what = "is missing" if status == "missing_tool" else f"timed out on `{cmd.display}`"
+            skipped[cmd.tool] = (status, f"{cmd.tool} {what}")
+        yield from rows

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..rows import golden_row
+from .faults import wait_s
 
 try:
     import torch
@@ -172,7 +173,6 @@ def _perturb(faults: Any, grads: "torch.Tensor") -> None:
 
 
 def _wait(seconds: float) -> None:
-    from .torchdist import wait_s  # torchdist needs torch at import; this module must not
     wait_s(seconds)
 
 
@@ -193,7 +193,7 @@ def _timed_allreduce_hook(state: _Comm, bucket):
 
 def run_golden(ctx: Any, plan: dict, config: dict) -> None:
     """Train each plan group in turn; rank 0 writes one ``golden`` row per step."""
-    from .torchdist import usable_groups
+    from .collectives import usable_groups  # it needs torch at import; this module must not
 
     cfg = GoldenConfig.from_dict(config)
     steps, seed = int(plan.get("steps", 60)), int(plan.get("seed", 0))

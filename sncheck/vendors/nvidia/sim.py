@@ -1,0 +1,260 @@
+"""nvidia-smi and dcgmi output for a simulated host, rendered from real captures.
+
+The interface is :mod:`sncheck.vendors.sim`: ``COMMANDS`` and ``render(command, state)``.
+
+The simulated host is the HGX H100 of the full ``nvidia-smi -q`` capture
+``nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt``: card i
+gets GPU block i mod 8 of that capture (its serial and UUID), with a bus id unique
+per card. That capture has HW Slowdown and HW Power Brake active on every GPU
+(a real fault); a healthy card shows them Not Active. What each fault changes:
+
+* ``ecc_uncorrectable`` (count): ``ECC Errors`` Volatile and Aggregate ``DRAM
+  Uncorrectable`` read ``count``;
+* ``remap_pending``: the card's ``Remapped Rows`` section is the one of the A100
+  capture ``nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt``
+  (Correctable Error 1, Pending Yes);
+* ``thermal_throttle``: ``HW Slowdown`` and ``HW Thermal Slowdown`` Active;
+* ``nvlink_down`` (links): the card's last ``links`` links print ``<inactive>`` in
+  ``nvidia-smi nvlink -s``; with every link down the card prints the NVML line of
+  ``nvidia-smi-nvlink/02_status_a100_all_links_inactive_error.txt``.
+
+``nvlink -s`` uses the line layout of ``nvidia-smi-nvlink/05_status_a100_8gpu_12links_25GBs.txt``
+with the H100's 18 links at 26.562 GB/s; ``nvlink -e`` the layout of
+``nvidia-smi-nvlink/04_errors_h100_18links_elided.txt`` (all counters 0); ``topo -m`` the
+layout of ``nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt``; ``dcgmi diag`` replays
+``dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt``. No real capture of
+``--query-gpu`` CSV exists; its lines are made from the same -q blocks, one per GPU,
+in the field order of :data:`sncheck.vendors.nvidia.nvidia_smi.QUERY_GPU_FIELDS`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..sim import HostState, ToolOutput, capture
+
+COMMANDS = ("query_gpu", "topo", "topo_sanity", "nvlink_status", "nvlink_errors", "query", "fabric_manager",
+            "dcgmi_diag")
+
+Q_CAPTURE = "nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt"
+REMAP_CAPTURE = "nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt"
+NVLINK_S_CAPTURE = "nvidia-smi-nvlink/05_status_a100_8gpu_12links_25GBs.txt"
+NVLINK_DOWN_CAPTURE = "nvidia-smi-nvlink/02_status_a100_all_links_inactive_error.txt"
+NVLINK_E_CAPTURE = "nvidia-smi-nvlink/04_errors_h100_18links_elided.txt"
+TOPO_CAPTURE = "nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt"
+DCGMI_CAPTURE = "dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt"
+H100_LINKS = 18
+H100_LINK_GBPS = "26.562"
+_KEY = re.compile(r"^(\s*)([^:]+?)\s*:\s*(.*)$")
+
+
+# --------------------------------------------------------------------------- -q blocks
+
+@dataclass(frozen=True)
+class _Block:
+    """A GPU block of the capture, and where each ``key`` line sits, by section path."""
+
+    lines: tuple[str, ...]
+    at: dict[tuple[str, ...], int]  # (section..., key) -> line index
+
+    def find(self, *path: str) -> int:
+        """The index of the line ``path[-1]`` inside the innermost sections ``path[:-1]``."""
+        hits = [i for p, i in self.at.items() if p[-1] == path[-1] and _within(p[:-1], path[:-1])]
+        if len(hits) != 1:
+            raise LookupError(f"{'/'.join(path)}: {len(hits)} matches in the capture")
+        return hits[0]
+
+    def value(self, *path: str) -> str:
+        return self.lines[self.find(*path)].split(":", 1)[1].strip()
+
+
+def _within(have: tuple[str, ...], want: tuple[str, ...]) -> bool:
+    """``want`` is a (not necessarily contiguous) subsequence of ``have``."""
+    it = iter(have)
+    return all(any(w == h for h in it) for w in want)
+
+
+def _index(lines: list[str]) -> _Block:
+    at: dict[tuple[str, ...], int] = {}
+    stack: list[tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        m = _KEY.match(line)
+        key = m.group(2).strip() if m else line.strip()
+        at[(*(name for _, name in stack), key)] = i
+        if not m or not m.group(3).strip():
+            stack.append((indent, key))
+    return _Block(tuple(lines), at)
+
+
+@lru_cache(maxsize=1)
+def _q_parts() -> tuple[str, tuple[_Block, ...]]:
+    """The -q capture's header (up to Attached GPUs) and its GPU blocks."""
+    text = capture(Q_CAPTURE)
+    head, _, rest = text.partition("\nGPU ")
+    blocks = tuple(_index(("GPU " + b.rstrip("\n")).splitlines()) for b in rest.split("\n\nGPU "))
+    return head.rstrip("\n"), blocks
+
+
+@lru_cache(maxsize=1)
+def _remap_pending_section() -> tuple[str, ...]:
+    return tuple(_section(capture(REMAP_CAPTURE).splitlines(), "Remapped Rows"))
+
+
+def _section(lines: list[str] | tuple[str, ...], name: str) -> list[str]:
+    """The lines of a ``    Name`` section and its deeper-indented body."""
+    for i, line in enumerate(lines):
+        if line.strip() == name:
+            depth = len(line) - len(line.lstrip())
+            end = i + 1
+            while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > depth:
+                end += 1
+            return list(lines[i:end])
+    raise LookupError(f"no {name!r} section in the capture")
+
+
+def _put(lines: list[str], i: int, value: str) -> None:
+    """Set the value of ``key : value`` line ``i``, keeping its layout."""
+    lines[i] = lines[i][:lines[i].index(":")] + ": " + value
+
+
+def _bus_id(index: int) -> str:
+    return f"0000{index // 16:04X}:{(0x19 + 0x11 * index) & 0xFF:02X}:00.0"
+
+
+def _template(index: int) -> _Block:
+    blocks = _q_parts()[1]
+    return blocks[index % len(blocks)]
+
+
+def _gpu_block(state: HostState, index: int) -> list[str]:
+    t = _template(index)
+    lines = list(t.lines)
+    bus = _bus_id(index)
+    lines[0] = f"GPU {bus}"
+    _put(lines, t.find("PCI", "Bus Id"), bus)
+    _put(lines, t.find("PCI", "Bus"), f"0x{bus[9:11]}")
+    _put(lines, t.find("Minor Number"), str(index))
+    # a healthy card: no slowdown (the capture's GPUs were power-braked)
+    for reason in ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown"):
+        _put(lines, t.find("Clocks Event Reasons", reason), "Not Active")
+    if state.card_faults(index, "thermal_throttle"):
+        _put(lines, t.find("Clocks Event Reasons", "HW Slowdown"), "Active")
+        _put(lines, t.find("Clocks Event Reasons", "HW Thermal Slowdown"), "Active")
+    count = sum(int(f.count or 1) for f in state.card_faults(index, "ecc_uncorrectable"))
+    if count:
+        for part in ("Volatile", "Aggregate"):
+            _put(lines, t.find("ECC Errors", part, "DRAM Uncorrectable"), str(count))
+    if state.card_faults(index, "remap_pending"):
+        start = t.find("Remapped Rows")
+        lines[start:start + len(_section(t.lines, "Remapped Rows"))] = _remap_pending_section()
+    return lines
+
+
+def render_query(state: HostState) -> str:
+    head, _ = _q_parts()
+    head_lines = head.splitlines()
+    _put(head_lines, next(i for i, ln in enumerate(head_lines) if ln.startswith("Attached GPUs")),
+         str(state.cards))
+    out = head_lines
+    for i in range(state.cards):
+        out = out + _gpu_block(state, i) + [""]
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- other commands
+
+def render_query_gpu(state: HostState) -> str:
+    driver = next(ln.split(":", 1)[1].strip() for ln in _q_parts()[0].splitlines()
+                  if ln.startswith("Driver Version"))
+    out = []
+    for i in range(state.cards):
+        t = _template(i)
+        ecc = sum(int(f.count or 1) for f in state.card_faults(i, "ecc_uncorrectable"))
+        out.append(", ".join([
+            str(i), t.value("Product Name"), t.value("GPU UUID"), _bus_id(i),
+            t.value("FB Memory Usage", "Total"), driver,
+            t.value("PCIe Generation", "Current"), t.value("PCIe Generation", "Max"),
+            t.value("Link Width", "Current").rstrip("x"), t.value("Link Width", "Max").rstrip("x"),
+            t.value("GPU Current Temp").split()[0], t.value("GPU Power Readings", "Power Draw"), str(ecc)]))
+    return "\n".join(out) + "\n"
+
+
+def _gpu_header(index: int) -> str:
+    t = _template(index)
+    return f"GPU {index}: {t.value('Product Name')} (UUID: {t.value('GPU UUID')})"
+
+
+@lru_cache(maxsize=1)
+def _link_indent() -> str:
+    line = next(ln for ln in capture(NVLINK_S_CAPTURE).splitlines() if "Link 0:" in ln)
+    return line[: len(line) - len(line.lstrip())]
+
+
+def render_nvlink_status(state: HostState) -> str:
+    pad = _link_indent()
+    all_down = capture(NVLINK_DOWN_CAPTURE).splitlines()[1]  # the NVML line under the GPU line
+    out = []
+    for i in range(state.cards):
+        out.append(_gpu_header(i))
+        down = sum(int(f.links or 1) for f in state.card_faults(i, "nvlink_down"))
+        if down >= H100_LINKS:
+            out.append(all_down)
+            continue
+        for k in range(H100_LINKS):
+            speed = "<inactive>" if k >= H100_LINKS - down else f"{H100_LINK_GBPS} GB/s"
+            out.append(f"{pad}Link {k}: {speed}")
+    return "\n".join(out) + "\n"
+
+
+def render_nvlink_errors(state: HostState) -> str:
+    counters = [ln.split(":", 2)[1].strip() for ln in capture(NVLINK_E_CAPTURE).splitlines()
+                if ln.strip().startswith("Link 0:")]
+    pad = _link_indent()
+    out = []
+    for i in range(state.cards):
+        out.append(_gpu_header(i))
+        for k in range(H100_LINKS):
+            out += [f"{pad}Link {k}: {c}: 0" for c in counters]
+            out.append("")
+    return "\n".join(out) + "\n"
+
+
+def render_topo(state: HostState) -> str:
+    lines = capture(TOPO_CAPTURE).splitlines()
+    link = lines[1].split()[2]  # "NV18"
+    affinity = [ln.split()[-2:] for ln in lines[1:]]
+    n = state.cards
+    cell = 8
+    out = [" " * cell + "".join(f"GPU{j}".ljust(cell) for j in range(n)) + "CPU Affinity    NUMA Affinity"]
+    for i in range(n):
+        cpus, numa = affinity[i % len(affinity)] if i < len(affinity) else affinity[-1]
+        cells = "".join((" X" if i == j else link).ljust(cell) for j in range(n))
+        out.append(f"GPU{i}".ljust(cell) + cells + cpus.ljust(16) + numa)
+    return "\n".join(out) + "\n"
+
+
+def render_dcgmi_diag(state: HostState) -> str:
+    return capture(DCGMI_CAPTURE)
+
+
+def render_fabric_manager(state: HostState) -> str:
+    return "active\n"  # systemctl is-active nvidia-fabricmanager
+
+
+_RENDER = {
+    "query_gpu": render_query_gpu, "topo": render_topo, "topo_sanity": render_topo,
+    "fabric_manager": render_fabric_manager, "nvlink_status": render_nvlink_status,
+    "nvlink_errors": render_nvlink_errors, "query": render_query, "dcgmi_diag": render_dcgmi_diag,
+}
+
+
+def render(command: str, state: HostState) -> ToolOutput:
+    """The output of fact command ``command`` on the simulated host ``state``."""
+    return ToolOutput(0, _RENDER[command](state))

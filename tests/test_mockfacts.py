@@ -1,0 +1,104 @@
+"""Mock host facts: tool output rendered from real captures, read by the SSH backend's checks."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sncheck.backends import mockfacts
+from sncheck.backends.mock import MockBackend
+from sncheck.faults import load_faults_text
+from sncheck.inventory import load_inventory
+from sncheck.topology import Topology
+from sncheck.vendors import facts as hostfacts
+from sncheck.vendors.nvidia import sim as nvidia_sim
+from sncheck.vendors.parsers import strip_source_header
+from sncheck.vendors.sim import HostState, capture
+
+ROOT = Path(__file__).resolve().parent.parent
+TOPO = Topology(load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml"))
+SIM_WORDS = ("simulat", "mock", "fake", mockfacts.PLACEHOLDER)
+
+
+def facts(faults: str = "", hosts=None, confirm: bool = False) -> list[dict]:
+    plan = load_faults_text(f"faults:\n{faults}" if faults else "faults: []", TOPO)
+    b = MockBackend(TOPO, plan, seed=0)
+    if confirm:
+        b.begin_confirmation()
+    rows: list[dict] = []
+    b.host_facts(tuple(hosts or TOPO.hosts), rows.append)
+    return rows
+
+
+def failed(rows: list[dict]) -> dict[tuple[str, str], dict]:
+    return {(r["host"], r["fact"]): r for r in rows if not r["ok"]}
+
+
+def test_clean_hosts_pass_every_check_the_ssh_backend_runs():
+    rows = facts()
+    assert not failed(rows)
+    per_host = {f for r in rows if r["host"] == "node001" for f in [r["fact"]]}
+    expected = {f for cmd in hostfacts.COMMANDS.values() for f in cmd.facts} | {"reachable"}
+    assert per_host == expected
+    assert all(not any(w in r["message"].lower() for w in SIM_WORDS) for r in rows)
+
+
+@pytest.mark.parametrize("fault, host, fact, words", [
+    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 3}", "node009", "ecc", "DRAM Uncorrectable 3"),
+    ("{type: remap_pending, target: node009/gpu1}", "node009", "remapped_rows", "row remap pending"),
+    ("{type: nvlink_down, target: node010/gpu0, links: 2}", "node010", "nvlink",
+     "GPU 0 link 16 inactive, GPU 0 link 17 inactive"),
+    ("{type: nvlink_down, target: node010/gpu3, links: 40}", "node010", "nvlink", "all links are inactive"),
+    ("{type: ib_port_down, target: node011, port: 2}", "node011", "ib_ports", "mlx5_1 port 1 Down/Polling"),
+    ("{type: thermal_throttle, target: node012/gpu3, factor: 0.8}", "node012", "clock_reasons",
+     "HW Thermal Slowdown active"),
+    ("{type: missing_tool, target: node013, tool: dcgmi}", "node013", "dcgmi_diag",
+     "dcgmi not found on the PATH (exit 127)"),
+    ("{type: down_host, target: node014}", "node014", "reachable", "node014: unreachable"),
+])
+def test_each_host_fault_fails_its_fact_only_on_its_host(fault, host, fact, words):
+    bad = failed(facts("  - " + fault))
+    assert list(bad) == [(host, fact)], bad
+    row = bad[host, fact]
+    assert words in row["message"] and row["message"].startswith(host + ":")
+    assert not any(w in row["message"].lower() for w in SIM_WORDS)
+    # transient: gone by the confirmation retest
+    assert not failed(facts("  - " + fault.replace("}", ", transient: true}"), confirm=True))
+    assert failed(facts("  - " + fault, confirm=True)) == bad
+
+
+def test_missing_nvidia_smi_skips_its_later_commands_as_ssh_does():
+    bad = failed(facts("  - {type: missing_tool, target: node002, tool: nvidia-smi}", hosts=["node002"]))
+    nvsmi = {f for cmd in hostfacts.COMMANDS.values() if cmd.tool == "nvidia-smi" for f in cmd.facts}
+    assert {f for _, f in bad} == nvsmi
+    assert {r["status"] for r in bad.values()} == {"missing_tool"}
+
+
+def test_remap_pending_serves_the_real_captures_section():
+    state = HostState("h", 2, None, load_faults_text(
+        "faults: [{type: remap_pending, target: node001/gpu1}]", TOPO).faults)
+    state = replace(state, host="node001")
+    text = nvidia_sim.render("query", state).stdout
+    section = "\n".join(nvidia_sim._remap_pending_section())
+    assert text.count(section) == 1 and "Pending                           : Yes" in section
+    real = strip_source_header((ROOT / "fixtures/real" / nvidia_sim.REMAP_CAPTURE).read_text())
+    assert section in real
+    # the rest of the block is the H100 capture's
+    assert "NVIDIA H100 80GB HBM3" in text and capture(nvidia_sim.Q_CAPTURE).count("Remapped Rows") == 8
+
+
+def test_a_command_without_a_renderer_is_an_error_not_a_pass():
+    q = hostfacts.COMMANDS["query"]
+    cmd = hostfacts.FactCommand("npu_health", "npu-smi", ("npu-smi", "info", "-t", "health"),
+                                q.parse, q.check, ("npu_health",))
+    assert mockfacts.renderer("npu_health") is None
+    state = mockfacts.host_state(TOPO, "node001", ())
+    rows = list(hostfacts.check_host("node001", hostfacts.Expect(4), lambda c: mockfacts.render(c, state), [cmd]))
+    assert [(r["ok"], r["status"]) for r in rows] == [(False, "error")]
+    assert "no output for this host's platform" in rows[0]["message"]
+
+
+def test_hosts_in_the_same_state_share_one_rendering():
+    mockfacts._checked.cache_clear()
+    facts()
+    assert mockfacts._checked.cache_info().currsize == 1

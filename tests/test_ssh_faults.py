@@ -1,0 +1,135 @@
+"""Faults acted out over real SSH: fake tools replay real output, the torch probe corrupts.
+
+The hosts are real sshd servers on 127.0.1.x (tests/sshd_harness.py). Their
+``nvidia-smi``, ``ibstat`` and ``dcgmi`` are tests/fake_tool.py, which acts out the
+faults the SSH backend hands every fact command in ``SNCHECK_FAULTS``; a card fault such
+as ``collective_corruption`` is acted out by the torch probe itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fake_tool import install_fake_tools
+from test_ssh_backend import backend_for, collect, install_python, write_inventory
+
+from sncheck.backends.mock import MockBackend
+from sncheck.cli import main
+from sncheck.errors import ConfigError
+from sncheck.faults import load_faults_text
+from sncheck.inventory import load_inventory
+from sncheck.topology import Topology
+
+pytestmark = pytest.mark.sshd
+
+HOST_FAULTS = """faults:
+  - {type: ecc_uncorrectable, target: node1/gpu1, count: 2}
+  - {type: nvlink_down, target: node2/gpu0, links: 3}
+  - {type: ib_port_down, target: node2, port: 2}
+  - {type: thermal_throttle, target: node3/gpu1, factor: 0.8}
+  - {type: missing_tool, target: node3, tool: dcgmi, transient: true}
+"""
+
+
+def facts_of(rows: list[dict]) -> dict[tuple[str, str], tuple]:
+    return {(r["host"], r["fact"]): (r["ok"], r["status"], r["value"], r["message"])
+            for r in rows if r["kind"] == "host_fact" and r["fact"] != "reachable"}
+
+
+def test_host_faults_over_ssh_give_the_mocks_rows(sshd_cluster, tmp_path: Path) -> None:
+    cluster = sshd_cluster(3)
+    for host in cluster:
+        install_fake_tools(host, cards=2)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    topo = Topology(load_inventory(inv))
+    plan = load_faults_text(HOST_FAULTS, topo)
+    ssh = backend_for(inv, cluster, faults=plan, act_faults_on_real_hosts=True)
+    mock = MockBackend(topo, plan)
+    hosts = tuple(topo.hosts)
+    try:
+        over_ssh = facts_of(collect(ssh.host_facts, hosts))
+        assert over_ssh == facts_of(collect(mock.host_facts, hosts))
+        bad = {k: v[3] for k, v in over_ssh.items() if not v[0]}
+        assert set(bad) == {("node1", "ecc"), ("node2", "nvlink"), ("node2", "ib_ports"),
+                            ("node3", "clock_reasons"), ("node3", "dcgmi_diag")}, bad
+        assert "DRAM Uncorrectable 2" in bad["node1", "ecc"]
+        assert "GPU 0 link 15 inactive" in bad["node2", "nvlink"]
+        assert "mlx5_1 port 1 Down/Polling" in bad["node2", "ib_ports"]
+        assert "HW Thermal Slowdown active" in bad["node3", "clock_reasons"]
+        assert "dcgmi not found on the PATH (exit 127)" in bad["node3", "dcgmi_diag"]
+        # the transient fault has ended by the retest, on both backends alike
+        ssh.begin_confirmation()
+        mock.begin_confirmation()
+        again = facts_of(collect(ssh.host_facts, hosts))
+        assert again == facts_of(collect(mock.host_facts, hosts))
+        assert {k for k, v in again.items() if not v[0]} == set(bad) - {("node3", "dcgmi_diag")}
+    finally:
+        ssh.close()
+
+
+def test_a_pending_remap_replays_the_real_capture(sshd_cluster, tmp_path: Path) -> None:
+    cluster = sshd_cluster(1, ["node1"])
+    install_fake_tools(cluster["node1"], cards=2)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    topo = Topology(load_inventory(inv))
+    plan = load_faults_text("faults: [{type: remap_pending, target: node1/gpu1}]", topo)
+    ssh = backend_for(inv, cluster, faults=plan, act_faults_on_real_hosts=True)
+    try:
+        facts = facts_of(collect(ssh.host_facts, ("node1",)))
+    finally:
+        ssh.close()
+    remap = facts["node1", "remapped_rows"]
+    assert not remap[0] and "GPU 00000000:10:1C.0: row remap pending (remapped rows: 1 correctable" in remap[3]
+    assert "177 correctable errors, not judged" in facts["node1", "ecc"][3]  # the capture's own counts
+
+
+def test_faults_on_ssh_hosts_need_the_explicit_flag(sshd_cluster, tmp_path: Path) -> None:
+    cluster = sshd_cluster(1, ["node1"])
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1)
+    faults = tmp_path / "faults.yaml"
+    faults.write_text("faults: [{type: slow_card, target: node1/gpu0}]\n")
+    topo = Topology(load_inventory(inv))
+    with pytest.raises(ConfigError, match="--act-faults-on-real-hosts"):
+        backend_for(inv, cluster, faults=load_faults_text(faults.read_text(), topo))
+    result = CliRunner().invoke(main, ["run", "post-delivery", "-i", str(inv), "--backend", "ssh",
+                                       "--faults", str(faults), "--out", str(tmp_path / "run"), "-q"])
+    assert result.exit_code == 2, result.output
+    assert "--act-faults-on-real-hosts" in result.output and "Traceback" not in result.output
+    helped = CliRunner().invoke(main, ["run", "--help"])
+    assert "--act-faults-on-real-hosts" in helped.output and "test clusters only" in helped.output
+
+
+def test_gate_isolates_a_pending_remap_and_a_collective_corruption(sshd_cluster, tmp_path: Path) -> None:
+    """Done-when of issue 8: with confirmation on, both are isolated, not released."""
+    pytest.importorskip("torch")
+    cluster = sshd_cluster(2)
+    for host in cluster:
+        install_fake_tools(host, cards=2)
+        install_python(host)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    faults = tmp_path / "faults.yaml"
+    faults.write_text("faults:\n  - {type: remap_pending, target: node1/gpu1}\n"
+                      "  - {type: collective_corruption, target: node2/gpu0}\n")
+    playbook = tmp_path / "pb.yaml"
+    playbook.write_text("name: ssh-gate\nlayers:\n  - connectivity: {bw_bytes: 64K, lat_iters: 5, bw_iters: 2}\n"
+                        "  - stress: {min_bytes: 4K, max_bytes: 64K, iters: 2, warmup: 1}\ngate: warning\n")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["run", str(playbook), "-i", str(inv), "--backend", "ssh",
+                                       "--faults", str(faults), "--act-faults-on-real-hosts",
+                                       "--known-hosts", str(cluster.known_hosts),
+                                       "--ssh-config", str(cluster.ssh_config), "--out", str(out), "-q"])
+    assert result.exit_code == 1, result.output
+    results = json.loads((out / "results.json").read_text())
+    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    # the probe acted it out: p2p payloads intact, the collectives through node2/gpu0 wrong
+    assert all(r["checksum_ok"] for r in rows if r["kind"] == "p2p" and r["status"] == "ok")
+    assert any((r.get("wrong") or 0) > 0 for r in rows if r["kind"] == "collective")
+    decisions = {d["entity"]: d["action"] for d in results["isolation"]}
+    remap = [e for e in decisions if e.startswith("node1")]
+    corrupt = [e for e in decisions if e.startswith("node2")]
+    assert remap and corrupt, decisions
+    assert all(decisions[e] == "isolate" for e in remap + corrupt), decisions
+    assert "node2/gpu0" in corrupt or "node2" in corrupt
