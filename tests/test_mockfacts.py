@@ -11,12 +11,14 @@ from sncheck.faults import load_faults_text
 from sncheck.inventory import load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors import facts as hostfacts
+from sncheck.vendors import registry
 from sncheck.vendors.nvidia import sim as nvidia_sim
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.vendors.sim import HostState, capture
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPO = Topology(load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml"))
+DEFAULT = registry.vendor_of(None).commands_for(None)  # an inventory without platform:
 SIM_WORDS = ("simulat", "mock", "fake", mockfacts.PLACEHOLDER)
 
 
@@ -38,7 +40,7 @@ def test_clean_hosts_pass_every_check_the_ssh_backend_runs():
     rows = facts()
     assert not failed(rows)
     per_host = {f for r in rows if r["host"] == "node001" for f in [r["fact"]]}
-    expected = {f for cmd in hostfacts.COMMANDS.values() for f in cmd.facts} | {"reachable"}
+    expected = {f for cmd in DEFAULT for f in cmd.facts} | {"reachable"}
     assert per_host == expected
     assert all(not any(w in r["message"].lower() for w in SIM_WORDS) for r in rows)
 
@@ -69,7 +71,7 @@ def test_each_host_fault_fails_its_fact_only_on_its_host(fault, host, fact, word
 
 def test_missing_nvidia_smi_skips_its_later_commands_as_ssh_does():
     bad = failed(facts("  - {type: missing_tool, target: node002, tool: nvidia-smi}", hosts=["node002"]))
-    nvsmi = {f for cmd in hostfacts.COMMANDS.values() if cmd.tool == "nvidia-smi" for f in cmd.facts}
+    nvsmi = {f for cmd in DEFAULT if cmd.tool == "nvidia-smi" for f in cmd.facts}
     assert {f for _, f in bad} == nvsmi
     assert {r["status"] for r in bad.values()} == {"missing_tool"}
 
@@ -93,7 +95,7 @@ def test_a_command_without_a_renderer_is_an_error_not_a_pass():
                                 q.parse, q.check, ("npu_health",))
     assert mockfacts.renderer("npu_health") is None
     state = mockfacts.host_state(TOPO, "node001", ())
-    rows = list(hostfacts.check_host("node001", hostfacts.Expect(4), lambda c: mockfacts.render(c, state), [cmd]))
+    rows = list(hostfacts.check_host("node001", hostfacts.Expect(4), [cmd], lambda c: mockfacts.render(c, state)))
     assert [(r["ok"], r["status"]) for r in rows] == [(False, "error")]
     assert "no output for this host's platform" in rows[0]["message"]
 
