@@ -174,12 +174,12 @@ class MockBackend(Backend):
                         lat[i] = np.where(self.rng.random(plan.lat_iters) < p, lat[i] * f, lat[i])
             med = np.median(lat, axis=1)
             p99 = np.percentile(lat, 99, axis=1)
-            top = lat.max(axis=1)
             for i, (a, b, tier, link) in enumerate(live):
-                emit(p2p_row(rnd.index, a, b, link, tier, plan.bw_bytes, bw=float(bws[i, 0]),
-                             bw_rev=float(bws[i, 1]), bibw=float(2 * bws[i, 2]), lat=float(med[i]),
-                             lat_p99=float(p99[i]), lat_max=float(top[i]),
-                             checksum_ok=not ({a, b} & self.corrupt)))
+                row = p2p_row(rnd.index, a, b, link, tier, plan.bw_bytes, bw=float(bws[i, 0]),
+                              bw_rev=float(bws[i, 1]), bibw=float(2 * bws[i, 2]), lat=float(med[i]),
+                              checksum_ok=not ({a, b} & self.corrupt))
+                row["lat_p99_us"] = float(p99[i])
+                emit(row)
 
     def _group_model(self, members: tuple[str, ...], collective: str) -> tuple[float, float]:
         """Worst latency (us) and bandwidth (GB/s) the collective sees over its edges."""
