@@ -129,3 +129,24 @@ def test_an_ssh_run_with_fake_tools_feeds_every_metric(sshd_cluster, tmp_path):
     facts = [r for r in rows if r["kind"] == "host_fact" and r["fact"] != "reachable"]
     assert facts and all(r["ok"] for r in facts), [r["message"] for r in facts if not r["ok"]]
     check_metrics(rows, topo)
+
+
+@pytest.mark.torch
+def test_a_jittery_card_is_found_on_the_local_backend(tmp_path):
+    """Jitter acted out by the torch probe on real ping-pongs, found from the p99 the probe
+    measures: no simulator field involved. Spikes of 1000x the base latency (~50 ms on
+    CPU ranks) stand above what a core shared with other ranks does to clean pairs."""
+    pytest.importorskip("torch")
+    from sncheck.playbook import single_layer
+    from sncheck.runner import RunOptions, execute
+
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults: [{type: jittery_card, target: localhost/gpu1, probability: 0.1, factor: 1000}]\n")
+    outcome = execute(single_layer("connectivity", gate="warning"), local_inventory(3),
+                      RunOptions(backend="local", faults=str(plan), out=str(tmp_path / "run"),
+                                 report_formats=(), backend_options={"dist_backend": "gloo"}))
+    findings = outcome.results["findings"]
+    spikes = [f for f in findings if f["rule"] == "p2p-latency-spikes"]
+    assert [(f["entity"], f["entity_kind"]) for f in spikes] == [("localhost/gpu1", "card")], findings
+    assert all(f["entity"] == "localhost/gpu1" for f in findings), findings
+    assert outcome.exit_code == 1
