@@ -33,8 +33,9 @@ def test_every_design_type_is_known_and_acted_by_the_mock():
     assert set(ACTED_BY["ssh"]) == set(PROBE_FAULTS) | set(HOST_TOOL_FAULTS)
 
 
-def test_shipped_fault_plans_load():
-    for path in sorted((ROOT / "fixtures/faults").glob("*.yaml")):
+def test_shipped_demo_fault_plans_load():
+    # (the platform-*.yaml plans target their platforms' inventories; tested with them)
+    for path in sorted((ROOT / "fixtures/faults").glob("demo-*.yaml")):
         assert load_faults(path, TOPO).faults, path
 
 
