@@ -183,11 +183,15 @@ def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool,
     """Non-finite losses fail; no reference for this configuration is 'not judged'."""
     curves = golden_loss(rows, ctx)
     out = []
+    solo_bad = {str(c.group).removeprefix("card:") for c in curves.itertuples()
+                if c.stage == "solo" and (not all(map(math.isfinite, c.loss)) or c.loss[-1] > c.loss[0])}
     for c in curves.itertuples():
         loss = list(c.loss)
         bad = next((i for i, v in enumerate(loss) if not math.isfinite(v)), None)
         if bad is None:
             continue
+        if c.stage != "solo" and set(c.members) & solo_bad:
+            continue  # a card of this replica diverges alone: that card is the finding, not its host
         kind, _, name = str(c.group).partition(":")
         entity, ekind = (name, "card") if kind == "card" else (name, "host") if kind == "host" else \
             _group_entity(c.members, ctx.topo)
