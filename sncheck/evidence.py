@@ -23,6 +23,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+import pandas as pd
+
+from .columns import RowFrames
+
 EVIDENCE_DIR = "evidence"
 MAX_FILE_BYTES = 1 << 20          # one file
 MAX_RUN_BYTES = 32 << 20          # all bundles of a run
@@ -57,53 +62,68 @@ def _members(entity: str, kind: str, results: dict) -> tuple[set[str], set[str]]
     return set(), set()
 
 
-class _Index:
-    """Which rows touch which card and host (one pass over the rows)."""
+def _touching(col: pd.Series, pred: Callable[[str], bool]) -> np.ndarray:
+    """Mask of the rows whose value in ``col`` satisfies ``pred``; ``pred`` runs once per
+    distinct value (categories of a categorical), not once per row."""
+    values = col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else pd.unique(col.dropna())
+    hits = [v for v in values if isinstance(v, str) and pred(v)]
+    return col.isin(hits).to_numpy(dtype=bool) if hits else np.zeros(len(col), dtype=bool)
 
-    def __init__(self, rows: list[dict]) -> None:
-        self.by_card: dict[str, list[int]] = defaultdict(list)
-        self.by_host: dict[str, list[int]] = defaultdict(list)
-        for i, r in enumerate(rows):
-            cards = set()
-            for key in ("src", "dst", "card"):
-                v = r.get(key)
-                if isinstance(v, str):
-                    cards.add(v)
-            group = r.get("group")
-            if isinstance(group, str):
-                kind, _, rest = group.partition(":")
-                if kind == "pair":
-                    cards.update(rest.split("<->"))
-                elif kind == "card":
-                    cards.add(rest)
-                elif kind == "host":
-                    self.by_host[rest].append(i)
-            for c in cards:
-                self.by_card[c].append(i)
-            host = r.get("host")
-            if isinstance(host, str):
-                self.by_host[host].append(i)
-            if r.get("kind") == "not_run" and isinstance(r.get("entity"), str):
-                target = self.by_card if "/" in r["entity"] else self.by_host
-                target[r["entity"]].append(i)
 
-    def rows_for(self, cards: set[str], hosts: set[str], link: tuple[str, str] | None,
-                 rows: list[dict]) -> list[int]:
-        if link is not None:  # a link: the rows of that pair only, and its hosts' facts
+def _group_cards(group: str) -> set[str]:
+    kind, _, rest = group.partition(":")
+    if kind == "pair":
+        return set(rest.split("<->"))
+    return {rest} if kind == "card" else set()
+
+
+def rows_for(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[str, str] | None) -> list[pd.DataFrame]:
+    """The rows of each kind that involve an entity: a link's own pair rows (and its
+    hosts' facts); a card's pairs, groups and ranks; every row of a host's cards."""
+    if not cards and hosts:  # a host or supernode: its cards are what the rows name
+        def card_hit(c: str) -> bool:
+            return _host_of(c) in hosts
+    else:
+        def card_hit(c: str) -> bool:
+            return c in cards
+    out = []
+    for kind in frames.kinds:
+        f = frames.kind(kind)
+        if link is not None:
             a, b = link
-            pair = set(self.by_card.get(a, [])) & set(self.by_card.get(b, []))
-            facts = {i for h in hosts for i in self.by_host.get(h, []) if rows[i].get("kind") == "host_fact"}
-            return sorted(pair | facts)
-        out: set[int] = set()
-        for c in cards:
-            out.update(self.by_card.get(c, []))
-        for h in hosts:
-            out.update(self.by_host.get(h, []))
-            if not cards:  # a host or supernode: every row of its cards
-                for c, idx in self.by_card.items():
-                    if _host_of(c) == h:
-                        out.update(idx)
-        return sorted(out)
+            mask = np.zeros(len(f), dtype=bool)
+            if "src" in f and "dst" in f:
+                mask |= _touching(f["src"], lambda c: c in link) & _touching(f["dst"], lambda c: c in link)
+            if "group" in f:
+                mask |= _touching(f["group"], lambda g: _group_cards(g) == {a, b})
+            if kind == "host_fact":
+                mask |= _touching(f["host"], lambda h: h in hosts)
+        else:
+            mask = np.zeros(len(f), dtype=bool)
+            for col in ("src", "dst", "card"):
+                if col in f:
+                    mask |= _touching(f[col], card_hit)
+            if "group" in f:
+                mask |= _touching(f["group"], lambda g: any(card_hit(c) for c in _group_cards(g))
+                                  or (g.startswith("host:") and g[5:] in hosts))
+            if "host" in f:
+                mask |= _touching(f["host"], lambda h: h in hosts)
+            if kind == "not_run" and "entity" in f:
+                mask |= _touching(f["entity"], lambda e: card_hit(e) if "/" in e else e in hosts)
+        if mask.any():
+            out.append(f[mask])
+    return out
+
+
+def _records(parts: list[pd.DataFrame], limit: int) -> tuple[list[dict], int]:
+    total, out = sum(len(p) for p in parts), []
+    for p in parts:
+        if len(out) >= limit:
+            break
+        p = p.iloc[: limit - len(out)].astype(object)
+        out.extend({k: v for k, v in r.items() if v is not None}
+                   for r in p.where(p.notna(), None).to_dict("records"))
+    return out, total
 
 
 class _Budget:
@@ -147,7 +167,7 @@ def tool_provenance(backend: Any) -> dict:
     return {"commands": sorted(commands), "versions": {k: sorted(v) for k, v in versions.items() if v}}
 
 
-def collect_evidence(results: dict, rows: list[dict], out_dir: str | Path, backend: Any = None,
+def collect_evidence(results: dict, rows: RowFrames, out_dir: str | Path, backend: Any = None,
                      progress: Callable[[str], None] = lambda m: None,
                      max_run_bytes: int = MAX_RUN_BYTES) -> None:
     """Write every finding's bundle and list its files in ``evidence.files``; record
@@ -159,7 +179,6 @@ def collect_evidence(results: dict, rows: list[dict], out_dir: str | Path, backe
         return
     root = Path(out_dir) / EVIDENCE_DIR
     root.mkdir(parents=True, exist_ok=True)
-    index = _Index(rows)
     budget = _Budget(max_run_bytes)
     kernel_cache: dict[str, str | None] = {}
     readmes: dict[Path, list[str]] = {}
@@ -179,13 +198,13 @@ def collect_evidence(results: dict, rows: list[dict], out_dir: str | Path, backe
 
         cards, hosts = _members(entity, kind, results)
         link = tuple(entity.split("<->", 1)) if kind == "link" else None
-        picked = index.rows_for(cards, hosts, link, rows)
-        lines = [json.dumps(rows[i], default=str) for i in picked[:MAX_ROWS]]
-        if len(picked) > MAX_ROWS:
-            lines.append(json.dumps({"note": f"evidence capped: {len(picked) - MAX_ROWS} more rows not kept"}))
+        picked, total = _records(rows_for(rows, cards, hosts, link), MAX_ROWS)
+        lines = [json.dumps(r, default=str) for r in picked]
+        if total > MAX_ROWS:
+            lines.append(json.dumps({"note": f"evidence capped: {total - MAX_ROWS} more rows not kept"}))
         if lines:
             put("rows.jsonl", "\n".join(lines) + "\n",
-                f"{min(len(picked), MAX_ROWS)} probe rows involving {entity} (pairs, groups, ranks, facts, retest)")
+                f"{len(picked)} probe rows involving {entity} (pairs, groups, ranks, facts, retest)")
         for h in sorted(hosts)[:8]:
             outputs = backend.raw_outputs(h) if backend is not None and hasattr(backend, "raw_outputs") else []
             per_tool: dict[str, list[dict]] = defaultdict(list)

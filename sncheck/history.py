@@ -22,7 +22,8 @@ from .errors import ConfigError
 from .health.baseline import SCHEMA as BASELINE_SCHEMA
 from .health.summaries import Summary, summarize
 from .state import StateStore
-from .store import read_rows
+from .columns import RowFrames
+from .store import read_frames
 
 Key = tuple[str, str, str]           # (kind, entity, metric)
 Summaries = dict[Key, tuple[float, float, int]]
@@ -41,11 +42,9 @@ def record(state_dir: str | Path, results: Mapping[str, Any], run_dir: str | Pat
         return st.record_summaries(results["run_id"], summarize(dict(results), rows))
 
 
-def _rows(run_dir: Path) -> pd.DataFrame:
-    try:
-        return pd.DataFrame(read_rows(run_dir))
-    except FileNotFoundError:
-        return pd.DataFrame()
+def _rows(run_dir: Path) -> RowFrames:
+    """A run's rows, one frame per kind (empty where the run kept none)."""
+    return read_frames(run_dir)
 
 
 def drift_history(state_dir: str | Path, inventory: str, backend: str,

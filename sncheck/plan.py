@@ -5,11 +5,16 @@ The plan is pure data derived from the topology; backends execute it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .topology import SCALE_OUT, Topology, rail_rounds, round_robin
+import numpy as np
+
+from .topology import (SCALE_OUT, SCALE_UP, Topology, rail_pairs_per_offset, rail_round_positions,
+                       round_robin_positions)
 
 COLLECTIVES = ("all_reduce", "all_to_all")
+CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernode
 
 
 def size_sweep(min_bytes: int = 8, max_bytes: int = 1 << 30, factor: int = 2) -> tuple[int, ...]:
@@ -22,11 +27,48 @@ def size_sweep(min_bytes: int = 8, max_bytes: int = 1 << 30, factor: int = 2) ->
     return tuple(sizes)
 
 
+class Pairs(Sequence):
+    """A round's card pairs as two position arrays into ``cards`` (``topo.card_ids``).
+
+    A fleet's plan has millions of pairs: arrays keep it small, and the mock simulates
+    them without building strings. It reads like a tuple of ``(src, dst)`` tuples.
+    """
+
+    __slots__ = ("cards", "a", "b")
+
+    def __init__(self, cards: tuple[str, ...], a: np.ndarray, b: np.ndarray) -> None:
+        self.cards, self.a, self.b = cards, a, b
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        return self.cards[self.a[i]], self.cards[self.b[i]]
+
+    def __iter__(self):
+        cards = self.cards
+        return ((cards[x], cards[y]) for x, y in zip(self.a.tolist(), self.b.tolist()))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Pairs({len(self)} pairs)"
+
+
 @dataclass(frozen=True)
 class Round:
     index: int
     phase: str  # "scale_up" (inside each domain, all domains at once) or "scale_out"
-    pairs: tuple[tuple[str, str], ...]
+    pairs: Sequence[tuple[str, str]]  # a tuple of (src, dst), or Pairs
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "phase": self.phase, "pairs": [list(p) for p in self.pairs]}
 
 
 @dataclass(frozen=True)
@@ -37,10 +79,30 @@ class ConnectivityPlan:
     lat_bytes: int = 8            # small message for latency
     lat_iters: int = 50           # ping-pongs; the median is reported
     bw_iters: int = 5
+    cross_supernode: str = "bounded"  # or "all-pairs" (acceptance after delivery)
+    cross_offsets: int | None = None  # host offsets per supernode pair (None: all of them)
 
     @property
     def pair_count(self) -> int:
         return sum(len(r.pairs) for r in self.rounds)
+
+    def to_dict(self) -> dict:
+        """The plan as JSON-able data (a job file for the hosts)."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {**d, "rounds": [r.to_dict() for r in self.rounds], "hosts": list(self.hosts)}
+
+    def summary(self) -> dict:
+        """Rounds and pairs, per phase, as results.json and the report state them."""
+        out: dict = {"pairs": self.pair_count, "rounds": len(self.rounds)}
+        for phase in (SCALE_UP, SCALE_OUT):
+            mine = [r for r in self.rounds if r.phase == phase]
+            out[f"{phase}_rounds"] = len(mine)
+            out[f"{phase}_pairs"] = sum(len(r.pairs) for r in mine)
+        out["cross_supernode"] = self.cross_supernode
+        # host offsets per supernode pair: each card meets about this many hosts of
+        # every other supernode (None: all of them)
+        out["cross_offsets"] = self.cross_offsets
+        return out
 
 
 @dataclass(frozen=True)
@@ -68,16 +130,42 @@ class GoldenPlan:
     seed: int = 0
 
 
-def connectivity_plan(topo: Topology, **opts) -> ConnectivityPlan:
-    """Every pair inside each scale-up domain (domains at once), then rail-aligned pairs across."""
-    per_domain = [round_robin(topo.cards_of_supernode(sn)) for sn in topo.supernode_names]
+def connectivity_plan(topo: Topology, cross_supernode: str = "bounded", **opts) -> ConnectivityPlan:
+    """Every pair inside each scale-up domain (domains at once, n-1 rounds), then
+    rail-aligned pairs across supernodes.
+
+    Across supernodes, ``all-pairs`` pairs card k of every host with card k of every host
+    of every other supernode (acceptance: quadratic in hosts). ``bounded`` (the default)
+    takes as many host offsets per supernode pair as keep the cross-supernode pairs
+    within the scale-up pairs, and at least one: every NIC of every host meets hosts in
+    every other supernode, and pairs and rounds grow linearly with the hosts. A small
+    cluster is covered in full either way.
+    """
+    if cross_supernode not in CROSS_MODES:
+        raise ValueError(f"cross_supernode must be one of {', '.join(CROSS_MODES)}, got {cross_supernode!r}")
+    ids = topo.card_ids
+    domains = [topo.supernode_positions(sn) for sn in topo.supernode_names]
+    schedules = {n: round_robin_positions(n) for n in {len(d) for d in domains}}
     rounds: list[Round] = []
-    for r in range(max((len(d) for d in per_domain), default=0)):
-        pairs = tuple(p for d in per_domain if r < len(d) for p in d[r])
-        rounds.append(Round(len(rounds), "scale_up", pairs))
-    for pairs in rail_rounds(topo):
-        rounds.append(Round(len(rounds), SCALE_OUT, tuple(pairs)))
-    return ConnectivityPlan(rounds=tuple(rounds), hosts=tuple(topo.hosts), **opts)
+    for r in range(max((len(schedules[len(d)][0]) for d in domains), default=0)):
+        parts_a, parts_b = [], []
+        for d in domains:
+            pos_a, pos_b = schedules[len(d)]
+            if r < len(pos_a):
+                keep = (pos_a[r] >= 0) & (pos_b[r] >= 0)  # not the bye
+                parts_a.append(pos_a[r][keep] + d.start)
+                parts_b.append(pos_b[r][keep] + d.start)
+        rounds.append(Round(len(rounds), "scale_up", Pairs(ids, np.concatenate(parts_a), np.concatenate(parts_b))))
+    offsets = None
+    if cross_supernode == "bounded" and len(topo.supernode_names) > 1:
+        scale_up_pairs = sum(len(r.pairs) for r in rounds)
+        offsets = max(1, scale_up_pairs // max(1, rail_pairs_per_offset(topo)))
+        if offsets >= max(len(sn.hosts) for sn in topo.inventory.supernodes):
+            offsets = None  # small enough to cover in full
+    for a, b in rail_round_positions(topo, offsets):
+        rounds.append(Round(len(rounds), SCALE_OUT, Pairs(ids, a, b)))
+    return ConnectivityPlan(rounds=tuple(rounds), hosts=tuple(topo.hosts), cross_supernode=cross_supernode,
+                            cross_offsets=offsets, **opts)
 
 
 def stress_groups(topo: Topology) -> tuple[Group, ...]:
@@ -174,8 +262,14 @@ def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> Connect
 
     rounds = []
     for rnd in plan.rounds:
-        pairs = tuple(p for p in rnd.pairs if p[0] in cards or p[1] in cards)
-        if pairs:
+        if isinstance(rnd.pairs, Pairs):  # positions: a fleet-size plan, filtered at once
+            index = {c: i for i, c in enumerate(rnd.pairs.cards)}
+            where = np.fromiter((index[c] for c in cards if c in index), np.int64)
+            keep = np.isin(rnd.pairs.a, where) | np.isin(rnd.pairs.b, where)
+            pairs = Pairs(rnd.pairs.cards, rnd.pairs.a[keep], rnd.pairs.b[keep])
+        else:
+            pairs = tuple(p for p in rnd.pairs if p[0] in cards or p[1] in cards)
+        if len(pairs):
             rounds.append(Round(len(rounds), rnd.phase, pairs))
     hosts = tuple(h for h in plan.hosts if any(c.rsplit("/", 1)[0] == h for c in cards))
     return replace(plan, rounds=tuple(rounds), hosts=hosts)

@@ -8,13 +8,14 @@ from pathlib import Path
 from .errors import ConfigError
 from .shipped import shipped
 from .health.capacity import ParallelLayout
+from .plan import CROSS_MODES
 from .units import parse_size
 from .yamlio import LineDict, Source, check_keys, field_bool, field_int, field_number, field_str, load_file, load_text
 
 LAYERS = ("connectivity", "stress", "golden")
 GATES = ("critical", "warning")
 LAYER_OPTIONS = {
-    "connectivity": ("bw_bytes", "lat_iters", "bw_iters"),
+    "connectivity": ("bw_bytes", "lat_iters", "bw_iters", "cross_supernode"),
     "stress": ("collectives", "min_bytes", "max_bytes", "step_factor", "iters", "warmup",
                "repeats", "duration"),
     "golden": ("steps", "reference", "optional"),
@@ -88,6 +89,8 @@ def parse_playbook(src: Source) -> Playbook:
                 v = check_duration(v, src.where(opts, k))
             elif k == "optional":
                 v = field_bool(src, opts, k)
+            elif k == "cross_supernode":
+                v = field_str(src, opts, k, choices=CROSS_MODES)
             elif k == "reference":
                 v = field_str(src, opts, k, what="reference (the name or path of a golden curve)")
             clean[k] = v

@@ -1,7 +1,10 @@
 """The measurement row schema that every backend emits.
 
-Rows are plain JSON-able dicts, appended to ``rows.jsonl`` as they arrive and
-gathered into pandas DataFrames for the detectors. The same detectors run on mock,
+Backends emit rows in batches (a round, a collective sweep, a host's facts) through a
+:class:`RowSink`; the run store keeps them as columns, one table per kind (see
+:data:`SCHEMA` and :mod:`sncheck.columns`), writes each batch to disk as it arrives and
+hands the detectors pandas frames. A single row is a plain JSON-able dict (the
+constructors below), and ``sink(row)`` still takes one. The same detectors run on mock,
 local and SSH rows, so every backend must keep to these shapes. Fields that a backend
 cannot measure are ``None``, never a guess.
 
@@ -11,6 +14,7 @@ kind = "p2p"         (connectivity) one card pair in one round
     bw_rev_GBps  unidirectional dst->src bandwidth
     bibw_GBps    both directions at once (sum)
     lat_us       one-way latency: half the median ping-pong round trip, small message
+    lat_p99_us   the 99th percentile of the same ping-pongs (None where not measured)
     checksum_ok  the payload arrived intact (None when not checked)
     status       "ok" | "error" | "timeout" | "unreachable"
     error        message or None
@@ -23,7 +27,8 @@ kind = "host_fact"   (connectivity) one fact about one host
 kind = "collective"  (stress) one group x collective x size x repeat
     group, group_kind, ranks, collective, size_bytes, count, dtype, repeat,
     time_us (mean per timed op, slowest rank), algbw_GBps, busbw_GBps (nccl-tests
-    formulas), wrong (elements that failed validation, summed over ranks), status
+    formulas), wrong (elements that failed validation, summed over ranks), status,
+    max_error (older nccl-tests layouts print the maximum error instead of a count)
 
 kind = "rank"        (stress) one rank of one collective row
     group, collective, size_bytes, repeat, card,
@@ -46,6 +51,8 @@ kind = "not_run"     something that should have been measured and was not
 """
 
 from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Protocol
 
 BUSBW_FACTOR = {
     # nccl-tests doc/PERFORMANCE.md
@@ -128,3 +135,118 @@ def golden_row(group: str, stage: str, step: int, loss: float, step_time_s: floa
     return {"kind": "golden", "layer": "golden", "group": group, "stage": stage, "step": step,
             "loss": loss, "step_time_s": step_time_s, "comm_s": comm_s,
             "comm_share": comm_s / step_time_s if step_time_s > 0 else None}
+
+
+# --------------------------------------------------------------------------- schema
+
+# Column types: "id" a repeated name (card, link, group, status...), kept dictionary-
+# encoded (pandas: categorical); "text" free text; "json" any JSON value, stored as its
+# JSON text; "int", "float", "bool". Every kind also has the COMMON columns.
+COMMON: tuple[tuple[str, str], ...] = (
+    ("kind", "id"), ("layer", "id"),
+    ("confirms", "id"),  # the entity a confirmation retest row is about (layer "confirm")
+    ("run_id", "id"),
+)
+SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
+    "p2p": (("round", "int"), ("link", "id"), ("src", "id"), ("dst", "id"), ("tier", "id"),
+            ("bytes", "int"), ("bw_GBps", "float"), ("bw_rev_GBps", "float"), ("bibw_GBps", "float"),
+            ("lat_us", "float"), ("lat_p99_us", "float"), ("lat_max_us", "float"), ("checksum_ok", "bool"), ("status", "id"),
+            ("error", "text")),
+    "host_fact": (("host", "id"), ("fact", "id"), ("value", "json"), ("expected", "json"), ("ok", "bool"),
+                  ("status", "id"), ("message", "text"), ("tool", "id")),
+    "collective": (("group", "id"), ("group_kind", "id"), ("ranks", "int"), ("collective", "id"),
+                   ("size_bytes", "int"), ("count", "int"), ("dtype", "id"), ("repeat", "int"),
+                   ("time_us", "float"), ("algbw_GBps", "float"), ("busbw_GBps", "float"), ("wrong", "int"),
+                   ("max_error", "float"), ("status", "id"), ("time_in_place_us", "float"),
+                   ("algbw_in_place_GBps", "float"), ("busbw_in_place_GBps", "float")),
+    "rank": (("group", "id"), ("collective", "id"), ("size_bytes", "int"), ("repeat", "int"), ("card", "id"),
+             ("skew_us", "float"), ("op_us", "float"), ("wrong", "int")),
+    "golden": (("group", "id"), ("stage", "id"), ("step", "int"), ("loss", "float"), ("step_time_s", "float"),
+               ("comm_s", "float"), ("comm_share", "float")),
+    "calibration": (("tier", "id"), ("bandwidth_GBps", "float"), ("latency_us", "float")),
+    "not_run": (("entity", "id"), ("entity_kind", "id"), ("status", "id"), ("message", "text")),
+}
+KIND_LAYER = {"p2p": "connectivity", "host_fact": "connectivity", "calibration": "connectivity",
+              "collective": "stress", "rank": "stress", "golden": "golden"}
+
+
+def columns_of(kind: str) -> tuple[tuple[str, str], ...]:
+    """The declared columns of a row kind, common ones first. A row may carry more
+    (kept, typed by their values); declare them here so that every part has them."""
+    return COMMON + SCHEMA.get(kind, ())
+
+
+# --------------------------------------------------------------------------- sinks
+
+Columns = Mapping[str, Any]  # column -> sequence (numpy array, list, pandas Categorical) or scalar
+
+
+class RowSink(Protocol):
+    """Where a backend sends its rows. ``sink(row)`` takes one row; ``sink.batch(kind,
+    columns, **constants)`` a whole batch as columns (scalars are broadcast);
+    ``sink.tagged(**constants)`` a sink that sets those fields on every row."""
+
+    def __call__(self, row: dict) -> None: ...
+
+    def batch(self, kind: str, columns: Columns, **constants: Any) -> None: ...
+
+    def tagged(self, **constants: Any) -> "RowSink": ...
+
+
+def batch_length(columns: Columns) -> int:
+    for v in columns.values():
+        if not _is_scalar(v):
+            return len(v)
+    return 1
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bytes, int, float, bool)) or getattr(v, "ndim", 1) == 0
+
+
+def batch_to_dicts(kind: str, columns: Columns, **constants: Any) -> list[dict]:
+    """A batch as row dicts (for sinks that take rows one by one, and for tests)."""
+    n = batch_length(columns)
+    cols = {k: _values(v, n) for k, v in columns.items()}
+    base = {"kind": kind, "layer": KIND_LAYER.get(kind)}
+    out = []
+    for i in range(n):
+        row = dict(base)
+        for k, vs in cols.items():
+            row[k] = vs[i]
+        row.update(constants)
+        out.append(row)
+    return out
+
+
+def _values(v: Any, n: int) -> list:
+    """A column as a list of plain Python values (NaN as None, as a row would have it)."""
+    if _is_scalar(v):
+        v = v.item() if hasattr(v, "item") else v
+        return [v] * n
+    if hasattr(v, "to_pylist"):  # Arrow
+        return v.to_pylist()
+    values = v.tolist() if hasattr(v, "tolist") else list(v)
+    return [None if isinstance(x, float) and x != x else x for x in values]
+
+
+class CallableSink:
+    """A plain ``emit(row)`` callable (a list's ``append`` in tests) used as a sink."""
+
+    def __init__(self, emit: Callable[[dict], None], **constants: Any) -> None:
+        self._emit, self._constants = emit, constants
+
+    def __call__(self, row: dict) -> None:
+        self._emit({**row, **self._constants} if self._constants else row)
+
+    def batch(self, kind: str, columns: Columns, **constants: Any) -> None:
+        for row in batch_to_dicts(kind, columns, **{**constants, **self._constants}):
+            self._emit(row)
+
+    def tagged(self, **constants: Any) -> "CallableSink":
+        return CallableSink(self._emit, **{**self._constants, **constants})
+
+
+def as_sink(emit: Callable[[dict], None] | RowSink) -> RowSink:
+    """``emit`` as a :class:`RowSink` (a run store's sink is one already)."""
+    return emit if hasattr(emit, "batch") else CallableSink(emit)

@@ -10,9 +10,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
-
 from .backends import get_backend
+from .columns import RowFrames
 from .errors import HarnessError
 from .evidence import collect_evidence
 from .faults import FaultPlan, load_faults
@@ -65,7 +64,7 @@ class RunOptions:
     history: dict | None = None  # earlier runs' summaries from the state store (sncheck.history)
     baseline_data: dict | None = None  # a baseline resolved from the state store (e.g. last-pass)
     baseline_info: dict | None = None  # where it came from, for results.json and the report
-    annotate: Callable[[dict, list[dict]], None] | None = None  # adds e.g. results["history"]
+    annotate: Callable[[dict, RowFrames], None] | None = None  # adds e.g. results["history"]
     targets: tuple[str, ...] = ()  # --targets: a scoped run (cards, hosts, hostlists)
     # Called with results.json (verdict decided) before any output is rendered: the
     # --state-dir isolation actions, which may set ``applied`` and ``isolation_blocked``.
@@ -146,13 +145,13 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             options = {k: v for k, v in spec.options.items() if k != "reference"}  # resolved above
             entry = {"name": spec.name, "verdict": "error", "summary": {}}
             results["layers"].append(entry)
-            ctx = LayerContext(topo, backend, store.emit, design, options, progress, rules=rules,
-                               rows=store.rows, reference=references.get(spec.name), baseline=baseline,
+            ctx = LayerContext(topo, backend, store, design, options, progress, rules=rules,
+                               reference=references.get(spec.name), baseline=baseline,
                                history=opts.history, targets=scoped)
             try:
                 if not design:  # part of the first layer, so a hang here cuts that layer short
                     progress("calibrating design values on this machine")
-                    design.update(backend.calibrate(store.emit))
+                    design.update(backend.calibrate(store))
                     results["design"] = {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us,
                                              "source": "calibrated"} for t, d in design.items()}
                 entry["summary"] = module.run(ctx)
@@ -168,16 +167,16 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             entry["verdict"] = "fail" if spec.name in gating_layers(found, gate) else "pass"
             store.write_results(results)  # a partial results.json after each layer
         findings = merge_findings(raw, topo.cards_of_host)
-        ctx = LayerContext(topo, backend, store.emit, design, {}, progress, rules=rules,
-                           rows=store.rows, reference=references.get("golden"), baseline=baseline,
+        ctx = LayerContext(topo, backend, store, design, {}, progress, rules=rules,
+                           reference=references.get("golden"), baseline=baseline,
                            history=opts.history)
         results["isolation"] = [e.to_dict() for e in isolation_steps(
             findings, ctx, confirm_enabled=playbook.confirm and "error" not in results,
             released_at=opts.released_at, now=datetime.now(timezone.utc))]
         results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
-        collect_evidence(results, store.rows, store.dir, backend, progress)
+        collect_evidence(results, store.frames(), store.dir, backend, progress)
         if opts.annotate:
-            opts.annotate(results, store.rows)
+            opts.annotate(results, store.frames())
     finally:
         backend.close()
         store.close()
@@ -200,7 +199,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
 
 
 def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:
-    rows = pd.DataFrame(store.rows)
+    rows = store.frames()
     for fmt in opts.report_formats:
         if fmt != "json":  # results.json is always written by the store
             get_renderer(fmt)(results, rows, store.dir / DEFAULT_FILENAMES[fmt], opts.template_dirs)

@@ -1,4 +1,16 @@
-"""The run directory: rows appended as they arrive, results written atomically.
+"""The run directory: rows written batch by batch as they arrive, results atomically.
+
+Layout of a run directory::
+
+    results.json                 the envelope (DESIGN.md), replaced atomically
+    report.html ...              renderers' outputs
+    rows/<kind>/part-NNNNNN.parquet
+                                 one Parquet part per batch of one row kind (schema:
+                                 sncheck/rows.py SCHEMA); written under a dot-name and
+                                 renamed, so a killed run keeps every completed batch
+
+Read a kind back with one pandas call: ``pd.read_parquet("RUN/rows/p2p")``, or every
+kind with :func:`read_frames`.
 
 One run per directory: a run holds an exclusive lock (``flock`` on ``.sncheck.lock``)
 on its directory while it lasts, and a directory that already holds a run's rows is
@@ -9,22 +21,36 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
-import math
 import os
 import secrets
+import shutil
+import threading
 import weakref
+from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from .columns import RowFrames, batch_table, conform, merge_schema, rows_table, to_frame
 from .errors import ConfigError, HarnessError
 from .report.json_out import write_json
+from .rows import Columns
+
+ROWS_DIR = "rows"
+FLUSH_AFTER_S = 0.5      # single rows are written within this long of their arrival
+FLUSH_ROWS = 20_000      # or as soon as this many are waiting
+# Names repeat per row: dictionary pages keep them small; statistics are not needed.
+_PARQUET = {"compression": "snappy", "write_statistics": False}
 
 LOCK_NAME = ".sncheck.lock"
 RESERVE_NAME = ".sncheck.reserve"  # space set aside so results.json can say "disk full"
-RUN_FILES = ("rows.jsonl", "results.json", "crash.log", "report.html", "junit.xml", "metrics.prom")
+RUN_FILES = (ROWS_DIR, "rows.jsonl", "results.json", "crash.log", "report.html", "junit.xml", "metrics.prom",
+             "sncheck.prom", "evidence")
 # (.sncheck.reserve is left by a killed run; a new run truncates it)
 # errnos that mean the disk or quota is full: the harness could not run (exit 3)
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
@@ -40,8 +66,13 @@ def default_out_dir(run_id: str) -> Path:
 
 
 class RunStore:
-    """``rows.jsonl`` gets every measurement as it arrives and is flushed per row, so a
-    killed run keeps what it measured; ``results.json`` is replaced atomically.
+    """The rows of one run, as columns: one table per row kind.
+
+    Backends send rows through the store as a sink: ``store.emit_batch(kind, columns)``
+    (or ``store.batch``) writes a batch at once; ``store.emit(row)`` takes one row and
+    gathers rows into a batch written within ``FLUSH_AFTER_S``. Every batch is kept in
+    memory (Arrow) and written to ``rows/<kind>/`` as a Parquet part. Detectors get
+    pandas frames from :meth:`frame` and :meth:`frames`.
 
     Opening takes the directory's lock: a second run on the same ``--out`` is refused
     (exit 2), as is a directory that holds an earlier run's rows unless ``force``.
@@ -49,10 +80,21 @@ class RunStore:
 
     def __init__(self, out_dir: Path, run_id: str | None = None, force: bool = False) -> None:
         self.dir = Path(out_dir)
+        self.rows_dir = self.dir / ROWS_DIR
         self.run_id = run_id or new_run_id()
-        self.rows_path = self.dir / "rows.jsonl"
-        self.rows: list[dict] = []
         self.write_error: str | None = None  # why rows stopped being written (a full disk)
+        self._lock_directory(force)
+        self._tables: dict[str, list[pa.Table]] = defaultdict(list)
+        self._schemas: dict[str, pa.Schema] = {}
+        self._parts: dict[str, int] = defaultdict(int)
+        self._pending: dict[str, list[dict]] = defaultdict(list)
+        self._pending_rows = 0
+        self._cache: dict[str, tuple[int, pd.DataFrame]] = {}
+        self._lock = threading.RLock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
+
+    def _lock_directory(self, force: bool) -> None:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -71,30 +113,16 @@ class RunStore:
                 raise ConfigError(f"already holds a run ({', '.join(held)}); use a new --out, "
                                   f"or --force to start it empty", str(self.dir))
             for n in held:
-                (self.dir / n).unlink()
-            self._fd = os.open(self.rows_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            self._reserve = _reserve_space(self.dir / RESERVE_NAME)
+RESERVE_NAME = ".sncheck.reserve"  # space set aside so results.json can say "disk full"
+                path = self.dir / n
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+# (.sncheck.reserve is left by a killed run; a new run truncates it)
         except OSError as e:
             self.release()
             raise ConfigError(f"cannot use it as the run directory: {e.strerror or e}", str(self.dir)) from e
         except BaseException:
             self.release()
             raise
-        self._closed = False
-
-    def emit(self, row: dict) -> None:
-        # Rows are flat: clean only the top level (nested values are written as they are).
-        flat = {"run_id": self.run_id,
-                **{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}}
-        data = (json.dumps(flat, default=str) + "\n").encode("utf-8")
-        if self.write_error is None:
-            try:
-                _write_all(self._fd, data)
-            except OSError as e:
-                self.write_error = f"writing {self.rows_path}: {e.strerror or e}"
-                self.rows.append(row)
-                raise HarnessError(f"run directory: {self.write_error}") from e
-        self.rows.append(row)
 
     def release(self) -> None:
         """Give up the directory's lock (the run's files are all written)."""
@@ -103,8 +131,118 @@ class RunStore:
             self._reserve = None
         self._release()
 
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows)
+    # -- the sink --------------------------------------------------------------------
+    def __call__(self, row: dict) -> None:
+        self.emit(row)
+
+    def emit(self, row: dict) -> None:
+        """One row, gathered with the rows after it into one batch (a thin adapter)."""
+        with self._lock:
+            self._pending[row.get("kind") or "unknown"].append(row)
+            self._pending_rows += 1
+            if self._pending_rows >= FLUSH_ROWS:
+                self._flush_pending()
+            elif self._timer is None and not self._closed:
+                self._timer = threading.Timer(FLUSH_AFTER_S, self._timed_flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def emit_rows(self, rows: list[dict]) -> None:
+        """Row dicts that form one batch (of any kinds)."""
+        with self._lock:
+            for row in rows:
+                self._pending[row.get("kind") or "unknown"].append(row)
+            self._pending_rows += len(rows)
+            self._flush_pending()
+
+    def emit_batch(self, kind: str, columns: Columns, **constants: Any) -> None:
+        """A batch of ``kind`` rows as columns; scalars (and ``constants``) are broadcast."""
+        table = batch_table(kind, columns, **constants)
+        with self._lock:
+            self._flush_pending(kind)  # rows of a kind stay in the order they came
+            self._append(kind, table)
+
+    batch = emit_batch
+
+    def tagged(self, **constants: Any) -> "TaggedSink":
+        """A sink that sets ``constants`` on every row (a retest's ``layer``, ``confirms``)."""
+        return TaggedSink(self, constants)
+
+    def flush(self) -> None:
+        """Write the gathered single rows now."""
+        with self._lock:
+            self._flush_pending()
+
+    def _timed_flush(self) -> None:
+        try:
+            self.flush()
+        except HarnessError:
+            pass  # a full disk: write_error says so; the run ends with it (exit 3)
+
+    def _flush_pending(self, only: str | None = None) -> None:
+        if self._timer is not None and only is None:
+            self._timer.cancel()
+            self._timer = None
+        for kind in [only] if only else list(self._pending):
+            rows = self._pending.pop(kind, None)
+            if rows:
+                self._pending_rows -= len(rows)
+                self._append(kind, rows_table(kind, rows))
+
+    def _append(self, kind: str, table: pa.Table) -> None:
+        table = table.set_column(table.schema.get_field_index("run_id"), "run_id",
+                                 pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(table), np.int32)),
+                                                                pa.array([self.run_id])))
+        schema = merge_schema(self._schemas.get(kind), table)
+        self._schemas[kind] = schema
+        table = conform(table, schema)
+        self._tables[kind].append(table)  # kept in memory even when the disk is full
+        if self.write_error is None:
+            self._write_part(kind, table)
+
+    def _write_part(self, kind: str, table: pa.Table) -> None:
+        folder = self.rows_dir / kind
+        self._parts[kind] += 1
+        name = f"part-{self._parts[kind]:06d}.parquet"
+        tmp = folder / f".{name}.tmp"  # readers skip dot-names: a cut write is never read
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            pq.write_table(table, tmp, **_PARQUET)
+            tmp.replace(folder / name)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            if e.errno not in _FULL:
+                raise
+            self.write_error = f"writing {folder / name}: {e.strerror or e}"
+            raise HarnessError(f"run directory: {self.write_error}") from e
+
+    # -- reading -----------------------------------------------------------------------
+    def frame(self, kind: str, layer: str | None = None, **equal: Any) -> pd.DataFrame:
+        """The rows of one kind as a pandas frame (optionally only those of ``layer``)."""
+        with self._lock:
+            self._flush_pending()
+            tables = self._tables.get(kind, [])
+            cached = self._cache.get(kind)
+            if cached is None or cached[0] != len(tables):
+                cached = (len(tables), to_frame(tables, kind))
+                self._cache[kind] = cached
+        df = cached[1]
+        if layer is not None:
+            equal = {"layer": layer, **equal}
+        if not equal or df.empty:
+            return df
+        return RowFrames({kind: df}).where(**equal).kind(kind)
+
+    def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
+        """Every kind's rows (optionally only those of ``layer``), one frame per kind."""
+        with self._lock:
+            self._flush_pending()
+            kinds = list(self._tables)
+        return RowFrames({k: self.frame(k, layer, **equal) for k in kinds})
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {k: sum(len(t) for t in ts) for k, ts in self._tables.items()}
 
     def write_results(self, results: dict) -> Path:
         path = self.dir / "results.json"
@@ -120,9 +258,14 @@ class RunStore:
         return path
 
     def close(self) -> None:
-        if not self._closed:
+        with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            os.close(self._fd)
+            try:
+                self._flush_pending()
+            except HarnessError:
+                pass  # the disk is full: write_error says so, and the rows stay in memory
 
 
 def _reserve_space(path: Path) -> Path | None:
@@ -143,31 +286,53 @@ def _reserve_space(path: Path) -> Path | None:
     return None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """Append ``data`` whole, or not at all: a short write (a full disk) is cut back."""
-    start = os.lseek(fd, 0, os.SEEK_END)
-    try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-    except OSError:
-        try:
-            os.ftruncate(fd, start)  # no half row left behind
-        except OSError:
-            pass
-        raise
+class TaggedSink:
+    """A view of a sink that sets some fields on every row it passes on."""
+
+    def __init__(self, inner, constants: dict) -> None:
+        self._inner, self._constants = inner, constants
+
+    def __call__(self, row: dict) -> None:
+        self._inner({**row, **self._constants})
+
+    def emit_rows(self, rows: list[dict]) -> None:
+        self._inner.emit_rows([{**r, **self._constants} for r in rows])
+
+    def batch(self, kind: str, columns: Columns, **constants: Any) -> None:
+        self._inner.batch(kind, columns, **{**constants, **self._constants})
+
+    def tagged(self, **constants: Any) -> "TaggedSink":
+        return TaggedSink(self._inner, {**self._constants, **constants})
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+
+def read_frames(run_dir: Path) -> RowFrames:
+    """Every row kind of a run directory as pandas frames (what a killed run kept, too)."""
+    base = Path(run_dir) / ROWS_DIR
+    frames = {}
+    if base.is_dir():
+        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+            tables = []
+            for part in sorted(folder.glob("part-*.parquet")):
+                try:
+                    tables.append(pq.read_table(part))
+                except (OSError, pa.ArrowException) as e:
+                    raise ConfigError(f"not a readable part of a run's rows: {e}", str(part)) from e
+            frames[folder.name] = to_frame(tables, folder.name)
+    return RowFrames(frames)
 
 
 def read_rows(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "rows.jsonl"
+    """Every row of a run directory as dicts (small runs, tests and exports)."""
+    frames = read_frames(run_dir)
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if line:
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    break  # the last line of a killed run may be cut
+    for kind in frames.kinds:
+        f = frames.kind(kind).astype(object)
+        out.extend(f.where(f.notna(), None).to_dict("records"))
     return out
+
+
+def is_run_dir(path: Path) -> bool:
+    return (Path(path) / ROWS_DIR).is_dir()

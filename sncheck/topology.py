@@ -77,6 +77,19 @@ class Topology:
     def supernode_names(self) -> list[str]:
         return [sn.name for sn in self.inventory.supernodes]
 
+    @cached_property
+    def card_ids(self) -> tuple[str, ...]:
+        """Card ids in inventory order; schedules refer to cards by position here."""
+        return tuple(c.id for c in self.cards)
+
+    @cached_property
+    def first_card(self) -> dict[str, int]:
+        """Each host's first card position (a host's cards are consecutive)."""
+        out: dict[str, int] = {}
+        for i, c in enumerate(self.cards):
+            out.setdefault(c.host, i)
+        return out
+
     def cards_of_host(self, host: str) -> list[str]:
         return [card_id(host, i) for i in range(self.inventory.hosts[host].cards)]
 
@@ -135,6 +148,14 @@ class Topology:
                         np.where(sn[ia] == sn[ib], SCALE_UP, SCALE_OUT))
         return pd.Series(tier, index=a.index, dtype=str)
 
+    def supernode_positions(self, sn: str) -> range:
+        """Positions of a supernode's cards in :attr:`card_ids` (they are consecutive)."""
+        hosts = next(s.hosts for s in self.inventory.supernodes if s.name == sn)
+        if not hosts:
+            return range(0)
+        last = hosts[-1]
+        return range(self.first_card[hosts[0]], self.first_card[last] + self.inventory.hosts[last].cards)
+
     def supernode_of_host(self, host: str) -> str:
         return self.inventory.hosts[host].supernode
 
@@ -172,32 +193,77 @@ def round_robin(items: Sequence[T]) -> list[list[tuple[T, T]]]:
     return rounds
 
 
-def rail_rounds(topo: Topology) -> list[list[tuple[str, str]]]:
-    """Rail-aligned pairs across supernodes, spread over rounds.
+def round_robin_positions(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`round_robin` of ``range(n)`` as two (rounds, pairs) position arrays, the
+    same rounds in the same order; -1 marks the bye of an odd ``n``."""
+    if n < 2:
+        return np.empty((0, 0), np.int64), np.empty((0, 0), np.int64)
+    m = n + n % 2
+    players = np.arange(m)
+    players[players == n] = -1  # the bye
+    a = np.empty((m - 1, m // 2), np.int64)
+    b = np.empty((m - 1, m // 2), np.int64)
+    for r in range(m - 1):
+        a[r], b[r] = players[: m // 2], players[::-1][: m // 2]
+        players = np.concatenate([players[:1], players[-1:], players[1:-1]])
+    return a, b
 
-    Card k of a host meets card k of every host in each other supernode. Supernode
-    pairs follow a round-robin over supernodes; inside a supernode pair (A, B) with
-    |A| <= |B|, round r pairs host A[i] with host B[(i + r) mod |B|], so no card is
-    used twice in a round and every rail of every host is covered.
-    """
+
+def rail_round_positions(topo: Topology, depth: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`rail_rounds` as card position arrays (into ``topo.card_ids``) per round."""
     sns = topo.inventory.supernodes
-    out: list[list[tuple[str, str]]] = []
+    first = np.array([topo.first_card[h] for h in topo.hosts], np.int64)
+    ncards = np.array([topo.inventory.hosts[h].cards for h in topo.hosts], np.int64)
+    host_pos = {h: i for i, h in enumerate(topo.hosts)}
+    out: list[tuple[np.ndarray, np.ndarray]] = []
     for sn_round in round_robin(list(range(len(sns)))):
         matchings = []
         for ia, ib in sn_round:
             a, b = sns[ia].hosts, sns[ib].hosts
             if len(a) > len(b):
                 a, b = b, a
-            matchings.append((a, b))
-        depth = max(len(b) for _, b in matchings)
-        for r in range(depth):
-            pairs = []
-            for a, b in matchings:
-                if r >= len(b):
+            d = len(b) if depth is None else min(len(b), max(depth, -(-len(b) // len(a))))
+            offsets = sorted({(j * len(b)) // d for j in range(d)})  # gaps <= ceil(|B|/d) <= |A|
+            ha = np.array([host_pos[h] for h in a], np.int64)
+            hb = np.array([host_pos[h] for h in b], np.int64)
+            matchings.append((ha, hb, offsets))
+        for r in range(max(len(offsets) for _, _, offsets in matchings)):
+            parts_a, parts_b = [], []
+            for ha, hb, offsets in matchings:
+                if r >= len(offsets):
                     continue
-                for i, ha in enumerate(a):
-                    hb = b[(i + r) % len(b)]
-                    rails = min(topo.inventory.hosts[ha].cards, topo.inventory.hosts[hb].cards)
-                    pairs.extend((card_id(ha, k), card_id(hb, k)) for k in range(rails))
-            out.append(pairs)
+                hb_r = hb[(np.arange(len(ha)) + offsets[r]) % len(hb)]
+                rails = np.minimum(ncards[ha], ncards[hb_r])
+                k = np.arange(rails.sum()) - np.repeat(np.cumsum(rails) - rails, rails)  # rail of each pair
+                parts_a.append(np.repeat(first[ha], rails) + k)
+                parts_b.append(np.repeat(first[hb_r], rails) + k)
+            out.append((np.concatenate(parts_a), np.concatenate(parts_b)))
     return out
+
+
+def rail_rounds(topo: Topology, depth: int | None = None) -> list[list[tuple[str, str]]]:
+    """Rail-aligned pairs across supernodes, spread over rounds.
+
+    Card k of a host meets card k of hosts in each other supernode. Supernode pairs
+    follow a round-robin over supernodes. Inside a supernode pair (A, B) with
+    |A| <= |B|, one round per host offset ``o`` pairs host A[i] with host
+    B[(i + o) mod |B|], so no card is used twice in a round.
+
+    ``depth=None`` (all pairs): every offset, so each card meets card k of every host of
+    every other supernode. ``depth=d``: d offsets spread evenly over |B| (at least
+    ceil(|B|/|A|), so every rail of every host of B is met, at most |B|): each card meets
+    about d hosts of every other supernode, and the pairs grow with d, not with |B|.
+    """
+    ids = topo.card_ids
+    return [[(ids[x], ids[y]) for x, y in zip(a.tolist(), b.tolist())] for a, b in rail_round_positions(topo, depth)]
+
+
+def rail_pairs_per_offset(topo: Topology) -> int:
+    """Cross-supernode pairs that one host offset adds (one pass over every supernode pair)."""
+    inv, sns = topo.inventory, topo.inventory.supernodes
+    total = 0
+    for i, a in enumerate(sns):
+        for b in sns[i + 1:]:
+            small = a if len(a.hosts) <= len(b.hosts) else b
+            total += sum(inv.hosts[h].cards for h in small.hosts)
+    return total

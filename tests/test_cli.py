@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from sncheck.cli import main
+from sncheck.store import read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
@@ -44,7 +45,7 @@ def test_demo_gate_with_faults_writes_contract_outputs(tmp_path):
     decided = {i["entity"]: i["action"] for i in results["isolation"] if i["action"] != "quarantine"}
     assert decided == {e: "isolate" for e, _ in culprits}  # every fault here persists: confirmed
     assert all(i["applied"] is False for i in results["isolation"])  # dry run without --apply
-    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     assert {r["kind"] for r in rows} >= {"host_fact", "p2p", "collective", "rank", "golden", "not_run"}
     html = (out / "report.html").read_text()
     assert "node012/gpu3" in html and "<svg" in html

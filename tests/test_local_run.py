@@ -13,6 +13,7 @@ from sncheck.cli import main  # noqa: E402
 from sncheck.inventory import load_inventory_text  # noqa: E402
 from sncheck.playbook import single_layer  # noqa: E402
 from sncheck.runner import RunOptions, execute  # noqa: E402
+from sncheck.store import read_rows
 
 pytestmark = pytest.mark.torch
 
@@ -35,7 +36,7 @@ def test_main_command_runs_all_layers_for_real(tmp_path):
     design = results["design"]["intra_host"]
     assert design["source"] == "calibrated" and design["bandwidth_GBps"] > 0 and design["latency_us"] > 0
     assert r.exit_code == 0, (r.output, results["findings"])
-    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     p2p = [x for x in rows if x["kind"] == "p2p"]
     assert len(p2p) == 6 and all(x["bw_GBps"] > 0 and x["lat_us"] > 0 for x in p2p)
     coll = [x for x in rows if x["kind"] == "collective"]
@@ -87,6 +88,6 @@ def test_hung_rank_cuts_the_layer_short_and_keeps_rows(tmp_path):
     assert outcome.exit_code == 3 and outcome.results["verdict"] == "error"
     layer = outcome.results["layers"][0]
     assert layer["verdict"] == "error" and "cut_short" in layer["summary"]
-    kept = [json.loads(line) for line in (tmp_path / "run/rows.jsonl").read_text().splitlines()]
+    kept = read_rows(tmp_path / "run")
     assert {r["kind"] for r in kept} == {"host_fact"}  # what was measured before the hang is kept
     assert "cut short" in (tmp_path / "run/report.html").read_text()

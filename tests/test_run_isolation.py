@@ -7,6 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sncheck.cli import main
+from sncheck.store import read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
@@ -38,7 +39,7 @@ def test_release_then_repeat_offender_then_status(tmp_path):
     assert r2.exit_code == 1, r2.output
     assert actions(res2) == [("node005/gpu0", "quarantine"), ("node005/gpu0", "isolate")]
     assert "repeat offender" in res2["isolation"][1]["reason"]
-    assert not any(r.get("layer") == "confirm" for r in map(json.loads, (tmp_path / "night2/rows.jsonl").read_text().splitlines()))
+    assert not any(r.get("layer") == "confirm" for r in read_rows(tmp_path / "night2"))
 
     # A persistent slow card on another night is confirmed and isolated.
     r3, res3 = run(tmp_path, "night3", ["{type: slow_card, target: node010/gpu2, factor: 0.6}"])

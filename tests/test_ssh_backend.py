@@ -31,6 +31,7 @@ from sncheck.vendors.nvidia.checks import COMMANDS, DEFAULT_CHECKS
 from sncheck.vendors.nvidia.nccl_tests import parse_nccl_tests
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.topology import Topology
+from sncheck.store import read_rows
 
 pytestmark = pytest.mark.sshd
 
@@ -219,7 +220,7 @@ def test_connectivity_names_the_sick_and_the_down_host_only(sshd_cluster, tmp_pa
     # The missing ibstat is a finding about the check, apart from node3's hardware findings.
     assert [f["rule"] for f in results["findings"] if f.get("about") == "check"] == ["not-run-missing-tool"]
 
-    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     p2p = [r for r in rows if r["kind"] == "p2p"]
     live = [r for r in p2p if "node5" not in r["link"]]
     assert len(live) == 6 and all(r["status"] == "ok" and r["checksum_ok"] and r["bw_GBps"] > 0 for r in live)

@@ -73,3 +73,79 @@ def test_stress_groups_grid_narrows_to_one_card():
     assert groups["host:h002"] & groups["rail:sn0:gpu3"] == {"h002/gpu3"}
     kinds = {g.split(":")[0] for g in groups}
     assert kinds == {"host", "rail", "domain", "cross"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=7), min_size=2, max_size=5), st.integers(min_value=1, max_value=3),
+       st.integers(min_value=1, max_value=7))
+def test_bounded_rail_rounds_meet_every_other_supernode(sizes, cards, depth):
+    """Bounded: no card twice in a round, rail-aligned across supernodes, every rail of
+    every host meets hosts of every other supernode, min(depth, |B|) or more of them
+    (at least ceil(|B|/|A|)); never more pairs than all-pairs, never a pair twice."""
+    topo = Topology(inventory(sizes, cards))
+    rounds = rail_rounds(topo, depth)
+    pairs = [p for r in rounds for p in r]
+    for r in rounds:
+        used = [c for p in r for c in p]
+        assert len(used) == len(set(used))
+    for a, b in pairs:
+        assert topo.tier(a, b) == SCALE_OUT and a.rsplit("/", 1)[1] == b.rsplit("/", 1)[1]
+    assert len({frozenset(p) for p in pairs}) == len(pairs) <= len([p for r in rail_rounds(topo) for p in r])
+    met: dict[str, set[str]] = {}
+    for a, b in pairs:
+        met.setdefault(a, set()).add(b.split("/")[0])
+        met.setdefault(b, set()).add(a.split("/")[0])
+    sns = topo.inventory.supernodes
+    for sa in sns:
+        for sb in sns:
+            if sa is sb:
+                continue
+            want = min(len(sb.hosts), max(depth, -(-len(sb.hosts) // len(sa.hosts))) if len(sa.hosts) <= len(sb.hosts)
+                       else 1)
+            for h in sa.hosts:
+                for k in range(cards):
+                    seen = {x for x in met.get(f"{h}/gpu{k}", ()) if x in sb.hosts}
+                    assert len(seen) >= want, (h, k, sb.name, seen)
+
+
+def test_bounded_plan_grows_linearly_and_states_its_size():
+    """Doubling the supernodes doubles the bounded plan's pairs (all-pairs: x4 across)."""
+    def plan(n_sn: int, mode: str):
+        return connectivity_plan(Topology(inventory([16] * n_sn, 2)), cross_supernode=mode).summary()
+
+    small, big = plan(4, "bounded"), plan(8, "bounded")
+    assert big["pairs"] <= 2.2 * small["pairs"] and big["scale_out_pairs"] <= big["scale_up_pairs"]
+    assert big["cross_supernode"] == "bounded" and big["cross_offsets"] >= 1
+    full_small, full_big = plan(4, "all-pairs"), plan(8, "all-pairs")
+    assert full_big["scale_out_pairs"] > 4 * full_small["scale_out_pairs"] and full_big["cross_offsets"] is None
+    assert small["rounds"] == small["scale_up_rounds"] + small["scale_out_rounds"]
+    assert small["pairs"] == small["scale_up_pairs"] + small["scale_out_pairs"]
+
+
+def test_small_clusters_are_covered_in_full_by_the_bounded_plan():
+    topo = Topology(inventory([8, 8], 4))
+    assert connectivity_plan(topo).summary() == {**connectivity_plan(topo, cross_supernode="all-pairs").summary(),
+                                                 "cross_supernode": "bounded"}
+
+
+def test_plan_pairs_are_the_string_schedules():
+    """The position arrays of a plan are exactly round_robin and rail_rounds."""
+    topo = Topology(inventory([3, 2, 4], 3))
+    plan = connectivity_plan(topo, cross_supernode="all-pairs")
+    up = [list(r.pairs) for r in plan.rounds if r.phase == SCALE_UP]
+    per_domain = [round_robin(topo.cards_of_supernode(sn)) for sn in topo.supernode_names]
+    assert up == [[p for d in per_domain if i < len(d) for p in d[i]] for i in range(max(map(len, per_domain)))]
+    assert [list(r.pairs) for r in plan.rounds if r.phase == SCALE_OUT] == rail_rounds(topo)
+
+
+def test_cross_supernode_is_a_checked_playbook_option():
+    from sncheck.errors import ConfigError
+    from sncheck.playbook import load_playbook, load_playbook_text
+
+    assert load_playbook("post-delivery").layers[0].options == {"cross_supernode": "all-pairs"}
+    try:
+        load_playbook_text("layers:\n  - connectivity: {cross_supernode: sideways}\n", "p.yaml")
+    except ConfigError as e:
+        assert "cross_supernode must be one of bounded, all-pairs" in str(e) and "p.yaml" in str(e)
+    else:
+        raise AssertionError("an unknown cross_supernode mode was accepted")

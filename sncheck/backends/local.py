@@ -464,7 +464,7 @@ class LocalBackend(Backend):
     # ---- jobs
 
     def _p2p_plan_dict(self, plan: ConnectivityPlan) -> dict:
-        d = dataclasses.asdict(plan)
+        d = plan.to_dict()
         if self.p2p_bytes:
             d["bw_bytes"] = int(self.p2p_bytes)
         elif self.dist_backend == "gloo":

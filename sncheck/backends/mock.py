@@ -1,12 +1,14 @@
 """A simulated supernode cluster: an alpha-beta cost model with seeded noise and faults.
 
-The cost model (published; README "Mock backend cost model"):
+The cost model (published; README "Mock backend cost model"), computed with numpy over
+whole rounds and sweeps (cards are indices; every quantity below is an array):
 
-* Card injection capacity: ``B_card = s_c * B_up`` where ``s_c`` is the card's speed
-  (1, or the ``slow_card`` factor) and ``B_up`` the scale-up design bandwidth.
-* Pair bandwidth: intra-host and scale-up pairs get ``B_tier * min(s_a, s_b)``;
-  scale-out pairs get ``min(B_out, B_card_a, B_card_b)`` (the NIC is the bottleneck);
-  then times the ``degraded_link`` factor. A ``dead_link`` carries nothing (timeout).
+* Card speed ``s_c``: 1, times the ``slow_card`` and ``thermal_throttle`` factors.
+  Card NVLink share ``n_c``: the links up over the design count (``nvlink_down``).
+* Pair bandwidth: intra-host and scale-up pairs get ``B_tier * min(s_a, s_b) * min(n_a, n_b)``;
+  scale-out pairs get ``min(B_out, s_a * B_up, s_b * B_up)`` (the NIC is the bottleneck),
+  or nothing where either end's NIC on that rail is down (``ib_port_down``); then times
+  the ``degraded_link`` factor. A ``dead_link`` carries nothing (timeout).
 * Pair latency: ``L_tier * max(m_a, m_b)`` with ``m`` the ``high_latency_card`` factor;
   each ping-pong sample of a ``jittery_card`` spikes by ``factor`` with ``probability``.
 * Ring all-reduce over p ranks, n bytes: ``2(p-1)a + 2((p-1)/p) n / B`` with ``a`` the
@@ -17,11 +19,18 @@ The cost model (published; README "Mock backend cost model"):
   extra compute on a slow card, plus a jitter spike.
 * Noise: every bandwidth and latency sample is multiplied by ``1 + 0.02 N(0, 1)``.
 * ``corrupt_card``: data it sends or reduces is wrong, so checksums of its pairs and
-  validation of its collectives fail. ``down_host``: unreachable, nothing runs there.
+  validation of its collectives fail. ``collective_corruption``: only reductions
+  through it are wrong (all-reduce); its p2p payloads and all-to-all chunks arrive
+  intact. ``down_host``: unreachable, nothing runs there.
 * Golden: ``loss(t) = 1.2 + 3.6 exp(-t / 15)`` with 0.5% noise; with a ``diverge`` card
   taking part the loss grows by 25% a step from step 10 on, to inf. Step time is
   ``50 ms / min(s)`` of compute plus a ring all-reduce of 100 MB of gradients (over a
   dead link the ring falls back to PCIe at 25 GB/s).
+
+The same seed gives the same rows: the random draws come in a fixed order (per round:
+bandwidth samples, ping-pong samples, jitter; per group and collective: skews and
+noise; per golden replica: step noise). ``ecc_uncorrectable``, ``remap_pending``,
+``missing_tool`` and the platform faults show only in the host facts.
 
 Detection never sees any of this; it only sees the rows.
 """
@@ -31,11 +40,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from ..faults import PLATFORM_FAULTS
-from ..plan import ConnectivityPlan, GoldenPlan, Group, StressPlan
-from ..rows import collective_row, golden_row, not_run_row, p2p_row, rank_row
-from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, link_id
+from ..plan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
+from ..rows import as_sink, not_run_row
+from ..topology import SCALE_OUT, SCALE_UP, host_of, natural_key
 from . import mockfacts
 from .base import Backend, Emit
 
@@ -46,6 +56,10 @@ GOLDEN_COMPUTE_S = 0.05
 GOLDEN_GRAD_BYTES = 100e6
 PCIE_FALLBACK_GBPS = 25.0
 DTYPE_BYTES = 4
+DESIGN_NVLINKS = 18  # NVLink 4 links per card (H100), as the mock's nvidia-smi prints them
+EXACT_ALL_PAIRS = 16  # all-to-all groups up to this size: every pair; above: the bound below
+TIERS = ("intra_host", SCALE_UP, SCALE_OUT)  # tier codes 0, 1, 2
+INTRA, UP, OUT = 0, 1, 2
 
 
 def golden_loss_curve(steps: int, rng: np.random.Generator, diverge: bool) -> list[float]:
@@ -75,6 +89,21 @@ class MockBackend(Backend):
             raise ConfigError("the mock backend needs design values (design.scale_up, and "
                               "design.scale_out for several supernodes) in the inventory",
                               inv.source)
+        cards = self.topo.cards
+        self.ids = [c.id for c in cards]
+        self.index = {c: i for i, c in enumerate(self.ids)}
+        self.labels = pa.array(self.ids, pa.string())
+        hosts = {h: i for i, h in enumerate(self.topo.hosts)}
+        sns = {s: i for i, s in enumerate(self.topo.supernode_names)}
+        self.host = np.array([hosts[c.host] for c in cards], dtype=np.int64)
+        self.sn = np.array([sns[c.supernode] for c in cards], dtype=np.int64)
+        self.rail = np.array([c.index for c in cards], dtype=np.int64)
+        order = sorted(range(len(cards)), key=lambda i: natural_key(self.ids[i]))
+        self.rank = np.empty(len(cards), dtype=np.int64)  # natural sort position (link ids)
+        self.rank[order] = np.arange(len(cards))
+        design = [inv.design_for(t) or inv.design_for(SCALE_UP) for t in TIERS]
+        self.B = np.array([d.bandwidth_GBps if d else np.nan for d in design])  # GB/s per tier code
+        self.L = np.array([d.latency_us if d else np.nan for d in design])      # us per tier code
         self._act(self.faults.faults)
 
     def begin_confirmation(self) -> None:
@@ -83,63 +112,89 @@ class MockBackend(Backend):
         self._act([f for f in self.faults.faults if not f.transient])
 
     def _act(self, faults) -> None:
-        """Turn faults into the simulator's state (replacing what was there)."""
-        self.speed: dict[str, float] = {}
-        self.lat_mult: dict[str, float] = {}
-        self.jitter: dict[str, tuple[float, float]] = {}
-        self.corrupt: set[str] = set()
-        self.diverge: set[str] = set()
-        self.link_factor: dict[str, float] = {}
-        self.dead: set[str] = set()
-        self.down: set[str] = set()
-        self.platform_faults = [f for f in faults if f.type in PLATFORM_FAULTS]
+        """Turn faults into the simulator's state: one array per card property."""
+        n = len(self.ids)
+        self.speed = np.ones(n)       # compute and link speed (slow_card, thermal_throttle)
+        self.nvlink = np.ones(n)      # share of NVLink links up (nvlink_down)
+        self.lat_mult = np.ones(n)    # high_latency_card
+        self.jit_p = np.zeros(n)      # jittery_card probability and factor
+        self.jit_f = np.ones(n)
+        self.corrupt = np.zeros(n, dtype=bool)       # corrupt_card: p2p and collectives wrong
+        self.reduce_bad = np.zeros(n, dtype=bool)    # corrupt_card or collective_corruption
+        self.diverge = np.zeros(n, dtype=bool)
+        self.nic_down = np.zeros(n, dtype=bool)      # ib_port_down: this card's rail NIC
+        self.up = np.ones(n, dtype=bool)             # reachable (down_host)
+        self.link_factor: dict[int, float] = {}      # link key -> factor (0: dead)
         for f in faults:
-            if f.type == "slow_card":
-                self.speed[f.target] = f.factor
+            if f.type in ("slow_card", "thermal_throttle"):
+                self.speed[self.index[f.target]] *= f.factor
+            elif f.type == "nvlink_down":
+                i = self.index[f.target]
+                self.nvlink[i] = max(0.0, self.nvlink[i] - (f.links or 1) / DESIGN_NVLINKS)
             elif f.type == "high_latency_card":
-                self.lat_mult[f.target] = f.factor
+                self.lat_mult[self.index[f.target]] = f.factor
             elif f.type == "jittery_card":
-                self.jitter[f.target] = (f.probability, f.factor)
-            elif f.type == "corrupt_card":
-                self.corrupt.add(f.target)
+                i = self.index[f.target]
+                self.jit_p[i], self.jit_f[i] = f.probability, f.factor
+            elif f.type in ("corrupt_card", "collective_corruption"):
+                self.reduce_bad[self.index[f.target]] = True
+                self.corrupt[self.index[f.target]] |= f.type == "corrupt_card"
             elif f.type == "diverge":
-                self.diverge.add(f.target)
-            elif f.type == "degraded_link":
-                self.link_factor[f.target] = f.factor
-            elif f.type == "dead_link":
-                self.dead.add(f.target)
+                self.diverge[self.index[f.target]] = True
+            elif f.type in ("degraded_link", "dead_link"):
+                a, _, b = f.target.partition("<->")
+                key = self._key(np.array([self.index[a]]), np.array([self.index[b]]))[0]
+                self.link_factor[int(key)] = f.factor if f.type == "degraded_link" else 0.0
             elif f.type == "down_host":
-                self.down.add(f.target)
+                self.up[self.host == self.topo.hosts.index(f.target)] = False
+            elif f.type == "ib_port_down":
+                on_host = self.host == self.topo.hosts.index(f.target)
+                self.nic_down[on_host & (self.rail == (f.port or 1) - 1)] = True
+        self._fault_keys = np.array(sorted(self.link_factor), dtype=np.int64)
+        self._fault_vals = np.array([self.link_factor[k] for k in sorted(self.link_factor)])
 
     def plan_defaults(self, layer: str) -> dict:
         return {"golden": {"reference": "mock-demo"}}.get(layer, {})
 
-    # -- physics ---------------------------------------------------------------------
-    def _noise(self, size: int | None = None):
+    # -- physics: every function takes card index arrays a, b --------------------------
+    def _noise(self, size=None):
         return 1.0 + NOISE_CV * self.rng.standard_normal(size)
 
-    def _true_bw(self, a: str, b: str, tier: str | None = None) -> float:
-        """Noise-free bandwidth of a pair in GB/s (0 for a dead link)."""
-        link = link_id(a, b)
-        if link in self.dead:
-            return 0.0
-        tier = tier or self.topo.tier(a, b)
-        inv = self.topo.inventory
-        sa, sb = self.speed.get(a, 1.0), self.speed.get(b, 1.0)
-        if tier == SCALE_OUT:
-            up = inv.design_for(SCALE_UP).bandwidth_GBps
-            bw = min(inv.design_for(SCALE_OUT).bandwidth_GBps, sa * up, sb * up)
-        else:
-            bw = inv.design_for(tier).bandwidth_GBps * min(sa, sb)
-        return bw * self.link_factor.get(link, 1.0)
+    def _key(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.minimum(a, b) * len(self.ids) + np.maximum(a, b)
 
-    def _true_lat(self, a: str, b: str, tier: str | None = None) -> float:
-        tier = tier or self.topo.tier(a, b)
-        base = self.topo.inventory.design_for(tier).latency_us
-        return base * max(self.lat_mult.get(a, 1.0), self.lat_mult.get(b, 1.0))
+    def _tier(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where(self.host[a] == self.host[b], INTRA, np.where(self.sn[a] == self.sn[b], UP, OUT))
 
-    def _reachable(self, card: str) -> bool:
-        return host_of(card) not in self.down
+    def _link_factor(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = np.ones(len(a))
+        if len(self._fault_keys):
+            keys = self._key(a, b)
+            pos = np.clip(np.searchsorted(self._fault_keys, keys), 0, len(self._fault_keys) - 1)
+            hit = self._fault_keys[pos] == keys
+            out[hit] = self._fault_vals[pos[hit]]
+        return out
+
+    def _true_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
+        """Noise-free bandwidth of each pair in GB/s (0: nothing gets across)."""
+        tier = self._tier(a, b) if tier is None else tier
+        s = np.minimum(self.speed[a], self.speed[b])
+        nvlink = self.B[tier] * s * np.minimum(self.nvlink[a], self.nvlink[b])
+        nic = np.minimum(self.B[OUT], np.minimum(self.speed[a], self.speed[b]) * self.B[UP])
+        nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic)
+        return np.where(tier == OUT, nic, nvlink) * self._link_factor(a, b)
+
+    def _true_lat(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
+        tier = self._tier(a, b) if tier is None else tier
+        return self.L[tier] * np.maximum(self.lat_mult[a], self.lat_mult[b])
+
+    def _idx(self, cards) -> np.ndarray:
+        return np.fromiter((self.index[c] for c in cards), dtype=np.int64, count=len(cards))
+
+    def _link_ids(self, a: np.ndarray, b: np.ndarray) -> pa.Array:
+        lo = np.where(self.rank[a] <= self.rank[b], a, b)
+        hi = np.where(self.rank[a] <= self.rank[b], b, a)
+        return pc.binary_join_element_wise(self.labels.take(lo), self.labels.take(hi), "<->")
 
     # -- layers ----------------------------------------------------------------------
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
@@ -147,170 +202,265 @@ class MockBackend(Backend):
         mockfacts.host_facts(self.topo, self.faults.active(self.transient_ended), hosts, emit)
 
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
+        """One batch per round: every pair of the round at once."""
+        sink = as_sink(emit)
         for rnd in plan.rounds:
             self.progress(f"connectivity round {rnd.index + 1}/{len(plan.rounds)} ({rnd.phase})")
-            live = []
-            for a, b in rnd.pairs:
-                tier, link = self.topo.tier(a, b), link_id(a, b)
-                if not (self._reachable(a) and self._reachable(b)):
-                    down = host_of(a) if not self._reachable(a) else host_of(b)
-                    emit(p2p_row(rnd.index, a, b, link, tier, plan.bw_bytes, status="unreachable",
-                                 error=f"{down} unreachable"))
-                elif self._true_bw(a, b, tier) <= 0:
-                    emit(p2p_row(rnd.index, a, b, link, tier, plan.bw_bytes, status="timeout",
-                                 error=f"no data across {link} within the timeout"))
-                else:
-                    live.append((a, b, tier, link))
-            if not live:
+            if not rnd.pairs:
                 continue
-            # One draw per round: bandwidth samples (3 per pair) and ping-pong samples.
-            true_bw = np.array([self._true_bw(a, b, t) for a, b, t, _ in live])
-            bws = true_bw[:, None] * self._noise((len(live), 3))
-            lat = np.array([[self._true_lat(a, b, t)] for a, b, t, _ in live]) * self._noise((len(live), plan.lat_iters))
-            for i, (a, b, _, _) in enumerate(live):
-                for card in (a, b):
-                    if card in self.jitter:
-                        p, f = self.jitter[card]
-                        lat[i] = np.where(self.rng.random(plan.lat_iters) < p, lat[i] * f, lat[i])
-            med = np.median(lat, axis=1)
-            p99 = np.percentile(lat, 99, axis=1)
-            for i, (a, b, tier, link) in enumerate(live):
-                row = p2p_row(rnd.index, a, b, link, tier, plan.bw_bytes, bw=float(bws[i, 0]),
-                              bw_rev=float(bws[i, 1]), bibw=float(2 * bws[i, 2]), lat=float(med[i]),
-                              checksum_ok=not ({a, b} & self.corrupt))
-                row["lat_p99_us"] = float(p99[i])
-                emit(row)
+            if isinstance(rnd.pairs, Pairs) and rnd.pairs.cards is self.topo.card_ids:
+                a, b = rnd.pairs.a, rnd.pairs.b  # positions in topo.card_ids: our indices
+            else:
+                a = self._idx([p[0] for p in rnd.pairs])
+                b = self._idx([p[1] for p in rnd.pairs])
+            tier = self._tier(a, b)
+            reach = self.up[a] & self.up[b]
+            true_bw = self._true_bw(a, b, tier)
+            live = np.flatnonzero(reach & (true_bw > 0))
+            n, k = len(a), len(live)
+            # One draw per round: 3 bandwidth samples and lat_iters ping-pongs per live pair.
+            bws = true_bw[live, None] * self._noise((k, 3))
+            lat = self._true_lat(a[live], b[live], tier[live])[:, None] * self._noise((k, plan.lat_iters))
+            self._jitter(lat, a[live], b[live])
+            cols = {name: np.full(n, np.nan) for name in ("bw_GBps", "bw_rev_GBps", "bibw_GBps",
+                                                          "lat_us", "lat_p99_us")}
+            cols["bw_GBps"][live], cols["bw_rev_GBps"][live] = bws[:, 0], bws[:, 1]
+            cols["bibw_GBps"][live] = 2 * bws[:, 2]
+            if k:
+                cols["lat_us"][live] = np.median(lat, axis=1)
+                cols["lat_p99_us"][live] = np.percentile(lat, 99, axis=1)
+            checksum = np.full(n, None, dtype=object)
+            checksum[live] = ~(self.corrupt[a[live]] | self.corrupt[b[live]])
+            status = np.where(~reach, "unreachable", np.where(true_bw <= 0, "timeout", "ok"))
+            links = self._link_ids(a, b)
+            error = np.full(n, None, dtype=object)
+            for i in np.flatnonzero(status != "ok"):
+                if status[i] == "unreachable":
+                    error[i] = f"{host_of(self.ids[a[i] if not self.up[a[i]] else b[i]])} unreachable"
+                else:
+                    error[i] = f"no data across {links[i].as_py()} within the timeout"
+            sink.batch("p2p", {"round": rnd.index, "link": links, "src": self.labels.take(a),
+                               "dst": self.labels.take(b), "tier": np.array(TIERS)[tier],
+                               "bytes": plan.bw_bytes, **cols, "checksum_ok": checksum,
+                               "status": status, "error": error})
 
-    def _group_model(self, members: tuple[str, ...], collective: str) -> tuple[float, float]:
-        """Worst latency (us) and bandwidth (GB/s) the collective sees over its edges."""
-        if collective == "all_reduce":
-            edges = [(members[i], members[(i + 1) % len(members)]) for i in range(len(members))]
-            if len(members) == 2:
-                edges = edges[:1]
-        else:
-            edges = [(a, b) for i, a in enumerate(members) for b in members[i + 1:]]
-        alpha = max(self._true_lat(a, b) for a, b in edges)
-        beta_bw = min(self._true_bw(a, b) for a, b in edges)
-        return alpha, beta_bw
+    def _jitter(self, lat: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Spike the ping-pong samples of pairs with a jittery end, in place: for each
+        pair in order, end a then end b, one uniform draw per sample."""
+        ends = np.stack([a, b], axis=1).ravel()            # a0, b0, a1, b1, ...
+        hit = np.flatnonzero(self.jit_p[ends] > 0)
+        if not len(hit):
+            return
+        u = self.rng.random((len(hit), lat.shape[1]))
+        card = ends[hit]
+        factor = np.where(u < self.jit_p[card, None], self.jit_f[card, None], 1.0)
+        np.multiply.at(lat, hit // 2, factor)
 
-    def _group_model_fast(self, members: tuple[str, ...], collective: str) -> tuple[float, float]:
-        """Same bound as :meth:`_group_model` without enumerating O(p^2) pairs.
+    # -- collectives -----------------------------------------------------------------
+    def _group_model(self, members: np.ndarray, collective: str) -> tuple[np.ndarray, np.ndarray]:
+        """Worst latency (us) and bandwidth (GB/s) over each group's edges.
 
-        For all-to-all over a big group: the worst latency is the worst tier's latency
-        times the worst card multiplier; the worst bandwidth is the slowest tier at the
-        slowest card's speed, or a faulted link inside the group.
+        ``members``: (groups, p) card indices, groups of one size. All-reduce: the ring
+        edges; all-to-all: every pair (up to ``EXACT_ALL_PAIRS`` members), else the bound
+        of :meth:`_all_pairs_bound`.
         """
-        if collective == "all_reduce" or len(members) <= 16:
-            return self._group_model(members, collective)
-        inv = self.topo.inventory
-        by_host: dict[str, int] = {}
+        g, p = members.shape
+        if collective == "all_reduce":
+            a, b = members, np.roll(members, -1, axis=1)
+            if p == 2:
+                a, b = a[:, :1], b[:, :1]
+        elif p <= EXACT_ALL_PAIRS:
+            i, j = np.triu_indices(p, k=1)
+            a, b = members[:, i], members[:, j]
+        else:
+            return self._all_pairs_bound(members)
+        fa, fb = a.ravel(), b.ravel()
+        alpha = self._true_lat(fa, fb).reshape(a.shape).max(axis=1)
+        bw = self._true_bw(fa, fb).reshape(a.shape).min(axis=1)
+        return alpha, bw
+
+    def _all_pairs_bound(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """All-to-all over a big group without enumerating O(p^2) pairs.
+
+        Worst latency: the worst tier's latency times the worst card multiplier. Worst
+        bandwidth: each tier at the slowest card's speed and the fewest NVLinks (every
+        pair is tested, so those two cards meet), the NIC tier at the slowest card
+        (nothing where a member's NIC is down), and any faulted link inside the group.
+        """
+        alphas, bws = [], []
         for m in members:
-            by_host[host_of(m)] = by_host.get(host_of(m), 0) + 1
-        sns = {inv.hosts[h].supernode for h in by_host}
-        tiers = ([INTRA_HOST] if max(by_host.values()) > 1 else []) + ([SCALE_UP] if len(by_host) > 1 else [])
-        if len(sns) > 1:
-            tiers.append(SCALE_OUT)
-        alpha = max(inv.design_for(t).latency_us for t in tiers)
-        alpha *= max(self.lat_mult.get(m, 1.0) for m in members)
-        s = min(self.speed.get(m, 1.0) for m in members)
-        up = inv.design_for(SCALE_UP).bandwidth_GBps
-        bws = [inv.design_for(t).bandwidth_GBps * s for t in tiers if t != SCALE_OUT]
-        if SCALE_OUT in tiers:
-            bws.append(min(inv.design_for(SCALE_OUT).bandwidth_GBps, s * up))
-        mset = set(members)
-        for link in list(self.link_factor) + list(self.dead):
-            a, _, b = link.partition("<->")
-            if a in mset and b in mset:
-                bws.append(self._true_bw(a, b))
-        return alpha, min(bws)
+            hosts, per_host = np.unique(self.host[m], return_counts=True)
+            tiers = ([INTRA] if per_host.max() > 1 else []) + ([UP] if len(hosts) > 1 else [])
+            if len(np.unique(self.sn[m])) > 1:
+                tiers.append(OUT)
+            alphas.append(self.L[tiers].max() * self.lat_mult[m].max())
+            s = self.speed[m].min()
+            bw = [self.B[t] * s * self.nvlink[m].min() for t in tiers if t != OUT]
+            if OUT in tiers:
+                bw.append(0.0 if self.nic_down[m].any() else min(self.B[OUT], s * self.B[UP]))
+            inside = [k for k in self.link_factor if k // len(self.ids) in m and k % len(self.ids) in m]
+            for k in inside:
+                lo, hi = np.array([k // len(self.ids)]), np.array([k % len(self.ids)])
+                bw.append(float(self._true_bw(lo, hi)[0]))
+            bws.append(min(bw))
+        return np.array(alphas), np.array(bws)
 
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
+        """Runs of consecutive groups of one size are simulated at once, one batch each."""
+        sink = as_sink(emit)
         repeats = plan.repeats if plan.duration_s is None else max(plan.repeats, 1)
         reported: set[str] = set()
+        run: list[Group] = []
         for gi, group in enumerate(plan.groups):
             self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id}")
-            group = self._reachable_part(group, "stress", reported, emit)
+            group = self._reachable_part(group, "stress", reported, sink)
             if group is None:
                 continue
-            for collective in plan.collectives:
-                alpha, bw = self._group_model_fast(group.members, collective)
-                for rep in range(repeats):
-                    for size in plan.sizes:
-                        self._emit_collective(group, collective, size, rep, alpha, bw, plan, emit)
+            if run and (len(group.members) != len(run[0].members) or self._jittery(group)
+                        or self._jittery(run[0])):
+                self._sweep(run, plan, repeats, sink)
+                run = []
+            run.append(group)
+        if run:
+            self._sweep(run, plan, repeats, sink)
 
-    def _reachable_part(self, group: Group, layer: str, reported: set[str], emit: Emit) -> Group | None:
+    def _jittery(self, group: Group) -> bool:
+        return bool((self.jit_p[self._idx(group.members)] > 0).any())
+
+    def _reachable_part(self, group: Group, layer: str, reported: set[str], emit) -> Group | None:
         """The group without members on unreachable hosts (each such host reported once).
 
         Returns None when too few members are left to run it.
         """
-        down = sorted({host_of(m) for m in group.members if not self._reachable(m)})
+        idx = self._idx(group.members)
+        if self.up[idx].all():
+            return group
+        down = sorted({host_of(self.ids[i]) for i in idx[~self.up[idx]]})
         for h in down:
             if h not in reported:
                 reported.add(h)
                 emit(not_run_row(layer, h, "host", "unreachable",
                                  f"{h} unreachable: {layer} runs without it (first missed in {group.id})"))
-        if not down:
-            return group
-        members = tuple(m for m in group.members if self._reachable(m))
+        members = tuple(self.ids[i] for i in idx[self.up[idx]])
         minimum = 1 if group.kind == "card" else 2
         return Group(group.id, group.kind, members) if len(members) >= minimum else None
 
-    def _emit_collective(self, group: Group, collective: str, size: int, rep: int,
-                         alpha: float, bw: float, plan: StressPlan, emit: Emit) -> None:
-        p = len(group.members)
-        count = size // DTYPE_BYTES
-        if bw <= 0:
-            emit(collective_row(group.id, group.kind, p, collective, size, count, "float", rep,
-                                time_us=None, wrong=None, status="timeout"))
-            return
-        beta_us_per_byte = 1e-3 / bw  # 1 GB/s = 1e3 bytes per us
-        if collective == "all_reduce":
-            t = 2 * (p - 1) * alpha + 2 * ((p - 1) / p) * size * beta_us_per_byte
+    def _sweep(self, groups: list[Group], plan: StressPlan, repeats: int, sink) -> None:
+        """Every collective x repeat x size of groups of one size ``p``: one batch.
+
+        Per group and collective, in order: ``p`` skew draws and one noise draw per row
+        (a jittery member draws its spike after the skews); a collective that cannot run
+        (a link carries nothing) draws nothing and is a timeout row.
+        """
+        members = np.array([self._idx(g.members) for g in groups])      # (G, p)
+        G, p = members.shape
+        sizes = np.tile(np.array(plan.sizes, dtype=np.int64), repeats)  # row r: repeat r // S
+        reps = np.repeat(np.arange(repeats), len(plan.sizes))
+        R = len(sizes)
+        C = len(plan.collectives)
+        model = [self._group_model(members, c) for c in plan.collectives]
+        alpha = np.stack([m[0] for m in model], axis=1)                 # (G, C)
+        bw = np.stack([m[1] for m in model], axis=1)
+        live = bw > 0
+        skews = np.zeros((G, C, R, p))
+        noise = np.ones((G, C, R))
+        if G == 1 and self._jittery(groups[0]):  # per row, spikes drawn between skews and noise
+            for c in np.flatnonzero(live[0]):
+                for r in range(R):
+                    skews[0, c, r] = np.abs(BASE_SKEW_US * self.rng.standard_normal(p))
+                    for i, m in enumerate(members[0]):
+                        if self.jit_p[m] > 0 and self.rng.random() < self.jit_p[m]:
+                            skews[0, c, r, i] += alpha[0, c] * self.jit_f[m]
+                    noise[0, c, r] = self._noise()
         else:
-            t = (p - 1) * alpha + ((p - 1) / p) * size * beta_us_per_byte
-        skews = np.abs(BASE_SKEW_US * self.rng.standard_normal(p))
-        for i, m in enumerate(group.members):
-            skews[i] += (1.0 / self.speed.get(m, 1.0) - 1.0) * COMPUTE_US
-            if m in self.jitter:
-                prob, f = self.jitter[m]
-                if self.rng.random() < prob:
-                    skews[i] += alpha * f
-        skews -= skews.min()
-        t = float(t * self._noise()) + float(skews.max())
-        corrupt = [m for m in group.members if m in self.corrupt]
-        per_rank_wrong = []
-        for m in group.members:
-            if not corrupt or count == 0:
-                per_rank_wrong.append(0)
-            elif collective == "all_reduce":
-                per_rank_wrong.append(count)  # a bad contribution spoils every reduced element
-            else:  # all-to-all: the chunks that came from the corrupt ranks
-                from_bad = len([c for c in corrupt if c != m])
-                per_rank_wrong.append(count // p * from_bad)
-        emit(collective_row(group.id, group.kind, p, collective, size, count, "float", rep,
-                            time_us=t, wrong=int(sum(per_rank_wrong))))
-        for m, skew, wrong in zip(group.members, skews, per_rank_wrong):
-            emit(rank_row(group.id, collective, size, rep, m, skew_us=float(skew),
-                          op_us=t - float(skew), wrong=int(wrong)))
+            z = self.rng.standard_normal((int(live.sum()), R, p + 1))
+            skews[live] = np.abs(BASE_SKEW_US * z[..., :p])
+            noise[live] = 1.0 + NOISE_CV * z[..., p]
+        skews += ((1.0 / self.speed[members] - 1.0) * COMPUTE_US)[:, None, None, :]
+        skews -= skews.min(axis=3, keepdims=True)
+        # alpha-beta times, (G, C, R): 1 GB/s moves 1e3 bytes per us
+        is_ar = np.array([c == "all_reduce" for c in plan.collectives])[None, :, None]
+        steps = np.where(is_ar, 2 * (p - 1), p - 1)
+        volume = np.where(is_ar, 2 * ((p - 1) / p), (p - 1) / p) * sizes[None, None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = steps * alpha[:, :, None] + volume * (1e-3 / bw[:, :, None])
+        t = t * noise + skews.max(axis=3)
+        # wrong elements per rank: a bad reducer spoils every reduced element; in an
+        # all-to-all each rank gets bad chunks from the corrupt ranks other than itself
+        count = sizes // DTYPE_BYTES                                      # (R,)
+        bad_reduce = self.reduce_bad[members].any(axis=1)                 # (G,)
+        corrupt = self.corrupt[members]                                   # (G, p)
+        from_bad = corrupt.sum(axis=1)[:, None] - corrupt                 # (G, p)
+        wrong = np.where(is_ar[..., None], (bad_reduce[:, None, None, None] * count[None, None, :, None]),
+                         (count[None, None, :, None] // p) * from_bad[:, None, None, :])
+        wrong = np.broadcast_to(wrong, (G, C, R, p)) * (count[None, None, :, None] > 0)
+        self._emit_sweep(groups, members, plan, sizes, reps, count, t, skews, wrong, live, sink)
 
+    def _emit_sweep(self, groups, members, plan, sizes, reps, count, t, skews, wrong, live, sink) -> None:
+        G, C, R, p = skews.shape
+        gid = np.array([g.id for g in groups], dtype=object)
+        gkind = np.array([g.kind for g in groups], dtype=object)
+        coll = np.array(plan.collectives, dtype=object)
+        shape = (G, C, R)
+        gi, ci, ri = (np.broadcast_to(x, shape).ravel() for x in np.ix_(np.arange(G), np.arange(C), np.arange(R)))
+        ok = live.ravel()[np.ravel_multi_index((gi, ci), (G, C))]
+        t_flat = np.where(ok, t.ravel(), np.nan)
+        wrong_sum = wrong.sum(axis=3).ravel()
+        algbw = np.where(ok, sizes[ri] / (t_flat * 1e-6) / 1e9, np.nan)
+        factor = np.where(coll[ci] == "all_reduce", 2 * (p - 1) / p, (p - 1) / p)
+        sink.batch("collective", {
+            "group": gid[gi], "group_kind": gkind[gi], "ranks": p, "collective": coll[ci],
+            "size_bytes": sizes[ri], "count": count[ri], "dtype": "float", "repeat": reps[ri],
+            "time_us": t_flat, "algbw_GBps": algbw, "busbw_GBps": algbw * factor,
+            "wrong": np.where(ok, wrong_sum, np.nan), "status": np.where(ok, "ok", "timeout")})
+        rows = np.flatnonzero(ok)
+        if not len(rows):
+            return
+        gr, cr, rr = gi[rows], ci[rows], ri[rows]
+        sk = skews.reshape(G * C * R, p)[rows]
+        op = t.reshape(G * C * R)[rows, None] - sk
+        sink.batch("rank", {
+            "group": np.repeat(gid[gr], p), "collective": np.repeat(coll[cr], p),
+            "size_bytes": np.repeat(sizes[rr], p), "repeat": np.repeat(reps[rr], p),
+            "card": self.labels.take(members[gr].ravel()), "skew_us": sk.ravel(), "op_us": op.ravel(),
+            "wrong": wrong.reshape(G * C * R, p)[rows].ravel()})
+
+    # -- golden ----------------------------------------------------------------------
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
+        """Every replica at once: one batch of all their steps."""
+        sink = as_sink(emit)
         reported: set[str] = set()
-        for group in plan.groups:
-            group = self._reachable_part(group, "golden", reported, emit)
-            if group is None:
-                continue
-            self.progress(f"golden {group.id}: {plan.steps} steps")
-            # The data order is fixed by the plan seed; noise varies with the run seed.
-            rng = np.random.default_rng([plan.seed, self.seed, len(group.members)])
-            losses = golden_loss_curve(plan.steps, rng, bool(self.diverge & set(group.members)))
-            alpha, bw = self._group_model(group.members, "all_reduce") if len(group.members) > 1 else (0.0, 0.0)
-            bw = max(bw, PCIE_FALLBACK_GBPS)  # a dead NVLink: the ring falls back to PCIe
-            p = len(group.members)
-            comm = 0.0 if p == 1 else (2 * (p - 1) * alpha + 2 * ((p - 1) / p) * GOLDEN_GRAD_BYTES * 1e-3 / max(bw, 1e-9)) * 1e-6
-            compute = GOLDEN_COMPUTE_S / min(self.speed.get(m, 1.0) for m in group.members)
-            stage = "solo" if group.kind == "card" else "group"
-            for step, loss in enumerate(losses):
-                c = comm * float(self._noise())
-                k = compute * float(self._noise())
-                emit(golden_row(group.id, stage, step, loss, c + k, c))
-
+        live = [g for g in (self._reachable_part(g, "golden", reported, sink) for g in plan.groups) if g]
+        if not live:
+            return
+        self.progress(f"golden: {len(live)} replicas x {plan.steps} steps")
+        curves: dict[tuple[int, bool], list[float]] = {}
+        loss, comm, compute = [], [], []
+        for group in live:
+            m = self._idx(group.members)
+            p = len(m)
+            diverge = bool(self.diverge[m].any())
+            if (p, diverge) not in curves:
+                # The data order is fixed by the plan seed; noise varies with the run seed.
+                rng = np.random.default_rng([plan.seed, self.seed, p])
+                curves[(p, diverge)] = golden_loss_curve(plan.steps, rng, diverge)
+            loss.append(curves[(p, diverge)])
+            if p > 1:
+                a, bw = self._group_model(m[None, :], "all_reduce")
+                a, bw = float(a[0]), max(float(bw[0]), PCIE_FALLBACK_GBPS)  # a dead NVLink: PCIe
+                comm.append((2 * (p - 1) * a + 2 * ((p - 1) / p) * GOLDEN_GRAD_BYTES * 1e-3 / bw) * 1e-6)
+            else:
+                comm.append(0.0)
+            compute.append(GOLDEN_COMPUTE_S / self.speed[m].min())
+        z = self._noise((len(live), plan.steps, 2))  # per step: comm noise, compute noise
+        c = np.array(comm)[:, None] * z[..., 0]
+        k = np.array(compute)[:, None] * z[..., 1]
+        step_time = c + k
+        n = len(live) * plan.steps
+        sink.batch("golden", {
+            "group": np.repeat(np.array([g.id for g in live], dtype=object), plan.steps),
+            "stage": np.repeat(np.array(["solo" if g.kind == "card" else "group" for g in live], dtype=object),
+                               plan.steps),
+            "step": np.tile(np.arange(plan.steps), len(live)), "loss": np.array(loss, dtype=float).reshape(n),
+            "step_time_s": step_time.ravel(), "comm_s": c.ravel(),
+            "comm_share": np.where(step_time > 0, c / np.where(step_time > 0, step_time, 1), np.nan).ravel()})

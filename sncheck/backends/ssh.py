@@ -354,7 +354,7 @@ class SshBackend(Backend):
             rounds.append(Round(rnd.index, rnd.phase, tuple(pairs)))
         if ready:
             job_plan = dataclasses.replace(plan, rounds=tuple(rounds), hosts=tuple(ready))
-            self._torch_job("p2p", ready, dataclasses.asdict(job_plan), emit)
+            self._torch_job("p2p", ready, job_plan.to_dict(), emit)
 
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
         layer = JOB_LAYER["golden"]

@@ -14,7 +14,8 @@ import pandas as pd
 
 from ..errors import ConfigError
 from ..jsonio import Baseline, read_json, validate
-from ..store import read_rows
+from ..columns import RowFrames
+from ..store import ROWS_DIR, is_run_dir, read_frames
 from .metrics import METRICS, PAIRS, DetectContext
 from .ops import robust_z
 
@@ -39,20 +40,17 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
     frames = []
     for d in run_dirs:
         path = Path(d)
-        if not (path / "rows.jsonl").is_file():
-            raise ConfigError("not a run directory (no rows.jsonl)", str(path))
+        if not is_run_dir(path):
+            raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
         results = read_json(path / "results.json", "results.json") if (path / "results.json").is_file() else {}
         verdict = results.get("verdict") if isinstance(results, dict) else "unreadable"
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
-        try:
-            run_rows = [r for r in read_rows(path) if isinstance(r, dict)]
-        except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"cannot read rows.jsonl: {e}", str(path / "rows.jsonl")) from e
-        frames.append(pd.DataFrame(run_rows))
-    rows = pd.concat(frames, ignore_index=True)
-    if rows.empty or "kind" not in rows.columns:
+        frames.append(read_frames(path).kind("p2p"))  # a part that cannot be read: ConfigError
+    p2p = pd.concat(frames, ignore_index=True)
+    if p2p.empty:
         raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))
+    rows = RowFrames({"p2p": p2p})
     ctx = DetectContext(topo=_NoTopology(), design={})
     metrics = {}
     for m in BASELINE_METRICS:

@@ -18,6 +18,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .. import columns
+from ..columns import RowFrames
 from ..inventory import TierDesign
 from ..topology import Topology, host_of
 
@@ -56,10 +58,9 @@ class Metric:
     description: str
 
 
-def kind_rows(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
-    if rows.empty or "kind" not in rows:
-        return pd.DataFrame()
-    return rows[rows["kind"] == kind]
+def kind_rows(rows: pd.DataFrame | RowFrames, kind: str) -> pd.DataFrame:
+    """One kind's rows: from the run store's frames, or from one frame of all kinds."""
+    return columns.kind_rows(rows, kind)
 
 
 def _design(ctx: DetectContext, tier: str, attr: str) -> float:

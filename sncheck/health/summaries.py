@@ -107,8 +107,8 @@ def card_levels(cells: pd.DataFrame) -> pd.DataFrame:
 def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
     """Every summary of one run (see the module docstring)."""
     out: list[Summary] = []
-    if rows is None or rows.empty or "kind" not in rows:
-        rows = pd.DataFrame(columns=["kind"])
+    if rows is None or rows.empty or (isinstance(rows, pd.DataFrame) and "kind" not in rows):
+        rows = pd.DataFrame(columns=["kind"])  # (a run's RowFrames, or one frame with a kind column)
     keep_links = {f.get("entity") for f in results.get("findings") or [] if f.get("entity_kind") == "link"}
     for metric in ("p2p_bandwidth", "p2p_latency"):
         cells = METRICS[metric].fn(rows, DetectContext(topo=_NoTopology(), design={}))

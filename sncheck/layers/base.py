@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
 from ..backends.base import Backend, Emit, Progress
+from ..columns import RowFrames, frames_of
 from ..health import invariants
 from ..health.metrics import DetectContext
 from ..health.rules import RuleSet, evaluate
 from ..inventory import TierDesign
+from ..rows import RowSink, as_sink
 from ..topology import Topology
 
 
@@ -23,17 +26,33 @@ class LayerContext:
     options: dict = field(default_factory=dict)
     progress: Progress = lambda msg: None
     rules: RuleSet | None = None
-    rows: list[dict] = field(default_factory=list)  # every row of the run so far
+    # Where ``emit`` is a plain callable (a small in-memory run such as node-check), the
+    # rows it was given; a run store (the usual ``emit``) keeps them itself, as columns.
+    rows: list[dict] | None = None
     targets: frozenset[str] | None = None  # --targets: only what touches these cards (a scoped run)
     reference: dict | None = None  # golden curve
     baseline: dict | None = None
     history: dict | None = None  # earlier runs' summaries, from the state store (drift)
 
+    def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
+        """The run's rows so far, one pandas frame per kind."""
+        if hasattr(self.emit, "frames"):
+            return self.emit.frames(layer, **equal)
+        frames = frames_of(self.rows or [])
+        return frames.where(**({"layer": layer} if layer else {}), **equal)
+
+    def frame(self, kind: str, layer: str | None = None, **equal: Any) -> pd.DataFrame:
+        """The run's rows of one kind so far, as a pandas frame."""
+        return self.frames(layer, **equal).kind(kind)
+
+    def sink(self, **constants: Any) -> RowSink:
+        """``emit`` as a row sink, setting ``constants`` on every row."""
+        return as_sink(self.emit).tagged(**constants)
+
     def detect(self, layer: str) -> list:
         """Evaluate the rules of ``layer`` over that layer's rows, then the verdict's
         invariants (what was not measured or not judged), which no rules file can drop."""
-        rows = pd.DataFrame(self.rows)
-        mine = rows[rows["layer"] == layer] if not rows.empty and "layer" in rows else pd.DataFrame()
+        mine = self.frames(layer)
         ctx = DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history)
         # The invariants report every not-measured status; a rules file's `missing` op
         # would only repeat them (or soften them), so it is not evaluated here.

@@ -108,9 +108,8 @@ def measurement(f: Finding, rules: list[Rule]) -> str:
 
 
 def _emit_as(ctx: LayerContext, tag: str):
-    def emit(row: dict) -> None:
-        ctx.emit({**row, "layer": NAME, "confirms": tag})
-    return emit
+    """The run's sink, marking every row as a retest of ``tag``."""
+    return ctx.sink(layer=NAME, confirms=tag)
 
 
 def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dict[str, Retest]:
@@ -145,7 +144,8 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
 
 
 def _rows(ctx: LayerContext, tag: str) -> pd.DataFrame:
-    return pd.DataFrame([r for r in ctx.rows if r.get("layer") == NAME and r.get("confirms") == tag])
+    """The retest's rows of ``tag``, all kinds in one small frame (a ``kind`` column)."""
+    return ctx.frames(NAME, confirms=tag).frame()
 
 
 def _dctx(ctx: LayerContext) -> DetectContext:

@@ -17,5 +17,4 @@ def run(ctx: LayerContext) -> dict:
     ctx.backend.host_facts(plan.hosts, ctx.emit)
     ctx.progress(f"connectivity: {plan.pair_count} pairs in {len(plan.rounds)} rounds")
     ctx.backend.p2p(plan, ctx.emit)
-    return {"pairs": plan.pair_count, "rounds": len(plan.rounds), "hosts": len(plan.hosts),
-            "bw_bytes": plan.bw_bytes}
+    return {**plan.summary(), "hosts": len(plan.hosts), "bw_bytes": plan.bw_bytes}

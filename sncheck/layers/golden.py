@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from ..errors import ConfigError
 from ..jsonio import GoldenCurve, read_json, validate
 from ..shipped import shipped
@@ -62,8 +60,7 @@ def run(ctx: LayerContext) -> dict:
         summary["reference"] = {"name": reference.get("name"), "loss": reference["loss"],
                                 "band": reference.get("band", {}),
                                 "step_time_s": reference.get("step_time_s")}
-        rows = pd.DataFrame(ctx.rows)
-        curves = golden_loss(rows[rows["layer"] == NAME], DetectContext(ctx.topo, ctx.design))
+        curves = golden_loss(ctx.frames(NAME), DetectContext(ctx.topo, ctx.design))
         verdicts = golden_verdicts(curves, reference)
         failing = [v.group for v in verdicts.itertuples() if not v.ok and v.stage == "group"]
         members = {g.id: g.members for g in plan.groups}
@@ -73,7 +70,7 @@ def run(ctx: LayerContext) -> dict:
             ctx.backend.golden(GoldenPlan(groups=solo_groups(cards), steps=steps), ctx.emit)
             summary["solo_runs"] = len(cards)
         summary["out_of_band"] = failing
-    g = pd.DataFrame([r for r in ctx.rows if r.get("kind") == "golden" and r.get("stage") == "group"])
+    g = ctx.frame("golden", NAME, stage="group")
     if not g.empty:
         summary["step_time_s"] = float(g["step_time_s"].median())
         summary["comm_share"] = float(g["comm_share"].median())

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pandas as pd
-
 from ..health.suspects import suspect_cards
 from ..plan import Group, StressPlan, scope_groups, size_sweep, stress_groups
 from ..topology import round_robin
@@ -58,9 +56,8 @@ def run(ctx: LayerContext) -> dict:
         sweeps += 1
         if plan.duration_s is None or time.monotonic() - started >= plan.duration_s:
             break
-    rows = pd.DataFrame(ctx.rows)
     groups = {g.id: g.members for g in plan.groups}
-    suspects = suspect_cards(rows[rows["layer"] == NAME], groups, ctx.topo)
+    suspects = suspect_cards(ctx.frames(NAME), groups, ctx.topo)
     summary = {"groups": len(plan.groups), "sizes": len(plan.sizes), "sweeps": sweeps,
                "min_bytes": min(plan.sizes), "max_bytes": max(plan.sizes),
                "collectives": list(plan.collectives), "suspects": sorted(suspects)}

@@ -32,6 +32,7 @@ from jinja2 import (
 from jinja2.loaders import split_template_path
 
 from .. import __version__
+from ..columns import kind_rows
 from ..errors import ConfigError
 from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 from . import svg
@@ -234,10 +235,9 @@ def _isolation(results: dict) -> list[dict]:
 
 # ---- rows helpers ------------------------------------------------------------------
 
-def _of_kind(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
-    if rows.empty or "kind" not in rows.columns:
-        return pd.DataFrame()
-    return rows[rows["kind"] == kind]
+def _of_kind(rows, kind: str) -> pd.DataFrame:
+    """``rows``: the run's frames per kind (or one frame with a ``kind`` column)."""
+    return kind_rows(rows, kind)
 
 
 def _col(df: pd.DataFrame, name: str, default: Any = None) -> pd.Series:

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from ..columns import kind_rows
 from .json_out import write_text_atomic
 
 RUN_VERDICTS = ("pass", "fail", "error")
@@ -145,10 +146,8 @@ def _supernode_of_host(results: dict) -> dict[str, str]:
             for h in sn.get("hosts") or []}
 
 
-def _of_kind(rows: pd.DataFrame, kind: str, needed: set[str]) -> pd.DataFrame:
-    if rows.empty or "kind" not in rows.columns:
-        return pd.DataFrame()
-    df = rows[rows["kind"] == kind]
+def _of_kind(rows, kind: str, needed: set[str]) -> pd.DataFrame:
+    df = kind_rows(rows, kind)
     if not needed <= set(df.columns):
         return pd.DataFrame()
     return df

@@ -1,0 +1,210 @@
+"""Rows as columns: a batch of one row kind becomes an Arrow table with the kind's
+declared types (:data:`sncheck.rows.SCHEMA`); tables become pandas frames for the
+detectors, and :class:`RowFrames` holds one frame per kind.
+
+Names that repeat (cards, links, groups, statuses) are dictionary-encoded, so in
+pandas they are categoricals: millions of rows cost a few bytes each.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .rows import KIND_LAYER, batch_length, columns_of
+
+ARROW_TYPES = {
+    "id": pa.dictionary(pa.int32(), pa.string()),
+    "text": pa.string(),
+    "json": pa.string(),
+    "int": pa.int64(),
+    "float": pa.float64(),
+    "bool": pa.bool_(),
+}
+
+
+class RowTypeError(ValueError):
+    """A row field that cannot take its declared type (a bug in whoever emitted it)."""
+
+
+def _json_text(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, np.generic):
+        v = v.item()
+    return json.dumps(v, default=str)
+
+
+def _column(kind: str, name: str, value: Any, n: int, type_name: str | None) -> pa.Array:
+    """One column of ``n`` values as an Arrow array of the declared type."""
+    target = ARROW_TYPES[type_name] if type_name else None
+    try:
+        if value is None or (isinstance(value, float) and math.isnan(value) and type_name != "float"):
+            return pa.nulls(n, target or pa.null())
+        if type_name == "json":
+            values = [value] * n if _scalar(value) else list(value)
+            return pa.array([_json_text(v) for v in values], pa.string())
+        if _scalar(value):
+            if type_name == "id":  # one dictionary entry, n zero indices
+                return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([str(value)]))
+            if isinstance(value, str):
+                return pa.array([value] * n, target)
+            return pa.array(np.full(n, value), target, from_pandas=True)
+        if isinstance(value, pd.Categorical):
+            arr = pa.array(value)
+        elif isinstance(value, (pa.Array, pa.ChunkedArray)):
+            arr = value
+        elif isinstance(value, np.ndarray) and value.dtype.kind != "O":
+            arr = pa.array(value, from_pandas=True)  # NaN is a missing value (None)
+        else:
+            values = list(value)
+            try:
+                arr = pa.array(values, target if type_name != "id" else None, from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):  # 1 for True, 2.0 for 2: cast below
+                arr = pa.array(values, from_pandas=True)
+        if target is not None and arr.type != target:
+            if type_name == "id":
+                if not pa.types.is_dictionary(arr.type):
+                    arr = arr.cast(pa.string()).dictionary_encode()
+                arr = arr.cast(target)
+            else:
+                arr = arr.cast(target)
+        return arr
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError) as e:
+        raise RowTypeError(f"{kind} rows: column {name!r} cannot hold these values as {type_name}: {e}") from e
+
+
+def _scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bytes, int, float, bool)) or getattr(v, "ndim", 1) == 0
+
+
+def batch_table(kind: str, columns: Mapping[str, Any], **constants: Any) -> pa.Table:
+    """A batch of ``kind`` rows as a table: declared columns in order (nulls where the
+    batch has none), then any further columns the batch carries."""
+    cols = {**columns, **constants}
+    cols.setdefault("layer", KIND_LAYER.get(kind))
+    cols["kind"] = kind
+    n = batch_length(columns) if columns else 1
+    declared = columns_of(kind)
+    names = [name for name, _ in declared] + [k for k in cols if k not in dict(declared)]
+    types = dict(declared)
+    arrays = [_column(kind, name, cols.get(name), n, types.get(name)) for name in names]
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def rows_table(kind: str, rows: list[dict]) -> pa.Table:
+    """Row dicts of one kind as a table (the one-row ``emit`` path)."""
+    keys: dict[str, None] = {}
+    for r in rows:
+        keys.update(dict.fromkeys(r))
+    return batch_table(kind, {k: [r.get(k) for r in rows] for k in keys if k != "kind"})
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with every column of ``schema`` (nulls where missing), in its order."""
+    if table.schema.equals(schema):
+        return table
+    cols = []
+    for field in schema:
+        if field.name in table.column_names:
+            col = table.column(field.name)
+            cols.append(col if col.type == field.type else col.cast(field.type))
+        else:
+            cols.append(pa.nulls(len(table), field.type))
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def merge_schema(schema: pa.Schema | None, table: pa.Table) -> pa.Schema:
+    """The kind's schema grown by any new columns of ``table`` (null-typed ones widen)."""
+    if schema is None:
+        return table.schema
+    fields = list(schema)
+    index = {f.name: i for i, f in enumerate(fields)}
+    for f in table.schema:
+        if f.name not in index:
+            fields.append(f)
+        elif pa.types.is_null(fields[index[f.name]].type) and not pa.types.is_null(f.type):
+            fields[index[f.name]] = f
+    return pa.schema(fields)
+
+
+def to_frame(tables: Iterable[pa.Table], kind: str) -> pd.DataFrame:
+    """Tables of one kind as one pandas frame (JSON columns decoded to values)."""
+    tables = list(tables)
+    if not tables:
+        return pd.DataFrame(columns=[name for name, _ in columns_of(kind)])
+    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    df = table.to_pandas(split_blocks=True)
+    for name, type_name in columns_of(kind):
+        if type_name == "json" and name in df:
+            df[name] = pd.Series([None if v is None or v != v else json.loads(v) for v in df[name]],
+                                 index=df.index, dtype=object)
+    return df
+
+
+class RowFrames:
+    """The rows of a run (or part of one) as one pandas frame per kind.
+
+    Detectors ask for a kind with :func:`kind_rows`; ``frames.frame()`` gives every
+    kind in one frame (a union of columns), for small sets and tests.
+    """
+
+    def __init__(self, frames: Mapping[str, pd.DataFrame]) -> None:
+        self._frames = {k: f for k, f in frames.items() if len(f)}
+
+    def kind(self, kind: str) -> pd.DataFrame:
+        return self._frames.get(kind, pd.DataFrame())
+
+    @property
+    def kinds(self) -> list[str]:
+        return list(self._frames)
+
+    @property
+    def empty(self) -> bool:
+        return not self._frames
+
+    def __len__(self) -> int:
+        return sum(len(f) for f in self._frames.values())
+
+    def where(self, **equal: Any) -> "RowFrames":
+        """Only the rows whose columns equal the given values (a missing column: no rows)."""
+        out = {}
+        for kind, f in self._frames.items():
+            mask = np.ones(len(f), dtype=bool)
+            for col, value in equal.items():
+                if col not in f:
+                    mask[:] = False
+                    break
+                mask &= (f[col] == value).to_numpy(dtype=bool, na_value=False)
+            out[kind] = f if mask.all() else f[mask]
+        return RowFrames(out)
+
+    def frame(self) -> pd.DataFrame:
+        """All kinds in one frame, ids as plain strings (the shape of the old row list)."""
+        parts = [f.astype({c: object for c in f.columns if isinstance(f[c].dtype, pd.CategoricalDtype)})
+                 for f in self._frames.values()]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def frames_of(rows: list[dict]) -> RowFrames:
+    """Row dicts (a small in-memory run) as frames per kind, typed like a store's."""
+    by_kind: dict[str, list[dict]] = {}
+    for r in rows:
+        by_kind.setdefault(r.get("kind") or "unknown", []).append(r)
+    return RowFrames({k: to_frame([rows_table(k, rs)], k) for k, rs in by_kind.items()})
+
+
+def kind_rows(rows: pd.DataFrame | RowFrames, kind: str) -> pd.DataFrame:
+    """The rows of one kind, from :class:`RowFrames` or from one frame with a ``kind`` column."""
+    if isinstance(rows, RowFrames):
+        return rows.kind(kind)
+    if rows is None or rows.empty or "kind" not in rows:
+        return pd.DataFrame()
+    return rows[rows["kind"] == kind]
