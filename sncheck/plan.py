@@ -261,11 +261,14 @@ def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> Connect
     from dataclasses import replace
 
     rounds = []
+    where: dict[int, np.ndarray] = {}  # id(cards) -> positions of the targets
     for rnd in plan.rounds:
         if isinstance(rnd.pairs, Pairs):  # positions: a fleet-size plan, filtered at once
-            index = {c: i for i, c in enumerate(rnd.pairs.cards)}
-            where = np.fromiter((index[c] for c in cards if c in index), np.int64)
-            keep = np.isin(rnd.pairs.a, where) | np.isin(rnd.pairs.b, where)
+            if id(rnd.pairs.cards) not in where:
+                index = {c: i for i, c in enumerate(rnd.pairs.cards)}
+                where[id(rnd.pairs.cards)] = np.fromiter((index[c] for c in cards if c in index), np.int64)
+            targets = where[id(rnd.pairs.cards)]
+            keep = np.isin(rnd.pairs.a, targets) | np.isin(rnd.pairs.b, targets)
             pairs = Pairs(rnd.pairs.cards, rnd.pairs.a[keep], rnd.pairs.b[keep])
         else:
             pairs = tuple(p for p in rnd.pairs if p[0] in cards or p[1] in cards)

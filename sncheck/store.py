@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .columns import RowFrames, batch_table, conform, merge_schema, rows_table, to_frame
 from .errors import ConfigError, HarnessError
@@ -205,6 +204,8 @@ RESERVE_NAME = ".sncheck.reserve"  # space set aside so results.json can say "di
         self._parts[kind] += 1
         name = f"part-{self._parts[kind]:06d}.parquet"
         tmp = folder / f".{name}.tmp"  # readers skip dot-names: a cut write is never read
+        import pyarrow.parquet as pq  # here: the CLI starts without it
+
         try:
             folder.mkdir(parents=True, exist_ok=True)
             pq.write_table(table, tmp, **_PARQUET)
@@ -310,6 +311,8 @@ class TaggedSink:
 
 def read_frames(run_dir: Path) -> RowFrames:
     """Every row kind of a run directory as pandas frames (what a killed run kept, too)."""
+    import pyarrow.parquet as pq
+
     base = Path(run_dir) / ROWS_DIR
     frames = {}
     if base.is_dir():

@@ -14,13 +14,15 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from sncheck.cli import main
 from sncheck.errors import ConfigError
 from sncheck.inventory import load_inventory_text
-from sncheck.store import RunStore
+from sncheck.store import RunStore, read_frames, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -188,9 +190,12 @@ def test_parse_100mb_log_is_refused_fast(tmp_path):
 def test_baseline_make_on_binary_files(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    (run / "rows.jsonl").write_bytes(os.urandom(4096))
     line = one_line_error(cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json")))
-    assert str(run) in line
+    assert str(run) in line  # no rows/ at all
+    (run / "rows" / "p2p").mkdir(parents=True)
+    (run / "rows" / "p2p" / "part-000001.parquet").write_bytes(os.urandom(4096))
+    line = one_line_error(cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json")))
+    assert "part-000001.parquet" in line
     (run / "results.json").write_bytes(b"\x00\xff" * 100)
     line = one_line_error(cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json")))
     assert "results.json" in line
@@ -200,12 +205,14 @@ def test_baseline_from_nonfinite_rows_does_not_break_the_next_run(tmp_path, inv)
     first = tmp_path / "first"
     result = mock_run(inv, tmp_path, "layers: [connectivity]\n", "--out", str(first))
     assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in (first / "rows.jsonl").read_text().splitlines()]
-    for r in rows:  # every measurement non-finite, as a broken probe could write them
-        if r.get("kind") == "p2p":
-            r["bw_GBps"] = float("nan") if r["src"].startswith("n1") else float("inf")
-            r["lat_us"] = float("-inf")
-    (first / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    parts = sorted((first / "rows" / "p2p").glob("part-*.parquet"))
+    p2p = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    for p in parts:
+        p.unlink()
+    # every measurement non-finite, as a broken probe could write them
+    p2p["bw_GBps"] = np.where(p2p["src"].astype(str).str.startswith("n1"), np.nan, np.inf)
+    p2p["lat_us"] = -np.inf
+    p2p.to_parquet(parts[0])
     base = tmp_path / "base.json"
     made = cli("baseline", "make", str(first), "--out", str(base))
     assert made.exit_code == 0, made.output
@@ -297,9 +304,10 @@ def test_second_run_on_a_locked_out_is_refused(tmp_path, inv):
     out = tmp_path / "r"
     holder = RunStore(out, "holder-run")  # a run in progress holds the lock
     holder.emit({"kind": "probe", "layer": "connectivity"})
+    holder.flush()
     line = one_line_error(mock_run(inv, tmp_path, "layers: [connectivity]\n", "--out", str(out), "--force"))
     assert "another sncheck run is using this run directory" in line
-    rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     assert [r["run_id"] for r in rows] == ["holder-run"]  # nothing of the refused run mixed in
     holder.close()
     holder.release()
@@ -316,7 +324,7 @@ def test_two_concurrent_cli_runs_cannot_mix_rows(tmp_path, inv):
     results = [(p.wait(120), p.stderr.read()) for p in procs]
     codes = sorted(code for code, _ in results)
     assert codes[0] == 0 and codes[1] == 2, results
-    rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     run_id = json.loads((out / "results.json").read_text())["run_id"]
     assert {r["run_id"] for r in rows} == {run_id}
 
@@ -332,7 +340,7 @@ def test_reused_out_is_refused_unless_force(tmp_path, inv):
     forced = mock_run(inv, tmp_path, "layers: [connectivity]\n", "--out", str(out), "--force")
     assert forced.exit_code == 0, forced.output
     second_id = json.loads((out / "results.json").read_text())["run_id"]
-    rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     assert second_id != first_id and rows and {r["run_id"] for r in rows} == {second_id}
 
 
@@ -378,8 +386,7 @@ def test_full_disk_mid_run_is_exit_3_with_whole_rows(tmp_path, small_tmpfs):
     result = mock_run(big, tmp_path, "layers: [connectivity, stress]\n", "--out", str(out))
     line = one_line_error(result, 3)
     assert "No space left on device" in line
-    for text in (out / "rows.jsonl").read_text().splitlines():
-        json.loads(text)  # no row is cut in half
+    read_frames(out)  # every part that is there is whole (a cut write is a dot-file)
     # space set aside when the run started lets results.json say why
     results = json.loads((out / "results.json").read_text())
     assert results["verdict"] == "error" and "No space left on device" in results["error"]

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from sncheck.store import read_rows
+
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +113,7 @@ def test_signal_in_each_layer_stops_cleanly(tmp_path, layer, needle, signame):
     assert signame in cut[0]["summary"]["cut_short"]
     assert f"layer {layer} cut short" in results["error"] and signame in results["error"]
     assert (out / "report.html").stat().st_size > 0
-    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     assert rows and {r["run_id"] for r in rows} == {results["run_id"]}  # what was measured is kept
 
 

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from test_ssh_backend import PROFILES, install_profile, rules_without_timing_peers, write_inventory
 
 from sncheck.cli import main
+from sncheck.store import read_rows
 
 pytestmark = pytest.mark.sshd
 
@@ -43,7 +44,7 @@ def run(tmp_path: Path, cluster, inv: Path, rules: Path, name: str):
     r = CliRunner().invoke(main, ["run", str(pb), "-i", str(inv), "--backend", "ssh", "--rules", str(rules),
                                   "--known-hosts", str(cluster.known_hosts), "--ssh-config", str(cluster.ssh_config),
                                   "--out", str(out), "-q"])
-    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     return r, json.loads((out / "results.json").read_text()), rows
 
 

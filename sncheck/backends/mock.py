@@ -41,7 +41,6 @@ import math
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..plan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
 from ..rows import as_sink, not_run_row
@@ -194,6 +193,8 @@ class MockBackend(Backend):
     def _link_ids(self, a: np.ndarray, b: np.ndarray) -> pa.Array:
         lo = np.where(self.rank[a] <= self.rank[b], a, b)
         hi = np.where(self.rank[a] <= self.rank[b], b, a)
+        import pyarrow.compute as pc
+
         return pc.binary_join_element_wise(self.labels.take(lo), self.labels.take(hi), "<->")
 
     # -- layers ----------------------------------------------------------------------
