@@ -102,6 +102,9 @@ class ConnectivityPlan:
         # host offsets per supernode pair: each card meets about this many hosts of
         # every other supernode (None: all of them)
         out["cross_offsets"] = self.cross_offsets
+        if out[f"{SCALE_OUT}_pairs"]:
+            met = "every host" if self.cross_offsets is None else f"{self.cross_offsets} hosts"
+            out["cross_plan"] = f"each card meets its rail on {met} of every other supernode"
         return out
 
 
