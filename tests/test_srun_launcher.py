@@ -16,6 +16,7 @@ import pytest
 from sncheck.inventory import load_inventory
 from sncheck.plan import ConnectivityPlan, Group, Round, StressPlan
 from sncheck.topology import Topology
+from sncheck.store import read_rows
 
 pytestmark = [pytest.mark.slurm, pytest.mark.torch]
 REPO = Path(__file__).resolve().parents[1]
@@ -171,7 +172,7 @@ def test_stress_layer_through_the_cli(setup, monkeypatch: pytest.MonkeyPatch) ->
                                     "-q"], catch_exceptions=False)
     results = json.loads((out / "results.json").read_text())
     assert res.exit_code == 0 and results["backend"] == "slurm", res.output + json.dumps(results["findings"])[:2000]
-    rows = [json.loads(ln) for ln in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     groups = {r["group"] for r in rows if r["kind"] == "collective" and r["status"] == "ok"}
     assert "cross:gpu0" in groups and "host:node3" in groups, groups  # across supernodes, and inside a node
 

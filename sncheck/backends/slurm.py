@@ -169,7 +169,7 @@ class SlurmBackend(Backend):
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
         used = {host_of(c) for rnd in plan.rounds for pair in rnd.pairs for c in pair} | set(plan.hosts)
         hosts = [h for h in self.topo.hosts if h in used]
-        self._torch_job("p2p", hosts, dataclasses.asdict(plan), emit)
+        self._torch_job("p2p", hosts, plan.to_dict(), emit)
 
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
         tests_dir = self.options.get("nccl_tests_dir") or self.topo.inventory.launcher.nccl_tests_dir
