@@ -112,10 +112,9 @@ class RunStore:
                 raise ConfigError(f"already holds a run ({', '.join(held)}); use a new --out, "
                                   f"or --force to start it empty", str(self.dir))
             for n in held:
-RESERVE_NAME = ".sncheck.reserve"  # space set aside so results.json can say "disk full"
                 path = self.dir / n
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
-# (.sncheck.reserve is left by a killed run; a new run truncates it)
+            self._reserve = _reserve_space(self.dir / RESERVE_NAME)
         except OSError as e:
             self.release()
             raise ConfigError(f"cannot use it as the run directory: {e.strerror or e}", str(self.dir)) from e
