@@ -74,14 +74,13 @@ def prepare_run(opts: Any, state_dir: str | None, inventory: Any, playbook: Any)
     opts.annotate = lambda results, rows: _annotate(state_dir, results, rows)
 
 
-def _annotate(state_dir: str, results: dict, rows: list[dict]) -> None:
-    """Changes since the last run, for the report (results["history"])."""
-    import pandas as pd
-
+def _annotate(state_dir: str, results: dict, rows) -> None:
+    """Changes since the last run, for the report (results["history"]); ``rows``: the
+    run's frames per kind."""
     from .health.summaries import summarize
 
     current = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)
-               for s in summarize(results, pd.DataFrame(rows))}
+               for s in summarize(results, rows)}
     t = trends(state_dir, results, current=current)
     if t is None:
         return
