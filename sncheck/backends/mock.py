@@ -224,12 +224,13 @@ class MockBackend(Backend):
             lat = self._true_lat(a[live], b[live], tier[live])[:, None] * self._noise((k, plan.lat_iters))
             self._jitter(lat, a[live], b[live])
             cols = {name: np.full(n, np.nan) for name in ("bw_GBps", "bw_rev_GBps", "bibw_GBps",
-                                                          "lat_us", "lat_p99_us")}
+                                                          "lat_us", "lat_p99_us", "lat_max_us")}
             cols["bw_GBps"][live], cols["bw_rev_GBps"][live] = bws[:, 0], bws[:, 1]
             cols["bibw_GBps"][live] = 2 * bws[:, 2]
             if k:
                 cols["lat_us"][live] = np.median(lat, axis=1)
                 cols["lat_p99_us"][live] = np.percentile(lat, 99, axis=1)
+                cols["lat_max_us"][live] = lat.max(axis=1)
             checksum = np.full(n, None, dtype=object)
             checksum[live] = ~(self.corrupt[a[live]] | self.corrupt[b[live]])
             status = np.where(~reach, "unreachable", np.where(true_bw <= 0, "timeout", "ok"))
