@@ -514,8 +514,8 @@ def test_prometheus_lines_parse_and_series_are_per_card() -> None:
     healthy = [value(x) for x in bw_min if 'tier="intra_host"' in x and 'Hostname="node001"' in x]
     assert all(value(x) < 0.7 * min(healthy) for x in slow)    # the slow card's pairs at 0.6x
     failed = samples["sncheck_card_p2p_failed_pairs"]
-    assert ('sncheck_card_p2p_failed_pairs{Hostname="node004",gpu="3",supernode="sn1",tier="scale_up"} 1'
-            in failed)
+    assert 'sncheck_card_p2p_failed_pairs{Hostname="node004",gpu="3",supernode="sn1"} 1' in failed
+    assert len(failed) == 16
     busbw = samples["sncheck_busbw_GBps"]
     assert len(busbw) == 4 and all(f'size_bytes="{SIZES[-1]}"' in s for s in busbw)
 

@@ -57,6 +57,14 @@ def _value(v: float) -> str:
     return repr(float(v)) if v != int(v) else str(int(v))
 
 
+def _short(v: float) -> str:
+    """A per-card value with 6 significant digits (measurements carry no more): at
+    16,384 cards every byte of a line is 16,384 bytes of the file."""
+    if math.isnan(v) or math.isinf(v):
+        return _value(v)
+    return str(int(v)) if v == int(v) and abs(v) < 1e15 else f"{v:.6g}"
+
+
 class _Exposition:
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -87,7 +95,7 @@ class _Exposition:
             esc = (df[label].astype(str).str.replace("\\", "\\\\", regex=False)
                    .str.replace('"', '\\"', regex=False).str.replace("\n", "\\n", regex=False))
             text = text + ("," if i else "") + label + '="' + esc + '"'
-        self.lines += (text + "} " + df[value].map(_value)).tolist()
+        self.lines += (text + "} " + df[value].map(_short)).tolist()
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
@@ -127,8 +135,8 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
               "Median over a card's pairs in a link tier of each pair's p99 ping-pong latency, s.",
               cards, labels, "lat_p99")
     out.frame("sncheck_card_p2p_failed_pairs", "gauge",
-              "Pairs of a card in a link tier that carried nothing (failed, timed out).",
-              cards, labels, "failed")
+              "Pairs of a card (all tiers) that carried nothing (failed, timed out).",
+              _per_card_total(cards, "failed"), ["Hostname", "gpu", "supernode"], "failed")
     out.frame("sncheck_card_launch_skew_seconds", "gauge",
               "A card's median launch skew over the collectives it took part in, s.",
               card_skew(rows, supernode), ["Hostname", "gpu", "supernode"], "skew")
@@ -197,6 +205,13 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
     out["card"] = np.asarray(cards, dtype=object)[out["card"].to_numpy()]
     out = pd.concat([_card_labels(out["card"], supernode), out.drop(columns="t")], axis=1)
     return _natural(out, ["Hostname", "gpu", "tier"])
+
+
+def _per_card_total(cards: pd.DataFrame, column: str) -> pd.DataFrame:
+    if cards.empty:
+        return cards
+    total = cards.groupby(["Hostname", "gpu", "supernode"], sort=False)[column].sum().reset_index()
+    return total
 
 
 def card_skew(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
