@@ -313,7 +313,7 @@ def test_html_fleet_domain_with_findings_gets_a_card_closeup(tmp_path) -> None:
     maps = svgs(charts)
     closeup = next(s for s in maps if "sn0: pair bandwidth (GB/s), close-up" in s)
     assert ">node007/gpu3</text>" in closeup and ">node016/gpu0</text>" not in closeup
-    assert closeup.count("<rect") >= 72 * 71            # card level: a cell per direction
+    assert closeup.count("<path") >= 2 and closeup.count("<rect") < 20  # compact, card level
     host_map = next(s for s in maps if "sn0: pair bandwidth (GB/s)</title>" in s)
     assert "<path" in host_map and host_map.count("<rect") < 20  # compact: a path per colour
 

@@ -484,7 +484,7 @@ def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: pd.DataFrame,
     n_ok, n_fail = sub["n_ok"].to_numpy(float), sub["n_fail"].to_numpy(float)
     anchor = f"heatmap-{d}-{metric}" + ("-closeup" if closeup else "")
     title = f"{dom}: pair {metric} ({unit})" + (", close-up" if closeup else "")
-    if level == "card":  # a cell per direction
+    if level == "card" and not closeup:  # a cell per direction, with its hover text
         cells = {}
         for i, j, v, s, ok, bad in zip(ga.tolist(), gb.tolist(), sub["value"].tolist(), score.tolist(),
                                        n_ok.tolist(), n_fail.tolist()):
@@ -493,7 +493,7 @@ def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: pd.DataFrame,
                                      score=float(s) if measured and not _isnan(s) else None,
                                      failed=not measured and bad > 0, partial=measured and bad > 0)
         drawing = svg.heatmap(labels, cells, title=title, unit=unit, blank_diagonal=True)
-    else:  # host (block) cells: the mean score over their card directions
+    else:  # compact: host (block) cells, the mean over their card directions; close-ups too
         has = ~np.isnan(score)
         total = np.bincount(flat[has], weights=score[has], minlength=n * n)
         count = np.bincount(flat[has], minlength=n * n)
