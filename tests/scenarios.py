@@ -76,6 +76,13 @@ class Injected:
     case: str
     line: str
     accept: frozenset[tuple[str, str]]
+    # also found when all of these are named: a dead link between two sick cards is no
+    # link finding by DESIGN.md ("a link finding means the link itself, with both cards
+    # healthy elsewhere"); isolating both cards takes it out of service
+    all_of: frozenset[tuple[str, str]] = frozenset()
+
+    def found(self, named: set[tuple[str, str]]) -> bool:
+        return any(self.matches(c) for c in named) or bool(self.all_of and self.all_of <= named)
 
     def matches(self, culprit: tuple[str, str]) -> bool:
         if culprit in self.accept:
@@ -141,7 +148,7 @@ def hard_scenario(seed: int, max_cases: int = 4) -> list[Injected]:
             out.append(Injected(case, f"{{type: high_latency_card, target: {b}, factor: "
                                       f"{rnd.uniform(2.5, 5):.1f}}}", frozenset({(b, "card")})))
             out.append(Injected(case, f'{{type: dead_link, target: "{a}<->{b}"}}',
-                                frozenset({(f"{a}<->{b}", "link")})))
+                                frozenset({(f"{a}<->{b}", "link")}), frozenset({(a, "card"), (b, "card")})))
         elif case == "host_and_card":
             out.append(Injected(case, f"{{type: missing_tool, target: {h}, tool: dcgmi}}",
                                 frozenset({(h, "host")})))
@@ -181,6 +188,6 @@ def judge(injected: list[Injected], found: set[tuple[str, str]]) -> tuple[dict[s
     for inj in injected:
         tally = per.setdefault(inj.case, [0, 0])
         tally[0] += 1
-        tally[1] += any(inj.matches(c) for c in found)
+        tally[1] += inj.found(found)
     extras = [c for c in found if not any(inj.matches(c) for inj in injected)]
     return per, extras

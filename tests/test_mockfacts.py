@@ -104,3 +104,19 @@ def test_hosts_in_the_same_state_share_one_rendering():
     mockfacts._checked.cache_clear()
     facts()
     assert mockfacts._checked.cache_info().currsize == 1
+
+
+def test_collective_corruption_breaks_reductions_not_payloads():
+    from sncheck.plan import ConnectivityPlan, Group, Round, StressPlan
+
+    plan = load_faults_text("faults: [{type: collective_corruption, target: node001/gpu1}]", TOPO)
+    b = MockBackend(TOPO, plan, seed=0)
+    rows: list[dict] = []
+    pairs = (("node001/gpu0", "node001/gpu1"), ("node001/gpu1", "node001/gpu2"))
+    b.p2p(ConnectivityPlan(rounds=(Round(0, "scale_up", pairs),), hosts=()), rows.append)
+    b.collectives(StressPlan(groups=(Group("host:node001", "host", tuple(TOPO.cards_of_host("node001"))),
+                                     Group("host:node002", "host", tuple(TOPO.cards_of_host("node002")))),
+                             collectives=("all_reduce",), sizes=(4096,), warmup=1, iters=2), rows.append)
+    assert all(r["checksum_ok"] for r in rows if r["kind"] == "p2p")
+    wrong = {r["group"]: r["wrong"] for r in rows if r["kind"] == "collective"}
+    assert wrong["host:node001"] > 0 and wrong["host:node002"] == 0
