@@ -96,7 +96,7 @@ def _check_targets(stats: dict) -> None:
 
 @pytest.mark.parametrize("cards", [512, 2048, 8192, 16384])
 def test_gate_at_fleet_size(benchmark, request, tmp_path, cards):
-    if cards > 512 and request.config.getoption("benchmark_disable"):
+    if cards > 512 and not request.config.getoption("benchmark_enable"):
         pytest.skip("fleet sizes run with --benchmark-enable")
     stats = benchmark.pedantic(run_fleet, args=(tmp_path, cards, "pre-upgrade-gate"), rounds=1, iterations=1)
     _report(benchmark, stats)
@@ -106,7 +106,7 @@ def test_gate_at_fleet_size(benchmark, request, tmp_path, cards):
 
 @pytest.mark.parametrize("cards", [2048, 8192])
 def test_all_pairs_acceptance_at_fleet_size(benchmark, request, tmp_path, cards):
-    if request.config.getoption("benchmark_disable"):
+    if not request.config.getoption("benchmark_enable"):
         pytest.skip("fleet sizes run with --benchmark-enable")
     stats = benchmark.pedantic(run_fleet, args=(tmp_path, cards, "post-delivery"), rounds=1, iterations=1)
     _report(benchmark, stats)
