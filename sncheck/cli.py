@@ -59,6 +59,31 @@ class SncheckGroup(click.Group):
     a run directory exists), or to stderr with ``sncheck -v``.
     """
 
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Click's own usage errors (a bad option value, a missing argument) as one line, exit 2.
+
+        Click prints a usage block of three lines for them; unattended runs (cron, Slurm,
+        CI) log one line per failure, so the message and a pointer to ``--help`` suffice.
+        """
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:
+            e.show()  # a bare group: its help is what the user asked for
+            sys.exit(e.exit_code)
+        except click.UsageError as e:
+            hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+            click.echo(f"Error: {_one_line(e.format_message())}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
     def resolve_command(self, ctx: click.Context, args: list[str]):
         name, cmd, rest = super().resolve_command(ctx, args)
         sub = [rest[0]] if isinstance(cmd, click.Group) and rest and not rest[0].startswith("-") else []

@@ -167,3 +167,16 @@ def test_parse_failed_run_exits_1():
     r = invoke("parse", "nccl-tests", fx)
     assert r.exit_code == 1
     assert "NCCL failure" in r.output
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "pre-upgrade-gate", "--cards", "100000"], "--cards"),
+    (["connectivity", "--backend", "nosuch"], "--backend"),
+    (["parse"], "TOOL"),
+    (["nosuchcommand"], "nosuchcommand"),
+])
+def test_click_usage_errors_are_one_line_and_exit_2(args, words):
+    r = CliRunner().invoke(main, args)
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert r.exit_code == 2, r.output
+    assert len(lines) == 1 and words in lines[0] and "--help" in lines[0], r.output
