@@ -125,8 +125,9 @@ def test_sigkill_in_the_stress_layer_keeps_every_completed_batch(tmp_path):
     assert len(p2p) and (p2p["layer"] == "connectivity").all()  # the layer before is all there
     assert len(coll) and len(ranks)
     # Every batch is a group's whole sweep: complete sweeps only, and every rank of each row.
-    sizes = coll.groupby(["group", "collective", "repeat"], observed=True).size()
-    assert sizes.nunique() == 1, sizes.value_counts()
+    per_sweep = coll.groupby("group", observed=True)["size_bytes"].nunique()  # sizes in one sweep
+    rows = coll.groupby(["group", "collective", "repeat"], observed=True).size()  # sweeps x sizes
+    assert (rows % per_sweep.reindex(rows.index.get_level_values(0)).to_numpy() == 0).all(), rows.value_counts()
     per_row = ranks.groupby(["group", "collective", "repeat", "size_bytes"], observed=True).size()
     ranks_of = coll.drop_duplicates("group").set_index("group")["ranks"]
     assert (per_row.reset_index(level=[1, 2, 3]).join(ranks_of)[0] == ranks_of.reindex(
