@@ -375,14 +375,34 @@ def golden_band(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Fi
     return out
 
 
+DEFAULT_BAND = {"step_rel": 0.05, "final_rel": 0.03}
+
+
+def band_of(reference: dict) -> tuple[float, float]:
+    """A golden reference's per-step and final-loss bands (relative), defaults filled in.
+
+    The one home of golden-band judging: the verdict (:func:`golden_verdicts`) and the
+    report's band drawing and step counts use this and :func:`outside_band`."""
+    band = reference.get("band") or {}
+    return (float(band.get("step_rel", DEFAULT_BAND["step_rel"])),
+            float(band.get("final_rel", DEFAULT_BAND["final_rel"])))
+
+
+def outside_band(loss, ref, rel: float) -> np.ndarray:
+    """Per step: True where ``loss`` is outside ``ref`` ± ``rel`` (relative); a non-finite
+    loss is outside any band."""
+    loss, ref = np.asarray(loss, dtype=float), np.asarray(ref, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(loss) | (np.abs(loss - ref) > np.abs(ref) * rel)
+
+
 def golden_verdicts(curves: pd.DataFrame, reference: dict) -> pd.DataFrame:
     """Per replica: within band or not, and why (also used by the golden layer)."""
     cols = ["group", "stage", "ok", "reason", "final", "ref_final", "members"]
     if curves.empty:
         return pd.DataFrame(columns=cols)
     ref = np.asarray(reference["loss"], dtype=float)
-    band = reference.get("band", {})
-    step_rel, final_rel = band.get("step_rel", 0.05), band.get("final_rel", 0.03)
+    step_rel, final_rel = band_of(reference)
     out = []
     for c in curves.itertuples():
         loss = c.loss
@@ -397,9 +417,9 @@ def golden_verdicts(curves: pd.DataFrame, reference: dict) -> pd.DataFrame:
         else:
             rel = np.abs(loss[:n] - ref[:n]) / np.abs(ref[:n])
             worst = int(np.argmax(rel))
-            if abs(loss[n - 1] - ref[n - 1]) / abs(ref[n - 1]) > final_rel:
+            if outside_band(loss[n - 1:n], ref[n - 1:n], final_rel)[0]:
                 ok, reason = False, f"final loss {loss[n - 1]:.4g} outside {final_rel:.1%} of {ref[n - 1]:.4g}"
-            elif rel[worst] > step_rel:
+            elif outside_band(loss[:n], ref[:n], step_rel).any():
                 ok, reason = False, f"step {worst} loss {loss[worst]:.4g} outside {step_rel:.1%} of {ref[worst]:.4g}"
         out.append({"group": c.group, "stage": c.stage, "ok": ok, "reason": reason,
                     "final": float(loss[-1]), "ref_final": float(ref[n - 1]), "members": c.members})

@@ -34,6 +34,7 @@ from jinja2.loaders import split_template_path
 from .. import __version__
 from ..columns import kind_rows
 from ..errors import ConfigError
+from ..health.ops import band_of, outside_band
 from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 from . import svg
 from .firstscreen import first_screen
@@ -684,12 +685,11 @@ def _reference(results: dict, first_step: float) -> dict | None:
     for layer in results.get("layers") or []:
         ref = (layer.get("summary") or {}).get("reference") if layer.get("name") == "golden" else None
         if isinstance(ref, dict) and ref.get("loss"):
-            band = ref.get("band") or {}
+            step_rel, final_rel = band_of(ref)  # the verdict's band, defaults included
             loss = [_num(v) for v in ref["loss"]]
             return {"name": str(ref.get("name", "reference")),
                     "steps": {first_step + i: v for i, v in enumerate(loss) if v is not None},
-                    "step_rel": _num(band.get("step_rel")),
-                    "final_rel": _num(band.get("final_rel"))}
+                    "step_rel": step_rel, "final_rel": final_rel}
     return None
 
 
@@ -704,11 +704,10 @@ def _golden_chart(group: str, g: pd.DataFrame, ref: dict | None) -> dict:
         xs = sorted(ref["steps"])
         series.append(svg.Series(f"reference {ref['name']}", xs, [ref["steps"][x] for x in xs],
                                  "#000000", dashed=True))
-        if ref["step_rel"] is not None:
-            r = ref["step_rel"]
-            ys = [ref["steps"][x] for x in xs]
-            bands.append(svg.Band(f"\u00b1{r:.0%} per step", xs, [y - abs(y) * r for y in ys],
-                                  [y + abs(y) * r for y in ys]))
+        r = ref["step_rel"]
+        ys = [ref["steps"][x] for x in xs]
+        bands.append(svg.Band(f"\u00b1{r:.0%} per step", xs, [y - abs(y) * r for y in ys],
+                              [y + abs(y) * r for y in ys]))
         check = _band_check(g, ref)
     return {"group": group, "svg": svg.line_chart(series, title=f"golden {group}", xlabel="step",
                                                   ylabel="loss", bands=bands, width=480,
@@ -727,14 +726,10 @@ def _band_check(g: pd.DataFrame, ref: dict) -> dict:
     if curve.empty:
         return {"out_of_band": None, "final_ok": None}
 
-    def outside(step: float, loss: float, rel: float | None) -> bool:
-        r = ref["steps"][step]
-        return not math.isfinite(loss) or (rel is not None and abs(loss - r) > abs(r) * rel)
-
-    out = sum(outside(s, v, ref["step_rel"]) for s, v in curve.items())
-    last = curve.index.max()
-    final_ok = None if ref["final_rel"] is None else not outside(last, curve[last], ref["final_rel"])
-    return {"out_of_band": int(out) if ref["step_rel"] is not None else None, "final_ok": final_ok}
+    refs = [ref["steps"][s] for s in curve.index]
+    out = outside_band(curve.to_numpy(), refs, ref["step_rel"])
+    final_ok = not bool(outside_band(curve.to_numpy()[-1:], refs[-1:], ref["final_rel"])[0])
+    return {"out_of_band": int(out.sum()), "final_ok": final_ok}
 
 
 # ---- host facts ----------------------------------------------------------------------
