@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(p.stem for p in (ROOT / "fixtures/rules").glob("*.yaml"))
 # Metrics that hold only what went wrong: on a healthy run they are empty by design;
 # their source rows must still be there (the facts read, every entity accounted for).
-ONLY_FAILURES = {"host_fact_failures": "host_fact", "missing": None}
+ONLY_FAILURES = {"host_fact_failures": "host_fact", "host_fact_warnings": "host_fact", "missing": None}
 LARGE, SMALL = 1 << 20, 4096
 
 

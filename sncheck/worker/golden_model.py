@@ -200,7 +200,9 @@ def run_golden(ctx: Any, plan: dict, config: dict) -> None:
     trans = markov_chain(cfg, seed)
     for g, pg in usable_groups(ctx, plan.get("groups") or [], "golden", 1):
         members = [ctx.index[m] for m in g["members"]]
-        stage = "solo" if len(members) == 1 else "group"
+        # By the group's kind, as the mock does: a one-card host is still a replica
+        # ("group"); "solo" is the narrowing pass that trains a card alone.
+        stage = "solo" if g.get("kind") == "card" else "group"
         ctx.progress(f"golden: {g['id']} ({stage}, {steps} steps)")
         run = _Run(ctx, cfg, seed, members, pg) if ctx.rank in members else None
         for step in range(steps):

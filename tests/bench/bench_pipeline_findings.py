@@ -8,6 +8,8 @@ Run: python -m pytest tests/bench/bench_pipeline_findings.py --benchmark-enable 
 import json
 from pathlib import Path
 
+import pytest
+
 from findings_record import findings_of
 
 BEFORE = json.loads((Path(__file__).parent.parent / "data/findings-before-pipeline.json").read_text())
@@ -22,7 +24,9 @@ def measure(tmp_path) -> dict:
     return {"scenarios": len(BEFORE), "changed": changed}
 
 
-def test_findings_unchanged_by_the_pipeline(benchmark, tmp_path):
+def test_findings_unchanged_by_the_pipeline(benchmark, request, tmp_path):
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("the 70 recorded scenarios run with --benchmark-enable (tests/test_pipeline.py runs 5)")
     stats = benchmark.pedantic(measure, args=(tmp_path,), rounds=1, iterations=1)
     benchmark.extra_info["scenarios"] = stats["scenarios"]
     print(f"\n{stats['scenarios']} recorded scenarios, {len(stats['changed'])} with other findings now")

@@ -18,6 +18,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 CHILD = r'''
 import json, resource, sys, time
 from pathlib import Path
@@ -96,7 +98,9 @@ def render_fleet(out: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_reports_16k_fleet(benchmark, tmp_path):
+def test_reports_16k_fleet(benchmark, request, tmp_path):
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("the 16,384-card report runs with --benchmark-enable")
     out = benchmark.pedantic(render_fleet, args=(tmp_path,), rounds=1, iterations=1)
     html, prom, junit = (tmp_path / n for n in ("report.html", "sncheck.prom", "junit.xml"))
     sizes = {p.name: p.stat().st_size for p in (html, prom, junit)}
