@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from sncheck.cli import main
+from sncheck.columns import frames_of
 from sncheck.evidence import collect_evidence, entity_dir
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules_text
@@ -97,7 +98,7 @@ def test_bundles_are_capped_per_run(tmp_path):
     findings = [{"entity": f"h1/gpu{i}", "entity_kind": "card", "rule": "r", "severity": "warning",
                  "layer": "connectivity", "message": "m", "evidence": {}} for i in range(8)]
     results = {"findings": findings}
-    collect_evidence(results, rows, tmp_path, max_run_bytes=300_000)
+    collect_evidence(results, frames_of(rows), tmp_path, max_run_bytes=300_000)
     total = sum(p.stat().st_size for p in (tmp_path / "evidence").rglob("*") if p.is_file())
     assert total < 300_000 + 8 * 4096  # the cap, plus each bundle's small README
     for f in findings:

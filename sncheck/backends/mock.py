@@ -61,6 +61,9 @@ TIERS = ("intra_host", SCALE_UP, SCALE_OUT)  # tier codes 0, 1, 2
 INTRA, UP, OUT = 0, 1, 2
 
 
+GOLDEN_REFERENCES = {4: "mock-demo", 8: "mock-8", 16: "mock-16"}  # replica ranks -> fixtures/golden/
+
+
 def golden_loss_curve(steps: int, rng: np.random.Generator, diverge: bool) -> list[float]:
     """The simulated training loss; shared by the backend and the shipped reference."""
     out = []
@@ -153,7 +156,12 @@ class MockBackend(Backend):
         self._fault_vals = np.array([self.link_factor[k] for k in sorted(self.link_factor)])
 
     def plan_defaults(self, layer: str) -> dict:
-        return {"golden": {"reference": "mock-demo"}}.get(layer, {})
+        if layer != "golden":
+            return {}
+        # Golden curves recorded on the mock (sncheck golden record --backend mock), one per
+        # replica size: a replica is one host's cards. Another size is "not judged".
+        ranks = max((self.topo.inventory.hosts[h].cards for h in self.topo.hosts), default=0)
+        return {"reference": GOLDEN_REFERENCES.get(ranks, "mock-demo")}
 
     # -- physics: every function takes card index arrays a, b --------------------------
     def _noise(self, size=None):
