@@ -21,6 +21,7 @@ from sncheck.cli import main
 from sncheck.errors import ConfigError
 from sncheck.faults import load_faults_text
 from sncheck.inventory import load_inventory
+from sncheck.store import read_rows
 from sncheck.topology import Topology
 
 pytestmark = pytest.mark.sshd
@@ -123,7 +124,7 @@ def test_gate_isolates_a_pending_remap_and_a_collective_corruption(sshd_cluster,
                                        "--ssh-config", str(cluster.ssh_config), "--out", str(out), "-q"])
     assert result.exit_code == 1, result.output
     results = json.loads((out / "results.json").read_text())
-    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    rows = read_rows(out)
     # the probe acted it out: p2p payloads intact, the collectives through node2/gpu0 wrong
     assert all(r["checksum_ok"] for r in rows if r["kind"] == "p2p" and r["status"] == "ok")
     assert any((r.get("wrong") or 0) > 0 for r in rows if r["kind"] == "collective")
