@@ -64,7 +64,8 @@ def test_corrupt_rank_caught_by_data_validation(tmp_path):
     assert r.exit_code == 1, r.output
     assert findings(tmp_path / "run") == {("localhost/gpu3", "card")}
     rules = {f["rule"] for f in json.loads((tmp_path / "run/results.json").read_text())["findings"]}
-    assert rules == {"collective-wrong-results"}
+    # Found by data validation; the same card may also show a timing symptom of its own.
+    assert "collective-wrong-results" in rules
 
 
 def test_golden_fails_on_a_diverging_rank(tmp_path):
