@@ -166,9 +166,9 @@ def test_the_safety_cap_blocks_a_fabric_wide_isolation(cli, fake_cluster: FakeCl
 
 def test_the_cap_counts_what_is_already_isolated(cli, fake_cluster: FakeCluster, state_dir: Path) -> None:
     args = ["-i", str(INVENTORY), "--via", "hostfile", "--apply", "--state-dir", str(state_dir)]
-    assert invoke(cli, "isolate", "node001", *args).exit_code == 0  # 1 of 16 hosts
-    r = invoke(cli, "isolate", "node002", *args)                      # 2 of 16 hosts: 12.5% > 10%
-    assert r.exit_code == 1 and "2 of 16 hosts (12.5%)" in r.output
+    assert invoke(cli, "isolate", "node001", *args).exit_code == 0   # 1 of 16 hosts
+    r = invoke(cli, "isolate", "node002", "node003", *args)            # 3 of 16: 18.8% > 10%, and
+    assert r.exit_code == 1 and "3 of 16 hosts (18.8%)" in r.output   # two more hosts in one run
 
 
 @pytest.mark.parametrize("args, message", [

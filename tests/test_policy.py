@@ -144,3 +144,20 @@ def test_cap_ignores_quarantine_release_and_links_and_counts_supernodes() -> Non
         check_cap([], 0, 1)
     with pytest.raises(ValueError):
         check_cap([], 8, 2, cap=1.5)
+
+
+def test_cap_floor_is_one_more_host_a_run() -> None:
+    # 4 hosts x 4 cards with node3 already out: this run may take out one more host
+    # (the floor is per run), but not two, and not one host plus a stray card.
+    host_cards = {f"node{i}": 4 for i in range(1, 5)}
+    before = [isolate("node3", "host")]
+    res = check_cap(before + [isolate("node4", "host")], 16, 4, host_cards=host_cards, before=before)
+    assert res.ok and res.hosts == 2 and res.cards == 8, res.message
+    res = check_cap(before + [isolate("node4", "host"), isolate("node1", "host")], 16, 4,
+                    host_cards=host_cards, before=before)
+    assert not res.ok and "3 of 4 hosts" in res.message
+    res = check_cap(before + [isolate("node4", "host"), isolate("node1/gpu0", "card")], 16, 4,
+                    host_cards=host_cards, before=before)
+    assert not res.ok and "9 of 16 cards" in res.message
+    # Without what was out before, the same second host is over the floor.
+    assert not check_cap(before + [isolate("node4", "host")], 16, 4, host_cards=host_cards).ok

@@ -69,7 +69,9 @@ def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory
             [{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"} for i in isolated.values()],
             inventory.card_count, len(inventory.hosts), cap,
             host_cards={h: spec.cards for h, spec in inventory.hosts.items()},
-            supernode_hosts={sn.name: sn.hosts for sn in inventory.supernodes})
+            supernode_hosts={sn.name: sn.hosts for sn in inventory.supernodes},
+            before=[{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"}
+                    for i in in_service_after(store, ()).values()])
     ctx = ActionContext(isolated, inventory, tuple(out_dirs))
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
     for req in requests:

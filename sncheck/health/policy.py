@@ -119,7 +119,8 @@ class CapResult:
 
 def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards: int, total_hosts: int,
               cap: float = DEFAULT_CAP, *, host_cards: Mapping[str, int] | None = None,
-              supernode_hosts: Mapping[str, Sequence[str]] | None = None) -> CapResult:
+              supernode_hosts: Mapping[str, Sequence[str]] | None = None,
+              before: Iterable[IsolationEntry | Mapping[str, Any]] = ()) -> CapResult:
     """May these isolations be applied? Only ``isolate`` entries count.
 
     Pass everything that would be out of service afterwards (already isolated plus the
@@ -128,16 +129,41 @@ def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards
     is not counted twice, a supernode counts all its hosts (``supernode_hosts``), and a
     link takes nothing out of service.
 
-    The allowance is ``cap`` of the hosts and of the cards, but never less than one host
-    and the cards of the largest host (when ``cap > 0``; ``cap == 0`` allows nothing).
+    The allowance is ``cap`` of the hosts and of the cards, but never less than one more
+    host and its cards per run: ``before`` (what was out of service before this batch)
+    plus one host and the cards of the largest host (when ``cap > 0``; ``cap == 0``
+    allows nothing). A small cluster can always take out the one host a run confirmed;
+    no run takes out more than one host beyond the cap.
     """
     if total_cards <= 0 or total_hosts <= 0:
         raise ValueError("total_cards and total_hosts must be positive")
     if not 0 <= cap <= 1:
         raise ValueError(f"cap must be a share between 0 and 1, got {cap}")
     per_host = host_cards or {}
-    sn_hosts = supernode_hosts or {}
     default_cards = total_cards / total_hosts
+    n_cards, hosts = _out_of_service(entries, per_host, supernode_hosts or {}, default_cards)
+    had_cards, had_hosts = _out_of_service(before, per_host, supernode_hosts or {}, default_cards)
+    card_share, host_share = n_cards / total_cards, len(hosts) / total_hosts
+    numbers = (f"{n_cards} of {total_cards} cards ({card_share:.1%}) and {len(hosts)} of "
+               f"{total_hosts} hosts ({host_share:.1%}) would be out of service")
+    one_host = max(per_host.values(), default=default_cards) if per_host else default_cards
+    host_allow = max(cap * total_hosts, len(had_hosts) + 1.0) if cap > 0 else 0.0
+    card_allow = max(cap * total_cards, had_cards + one_host) if cap > 0 else 0.0
+    if n_cards > card_allow + 1e-9 or len(hosts) > host_allow + 1e-9:
+        return CapResult(False, (
+            f"safety cap: {numbers}, more than the cap of {cap:.0%} (the cap always allows one more "
+            f"host and its cards a run). Nothing was applied. "
+            "So many at once suggests a fabric-wide or harness problem (a switch, the network, "
+            "a bad tool or baseline), not many broken cards: check the fabric and the harness first. "
+            "To isolate them anyway, raise --cap."), n_cards, len(hosts), card_share, host_share)
+    return CapResult(True, f"within the safety cap of {cap:.0%} (at least one more host and its cards a run): {numbers}",
+                     n_cards, len(hosts), card_share, host_share)
+
+
+def _out_of_service(entries: Iterable[IsolationEntry | Mapping[str, Any]], per_host: Mapping[str, int],
+                    sn_hosts: Mapping[str, Sequence[str]], default_cards: float) -> tuple[int, set[str]]:
+    """Cards (a host counts all its cards, a card on such a host once) and hosts that
+    ``isolate`` entries take out of service; links take nothing out."""
     hosts: set[str] = set()
     cards: set[str] = set()
     for e in entries:
@@ -151,19 +177,4 @@ def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards
         elif d["entity_kind"] == "card":
             cards.add(d["entity"])
     loose_cards = {c for c in cards if c.rsplit("/", 1)[0] not in hosts}
-    n_cards = round(sum(per_host.get(h, default_cards) for h in hosts)) + len(loose_cards)
-    card_share, host_share = n_cards / total_cards, len(hosts) / total_hosts
-    numbers = (f"{n_cards} of {total_cards} cards ({card_share:.1%}) and {len(hosts)} of "
-               f"{total_hosts} hosts ({host_share:.1%}) would be out of service")
-    one_host = max(per_host.values(), default=default_cards) if per_host else default_cards
-    host_allow = max(cap * total_hosts, 1.0) if cap > 0 else 0.0
-    card_allow = max(cap * total_cards, one_host) if cap > 0 else 0.0
-    if n_cards > card_allow + 1e-9 or len(hosts) > host_allow + 1e-9:
-        return CapResult(False, (
-            f"safety cap: {numbers}, more than the cap of {cap:.0%} (the cap always allows one host "
-            f"and its cards). Nothing was applied. "
-            "So many at once suggests a fabric-wide or harness problem (a switch, the network, "
-            "a bad tool or baseline), not many broken cards: check the fabric and the harness first. "
-            "To isolate them anyway, raise --cap."), n_cards, len(hosts), card_share, host_share)
-    return CapResult(True, f"within the safety cap of {cap:.0%} (at least one host and its cards): {numbers}",
-                     n_cards, len(hosts), card_share, host_share)
+    return round(sum(per_host.get(h, default_cards) for h in hosts)) + len(loose_cards), hosts
