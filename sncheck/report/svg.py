@@ -100,13 +100,7 @@ def heatmap(labels: Sequence[str], cells: Mapping[tuple[int, int], Cell], *, tit
     if tooltips is None:
         tooltips = n * n <= TOOLTIP_MAX_CELLS
     out = [_open("heatmap", width, height, title)]
-    for i in range(0, n, every):
-        y = top + cs * i + cs / 2 + font / 3
-        x = margin + cs * i + cs / 2 + font / 3
-        out.append(f'<text x="{_n(margin - 4)}" y="{_n(y)}" font-size="{_n(font)}" '
-                   f'text-anchor="end">{_t(labels[i])}</text>')
-        out.append(f'<text transform="translate({_n(x)},{_n(top - 4)}) rotate(-90)" '
-                   f'font-size="{_n(font)}">{_t(labels[i])}</text>')
+    out += _axis_labels(labels, every, margin, top, cs, font)
     for i in range(n):
         for j in range(n):
             cell = cells.get((i, j))
@@ -384,13 +378,7 @@ def block_heatmap(labels: Sequence[str], score: Sequence[Sequence[float]], *, ti
     grid = cs * n
     width, height = max(margin + grid + 10, LEGEND_W), top + grid + 40
     out = [_open("heatmap block", width, height, title)]
-    for i in range(0, n, every):
-        y = top + cs * i + cs / 2 + font / 3
-        x = margin + cs * i + cs / 2 + font / 3
-        out.append(f'<text x="{_n(margin - 4)}" y="{_n(y)}" font-size="{_n(font)}" '
-                   f'text-anchor="end">{_t(labels[i])}</text>')
-        out.append(f'<text transform="translate({_n(x)},{_n(top - 4)}) rotate(-90)" '
-                   f'font-size="{_n(font)}">{_t(labels[i])}</text>')
+    out += _axis_labels(labels, every, margin, top, cs, font)
     runs: dict[str, list[str]] = {}
     crosses, outlines = [], []
     for i in range(n):
@@ -478,3 +466,16 @@ def fleet_tiles(tiles: Sequence[Tile], *, title: str, per_row: int = 8) -> str:
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "\u2026"
+
+
+def _axis_labels(labels: Sequence, every: int, margin: float, top: float, cs: float, font: float) -> list[str]:
+    """Row labels on the left and column labels rotated on top, every ``every``-th one."""
+    out = []
+    for i in range(0, len(labels), every):
+        y = top + cs * i + cs / 2 + font / 3
+        x = margin + cs * i + cs / 2 + font / 3
+        out.append(f'<text x="{_n(margin - 4)}" y="{_n(y)}" font-size="{_n(font)}" '
+                   f'text-anchor="end">{_t(labels[i])}</text>')
+        out.append(f'<text transform="translate({_n(x)},{_n(top - 4)}) rotate(-90)" '
+                   f'font-size="{_n(font)}">{_t(labels[i])}</text>')
+    return out
