@@ -135,7 +135,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     if scoped is not None:  # the run says it was scoped, and to what
         results["scope"] = {"targets": list(opts.targets), "cards": sorted(scoped, key=natural_key),
                             "hosts": sorted({c.rsplit("/", 1)[0] for c in scoped}, key=natural_key)}
-    raw: list[Finding] = []
+    raw: list[Finding] = baseline_not_judged(opts.baseline_info, playbook, topo)
     try:
         design = dict(inventory.design)
         results["design"] = {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us,
@@ -196,6 +196,21 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     store.release()
     code = {"pass": 0, "fail": 1, "error": 3}[results["verdict"]]
     return RunOutcome(results, out_dir, code)
+
+
+def baseline_not_judged(info: dict | None, playbook: Playbook, topo: Topology) -> list[Finding]:
+    """A baseline the run was told to compare with and could not find (``last-pass`` with
+    no passing run, or without --state-dir): the comparison was not made, so the gate fails.
+    A run of a playbook without a baseline records the first passing run."""
+    if not info or not info.get("note"):
+        return []
+    layer = playbook.layers[0].name
+    return [Finding(sn, "supernode", layer, "baseline-not-judged", "critical",
+                    f"{sn} not compared with baseline {info['ref']}: {info['note']}. Record a passing "
+                    "run first (a playbook without a baseline, with --state-dir), then gate against it.",
+                    {"measured": "nothing to compare with", "expected": f"baseline {info['ref']}",
+                     "unit": None, "not_run": True}, about="check")
+            for sn in topo.supernode_names]
 
 
 def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:

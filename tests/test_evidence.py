@@ -142,8 +142,11 @@ def test_last_pass_gate_on_the_local_backend_catches_a_uniform_slowdown(tmp_path
                                           for i in range(4)))
     state = tmp_path / "state"
 
-    def run(name: str, *extra) -> tuple[int, dict]:
-        r = CliRunner().invoke(main, ["run", str(gate), "--state-dir", str(state), "-q",
+    record = tmp_path / "record.yaml"  # the same check without a baseline: records the passing runs
+    record.write_text("name: record\nlayers:\n  - connectivity\ngate: warning\n")
+
+    def run(name: str, *extra, playbook=gate) -> tuple[int, dict]:
+        r = CliRunner().invoke(main, ["run", str(playbook), "--state-dir", str(state), "-q",
                                       "--out", str(tmp_path / name), *map(str, extra)])
         return r.exit_code, json.loads((tmp_path / name / "results.json").read_text())
 
@@ -164,9 +167,11 @@ def test_last_pass_gate_on_the_local_backend_catches_a_uniform_slowdown(tmp_path
             summ = st.run_summaries(res["run_id"])
         return next(v for (k, e, m), (v, _s, _n) in summ.items() if k == "tier" and m == "p2p_bandwidth")
 
-    code, first = run("before-1")
-    assert first["baseline"]["note"]  # the first run has nothing to compare with, and says so
-    code, before = run("before")
+    code, nothing = run("no-baseline-yet")
+    assert nothing["baseline"]["note"] and code == 1  # nothing to compare with: not judged, fails
+    assert {f["rule"] for f in nothing["findings"]} >= {"baseline-not-judged"}
+    code, first = run("before-1", playbook=record)
+    code, before = run("before", playbook=record)
     spread = abs(level(before) / level(first) - 1)
     if spread > 0.05:  # contention from other processes moves a CPU machine as much as the fault
         pytest.skip(f"two clean runs on this machine differ by {spread:.0%}: a 15% slowdown cannot be "
