@@ -22,7 +22,7 @@ from sncheck.backends.local import LocalBackend, release_port, reserve_port  # n
 from sncheck.errors import ConfigError, HarnessError  # noqa: E402
 from sncheck.faults import Fault, FaultPlan  # noqa: E402
 from sncheck.inventory import TierDesign, load_inventory_text, local_inventory  # noqa: E402
-from sncheck.plan import (GoldenPlan, StressPlan, connectivity_plan, golden_groups,  # noqa: E402
+from sncheck.plan import (GoldenPlan, Group, StressPlan, connectivity_plan, golden_groups,  # noqa: E402
                           solo_groups, stress_groups)
 from sncheck.topology import Topology, link_id, round_robin  # noqa: E402
 
@@ -342,3 +342,14 @@ def test_one_host_only():
     inv = load_inventory_text("supernodes: [{name: sn0, hosts: 'node[1-2]', cards_per_host: 2}]")
     with pytest.raises(ConfigError, match="one host"):
         LocalBackend(Topology(inv))
+
+
+def test_a_group_listed_out_of_rank_order_checks_clean():
+    """A retest pairs the suspect first: members not in rank order must not read as wrong data."""
+    topo = topo_of(2)
+    a, b = topo.cards_of_host("localhost")
+    plan = StressPlan(groups=(Group(f"pair:{b}<->{a}", "cross", (b, a)),), sizes=(4096,), warmup=1, iters=2)
+    rows = run_layer(LocalBackend(topo), "collectives", plan)
+    coll = of_kind(rows, "collective")
+    assert {r["collective"] for r in coll} == {"all_reduce", "all_to_all"}
+    assert all(r["wrong"] == 0 for r in coll), coll

@@ -128,9 +128,12 @@ def test_gate_isolates_a_pending_remap_and_a_collective_corruption(sshd_cluster,
     # the probe acted it out: p2p payloads intact, the collectives through node2/gpu0 wrong
     assert all(r["checksum_ok"] for r in rows if r["kind"] == "p2p" and r["status"] == "ok")
     assert any((r.get("wrong") or 0) > 0 for r in rows if r["kind"] == "collective")
+    # only groups through node2/gpu0 carry wrong data (a pair listed out of rank order included)
+    assert all("node2/gpu0" in r["group"] for r in rows
+               if r["kind"] == "collective" and r["group"].startswith("pair:") and r.get("wrong")), rows
     decisions = {d["entity"]: d["action"] for d in results["isolation"]}
-    remap = [e for e in decisions if e.startswith("node1")]
-    corrupt = [e for e in decisions if e.startswith("node2")]
-    assert remap and corrupt, decisions
-    assert all(decisions[e] == "isolate" for e in remap + corrupt), decisions
-    assert "node2/gpu0" in corrupt or "node2" in corrupt
+    isolated = {e for e, a in decisions.items() if a == "isolate"}
+    released = {e for e, a in decisions.items() if a == "release"}
+    assert isolated & {"node1", "node1/gpu1"} and isolated & {"node2", "node2/gpu0"}, decisions
+    # a timing symptom elsewhere may be retested and released; the faults never are
+    assert not released & {"node1", "node1/gpu1", "node2", "node2/gpu0"}, decisions

@@ -163,7 +163,9 @@ def run_collectives(ctx: Ctx, plan: dict) -> None:
                         continue
                     data = None
                     if ctx.rank in members:
-                        op = _Op(ctx, pg, len(members), members.index(ctx.rank), coll, count)
+                        # torch numbers a group's ranks in global rank order, whatever the
+                        # order of the plan's members: all_to_all's rows follow that order
+                        op = _Op(ctx, pg, len(members), sorted(members).index(ctx.rank), coll, count)
                         data = _measure_op(ctx, op, warmup, iters)
                         data["card"] = ctx.card
                         del op  # free the buffers before the next size
