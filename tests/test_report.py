@@ -224,6 +224,31 @@ def test_html_collective_and_golden_charts(page: str) -> None:
     assert "steps outside the band" in node2
 
 
+def test_html_golden_at_fleet_size_one_fleet_chart_then_the_worst_groups() -> None:
+    # 300 replicas (one per host of a fleet): drawing each would be most of the page.
+    groups = [f"host:h{i:04d}" for i in range(1, 301)]
+    diverging = {"host:h0017": 0.08, "host:h0250": 0.03}      # per-step drift past step 10
+    rows = []
+    for group in groups:
+        for step, ref in enumerate(reference_loss()):
+            drift = diverging.get(group, 0.0) * max(0, step - 10)
+            rows.append({"kind": "golden", "layer": "golden", "group": group, "stage": "group", "step": step,
+                         "loss": ref * (1.0 + 0.003 + drift), "step_time_s": 0.1, "comm_share": 0.2})
+    results = make_results(findings=[{"entity": "h0123", "entity_kind": "host", "layer": "golden",
+                                      "rule": "golden-step-time-regression", "severity": "warning",
+                                      "message": "slow", "evidence": {}}])
+    golden = render_html(results, pd.DataFrame(rows)).split('id="golden-charts"')[1].split("</section>")[0]
+    charts = svgs(golden)
+    # The fleet chart, then the out-of-band groups worst first, then the one a finding names.
+    assert len(charts) == 4
+    assert "golden: 300 groups" in charts[0] and "median of 300 groups" in charts[0]
+    assert "lowest group" in charts[0] and "highest group" in charts[0] and "<polygon" in charts[0]
+    assert [c.split("<title>")[1].split("<")[0] for c in charts[1:]] == [
+        "golden host:h0017", "golden host:h0250", "golden host:h0123"]
+    assert "300 groups trained" in golden and "2 outside the band</span>: host:h0017, host:h0250." in golden
+    assert "2 groups outside the band" in golden          # the fleet chart's caption
+
+
 def test_html_facts_and_not_run(page: str) -> None:
     facts = page.split('id="host-facts"')[1].split("</section>")[0]
     assert "4 facts as expected; 1 not" in facts

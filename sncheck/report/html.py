@@ -132,7 +132,7 @@ def build_context(results: dict, rows: pd.DataFrame | None) -> dict:
         "isolation_blocked": results.get("isolation_blocked") or "",
         **connectivity_view(results, rows, design),  # fleet, heatmaps, worst_pairs
         "collective_charts": collective_charts(rows, design),
-        "golden_charts": golden_charts(results, rows),
+        **golden_view(results, rows),  # golden_charts, golden_summary
         "facts": host_facts(rows),
         "not_run": _records(_of_kind(rows, "not_run"),
                             ("layer", "entity", "entity_kind", "status", "message")),
@@ -660,11 +660,22 @@ def _collective_svg(name: str, g: pd.DataFrame, design: dict[str, dict]) -> str:
 
 # ---- golden charts -----------------------------------------------------------------
 
-def golden_charts(results: dict, rows: pd.DataFrame) -> list[dict]:
-    """Loss per step for each golden group against the reference curve and its band."""
+# A chart per golden group up to this many groups; past it (a fleet trains one replica
+# per host: 2,047 at 16,384 cards) one chart of the fleet's median curve and its spread,
+# then the groups outside the band or named by findings, worst first, up to this many.
+GOLDEN_CHARTS = 12
+GOLDEN_NAMED = 50      # out-of-band groups named in the summary line
+
+
+def golden_view(results: dict, rows: pd.DataFrame) -> dict:
+    """The golden section: its charts and, at fleet size, a summary of the groups.
+
+    Every group's band check is one grouped pass over the rows; only the charts shown
+    are drawn."""
+    view: dict[str, Any] = {"golden_charts": [], "golden_summary": None}
     gold = _of_kind(rows, "golden")
     if gold.empty or not {"step", "loss"} <= set(gold.columns):
-        return []
+        return view
     df = pd.DataFrame({"group": _col(gold, "group", "run").fillna("run").astype(str),
                        "stage": _col(gold, "stage", "group").fillna("group").astype(str),
                        "step": pd.to_numeric(gold["step"], errors="coerce"),
@@ -672,11 +683,43 @@ def golden_charts(results: dict, rows: pd.DataFrame) -> list[dict]:
                        "step_time_s": pd.to_numeric(_col(gold, "step_time_s"), errors="coerce"),
                        "comm_share": pd.to_numeric(_col(gold, "comm_share"), errors="coerce")})
     df = df[df["step"].notna()]
-    ref = _reference(results, first_step=df["step"].min() if len(df) else 0)
-    out = []
-    for group in sorted(df["group"].unique(), key=natural_key):
-        out.append(_golden_chart(group, df[df["group"] == group], ref))
-    return out
+    if df.empty:
+        return view
+    ref = _reference(results, first_step=df["step"].min())
+    curves = df.groupby(["group", "stage", "step"], sort=True)["loss"].median()
+    by_group = df.groupby("group", sort=False)
+    stats = pd.DataFrame({"steps": by_group["step"].nunique(), "step_time_s": by_group["step_time_s"].median(),
+                          "comm_share": by_group["comm_share"].median()})
+    stats = stats.join(_band_checks(df, curves, ref))
+    groups = sorted(stats.index, key=natural_key)
+    if len(groups) <= GOLDEN_CHARTS:
+        view["golden_charts"] = [_golden_chart(g, curves.loc[g], ref, stats.loc[g]) for g in groups]
+        return view
+    bad = stats[(stats["out_of_band"].fillna(0) > 0) | stats["final_ok"].eq(False)]
+    named = _golden_named(results, groups)
+    flagged = sorted(set(bad.index) | named, key=lambda g: (-(stats.at[g, "out_of_band"] or 0),
+                                                             stats.at[g, "final_ok"] is not False,
+                                                             natural_key(g)))
+    shown = flagged[:GOLDEN_CHARTS - 1]
+    view["golden_charts"] = [_fleet_golden_chart(curves, stats, ref, len(bad))] + [
+        _golden_chart(g, curves.loc[g], ref, stats.loc[g]) for g in shown]
+    out_names = sorted(bad.index, key=natural_key)
+    view["golden_summary"] = {"groups": len(groups), "out_of_band": len(out_names),
+                              "named": out_names[:GOLDEN_NAMED], "more": max(0, len(out_names) - GOLDEN_NAMED),
+                              "shown": len(shown), "left_out": len(flagged) - len(shown)}
+    return view
+
+
+def golden_charts(results: dict, rows: pd.DataFrame) -> list[dict]:
+    """The golden charts of the report (see :func:`golden_view`)."""
+    return golden_view(results, rows)["golden_charts"]
+
+
+def _golden_named(results: dict, groups: list[str]) -> set[str]:
+    """Groups whose members a golden finding names (its host, or one of its cards)."""
+    entities = {str(f.get("entity", "")) for f in results.get("findings") or [] if f.get("layer") == "golden"}
+    entities |= {e.rsplit("/", 1)[0] for e in entities}
+    return {g for g in groups if g in entities or g.partition(":")[2] in entities}
 
 
 def _reference(results: dict, first_step: float) -> dict | None:
@@ -693,43 +736,84 @@ def _reference(results: dict, first_step: float) -> dict | None:
     return None
 
 
-def _golden_chart(group: str, g: pd.DataFrame, ref: dict | None) -> dict:
+def _band_checks(df: pd.DataFrame, curves: pd.Series, ref: dict | None) -> pd.DataFrame:
+    """Per group: steps outside the per-step band, and whether its last step is inside
+    the final band (None where nothing is comparable). A group is judged on its
+    ``group`` stage (else its first stage); a non-finite loss is outside any band."""
+    cols = ["out_of_band", "final_ok"]
+    if ref is None:
+        return pd.DataFrame(columns=cols, dtype=object)
+    is_group = df["stage"].eq("group").groupby(df["group"], sort=False).any()
+    first = df.groupby("group", sort=False)["stage"].first()
+    judged = pd.Series(np.where(is_group, "group", first), index=is_group.index)
+    c = curves.reset_index()
+    c = c[c["stage"].to_numpy() == judged.reindex(c["group"]).to_numpy()]
+    c = c[c["step"].isin(list(ref["steps"]))]
+    if c.empty:
+        return pd.DataFrame(columns=cols, dtype=object)
+    refs = c["step"].map(ref["steps"]).to_numpy(float)
+    out = pd.Series(outside_band(c["loss"].to_numpy(), refs, ref["step_rel"]), index=c.index)
+    last = c.groupby("group", sort=False).tail(1)   # curves are sorted by step
+    final_out = outside_band(last["loss"].to_numpy(), last["step"].map(ref["steps"]).to_numpy(float),
+                             ref["final_rel"])
+    res = pd.DataFrame({"out_of_band": out.groupby(c["group"], sort=False).sum().astype(int)}).astype(object)
+    res["final_ok"] = pd.Series(~final_out, index=last["group"].to_numpy()).astype(object)
+    return res
+
+
+def _ref_series(ref: dict) -> tuple[list, list[svg.Series], list[svg.Band]]:
+    xs = sorted(ref["steps"])
+    ys = [ref["steps"][x] for x in xs]
+    r = ref["step_rel"]
+    return xs, [svg.Series(f"reference {ref['name']}", xs, ys, "#000000", dashed=True)], [
+        svg.Band(f"\u00b1{r:.0%} per step", xs, [y - abs(y) * r for y in ys], [y + abs(y) * r for y in ys])]
+
+
+def _golden_chart(group: str, curve: pd.Series, ref: dict | None, stat: pd.Series) -> dict:
+    """``curve``: the group's median loss per (stage, step)."""
     series = []
-    for k, (stage, gs) in enumerate(g.groupby("stage", sort=True)):
-        curve = gs.groupby("step")["loss"].median()
-        series.append(svg.Series(f"{group} ({stage})", list(curve.index), list(curve.values),
+    for k, (stage, cs) in enumerate(curve.groupby(level="stage", sort=True)):
+        cs = cs.droplevel("stage")
+        series.append(svg.Series(f"{group} ({stage})", list(cs.index), list(cs.values),
                                  svg.PALETTE[k % len(svg.PALETTE)]))
-    bands, check = [], {"out_of_band": None, "final_ok": None}
+    bands = []
     if ref:
-        xs = sorted(ref["steps"])
-        series.append(svg.Series(f"reference {ref['name']}", xs, [ref["steps"][x] for x in xs],
-                                 "#000000", dashed=True))
-        r = ref["step_rel"]
-        ys = [ref["steps"][x] for x in xs]
-        bands.append(svg.Band(f"\u00b1{r:.0%} per step", xs, [y - abs(y) * r for y in ys],
-                              [y + abs(y) * r for y in ys]))
-        check = _band_check(g, ref)
-    return {"group": group, "svg": svg.line_chart(series, title=f"golden {group}", xlabel="step",
-                                                  ylabel="loss", bands=bands, width=480,
-                                                  height=260, y_from_zero=False),
-            "steps": int(g["step"].nunique()),
-            "step_time_s": _num(g["step_time_s"].median()),
-            "comm_share": _num(g["comm_share"].median()), **check}
+        _, ref_line, bands = _ref_series(ref)
+        series += ref_line
+    return {"group": group, "fleet": False,
+            "svg": svg.line_chart(series, title=f"golden {group}", xlabel="step", ylabel="loss",
+                                  bands=bands, width=480, height=260, y_from_zero=False),
+            "steps": int(stat["steps"]), "step_time_s": _num(stat["step_time_s"]),
+            "comm_share": _num(stat["comm_share"]), **_check_of(stat)}
 
 
-def _band_check(g: pd.DataFrame, ref: dict) -> dict:
-    """Steps outside the per-step band, and whether the last step is inside the final band.
-    A non-finite loss (divergence) is outside any band."""
-    stage = "group" if (g["stage"] == "group").any() else g["stage"].iloc[0]
-    curve = g[g["stage"] == stage].groupby("step")["loss"].median()
-    curve = curve[curve.index.isin(list(ref["steps"]))]
-    if curve.empty:
-        return {"out_of_band": None, "final_ok": None}
+def _check_of(stat: pd.Series) -> dict:
+    oob, final = stat.get("out_of_band"), stat.get("final_ok")
+    return {"out_of_band": None if _isnan(oob) else int(oob),
+            "final_ok": None if _isnan(final) else bool(final)}
 
-    refs = [ref["steps"][s] for s in curve.index]
-    out = outside_band(curve.to_numpy(), refs, ref["step_rel"])
-    final_ok = not bool(outside_band(curve.to_numpy()[-1:], refs[-1:], ref["final_rel"])[0])
-    return {"out_of_band": int(out.sum()), "final_ok": final_ok}
+
+def _fleet_golden_chart(curves: pd.Series, stats: pd.DataFrame, ref: dict | None, out_of_band: int) -> dict:
+    """All groups in one chart: the median over groups per step, and the lowest and
+    highest group per step (the spread), against the reference and its band."""
+    c = curves.reset_index()
+    c = c[c["stage"] == "group"] if (c["stage"] == "group").any() else c
+    per_step = c.groupby("step")["loss"]
+    med, lo, hi = per_step.median(), per_step.min(), per_step.max()
+    n = int(c["group"].nunique())
+    series = [svg.Series(f"median of {n} groups", list(med.index), list(med.values), svg.PALETTE[0]),
+              svg.Series("lowest group", list(lo.index), list(lo.values), svg.PALETTE[1]),
+              svg.Series("highest group", list(hi.index), list(hi.values), svg.PALETTE[3])]
+    bands = []
+    if ref:
+        _, ref_line, bands = _ref_series(ref)
+        series += ref_line
+    return {"group": f"all {n} groups", "fleet": True,
+            "svg": svg.line_chart(series, title=f"golden: {n} groups", xlabel="step", ylabel="loss",
+                                  bands=bands, width=480, height=260, y_from_zero=False),
+            "steps": int(stats["steps"].max()), "step_time_s": _num(stats["step_time_s"].median()),
+            "comm_share": _num(stats["comm_share"].median()),
+            "out_of_band": out_of_band if ref else None, "final_ok": None}
 
 
 # ---- host facts ----------------------------------------------------------------------
