@@ -15,6 +15,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+from pandas.api.types import union_categoricals
 
 from .rows import KIND_LAYER, batch_length, columns_of
 
@@ -147,6 +149,82 @@ def to_frame(tables: Iterable[pa.Table], kind: str) -> pd.DataFrame:
             df[name] = pd.Series([None if v is None or v != v else json.loads(v) for v in df[name]],
                                  index=df.index, dtype=object)
     return df
+
+
+def select_tables(tables: Iterable[pa.Table], equal: Mapping[str, Any]) -> list[pa.Table] | None:
+    """The rows of ``tables`` whose columns equal the given values (a missing column: no
+    rows), as tables: those kept whole are the same objects. None where Arrow cannot
+    compare a value with its column (the caller compares in pandas)."""
+    out = []
+    for table in tables:
+        keep: Any = True
+        for col, value in equal.items():
+            hit = _equal(table.column(col), value) if col in table.column_names else False
+            if hit is None:
+                return None
+            if hit is False or keep is True:
+                keep = hit
+            elif hit is not True:
+                keep = pc.and_(keep, hit)
+            if keep is False:
+                break
+        if keep is True:
+            out.append(table)
+        elif keep is not False:
+            chosen = table.filter(keep)
+            if len(chosen):
+                out.append(chosen)
+    return out
+
+
+def _equal(column: pa.ChunkedArray, value: Any) -> Any:
+    """Where ``column == value`` (missing values: no): True for every row, False for
+    none, else a boolean mask; None when the types do not compare."""
+    try:
+        if pa.types.is_dictionary(column.type):
+            if not isinstance(value, str):
+                return None
+            masks = []
+            for chunk in column.chunks:  # judge the dictionary, then look rows up in it
+                in_dict = pc.fill_null(pc.equal(chunk.dictionary, value), False)
+                if not pc.any(in_dict).as_py():
+                    masks.append(pa.array(np.zeros(len(chunk), dtype=bool)))
+                elif pc.all(in_dict).as_py() and chunk.null_count == 0:
+                    masks.append(pa.array(np.ones(len(chunk), dtype=bool)))
+                else:
+                    masks.append(pc.fill_null(pc.take(in_dict, chunk.indices), False))
+            mask = pa.chunked_array(masks, pa.bool_())
+        else:
+            mask = pc.fill_null(pc.equal(column, pa.scalar(value)), False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError):
+        return None
+    if len(mask) == 0 or not pc.any(mask).as_py():
+        return False
+    return True if pc.all(mask).as_py() else mask
+
+
+def append_frame(head: pd.DataFrame, tail: pd.DataFrame) -> pd.DataFrame | None:
+    """``head`` followed by ``tail`` (frames of one kind from :func:`to_frame`), typed as
+    :func:`to_frame` of all their tables would type it; None where that is not sure
+    (the caller converts the tables again)."""
+    if not len(tail):
+        return head
+    if not len(head) or list(head.columns) != list(tail.columns):
+        return None
+    out = {}
+    for name in head.columns:
+        x, y = head[name], tail[name]
+        if isinstance(x.dtype, pd.CategoricalDtype) and isinstance(y.dtype, pd.CategoricalDtype):
+            try:
+                out[name] = pd.Series(union_categoricals([x.array, y.array], ignore_order=True), name=name)
+            except TypeError:  # categories of other types (a part where it is all missing)
+                return None
+            continue
+        widened = {str(x.dtype), str(y.dtype)}  # a part with missing values: as Arrow converts it
+        if x.dtype != y.dtype and widened not in ({"bool", "object"}, {"int64", "float64"}):
+            return None
+        out[name] = pd.concat([x, y], ignore_index=True)
+    return pd.DataFrame(out, copy=False)
 
 
 class RowFrames:

@@ -142,13 +142,15 @@ def golden_row(group: str, stage: str, step: int, loss: float, step_time_s: floa
 # Column types: "id" a repeated name (card, link, group, status...), kept dictionary-
 # encoded (pandas: categorical); "text" free text; "json" any JSON value, stored as its
 # JSON text; "int", "float", "bool". Every kind also has the COMMON columns.
+# A p2p link is "text": each pair appears once per plan, so a dictionary of links would be
+# as long as the column (and a categorical of millions of categories costs seconds to build).
 COMMON: tuple[tuple[str, str], ...] = (
     ("kind", "id"), ("layer", "id"),
     ("confirms", "id"),  # the entity a confirmation retest row is about (layer "confirm")
     ("run_id", "id"),
 )
 SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
-    "p2p": (("round", "int"), ("link", "id"), ("src", "id"), ("dst", "id"), ("tier", "id"),
+    "p2p": (("round", "int"), ("link", "text"), ("src", "id"), ("dst", "id"), ("tier", "id"),
             ("bytes", "int"), ("bw_GBps", "float"), ("bw_rev_GBps", "float"), ("bibw_GBps", "float"),
             ("lat_us", "float"), ("lat_p99_us", "float"), ("lat_max_us", "float"), ("checksum_ok", "bool"), ("status", "id"),
             ("error", "text")),

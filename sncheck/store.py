@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .columns import RowFrames, batch_table, conform, merge_schema, rows_table, to_frame
+from .columns import RowFrames, append_frame, batch_table, conform, merge_schema, rows_table, select_tables, to_frame
 from .errors import ConfigError, HarnessError
 from .report.json_out import write_json
 from .rows import Columns
@@ -218,20 +218,38 @@ class RunStore:
 
     # -- reading -----------------------------------------------------------------------
     def frame(self, kind: str, layer: str | None = None, **equal: Any) -> pd.DataFrame:
-        """The rows of one kind as a pandas frame (optionally only those of ``layer``)."""
-        with self._lock:
-            self._flush_pending()
-            tables = self._tables.get(kind, [])
-            cached = self._cache.get(kind)
-            if cached is None or cached[0] != len(tables):
-                cached = (len(tables), to_frame(tables, kind))
-                self._cache[kind] = cached
-        df = cached[1]
+        """The rows of one kind as a pandas frame (optionally only those of ``layer``, and
+        whose columns equal the other values given).
+
+        Rows are chosen in Arrow before anything is converted: a confirmation retest
+        converts only its own rows, never the whole run's. The whole kind's frame is
+        kept and grows by the batches that arrive after it was made."""
         if layer is not None:
             equal = {"layer": layer, **equal}
-        if not equal or df.empty:
-            return df
-        return RowFrames({kind: df}).where(**equal).kind(kind)
+        with self._lock:
+            self._flush_pending()
+            tables = list(self._tables.get(kind, []))
+            if equal:
+                chosen = select_tables(tables, equal)
+                if chosen is None:  # a value Arrow cannot compare: pandas decides
+                    return RowFrames({kind: self._whole(kind, tables)}).where(**equal).kind(kind)
+                if len(chosen) != len(tables) or any(c is not t for c, t in zip(chosen, tables)):
+                    return to_frame(chosen or [t.slice(0, 0) for t in tables[:1]], kind)
+            return self._whole(kind, tables)
+
+    def _whole(self, kind: str, tables: list[pa.Table]) -> pd.DataFrame:
+        cached = self._cache.get(kind)
+        if cached is not None and cached[0] == len(tables):
+            return cached[1]
+        if cached is not None and cached[0] < len(tables):
+            grown = append_frame(cached[1], to_frame(tables[cached[0]:], kind))
+            if grown is not None:
+                self._cache[kind] = (len(tables), grown)
+                return grown
+        self._cache.pop(kind, None)  # (not held twice while the new one is made)
+        df = to_frame(tables, kind)
+        self._cache[kind] = (len(tables), df)
+        return df
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """Every kind's rows (optionally only those of ``layer``), one frame per kind."""

@@ -56,12 +56,29 @@ GOLDEN_GRAD_BYTES = 100e6
 PCIE_FALLBACK_GBPS = 25.0
 DTYPE_BYTES = 4
 DESIGN_NVLINKS = 18  # NVLink 4 links per card (H100), as the mock's nvidia-smi prints them
+BATCH_PAIRS = 32_768  # p2p rounds are emitted together up to at least this many pairs
 EXACT_ALL_PAIRS = 16  # all-to-all groups up to this size: every pair; above: the bound below
 TIERS = ("intra_host", SCALE_UP, SCALE_OUT)  # tier codes 0, 1, 2
 INTRA, UP, OUT = 0, 1, 2
 
 
 GOLDEN_REFERENCES = {4: "mock-demo", 8: "mock-8", 16: "mock-16"}  # replica ranks -> fixtures/golden/
+
+
+def _median_p99_max(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the median, the 99th percentile (linear, as ``np.percentile``) and the
+    largest sample, from one partial sort of the order statistics they need."""
+    n = samples.shape[1]
+    mid = [(n - 1) // 2, n // 2]
+    at = (n - 1) * 0.99  # numpy's virtual index (the linear method)
+    lo = int(np.floor(at))
+    hi = min(lo + 1, n - 1)
+    part = np.partition(samples, sorted({*mid, lo, hi, n - 1}), axis=1)
+    median = np.mean(part[:, mid], axis=1)
+    below, above = part[:, lo], part[:, hi]
+    frac, diff = at - lo, above - below
+    p99 = above - diff * (1 - frac) if frac >= 0.5 else below + diff * frac  # numpy's _lerp
+    return median, p99, part[:, n - 1]
 
 
 def golden_loss_curve(steps: int, rng: np.random.Generator, diverge: bool) -> list[float]:
@@ -198,6 +215,10 @@ class MockBackend(Backend):
     def _idx(self, cards) -> np.ndarray:
         return np.fromiter((self.index[c] for c in cards), dtype=np.int64, count=len(cards))
 
+    def _card_ids(self, idx: np.ndarray) -> pa.DictionaryArray:
+        """Card names as a dictionary over every card (no hashing of strings per batch)."""
+        return pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int32)), self.labels)
+
     def _link_ids(self, a: np.ndarray, b: np.ndarray) -> pa.Array:
         lo = np.where(self.rank[a] <= self.rank[b], a, b)
         hi = np.where(self.rank[a] <= self.rank[b], b, a)
@@ -211,48 +232,65 @@ class MockBackend(Backend):
         mockfacts.host_facts(self.topo, self.faults.active(self.transient_ended), hosts, emit)
 
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
-        """One batch per round: every pair of the round at once."""
+        """Every pair of a round at once; rounds go out in batches of at least
+        ``BATCH_PAIRS`` pairs (a killed run keeps every batch written before it)."""
         sink = as_sink(emit)
+        pending: list[dict] = []
+        size = 0
         for rnd in plan.rounds:
             self.progress(f"connectivity round {rnd.index + 1}/{len(plan.rounds)} ({rnd.phase})")
             if not rnd.pairs:
                 continue
-            if isinstance(rnd.pairs, Pairs) and rnd.pairs.cards is self.topo.card_ids:
-                a, b = rnd.pairs.a, rnd.pairs.b  # positions in topo.card_ids: our indices
+            cols = self._p2p_round(rnd, plan)
+            pending.append(cols)
+            size += len(cols["src"])
+            if size >= BATCH_PAIRS:
+                self._emit_p2p(pending, plan, sink)
+                pending, size = [], 0
+        if pending:
+            self._emit_p2p(pending, plan, sink)
+
+    def _p2p_round(self, rnd, plan: ConnectivityPlan) -> dict:
+        """One round's pairs as columns of card indices and measurements."""
+        if isinstance(rnd.pairs, Pairs) and rnd.pairs.cards is self.topo.card_ids:
+            a, b = rnd.pairs.a, rnd.pairs.b  # positions in topo.card_ids: our indices
+        else:
+            a = self._idx([p[0] for p in rnd.pairs])
+            b = self._idx([p[1] for p in rnd.pairs])
+        tier = self._tier(a, b)
+        reach = self.up[a] & self.up[b]
+        true_bw = self._true_bw(a, b, tier)
+        live = np.flatnonzero(reach & (true_bw > 0))
+        n, k = len(a), len(live)
+        # One draw per round: 3 bandwidth samples and lat_iters ping-pongs per live pair.
+        bws = true_bw[live, None] * self._noise((k, 3))
+        lat = self._true_lat(a[live], b[live], tier[live])[:, None] * self._noise((k, plan.lat_iters))
+        self._jitter(lat, a[live], b[live])
+        cols = {name: np.full(n, np.nan) for name in ("bw_GBps", "bw_rev_GBps", "bibw_GBps",
+                                                      "lat_us", "lat_p99_us", "lat_max_us")}
+        cols["bw_GBps"][live], cols["bw_rev_GBps"][live] = bws[:, 0], bws[:, 1]
+        cols["bibw_GBps"][live] = 2 * bws[:, 2]
+        if k:
+            cols["lat_us"][live], cols["lat_p99_us"][live], cols["lat_max_us"][live] = _median_p99_max(lat)
+        checksum = np.full(n, None, dtype=object)
+        checksum[live] = ~(self.corrupt[a[live]] | self.corrupt[b[live]])
+        status = np.where(~reach, "unreachable", np.where(true_bw <= 0, "timeout", "ok"))
+        return {"round": np.full(n, rnd.index), "src": a, "dst": b, "tier": tier, **cols,
+                "checksum_ok": checksum, "status": status}
+
+    def _emit_p2p(self, rounds: list[dict], plan: ConnectivityPlan, sink) -> None:
+        cols = {k: np.concatenate([r[k] for r in rounds]) for k in rounds[0]}
+        a, b, status = cols.pop("src"), cols.pop("dst"), cols["status"]
+        links = self._link_ids(a, b)
+        error = np.full(len(a), None, dtype=object)
+        for i in np.flatnonzero(status != "ok"):
+            if status[i] == "unreachable":
+                error[i] = f"{host_of(self.ids[a[i] if not self.up[a[i]] else b[i]])} unreachable"
             else:
-                a = self._idx([p[0] for p in rnd.pairs])
-                b = self._idx([p[1] for p in rnd.pairs])
-            tier = self._tier(a, b)
-            reach = self.up[a] & self.up[b]
-            true_bw = self._true_bw(a, b, tier)
-            live = np.flatnonzero(reach & (true_bw > 0))
-            n, k = len(a), len(live)
-            # One draw per round: 3 bandwidth samples and lat_iters ping-pongs per live pair.
-            bws = true_bw[live, None] * self._noise((k, 3))
-            lat = self._true_lat(a[live], b[live], tier[live])[:, None] * self._noise((k, plan.lat_iters))
-            self._jitter(lat, a[live], b[live])
-            cols = {name: np.full(n, np.nan) for name in ("bw_GBps", "bw_rev_GBps", "bibw_GBps",
-                                                          "lat_us", "lat_p99_us", "lat_max_us")}
-            cols["bw_GBps"][live], cols["bw_rev_GBps"][live] = bws[:, 0], bws[:, 1]
-            cols["bibw_GBps"][live] = 2 * bws[:, 2]
-            if k:
-                cols["lat_us"][live] = np.median(lat, axis=1)
-                cols["lat_p99_us"][live] = np.percentile(lat, 99, axis=1)
-                cols["lat_max_us"][live] = lat.max(axis=1)
-            checksum = np.full(n, None, dtype=object)
-            checksum[live] = ~(self.corrupt[a[live]] | self.corrupt[b[live]])
-            status = np.where(~reach, "unreachable", np.where(true_bw <= 0, "timeout", "ok"))
-            links = self._link_ids(a, b)
-            error = np.full(n, None, dtype=object)
-            for i in np.flatnonzero(status != "ok"):
-                if status[i] == "unreachable":
-                    error[i] = f"{host_of(self.ids[a[i] if not self.up[a[i]] else b[i]])} unreachable"
-                else:
-                    error[i] = f"no data across {links[i].as_py()} within the timeout"
-            sink.batch("p2p", {"round": rnd.index, "link": links, "src": self.labels.take(a),
-                               "dst": self.labels.take(b), "tier": np.array(TIERS)[tier],
-                               "bytes": plan.bw_bytes, **cols, "checksum_ok": checksum,
-                               "status": status, "error": error})
+                error[i] = f"no data across {links[i].as_py()} within the timeout"
+        sink.batch("p2p", {"round": cols.pop("round"), "link": links, "src": self._card_ids(a),
+                           "dst": self._card_ids(b), "tier": np.array(TIERS)[cols.pop("tier")],
+                           "bytes": plan.bw_bytes, **cols, "error": error})
 
     def _jitter(self, lat: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         """Spike the ping-pong samples of pairs with a jittery end, in place: for each
