@@ -15,6 +15,10 @@ from .topology import (SCALE_OUT, SCALE_UP, Topology, rail_pairs_per_offset, rai
 
 COLLECTIVES = ("all_reduce", "all_to_all")
 CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernode
+# The connectivity option tools: scale-out tests between rail-aligned host pairs of the
+# cross-supernode rounds (perftest), and copy-engine tests inside each host (nvbandwidth).
+SCALE_OUT_TOOLS = ("ib_write_bw", "ib_write_lat", "nvbandwidth")
+PAIR_TOOLS = ("ib_write_bw", "ib_write_lat")
 
 
 def size_sweep(min_bytes: int = 8, max_bytes: int = 1 << 30, factor: int = 2) -> tuple[int, ...]:
@@ -81,6 +85,7 @@ class ConnectivityPlan:
     bw_iters: int = 5
     cross_supernode: str = "bounded"  # or "all-pairs" (acceptance after delivery)
     cross_offsets: int | None = None  # host offsets per supernode pair (None: all of them)
+    tools: tuple[str, ...] = ()   # SCALE_OUT_TOOLS to run as well (backends that reach real NICs)
 
     @property
     def pair_count(self) -> int:
@@ -106,6 +111,40 @@ class ConnectivityPlan:
             met = "every host" if self.cross_offsets is None else f"{self.cross_offsets} hosts"
             out["cross_plan"] = f"each card meets its rail on {met} of every other supernode"
         return out
+
+
+@dataclass(frozen=True)
+class RailPair:
+    """One perftest run: the server on ``server``, the client on ``client``, both on NIC
+    ``rail`` (card k's rail); ``link`` is the rail-aligned card pair it stands for."""
+    round: int
+    client: str
+    server: str
+    rail: int
+
+    @property
+    def link(self) -> str:
+        from .topology import link_id
+        return link_id(f"{self.client}/gpu{self.rail}", f"{self.server}/gpu{self.rail}")
+
+
+def rail_pair_rounds(plan: ConnectivityPlan) -> list[list[RailPair]]:
+    """The plan's cross-supernode rounds as rail-aligned host pairs: the bounded (or
+    all-pairs) schedule the torch probe runs, and scoped to ``--targets`` the same way.
+    In a round a host is one end of at most one pair per rail, so a round's pairs run at
+    once without two tests sharing a NIC."""
+    out = []
+    for rnd in plan.rounds:
+        if rnd.phase != SCALE_OUT:
+            continue
+        pairs = []
+        for a, b in rnd.pairs:
+            (ha, ca), (hb, cb) = a.rsplit("/", 1), b.rsplit("/", 1)
+            if ca == cb and ha != hb:
+                pairs.append(RailPair(rnd.index, ha, hb, int(ca.removeprefix("gpu"))))
+        if pairs:
+            out.append(pairs)
+    return out
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,14 @@ from pathlib import Path
 from .errors import ConfigError
 from .shipped import shipped
 from .health.capacity import ParallelLayout
-from .plan import CROSS_MODES
+from .plan import CROSS_MODES, SCALE_OUT_TOOLS
 from .units import parse_size
 from .yamlio import LineDict, Source, check_keys, field_bool, field_int, field_number, field_str, load_file, load_text
 
 LAYERS = ("connectivity", "stress", "golden")
 GATES = ("critical", "warning")
 LAYER_OPTIONS = {
-    "connectivity": ("bw_bytes", "lat_iters", "bw_iters", "cross_supernode"),
+    "connectivity": ("bw_bytes", "lat_iters", "bw_iters", "cross_supernode", "tools"),
     "stress": ("collectives", "min_bytes", "max_bytes", "step_factor", "iters", "warmup",
                "repeats", "duration"),
     "golden": ("steps", "reference", "optional"),
@@ -83,6 +83,8 @@ def parse_playbook(src: Source) -> Playbook:
                     raise src.error(f"{k}: {e}", opts, k) from e
             elif k == "collectives":
                 v = _collectives(src, opts, k)
+            elif k == "tools":
+                v = _tools(src, opts, k)
             elif k in INT_BOUNDS:
                 v = field_int(src, opts, k, *INT_BOUNDS[k])
             elif k == "duration":
@@ -116,6 +118,16 @@ def parse_playbook(src: Source) -> Playbook:
         except ConfigError as e:
             raise src.error(e.message, root, "layout") from e
     return Playbook(str(name), tuple(layers), gate, description, src.name, baseline, confirm, layout)
+
+
+def _tools(src: Source, opts: LineDict, key: str) -> tuple[str, ...]:
+    """connectivity ``tools``: the scale-out and copy-engine tests to run as well (SSH backend)."""
+    v = opts[key]
+    if not isinstance(v, list) or not all(isinstance(t, str) and t in SCALE_OUT_TOOLS for t in v):
+        raise src.error(f"tools must be a list of {', '.join(SCALE_OUT_TOOLS)}", opts, key)
+    if len(set(v)) != len(v):
+        raise src.error("tools lists one tool twice", opts, key)
+    return tuple(v)
 
 
 def _collectives(src: Source, opts: LineDict, key: str) -> tuple[str, ...]:

@@ -22,7 +22,10 @@ kind = "p2p"         (connectivity) one card pair in one round
 kind = "host_fact"   (connectivity) one fact about one host
     host, fact, value, expected, ok, status ("ok" | "unreachable" | "missing_tool" |
     "parse_failed" | "timeout" | "error"), message, tool; optional severity "warning" on a
-    failed fact that is a warning, not critical (NVL72 fabric bandwidth Limited Capacity)
+    failed fact that is a warning, not critical (NVL72 fabric bandwidth Limited Capacity);
+    optional entity, entity_kind: a fact about a host pair names its link (a perftest
+    pair on rail k: ``entity`` the rail-aligned card pair, ``entity_kind`` "link"), and
+    ``host`` is the end that measured it
 
 kind = "collective"  (stress) one group x collective x size x repeat
     group, group_kind, ranks, collective, size_bytes, count, dtype, repeat,
@@ -155,7 +158,7 @@ SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
             ("lat_us", "float"), ("lat_p99_us", "float"), ("lat_max_us", "float"), ("checksum_ok", "bool"), ("status", "id"),
             ("error", "text")),
     "host_fact": (("host", "id"), ("fact", "id"), ("value", "json"), ("expected", "json"), ("ok", "bool"),
-                  ("status", "id"), ("message", "text"), ("tool", "id")),
+                  ("status", "id"), ("message", "text"), ("tool", "id"), ("entity", "id"), ("entity_kind", "id")),
     "collective": (("group", "id"), ("group_kind", "id"), ("ranks", "int"), ("collective", "id"),
                    ("size_bytes", "int"), ("count", "int"), ("dtype", "id"), ("repeat", "int"),
                    ("time_us", "float"), ("algbw_GBps", "float"), ("busbw_GBps", "float"), ("wrong", "int"),

@@ -35,6 +35,7 @@ VIEW = {
     "ascend/16": "npu-smi-spod", "ascend/17": "ascend-dmi", "ascend/18a": "npu-smi-hbm",
     "ascend/18b": "npu-smi-health",
     "perftest/01": "ib-write-bw", "perftest/02": "ib-write-bw", "perftest/03": "ib-write-bw",
+    "perftest/04": "ib-write-lat",
     "nvbandwidth/01": "nvbandwidth", "nvbandwidth/02": "nvbandwidth", "nvbandwidth/03": "nvbandwidth",
     "nvbandwidth/04": "nvbandwidth",
 }

@@ -61,6 +61,12 @@ class Backend(ABC):
     @abstractmethod
     def golden(self, plan: GoldenPlan, emit: Emit) -> None: ...
 
+    def scale_out(self, plan: ConnectivityPlan, emit: Emit) -> bool:
+        """The plan's ``tools`` (perftest between rail-aligned host pairs, nvbandwidth in
+        each host): only a backend that reaches real NICs and GPUs runs them. False when
+        this backend does not (the layer's summary says so)."""
+        return False
+
     def begin_confirmation(self) -> None:
         """Called before confirmation retests: transient faults end here."""
         self.transient_ended = True

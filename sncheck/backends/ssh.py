@@ -356,6 +356,13 @@ class SshBackend(Backend):
             job_plan = dataclasses.replace(plan, rounds=tuple(rounds), hosts=tuple(ready))
             self._torch_job("p2p", ready, job_plan.to_dict(), emit)
 
+    def scale_out(self, plan: ConnectivityPlan, emit: Emit) -> bool:
+        """ib_write_bw / ib_write_lat between rail-aligned host pairs of the plan's
+        cross-supernode rounds, nvbandwidth in each host (:mod:`.scaleout`)."""
+        from .scaleout import ScaleOutTests
+        ScaleOutTests(self, _locked(emit)).run(plan)
+        return True
+
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
         layer = JOB_LAYER["golden"]
         hosts = self._hosts_of(plan.groups)

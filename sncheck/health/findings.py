@@ -95,6 +95,10 @@ def merge_findings(findings: list[Finding],
             # culprit (found by another symptom or layer), the link is its symptom.
             owner = next((hardware[c] for c in f.entity.split("<->") if c in hardware), None)
             owner = owner or next((host_culprits[h] for h in host_culprits if _on_host(f.entity, h)), None)
+            if owner is not None and "fact" in f.evidence and severity_rank(owner.severity) < severity_rank(f.severity):
+                # A rail pair's own tool (ib_write_bw) failing is not folded into a weaker
+                # symptom at one end: that one's retest would release it unmeasured.
+                owner = None
             if owner is not None:
                 owner.evidence.setdefault("related", []).append(_brief(f))
                 continue

@@ -233,8 +233,14 @@ def _failed_facts(rows: pd.DataFrame, warning: bool) -> pd.DataFrame:
     bad = facts[(facts["status"] == "ok") & ~facts["ok"].astype(bool)]
     is_warning = bad["severity"].eq("warning") if "severity" in bad else pd.Series(False, index=bad.index)
     bad = bad[is_warning if warning else ~is_warning]
+    # A fact about a pair of hosts (a perftest pair on one rail) names its link.
+    entity, kind = bad["host"].astype(object), pd.Series("host", index=bad.index, dtype=object)
+    if "entity" in bad:
+        named = bad["entity"].notna()
+        entity = entity.where(~named, bad["entity"].astype(object))
+        kind = kind.where(~named, bad["entity_kind"].astype(object))
     return pd.DataFrame({
-        "entity": bad["host"], "kind": "host", "value": 1, "fact": bad["fact"],
+        "entity": entity, "kind": kind, "value": 1, "fact": bad["fact"],
         "measured": bad["value"], "expected": bad["expected"], "message": bad["message"],
         "tool": bad["tool"] if "tool" in bad else None,
     })

@@ -192,9 +192,19 @@ def _retest_reach(ctx: LayerContext, f: Finding) -> Retest:
                   "stays not measured")
 
 
+# Facts measured between two hosts (perftest on one rail): the retest runs that pair again.
+PAIR_FACT_TOOLS = {"ib_bw": "ib_write_bw", "ib_lat": "ib_write_lat"}
+
+
 def _retest_facts(ctx: LayerContext, f: Finding, rules: list[Rule]) -> Retest:
-    hosts = sorted({host_of(c) for c in cards_of(f, ctx.topo)}) if f.entity_kind != "host" else [f.entity]
-    ctx.backend.host_facts(tuple(hosts), _emit_as(ctx, f.entity))
+    fact = f.evidence.get("fact")
+    if f.entity_kind == "link" and fact in PAIR_FACT_TOOLS:
+        a, b = split_link(f.entity)
+        plan = ConnectivityPlan(rounds=(Round(0, "scale_out", ((a, b),)),), hosts=(), tools=(PAIR_FACT_TOOLS[fact],))
+        ctx.backend.scale_out(plan, _emit_as(ctx, f.entity))
+    else:
+        hosts = sorted({host_of(c) for c in cards_of(f, ctx.topo)}) if f.entity_kind != "host" else [f.entity]
+        ctx.backend.host_facts(tuple(hosts), _emit_as(ctx, f.entity))
     rows = _rows(ctx, f.entity)
     facts = rows[rows["kind"] == "host_fact"] if not rows.empty and "kind" in rows else pd.DataFrame()
     wanted = {f.evidence["fact"]} if isinstance(f.evidence.get("fact"), str) else None

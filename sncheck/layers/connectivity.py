@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..plan import connectivity_plan, scope_connectivity
+from ..rows import not_run_row
 from .base import LayerContext
 
 NAME = "connectivity"
@@ -17,4 +18,14 @@ def run(ctx: LayerContext) -> dict:
     ctx.backend.host_facts(plan.hosts, ctx.emit)
     ctx.progress(f"connectivity: {plan.pair_count} pairs in {len(plan.rounds)} rounds")
     ctx.backend.p2p(plan, ctx.emit)
-    return {**plan.summary(), "hosts": len(plan.hosts), "bw_bytes": plan.bw_bytes}
+    summary = {**plan.summary(), "hosts": len(plan.hosts), "bw_bytes": plan.bw_bytes}
+    if plan.tools:
+        ctx.progress(f"connectivity: {', '.join(plan.tools)}")
+        ran = ctx.backend.scale_out(plan, ctx.emit)
+        why = f"the {ctx.backend.name} backend has no NICs or GPUs to run them on"
+        summary["tools"] = list(plan.tools) if ran else f"not run: {why}"
+        if not ran:  # asked for and not run: a finding about the check, never a pass
+            for sn in ctx.topo.supernode_names:
+                ctx.emit(not_run_row(NAME, sn, "supernode", "missing_tool",
+                                     f"{sn}: {', '.join(plan.tools)} not run: {why}"))
+    return summary

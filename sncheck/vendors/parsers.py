@@ -23,6 +23,7 @@ Parser = Callable[[str], dict[str, Any]]
 PARSERS: dict[str, Parser] = {
     **{name: fn for v in registry.vendors().values() for name, fn in v.parsers.items()},
     "ib-write-bw": perftest.parse_ib_write_bw,
+    "ib-write-lat": perftest.parse_ib_lat,  # ib_read_lat / ib_send_lat print the same report
     "rccl-tests": nccl_tests.parse_rccl_tests,  # the nccl-tests layout, whichever vendor runs it
 }
 

@@ -1,4 +1,4 @@
-"""Parse perftest output (``ib_write_bw``, and ``ib_read_bw``/``ib_send_bw`` alike) and judge it.
+"""Parse perftest output (``ib_write_bw`` and ``ib_write_lat``; the read/send variants alike) and judge it.
 
 ``parse_ib_write_bw`` (``ib-write-bw``)::
 
@@ -13,6 +13,23 @@ MB/sec becomes Gb/s as x 8 x 2^20 / 1e9). The server and client of a loopback ru
 land in one log, interleaved or one after the other: a repeated row (same bytes,
 iterations and numbers) is kept once. ``WARNING: BW peak won't be measured`` gives
 peak 0.00 in the rows; it is kept as printed and the check reads the average.
+
+``parse_ib_lat`` (``ib-write-lat``)::
+
+    {"tool": "ib-write-lat", "test": "RDMA_Read Latency Test", "device": "mlx5_5",
+     "link_type": "Ethernet", "transport": "IB", "mtu": 1024, "unit": "us",
+     "rows": [{"bytes": 2, "iterations": 1000, "t_min_us": 6.66, "t_max_us": 20.37,
+               "t_typical_us": 6.74, "t_avg_us": 6.82, "t_stdev_us": 0.78,
+               "p99_us": 7.15, "p999_us": 20.37}],
+     "warnings": ["Conflicting CPU frequency values detected: ..."], "errors": []}
+
+The latency report is the one perftest documents and prints for ib_write_lat,
+ib_read_lat and ib_send_lat (perftest >= 4.x: ``#bytes #iterations t_min[usec]
+t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9%
+percentile[usec]``; older builds print only the first three times, and those columns
+are null). No real ib_write_lat capture was found: the parser is tested on a real
+ib_read_lat capture (fixtures/real/perftest/04), which prints the same report.
+``libibverbs: Warning`` and ``Conflicting CPU frequency`` lines are warnings, not errors.
 """
 
 from __future__ import annotations
@@ -27,8 +44,9 @@ from ..facts import fact_row
 _HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|Gb/sec|MiB/sec)\]\s+BW average\[(?:MB/sec|Gb/sec|MiB/sec)\]")
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
 _FIELD = re.compile(r"([A-Za-z][A-Za-z .*_]*?)\s*:\s*(\S+(?:\[[A-Z]\])?)")
-_TEST = re.compile(r"^\s*(\S.*(?:BW|Lat) Test)\s*$")
+_TEST = re.compile(r"^\s*(\S.*(?:BW|Lat|Latency) Test)\s*$")
 _MB_TO_GB = 8 * 2**20 / 1e9
+_WARNING = re.compile(r"^(?:libibverbs: Warning|Conflicting CPU frequency|\s*WARNING)", re.IGNORECASE)
 
 
 def parse_ib_write_bw(text: str) -> dict[str, Any]:
@@ -57,6 +75,8 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                          "bw_avg_Gbps": round(float(m.group(4)) * scale, 4),
                          "msg_rate_Mpps": float(m.group(5))})
             continue
+        if _WARNING.match(line):
+            continue
         if re.search(r"(?i)\b(error|failed|couldn't|unable to|no such device)\b", line):
             errors.append(line.strip())
             continue
@@ -72,6 +92,75 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
             "link_type": fields.get("Link type"), "transport": fields.get("Transport type"),
             "mtu": int(mtu.group(1)) if mtu else None, "qps": int(qps) if qps and qps.isdigit() else None,
             "unit": "Gb/s", "rows": rows, "errors": errors}
+
+
+_LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]")
+_LAT_COLUMNS = ("t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "t_stdev_us", "p99_us", "p999_us")
+
+
+def parse_ib_lat(text: str) -> dict[str, Any]:
+    fields: dict[str, str] = {}
+    test = None
+    header = False
+    rows: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    errors: list[str] = []
+    for raw in text.splitlines():
+        line = raw.expandtabs(8)
+        if (m := _TEST.match(line)) and test is None:
+            test = m.group(1).strip()
+            continue
+        if _LAT_HEADER.search(line):
+            header = True
+            continue
+        if _WARNING.match(line):
+            warnings.append(line.strip())
+            continue
+        cells = line.split()
+        if header and len(cells) >= 5 and all(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", c) for c in cells):
+            values = [float(c) for c in cells[2:2 + len(_LAT_COLUMNS)]]
+            row: dict[str, Any] = {"bytes": int(cells[0]), "iterations": int(cells[1])}
+            row.update({k: (values[i] if i < len(values) else None) for i, k in enumerate(_LAT_COLUMNS)})
+            rows.append(row)
+            continue
+        if re.search(r"(?i)\b(error|failed|couldn't|unable to|no such device)\b", line):
+            errors.append(line.strip())
+            continue
+        for fm in _FIELD.finditer(line):
+            fields.setdefault(fm.group(1).strip(), fm.group(2))
+    if test is None and not header:
+        raise ParseError("no perftest latency header ('... Latency Test' or '#bytes #iterations t_min[usec]')",
+                         tool="ib-write-lat")
+    if not rows:
+        errors.append("no result table (the test did not finish, or the peer never connected)")
+    mtu = re.match(r"(\d+)", fields.get("Mtu", ""))
+    return {"tool": "ib-write-lat", "test": test, "device": fields.get("Device"),
+            "link_type": fields.get("Link type"), "transport": fields.get("Transport type"),
+            "mtu": int(mtu.group(1)) if mtu else None, "unit": "us", "rows": rows,
+            "warnings": warnings, "errors": errors}
+
+
+def check_ib_write_lat(host: str, parsed: dict[str, Any], *, design_us: float, max_ratio: float = 1.0,
+                       peer: str | None = None) -> list[dict]:
+    """The smallest message's typical latency against the scale-out design latency (``ib_lat``).
+
+    The design latency is what a collective library sees end to end; an RDMA verb is
+    faster, so by default a pair passes at or under the design value itself."""
+    rows = [r for r in parsed.get("rows") or [] if r.get("t_typical_us") is not None]
+    pair = f" to {peer}" if peer else ""
+    if not rows:
+        why = "; ".join(parsed.get("errors") or []) or "no result rows"
+        return [fact_row(host, "ib_lat", None, design_us, False, f"ib_write_lat{pair}: {why}", "ib_write_lat")]
+    small = min(rows, key=lambda r: r["bytes"])
+    lat = small["t_typical_us"]
+    bound = design_us * max_ratio
+    ok = lat <= bound and not parsed.get("errors")
+    tail = f", p99 {small['p99_us']:g} us" if small.get("p99_us") is not None else ""
+    msg = (f"ib_write_lat{pair} on {parsed.get('device') or '?'}: typical {lat:g} us at {small['bytes']} B{tail}, "
+           f"design {design_us:g} us (pass at <= {bound:g} us)")
+    if parsed.get("errors"):
+        msg += f"; {'; '.join(parsed['errors'])}"
+    return [fact_row(host, "ib_lat", lat, design_us, ok, msg, "ib_write_lat")]
 
 
 def check_ib_write_bw(host: str, parsed: dict[str, Any], *, nic_Gbps: float, min_fraction: float = 0.9,
