@@ -94,11 +94,12 @@ def test_mock_acts_out_nvl72_platform_faults_in_real_tool_output(tmp_path: Path)
         _text(found["tray07"])
 
 
-def test_mock_imex_down_is_seen_in_every_trays_view(tmp_path: Path) -> None:
+def test_mock_imex_down_is_narrowed_to_the_down_tray(tmp_path: Path) -> None:
     found = _mock_findings("nvl72-rack", "faults:\n  - {type: imex_down, target: tray09}\n", tmp_path)
-    # Every tray's nvidia-imex-ctl -N shows node #8 (tray09) UNAVAILABLE: a finding on each
-    # tray naming the node (IMEX names nodes by address, not by host).
-    assert len(found) == 18 and all("node #8 172.31.52.239 UNAVAILABLE" in _text(v) for v in found.values())
+    # Every tray's nvidia-imex-ctl -N shows node #8 UNAVAILABLE; the rack-wide step names
+    # the tray that is node #8 (the rack's hosts in IMEX node order): tray09 alone.
+    assert set(found) == {"tray09"}, {k: _text(v) for k, v in found.items()}
+    assert "IMEX node #8 172.31.52.239 is UNAVAILABLE in 18 of 18 trays" in _text(found["tray09"])
 
 
 def test_mock_acts_out_amd_and_ascend_platform_faults(tmp_path: Path) -> None:

@@ -94,7 +94,8 @@ def test_imex_ctl_18_nodes_ready_domain_up() -> None:
     assert p["nodes"][17] == {"index": 17, "address": "172.31.56.47", "state": "READY", "version": "570.172"}
     assert len(p["matrix"]) == 18 and {c for row in p["matrix"].values() for c in row.values()} == {"C"}
     rows = nv.check_imex("tray01", p, expect())
-    assert rows[0]["ok"] and rows[0]["value"] == 18 and "version 570.172" in rows[0]["message"]
+    assert rows[0]["ok"] and rows[0]["value"]["ready"] == 18 and "version 570.172" in rows[0]["message"]
+    assert rows[0]["value"]["nodes"][8] == [8, "172.31.52.239", "READY"]
 
 
 def test_imex_node_down_and_version_mismatch_fail() -> None:
@@ -103,10 +104,23 @@ def test_imex_node_down_and_version_mismatch_fail() -> None:
                         "Node #9   - 172.31.53.80    - UNAVAILABLE          - Version: 570.148")
     text = re.sub(r"(?m)^(\s+9\s+)C", r"\1N", text).replace("Domain State: UP", "Domain State: DEGRADED")
     r = nv.check_imex("tray01", fabric.parse_imex_ctl(text), expect())[0]
-    assert r["ok"] is False and r["value"] == 17
-    for part in ("node #9 172.31.53.80 UNAVAILABLE", "versions differ: 570.148, 570.172", "9->0 N",
-                 "Domain State DEGRADED"):
+    assert r["ok"] is False and r["value"]["ready"] == 17
+    for part in ("node #9 172.31.53.80 UNAVAILABLE", "versions differ: 570.148, 570.172"):
         assert part in r["message"], part
+    # the down node's N cells and the domain state it causes are its own finding (the
+    # rack-wide step), not this tray's
+    assert "9->0 N" not in r["message"] and "Domain State DEGRADED" not in r["message"]
+    down_only = real("nvl72/01_imex_ctl_N_18node_p6e_gb200.txt").replace(
+        "Node #9   - 172.31.53.80    - READY", "Node #9   - 172.31.53.80    - UNAVAILABLE")
+    view = nv.check_imex("tray01", fabric.parse_imex_ctl(re.sub(r"(?m)^(\s+9\s+)C", r"\1N", down_only)), expect())
+    assert view[0]["ok"] is True  # tray01's own view is fine; tray10 is the culprit
+    trays = tuple(f"tray{i:02d}" for i in range(1, 19))
+    views = [nv.check_imex(t, fabric.parse_imex_ctl(down_only), expect())[0] for t in trays]
+    named = nv.domain_check(registry.platform("nvidia-nvl72"), "rack0", trays, views)
+    assert [(x["host"], x["fact"], x["ok"], x["value"]) for x in named] == [("tray10", "imex_node", False, "UNAVAILABLE")]
+    # IMEX lists other than the supernode's hosts: it cannot tell which tray, every viewer says so
+    named = nv.domain_check(registry.platform("nvidia-nvl72"), "rack0", trays[:17], views[:17])
+    assert len(named) == 17 and all("cannot tell which tray is node #9" in x["message"] for x in named)
 
 
 def test_nvlink_info_two_gpus_firmware() -> None:
@@ -441,6 +455,26 @@ def test_nvl72_rack_over_ssh_in_progress_tray_limited_gpu_then_a_split_clique(ss
     assert "(ClusterUUID 00000001-0000-0000-0000-000000000001, CliqueId 2): tray01..tray09 (9 trays, 36 GPUs)" in msg
     assert "CliqueId 3): tray10..tray18 (9 trays, 36 GPUs)" in msg
     assert {f.entity for f in findings} == set(trays)
+
+    # One IMEX node down: every tray's nvidia-imex-ctl -N (the real capture, node #8 made
+    # UNAVAILABLE and its row and column N) shows it; the finding is tray09's alone.
+    from vendor_ssh import install_replay
+
+    from sncheck.vendors.nvidia.sim_fabric import imex
+
+    for i, name in enumerate(trays, start=1):
+        (cluster[name].directory / "nv" / "reads").unlink(missing_ok=True)
+        _install_tray(cluster[name], _tray_xml(i))
+        install_replay(cluster[name], "nvidia-imex-ctl", {"-N": imex(down=(8,))})
+    rows, findings = host_facts(inv, cluster, fabric_retry_s=0.0)
+    assert [(f.entity, f.entity_kind, f.rule) for f in findings] == [("tray09", "host", "host-fact")], \
+        [(f.entity, f.message) for f in findings]
+    node = facts_of(rows, "tray09")["imex_node"]
+    assert (node["ok"], node["value"], node["expected"]) == (False, "UNAVAILABLE", "READY")
+    assert "IMEX node #8 172.31.52.239 is UNAVAILABLE in 18 of 18 trays' nvidia-imex-ctl -N views" in node["message"]
+    view = facts_of(rows, "tray01")["imex_domain"]
+    assert view["ok"] and view["value"]["ready"] == 17 and "node #8 172.31.52.239 UNAVAILABLE" in view["message"]
+    assert not [r for r in rows if r.get("fact") == "imex_node" and r["host"] != "tray09"]
 
 
 def test_hgx_topology_sanity_and_fabric_manager() -> None:

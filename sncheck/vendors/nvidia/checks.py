@@ -25,8 +25,9 @@ Choices worth knowing:
   health row False. ClusterUUID and CliqueId non-zero and one pair per tray. The pair is
   a ``fabric_clique`` row whose value maps "ClusterUUID/CliqueId" to GPUs; the rack-wide
   step (:func:`domain_check`) groups trays by that pair, never by CliqueId alone.
-* IMEX (``nvidia-imex-ctl -N``): every node READY, every cell C, one version, Domain
-  State UP, and as many nodes as the supernode has hosts.
+* IMEX (``nvidia-imex-ctl -N``): every cell between READY nodes C, one version, Domain
+  State UP, and as many nodes as the supernode has hosts. A node not READY is named at
+  its own tray by the rack-wide step (``imex_node``), not at every tray that sees it.
 * Fabric manager: ``systemctl is-active nvidia-fabricmanager`` must say active on HGX;
   GB trays have none (the NVSwitch trays run it), so NVL72 does not ask.
 """
@@ -378,26 +379,75 @@ def _platform_info(host: str, gpus: list[dict]) -> dict:
 
 
 def check_imex(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    """One tray's view of the IMEX domain. A node not READY is not this tray's fault: the
+    rack-wide step (:func:`domain_check`) names the tray that is that node. Here: versions
+    differ, pairs of READY nodes not Connected, the domain not UP while every node is READY,
+    a node count other than the supernode's hosts, a cut-short table."""
     nodes = parsed.get("nodes") or []
-    bad: list[str] = [f"node #{n['index']} {n['address']} {n['state']}" for n in nodes if n["state"] != "READY"]
+    down = [n for n in nodes if n["state"] != "READY"]
+    up = {str(n["index"]) for n in nodes if n["state"] == "READY"}
+    bad: list[str] = []
     versions = sorted({n["version"] for n in nodes})
     if len(versions) > 1:
         bad.append(f"versions differ: {', '.join(versions)}")
-    cells = [(a, b, c) for a, row in (parsed.get("matrix") or {}).items() for b, c in row.items() if c != "C"]
+    cells = [(a, b, c) for a, row in (parsed.get("matrix") or {}).items() for b, c in row.items()
+             if c != "C" and a in up and b in up]
     if cells:
-        bad.append(f"{len(cells)} node pairs not Connected (" + listed([f"{a}->{b} {c}" for a, b, c in cells]) + ")")
-    if parsed.get("domain_state") != "UP":
+        bad.append(f"{len(cells)} pairs of READY nodes not Connected ("
+                   + listed([f"{a}->{b} {c}" for a, b, c in cells]) + ")")
+    if parsed.get("domain_state") != "UP" and not down:
         bad.append(f"Domain State {parsed.get('domain_state') or 'not printed'}")
     want = expect.domain_hosts
     if want and len(nodes) != want:
         bad.append(f"{len(nodes)} IMEX nodes, the supernode has {want} hosts")
     bad += [str(e) for e in parsed.get("errors") or []]
-    ready = sum(1 for n in nodes if n["state"] == "READY")
+    ready = len(nodes) - len(down)
     msg = (f"IMEX domain {parsed.get('domain_state') or '?'}: {ready}/{len(nodes)} nodes READY"
            + (f", version {versions[0]}" if len(versions) == 1 else ""))
+    if down:
+        msg += ("; not READY (named at the tray that is the node, by the rack-wide step): "
+                + listed([f"node #{n['index']} {n['address']} {n['state']}" for n in down]))
     if bad:
         msg += f": {listed(bad)}"
-    return [fact_row(host, "imex_domain", ready, want or len(nodes), not bad, msg, "nvidia-imex-ctl")]
+    view = {"ready": ready, "nodes": [[n["index"], n["address"], n["state"]] for n in nodes]}
+    return [fact_row(host, "imex_domain", view, want or len(nodes), not bad, msg, "nvidia-imex-ctl")]
+
+
+def imex_down_nodes(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict]) -> list[dict]:
+    """Each IMEX node not READY in most trays' views, as an ``imex_node`` finding on the
+    tray that is that node. IMEX numbers its nodes in the order of nodes_config.cfg; the
+    supernode's hosts are taken to be listed in that order (node #k is the k-th host),
+    which holds only when IMEX lists as many nodes as the supernode has hosts; otherwise
+    every tray that sees the node down carries the finding, saying it cannot tell which."""
+    views = {r["host"]: r["value"]["nodes"] for r in rows
+             if r.get("fact") == "imex_domain" and r.get("status") == "ok" and isinstance(r.get("value"), dict)}
+    if not views:
+        return []
+    seen: dict[tuple[int, str], list[tuple[str, str]]] = {}  # node -> (tray, state) per view
+    for tray, nodes in views.items():
+        for index, address, state in nodes:
+            seen.setdefault((int(index), address), []).append((tray, state))
+    counts = {len(nodes) for nodes in views.values()}
+    mapped = counts == {len(hosts)}
+    out = []
+    for (index, address), states in sorted(seen.items()):
+        down = [(t, st) for t, st in states if st != "READY"]
+        if len(down) * 2 <= len(states):
+            continue  # READY in most views: a tray that sees it down has its own view's finding
+        state = max({st for _, st in down}, key=lambda st: sum(1 for _, s in down if s == st))
+        what = (f"IMEX node #{index} {address} is {state} in {len(down)} of {len(states)} trays' "
+                f"nvidia-imex-ctl -N views")
+        if mapped and index < len(hosts):
+            tray = hosts[index]
+            out.append(fact_row(tray, "imex_node", state, "READY", False,
+                                f"{what}: node #{index} is {tray} (the {supernode} hosts in IMEX node order)",
+                                "nvidia-imex-ctl"))
+        else:
+            why = (f"cannot tell which tray is node #{index}: IMEX lists {', '.join(map(str, sorted(counts)))} "
+                   f"nodes, {supernode} has {len(hosts)} hosts")
+            out += [fact_row(t, "imex_node", state, "READY", False, f"{what}; {why}", "nvidia-imex-ctl")
+                    for t, _ in down]
+    return out
 
 
 def parse_systemctl_active(text: str) -> dict[str, Any]:
@@ -437,7 +487,7 @@ def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: li
         if r.get("fact") == "platform_info" and r.get("status") == "ok" and r.get("value"):
             where[r["host"]] = r["value"]
     if not per_host:
-        return []
+        return imex_down_nodes(platform, supernode, hosts, rows)
     groups: dict[str, dict[str, int]] = {}
     for h, pairs in per_host.items():
         for pair, n in pairs.items():
@@ -475,6 +525,7 @@ def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: li
             ok = len(largest) == 1 and pair == largest[0]
             for h in members:
                 out.append(fact_row(h, "fabric_domain", sum(members.values()), want_gpus, ok, msg, "nvidia-smi"))
+    out += imex_down_nodes(platform, supernode, hosts, rows)
     # (chassis, slot, tray) must be unique per tray across the rack.
     seen: dict[str, list[str]] = {}
     for h, w in where.items():
@@ -551,8 +602,11 @@ FACTS: dict[str, tuple[str, str]] = {
     "fabric_domain": ("(whole rack)", "the rack's trays are not one (ClusterUUID, CliqueId) group of the "
                                       "expected trays and GPUs: a split clique, named half by half"),
     "tray_identity": ("(whole rack)", "two trays report the same chassis:slot:tray"),
-    "imex_domain": ("imex", "a node not READY, a pair not Connected, versions differ, Domain not UP, or "
-                            "fewer IMEX nodes than hosts"),
+    "imex_node": ("(whole rack)", "this tray's IMEX node is not READY in most trays' nvidia-imex-ctl -N views "
+                                  "(node #k is the supernode's k-th host)"),
+    "imex_domain": ("imex", "a pair of READY nodes not Connected, versions differ, Domain not UP with every "
+                            "node READY, or fewer IMEX nodes than hosts"),
+
     "fabric_manager": ("fabric_manager", "nvidia-fabricmanager not active (HGX only)"),
     **IB_FACTS,
     "dcgmi_diag": ("dcgmi_diag", "a Fail result or a DCGM error"),
