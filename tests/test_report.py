@@ -303,6 +303,25 @@ def test_html_large_domain_aggregates_to_hosts(tmp_path) -> None:
     assert "node007/gpu3" in charts                 # named among the worst cells
 
 
+def test_html_repeated_directions_are_the_median_of_their_rounds() -> None:
+    # A pair measured in three rounds (a retest) shows the median of its rounds; a pair
+    # that failed in one of two rounds is outlined (partly failed), not black.
+    sns = {"sn0": ["node001", "node002"]}
+    rows = p2p_matrix(sns)
+    slow, flaky = ("node001/gpu0", "node002/gpu3"), ("node001/gpu1", "node002/gpu2")
+    rows = [r for r in rows if (r["src"], r["dst"]) != slow]
+    for r, bw in enumerate((100.0, 300.0, 200.0)):
+        rows.append(p2p_row(10 + r, *slow, link_id(*slow), "scale_up", 64 << 20, bw=bw, bw_rev=bw, lat=3.0))
+    rows.append(p2p_row(20, *flaky, link_id(*flaky), "scale_up", 64 << 20, status="error", error="reset"))
+    results = make_results(topology={"supernodes": [{"name": "sn0", "hosts": sns["sn0"]}]})
+    charts = render_html(results, pd.DataFrame(rows)).split('id="connectivity-charts"')[1].split("</section>")[0]
+    worst = charts.split("Worst: ")[1].split(".</")[0]
+    assert worst.startswith("node001/gpu0 \u2192 node002/gpu3: 200 GB/s (44%)")
+    bw_map = next(s for s in svgs(charts) if "sn0: pair bandwidth" in s)
+    assert "failed directions" not in charts.split("sn0, bandwidth")[1].split("</figcaption>")[0]
+    assert "some probes failed" in bw_map
+
+
 def test_html_fleet_overview_first_one_tile_per_supernode(page: str) -> None:
     overview = page.index('id="fleet-overview"')
     assert overview < page.index('id="findings"') < page.index('id="connectivity-charts"')

@@ -37,6 +37,7 @@ from ..errors import ConfigError
 from ..health.ops import band_of, outside_band
 from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 from . import svg
+from .codes import id_codes
 from .firstscreen import first_screen
 from .json_out import write_text_atomic
 
@@ -287,13 +288,15 @@ def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]
         return view
     domains = _Domains(results, p2p)
     flagged = _flagged_supernodes(results, domains)
+    # The maps are per supernode: only the rows inside one, and not across supernodes.
+    dom_src = domains.dom[domains.src]
+    inside = np.flatnonzero((domains.tier != domains.tier_code(SCALE_OUT)) & (dom_src >= 0)
+                            & (dom_src == domains.dom[domains.dst]))
     per_metric = {}
     for name, col, rev, unit, dkey, higher in METRICS:
         if col not in p2p.columns:
             continue
-        pairs = _directed(p2p, col, rev, domains)
-        out_tier = domains.tier_code(SCALE_OUT)
-        pairs = pairs[(pairs["tier"].to_numpy() != out_tier) & (pairs["dom"].to_numpy() >= 0)]
+        pairs = _directed(p2p, col, rev, domains, inside)
         if not pairs["ok"].any() and not pairs["failed"].any():
             continue
         refs = _tier_refs(pairs, design, dkey, domains)
@@ -334,16 +337,11 @@ class _Domains:
     the rows name: every lookup below is an array index, never a scan of the rows."""
 
     def __init__(self, results: dict, p2p: pd.DataFrame) -> None:
-        codes, cards = pd.factorize(pd.concat([p2p["src"].astype(str), p2p["dst"].astype(str)],
-                                              ignore_index=True))
-        self.src, self.dst = codes[:len(p2p)], codes[len(p2p):]
-        self.cards = pd.Index(cards, dtype=object)
+        (self.src, self.dst), self.cards = id_codes(p2p["src"], p2p["dst"])
         host = pd.Series(self.cards.str.rsplit("/", n=1).str[0], dtype=object)
-        self.host_code, self.hosts = pd.factorize(host)   # per card code
-        self.host_of_card = host.to_numpy()
-        tier = _tiers(p2p)
-        self.tier, self.tiers = pd.factorize(tier)  # per row
-        self.tiers = list(self.tiers)
+        self.hosts = pd.unique(host)
+        (self.tier,), tiers = id_codes(_tiers(p2p))  # per row
+        self.tiers = list(tiers)
         sns = ((results.get("topology") or {}).get("supernodes")) or []
         if sns:
             self.names = [str(sn.get("name", "?")) for sn in sns]
@@ -354,6 +352,16 @@ class _Domains:
             host_dom = {h: 0 for h in self.hosts}
             self.hosts_of = [sorted(set(self.hosts), key=natural_key)]
         self.dom = host.map(host_dom).fillna(-1).to_numpy(int)   # per card code
+
+    def local_positions(self) -> tuple[np.ndarray, int]:
+        """Each card's position among its supernode's cards (per card code), and the
+        largest supernode's card count."""
+        order = np.argsort(self.dom, kind="stable")
+        counts = np.bincount(self.dom + 1)          # cards outside every supernode count at 0
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        local = np.empty(len(self.dom), dtype=np.int64)
+        local[order] = np.arange(len(order)) - starts[self.dom[order] + 1]
+        return local, int(counts.max()) if len(counts) else 0
 
     def tier_code(self, tier: str) -> int:
         return self.tiers.index(tier) if tier in self.tiers else -1
@@ -368,59 +376,88 @@ class _Domains:
         return out
 
 
-def _directed(p2p: pd.DataFrame, col: str, rev_col: str | None, domains: _Domains) -> pd.DataFrame:
-    """One record per measured direction (codes ``a -> b``, value). A row without a reverse
-    measurement stands for both directions (latency is half a round trip anyway)."""
-    fwd = pd.to_numeric(p2p[col], errors="coerce").to_numpy(float)
+def _directed(p2p: pd.DataFrame, col: str, rev_col: str | None, domains: _Domains,
+              at: np.ndarray) -> pd.DataFrame:
+    """One record per measured direction (codes ``a -> b``, value) of the rows ``at``
+    (positions). A row without a reverse measurement stands for both directions
+    (latency is half a round trip anyway)."""
+    fwd = pd.to_numeric(p2p[col], errors="coerce").to_numpy(float)[at]
     back = fwd
     if rev_col and rev_col in p2p.columns:
-        back = pd.to_numeric(p2p[rev_col], errors="coerce").to_numpy(float)
+        back = pd.to_numeric(p2p[rev_col], errors="coerce").to_numpy(float)[at]
         back = np.where(np.isnan(back), fwd, back)
-    ok_status = _status_ok(p2p).to_numpy(bool)
-    a = np.concatenate([domains.src, domains.dst])
-    b = np.concatenate([domains.dst, domains.src])
+    ok_status = _status_ok(p2p).to_numpy(bool)[at]
+    src, dst, tier = domains.src[at], domains.dst[at], domains.tier[at]
     v = np.concatenate([fwd, back])
     ok = np.concatenate([ok_status, ok_status])
-    dom_a, dom_b = domains.dom[a], domains.dom[b]
-    return pd.DataFrame({"a": a, "b": b, "tier": np.concatenate([domains.tier, domains.tier]), "value": v,
-                         "ok": ok & ~np.isnan(v), "failed": ~ok,
-                         "dom": np.where(dom_a == dom_b, dom_a, -1)})
+    dom = domains.dom[src]
+    return pd.DataFrame({"a": np.concatenate([src, dst]), "b": np.concatenate([dst, src]),
+                         "tier": np.concatenate([tier, tier]), "value": v,
+                         "ok": ok & ~np.isnan(v), "failed": ~ok, "dom": np.concatenate([dom, dom])})
 
 
 def _per_direction(pairs: pd.DataFrame, domains: _Domains) -> pd.DataFrame:
-    """One record per direction ``a -> b``: the median over its rounds, in one grouped pass."""
-    key = pairs["a"].to_numpy(np.int64) * len(domains.cards) + pairs["b"].to_numpy(np.int64)
-    pairs = pairs.assign(value=pairs["value"].where(pairs["ok"]), key=key)
-    g = pairs.groupby("key", sort=False)
-    out = g[["a", "b", "tier", "dom"]].first()
-    out["value"] = g["value"].median()
-    out["score"] = g["score"].median()
-    out["n_ok"] = g["ok"].sum()
-    out["n_fail"] = g["failed"].sum()
-    return out.reset_index(drop=True)
+    """One record per direction ``a -> b``: the median over its rounds, in first-seen
+    order. Most directions are measured once and pass as they are; only the repeated
+    ones (retests, several rounds) are grouped, and their median lands on the first."""
+    a, b = pairs["a"].to_numpy(np.int64), pairs["b"].to_numpy(np.int64)
+    ok = pairs["ok"].to_numpy(bool)
+    cols = {"a": a, "b": b, "tier": pairs["tier"].to_numpy(), "dom": pairs["dom"].to_numpy(),
+            "value": np.where(ok, pairs["value"].to_numpy(float), np.nan),
+            "score": pairs["score"].to_numpy(float, copy=True), "n_ok": ok.astype(np.int64),
+            "n_fail": pairs["failed"].to_numpy(bool).astype(np.int64)}
+    key, repeated = _direction_keys(a, b, cols["dom"], domains)
+    if not repeated.any():
+        return pd.DataFrame(cols)
+    at = np.flatnonzero(repeated)
+    _, first, group = np.unique(key[at], return_index=True, return_inverse=True)
+    g = pd.DataFrame({k: cols[k][at] for k in ("value", "score", "n_ok", "n_fail")}).groupby(group.ravel())
+    head = at[first]                       # each repeated direction's first row takes the merge
+    cols["value"][head], cols["score"][head] = g["value"].median().to_numpy(), g["score"].median().to_numpy()
+    cols["n_ok"][head], cols["n_fail"][head] = g["n_ok"].sum().to_numpy(), g["n_fail"].sum().to_numpy()
+    keep = ~repeated
+    keep[head] = True
+    return pd.DataFrame({k: v[keep] for k, v in cols.items()})
+
+
+def _direction_keys(a: np.ndarray, b: np.ndarray, dom: np.ndarray, domains: _Domains) -> tuple[np.ndarray, np.ndarray]:
+    """A key per direction and whether it occurs more than once. Both ends are in one
+    supernode, so the key is (supernode, position of a, position of b) and counting
+    is a bincount over a few million slots; a fleet without supernodes hashes."""
+    local, size = domains.local_positions()
+    slots = (int(dom.max()) + 1 if len(dom) else 0) * size * size
+    if 0 < slots <= 1 << 26:
+        key = (dom.astype(np.int64) * size + local[a]) * size + local[b]
+        return key, np.bincount(key, minlength=slots)[key] > 1
+    key = a * len(domains.cards) + b
+    return key, pd.Series(key).duplicated(keep=False).to_numpy()
 
 
 def _tiers(p2p: pd.DataFrame) -> pd.Series:
     """The row's tier; where a backend left it out, intra_host or scale_up by host."""
     tier = _col(p2p, "tier")
     if tier.notna().all():
-        return tier.astype(str)
+        return tier if isinstance(tier.dtype, pd.CategoricalDtype) else tier.astype(str)
     src, dst = p2p["src"].astype(str), p2p["dst"].astype(str)
     same_host = (src.str.rsplit("/", n=1).str[0] == dst.str.rsplit("/", n=1).str[0])
     return tier.fillna(same_host.map({True: INTRA_HOST, False: SCALE_UP})).astype(str)
 
 
 def _tier_refs(pairs: pd.DataFrame, design: dict[str, dict], dkey: str, domains: _Domains) -> dict[str, tuple]:
-    """Reference per tier: the design value, or the tier's median when design is missing."""
+    """Reference per tier that has a measurement: the design value, or the tier's median
+    when design is missing (the only case that reads the values)."""
     refs = {}
-    for code, grp in pairs[pairs["ok"]].groupby("tier"):
-        tier = domains.tiers[code]
-        d = (design.get(tier) or {}).get(dkey)
+    ok = pairs["ok"].to_numpy(bool)
+    tier = pairs["tier"].to_numpy()
+    measured = np.bincount(tier[ok], minlength=len(domains.tiers))
+    for code in np.flatnonzero(measured):
+        name = domains.tiers[code]
+        d = (design.get(name) or {}).get(dkey)
         if d and d > 0:
-            refs[tier] = (d, "design")
+            refs[name] = (d, "design")
         else:
-            med = float(grp["value"].median())
-            refs[tier] = (med, "median") if med > 0 else (None, "none")
+            med = float(np.median(pairs["value"].to_numpy(float)[ok & (tier == code)]))
+            refs[name] = (med, "median") if med > 0 else (None, "none")
     return refs
 
 
@@ -522,10 +559,14 @@ def _ref_text(refs: dict[str, tuple], sub: pd.DataFrame, unit: str, domains: _Do
 
 
 def _worst(sub: pd.DataFrame, unit: str, domains: _Domains, k: int = 3) -> list[str]:
-    """The worst measured directions (lowest score), since large maps have no hover text."""
-    scored = sub[sub["score"].notna()].nsmallest(k, "score")
-    return [f"{domains.cards[r.a]} \u2192 {domains.cards[r.b]}: {r.value:.4g} {unit} ({r.score:.0%})"
-            for r in scored.itertuples()]
+    """The worst measured directions (lowest score; ties in row order), since large maps
+    have no hover text."""
+    score = sub["score"].to_numpy(float)
+    at = np.flatnonzero(~np.isnan(score))
+    at = at[np.argsort(score[at], kind="stable")[:k]]
+    a, b, value = sub["a"].to_numpy()[at], sub["b"].to_numpy()[at], sub["value"].to_numpy(float)[at]
+    return [f"{domains.cards[i]} \u2192 {domains.cards[j]}: {v:.4g} {unit} ({s:.0%})"
+            for i, j, v, s in zip(a, b, value, score[at])]
 
 
 def _flagged_supernodes(results: dict, domains: _Domains) -> dict[str, set[str]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 from markupsafe import escape
@@ -383,11 +384,13 @@ def block_heatmap(labels: Sequence[str], score: Sequence[Sequence[float]], *, ti
     crosses, outlines = [], []
     for i in range(n):
         y = top + cs * i
+        row_fail = failed[i] if failed is not None else [False] * n
+        fills = [_block_fill(v, f) for v, f in zip(score[i], row_fail)]
         j = 0
         while j < n:
-            fill = _block_fill(score[i][j], failed is not None and failed[i][j])
+            fill = fills[j]
             k = j + 1
-            while k < n and _block_fill(score[i][k], failed is not None and failed[i][k]) == fill:
+            while k < n and fills[k] == fill:
                 k += 1
             runs.setdefault(fill, []).append(f"M{margin + cs * j} {y}h{cs * (k - j)}v{cs}h{-cs * (k - j)}z")
             j = k
@@ -415,7 +418,13 @@ def _block_fill(score: float, failed: bool) -> str:
         return FAILED_FILL
     if score is None or math.isnan(score):
         return MISSING_FILL
-    return score_color(min(1.0, max(0.5, math.floor(score / QUANTUM) * QUANTUM)))
+    return _binned_color(math.floor(score / QUANTUM))
+
+
+@lru_cache(maxsize=None)
+def _binned_color(q: int) -> str:
+    """The colour of a score bin (a few dozen bins: each computed once per process)."""
+    return score_color(min(1.0, max(0.5, q * QUANTUM)))
 
 
 @dataclass(frozen=True)
