@@ -35,3 +35,34 @@ def id_codes(*cols: pd.Series) -> tuple[list[np.ndarray], pd.Index]:
         codes = [renumber[c] for c in codes]
         values = values[used]
     return codes, pd.Index(values, dtype=object)
+
+
+def repeated(key: np.ndarray) -> np.ndarray:
+    """Mask of the entries of ``key`` (integers) that occur more than once: one sort of
+    the keys, then a binary search for the few repeated ones (no hashing)."""
+    s = np.sort(key)
+    twice = np.unique(s[1:][s[1:] == s[:-1]])
+    if not len(twice):
+        return np.zeros(len(key), dtype=bool)
+    at = np.minimum(np.searchsorted(twice, key), len(twice) - 1)
+    return twice[at] == key
+
+
+def merge_repeated(key: np.ndarray, cols: dict[str, np.ndarray], how: dict[str, str]) -> dict[str, np.ndarray]:
+    """Rows with the same ``key`` merged into the first of them (``how``: column ->
+    ``median``, ``sum``, ``all`` or ``first``), the rest dropped; first-seen order kept.
+    Rows whose key is unique pass as they are, so only the repeated ones are grouped."""
+    rep = repeated(key)
+    if not rep.any():
+        return cols
+    at = np.flatnonzero(rep)
+    _, first, group = np.unique(key[at], return_index=True, return_inverse=True)
+    g = pd.DataFrame({k: cols[k][at] for k, h in how.items() if h != "first"}).groupby(group.ravel())
+    head = at[first]
+    out = {k: v.copy() for k, v in cols.items()}
+    for k, h in how.items():
+        if h != "first":
+            out[k][head] = getattr(g[k], h)().to_numpy()
+    keep = ~rep
+    keep[head] = True
+    return {k: v[keep] for k, v in out.items()}

@@ -37,7 +37,7 @@ from ..errors import ConfigError
 from ..health.ops import band_of, outside_band
 from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 from . import svg
-from .codes import id_codes
+from .codes import id_codes, merge_repeated
 from .firstscreen import first_screen
 from .json_out import write_text_atomic
 
@@ -353,16 +353,6 @@ class _Domains:
             self.hosts_of = [sorted(set(self.hosts), key=natural_key)]
         self.dom = host.map(host_dom).fillna(-1).to_numpy(int)   # per card code
 
-    def local_positions(self) -> tuple[np.ndarray, int]:
-        """Each card's position among its supernode's cards (per card code), and the
-        largest supernode's card count."""
-        order = np.argsort(self.dom, kind="stable")
-        counts = np.bincount(self.dom + 1)          # cards outside every supernode count at 0
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        local = np.empty(len(self.dom), dtype=np.int64)
-        local[order] = np.arange(len(order)) - starts[self.dom[order] + 1]
-        return local, int(counts.max()) if len(counts) else 0
-
     def tier_code(self, tier: str) -> int:
         return self.tiers.index(tier) if tier in self.tiers else -1
 
@@ -404,33 +394,11 @@ def _per_direction(pairs: pd.DataFrame, domains: _Domains) -> pd.DataFrame:
     ok = pairs["ok"].to_numpy(bool)
     cols = {"a": a, "b": b, "tier": pairs["tier"].to_numpy(), "dom": pairs["dom"].to_numpy(),
             "value": np.where(ok, pairs["value"].to_numpy(float), np.nan),
-            "score": pairs["score"].to_numpy(float, copy=True), "n_ok": ok.astype(np.int64),
+            "score": pairs["score"].to_numpy(float), "n_ok": ok.astype(np.int64),
             "n_fail": pairs["failed"].to_numpy(bool).astype(np.int64)}
-    key, repeated = _direction_keys(a, b, cols["dom"], domains)
-    if not repeated.any():
-        return pd.DataFrame(cols)
-    at = np.flatnonzero(repeated)
-    _, first, group = np.unique(key[at], return_index=True, return_inverse=True)
-    g = pd.DataFrame({k: cols[k][at] for k in ("value", "score", "n_ok", "n_fail")}).groupby(group.ravel())
-    head = at[first]                       # each repeated direction's first row takes the merge
-    cols["value"][head], cols["score"][head] = g["value"].median().to_numpy(), g["score"].median().to_numpy()
-    cols["n_ok"][head], cols["n_fail"][head] = g["n_ok"].sum().to_numpy(), g["n_fail"].sum().to_numpy()
-    keep = ~repeated
-    keep[head] = True
-    return pd.DataFrame({k: v[keep] for k, v in cols.items()})
-
-
-def _direction_keys(a: np.ndarray, b: np.ndarray, dom: np.ndarray, domains: _Domains) -> tuple[np.ndarray, np.ndarray]:
-    """A key per direction and whether it occurs more than once. Both ends are in one
-    supernode, so the key is (supernode, position of a, position of b) and counting
-    is a bincount over a few million slots; a fleet without supernodes hashes."""
-    local, size = domains.local_positions()
-    slots = (int(dom.max()) + 1 if len(dom) else 0) * size * size
-    if 0 < slots <= 1 << 26:
-        key = (dom.astype(np.int64) * size + local[a]) * size + local[b]
-        return key, np.bincount(key, minlength=slots)[key] > 1
-    key = a * len(domains.cards) + b
-    return key, pd.Series(key).duplicated(keep=False).to_numpy()
+    merged = merge_repeated(a * len(domains.cards) + b, cols,
+                            {"value": "median", "score": "median", "n_ok": "sum", "n_fail": "sum"})
+    return pd.DataFrame(merged)
 
 
 def _tiers(p2p: pd.DataFrame) -> pd.Series:

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..columns import kind_rows
+from .codes import id_codes, merge_repeated
 from .json_out import write_text_atomic
 
 RUN_VERDICTS = ("pass", "fail", "error")
@@ -171,39 +172,45 @@ def _card_labels(card: pd.Series, supernode: dict[str, str]) -> pd.DataFrame:
 
 def card_p2p(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
     """Per card and tier: min and median pair bandwidth (bytes/s), median pair p99
-    latency (s) and failed pairs; grouped, one pass each, over both ends of each pair."""
+    latency (s) and failed pairs, over both ends of each pair. Cards and tiers are
+    integer codes (no per-row strings); a pair measured in several rounds is merged to
+    its median first, and the per-card statistics are one grouped pass."""
     p2p = _of_kind(rows, "p2p", {"src", "dst", "bw_GBps"})
     if p2p.empty:
         return pd.DataFrame()
-    ok = p2p["status"].fillna("ok").eq("ok") if "status" in p2p.columns else pd.Series(True, index=p2p.index)
-    fwd = pd.to_numeric(p2p["bw_GBps"], errors="coerce")
-    rev = pd.to_numeric(p2p["bw_rev_GBps"], errors="coerce") if "bw_rev_GBps" in p2p.columns else fwd
-    count = fwd.notna().astype(int) + rev.notna().astype(int)   # one direction may be missing
-    both = (fwd.fillna(0.0) + rev.fillna(0.0)) / count.where(count > 0)
-    p99 = (pd.to_numeric(p2p["lat_p99_us"], errors="coerce") if "lat_p99_us" in p2p.columns
-           else pd.Series(np.nan, index=p2p.index))
-    tier = p2p["tier"].fillna("") if "tier" in p2p.columns else pd.Series("", index=p2p.index)
-    # Integer codes for cards and tiers: two grouped passes over millions of rows.
-    codes, cards = pd.factorize(pd.concat([p2p["src"].astype(str), p2p["dst"].astype(str)], ignore_index=True))
-    tcode, tiers = pd.factorize(tier.astype(str))
+    ok = (p2p["status"].fillna("ok").eq("ok") if "status" in p2p.columns
+          else pd.Series(True, index=p2p.index)).to_numpy(bool)
+    fwd = pd.to_numeric(p2p["bw_GBps"], errors="coerce").to_numpy(float)
+    rev = pd.to_numeric(p2p["bw_rev_GBps"], errors="coerce").to_numpy(float) if "bw_rev_GBps" in p2p.columns else fwd
+    count = ~np.isnan(fwd) * 1 + ~np.isnan(rev) * 1   # one direction may be missing
+    with np.errstate(invalid="ignore", divide="ignore"):
+        both = (np.nan_to_num(fwd) + np.nan_to_num(rev)) / np.where(count > 0, count, np.nan)
+    p99 = (pd.to_numeric(p2p["lat_p99_us"], errors="coerce").to_numpy(float) if "lat_p99_us" in p2p.columns
+           else np.full(len(p2p), np.nan))
+    tier = p2p["tier"] if "tier" in p2p.columns else pd.Series("", index=p2p.index)
+    if not isinstance(tier.dtype, pd.CategoricalDtype):
+        tier = tier.fillna("")
+    (a, b), cards = id_codes(p2p["src"], p2p["dst"])
+    (t,), tiers = id_codes(tier)
+    tiers = ["" if v == "nan" else v for v in tiers]   # a missing tier
     n, nt = len(cards), max(len(tiers), 1)
-    a, b = codes[:len(p2p)].astype(np.int64), codes[len(p2p):].astype(np.int64)
-    pairs = pd.DataFrame({"a": a, "b": b, "t": tcode, "bw": (both.where(ok) * GB).to_numpy(float),
-                          "p99": (p99.where(ok) * US).to_numpy(float), "failed": (~ok).to_numpy(bool)})
     # One value per pair (the median over its rounds), then both ends of it.
-    g = pairs.groupby((a * n + b) * nt + tcode, sort=False)
-    per_pair = g[["a", "b", "t"]].first()
-    per_pair["bw"], per_pair["p99"], per_pair["failed"] = g["bw"].median(), g["p99"].median(), g["failed"].all()
-    ends = pd.concat([per_pair.rename(columns={"a": "card"}).drop(columns="b"),
-                      per_pair.rename(columns={"b": "card"}).drop(columns="a")], ignore_index=True)
-    e = ends.groupby(ends["card"].to_numpy(np.int64) * nt + ends["t"].to_numpy(), sort=False)
-    out = e[["card", "t"]].first()
-    out["bw_min"], out["bw_median"] = e["bw"].min(), e["bw"].median()
-    out["lat_p99"], out["failed"] = e["p99"].median(), e["failed"].sum()
+    pair = merge_repeated((a * n + b) * nt + t,
+                          {"a": a, "b": b, "t": t, "bw": np.where(ok, both * GB, np.nan),
+                           "p99": np.where(ok, p99 * US, np.nan), "failed": ~ok},
+                          {"bw": "median", "p99": "median", "failed": "all"})
+    card, tc = np.concatenate([pair["a"], pair["b"]]), np.concatenate([pair["t"], pair["t"]])
+    ends = pd.DataFrame({"bw": np.concatenate([pair["bw"], pair["bw"]]),
+                         "p99": np.concatenate([pair["p99"], pair["p99"]]),
+                         "failed": np.concatenate([pair["failed"], pair["failed"]]).astype(np.int64)})
+    e = ends.groupby(card * nt + tc, sort=False)
+    out = pd.DataFrame({"bw_min": e["bw"].min(), "bw_median": e["bw"].median(),
+                        "lat_p99": e["p99"].median(), "failed": e["failed"].sum()})
+    key = out.index.to_numpy()
     out = out.reset_index(drop=True)
-    out["tier"] = np.asarray(tiers, dtype=object)[out["t"].to_numpy()] if len(tiers) else ""
-    out["card"] = np.asarray(cards, dtype=object)[out["card"].to_numpy()]
-    out = pd.concat([_card_labels(out["card"], supernode), out.drop(columns="t")], axis=1)
+    out["tier"] = np.asarray(tiers, dtype=object)[key % nt] if len(tiers) else ""
+    out.insert(0, "card", np.asarray(cards, dtype=object)[key // nt])
+    out = pd.concat([_card_labels(out["card"], supernode), out], axis=1)
     return _natural(out, ["Hostname", "gpu", "tier"])
 
 
@@ -220,8 +227,9 @@ def card_skew(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
         return pd.DataFrame()
     if "group" in ranks.columns:  # the pairwise narrowing pass is per pair, not a collective
         ranks = ranks[~ranks["group"].astype(str).str.startswith("pair:")]
-    skew = (pd.to_numeric(ranks["skew_us"], errors="coerce") * US).groupby(ranks["card"].astype(str)).median()
-    out = pd.DataFrame({"card": skew.index, "skew": skew.to_numpy()})
+    (card,), cards = id_codes(ranks["card"])
+    skew = (pd.to_numeric(ranks["skew_us"], errors="coerce") * US).groupby(card).median()
+    out = pd.DataFrame({"card": np.asarray(cards, dtype=object)[skew.index.to_numpy()], "skew": skew.to_numpy()})
     out = pd.concat([_card_labels(out["card"], supernode), out], axis=1)
     return _natural(out, ["Hostname", "gpu"])
 
