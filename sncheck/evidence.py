@@ -65,8 +65,9 @@ def _members(entity: str, kind: str, results: dict) -> tuple[set[str], set[str]]
 def _touching(col: pd.Series, pred: Callable[[str], bool]) -> np.ndarray:
     """Mask of the rows whose value in ``col`` satisfies ``pred``; ``pred`` runs once per
     distinct value (categories of a categorical), not once per row."""
-    values = col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else pd.unique(col.dropna())
-    hits = [v for v in values if isinstance(v, str) and pred(v)]
+    values = (col.cat.categories.to_numpy(dtype=object) if isinstance(col.dtype, pd.CategoricalDtype)
+              else pd.unique(col.dropna()))
+    hits = [v for v in values.tolist() if isinstance(v, str) and pred(v)]
     return col.isin(hits).to_numpy(dtype=bool) if hits else np.zeros(len(col), dtype=bool)
 
 
@@ -120,7 +121,10 @@ def _records(parts: list[pd.DataFrame], limit: int) -> tuple[list[dict], int]:
     for p in parts:
         if len(out) >= limit:
             break
-        p = p.iloc[: limit - len(out)].astype(object)
+        p = p.iloc[: limit - len(out)]
+        # Only the ids these rows hold: a fleet's card categories are thousands long.
+        p = p.assign(**{c: p[c].cat.remove_unused_categories() for c in p.columns
+                        if isinstance(p[c].dtype, pd.CategoricalDtype)}).astype(object)
         out.extend({k: v for k, v in r.items() if v is not None}
                    for r in p.where(p.notna(), None).to_dict("records"))
     return out, total
