@@ -43,7 +43,8 @@ from .rows import Columns
 ROWS_DIR = "rows"
 FLUSH_AFTER_S = 0.5      # single rows are written within this long of their arrival
 FLUSH_ROWS = 20_000      # or as soon as this many are waiting
-# Names repeat per row: dictionary pages keep them small; statistics are not needed.
+# Names repeat per row: dictionary pages keep them small; measurements and links are
+# (nearly) unique, so trying a dictionary on them only costs time. No statistics.
 _PARQUET = {"compression": "snappy", "write_statistics": False}
 
 LOCK_NAME = ".sncheck.lock"
@@ -207,7 +208,8 @@ class RunStore:
 
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table, tmp, **_PARQUET)
+            names = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+            pq.write_table(table, tmp, use_dictionary=names, **_PARQUET)
             tmp.replace(folder / name)
         except OSError as e:
             tmp.unlink(missing_ok=True)

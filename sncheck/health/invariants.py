@@ -119,10 +119,15 @@ def _card_gaps(measured: set[str], topo: Topology, layer: str, what: str,
     return out
 
 
+def _distinct(values: pd.Series) -> set:
+    """The distinct values of a column (one hash pass, not a Python object per row)."""
+    return set(values.dropna().unique())
+
+
 def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] | None = None) -> list[Finding]:
     out = []
     facts = kind_rows(rows, "host_fact")
-    read = set(facts["host"]) if not facts.empty else set()
+    read = _distinct(facts["host"]) if not facts.empty else set()
     out += [_not_measured(h, "host", "connectivity", "no host facts were read")
             for h in _hosts(topo, targets) if h not in read]
     if len(topo.cards) < 2:
@@ -131,7 +136,7 @@ def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset
     measured: set[str] = set()
     if not p2p.empty:
         tried = p2p[~p2p["status"].isin(["unreachable", "not_run"])]
-        measured = set(tried["src"]) | set(tried["dst"])
+        measured = _distinct(tried["src"]) | _distinct(tried["dst"])
     return out + _card_gaps(measured, topo, "connectivity", "took part in no peer-to-peer pair test", targets)
 
 
@@ -142,16 +147,16 @@ def stress_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] 
     coll = kind_rows(rows, "collective")
     ranks = kind_rows(rows, "rank")
     nr = kind_rows(rows, "not_run")
-    ran_groups = set(coll["group"]) if not coll.empty else set()
-    reported = set(nr["entity"]) if not nr.empty else set()
+    ran_groups = _distinct(coll["group"]) if not coll.empty else set()
+    reported = _distinct(nr["entity"]) if not nr.empty else set()
     out = []
     measured: set[str] = set()
     ok = coll[coll["status"] == "ok"] if not coll.empty else coll
-    ok_groups = set(ok["group"]) if not ok.empty else set()
+    ok_groups = _distinct(ok["group"]) if not ok.empty else set()
     rank_cards = ranks[ranks["group"].isin(ok_groups)] if not ranks.empty else ranks
-    with_ranks = set(rank_cards["group"]) if not rank_cards.empty else set()
+    with_ranks = _distinct(rank_cards["group"]) if not rank_cards.empty else set()
     if not rank_cards.empty:
-        measured |= set(rank_cards["card"])
+        measured |= _distinct(rank_cards["card"])
     for g in planned:
         if g.id in ok_groups and g.id not in with_ranks:
             measured |= set(g.members)  # a tool without per-rank rows (nccl-tests) ran the group whole

@@ -306,13 +306,19 @@ def golden_loss(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     g = kind_rows(rows, "golden")
     if g.empty:
         return pd.DataFrame(columns=["group", "stage", "loss", "step_time_s", "members"])
-    out = []
-    for (group, stage), rg in g.groupby(["group", "stage"], sort=True):
-        out.append({"group": group, "stage": stage,
-                    "loss": rg.sort_values("step")["loss"].astype(float).to_numpy(),
-                    "step_time_s": float(rg["step_time_s"].median()),
-                    "members": _group_members(group, ctx.topo)})
-    return pd.DataFrame(out)
+    g = g[g["group"].notna() & g["stage"].notna()]
+    if g.empty:
+        return pd.DataFrame(columns=["group", "stage", "loss", "step_time_s", "members"])
+    by = g.groupby(["group", "stage"], sort=True, observed=True)
+    replica = by.ngroup().to_numpy()
+    order = np.lexsort((g["step"].to_numpy(), replica))  # by replica, each in step order
+    starts = np.flatnonzero(np.r_[True, replica[order][1:] != replica[order][:-1]])
+    curves = np.split(g["loss"].astype(float).to_numpy()[order], starts[1:])
+    keys = by.size().index
+    return pd.DataFrame({"group": keys.get_level_values(0).astype(object),
+                         "stage": keys.get_level_values(1).astype(object), "loss": curves,
+                         "step_time_s": by["step_time_s"].median().to_numpy(float),
+                         "members": [_group_members(group, ctx.topo) for group in keys.get_level_values(0)]})
 
 
 def golden_step_time(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:

@@ -65,8 +65,9 @@ def _bound(rule: "Rule") -> tuple[str, float]:
 
 # ------------------------------------------------------------------ findings from pairs
 class _Touching:
-    """Which pairs touch an entity, as masks over integer card codes: one factorize of
-    the pair ends, then a vectorized ``isin`` per culprit (never a scan over strings)."""
+    """Which pairs touch an entity, as row positions: one factorize of the pair ends and
+    one sort of the rows by each end's card code, then each culprit's rows are looked up
+    per card (never a scan of every pair per culprit)."""
 
     def __init__(self, cells: pd.DataFrame, ctx: DetectContext) -> None:
         src, dst = cells["src"], cells["dst"]
@@ -78,8 +79,23 @@ class _Touching:
             self.src, self.dst = codes[:len(cells)], codes[len(cells):]
             self.cards = pd.Index(uniques, dtype=object)
         self.ctx = ctx
+        self._by: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
-    def mask(self, entity: str, kind: str) -> np.ndarray:
+    def _rows_by(self, end: str) -> tuple[np.ndarray, np.ndarray]:
+        """Row positions sorted by the card code at ``end``, and where each code starts."""
+        if end not in self._by:
+            codes = self.src if end == "src" else self.dst
+            order = np.argsort(codes, kind="stable")
+            starts = np.searchsorted(codes[order], np.arange(len(self.cards) + 1))
+            self._by[end] = (order, starts)
+        return self._by[end]
+
+    def _at(self, end: str, code: int) -> np.ndarray:
+        order, starts = self._rows_by(end)
+        return order[starts[code]:starts[code + 1]]
+
+    def rows(self, entity: str, kind: str) -> np.ndarray:
+        """Positions of the pairs that touch ``entity`` (a link: that pair's), ascending."""
         if kind == "link":
             members = list(split_link(entity))
         elif kind == "card":
@@ -92,10 +108,12 @@ class _Touching:
         codes = codes[codes >= 0]
         if kind == "link":
             if len(codes) < 2:
-                return np.zeros(len(self.src), dtype=bool)
+                return np.zeros(0, dtype=np.intp)
             a, b = codes[0], codes[1]
-            return ((self.src == a) & (self.dst == b)) | ((self.src == b) & (self.dst == a))
-        return np.isin(self.src, codes) | np.isin(self.dst, codes)
+            ab, ba = self._at("src", a), self._at("src", b)
+            return np.unique(np.concatenate([ab[self.dst[ab] == b], ba[self.dst[ba] == a]]))
+        parts = [self._at(end, c) for c in codes for end in ("src", "dst")]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.intp)
 
 
 def pair_findings(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext, flagged: set[str] = frozenset(),
@@ -110,13 +128,13 @@ def pair_findings(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext, flagged
     design = cells["design"].to_numpy(float) if "design" in cells else None
     out = []
     for c in culprits:
-        mask = touching.mask(c.entity, c.kind)
-        n_touching = int(mask.sum())
+        at = touching.rows(c.entity, c.kind)
+        n_touching = len(at)
         if design is not None and expected is None:
-            exp = jsonable(_median(design[mask]))
+            exp = jsonable(_median(design[at]))
         else:
-            exp = jsonable(expected if expected is not None else _median(values[mask]))
-        measured = jsonable(c.cells["value"].median() if not c.cells.empty else _median(values[mask]))
+            exp = jsonable(expected if expected is not None else _median(values[at]))
+        measured = jsonable(c.cells["value"].median() if not c.cells.empty else _median(values[at]))
         failed = int(c.cells["failed"].sum()) if "failed" in c.cells else 0
         if c.kind == "link":
             what = f"link {c.entity}: {rule.summary} between two otherwise healthy cards"
