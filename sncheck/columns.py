@@ -137,13 +137,20 @@ def merge_schema(schema: pa.Schema | None, table: pa.Table) -> pa.Schema:
     return pa.schema(fields)
 
 
-def to_frame(tables: Iterable[pa.Table], kind: str) -> pd.DataFrame:
-    """Tables of one kind as one pandas frame (JSON columns decoded to values)."""
-    tables = list(tables)
+def to_frame(tables: list[pa.Table], kind: str, release: bool = False) -> pd.DataFrame:
+    """Tables of one kind as one pandas frame (JSON columns decoded to values).
+
+    ``release``: the tables are the caller's to give up: the list is emptied and each
+    column's Arrow memory is freed as it is converted (never two copies of a kind)."""
     if not tables:
         return pd.DataFrame(columns=[name for name, _ in columns_of(kind)])
     table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
-    df = table.to_pandas(split_blocks=True)
+    if release:
+        tables.clear()
+        df = table.to_pandas(split_blocks=True, self_destruct=True)
+        del table
+    else:
+        df = table.to_pandas(split_blocks=True)
     for name, type_name in columns_of(kind):
         if type_name == "json" and name in df:
             df[name] = pd.Series([None if v is None or v != v else json.loads(v) for v in df[name]],
@@ -203,27 +210,27 @@ def _equal(column: pa.ChunkedArray, value: Any) -> Any:
     return True if pc.all(mask).as_py() else mask
 
 
-def append_frame(head: pd.DataFrame, tail: pd.DataFrame) -> pd.DataFrame | None:
-    """``head`` followed by ``tail`` (frames of one kind from :func:`to_frame`), typed as
-    :func:`to_frame` of all their tables would type it; None where that is not sure
-    (the caller converts the tables again)."""
+def join_frames(head: pd.DataFrame, tail: pd.DataFrame) -> pd.DataFrame:
+    """``head`` then ``tail`` (frames of one kind, from :func:`to_frame`), typed as one
+    conversion of both would type them: an id column stays categorical, over the union
+    of both sides' categories (the codes of ``head`` are kept, not rebuilt)."""
     if not len(tail):
         return head
-    if not len(head) or list(head.columns) != list(tail.columns):
-        return None
+    if not len(head):
+        return tail
     out = {}
-    for name in head.columns:
-        x, y = head[name], tail[name]
-        if isinstance(x.dtype, pd.CategoricalDtype) and isinstance(y.dtype, pd.CategoricalDtype):
+    for name in dict.fromkeys([*head.columns, *tail.columns]):
+        x = head[name] if name in head else pd.Series(None, index=range(len(head)), dtype=object)
+        y = tail[name] if name in tail else pd.Series(None, index=range(len(tail)), dtype=object)
+        cat_x, cat_y = isinstance(x.dtype, pd.CategoricalDtype), isinstance(y.dtype, pd.CategoricalDtype)
+        if cat_x and cat_y:
             try:
                 out[name] = pd.Series(union_categoricals([x.array, y.array], ignore_order=True), name=name)
+                continue
             except TypeError:  # categories of other types (a part where it is all missing)
-                return None
-            continue
-        widened = {str(x.dtype), str(y.dtype)}  # a part with missing values: as Arrow converts it
-        if x.dtype != y.dtype and widened not in ({"bool", "object"}, {"int64", "float64"}):
-            return None
-        out[name] = pd.concat([x, y], ignore_index=True)
+                pass
+        both = pd.concat([x.reset_index(drop=True), y.reset_index(drop=True)], ignore_index=True)
+        out[name] = both.astype(object).astype("category") if cat_x or cat_y else both
     return pd.DataFrame(out, copy=False)
 
 

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .columns import RowFrames, append_frame, batch_table, conform, merge_schema, rows_table, select_tables, to_frame
+from .columns import RowFrames, batch_table, conform, join_frames, merge_schema, rows_table, select_tables, to_frame
 from .errors import ConfigError, HarnessError
 from .report.json_out import write_json
 from .rows import Columns
@@ -84,12 +84,15 @@ class RunStore:
         self.run_id = run_id or new_run_id()
         self.write_error: str | None = None  # why rows stopped being written (a full disk)
         self._lock_directory(force)
+        # Each kind's rows: a pandas frame of those already asked for (their Arrow
+        # tables are then let go: one copy in memory), and the Arrow tables of the
+        # batches that came after it.
         self._tables: dict[str, list[pa.Table]] = defaultdict(list)
+        self._frames: dict[str, pd.DataFrame] = {}
         self._schemas: dict[str, pa.Schema] = {}
         self._parts: dict[str, int] = defaultdict(int)
         self._pending: dict[str, list[dict]] = defaultdict(list)
         self._pending_rows = 0
-        self._cache: dict[str, tuple[int, pd.DataFrame]] = {}
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
         self._closed = False
@@ -223,46 +226,58 @@ class RunStore:
         """The rows of one kind as a pandas frame (optionally only those of ``layer``, and
         whose columns equal the other values given).
 
-        Rows are chosen in Arrow before anything is converted: a confirmation retest
-        converts only its own rows, never the whole run's. The whole kind's frame is
-        kept and grows by the batches that arrive after it was made."""
+        The first time the whole kind is asked for, its batches become one frame, which
+        then grows by the batches that arrive after it. Rows of a later batch are chosen
+        in Arrow before they are converted: a confirmation retest converts only its own
+        rows, never the whole run's."""
         if layer is not None:
             equal = {"layer": layer, **equal}
         with self._lock:
             self._flush_pending()
-            tables = list(self._tables.get(kind, []))
             if equal:
-                chosen = select_tables(tables, equal)
-                if chosen is None:  # a value Arrow cannot compare: pandas decides
-                    return RowFrames({kind: self._whole(kind, tables)}).where(**equal).kind(kind)
-                if len(chosen) != len(tables) or any(c is not t for c, t in zip(chosen, tables)):
-                    return to_frame(chosen or [t.slice(0, 0) for t in tables[:1]], kind)
-            return self._whole(kind, tables)
+                held, chosen, every = self._chosen(kind, equal)
+                if not every:
+                    if not chosen:
+                        return held
+                    tail = to_frame(chosen, kind)
+                    return tail if held.empty else join_frames(held.reset_index(drop=True), tail)
+                del held, chosen  # (so the batches' Arrow memory can go as they convert)
+            return self._whole(kind)
 
-    def _whole(self, kind: str, tables: list[pa.Table]) -> pd.DataFrame:
-        cached = self._cache.get(kind)
-        if cached is not None and cached[0] == len(tables):
-            return cached[1]
-        if cached is not None and cached[0] < len(tables):
-            grown = append_frame(cached[1], to_frame(tables[cached[0]:], kind))
-            if grown is not None:
-                self._cache[kind] = (len(tables), grown)
-                return grown
-        self._cache.pop(kind, None)  # (not held twice while the new one is made)
-        df = to_frame(tables, kind)
-        self._cache[kind] = (len(tables), df)
-        return df
+    def _chosen(self, kind: str, equal: dict) -> tuple[pd.DataFrame, list[pa.Table], bool]:
+        """The held rows that match (a frame), the later batches' rows that match (Arrow
+        tables), and whether that is every row of the kind."""
+        held, tables = self._frames.get(kind), self._tables.get(kind, [])
+        chosen = select_tables(tables, equal)
+        if chosen is None:  # a value Arrow cannot compare: pandas decides
+            return RowFrames({kind: self._whole(kind)}).where(**equal).kind(kind), [], False
+        every = len(chosen) == len(tables) and all(c is t for c, t in zip(chosen, tables))
+        if held is None:
+            return to_frame([t.slice(0, 0) for t in tables[:1]], kind), chosen, every
+        mine = RowFrames({kind: held}).where(**equal).kind(kind)
+        return mine, chosen, every and len(mine) == len(held)
+
+    def _whole(self, kind: str) -> pd.DataFrame:
+        """Every row of ``kind``: the held frame grown by the batches since (their Arrow
+        tables are converted once and let go)."""
+        held, tables = self._frames.get(kind), self._tables.pop(kind, [])
+        if not tables:
+            return held if held is not None else to_frame([], kind)
+        tail = to_frame(tables, kind, release=True)  # (empties ``tables``)
+        self._frames[kind] = tail if held is None else join_frames(held, tail)
+        return self._frames[kind]
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """Every kind's rows (optionally only those of ``layer``), one frame per kind."""
         with self._lock:
             self._flush_pending()
-            kinds = list(self._tables)
+            kinds = list(dict.fromkeys([*self._frames, *self._tables]))
         return RowFrames({k: self.frame(k, layer, **equal) for k in kinds})
 
     def counts(self) -> dict[str, int]:
         with self._lock:
-            return {k: sum(len(t) for t in ts) for k, ts in self._tables.items()}
+            kinds = dict.fromkeys([*self._frames, *self._tables])
+            return {k: len(self._frames.get(k, ())) + sum(len(t) for t in self._tables.get(k, ())) for k in kinds}
 
     def write_results(self, results: dict) -> Path:
         path = self.dir / "results.json"

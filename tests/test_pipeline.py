@@ -137,3 +137,38 @@ def test_sigkill_in_the_stress_layer_keeps_every_completed_batch(tmp_path):
     per_rank = group_ranks.reindex(have.index.get_level_values(0)).to_numpy()
     assert (have.to_numpy() % per_rank == 0).all() and (have.to_numpy() <= want.reindex(have.index).to_numpy()).all()
     assert not (out / "results.json").exists() or json.loads((out / "results.json").read_text())["verdict"] == "error"
+
+
+def test_a_kind_asked_for_then_grown_equals_one_conversion_of_all_its_batches(tmp_path):
+    """The store converts a kind once and lets its Arrow tables go; later batches join
+    that frame. The result is what converting every part at once gives, and a retest's
+    rows (chosen in Arrow) are only its own."""
+    store = RunStore(tmp_path, run_id="r-2")
+    cards = np.array(["n1/gpu0", "n1/gpu1", "n2/gpu0", "n2/gpu1"])
+    store.emit_batch("p2p", {"round": 0, "src": cards[[0, 2]], "dst": cards[[1, 3]], "link": ["a", "b"],
+                             "bw_GBps": np.array([1.0, np.nan]), "checksum_ok": np.array([True, None]),
+                             "status": ["ok", "unreachable"], "tier": "intra_host"})
+    store.emit_batch("p2p", {"round": 1, "src": cards[[0]], "dst": cards[[2]], "link": ["c"],
+                             "bw_GBps": np.array([2.0]), "checksum_ok": np.array([True]),
+                             "status": ["ok"], "tier": "scale_up"})
+    assert len(store.frame("p2p", layer="connectivity")) == 3  # every row: the kind is converted now
+    retest = store.tagged(layer="confirm", confirms="n2/gpu1")
+    retest.batch("p2p", {"round": 0, "src": cards[[3]], "dst": cards[[1]], "link": ["d"], "bw_GBps": [3.0],
+                         "checksum_ok": [False], "status": ["timeout"], "tier": "scale_up", "error": ["late"]})
+    store.emit({"kind": "host_fact", "layer": "connectivity", "host": "n1", "fact": "gpus", "value": 8,
+                "expected": 8, "ok": True, "status": "ok", "message": "", "tool": None})
+    mine = store.frame("p2p", layer="confirm", confirms="n2/gpu1")
+    assert mine["link"].tolist() == ["d"] and mine["error"].tolist() == ["late"]
+    assert store.frame("p2p", layer="confirm", confirms="n1/gpu0").empty
+    assert store.frame("p2p", layer="connectivity")["link"].tolist() == ["a", "b", "c"]
+    assert store.counts() == {"p2p": 4, "host_fact": 1}
+    grown = store.frame("p2p")
+    store.close()
+    at_once = read_frames(tmp_path).kind("p2p")
+    pd.testing.assert_frame_equal(grown.astype({c: str for c in ("kind", "layer", "confirms", "src", "dst", "tier",
+                                                                 "status", "run_id")}),
+                                  at_once.astype({c: str for c in ("kind", "layer", "confirms", "src", "dst",
+                                                                   "tier", "status", "run_id")}))
+    for col in ("src", "dst", "tier", "status", "confirms"):
+        assert isinstance(grown[col].dtype, pd.CategoricalDtype), col
+        assert set(grown[col].cat.categories) == set(at_once[col].cat.categories), col
