@@ -18,7 +18,7 @@ from .yamlio import (LineDict, Source, check_keys, field_int, field_number, fiel
 
 TIERS = ("intra_host", "scale_up", "scale_out")
 BACKENDS = ("mock", "local", "ssh", "slurm")  # the one list of backend names (registry: sncheck.backends)
-DIST_BACKENDS = ("gloo", "nccl")  # torch.distributed backends the probe runs on
+DIST_BACKENDS = ("gloo", "nccl", "hccl")  # torch.distributed backends the probe runs on (hccl: torch_npu)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
 

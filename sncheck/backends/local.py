@@ -58,7 +58,11 @@ from ..plan import ConnectivityPlan, GoldenPlan, Round, StressPlan
 from ..rows import host_fact_row, not_run_row
 from ..safety import interrupt_cause
 from ..topology import Topology, round_robin
+from ..worker.device import BACKEND_DEVICE, DEVICE_MODULES
 from .base import Backend, Emit
+
+# dist backend -> the module its device needs (hccl: torch_npu)
+DEVICE_MODULES_OF_BACKEND = {b: DEVICE_MODULES[k] for b, k in BACKEND_DEVICE.items() if k in DEVICE_MODULES}
 
 LAUNCHERS = ("forkserver", "subprocess")
 CPU_P2P_BYTES = 8 << 20  # gloo over loopback moves ~1 GB/s; 64 MiB x 15 transfers x pairs is slow
@@ -335,6 +339,12 @@ class LocalBackend(Backend):
         dist_backend = options.get("dist_backend") or topo.inventory.dist_backend
         if dist_backend not in (None, *DIST_BACKENDS):
             raise ConfigError(f"dist_backend must be one of {', '.join(DIST_BACKENDS)}, got {dist_backend!r}")
+        if dist_backend in DEVICE_MODULES_OF_BACKEND and importlib.util.find_spec(
+                DEVICE_MODULES_OF_BACKEND[dist_backend]) is None:
+            # the workers would each die on the import: say it once, before starting any
+            raise HarnessError(f"dist_backend {dist_backend} needs {DEVICE_MODULES_OF_BACKEND[dist_backend]}, "
+                               f"which this Python cannot import; install it (Ascend: the torch_npu build "
+                               f"matching torch) or use --dist-backend gloo")
         self._dist_backend = dist_backend
         self.launcher = options.get("launcher") or "forkserver"
         if self.launcher not in LAUNCHERS:
@@ -358,7 +368,14 @@ class LocalBackend(Backend):
         """The torch.distributed backend the workers use (resolved on first use)."""
         if self._dist_backend is None:
             import torch  # imported late: constructing the backend must not need torch
-            self._dist_backend = "nccl" if torch.cuda.is_available() else "gloo"
+
+            from ..worker.device import DeviceUnavailableError, choose
+            self._dist_backend = choose(None, None, torch).backend  # nccl where CUDA is, else gloo
+            if self._dist_backend == "gloo" and importlib.util.find_spec("torch_npu") is not None:
+                try:  # an Ascend machine: npu + hccl through torch_npu
+                    self._dist_backend = choose(None, "npu", torch).backend
+                except DeviceUnavailableError:
+                    pass
         return self._dist_backend
 
     @property
@@ -448,7 +465,8 @@ class LocalBackend(Backend):
 
         rows.append(host_fact_row(h, "torch_version", torch.__version__, None, True, tool="torch"))
         avail = {"gloo": dist.is_available() and dist.is_gloo_available(),
-                 "nccl": dist.is_available() and dist.is_nccl_available() and torch.cuda.is_available()}
+                 "nccl": dist.is_available() and dist.is_nccl_available() and torch.cuda.is_available(),
+                 "hccl": importlib.util.find_spec("torch_npu") is not None and _npu_available(torch)}
         chosen = self.dist_backend
         rows.append(host_fact_row(
             h, "dist_backend", chosen, chosen, avail[chosen], tool="torch.distributed",
@@ -456,6 +474,8 @@ class LocalBackend(Backend):
         if chosen == "nccl":
             # one process per GPU: the cards are the GPUs torch sees
             value, msg = torch.cuda.device_count(), "CUDA devices"
+        elif chosen == "hccl":
+            value, msg = torch.npu.device_count(), "NPU devices (torch_npu)"
         else:
             value, msg = n, "worker ranks (gloo on CPU: one process per card)"
         rows.append(host_fact_row(h, "card_count", value, n, value == n, tool="torch", message=msg))
@@ -625,3 +645,12 @@ class LocalBackend(Backend):
             w.kill()
         for w in workers:
             w.wait(10.0)
+
+
+def _npu_available(torch) -> bool:
+    """Whether torch_npu imports and sees an NPU (it registers ``torch.npu`` on import)."""
+    try:
+        importlib.import_module("torch_npu")
+    except ImportError:
+        return False
+    return bool(getattr(torch, "npu", None) and torch.npu.is_available())

@@ -239,6 +239,7 @@ class SlurmBackend(Backend):
                 "cards": [c for h in hosts for c in self.topo.cards_of_host(h)],
                 "plan": plan, "faults": self.probe_faults(), "seed": self.seed,
                 "op_timeout_s": self.op_timeout_s, "dist_backend": self.dist_backend,
+                "torch_device": registry.torch_device(self.topo.inventory, hosts),  # the vendor's (npu: torch_npu)
                 "supernode_of_host": {h: self.topo.supernode_of_host(h) for h in self.topo.hosts},
                 "heartbeat_dir": None, "golden_config": {}}
 

@@ -32,7 +32,8 @@ Options (keyword arguments; the CLI passes the first four):
 ``known_hosts``          default: inventory ``ssh.known_hosts``, else ``~/.ssh/known_hosts``
 ``accept_new_host_keys`` record keys of hosts seen for the first time
 ``connect_timeout``, ``command_timeout``  default: the inventory's ``ssh`` section
-``dist_backend``         ``gloo`` | ``nccl`` | None (the probe picks nccl where CUDA is)
+``dist_backend``         ``gloo`` | ``nccl`` | ``hccl`` | None (the probe takes the vendor's device:
+                         nccl where CUDA is; an Ascend platform's npu+hccl through torch_npu)
 ``python``               the remote interpreter (``python3``)
 ``job_timeout_s``        longest a torchrun or nccl-tests job may run (3600)
 ``op_timeout_s``         the probe's per-operation timeout (60)
@@ -63,6 +64,7 @@ from ..launch import commands as launch
 from ..vendors import facts as hostfacts
 from ..vendors import registry
 from ..vendors.nvidia.nccl_tests import parse_nccl_tests
+from ..worker.device import DEVICE_MODULES
 from ..rows import collective_row, host_fact_row, not_run_row, p2p_row
 from ..topology import Topology, host_of, link_id, rail_of
 from ..transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
@@ -328,7 +330,10 @@ class SshBackend(Backend):
         return False
 
     def _torch_ready(self, hosts: Sequence[str], layer: str, emit: Emit) -> list[str]:
-        argv = launch.module_check_argv(["torch", launch.TORCH_PROBE_MODULE], self.python)
+        # the module that drives the vendor's device too (torch_npu on Ascend), unless on CPU
+        device = None if self.dist_backend == "gloo" else registry.torch_device(self.topo.inventory, hosts)
+        extra = [DEVICE_MODULES[device]] if device in DEVICE_MODULES else []
+        argv = launch.module_check_argv(["torch", launch.TORCH_PROBE_MODULE, *extra], self.python)
         return self._ready(hosts, layer, emit, argv, "torch probe")
 
     # ------------------------------------------------------------------ layers
@@ -404,6 +409,7 @@ class SshBackend(Backend):
             "cards": [c for h in hosts for c in self.topo.cards_of_host(h)],
             "plan": plan, "faults": self.probe_faults(),
             "seed": self.seed, "op_timeout_s": self.op_timeout_s, "dist_backend": self.dist_backend,
+            "torch_device": registry.torch_device(self.topo.inventory, hosts),  # the vendor's (npu: torch_npu)
             "supernode_of_host": {h: self.topo.supernode_of_host(h) for h in self.topo.hosts},
             "heartbeat_dir": None, "golden_config": {},
         }

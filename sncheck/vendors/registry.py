@@ -45,3 +45,10 @@ def platform(name: str) -> Platform:
 
 def vendor_of(plat: Platform | None) -> Vendor:
     return vendors()[plat.vendor if plat else DEFAULT_VENDOR]
+
+
+def torch_device(inventory, hosts) -> str | None:
+    """The torch probe's device type for a job on ``hosts``: their vendor plug-in's
+    (``cuda``, ``npu``), or None when the hosts' vendors differ."""
+    kinds = {vendor_of(inventory.platform_of(h)).torch_device for h in hosts}
+    return kinds.pop() if len(kinds) == 1 else None

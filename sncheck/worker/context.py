@@ -11,6 +11,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from .device import choose
 from .faults import FaultActor
 
 
@@ -30,9 +31,11 @@ class Ctx:
         self.seed = int(job.get("seed", 0))
         self.op_timeout_s = float(job.get("op_timeout_s", 60.0))
         self.faults = FaultActor(job.get("faults") or [], self.card, self.seed)
-        self.backend = job.get("dist_backend") or ("nccl" if torch.cuda.is_available() else "gloo")
-        self.is_cuda = self.backend == "nccl"
-        self.device = torch.device(f"cuda:{self.local_rank}") if self.is_cuda else torch.device("cpu")
+        # the vendor's device and backend (cuda+nccl, npu+hccl through torch_npu), or gloo on CPU
+        self.dev = choose(job.get("dist_backend"), job.get("torch_device"), torch)
+        self.backend = self.dev.backend
+        self.is_cuda = self.dev.kind == "cuda"
+        self.device = self.dev.torch_device(torch, self.local_rank)
         self.offset_ns = 0
         hb_dir = job.get("heartbeat_dir")
         self._hb = Path(hb_dir) / f"rank{self.rank}" if hb_dir else None
@@ -42,8 +45,8 @@ class Ctx:
     # ---- process group
 
     def init(self) -> None:
-        if self.is_cuda:
-            torch.cuda.set_device(self.device)
+        if self.dev.accelerated:
+            self.dev.module(torch).set_device(self.device)
         else:
             torch.set_num_threads(1)  # ranks share the host's cores
         dist.init_process_group(self.backend, init_method="env://", rank=self.rank,
@@ -67,8 +70,8 @@ class Ctx:
 
     def sync(self) -> None:
         """Wait for queued device work, so host timestamps bracket the real op."""
-        if self.is_cuda:
-            torch.cuda.synchronize(self.device)
+        if self.dev.accelerated:
+            self.dev.module(torch).synchronize(self.device)
 
     def now_ns(self) -> int:
         """This rank's clock, moved onto rank 0's."""
@@ -84,7 +87,7 @@ class Ctx:
     # ---- small collectives
 
     def barrier(self, group=None) -> None:
-        # a tiny all-reduce works the same on gloo and nccl (nccl's barrier needs device ids)
+        # a tiny all-reduce works the same on gloo, nccl and hccl (nccl's barrier needs device ids)
         dist.all_reduce(torch.zeros(1, device=self.device), group=group)
 
     def gather(self, obj: Any) -> list | None:

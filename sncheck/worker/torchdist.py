@@ -17,7 +17,9 @@ Rank, world size and rendezvous come from the torchrun variables (RANK, WORLD_SI
 LOCAL_RANK, MASTER_ADDR, MASTER_PORT), so ``torchrun`` can launch it on remote hosts
 too; the local backend starts it with the same variables. ``gloo`` is used on CPU and
 ``nccl`` (one process per GPU, device ``cuda:LOCAL_RANK``) where CUDA is available,
-unless the job names a ``dist_backend``.
+unless the job names a ``dist_backend``; an Ascend job (the vendor's ``torch_device``
+``npu``, or ``hccl``) runs ``hccl`` on ``npu:LOCAL_RANK`` through torch_npu
+(:mod:`~sncheck.worker.device`).
 
 Rank 0 appends result rows (:mod:`sncheck.rows`) to OUT as JSON lines, flushed as they
 are produced, after gathering every rank's measurements with ``gather_object``. OUT
@@ -34,7 +36,8 @@ Job JSON (``schema: sncheck.job/1``)::
      "seed": 0,
      "op_timeout_s": 60,        # torch.distributed timeout is 2x this (a backstop;
                                 # the local backend's watchdog fires at 1x)
-     "dist_backend": null | "gloo" | "nccl",
+     "dist_backend": null | "gloo" | "nccl" | "hccl",
+     "torch_device": null | "cuda" | "npu",     # the vendor plug-in's device (worker/device.py)
      "supernode_of_host": {"localhost": "local"},   # for the p2p rows' tier
      "heartbeat_dir": null | "/tmp/...",        # each rank touches <dir>/rank<N>
      "serialize_pairs": false,                  # p2p: one pair of a round at a time
@@ -95,6 +98,7 @@ from .calibrate import run_calibrate
 from .clock import clock_sync
 from .collectives import run_collectives
 from .context import Ctx
+from .device import DeviceUnavailableError
 from .lifeline import die_with_parent, pending_jobs, remove_workdirs
 from .p2p import run_p2p
 
@@ -152,6 +156,9 @@ def _run_forked(req: dict, server_pid: int) -> None:
         os.environ.update(req["env"])
         run_job(json.loads(Path(req["job"]).read_text(encoding="utf-8")), req["out"])
         code = 0
+    except DeviceUnavailableError as e:  # one line in the rank's log, not a traceback
+        print(f"DeviceUnavailableError: {e}", file=sys.stderr, flush=True)
+        code = 3
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1
     except BaseException:  # the process boundary: record why, exit non-zero
@@ -283,7 +290,11 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("SNCHECK_DIE_WITH_PARENT") == "1":  # the local backend's subprocess launcher
         die_with_parent(os.getppid())
     job = json.loads(Path(args.job).read_text(encoding="utf-8"))
-    run_job(job, args.out)
+    try:
+        run_job(job, args.out)
+    except DeviceUnavailableError as e:  # one line for the launcher's log, not a traceback
+        print(f"DeviceUnavailableError: {e}", file=sys.stderr)
+        return 3
     return 0
 
 
