@@ -23,6 +23,14 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v pdftotext >/dev/null 2>
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium poppler-utils >/dev/null
 fi
 
+# pdsh: the 128-host SSH fan-out benchmark times sncheck beside `pdsh -R ssh`
+# (tests/bench/bench_fanout_pdsh.py, under --benchmark-enable).
+if ! command -v pdsh >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq pdsh >/dev/null
+fi
+
 python3 -m pip install -q --upgrade pip
 # torch is pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build.
 python3 -m pip install -q "torch==2.13.0"

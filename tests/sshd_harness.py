@@ -95,6 +95,11 @@ class SshdHost:
     def start(self) -> None:
         if self.pid is not None:
             return
+        self.launch()
+        _wait_listening(self)
+
+    def launch(self) -> None:
+        """Start sshd without waiting for it to listen (a cluster starts all, then waits)."""
         argv = [SSHD, "-D", "-f", str(self.config_path), "-E", str(self.log_path)]
         self.proc = subprocess.Popen(
             _with_parent_death_signal(argv),
@@ -102,17 +107,18 @@ class SshdHost:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        _wait_listening(self)
 
-    def kill(self) -> None:
-        """Stop the server and every session it serves, like a host that went down."""
+    def kill(self, tree: dict[int, list[int]] | None = None) -> None:
+        """Stop the server and every session it serves, like a host that went down.
+        ``tree`` (parent pid -> children, read after this sshd was frozen): a cluster
+        stopping all its hosts reads /proc once."""
         if self.proc is None:
             return
         # Freeze the listener first so that it forks no new session while we
         # collect its descendants (once it is dead they are re-parented away).
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.proc.pid, signal.SIGSTOP)
-        for pid in [self.proc.pid, *descendants(self.proc.pid)]:
+        for pid in [self.proc.pid, *descendants(self.proc.pid, tree)]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         self.proc.wait(timeout=5)
@@ -181,9 +187,8 @@ class SshdCluster:
         try:
             if not self.client_key.exists():
                 _keygen(self.client_key, "sncheck-test-client")
-            for host in self.hosts.values():
-                _prepare(host)
-                _start_on_free_port(host)
+            _prepare_all(list(self.hosts.values()))
+            _start_all_on_free_ports(list(self.hosts.values()))
             self.write_known_hosts()
             self.write_ssh_config()
         except BaseException:
@@ -193,9 +198,14 @@ class SshdCluster:
 
     def stop(self) -> None:
         errors = []
+        for host in self.hosts.values():  # freeze every listener, then read /proc once
+            if host.proc is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(host.proc.pid, signal.SIGSTOP)
+        tree = process_tree()
         for host in self.hosts.values():
             try:
-                host.kill()
+                host.kill(tree)
             except Exception as e:  # keep stopping the others; report at the end
                 errors.append(f"{host.name}: {e!r}")
         if errors:
@@ -261,13 +271,23 @@ def _keygen(path: Path, comment: str) -> str:
     return path.with_suffix(".pub").read_text().strip()
 
 
-def _prepare(host: SshdHost) -> None:
-    host.directory.mkdir(parents=True, exist_ok=True)
-    host.bin_dir.mkdir(exist_ok=True)
-    key = host.directory / "ssh_host_ed25519_key"
-    host.host_key_pub = (
-        key.with_suffix(".pub").read_text().strip() if key.exists() else _keygen(key, host.name)
-    )
+def _prepare_all(hosts: Sequence[SshdHost]) -> None:
+    """Directories and host keys; the missing keys are made by ssh-keygens run at once."""
+    making = []
+    for host in hosts:
+        host.directory.mkdir(parents=True, exist_ok=True)
+        host.bin_dir.mkdir(exist_ok=True)
+        key = host.directory / "ssh_host_ed25519_key"
+        if not key.exists():
+            argv = [SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", host.name, "-f", str(key)]
+            making.append((argv, subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                  stderr=subprocess.PIPE)))
+    for argv, proc in making:
+        out, err = proc.communicate()
+        if proc.returncode:
+            raise subprocess.CalledProcessError(proc.returncode, argv, out, err)
+    for host in hosts:
+        host.host_key_pub = (host.directory / "ssh_host_ed25519_key.pub").read_text().strip()
 
 
 def _write_config(host: SshdHost, authorized_keys: Path) -> None:
@@ -300,18 +320,27 @@ SetEnv PATH={path} SNCHECK_TEST_HOST={host.name} SHLVL=1
     )
 
 
-def _start_on_free_port(host: SshdHost, tries: int = 5) -> None:
-    # The free port is found by binding port 0 and letting go: another process
-    # may take it in between, so try again with a new one if sshd cannot bind.
+def _start_all_on_free_ports(hosts: Sequence[SshdHost], tries: int = 5) -> None:
+    # Every sshd is started, then each is waited for: 128 hosts start in about the time
+    # of one. The free port is found by binding port 0 and letting go: another process
+    # may take it in between, so a host whose sshd cannot bind tries again with a new one.
+    pending = [h for h in hosts if h.pid is None]
     for attempt in range(tries):
-        host.port = _free_port(host.address)
-        _write_config(host, host.client_key.with_suffix(".pub"))
-        try:
-            host.start()
+        for host in pending:
+            host.port = _free_port(host.address)
+            _write_config(host, host.client_key.with_suffix(".pub"))
+            host.launch()
+        failed = []
+        for host in pending:
+            try:
+                _wait_listening(host)
+            except RuntimeError:
+                if attempt == tries - 1:
+                    raise
+                failed.append(host)
+        pending = failed
+        if not pending:
             return
-        except RuntimeError:
-            if attempt == tries - 1:
-                raise
 
 
 def _free_port(address: str) -> int:
@@ -341,8 +370,19 @@ def _wait_listening(host: SshdHost) -> None:
     raise RuntimeError(f"sshd for {host.name} did not accept connections within {START_TIMEOUT}s")
 
 
-def descendants(root: int) -> list[int]:
+def descendants(root: int, tree: dict[int, list[int]] | None = None) -> list[int]:
     """All processes below ``root`` (sshd's per-connection children sit in their own sessions)."""
+    children = process_tree() if tree is None else tree
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def process_tree() -> dict[int, list[int]]:
+    """Parent pid -> its children's pids, read from /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -353,12 +393,7 @@ def descendants(root: int) -> list[int]:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
         children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
+    return children
 
 
 def _with_parent_death_signal(argv: list[str]) -> list[str]:
