@@ -243,7 +243,22 @@ class MockBackend(Backend):
     # -- layers ----------------------------------------------------------------------
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
         """Tool output rendered from real captures, read by the SSH backend's parsers and checks."""
-        mockfacts.host_facts(self.topo, self.faults.active(self.transient_ended), hosts, emit)
+        active = tuple(self.faults.active(self.transient_ended))
+        # what each read saw, to render a host's tool output again for its evidence
+        self.__dict__.setdefault("_fact_reads", []).append((hosts, active))
+        mockfacts.host_facts(self.topo, active, hosts, emit)
+
+    def raw_outputs(self, host: str) -> list[dict]:
+        """The tool output of each read of ``host``, rendered on first ask and kept
+        (:meth:`keep_output`): only the hosts evidence asks about, never the fleet."""
+        asked = self.__dict__.setdefault("_outputs_rendered", set())
+        if host not in asked:
+            asked.add(host)
+            for hosts, faults in self.__dict__.get("_fact_reads", []):
+                if host in hosts:
+                    for cmd, out in mockfacts.rendered_outputs(self.topo, faults, host):
+                        self.keep_output(host, cmd.tool, cmd.display, out.stdout, out.stderr, out.exit_code)
+        return super().raw_outputs(host)
 
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
         """Every pair of a round at once; rounds go out in batches of at least

@@ -155,3 +155,32 @@ def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], em
 def _platform_simulated(topo: Topology, host: str) -> bool:
     plat = topo.inventory.platform_of(host)
     return plat is not None and simfacts.simulator(registry.vendor_of(plat).name) is not None
+
+
+def rendered_outputs(topo: Topology, faults: Iterable[Fault], host: str) -> list[tuple[hostfacts.FactCommand, ToolOutput]]:
+    """What each fact command printed on ``host`` for a read with ``faults`` in effect:
+    the output :func:`host_facts` judged, rendered again for the evidence bundle of a host
+    with a finding (rendering is cheap for one host, and a fleet's worth is never kept).
+    A down host printed nothing; a switched-off check was not run."""
+    faults = tuple(faults)
+    if any(f.type == "down_host" and f.target == host for f in faults):
+        return []
+    inv = topo.inventory
+    plat = inv.platform_of(host)
+    vendor = registry.vendor_of(plat)
+    off = {tool for tool, on in inv.checks_of(host).items() if not on}
+    cmds = [c for c in vendor.commands_for(plat) if c.tool not in off]
+    if _platform_simulated(topo, host):
+        sn = inv.supernode_of(host)
+        platform_faults = [f for f in faults if f.type in PLATFORM_FAULTS]
+        down = [sn.hosts.index(f.host) for f in platform_faults if f.type == "imex_down" and f.host in sn.hosts]
+        out = simfacts.simulator(vendor.name).outputs(
+            host, sn.hosts.index(host), [f for f in platform_faults if f.host == host], down)
+        return [(c, ToolOutput(0, out[c.name])) for c in cmds if c.name in out]
+    state = host_state(topo, host, faults)
+    return [(c, _named(render(c, state), host)) for c in cmds]
+
+
+def _named(out: ToolOutput, host: str) -> ToolOutput:
+    """A rendering with the placeholder host name put back to the host's own."""
+    return replace(out, stdout=out.stdout.replace(PLACEHOLDER, host), stderr=out.stderr.replace(PLACEHOLDER, host))

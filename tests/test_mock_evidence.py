@@ -1,0 +1,68 @@
+"""Mock evidence bundles hold the tool output the mock rendered from real captures, as an
+SSH run's hold the real tools' output; rendered on demand, only for hosts evidence asks
+about, never kept for the whole fleet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sncheck.backends.mock import MockBackend
+from sncheck.cli import main
+from sncheck.faults import load_faults_text
+from sncheck.inventory import load_inventory
+from sncheck.topology import Topology
+
+INV = Path(__file__).resolve().parents[1] / "fixtures" / "inventories"
+FAULTS = """faults:
+  - {type: remap_pending, target: node009/gpu1}
+  - {type: ib_port_down, target: node011, port: 1, transient: true}
+  - {type: missing_tool, target: node013, tool: dcgmi}
+"""
+
+
+def test_mock_renders_a_hosts_tool_output_only_when_asked() -> None:
+    topo = Topology(load_inventory(INV / "demo-2sn.yaml"))
+    backend = MockBackend(topo, load_faults_text(FAULTS, topo), seed=1)
+    rows: list[dict] = []
+    backend.host_facts(tuple(topo.inventory.hosts), rows.append)
+    assert not backend.__dict__.get("_raw_outputs")  # 16 hosts read, nothing kept
+    ib = [o for o in backend.raw_outputs("node011") if o["tool"] == "ibstat"]
+    assert len(ib) == 1 and ib[0]["command"] == "ibstat" and "State: Down" in ib[0]["stdout"]
+    assert set(backend._raw_outputs) == {"node011"}  # only the host asked about
+    # the rows judged the same output
+    fact = next(r for r in rows if r["host"] == "node011" and r["fact"] == "ib_ports")
+    assert fact["ok"] is False
+    dcgmi = next(o for o in backend.raw_outputs("node013") if o["tool"] == "dcgmi")
+    assert dcgmi["exit_code"] == 127 and "not found" in dcgmi["stderr"]
+    # a retest read after the transient fault ended is rendered as it was read then
+    backend2 = MockBackend(topo, load_faults_text(FAULTS, topo), seed=1)
+    backend2.host_facts(("node011",), [].append)
+    backend2.begin_confirmation()
+    backend2.host_facts(("node011",), [].append)
+    reads = [o["stdout"] for o in backend2.raw_outputs("node011") if o["tool"] == "ibstat"]
+    assert len(reads) == 2 and "State: Down" in reads[0] and "State: Down" not in reads[1]
+
+
+def test_a_mock_runs_evidence_holds_the_rendered_tool_output(tmp_path: Path) -> None:
+    faults = tmp_path / "faults.yaml"
+    faults.write_text(FAULTS.replace(", transient: true", ""))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["connectivity", "-i", str(INV / "demo-2sn.yaml"), "--backend", "mock",
+                                       "--faults", str(faults), "--seed", "1", "--out", str(out), "-q"])
+    assert result.exit_code == 1, result.output
+    findings = {f["entity"]: f for f in json.loads((out / "results.json").read_text())["findings"]}
+    remaps = [f for e, f in findings.items() if e.split("/")[0] == "node009"]  # the host, or its card
+    assert len(remaps) == 1 and {"node011", "node013"} <= set(findings), sorted(findings)
+    for f in findings.values():
+        assert all((out / p).exists() for p in f["evidence"]["files"]), f
+    remap = remaps[0]
+    texts = {Path(p).name: (out / p).read_text() for p in remap["evidence"]["files"]}
+    assert "Pending                           : Yes" in texts["nvidia-smi.txt"]  # the real capture spliced in
+    assert "# command: nvidia-smi -q" in texts["nvidia-smi.txt"]
+    ib = {Path(p).name: (out / p).read_text() for p in findings["node011"]["evidence"]["files"]}
+    assert "State: Down" in ib["ibstat.txt"]
+    missing = {Path(p).name: (out / p).read_text() for p in findings["node013"]["evidence"]["files"]}
+    assert "# exit: 127" in missing["dcgmi.txt"]
