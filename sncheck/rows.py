@@ -25,7 +25,9 @@ kind = "host_fact"   (connectivity) one fact about one host
     failed fact that is a warning, not critical (NVL72 fabric bandwidth Limited Capacity);
     optional entity, entity_kind: a fact about a host pair names its link (a perftest
     pair on rail k: ``entity`` the rail-aligned card pair, ``entity_kind`` "link"), and
-    ``host`` is the end that measured it
+    ``host`` is the end that measured it; optional cards (JSON, on a failed fact whose
+    tool names the cards at fault): card index -> what is wrong on that card; absent when
+    the tool does not say which card (a host finding)
 
 kind = "collective"  (stress) one group x collective x size x repeat
     group, group_kind, ranks, collective, size_bytes, count, dtype, repeat,
@@ -99,12 +101,15 @@ def p2p_row(round_: int, src: str, dst: str, link: str, tier: str, nbytes: int, 
 
 
 def host_fact_row(host: str, fact: str, value, expected, ok: bool, *, status: str = "ok",
-                  message: str = "", tool: str | None = None, severity: str | None = None) -> dict:
+                  message: str = "", tool: str | None = None, severity: str | None = None,
+                  cards: dict[str, str] | None = None) -> dict:
     row = {"kind": "host_fact", "layer": "connectivity", "host": host, "fact": fact,
            "value": value, "expected": expected, "ok": ok, "status": status,
            "message": message, "tool": tool}
     if severity is not None:
         row["severity"] = severity  # "warning": a failed fact judged by the host-fact-warning rule
+    if cards:
+        row["cards"] = cards  # card index (as text) -> what is wrong there: the tool named the cards
     return row
 
 
@@ -158,7 +163,8 @@ SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
             ("lat_us", "float"), ("lat_p99_us", "float"), ("lat_max_us", "float"), ("checksum_ok", "bool"), ("status", "id"),
             ("error", "text")),
     "host_fact": (("host", "id"), ("fact", "id"), ("value", "json"), ("expected", "json"), ("ok", "bool"),
-                  ("status", "id"), ("message", "text"), ("tool", "id"), ("entity", "id"), ("entity_kind", "id")),
+                  ("status", "id"), ("message", "text"), ("tool", "id"), ("entity", "id"), ("entity_kind", "id"),
+                  ("cards", "json")),
     "collective": (("group", "id"), ("group_kind", "id"), ("ranks", "int"), ("collective", "id"),
                    ("size_bytes", "int"), ("count", "int"), ("dtype", "id"), ("repeat", "int"),
                    ("time_us", "float"), ("algbw_GBps", "float"), ("busbw_GBps", "float"), ("wrong", "int"),

@@ -6,10 +6,12 @@ output of the fact command whose argv is ``TOOL ARGS`` for a host with CARDS car
 
 * the faults in ``SNCHECK_FAULTS`` (JSON, set by the SSH backend with
   ``--act-faults-on-real-hosts``) are acted out as the real tool shows them;
-* a card with a pending row remap makes ``nvidia-smi -q`` replay the real capture
-  ``nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt`` verbatim;
-* everything else is the vendor renderers' output (:mod:`sncheck.vendors.sim`), which
-  edits real captures the same way the mock backend does;
+* the output is the vendor renderers' (:mod:`sncheck.vendors.sim`), which edit real
+  captures the same way the mock backend does: a card with a pending row remap, for
+  example, shows in ``nvidia-smi -q`` the ``Remapped Rows`` section of the real capture
+  ``nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt``, in the
+  block of that card, in a listing of all the host's GPUs (as a real host prints it,
+  so the checks can tell which card it is);
 * ``missing_tool`` exits 127 as a shell does for a program that is not there.
 
 Unexpected arguments exit 2 with a message, so a changed command line fails loudly.
@@ -26,11 +28,9 @@ from pathlib import Path
 from sncheck.backends import mockfacts
 from sncheck.faults import Fault
 from sncheck.vendors.facts import COMMANDS
-from sncheck.vendors.sim import HostState, capture
+from sncheck.vendors.sim import HostState
 
 REPO = Path(__file__).resolve().parents[1]
-# (fault type, fact command) -> a real capture replayed verbatim while the fault is on
-REPLAY = {("remap_pending", "query"): "nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt"}
 TOOLS = sorted({c.tool for c in COMMANDS.values()})
 
 
@@ -43,10 +43,6 @@ def main(argv: list[str]) -> int:
     host = os.environ.get("SNCHECK_TEST_HOST", "host")
     faults = tuple(Fault(**f) for f in json.loads(os.environ.get("SNCHECK_FAULTS") or "[]"))
     state = HostState(host, cards, None, tuple(f for f in faults if f.host == host))
-    for f in state.faults:
-        if (f.type, cmd.name) in REPLAY and not state.host_faults("missing_tool"):
-            sys.stdout.write(capture(REPLAY[f.type, cmd.name]))
-            return 0
     out = mockfacts.render(cmd, state)
     sys.stdout.write(out.stdout)
     sys.stderr.write(out.stderr)

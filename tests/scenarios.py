@@ -68,9 +68,10 @@ HARD_CASES = TYPES + ("faint_card", "collective_corruption", "ecc_uncorrectable"
 class Injected:
     """One injected fault: its case, its fault line, and the culprits that name it right.
 
-    A fault the hardware shows at two levels (an NVLink down is a host fact and a slow
-    card; a port down is a host fact and a card whose scale-out pairs fail) is found
-    when either is named, and neither is a false positive.
+    A fault the hardware shows at two levels (a port down is a host fact and a card whose
+    scale-out pairs fail) is found when either is named, and neither is a false positive.
+    A card fault that nvidia-smi reports (ECC, a pending remap, NVLink down, a thermal
+    slowdown) names the card in the tool's output: only the card is right.
     """
 
     case: str
@@ -117,13 +118,14 @@ def hard_scenario(seed: int, max_cases: int = 4) -> list[Injected]:
             out.append(Injected(case, f"{{type: collective_corruption, target: {card}}}",
                                 frozenset({(card, "card")})))
         elif case == "ecc_uncorrectable":
+            # nvidia-smi names the card (its GPU section): the card is the culprit, not its host
             out.append(Injected(case, f"{{type: ecc_uncorrectable, target: {card}, count: {rnd.randint(1, 9)}}}",
-                                frozenset({(h, "host")})))
+                                frozenset({(card, "card")})))
         elif case == "remap_pending":
-            out.append(Injected(case, f"{{type: remap_pending, target: {card}}}", frozenset({(h, "host")})))
+            out.append(Injected(case, f"{{type: remap_pending, target: {card}}}", frozenset({(card, "card")})))
         elif case == "nvlink_down":
             out.append(Injected(case, f"{{type: nvlink_down, target: {card}, links: {rnd.randint(2, 9)}}}",
-                                frozenset({(h, "host"), (card, "card")})))
+                                frozenset({(card, "card")})))
         elif case == "ib_port_down":
             port = rnd.randint(1, 4)
             out.append(Injected(case, f"{{type: ib_port_down, target: {h}, port: {port}}}",
@@ -131,7 +133,7 @@ def hard_scenario(seed: int, max_cases: int = 4) -> list[Injected]:
         elif case == "thermal_throttle":
             out.append(Injected(case, f"{{type: thermal_throttle, target: {card}, factor: "
                                       f"{rnd.uniform(0.6, 0.85):.2f}}}",
-                                frozenset({(h, "host"), (card, "card")})))
+                                frozenset({(card, "card")})))
         elif case == "missing_tool":
             tool = rnd.choice(("dcgmi", "ibstat"))
             out.append(Injected(case, f"{{type: missing_tool, target: {h}, tool: {tool}}}",

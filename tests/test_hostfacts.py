@@ -57,6 +57,9 @@ def test_nvlink_one_inactive_or_slow_link_fails() -> None:
     assert (r["ok"], r["value"], r["expected"]) == (False, 95, 96)
     assert "GPU 3 link 4 inactive" in r["message"]
     assert "GPU 3 link 7 at 12.5 GB/s (others 25 GB/s)" in r["message"]
+    # "GPU 3:" is nvidia-smi's index: the card of that index, not the host
+    assert r["cards"] == {"3": "NVLink: GPU 3 link 4 inactive, GPU 3 link 7 at 12.5 GB/s (others 25 GB/s)"}
+    assert "cards" not in run("nvlink_status", "\n".join(lines), cards=3)["nvlink"]  # no card 3 here
 
 
 def test_no_nvlink_at_all_passes_with_a_message() -> None:
@@ -73,6 +76,7 @@ def test_nvlink_error_counters() -> None:
     r = run("nvlink_errors", bad)["nvlink_errors"]
     assert (r["ok"], r["value"]) == (False, 42)
     assert "GPU 0 link 17 crc_errors=42" in r["message"]
+    assert r["cards"] == {"0": "NVLink error counters: GPU 0 link 17 crc_errors=42"}
 
 
 # --------------------------------------------------------------------------- nvidia-smi -q
@@ -86,12 +90,15 @@ def test_q_remap_pending_fails() -> None:
     assert facts["ecc"]["ok"] is True and "177 correctable" in facts["ecc"]["message"]
     # The capture lists 1 of 8 attached GPUs: the report itself is incomplete.
     assert (facts["gpu_report"]["ok"], facts["gpu_report"]["value"], facts["gpu_report"]["expected"]) == (False, 1, 8)
+    # ...and an excerpt cannot say which of the 8 cards that GPU is: the host's finding
+    assert "cards" not in remap
 
 
 def test_q_remapped_rows_uncorrectable_pending_fails() -> None:
     facts = run("query", real("nvidia-smi-q/06_535.129.03_a10_remapped_rows_uncorrectable4_pending_yes.txt"), cards=1)
     assert facts["remapped_rows"]["ok"] is False
     assert "4 uncorrectable" in facts["remapped_rows"]["message"]
+    assert list(facts["remapped_rows"]["cards"]) == ["0"]  # the host's one GPU, listed whole
     assert all(facts[f]["ok"] for f in ("gpu_report", "pcie_width", "pcie_gen", "ecc", "clock_reasons"))
 
 
@@ -103,6 +110,20 @@ def test_q_hw_slowdown_and_power_brake_fail() -> None:
     healthy = ("gpu_report", "pcie_width", "pcie_gen", "ecc", "remapped_rows", "retired_pages")
     assert {f: facts[f]["ok"] for f in healthy} == dict.fromkeys(healthy, True)
     assert (facts["pcie_gen"]["value"], facts["pcie_gen"]["expected"]) == (5, 5)
+    # the whole listing, in nvidia-smi's (bus id) order: section i is card i
+    assert sorted(clocks["cards"], key=int) == [str(i) for i in range(8)]
+    assert clocks["cards"]["1"] == "clock event reasons: GPU 00000000:3B:00.0: HW Slowdown, HW Power Brake Slowdown active"
+
+
+def test_q_cards_are_named_only_from_a_whole_listing() -> None:
+    text = real("nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt")
+    # the inventory says 4 cards and nvidia-smi lists 8: which section is which card is unknown
+    assert "cards" not in run("query", text, cards=4)["clock_reasons"]
+    # one GPU fallen off the bus: 7 listed of 8 attached, the order no longer gives the index
+    first, _, rest = text.partition("\nGPU 00000000:3B:00.0")
+    seven = first + "\nGPU " + rest.split("\nGPU ", 1)[1]
+    facts = run("query", seven)
+    assert facts["gpu_report"]["ok"] is False and "cards" not in facts["clock_reasons"]
 
 
 def test_q_sw_power_cap_idle_and_gen_downshift_are_benign() -> None:

@@ -190,6 +190,28 @@ def test_a_card_finding_becomes_a_host_finding_only_when_every_card_shows_it():
     assert len(out[0].evidence["related"]) == 4
 
 
+def test_a_card_its_tool_named_is_not_folded_into_a_host_symptom_shared_alike():
+    """A pending remap in gpu1's nvidia-smi section and a host whose pairs are all slow
+    (localized from pair tests, every card alike): two culprits. The slow host may be
+    released by its retest; the remap must not go with it."""
+    cards = lambda h: [f"{h}/gpu{i}" for i in range(2)]  # noqa: E731
+    slow = Finding("n1", "host", "connectivity", "p2p-bandwidth-below-peers", "critical", "slow host",
+                   {"pairs": 4, "bad_pairs": 4})
+    remap = Finding("n1/gpu1", "card", "connectivity", "host-fact-hardware-fault", "critical", "n1/gpu1: remap",
+                    {"fact": "remapped_rows"})
+    late = Finding("n1/gpu0", "card", "stress", "collective-straggler", "warning", "late", {})
+    out = merge_findings([slow, remap, late], cards)
+    assert {(f.entity, f.rule) for f in out} == {("n1", "p2p-bandwidth-below-peers"),
+                                                 ("n1/gpu1", "host-fact-hardware-fault")}
+    host = next(f for f in out if f.entity == "n1")
+    assert [r["rule"] for r in host.evidence["related"]] == ["collective-straggler"]
+    # every card throttled alike in its own section: one host finding of that fact
+    throttled = [Finding(f"n1/gpu{i}", "card", "connectivity", "host-fact", "critical", "HW Slowdown",
+                         {"fact": "clock_reasons"}) for i in range(2)]
+    out = merge_findings(throttled, cards)
+    assert [(f.entity, f.entity_kind, f.evidence["fact"]) for f in out] == [("n1", "host", "clock_reasons")]
+
+
 class NoDcgmMock(MockBackend):
     """The mock, plus node013 answering `dcgmi diag` with the shell's "not found" (exit
     127), judged by the same fact engine the SSH backend uses."""

@@ -57,7 +57,8 @@ def merge_findings(findings: list[Finding],
 
     * a card finding becomes a host finding only when every card of the host shows the
       same rule (``cards_of_host`` gives a host's cards); a host finding absorbs card
-      findings only when it says every card is alike (localized from pair tests);
+      findings only when it says every card is alike (localized from pair tests), and
+      never a card its host's tool named for another fact;
     * a finding about a check (a missing tool, no golden reference) absorbs nothing and
       is absorbed by nothing: a card fault on a host without dcgmi is still the card;
     * a link finding folds into a culprit at either end (a card, or a hardware host
@@ -86,7 +87,8 @@ def merge_findings(findings: list[Finding],
         if f.entity_kind in ("card", "link") and any(_on_host(f.entity, h) for h in unreachable):
             continue
         host = f.entity.rsplit("/", 1)[0]
-        if f.entity_kind == "card" and host in host_culprits and _every_card_alike(host_culprits[host]):
+        if f.entity_kind == "card" and host in host_culprits and _every_card_alike(host_culprits[host]) \
+                and not _named_by_its_tool(f, host_culprits[host]):
             # Every card of the host is bad alike: that is the host's finding.
             host_culprits[host].evidence.setdefault("related", []).append(_brief(f))
             continue
@@ -114,6 +116,14 @@ def _every_card_alike(f: Finding) -> bool:
     """A host finding that stands for all its cards alike: localized from pair tests
     (every card bad with its partners) or lifted from one rule on every card."""
     return "pairs" in f.evidence or bool(f.evidence.get("every_card"))
+
+
+def _named_by_its_tool(card: Finding, host: Finding) -> bool:
+    """A card the host's own tool named (a pending remap in its ``nvidia-smi -q`` section)
+    for another fact than the host finding's: its own culprit, never folded into a host
+    symptom that is shared alike (a timing symptom the retest may release)."""
+    fact = card.evidence.get("fact")
+    return isinstance(fact, str) and host.evidence.get("fact") != fact
 
 
 def _lift_alike(hardware: dict[str, Finding], cards_of_host: Callable[[str], list[str]] | None) -> dict[str, Finding]:

@@ -21,7 +21,7 @@ import pandas as pd
 from .. import columns
 from ..columns import RowFrames
 from ..inventory import TierDesign
-from ..topology import Topology, host_of
+from ..topology import Topology, card_id, host_of
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 
@@ -227,6 +227,8 @@ def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
 
 
 def _failed_facts(rows: pd.DataFrame, warning: bool) -> pd.DataFrame:
+    """Failed facts, one entry per culprit: the cards a row's ``cards`` names (the tool
+    said which cards), else its host."""
     facts = kind_rows(rows, "host_fact")
     if facts.empty:
         return pd.DataFrame(columns=["entity", "kind", "value"])
@@ -239,11 +241,22 @@ def _failed_facts(rows: pd.DataFrame, warning: bool) -> pd.DataFrame:
         named = bad["entity"].notna()
         entity = entity.where(~named, bad["entity"].astype(object))
         kind = kind.where(~named, bad["entity_kind"].astype(object))
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "entity": entity, "kind": kind, "value": 1, "fact": bad["fact"],
         "measured": bad["value"], "expected": bad["expected"], "message": bad["message"],
         "tool": bad["tool"] if "tool" in bad else None,
     })
+    if "cards" not in bad or out.empty:
+        return out
+    named = bad["cards"].map(lambda c: isinstance(c, dict) and bool(c)).to_numpy(bool)
+    if not named.any():
+        return out
+    per_card = []
+    for (_, r), host, cards in zip(out[named].iterrows(), bad.loc[named, "host"], bad.loc[named, "cards"]):
+        for index, what in cards.items():
+            card = card_id(str(host), int(index))
+            per_card.append({**r.to_dict(), "entity": card, "kind": "card", "message": f"{card}: {what}"})
+    return pd.concat([out[~named], pd.DataFrame(per_card, columns=out.columns)], ignore_index=True)
 
 
 def host_fact_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:

@@ -17,6 +17,9 @@ judges each pair and localization lifts a culprit to card, host or supernode;
 ``scope: card`` judges each card by its pairs as a whole (it implies ``per: card``).
 Metrics that name one kind of entity (host facts: host; launch skew: card; golden
 step time: host) take only that scope. Any other value is rejected when the file loads.
+Host facts are read per host; a fact whose tool names the cards at fault (a pending
+remap in one GPU's ``nvidia-smi -q`` section) is a finding on those cards, and stays
+the host's only where the output does not say which card.
 
 ``confirm`` says what a finding of the rule needs before it isolates: ``retest`` (the
 default: quarantine, retest with the measurement that found it, then isolate or

@@ -73,8 +73,13 @@ def command(name: str, tool: str, argv: Sequence[str], parse: Parser, check: Che
 
 # --------------------------------------------------------------------------- helpers for checks
 
-def fact_row(host: str, fact: str, value: Any, expected: Any, ok: bool, message: str, tool: str) -> dict:
-    return host_fact_row(host, fact, value, expected, ok, message=f"{host}: {message}", tool=tool)
+def fact_row(host: str, fact: str, value: Any, expected: Any, ok: bool, message: str, tool: str,
+             cards: dict[int, str] | None = None) -> dict:
+    """A fact of ``host``. ``cards`` (card index -> what is wrong there), on a failed fact,
+    says the tool named the cards at fault: the finding is then on those cards, not the
+    host. Give it only when every problem of the fact is on a card the tool identified."""
+    named = {str(i): text for i, text in sorted(cards.items())} if cards and not ok else None
+    return host_fact_row(host, fact, value, expected, ok, message=f"{host}: {message}", tool=tool, cards=named)
 
 
 def listed(items: Sequence[str]) -> str:

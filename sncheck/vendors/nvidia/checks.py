@@ -52,8 +52,6 @@ def _gpu_name(gpu: dict[str, Any], i: int) -> str:
 
 # --------------------------------------------------------------------------- checks
 
-# --------------------------------------------------------------------------- checks
-
 def check_card_count(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     gpus = parsed.get("gpus") or []
     errors = parsed.get("errors") or []
@@ -134,55 +132,105 @@ def check_nvlink(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict
     top = designed_speed or max(speeds, default=None)
     whose = "design" if designed_speed else "others"
     up = sum(1 for g in gpus for ln in g["links"] if ln.get("active"))
-    bad: list[str] = []
+    problems: list[tuple[int | None, str]] = []
     for i, g in enumerate(gpus):
-        name = f"GPU {g.get('index', i)}"
+        name, card = f"GPU {g.get('index', i)}", _listed_card(g, expect)
         for err in g.get("errors") or []:
-            bad.append(f"{name}: {err}")
+            problems.append((card, f"{name}: {err}"))
         for ln in g["links"]:
             if not ln.get("active"):
-                bad.append(f"{name} link {ln['link']} inactive")
+                problems.append((card, f"{name} link {ln['link']} inactive"))
             elif top is not None and ln.get("speed_GBps") is not None and ln["speed_GBps"] < top * 0.99:
-                bad.append(f"{name} link {ln['link']} at {ln['speed_GBps']:g} GB/s ({whose} {top:g} GB/s)")
+                problems.append((card, f"{name} link {ln['link']} at {ln['speed_GBps']:g} GB/s "
+                                       f"({whose} {top:g} GB/s)"))
         if len(g["links"]) < per_gpu:
-            bad.append(f"{name} lists {len(g['links'])} links, "
-                       + (f"platform has {per_gpu}" if designed_links else f"others {per_gpu}"))
+            problems.append((card, f"{name} lists {len(g['links'])} links, "
+                             + (f"platform has {per_gpu}" if designed_links else f"others {per_gpu}")))
     loose = [e for e in parsed.get("errors") or [] if not e.startswith("GPU ")]
-    bad += loose
+    problems += [(None, e) for e in loose]
+    bad = [text for _, text in problems]
     n_gpus = max(len(gpus), expect.cards) if designed_links else len(gpus)
     expected = per_gpu * n_gpus
     speed = f" at {top:g} GB/s" if top is not None else ""
     msg = f"NVLink {up}/{expected} links up{speed} on {len(gpus)} GPUs"
     if bad:
         msg += f": {listed(bad)}"
-    return [fact_row(host, "nvlink", up, expected, not bad and up >= expected, msg, "nvidia-smi")]
+    ok = not bad and up >= expected
+    # fewer GPUs listed than the platform's cards is the host's problem, not a card's
+    whole = len(gpus) >= expect.cards or not designed_links
+    on_cards = _on_cards(problems, "NVLink") if whole else None
+    return [fact_row(host, "nvlink", up, expected, ok, msg, "nvidia-smi", cards=on_cards)]
+
+
+def _listed_card(gpu: dict[str, Any], expect: Expect) -> int | None:
+    """The card of a ``GPU <n>:`` block of ``nvidia-smi nvlink``: n is nvidia-smi's index,
+    the inventory's card index (None when the inventory has no such card)."""
+    index = gpu.get("index")
+    return index if isinstance(index, int) and 0 <= index < expect.cards else None
 
 
 def check_nvlink_errors(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     total = 0
-    bad: list[str] = []
+    problems: list[tuple[int | None, str]] = []
     for i, g in enumerate(parsed.get("gpus") or []):
         for ln in g["links"]:
             for counter, value in sorted(ln["counters"].items()):
                 if value:
                     total += value
-                    bad.append(f"GPU {g.get('index', i)} link {ln['link']} {counter}={value}")
+                    problems.append((_listed_card(g, expect), f"GPU {g.get('index', i)} link {ln['link']} "
+                                                               f"{counter}={value}"))
+    bad = [text for _, text in problems]
     errors = parsed.get("errors") or []
     msg = f"NVLink error counters: {total} errors" + (f" ({listed(bad)})" if bad else "")
     if errors:
         msg += f"; nvidia-smi: {listed(errors)}"
-    return [fact_row(host, "nvlink_errors", total, 0, not bad and not errors, msg, "nvidia-smi")]
+    on_cards = None if errors else _on_cards(problems, "NVLink error counters")
+    return [fact_row(host, "nvlink_errors", total, 0, not bad and not errors, msg, "nvidia-smi", cards=on_cards)]
+
+
+def card_indices(parsed: dict[str, Any], expect: Expect) -> list[int | None]:
+    """The inventory card index of each GPU section of ``nvidia-smi -q``, None where the
+    output cannot tell.
+
+    nvidia-smi lists the GPUs in its own index order (PCI bus order: the order of
+    ``nvidia-smi -i`` and of ``CUDA_DEVICE_ORDER=PCI_BUS_ID``), and a card's inventory index
+    is that index. A section's place in the listing is its index only when the listing is
+    whole: as many sections as GPUs attached and as the inventory's cards, no error
+    printed. An excerpt (one GPU of eight, say), a truncated output or a host with a GPU
+    missing names no card: its problems stay the host's.
+    """
+    gpus = parsed.get("gpus") or []
+    attached = parsed.get("attached_gpus")
+    whole = (bool(gpus) and len(gpus) == expect.cards and attached in (None, len(gpus))
+             and not parsed.get("errors"))
+    return list(range(len(gpus))) if whole else [None] * len(gpus)
+
+
+def _on_cards(problems: list[tuple[int | None, str]], what: str) -> dict[int, str] | None:
+    """card index -> "what: its problems", when every problem is on an identified card;
+    else None (the host's)."""
+    if not problems or any(i is None for i, _ in problems):
+        return None
+    out: dict[int, list[str]] = {}
+    for i, text in problems:
+        out.setdefault(i, []).append(text)
+    return {i: f"{what}: {listed(texts)}" for i, texts in out.items()}
 
 
 def _section_rows(host: str, fact: str, gpus: list[dict], key: str,
-                  judge: Callable[[dict], str | None], what: str) -> dict:
-    """One row over every GPU's ``key`` section; ``judge`` returns a problem or None."""
+                  judge: Callable[[dict], str | None], what: str,
+                  cards: list[int | None] | None = None) -> dict:
+    """One row over every GPU's ``key`` section; ``judge`` returns a problem or None.
+    ``cards`` gives each section's card index (:func:`card_indices`)."""
     seen = [(i, g[key]) for i, g in enumerate(gpus) if g.get(key)]
     if not seen:
         return fact_row(host, fact, None, None, True, f"{what}: not reported by nvidia-smi -q (N/A)", "nvidia-smi")
-    bad = [f"{_gpu_name(gpus[i], i)}: {p}" for i, s in seen if (p := judge(s))]
+    where = cards or [None] * len(gpus)
+    problems = [(i, f"{_gpu_name(gpus[i], i)}: {p}") for i, s in seen if (p := judge(s))]
+    bad = [text for _, text in problems]
     msg = f"{what}: {len(seen) - len(bad)}/{len(seen)} GPUs fine" + (f"; {listed(bad)}" if bad else "")
-    return fact_row(host, fact, len(bad), 0, not bad, msg, "nvidia-smi")
+    on_cards = _on_cards([(where[i], text) for i, text in problems], what)
+    return fact_row(host, fact, len(bad), 0, not bad, msg, "nvidia-smi", cards=on_cards)
 
 
 def _judge_width(p: dict) -> str | None:
@@ -231,12 +279,14 @@ def check_query(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]
     if errors:
         report_msg += f"; {listed(errors)}"
     rows = [fact_row(host, "gpu_report", len(gpus), attached, not errors and bool(gpus), report_msg, "nvidia-smi")]
-    rows.append(_section_rows(host, "pcie_width", gpus, "pcie", _judge_width, "PCIe link width"))
+    cards = card_indices(parsed, expect)
+    rows.append(_section_rows(host, "pcie_width", gpus, "pcie", _judge_width, "PCIe link width", cards))
     rows.append(_pcie_gen(host, gpus))
-    rows.append(_section_rows(host, "ecc", gpus, "ecc", _judge_ecc, "ECC uncorrectable errors"))
-    rows.append(_section_rows(host, "remapped_rows", gpus, "remapped_rows", _judge_remap, "remapped rows"))
-    rows.append(_section_rows(host, "retired_pages", gpus, "retired_pages", _judge_retired, "retired pages"))
-    rows.append(_section_rows(host, "clock_reasons", gpus, "clock_reasons", _judge_clocks, "clock event reasons"))
+    rows.append(_section_rows(host, "ecc", gpus, "ecc", _judge_ecc, "ECC uncorrectable errors", cards))
+    rows.append(_section_rows(host, "remapped_rows", gpus, "remapped_rows", _judge_remap, "remapped rows", cards))
+    rows.append(_section_rows(host, "retired_pages", gpus, "retired_pages", _judge_retired, "retired pages", cards))
+    rows.append(_section_rows(host, "clock_reasons", gpus, "clock_reasons", _judge_clocks, "clock event reasons",
+                              cards))
     _note_correctable(rows, gpus)
     return rows
 
