@@ -265,6 +265,7 @@ class RunStore:
             return held if held is not None else to_frame([], kind)
         tail = to_frame(tables, kind, release=True)  # (empties ``tables``)
         self._frames[kind] = tail if held is None else join_frames(held, tail)
+        pa.default_memory_pool().release_unused()  # hand the freed Arrow memory back
         return self._frames[kind]
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:

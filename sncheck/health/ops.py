@@ -148,7 +148,8 @@ def pair_findings(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext, flagged
         out.append(Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, what, {
             "measured": measured, "expected": exp, "unit": unit,
             "bad_pairs": int(len(c.cells)), "pairs": n_touching,
-            "worst": [{"link": r.link, "value": jsonable(r.value)} for r in worst.itertuples()],
+            "worst": [{"link": link, "value": jsonable(value)}
+                      for link, value in zip(worst["link"].tolist(), worst["value"].tolist())] if len(worst) else [],
         }))
     return out
 
@@ -208,7 +209,14 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     keep = ~frame["failed"].to_numpy(bool)
     ok = frame[[c for c in frame.columns if c != "link"]]  # links are only read for bad pairs
     ok = (ok if keep.all() else ok[keep]).copy(deep=False)
-    ok["score"] = _tier_scores(ok, method, min_peers)
+    # The per-pair and the per-card rule of a metric score the same pairs: once.
+    key = ("tier_scores", rule.metric, method, min_peers, id(frame))
+    scores = ctx.cache.get(key) if ctx.cache is not None else None
+    if scores is None:
+        scores = _tier_scores(ok, method, min_peers)
+        if ctx.cache is not None:
+            ctx.cache[key] = scores
+    ok["score"] = scores
     if per == "pair":
         bad = ~keep
         bad[np.flatnonzero(keep)[_compare(ok["score"], rule).to_numpy(bool)]] = True
