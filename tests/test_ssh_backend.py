@@ -476,6 +476,10 @@ def test_torchrun_all_reduce_over_ssh(sshd_cluster, tmp_path: Path) -> None:
         assert r["busbw_GBps"] > 0 and r["time_us"] > 0
     assert sorted(r["card"] for r in rows if r["kind"] == "rank") == sorted(cards * 2)
     assert any(f"rendezvous {cluster['node1'].address}:" in m for m in said), said
+    # One SSH connection per host for the whole job (ready check, staging, launch, rows,
+    # cleanup): the backend holds each host's connection and opens channels on it.
+    for host in cluster:
+        assert host.log_path.read_text().count("Accepted publickey") == 1, host.name
 
 
 def _alive(pid: int) -> bool:
