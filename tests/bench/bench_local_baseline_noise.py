@@ -1,0 +1,78 @@
+"""Can this machine show the local ``baseline: last-pass`` gate (issue 13)? Its noise, measured.
+
+    python -m pytest tests/bench/bench_local_baseline_noise.py --benchmark-enable -s -q
+
+The gate compares each card's median pair bandwidth with the last passing run's
+(``p2p-bandwidth-below-baseline``: below 0.9 is a warning, and the pre-upgrade gate fails
+on warnings). A uniform 15% slowdown (``slow_card`` 0.85 on every card) is caught
+reliably, and a clean run passes reliably, only when two clean runs' card levels agree
+to well within 10%. This runs the local backend's connectivity layer (4 gloo ranks, as
+the gate does) ``PAIRS`` times as clean, slow, clean, slow ... (interleaved, so a
+change in the machine's load shows in both) and prints, per run, the run's median pair
+bandwidth and its cards' medians, then the clean-to-clean and slow-to-clean ratios of
+the card levels. Without --benchmark-enable it is skipped: it takes minutes and shares
+the cores with everything else.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("torch")
+
+from sncheck.cli import main  # noqa: E402
+from sncheck.store import read_rows  # noqa: E402
+
+PAIRS = 3
+CARDS = 4
+
+
+def _levels(out: Path) -> dict[str, float]:
+    per: dict[str, list[float]] = {}
+    for r in read_rows(out):
+        if r["kind"] == "p2p" and r.get("layer") == "connectivity" and r["status"] == "ok":
+            v = (r["bw_GBps"] + r["bw_rev_GBps"]) / 2
+            per.setdefault(r["src"], []).append(v)
+            per.setdefault(r["dst"], []).append(v)
+    return {c: statistics.median(v) for c, v in sorted(per.items())}
+
+
+def test_local_baseline_noise(request, tmp_path: Path) -> None:
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("a measurement of this machine's noise: run with --benchmark-enable")
+    pb = tmp_path / "record.yaml"
+    pb.write_text("name: record\nlayers:\n  - connectivity\ngate: warning\n")
+    slow = tmp_path / "slow.yaml"
+    slow.write_text("faults:\n" + "".join(f"  - {{type: slow_card, target: localhost/gpu{i}, factor: 0.85}}\n"
+                                          for i in range(CARDS)))
+    runs: list[tuple[str, dict[str, float]]] = []
+    for i in range(PAIRS):
+        for kind in ("clean", "slow"):
+            out = tmp_path / f"{kind}{i}"
+            extra = ["--faults", str(slow)] if kind == "slow" else []
+            r = CliRunner().invoke(main, ["run", str(pb), "-q", "--out", str(out), *extra])
+            assert r.exit_code in (0, 1), r.output
+            lv = _levels(out)
+            runs.append((kind, lv))
+            verdict = json.loads((out / "results.json").read_text())["verdict"]
+            print(f"{kind:5} run {i}: median card level {statistics.median(lv.values()):.3f} GB/s, cards "
+                  + ", ".join(f"{v:.3f}" for v in lv.values()) + f" ({verdict})")
+    clean = [lv for k, lv in runs if k == "clean"]
+    slow_runs = [lv for k, lv in runs if k == "slow"]
+
+    def ratios(a: dict[str, float], b: dict[str, float]) -> list[float]:
+        return [a[c] / b[c] for c in a if c in b]
+
+    cc = [x for i in range(1, len(clean)) for x in ratios(clean[i], clean[i - 1])]
+    sc = [x for s, c in zip(slow_runs, clean) for x in ratios(s, c)]
+    print(f"card level, clean / previous clean: min {min(cc):.2f} median {statistics.median(cc):.2f} "
+          f"max {max(cc):.2f} ({sum(x < 0.9 for x in cc)}/{len(cc)} below the 0.9 bar: false findings)")
+    print(f"card level, slow (0.85) / clean before it: min {min(sc):.2f} median {statistics.median(sc):.2f} "
+          f"max {max(sc):.2f} ({sum(x < 0.9 for x in sc)}/{len(sc)} below the 0.9 bar: caught)")
+    request.node.user_properties.append(("clean_ratios", cc))
+    request.node.user_properties.append(("slow_ratios", sc))
