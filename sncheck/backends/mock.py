@@ -69,19 +69,28 @@ def _names(codes: np.ndarray, names: tuple[str, ...]) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names))
 
 
+def _ids(names: list[str], at: np.ndarray) -> pa.DictionaryArray:
+    """``names[at]`` as an Arrow dictionary column: one entry per distinct name."""
+    distinct = list(dict.fromkeys(names))
+    code = {name: i for i, name in enumerate(distinct)}
+    return _names(np.array([code[n] for n in names], dtype=np.int32)[at], tuple(distinct))
+
+
 GOLDEN_REFERENCES = {4: "mock-demo", 8: "mock-8", 16: "mock-16"}  # replica ranks -> fixtures/golden/
 
 
 def _median_p99_max(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: the median, the 99th percentile (linear, as ``np.percentile``) and the
     largest sample, from one sort of each row (numpy's vectorized sort of short rows is
-    several times faster than partitioning them at each order statistic)."""
+    several times faster than partitioning them at each order statistic). ``samples``
+    is sorted in place."""
     n = samples.shape[1]
     mid = [(n - 1) // 2, n // 2]
     at = (n - 1) * 0.99  # numpy's virtual index (the linear method)
     lo = int(np.floor(at))
     hi = min(lo + 1, n - 1)
-    ordered = np.sort(samples, axis=1)
+    samples.sort(axis=1)
+    ordered = samples
     median = np.mean(ordered[:, mid], axis=1)
     below, above = ordered[:, lo], ordered[:, hi]
     frac, diff = at - lo, above - below
@@ -476,21 +485,21 @@ class MockBackend(Backend):
 
     def _emit_sweep(self, groups, members, plan, sizes, reps, count, t, skews, wrong, live, sink) -> None:
         G, C, R, p = skews.shape
-        gid = np.array([g.id for g in groups], dtype=object)
-        gkind = np.array([g.kind for g in groups], dtype=object)
-        coll = np.array(plan.collectives, dtype=object)
+        gid, gkind = [g.id for g in groups], [g.kind for g in groups]
         shape = (G, C, R)
         gi, ci, ri = (np.broadcast_to(x, shape).ravel() for x in np.ix_(np.arange(G), np.arange(C), np.arange(R)))
         ok = live.ravel()[np.ravel_multi_index((gi, ci), (G, C))]
         t_flat = np.where(ok, t.ravel(), np.nan)
         wrong_sum = wrong.sum(axis=3).ravel()
         algbw = np.where(ok, sizes[ri] / (t_flat * 1e-6) / 1e9, np.nan)
-        factor = np.where(coll[ci] == "all_reduce", 2 * (p - 1) / p, (p - 1) / p)
+        is_ar = np.array([c == "all_reduce" for c in plan.collectives])
+        factor = np.where(is_ar[ci], 2 * (p - 1) / p, (p - 1) / p)
         sink.batch("collective", {
-            "group": gid[gi], "group_kind": gkind[gi], "ranks": p, "collective": coll[ci],
-            "size_bytes": sizes[ri], "count": count[ri], "dtype": "float", "repeat": reps[ri],
-            "time_us": t_flat, "algbw_GBps": algbw, "busbw_GBps": algbw * factor,
-            "wrong": np.where(ok, wrong_sum, np.nan), "status": np.where(ok, "ok", "timeout")})
+            "group": _ids(gid, gi), "group_kind": _ids(gkind, gi), "ranks": p,
+            "collective": _ids(plan.collectives, ci), "size_bytes": sizes[ri], "count": count[ri],
+            "dtype": "float", "repeat": reps[ri], "time_us": t_flat, "algbw_GBps": algbw,
+            "busbw_GBps": algbw * factor, "wrong": np.where(ok, wrong_sum, np.nan),
+            "status": _names(np.where(ok, OK, TIMEOUT), STATUSES[:2])})
         rows = np.flatnonzero(ok)
         if not len(rows):
             return
@@ -498,9 +507,9 @@ class MockBackend(Backend):
         sk = skews.reshape(G * C * R, p)[rows]
         op = t.reshape(G * C * R)[rows, None] - sk
         sink.batch("rank", {
-            "group": np.repeat(gid[gr], p), "collective": np.repeat(coll[cr], p),
+            "group": _ids(gid, np.repeat(gr, p)), "collective": _ids(plan.collectives, np.repeat(cr, p)),
             "size_bytes": np.repeat(sizes[rr], p), "repeat": np.repeat(reps[rr], p),
-            "card": self.labels.take(members[gr].ravel()), "skew_us": sk.ravel(), "op_us": op.ravel(),
+            "card": self._card_ids(members[gr].ravel()), "skew_us": sk.ravel(), "op_us": op.ravel(),
             "wrong": wrong.reshape(G * C * R, p)[rows].ravel()})
 
     # -- golden ----------------------------------------------------------------------
