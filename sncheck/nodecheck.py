@@ -144,6 +144,7 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
     vendor = registry.vendor_of(plat)
     domain = len(inventory.supernode_of(node).hosts) if plat is not None and inventory is not None else None
     expect = cards
+    seen: list[dict] = []  # this node's rows, for the platform's domain step
     for cmd in vendor.commands_for(plat):
         left = deadline - time.monotonic()
         if left <= 0:
@@ -157,6 +158,7 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
                                stdout=res.stdout, stderr=res.stderr, timed_out=res.timed_out,
                                duration=res.duration)
         report.ran.append(cmd.display)
+        seen += rows
         for row in rows:
             if row["ok"]:
                 continue
@@ -164,6 +166,13 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
                 report.warnings.append(row["message"])
                 continue
             report.problems.extend(_culprits(node, row, cmd, res.stdout))
+    if plat is not None and inventory is not None and vendor.domain_check is not None:
+        # The domain step over this node's own view (an IMEX node down that is this tray);
+        # what it says about other hosts is theirs to act on, not this node's.
+        sn = inventory.supernode_of(node)
+        for row in vendor.domain_check(plat, sn.name, sn.hosts, seen):
+            if row["host"] == node and not row["ok"]:
+                report.problems.append(Problem(node, row["fact"], row["message"]))
 
 
 def _culprits(node: str, row: dict, cmd: vfacts.FactCommand, stdout: str) -> list[Problem]:

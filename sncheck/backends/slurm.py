@@ -111,8 +111,25 @@ class SlurmBackend(Backend):
         for h in hosts:
             cmds = registry.vendor_of(inv.platform_of(h)).commands_for(inv.platform_of(h))
             by_cmds.setdefault(tuple(c.name for c in cmds), []).append(h)
+        gathered: dict[str, list[dict]] = {}
+
+        def keep(row: dict) -> None:
+            gathered.setdefault(row.get("host"), []).append(row)
+            emit(row)
+
         for _names, group in by_cmds.items():
-            self._facts_step(group, emit)
+            self._facts_step(group, keep)
+        # the cross-host step, as the SSH backend does it: each domain's vendor judges it
+        # whole (NVL72: one clique per rack, the tray whose IMEX node is down)
+        for sn in inv.supernodes:
+            if not sn.platform or not any(h in gathered for h in sn.hosts):
+                continue
+            plat = registry.platform(sn.platform)
+            vendor = registry.vendor_of(plat)
+            if vendor.domain_check is not None:
+                rows = [r for h in sn.hosts for r in gathered.get(h, [])]
+                for row in vendor.domain_check(plat, sn.name, sn.hosts, rows):
+                    emit(row)
 
     def _facts_step(self, hosts: list[str], emit: Emit) -> None:
         inv = self.topo.inventory
