@@ -158,3 +158,70 @@ def test_write_file_chunks_bound_the_argument_size() -> None:
     assert launch.write_file_argvs("/t/empty", "") == [["sh", "-c", launch._WRITE, "sh", "/t/empty", ""]]
     with pytest.raises(ValueError):
         launch.mktemp_dir_argv("a/b")
+
+
+# --------------------------------------------------------------------------- the job, shared
+
+
+def _ssh_job_text(backend, layer: str, hosts: list[str], plan, monkeypatch) -> dict:
+    """The job JSON the SSH backend writes to its hosts: its own staging path, with the
+    write captured instead of sent."""
+    import json
+
+    written: dict[str, str] = {}
+
+    def write(hosts_, workdirs, name, text, layer_, emit):
+        written[name] = text
+        return False  # stop there: nothing is launched
+
+    monkeypatch.setattr(backend, "_stage", lambda hosts_, layer_, prefix, emit: {h: f"/t/{h}" for h in hosts_})
+    monkeypatch.setattr(backend, "_write_everywhere", write)
+    monkeypatch.setattr(backend, "_cleanup", lambda workdirs: None)
+    backend._torch_job(layer, hosts, plan, lambda row: None)
+    return json.loads(written["job.json"])
+
+
+def test_the_local_and_ssh_backends_build_one_job(tmp_path, monkeypatch) -> None:
+    """One builder (sncheck.launch.job): the same cards, plan, faults and knobs from both
+    backends; they differ only in what their launcher adds (heartbeats, CPU pair turns)."""
+    import json
+
+    from sncheck.backends.local import LocalBackend
+    from sncheck.backends.ssh import SshBackend
+    from sncheck.faults import Fault, FaultPlan
+    from sncheck.inventory import local_inventory
+    from sncheck.launch.job import JOB_SCHEMA, build_job
+    from sncheck.plan import Group, StressPlan, connectivity_plan
+    from sncheck.topology import Topology
+    from sncheck.worker import torchdist
+
+    topo = Topology(local_inventory(3))
+    faults = FaultPlan((Fault("collective_corruption", "localhost/gpu1"), Fault("slow_card", "localhost/gpu2",
+                                                                                 factor=0.5)))
+    local = LocalBackend(topo, faults, seed=7, dist_backend="gloo", op_timeout_s=9)
+    ssh = SshBackend(topo, faults, seed=7, dist_backend="gloo", op_timeout_s=9, act_faults_on_real_hosts=True)
+    stress = StressPlan(groups=(Group("host:localhost", "host", tuple(topo.cards_of_host("localhost"))),),
+                        collectives=("all_reduce",), sizes=(4096,), warmup=1, iters=2)
+    p2p = connectivity_plan(topo, bw_bytes=1 << 16)
+    for layer, plan, local_plan in (("collectives", stress, stress), ("p2p", p2p, local._p2p_plan_dict(p2p))):
+        from_ssh = _ssh_job_text(ssh, layer, ["localhost"], plan, monkeypatch)
+        from_local = json.loads(json.dumps(local._job(layer, local_plan, tmp_path)))  # as job.json holds it
+        assert from_ssh == json.loads(json.dumps(build_job(ssh, layer, topo.cards_of_host("localhost"), plan)))
+        launcher_own = {"heartbeat_dir", "serialize_pairs", "golden_config"}
+        assert {k: v for k, v in from_ssh.items() if k not in launcher_own} == \
+            {k: v for k, v in from_local.items() if k not in launcher_own}
+        assert from_ssh["schema"] == from_local["schema"] == JOB_SCHEMA == torchdist.JOB_SCHEMA
+        assert from_ssh["cards"] == ["localhost/gpu0", "localhost/gpu1", "localhost/gpu2"]
+        assert [f["type"] for f in from_ssh["faults"]] == ["collective_corruption", "slow_card"]
+        assert (from_ssh["seed"], from_ssh["op_timeout_s"], from_ssh["dist_backend"]) == (7, 9.0, "gloo")
+        assert from_local["heartbeat_dir"] == str(tmp_path) and from_ssh["heartbeat_dir"] is None
+
+
+def test_a_job_for_an_unknown_layer_is_refused() -> None:
+    from sncheck.backends.local import LocalBackend
+    from sncheck.inventory import local_inventory
+    from sncheck.launch.job import build_job
+    from sncheck.topology import Topology
+
+    with pytest.raises(ValueError, match="unknown layer 'stres'"):
+        build_job(LocalBackend(Topology(local_inventory(2))), "stres", [], {})

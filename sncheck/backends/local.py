@@ -38,7 +38,6 @@ Options (keyword arguments):
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import importlib.util
 import json
 import os
@@ -54,6 +53,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, HarnessError
 from ..inventory import DIST_BACKENDS, TierDesign
+from ..launch.job import build_job, plan_payload
 from ..plan import ConnectivityPlan, GoldenPlan, Round, StressPlan
 from ..rows import host_fact_row, not_run_row
 from ..safety import interrupt_cause
@@ -435,10 +435,10 @@ class LocalBackend(Backend):
         self._run("p2p", self._p2p_plan_dict(plan), emit)
 
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
-        self._run("collectives", dataclasses.asdict(plan), emit)
+        self._run("collectives", plan_payload(plan), emit)
 
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
-        self._run("golden", dataclasses.asdict(plan), emit)
+        self._run("golden", plan_payload(plan), emit)
 
     def close(self) -> None:
         self._kill_all()
@@ -484,7 +484,7 @@ class LocalBackend(Backend):
     # ---- jobs
 
     def _p2p_plan_dict(self, plan: ConnectivityPlan) -> dict:
-        d = plan.to_dict()
+        d = plan_payload(plan)
         if self.p2p_bytes:
             d["bw_bytes"] = int(self.p2p_bytes)
         elif self.dist_backend == "gloo":
@@ -492,15 +492,8 @@ class LocalBackend(Backend):
         return d
 
     def _job(self, layer: str, plan: dict, workdir: Path) -> dict:
-        return {
-            "schema": "sncheck.job/1", "layer": layer, "cards": list(self.cards), "plan": plan,
-            "faults": self.probe_faults(),
-            "seed": self.seed, "op_timeout_s": self.op_timeout_s,
-            "dist_backend": self.dist_backend,
-            "supernode_of_host": {h: self.topo.supernode_of_host(h) for h in self.topo.hosts},
-            "heartbeat_dir": str(workdir), "golden_config": self.golden_config,
-            "serialize_pairs": self.serialize_pairs,
-        }
+        return build_job(self, layer, self.cards, plan, heartbeat_dir=str(workdir),
+                         golden_config=self.golden_config, serialize_pairs=self.serialize_pairs)
 
     def _run(self, layer: str, plan: dict, emit: Emit) -> None:
         workdir = Path(tempfile.mkdtemp(prefix=f"sncheck-local-{layer}-"))

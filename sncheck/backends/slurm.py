@@ -26,7 +26,6 @@ with a shared home or scratch. ``launcher.extra_args`` go to every srun (``--par
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import random
@@ -39,9 +38,11 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError, HarnessError
 from ..inventory import TierDesign
+from ..launch.job import build_job, cards_of_hosts
 from ..plan import ConnectivityPlan, GoldenPlan, StressPlan
 from ..rows import host_fact_row, not_run_row
 from ..topology import host_of
@@ -186,7 +187,7 @@ class SlurmBackend(Backend):
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
         used = {host_of(c) for rnd in plan.rounds for pair in rnd.pairs for c in pair} | set(plan.hosts)
         hosts = [h for h in self.topo.hosts if h in used]
-        self._torch_job("p2p", hosts, plan.to_dict(), emit)
+        self._torch_job("p2p", hosts, plan, emit)
 
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
         tests_dir = self.options.get("nccl_tests_dir") or self.topo.inventory.launcher.nccl_tests_dir
@@ -194,7 +195,7 @@ class SlurmBackend(Backend):
             self._nccl_tests(plan, str(tests_dir), emit)
             return
         used = {host_of(m) for g in plan.groups for m in g.members}
-        self._torch_job("collectives", [h for h in self.topo.hosts if h in used], dataclasses.asdict(plan), emit)
+        self._torch_job("collectives", [h for h in self.topo.hosts if h in used], plan, emit)
 
     # ------------------------------------------------------------------ nccl-tests
 
@@ -247,20 +248,11 @@ class SlurmBackend(Backend):
 
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
         used = {host_of(m) for g in plan.groups for m in g.members}
-        self._torch_job("golden", [h for h in self.topo.hosts if h in used], dataclasses.asdict(plan), emit)
+        self._torch_job("golden", [h for h in self.topo.hosts if h in used], plan, emit)
 
     # ------------------------------------------------------------------ torch jobs
 
-    def _job(self, layer: str, hosts: Sequence[str], plan: dict) -> dict:
-        return {"schema": "sncheck.job/1", "layer": layer,
-                "cards": [c for h in hosts for c in self.topo.cards_of_host(h)],
-                "plan": plan, "faults": self.probe_faults(), "seed": self.seed,
-                "op_timeout_s": self.op_timeout_s, "dist_backend": self.dist_backend,
-                "torch_device": registry.torch_device(self.topo.inventory, hosts),  # the vendor's (npu: torch_npu)
-                "supernode_of_host": {h: self.topo.supernode_of_host(h) for h in self.topo.hosts},
-                "heartbeat_dir": None, "golden_config": {}}
-
-    def _torch_job(self, job_layer: str, hosts: list[str], plan: dict, emit: Emit) -> None:
+    def _torch_job(self, job_layer: str, hosts: list[str], plan: Any, emit: Emit) -> None:
         layer = JOB_LAYER[job_layer]
         if not hosts:
             return
@@ -271,7 +263,7 @@ class SlurmBackend(Backend):
         work = Path(tempfile.mkdtemp(prefix=f"sncheck-{job_layer}-", dir=self.shared_dir))
         try:
             job, out = work / "job.json", work / "rows.jsonl"
-            job.write_text(json.dumps(self._job(job_layer, hosts, plan)), encoding="utf-8")
+            job.write_text(json.dumps(build_job(self, job_layer, cards_of_hosts(self.topo, hosts), plan)), encoding="utf-8")
             out.touch()
             addr = self._node_addr(hosts[0])
             env = {"SNCHECK_MASTER_ADDR": addr, "SNCHECK_MASTER_PORT": str(_port_for(addr))}

@@ -61,6 +61,7 @@ from ..faults import HOST_TOOL_FAULTS
 from ..inventory import DIST_BACKENDS
 from ..plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
 from ..launch import commands as launch
+from ..launch.job import build_job, cards_of_hosts
 from ..vendors import facts as hostfacts
 from ..vendors import registry
 from ..vendors.nvidia.nccl_tests import parse_nccl_tests
@@ -359,7 +360,7 @@ class SshBackend(Backend):
             rounds.append(Round(rnd.index, rnd.phase, tuple(pairs)))
         if ready:
             job_plan = dataclasses.replace(plan, rounds=tuple(rounds), hosts=tuple(ready))
-            self._torch_job("p2p", ready, job_plan.to_dict(), emit)
+            self._torch_job("p2p", ready, job_plan, emit)
 
     def scale_out(self, plan: ConnectivityPlan, emit: Emit) -> bool:
         """ib_write_bw / ib_write_lat between rail-aligned host pairs of the plan's
@@ -376,7 +377,7 @@ class SshBackend(Backend):
             return
         groups = _shrink(plan.groups, set(ready), minimum=1)
         if groups:
-            self._torch_job("golden", ready, dataclasses.asdict(dataclasses.replace(plan, groups=groups)), emit)
+            self._torch_job("golden", ready, dataclasses.replace(plan, groups=groups), emit)
 
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
         layer = JOB_LAYER["collectives"]
@@ -394,8 +395,7 @@ class SshBackend(Backend):
             return
         groups = _shrink(groups, set(ready), minimum=2)
         if groups:
-            self._torch_job("collectives", ready,
-                            dataclasses.asdict(dataclasses.replace(plan, groups=groups)), emit)
+            self._torch_job("collectives", ready, dataclasses.replace(plan, groups=groups), emit)
 
     def _hosts_of(self, groups: Sequence[Group]) -> list[str]:
         used = {host_of(m) for g in groups for m in g.members}
@@ -403,21 +403,10 @@ class SshBackend(Backend):
 
     # ------------------------------------------------------------------ torch jobs
 
-    def _job(self, layer: str, hosts: Sequence[str], plan: dict) -> dict:
-        return {
-            "schema": "sncheck.job/1", "layer": layer,
-            "cards": [c for h in hosts for c in self.topo.cards_of_host(h)],
-            "plan": plan, "faults": self.probe_faults(),
-            "seed": self.seed, "op_timeout_s": self.op_timeout_s, "dist_backend": self.dist_backend,
-            "torch_device": registry.torch_device(self.topo.inventory, hosts),  # the vendor's (npu: torch_npu)
-            "supernode_of_host": {h: self.topo.supernode_of_host(h) for h in self.topo.hosts},
-            "heartbeat_dir": None, "golden_config": {},
-        }
-
-    def _torch_job(self, job_layer: str, hosts: list[str], plan: dict, emit: Emit) -> None:
+    def _torch_job(self, job_layer: str, hosts: list[str], plan: Any, emit: Emit) -> None:
         """Run the probe under torchrun on ``hosts`` (node rank = position) and emit its rows."""
         layer = JOB_LAYER[job_layer]
-        text = json.dumps(self._job(job_layer, hosts, plan))
+        text = json.dumps(build_job(self, job_layer, cards_of_hosts(self.topo, hosts), plan))
         workdirs = self._stage(hosts, layer, f"sncheck-{job_layer}-", emit)
         try:
             if len(workdirs) != len(hosts):

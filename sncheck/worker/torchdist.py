@@ -101,9 +101,7 @@ from .context import Ctx
 from .device import DeviceUnavailableError
 from .lifeline import die_with_parent, pending_jobs, remove_workdirs
 from .p2p import run_p2p
-
-JOB_SCHEMA = "sncheck.job/1"
-LAYERS = ("calibrate", "p2p", "collectives", "golden")
+from ..launch.job import JOB_SCHEMA, LAYERS  # the job's one home, shared by every backend
 
 
 def run_job(job: dict, out_path: str, env: dict[str, str] | None = None) -> None:
