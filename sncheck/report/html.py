@@ -280,8 +280,10 @@ METRICS = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", Tru
 
 def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]) -> dict:
     """The fleet overview (one tile per supernode), the heatmaps per supernode and the
-    worst pairs, from one vectorized pass over the p2p rows (millions at fleet size):
-    cards, hosts, tiers and supernodes are integer codes, each statistic one grouped pass."""
+    worst pairs from the p2p rows (millions at fleet size). Cards, hosts, tiers and
+    supernodes are integer codes; the references are one pass over the rows, then each
+    supernode's directions are built, drawn and reduced to its tile and its worst pairs
+    in turn, so only one supernode's directions are in memory at a time."""
     view = {"fleet": None, "heatmaps": [], "worst_pairs": [], "closeups_left_out": []}
     p2p = _of_kind(rows, "p2p")
     if p2p.empty or not {"src", "dst"} <= set(p2p.columns):
@@ -292,44 +294,94 @@ def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]
     dom_src = domains.dom[domains.src]
     inside = np.flatnonzero((domains.tier != domains.tier_code(SCALE_OUT)) & (dom_src >= 0)
                             & (dom_src == domains.dom[domains.dst]))
-    per_metric = {}
+    rows_in = _Inside(domains, inside)
+    metrics = []
     for name, col, rev, unit, dkey, higher in METRICS:
-        if col not in p2p.columns:
-            continue
-        pairs = _directed(p2p, col, rev, domains, inside)
-        if not pairs["ok"].any() and not pairs["failed"].any():
-            continue
-        refs = _tier_refs(pairs, design, dkey, domains)
-        pairs["score"] = _scores(pairs, refs, higher, domains)
-        per_metric[name] = (_per_direction(pairs, domains), refs, unit)
-    if not per_metric:
+        if col in p2p.columns:
+            m = _Metric(name, unit, higher, p2p, col, rev, inside)
+            if m.any_ok or m.any_failed:
+                m.refs = _tier_refs(m, rows_in.tier, design, dkey, domains)
+                metrics.append(m)
+    if not metrics:
         return view
     members = domains.members()
     large_flagged = [dom for dom, cards in members.items() if dom in flagged and len(cards) > CARD_LEVEL_MAX]
     closeup = set(large_flagged[:MAX_CLOSEUPS])
-    split = {name: per_dir.groupby("dom", sort=False).indices for name, (per_dir, _, _) in per_metric.items()}
-    heatmaps = []
-    for d, dom in enumerate(domains.names):
+    heatmaps, worst, failed, candidates = [], {}, {}, []
+    for d, at in rows_in.by_domain():
+        dom = domains.names[d]
         cards = members.get(dom)
-        if not cards:
-            continue
-        small = len(cards) <= CARD_LEVEL_MAX
-        for name, (per_dir, refs, unit) in per_metric.items():
-            if name != "bandwidth" and not small and dom not in flagged:
+        small = cards is not None and len(cards) <= CARD_LEVEL_MAX
+        for m in metrics:
+            sub = _per_direction(m.directed(rows_in, at, domains), domains)
+            _tally(sub, d, worst, failed)
+            candidates.append(_worst_candidates(sub, m, domains))
+            if not cards or (m.name != "bandwidth" and not small and dom not in flagged):
                 continue  # latency at fleet size: only where something was found
-            at = split[name].get(d)
-            if at is None:
-                continue
-            sub = per_dir.iloc[at]
-            heatmaps.append(_domain_heatmap(d, dom, name, unit, sub, cards, refs, domains))
+            heatmaps.append(_domain_heatmap(d, dom, m.name, m.unit, sub, cards, m.refs, domains))
             if dom in closeup:
-                heatmaps.append(_domain_heatmap(d, dom, name, unit, sub, _closeup_cards(cards, flagged[dom]),
-                                                refs, domains, closeup=True))
+                heatmaps.append(_domain_heatmap(d, dom, m.name, m.unit, sub, _closeup_cards(cards, flagged[dom]),
+                                                m.refs, domains, closeup=True))
     view["heatmaps"] = heatmaps
     view["closeups_left_out"] = large_flagged[MAX_CLOSEUPS:]
-    view["fleet"] = _fleet_overview(results, domains, per_metric, flagged)
-    view["worst_pairs"] = _worst_pairs(per_metric, domains)
+    view["fleet"] = _fleet_overview(results, domains, worst, failed)
+    view["worst_pairs"] = _worst_pairs(candidates)
     return view
+
+
+class _Inside:
+    """The p2p rows inside the supernodes (positions ``at``): their card, tier and
+    supernode codes, and their positions grouped by supernode."""
+
+    def __init__(self, domains: "_Domains", at: np.ndarray) -> None:
+        self.src, self.dst = domains.src[at].astype(np.int64), domains.dst[at].astype(np.int64)
+        self.tier = domains.tier[at].astype(np.int64)
+        self.dom = domains.dom[self.src]
+
+    def by_domain(self) -> list[tuple[int, np.ndarray]]:
+        """(supernode code, positions of its rows), supernodes in inventory order."""
+        order = np.argsort(self.dom, kind="stable")
+        doms, starts = np.unique(self.dom[order], return_index=True)
+        return [(int(d), part) for d, part in zip(doms, np.split(order, starts[1:]))]
+
+
+class _Metric:
+    """One pair metric over the rows inside the supernodes: forward and reverse value
+    (a row without a reverse measurement stands for both directions; latency is half a
+    round trip anyway) and whether the probe succeeded."""
+
+    def __init__(self, name: str, unit: str, higher: bool, p2p: pd.DataFrame, col: str,
+                 rev_col: str | None, at: np.ndarray) -> None:
+        self.name, self.unit, self.higher = name, unit, higher
+        self.fwd = pd.to_numeric(p2p[col], errors="coerce").to_numpy(float)[at]
+        self.back = self.fwd
+        if rev_col and rev_col in p2p.columns:
+            back = pd.to_numeric(p2p[rev_col], errors="coerce").to_numpy(float)[at]
+            self.back = np.where(np.isnan(back), self.fwd, back)
+        self.ok = _status_ok(p2p).to_numpy(bool)[at]
+        self.any_failed = bool((~self.ok).any())
+        self.any_ok = bool((self.ok & ~(np.isnan(self.fwd) & np.isnan(self.back))).any())
+        self.refs: dict[str, tuple] = {}
+
+    def directed(self, rows: _Inside, at: np.ndarray, domains: "_Domains") -> pd.DataFrame:
+        """One record per measured direction (codes ``a -> b``, value, score) of rows ``at``."""
+        v = np.concatenate([self.fwd[at], self.back[at]])
+        ok = np.concatenate([self.ok[at], self.ok[at]])
+        tier, dom = rows.tier[at], rows.dom[at]
+        pairs = pd.DataFrame({"a": np.concatenate([rows.src[at], rows.dst[at]]),
+                              "b": np.concatenate([rows.dst[at], rows.src[at]]),
+                              "tier": np.concatenate([tier, tier]), "value": v,
+                              "ok": ok & ~np.isnan(v), "failed": ~ok, "dom": np.concatenate([dom, dom])})
+        pairs["score"] = _scores(pairs, self.refs, self.higher, domains)
+        return pairs
+
+
+def _tally(sub: pd.DataFrame, d: int, worst: dict[int, float], failed: dict[int, int]) -> None:
+    """A supernode's worst margin and failed directions, over the metrics so far."""
+    score = sub["score"].to_numpy(float)
+    if (~np.isnan(score)).any():
+        worst[d] = min(worst.get(d, math.inf), float(np.nanmin(score)))
+    failed[d] = failed.get(d, 0) + int(((sub["n_ok"] == 0) & (sub["n_fail"] > 0)).sum())
 
 
 class _Domains:
@@ -366,26 +418,6 @@ class _Domains:
         return out
 
 
-def _directed(p2p: pd.DataFrame, col: str, rev_col: str | None, domains: _Domains,
-              at: np.ndarray) -> pd.DataFrame:
-    """One record per measured direction (codes ``a -> b``, value) of the rows ``at``
-    (positions). A row without a reverse measurement stands for both directions
-    (latency is half a round trip anyway)."""
-    fwd = pd.to_numeric(p2p[col], errors="coerce").to_numpy(float)[at]
-    back = fwd
-    if rev_col and rev_col in p2p.columns:
-        back = pd.to_numeric(p2p[rev_col], errors="coerce").to_numpy(float)[at]
-        back = np.where(np.isnan(back), fwd, back)
-    ok_status = _status_ok(p2p).to_numpy(bool)[at]
-    src, dst, tier = domains.src[at], domains.dst[at], domains.tier[at]
-    v = np.concatenate([fwd, back])
-    ok = np.concatenate([ok_status, ok_status])
-    dom = domains.dom[src]
-    return pd.DataFrame({"a": np.concatenate([src, dst]), "b": np.concatenate([dst, src]),
-                         "tier": np.concatenate([tier, tier]), "value": v,
-                         "ok": ok & ~np.isnan(v), "failed": ~ok, "dom": np.concatenate([dom, dom])})
-
-
 def _per_direction(pairs: pd.DataFrame, domains: _Domains) -> pd.DataFrame:
     """One record per direction ``a -> b``: the median over its rounds, in first-seen
     order. Most directions are measured once and pass as they are; only the repeated
@@ -411,20 +443,21 @@ def _tiers(p2p: pd.DataFrame) -> pd.Series:
     return tier.fillna(same_host.map({True: INTRA_HOST, False: SCALE_UP})).astype(str)
 
 
-def _tier_refs(pairs: pd.DataFrame, design: dict[str, dict], dkey: str, domains: _Domains) -> dict[str, tuple]:
-    """Reference per tier that has a measurement: the design value, or the tier's median
-    when design is missing (the only case that reads the values)."""
+def _tier_refs(m: _Metric, tier: np.ndarray, design: dict[str, dict], dkey: str,
+               domains: _Domains) -> dict[str, tuple]:
+    """Reference per tier that has a measurement (in either direction): the design value,
+    or the tier's median over both directions when design is missing."""
+    ok_f, ok_b = m.ok & ~np.isnan(m.fwd), m.ok & ~np.isnan(m.back)
+    measured = np.bincount(np.concatenate([tier[ok_f], tier[ok_b]]), minlength=len(domains.tiers))
     refs = {}
-    ok = pairs["ok"].to_numpy(bool)
-    tier = pairs["tier"].to_numpy()
-    measured = np.bincount(tier[ok], minlength=len(domains.tiers))
     for code in np.flatnonzero(measured):
         name = domains.tiers[code]
         d = (design.get(name) or {}).get(dkey)
         if d and d > 0:
             refs[name] = (d, "design")
         else:
-            med = float(np.median(pairs["value"].to_numpy(float)[ok & (tier == code)]))
+            here = tier == code
+            med = float(np.median(np.concatenate([m.fwd[ok_f & here], m.back[ok_b & here]])))
             refs[name] = (med, "median") if med > 0 else (None, "none")
     return refs
 
@@ -558,17 +591,9 @@ def _flagged_supernodes(results: dict, domains: _Domains) -> dict[str, set[str]]
     return out
 
 
-def _fleet_overview(results: dict, domains: _Domains, per_metric: dict, flagged: dict) -> dict:
-    """One tile per supernode, coloured by its worst margin over the pair metrics."""
-    worst: dict[int, float] = {}
-    failed: dict[int, int] = {}
-    for per_dir, _, _ in per_metric.values():
-        by_dom = per_dir.assign(failed=per_dir["n_ok"].eq(0) & per_dir["n_fail"].gt(0)).groupby("dom")
-        for d, v in by_dom["score"].min().items():
-            if not _isnan(v):
-                worst[int(d)] = min(worst.get(int(d), math.inf), float(v))
-        for d, v in by_dom["failed"].sum().items():
-            failed[int(d)] = failed.get(int(d), 0) + int(v)
+def _fleet_overview(results: dict, domains: _Domains, worst: dict[int, float], failed: dict[int, int]) -> dict:
+    """One tile per supernode, coloured by its worst margin over the pair metrics
+    (``worst``) and marked by its failed directions (``failed``)."""
     findings_per_sn: dict[str, int] = {}
     rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
     gate = rank.get(results.get("gate") or "critical", 2)
@@ -603,20 +628,29 @@ def _fleet_overview(results: dict, domains: _Domains, per_metric: dict, flagged:
             "flagged": sum(1 for r in rows_out if r["findings"] or r["failed"])}
 
 
-def _worst_pairs(per_metric: dict, domains: _Domains, k: int = WORST_PAIRS) -> list[dict]:
-    """The k worst pair directions of the run (lowest margin; failed ones first)."""
-    out = []
-    for name, (per_dir, refs, unit) in per_metric.items():
-        failed = per_dir["n_ok"].eq(0) & per_dir["n_fail"].gt(0)
-        ref = _ref_values(refs, domains)[per_dir["tier"].to_numpy()]
-        cand = per_dir.assign(margin=per_dir["score"].where(~failed, 0.0), ref=ref, failed=failed)
-        cand = cand[cand["margin"].notna()].nsmallest(k, "margin")
-        for r in cand.itertuples():
-            out.append({"metric": name, "src": str(domains.cards[r.a]), "dst": str(domains.cards[r.b]),
-                        "tier": domains.tiers[r.tier], "supernode": domains.names[r.dom] if r.dom >= 0 else "",
-                        "measured": None if r.failed or _isnan(r.value) else float(r.value),
-                        "reference": None if _isnan(r.ref) else float(r.ref), "unit": unit,
-                        "margin": float(r.margin), "failed": bool(r.failed)})
+def _worst_candidates(sub: pd.DataFrame, m: _Metric, domains: _Domains, k: int = WORST_PAIRS) -> list[dict]:
+    """A supernode's k worst directions of a metric (lowest margin; failed ones at 0),
+    with every direction tied with the k-th, so the run's worst k are among them."""
+    failed = ((sub["n_ok"] == 0) & (sub["n_fail"] > 0)).to_numpy()
+    margin = np.where(failed, 0.0, sub["score"].to_numpy(float))
+    at = np.flatnonzero(~np.isnan(margin))
+    if len(at) > k:
+        kth = np.partition(margin[at], k - 1)[k - 1]
+        at = at[margin[at] <= kth]
+    ref = _ref_values(m.refs, domains)[sub["tier"].to_numpy()[at]]
+    value = sub["value"].to_numpy(float)[at]
+    a, b, tier, dom = (sub[c].to_numpy()[at] for c in ("a", "b", "tier", "dom"))
+    return [{"metric": m.name, "src": str(domains.cards[a[i]]), "dst": str(domains.cards[b[i]]),
+             "tier": domains.tiers[tier[i]], "supernode": domains.names[dom[i]] if dom[i] >= 0 else "",
+             "measured": None if failed[at[i]] or _isnan(value[i]) else float(value[i]),
+             "reference": None if _isnan(ref[i]) else float(ref[i]), "unit": m.unit,
+             "margin": float(margin[at[i]]), "failed": bool(failed[at[i]])} for i in range(len(at))]
+
+
+def _worst_pairs(candidates: list[list[dict]], k: int = WORST_PAIRS) -> list[dict]:
+    """The k worst pair directions of the run (lowest margin; failed ones first; ties in
+    order of metric, source and destination)."""
+    out = [c for part in candidates for c in part]
     out.sort(key=lambda r: (r["margin"], r["metric"], natural_key(r["src"]), natural_key(r["dst"])))
     return out[:k]
 
