@@ -59,10 +59,11 @@ def merge_repeated(key: np.ndarray, cols: dict[str, np.ndarray], how: dict[str, 
     _, first, group = np.unique(key[at], return_index=True, return_inverse=True)
     g = pd.DataFrame({k: cols[k][at] for k, h in how.items() if h != "first"}).groupby(group.ravel())
     head = at[first]
-    out = {k: v.copy() for k, v in cols.items()}
-    for k, h in how.items():
-        if h != "first":
-            out[k][head] = getattr(g[k], h)().to_numpy()
     keep = ~rep
     keep[head] = True
-    return {k: v[keep] for k, v in out.items()}
+    out = {k: v[keep] for k, v in cols.items()}   # new arrays: the caller's stay as they are
+    where = np.cumsum(keep)[head] - 1             # each head's place among the rows kept
+    for k, h in how.items():
+        if h != "first":
+            out[k][where] = getattr(g[k], h)().to_numpy()
+    return out

@@ -193,23 +193,28 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
     (a, b), cards = id_codes(p2p["src"], p2p["dst"])
     (t,), tiers = id_codes(tier)
     tiers = ["" if v == "nan" else v for v in tiers]   # a missing tier
-    n, nt = len(cards), max(len(tiers), 1)
-    # One value per pair (the median over its rounds), then both ends of it.
-    pair = merge_repeated((a * n + b) * nt + t,
-                          {"a": a, "b": b, "t": t, "bw": np.where(ok, both * GB, np.nan),
-                           "p99": np.where(ok, p99 * US, np.nan), "failed": ~ok},
-                          {"bw": "median", "p99": "median", "failed": "all"})
-    card, tc = np.concatenate([pair["a"], pair["b"]]), np.concatenate([pair["t"], pair["t"]])
-    ends = pd.DataFrame({"bw": np.concatenate([pair["bw"], pair["bw"]]),
-                         "p99": np.concatenate([pair["p99"], pair["p99"]]),
-                         "failed": np.concatenate([pair["failed"], pair["failed"]]).astype(np.int64)})
-    e = ends.groupby(card * nt + tc, sort=False)
-    out = pd.DataFrame({"bw_min": e["bw"].min(), "bw_median": e["bw"].median(),
-                        "lat_p99": e["p99"].median(), "failed": e["failed"].sum()})
-    key = out.index.to_numpy()
-    out = out.reset_index(drop=True)
-    out["tier"] = np.asarray(tiers, dtype=object)[key % nt] if len(tiers) else ""
-    out.insert(0, "card", np.asarray(cards, dtype=object)[key // nt])
+    n = len(cards)
+    bw, p99, failed = np.where(ok, both * GB, np.nan), np.where(ok, p99 * US, np.nan), ~ok
+    del fwd, rev, both, count
+    parts = []
+    order = np.argsort(t, kind="stable")   # one tier at a time: half the rows at most in memory
+    codes, starts = np.unique(t[order], return_index=True)
+    for code, at in zip(codes, np.split(order, starts[1:])):
+        # One value per pair (the median over its rounds), then both ends of it.
+        pair = merge_repeated(a[at] * n + b[at], {"a": a[at], "b": b[at], "bw": bw[at], "p99": p99[at],
+                                                  "failed": failed[at]},
+                              {"bw": "median", "p99": "median", "failed": "all"})
+        ends = pd.DataFrame({"bw": np.concatenate([pair["bw"], pair["bw"]]),
+                             "p99": np.concatenate([pair["p99"], pair["p99"]]),
+                             "failed": np.concatenate([pair["failed"], pair["failed"]]).astype(np.int64)})
+        e = ends.groupby(np.concatenate([pair["a"], pair["b"]]), sort=False)
+        part = pd.DataFrame({"bw_min": e["bw"].min(), "bw_median": e["bw"].median(),
+                             "lat_p99": e["p99"].median(), "failed": e["failed"].sum()})
+        part.insert(0, "card", np.asarray(cards, dtype=object)[part.index.to_numpy()])
+        part["tier"] = tiers[code]
+        parts.append(part.reset_index(drop=True))
+        del pair, ends, e
+    out = pd.concat(parts, ignore_index=True)
     out = pd.concat([_card_labels(out["card"], supernode), out], axis=1)
     return _natural(out, ["Hostname", "gpu", "tier"])
 
