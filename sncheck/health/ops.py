@@ -261,9 +261,18 @@ def _card_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
     all pairs and drags the tier median towards itself. In a big domain a card's share
     of the pairs is negligible and the tier score is used as it is.
     """
-    both = pd.concat([ok[["src", "score"]].rename(columns={"src": "card"}),
-                      ok[["dst", "score"]].rename(columns={"dst": "card"})])
-    by_card = both.groupby("card", observed=True)["score"]
+    src, dst = ok["src"], ok["dst"]
+    if isinstance(src.dtype, pd.CategoricalDtype) and src.dtype == dst.dtype:
+        # Each pair counts for both its cards: codes and scores twice over, no index.
+        card = pd.Categorical.from_codes(np.concatenate([src.cat.codes.to_numpy(), dst.cat.codes.to_numpy()]),
+                                         dtype=src.dtype)
+        score = ok["score"].to_numpy(float)
+        by_card = pd.Series(np.concatenate([score, score]), name="score").groupby(pd.Series(card, name="card"),
+                                                                               observed=True)
+    else:
+        both = pd.concat([ok[["src", "score"]].rename(columns={"src": "card"}),
+                          ok[["dst", "score"]].rename(columns={"dst": "card"})])
+        by_card = both.groupby("card", observed=True)["score"]
     counts, scores = by_card.count(), by_card.median()
     sizes = ok.groupby("tier", observed=True)["value"].transform("size")
     small = ok[(sizes < SMALL_DOMAIN_PAIRS).to_numpy()]

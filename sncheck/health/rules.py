@@ -203,8 +203,19 @@ def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[
         return out
     ctx.cache = {}
     try:
-        for rule in rules:
+        for i, rule in enumerate(rules):
             out.extend(OPS[rule.op].fn(rows, rule, ctx))
+            _forget(ctx.cache, {r.metric for r in rules[i + 1:]})
     finally:
         ctx.cache = None
     return out
+
+
+def _forget(cache: dict, wanted: set[str]) -> None:
+    """Drop what no later rule reads: a metric's frame and scores, and the pair rows
+    behind the pair metrics once none is left (at fleet size each holds millions of rows)."""
+    pairs_left = any(name.startswith("p2p_") for name in wanted)
+    for key in list(cache):
+        name = key[1] if key[0] == "tier_scores" else key[0]
+        if name not in wanted and (name != "_p2p" or not pairs_left):
+            del cache[key]
