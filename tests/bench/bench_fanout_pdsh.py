@@ -6,14 +6,17 @@ The same command (``uname -a``) on the same 128 hosts (127.0.1.1-128, free ports
 a time, three ways, in alternation so that a busy machine weighs on each alike:
 
 * ``pdsh -R ssh -f 64``: an OpenSSH client process per host (connect, key exchange,
-  authentication, command, close);
+  authentication, command, close), with OpenSSH's default key exchange (on OpenSSH 9.x the
+  post-quantum hybrid sntrup761x25519) and again with curve25519-sha256, the one paramiko
+  settles on with these servers, so that the key exchange is not all the difference;
 * sncheck's fan-out (``--forks 64``: ``run_on_all`` with 64 threads), fresh connections:
   what the first step of a run (host facts) costs;
 * sncheck's fan-out over the connections the run already holds: what every later step
   (staging, launch, cleanup) costs, since the SSH backend opens each host's connection
   once per run and reuses it.
 
-Each prints its wall time (median and best of the rounds) and CPU time. Runs only under
+Each prints its wall time (median and best of the rounds) and the client side's CPU time
+(the ssh processes' for pdsh). Runs only under
 --benchmark-enable: 128 sshd are too many for CI's quick pass. Needs pdsh (scripts/setup.sh).
 """
 
@@ -54,9 +57,10 @@ def cluster128(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         yield cluster
 
 
-def _pdsh(cluster: SshdCluster) -> tuple[float, float, list[str]]:
+def _pdsh(cluster: SshdCluster, kex: str | None = None) -> tuple[float, float, list[str]]:
     env = {**os.environ, "PDSH_SSH_ARGS_APPEND": f"-F {cluster.ssh_config} -o BatchMode=yes "
-                                                  "-o StrictHostKeyChecking=yes"}
+                                                  "-o StrictHostKeyChecking=yes"
+                                                  + (f" -o KexAlgorithms={kex}" if kex else "")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(["pdsh", "-R", "ssh", "-f", str(FORKS), "-w", ",".join(cluster.names),
@@ -79,12 +83,16 @@ def test_fan_out_128_hosts_sncheck_beside_pdsh(benchmark, cluster128: SshdCluste
     conns = [cluster128.connection(n, connect_timeout=30.0) for n in cluster128.names]
     with ThreadPoolExecutor(FORKS) as pool:   # the connections a run holds after its first step
         list(pool.map(Connection.open, conns))
-    times: dict[str, list[tuple[float, float]]] = {"pdsh": [], "sncheck": [], "sncheck_reused": []}
+    times: dict[str, list[tuple[float, float]]] = {"pdsh": [], "pdsh_curve25519": [], "sncheck": [],
+                                                   "sncheck_reused": []}
     try:
         for _ in range(ROUNDS):
             wall, cpu, lines = _pdsh(cluster128)
             assert len(lines) == HOSTS and {ln.split(":", 1)[0] for ln in lines} == set(cluster128.names)
             times["pdsh"].append((wall, cpu))
+            wall, cpu, lines = _pdsh(cluster128, "curve25519-sha256")
+            assert len(lines) == HOSTS
+            times["pdsh_curve25519"].append((wall, cpu))
             wall, cpu, out = _sncheck(cluster128, cluster128.specs())
             assert len(out.succeeded) == HOSTS, out.failed
             assert {r.stdout for r in out.succeeded.values()} == {lines[0].split(": ", 1)[1] + "\n"}
@@ -103,7 +111,8 @@ def test_fan_out_128_hosts_sncheck_beside_pdsh(benchmark, cluster128: SshdCluste
                                 load_1min=round(os.getloadavg()[0], 1))
     print(f"\n`{' '.join(COMMAND)}` on {HOSTS} loopback sshd hosts, {FORKS} at once, {ROUNDS} rounds "
           f"(load {os.getloadavg()[0]:.1f}):")
-    for name, label in (("pdsh", f"pdsh -R ssh -f {FORKS}"), ("sncheck", f"sncheck fan-out --forks {FORKS}, new connections"),
+    for name, label in (("pdsh", f"pdsh -R ssh -f {FORKS}"),
+                        ("pdsh_curve25519", f"pdsh -R ssh -f {FORKS}, KexAlgorithms=curve25519-sha256"), ("sncheck", f"sncheck fan-out --forks {FORKS}, new connections"),
                         ("sncheck_reused", f"sncheck fan-out --forks {FORKS}, the run's open connections")):
         s = summary[name]
         print(f"  {label}: {s['median_s']} s wall (best {s['best_s']} s), {s['cpu_s']} s CPU")
