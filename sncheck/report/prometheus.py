@@ -69,6 +69,7 @@ def _short(v: float) -> str:
 class _Exposition:
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self._label_text: dict[tuple, tuple[pd.DataFrame, pd.Series]] = {}
 
     def _head(self, name: str, kind: str, help_: str) -> None:
         help_ = help_.replace("\\", "\\\\").replace("\n", "\\n")
@@ -87,16 +88,26 @@ class _Exposition:
         """A family from a frame, one sample per row, the lines built column-wise."""
         if df.empty or value not in df.columns:
             return
-        df = df[df[value].notna()]
-        if df.empty:
+        has = df[value].notna()
+        if not has.any():
             return
         self._head(name, kind, help_)
-        text = pd.Series(name + "{", index=df.index)
-        for i, label in enumerate(labels):
-            esc = (df[label].astype(str).str.replace("\\", "\\\\", regex=False)
-                   .str.replace('"', '\\"', regex=False).str.replace("\n", "\\n", regex=False))
-            text = text + ("," if i else "") + label + '="' + esc + '"'
-        self.lines += (text + "} " + df[value].map(_short)).tolist()
+        self.lines += (name + self._labels_of(df, labels)[has] + " " + df.loc[has, value].map(_short)).tolist()
+
+    def _labels_of(self, df: pd.DataFrame, labels: list[str]) -> pd.Series:
+        """``{a="..",b=".."}`` per row of ``df``, escaped; built once per frame and label
+        set (the card frame carries three families)."""
+        key = (id(df), tuple(labels))
+        cached = self._label_text.get(key)
+        if cached is None or cached[0] is not df:
+            text = pd.Series("{", index=df.index)
+            for i, label in enumerate(labels):
+                esc = (df[label].astype(str).str.replace("\\", "\\\\", regex=False)
+                       .str.replace('"', '\\"', regex=False).str.replace("\n", "\\n", regex=False))
+                text = text + ("," if i else "") + label + '="' + esc + '"'
+            cached = (df, text + "}")
+            self._label_text[key] = cached
+        return cached[1]
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
