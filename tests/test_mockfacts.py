@@ -98,7 +98,7 @@ def test_a_command_without_a_renderer_is_an_error_not_a_pass():
     q = hostfacts.COMMANDS["query"]
     cmd = hostfacts.FactCommand("npu_health", "npu-smi", ("npu-smi", "info", "-t", "health"),
                                 q.parse, q.check, ("npu_health",))
-    assert mockfacts.renderer("npu_health") is None
+    assert nvidia_sim.render("npu_health", mockfacts.host_state(TOPO, "node001", ())) is None
     state = mockfacts.host_state(TOPO, "node001", ())
     rows = list(hostfacts.check_host("node001", hostfacts.Expect(4), [cmd], lambda c: mockfacts.render(c, state)))
     assert [(r["ok"], r["status"]) for r in rows] == [(False, "error")]
@@ -125,3 +125,32 @@ def test_collective_corruption_breaks_reductions_not_payloads():
     assert all(r["checksum_ok"] for r in rows if r["kind"] == "p2p")
     wrong = {r["group"]: r["wrong"] for r in rows if r["kind"] == "collective"}
     assert wrong["host:node001"] > 0 and wrong["host:node002"] == 0
+
+
+HGX = "platform: nvidia-hgx\nsupernodes:\n  - {name: a, hosts: h1}\n  - {name: b, hosts: h2}\n"
+
+
+@pytest.mark.parametrize("inventory", ["hgx", "nvl72-rack", "mi300x-pod", "cm384"])
+def test_every_platform_renders_every_fact_command_through_one_interface(inventory):
+    """One interface (sncheck.vendors.sim): the host's vendor's ``sim`` module renders each
+    fact command of its platform, and the SSH backend's checks pass every clean host."""
+    from sncheck.inventory import load_inventory_text
+    from sncheck.vendors.sim import simulator
+
+    inv = load_inventory_text(HGX) if inventory == "hgx" else \
+        load_inventory(ROOT / f"fixtures/inventories/{inventory}.yaml")
+    topo = Topology(inv)
+    host = next(iter(inv.hosts))
+    plat = inv.platform_of(host)
+    state = mockfacts.host_state(topo, host, ())
+    sim = simulator(plat.name)
+    assert sim is not None and sim.__name__ == f"sncheck.vendors.{plat.vendor}.sim"
+    for cmd in registry.vendor_of(plat).commands_for(plat):
+        out = sim.render(cmd.name, state)
+        assert out is not None and out.exit_code == 0 and out.stdout.strip(), cmd.name
+    rows: list[dict] = []
+    mockfacts.host_facts(topo, (), tuple(inv.hosts), rows.append)
+    assert not [r["message"] for r in rows if not r["ok"]]
+    mine = {r["fact"] for r in rows if r["host"] == host}
+    assert mine >= {f for cmd in registry.vendor_of(plat).commands_for(plat) for f in cmd.facts}
+    assert not any(w in r["message"].lower() for r in rows for w in SIM_WORDS)

@@ -1,7 +1,7 @@
 """Host facts of a simulated host: rendered tool output, read by the real parsers and checks.
 
 For each host the mock backend asks, this module renders what each fact command would
-print there (:mod:`sncheck.vendors.sim`, one ``sim`` module per vendor package), then
+print there (:mod:`sncheck.vendors.sim`, the ``sim`` module of the host's vendor), then
 hands the output to :func:`sncheck.vendors.facts.check_host`, the code the SSH backend
 runs over real output. So a mock host's facts are exactly what the parsers and checks
 make of real-looking tool output, faults included:
@@ -24,55 +24,50 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
-from types import ModuleType
 
-from ..faults import HOST_TOOL_FAULTS, PLATFORM_FAULTS, Fault
+from ..faults import HOST_TOOL_FAULTS, Fault
 from ..rows import host_fact_row
 from ..topology import Topology
 from ..vendors import facts as hostfacts
-from ..vendors import registry, simfacts
-from ..vendors.infiniband import sim as infiniband_sim
-from ..vendors.nvidia import sim as nvidia_sim
-from ..vendors.sim import HostState, ToolOutput, not_found
+from ..vendors import registry
+from ..vendors.sim import HostState, ToolOutput, not_found, simulator
 from .base import Emit
-
-# The vendor renderers, written out (nothing registers itself on import). Add a
-# vendor's ``sim`` module here; the first one that lists a command renders it.
-SIMULATORS: tuple[ModuleType, ...] = (nvidia_sim, infiniband_sim)
-
-
-def renderer(command: str, simulators: Iterable[ModuleType] = SIMULATORS) -> ModuleType | None:
-    """The sim module that renders fact command ``command``, if any."""
-    return next((m for m in simulators if command in m.COMMANDS), None)
-
 
 PLACEHOLDER = "simhost"  # stands for the host's name while a state is rendered and checked
 
 
 def host_state(topo: Topology, host: str, faults: Iterable[Fault]) -> HostState:
-    """What the renderers see of ``host``: its cards, platform and tool faults in effect.
+    """What the renderers see of ``host``: its cards, platform and tool faults in effect,
+    and, on a platform, its place in its domain and the domain's hosts with IMEX down.
 
     The host is named :data:`PLACEHOLDER` (faults retargeted to match), so hosts in the
     same state share one state and one rendering.
     """
+    faults = tuple(faults)
     mine = tuple(sorted((replace(f, target=PLACEHOLDER + f.target[len(host):], transient=False)
                          for f in faults if f.type in HOST_TOOL_FAULTS and f.host == host),
                         key=lambda f: (f.type, f.target)))
     inv = topo.inventory
     plat = inv.platform_of(host)
+    sn = inv.supernode_of(host)
+    index, down = 0, ()
+    if plat is not None:  # a platform's renderers may print the host's place (tray, SDID)
+        index = sn.hosts.index(host)
+        down = tuple(sorted(sn.hosts.index(f.host) for f in faults if f.type == "imex_down" and f.host in sn.hosts))
     return HostState(PLACEHOLDER, inv.hosts[host].cards, plat.name if plat else None, mine,
-                     domain_hosts=len(inv.supernode_of(host).hosts))
+                     domain_hosts=len(sn.hosts), index=index, down_in_domain=down)
 
 
 def render(command: hostfacts.FactCommand, state: HostState) -> ToolOutput:
     """What ``command`` prints on the simulated host (exit 127 where its tool is missing)."""
     if any(f.tool == command.tool for f in state.host_faults("missing_tool")):
         return not_found(command.argv[0])
-    sim = renderer(command.name)
-    if sim is None:
+    sim = simulator(state.platform)
+    out = sim.render(command.name, state) if sim is not None else None
+    if out is None:
         return ToolOutput(1, "", f"{command.argv[0]}: no output for this host's platform "
                                  f"({state.platform or 'default'})")
-    return sim.render(command.name, state)
+    return out
 
 
 class _Clock:
@@ -111,15 +106,16 @@ def _relabel(row: dict, host: str) -> dict:
 def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], emit: Emit) -> None:
     """Emit the ``host_fact`` rows of ``hosts``; ``faults`` are the faults in effect now.
 
-    Hosts on a platform whose vendor ships a platform simulator
-    (:mod:`sncheck.vendors.simfacts`: NVL72 trays, MI300X, Ascend nodes) get its rows;
-    every other host is rendered here through the vendor ``sim`` modules.
+    Every host is rendered through its vendor's ``sim`` module and checked by the SSH
+    backend's code; each supernode on a platform is then judged whole by its vendor's
+    domain check, over every reachable host of it (a retest of one tray still sees its
+    rack, as the SSH backend sees the rack's last reads), and the rows of ``hosts`` are
+    emitted.
     """
     faults = tuple(faults)
     inv = topo.inventory
     down = {f.target for f in faults if f.type == "down_host"}
     live: list[str] = []
-    gathered: dict[str, list[dict]] = {}
     for h in hosts:
         if h in down:
             emit(host_fact_row(h, "reachable", False, True, False, status="unreachable", tool="ssh",
@@ -127,34 +123,29 @@ def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], em
             continue
         emit(host_fact_row(h, "reachable", True, True, True, tool="ssh", message=f"{h}: connected"))
         live.append(h)
-    by_platform = {h for h in live if _platform_simulated(topo, h)}
+    gathered: dict[str, list[dict]] = {}
+
+    def rows_of(h: str) -> list[dict]:
+        if h not in gathered:
+            checks = tuple(sorted(inv.checks_of(h).items()))
+            gathered[h] = [_relabel(row, h) for row in _checked(host_state(topo, h, faults), checks)]
+        return gathered[h]
+
     for h in live:
-        if h in by_platform:
-            continue
-        checks = tuple(sorted(inv.checks_of(h).items()))
-        gathered[h] = [_relabel(row, h) for row in _checked(host_state(topo, h, faults), checks)]
-        for row in gathered[h]:
-            emit(row)
-    if by_platform:
-        reachable = tuple(h for h in inv.hosts if h not in down)
-        for row in simfacts.platform_rows(inv, tuple(h for h in live if h in by_platform),
-                                          [f for f in faults if f.type in PLATFORM_FAULTS], reachable):
+        for row in rows_of(h):
             emit(row)
     # the cross-host step, as the SSH backend does it: each domain's vendor judges it whole
+    asked = set(live)
     for sn in inv.supernodes:
-        if not sn.platform or not any(h in gathered for h in sn.hosts):
+        if not sn.platform or not asked.intersection(sn.hosts):
             continue
         plat = registry.platform(sn.platform)
         vendor = registry.vendor_of(plat)
         if vendor.domain_check is not None:
-            rows = [r for h in sn.hosts for r in gathered.get(h, [])]
+            rows = [r for h in sn.hosts if h not in down for r in rows_of(h)]
             for row in vendor.domain_check(plat, sn.name, sn.hosts, rows):
-                emit(row)
-
-
-def _platform_simulated(topo: Topology, host: str) -> bool:
-    plat = topo.inventory.platform_of(host)
-    return plat is not None and simfacts.simulator(registry.vendor_of(plat).name) is not None
+                if row["host"] in asked:
+                    emit(row)
 
 
 def rendered_outputs(topo: Topology, faults: Iterable[Fault], host: str) -> list[tuple[hostfacts.FactCommand, ToolOutput]]:
@@ -170,13 +161,6 @@ def rendered_outputs(topo: Topology, faults: Iterable[Fault], host: str) -> list
     vendor = registry.vendor_of(plat)
     off = {tool for tool, on in inv.checks_of(host).items() if not on}
     cmds = [c for c in vendor.commands_for(plat) if c.tool not in off]
-    if _platform_simulated(topo, host):
-        sn = inv.supernode_of(host)
-        platform_faults = [f for f in faults if f.type in PLATFORM_FAULTS]
-        down = [sn.hosts.index(f.host) for f in platform_faults if f.type == "imex_down" and f.host in sn.hosts]
-        out = simfacts.simulator(vendor.name).outputs(
-            host, sn.hosts.index(host), [f for f in platform_faults if f.host == host], down)
-        return [(c, ToolOutput(0, out[c.name])) for c in cmds if c.name in out]
     state = host_state(topo, host, faults)
     return [(c, _named(render(c, state), host)) for c in cmds]
 

@@ -1,31 +1,37 @@
-"""Simulated tool output: the interface between the mock backend and each vendor package.
+"""Simulated tool output: the one interface between the mock backend and each vendor package.
 
 The mock backend does not invent host facts. For each fact command of a host (its
 platform's, ``registry.vendor_of(platform).commands_for(platform)``, the ones the SSH
-backend runs), it asks the
-vendor package that parses that tool to *render* the tool's output for the host's
-state, then parses and checks it with :func:`sncheck.vendors.facts.check_host`, the same
-code path as the SSH backend. Renderers build their output from the real captures in
-``fixtures/real/`` (:func:`sncheck.vendors.captures.capture`), so the parsers see
-the layouts real tools print.
+backend runs), it asks the vendor package that parses that tool to *render* the tool's
+output for the host's state, then parses and checks it with
+:func:`sncheck.vendors.facts.check_host`, the same code path as the SSH backend, and
+judges each supernode with the vendor's domain check, as the SSH backend does.
+Renderers build their output from the real captures in ``fixtures/real/``
+(:func:`sncheck.vendors.captures.capture`), so the parsers see the layouts real tools
+print.
 
 The interface, kept small on purpose:
 
-* a vendor's ``sim`` module (``sncheck/vendors/<vendor>/sim.py``) exposes
-  ``COMMANDS: tuple[str, ...]``, the fact command names (``FactCommand.name``, as its
-  plug-in's ``commands`` name them) it renders, and
-  ``render(command: str, state: HostState) -> ToolOutput``;
+* a vendor renders in its package's ``sim`` module (``sncheck/vendors/<vendor>/sim.py``),
+  one function: ``render(command: str, state: HostState) -> ToolOutput | None``, the
+  output of fact command ``command`` (``FactCommand.name``) on a host in ``state``;
+  None where it has no output for that command on the host's platform (the mock then
+  reports a harness gap, never a pass). A vendor with several platforms dispatches on
+  ``state.platform`` (NVIDIA: HGX-class hosts, and NVL72 trays in ``nvidia/sim_fabric.py``);
+  a tool several vendors share may be rendered by a helper package (``infiniband/sim.py``);
+  :func:`simulator` finds the module from the host's platform (nothing registers
+  itself on import);
 * :class:`HostState` is what a renderer may read: the host's name, how many cards the
   OS shows, its platform's name (``None``: the vendor's default, an HGX-class host; the
   :class:`~sncheck.vendors.base.Platform` itself is ``registry.platform(name)``), the
-  size of its scale-up domain, and the
-  host-level faults in effect there (a fault plan's ``tool`` and ``platform`` faults,
-  transient ones dropped once they have ended);
+  size of its scale-up domain and its place in it, the places of the hosts of its
+  domain whose IMEX daemon is down (every tray's ``nvidia-imex-ctl`` shows them), and
+  the host-level faults in effect there (a fault plan's ``tool`` and ``platform``
+  faults, transient ones dropped once they have ended);
 * :class:`ToolOutput` is what the tool printed and its exit status. A renderer acts
-  out the faults of its tool (a pending remap, links down, a port Down) and ignores the
-  rest; ``missing_tool`` is acted out before any renderer runs (exit 127);
-* the registry of sim modules is written out in :mod:`sncheck.backends.mockfacts`
-  (nothing registers itself on import);
+  out the faults of its tool (a pending remap, links down, a port Down, a fabric In
+  Progress) and ignores the rest; ``missing_tool`` is acted out before any renderer
+  runs (exit 127);
 * output depends on the state only, never on the host's name: the mock renders and
   checks each distinct state once (a host name placeholder stands in) and relabels
   the rows for every host in that state. Serial numbers, UUIDs and GUIDs are the
@@ -36,7 +42,11 @@ Rendered output carries no simulator words: it reads like the real tool's.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from dataclasses import dataclass, field
+from types import ModuleType
+
 from ..faults import Fault
 from .captures import capture  # noqa: F401 (renderers read the real captures through it)
 
@@ -61,6 +71,8 @@ class HostState:
     platform: str | None = None  # the platform's name (sncheck.vendors.registry.platform)
     faults: tuple[Fault, ...] = field(default_factory=tuple)
     domain_hosts: int | None = None  # hosts in this host's scale-up domain (its supernode)
+    index: int = 0  # its place in that domain (0-based; 0 for a host on no platform)
+    down_in_domain: tuple[int, ...] = ()  # places of the domain's hosts whose IMEX is down
 
     def card_faults(self, index: int, ftype: str) -> list[Fault]:
         """The faults of type ``ftype`` on card ``index`` of this host."""
@@ -71,6 +83,15 @@ class HostState:
         """The faults of type ``ftype`` that target the host itself."""
         return [f for f in self.faults if f.type == ftype and f.target == self.host]
 
+
+def simulator(platform: str | None) -> ModuleType | None:
+    """The ``sim`` module of the vendor of ``platform`` (None: the default vendor's), or
+    None when that vendor renders nothing."""
+    from . import registry  # the registry reads every plug-in: imported when first needed
+
+    vendor = registry.vendor_of(registry.platform(platform) if platform else None)
+    name = f"{__package__}.{vendor.name}.sim"
+    return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
 def not_found(tool: str) -> ToolOutput:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..captures import capture
+from ..sim import HostState, ToolOutput
 
 SHOWTOPO = "amd/13_rocm-smi_showtopo_mi308x_8gpu_xgmi_lowpower_warning.txt"
 _PCIE = {"Weight": "52", "Hops": "3", "Link Type": "PCIE"}
@@ -48,3 +49,10 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
         "metric": capture("amd/04_amd-smi_metric_mi300x_blog_truncated.txt").replace("[output truncated]\n", ""),
         "ibstat": capture("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt"),
     }
+
+
+def render(command: str, state: HostState) -> ToolOutput | None:
+    """The output of fact command ``command`` on the MI300X host ``state`` (:mod:`sncheck.vendors.sim`),
+    or None for a command it does not run."""
+    out = outputs(state.host, state.index, state.faults, state.down_in_domain).get(command)
+    return None if out is None else ToolOutput(0, out)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..captures import capture
+from ..sim import HostState, ToolOutput
 from . import sweep
 
 INFO = "ascend/10_npu-smi_info_A3_910C_16chips_vllm-ascend-issue3002.txt"
@@ -69,6 +70,13 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
         "roce_optical": _sweep("optical", 16, healthy_optical(), {}),
         "roce_fec": _sweep("fec", 16, "fec mode: rs FEC mode\n", {}),
     }
+
+
+def render(command: str, state: HostState) -> ToolOutput | None:
+    """The output of fact command ``command`` on the CloudMatrix384 node ``state`` (:mod:`sncheck.vendors.sim`),
+    or None for a command it does not run."""
+    out = outputs(state.host, state.index, state.faults, state.down_in_domain).get(command)
+    return None if out is None else ToolOutput(0, out)
 
 
 assert sweep  # the sweep layout ("== device <n> <view>") is the one sweep.parse_sweep reads

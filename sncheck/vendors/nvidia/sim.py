@@ -1,6 +1,8 @@
 """nvidia-smi and dcgmi output for a simulated host, rendered from real captures.
 
-The interface is :mod:`sncheck.vendors.sim`: ``COMMANDS`` and ``render(command, state)``.
+The interface is :mod:`sncheck.vendors.sim`: ``render(command, state)``. An NVL72 tray
+(platform ``nvidia-nvl72``) is rendered by :mod:`.sim_fabric`; ``ibstat`` of an
+HGX-class host by :mod:`sncheck.vendors.infiniband.sim`; the rest here.
 
 The simulated host is the HGX H100 of the full ``nvidia-smi -q`` capture
 ``nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt``: card i
@@ -18,7 +20,9 @@ per card. That capture has HW Slowdown and HW Power Brake active on every GPU
   ``nvidia-smi nvlink -s``; with every link down the card prints the NVML line of
   ``nvidia-smi-nvlink/02_status_a100_all_links_inactive_error.txt``.
 
-``nvlink -s`` uses the line layout of ``nvidia-smi-nvlink/05_status_a100_8gpu_12links_25GBs.txt``
+``topo -m`` of a platform with a NIC per GPU (HGX) adds NIC columns, rows and legend in
+the layout of ``nvidia-smi-topo/03_a10_4gpu_pcie_sys_only_2nics.txt``: NIC i at PIX to
+GPU i (its PCIe switch), SYS to the rest. ``nvlink -s`` uses the line layout of ``nvidia-smi-nvlink/05_status_a100_8gpu_12links_25GBs.txt``
 with the H100's 18 links at 26.562 GB/s; ``nvlink -e`` the layout of
 ``nvidia-smi-nvlink/04_errors_h100_18links_elided.txt`` (all counters 0); ``topo -m`` the
 layout of ``nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt``; ``dcgmi diag`` replays
@@ -33,10 +37,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..infiniband import sim as infiniband_sim
 from ..sim import HostState, ToolOutput, capture
-
-COMMANDS = ("query_gpu", "topo", "topo_sanity", "nvlink_status", "nvlink_errors", "query", "fabric_manager",
-            "dcgmi_diag")
+from . import sim_fabric
 
 Q_CAPTURE = "nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt"
 REMAP_CAPTURE = "nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt"
@@ -231,13 +234,32 @@ def render_topo(state: HostState) -> str:
     link = lines[1].split()[2]  # "NV18"
     affinity = [ln.split()[-2:] for ln in lines[1:]]
     n = state.cards
+    nics = n if _nic_per_gpu(state) else 0
     cell = 8
-    out = [" " * cell + "".join(f"GPU{j}".ljust(cell) for j in range(n)) + "CPU Affinity    NUMA Affinity"]
+    head = "".join(f"GPU{j}".ljust(cell) for j in range(n)) + "".join(f"NIC{j}".ljust(cell) for j in range(nics))
+    out = [" " * cell + head + "CPU Affinity    NUMA Affinity"]
     for i in range(n):
         cpus, numa = affinity[i % len(affinity)] if i < len(affinity) else affinity[-1]
         cells = "".join((" X" if i == j else link).ljust(cell) for j in range(n))
+        cells += "".join(("PIX" if i == j else "SYS").ljust(cell) for j in range(nics))
         out.append(f"GPU{i}".ljust(cell) + cells + cpus.ljust(16) + numa)
+    # NIC rows and the NIC legend in the layout of nvidia-smi-topo/03_a10_4gpu_pcie_sys_only_2nics.txt
+    for i in range(nics):
+        cells = "".join(("PIX" if i == j else "SYS").ljust(cell) for j in range(n))
+        cells += "".join((" X" if i == j else "SYS").ljust(cell) for j in range(nics))
+        out.append(f"NIC{i}".ljust(cell) + cells.rstrip())
+    if nics:
+        out += ["", "NIC Legend:", ""] + [f"  NIC{i}: mlx5_{i}" for i in range(nics)]
     return "\n".join(out) + "\n"
+
+
+def _nic_per_gpu(state: HostState) -> bool:
+    """An HGX platform has a NIC per GPU behind the GPU's own PCIe switch (rail i: mlx5_i,
+    as ``ibstat`` renders it)."""
+    if state.platform is None:
+        return False
+    from .. import registry
+    return bool(registry.platform(state.platform).params.get("nic_per_gpu"))
 
 
 def render_dcgmi_diag(state: HostState) -> str:
@@ -255,6 +277,14 @@ _RENDER = {
 }
 
 
-def render(command: str, state: HostState) -> ToolOutput:
-    """The output of fact command ``command`` on the simulated host ``state``."""
-    return ToolOutput(0, _RENDER[command](state))
+COMMANDS = tuple(_RENDER)  # what an HGX-class host renders here
+
+
+def render(command: str, state: HostState) -> ToolOutput | None:
+    """The output of fact command ``command`` on the simulated host ``state`` (None: no
+    output for that command on this platform)."""
+    if state.platform == sim_fabric.PLATFORM:
+        return sim_fabric.render(command, state)
+    if command == "ibstat":
+        return infiniband_sim.render(command, state)
+    return ToolOutput(0, _RENDER[command](state)) if command in _RENDER else None

@@ -1,4 +1,4 @@
-"""NVL72 tool output for the simulator, rendered from real captures with the platform
+"""NVL72 tool output for the simulator (:mod:`sncheck.vendors.sim`'s ``render``), rendered from real captures with the platform
 faults acted out in it: ``fabric_incomplete`` (every GPU of the tray "In Progress", as the
 gpu-operator capture shows it), ``fabric_degraded`` (a GPU's Health Bandwidth "Limited
 Capacity"), ``clique_split`` (the tray in CliqueId 3 while its rack is in 2),
@@ -19,7 +19,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..captures import capture
+from ..sim import HostState, ToolOutput
 from . import fabric
+
+PLATFORM = "nvidia-nvl72"
 
 QX = "nvl72/04_nvidia_smi_qx_gb200_real_tray.xml.txt"
 IMEX = "nvl72/01_imex_ctl_N_18node_p6e_gb200.txt"
@@ -87,3 +90,10 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
         "ibstat": capture("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt"),
         "dcgmi_diag": capture("dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt"),
     }
+
+
+def render(command: str, state: HostState) -> ToolOutput | None:
+    """The output of fact command ``command`` on the NVL72 tray ``state`` (its place in the
+    rack is ``state.index``), or None for a command a tray does not run."""
+    out = outputs(state.host, state.index, state.faults, state.down_in_domain).get(command)
+    return None if out is None else ToolOutput(0, out)
