@@ -6,9 +6,10 @@ What it checks, in order, within a time budget (default 30 s):
 1. host facts: the fact commands of the node's platform (its vendor plug-in,
    :mod:`sncheck.vendors.registry`; NVIDIA's defaults when no inventory names one:
    ``nvidia-smi`` query, topology, NVLink, ``-q``; ``ibstat``; ``dcgmi diag -r 1``) run
-   here, judged by the same checks as the SSH backend's. A per-GPU problem of ``nvidia-smi -q`` (a pending row
-   remap, uncorrectable ECC, a narrow PCIe link, a thermal slowdown) names its card,
-   ``<node>/gpu<i>`` with ``i`` the GPU's place in the listing (nvidia-smi's index order);
+   here, judged by the same checks as the SSH backend's. A problem the tool names a card
+   for (a pending row remap, uncorrectable ECC, a narrow PCIe link, a thermal slowdown in
+   GPU section ``i`` of a whole ``nvidia-smi -q`` listing; NVLink under ``GPU i:``) names
+   ``<node>/gpu<i>``, as the run's findings do; an excerpt or truncated listing names the node;
 2. the intra-host card pairs (p2p, every pair of this node's cards);
 3. a small all-reduce over all its cards.
 
@@ -47,22 +48,11 @@ from .errors import ConfigError, HarnessError, ParseError
 from .inventory import Host, Inventory, Supernode
 from .vendors import facts as vfacts
 from .vendors import registry
-from .vendors.nvidia import checks as nv_checks
 from .vendors.nvidia import nvidia_smi
 
 OWN_PREFIX = f"{REASON_PREFIX} node-check:"
 DEFAULT_BUDGET_S = 30.0
 TOOL_TIMEOUT_S = 10.0
-# Per-GPU sections of `nvidia-smi -q`: fact -> (section key, judge), to name the culprit card.
-_PER_GPU = {
-    "remapped_rows": ("remapped_rows", nv_checks._judge_remap),
-    "ecc": ("ecc", nv_checks._judge_ecc),
-    "retired_pages": ("retired_pages", nv_checks._judge_retired),
-    "clock_reasons": ("clock_reasons", nv_checks._judge_clocks),
-    "pcie_width": ("pcie", nv_checks._judge_width),
-}
-
-
 @dataclass(frozen=True)
 class Problem:
     entity: str      # the culprit: <node>/gpu<i>, or the node
@@ -165,7 +155,7 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
             if row["status"] == "missing_tool":
                 report.warnings.append(row["message"])
                 continue
-            report.problems.extend(_culprits(node, row, cmd, res.stdout))
+            report.problems.extend(_culprits(node, row))
     if plat is not None and inventory is not None and vendor.domain_check is not None:
         # The domain step over this node's own view (an IMEX node down that is this tray);
         # what it says about other hosts is theirs to act on, not this node's.
@@ -175,17 +165,13 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
                 report.problems.append(Problem(node, row["fact"], row["message"]))
 
 
-def _culprits(node: str, row: dict, cmd: vfacts.FactCommand, stdout: str) -> list[Problem]:
-    fact = row["fact"]
-    if cmd.tool == "nvidia-smi" and cmd.argv[1:] == ("-q",) and fact in _PER_GPU and row["status"] == "ok":
-        key, judge = _PER_GPU[fact]
-        with contextlib.suppress(ParseError):
-            gpus = nvidia_smi.parse_query(stdout).get("gpus") or []
-            found = [Problem(f"{node}/gpu{i}", fact, problem)
-                     for i, g in enumerate(gpus) if g.get(key) and (problem := judge(g[key]))]
-            if found:
-                return found
-    return [Problem(node, fact, row["message"])]
+def _culprits(node: str, row: dict) -> list[Problem]:
+    """The cards a failed fact names (its tool said which: a GPU section of a whole
+    ``nvidia-smi -q`` listing, ``GPU i:`` of ``nvlink``), else the node."""
+    cards = row.get("cards")
+    if cards:
+        return [Problem(f"{node}/gpu{i}", row["fact"], what) for i, what in sorted(cards.items(), key=lambda c: int(c[0]))]
+    return [Problem(node, row["fact"], row["message"])]
 
 
 # -- 2 and 3. pairs and all-reduce through the local backend --------------------------

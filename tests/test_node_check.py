@@ -92,13 +92,13 @@ def test_health_check_program_drains_only_the_node_with_a_pending_remap(slurm_cl
     wait_runs(cluster, cluster.names, 1)
     wait_runs(cluster, ["node4"], after_drain + 1)  # node4 checked since the operator drained it
     reason = cluster.node_reason("node2")
-    # The capture is an excerpt (1 GPU listed of 8 attached): gpu_report fails too; the
-    # reason names the card-level culprit first.
-    assert reason.startswith(f"{OWN_PREFIX} node2/gpu0 remapped_rows (+1 more): row remap pending"), reason
+    # The capture is an excerpt (1 GPU listed of 8 attached): gpu_report fails too, and
+    # which of the node's cards has the remap cannot be told: the reason names the node.
+    assert reason.startswith(f"{OWN_PREFIX} node2 gpu_report (+1 more): "), reason
     assert {n: cluster.node_state(n) for n in ("node1", "node3")} == {"node1": "idle", "node3": "idle"}
     assert cluster.node_state("node4") == "drained" and cluster.node_reason("node4") == foreign
     log2 = (cluster.root / "nc-node2.log").read_text()
-    assert "UNHEALTHY" in log2 and "exit 1" in log2, log2
+    assert "UNHEALTHY" in log2 and "exit 1" in log2 and "row remap pending" in log2, log2
     log1 = (cluster.root / "nc-node1.log").read_text()
     assert "node-check node1: healthy (2 cards from Slurm GRES" in log1 and "exit 0" in log1, log1
 
@@ -163,3 +163,21 @@ def test_drain_reason_names_card_and_rule_and_fits_slurm() -> None:
                              "0 uncorrectable)\nand a very long tail " + "x" * 200))
     assert r.startswith("sncheck: node-check: node3/gpu2 remapped_rows: row remap pending")
     assert len(r) <= 120 and "\n" not in r
+
+
+def test_a_card_is_named_only_where_the_tool_says_which() -> None:
+    """node-check names culprits from the same fact rows as a run: a whole nvidia-smi -q
+    listing names the card (section i is card i), an excerpt names the node."""
+    from sncheck.nodecheck import _culprits
+    from sncheck.vendors import facts as vfacts
+    from sncheck.vendors.nvidia.checks import COMMANDS
+
+    def problems(rel: str, cards: int) -> list[tuple[str, str]]:
+        text = strip_source_header((REAL / rel).read_text())
+        rows = vfacts.evaluate("node3", COMMANDS["query"], vfacts.Expect(cards), exit_code=0, stdout=text)
+        return [(p.entity, p.rule) for r in rows if not r["ok"] for p in _culprits("node3", r)]
+
+    whole = problems("nvidia-smi-q/06_535.129.03_a10_remapped_rows_uncorrectable4_pending_yes.txt", 1)
+    assert whole == [("node3/gpu0", "remapped_rows")]
+    excerpt = problems("nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt", 2)
+    assert excerpt == [("node3", "gpu_report"), ("node3", "remapped_rows")]
