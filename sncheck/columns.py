@@ -264,11 +264,14 @@ class RowFrames:
         for kind, f in self._frames.items():
             mask = np.ones(len(f), dtype=bool)
             for col, value in equal.items():
-                if col not in f:
-                    mask[:] = False
+                column = f[col] if col in f else None
+                if column is None or (isinstance(column.dtype, pd.CategoricalDtype) and isinstance(value, str)
+                                      and value not in column.cat.categories):
+                    mask[:] = False  # (a name that is not among the categories: no row, nothing scanned)
                     break
-                mask &= (f[col] == value).to_numpy(dtype=bool, na_value=False)
-            out[kind] = f if mask.all() else f[mask]
+                mask &= (column == value).to_numpy(dtype=bool, na_value=False)
+            # (no row: a slice, not a selection, which costs a pass over every column)
+            out[kind] = f if mask.all() else f[mask] if mask.any() else f.iloc[:0]
         return RowFrames(out)
 
     def frame(self) -> pd.DataFrame:
