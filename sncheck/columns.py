@@ -193,6 +193,11 @@ def _equal(column: pa.ChunkedArray, value: Any) -> Any:
                 return None
             masks = []
             for chunk in column.chunks:  # judge the dictionary, then look rows up in it
+                if chunk.null_count == len(chunk) or (len(chunk.dictionary) == 1 and chunk.null_count == 0):
+                    # A batch's constant (its layer, the entity a retest is about): no compute call.
+                    same = chunk.null_count == 0 and chunk.dictionary[0].as_py() == value
+                    masks.append(same)
+                    continue
                 in_dict = pc.fill_null(pc.equal(chunk.dictionary, value), False)
                 if not pc.any(in_dict).as_py():
                     masks.append(pa.array(np.zeros(len(chunk), dtype=bool)))
@@ -200,7 +205,12 @@ def _equal(column: pa.ChunkedArray, value: Any) -> Any:
                     masks.append(pa.array(np.ones(len(chunk), dtype=bool)))
                 else:
                     masks.append(pc.fill_null(pc.take(in_dict, chunk.indices), False))
-            mask = pa.chunked_array(masks, pa.bool_())
+            if all(m is True for m in masks):
+                return True if len(column) else False
+            if all(m is False for m in masks):
+                return False
+            mask = pa.chunked_array([pa.array(np.full(len(chunk), m)) if isinstance(m, bool) else m
+                                     for m, chunk in zip(masks, column.chunks)], pa.bool_())
         else:
             mask = pc.fill_null(pc.equal(column, pa.scalar(value)), False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError):
