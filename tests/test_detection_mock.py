@@ -103,3 +103,24 @@ def test_faint_slow_card_is_found(tmp_path):
     for seed in (1, 2, 3):
         _, found = run(tmp_path / str(seed), ["{type: slow_card, target: node013/gpu1, factor: 0.9}"], seed)
         assert found == {("node013/gpu1", "card")}
+
+
+def test_all_pairs_names_a_slow_card_not_its_links(tmp_path):
+    """All-pairs across supernodes gives a card far more pairs across supernodes (bounded
+    by the NICs) than inside its domain; they must not dilute its slow domain pairs into
+    links 'between two otherwise healthy cards'. 8 supernodes x 2 hosts x 2 cards: 14
+    cross pairs against 3 inside the domain for each card."""
+    sns = "".join(f"  - {{name: sn{i}, hosts: 'h[{2 * i + 1:02d}-{2 * i + 2:02d}]', cards_per_host: 2}}\n"
+                  for i in range(8))
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("name: wide\ndesign:\n  scale_up: {bandwidth: '450 GB/s', latency: '3 us'}\n"
+                   "  scale_out: {bandwidth: '400 Gb/s', latency: '15 us'}\nsupernodes:\n" + sns)
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n  - {type: slow_card, target: h03/gpu1, factor: 0.5}\n")
+    outcome = execute(load_playbook(str(ROOT / "playbooks/post-delivery.yaml")), load_inventory(inv),
+                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run"),
+                                 report_formats=()))
+    named = {(f["entity"], f["entity_kind"]) for f in outcome.results["findings"]
+             if f["severity"] in ("warning", "critical")}
+    assert ("h03/gpu1", "card") in named, named
+    assert not {e for e, kind in named if kind == "link"}, named

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..topology import Topology, host_of
+from ..topology import SCALE_OUT, Topology, host_of
 
 CARD_BAD_SHARE = 0.5   # a card is the culprit when at least half of its pairs are bad
 CARD_MIN_BAD = 2       # ... and at least two of them, so one bad link never names a card
@@ -37,6 +37,32 @@ def _counts(cells: pd.DataFrame) -> dict[str, int]:
     return counts[counts > 0].to_dict()
 
 
+def _bad_cards(cells: pd.DataFrame, bad: pd.DataFrame, n_tested: dict[str, int],
+               n_bad: dict[str, int]) -> set[str]:
+    """Cards with at least half of their pairs bad, over all their pairs or over the
+    pairs inside their own scale-up domain.
+
+    An all-pairs plan gives a card hundreds of pairs across supernodes, each limited by
+    the NICs rather than the card; they must not dilute the card's pairs inside its
+    domain, where it is slow, into many links "between two otherwise healthy cards".
+    Inside the domain, a bad pair whose other end has more bad pairs than this card is
+    counted as that card's: the healthy neighbours of two sick cards stay healthy.
+    """
+    candidates = {c for c, b in n_bad.items() if b >= CARD_MIN_BAD}
+    out = {c for c in candidates if n_bad[c] >= CARD_BAD_SHARE * n_tested[c]}
+    rest = candidates - out
+    if not rest or "tier" not in cells.columns:
+        return out
+    tested = _counts(cells[(cells["tier"].astype(object) != SCALE_OUT).to_numpy(bool)])
+    inside = bad[(bad["tier"].astype(object) != SCALE_OUT).to_numpy(bool)]
+    n: dict[str, int] = {}
+    for a, b in zip(inside["src"].astype(object), inside["dst"].astype(object)):  # the bad cells: few
+        for me, other in ((a, b), (b, a)):
+            if me in rest and n_bad.get(other, 0) <= n_bad[me]:
+                n[me] = n.get(me, 0) + 1
+    return out | {c for c, k in n.items() if k >= CARD_MIN_BAD and k >= CARD_BAD_SHARE * tested[c]}
+
+
 def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: set[str] = frozenset()) -> list[Culprit]:
     """Attribute bad cells to cards, hosts, supernodes and links.
 
@@ -51,7 +77,7 @@ def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: set[str] = froz
     n_tested = _counts(cells)
     bad = cells[cells["bad"].to_numpy(bool)]
     n_bad = _counts(bad)
-    bad_cards = {c for c, b in n_bad.items() if b >= CARD_MIN_BAD and b >= CARD_BAD_SHARE * n_tested[c]}
+    bad_cards = _bad_cards(cells, bad, n_tested, n_bad)
     bad_cards |= set(flagged_cards) & n_tested.keys()
     if not bad_cards and not n_bad:
         return []
