@@ -225,3 +225,17 @@ def test_a_job_for_an_unknown_layer_is_refused() -> None:
 
     with pytest.raises(ValueError, match="unknown layer 'stres'"):
         build_job(LocalBackend(Topology(local_inventory(2))), "stres", [], {})
+
+
+def test_the_worker_numbers_cuda_devices_in_bus_order():
+    """cuda:N is nvidia-smi's GPU N (the card sncheck names) unless the job's env says otherwise."""
+    import os
+    import subprocess
+    import sys
+    code = "import os, sncheck.worker.torchdist; print(os.environ['CUDA_DEVICE_ORDER'])"
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_ORDER"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "PCI_BUS_ID"
+    env["CUDA_DEVICE_ORDER"] = "FASTEST_FIRST"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "FASTEST_FIRST"
