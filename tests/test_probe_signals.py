@@ -145,7 +145,9 @@ def test_a_jittery_card_is_found_on_the_local_backend(tmp_path):
     outcome = execute(single_layer("connectivity", gate="warning"), local_inventory(3),
                       RunOptions(backend="local", faults=str(plan), out=str(tmp_path / "run"),
                                  report_formats=(), backend_options={"dist_backend": "gloo"}))
-    findings = outcome.results["findings"]
+    # a spike a busy core gives a clean pair may be found, retested and released (kept
+    # as info); what still gates must be the jittery card alone
+    findings = [f for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")]
     spikes = [f for f in findings if f["rule"] == "p2p-latency-spikes"]
     assert [(f["entity"], f["entity_kind"]) for f in spikes] == [("localhost/gpu1", "card")], findings
     assert all(f["entity"] == "localhost/gpu1" for f in findings), findings
