@@ -126,6 +126,7 @@ def test_ssh_torch_probe_on_ascend_hosts_checks_for_torch_npu(sshd_cluster, tmp_
     from test_ssh_backend import install_python
 
     from sncheck.backends.ssh import SshBackend
+    from sncheck.launch.job import build_job, cards_of_hosts
     from sncheck.topology import Topology
 
     cluster = sshd_cluster(2, ["cm001", "cm002"])
@@ -139,7 +140,8 @@ def test_ssh_torch_probe_on_ascend_hosts_checks_for_torch_npu(sshd_cluster, tmp_
     backend = SshBackend(topo, known_hosts=str(cluster.known_hosts), ssh_config=str(cluster.ssh_config))
     rows: list[dict] = []
     try:
-        assert backend._job("p2p", ["cm001", "cm002"], {})["torch_device"] == "npu"
+        job = build_job(backend, "p2p", cards_of_hosts(topo, ["cm001", "cm002"]), {})
+        assert job["torch_device"] == "npu"
         ready = backend._torch_ready(["cm001", "cm002"], "connectivity", rows.append)
     finally:
         backend.close()

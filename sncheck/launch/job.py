@@ -49,10 +49,14 @@ def build_job(backend: Any, layer: str, cards: Sequence[str], plan: Any, *,
     if layer not in LAYERS:
         raise ValueError(f"unknown layer {layer!r}; known: {', '.join(LAYERS)}")
     topo = backend.topo
+    from ..topology import host_of  # here, not at the top: the worker imports this module too
+    from ..vendors import registry
+    hosts = list(dict.fromkeys(host_of(c) for c in cards))
     return {
         "schema": JOB_SCHEMA, "layer": layer, "cards": list(cards), "plan": plan_payload(plan),
         "faults": backend.probe_faults(), "seed": backend.seed, "op_timeout_s": backend.op_timeout_s,
         "dist_backend": backend.dist_backend,
+        "torch_device": registry.torch_device(topo.inventory, hosts),  # the vendor's (npu: torch_npu)
         "supernode_of_host": {h: topo.supernode_of_host(h) for h in topo.hosts},
         "heartbeat_dir": None if heartbeat_dir is None else str(heartbeat_dir),
         "golden_config": dict(golden_config or {}),
