@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from ..errors import ParseError, TransportError
 from ..plan import PAIR_TOOLS, ConnectivityPlan, RailPair, rail_pair_rounds
 from ..rows import host_fact_row, not_run_row
+from ..topology import natural_key
 from ..transport import Connection, HostTaskError, Result, fan_out
 from ..vendors import facts as hostfacts
 from ..vendors.infiniband import ibstat, perftest
@@ -78,8 +79,7 @@ def nic_rails(text: str) -> list[tuple[str, float | None]]:
     """Rail k -> (HCA name, its first port's rate in Gb/s), from ``ibstat``: the HCAs in
     natural order (mlx5_2 before mlx5_10)."""
     parsed = ibstat.parse_ibstat(text)
-    cas = sorted(parsed["cas"], key=lambda ca: [int(t) if t.isdigit() else t
-                                                for t in re.split(r"(\d+)", ca["name"])])
+    cas = sorted(parsed["cas"], key=lambda ca: natural_key(ca["name"]))
     out = []
     for ca in cas:
         ports = ca.get("ports") or []

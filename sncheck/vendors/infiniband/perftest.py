@@ -149,8 +149,7 @@ def check_ib_write_lat(host: str, parsed: dict[str, Any], *, design_us: float, m
     rows = [r for r in parsed.get("rows") or [] if r.get("t_typical_us") is not None]
     pair = f" to {peer}" if peer else ""
     if not rows:
-        why = "; ".join(parsed.get("errors") or []) or "no result rows"
-        return [fact_row(host, "ib_lat", None, design_us, False, f"ib_write_lat{pair}: {why}", "ib_write_lat")]
+        return [_no_result(host, "ib_lat", design_us, "ib_write_lat", pair, parsed)]
     small = min(rows, key=lambda r: r["bytes"])
     lat = small["t_typical_us"]
     bound = design_us * max_ratio
@@ -158,9 +157,7 @@ def check_ib_write_lat(host: str, parsed: dict[str, Any], *, design_us: float, m
     tail = f", p99 {small['p99_us']:g} us" if small.get("p99_us") is not None else ""
     msg = (f"ib_write_lat{pair} on {parsed.get('device') or '?'}: typical {lat:g} us at {small['bytes']} B{tail}, "
            f"design {design_us:g} us (pass at <= {bound:g} us)")
-    if parsed.get("errors"):
-        msg += f"; {'; '.join(parsed['errors'])}"
-    return [fact_row(host, "ib_lat", lat, design_us, ok, msg, "ib_write_lat")]
+    return [fact_row(host, "ib_lat", lat, design_us, ok, _with_errors(msg, parsed), "ib_write_lat")]
 
 
 def check_ib_write_bw(host: str, parsed: dict[str, Any], *, nic_Gbps: float, min_fraction: float = 0.9,
@@ -169,14 +166,21 @@ def check_ib_write_bw(host: str, parsed: dict[str, Any], *, nic_Gbps: float, min
     rows = parsed.get("rows") or []
     pair = f" to {peer}" if peer else ""
     if not rows:
-        why = "; ".join(parsed.get("errors") or []) or "no result rows"
-        return [fact_row(host, "ib_bw", None, nic_Gbps, False, f"ib_write_bw{pair}: {why}", "ib_write_bw")]
+        return [_no_result(host, "ib_bw", nic_Gbps, "ib_write_bw", pair, parsed)]
     big = max(rows, key=lambda r: r["bytes"])
     bw = big["bw_avg_Gbps"]
     want = nic_Gbps * min_fraction
     ok = bw >= want and not parsed.get("errors")
     msg = (f"ib_write_bw{pair} on {parsed.get('device') or '?'}: {bw:.1f} Gb/s at {big['bytes']} B, "
            f"NIC rate {nic_Gbps:g} Gb/s (pass at >= {min_fraction:.0%}: {want:.1f} Gb/s)")
-    if parsed.get("errors"):
-        msg += f"; {'; '.join(parsed['errors'])}"
-    return [fact_row(host, "ib_bw", round(bw, 2), nic_Gbps, ok, msg, "ib_write_bw")]
+    return [fact_row(host, "ib_bw", round(bw, 2), nic_Gbps, ok, _with_errors(msg, parsed), "ib_write_bw")]
+
+
+def _no_result(host: str, fact: str, expected: float, tool: str, pair: str, parsed: dict[str, Any]) -> dict:
+    """A failed fact for a run that printed no result rows, saying why."""
+    why = "; ".join(parsed.get("errors") or []) or "no result rows"
+    return fact_row(host, fact, None, expected, False, f"{tool}{pair}: {why}", tool)
+
+
+def _with_errors(msg: str, parsed: dict[str, Any]) -> str:
+    return f"{msg}; {'; '.join(parsed['errors'])}" if parsed.get("errors") else msg
