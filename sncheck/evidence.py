@@ -159,7 +159,13 @@ VERSION_PATTERNS = {  # what the tools print about their versions (nvidia-smi -q
 
 
 def tool_provenance(backend: Any) -> dict:
-    """The commands the backend ran on the hosts and the versions they printed."""
+    """The commands the backend ran on the hosts and the versions they printed.
+
+    A backend that renders output only on demand (the mock) is asked for its
+    ``provenance_hosts``, one host of each platform, so a run without findings still
+    records what its tools said."""
+    for h in getattr(backend, "provenance_hosts", lambda: [])():
+        backend.raw_outputs(h)
     kept = getattr(backend, "_raw_outputs", None) or {}
     commands: set[str] = set()
     versions: dict[str, set[str]] = defaultdict(set)
@@ -176,8 +182,13 @@ def collect_evidence(results: dict, rows: RowFrames, out_dir: str | Path, backen
                      max_run_bytes: int = MAX_RUN_BYTES) -> None:
     """Write every finding's bundle and list its files in ``evidence.files``; record
     the commands run and tool versions seen in ``results["tools"]``."""
-    if backend is not None:
+    _write_bundles(results, rows, out_dir, backend, progress, max_run_bytes)
+    if backend is not None:  # after the bundles: the mock renders the hosts they asked about
         results["tools"] = tool_provenance(backend)
+
+
+def _write_bundles(results: dict, rows: RowFrames, out_dir: str | Path, backend: Any,
+                   progress: Callable[[str], None], max_run_bytes: int) -> None:
     findings = results.get("findings") or []
     if not findings:
         return

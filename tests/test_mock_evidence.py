@@ -66,3 +66,20 @@ def test_a_mock_runs_evidence_holds_the_rendered_tool_output(tmp_path: Path) -> 
     assert "State: Down" in ib["ibstat.txt"]
     missing = {Path(p).name: (out / p).read_text() for p in findings["node013"]["evidence"]["files"]}
     assert "# exit: 127" in missing["dcgmi.txt"]
+
+
+def test_a_clean_mock_run_records_its_tools_and_versions(tmp_path: Path) -> None:
+    """results.json ``tools`` (the report's provenance) names the commands the mock's
+    host reads stand for and the versions their output prints, with no finding to ask
+    for a host's output; one host of each platform is rendered, not the fleet."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["connectivity", "-i", str(INV / "demo-2sn.yaml"), "--backend", "mock",
+                                       "--seed", "1", "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["findings"] == []
+    tools = results["tools"]
+    assert {"nvidia-smi -q", "ibstat", "dcgmi diag -r 1"} <= set(tools["commands"]), tools
+    assert tools["versions"]["driver"] and tools["versions"]["hca firmware"], tools
+    html = (out / "report.html").read_text()
+    assert tools["versions"]["driver"][0] in html and "nvidia-smi -q" in html

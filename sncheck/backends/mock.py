@@ -257,6 +257,17 @@ class MockBackend(Backend):
         self.__dict__.setdefault("_fact_reads", []).append((hosts, active))
         mockfacts.host_facts(self.topo, active, hosts, emit)
 
+    def provenance_hosts(self) -> list[str]:
+        """One host of each platform whose facts were read: what its tools print names
+        the versions in results.json's ``tools``."""
+        read = {h for hosts, _ in self.__dict__.get("_fact_reads", []) for h in hosts}
+        seen: dict[str | None, str] = {}
+        for sn in self.topo.inventory.supernodes:
+            host = next((h for h in sn.hosts if h in read), None)
+            if host is not None:
+                seen.setdefault(sn.platform, host)
+        return list(seen.values())
+
     def raw_outputs(self, host: str) -> list[dict]:
         """The tool output of each read of ``host``, rendered on first ask and kept
         (:meth:`keep_output`): only the hosts evidence asks about, never the fleet."""
