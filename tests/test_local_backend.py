@@ -353,3 +353,15 @@ def test_a_group_listed_out_of_rank_order_checks_clean():
     coll = of_kind(rows, "collective")
     assert {r["collective"] for r in coll} == {"all_reduce", "all_to_all"}
     assert all(r["wrong"] == 0 for r in coll), coll
+
+
+def test_a_playbooks_bandwidth_size_is_honoured_on_gloo() -> None:
+    """8 MiB is gloo's default message, not a cap: a playbook that asks for larger
+    messages (a gate that wants less per-message overhead) gets them."""
+    topo = Topology(local_inventory(2))
+    backend = LocalBackend(topo, FaultPlan(()), seed=1, dist_backend="gloo")
+    assert backend.plan_defaults("connectivity")["bw_bytes"] == local.CPU_P2P_BYTES
+    asked = connectivity_plan(topo, bw_bytes=32 << 20)
+    assert backend._p2p_plan_dict(asked)["bw_bytes"] == 32 << 20
+    pinned = LocalBackend(topo, FaultPlan(()), seed=1, dist_backend="gloo", p2p_bytes=1 << 20)
+    assert pinned._p2p_plan_dict(asked)["bw_bytes"] == 1 << 20

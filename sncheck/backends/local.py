@@ -26,7 +26,7 @@ Options (keyword arguments):
 ``dist_backend``      ``gloo`` | ``nccl`` | None (auto: nccl when CUDA is available)
 ``op_timeout_s``      longest silence of all ranks before the run counts as hung (60)
 ``start_timeout_s``   allowance for workers to start and meet (120)
-``p2p_bytes``         bandwidth message size; default: the plan's, capped at 8 MiB on gloo
+``p2p_bytes``         bandwidth message size; default: the playbook's, else 8 MiB on gloo
 ``launcher``          ``forkserver`` (default: a server process imports torch once and
                       forks the ranks) | ``subprocess`` (``python -m`` per rank, as
                       torchrun would start it)
@@ -487,8 +487,6 @@ class LocalBackend(Backend):
         d = plan_payload(plan)
         if self.p2p_bytes:
             d["bw_bytes"] = int(self.p2p_bytes)
-        elif self.dist_backend == "gloo":
-            d["bw_bytes"] = min(plan.bw_bytes, CPU_P2P_BYTES)
         return d
 
     def _job(self, layer: str, plan: dict, workdir: Path) -> dict:

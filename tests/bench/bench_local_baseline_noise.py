@@ -6,7 +6,9 @@ The gate compares each card's median pair bandwidth with the last passing run's
 (``p2p-bandwidth-below-baseline``: below 0.9 is a warning, and the pre-upgrade gate fails
 on warnings). A uniform 15% slowdown (``slow_card`` 0.85 on every card) is caught
 reliably, and a clean run passes reliably, only when two clean runs' card levels agree
-to well within 10%. This runs the local backend's connectivity layer (4 gloo ranks, as
+to well within 10%. ``SNCHECK_NOISE_BW_ITERS=N`` (and ``SNCHECK_NOISE_BW_BYTES``, 8MiB
+by default) measure longer runs: on the 2-core CI machine 200 iterations (~40 s a run)
+brought clean/clean to 0.92-1.05, but slow/clean stayed 0.83-0.94 around 0.88. This runs the local backend's connectivity layer (4 gloo ranks, as
 the gate does) ``PAIRS`` times as clean, slow, clean, slow ... (interleaved, so a
 change in the machine's load shows in both) and prints, per run, the run's median pair
 bandwidth and its cards' medians, then the clean-to-clean and slow-to-clean ratios of
@@ -17,6 +19,7 @@ the cores with everything else.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -46,7 +49,11 @@ def test_local_baseline_noise(request, tmp_path: Path) -> None:
     if not request.config.getoption("benchmark_enable"):
         pytest.skip("a measurement of this machine's noise: run with --benchmark-enable")
     pb = tmp_path / "record.yaml"
-    pb.write_text("name: record\nlayers:\n  - connectivity\ngate: warning\n")
+    bw_iters = int(os.environ.get("SNCHECK_NOISE_BW_ITERS", "0"))
+    bw_bytes = os.environ.get("SNCHECK_NOISE_BW_BYTES", "8MiB")
+    layer = (f"  - connectivity: {{bw_iters: {bw_iters}, bw_bytes: {bw_bytes}}}\n" if bw_iters
+             else "  - connectivity\n")
+    pb.write_text(f"name: record\nlayers:\n{layer}gate: warning\n")
     slow = tmp_path / "slow.yaml"
     slow.write_text("faults:\n" + "".join(f"  - {{type: slow_card, target: localhost/gpu{i}, factor: 0.85}}\n"
                                           for i in range(CARDS)))
