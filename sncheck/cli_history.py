@@ -1,8 +1,8 @@
 """History commands: ``history``, ``diff`` and ``baseline make`` (from run directories
 or from the state store), plus the two hooks a run with ``--state-dir`` calls.
 
-``register(main)`` adds them to the ``sncheck`` group (``baseline make`` replaces the
-run-directory-only command of round 1 and keeps its arguments).
+``sncheck.cli`` loads them when they are invoked (``baseline make`` builds from run
+directories or, with ``--from-state``, from the state store).
 """
 
 from __future__ import annotations
@@ -233,9 +233,3 @@ def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inven
     src = f"{len(data['runs'])} runs" if state_dir else f"{len(run_dirs)} runs"
     targets = ", ".join(x for x in (out_path, where) if x)
     click.echo(f"{targets}: baseline from {src}: {tiers}")
-
-
-def register(main: click.Group) -> None:
-    main.add_command(history_cmd)
-    main.add_command(diff_cmd)
-    main.commands["baseline"].add_command(baseline_make)  # replaces the run-directory-only command

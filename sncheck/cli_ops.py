@@ -1,6 +1,7 @@
 """Operations on isolation state: ``status``, ``isolate``, ``release``, ``capacity``.
 
-``register(main)`` adds the four commands to the ``sncheck`` group. The batch logic they
+``sncheck.cli`` loads them when they are invoked; ``register(group)`` adds the four to
+any other group. The batch logic they
 share with a run lives in :mod:`sncheck.actions.batch`, free of Click.
 """
 

@@ -144,7 +144,3 @@ def _print(model: Model, train: Training, tp: int, ep: int, pp: int, dp: int, le
                    + ("" if cap["fits"] else f"; the layout's DP={dp} does NOT fit"))
         for w in cap["warnings"]:
             click.echo(f"warning: {w}", err=True)
-
-
-def register(main: click.Group) -> None:
-    main.add_command(plan_cmd)

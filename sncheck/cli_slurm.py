@@ -1,6 +1,6 @@
 """Slurm-side commands: ``sncheck node-check`` and ``sncheck inventory from-slurm``.
 
-``register(main)`` adds them to the ``sncheck`` group (``from-slurm`` under ``inventory``).
+``sncheck.cli`` loads them when they are invoked (``from-slurm`` under ``inventory``).
 The work lives in :mod:`sncheck.nodecheck` and :mod:`sncheck.slurm_info`, free of Click.
 """
 
@@ -147,11 +147,3 @@ def _expand(expr: str) -> list[str]:
     from .hostlist import expand
 
     return expand(expr)
-
-
-def register(main: click.Group) -> None:
-    """Add ``node-check`` to ``sncheck`` and ``from-slurm`` to ``sncheck inventory``."""
-    main.add_command(node_check_cmd)
-    inventory = main.commands.get("inventory")
-    if isinstance(inventory, click.Group):
-        inventory.add_command(from_slurm)

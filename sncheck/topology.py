@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Sequence, TypeVar
+from typing import TYPE_CHECKING, Sequence, TypeVar
 
 import numpy as np
-import pandas as pd
 
 from .inventory import Inventory
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 T = TypeVar("T")
 
@@ -116,6 +118,8 @@ class Topology:
         for k in sorted(range(len(ids)), key=keys.__getitem__):  # once per topology
             dense += keys[k] != prev   # equal keys share a rank, as link_id's stable sort
             rank[k], prev = dense, keys[k]
+        import pandas as pd  # here: the CLI's inventory commands need no pandas
+
         return pd.DataFrame({"host": [c.host for c in self.cards], "rail": [c.index for c in self.cards],
                              "supernode": [c.supernode for c in self.cards], "natural_rank": rank},
                             index=pd.Index(ids, name="card", dtype=object))
@@ -134,6 +138,8 @@ class Topology:
         """:func:`link_id` over two columns of card ids at once."""
         ia, ib = self._positions(a, b)
         rank = self.card_table["natural_rank"].to_numpy()
+        import pandas as pd
+
         first = pd.Series(rank[ia] <= rank[ib], index=a.index)
         a, b = a.astype(str), b.astype(str)
         return (a.where(first, b) + "<->" + b.where(first, a)).rename(None)
@@ -146,6 +152,8 @@ class Topology:
         sn = table["supernode"].to_numpy()
         tier = np.where(host[ia] == host[ib], INTRA_HOST,
                         np.where(sn[ia] == sn[ib], SCALE_UP, SCALE_OUT))
+        import pandas as pd
+
         return pd.Series(tier, index=a.index, dtype=str)
 
     def supernode_positions(self, sn: str) -> range:
