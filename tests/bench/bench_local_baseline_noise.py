@@ -83,3 +83,29 @@ def test_local_baseline_noise(request, tmp_path: Path) -> None:
           f"max {max(sc):.2f} ({sum(x < 0.9 for x in sc)}/{len(sc)} below the 0.9 bar: caught)")
     request.node.user_properties.append(("clean_ratios", cc))
     request.node.user_properties.append(("slow_ratios", sc))
+
+
+def test_slow_card_response_within_one_run(request, tmp_path: Path) -> None:
+    """How the torch probe acts out ``slow_card`` 0.85, free of the run-to-run drift: in
+    one run, the pairs of the slow card against the pairs without it (interleaved in time,
+    so the machine's drift falls on both). Prints the ratio per run."""
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("a measurement of the fault's fidelity: run with --benchmark-enable")
+    pb = tmp_path / "pb.yaml"
+    pb.write_text("name: resp\nlayers:\n  - connectivity: {bw_iters: 60}\ngate: warning\n")
+    slow = tmp_path / "slow.yaml"
+    slow.write_text("faults:\n  - {type: slow_card, target: localhost/gpu0, factor: 0.85}\n")
+    ratios = []
+    for i in range(PAIRS):
+        out = tmp_path / f"run{i}"
+        r = CliRunner().invoke(main, ["run", str(pb), "-q", "--out", str(out), "--faults", str(slow)])
+        assert r.exit_code in (0, 1), r.output
+        with_slow, without = [], []
+        for row in read_rows(out):
+            if row["kind"] == "p2p" and row.get("layer") == "connectivity" and row["status"] == "ok":
+                v = (row["bw_GBps"] + row["bw_rev_GBps"]) / 2
+                (with_slow if "localhost/gpu0" in (row["src"], row["dst"]) else without).append(v)
+        ratios.append(statistics.median(with_slow) / statistics.median(without))
+        print(f"run {i}: slow card's pairs / other pairs = {ratios[-1]:.3f}")
+    print(f"slow_card 0.85 measured as {statistics.mean(ratios):.3f} (mean of {len(ratios)} runs)")
+    assert 0.7 < statistics.mean(ratios) < 0.95  # padded transfers are slower, and not wildly so
