@@ -6,6 +6,7 @@ contract in DESIGN.md, extended with optional keys (marked below).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
 TOP_KEYS = ("name", "description", "platform", "checks", "design", "supernodes", "backend", "ssh", "hosts",
             "launcher")
 SUPERNODE_KEYS = ("name", "hosts", "cards_per_host", "platform", "checks")
-HOST_KEYS = ("address", "port", "user", "identity_file", "cards")
+HOST_KEYS = ("address", "port", "user", "identity_file", "cards", "imex_address")
 SSH_KEYS = ("user", "port", "identity_file", "known_hosts", "connect_timeout", "command_timeout", "forks")
 BACKEND_KEYS = ("type", "dist_backend")
 LAUNCHER_KEYS = ("type", "hostfile_slots", "extra_args", "nccl_tests_dir")
@@ -55,6 +56,9 @@ class Host:
     port: int | None = None
     user: str | None = None
     identity_file: str | None = None
+    # The tray's IMEX address as nvidia-imex-ctl -N lists it (NVL72), canonical IP text;
+    # None: its ``address`` is tried in its place.
+    imex_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,16 @@ def _port(src: Source, node: LineDict, key: str) -> int:
 
 def _str(src: Source, node: LineDict, key: str, pattern: re.Pattern | None = None) -> str:
     return field_str(src, node, key, pattern=pattern)
+
+
+def _ip(src: Source, node: LineDict, key: str, what: str) -> str:
+    """An IP address (v4 or v6), in its canonical text (``ipaddress``)."""
+    value = field_str(src, node, key, what=what)
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise src.error(f"{what} must be an IP address (as nvidia-imex-ctl -N lists the node), "
+                        f"got {value!r}", node, key) from None
 
 
 def _design(src: Source, node: object) -> dict[str, TierDesign]:
@@ -298,11 +312,18 @@ def parse_inventory(src: Source) -> Inventory:
         overrides = root["hosts"]
         if not isinstance(overrides, dict):
             raise src.error("hosts must be a mapping of host name to overrides", root, "hosts")
+        imex_of: dict[str, str] = {}  # IMEX address -> the host that claims it
         for h, spec in overrides.items():
             if not isinstance(h, str) or h not in hosts:
                 raise src.error(f"host {h!r} has overrides but is in no supernode", overrides, str(h))
             spec = check_keys(src, spec or LineDict(), HOST_KEYS, f"hosts.{h}")
             base = hosts[h]
+            imex = _ip(src, spec, "imex_address", f"imex_address of host {h}") if "imex_address" in spec else None
+            if imex is not None and imex in imex_of:
+                raise src.error(f"hosts {imex_of[imex]} and {h} have the same imex_address {imex}: each IMEX "
+                                f"node is one tray", spec, "imex_address")
+            if imex is not None:
+                imex_of[imex] = h
             hosts[h] = Host(
                 h, base.supernode,
                 _positive_int(src, spec, "cards", f"cards of host {h}", MAX_CARDS_PER_HOST)
@@ -311,6 +332,7 @@ def parse_inventory(src: Source) -> Inventory:
                 port=_port(src, spec, "port") if "port" in spec else None,
                 user=_str(src, spec, "user", _SAFE_NAME) if "user" in spec else None,
                 identity_file=_str(src, spec, "identity_file") if "identity_file" in spec else None,
+                imex_address=imex,
             )
     design = {**_platform_design(src, root, top_platform, platforms_used), **design}
     if sum(h.cards for h in hosts.values()) > MAX_CARDS:

@@ -160,7 +160,7 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
         # The domain step over this node's own view (an IMEX node down that is this tray);
         # what it says about other hosts is theirs to act on, not this node's.
         sn = inventory.supernode_of(node)
-        for row in vendor.domain_check(plat, sn.name, sn.hosts, seen):
+        for row in vendor.domain_check(plat, sn.name, sn.hosts, seen, inventory.hosts):
             if row["host"] == node and not row["ok"]:
                 report.problems.append(Problem(node, row["fact"], row["message"]))
 

@@ -100,6 +100,7 @@ def test_mock_imex_down_is_narrowed_to_the_down_tray(tmp_path: Path) -> None:
     # the tray that is node #8 (the rack's hosts in IMEX node order): tray09 alone.
     assert set(found) == {"tray09"}, {k: _text(v) for k, v in found.items()}
     assert "IMEX node #8 172.31.52.239 is UNAVAILABLE in 18 of 18 trays" in _text(found["tray09"])
+    assert "by IMEX node order, no host has that address" in _text(found["tray09"])
 
 
 def test_mock_acts_out_amd_and_ascend_platform_faults(tmp_path: Path) -> None:

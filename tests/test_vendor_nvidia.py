@@ -472,6 +472,8 @@ def test_nvl72_rack_over_ssh_in_progress_tray_limited_gpu_then_a_split_clique(ss
     node = facts_of(rows, "tray09")["imex_node"]
     assert (node["ok"], node["value"], node["expected"]) == (False, "UNAVAILABLE", "READY")
     assert "IMEX node #8 172.31.52.239 is UNAVAILABLE in 18 of 18 trays' nvidia-imex-ctl -N views" in node["message"]
+    # the SSH addresses are loopback ones, no tray's is the node's: found by IMEX node order, and said so
+    assert "node #8 is tray09 (by IMEX node order, no host has that address" in node["message"]
     view = facts_of(rows, "tray01")["imex_domain"]
     assert view["ok"] and view["value"]["ready"] == 17 and "node #8 172.31.52.239 UNAVAILABLE" in view["message"]
     assert not [r for r in rows if r.get("fact") == "imex_node" and r["host"] != "tray09"]

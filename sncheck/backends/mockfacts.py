@@ -50,12 +50,15 @@ def host_state(topo: Topology, host: str, faults: Iterable[Fault]) -> HostState:
     inv = topo.inventory
     plat = inv.platform_of(host)
     sn = inv.supernode_of(host)
-    index, down = 0, ()
+    index, down, addresses = 0, (), ()
     if plat is not None:  # a platform's renderers may print the host's place (tray, SDID)
         index = sn.hosts.index(host)
         down = tuple(sorted(sn.hosts.index(f.host) for f in faults if f.type == "imex_down" and f.host in sn.hosts))
+        addresses = tuple(inv.hosts[h].imex_address for h in sn.hosts)
+        addresses = addresses if any(addresses) else ()
     return HostState(PLACEHOLDER, inv.hosts[host].cards, plat.name if plat else None, mine,
-                     domain_hosts=len(sn.hosts), index=index, down_in_domain=down)
+                     domain_hosts=len(sn.hosts), index=index, down_in_domain=down,
+                     domain_addresses=addresses)
 
 
 def render(command: hostfacts.FactCommand, state: HostState) -> ToolOutput:
@@ -143,7 +146,7 @@ def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], em
         vendor = registry.vendor_of(plat)
         if vendor.domain_check is not None:
             rows = [r for h in sn.hosts if h not in down for r in rows_of(h)]
-            for row in vendor.domain_check(plat, sn.name, sn.hosts, rows):
+            for row in vendor.domain_check(plat, sn.name, sn.hosts, rows, inv.hosts):
                 if row["host"] in asked:
                     emit(row)
 

@@ -129,7 +129,7 @@ class SlurmBackend(Backend):
             vendor = registry.vendor_of(plat)
             if vendor.domain_check is not None:
                 rows = [r for h in sn.hosts for r in gathered.get(h, [])]
-                for row in vendor.domain_check(plat, sn.name, sn.hosts, rows):
+                for row in vendor.domain_check(plat, sn.name, sn.hosts, rows, inv.hosts):
                     emit(row)
 
     def _facts_step(self, hosts: list[str], emit: Emit) -> None:

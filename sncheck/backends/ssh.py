@@ -267,7 +267,7 @@ class SshBackend(Backend):
                 if h in facts:
                     self._last_facts[h] = facts[h]
             rows = [r for h in sn.hosts for r in facts.get(h, self._last_facts.get(h, []))]
-            for row in vendor.domain_check(plat, sn.name, sn.hosts, rows):
+            for row in vendor.domain_check(plat, sn.name, sn.hosts, rows, inv.hosts):
                 if row["host"] in hosts:
                     emit(row)
 

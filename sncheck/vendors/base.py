@@ -20,8 +20,9 @@ from typing import Any
 from .facts import FactCommand, Parser
 
 # (platform, supernode name, its hosts in inventory order, the host_fact rows of those
-# hosts) -> more host_fact rows: the cross-host step over a whole scale-up domain.
-DomainCheck = Callable[["Platform", str, tuple[str, ...], list[dict]], list[dict]]
+# hosts, the inventory's Host of each (address, imex_address)) -> more host_fact rows:
+# the cross-host step over a whole scale-up domain. Every backend passes all five.
+DomainCheck = Callable[["Platform", str, tuple[str, ...], list[dict], Mapping[str, Any]], list[dict]]
 
 
 @dataclass(frozen=True)

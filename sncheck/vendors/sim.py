@@ -25,7 +25,8 @@ The interface, kept small on purpose:
   OS shows, its platform's name (``None``: the vendor's default, an HGX-class host; the
   :class:`~sncheck.vendors.base.Platform` itself is ``registry.platform(name)``), the
   size of its scale-up domain and its place in it, the places of the hosts of its
-  domain whose IMEX daemon is down (every tray's ``nvidia-imex-ctl`` shows them), and
+  domain whose IMEX daemon is down (every tray's ``nvidia-imex-ctl`` shows them), the
+  inventory's IMEX addresses of the domain's hosts where it gives them, and
   the host-level faults in effect there (a fault plan's ``tool`` and ``platform``
   faults, transient ones dropped once they have ended);
 * :class:`ToolOutput` is what the tool printed and its exit status. A renderer acts
@@ -73,6 +74,9 @@ class HostState:
     domain_hosts: int | None = None  # hosts in this host's scale-up domain (its supernode)
     index: int = 0  # its place in that domain (0-based; 0 for a host on no platform)
     down_in_domain: tuple[int, ...] = ()  # places of the domain's hosts whose IMEX is down
+    # the inventory's imex_address of each host of the domain, in its order (() when none
+    # gives one): a simulated IMEX node list shows these, as the real one would
+    domain_addresses: tuple[str | None, ...] = ()
 
     def card_faults(self, index: int, ftype: str) -> list[Fault]:
         """The faults of type ``ftype`` on card ``index`` of this host."""

@@ -190,7 +190,8 @@ def commands_for_node(packages: int, chips: int) -> dict[str, Any]:
     )}
 
 
-def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict]) -> list[dict]:
+def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],
+                 host_info: Any = None) -> list[dict]:
     """Across the supernode: one Super Pod ID, and every SDID unique."""
     pods: dict[str, list[str]] = {}
     sdids: dict[str, list[str]] = {}

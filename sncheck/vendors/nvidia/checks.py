@@ -27,14 +27,17 @@ Choices worth knowing:
   step (:func:`domain_check`) groups trays by that pair, never by CliqueId alone.
 * IMEX (``nvidia-imex-ctl -N``): every cell between READY nodes C, one version, Domain
   State UP, and as many nodes as the supernode has hosts. A node not READY is named at
-  its own tray by the rack-wide step (``imex_node``), not at every tray that sees it.
+  its own tray by the rack-wide step (``imex_node``), not at every tray that sees it:
+  the tray whose inventory ``imex_address`` (else ``address``) is the node's, and only
+  when no tray has it, the tray at the node's place in the host order.
 * Fabric manager: ``systemctl is-active nvidia-fabricmanager`` must say active on HGX;
   GB trays have none (the NVSwitch trays run it), so NVL72 does not ask.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ipaddress
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..facts import Expect, command, fact_row, listed
@@ -463,12 +466,54 @@ def check_imex(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     return [fact_row(host, "imex_domain", view, want or len(nodes), not bad, msg, "nvidia-imex-ctl")]
 
 
-def imex_down_nodes(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict]) -> list[dict]:
+def _canon(address: str) -> str:
+    """An address as ``ipaddress`` writes it (FD00:0::1 and fd00::1 differ in text only);
+    a host name as it is."""
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return address
+
+
+def imex_addresses(hosts: tuple[str, ...],
+                   host_info: Mapping[str, Any] | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(IMEX address -> tray, tray -> the inventory key it came from) for the supernode's
+    ``hosts``: each tray's ``imex_address``, else its SSH ``address`` (IMEX often runs on
+    that interface). An SSH address that two trays share, or that a tray's ``imex_address``
+    claims, identifies neither and is left out (the inventory refuses two trays with one
+    ``imex_address``)."""
+    by_addr: dict[str, str] = {}
+    key: dict[str, str] = {}
+    guesses: dict[str, list[str]] = {}
+    for h in hosts:
+        info = (host_info or {}).get(h)
+        if info is None:
+            continue
+        if getattr(info, "imex_address", None):
+            by_addr[_canon(info.imex_address)] = h
+            key[h] = "imex_address"
+        elif getattr(info, "address", None):
+            guesses.setdefault(_canon(info.address), []).append(h)
+    for addr, trays in guesses.items():
+        if len(trays) == 1 and addr not in by_addr:
+            by_addr[addr] = trays[0]
+            key[trays[0]] = "address"
+    return by_addr, key
+
+
+def imex_down_nodes(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],
+                    host_info: Mapping[str, Any] | None = None) -> list[dict]:
     """Each IMEX node not READY in most trays' views, as an ``imex_node`` finding on the
-    tray that is that node. IMEX numbers its nodes in the order of nodes_config.cfg; the
-    supernode's hosts are taken to be listed in that order (node #k is the k-th host),
-    which holds only when IMEX lists as many nodes as the supernode has hosts; otherwise
-    every tray that sees the node down carries the finding, saying it cannot tell which."""
+    tray that is that node.
+
+    The tray is found by the node's address first: the tray whose inventory
+    ``imex_address`` (else ``address``) it is (:func:`imex_addresses`). Only when no tray has
+    that address is IMEX's node order used: IMEX numbers its nodes in nodes_config.cfg's
+    order, and the supernode's hosts are taken to be in that order (node #k is the k-th
+    host). That holds only when IMEX lists as many nodes as the supernode has hosts, no
+    node found by address sits at another place in the order, and the k-th host has no
+    ``imex_address`` of its own that differs. Otherwise every tray that sees the node down
+    carries the finding, saying it cannot tell which tray it is; never a guess."""
     views = {r["host"]: r["value"]["nodes"] for r in rows
              if r.get("fact") == "imex_domain" and r.get("status") == "ok" and isinstance(r.get("value"), dict)}
     if not views:
@@ -477,8 +522,13 @@ def imex_down_nodes(platform: Any, supernode: str, hosts: tuple[str, ...], rows:
     for tray, nodes in views.items():
         for index, address, state in nodes:
             seen.setdefault((int(index), address), []).append((tray, state))
+    by_addr, key = imex_addresses(hosts, host_info)
+    found = {node: by_addr[_canon(node[1])] for node in seen if _canon(node[1]) in by_addr}
     counts = {len(nodes) for nodes in views.values()}
     mapped = counts == {len(hosts)}
+    # the host order against the addresses: one node found by address elsewhere than at its
+    # place in the order, and the order names no tray
+    disagree = [(i, t) for (i, _), t in sorted(found.items()) if mapped and (i >= len(hosts) or hosts[i] != t)]
     out = []
     for (index, address), states in sorted(seen.items()):
         down = [(t, st) for t, st in states if st != "READY"]
@@ -487,16 +537,32 @@ def imex_down_nodes(platform: Any, supernode: str, hosts: tuple[str, ...], rows:
         state = max({st for _, st in down}, key=lambda st: sum(1 for _, s in down if s == st))
         what = (f"IMEX node #{index} {address} is {state} in {len(down)} of {len(states)} trays' "
                 f"nvidia-imex-ctl -N views")
-        if mapped and index < len(hosts):
-            tray = hosts[index]
+        tray = found.get((index, address))
+        if tray is not None:
             out.append(fact_row(tray, "imex_node", state, "READY", False,
-                                f"{what}: node #{index} is {tray} (the {supernode} hosts in IMEX node order)",
-                                "nvidia-imex-ctl"))
+                                f"{what}: node #{index} is {tray} (by address {address}, its inventory "
+                                f"{key[tray]})", "nvidia-imex-ctl"))
+            continue
+        at = hosts[index] if mapped and index < len(hosts) else None
+        own = getattr((host_info or {}).get(at), "imex_address", None) if at else None
+        if at is not None and not disagree and (own is None or _canon(own) == _canon(address)):
+            out.append(fact_row(at, "imex_node", state, "READY", False,
+                                f"{what}: node #{index} is {at} (by IMEX node order, no host has that address: "
+                                f"the {supernode} hosts taken in nodes_config.cfg order)", "nvidia-imex-ctl"))
+            continue
+        if disagree:
+            i, t = disagree[0]
+            why = (f"cannot tell which tray is node #{index}: no host has address {address}, and the "
+                   f"{supernode} host order disagrees with the addresses (node #{i} is {t} by address, "
+                   f"{hosts[i] if i < len(hosts) else 'no host'} by order)")
+        elif at is not None:
+            why = (f"cannot tell which tray is node #{index}: no host has address {address}, and "
+                   f"{at}, the host at its place in the order, has imex_address {own}")
         else:
-            why = (f"cannot tell which tray is node #{index}: IMEX lists {', '.join(map(str, sorted(counts)))} "
-                   f"nodes, {supernode} has {len(hosts)} hosts")
-            out += [fact_row(t, "imex_node", state, "READY", False, f"{what}; {why}", "nvidia-imex-ctl")
-                    for t, _ in down]
+            why = (f"cannot tell which tray is node #{index}: no host has address {address}, and IMEX lists "
+                   f"{', '.join(map(str, sorted(counts)))} nodes, {supernode} has {len(hosts)} hosts")
+        out += [fact_row(t, "imex_node", state, "READY", False, f"{what}; {why}", "nvidia-imex-ctl")
+                for t, _ in down]
     return out
 
 
@@ -525,7 +591,8 @@ def check_mnnvl(parsed: dict[str, Any], expected_ranks: int) -> tuple[bool, str]
 
 # --------------------------------------------------------------------------- across the rack
 
-def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict]) -> list[dict]:
+def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],
+                 host_info: Mapping[str, Any] | None = None) -> list[dict]:
     """Group the trays of a supernode by (ClusterUUID, CliqueId) from their ``fabric_clique``
     rows; the group must be every tray and ``domain`` GPUs. A split is a finding on the
     trays outside the largest group (on every tray when halves tie), naming each group."""
@@ -537,7 +604,7 @@ def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: li
         if r.get("fact") == "platform_info" and r.get("status") == "ok" and r.get("value"):
             where[r["host"]] = r["value"]
     if not per_host:
-        return imex_down_nodes(platform, supernode, hosts, rows)
+        return imex_down_nodes(platform, supernode, hosts, rows, host_info)
     groups: dict[str, dict[str, int]] = {}
     for h, pairs in per_host.items():
         for pair, n in pairs.items():
@@ -575,7 +642,7 @@ def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: li
             ok = len(largest) == 1 and pair == largest[0]
             for h in members:
                 out.append(fact_row(h, "fabric_domain", sum(members.values()), want_gpus, ok, msg, "nvidia-smi"))
-    out += imex_down_nodes(platform, supernode, hosts, rows)
+    out += imex_down_nodes(platform, supernode, hosts, rows, host_info)
     # (chassis, slot, tray) must be unique per tray across the rack.
     seen: dict[str, list[str]] = {}
     for h, w in where.items():
@@ -653,7 +720,8 @@ FACTS: dict[str, tuple[str, str]] = {
                                       "expected trays and GPUs: a split clique, named half by half"),
     "tray_identity": ("(whole rack)", "two trays report the same chassis:slot:tray"),
     "imex_node": ("(whole rack)", "this tray's IMEX node is not READY in most trays' nvidia-imex-ctl -N views "
-                                  "(node #k is the supernode's k-th host)"),
+                                  "(the tray by its inventory imex_address or address; when no tray has "
+                                  "that address, node #k is the supernode's k-th host)"),
     "imex_domain": ("imex", "a pair of READY nodes not Connected, versions differ, Domain not UP with every "
                             "node READY, or fewer IMEX nodes than hosts"),
 

@@ -57,11 +57,15 @@ def nvlink_status(gpus: int = 4, links: int = 18) -> str:
                    + "".join(f"\t Link {k}: 53.125 GB/s\n" for k in range(links)) for i in range(gpus))
 
 
-def imex(down: Sequence[int] = ()) -> str:
-    """The 18-node ``nvidia-imex-ctl -N`` with nodes ``down`` (0-based) not READY."""
+def imex(down: Sequence[int] = (), addresses: Sequence[str | None] = ()) -> str:
+    """The 18-node ``nvidia-imex-ctl -N`` with nodes ``down`` (0-based) not READY; node #k
+    listed at ``addresses[k]`` where that is given (the inventory's imex_address of the
+    k-th host), else at the capture's address."""
     lines = []
     for line in capture(IMEX).splitlines():
-        m = re.match(r"^(Node #(\d+)\s+- \S+\s+- )READY(\s+- Version)", line)
+        m = re.match(r"^(Node #(\d+)\s+- )(\S+)(\s+- )READY(\s+- Version)", line)
+        if m and int(m.group(2)) < len(addresses) and addresses[int(m.group(2))]:
+            line = f"{m.group(1)}{addresses[int(m.group(2))] + ' ':<16}- {line[m.end(4):]}"
         if m and int(m.group(2)) in down:
             line = line.replace("READY      ", "UNAVAILABLE", 1)
         cells = line.split()
@@ -73,7 +77,8 @@ def imex(down: Sequence[int] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = ()) -> dict[str, str]:
+def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = (),
+            addresses: Sequence[str | None] = ()) -> dict[str, str]:
     """Command name -> output of an NVL72 tray: ``index`` is its place in the rack (0-based);
     ``faults`` are the fault plan's faults on this host; ``down_in_domain`` the rack
     indices of trays with ``imex_down`` (every tray's IMEX view shows them)."""
@@ -86,7 +91,7 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
         "nvlink_status": nvlink_status(),
         "nvlink_errors": capture("nvidia-smi-nvlink/04_errors_h100_18links_elided.txt"),
         "query_fabric": qx,
-        "imex": imex(down_in_domain),
+        "imex": imex(down_in_domain, addresses),
         "ibstat": capture("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt"),
         "dcgmi_diag": capture("dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt"),
     }
@@ -95,5 +100,5 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
 def render(command: str, state: HostState) -> ToolOutput | None:
     """The output of fact command ``command`` on the NVL72 tray ``state`` (its place in the
     rack is ``state.index``), or None for a command a tray does not run."""
-    out = outputs(state.host, state.index, state.faults, state.down_in_domain).get(command)
+    out = outputs(state.host, state.index, state.faults, state.down_in_domain, state.domain_addresses).get(command)
     return None if out is None else ToolOutput(0, out)
