@@ -109,3 +109,67 @@ def test_slow_card_response_within_one_run(request, tmp_path: Path) -> None:
         print(f"run {i}: slow card's pairs / other pairs = {ratios[-1]:.3f}")
     print(f"slow_card 0.85 measured as {statistics.mean(ratios):.3f} (mean of {len(ratios)} runs)")
     assert 0.7 < statistics.mean(ratios) < 0.95  # padded transfers are slower, and not wildly so
+
+
+_DRIFT = r'''
+import os, socket, statistics, sys, time
+import torch, torch.distributed as dist
+import multiprocessing as mp
+
+SECONDS, PORT = float(sys.argv[1]), sys.argv[2]
+
+def rank_main(rank):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=PORT)
+    torch.set_num_threads(1)
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[rank % len(os.sched_getaffinity(0))]})
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    x = torch.ones(2 << 20)  # 8 MiB, the local backend's message
+    out, t0 = [], time.time()
+    while True:
+        go = torch.tensor([1.0 if time.time() < t0 + SECONDS else 0.0])
+        dist.broadcast(go, 0)
+        if go.item() == 0:
+            break
+        dist.barrier()
+        prev, gaps = time.perf_counter(), []
+        for _ in range(5):
+            dist.send(x, 1) if rank == 0 else dist.recv(x, 0)
+            now = time.perf_counter(); gaps.append(now - prev); prev = now
+        if rank == 1:
+            out.append((time.time() - t0, 8 / 1024 / statistics.quantiles(gaps, n=4)[0]))
+    if rank == 1:
+        for w in (5, 20, 60):
+            meds = [statistics.median([v for t, v in out if s <= t < s + w] or [float("nan")])
+                    for s in range(0, int(SECONDS) - w + 1, w)]
+            print(f"{w:3d} s windows: median GB/s min {min(meds):.2f} max {max(meds):.2f} "
+                  f"spread {max(meds) / min(meds) - 1:.0%}")
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    ps = [mp.Process(target=rank_main, args=(r,)) for r in range(2)]
+    [p.start() for p in ps]; [p.join() for p in ps]
+'''
+
+
+def test_loopback_drift_of_this_machine(request, tmp_path: Path) -> None:
+    """The machine alone: two gloo ranks, one per core, sending the local backend's 8 MiB
+    message back to back for SNCHECK_DRIFT_SECONDS (240); the spread of the bandwidth's
+    median over 5, 20 and 60 s windows is how far apart two clean runs of that length
+    can land whatever the probe does."""
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("a measurement of this machine's drift: run with --benchmark-enable")
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = tmp_path / "drift.py"
+    script.write_text(_DRIFT)
+    seconds = os.environ.get("SNCHECK_DRIFT_SECONDS", "240")
+    r = subprocess.run([sys.executable, str(script), seconds, str(port)], capture_output=True, text=True,
+                       timeout=float(seconds) + 120)
+    print(r.stdout)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "60 s windows" in r.stdout or float(seconds) < 60
