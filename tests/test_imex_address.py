@@ -12,10 +12,8 @@ lists them in another order."""
 from __future__ import annotations
 
 import random
-import shutil
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -26,6 +24,8 @@ from sncheck.nodecheck import NodeReport, check_facts
 from sncheck.vendors import registry
 from sncheck.vendors.nvidia import fabric, sim_fabric
 from sncheck.vendors.parsers import strip_source_header
+
+from imex_replay import replay_runner, slurm_fact_rows
 
 CAPTURE = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "nvl72" / "01_imex_ctl_N_18node_p6e_gb200.txt"
 NODES = [(n["index"], n["address"]) for n in fabric.parse_imex_ctl(strip_source_header(CAPTURE.read_text()))["nodes"]]
@@ -61,18 +61,9 @@ def inventory_text(order: list[str], key: str | None = "imex_address", only: lis
     return "\n".join(lines) + "\n"
 
 
-def _runner(host: str) -> callable:
+def _runner(host: str):
     """What each NVL72 fact command prints on ``host`` (cabled as tray{k+1}) while node #8 is down."""
-    plat = registry.platform("nvidia-nvl72")
-    out = sim_fabric.outputs(host, TRAYS.index(host), [], down_in_domain=(DOWN,))
-    by_argv = {tuple(c.argv): out[c.name] for c in registry.vendor_of(plat).commands_for(plat) if c.name in out}
-
-    def run(argv: list[str], timeout: float):
-        text = by_argv.get(tuple(argv))
-        return SimpleNamespace(ok=text is not None, exit_code=0 if text is not None else 127,
-                               stdout=text or "", stderr="" if text is not None else "not found",
-                               timed_out=False, duration=0.01)
-    return run
+    return replay_runner(host, TRAYS.index(host), registry.platform("nvidia-nvl72"), (DOWN,))
 
 
 def node_check(inv, trays=TRAYS) -> dict[str, list]:
@@ -87,27 +78,7 @@ def node_check(inv, trays=TRAYS) -> dict[str, list]:
 
 def slurm_rows(inv, monkeypatch) -> list[dict]:
     """The Slurm backend's host facts (the srun step faked: each tray's own rows)."""
-    from sncheck.backends import slurm
-    from sncheck.topology import Topology
-    from sncheck.vendors import facts as hostfacts
-
-    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
-    backend = slurm.SlurmBackend(Topology(inv))
-
-    def step(hosts: list[str], emit) -> None:
-        for h in hosts:
-            plat = inv.platform_of(h)
-            expect = hostfacts.Expect(inv.hosts[h].cards, plat, len(inv.supernode_of(h).hosts))
-            run = _runner(h)
-            for cmd in registry.vendor_of(plat).commands_for(plat):
-                res = run(list(cmd.argv), 10)
-                for row in hostfacts.evaluate(h, cmd, expect, exit_code=res.exit_code, stdout=res.stdout):
-                    emit(row)
-
-    monkeypatch.setattr(backend, "_facts_step", step)
-    rows: list[dict] = []
-    backend.host_facts(tuple(inv.hosts), rows.append)
-    return rows
+    return slurm_fact_rows(inv, _runner, monkeypatch)
 
 
 def imex_nodes(rows: list[dict]) -> dict[str, str]:

@@ -1,0 +1,52 @@
+"""Shared by the IMEX tests: a tray's fact commands answered from the simulated NVL72
+tool output (the real 18-node ``nvidia-imex-ctl -N`` capture, some nodes down), and the
+Slurm backend's host facts with its srun step faked by those answers."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from types import SimpleNamespace
+
+from sncheck.vendors import registry
+from sncheck.vendors.nvidia import sim_fabric
+
+
+def replay_runner(host: str, position: int, plat, down: tuple[int, ...]) -> Callable:
+    """What each NVL72 fact command (of the platform ``plat``) prints on ``host``, the
+    ``position``-th tray of its rack as cabled, while the IMEX nodes ``down`` are not READY."""
+    out = sim_fabric.outputs(host, position, [], down_in_domain=down)
+    by_argv = {tuple(c.argv): out[c.name] for c in registry.vendor_of(plat).commands_for(plat) if c.name in out}
+
+    def run(argv: list[str], timeout: float):
+        text = by_argv.get(tuple(argv))
+        return SimpleNamespace(ok=text is not None, exit_code=0 if text is not None else 127,
+                               stdout=text or "", stderr="" if text is not None else "not found",
+                               timed_out=False, duration=0.01)
+    return run
+
+
+def slurm_fact_rows(inv, runner_for: Callable[[str], Callable], monkeypatch) -> list[dict]:
+    """The Slurm backend's host facts, its srun step faked: each tray's own rows from
+    ``runner_for(tray)``, then the backend's rack-wide domain step."""
+    from sncheck.backends import slurm
+    from sncheck.topology import Topology
+    from sncheck.vendors import facts as hostfacts
+
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)  # srun need not exist
+    backend = slurm.SlurmBackend(Topology(inv))
+
+    def step(hosts: list[str], emit) -> None:
+        for h in hosts:
+            plat = inv.platform_of(h)
+            expect = hostfacts.Expect(inv.hosts[h].cards, plat, len(inv.supernode_of(h).hosts))
+            run = runner_for(h)
+            for cmd in registry.vendor_of(plat).commands_for(plat):
+                res = run(list(cmd.argv), 10)
+                for row in hostfacts.evaluate(h, cmd, expect, exit_code=res.exit_code, stdout=res.stdout):
+                    emit(row)
+
+    monkeypatch.setattr(backend, "_facts_step", step)
+    rows: list[dict] = []
+    backend.host_facts(tuple(inv.hosts), rows.append)
+    return rows
