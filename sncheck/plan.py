@@ -19,6 +19,10 @@ CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernod
 # cross-supernode rounds (perftest), and copy-engine tests inside each host (nvbandwidth).
 SCALE_OUT_TOOLS = ("ib_write_bw", "ib_write_lat", "nvbandwidth")
 PAIR_TOOLS = ("ib_write_bw", "ib_write_lat")
+# The connectivity option tools_coverage: how many distinct peers each NIC (host x rail)
+# meets in perftest, sampled from the plan's rail pairs; "all" runs every rail pair.
+DEFAULT_TOOLS_COVERAGE = 2
+MAX_TOOLS_COVERAGE = 64
 
 
 def size_sweep(min_bytes: int = 8, max_bytes: int = 1 << 30, factor: int = 2) -> tuple[int, ...]:
@@ -86,6 +90,7 @@ class ConnectivityPlan:
     cross_supernode: str = "bounded"  # or "all-pairs" (acceptance after delivery)
     cross_offsets: int | None = None  # host offsets per supernode pair (None: all of them)
     tools: tuple[str, ...] = ()   # SCALE_OUT_TOOLS to run as well (backends that reach real NICs)
+    tools_coverage: int | str = DEFAULT_TOOLS_COVERAGE  # perftest peers per NIC, or "all" (perftest_schedule)
 
     @property
     def pair_count(self) -> int:
@@ -133,18 +138,138 @@ def rail_pair_rounds(plan: ConnectivityPlan) -> list[list[RailPair]]:
     all-pairs) schedule the torch probe runs, and scoped to ``--targets`` the same way.
     In a round a host is one end of at most one pair per rail, so a round's pairs run at
     once without two tests sharing a NIC."""
-    out = []
-    for rnd in plan.rounds:
-        if rnd.phase != SCALE_OUT:
-            continue
-        pairs = []
-        for a, b in rnd.pairs:
-            (ha, ca), (hb, cb) = a.rsplit("/", 1), b.rsplit("/", 1)
-            if ca == cb and ha != hb:
-                pairs.append(RailPair(rnd.index, ha, hb, int(ca.removeprefix("gpu"))))
-        if pairs:
-            out.append(pairs)
+    return perftest_schedule(plan, "all").rounds
+
+
+@dataclass(frozen=True)
+class PerftestSchedule:
+    """The rail pairs perftest runs: ``rounds`` sampled from the plan's ``plan_pairs``
+    rail pairs in ``plan_rounds`` rounds so that every NIC meets ``coverage`` distinct
+    peers (fewer where the plan has fewer), or all of them (``coverage`` "all")."""
+    rounds: list[list[RailPair]]
+    plan_pairs: int
+    plan_rounds: int
+    coverage: int | str
+    nics: int          # NICs (host x rail) in the plan's rail pairs
+    min_peers: int     # the fewest distinct peers a NIC meets in the schedule (0: no NICs)
+
+    @property
+    def pairs(self) -> int:
+        return sum(len(r) for r in self.rounds)
+
+    def summary(self) -> dict:
+        """What results.json's connectivity summary says of perftest."""
+        return {"pairs": self.pairs, "plan_pairs": self.plan_pairs, "rounds": len(self.rounds),
+                "plan_rounds": self.plan_rounds, "coverage": self.coverage, "nics": self.nics,
+                "min_peers": self.min_peers}
+
+
+_last_schedule: list = [None, None, None]  # (plan, coverage, schedule): the layer and backend share one
+
+
+def perftest_schedule(plan: ConnectivityPlan, coverage: int | str | None = None) -> PerftestSchedule:
+    """The rail pairs of the plan's cross-supernode rounds that perftest runs.
+
+    ``coverage`` (the plan's ``tools_coverage`` unless given): ``"all"`` keeps every rail
+    pair; an int n keeps, in one greedy pass over the rounds in order, each pair that
+    gives a NIC (host x rail) still under its target a peer it has not met; the target
+    is n distinct peers, or all the NIC's peers in the plan where it has fewer. Every
+    NIC of the plan reaches its target (a pair it missed would have been kept), each
+    kept pair adds at least one peer, so at most n x NICs pairs run. Rounds left with
+    no pair are dropped; a kept round's pairs still share no NIC. Deterministic.
+    """
+    coverage = plan.tools_coverage if coverage is None else coverage
+    if _last_schedule[0] is plan and _last_schedule[1] == coverage:
+        return _last_schedule[2]
+    names, arrays = _rail_arrays(plan)
+    n = len(names)
+    deg = _distinct_peers(n, arrays)
+    if coverage == "all":
+        kept, count = arrays, deg
+    else:
+        target = np.minimum(deg, int(coverage))
+        count = np.zeros(n, np.int64)
+        peers = np.full((n, max(1, int(coverage))), -1, np.int64)
+        kept = []
+        for i, a, b in arrays:
+            ends = np.sort(np.concatenate([a, b]))
+            if (ends[1:] != ends[:-1]).all():  # no NIC twice in the round: all at once
+                new_a = (count[a] < target[a]) & ~(peers[a] == b[:, None]).any(axis=1)
+                new_b = (count[b] < target[b]) & ~(peers[b] == a[:, None]).any(axis=1)
+                for side, others, new in ((a, b, new_a), (b, a, new_b)):
+                    peers[side[new], count[side[new]]] = others[new]
+                    count[side[new]] += 1
+                keep = new_a | new_b
+            else:  # a hand-made round with a NIC twice: one pair after the other
+                keep = np.zeros(len(a), bool)
+                for j, (x, y) in enumerate(zip(a.tolist(), b.tolist())):
+                    for u, v in ((x, y), (y, x)):
+                        if count[u] < target[u] and v not in peers[u]:
+                            peers[u, count[u]] = v
+                            count[u] += 1
+                            keep[j] = True
+            if keep.any():
+                kept.append((i, a[keep], b[keep]))
+    split: dict[int, tuple[str, int]] = {}  # card position -> (host, rail), parsed once
+    rounds = []
+    for i, a, b in kept:
+        rnd = []
+        for x, y in zip(a.tolist(), b.tolist()):
+            hx, k = split.get(x) or split.setdefault(x, _host_rail(names[x]))
+            hy, _ = split.get(y) or split.setdefault(y, _host_rail(names[y]))
+            rnd.append(RailPair(i, hx, hy, k))
+        rounds.append(rnd)
+    used = deg > 0
+    out = PerftestSchedule(rounds, sum(len(a) for _, a, _ in arrays), len(arrays), coverage, int(used.sum()),
+                           int(count[used].min()) if used.any() else 0)
+    _last_schedule[:] = [plan, coverage, out]
     return out
+
+
+def _host_rail(card: str) -> tuple[str, int]:
+    host, c = card.rsplit("/", 1)
+    return host, int(c.removeprefix("gpu"))
+
+
+def _rail_arrays(plan: ConnectivityPlan) -> tuple[Sequence[str], list[tuple[int, np.ndarray, np.ndarray]]]:
+    """The cross-supernode rounds' rail-aligned pairs of different hosts, as (round
+    index, card positions a, b) into one list of card names. A plan's rounds are Pairs
+    over the same cards (positions as they are); hand-made rounds are mapped."""
+    out = [r for r in plan.rounds if r.phase == SCALE_OUT]
+    cards = out[0].pairs.cards if out and isinstance(out[0].pairs, Pairs) else None
+    if cards is not None and all(isinstance(r.pairs, Pairs) and r.pairs.cards is cards for r in out):
+        names: Sequence[str] = cards
+        raw = [(r.index, r.pairs.a, r.pairs.b) for r in out]
+    else:
+        index: dict[str, int] = {}
+        raw = []
+        for r in out:
+            ab = [[index.setdefault(c, len(index)) for c in pair] for pair in r.pairs]
+            arr = np.array(ab, np.int64).reshape(-1, 2)
+            raw.append((r.index, arr[:, 0], arr[:, 1]))
+        names = list(index)
+    split = [c.rsplit("/", 1) for c in names]
+    hosts: dict[str, int] = {}
+    suffixes: dict[str, int] = {}
+    host = np.array([hosts.setdefault(h, len(hosts)) for h, _ in split], np.int64)
+    suffix = np.array([suffixes.setdefault(s, len(suffixes)) for _, s in split], np.int64)
+    arrays = []
+    for i, a, b in raw:
+        keep = (suffix[a] == suffix[b]) & (host[a] != host[b]) if len(a) else np.zeros(0, bool)
+        if keep.any():
+            arrays.append((i, np.asarray(a)[keep], np.asarray(b)[keep]))
+    return names, arrays
+
+
+def _distinct_peers(n: int, arrays: list[tuple[int, np.ndarray, np.ndarray]]) -> np.ndarray:
+    """How many distinct peers each card position meets over all the rail pairs."""
+    if not arrays:
+        return np.zeros(n, np.int64)
+    a = np.concatenate([x for _, x, _ in arrays])
+    b = np.concatenate([y for _, _, y in arrays])
+    codes = np.sort(np.concatenate([a * n + b, b * n + a]))  # sorting: np.unique's hashing is slower here
+    codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])]
+    return np.bincount(codes // n, minlength=n)
 
 
 @dataclass(frozen=True)
@@ -299,7 +424,8 @@ def _split_top(expr: str) -> list[str]:
 
 def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> ConnectivityPlan:
     """Only the pairs that touch ``cards`` (their partners are the known-good peers), in
-    the full plan's rounds (empty rounds dropped), and host facts of their hosts only."""
+    the full plan's rounds (empty rounds dropped), and host facts of their hosts only;
+    perftest runs every scoped rail pair (``tools_coverage`` "all")."""
     from dataclasses import replace
 
     rounds = []
@@ -317,7 +443,8 @@ def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> Connect
         if len(pairs):
             rounds.append(Round(len(rounds), rnd.phase, pairs))
     hosts = tuple(h for h in plan.hosts if any(c.rsplit("/", 1)[0] == h for c in cards))
-    return replace(plan, rounds=tuple(rounds), hosts=hosts)
+    # the scoped pairs are few: perftest runs all of them (tools_coverage "all")
+    return replace(plan, rounds=tuple(rounds), hosts=hosts, tools_coverage="all")
 
 
 def scope_groups(groups: tuple[Group, ...], cards: frozenset[str]) -> tuple[Group, ...]:

@@ -8,14 +8,15 @@ from pathlib import Path
 from .errors import ConfigError
 from .shipped import shipped
 from .health.capacity import ParallelLayout
-from .plan import CROSS_MODES, SCALE_OUT_TOOLS
+from .plan import CROSS_MODES, MAX_TOOLS_COVERAGE, SCALE_OUT_TOOLS
 from .units import parse_size
 from .yamlio import LineDict, Source, check_keys, field_bool, field_int, field_number, field_str, load_file, load_text
 
 LAYERS = ("connectivity", "stress", "golden")
 GATES = ("critical", "warning")
 LAYER_OPTIONS = {
-    "connectivity": ("bw_bytes", "lat_iters", "bw_iters", "cross_supernode", "tools"),
+    "connectivity": ("bw_bytes", "lat_iters", "bw_iters", "cross_supernode", "tools",
+                     "tools_coverage"),
     "stress": ("collectives", "min_bytes", "max_bytes", "step_factor", "iters", "warmup",
                "repeats", "duration"),
     "golden": ("steps", "reference", "optional"),
@@ -85,6 +86,8 @@ def parse_playbook(src: Source) -> Playbook:
                 v = _collectives(src, opts, k)
             elif k == "tools":
                 v = _tools(src, opts, k)
+            elif k == "tools_coverage":
+                v = _tools_coverage(src, opts, k)
             elif k in INT_BOUNDS:
                 v = field_int(src, opts, k, *INT_BOUNDS[k])
             elif k == "duration":
@@ -128,6 +131,15 @@ def _tools(src: Source, opts: LineDict, key: str) -> tuple[str, ...]:
     if len(set(v)) != len(v):
         raise src.error("tools lists one tool twice", opts, key)
     return tuple(v)
+
+
+def _tools_coverage(src: Source, opts: LineDict, key: str) -> int | str:
+    """connectivity ``tools_coverage``: distinct perftest peers per NIC (1 to
+    MAX_TOOLS_COVERAGE), or ``all`` for every rail pair of the plan."""
+    if opts[key] == "all":
+        return "all"
+    return field_int(src, opts, key, 1, MAX_TOOLS_COVERAGE,
+                     what="tools_coverage (distinct perftest peers per NIC, or 'all')")
 
 
 def _collectives(src: Source, opts: LineDict, key: str) -> tuple[str, ...]:

@@ -180,6 +180,67 @@ def test_scale_out_tests_over_real_ssh(sshd_cluster, tmp_path: Path) -> None:
     assert (link.evidence["measured"], link.evidence["expected"], link.evidence["fact"]) == (92.57, 200.0, "ib_bw")
 
 
+@pytest.mark.parametrize("coverage", [2, "all"])
+def test_a_slow_nic_sampled_in_two_pairs_is_named_by_both(sshd_cluster, tmp_path: Path, coverage) -> None:
+    """n[1-3] (sn0) and n[4-6] (sn1), two rails: the plan has 18 rail pairs, each NIC
+    meets 3 peers. By default (tools_coverage 2) 12 pairs run, each NIC meets 2 peers;
+    ``all`` runs the 18. n5's rail-1 NIC is slow whoever its peer: both (or all three) of
+    its pairs are slow links with n5/gpu1 as their common end, and each of its peers
+    passes with its other peer."""
+    names = [f"n{i}" for i in range(1, 7)]
+    cluster = sshd_cluster(6, names)
+    bad, rail = "n5", 1
+    for h in cluster:
+        install_fake_tools(h, 2)
+        d = h.directory / "perftest-replay"
+        d.mkdir(parents=True, exist_ok=True)
+        for side in ("client", "server"):
+            (d / f"{side}.ib_write_bw.txt").write_text(real(HEALTHY_BW))
+            (d / f"{side}.ib_write_lat.txt").write_text(real(LAT))
+        for peer in ([n for n in names if n != bad] if h.name == bad else [bad]):  # slow either way round
+            (d / f"client.ib_write_bw.{cluster[peer].address}.mlx5_{rail}.txt").write_text(real(SLOW_BW))
+        _install_perftest(h, d, tools=("ib_write_bw",))
+    inv = tmp_path / "inv.yaml"
+    hosts = "\n".join(f"  {h.name}: {{address: {h.address}, port: {h.port}}}" for h in cluster)
+    inv.write_text("name: sampled\ndesign:\n  scale_up: {bandwidth: 270 GB/s, latency: 3 us}\n"
+                   "  scale_out: {bandwidth: 400 Gb/s, latency: 15 us}\n"
+                   "supernodes:\n  - {name: sn0, hosts: \"n[1-3]\", cards_per_host: 2}\n"
+                   "  - {name: sn1, hosts: \"n[4-6]\", cards_per_host: 2}\n"
+                   f"backend: {{type: ssh}}\nhosts:\n{hosts}\n")
+    topo = Topology(load_inventory(inv))
+    options = load_playbook_text(f"layers:\n  - connectivity: {{tools: [ib_write_bw], tools_coverage: {coverage}}}\n"
+                                 ).layers[0].options
+    plan = connectivity_plan(topo, **options)
+    backend = SshBackend(topo, known_hosts=str(cluster.known_hosts), ssh_config=str(cluster.ssh_config),
+                         command_timeout=30)
+    rows: list[dict] = []
+    try:
+        assert backend.scale_out(plan, rows.append) is True
+    finally:
+        backend.close()
+    bw = [r for r in rows if r["kind"] == "host_fact" and r["fact"] == "ib_bw"]
+    assert not [r for r in rows if r["kind"] == "not_run"]
+    assert len(bw) == (12 if coverage == 2 else 18) and len({r["entity"] for r in bw}) == len(bw)
+    met: dict[str, set[str]] = {}
+    for r in bw:
+        a, b = r["entity"].split("<->")
+        met.setdefault(a, set()).add(b)
+        met.setdefault(b, set()).add(a)
+    assert len(met) == 12 and min(len(v) for v in met.values()) == (2 if coverage == 2 else 3)
+    slow = sorted(r["entity"] for r in bw if not r["ok"])
+    assert len(slow) == len(met[f"{bad}/gpu{rail}"]) >= 2  # every pair of the bad NIC, and only those
+    assert set.intersection(*(set(e.split("<->")) for e in slow)) == {f"{bad}/gpu{rail}"}
+    for peer in met[f"{bad}/gpu{rail}"]:  # its peers are exonerated by their other pairs
+        assert any(r["ok"] and peer in r["entity"].split("<->") for r in bw), peer
+
+    ctx = DetectContext(topo, topo.inventory.design)
+    rules = [r for r in load_rules("default").rules if r.op != "missing"]
+    frame = pd.DataFrame(rows)
+    findings = merge_findings(evaluate(rules, frame, ctx) + status_findings(frame, ctx), topo.cards_of_host)
+    assert sorted((f.entity, f.entity_kind, f.rule, f.evidence["measured"]) for f in findings) == \
+        [(e, "link", "host-fact", 92.57) for e in slow]
+
+
 def test_perftest_command_lines() -> None:
     assert perftest_argv("ib_write_bw", "mlx5_3", BASE_PORT + 3, "10.0.0.2") == [
         "ib_write_bw", "-d", "mlx5_3", "-p", "18518", "-s", "8388608", "-n", "5000", "-F", "--report_gbits",
@@ -216,6 +277,9 @@ def test_a_slow_rail_pair_fails_the_gate_and_is_isolated_after_its_retest(sshd_c
     assert result.exit_code == 1, result.output
     results = json.loads((out / "results.json").read_text())
     assert results["layers"][0]["summary"]["tools"] == ["ib_write_bw"]
+    # each NIC has one peer in this plan: the default coverage (2) runs both rail pairs
+    assert results["layers"][0]["summary"]["perftest"] == {
+        "pairs": 2, "plan_pairs": 2, "rounds": 1, "plan_rounds": 1, "coverage": 2, "nics": 4, "min_peers": 1}
     link = "n2/gpu0<->n4/gpu0"
     finding = next(f for f in results["findings"] if f["entity"] == link)
     assert (finding["entity_kind"], finding["rule"], finding["evidence"]["measured"],

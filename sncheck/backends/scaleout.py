@@ -1,8 +1,10 @@
 """Scale-out and copy-engine tests through the SSH fan-out (the connectivity option ``tools``).
 
 * ``ib_write_bw`` / ``ib_write_lat`` (perftest) between rail-aligned host pairs, on the
-  connectivity plan's cross-supernode rounds (:func:`sncheck.plan.rail_pair_rounds`: the
-  bounded schedule by default, all pairs for acceptance, scoped by ``--targets``). Per
+  connectivity plan's cross-supernode rounds (the bounded schedule by default, all pairs
+  for acceptance, scoped by ``--targets``), sampled by :func:`sncheck.plan.perftest_schedule`
+  so that every NIC meets ``tools_coverage`` distinct peers (2 by default; ``all``: every
+  rail pair of the plan; a scoped plan runs all its pairs). Per
   pair the server starts on one host and the client on the other, both on rail k's NIC,
   which is the k-th HCA of the host's ``ibstat`` in natural order; the NIC rate the
   bandwidth is judged against is that HCA's port rate as ``ibstat`` prints it. A round's
@@ -32,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..errors import ParseError, TransportError
-from ..plan import PAIR_TOOLS, ConnectivityPlan, RailPair, rail_pair_rounds
+from ..plan import PAIR_TOOLS, ConnectivityPlan, RailPair, perftest_schedule
 from ..rows import host_fact_row, not_run_row
 from ..topology import natural_key
 from ..transport import Connection, HostTaskError, Result, fan_out
@@ -104,7 +106,7 @@ class ScaleOutTests:
     def run(self, plan: ConnectivityPlan) -> None:
         pair_tools = [t for t in plan.tools if t in PAIR_TOOLS]
         if pair_tools:
-            self.pairs(rail_pair_rounds(plan), pair_tools)
+            self.pairs(perftest_schedule(plan).rounds, pair_tools)
         if "nvbandwidth" in plan.tools:
             self.copy_engines(list(plan.hosts))
 

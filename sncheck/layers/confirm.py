@@ -200,7 +200,8 @@ def _retest_facts(ctx: LayerContext, f: Finding, rules: list[Rule]) -> Retest:
     fact = f.evidence.get("fact")
     if f.entity_kind == "link" and fact in PAIR_FACT_TOOLS:
         a, b = split_link(f.entity)
-        plan = ConnectivityPlan(rounds=(Round(0, "scale_out", ((a, b),)),), hosts=(), tools=(PAIR_FACT_TOOLS[fact],))
+        plan = ConnectivityPlan(rounds=(Round(0, "scale_out", ((a, b),)),), hosts=(), tools=(PAIR_FACT_TOOLS[fact],),
+                                tools_coverage="all")
         ctx.backend.scale_out(plan, _emit_as(ctx, f.entity))
     else:
         hosts = sorted({host_of(c) for c in cards_of(f, ctx.topo)}) if f.entity_kind != "host" else [f.entity]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..plan import connectivity_plan, scope_connectivity
+from ..plan import PAIR_TOOLS, connectivity_plan, perftest_schedule, scope_connectivity
 from ..rows import not_run_row
 from .base import LayerContext
 
@@ -24,6 +24,9 @@ def run(ctx: LayerContext) -> dict:
         ran = ctx.backend.scale_out(plan, ctx.emit)
         why = f"the {ctx.backend.name} backend has no NICs or GPUs to run them on"
         summary["tools"] = list(plan.tools) if ran else f"not run: {why}"
+        if ran and set(plan.tools) & set(PAIR_TOOLS):
+            # perftest's rail pairs: how many ran of the plan's, each NIC's peers (tools_coverage)
+            summary["perftest"] = perftest_schedule(plan).summary()
         if not ran:  # asked for and not run: a finding about the check, never a pass
             for sn in ctx.topo.supernode_names:
                 ctx.emit(not_run_row(NAME, sn, "supernode", "missing_tool",
