@@ -163,6 +163,11 @@ class PerftestSchedule:
                 "plan_rounds": self.plan_rounds, "coverage": self.coverage, "nics": self.nics,
                 "min_peers": self.min_peers}
 
+    def describe(self) -> str:
+        """One line for the report's connectivity summary."""
+        return (f"{self.pairs} of {self.plan_pairs} rail pairs ({len(self.rounds)} of {self.plan_rounds} rounds), "
+                f"each NIC against at least {self.min_peers} distinct peers (tools_coverage {self.coverage})")
+
 
 _last_schedule: list = [None, None, None]  # (plan, coverage, schedule): the layer and backend share one
 

@@ -280,6 +280,9 @@ def test_a_slow_rail_pair_fails_the_gate_and_is_isolated_after_its_retest(sshd_c
     # each NIC has one peer in this plan: the default coverage (2) runs both rail pairs
     assert results["layers"][0]["summary"]["perftest"] == {
         "pairs": 2, "plan_pairs": 2, "rounds": 1, "plan_rounds": 1, "coverage": 2, "nics": 4, "min_peers": 1}
+    said = ("2 of 2 rail pairs (1 of 1 rounds), each NIC against at least 1 distinct peers (tools_coverage 2)")
+    assert results["layers"][0]["summary"]["perftest_plan"] == said
+    assert said in (out / "report.html").read_text()  # the report's connectivity summary
     link = "n2/gpu0<->n4/gpu0"
     finding = next(f for f in results["findings"] if f["entity"] == link)
     assert (finding["entity_kind"], finding["rule"], finding["evidence"]["measured"],

@@ -106,7 +106,9 @@ class ScaleOutTests:
     def run(self, plan: ConnectivityPlan) -> None:
         pair_tools = [t for t in plan.tools if t in PAIR_TOOLS]
         if pair_tools:
-            self.pairs(perftest_schedule(plan).rounds, pair_tools)
+            sched = perftest_schedule(plan)
+            self.b.progress(f"connectivity: perftest on {sched.describe()}")
+            self.pairs(sched.rounds, pair_tools)
         if "nvbandwidth" in plan.tools:
             self.copy_engines(list(plan.hosts))
 

@@ -26,7 +26,9 @@ def run(ctx: LayerContext) -> dict:
         summary["tools"] = list(plan.tools) if ran else f"not run: {why}"
         if ran and set(plan.tools) & set(PAIR_TOOLS):
             # perftest's rail pairs: how many ran of the plan's, each NIC's peers (tools_coverage)
-            summary["perftest"] = perftest_schedule(plan).summary()
+            sched = perftest_schedule(plan)
+            summary["perftest"] = sched.summary()
+            summary["perftest_plan"] = sched.describe()  # the report shows strings, not objects
         if not ran:  # asked for and not run: a finding about the check, never a pass
             for sn in ctx.topo.supernode_names:
                 ctx.emit(not_run_row(NAME, sn, "supernode", "missing_tool",
