@@ -180,6 +180,30 @@ def test_scale_out_tests_over_real_ssh(sshd_cluster, tmp_path: Path) -> None:
     assert (link.evidence["measured"], link.evidence["expected"], link.evidence["fact"]) == (92.57, 200.0, "ib_bw")
 
 
+def _sampled_cluster(sshd_cluster, tmp_path: Path, cards: int, bad: str, rail: int, design: str):
+    """n[1-3] (sn0) and n[4-6] (sn1), ``cards`` rails, ib_write_bw everywhere; ``bad``'s
+    NIC on ``rail`` is slow whoever its peer and whichever end runs the client."""
+    names = [f"n{i}" for i in range(1, 7)]
+    cluster = sshd_cluster(6, names)
+    for h in cluster:
+        install_fake_tools(h, cards)
+        d = h.directory / "perftest-replay"
+        d.mkdir(parents=True, exist_ok=True)
+        for side in ("client", "server"):
+            (d / f"{side}.ib_write_bw.txt").write_text(real(HEALTHY_BW))
+            (d / f"{side}.ib_write_lat.txt").write_text(real(LAT))
+        for peer in ([n for n in names if n != bad] if h.name == bad else [bad]):
+            (d / f"client.ib_write_bw.{cluster[peer].address}.mlx5_{rail}.txt").write_text(real(SLOW_BW))
+        _install_perftest(h, d, tools=("ib_write_bw",))
+    inv = tmp_path / "inv.yaml"
+    hosts = "\n".join(f"  {h.name}: {{address: {h.address}, port: {h.port}}}" for h in cluster)
+    inv.write_text(f"name: sampled\ndesign:\n{design}"
+                   f"supernodes:\n  - {{name: sn0, hosts: \"n[1-3]\", cards_per_host: {cards}}}\n"
+                   f"  - {{name: sn1, hosts: \"n[4-6]\", cards_per_host: {cards}}}\n"
+                   f"backend: {{type: ssh, dist_backend: gloo}}\nhosts:\n{hosts}\n")
+    return cluster, inv
+
+
 @pytest.mark.parametrize("coverage", [2, "all"])
 def test_a_slow_nic_sampled_in_two_pairs_is_named_by_both(sshd_cluster, tmp_path: Path, coverage) -> None:
     """n[1-3] (sn0) and n[4-6] (sn1), two rails: the plan has 18 rail pairs, each NIC
@@ -187,26 +211,10 @@ def test_a_slow_nic_sampled_in_two_pairs_is_named_by_both(sshd_cluster, tmp_path
     ``all`` runs the 18. n5's rail-1 NIC is slow whoever its peer: both (or all three) of
     its pairs are slow links with n5/gpu1 as their common end, and each of its peers
     passes with its other peer."""
-    names = [f"n{i}" for i in range(1, 7)]
-    cluster = sshd_cluster(6, names)
     bad, rail = "n5", 1
-    for h in cluster:
-        install_fake_tools(h, 2)
-        d = h.directory / "perftest-replay"
-        d.mkdir(parents=True, exist_ok=True)
-        for side in ("client", "server"):
-            (d / f"{side}.ib_write_bw.txt").write_text(real(HEALTHY_BW))
-            (d / f"{side}.ib_write_lat.txt").write_text(real(LAT))
-        for peer in ([n for n in names if n != bad] if h.name == bad else [bad]):  # slow either way round
-            (d / f"client.ib_write_bw.{cluster[peer].address}.mlx5_{rail}.txt").write_text(real(SLOW_BW))
-        _install_perftest(h, d, tools=("ib_write_bw",))
-    inv = tmp_path / "inv.yaml"
-    hosts = "\n".join(f"  {h.name}: {{address: {h.address}, port: {h.port}}}" for h in cluster)
-    inv.write_text("name: sampled\ndesign:\n  scale_up: {bandwidth: 270 GB/s, latency: 3 us}\n"
-                   "  scale_out: {bandwidth: 400 Gb/s, latency: 15 us}\n"
-                   "supernodes:\n  - {name: sn0, hosts: \"n[1-3]\", cards_per_host: 2}\n"
-                   "  - {name: sn1, hosts: \"n[4-6]\", cards_per_host: 2}\n"
-                   f"backend: {{type: ssh}}\nhosts:\n{hosts}\n")
+    cluster, inv = _sampled_cluster(sshd_cluster, tmp_path, 2, bad, rail,
+                                    '  scale_up: {bandwidth: 270 GB/s, latency: 3 us}\n'
+                                    '  scale_out: {bandwidth: 400 Gb/s, latency: 15 us}\n')
     topo = Topology(load_inventory(inv))
     options = load_playbook_text(f"layers:\n  - connectivity: {{tools: [ib_write_bw], tools_coverage: {coverage}}}\n"
                                  ).layers[0].options
