@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
-from .topology import (SCALE_OUT, SCALE_UP, Topology, rail_pairs_per_offset, rail_round_positions,
-                       round_robin_positions)
+from .topology import (SCALE_OUT, SCALE_UP, Topology, host_of, rail_of, rail_pairs_per_offset,
+                       rail_round_positions, round_robin_positions)
 
 COLLECTIVES = ("all_reduce", "all_to_all")
 CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernode
@@ -96,6 +97,12 @@ class ConnectivityPlan:
     def pair_count(self) -> int:
         return sum(len(r.pairs) for r in self.rounds)
 
+    @cached_property
+    def perftest(self) -> PerftestSchedule:
+        """The rail pairs perftest runs at this plan's ``tools_coverage``; computed once,
+        read by the connectivity layer (its summary) and the backend (its runs)."""
+        return perftest_schedule(self)
+
     def to_dict(self) -> dict:
         """The plan as JSON-able data (a job file for the hosts)."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -169,9 +176,6 @@ class PerftestSchedule:
                 f"each NIC against at least {self.min_peers} distinct peers (tools_coverage {self.coverage})")
 
 
-_last_schedule: list = [None, None, None]  # (plan, coverage, schedule): the layer and backend share one
-
-
 def perftest_schedule(plan: ConnectivityPlan, coverage: int | str | None = None) -> PerftestSchedule:
     """The rail pairs of the plan's cross-supernode rounds that perftest runs.
 
@@ -184,8 +188,6 @@ def perftest_schedule(plan: ConnectivityPlan, coverage: int | str | None = None)
     no pair are dropped; a kept round's pairs still share no NIC. Deterministic.
     """
     coverage = plan.tools_coverage if coverage is None else coverage
-    if _last_schedule[0] is plan and _last_schedule[1] == coverage:
-        return _last_schedule[2]
     names, arrays = _rail_arrays(plan)
     n = len(names)
     deg = _distinct_peers(n, arrays)
@@ -215,25 +217,12 @@ def perftest_schedule(plan: ConnectivityPlan, coverage: int | str | None = None)
                             keep[j] = True
             if keep.any():
                 kept.append((i, a[keep], b[keep]))
-    split: dict[int, tuple[str, int]] = {}  # card position -> (host, rail), parsed once
-    rounds = []
-    for i, a, b in kept:
-        rnd = []
-        for x, y in zip(a.tolist(), b.tolist()):
-            hx, k = split.get(x) or split.setdefault(x, _host_rail(names[x]))
-            hy, _ = split.get(y) or split.setdefault(y, _host_rail(names[y]))
-            rnd.append(RailPair(i, hx, hy, k))
-        rounds.append(rnd)
+    rounds = [[RailPair(i, host_of(names[x]), host_of(names[y]), rail_of(names[x]))
+               for x, y in zip(a.tolist(), b.tolist())] for i, a, b in kept]
     used = deg > 0
     out = PerftestSchedule(rounds, sum(len(a) for _, a, _ in arrays), len(arrays), coverage, int(used.sum()),
                            int(count[used].min()) if used.any() else 0)
-    _last_schedule[:] = [plan, coverage, out]
     return out
-
-
-def _host_rail(card: str) -> tuple[str, int]:
-    host, c = card.rsplit("/", 1)
-    return host, int(c.removeprefix("gpu"))
 
 
 def _rail_arrays(plan: ConnectivityPlan) -> tuple[Sequence[str], list[tuple[int, np.ndarray, np.ndarray]]]:

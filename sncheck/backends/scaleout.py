@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..errors import ParseError, TransportError
-from ..plan import PAIR_TOOLS, ConnectivityPlan, RailPair, perftest_schedule
+from ..plan import PAIR_TOOLS, ConnectivityPlan, RailPair
 from ..rows import host_fact_row, not_run_row
 from ..topology import natural_key
 from ..transport import Connection, HostTaskError, Result, fan_out
@@ -106,7 +106,7 @@ class ScaleOutTests:
     def run(self, plan: ConnectivityPlan) -> None:
         pair_tools = [t for t in plan.tools if t in PAIR_TOOLS]
         if pair_tools:
-            sched = perftest_schedule(plan)
+            sched = plan.perftest
             self.b.progress(f"connectivity: perftest on {sched.describe()}")
             self.pairs(sched.rounds, pair_tools)
         if "nvbandwidth" in plan.tools:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..plan import PAIR_TOOLS, connectivity_plan, perftest_schedule, scope_connectivity
+from ..plan import PAIR_TOOLS, connectivity_plan, scope_connectivity
 from ..rows import not_run_row
 from .base import LayerContext
 
@@ -26,7 +26,7 @@ def run(ctx: LayerContext) -> dict:
         summary["tools"] = list(plan.tools) if ran else f"not run: {why}"
         if ran and set(plan.tools) & set(PAIR_TOOLS):
             # perftest's rail pairs: how many ran of the plan's, each NIC's peers (tools_coverage)
-            sched = perftest_schedule(plan)
+            sched = plan.perftest
             summary["perftest"] = sched.summary()
             summary["perftest_plan"] = sched.describe()  # the report shows strings, not objects
         if not ran:  # asked for and not run: a finding about the check, never a pass
