@@ -122,20 +122,23 @@ def _cluster(sshd_cluster, tmp_path: Path, design: str, cards: int = 2, slow_to:
                           "[ \"$*\" = '-t host_to_device_memcpy_ce device_to_host_memcpy_ce "
                           "device_to_device_memcpy_read_ce' ] || { echo \"unexpected: $*\" >&2; exit 2; }\n"
                           f"exec cat {shlex.quote(str(d / 'out.txt'))}\n")
+    return cluster, _inventory(tmp_path, cluster, design, cards, "n[1-2]", "n[3-4]")
+
+
+def _inventory(tmp_path: Path, cluster, design: str, cards: int, sn0: str, sn1: str) -> Path:
+    """An SSH inventory of the sshd ``cluster``: two supernodes, hostlists ``sn0`` and ``sn1``."""
     inv = tmp_path / "inv.yaml"
     hosts = "\n".join(f"  {h.name}: {{address: {h.address}, port: {h.port}}}" for h in cluster)
     inv.write_text(f"name: scaleout-ssh\ndesign:\n{design}"
-                   f"supernodes:\n  - {{name: sn0, hosts: \"n[1-2]\", cards_per_host: {cards}}}\n"
-                   f"  - {{name: sn1, hosts: \"n[3-4]\", cards_per_host: {cards}}}\n"
+                   f"supernodes:\n  - {{name: sn0, hosts: \"{sn0}\", cards_per_host: {cards}}}\n"
+                   f"  - {{name: sn1, hosts: \"{sn1}\", cards_per_host: {cards}}}\n"
                    f"backend: {{type: ssh, dist_backend: gloo}}\nhosts:\n{hosts}\n")
-    return cluster, inv
+    return inv
 
 
-def test_scale_out_tests_over_real_ssh(sshd_cluster, tmp_path: Path) -> None:
-    cluster, inv = _cluster(sshd_cluster, tmp_path, "  scale_up: {bandwidth: 270 GB/s, latency: 3 us}\n"
-                                                    "  scale_out: {bandwidth: 400 Gb/s, latency: 15 us}\n")
-    topo = Topology(load_inventory(inv))
-    plan = connectivity_plan(topo, tools=("ib_write_bw", "ib_write_lat", "nvbandwidth"))
+def _scale_out_rows(cluster, topo: Topology, plan) -> tuple[list[dict], SshBackend]:
+    """The rows of the SSH backend's scale-out tests over the sshd ``cluster``, and the
+    (closed) backend, which keeps the raw outputs."""
     backend = SshBackend(topo, known_hosts=str(cluster.known_hosts), ssh_config=str(cluster.ssh_config),
                          command_timeout=30)
     rows: list[dict] = []
@@ -143,6 +146,15 @@ def test_scale_out_tests_over_real_ssh(sshd_cluster, tmp_path: Path) -> None:
         assert backend.scale_out(plan, rows.append) is True
     finally:
         backend.close()
+    return rows, backend
+
+
+def test_scale_out_tests_over_real_ssh(sshd_cluster, tmp_path: Path) -> None:
+    cluster, inv = _cluster(sshd_cluster, tmp_path, "  scale_up: {bandwidth: 270 GB/s, latency: 3 us}\n"
+                                                    "  scale_out: {bandwidth: 400 Gb/s, latency: 15 us}\n")
+    topo = Topology(load_inventory(inv))
+    plan = connectivity_plan(topo, tools=("ib_write_bw", "ib_write_lat", "nvbandwidth"))
+    rows, backend = _scale_out_rows(cluster, topo, plan)
 
     bw = [r for r in rows if r["kind"] == "host_fact" and r["fact"] == "ib_bw"]
     lat = [r for r in rows if r["kind"] == "host_fact" and r["fact"] == "ib_lat"]
@@ -195,13 +207,7 @@ def _sampled_cluster(sshd_cluster, tmp_path: Path, cards: int, bad: str, rail: i
         for peer in ([n for n in names if n != bad] if h.name == bad else [bad]):
             (d / f"client.ib_write_bw.{cluster[peer].address}.mlx5_{rail}.txt").write_text(real(SLOW_BW))
         _install_perftest(h, d, tools=("ib_write_bw",))
-    inv = tmp_path / "inv.yaml"
-    hosts = "\n".join(f"  {h.name}: {{address: {h.address}, port: {h.port}}}" for h in cluster)
-    inv.write_text(f"name: sampled\ndesign:\n{design}"
-                   f"supernodes:\n  - {{name: sn0, hosts: \"n[1-3]\", cards_per_host: {cards}}}\n"
-                   f"  - {{name: sn1, hosts: \"n[4-6]\", cards_per_host: {cards}}}\n"
-                   f"backend: {{type: ssh, dist_backend: gloo}}\nhosts:\n{hosts}\n")
-    return cluster, inv
+    return cluster, _inventory(tmp_path, cluster, design, cards, "n[1-3]", "n[4-6]")
 
 
 @pytest.mark.parametrize("coverage", [2, "all"])
@@ -219,13 +225,7 @@ def test_a_slow_nic_sampled_in_two_pairs_is_named_by_both(sshd_cluster, tmp_path
     options = load_playbook_text(f"layers:\n  - connectivity: {{tools: [ib_write_bw], tools_coverage: {coverage}}}\n"
                                  ).layers[0].options
     plan = connectivity_plan(topo, **options)
-    backend = SshBackend(topo, known_hosts=str(cluster.known_hosts), ssh_config=str(cluster.ssh_config),
-                         command_timeout=30)
-    rows: list[dict] = []
-    try:
-        assert backend.scale_out(plan, rows.append) is True
-    finally:
-        backend.close()
+    rows, _ = _scale_out_rows(cluster, topo, plan)
     bw = [r for r in rows if r["kind"] == "host_fact" and r["fact"] == "ib_bw"]
     assert not [r for r in rows if r["kind"] == "not_run"]
     assert len(bw) == (12 if coverage == 2 else 18) and len({r["entity"] for r in bw}) == len(bw)
