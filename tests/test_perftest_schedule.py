@@ -63,6 +63,8 @@ def test_fleet_size_plan_tests_every_nic_with_two_peers_in_few_pairs() -> None:
     # deterministic: the same plan built again gives the same pairs
     again = perftest_schedule(connectivity_plan(topo, tools=("ib_write_bw",)))
     assert again.rounds == sched.rounds and again is not sched
+    # the plan computes its own once: the layer's summary and the backend's runs are one schedule
+    assert plan.perftest is plan.perftest and plan.perftest.rounds == sched.rounds
 
 
 def test_bounded_offsets_plan_at_fleet_size() -> None:
