@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from .errors import ConfigError
+from sncheck.errors import ConfigError
 
 GiB = float(1 << 30)
 PRECISION_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4}

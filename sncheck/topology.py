@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Sequence, TypeVar
 
 import numpy as np
 
-from .inventory import Inventory
+from sncheck.config.inventory import Inventory
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from sncheck.backends import mockfacts
-from sncheck.faults import Fault
+from sncheck.config.faultplan import Fault
 from sncheck.vendors.facts import COMMANDS
 from sncheck.vendors.sim import HostState
 

@@ -16,22 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.actions import (
-    ACTIONS,
-    ActionContext,
-    ActionRequest,
-    AuditLog,
-    Isolated,
-    LocalRunner,
-    get_action,
-    perform,
-)
+from sncheck.actions import ACTIONS, ActionContext, ActionRequest, AuditLog, Isolated, LocalRunner, get_action, perform
 from sncheck.actions.base import SshRunner, read_audit
 from sncheck.actions.files import service_view
 from sncheck.actions.kubernetes import TAINT_KEY, desired_taint, label_value
 from sncheck.actions.slurm import drain_reason, parse_reason
 from sncheck.errors import ConfigError
-from sncheck.inventory import load_inventory
+from sncheck.config.inventory import load_inventory
 
 INVENTORY = Path(__file__).resolve().parent.parent / "fixtures" / "inventories" / "demo-2sn.yaml"
 

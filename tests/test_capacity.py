@@ -8,7 +8,7 @@ import pytest
 
 from sncheck.errors import ConfigError
 from sncheck.health.capacity import ParallelLayout, capacity
-from sncheck.inventory import load_inventory, load_inventory_text
+from sncheck.config.inventory import load_inventory, load_inventory_text
 from sncheck.topology import Topology
 
 INVENTORIES = Path(__file__).resolve().parent.parent / "fixtures" / "inventories"

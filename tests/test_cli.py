@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
-from sncheck.store import read_rows
+from sncheck.cli.main import main
+from sncheck.store.rundir import read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
@@ -143,7 +143,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, case):
 
 
 def test_every_shipped_playbook_loads():
-    from sncheck.playbook import load_playbook
+    from sncheck.config.playbook import load_playbook
 
     names = {p.stem for p in (ROOT / "playbooks").glob("*.yaml")}
     assert names == {"post-delivery", "nightly-stress", "pre-upgrade-gate"}

@@ -17,9 +17,9 @@ from test_actions import INVENTORY, FakeCluster
 from sncheck.actions import LocalRunner
 from sncheck.actions.base import read_audit
 from sncheck.actions.batch import apply_run_isolation
-from sncheck.cli_ops import register
-from sncheck.inventory import Inventory, load_inventory
-from sncheck.state import StateStore
+from sncheck.cli.ops import register
+from sncheck.config.inventory import Inventory, load_inventory
+from sncheck.store.state import StateStore
 
 T0 = datetime(2026, 11, 29, 10, 30, tzinfo=timezone.utc)
 

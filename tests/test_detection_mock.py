@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.inventory import load_inventory
-from sncheck.playbook import load_playbook
-from sncheck.runner import RunOptions, execute
+from sncheck.config.inventory import load_inventory
+from sncheck.config.playbook import load_playbook
+from sncheck.run.runner import RunOptions, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml")

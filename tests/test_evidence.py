@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
-from sncheck.columns import frames_of
-from sncheck.evidence import collect_evidence, entity_dir
+from sncheck.cli.main import main
+from sncheck.store.frames import frames_of
+from sncheck.store.evidence import collect_evidence, entity_dir
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules_text
 
@@ -110,7 +110,7 @@ def test_bundles_are_capped_per_run(tmp_path):
 
 
 def test_calibration_regression_names_the_host_of_a_uniform_slowdown():
-    from sncheck.inventory import local_inventory
+    from sncheck.config.inventory import local_inventory
     from sncheck.topology import Topology
 
     topo = Topology(local_inventory(4))
@@ -162,7 +162,7 @@ def test_last_pass_gate_on_the_local_backend_catches_a_uniform_slowdown(tmp_path
         return out
 
     def cards(res: dict) -> dict[str, float]:  # each card's median pair bandwidth, as the rule reads it
-        from sncheck.store import read_rows
+        from sncheck.store.rundir import read_rows
 
         per: dict[str, list[float]] = {}
         for r in read_rows(tmp_path / res["_dir"]):

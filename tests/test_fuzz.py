@@ -21,12 +21,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.faults import FAULT_TYPES, load_faults_text
-from sncheck.inventory import load_inventory_text
-from sncheck.playbook import load_playbook_text
-from sncheck.plan import size_sweep
+from sncheck.config.faultplan import FAULT_TYPES, load_faults_text
+from sncheck.config.inventory import load_inventory_text
+from sncheck.config.playbook import load_playbook_text
+from sncheck.probeplan import size_sweep
 from sncheck.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.inventory import load_inventory_text
-from sncheck.store import RunStore, read_frames, read_rows
+from sncheck.config.inventory import load_inventory_text
+from sncheck.store.rundir import RunStore, read_frames, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -402,12 +402,12 @@ def test_full_disk_mid_run_is_exit_3_with_whole_rows(tmp_path, small_tmpfs):
 # -- 5. exit codes ---------------------------------------------------------------------
 
 def test_unforeseen_exception_is_exit_3_with_a_crash_file(monkeypatch, inv):
-    import sncheck.cli
+    import sncheck.cli.main
 
     def boom(path):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(sncheck.cli, "load_inventory", boom)
+    monkeypatch.setattr(sncheck.cli.main, "load_inventory", boom)
     line = one_line_error(cli("inventory", "check", str(inv)), 3)
     assert "internal error in 'sncheck inventory check'" in line and "ZeroDivisionError: a bug" in line
     crash = Path(line.split("traceback in ")[1].split(" (please")[0])
@@ -419,12 +419,12 @@ def test_unforeseen_exception_is_exit_3_with_a_crash_file(monkeypatch, inv):
 
 
 def test_crash_during_a_run_goes_to_out_crash_log(monkeypatch, tmp_path, inv):
-    import sncheck.runner
+    import sncheck.run.runner
 
     def boom(*a, **k):
         raise RuntimeError("renderer bug")
 
-    monkeypatch.setattr(sncheck.runner, "write_reports", boom)
+    monkeypatch.setattr(sncheck.run.runner, "write_reports", boom)
     out = tmp_path / "r"
     line = one_line_error(mock_run(inv, tmp_path, "layers: [connectivity]\n", "--out", str(out)), 3)
     assert f"traceback in {out / 'crash.log'}" in line

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.health.summaries import Summary
-from sncheck.state import MIGRATIONS, SCHEMA_VERSION, StateStore
+from sncheck.store.state import MIGRATIONS, SCHEMA_VERSION, StateStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")

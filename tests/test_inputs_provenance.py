@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sncheck.cli import main
-from sncheck.shipped import data_dir
+from sncheck.cli.main import main
+from sncheck.config.shipped import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")

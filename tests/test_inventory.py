@@ -3,11 +3,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.hostlist import expand
-from sncheck.inventory import load_inventory, load_inventory_text, local_inventory
-from sncheck.units import parse_bandwidth, parse_latency, parse_size
+from sncheck.config.hostlist import expand
+from sncheck.config.inventory import load_inventory, load_inventory_text, local_inventory
+from sncheck.config.units import parse_bandwidth, parse_latency, parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
 INVENTORIES = sorted((ROOT / "fixtures" / "inventories").glob("*.yaml"))

@@ -188,10 +188,10 @@ def test_the_local_and_ssh_backends_build_one_job(tmp_path, monkeypatch) -> None
 
     from sncheck.backends.local import LocalBackend
     from sncheck.backends.ssh import SshBackend
-    from sncheck.faults import Fault, FaultPlan
-    from sncheck.inventory import local_inventory
+    from sncheck.config.faultplan import Fault, FaultPlan
+    from sncheck.config.inventory import local_inventory
     from sncheck.launch.job import JOB_SCHEMA, build_job
-    from sncheck.plan import Group, StressPlan, connectivity_plan
+    from sncheck.probeplan import Group, StressPlan, connectivity_plan
     from sncheck.topology import Topology
     from sncheck.worker import torchdist
 
@@ -219,7 +219,7 @@ def test_the_local_and_ssh_backends_build_one_job(tmp_path, monkeypatch) -> None
 
 def test_a_job_for_an_unknown_layer_is_refused() -> None:
     from sncheck.backends.local import LocalBackend
-    from sncheck.inventory import local_inventory
+    from sncheck.config.inventory import local_inventory
     from sncheck.launch.job import build_job
     from sncheck.topology import Topology
 

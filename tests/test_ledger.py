@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.errors import ConfigError
 from sncheck.ledger import GiB, Model, Training, ledger, parse_count, parse_layout, parse_memory
 

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 pytest.importorskip("torch")
 
-from sncheck.cli import main  # noqa: E402
-from sncheck.shipped import shipped  # noqa: E402
-from sncheck.store import read_rows  # noqa: E402
+from sncheck.cli.main import main  # noqa: E402
+from sncheck.config.shipped import shipped  # noqa: E402
+from sncheck.store.rundir import read_rows  # noqa: E402
 
 pytestmark = pytest.mark.torch
 SUSPECT = "localhost/gpu1"

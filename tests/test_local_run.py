@@ -9,11 +9,11 @@ from click.testing import CliRunner
 
 pytest.importorskip("torch")
 
-from sncheck.cli import main  # noqa: E402
-from sncheck.inventory import load_inventory_text  # noqa: E402
-from sncheck.playbook import single_layer  # noqa: E402
-from sncheck.runner import RunOptions, execute  # noqa: E402
-from sncheck.store import read_rows
+from sncheck.cli.main import main  # noqa: E402
+from sncheck.config.inventory import load_inventory_text  # noqa: E402
+from sncheck.config.playbook import single_layer  # noqa: E402
+from sncheck.run.runner import RunOptions, execute  # noqa: E402
+from sncheck.store.rundir import read_rows
 
 pytestmark = pytest.mark.torch
 

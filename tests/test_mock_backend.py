@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from sncheck.backends.mock import MockBackend
-from sncheck.faults import load_faults_text
-from sncheck.inventory import load_inventory
-from sncheck.plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, connectivity_plan, stress_groups
+from sncheck.config.faultplan import load_faults_text
+from sncheck.config.inventory import load_inventory
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, connectivity_plan, stress_groups
 from sncheck.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,7 +153,7 @@ def test_full_plan_rows_have_the_schema():
 
 def test_golden_curve_band_is_sized_from_the_spread():
     from sncheck.errors import ConfigError
-    from sncheck.recording import curve_from_runs
+    from sncheck.run.recording import curve_from_runs
 
     def run(scale: float) -> list[dict]:
         return [{"kind": "golden", "group": "host:localhost", "stage": "group", "step": s,

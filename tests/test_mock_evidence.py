@@ -10,9 +10,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sncheck.backends.mock import MockBackend
-from sncheck.cli import main
-from sncheck.faults import load_faults_text
-from sncheck.inventory import load_inventory
+from sncheck.cli.main import main
+from sncheck.config.faultplan import load_faults_text
+from sncheck.config.inventory import load_inventory
 from sncheck.topology import Topology
 
 INV = Path(__file__).resolve().parents[1] / "fixtures" / "inventories"

@@ -7,8 +7,8 @@ import pytest
 
 from sncheck.backends import mockfacts
 from sncheck.backends.mock import MockBackend
-from sncheck.faults import load_faults_text
-from sncheck.inventory import load_inventory
+from sncheck.config.faultplan import load_faults_text
+from sncheck.config.inventory import load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import registry
@@ -112,7 +112,7 @@ def test_hosts_in_the_same_state_share_one_rendering():
 
 
 def test_collective_corruption_breaks_reductions_not_payloads():
-    from sncheck.plan import ConnectivityPlan, Group, Round, StressPlan
+    from sncheck.probeplan import ConnectivityPlan, Group, Round, StressPlan
 
     plan = load_faults_text("faults: [{type: collective_corruption, target: node001/gpu1}]", TOPO)
     b = MockBackend(TOPO, plan, seed=0)
@@ -134,7 +134,7 @@ HGX = "platform: nvidia-hgx\nsupernodes:\n  - {name: a, hosts: h1}\n  - {name: b
 def test_every_platform_renders_every_fact_command_through_one_interface(inventory):
     """One interface (sncheck.vendors.sim): the host's vendor's ``sim`` module renders each
     fact command of its platform, and the SSH backend's checks pass every clean host."""
-    from sncheck.inventory import load_inventory_text
+    from sncheck.config.inventory import load_inventory_text
     from sncheck.vendors.sim import simulator
 
     inv = load_inventory_text(HGX) if inventory == "hgx" else \

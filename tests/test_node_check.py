@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_ssh_backend import CSV_LINES, FAKE_NVIDIA_SMI, PROFILES, REAL
 
-from sncheck.nodecheck import OWN_PREFIX, Problem, drain_reason
+from sncheck.slurm.nodecheck import OWN_PREFIX, Problem, drain_reason
 from sncheck.vendors.parsers import strip_source_header
 
 REPO = Path(__file__).resolve().parents[1]
@@ -168,7 +168,7 @@ def test_drain_reason_names_card_and_rule_and_fits_slurm() -> None:
 def test_a_card_is_named_only_where_the_tool_says_which() -> None:
     """node-check names culprits from the same fact rows as a run: a whole nvidia-smi -q
     listing names the card (section i is card i), an excerpt names the node."""
-    from sncheck.nodecheck import _culprits
+    from sncheck.slurm.nodecheck import _culprits
     from sncheck.vendors import facts as vfacts
     from sncheck.vendors.nvidia.checks import COMMANDS
 

@@ -11,11 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sncheck.errors import ConfigError, ParseError
-from sncheck.vendors.nvidia.nccl_tests import (
-    normalize_collective,
-    parse_nccl_tests,
-    parse_rccl_tests,
-)
+from sncheck.vendors.nvidia.nccl_tests import normalize_collective, parse_nccl_tests, parse_rccl_tests
 from sncheck.vendors.parsers import PARSERS, get_parser, strip_source_header
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"

@@ -10,15 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sncheck.errors import ParseError
-from sncheck.vendors.nvidia.nvidia_smi import (
-    QUERY_GPU_FIELDS,
-    parse_nvlink_errors,
-    parse_nvlink_status,
-    parse_query,
-    parse_query_gpu_csv,
-    parse_topo,
-    query_gpu_command,
-)
+from sncheck.vendors.nvidia.nvidia_smi import QUERY_GPU_FIELDS, parse_nvlink_errors, parse_nvlink_status, parse_query, parse_query_gpu_csv, parse_topo, query_gpu_command
 from sncheck.vendors.parsers import strip_source_header
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 

@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from test_topology import inventory
 
 from sncheck.errors import ConfigError
-from sncheck.plan import (ConnectivityPlan, Round, connectivity_plan, perftest_schedule, rail_pair_rounds,
-                          scope_connectivity, target_cards)
-from sncheck.playbook import load_playbook_text
+from sncheck.probeplan import ConnectivityPlan, Round, connectivity_plan, perftest_schedule, rail_pair_rounds, scope_connectivity, target_cards
+from sncheck.config.playbook import load_playbook_text
 from sncheck.topology import Topology
 
 

@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 from findings_record import findings_of
 
-from sncheck.columns import RowFrames, kind_rows
-from sncheck.rows import as_sink, columns_of, p2p_row
-from sncheck.store import RunStore, read_frames, read_rows
+from sncheck.store.frames import RowFrames, kind_rows
+from sncheck.store.rows import as_sink, columns_of, p2p_row
+from sncheck.store.rundir import RunStore, read_frames, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = json.loads((Path(__file__).parent / "data/findings-before-pipeline.json").read_text())
@@ -81,7 +81,7 @@ def test_a_plain_callable_is_a_sink_and_batches_become_rows():
 
 
 def test_a_row_that_does_not_fit_its_column_is_a_clear_error(tmp_path):
-    from sncheck.columns import RowTypeError
+    from sncheck.store.frames import RowTypeError
 
     store = RunStore(tmp_path)
     with pytest.raises(RowTypeError, match="p2p rows: column 'bw_GBps'"):

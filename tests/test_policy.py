@@ -8,16 +8,8 @@ from pathlib import Path
 import pytest
 
 from sncheck.health.findings import IsolationEntry
-from sncheck.health.policy import (
-    DEFAULT_WINDOW,
-    check_cap,
-    decide,
-    decide_entry,
-    entity_kind,
-    is_repeat_offender,
-    needs_confirmation,
-)
-from sncheck.state import StateStore
+from sncheck.health.policy import DEFAULT_WINDOW, check_cap, decide, decide_entry, entity_kind, is_repeat_offender, needs_confirmation
+from sncheck.store.state import StateStore
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
 

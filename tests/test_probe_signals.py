@@ -18,8 +18,8 @@ import pytest
 
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.rules import load_rules
-from sncheck.inventory import TierDesign, load_inventory, local_inventory
-from sncheck.plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
+from sncheck.config.inventory import TierDesign, load_inventory, local_inventory
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
 from sncheck.topology import Topology, link_id
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,8 +139,8 @@ def test_a_jittery_card_is_found_on_the_local_backend(tmp_path):
     ranks: the jittery card's 4 pairs are a minority of the 10, so the pairs' median that
     a pair is judged against is a clean one (with 3 ranks it was one of the card's own)."""
     pytest.importorskip("torch")
-    from sncheck.playbook import single_layer
-    from sncheck.runner import RunOptions, execute
+    from sncheck.config.playbook import single_layer
+    from sncheck.run.runner import RunOptions, execute
 
     plan = tmp_path / "faults.yaml"
     plan.write_text("faults: [{type: jittery_card, target: localhost/gpu1, probability: 0.1, factor: 1000}]\n")

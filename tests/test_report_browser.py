@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from browser import JENKINS_CSP, Browser, chromium_path, serve
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.report.html import write_html
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.errors import ConfigError
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.ops import OPS, robust_z
 from sncheck.health.rules import load_rules, load_rules_text
-from sncheck.inventory import load_inventory, TierDesign
+from sncheck.config.inventory import load_inventory, TierDesign
 from sncheck.topology import Topology, link_id
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sncheck.cli import main
-from sncheck.store import read_rows
+from sncheck.cli.main import main
+from sncheck.store.rundir import read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")

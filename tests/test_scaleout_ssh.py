@@ -26,11 +26,11 @@ from sncheck.health.findings import merge_findings
 from sncheck.health.invariants import status_findings
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules
-from sncheck.inventory import load_inventory
-from sncheck.plan import connectivity_plan, rail_pair_rounds
-from sncheck.playbook import load_playbook_text
+from sncheck.config.inventory import load_inventory
+from sncheck.probeplan import connectivity_plan, rail_pair_rounds
+from sncheck.config.playbook import load_playbook_text
 from sncheck.errors import ConfigError
-from sncheck.store import read_rows
+from sncheck.store.rundir import read_rows
 from sncheck.topology import Topology
 from sncheck.vendors.infiniband import perftest
 
@@ -265,7 +265,7 @@ def test_a_slow_rail_pair_fails_the_gate_and_is_isolated_after_its_retest(sshd_c
     from click.testing import CliRunner
     from test_ssh_backend import install_python
 
-    from sncheck.cli import main
+    from sncheck.cli.main import main
 
     # loopback gloo for the torch probe: design values any working pair meets
     # one card per host keeps the torch probe small (4 gloo ranks); the bounded plan then
@@ -325,7 +325,7 @@ def test_a_rail_pair_finding_is_not_folded_into_a_weaker_symptom_at_its_end() ->
 def test_tools_asked_of_a_backend_without_nics_fail_the_gate(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from sncheck.cli import main
+    from sncheck.cli.main import main
 
     inv = Path(__file__).resolve().parents[1] / "fixtures" / "inventories" / "demo-2sn.yaml"
     pb = tmp_path / "pb.yaml"

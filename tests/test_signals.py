@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.store import read_rows
+from sncheck.store.rundir import read_rows
 
 pytest.importorskip("torch")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 
 pytestmark = pytest.mark.slurm
 

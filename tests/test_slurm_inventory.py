@@ -10,10 +10,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from sncheck import hostlist
-from sncheck.cli import main
-from sncheck.inventory import load_inventory
-from sncheck.slurm_info import compress, parse_gres_gpus, parse_scontrol_records, supernode_groups
+from sncheck.config import hostlist
+from sncheck.cli.main import main
+from sncheck.config.inventory import load_inventory
+from sncheck.slurm.cluster import compress, parse_gres_gpus, parse_scontrol_records, supernode_groups
 
 
 @pytest.mark.parametrize("gres,gpus", [

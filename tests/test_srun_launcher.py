@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.inventory import load_inventory
-from sncheck.plan import ConnectivityPlan, Group, Round, StressPlan
+from sncheck.config.inventory import load_inventory
+from sncheck.probeplan import ConnectivityPlan, Group, Round, StressPlan
 from sncheck.topology import Topology
-from sncheck.store import read_rows
+from sncheck.store.rundir import read_rows
 
 pytestmark = [pytest.mark.slurm, pytest.mark.torch]
 REPO = Path(__file__).resolve().parents[1]
@@ -160,7 +160,7 @@ def test_stress_layer_through_the_cli(setup, monkeypatch: pytest.MonkeyPatch) ->
 
     from click.testing import CliRunner
 
-    from sncheck.cli import main
+    from sncheck.cli.main import main
 
     cluster, topo, tmp = setup
     monkeypatch.chdir(tmp)  # the shared directory for job files

@@ -17,11 +17,11 @@ from fake_tool import install_fake_tools
 from test_ssh_backend import backend_for, collect, install_python, write_inventory
 
 from sncheck.backends.mock import MockBackend
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.faults import load_faults_text
-from sncheck.inventory import load_inventory
-from sncheck.store import read_rows
+from sncheck.config.faultplan import load_faults_text
+from sncheck.config.inventory import load_inventory
+from sncheck.store.rundir import read_rows
 from sncheck.topology import Topology
 
 pytestmark = pytest.mark.sshd

@@ -18,8 +18,8 @@ import yaml
 from click.testing import CliRunner
 from test_ssh_backend import PROFILES, install_profile, rules_without_timing_peers, write_inventory
 
-from sncheck.cli import main
-from sncheck.store import read_rows
+from sncheck.cli.main import main
+from sncheck.store.rundir import read_rows
 
 pytestmark = pytest.mark.sshd
 

@@ -12,13 +12,7 @@ import pytest
 
 from sncheck.errors import ConfigError
 from sncheck.health.findings import Finding, IsolationEntry
-from sncheck.state import (
-    SCHEMA_VERSION,
-    StateStore,
-    default_state_dir,
-    format_ts,
-    parse_ts,
-)
+from sncheck.store.state import SCHEMA_VERSION, StateStore, default_state_dir, format_ts, parse_ts
 
 T0 = datetime(2026, 11, 29, 10, 30, tzinfo=timezone.utc)
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
+from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.inventory import load_inventory
-from sncheck.plan import connectivity_plan, scope_connectivity, scope_groups, stress_groups, target_cards
-from sncheck.store import read_rows
+from sncheck.config.inventory import load_inventory
+from sncheck.probeplan import connectivity_plan, scope_connectivity, scope_groups, stress_groups, target_cards
+from sncheck.store.rundir import read_rows
 from sncheck.topology import Topology
 
 REPO = Path(__file__).resolve().parents[1]

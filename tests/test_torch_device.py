@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sncheck.cli import main
-from sncheck.inventory import load_inventory
+from sncheck.cli.main import main
+from sncheck.config.inventory import load_inventory
 from sncheck.vendors import registry
 from sncheck.worker.device import Device, DeviceUnavailableError, choose
 

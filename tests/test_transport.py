@@ -22,17 +22,7 @@ from sshd_harness import (
 )
 
 from sncheck.errors import AuthError, ConfigError, ConnectError, HostKeyError, TransportError
-from sncheck.transport import (
-    Connection,
-    GroupResult,
-    HostSpec,
-    HostTaskError,
-    Result,
-    build_command,
-    fan_out,
-    resolve_host,
-    run_on_all,
-)
+from sncheck.transport import Connection, GroupResult, HostSpec, HostTaskError, Result, build_command, fan_out, resolve_host, run_on_all
 
 SSHD = pytest.mark.sshd
 PASSWORD = "pw-Zq8-do-not-leak"

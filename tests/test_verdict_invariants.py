@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from sncheck.backends.mock import MockBackend
-from sncheck.cli import main
-from sncheck.faults import load_faults
+from sncheck.cli.main import main
+from sncheck.config.faultplan import load_faults
 from sncheck.health.findings import Finding, merge_findings
 from sncheck.health.rules import load_rules
-from sncheck.inventory import load_inventory
+from sncheck.config.inventory import load_inventory
 from sncheck.layers.base import LayerContext
 from sncheck.layers.confirm import confirm
 from sncheck.topology import Topology
@@ -230,8 +230,8 @@ class NoDcgmMock(MockBackend):
 
 def test_a_missing_tool_fails_the_gate_isolates_nothing_and_a_card_fault_there_is_the_card(tmp_path, monkeypatch):
     from sncheck import backends
-    from sncheck.playbook import single_layer
-    from sncheck.runner import RunOptions, execute
+    from sncheck.config.playbook import single_layer
+    from sncheck.run.runner import RunOptions, execute
 
     monkeypatch.setitem(backends.BACKENDS, "nodcgm", (__name__, "NoDcgmMock"))
     plan = tmp_path / "f.yaml"

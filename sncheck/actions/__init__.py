@@ -11,25 +11,11 @@ action, applied or not, is appended to ``audit.jsonl``. The registry is explicit
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .base import (
-    Action,
-    ActionContext,
-    ActionRequest,
-    AuditLog,
-    CommandRunner,
-    Isolated,
-    LocalRunner,
-    Outcome,
-    Plan,
-    SshRunner,
-    Step,
-    perform,
-    read_audit,
-)
-from .files import CudaVisibleDevicesAction, HostfileAction
-from .kubernetes import KubernetesAction
-from .slurm import SlurmAction
+from sncheck.errors import ConfigError
+from sncheck.actions.base import Action, ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, LocalRunner, Outcome, Plan, SshRunner, Step, perform, read_audit
+from sncheck.actions.files import CudaVisibleDevicesAction, HostfileAction
+from sncheck.actions.kubernetes import KubernetesAction
+from sncheck.actions.slurm import SlurmAction
 
 ACTIONS: dict[str, Action] = {
     "hostfile": HostfileAction(),

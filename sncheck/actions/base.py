@@ -23,9 +23,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ConfigError, TransportError
-from ..inventory import Inventory
-from ..transport import Connection, Result, build_command
+from sncheck.errors import ConfigError, TransportError
+from sncheck.config.inventory import Inventory
+from sncheck.transport import Connection, Result, build_command
 
 AUDIT_NAME = "audit.jsonl"
 DEFAULT_TIMEOUT = 60.0

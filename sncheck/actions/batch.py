@@ -12,11 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..health.policy import DEFAULT_CAP, CapResult, check_cap
-from ..inventory import Inventory
-from ..state import StateStore
-from . import ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, get_action, perform
+from sncheck.errors import ConfigError
+from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
+from sncheck.config.inventory import Inventory
+from sncheck.store.state import StateStore
+from sncheck.actions import ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, get_action, perform
 
 DEFAULT_VIA = ("hostfile", "cuda_visible_devices")
 

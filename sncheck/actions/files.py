@@ -29,18 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from ..inventory import Inventory
-from ..report.json_out import write_text_atomic
-from ..topology import natural_key
-from .base import (
-    ActionContext,
-    ActionRequest,
-    CommandRunner,
-    Isolated,
-    Outcome,
-    Plan,
-    Step,
-)
+from sncheck.config.inventory import Inventory
+from sncheck.report.json_out import write_text_atomic
+from sncheck.topology import natural_key
+from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Isolated, Outcome, Plan, Step
 
 EXCLUDE_NAME = "exclude_hosts.txt"
 HOSTFILE_NAME = "hostfile.txt"

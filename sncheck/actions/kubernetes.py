@@ -25,15 +25,7 @@ import json
 import re
 from typing import Any
 
-from .base import (
-    ActionContext,
-    ActionRequest,
-    CommandRunner,
-    Outcome,
-    Plan,
-    Step,
-    Tracker,
-)
+from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker
 
 TAINT_KEY = "sncheck.io/unhealthy"
 TAINT_EFFECT = "NoSchedule"

@@ -27,16 +27,8 @@ from __future__ import annotations
 
 import re
 
-from ..errors import HarnessError
-from .base import (
-    ActionContext,
-    ActionRequest,
-    CommandRunner,
-    Outcome,
-    Plan,
-    Step,
-    Tracker,
-)
+from sncheck.errors import HarnessError
+from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker
 
 REASON_PREFIX = "sncheck:"
 MAX_REASON = 120

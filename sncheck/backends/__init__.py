@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ..errors import ConfigError, HarnessError
-from .base import Backend
+from sncheck.errors import ConfigError, HarnessError
+from sncheck.backends.base import Backend
 
-# Keyed by the names in sncheck.inventory.BACKENDS (a test keeps the two equal).
+# Keyed by the names in sncheck.config.inventory.BACKENDS (a test keeps the two equal).
 BACKENDS: dict[str, tuple[str, str]] = {
     "mock": ("sncheck.backends.mock", "MockBackend"),
     "local": ("sncheck.backends.local", "LocalBackend"),

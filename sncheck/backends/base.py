@@ -5,17 +5,17 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Callable
 
-from ..faults import TORCH_PROBE_FAULTS, FaultPlan
-from ..inventory import TierDesign
-from ..plan import ConnectivityPlan, GoldenPlan, StressPlan
-from ..topology import Topology
+from sncheck.config.faultplan import TORCH_PROBE_FAULTS, FaultPlan
+from sncheck.config.inventory import TierDesign
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
+from sncheck.topology import Topology
 
 Emit = Callable[[dict], None]
 Progress = Callable[[str], None]
 
 
 class Backend(ABC):
-    """Executes probes and emits rows (see :mod:`sncheck.rows`) through ``emit``.
+    """Executes probes and emits rows (see :mod:`sncheck.store.rows`) through ``emit``.
 
     ``emit`` writes each row to the run directory as it arrives, so a killed run keeps
     what it measured. A backend never decides pass or fail.
@@ -76,7 +76,7 @@ class Backend(ABC):
         return [f.to_dict() for f in self.faults.active(self.transient_ended)
                 if f.type in TORCH_PROBE_FAULTS]
 
-    # Raw tool output, kept for the evidence bundles (sncheck.evidence): the text a
+    # Raw tool output, kept for the evidence bundles (sncheck.store.evidence): the text a
     # parsed fact came from. A backend that reads tools calls keep_output for each.
     def keep_output(self, host: str, tool: str, command: str, stdout: str, stderr: str = "",
                     exit_code: int | None = None) -> None:

@@ -51,15 +51,15 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import ConfigError, HarnessError
-from ..inventory import DIST_BACKENDS, TierDesign
-from ..launch.job import build_job, plan_payload
-from ..plan import ConnectivityPlan, GoldenPlan, Round, StressPlan
-from ..rows import host_fact_row, not_run_row
-from ..safety import interrupt_cause
-from ..topology import Topology, round_robin
-from ..worker.device import BACKEND_DEVICE, DEVICE_MODULES
-from .base import Backend, Emit
+from sncheck.errors import ConfigError, HarnessError
+from sncheck.config.inventory import DIST_BACKENDS, TierDesign
+from sncheck.launch.job import build_job, plan_payload
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Round, StressPlan
+from sncheck.store.rows import host_fact_row, not_run_row
+from sncheck.cli.safety import interrupt_cause
+from sncheck.topology import Topology, round_robin
+from sncheck.worker.device import BACKEND_DEVICE, DEVICE_MODULES
+from sncheck.backends.base import Backend, Emit
 
 # dist backend -> the module its device needs (hccl: torch_npu)
 DEVICE_MODULES_OF_BACKEND = {b: DEVICE_MODULES[k] for b, k in BACKEND_DEVICE.items() if k in DEVICE_MODULES}
@@ -355,7 +355,7 @@ class LocalBackend(Backend):
         self._serialize = options.get("serialize_pairs")
         self.golden_config = dict(options.get("golden_config") or {})
         if self.golden_config:  # a bad key is a usage error now, not a crashed rank later
-            from ..worker.golden_model import GoldenConfig
+            from sncheck.worker.golden_model import GoldenConfig
             GoldenConfig.from_dict(self.golden_config)
         self.keep_workdir = bool(options.get("keep_workdir", False))
         self._workers: list[_Worker] = []
@@ -369,7 +369,7 @@ class LocalBackend(Backend):
         if self._dist_backend is None:
             import torch  # imported late: constructing the backend must not need torch
 
-            from ..worker.device import DeviceUnavailableError, choose
+            from sncheck.worker.device import DeviceUnavailableError, choose
             self._dist_backend = choose(None, None, torch).backend  # nccl where CUDA is, else gloo
             if self._dist_backend == "gloo" and importlib.util.find_spec("torch_npu") is not None:
                 try:  # an Ascend machine: npu + hccl through torch_npu

@@ -42,11 +42,11 @@ import math
 import numpy as np
 import pyarrow as pa
 
-from ..plan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
-from ..rows import as_sink, not_run_row
-from ..topology import SCALE_OUT, SCALE_UP, host_of, natural_key
-from . import mockfacts
-from .base import Backend, Emit
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
+from sncheck.store.rows import as_sink, not_run_row
+from sncheck.topology import SCALE_OUT, SCALE_UP, host_of, natural_key
+from sncheck.backends import mockfacts
+from sncheck.backends.base import Backend, Emit
 
 NOISE_CV = 0.02
 BASE_SKEW_US = 2.0
@@ -120,7 +120,7 @@ class MockBackend(Backend):
         inv = self.topo.inventory
         missing = [t for t in (SCALE_UP,) if inv.design_for(t) is None]
         if missing or (len(inv.supernodes) > 1 and inv.design_for(SCALE_OUT) is None):
-            from ..errors import ConfigError
+            from sncheck.errors import ConfigError
 
             raise ConfigError("the mock backend needs design values (design.scale_up, and "
                               "design.scale_out for several supernodes) in the inventory",

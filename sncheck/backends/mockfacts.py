@@ -25,13 +25,13 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 
-from ..faults import HOST_TOOL_FAULTS, Fault
-from ..rows import host_fact_row
-from ..topology import Topology
-from ..vendors import facts as hostfacts
-from ..vendors import registry
-from ..vendors.sim import HostState, ToolOutput, not_found, simulator
-from .base import Emit
+from sncheck.config.faultplan import HOST_TOOL_FAULTS, Fault
+from sncheck.store.rows import host_fact_row
+from sncheck.topology import Topology
+from sncheck.vendors import facts as hostfacts
+from sncheck.vendors import registry
+from sncheck.vendors.sim import HostState, ToolOutput, not_found, simulator
+from sncheck.backends.base import Emit
 
 PLACEHOLDER = "simhost"  # stands for the host's name while a state is rendered and checked
 

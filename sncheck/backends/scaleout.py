@@ -2,7 +2,7 @@
 
 * ``ib_write_bw`` / ``ib_write_lat`` (perftest) between rail-aligned host pairs, on the
   connectivity plan's cross-supernode rounds (the bounded schedule by default, all pairs
-  for acceptance, scoped by ``--targets``), sampled by :func:`sncheck.plan.perftest_schedule`
+  for acceptance, scoped by ``--targets``), sampled by :func:`sncheck.probeplan.perftest_schedule`
   so that every NIC meets ``tools_coverage`` distinct peers (2 by default; ``all``: every
   rail pair of the plan; a scoped plan runs all its pairs). Per
   pair the server starts on one host and the client on the other, both on rail k's NIC,
@@ -33,17 +33,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from ..errors import ParseError, TransportError
-from ..plan import PAIR_TOOLS, ConnectivityPlan, RailPair
-from ..rows import host_fact_row, not_run_row
-from ..topology import natural_key
-from ..transport import Connection, HostTaskError, Result, fan_out
-from ..vendors import facts as hostfacts
-from ..vendors.infiniband import ibstat, perftest
-from ..vendors.nvidia import nvbandwidth
+from sncheck.errors import ParseError, TransportError
+from sncheck.probeplan import PAIR_TOOLS, ConnectivityPlan, RailPair
+from sncheck.store.rows import host_fact_row, not_run_row
+from sncheck.topology import natural_key
+from sncheck.transport import Connection, HostTaskError, Result, fan_out
+from sncheck.vendors import facts as hostfacts
+from sncheck.vendors.infiniband import ibstat, perftest
+from sncheck.vendors.nvidia import nvbandwidth
 
 if TYPE_CHECKING:
-    from .ssh import SshBackend
+    from sncheck.backends.ssh import SshBackend
 
 LAYER = "connectivity"
 BASE_PORT = 18515            # perftest's default port; rail k listens on BASE_PORT + k
@@ -245,14 +245,14 @@ class ScaleOutTests:
         try:
             parsed = parse(client.stdout)
         except ParseError as e:
-            from .ssh import cause_of
+            from sncheck.backends.ssh import cause_of
             status = "error" if client.exit_code else "parse_failed"
             self.emit(not_run_row(LAYER, p.link, "link", status,
                                   f"{p.link}: no {tool} result from {p.client} (exit {client.exit_code}): "
                                   f"{e.message}; {cause_of(client)}"))
             return
         if client.exit_code not in (0, None) and not parsed["rows"]:
-            from .ssh import cause_of
+            from sncheck.backends.ssh import cause_of
             self.emit(not_run_row(LAYER, p.link, "link", "error",
                                   f"{p.link}: {tool} {p.client} -> {p.server} failed (exit {client.exit_code}): "
                                   f"{cause_of(client)}"))
@@ -302,7 +302,7 @@ class ScaleOutTests:
             self._copy_engine_rows(h, r)
 
     def _copy_engine_rows(self, host: str, r: Result) -> None:
-        from .ssh import cause_of
+        from sncheck.backends.ssh import cause_of
         if r.exit_code == hostfacts.MISSING_EXIT:
             self._missing_once(host, "nvbandwidth", "nvbandwidth not found on the PATH")
             return

@@ -40,15 +40,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, HarnessError
-from ..inventory import TierDesign
-from ..launch.job import build_job, cards_of_hosts
-from ..plan import ConnectivityPlan, GoldenPlan, StressPlan
-from ..rows import host_fact_row, not_run_row
-from ..topology import host_of
-from ..vendors import facts as hostfacts
-from ..vendors import registry
-from .base import Backend, Emit
+from sncheck.errors import ConfigError, HarnessError
+from sncheck.config.inventory import TierDesign
+from sncheck.launch.job import build_job, cards_of_hosts
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
+from sncheck.store.rows import host_fact_row, not_run_row
+from sncheck.topology import host_of
+from sncheck.vendors import facts as hostfacts
+from sncheck.vendors import registry
+from sncheck.backends.base import Backend, Emit
 
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
 _SRUN_ERROR = re.compile(r"srun: error: (\S+): tasks? ([\d,\-]+): (.+)")
@@ -97,7 +97,7 @@ class SlurmBackend(Backend):
     def plan_defaults(self, layer: str) -> dict:
         # gloo (CPU ranks): the local backend's sizes; a CPU cannot move GPU-sized messages.
         if self.dist_backend == "gloo":
-            from .local import CPU_P2P_BYTES, CPU_STRESS
+            from sncheck.backends.local import CPU_P2P_BYTES, CPU_STRESS
             return {"connectivity": {"bw_bytes": CPU_P2P_BYTES}, "stress": dict(CPU_STRESS)}.get(layer, {})
         return {}
 
@@ -202,11 +202,11 @@ class SlurmBackend(Backend):
     def _nccl_tests(self, plan: StressPlan, tests_dir: str, emit: Emit) -> None:
         """nccl-tests (``launcher.nccl_tests_dir``), one srun step per group and collective,
         a task per member (``CUDA_VISIBLE_DEVICES`` per part where the members' GPU indices differ)."""
-        from ..launch import commands as launch
-        from ..topology import rail_of
-        from .ssh import nccl_collective_rows
-        from ..errors import ParseError
-        from ..vendors.nvidia.nccl_tests import parse_nccl_tests
+        from sncheck.launch import commands as launch
+        from sncheck.topology import rail_of
+        from sncheck.backends.ssh import nccl_collective_rows
+        from sncheck.errors import ParseError
+        from sncheck.vendors.nvidia.nccl_tests import parse_nccl_tests
 
         layer = JOB_LAYER["collectives"]
         sizes = sorted(plan.sizes)
@@ -336,7 +336,7 @@ class SlurmBackend(Backend):
         if self._addr is None:
             res = subprocess.run(["scontrol", "show", "nodes", "-o"], capture_output=True, text=True, timeout=30,
                                  stdin=subprocess.DEVNULL)
-            from ..slurm_info import parse_scontrol_records
+            from sncheck.slurm.cluster import parse_scontrol_records
 
             self._addr = {r["NodeName"]: r.get("NodeAddr") or r["NodeName"]
                           for r in parse_scontrol_records(res.stdout) if r.get("NodeName")} if res.returncode == 0 else {}

@@ -39,7 +39,7 @@ Options (keyword arguments; the CLI passes the first four):
 ``op_timeout_s``         the probe's per-operation timeout (60)
 ``retries``, ``backoff`` connect retries (2, after 0.5 s, 1 s)
 ``act_faults_on_real_hosts``  required for a fault plan: card faults are acted out by the
-                         torch probe on the hosts; tool faults (sncheck.faults.HOST_TOOL_FAULTS)
+                         torch probe on the hosts; tool faults (sncheck.config.faultplan.HOST_TOOL_FAULTS)
                          go to each fact command as ``SNCHECK_FAULTS`` (JSON), which real tools
                          ignore and the test doubles replay. Transient faults end before the retest.
 """
@@ -56,20 +56,20 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from ..errors import ConfigError, HarnessError, ParseError, TransportError
-from ..faults import HOST_TOOL_FAULTS
-from ..inventory import DIST_BACKENDS
-from ..plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
-from ..launch import commands as launch
-from ..launch.job import build_job, cards_of_hosts
-from ..vendors import facts as hostfacts
-from ..vendors import registry
-from ..vendors.nvidia.nccl_tests import parse_nccl_tests
-from ..worker.device import DEVICE_MODULES
-from ..rows import collective_row, host_fact_row, not_run_row, p2p_row
-from ..topology import Topology, host_of, link_id, rail_of
-from ..transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
-from .base import Backend, Emit
+from sncheck.errors import ConfigError, HarnessError, ParseError, TransportError
+from sncheck.config.faultplan import HOST_TOOL_FAULTS
+from sncheck.config.inventory import DIST_BACKENDS
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
+from sncheck.launch import commands as launch
+from sncheck.launch.job import build_job, cards_of_hosts
+from sncheck.vendors import facts as hostfacts
+from sncheck.vendors import registry
+from sncheck.vendors.nvidia.nccl_tests import parse_nccl_tests
+from sncheck.worker.device import DEVICE_MODULES
+from sncheck.store.rows import collective_row, host_fact_row, not_run_row, p2p_row
+from sncheck.topology import Topology, host_of, link_id, rail_of
+from sncheck.transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
+from sncheck.backends.base import Backend, Emit
 
 log = logging.getLogger("sncheck.backends.ssh")
 
@@ -365,7 +365,7 @@ class SshBackend(Backend):
     def scale_out(self, plan: ConnectivityPlan, emit: Emit) -> bool:
         """ib_write_bw / ib_write_lat between rail-aligned host pairs of the plan's
         cross-supernode rounds, nvbandwidth in each host (:mod:`.scaleout`)."""
-        from .scaleout import ScaleOutTests
+        from sncheck.backends.scaleout import ScaleOutTests
         ScaleOutTests(self, _locked(emit)).run(plan)
         return True
 

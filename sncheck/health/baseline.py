@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import ConfigError
-from ..jsonio import Baseline, read_json, validate
-from ..columns import RowFrames
-from ..store import ROWS_DIR, is_run_dir, read_frames
-from .metrics import METRICS, PAIRS, DetectContext
-from .ops import robust_z
+from sncheck.errors import ConfigError
+from sncheck.config.jsonio import Baseline, read_json, validate
+from sncheck.store.frames import RowFrames
+from sncheck.store.rundir import ROWS_DIR, is_run_dir, read_frames
+from sncheck.health.metrics import METRICS, PAIRS, DetectContext
+from sncheck.health.ops import robust_z
 
 SCHEMA = "sncheck.baseline/1"
 BASELINE_METRICS = ("p2p_bandwidth", "p2p_latency")

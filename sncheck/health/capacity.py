@@ -25,8 +25,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from ..errors import ConfigError
-from ..topology import Topology, host_of
+from sncheck.errors import ConfigError
+from sncheck.topology import Topology, host_of
 
 
 @dataclass(frozen=True)

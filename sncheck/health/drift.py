@@ -11,7 +11,7 @@ per-run bar (it is within 7% of its peers) and still gets a warning when
 * and the fall is beyond its noise: more than ``z`` robust standard errors of the two
   medians (``sqrt(se_first^2 + se_now^2)``).
 
-The history comes from :mod:`sncheck.history` (earlier runs' ``card`` summaries); a run
+The history comes from :mod:`sncheck.store.history` (earlier runs' ``card`` summaries); a run
 without ``--state-dir`` has none and the op finds nothing.
 """
 
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .findings import Finding
-from .metrics import METRICS, DetectContext, jsonable
-from .ops import pair_findings
-from .summaries import card_levels
+from sncheck.health.findings import Finding
+from sncheck.health.metrics import METRICS, DetectContext, jsonable
+from sncheck.health.ops import pair_findings
+from sncheck.health.summaries import card_levels
 
 if TYPE_CHECKING:
-    from .rules import Rule
+    from sncheck.health.rules import Rule
 
 
 def card_series(ctx: DetectContext, card: str, key: str) -> list[tuple[float, float]]:

@@ -25,10 +25,10 @@ import math
 
 import pandas as pd
 
-from ..plan import golden_groups, scope_groups, stress_groups
-from ..topology import Topology, host_of
-from .findings import Finding
-from .metrics import DetectContext, golden_loss, kind_rows, missing
+from sncheck.probeplan import golden_groups, scope_groups, stress_groups
+from sncheck.topology import Topology, host_of
+from sncheck.health.findings import Finding
+from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
 
 SEVERITY = "critical"  # "not run" is never a pass, whatever the gate
 CHECK_STATUSES = ("missing_tool", "parse_failed")  # about the check, not the hardware

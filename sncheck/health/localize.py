@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..topology import SCALE_OUT, Topology, host_of
+from sncheck.topology import SCALE_OUT, Topology, host_of
 
 CARD_BAD_SHARE = 0.5   # a card is the culprit when at least half of its pairs are bad
 CARD_MIN_BAD = 2       # ... and at least two of them, so one bad link never names a card

@@ -18,10 +18,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .. import columns
-from ..columns import RowFrames
-from ..inventory import TierDesign
-from ..topology import Topology, card_id, host_of
+from sncheck.store import frames as columns
+from sncheck.store.frames import RowFrames
+from sncheck.config.inventory import TierDesign
+from sncheck.topology import Topology, card_id, host_of
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 

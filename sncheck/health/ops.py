@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 import pandas as pd
 
-from .findings import Finding
-from .localize import localize
-from ..topology import split_link
-from .metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, jsonable
+from sncheck.health.findings import Finding
+from sncheck.health.localize import localize
+from sncheck.topology import split_link
+from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, jsonable
 
 if TYPE_CHECKING:
-    from .rules import Rule
+    from sncheck.health.rules import Rule
 
 REQUIRED = object()
 
@@ -494,7 +494,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
 
 
 def _register_drift() -> None:
-    from .drift import calibration_regression, card_baseline, drift  # registered here so OPS lists every op
+    from sncheck.health.drift import calibration_regression, card_baseline, drift  # registered here so OPS lists every op
 
     OPS["drift"] = Op("drift", drift, (PAIRS,), {
         **BOUND,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from .findings import ENTITY_KINDS, IsolationEntry
+from sncheck.health.findings import ENTITY_KINDS, IsolationEntry
 
 DEFAULT_WINDOW = timedelta(days=7)
 DEFAULT_CAP = 0.10

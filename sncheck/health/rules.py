@@ -35,12 +35,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import ConfigError
-from ..shipped import shipped
-from .findings import ENTITY_KINDS, SEVERITIES, Finding
-from .metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
-from .ops import OPS, REQUIRED
-from ..yamlio import Source, _show, check_keys, field_str, load_file, load_text
+from sncheck.errors import ConfigError
+from sncheck.config.shipped import shipped
+from sncheck.health.findings import ENTITY_KINDS, SEVERITIES, Finding
+from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
+from sncheck.health.ops import OPS, REQUIRED
+from sncheck.config.yamlio import Source, _show, check_keys, field_str, load_file, load_text
 
 COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")
 CONFIRM = ("retest", "none")
@@ -175,7 +175,7 @@ def parse_rules(src: Source) -> RuleSet:
 
 def find_rules(ref: str) -> Path | None:
     """A rules file named by path, or a shipped name (never a file of that name in the
-    working directory: see :mod:`sncheck.shipped`)."""
+    working directory: see :mod:`sncheck.config.shipped`)."""
     p = Path(ref)
     if p.is_file():
         return p

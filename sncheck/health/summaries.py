@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .metrics import METRICS, DetectContext, kind_rows
+from sncheck.health.metrics import METRICS, DetectContext, kind_rows
 
 KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
 WORST_LINKS = 16          # per tier and metric, kept every run

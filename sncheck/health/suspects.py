@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..topology import Topology
-from .metrics import kind_rows
+from sncheck.topology import Topology
+from sncheck.health.metrics import kind_rows
 
 SLOW_BW_RATIO = 0.8     # a group below 80% of its peer groups' busbw (large sizes)
 SLOW_TIME_RATIO = 2.0   # or above 2x their time (small sizes)

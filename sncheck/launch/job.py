@@ -49,8 +49,8 @@ def build_job(backend: Any, layer: str, cards: Sequence[str], plan: Any, *,
     if layer not in LAYERS:
         raise ValueError(f"unknown layer {layer!r}; known: {', '.join(LAYERS)}")
     topo = backend.topo
-    from ..topology import host_of  # here, not at the top: the worker imports this module too
-    from ..vendors import registry
+    from sncheck.topology import host_of  # here, not at the top: the worker imports this module too
+    from sncheck.vendors import registry
     hosts = list(dict.fromkeys(host_of(c) for c in cards))
     return {
         "schema": JOB_SCHEMA, "layer": layer, "cards": list(cards), "plan": plan_payload(plan),

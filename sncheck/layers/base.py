@@ -7,14 +7,14 @@ from typing import Any
 
 import pandas as pd
 
-from ..backends.base import Backend, Emit, Progress
-from ..columns import RowFrames, frames_of
-from ..health import invariants
-from ..health.metrics import DetectContext
-from ..health.rules import RuleSet, evaluate
-from ..inventory import TierDesign
-from ..rows import RowSink, as_sink
-from ..topology import Topology
+from sncheck.backends.base import Backend, Emit, Progress
+from sncheck.store.frames import RowFrames, frames_of
+from sncheck.health import invariants
+from sncheck.health.metrics import DetectContext
+from sncheck.health.rules import RuleSet, evaluate
+from sncheck.config.inventory import TierDesign
+from sncheck.store.rows import RowSink, as_sink
+from sncheck.topology import Topology
 
 
 @dataclass

@@ -32,16 +32,16 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import HarnessError
-from ..health.findings import Finding, merge_findings
-from ..health.invariants import is_not_measured
-from ..health.metrics import METRICS, DetectContext, golden_loss
-from ..health.ops import golden_verdicts
-from ..health.rules import Rule, evaluate
-from ..plan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
-from ..topology import Topology, host_of, round_robin, split_link
-from . import stress
-from .base import LayerContext
+from sncheck.errors import HarnessError
+from sncheck.health.findings import Finding, merge_findings
+from sncheck.health.invariants import is_not_measured
+from sncheck.health.metrics import METRICS, DetectContext, golden_loss
+from sncheck.health.ops import golden_verdicts
+from sncheck.health.rules import Rule, evaluate
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
+from sncheck.topology import Topology, host_of, round_robin, split_link
+from sncheck.layers import stress
+from sncheck.layers.base import LayerContext
 
 NAME = "confirm"
 PEERS = 5

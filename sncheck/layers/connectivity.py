@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..plan import PAIR_TOOLS, connectivity_plan, scope_connectivity
-from ..rows import not_run_row
-from .base import LayerContext
+from sncheck.probeplan import PAIR_TOOLS, connectivity_plan, scope_connectivity
+from sncheck.store.rows import not_run_row
+from sncheck.layers.base import LayerContext
 
 NAME = "connectivity"
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..jsonio import GoldenCurve, read_json, validate
-from ..shipped import shipped
-from ..health.metrics import DetectContext, golden_loss
-from ..health.ops import golden_verdicts
-from ..plan import GoldenPlan, golden_groups, scope_groups, solo_groups
-from .base import LayerContext
+from sncheck.errors import ConfigError
+from sncheck.config.jsonio import GoldenCurve, read_json, validate
+from sncheck.config.shipped import shipped
+from sncheck.health.metrics import DetectContext, golden_loss
+from sncheck.health.ops import golden_verdicts
+from sncheck.probeplan import GoldenPlan, golden_groups, scope_groups, solo_groups
+from sncheck.layers.base import LayerContext
 
 NAME = "golden"
 SCHEMA = "sncheck.golden/1"
@@ -22,7 +22,7 @@ SCHEMA = "sncheck.golden/1"
 
 def find_reference(ref: str) -> Path | None:
     """A golden curve named by path, or a shipped name (never a file of that name in the
-    working directory: see :mod:`sncheck.shipped`)."""
+    working directory: see :mod:`sncheck.config.shipped`)."""
     p = Path(ref)
     if p.suffix == ".json" and p.is_file():
         return p

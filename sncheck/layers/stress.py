@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from ..health.suspects import suspect_cards
-from ..plan import Group, StressPlan, scope_groups, size_sweep, stress_groups
-from ..topology import round_robin
-from .base import LayerContext
+from sncheck.health.suspects import suspect_cards
+from sncheck.probeplan import Group, StressPlan, scope_groups, size_sweep, stress_groups
+from sncheck.topology import round_robin
+from sncheck.layers.base import LayerContext
 
 NAME = "stress"
 NARROW_SIZES = (8 << 10, 16 << 20)  # one latency-bound and one bandwidth-bound size

@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from ..errors import ConfigError
-from .html import write_html
-from .json_out import write_json
-from .junit import write_junit
-from .prometheus import write_prometheus
+from sncheck.errors import ConfigError
+from sncheck.report.html import write_html
+from sncheck.report.json_out import write_json
+from sncheck.report.junit import write_junit
+from sncheck.report.prometheus import write_prometheus
 
 Renderer = Callable[..., None]  # (results, rows, path, template_dirs=()) -> None
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from markupsafe import escape
 
-from .. import __version__
+from sncheck import __version__
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 MAX_ACTIONS = 10

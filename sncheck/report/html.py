@@ -31,15 +31,15 @@ from jinja2 import (
 )
 from jinja2.loaders import split_template_path
 
-from .. import __version__
-from ..columns import kind_rows
-from ..errors import ConfigError
-from ..health.ops import band_of, outside_band
-from ..topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
-from . import svg
-from .codes import id_codes, merge_repeated
-from .firstscreen import first_screen
-from .json_out import write_text_atomic
+from sncheck import __version__
+from sncheck.store.frames import kind_rows
+from sncheck.errors import ConfigError
+from sncheck.health.ops import band_of, outside_band
+from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
+from sncheck.report import svg
+from sncheck.report.codes import id_codes, merge_repeated
+from sncheck.report.firstscreen import first_screen
+from sncheck.report.json_out import write_text_atomic
 
 if TYPE_CHECKING:  # importlib.abc.Traversable moves in 3.12; only annotations need it
     from importlib.abc import Traversable

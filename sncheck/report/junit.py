@@ -27,8 +27,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from ..topology import natural_key
-from .json_out import write_text_atomic
+from sncheck.topology import natural_key
+from sncheck.report.json_out import write_text_atomic
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 # Findings that say a check could not run at all (not that it measured something bad).

@@ -28,9 +28,9 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from ..columns import kind_rows
-from .codes import id_codes, merge_repeated
-from .json_out import write_text_atomic
+from sncheck.store.frames import kind_rows
+from sncheck.report.codes import id_codes, merge_repeated
+from sncheck.report.json_out import write_text_atomic
 
 RUN_VERDICTS = ("pass", "fail", "error")
 LAYER_VERDICTS = ("pass", "fail", "skipped", "error")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .facts import FactCommand, Parser
+from sncheck.vendors.facts import FactCommand, Parser
 
 # (platform, supernode name, its hosts in inventory order, the host_fact rows of those
 # hosts, the inventory's Host of each (address, imex_address)) -> more host_fact rows:

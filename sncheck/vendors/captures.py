@@ -11,7 +11,7 @@ from pathlib import Path
 @cache
 def capture(rel: str) -> str:
     """The body of ``fixtures/real/<rel>`` without its ``# source:`` header."""
-    from .parsers import strip_source_header
+    from sncheck.vendors.parsers import strip_source_header
 
     checkout = Path(__file__).resolve().parents[2] / "fixtures" / "real"
     if checkout.is_dir():  # a source tree: its own captures

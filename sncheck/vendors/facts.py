@@ -2,7 +2,7 @@
 
 A :class:`FactCommand` names the tool, its argv, the parser (a pure ``text -> dict``)
 and a check that turns the parsed dict into ``host_fact`` rows
-(:func:`sncheck.rows.host_fact_row`). Which commands run on a host is the business of
+(:func:`sncheck.store.rows.host_fact_row`). Which commands run on a host is the business of
 its platform's vendor plug-in (:mod:`sncheck.vendors.registry`): NVIDIA's live in
 :mod:`sncheck.vendors.nvidia.checks`, AMD's and Ascend's in their packages.
 
@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ParseError
-from ..rows import host_fact_row
+from sncheck.errors import ParseError
+from sncheck.store.rows import host_fact_row
 
 Check = Callable[[str, dict[str, Any], "Expect"], list[dict]]
 Parser = Callable[[str], dict[str, Any]]
@@ -180,7 +180,7 @@ def _tail(text: str, lines: int = 2) -> str:
 def __getattr__(name: str) -> Any:
     # Older callers read the NVIDIA command list from here; it lives in the plug-in now.
     if name in ("COMMANDS", "FACTS"):
-        from .nvidia import checks
+        from sncheck.vendors.nvidia import checks
         return getattr(checks, name)
     raise AttributeError(name)
 

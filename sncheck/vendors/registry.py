@@ -14,8 +14,8 @@ import pkgutil
 from functools import cache
 from pathlib import Path
 
-from ..errors import ConfigError
-from .base import Platform, Vendor
+from sncheck.errors import ConfigError
+from sncheck.vendors.base import Platform, Vendor
 
 DEFAULT_VENDOR = "nvidia"  # hosts whose inventory names no platform (sncheck before platforms)
 

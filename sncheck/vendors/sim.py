@@ -48,8 +48,8 @@ import importlib.util
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from ..faults import Fault
-from .captures import capture  # noqa: F401 (renderers read the real captures through it)
+from sncheck.config.faultplan import Fault
+from sncheck.vendors.captures import capture  # noqa: F401 (renderers read the real captures through it)
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class HostState:
 def simulator(platform: str | None) -> ModuleType | None:
     """The ``sim`` module of the vendor of ``platform`` (None: the default vendor's), or
     None when that vendor renders nothing."""
-    from . import registry  # the registry reads every plug-in: imported when first needed
+    from sncheck.vendors import registry  # the registry reads every plug-in: imported when first needed
 
     vendor = registry.vendor_of(registry.platform(platform) if platform else None)
     name = f"{__package__}.{vendor.name}.sim"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .context import Ctx
-from .p2p import percentile, run_pairs
+from sncheck.worker.context import Ctx
+from sncheck.worker.p2p import percentile, run_pairs
 
 
 # 90th percentile bandwidth, 10th percentile latency: one slow card (a few of the

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from .context import Ctx
+from sncheck.worker.context import Ctx
 
 CLOCK_SAMPLES = 8
 

@@ -12,9 +12,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from ..rows import collective_row, not_run_row, rank_row
-from .context import Ctx
-from .faults import wait_s
+from sncheck.store.rows import collective_row, not_run_row, rank_row
+from sncheck.worker.context import Ctx
+from sncheck.worker.faults import wait_s
 
 
 def _count(collective: str, size: int, n: int) -> int:

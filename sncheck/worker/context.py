@@ -11,8 +11,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from .device import choose
-from .faults import FaultActor
+from sncheck.worker.device import choose
+from sncheck.worker.faults import FaultActor
 
 
 class Ctx:

@@ -1,6 +1,6 @@
 """The fault actor: the faults of a fault plan that the torch probe acts out on one rank.
 
-Which types it acts out is :data:`sncheck.faults.TORCH_PROBE_FAULTS`; the backends send
+Which types it acts out is :data:`sncheck.config.faultplan.TORCH_PROBE_FAULTS`; the backends send
 only those, and only while they are in effect (transient ones end before the retest).
 This module does not import torch, so the golden model can use it before torch loads.
 """
@@ -11,7 +11,7 @@ import random
 import time
 from typing import TYPE_CHECKING
 
-from ..faults import TORCH_PROBE_FAULTS, default_param
+from sncheck.config.faultplan import TORCH_PROBE_FAULTS, default_param
 
 if TYPE_CHECKING:
     import torch

@@ -29,9 +29,9 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..errors import ConfigError
-from ..rows import golden_row
-from .faults import wait_s
+from sncheck.errors import ConfigError
+from sncheck.store.rows import golden_row
+from sncheck.worker.faults import wait_s
 
 try:
     import torch
@@ -193,7 +193,7 @@ def _timed_allreduce_hook(state: _Comm, bucket):
 
 def run_golden(ctx: Any, plan: dict, config: dict) -> None:
     """Train each plan group in turn; rank 0 writes one ``golden`` row per step."""
-    from .collectives import usable_groups  # it needs torch at import; this module must not
+    from sncheck.worker.collectives import usable_groups  # it needs torch at import; this module must not
 
     cfg = GoldenConfig.from_dict(config)
     steps, seed = int(plan.get("steps", 60)), int(plan.get("seed", 0))

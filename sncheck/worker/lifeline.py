@@ -83,7 +83,7 @@ def serve() -> None:
 
     signal.signal(signal.SIGTERM, died_while_starting)
     die_with_parent(launcher, signal.SIGTERM)
-    from .torchdist import serve_forks  # imports torch
+    from sncheck.worker.torchdist import serve_forks  # imports torch
 
     serve_forks(launcher)
 

@@ -12,10 +12,10 @@ from typing import Callable
 import torch
 import torch.distributed as dist
 
-from ..rows import not_run_row, p2p_row
-from ..topology import link_id
-from .context import Ctx
-from .faults import wait_s, wire_factor
+from sncheck.store.rows import not_run_row, p2p_row
+from sncheck.topology import link_id
+from sncheck.worker.context import Ctx
+from sncheck.worker.faults import wait_s, wire_factor
 
 # A bulk transfer's time is the lower quartile of its repeats: on a shared host the
 # scheduler only ever adds delay, so a low quantile tracks the link and the median

@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError) as e:
         print(f"sncheck.worker.slurm_rank: {e}", file=sys.stderr)
         return 2
-    from .torchdist import main as probe_main
+    from sncheck.worker.torchdist import main as probe_main
 
     return probe_main(args)
 

@@ -21,7 +21,7 @@ unless the job names a ``dist_backend``; an Ascend job (the vendor's ``torch_dev
 ``npu``, or ``hccl``) runs ``hccl`` on ``npu:LOCAL_RANK`` through torch_npu
 (:mod:`~sncheck.worker.device`).
 
-Rank 0 appends result rows (:mod:`sncheck.rows`) to OUT as JSON lines, flushed as they
+Rank 0 appends result rows (:mod:`sncheck.store.rows`) to OUT as JSON lines, flushed as they
 are produced, after gathering every rank's measurements with ``gather_object``. OUT
 also carries lines ``{"_progress": "..."}`` for the launcher; they are not rows. The
 probe never writes to the terminal.
@@ -94,14 +94,14 @@ import time
 import traceback
 from pathlib import Path
 
-from .calibrate import run_calibrate
-from .clock import clock_sync
-from .collectives import run_collectives
-from .context import Ctx
-from .device import DeviceUnavailableError
-from .lifeline import die_with_parent, pending_jobs, remove_workdirs
-from .p2p import run_p2p
-from ..launch.job import JOB_SCHEMA, LAYERS  # the job's one home, shared by every backend
+from sncheck.worker.calibrate import run_calibrate
+from sncheck.worker.clock import clock_sync
+from sncheck.worker.collectives import run_collectives
+from sncheck.worker.context import Ctx
+from sncheck.worker.device import DeviceUnavailableError
+from sncheck.worker.lifeline import die_with_parent, pending_jobs, remove_workdirs
+from sncheck.worker.p2p import run_p2p
+from sncheck.launch.job import JOB_SCHEMA, LAYERS  # the job's one home, shared by every backend
 
 
 def run_job(job: dict, out_path: str, env: dict[str, str] | None = None) -> None:
@@ -123,7 +123,7 @@ def run_job(job: dict, out_path: str, env: dict[str, str] | None = None) -> None
         elif layer == "collectives":
             run_collectives(ctx, plan)
         else:
-            from .golden_model import run_golden
+            from sncheck.worker.golden_model import run_golden
             run_golden(ctx, plan, job.get("golden_config") or {})
         ctx.barrier()
     finally:

@@ -28,8 +28,8 @@ from click.testing import CliRunner
 
 pytest.importorskip("torch")
 
-from sncheck.cli import main  # noqa: E402
-from sncheck.store import read_rows  # noqa: E402
+from sncheck.cli.main import main  # noqa: E402
+from sncheck.store.rundir import read_rows  # noqa: E402
 
 PAIRS = 3
 CARDS = 4

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import resource, sys
-from sncheck.cli import main
+from sncheck.cli.main import main
 try:
     main(sys.argv[1:])
 except SystemExit as e:

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from sncheck.state import StateStore
+from sncheck.store.state import StateStore
 
 CARDS_PER_HOST, HOSTS, DOMAIN_HOSTS = 8, 256, 9   # 2,048 cards, NVL72-like domains
 TIERS = ("intra_host", "scale_up", "scale_out")

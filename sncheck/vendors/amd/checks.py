@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..facts import Expect, command, fact_row, listed
-from ..infiniband.checks import IB_FACTS, IBSTAT
-from . import amd_smi, rocm_smi
+from sncheck.vendors.facts import Expect, command, fact_row, listed
+from sncheck.vendors.infiniband.checks import IB_FACTS, IBSTAT
+from sncheck.vendors.amd import amd_smi, rocm_smi
 
 
 def check_card_count(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..base import CollectiveTool, Platform, Vendor
-from ..nvidia import nccl_tests  # rccl-tests prints the nccl-tests layout
-from . import amd_smi, checks, rocm_smi, transferbench
+from sncheck.vendors.base import CollectiveTool, Platform, Vendor
+from sncheck.vendors.nvidia import nccl_tests  # rccl-tests prints the nccl-tests layout
+from sncheck.vendors.amd import amd_smi, checks, rocm_smi, transferbench
 
 MI300X = Platform(
     name="amd-mi300x", vendor="amd",

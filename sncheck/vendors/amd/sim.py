@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..captures import capture
-from ..sim import HostState, ToolOutput
+from sncheck.vendors.captures import capture
+from sncheck.vendors.sim import HostState, ToolOutput
 
 SHOWTOPO = "amd/13_rocm-smi_showtopo_mi308x_8gpu_xgmi_lowpower_warning.txt"
 _PCIE = {"Weight": "52", "Hops": "3", "Link Type": "PCIE"}

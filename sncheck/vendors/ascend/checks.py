@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..facts import Expect, command, fact_row, listed
-from . import npu_smi, sweep
+from sncheck.vendors.facts import Expect, command, fact_row, listed
+from sncheck.vendors.ascend import npu_smi, sweep
 
 _UB_OK = ("SIO", "HCCS", "HCCS_SW", "X")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
-from . import hccn_tool, npu_smi
+from sncheck.vendors.ascend import hccn_tool, npu_smi
 
 _COMMAND = re.compile(r"^\s*(?:\$\s*)?((?:/\S+/)?(npu-smi|hccn_tool)\s.*?)\s*(?:\|.*)?$")
 

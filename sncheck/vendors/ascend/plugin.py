@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..base import CollectiveTool, Platform, Vendor
-from . import asys, checks, collected, hccl_test, hccn_tool, npu_smi, sweep
+from sncheck.vendors.base import CollectiveTool, Platform, Vendor
+from sncheck.vendors.ascend import asys, checks, collected, hccl_test, hccn_tool, npu_smi, sweep
 
 CM384 = Platform(
     name="ascend-cm384", vendor="ascend",

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..captures import capture
-from ..sim import HostState, ToolOutput
-from . import sweep
+from sncheck.vendors.captures import capture
+from sncheck.vendors.sim import HostState, ToolOutput
+from sncheck.vendors.ascend import sweep
 
 INFO = "ascend/10_npu-smi_info_A3_910C_16chips_vllm-ascend-issue3002.txt"
 DOC = "ascend/12_npu-smi_info_health_ecc_board_usages_mindcluster_doc.txt"

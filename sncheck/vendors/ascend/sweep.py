@@ -19,7 +19,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
-from . import hccn_tool, npu_smi
+from sncheck.vendors.ascend import hccn_tool, npu_smi
 
 VIEWS = {**hccn_tool.VIEWS, "health": npu_smi.parse_health, "ecc": npu_smi.parse_ecc}
 _HCCN_FLAG = {"net_health": "-net_health", "link": "-link", "optical": "-optical", "fec": "-fec",

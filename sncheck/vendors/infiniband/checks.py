@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..facts import Expect, command, fact_row, listed
-from . import ibstat
+from sncheck.vendors.facts import Expect, command, fact_row, listed
+from sncheck.vendors.infiniband import ibstat
 
 
 def check_ib_ports(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:

@@ -39,7 +39,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
-from ..facts import fact_row
+from sncheck.vendors.facts import fact_row
 
 _HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|Gb/sec|MiB/sec)\]\s+BW average\[(?:MB/sec|Gb/sec|MiB/sec)\]")
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..sim import HostState, ToolOutput, capture
+from sncheck.vendors.sim import HostState, ToolOutput, capture
 
 COMMANDS = ("ibstat",)
 

@@ -40,9 +40,9 @@ import ipaddress
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..facts import Expect, command, fact_row, listed
-from ..infiniband.checks import IB_FACTS, IBSTAT
-from . import dcgmi, fabric, nvidia_smi
+from sncheck.vendors.facts import Expect, command, fact_row, listed
+from sncheck.vendors.infiniband.checks import IB_FACTS, IBSTAT
+from sncheck.vendors.nvidia import dcgmi, fabric, nvidia_smi
 
 TROUBLE_CLOCK_REASONS = ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown",
                          "SW Thermal Slowdown")

@@ -49,7 +49,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
-from . import nvidia_smi
+from sncheck.vendors.nvidia import nvidia_smi
 
 _NA = {"", "N/A", "[N/A]", "n/a"}
 _CLOCK_NAMES = {

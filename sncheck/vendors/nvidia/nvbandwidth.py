@@ -21,7 +21,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
-from ..facts import fact_row, listed
+from sncheck.vendors.facts import fact_row, listed
 
 _RUNNING = re.compile(r"^Running (\S+?)\.?\s*$")
 _SUM = re.compile(r"^SUM (\S+) ([0-9.]+)")

@@ -481,7 +481,7 @@ def _gpu_summary(gpu: _Node) -> dict[str, Any]:
     }
 
 
-from . import fabric  # noqa: E402  (fabric.py reuses this module's tree; imported after it)
+from sncheck.vendors.nvidia import fabric  # noqa: E402  (fabric.py reuses this module's tree; imported after it)
 
 
 def _pcie(gpu: _Node) -> dict[str, Any] | None:

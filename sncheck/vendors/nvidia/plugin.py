@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..base import CollectiveTool, Platform, Vendor
-from ..infiniband import ibstat
-from . import checks, dcgmi, fabric, nccl_tests, nvbandwidth, nvidia_smi
+from sncheck.vendors.base import CollectiveTool, Platform, Vendor
+from sncheck.vendors.infiniband import ibstat
+from sncheck.vendors.nvidia import checks, dcgmi, fabric, nccl_tests, nvbandwidth, nvidia_smi
 
 NVL72 = Platform(
     name="nvidia-nvl72", vendor="nvidia",

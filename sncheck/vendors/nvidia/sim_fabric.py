@@ -18,9 +18,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..captures import capture
-from ..sim import HostState, ToolOutput
-from . import fabric
+from sncheck.vendors.captures import capture
+from sncheck.vendors.sim import HostState, ToolOutput
+from sncheck.vendors.nvidia import fabric
 
 PLATFORM = "nvidia-nvl72"
 

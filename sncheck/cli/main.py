@@ -12,11 +12,11 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .errors import ConfigError, SncheckError
-from .inventory import BACKENDS, DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, load_inventory, local_inventory
-from .playbook import Playbook, check_duration, load_playbook, single_layer
-from .safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers, set_run_dir
+from sncheck import __version__
+from sncheck.errors import ConfigError, SncheckError
+from sncheck.config.inventory import BACKENDS, DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, load_inventory, local_inventory
+from sncheck.config.playbook import Playbook, check_duration, load_playbook, single_layer
+from sncheck.cli.safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers, set_run_dir
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 
@@ -213,7 +213,7 @@ def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out,
              dist_backend, duration, formats, template_dirs, rules_ref, baseline_ref, forks, ssh_config,
              known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json, targets=(),
              act_faults_on_real_hosts=False) -> None:
-    from .runner import RunOptions, execute  # pandas and the backends: only when a run starts
+    from sncheck.run.runner import RunOptions, execute  # pandas and the backends: only when a run starts
 
     if duration is not None:
         duration = check_duration(duration)
@@ -242,12 +242,12 @@ def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out,
     if apply and not state_dir:
         raise ConfigError("--apply needs --state-dir (isolation is recorded there before it is applied)")
     if state_dir:
-        from .state import StateStore
+        from sncheck.store.state import StateStore
 
         with StateStore(Path(state_dir)) as st:  # repeat offenders: released within the window
             released = {e["entity"]: st.last_release(e["entity"]) for e in st.history()}
         opts.released_at = lambda entity: released.get(entity)
-    from .cli_history import prepare_run
+    from sncheck.cli.history import prepare_run
 
     prepare_run(opts, state_dir, inventory, playbook)  # history for drift, baseline: last-pass
     if state_dir:
@@ -268,8 +268,8 @@ def _isolation_actions(inventory: Inventory, state_dir: str, via, apply: bool):
     rendered, so results.json, the report, JUnit and Prometheus all show what happened."""
 
     def act(results: dict, run_dir: Path) -> None:
-        from .actions.batch import DEFAULT_VIA, apply_run_isolation
-        from .cli_history import after_run
+        from sncheck.actions.batch import DEFAULT_VIA, apply_run_isolation
+        from sncheck.cli.history import after_run
 
         audit = apply_run_isolation(results, inventory, state_dir, list(via) or list(DEFAULT_VIA), apply=apply,
                                     run_dir=run_dir, results_path=run_dir / "results.json")
@@ -311,10 +311,10 @@ def _summary(results: dict, out_dir: Path) -> None:
 
 
 @click.group(cls=SncheckGroup, context_settings={"help_option_names": ["-h", "--help"]}, lazy={
-    **{name: f"sncheck.cli_ops:{attr}" for name, attr in (
+    **{name: f"sncheck.cli.ops:{attr}" for name, attr in (
         ("status", "status"), ("isolate", "isolate"), ("release", "release"), ("capacity", "capacity_cmd"))},
-    "history": "sncheck.cli_history:history_cmd", "diff": "sncheck.cli_history:diff_cmd",
-    "node-check": "sncheck.cli_slurm:node_check_cmd", "plan": "sncheck.cli_plan:plan_cmd"})
+    "history": "sncheck.cli.history:history_cmd", "diff": "sncheck.cli.history:diff_cmd",
+    "node-check": "sncheck.cli.slurm:node_check_cmd", "plan": "sncheck.cli.plan:plan_cmd"})
 @click.version_option(__version__, prog_name="sncheck")
 @click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error on stderr.")
 @click.pass_context
@@ -388,12 +388,12 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
 @handle_errors
 def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed, quiet) -> None:
     """Record a golden curve on a known-good system (no faults)."""
-    from .recording import record_golden_curve
+    from sncheck.run.recording import record_golden_curve
 
     inventory = _inventory(inventory_path, cards)
     curve = record_golden_curve(inventory, backend, steps, repeats, seed, Path(out_path).stem,
                                 _progress_printer(quiet))
-    from .report.json_out import write_json
+    from sncheck.report.json_out import write_json
 
     write_json(Path(out_path), curve)
     click.echo(f"sncheck: golden curve {curve['name']} written to {out_path} "
@@ -417,8 +417,8 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
 
     Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
     """
-    from .vendors.parsers import get_parser, strip_source_header
-    from .yamlio import read_capped
+    from sncheck.vendors.parsers import get_parser, strip_source_header
+    from sncheck.config.yamlio import read_capped
 
     parser = get_parser(tool)
     raw = read_capped(file, MAX_PARSE_BYTES, "log")  # /dev/zero or a 100 MB log: refused, not read
@@ -474,7 +474,7 @@ def rules_cmd() -> None:
 @handle_errors
 def rules_check(file: str) -> None:
     """Validate a rules FILE (errors name the file, line and field)."""
-    from .health.rules import load_rules
+    from sncheck.health.rules import load_rules
 
     rs = load_rules(file)
     click.echo(f"{file}: ok: {len(rs.rules)} rules")
@@ -487,8 +487,8 @@ def rules_check(file: str) -> None:
 @rules_cmd.command("list")
 def rules_list() -> None:
     """The rule ops and their parameters, and the metrics they judge."""
-    from .health.metrics import METRICS
-    from .health.ops import OPS, REQUIRED
+    from sncheck.health.metrics import METRICS
+    from sncheck.health.ops import OPS, REQUIRED
 
     click.echo("ops:")
     for op in OPS.values():
@@ -509,12 +509,12 @@ def rules_list() -> None:
         click.echo(f"  {m.name} ({m.layer}, {m.shape}, {m.unit or '-'}): {m.description}")
 
 
-@main.group("baseline", cls=LazyGroup, lazy={"make": "sncheck.cli_history:baseline_make"})
+@main.group("baseline", cls=LazyGroup, lazy={"make": "sncheck.cli.history:baseline_make"})
 def baseline_cmd() -> None:
     """Baselines built from known-good runs."""
 
 
-@main.group("inventory", cls=LazyGroup, lazy={"from-slurm": "sncheck.cli_slurm:from_slurm"})
+@main.group("inventory", cls=LazyGroup, lazy={"from-slurm": "sncheck.cli.slurm:from_slurm"})
 def inventory_cmd() -> None:
     """Inventory files."""
 

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from .errors import ConfigError
+from sncheck.errors import ConfigError
 
 MAX_FILE_BYTES = 16 << 20  # an input YAML file (inventories of 10^5 hosts are ~5 MB)
 MAX_NODES = 1_000_000      # YAML nodes of one document, every alias expanded

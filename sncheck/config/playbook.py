@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ConfigError
-from .shipped import shipped
-from .health.capacity import ParallelLayout
-from .plan import CROSS_MODES, MAX_TOOLS_COVERAGE, SCALE_OUT_TOOLS
-from .units import parse_size
-from .yamlio import LineDict, Source, check_keys, field_bool, field_int, field_number, field_str, load_file, load_text
+from sncheck.errors import ConfigError
+from sncheck.config.shipped import shipped
+from sncheck.health.capacity import ParallelLayout
+from sncheck.probeplan import CROSS_MODES, MAX_TOOLS_COVERAGE, SCALE_OUT_TOOLS
+from sncheck.config.units import parse_size
+from sncheck.config.yamlio import LineDict, Source, check_keys, field_bool, field_int, field_number, field_str, load_file, load_text
 
 LAYERS = ("connectivity", "stress", "golden")
 GATES = ("critical", "warning")

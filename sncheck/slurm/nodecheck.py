@@ -42,13 +42,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions.base import CommandRunner, LocalRunner
-from .actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours, parse_reason, query_argv, resume_argv
-from .errors import ConfigError, HarnessError, ParseError
-from .inventory import Host, Inventory, Supernode
-from .vendors import facts as vfacts
-from .vendors import registry
-from .vendors.nvidia import nvidia_smi
+from sncheck.actions.base import CommandRunner, LocalRunner
+from sncheck.actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours, parse_reason, query_argv, resume_argv
+from sncheck.errors import ConfigError, HarnessError, ParseError
+from sncheck.config.inventory import Host, Inventory, Supernode
+from sncheck.vendors import facts as vfacts
+from sncheck.vendors import registry
+from sncheck.vendors.nvidia import nvidia_smi
 
 OWN_PREFIX = f"{REASON_PREFIX} node-check:"
 DEFAULT_BUDGET_S = 30.0
@@ -100,7 +100,7 @@ def this_node(explicit: str | None = None) -> str:
 
 def gres_gpus(scontrol_show_node: str) -> int | None:
     """GPUs in ``Gres=`` of ``scontrol show node`` (``gpu:4``, ``gpu:a100:8(S:0-1)``, several kinds summed)."""
-    from .slurm_info import parse_gres_gpus, parse_scontrol_records
+    from sncheck.slurm.cluster import parse_gres_gpus, parse_scontrol_records
 
     for rec in parse_scontrol_records(scontrol_show_node):
         return parse_gres_gpus(rec.get("Gres", ""))
@@ -178,11 +178,11 @@ def _culprits(node: str, row: dict) -> list[Problem]:
 
 def check_collectives(node: str, cards: int, deadline: float, report: NodeReport,
                       inventory: Inventory | None = None) -> None:
-    from .backends import get_backend
-    from .layers import connectivity, stress
-    from .layers.base import LayerContext
-    from .health.rules import load_rules
-    from .topology import Topology
+    from sncheck.backends import get_backend
+    from sncheck.layers import connectivity, stress
+    from sncheck.layers.base import LayerContext
+    from sncheck.health.rules import load_rules
+    from sncheck.topology import Topology
 
     if cards < 2:
         report.warnings.append(f"{node} has {cards} card(s): no card pairs or all-reduce to run")

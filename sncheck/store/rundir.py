@@ -6,7 +6,7 @@ Layout of a run directory::
     report.html ...              renderers' outputs
     rows/<kind>/part-NNNNNN.parquet
                                  one Parquet part per batch of one row kind (schema:
-                                 sncheck/rows.py SCHEMA); written under a dot-name and
+                                 sncheck/store/rows.py SCHEMA); written under a dot-name and
                                  renamed, so a killed run keeps every completed batch
 
 Read a kind back with one pandas call: ``pd.read_parquet("RUN/rows/p2p")``, or every
@@ -35,10 +35,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .columns import RowFrames, batch_table, conform, join_frames, merge_schema, rows_table, select_tables, to_frame
-from .errors import ConfigError, HarnessError
-from .report.json_out import write_json
-from .rows import Columns
+from sncheck.store.frames import RowFrames, batch_table, conform, join_frames, merge_schema, rows_table, select_tables, to_frame
+from sncheck.errors import ConfigError, HarnessError
+from sncheck.report.json_out import write_json
+from sncheck.store.rows import Columns
 
 # Arrow allocates from the C library's malloc: a kind's Arrow memory, let go when it
 # becomes a pandas frame, goes back to the system (mimalloc, Arrow's default, kept about

@@ -11,8 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .topology import (SCALE_OUT, SCALE_UP, Topology, host_of, rail_of, rail_pairs_per_offset,
-                       rail_round_positions, round_robin_positions)
+from sncheck.topology import SCALE_OUT, SCALE_UP, Topology, host_of, rail_of, rail_pairs_per_offset, rail_round_positions, round_robin_positions
 
 COLLECTIVES = ("all_reduce", "all_to_all")
 CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernode
@@ -136,7 +135,7 @@ class RailPair:
 
     @property
     def link(self) -> str:
-        from .topology import link_id
+        from sncheck.topology import link_id
         return link_id(f"{self.client}/gpu{self.rail}", f"{self.server}/gpu{self.rail}")
 
 
@@ -374,8 +373,8 @@ def target_cards(topo: Topology, targets: tuple[str, ...] | list[str]) -> frozen
     """The cards ``targets`` names: cards as they are, hosts as all their cards, supernodes
     as all theirs; each target may be a hostlist expression (``node[003-004]``, and
     ``node[003-004]/gpu2`` for that card of each host), several separated by commas."""
-    from . import hostlist
-    from .errors import ConfigError
+    from sncheck.config import hostlist
+    from sncheck.errors import ConfigError
 
     inv = topo.inventory
     cards: set[str] = set()

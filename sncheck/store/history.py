@@ -18,12 +18,12 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import ConfigError
-from .health.baseline import SCHEMA as BASELINE_SCHEMA
-from .health.summaries import Summary, summarize
-from .state import StateStore
-from .columns import RowFrames
-from .store import read_frames
+from sncheck.errors import ConfigError
+from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA
+from sncheck.health.summaries import Summary, summarize
+from sncheck.store.state import StateStore
+from sncheck.store.frames import RowFrames
+from sncheck.store.rundir import read_frames
 
 Key = tuple[str, str, str]           # (kind, entity, metric)
 Summaries = dict[Key, tuple[float, float, int]]

@@ -10,27 +10,27 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from .backends import get_backend
-from .columns import RowFrames
-from .errors import HarnessError
-from .evidence import collect_evidence
-from .faults import FaultPlan, load_faults
-from .health.baseline import load_baseline
-from .health.findings import Finding, merge_findings
-from .health.capacity import ParallelLayout, capacity
-from .health.invariants import reference_mismatch
-from .health.rules import load_rules
-from .inventory import Inventory
-from .layers import connectivity, golden, stress
-from .layers.base import LayerContext
-from .playbook import Playbook
-from .report import DEFAULT_FILENAMES, get_renderer
-from .safety import interrupt_cause, set_run_dir
-from .shipped import provenance
-from .store import RunStore, default_out_dir, new_run_id
-from .plan import target_cards
-from .topology import Topology, natural_key
-from .verdict import final_verdict, gating_layers, isolation_steps
+from sncheck.backends import get_backend
+from sncheck.store.frames import RowFrames
+from sncheck.errors import HarnessError
+from sncheck.store.evidence import collect_evidence
+from sncheck.config.faultplan import FaultPlan, load_faults
+from sncheck.health.baseline import load_baseline
+from sncheck.health.findings import Finding, merge_findings
+from sncheck.health.capacity import ParallelLayout, capacity
+from sncheck.health.invariants import reference_mismatch
+from sncheck.health.rules import load_rules
+from sncheck.config.inventory import Inventory
+from sncheck.layers import connectivity, golden, stress
+from sncheck.layers.base import LayerContext
+from sncheck.config.playbook import Playbook
+from sncheck.report import DEFAULT_FILENAMES, get_renderer
+from sncheck.cli.safety import interrupt_cause, set_run_dir
+from sncheck.config.shipped import provenance
+from sncheck.store.rundir import RunStore, default_out_dir, new_run_id
+from sncheck.probeplan import target_cards
+from sncheck.topology import Topology, natural_key
+from sncheck.run.verdict import final_verdict, gating_layers, isolation_steps
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
@@ -61,7 +61,7 @@ class RunOptions:
     baseline: str | None = None
     force: bool = False  # --force: reuse a run directory that holds an earlier run, emptied
     released_at: Callable[[str], datetime | None] = _never_released  # from the state store
-    history: dict | None = None  # earlier runs' summaries from the state store (sncheck.history)
+    history: dict | None = None  # earlier runs' summaries from the state store (sncheck.store.history)
     baseline_data: dict | None = None  # a baseline resolved from the state store (e.g. last-pass)
     baseline_info: dict | None = None  # where it came from, for results.json and the report
     annotate: Callable[[dict, RowFrames], None] | None = None  # adds e.g. results["history"]

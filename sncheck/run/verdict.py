@@ -20,12 +20,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
-from .errors import HarnessError
-from .health.findings import Finding, IsolationEntry, severity_rank
-from .health.invariants import is_not_measured
-from .health.policy import decide_entry, is_repeat_offender
-from .layers.base import LayerContext
-from .layers.confirm import Retest, confirm
+from sncheck.errors import HarnessError
+from sncheck.health.findings import Finding, IsolationEntry, severity_rank
+from sncheck.health.invariants import is_not_measured
+from sncheck.health.policy import decide_entry, is_repeat_offender
+from sncheck.layers.base import LayerContext
+from sncheck.layers.confirm import Retest, confirm
 
 
 def gating_layers(findings: list[Finding], gate: str) -> set[str]:

@@ -2,7 +2,7 @@
 
 Backends emit rows in batches (a round, a collective sweep, a host's facts) through a
 :class:`RowSink`; the run store keeps them as columns, one table per kind (see
-:data:`SCHEMA` and :mod:`sncheck.columns`), writes each batch to disk as it arrives and
+:data:`SCHEMA` and :mod:`sncheck.store.frames`), writes each batch to disk as it arrives and
 hands the detectors pandas frames. A single row is a plain JSON-able dict (the
 constructors below), and ``sink(row)`` still takes one. The same detectors run on mock,
 local and SSH rows, so every backend must keep to these shapes. Fields that a backend

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from .cli import handle_errors
-from .errors import ConfigError
-from .ledger import GiB, Model, Training, gib, ledger, parse_count, parse_layout, parse_memory, platform_memory
+from sncheck.cli.main import handle_errors
+from sncheck.errors import ConfigError
+from sncheck.ledger import GiB, Model, Training, gib, ledger, parse_count, parse_layout, parse_memory, platform_memory
 
 
 @click.command("plan")
@@ -83,14 +83,14 @@ def plan_cmd(params: str, expert_params: str, layout: str, precision: str, optim
 
 
 def _capacity(path: str, state_dir: str | None, tp: int, ep: int, pp: int, dp: int | None) -> tuple[dict, float | None, str | None]:
-    from .health.capacity import ParallelLayout, capacity
-    from .inventory import load_inventory
-    from .topology import Topology
+    from sncheck.health.capacity import ParallelLayout, capacity
+    from sncheck.config.inventory import load_inventory
+    from sncheck.topology import Topology
 
     inv = load_inventory(path)
     out: list[str] = []
     if state_dir:
-        from .state import StateStore
+        from sncheck.store.state import StateStore
 
         with StateStore(Path(state_dir).expanduser()) as store:
             out = [r["entity"] for r in store.current_status()]

@@ -1,7 +1,7 @@
 """History commands: ``history``, ``diff`` and ``baseline make`` (from run directories
 or from the state store), plus the two hooks a run with ``--state-dir`` calls.
 
-``sncheck.cli`` loads them when they are invoked (``baseline make`` builds from run
+``sncheck.cli.main`` loads them when they are invoked (``baseline make`` builds from run
 directories or, with ``--from-state``, from the state store).
 """
 
@@ -14,17 +14,8 @@ from typing import Any
 
 import click
 
-from .errors import ConfigError
-from .history import (
-    LAST_PASS,
-    RunRef,
-    baseline_from_state,
-    diff,
-    drift_history,
-    entity_history,
-    record,
-    trends,
-)
+from sncheck.errors import ConfigError
+from sncheck.store.history import LAST_PASS, RunRef, baseline_from_state, diff, drift_history, entity_history, record, trends
 
 
 def _fmt(v: Any) -> str:
@@ -53,7 +44,7 @@ def prepare_run(opts: Any, state_dir: str | None, inventory: Any, playbook: Any)
         return
     opts.history = drift_history(state_dir, inventory.name, backend)
     if ref and not Path(ref).is_file():
-        from .state import StateStore
+        from sncheck.store.state import StateStore
 
         if ref == LAST_PASS:
             try:
@@ -77,7 +68,7 @@ def prepare_run(opts: Any, state_dir: str | None, inventory: Any, playbook: Any)
 def _annotate(state_dir: str, results: dict, rows) -> None:
     """Changes since the last run, for the report (results["history"]); ``rows``: the
     run's frames per kind."""
-    from .health.summaries import summarize
+    from sncheck.health.summaries import summarize
 
     current = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)
                for s in summarize(results, rows)}
@@ -102,14 +93,14 @@ def after_run(state_dir: str, results: dict, run_dir: Path) -> int:
 def history_cmd(entity: str | None, state_dir: str, last: int | None, list_runs: bool, as_json: bool) -> None:
     """An ENTITY's measurements and findings over time (card, host, link, tier such as
     scale_up, or collective such as all_reduce/domain)."""
-    from .cli import handle_errors
+    from sncheck.cli.main import handle_errors
 
     handle_errors(_history)(entity, state_dir, last, list_runs, as_json)
 
 
 def _history(entity, state_dir, last, list_runs, as_json) -> None:
     if list_runs or not entity:
-        from .state import StateStore
+        from sncheck.store.state import StateStore
 
         if not Path(state_dir, "state.db").is_file():
             raise ConfigError("no state store here (no state.db)", state_dir)
@@ -151,7 +142,7 @@ def diff_cmd(run_a: str, run_b: str, state_dir: str | None, as_json: bool) -> No
     """What changed from RUN_A to RUN_B (run ids with --state-dir, or run directories):
     per-tier and per-collective deltas, cards and links that moved beyond the noise,
     findings new, resolved and persisting."""
-    from .cli import handle_errors
+    from sncheck.cli.main import handle_errors
 
     handle_errors(_diff)(run_a, run_b, state_dir, as_json)
 
@@ -193,25 +184,25 @@ def _diff(run_a, run_b, state_dir, as_json) -> None:
 def baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
     """Build a per-tier and per-card baseline from RUN_DIRS (outliers dropped), or
     from the state store (--from-state DIR [--last N] [--passed-only])."""
-    from .cli import handle_errors
+    from sncheck.cli.main import handle_errors
 
     handle_errors(_baseline_make)(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend)
 
 
 def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
-    from .report.json_out import write_json
+    from sncheck.report.json_out import write_json
 
     name = name or (Path(out_path).stem if out_path else "default")
     if state_dir:
         if run_dirs:
             raise ConfigError("give RUN_DIRS or --from-state, not both")
         if inventory_name and Path(inventory_name).is_file():
-            from .inventory import load_inventory
+            from sncheck.config.inventory import load_inventory
 
             inventory_name = load_inventory(inventory_name).name
         data = baseline_from_state(state_dir, name, last=last, passed_only=passed_only,
                                    inventory=inventory_name, backend=backend)
-        from .state import StateStore
+        from sncheck.store.state import StateStore
 
         with StateStore(state_dir) as st:
             st.save_baseline(name, data)
@@ -223,7 +214,7 @@ def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inven
             raise ConfigError("--out FILE is required with RUN_DIRS")
         if last or passed_only:
             raise ConfigError("--last and --passed-only go with --from-state")
-        from .health.baseline import make_baseline
+        from sncheck.health.baseline import make_baseline
 
         data = make_baseline(list(run_dirs), name)
         where = None

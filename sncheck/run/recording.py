@@ -6,12 +6,12 @@ import math
 import statistics
 from typing import Callable
 
-from .backends import get_backend
-from .errors import ConfigError
-from .inventory import Inventory
-from .layers import golden
-from .layers.base import LayerContext
-from .topology import Topology
+from sncheck.backends import get_backend
+from sncheck.errors import ConfigError
+from sncheck.config.inventory import Inventory
+from sncheck.layers import golden
+from sncheck.layers.base import LayerContext
+from sncheck.topology import Topology
 
 SCHEMA = golden.SCHEMA
 MIN_BAND = 0.02        # never narrower than 2%

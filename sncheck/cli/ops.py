@@ -1,6 +1,6 @@
 """Operations on isolation state: ``status``, ``isolate``, ``release``, ``capacity``.
 
-``sncheck.cli`` loads them when they are invoked; ``register(group)`` adds the four to
+``sncheck.cli.main`` loads them when they are invoked; ``register(group)`` adds the four to
 any other group. The batch logic they
 share with a run lives in :mod:`sncheck.actions.batch`, free of Click.
 """
@@ -16,26 +16,19 @@ from typing import Any, TypeVar
 
 import click
 
-from .actions import (
-    ACTIONS,
-    ActionRequest,
-    AuditLog,
-    CommandRunner,
-    LocalRunner,
-    SshRunner,
-)
-from .actions.base import AUDIT_NAME
-from .actions.slurm import describe, is_ours, node_states
-from .errors import CapBlocked, ConfigError, HarnessError, SncheckError
-from .health.capacity import ParallelLayout, capacity
-from .health.findings import IsolationEntry
-from .health.policy import DEFAULT_CAP
-from .inventory import Inventory, load_inventory, local_inventory
-from .state import StateStore, default_state_dir
-from .store import new_run_id
-from .topology import Topology, natural_key
+from sncheck.actions import ACTIONS, ActionRequest, AuditLog, CommandRunner, LocalRunner, SshRunner
+from sncheck.actions.base import AUDIT_NAME
+from sncheck.actions.slurm import describe, is_ours, node_states
+from sncheck.errors import CapBlocked, ConfigError, HarnessError, SncheckError
+from sncheck.health.capacity import ParallelLayout, capacity
+from sncheck.health.findings import IsolationEntry
+from sncheck.health.policy import DEFAULT_CAP
+from sncheck.config.inventory import Inventory, load_inventory, local_inventory
+from sncheck.store.state import StateStore, default_state_dir
+from sncheck.store.rundir import new_run_id
+from sncheck.topology import Topology, natural_key
 
-from .actions.batch import DEFAULT_VIA, BatchResult, run_batch
+from sncheck.actions.batch import DEFAULT_VIA, BatchResult, run_batch
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -100,7 +93,7 @@ def _runner(control_host: str | None, inventory: Inventory, ssh_config: str | No
             known_hosts: str | None) -> CommandRunner:
     if not control_host:
         return LocalRunner()
-    from .transport import Connection, resolve_host
+    from sncheck.transport import Connection, resolve_host
 
     host = inventory.hosts.get(control_host)
     overrides = {k: getattr(host, k) for k in ("address", "port", "user", "identity_file")
@@ -312,8 +305,8 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
 def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_ref: str, backend: str | None,
                      faults: str | None, seed: int, out: str | None) -> tuple[str, Path]:
     """Run ``playbook_ref`` scoped to ``entities`` (--targets); (verdict, run directory)."""
-    from .playbook import load_playbook
-    from .runner import RunOptions, execute
+    from sncheck.config.playbook import load_playbook
+    from sncheck.run.runner import RunOptions, execute
 
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, targets=tuple(entities))
     outcome = execute(load_playbook(playbook_ref), inventory, opts)

@@ -1,7 +1,7 @@
 """Slurm-side commands: ``sncheck node-check`` and ``sncheck inventory from-slurm``.
 
-``sncheck.cli`` loads them when they are invoked (``from-slurm`` under ``inventory``).
-The work lives in :mod:`sncheck.nodecheck` and :mod:`sncheck.slurm_info`, free of Click.
+``sncheck.cli.main`` loads them when they are invoked (``from-slurm`` under ``inventory``).
+The work lives in :mod:`sncheck.slurm.nodecheck` and :mod:`sncheck.slurm.cluster`, free of Click.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 import click
 import yaml
 
-from .actions.base import LocalRunner
-from .cli import handle_errors
-from .errors import ConfigError
-from .inventory import load_inventory
-from .units import parse_bandwidth, parse_latency
+from sncheck.actions.base import LocalRunner
+from sncheck.cli.main import handle_errors
+from sncheck.errors import ConfigError
+from sncheck.config.inventory import load_inventory
+from sncheck.config.units import parse_bandwidth, parse_latency
 
 # Typical values (DESIGN.md "Numbers worth knowing"): NVLink 4 per direction, a 400G NIC.
 DEFAULT_SCALE_UP = "450 GB/s,3 us"
@@ -67,7 +67,7 @@ def node_check_cmd(budget: str, node: str | None, inventory_path: str | None, ca
       sncheck node-check
       sncheck node-check --budget 60s -i cluster.yaml --json
     """
-    from .nodecheck import node_check
+    from sncheck.slurm.nodecheck import node_check
 
     seconds = parse_budget(budget)
     inventory = load_inventory(inventory_path) if inventory_path else None
@@ -119,7 +119,7 @@ def from_slurm(partition: str | None, out: str | None, name: str | None, scale_u
       sncheck inventory from-slurm --partition gpu --out cluster.yaml
       sncheck inventory check cluster.yaml
     """
-    from .slurm_info import inventory_dict, read_cluster
+    from sncheck.slurm.cluster import inventory_dict, read_cluster
 
     view = read_cluster(LocalRunner(), partition)
     design = {"scale_up": _tier(scale_up, "--scale-up"), "scale_out": _tier(scale_out, "--scale-out")}
@@ -144,6 +144,6 @@ def from_slurm(partition: str | None, out: str | None, name: str | None, scale_u
 
 
 def _expand(expr: str) -> list[str]:
-    from .hostlist import expand
+    from sncheck.config.hostlist import expand
 
     return expand(expr)

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .topology import Topology, host_of, link_id, split_link
-from .yamlio import Source, _show, check_keys, field_bool, load_file, load_text
+from sncheck.topology import Topology, host_of, link_id, split_link
+from sncheck.config.yamlio import Source, _show, check_keys, field_bool, load_file, load_text
 
 MAX_FAULTS = 100_000  # faults in one plan
 MAX_FACTOR = 1e6      # a factor or a count: finite, and far beyond any real slow-down

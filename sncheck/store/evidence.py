@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from .columns import RowFrames
+from sncheck.store.frames import RowFrames
 
 EVIDENCE_DIR = "evidence"
 MAX_FILE_BYTES = 1 << 20          # one file

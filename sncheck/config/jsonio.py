@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import ConfigError
-from .yamlio import decode_text, read_capped
+from sncheck.errors import ConfigError
+from sncheck.config.yamlio import decode_text, read_capped
 
 MAX_JSON_BYTES = 64 << 20  # a baseline of 10^5 cards is ~10 MB
 

@@ -11,11 +11,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import hostlist
-from .errors import ConfigError
-from .units import parse_bandwidth, parse_latency
-from .yamlio import (LineDict, Source, check_keys, field_int, field_number, field_str, load_file,
-                     load_text)
+from sncheck.config import hostlist
+from sncheck.errors import ConfigError
+from sncheck.config.units import parse_bandwidth, parse_latency
+from sncheck.config.yamlio import LineDict, Source, check_keys, field_int, field_number, field_str, load_file, load_text
 
 TIERS = ("intra_host", "scale_up", "scale_out")
 BACKENDS = ("mock", "local", "ssh", "slurm")  # the one list of backend names (registry: sncheck.backends)
@@ -118,7 +117,7 @@ class Inventory:
         name = self.supernode_of(host).platform
         if name is None:
             return None
-        from .vendors.registry import platform
+        from sncheck.vendors.registry import platform
         return platform(name)
 
     def design_for(self, tier: str) -> TierDesign | None:
@@ -189,7 +188,7 @@ def _checks(src: Source, node: LineDict, key: str) -> dict[str, bool]:
 
 
 def _platform(src: Source, node: LineDict, key: str):
-    from .vendors.registry import platforms
+    from sncheck.vendors.registry import platforms
     value, known = node[key], platforms()
     if value not in known:
         raise src.error(f"unknown platform {value!r}; choose one of: {', '.join(sorted(known))}", node, key)

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import hostlist
-from .actions.base import CommandRunner
-from .errors import ConfigError, HarnessError
+from sncheck.config import hostlist
+from sncheck.actions.base import CommandRunner
+from sncheck.errors import ConfigError, HarnessError
 
 _KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:.]*)=")
 _GRES_ITEM = re.compile(r"^gpu(?::([^:(,]+))?(?::(\d+))?(?:\(.*\))?$")

@@ -13,7 +13,7 @@ import hashlib
 from importlib import resources
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parents[1]  # the sncheck package (this module is in sncheck/config/)
 
 
 def data_dir(package: str) -> Path:

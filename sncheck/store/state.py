@@ -35,8 +35,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .errors import ConfigError
-from .health.findings import Finding, IsolationEntry
+from sncheck.errors import ConfigError
+from sncheck.health.findings import Finding, IsolationEntry
 
 DB_NAME = "state.db"
 SCHEMA_VERSION = 2

@@ -1,0 +1,1 @@
+"""Configuration: inventory, playbook, fault plan, YAML/JSON loading with bounds, units, host lists, shipped files."""

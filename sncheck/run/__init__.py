@@ -1,0 +1,1 @@
+"""The run: execute the layers, retest, decide, act and record."""

@@ -1,0 +1,1 @@
+"""Slurm: reading a cluster (scontrol, sinfo) and the node health check (node-check)."""
