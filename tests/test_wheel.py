@@ -43,3 +43,9 @@ def test_installed_wheel_runs_a_playbook_by_name(tmp_path):
     captures = sh(python, "-c", "from sncheck.vendors.captures import capture; "
                   "print(len(capture('nvl72/01_imex_ctl_N_18node_p6e_gb200.txt')))", cwd=elsewhere)
     assert captures.returncode == 0 and int(captures.stdout) > 1000, captures.stderr
+    # and so does the conformance corpus, with its hand-read expectations
+    corpus = sh(python, "-c", "import sncheck.fixtures, pathlib, yaml; r = pathlib.Path(sncheck.fixtures.__file__).parent "
+                "/ 'real/r3'; e = yaml.safe_load((r / 'expect.yaml').read_text()); "
+                "print(sum((r / x['file']).is_file() for x in e), len(e))", cwd=elsewhere)
+    found, named = corpus.stdout.split()
+    assert corpus.returncode == 0 and found == named and int(named) >= 37, corpus.stdout + corpus.stderr
