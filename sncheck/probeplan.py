@@ -435,7 +435,7 @@ def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> Connect
             pairs = tuple(p for p in rnd.pairs if p[0] in cards or p[1] in cards)
         if len(pairs):
             rounds.append(Round(len(rounds), rnd.phase, pairs))
-    hosts = tuple(h for h in plan.hosts if any(c.rsplit("/", 1)[0] == h for c in cards))
+    hosts = tuple(h for h in plan.hosts if any(host_of(c) == h for c in cards))
     # the scoped pairs are few: perftest runs all of them (tools_coverage "all")
     return replace(plan, rounds=tuple(rounds), hosts=hosts, tools_coverage="all")
 

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Sequence, TypeVar
 import numpy as np
 
 from sncheck.config.inventory import Inventory
+from sncheck.model import Tier, card_of, host_of, hosts_of  # noqa: F401 (re-exported: topology.host_of)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 T = TypeVar("T")
 
-INTRA_HOST, SCALE_UP, SCALE_OUT = "intra_host", "scale_up", "scale_out"
+INTRA_HOST, SCALE_UP, SCALE_OUT = Tier.INTRA_HOST, Tier.SCALE_UP, Tier.SCALE_OUT
 
 
 @lru_cache(maxsize=65536)
@@ -40,10 +41,6 @@ def link_id(a: str, b: str) -> str:
 def split_link(link: str) -> tuple[str, str]:
     a, _, b = link.partition("<->")
     return a, b
-
-
-def host_of(card: str) -> str:
-    return card.rsplit("/", 1)[0]
 
 
 def rail_of(card: str) -> int:

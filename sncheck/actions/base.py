@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from sncheck.model import host_of
 from sncheck.errors import ConfigError, TransportError
 from sncheck.config.inventory import Inventory
 from sncheck.transport import Connection, Result, build_command
@@ -112,7 +113,7 @@ class ActionRequest:
     def host(self) -> str | None:
         """The host a card or host request acts on; None for links and supernodes."""
         if self.kind == "card":
-            return self.entity.rsplit("/", 1)[0]
+            return host_of(self.entity)
         return self.entity if self.kind == "host" else None
 
     @property
@@ -146,7 +147,7 @@ class ActionContext:
     def isolated_on_host(self, host: str) -> tuple[bool, list[str]]:
         """(host isolated whole, isolated card ids on it)."""
         whole = self.isolated.get(host, Isolated(host, "")).kind == "host"
-        cards = [e for e, i in self.isolated.items() if i.kind == "card" and e.rsplit("/", 1)[0] == host]
+        cards = [e for e, i in self.isolated.items() if i.kind == "card" and host_of(e) == host]
         return whole, sorted(cards, key=_card_index)
 
 

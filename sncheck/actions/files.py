@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from sncheck.model import host_of
 from sncheck.config.inventory import Inventory
 from sncheck.report.json_out import write_text_atomic
 from sncheck.topology import natural_key
@@ -73,8 +74,8 @@ def service_view(inventory: Inventory, isolated: Mapping[str, Isolated]) -> Serv
         if not usable:
             out_hosts.add(name)
         visible[name] = usable
-    hidden = [c for c in out_cards if c.rsplit("/", 1)[0] in inventory.hosts
-              and c.rsplit("/", 1)[0] not in out_hosts]
+    hidden = [c for c in out_cards if host_of(c) in inventory.hosts
+              and host_of(c) not in out_hosts]
     return ServiceView(tuple(sorted(out_hosts, key=natural_key)), visible,
                        tuple(sorted(hidden, key=natural_key)))
 
@@ -107,7 +108,7 @@ def render_cvd_env(view: ServiceView) -> str:
         if host in view.excluded_hosts:
             lines.append(f"  {shlex.quote(host)}) export CUDA_DEVICE_ORDER=PCI_BUS_ID "
                          "CUDA_VISIBLE_DEVICES= ;;  # out of service whole")
-        elif any(c.rsplit("/", 1)[0] == host for c in view.hidden_cards):
+        elif any(host_of(c) == host for c in view.hidden_cards):
             value = ",".join(str(i) for i in cards)
             lines.append(f"  {shlex.quote(host)}) export CUDA_DEVICE_ORDER=PCI_BUS_ID "
                          f"CUDA_VISIBLE_DEVICES={value} ;;")

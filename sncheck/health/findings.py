@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-SEVERITIES = ("info", "warning", "critical")
-ENTITY_KINDS = ("card", "link", "host", "supernode")
+from sncheck.model import Severity, host_of, hosts_of, severity_rank  # noqa: F401 (severity_rank re-exported)
 
-
-def severity_rank(severity: str) -> int:
-    return SEVERITIES.index(severity)
+SEVERITIES = tuple(Severity)  # least first
+ENTITY_KINDS = ("card", "link", "host", "supernode")  # the kinds a rule may scope to (no nic rule yet)
 
 
 @dataclass
@@ -79,14 +77,14 @@ def merge_findings(findings: list[Finding],
     for f in hardware.values():
         if f.entity_kind in ("card", "link"):
             for end in f.entity.split("<->"):
-                card_hosts.setdefault(end.rsplit("/", 1)[0], f)
+                card_hosts.setdefault(host_of(end), f)
     host_culprits = {f.entity: f for f in hardware.values()
                      if f.entity_kind == "host" and f.rule not in FOLDABLE_HOST_RULES}
     out = []
     for f in hardware.values():
         if f.entity_kind in ("card", "link") and any(_on_host(f.entity, h) for h in unreachable):
             continue
-        host = f.entity.rsplit("/", 1)[0]
+        host = host_of(f.entity)
         if f.entity_kind == "card" and host in host_culprits and _every_card_alike(host_culprits[host]) \
                 and not _named_by_its_tool(f, host_culprits[host]):
             # Every card of the host is bad alike: that is the host's finding.
@@ -133,7 +131,7 @@ def _lift_alike(hardware: dict[str, Finding], cards_of_host: Callable[[str], lis
     by_host_rule: dict[tuple[str, str], list[Finding]] = {}
     for f in hardware.values():
         if f.entity_kind == "card":
-            by_host_rule.setdefault((f.entity.rsplit("/", 1)[0], f.rule), []).append(f)
+            by_host_rule.setdefault((host_of(f.entity), f.rule), []).append(f)
     for (host, rule), cards in by_host_rule.items():
         members = cards_of_host(host)
         if len(members) < 2 or {f.entity for f in cards} != set(members):
@@ -160,7 +158,7 @@ FOLDABLE_HOST_RULES = {"golden-step-time-regression"}
 
 
 def _on_host(entity: str, host: str) -> bool:
-    return any(part.rsplit("/", 1)[0] == host for part in entity.split("<->"))
+    return host in hosts_of(entity)
 
 
 def _brief(f: Finding) -> dict:

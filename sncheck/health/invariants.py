@@ -25,23 +25,23 @@ import math
 
 import pandas as pd
 
+from sncheck.model import CHECK_STATUSES, Status
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of
 from sncheck.health.findings import Finding
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
 
 SEVERITY = "critical"  # "not run" is never a pass, whatever the gate
-CHECK_STATUSES = ("missing_tool", "parse_failed")  # about the check, not the hardware
 NOT_MEASURED = "not-measured"
 NOT_JUDGED = "golden-not-judged"
 NON_FINITE = "golden-loss-non-finite"
 UNREACHABLE = "host-unreachable"
 NOT_RUN_PREFIX = "not-run-"
-SKIPPED = "skipped"  # a host_fact status: the inventory switched the check off
+SKIPPED = Status.SKIPPED  # a host_fact status: the inventory switched the check off
 
 
 def status_rule(status: str) -> str:
-    return UNREACHABLE if status == "unreachable" else f"{NOT_RUN_PREFIX}{status.replace('_', '-')}"
+    return UNREACHABLE if status == Status.UNREACHABLE else f"{NOT_RUN_PREFIX}{status.replace('_', '-')}"
 
 
 def is_not_measured(f: Finding) -> bool:
@@ -135,7 +135,7 @@ def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset
     p2p = kind_rows(rows, "p2p")
     measured: set[str] = set()
     if not p2p.empty:
-        tried = p2p[~p2p["status"].isin(["unreachable", "not_run"])]
+        tried = p2p[~p2p["status"].isin([Status.UNREACHABLE, Status.NOT_RUN])]
         measured = _distinct(tried["src"]) | _distinct(tried["dst"])
     return out + _card_gaps(measured, topo, "connectivity", "took part in no peer-to-peer pair test", targets)
 
@@ -151,7 +151,7 @@ def stress_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] 
     reported = _distinct(nr["entity"]) if not nr.empty else set()
     out = []
     measured: set[str] = set()
-    ok = coll[coll["status"] == "ok"] if not coll.empty else coll
+    ok = coll[coll["status"] == Status.OK] if not coll.empty else coll
     ok_groups = _distinct(ok["group"]) if not ok.empty else set()
     rank_cards = ranks[ranks["group"].isin(ok_groups)] if not ranks.empty else ranks
     with_ranks = _distinct(rank_cards["group"]) if not rank_cards.empty else set()

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
+from sncheck.model import host_of
 from sncheck.health.findings import ENTITY_KINDS, IsolationEntry
 
 DEFAULT_WINDOW = timedelta(days=7)
@@ -176,5 +177,5 @@ def _out_of_service(entries: Iterable[IsolationEntry | Mapping[str, Any]], per_h
             hosts.update(sn_hosts.get(d["entity"], ()))
         elif d["entity_kind"] == "card":
             cards.add(d["entity"])
-    loose_cards = {c for c in cards if c.rsplit("/", 1)[0] not in hosts}
+    loose_cards = {c for c in cards if host_of(c) not in hosts}
     return round(sum(per_host.get(h, default_cards) for h in hosts)) + len(loose_cards), hosts

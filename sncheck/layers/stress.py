@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from sncheck.model import host_of
 from sncheck.health.suspects import suspect_cards
 from sncheck.probeplan import Group, StressPlan, scope_groups, size_sweep, stress_groups
 from sncheck.topology import round_robin
@@ -35,7 +36,7 @@ def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str]) -> S
     """
     cards = set(suspects)
     for c in suspects:
-        cards |= set(ctx.topo.cards_of_host(c.rsplit("/", 1)[0]))
+        cards |= set(ctx.topo.cards_of_host(host_of(c)))
     if len(cards) < 3:  # one- or two-card hosts: borrow peers from the same supernode
         sn = ctx.topo.by_id[next(iter(suspects))].supernode
         cards |= set(ctx.topo.cards_of_supernode(sn)[:4])

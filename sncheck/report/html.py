@@ -585,7 +585,7 @@ def _flagged_supernodes(results: dict, domains: _Domains) -> dict[str, set[str]]
             out.setdefault(entity, set()).update(domains.hosts_of[domains.names.index(entity)])
             continue
         for part in entity.removeprefix("host:").removeprefix("card:").split("<->"):
-            host = part.rsplit("/", 1)[0]
+            host = host_of(part)
             if host in host_dom:
                 out.setdefault(host_dom[host], set()).add(host)
     return out
@@ -603,7 +603,7 @@ def _fleet_overview(results: dict, domains: _Domains, worst: dict[int, float], f
             continue
         entity = str(f.get("entity", ""))
         sns = {entity} if entity in domains.names else {
-            host_dom[h] for h in (p.rsplit("/", 1)[0] for p in
+            host_dom[h] for h in (host_of(p) for p in
                                   entity.removeprefix("host:").removeprefix("card:").split("<->"))
             if h in host_dom}
         for sn in sns:
@@ -761,7 +761,7 @@ def golden_charts(results: dict, rows: pd.DataFrame) -> list[dict]:
 def _golden_named(results: dict, groups: list[str]) -> set[str]:
     """Groups whose members a golden finding names (its host, or one of its cards)."""
     entities = {str(f.get("entity", "")) for f in results.get("findings") or [] if f.get("layer") == "golden"}
-    entities |= {e.rsplit("/", 1)[0] for e in entities}
+    entities |= {host_of(e) for e in entities}
     return {g for g in groups if g in entities or g.partition(":")[2] in entities}
 
 

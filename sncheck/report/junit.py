@@ -27,6 +27,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from sncheck.model import hosts_of
 from sncheck.topology import natural_key
 from sncheck.report.json_out import write_text_atomic
 
@@ -68,7 +69,7 @@ class _Hosts:
     @staticmethod
     def _ends(entity: str) -> list[str]:
         entity = entity.removeprefix("host:").removeprefix("card:")
-        return [part.rsplit("/", 1)[0] for part in entity.split("<->")]
+        return hosts_of(entity)
 
     def of(self, finding: dict) -> list[str]:
         entity = str(finding.get("entity", ""))

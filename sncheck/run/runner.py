@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from sncheck.model import host_of
 from sncheck.backends import get_backend
 from sncheck.store.frames import RowFrames
 from sncheck.errors import HarnessError
@@ -134,7 +135,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     }
     if scoped is not None:  # the run says it was scoped, and to what
         results["scope"] = {"targets": list(opts.targets), "cards": sorted(scoped, key=natural_key),
-                            "hosts": sorted({c.rsplit("/", 1)[0] for c in scoped}, key=natural_key)}
+                            "hosts": sorted({host_of(c) for c in scoped}, key=natural_key)}
     raw: list[Finding] = baseline_not_judged(opts.baseline_info, playbook, topo)
     try:
         design = dict(inventory.design)

@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from sncheck.model import host_of
 from sncheck.store.frames import RowFrames
 
 EVIDENCE_DIR = "evidence"
@@ -44,7 +45,7 @@ def entity_dir(entity: str) -> str:
 
 
 def _host_of(card: str) -> str:
-    return card.rsplit("/", 1)[0] if "/gpu" in card else card
+    return host_of(card) if "/gpu" in card else card
 
 
 def _members(entity: str, kind: str, results: dict) -> tuple[set[str], set[str]]:

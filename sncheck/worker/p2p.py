@@ -12,6 +12,7 @@ from typing import Callable
 import torch
 import torch.distributed as dist
 
+from sncheck.model import host_of
 from sncheck.store.rows import not_run_row, p2p_row
 from sncheck.topology import link_id
 from sncheck.worker.context import Ctx
@@ -28,7 +29,7 @@ PAIR_PASSES = 3  # serialized pairs: each pair's iterations in this many interle
 
 
 def _tier(job: dict, a: str, b: str) -> str | None:
-    ha, hb = a.rsplit("/", 1)[0], b.rsplit("/", 1)[0]
+    ha, hb = host_of(a), host_of(b)
     if ha == hb:
         return "intra_host"
     sn = job.get("supernode_of_host") or {}

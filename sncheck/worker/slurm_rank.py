@@ -20,6 +20,8 @@ import os
 import sys
 from pathlib import Path
 
+from sncheck.model import host_of
+
 
 def torch_env(job_cards: list[str], env: dict[str, str]) -> dict[str, str]:
     """The torchrun variables for this task, from Slurm's; ValueError when they do not fit the job."""
@@ -33,7 +35,7 @@ def torch_env(job_cards: list[str], env: dict[str, str]) -> dict[str, str]:
     ntasks = env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
     if ntasks is not None and int(ntasks) != len(job_cards):
         raise ValueError(f"the step has {ntasks} tasks but the job lists {len(job_cards)} cards")
-    per_node = sum(1 for c in job_cards if c.rsplit("/", 1)[0] == node)
+    per_node = sum(1 for c in job_cards if host_of(c) == node)
     return {"RANK": str(job_cards.index(card)), "WORLD_SIZE": str(len(job_cards)),
             "LOCAL_RANK": str(int(local)), "LOCAL_WORLD_SIZE": str(per_node),
             "GROUP_RANK": env.get("SLURM_NODEID", "0"),

@@ -1,0 +1,110 @@
+"""The typed names every layer shares: Severity, Verdict, Status, Tier, EntityKind; host_of, card_of.
+
+Each name is a ``StrEnum`` whose values are the strings results.json has always held, so
+a member compares equal to (and serialises as) its string: ``Severity.CRITICAL == "critical"``.
+
+This module imports only the standard library: the worker (which runs on the hosts) and
+the control side both import it.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - Python 3.10, which has no enum.StrEnum
+    class StrEnum(str, Enum):
+        def __str__(self) -> str:
+            return str(self.value)
+
+
+class Severity(StrEnum):
+    """A finding's severity, least first: ``rank`` orders them."""
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_ORDER.index(self)
+
+
+_SEVERITY_ORDER = tuple(Severity)
+
+
+def severity_rank(severity: str) -> int:
+    """The rank of a severity given as a member or its string (``ValueError`` on others)."""
+    return Severity(severity).rank
+
+
+def at_or_above(severity: str, gate: str) -> bool:
+    """Whether ``severity`` reaches the gate severity ``gate``."""
+    return severity_rank(severity) >= severity_rank(gate)
+
+
+class Verdict(StrEnum):
+    """One set of verdict words for the run, each layer and every output.
+
+    The run is pass, fail or error. A layer may also be skipped (it did not run) or
+    not judged (it ran, but nothing judged its rows): neither is ever a pass.
+    """
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    NOT_JUDGED = "not_judged"
+
+
+class Status(StrEnum):
+    """A result row's status (store/rows.py): ``ok`` or why nothing was measured."""
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    UNREACHABLE = "unreachable"
+    MISSING_TOOL = "missing_tool"
+    PARSE_FAILED = "parse_failed"
+    NOT_RUN = "not_run"
+    SKIPPED = "skipped"  # a host fact the inventory switched off (``checks: {tool: false}``)
+
+
+# A check that could not run or whose output could not be read: about the check, not the hardware.
+CHECK_STATUSES = (Status.MISSING_TOOL, Status.PARSE_FAILED)
+
+
+class Tier(StrEnum):
+    """The tier of the link between two cards."""
+    INTRA_HOST = "intra_host"
+    SCALE_UP = "scale_up"
+    SCALE_OUT = "scale_out"
+
+
+class EntityKind(StrEnum):
+    """What a finding names (DESIGN.md, identifiers)."""
+    CARD = "card"
+    NIC = "nic"
+    LINK = "link"
+    HOST = "host"
+    SUPERNODE = "supernode"
+
+
+LINK_SEP = "<->"
+
+
+def host_of(entity: str) -> str:
+    """The host of a card (``h/gpu3``) or a NIC (``h/nic3``); a host names itself."""
+    return entity.rsplit("/", 1)[0]
+
+
+def hosts_of(entity: str) -> list[str]:
+    """The host of each end of a link (``a/gpu0<->b/gpu1``), or of a card, NIC or host."""
+    return [host_of(part) for part in entity.split(LINK_SEP)]
+
+
+def card_of(entity: str) -> str:
+    """The card a card or NIC entity stands for: rail *r*'s NIC serves card *r* (DESIGN.md)."""
+    host, _, leaf = entity.rpartition("/")
+    if host and leaf.startswith("nic") and leaf[3:].isdigit():
+        return f"{host}/gpu{leaf[3:]}"
+    return entity
