@@ -40,21 +40,8 @@ PENDING_VIEWS = {"nvlink-errors": "issue 21 item 3: link counters judged (kernel
 # Captures the parsers do not read right yet (issue 21 item 2, 'parsers' engineer): emptied as they land.
 NOT_YET = {
     "rccl-tests/02_alltoall_mi355x_16ranks_2nodes_2x8gpu_stops_after_device_list.txt",
-    "dcgmi-diag/01_dcgm4.4.2_r2_1gpu_580.105.08_all_pass_issue124.txt",
-    "dcgmi-diag/04_dcgm4.0.0_r3_4gpu_25b6_all_pass_user_guide.txt",
     "nvidia-smi-q/02_590.48.01_h200_mig_enabled_idle.txt",
     "nvidia-smi-qx/01_qx_535.54.03_a100_sxm4_80gb_mig_4_instances_attached4_one_gpu_element.xml.txt",
-    "nvidia-smi-topo/02_topo_m_h100_1gpu_ansi_underline_escape_590.txt",
-    "nvidia-smi-query-gpu/01_query_gpu_2x_rtxpro6000_temp_power_ecc_units.txt",
-    "nvidia-smi-query-gpu/02_query_gpu_2x_rtxpro6000_clocks_event_reasons_sw_power_cap_active.txt",
-    "nvidia-smi-query-gpu/03_query_gpu_h100_590.48.01_all_fields_under_load.txt",
-    "nvbandwidth/01_v0.8_6xA6000_d2d_read_ce_na_diagonal_elided_issue50.txt",
-    "nvbandwidth/02_v0.7_8xA100_d2d_read_ce_pattern_check_assert_issue34.txt",
-    "nvbandwidth/03_v0.4_8xL40S_one_to_all_read_sm_aborted_core_dumped_issue19.txt",
-    "rocm-smi/01_rocm-smi_rocm3.3_concise_1gpu_gpu_util_0pct_issue86.txt",
-    "rocm-smi/02_rocm-smi_rocm2.1_radeon_vii_empty_sysfs_pclk_warning_issue55.txt",
-    "transferbench/01_transferbench_configfile_show_iterations_test1_gpu0_to_gpu1_pr50.txt",
-    "transferbench/02_transferbench_scaling_preset_gpu0_numcus_1_to_12_fragment_pr45.txt",
 }
 
 
@@ -93,13 +80,23 @@ def _same(a: Any, b: str) -> bool:
 
 
 def resolve(doc: Any, path: str) -> Any:
-    """The node ``path`` names in ``doc``; KeyError naming the step that is missing."""
+    """The node ``path`` names in ``doc``; KeyError naming the step that is missing.
+
+    A key may itself hold dots, as nvidia-smi's field names do (``power.draw``): at each
+    mapping the longest run of the next dotted steps that is one of its keys is taken."""
     node = doc
-    for kind, step in _steps(path):
+    steps = _steps(path)
+    i = 0
+    while i < len(steps):
+        kind, step = steps[i]
         if kind == "key":
-            if not isinstance(node, dict) or step not in node:
+            run = next((j for j in range(len(steps), i, -1) if all(k == "key" for k, _ in steps[i:j])
+                        and isinstance(node, dict) and ".".join(s for _, s in steps[i:j]) in node), None)
+            if run is None:
                 raise KeyError(f"{path}: no key {step!r} (have {sorted(node) if isinstance(node, dict) else type(node).__name__})")
-            node = node[step]
+            node = node[".".join(s for _, s in steps[i:run])]
+            i = run
+            continue
         elif re.fullmatch(r"-?\d+", step):
             if not isinstance(node, list) or not -len(node) <= int(step) < len(node):
                 raise KeyError(f"{path}: no element [{step}]")
@@ -110,6 +107,7 @@ def resolve(doc: Any, path: str) -> Any:
             if not hits:
                 raise KeyError(f"{path}: no element with {k}={v}")
             node = hits[0]
+        i += 1
     return node
 
 
@@ -195,3 +193,6 @@ def test_the_path_reader_is_strict() -> None:
     assert holds(doc, "v", "4.4.2")[0] and not holds(doc, "v", "4.4.3")[0]
     assert holds(doc, "n", None)[0] and not holds(doc, "v", None)[0]
     assert not holds(doc, "", "Fail")[0] and not holds({"ok": True}, "ok", 1)[0]
+    gpu = {"gpus": [{"index": 0, "power.draw": 30.5, "power": {"limit": 600}}]}
+    assert holds(gpu, "gpus[index=0].power.draw", 30.5)[0] and holds(gpu, "gpus[0].power.limit", 600)[0]
+    assert not holds(gpu, "gpus[index=0].power.draw.average", 30.5)[0]

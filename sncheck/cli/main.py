@@ -417,20 +417,20 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
 
     Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
     """
-    from sncheck.vendors.parsers import get_parser, strip_source_header
+    from sncheck.vendors.parsers import get_parser, parse_text
     from sncheck.config.yamlio import read_capped
 
-    parser = get_parser(tool)
+    get_parser(tool)  # an unknown TOOL lists the views before the file is read
     raw = read_capped(file, MAX_PARSE_BYTES, "log")  # /dev/zero or a 100 MB log: refused, not read
-    text = strip_source_header(raw.decode("utf-8", errors="replace"))
+    text = raw.decode("utf-8", errors="replace")
     try:
         if tool in ("nccl-tests", "rccl-tests"):
             hint = collective or next((m.group(1) for m in [re.search(r"([a-z_]+)_perf", file)] if m), None)
-            data = parser(text, collective=hint)
+            data = parse_text(tool, text, collective=hint)
         elif tool == "hccl-test":
-            data = parser(text, collective=collective, ranks=ranks)
+            data = parse_text(tool, text, collective=collective, ranks=ranks)
         else:
-            data = parser(text)
+            data = parse_text(tool, text)
     except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     click.echo(json.dumps(data, indent=2, default=str))
@@ -446,10 +446,13 @@ MAX_PARSE_BYTES = 4 << 20  # real tool logs are KBs; parsing runs at about 1 MB/
 
 def parse_failures(data: object) -> list[str]:
     """Every failure a parsed log shows: its ``errors``, a dcgmi ``Fail``, a non-zero
-    ``#wrong`` in any nccl-tests row (whatever its footer says)."""
+    ``#wrong`` in any nccl-tests row (whatever its footer says), a value no tool prints
+    (NaN, a negative count or bandwidth)."""
+    from sncheck.vendors.parsers import impossible_values
+
     if not isinstance(data, dict):
         return []
-    out = [str(e) for e in data.get("errors") or []]
+    out = [str(e) for e in data.get("errors") or []] + impossible_values(data)
     if data.get("result") == "Fail":
         out.append("dcgmi diag result: Fail")
     wrong = 0

@@ -128,7 +128,9 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
         return None, failure_rows(host, cmd, "missing_tool",
                                   f"{cmd.tool} not found on the PATH (exit {exit_code})")
     try:
-        parsed = cmd.parse(stdout)
+        from sncheck.vendors.parsers import clean_text
+
+        parsed = cmd.parse(clean_text(stdout))  # escape codes and CRs gone, as for `sncheck parse`
     except ParseError as e:
         if exit_code not in (0, None):
             return None, failure_rows(host, cmd, "error",

@@ -9,6 +9,7 @@ JSON shape each returns is documented in its module.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -52,3 +53,50 @@ def strip_source_header(text: str) -> str:
     while start < len(lines) and _SOURCE_HEADER.match(lines[start]):
         start += 1
     return "".join(lines[start:])
+
+
+# Terminal control sequences a saved log may hold: CSI (colours, underline: ESC [ 4 m),
+# OSC (titles, links: ESC ] ... BEL or ESC \\), and the two-byte escapes (ESC =, ESC >).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-Z\\\\-_=>]")
+
+
+def clean_text(text: str) -> str:
+    """Tool output as a parser sees it: terminal escape codes removed, CR LF and lone CR
+    (progress lines, Windows copies) turned into LF. Every parse goes through here."""
+    return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse_text(tool: str, text: str, **hints: Any) -> dict[str, Any]:
+    """Parse ``text`` (a captured file or a command's stdout) as ``tool``: the provenance
+    header and escape codes removed first. ``hints`` go to the views that take them."""
+    parser = get_parser(tool)
+    body = clean_text(strip_source_header(text))
+    return parser(body, **hints) if hints else parser(body)
+
+
+# Keys whose value is a count or a rate: below zero, or not a number, it cannot be true.
+_NON_NEGATIVE = re.compile(r"(?:^|_)(?:count|counts|errors?|wrong|replays?|retries|bw|busbw|algbw|"
+                           r"bandwidth|GBps|Gbps|MBps|Mpps|iterations|bytes|size|sum|ranks|"
+                           r"correctable|uncorrectable)(?:_|$)|_(?:GBps|Gbps|MBps|GB_s|Mpps)$", re.IGNORECASE)
+
+
+def impossible_values(data: Any, path: str = "") -> list[str]:
+    """Values no tool can print: NaN or infinite numbers anywhere, a negative count or rate."""
+    out: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(value, float) and not math.isfinite(value):
+                out.append(f"{where}: {value} is not a number")
+            elif (isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
+                  and _NON_NEGATIVE.search(str(key))):
+                out.append(f"{where}: {value} cannot be negative")
+            else:
+                out.extend(impossible_values(value, where))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            if isinstance(value, float) and not math.isfinite(value):
+                out.append(f"{path}[{i}]: {value} is not a number")
+            else:
+                out.extend(impossible_values(value, f"{path}[{i}]"))
+    return out

@@ -71,22 +71,64 @@ def parse_showtopo(text: str) -> dict[str, Any]:
 
 
 _ROW = re.compile(r"^(\d+)\s+")
+# ROCm 2.x/3.x print no "Concise Info" banner: one header line, one cell a column.
+_OLD_HEADER = re.compile(r"^GPU\s+Temp\s+AvgPwr\b")
+_OLD_COLUMNS = {"GPU": "device", "Temp": "temp_C", "AvgPwr": "power_W", "SCLK": "sclk_MHz", "MCLK": "mclk_MHz",
+                "PCLK": "pclk_MHz", "Fan": "fan_pct", "Perf": "perf", "PwrCap": "pwrcap_W", "VRAM%": "vram_pct",
+                "GPU%": "gpu_pct", "SCLK OD": "sclk_od_pct", "MCLK OD": "mclk_od_pct"}
+_END = "End of ROCm SMI Log"
+
+
+def _old_value(value: str) -> Any:
+    if value == "N/A":
+        return None
+    m = re.fullmatch(r"([\d.]+)(?:c|°C|W|Mhz|MHz|%)?", value)
+    if not m:
+        return value
+    return float(m.group(1)) if "." in m.group(1) or value.endswith(("c", "W", "°C")) else int(m.group(1))
+
+
+def _old_row(columns: list[str], cells: list[str]) -> dict[str, Any]:
+    g = {_OLD_COLUMNS.get(c, c): _old_value(v) for c, v in zip(columns, cells)}
+    g["device"] = int(cells[0])
+    g.setdefault("name", None)
+    return g
 
 
 def parse_concise(text: str) -> dict[str, Any]:
+    """The Concise Info table (ROCm 5 on), or the banner-less one-line table of ROCm 2.x/3.x
+    (``GPU Temp AvgPwr SCLK ...``, ``24.0c 3.0W``). The table ends at ``End of ROCm SMI Log``:
+    without it the output was cut short."""
     gpus: list[dict[str, Any]] = []
     errors: list[str] = []
-    saw = False
+    warnings: list[str] = []
+    saw = ended = False
+    old_columns: list[str] | None = None
     for raw in text.splitlines():
         line = raw.rstrip()
         body = line.strip()
         if "Concise Info" in body:
             saw = True
             continue
+        if _END in body:
+            ended = True
+            continue
         if "No JSON data to report" in body:
             errors.append(body)
             continue
-        if saw and _ROW.match(line):
+        if _OLD_HEADER.match(body):
+            saw, old_columns = True, re.sub(r"\b(SCLK|MCLK) OD\b", r"\1_OD", body).split()
+            old_columns = [c.replace("_OD", " OD") for c in old_columns]
+            continue
+        if re.match(r"^GPU\[\d+\]\s*:\s*WARNING", body):
+            warnings.append(re.sub(r"\s+", " ", body))
+            continue
+        if saw and old_columns and _ROW.match(line):
+            cells = body.split()
+            if len(cells) != len(old_columns):
+                errors.append(f"GPU {cells[0]}: {len(cells)} cells for {len(old_columns)} columns: {body!r}")
+            gpus.append(_old_row(old_columns, cells))
+        elif saw and _ROW.match(line):
             g: dict[str, Any] = {"device": int(_ROW.match(line).group(1))}
             temp = re.search(r"([\d.]+)°C", line)
             watts = re.findall(r"([\d.]+)W\b", line)
@@ -104,12 +146,16 @@ def parse_concise(text: str) -> dict[str, Any]:
                       "fan_pct": int(pcts[0]) if len(pcts) == 3 else None,
                       "vram_pct": int(pcts[-2]) if len(pcts) >= 2 else None,
                       "gpu_pct": int(pcts[-1]) if pcts else None, "name": None})
+            if len(pcts) < 3 or len(watts) < 2:
+                errors.append(f"device {g['device']}: row cut short: {body!r}")
             gpus.append(g)
         elif saw and gpus and line.startswith(" ") and body and not body.startswith(("(", "=")):
             gpus[-1]["name"] = body  # the old layout's second line: "AMD Instinct MI300X"
     if not saw and not errors:
         raise ParseError("no 'Concise Info' table", tool="rocm-smi")
-    return {"tool": "rocm-smi", "gpus": gpus, "errors": errors}
+    if saw and not ended:
+        errors.append(f"no '{_END}' line: output cut short")
+    return {"tool": "rocm-smi", "gpus": gpus, "warnings": warnings, "errors": errors}
 
 
 def parse_showpids(text: str) -> dict[str, Any]:

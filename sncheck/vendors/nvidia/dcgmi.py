@@ -12,7 +12,15 @@ Both forms return::
                 "warnings": ["GPU 0 Thermal violations totaling 13.3 seconds ..."],
                 "errors": [], "info": []}],
      "warnings": [], "info": [],          # Warning / Info rows not under any test
-     "errors": ["Deployment: GPU 3 has uncorrectable memory errors and row remappings are pending"]}
+     "errors": ["Deployment: GPU 3 has uncorrectable memory errors and row remappings are pending"],
+     "gpus": [{"gpu": 0, "result": "Fail"}, ...],   # worst result per GPU over every test
+     "not_measured": ["PCIe", "GPU Memory"]}          # GPU-exercising tests that were skipped
+
+DCGM 4.x prints a line per GPU under each test's result (``| memory | Pass |`` then
+``|  | GPU0: Pass |``); 3.x a ``Pass - GPUs: 1, 2`` scope. When every Integration,
+Hardware and Stress test was skipped the result is ``Skip`` (not measured), never ``Pass``.
+A table printed twice (the same rows) is one run. A table without its closing border, or
+with rows elided (``...``), is cut short: an error.
 
 Text wrapped across table rows is joined back. Fragments (a table without its border,
 a last row without its closing ``|``) still parse. ``errors`` holds Error rows that sit
@@ -32,6 +40,12 @@ _SEVERITY = {"Fail": 3, "Warn": 2, "Pass": 1, "Skip": 0}
 _STATUS = re.compile(r"^(Pass|Fail|Warn|Skip)\b\s*(?:-\s*(.*))?$", re.IGNORECASE)
 _CATEGORY = re.compile(r"^[|+]-+\s+([A-Za-z][\w ]*?)\s+-+\+")
 _GPU_IDS = re.compile(r"^GPUs?\s*:\s*([0-9][0-9,\s]*)$")
+# DCGM 4.x: a line per GPU under the test's own result ("| memory | Pass |", "|  | GPU0: Pass |").
+_GPU_STATUS = re.compile(r"^GPU\s*([0-9]+)\s*:\s*(Pass|Fail|Warn|Skip)\b\s*(?:-\s*(.*))?$", re.IGNORECASE)
+_BORDER = re.compile(r"^\+[-=]+\+[-=]+\+$")  # "+----+----+": opens or closes the table
+_MESSAGE_LABEL = re.compile(r"^(Warning|Error|Info)\b\s*(?::\s*GPU\s*([0-9]+))?$", re.IGNORECASE)
+# Test categories whose tests run on the GPUs (Deployment only checks the software stack).
+_MEASURING = ("integration", "hardware", "stress", "performance")
 _TOOL_ERROR = re.compile(
     r"^Error:|^Error\s+\w|Unable to|Diagnostic could not", re.IGNORECASE
 )
@@ -61,21 +75,41 @@ def parse_dcgmi_diag(text: str) -> dict[str, Any]:
 def _parse_table(text: str) -> dict[str, Any]:
     result = _empty("table")
     category: str | None = None
-    rows: list[tuple[str | None, _Row]] = []
+    tables: list[list[tuple[str | None, _Row]]] = [[]]
+    is_open = False  # inside a table: a row was read since the last border
     for raw in text.splitlines():
         line = raw.strip()
         if m := _CATEGORY.match(line):
-            category = m.group(1).strip()
+            category, is_open = m.group(1).strip(), True
         elif line.startswith("|"):
-            _add_cells(rows, category, line)
+            if re.match(r"^\|\s*Diagnostic\s*\|\s*Result\s*\|", line) and tables[-1]:
+                tables.append([])  # the table printed again (srun, -r twice): a new run
+                category = None
+            _add_cells(tables[-1], category, line)
+            is_open = True
+        elif _BORDER.match(line):
+            is_open = is_open and line.startswith("+=")
         elif line and not line.startswith("+") and _TOOL_ERROR.search(line):
             result["errors"].append(line)
-    for row_category, row in rows:
-        _apply_row(result, row_category, row)
-    if not rows and not result["errors"]:
+        elif line in ("...", "[...]", "…"):
+            result["errors"].append("rows elided ('...'): the table is not complete")
+    seen: list[list[dict[str, Any]]] = []
+    for rows in tables:
+        one = _empty("table")
+        for row_category, row in rows:
+            _apply_row(one, row_category, row)
+        if one["tests"] in seen:
+            continue  # the same table twice is one run
+        seen.append(one["tests"])
+        for key in ("tests", "warnings", "info", "errors"):
+            result[key].extend(one[key])
+        result["metadata"].update(one["metadata"])
+    if not any(tables) and not result["errors"]:
         raise ParseError(
             "no diagnostic table rows and no error text found", tool="dcgmi-diag"
         )
+    if any(tables) and is_open:
+        result["errors"].append("the table has no closing border: output cut short")
     return _finish(result)
 
 
@@ -104,7 +138,9 @@ def _join_wrapped(row: _Row, split_on_status: bool) -> list[str]:
     previous_full = True
     for piece in row.lines:
         starts_entry = (
-            split_on_status and bool(_STATUS.match(piece.strip())) and bool(entries)
+            split_on_status
+            and bool(_STATUS.match(piece.strip()) or _GPU_STATUS.match(piece.strip()))
+            and bool(entries)
         )
         if not entries or starts_entry:
             entries.append(piece.strip())
@@ -116,13 +152,15 @@ def _join_wrapped(row: _Row, split_on_status: bool) -> list[str]:
 
 
 def _apply_row(result: dict[str, Any], category: str | None, row: _Row) -> None:
-    kind = _MESSAGE_KINDS.get(row.label.lower())
+    label = _MESSAGE_LABEL.match(row.label)
+    kind = _MESSAGE_KINDS.get(label.group(1).lower()) if label else None
     entries = _join_wrapped(row, split_on_status=kind is None)
     if kind is not None:
-        _attach_message(result, category, kind, " ".join(entries))
+        gpu = f"GPU {label.group(2)}: " if label.group(2) else ""
+        _attach_message(result, category, kind, gpu + " ".join(entries))
     elif category and category.lower() == "metadata":
         result["metadata"][row.label] = " ".join(entries)
-    elif entries and all(_STATUS.match(e) for e in entries):
+    elif entries and all(_STATUS.match(e) or _GPU_STATUS.match(e) for e in entries):
         test = _new_test(row.label, category)
         for entry in entries:
             _add_status(test, entry)
@@ -142,6 +180,12 @@ def _attach_message(
 
 
 def _add_status(test: dict[str, Any], entry: str) -> None:
+    if g := _GPU_STATUS.match(entry):
+        status = g.group(2).capitalize()
+        test["gpus"] = [x for x in test["gpus"] if x["gpu"] != int(g.group(1))]
+        test["gpus"].append({"gpu": int(g.group(1)), "result": status})
+        test["result"] = _worst(test["result"], status)
+        return
     m = _STATUS.match(entry)
     if m is None:
         return
@@ -287,15 +331,25 @@ def _new_test(name: str, category: str | None) -> dict[str, Any]:
 
 def _finish(result: dict[str, Any]) -> dict[str, Any]:
     overall = None
+    per_gpu: dict[int, str] = {}
     for test in result["tests"]:
         test["gpus"].sort(key=lambda g: g["gpu"])
         if test["result"] is not None:
             overall = _worst(overall, test["result"])
+        for g in test["gpus"]:
+            per_gpu[g["gpu"]] = _worst(per_gpu.get(g["gpu"]), g["result"])
+    measuring = [t for t in result["tests"] if str(t["category"] or "").lower() in _MEASURING]
+    # Every test that exercises the GPUs skipped: nothing was measured, whatever Deployment says.
+    result["not_measured"] = [t["name"] for t in measuring if t["result"] in (None, "Skip")]
+    if measuring and len(result["not_measured"]) == len(measuring) and overall in ("Pass", "Skip"):
+        overall = "Skip"
+        result["info"].append("every hardware test was skipped: the GPUs were not measured")
     if result["errors"]:
         overall = "Fail"
     elif result["warnings"]:
         overall = _worst(overall, "Warn")
     result["result"] = overall
+    result["gpus"] = [{"gpu": gpu, "result": r} for gpu, r in sorted(per_gpu.items())]
     return result
 
 

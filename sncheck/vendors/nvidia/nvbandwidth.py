@@ -11,7 +11,11 @@
      "waived": 4, "errors": []}
 
 The diagonal is null (``N/A`` in newer versions, ``0.00`` in older ones: a GPU does not
-copy to itself). A test that started and printed no matrix is an error.
+copy to itself). A test that started and printed no matrix is an error, with the tool's
+own failure text (``Invalid value when checking the pattern``, ``Aborted (core dumped)``)
+as the error when it printed one. A matrix without its ``Running`` line is kept under the
+name its ``SUM`` line gives. Cut short: fewer rows than a GPU x GPU matrix has columns, or
+(v0.5 on, which print one) no ``SUM`` line after a matrix.
 """
 
 from __future__ import annotations
@@ -24,20 +28,33 @@ from sncheck.errors import ParseError
 from sncheck.vendors.facts import fact_row, listed
 
 _RUNNING = re.compile(r"^Running (\S+?)\.?\s*$")
-_SUM = re.compile(r"^SUM (\S+) ([0-9.]+)")
-_CV = re.compile(r"^COEFFICIENT_OF_VARIATION (\S+) ([0-9.]+)")
+_SUM = re.compile(r"^SUM (\S+) ([0-9.]+)$")
+_CV = re.compile(r"^COEFFICIENT_OF_VARIATION (\S+) ([0-9.]+)$")
 _TITLE = re.compile(r"\((GB/s|ns|us)\)\s*$")
+# The tool's own failure text: a data check, an assertion, a CUDA error, a crash.
+_TOOL_FAILURE = re.compile(
+    r"Invalid value when checking the pattern|^ASSERT\b|Aborted \(core dumped\)|Segmentation fault|"
+    r"terminate called|what\(\):|\bcuda_error|CUDA error|(?i:\berror\b)|failed", re.IGNORECASE)
+_HEADER = re.compile(r"^(nvbandwidth Version|Built from Git version|CUDA Runtime Version|CUDA Driver Version|"
+                     r"Driver Version|Device \d+|NOTE|Additional system|Performance can vary|Waived|"
+                     r"Current offset)\b")
+
+
+def _new_test(name: str | None) -> dict[str, Any]:
+    return {"name": name, "title": None, "unit": None, "columns": [], "matrix": {}, "sum": None, "cv": None}
 
 
 def parse_nvbandwidth(text: str) -> dict[str, Any]:
-    tests: dict[str, dict[str, Any]] = {}
+    """Each test: ``Running NAME.``, a titled matrix, then ``SUM NAME value`` (v0.5 on). A
+    matrix whose ``Running`` line is missing (cut from a paste) is named by its SUM line."""
+    found: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None
     version = driver = None
     waived = 0
     errors: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
-        if not line:
+        if not line or line in ("...", "[...]"):
             continue
         if m := re.match(r"^nvbandwidth Version:\s*(\S+)", line):
             version = m.group(1)
@@ -46,13 +63,22 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
         elif line.startswith("Waived"):
             waived += 1
         elif m := _RUNNING.match(line):
-            cur = {"title": None, "unit": None, "columns": [], "matrix": {}, "sum": None, "cv": None}
-            tests[m.group(1)] = cur
+            cur = _new_test(m.group(1))
+            found.append(cur)
         elif m := _SUM.match(line):
-            tests.setdefault(m.group(1), cur or {})["sum"] = float(m.group(2))
+            t = next((t for t in reversed(found) if t["name"] in (m.group(1), None)), None)
+            if t is None:
+                t = _new_test(m.group(1))
+                found.append(t)
+            t["name"], t["sum"] = m.group(1), float(m.group(2))
         elif m := _CV.match(line):
-            tests.setdefault(m.group(1), cur or {})["cv"] = float(m.group(2))
-        elif cur is not None and (m := _TITLE.search(line)) and cur["title"] is None:
+            t = next((t for t in reversed(found) if t["name"] == m.group(1)), None)
+            if t is not None:
+                t["cv"] = float(m.group(2))
+        elif m := _TITLE.search(line):
+            if cur is None or cur["title"] is not None:  # a matrix with no Running line before it
+                cur = _new_test(None)
+                found.append(cur)
             cur["title"], cur["unit"] = line, m.group(1)
         elif cur is not None and cur["title"] and re.fullmatch(r"\d+(\s+\d+)*", line) and not cur["columns"]:
             cur["columns"] = line.split()
@@ -62,15 +88,30 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
             if len(values) != len(cur["columns"]):
                 errors.append(f"row {row} has {len(values)} cells for {len(cur['columns'])} columns")
             cur["matrix"][row] = {c: _cell(v, row, c, cur["title"]) for c, v in zip(cur["columns"], values)}
-        elif re.search(r"(?i)\berror\b|failed|cuda_error", line):
+        elif _TOOL_FAILURE.search(line) and not _HEADER.match(line):
             errors.append(line)
-    if not tests:
-        raise ParseError("no 'Running <testcase>.' lines", tool="nvbandwidth")
-    for name, t in tests.items():
-        if not t.get("matrix"):
-            errors.append(f"{name}: no result matrix (test did not finish?)")
+    if not found:
+        raise ParseError("no 'Running <testcase>.' lines and no result matrix", tool="nvbandwidth")
+    tests: dict[str, dict[str, Any]] = {}
+    for i, t in enumerate(found):
+        name = t.pop("name") or f"untitled_{i}"
+        tests[name] = t
+        if not t["matrix"]:
+            if not any(e for e in errors if not e.startswith(("row ", name))):
+                errors.append(f"{name}: no result matrix (test did not finish?)")
+            continue
+        if "GPU(row)" in (t["title"] or "") and "GPU(column)" in (t["title"] or "") \
+                and len(t["matrix"]) < len(t["columns"]):
+            errors.append(f"{name}: {len(t['matrix'])} of {len(t['columns'])} matrix rows (cut short)")
+        elif t["sum"] is None and _version(version) >= (0, 5):
+            errors.append(f"{name}: no 'SUM {name}' line after the matrix (cut short)")
     return {"tool": "nvbandwidth", "version": version, "driver_version": driver, "tests": tests,
             "waived": waived, "errors": errors}
+
+
+def _version(text: str | None) -> tuple[int, ...]:
+    m = re.match(r"v?(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def _cell(value: str, row: str, col: str, title: str | None) -> float | None:

@@ -177,14 +177,14 @@ def parse_query_gpu_csv(
 def _is_csv_header(cells: list[str], names: list[str]) -> bool:
     """``index, name, memory.total [MiB]`` (``--format=csv`` without ``noheader``)."""
     bare = [re.sub(r"\s*\[.*\]$", "", c) for c in cells]
-    if not bare or not all(re.fullmatch(r"[a-z_][a-z0-9_.]*", b) for b in bare):
+    if not bare or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", b) for b in bare):
         return False
     return any(b in names or "." in b or "_" in b for b in bare)
 
 
 def _query_value(field_name: str, raw: str) -> Any:
-    if raw in _NA_VALUES:
-        return None
+    if raw in _NA_VALUES or (raw.startswith("[") and raw.endswith("]")):
+        return None  # "[N/A]", "[Not Supported]", "[Requested functionality has been deprecated]"
     if raw in ("Yes", "No"):
         return raw == "Yes"
     if field_name.startswith(_NUMERIC_FIELD_PREFIXES):
