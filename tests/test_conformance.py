@@ -37,14 +37,6 @@ PENDING_VIEWS = {"nvlink-errors": "issue 21 item 3: link counters judged (kernel
                  "ibqueryerrors": "issue 21 item 3: IB counters (kernel)",
                  "ib-counters": "issue 21 item 3: IB sysfs counters (kernel)"}
 
-# Captures the parsers do not read right yet (issue 21 item 2, 'parsers' engineer): emptied as they land.
-NOT_YET = {
-    "rccl-tests/02_alltoall_mi355x_16ranks_2nodes_2x8gpu_stops_after_device_list.txt",
-    "nvidia-smi-q/02_590.48.01_h200_mig_enabled_idle.txt",
-    "nvidia-smi-qx/01_qx_535.54.03_a100_sxm4_80gb_mig_4_instances_attached4_one_gpu_element.xml.txt",
-}
-
-
 def _entries() -> list:
     params = []
     for expect in EXPECTATIONS:
@@ -53,8 +45,6 @@ def _entries() -> list:
             marks = []
             if entry["tool"] in PENDING_VIEWS:
                 marks.append(pytest.mark.xfail(reason=PENDING_VIEWS[entry["tool"]], strict=False))
-            elif entry["file"] in NOT_YET:
-                marks.append(pytest.mark.xfail(reason="parser not conformant yet (issue 21 item 2)", strict=False))
             params.append(pytest.param(expect.parent, entry, id=f"{corpus}/{entry['file']}", marks=marks))
     return params
 

@@ -424,9 +424,8 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
     raw = read_capped(file, MAX_PARSE_BYTES, "log")  # /dev/zero or a 100 MB log: refused, not read
     text = raw.decode("utf-8", errors="replace")
     try:
-        if tool in ("nccl-tests", "rccl-tests"):
-            hint = collective or next((m.group(1) for m in [re.search(r"([a-z_]+)_perf", file)] if m), None)
-            data = parse_text(tool, text, collective=hint)
+        if tool in ("nccl-tests", "rccl-tests"):  # the log's own name first, the file's path last
+            data = parse_text(tool, text, collective=collective, path=file)
         elif tool == "hccl-test":
             data = parse_text(tool, text, collective=collective, ranks=ranks)
         else:

@@ -49,7 +49,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
-from sncheck.vendors.nvidia import nvidia_smi
+from sncheck.vendors.nvidia import nvidia_smi, smi_query
 
 _NA = {"", "N/A", "[N/A]", "n/a"}
 _CLOCK_NAMES = {
@@ -111,6 +111,7 @@ def parse_query_xml(text: str) -> dict[str, Any]:
     attached = _int(root.findtext("attached_gpus"))
     if attached is not None and attached > len(gpus):
         errors.append(f"{attached} GPUs attached but {len(gpus)} listed (truncated or excerpted output)")
+    errors += smi_query._impossible_listing(attached, gpus)
     return {"tool": "nvidia-smi-qx", "driver_version": _text(root.findtext("driver_version")),
             "cuda_version": _text(root.findtext("cuda_version")), "attached_gpus": attached,
             "gpus": gpus, "errors": errors}
@@ -121,6 +122,15 @@ def _xml_gpu(g: ET.Element) -> dict[str, Any]:
         "bus_id": g.get("id"),
         "product_name": _text(g.findtext("product_name")),
         "uuid": _text(g.findtext("uuid")),
+        "mig": _xml_mig(g),
+        "temperature": _xml_measures(g.find("temperature"), {
+            "gpu_temp": "gpu_C", "memory_temp": "memory_C", "gpu_temp_slow_threshold": "slowdown_C",
+            "gpu_temp_max_threshold": "shutdown_C", "gpu_temp_max_gpu_threshold": "max_operating_C"}),
+        "power": _xml_measures(next((n for n in (g.find("gpu_power_readings"), g.find("power_readings"))
+                                     if n is not None), None), {
+            "average_power_draw": "draw_W", "power_draw": "draw_W", "instant_power_draw": "instant_W",
+            "current_power_limit": "limit_W", "power_limit": "limit_W", "default_power_limit": "default_limit_W",
+            "max_power_limit": "max_limit_W"}),
         "pcie": _xml_pcie(g.find("pci")),
         "ecc": _xml_ecc(g),
         "retired_pages": _xml_retired(g.find("retired_pages")),
@@ -131,9 +141,34 @@ def _xml_gpu(g: ET.Element) -> dict[str, Any]:
     }
 
 
+def _xml_mig(g: ET.Element) -> dict[str, Any] | None:
+    mode = g.find("mig_mode")
+    if mode is None:
+        return None
+    return {"current": _text(mode.findtext("current_mig")), "pending": _text(mode.findtext("pending_mig")),
+            "devices": len(g.findall("mig_devices/mig_device"))}
+
+
+def _xml_measures(node: ET.Element | None, names: dict[str, str]) -> dict[str, Any] | None:
+    """``<gpu_temp>27 C</gpu_temp>``, ``<power_draw>67.03 W</power_draw>``: numbers, by our names."""
+    if node is None:
+        return None
+    out: dict[str, Any] = {}
+    for tag, name in names.items():
+        if node.find(tag) is not None and out.get(name) is None:
+            out[name] = smi_query._measure(node.findtext(tag))
+    return out
+
+
 def _xml_pcie(pci: ET.Element | None) -> dict[str, Any] | None:
     if pci is None:
         return None
+    link = _xml_pcie_link(pci)
+    link["below_max"] = smi_query.below_max(link)
+    return link
+
+
+def _xml_pcie_link(pci: ET.Element) -> dict[str, Any]:
     return {"gen_current": _int(pci.findtext("pci_gpu_link_info/pcie_gen/current_link_gen")),
             "gen_max": _int(pci.findtext("pci_gpu_link_info/pcie_gen/max_link_gen")),
             "width_current": _int((pci.findtext("pci_gpu_link_info/link_widths/current_link_width") or "")
@@ -262,10 +297,10 @@ def parse_fabric(text: str) -> dict[str, Any]:
         full = parse_query_xml(text)
         return {"tool": "nvidia-smi-fabric", "gpus": [_fabric_only(g) for g in full["gpus"]],
                 "errors": full["errors"]}
-    root, tool_errors = nvidia_smi._build_tree(text)
+    root, tool_errors = smi_query._build_tree(text)
     gpus: list[dict[str, Any]] = []
     for node in root.children:
-        if nvidia_smi._GPU_HEADER.match(node.key):
+        if smi_query._GPU_HEADER.match(node.key):
             if node.get("Fabric") is not None:
                 gpus.append({"bus_id": node.key.split()[1], "uuid": _text(node.value_at("GPU UUID")),
                              "product_name": _text(node.value_at("Product Name")),

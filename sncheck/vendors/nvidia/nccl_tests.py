@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.nvidia import nccl_json
 
 # mpirun --tag-output "[1,0]<stdout>:" and srun --label "0: " in front of every line.
 _LAUNCHER_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s*")
-_COLLECTIVE_HEADER = re.compile(r"Collective test starting:\s*(\S+)")
+_COLLECTIVE_HEADER = re.compile(r"Collective test (?:starting|concluded):\s*(\S+)")
 _BINARY_NAME = re.compile(
-    r"\b(all_reduce|all_gather|alltoallv?|reduce_scatter|sendrecv|broadcast|reduce|"
-    r"gather|scatter|hypercube)_perf\b"
+    r"(?<![A-Za-z0-9])(all_reduce|all_gather|alltoallv?|reduce_scatter|sendrecv|broadcast|reduce|"
+    r"gather|scatter|hypercube)_perf(?:_mpi)?(?![A-Za-z0-9])"
 )
 _THREADS_LINE = re.compile(
     r"^nThreads?:?\s+(\d+)\s+nGpus:?\s+(\d+)(?:\s+nRanks:?\s+(\d+))?"
@@ -78,18 +79,32 @@ class _State:
     out_of_bounds: int | None = None
     out_of_bounds_verdict: str | None = None
     errors: list[str] = field(default_factory=list)
+    header_seen: bool = False  # the run's own header: nThread line, device list, Collective line
+    binary: str | None = None  # the *_perf binary named on a command line in the log
     finished: bool = False  # the Avg bus bandwidth footer closed the first run
     more_runs: bool = False  # a second run started after that footer; it is not parsed
 
 
-def parse_nccl_tests(text: str, collective: str | None = None) -> dict[str, Any]:
-    """Parse one nccl-tests log. ``collective`` is a hint (``all_reduce`` or ``all_reduce_perf``)."""
-    return _parse(text, collective, tool="nccl-tests")
+def parse_nccl_tests(text: str, collective: str | None = None, path: str | None = None) -> dict[str, Any]:
+    """Parse one nccl-tests log, or its ``-J`` JSON. The collective is the one the log names
+    (``# Collective test starting/concluded:``, a ``*_perf`` binary on a command line), else
+    ``collective`` (a caller's hint), else a collective name in ``path`` (the last resort)."""
+    if (doc := nccl_json.load(text)) is not None:
+        return nccl_json.parse(doc, collective or collective_from_path(path), tool="nccl-tests")
+    return _parse(text, collective or collective_from_path(path), tool="nccl-tests")
 
 
-def parse_rccl_tests(text: str, collective: str | None = None) -> dict[str, Any]:
-    """Parse one rccl-tests log; same layout and result as nccl-tests, ``tool`` says rccl-tests."""
-    return _parse(text, collective, tool="rccl-tests")
+def parse_rccl_tests(text: str, collective: str | None = None, path: str | None = None) -> dict[str, Any]:
+    """Parse one rccl-tests log (or its JSON lines); the nccl-tests result, ``tool`` rccl-tests."""
+    if (doc := nccl_json.load(text)) is not None:
+        return nccl_json.parse(doc, collective or collective_from_path(path), tool="rccl-tests")
+    return _parse(text, collective or collective_from_path(path), tool="rccl-tests")
+
+
+def collective_from_path(path: str | None) -> str | None:
+    """``logs/2nodes/all_reduce_perf.log`` -> ``all_reduce``: a known collective, never a guess."""
+    m = _BINARY_NAME.search(path or "")
+    return m.group(1) if m else None
 
 
 def normalize_collective(name: str) -> str:
@@ -104,10 +119,12 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         _scan_line(_clean(raw), state)
         if state.more_runs:
             break
-    if not state.table_seen and not state.rows and not state.errors:
+    if not state.table_seen and not state.rows and not state.errors and not state.header_seen:
         raise ParseError(
             "no nccl-tests results table and no error text found", tool=tool
         )
+    if state.header_seen and not state.table_seen and not state.rows and not state.errors:
+        state.errors.append("the log stops before the results table (cut short, or the run hung)")
     if (
         state.table_seen
         and state.avg_busbw is None
@@ -128,7 +145,7 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         )
     return {
         "tool": tool,
-        "collective": _pick_collective(state.collective, hint, text),
+        "collective": _pick_collective(state.collective or state.binary, hint, text),
         # Rank ids run 0..n-1; the highest one still counts when an author elided the list.
         "ranks": max(state.rank_ids) + 1 if state.rank_ids else state.header_ranks,
         "rows": state.rows,
@@ -156,10 +173,14 @@ def _scan_line(line: str, state: _State) -> None:
         _add_error(state, content)
         return
     if not commented:
+        if (m := _BINARY_NAME.search(content)) and not state.binary and not state.table_seen:
+            state.binary = m.group(1)  # the command line: "mpirun ... build/all_reduce_perf -b 8"
         row = _parse_row(content, state.check_column)
         if row is not None:
             state.rows.append(row)
             state.table_seen = True
+        elif (state.table_seen or state.rows) and _row_shaped(content):
+            _add_error(state, f"unreadable result row (a #wrong or bandwidth no run prints): {content!r}")
 
 
 def _scan_header_line(content: str, state: _State) -> bool:
@@ -169,14 +190,17 @@ def _scan_header_line(content: str, state: _State) -> bool:
         return True
     if m := _COLLECTIVE_HEADER.search(content):
         state.collective = state.collective or normalize_collective(m.group(1))
+        state.header_seen = True
         return True
     if m := _THREADS_LINE.match(content):
+        state.header_seen = True
         if m.group(3) is not None:
             # rccl-tests prints nRanks as the MPI process count; each drives nThreads x nGpus.
             state.header_ranks = int(m.group(1)) * int(m.group(2)) * int(m.group(3))
         return True
     if m := _RANK_LINE.match(content):
         state.rank_ids.add(int(m.group(1)))
+        state.header_seen = True
         return True
     if m := _OUT_OF_BOUNDS.match(content):
         state.out_of_bounds = int(m.group(1))
@@ -196,7 +220,7 @@ def _scan_header_line(content: str, state: _State) -> bool:
 
 def _starts_run(content: str) -> bool:
     return bool(
-        _COLLECTIVE_HEADER.search(content)
+        (_COLLECTIVE_HEADER.search(content) and "concluded" not in content)
         or _THREADS_LINE.match(content)
         or _RANK_LINE.match(content)
         or _column_header_check(content)
@@ -251,18 +275,25 @@ def _parse_row(content: str, check_column: str | None) -> dict[str, Any] | None:
     }
 
 
+def _row_shaped(content: str) -> bool:
+    """``size count type ...``: a result row, whatever its cells hold."""
+    tokens = content.split()
+    return len(tokens) >= 7 and bool(_UNSIGNED.match(tokens[0]) and _UNSIGNED.match(tokens[1])) \
+        and bool(_IDENTIFIER.match(tokens[2]))
+
+
 def _parse_half(cells: list[str], check_column: str | None) -> dict[str, Any] | None:
-    if not all(c == "N/A" or _FLOAT.match(c) for c in cells[:3]):
-        return None
+    if not all(c == "N/A" or _to_float(c) is not None for c in cells[:3]):
+        return None  # nan, inf or no number: not a measurement
     time_us, algbw, busbw = (_to_float(c) for c in cells[:3])
     check = cells[3].rstrip("*")  # rccl-tests stars values over its error threshold
     wrong, max_error = None, None
     if check != "N/A":
         kind = check_column or ("wrong" if _INTEGER.match(check) else "error")
         if kind == "wrong":
-            wrong = _to_int(check)
+            wrong = int(check) if _UNSIGNED.match(check) else None
             if wrong is None:
-                return None
+                return None  # "-1", "x7": no count of wrong elements
         else:
             max_error = _to_float(check)
             if max_error is None:

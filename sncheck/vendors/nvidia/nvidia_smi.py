@@ -1,4 +1,4 @@
-"""Parse nvidia-smi output: ``--query-gpu`` CSV, ``topo -m``, ``nvlink -s``, ``nvlink -e``, ``-q``.
+"""Parse nvidia-smi output: ``--query-gpu`` CSV, ``topo -m``, ``nvlink -s``, ``nvlink -e`` (``-q``: smi_query).
 
 Every function returns a dict with an ``errors`` list (tool error text, truncation) and
 raises ``ParseError`` only when the text holds nothing it recognises. ``N/A``-style
@@ -38,26 +38,7 @@ values become null; nothing missing is guessed. The JSON shapes:
                                                   "crc_errors": 0}}]}],
      "errors": []}
 
-``parse_query`` (``nvidia-smi-q``)::
-
-    {"tool": "nvidia-smi-q", "driver_version": "535.161.08", "cuda_version": "12.2",
-     "attached_gpus": 8,
-     "gpus": [{"bus_id": "00000000:19:00.0", "product_name": "NVIDIA H100 80GB HBM3",
-               "uuid": "GPU-...",
-               "pcie": {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16,
-                        "replays_since_reset": 67},
-               "ecc": {"mode_current": "Enabled", "mode_pending": "Enabled",
-                       "volatile": {"SRAM Correctable": 0, "DRAM Correctable": 0, ...},
-                       "aggregate": {...}},          # nested counters keyed "Single Bit/Total"
-               "retired_pages": {"single_bit_ecc": null, "double_bit_ecc": null, "pending": null},
-               "remapped_rows": {"correctable": 0, "uncorrectable": 0, "pending": false,
-                                 "failure": false, "histogram": {"Max": 2560, ...}},  # null if N/A
-               "clock_reasons": {"section": "Clocks Event Reasons",   # or "Clocks Throttle Reasons"
-                                 "reasons": {"Idle": false, "HW Slowdown": true, ...},
-                                 "active": ["HW Slowdown", "HW Power Brake Slowdown"]}}],
-     "errors": []}                    # e.g. "8 GPUs attached but 1 listed (truncated output)"
-
-  A section the output lacks is null; reason names are kept as printed.
+``parse_query`` (``nvidia-smi-q``): see :mod:`sncheck.vendors.nvidia.smi_query`.
 """
 
 from __future__ import annotations
@@ -65,7 +46,6 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
@@ -362,237 +342,6 @@ def _merge_counter_links(links: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(merged.values())
 
 
-# --------------------------------------------------------------------------- -q
-
-
-@dataclass
-class _Node:
-    key: str
-    value: str | None
-    indent: int
-    children: list[_Node] = field(default_factory=list)
-
-    def get(self, *path: str) -> _Node | None:
-        node: _Node | None = self
-        for name in path:
-            node = (
-                next((c for c in node.children if c.key == name), None)
-                if node
-                else None
-            )
-        return node
-
-    def value_at(self, *path: str) -> str | None:
-        node = self.get(*path)
-        return node.value if node else None
-
-
-_GPU_HEADER = re.compile(
-    r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$"
-)
-_KEY_VALUE = re.compile(r"^(.+?)\s*:(?:\s+(.*))?$")
-_INDENT_STEP = 4  # nvidia-smi -q indents each level by four spaces
-_CLOCK_SECTIONS = ("Clocks Event Reasons", "Clocks Throttle Reasons")
-
-
-def parse_query(text: str) -> dict[str, Any]:
-    """Parse ``nvidia-smi -q`` (whole or ``-d`` sections, also truncated or excerpted)."""
-    root, tool_errors = _build_tree(text)
-    gpu_nodes = [c for c in root.children if _GPU_HEADER.match(c.key)]
-    attached = _int_or_none(root.value_at("Attached GPUs") or "")
-    if not gpu_nodes and attached is None and not tool_errors:
-        raise ParseError("no 'GPU <bus id>' sections found", tool="nvidia-smi-q")
-    errors = list(tool_errors)
-    if attached is not None and attached > len(gpu_nodes):
-        errors.append(
-            f"{attached} GPUs attached but {len(gpu_nodes)} listed (truncated or excerpted output)"
-        )
-    return {
-        "tool": "nvidia-smi-q",
-        "driver_version": _na_or(root.value_at("Driver Version"), str),
-        "cuda_version": _na_or(root.value_at("CUDA Version"), str),
-        "attached_gpus": attached,
-        "gpus": [_gpu_summary(node) for node in gpu_nodes],
-        "errors": errors,
-    }
-
-
-def _build_tree(text: str) -> tuple[_Node, list[str]]:
-    """Indentation tree of ``key : value`` lines; a GPU header always hangs off the root."""
-    root = _Node("", None, -1)
-    stack = [root]
-    errors: list[str] = []
-    for raw in text.splitlines():
-        line = raw.expandtabs(4).rstrip()
-        body = line.strip()
-        if not body or _ELISION.match(body) or body.startswith("==="):
-            continue
-        if _TOOL_ERROR.search(body):
-            errors.append(body)
-            continue
-        indent = len(line) - len(line.lstrip())
-        if _GPU_HEADER.match(body):
-            gpu = _Node(body, None, indent)
-            root.children.append(gpu)
-            stack = [root, gpu]
-            continue
-        floor = 2 if len(stack) > 1 and _GPU_HEADER.match(stack[1].key) else 1
-        if floor == 2 and indent <= stack[1].indent:
-            # Indented no deeper than its GPU header: keep it in that GPU, at the level of
-            # the GPU's first field, so the lines after it are its siblings, not children.
-            gpu = stack[1]
-            indent = (
-                gpu.children[0].indent if gpu.children else gpu.indent + _INDENT_STEP
-            )
-        while len(stack) > floor and _closes(stack[-1], indent):
-            stack.pop()
-        m = _KEY_VALUE.match(body)
-        node = _Node(m.group(1), m.group(2), indent) if m else _Node(body, None, indent)
-        stack[-1].children.append(node)
-        stack.append(node)
-    return root, errors
-
-
-def _closes(node: _Node, indent: int) -> bool:
-    """Whether a line at ``indent`` is no longer inside ``node``.
-
-    A ``key : value`` line parents only lines a full step deeper ("HW Slowdown : Active"
-    over "HW Thermal Slowdown"), so a value line indented a little off does not swallow
-    the siblings that follow it.
-    """
-    if node.indent >= indent:
-        return True
-    return node.value is not None and indent < node.indent + _INDENT_STEP
-
-
-def _gpu_summary(gpu: _Node) -> dict[str, Any]:
-    bus = _GPU_HEADER.match(gpu.key)
-    return {
-        "bus_id": bus.group(1) if bus else None,
-        "product_name": _na_or(gpu.value_at("Product Name"), str),
-        "uuid": _na_or(gpu.value_at("GPU UUID"), str),
-        "pcie": _pcie(gpu),
-        "ecc": _ecc(gpu),
-        "retired_pages": _retired_pages(gpu.get("Retired Pages")),
-        "remapped_rows": _remapped_rows(gpu.get("Remapped Rows")),
-        "clock_reasons": _clock_reasons(gpu),
-        "fabric": fabric.fabric_from_text_node(gpu.get("Fabric")),
-        "platform": fabric.platform_from_text_node(gpu.get("Platform Info")),
-    }
-
-
-from sncheck.vendors.nvidia import fabric  # noqa: E402  (fabric.py reuses this module's tree; imported after it)
-
-
-def _pcie(gpu: _Node) -> dict[str, Any] | None:
-    pci = gpu.get("PCI")
-    if pci is None:
-        return None
-    link = pci.get("GPU Link Info")
-    gen = link.get("PCIe Generation") if link else None
-    width = link.get("Link Width") if link else None
-    return {
-        "gen_current": _int_or_none(gen.value_at("Current") if gen else None),
-        "gen_max": _int_or_none(gen.value_at("Max") if gen else None),
-        "width_current": _int_or_none(
-            (width.value_at("Current") or "").rstrip("x") if width else None
-        ),
-        "width_max": _int_or_none(
-            (width.value_at("Max") or "").rstrip("x") if width else None
-        ),
-        "replays_since_reset": _int_or_none(pci.value_at("Replays Since Reset")),
-    }
-
-
-def _ecc(gpu: _Node) -> dict[str, Any] | None:
-    mode, counts = gpu.get("ECC Mode"), gpu.get("ECC Errors")
-    if mode is None and counts is None:
-        return None
-    return {
-        "mode_current": _na_or(mode.value_at("Current"), str) if mode else None,
-        "mode_pending": _na_or(mode.value_at("Pending"), str) if mode else None,
-        "volatile": _leaves(counts.get("Volatile")) if counts else None,
-        "aggregate": _leaves(counts.get("Aggregate")) if counts else None,
-    }
-
-
-def _leaves(node: _Node | None, prefix: str = "") -> dict[str, Any] | None:
-    """Flatten a counter section: nested names join with '/' ("Single Bit/Total")."""
-    if node is None:
-        return None
-    flat: dict[str, Any] = {}
-    for child in node.children:
-        name = f"{prefix}{child.key}"
-        if child.children:
-            flat.update(_leaves(child, f"{name}/") or {})
-        else:
-            flat[name] = _scalar(child.value)
-    return flat
-
-
-def _retired_pages(node: _Node | None) -> dict[str, Any] | None:
-    if node is None:
-        return None
-
-    def count(name: str) -> int | None:
-        child = node.get(name)
-        if child is None:
-            return None
-        # Older drivers nest the number one level down as "Count".
-        return _int_or_none(
-            child.value if child.value is not None else child.value_at("Count")
-        )
-
-    pending = next(
-        (
-            node.value_at(k)
-            for k in ("Pending Page Blacklist", "Pending Page Retirement", "Pending")
-            if node.get(k) is not None
-        ),
-        None,
-    )
-    return {
-        "single_bit_ecc": count("Single Bit ECC"),
-        "double_bit_ecc": count("Double Bit ECC"),
-        "pending": _yes_no(pending),
-    }
-
-
-def _remapped_rows(node: _Node | None) -> dict[str, Any] | None:
-    if node is None or not node.children:
-        return None  # "Remapped Rows : N/A" on GPUs without row remapping
-    histogram = node.get("Bank Remap Availability Histogram")
-    return {
-        "correctable": _int_or_none(node.value_at("Correctable Error")),
-        "uncorrectable": _int_or_none(node.value_at("Uncorrectable Error")),
-        "pending": _yes_no(node.value_at("Pending")),
-        "failure": _yes_no(node.value_at("Remapping Failure Occurred")),
-        "histogram": {c.key: _leading_int(c.value) for c in histogram.children}
-        if histogram
-        else None,
-    }
-
-
-def _clock_reasons(gpu: _Node) -> dict[str, Any] | None:
-    found = [(name, gpu.get(name)) for name in _CLOCK_SECTIONS]
-    section, node = next(
-        ((name, n) for name, n in found if n is not None), (None, None)
-    )
-    if section is None or node is None:
-        return None
-    reasons: dict[str, bool | None] = {}
-    pending = list(node.children)
-    while pending:
-        node = pending.pop(0)
-        reasons[node.key] = _active(node.value)
-        pending[:0] = node.children  # "HW Thermal Slowdown" nests under "HW Slowdown"
-    return {
-        "section": section,
-        "reasons": reasons,
-        "active": [k for k, v in reasons.items() if v],
-    }
-
-
 # --------------------------------------------------------------------------- values
 
 
@@ -635,3 +384,7 @@ def _scalar(value: str | None) -> Any:
         return as_int
     as_bool = _yes_no(value)
     return as_bool if as_bool is not None else value.strip()
+
+
+# The -q view lives in smi_query (it shares the value helpers above).
+from sncheck.vendors.nvidia.smi_query import parse_query  # noqa: E402,F401

@@ -1,0 +1,414 @@
+"""Parse ``nvidia-smi -q`` (the ``nvidia-smi-q`` view): whole, ``-d`` sections, or cut.
+
+``parse_query``::
+
+    {"tool": "nvidia-smi-q", "driver_version": "535.161.08", "cuda_version": "12.2",
+     "attached_gpus": 8,
+     "gpus": [{"bus_id": "00000000:19:00.0", "product_name": "NVIDIA H100 80GB HBM3",
+               "uuid": "GPU-...",
+               "mig": {"current": "Enabled", "pending": "Enabled", "devices": 5},  # null: no MIG Mode
+               "temperature": {"gpu_C": 59, "memory_C": 70, "slowdown_C": 87, "shutdown_C": 92},
+               "power": {"draw_W": 629.45, "instant_W": 631.0, "limit_W": 700.0,
+                         "default_limit_W": 700.0, "max_limit_W": 700.0},
+               "pcie": {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16,
+                        "replays_since_reset": 67,
+                        "below_max": ["width x8 of x16"]},   # a generation or width below its maximum
+               "ecc": {"mode_current": "Enabled", "mode_pending": "Enabled",
+                       "volatile": {"SRAM Correctable": 0, "DRAM Correctable": 0, ...},
+                       "aggregate": {...}},          # nested counters keyed "Single Bit/Total"
+               "retired_pages": {"single_bit_ecc": null, "double_bit_ecc": null, "pending": null},
+               "remapped_rows": {"correctable": 0, "uncorrectable": 0, "pending": false,
+                                 "failure": false, "histogram": {"Max": 2560, ...}},  # null if N/A
+               "clock_reasons": {"section": "Clocks Event Reasons",   # or "Clocks Throttle Reasons"
+                                 "reasons": {"Idle": false, "HW Slowdown": true, ...},
+                                 "active": ["HW Slowdown", "HW Power Brake Slowdown"]},
+               "fabric": {...}, "platform": {...}}],
+     "errors": []}                    # e.g. "8 GPUs attached but 1 listed (truncated output)"
+
+A section the output lacks is null; reason names are kept as printed. The listing must be
+one that can be true, or it is an error (exit 1 in ``sncheck parse``):
+
+- as many ``GPU <bus id>`` sections as ``Attached GPUs``, with no bus id or UUID twice;
+- a full listing (its sections carry ``Product Name``) reaches ``Processes``, the last
+  section of every driver (and ``Capabilities`` where the driver prints it: 560 on), so a
+  listing cut mid-way says "cut short" instead of leaving ECC or remapped rows N/A;
+- every GPU lists the same sections as the first one, and a section's last entry is there
+  (``Pending Page Blacklist`` of Retired Pages, the ``None`` row of the remap histogram).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sncheck.errors import ParseError
+from sncheck.vendors.nvidia.nvidia_smi import (
+    _ELISION,
+    _NA_VALUES,
+    _TOOL_ERROR,
+    _active,
+    _int_or_none,
+    _leading_int,
+    _na_or,
+    _scalar,
+    _yes_no,
+)
+
+@dataclass
+class _Node:
+    key: str
+    value: str | None
+    indent: int
+    children: list[_Node] = field(default_factory=list)
+
+    def get(self, *path: str) -> _Node | None:
+        node: _Node | None = self
+        for name in path:
+            node = (
+                next((c for c in node.children if c.key == name), None)
+                if node
+                else None
+            )
+        return node
+
+    def value_at(self, *path: str) -> str | None:
+        node = self.get(*path)
+        return node.value if node else None
+
+
+_GPU_HEADER = re.compile(
+    r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$"
+)
+_KEY_VALUE = re.compile(r"^(.+?)\s*:(?:\s+(.*))?$")
+_INDENT_STEP = 4  # nvidia-smi -q indents each level by four spaces
+_CLOCK_SECTIONS = ("Clocks Event Reasons", "Clocks Throttle Reasons")
+
+
+def parse_query(text: str) -> dict[str, Any]:
+    """Parse ``nvidia-smi -q`` (whole or ``-d`` sections, also truncated or excerpted)."""
+    root, tool_errors = _build_tree(text)
+    gpu_nodes = [c for c in root.children if _GPU_HEADER.match(c.key)]
+    attached = _int_or_none(root.value_at("Attached GPUs") or "")
+    if not gpu_nodes and attached is None and not tool_errors:
+        raise ParseError("no 'GPU <bus id>' sections found", tool="nvidia-smi-q")
+    errors = list(tool_errors)
+    if attached is not None and attached > len(gpu_nodes):
+        errors.append(
+            f"{attached} GPUs attached but {len(gpu_nodes)} listed (truncated or excerpted output)"
+        )
+    gpus = [_gpu_summary(node) for node in gpu_nodes]
+    errors += _impossible_listing(attached, gpus)
+    errors += _cut_short(gpu_nodes)
+    return {
+        "tool": "nvidia-smi-q",
+        "driver_version": _na_or(root.value_at("Driver Version"), str),
+        "cuda_version": _na_or(root.value_at("CUDA Version"), str),
+        "attached_gpus": attached,
+        "gpus": gpus,
+        "errors": errors,
+    }
+
+
+def _impossible_listing(attached: int | None, gpus: list[dict[str, Any]]) -> list[str]:
+    """More sections than attached GPUs, or a bus id or UUID listed twice: not one machine."""
+    out = []
+    if attached is not None and attached < len(gpus):
+        out.append(f"{len(gpus)} GPU sections for {attached} attached GPUs: not one listing")
+    for key in ("bus_id", "uuid"):
+        seen = [g[key] for g in gpus if g.get(key)]
+        twice = sorted({v for v in seen if seen.count(v) > 1})
+        if twice:
+            out.append(f"{key} listed twice: {', '.join(twice[:3])}" + (f" (+{len(twice) - 3})" if len(twice) > 3 else ""))
+    return out
+
+
+# The last entry of a section, where the section is listed: without it the listing was cut.
+_LAST_ENTRY = {"Retired Pages": ("Pending Page Blacklist", "Pending Page Retirement", "Pending"),
+               "Remapped Rows": ("Bank Remap Availability Histogram",),
+               "Bank Remap Availability Histogram": ("None",),
+               "ECC Errors": ("Aggregate", "Volatile"),
+               "Capabilities": ("EGM",)}
+
+
+def _shape(node: _Node, depth: int = 0) -> set[str]:
+    """The section names of a GPU listing (two levels: per-process blocks and MIG devices vary)."""
+    names = set()
+    for c in node.children:
+        if c.key in ("Processes", "MIG Device") or c.key.startswith("Process ID"):
+            continue
+        names.add(c.key)
+        if depth < 1:
+            names |= {f"{c.key}/{n}" for n in _shape(c, depth + 1)}
+    return names
+
+
+def _cut_short(gpu_nodes: list[_Node]) -> list[str]:
+    out: list[str] = []
+    first = _shape(gpu_nodes[0]) if gpu_nodes else set()
+    for gpu in gpu_nodes:
+        where = gpu.key
+        full = gpu.get("Product Name") is not None
+        if full and gpu.get("Processes") is None:
+            out.append(f"{where}: no 'Processes' section, the last of a full listing: output cut short")
+        for section, last in _LAST_ENTRY.items():
+            for node in _find(gpu, section):
+                if node.children and not any(node.get(k) is not None for k in last):
+                    out.append(f"{where}: '{section}' ends before '{last[0]}': output cut short")
+        missing = sorted(first - _shape(gpu))
+        if gpu is not gpu_nodes[0] and missing:
+            out.append(f"{where}: lacks {', '.join(missing[:3])} that {gpu_nodes[0].key} lists: output cut short")
+    return list(dict.fromkeys(out))
+
+
+def _find(node: _Node, key: str) -> list[_Node]:
+    found = []
+    for c in node.children:
+        if c.key == key:
+            found.append(c)
+        found.extend(_find(c, key))
+    return found
+
+
+def _build_tree(text: str) -> tuple[_Node, list[str]]:
+    """Indentation tree of ``key : value`` lines; a GPU header always hangs off the root."""
+    root = _Node("", None, -1)
+    stack = [root]
+    errors: list[str] = []
+    for raw in text.splitlines():
+        line = raw.expandtabs(4).rstrip()
+        body = line.strip()
+        if not body or _ELISION.match(body) or body.startswith("==="):
+            continue
+        if _TOOL_ERROR.search(body):
+            errors.append(body)
+            continue
+        indent = len(line) - len(line.lstrip())
+        if _GPU_HEADER.match(body):
+            gpu = _Node(body, None, indent)
+            root.children.append(gpu)
+            stack = [root, gpu]
+            continue
+        floor = 2 if len(stack) > 1 and _GPU_HEADER.match(stack[1].key) else 1
+        if floor == 2 and indent <= stack[1].indent:
+            # Indented no deeper than its GPU header: keep it in that GPU, at the level of
+            # the GPU's first field, so the lines after it are its siblings, not children.
+            gpu = stack[1]
+            indent = (
+                gpu.children[0].indent if gpu.children else gpu.indent + _INDENT_STEP
+            )
+        while len(stack) > floor and _closes(stack[-1], indent):
+            stack.pop()
+        m = _KEY_VALUE.match(body)
+        node = _Node(m.group(1), m.group(2), indent) if m else _Node(body, None, indent)
+        stack[-1].children.append(node)
+        stack.append(node)
+    return root, errors
+
+
+def _closes(node: _Node, indent: int) -> bool:
+    """Whether a line at ``indent`` is no longer inside ``node``.
+
+    A ``key : value`` line parents only lines a full step deeper ("HW Slowdown : Active"
+    over "HW Thermal Slowdown"), so a value line indented a little off does not swallow
+    the siblings that follow it.
+    """
+    if node.indent >= indent:
+        return True
+    return node.value is not None and indent < node.indent + _INDENT_STEP
+
+
+def _gpu_summary(gpu: _Node) -> dict[str, Any]:
+    bus = _GPU_HEADER.match(gpu.key)
+    return {
+        "bus_id": bus.group(1) if bus else None,
+        "product_name": _na_or(gpu.value_at("Product Name"), str),
+        "uuid": _na_or(gpu.value_at("GPU UUID"), str),
+        "mig": _mig(gpu),
+        "temperature": _temperature(gpu.get("Temperature")),
+        "power": _power(gpu),
+        "pcie": _pcie(gpu),
+        "ecc": _ecc(gpu),
+        "retired_pages": _retired_pages(gpu.get("Retired Pages")),
+        "remapped_rows": _remapped_rows(gpu.get("Remapped Rows")),
+        "clock_reasons": _clock_reasons(gpu),
+        "fabric": fabric.fabric_from_text_node(gpu.get("Fabric")),
+        "platform": fabric.platform_from_text_node(gpu.get("Platform Info")),
+    }
+
+
+from sncheck.vendors.nvidia import fabric  # noqa: E402  (fabric.py reuses this module's tree; imported after it)
+
+
+def _mig(gpu: _Node) -> dict[str, Any] | None:
+    mode = gpu.get("MIG Mode")
+    if mode is None:
+        return None
+    devices = [c for c in gpu.children if c.key == "MIG Device"]
+    return {"current": _na_or(mode.value_at("Current"), str), "pending": _na_or(mode.value_at("Pending"), str),
+            "devices": len(devices)}
+
+
+def _measure(value: str | None) -> float | int | None:
+    """``59 C``, ``629.45 W``: the number; N/A and anything else null."""
+    m = re.fullmatch(r"\s*(-?[0-9]+(?:\.[0-9]+)?)\s*[A-Za-z%]*\s*", value or "")
+    if not m:
+        return None
+    return float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+
+
+_TEMPERATURES = {"GPU Current Temp": "gpu_C", "Memory Current Temp": "memory_C",
+                 "GPU Slowdown Temp": "slowdown_C", "GPU Shutdown Temp": "shutdown_C",
+                 "GPU Max Operating Temp": "max_operating_C", "GPU T.Limit Temp": "tlimit_C",
+                 # 570 on print the margins to the T.Limit instead of absolute limits
+                 "GPU Slowdown T.Limit Temp": "slowdown_tlimit_C", "GPU Shutdown T.Limit Temp": "shutdown_tlimit_C",
+                 "GPU Max Operating T.Limit Temp": "max_operating_tlimit_C"}
+
+
+def _temperature(node: _Node | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    return {name: _measure(node.value_at(key)) for key, name in _TEMPERATURES.items()
+            if node.get(key) is not None}
+
+
+def _power(gpu: _Node) -> dict[str, Any] | None:
+    # 535 and on: "GPU Power Readings"; older drivers: "Power Readings" with "Power Draw".
+    node = gpu.get("GPU Power Readings") or gpu.get("Power Readings")
+    if node is None:
+        return None
+    first = lambda *keys: next((_measure(node.value_at(k)) for k in keys if node.get(k) is not None), None)  # noqa: E731
+    return {"draw_W": first("Average Power Draw", "Power Draw"),
+            "instant_W": first("Instantaneous Power Draw"),
+            "limit_W": first("Current Power Limit", "Power Limit", "Enforced Power Limit"),
+            "default_limit_W": first("Default Power Limit"),
+            "max_limit_W": first("Max Power Limit")}
+
+
+def _pcie(gpu: _Node) -> dict[str, Any] | None:
+    pci = gpu.get("PCI")
+    if pci is None:
+        return None
+    link = pci.get("GPU Link Info")
+    gen = link.get("PCIe Generation") if link else None
+    width = link.get("Link Width") if link else None
+    out = _pcie_link(pci, gen, width)
+    out["below_max"] = below_max(out)
+    return out
+
+
+def below_max(link: dict[str, Any]) -> list[str]:
+    """A PCIe link trained below its maximum: ``width x8 of x16``, ``gen 1 of 4``."""
+    out = []
+    if isinstance(link.get("width_current"), int) and isinstance(link.get("width_max"), int) \
+            and link["width_current"] < link["width_max"]:
+        out.append(f"width x{link['width_current']} of x{link['width_max']}")
+    if isinstance(link.get("gen_current"), int) and isinstance(link.get("gen_max"), int) \
+            and link["gen_current"] < link["gen_max"]:
+        out.append(f"gen {link['gen_current']} of {link['gen_max']}")
+    return out
+
+
+def _pcie_link(pci: _Node, gen: _Node | None, width: _Node | None) -> dict[str, Any]:
+    return {
+        "gen_current": _int_or_none(gen.value_at("Current") if gen else None),
+        "gen_max": _int_or_none(gen.value_at("Max") if gen else None),
+        "width_current": _int_or_none(
+            (width.value_at("Current") or "").rstrip("x") if width else None
+        ),
+        "width_max": _int_or_none(
+            (width.value_at("Max") or "").rstrip("x") if width else None
+        ),
+        "replays_since_reset": _int_or_none(pci.value_at("Replays Since Reset")),
+    }
+
+
+def _ecc(gpu: _Node) -> dict[str, Any] | None:
+    mode, counts = gpu.get("ECC Mode"), gpu.get("ECC Errors")
+    if mode is None and counts is None:
+        return None
+    return {
+        "mode_current": _na_or(mode.value_at("Current"), str) if mode else None,
+        "mode_pending": _na_or(mode.value_at("Pending"), str) if mode else None,
+        "volatile": _leaves(counts.get("Volatile")) if counts else None,
+        "aggregate": _leaves(counts.get("Aggregate")) if counts else None,
+    }
+
+
+def _leaves(node: _Node | None, prefix: str = "") -> dict[str, Any] | None:
+    """Flatten a counter section: nested names join with '/' ("Single Bit/Total")."""
+    if node is None:
+        return None
+    flat: dict[str, Any] = {}
+    for child in node.children:
+        name = f"{prefix}{child.key}"
+        if child.children:
+            flat.update(_leaves(child, f"{name}/") or {})
+        else:
+            flat[name] = _scalar(child.value)
+    return flat
+
+
+def _retired_pages(node: _Node | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+
+    def count(name: str) -> int | None:
+        child = node.get(name)
+        if child is None:
+            return None
+        # Older drivers nest the number one level down as "Count".
+        return _int_or_none(
+            child.value if child.value is not None else child.value_at("Count")
+        )
+
+    pending = next(
+        (
+            node.value_at(k)
+            for k in ("Pending Page Blacklist", "Pending Page Retirement", "Pending")
+            if node.get(k) is not None
+        ),
+        None,
+    )
+    return {
+        "single_bit_ecc": count("Single Bit ECC"),
+        "double_bit_ecc": count("Double Bit ECC"),
+        "pending": _yes_no(pending),
+    }
+
+
+def _remapped_rows(node: _Node | None) -> dict[str, Any] | None:
+    if node is None or not node.children:
+        return None  # "Remapped Rows : N/A" on GPUs without row remapping
+    histogram = node.get("Bank Remap Availability Histogram")
+    return {
+        "correctable": _int_or_none(node.value_at("Correctable Error")),
+        "uncorrectable": _int_or_none(node.value_at("Uncorrectable Error")),
+        "pending": _yes_no(node.value_at("Pending")),
+        "failure": _yes_no(node.value_at("Remapping Failure Occurred")),
+        "histogram": {c.key: _leading_int(c.value) for c in histogram.children}
+        if histogram
+        else None,
+    }
+
+
+def _clock_reasons(gpu: _Node) -> dict[str, Any] | None:
+    found = [(name, gpu.get(name)) for name in _CLOCK_SECTIONS]
+    section, node = next(
+        ((name, n) for name, n in found if n is not None), (None, None)
+    )
+    if section is None or node is None:
+        return None
+    reasons: dict[str, bool | None] = {}
+    pending = list(node.children)
+    while pending:
+        node = pending.pop(0)
+        reasons[node.key] = _active(node.value)
+        pending[:0] = node.children  # "HW Thermal Slowdown" nests under "HW Slowdown"
+    return {
+        "section": section,
+        "reasons": reasons,
+        "active": [k for k, v in reasons.items() if v],
+    }
+
