@@ -265,7 +265,9 @@ def test_query_ecc_177_and_pending_remap_in_an_elided_excerpt():
         "histogram": {"Max": 639, "High": 1, "Partial": 0, "Low": 0, "None": 0},
     }
     assert result["errors"] == [
-        "8 GPUs attached but 1 listed (truncated or excerpted output)"
+        "8 GPUs attached but 1 listed (truncated or excerpted output)",
+        # the excerpt stops before the last section of a full listing
+        "GPU 00000000:10:1C.0: no 'Processes' section, the last of a full listing: output cut short",
     ]
 
 
@@ -284,6 +286,7 @@ def test_query_h100_hw_slowdown_and_power_brake_active_on_all_gpus():
         "width_current": 16,
         "width_max": 16,
         "replays_since_reset": 67,
+        "below_max": [],
     }
     assert [g["pcie"]["replays_since_reset"] for g in result["gpus"]] == [
         67,
@@ -328,7 +331,8 @@ def test_query_truncated_file_with_invalid_reason_names():
     )
     assert gpu["clock_reasons"]["active"] == ["Idle"]
     assert result["errors"] == [
-        "8 GPUs attached but 1 listed (truncated or excerpted output)"
+        "8 GPUs attached but 1 listed (truncated or excerpted output)",
+        "GPU 00000000:53:00.0: no 'Processes' section, the last of a full listing: output cut short",
     ]
 
 

@@ -52,7 +52,7 @@ def test_gb200_qx_xml_has_every_section_of_every_gpu() -> None:
     assert g0["platform"] == {"chassis_serial": "1820000000001", "slot": 14, "tray": 4, "host_id": 1,
                               "peer_type": "Switch Connected", "module_id": 2}
     assert g0["pcie"] == {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16,
-                          "replays_since_reset": 0}
+                          "replays_since_reset": 0, "below_max": []}
     assert g0["ecc"]["volatile"]["DRAM Uncorrectable"] == 0
     assert g0["ecc"]["aggregate"]["SRAM Threshold Exceeded"] is False
     assert g0["remapped_rows"]["pending"] is False and g0["remapped_rows"]["histogram"]["Max"] == 3968
