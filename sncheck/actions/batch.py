@@ -120,6 +120,9 @@ def apply_run_isolation(results: dict[str, Any], inventory: Inventory, state_dir
     with StateStore(state_dir) as store:
         store.record_run(results, results_path)
         store.record_findings(run_id, findings, ts=now)
+        extra = released_by_scope(results, store.current_status())
+        if extra:
+            results["isolation"] = entries = entries + extra
         latest = {e["entity"]: e for e in entries}  # the last decision about an entity is the one acted on
         requests = [ActionRequest(e["entity"], e["entity_kind"], e["action"], e.get("reason") or "",
                                   e.get("rule"), _evidence(e, findings), run_id)
@@ -130,6 +133,30 @@ def apply_run_isolation(results: dict[str, Any], inventory: Inventory, state_dir
             e["applied"] = bool(e is latest[e["entity"]] and batch.applied.get(e["entity"], False))
             store.record_action(run_id, e, _evidence(e, findings), ts=now)
     return batch.records
+
+
+def released_by_scope(results: Mapping[str, Any], status: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A scoped run (``--targets``) is the confirmation of what is quarantined in its
+    scope (``sncheck watch`` quarantines from a job's own signals): a quarantined card
+    or host it measured and found nothing on is released. Nothing is released by a run
+    that ended in error, or one with any finding on the entity (a finding there makes
+    its own decision), or from outside the run's scope."""
+    scope = results.get("scope")
+    if not scope or results.get("verdict") == "error" or "error" in results:
+        return []
+    cards, hosts = set(scope.get("cards") or ()), set(scope.get("hosts") or ())
+    touched = {f["entity"] for f in results.get("findings") or []} | {e["entity"] for e in results.get("isolation") or []}
+    touched |= {part.rsplit("/", 1)[0] for e in touched for part in e.split("<->")}
+    out = []
+    for q in status:
+        e = q["entity"]
+        if q["action"] != "quarantine" or e in touched:
+            continue
+        if (q["entity_kind"] == "card" and e in cards) or (q["entity_kind"] == "host" and e in hosts):
+            out.append({"entity": e, "entity_kind": q["entity_kind"], "action": "release", "applied": False,
+                        "rule": q.get("rule"), "reason": f"the scoped confirmation run {results['run_id']} measured "
+                        f"it and found nothing; released (quarantined by run {q.get('run_id')}: {q.get('reason')})"})
+    return out
 
 
 def _evidence(entry: Mapping[str, Any], findings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

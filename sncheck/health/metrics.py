@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from sncheck.health import injob
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames
 from sncheck.config.inventory import TierDesign
@@ -368,6 +369,17 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("golden_step_time", "golden", ENTITIES, "x golden", golden_step_time,
            "golden model step time over the reference's"),
     Metric("missing", "any", ENTITIES, "", missing, "unreachable, timed out, tool missing, parse failed, not run"),
+    # In-job signals (sncheck watch): sncheck/health/injob.py
+    Metric("fr_arrival", "watch", ENTITIES, "share of the group's time", injob.fr_arrival,
+           "Flight Recorder: how often a rank enters its group's collectives last, and how long the group waits"),
+    Metric("fr_not_entered", "watch", ENTITIES, "collectives", injob.fr_not_entered,
+           "Flight Recorder: the first collective a rank's peers entered and it never did"),
+    Metric("fr_desync", "watch", ENTITIES, "collectives", injob.fr_desync,
+           "Flight Recorder: sequence ids where a rank recorded another collective or other sizes than its peers"),
+    Metric("comm_busbw", "watch", ENTITIES, "x design", injob.comm_busbw,
+           "NCCL Inspector / nccl-tests: a communicator's bus bandwidth over its tier's design (or baseline)"),
+    Metric("ras_state", "watch", ENTITIES, "states", injob.ras_state,
+           "NCCL RAS: INCOMPLETE, MISMATCH, NOCOMM, DEAD and ERROR states, per rank and card"),
 )}
 
 

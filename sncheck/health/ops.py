@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 import pandas as pd
 
+from sncheck.health import injob
 from sncheck.health.findings import Finding
 from sncheck.health.localize import localize
 from sncheck.topology import split_link
@@ -490,6 +491,18 @@ OPS: dict[str, Op] = {op.name: op for op in (
                           "which statuses count"),
     }, (), "not run, unreachable, timed out, tool missing, parse failed"),
     Op("golden_band", golden_band, (GROUPS,), {}, (), "golden loss curve within the reference band"),
+    # In-job signals (sncheck watch): sncheck/health/injob.py
+    Op("straggler", injob.straggler, (ENTITIES,), {
+        "share_above": Param((int, float), 1.5, "last in collectives at least this many times its share (1/n)"),
+        "blame_above": Param((int, float), 0.3, "and its group waited for it this share of its time"),
+        "min_collectives": Param(int, 8, "fewest collectives every member recorded"),
+    }, (), "a rank that enters its group's collectives last, against its peers (Flight Recorder)"),
+    Op("behind_peers", injob.behind_peers, (ENTITIES,), {
+        "min_peer_share": Param((int, float), 1.0, "share of its peers that entered the collective it did not"),
+    }, (), "a rank that never entered a collective its peers entered (Flight Recorder)"),
+    Op("ras_states", injob.ras_states, (ENTITIES,), {
+        "states": Param(list, ["INCOMPLETE", "MISMATCH", "NOCOMM", "DEAD", "ERROR"], "which RAS states count"),
+    }, (), "states NCCL RAS reports, on the rank's card"),
 )}
 
 

@@ -1,0 +1,88 @@
+"""``sncheck watch``: judge a running job from its own dumps."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from sncheck.cli.main import EXIT_USAGE, Failure, handle_errors
+
+
+@click.command("watch")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--once", is_flag=True, help="Judge what is there now and exit (default: follow the directory).")
+@click.option("--rank-map", type=click.Path(dir_okay=False),
+              help="JSON list of {rank, host, local_rank} (default: DIRECTORY/ranks.json, else the Slurm environment).")
+@click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
+              help="Inventory: names hosts (by name or address) and gives the tiers' design values.")
+@click.option("--state-dir", type=click.Path(file_okay=False),
+              help="Record findings and quarantines in this state store (sncheck status, history).")
+@click.option("--out", type=click.Path(file_okay=False), help="Run directory for results.json and reports "
+              "(default runs/<run-id>/).")
+@click.option("--rules", "rules_ref", default="default", show_default=True, help="Rules file or shipped name.")
+@click.option("--gate", type=click.Choice(["critical", "warning"]), default="warning", show_default=True)
+@click.option("--confirm-playbook", default="nightly-stress", show_default=True,
+              help="The playbook each finding's confirmation command runs (sncheck run PLAYBOOK --targets CARD).")
+@click.option("--interval", type=click.FloatRange(0.1, 3600), default=5.0, show_default=True,
+              help="Following: seconds between looks at the directory.")
+@click.option("--format", "formats", default="html", show_default=True,
+              help="Comma-separated extra outputs: html, junit, prometheus.")
+@click.option("-q", "--quiet", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout.")
+@handle_errors
+def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, rules_ref, gate, confirm_playbook,
+              interval, formats, quiet, as_json) -> None:
+    """Name the straggler, the hung rank and the desynchronised one from a job's own
+    signals: PyTorch Flight Recorder dumps (JSON or pickle), NCCL RAS status (text or
+    JSON), NCCL Inspector and nccl-tests JSON, all in DIRECTORY.
+
+    \b
+    Examples:
+      sncheck watch /shared/watch/job42 --once --rank-map /shared/watch/job42/ranks.json
+      sncheck watch /shared/watch/job42 --state-dir /var/lib/sncheck     # follow until SIGTERM
+
+    Findings quarantine (with --state-dir) and never isolate: each carries the scoped
+    confirmation to run between jobs (sncheck run PLAYBOOK --targets CARD).
+    Exit codes (--once): 0 nothing at or above the gate, 1 findings, 2 bad input.
+    """
+    from sncheck.config.inventory import load_inventory
+    from sncheck.health.rules import load_rules
+    from sncheck.report import get_renderer
+    from sncheck.watch.judge import WatchOptions, follow, judge
+
+    report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
+    for fmt in report_formats:
+        get_renderer(fmt)
+    opts = WatchOptions(Path(directory), rank_map=rank_map,
+                        inventory=load_inventory(inventory_path) if inventory_path else None,
+                        rules=load_rules(rules_ref), out=Path(out) if out else None, gate=gate, state_dir=state_dir,
+                        report_formats=report_formats, confirm_playbook=confirm_playbook,
+                        progress=(lambda m: None) if quiet else (lambda m: click.echo(f"sncheck: {m}", err=True)))
+
+    def show(outcome) -> None:
+        if as_json:
+            click.echo(json.dumps(outcome.results, indent=2, default=str))
+        if not quiet:
+            _summary(outcome)
+
+    if once:
+        outcome = judge(opts)
+        show(outcome)
+        sys.exit(outcome.exit_code)
+    if not Path(directory).is_dir():
+        raise Failure(f"{directory}: not a directory of dumps", EXIT_USAGE)
+    outcome = follow(opts, interval, show)
+    sys.exit(outcome.exit_code if outcome else 0)
+
+
+def _summary(outcome) -> None:
+    r = outcome.results
+    for f in r["findings"]:
+        click.echo(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}: {f['message']}", err=True)
+        if f.get("evidence", {}).get("confirm_with"):
+            click.echo(f"      confirm in the next gap: {f['evidence']['confirm_with']}", err=True)
+    click.echo(f"sncheck: watch verdict {r['verdict']}: {len(r['findings'])} findings; results in "
+               f"{outcome.out_dir}/results.json", err=True)

@@ -1,0 +1,278 @@
+"""Metrics and ops over a job's own signals (``sncheck watch``; layer ``watch``).
+
+Rows (written by :mod:`sncheck.watch.judge`, each rank already named as its card):
+
+* ``fr``: one collective one rank recorded in its Flight Recorder: pg, rank, card,
+  mapped, seq (``collective_seq_id``), op (``profiling_name``), sizes, created_ns;
+* ``fr_pg``: one process group of one rank's dump: pg, rank, card, last_seq (the last
+  collective it entered), dump_ns (when the dump was taken);
+* ``ras``: one state NCCL RAS reports: state, comm, rank, gpu, node, card, mapped, ahead;
+* ``comm_bw``: one Inspector or nccl-tests measurement of a communicator: comm,
+  collective, size_bytes, busbw_GBps, tier, entity, entity_kind.
+
+Every judgement is against the rank's peers in the same process group (or the tier's
+design value / baseline for bandwidth), never a fixed time:
+
+* a **straggler** enters collectives last far more often than its share (1/n), and the
+  group spends a real part of its time waiting for it (its lag behind the group's median
+  arrival, summed, over the time the group took): a rank the ring order makes last by
+  microseconds waits nobody's time;
+* a **hung** rank never entered collective N of a group its peers entered, although its
+  dump was taken after they had;
+* a **desync**: ranks record different collectives or sizes for one sequence id;
+* a **slow communicator**: bus bandwidth at its largest message below the tier's design;
+* **RAS states** mapped to ranks and cards.
+
+The ops are listed in :data:`sncheck.health.ops.OPS` and the metrics in
+:data:`sncheck.health.metrics.METRICS`, explicitly; nothing registers itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from sncheck.health.findings import Finding
+from sncheck.store.frames import kind_rows
+
+if TYPE_CHECKING:
+    from sncheck.health.metrics import DetectContext
+    from sncheck.health.rules import Rule
+
+ENTITY_COLUMNS = ["entity", "kind", "value", "message"]
+
+
+def _empty(*extra: str) -> pd.DataFrame:
+    return pd.DataFrame(columns=ENTITY_COLUMNS + list(extra))
+
+
+def _who(r) -> str:
+    """A rank as the finding names it: its card, and the rank when the map did not say."""
+    return f"{r.card} (rank {r.rank})" if bool(r.mapped) else f"rank {r.rank} ({r.card}: not mapped to a card)"
+
+
+def _groups(fr: pd.DataFrame):
+    """Per process group: its members (the ranks whose dumps have it) and their rows."""
+    for pg, g in fr.groupby("pg", sort=True, observed=True):
+        yield str(pg), g
+
+
+# ------------------------------------------------------------------ straggler
+def fr_arrival(rows, ctx: "DetectContext") -> pd.DataFrame:
+    """Per rank and group: how often it entered a collective last, against its share,
+    and the share of the group's time spent waiting for it."""
+    fr = kind_rows(rows, "fr")
+    cols = ("last_share", "blame", "lag_ms", "lag_last_ms", "n", "pg", "size", "rank", "card", "mapped")
+    if fr.empty:
+        return _empty(*cols)
+    out = []
+    for pg, g in _groups(fr):
+        members = sorted(g["rank"].unique())
+        n = len(members)
+        if n < 3:
+            continue  # two ranks: no median to be late against
+        t = g.pivot_table(index="seq", columns="rank", values="created_ns", aggfunc="min")
+        t = t.dropna()  # collectives every member recorded
+        if len(t) < 2:
+            continue
+        arr = t.to_numpy(dtype=float)
+        med = np.median(arr, axis=1, keepdims=True)
+        lag = arr - med
+        last = np.argmax(arr, axis=1)
+        span = float(np.median(arr[-1]) - np.median(arr[0]))
+        if span <= 0:
+            continue
+        cards = g.drop_duplicates("rank").set_index("rank")
+        for j, rank in enumerate(t.columns):
+            mine = last == j
+            c = cards.loc[rank]
+            out.append({"entity": c["card"], "kind": "card", "rank": int(rank), "card": c["card"],
+                        "mapped": bool(c["mapped"]), "pg": pg, "size": n, "n": len(t),
+                        "last_share": float(mine.mean() * n), "blame": float(lag[mine, j].sum() / span),
+                        "lag_ms": float(np.median(lag[:, j]) / 1e6),
+                        "lag_last_ms": float(np.median(lag[mine, j]) / 1e6) if mine.any() else 0.0})
+    if not out:
+        return _empty(*cols)
+    frame = pd.DataFrame(out)
+    frame["value"] = frame["blame"]
+    frame["message"] = None
+    return frame
+
+
+def straggler(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
+    frame = ctx.metric(rule.metric, rows)
+    if frame.empty:
+        return []
+    p = rule.params
+    bad = frame[(frame["n"] >= p["min_collectives"]) & (frame["last_share"] >= p["share_above"])
+                & (frame["blame"] >= p["blame_above"])]
+    out = {}
+    for r in bad.sort_values("blame", ascending=False).itertuples():
+        if r.entity in out:
+            continue
+        msg = (f"{_who(r)} entered collectives of group {r.pg} last in {r.last_share / r.size:.0%} of "
+               f"{r.n} (its share: {1 / r.size:.0%}), then a median {r.lag_last_ms:.1f} ms behind the group's "
+               f"median arrival; the group spent {r.blame:.0%} of its time waiting for it")
+        out[r.entity] = Finding(r.entity, "card", rule.layer, rule.name, rule.severity, msg,
+                                {"measured": round(r.lag_last_ms, 3), "expected": 0.0, "unit": "ms behind the median",
+                                 "median_lag_ms": round(r.lag_ms, 3),
+                                 "last_share": round(r.last_share / r.size, 3), "fair_share": round(1 / r.size, 3),
+                                 "waited_share": round(r.blame, 3), "collectives": int(r.n), "group": r.pg,
+                                 "rank": int(r.rank), "mapped": bool(r.mapped)})
+    return list(out.values())
+
+
+# ------------------------------------------------------------------ hung
+def fr_not_entered(rows, ctx: "DetectContext") -> pd.DataFrame:
+    """Per rank and group: the first collective its peers entered and it did not.
+    ``value`` 1: its dump was taken after they entered it (it never did); 0: its last
+    dump is older, so it cannot say (``status`` stale)."""
+    fr, pgs = kind_rows(rows, "fr"), kind_rows(rows, "fr_pg")
+    cols = ("status", "seq", "op", "peers", "entered", "pg", "rank", "card", "mapped")
+    if pgs.empty:
+        return _empty(*cols)
+    out = []
+    for pg, g in pgs.groupby("pg", sort=True, observed=True):
+        g = g.sort_values("dump_ns").drop_duplicates("rank", keep="last")
+        if len(g) < 2:
+            continue
+        ops = fr[fr["pg"].astype(str) == str(pg)] if not fr.empty else fr
+        for r in g.itertuples():
+            n_seq = int(r.last_seq) + 1
+            peers = g[g["rank"] != r.rank]
+            entered = peers[peers["last_seq"] >= n_seq]
+            if entered.empty:
+                continue
+            at = ops[ops["seq"] == n_seq] if not ops.empty else ops
+            first_ns = int(at["created_ns"].min()) if not at.empty else None
+            op = str(at["op"].mode().iloc[0]) if not at.empty else "?"
+            judged = first_ns is not None and int(r.dump_ns) >= first_ns
+            out.append({"entity": r.card, "kind": "card", "rank": int(r.rank), "card": r.card, "mapped": bool(r.mapped),
+                        "pg": str(pg), "seq": n_seq, "op": op, "peers": len(peers), "entered": len(entered),
+                        "value": 1 if judged else 0, "status": "hung" if judged else "stale", "message": None})
+    return pd.DataFrame(out) if out else _empty(*cols)
+
+
+def behind_peers(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
+    frame = ctx.metric(rule.metric, rows)
+    if frame.empty:
+        return []
+    out = []
+    for r in frame[frame["entered"] >= rule.params["min_peer_share"] * frame["peers"]].itertuples():
+        ev = {"measured": f"last entered collective {r.seq - 1}", "expected": f"collective {r.seq} ({r.op})",
+              "unit": None, "group": r.pg, "seq": int(r.seq), "collective": r.op, "rank": int(r.rank),
+              "peers_entered": int(r.entered), "peers": int(r.peers), "mapped": bool(r.mapped)}
+        if r.value:
+            out.append(Finding(r.entity, "card", rule.layer, rule.name, rule.severity,
+                               f"{_who(r)} never entered collective {r.seq} ({r.op}) of group {r.pg}, which "
+                               f"{r.entered} of its {r.peers} peers entered: hung, or gone", ev))
+        else:
+            out.append(Finding(r.entity, "card", rule.layer, f"{rule.name}-not-judged", "warning",
+                               f"{_who(r)}: its last dump is older than collective {r.seq} ({r.op}) of group "
+                               f"{r.pg}, which its peers entered: not judged (no dump of it since)",
+                               {**ev, "not_run": True}, about="check"))
+    return out
+
+
+# ------------------------------------------------------------------ desync
+def fr_desync(rows, ctx: "DetectContext") -> pd.DataFrame:
+    """Per rank: the sequence ids where it recorded another collective or other sizes
+    than the group's majority (all of them when there is no majority)."""
+    fr = kind_rows(rows, "fr")
+    if fr.empty:
+        return _empty("rank", "card", "mapped")
+    out = []
+    for pg, g in _groups(fr):
+        g = g.assign(sig=g["op"].astype(str) + " " + g["sizes"].astype(str))
+        per = g.groupby("seq")["sig"].nunique()
+        for seq in per[per > 1].index:
+            at = g[g["seq"] == seq]
+            counts = at["sig"].value_counts()
+            majority = counts.index[0] if len(counts) == 1 or counts.iloc[0] > counts.iloc[1] else None
+            odd = at[at["sig"] != majority] if majority is not None else at
+            for r in odd.itertuples():
+                want = f"{majority.split(' ', 1)[0]} {majority.split(' ', 1)[1]}" if majority else "no majority"
+                out.append({"entity": r.card, "kind": "card", "rank": int(r.rank), "card": r.card,
+                            "mapped": bool(r.mapped), "value": 1, "seq": int(seq), "pg": pg,
+                            "message": f"{_who(r)} recorded {r.op} {r.sizes} as collective {seq} of group {pg}, "
+                                       f"its peers {want}"})
+    if not out:
+        return _empty("rank", "card", "mapped")
+    frame = pd.DataFrame(out)
+    first = frame.sort_values("seq").drop_duplicates("entity")  # one row per rank: its first desync
+    counts = frame.groupby("entity").size()
+    first = first.assign(value=first["entity"].map(counts))
+    return first
+
+
+# ------------------------------------------------------------------ slow communicator
+def comm_busbw(rows, ctx: "DetectContext") -> pd.DataFrame:
+    """Per communicator: the median bus bandwidth at its largest message, over the design
+    bandwidth of its tier (or its baseline, ``metrics.comm_busbw.tier``)."""
+    bw = kind_rows(rows, "comm_bw")
+    if bw.empty:
+        return _empty("measured", "expected")
+    base = ((ctx.baseline or {}).get("metrics", {}).get("comm_busbw") or {}).get("tier", {})
+    out = []
+    for comm, g in bw.groupby("comm", sort=True, observed=True):
+        g = g[g["busbw_GBps"].notna() & g["size_bytes"].notna()]
+        if g.empty:
+            continue
+        big = g[g["size_bytes"] == g["size_bytes"].max()]
+        measured = float(big["busbw_GBps"].median())
+        r = g.iloc[0]
+        tier = str(r["tier"])
+        d = ctx.design.get(tier) or (ctx.design.get("scale_up") if tier == "intra_host" else None)
+        expected = base.get(tier) or (d.bandwidth_GBps if d else None)
+        if not expected:
+            continue  # nothing to compare with: the tier has no design value and no baseline
+        out.append({"entity": r["entity"], "kind": r["entity_kind"], "value": measured / expected,
+                    "measured": round(measured, 3), "expected": expected,
+                    "message": f"communicator {comm} ({r['collective']}, {r['source']}, {tier}): bus bandwidth "
+                               f"{measured:.1f} GB/s at {int(big['size_bytes'].iloc[0])} B, "
+                               f"{measured / expected:.0%} of {expected:g} GB/s"})
+    return pd.DataFrame(out) if out else _empty("measured", "expected")
+
+
+# ------------------------------------------------------------------ RAS
+def ras_state(rows, ctx: "DetectContext") -> pd.DataFrame:
+    ras = kind_rows(rows, "ras")
+    cols = ("state", "comm", "ahead", "mapped", "rank")
+    if ras.empty:
+        return _empty(*cols)
+    out = ras.assign(value=1, kind=ras["entity_kind"].astype(str), entity=ras["entity"].astype(str))
+    return out
+
+
+def ras_states(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
+    frame = ctx.metric(rule.metric, rows)
+    if frame.empty:
+        return []
+    out = []
+    for r in frame[frame["state"].isin(rule.params["states"])].itertuples():
+        where = f"rank {int(r.rank)} of communicator {r.comm}" if pd.notna(r.rank) else \
+            (f"communicator {r.comm}" if isinstance(r.comm, str) and r.comm else "a job process")
+        gpu = f"GPU {int(r.gpu)} on node {r.node}" if pd.notna(r.gpu) and isinstance(r.node, str) else ""
+        ev = {"measured": r.state, "expected": "RUNNING, OK", "unit": None, "tool": "ncclras",
+              "detail": r.detail, "mapped": bool(r.mapped), "dump": r.dump}
+        if isinstance(r.comm, str) and r.comm:
+            ev["comm"] = r.comm
+        name = f"{rule.name}-{str(r.state).lower()}"
+        if not bool(r.named):
+            out.append(Finding(r.entity, r.kind, rule.layer, name, rule.severity,
+                               f"NCCL RAS: {where}: {r.state} ({r.detail}); RAS names no rank", ev, about="check"))
+            continue
+        label = r.entity if bool(r.mapped) else f"{r.entity} (node {r.node}: not in the inventory)"
+        if bool(r.ahead):
+            out.append(Finding(r.entity, r.kind, rule.layer, name, "info",
+                               f"NCCL RAS: {label}, {where} ({gpu}): launched more operations than the rest of its "
+                               f"communicator ({r.detail}): ahead, not behind; the ranks behind it are not named",
+                               {**ev, "ahead": True}))
+            continue
+        out.append(Finding(r.entity, r.kind, rule.layer, name, rule.severity,
+                           f"NCCL RAS: {label}, {where}{f' ({gpu})' if gpu else ''}: {r.state} ({r.detail})", ev))
+    return out
+
+

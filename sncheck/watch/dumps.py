@@ -1,0 +1,241 @@
+"""Read a directory of in-job dumps into rows.
+
+Each file is recognised by its content, not its name:
+
+* **Flight Recorder** (PyTorch): the JSON of ``_dump_fr_trace_json`` or the pickle of
+  ``_dump_fr_trace`` / a watchdog dump (``TORCH_FR_DUMP_TEMP_FILE``): a mapping with
+  ``version`` and ``entries``. It does not say whose it is: the rank comes from the file
+  name (``fr-<job>-rank<R>.json`` from :mod:`sncheck.watch.torch`, or the trailing
+  number torch's own dump names end in), the job from ``fr-<job>-``. Pickles are read
+  with an unpickler that builds plain data only (no class, no function: a dump is never
+  a way to run code).
+* **NCCL RAS** status, text or JSON (:mod:`sncheck.watch.ras`).
+* **NCCL Inspector**: a stream of JSON objects with ``header`` and ``coll_perf``.
+* **nccl-tests** ``-J`` output: an object with ``config`` and ``results``.
+
+A file that is none of these, or is cut short, is an :class:`Unreadable` (a finding,
+never silently skipped); the other files are still read.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sncheck.watch import ras
+
+MAX_DUMP_BYTES = 256 << 20   # a Flight Recorder of 20k entries is a few MB
+_FR_NAME = re.compile(r"^fr-(?P<job>.+)-rank(?P<rank>\d+)\.(?:json|pkl|pickle)$")
+_TRAILING_RANK = re.compile(r"(\d+)(?:\.(?:json|pkl|pickle))?$")
+RANK_MAP_NAMES = ("ranks.json",)
+
+
+@dataclass
+class Dump:
+    path: Path
+    format: str                 # flight_recorder | nccl_ras | nccl_inspector | nccl_tests
+    data: object
+    rank: int | None = None
+    job: str | None = None
+    mtime_ns: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Unreadable:
+    path: Path
+    reason: str
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        raise pickle.UnpicklingError(f"refused: the pickle names {module}.{name} (a dump holds plain data only)")
+
+
+def dump_files(directory: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
+    """The candidate files of a directory: not hidden (a helper's temp files start with a
+    dot), not the rank map, not a sub-directory; sorted by name."""
+    skipped = {p.resolve() for p in skip}
+    return sorted(p for p in directory.iterdir()
+                  if p.is_file() and not p.name.startswith(".") and p.name not in RANK_MAP_NAMES
+                  and p.resolve() not in skipped)
+
+
+def read_dump(path: Path) -> Dump | Unreadable:
+    try:
+        st = path.stat()
+        if st.st_size > MAX_DUMP_BYTES:
+            return Unreadable(path, f"{st.st_size} bytes, more than the {MAX_DUMP_BYTES >> 20} MB a dump may be")
+        raw = path.read_bytes()
+    except OSError as e:
+        return Unreadable(path, f"cannot read: {e.strerror or e}")
+    if not raw.strip():
+        return Unreadable(path, "empty file")
+    rank, job = _identity(path.name)
+    if raw[:1] == b"\x80":  # a pickle (protocol 2+)
+        try:
+            data = _PlainUnpickler(io.BytesIO(raw)).load()
+        except Exception as e:  # noqa: BLE001 -- any failure of a truncated or hostile pickle: not readable
+            return Unreadable(path, f"not a readable pickle ({type(e).__name__}: {str(e)[:80]})")
+        return _flight_recorder(path, data, rank, job, st.st_mtime_ns)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Unreadable(path, "neither JSON, a pickle nor text (binary data)")
+    text = _strip_source(text)
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        objects, tail = _json_stream(stripped)
+        if not objects:
+            return Unreadable(path, f"not valid JSON ({tail})")
+        first = objects[0]
+        if isinstance(first, dict) and "header" in first and "coll_perf" in first:
+            dump = Dump(path, "nccl_inspector", objects, rank, job, st.st_mtime_ns)
+            if tail:
+                dump.notes.append(f"cut short after {len(objects)} records ({tail})")
+            return dump
+        if tail or len(objects) > 1:
+            return Unreadable(path, f"not valid JSON ({tail or 'more than one document'})")
+        if isinstance(first, dict) and "entries" in first and "version" in first:
+            return _flight_recorder(path, first, rank, job, st.st_mtime_ns)
+        if isinstance(first, dict) and "communicators" in first and "nccl_version" in first:
+            try:
+                return Dump(path, "nccl_ras", ras.parse_json(first), rank, job, st.st_mtime_ns)
+            except ValueError as e:
+                return Unreadable(path, f"NCCL RAS JSON: {e}")
+        if isinstance(first, dict) and "results" in first and "config" in first:
+            return Dump(path, "nccl_tests", first, rank, job, st.st_mtime_ns)
+        return Unreadable(path, "JSON, but not a dump sncheck knows (Flight Recorder, NCCL RAS, Inspector, nccl-tests)")
+    if ras.looks_like_text(text):
+        parsed = ras.parse_text(text)
+        if parsed["errors"]:
+            return Unreadable(path, f"NCCL RAS text: {parsed['errors'][0]}")
+        return Dump(path, "nccl_ras", parsed, rank, job, st.st_mtime_ns)
+    return Unreadable(path, "not a dump sncheck knows (Flight Recorder JSON or pickle, NCCL RAS, Inspector, nccl-tests)")
+
+
+def _strip_source(text: str) -> str:
+    from sncheck.vendors.parsers import strip_source_header  # captures in the project carry # source: lines
+
+    return strip_source_header(text)
+
+
+def rank_of_name(name: str) -> int | None:
+    """The rank a dump's file name gives (None when it gives none)."""
+    return _identity(name)[0]
+
+
+def _identity(name: str) -> tuple[int | None, str | None]:
+    if m := _FR_NAME.match(name):
+        return int(m["rank"]), m["job"]
+    if m := _TRAILING_RANK.search(name):
+        return int(m[1]), None
+    return None, None
+
+
+def _json_stream(text: str) -> tuple[list, str]:
+    """Every JSON document in ``text`` (one, or a stream as Inspector writes), and why
+    the rest could not be read ("" when all of it was)."""
+    dec = json.JSONDecoder()
+    out, i, n = [], 0, len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n,":
+            i += 1
+        if i >= n:
+            break
+        try:
+            obj, i = dec.raw_decode(text, i)
+        except (json.JSONDecodeError, RecursionError) as e:
+            return out, (f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else "nested too deep")
+        out.append(obj)
+    return out, ""
+
+
+def _flight_recorder(path: Path, data, rank, job, mtime_ns) -> Dump | Unreadable:
+    if not isinstance(data, dict) or not isinstance(data.get("entries", []), list) or "version" not in data:
+        return Unreadable(path, "a pickle, but not a Flight Recorder dump (no version and entries)")
+    if rank is None:
+        return Unreadable(path, "a Flight Recorder dump whose rank is unknown (name it fr-<job>-rank<R>.json, "
+                                "or keep torch's trailing rank number)")
+    return Dump(path, "flight_recorder", data, rank, job, mtime_ns)
+
+
+# ------------------------------------------------------------------ rows
+def fr_rows(dump: Dump) -> tuple[list[dict], list[dict]]:
+    """One row per collective a rank recorded (``fr``), one per process group it is in
+    (``fr_pg``: its last enqueued collective as torch counts it, the dump's time)."""
+    data = dump.data
+    entries, groups = [], {}
+    for e in data.get("entries") or []:
+        if not isinstance(e, dict) or e.get("is_p2p"):
+            continue  # point-to-point ops have their own sequence (p2p_seq_id); not judged here
+        pg = e.get("process_group") or ("?", "?")
+        name = str(pg[0]) if isinstance(pg, (list, tuple)) and pg else str(pg)
+        seq = e.get("collective_seq_id")
+        if not isinstance(seq, int):
+            continue
+        sizes = json.dumps([e.get("input_sizes"), e.get("output_sizes"), e.get("input_dtypes")], separators=(",", ":"))
+        entries.append({"pg": name, "pg_desc": str(pg[1]) if isinstance(pg, (list, tuple)) and len(pg) > 1 else "",
+                        "rank": dump.rank, "seq": seq, "op": str(e.get("profiling_name") or ""), "sizes": sizes,
+                        "created_ns": int(e.get("time_created_ns") or 0), "state": str(e.get("state") or ""),
+                        "dump": dump.path.name})
+        groups.setdefault(name, seq)
+        groups[name] = max(groups[name], seq)
+    for name, st in (data.get("pg_status") or {}).items():
+        if isinstance(st, dict):
+            try:
+                enq = int(st.get("last_enqueued_collective", -1))
+            except (TypeError, ValueError):
+                enq = -1
+            groups[str(name)] = max(groups.get(str(name), -1), enq)
+    pgs = [{"pg": name, "rank": dump.rank, "last_seq": last, "dump_ns": dump.mtime_ns, "dump": dump.path.name}
+           for name, last in groups.items()]
+    return entries, pgs
+
+
+def inspector_rows(dump: Dump) -> list[dict]:
+    out = []
+    for o in dump.data:
+        if not isinstance(o, dict):
+            continue
+        h, m, c = o.get("header") or {}, o.get("metadata") or {}, o.get("coll_perf") or {}
+        if not isinstance(c, dict) or "coll_busbw_gbs" not in c:
+            continue
+        out.append({"comm": str(h.get("id")), "source": "nccl_inspector", "collective": str(c.get("coll")),
+                    "size_bytes": _num(c.get("coll_msg_size_bytes")), "busbw_GBps": _num(c.get("coll_busbw_gbs")),
+                    "rank": _num(h.get("rank")), "n_ranks": _num(h.get("n_ranks")), "host": m.get("hostname"),
+                    "device": None, "dump": dump.path.name})
+    return out
+
+
+def nccl_tests_rows(dump: Dump) -> list[dict]:
+    d = dump.data
+    args = d.get("args") or []
+    name = Path(str(args[0])).name.removesuffix("_perf") if args else "?"
+    devices = ((d.get("config") or {}).get("devices") or []) if isinstance(d.get("config"), dict) else []
+    out = []
+    for r in d.get("results") or []:
+        if not isinstance(r, dict):
+            continue
+        best = max((_num((r.get(k) or {}).get("bus_bw")) or 0.0 for k in ("out_of_place", "in_place")
+                    if isinstance(r.get(k), dict)), default=None)
+        out.append({"comm": f"nccl-tests:{dump.path.name}", "source": "nccl_tests", "collective": name,
+                    "size_bytes": _num(r.get("size")), "busbw_GBps": best, "rank": None,
+                    "n_ranks": len(devices) or None, "host": None, "device": None, "dump": dump.path.name,
+                    "members": json.dumps([[x.get("hostname"), x.get("device")] for x in devices if isinstance(x, dict)])})
+    return out
+
+
+def _num(v):
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return v
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None

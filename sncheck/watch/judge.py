@@ -1,0 +1,360 @@
+"""Judge a directory of in-job dumps: rows -> the rules of layer ``watch`` -> findings ->
+results.json (the run schema), the reports, and with a state store its quarantines.
+
+In-job evidence quarantines and never isolates by itself: each finding on a card
+carries the scoped confirmation to run in the next gap between jobs
+(``sncheck run <playbook> --targets <card>``); that run isolates or releases as any run.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from sncheck.config.inventory import Inventory
+from sncheck.errors import ConfigError
+from sncheck.health.findings import Finding, IsolationEntry, merge_findings, severity_rank
+from sncheck.health.metrics import DetectContext
+from sncheck.health.rules import RuleSet
+from sncheck.run.verdict import final_verdict
+from sncheck.store.rundir import RunStore, new_run_id
+from sncheck.topology import Topology, natural_key
+from sncheck.watch import dumps as dumpio
+from sncheck.watch.rankmap import CardNames, RankMap, from_slurm, inventory_from_map, load_rank_map
+
+SCHEMA = "sncheck.run/1"
+LAYER = "watch"
+CONFIRM_PLAYBOOK = "nightly-stress"   # launch skew and pairwise collectives: what a straggler shows
+
+
+@dataclass
+class WatchOptions:
+    directory: Path
+    rank_map: str | None = None
+    inventory: Inventory | None = None
+    rules: RuleSet | None = None
+    out: Path | None = None
+    gate: str = "warning"
+    state_dir: str | None = None
+    report_formats: tuple[str, ...] = ("html",)
+    confirm_playbook: str = CONFIRM_PLAYBOOK
+    baseline: dict | None = None
+    progress: Callable[[str], None] = field(default=lambda m: None)
+
+
+@dataclass
+class Outcome:
+    results: dict
+    out_dir: Path
+    exit_code: int
+
+
+def _rank_map(opts: WatchOptions) -> RankMap:
+    if opts.rank_map:
+        return load_rank_map(opts.rank_map)
+    default = opts.directory / "ranks.json"
+    if default.is_file():
+        return load_rank_map(default)
+    return from_slurm() or RankMap({}, "")
+
+
+def read_directory(opts: WatchOptions) -> tuple[list[dumpio.Dump], list[dumpio.Unreadable]]:
+    d = opts.directory
+    if not d.is_dir():
+        raise ConfigError("not a directory of dumps", str(d))
+    skip = tuple(Path(p) for p in [opts.rank_map] if p)
+    files = dumpio.dump_files(d, skip)
+    if not files:
+        raise ConfigError("no dumps in this directory (Flight Recorder, NCCL RAS, Inspector or nccl-tests files)",
+                          str(d))
+    good, bad = [], []
+    for f in files:
+        r = dumpio.read_dump(f)
+        (bad if isinstance(r, dumpio.Unreadable) else good).append(r)
+    return good, bad
+
+
+def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | None = None) -> Outcome:
+    """One pass. ``recorded``: (entity, rule) already in the state store (the follow loop):
+    a pass records only when it has a finding not among them, and adds its own."""
+    rank_map = _rank_map(opts)
+    inventory = opts.inventory or inventory_from_map(rank_map)
+    if not inventory.hosts:
+        inventory = _placeholder_inventory()
+    names = CardNames(inventory, rank_map)
+    topo = Topology(inventory)
+    good, bad = read_directory(opts)
+    raw: list[Finding] = []
+    site = inventory.supernodes[0].name
+    jobs = rank_map.jobs
+    kept = []
+    for d in good:
+        if d.job and jobs and d.job not in jobs:
+            raw.append(Finding(site, "supernode", LAYER, "watch-dump-other-job", "info",
+                               f"{d.path.name}: a dump of job {d.job}, not of this job ({', '.join(sorted(jobs))}): "
+                               "left out", {"measured": d.job, "expected": sorted(jobs), "unit": None,
+                                            "dump": d.path.name}, about="check"))
+            continue
+        kept.append(d)
+        for note in d.notes:
+            raw.append(_unreadable(site, d.path, note))
+    for u in bad:
+        opts.progress(f"watch: {u.path}: dump unreadable: {u.reason}")
+        rank = dumpio.rank_of_name(u.path.name)
+        card, mapped, _ = names.of_rank(rank) if rank is not None else ("", False, "")
+        raw.append(_unreadable(card if mapped else site, u.path, u.reason, "card" if mapped else "supernode"))
+    run_id = new_run_id()
+    out_dir = opts.out or Path("runs") / run_id
+    own = store is None
+    store = store or RunStore(out_dir, run_id, force=True)
+    try:
+        counts = _emit(store, kept, names, topo, rank_map)
+        raw += _unmapped_ranks(kept, rank_map, site)
+        rules = opts.rules
+        ctx = DetectContext(topo, dict(inventory.design), baseline=opts.baseline)
+        from sncheck.health.rules import evaluate
+
+        frames = store.frames()
+        raw += evaluate(rules.for_layer(LAYER), frames, ctx) if rules else []
+    finally:
+        if own:
+            store.close()
+    known = set(inventory.hosts)
+    findings = merge_findings(raw, lambda h: topo.cards_of_host(h) if h in known else [])
+    isolation = _quarantine(findings, opts.confirm_playbook)
+    results = {
+        "schema": SCHEMA, "run_id": run_id, "playbook": "watch", "backend": "watch", "inventory": inventory.name,
+        "started": _now(), "finished": None, "verdict": "error",
+        "layers": [{"name": LAYER, "verdict": "pass", "summary": {
+            "directory": str(opts.directory), "dumps": len(kept), "unreadable": len(bad), **counts,
+            "rank_map": rank_map.source or "none"}}],
+        "findings": [f.to_dict() for f in findings], "isolation": [e.to_dict() for e in isolation],
+        "gate": opts.gate, "inputs": {"rules": {"name": rules.source if rules else None,
+                                                 "path": rules.path if rules else None}},
+        "confirm": [{"entity": e.entity, "command": _confirm_command(opts.confirm_playbook, e.entity)}
+                    for e in isolation],
+        "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
+                     "cards": len(topo.cards)},
+    }
+    results["verdict"] = final_verdict(results, findings, opts.gate)
+    results["finished"] = _now()
+    keys = {(f["entity"], f["rule"]) for f in results["findings"]}
+    state_dir = opts.state_dir if recorded is None or keys - recorded else None
+    if recorded is not None:
+        recorded |= keys
+    if state_dir and results["isolation"]:
+        from sncheck.actions.batch import apply_run_isolation
+
+        apply_run_isolation(results, inventory, state_dir, via=("hostfile",), apply=False,
+                            run_dir=out_dir, results_path=out_dir / "results.json")
+    elif state_dir:
+        from sncheck.store.state import StateStore
+
+        with StateStore(state_dir) as st:
+            st.record_run(results, out_dir / "results.json")
+            st.record_findings(run_id, results["findings"])
+    store.write_results(results)
+    _reports(results, store, opts)
+    code = {"pass": 0, "fail": 1, "error": 3}[results["verdict"]]
+    return Outcome(results, out_dir, code)
+
+
+def _placeholder_inventory() -> Inventory:
+    from sncheck.config.inventory import Host, Supernode
+
+    return Inventory(name="job", supernodes=(Supernode("job", ("unknown",)),), hosts={"unknown": Host("unknown", "job", 1)})
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _confirm_command(playbook: str, entity: str) -> str:
+    return f"sncheck run {playbook} --targets {entity}"
+
+
+def _unreadable(site: str, path: Path, reason: str, kind: str = "supernode") -> Finding:
+    return Finding(site, kind, LAYER, "watch-dump-unreadable", "warning",
+                   f"dump unreadable: {path.name}: {reason}; its ranks are not judged",
+                   {"measured": "unreadable", "expected": "a dump", "unit": None, "dump": path.name,
+                    "not_run": True}, about="check")
+
+
+def _quarantine(findings: list[Finding], playbook: str) -> list[IsolationEntry]:
+    """In-job evidence quarantines the cards (never an isolation: the confirmation run
+    in the next gap decides). Unmapped ranks and check findings quarantine nothing."""
+    out = []
+    for f in findings:
+        if f.about == "check" or severity_rank(f.severity) < severity_rank("warning"):
+            continue
+        if f.evidence.get("mapped") is False:
+            continue
+        f.evidence["confirm_with"] = _confirm_command(playbook, f.entity)
+        out.append(IsolationEntry(f.entity, f.entity_kind, "quarantine",
+                                  f"{f.rule}: {f.message} (in-job evidence; confirm with "
+                                  f"'{_confirm_command(playbook, f.entity)}')", rule=f.rule))
+    return out
+
+
+def _emit(store: RunStore, dumps: list[dumpio.Dump], names: CardNames, topo: Topology,
+          rank_map: RankMap) -> dict:
+    fr, pgs, ras, bw = [], [], [], []
+    for d in dumps:
+        if d.format == "flight_recorder":
+            e, p = dumpio.fr_rows(d)
+            fr += e
+            pgs += p
+        elif d.format == "nccl_ras":
+            for r in d.data["records"]:
+                ras.append(_ras_row(r, names, topo, d))
+        elif d.format == "nccl_inspector":
+            bw += dumpio.inspector_rows(d)
+        elif d.format == "nccl_tests":
+            bw += dumpio.nccl_tests_rows(d)
+    for rows in (fr, pgs):
+        for r in rows:
+            r["card"], r["mapped"], _ = names.of_rank(int(r["rank"]))
+    _batch(store, "fr", fr)
+    _batch(store, "fr_pg", pgs)
+    _batch(store, "ras", ras)
+    _batch(store, "comm_bw", [_comm_row(r, names, topo) for r in bw])
+    return {"collectives": len(fr), "ras_states": len(ras), "bandwidth_records": len(bw),
+            "ranks": len({r["rank"] for r in pgs})}
+
+
+def _batch(store: RunStore, kind: str, rows: list[dict]) -> None:
+    if rows:
+        frame = pd.DataFrame(rows)
+        store.emit_batch(kind, {c: frame[c].tolist() for c in frame.columns}, layer=LAYER)
+
+
+def _ras_row(r, names: CardNames, topo: Topology, d: dumpio.Dump) -> dict:
+    card, known = names.card(r.node, r.gpu)
+    named = bool(card)
+    if not card:
+        card = topo.supernode_names[0]
+    return {"state": r.state, "comm": r.comm or "", "rank": r.rank, "gpu": r.gpu, "node": r.node, "pid": r.pid,
+            "detail": r.detail, "ahead": r.ahead, "entity": card, "entity_kind": "card" if named else "supernode",
+            "named": named, "mapped": known, "dump": d.path.name}
+
+
+def _comm_row(r: dict, names: CardNames, topo: Topology) -> dict:
+    cards = []
+    if r.get("members"):
+        import json
+
+        cards = [c for c, ok in (names.card(h, dev) for h, dev in json.loads(r["members"])) if c]
+    elif r.get("rank") is not None:
+        cards = [names.of_rank(int(r["rank"]))[0]]
+    entity, kind, tier = _smallest(cards, topo)
+    return {**{k: v for k, v in r.items() if k != "members"}, "entity": entity, "entity_kind": kind, "tier": tier}
+
+
+def _smallest(cards: list[str], topo: Topology) -> tuple[str, str, str]:
+    """The smallest entity holding every card of a communicator, and its tier."""
+    known = [c for c in cards if c in topo.by_id]
+    if not known:
+        return topo.supernode_names[0], "supernode", "scale_up"
+    hosts = {topo.by_id[c].host for c in known}
+    sns = {topo.by_id[c].supernode for c in known}
+    if len(hosts) == 1:
+        return (next(iter(hosts)), "host", "intra_host")
+    if len(sns) == 1:
+        return next(iter(sns)), "supernode", "scale_up"
+    return sorted(sns, key=natural_key)[0], "supernode", "scale_out"
+
+
+def _unmapped_ranks(dumps: list[dumpio.Dump], rank_map: RankMap, site: str) -> list[Finding]:
+    """Ranks of the rank map with no dump at all: not judged."""
+    have = {d.rank for d in dumps if d.format == "flight_recorder"}
+    if not have or not rank_map.placements:
+        return []
+    out = []
+    for rank in sorted(set(rank_map.placements) - have):
+        p = rank_map.placements[rank]
+        out.append(Finding(f"{p.host}/gpu{p.local_rank}", "card", LAYER, "watch-rank-no-dump", "warning",
+                           f"rank {rank} ({p.host}/gpu{p.local_rank}): no Flight Recorder dump in the directory: "
+                           "not judged", {"measured": "no dump", "expected": "a dump", "unit": None, "rank": rank,
+                                          "not_run": True}, about="check"))
+    return out
+
+
+def _reports(results: dict, store: RunStore, opts: WatchOptions) -> None:
+    from sncheck.report import DEFAULT_FILENAMES, get_renderer
+
+    rows = store.frames()
+    for fmt in opts.report_formats:
+        if fmt != "json":
+            get_renderer(fmt)(results, rows, store.dir / DEFAULT_FILENAMES[fmt])
+
+
+# ------------------------------------------------------------------ follow
+class Stop:
+    """Set by SIGTERM/SIGINT: the follow loop ends after the pass in progress."""
+
+    def __init__(self) -> None:
+        self.flag = False
+        self._prev = {}
+
+    def __enter__(self) -> "Stop":
+        for s in (signal.SIGTERM, signal.SIGINT):
+            self._prev[s] = signal.signal(s, self._set)
+        return self
+
+    def _set(self, signum, frame) -> None:
+        self.flag = True
+
+    def __exit__(self, *exc) -> None:
+        for s, h in self._prev.items():
+            signal.signal(s, h)
+
+    def wait(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while not self.flag and time.monotonic() < end:
+            time.sleep(min(0.2, end - time.monotonic()))
+
+
+def _signature(directory: Path) -> tuple:
+    """What changed in the directory: names, sizes and times of its files."""
+    out = []
+    for p in sorted(directory.iterdir()):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        out.append((p.name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def follow(opts: WatchOptions, interval: float, on_pass: Callable[[Outcome], None],
+           max_passes: int | None = None) -> Outcome | None:
+    """Judge the directory again whenever a dump appears or grows, until SIGTERM. Each
+    pass re-reads the dumps (a rank's dump is replaced as a whole, bounded by its
+    Flight Recorder buffer) and rewrites one run directory, so memory stays bounded by
+    one pass. Findings reach the state store once per card and rule."""
+    last, seen, passes, outcome = None, set(), 0, None
+    out = opts.out or Path("runs") / new_run_id()
+    with Stop() as stop:
+        while not stop.flag:
+            sig = _signature(opts.directory)
+            if sig != last and sig:
+                last = sig
+                try:
+                    outcome = judge(replace(opts, out=out), recorded=seen)
+                except ConfigError as e:
+                    opts.progress(f"watch: {e}")
+                else:
+                    on_pass(outcome)
+                passes += 1
+                if max_passes is not None and passes >= max_passes:
+                    break
+            stop.wait(interval)
+    return outcome
+
+

@@ -1,0 +1,155 @@
+"""Rank -> card.
+
+A rank map is a JSON list of ``{rank, host, local_rank}`` (what every launcher knows;
+:mod:`sncheck.watch.torch` writes one as ``ranks.json``, with the ``job`` too). The card
+is ``<host>/gpu<local_rank>``, where ``host`` is the inventory's name for it: an
+inventory host of that name, or the one whose ``address`` it is, or whose name is its
+short name (``node3`` for ``node3.cluster``). Without a map: the Slurm environment of a
+job step (``SLURM_JOB_NODELIST`` and ``SLURM_TASKS_PER_NODE``, block distribution), or
+what the dumps themselves say (NCCL RAS names the node and GPU of each rank it reports).
+
+A rank none of these cover is named as the rank (``rank7``) and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sncheck.config.hostlist import expand as expand_hostlist
+from sncheck.config.inventory import Inventory
+from sncheck.errors import ConfigError
+from sncheck.topology import card_id
+
+MAX_RANKS = 1 << 20
+
+
+@dataclass(frozen=True)
+class Placement:
+    rank: int
+    host: str
+    local_rank: int
+    job: str | None = None
+
+
+@dataclass(frozen=True)
+class RankMap:
+    placements: dict[int, Placement]
+    source: str                 # "rank map FILE", "Slurm environment", "none"
+
+    @property
+    def jobs(self) -> set[str]:
+        return {p.job for p in self.placements.values() if p.job}
+
+
+def load_rank_map(path: str | Path) -> RankMap:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except OSError as e:
+        raise ConfigError(f"cannot read the rank map: {e.strerror or e}", str(p)) from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"the rank map is not JSON ({e})", str(p)) from e
+    if isinstance(data, dict) and isinstance(data.get("ranks"), list):
+        data = data["ranks"]
+    if not isinstance(data, list) or len(data) > MAX_RANKS:
+        raise ConfigError("the rank map must be a JSON list of {rank, host, local_rank}", str(p))
+    out: dict[int, Placement] = {}
+    for i, e in enumerate(data):
+        if not isinstance(e, dict):
+            raise ConfigError(f"entry {i} is not an object", str(p))
+        rank, host, local = e.get("rank"), e.get("host"), e.get("local_rank")
+        if not (isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0):
+            raise ConfigError(f"entry {i}: rank must be an integer from 0, got {rank!r}", str(p))
+        if not (isinstance(host, str) and host and "/" not in host and len(host) <= 255):
+            raise ConfigError(f"entry {i}: host must be a host name, got {host!r}", str(p))
+        if not (isinstance(local, int) and not isinstance(local, bool) and 0 <= local < 4096):
+            raise ConfigError(f"entry {i}: local_rank must be an integer from 0, got {local!r}", str(p))
+        if rank in out:
+            raise ConfigError(f"entry {i}: rank {rank} appears twice", str(p))
+        job = e.get("job")
+        out[rank] = Placement(rank, host, local, str(job) if job is not None else None)
+    return RankMap(out, f"rank map {p}")
+
+
+_TASKS = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
+
+
+def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
+    """Block distribution from a job step's environment; None outside Slurm."""
+    env = dict(os.environ) if env is None else env
+    nodes, tasks = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST"), env.get("SLURM_TASKS_PER_NODE")
+    if not nodes or not tasks:
+        return None
+    if (env.get("SLURM_DISTRIBUTION") or "block").split(":")[0] not in ("block", ""):
+        return None  # cyclic or arbitrary placement: the map must come from the job
+    try:
+        hosts = expand_hostlist(nodes)
+    except (ConfigError, ValueError):
+        return None
+    per_node: list[int] = []
+    for part in tasks.split(","):
+        m = _TASKS.match(part.strip())
+        if not m:
+            return None
+        per_node += [int(m[1])] * int(m[2] or 1)
+    if len(per_node) != len(hosts):
+        return None
+    out, rank = {}, 0
+    for host, n in zip(hosts, per_node):
+        for local in range(n):
+            out[rank] = Placement(rank, host, local, env.get("SLURM_JOB_ID"))
+            rank += 1
+    return RankMap(out, "Slurm environment")
+
+
+class CardNames:
+    """Names cards for ranks and for (node, GPU) pairs, through the inventory."""
+
+    def __init__(self, inventory: Inventory, rank_map: RankMap) -> None:
+        self.inventory, self.map = inventory, rank_map
+        self._host = {}
+        for name, h in inventory.hosts.items():
+            self._host[name] = name
+            if h.address:
+                self._host.setdefault(h.address, name)
+            self._host.setdefault(name.split(".")[0], name)
+
+    def host(self, name: str | None) -> str | None:
+        if not name:
+            return None
+        return self._host.get(name) or self._host.get(name.split(".")[0])
+
+    def card(self, host: str | None, index: int | None) -> tuple[str, bool]:
+        """``<host>/gpu<index>`` with the inventory's host name, and whether the inventory knows it."""
+        known = self.host(host)
+        if known is not None and index is not None and 0 <= index < self.inventory.hosts[known].cards:
+            return card_id(known, index), True
+        if host and index is not None:
+            return card_id(host, index), False
+        return "", False
+
+    def of_rank(self, rank: int) -> tuple[str, bool, str]:
+        """(entity, mapped, note) for a global rank."""
+        p = self.map.placements.get(rank)
+        if p is None:
+            return f"rank{rank}", False, f"rank {rank} is not in the {self.map.source or 'rank map'}"
+        card, known = self.card(p.host, p.local_rank)
+        if not known:
+            return card, False, f"rank {rank} maps to {card}, which the inventory does not list"
+        return card, True, ""
+
+
+def inventory_from_map(rank_map: RankMap) -> Inventory:
+    """An inventory of just the job's hosts (one supernode), when none is given."""
+    from sncheck.config.inventory import Host, Supernode
+
+    cards: dict[str, int] = {}
+    for p in rank_map.placements.values():
+        cards[p.host] = max(cards.get(p.host, 0), p.local_rank + 1)
+    hosts = tuple(sorted(cards))
+    return Inventory(name="job", supernodes=(Supernode("job", hosts),),
+                     hosts={h: Host(h, "job", cards[h]) for h in hosts}, source=f"<{rank_map.source}>")

@@ -1,0 +1,195 @@
+"""sncheck watch on real gloo jobs (4 ranks under torchrun), real NCCL RAS captures, bad
+input, and the policy (quarantine, then a scoped run isolates or releases)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+from sncheck.vendors.parsers import strip_source_header
+from sncheck.watch import ras
+
+ROOT = Path(__file__).resolve().parents[1]
+RAS_DIR = ROOT / "fixtures" / "real" / "nccl-ras"
+HOST = socket.gethostname()
+
+
+def torchrun(out: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "4",
+           str(ROOT / "tests" / "watch_job.py"), "--out", str(out), *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("jobs")
+    out = {}
+    for name, args in {"straggler": ("--mode", "straggler", "--rank", "2", "--steps", "24"),
+                       "hung": ("--mode", "hung", "--rank", "3", "--hang-after", "8", "--steps", "24",
+                                "--pg-timeout", "3"),
+                       "clean": ("--mode", "clean", "--steps", "24")}.items():
+        r = torchrun(base / name, *args)
+        if name != "hung":
+            assert r.returncode == 0, r.stderr[-2000:]
+        out[name] = base / name
+    return out
+
+
+def watch(*args: str) -> tuple[int, dict | None, str]:
+    r = CliRunner().invoke(main, ["watch", *args, "--once", "--json", "-q"])
+    try:
+        data = json.loads(r.stdout) if r.stdout.strip() else None
+    except json.JSONDecodeError:
+        data = None
+    return r.exit_code, data, r.output
+
+
+def gating(results: dict) -> list[dict]:
+    return [f for f in results["findings"] if f["severity"] in ("warning", "critical")]
+
+
+def test_straggler_named(jobs, tmp_path):
+    d = jobs["straggler"]
+    code, res, out = watch(str(d), "--rank-map", str(d / "ranks.json"), "--out", str(tmp_path / "o"))
+    assert code == 1, out
+    assert {f["entity"] for f in gating(res)} == {f"{HOST}/gpu2"}
+    f = gating(res)[0]
+    assert f["rule"] == "watch-straggler" and f["evidence"]["rank"] == 2
+    assert f["evidence"]["confirm_with"] == f"sncheck run nightly-stress --targets {HOST}/gpu2"
+    assert res["confirm"] == [{"entity": f"{HOST}/gpu2", "command": f["evidence"]["confirm_with"]}]
+    assert (tmp_path / "o" / "report.html").is_file()
+
+
+def test_hung_rank_named_with_its_collective(jobs, tmp_path):
+    code, res, out = watch(str(jobs["hung"]), "--out", str(tmp_path / "o"))
+    assert code == 1, out
+    crit = [f for f in res["findings"] if f["severity"] == "critical"]
+    assert [f["entity"] for f in crit] == [f"{HOST}/gpu3"], out
+    ev = crit[0]["evidence"]
+    # the training group's steps 0..7 ran two collectives each (seq 1..16); step 8's
+    # all-reduce is collective 17, which rank 3 never entered
+    assert ev["seq"] == 17 and ev["collective"] == "gloo:all_reduce", ev
+    assert ev["peers_entered"] == 3
+
+
+def test_clean_job_passes(jobs, tmp_path):
+    code, res, out = watch(str(jobs["clean"]), "--out", str(tmp_path / "o"), "--format", "html,prometheus")
+    assert code == 0, out
+    assert gating(res) == []
+    assert (tmp_path / "o" / "sncheck.prom").is_file()
+
+
+def test_bad_inputs_beside_good_dumps(jobs, tmp_path):
+    d = tmp_path / "dumps"
+    shutil.copytree(jobs["straggler"], d)
+    first = sorted(d.glob("fr-*-rank0.json"))[0]
+    other = d / "fr-otherjob-rank5.json"
+    other.write_bytes(first.read_bytes())
+    text = first.read_bytes()
+    (d / "fr-cut-rank1.json").write_bytes(text[: len(text) // 2])  # a truncated dump
+    (d / "notes.txt").write_text("this is not a dump\n")
+    (d / "nccl_trace_rank_7").write_bytes(b"\x80\x04\x95garbage")
+    code, res, out = watch(str(d), "--out", str(tmp_path / "o"))
+    assert code == 1 and "Traceback" not in out, out
+    assert f"{HOST}/gpu1" in {f["entity"] for f in res["findings"] if f["rule"] == "watch-dump-unreadable"}
+    every = res["findings"] + [r for f in res["findings"] for r in f["evidence"].get("related", [])]
+    unreadable = {f["evidence"]["dump"] for f in every if f["rule"] == "watch-dump-unreadable"}
+    assert unreadable == {"fr-cut-rank1.json", "notes.txt", "nccl_trace_rank_7"}
+    assert any(f["rule"] == "watch-dump-other-job" for f in every)
+    # the good dumps are still judged: the straggler is still named, and only it
+    hardware = [f for f in gating(res) if f.get("about") != "check"]
+    assert {f["entity"] for f in hardware} == {f"{HOST}/gpu2"}
+
+
+def test_empty_directory_and_bad_rank_map(tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = CliRunner().invoke(main, ["watch", str(tmp_path / "empty"), "--once"])
+    assert r.exit_code == 2 and "no dumps" in r.output and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    (tmp_path / "map.json").write_text('[{"rank": 0, "host": "a"}]')
+    r = CliRunner().invoke(main, ["watch", str(tmp_path / "empty"), "--once", "--rank-map", str(tmp_path / "map.json")])
+    assert r.exit_code == 2 and "local_rank" in r.output
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RAS_DIR.glob("*.txt")))
+def test_real_ras_captures(name):
+    expect = yaml.safe_load((RAS_DIR / "expect.yaml").read_text())[name]
+    got = ras.parse_text(strip_source_header((RAS_DIR / name).read_text()))
+    assert [{k: g[k] for k in ("group", "status", "errors")} for g in got["groups"]] == expect["groups"]
+    keys = ("state", "comm", "rank", "gpu", "node", "pid", "ahead")
+    assert [{k: getattr(r, k) for k in keys} for r in got["records"]] == \
+        [{k: (str(e[k]) if k == "comm" and e[k] is not None else e[k]) for k in keys} for e in expect["records"]]
+
+
+def test_ras_findings_on_cards(tmp_path):
+    d = tmp_path / "ras"
+    d.mkdir()
+    for p in RAS_DIR.glob("*.txt"):
+        shutil.copy(p, d / p.name)
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump({
+        "name": "ras", "supernodes": [{"name": "sn0", "hosts": "node[01-02]", "cards_per_host": 8}],
+        "hosts": {"node01": {"address": "10.4.109.13"}, "node02": {"address": "10.137.190.124"}}}))
+    code, res, out = watch(str(d), "-i", str(inv), "--out", str(tmp_path / "o"))
+    assert code == 1, out
+    by = {(f["entity"], f["severity"]) for f in res["findings"]}
+    assert ("node01/gpu0", "critical") in by           # INCOMPLETE: rank 1, GPU 0, node 10.4.109.13
+    # the MISMATCH ranks of issue 1911 are ahead of the others: named, never a culprit
+    node02 = [f for f in res["findings"] if f["entity"].startswith("node02/")]
+    assert {f["entity"] for f in node02} == {"node02/gpu4", "node02/gpu5"}
+    assert all(f["severity"] == "info" for f in node02)
+    assert not any(e["entity"].startswith("node02/") for e in res["isolation"])
+
+
+def test_ras_json_states():
+    data = {"nccl_version": "2.28.3", "communicators": [{
+        "hash": "0xabc", "size": 3, "ranks": [
+            {"rank": 0, "host": "10.0.0.1", "pid": 1, "cuda_dev": 0, "status": {"init_state": 0, "async_error": 0},
+             "collective_counts": {"AllReduce": 10}},
+            {"rank": 1, "host": "10.0.0.1", "pid": 2, "cuda_dev": 1, "status": {"init_state": 0, "async_error": 0},
+             "collective_counts": {"AllReduce": 10}},
+            {"rank": 2, "host": "10.0.0.2", "pid": 3, "cuda_dev": 0, "status": {"init_state": 0, "async_error": 0},
+             "collective_counts": {"AllReduce": 9}}],
+        "missing_ranks": [{"rank": 3, "host": "10.0.0.2", "pid": 4, "cuda_dev": 1,
+                           "status": {"unresponsive": True, "considered_dead": True}}]}]}
+    recs = ras.parse_json(data)["records"]
+    assert [(r.state, r.rank, r.gpu, r.node, r.ahead) for r in recs] == \
+        [("MISMATCH", 2, 0, "10.0.0.2", False), ("DEAD", 3, 1, "10.0.0.2", False)]
+
+
+def test_straggler_quarantined_then_scoped_run_decides(jobs, tmp_path):
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump({
+        "name": "watch-test", "design": {"scale_up": {"bandwidth": "450 GB/s", "latency": "3 us"},
+                                         "scale_out": {"bandwidth": "400 Gb/s", "latency": "15 us"}},
+        "supernodes": [{"name": "sn0", "hosts": "node[001-002]", "cards_per_host": 4}],
+        "hosts": {"node001": {"address": HOST}}, "backend": {"type": "mock"}}))
+    faults = tmp_path / "slow.yaml"
+    faults.write_text(yaml.safe_dump({"faults": [{"type": "slow_card", "target": "node001/gpu2", "factor": 0.6}]}))
+    runner = CliRunner()
+    for case, extra, last in (("fault", ["--faults", str(faults)], "isolate"), ("clean", [], "release")):
+        state = tmp_path / f"state-{case}"
+        code, res, out = watch(str(jobs["straggler"]), "-i", str(inv), "--state-dir", str(state),
+                               "--out", str(tmp_path / f"w-{case}"))
+        assert code == 1, out
+        assert [(e["entity"], e["action"]) for e in res["isolation"]] == [("node001/gpu2", "quarantine")]
+        st = runner.invoke(main, ["status", "--state-dir", str(state), "--json"])
+        assert [(e["entity"], e["action"]) for e in json.loads(st.output)["status"]] == [("node001/gpu2", "quarantine")]
+        r = runner.invoke(main, ["run", "nightly-stress", "-i", str(inv), "--backend", "mock", "--targets",
+                                 "node001/gpu2", "--state-dir", str(state), "--out", str(tmp_path / f"r-{case}"),
+                                 "-q", *extra])
+        assert r.exit_code in (0, 1), r.output
+        h = json.loads(runner.invoke(main, ["history", "node001/gpu2", "--state-dir", str(state), "--json"]).output)
+        actions = [a["action"] for a in h["isolation"]]
+        assert actions[0] == "quarantine" and actions[-1] == last, actions
