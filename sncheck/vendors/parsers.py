@@ -18,6 +18,7 @@ from sncheck.errors import ConfigError
 from sncheck.vendors import registry
 from sncheck.vendors.infiniband import perftest
 from sncheck.vendors.nvidia import nccl_tests
+from sncheck.watch import ras as nccl_ras
 
 Parser = Callable[[str], dict[str, Any]]
 
@@ -26,6 +27,7 @@ PARSERS: dict[str, Parser] = {
     "ib-write-bw": perftest.parse_ib_write_bw,
     "ib-write-lat": perftest.parse_ib_lat,  # ib_read_lat / ib_send_lat print the same report
     "rccl-tests": nccl_tests.parse_rccl_tests,  # the nccl-tests layout, whichever vendor runs it
+    "nccl-ras": nccl_ras.parse,  # ncclras status, text or JSON (sncheck watch reads it too)
 }
 
 # Provenance lines that head every captured file under fixtures/real/:

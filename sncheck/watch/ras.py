@@ -120,6 +120,33 @@ def parse_text(text: str) -> dict:
     return {"format": "text", "groups": groups, "records": records, "errors": errors}
 
 
+def parse(text: str) -> dict:
+    """``sncheck parse nccl-ras FILE``: the report (text or JSON) as JSON. ``errors``
+    lists what the report shows wrong (a group not OK, a state on a rank), so the
+    command exits 1 on a report of trouble; records are plain dicts."""
+    import json
+
+    from sncheck.errors import ParseError
+
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            out = parse_json(json.loads(stripped))
+        except (json.JSONDecodeError, ValueError) as e:
+            raise ParseError(f"not NCCL RAS JSON: {e}") from e
+    elif looks_like_text(text):
+        out = parse_text(text)
+    else:
+        raise ParseError("not NCCL RAS output (no 'Communicators...' report, no RAS JSON)")
+    errors = list(out["errors"])
+    errors += [f"group {g['group']}: {g['status']} {','.join(g['errors'])}" for g in out["groups"]
+               if g["errors"] != ["OK"] or g["status"] not in ("RUNNING", "FINALIZE")]
+    errors += [f"{r.state}: " + (f"rank {r.rank}" if r.rank is not None else "a process")
+               + (f" (GPU {r.gpu} on node {r.node})" if r.gpu is not None else "") + f": {r.detail}"
+               for r in out["records"] if not out["groups"]]
+    return {"tool": "nccl-ras", **out, "records": [r.to_dict() for r in out["records"]], "errors": errors}
+
+
 def parse_json(data: dict) -> dict:
     """The JSON report (``SET FORMAT json``, then ``STATUS``)."""
     records: list[RasRecord] = []
