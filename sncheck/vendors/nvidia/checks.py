@@ -66,7 +66,15 @@ def check_card_count(host: str, parsed: dict[str, Any], expect: Expect) -> list[
         msg += f" ({', '.join(names)})"
     if errors:
         msg += f"; nvidia-smi: {listed(errors)}"
-    return [fact_row(host, "card_count", n, expect.cards, ok, msg, "nvidia-smi")]
+    return [fact_row(host, "card_count", n, expect.cards, ok, msg, "nvidia-smi"), _gpu_uuids(host, gpus)]
+
+
+def _gpu_uuids(host: str, gpus: list[dict[str, Any]]) -> dict:
+    """Recorded, never judged: each GPU's UUID by its index, the ``UUID`` label of the
+    Prometheus card series (as dcgm-exporter labels its own)."""
+    uuids = {str(g["index"]): str(g["uuid"]) for g in gpus
+             if isinstance(g.get("index"), int) and g.get("uuid") not in (None, "", "N/A")}
+    return fact_row(host, "gpu_uuid", uuids, None, True, f"{len(uuids)} GPU UUIDs listed", "nvidia-smi")
 
 
 def check_topology(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
@@ -666,7 +674,7 @@ def _span(hosts: list[str]) -> str:
 
 COMMANDS: dict[str, Any] = {c.name: c for c in (
     command("query_gpu", "nvidia-smi", nvidia_smi.query_gpu_command(), nvidia_smi.parse_query_gpu_csv,
-            check_card_count, "card_count"),
+            check_card_count, "card_count", "gpu_uuid"),
     command("topo", "nvidia-smi", ["nvidia-smi", "topo", "-m"], nvidia_smi.parse_topo, check_topology,
             "gpu_topology"),
     command("topo_sanity", "nvidia-smi", ["nvidia-smi", "topo", "-m"], nvidia_smi.parse_topo,
@@ -697,6 +705,7 @@ FACTS: dict[str, tuple[str, str]] = {
     # fact: (command, what makes it fail)
     "reachable": ("", "SSH connect, host key or login failed (one row, status unreachable)"),
     "card_count": ("query_gpu", "GPUs listed by --query-gpu differ from the inventory's cards"),
+    "gpu_uuid": ("query_gpu", "never: each GPU's UUID is recorded (the Prometheus card series' UUID label)"),
     "gpu_topology": ("topo", "never: the link type of each GPU pair is recorded"),
     "topo_sanity": ("topo_sanity", "a GPU pair not over NVLink (SYS, PHB...), a GPU without a NIC at PIX/PXB"),
     "nvlink": ("nvlink_status", "an inactive link, fewer links or a lower speed than the platform's design, "
