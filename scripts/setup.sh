@@ -31,6 +31,15 @@ if ! command -v pdsh >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq pdsh >/dev/null
 fi
 
+# prometheus, prometheus-node-exporter (promtool comes with prometheus): the metrics tests
+# start a real node_exporter (textfile collector) and a real Prometheus on loopback
+# (tests/test_outputs_real.py) on free ports, whether or not the packages started their own services.
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-node-exporter >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq prometheus prometheus-node-exporter >/dev/null
+fi
+
 python3 -m pip install -q --upgrade pip
 # torch is pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build.
 python3 -m pip install -q "torch==2.13.0"

@@ -51,7 +51,7 @@ def test_demo_gate_with_faults_writes_contract_outputs(tmp_path):
     assert "node012/gpu3" in html and "<svg" in html
     assert not re.search(r"(src|href)=[\"']?https?:", html) and "<script" not in html
     assert (out / "junit.xml").read_text().startswith("<?xml")
-    assert "sncheck_findings_total" in (out / "sncheck.prom").read_text()
+    assert "sncheck_findings{" in (out / "sncheck.prom").read_text()
 
 
 def test_healthy_demo_exits_zero(tmp_path):

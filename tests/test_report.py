@@ -468,7 +468,8 @@ def test_junit_one_suite_per_family_one_case_per_host() -> None:
     assert cases[("sncheck.stress", "node002")].find("failure") is None
     assert cases[("sncheck.stress", "layer")].find("failure") is not None
     assert all(cases[("sncheck.soak", h)].find("skipped") is not None for h in hosts)
-    assert int(root.get("failures")) == 3 + 1 + 1 and int(root.get("skipped")) == 4
+    assert int(root.get("failures")) == 3 + 1 + 1
+    assert sum(int(s.get("skipped")) for s in root.iter("testsuite")) == 4   # per suite only (the xunit XSD)
     warn = junit_cases(render_junit(make_results(gate="warning")))
     assert warn[("sncheck.stress", "node002")].find("failure") is not None
     assert ("sncheck.stress", "layer") not in warn
@@ -544,7 +545,7 @@ def prom_samples(text: str) -> dict[str, list[str]]:
 def test_prometheus_lines_parse_and_series_are_per_card() -> None:
     samples = prom_samples(render_prometheus(make_results(), make_rows()))
     assert 'sncheck_run_verdict{verdict="fail"} 1' in samples["sncheck_run_verdict"]
-    assert 'sncheck_findings_total{severity="critical"} 3' in samples["sncheck_findings_total"]
+    assert 'sncheck_findings{severity="critical"} 3' in samples["sncheck_findings"]
     assert ('sncheck_layer_verdict{layer="soak",verdict="skipped"} 1'
             in samples["sncheck_layer_verdict"])
     assert not any("link=" in line or "src=" in line for lines in samples.values() for line in lines)
@@ -552,16 +553,45 @@ def test_prometheus_lines_parse_and_series_are_per_card() -> None:
     # 16 cards x (intra_host, scale_up), plus the two gpu0 cards of each supernode's first
     # host on scale_out: per card and tier, never per pair.
     assert len(bw_min) == 16 * 2 + 2
-    slow = [line for line in bw_min if 'Hostname="node002",gpu="1",' in line]
+    slow = [line for line in bw_min if 'hostname="node002",gpu="1",' in line]
     assert slow and all('supernode="sn0"' in line for line in slow)
     value = lambda line: float(line.rsplit(" ", 1)[1])   # noqa: E731
-    healthy = [value(x) for x in bw_min if 'tier="intra_host"' in x and 'Hostname="node001"' in x]
+    healthy = [value(x) for x in bw_min if 'tier="intra_host"' in x and 'hostname="node001"' in x]
     assert all(value(x) < 0.7 * min(healthy) for x in slow)    # the slow card's pairs at 0.6x
     failed = samples["sncheck_card_p2p_failed_pairs"]
-    assert 'sncheck_card_p2p_failed_pairs{Hostname="node004",gpu="3",supernode="sn1"} 1' in failed
+    assert 'sncheck_card_p2p_failed_pairs{hostname="node004",gpu="3",supernode="sn1"} 1' in failed
     assert len(failed) == 16
-    busbw = samples["sncheck_busbw_GBps"]
+    busbw = samples["sncheck_busbw_bytes_per_second"]
     assert len(busbw) == 4 and all(f'size_bytes="{SIZES[-1]}"' in s for s in busbw)
+
+
+def test_prometheus_units_uuid_and_isolated_cards() -> None:
+    """busbw in bytes/s, the UUID label where the hosts' facts list it (and no empty
+    UUID where they do not), and the quarantined cards with their card labels."""
+    uuid = "GPU-ee7954ec-da95-fd7a-ddfd-c6b32cc2f8aa"
+    rows = pd.DataFrame(make_rows().to_dict("records") + [
+        host_fact_row("node002", "gpu_uuid", json.dumps({"1": uuid}), None, True, tool="nvidia-smi")])
+    results = make_results(isolation=[
+        {"entity": SLOW_CARD, "entity_kind": "card", "action": "quarantine", "reason": "r", "applied": False},
+        {"entity": "node004/nic3", "entity_kind": "nic", "action": "isolate", "reason": "r", "applied": True}])
+    samples = prom_samples(render_prometheus(results, rows))
+    group = pd.DataFrame(collective_rows())
+    group = group[(group["group"] == "host:node001") & (group["size_bytes"] == SIZES[-1])]
+    busbw = next(x for x in samples["sncheck_busbw_bytes_per_second"] if 'group="host:node001"' in x)
+    assert float(busbw.rsplit(" ", 1)[1]) == pytest.approx(group["busbw_GBps"].median() * 1e9)
+    slow = [x for name in samples if name.startswith("sncheck_card_") for x in samples[name]
+            if 'hostname="node002",gpu="1",' in x]
+    assert slow and all(f'UUID="{uuid}"' in x for x in slow)
+    others = [x for x in samples["sncheck_card_p2p_bandwidth_min_bytes_per_second"] if 'gpu="1",' not in x]
+    assert others and not any("UUID" in x for x in others)
+    assert samples["sncheck_isolation_applied"] == [
+        f'sncheck_isolation_applied{{entity="{SLOW_CARD}",entity_kind="card",action="quarantine",'
+        f'hostname="node002",gpu="1",UUID="{uuid}",supernode="sn0"}} 0',
+        'sncheck_isolation_applied{entity="node004/nic3",entity_kind="nic",action="isolate",'
+        'hostname="node004",gpu="3",supernode="sn1"} 1']
+    assert 'sncheck_design_p2p_bandwidth_bytes_per_second{tier="scale_up"} 450000000000' in \
+        samples["sncheck_design_p2p_bandwidth_bytes_per_second"]
+    assert len(samples["sncheck_card_info"]) == 16
 
 
 def test_prometheus_skew_and_p99_per_card() -> None:
@@ -574,8 +604,8 @@ def test_prometheus_skew_and_p99_per_card() -> None:
                    1 << 20, bw=400.0, lat=3.0), "lat_p99_us": 9.0}])
     samples = prom_samples(render_prometheus(make_results(), rows))
     assert samples["sncheck_card_launch_skew_seconds"] == [
-        'sncheck_card_launch_skew_seconds{Hostname="node001",gpu="0",supernode="sn0"} 3e-06']
-    assert ('sncheck_card_p2p_latency_p99_seconds{Hostname="node001",gpu="1",supernode="sn0",'
+        'sncheck_card_launch_skew_seconds{hostname="node001",gpu="0",supernode="sn0"} 3e-06']
+    assert ('sncheck_card_p2p_latency_p99_seconds{hostname="node001",gpu="1",supernode="sn0",'
             'tier="intra_host"} 9e-06') in samples["sncheck_card_p2p_latency_p99_seconds"]
 
 
@@ -602,7 +632,7 @@ def test_prometheus_label_escaping() -> None:
     assert escape_label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
     rows = pd.DataFrame(collective_rows()).assign(group='we"ird\\grp\n')
     text = render_prometheus(make_results(layers=[]), rows)
-    line = next(x for x in text.splitlines() if x.startswith("sncheck_busbw_GBps{"))
+    line = next(x for x in text.splitlines() if x.startswith("sncheck_busbw_bytes_per_second{"))
     assert SAMPLE.match(line) and 'group="we\\"ird\\\\grp\\n"' in line
 
 

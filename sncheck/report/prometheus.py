@@ -5,22 +5,28 @@ Run-level state plus **per-card** series, never per-pair ones: a fleet of N card
 carries the minimum and the median of its pairs' bandwidth, the median of its pairs'
 p99 latency, the count of its failed pairs, and its median launch skew in collectives.
 
-Card series use the label names dcgm-exporter uses (``Hostname``, ``gpu``) plus
-``supernode``, so queries join with DCGM data::
+Card series carry the label names current dcgm-exporter uses (``hostname``, ``gpu``, and
+``UUID`` where the host facts list it: NVIDIA's ``gpu_uuid`` fact) plus ``supernode`` and
+``tier``, so queries join with DCGM data on ``(hostname, gpu)``::
 
-    sncheck_card_p2p_bandwidth_min_bytes_per_second * on(Hostname, gpu) group_left DCGM_FI_DEV_GPU_TEMP
+    DCGM_FI_DEV_GPU_TEMP * on(hostname, gpu) group_left(supernode) sncheck_card_info
 
-Values are in base units (bytes per second, seconds); no sample carries a timestamp
-(the textfile collector skips a whole file that has one). The file is written to a
-temporary sibling and renamed (``write_text_atomic``): the collector reads ``*.prom``
-only, and never half a file.
+dcgm-exporter renamed ``Hostname`` to ``hostname`` (NVIDIA/dcgm-exporter#655); a join on
+the old name matches nothing against a current exporter. A label with no value is left
+out of the line (Prometheus treats an empty label as absent).
 
-Group bus bandwidth (``sncheck_busbw_GBps``, one series per stress group: hosts, rails,
-domains) is kept as before; the pairwise narrowing groups are left out (per pair).
+Every family is a gauge (a gauge never ends in ``_total``: ``sncheck_findings``), in base
+units (bytes per second, seconds); no sample carries a timestamp (the textfile collector
+skips a whole file that has one). The file is written to a temporary sibling and renamed
+(``write_text_atomic``): the collector reads ``*.prom`` only, and never half a file.
+
+Group bus bandwidth (``sncheck_busbw_bytes_per_second``, one series per stress group:
+hosts, rails, domains); the pairwise narrowing groups are left out (per pair).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterable
@@ -31,12 +37,14 @@ import pandas as pd
 from sncheck.store.frames import kind_rows
 from sncheck.report.codes import id_codes, merge_repeated
 from sncheck.report.json_out import write_text_atomic
+from sncheck.topology import host_of, natural_key
 
 RUN_VERDICTS = ("pass", "fail", "error")
 LAYER_VERDICTS = ("pass", "fail", "skipped", "error")
 SEVERITIES = ("critical", "warning", "info")
 GB = 1e9
 US = 1e-6
+CARD = ["hostname", "gpu", "UUID", "supernode"]   # a card's labels, dcgm-exporter's names first
 
 
 def escape_label_value(value: object) -> str:
@@ -100,12 +108,15 @@ class _Exposition:
         key = (id(df), tuple(labels))
         cached = self._label_text.get(key)
         if cached is None or cached[0] is not df:
-            text = pd.Series("{", index=df.index)
-            for i, label in enumerate(labels):
-                esc = (df[label].astype(str).str.replace("\\", "\\\\", regex=False)
+            text = pd.Series("", index=df.index)
+            for label in labels:
+                value = df[label].astype(str)
+                esc = (value.str.replace("\\", "\\\\", regex=False)
                        .str.replace('"', '\\"', regex=False).str.replace("\n", "\\n", regex=False))
-                text = text + ("," if i else "") + label + '="' + esc + '"'
-            cached = (df, text + "}")
+                given = value.ne("")   # an empty label is an absent one: left out (a card's UUID)
+                sep = pd.Series(np.where(text.ne("") & given, ",", ""), index=df.index)
+                text = text + sep + (label + '="' + esc + '"').where(given, "")
+            cached = (df, "{" + text + "}")
             self._label_text[key] = cached
         return cached[1]
 
@@ -122,22 +133,28 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
     out.family("sncheck_run_verdict", "gauge", "Overall run verdict (state set).",
                [({"verdict": v}, float(v == verdict)) for v in RUN_VERDICTS])
     findings = results.get("findings") or []
-    out.family("sncheck_findings_total", "gauge", "Findings of the run by severity.",
+    out.family("sncheck_findings", "gauge", "Findings of the run by severity.",
                [({"severity": s}, sum(f.get("severity") == s for f in findings))
                 for s in SEVERITIES])
     out.family("sncheck_layer_verdict", "gauge", "Verdict per layer (state set).",
                [({"layer": layer.get("name", "?"), "verdict": v}, float(layer.get("verdict") == v))
                 for layer in results.get("layers") or [] for v in LAYER_VERDICTS])
-    latest = {e.get("entity"): e for e in results.get("isolation") or []}  # the last step per entity
+    supernode = _supernode_of_host(results)
+    uuids = gpu_uuids(rows)
     out.family("sncheck_isolation_applied", "gauge",
                "1 where the entity's latest isolation step was applied, 0 where it is a dry run or blocked.",
-               [({"entity": e.get("entity", ""), "entity_kind": e.get("entity_kind", ""),
-                  "action": e.get("action", "")}, float(bool(e.get("applied")))) for e in latest.values()])
+               _isolation(results, supernode, uuids))
     out.family("sncheck_isolation_blocked", "gauge", "1 when the safety cap refused the run's isolations.",
                [({}, float(bool(results.get("isolation_blocked"))))])
-    supernode = _supernode_of_host(results)
-    cards = card_p2p(rows, supernode)
-    labels = ["Hostname", "gpu", "supernode", "tier"]
+    out.family("sncheck_design_p2p_bandwidth_bytes_per_second", "gauge",
+               "Design bandwidth of a link tier (per card pair, one direction), bytes/s.",
+               _design(results, "bandwidth_GBps", GB))
+    out.family("sncheck_design_p2p_latency_seconds", "gauge", "Design latency of a link tier, s.",
+               _design(results, "latency_us", US))
+    cards = card_p2p(rows, supernode, uuids)
+    out.frame("sncheck_card_info", "gauge", "A card the run measured, with its labels (value 1): "
+              "join DCGM series on (hostname, gpu).", _card_info(cards, rows, supernode, uuids), CARD, "one")
+    labels = CARD + ["tier"]
     out.frame("sncheck_card_p2p_bandwidth_min_bytes_per_second", "gauge",
               "Lowest bandwidth over a card's pairs in a link tier (each pair: the mean of its "
               "two directions, median over rounds), bytes/s.", cards, labels, "bw_min")
@@ -148,12 +165,12 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
               cards, labels, "lat_p99")
     out.frame("sncheck_card_p2p_failed_pairs", "gauge",
               "Pairs of a card (all tiers) that carried nothing (failed, timed out).",
-              _per_card_total(cards, "failed"), ["Hostname", "gpu", "supernode"], "failed")
+              _per_card_total(cards, "failed"), CARD, "failed")
     out.frame("sncheck_card_launch_skew_seconds", "gauge",
               "A card's median launch skew over the collectives it took part in, s.",
-              card_skew(rows, supernode), ["Hostname", "gpu", "supernode"], "skew")
-    out.family("sncheck_busbw_GBps", "gauge",
-               "Median bus bandwidth of a stress group at the largest message size, GB/s.", _busbw(rows))
+              card_skew(rows, supernode, uuids), CARD, "skew")
+    out.family("sncheck_busbw_bytes_per_second", "gauge",
+               "Median bus bandwidth of a stress group at the largest message size, bytes/s.", _busbw(rows))
     return out.text()
 
 
@@ -166,6 +183,80 @@ def _supernode_of_host(results: dict) -> dict[str, str]:
             for h in sn.get("hosts") or []}
 
 
+def gpu_uuids(rows) -> dict[str, str]:
+    """Card id -> its UUID, from the hosts' ``gpu_uuid`` facts (index -> UUID) that were read."""
+    facts = kind_rows(rows, "host_fact")
+    if facts.empty or not {"fact", "host", "value"} <= set(facts.columns):
+        return {}
+    facts = facts[facts["fact"].astype(str).eq("gpu_uuid")]
+    if "status" in facts.columns:
+        facts = facts[facts["status"].fillna("ok").eq("ok")]
+    out: dict[str, str] = {}
+    for host, value in zip(facts["host"].astype(str), facts["value"]):
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                continue
+        if isinstance(value, dict):
+            out.update({f"{host}/gpu{i}": str(u) for i, u in value.items() if u})
+    return out
+
+
+def _isolation(results: dict, supernode: dict[str, str], uuids: dict[str, str]) -> list[tuple[dict, float]]:
+    """The latest step per entity; a card's (or NIC's) series also carries its card
+    labels, so the quarantined and isolated cards join with DCGM data."""
+    latest = {e.get("entity"): e for e in results.get("isolation") or []}  # the last step per entity
+    out = []
+    for e in latest.values():
+        entity, kind = str(e.get("entity", "")), str(e.get("entity_kind", ""))
+        labels = {"entity": entity, "entity_kind": kind, "action": e.get("action", "")}
+        if kind in ("card", "host", "nic"):
+            host = host_of(entity)
+            labels["hostname"] = host
+            if kind == "card" and "/gpu" in entity:
+                card = entity
+                labels["gpu"] = entity.rsplit("/gpu", 1)[1]
+            elif kind == "nic" and "/nic" in entity:   # rail r serves card r
+                card = f"{host}/gpu{entity.rsplit('/nic', 1)[1]}"
+                labels["gpu"] = card.rsplit("/gpu", 1)[1]
+            else:
+                card = ""
+            if uuids.get(card):
+                labels["UUID"] = uuids[card]
+            if supernode.get(host):
+                labels["supernode"] = supernode[host]
+        out.append((labels, float(bool(e.get("applied")))))
+    return out
+
+
+def _design(results: dict, key: str, scale: float) -> list[tuple[dict, float]]:
+    out = []
+    for tier, d in sorted((results.get("design") or {}).items()):
+        try:
+            v = float(d.get(key)) if isinstance(d, dict) and d.get(key) is not None else math.nan
+        except (TypeError, ValueError):
+            v = math.nan
+        if math.isfinite(v):
+            out.append(({"tier": tier}, float(f"{v * scale:.12g}")))
+    return out
+
+
+def _card_info(cards: pd.DataFrame, rows, supernode: dict[str, str], uuids: dict[str, str]) -> pd.DataFrame:
+    """One row per card the rows name (pairs, collectives) or whose UUID the facts list."""
+    names = set(uuids)
+    if not cards.empty:
+        names |= set(cards["card"].astype(str))
+    ranks = _of_kind(rows, "rank", {"card"})
+    if not ranks.empty:
+        names |= set(ranks["card"].astype(str).unique())
+    if not names:
+        return pd.DataFrame()
+    card = pd.Series(sorted(names, key=natural_key), dtype=object)
+    out = pd.concat([_card_labels(card, supernode, uuids), pd.DataFrame({"card": card, "one": 1})], axis=1)
+    return out
+
+
 def _of_kind(rows, kind: str, needed: set[str]) -> pd.DataFrame:
     df = kind_rows(rows, kind)
     if not needed <= set(df.columns):
@@ -173,15 +264,18 @@ def _of_kind(rows, kind: str, needed: set[str]) -> pd.DataFrame:
     return df
 
 
-def _card_labels(card: pd.Series, supernode: dict[str, str]) -> pd.DataFrame:
-    """dcgm-exporter's labels for card ids ``<host>/gpu<index>``."""
-    parts = card.astype(str).str.rsplit("/gpu", n=1)
+def _card_labels(card: pd.Series, supernode: dict[str, str], uuids: dict[str, str]) -> pd.DataFrame:
+    """dcgm-exporter's labels for card ids ``<host>/gpu<index>`` (``UUID`` empty where
+    the facts do not list it: the line leaves it out)."""
+    card = card.astype(str)
+    parts = card.str.rsplit("/gpu", n=1)
     host = parts.str[0]
-    return pd.DataFrame({"Hostname": host, "gpu": parts.str[1].fillna(""),
+    return pd.DataFrame({"hostname": host, "gpu": parts.str[1].fillna(""),
+                         "UUID": card.map(uuids).fillna("") if uuids else "",
                          "supernode": host.map(supernode).fillna("")}, index=card.index)
 
 
-def card_p2p(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
+def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str] | None = None) -> pd.DataFrame:
     """Per card and tier: min and median pair bandwidth (bytes/s), median pair p99
     latency (s) and failed pairs, over both ends of each pair. Cards and tiers are
     integer codes (no per-row strings); a pair measured in several rounds is merged to
@@ -226,18 +320,18 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
         parts.append(part.reset_index(drop=True))
         del pair, ends, e
     out = pd.concat(parts, ignore_index=True)
-    out = pd.concat([_card_labels(out["card"], supernode), out], axis=1)
-    return _natural(out, ["Hostname", "gpu", "tier"])
+    out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
+    return _natural(out, ["hostname", "gpu", "tier"])
 
 
 def _per_card_total(cards: pd.DataFrame, column: str) -> pd.DataFrame:
     if cards.empty:
         return cards
-    total = cards.groupby(["Hostname", "gpu", "supernode"], sort=False)[column].sum().reset_index()
+    total = cards.groupby(CARD, sort=False)[column].sum().reset_index()
     return total
 
 
-def card_skew(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
+def card_skew(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str] | None = None) -> pd.DataFrame:
     ranks = _of_kind(rows, "rank", {"card", "skew_us"})
     if ranks.empty:
         return pd.DataFrame()
@@ -246,13 +340,13 @@ def card_skew(rows: pd.DataFrame, supernode: dict[str, str]) -> pd.DataFrame:
     (card,), cards = id_codes(ranks["card"])
     skew = (pd.to_numeric(ranks["skew_us"], errors="coerce") * US).groupby(card).median()
     out = pd.DataFrame({"card": np.asarray(cards, dtype=object)[skew.index.to_numpy()], "skew": skew.to_numpy()})
-    out = pd.concat([_card_labels(out["card"], supernode), out], axis=1)
-    return _natural(out, ["Hostname", "gpu"])
+    out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
+    return _natural(out, ["hostname", "gpu"])
 
 
 def _natural(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Rows in natural order of hosts and gpu numbers (a stable, readable file)."""
-    host = df["Hostname"].str.extract(r"^(.*?)(\d*)$")
+    host = df["hostname"].str.extract(r"^(.*?)(\d*)$")
     order = pd.DataFrame({"h0": host[0], "h1": pd.to_numeric(host[1], errors="coerce").fillna(-1),
                           "g": pd.to_numeric(df["gpu"], errors="coerce").fillna(-1)}, index=df.index)
     for k in keys[2:]:
@@ -276,5 +370,5 @@ def _busbw(rows: pd.DataFrame) -> list[tuple[dict, float]]:
         return []
     largest = df.groupby(["group", "collective"])["size"].transform("max")
     med = df[df["size"] == largest].groupby(["group", "collective", "size"], sort=True)["busbw"].median()
-    return [({"group": g, "collective": c, "size_bytes": int(s)}, float(v))
+    return [({"group": g, "collective": c, "size_bytes": int(s)}, float(v) * GB)
             for (g, c, s), v in med.items()]

@@ -130,7 +130,7 @@ def test_reports_16k_fleet(benchmark, request, tmp_path):
         labels = dict(kv.split("=", 1) for kv in re.findall(r'(\w+="[^"]*")', m.group(2)))
         assert "<->" not in m.group(2) and not {"link", "src", "dst"} & set(labels), line
         if m.group(1).startswith("sncheck_card_"):
-            assert {"Hostname", "gpu", "supernode"} <= set(labels), line
+            assert {"hostname", "gpu", "supernode"} <= set(labels), line
         series[m.group(1)] = series.get(m.group(1), 0) + 1
     assert series["sncheck_card_launch_skew_seconds"] == 16_384
     assert series["sncheck_card_p2p_bandwidth_min_bytes_per_second"] == 16_384 * 3   # 3 tiers
