@@ -51,7 +51,8 @@ def test_outputs_agree_after_apply(tmp_path):
     assert [(i["entity"], i["action"], i["applied"]) for i in res["isolation"]] == [
         ("node002/gpu1", "quarantine", False), ("node002/gpu1", "isolate", True)]
     assert html_isolation(o["html"]) == [("node002/gpu1", "quarantine", "no"), ("node002/gpu1", "isolate", "yes")]
-    assert 'sncheck_isolation_applied{entity="node002/gpu1",entity_kind="card",action="isolate"} 1' in o["prom"]
+    assert re.search(r'^sncheck_isolation_applied\{entity="node002/gpu1",entity_kind="card",action="isolate",'
+                     r'hostname="node002",gpu="1",UUID="GPU-[^"]+",supernode="sn0"\} 1$', o["prom"], re.M)
     assert 'sncheck_run_verdict{verdict="fail"} 1' in o["prom"]
     assert banner_verdict(o["html"]) == res["verdict"] == "fail"
     assert int(o["junit"].getroot().get("failures")) >= 1

@@ -261,8 +261,10 @@ def test_html_is_self_contained(page: str) -> None:
     assert "<script" not in page.lower()
     assert "http://" not in page and "https://" not in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(//|[a-z]+:)""", page, flags=re.IGNORECASE)
-    # Readable under a strict CSP (Jenkins' default): no <style>, no style=, no <link>.
-    assert "<style" not in page and "<link" not in page
+    # Readable under a strict CSP (Jenkins' default): no <style>, no style=; the one <link> is
+    # the stylesheet beside the page (Jenkins' style-src 'self' allows it).
+    assert "<style" not in page
+    assert re.findall(r"<link[^>]*>", page) == ['<link rel="stylesheet" href="report.css">']
     assert not re.search(r"\sstyle\s*=", page, flags=re.IGNORECASE)
 
 
@@ -380,6 +382,18 @@ def test_template_override_replaces_builtin_partial(tmp_path) -> None:
     assert "<p id=custom>CUSTOM r&lt;1&gt; fail</p>" in page
     assert 'id="layers"' not in page                # the built-in summary is gone
     assert 'id="findings"' in page                  # the other partials are still built in
+
+
+def test_html_writes_its_stylesheet_beside_it_and_a_template_dir_may_replace_it(tmp_path) -> None:
+    write_html(tmp_path / "a" / "night.html", make_results(), make_rows())
+    page = (tmp_path / "a" / "night.html").read_text()
+    assert '<link rel="stylesheet" href="report.css">' in page and "<style" not in page
+    assert "prefers-color-scheme: dark" in (tmp_path / "a" / "report.css").read_text()
+    mine = tmp_path / "templates"
+    mine.mkdir()
+    (mine / "report.css").write_text("body { font-family: serif; }\n")
+    write_html(tmp_path / "b" / "report.html", make_results(), make_rows(), [mine])
+    assert (tmp_path / "b" / "report.css").read_text() == "body { font-family: serif; }\n"
 
 
 def test_template_dir_that_does_not_exist_is_a_config_error(tmp_path) -> None:

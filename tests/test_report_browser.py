@@ -1,15 +1,20 @@
 """The HTML report in a real browser: headless Chromium through the DevTools protocol.
 
-Checks what a person and Jenkins will see: no network requests and no console errors,
-the first screen at 1366x768, rendering under Jenkins' Content-Security-Policy (no inline
-style), every anchor resolving, hostile host names rendered as text, and print to A4.
-Skipped with a reason when Chromium is not installed (scripts/setup.sh installs it).
+Checks what a person and Jenkins will see: no network requests beyond the run directory
+and no console errors, the first screen at 1366x768, the stylesheet (report.css beside
+the page) applied under Jenkins' Content-Security-Policy (computed styles, light and dark
+schemes), the page read in full without it (deleted or blocked), every anchor resolving,
+hostile host names rendered as text, and print to A4. Screenshots of the first screen
+with and without the stylesheet go to $SNCHECK_SCREENSHOTS (tests/screenshots/ holds the
+committed ones), else to the test's temporary directory. Skipped with a reason when
+Chromium is not installed (scripts/setup.sh installs it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -25,6 +30,9 @@ from sncheck.report.html import write_html
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
 EVIL = "<script>alert(1)</script>"
+SANS = "sans-serif"
+# Jenkins' policy with styles refused: what a stricter server (or a blocked file) gives.
+NO_STYLE_CSP = "sandbox; default-src 'none'; img-src 'self'; style-src 'none';"
 
 pytestmark = [
     pytest.mark.browser,
@@ -55,23 +63,41 @@ def browser():
         yield b
 
 
+def screenshot_path(tmp_path: Path, name: str) -> Path:
+    folder = Path(os.environ.get("SNCHECK_SCREENSHOTS", tmp_path))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
+
+
 def test_offline_no_requests_and_no_console_errors(report_dir, browser):
     with serve(report_dir) as base:
         page = browser.open(f"{base}/report.html")
     fetched = [u for u in page.requests if not u.endswith("/favicon.ico")]  # the browser's, not the page's
-    assert fetched == [f"{base}/report.html"]
+    assert fetched == [f"{base}/report.html", f"{base}/report.css"]   # the run directory's own files
     assert page.errors == []
     assert page.eval("document.scripts.length") == 0
 
 
+def test_html_format_writes_the_page_and_its_stylesheet(report_dir):
+    page = (report_dir / "report.html").read_text()
+    assert '<link rel="stylesheet" href="report.css">' in page
+    assert (report_dir / "report.css").read_text() == (ROOT / "reports/templates/report.css").read_text()
+    # Nothing inline for a CSP to refuse: no <style>, no style= attribute, no script.
+    assert "<style" not in page and not re.search(r"\sstyle=", page) and "<script" not in page
+
+
 def test_first_screen_shows_verdict_count_and_top_action(report_dir, browser, tmp_path):
-    results = json.loads((report_dir / "results.json").read_text())
-    with serve(report_dir) as base:
+    with serve(report_dir, csp=JENKINS_CSP) as base:
         page = browser.open(f"{base}/report.html", width=1366, height=768)
-        shot = Path(os.environ.get("SNCHECK_SCREENSHOT", tmp_path / "first-screen.png"))
+        shot = screenshot_path(tmp_path, "report-styled-1366x768.png")
         page.screenshot(shot)
     assert shot.stat().st_size > 10_000
+    assert page.errors == []
+    check_first_screen(page, json.loads((report_dir / "results.json").read_text()))
 
+
+def check_first_screen(page, results: dict) -> None:
+    """Verdict, findings count and the top action inside the first 1366x768 screen."""
     def visible(selector: str) -> dict:
         return page.eval(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
             if (!e) return null; const r = e.getBoundingClientRect();
@@ -85,6 +111,58 @@ def test_first_screen_shows_verdict_count_and_top_action(report_dir, browser, tm
     top = sorted(results["findings"], key=lambda f: {"critical": 0, "warning": 1}.get(f["severity"], 2))[0]
     assert top["entity"] in first["text"] and "critical" in first["text"]
     assert "measured" in visible("#actions thead")["text"] and "action" in visible("#actions thead")["text"]
+
+
+STYLE_PROBE = """(() => { const s = e => getComputedStyle(document.querySelector(e));
+    const heat = document.querySelector('svg.heatmap').getBoundingClientRect();
+    return {font: s('body').fontFamily, num: s('#actions td.num').textAlign, digits: s('td.num').fontVariantNumeric,
+            collapse: s('#findings table').borderCollapse, edge: s('#verdict').borderLeftWidth,
+            background: s('html').backgroundColor, text: s('html').color, heat: heat.width,
+            sheets: document.styleSheets.length}; })()"""
+
+
+def test_stylesheet_applies_under_jenkins_csp(report_dir, browser):
+    with serve(report_dir, csp=JENKINS_CSP) as base:
+        page = browser.open(f"{base}/report.html", width=1366, height=768)
+        light = page.eval(STYLE_PROBE)
+        page.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": "dark"}])
+        dark = page.eval(STYLE_PROBE)
+    assert page.errors == []   # the policy refused nothing
+    assert light["sheets"] == 1 and light["font"].endswith(SANS) and "serif" not in light["font"].replace(SANS, "")
+    assert (light["num"], light["digits"], light["collapse"]) == ("right", "tabular-nums", "collapse")
+    assert light["edge"] == "8px"                          # the verdict banner's coloured edge
+    assert 300 <= light["heat"] <= 620                     # heatmaps at a readable size, two to a row
+    assert (light["background"], dark["background"]) == ("rgb(255, 255, 255)", "rgb(13, 17, 23)")
+    assert dark["text"] == "rgb(230, 237, 243)"
+
+
+@pytest.mark.parametrize("how", ["deleted", "blocked"])
+def test_without_the_stylesheet_the_page_still_reads(report_dir, browser, tmp_path, how):
+    results = json.loads((report_dir / "results.json").read_text())
+    if how == "deleted":
+        served = tmp_path / "run"
+        shutil.copytree(report_dir, served)
+        (served / "report.css").unlink()
+        csp = JENKINS_CSP
+    else:
+        served, csp = report_dir, NO_STYLE_CSP
+    with serve(served, csp=csp) as base:
+        page = browser.open(f"{base}/report.html", width=1366, height=768)
+        if how == "deleted":
+            page.screenshot(screenshot_path(tmp_path, "report-no-css-1366x768.png"))
+        probe = page.eval(STYLE_PROBE)
+        check_first_screen(page, results)
+        text = page.eval("document.body.innerText")
+        fills = page.eval("new Set(Array.from(document.querySelectorAll('svg.heatmap rect'))"
+                          ".map(r => getComputedStyle(r).fill)).size")
+    assert probe["num"] != "right" and not probe["font"].endswith(SANS)   # really unstyled
+    assert [e for e in page.errors if "report.css" not in e and "Content Security Policy" not in e] == []
+    for f in results["findings"]:
+        assert f["entity"] in text and f["rule"] in text
+    for heading in ("Top actions", "Fleet overview", "Findings", "Isolation and quarantine", "Host facts",
+                    "Provenance"):
+        assert heading in text
+    assert fills > 3   # the heatmaps keep their colours (SVG presentation attributes)
 
 
 def test_under_jenkins_csp_the_verdict_and_colours_remain(report_dir, browser):
@@ -146,9 +224,11 @@ def test_print_to_a4_loses_nothing(report_dir, browser):
         page.send("Emulation.setEmulatedMedia", media="print")
         assert page.eval("document.querySelectorAll('details:not([open])').length") == 0
         pdf = page.pdf()
+        overflow = page.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         actions = page.eval("document.querySelector('#actions').innerText")
         findings = page.eval("document.querySelectorAll('#findings tbody tr').length")
     assert pdf.startswith(b"%PDF") and len(pdf) > 20_000
+    assert overflow <= 0   # nothing wider than the A4 page
     results = json.loads((report_dir / "results.json").read_text())
     assert findings == len(results["findings"])
     assert all(f["entity"] in actions for f in results["findings"][:3])

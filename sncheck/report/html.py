@@ -2,8 +2,10 @@
 
 The page is a Jinja template over a plain view model built here from the results
 envelope (verdicts, findings, isolation) and the measurement rows (charts, facts).
-CSS and SVG are inline and there is no script, so the file can be mailed, archived
-or opened on an air-gapped jump host.
+SVG is inline and there is no script, so the file can be mailed, archived or opened
+on an air-gapped jump host. Its layout is ``report.css``, written beside it and
+linked (never inline ``<style>`` or ``style=``: Jenkins' CSP allows a stylesheet
+from the same directory and nothing inline); without it the page reads in full.
 
 Templates come from the package ``sncheck.templates`` (``reports/templates`` in the
 tree). A user's template directories go first in a ChoiceLoader, so a user file
@@ -64,9 +66,16 @@ def render_html(results: dict, rows: pd.DataFrame | None,
     return env.get_template("report.html").render(**build_context(results, rows))
 
 
+STYLESHEET = "report.css"   # beside the page; a user's template directory may override it
+
+
 def write_html(path: str | os.PathLike, results: dict, rows: pd.DataFrame | None,
                template_dirs: Sequence[str | os.PathLike] | None = None) -> None:
-    write_text_atomic(path, render_html(results, rows, template_dirs))
+    """``path`` and the stylesheet it links, ``report.css`` in the same directory."""
+    env = make_environment(template_dirs)
+    write_text_atomic(path, env.get_template("report.html").render(**build_context(results, rows)))
+    css, _, _ = env.loader.get_source(env, STYLESHEET)
+    write_text_atomic(Path(path).with_name(STYLESHEET), css)
 
 
 def make_environment(template_dirs: Sequence[str | os.PathLike] | None = None) -> Environment:
