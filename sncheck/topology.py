@@ -33,6 +33,11 @@ def card_id(host: str, index: int) -> str:
     return f"{host}/gpu{index}"
 
 
+def nic_id(host: str, rail: int) -> str:
+    """A card's scale-out port, one per rail: ``<host>/nic<rail>`` (rail r serves card r)."""
+    return f"{host}/nic{rail}"
+
+
 def link_id(a: str, b: str) -> str:
     x, y = sorted((a, b), key=natural_key)
     return f"{x}<->{y}"

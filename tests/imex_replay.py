@@ -31,20 +31,19 @@ def slurm_fact_rows(inv, runner_for: Callable[[str], Callable], monkeypatch) -> 
     ``runner_for(tray)``, then the backend's rack-wide domain step."""
     from sncheck.backends import slurm
     from sncheck.topology import Topology
-    from sncheck.vendors import facts as hostfacts
 
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)  # srun need not exist
     backend = slurm.SlurmBackend(Topology(inv))
 
-    def step(hosts: list[str], emit) -> None:
-        for h in hosts:
-            plat = inv.platform_of(h)
-            expect = hostfacts.Expect(inv.hosts[h].cards, plat, len(inv.supernode_of(h).hosts))
+    def step(hosts: list[str], reached, lost) -> None:
+        for h in hosts:  # each node's outcomes, as the srun step would collect them
             run = runner_for(h)
-            for cmd in registry.vendor_of(plat).commands_for(plat):
+            outcomes = []
+            for cmd in backend.fact_judge.commands(h):
                 res = run(list(cmd.argv), 10)
-                for row in hostfacts.evaluate(h, cmd, expect, exit_code=res.exit_code, stdout=res.stdout):
-                    emit(row)
+                outcomes.append({"argv": list(cmd.argv), "rc": res.exit_code, "out": res.stdout,
+                                 "err": res.stderr, "to": False})
+            reached(h, "srun", "srun step ran", backend._reader(h, outcomes))
 
     monkeypatch.setattr(backend, "_facts_step", step)
     rows: list[dict] = []

@@ -45,30 +45,32 @@ def test_clean_hosts_pass_every_check_the_ssh_backend_runs():
     assert all(not any(w in r["message"].lower() for w in SIM_WORDS) for r in rows)
 
 
-@pytest.mark.parametrize("fault, host, fact, words, cards", [
-    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 3}", "node009", "ecc", "DRAM Uncorrectable 3", ["2"]),
-    ("{type: remap_pending, target: node009/gpu1}", "node009", "remapped_rows", "row remap pending", ["1"]),
+@pytest.mark.parametrize("fault, host, fact, words, entity", [
+    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 3}", "node009", "ecc", "DRAM Uncorrectable 3",
+     "node009/gpu2"),
+    ("{type: remap_pending, target: node009/gpu1}", "node009", "remapped_rows", "row remap pending", "node009/gpu1"),
     ("{type: nvlink_down, target: node010/gpu0, links: 2}", "node010", "nvlink",
-     "GPU 0 link 16 inactive, GPU 0 link 17 inactive", ["0"]),
-    ("{type: nvlink_down, target: node010/gpu3, links: 40}", "node010", "nvlink", "all links are inactive", ["3"]),
-    ("{type: ib_port_down, target: node011, port: 2}", "node011", "ib_ports", "mlx5_1 port 1 Down/Polling", None),
+     "GPU 0 link 16 inactive, GPU 0 link 17 inactive", "node010/gpu0"),
+    ("{type: nvlink_down, target: node010/gpu3, links: 40}", "node010", "nvlink", "all links are inactive",
+     "node010/gpu3"),
+    ("{type: ib_port_down, target: node011, port: 2}", "node011", "ib_ports", "mlx5_1 port 1 Down/Polling",
+     "node011/nic1"),
     ("{type: thermal_throttle, target: node012/gpu3, factor: 0.8}", "node012", "clock_reasons",
-     "HW Thermal Slowdown active", ["3"]),
+     "HW Thermal Slowdown active", "node012/gpu3"),
     ("{type: missing_tool, target: node013, tool: dcgmi}", "node013", "dcgmi_diag",
      "dcgmi not found on the PATH (exit 127)", None),
     ("{type: down_host, target: node014}", "node014", "reachable", "node014: unreachable", None),
 ])
-def test_each_host_fault_fails_its_fact_only_on_its_host(fault, host, fact, words, cards):
+def test_each_host_fault_fails_its_fact_only_on_its_host(fault, host, fact, words, entity):
     bad = failed(facts("  - " + fault))
     assert list(bad) == [(host, fact)], bad
     row = bad[host, fact]
-    assert words in row["message"] and row["message"].startswith(host + ":")
-    assert not any(w in row["message"].lower() for w in SIM_WORDS)
-    # the tool's output says which card (nvidia-smi's GPU sections); the port, the
+    # the tool's output says which device (nvidia-smi's GPU sections, the rail's CA); the
     # missing tool and the unreachable host are the host's
-    assert (sorted(row["cards"]) if "cards" in row else None) == cards
-    if cards:
-        assert words in row["cards"][cards[0]]
+    assert row.get("entity") == entity
+    assert words in row["message"] and row["message"].startswith((entity or host) + ":")
+    assert not any(w in row["message"].lower() for w in SIM_WORDS)
+    assert "cards" not in row  # one row per device, the device named in the row
     # transient: gone by the confirmation retest
     assert not failed(facts("  - " + fault.replace("}", ", transient: true}"), confirm=True))
     assert failed(facts("  - " + fault, confirm=True)) == bad

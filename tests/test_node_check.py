@@ -166,16 +166,23 @@ def test_drain_reason_names_card_and_rule_and_fits_slurm() -> None:
 
 
 def test_a_card_is_named_only_where_the_tool_says_which() -> None:
-    """node-check names culprits from the same fact rows as a run: a whole nvidia-smi -q
-    listing names the card (section i is card i), an excerpt names the node."""
-    from sncheck.slurm.nodecheck import _culprits
-    from sncheck.vendors import facts as vfacts
+    """node-check names culprits from the rows every backend's judgement gives: a whole
+    nvidia-smi -q listing names the card (section i is card i), an excerpt names the node."""
+    from sncheck.slurm.nodecheck import NodeReport, check_facts
+    from sncheck.transport import Result
     from sncheck.vendors.nvidia.checks import COMMANDS
 
     def problems(rel: str, cards: int) -> list[tuple[str, str]]:
         text = strip_source_header((REAL / rel).read_text())
-        rows = vfacts.evaluate("node3", COMMANDS["query"], vfacts.Expect(cards), exit_code=0, stdout=text)
-        return [(p.entity, p.rule) for r in rows if not r["ok"] for p in _culprits("node3", r)]
+
+        def run(argv: list[str], timeout: float) -> Result:
+            if argv == ["nvidia-smi", "-q"]:
+                return Result("node3", " ".join(argv), text, "", 0, 0.1)
+            return Result("node3", " ".join(argv), "", "not this test's", 1, 0.1)
+
+        report = NodeReport("node3", cards, "--cards")
+        check_facts("node3", cards, time.monotonic() + 60, report, run=run)
+        return [(p.entity, p.rule) for p in report.problems if p.rule in COMMANDS["query"].facts]
 
     whole = problems("nvidia-smi-q/06_535.129.03_a10_remapped_rows_uncorrectable4_pending_yes.txt", 1)
     assert whole == [("node3/gpu0", "remapped_rows")]

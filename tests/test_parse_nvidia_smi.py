@@ -26,6 +26,7 @@ NVL_ERRORS = "nvidia-smi-nvlink/04_errors_h100_18links_elided.txt"
 NVL_EIGHT = "nvidia-smi-nvlink/05_status_a100_8gpu_12links_25GBs.txt"
 NVL_NONE = "nvidia-smi-nvlink/06_status_a10_no_nvlink.txt"
 Q_RETIRE = "nvidia-smi-q/01_q_d_page_retirement_8gpu_a100_clean.txt"
+Q_RETIRE_BAD = "nvidia-smi-q/09_q_d_page_retirement_8gpu_a100_pending_blacklist_4gpus.txt"
 Q_ECC177 = "nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt"
 Q_H100 = "nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt"
 Q_TRUNC = (
@@ -235,6 +236,10 @@ def test_query_page_retirement_section_only():
     )
     assert all(g["pcie"] is None and g["clock_reasons"] is None for g in result["gpus"])
     assert result["errors"] == []
+    bad = parse_query(load(Q_RETIRE_BAD))  # its bad twin: four GPUs with a page blacklist pending
+    assert [g["retired_pages"]["pending"] for g in bad["gpus"]] == [False, True] * 4
+    assert [g["retired_pages"]["double_bit_ecc"] for g in bad["gpus"]] == [5, 61, 0, 0, 0, 45, 0, 56]
+    assert bad["errors"] == [] and bad["attached_gpus"] == 8
 
 
 def test_query_ecc_177_and_pending_remap_in_an_elided_excerpt():

@@ -87,9 +87,10 @@ def _text(findings: list[dict]) -> str:
 
 def test_mock_acts_out_nvl72_platform_faults_in_real_tool_output(tmp_path: Path) -> None:
     found = _mock_findings("nvl72-rack", (INV.parent / "faults" / "platform-nvl72.yaml").read_text(), tmp_path)
-    assert set(found) == {"tray03", "tray05", "tray07"}, {k: _text(v) for k, v in found.items()}
+    # tray-wide causes name the tray; a GPU's Limited Capacity names that GPU
+    assert set(found) == {"tray03", "tray05/gpu1", "tray07"}, {k: _text(v) for k, v in found.items()}
     assert "State In Progress, Status N/A" in _text(found["tray03"])
-    assert "Bandwidth Limited Capacity" in _text(found["tray05"])
+    assert "Bandwidth Limited Capacity" in _text(found["tray05/gpu1"])
     assert "clique split in rack0" in _text(found["tray07"]) and "CliqueId 3): tray07 (1 trays, 4 GPUs)" in \
         _text(found["tray07"])
 
@@ -105,7 +106,8 @@ def test_mock_imex_down_is_narrowed_to_the_down_tray(tmp_path: Path) -> None:
 
 def test_mock_acts_out_amd_and_ascend_platform_faults(tmp_path: Path) -> None:
     amd = _mock_findings("mi300x-pod", "faults:\n  - {type: xgmi_link_down, target: mi02/gpu3}\n", tmp_path / "a")
-    assert set(amd) == {"mi02"} and "GPU2-GPU3 PCIE (hops 3, weight 52)" in _text(amd["mi02"])
+    link = "mi02/gpu2<->mi02/gpu3"  # the XGMI link itself, both cards healthy elsewhere
+    assert set(amd) == {link} and "GPU2-GPU3 PCIE (hops 3, weight 52)" in _text(amd[link])
 
 
 def test_mock_host_facts_act_out_ascend_platform_faults_on_cm384() -> None:
@@ -122,11 +124,12 @@ def test_mock_host_facts_act_out_ascend_platform_faults_on_cm384() -> None:
     plan = load_faults_text((INV.parent / "faults" / "platform-amd-ascend.yaml").read_text(), topo)
     rows: list[dict] = []
     MockBackend(topo, plan, seed=1).host_facts(tuple(topo.inventory.hosts), rows.append)
-    bad = {(r["host"], r["fact"]): r for r in rows if not r["ok"]}
-    assert set(bad) == {("cm004", "npu_health"), ("cm004", "npu_health_codes"),
-                        ("cm006", "roce_link"), ("cm006", "roce_net_health")}
-    assert "NPU 2 chip 1 (phy 5): Alarm" in bad[("cm004", "npu_health")]["message"]
-    assert "NPU 2: net health Socket failed" in bad[("cm006", "roce_net_health")]["message"]
+    bad = {(r["entity"], r["fact"]): r for r in rows if not r["ok"]}
+    # the die with the Alarm, the NPU's RoCE port (its rail's NIC): never the whole node
+    assert set(bad) == {("cm004/gpu5", "npu_health"), ("cm004/gpu5", "npu_health_codes"),
+                        ("cm006/nic2", "roce_link"), ("cm006/nic2", "roce_net_health")}
+    assert "NPU 2 chip 1 (phy 5): Alarm" in bad[("cm004/gpu5", "npu_health")]["message"]
+    assert "NPU 2: net health Socket failed" in bad[("cm006/nic2", "roce_net_health")]["message"]
     assert {r["fact"] for r in rows if r["host"] == "cm006" and r["ok"]} >= {"ub_topology", "super_pod_domain"}
     findings = evaluate(load_rules("default").rules, pd.DataFrame(rows), DetectContext(topo, topo.inventory.design))
-    assert {f.entity for f in findings} == {"cm004", "cm006"}
+    assert {(f.entity, f.entity_kind) for f in findings} == {("cm004/gpu5", "card"), ("cm006/nic2", "nic")}

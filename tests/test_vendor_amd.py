@@ -15,6 +15,7 @@ from sncheck.errors import ParseError
 from sncheck.vendors import facts as hf
 from sncheck.vendors import registry
 from sncheck.vendors.amd import amd_smi, checks, rocm_smi, transferbench
+from sncheck.vendors.amd import sim as amd_sim
 from sncheck.vendors.parsers import PARSERS
 
 MI300X = registry.platform("amd-mi300x")
@@ -50,13 +51,17 @@ def test_amd_smi_list_static_metric_trees() -> None:
 def test_ecc_blocks_clean_and_correctable() -> None:
     clean = amd_smi.parse_amd_smi(amd("09"))
     assert set(clean["gpus"][0]["ECC_BLOCKS"]) == {"UMC", "SDMA", "GFX", "MMHUB", "PCIE_BIF", "HDP", "XGMI_WAFL"}
-    r = checks.check_ecc("n1", clean, expect())[0]
+    r = checks.check_ecc("n1", clean, expect(1))[0]  # the changelog lists GPU 0 only: a 1-card host
     assert (r["ok"], r["value"]) == (True, 0) and "7 blocks read" in r["message"]
-    ce = checks.check_ecc("n1", amd_smi.parse_amd_smi(amd("10")), expect())[0]
+    # the same listing on an 8-card host read 1 GPU's counters: not a pass
+    r8 = checks.check_ecc("n1", clean, expect())[0]
+    assert r8["ok"] is False and "ECC blocks of 1 GPUs listed, inventory says 8" in r8["message"]
+    ce = checks.check_ecc("n1", amd_smi.parse_amd_smi(amd("10")), expect(1))[0]
     assert ce["ok"] is True and "2 correctable, not judged" in ce["message"]
     bad = amd("09").replace("UNCORRECTABLE_COUNT: 0", "UNCORRECTABLE_COUNT: 3", 1)
-    r = checks.check_ecc("n1", amd_smi.parse_amd_smi(bad), expect())[0]
+    r = checks.check_ecc("n1", amd_smi.parse_amd_smi(bad), expect(1))[0]
     assert r["ok"] is False and "GPU 0 UMC: 3 uncorrectable, 0 deferred" in r["message"]
+    assert r["cards"] == {"0": "ECC: GPU 0 UMC: 3 uncorrectable, 0 deferred"}  # the card, not the host
 
 
 def test_monitor_tables_and_card_count() -> None:
@@ -201,8 +206,10 @@ def _install_amd(host, showtopo: str) -> None:
     # amd-smi metric: the blog cut the capture ("[output truncated]"); a real run prints it
     # whole, so the replay drops the author's marker line.
     metric = amd("04").replace("[output truncated]\n", "")
-    install_replay(host, "amd-smi", {"monitor -putm": amd("05"), "metric --ecc-blocks": amd("09"),
-                                     "metric": metric})
+    # and a real 8-GPU host lists every GPU's blocks: the one-GPU captures as each GPU's
+    install_replay(host, "amd-smi", {"monitor -putm": amd("05"),
+                                     "metric --ecc-blocks": amd_sim.per_card(amd("09"), 8),
+                                     "metric": amd_sim.per_card(metric, 8)})
     install_replay(host, "rocm-smi", {"--showtopo": showtopo})
     install_replay(host, "ibstat", {"": real("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt")})
 
@@ -220,7 +227,8 @@ def test_amd_node_with_an_xgmi_link_down_over_ssh(sshd_cluster, tmp_path: Path) 
     sick = facts_of(rows, "mi02")["xgmi_links"]
     assert (sick["ok"], sick["value"], sick["expected"]) == (False, 27, 28)
     assert "GPU2-GPU5 PCIE (hops 3, weight 52)" in sick["message"]
-    assert [f.entity for f in findings] == ["mi02"]
+    # the XGMI link itself (both GPUs keep their other six links): one link finding
+    assert [f.entity for f in findings] == ["mi02/gpu2<->mi02/gpu5"]
     (f,) = findings
-    assert f.rule == "host-fact" and f.entity_kind == "host" and "GPU2-GPU5 PCIE" in f.message
+    assert f.rule == "host-fact" and f.entity_kind == "link" and "GPU2-GPU5 PCIE" in f.message
     assert (f.evidence["measured"], f.evidence["expected"]) == (27, 28)

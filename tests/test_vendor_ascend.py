@@ -274,7 +274,7 @@ def test_cloudmatrix_node_with_socket_failed_on_one_npu_over_ssh(sshd_cluster, t
     assert set(bad) == {"roce_net_health"}  # the UB plane and the other RoCE views stay clean
     r = bad["roce_net_health"]
     assert (r["value"], r["expected"]) == (15, 16) and "NPU 9: net health Socket failed" in r["message"]
-    assert [f.entity for f in findings] == ["cm02"]
+    assert [(f.entity, f.entity_kind) for f in findings] == [("cm02/nic9", "nic")]  # NPU 9's RoCE port
     (f,) = findings
     assert f.rule == "host-fact" and "NPU 9: net health Socket failed" in f.message
     assert (f.evidence["measured"], f.evidence["expected"]) == (15, 16)

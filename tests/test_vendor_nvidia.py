@@ -421,7 +421,8 @@ def test_nvl72_rack_over_ssh_in_progress_tray_limited_gpu_then_a_split_clique(ss
     rows, findings = host_facts(inv, cluster, fabric_retry_s=3.0, fabric_retry_every_s=0.5)
 
     by_host = {f.entity: f for f in findings}
-    assert set(by_host) == {"tray03", "tray07"}, [(f.entity, f.message) for f in findings]
+    # the tray whose every GPU is not registered; the one Limited-Capacity GPU, not its tray
+    assert set(by_host) == {"tray03", "tray07/gpu1"}, [(f.entity, f.message) for f in findings]
     text_of = {h: " ".join(f.message for f in findings if f.entity == h) for h in by_host}
     state = facts_of(rows, "tray03")["fabric_state"]
     assert (state["ok"], state["value"], state["expected"]) == (False, 0, 4)
@@ -433,10 +434,11 @@ def test_nvl72_rack_over_ssh_in_progress_tray_limited_gpu_then_a_split_clique(ss
     assert (health["ok"], health["value"], health["expected"]) == (False, "Limited Capacity", "Healthy/Full")
     second_gpu = fabric.parse_query_xml(real(XML))["gpus"][1]["bus_id"]
     assert f"GPU {second_gpu}: Bandwidth Limited Capacity (Summary Healthy)" in health["message"]
-    assert "Limited Capacity" in by_host["tray07"].message
-    assert (by_host["tray07"].rule, by_host["tray07"].severity) == ("host-fact-warning", "warning")
+    assert "Limited Capacity" in by_host["tray07/gpu1"].message
+    assert (by_host["tray07/gpu1"].rule, by_host["tray07/gpu1"].severity) == ("host-fact-warning", "warning")
+    assert by_host["tray07/gpu1"].entity_kind == "card"
     assert {f.severity for f in findings if f.entity == "tray03"} == {"critical"}
-    assert (by_host["tray07"].evidence["measured"], by_host["tray07"].evidence["expected"]) == (
+    assert (by_host["tray07/gpu1"].evidence["measured"], by_host["tray07/gpu1"].evidence["expected"]) == (
         "Limited Capacity", "Healthy/Full")
     assert facts_of(rows, "tray05")["fabric_state"]["ok"]  # In Progress twice, then Completed: a pass
     domain = facts_of(rows, "tray01")["fabric_domain"]

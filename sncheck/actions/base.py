@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from sncheck.model import host_of
+from sncheck.model import card_of, host_of
 from sncheck.errors import ConfigError, TransportError
 from sncheck.config.inventory import Inventory
 from sncheck.transport import Connection, Result, build_command
@@ -96,7 +96,7 @@ class ActionRequest:
     """Take ``entity`` out of service (``isolate``) or put it back (``release``)."""
 
     entity: str
-    kind: str  # card | host | link | supernode
+    kind: str  # card | nic | host | link | supernode
     action: str  # isolate | release
     reason: str = ""
     rule: str | None = None
@@ -111,8 +111,8 @@ class ActionRequest:
 
     @property
     def host(self) -> str | None:
-        """The host a card or host request acts on; None for links and supernodes."""
-        if self.kind == "card":
+        """The host a card, NIC or host request acts on; None for links and supernodes."""
+        if self.kind in ("card", "nic"):
             return host_of(self.entity)
         return self.entity if self.kind == "host" else None
 
@@ -145,9 +145,9 @@ class ActionContext:
     out_dirs: tuple[Path, ...] = ()
 
     def isolated_on_host(self, host: str) -> tuple[bool, list[str]]:
-        """(host isolated whole, isolated card ids on it)."""
+        """(host isolated whole, isolated card ids on it: a NIC's card is masked with it)."""
         whole = self.isolated.get(host, Isolated(host, "")).kind == "host"
-        cards = [e for e, i in self.isolated.items() if i.kind == "card" and host_of(e) == host]
+        cards = {card_of(e) for e, i in self.isolated.items() if i.kind in ("card", "nic") and host_of(e) == host}
         return whole, sorted(cards, key=_card_index)
 
 

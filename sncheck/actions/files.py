@@ -11,13 +11,16 @@ one), atomically, on this machine: a launcher reads them from there.
   ``hostfile.txt``       the hosts still in service with ``slots=<usable cards>`` (``mpirun --hostfile``,
                          nccl-tests under mpirun).
 ``cuda_visible_devices`` writes
-  ``cuda_visible_devices.json``  host -> ``CUDA_VISIBLE_DEVICES`` value for every host ("" for none);
-  ``cuda_visible_devices.env``   a POSIX sh file to source on each host: it sets the value for the
-                                 hosts with isolated cards and leaves the others alone.
+  ``cuda_visible_devices.json``  host -> visible-devices value for every host ("" for none);
+  ``cuda_visible_devices.env``   a POSIX sh file to source on each host: it sets the host's vendor's
+                                 variable (``CUDA_VISIBLE_DEVICES``, ``HIP_VISIBLE_DEVICES`` on AMD,
+                                 ``ASCEND_RT_VISIBLE_DEVICES`` on Ascend) for the hosts with isolated
+                                 cards and leaves the others alone.
 
 A host is out of service whole when it is isolated, when its supernode is, or when
-every one of its cards is. Card indices are nvidia-smi's (PCI bus order), so the env
-file also sets ``CUDA_DEVICE_ORDER=PCI_BUS_ID``. Links take nothing out of service.
+every one of its cards is. An isolated NIC masks the card of its rail (never its host).
+NVIDIA card indices are nvidia-smi's (PCI bus order), so the env file also sets
+``CUDA_DEVICE_ORDER=PCI_BUS_ID`` there. Links take nothing out of service.
 """
 
 from __future__ import annotations
@@ -25,14 +28,15 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from sncheck.model import host_of
+from sncheck.model import card_of, host_of
 from sncheck.config.inventory import Inventory
 from sncheck.report.json_out import write_text_atomic
 from sncheck.topology import natural_key
+from sncheck.vendors import registry
 from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Isolated, Outcome, Plan, Step
 
 EXCLUDE_NAME = "exclude_hosts.txt"
@@ -48,6 +52,11 @@ class ServiceView:
     excluded_hosts: tuple[str, ...]
     visible: dict[str, tuple[int, ...]]  # every inventory host -> usable card indices
     hidden_cards: tuple[str, ...]  # isolated cards on hosts still in service
+    # host -> the variable that masks its cards (its vendor's: CUDA_, HIP_, ASCEND_RT_VISIBLE_DEVICES)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def variable(self, host: str) -> str:
+        return self.env.get(host, "CUDA_VISIBLE_DEVICES")
 
     def summary(self) -> str:
         hosts = ", ".join(self.excluded_hosts) or "none"
@@ -65,8 +74,8 @@ def service_view(inventory: Inventory, isolated: Mapping[str, Isolated]) -> Serv
             out_hosts.add(entity)
         elif info.kind == "supernode":
             out_hosts.update(sn_hosts.get(entity, ()))
-        elif info.kind == "card":
-            out_cards.add(entity)
+        elif info.kind in ("card", "nic"):  # a NIC is isolated by masking the card of its rail
+            out_cards.add(card_of(entity))
     visible: dict[str, tuple[int, ...]] = {}
     for name in sorted(inventory.hosts, key=natural_key):
         usable = () if name in out_hosts else tuple(
@@ -76,8 +85,9 @@ def service_view(inventory: Inventory, isolated: Mapping[str, Isolated]) -> Serv
         visible[name] = usable
     hidden = [c for c in out_cards if host_of(c) in inventory.hosts
               and host_of(c) not in out_hosts]
+    env = {name: registry.vendor_of(inventory.platform_of(name)).visible_devices_env for name in visible}
     return ServiceView(tuple(sorted(out_hosts, key=natural_key)), visible,
-                       tuple(sorted(hidden, key=natural_key)))
+                       tuple(sorted(hidden, key=natural_key)), env)
 
 
 def render_exclude(view: ServiceView) -> str:
@@ -97,21 +107,22 @@ def render_cvd_json(view: ServiceView) -> str:
 
 def render_cvd_env(view: ServiceView) -> str:
     lines = [
-        "# sncheck: CUDA_VISIBLE_DEVICES with the isolated cards left out. Source it on each host:",
-        "#   . ./cuda_visible_devices.env",
-        "# Indices are nvidia-smi's (PCI bus order), hence CUDA_DEVICE_ORDER=PCI_BUS_ID.",
+        "# sncheck: the visible-devices variable of each host's vendor (CUDA_VISIBLE_DEVICES,",
+        "# HIP_VISIBLE_DEVICES, ASCEND_RT_VISIBLE_DEVICES) with the isolated cards left out.",
+        "# Source it on each host:   . ./cuda_visible_devices.env",
+        "# NVIDIA indices are nvidia-smi's (PCI bus order), hence CUDA_DEVICE_ORDER=PCI_BUS_ID.",
         "# Hosts not listed have no isolated card and are left as they are. Set SNCHECK_HOST",
         "# where the short host name is not the inventory name.",
         'case "${SNCHECK_HOST:-$(hostname -s)}" in',
     ]
     for host, cards in view.visible.items():
+        var = view.variable(host)
+        order = "CUDA_DEVICE_ORDER=PCI_BUS_ID " if var == "CUDA_VISIBLE_DEVICES" else ""
         if host in view.excluded_hosts:
-            lines.append(f"  {shlex.quote(host)}) export CUDA_DEVICE_ORDER=PCI_BUS_ID "
-                         "CUDA_VISIBLE_DEVICES= ;;  # out of service whole")
+            lines.append(f"  {shlex.quote(host)}) export {order}{var}= ;;  # out of service whole")
         elif any(host_of(c) == host for c in view.hidden_cards):
             value = ",".join(str(i) for i in cards)
-            lines.append(f"  {shlex.quote(host)}) export CUDA_DEVICE_ORDER=PCI_BUS_ID "
-                         f"CUDA_VISIBLE_DEVICES={value} ;;")
+            lines.append(f"  {shlex.quote(host)}) export {order}{var}={value} ;;")
     lines.append("esac")
     return "\n".join(lines) + "\n"
 

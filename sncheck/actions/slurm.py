@@ -76,9 +76,10 @@ class SlurmAction:
 
     def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
         if req.kind != "host":
-            why = ("Slurm drains whole nodes; a card is isolated through the CUDA_VISIBLE_DEVICES map "
-                   "(--via cuda_visible_devices), not by draining its healthy siblings"
-                   if req.kind == "card" else f"a {req.kind} cannot be drained in Slurm; only hosts are")
+            why = (f"Slurm drains whole nodes; a {req.kind} is isolated by masking its card in the "
+                   "CUDA_VISIBLE_DEVICES map (HIP_/ASCEND_RT_VISIBLE_DEVICES on AMD/Ascend, --via "
+                   "cuda_visible_devices), not by draining its healthy siblings"
+                   if req.kind in ("card", "nic") else f"a {req.kind} cannot be drained in Slurm; only hosts are")
             return Plan(skip=why)
         host = req.entity
         check = Step("check the drain reason", tuple(query_argv(host)))

@@ -9,6 +9,7 @@ from sncheck.config.faultplan import TORCH_PROBE_FAULTS, FaultPlan
 from sncheck.config.inventory import TierDesign
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
 from sncheck.topology import Topology
+from sncheck.vendors.hostjudge import FactJudge
 
 Emit = Callable[[dict], None]
 Progress = Callable[[str], None]
@@ -22,6 +23,9 @@ class Backend(ABC):
     """
 
     name = "base"
+    # Whether host_facts can read a command again while its output says "not ready yet"
+    # (NVL72 fabric In Progress); a backend that collects every outcome at once cannot.
+    rereads_facts = True
 
     def __init__(self, topo: Topology, faults: FaultPlan | None = None, seed: int = 0,
                  progress: Progress | None = None, **options) -> None:
@@ -66,6 +70,20 @@ class Backend(ABC):
         each host): only a backend that reaches real NICs and GPUs runs them. False when
         this backend does not (the layer's summary says so)."""
         return False
+
+    @property
+    def fact_judge(self) -> FactJudge:
+        """The host-fact judgement of this run (:mod:`sncheck.vendors.hostjudge`), the same
+        on every backend; it remembers each host's devices at its first read. Options
+        ``fabric_retry_s`` / ``fabric_retry_every_s`` override the platform's window."""
+        judge = self.__dict__.get("_fact_judge")
+        if judge is None:
+            def opt(key: str) -> float | None:
+                return float(self.options[key]) if self.options.get(key) is not None else None
+            window = opt("fabric_retry_s") if self.rereads_facts else 0.0
+            judge = self.__dict__["_fact_judge"] = FactJudge(self.topo.inventory, window_s=window,
+                                                             interval_s=opt("fabric_retry_every_s"))
+        return judge
 
     def begin_confirmation(self) -> None:
         """Called before confirmation retests: transient faults end here."""

@@ -26,9 +26,9 @@ from dataclasses import replace
 from functools import lru_cache
 
 from sncheck.config.faultplan import HOST_TOOL_FAULTS, Fault
-from sncheck.store.rows import host_fact_row
 from sncheck.topology import Topology
 from sncheck.vendors import facts as hostfacts
+from sncheck.vendors import hostjudge
 from sncheck.vendors import registry
 from sncheck.vendors.sim import HostState, ToolOutput, not_found, simulator
 from sncheck.backends.base import Emit
@@ -88,12 +88,13 @@ class _Clock:
 
 @lru_cache(maxsize=256)
 def _checked(state: HostState, checks: tuple[tuple[str, bool], ...] = ()) -> tuple[dict, ...]:
-    """The rows of a state: rendered once, parsed and checked by the SSH backend's code."""
+    """The rows of a state: rendered once, judged by the code every backend shares
+    (:func:`sncheck.vendors.hostjudge.judge_host`)."""
     plat = registry.platform(state.platform) if state.platform else None
     expect = hostfacts.Expect(cards=state.cards, platform=plat, domain_hosts=state.domain_hosts)
     params = plat.params if plat else {}
     clock = _Clock()
-    return tuple(hostfacts.check_host(
+    return tuple(hostjudge.judge_host(
         PLACEHOLDER, expect, registry.vendor_of(plat).commands_for(plat), lambda cmd: render(cmd, state),
         checks=dict(checks), window_s=float(params.get("fabric_retry_s", 0.0)),
         interval_s=float(params.get("fabric_retry_every_s", 5.0)), sleep=clock.sleep, clock=clock))
@@ -101,54 +102,36 @@ def _checked(state: HostState, checks: tuple[tuple[str, bool], ...] = ()) -> tup
 
 def _relabel(row: dict, host: str) -> dict:
     out = dict(row, host=host)
-    if isinstance(out.get("message"), str):
-        out["message"] = out["message"].replace(PLACEHOLDER, host)
+    for key in ("message", "entity"):
+        if isinstance(out.get(key), str):
+            out[key] = out[key].replace(PLACEHOLDER, host)
     return out
 
 
-def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], emit: Emit) -> None:
+def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], emit: Emit,
+               judge: hostjudge.FactJudge | None = None) -> None:
     """Emit the ``host_fact`` rows of ``hosts``; ``faults`` are the faults in effect now.
 
-    Every host is rendered through its vendor's ``sim`` module and checked by the SSH
-    backend's code; each supernode on a platform is then judged whole by its vendor's
-    domain check, over every reachable host of it (a retest of one tray still sees its
-    rack, as the SSH backend sees the rack's last reads), and the rows of ``hosts`` are
-    emitted.
+    Every host is rendered through its vendor's ``sim`` module and judged by ``judge``
+    (:class:`sncheck.vendors.hostjudge.FactJudge`, the judgement every backend shares:
+    devices named, devices compared with the first read, each platform domain judged
+    whole over every host of it read now).
     """
     faults = tuple(faults)
     inv = topo.inventory
+    judge = judge or hostjudge.FactJudge(inv)
     down = {f.target for f in faults if f.type == "down_host"}
-    live: list[str] = []
-    for h in hosts:
-        if h in down:
-            emit(host_fact_row(h, "reachable", False, True, False, status="unreachable", tool="ssh",
-                               message=f"{h}: unreachable: connect timed out"))
-            continue
-        emit(host_fact_row(h, "reachable", True, True, True, tool="ssh", message=f"{h}: connected"))
-        live.append(h)
-    gathered: dict[str, list[dict]] = {}
 
-    def rows_of(h: str) -> list[dict]:
-        if h not in gathered:
+    def fan_out(todo, reached, lost) -> None:
+        for h in todo:
+            if h in down:
+                lost(h, judge.unreachable(h, "ssh", "connect timed out"))
+                continue
             checks = tuple(sorted(inv.checks_of(h).items()))
-            gathered[h] = [_relabel(row, h) for row in _checked(host_state(topo, h, faults), checks)]
-        return gathered[h]
+            rows = [_relabel(row, h) for row in _checked(host_state(topo, h, faults), checks)]
+            reached(h, "ssh", "connected", rows=rows)
 
-    for h in live:
-        for row in rows_of(h):
-            emit(row)
-    # the cross-host step, as the SSH backend does it: each domain's vendor judges it whole
-    asked = set(live)
-    for sn in inv.supernodes:
-        if not sn.platform or not asked.intersection(sn.hosts):
-            continue
-        plat = registry.platform(sn.platform)
-        vendor = registry.vendor_of(plat)
-        if vendor.domain_check is not None:
-            rows = [r for h in sn.hosts if h not in down for r in rows_of(h)]
-            for row in vendor.domain_check(plat, sn.name, sn.hosts, rows, inv.hosts):
-                if row["host"] in asked:
-                    emit(row)
+    judge.read(tuple(hosts), fan_out, emit)
 
 
 def rendered_outputs(topo: Topology, faults: Iterable[Fault], host: str) -> list[tuple[hostfacts.FactCommand, ToolOutput]]:

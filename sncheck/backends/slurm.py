@@ -47,7 +47,8 @@ from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
 from sncheck.store.rows import host_fact_row, not_run_row
 from sncheck.topology import host_of
 from sncheck.vendors import facts as hostfacts
-from sncheck.vendors import registry
+from sncheck.vendors import hostjudge, registry
+from sncheck.vendors.sim import ToolOutput
 from sncheck.backends.base import Backend, Emit
 
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
@@ -75,6 +76,7 @@ FACTS_PROGRAM = (
 
 class SlurmBackend(Backend):
     name = "slurm"
+    rereads_facts = False  # one srun step collects every outcome
 
     def __init__(self, topo, faults=None, seed: int = 0, progress=None, **options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(topo, faults, seed, progress, **options)
@@ -107,35 +109,24 @@ class SlurmBackend(Backend):
     # ------------------------------------------------------------------ facts
 
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
+        """One srun step per set of fact commands, judged with the judgement every backend
+        shares (:class:`sncheck.vendors.hostjudge.FactJudge`)."""
+        self.fact_judge.read(hosts, self._read_hosts, emit)
+
+    def _read_hosts(self, todo: tuple[str, ...], reached, lost) -> None:
         inv = self.topo.inventory
         by_cmds: dict[tuple[str, ...], list[str]] = {}
-        for h in hosts:
+        for h in todo:
             cmds = registry.vendor_of(inv.platform_of(h)).commands_for(inv.platform_of(h))
             by_cmds.setdefault(tuple(c.name for c in cmds), []).append(h)
-        gathered: dict[str, list[dict]] = {}
-
-        def keep(row: dict) -> None:
-            gathered.setdefault(row.get("host"), []).append(row)
-            emit(row)
-
         for _names, group in by_cmds.items():
-            self._facts_step(group, keep)
-        # the cross-host step, as the SSH backend does it: each domain's vendor judges it
-        # whole (NVL72: one clique per rack, the tray whose IMEX node is down)
-        for sn in inv.supernodes:
-            if not sn.platform or not any(h in gathered for h in sn.hosts):
-                continue
-            plat = registry.platform(sn.platform)
-            vendor = registry.vendor_of(plat)
-            if vendor.domain_check is not None:
-                rows = [r for h in sn.hosts for r in gathered.get(h, [])]
-                for row in vendor.domain_check(plat, sn.name, sn.hosts, rows, inv.hosts):
-                    emit(row)
+            self._facts_step(group, reached, lost)
 
-    def _facts_step(self, hosts: list[str], emit: Emit) -> None:
-        inv = self.topo.inventory
-        plat = inv.platform_of(hosts[0])
-        cmds = registry.vendor_of(plat).commands_for(plat)
+    def _facts_step(self, hosts: list[str], reached, lost) -> None:
+        """The Slurm way of reading hosts: every fact command of each node in one srun
+        step, its outcomes as JSON lines; a command an outcome is missing for did not run."""
+        judge = self.fact_judge
+        cmds = judge.commands(hosts[0]) + list(hostjudge.HOST_WIDE)
         work = Path(tempfile.mkdtemp(prefix="sncheck-facts-", dir=self.shared_dir))
         try:
             # %t (task), not %N: under multiple-slurmd %N is the machine's host name; each
@@ -160,24 +151,26 @@ class SlurmBackend(Backend):
                 if not outcomes:
                     why = failed.get(h) or ("the step timed out" if timed_out else f"srun exited {rc}: "
                                             + (stderr.strip().splitlines() or ["no output"])[-1])
-                    emit(host_fact_row(h, "reachable", False, True, False, status="unreachable", tool="srun",
-                                       message=f"{h}: no facts through srun: {why}"))
+                    lost(h, host_fact_row(h, "reachable", False, True, False, status="unreachable", tool="srun",
+                                          message=f"{h}: no facts through srun: {why}"))
                     continue
-                emit(host_fact_row(h, "reachable", True, True, True, tool="srun", message="srun step ran"))
-                expect = hostfacts.Expect(inv.hosts[h].cards, inv.platform_of(h), len(inv.supernode_of(h).hosts))
-                seen = {tuple(o["argv"]): o for o in outcomes}
-                for cmd in cmds:
-                    o = seen.get(tuple(cmd.argv))
-                    if o is None:
-                        for row in hostfacts.failure_rows(h, cmd, "not_run", f"`{cmd.display}` did not run"):
-                            emit(row)
-                        continue
-                    self.keep_output(h, cmd.tool, cmd.display, o["out"], o["err"], o["rc"])
-                    for row in hostfacts.evaluate(h, cmd, expect, exit_code=o["rc"], stdout=o["out"],
-                                                  stderr=o["err"], timed_out=o["to"], duration=o.get("s")):
-                        emit(row)
+                reached(h, "srun", "srun step ran", self._reader(h, outcomes))
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+    def _reader(self, host: str, outcomes: list[dict]):
+        """``run(cmd)`` over the outcomes the step wrote for ``host`` (read once: a command
+        is never read again here, so a "not ready yet" output is judged as it is)."""
+        seen = {tuple(o["argv"]): o for o in outcomes}
+
+        def run(cmd: hostfacts.FactCommand) -> ToolOutput:
+            o = seen.get(tuple(cmd.argv))
+            if o is None:
+                raise hostfacts.NotRun("no outcome from the srun step")
+            self.keep_output(host, cmd.tool, cmd.display, o["out"], o["err"], o["rc"])
+            return ToolOutput(o["rc"], o["out"], o["err"], bool(o["to"]), o.get("s"))
+
+        return run
 
     # ------------------------------------------------------------------ layers
 

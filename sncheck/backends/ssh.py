@@ -4,10 +4,11 @@
   host's platform, from its vendor plug-in (:mod:`sncheck.vendors.registry`; NVIDIA's
   default list when the inventory names no platform), checked by the plug-in's pure
   functions; a command whose output says "not ready yet" (NVL72 fabric In Progress) is
-  read again for the platform's ``fabric_retry_s`` (option ``fabric_retry_s``). Then,
-  per supernode, the vendor's ``domain_check`` judges the whole scale-up domain from the
-  facts of all its hosts (NVL72: one (ClusterUUID, CliqueId) per rack). A host that
-  cannot be reached gives one ``reachable`` row with status ``unreachable`` and the cause.
+  read again for the platform's ``fabric_retry_s`` (option ``fabric_retry_s``), judged
+  as on every backend (:mod:`sncheck.vendors.hostjudge`): devices named, and per
+  supernode the vendor's ``domain_check`` over a fresh read of all its hosts (NVL72: one
+  (ClusterUUID, CliqueId) per rack). A host that cannot be reached gives one
+  ``reachable`` row with status ``unreachable`` and the cause.
 * ``p2p`` and ``golden`` (and ``collectives`` without nccl-tests): the torch probe
   :mod:`sncheck.worker.torchdist` under ``torchrun`` on every host, static rendezvous
   on the first host's address and a port free there. The job JSON (the local
@@ -125,7 +126,6 @@ class SshBackend(Backend):
             raise ConfigError(f"the ssh backend cannot act out fault type {f.type!r} (target "
                               f"{f.target}) on real hosts; use the mock backend for it")
         self.forks = int(options.get("forks") or inv.ssh.forks)
-        self._last_facts: dict[str, list[dict]] = {}  # host -> its fact rows as last read
         if self.forks < 1:
             raise ConfigError(f"forks must be at least 1, got {self.forks}")
         self.connect_timeout = float(options.get("connect_timeout") or inv.ssh.connect_timeout)
@@ -186,63 +186,48 @@ class SshBackend(Backend):
     # ------------------------------------------------------------------ host facts
 
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
-        emit = _locked(emit)
-        reached: set[str] = set()
-        gathered: dict[str, list[dict]] = {}
+        """Read every host at once (at most ``forks``) and judge it with the judgement every
+        backend shares (:class:`sncheck.vendors.hostjudge.FactJudge`)."""
+        self.fact_judge.read(hosts, self._read_hosts, _locked(emit))
+
+    def _read_hosts(self, todo: tuple[str, ...], reached, lost) -> None:
+        """The SSH way of reading hosts: connect, then run each fact command over paramiko."""
+        judge = self.fact_judge
+        connected: set[str] = set()
 
         def facts(conn: Connection) -> Result:
             started = time.monotonic()
             conn.open()
-            reached.add(conn.host)
-            emit(host_fact_row(conn.host, "reachable", True, True, True, tool="ssh",
-                               message=f"{conn.host}: connected to {conn.spec}"))
-            gathered[conn.host] = self._facts_on(conn, emit)
+            connected.add(conn.host)
+            reached(conn.host, "ssh", f"connected to {conn.spec}", self._reader(conn))
             return Result(conn.host, "host facts", "", "", 0, time.monotonic() - started)
 
         # Every host is tried again here, even one already found down: reading a host's
         # facts is how a confirmation retest asks whether it is back.
-        outcome = fan_out([self._conn(h) for h in hosts], facts, forks=self.forks)
+        outcome = fan_out([self._conn(h) for h in todo], facts, forks=self.forks)
         for h, r in outcome.items():
-            if h in reached and not isinstance(r, TransportError):
+            if h in connected and not isinstance(r, TransportError):
                 self.down.pop(h, None)
             if isinstance(r, HostTaskError):
-                emit(host_fact_row(h, "host_facts", None, None, False, status="error", tool="sncheck",
-                                   message=f"{h}: host facts stopped by an unexpected error: {r.message}"))
+                lost(h, host_fact_row(h, "host_facts", None, None, False, status="error", tool="sncheck",
+                                      message=f"{h}: host facts stopped by an unexpected error: {r.message}"))
             elif isinstance(r, TransportError):
                 self._mark_down(h, r)
-                cause = f"connection lost during host facts: {r.message}" if h in reached else r.message
-                emit(self._unreachable_fact(h, cause))
-        self._domain_facts(hosts, gathered, emit)
+                cause = f"connection lost during host facts: {r.message}" if h in connected else r.message
+                lost(h, judge.unreachable(h, "ssh", cause))
 
-    @staticmethod
-    def _unreachable_fact(host: str, cause: str) -> dict:
-        return host_fact_row(host, "reachable", False, True, False, status="unreachable", tool="ssh",
-                             message=f"{host}: unreachable: {cause}")
-
-    def _facts_on(self, conn: Connection, emit: Emit) -> list[dict]:
-        """Run the host's platform's fact commands (its vendor's plug-in says which)."""
+    def _reader(self, conn: Connection):
+        """``run(cmd)`` on ``conn``'s host: the tool faults in effect go to the command in
+        SNCHECK_FAULTS (test doubles read it); the raw output is kept for the evidence."""
         h = conn.host
-        inv = self.topo.inventory
-        plat = inv.platform_of(h)
-        vendor = registry.vendor_of(plat)
-        expect = hostfacts.Expect(cards=inv.hosts[h].cards, platform=plat,
-                                  domain_hosts=len(inv.supernode_of(h).hosts))
-        params = plat.params if plat else {}
-        window = float(self.options.get("fabric_retry_s", params.get("fabric_retry_s", 0.0)))
-        every = float(self.options.get("fabric_retry_every_s", params.get("fabric_retry_every_s", 5.0)))
         env = self._tool_fault_env(h)
 
-        def read(cmd: hostfacts.FactCommand) -> Result:  # the raw output is kept for the evidence bundles
+        def read(cmd: hostfacts.FactCommand) -> Result:
             res = conn.run(list(cmd.argv), env=env, timeout=self.command_timeout)
             self.keep_output(h, cmd.tool, cmd.display, res.stdout, res.stderr, res.exit_code)
             return res
 
-        emitted: list[dict] = []
-        for row in hostfacts.check_host(h, expect, vendor.commands_for(plat), read, checks=inv.checks_of(h),
-                                        window_s=window, interval_s=every):
-            emit(row)
-            emitted.append(row)
-        return emitted
+        return read
 
     def _tool_fault_env(self, host: str) -> dict[str, str] | None:
         """SNCHECK_FAULTS for the host's tools: the tool faults in effect there (test doubles read it)."""
@@ -250,26 +235,6 @@ class SshBackend(Backend):
         if not mine:
             return None
         return {"SNCHECK_FAULTS": json.dumps([f.to_dict() for f in mine], separators=(",", ":"))}
-
-    def _domain_facts(self, hosts: tuple[str, ...], facts: dict[str, list[dict]], emit: Emit) -> None:
-        """The cross-host step: each supernode's vendor judges its scale-up domain from the
-        facts of all its hosts (NVL72: one clique per rack)."""
-        inv = self.topo.inventory
-        for sn in inv.supernodes:
-            if not sn.platform or not any(h in hosts for h in sn.hosts):
-                continue
-            plat = registry.platform(sn.platform)
-            vendor = registry.vendor_of(plat)
-            if vendor.domain_check is None:
-                continue
-            # Hosts not read in this pass (a retest of one tray) count as last read.
-            for h in sn.hosts:
-                if h in facts:
-                    self._last_facts[h] = facts[h]
-            rows = [r for h in sn.hosts for r in facts.get(h, self._last_facts.get(h, []))]
-            for row in vendor.domain_check(plat, sn.name, sn.hosts, rows, inv.hosts):
-                if row["host"] in hosts:
-                    emit(row)
 
     def kernel_log(self, host: str) -> str | None:
         """The last lines of the kernel log that mention the accelerators or PCIe errors.

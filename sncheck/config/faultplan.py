@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sncheck.topology import Topology, host_of, link_id, split_link
+from sncheck.topology import Topology, host_of, link_id, rail_of, split_link
 from sncheck.config.yamlio import Source, _show, check_keys, field_bool, load_file, load_text
 
 MAX_FAULTS = 100_000  # faults in one plan
@@ -247,8 +247,29 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
                 raise src.error(f"ib_port_down port {values['port']} is beyond {target}'s {cards} rails "
                                 f"(one port per card, numbered from 1)", item, "port")
         transient = field_bool(src, item, "transient") if "transient" in item else False
-        out.append(Fault(name, target, transient=transient, **values))
+        fault = Fault(name, target, transient=transient, **values)
+        why = _cannot_act_out(fault, topo)
+        if why is not None:
+            raise src.error(f"{why}; the simulator would drop it without a word (README: how each fault "
+                            "type is acted out on each platform)", item, "type")
+        out.append(fault)
     return FaultPlan(tuple(out))
+
+
+def _cannot_act_out(fault: Fault, topo: Topology) -> str | None:
+    """Why the host's tools cannot show ``fault`` (its platform renders no such output), or
+    None. Only faults the host's own tools report are judged here: the others are the mock's
+    cost model, the same on every platform."""
+    if fault.type not in HOST_TOOL_FAULTS:
+        return None
+    from sncheck.vendors import registry, sim  # the vendors' renderers say what they can show
+
+    inv = topo.inventory
+    plat = inv.platform_of(fault.host)
+    off = {tool for tool, on in inv.checks_of(fault.host).items() if not on}
+    tools = tuple(c.tool for c in registry.vendor_of(plat).commands_for(plat) if c.tool not in off)
+    card = rail_of(fault.target) if FAULT_TYPES[fault.type].target == "card" else None
+    return sim.refusal(plat.name if plat else None, fault.type, card=card, tool=fault.tool, tools=tools)
 
 
 def load_faults(path: str | Path, topo: Topology) -> FaultPlan:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from sncheck.model import host_of
-from sncheck.health.findings import ENTITY_KINDS, IsolationEntry
+from sncheck.model import EntityKind, card_of, host_of
+from sncheck.health.findings import IsolationEntry
 
 DEFAULT_WINDOW = timedelta(days=7)
 DEFAULT_CAP = 0.10
@@ -47,6 +47,8 @@ def entity_kind(entity: str) -> str:
     host, sep, tail = entity.rpartition("/")
     if sep and host and tail.startswith("gpu") and tail[3:].isdigit():
         return "card"
+    if sep and host and tail.startswith("nic") and tail[3:].isdigit():
+        return "nic"
     return "host"
 
 
@@ -72,8 +74,8 @@ def decide(entity: str, kind: str, confirmed: bool | None, released_at: datetime
     quarantined, because "not run" is never a pass. A repeat offender is isolated
     whatever the retest says.
     """
-    if kind not in ENTITY_KINDS:
-        raise ValueError(f"entity kind of {entity!r} must be one of {', '.join(ENTITY_KINDS)}, got {kind!r}")
+    if kind not in tuple(EntityKind):
+        raise ValueError(f"entity kind of {entity!r} must be one of {', '.join(EntityKind)}, got {kind!r}")
     if is_repeat_offender(released_at, now, window):
         return "isolate"
     if confirmed is None:
@@ -177,5 +179,7 @@ def _out_of_service(entries: Iterable[IsolationEntry | Mapping[str, Any]], per_h
             hosts.update(sn_hosts.get(d["entity"], ()))
         elif d["entity_kind"] == "card":
             cards.add(d["entity"])
+        elif d["entity_kind"] == "nic":  # isolated by masking its card
+            cards.add(card_of(d["entity"]))
     loose_cards = {c for c in cards if host_of(c) not in hosts}
     return round(sum(per_host.get(h, default_cards) for h in hosts)) + len(loose_cards), hosts

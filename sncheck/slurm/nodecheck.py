@@ -47,7 +47,7 @@ from sncheck.actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours
 from sncheck.errors import ConfigError, HarnessError, ParseError
 from sncheck.config.inventory import Host, Inventory, Supernode
 from sncheck.vendors import facts as vfacts
-from sncheck.vendors import registry
+from sncheck.vendors.hostjudge import FactJudge
 from sncheck.vendors.nvidia import nvidia_smi
 
 OWN_PREFIX = f"{REASON_PREFIX} node-check:"
@@ -128,50 +128,50 @@ def expected_cards(node: str, inventory: Inventory | None, cards: int | None,
 def check_facts(node: str, cards: int | None, deadline: float, report: NodeReport,
                 inventory: Inventory | None = None,
                 run: Callable[[list[str], float], Any] | None = None) -> None:
-    """The fact commands of this node's platform (its vendor's plug-in; NVIDIA's without one)."""
+    """The fact commands of this node's platform (its vendor's plug-in; NVIDIA's without
+    one), judged as every backend judges them (:class:`sncheck.vendors.hostjudge.FactJudge`):
+    a failed fact at critical severity is a problem of the device it names (else the
+    node); a warning (NVL72 Limited Capacity) and a missing tool are warnings."""
     run = run or (lambda argv, timeout: LocalRunner(timeout=timeout).run(argv))
-    plat = inventory.platform_of(node) if inventory is not None and node in inventory.hosts else None
-    vendor = registry.vendor_of(plat)
-    domain = len(inventory.supernode_of(node).hosts) if plat is not None and inventory is not None else None
+    judge = FactJudge(inventory if inventory is not None and node in inventory.hosts else None, window_s=0.0)
     expect = cards
-    seen: list[dict] = []  # this node's rows, for the platform's domain step
-    for cmd in vendor.commands_for(plat):
+    outputs: dict[tuple[str, ...], Any] = {}
+
+    def read(cmd: vfacts.FactCommand) -> Any:
         left = deadline - time.monotonic()
         if left <= 0:
             raise BudgetExceeded(f"host facts: {cmd.display}")
-        res = run(list(cmd.argv), min(TOOL_TIMEOUT_S, left))
-        if cmd.name == "query_gpu" and expect is None and res.ok:
-            with contextlib.suppress(ParseError):
-                expect = len(nvidia_smi.parse_query_gpu_csv(res.stdout).get("gpus") or [])
-                report.cards = expect
-        rows = vfacts.evaluate(node, cmd, vfacts.Expect(expect or 0, plat, domain), exit_code=res.exit_code,
-                               stdout=res.stdout, stderr=res.stderr, timed_out=res.timed_out,
-                               duration=res.duration)
-        report.ran.append(cmd.display)
-        seen += rows
-        for row in rows:
-            if row["ok"]:
-                continue
-            if row["status"] == "missing_tool":
-                report.warnings.append(row["message"])
-                continue
-            report.problems.extend(_culprits(node, row))
-    if plat is not None and inventory is not None and vendor.domain_check is not None:
-        # The domain step over this node's own view (an IMEX node down that is this tray);
-        # what it says about other hosts is theirs to act on, not this node's.
-        sn = inventory.supernode_of(node)
-        for row in vendor.domain_check(plat, sn.name, sn.hosts, seen, inventory.hosts):
-            if row["host"] == node and not row["ok"]:
-                report.problems.append(Problem(node, row["fact"], row["message"]))
+        key = tuple(cmd.argv)
+        if key not in outputs:
+            outputs[key] = run(list(cmd.argv), min(TOOL_TIMEOUT_S, left))
+            report.ran.append(cmd.display)
+        return outputs[key]
 
+    if expect is None:  # no inventory, no GRES: as many cards as nvidia-smi lists
+        probe = next((c for c in judge.commands(node) if c.name == "query_gpu"), None)
+        if probe is not None:
+            res = read(probe)
+            if res.ok:
+                with contextlib.suppress(ParseError):
+                    expect = len(nvidia_smi.parse_query_gpu_csv(res.stdout).get("gpus") or [])
+                    report.cards = expect
+    rows: dict[str, list[dict]] = {node: []}
 
-def _culprits(node: str, row: dict) -> list[Problem]:
-    """The cards a failed fact names (its tool said which: a GPU section of a whole
-    ``nvidia-smi -q`` listing, ``GPU i:`` of ``nvlink``), else the node."""
-    cards = row.get("cards")
-    if cards:
-        return [Problem(f"{node}/gpu{i}", row["fact"], what) for i, what in sorted(cards.items(), key=lambda c: int(c[0]))]
-    return [Problem(node, row["fact"], row["message"])]
+    def fan_out(todo, reached, lost) -> None:
+        reached(node, "node-check", "checked on the node itself", read, cards=expect or 0)
+
+    def keep(row: dict) -> None:
+        if row["host"] == node:
+            rows[node].append(row)
+
+    judge.read((node,), fan_out, keep)
+    for row in rows[node]:
+        if row["ok"] or row["fact"] == "reachable":
+            continue
+        if row["status"] == "missing_tool" or row.get("severity") == "warning":
+            report.warnings.append(row["message"])
+            continue
+        report.problems.append(Problem(row.get("entity") or node, row["fact"], row["message"]))
 
 
 # -- 2 and 3. pairs and all-reduce through the local backend --------------------------

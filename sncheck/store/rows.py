@@ -27,7 +27,10 @@ kind = "host_fact"   (connectivity) one fact about one host
     pair on rail k: ``entity`` the rail-aligned card pair, ``entity_kind`` "link"), and
     ``host`` is the end that measured it; optional cards (JSON, on a failed fact whose
     tool names the cards at fault): card index -> what is wrong on that card; absent when
-    the tool does not say which card (a host finding)
+    the tool does not say which card (a host finding; rows since the host-fact judgement
+    name each device in ``entity``/``entity_kind`` instead); optional ids (JSON): the
+    devices a listing fact read (GPU UUIDs, serials or bus ids, in order), which a retest
+    must read again (sncheck.vendors.hostjudge)
 
 kind = "collective"  (stress) one group x collective x size x repeat
     group, group_kind, ranks, collective, size_bytes, count, dtype, repeat,
@@ -164,7 +167,7 @@ SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
             ("error", "text")),
     "host_fact": (("host", "id"), ("fact", "id"), ("value", "json"), ("expected", "json"), ("ok", "bool"),
                   ("status", "id"), ("message", "text"), ("tool", "id"), ("entity", "id"), ("entity_kind", "id"),
-                  ("cards", "json")),
+                  ("cards", "json"), ("ids", "json")),
     "collective": (("group", "id"), ("group_kind", "id"), ("ranks", "int"), ("collective", "id"),
                    ("size_bytes", "int"), ("count", "int"), ("dtype", "id"), ("repeat", "int"),
                    ("time_us", "float"), ("algbw_GBps", "float"), ("busbw_GBps", "float"), ("wrong", "int"),

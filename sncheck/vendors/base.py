@@ -63,6 +63,8 @@ class Vendor:
     collective: CollectiveTool | None = None
     torch_device: str = "cuda"                   # the torch probe's device type
     dist_backend: str = "nccl"                   # and its torch.distributed backend
+    # the environment variable that masks cards for a job (an isolated card is left out)
+    visible_devices_env: str = "CUDA_VISIBLE_DEVICES"
     domain_check: DomainCheck | None = None
 
     def commands_for(self, platform: Platform | None) -> list[FactCommand]:

@@ -41,6 +41,11 @@ MISSING_EXIT = 127   # POSIX shells: command not found
 _LISTED = 6  # how many offenders a message names before "..."
 
 
+class NotRun(Exception):
+    """Raised by a backend's ``run(cmd)`` for a command it could not run on the host (an
+    srun step that lost it): the command's facts are ``not_run``, never a pass."""
+
+
 @dataclass(frozen=True)
 class Expect:
     """What the inventory (and its platform) says a host should have."""
@@ -74,12 +79,47 @@ def command(name: str, tool: str, argv: Sequence[str], parse: Parser, check: Che
 # --------------------------------------------------------------------------- helpers for checks
 
 def fact_row(host: str, fact: str, value: Any, expected: Any, ok: bool, message: str, tool: str,
-             cards: dict[int, str] | None = None) -> dict:
-    """A fact of ``host``. ``cards`` (card index -> what is wrong there), on a failed fact,
-    says the tool named the cards at fault: the finding is then on those cards, not the
-    host. Give it only when every problem of the fact is on a card the tool identified."""
+             cards: dict[int, str] | None = None, nics: dict[int, str] | None = None,
+             links: dict[tuple[int, int], str] | None = None, ids: Sequence[Any] | None = None) -> dict:
+    """A fact of ``host``. On a failed fact, ``cards`` (card index -> what is wrong
+    there), ``nics`` (rail -> what) and ``links`` ((card index, card index) -> what, a
+    scale-up link inside the host) say the tool named the devices at fault: the finding
+    is then on those devices, one per device (:func:`sncheck.vendors.hostjudge.per_device`),
+    not on the host. Give them only when every problem of the fact is on a device the
+    tool identified; the host is named only for a host-wide cause. ``ids``: the devices the
+    fact's listing read (UUIDs, serials, bus ids), which every later read must list too."""
     named = {str(i): text for i, text in sorted(cards.items())} if cards and not ok else None
-    return host_fact_row(host, fact, value, expected, ok, message=f"{host}: {message}", tool=tool, cards=named)
+    row = host_fact_row(host, fact, value, expected, ok, message=f"{host}: {message}", tool=tool, cards=named)
+    if nics and not ok:
+        row["nics"] = {str(r): text for r, text in sorted(nics.items())}
+    if links and not ok:
+        row["links"] = {f"{a}-{b}": text for (a, b), text in sorted(links.items())}
+    if ids:
+        row["ids"] = [str(i) for i in ids]
+    return row
+
+
+def device_ids(devices: Sequence[dict[str, Any]], *keys: str) -> list[str] | None:
+    """Each listed device's first identity among ``keys`` (UUID, serial, bus id), or None
+    when a device has none (then the listing proves no identity)."""
+    out = []
+    for d in devices:
+        value = next((d.get(k) for k in keys if d.get(k) not in (None, "", "N/A")), None)
+        if value is None:
+            return None
+        out.append(str(value))
+    return out or None
+
+
+def on_cards(problems: Sequence[tuple[int | None, str]], what: str) -> dict[int, str] | None:
+    """card index -> "what: its problems", when every problem is on an identified card
+    (index not None); else None: the problems stay the host's."""
+    if not problems or any(i is None for i, _ in problems):
+        return None
+    out: dict[int, list[str]] = {}
+    for i, text in problems:
+        out.setdefault(i, []).append(text)
+    return {i: f"{what}: {listed(texts)}" for i, texts in out.items()}
 
 
 def listed(items: Sequence[str]) -> str:
@@ -209,9 +249,13 @@ def check_host(host: str, expect: Expect, commands: Sequence[FactCommand], run: 
             status, why = skipped[cmd.tool]
             yield from failure_rows(host, cmd, status, f"`{cmd.display}` not run: {why}")
             continue
-        rows = run_with_retry(host, cmd, expect, lambda cmd=cmd: run(cmd),
-                              window_s=window_s if cmd.retry_while else 0.0, interval_s=interval_s,
-                              sleep=sleep, clock=clock)
+        try:
+            rows = run_with_retry(host, cmd, expect, lambda cmd=cmd: run(cmd),
+                                  window_s=window_s if cmd.retry_while else 0.0, interval_s=interval_s,
+                                  sleep=sleep, clock=clock)
+        except NotRun as e:
+            yield from failure_rows(host, cmd, "not_run", f"`{cmd.display}` did not run: {e}")
+            continue
         status = rows[0]["status"] if rows else "ok"
         if status in ("missing_tool", "timeout"):
             what = "is missing" if status == "missing_tool" else f"timed out on `{cmd.display}`"

@@ -98,6 +98,74 @@ def simulator(platform: str | None) -> ModuleType | None:
     return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
+# How the mock acts out the fault types no tool renders, on every platform (probe and
+# network faults: its cost model; missing_tool: exit 127 before any renderer runs).
+EVERY_PLATFORM = {
+    "slow_card": "mock model: the card's links and compute at factor x",
+    "high_latency_card": "mock model: the card's latency x factor",
+    "jittery_card": "mock model: latency spikes x factor with probability",
+    "corrupt_card": "mock model: its p2p payloads and collectives wrong",
+    "collective_corruption": "mock model: reductions through it wrong, p2p intact",
+    "diverge": "mock model: the golden loss diverges",
+    "degraded_link": "mock model: the link at factor x",
+    "dead_link": "mock model: the link carries nothing",
+    "down_host": "mock model: unreachable (connect timed out)",
+    "missing_tool": "the tool exits 127 `not found` (a tool the platform's fact commands run)",
+}
+
+
+def acted_out(platform: str | None) -> dict[str, str]:
+    """Fault type -> how the simulator acts it out on a host of ``platform`` (None: an
+    inventory without one). A host-tool fault type not listed cannot be acted out there."""
+    sim = simulator(platform)
+    own = dict(getattr(sim, "ACTED", {}).get(platform, {})) if sim is not None else {}
+    return {**EVERY_PLATFORM, **own}
+
+
+def refusal(platform: str | None, ftype: str, card: int | None = None, tool: str | None = None,
+            tools: tuple[str, ...] = ()) -> str | None:
+    """Why a fault of ``ftype`` (on card index ``card``, or of missing ``tool``) cannot be
+    acted out on a host of ``platform`` whose fact commands run ``tools``; None when it can."""
+    where = platform or "a host with no platform (nvidia defaults)"
+    how = acted_out(platform)
+    if ftype not in how:
+        return f"{ftype} cannot be acted out on {where}: its tools have no way to show it"
+    if ftype == "missing_tool" and tool not in tools:
+        return (f"missing_tool {tool!r} cannot be acted out on {where}: its fact commands run "
+                f"{', '.join(sorted(set(tools))) or 'no tool'}")
+    sim = simulator(platform)
+    shown = getattr(sim, "RENDERED_CARDS", {}).get(platform) if sim is not None else None
+    if card is not None and shown is not None and card >= shown and ftype not in EVERY_PLATFORM:
+        return f"{ftype} on card {card} cannot be acted out on {platform}: its tool output lists {shown} cards"
+    return None
+
+
+def fault_table() -> str:
+    """The README's table: fault type x platform -> how the simulator acts it out, or
+    refused when the plan loads (exit 2, the fault plan's file and line)."""
+    from sncheck.config.faultplan import FAULT_TYPES, HOST_TOOL_FAULTS
+    from sncheck.vendors import registry
+
+    columns: list[tuple[list[str], dict[str, str]]] = []  # platforms that act alike share a column
+    for name, plat in [("no platform", None)] + [(f"`{n}`", n) for n in sorted(registry.platforms())]:
+        table = acted_out(plat)
+        same = next((c for c in columns if c[1] == table), None)
+        if same is None:
+            columns.append(([name], table))
+        else:
+            same[0].append(name)
+    tables = [t for _, t in columns]
+    out = ["| fault type | " + " | ".join(", ".join(names) for names, _ in columns) + " |",
+           "|---" * (len(columns) + 1) + "|"]
+    model = [t for t in FAULT_TYPES if t not in HOST_TOOL_FAULTS]
+    out.append("| " + ", ".join(f"`{t}`" for t in model) + " | "
+               + " | ".join("mock model (every platform)" for _ in columns) + " |")
+    for t in HOST_TOOL_FAULTS:
+        cells = [table.get(t, "refused (exit 2)") for table in tables]
+        out.append(f"| `{t}` | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 def not_found(tool: str) -> ToolOutput:
     """What a POSIX shell prints for a program that is not on the PATH."""
     return ToolOutput(127, "", f"sh: 1: {tool}: not found\n")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sncheck.vendors.facts import Expect, command, fact_row, listed
+from sncheck.vendors.facts import Expect, command, fact_row, listed, on_cards as _on_cards
 from sncheck.vendors.infiniband.checks import IB_FACTS, IBSTAT
 from sncheck.vendors.amd import amd_smi, rocm_smi
 
@@ -34,62 +34,119 @@ def check_card_count(host: str, parsed: dict[str, Any], expect: Expect) -> list[
     return [fact_row(host, "card_count", n, expect.cards, n == expect.cards and not errors, msg, "amd-smi")]
 
 
+def _gpu_index(name: str, cards: int) -> int | None:
+    """The card of a ``GPU<n>`` column of rocm-smi (its index, HIP's device order)."""
+    m = re.fullmatch(r"GPU\[?(\d+)\]?", str(name))
+    return int(m.group(1)) if m and int(m.group(1)) < cards else None
+
+
+def _xgmi_devices(pairs: list[tuple[int | None, int | None, str]], gpus: int
+                  ) -> tuple[dict[int, str] | None, dict[tuple[int, int], str] | None]:
+    """(cards, links) a set of bad XGMI pairs names: a GPU whose every pair is bad is the
+    card; each other bad pair is its link (MI300X: one XGMI link per GPU pair). None, None
+    when a pair's GPU is not known (the host's)."""
+    if not pairs or any(a is None or b is None for a, b, _ in pairs):
+        return None, None
+    per: dict[int, list[str]] = {}
+    for a, b, text in pairs:
+        per.setdefault(a, []).append(text)
+        per.setdefault(b, []).append(text)
+    dead = {g for g, texts in per.items() if gpus > 2 and len(texts) >= gpus - 1}
+    cards = {g: f"XGMI: every link of the GPU down or rerouted: {listed(per[g])}" for g in sorted(dead)}
+    links = {(min(a, b), max(a, b)): f"XGMI: {text}" for a, b, text in pairs if a not in dead and b not in dead}
+    return cards or None, links or None
+
+
 def check_xgmi_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     gpus = parsed.get("gpus") or []
     links, hops, weight = parsed.get("link_type") or {}, parsed.get("hops") or {}, parsed.get("weight") or {}
     pairs = [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1:]]
     bad: list[str] = []
+    named: list[tuple[int | None, int | None, str]] = []
     for a, b in pairs:
         kind = (links.get(a) or {}).get(b)
         hop = (hops.get(a) or {}).get(b)
         if kind != "XGMI" or (hop is not None and hop != 1):
-            bad.append(f"{a}-{b} {kind or '?'} (hops {hop if hop is not None else '?'}, "
-                       f"weight {(weight.get(a) or {}).get(b, '?')})")
+            text = (f"{a}-{b} {kind or '?'} (hops {hop if hop is not None else '?'}, "
+                    f"weight {(weight.get(a) or {}).get(b, '?')})")
+            bad.append(text)
+            named.append((_gpu_index(a, expect.cards), _gpu_index(b, expect.cards), text))
+    whole = len(gpus) == expect.cards and not parsed.get("errors")
     if len(gpus) != expect.cards:
         bad.append(f"topology lists {len(gpus)} GPUs, inventory says {expect.cards}")
     bad += parsed.get("errors") or []
-    up = len(pairs) - sum(1 for x in bad if "-GPU" in x.split()[0])
+    up = len(pairs) - len(named)
     per_gpu = (expect.platform.params.get("xgmi_links_per_gpu") if expect.platform else None) or max(len(gpus) - 1, 0)
     msg = f"XGMI: {up}/{len(pairs)} GPU pairs direct over XGMI ({per_gpu} links per GPU)"
     if bad:
         msg += f"; down or rerouted: {listed(bad)}"
-    return [fact_row(host, "xgmi_links", up, len(pairs), not bad and bool(pairs), msg, "rocm-smi")]
+    cards, pair_links = _xgmi_devices(named, len(gpus)) if whole else (None, None)
+    return [fact_row(host, "xgmi_links", up, len(pairs), not bad and bool(pairs), msg, "rocm-smi",
+                     cards=cards, links=pair_links)]
 
 
 def check_xgmi_status(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     want = expect.platform.params.get("xgmi_bit_rate_Gbps") if expect.platform else None
+    listed_gpus = parsed.get("gpus") or []
+    by_bdf = {g.get("bdf"): g["gpu"] for g in listed_gpus if isinstance(g.get("gpu"), int)}
     bad: list[str] = []
+    down: list[tuple[int | None, int | None, str]] = []
+    on_card: list[tuple[int | None, str]] = []
     links = 0
-    for g in parsed.get("gpus") or []:
+    for g in listed_gpus:
+        me = g["gpu"] if isinstance(g.get("gpu"), int) and g["gpu"] < expect.cards else None
         for peer, st in (g.get("status") or {}).items():
             if peer == g.get("bdf") or st in ("N/A", "X", "-"):
                 continue
             links += 1
             if st != "U":
-                bad.append(f"GPU{g['gpu']} -> {peer} {st}")
+                text = f"GPU{g['gpu']} -> {peer} {st}"
+                bad.append(text)
+                other = by_bdf.get(peer)
+                down.append((me, other if isinstance(other, int) and other < expect.cards else None, text))
         if want and g.get("bit_rate_Gbps") is not None and g["bit_rate_Gbps"] < want:
             bad.append(f"GPU{g['gpu']} bit rate {g['bit_rate_Gbps']:g} Gb/s (design {want:g})")
+            on_card.append((me, bad[-1]))
         if g.get("link_type") not in (None, "XGMI"):
             bad.append(f"GPU{g['gpu']} link type {g['link_type']}")
-    bad += parsed.get("errors") or []
-    msg = f"amd-smi xgmi: {links - sum(1 for b in bad if ' -> ' in b)}/{links} links up" + (f"; {listed(bad)}" if bad else "")
-    return [fact_row(host, "xgmi_status", len(bad), 0, not bad, msg, "amd-smi")]
+            on_card.append((me, bad[-1]))
+    errors = parsed.get("errors") or []
+    bad += errors
+    msg = f"amd-smi xgmi: {links - len(down)}/{links} links up" + (f"; {listed(bad)}" if bad else "")
+    cards: dict[int, str] | None = None
+    pair_links: dict[tuple[int, int], str] | None = None
+    if not errors and all(i is not None for i, _ in on_card):
+        seen: dict[tuple, tuple] = {}  # a link down shows in both ends' rows: one link
+        for a, b, text in down:
+            key = (min(a, b), max(a, b)) if a is not None and b is not None else (a, b, text)
+            seen.setdefault(key, (a, b, text))
+        dead, pair_links = _xgmi_devices(list(seen.values()), len(listed_gpus)) if seen else (None, None)
+        if not seen or dead or pair_links:  # else a peer not known: the host's
+            own = _on_cards(on_card, "XGMI") or {}
+            cards = {i: "; ".join(t for t in ((dead or {}).get(i), own.get(i)) if t)
+                     for i in sorted({*(dead or {}), *own})} or None
+    return [fact_row(host, "xgmi_status", len(bad), 0, not bad, msg, "amd-smi", cards=cards, links=pair_links)]
 
 
 def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
-    bad: list[str] = []
+    problems: list[tuple[int | None, str]] = []
     corrected = 0
     seen = 0
-    for g in parsed.get("gpus") or []:
+    gpus = parsed.get("gpus") or []
+    for g in gpus:
         blocks = g.get("ECC_BLOCKS") or {k: v for k, v in g.items() if isinstance(v, dict) and "UNCORRECTABLE_COUNT" in v}
+        card = g.get("gpu") if isinstance(g.get("gpu"), int) and 0 <= g["gpu"] < expect.cards else None
         for block, counts in blocks.items():
             seen += 1
             ue, de = counts.get("UNCORRECTABLE_COUNT"), counts.get("DEFERRED_COUNT")
             if isinstance(counts.get("CORRECTABLE_COUNT"), int):
                 corrected += counts["CORRECTABLE_COUNT"]
             if (isinstance(ue, int) and ue > 0) or (isinstance(de, int) and de > 0):
-                bad.append(f"GPU {g.get('gpu')} {block}: {ue} uncorrectable, {de} deferred")
-    errors = parsed.get("errors") or []
+                problems.append((card, f"GPU {g.get('gpu')} {block}: {ue} uncorrectable, {de} deferred"))
+    bad = [t for _, t in problems]
+    errors = list(parsed.get("errors") or [])
+    if gpus and len(gpus) != expect.cards:
+        errors.append(f"ECC blocks of {len(gpus)} GPUs listed, inventory says {expect.cards}")
     msg = f"ECC: {seen} blocks read, {len(bad)} with uncorrectable or deferred errors"
     if bad:
         msg += f": {listed(bad)}"
@@ -97,29 +154,37 @@ def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
         msg += f" ({corrected} correctable, not judged)"
     if errors:
         msg += f"; {listed(errors)}"
-    return [fact_row(host, "ecc", len(bad), 0, not bad and not errors and seen > 0, msg, "amd-smi")]
+    cards = _on_cards(problems, "ECC") if not errors else None
+    return [fact_row(host, "ecc", len(bad), 0, not bad and not errors and seen > 0, msg, "amd-smi", cards=cards)]
 
 
 def check_metric(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     width = expect.platform.params.get("pcie_width") if expect.platform else None
-    throttled, narrow = [], []
+    throttled: list[tuple[int | None, str]] = []
+    narrow: list[tuple[int | None, str]] = []
     read = 0
     for g in parsed.get("gpus") or []:
+        card = g.get("gpu") if isinstance(g.get("gpu"), int) and 0 <= g["gpu"] < expect.cards else None
         status = (g.get("POWER") or {}).get("THROTTLE_STATUS") or (g.get("THROTTLE") or {}).get("THROTTLE_STATUS")
         if status is not None:
             read += 1
             if status != "UNTHROTTLED":
-                throttled.append(f"GPU {g['gpu']}: {status}")
+                throttled.append((card, f"GPU {g['gpu']}: {status}"))
         cur = (g.get("PCIE") or {}).get("WIDTH")
         if width and isinstance(cur, int) and cur < width:
-            narrow.append(f"GPU {g['gpu']}: PCIe x{cur} of x{width}")
-    errors = parsed.get("errors") or []
-    tmsg = f"throttle status: {read - len(throttled)}/{read} GPUs UNTHROTTLED" + (f"; {listed(throttled)}" if throttled else "")
+            narrow.append((card, f"GPU {g['gpu']}: PCIe x{cur} of x{width}"))
+    errors = list(parsed.get("errors") or [])
+    if read and read != expect.cards:
+        errors.append(f"throttle status of {read} GPUs listed, inventory says {expect.cards}")
+    tmsg = (f"throttle status: {read - len(throttled)}/{read} GPUs UNTHROTTLED"
+            + (f"; {listed([t for _, t in throttled])}" if throttled else ""))
     if errors:
         tmsg += f"; {listed(errors)}"
-    return [fact_row(host, "throttle", len(throttled), 0, not throttled and not errors and read > 0, tmsg, "amd-smi"),
+    return [fact_row(host, "throttle", len(throttled), 0, not throttled and not errors and read > 0, tmsg, "amd-smi",
+                     cards=_on_cards(throttled, "throttle status") if not errors else None),
             fact_row(host, "pcie_width", len(narrow), 0, not narrow,
-                     "PCIe width: " + (listed(narrow) if narrow else "no link below its width"), "amd-smi")]
+                     "PCIe width: " + (listed([t for _, t in narrow]) if narrow else "no link below its width"),
+                     "amd-smi", cards=_on_cards(narrow, "PCIe width"))]
 
 
 def check_transferbench_p2p(host: str, parsed: dict[str, Any], *, pair_GBps: float,

@@ -38,4 +38,5 @@ VENDOR = Vendor(
     collective=CollectiveTool("rccl-tests", {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf",
                                              "sendrecv": "sendrecv_perf"}, nccl_tests.parse_rccl_tests),
     torch_device="cuda", dist_backend="nccl",  # ROCm builds of torch: HIP behind torch.cuda, RCCL behind "nccl"
+    visible_devices_env="HIP_VISIBLE_DEVICES",
 )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sncheck.vendors.facts import Expect, command, fact_row, listed
+from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards
 from sncheck.vendors.ascend import npu_smi, sweep
 
 _UB_OK = ("SIO", "HCCS", "HCCS_SW", "X")
@@ -43,52 +43,71 @@ def check_info(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
         count_msg += f" ({expect.cards // per_pkg} packages x {per_pkg} dies)"
     if errors:
         count_msg += f"; {listed(errors)}"
-    rows = [fact_row(host, "card_count", n, expect.cards, n == expect.cards and not errors, count_msg, "npu-smi")]
-    sick = [f"NPU {c['npu']} chip {c['chip']}" + (f" (phy {c['phy_id']})" if c.get("phy_id") is not None else "")
-            + f": {c['health']}" for c in chips if c["health"] != "OK"]
+    rows = [fact_row(host, "card_count", n, expect.cards, n == expect.cards and not errors, count_msg, "npu-smi",
+                     ids=device_ids(chips, "bus_id"))]
+    # A whole listing names each die: its place in the listing is its logic device id
+    # (the card, ASCEND_RT_VISIBLE_DEVICES's index); an excerpt names the node.
+    where = list(range(n)) if n == expect.cards and not errors else [None] * n
+    sick = [(where[i], f"NPU {c['npu']} chip {c['chip']}" + (f" (phy {c['phy_id']})" if c.get("phy_id") is not None
+                                                              else "") + f": {c['health']}")
+            for i, c in enumerate(chips) if c["health"] != "OK"]
+    text = [t for _, t in sick]
     rows.append(fact_row(host, "npu_health", n - len(sick), n, not sick and bool(chips),
-                         f"npu-smi health OK on {n - len(sick)}/{n} devices" + (f"; {listed(sick)}" if sick else ""),
-                         "npu-smi"))
+                         f"npu-smi health OK on {n - len(sick)}/{n} devices" + (f"; {listed(text)}" if text else ""),
+                         "npu-smi", cards=on_cards(sick, "npu-smi health")))
     rated = _params(expect).get("hbm_MB")
     if rated:
-        low = [f"NPU {c['npu']} chip {c['chip']}: {c['hbm_total_MB']} MB" for c in chips
+        low = [(where[i], f"NPU {c['npu']} chip {c['chip']}: {c['hbm_total_MB']} MB") for i, c in enumerate(chips)
                if c["hbm_total_MB"] < 0.95 * rated]
         smallest = min((c["hbm_total_MB"] for c in chips), default=None)
         rows.append(fact_row(host, "hbm_capacity", smallest, rated, not low and bool(chips),
                              f"HBM capacity >= 95% of {rated} MB on {n - len(low)}/{n} devices"
-                             + (f"; {listed(low)}" if low else ""), "npu-smi"))
+                             + (f"; {listed([t for _, t in low])}" if low else ""), "npu-smi",
+                             cards=on_cards(low, "HBM capacity")))
     return rows
+
+
+def _device(dev: Any, expect: Expect) -> int | None:
+    """The card of a sweep's device number (its logic id), None when it names none."""
+    try:
+        i = int(dev)
+    except (TypeError, ValueError):
+        return None
+    return i if 0 <= i < expect.cards else None
 
 
 def check_health_codes(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     devices = parsed.get("devices") or {}
-    bad = []
+    problems: list[tuple[int | None, str]] = []
     for dev, h in sorted(devices.items(), key=lambda kv: int(kv[0])):
         if h is None:
             continue
         if h["health"] != "OK" or h["error_codes"]:
-            bad.append(f"device {dev}: {h['health']}" + (f" {', '.join(h['error_codes'])}" if h["error_codes"] else "")
-                       + (f" ({h['error_information']})" if h.get("error_information") else ""))
-    bad += parsed.get("errors") or []
+            problems.append((_device(dev, expect), f"device {dev}: {h['health']}"
+                             + (f" {', '.join(h['error_codes'])}" if h["error_codes"] else "")
+                             + (f" ({h['error_information']})" if h.get("error_information") else "")))
+    problems += [(None, str(e)) for e in parsed.get("errors") or []]
+    bad = [t for _, t in problems]
     return [fact_row(host, "npu_health_codes", len(bad), 0, not bad and bool(devices),
                      f"npu-smi -t health on {len(devices)} devices" + (f": {listed(bad)}" if bad else ": OK, no error codes"),
-                     "npu-smi")]
+                     "npu-smi", cards=on_cards(problems, "npu-smi -t health"))]
 
 
 def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     devices = parsed.get("devices") or {}
-    bad = []
+    problems: list[tuple[int | None, str]] = []
     for dev, e in sorted(devices.items(), key=lambda kv: int(kv[0])):
         if e is None:
             continue
         hits = [f"{k} {v}" for k, v in e["counters"].items()
                 if isinstance(v, int) and v > 0 and ("Double Bit" in k or "Isolated Pages" in k)]
         if hits:
-            bad.append(f"device {dev}: {', '.join(hits)}")
-    bad += parsed.get("errors") or []
+            problems.append((_device(dev, expect), f"device {dev}: {', '.join(hits)}"))
+    problems += [(None, str(e)) for e in parsed.get("errors") or []]
+    bad = [t for _, t in problems]
     return [fact_row(host, "ecc", len(bad), 0, not bad and bool(devices),
                      f"ECC on {len(devices)} devices" + (f": {listed(bad)}" if bad else ": no double-bit errors or "
-                                                         "isolated pages"), "npu-smi")]
+                                                         "isolated pages"), "npu-smi", cards=on_cards(problems, "ECC"))]
 
 
 def check_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
@@ -114,17 +133,21 @@ def check_spod(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
 
 def _per_npu(host: str, fact: str, parsed: dict[str, Any], judge, what: str, expect: Expect) -> list[dict]:
     devices = parsed.get("devices") or {}
-    bad = []
+    problems: list[tuple[int | None, str]] = []
     for dev, p in sorted(devices.items(), key=lambda kv: int(kv[0])):
         problem = "no output" if p is None else judge(p)
         if problem:
-            bad.append(f"NPU {dev}: {problem}")
+            problems.append((_device(dev, expect), f"NPU {dev}: {problem}"))
+    good = len(devices) - len(problems)
     missing = expect.cards - len(devices)
     if missing > 0:
-        bad.append(f"{missing} devices not reported")
-    good = len(devices) - sum(1 for b in bad if b.startswith("NPU "))
+        problems.append((None, f"{missing} devices not reported"))
+    bad = [t for _, t in problems]
     msg = f"RoCE plane {what}: {good}/{expect.cards} NPUs fine" + (f"; {listed(bad)}" if bad else "")
-    return [fact_row(host, fact, good, expect.cards, not bad, msg, "hccn_tool")]
+    # each NPU's RoCE port is its rail's NIC; every port bad is the node's (its switch, its driver)
+    named = on_cards(problems, f"RoCE {what}")
+    nics = named if named and len(named) < expect.cards else None
+    return [fact_row(host, fact, good, expect.cards, not bad, msg, "hccn_tool", nics=nics)]
 
 
 def _judge_optical(p: dict[str, Any]) -> str | None:

@@ -54,5 +54,6 @@ VENDOR = Vendor(
     collective=CollectiveTool("hccl_test", {"all_reduce": "all_reduce_test", "all_to_all": "alltoall_test",
                                             "sendrecv": "send_recv_test"}, hccl_test.parse_hccl_test),
     torch_device="npu", dist_backend="hccl",  # torch_npu
+    visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",  # logical device ids, the dies npu-smi lists
     domain_check=checks.domain_check,
 )

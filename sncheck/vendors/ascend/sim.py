@@ -2,7 +2,8 @@
 faults acted out: ``npu_alarm`` (the die's Health "Alarm" in ``npu-smi info`` and in its
 ``-t health``) and ``hccn_link_down`` (the NPU's ``hccn_tool -net_health`` "Socket
 failed", the line of the faultdiag capture ascend/13, and its ``-link`` DOWN; the RoCE
-plane only, the UB plane stays clean). Captures: npu-smi info of an A3 node (ascend/10),
+plane only, the UB plane stays clean); ``ecc_uncorrectable`` (count) the die's HBM
+double-bit error counts in its ``-t ecc``. Captures: npu-smi info of an A3 node (ascend/10),
 -t health / -t ecc of the MindCluster doc (ascend/12), -t topo (ascend/06), spod-info
 (ascend/16, SDID per node), hccn_tool link and fec (ascend/11). No clean optical or
 "Success" net_health capture is stored: optical is ascend/13's module with its injected
@@ -21,6 +22,12 @@ INFO = "ascend/10_npu-smi_info_A3_910C_16chips_vllm-ascend-issue3002.txt"
 DOC = "ascend/12_npu-smi_info_health_ecc_board_usages_mindcluster_doc.txt"
 FAULTDIAG = "ascend/13_npu_info_before_910A_faultdiag_test_fixture_socket_failed_optical.txt"
 _BASE_SDID = 16777216
+ACTED = {"ascend-cm384": {
+    "ecc_uncorrectable": "npu-smi info -t ecc: the die's HBM Double Bit Error Count (and aggregate) = count",
+    "npu_alarm": "npu-smi info: the die's Health Alarm; its -t health Alarm",
+    "hccn_link_down": "hccn_tool: the NPU's -link DOWN and -net_health Socket failed (RoCE plane only)",
+}}
+RENDERED_CARDS = {"ascend-cm384": 16}  # the A3 node capture lists 16 dies
 
 
 def _after(text: str, command: str) -> str:
@@ -46,6 +53,17 @@ def healthy_optical() -> str:
             .replace("Rx LoL Flag          : 0xff", "Rx LoL Flag          : 0x0")) + "\n"
 
 
+def _hbm_double_bit(ecc: str, count: int) -> str:
+    """A die's ``-t ecc`` with ``count`` HBM double-bit errors (the uncorrectable kind)."""
+    out = []
+    for line in ecc.splitlines():
+        key = line.split(":", 1)[0].strip()
+        if key in ("HBM Double Bit Error Count", "HBM Double Bit Aggregate Total Err Cnt"):
+            line = line.rsplit(":", 1)[0] + f": {count}"
+        out.append(line)
+    return "\n".join(out) + ("\n" if ecc.endswith("\n") else "")
+
+
 def _sweep(view: str, devices: int, body: str, special: dict[int, str]) -> str:
     return "".join(f"\n== device {i} {view}\n{special.get(i, body)}" for i in range(devices))
 
@@ -53,6 +71,11 @@ def _sweep(view: str, devices: int, body: str, special: dict[int, str]) -> str:
 def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = ()) -> dict[str, str]:
     alarm = [int(f.target.rsplit("gpu", 1)[1]) for f in faults if f.type == "npu_alarm"]
     roce_down = [int(f.target.rsplit("gpu", 1)[1]) for f in faults if f.type == "hccn_link_down"]
+    ecc_dies: dict[int, int] = {}
+    for f in faults:
+        if f.type == "ecc_uncorrectable":
+            die = int(f.target.rsplit("gpu", 1)[1])
+            ecc_dies[die] = ecc_dies.get(die, 0) + int(f.count or 1)
     doc = capture(DOC)
     health = _after(doc, "/usr/local/bin/npu-smi info -i 0 -c 0 -t health").strip() + "\n"
     ecc = doc.split("-t ecc\n", 1)[1].split("/usr/local/bin")[0]
@@ -60,7 +83,7 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
     return {
         "info": info(alarm),
         "health": _sweep("health", 16, health, {d: health.replace(": OK", ": Alarm", 1) for d in alarm}),
-        "ecc": _sweep("ecc", 16, ecc, {}),
+        "ecc": _sweep("ecc", 16, ecc, {d: _hbm_double_bit(ecc, n) for d, n in ecc_dies.items()}),
         "topo": capture("ascend/06_npu-smi_info_t_topo_910B_hccs_arthurchiao.txt"),
         "spod": capture("ascend/16_npu-smi_info_t_spod-info_A3_superpod384_shmem_doc.txt")
         .replace(f"SDID : {_BASE_SDID}", f"SDID : {_BASE_SDID + 16 * index}"),

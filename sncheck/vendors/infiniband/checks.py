@@ -2,42 +2,74 @@
 
 Every port Active / LinkUp; the expected rate of a port is the highest rate among ports
 of the same adapter model and link layer on the host (a 400G RoCE NIC next to a 100G
-management NIC is fine; one 400G NIC at 200G is not).
+management NIC is fine; one 400G NIC at 200G is not). A bad port of a rail adapter
+(:func:`rail_adapters`) names its NIC, ``<host>/nic<rail>``; every rail down, or a port
+that names no rail, is the host's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from sncheck.topology import natural_key
 from sncheck.vendors.facts import Expect, command, fact_row, listed
 from sncheck.vendors.infiniband import ibstat
 
 
+def rail_adapters(cas: list[dict[str, Any]], cards: int) -> list[str] | None:
+    """The CA of each rail, rail r first: the host's scale-out adapters are the one group
+    of CAs of the same model and link layer with as many CAs as the host has cards (rail
+    r serves card r: the r-th of them in natural name order, mlx5_0 before mlx5_10).
+    None when no such group, or more than one, exists: then a port names no rail."""
+    groups: dict[tuple, list[str]] = {}
+    for ca in cas:
+        layer = next((p.get("link_layer") for p in ca.get("ports") or []), None)
+        groups.setdefault((ca.get("ca_type"), layer), []).append(ca["name"])
+    fits = [names for names in groups.values() if cards > 0 and len(names) == cards]
+    if len(fits) != 1:
+        return None
+    return sorted(fits[0], key=natural_key)
+
+
 def check_ib_ports(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
-    ports = [(ca, p) for ca in parsed.get("cas") or [] for p in ca["ports"]]
+    """Every port Active/LinkUp at its adapters' top rate. A bad port of a rail adapter
+    names that rail's NIC (``<host>/nic<rail>``); the host is named when every rail's port
+    is bad, when a bad port is on another adapter, or when the rails cannot be told."""
+    cas = parsed.get("cas") or []
+    ports = [(ca, p) for ca in cas for p in ca["ports"]]
     top: dict[tuple, float] = {}
     for ca, p in ports:
         key = (ca.get("ca_type"), p.get("link_layer"))
         if p.get("rate_gbps") is not None:
             top[key] = max(top.get(key, 0), p["rate_gbps"])
-    bad: list[str] = []
+    rails = rail_adapters(cas, expect.cards) or []
+    problems: list[tuple[int | None, str]] = []
     up = 0
     for ca, p in ports:
         name = f"{ca['name']} port {p['port']}"
+        rail = rails.index(ca["name"]) if ca["name"] in rails else None
         state, phys = str(p.get("state") or "?"), str(p.get("physical_state") or "?")
         if state.lower() != "active" or phys.lower() != "linkup":
-            bad.append(f"{name} {state}/{phys}")
+            problems.append((rail, f"{name} {state}/{phys}"))
             continue
         up += 1
         best = top.get((ca.get("ca_type"), p.get("link_layer")))
         if p.get("rate_gbps") is not None and best is not None and p["rate_gbps"] < best:
-            bad.append(f"{name} at {p['rate_gbps']:g} Gb/s (same adapters run {best:g} Gb/s)")
-    bad += [str(e) for e in parsed.get("errors") or []]
+            problems.append((rail, f"{name} at {p['rate_gbps']:g} Gb/s (same adapters run {best:g} Gb/s)"))
+    problems += [(None, str(e)) for e in parsed.get("errors") or []]
+    bad = [text for _, text in problems]
     rates = ", ".join(f"{r:g}" for r in sorted(set(top.values()), reverse=True)) or "?"
     msg = f"{up}/{len(ports)} IB/RoCE ports active (rates {rates} Gb/s)"
     if bad:
         msg += f": {listed(bad)}"
-    return [fact_row(host, "ib_ports", up, len(ports), not bad and bool(ports), msg, "ibstat")]
+    on_rails: dict[int, str] | None = None
+    named = {r for r, _ in problems}
+    if problems and None not in named and len(named) < len(rails):  # every rail bad: the host's
+        on_rails = {}
+        for r, text in problems:
+            on_rails[r] = f"{on_rails[r]}, {text}" if r in on_rails else \
+                f"rail {r} ({rails[r]}, of {len(rails)} adapters in name order): {text}"
+    return [fact_row(host, "ib_ports", up, len(ports), not bad and bool(ports), msg, "ibstat", nics=on_rails)]
 
 
 IBSTAT = command("ibstat", "ibstat", ["ibstat"], ibstat.parse_ibstat, check_ib_ports, "ib_ports")

@@ -16,8 +16,11 @@ port whose link is gone.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
+from sncheck.vendors.infiniband import ibstat
+from sncheck.vendors.infiniband.checks import rail_adapters
 from sncheck.vendors.sim import HostState, ToolOutput, capture
 
 COMMANDS = ("ibstat",)
@@ -27,30 +30,50 @@ DOWN = {"State": "Down", "Physical state": "Polling", "Rate": "10"}
 _FIELD = re.compile(r"^(\s*)([A-Za-z][A-Za-z ]*?):\s*(.*)$")
 
 
-@lru_cache(maxsize=1)
-def _ca_templates() -> tuple[tuple[str, ...], ...]:
-    """The capture's CA blocks, without the closing ibpanic line."""
-    lines = [ln for ln in capture(IBSTAT_CAPTURE).splitlines() if not ln.startswith("ibpanic")]
+ROCE_CAPTURE = "ib/04_ibstat_h100_roce_12CA_all_active_eth.txt"
+
+
+@lru_cache(maxsize=4)
+def _ca_templates(name: str = IBSTAT_CAPTURE) -> tuple[tuple[str, ...], ...]:
+    """The capture's CA blocks, without a closing ibpanic line."""
+    lines = [ln for ln in capture(name).splitlines() if not ln.startswith("ibpanic")]
     starts = [i for i, ln in enumerate(lines) if ln.startswith("CA '")] + [len(lines)]
     return tuple(tuple(lines[a:b]) for a, b in zip(starts, starts[1:]))
 
 
-def _ca_block(index: int, down: bool) -> list[str]:
-    templates = _ca_templates()
-    out = [f"CA 'mlx5_{index}'"]
-    for line in templates[index % len(templates)][1:]:
+def _down(block: Sequence[str]) -> list[str]:
+    out = []
+    for line in block:
         m = _FIELD.match(line)
-        if down and m and m.group(2) in DOWN:
+        if m and m.group(2) in DOWN:
             line = f"{m.group(1)}{m.group(2)}: {DOWN[m.group(2)]}"
         out.append(line)
     return out
 
 
-def render_ibstat(state: HostState) -> str:
+def render_ibstat(state: HostState, name: str = IBSTAT_CAPTURE) -> str:
+    """``ibstat`` of the host. From the HDR capture (the default): one CA per card,
+    ``mlx5_<i>`` serving rail i. From a capture of a whole host (``ROCE_CAPTURE``): its
+    CAs as they are; rail i is the i-th of its rail adapters as the check tells them
+    (:func:`sncheck.vendors.infiniband.checks.rail_adapters`). ``ib_port_down`` (port p)
+    takes rail p-1's port Down."""
     down = {int(f.port or 1) - 1 for f in state.host_faults("ib_port_down")}
-    out: list[str] = []
-    for i in range(state.cards):
-        out += _ca_block(i, i in down)
+    templates = _ca_templates(name)
+    if name == IBSTAT_CAPTURE:
+        out: list[str] = []
+        for i in range(state.cards):
+            block = [f"CA 'mlx5_{i}'", *templates[i % len(templates)][1:]]
+            out += _down(block) if i in down else block
+        return "\n".join(out) + "\n"
+    cas = ibstat.parse_ibstat("\n".join(ln for t in templates for ln in t))["cas"]
+    rails = rail_adapters(cas, state.cards)
+    if rails is None and down:
+        raise LookupError(f"{name}: cannot tell the rails of {state.cards} cards")
+    gone = {rails[r] for r in down if rails and r < len(rails)}
+    out = []
+    for block in templates:
+        ca = block[0].split("'")[1]
+        out += _down(block) if ca in gone else list(block)
     return "\n".join(out) + "\n"
 
 

@@ -40,7 +40,7 @@ import ipaddress
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sncheck.vendors.facts import Expect, command, fact_row, listed
+from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards as _on_cards
 from sncheck.vendors.infiniband.checks import IB_FACTS, IBSTAT
 from sncheck.vendors.nvidia import dcgmi, fabric, nvidia_smi
 
@@ -66,7 +66,8 @@ def check_card_count(host: str, parsed: dict[str, Any], expect: Expect) -> list[
         msg += f" ({', '.join(names)})"
     if errors:
         msg += f"; nvidia-smi: {listed(errors)}"
-    return [fact_row(host, "card_count", n, expect.cards, ok, msg, "nvidia-smi"), _gpu_uuids(host, gpus)]
+    return [fact_row(host, "card_count", n, expect.cards, ok, msg, "nvidia-smi",
+                     ids=device_ids(gpus, "uuid", "serial", "bus_id")), _gpu_uuids(host, gpus)]
 
 
 def _gpu_uuids(host: str, gpus: list[dict[str, Any]]) -> dict:
@@ -217,17 +218,6 @@ def card_indices(parsed: dict[str, Any], expect: Expect) -> list[int | None]:
     return list(range(len(gpus))) if whole else [None] * len(gpus)
 
 
-def _on_cards(problems: list[tuple[int | None, str]], what: str) -> dict[int, str] | None:
-    """card index -> "what: its problems", when every problem is on an identified card;
-    else None (the host's)."""
-    if not problems or any(i is None for i, _ in problems):
-        return None
-    out: dict[int, list[str]] = {}
-    for i, text in problems:
-        out.setdefault(i, []).append(text)
-    return {i: f"{what}: {listed(texts)}" for i, texts in out.items()}
-
-
 def _section_rows(host: str, fact: str, gpus: list[dict], key: str,
                   judge: Callable[[dict], str | None], what: str,
                   cards: list[int | None] | None = None) -> dict:
@@ -289,7 +279,8 @@ def check_query(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]
     report_msg = f"nvidia-smi -q lists {len(gpus)} GPUs" + (f" of {attached} attached" if attached is not None else "")
     if errors:
         report_msg += f"; {listed(errors)}"
-    rows = [fact_row(host, "gpu_report", len(gpus), attached, not errors and bool(gpus), report_msg, "nvidia-smi")]
+    rows = [fact_row(host, "gpu_report", len(gpus), attached, not errors and bool(gpus), report_msg, "nvidia-smi",
+                     ids=device_ids(gpus, "uuid", "serial", "bus_id"))]
     cards = card_indices(parsed, expect)
     rows.append(_section_rows(host, "pcie_width", gpus, "pcie", _judge_width, "PCIe link width", cards))
     rows.append(_pcie_gen(host, gpus))
@@ -361,29 +352,29 @@ def check_fabric(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict
     """Fabric State/Status, Health, ClusterUUID/CliqueId and Platform Info of every GPU."""
     rows = check_query(host, parsed, expect)
     gpus = parsed.get("gpus") or []
-    with_fabric = [(i, g, g.get("fabric")) for i, g in enumerate(gpus)]
-    state_bad: list[str] = []
-    health_bad: list[str] = []
-    limited: list[str] = []
+    cards = card_indices(parsed, expect)
+    state_bad: list[tuple[int | None, str]] = []
+    health_bad: list[tuple[int | None, str]] = []
+    limited: list[tuple[int | None, str]] = []
     clique_bad: list[str] = []
     pairs: dict[str, int] = {}
-    for i, g, fab in with_fabric:
-        name = _gpu_name(g, i)
+    for i, g in enumerate(gpus):
+        fab, name, card = g.get("fabric"), _gpu_name(g, i), cards[i]
         if fab is None:
-            state_bad.append(f"{name}: no Fabric section")
+            state_bad.append((card, f"{name}: no Fabric section"))
             continue
         state, status = fab.get("state"), fab.get("status")
         if state != "Completed" or status != "Success":
-            state_bad.append(f"{name}: State {state or 'N/A'}, Status {status or 'N/A'}")
+            state_bad.append((card, f"{name}: State {state or 'N/A'}, Status {status or 'N/A'}"))
         health = fab.get("health") or {}
         summary, bandwidth = health.get("summary"), health.get("bandwidth")
         flags = [k.replace("_", " ") for k, v in health.items()
                  if k not in ("summary", "bandwidth") and v not in (None, "False")]
         if bandwidth == "Limited Capacity" and summary in ("Healthy", "Limited Capacity", None):
-            limited.append(f"{name}: Bandwidth Limited Capacity (Summary {summary or 'N/A'})")
+            limited.append((card, f"{name}: Bandwidth Limited Capacity (Summary {summary or 'N/A'})"))
         elif summary != "Healthy" or bandwidth != "Full" or flags:
-            health_bad.append(f"{name}: Summary {summary or 'N/A'}, Bandwidth {bandwidth or 'N/A'}"
-                              + (f", {', '.join(flags)}" if flags else ""))
+            health_bad.append((card, f"{name}: Summary {summary or 'N/A'}, Bandwidth {bandwidth or 'N/A'}"
+                               + (f", {', '.join(flags)}" if flags else "")))
         uuid, clique = fab.get("cluster_uuid"), fab.get("clique_id")
         if not uuid or uuid == _ZERO_UUID or not clique:
             clique_bad.append(f"{name}: ClusterUUID {uuid or 'N/A'}, CliqueId {clique if clique is not None else 'N/A'}")
@@ -391,18 +382,25 @@ def check_fabric(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict
             pairs[_pair(fab)] = pairs.get(_pair(fab), 0) + 1
     n = len(gpus)
     done = n - len(state_bad)
+    # Every GPU of the tray not registered is the tray's (its fabric, its IMEX channel);
+    # some GPUs of a whole listing are those cards'.
+    state_cards = _on_cards(state_bad, "fabric registration") if len(state_bad) < n else None
     rows.append(fact_row(host, "fabric_state", done, max(n, expect.cards), not state_bad and n >= expect.cards,
                          f"fabric registration Completed/Success on {done}/{n} GPUs"
-                         + (f": {listed(state_bad)}" if state_bad else ""), "nvidia-smi"))
+                         + (f": {listed([t for _, t in state_bad])}" if state_bad else ""), "nvidia-smi",
+                         cards=state_cards))
     healthy = n - len(health_bad) - len(limited)
     msg = f"fabric health Healthy/Full on {healthy}/{n} GPUs"
     if health_bad or limited:
-        msg += f": {listed(health_bad + limited)}"
+        msg += f": {listed([t for _, t in health_bad + limited])}"
     if limited and not health_bad:
         msg += " (Limited Capacity: the GPU works with less NVLink bandwidth; a warning)"
     value = "Limited Capacity" if limited and not health_bad else healthy
+    # Limited Capacity is a card's own state, a warning on each card named
+    what = "fabric health" if health_bad else "fabric health (Limited Capacity: less NVLink bandwidth; a warning)"
     row = fact_row(host, "fabric_health", value, "Healthy/Full" if limited else n,
-                   not health_bad and not limited, msg, "nvidia-smi")
+                   not health_bad and not limited, msg, "nvidia-smi",
+                   cards=_on_cards(health_bad + limited, what))
     if limited and not health_bad:
         row["severity"] = "warning"
     rows.append(row)

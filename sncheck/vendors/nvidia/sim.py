@@ -279,6 +279,19 @@ _RENDER = {
 
 COMMANDS = tuple(_RENDER)  # what an HGX-class host renders here
 
+_HGX = {
+    "ecc_uncorrectable": "nvidia-smi -q: the card's Volatile and Aggregate DRAM Uncorrectable = count; "
+                         "--query-gpu's ECC column",
+    "remap_pending": "nvidia-smi -q: the card's Remapped Rows section of a real A100 pending remap",
+    "nvlink_down": "nvidia-smi nvlink -s: the card's last `links` links `<inactive>` (all: the NVML error line)",
+    "ib_port_down": "ibstat: the rail's CA (`mlx5_<port-1>`) State Down, Physical state Polling",
+    "thermal_throttle": "nvidia-smi -q: the card's HW Slowdown and HW Thermal Slowdown Active",
+}
+# platform -> fault type -> how its tools show it (the README's table); a pair not listed
+# is refused when the fault plan loads (sncheck.config.faultplan)
+ACTED: dict[str | None, dict[str, str]] = {None: _HGX, "nvidia-hgx": _HGX, **sim_fabric.ACTED}
+RENDERED_CARDS: dict[str | None, int | None] = {None: None, "nvidia-hgx": None, **sim_fabric.RENDERED_CARDS}
+
 
 def render(command: str, state: HostState) -> ToolOutput | None:
     """The output of fact command ``command`` on the simulated host ``state`` (None: no

@@ -23,14 +23,79 @@ from sncheck.vendors.sim import HostState, ToolOutput
 from sncheck.vendors.nvidia import fabric
 
 PLATFORM = "nvidia-nvl72"
+ACTED = {PLATFORM: {
+    "ecc_uncorrectable": "nvidia-smi -q -x: the GPU block's volatile and aggregate dram_uncorrectable = count; "
+                         "--query-gpu's ECC column",
+    "remap_pending": "nvidia-smi -q -x: the GPU block's remapped_row_pending Yes (one correctable row)",
+    "nvlink_down": "nvidia-smi nvlink -s: the GPU's last `links` of 18 links `<inactive>`",
+    "ib_port_down": "ibstat: the rail's InfiniBand CA (`mlx5_<port-1>`, one per GPU) State Down, Physical state Polling",
+    "thermal_throttle": "nvidia-smi -q -x: the GPU block's hw_slowdown and hw_thermal_slowdown Active",
+    "fabric_incomplete": "nvidia-smi -q -x: every GPU's Fabric State In Progress, Status/CliqueId/ClusterUUID N/A",
+    "fabric_degraded": "nvidia-smi -q -x: the GPU block's Fabric Health Bandwidth Limited Capacity",
+    "clique_split": "nvidia-smi -q -x: every GPU of the tray in CliqueId 3, its rack in 2",
+    "imex_down": "nvidia-imex-ctl -N on every tray: the tray's node UNAVAILABLE, its row and column N",
+}}
+RENDERED_CARDS = {PLATFORM: 4}  # the GB200 tray capture lists 4 GPUs
 
 QX = "nvl72/04_nvidia_smi_qx_gb200_real_tray.xml.txt"
 IMEX = "nvl72/01_imex_ctl_N_18node_p6e_gb200.txt"
 _UUID = "00000001-0000-0000-0000-000000000001"
 
 
-def tray_qx(tray: int, *, clique: int = 2, in_progress: bool = False, limited_gpus: Sequence[int] = ()) -> str:
-    """The real -q -x capture as tray ``tray`` (its tray_index), with faults acted out."""
+LIMITED = "<bandwidth>Limited Capacity</bandwidth>"
+FULL = "<bandwidth>Full</bandwidth>"
+LINKS = 18  # NVLink 5 links per GB200
+
+
+def _gpu_blocks(text: str) -> tuple[str, list[str], str]:
+    """(head, one text per ``<gpu id=...>...</gpu>`` block, tail) of a -q -x output."""
+    parts = re.split(r"(?=\t<gpu id=)", text)
+    head, blocks = parts[0], parts[1:]
+    last, sep, tail = blocks[-1].partition("</gpu>\n")
+    blocks[-1] = last + sep
+    return head, blocks, tail
+
+
+def _set(block: str, tag: str, value: str, within: str | None = None) -> str:
+    """``block`` with the text of every ``<tag>`` (inside ``<within>`` when given) set to ``value``."""
+    def put(text: str) -> str:
+        new, n = re.subn(rf"<{tag}>[^<]*</{tag}>", f"<{tag}>{value}</{tag}>", text)
+        if not n:
+            raise LookupError(f"no <{tag}> in the capture's GPU block")
+        return new
+    if within is None:
+        return put(block)
+    m = re.search(rf"<{within}>.*?</{within}>", block, re.S)
+    if m is None:
+        raise LookupError(f"no <{within}> in the capture's GPU block")
+    return block[:m.start()] + put(m.group(0)) + block[m.end():]
+
+
+def _act_out(block: str, index: int, faults: Sequence[Any], host: str) -> str:
+    """A GPU block with the card faults on card ``index`` acted out, as nvidia-smi -q -x
+    prints them: Limited Capacity, uncorrectable ECC, a pending remap, a thermal slowdown."""
+    mine = [f for f in faults if f.target == f"{host}/gpu{index}"]
+    kinds = {f.type for f in mine}
+    if "fabric_degraded" in kinds:
+        block = block.replace(FULL, LIMITED)
+    count = sum(int(f.count or 1) for f in mine if f.type == "ecc_uncorrectable")
+    if count:
+        for part in ("volatile", "aggregate"):
+            block = _set(block, "dram_uncorrectable", str(count), within=part)
+    if "remap_pending" in kinds:  # the A100 capture's pending remap: one correctable row, pending
+        block = _set(block, "remapped_row_corr", "1", within="remapped_rows")
+        block = _set(block, "remapped_row_pending", "Yes", within="remapped_rows")
+    if "thermal_throttle" in kinds:
+        for tag in ("clocks_event_reason_hw_slowdown", "clocks_event_reason_hw_thermal_slowdown"):
+            block = _set(block, tag, "Active", within="clocks_event_reasons")
+    return block
+
+
+def tray_qx(tray: int, *, clique: int = 2, in_progress: bool = False, limited_gpus: Sequence[int] = (),
+            faults: Sequence[Any] = (), host: str = "") -> str:
+    """The real -q -x capture as tray ``tray`` (its tray_index), with faults acted out:
+    ``limited_gpus`` (indices) at Limited Capacity, and ``faults`` (card faults on
+    ``host``'s cards) in each GPU's own block."""
     text = capture(QX).replace("<tray_index>4</tray_index>", f"<tray_index>{tray}</tray_index>")
     text = text.replace("<cliqueId>2</cliqueId>", f"<cliqueId>{clique}</cliqueId>")
     if in_progress:
@@ -38,23 +103,34 @@ def tray_qx(tray: int, *, clique: int = 2, in_progress: bool = False, limited_gp
         text = text.replace("<status>Success</status>", "<status>N/A</status>")
         text = text.replace(f"<cliqueId>{clique}</cliqueId>", "<cliqueId>N/A</cliqueId>")
         text = text.replace(f"<clusterUuid>{_UUID}</clusterUuid>", "<clusterUuid>N/A</clusterUuid>")
-    for gpu in sorted(set(limited_gpus)):
-        parts = text.split("<bandwidth>Full</bandwidth>")
-        if gpu + 1 < len(parts):
-            parts[gpu] += "<bandwidth>Limited Capacity</bandwidth>" + parts.pop(gpu + 1)
-            text = "<bandwidth>Full</bandwidth>".join(parts)
-    return text
+    head, blocks, tail = _gpu_blocks(text)
+    for gpu in set(limited_gpus):
+        if not 0 <= gpu < len(blocks):
+            raise LookupError(f"GPU {gpu}: the tray lists {len(blocks)} GPUs")
+        blocks[gpu] = blocks[gpu].replace(FULL, LIMITED)
+    blocks = [_act_out(b, i, faults, host) for i, b in enumerate(blocks)]
+    return head + "".join(blocks) + tail
 
 
-def query_gpu_csv() -> str:
+def query_gpu_csv(faults: Sequence[Any] = (), host: str = "") -> str:
     p = fabric.parse_query_xml(capture(QX))
-    return "".join(f"{i}, NVIDIA GB200, GPU-0000000{i}-0000-0000-0000-000000000000, {g['bus_id']}, 189471 MiB, "
-                   f"580.173.02, 5, 5, 16, 16, 30, 150.00 W, 0\n" for i, g in enumerate(p["gpus"]))
+    out = []
+    for i, g in enumerate(p["gpus"]):
+        ecc = sum(int(f.count or 1) for f in faults if f.type == "ecc_uncorrectable" and f.target == f"{host}/gpu{i}")
+        out.append(f"{i}, NVIDIA GB200, GPU-0000000{i}-0000-0000-0000-000000000000, {g['bus_id']}, 189471 MiB, "
+                   f"580.173.02, 5, 5, 16, 16, 30, 150.00 W, {ecc}\n")
+    return "".join(out)
 
 
-def nvlink_status(gpus: int = 4, links: int = 18) -> str:
-    return "".join(f"GPU {i}: NVIDIA GB200 (UUID: GPU-0000000{i}-0000-0000-0000-000000000000)\n"
-                   + "".join(f"\t Link {k}: 53.125 GB/s\n" for k in range(links)) for i in range(gpus))
+def nvlink_status(gpus: int = 4, links: int = LINKS, faults: Sequence[Any] = (), host: str = "") -> str:
+    """``nvidia-smi nvlink -s`` of a tray; ``nvlink_down`` (links k) makes the card's last k
+    links ``<inactive>``, as the real status prints an inactive link."""
+    out = []
+    for i in range(gpus):
+        down = sum(int(f.links or 1) for f in faults if f.type == "nvlink_down" and f.target == f"{host}/gpu{i}")
+        out.append(f"GPU {i}: NVIDIA GB200 (UUID: GPU-0000000{i}-0000-0000-0000-000000000000)\n")
+        out += [f"\t Link {k}: {'<inactive>' if k >= links - down else '53.125 GB/s'}\n" for k in range(links)]
+    return "".join(out)
 
 
 def imex(down: Sequence[int] = (), addresses: Sequence[str | None] = ()) -> str:
@@ -78,21 +154,23 @@ def imex(down: Sequence[int] = (), addresses: Sequence[str | None] = ()) -> str:
 
 
 def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = (),
-            addresses: Sequence[str | None] = ()) -> dict[str, str]:
+            addresses: Sequence[str | None] = (), cards: int = 4) -> dict[str, str]:
     """Command name -> output of an NVL72 tray: ``index`` is its place in the rack (0-based);
     ``faults`` are the fault plan's faults on this host; ``down_in_domain`` the rack
     indices of trays with ``imex_down`` (every tray's IMEX view shows them)."""
-    limited = [int(f.target.rsplit("gpu", 1)[1]) for f in faults if f.type == "fabric_degraded"]
+    from sncheck.vendors.infiniband import sim as infiniband_sim
+
     qx = tray_qx(index + 1, clique=3 if any(f.type == "clique_split" for f in faults) else 2,
-                 in_progress=any(f.type == "fabric_incomplete" for f in faults), limited_gpus=limited)
+                 in_progress=any(f.type == "fabric_incomplete" for f in faults), faults=faults, host=host)
     return {
-        "query_gpu": query_gpu_csv(),
+        "query_gpu": query_gpu_csv(faults, host),
         "topo": capture("nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt"),
-        "nvlink_status": nvlink_status(),
+        "nvlink_status": nvlink_status(faults=faults, host=host),
         "nvlink_errors": capture("nvidia-smi-nvlink/04_errors_h100_18links_elided.txt"),
         "query_fabric": qx,
         "imex": imex(down_in_domain, addresses),
-        "ibstat": capture("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt"),
+        # one InfiniBand adapter per GPU (rail-aligned), ib_port_down acted out on its rail
+        "ibstat": infiniband_sim.render_ibstat(HostState(host, cards, PLATFORM, tuple(faults))),
         "dcgmi_diag": capture("dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt"),
     }
 
@@ -100,5 +178,6 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
 def render(command: str, state: HostState) -> ToolOutput | None:
     """The output of fact command ``command`` on the NVL72 tray ``state`` (its place in the
     rack is ``state.index``), or None for a command a tray does not run."""
-    out = outputs(state.host, state.index, state.faults, state.down_in_domain, state.domain_addresses).get(command)
+    out = outputs(state.host, state.index, state.faults, state.down_in_domain, state.domain_addresses,
+                  state.cards).get(command)
     return None if out is None else ToolOutput(0, out)
