@@ -36,7 +36,7 @@ HOST_FAULTS = """faults:
 
 
 def facts_of(rows: list[dict]) -> dict[tuple[str, str], tuple]:
-    return {(r["host"], r["fact"]): (r["ok"], r["status"], r["value"], r["message"], r.get("cards"))
+    return {(r["host"], r["fact"]): (r["ok"], r["status"], r["value"], r["message"], r.get("entity"))
             for r in rows if r["kind"] == "host_fact" and r["fact"] != "reachable"}
 
 
@@ -85,10 +85,9 @@ def test_a_pending_remap_replays_the_real_capture(sshd_cluster, tmp_path: Path) 
     remap = facts["node1", "remapped_rows"]
     # the capture's Remapped Rows section (1 correctable, Pending Yes) in gpu1's block of
     # a whole listing: nvidia-smi's second GPU section, so the row names card 1
-    assert not remap[0] and "1/2 GPUs fine; GPU 00000000:2A:00.0: row remap pending (remapped rows: 1 " \
-                            "correctable, 0 uncorrectable)" in remap[3]
-    assert remap[4] == {"1": "remapped rows: GPU 00000000:2A:00.0: row remap pending (remapped rows: 1 "
-                              "correctable, 0 uncorrectable)"}
+    assert not remap[0] and remap[3] == ("node1/gpu1: remapped rows: GPU 00000000:2A:00.0: row remap pending "
+                                         "(remapped rows: 1 correctable, 0 uncorrectable)")
+    assert remap[4] == "node1/gpu1"  # the row names the card
 
 
 def test_faults_on_ssh_hosts_need_the_explicit_flag(sshd_cluster, tmp_path: Path) -> None:

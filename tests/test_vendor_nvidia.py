@@ -427,7 +427,8 @@ def test_nvl72_rack_over_ssh_in_progress_tray_limited_gpu_then_a_split_clique(ss
     state = facts_of(rows, "tray03")["fabric_state"]
     assert (state["ok"], state["value"], state["expected"]) == (False, 0, 4)
     assert "State In Progress, Status N/A" in state["message"]
-    assert "still In Progress on 4 GPUs after retrying for 3s" in state["message"]
+    # read again until the 3 s window ended (how long past it depends on the machine's load)
+    assert re.search(r"still In Progress on 4 GPUs after retrying for \d+s, \d+ reads, window 3s", state["message"])
     assert "fabric registration Completed/Success on 0/4 GPUs" in text_of["tray03"]
     assert "ClusterUUID N/A, CliqueId N/A" in text_of["tray03"]
     health = facts_of(rows, "tray07")["fabric_health"]
