@@ -152,8 +152,9 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
     out.family("sncheck_design_p2p_latency_seconds", "gauge", "Design latency of a link tier, s.",
                _design(results, "latency_us", US))
     cards = card_p2p(rows, supernode, uuids)
+    skew = card_skew(rows, supernode, uuids)
     out.frame("sncheck_card_info", "gauge", "A card the run measured, with its labels (value 1): "
-              "join DCGM series on (hostname, gpu).", _card_info(cards, rows, supernode, uuids), CARD, "one")
+              "join DCGM series on (hostname, gpu).", _card_info([cards, skew], supernode, uuids), CARD, "one")
     labels = CARD + ["tier"]
     out.frame("sncheck_card_p2p_bandwidth_min_bytes_per_second", "gauge",
               "Lowest bandwidth over a card's pairs in a link tier (each pair: the mean of its "
@@ -168,7 +169,7 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
               _per_card_total(cards, "failed"), CARD, "failed")
     out.frame("sncheck_card_launch_skew_seconds", "gauge",
               "A card's median launch skew over the collectives it took part in, s.",
-              card_skew(rows, supernode, uuids), CARD, "skew")
+              skew, CARD, "skew")
     out.family("sncheck_busbw_bytes_per_second", "gauge",
                "Median bus bandwidth of a stress group at the largest message size, bytes/s.", _busbw(rows))
     return out.text()
@@ -242,14 +243,12 @@ def _design(results: dict, key: str, scale: float) -> list[tuple[dict, float]]:
     return out
 
 
-def _card_info(cards: pd.DataFrame, rows, supernode: dict[str, str], uuids: dict[str, str]) -> pd.DataFrame:
-    """One row per card the rows name (pairs, collectives) or whose UUID the facts list."""
+def _card_info(frames: list[pd.DataFrame], supernode: dict[str, str], uuids: dict[str, str]) -> pd.DataFrame:
+    """One row per card the per-card frames name (pairs, collectives) or whose UUID the facts list."""
     names = set(uuids)
-    if not cards.empty:
-        names |= set(cards["card"].astype(str))
-    ranks = _of_kind(rows, "rank", {"card"})
-    if not ranks.empty:
-        names |= set(ranks["card"].astype(str).unique())
+    for df in frames:
+        if not df.empty:
+            names |= set(df["card"].astype(str))
     if not names:
         return pd.DataFrame()
     card = pd.Series(sorted(names, key=natural_key), dtype=object)

@@ -78,7 +78,12 @@ results = {"schema": "sncheck.run/1", "run_id": "bench-fleet", "playbook": "pre-
            "layers": [{"name": "connectivity", "verdict": "fail" if found else "pass", "summary": {"pairs": n}},
                       {"name": "stress", "verdict": "pass", "summary": {}}],
            "findings": [f.to_dict() for f in found], "isolation": []}
-allrows = pd.concat([rows, ranks], ignore_index=True)
+# Each host's nvidia-smi lists its GPUs' UUIDs (the gpu_uuid fact): the card series' UUID label.
+uuids = pd.DataFrame({"kind": "host_fact", "layer": "connectivity", "host": list(topo.hosts), "fact": "gpu_uuid",
+                      "ok": True, "status": "ok",
+                      "value": [json.dumps({str(g): f"GPU-{h:08x}-{g:04x}-4000-8000-{h * CARDS + g:012x}"
+                                            for g in range(CARDS)}) for h in range(len(topo.hosts))]})
+allrows = pd.concat([rows, ranks, uuids], ignore_index=True)
 times = {}
 for fmt, name in (("html", "report.html"), ("prometheus", "sncheck.prom"), ("junit", "junit.xml")):
     t0 = time.perf_counter()
@@ -130,7 +135,7 @@ def test_reports_16k_fleet(benchmark, request, tmp_path):
         labels = dict(kv.split("=", 1) for kv in re.findall(r'(\w+="[^"]*")', m.group(2)))
         assert "<->" not in m.group(2) and not {"link", "src", "dst"} & set(labels), line
         if m.group(1).startswith("sncheck_card_"):
-            assert {"hostname", "gpu", "supernode"} <= set(labels), line
+            assert {"hostname", "gpu", "UUID", "supernode"} <= set(labels), line
         series[m.group(1)] = series.get(m.group(1), 0) + 1
     assert series["sncheck_card_launch_skew_seconds"] == 16_384
     assert series["sncheck_card_p2p_bandwidth_min_bytes_per_second"] == 16_384 * 3   # 3 tiers
