@@ -160,7 +160,6 @@ def test_resolve_host_proxy_jump(tmp_path: Path) -> None:
         "Host n*\n  ProxyJump bastion\n"
         "Host x1\n  ProxyJump jumper@bastion:2299\n"
         "Host x2\n  ProxyJump a,b\n"
-        "Host x3\n  ProxyCommand nc %h %p\n"
         "Host x4\n  ProxyJump n1\n"
     )
     spec = resolve_host("n1", config=cfg)
@@ -169,8 +168,6 @@ def test_resolve_host_proxy_jump(tmp_path: Path) -> None:
     assert jump is not None and (jump.hostname, jump.port, jump.user) == ("127.0.1.1", 2299, "jumper")
     with pytest.raises(ConfigError, match="only one jump host"):
         resolve_host("x2", config=cfg)
-    with pytest.raises(ConfigError, match="ProxyCommand"):
-        resolve_host("x3", config=cfg)
     with pytest.raises(ConfigError, match="only one hop"):
         resolve_host("x4", config=cfg)  # n1 itself jumps through bastion
 
@@ -554,3 +551,33 @@ def test_fan_out_refuses_duplicates_and_bad_argv() -> None:
     with pytest.raises(TypeError):
         run_on_all([spec], "true")  # type: ignore[arg-type]
     assert fan_out([], lambda c: c.run(["true"])) == {}
+
+
+@pytest.mark.parametrize("directive", [
+    'Match exec "touch {marker}"',
+    "Match host n1 exec \"touch {marker}\"",
+    "MATCH !EXEC 'touch {marker}'",
+    "Match all exec=touch\\ {marker}",
+    "  ProxyCommand touch {marker}",
+    "ProxyCommand=touch {marker}",
+    "LocalCommand touch {marker}",
+    "KnownHostsCommand /bin/sh -c 'touch {marker}'",
+])
+def test_ssh_config_that_runs_a_command_is_refused_before_it_runs(tmp_path: Path, directive: str) -> None:
+    """paramiko runs ``Match exec`` (through invoke) while it looks a host up: the file is
+    refused from its text, with file:line and the directive, and the command never runs."""
+    marker = tmp_path / "ran"
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("Host bastion\n  HostName 127.0.1.1\n\n" + directive.format(marker=marker) + "\n  User x\n")
+    with pytest.raises(ConfigError) as e:
+        resolve_host("n1", config=cfg)
+    assert str(e.value).startswith(f"{cfg}:4: ")
+    assert not marker.exists()
+
+
+def test_ssh_config_without_commands_still_loads(tmp_path: Path) -> None:
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("# ProxyCommand nc %h %p (a comment)\nHost n1\n  ProxyCommand none\n  HostName 127.0.1.9\n"
+                   "Match host n2\n  Port 2202\n")
+    assert resolve_host("n1", config=cfg).hostname == "127.0.1.9"
+    assert resolve_host("n2", config=cfg).port == 2202

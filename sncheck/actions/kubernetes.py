@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker
+from sncheck.config.hostlist import check_name
 
 TAINT_KEY = "sncheck.io/unhealthy"
 TAINT_EFFECT = "NoSchedule"
@@ -53,22 +54,27 @@ def desired_taint(ctx: ActionContext, host: str) -> str | None:
 
 
 def get_argv(host: str) -> list[str]:
+    check_name(host)
     return ["kubectl", "get", "node", host, "-o", "json"]
 
 
 def taint_argv(host: str, value: str) -> list[str]:
+    check_name(host)
     return ["kubectl", "taint", "nodes", host, f"{TAINT_KEY}={value}:{TAINT_EFFECT}", "--overwrite"]
 
 
 def untaint_argv(host: str) -> list[str]:
+    check_name(host)
     return ["kubectl", "taint", "nodes", host, f"{TAINT_KEY}-"]
 
 
 def cordon_argv(host: str) -> list[str]:
+    check_name(host)
     return ["kubectl", "cordon", host]
 
 
 def uncordon_argv(host: str) -> list[str]:
+    check_name(host)
     return ["kubectl", "uncordon", host]
 
 

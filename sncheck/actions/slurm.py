@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from sncheck.config.hostlist import check_name
 from sncheck.errors import HarnessError
 from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker
 
@@ -43,14 +44,17 @@ def drain_reason(req: ActionRequest) -> str:
 
 
 def query_argv(host: str) -> list[str]:
+    check_name(host)
     return ["sinfo", "-h", "-N", "-n", host, "-o", "%E"]
 
 
 def drain_argv(host: str, reason: str) -> list[str]:
+    check_name(host)
     return ["scontrol", "update", f"NodeName={host}", "State=DRAIN", f"Reason={reason}"]
 
 
 def resume_argv(host: str) -> list[str]:
+    check_name(host)
     return ["scontrol", "update", f"NodeName={host}", "State=RESUME"]
 
 

@@ -89,6 +89,18 @@ def _expand_one(part: str, expr: str) -> list[str]:
             for h in _expand_one(head + str(i).zfill(width) + tail, expr)]
 
 
+def check_name(name: object, what: str = "host name") -> str:
+    """One host name, as a hostlist and a scheduler's argv take it: letters, digits, ``.``,
+    ``_`` and ``-``, never a leading ``-`` (it would read as an option), ``=`` or a space
+    (``n01 State=RESUME`` would be another argument). Raises :class:`ConfigError`."""
+    from sncheck.errors import ConfigError
+
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 255:
+        raise ConfigError(f"bad {what} {_short(str(name))!r}: letters, digits, '.', '_' and '-' only, "
+                          "not starting with '-'")
+    return name
+
+
 def count(expr: str | list) -> int:
     """How many host names ``expr`` expands to, without expanding it."""
     if isinstance(expr, list):

@@ -44,6 +44,7 @@ from typing import Any
 
 from sncheck.actions.base import CommandRunner, LocalRunner
 from sncheck.actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours, parse_reason, query_argv, resume_argv
+from sncheck.config.hostlist import check_name
 from sncheck.errors import ConfigError, HarnessError, ParseError
 from sncheck.config.inventory import Host, Inventory, Supernode
 from sncheck.vendors import facts as vfacts
@@ -95,7 +96,9 @@ class BudgetExceeded(Exception):
 def this_node(explicit: str | None = None) -> str:
     """``--node``, else ``SLURMD_NODENAME`` (slurmd sets it for HealthCheckProgram and prologs),
     else the short host name."""
-    return explicit or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    name = explicit if explicit is not None else (
+        os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0])
+    return check_name(name, "node name (--node, $SLURMD_NODENAME or the host name)")
 
 
 def gres_gpus(scontrol_show_node: str) -> int | None:

@@ -22,6 +22,12 @@ from sncheck.errors import ConfigError
 
 FIELDS = frozenset({"address", "port", "user", "identity_file"})
 
+# ssh_config directives that make the client run a local command. paramiko evaluates
+# ``Match exec`` while it looks a host up (through invoke), before sncheck sees the
+# result, so these are refused from the file's text, before paramiko parses it.
+_EXEC_KEYWORDS = frozenset({"proxycommand", "localcommand", "knownhostscommand"})
+_DIRECTIVE = re.compile(r"\s*(?P<key>[A-Za-z]+)\s*(?:=\s*|\s+)?(?P<args>.*)")
+
 _JUMP = re.compile(
     r"(?:ssh://)?(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:@\s\[\]]+))(?::(?P<port>\d+))?\Z"
 )
@@ -56,11 +62,32 @@ def load_ssh_config(path: str | os.PathLike[str] | None = None) -> paramiko.SSHC
             return paramiko.SSHConfig()
         path = default
     try:
-        return paramiko.SSHConfig.from_path(os.fspath(path))
+        text = Path(path).read_text(encoding="utf-8", errors="strict")
+        refuse_exec_directives(text, os.fspath(path))
+        return paramiko.SSHConfig.from_text(text)
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"ssh config is not UTF-8 text (byte {e.start})", where=os.fspath(path)) from e
     except OSError as e:
         raise ConfigError(f"cannot read ssh config: {e.strerror}", where=os.fspath(path)) from e
     except paramiko.ConfigParseError as e:
         raise ConfigError(f"invalid ssh config: {e}", where=os.fspath(path)) from e
+
+
+def refuse_exec_directives(text: str, where: str) -> None:
+    """Refuse every directive that would run a local command: ``ProxyCommand`` (other than
+    ``none``), ``LocalCommand``, ``KnownHostsCommand`` and a ``Match`` with an ``exec``
+    criterion. One line naming the file, line and directive."""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = _DIRECTIVE.match(line)
+        if not m or line.lstrip().startswith("#"):
+            continue
+        key, args = m["key"].lower(), m["args"].strip()
+        if key in _EXEC_KEYWORDS and args.strip("\"'").lower() != "none":
+            raise ConfigError(f"{m['key']} runs a local command; sncheck refuses it (use ProxyJump for a jump host)",
+                              where=f"{where}:{lineno}")
+        if key == "match" and any(t.strip("\"'!").lower().startswith("exec") for t in re.split(r"[\s=]+", args)):
+            raise ConfigError("Match exec runs a local command for every host looked up; sncheck refuses it",
+                              where=f"{where}:{lineno}")
 
 
 def resolve_host(
