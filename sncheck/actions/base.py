@@ -227,11 +227,27 @@ class AuditLog:
     interleave them.
     """
 
-    def __init__(self, dirs: Iterable[str | os.PathLike[str]]) -> None:
+    def __init__(self, dirs: Iterable[str | os.PathLike[str]], held: bool = False) -> None:
         self.paths = [Path(d) / AUDIT_NAME for d in dirs]
+        # held: records wait in memory until commit(), called once the state store's
+        # transaction for them has committed, so the log never claims what was not recorded.
+        self.held = held
+        self.pending: list[str] = []
 
     def append(self, record: Mapping[str, Any]) -> None:
         line = json.dumps(record, sort_keys=True, default=str) + "\n"
+        if self.held:
+            self.pending.append(line)
+        else:
+            self._write(line)
+
+    def commit(self) -> None:
+        """Write the held records (after their state-store transaction committed)."""
+        lines, self.pending = "".join(self.pending), []
+        if lines:
+            self._write(lines)
+
+    def _write(self, line: str) -> None:
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a", encoding="utf-8") as fh:

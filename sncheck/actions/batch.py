@@ -127,11 +127,13 @@ def apply_run_isolation(results: dict[str, Any], inventory: Inventory, state_dir
         requests = [ActionRequest(e["entity"], e["entity_kind"], e["action"], e.get("reason") or "",
                                   e.get("rule"), _evidence(e, findings), run_id)
                     for e in latest.values() if e["action"] in ("isolate", "release")]
+        audit = AuditLog(out_dirs, held=True)
         batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
-                          audit=AuditLog(out_dirs), out_dirs=out_dirs, cap=cap, now=now)
+                          audit=audit, out_dirs=out_dirs, cap=cap, now=now)
         for e in entries:
             e["applied"] = bool(e is latest[e["entity"]] and batch.applied.get(e["entity"], False))
             store.record_action(run_id, e, _evidence(e, findings), ts=now)
+        audit.commit()  # only once the state store holds the actions
     return batch.records
 
 

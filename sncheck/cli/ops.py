@@ -320,10 +320,11 @@ def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str
     via = via or DEFAULT_VIA
     runner = _runner(control_host, inventory, ssh_config, known_hosts) if apply else None
     started = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    audit = AuditLog([sdir], held=True)
     with StateStore(sdir) as store:
         try:
             batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
-                              audit=AuditLog([sdir]), out_dirs=[sdir], cap=cap)
+                              audit=audit, out_dirs=[sdir], cap=cap)
         finally:
             if isinstance(runner, SshRunner):
                 runner.connection.close()
@@ -338,6 +339,7 @@ def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str
                 store.record_action(run_id, IsolationEntry(req.entity, req.kind, req.action, req.reason,
                                                            batch.applied[req.entity], req.rule),
                                     req.evidence)
+        audit.commit()  # only once the state store holds the actions
     _print_batch(batch, apply, sdir / AUDIT_NAME)
     _finish(batch, sdir / AUDIT_NAME)
 

@@ -10,11 +10,12 @@ import datetime as dt
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from sncheck.store.files import write_atomic
 
 # Contract keys first, in DESIGN.md order; any extension keys follow, sorted.
 TOP_LEVEL_ORDER = ("schema", "run_id", "playbook", "backend", "inventory", "started",
@@ -23,22 +24,7 @@ TOP_LEVEL_ORDER = ("schema", "run_id", "playbook", "backend", "inventory", "star
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary sibling and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp makes 0600 files; outputs are for the team, so honour the umask.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
 
 
 def dumps_results(results: dict) -> str:

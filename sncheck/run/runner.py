@@ -175,26 +175,33 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             findings, ctx, confirm_enabled=playbook.confirm and "error" not in results,
             released_at=opts.released_at, now=datetime.now(timezone.utc))]
         results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
-        collect_evidence(results, store.frames(), store.dir, backend, progress)
+        collect_evidence(results, store.frames(), store.dir, backend, progress, files=store.files)
         if opts.annotate:
             opts.annotate(results, store.frames())
     finally:
         backend.close()
         store.close()
 
+    if store.write_error and "error" not in results:  # the disk filled up: never a pass
+        results["error"] = store.write_error
     results["verdict"] = final_verdict(results, findings, gate)
     if playbook.layout:
         results["capacity"] = layout_capacity(topo, results["isolation"], playbook.layout)
     results["finished"] = _now()
-    if store.write_error and "error" not in results:
-        results["error"] = store.write_error
+    failure: HarnessError | None = None
     if opts.after_verdict is not None:
-        opts.after_verdict(results, out_dir)  # the isolation actions; may block on the safety cap
+        try:
+            opts.after_verdict(results, out_dir)  # the isolation actions; may block on the safety cap
+        except HarnessError as e:  # the state store failed: results.json still gets the findings
+            failure = e
+            results["error"] = str(e)
         results["verdict"] = final_verdict(results, findings, gate)
     # Every output is rendered once, from the final results.
     store.write_results(results)
     write_reports(results, store, opts)
     store.release()
+    if failure is not None:
+        raise failure
     code = {"pass": 0, "fail": 1, "error": 3}[results["verdict"]]
     return RunOutcome(results, out_dir, code)
 

@@ -17,6 +17,7 @@ in the file itself and in README.txt.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.model import host_of
+from sncheck.store.files import RunFiles
 from sncheck.store.frames import RowFrames
 
 EVIDENCE_DIR = "evidence"
@@ -37,11 +39,20 @@ MAX_KERNEL_HOSTS = 32             # hosts whose kernel log is read per run
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+def safe_name(text: object) -> str:
+    """A file name from a tool, host or rule name: only [A-Za-z0-9._-], at most 120."""
+    return (_UNSAFE.sub("_", str(text).replace("<->", "--")).strip("._") or "entity")[:120]
+
+
 def entity_dir(entity: str) -> str:
-    """A directory name for an entity id (``node001/gpu0<->node001/gpu1`` ->
-    ``node001_gpu0--node001_gpu1``); only [A-Za-z0-9._-]."""
-    name = _UNSAFE.sub("_", str(entity).replace("<->", "--")).strip("._") or "entity"
-    return name[:120]
+    """A directory name for an entity id: a readable prefix of [A-Za-z0-9._-] and a short
+    hash of the whole id, so two ids never share a directory (``n/gpu0`` and ``n_gpu0``,
+    or two long ids with one prefix): ``node001/gpu0<->node001/gpu1`` ->
+    ``node001_gpu0--node001_gpu1-3f2a9c1e0b``."""
+    text = str(entity)
+    name = safe_name(text)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{name[:100]}-{digest}"
 
 
 def _host_of(card: str) -> str:
@@ -132,11 +143,12 @@ def _records(parts: list[pd.DataFrame], limit: int) -> tuple[list[dict], int]:
 
 
 class _Budget:
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, files: RunFiles) -> None:
         self.left = total
         self.cut = False
+        self.files = files
 
-    def write(self, path: Path, text: str, limit: int = MAX_FILE_BYTES) -> bool:
+    def write(self, rel: str, text: str, limit: int = MAX_FILE_BYTES) -> bool:
         data = text.encode("utf-8", errors="replace")
         note = b""
         room = min(limit, self.left)
@@ -146,7 +158,8 @@ class _Budget:
             self.cut = True
         if not data and not note:
             return False
-        path.write_bytes(data + note)
+        if not self.files.write(rel, data + note):
+            return False  # the disk is full: the run's writer keeps the cause for results.json
         self.left -= len(data) + len(note)
         return True
 
@@ -180,36 +193,35 @@ def tool_provenance(backend: Any) -> dict:
 
 def collect_evidence(results: dict, rows: RowFrames, out_dir: str | Path, backend: Any = None,
                      progress: Callable[[str], None] = lambda m: None,
-                     max_run_bytes: int = MAX_RUN_BYTES) -> None:
+                     max_run_bytes: int = MAX_RUN_BYTES, files: RunFiles | None = None) -> None:
     """Write every finding's bundle and list its files in ``evidence.files``; record
-    the commands run and tool versions seen in ``results["tools"]``."""
-    _write_bundles(results, rows, out_dir, backend, progress, max_run_bytes)
+    the commands run and tool versions seen in ``results["tools"]``. Every file goes
+    through ``files`` (the run store's writer: inside the run directory, never through a
+    link, a full disk kept as the run's write error)."""
+    _write_bundles(results, rows, files or RunFiles(out_dir), backend, progress, max_run_bytes)
     if backend is not None:  # after the bundles: the mock renders the hosts they asked about
         results["tools"] = tool_provenance(backend)
 
 
-def _write_bundles(results: dict, rows: RowFrames, out_dir: str | Path, backend: Any,
+def _write_bundles(results: dict, rows: RowFrames, files: RunFiles, backend: Any,
                    progress: Callable[[str], None], max_run_bytes: int) -> None:
     findings = results.get("findings") or []
     if not findings:
         return
-    root = Path(out_dir) / EVIDENCE_DIR
-    root.mkdir(parents=True, exist_ok=True)
-    budget = _Budget(max_run_bytes)
+    budget = _Budget(max_run_bytes, files)
     kernel_cache: dict[str, str | None] = {}
-    readmes: dict[Path, list[str]] = {}
+    readmes: dict[str, list[str]] = {}
     for f in findings:
         entity, kind = str(f.get("entity")), str(f.get("entity_kind"))
-        d = root / entity_dir(entity)
-        d.mkdir(exist_ok=True)
-        files: list[str] = []
+        d = f"{EVIDENCE_DIR}/{entity_dir(entity)}"
+        listed: list[str] = []
         notes: list[str] = []
 
         def put(name: str, text: str, what: str, limit: int = MAX_FILE_BYTES) -> None:
-            if budget.write(d / name, text, limit):
-                rel = f"{EVIDENCE_DIR}/{d.name}/{name}"
-                if rel not in files:
-                    files.append(rel)
+            rel = f"{d}/{name}"
+            if budget.write(rel, text, limit):
+                if rel not in listed:
+                    listed.append(rel)
                 notes.append(f"{name}: {what}")
 
         cards, hosts = _members(entity, kind, results)
@@ -227,7 +239,7 @@ def _write_bundles(results: dict, rows: RowFrames, out_dir: str | Path, backend:
             for o in outputs:
                 per_tool[o["tool"]].append(o)
             for tool, outs in sorted(per_tool.items()):
-                name = f"{entity_dir(h)}.{entity_dir(tool)}.txt" if len(hosts) > 1 else f"{entity_dir(tool)}.txt"
+                name = f"{safe_name(h)}.{safe_name(tool)}.txt" if len(hosts) > 1 else f"{safe_name(tool)}.txt"
                 text = "".join(
                     f"# host: {h}\n# command: {o['command']}\n# exit: {o['exit_code']}\n"
                     + o["stdout"] + ("" if o["stdout"].endswith("\n") or not o["stdout"] else "\n")
@@ -242,16 +254,16 @@ def _write_bundles(results: dict, rows: RowFrames, out_dir: str | Path, backend:
                         kernel_cache[h] = f"# kernel log not read: {e}\n"
                 log = kernel_cache[h]
                 if log is not None:
-                    name = f"{entity_dir(h)}.kernel.log" if len(hosts) > 1 else "kernel.log"
+                    name = f"{safe_name(h)}.kernel.log" if len(hosts) > 1 else "kernel.log"
                     put(name, log, f"kernel log lines on {h} about the accelerators (XID, NVRM, AER), last 200")
-        put(f"finding-{entity_dir(f.get('rule'))}.json", json.dumps(f, indent=2, default=str) + "\n",
+        put(f"finding-{safe_name(f.get('rule'))}.json", json.dumps(f, indent=2, default=str) + "\n",
             f"the finding {f.get('rule')} as in results.json")
         readmes.setdefault(d, [f"Evidence for {kind} {entity}\n"]).append(
             f"\n{f.get('rule')} ({f.get('severity')}):\n" + "\n".join(f"  {n}" for n in notes) + "\n")
-        files.append(f"{EVIDENCE_DIR}/{d.name}/README.txt")
-        f.setdefault("evidence", {})["files"] = files
+        listed.append(f"{d}/README.txt")
+        f.setdefault("evidence", {})["files"] = listed
     for d, parts in readmes.items():  # small, and written even past the cap: it says what was cut
-        (d / "README.txt").write_text("".join(parts) + (
-            "\nSome evidence was capped (per-run size limit).\n" if budget.cut else ""), encoding="utf-8")
+        files.write(f"{d}/README.txt", "".join(parts) + (
+            "\nSome evidence was capped (per-run size limit).\n" if budget.cut else ""))
     if budget.cut:
         progress("evidence: bundles capped at the per-run size limit")

@@ -38,6 +38,7 @@ import pyarrow as pa
 from sncheck.store.frames import RowFrames, batch_table, conform, join_frames, merge_schema, rows_table, select_tables, to_frame
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.report.json_out import write_json
+from sncheck.store.files import RunFiles, open_new, real_dir
 from sncheck.store.rows import Columns
 
 # Arrow allocates from the C library's malloc: a kind's Arrow memory, let go when it
@@ -87,8 +88,9 @@ class RunStore:
         self.dir = Path(out_dir)
         self.rows_dir = self.dir / ROWS_DIR
         self.run_id = run_id or new_run_id()
-        self.write_error: str | None = None  # why rows stopped being written (a full disk)
+        self._rows_error: str | None = None  # why rows stopped being written (a full disk)
         self._lock_directory(force)
+        self.files = RunFiles(self.dir)  # every other file of the run (evidence) goes through it
         # Each kind's rows: a pandas frame of those already asked for (their Arrow
         # tables are then let go: one copy in memory), and the Arrow tables of the
         # batches that came after it.
@@ -105,8 +107,12 @@ class RunStore:
     def _lock_directory(self, force: bool) -> None:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+            # O_NOFOLLOW: a link planted at .sncheck.lock must not create a file elsewhere.
+            self._lock_fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise ConfigError(f"{LOCK_NAME} is a symlink; sncheck never writes through a link",
+                                  str(self.dir)) from e
             raise ConfigError(f"cannot use it as the run directory: {e.strerror or e}", str(self.dir)) from e
         self._release = weakref.finalize(self, os.close, self._lock_fd)
         try:
@@ -122,7 +128,7 @@ class RunStore:
                                   f"or --force to start it empty", str(self.dir))
             for n in held:
                 path = self.dir / n
-                shutil.rmtree(path) if path.is_dir() else path.unlink()
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
             self._reserve = _reserve_space(self.dir / RESERVE_NAME)
         except OSError as e:
             self.release()
@@ -130,6 +136,11 @@ class RunStore:
         except BaseException:
             self.release()
             raise
+
+    @property
+    def write_error(self) -> str | None:
+        """Why the run's files stopped being written (a full disk): rows or evidence."""
+        return self._rows_error or (self.files.error if hasattr(self, "files") else None)
 
     def release(self) -> None:
         """Give up the directory's lock (the run's files are all written)."""
@@ -215,15 +226,16 @@ class RunStore:
         import pyarrow.parquet as pq  # here: the CLI starts without it
 
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            real_dir(self.dir, Path(ROWS_DIR) / kind)
             names = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
-            pq.write_table(table, tmp, use_dictionary=names, **_PARQUET)
+            with os.fdopen(open_new(tmp), "wb") as fh:
+                pq.write_table(table, fh, use_dictionary=names, **_PARQUET)
             tmp.replace(folder / name)
         except OSError as e:
             tmp.unlink(missing_ok=True)
             if e.errno not in _FULL:
                 raise
-            self.write_error = f"writing {folder / name}: {e.strerror or e}"
+            self._rows_error = f"writing {folder / name}: {e.strerror or e}"
             raise HarnessError(f"run directory: {self.write_error}") from e
 
     # -- reading -----------------------------------------------------------------------
@@ -313,7 +325,7 @@ def _reserve_space(path: Path) -> Path | None:
     """Set aside up to 1 MiB next to the rows; freed to write results.json after a full disk."""
     for size in (1 << 20, 64 << 10):
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = open_new(path)  # a link planted there is removed, never truncated through
             try:
                 os.posix_fallocate(fd, 0, size)
             finally:

@@ -29,13 +29,13 @@ import time
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sncheck.errors import ConfigError
+from sncheck.errors import ConfigError, HarnessError
 from sncheck.health.findings import Finding, IsolationEntry
 
 DB_NAME = "state.db"
@@ -173,17 +173,31 @@ class StateStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; the lock is taken first, so no read in it goes stale."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as e:
+                raise HarnessError(f"state store {self.db_path}: {e}") from e
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+            except BaseException as e:
+                with suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                if isinstance(e, sqlite3.Error):  # a full disk, a locked or corrupt database
+                    raise HarnessError(f"state store {self.db_path}: {e}") from e
                 raise
-            self._db.execute("COMMIT")
+            try:
+                self._db.execute("COMMIT")
+            except sqlite3.Error as e:
+                with suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                raise HarnessError(f"state store {self.db_path}: the write did not commit: {e}") from e
 
     def _read(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
-            return self._db.execute(sql, tuple(params)).fetchall()
+            try:
+                return self._db.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as e:
+                raise HarnessError(f"state store {self.db_path}: {e}") from e
 
     def _migrate(self) -> None:
         with self._write() as db:

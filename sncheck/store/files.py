@@ -1,0 +1,102 @@
+"""Writing inside a run directory (or the state dir) and nowhere else.
+
+Every file sncheck creates there is made under a fresh private name (``mkstemp``:
+``O_CREAT | O_EXCL``, which never follows a planted link) and renamed over the target
+(a rename replaces a link, it does not write through it). Every directory on the way
+down from the root is checked not to be a symlink before anything is written in it.
+A full disk is not an exception here: the writer keeps the first such error, so the
+reserve can be spent on ``results.json`` with the cause.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from sncheck.errors import HarnessError
+
+FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def real_dir(root: Path, rel: str | os.PathLike[str] = "") -> Path:
+    """``root / rel`` as a real directory: each component below ``root`` is created if
+    missing and refused if it is a symlink or not a directory (HarnessError)."""
+    path = Path(root)
+    for part in Path(rel).parts:
+        if part in ("", ".", "..") or os.sep in part:
+            raise HarnessError(f"run directory: refusing the path component {part!r} under {root}")
+        path = path / part
+        try:
+            os.mkdir(path, 0o755)
+        except FileExistsError:
+            pass
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            raise HarnessError(f"run directory: {path} is {'a symlink' if stat.S_ISLNK(st.st_mode) else 'not a directory'}; "
+                               "sncheck writes only inside the run directory and never through a link")
+    return path
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
+    """Write ``data`` to ``path`` via a private temporary sibling and ``os.replace``. The
+    parent directory must not be a symlink."""
+    path = Path(path)
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    if parent.is_symlink():
+        raise HarnessError(f"{parent} is a symlink; sncheck never writes through a link")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # mkstemp makes 0600 files; outputs are for the team, so honour the umask.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def open_new(path: Path, flags: int = os.O_WRONLY, mode: int = 0o644) -> int:
+    """A new file at ``path`` (an old one, or a link planted there, is removed first, never
+    followed): ``O_CREAT | O_EXCL | O_NOFOLLOW``."""
+    try:
+        if path.is_symlink() or path.exists():
+            path.unlink()
+    except IsADirectoryError:
+        raise
+    return os.open(path, flags | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+
+
+class RunFiles:
+    """The one writer of a run directory's files (evidence, bundles): inside ``root`` only,
+    never through a link; a full disk stops writing and is kept in :attr:`error`."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.error: str | None = None
+
+    def write(self, rel: str, data: bytes | str) -> bool:
+        """Write ``root/rel``; False once the disk is full (nothing more is written)."""
+        if self.error is not None:
+            return False
+        rel_path = Path(rel)
+        if rel_path.is_absolute() or ".." in rel_path.parts:
+            raise HarnessError(f"run directory: refusing to write {rel!r} outside {self.root}")
+        try:
+            parent = real_dir(self.root, rel_path.parent)
+            write_atomic(parent / rel_path.name, data)
+        except OSError as e:
+            if e.errno not in FULL:
+                raise HarnessError(f"run directory: cannot write {self.root / rel}: {e.strerror or e}") from e
+            self.error = f"writing {self.root / rel}: {e.strerror or e}"
+            return False
+        return True

@@ -1,0 +1,141 @@
+"""The run directory is a fortress (issue 18, class 5): nothing sncheck writes goes
+through a link planted in ``--out`` or lands outside it; a full disk or a failing state
+store still leaves results.json with the findings; the audit log never claims an action
+the state store did not record; evidence directories never collide."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+from sncheck.errors import HarnessError
+from sncheck.store import files as run_files
+from sncheck.store.evidence import collect_evidence
+from sncheck.store.files import RunFiles
+from sncheck.store.frames import RowFrames
+from sncheck.store.state import StateStore
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = str(ROOT / "fixtures" / "inventories" / "demo-2sn.yaml")
+
+
+def _run(tmp_path: Path, out: Path, *extra: str, faults: str = "{type: slow_card, target: node003/gpu2, factor: 0.5}"):
+    plan = tmp_path / "faults.yaml"
+    plan.write_text(f"faults:\n  - {faults}\n")
+    return CliRunner().invoke(main, ["connectivity", "-i", DEMO, "--backend", "mock", "--faults", str(plan),
+                                     "--seed", "3", "--out", str(out), "-q", *extra])
+
+
+def test_a_link_planted_at_the_reserve_is_not_written_through(tmp_path: Path) -> None:
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / ".sncheck.reserve").symlink_to(victim)
+    r = _run(tmp_path, out)
+    assert r.exit_code == 1, r.output
+    assert victim.read_text() == "keep me\n"
+    assert json.loads((out / "results.json").read_text())["findings"]
+
+
+def test_a_link_planted_at_the_lock_creates_nothing_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "created-by-sncheck"
+    outside.parent.mkdir()
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / ".sncheck.lock").symlink_to(outside)
+    r = _run(tmp_path, out)
+    assert r.exit_code == 2, r.output
+    assert "symlink" in r.output and "Traceback" not in r.output
+    assert not outside.exists()
+
+
+def test_evidence_is_never_written_through_a_planted_directory_link(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "evidence").symlink_to(target, target_is_directory=True)
+    results = {"findings": [{"entity": "h1/gpu0", "entity_kind": "card", "rule": "r", "severity": "warning",
+                             "layer": "connectivity", "message": "m", "evidence": {}}]}
+    with pytest.raises(HarnessError, match="symlink"):
+        collect_evidence(results, RowFrames({}), out, files=RunFiles(out))
+    assert list(target.iterdir()) == []
+
+
+def test_force_over_a_planted_rows_link_removes_the_link_not_its_target(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "data").write_text("x")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "rows").symlink_to(target, target_is_directory=True)
+    r = _run(tmp_path, out, "--force")
+    assert r.exit_code == 1, r.output
+    assert (target / "data").read_text() == "x"
+    assert (out / "rows").is_dir() and not (out / "rows").is_symlink()
+
+
+def test_a_full_disk_during_evidence_spends_the_reserve_on_results(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    real = run_files.write_atomic
+
+    def full_for_evidence(path, data):  # type: ignore[no-untyped-def]
+        if "/evidence/" in str(path):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(run_files, "write_atomic", full_for_evidence)
+    out = tmp_path / "run"
+    r = _run(tmp_path, out)
+    assert r.exit_code == 3, r.output  # the harness could not keep everything: never a pass
+    results = json.loads((out / "results.json").read_text())
+    assert any(f["entity"] == "node003/gpu2" for f in results["findings"])
+    assert "No space left" in results["error"] and results["verdict"] == "error"
+
+
+def test_a_failing_state_store_is_one_line_exit_3_and_results_keep_the_findings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def disk_full(self, *a, **k):  # type: ignore[no-untyped-def]
+        with self._write():
+            raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(StateStore, "record_action", disk_full)
+    out = tmp_path / "run"
+    r = _run(tmp_path, out, "--state-dir", str(tmp_path / "state"))
+    assert r.exit_code == 3, r.output
+    assert "database or disk is full" in r.output and "Traceback" not in r.output
+    results = json.loads((out / "results.json").read_text())
+    assert any(f["entity"] == "node003/gpu2" for f in results["findings"])
+    assert "state store" in results["error"]
+    # The audit log never claims an action the state store did not record.
+    for d in (out, tmp_path / "state"):
+        audit = d / "audit.jsonl"
+        assert not audit.exists() or audit.read_text() == ""
+
+
+def test_writes_refuse_paths_outside_the_run(tmp_path: Path) -> None:
+    files = RunFiles(tmp_path)
+    for rel in ("../x", "/etc/x", "a/../../x"):
+        with pytest.raises(HarnessError):
+            files.write(rel, b"x")
+    assert not (tmp_path.parent / "x").exists()
+
+
+def test_evidence_of_entities_that_read_alike_does_not_collide(tmp_path: Path) -> None:
+    ids = ["n/gpu0", "n_gpu0", "h" * 130 + "/gpu0", "h" * 130 + "/gpu1"]
+    results = {"findings": [{"entity": e, "entity_kind": "card", "rule": "r", "severity": "warning",
+                             "layer": "connectivity", "message": e, "evidence": {}} for e in ids]}
+    collect_evidence(results, RowFrames({}), tmp_path)
+    dirs = {f["evidence"]["files"][0].split("/")[1] for f in results["findings"]}
+    assert len(dirs) == len(ids)
+    for f in results["findings"]:
+        finding = next(p for p in f["evidence"]["files"] if "/finding-" in p)
+        assert json.loads((tmp_path / finding).read_text())["message"] == f["entity"]
