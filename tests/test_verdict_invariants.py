@@ -116,8 +116,11 @@ def test_golden_marked_optional_passes_without_a_reference(tmp_path):
     pb = tmp_path / "pb.yaml"
     pb.write_text("name: opt\nlayers:\n  - golden: {optional: true}\n")
     r, res = cli(tmp_path, ["run", str(pb)], inv)
-    assert r.exit_code == 0, r.output
-    assert res["findings"] == []
+    assert r.exit_code == 0, r.output  # optional: the gate passes ...
+    # ... but the layer was not judged, and says so (issue 18.2), below the gate.
+    assert [(f["entity"], f["rule"], f["severity"], f["gates"], f["not_judged"]) for f in res["findings"]] == \
+        [("sn0", "golden-not-judged", "info", False, True)]
+    assert [(layer["name"], layer["verdict"]) for layer in res["layers"]] == [("golden", "not_judged")]
 
 
 def _curve(tmp_path, **changes):

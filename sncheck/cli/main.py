@@ -251,7 +251,11 @@ def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out,
 
     prepare_run(opts, state_dir, inventory, playbook)  # history for drift, baseline: last-pass
     if state_dir:
+        from sncheck.cli.history import after_run
+
         opts.after_verdict = _isolation_actions(inventory, state_dir, via, apply)
+        # keep its summaries (sncheck history/diff), with the final verdict
+        opts.after_decided = lambda results, run_dir: after_run(state_dir, results, run_dir)
     outcome = execute(playbook, inventory, opts, _progress_printer(quiet))
     results = outcome.results
     if results.get("isolation_blocked"):
@@ -269,15 +273,12 @@ def _isolation_actions(inventory: Inventory, state_dir: str, via, apply: bool):
 
     def act(results: dict, run_dir: Path) -> None:
         from sncheck.actions.batch import DEFAULT_VIA, apply_run_isolation
-        from sncheck.cli.history import after_run
 
         audit = apply_run_isolation(results, inventory, state_dir, list(via) or list(DEFAULT_VIA), apply=apply,
                                     run_dir=run_dir, results_path=run_dir / "results.json")
         blocked = next((a for a in audit if a.get("blocked_by_cap")), None)
-        if blocked:  # the safety cap: nothing applied, and the gate fails
+        if blocked:  # the safety cap: nothing applied (run.verdict fails the gate for it)
             results["isolation_blocked"] = blocked["message"]
-            results["verdict"] = "fail"
-        after_run(state_dir, results, run_dir)  # keep its summaries (sncheck history/diff), final verdict
 
     return act
 
@@ -476,11 +477,22 @@ def rules_cmd() -> None:
 @click.argument("file")
 @handle_errors
 def rules_check(file: str) -> None:
-    """Validate a rules FILE (errors name the file, line and field)."""
+    """Validate a rules FILE (errors name the file, line and field). A layer no enabled
+    rule judges is a warning (a run reports it "not judged", which fails the gate); a
+    file with no enabled rule at all judges nothing, and is refused."""
+    from sncheck.config.playbook import LAYERS
     from sncheck.health.rules import load_rules
 
     rs = load_rules(file)
-    click.echo(f"{file}: ok: {len(rs.rules)} rules")
+    unjudged = [layer for layer in LAYERS if not rs.judging(layer)]
+    if len(unjudged) == len(LAYERS):
+        raise ConfigError(f"no enabled rule judges any layer ({len(rs.rules)} enabled rules): a run with this "
+                          "file judges nothing, and every layer fails the gate as not judged", file)
+    for layer in unjudged:
+        click.echo(f"sncheck: warning: {file}: no enabled rule judges the {layer} layer: a run of it reports "
+                   f"'{layer} not judged' (layer-not-judged), which fails the gate", err=True)
+    click.echo(f"{file}: ok: {len(rs.rules)} rules" + (f", {len(unjudged)} layer(s) not judged: "
+                                                        f"{', '.join(unjudged)}" if unjudged else ""))
     for r in rs.rules:
         bound = {k: v for k, v in r.params.items() if k in ("below", "above", "facts", "not_facts")}
         click.echo(f"  {r.name:<32} {r.op}({r.metric}) {bound or ''} -> {r.severity}, {r.scope}, "

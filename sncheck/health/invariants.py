@@ -13,8 +13,13 @@ every isolation decision through :func:`may_release`.
 * A missing tool or an unparsable output is a finding about the *check*, not the
   hardware (``about: check``): the host is not isolated for it, but the gate fails.
 * The golden layer with no reference for this configuration is "not judged" (a check
-  finding that gates unless the playbook marks golden optional); a non-finite loss
-  fails whatever the reference.
+  finding that gates unless the playbook marks golden optional, where it is on record
+  at info: the layer is "not judged", never "pass"); a non-finite loss fails whatever
+  the reference.
+* A layer whose rows no enabled rule judges (a rules file covering other layers only,
+  or every rule ``enabled: false``) is "not judged" at the gate's severity.
+* A scoped run (``--targets``): a target's pairs whose peer was unreachable (or did not
+  run) leave the target not measured against that peer: a not-measured finding on it.
 * Not-measured findings are never released by a confirmation retest: coming back at
   the retest does not re-measure a host's cards.
 """
@@ -27,13 +32,16 @@ import pandas as pd
 
 from sncheck.model import CHECK_STATUSES, Status
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
-from sncheck.topology import Topology, host_of
+from sncheck.topology import Topology, host_of, natural_key
 from sncheck.health.findings import Finding
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
 
 SEVERITY = "critical"  # "not run" is never a pass, whatever the gate
 NOT_MEASURED = "not-measured"
 NOT_JUDGED = "golden-not-judged"
+BASELINE_NOT_JUDGED = "baseline-not-judged"
+LAYER_NOT_JUDGED = "layer-not-judged"
+NOT_JUDGED_RULES = (NOT_JUDGED, BASELINE_NOT_JUDGED, LAYER_NOT_JUDGED)
 NON_FINITE = "golden-loss-non-finite"
 UNREACHABLE = "host-unreachable"
 NOT_RUN_PREFIX = "not-run-"
@@ -44,20 +52,37 @@ def status_rule(status: str) -> str:
     return UNREACHABLE if status == Status.UNREACHABLE else f"{NOT_RUN_PREFIX}{status.replace('_', '-')}"
 
 
+def means_not_measured(rule: str) -> bool:
+    """Whether a finding of ``rule`` says something was not measured (unreachable, not run)."""
+    return rule in (UNREACHABLE, NOT_MEASURED) or rule.startswith(NOT_RUN_PREFIX)
+
+
+def means_not_judged(rule: str) -> bool:
+    """Whether a finding of ``rule`` says something measured was not judged."""
+    return rule in NOT_JUDGED_RULES
+
+
 def is_not_measured(f: Finding) -> bool:
     """A finding that says something was not measured (never released by a retest)."""
-    return f.rule in (UNREACHABLE, NOT_MEASURED) or f.rule.startswith(NOT_RUN_PREFIX)
+    return means_not_measured(f.rule)
 
 
 def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None,
-                   targets: frozenset[str] | None = None) -> list[Finding]:
+                   targets: frozenset[str] | None = None, rules: int | None = None,
+                   gate: str = SEVERITY) -> list[Finding]:
     """The invariant findings of one layer over that layer's rows. ``targets`` (a scoped
-    run, ``--targets``): only those cards, and their hosts, must have been measured."""
+    run, ``--targets``): only those cards, and their hosts, must have been measured.
+    ``rules``: how many enabled rules judge this layer (0: its rows are not judged,
+    a finding at ``gate``); None where the caller judges by other means."""
     options = options or {}
     out = status_findings(rows, ctx)
+    if rules == 0 and not rows.empty:
+        out += layer_not_judged(layer, ctx.topo, gate, targets)
     gaps: list[Finding] = []
     if layer == "connectivity":
         gaps = connectivity_coverage(rows, ctx.topo, targets)
+        if targets is not None:
+            gaps += unreachable_peers(rows, targets)
     elif layer == "stress":
         gaps = stress_coverage(rows, ctx.topo, targets)
     elif layer == "golden":
@@ -97,6 +122,45 @@ def status_findings(rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:
 def _not_measured(entity: str, kind: str, layer: str, what: str) -> Finding:
     return Finding(entity, kind, layer, NOT_MEASURED, SEVERITY, f"{kind} {entity}: not measured: {what}",
                    {"measured": "nothing", "expected": "measured", "unit": None, "not_run": True}, about="check")
+
+
+def _supernodes(topo: Topology, targets: frozenset[str] | None) -> list[str]:
+    return [sn for sn in topo.supernode_names
+            if targets is None or any(c in targets for c in topo.cards_of_supernode(sn))]
+
+
+def layer_not_judged(layer: str, topo: Topology, gate: str, targets: frozenset[str] | None = None) -> list[Finding]:
+    """The layer ran, and no enabled rule judges its rows: nothing it measured was judged."""
+    return [Finding(sn, "supernode", layer, LAYER_NOT_JUDGED, gate,
+                    f"{layer} on {sn} not judged: no enabled rule of the rules file judges the {layer} layer's "
+                    f"measurements. Enable or add a rule for it (`sncheck rules list` shows the {layer} metrics), "
+                    f"or leave the layer out of the playbook",
+                    {"measured": "not judged", "expected": f"an enabled rule for the {layer} layer", "unit": None,
+                     "not_run": True}, about="check")
+            for sn in _supernodes(topo, targets)]
+
+
+def unreachable_peers(rows: pd.DataFrame, targets: frozenset[str]) -> list[Finding]:
+    """A target whose pairs to some peer were unreachable or did not run was not measured
+    against that peer (the peer, out of scope, is reported by nobody else)."""
+    p2p = kind_rows(rows, "p2p")
+    if p2p.empty:
+        return []
+    lost = p2p[p2p["status"].isin([Status.UNREACHABLE, Status.NOT_RUN])]
+    peers: dict[str, set[str]] = {}
+    for src, dst in zip(lost["src"].astype(str), lost["dst"].astype(str)):
+        for card, peer in ((src, dst), (dst, src)):
+            if card in targets:
+                peers.setdefault(card, set()).add(peer)
+    out = []
+    for card in sorted(peers, key=natural_key):
+        shown = sorted(peers[card], key=natural_key)
+        hosts = sorted({host_of(p) for p in shown}, key=natural_key)
+        out.append(_not_measured(card, "card", "connectivity",
+                                 f"its pairs with {len(shown)} peer(s) on {', '.join(hosts)} were unreachable or "
+                                 f"did not run ({', '.join(shown[:8])}{', ...' if len(shown) > 8 else ''})"))
+        out[-1].evidence["peers"] = shown
+    return out
 
 
 def _hosts(topo: Topology, targets: frozenset[str] | None) -> list[str]:
@@ -204,19 +268,19 @@ def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool,
                            f"{ekind} {entity}: golden model loss became non-finite at step {bad} "
                            f"(replica {c.group}, {c.stage})",
                            {"measured": None, "expected": "finite", "unit": "loss", "step": bad}))
-    if curves.empty or optional:
+    if curves.empty:
         return out
     why = reference_mismatch(ctx.reference, ctx.topo)
     if why is None:
         return out
-    sns = [sn for sn in ctx.topo.supernode_names
-           if targets is None or any(c in targets for c in ctx.topo.cards_of_supernode(sn))]
-    for sn in sns:
-        out.append(Finding(sn, "supernode", "golden", NOT_JUDGED, SEVERITY,
+    # Optional: on record at info (it does not gate), and the layer reads "not judged".
+    severity, fix = ("info", "; the layer is optional, so this does not fail the gate") if optional else \
+        (SEVERITY, ", or mark the layer optional (`- golden: {optional: true}`)")
+    for sn in _supernodes(ctx.topo, targets):
+        out.append(Finding(sn, "supernode", "golden", NOT_JUDGED, severity,
                            f"golden model on {sn} not judged: {why}. Record a reference on a known-good "
                            f"system with `sncheck golden record --out fixtures/golden/NAME.json` and name it "
-                           f"in the playbook (`- golden: {{reference: path/to/NAME.json}}`), or mark the "
-                           f"layer optional (`- golden: {{optional: true}}`)",
+                           f"in the playbook (`- golden: {{reference: path/to/NAME.json}}`){fix}",
                            {"measured": "not judged", "expected": "a golden reference", "unit": None,
                             "not_run": True}, about="check"))
     return out

@@ -77,6 +77,11 @@ class RuleSet:
     def for_layer(self, layer: str) -> list[Rule]:
         return [r for r in self.rules if r.layer in (layer, "any")]
 
+    def judging(self, layer: str) -> list[Rule]:
+        """The rules that judge a layer's measurements (the ``missing`` op only repeats the
+        verdict's invariants): none means the layer is "not judged"."""
+        return [r for r in self.for_layer(layer) if r.op != "missing"]
+
 
 MAX_RULES = 10_000
 MAX_PARAM = 1e12  # a bound in a rule: far beyond any ratio, count, GB/s or µs

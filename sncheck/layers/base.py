@@ -33,6 +33,7 @@ class LayerContext:
     reference: dict | None = None  # golden curve
     baseline: dict | None = None
     history: dict | None = None  # earlier runs' summaries, from the state store (drift)
+    gate: str = "critical"  # the run's gate: the severity of a "not judged" finding
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """The run's rows so far, one pandas frame per kind."""
@@ -56,6 +57,7 @@ class LayerContext:
         ctx = DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history)
         # The invariants report every not-measured status; a rules file's `missing` op
         # would only repeat them (or soften them), so it is not evaluated here.
-        rules = [r for r in self.rules.for_layer(layer) if r.op != "missing"] if self.rules else []
-        return evaluate(rules, mine, ctx) + invariants.layer_findings(layer, mine, ctx, options=self.options,
-                                                                   targets=self.targets)
+        rules = self.rules.judging(layer) if self.rules else []
+        return evaluate(rules, mine, ctx) + invariants.layer_findings(
+            layer, mine, ctx, options=self.options, targets=self.targets,
+            rules=len(rules) if self.rules is not None else None, gate=self.gate)

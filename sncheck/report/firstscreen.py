@@ -16,12 +16,16 @@ from typing import Any
 from markupsafe import escape
 
 from sncheck import __version__
+from sncheck.model import Verdict
+from sncheck.run.verdict import NOT_JUDGED, NOT_MEASURED, flags_of
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 MAX_ACTIONS = 10
-WORD = {"pass": "PASS", "degraded": "DEGRADED", "fail": "FAIL", "error": "FAIL"}
-MARK = {"pass": "\u2713", "degraded": "!", "fail": "\u2715", "error": "\u2715"}
-FILL = {"pass": "#1a7f37", "degraded": "#b26a00", "fail": "#c62828", "error": "#8e24aa"}
+# The run's verdict words (sncheck.model.Verdict), the same in every output.
+WORD = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.ERROR: "ERROR"}
+MARK = {Verdict.PASS: "\u2713", Verdict.FAIL: "\u2715", Verdict.ERROR: "\u2715"}
+FILL = {Verdict.PASS: "#1a7f37", Verdict.FAIL: "#c62828", Verdict.ERROR: "#8e24aa"}
+CAVEAT_MARK, CAVEAT_FILL = "!", "#b26a00"  # a pass with caveats (a layer not judged, findings below the gate)
 
 
 def _t(text: object) -> str:
@@ -37,38 +41,54 @@ def _num(v: Any) -> str:
 
 
 def verdict_state(results: dict) -> str:
-    """pass | degraded | fail | error: a passed gate with warnings or criticals below
-    the gate (or isolations) is DEGRADED, not PASS."""
+    """The run's verdict as results.json says it: pass | fail | error (never re-derived)."""
     v = results.get("verdict")
-    if v == "error":
-        return "error"
-    if v != "pass":
-        return "fail"
-    serious = [f for f in results.get("findings") or [] if f.get("severity") in ("critical", "warning")]
-    isolated = [e for e in results.get("isolation") or [] if e.get("action") in ("isolate", "quarantine")]
-    return "degraded" if serious or isolated else "pass"
+    return v if v in WORD else Verdict.ERROR  # a verdict this version does not know reads as an error
 
 
-def verdict_svg(state: str, findings: int) -> str:
-    """A banner that keeps its colour under a strict CSP (SVG fill, not CSS)."""
+def verdict_caveats(results: dict) -> list[str]:
+    """What a verdict word alone does not say: layers not judged or skipped, findings below
+    the gate, entities quarantined or isolated. A pass with caveats is still the pass the
+    gate decided, but the first screen never shows it as a bare PASS."""
+    out = [f"{layer.get('name', '?')} {str(layer.get('verdict')).replace('_', ' ')}"
+           for layer in results.get("layers") or []
+           if layer.get("verdict") in (Verdict.NOT_JUDGED, Verdict.SKIPPED)]
+    below = [f for f in results.get("findings") or [] if not flags_of(f, results)["gates"]
+             and f.get("severity") in ("critical", "warning")]
+    if below:
+        out.append(f"{len(below)} finding{'s' if len(below) != 1 else ''} below the gate")
+    held = {e.get("entity") for e in results.get("isolation") or [] if e.get("action") in ("isolate", "quarantine")}
+    if held:
+        out.append(f"{len(held)} quarantined or isolated")
+    return out
+
+
+def verdict_svg(state: str, findings: int, caveats: list[str] | None = None) -> str:
+    """A banner that keeps its colour under a strict CSP (SVG fill, not CSS). A pass with
+    caveats keeps its word, marked ``!`` on amber, the caveats in its title."""
     word = WORD[state]
-    label = f"{MARK[state]} {word}"
+    mark, fill = (CAVEAT_MARK, CAVEAT_FILL) if caveats and state == Verdict.PASS else (MARK[state], FILL[state])
+    label = f"{mark} {word}"
     text = f"{findings} finding{'s' if findings != 1 else ''}"
-    return (f'<svg width="360" height="44" viewBox="0 0 360 44" role="img" aria-label="verdict {word}, {text}" '
-            f'font-family="sans-serif"><title>verdict {word}, {text}</title>'
-            f'<rect x="0" y="0" width="360" height="44" rx="6" fill="{FILL[state]}"/>'
+    said = _t(f"verdict {word}" + (f" ({'; '.join(caveats)})" if caveats else "") + f", {text}")
+    return (f'<svg width="360" height="44" viewBox="0 0 360 44" role="img" aria-label="{said}" '
+            f'font-family="sans-serif"><title>{said}</title>'
+            f'<rect x="0" y="0" width="360" height="44" rx="6" fill="{fill}"/>'
             f'<text x="14" y="30" font-size="24" font-weight="bold" fill="#ffffff">{_t(label)}</text>'
             f'<text x="346" y="29" font-size="15" text-anchor="end" fill="#ffffff">{_t(text)}</text></svg>')
 
 
-def _action(f: dict, decisions: dict[str, list[str]]) -> str:
+def _action(f: dict, decisions: dict[str, list[str]], results: dict) -> str:
     steps = decisions.get(f.get("entity"), [])
     last = steps[-1] if steps else None
     kind = f.get("entity_kind")
     rule = str(f.get("rule") or "")
+    flags = flags_of(f, results)
+    if flags[NOT_JUDGED]:
+        return f"judge it: {'fix what the message names' if flags['gates'] else 'not judged (on record)'}, then re-run"
     if f.get("severity") == "info":
         return "none: on record (watch it next run)"
-    if "unreachable" in rule or "not-run" in rule or "missing" in rule:
+    if flags[NOT_MEASURED]:
         return f"bring the {kind} back (it was not measured), then re-run"
     if last == "isolate":
         return f"drain the {kind} (isolation confirmed by the retest), then replace or repair it"
@@ -97,7 +117,7 @@ def actions(results: dict) -> list[dict]:
             "index": i, "entity": f.get("entity", ""), "kind": f.get("entity_kind", ""),
             "severity": f.get("severity", ""), "symptom": f.get("rule", ""), "message": f.get("message", ""),
             "measured": f"{_num(measured)} {unit}".strip(), "expected": f"{_num(expected)} {unit}".strip(),
-            "action": _action(f, decisions),
+            "action": _action(f, decisions, results),
             "evidence": next((p for p in files if p.endswith("README.txt")), files[0] if files else None),
         })
     return out
@@ -166,6 +186,9 @@ def first_screen(results: dict) -> dict:
     state = verdict_state(results)
     findings = results.get("findings") or []
     counts = {s: sum(f.get("severity") == s for f in findings) for s in SEVERITY_ORDER}
-    return {"verdict_word": WORD[state], "verdict_mark": MARK[state], "verdict_state": state,
-            "verdict_svg": verdict_svg(state, len(findings)), "finding_counts": counts,
+    caveats = verdict_caveats(results)
+    mark = CAVEAT_MARK if caveats and state == Verdict.PASS else MARK[state]
+    return {"verdict_word": WORD[state], "verdict_mark": mark, "verdict_state": str(state),
+            "verdict_caveats": caveats,
+            "verdict_svg": verdict_svg(state, len(findings), caveats), "finding_counts": counts,
             "actions": actions(results), "changes": changes(results), "provenance": provenance(results)}

@@ -41,6 +41,8 @@ from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_k
 from sncheck.report import svg
 from sncheck.report.codes import id_codes, merge_repeated
 from sncheck.report.firstscreen import first_screen
+from sncheck.model import Verdict
+from sncheck.run.verdict import GATES, NOT_JUDGED, NOT_MEASURED, flags_of
 from sncheck.report.json_out import write_text_atomic
 
 if TYPE_CHECKING:  # importlib.abc.Traversable moves in 3.12; only annotations need it
@@ -50,7 +52,7 @@ if TYPE_CHECKING:  # importlib.abc.Traversable moves in 3.12; only annotations n
 # so a 384-card domain stays a small page; past this many hosts, blocks of hosts.
 MAX_AXIS = 64
 SEVERITIES = ("critical", "warning", "info")
-VERDICTS = ("pass", "fail", "error", "skipped")
+VERDICTS = tuple(Verdict)
 # The link tier a stress group's traffic crosses, for the design line on its chart.
 GROUP_TIER = {"host": INTRA_HOST, "rail": SCALE_UP, "domain": SCALE_UP, "cross": SCALE_OUT}
 KIND_COLOR = {"host": svg.PALETTE[0], "rail": svg.PALETTE[1], "domain": svg.PALETTE[2],
@@ -217,19 +219,24 @@ def _findings(results: dict) -> list[dict]:
                     "layer": f.get("layer", ""), "rule": f.get("rule", ""),
                     "severity": f.get("severity", ""), "message": f.get("message", ""),
                     "measured": ev.get("measured"), "expected": ev.get("expected"),
-                    "unit": ev.get("unit") or "", "verdict_note": _verdict_note(f, ev)})
+                    "unit": ev.get("unit") or "", "verdict_note": _verdict_note(f, ev, flags_of(f, results))})
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     out.sort(key=lambda f: (rank.get(f["severity"], len(rank)), str(f["layer"]),
                             natural_key(str(f["entity"]))))
     return out
 
 
-def _verdict_note(f: dict, ev: dict) -> str:
-    """How the verdict treated a finding: a check that did not run, hard evidence
-    isolated at once, or what the confirmation retest showed."""
+def _verdict_note(f: dict, ev: dict, flags: dict[str, bool]) -> str:
+    """How the verdict treated a finding: not measured or not judged, a check that did
+    not run, hard evidence isolated at once, or what the confirmation retest showed."""
     notes = []
+    if flags[NOT_MEASURED]:
+        notes.append("not measured")
+    if flags[NOT_JUDGED]:
+        notes.append("not judged")
     if f.get("about") == "check":
-        notes.append("about the check, not the hardware: nothing isolated; the gate fails until it runs")
+        notes.append("about the check, not the hardware: nothing isolated; "
+                     + ("the gate fails until it runs" if flags[GATES] else "below the gate, on record"))
     if ev.get("confirm") == "none":
         notes.append("hard evidence (confirm: none): isolated without a retest")
     if ev.get("retest"):
@@ -582,12 +589,10 @@ def _worst(sub: pd.DataFrame, unit: str, domains: _Domains, k: int = 3) -> list[
 def _flagged_supernodes(results: dict, domains: _Domains) -> dict[str, set[str]]:
     """Supernode -> the hosts named by findings at or above the gate (a supernode finding
     names all its hosts)."""
-    rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
-    gate = rank.get(results.get("gate") or "critical", 2)
     host_dom = {h: domains.names[d] for d, hosts in enumerate(domains.hosts_of) for h in hosts}
     out: dict[str, set[str]] = {}
     for f in results.get("findings") or []:
-        if rank.get(f.get("severity"), 2) < gate:
+        if not flags_of(f, results)[GATES]:
             continue
         entity = str(f.get("entity", ""))
         if f.get("entity_kind") == "supernode" and entity in domains.names:
@@ -604,11 +609,9 @@ def _fleet_overview(results: dict, domains: _Domains, worst: dict[int, float], f
     """One tile per supernode, coloured by its worst margin over the pair metrics
     (``worst``) and marked by its failed directions (``failed``)."""
     findings_per_sn: dict[str, int] = {}
-    rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
-    gate = rank.get(results.get("gate") or "critical", 2)
     host_dom = {h: domains.names[d] for d, hosts in enumerate(domains.hosts_of) for h in hosts}
     for f in results.get("findings") or []:
-        if rank.get(f.get("severity"), 2) < gate:
+        if not flags_of(f, results)[GATES]:
             continue
         entity = str(f.get("entity", ""))
         sns = {entity} if entity in domains.names else {

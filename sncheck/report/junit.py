@@ -7,17 +7,21 @@ counts, times) goes into a name. Run details go into ``<properties>``.
 
 Each host's testcase in a family is one of:
 
-* **failure**: a finding at or above the gate names the host, one of its cards, a link
-  with an end on it, or its supernode;
-* **error**: the family could not run there (timed out, tool missing, parse failed,
-  not run), the host was unreachable (an error in every family), or the whole layer
-  ended in error;
-* **skipped** (with the reason): the layer was skipped;
+* **failure**: a finding that gates (its ``gates`` flag, decided by :mod:`sncheck.run.verdict`)
+  names the host, one of its cards, a link with an end on it, or its supernode;
+* **error**: a gating finding there says it was not measured (timed out, tool missing,
+  parse failed, not run) or not judged, the host was unreachable (an error in every
+  family), or the whole layer ended in error;
+* **skipped** (with the reason): the layer was skipped, or it is "not judged" (a
+  not-judged finding below the gate, e.g. an optional golden layer with no reference);
 * **passing**: otherwise; findings below the gate go into ``<system-out>``.
 
 Findings that name nothing on a known host get a testcase named after their entity, and
 a layer whose verdict is ``fail`` without a failing finding gets a ``layer`` testcase
 that fails, so the CI verdict never reads greener than the run's.
+
+A scoped run (``--targets``) has testcases for the hosts in scope only, and each suite
+carries the scope as a ``scope`` property.
 """
 
 from __future__ import annotations
@@ -27,25 +31,14 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from sncheck.model import hosts_of
+from sncheck.health.invariants import UNREACHABLE
+from sncheck.model import Verdict, hosts_of, severity_rank
+from sncheck.run.verdict import GATES, NOT_JUDGED, NOT_MEASURED, flags_of
 from sncheck.topology import natural_key
 from sncheck.report.json_out import write_text_atomic
 
-SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
-# Findings that say a check could not run at all (not that it measured something bad).
-COULD_NOT_RUN = ("host-unreachable", "not-run")
 # Characters XML 1.0 cannot carry at all; tool output (ANSI escapes, NULs) may hold them.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def is_failure(severity: str, gate: str) -> bool:
-    """True when ``severity`` is at or above ``gate`` (unknown severities fail)."""
-    return SEVERITY_RANK.get(severity, len(SEVERITY_RANK)) >= SEVERITY_RANK.get(gate, 2)
-
-
-def could_not_run(finding: dict) -> bool:
-    rule = str(finding.get("rule", ""))
-    return any(rule == r or rule.startswith(r + "-") for r in COULD_NOT_RUN)
 
 
 class _Hosts:
@@ -80,29 +73,38 @@ class _Hosts:
     def ordered(self) -> list[str]:
         return sorted(self.supernode, key=natural_key)
 
+    def scoped(self, scope: dict | None) -> None:
+        """A scoped run: only the hosts in scope are testcases (a host out of scope was not tested)."""
+        if scope and isinstance(scope.get("hosts"), list):
+            keep = {str(h) for h in scope["hosts"]}
+            self.supernode = {h: sn for h, sn in self.supernode.items() if h in keep}
+
 
 def render_junit(results: dict) -> str:
-    gate = results.get("gate") or "critical"
-    findings = results.get("findings") or []
+    findings = [f | flags_of(f, results) for f in results.get("findings") or []]
     layers = list(results.get("layers") or [])
     known = {layer.get("name") for layer in layers}
     # Findings may name a layer the envelope does not list (e.g. isolation): keep them.
     for name in dict.fromkeys(f.get("layer") or "run" for f in findings):
         if name not in known:
             layers.append({"name": name, "verdict": ""})  # judged by its findings alone
-    if results.get("isolation_blocked"):  # the safety cap refused the isolations: the gate fails
-        layers.append({"name": "isolation", "verdict": "fail"})
+    if results.get("isolation_blocked"):  # the verdict failed the run for it: show where
+        layers.append({"name": "isolation", "verdict": Verdict.FAIL})
     hosts = _Hosts(results, findings)
+    hosts.scoped(results.get("scope"))
     # An unreachable host could not run any family: it is an error in each of them.
-    unreachable = [f for f in findings if f.get("rule") == "host-unreachable"]
+    unreachable = [f for f in findings if f.get("rule") == UNREACHABLE]
     root = ET.Element("testsuites", name="sncheck")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for layer in layers:
         name = str(layer.get("name", "?"))
-        mine = [f for f in findings if (f.get("layer") or "run") == name]
+        # A finding belongs to its layer and to each layer of a symptom folded into it, as
+        # the layer verdicts count it (run.verdict.gating_layers).
+        mine = [f for f in findings if (f.get("layer") or "run") == name
+                or any(r.get("layer") == name for r in (f.get("evidence") or {}).get("related") or [])]
         if layer.get("verdict") != "skipped":
             mine += [f for f in unreachable if f not in mine]
-        suite = _suite(root, name, layer, mine, gate, results, hosts)
+        suite = _suite(root, name, layer, mine, results, hosts)
         for k in totals:
             totals[k] += int(suite.get(k, "0"))
     for k, v in totals.items():
@@ -117,7 +119,7 @@ def write_junit(path: str | os.PathLike, results: dict) -> None:
     write_text_atomic(path, render_junit(results))
 
 
-def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict], gate: str,
+def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict],
            results: dict, hosts: _Hosts) -> ET.Element:
     suite = ET.SubElement(root, "testsuite", name=f"sncheck.{name}")
     props = ET.SubElement(suite, "properties")
@@ -125,6 +127,9 @@ def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict], gate:
         if results.get(key) is not None:
             ET.SubElement(props, "property", name=key, value=str(results[key]))
     ET.SubElement(props, "property", name="verdict", value=str(layer.get("verdict", "")))
+    scope = results.get("scope")
+    if scope:
+        ET.SubElement(props, "property", name="scope", value=" ".join(map(str, scope.get("targets") or [])))
     cut = (layer.get("summary") or {}).get("cut_short")
     if cut:
         ET.SubElement(props, "property", name="cut_short", value=str(cut))
@@ -142,9 +147,9 @@ def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict], gate:
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     for host in hosts.ordered():
         classname = f"sncheck.{name}.{hosts.supernode[host]}" if hosts.supernode[host] else f"sncheck.{name}"
-        _case(suite, classname, host, per_host.get(host, []), gate, verdict, cut, counts)
+        _case(suite, classname, host, per_host.get(host, []), verdict, cut, counts)
     for entity in sorted(elsewhere, key=natural_key):
-        _case(suite, f"sncheck.{name}", entity, elsewhere[entity], gate, verdict, cut, counts)
+        _case(suite, f"sncheck.{name}", entity, elsewhere[entity], verdict, cut, counts)
     if verdict == "fail" and not counts["failures"] and not counts["errors"]:
         case = ET.SubElement(suite, "testcase", classname=f"sncheck.{name}", name="layer")
         ET.SubElement(case, "failure", message="layer verdict is fail", type="verdict")
@@ -154,8 +159,8 @@ def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict], gate:
         if verdict == "error":
             ET.SubElement(case, "error", message=str(cut or "layer could not run"))
             counts["errors"] += 1
-        elif verdict == "skipped":
-            ET.SubElement(case, "skipped", message=str(cut or "layer skipped"))
+        elif verdict in (Verdict.SKIPPED, Verdict.NOT_JUDGED):
+            ET.SubElement(case, "skipped", message=str(cut or f"layer {verdict}"))
             counts["skipped"] += 1
     suite.set("tests", str(len(suite.findall("testcase"))))
     for k, v in counts.items():
@@ -163,29 +168,38 @@ def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict], gate:
     return suite
 
 
-def _case(suite: ET.Element, classname: str, name: str, findings: list[dict], gate: str,
+def _case(suite: ET.Element, classname: str, name: str, findings: list[dict],
           verdict: object, cut: object, counts: dict[str, int]) -> None:
     case = ET.SubElement(suite, "testcase", classname=classname, name=name)
-    failing = [f for f in findings if is_failure(str(f.get("severity", "")), gate)]
-    not_run = [f for f in failing if could_not_run(f)]
-    bad = [f for f in failing if not could_not_run(f)]
+    failing = [f for f in findings if f[GATES]]
+    not_run = [f for f in failing if f[NOT_MEASURED] or f[NOT_JUDGED]]
+    bad = [f for f in failing if not (f[NOT_MEASURED] or f[NOT_JUDGED])]
+    unjudged = [f for f in findings if f[NOT_JUDGED]]
     text = "\n\n".join(_finding_text(f) for f in findings)
     if bad:
         failure = ET.SubElement(case, "failure", message=_summary(bad),
-                                type=max((str(f.get("severity", "")) for f in bad),
-                                         key=lambda s: SEVERITY_RANK.get(s, 3)))
+                                type=max((str(f.get("severity", "")) for f in bad), key=_rank))
         failure.text = text
         counts["failures"] += 1
-    elif not_run or verdict == "error":
+    elif not_run or verdict == Verdict.ERROR:
         error = ET.SubElement(case, "error", message=_summary(not_run) if not_run
                               else str(cut or "layer could not run"))
         error.text = text or None
         counts["errors"] += 1
-    elif verdict == "skipped":
-        ET.SubElement(case, "skipped", message=str(cut or "layer skipped"))
+    elif verdict == Verdict.SKIPPED or unjudged:
+        skipped = ET.SubElement(case, "skipped", message=f"not judged: {_summary(unjudged)}" if unjudged
+                                else str(cut or "layer skipped"))
+        skipped.text = text or None
         counts["skipped"] += 1
     elif findings:
         ET.SubElement(case, "system-out").text = text
+
+
+def _rank(severity: str) -> int:
+    try:
+        return severity_rank(severity)
+    except ValueError:
+        return 3  # an unknown severity: the worst
 
 
 def _summary(findings: list[dict]) -> str:

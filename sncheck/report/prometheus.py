@@ -34,13 +34,15 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from sncheck.model import Verdict
+from sncheck.run.verdict import FLAGS, flags_of
 from sncheck.store.frames import kind_rows
 from sncheck.report.codes import id_codes, merge_repeated
 from sncheck.report.json_out import write_text_atomic
 from sncheck.topology import host_of, natural_key
 
-RUN_VERDICTS = ("pass", "fail", "error")
-LAYER_VERDICTS = ("pass", "fail", "skipped", "error")
+RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR)
+LAYER_VERDICTS = tuple(Verdict)  # pass, fail, error, skipped, not_judged
 SEVERITIES = ("critical", "warning", "info")
 GB = 1e9
 US = 1e-6
@@ -136,6 +138,14 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
     out.family("sncheck_findings", "gauge", "Findings of the run by severity.",
                [({"severity": s}, sum(f.get("severity") == s for f in findings))
                 for s in SEVERITIES])
+    flagged = [flags_of(f, results) for f in findings]
+    out.family("sncheck_findings_flagged", "gauge",
+               "Findings of the run that gate, that say something was not measured, or not judged.",
+               [({"flag": k}, sum(fl[k] for fl in flagged)) for k in FLAGS])
+    scope = results.get("scope") or None
+    if scope:  # a scoped run (--targets): only what is in scope has series here
+        out.family("sncheck_run_scope", "gauge", "A scoped run: its targets and how many cards were in scope.",
+                   [({"targets": " ".join(map(str, scope.get("targets") or []))}, len(scope.get("cards") or []))])
     out.family("sncheck_layer_verdict", "gauge", "Verdict per layer (state set).",
                [({"layer": layer.get("name", "?"), "verdict": v}, float(layer.get("verdict") == v))
                 for layer in results.get("layers") or [] for v in LAYER_VERDICTS])
@@ -151,8 +161,8 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
                _design(results, "bandwidth_GBps", GB))
     out.family("sncheck_design_p2p_latency_seconds", "gauge", "Design latency of a link tier, s.",
                _design(results, "latency_us", US))
-    cards = card_p2p(rows, supernode, uuids)
-    skew = card_skew(rows, supernode, uuids)
+    cards = _in_scope(card_p2p(rows, supernode, uuids), scope)
+    skew = _in_scope(card_skew(rows, supernode, uuids), scope)
     out.frame("sncheck_card_info", "gauge", "A card the run measured, with its labels (value 1): "
               "join DCGM series on (hostname, gpu).", _card_info([cards, skew], supernode, uuids), CARD, "one")
     labels = CARD + ["tier"]
@@ -177,6 +187,13 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
 
 def write_prometheus(path: str | os.PathLike, results: dict, rows: pd.DataFrame | None) -> None:
     write_text_atomic(path, render_prometheus(results, rows))
+
+
+def _in_scope(cards: pd.DataFrame, scope: dict | None) -> pd.DataFrame:
+    """A scoped run's card series: the cards in scope only (their peers were not the test)."""
+    if not scope or cards.empty or "card" not in cards.columns:
+        return cards
+    return cards[cards["card"].isin(set(scope.get("cards") or []))].reset_index(drop=True)
 
 
 def _supernode_of_host(results: dict) -> dict[str, str]:

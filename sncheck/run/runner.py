@@ -19,7 +19,7 @@ from sncheck.config.faultplan import FaultPlan, load_faults
 from sncheck.health.baseline import load_baseline
 from sncheck.health.findings import Finding, merge_findings
 from sncheck.health.capacity import ParallelLayout, capacity
-from sncheck.health.invariants import reference_mismatch
+from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch
 from sncheck.health.rules import load_rules
 from sncheck.config.inventory import Inventory
 from sncheck.layers import connectivity, golden, stress
@@ -31,7 +31,8 @@ from sncheck.config.shipped import provenance
 from sncheck.store.rundir import RunStore, default_out_dir, new_run_id
 from sncheck.probeplan import target_cards
 from sncheck.topology import Topology, natural_key
-from sncheck.run.verdict import final_verdict, gating_layers, isolation_steps
+from sncheck.run.isolation import isolation_steps
+from sncheck.run.verdict import EXIT_CODES, decide, provisional_layer_verdict
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
@@ -70,6 +71,9 @@ class RunOptions:
     # Called with results.json (verdict decided) before any output is rendered: the
     # --state-dir isolation actions, which may set ``applied`` and ``isolation_blocked``.
     after_verdict: Callable[[dict, Path], None] | None = None
+    # Called with the final results.json (decided again after ``after_verdict``), before
+    # any output is rendered: e.g. keeping the run's summaries in the state store.
+    after_decided: Callable[[dict, Path], None] | None = None
 
 
 @dataclass
@@ -148,7 +152,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             results["layers"].append(entry)
             ctx = LayerContext(topo, backend, store, design, options, progress, rules=rules,
                                reference=references.get(spec.name), baseline=baseline,
-                               history=opts.history, targets=scoped)
+                               history=opts.history, targets=scoped, gate=gate)
             try:
                 if not design:  # part of the first layer, so a hang here cuts that layer short
                     progress("calibrating design values on this machine")
@@ -165,7 +169,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             found = ctx.detect(spec.name)
             raw.extend(found)
             # Provisional (partial results.json); decided again after the retest, below.
-            entry["verdict"] = "fail" if spec.name in gating_layers(found, gate) else "pass"
+            entry["verdict"] = provisional_layer_verdict(spec.name, found, gate)
             store.write_results(results)  # a partial results.json after each layer
         findings = merge_findings(raw, topo.cards_of_host)
         ctx = LayerContext(topo, backend, store, design, {}, progress, rules=rules,
@@ -184,7 +188,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
 
     if store.write_error and "error" not in results:  # the disk filled up: never a pass
         results["error"] = store.write_error
-    results["verdict"] = final_verdict(results, findings, gate)
+    decide(results, gate)
     if playbook.layout:
         results["capacity"] = layout_capacity(topo, results["isolation"], playbook.layout)
     results["finished"] = _now()
@@ -195,14 +199,21 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         except HarnessError as e:  # the state store failed: results.json still gets the findings
             failure = e
             results["error"] = str(e)
-        results["verdict"] = final_verdict(results, findings, gate)
+        decide(results, gate)
+    if opts.after_decided is not None and failure is None:
+        try:
+            opts.after_decided(results, out_dir)  # e.g. the run's summaries into the state store
+        except HarnessError as e:
+            failure = e
+            results["error"] = str(e)
+            decide(results, gate)
     # Every output is rendered once, from the final results.
     store.write_results(results)
     write_reports(results, store, opts)
     store.release()
     if failure is not None:
         raise failure
-    code = {"pass": 0, "fail": 1, "error": 3}[results["verdict"]]
+    code = EXIT_CODES[results["verdict"]]
     return RunOutcome(results, out_dir, code)
 
 
@@ -213,7 +224,7 @@ def baseline_not_judged(info: dict | None, playbook: Playbook, topo: Topology) -
     if not info or not info.get("note"):
         return []
     layer = playbook.layers[0].name
-    return [Finding(sn, "supernode", layer, "baseline-not-judged", "critical",
+    return [Finding(sn, "supernode", layer, BASELINE_NOT_JUDGED, "critical",
                     f"{sn} not compared with baseline {info['ref']}: {info['note']}. Record a passing "
                     "run first (a playbook without a baseline, with --state-dir), then gate against it.",
                     {"measured": "nothing to compare with", "expected": f"baseline {info['ref']}",

@@ -1,107 +1,105 @@
-"""From findings to the verdict: quarantine, confirm, isolate or release, and the gate.
+"""The verdict, decided once: flags on each finding, each layer's verdict, the run's.
 
-The policy of DESIGN.md with the verdict's invariants (:mod:`sncheck.health.invariants`):
+Every output reads what is decided here and never works it out again:
 
-* quarantine at the first anomaly; a finding about a check (a missing tool, no golden
-  reference) is not about the hardware, so nothing is quarantined for it (it still
-  fails the gate);
-* a repeat offender is isolated at once; so is hard evidence (a rule with
-  ``confirm: none``: uncorrectable ECC, a pending remap, data corruption, a link down);
-* what was not measured stays quarantined: a retest cannot make it measured;
-* everything else is retested with the measurement that found it (:mod:`layers.confirm`):
-  confirmed -> isolate; not confirmed (the retest ran with known-good peers and measured
-  the symptom) -> release; the retest cannot say -> stays quarantined.
+* on each finding (results.json, added fields): ``gates`` (at or above the gate
+  severity), ``not_measured`` (something was not measured: unreachable, not run, timed
+  out, a tool missing) and ``not_judged`` (something measured was not judged: no golden
+  reference, no baseline, no enabled rule for the layer);
+* each layer: ``error`` (cut short), ``fail`` (a finding of it, or folded into one,
+  gates), ``not_judged`` (a not-judged finding below the gate, e.g. an optional golden
+  layer with no reference), ``skipped``, or ``pass``; a skipped or unjudged layer is
+  never a pass;
+* the run: ``error``, ``fail`` (a layer fails, a finding gates, or the safety cap
+  blocked the isolations) or ``pass``.
 
-Nothing here is applied: entries are dry runs until ``--apply`` or ``sncheck isolate``.
+:func:`flags_of` reads a finding's flags, deciding them here for results written before
+the flags existed, so earlier runs still load (history, diff, report).
+The isolation policy (quarantine, confirm, isolate, release) is :mod:`sncheck.run.isolation`.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Callable
+from collections.abc import Iterable, Mapping
 
-from sncheck.errors import HarnessError
-from sncheck.health.findings import Finding, IsolationEntry, severity_rank
-from sncheck.health.invariants import is_not_measured
-from sncheck.health.policy import decide_entry, is_repeat_offender
-from sncheck.layers.base import LayerContext
-from sncheck.layers.confirm import Retest, confirm
+from sncheck.health.invariants import means_not_judged, means_not_measured
+from sncheck.model import Severity, Verdict, at_or_above
+
+GATES, NOT_MEASURED, NOT_JUDGED = "gates", "not_measured", "not_judged"  # the flags' keys on a finding
+FLAGS = (GATES, NOT_MEASURED, NOT_JUDGED)
+DEFAULT_GATE = Severity.CRITICAL
+EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.ERROR: 3}
 
 
-def gating_layers(findings: list[Finding], gate: str) -> set[str]:
+def gate_of(results: Mapping) -> str:
+    gate = results.get("gate")
+    return gate if gate in tuple(Severity) else DEFAULT_GATE
+
+
+def decide_flags(finding: Mapping, gate: str) -> dict[str, bool]:
+    """The flags of one finding (a dict of results.json) under ``gate``."""
+    severity = finding.get("severity")
+    gates = at_or_above(severity, gate) if severity in tuple(Severity) else True  # an unknown severity fails
+    rule = str(finding.get("rule", ""))
+    return {GATES: gates, NOT_MEASURED: means_not_measured(rule), NOT_JUDGED: means_not_judged(rule)}
+
+
+def flags_of(finding: Mapping, results: Mapping) -> dict[str, bool]:
+    """A finding's flags as the verdict wrote them (decided now for older results)."""
+    if all(isinstance(finding.get(k), bool) for k in FLAGS):
+        return {k: bool(finding[k]) for k in FLAGS}
+    return decide_flags(finding, gate_of(results))
+
+
+def mark(findings: Iterable[dict], gate: str) -> None:
+    """Write the flags onto each finding dict."""
+    for f in findings:
+        f.update(decide_flags(f, gate))
+
+
+def gating_layers(findings: Iterable[Mapping], gate: str) -> set[str]:
     """Layers with a finding at or above the gate, counting the symptoms folded into it."""
     out = set()
     for f in findings:
-        if severity_rank(f.severity) >= severity_rank(gate):
-            out.add(f.layer)
-            out |= {r["layer"] for r in f.evidence.get("related", [])}
+        if decide_flags(f, gate)[GATES]:
+            out.add(f.get("layer"))
+            out |= {r.get("layer") for r in (f.get("evidence") or {}).get("related", [])}
     return out
 
 
-def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
-    """The name of a ``confirm: none`` rule behind this finding, if any."""
-    if ctx.rules is None:
-        return None
-    none = {r.name for r in ctx.rules.rules if r.confirm == "none"}
-    names = [f.rule] + [r["rule"] for r in f.evidence.get("related", [])]
-    return next((n for n in names if n in none), None)
+def layer_verdict(layer: Mapping, findings: list[dict], failing: set) -> Verdict:
+    name, now = layer.get("name"), layer.get("verdict")
+    if now == Verdict.ERROR:
+        return Verdict.ERROR
+    if name in failing:
+        return Verdict.FAIL
+    if any(f[NOT_JUDGED] for f in findings if f.get("layer") == name):
+        return Verdict.NOT_JUDGED
+    if now == Verdict.SKIPPED:
+        return Verdict.SKIPPED
+    return Verdict.PASS
 
 
-def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
-                    released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationEntry]:
-    suspects = [f for f in findings
-                if severity_rank(f.severity) >= severity_rank("warning") and f.about != "check"]
-    quarantined = [IsolationEntry(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
-                   for f in suspects]
-    steps = list(quarantined)
-    history = {f.entity: released_at(f.entity) for f in suspects}
-    repeat = {f.entity for f in suspects if is_repeat_offender(history[f.entity], now)}
-    hard = {f.entity: rule for f in suspects if (rule := hard_evidence(f, ctx))}
-    to_retest = [f for f in suspects if f.entity not in repeat | set(hard)]
-    retests: dict[str, Retest] = {}
-    if confirm_enabled and to_retest:
-        ctx.progress(f"confirm: {len(to_retest)} quarantined entities, retesting each by the measurement that found it")
-        ctx.backend.begin_confirmation()
-        try:
-            retests = confirm(ctx, to_retest)
-        except HarnessError as e:  # the retest could not run: everything stays quarantined
-            ctx.progress(f"confirm: retest cut short ({e}); suspects stay quarantined")
-    for f, q in zip(suspects, quarantined):
-        if f.entity in repeat:
-            steps.append(decide_entry(q, None, history[f.entity], now))
-        elif f.entity in hard:
-            f.evidence["confirm"] = "none"
-            steps.append(IsolationEntry(q.entity, q.entity_kind, "isolate",
-                                        f"hard evidence (rule {hard[f.entity]}, confirm: none); isolated without "
-                                        f"a retest: {q.reason}", rule=q.rule))
-        elif f.entity in retests:
-            r = retests[f.entity]
-            assert not (is_not_measured(f) and r.confirmed is False), "a retest never releases what was not measured"
-            f.evidence["confirmed"] = r.confirmed
-            f.evidence["retest"] = f"{r.how}: {r.note}"
-            step = decide_entry(q, r.confirmed, history[f.entity], now)
-            if r.confirmed is None:
-                step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"
-            steps.append(step)
-            if step.action == "release":
-                # Kept on record, but a symptom the retest could not reproduce does not gate.
-                f.evidence["severity_before_retest"] = f.severity
-                f.severity = "info"
-                f.message += " (not reproduced by the confirmation retest; released)"
-    return steps
-
-
-def final_verdict(results: dict, findings: list[Finding], gate: str) -> str:
-    """Set each layer's verdict and return the run's: pass, fail or error."""
+def decide(results: dict, gate: str | None = None) -> Verdict:
+    """Flag the findings, set each layer's verdict and the run's; return the run's."""
+    gate = gate or gate_of(results)
+    findings = results.get("findings") or []
+    mark(findings, gate)
     failing = gating_layers(findings, gate)
-    for layer in results["layers"]:
-        if layer["verdict"] != "error":
-            layer["verdict"] = "fail" if layer["name"] in failing else "pass"
-    verdicts = [layer["verdict"] for layer in results["layers"]]
-    if "error" in results or "error" in verdicts:
-        return "error"
-    if "fail" in verdicts or any(severity_rank(f.severity) >= severity_rank(gate) for f in findings):
-        return "fail"
-    if results.get("isolation_blocked"):
-        return "fail"
-    return "pass"
+    for layer in results.get("layers") or []:
+        layer["verdict"] = layer_verdict(layer, findings, failing).value
+    verdicts = [layer["verdict"] for layer in results.get("layers") or []]
+    if "error" in results or Verdict.ERROR in verdicts:
+        verdict = Verdict.ERROR
+    elif Verdict.FAIL in verdicts or any(f[GATES] for f in findings) or results.get("isolation_blocked"):
+        verdict = Verdict.FAIL  # the safety cap refused the isolations: the gate fails (said here only)
+    else:
+        verdict = Verdict.PASS
+    results["verdict"] = verdict.value
+    return verdict
+
+
+def provisional_layer_verdict(name: str, findings: Iterable, gate: str) -> str:
+    """A layer's verdict in the partial results.json written after it (decided again at the end)."""
+    dicts = [f.to_dict() if hasattr(f, "to_dict") else f for f in findings]
+    return (Verdict.FAIL if name in gating_layers(dicts, gate) else Verdict.PASS).value

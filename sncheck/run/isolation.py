@@ -1,0 +1,79 @@
+"""Isolation steps: quarantine, confirm, isolate or release (the policy of :mod:`sncheck.run.verdict`).
+
+* quarantine at the first anomaly; a finding about a check (a missing tool, no golden
+  reference) is not about the hardware, so nothing is quarantined for it (it still
+  fails the gate);
+* a repeat offender is isolated at once; so is hard evidence (a rule with
+  ``confirm: none``: uncorrectable ECC, a pending remap, data corruption, a link down);
+* what was not measured stays quarantined: a retest cannot make it measured;
+* everything else is retested with the measurement that found it (:mod:`layers.confirm`):
+  confirmed -> isolate; not confirmed (the retest ran with known-good peers and measured
+  the symptom) -> release; the retest cannot say -> stays quarantined.
+
+Nothing here is applied: entries are dry runs until ``--apply`` or ``sncheck isolate``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Callable
+
+from sncheck.errors import HarnessError
+from sncheck.health.findings import Finding, IsolationEntry, severity_rank
+from sncheck.health.invariants import is_not_measured
+from sncheck.health.policy import decide_entry, is_repeat_offender
+from sncheck.layers.base import LayerContext
+from sncheck.layers.confirm import Retest, confirm
+
+
+def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
+    """The name of a ``confirm: none`` rule behind this finding, if any."""
+    if ctx.rules is None:
+        return None
+    none = {r.name for r in ctx.rules.rules if r.confirm == "none"}
+    names = [f.rule] + [r["rule"] for r in f.evidence.get("related", [])]
+    return next((n for n in names if n in none), None)
+
+
+def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
+                    released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationEntry]:
+    suspects = [f for f in findings
+                if severity_rank(f.severity) >= severity_rank("warning") and f.about != "check"]
+    quarantined = [IsolationEntry(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
+                   for f in suspects]
+    steps = list(quarantined)
+    history = {f.entity: released_at(f.entity) for f in suspects}
+    repeat = {f.entity for f in suspects if is_repeat_offender(history[f.entity], now)}
+    hard = {f.entity: rule for f in suspects if (rule := hard_evidence(f, ctx))}
+    to_retest = [f for f in suspects if f.entity not in repeat | set(hard)]
+    retests: dict[str, Retest] = {}
+    if confirm_enabled and to_retest:
+        ctx.progress(f"confirm: {len(to_retest)} quarantined entities, retesting each by the measurement that found it")
+        ctx.backend.begin_confirmation()
+        try:
+            retests = confirm(ctx, to_retest)
+        except HarnessError as e:  # the retest could not run: everything stays quarantined
+            ctx.progress(f"confirm: retest cut short ({e}); suspects stay quarantined")
+    for f, q in zip(suspects, quarantined):
+        if f.entity in repeat:
+            steps.append(decide_entry(q, None, history[f.entity], now))
+        elif f.entity in hard:
+            f.evidence["confirm"] = "none"
+            steps.append(IsolationEntry(q.entity, q.entity_kind, "isolate",
+                                        f"hard evidence (rule {hard[f.entity]}, confirm: none); isolated without "
+                                        f"a retest: {q.reason}", rule=q.rule))
+        elif f.entity in retests:
+            r = retests[f.entity]
+            assert not (is_not_measured(f) and r.confirmed is False), "a retest never releases what was not measured"
+            f.evidence["confirmed"] = r.confirmed
+            f.evidence["retest"] = f"{r.how}: {r.note}"
+            step = decide_entry(q, r.confirmed, history[f.entity], now)
+            if r.confirmed is None:
+                step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"
+            steps.append(step)
+            if step.action == "release":
+                # Kept on record, but a symptom the retest could not reproduce does not gate.
+                f.evidence["severity_before_retest"] = f.severity
+                f.severity = "info"
+                f.message += " (not reproduced by the confirmation retest; released)"
+    return steps
