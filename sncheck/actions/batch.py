@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sncheck.errors import ConfigError
+from sncheck.model import hosts_of
 from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
 from sncheck.config.inventory import Inventory
 from sncheck.store.state import StateStore
@@ -148,7 +149,7 @@ def released_by_scope(results: Mapping[str, Any], status: Sequence[Mapping[str, 
         return []
     cards, hosts = set(scope.get("cards") or ()), set(scope.get("hosts") or ())
     touched = {f["entity"] for f in results.get("findings") or []} | {e["entity"] for e in results.get("isolation") or []}
-    touched |= {part.rsplit("/", 1)[0] for e in touched for part in e.split("<->")}
+    touched |= {h for e in touched for h in hosts_of(e)}
     out = []
     for q in status:
         e = q["entity"]
