@@ -164,7 +164,8 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
     cards = _in_scope(card_p2p(rows, supernode, uuids), scope)
     skew = _in_scope(card_skew(rows, supernode, uuids), scope)
     out.frame("sncheck_card_info", "gauge", "A card the run measured, with its labels (value 1): "
-              "join DCGM series on (hostname, gpu).", _card_info([cards, skew], supernode, uuids), CARD, "one")
+              "join DCGM series on (hostname, gpu).",
+              _in_scope(_card_info([cards, skew], supernode, uuids), scope), CARD, "one")
     labels = CARD + ["tier"]
     out.frame("sncheck_card_p2p_bandwidth_min_bytes_per_second", "gauge",
               "Lowest bandwidth over a card's pairs in a link tier (each pair: the mean of its "
