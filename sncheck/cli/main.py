@@ -419,7 +419,7 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
 
     Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
     """
-    from sncheck.vendors.parsers import get_parser, parse_text
+    from sncheck.vendors.parsers import failures as parse_failures, get_parser, parse_text
     from sncheck.config.yamlio import read_capped
 
     get_parser(tool)  # an unknown TOOL lists the views before the file is read
@@ -443,29 +443,6 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
 
 
 MAX_PARSE_BYTES = 4 << 20  # real tool logs are KBs; parsing runs at about 1 MB/s
-
-
-def parse_failures(data: object) -> list[str]:
-    """Every failure a parsed log shows: its ``errors``, a dcgmi ``Fail``, a non-zero
-    ``#wrong`` in any nccl-tests row (whatever its footer says), a value no tool prints
-    (NaN, a negative count or bandwidth)."""
-    from sncheck.vendors.parsers import impossible_values
-
-    if not isinstance(data, dict):
-        return []
-    out = [str(e) for e in data.get("errors") or []] + impossible_values(data)
-    if data.get("result") == "Fail":
-        out.append("dcgmi diag result: Fail")
-    wrong = 0
-    for row in data.get("rows") or []:
-        if isinstance(row, dict):
-            for half in ("out_of_place", "in_place"):
-                w = (row.get(half) or {}).get("wrong") if isinstance(row.get(half), dict) else None
-                if isinstance(w, int) and w > 0:
-                    wrong += w
-    if wrong:
-        out.append(f"{wrong} wrong results (#wrong) in the table")
-    return list(dict.fromkeys(out))
 
 
 @main.group("rules")

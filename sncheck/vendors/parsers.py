@@ -9,6 +9,7 @@ JSON shape each returns is documented in its module.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -73,7 +74,44 @@ def parse_text(tool: str, text: str, **hints: Any) -> dict[str, Any]:
     header and escape codes removed first. ``hints`` go to the views that take them."""
     parser = get_parser(tool)
     body = clean_text(strip_source_header(text))
-    return parser(body, **hints) if hints else parser(body)
+    data = parser(body, **hints) if hints else parser(body)
+    if isinstance(data, dict) and (cut := cut_mid_line(body)):
+        data.setdefault("errors", []).append(cut)
+    return data
+
+
+def _whole_document(body: str, last: str) -> bool:
+    """A JSON document that loads, or XML whose last line closes its root element."""
+    if last.rstrip().endswith(("}", "]")) and body.lstrip().startswith(("{", "[")):
+        try:
+            json.loads(body)
+            return True
+        except (ValueError, RecursionError):
+            return False
+    return bool(re.fullmatch(r"\s*</[\w:.-]+>\s*", last)) and body.lstrip().startswith("<")
+
+
+def cut_mid_line(body: str) -> str | None:
+    """Tools end every line with a newline. A last line without one was cut mid-way unless it
+    ends in a word that also ends another line of the output ("Ethernet", "GB/s") or closes a
+    JSON or XML document (whose own parser checks it is whole). A number, a key without its
+    value or trailing blanks there are a cut."""
+    if not body or body.endswith("\n"):
+        return None
+    last = body.rsplit("\n", 1)[-1]
+    if not last.strip():
+        return None  # trailing blanks only
+    token = last.split()[-1]
+    if _whole_document(body, last):
+        return None
+    rest = body[: len(body) - len(last)]
+    # A whole word: one that ends another line of this output too ("... : Ethernet"); not a
+    # number, a key without its value, a run of table rules ("|", "====") or trailing blanks.
+    if not last[-1].isspace() and not token[-1].isdigit() and not token.endswith(":") \
+            and re.search(r"[A-Za-z]", token) \
+            and re.search(r"(?:^|\s)" + re.escape(token) + r"[ \t]*$", rest, re.MULTILINE):
+        return None
+    return f"the output ends mid-line ({last.strip()[-40:]!r}, no newline): cut short"
 
 
 # Keys whose value is a count or a rate: below zero, or not a number, it cannot be true.
@@ -102,3 +140,24 @@ def impossible_values(data: Any, path: str = "") -> list[str]:
             else:
                 out.extend(impossible_values(value, f"{path}[{i}]"))
     return out
+
+
+def failures(data: object) -> list[str]:
+    """Every failure a parsed log shows (``sncheck parse`` exits 1 on any): its ``errors``, a
+    dcgmi ``Fail``, a non-zero ``#wrong`` in any nccl-tests row (whatever its footer says), a
+    value no tool prints (NaN, a negative count or bandwidth)."""
+    if not isinstance(data, dict):
+        return []
+    out = [str(e) for e in data.get("errors") or []] + impossible_values(data)
+    if data.get("result") == "Fail":
+        out.append("dcgmi diag result: Fail")
+    wrong = 0
+    for row in data.get("rows") or []:
+        if isinstance(row, dict):
+            for half in ("out_of_place", "in_place"):
+                w = (row.get(half) or {}).get("wrong") if isinstance(row.get(half), dict) else None
+                if isinstance(w, int) and w > 0:
+                    wrong += w
+    if wrong:
+        out.append(f"{wrong} wrong results (#wrong) in the table")
+    return list(dict.fromkeys(out))

@@ -70,7 +70,22 @@ def parse_ibstat(text: str) -> dict[str, Any]:
             _store(cas[-1], port, m.group(1), m.group(2))
     if not cas and not errors:
         raise ParseError("no \"CA '<name>'\" sections found", tool="ibstat")
-    return {"tool": "ibstat", "cas": cas, "errors": errors}
+    return {"tool": "ibstat", "cas": cas, "errors": errors + _cut_short(cas)}
+
+
+def _cut_short(cas: list[dict[str, Any]]) -> list[str]:
+    """ibstat has no end marker, but each CA says how many ports follow and each port block
+    ends with ``Link layer``: a CA short of its ports, or a port without it, was cut."""
+    out = []
+    for ca in cas:
+        if ca.get("num_ports") is None:
+            out.append(f"CA {ca['name']}: no 'Number of ports' line: output cut short")
+        elif len(ca["ports"]) < ca["num_ports"]:
+            out.append(f"CA {ca['name']}: {len(ca['ports'])} of its {ca['num_ports']} ports listed: output cut short")
+        for port in ca["ports"]:
+            if "link_layer" not in port:
+                out.append(f"CA {ca['name']} port {port['port']}: ends before 'Link layer': output cut short")
+    return out
 
 
 def parse_ibstatus(text: str) -> dict[str, Any]:

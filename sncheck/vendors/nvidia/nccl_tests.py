@@ -135,6 +135,8 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
             "truncated run: the table ends without the '# Out of bounds values' / "
             "'# Avg bus bandwidth' footer"
         )
+    if state.table_seen and state.out_of_bounds is not None and state.avg_busbw is None and not state.errors:
+        state.errors.append("truncated run: the '# Avg bus bandwidth' line after '# Out of bounds values' is missing")
     if state.out_of_bounds_verdict == "FAILED":
         state.errors.append(
             f"{state.out_of_bounds} out-of-bounds values (wrong results) reported"

@@ -105,6 +105,9 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
             errors.append(f"{name}: {len(t['matrix'])} of {len(t['columns'])} matrix rows (cut short)")
         elif t["sum"] is None and _version(version) >= (0, 5):
             errors.append(f"{name}: no 'SUM {name}' line after the matrix (cut short)")
+    if any(t["cv"] is not None for t in tests.values()):  # v0.10 on: SUM then COEFFICIENT_OF_VARIATION
+        errors += [f"{n}: no COEFFICIENT_OF_VARIATION line after its SUM (cut short)"
+                   for n, t in tests.items() if t["sum"] is not None and t["cv"] is None]
     return {"tool": "nvbandwidth", "version": version, "driver_version": driver, "tests": tests,
             "waived": waived, "errors": errors}
 

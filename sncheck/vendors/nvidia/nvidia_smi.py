@@ -205,6 +205,7 @@ def parse_topo(text: str) -> dict[str, Any]:
             errors.append(line.strip())
     if not matrix:
         errors.append("header row without any device rows")
+    errors += _topo_cut_short(lines[header_at + 1 :], devices, matrix, legend)
     return {
         "tool": "nvidia-smi-topo",
         "gpus": [d for d in devices if re.match(r"^GPU[0-9]+$", d)],
@@ -217,6 +218,25 @@ def parse_topo(text: str) -> dict[str, Any]:
         "affinity": affinity,
         "errors": errors,
     }
+
+
+def _topo_cut_short(lines: list[str], devices: list[str], matrix: dict, legend: dict) -> list[str]:
+    """A row for every device in the header; a Legend, once begun, runs to its last entry
+    (``PIX``, then ``NV#`` when the matrix has NVLink cells) and names every NIC column."""
+    out = []
+    missing = [d for d in devices if d not in matrix]
+    if matrix and missing:
+        out.append(f"no matrix row for {', '.join(missing[:4])}: output cut short")
+    text = "\n".join(lines)
+    if "Legend:" in text:
+        nvlink = any(str(c).startswith("NV") for row in matrix.values() for c in row.values())
+        last = "NV#" if nvlink else "PIX"
+        if not re.search(rf"^\s*{re.escape(last)}\s*=", text, re.MULTILINE):
+            out.append(f"the Legend stops before its '{last}' entry: output cut short")
+        nics = [d for d in devices if d.startswith("NIC")]
+        if nics and [n for n in nics if n not in legend]:
+            out.append(f"the NIC Legend lacks {', '.join(n for n in nics if n not in legend)}: output cut short")
+    return out
 
 
 def _is_topo_header(line: str) -> bool:
@@ -258,7 +278,31 @@ def _topo_affinity(labels: list[str], values: list[str]) -> dict[str, Any]:
 def parse_nvlink_status(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi nvlink -s``: per GPU, each link's speed or inactive state."""
     gpus, errors = _nvlink_blocks(text, _status_link, tool="nvlink-status")
-    return {"tool": "nvlink-status", "gpus": gpus, "errors": errors}
+    return {"tool": "nvlink-status", "gpus": gpus, "errors": errors + _links_cut_short(gpus)}
+
+
+# Links nvidia-smi lists for a board (it lists every link, an unused one as <inactive>).
+_LINKS_OF = ((re.compile(r"\b(?:H100 80GB HBM3|H100-SXM|H200|H20|B200|B300|GB200|GB300)\b"), 18),
+             (re.compile(r"\bA100-SXM"), 12), (re.compile(r"\bV100-SXM2"), 6))
+
+
+def _links_cut_short(gpus: list[dict[str, Any]]) -> list[str]:
+    """nvlink -s has no end marker: a cut shows as a GPU with fewer links than its board has,
+    than the GPUs before it list, or with a gap in its link numbers."""
+    out = []
+    most = max((len(g["links"]) for g in gpus), default=0)
+    for g in gpus:
+        if g["errors"]:
+            continue  # "Unable to retrieve NVLink information": said already, no links to count
+        ids = [link["link"] for link in g["links"]]
+        want = next((n for pattern, n in _LINKS_OF if pattern.search(g.get("name") or "")), None)
+        if ids != list(range(len(ids))):
+            out.append(f"GPU {g['index']}: links {ids[:3]}... are not numbered 0..n-1: output cut or spliced")
+        elif want is not None and len(ids) < want:
+            out.append(f"GPU {g['index']}: {len(ids)} of the {want} links a {g['name']} has: output cut short")
+        elif len(ids) < most:
+            out.append(f"GPU {g['index']}: {len(ids)} links where other GPUs list {most}: output cut short")
+    return out
 
 
 def parse_nvlink_errors(text: str) -> dict[str, Any]:

@@ -150,6 +150,8 @@ def _cut_short(gpu_nodes: list[_Node]) -> list[str]:
     for gpu in gpu_nodes:
         where = gpu.key
         full = gpu.get("Product Name") is not None
+        if not gpu.children:
+            out.append(f"{where}: a GPU section with no entries: output cut short")
         if full and gpu.get("Processes") is None:
             out.append(f"{where}: no 'Processes' section, the last of a full listing: output cut short")
         for section, last in _LAST_ENTRY.items():
