@@ -86,7 +86,8 @@ def parse(doc: Any, hint: str | None, tool: str) -> dict[str, Any]:
         errors.append("the JSON document is not an nccl-tests report")
         doc = {}
     rows = []
-    for i, r in enumerate(doc.get("results") or []):
+    results = doc.get("results")
+    for i, r in enumerate(results if isinstance(results, list) else []):
         if not isinstance(r, dict):
             continue
         where = f"results[{i}] (size {r.get('size')})"
@@ -107,8 +108,10 @@ def parse(doc: Any, hint: str | None, tool: str) -> dict[str, Any]:
         errors.append(f"{oob} out-of-bounds values (wrong results) reported")
     if avg_bw is None or "end_time" not in doc:
         errors.append("the JSON report has no footer (average bus bandwidth, end_time): cut short")
-    errors += [str(e) for e in doc.get("errors") or [] if str(e).strip()]
-    args = " ".join(str(a) for a in doc.get("args") or [])
+    reported = doc.get("errors")
+    errors += [str(e) for e in (reported if isinstance(reported, list) else [reported] if reported else [])
+               if str(e).strip()]
+    args = " ".join(str(a) for a in doc.get("args") or []) if isinstance(doc.get("args"), list) else ""
     m = _BINARY.search(args)
     devices = (doc.get("config") or {}).get("devices") if isinstance(doc.get("config"), dict) else None
     return {"tool": tool, "format": "json", "collective": m.group(1) if m else hint,
@@ -119,7 +122,7 @@ def parse(doc: Any, hint: str | None, tool: str) -> dict[str, Any]:
 
 def _parse_lines(records: list[dict[str, Any]], hint: str | None, tool: str) -> dict[str, Any]:
     errors: list[str] = []
-    by_size: dict[tuple, dict[str, Any]] = {}
+    by_size: dict[str, dict[str, Any]] = {}
     names, ranks = set(), None
     for i, r in enumerate(records):
         if "_cut" in r:
@@ -128,7 +131,7 @@ def _parse_lines(records: list[dict[str, Any]], hint: str | None, tool: str) -> 
         where = f"record {i + 1} (size {r.get('size')})"
         names.add(str(r.get("name", "")))
         ranks = r.get("ranks", ranks)
-        key = (r.get("size"), r.get("type"), r.get("redop"), r.get("numCycle"))
+        key = json.dumps([r.get("size"), r.get("type"), r.get("redop"), r.get("numCycle")], default=str)
         row = by_size.setdefault(key, {"size_bytes": r.get("size"), "count": r.get("count"),
                                        "type": r.get("type"), "redop": r.get("redop"), "root": r.get("root"),
                                        "out_of_place": _half(None, [], ""), "in_place": _half(None, [], "")})
