@@ -105,12 +105,12 @@ CAPTURES = captures()
 
 
 # Views whose format ends with a marker or states its own size (a footer, a closing border, an
-# "End of" banner, a count of GPUs, ports or links): every cut that changes the result exits 1,
-# at a line boundary too. The other views' formats can end after any record (amd-smi, npu-smi,
+# "End of" banner, a count of GPUs): every cut that changes the result exits 1, at a line
+# boundary too, except in a capture that holds two whole outputs (a log of two nccl-tests
+# runs), where a cut between them is one whole output. The other views' formats can end after any record (amd-smi, npu-smi,
 # hccn_tool, the Ascend collections, TransferBench p2p/a2a, ...): a cut exactly between two
 # records reads as a shorter, whole output. For them a cut inside a word or number must exit 1.
-END_MARKED = {"nccl-tests", "rccl-tests", "dcgmi-diag", "nvidia-smi-q", "nvidia-smi-qx", "rocm-smi",
-              "nvlink-status"}
+END_MARKED = {"nccl-tests", "rccl-tests", "dcgmi-diag", "nvidia-smi-q", "nvidia-smi-qx", "rocm-smi"}
 
 
 def at_line_boundary(body: str, off: int) -> bool:
@@ -130,6 +130,7 @@ def run_cuts(n: int = CUTS) -> dict[str, list]:
         header = len(raw) - len(strip_source_header(raw))
         body = raw[header:]
         full_code, full = outcome(tool, raw, str(path))
+        several = "more than one run" in (full or "")
         for off in cut_offsets(body, n, rng):
             code, got = outcome(tool, raw[: header + off], str(path))
             line = f"{cid} [{tool}] cut at {off}: exit {code} (last line {body[:off].rsplit(chr(10), 1)[-1][-40:]!r})"
@@ -138,7 +139,8 @@ def run_cuts(n: int = CUTS) -> dict[str, list]:
             elif code == 1:
                 out["caught"].append(line)
             else:
-                out["missed_boundary" if at_line_boundary(body, off) else "missed_inside"].append((tool, line))
+                kind = "missed_boundary" if at_line_boundary(body, off) else "missed_inside"
+                out[kind].append((f"{tool} (several outputs)" if several else tool, line))
     return out
 
 
