@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sncheck.errors import ConfigError
-from sncheck.config.shipped import shipped
+from sncheck.config.shipped import resolve
 from sncheck.health.capacity import ParallelLayout
 from sncheck.probeplan import CROSS_MODES, MAX_TOOLS_COVERAGE, SCALE_OUT_TOOLS
 from sncheck.config.units import parse_size
@@ -164,14 +164,9 @@ def check_duration(value: object, where: str | None = "--duration") -> float:
 
 
 def find_playbook(ref: str) -> Path | None:
-    """A path, or the name of a shipped playbook (``pre-upgrade-gate``)."""
-    p = Path(ref)
-    if p.exists():
-        return p
-    if p.parent != Path("."):
-        return None
-    # A shipped name resolves to the package's playbooks, never to ./playbooks/.
-    return shipped("playbooks", p.name if p.suffix in (".yaml", ".yml") else f"{p.name}.yaml")
+    """A path, or the name of a shipped playbook (``pre-upgrade-gate``): see
+    :func:`sncheck.config.shipped.resolve`."""
+    return resolve(ref, "playbooks", None, (".yaml", ".yml"))
 
 
 def load_playbook(ref: str) -> Playbook:

@@ -10,6 +10,7 @@ directory is used only when the command line, inventory or playbook names it by 
 from __future__ import annotations
 
 import hashlib
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -33,6 +34,19 @@ def shipped(package: str, *parts: str) -> Path | None:
     """A shipped file, or None."""
     p = data_dir(package).joinpath(*parts)
     return p if p.is_file() else None
+
+
+def resolve(ref: str, package: str, folder: str | None, suffixes: tuple[str, ...]) -> Path | None:
+    """The one rule for every input that may be shipped (a playbook, a rules file, a golden
+    curve). A *path* (anything with a slash, a leading ``.`` or ``~``, or ending in one of
+    ``suffixes``) is that file. A *name* is the shipped file of that name, never a file of
+    that name in the working directory. None when there is no such file."""
+    if "/" in ref or os.sep in ref or ref.startswith((".", "~")) or Path(ref).suffix in suffixes:
+        p = Path(ref).expanduser()
+        return p if p.is_file() else None
+    if not ref:
+        return None
+    return shipped(package, *([folder] if folder else []), ref + suffixes[0])
 
 
 def sha256_of(path: str | Path) -> str:

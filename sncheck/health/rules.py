@@ -36,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from sncheck.errors import ConfigError
-from sncheck.config.shipped import shipped
+from sncheck.config.shipped import resolve
 from sncheck.health.findings import ENTITY_KINDS, SEVERITIES, Finding
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
@@ -179,14 +179,8 @@ def parse_rules(src: Source) -> RuleSet:
 
 
 def find_rules(ref: str) -> Path | None:
-    """A rules file named by path, or a shipped name (never a file of that name in the
-    working directory: see :mod:`sncheck.config.shipped`)."""
-    p = Path(ref)
-    if p.is_file():
-        return p
-    if p.parent != Path(".") or p.suffix not in ("", ".yaml"):
-        return None
-    return shipped("fixtures", "rules", f"{p.name.removesuffix('.yaml')}.yaml")
+    """A rules file named by path, or a shipped name: see :func:`sncheck.config.shipped.resolve`."""
+    return resolve(ref, "fixtures", "rules", (".yaml", ".yml"))
 
 
 def load_rules(ref: str = DEFAULT_RULES) -> RuleSet:

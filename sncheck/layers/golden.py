@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sncheck.errors import ConfigError
 from sncheck.config.jsonio import GoldenCurve, read_json, validate
-from sncheck.config.shipped import shipped
+from sncheck.config.shipped import resolve
 from sncheck.health.metrics import DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.probeplan import GoldenPlan, golden_groups, scope_groups, solo_groups
@@ -21,14 +21,8 @@ SCHEMA = "sncheck.golden/1"
 
 
 def find_reference(ref: str) -> Path | None:
-    """A golden curve named by path, or a shipped name (never a file of that name in the
-    working directory: see :mod:`sncheck.config.shipped`)."""
-    p = Path(ref)
-    if p.suffix == ".json" and p.is_file():
-        return p
-    if p.parent != Path(".") or p.suffix not in ("", ".json"):
-        return None
-    return shipped("fixtures", "golden", f"{p.name.removesuffix('.json')}.json")
+    """A golden curve named by path, or a shipped name: see :func:`sncheck.config.shipped.resolve`."""
+    return resolve(ref, "fixtures", "golden", (".json",))
 
 
 def load_reference(ref: str) -> dict:
