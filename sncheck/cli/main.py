@@ -150,7 +150,8 @@ def run_options(fn):
                      help="SSH: act the --faults plan out on the inventory's hosts (slows, corrupts "
                           "and delays their probes; tool faults reach the tools as SNCHECK_FAULTS). "
                           "For test clusters only."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed for a reproducible mock run."),
+        click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+                     help="Seed for a reproducible mock run (0 to 2^32-1)."),
         click.option("--out", type=click.Path(file_okay=False), help="Run directory. Default: runs/<run-id>/."),
         click.option("--force", is_flag=True,
                      help="Reuse an --out that holds an earlier run: it is emptied first (default: refused)."),
@@ -332,6 +333,9 @@ def main(ctx: click.Context, verbose: bool) -> None:
       sncheck parse nccl-tests all_reduce.log --json
       sncheck inventory check cluster.yaml
     """
+    from sncheck.store.files import route_log
+
+    route_log("paramiko")  # paramiko's tracebacks never reach the terminal (a run logs them to ssh.log)
     ctx.obj = {"verbose": verbose}
 
 
@@ -385,7 +389,7 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
 @click.option("--steps", type=int, default=60, show_default=True)
 @click.option("--repeats", type=int, default=5, show_default=True,
               help="Clean runs to measure the run-to-run spread that sizes the band.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("-q", "--quiet", is_flag=True)
 @handle_errors
 def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed, quiet) -> None:

@@ -257,7 +257,7 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
               help="With --after-repair: the playbook to run, scoped to ENTITIES.")
 @click.option("--backend", help="With --after-repair: override the inventory's backend.")
 @click.option("--faults", type=click.Path(dir_okay=False), help="With --after-repair: a fault plan (mock).")
-@click.option("--seed", type=int, default=0, show_default=True, help="With --after-repair: the run's seed.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="With --after-repair: the run's seed.")
 @click.option("--out", type=click.Path(file_okay=False), help="With --after-repair: the validation's run directory.")
 @_action_options
 @_errors

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sncheck.errors import ConfigError
-from sncheck.config.yamlio import decode_text, read_capped
+from sncheck.config.yamlio import is_unicode, decode_text, read_capped
 
 MAX_JSON_BYTES = 64 << 20  # a baseline of 10^5 cards is ~10 MB
 
@@ -27,7 +27,10 @@ def read_json(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
     p = Path(path)
     text = decode_text(read_capped(p, limit, what), str(p), what)
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant)
+        if "\\u" in text.lower() and not is_unicode(json.dumps(data, ensure_ascii=False)):
+            raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff escape): not valid Unicode")
+        return data
     except json.JSONDecodeError as e:
         raise ConfigError(f"{what} is not valid JSON: {e.msg} (column {e.colno})", f"{p}:{e.lineno}") from e
     except ValueError as e:  # NaN, Infinity

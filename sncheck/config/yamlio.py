@@ -148,6 +148,28 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+def _construct_str(loader: _LineLoader, node: yaml.ScalarNode) -> str:
+    """A string is valid Unicode: a ``"\\ud800"`` escape (a lone surrogate) is refused at
+    its line, before it can break results.json or a terminal."""
+    value = loader.construct_scalar(node)
+    if not is_unicode(value):
+        raise yaml.constructor.ConstructorError(None, None, "a string holds a lone surrogate "
+                                                "(\\ud800-\\udfff escape): not valid Unicode", node.start_mark)
+    return value
+
+
+def is_unicode(text: str) -> bool:
+    """True when ``text`` encodes as UTF-8 (no lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
+
+
 class Source:
     """A YAML document plus its name, used to format ``file:line`` in errors."""
 

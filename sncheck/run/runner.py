@@ -14,6 +14,7 @@ from sncheck.model import host_of
 from sncheck.backends import get_backend
 from sncheck.store.frames import RowFrames
 from sncheck.errors import HarnessError
+from sncheck.store.files import route_log
 from sncheck.store.evidence import collect_evidence
 from sncheck.config.faultplan import FaultPlan, load_faults
 from sncheck.health.baseline import load_baseline
@@ -126,6 +127,7 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
     out_dir = Path(opts.out) if opts.out else default_out_dir(run_id)
     store = RunStore(out_dir, run_id, force=opts.force)
     set_run_dir(store.dir)  # a crash from here on leaves its traceback in <out>/crash.log
+    route_log("paramiko", store.dir / "ssh.log")  # paramiko's own records: never on stderr
 
     results = {
         "schema": SCHEMA, "run_id": run_id, "playbook": playbook.name, "backend": backend_name,

@@ -11,6 +11,7 @@ reserve can be spent on ``results.json`` with the cause.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import stat
 import tempfile
@@ -100,3 +101,23 @@ class RunFiles:
             self.error = f"writing {self.root / rel}: {e.strerror or e}"
             return False
         return True
+
+
+def route_log(logger_name: str, path: Path | None = None) -> None:
+    """A library's log records (paramiko's: a host that accepts TCP but sends no banner
+    logs a traceback per attempt) go to ``path`` in the run directory, or nowhere; never
+    to stderr. The file is made new, never through a link (:func:`open_new`)."""
+    logger = logging.getLogger(logger_name)
+    for old in [h for h in logger.handlers if getattr(h, "sncheck", False)]:
+        logger.removeHandler(old)
+        old.close()
+    handler: logging.Handler
+    if path is None:
+        handler = logging.NullHandler()
+    else:
+        stream = os.fdopen(open_new(Path(path), os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler.sncheck = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.propagate = False

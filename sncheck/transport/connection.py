@@ -23,6 +23,7 @@ from sncheck.transport.sshconfig import HostSpec
 
 log = logging.getLogger("sncheck.transport")
 
+
 # The remote login shell prints its own PID first, on stderr, then runs the
 # command. sshd starts every session with setsid(), so that PID is also the
 # process group and session id of everything the command starts: on a timeout
