@@ -494,11 +494,15 @@ class SshBackend(Backend):
                     stopped = {h for h, f in futures.items() if not f.done()}
                     self._stop(stopped, pidfiles)
                 time.sleep(self.poll_s)
-        except KeyboardInterrupt:
-            self._stop({h for h, f in futures.items() if not f.done()}, pidfiles)
+        except KeyboardInterrupt:  # a stop (SIGTERM, Ctrl-C): end the remote jobs, never wait them out
+            running = {h for h, f in futures.items() if not f.done()}
+            pool.shutdown(wait=False, cancel_futures=True)
+            self._stop(running, pidfiles)
+            for h in running:  # a command still blocked in its channel returns now, not at its timeout
+                self._conn(h).close()
             raise
         finally:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=True)  # at once after a stop: every job's channel is closed
         outcomes = {h: _outcome(f) for h, f in futures.items()}
         first_out = outcomes[first]
         if (not last_try and emitted == 0 and isinstance(first_out, Result) and not first_out.ok
@@ -526,8 +530,9 @@ class SshBackend(Backend):
         if not hosts:
             return
         self.progress(f"stopping torchrun on {', '.join(sorted(hosts))}")
+        timeout = min(self.command_timeout, launch.STOP_GRACE_S + 10)  # a stop is bounded in time
         fan_out([self._conn(h) for h in hosts],
-                lambda c: c.run(launch.kill_pidfile_argv(pidfiles[c.host]), timeout=self.command_timeout),
+                lambda c: c.run(launch.kill_pidfile_argv(pidfiles[c.host]), timeout=timeout),
                 forks=self.forks)
 
     def _job_failure_row(self, layer: str, host: str, r: Result | BaseException) -> dict:

@@ -76,7 +76,13 @@ _FIND_MODULES = (
 _WRITE = 'printf "%s" "$2" > "$1"'
 _APPEND = 'printf "%s" "$2" >> "$1"'
 _EXEC_WITH_PIDFILE = 'echo "$$" > "$1"; shift; exec "$@"'
-_KILL_PIDFILE = 'pid=$(cat "$1" 2>/dev/null) && [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; exit 0'
+# The pid is a process-group leader (sshd starts each session with setsid): TERM the
+# whole group, give it STOP_GRACE_S to go, then KILL what is left of it.
+STOP_GRACE_S = 5
+_KILL_PIDFILE = ('pid=$(cat "$1" 2>/dev/null) && [ -n "$pid" ] || exit 0; '
+                 'kill -TERM -"$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; i=0; '
+                 f'while kill -0 -"$pid" 2>/dev/null && [ "$i" -lt {STOP_GRACE_S * 10} ]; do sleep 0.1; i=$((i+1)); done; '
+                 'kill -KILL -"$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null; exit 0')
 _WHICH = 'command -v "$1"'
 
 MISSING_MODULES_EXIT = 3  # what module_check_argv's program exits with when a module is missing
@@ -282,7 +288,8 @@ def exec_with_pidfile_argv(pidfile: str, cmd: Sequence[str]) -> list[str]:
 
 
 def kill_pidfile_argv(pidfile: str) -> list[str]:
-    """SIGTERM the process whose pid ``pidfile`` holds; succeeds if it is already gone."""
+    """SIGTERM the process group whose leader's pid ``pidfile`` holds, SIGKILL after
+    :data:`STOP_GRACE_S`; succeeds if it is already gone."""
     return ["sh", "-c", _KILL_PIDFILE, "sh", pidfile]
 
 

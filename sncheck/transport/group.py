@@ -63,14 +63,27 @@ def fan_out(
     if not items:
         return GroupResult()
 
+    live: list[Connection] = []
+
     def one(target: HostSpec | Connection) -> Result | TransportError:
         if isinstance(target, Connection):
+            live.append(target)
             return _guarded(target, fn)
         with Connection(target, **conn_opts) as conn:
+            live.append(conn)
             return _guarded(conn, fn)
 
-    with ThreadPoolExecutor(max_workers=min(forks, len(items)), thread_name_prefix="sncheck-ssh") as pool:
+    pool = ThreadPoolExecutor(max_workers=min(forks, len(items)), thread_name_prefix="sncheck-ssh")
+    try:
         outcomes = list(pool.map(one, items))
+    except BaseException:
+        # A stop (SIGTERM, Ctrl-C): cancel what has not started and close the connections
+        # in use, so their commands end now rather than at their timeout; never wait.
+        pool.shutdown(wait=False, cancel_futures=True)
+        for conn in list(live):
+            conn.close()
+        raise
+    pool.shutdown()
     return GroupResult(zip(names, outcomes, strict=True))
 
 
