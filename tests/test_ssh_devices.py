@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_ssh_backend import CSV_LINES, PROFILES, REAL, install_profile, rules_without_timing_peers, write_inventory
+from test_ssh_backend import (CSV_LINES, PROFILES, REAL, install_profile, install_python, rules_without_timing_peers,
+                              write_inventory)
+from test_vendor_nvidia import _install_tray, _tray_xml
 
 from sncheck.backends.ssh import SshBackend
 from sncheck.cli.main import main
@@ -87,6 +89,44 @@ def test_one_bad_gpu_is_masked_and_its_host_is_not_drained(sshd_cluster, tmp_pat
     assert all(argv == [] for _, _, argv, _ in steps)  # no scontrol: nothing drained
     for via, outcome, _, message in steps:
         print(f"isolate node1/gpu3 via {via}: {outcome}: {message}")
+
+
+def test_an_nvl72_tray_with_one_limited_capacity_gpu_masks_that_gpu(sshd_cluster, tmp_path: Path) -> None:
+    """The issue's example over SSH: the real GB200 tray's nvidia-smi -q -x with GPU 1 at
+    Bandwidth Limited Capacity is a warning on tray01/gpu1, confirmed by the retest and
+    isolated by masking the GPU; the tray keeps its three others."""
+    pytest.importorskip("torch")
+    cluster = sshd_cluster(1, ["tray01"])
+    _install_tray(cluster["tray01"], _tray_xml(1, limited_gpu=1))
+    install_python(cluster["tray01"])
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(  # one tray of a rack; its IMEX view lists the 18-node capture, so IMEX is off here
+        "name: one-tray\nplatform: nvidia-nvl72\n"
+        'design:\n  scale_up: {bandwidth: "0.001 GB/s", latency: "100 ms"}\n'
+        "supernodes:\n  - {name: rack0, hosts: tray01, checks: {nvidia-imex-ctl: false}}\n"
+        "backend: {type: ssh, dist_backend: gloo}\n"
+        f"hosts:\n  tray01: {{address: {cluster['tray01'].address}, port: {cluster['tray01'].port}}}\n")
+    pb = tmp_path / "pb.yaml"
+    pb.write_text(PLAYBOOK)
+    out, state = tmp_path / "run", tmp_path / "state"
+    r = CliRunner().invoke(main, [
+        "run", str(pb), "-i", str(inv), "--backend", "ssh", "--rules", str(rules_without_timing_peers(tmp_path / "r.yaml")),
+        "--known-hosts", str(cluster.known_hosts), "--ssh-config", str(cluster.ssh_config), "--out", str(out), "-q",
+        "--state-dir", str(state), "--apply", "--via", "hostfile", "--via", "cuda_visible_devices", "--via", "slurm"])
+    assert r.exit_code == 1, r.output
+    res = json.loads((out / "results.json").read_text())
+    assert [(f["entity"], f["entity_kind"], f["severity"]) for f in res["findings"]] == [
+        ("tray01/gpu1", "card", "warning")], res["findings"]
+    assert "Bandwidth Limited Capacity" in res["findings"][0]["message"]
+    assert [(i["entity"], i["action"]) for i in res["isolation"]] == [("tray01/gpu1", "quarantine"),
+                                                                      ("tray01/gpu1", "isolate")]
+    assert "tray01 slots=3" in (out / "hostfile.txt").read_text()
+    assert json.loads((out / "cuda_visible_devices.json").read_text()) == {"tray01": "0,2,3"}
+    audit = [json.loads(ln) for ln in (state / "audit.jsonl").read_text().splitlines()]
+    assert all(a["argv"] == [] for a in audit)  # nothing ran: no scontrol drain
+    for a in audit:
+        if a["action"] == "isolate":
+            print(f"isolate tray01/gpu1 via {a['via']}: {a['outcome']}: {a['message']}")
 
 
 def test_several_bad_gpus_of_a_real_listing_are_one_card_each_and_a_changed_listing_is_a_finding(
