@@ -68,15 +68,18 @@ def test_no_nvlink_at_all_passes_with_a_message() -> None:
     assert "no NVLink reported" in r["message"]
 
 
-def test_nvlink_error_counters() -> None:
+def test_nvlink_error_counters_are_recorded_not_judged_by_value() -> None:
+    # A counter's value alone is not tonight's failure: the rules judge its growth during
+    # the run (sncheck.health.fabric). The fact records every link's counters by card.
     text = real("nvidia-smi-nvlink/04_errors_h100_18links_elided.txt")
     r = run("nvlink_errors", text)["nvlink_errors"]
-    assert (r["ok"], r["value"], r["expected"]) == (True, 0, 0)
+    assert r["ok"] is True and "all zero" in r["message"]
     bad = text.replace("Link 17: CRC Errors: 0", "Link 17: CRC Errors: 42")
     r = run("nvlink_errors", bad)["nvlink_errors"]
-    assert (r["ok"], r["value"]) == (False, 42)
+    assert r["ok"] is True and "cards" not in r
+    assert r["value"]["gpus"][0]["card"] == 0
+    assert r["value"]["gpus"][0]["links"]["17"]["crc_errors"] == 42
     assert "GPU 0 link 17 crc_errors=42" in r["message"]
-    assert r["cards"] == {"0": "NVLink error counters: GPU 0 link 17 crc_errors=42"}
 
 
 # --------------------------------------------------------------------------- nvidia-smi -q

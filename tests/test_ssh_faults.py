@@ -35,9 +35,14 @@ HOST_FAULTS = """faults:
 """
 
 
+# What only a real host is read for: its kernel log and its IB port counters (the mock has
+# neither; tests/test_ssh_kernel_counters.py judges them).
+SSH_ONLY_FACTS = ("reachable", "kernel_log", "ib_counters")
+
+
 def facts_of(rows: list[dict]) -> dict[tuple[str, str], tuple]:
     return {(r["host"], r["fact"]): (r["ok"], r["status"], r["value"], r["message"], r.get("entity"))
-            for r in rows if r["kind"] == "host_fact" and r["fact"] != "reachable"}
+            for r in rows if r["kind"] == "host_fact" and r["fact"] not in SSH_ONLY_FACTS}
 
 
 def test_host_faults_over_ssh_give_the_mocks_rows(sshd_cluster, tmp_path: Path) -> None:

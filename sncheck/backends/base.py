@@ -85,6 +85,10 @@ class Backend(ABC):
                                                              interval_s=opt("fabric_retry_every_s"))
         return judge
 
+    def fabric_counters(self, hosts: tuple[str, ...], emit: Emit) -> None:
+        """Read the fabric error counters again once a layer's traffic is over (their
+        growth is judged, sncheck.health.fabric); a backend without real fabric has none."""
+
     def begin_confirmation(self) -> None:
         """Called before confirmation retests: transient faults end here."""
         self.transient_ended = True

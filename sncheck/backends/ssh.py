@@ -71,13 +71,14 @@ from sncheck.store.rows import collective_row, host_fact_row, not_run_row, p2p_r
 from sncheck.topology import Topology, host_of, link_id, rail_of
 from sncheck.transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
 from sncheck.backends.base import Backend, Emit
+from sncheck.backends.hostreads import KERNEL_LOG_TIMEOUT_S, HostReads
 
 log = logging.getLogger("sncheck.backends.ssh")
 
 KNOWN_OPTIONS = ("forks", "ssh_config", "known_hosts", "accept_new_host_keys", "connect_timeout",
                  "command_timeout", "dist_backend", "python", "job_timeout_s", "op_timeout_s",
                  "retries", "backoff", "poll_s", "fabric_retry_s", "fabric_retry_every_s",
-                 "act_faults_on_real_hosts")
+                 "act_faults_on_real_hosts", "state_dir", "sysfs_root")
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
 PORT_ATTEMPTS = 3
 GLOO_P2P_BYTES = 8 << 20
@@ -152,6 +153,8 @@ class SshBackend(Backend):
         self._conns: dict[str, Connection] = {}
         self._conns_lock = threading.Lock()
         self.down: dict[str, str] = {}  # host -> why it is out of this run
+        # the kernel log since the last run, the fabric counters before and after it
+        self.reads = HostReads(inv.name, options.get("state_dir"), str(options.get("sysfs_root") or "/sys"))
 
     def calibrate(self, emit: Emit) -> dict:
         """Nothing: an SSH inventory carries the cluster's design values."""
@@ -175,6 +178,7 @@ class SshBackend(Backend):
             return self._conns[host]
 
     def close(self) -> None:
+        self.reads.save()  # the kernel log cursors: the next run reads only what is new
         with self._conns_lock:
             conns, self._conns = list(self._conns.values()), {}
         for c in conns:
@@ -187,10 +191,14 @@ class SshBackend(Backend):
 
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
         """Read every host at once (at most ``forks``) and judge it with the judgement every
-        backend shares (:class:`sncheck.vendors.hostjudge.FactJudge`)."""
-        self.fact_judge.read(hosts, self._read_hosts, _locked(emit))
+        backend shares (:class:`sncheck.vendors.hostjudge.FactJudge`); then, on each asked
+        host, the reads only a real host has (:mod:`sncheck.backends.hostreads`: its IB port
+        counters and its kernel log since the last run)."""
+        emit = _locked(emit)
+        self.fact_judge.read(hosts, lambda todo, reached, lost: self._read_hosts(todo, reached, lost,
+                                                                                   set(hosts), emit), emit)
 
-    def _read_hosts(self, todo: tuple[str, ...], reached, lost) -> None:
+    def _read_hosts(self, todo: tuple[str, ...], reached, lost, asked: set[str], emit: Emit) -> None:
         """The SSH way of reading hosts: connect, then run each fact command over paramiko."""
         judge = self.fact_judge
         connected: set[str] = set()
@@ -200,6 +208,9 @@ class SshBackend(Backend):
             conn.open()
             connected.add(conn.host)
             reached(conn.host, "ssh", f"connected to {conn.spec}", self._reader(conn))
+            if conn.host in asked:
+                for row in self._host_reads(conn):
+                    emit(row)
             return Result(conn.host, "host facts", "", "", 0, time.monotonic() - started)
 
         # Every host is tried again here, even one already found down: reading a host's
@@ -229,6 +240,32 @@ class SshBackend(Backend):
 
         return read
 
+    def _host_reads(self, conn: Connection) -> list[dict]:
+        """The IB port counters (their first read) and the kernel log since the last run."""
+        h, judge = conn.host, self.fact_judge
+        expect, checks = judge.expect(h), judge.checks(h)
+        return (self.reads.counters(h, expect, judge.commands(h), self._reader(conn), checks, again=False)
+                + self.reads.kernel(h, expect, self._kernel_run(conn), self.raw_outputs(h), checks))
+
+    def _kernel_run(self, conn: Connection):
+        timeout = min(self.command_timeout, KERNEL_LOG_TIMEOUT_S)
+        return lambda cmd: conn.run(list(cmd.argv), timeout=timeout)
+
+    def fabric_counters(self, hosts: tuple[str, ...], emit: Emit) -> None:
+        """The counters read again once the traffic is over (HostReads.counters), on every
+        reachable host at once."""
+        emit = _locked(emit)
+        judge = self.fact_judge
+
+        def again(conn: Connection) -> Result:
+            h = conn.host
+            for row in self.reads.counters(h, judge.expect(h), judge.commands(h), self._reader(conn),
+                                           judge.checks(h), again=True):
+                emit(row)
+            return Result(h, "fabric counters", "", "", 0, 0.0)
+
+        fan_out([self._conn(h) for h in hosts if h not in self.down], again, forks=self.forks)
+
     def _tool_fault_env(self, host: str) -> dict[str, str] | None:
         """SNCHECK_FAULTS for the host's tools: the tool faults in effect there (test doubles read it)."""
         mine = self.faults.on_host(host, HOST_TOOL_FAULTS, self.transient_ended)
@@ -238,15 +275,39 @@ class SshBackend(Backend):
 
     def kernel_log(self, host: str) -> str | None:
         """The last lines of the kernel log that mention the accelerators or PCIe errors.
-        Bounded (``tail``); a host that does not let us read it says so in the text."""
+        Bounded (``tail``); a host that does not let us read it says so in the text. The
+        text the host facts read (every host at once) when there is one; else every host
+        not read yet is read now, all at once, each bounded by KERNEL_LOG_TIMEOUT_S."""
         if host in self.down:
             return None
+        if host not in self.reads.kernel_text:
+            self._prefetch_kernel_logs()
+        if host in self.reads.kernel_text:
+            return self.reads.kernel_text[host]
         try:
             res = self._conn(host).run(["sh", "-c", KERNEL_LOG_COMMAND], timeout=self.command_timeout)
         except Exception as e:  # noqa: BLE001 - evidence is best effort; the finding stands without it
             return f"# kernel log not read: {e}\n"
         head = f"# command: {KERNEL_LOG_COMMAND}\n# exit: {res.exit_code}\n"
         return head + (res.stdout or "") + (f"# stderr: {res.stderr}" if res.stderr else "")
+
+    def _prefetch_kernel_logs(self) -> None:
+        todo = [h for h in self.topo.hosts if h not in self.down and h not in self.reads.kernel_text]
+        timeout = min(self.command_timeout, KERNEL_LOG_TIMEOUT_S)
+
+        def read(conn: Connection) -> Result:
+            try:
+                res = conn.run(["sh", "-c", KERNEL_LOG_COMMAND], timeout=timeout)
+            except TransportError as e:
+                self.reads.kernel_text[conn.host] = f"# kernel log not read: {e}\n"
+                raise
+            self.reads.kernel_text[conn.host] = (
+                f"# command: {KERNEL_LOG_COMMAND}\n# exit: {res.exit_code}\n" + (res.stdout or "")
+                + (f"# stderr: {res.stderr}" if res.stderr else "")
+                + (f"# timed out after {timeout:g}s\n" if res.timed_out else ""))
+            return res
+
+        fan_out([self._conn(h) for h in todo], read, forks=self.forks)
 
     # ------------------------------------------------------------------ readiness
 

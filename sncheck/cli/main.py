@@ -234,6 +234,8 @@ def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out,
                    "accept_new_host_keys": accept_new_host_keys or None,
                    "act_faults_on_real_hosts": act_faults_on_real_hosts or None}
     backend_options.update({k: v for k, v in ssh_options.items() if v is not None})
+    if state_dir:
+        backend_options["state_dir"] = state_dir  # the SSH backend keeps its kernel log cursors there
     report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, force=force, gate=gate,
                       backend_options=backend_options, report_formats=report_formats,

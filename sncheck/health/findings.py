@@ -8,13 +8,13 @@ from typing import Callable
 from sncheck.model import Severity, host_of, hosts_of, severity_rank  # noqa: F401 (severity_rank re-exported)
 
 SEVERITIES = tuple(Severity)  # least first
-ENTITY_KINDS = ("card", "link", "host", "supernode")  # the kinds a rule may scope to (no nic rule yet)
+ENTITY_KINDS = ("card", "link", "host", "supernode", "nic")  # the kinds a rule may scope to (nic: <host>/nic<rail>)
 
 
 @dataclass
 class Finding:
     entity: str
-    entity_kind: str  # card | link | host | supernode
+    entity_kind: str  # card | link | host | supernode | nic
     layer: str
     rule: str
     severity: str

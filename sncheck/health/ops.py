@@ -33,6 +33,7 @@ class Param:
     default: object = REQUIRED
     help: str = ""
     choices: tuple = ()
+    check: Callable[[object], str | None] | None = None  # what is wrong with a value, or None
 
 
 @dataclass(frozen=True)
@@ -528,4 +529,14 @@ def _register_drift() -> None:
 
 
 _register_drift()
+
+
+def _register_fabric() -> None:
+    from sncheck.health import fabric  # counters and kernel logs (registered here so OPS lists every op)
+
+    OPS.update(fabric.ops(Op, Param, REQUIRED))
+    METRICS.update(fabric.METRICS)
+
+
+_register_fabric()
 

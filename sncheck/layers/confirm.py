@@ -46,6 +46,8 @@ from sncheck.layers.base import LayerContext
 NAME = "confirm"
 PEERS = 5
 FACTS, P2P, COLLECTIVES, GOLDEN = "host facts", "peer-to-peer pairs", "collectives", "golden model"
+# Metrics read from host facts: their retest reads the host's facts again.
+FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "kernel_events")
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def fired_rules(ctx: LayerContext, f: Finding) -> list[Rule]:
 def measurement(f: Finding, rules: list[Rule]) -> str:
     """Which measurement found it: the metric of the rule that fired, else the layer."""
     metric = rules[0].metric if rules else None
-    if metric in ("host_fact_failures", "host_fact_warnings") or (metric is None and "fact" in f.evidence):
+    if metric in FACT_METRICS or (metric is None and "fact" in f.evidence):
         return FACTS
     layer = METRICS[metric].layer if metric else f.layer
     return {"connectivity": P2P, "stress": COLLECTIVES, "golden": GOLDEN}.get(layer, P2P)

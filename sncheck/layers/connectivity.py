@@ -33,4 +33,5 @@ def run(ctx: LayerContext) -> dict:
             for sn in ctx.topo.supernode_names:
                 ctx.emit(not_run_row(NAME, sn, "supernode", "missing_tool",
                                      f"{sn}: {', '.join(plan.tools)} not run: {why}"))
+    ctx.backend.fabric_counters(plan.hosts, ctx.emit)  # after the traffic: the error counters' growth
     return summary

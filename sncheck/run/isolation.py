@@ -28,6 +28,8 @@ from sncheck.layers.confirm import Retest, confirm
 
 def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
     """The name of a ``confirm: none`` rule behind this finding, if any."""
+    if f.evidence.get("confirm") == "none":  # the op said so (a critical Xid of the rules file's table)
+        return f.rule
     if ctx.rules is None:
         return None
     none = {r.name for r in ctx.rules.rules if r.confirm == "none"}

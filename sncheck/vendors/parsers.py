@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.vendors import registry
-from sncheck.vendors.infiniband import perftest
+from sncheck.vendors import kernel_log, registry
+from sncheck.vendors.infiniband import counters, perftest
 from sncheck.vendors.nvidia import nccl_tests
 from sncheck.watch import ras as nccl_ras
 
@@ -29,6 +29,10 @@ PARSERS: dict[str, Parser] = {
     "ib-write-lat": perftest.parse_ib_lat,  # ib_read_lat / ib_send_lat print the same report
     "rccl-tests": nccl_tests.parse_rccl_tests,  # the nccl-tests layout, whichever vendor runs it
     "nccl-ras": nccl_ras.parse,  # ncclras status, text or JSON (sncheck watch reads it too)
+    "perfquery": counters.parse_perfquery,
+    "ibqueryerrors": counters.parse_ibqueryerrors,
+    "ib-counters": counters.parse_sysfs_counters,  # /sys/class/infiniband/*/ports/*/counters/* (grep -H)
+    "kernel-log": kernel_log.parse_kernel_log,    # dmesg / journalctl -k: Xid, SXid, PCIe AER
 }
 
 # Provenance lines that head every captured file under fixtures/real/:
@@ -143,12 +147,14 @@ def impossible_values(data: Any, path: str = "") -> list[str]:
 
 
 def failures(data: object) -> list[str]:
-    """Every failure a parsed log shows (``sncheck parse`` exits 1 on any): its ``errors``, a
+    """Every failure a parsed log shows (``sncheck parse`` exits 1 on any): its ``errors`` and
+    ``faults`` (what the output shows wrong: error counters above zero, Xid reports), a
     dcgmi ``Fail``, a non-zero ``#wrong`` in any nccl-tests row (whatever its footer says), a
     value no tool prints (NaN, a negative count or bandwidth)."""
     if not isinstance(data, dict):
         return []
     out = [str(e) for e in data.get("errors") or []] + impossible_values(data)
+    out += [str(f) for f in data.get("faults") or []]
     if data.get("result") == "Fail":
         out.append("dcgmi diag result: Fail")
     wrong = 0

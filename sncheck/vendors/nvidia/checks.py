@@ -182,22 +182,22 @@ def _listed_card(gpu: dict[str, Any], expect: Expect) -> int | None:
 
 
 def check_nvlink_errors(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
-    total = 0
-    problems: list[tuple[int | None, str]] = []
+    """The counters of every link, by card, recorded: a counter is judged by how much it
+    grew during the run, and one above zero before it is info (the rules of
+    :mod:`sncheck.health.fabric`), never by its value alone. An NVML error fails the fact."""
+    gpus = []
+    nonzero: list[str] = []
     for i, g in enumerate(parsed.get("gpus") or []):
-        for ln in g["links"]:
-            for counter, value in sorted(ln["counters"].items()):
-                if value:
-                    total += value
-                    problems.append((_listed_card(g, expect), f"GPU {g.get('index', i)} link {ln['link']} "
-                                                               f"{counter}={value}"))
-    bad = [text for _, text in problems]
+        links = {str(ln["link"]): dict(ln["counters"]) for ln in g["links"]}
+        gpus.append({"index": g.get("index", i), "card": _listed_card(g, expect), "links": links})
+    nonzero = [str(f) for f in parsed.get("faults") or []]
     errors = parsed.get("errors") or []
-    msg = f"NVLink error counters: {total} errors" + (f" ({listed(bad)})" if bad else "")
+    n_links = sum(len(g["links"]) for g in gpus)
+    msg = (f"NVLink error counters of {n_links} links on {len(gpus)} GPUs read (judged by their growth during "
+           f"the run)" + (f"; above zero now: {listed(nonzero)}" if nonzero else "; all zero"))
     if errors:
         msg += f"; nvidia-smi: {listed(errors)}"
-    on_cards = None if errors else _on_cards(problems, "NVLink error counters")
-    return [fact_row(host, "nvlink_errors", total, 0, not bad and not errors, msg, "nvidia-smi", cards=on_cards)]
+    return [fact_row(host, "nvlink_errors", {"gpus": gpus}, None, not errors, msg, "nvidia-smi")]
 
 
 def card_indices(parsed: dict[str, Any], expect: Expect) -> list[int | None]:
@@ -708,7 +708,8 @@ FACTS: dict[str, tuple[str, str]] = {
     "topo_sanity": ("topo_sanity", "a GPU pair not over NVLink (SYS, PHB...), a GPU without a NIC at PIX/PXB"),
     "nvlink": ("nvlink_status", "an inactive link, fewer links or a lower speed than the platform's design, "
                                 "an NVML error"),
-    "nvlink_errors": ("nvlink_errors", "a non-zero replay, recovery or CRC counter"),
+    "nvlink_errors": ("nvlink_errors", "an NVML error; the counters are recorded, and the rules judge their "
+                                       "growth during the run (sncheck.health.fabric)"),
     "gpu_report": ("query", "nvidia-smi -q printed errors or fewer GPUs than attached"),
     "pcie_width": ("query", "a link narrower than its max width"),
     "pcie_gen": ("query", "never: gen below max is recorded (idle GPUs downshift)"),

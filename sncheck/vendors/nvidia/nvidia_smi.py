@@ -306,11 +306,15 @@ def _links_cut_short(gpus: list[dict[str, Any]]) -> list[str]:
 
 
 def parse_nvlink_errors(text: str) -> dict[str, Any]:
-    """Parse ``nvidia-smi nvlink -e``: per GPU, per link error counters."""
+    """Parse ``nvidia-smi nvlink -e``: per GPU, per link error counters. ``faults`` names
+    every non-zero replay, recovery or CRC counter (``sncheck parse`` exits 1 on them; a
+    run judges how much they grew, see sncheck.health.fabric)."""
     gpus, errors = _nvlink_blocks(text, _counter_link, tool="nvlink-errors")
     for gpu in gpus:
         gpu["links"] = _merge_counter_links(gpu["links"])
-    return {"tool": "nvlink-errors", "gpus": gpus, "errors": errors}
+    faults = [f"GPU {g['index']} link {ln['link']} {name}={value}" for g in gpus for ln in g["links"]
+              for name, value in sorted(ln["counters"].items()) if isinstance(value, int) and value > 0]
+    return {"tool": "nvlink-errors", "gpus": gpus, "faults": faults, "errors": errors}
 
 
 def _nvlink_blocks(

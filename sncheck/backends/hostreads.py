@@ -1,0 +1,205 @@
+"""What an SSH host is read for besides its vendor's fact commands: the kernel log since
+the last run, and the fabric error counters before and after the run.
+
+* ``kernel_log`` (tool ``kernel-log``): :func:`sncheck.vendors.kernel_log.read_command`,
+  bounded by :data:`KERNEL_LOG_TIMEOUT_S` (a hanging ``dmesg`` says "timed out" and holds
+  up nothing else: every host is read at once, in its own host-facts task). Only the
+  lines after the last run count: the journal cursor (``--after-cursor``) or, without a
+  journal, the last ``dmesg --time-format iso`` timestamp, kept per inventory and host in
+  ``<state dir>/kernel-log-cursors.json``. Without ``--state-dir`` (or on a host's first
+  run) every line of this boot's log counts. Each Xid names the card whose bus id the
+  host's ``nvidia-smi -q`` (or ``-q -x``) read just before lists, where that listing
+  names every card (:func:`sncheck.vendors.nvidia.checks.card_indices`).
+* ``ib_counters`` (tool ``ib-counters``): every port counter file under
+  ``<sysfs_root>/class/infiniband`` (option ``sysfs_root``, default ``/sys``: a container
+  that sees the host's sysfs elsewhere names it), read on hosts whose platform reads
+  ``ibstat``.
+* ``nvlink_errors`` is the vendor's own fact command (``nvidia-smi nvlink -e``), read
+  again by :meth:`HostReads.after`.
+
+Each read is a ``host_fact`` row whose ``value`` carries what was read and ``read``: 0
+for the host facts' read, then 1, 2, ... The rules judge them
+(:mod:`sncheck.health.fabric`); nothing here decides pass or fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from sncheck.vendors import facts as hostfacts
+from sncheck.vendors import kernel_log
+from sncheck.vendors.infiniband import counters as ib_counters
+
+KERNEL_LOG_TIMEOUT_S = 60.0
+CURSOR_FILE = "kernel-log-cursors.json"
+_QUERY_COMMANDS = ("nvidia-smi -q", "nvidia-smi -q -x")
+
+
+def _check_kernel(cards_of_bus: dict[str, int], since_last: bool, after_time: str | None):
+    def check(host: str, parsed: dict[str, Any], expect: hostfacts.Expect) -> list[dict]:
+        kept = kernel_log.since(parsed, after_time)
+        events = [{**e, "card": cards_of_bus.get(e.get("bus_id") or "") if e["source"] != "sxid" else None}
+                  for e in kept["events"]]
+        errors = parsed.get("errors") or []
+        if not parsed.get("complete"):
+            errors = [*errors, "the read ended before its end marker (cut short)"]
+        shown = ", ".join(kernel_log.describe(e) for e in events[:6]) or "none"
+        where = "since the last run" if since_last else "in this boot's log (no earlier run on record)"
+        msg = (f"kernel log: {len(events)} Xid/SXid/AER reports {where}: {shown}"
+               + (f"; {hostfacts.listed(errors)}" if errors else ""))
+        value = {"events": events, "lines": parsed.get("lines"), "since_last_run": since_last,
+                 "mapped_cards": len(cards_of_bus)}
+        return [hostfacts.fact_row(host, "kernel_log", value, None, not errors, msg, "kernel-log")]
+    return check
+
+
+def _check_ib(read_no: int):
+    def check(host: str, parsed: dict[str, Any], expect: hostfacts.Expect) -> list[dict]:
+        ports = parsed.get("ports") or []
+        errors = parsed.get("errors") or []
+        msg = (f"IB port counters of {len(ports)} ports read (judged by their growth during the run)"
+               if ports else "no RDMA devices under /sys/class/infiniband: no IB port counters to judge")
+        if errors:
+            msg += f"; {hostfacts.listed(errors)}"
+        return [hostfacts.fact_row(host, "ib_counters", {"ports": ports, "read": read_no}, None, not errors, msg,
+                                   "ib-counters")]
+    return check
+
+
+class HostReads:
+    """The kernel log and counter reads of one SSH backend (see the module)."""
+
+    def __init__(self, inventory_name: str, state_dir: str | None, sysfs_root: str = "/sys") -> None:
+        self.key = inventory_name
+        self.path = Path(state_dir) / CURSOR_FILE if state_dir else None
+        self.sysfs = sysfs_root.rstrip("/") + "/class/infiniband"
+        self.cursors: dict[str, dict] = self._load()
+        self.kernel_text: dict[str, str] = {}  # host -> the last kernel log read, for the evidence
+        self.reads: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    # -------------------------------------------------------------- cursors
+
+    def _load(self) -> dict[str, dict]:
+        if self.path is None or not self.path.is_file() or self.path.is_symlink():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}  # a damaged file: this run reads every line, and writes it anew
+        mine = data.get(self.key) if isinstance(data, dict) else None
+        return {h: c for h, c in mine.items() if isinstance(c, dict)} if isinstance(mine, dict) else {}
+
+    def save(self) -> None:
+        """Keep each host's cursor for the next run (a private name, then renamed)."""
+        if self.path is None or not self.cursors:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data: dict = {}
+        if self.path.is_file() and not self.path.is_symlink():
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                data = {}
+        data = data if isinstance(data, dict) else {}
+        data[self.key] = self.cursors
+        tmp = self.path.with_name(f".{CURSOR_FILE}.{os.getpid()}.{threading.get_ident()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+        os.replace(tmp, self.path)
+
+    def _next(self, host: str) -> int:
+        with self._lock:
+            n = self.reads.get(host, -1) + 1
+            self.reads[host] = n
+            return n
+
+    # -------------------------------------------------------------- reads
+
+    def kernel(self, host: str, expect: hostfacts.Expect, run: Callable[[hostfacts.FactCommand], Any],
+               raw_outputs: list[dict], checks: dict[str, bool]) -> list[dict]:
+        """The kernel log rows of one host (``run`` runs a FactCommand there)."""
+        cursor = self.cursors.get(host, {})
+        cards = self.cards_of_bus(raw_outputs, expect)
+        cmd = hostfacts.command("kernel_log", "kernel-log", ["sh", "-c", kernel_log.read_command(cursor.get("cursor"))],
+                                kernel_log.parse_kernel_log,
+                                _check_kernel(cards, bool(cursor), None if cursor.get("cursor") else cursor.get("time")),
+                                "kernel_log")
+        if hostfacts.switched_off(cmd, checks):
+            return hostfacts.skipped_rows(host, cmd)
+        res = run(cmd)
+        self.kernel_text[host] = (f"# command: {cmd.argv[-1]}\n# exit: {res.exit_code}\n" + (res.stdout or "")
+                                  + (f"# stderr: {res.stderr}" if res.stderr else "")
+                                  + ("# timed out\n" if res.timed_out else ""))
+        parsed, rows = hostfacts.outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout,
+                                         stderr=res.stderr, timed_out=res.timed_out, duration=res.duration)
+        if parsed is not None and not parsed.get("errors") and parsed.get("complete"):
+            with self._lock:  # the next read starts after what this one saw
+                kept = dict(cursor)
+                if parsed.get("cursor"):
+                    kept = {"cursor": parsed["cursor"]}
+                elif parsed.get("last_time"):
+                    kept = {"time": parsed["last_time"]}
+                self.cursors[host] = kept
+        return rows
+
+    def ib(self, host: str, expect: hostfacts.Expect, run: Callable[[hostfacts.FactCommand], Any],
+           checks: dict[str, bool], read_no: int) -> list[dict]:
+        cmd = hostfacts.command("ib_counters", "ib-counters", ["sh", "-c", ib_counters.sysfs_read_command(self.sysfs)],
+                                ib_counters.parse_sysfs_counters, _check_ib(read_no), "ib_counters")
+        if hostfacts.switched_off(cmd, checks) or checks.get("ibstat") is False:
+            return hostfacts.skipped_rows(host, cmd)
+        res = run(cmd)
+        return hostfacts.outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
+                                 timed_out=res.timed_out, duration=res.duration)[1]
+
+    def counters(self, host: str, expect: hostfacts.Expect, commands: list[hostfacts.FactCommand],
+                 run: Callable[[hostfacts.FactCommand], Any], checks: dict[str, bool], again: bool) -> list[dict]:
+        """A read of the host's counters: the IB port counters (when its platform reads
+        ``ibstat``) and, ``again`` (after the traffic), ``nvlink_errors`` too (when its
+        platform has it: the host facts read it the first time)."""
+        n = self._next(host)
+        rows: list[dict] = []
+        names = {c.name for c in commands}
+        if again and "nvlink_errors" in names:
+            cmd = next(c for c in commands if c.name == "nvlink_errors")
+            if not hostfacts.switched_off(cmd, checks):
+                res = run(cmd)
+                found = hostfacts.outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout,
+                                          stderr=res.stderr, timed_out=res.timed_out, duration=res.duration)[1]
+                for r in found:
+                    if isinstance(r.get("value"), dict):
+                        r["value"] = {**r["value"], "read": n}
+                rows += found
+        if "ibstat" in names:
+            rows += self.ib(host, expect, run, checks, n)
+        return rows
+
+    @staticmethod
+    def cards_of_bus(raw_outputs: list[dict], expect: hostfacts.Expect) -> dict[str, int]:
+        """Bus id (``0000:3b:00``) -> card index, from the host's last ``nvidia-smi -q``
+        read, where that listing names every card; {} otherwise."""
+        from sncheck.vendors.nvidia import fabric, nvidia_smi
+        from sncheck.vendors.nvidia.checks import card_indices
+
+        for out in reversed(raw_outputs):
+            if out.get("command") not in _QUERY_COMMANDS or out.get("exit_code") not in (0, None):
+                continue
+            parse = nvidia_smi.parse_query if out["command"] == "nvidia-smi -q" else fabric.parse_query_xml
+            try:
+                parsed = parse(out.get("stdout") or "")
+            except Exception:  # noqa: BLE001 - a listing that does not parse names no card
+                return {}
+            mapping = {}
+            for g, index in zip(parsed.get("gpus") or [], card_indices(parsed, expect)):
+                bus = kernel_log.bus_id(g.get("bus_id"))
+                if bus and index is not None:
+                    mapping[bus] = index
+            return mapping
+        return {}
+

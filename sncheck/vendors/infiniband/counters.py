@@ -1,0 +1,189 @@
+"""InfiniBand / RoCE port error counters: ``perfquery -x``, ``ibqueryerrors`` and the
+``/sys/class/infiniband/<dev>/ports/<port>/counters/*`` files.
+
+Every view gives ``ports``: one entry per port with its counters under the sysfs names
+(``symbol_error``, ``link_error_recovery``, ``link_downed``, ``port_rcv_errors``,
+``port_xmit_discards``, ...: :data:`PMA_TO_SYSFS` maps perfquery's and ibqueryerrors'
+names onto them), plus ``faults``: every error counter above zero (the traffic counters
+``port_xmit_data`` and the like, and ``port_xmit_wait``, are not errors), so ``sncheck
+parse`` exits 1 on them. Judging a run is another matter: a counter is judged by how much
+it grew during the run (:mod:`sncheck.health.fabric`), not by its value.
+
+* ``perfquery -x``: ``# Port extended counters: Lid 1719 port 1 (CapMask: ...)`` then
+  ``Name:....value`` lines; ``port`` from the header.
+* ``ibqueryerrors``: ``Errors for "<node>"`` then ``GUID 0x... port N: [Name == v] ...``
+  (switches print ``port ALL`` too); the ``## Summary`` line ends it. Only ports with
+  counts are listed: that is the tool's design.
+* sysfs: ``<root>/<dev>/ports/<port>/counters/<name>:<value>`` lines (``grep -H``), as
+  :func:`sysfs_read_command` prints them, ending with :data:`END_MARKER`.
+
+The rail of a device (:func:`rails`) is its place among the host's RDMA devices in
+natural order (mlx5_2 before mlx5_10), as the scale-out tests number them.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from sncheck.errors import ParseError
+from sncheck.topology import natural_key
+
+END_MARKER = "# end of counters"
+SYSFS = "/sys/class/infiniband"
+
+# perfquery / ibqueryerrors (PMA attribute names) -> sysfs counter file names
+PMA_TO_SYSFS = {
+    "SymbolErrorCounter": "symbol_error", "SymbolErrors": "symbol_error",
+    "LinkErrorRecoveryCounter": "link_error_recovery", "LinkRecovers": "link_error_recovery",
+    "LinkDownedCounter": "link_downed", "LinkDowned": "link_downed",
+    "PortRcvErrors": "port_rcv_errors",
+    "PortRcvRemotePhysicalErrors": "port_rcv_remote_physical_errors",
+    "PortRcvSwitchRelayErrors": "port_rcv_switch_relay_errors",
+    "PortXmitDiscards": "port_xmit_discards", "PortXmtDiscards": "port_xmit_discards",
+    "PortXmitConstraintErrors": "port_xmit_constraint_errors",
+    "PortRcvConstraintErrors": "port_rcv_constraint_errors",
+    "LocalLinkIntegrityErrors": "local_link_integrity_errors",
+    "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors",
+    "VL15Dropped": "VL15_dropped",
+    "PortXmitWait": "port_xmit_wait",
+    "QP1Dropped": "qp1_dropped",
+    "PortXmitData": "port_xmit_data", "PortRcvData": "port_rcv_data",
+    "PortXmitPkts": "port_xmit_packets", "PortRcvPkts": "port_rcv_packets",
+    "PortUnicastXmitPkts": "unicast_xmit_packets", "PortUnicastRcvPkts": "unicast_rcv_packets",
+    "PortMulticastXmitPkts": "multicast_xmit_packets", "PortMulticastRcvPkts": "multicast_rcv_packets",
+}
+ERROR_COUNTERS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+                  "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_discards",
+                  "port_xmit_constraint_errors", "port_rcv_constraint_errors", "local_link_integrity_errors",
+                  "excessive_buffer_overrun_errors", "VL15_dropped")
+
+_PQ_HEADER = re.compile(r"^# Port (?:extended )?counters: Lid (\d+) port (\d+|ALL|255)\b", re.I)
+_PQ_LINE = re.compile(r"^([A-Za-z0-9]+):\.*\s*(\S+)\s*$")
+_IQE_NODE = re.compile(r'^Errors for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
+_IQE_PORT = re.compile(r"^GUID (0x[0-9a-fA-F]+) port (\d+|ALL):(.*)$")
+_IQE_COUNT = re.compile(r"\[(\w+) == (\d+)(?: \([^)]*\))?\]")
+_SYSFS_LINE = re.compile(r"^(?:.*/)?([^/\s]+)/ports/(\d+)/counters/(\w+):\s*(\S+)\s*$")
+_TOOL_ERROR = re.compile(r"^(?:ibwarn|ibpanic|perfquery|ibqueryerrors|grep|sh):|Permission denied|"
+                         r"No such file|can't open|Failed", re.I)
+
+
+def _number(text: str) -> int | None:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def _faults(ports: list[dict[str, Any]]) -> list[str]:
+    return [f"{p['device'] or 'lid ' + str(p.get('lid'))} port {p['port']} {name}={value}"
+            for p in ports for name, value in sorted(p["counters"].items())
+            if name in ERROR_COUNTERS and isinstance(value, int) and value > 0]
+
+
+def _result(tool: str, ports: list[dict], errors: list[str], **extra: Any) -> dict[str, Any]:
+    return {"tool": tool, "ports": ports, **extra, "faults": _faults(ports), "errors": errors}
+
+
+def parse_perfquery(text: str) -> dict[str, Any]:
+    """``perfquery -x`` (or without ``-x``): one entry per ``# Port ... counters`` block."""
+    ports: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if m := _PQ_HEADER.match(line):
+            port = m.group(2)
+            ports.append({"device": None, "lid": int(m.group(1)), "port": int(port) if port.isdigit() else port,
+                          "counters": {}})
+        elif (m := _PQ_LINE.match(line)) and ports:
+            name = m.group(1)
+            if name in ("PortSelect", "CounterSelect", "CounterSelect2"):
+                continue
+            value = _number(m.group(2))
+            if value is None:
+                errors.append(f"port {ports[-1]['port']}: {name} is not a count: {m.group(2)!r}")
+                continue
+            ports[-1]["counters"][PMA_TO_SYSFS.get(name, name)] = value
+        elif _TOOL_ERROR.search(line):
+            errors.append(line)
+    if not ports and not errors:
+        raise ParseError("no '# Port counters' blocks found", tool="perfquery")
+    errors += [f"port {p['port']}: no counters after its header (cut short?)" for p in ports if not p["counters"]]
+    return _result("perfquery", ports, errors)
+
+
+def parse_ibqueryerrors(text: str) -> dict[str, Any]:
+    """``ibqueryerrors``: the ports it lists with counts, per node; its summary line ends it."""
+    ports: list[dict[str, Any]] = []
+    errors: list[str] = []
+    node = None
+    summary = None
+    for raw in text.splitlines():
+        line = raw.strip().lstrip(">").strip()  # mail quotes ("> ") are not the tool's
+        if not line:
+            continue
+        if m := _IQE_NODE.match(line):
+            node = m.group(2)
+        elif m := _IQE_PORT.match(line):
+            counters = {PMA_TO_SYSFS.get(n, n): int(v) for n, v in _IQE_COUNT.findall(m.group(3))}
+            port = m.group(2)
+            ports.append({"device": node, "guid": m.group(1), "port": int(port) if port.isdigit() else port,
+                          "counters": counters})
+        elif m := re.match(r"^## Summary: (\d+) nodes checked, (\d+) bad nodes found", line):
+            summary = {"nodes": int(m.group(1)), "bad_nodes": int(m.group(2))}
+        elif m := re.match(r"^##\s+(\d+) ports checked, (\d+) ports have errors", line):
+            summary = {**(summary or {}), "ports": int(m.group(1)), "bad_ports": int(m.group(2))}
+        elif _TOOL_ERROR.search(line):
+            errors.append(line)
+    if not ports and summary is None and not errors:
+        raise ParseError("no 'Errors for' nodes and no summary found", tool="ibqueryerrors")
+    if summary is None:
+        errors.append("no '## Summary' line: the output was cut short")
+    return _result("ibqueryerrors", ports, errors, summary=summary)
+
+
+def parse_sysfs_counters(text: str) -> dict[str, Any]:
+    """``<dev>/ports/<n>/counters/<name>:<value>`` lines (``grep -H``), one entry per port."""
+    by_port: dict[tuple[str, int], dict[str, Any]] = {}
+    errors: list[str] = []
+    ended = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line == END_MARKER:
+            ended = True
+            continue
+        if m := _SYSFS_LINE.match(line):
+            dev, port, name = m.group(1), int(m.group(2)), m.group(3)
+            entry = by_port.setdefault((dev, port), {"device": dev, "port": port, "counters": {}})
+            value = _number(m.group(4))
+            if value is None:
+                errors.append(f"{dev} port {port}: {name} is not a count: {m.group(4)!r}")
+                continue
+            entry["counters"][name] = value
+        elif _TOOL_ERROR.search(line):
+            errors.append(line)
+    if not by_port and not ended and not errors:
+        raise ParseError("no '<dev>/ports/<n>/counters/<name>:<value>' lines found", tool="ib-counters")
+    if not ended:
+        errors.append(f"no '{END_MARKER}' line: the read was cut short")
+    ports = [by_port[k] for k in sorted(by_port, key=lambda k: (natural_key(k[0]), k[1]))]
+    return _result("ib-counters", ports, errors)
+
+
+def sysfs_read_command(root: str = SYSFS) -> str:
+    """Print every port counter file under ``root`` as ``path:value``, then the end marker.
+    A host without RDMA devices prints only the marker."""
+    q = shlex.quote(root.rstrip("/") or "/")
+    return (f"for d in {q}/*/ports/*/counters; do [ -d \"$d\" ] && grep -H . \"$d\"/* 2>/dev/null; done; "
+            f"echo {shlex.quote(END_MARKER)}")
+
+
+def rails(devices: list[str]) -> dict[str, int]:
+    """RDMA device -> rail: its place among the host's devices in natural order."""
+    return {d: i for i, d in enumerate(sorted(set(devices), key=natural_key))}

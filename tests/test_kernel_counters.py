@@ -1,0 +1,162 @@
+"""The kernel-log and fabric-counter views on real captures, and the rules that judge them
+(issue 21): growth, not value; the Xid table; the entity each report names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+from sncheck.config.inventory import load_inventory
+from sncheck.errors import ConfigError
+from sncheck.health.metrics import DetectContext
+from sncheck.health.rules import evaluate, load_rules, load_rules_text
+from sncheck.store.rows import host_fact_row
+from sncheck.topology import Topology
+from sncheck.vendors import kernel_log
+from sncheck.vendors.infiniband import counters
+from sncheck.vendors.parsers import strip_source_header
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+
+def real(rel: str) -> str:
+    return strip_source_header((REAL / rel).read_text(encoding="utf-8"))
+
+
+def topo(tmp_path: Path, cards: int = 2) -> Topology:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("name: t\nsupernodes:\n  - {name: sn0, hosts: \"n[1-2]\", cards_per_host: %d}\n" % cards)
+    return Topology(load_inventory(inv))
+
+
+def judge(rows: list[dict], t: Topology, rules=None) -> list:
+    rs = rules or load_rules("default").rules
+    return evaluate(list(rs), pd.DataFrame(rows), DetectContext(t, t.inventory.design))
+
+
+# --------------------------------------------------------------------------- views
+
+def test_kernel_log_reports_and_their_continuation_lines() -> None:
+    sx = kernel_log.parse_kernel_log(real("kernel-log/02_dmesg_xid79_then_sxid20034_fatal_nvswitch_gpud_readme.txt"))
+    assert [(e["source"], e["code"], e["class"]) for e in sx["events"]] == \
+        [("xid", 79, None)] + [("sxid", 20034, "fatal")] * 4  # Severity/Data lines are not reports
+    aer = kernel_log.parse_kernel_log(real("kernel-log/03_dmesg_aer_corrected_then_uncorrected_fatal_dpc_hotplug_"
+                                           "linux_pci.txt"))
+    assert [(e["class"], e["bus_id"]) for e in aer["events"]] == [("corrected", "0000:89:02"), ("fatal", "0000:89:02")]
+    assert aer["faults"] == ["PCIe AER fatal error on 0000:89:02"]  # corrected is counted, not a fault
+    old = kernel_log.parse_kernel_log("[ 5.1] pcieport 0000:00:1c.5: AER: Multiple Corrected error received: "
+                                      "0000:00:1c.5\n[ 5.2] pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) "
+                                      "error received: 0000:3b:00.0\n")
+    assert [(e["class"], e["bus_id"]) for e in old["events"]] == [("corrected", "0000:00:1c"), ("non-fatal", "0000:3b:00")]
+    denied = kernel_log.parse_kernel_log("dmesg: read kernel buffer failed: Operation not permitted\n"
+                                         + kernel_log.END_MARKER + "\n")
+    assert denied["errors"] and denied["complete"]
+
+
+def test_kernel_log_since_the_last_read_and_a_quoted_cursor() -> None:
+    text = ("2026-11-30T01:00:00,000000+00:00 NVRM: Xid (PCI:0000:2a:00): 79, x\n"
+            "2026-11-30T02:00:00,500000+00:00 NVRM: Xid (PCI:0000:2a:00): 48, y\n" + kernel_log.END_MARKER + "\n")
+    parsed = kernel_log.parse_kernel_log(text)
+    assert parsed["last_time"] == "2026-11-30T02:00:00,500000+00:00"
+    assert [e["code"] for e in kernel_log.since(parsed, "2026-11-30T01:00:00,000000+00:00")["events"]] == [48]
+    assert kernel_log.since(parsed, parsed["last_time"])["events"] == []
+    cmd = kernel_log.read_command("s=abc';rm -rf /;'")
+    assert "--after-cursor='s=abc'\"'\"';rm -rf /;'\"'\"''" in cmd  # quoted for the shell, never run
+
+
+def test_ib_counter_views_and_bad_counts() -> None:
+    pq = counters.parse_perfquery(real("ib-counters/02_perfquery_x_lid2052_linkdowned1_xmitdiscards20046_"
+                                       "infiniband_exporter.txt"))
+    assert pq["ports"][0]["counters"]["link_downed"] == 1 and "lid 2052 port 1 link_downed=1" in pq["faults"]
+    bad = counters.parse_perfquery("# Port extended counters: Lid 5 port 1 (CapMask: 0x5300)\n"
+                                   "SymbolErrorCounter:......................-3\nLinkDowned:.........x7\n")
+    assert bad["errors"][:2] == ["port 1: SymbolErrorCounter is not a count: '-3'",
+                                 "port 1: LinkDowned is not a count: 'x7'"]  # never a count, never a pass
+    assert not bad["ports"][0]["counters"]
+    cut = counters.parse_ibqueryerrors(real("ib-counters/03_ibqueryerrors_sx6036_fabric_symbol65535_linkdowned_"
+                                            "mailing_list.txt").split("> Errors for \"rd240")[0])
+    assert any("cut short" in e for e in cut["errors"])
+    sysfs = "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error:4\n"
+    assert counters.parse_sysfs_counters(sysfs + counters.END_MARKER)["faults"] == ["mlx5_0 port 1 symbol_error=4"]
+    assert any("cut short" in e for e in counters.parse_sysfs_counters(sysfs)["errors"])
+    assert counters.rails(["mlx5_10", "mlx5_2", "mlx5_bond_0"]) == {"mlx5_2": 0, "mlx5_10": 1, "mlx5_bond_0": 2}
+
+
+@pytest.mark.parametrize("tool,rel,code", [
+    ("nvlink-errors", "nvidia-smi-nvlink/04_errors_h100_18links_elided.txt", 0),
+    ("perfquery", "ib-counters/01_perfquery_x_lid1719_2ports_all_zero_infiniband_exporter.txt", 0),
+    ("kernel-log", "kernel-log/04_syslog_xid79_geforce_forum_post_2016.txt", 1),
+])
+def test_parse_exit_codes(tool: str, rel: str, code: int) -> None:
+    r = CliRunner().invoke(main, ["parse", tool, str(REAL / rel), "--json"])
+    assert r.exit_code == code, r.output
+
+
+# --------------------------------------------------------------------------- judged
+
+def nvlink_row(host: str, replays: int, read: int | None, card=1) -> dict:
+    value = {"gpus": [{"index": 1, "card": card, "links": {"2": {"replay_errors": replays, "crc_errors": 0}}}]}
+    if read is not None:
+        value["read"] = read
+    return host_fact_row(host, "nvlink_errors", value, None, True, tool="nvidia-smi")
+
+
+def kernel_row(host: str, *events: dict) -> dict:
+    return host_fact_row(host, "kernel_log", {"events": list(events)}, None, True, tool="kernel-log")
+
+
+def xid(code: int, card: int | None = 1, source: str = "xid", klass: str | None = None) -> dict:
+    return {"source": source, "code": code, "class": klass, "bus_id": "0000:2a:00", "card": card,
+            "text": f"NVRM: Xid (PCI:0000:2a:00): {code}, ...", "time": None}
+
+
+def test_counters_are_judged_by_their_growth_not_their_value(tmp_path: Path) -> None:
+    t = topo(tmp_path)
+    found = {(f.entity, f.rule, f.severity) for f in judge([nvlink_row("n1", 500, None), nvlink_row("n1", 500, 1)], t)}
+    assert found == {("n1/gpu1", "fabric-errors-before-run", "info")}  # high, but no growth tonight
+    found = {(f.entity, f.rule) for f in judge([nvlink_row("n1", 5, None), nvlink_row("n1", 15, 1)], t)}
+    assert ("n1/gpu1", "nvlink-errors-grew") not in found  # 10 is within the bound (more than 10 fails)
+    # a counter reset during the run (500 -> 40): its growth is what it reads now
+    found = {(f.entity, f.rule) for f in judge([nvlink_row("n1", 500, None), nvlink_row("n1", 40, 1)], t)}
+    assert ("n1/gpu1", "nvlink-errors-grew") in found
+    # a GPU the inventory has no card for is the host's
+    found = {(f.entity, f.entity_kind) for f in judge([nvlink_row("n1", 0, None, card=None),
+                                                       nvlink_row("n1", 300, 1, card=None)], t)}
+    assert found == {("n1", "host")}
+
+
+def test_the_xid_table_decides_severity_and_confirmation(tmp_path: Path) -> None:
+    t = topo(tmp_path)
+    found = {f.entity: f for f in judge([kernel_row("n1", xid(79), xid(13, card=0)),
+                                         kernel_row("n2", xid(63, card=None), xid(20034, card=None, source="sxid",
+                                                                                  klass="fatal"))], t)
+             if f.rule.startswith("kernel")}
+    assert (found["n1/gpu1"].severity, found["n1/gpu1"].evidence["confirm"]) == ("critical", "none")
+    assert found["n1/gpu0"].severity == "info" and "application error" in found["n1/gpu0"].message
+    assert {(f.entity, f.rule, f.severity) for f in judge([kernel_row("n2", xid(63, card=None))], t)} == \
+        {("n2", "kernel-xid", "warning")}
+    sxid = [f for f in judge([kernel_row("n2", xid(20034, card=1, source="sxid", klass="fatal"))], t)]
+    assert [(f.entity, f.entity_kind, f.severity) for f in sxid] == [("n2", "host", "critical")]  # the tray
+    unknown = judge([kernel_row("n1", xid(999))], t)
+    assert [(f.severity, f.evidence["action"], "confirm" in f.evidence) for f in unknown] == \
+        [("warning", "contact_support", False)]
+
+
+def test_a_user_table_overrides_and_a_bad_one_is_refused_with_its_line(tmp_path: Path) -> None:
+    t = topo(tmp_path)
+    mine = load_rules_text("rules:\n  - name: my-xid\n    op: kernel_events\n    metric: kernel_events\n"
+                           "    source: xid\n    severity: info\n    scope: card\n"
+                           "    table: {63: {severity: critical, action: reset_gpu}}\n").rules
+    assert [(f.severity, f.evidence["confirm"]) for f in judge([kernel_row("n1", xid(63))], t, mine)] == \
+        [("critical", "none")]
+    with pytest.raises(ConfigError, match=r"mine.yaml:8: .*severity must be one of"):
+        load_rules_text("rules:\n  - name: my-xid\n    op: kernel_events\n    metric: kernel_events\n"
+                        "    source: xid\n    severity: info\n    scope: card\n"
+                        "    table: {63: {severity: fatal}}\n", "mine.yaml")
+    with pytest.raises(ConfigError, match="neither a code"):
+        load_rules_text("rules:\n  - {name: x, op: kernel_events, metric: kernel_events, source: aer, severity: info,"
+                        " table: {bad: {severity: info}}}\n")

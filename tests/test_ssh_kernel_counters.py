@@ -1,0 +1,228 @@
+"""Kernel logs and fabric error counters judged over real sshd hosts with fake tools (issue 21).
+
+The hosts are real sshd servers on 127.0.1.x (tests/sshd_harness.py); their ``nvidia-smi``,
+``ibstat`` and ``dcgmi`` are tests/fake_tool.py (whole listings of the inventory's cards,
+so the bus id of each card is known), and a fake ``dmesg`` replays a kernel log. The
+kernel log lines follow the NVIDIA driver's format (``NVRM: Xid (PCI:dddd:bb:dd): N, ...``,
+as in fixtures/real/kernel-log/) with ``dmesg --time-format iso`` stamps; written for
+these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from fake_tool import install_fake_tools
+from sshd_harness import install_fake_tool
+from test_ssh_backend import backend_for, collect, install_python, rules_without_timing_peers, write_inventory
+
+from sncheck.cli.main import main
+from sncheck.health.findings import merge_findings
+from sncheck.health.metrics import DetectContext
+from sncheck.health.rules import evaluate, load_rules
+from sncheck.store.rundir import read_rows
+
+pytestmark = pytest.mark.sshd
+
+REPO = Path(__file__).resolve().parents[1]
+# node1's card 1: the fake nvidia-smi -q lists it as GPU 00000000:2A:00.0 (sncheck.vendors.nvidia.sim)
+XID79_ON_GPU1 = ("2026-11-30T01:02:03,000000+00:00 NVRM: Xid (PCI:0000:2a:00): 79, pid=2712, name=python3, "
+                 "GPU has fallen off the bus.\n"
+                 "2026-11-30T01:02:03,000100+00:00 NVRM: GPU 0000:2a:00.0: GPU has fallen off the bus.\n"
+                 "2026-11-30T01:02:04,000000+00:00 usb 1-1: new high-speed USB device number 2 using xhci_hcd\n")
+PLAYBOOK = ("name: ssh-kernel\nlayers:\n  - connectivity: {bw_bytes: 64K, lat_iters: 3, bw_iters: 1}\n"
+            "gate: warning\n")
+
+
+def replay_kernel_log(host, text: str) -> None:
+    """A fake ``dmesg`` that prints ``text`` (whatever its arguments) and a ``journalctl``
+    without kernel entries, so the read falls back to dmesg as on a host without a journal."""
+    data = host.directory / "dmesg.txt"
+    data.write_text(text)
+    install_fake_tool(host, "dmesg", f"#!/bin/sh\nexec cat {shlex.quote(str(data))}\n")
+    install_fake_tool(host, "journalctl", "#!/bin/sh\nexit 0\n")
+
+
+def run_gate(tmp_path: Path, cluster, inv: Path, state: Path, name: str):
+    pb = tmp_path / "pb.yaml"
+    pb.write_text(PLAYBOOK)
+    out = tmp_path / name
+    r = CliRunner().invoke(main, ["run", str(pb), "-i", str(inv), "--backend", "ssh",
+                                  "--rules", str(rules_without_timing_peers(tmp_path / "rules.yaml")),
+                                  "--known-hosts", str(cluster.known_hosts), "--ssh-config", str(cluster.ssh_config),
+                                  "--state-dir", str(state), "--via", "hostfile", "--out", str(out), "-q"])
+    return r, json.loads((out / "results.json").read_text()), read_rows(out)
+
+
+def test_xid79_isolates_that_card_and_a_second_night_without_new_lines_is_clean(sshd_cluster, tmp_path):
+    pytest.importorskip("torch")
+    cluster = sshd_cluster(2, ["node1", "node2"])
+    for host in cluster:
+        install_fake_tools(host, cards=2)
+        install_python(host)
+    replay_kernel_log(cluster["node1"], XID79_ON_GPU1)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    state = tmp_path / "state"
+
+    r, res, rows = run_gate(tmp_path, cluster, inv, state, "night1")
+    assert r.exit_code == 1, r.output
+    xid = [f for f in res["findings"] if f["rule"] == "kernel-xid"
+           or any(x["rule"] == "kernel-xid" for x in f["evidence"].get("related", []))]
+    assert [(f["entity"], f["entity_kind"], f["severity"]) for f in xid] == [("node1/gpu1", "card", "critical")], \
+        res["findings"]
+    assert "Xid 79" in xid[0]["message"] and "fallen off the bus" in xid[0]["message"]
+    assert xid[0]["evidence"]["action"] == "reboot" and xid[0]["evidence"]["confirm"] == "none"
+    # isolated by masking the card (hard evidence, no retest), never the host
+    steps = [(i["entity"], i["entity_kind"], i["action"]) for i in res["isolation"]]
+    assert steps == [("node1/gpu1", "card", "quarantine"), ("node1/gpu1", "card", "isolate")], steps
+    assert not [i for i in res["isolation"] if i["entity_kind"] == "host"]
+    # the counters were read before and after the layer's traffic
+    reads = sorted((r["host"], r["value"].get("read", 0)) for r in rows
+                   if r["kind"] == "host_fact" and r["fact"] == "nvlink_errors" and r["layer"] == "connectivity")
+    assert reads == [("node1", 0), ("node1", 1), ("node2", 0), ("node2", 1)]
+    assert json.loads((state / "kernel-log-cursors.json").read_text())["ssh-test"]["node1"] == \
+        {"time": "2026-11-30T01:02:03,000000+00:00"}
+
+    # The next night the same log holds no new line: nothing to judge, no finding.
+    rows = night(inv, cluster, state)
+    assert not [f for f in _findings(rows, topo_of(inv)) if "kernel" in f.rule]
+    kernel = [r for r in rows if r["fact"] == "kernel_log" and r["host"] == "node1"]
+    assert kernel and kernel[0]["ok"] and kernel[0]["value"]["events"] == []
+    assert "since the last run" in kernel[0]["message"]
+
+    # A new Xid after that counts again (on card 0 this time), the old one still does not.
+    replay_kernel_log(cluster["node1"], XID79_ON_GPU1 + XID79_ON_GPU1.replace("2026-11-30T01", "2026-12-01T01")
+                      .replace("0000:2a:00", "0000:19:00"))
+    found = _findings(night(inv, cluster, state), topo_of(inv))
+    assert [(f.entity, f.rule, f.severity) for f in found] == [("node1/gpu0", "kernel-xid", "critical")], found
+
+
+def night(inv: Path, cluster, state: Path) -> list[dict]:
+    """Another night's host facts over SSH, with the state dir of the first (its cursors)."""
+    ssh = backend_for(inv, cluster, state_dir=str(state))
+    try:
+        return collect(ssh.host_facts, tuple(cluster.names))
+    finally:
+        ssh.close()
+
+
+def topo_of(inv: Path):
+    from sncheck.config.inventory import load_inventory
+    from sncheck.topology import Topology
+
+    return Topology(load_inventory(inv))
+
+
+def _findings(rows: list[dict], topo) -> list:
+    ctx = DetectContext(topo, topo.inventory.design)
+    return merge_findings(evaluate(load_rules("default").rules, pd.DataFrame(rows), ctx), topo.cards_of_host)
+
+
+NVLINK_E = "GPU {i}: NVIDIA A100-SXM4-80GB (UUID: GPU-{i})\n" + "".join(
+    f"\t Link {ln}: Replay Errors: {{r{ln}}}\n\t Link {ln}: Recovery Errors: 0\n\t Link {ln}: CRC Errors: 0\n"
+    for ln in range(3))
+
+
+def nvlink_e(replays: dict[tuple[int, int], int]) -> str:
+    return "".join(NVLINK_E.format(i=i, **{f"r{ln}": replays.get((i, ln), 0) for ln in range(3)}) for i in range(2))
+
+
+def test_nvlink_replays_that_grow_by_200_during_the_run_name_that_cards_link(sshd_cluster, tmp_path):
+    cluster = sshd_cluster(1, ["node1"])
+    host = cluster["node1"]
+    install_fake_tools(host, cards=2)
+    # nvidia-smi nvlink -e: card 1 link 2 at 7 replays before the run (an old burst: info),
+    # at 207 after it; card 0 link 1 at 5 both times. Every other argument: the fake tool.
+    before, after = nvlink_e({(1, 2): 7, (0, 1): 5}), nvlink_e({(1, 2): 207, (0, 1): 5})
+    (host.directory / "nvlink_before").write_text(before)
+    (host.directory / "nvlink_after").write_text(after)
+    count = host.directory / "nvlink_reads"
+    install_fake_tool(host, "nvidia-smi", (
+        "#!/bin/sh\n"
+        f"if [ \"$*\" = \"nvlink -e\" ]; then\n"
+        f"  if [ -e {shlex.quote(str(count))} ]; then exec cat {shlex.quote(str(host.directory / 'nvlink_after'))}; fi\n"
+        f"  touch {shlex.quote(str(count))}; exec cat {shlex.quote(str(host.directory / 'nvlink_before'))}\n"
+        "fi\n"
+        f"PYTHONPATH={shlex.quote(str(REPO))} exec {shlex.quote(sys.executable)} "
+        f"{shlex.quote(str(REPO / 'tests' / 'fake_tool.py'))} 2 nvidia-smi \"$@\"\n"))
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    ssh = backend_for(inv, cluster)
+    try:
+        rows = collect(ssh.host_facts, ("node1",))      # before the run's traffic
+        assert not [f for f in _findings(rows, ssh.topo) if f.severity != "info"]
+        rows += collect(ssh.fabric_counters, ("node1",))  # after it
+    finally:
+        ssh.close()
+    found = {(f.entity, f.entity_kind, f.rule, f.severity): f for f in _findings(rows, ssh.topo)}
+    grew = found.pop(("node1/gpu1", "card", "nvlink-errors-grew", "critical"))
+    assert "GPU 1 link 2 replay_errors +200 (7 -> 207)" in grew.message, grew.message
+    assert grew.evidence["counters"][0] == {"device": "GPU 1 link 2", "counter": "replay_errors", "before": 7,
+                                            "after": 207, "growth": 200}
+    # card 0's counter was high before the run and did not grow: info, not a failure tonight
+    old = found.pop(("node1/gpu0", "card", "fabric-errors-before-run", "info"))
+    assert "GPU 0 link 1 replay_errors=5" in old.message
+    assert not found, found
+
+
+SYSFS_COUNTERS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors", "port_xmit_discards",
+                  "port_xmit_data", "VL15_dropped")
+
+
+def write_sysfs(root: Path, values: dict[tuple[str, str], int]) -> None:
+    """/sys/class/infiniband/<dev>/ports/1/counters/<name> files, as the kernel's ABI names them."""
+    for dev in ("mlx5_0", "mlx5_1"):
+        d = root / "class" / "infiniband" / dev / "ports" / "1" / "counters"
+        d.mkdir(parents=True, exist_ok=True)
+        for name in SYSFS_COUNTERS:
+            (d / name).write_text(f"{values.get((dev, name), 0)}\n")
+
+
+def test_ib_symbol_errors_that_grow_during_the_run_name_that_nic(sshd_cluster, tmp_path):
+    cluster = sshd_cluster(1, ["node1"])
+    install_fake_tools(cluster["node1"], cards=2)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    sysfs = tmp_path / "sys"
+    write_sysfs(sysfs, {("mlx5_1", "port_xmit_data"): 10**9})
+    ssh = backend_for(inv, cluster, sysfs_root=str(sysfs))
+    try:
+        rows = collect(ssh.host_facts, ("node1",))
+        ib = next(r for r in rows if r["fact"] == "ib_counters")
+        assert ib["ok"] and len(ib["value"]["ports"]) == 2, ib
+        write_sysfs(sysfs, {("mlx5_1", "port_xmit_data"): 9 * 10**9, ("mlx5_1", "symbol_error"): 340})
+        rows += collect(ssh.fabric_counters, ("node1",))
+    finally:
+        ssh.close()
+    found = [(f.entity, f.entity_kind, f.rule, f.severity) for f in _findings(rows, ssh.topo)]
+    # mlx5_1 is rail 1: the NIC of card 1; traffic counters grew too, and are no error
+    assert found == [("node1/nic1", "nic", "ib-port-errors-grew", "critical")], found
+    f = _findings(rows, ssh.topo)[0]
+    assert "mlx5_1 port 1 symbol_error +340 (0 -> 340)" in f.message and f.evidence["fact"] == "ib_counters"
+
+
+def test_a_hanging_dmesg_times_out_for_that_host_only_and_says_so(sshd_cluster, tmp_path, monkeypatch):
+    from sncheck.backends import hostreads, ssh as ssh_backend
+
+    monkeypatch.setattr(ssh_backend, "KERNEL_LOG_TIMEOUT_S", 2.0)
+    cluster = sshd_cluster(2, ["node1", "node2"])
+    for host in cluster:
+        install_fake_tools(host, cards=1)
+    install_fake_tool(cluster["node1"], "dmesg", "#!/bin/sh\nexec sleep 600\n")
+    install_fake_tool(cluster["node1"], "journalctl", "#!/bin/sh\nexit 0\n")
+    replay_kernel_log(cluster["node2"], XID79_ON_GPU1.replace("0000:2a:00", "0000:19:00"))
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1)
+    ssh = backend_for(inv, cluster)
+    try:
+        rows = collect(ssh.host_facts, ("node1", "node2"))
+        assert "timed out" in ssh.kernel_log("node1")
+    finally:
+        ssh.close()
+    kernel = {r["host"]: r for r in rows if r["fact"] == "kernel_log"}
+    assert kernel["node1"]["status"] == "timeout" and "timed out" in kernel["node1"]["message"]
+    assert kernel["node2"]["status"] == "ok" and kernel["node2"]["value"]["events"][0]["card"] == 0
+    assert hostreads.KERNEL_LOG_TIMEOUT_S == 60.0  # the shipped bound
