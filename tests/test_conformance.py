@@ -30,22 +30,13 @@ ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "fixtures" / "real"
 EXPECTATIONS = sorted(REAL.rglob("expect.yaml"))
 
-# Views the 'kernel' engineer is landing (issue 21 item 3): NVLink and InfiniBand error counters.
-# Their entries may fail until those views land; strict=False so they count once they pass.
-PENDING_VIEWS = {"nvlink-errors": "issue 21 item 3: link counters judged (kernel)",
-                 "perfquery": "issue 21 item 3: IB counters (kernel)",
-                 "ibqueryerrors": "issue 21 item 3: IB counters (kernel)",
-                 "ib-counters": "issue 21 item 3: IB sysfs counters (kernel)"}
 
 def _entries() -> list:
     params = []
     for expect in EXPECTATIONS:
         corpus = expect.parent.relative_to(REAL)
         for entry in yaml.safe_load(expect.read_text(encoding="utf-8")) or []:
-            marks = []
-            if entry["tool"] in PENDING_VIEWS:
-                marks.append(pytest.mark.xfail(reason=PENDING_VIEWS[entry["tool"]], strict=False))
-            params.append(pytest.param(expect.parent, entry, id=f"{corpus}/{entry['file']}", marks=marks))
+            params.append(pytest.param(expect.parent, entry, id=f"{corpus}/{entry['file']}"))
     return params
 
 

@@ -138,7 +138,10 @@ class HostReads:
                                   + ("# timed out\n" if res.timed_out else ""))
         parsed, rows = hostfacts.outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout,
                                          stderr=res.stderr, timed_out=res.timed_out, duration=res.duration)
-        if parsed is not None and not parsed.get("errors") and parsed.get("complete"):
+        if parsed is not None and parsed.get("cursor_lost"):
+            with self._lock:
+                self.cursors.pop(host, None)  # the journal no longer has it: read the whole boot next time
+        elif parsed is not None and not parsed.get("errors") and parsed.get("complete"):
             with self._lock:  # the next read starts after what this one saw
                 kept = dict(cursor)
                 if parsed.get("cursor"):

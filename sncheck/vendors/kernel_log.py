@@ -36,7 +36,8 @@ from sncheck.errors import ParseError
 TOOL = "kernel-log"
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
-PATTERN = r"NVRM: Xid|SXid|AER:|PCIe Bus Error|^-- cursor:|^dmesg:|dmesg: |Operation not permitted"
+PATTERN = (r"NVRM: Xid|SXid|AER:|PCIe Bus Error|^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
+           r"^Failed to")
 
 _TIME = re.compile(r"^(?:\[\s*(?P<mono>\d+\.\d+)\]|\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
                    r"\d\d:\d\d:\d\d \d{4})\]|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
@@ -78,6 +79,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     errors: list[str] = []
     received: list[dict[str, Any]] = []
     cursor = last_time = None
+    cursor_lost = False
     lines = 0
     ended = False
     for raw in text.splitlines():
@@ -120,7 +122,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                 src = dev.group("dev") if dev else None
             received.append({"source": "aer", "code": None, "bus_id": bus_id(src),
                              "class": _aer_class(m.group("sev")), "time": when, "text": body[:300]})
-        elif body.startswith("dmesg:") or _DENIED.search(body):
+        elif body.startswith("Failed to seek"):  # journalctl: the last run's cursor is gone (rotated)
+            cursor_lost = True
+            errors.append(f"journalctl: {body[:200]} (the next run reads this boot's whole log)")
+        elif body.startswith("dmesg:") or body.startswith("Failed to") or _DENIED.search(body):
             errors.append(f"the kernel log cannot be read: {body[:200]}")
     if not any(e["source"] == "aer" for e in events):
         events += received  # an older kernel: the 'error received' lines are all there is
@@ -128,7 +133,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         raise ParseError("no kernel log lines and no end marker", tool=TOOL)
     faults = [describe(e) for e in events if e["source"] != "aer" or e["class"] != "corrected"]
     return {"tool": TOOL, "events": events, "lines": lines, "cursor": cursor, "last_time": last_time,
-            "complete": ended, "faults": faults, "errors": errors}
+            "complete": ended, "cursor_lost": cursor_lost, "faults": faults, "errors": errors}
 
 
 def describe(e: dict[str, Any]) -> str:
