@@ -223,7 +223,8 @@ def test_amd_node_with_an_xgmi_link_down_over_ssh(sshd_cluster, tmp_path: Path) 
     rows, findings = host_facts(inv, cluster)
     healthy = facts_of(rows, "mi01")
     assert {f: r["ok"] for f, r in healthy.items()} == dict.fromkeys(
-        ("reachable", "card_count", "xgmi_links", "ecc", "throttle", "pcie_width", "ib_ports"), True)
+        ("reachable", "card_count", "xgmi_links", "ecc", "throttle", "pcie_width", "ib_ports",
+         "ib_counters", "kernel_log"), True)  # the last two: what every SSH host is read for (hostreads)
     sick = facts_of(rows, "mi02")["xgmi_links"]
     assert (sick["ok"], sick["value"], sick["expected"]) == (False, 27, 28)
     assert "GPU2-GPU5 PCIE (hops 3, weight 52)" in sick["message"]
