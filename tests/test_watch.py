@@ -33,17 +33,16 @@ def torchrun(out: Path, *args: str, timeout: float = 240) -> subprocess.Complete
 
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory) -> dict[str, Path]:
-    base = tmp_path_factory.mktemp("jobs")
-    out = {}
-    for name, args in {"straggler": ("--mode", "straggler", "--rank", "2", "--steps", "24"),
-                       "hung": ("--mode", "hung", "--rank", "3", "--hang-after", "8", "--steps", "24",
-                                "--pg-timeout", "3"),
-                       "clean": ("--mode", "clean", "--steps", "24")}.items():
-        r = torchrun(base / name, *args)
-        if name != "hung":
-            assert r.returncode == 0, r.stderr[-2000:]
-        out[name] = base / name
-    return out
+    """One real job, three phases (each its own process group and dump directory): a
+    clean one (dumped as pickles, torch's watchdog format), one where rank 2 sleeps 40 ms
+    before each step's collectives, and one where rank 3 stops after 8 steps and the
+    others time out after 3 s. The job ends failed (the timeout): that is the fault."""
+    base = tmp_path_factory.mktemp("job")
+    r = torchrun(base, "--phases", "clean,straggler,hung", "--pickle-phases", "clean", "--rank", "2",
+                 "--hung-rank", "3", "--hang-after", "8", "--pg-timeout", "3")
+    for name in ("clean", "straggler", "hung"):
+        assert len(list((base / name).glob("fr-*-rank*"))) == 4, (name, r.stderr[-3000:])
+    return {name: base / name for name in ("clean", "straggler", "hung")}
 
 
 def watch(*args: str) -> tuple[int, dict | None, str]:
@@ -76,16 +75,19 @@ def test_hung_rank_named_with_its_collective(jobs, tmp_path):
     assert code == 1, out
     crit = [f for f in res["findings"] if f["severity"] == "critical"]
     assert [f["entity"] for f in crit] == [f"{HOST}/gpu3"], out
+    assert crit[0]["rule"] == "watch-hung-rank"
     ev = crit[0]["evidence"]
-    # the training group's steps 0..7 ran two collectives each (seq 1..16); step 8's
+    # the phase's group: steps 0..7 ran two collectives each (seq 1..16); step 8's
     # all-reduce is collective 17, which rank 3 never entered
     assert ev["seq"] == 17 and ev["collective"] == "gloo:all_reduce", ev
     assert ev["peers_entered"] == 3
 
 
 def test_clean_job_passes(jobs, tmp_path):
+    assert len(list(jobs["clean"].glob("fr-*-rank*.pkl"))) == 4  # torch's pickles, read as plain data
     code, res, out = watch(str(jobs["clean"]), "--out", str(tmp_path / "o"), "--format", "html,prometheus")
     assert code == 0, out
+    assert res["layers"][0]["summary"]["ranks"] == 4 and res["layers"][0]["summary"]["collectives"] > 0
     assert gating(res) == []
     assert (tmp_path / "o" / "sncheck.prom").is_file()
 
@@ -213,3 +215,75 @@ def test_straggler_quarantined_then_scoped_run_decides(jobs, tmp_path):
         h = json.loads(runner.invoke(main, ["history", "node001/gpu2", "--state-dir", str(state), "--json"]).output)
         actions = [a["action"] for a in h["isolation"]]
         assert actions[0] == "quarantine" and actions[-1] == last, actions
+
+
+def test_desync_named(jobs, tmp_path):
+    """One rank's record of one collective changed to another op and size (the rest is
+    the real job's dumps): that rank, critical, and no other."""
+    d = tmp_path / "dumps"
+    shutil.copytree(jobs["straggler"], d)
+    path = sorted(d.glob("fr-*-rank1.json"))[0]
+    data = json.loads(path.read_text())
+    groups = {e["process_group"][0] for e in data["entries"]}
+    last_group = max(groups, key=int)
+    e = next(e for e in data["entries"] if e["process_group"][0] == last_group and e["collective_seq_id"] == 5)
+    e["profiling_name"], e["input_sizes"] = "gloo:broadcast", [[1]]
+    path.write_text(json.dumps(data))
+    code, res, out = watch(str(d), "--out", str(tmp_path / "o"))
+    assert code == 1, out
+    crit = [f for f in res["findings"] if f["severity"] == "critical"]
+    assert [(f["entity"], f["rule"]) for f in crit] == [(f"{HOST}/gpu1", "watch-desync")], out
+    assert "collective 5" in crit[0]["message"]
+
+
+def test_unmapped_rank_says_so(jobs, tmp_path):
+    d = tmp_path / "dumps"
+    shutil.copytree(jobs["straggler"], d)
+    ranks = json.loads((d / "ranks.json").read_text())
+    (d / "ranks.json").write_text(json.dumps([r for r in ranks if r["rank"] != 2]))
+    code, res, out = watch(str(d), "--out", str(tmp_path / "o"))
+    assert code == 1, out
+    f = next(f for f in res["findings"] if f["rule"] == "watch-straggler")
+    assert f["entity"] == "rank2" and "not mapped" in f["message"] and f["evidence"]["mapped"] is False
+    assert res["isolation"] == []  # nothing to quarantine: the card is unknown
+
+
+def test_follow_stops_cleanly_on_sigterm(jobs, tmp_path):
+    """Without --once: judges the directory as it changes, ends on SIGTERM with the last
+    pass's exit code and no traceback."""
+    import signal
+    import time
+
+    d, out = tmp_path / "live", tmp_path / "o"
+    shutil.copytree(jobs["clean"], d)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-m", "sncheck", "watch", str(d), "--interval", "0.2", "--out", str(out)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        results = out / "results.json"
+
+        def wait_for(check, what):
+            end = time.monotonic() + 180
+            while time.monotonic() < end:
+                try:
+                    if results.is_file() and check(json.loads(results.read_text())):
+                        return
+                except json.JSONDecodeError:
+                    pass
+                assert p.poll() is None, p.communicate()
+                time.sleep(0.3)
+            raise AssertionError(f"no pass saw {what}")
+
+        wait_for(lambda r: r["verdict"] == "pass", "the clean job")
+        for f in d.glob("fr-*"):
+            f.unlink()
+        for f in jobs["straggler"].glob("fr-*"):
+            shutil.copy(f, d / f.name)  # the job's next dumps appear
+        wait_for(lambda r: any(f["rule"] == "watch-straggler" for f in r["findings"]), "the straggler")
+        p.send_signal(signal.SIGTERM)
+        stdout, stderr = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 1, stderr
+    assert "Traceback" not in stderr

@@ -20,7 +20,8 @@ What it does, in one call:
   an existing setting is kept). torch creates the recorder at the first collective, so
   call it before the job's first collective (it runs one itself, to gather the map);
 * writes ``ranks.json`` (rank 0): a JSON list of ``{rank, host, local_rank, job}``;
-* dumps ``fr-<job>-rank<R>.json`` (``torch._C._distributed_c10d._dump_fr_trace_json``)
+* dumps ``fr-<job>-rank<R>.json`` (``torch._C._distributed_c10d._dump_fr_trace_json``;
+  ``fmt="pickle"``: ``.pkl``, ``_dump_fr_trace``, the format of torch's watchdog dumps)
   every ``every`` steps, on SIGUSR1 (and carries on), on SIGTERM (then lets the signal
   end the process as before) and when the ``with`` block ends in an exception (a
   collective that timed out). A dump replaces the rank's previous one atomically, so the
@@ -63,11 +64,11 @@ def _safe(text: str) -> str:
 class Recorder:
     """One rank's dumps. Made by :func:`start`."""
 
-    def __init__(self, directory: Path, every: int, rank: int, job: str) -> None:
-        self.dir, self.every, self.rank, self.job = directory, every, rank, job
+    def __init__(self, directory: Path, every: int, rank: int, job: str, fmt: str = "json") -> None:
+        self.dir, self.every, self.rank, self.job, self.fmt = directory, every, rank, job, fmt
         self.steps = 0
         self.dumps = 0
-        self.path = directory / f"fr-{job}-rank{rank}.json"
+        self.path = directory / f"fr-{job}-rank{rank}.{'pkl' if fmt == 'pickle' else 'json'}"
         self._lock = threading.Lock()
         self._previous: dict[int, object] = {}
 
@@ -80,7 +81,8 @@ class Recorder:
     def dump(self) -> Path:
         """Write this rank's Flight Recorder now (atomically: a temp file, then a rename)."""
         with self._lock:
-            data = torch._C._distributed_c10d._dump_fr_trace_json(includeCollectives=True)
+            c10d = torch._C._distributed_c10d
+            data = c10d._dump_fr_trace() if self.fmt == "pickle" else c10d._dump_fr_trace_json(includeCollectives=True)
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             tmp.write_bytes(data if isinstance(data, bytes) else data.encode())
             os.replace(tmp, self.path)
@@ -119,13 +121,15 @@ class Recorder:
 
 
 def start(directory: str | os.PathLike, every: int = 100, *, job: str | None = None,
-          buffer: int = DEFAULT_BUFFER, host: str | None = None,
+          buffer: int = DEFAULT_BUFFER, host: str | None = None, fmt: str = "json",
           signals: tuple[int, ...] = (signal.SIGUSR1, signal.SIGTERM)) -> Recorder:
     """Turn the Flight Recorder on, write the rank map, and dump every ``every`` steps
     (0: only on a signal or an exception) into ``directory``.
 
     Call it after ``init_process_group`` and before the job's first collective. ``host``
     is this rank's name in the rank map (default: the host name)."""
+    if fmt not in ("json", "pickle"):
+        raise ValueError(f"fmt must be json or pickle (torch's own dump format), got {fmt!r}")
     if every < 0:
         raise ValueError(f"every must be 0 or more steps, got {every}")
     if not dist.is_initialized():
@@ -145,7 +149,7 @@ def start(directory: str | os.PathLike, every: int = 100, *, job: str | None = N
         tmp = out / f".{RANK_MAP}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(entries, indent=1) + "\n")
         os.replace(tmp, out / RANK_MAP)
-    rec = Recorder(out, every, rank, job_id)
+    rec = Recorder(out, every, rank, job_id, fmt)
     rec.install(signals)
     rec.started = time.time()
     return rec
