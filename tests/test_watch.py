@@ -287,3 +287,47 @@ def test_follow_stops_cleanly_on_sigterm(jobs, tmp_path):
             p.kill()
     assert p.returncode == 1, stderr
     assert "Traceback" not in stderr
+
+
+def test_slow_communicator_from_inspector_and_nccl_tests(tmp_path):
+    """Inspector records (the layout of NCCL's ext-profiler/inspector/README.md) and an
+    nccl-tests -J file (the keys of nccl-tests src/util.cu): busbw against the tier's design."""
+    d = tmp_path / "dumps"
+    d.mkdir()
+    records = []
+    for rank in range(8):  # one communicator of the 8 cards of node01: 300 of 450 GB/s design
+        for sn, (size, bw) in enumerate(((1 << 20, 40.0), (1 << 30, 300.0))):
+            records.append({"header": {"id": "0x7f8c496ae9f661", "rank": rank, "n_ranks": 8, "nnodes": 1},
+                            "metadata": {"inspector_output_format_version": "v4.0", "hostname": "node01", "pid": 1},
+                            "coll_perf": {"coll": "AllReduce", "coll_sn": sn, "coll_msg_size_bytes": size,
+                                          "coll_exec_time_us": 100, "coll_algobw_gbs": bw, "coll_busbw_gbs": bw}})
+    (d / "inspector-node01.log").write_text("\n".join(json.dumps(r, indent=2) for r in records) + "\n")
+    (d / "nccl-tests.json").write_text(json.dumps({
+        "version": 2, "args": ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "1G"], "config": {
+            "ngpus": 1, "devices": [{"rank": i, "hostname": "node02", "device": i} for i in range(8)]},
+        "results": [{"size": 1 << 30, "count": 1 << 28, "type": "float", "redop": "sum", "root": "-1",
+                     "out_of_place": {"time": 1.0, "alg_bw": 230.0, "bus_bw": 440.0, "nwrong": 0},
+                     "in_place": {"time": 1.0, "alg_bw": 231.0, "bus_bw": 441.0, "nwrong": 0}}],
+        "out_of_bounds": {"count": 0, "okay": "true"}, "average_bus_bandwidth": {"bandwidth": 440.0}}))
+    (d / "ranks.json").write_text(json.dumps([{"rank": i, "host": "node01", "local_rank": i} for i in range(8)]))
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump({"name": "bw", "design": {"scale_up": {"bandwidth": "450 GB/s", "latency": "3 us"}},
+                                   "supernodes": [{"name": "sn0", "hosts": "node[01-02]", "cards_per_host": 8}]}))
+    code, res, out = watch(str(d), "-i", str(inv), "--out", str(tmp_path / "o"))
+    assert code == 1, out
+    slow = [f for f in res["findings"] if f["rule"] == "watch-communicator-slow"]
+    assert [(f["entity"], f["entity_kind"]) for f in slow] == [("node01", "host")], out  # node02's 441 of 450 is fine
+    assert (slow[0]["evidence"]["measured"], slow[0]["evidence"]["expected"], slow[0]["evidence"]["unit"]) == (300.0, 450.0, "GB/s")
+
+
+def test_big_inspector_log_read_from_its_tail(tmp_path, monkeypatch):
+    from sncheck.watch import dumps
+
+    monkeypatch.setattr(dumps, "INSPECTOR_TAIL_BYTES", 4096)
+    rec = {"header": {"id": "0x1", "rank": 0, "n_ranks": 2, "nnodes": 1}, "metadata": {"hostname": "h"},
+           "coll_perf": {"coll": "AllReduce", "coll_sn": 0, "coll_msg_size_bytes": 8, "coll_busbw_gbs": 1.0}}
+    log = tmp_path / "inspector.log"
+    log.write_text("\n".join(json.dumps({**rec, "coll_perf": {**rec["coll_perf"], "coll_sn": i}}) for i in range(2000)))
+    d = dumps.read_dump(log)
+    assert d.format == "nccl_inspector" and not d.notes
+    assert 0 < len(d.data) < 100 and d.data[-1]["coll_perf"]["coll_sn"] == 1999

@@ -29,6 +29,9 @@ from pathlib import Path
 from sncheck.watch import ras
 
 MAX_DUMP_BYTES = 256 << 20   # a Flight Recorder of 20k entries is a few MB
+# Inspector's JSON log grows all job long (200-500 B a collective): only its last part is
+# read, so following a long job stays bounded in memory and time.
+INSPECTOR_TAIL_BYTES = 16 << 20
 _FR_NAME = re.compile(r"^fr-(?P<job>.+)-rank(?P<rank>\d+)\.(?:json|pkl|pickle)$")
 _TRAILING_RANK = re.compile(r"(\d+)(?:\.(?:json|pkl|pickle))?$")
 RANK_MAP_NAMES = ("ranks.json",)
@@ -68,9 +71,11 @@ def dump_files(directory: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
 def read_dump(path: Path) -> Dump | Unreadable:
     try:
         st = path.stat()
-        if st.st_size > MAX_DUMP_BYTES:
+        raw = _inspector_tail(path) if st.st_size > INSPECTOR_TAIL_BYTES else None
+        if raw is None and st.st_size > MAX_DUMP_BYTES:
             return Unreadable(path, f"{st.st_size} bytes, more than the {MAX_DUMP_BYTES >> 20} MB a dump may be")
-        raw = path.read_bytes()
+        if raw is None:
+            raw = path.read_bytes()
     except OSError as e:
         return Unreadable(path, f"cannot read: {e.strerror or e}")
     if not raw.strip():
@@ -116,6 +121,19 @@ def read_dump(path: Path) -> Dump | Unreadable:
             return Unreadable(path, f"NCCL RAS text: {parsed['errors'][0]}")
         return Dump(path, "nccl_ras", parsed, rank, job, st.st_mtime_ns)
     return Unreadable(path, "not a dump sncheck knows (Flight Recorder JSON or pickle, NCCL RAS, Inspector, nccl-tests)")
+
+
+def _inspector_tail(path: Path) -> bytes | None:
+    """The last INSPECTOR_TAIL_BYTES of a big Inspector log, from its first whole record;
+    None when the file is not an Inspector log."""
+    with path.open("rb") as f:
+        head = f.read(64 << 10)
+        if b'"coll_perf"' not in head or b'"header"' not in head:
+            return None
+        f.seek(-INSPECTOR_TAIL_BYTES, 2)
+        tail = f.read()
+    start = tail.find(b'\n{')
+    return tail[start + 1:] if start >= 0 else None
 
 
 def _strip_source(text: str) -> str:

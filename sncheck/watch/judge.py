@@ -115,7 +115,7 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
     store = store or RunStore(out_dir, run_id, force=True)
     try:
         counts = _emit(store, kept, names, topo, rank_map)
-        raw += _unmapped_ranks(kept, rank_map, site)
+        raw += _unmapped_ranks(kept, rank_map, names)
         rules = opts.rules
         ctx = DetectContext(topo, dict(inventory.design), baseline=opts.baseline)
         from sncheck.health.rules import evaluate
@@ -270,16 +270,16 @@ def _smallest(cards: list[str], topo: Topology) -> tuple[str, str, str]:
     return sorted(sns, key=natural_key)[0], "supernode", "scale_out"
 
 
-def _unmapped_ranks(dumps: list[dumpio.Dump], rank_map: RankMap, site: str) -> list[Finding]:
+def _unmapped_ranks(dumps: list[dumpio.Dump], rank_map: RankMap, names: CardNames) -> list[Finding]:
     """Ranks of the rank map with no dump at all: not judged."""
     have = {d.rank for d in dumps if d.format == "flight_recorder"}
     if not have or not rank_map.placements:
         return []
     out = []
     for rank in sorted(set(rank_map.placements) - have):
-        p = rank_map.placements[rank]
-        out.append(Finding(f"{p.host}/gpu{p.local_rank}", "card", LAYER, "watch-rank-no-dump", "warning",
-                           f"rank {rank} ({p.host}/gpu{p.local_rank}): no Flight Recorder dump in the directory: "
+        card, _, _ = names.of_rank(rank)
+        out.append(Finding(card, "card", LAYER, "watch-rank-no-dump", "warning",
+                           f"rank {rank} ({card}): no Flight Recorder dump in the directory: "
                            "not judged", {"measured": "no dump", "expected": "a dump", "unit": None, "rank": rank,
                                           "not_run": True}, about="check"))
     return out
