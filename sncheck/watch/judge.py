@@ -22,7 +22,7 @@ from sncheck.errors import ConfigError
 from sncheck.health.findings import Finding, IsolationEntry, merge_findings, severity_rank
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import RuleSet
-from sncheck.run.verdict import final_verdict
+from sncheck.run.verdict import EXIT_CODES, decide
 from sncheck.store.rundir import RunStore, new_run_id
 from sncheck.topology import Topology, natural_key
 from sncheck.watch import dumps as dumpio
@@ -142,7 +142,7 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
         "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
                      "cards": len(topo.cards)},
     }
-    results["verdict"] = final_verdict(results, findings, opts.gate)
+    decide(results, opts.gate)
     results["finished"] = _now()
     keys = {(f["entity"], f["rule"]) for f in results["findings"]}
     state_dir = opts.state_dir if recorded is None or keys - recorded else None
@@ -161,7 +161,7 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
             st.record_findings(run_id, results["findings"])
     store.write_results(results)
     _reports(results, store, opts)
-    code = {"pass": 0, "fail": 1, "error": 3}[results["verdict"]]
+    code = EXIT_CODES[results["verdict"]]
     return Outcome(results, out_dir, code)
 
 
