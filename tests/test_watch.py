@@ -331,3 +331,17 @@ def test_big_inspector_log_read_from_its_tail(tmp_path, monkeypatch):
     d = dumps.read_dump(log)
     assert d.format == "nccl_inspector" and not d.notes
     assert 0 < len(d.data) < 100 and d.data[-1]["coll_perf"]["coll_sn"] == 1999
+
+
+def test_rank_map_from_the_slurm_environment():
+    from sncheck.watch.rankmap import from_slurm
+
+    m = from_slurm({"SLURM_JOB_NODELIST": "node[01-03]", "SLURM_TASKS_PER_NODE": "2(x2),1", "SLURM_JOB_ID": "42"})
+    assert [(p.rank, p.host, p.local_rank) for p in m.placements.values()] == \
+        [(0, "node01", 0), (1, "node01", 1), (2, "node02", 0), (3, "node02", 1), (4, "node03", 0)]
+    assert m.jobs == {"42"}
+    # cyclic placement, or counts that do not match the nodes: no map rather than a wrong one
+    assert from_slurm({"SLURM_JOB_NODELIST": "node[01-02]", "SLURM_TASKS_PER_NODE": "2(x2)",
+                       "SLURM_DISTRIBUTION": "cyclic"}) is None
+    assert from_slurm({"SLURM_JOB_NODELIST": "node[01-02]", "SLURM_TASKS_PER_NODE": "2(x3)"}) is None
+    assert from_slurm({}) is None
