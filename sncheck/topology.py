@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence, TypeVar
 import numpy as np
 
 from sncheck.config.inventory import Inventory
+from sncheck.model import card_of
 from sncheck.model import Tier, card_of, host_of, hosts_of  # noqa: F401 (re-exported: topology.host_of)
 
 if TYPE_CHECKING:
@@ -50,6 +51,17 @@ def split_link(link: str) -> tuple[str, str]:
 
 def rail_of(card: str) -> int:
     return int(card.rsplit("/gpu", 1)[1])
+
+
+def nic_id(host: str, rail: int) -> str:
+    """A scale-out NIC: ``<host>/nic<rail>`` (DESIGN.md identifiers)."""
+    return f"{host}/nic{rail}"
+
+
+def nic_of(card: str) -> str:
+    """The rail NIC that serves a card (rail r serves card r on rail-aligned clusters)."""
+    return nic_id(host_of(card), rail_of(card))
+
 
 
 @dataclass(frozen=True)
@@ -176,10 +188,12 @@ class Topology:
         return SCALE_UP if ca.supernode == cb.supernode else SCALE_OUT
 
     def is_entity(self, entity: str) -> bool:
-        """True when ``entity`` names a card, link, host or supernode of this cluster."""
+        """True when ``entity`` names a card, nic, link, host or supernode of this cluster."""
         if "<->" in entity:
             a, b = split_link(entity)
             return a in self.by_id and b in self.by_id and a != b
+        if card_of(entity) != entity:  # a NIC: the card of its rail
+            return card_of(entity) in self.by_id
         return entity in self.by_id or entity in self.inventory.hosts or entity in self.supernode_names
 
 

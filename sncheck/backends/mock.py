@@ -7,7 +7,8 @@ whole rounds and sweeps (cards are indices; every quantity below is an array):
   Card NVLink share ``n_c``: the links up over the design count (``nvlink_down``).
 * Pair bandwidth: intra-host and scale-up pairs get ``B_tier * min(s_a, s_b) * min(n_a, n_b)``;
   scale-out pairs get ``min(B_out, s_a * B_up, s_b * B_up)`` (the NIC is the bottleneck),
-  or nothing where either end's NIC on that rail is down (``ib_port_down``); then times
+  times the slower end's NIC factor (``slow_nic``), or nothing where either end's NIC on
+  that rail is down (``ib_port_down``); then times
   the ``degraded_link`` factor. A ``dead_link`` carries nothing (timeout).
 * Pair latency: ``L_tier * max(m_a, m_b)`` with ``m`` the ``high_latency_card`` factor;
   each ping-pong sample of a ``jittery_card`` spikes by ``factor`` with ``probability``.
@@ -159,6 +160,7 @@ class MockBackend(Backend):
         self.reduce_bad = np.zeros(n, dtype=bool)    # corrupt_card or collective_corruption
         self.diverge = np.zeros(n, dtype=bool)
         self.nic_down = np.zeros(n, dtype=bool)      # ib_port_down: this card's rail NIC
+        self.nic_speed = np.ones(n)                  # slow_nic: this card's rail NIC
         self.up = np.ones(n, dtype=bool)             # reachable (down_host)
         self.link_factor: dict[int, float] = {}      # link key -> factor (0: dead)
         for f in faults:
@@ -186,6 +188,9 @@ class MockBackend(Backend):
             elif f.type == "ib_port_down":
                 on_host = self.host == self.topo.hosts.index(f.target)
                 self.nic_down[on_host & (self.rail == (f.port or 1) - 1)] = True
+            elif f.type == "slow_nic":
+                on_host = self.host == self.topo.hosts.index(f.target)
+                self.nic_speed[on_host & (self.rail == (f.port or 1) - 1)] *= f.factor
         self._fault_keys = np.array(sorted(self.link_factor), dtype=np.int64)
         self._fault_vals = np.array([self.link_factor[k] for k in sorted(self.link_factor)])
 
@@ -228,7 +233,7 @@ class MockBackend(Backend):
         s = np.minimum(self.speed[a], self.speed[b])
         nvlink = self.B[tier] * s * np.minimum(self.nvlink[a], self.nvlink[b])
         nic = np.minimum(self.B[OUT], np.minimum(self.speed[a], self.speed[b]) * self.B[UP])
-        nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic)
+        nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic * np.minimum(self.nic_speed[a], self.nic_speed[b]))
         return np.where(tier == OUT, nic, nvlink) * self._link_factor(a, b)
 
     def _true_lat(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
@@ -395,7 +400,7 @@ class MockBackend(Backend):
             s = self.speed[m].min()
             bw = [self.B[t] * s * self.nvlink[m].min() for t in tiers if t != OUT]
             if OUT in tiers:
-                bw.append(0.0 if self.nic_down[m].any() else min(self.B[OUT], s * self.B[UP]))
+                bw.append(0.0 if self.nic_down[m].any() else min(self.B[OUT], s * self.B[UP]) * self.nic_speed[m].min())
             inside = [k for k in self.link_factor if k // len(self.ids) in m and k % len(self.ids) in m]
             for k in inside:
                 lo, hi = np.array([k // len(self.ids)]), np.array([k % len(self.ids)])

@@ -72,6 +72,8 @@ FAULT_TYPES: dict[str, FaultType] = {t.name: t for t in (
     _t("degraded_link", "link", "network", "the link runs at factor x", True, factor=0.3),
     _t("dead_link", "link", "network", "the link carries nothing"),
     _t("down_host", "host", "network", "unreachable"),
+    _t("slow_nic", "host", "network", "the host's port-th scale-out NIC (rail port-1) runs at factor x; "
+       "its port state shows nothing", True, factor=0.5, port=1),
     # Host-level faults: the host's tools report them, as on real hardware.
     _t("ecc_uncorrectable", "card", "tool", "nvidia-smi -q: count volatile uncorrectable ECC errors", count=1),
     _t("remap_pending", "card", "tool", "nvidia-smi -q: remapped rows pending"),
@@ -127,7 +129,7 @@ class Fault:
     transient: bool = False  # gone by the time a confirmation retest runs
     count: int | None = None  # ecc_uncorrectable: volatile uncorrectable errors
     links: int | None = None  # nvlink_down: inactive links
-    port: int | None = None  # ib_port_down: the host's port-th IB port (1-based), rail port-1
+    port: int | None = None  # ib_port_down, slow_nic: the host's port-th IB port (1-based), rail port-1
     tool: str | None = None  # missing_tool: the program not on the PATH
 
     @property
@@ -241,10 +243,10 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
                 if ftype.params[p] is None:
                     raise src.error(f"{name} needs {p!r}", item)
                 values[p] = ftype.params[p]
-        if name == "ib_port_down":
+        if name in ("ib_port_down", "slow_nic"):
             cards = topo.inventory.hosts[target].cards
             if values["port"] > cards:
-                raise src.error(f"ib_port_down port {values['port']} is beyond {target}'s {cards} rails "
+                raise src.error(f"{name} port {values['port']} is beyond {target}'s {cards} rails "
                                 f"(one port per card, numbered from 1)", item, "port")
         transient = field_bool(src, item, "transient") if "transient" in item else False
         fault = Fault(name, target, transient=transient, **values)

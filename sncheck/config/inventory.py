@@ -10,6 +10,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping, TypeVar
 
 from sncheck.config import hostlist
 from sncheck.errors import ConfigError
@@ -17,6 +18,7 @@ from sncheck.config.units import parse_bandwidth, parse_latency
 from sncheck.config.yamlio import LineDict, Source, check_keys, field_int, field_number, field_str, load_file, load_text
 
 TIERS = ("intra_host", "scale_up", "scale_out")
+T = TypeVar("T")
 BACKENDS = ("mock", "local", "ssh", "slurm")  # the one list of backend names (registry: sncheck.backends)
 DIST_BACKENDS = ("gloo", "nccl", "hccl")  # torch.distributed backends the probe runs on (hccl: torch_npu)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -44,6 +46,15 @@ MAX_EXTRA_ARGS = 256
 class TierDesign:
     bandwidth_GBps: float
     latency_us: float
+
+
+def tier_design(design: Mapping[str, T], tier: str) -> T | None:
+    """A tier's entry in a table of per-tier design values (TierDesign, or the dicts a
+    calibration records): the one home of "intra-host pairs use the scale-up values
+    unless the table gives intra_host its own"."""
+    if tier == "intra_host" and "intra_host" not in design:
+        tier = "scale_up"
+    return design.get(tier)
 
 
 @dataclass(frozen=True)
@@ -121,10 +132,8 @@ class Inventory:
         return platform(name)
 
     def design_for(self, tier: str) -> TierDesign | None:
-        """Design values of a tier; intra-host pairs use scale-up values unless given."""
-        if tier == "intra_host" and "intra_host" not in self.design:
-            tier = "scale_up"
-        return self.design.get(tier)
+        """Design values of a tier (:func:`tier_design`)."""
+        return tier_design(self.design, tier)
 
 
 def _positive_int(src: Source, node: LineDict, key: str, what: str, hi: int | None = None) -> int:

@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from sncheck.config.inventory import tier_design
 from sncheck.health.findings import Finding
 from sncheck.health.metrics import METRICS, DetectContext, jsonable
-from sncheck.health.ops import pair_findings
+from sncheck.health.culprits import pair_findings
+from sncheck.health.ops import flagged_tiers
 from sncheck.health.summaries import card_levels
 
 if TYPE_CHECKING:
@@ -92,7 +94,7 @@ def calibration_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext)
         return []
 
     def ref(tier: str) -> float:
-        d = first.get(tier) or (first.get("scale_up") if tier == "intra_host" else None) or {}
+        d = tier_design(first, tier) or {}
         v = d.get(key)
         return float(v) if v else math.nan
 
@@ -105,7 +107,7 @@ def calibration_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext)
     levels = levels.assign(ref=levels["tier"].map(ref))
     ratio = levels["median"] / levels["ref"]
     bad = (ratio < p["below"]) if low else (ratio > p["above"])
-    flagged = set(levels.loc[bad.fillna(False), "card"])
+    flagged = flagged_tiers(levels[bad.fillna(False).to_numpy(bool)])
     if not flagged:
         return []
     ok = cells[~cells["failed"]] if "failed" in cells else cells
@@ -134,7 +136,7 @@ def card_baseline(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[
                     index=levels.index, dtype=float)
     ratio = levels["median"] / ref
     bad = (ratio < p["below"]) if "below" in p else (ratio > p["above"])
-    flagged = set(levels.loc[bad.fillna(False), "card"])
+    flagged = flagged_tiers(levels[bad.fillna(False).to_numpy(bool)])
     if not flagged:
         return []
     ok = cells[~cells["failed"]] if "failed" in cells else cells

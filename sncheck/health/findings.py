@@ -60,7 +60,8 @@ def merge_findings(findings: list[Finding],
     * a finding about a check (a missing tool, no golden reference) absorbs nothing and
       is absorbed by nothing: a card fault on a host without dcgmi is still the card;
     * a link finding folds into a culprit at either end (a card, or a hardware host
-      finding); a host-level golden step-time symptom folds into a card or link on it;
+      finding), unless it is well below what its two ends explain (``independent`` in
+      its evidence); a host-level golden step-time symptom folds into a card or link on it;
     * card and link symptoms of an unreachable host are dropped (the host is the finding).
     """
     by_key: dict[tuple[str, str], Finding] = {}
@@ -95,6 +96,8 @@ def merge_findings(findings: list[Finding],
             # culprit (found by another symptom or layer), the link is its symptom.
             owner = next((hardware[c] for c in f.entity.split("<->") if c in hardware), None)
             owner = owner or next((host_culprits[h] for h in host_culprits if _on_host(f.entity, h)), None)
+            if f.evidence.get("independent"):
+                owner = None  # well below what its two ends explain: a fault of its own
             if owner is not None and "fact" in f.evidence and severity_rank(owner.severity) < severity_rank(f.severity):
                 # A rail pair's own tool (ib_write_bw) failing is not folded into a weaker
                 # symptom at one end: that one's retest would release it unmeasured.

@@ -21,7 +21,7 @@ import pandas as pd
 from sncheck.health import injob
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames
-from sncheck.config.inventory import TierDesign
+from sncheck.config.inventory import TierDesign, tier_design
 from sncheck.topology import Topology, card_id, host_of
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
@@ -65,7 +65,7 @@ def kind_rows(rows: pd.DataFrame | RowFrames, kind: str) -> pd.DataFrame:
 
 
 def _design(ctx: DetectContext, tier: str, attr: str) -> float:
-    d = ctx.design.get(tier) or (ctx.design.get("scale_up") if tier == "intra_host" else None)
+    d = tier_design(ctx.design, tier)
     return getattr(d, attr) if d else math.nan
 
 

@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health import injob
+from sncheck.health.culprits import _bound, _compare, _median, entity_findings, pair_findings
 from sncheck.health.findings import Finding
-from sncheck.health.localize import localize
-from sncheck.topology import split_link
-from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, jsonable
+from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, jsonable, shared_categories
+from sncheck.topology import SCALE_OUT
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
@@ -55,136 +55,45 @@ def robust_z(x: pd.Series) -> pd.Series:
     return 0.6745 * (x - med) / mad
 
 
-def _compare(values: pd.Series, rule: "Rule") -> pd.Series:
-    if "below" in rule.params:
-        return values < rule.params["below"]
-    return values > rule.params["above"]
-
-
-def _bound(rule: "Rule") -> tuple[str, float]:
-    return ("below", rule.params["below"]) if "below" in rule.params else ("above", rule.params["above"])
-
-
-# ------------------------------------------------------------------ findings from pairs
-class _Touching:
-    """Which pairs touch an entity, as row positions: one factorize of the pair ends and
-    one sort of the rows by each end's card code, then each culprit's rows are looked up
-    per card (never a scan of every pair per culprit)."""
-
-    def __init__(self, cells: pd.DataFrame, ctx: DetectContext) -> None:
-        src, dst = cells["src"], cells["dst"]
-        if isinstance(src.dtype, pd.CategoricalDtype) and src.dtype == dst.dtype:
-            self.src, self.dst = src.cat.codes.to_numpy(), dst.cat.codes.to_numpy()
-            self.cards = pd.Index(src.cat.categories.astype(str), dtype=object)
-        else:
-            codes, uniques = pd.factorize(pd.concat([src.astype(str), dst.astype(str)], ignore_index=True))
-            self.src, self.dst = codes[:len(cells)], codes[len(cells):]
-            self.cards = pd.Index(uniques, dtype=object)
-        self.ctx = ctx
-        self._by: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def _rows_by(self, end: str) -> tuple[np.ndarray, np.ndarray]:
-        """Row positions sorted by the card code at ``end``, and where each code starts."""
-        if end not in self._by:
-            codes = self.src if end == "src" else self.dst
-            order = np.argsort(codes, kind="stable")
-            starts = np.searchsorted(codes[order], np.arange(len(self.cards) + 1))
-            self._by[end] = (order, starts)
-        return self._by[end]
-
-    def _at(self, end: str, code: int) -> np.ndarray:
-        order, starts = self._rows_by(end)
-        return order[starts[code]:starts[code + 1]]
-
-    def rows(self, entity: str, kind: str) -> np.ndarray:
-        """Positions of the pairs that touch ``entity`` (a link: that pair's), ascending."""
-        if kind == "link":
-            members = list(split_link(entity))
-        elif kind == "card":
-            members = [entity]
-        elif kind == "host":
-            members = self.ctx.topo.cards_of_host(entity)
-        else:
-            members = self.ctx.topo.cards_of_supernode(entity)
-        codes = self.cards.get_indexer(members)
-        codes = codes[codes >= 0]
-        if kind == "link":
-            if len(codes) < 2:
-                return np.zeros(0, dtype=np.intp)
-            a, b = codes[0], codes[1]
-            ab, ba = self._at("src", a), self._at("src", b)
-            return np.unique(np.concatenate([ab[self.dst[ab] == b], ba[self.dst[ba] == a]]))
-        parts = [self._at(end, c) for c in codes for end in ("src", "dst")]
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.intp)
-
-
-def pair_findings(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext, flagged: set[str] = frozenset(),
-                  expected: float | None = None) -> list[Finding]:
-    """Localize bad pairs (column ``bad``) and cards flagged by a score into findings."""
-    unit = METRICS[rule.metric].unit
-    culprits = localize(cells, ctx.topo, flagged)
-    if not culprits:
-        return []
-    touching = _Touching(cells, ctx)
-    values = cells["value"].to_numpy(float)
-    design = cells["design"].to_numpy(float) if "design" in cells else None
-    out = []
-    for c in culprits:
-        at = touching.rows(c.entity, c.kind)
-        n_touching = len(at)
-        if design is not None and expected is None:
-            exp = jsonable(_median(design[at]))
-        else:
-            exp = jsonable(expected if expected is not None else _median(values[at]))
-        measured = jsonable(c.cells["value"].median() if not c.cells.empty else _median(values[at]))
-        failed = int(c.cells["failed"].sum()) if "failed" in c.cells else 0
-        if c.kind == "link":
-            what = f"link {c.entity}: {rule.summary} between two otherwise healthy cards"
-        elif c.cells.empty:
-            what = f"{c.kind} {c.entity}: {rule.summary} across its pairs as a whole"
-        else:
-            what = f"{c.kind} {c.entity}: {rule.summary} on {len(c.cells)} of {n_touching} pair tests"
-        if failed:
-            what += f" ({failed} carried nothing)"
-        worst = c.cells.sort_values("value").head(5) if not c.cells.empty else c.cells
-        out.append(Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, what, {
-            "measured": measured, "expected": exp, "unit": unit,
-            "bad_pairs": int(len(c.cells)), "pairs": n_touching,
-            "worst": [{"link": link, "value": jsonable(value)}
-                      for link, value in zip(worst["link"].tolist(), worst["value"].tolist())] if len(worst) else [],
-        }))
-    return out
-
-
-def _median(values: np.ndarray) -> float:
-    """The median skipping NaN (as ``Series.median``); NaN when nothing is left."""
-    values = values[~np.isnan(values)]
-    return float(np.median(values)) if len(values) else math.nan
-
-
-def entity_findings(frame: pd.DataFrame, bad: pd.Series, rule: "Rule", expected=None) -> list[Finding]:
-    unit = METRICS[rule.metric].unit
-    out = []
-    for r in frame[bad].itertuples():
-        measured = getattr(r, "measured", r.value)
-        exp = getattr(r, "expected", expected)
-        message = getattr(r, "message", None) or f"{r.kind} {r.entity}: {rule.summary} ({jsonable(r.value)} {unit})"
-        evidence = {"measured": jsonable(measured), "expected": jsonable(exp), "unit": unit}
-        for extra in ("fact", "tool", "status"):
-            if getattr(r, extra, None) is not None and not (isinstance(getattr(r, extra), float)
-                                                             and math.isnan(getattr(r, extra))):
-                evidence[extra] = getattr(r, extra)
-        out.append(Finding(r.entity, r.kind, rule.layer, rule.name, rule.severity, message, evidence))
-    return out
-
-
 # ------------------------------------------------------------------------------- the ops
 def ratio_to_design(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
     cells = ctx.metric(rule.metric, rows)
     if cells.empty or "design" not in cells or cells["design"].isna().all():
         return []
+    if rule.params.get("per") == "supernode":
+        return _domains_to_design(cells, rule, ctx)
     bad = cells["failed"] | _compare(cells["value"] / cells["design"], rule)
     return pair_findings(cells.assign(bad=bad), rule, ctx)
+
+
+def _domains_to_design(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    """Each scale-up domain as a whole: the median over its pairs inside it, per tier,
+    against that tier's design (a whole rack at 0.9 has no healthy peers to be told by).
+    A domain of one host is named as the host."""
+    inside = cells[(cells["tier"].astype(str) != SCALE_OUT).to_numpy(bool) & ~cells["failed"].to_numpy(bool)]
+    if inside.empty:
+        return []
+    sn = ctx.topo.card_table["supernode"].reindex(inside["src"].astype(str)).to_numpy()
+    frame = pd.DataFrame({"sn": sn, "tier": inside["tier"].astype(str).to_numpy(),
+                          "value": inside["value"].to_numpy(float), "design": inside["design"].to_numpy(float)})
+    levels = frame.groupby(["sn", "tier"]).agg(value=("value", "median"), design=("design", "median"),
+                                               n=("value", "size")).reset_index()
+    levels = levels[levels["n"] >= rule.params["min_pairs"]]
+    bad = _compare(levels["value"] / levels["design"], rule).to_numpy(bool)
+    unit = METRICS[rule.metric].unit
+    out: dict[str, Finding] = {}
+    for r in levels[bad].sort_values("n", ascending=False).itertuples():  # the tier with most pairs first
+        hosts = ctx.topo.hosts_of_supernode(r.sn)
+        entity, kind = (hosts[0], "host") if len(hosts) == 1 else (r.sn, "supernode")
+        if entity in out:
+            continue
+        out[entity] = Finding(entity, kind, rule.layer, rule.name, rule.severity,
+                              f"{kind} {entity}: {rule.summary}: its {r.tier} pairs as a whole at "
+                              f"{r.value / r.design:.1%} of design ({r.value:.4g} of {r.design:.4g} {unit}, "
+                              f"median of {r.n})",
+                              {"measured": jsonable(r.value), "expected": jsonable(r.design), "unit": unit,
+                               "tier": r.tier, "pairs": int(r.n)})
+    return list(out.values())
 
 
 def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
@@ -224,10 +133,18 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
         bad[np.flatnonzero(keep)[_compare(ok["score"], rule).to_numpy(bool)]] = True
         return pair_findings(frame.assign(bad=bad), rule, ctx)
     card_score = _card_scores(ok, method, min_peers)
-    flagged = set(card_score.index[_compare(card_score, rule)])
+    flagged = flagged_tiers(card_score[_compare(card_score["score"], rule).to_numpy(bool)])
     if not flagged:
         return []
     return pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged)
+
+
+def flagged_tiers(levels: pd.DataFrame) -> dict[str, set[str]]:
+    """Card -> the tiers it was found bad in, from rows with columns card and tier."""
+    out: dict[str, set[str]] = {}
+    for card, tier in zip(levels["card"].astype(str), levels["tier"].astype(str)):
+        out.setdefault(card, set()).add(tier)
+    return out
 
 
 def _tier_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
@@ -255,37 +172,41 @@ def _tier_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
 SMALL_DOMAIN_PAIRS = 256
 
 
-def _card_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
-    """Per card: the median of its own row and column (so one bad link never moves it)
-    against the median of the pairs it is not part of.
+def _card_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.DataFrame:
+    """Per card and tier: the median of the scores of its pairs in that tier (so one bad
+    link never moves it), where it has at least ``min_peers`` pairs there. Columns card,
+    tier, score. Tiers are never pooled: a card's scale-up and scale-out pairs have
+    different design values, and each is judged against its own tier only.
 
-    Leaving the card out matters in a small domain: with 4 cards a slow card is half of
-    all pairs and drags the tier median towards itself. In a big domain a card's share
-    of the pairs is negligible and the tier score is used as it is.
+    Leaving the card out matters in a small tier: with 4 cards a slow card is half of
+    all pairs and drags the tier median towards itself. In a big tier a card's share of
+    the pairs is negligible and the tier score is used as it is.
     """
     src, dst = ok["src"], ok["dst"]
-    if isinstance(src.dtype, pd.CategoricalDtype) and src.dtype == dst.dtype:
-        # Each pair counts for both its cards: codes and scores twice over, no index.
-        card = pd.Categorical.from_codes(np.concatenate([src.cat.codes.to_numpy(), dst.cat.codes.to_numpy()]),
-                                         dtype=src.dtype)
-        score = ok["score"].to_numpy(float)
-        by_card = pd.Series(np.concatenate([score, score]), name="score").groupby(pd.Series(card, name="card"),
-                                                                               observed=True)
-    else:
-        both = pd.concat([ok[["src", "score"]].rename(columns={"src": "card"}),
-                          ok[["dst", "score"]].rename(columns={"dst": "card"})])
-        by_card = both.groupby("card", observed=True)["score"]
-    counts, scores = by_card.count(), by_card.median()
-    sizes = ok.groupby("tier", observed=True)["value"].transform("size")
-    small = ok[(sizes < SMALL_DOMAIN_PAIRS).to_numpy()]
-    if method == "ratio" and not small.empty:
-        scores = _leave_out_scores(small, scores, min_peers)
-    return scores[counts >= min_peers]
+    if not (isinstance(src.dtype, pd.CategoricalDtype) and src.dtype == dst.dtype):
+        src, dst = shared_categories(src, dst)
+    cats = src.cat.categories
+    tier_codes, tier_names = pd.factorize(ok["tier"].astype(str))
+    nt = max(len(tier_names), 1)
+    # Each pair counts for both its cards: (card, tier) keys and scores twice over.
+    card = np.concatenate([src.cat.codes.to_numpy(), dst.cat.codes.to_numpy()]).astype(np.int64)
+    key = card * nt + np.concatenate([tier_codes, tier_codes])
+    score = ok["score"].to_numpy(float)
+    by = pd.Series(np.concatenate([score, score])).groupby(key)
+    counts, scores = by.count(), by.median()
+    out = pd.DataFrame({"card": np.asarray(cats.astype(str))[scores.index.to_numpy() // nt],
+                        "tier": np.asarray(tier_names, dtype=object)[scores.index.to_numpy() % nt],
+                        "score": scores.to_numpy(float), "n": counts.to_numpy()})
+    if method == "ratio":
+        sizes = pd.Series(tier_codes).value_counts()
+        for code in sizes.index[sizes.to_numpy() < SMALL_DOMAIN_PAIRS]:
+            out = _leave_out_scores(ok[tier_codes == code], str(tier_names[code]), out, min_peers)
+    return out[out["n"] >= min_peers].reset_index(drop=True)
 
 
-def _leave_out_scores(small: pd.DataFrame, scores: pd.Series, min_peers: int) -> pd.Series:
-    """In small tiers (fewer than SMALL_DOMAIN_PAIRS pairs in all), each card's median
-    over the median of every other small-tier pair, as one card x pair matrix."""
+def _leave_out_scores(small: pd.DataFrame, tier: str, scores: pd.DataFrame, min_peers: int) -> pd.DataFrame:
+    """In a small tier (fewer than SMALL_DOMAIN_PAIRS pairs), each card's median over
+    the median of every other pair of that tier, as one card x pair matrix."""
     codes, cards = pd.factorize(pd.concat([small["src"].astype(str), small["dst"].astype(str)],
                                           ignore_index=True))
     n = len(small)
@@ -297,10 +218,11 @@ def _leave_out_scores(small: pd.DataFrame, scores: pd.Series, min_peers: int) ->
         own = np.nanmedian(np.where(mine, values, np.nan), axis=1)
         others = np.nanmedian(np.where(mine, np.nan, values), axis=1)
     keep = ((~mine).sum(axis=1) >= 1) & (mine.sum(axis=1) >= min_peers)
-    out = scores.astype(float).to_numpy().copy()
-    at = scores.index.get_indexer(pd.Index(cards.astype(str))[keep])
-    out[at[at >= 0]] = (own / others)[keep][at >= 0]
-    return pd.Series(out, index=scores.index, name=scores.name)
+    left_out = dict(zip(pd.Index(cards.astype(str))[keep], (own / others)[keep]))
+    at = (scores["tier"] == tier).to_numpy(bool) & scores["card"].isin(left_out.keys()).to_numpy(bool)
+    scores = scores.copy()
+    scores.loc[at, "score"] = scores.loc[at, "card"].map(left_out).to_numpy(float)
+    return scores
 
 
 def _per_card_reference(cells: pd.DataFrame, per_card: dict) -> pd.Series:
@@ -467,8 +389,12 @@ BOUND = {"below": Param((int, float), None, "bad when the value is below this"),
          "above": Param((int, float), None, "bad when the value is above this")}
 
 OPS: dict[str, Op] = {op.name: op for op in (
-    Op("ratio_to_design", ratio_to_design, (PAIRS,), dict(BOUND), ("below", "above"),
-       "value over the tier's design value (e.g. below 0.8 of design bandwidth)"),
+    Op("ratio_to_design", ratio_to_design, (PAIRS,), {
+        **BOUND,
+        "per": Param(str, "pair", "judge each pair, or each scale-up domain by the median of its pairs "
+                     "inside it (scope: supernode)", ("pair", "supernode")),
+        "min_pairs": Param(int, 3, "per supernode: fewest pairs of a domain in a tier for its median to count"),
+    }, ("below", "above"), "value over the tier's design value (e.g. below 0.8 of design bandwidth)"),
     Op("peer_outlier", peer_outlier, (PAIRS, ENTITIES), {
         **BOUND,
         "method": Param(str, "ratio", "ratio to the peer median, or robust_z = 0.6745 (x - median) / MAD",

@@ -136,12 +136,15 @@ def parse_rules(src: Source) -> RuleSet:
                             f"it takes {', '.join(op.shapes)} metrics", node, "metric")
         severity = field_str(src, node, "severity", choices=SEVERITIES)
         default_scope = "card" if shape == PAIRS and node.get("per") == "card" else \
+            "supernode" if shape == PAIRS and node.get("per") == "supernode" else \
             METRIC_SCOPE.get(metric, {PAIRS: "link", GROUPS: "host", ENTITIES: "host"}[shape])
         scope = field_str(src, node, "scope", choices=ENTITY_KINDS) if "scope" in node else default_scope
         for text_key in ("summary", "description"):
             if node.get(text_key) is not None:
                 field_str(src, node, text_key)
-        if shape == PAIRS and scope not in ("link", "card"):
+        if shape == PAIRS and node.get("per") == "supernode" and scope != "supernode":
+            raise src.error(f"rule {name!r}: per: supernode judges domains; set scope: supernode", node, "scope")
+        if shape == PAIRS and scope not in ("link", "card") and node.get("per") != "supernode":
             raise src.error(f"rule {name!r}: a pair rule judges links (scope: link) or cards (scope: card); "
                             "localization lifts them to a host or supernode", node, "scope")
         if metric in METRIC_SCOPE and scope != METRIC_SCOPE[metric]:

@@ -39,6 +39,7 @@ from sncheck.health.metrics import METRICS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
+from sncheck.model import card_of
 from sncheck.topology import Topology, host_of, round_robin, split_link
 from sncheck.layers import stress
 from sncheck.layers.base import LayerContext
@@ -66,6 +67,8 @@ def cards_of(f: Finding | str, topo: Topology, kind: str | None = None) -> list[
         return [entity]
     if kind == "link":
         return list(split_link(entity))
+    if kind == "nic":
+        return [card_of(entity)]
     if kind == "host":
         return topo.cards_of_host(entity)
     return topo.cards_of_supernode(entity)
@@ -85,6 +88,19 @@ def _peers(suspects: list[str], topo: Topology, avoid: set[str], n: int = PEERS)
         peers = [c.id for c in topo.cards if c.supernode != sn and c.id not in avoid
                  and host_of(c.id) not in avoid][:n]
     return peers
+
+
+def _rail_peers(suspects: list[str], topo: Topology, avoid: set[str], n: int = PEERS) -> list[str]:
+    """A NIC's known-good peers: the same rail's cards of other hosts, from other
+    supernodes and its own by turns, so the peers' own pairs cross the scale-out network
+    too (the suspect's pairs are judged against theirs)."""
+    card = topo.by_id[suspects[0]]
+    rail = [c for c in topo.cards if c.index == card.index and c.host != card.host
+            and c.id not in avoid and c.host not in avoid]
+    away = [c.id for c in rail if c.supernode != card.supernode]
+    home = [c.id for c in rail if c.supernode == card.supernode]
+    mixed = [c for pair in zip(away, home) for c in pair] + away[len(home):] + home[len(away):]
+    return mixed[:n] if away else []
 
 
 def fired_rules(ctx: LayerContext, f: Finding) -> list[Rule]:
@@ -116,7 +132,7 @@ def _emit_as(ctx: LayerContext, tag: str):
 
 def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dict[str, Retest]:
     """Retest each suspect; return entity -> :class:`Retest`."""
-    suspects = [f for f in findings if f.entity_kind in ("card", "link", "host", "supernode")]
+    suspects = [f for f in findings if f.entity_kind in ("card", "nic", "link", "host", "supernode")]
     bad_cards = {c for f in suspects for c in cards_of(f, ctx.topo)}
     bad_hosts = {f.entity for f in suspects if f.entity_kind == "host"}
     outcome: dict[str, Retest] = {}
@@ -133,7 +149,7 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
                 outcome[f.entity] = _retest_golden(ctx, f, rules)
             else:
                 cards = cards_of(f, ctx.topo)
-                peers = _peers(cards, ctx.topo, bad_cards | bad_hosts)
+                peers = (_rail_peers if f.entity_kind == "nic" else _peers)(cards, ctx.topo, bad_cards | bad_hosts)
                 if not peers:
                     outcome[f.entity] = Retest(None, how, "no known-good peers to retest against")
                 elif how == P2P:

@@ -1,0 +1,120 @@
+"""The harder accuracy generator (issue 17 item 7) on the mock backend: every class of
+fault (tests/platform_scenarios.py) on every shipped platform inventory and a
+12-supernode fleet, the full pre-upgrade gate with its confirmation retests, judged
+strictly:
+
+* recall per class: a planted fault is found when every one of its exact culprits is
+  named at warning or critical (a transient: named, at any severity);
+* strict precision: findings that name exactly a planted culprit, over all warning and
+  critical findings (a fault just inside the bar, 0.95, must give none);
+* mis-levels: a card fault named as its host or one of its links, and the reverse;
+* ends: every confirmed fault ends ``isolate``, every transient ``release``.
+
+Each scenario runs with several seeds (the mock's noise), the same faults each time.
+
+Run (the figures of README "Detection accuracy on every platform"):
+    SNCHECK_ACCURACY_SCENARIOS=200 SNCHECK_ACCURACY_SEEDS=3 \\
+        python -m pytest tests/bench/bench_platform_accuracy.py --benchmark-enable -s -q
+Results are appended one run a line to ``$SNCHECK_ACCURACY_LOG`` when set, so a long run
+can be read while it goes (``python tests/bench/bench_platform_accuracy.py LOG`` prints
+the figures of such a log).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from platform_scenarios import CLASSES, inventory, judge, platform_scenario  # noqa: E402
+
+FIRST = 5000
+
+
+def run_one(tmp_path: Path, number: int, seed: int) -> dict:
+    from sncheck.config.playbook import load_playbook
+    from sncheck.run.runner import RunOptions, execute
+
+    name, planted = platform_scenario(number)
+    out = tmp_path / f"{number}-{seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    plan = out / "faults.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {line}\n" for p in planted for line in p.lines))
+    gate = load_playbook(str(Path(__file__).resolve().parents[2] / "playbooks/pre-upgrade-gate.yaml"))
+    outcome = execute(gate, inventory(name), RunOptions(backend="mock", faults=str(plan), seed=seed,
+                                                        out=str(out / "run"), report_formats=()))
+    verdict = judge(planted, outcome.results["findings"], outcome.results["isolation"])
+    return {"scenario": number, "seed": seed, "inventory": name, **verdict}
+
+
+def tally(results: list[dict]) -> dict:
+    per = {c: [0, 0] for c in CLASSES}
+    out = {"runs": len(results), "exact": 0, "named": 0, "card<->host": 0, "card<->link": 0,
+           "wrong_end": [], "misses": [], "extras": []}
+    for r in results:
+        for case, (n, hit) in r["per"].items():
+            per[case][0] += n
+            per[case][1] += hit
+        out["exact"] += r["exact"]
+        out["named"] += r["named"]
+        for k in ("card<->host", "card<->link"):
+            out[k] += r["mislevel"][k]
+        key = (r["scenario"], r["seed"], r["inventory"])
+        out["wrong_end"] += [(*key, *w) for w in r["wrong_end"]]
+        out["misses"] += [(*key, *m) for m in r["misses"]]
+        out["extras"] += [(*key, *e) for e in r["extras"]]
+    planted = sum(n for n, _ in per.values())
+    found = sum(hit for _, hit in per.values())
+    out.update(per_class=per, planted=planted, found=found, recall=found / planted if planted else 1.0,
+               precision=out["exact"] / out["named"] if out["named"] else 1.0)
+    return out
+
+
+def report(stats: dict) -> str:
+    lines = [f"{stats['runs']} runs: recall {stats['found']}/{stats['planted']} = {stats['recall']:.3f}; "
+             f"strict precision {stats['exact']}/{stats['named']} = {stats['precision']:.3f}; mis-levels "
+             f"card<->host {stats['card<->host']}, card<->link {stats['card<->link']}; wrong ends "
+             f"{len(stats['wrong_end'])}",
+             f"{'class':24} {'found':>11} {'recall':>7}"]
+    for case, (n, hit) in stats["per_class"].items():
+        if n:
+            lines.append(f"{case:24} {hit:>5}/{n:<5} {hit / n:>7.3f}")
+    lines.append(f"misses: {stats['misses'][:40]}")
+    lines.append(f"extra findings: {stats['extras'][:40]}")
+    lines.append(f"wrong ends: {stats['wrong_end'][:40]}")
+    return "\n".join(lines)
+
+
+def measure(tmp_path: Path, scenarios: range, seeds: range) -> dict:
+    log = os.environ.get("SNCHECK_ACCURACY_LOG")
+    results = []
+    for number in scenarios:
+        for seed in seeds:
+            r = run_one(tmp_path, number, seed)
+            results.append(r)
+            if log:
+                with open(log, "a") as fh:
+                    fh.write(json.dumps(r) + "\n")
+    return tally(results)
+
+
+def test_platform_accuracy(benchmark, request, tmp_path):
+    # The plain test run (CI) runs two scenarios once: the generator and the judging run there.
+    full = request.config.getoption("benchmark_enable")
+    n = int(os.environ.get("SNCHECK_ACCURACY_SCENARIOS", "200")) if full else 2
+    seeds = range(1, 1 + (int(os.environ.get("SNCHECK_ACCURACY_SEEDS", "3")) if full else 1))
+    stats = benchmark.pedantic(measure, args=(tmp_path, range(FIRST, FIRST + n), seeds), rounds=1, iterations=1)
+    benchmark.extra_info.update({k: v for k, v in stats.items() if k not in ("misses", "extras", "wrong_end")})
+    print("\n" + report(stats))
+    assert stats["runs"] == n * len(seeds)
+    if full:
+        assert stats["recall"] >= 0.98 and stats["precision"] >= 0.98
+        assert stats["card<->host"] == 0 and stats["card<->link"] == 0 and not stats["wrong_end"]
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as fh:
+        print(report(tally([json.loads(line) for line in fh if line.strip()])))
