@@ -160,8 +160,11 @@ def _link_bar(rule: "Rule") -> LinkBar | None:
         return None
     if rule.op == "ratio_to_design" or (rule.op == "peer_outlier" and rule.params.get("method") == "ratio"
                                         and rule.params.get("per") == "pair"):
-        below, bound = _bound(rule)
-        return LinkBar(below == "below", float(bound))
+        side, bound = _bound(rule)
+        below = side == "below"
+        # A bar on the wrong side of 1 (below 1.5x design) says nothing about one pair
+        # against its ends: every pair would be "well below" them.
+        return LinkBar(below, float(bound)) if (bound < 1 if below else bound > 1) else None
     return None
 
 
