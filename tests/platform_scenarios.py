@@ -105,7 +105,8 @@ def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Plante
             factor = rnd.uniform(0.5, 0.75)
             lines = tuple(f"{{type: slow_card, target: {h}/gpu{k}, factor: {factor:.2f}}}"
                           for h in sns[sn] for k in range(inv.hosts[h].cards))
-            out.append(Planted(case, lines, frozenset({(sn, "supernode")})))
+            one_host = len(sns[sn]) == 1  # a domain of one host (MI300X) is that host
+            out.append(Planted(case, lines, frozenset({(sns[sn][0], "host") if one_host else (sn, "supernode")})))
             continue
         h = take()
         if h is None:

@@ -129,7 +129,8 @@ def hard_scenario(seed: int, max_cases: int = 4) -> list[Injected]:
         elif case == "ib_port_down":
             port = rnd.randint(1, 4)
             out.append(Injected(case, f"{{type: ib_port_down, target: {h}, port: {port}}}",
-                                frozenset({(h, "host"), (f"{h}/gpu{port - 1}", "card")})))
+                                frozenset({(h, "host"), (f"{h}/gpu{port - 1}", "card"),
+                                           (f"{h}/nic{port - 1}", "nic")})))
         elif case == "thermal_throttle":
             out.append(Injected(case, f"{{type: thermal_throttle, target: {card}, factor: "
                                       f"{rnd.uniform(0.6, 0.85):.2f}}}",

@@ -169,3 +169,14 @@ def test_a_nic_is_isolated_by_masking_its_card():
     assert view.visible["mi03"] == (0, 1, 3, 4, 5, 6, 7)
     cap = check_cap([{"entity": "mi03/nic2", "entity_kind": "nic", "action": "isolate"}], 64, 8, 0.1)
     assert cap.ok and cap.cards == 1 and cap.hosts == 0
+
+
+def test_nvl72_rack_at_0_9_is_the_supernode(tmp_path):
+    """Every tray of the rack at 0.9: no healthy peer inside the domain to be told by;
+    judged against its tier's design, the rack is the one culprit. (Whether its retest
+    confirms it is the confirmation's: it must re-measure the domain's pairs.)"""
+    lines = [f"{{type: slow_card, target: tray{t:02d}/gpu{k}, factor: 0.9}}" for t in range(1, 19) for k in range(4)]
+    outcome, found = run(tmp_path, "nvl72-rack", lines)
+    assert [(f["entity"], f["entity_kind"]) for f in found] == [("rack0", "supernode")], found
+    ev = found[0]["evidence"]
+    assert ev["expected"] == 900.0 and 0.85 < ev["measured"] / ev["expected"] < 0.95

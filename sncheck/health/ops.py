@@ -67,32 +67,41 @@ def ratio_to_design(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> lis
 
 
 def _domains_to_design(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    """Each scale-up domain as a whole: the median over its pairs inside it, per tier,
-    against that tier's design (a whole rack at 0.9 has no healthy peers to be told by).
-    A domain of one host is named as the host."""
+    """Each scale-up domain as a whole, per tier, against that tier's design: a domain is
+    bad when even its best card (the highest median over its pairs inside the domain) is
+    beyond the bar, so one slow card in a small domain is the card, never its domain (a
+    whole rack at 0.9 has no healthy peers inside it to be told by). A domain of one host
+    is named as the host."""
     inside = cells[(cells["tier"].astype(str) != SCALE_OUT).to_numpy(bool) & ~cells["failed"].to_numpy(bool)]
     if inside.empty:
         return []
-    sn = ctx.topo.card_table["supernode"].reindex(inside["src"].astype(str)).to_numpy()
-    frame = pd.DataFrame({"sn": sn, "tier": inside["tier"].astype(str).to_numpy(),
-                          "value": inside["value"].to_numpy(float), "design": inside["design"].to_numpy(float)})
-    levels = frame.groupby(["sn", "tier"]).agg(value=("value", "median"), design=("design", "median"),
-                                               n=("value", "size")).reset_index()
-    levels = levels[levels["n"] >= rule.params["min_pairs"]]
-    bad = _compare(levels["value"] / levels["design"], rule).to_numpy(bool)
+    table = ctx.topo.card_table["supernode"]
+    both = pd.DataFrame({"card": np.concatenate([inside["src"].astype(str), inside["dst"].astype(str)]),
+                         "tier": np.tile(inside["tier"].astype(str).to_numpy(), 2),
+                         "ratio": np.tile((inside["value"] / inside["design"]).to_numpy(float), 2)})
+    both["sn"] = table.reindex(both["card"]).to_numpy()
+    per_card = both.groupby(["sn", "tier", "card"])["ratio"].agg(["median", "size"]).reset_index()
+    per_card = per_card[per_card["size"] >= rule.params["min_pairs"]]
+    below = "below" in rule.params
+    levels = per_card.groupby(["sn", "tier"]).agg(
+        best=("median", "max" if below else "min"), level=("median", "median"), cards=("card", "size"),
+        pairs=("size", "sum")).reset_index()
+    levels = levels[levels["cards"] >= 2]
+    bad = _compare(levels["best"], rule).to_numpy(bool)
     unit = METRICS[rule.metric].unit
+    design = inside.groupby(inside["tier"].astype(str))["design"].median()
     out: dict[str, Finding] = {}
-    for r in levels[bad].sort_values("n", ascending=False).itertuples():  # the tier with most pairs first
+    for r in levels[bad].sort_values("pairs", ascending=False).itertuples():  # the tier with most pairs first
         hosts = ctx.topo.hosts_of_supernode(r.sn)
         entity, kind = (hosts[0], "host") if len(hosts) == 1 else (r.sn, "supernode")
         if entity in out:
             continue
+        exp = float(design[r.tier])
         out[entity] = Finding(entity, kind, rule.layer, rule.name, rule.severity,
-                              f"{kind} {entity}: {rule.summary}: its {r.tier} pairs as a whole at "
-                              f"{r.value / r.design:.1%} of design ({r.value:.4g} of {r.design:.4g} {unit}, "
-                              f"median of {r.n})",
-                              {"measured": jsonable(r.value), "expected": jsonable(r.design), "unit": unit,
-                               "tier": r.tier, "pairs": int(r.n)})
+                              f"{kind} {entity}: {rule.summary}: its {r.tier} pairs at {r.level:.1%} of design "
+                              f"(every one of its {r.cards} cards, the best at {r.best:.1%})",
+                              {"measured": jsonable(r.level * exp), "expected": jsonable(exp), "unit": unit,
+                               "tier": r.tier, "cards": int(r.cards)})
     return list(out.values())
 
 
