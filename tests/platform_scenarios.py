@@ -55,7 +55,8 @@ def classes_for(name: str) -> tuple[str, ...]:
 
 
 def _device_fact(rnd: random.Random, name: str, host: str, cards: int) -> tuple[list[str], set]:
-    """A per-device fact of the host's own tools: the card is the culprit, never the host."""
+    """A per-device fact of the host's own tools: the device it names (a card, its NIC, a
+    fabric link) is the culprit, never the host."""
     k = rnd.randrange(cards)
     card = f"{host}/gpu{k}"
     if name == "nvl72-rack":
@@ -68,11 +69,13 @@ def _device_fact(rnd: random.Random, name: str, host: str, cards: int) -> tuple[
         if kind == "ecc_uncorrectable":
             return [f"{{type: ecc_uncorrectable, target: {card}, count: {rnd.randint(1, 9)}}}"], {(card, "card")}
         return [f"{{type: remap_pending, target: {card}}}"], {(card, "card")}
-    if name == "mi300x-pod":
-        return [f"{{type: xgmi_link_down, target: {card}}}"], {(card, "card")}
+    if name == "mi300x-pod":  # rocm-smi --showtopo shows the pair gpu k, gpu k^1 off XGMI: that link
+        return [f"{{type: xgmi_link_down, target: {card}}}"], {(link_id(card, f"{host}/gpu{k ^ 1}"), "link")}
     if name == "cm384":
-        kind = rnd.choice(("npu_alarm", "hccn_link_down"))
-        return [f"{{type: {kind}, target: {card}}}"], {(card, "card")}
+        if rnd.choice(("npu_alarm", "hccn_link_down")) == "npu_alarm":
+            return [f"{{type: npu_alarm, target: {card}}}"], {(card, "card")}
+        # hccn_tool: the NPU's RoCE port down: its NIC
+        return [f"{{type: hccn_link_down, target: {card}}}"], {(nic_id(host, k), "nic")}
     kind = rnd.choice(("ecc_uncorrectable", "remap_pending", "nvlink_down"))
     extra = {"ecc_uncorrectable": ", count: 3", "nvlink_down": ", links: 4", "remap_pending": ""}[kind]
     return [f"{{type: {kind}, target: {card}{extra}}}"], {(card, "card")}
