@@ -55,14 +55,15 @@ def test_a_mock_runs_evidence_holds_the_rendered_tool_output(tmp_path: Path) -> 
     assert result.exit_code == 1, result.output
     findings = {f["entity"]: f for f in json.loads((out / "results.json").read_text())["findings"]}
     remaps = [f for e, f in findings.items() if e.split("/")[0] == "node009"]  # the host, or its card
-    assert len(remaps) == 1 and {"node011", "node013"} <= set(findings), sorted(findings)
+    # the port down names rail 0's NIC (its scale-out pairs fold into it); the missing tool the host
+    assert len(remaps) == 1 and set(findings) == {remaps[0]["entity"], "node011/nic0", "node013"}, sorted(findings)
     for f in findings.values():
         assert all((out / p).exists() for p in f["evidence"]["files"]), f
     remap = remaps[0]
     texts = {Path(p).name: (out / p).read_text() for p in remap["evidence"]["files"]}
     assert "Pending                           : Yes" in texts["nvidia-smi.txt"]  # the real capture spliced in
     assert "# command: nvidia-smi -q" in texts["nvidia-smi.txt"]
-    ib = {Path(p).name: (out / p).read_text() for p in findings["node011"]["evidence"]["files"]}
+    ib = {Path(p).name: (out / p).read_text() for p in findings["node011/nic0"]["evidence"]["files"]}
     assert "State: Down" in ib["ibstat.txt"]
     missing = {Path(p).name: (out / p).read_text() for p in findings["node013"]["evidence"]["files"]}
     assert "# exit: 127" in missing["dcgmi.txt"]

@@ -60,8 +60,9 @@ def merge_findings(findings: list[Finding],
     * a finding about a check (a missing tool, no golden reference) absorbs nothing and
       is absorbed by nothing: a card fault on a host without dcgmi is still the card;
     * a link finding folds into a culprit at either end (a card, or a hardware host
-      finding), unless it is well below what its two ends explain (``independent`` in
-      its evidence); a host-level golden step-time symptom folds into a card or link on it;
+      finding, or for a rail pair between two hosts the NIC of that rail), unless it is well
+      below what its two ends explain (``independent`` in its evidence); a host-level golden
+      step-time symptom folds into a card or link on it;
     * card and link symptoms of an unreachable host are dropped (the host is the finding).
     """
     by_key: dict[tuple[str, str], Finding] = {}
@@ -96,6 +97,7 @@ def merge_findings(findings: list[Finding],
             # culprit (found by another symptom or layer), the link is its symptom.
             owner = next((hardware[c] for c in f.entity.split("<->") if c in hardware), None)
             owner = owner or next((host_culprits[h] for h in host_culprits if _on_host(f.entity, h)), None)
+            owner = owner or next((hardware[n] for n in _rail_nics(f.entity) if n in hardware), None)
             if f.evidence.get("independent"):
                 owner = None  # well below what its two ends explain: a fault of its own
             if owner is not None and "fact" in f.evidence and severity_rank(owner.severity) < severity_rank(f.severity):
@@ -158,6 +160,19 @@ def _lift_alike(hardware: dict[str, Finding], cards_of_host: Callable[[str], lis
 
 
 FOLDABLE_HOST_RULES = {"golden-step-time-regression"}
+
+
+def _rail_nics(link: str) -> list[str]:
+    """The NICs of a rail pair between two hosts (``a/gpu3<->b/gpu3``: ``a/nic3``, ``b/nic3``),
+    which carry it over the scale-out network; none for any other link. A NIC named by
+    its host's tool (its port down) is the culprit of its rail's pairs."""
+    ends = link.split("<->")
+    if len(ends) != 2 or host_of(ends[0]) == host_of(ends[1]):
+        return []
+    leaves = [e.rpartition("/")[2] for e in ends]
+    if leaves[0] != leaves[1] or not leaves[0].startswith("gpu"):
+        return []
+    return [f"{host_of(e)}/nic{leaves[0][3:]}" for e in ends]
 
 
 def _on_host(entity: str, host: str) -> bool:

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from sncheck.model import host_of
+from sncheck.model import card_of, host_of
 from sncheck.store.files import RunFiles
 from sncheck.store.frames import RowFrames
 
@@ -64,8 +64,9 @@ def _members(entity: str, kind: str, results: dict) -> tuple[set[str], set[str]]
     if kind == "link":
         cards = set(entity.split("<->"))
         return cards, {_host_of(c) for c in cards}
-    if kind == "card":
-        return {entity}, {_host_of(entity)}
+    if kind in ("card", "nic"):  # a NIC: the card of its rail, on its host
+        card = card_of(entity)
+        return {card}, {_host_of(card)}
     if kind == "host":
         return set(), {entity}
     for sn in (results.get("topology") or {}).get("supernodes") or []:
