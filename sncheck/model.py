@@ -47,7 +47,7 @@ def at_or_above(severity: str, gate: str) -> bool:
 class Verdict(StrEnum):
     """One set of verdict words for the run, each layer and every output.
 
-    The run is pass, fail or error. A layer may also be skipped (it did not run) or
+    The run is pass, fail, inconclusive or error. A layer may also be skipped (it did not run) or
     not judged (it ran, but nothing judged its rows): neither is ever a pass.
     """
     PASS = "pass"
@@ -55,6 +55,8 @@ class Verdict(StrEnum):
     ERROR = "error"
     SKIPPED = "skipped"
     NOT_JUDGED = "not_judged"
+    # The confirmation retest could not tell on a busy machine (exit 4): not a pass, nothing isolated.
+    INCONCLUSIVE = "inconclusive"
 
 
 class Status(StrEnum):

@@ -93,6 +93,12 @@ class Backend(ABC):
         """Called before confirmation retests: transient faults end here."""
         self.transient_ended = True
 
+    def machine_load(self) -> dict | None:
+        """How busy the one machine this backend measures on is, for judging a retest:
+        ``{"runnable", "cores", "steal"}``; None where the backend's cards are not on a
+        machine shared with its controls' measurement (mock, SSH, Slurm)."""
+        return None
+
     def probe_faults(self) -> list[dict]:
         """The faults in effect that the torch probe acts out, as job data."""
         return [f.to_dict() for f in self.faults.active(self.transient_ended)

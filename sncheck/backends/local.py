@@ -60,6 +60,7 @@ from sncheck.cli.safety import interrupt_cause
 from sncheck.topology import Topology, round_robin
 from sncheck.worker.device import BACKEND_DEVICE, DEVICE_MODULES
 from sncheck.backends.base import Backend, Emit
+from sncheck.backends.load import machine_load
 
 # dist backend -> the module its device needs (hccl: torch_npu)
 DEVICE_MODULES_OF_BACKEND = {b: DEVICE_MODULES[k] for b, k in BACKEND_DEVICE.items() if k in DEVICE_MODULES}
@@ -442,6 +443,10 @@ class LocalBackend(Backend):
 
     def close(self) -> None:
         self._kill_all()
+
+    def machine_load(self) -> dict | None:
+        """This machine's own load between measurements: suspect and controls share it."""
+        return machine_load()
 
     # ---- facts
 

@@ -63,8 +63,10 @@ def means_not_judged(rule: str) -> bool:
 
 
 def is_not_measured(f: Finding) -> bool:
-    """A finding that says something was not measured (never released by a retest)."""
-    return means_not_measured(f.rule)
+    """A finding that says something was not measured, itself or in a symptom folded
+    into it (``evidence.related``): never released by a retest."""
+    return means_not_measured(f.rule) or any(means_not_measured(str(r.get("rule", "")))
+                                             for r in f.evidence.get("related", []))
 
 
 def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None,

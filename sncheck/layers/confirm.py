@@ -1,64 +1,98 @@
-"""Confirmation: retest each quarantined entity with the measurement that found it, and
-judge it with the rules that fired, within the same run.
+"""Confirmation: retest each quarantined entity with the measurements that found it,
+and judge the retest with every rule, within the same run.
 
-DESIGN.md's policy quarantines at the first anomaly. Each suspect is then retested by
-the kind of measurement its finding came from:
+DESIGN.md's policy quarantines at the first anomaly. A finding may carry folded
+findings (``evidence.related``: other symptoms of the same culprit). Each symptom is
+retested by the kind of measurement it came from, at the tier it was seen on:
 
-* a host-fact finding: that host's facts are read again, with the same commands;
-* a peer-to-peer finding: pair tests of its cards with known-good peers (host mates
-  first, then the same supernode), ``repeats`` times;
-* a collective finding (wrong results, busbw below the bar, a straggler): the same
-  collectives at the sizes of the narrowing pass, over pairs of the suspect's cards with
-  known-good peers and a small group of them together; and once over a control group of
-  the peers alone;
-* a golden finding: the golden model trains again on the suspect's card (alone) or host.
+* a host-fact symptom: that host's facts are read again, with the same commands;
+* a peer-to-peer symptom: pair tests of its cards with known-good controls measured in
+  the same window, ``repeats`` times. The controls are of the symptom's tier: host
+  mates and the same supernode for scale-up, same-rail cards of other supernodes for a
+  scale-out symptom (a NIC); a whole supernode re-measures its own domain's pairs (one
+  card per host), with another domain as the control where there is one;
+* a collective symptom: the same collectives at the narrowing sizes, over pairs of the
+  suspect's cards with known-good peers, a small group of them together, and a control
+  group of the peers alone;
+* a golden symptom: the golden model trains again on the suspect's card or host;
+* a not-measured symptom: the host is asked again; answering never makes it measured.
 
-The retest writes rows with ``layer: "confirm"`` and ``confirms: <entity>``. Its verdict
-is three-valued (:class:`Retest`):
+Every rule of the rules file judges what the retest re-read (not only the rules that
+fired), so a new fault seen during the retest is a finding. The verdict
+(:class:`Retest`) is three-valued:
 
-* confirmed: the rules that fired name anything within the suspect's scope again (its
-  cards, a link touching them, its host): a link whose retest points at its host is
-  still confirmed;
-* not confirmed: the retest ran with known-good peers, measured the symptom's metric on
-  the suspect, and the rules stay quiet;
-* None (cannot say): no peers, nothing measured, the control group shows the symptom
-  too, or the retest could not run. The suspect stays quarantined and the gate fails.
+* confirmed: a symptom's own rule names the suspect again, or is still within the
+  measured noise of its bar, or another rule names the suspect now;
+* not confirmed (released): every symptom was re-measured by its own test, judged by
+  its own rule, and is inside the bar by more than the retest's measured noise;
+* None (cannot say, stays quarantined): a symptom not re-measured, not judged (its
+  rule is not in the rules file) or not measured in the first place, a retest too
+  noisy to judge, controls that show the symptom too, or a retest that could not run.
+  On a backend that shares one machine (local), a reproduced symptom while the machine
+  is busy or the controls are degraded alike is ``busy``: "inconclusive", not a pass
+  and not an isolation.
+
+The order of the rules never matters: every symptom is retested and judged.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from sncheck.errors import HarnessError
-from sncheck.health.findings import Finding, merge_findings
-from sncheck.health.invariants import is_not_measured
-from sncheck.health.metrics import METRICS, DetectContext, golden_loss
+from sncheck.health.findings import Finding
+from sncheck.health.invariants import NON_FINITE, means_not_measured as not_measured_rule
+from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.model import card_of
-from sncheck.topology import Topology, host_of, round_robin, split_link
+from sncheck.topology import Topology, host_of, rail_of, round_robin, split_link
 from sncheck.layers import stress
 from sncheck.layers.base import LayerContext
 
 NAME = "confirm"
 PEERS = 5
-FACTS, P2P, COLLECTIVES, GOLDEN = "host facts", "peer-to-peer pairs", "collectives", "golden model"
-# Metrics read from host facts: their retest reads the host's facts again.
-FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "kernel_events")
+FACTS, P2P, COLLECTIVES, GOLDEN, REACH = ("host facts", "peer-to-peer pairs", "collectives", "golden model",
+                                          "reachability")
+FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "kernel_events")  # read from host facts
+MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the bar confirms
+NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
+DOMAIN_SAMPLE = 18  # cards of a supernode re-measured together (one per host)
 
 
 @dataclass(frozen=True)
 class Retest:
     confirmed: bool | None  # None: the retest cannot say (stays quarantined)
-    how: str  # the measurement that was repeated
-    note: str  # what it showed, for the finding's evidence
+    how: str  # the measurements that were repeated
+    note: str  # what they showed, for the finding's evidence
+    # "inconclusive: the machine was busy (...)": on a shared machine, not a pass and not an isolation
+    busy: str | None = None
+    symptoms: tuple[dict, ...] = ()  # per symptom: rule, how, outcome, note
+    seen: tuple[Finding, ...] = field(default=(), compare=False)  # new faults on the controls
 
     def to_dict(self) -> dict:
-        return {"confirmed": self.confirmed, "how": self.how, "note": self.note}
+        d = {"confirmed": self.confirmed, "how": self.how, "note": self.note, "symptoms": list(self.symptoms)}
+        if self.busy:
+            d["busy"] = self.busy
+        return d
+
+
+@dataclass(frozen=True)
+class Symptom:
+    """One symptom of a suspect: its finding's own, or one folded into it."""
+    layer: str
+    rule: str
+    evidence: dict
+
+
+def symptoms(f: Finding) -> list[Symptom]:
+    main = Symptom(f.layer, f.rule, {k: v for k, v in f.evidence.items() if k != "related"})
+    return [main] + [Symptom(r.get("layer", f.layer), r["rule"], r.get("evidence") or {})
+                     for r in f.evidence.get("related", [])]
 
 
 def cards_of(f: Finding | str, topo: Topology, kind: str | None = None) -> list[str]:
@@ -67,62 +101,107 @@ def cards_of(f: Finding | str, topo: Topology, kind: str | None = None) -> list[
         return [entity]
     if kind == "link":
         return list(split_link(entity))
-    if kind == "nic":
-        return [card_of(entity)]
     if kind == "host":
         return topo.cards_of_host(entity)
+    if kind == "nic":  # <host>/nic<rail>: the card on that rail
+        return [card_of(entity)]
     return topo.cards_of_supernode(entity)
 
 
-def _peers(suspects: list[str], topo: Topology, avoid: set[str], n: int = PEERS) -> list[str]:
-    """Known-good peers: same host first (for intra-host faults), then the same supernode."""
-    sn = topo.by_id[suspects[0]].supernode
-    hosts = {host_of(c) for c in suspects}
-    same_host = [c for h in sorted(hosts) for c in topo.cards_of_host(h) if c not in suspects and c not in avoid]
-    same_sn = [c for c in topo.cards_of_supernode(sn) if host_of(c) not in hosts and host_of(c) not in avoid
-               and c not in avoid]
-    # Two host mates (they share the suspect's intra-host links), the rest from other hosts.
-    peers = same_host[:2] + same_sn[: n - min(2, len(same_host))]
-    peers += same_host[2: 2 + n - len(peers)]
-    if not peers:  # a whole domain under suspicion: peers across the scale-out network
-        peers = [c.id for c in topo.cards if c.supernode != sn and c.id not in avoid
-                 and host_of(c.id) not in avoid][:n]
-    return peers
+def rules_by_name(ctx: LayerContext) -> dict[str, Rule]:
+    return {r.name: r for r in ctx.rules.rules if r.op != "missing"} if ctx.rules is not None else {}
 
 
-def _rail_peers(suspects: list[str], topo: Topology, avoid: set[str], n: int = PEERS) -> list[str]:
-    """A NIC's known-good peers: the same rail's cards of other hosts, from other
-    supernodes and its own by turns, so the peers' own pairs cross the scale-out network
-    too (the suspect's pairs are judged against theirs)."""
-    card = topo.by_id[suspects[0]]
-    rail = [c for c in topo.cards if c.index == card.index and c.host != card.host
-            and c.id not in avoid and c.host not in avoid]
-    away = [c.id for c in rail if c.supernode != card.supernode]
-    home = [c.id for c in rail if c.supernode == card.supernode]
-    mixed = [c for pair in zip(away, home) for c in pair] + away[len(home):] + home[len(away):]
-    return mixed[:n] if away else []
-
-
-def fired_rules(ctx: LayerContext, f: Finding) -> list[Rule]:
-    """The rules that named this entity: the finding's own and those folded into it."""
-    if ctx.rules is None:
-        return []
-    by_name = {r.name: r for r in ctx.rules.rules}
-    names = [f.rule] + [r["rule"] for r in f.evidence.get("related", []) if r.get("layer") == f.layer]
-    out: list[Rule] = []
-    for n in names:
-        if n in by_name and by_name[n] not in out and by_name[n].op != "missing":
-            out.append(by_name[n])
-    return out
-
-
-def measurement(f: Finding, rules: list[Rule]) -> str:
-    """Which measurement found it: the metric of the rule that fired, else the layer."""
-    metric = rules[0].metric if rules else None
-    if metric in FACT_METRICS or (metric is None and "fact" in f.evidence):
+def measurement(s: Symptom, by_name: dict[str, Rule]) -> str:
+    """Which measurement showed a symptom: its rule's metric, else its layer."""
+    if not_measured_rule(s.rule):
+        return REACH
+    rule = by_name.get(s.rule)
+    metric = rule.metric if rule else None
+    if metric in FACT_METRICS or (metric is None and "fact" in s.evidence):
         return FACTS
-    layer = METRICS[metric].layer if metric else f.layer
+    layer = METRICS[metric].layer if metric else s.layer
     return {"connectivity": P2P, "stress": COLLECTIVES, "golden": GOLDEN}.get(layer, P2P)
+
+
+def symptom_tiers(f: Finding, topo: Topology, syms: list[Symptom]) -> set[str]:
+    """The tiers a finding's pair symptoms were seen on."""
+    if f.entity_kind == "nic":
+        return {"scale_out"}
+    tiers = set()
+    for s in syms:
+        if isinstance(s.evidence.get("tier"), str):
+            tiers.add(s.evidence["tier"])
+        for w in s.evidence.get("worst") or []:
+            a, b = split_link(w["link"]) if "<->" in str(w.get("link")) else (None, None)
+            if a in topo.by_id and b in topo.by_id:
+                tiers.add(topo.tier(a, b))
+    if tiers:
+        return tiers
+    # Nothing says (a card slow across its pairs as a whole): the tiers its cards have pairs on.
+    cards = cards_of(f, topo)
+    out = set()
+    if any(len(topo.cards_of_host(host_of(c))) > 1 for c in cards):
+        out.add("intra_host")
+    if any(len(topo.hosts_of_supernode(topo.by_id[c].supernode)) > 1 for c in cards):
+        out.add("scale_up")
+    return out or {"scale_out"}
+
+
+def _peers(suspects: list[str], topo: Topology, avoid: set[str], tier: str = "scale_up",
+           n: int = PEERS) -> list[str]:
+    """Known-good controls on the symptom's tier, so that every pair of the retest is of
+    that tier: host mates (intra-host); one card on each other host of the supernode
+    (scale-up); cards on the suspect's rails in other supernodes, one per supernode
+    first (scale-out: a NIC's pairs)."""
+    sns = {topo.by_id[c].supernode for c in suspects}
+    hosts = {host_of(c) for c in suspects}
+
+    def good(c: str) -> bool:
+        return c not in suspects and c not in avoid and host_of(c) not in avoid
+
+    if tier == "scale_out":  # each end's rail, in the other domains (a link's ends may be in two)
+        ends = {(topo.by_id[c].supernode, rail_of(c)) for c in suspects}
+        far = [c.id for c in topo.cards if good(c.id)
+               and any(c.supernode != sn and rail_of(c.id) == rail for sn, rail in ends)]
+        far.sort(key=lambda c: topo.by_id[c].supernode)
+        # and two on the same rails at home, so the controls have scale-out pairs of their own
+        home = [c.id for c in topo.cards if good(c.id) and host_of(c.id) not in hosts
+                and (c.supernode, rail_of(c.id)) in ends]
+        return _spread_over(far, lambda c: (topo.by_id[c].supernode, host_of(c)), n - 2) + \
+            _spread_over(home, host_of, 2)
+    if tier == "intra_host":
+        return [c for h in sorted(hosts) for c in topo.cards_of_host(h) if good(c)][:n]
+    near = [c for sn in sorted(sns) for c in topo.cards_of_supernode(sn) if host_of(c) not in hosts and good(c)]
+    # the suspect's card index first: the same position on each host
+    index = {rail_of(c) for c in suspects}
+    near.sort(key=lambda c: rail_of(c) not in index)
+    return _spread_over(near, host_of, n)
+
+
+def _spread_over(cards: list[str], key, n: int) -> list[str]:
+    """Up to ``n`` cards, one per ``key`` (host or supernode) while there are enough."""
+    first, seen = [], set()
+    for c in cards:
+        if key(c) not in seen:
+            seen.add(key(c))
+            first.append(c)
+    return first[:n]
+
+
+def _domain_sample(topo: Topology, sn: str, tier: str, avoid: set[str] = frozenset()) -> list[str]:
+    """A domain's cards to re-measure it by: across hosts (scale-up), one card per host,
+    rotating the card index so every host and index is crossed; within hosts
+    (intra-host), every card of its first two hosts."""
+    hosts = [h for h in topo.hosts_of_supernode(sn) if h not in avoid]
+    if tier == "intra_host" or len(hosts) < 2:
+        return [c for h in hosts[:2] for c in topo.cards_of_host(h) if c not in avoid]
+    out = []
+    for i, h in enumerate(hosts[:DOMAIN_SAMPLE]):
+        cards = [c for c in topo.cards_of_host(h) if c not in avoid]
+        if cards:
+            out.append(cards[i % len(cards)])
+    return out
 
 
 def _emit_as(ctx: LayerContext, tag: str):
@@ -132,185 +211,359 @@ def _emit_as(ctx: LayerContext, tag: str):
 
 def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dict[str, Retest]:
     """Retest each suspect; return entity -> :class:`Retest`."""
-    suspects = [f for f in findings if f.entity_kind in ("card", "nic", "link", "host", "supernode")]
+    suspects = [f for f in findings if f.entity_kind in ("card", "link", "host", "supernode", "nic")]
     bad_cards = {c for f in suspects for c in cards_of(f, ctx.topo)}
     bad_hosts = {f.entity for f in suspects if f.entity_kind == "host"}
     outcome: dict[str, Retest] = {}
     for f in suspects:
-        rules = fired_rules(ctx, f)
-        how = measurement(f, rules)
-        ctx.progress(f"confirm: retesting {f.entity_kind} {f.entity} ({how})")
         try:
-            if is_not_measured(f):
-                outcome[f.entity] = _retest_reach(ctx, f)
-            elif how == FACTS:
-                outcome[f.entity] = _retest_facts(ctx, f, rules)
-            elif how == GOLDEN:
-                outcome[f.entity] = _retest_golden(ctx, f, rules)
-            else:
-                cards = cards_of(f, ctx.topo)
-                peers = (_rail_peers if f.entity_kind == "nic" else _peers)(cards, ctx.topo, bad_cards | bad_hosts)
-                if not peers:
-                    outcome[f.entity] = Retest(None, how, "no known-good peers to retest against")
-                elif how == P2P:
-                    outcome[f.entity] = _retest_p2p(ctx, f, rules, cards, peers, repeats)
-                else:
-                    outcome[f.entity] = _retest_collectives(ctx, f, rules, cards, peers)
+            outcome[f.entity] = Window(ctx, f, bad_cards | bad_hosts, repeats).run()
         except HarnessError as e:  # this retest could not run: the suspect stays quarantined
-            outcome[f.entity] = Retest(None, how, f"the retest could not run: {e}")
+            outcome[f.entity] = Retest(None, "retest", f"the retest could not run: {e}")
     return outcome
-
-
-def _rows(ctx: LayerContext, tag: str) -> pd.DataFrame:
-    """The retest's rows of ``tag``, all kinds in one small frame (a ``kind`` column)."""
-    return ctx.frames(NAME, confirms=tag).frame()
 
 
 def _dctx(ctx: LayerContext) -> DetectContext:
     return DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline, history=ctx.history)
 
 
-def _named(ctx: LayerContext, rules: list[Rule], rows: pd.DataFrame) -> list[Finding]:
-    if rows.empty or not rules:
-        return []
-    return merge_findings(evaluate(rules, rows, _dctx(ctx)), ctx.topo.cards_of_host)
+class Window:
+    """One suspect's retest: every symptom's measurement, its controls, and the judging."""
 
+    def __init__(self, ctx: LayerContext, f: Finding, avoid: set[str], repeats: int) -> None:
+        self.ctx, self.f, self.avoid, self.repeats = ctx, f, avoid, repeats
+        self.by_name = rules_by_name(ctx)
+        self.syms = symptoms(f)
+        self.scope = set(cards_of(f, ctx.topo))
+        self.controls: set[str] = set()
+        self.measured: dict[str, str | None] = {}  # how -> None when measured, else what was not
+        self.notes: dict[str, str] = {}  # how -> what the measurement itself showed
 
-def _in_scope(found: list[Finding], scope: set[str], ctx: LayerContext) -> list[Finding]:
-    return [g for g in found if set(cards_of(g, ctx.topo)) & scope]
+    # ---------------------------------------------------------------- measuring
+    def run(self) -> Retest:
+        hows = list(dict.fromkeys(measurement(s, self.by_name) for s in self.syms))
+        self.ctx.progress(f"confirm: retesting {self.f.entity_kind} {self.f.entity} ({', '.join(hows)})")
+        load = [self.ctx.backend.machine_load()]
+        for how in hows:
+            try:
+                {REACH: self._reach, FACTS: self._facts, P2P: self._p2p, COLLECTIVES: self._collectives,
+                 GOLDEN: self._golden}[how]()
+            except HarnessError as e:
+                self.measured[how] = f"the retest could not run ({e})"
+        load.append(self.ctx.backend.machine_load())
+        return self._judge(hows, _busiest(load))
 
+    def rows(self) -> pd.DataFrame:
+        return self.ctx.frames(NAME, confirms=self.f.entity).frame()
 
-def _verdict(ctx: LayerContext, f: Finding, how: str, rules: list[Rule], rows: pd.DataFrame,
-             measured: bool, what: str) -> Retest:
-    scope = set(cards_of(f, ctx.topo))
-    hits = _in_scope(_named(ctx, rules, rows), scope, ctx)
-    if hits:
-        named = ", ".join(f"{g.entity_kind} {g.entity} ({g.rule})" for g in hits[:4])
-        return Retest(True, how, f"reproduced: {named}")
-    if not rules:
-        return Retest(None, how, "no rule to judge the retest with")
-    if not measured:
-        return Retest(None, how, f"the retest did not measure {what}")
-    return Retest(False, how, f"not reproduced: {what} measured again and within bounds")
+    def _kind(self, kind: str) -> pd.DataFrame:
+        rows = self.rows()
+        return rows[rows["kind"] == kind] if not rows.empty and "kind" in rows else pd.DataFrame()
 
+    def _hosts(self) -> list[str]:
+        return [self.f.entity] if self.f.entity_kind == "host" else sorted({host_of(c) for c in self.scope})
 
-def _retest_reach(ctx: LayerContext, f: Finding) -> Retest:
-    """Something not measured: read its host's facts again. Still down confirms it;
-    answering now does not make it measured (its cards were not re-measured), so it can
-    never be released here."""
-    hosts = sorted({host_of(c) for c in cards_of(f, ctx.topo)})
-    ctx.backend.host_facts(tuple(hosts), _emit_as(ctx, f.entity))
-    rows = _rows(ctx, f.entity)
-    facts = rows[rows["kind"] == "host_fact"] if not rows.empty and "kind" in rows else pd.DataFrame()
-    down = sorted(set(facts.loc[facts["status"].isin(["unreachable", "timeout", "error"]), "host"])) \
-        if not facts.empty else []
-    if down:
-        return Retest(True, "reachability", f"still not answering at the retest: {', '.join(down)}")
-    return Retest(None, "reachability", "answered at the retest, but its cards were not re-measured in this run: "
-                  "stays not measured")
+    def _reach(self) -> None:
+        self.ctx.backend.host_facts(tuple(self._hosts()), _emit_as(self.ctx, self.f.entity))
+        facts = self._kind("host_fact")
+        down = sorted(set(facts.loc[facts["status"].isin(["unreachable", "timeout", "error"]), "host"])) \
+            if not facts.empty else []
+        self.measured[REACH] = "answering now does not measure what was not measured in the first place"
+        self.notes[REACH] = f"still not answering at the retest: {', '.join(down)}" if down else ""
+
+    def _facts(self) -> None:
+        pair_facts = [s.evidence["fact"] for s in self.syms if s.evidence.get("fact") in PAIR_FACT_TOOLS]
+        if self.f.entity_kind == "link" and pair_facts:
+            a, b = split_link(self.f.entity)
+            tools = tuple(dict.fromkeys(PAIR_FACT_TOOLS[x] for x in pair_facts))
+            plan = ConnectivityPlan(rounds=(Round(0, "scale_out", ((a, b),)),), hosts=(), tools=tools,
+                                    tools_coverage="all")
+            self.ctx.backend.scale_out(plan, _emit_as(self.ctx, self.f.entity))
+        if self.f.entity_kind != "link" or len(pair_facts) < sum(measurement(s, self.by_name) == FACTS
+                                                                 for s in self.syms):
+            self.ctx.backend.host_facts(tuple(self._hosts()), _emit_as(self.ctx, self.f.entity))
+        self.measured[FACTS] = None
+
+    def _p2p(self) -> None:
+        topo, tiers = self.ctx.topo, symptom_tiers(self.f, self.ctx.topo, self.syms)
+        rounds: list[Round] = []
+        measured = []
+        for tier in sorted(tiers):
+            if self.f.entity_kind == "supernode" and tier != "scale_out":
+                # The domain's own pairs; another domain's, in the same window, as the control.
+                cards = _domain_sample(topo, self.f.entity, tier)
+                others = [sn for sn in topo.supernode_names if sn != self.f.entity
+                          and not set(topo.cards_of_supernode(sn)) & self.avoid]
+                peers = _domain_sample(topo, others[0], tier, self.avoid) if others else []
+                groups = [cards, peers] if len(peers) >= 2 else [cards]
+            elif self.f.entity_kind == "host" and tier == "intra_host":
+                # The host's own pairs; another host's, same supernode first, as the control.
+                cards = sorted(self.scope)
+                sn = topo.supernode_of_host(self.f.entity)
+                others = sorted((h for h in topo.hosts if h != self.f.entity and h not in self.avoid
+                                 and len(topo.cards_of_host(h)) > 1
+                                 and not set(topo.cards_of_host(h)) & self.avoid),
+                                key=lambda h: topo.supernode_of_host(h) != sn)
+                peers = topo.cards_of_host(others[0]) if others else []
+                groups = [cards, peers] if peers else [cards]
+            else:
+                cards = sorted(self.scope) if self.f.entity_kind != "supernode" else \
+                    _domain_sample(topo, self.f.entity, "scale_up")
+                peers = _peers(cards, topo, self.avoid, tier)
+                groups = [cards + peers]
+            if not peers and not (self.f.entity_kind == "supernode" and tier != "scale_out"):
+                continue  # no known-good controls on this tier (a host's own pairs need one too)
+            self.controls |= set(peers)
+            measured.append(tier)
+            for _ in range(self.repeats):  # only pairs of the symptom's tier
+                for g in groups:
+                    for rnd in round_robin(g):
+                        pairs = tuple(p for p in rnd if topo.tier(*p) == tier)
+                        if pairs:
+                            rounds.append(Round(len(rounds), "confirm", pairs))
+        missing = sorted(tiers - set(measured))
+        if not rounds:
+            self.measured[P2P] = f"no known-good peers to retest against on {', '.join(missing)}"
+            return
+        self.ctx.backend.p2p(ConnectivityPlan(rounds=tuple(rounds), hosts=(),
+                                              **self.ctx.backend.plan_defaults("connectivity")),
+                             _emit_as(self.ctx, self.f.entity))
+        p = self._kind("p2p")
+        p = p[p["status"] != "unreachable"] if not p.empty else p
+        seen = set()
+        for r in p.itertuples() if not p.empty else ():
+            if r.src in self.scope or r.dst in self.scope:
+                if r.src in topo.by_id and r.dst in topo.by_id:
+                    seen.add(topo.tier(r.src, r.dst))
+        gaps = sorted(tiers - seen)
+        self.measured[P2P] = f"the suspect's pairs on {', '.join(gaps)} were not measured" if gaps else None
+
+    def _collectives(self) -> None:
+        ctx, cards = self.ctx, sorted(self.scope)
+        if self.f.entity_kind == "supernode":
+            cards = _domain_sample(ctx.topo, self.f.entity, "scale_up")
+        peers = _peers(cards, ctx.topo, self.avoid)
+        if not peers:
+            self.measured[COLLECTIVES] = "no known-good peers to retest against"
+            return
+        base = stress.build_plan(LayerContext(ctx.topo, ctx.backend, ctx.emit, ctx.design))
+        sizes = tuple(ctx.backend.plan_defaults("stress").get("narrow_sizes", stress.NARROW_SIZES))
+        order = [c.id for c in ctx.topo.cards if c.id in set(cards) | set(peers)]
+        tag = self.f.entity
+        groups = [Group(f"pair:{a}<->{b}", "pair", (a, b)) for rnd in round_robin(order) for a, b in rnd]
+        groups.append(Group(f"confirm:{tag}", "confirm", tuple(order)))
+        if len(peers) >= 2:
+            groups.append(Group(f"control:{tag}", "confirm", tuple(peers)))
+        self.controls |= set(peers)
+        plan = StressPlan(groups=tuple(groups), collectives=base.collectives, sizes=sizes, warmup=base.warmup,
+                          iters=base.iters, repeats=1)
+        ctx.backend.collectives(plan, _emit_as(ctx, tag))
+        coll = self._kind("collective")
+        ok = coll[coll["status"] == "ok"] if not coll.empty else coll
+        ran = any(not g.startswith(("pair:", "control:")) or set(g[5:].split("<->")) & set(cards)
+                  for g in (ok["group"].unique() if not ok.empty else ()))
+        self.measured[COLLECTIVES] = None if ran else "the suspect's collectives"
+
+    def _golden(self) -> None:
+        ctx = self.ctx
+        steps = len(ctx.reference["loss"]) if ctx.reference else 30
+        if self.f.entity_kind == "card":
+            groups = solo_groups([self.f.entity])
+        else:
+            groups = tuple(Group(f"host:{h}", "host", tuple(ctx.topo.cards_of_host(h)))
+                           for h in sorted({host_of(c) for c in self.scope}))
+        ctx.backend.golden(GoldenPlan(groups=groups, steps=steps), _emit_as(ctx, self.f.entity))
+        rows = self._kind("golden")
+        curves = golden_loss(rows, _dctx(ctx)) if not rows.empty else pd.DataFrame()
+        if curves.empty:
+            self.measured[GOLDEN] = "the golden retest produced no loss curve"
+            return
+        self.measured[GOLDEN] = None
+        for c in curves.itertuples():
+            if not all(map(math.isfinite, c.loss)):
+                self.notes[GOLDEN] = f"{c.group}: the loss became non-finite"
+                return
+        if ctx.reference:
+            verdicts = golden_verdicts(curves, ctx.reference)
+            if (~verdicts["ok"]).any():
+                bad = verdicts[~verdicts["ok"]].iloc[0]
+                self.notes[GOLDEN] = f"{bad['group']}: {bad['reason']}"
+
+    # ---------------------------------------------------------------- judging
+    def _cards(self, g: Finding) -> set[str]:
+        return set(cards_of(g, self.ctx.topo))
+
+    def _evaluate(self, rules: list[Rule], rows: pd.DataFrame, dctx: DetectContext) -> list[Finding]:
+        """The rules over the retest's rows, pair rows one tier at a time: a retest holds a
+        few pairs of each tier, and no peer statistic may mix them."""
+        if rows.empty:
+            return []
+        if "kind" not in rows or not (rows["kind"] == "p2p").any():
+            return evaluate(rules, rows, dctx)
+        pairs = rows["kind"] == "p2p"
+        p = rows[pairs]
+        tiers = self.ctx.topo.tiers(p["src"].astype(str), p["dst"].astype(str)).to_numpy()
+        out = evaluate(rules, rows[~pairs], dctx) if (~pairs).any() else []
+        for tier in sorted(set(tiers)):
+            out += evaluate(rules, p[tiers == tier], dctx)
+        return out
+
+    def _judge(self, hows: list[str], load: dict | None) -> Retest:
+        rows = self.rows()
+        dctx = _dctx(self.ctx)
+        rules = list(self.by_name.values())
+        found = self._evaluate(rules, rows, dctx)
+        hits = [g for g in found if self._cards(g) & self.scope]
+        on_controls = [g for g in found if self._cards(g) & self.controls]
+        noise = _noise(rows)
+        per: list[dict] = []
+        for s in self.syms:
+            how = measurement(s, self.by_name)
+            per.append({"rule": s.rule, "layer": s.layer, "how": how,
+                        **dict(zip(("outcome", "note"), self._symptom(s, how, hits, rows, dctx, noise)))})
+        symptom_rules = {s.rule for s in self.syms}
+        new = [g for g in hits if g.rule not in symptom_rules]
+        for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
+            per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
+                        "note": f"new in the retest: {g.message}"})
+        seen = tuple(_seen(g, self.f) for g in on_controls
+                     if not (self._cards(g) & self.scope) and not any(h.rule == g.rule for h in hits))
+        how = ", ".join(hows)
+        outcomes = [p["outcome"] for p in per]
+        reproduced = [p for p in per if p["outcome"] is True]
+        if reproduced:
+            # The controls degraded alike: named on their own (not a wider culprit that
+            # holds the suspect, such as its host: that confirms), or on one shared machine at all.
+            rules = {p["rule"] for p in reproduced}
+            alike = sorted({g.rule for g in on_controls} & rules)
+            apart = sorted({g.rule for g in on_controls if not self._cards(g) & self.scope} & rules)
+            note = "reproduced: " + "; ".join(f"{p['rule']}: {p['note']}" for p in reproduced[:4])
+            # Only a speed (a bar on a measured time or bandwidth) can be the machine's load;
+            # a wrong result, a fact or a non-finite loss reproduced is the suspect's.
+            speed = all(self.by_name.get(p["rule"]) is not None and _has_bound(self.by_name[p["rule"]])
+                        for p in reproduced)
+            busy = _busy_reason(load, alike) if speed else None
+            if busy:
+                return Retest(None, how, f"{busy}; {note}", busy=busy, symptoms=tuple(per), seen=seen)
+            degraded = apart
+            if degraded:
+                return Retest(None, how, f"the controls without the suspect show it too ({', '.join(degraded)}); "
+                              f"{note}", symptoms=tuple(per), seen=seen)
+            return Retest(True, how, note, symptoms=tuple(per), seen=seen)
+        if all(o is False for o in outcomes):
+            return Retest(False, how, "not reproduced: " + "; ".join(f"{p['rule']}: {p['note']}" for p in per),
+                          symptoms=tuple(per), seen=seen)
+        open_ = [p for p in per if p["outcome"] is None]
+        if load is not None and all(p["note"].startswith(NOISY) for p in open_):
+            busy = _busy_reason(load, ["noise"])  # one shared machine: its noise is its load
+            return Retest(None, how, f"{busy}; " + "; ".join(f"{p['rule']}: {p['note']}" for p in open_[:4]),
+                          busy=busy, symptoms=tuple(per), seen=seen)
+        return Retest(None, how, "; ".join(f"{p['rule']}: {p['note']}" for p in open_[:4]),
+                      symptoms=tuple(per), seen=seen)
+
+    def _symptom(self, s: Symptom, how: str, hits: list[Finding], rows: pd.DataFrame, dctx: DetectContext,
+                 noise: float) -> tuple[bool | None, str]:
+        if how == REACH:
+            still = self.notes.get(REACH)
+            return (True, still) if still else (None, f"not re-measured: {self.measured[REACH]}")
+        gap = self.measured.get(how)
+        if gap is not None:
+            return None, f"not re-measured: {gap}"
+        if how == GOLDEN and s.rule == NON_FINITE or (how == GOLDEN and self.by_name.get(s.rule)
+                                                      and self.by_name[s.rule].op == "golden_band"):
+            if self.notes.get(GOLDEN):
+                return True, self.notes[GOLDEN]
+            if s.rule != NON_FINITE and not self.ctx.reference:
+                return None, "not judged: no golden reference to judge the retest with"
+            return False, "the golden model trained within the band again"
+        rule = self.by_name.get(s.rule)
+        if rule is None:
+            return None, f"not judged: rule {s.rule} is not in the rules (or not enabled)"
+        own = [g for g in hits if g.rule == rule.name]
+        if own:
+            return True, own[0].message
+        if METRICS[rule.metric].shape != PAIRS or not _has_bound(rule):
+            return False, f"{rule.name} re-measured and quiet"
+        inward = _inward(rule, noise)
+        near = [g for g in self._evaluate([inward], rows, dctx) if self._cards(g) & self.scope]
+        if not near:
+            return False, f"inside the bar by more than the measured noise ({noise:.1%})"
+        if noise <= MAX_NOISE:  # a precise retest still at the bar: the fault, not noise
+            return True, f"still within the measured noise ({noise:.1%}) of the bar: {near[0].message}"
+        return None, NOISY + f" ({noise:.0%} of the median)"
 
 
 # Facts measured between two hosts (perftest on one rail): the retest runs that pair again.
 PAIR_FACT_TOOLS = {"ib_bw": "ib_write_bw", "ib_lat": "ib_write_lat"}
+BUSY_RUNNABLE = 0.75  # runnable processes (besides sncheck's own) per core
+BUSY_STEAL = 0.10
 
 
-def _retest_facts(ctx: LayerContext, f: Finding, rules: list[Rule]) -> Retest:
-    fact = f.evidence.get("fact")
-    if f.entity_kind == "link" and fact in PAIR_FACT_TOOLS:
-        a, b = split_link(f.entity)
-        plan = ConnectivityPlan(rounds=(Round(0, "scale_out", ((a, b),)),), hosts=(), tools=(PAIR_FACT_TOOLS[fact],),
-                                tools_coverage="all")
-        ctx.backend.scale_out(plan, _emit_as(ctx, f.entity))
+def _has_bound(rule: Rule) -> bool:
+    return "below" in rule.params or "above" in rule.params
+
+
+def _inward(rule: Rule, noise: float) -> Rule:
+    """The rule with its bar moved inward by the noise: what must stay quiet to release."""
+    params = dict(rule.params)
+    if rule.params.get("method") == "robust_z":  # z is in units of the noise already
+        step = 1.0
+        if "below" in params:
+            params["below"] += step
+        else:
+            params["above"] -= step
+    elif "below" in params:
+        params["below"] = params["below"] * (1 + noise) if params["below"] >= 0 else params["below"] * (1 - noise)
     else:
-        hosts = sorted({host_of(c) for c in cards_of(f, ctx.topo)}) if f.entity_kind != "host" else [f.entity]
-        ctx.backend.host_facts(tuple(hosts), _emit_as(ctx, f.entity))
-    rows = _rows(ctx, f.entity)
-    facts = rows[rows["kind"] == "host_fact"] if not rows.empty and "kind" in rows else pd.DataFrame()
-    wanted = {f.evidence["fact"]} if isinstance(f.evidence.get("fact"), str) else None
-    read = facts[facts["status"] == "ok"] if not facts.empty else facts
-    if wanted is not None and not read.empty:
-        read = read[read["fact"].isin(wanted)]
-    return _verdict(ctx, f, FACTS, rules, rows, not read.empty,
-                    f"the fact {next(iter(wanted))}" if wanted else "the host's facts")
+        params["above"] = params["above"] * (1 - noise) if params["above"] >= 0 else params["above"] * (1 + noise)
+    return replace(rule, params=params)
 
 
-def _retest_p2p(ctx: LayerContext, f: Finding, rules: list[Rule], cards: list[str], peers: list[str],
-                repeats: int) -> Retest:
-    rounds = [Round(i, "confirm", tuple(r)) for _ in range(repeats) for i, r in enumerate(round_robin(cards + peers))]
-    ctx.backend.p2p(ConnectivityPlan(rounds=tuple(rounds), hosts=(), **ctx.backend.plan_defaults("connectivity")),
-                    _emit_as(ctx, f.entity))
-    rows = _rows(ctx, f.entity)
-    return _verdict(ctx, f, P2P, rules, rows, _pairs_measured(rows, set(cards)), "the suspect's pairs")
+def _noise(rows: pd.DataFrame) -> float:
+    """The retest's own measurement noise: the spread of each pair measured more than
+    once in the window, relative to its median (MAD scaled to a standard deviation),
+    typical over the pairs, for bandwidth and latency, the larger. 0 when no pair was
+    measured twice."""
+    p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")] if {"kind", "status"} <= set(rows) else None
+    spreads = [0.0]
+    for col in ("bw_GBps", "lat_us"):
+        if p is None or p.empty or col not in p:
+            continue
+        v = p[["src", "dst", col]].dropna()
+        v = v[v[col] > 0]
+        if v.empty:
+            continue
+        per_pair = [_spread(g) for _, g in v.groupby([v["src"].astype(str), v["dst"].astype(str)])[col] if len(g) >= 2]
+        if per_pair:
+            spreads.append(1.4826 * float(pd.Series(per_pair).median()))
+    return max(s for s in spreads if math.isfinite(s))
 
 
-def _pairs_measured(rows: pd.DataFrame, scope: set[str]) -> bool:
-    if rows.empty or "kind" not in rows:
-        return False
-    p = rows[(rows["kind"] == "p2p") & (rows["status"] != "unreachable")]
-    return bool((p["src"].isin(scope) | p["dst"].isin(scope)).any()) if not p.empty else False
+def _spread(values: pd.Series) -> float:
+    med = values.median()
+    return float((values - med).abs().median() / med) if med else math.inf
 
 
-def _retest_collectives(ctx: LayerContext, f: Finding, rules: list[Rule], cards: list[str],
-                        peers: list[str]) -> Retest:
-    base = stress.build_plan(LayerContext(ctx.topo, ctx.backend, ctx.emit, ctx.design))
-    sizes = tuple(ctx.backend.plan_defaults("stress").get("narrow_sizes", stress.NARROW_SIZES))
-    order = [c.id for c in ctx.topo.cards if c.id in set(cards) | set(peers)]
-    tag = f.entity
-    groups = [Group(f"pair:{a}<->{b}", "pair", (a, b)) for rnd in round_robin(order) for a, b in rnd]
-    groups.append(Group(f"confirm:{tag}", "confirm", tuple(order)))
-    control = Group(f"control:{tag}", "confirm", tuple(peers))
-    plan = StressPlan(groups=tuple(groups) + ((control,) if len(peers) >= 2 else ()),
-                      collectives=base.collectives, sizes=sizes, warmup=base.warmup, iters=base.iters, repeats=1)
-    ctx.backend.collectives(plan, _emit_as(ctx, tag))
-    rows = _rows(ctx, tag)
-    if rows.empty or "group" not in rows:
-        return Retest(None, COLLECTIVES, "the retest did not measure the suspect's collectives")
-    in_control = rows["group"].eq(control.id) | rows["group"].map(
-        lambda g: isinstance(g, str) and g.startswith("pair:") and not (set(g[5:].split("<->")) & set(cards)))
-    scope = set(cards)
-    suspect_rows = rows[~rows["group"].eq(control.id)]
-    verdict = _verdict(ctx, f, COLLECTIVES, rules, suspect_rows, _collectives_measured(suspect_rows, scope),
-                       "the suspect's collectives")
-    control_hits = _named(ctx, rules, rows[in_control])
-    if control_hits and verdict.confirmed is not True:
-        named = ", ".join(g.entity for g in control_hits[:4])
-        return Retest(None, COLLECTIVES, f"the control group without the suspect shows the symptom too ({named})")
-    return verdict
+def _busiest(samples: list[dict | None]) -> dict | None:
+    seen = [s for s in samples if s]
+    return max(seen, key=lambda s: (s["runnable"] / max(s["cores"], 1), s.get("steal", 0.0))) if seen else None
 
 
-def _collectives_measured(rows: pd.DataFrame, scope: set[str]) -> bool:
-    coll = rows[(rows["kind"] == "collective") & (rows["status"] == "ok")] if "kind" in rows else rows.iloc[0:0]
-    for g in coll["group"].unique() if not coll.empty else ():
-        members = set(g[5:].split("<->")) if g.startswith("pair:") else None
-        if members is None or members & scope:
-            return True
-    return False
+def _busy_reason(load: dict | None, degraded: list[str]) -> str | None:
+    """On a backend that measures on one shared machine (it reports its load): the
+    machine was busy, or the controls beside the suspect are degraded alike."""
+    if load is None:
+        return None
+    busy = load["runnable"] / max(load["cores"], 1) >= BUSY_RUNNABLE or load.get("steal", 0.0) >= BUSY_STEAL
+    if not busy and not degraded:
+        return None
+    steal = f", steal {load['steal']:.0%}" if load.get("steal") else ""
+    return f"inconclusive: the machine was busy (load {load['runnable']:.1f} on {load['cores']} cores{steal})"
 
 
-def _retest_golden(ctx: LayerContext, f: Finding, rules: list[Rule]) -> Retest:
-    steps = len(ctx.reference["loss"]) if ctx.reference else 30
-    if f.entity_kind == "card":
-        groups = solo_groups([f.entity])
-    else:
-        hosts = sorted({host_of(c) for c in cards_of(f, ctx.topo)})
-        groups = tuple(Group(f"host:{h}", "host", tuple(ctx.topo.cards_of_host(h))) for h in hosts)
-    ctx.backend.golden(GoldenPlan(groups=groups, steps=steps), _emit_as(ctx, f.entity))
-    rows = _rows(ctx, f.entity)
-    curves = golden_loss(rows, _dctx(ctx)) if not rows.empty else pd.DataFrame()
-    if curves.empty:
-        return Retest(None, GOLDEN, "the golden retest produced no loss curve")
-    for c in curves.itertuples():
-        if not all(map(math.isfinite, c.loss)):
-            return Retest(True, GOLDEN, f"reproduced: {c.group}: the loss became non-finite")
-    timing = [r for r in rules if r.op != "golden_band"]
-    if timing:
-        by_time = _verdict(ctx, f, GOLDEN, timing, rows, True, "the golden step time")
-        if by_time.confirmed or not ctx.reference:
-            return by_time
-    if not ctx.reference:
-        return Retest(None, GOLDEN, "no golden reference to judge the retest with")
-    verdicts = golden_verdicts(curves, ctx.reference)
-    if (~verdicts["ok"]).any():
-        bad = verdicts[~verdicts["ok"]].iloc[0]
-        return Retest(True, GOLDEN, f"reproduced: {bad['group']}: {bad['reason']}")
-    return Retest(False, GOLDEN, "not reproduced: the golden model trained within the band again")
+def _seen(g: Finding, suspect: Finding) -> Finding:
+    """A fault seen on a control during another suspect's retest: a finding of its own."""
+    return Finding(g.entity, g.entity_kind, g.layer, g.rule, g.severity,
+                   f"{g.message} (seen during the confirmation retest of {suspect.entity_kind} {suspect.entity})",
+                   {**g.evidence, "seen_in_retest_of": suspect.entity})
+

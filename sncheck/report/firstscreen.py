@@ -22,9 +22,9 @@ from sncheck.run.verdict import NOT_JUDGED, NOT_MEASURED, flags_of
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 MAX_ACTIONS = 10
 # The run's verdict words (sncheck.model.Verdict), the same in every output.
-WORD = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.ERROR: "ERROR"}
-MARK = {Verdict.PASS: "\u2713", Verdict.FAIL: "\u2715", Verdict.ERROR: "\u2715"}
-FILL = {Verdict.PASS: "#1a7f37", Verdict.FAIL: "#c62828", Verdict.ERROR: "#8e24aa"}
+WORD = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.ERROR: "ERROR", Verdict.INCONCLUSIVE: "INCONCLUSIVE"}
+MARK = {Verdict.PASS: "\u2713", Verdict.FAIL: "\u2715", Verdict.ERROR: "\u2715", Verdict.INCONCLUSIVE: "?"}
+FILL = {Verdict.PASS: "#1a7f37", Verdict.FAIL: "#c62828", Verdict.ERROR: "#8e24aa", Verdict.INCONCLUSIVE: "#b26a00"}
 CAVEAT_MARK, CAVEAT_FILL = "!", "#b26a00"  # a pass with caveats (a layer not judged, findings below the gate)
 
 

@@ -41,8 +41,8 @@ from sncheck.report.codes import id_codes, merge_repeated
 from sncheck.report.json_out import write_text_atomic
 from sncheck.topology import host_of, natural_key
 
-RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR)
-LAYER_VERDICTS = tuple(Verdict)  # pass, fail, error, skipped, not_judged
+RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INCONCLUSIVE)
+LAYER_VERDICTS = tuple(Verdict)  # pass, fail, error, skipped, not_judged, inconclusive
 SEVERITIES = ("critical", "warning", "info")
 GB = 1e9
 US = 1e-6

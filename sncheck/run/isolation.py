@@ -66,11 +66,18 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
                                         f"a retest: {q.reason}", rule=q.rule))
         elif f.entity in retests:
             r = retests[f.entity]
-            assert not (is_not_measured(f) and r.confirmed is False), "a retest never releases what was not measured"
+            if r.confirmed is False and is_not_measured(f):  # never released: not measured in the first place
+                r = Retest(None, r.how, f"{r.note}; not measured in the first place, so never released",
+                           r.busy, r.symptoms)
             f.evidence["confirmed"] = r.confirmed
             f.evidence["retest"] = f"{r.how}: {r.note}"
+            if r.symptoms:
+                f.evidence["retest_symptoms"] = list(r.symptoms)
             step = decide_entry(q, r.confirmed, history[f.entity], now)
-            if r.confirmed is None:
+            if r.busy:
+                f.evidence["inconclusive"] = r.busy
+                step.reason = f"{r.busy}: neither isolated nor released, stays quarantined: {q.reason}"
+            elif r.confirmed is None:
                 step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"
             steps.append(step)
             if step.action == "release":
@@ -78,4 +85,14 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
                 f.evidence["severity_before_retest"] = f.severity
                 f.severity = "info"
                 f.message += " (not reproduced by the confirmation retest; released)"
+    # A fault the retest saw on a control is a finding of its own: quarantined, never
+    # retested here, so it stays quarantined (and gates).
+    known = {f.entity for f in findings}
+    for r in retests.values():
+        for g in r.seen:
+            if g.entity not in known:
+                known.add(g.entity)
+                findings.append(g)
+                steps.append(IsolationEntry(g.entity, g.entity_kind, "quarantine", f"{g.rule}: {g.message}",
+                                            rule=g.rule))
     return steps

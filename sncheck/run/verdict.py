@@ -11,7 +11,8 @@ Every output reads what is decided here and never works it out again:
   layer with no reference), ``skipped``, or ``pass``; a skipped or unjudged layer is
   never a pass;
 * the run: ``error``, ``fail`` (a layer fails, a finding gates, or the safety cap
-  blocked the isolations) or ``pass``.
+  blocked the isolations), ``inconclusive`` (every finding that gates is one the
+  confirmation retest could not judge on a busy machine: exit 4) or ``pass``.
 
 :func:`flags_of` reads a finding's flags, deciding them here for results written before
 the flags existed, so earlier runs still load (history, diff, report).
@@ -28,7 +29,7 @@ from sncheck.model import Severity, Verdict, at_or_above
 GATES, NOT_MEASURED, NOT_JUDGED = "gates", "not_measured", "not_judged"  # the flags' keys on a finding
 FLAGS = (GATES, NOT_MEASURED, NOT_JUDGED)
 DEFAULT_GATE = Severity.CRITICAL
-EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.ERROR: 3}
+EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.ERROR: 3, Verdict.INCONCLUSIVE: 4}
 
 
 def gate_of(results: Mapping) -> str:
@@ -67,12 +68,19 @@ def gating_layers(findings: Iterable[Mapping], gate: str) -> set[str]:
     return out
 
 
-def layer_verdict(layer: Mapping, findings: list[dict], failing: set) -> Verdict:
+def inconclusive(f: Mapping) -> bool:
+    """A finding whose confirmation retest could not tell on a busy machine."""
+    return bool((f.get("evidence") or {}).get("inconclusive"))
+
+
+def layer_verdict(layer: Mapping, findings: list[dict], failing: set, unsure: set = frozenset()) -> Verdict:
     name, now = layer.get("name"), layer.get("verdict")
     if now == Verdict.ERROR:
         return Verdict.ERROR
     if name in failing:
         return Verdict.FAIL
+    if name in unsure:
+        return Verdict.INCONCLUSIVE
     if any(f[NOT_JUDGED] for f in findings if f.get("layer") == name):
         return Verdict.NOT_JUDGED
     if now == Verdict.SKIPPED:
@@ -85,14 +93,20 @@ def decide(results: dict, gate: str | None = None) -> Verdict:
     gate = gate or gate_of(results)
     findings = results.get("findings") or []
     mark(findings, gate)
-    failing = gating_layers(findings, gate)
+    # A finding the retest could not judge on a busy machine gates as "inconclusive"
+    # (exit 4), unless anything else fails.
+    failing = gating_layers([f for f in findings if not inconclusive(f)], gate)
+    unsure = gating_layers([f for f in findings if inconclusive(f)], gate) - failing
     for layer in results.get("layers") or []:
-        layer["verdict"] = layer_verdict(layer, findings, failing).value
+        layer["verdict"] = layer_verdict(layer, findings, failing, unsure).value
     verdicts = [layer["verdict"] for layer in results.get("layers") or []]
     if "error" in results or Verdict.ERROR in verdicts:
         verdict = Verdict.ERROR
-    elif Verdict.FAIL in verdicts or any(f[GATES] for f in findings) or results.get("isolation_blocked"):
+    elif Verdict.FAIL in verdicts or any(f[GATES] and not inconclusive(f) for f in findings) \
+            or results.get("isolation_blocked"):
         verdict = Verdict.FAIL  # the safety cap refused the isolations: the gate fails (said here only)
+    elif any(f[GATES] for f in findings) or Verdict.INCONCLUSIVE in verdicts:
+        verdict = Verdict.INCONCLUSIVE
     else:
         verdict = Verdict.PASS
     results["verdict"] = verdict.value

@@ -1,0 +1,263 @@
+"""The confirmation retest judges every symptom it releases (issue 18.1), by the same
+measurement and the same rule (issue 17.4), and says "inconclusive" on a busy machine
+(issue 18.8). Mock backend through the CLI, as a user would run it, plus the verdict's
+own guard against releasing what was not measured."""
+
+import json
+import random
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sncheck.backends.mock import MockBackend
+from sncheck.cli.main import main
+from sncheck.config.faultplan import load_faults
+from sncheck.config.inventory import load_inventory
+from sncheck.health.findings import Finding, merge_findings
+from sncheck.health.rules import load_rules
+from sncheck.layers.base import LayerContext
+from sncheck.layers.confirm import Retest, _busy_reason
+from sncheck.run import isolation, verdict
+from sncheck.store.rundir import read_rows
+from sncheck.topology import Topology
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
+GATE = str(ROOT / "playbooks/pre-upgrade-gate.yaml")
+CONNECTIVITY = "name: connectivity-only\nlayers:\n  - connectivity\ngate: warning\n"
+
+
+def run(tmp_path: Path, inv: str, faults: list[str], *extra, playbook: str = GATE, seed: int = 0,
+        out: str = "out") -> tuple[int, dict]:
+    plan = tmp_path / f"{out}-faults.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+    if not playbook.endswith(".yaml"):
+        (tmp_path / "pb.yaml").write_text(playbook)
+        playbook = str(tmp_path / "pb.yaml")
+    r = CliRunner().invoke(main, ["run", playbook, "-i", inv, "--backend", "mock", "--faults", str(plan),
+                                  "--seed", str(seed), "--out", str(tmp_path / out), "-q", *extra])
+    res = json.loads((tmp_path / out / "results.json").read_text())
+    return r.exit_code, res
+
+
+def decisions(res: dict) -> list[tuple[str, str]]:
+    return [(i["entity"], i["action"]) for i in res["isolation"]]
+
+
+def finding(res: dict, entity: str) -> dict:
+    return next(f for f in res["findings"] if f["entity"] == entity)
+
+
+# ------------------------------------------------------------------ 18.1: folded symptoms
+def test_a_diverging_card_with_a_transient_throttle_fails_the_gate(tmp_path):
+    code, res = run(tmp_path, DEMO, ["{type: diverge, target: node003/gpu2}",
+                                     "{type: thermal_throttle, target: node003/gpu2, transient: true}"])
+    assert code == 1 and res["verdict"] == "fail", res["findings"]
+    f = finding(res, "node003/gpu2")
+    assert f["evidence"]["confirmed"] is True and f["severity"] == "critical"
+    outcome = {s["rule"]: s["outcome"] for s in f["evidence"]["retest_symptoms"]}
+    # Every folded symptom was retested by its own test: the golden loss reproduced,
+    # the throttle (gone) did not.
+    assert outcome["golden-loss-out-of-band"] is True and outcome["host-fact"] is False, outcome
+    assert decisions(res) == [("node003/gpu2", "quarantine"), ("node003/gpu2", "isolate")]
+    layers = {layer["name"]: layer["verdict"] for layer in res["layers"]}
+    assert layers["golden"] == "fail", layers
+
+
+def _context(inv_path: str, faults: list[str], tmp_path: Path) -> tuple[LayerContext, list[dict]]:
+    inv = load_inventory(inv_path)
+    topo = Topology(inv)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults) if faults else "faults: []\n")
+    rows: list[dict] = []
+    ctx = LayerContext(topo, MockBackend(topo, load_faults(str(plan), topo), seed=1), rows.append,
+                       dict(inv.design), rules=load_rules("default"), rows=rows)
+    return ctx, rows
+
+
+def _steps(ctx: LayerContext, findings: list[Finding]):
+    return isolation.isolation_steps(findings, ctx, True, lambda e: None, datetime.now(timezone.utc))
+
+
+def _clock_finding(host: str) -> Finding:
+    """What detection saw: a transient HW-slowdown clock event on one host."""
+    return Finding(host, "host", "connectivity", "host-fact", "critical",
+                   f"{host}: clock event reasons: HW Slowdown",
+                   {"measured": 1, "expected": 0, "unit": None, "fact": "clock_reasons"})
+
+
+def test_a_folded_not_run_is_never_released(tmp_path):
+    ctx, _ = _context(DEMO, [], tmp_path)
+    not_run = Finding("node005", "host", "stress", "not-run-error", "critical",
+                      "node005: torchrun exited 1", {"measured": "error", "expected": "measured", "unit": None})
+    [f] = merge_findings([_clock_finding("node005"), not_run], ctx.topo.cards_of_host)
+    assert f.rule == "host-fact" and [r["rule"] for r in f.evidence["related"]] == ["not-run-error"]
+    steps = _steps(ctx, [f])
+    assert [(s.entity, s.action) for s in steps] == [("node005", "quarantine"), ("node005", "quarantine")]
+    assert f.evidence["confirmed"] is None and f.severity == "critical"
+    outcome = {s["rule"]: s["outcome"] for s in f.evidence["retest_symptoms"]}
+    assert outcome == {"host-fact": False, "not-run-error": None}, outcome
+
+
+def test_the_verdict_never_releases_what_was_not_measured_even_if_a_retest_says_so(tmp_path, monkeypatch):
+    # The guard is code, not an assert that `python -O` removes.
+    ctx, _ = _context(DEMO, [], tmp_path)
+    f = Finding("node005", "host", "stress", "host-fact", "critical", "x",
+                {"related": [{"layer": "stress", "rule": "not-run-timeout", "severity": "critical",
+                              "message": "timed out", "evidence": {}}]})
+    monkeypatch.setattr(isolation, "confirm", lambda ctx, fs: {"node005": Retest(False, "host facts", "quiet")})
+    steps = _steps(ctx, [f])
+    assert [s.action for s in steps] == ["quarantine", "quarantine"]
+    assert f.evidence["confirmed"] is None and f.severity == "critical"
+
+
+def test_a_retest_that_reads_a_pending_remap_confirms_the_host(tmp_path):
+    # Detection saw a clock event; by the retest the host's tool shows a pending remap.
+    ctx, rows = _context(DEMO, ["{type: remap_pending, target: node004/gpu1}"], tmp_path)
+    f = _clock_finding("node004")
+    steps = _steps(ctx, [f])
+    assert [(s.entity, s.action) for s in steps] == [("node004", "quarantine"), ("node004", "isolate")]
+    assert f.evidence["confirmed"] is True and "new in the retest" in f.evidence["retest"], f.evidence["retest"]
+    new = [s for s in f.evidence["retest_symptoms"] if s["how"] == "retest"]
+    assert [s["rule"] for s in new] == ["host-fact-hardware-fault"], new
+    assert any(r.get("fact") == "remapped_rows" and not r["ok"] for r in rows if r.get("layer") == "confirm")
+
+
+def test_a_fault_seen_on_a_control_is_a_finding_of_its_own(tmp_path):
+    # The suspect's symptom (on a scale-up pair) is gone; a card on another host of its
+    # supernode, one of the retest's controls, is slow now.
+    ctx, _ = _context(DEMO, ["{type: slow_card, target: node003/gpu0, factor: 0.4}"], tmp_path)
+    suspect = Finding("node002/gpu0", "card", "connectivity", "p2p-bandwidth-below-design", "critical",
+                      "card node002/gpu0: bandwidth below design",
+                      {"measured": 100.0, "expected": 450.0, "unit": "GB/s",
+                       "worst": [{"link": "node002/gpu0<->node001/gpu0", "value": 100.0}]})
+    findings = [suspect]
+    steps = _steps(ctx, findings)
+    assert ("node002/gpu0", "release") in [(s.entity, s.action) for s in steps]
+    seen = [f for f in findings if f.entity == "node003/gpu0"]
+    assert seen and "seen during the confirmation retest of card node002/gpu0" in seen[0].message
+    assert ("node003/gpu0", "quarantine") in [(s.entity, s.action) for s in steps]
+    assert len(findings) == 2, [(f.entity, f.rule) for f in findings]
+    assert verdict.decide({"layers": [], "findings": [f.to_dict() for f in findings]}, "warning") == "fail"
+
+
+def _permuted_rules(tmp_path: Path, order: list[int], name: str) -> str:
+    data = yaml.safe_load((ROOT / "fixtures/rules/default.yaml").read_text())
+    data["rules"] = [data["rules"][i] for i in order]
+    out = tmp_path / f"{name}.yaml"
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(out)
+
+
+def test_rule_order_never_changes_the_verdict(tmp_path):
+    # A 4x latency card that also showed a transient throttle: whichever rule comes first
+    # in the rules file, every symptom is retested and the card is isolated.
+    n = len(yaml.safe_load((ROOT / "fixtures/rules/default.yaml").read_text())["rules"])
+    names = [r["name"] for r in yaml.safe_load((ROOT / "fixtures/rules/default.yaml").read_text())["rules"]]
+    facts_first = sorted(range(n), key=lambda i: not names[i].startswith("host-fact"))
+    rng = random.Random(18)
+    orders = [list(range(n)), list(reversed(range(n))), facts_first, rng.sample(range(n), n)]
+    faults = ["{type: high_latency_card, target: node003/gpu2, factor: 4}",
+              "{type: thermal_throttle, target: node003/gpu2, factor: 0.95, transient: true}"]
+    outcomes = set()
+    for k, order in enumerate(orders):
+        code, res = run(tmp_path, DEMO, faults, "--rules", _permuted_rules(tmp_path, order, f"r{k}"),
+                        playbook=CONNECTIVITY, out=f"o{k}")
+        outcomes.add((code, res["verdict"], tuple(decisions(res))))
+    assert outcomes == {(1, "fail", (("node003/gpu2", "quarantine"), ("node003/gpu2", "isolate")))}, outcomes
+
+
+# ------------------------------------------------- 17.4: the same measurement, the same rule
+def test_a_slow_nic_is_retested_over_scale_out_pairs(tmp_path):
+    # MI300X: every host its own domain; all of mi01/gpu3's cross-host pairs at 0.5.
+    faults = [f'{{type: degraded_link, target: "mi01/gpu3<->mi{h:02d}/gpu3", factor: 0.5}}' for h in range(2, 9)]
+    inv = str(ROOT / "fixtures/inventories/mi300x-pod.yaml")
+    code, res = run(tmp_path, inv, faults, playbook=CONNECTIVITY)
+    assert code == 1, res["findings"]
+    f = finding(res, "mi01/gpu3")
+    assert f["evidence"]["confirmed"] is True, f["evidence"]["retest"]
+    assert ("mi01/gpu3", "isolate") in decisions(res)
+    retest = [r for r in read_rows(tmp_path / "out") if r.get("layer") == "confirm" and r["kind"] == "p2p"]
+    mine = [r for r in retest if "mi01/gpu3" in (r["src"], r["dst"])]
+    controls = [r for r in retest if "mi01/gpu3" not in (r["src"], r["dst"])]
+    assert mine and {r["tier"] for r in mine} == {"scale_out"}, {r["tier"] for r in mine}
+    # Known-good controls on the same rail, in other domains, measured in the same window.
+    assert controls and {r["tier"] for r in controls} == {"scale_out"}
+    assert {r["src"].rsplit("/", 1)[1] for r in retest} | {r["dst"].rsplit("/", 1)[1] for r in retest} == {"gpu3"}
+
+
+def test_an_nvl72_rack_at_0_9_is_a_confirmed_supernode_finding(tmp_path):
+    # The whole rack at 0.9, judged by a design bar of 0.91: the retest re-measures the
+    # domain's own pairs and judges with that same rule; never "within bounds".
+    faults = [f"{{type: slow_card, target: tray{t:02d}/gpu{g}, factor: 0.9}}" for t in range(1, 19) for g in range(4)]
+    rules = yaml.safe_load((ROOT / "fixtures/rules/default.yaml").read_text())
+    for r in rules["rules"]:
+        if r["name"] == "p2p-bandwidth-below-design":
+            r["below"] = 0.91
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules, sort_keys=False))
+    code, res = run(tmp_path, str(ROOT / "fixtures/inventories/nvl72-rack.yaml"), faults,
+                    "--rules", str(tmp_path / "rules.yaml"), playbook=CONNECTIVITY)
+    assert code == 1
+    f = finding(res, "rack0")
+    assert f["entity_kind"] == "supernode" and f["evidence"]["confirmed"] is True, f["evidence"]["retest"]
+    assert "within bounds" not in f["evidence"]["retest"]
+    assert decisions(res) == [("rack0", "quarantine"), ("rack0", "isolate")]
+    retest = [r for r in read_rows(tmp_path / "out") if r.get("layer") == "confirm" and r["kind"] == "p2p"]
+    assert retest and {r["tier"] for r in retest} == {"scale_up"}
+    assert len({r["src"].split("/")[0] for r in retest} | {r["dst"].split("/")[0] for r in retest}) == 18
+
+
+def test_a_card_at_0_925_is_confirmed(tmp_path):
+    # Just beyond the card-slow bar (0.93): the retest re-measures it near the bar, and a
+    # symptom within the measured noise of its bar is never released.
+    code, res = run(tmp_path, DEMO, ["{type: slow_card, target: node003/gpu2, factor: 0.925}"], seed=3)
+    assert code == 1, res["findings"]
+    f = finding(res, "node003/gpu2")
+    assert f["rule"] == "p2p-bandwidth-card-slow" and f["evidence"]["confirmed"] is True, f["evidence"]["retest"]
+    assert decisions(res) == [("node003/gpu2", "quarantine"), ("node003/gpu2", "isolate")]
+
+
+def test_a_transient_slow_card_is_released(tmp_path):
+    # Released only when re-measured inside the bar by more than the noise.
+    code, res = run(tmp_path, DEMO, ["{type: slow_card, target: node003/gpu2, factor: 0.6, transient: true}"],
+                    playbook=CONNECTIVITY)
+    assert code == 0, res["findings"]
+    f = finding(res, "node003/gpu2")
+    assert f["evidence"]["confirmed"] is False and "by more than the measured noise" in f["evidence"]["retest"]
+    assert decisions(res)[-1] == ("node003/gpu2", "release")
+
+
+# ------------------------------------------------------------ 18.8: judging on a busy machine
+def test_a_reproduced_symptom_on_a_busy_machine_is_inconclusive(tmp_path, monkeypatch):
+    monkeypatch.setattr(MockBackend, "machine_load", lambda self: {"runnable": 4.0, "cores": 2, "steal": 0.0},
+                        raising=False)
+    code, res = run(tmp_path, DEMO, ["{type: slow_card, target: node003/gpu2, factor: 0.6}"], playbook=CONNECTIVITY)
+    assert code == 4 and res["verdict"] == "inconclusive", res["findings"]
+    f = finding(res, "node003/gpu2")
+    assert f["evidence"]["inconclusive"] == "inconclusive: the machine was busy (load 4.0 on 2 cores)"
+    assert "isolate" not in {a for _, a in decisions(res)} and "release" not in {a for _, a in decisions(res)}
+    assert {layer["verdict"] for layer in res["layers"]} == {"inconclusive"}
+    assert "INCONCLUSIVE" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_busy_means_load_or_degraded_controls():
+    idle = {"runnable": 0.2, "cores": 2, "steal": 0.0}
+    assert _busy_reason(None, ["p2p-latency-spikes"]) is None  # a backend without a shared machine
+    assert _busy_reason(idle, []) is None
+    assert _busy_reason(idle, ["p2p-latency-spikes"]).startswith("inconclusive: the machine was busy")
+    assert _busy_reason({"runnable": 2.0, "cores": 2, "steal": 0.0}, []) is not None
+    assert "steal 20%" in _busy_reason({"runnable": 0.0, "cores": 2, "steal": 0.2}, [])
+
+
+@pytest.mark.parametrize("findings,expected", [
+    ([], "pass"),
+    ([Finding("a/gpu0", "card", "connectivity", "r", "critical", "m", {"inconclusive": "busy"})], "inconclusive"),
+    ([Finding("a/gpu0", "card", "connectivity", "r", "critical", "m", {"inconclusive": "busy"}),
+      Finding("b/gpu0", "card", "connectivity", "r", "warning", "m")], "fail"),
+])
+def test_the_run_verdict_is_inconclusive_only_when_nothing_else_fails(findings, expected):
+    results = {"layers": [{"name": "connectivity", "verdict": "pass"}], "findings": [f.to_dict() for f in findings]}
+    assert verdict.decide(results, "warning") == expected
