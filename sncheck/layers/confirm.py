@@ -408,6 +408,10 @@ class Window:
             out += evaluate(rules, p[tiers == tier], dctx)
         return out
 
+    def _speed(self, rule: str) -> bool:
+        """A rule that bars a measured time or bandwidth: what a busy machine can move."""
+        return rule in self.by_name and _has_bound(self.by_name[rule])
+
     def _judge(self, hows: list[str], load: dict | None) -> Retest:
         rows = self.rows()
         dctx = _dctx(self.ctx)
@@ -426,7 +430,8 @@ class Window:
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})
-        seen = tuple(_seen(g, self.f) for g in on_controls
+        busy_now = _busy_reason(load, [])
+        seen = tuple(_seen(g, self.f, busy_now if self._speed(g.rule) else None) for g in on_controls
                      if not (self._cards(g) & self.scope) and not any(h.rule == g.rule for h in hits))
         how = ", ".join(hows)
         outcomes = [p["outcome"] for p in per]
@@ -440,8 +445,7 @@ class Window:
             note = "reproduced: " + "; ".join(f"{p['rule']}: {p['note']}" for p in reproduced[:4])
             # Only a speed (a bar on a measured time or bandwidth) can be the machine's load;
             # a wrong result, a fact or a non-finite loss reproduced is the suspect's.
-            speed = all(self.by_name.get(p["rule"]) is not None and _has_bound(self.by_name[p["rule"]])
-                        for p in reproduced)
+            speed = all(self._speed(p["rule"]) for p in reproduced)
             busy = _busy_reason(load, alike) if speed else None
             if busy:
                 return Retest(None, how, f"{busy}; {note}", busy=busy, symptoms=tuple(per), seen=seen)
@@ -561,9 +565,10 @@ def _busy_reason(load: dict | None, degraded: list[str]) -> str | None:
     return f"inconclusive: the machine was busy (load {load['runnable']:.1f} on {load['cores']} cores{steal})"
 
 
-def _seen(g: Finding, suspect: Finding) -> Finding:
-    """A fault seen on a control during another suspect's retest: a finding of its own."""
+def _seen(g: Finding, suspect: Finding, busy: str | None) -> Finding:
+    """A fault seen on a control during another suspect's retest: a finding of its own
+    (inconclusive when it is a speed and the machine was busy)."""
     return Finding(g.entity, g.entity_kind, g.layer, g.rule, g.severity,
                    f"{g.message} (seen during the confirmation retest of {suspect.entity_kind} {suspect.entity})",
-                   {**g.evidence, "seen_in_retest_of": suspect.entity})
+                   {**g.evidence, "seen_in_retest_of": suspect.entity, **({"inconclusive": busy} if busy else {})})
 
