@@ -23,8 +23,22 @@ def invoke(*args):
 
 
 def findings(out: Path) -> set[tuple[str, str]]:
+    """The findings that gate and were decided: a healthy card found on a busy machine is
+    "inconclusive" (issue 18.8), never isolated, and left out here."""
     results = json.loads((out / "results.json").read_text())
-    return {(f["entity"], f["entity_kind"]) for f in results["findings"] if f["severity"] != "info"}
+    assert_busy_is_never_an_isolation(results)
+    return {(f["entity"], f["entity_kind"]) for f in results["findings"]
+            if f["severity"] != "info" and not f["evidence"].get("inconclusive")}
+
+
+def assert_busy_is_never_an_isolation(results: dict) -> None:
+    """This machine is shared: the gate may be inconclusive, never an isolation for it."""
+    unsure = {f["entity"] for f in results["findings"] if f["evidence"].get("inconclusive")}
+    assert not unsure & {i["entity"] for i in results["isolation"] if i["action"] in ("isolate", "release")}
+    assert all(f["evidence"]["inconclusive"].startswith("inconclusive: the machine was busy (load ")
+               for f in results["findings"] if f["evidence"].get("inconclusive"))
+    if results["verdict"] == "inconclusive":
+        assert unsure and not [i for i in results["isolation"] if i["action"] == "isolate"], results["isolation"]
 
 
 def test_main_command_runs_all_layers_for_real(tmp_path):
@@ -35,7 +49,11 @@ def test_main_command_runs_all_layers_for_real(tmp_path):
     assert [layer["name"] for layer in results["layers"]] == ["connectivity", "stress", "golden"]
     design = results["design"]["intra_host"]
     assert design["source"] == "calibrated" and design["bandwidth_GBps"] > 0 and design["latency_us"] > 0
-    assert r.exit_code == 0, (r.output, results["findings"])
+    # A clean machine passes; a busy one (this one is shared) may leave a healthy card's
+    # timing symptom inconclusive (exit 4), never isolated and never a failure.
+    assert r.exit_code in (0, 4), (r.output, results["findings"])
+    assert results["verdict"] == {0: "pass", 4: "inconclusive"}[r.exit_code]
+    assert findings(out) == set(), results["findings"]
     rows = read_rows(out)
     p2p = [x for x in rows if x["kind"] == "p2p"]
     assert len(p2p) == 6 and all(x["bw_GBps"] > 0 and x["lat_us"] > 0 for x in p2p)
@@ -54,8 +72,15 @@ def test_main_command_runs_all_layers_for_real(tmp_path):
 def test_slow_card_is_the_card_not_its_links(tmp_path):
     (tmp_path / "f.yaml").write_text("faults:\n  - {type: slow_card, target: localhost/gpu1, factor: 0.5}\n")
     r = invoke("connectivity", "--faults", tmp_path / "f.yaml", "--out", tmp_path / "run", "-q")
-    assert r.exit_code == 1, r.output
-    assert findings(tmp_path / "run") == {("localhost/gpu1", "card")}
+    results = json.loads((tmp_path / "run/results.json").read_text())
+    slow = next(f for f in results["findings"] if f["entity"] == "localhost/gpu1")
+    if slow["evidence"].get("inconclusive"):  # confirmed on a quiet machine; on a busy one, not judged
+        assert r.exit_code == 4 and {f["entity"] for f in results["findings"] if f["severity"] != "info"} <= \
+            {"localhost/gpu1"} | {f["entity"] for f in results["findings"] if f["evidence"].get("inconclusive")}
+        assert findings(tmp_path / "run") == set()
+    else:
+        assert r.exit_code == 1, r.output
+        assert findings(tmp_path / "run") == {("localhost/gpu1", "card")}
 
 
 def test_corrupt_rank_caught_by_data_validation(tmp_path):

@@ -149,7 +149,16 @@ def test_a_jittery_card_is_found_on_the_local_backend(tmp_path):
                                  report_formats=(), backend_options={"dist_backend": "gloo"}))
     # a spike a busy core gives a clean pair may be found, retested and released (kept
     # as info); what still gates must be the jittery card alone
-    findings = [f for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")]
+    # On a busy machine (this one is shared) a speed symptom that reproduces is
+    # "inconclusive" (issue 18.8): neither isolated nor released, healthy card or not.
+    results = outcome.results
+    unsure = {f["entity"] for f in results["findings"] if f["evidence"].get("inconclusive")}
+    assert not unsure & {i["entity"] for i in results["isolation"] if i["action"] in ("isolate", "release")}
+    findings = [f for f in results["findings"] if f["severity"] in ("warning", "critical")
+                and not f["evidence"].get("inconclusive")]
+    if outcome.exit_code == 4:  # everything that gates was inconclusive: the jittery card among it
+        assert not findings and "localhost/gpu1" in unsure, results["findings"]
+        return
     # the spikes rule fired on the card: as its finding, or folded into another finding of
     # the same card (merge_findings keeps one per entity; a jittery card's median can also
     # stand out, and p2p-latency-card-slow comes first in the rules file)
