@@ -342,7 +342,11 @@ class Window:
         ctx, cards = self.ctx, sorted(self.scope)
         if self.f.entity_kind == "supernode":
             cards = _domain_sample(ctx.topo, self.f.entity, "scale_up")
-        peers = _peers(cards, ctx.topo, self.avoid)
+        # Two host mates (they share the suspect's intra-host links), the rest from other hosts.
+        mates = _peers(cards, ctx.topo, self.avoid, "intra_host")
+        far = _peers(cards, ctx.topo, self.avoid, "scale_up")
+        peers = mates[:2] + far[:PEERS - min(2, len(mates))]
+        peers += [c for c in mates[2:] if c not in peers][:PEERS - len(peers)]
         if not peers:
             self.measured[COLLECTIVES] = "no known-good peers to retest against"
             return
