@@ -177,9 +177,10 @@ def test_a_slow_nic_is_retested_over_scale_out_pairs(tmp_path):
     inv = str(ROOT / "fixtures/inventories/mi300x-pod.yaml")
     code, res = run(tmp_path, inv, faults, playbook=CONNECTIVITY)
     assert code == 1, res["findings"]
-    f = finding(res, "mi01/gpu3")
+    # The culprit is the card's rail NIC (<host>/nic<rail>) where localization names it, else the card.
+    f = next(f for f in res["findings"] if f["entity"] in ("mi01/nic3", "mi01/gpu3"))
     assert f["evidence"]["confirmed"] is True, f["evidence"]["retest"]
-    assert ("mi01/gpu3", "isolate") in decisions(res)
+    assert (f["entity"], "isolate") in decisions(res)
     retest = [r for r in read_rows(tmp_path / "out") if r.get("layer") == "confirm" and r["kind"] == "p2p"]
     mine = [r for r in retest if "mi01/gpu3" in (r["src"], r["dst"])]
     controls = [r for r in retest if "mi01/gpu3" not in (r["src"], r["dst"])]
