@@ -7,7 +7,7 @@ whole rounds and sweeps (cards are indices; every quantity below is an array):
   Card NVLink share ``n_c``: the links up over the design count (``nvlink_down``).
 * Pair bandwidth: intra-host and scale-up pairs get ``B_tier * min(s_a, s_b) * min(n_a, n_b)``;
   scale-out pairs get ``min(B_out, s_a * B_up, s_b * B_up)`` (the NIC is the bottleneck),
-  times the slower end's NIC factor (``slow_nic``), or nothing where either end's NIC on
+  capped at ``B_out`` times the slower end's NIC factor (``slow_nic``), or nothing where either end's NIC on
   that rail is down (``ib_port_down``); then times
   the ``degraded_link`` factor. A ``dead_link`` carries nothing (timeout).
 * Pair latency: ``L_tier * max(m_a, m_b)`` with ``m`` the ``high_latency_card`` factor;
@@ -233,7 +233,8 @@ class MockBackend(Backend):
         s = np.minimum(self.speed[a], self.speed[b])
         nvlink = self.B[tier] * s * np.minimum(self.nvlink[a], self.nvlink[b])
         nic = np.minimum(self.B[OUT], np.minimum(self.speed[a], self.speed[b]) * self.B[UP])
-        nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic * np.minimum(self.nic_speed[a], self.nic_speed[b]))
+        nic = np.minimum(nic, self.B[OUT] * np.minimum(self.nic_speed[a], self.nic_speed[b]))  # a slow NIC caps
+        nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic)
         return np.where(tier == OUT, nic, nvlink) * self._link_factor(a, b)
 
     def _true_lat(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
@@ -400,7 +401,7 @@ class MockBackend(Backend):
             s = self.speed[m].min()
             bw = [self.B[t] * s * self.nvlink[m].min() for t in tiers if t != OUT]
             if OUT in tiers:
-                bw.append(0.0 if self.nic_down[m].any() else min(self.B[OUT], s * self.B[UP]) * self.nic_speed[m].min())
+                bw.append(0.0 if self.nic_down[m].any() else min(self.B[OUT] * self.nic_speed[m].min(), s * self.B[UP]))
             inside = [k for k in self.link_factor if k // len(self.ids) in m and k % len(self.ids) in m]
             for k in inside:
                 lo, hi = np.array([k // len(self.ids)]), np.array([k % len(self.ids)])
