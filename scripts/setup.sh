@@ -43,6 +43,6 @@ fi
 python3 -m pip install -q --upgrade pip
 # torch is pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build.
 python3 -m pip install -q "torch==2.13.0"
-python3 -m pip install -q -e ".[local,test]"
+python3 -m pip install -q -e ".[local,test,lint]"
 # Under pyenv the new `sncheck` console script needs a shim.
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Sequence, TypeVar
 import numpy as np
 
 from sncheck.config.inventory import Inventory
-from sncheck.model import card_of
 from sncheck.model import Tier, card_of, host_of, hosts_of  # noqa: F401 (re-exported: topology.host_of)
 
 if TYPE_CHECKING:
@@ -51,11 +50,6 @@ def split_link(link: str) -> tuple[str, str]:
 
 def rail_of(card: str) -> int:
     return int(card.rsplit("/gpu", 1)[1])
-
-
-def nic_id(host: str, rail: int) -> str:
-    """A scale-out NIC: ``<host>/nic<rail>`` (DESIGN.md identifiers)."""
-    return f"{host}/nic{rail}"
 
 
 def nic_of(card: str) -> str:

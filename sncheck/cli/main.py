@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import functools
 import json
-import re
 import sys
 import time
 from pathlib import Path

@@ -10,7 +10,7 @@ from sncheck.config.shipped import resolve
 from sncheck.health.capacity import ParallelLayout
 from sncheck.probeplan import CROSS_MODES, MAX_TOOLS_COVERAGE, SCALE_OUT_TOOLS
 from sncheck.config.units import parse_size
-from sncheck.config.yamlio import LineDict, Source, check_keys, field_bool, field_int, field_number, field_str, load_file, load_text
+from sncheck.config.yamlio import LineDict, Source, check_keys, field_bool, field_int, field_str, load_file, load_text
 
 LAYERS = ("connectivity", "stress", "golden")
 GATES = ("critical", "warning")

@@ -22,7 +22,7 @@ from sncheck.health import injob
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames
 from sncheck.config.inventory import TierDesign, tier_design
-from sncheck.topology import Topology, card_id, host_of
+from sncheck.topology import Topology, card_id
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 

@@ -10,7 +10,6 @@ import datetime as dt
 import json
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 import pandas as pd

@@ -39,14 +39,12 @@ one that can be true, or it is an error (exit 1 in ``sncheck parse``):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors.nvidia.nvidia_smi import (
     _ELISION,
-    _NA_VALUES,
     _TOOL_ERROR,
     _active,
     _int_or_none,
