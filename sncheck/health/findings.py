@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from sncheck.model import Severity, host_of, hosts_of, severity_rank  # noqa: F401 (severity_rank re-exported)
+from sncheck.model import Severity, card_of, host_of, hosts_of, severity_rank  # noqa: F401 (severity_rank re-exported)
 
 SEVERITIES = tuple(Severity)  # least first
 ENTITY_KINDS = ("card", "link", "host", "supernode", "nic")  # the kinds a rule may scope to (nic: <host>/nic<rail>)
@@ -92,6 +92,15 @@ def merge_findings(findings: list[Finding],
             # Every card of the host is bad alike: that is the host's finding.
             host_culprits[host].evidence.setdefault("related", []).append(_brief(f))
             continue
+        if f.entity_kind == "nic" and "fact" not in f.evidence:
+            # A NIC named from pair tests (its card's pairs inside the domain looked healthy
+            # under this rule) while its card is a culprit whose own scale-out pairs are bad
+            # too: the card explains the NIC's symptom. A NIC its tool named is never folded.
+            owner = hardware.get(card_of(f.entity))
+            if owner is not None and owner.entity_kind == "card" and \
+                    ((owner.evidence.get("tiers") or {}).get("scale_out") or {}).get("bad_pairs"):
+                owner.evidence.setdefault("related", []).append(_brief(f))
+                continue
         if f.entity_kind == "link":
             # A link finding means both cards are healthy elsewhere; if an end is already a
             # culprit (found by another symptom or layer), the link is its symptom.
