@@ -15,7 +15,7 @@ from sncheck.vendors import facts as hf
 from sncheck.vendors import registry
 from sncheck.vendors.infiniband import perftest
 from sncheck.vendors.nvidia import checks as nv
-from sncheck.vendors.nvidia import fabric, nvbandwidth, nccl_tests
+from sncheck.vendors.nvidia import fabric, fabric_checks, gpu_checks, nvbandwidth, nccl_tests
 from sncheck.vendors.parsers import PARSERS, strip_source_header
 from sncheck.transport.result import Result
 
@@ -93,7 +93,7 @@ def test_imex_ctl_18_nodes_ready_domain_up() -> None:
     assert len(p["nodes"]) == 18 and p["domain_state"] == "UP" and p["errors"] == []
     assert p["nodes"][17] == {"index": 17, "address": "172.31.56.47", "state": "READY", "version": "570.172"}
     assert len(p["matrix"]) == 18 and {c for row in p["matrix"].values() for c in row.values()} == {"C"}
-    rows = nv.check_imex("tray01", p, expect())
+    rows = fabric_checks.check_imex("tray01", p, expect())
     assert rows[0]["ok"] and rows[0]["value"]["ready"] == 18 and "version 570.172" in rows[0]["message"]
     assert rows[0]["value"]["nodes"][8] == [8, "172.31.52.239", "READY"]
 
@@ -103,7 +103,7 @@ def test_imex_node_down_and_version_mismatch_fail() -> None:
     text = text.replace("Node #9   - 172.31.53.80    - READY                - Version: 570.172",
                         "Node #9   - 172.31.53.80    - UNAVAILABLE          - Version: 570.148")
     text = re.sub(r"(?m)^(\s+9\s+)C", r"\1N", text).replace("Domain State: UP", "Domain State: DEGRADED")
-    r = nv.check_imex("tray01", fabric.parse_imex_ctl(text), expect())[0]
+    r = fabric_checks.check_imex("tray01", fabric.parse_imex_ctl(text), expect())[0]
     assert r["ok"] is False and r["value"]["ready"] == 17
     for part in ("node #9 172.31.53.80 UNAVAILABLE", "versions differ: 570.148, 570.172"):
         assert part in r["message"], part
@@ -112,14 +112,14 @@ def test_imex_node_down_and_version_mismatch_fail() -> None:
     assert "9->0 N" not in r["message"] and "Domain State DEGRADED" not in r["message"]
     down_only = real("nvl72/01_imex_ctl_N_18node_p6e_gb200.txt").replace(
         "Node #9   - 172.31.53.80    - READY", "Node #9   - 172.31.53.80    - UNAVAILABLE")
-    view = nv.check_imex("tray01", fabric.parse_imex_ctl(re.sub(r"(?m)^(\s+9\s+)C", r"\1N", down_only)), expect())
+    view = fabric_checks.check_imex("tray01", fabric.parse_imex_ctl(re.sub(r"(?m)^(\s+9\s+)C", r"\1N", down_only)), expect())
     assert view[0]["ok"] is True  # tray01's own view is fine; tray10 is the culprit
     trays = tuple(f"tray{i:02d}" for i in range(1, 19))
-    views = [nv.check_imex(t, fabric.parse_imex_ctl(down_only), expect())[0] for t in trays]
-    named = nv.domain_check(registry.platform("nvidia-nvl72"), "rack0", trays, views)
+    views = [fabric_checks.check_imex(t, fabric.parse_imex_ctl(down_only), expect())[0] for t in trays]
+    named = fabric_checks.domain_check(registry.platform("nvidia-nvl72"), "rack0", trays, views)
     assert [(x["host"], x["fact"], x["ok"], x["value"]) for x in named] == [("tray10", "imex_node", False, "UNAVAILABLE")]
     # IMEX lists other than the supernode's hosts: it cannot tell which tray, every viewer says so
-    named = nv.domain_check(registry.platform("nvidia-nvl72"), "rack0", trays[:17], views[:17])
+    named = fabric_checks.domain_check(registry.platform("nvidia-nvl72"), "rack0", trays[:17], views[:17])
     assert len(named) == 17 and all("cannot tell which tray is node #9" in x["message"] for x in named)
 
 
@@ -140,7 +140,7 @@ def test_coreweave_rack_logs_parse_as_nccl_tests() -> None:
     assert two["errors"] == ["the log holds more than one run; only the first was parsed (split the log)"]
     mn = fabric.parse_nccl_mnnvl(real("nvl72/02_nccl_allreduce_gb200_nvl72_single_rack_coreweave.txt"))
     assert mn["ranks"] == 72 and mn["mnnvl"] is None  # the README excerpt has no INFO lines
-    ok, why = nv.check_mnnvl(mn, 72)
+    ok, why = fabric_checks.check_mnnvl(mn, 72)
     assert not ok and "no MNNVL 1" in why
 
 
@@ -151,10 +151,10 @@ def test_mnnvl_info_lines_judged() -> None:
           "node1:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 72 nNodes 18 localRanks 4 localRank 0 MNNVL 1\n")
     p = fabric.parse_nccl_mnnvl(on)
     assert (p["nccl_version"], p["mnnvl"], p["clique_sizes"], p["ranks"]) == ("2.26.2", True, [72], 72)
-    assert nv.check_mnnvl(p, 72) == (True, "NCCL MNNVL on, cliqueSize 72")
-    assert nv.check_mnnvl(p, 144)[0] is False
+    assert fabric_checks.check_mnnvl(p, 72) == (True, "NCCL MNNVL on, cliqueSize 72")
+    assert fabric_checks.check_mnnvl(p, 144)[0] is False
     off = on + "node7:1:1 [2] NCCL INFO MNNVL is available but not working, falling back\n"
-    assert "available but not working" in nv.check_mnnvl(fabric.parse_nccl_mnnvl(off), 72)[1]
+    assert "available but not working" in fabric_checks.check_mnnvl(fabric.parse_nccl_mnnvl(off), 72)[1]
 
 
 def test_nvbandwidth_matrices() -> None:
@@ -197,7 +197,7 @@ def test_ib_write_bw_views() -> None:
 # --------------------------------------------------------------------------- per-tray checks
 
 def test_real_gb200_tray_passes_every_fabric_fact() -> None:
-    rows = by_fact(nv.check_fabric("tray04", fabric.parse_query_xml(real(XML)), expect()))
+    rows = by_fact(fabric_checks.check_fabric("tray04", fabric.parse_query_xml(real(XML)), expect()))
     for f in ("fabric_state", "fabric_health", "fabric_clique", "platform_info", "ecc", "pcie_width"):
         assert rows[f]["ok"], rows[f]
     assert rows["fabric_clique"]["value"] == {"00000001-0000-0000-0000-000000000001/2": 4}
@@ -213,13 +213,13 @@ def _xml_variant(**subs: str) -> str:
 
 def test_limited_capacity_and_in_progress_are_findings_with_values() -> None:
     text = _xml_variant(**{"<bandwidth>Full</bandwidth>": "<bandwidth>Limited Capacity</bandwidth>"})
-    rows = by_fact(nv.check_fabric("tray05", fabric.parse_query_xml(text), expect()))
+    rows = by_fact(fabric_checks.check_fabric("tray05", fabric.parse_query_xml(text), expect()))
     h = rows["fabric_health"]
     assert h["ok"] is False and h["value"] == "Limited Capacity" and "GPU 00000000:29:00.0" in h["message"]
     assert "a warning" in h["message"] and h["severity"] == "warning" and rows["fabric_state"]["ok"]
     stuck = fabric.parse_fabric(real("nvl72/07_nvidia_smi_fabric_in_progress_gpu-operator-2511.txt"))
-    assert nv.fabric_in_progress(stuck) == "In Progress on 1 GPU"
-    rows = by_fact(nv.check_fabric("tray03", stuck, expect(cards=1)))
+    assert fabric_checks.fabric_in_progress(stuck) == "In Progress on 1 GPU"
+    rows = by_fact(fabric_checks.check_fabric("tray03", stuck, expect(cards=1)))
     assert rows["fabric_state"]["ok"] is False and "State In Progress, Status N/A" in rows["fabric_state"]["message"]
     assert rows["fabric_clique"]["ok"] is False
 
@@ -228,7 +228,7 @@ def test_not_supported_and_insufficient_resources_fail() -> None:
     for rel, text in (("08", "State Not Supported, Status Success"),
                       ("06", "State Completed, Status Insufficient Resources")):
         path = next((REAL / "nvl72").glob(f"{rel}_*"))
-        rows = by_fact(nv.check_fabric("t", fabric.parse_fabric(strip_source_header(path.read_text())), expect(cards=1)))
+        rows = by_fact(fabric_checks.check_fabric("t", fabric.parse_fabric(strip_source_header(path.read_text())), expect(cards=1)))
         assert rows["fabric_state"]["ok"] is False and text in rows["fabric_state"]["message"]
         assert rows["fabric_clique"]["ok"] is False
 
@@ -257,9 +257,9 @@ def test_fabric_retry_reads_again_then_judges_the_last_output() -> None:
 def test_nvlink_design_comes_from_the_platform() -> None:
     parsed = {"gpus": [{"index": i, "links": [{"link": k, "active": True, "speed_GBps": 53.125} for k in range(18)],
                         "errors": []} for i in range(4)], "errors": []}
-    assert nv.check_nvlink("t", parsed, expect())[0]["ok"]
+    assert gpu_checks.check_nvlink("t", parsed, expect())[0]["ok"]
     parsed["gpus"][2]["links"] = parsed["gpus"][2]["links"][:17]  # every GPU short would fool "max any lists"
-    r = nv.check_nvlink("t", parsed, expect())[0]
+    r = gpu_checks.check_nvlink("t", parsed, expect())[0]
     assert r["ok"] is False and "GPU 2 lists 17 links, platform has 18" in r["message"] and r["expected"] == 72
 
 
@@ -271,7 +271,7 @@ def _rack_rows(cliques: dict[str, tuple[str, int]]) -> list[dict]:
         text = real(XML).replace("<cliqueId>2</cliqueId>", f"<cliqueId>{clique}</cliqueId>")
         text = text.replace("00000001-0000-0000-0000-000000000001", uuid)
         text = text.replace("<tray_index>4</tray_index>", f"<tray_index>{i}</tray_index>")
-        rows += nv.check_fabric(host, fabric.parse_query_xml(text), expect())
+        rows += fabric_checks.check_fabric(host, fabric.parse_query_xml(text), expect())
     return rows
 
 
@@ -279,11 +279,11 @@ def test_split_clique_is_found_from_the_whole_rack_naming_both_halves() -> None:
     hosts = tuple(f"tray{i:02d}" for i in range(1, 19))
     uuid = "00000001-0000-0000-0000-000000000001"
     whole = _rack_rows({h: (uuid, 2) for h in hosts})
-    rows = nv.domain_check(NVL72, "rack0", hosts, whole)
+    rows = fabric_checks.domain_check(NVL72, "rack0", hosts, whole)
     assert len(rows) == 18 and all(r["ok"] for r in rows) and rows[0]["value"] == 72
 
     split = _rack_rows({h: (uuid, 2 if i < 9 else 3) for i, h in enumerate(hosts)})
-    rows = nv.domain_check(NVL72, "rack0", hosts, split)
+    rows = fabric_checks.domain_check(NVL72, "rack0", hosts, split)
     assert len(rows) == 18 and not any(r["ok"] for r in rows)  # halves tie: every tray is named
     msg = rows[0]["message"]
     assert "clique split in rack0" in msg
@@ -295,7 +295,7 @@ def test_split_clique_is_found_from_the_whole_rack_naming_both_halves() -> None:
 def test_same_clique_id_in_another_cluster_is_another_group() -> None:
     hosts = tuple(f"tray{i:02d}" for i in range(1, 19))
     other = "00000002-0000-0000-0000-000000000002"
-    rows = nv.domain_check(NVL72, "rack0", hosts, _rack_rows(
+    rows = fabric_checks.domain_check(NVL72, "rack0", hosts, _rack_rows(
         {h: ("00000001-0000-0000-0000-000000000001" if h != "tray07" else other, 2) for h in hosts}))
     bad = [r for r in rows if not r["ok"] and r["fact"] == "fabric_domain"]
     assert [r["host"] for r in bad] == ["tray07"] and bad[0]["value"] == 4
@@ -307,8 +307,8 @@ def test_duplicate_tray_identity_across_the_rack() -> None:
     hosts = ("a", "b")
     rows = []
     for h in hosts:
-        rows += nv.check_fabric(h, fabric.parse_query_xml(real(XML)), expect(hosts=2))
-    dup = [r for r in nv.domain_check(NVL72, "r", hosts, rows) if r["fact"] == "tray_identity"]
+        rows += fabric_checks.check_fabric(h, fabric.parse_query_xml(real(XML)), expect(hosts=2))
+    dup = [r for r in fabric_checks.domain_check(NVL72, "r", hosts, rows) if r["fact"] == "tray_identity"]
     assert {r["host"] for r in dup} == {"a", "b"} and "reported by 2 trays" in dup[0]["message"]
 
 
@@ -487,14 +487,14 @@ def test_hgx_topology_sanity_and_fabric_manager() -> None:
 
     hgx = hf.Expect(cards=8, platform=registry.platform("nvidia-hgx"), domain_hosts=1)
     h100 = nvidia_smi.parse_topo(real("nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt"))
-    r = by_fact(nv.check_topology_platform("h1", h100, hgx))["topo_sanity"]
+    r = by_fact(gpu_checks.check_topology_platform("h1", h100, hgx))["topo_sanity"]
     # every GPU pair is NV18: the only problem named is the missing NICs
     assert r["ok"] is False and r["message"] == "h1: topo -m: topo -m lists no NIC (the platform has one per GPU)"
     a10 = nvidia_smi.parse_topo(real("nvidia-smi-topo/03_a10_4gpu_pcie_sys_only_2nics.txt"))
-    r = by_fact(nv.check_topology_platform("h1", a10, hgx))["topo_sanity"]
+    r = by_fact(gpu_checks.check_topology_platform("h1", a10, hgx))["topo_sanity"]
     assert r["ok"] is False and r["value"] == 6 + 4 and "GPU0-GPU1 SYS, GPU0-GPU2 SYS" in r["message"]
-    assert nv.check_fabric_manager("h1", nv.parse_systemctl_active("active\n"), hgx)[0]["ok"]
-    r = nv.check_fabric_manager("h1", nv.parse_systemctl_active("inactive\n"), hgx)[0]
+    assert fabric_checks.check_fabric_manager("h1", fabric_checks.parse_systemctl_active("active\n"), hgx)[0]["ok"]
+    r = fabric_checks.check_fabric_manager("h1", fabric_checks.parse_systemctl_active("inactive\n"), hgx)[0]
     assert (r["ok"], r["value"], r["expected"]) == (False, "inactive", "active")
     assert "fabric_manager" in registry.platform("nvidia-hgx").checks
     assert "fabric_manager" not in registry.platform("nvidia-nvl72").checks

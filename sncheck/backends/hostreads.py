@@ -9,7 +9,7 @@ the last run, and the fabric error counters before and after the run.
   ``<state dir>/kernel-log-cursors.json``. Without ``--state-dir`` (or on a host's first
   run) every line of this boot's log counts. Each Xid names the card whose bus id the
   host's ``nvidia-smi -q`` (or ``-q -x``) read just before lists, where that listing
-  names every card (:func:`sncheck.vendors.nvidia.checks.card_indices`).
+  names every card (:func:`sncheck.vendors.nvidia.gpu_checks.card_indices`).
 * ``ib_counters`` (tool ``ib-counters``): every port counter file under
   ``<sysfs_root>/class/infiniband`` (option ``sysfs_root``, default ``/sys``: a container
   that sees the host's sysfs elsewhere names it), read on hosts whose platform reads
@@ -188,7 +188,7 @@ class HostReads:
         """Bus id (``0000:3b:00``) -> card index, from the host's last ``nvidia-smi -q``
         read, where that listing names every card; {} otherwise."""
         from sncheck.vendors.nvidia import fabric, nvidia_smi
-        from sncheck.vendors.nvidia.checks import card_indices
+        from sncheck.vendors.nvidia.gpu_checks import card_indices
 
         for out in reversed(raw_outputs):
             if out.get("command") not in _QUERY_COMMANDS or out.get("exit_code") not in (0, None):

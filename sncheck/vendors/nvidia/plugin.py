@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sncheck.vendors.base import CollectiveTool, Platform, Vendor
 from sncheck.vendors.infiniband import ibstat
-from sncheck.vendors.nvidia import checks, dcgmi, fabric, nccl_tests, nvbandwidth, nvidia_smi
+from sncheck.vendors.nvidia import checks, dcgmi, fabric, fabric_checks, nccl_tests, nvbandwidth, nvidia_smi
 
 NVL72 = Platform(
     name="nvidia-nvl72", vendor="nvidia",
@@ -53,5 +53,5 @@ VENDOR = Vendor(
     collective=CollectiveTool("nccl-tests", {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf",
                                              "sendrecv": "sendrecv_perf"}, nccl_tests.parse_nccl_tests),
     torch_device="cuda", dist_backend="nccl",
-    domain_check=checks.domain_check,
+    domain_check=fabric_checks.domain_check,
 )
