@@ -9,8 +9,10 @@ the control side both import it.
 
 from __future__ import annotations
 
+import re
 import sys
 from enum import Enum
+from functools import lru_cache
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -92,6 +94,18 @@ class EntityKind(StrEnum):
 
 
 LINK_SEP = "<->"
+
+
+@lru_cache(maxsize=65536)
+def natural_key(s: str) -> tuple:
+    """Sort key that orders ``gpu2`` before ``gpu10``."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s))
+
+
+def link_id(a: str, b: str) -> str:
+    """The link between two cards: both ids joined with ``<->`` in natural sort order."""
+    x, y = sorted((a, b), key=natural_key)
+    return f"{x}{LINK_SEP}{y}"
 
 
 def host_of(entity: str) -> str:

@@ -6,15 +6,14 @@ ids with ``<->`` in natural sort order.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Sequence, TypeVar
 
 import numpy as np
 
 from sncheck.config.inventory import Inventory
-from sncheck.model import Tier, card_of, host_of, hosts_of  # noqa: F401 (re-exported: topology.host_of)
+from sncheck.model import Tier, card_of, host_of, hosts_of, link_id, natural_key  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,11 +23,6 @@ T = TypeVar("T")
 INTRA_HOST, SCALE_UP, SCALE_OUT = Tier.INTRA_HOST, Tier.SCALE_UP, Tier.SCALE_OUT
 
 
-@lru_cache(maxsize=65536)
-def natural_key(s: str) -> tuple:
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s))
-
-
 def card_id(host: str, index: int) -> str:
     return f"{host}/gpu{index}"
 
@@ -36,11 +30,6 @@ def card_id(host: str, index: int) -> str:
 def nic_id(host: str, rail: int) -> str:
     """A card's scale-out port, one per rail: ``<host>/nic<rail>`` (rail r serves card r)."""
     return f"{host}/nic{rail}"
-
-
-def link_id(a: str, b: str) -> str:
-    x, y = sorted((a, b), key=natural_key)
-    return f"{x}<->{y}"
 
 
 def split_link(link: str) -> tuple[str, str]:

@@ -205,8 +205,8 @@ def test_the_local_and_ssh_backends_build_one_job(tmp_path, monkeypatch) -> None
     p2p = connectivity_plan(topo, bw_bytes=1 << 16)
     for layer, plan, local_plan in (("collectives", stress, stress), ("p2p", p2p, local._p2p_plan_dict(p2p))):
         from_ssh = _ssh_job_text(ssh, layer, ["localhost"], plan, monkeypatch)
-        from_local = json.loads(json.dumps(local._job(layer, local_plan, tmp_path)))  # as job.json holds it
-        assert from_ssh == json.loads(json.dumps(build_job(ssh, layer, topo.cards_of_host("localhost"), plan)))
+        from_local = json.loads(local._job(layer, local_plan, tmp_path).to_json())  # as job.json holds it
+        assert from_ssh == json.loads(build_job(ssh, layer, topo.cards_of_host("localhost"), plan).to_json())
         launcher_own = {"heartbeat_dir", "serialize_pairs", "golden_config"}
         assert {k: v for k, v in from_ssh.items() if k not in launcher_own} == \
             {k: v for k, v in from_local.items() if k not in launcher_own}

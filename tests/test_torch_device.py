@@ -141,7 +141,7 @@ def test_ssh_torch_probe_on_ascend_hosts_checks_for_torch_npu(sshd_cluster, tmp_
     rows: list[dict] = []
     try:
         job = build_job(backend, "p2p", cards_of_hosts(topo, ["cm001", "cm002"]), {})
-        assert job["torch_device"] == "npu"
+        assert job.torch_device == "npu"
         ready = backend._torch_ready(["cm001", "cm002"], "connectivity", rows.append)
     finally:
         backend.close()

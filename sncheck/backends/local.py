@@ -53,7 +53,7 @@ from pathlib import Path
 
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.config.inventory import DIST_BACKENDS, TierDesign
-from sncheck.launch.job import build_job, plan_payload
+from sncheck.launch.job import Job, build_job, plan_payload
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Round, StressPlan
 from sncheck.store.rows import host_fact_row, not_run_row
 from sncheck.cli.safety import interrupt_cause
@@ -494,7 +494,7 @@ class LocalBackend(Backend):
             d["bw_bytes"] = int(self.p2p_bytes)
         return d
 
-    def _job(self, layer: str, plan: dict, workdir: Path) -> dict:
+    def _job(self, layer: str, plan: dict, workdir: Path) -> Job:
         return build_job(self, layer, self.cards, plan, heartbeat_dir=str(workdir),
                          golden_config=self.golden_config, serialize_pairs=self.serialize_pairs)
 
@@ -521,7 +521,7 @@ class LocalBackend(Backend):
     def _attempt(self, layer: str, plan: dict, emit: Emit, workdir: Path, port: int) -> None:
         workdir.mkdir(parents=True)
         job_path, out_path = workdir / "job.json", workdir / "rows.jsonl"
-        job_path.write_text(json.dumps(self._job(layer, plan, workdir)), encoding="utf-8")
+        job_path.write_text(self._job(layer, plan, workdir).to_json(), encoding="utf-8")
         out_path.touch()
         self.progress(f"{layer}: starting {len(self.cards)} workers ({self.dist_backend}, port {port})")
         try:

@@ -256,7 +256,7 @@ class SlurmBackend(Backend):
         work = Path(tempfile.mkdtemp(prefix=f"sncheck-{job_layer}-", dir=self.shared_dir))
         try:
             job, out = work / "job.json", work / "rows.jsonl"
-            job.write_text(json.dumps(build_job(self, job_layer, cards_of_hosts(self.topo, hosts), plan)), encoding="utf-8")
+            job.write_text(build_job(self, job_layer, cards_of_hosts(self.topo, hosts), plan).to_json(), encoding="utf-8")
             out.touch()
             addr = self._node_addr(hosts[0])
             env = {"SNCHECK_MASTER_ADDR": addr, "SNCHECK_MASTER_PORT": str(_port_for(addr))}

@@ -432,7 +432,7 @@ class SshBackend(Backend):
     def _torch_job(self, job_layer: str, hosts: list[str], plan: Any, emit: Emit) -> None:
         """Run the probe under torchrun on ``hosts`` (node rank = position) and emit its rows."""
         layer = JOB_LAYER[job_layer]
-        text = json.dumps(build_job(self, job_layer, cards_of_hosts(self.topo, hosts), plan))
+        text = build_job(self, job_layer, cards_of_hosts(self.topo, hosts), plan).to_json()
         workdirs = self._stage(hosts, layer, f"sncheck-{job_layer}-", emit)
         try:
             if len(workdirs) != len(hosts):

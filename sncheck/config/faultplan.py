@@ -34,6 +34,7 @@ from typing import Any
 
 from sncheck.topology import Topology, host_of, link_id, rail_of, split_link
 from sncheck.config.yamlio import Source, _show, check_keys, field_bool, load_file, load_text
+from sncheck.worker.faults import ACTED_TYPES
 
 MAX_FAULTS = 100_000  # faults in one plan
 MAX_FACTOR = 1e6      # a factor or a count: finite, and far beyond any real slow-down
@@ -99,9 +100,9 @@ NETWORK_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "network"
 TOOL_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "tool")
 PLATFORM_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "platform")
 HOST_TOOL_FAULTS = TOOL_FAULTS + PLATFORM_FAULTS  # what a host's tools report
-# What the torch probe acts out on the target card's rank; thermal_throttle also
-# slows the card down there (its tool part is rendered separately).
-TORCH_PROBE_FAULTS = PROBE_FAULTS + ("thermal_throttle",)
+# What the torch probe acts out on the target card's rank, the worker's own list: the
+# probe faults, and thermal_throttle's slow-down (its tool part is rendered separately).
+TORCH_PROBE_FAULTS = ACTED_TYPES
 
 # The one list of which backend acts out which fault types.
 ACTED_BY: dict[str, tuple[str, ...]] = {
@@ -115,9 +116,11 @@ ACTED_BY: dict[str, tuple[str, ...]] = {
 }
 
 
-def default_param(ftype: str, key: str) -> Any:
-    """The default of parameter ``key`` of fault type ``ftype`` (KeyError if it has none)."""
-    return FAULT_TYPES[ftype].params[key]
+def with_defaults(fault: dict[str, Any]) -> dict[str, Any]:
+    """A fault as job data (``Fault.to_dict``) with every parameter its type defaults filled
+    in: the worker acts on what the job says and knows no defaults of its own."""
+    defaults = {k: v for k, v in FAULT_TYPES[fault["type"]].params.items() if v is not None}
+    return {**fault, **{k: v for k, v in defaults.items() if fault.get(k) is None}}
 
 
 @dataclass(frozen=True)

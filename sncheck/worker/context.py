@@ -13,14 +13,15 @@ import torch.distributed as dist
 
 from sncheck.worker.device import choose
 from sncheck.worker.faults import FaultActor
+from sncheck.worker.job import Job
 
 
 class Ctx:
     """One rank's view: its card, device, clocks, faults and the rank-0 writer."""
 
-    def __init__(self, job: dict, out_path: str, env: dict[str, str]) -> None:
+    def __init__(self, job: Job, out_path: str, env: dict[str, str]) -> None:
         self.job = job
-        self.cards: list[str] = list(job["cards"])
+        self.cards: list[str] = list(job.cards)
         self.rank = int(env["RANK"])
         self.world = int(env["WORLD_SIZE"])
         self.local_rank = int(env.get("LOCAL_RANK", self.rank))
@@ -28,16 +29,16 @@ class Ctx:
             raise ValueError(f"WORLD_SIZE {self.world} but the job lists {len(self.cards)} cards")
         self.card = self.cards[self.rank]
         self.index = {c: i for i, c in enumerate(self.cards)}
-        self.seed = int(job.get("seed", 0))
-        self.op_timeout_s = float(job.get("op_timeout_s", 60.0))
-        self.faults = FaultActor(job.get("faults") or [], self.card, self.seed)
+        self.seed = job.seed
+        self.op_timeout_s = job.op_timeout_s
+        self.faults = FaultActor(list(job.faults), self.card, self.seed)
         # the vendor's device and backend (cuda+nccl, npu+hccl through torch_npu), or gloo on CPU
-        self.dev = choose(job.get("dist_backend"), job.get("torch_device"), torch)
+        self.dev = choose(job.dist_backend, job.torch_device, torch)
         self.backend = self.dev.backend
         self.is_cuda = self.dev.kind == "cuda"
         self.device = self.dev.torch_device(torch, self.local_rank)
         self.offset_ns = 0
-        hb_dir = job.get("heartbeat_dir")
+        hb_dir = job.heartbeat_dir
         self._hb = Path(hb_dir) / f"rank{self.rank}" if hb_dir else None
         self._last_beat = 0.0
         self._out = open(out_path, "a", encoding="utf-8") if self.rank == 0 else None

@@ -1,8 +1,10 @@
 """The fault actor: the faults of a fault plan that the torch probe acts out on one rank.
 
-Which types it acts out is :data:`sncheck.config.faultplan.TORCH_PROBE_FAULTS`; the backends send
-only those, and only while they are in effect (transient ones end before the retest).
-This module does not import torch, so the golden model can use it before torch loads.
+Which types it acts out is :data:`ACTED_TYPES` (the fault plan's ``TORCH_PROBE_FAULTS``); the
+backends send only those, only while they are in effect (transient ones end before the
+retest), and with every parameter filled in (the job carries the fault plan's defaults).
+This module imports neither torch, so the golden model can use it before torch loads, nor
+any control-side module.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ import random
 import time
 from typing import TYPE_CHECKING
 
-from sncheck.config.faultplan import TORCH_PROBE_FAULTS, default_param
-
 if TYPE_CHECKING:
     import torch
 
@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 # one: a spinning rank holds a core, and on a host with more ranks than cores every
 # woken rank would then wait a scheduler slice (~ms), which shows up as latency.
 _SPIN_S = 0.0002
+
+# The fault types this actor acts out (the probe faults, and thermal_throttle's slow-down).
+ACTED_TYPES = ("slow_card", "high_latency_card", "jittery_card", "corrupt_card", "collective_corruption",
+               "diverge", "thermal_throttle")
 
 
 def wait_s(seconds: float) -> None:
@@ -54,7 +58,7 @@ class FaultActor:
 
     def __init__(self, faults: list[dict], card: str, seed: int) -> None:
         mine = {f["type"]: f for f in faults if f.get("target") == card}
-        unknown = sorted(set(mine) - set(TORCH_PROBE_FAULTS))
+        unknown = sorted(set(mine) - set(ACTED_TYPES))
         if unknown:
             raise ValueError(f"fault type(s) {', '.join(unknown)} cannot be acted out by the torch probe")
         slow = [_param(mine.get(t), "factor") for t in ("slow_card", "thermal_throttle")]
@@ -119,8 +123,10 @@ def wire_factor(faults: list[dict], a: str, b: str) -> float:
 
 
 def _param(fault: dict | None, key: str) -> float | None:
-    """A fault's parameter, or the fault plan's default for its type."""
+    """A fault's parameter (the job carries it, the fault plan's default filled in)."""
     if fault is None:
         return None
     value = fault.get(key)
-    return float(default_param(fault["type"], key) if value is None else value)
+    if value is None:
+        raise ValueError(f"the job's {fault['type']} fault on {fault.get('target')} has no {key}")
+    return float(value)

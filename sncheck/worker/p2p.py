@@ -12,11 +12,11 @@ from typing import Callable
 import torch
 import torch.distributed as dist
 
-from sncheck.model import host_of
+from sncheck.model import host_of, link_id
 from sncheck.store.rows import not_run_row, p2p_row
-from sncheck.topology import link_id
 from sncheck.worker.context import Ctx
 from sncheck.worker.faults import wait_s, wire_factor
+from sncheck.worker.job import Job
 
 # A bulk transfer's time is the lower quartile of its repeats: on a shared host the
 # scheduler only ever adds delay, so a low quantile tracks the link and the median
@@ -28,11 +28,11 @@ LAT_TAIL_PCT = 99.0
 PAIR_PASSES = 3  # serialized pairs: each pair's iterations in this many interleaved turns
 
 
-def _tier(job: dict, a: str, b: str) -> str | None:
+def _tier(job: Job, a: str, b: str) -> str | None:
     ha, hb = host_of(a), host_of(b)
     if ha == hb:
         return "intra_host"
-    sn = job.get("supernode_of_host") or {}
+    sn = job.supernode_of_host
     if ha not in sn or hb not in sn:
         return None
     return "scale_up" if sn[ha] == sn[hb] else "scale_out"
@@ -57,7 +57,7 @@ class _Pair:
         self.me_src = ctx.rank == src
         self.peer = dst if self.me_src else src
         self.count = max(1, int(plan.get("bw_bytes", 64 << 20)) // 4)
-        self.wire = int(self.count * wire_factor(ctx.job.get("faults") or [],
+        self.wire = int(self.count * wire_factor(list(ctx.job.faults),
                                                  ctx.cards[src], ctx.cards[dst]))
         self.tiny = torch.zeros(1, device=ctx.device)
         self.msg = torch.zeros(max(1, int(plan.get("lat_bytes", 8)) // 4), device=ctx.device)
@@ -192,11 +192,11 @@ def run_pairs(ctx: Ctx, plan: dict, on_pair: Callable[[int, str, str, dict], Non
     pair of the round alike instead of on whichever pair ran at the time.
     """
     rounds = plan.get("rounds") or []
-    serialize = bool(ctx.job.get("serialize_pairs"))
+    serialize = ctx.job.serialize_pairs
     bw_iters, lat_iters = max(1, int(plan.get("bw_iters", 5))), max(1, int(plan.get("lat_iters", 50)))
     passes = min(PAIR_PASSES, bw_iters, lat_iters) if serialize else 1
     for n, rnd in enumerate(rounds):
-        ctx.progress(f"{ctx.job['layer']}: round {n + 1}/{len(rounds)}")
+        ctx.progress(f"{ctx.job.layer}: round {n + 1}/{len(rounds)}")
         ridx = int(rnd.get("index", n))
         pairs = [(a, b) for a, b in rnd["pairs"] if a in ctx.index and b in ctx.index]
         missing = [(a, b) for a, b in rnd["pairs"] if (a, b) not in pairs]

@@ -15,12 +15,11 @@ recorded for the log. Then it is :func:`sncheck.worker.torchdist.main`.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from pathlib import Path
 
 from sncheck.model import host_of
+from sncheck.worker.job import Job
 
 
 def torch_env(job_cards: list[str], env: dict[str, str]) -> dict[str, str]:
@@ -45,9 +44,8 @@ def torch_env(job_cards: list[str], env: dict[str, str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     job_path = args[args.index("--job") + 1]
-    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     try:
-        os.environ.update(torch_env(list(job["cards"]), dict(os.environ)))
+        os.environ.update(torch_env(list(Job.load(job_path).cards), dict(os.environ)))
     except (ValueError, KeyError) as e:
         print(f"sncheck.worker.slurm_rank: {e}", file=sys.stderr)
         return 2

@@ -26,22 +26,8 @@ are produced, after gathering every rank's measurements with ``gather_object``. 
 also carries lines ``{"_progress": "..."}`` for the launcher; they are not rows. The
 probe never writes to the terminal.
 
-Job JSON (``schema: sncheck.job/1``)::
-
-    {"schema": "sncheck.job/1",
-     "layer": "calibrate" | "p2p" | "collectives" | "golden",
-     "cards": ["localhost/gpu0", ...],          # card of each rank, in rank order
-     "plan": {...},                             # dataclasses.asdict of the layer's plan
-     "faults": [{"type", "target", "factor"?, "probability"?}],  # in effect, probe-acted types only
-     "seed": 0,
-     "op_timeout_s": 60,        # torch.distributed timeout is 2x this (a backstop;
-                                # the local backend's watchdog fires at 1x)
-     "dist_backend": null | "gloo" | "nccl" | "hccl",
-     "torch_device": null | "cuda" | "npu",     # the vendor plug-in's device (worker/device.py)
-     "supernode_of_host": {"localhost": "local"},   # for the p2p rows' tier
-     "heartbeat_dir": null | "/tmp/...",        # each rank touches <dir>/rank<N>
-     "serialize_pairs": false,                  # p2p: one pair of a round at a time
-     "golden_config": {...}}                    # optional GoldenConfig overrides
+The job (``schema: sncheck.job/1``) is a :class:`sncheck.worker.job.Job`: its fields and
+their defaults are stated there, once, for the launcher and this worker.
 
 Methods (the why of each number):
 
@@ -92,7 +78,6 @@ import signal
 import sys
 import time
 import traceback
-from pathlib import Path
 
 from sncheck.worker.calibrate import run_calibrate
 from sncheck.worker.clock import clock_sync
@@ -101,21 +86,17 @@ from sncheck.worker.context import Ctx
 from sncheck.worker.device import DeviceUnavailableError
 from sncheck.worker.lifeline import die_with_parent, pending_jobs, remove_workdirs
 from sncheck.worker.p2p import run_p2p
-from sncheck.launch.job import JOB_SCHEMA, LAYERS  # the job's one home, shared by every backend
+from sncheck.worker.job import JOB_SCHEMA, Job  # noqa: F401 (JOB_SCHEMA re-exported) the job's one home
 
 
-def run_job(job: dict, out_path: str, env: dict[str, str] | None = None) -> None:
+def run_job(job: Job, out_path: str, env: dict[str, str] | None = None) -> None:
     """Run one job as one rank; ``env`` holds the torchrun variables."""
-    if job.get("schema", JOB_SCHEMA) != JOB_SCHEMA:
-        raise ValueError(f"job schema {job.get('schema')!r}, expected {JOB_SCHEMA}")
-    layer = job.get("layer")
-    if layer not in LAYERS:
-        raise ValueError(f"unknown layer {layer!r}; known: {', '.join(LAYERS)}")
+    layer = job.layer
     ctx = Ctx(job, out_path, dict(os.environ if env is None else env))
     try:
         ctx.init()
         clock_sync(ctx)
-        plan = job.get("plan") or {}
+        plan = job.plan
         if layer == "p2p":
             run_p2p(ctx, plan)
         elif layer == "calibrate":
@@ -124,7 +105,7 @@ def run_job(job: dict, out_path: str, env: dict[str, str] | None = None) -> None
             run_collectives(ctx, plan)
         else:
             from sncheck.worker.golden_model import run_golden
-            run_golden(ctx, plan, job.get("golden_config") or {})
+            run_golden(ctx, plan, job.golden_config)
         ctx.barrier()
     finally:
         ctx.close()
@@ -152,7 +133,7 @@ def _run_forked(req: dict, server_pid: int) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         os.environ.update(req["env"])
-        run_job(json.loads(Path(req["job"]).read_text(encoding="utf-8")), req["out"])
+        run_job(Job.load(req["job"]), req["out"])
         code = 0
     except DeviceUnavailableError as e:  # one line in the rank's log, not a traceback
         print(f"DeviceUnavailableError: {e}", file=sys.stderr, flush=True)
@@ -287,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     _quiet()
     if os.environ.get("SNCHECK_DIE_WITH_PARENT") == "1":  # the local backend's subprocess launcher
         die_with_parent(os.getppid())
-    job = json.loads(Path(args.job).read_text(encoding="utf-8"))
+    job = Job.load(args.job)
     try:
         run_job(job, args.out)
     except DeviceUnavailableError as e:  # one line for the launcher's log, not a traceback
