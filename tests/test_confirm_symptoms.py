@@ -244,6 +244,44 @@ def test_a_reproduced_symptom_on_a_busy_machine_is_inconclusive(tmp_path, monkey
     assert "INCONCLUSIVE" in (tmp_path / "out" / "report.html").read_text()
 
 
+ONE_HOST = ("name: one-host\ndesign:\n  scale_up: {bandwidth: 450 GB/s, latency: 3 us}\n"
+            "supernodes:\n  - {name: sn0, hosts: node003, cards_per_host: 4}\nbackend: {type: mock}\n")
+
+
+@pytest.mark.parametrize("others,transient,expected", [
+    (1.2, False, (4, "inconclusive", None)),  # others burn 1.2 of 2 cores between the samples
+    (0.0, False, (1, "fail", "isolate")),     # a quiet machine: the host's own pairs re-measured
+    (0.0, True, (0, "pass", "release")),
+])
+def test_a_host_wide_slowdown_with_no_control_is_re_measured_on_its_own_pairs(tmp_path, monkeypatch, others,
+                                                                           transient, expected):
+    """Every card of the only host slow alike (as on the local backend): no control outside
+    the host. The host's own pairs are re-measured against the design bar; a load that comes
+    and goes (the run queue short at both samples, other processes busy in between) makes it
+    inconclusive. Before: never re-measured, quarantined, and the run failed."""
+    ticks = iter(range(1_000_000))
+
+    def load(self):
+        t = next(ticks)  # each sample a second later
+        return {"runnable": 0.0, "cores": 2, "steal": 0.0, "mark": {"t": t, "busy_s": others * t, "own_s": 0.0}}
+
+    monkeypatch.setattr(MockBackend, "machine_load", load, raising=False)
+    one_host = tmp_path / "one-host.yaml"
+    one_host.write_text(ONE_HOST)
+    t = ", transient: true" if transient else ""
+    code, res = run(tmp_path, str(one_host),
+                    [f"{{type: slow_card, target: node003/gpu{i}, factor: 0.5{t}}}" for i in range(4)],
+                    playbook=CONNECTIVITY)
+    assert (code, res["verdict"]) == expected[:2], res["findings"]
+    host = finding(res, "node003")
+    assert "not re-measured" not in host["evidence"]["retest"], host["evidence"]["retest"]
+    if expected[2] is None:
+        assert "other processes used 60% of the cores" in host["evidence"]["inconclusive"]
+        assert not {"isolate", "release"} & {a for _, a in decisions(res)}
+    else:
+        assert decisions(res)[-1] == ("node003", expected[2])
+
+
 def test_busy_means_load_or_degraded_controls():
     idle = {"runnable": 0.2, "cores": 2, "steal": 0.0}
     assert _busy_reason(None, ["p2p-latency-spikes"]) is None  # a backend without a shared machine
@@ -251,6 +289,8 @@ def test_busy_means_load_or_degraded_controls():
     assert _busy_reason(idle, ["p2p-latency-spikes"]).startswith("inconclusive: the machine was busy")
     assert _busy_reason({"runnable": 2.0, "cores": 2, "steal": 0.0}, []) is not None
     assert "steal 20%" in _busy_reason({"runnable": 0.0, "cores": 2, "steal": 0.2}, [])
+    assert _busy_reason({**idle, "others": 0.2}, []) is None
+    assert "other processes used 30%" in _busy_reason({**idle, "others": 0.3}, [])
 
 
 @pytest.mark.parametrize("findings,expected", [

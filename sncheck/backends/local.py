@@ -445,8 +445,10 @@ class LocalBackend(Backend):
         self._kill_all()
 
     def machine_load(self) -> dict | None:
-        """This machine's own load between measurements: suspect and controls share it."""
-        return machine_load()
+        """This machine's own load between measurements: suspect and controls share it.
+        The fork server and the ranks it forks are sncheck's own CPU, not other load."""
+        server = _SERVER
+        return machine_load([server.proc.pid] if server is not None and server.alive else [])
 
     # ---- facts
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from sncheck.backends.load import window
 from sncheck.errors import HarnessError
 from sncheck.health.findings import Finding
 from sncheck.health.invariants import NON_FINITE, means_not_measured as not_measured_rule
@@ -251,7 +252,7 @@ class Window:
             except HarnessError as e:
                 self.measured[how] = f"the retest could not run ({e})"
         load.append(self.ctx.backend.machine_load())
-        return self._judge(hows, _busiest(load))
+        return self._judge(hows, window(load))
 
     def rows(self) -> pd.DataFrame:
         return self.ctx.frames(NAME, confirms=self.f.entity).frame()
@@ -311,8 +312,13 @@ class Window:
                     _domain_sample(topo, self.f.entity, "scale_up")
                 peers = _peers(cards, topo, self.avoid, tier)
                 groups = [cards + peers]
-            if not peers and not (self.f.entity_kind == "supernode" and tier != "scale_out"):
-                continue  # no known-good controls on this tier (a host's own pairs need one too)
+            own = self.f.entity_kind == "supernode" and tier != "scale_out" or \
+                self.f.entity_kind == "host" and tier == "intra_host"
+            if not peers and not own:
+                continue  # no known-good controls on this tier
+            # A domain's or a host's own pairs are re-measured against the design bar even
+            # with no control beside them (a one-host inventory, as on the local backend);
+            # a shared machine's load then shows in its load, not in a control.
             self.controls |= set(peers)
             measured.append(tier)
             for _ in range(self.repeats):  # only pairs of the symptom's tier
@@ -347,9 +353,9 @@ class Window:
         far = _peers(cards, ctx.topo, self.avoid, "scale_up")
         peers = mates[:2] + far[:PEERS - min(2, len(mates))]
         peers += [c for c in mates[2:] if c not in peers][:PEERS - len(peers)]
-        if not peers:
+        if not peers and (self.f.entity_kind == "card" or len(cards) < 2):
             self.measured[COLLECTIVES] = "no known-good peers to retest against"
-            return
+            return  # a host's or a domain's own cards still run their collectives alone
         base = stress.build_plan(LayerContext(ctx.topo, ctx.backend, ctx.emit, ctx.design))
         sizes = tuple(ctx.backend.plan_defaults("stress").get("narrow_sizes", stress.NARROW_SIZES))
         order = [c.id for c in ctx.topo.cards if c.id in set(cards) | set(peers)]
@@ -505,6 +511,7 @@ class Window:
 PAIR_FACT_TOOLS = {"ib_bw": "ib_write_bw", "ib_lat": "ib_write_lat"}
 BUSY_RUNNABLE = 0.75  # runnable processes (besides sncheck's own) per core
 BUSY_STEAL = 0.10
+BUSY_OTHERS = 0.25  # share of the cores other processes used during the retest
 
 
 def _has_bound(rule: Rule) -> bool:
@@ -552,21 +559,19 @@ def _spread(values: pd.Series) -> float:
     return float((values - med).abs().median() / med) if med else math.inf
 
 
-def _busiest(samples: list[dict | None]) -> dict | None:
-    seen = [s for s in samples if s]
-    return max(seen, key=lambda s: (s["runnable"] / max(s["cores"], 1), s.get("steal", 0.0))) if seen else None
-
-
 def _busy_reason(load: dict | None, degraded: list[str]) -> str | None:
     """On a backend that measures on one shared machine (it reports its load): the
     machine was busy, or the controls beside the suspect are degraded alike."""
     if load is None:
         return None
-    busy = load["runnable"] / max(load["cores"], 1) >= BUSY_RUNNABLE or load.get("steal", 0.0) >= BUSY_STEAL
+    busy = load["runnable"] / max(load["cores"], 1) >= BUSY_RUNNABLE or load.get("steal", 0.0) >= BUSY_STEAL \
+        or load.get("others", 0.0) >= BUSY_OTHERS
     if not busy and not degraded:
         return None
     steal = f", steal {load['steal']:.0%}" if load.get("steal") else ""
-    return f"inconclusive: the machine was busy (load {load['runnable']:.1f} on {load['cores']} cores{steal})"
+    others = f", other processes used {load['others']:.0%} of the cores during the retest" \
+        if load.get("others", 0.0) >= BUSY_OTHERS else ""
+    return f"inconclusive: the machine was busy (load {load['runnable']:.1f} on {load['cores']} cores{steal}{others})"
 
 
 def _seen(g: Finding, suspect: Finding, busy: str | None) -> Finding:
