@@ -8,11 +8,14 @@ import random
 import re
 import xml.etree.ElementTree as ET
 from itertools import combinations
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from sncheck.errors import ConfigError
+from sncheck.model import Verdict
+from sncheck.report.firstscreen import WORD
 from sncheck.report import DEFAULT_FILENAMES, RENDERERS, get_renderer
 from sncheck.report.html import render_html, write_html
 from sncheck.report.json_out import dumps_results, write_json
@@ -665,3 +668,15 @@ def test_registry_writes_every_format(tmp_path) -> None:
 def test_get_renderer_unknown_lists_valid_names() -> None:
     with pytest.raises(ConfigError, match="html, json, junit, prometheus"):
         get_renderer("pdf")
+
+
+def test_the_stylesheet_colours_every_verdict_word():
+    """Each verdict word a run, a layer or the first screen can carry has its own colour in
+    report.css (an uncoloured one read as plain text: 'inconclusive' had none)."""
+    css = (Path(__file__).resolve().parents[1] / "reports/templates/report.css").read_text()
+    for v in Verdict:
+        assert re.search(rf"\.verdict\.v-{v.value}\b", css), v
+    for v in WORD:
+        assert re.search(rf"\.state-{v.value}\b", css) or v == Verdict.PASS and ".state-pass" in css, v
+        assert re.search(rf"header\.banner\.v-{v.value}\b", css), v
+    assert "degraded" not in css  # no fourth verdict of the report's own
