@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from sncheck.health.findings import Finding
+from sncheck.health.findings import Finding, jsonable
 from sncheck.health.localize import LinkBar, localize
-from sncheck.health.metrics import METRICS, DetectContext, jsonable
+from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.model import card_of
 from sncheck.topology import SCALE_OUT, split_link
 
@@ -228,4 +228,12 @@ def entity_findings(frame: pd.DataFrame, bad: pd.Series, rule: "Rule", expected=
                                                              and math.isnan(getattr(r, extra))):
                 evidence[extra] = getattr(r, extra)
         out.append(Finding(r.entity, r.kind, rule.layer, rule.name, rule.severity, message, evidence))
+    return out
+
+
+def flagged_tiers(levels: pd.DataFrame) -> dict[str, set[str]]:
+    """Card -> the tiers it was found bad in, from rows with columns card and tier."""
+    out: dict[str, set[str]] = {}
+    for card, tier in zip(levels["card"].astype(str), levels["tier"].astype(str)):
+        out.setdefault(card, set()).add(tier)
     return out

@@ -23,10 +23,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from sncheck.config.inventory import tier_design
-from sncheck.health.findings import Finding
-from sncheck.health.metrics import METRICS, DetectContext, jsonable
-from sncheck.health.culprits import pair_findings
-from sncheck.health.ops import flagged_tiers
+from sncheck.health.findings import Finding, jsonable
+from sncheck.health.metrics import METRICS, DetectContext
+from sncheck.health.culprits import flagged_tiers, pair_findings
 from sncheck.health.summaries import card_levels
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Fabric error counters judged as deltas, and kernel log events judged by a table.
 
-Two metrics over ``host_fact`` rows, and the ops that judge them (registered in
-:data:`sncheck.health.ops.OPS` next to the built-in ones):
+Two metrics over ``host_fact`` rows, and the ops that judge them (listed in
+:data:`sncheck.health.metrics.METRICS` and :data:`sncheck.health.ops.OPS` with the others):
 
 ``fabric_counters``: the NVLink error counters (fact ``nvlink_errors``: ``nvidia-smi
 nvlink -e``) and the InfiniBand port counters (fact ``ib_counters``: sysfs) as read
@@ -36,13 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from sncheck.health.findings import SEVERITIES, Finding
-from sncheck.health.metrics import ENTITIES, DetectContext, Metric, jsonable, kind_rows
+from sncheck.health.findings import SEVERITIES, Finding, jsonable
+from sncheck.store.frames import kind_rows
 from sncheck.topology import card_id
 from sncheck.vendors.infiniband.counters import ERROR_COUNTERS, rails
 from sncheck.vendors.kernel_log import describe
 
 if TYPE_CHECKING:
+    from sncheck.health.metrics import DetectContext
     from sncheck.health.rules import Rule
 
 COUNTER_FACTS = {"nvlink_errors": "NVLink", "ib_counters": "IB port"}
@@ -129,14 +130,6 @@ def kernel_events(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
                             "source": e.get("source"), "code": e.get("code"), "klass": e.get("class"),
                             "bus_id": e.get("bus_id"), "text": e.get("text"), "time": e.get("time")})
     return pd.DataFrame(out, columns=_EVENT_COLUMNS)
-
-
-METRICS = {m.name: m for m in (
-    Metric("fabric_counters", "connectivity", ENTITIES, "errors", fabric_counters,
-           "NVLink and IB port error counters before and after the run (growth = after - before)"),
-    Metric("kernel_events", "connectivity", ENTITIES, "reports", kernel_events,
-           "Xid, SXid and PCIe AER reports in the kernel log lines new since the last run"),
-)}
 
 
 # ------------------------------------------------------------------------------ ops
@@ -236,23 +229,3 @@ def check_table(table: Any) -> str | None:
         if "summary" in entry and not isinstance(entry["summary"], str):
             return f"table[{key!r}].summary must be text"
     return None
-
-
-def ops(op_cls: Any, param_cls: Any, required: object) -> dict[str, Any]:
-    """The ops of this module, built with :mod:`sncheck.health.ops`' Op and Param."""
-    return {
-        "counter_growth": op_cls("counter_growth", counter_growth, (ENTITIES,), {
-            "counters": param_cls(list, required, "the counters this rule judges "
-                                  "(replay_errors, recovery_errors, crc_errors; symbol_error, link_downed, ...)"),
-            "above": param_cls((int, float), 0, "fires when the value is above this"),
-            "of": param_cls(str, "growth", "growth: how much it grew during the run; before: its value when "
-                                           "the run began", ("growth", "before")),
-        }, (), "fabric error counters: their growth during the run, or their value before it"),
-        "kernel_events": op_cls("kernel_events", kernel_op, (ENTITIES,), {
-            "source": param_cls(str, required, "which reports: xid, sxid or aer", SOURCES),
-            "table": param_cls(dict, {}, "code or class -> {severity, action, summary, confirm}; a report the "
-                                         "table does not list takes the rule's severity", check=check_table),
-            "action": param_cls(str, None, f"the action of a report the table does not list ({', '.join(ACTIONS)})",
-                                ACTIONS),
-        }, (), "kernel log reports (Xid, SXid, PCIe AER) new since the last run, by a table"),
-    }

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable
+
+import numpy as np
 
 from sncheck.model import Severity, card_of, host_of, hosts_of, severity_rank  # noqa: F401 (severity_rank re-exported)
 
@@ -191,3 +194,15 @@ def _on_host(entity: str, host: str) -> bool:
 def _brief(f: Finding) -> dict:
     return {"layer": f.layer, "rule": f.rule, "severity": f.severity, "message": f.message,
             "evidence": {k: v for k, v in f.evidence.items() if k != "related"}}
+
+
+def jsonable(v):
+    """A value as results.json holds it: numpy scalars as Python ones, NaN and inf as None, floats to 4 places."""
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        f = float(v)
+        return None if math.isnan(f) or math.isinf(f) else round(f, 4)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v

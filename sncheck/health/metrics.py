@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from sncheck.health import injob
+from sncheck.health import fabric, injob
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames
 from sncheck.config.inventory import TierDesign, tier_design
@@ -380,15 +380,9 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "NCCL Inspector / nccl-tests: a communicator's bus bandwidth over its tier's design (or baseline)"),
     Metric("ras_state", "watch", ENTITIES, "states", injob.ras_state,
            "NCCL RAS: INCOMPLETE, MISMATCH, NOCOMM, DEAD and ERROR states, per rank and card"),
+    # Fabric error counters and kernel logs: sncheck/health/fabric.py
+    Metric("fabric_counters", "connectivity", ENTITIES, "errors", fabric.fabric_counters,
+           "NVLink and IB port error counters before and after the run (growth = after - before)"),
+    Metric("kernel_events", "connectivity", ENTITIES, "reports", fabric.kernel_events,
+           "Xid, SXid and PCIe AER reports in the kernel log lines new since the last run"),
 )}
-
-
-def jsonable(v):
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, (np.floating, float)):
-        f = float(v)
-        return None if math.isnan(f) or math.isinf(f) else round(f, 4)
-    if isinstance(v, np.bool_):
-        return bool(v)
-    return v

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 import pandas as pd
 
-from sncheck.health import injob
-from sncheck.health.culprits import _bound, _compare, _median, entity_findings, pair_findings
-from sncheck.health.findings import Finding
-from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, jsonable, shared_categories
+from sncheck.health import fabric, injob
+from sncheck.health.culprits import _bound, _compare, _median, entity_findings, flagged_tiers, pair_findings
+from sncheck.health.drift import calibration_regression, card_baseline, drift
+from sncheck.health.findings import Finding, jsonable
+from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, shared_categories
 from sncheck.topology import SCALE_OUT
 
 if TYPE_CHECKING:
@@ -146,14 +147,6 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     if not flagged:
         return []
     return pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged)
-
-
-def flagged_tiers(levels: pd.DataFrame) -> dict[str, set[str]]:
-    """Card -> the tiers it was found bad in, from rows with columns card and tier."""
-    out: dict[str, set[str]] = {}
-    for card, tier in zip(levels["card"].astype(str), levels["tier"].astype(str)):
-        out.setdefault(card, set()).add(tier)
-    return out
 
 
 def _tier_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
@@ -439,39 +432,36 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("ras_states", injob.ras_states, (ENTITIES,), {
         "states": Param(list, ["INCOMPLETE", "MISMATCH", "NOCOMM", "DEAD", "ERROR"], "which RAS states count"),
     }, (), "states NCCL RAS reports, on the rank's card"),
-)}
-
-
-def _register_drift() -> None:
-    from sncheck.health.drift import calibration_regression, card_baseline, drift  # registered here so OPS lists every op
-
-    OPS["drift"] = Op("drift", drift, (PAIRS,), {
+    # Against history: sncheck/health/drift.py (the state store's runs and baselines)
+    Op("drift", drift, (PAIRS,), {
         **BOUND,
         "min_runs": Param(int, 3, "runs on record, this one included, before a drift can be called"),
         "min_pairs": Param(int, 3, "fewest pairs of a card in a tier for its median to count"),
         "z": Param((int, float), 3.0, "the fall must exceed this many standard errors (its noise)"),
-    }, ("below", "above"), "a card against its own first recorded level (history in the state store)")
-    OPS["calibration_regression"] = Op("calibration_regression", calibration_regression, (PAIRS,), {
+    }, ("below", "above"), "a card against its own first recorded level (history in the state store)"),
+    Op("calibration_regression", calibration_regression, (PAIRS,), {
         **BOUND,
         "min_pairs": Param(int, 1, "fewest pairs of a card in a tier for its median to count"),
     }, ("below", "above"), "each card against the design values calibrated on this machine's first "
-       "recorded run (local backend; state store)")
-    OPS["card_baseline"] = Op("card_baseline", card_baseline, (PAIRS,), {
+       "recorded run (local backend; state store)"),
+    Op("card_baseline", card_baseline, (PAIRS,), {
         **BOUND,
         "min_pairs": Param(int, 1, "fewest pairs of a card in a tier for its median to count"),
     }, ("below", "above"), "each card's median over its pairs against its value in the baseline "
-       "(for noisy pairs: shared CPU cores)")
-
-
-_register_drift()
-
-
-def _register_fabric() -> None:
-    from sncheck.health import fabric  # counters and kernel logs (registered here so OPS lists every op)
-
-    OPS.update(fabric.ops(Op, Param, REQUIRED))
-    METRICS.update(fabric.METRICS)
-
-
-_register_fabric()
-
+       "(for noisy pairs: shared CPU cores)"),
+    # Fabric error counters and kernel logs: sncheck/health/fabric.py
+    Op("counter_growth", fabric.counter_growth, (ENTITIES,), {
+        "counters": Param(list, REQUIRED, "the counters this rule judges "
+                          "(replay_errors, recovery_errors, crc_errors; symbol_error, link_downed, ...)"),
+        "above": Param((int, float), 0, "fires when the value is above this"),
+        "of": Param(str, "growth", "growth: how much it grew during the run; before: its value when "
+                                   "the run began", ("growth", "before")),
+    }, (), "fabric error counters: their growth during the run, or their value before it"),
+    Op("kernel_events", fabric.kernel_op, (ENTITIES,), {
+        "source": Param(str, REQUIRED, "which reports: xid, sxid or aer", fabric.SOURCES),
+        "table": Param(dict, {}, "code or class -> {severity, action, summary, confirm}; a report the "
+                                 "table does not list takes the rule's severity", check=fabric.check_table),
+        "action": Param(str, None, "the action of a report the table does not list "
+                        f"({', '.join(fabric.ACTIONS)})", fabric.ACTIONS),
+    }, (), "kernel log reports (Xid, SXid, PCIe AER) new since the last run, by a table"),
+)}
