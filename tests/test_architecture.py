@@ -32,7 +32,7 @@ PENDING_CYCLES = [
     {"sncheck.cli.history", "sncheck.cli.main"},
     {"sncheck.backends.scaleout", "sncheck.backends.ssh"},
 ]
-PENDING_LONG = {"sncheck.backends.local", "sncheck.backends.ssh", "sncheck.report.html", "sncheck.vendors.nvidia.checks"}
+PENDING_LONG = {"sncheck.backends.local", "sncheck.backends.ssh", "sncheck.vendors.nvidia.checks"}
 
 
 # ----------------------------------------------------------------------------- the tree

@@ -1,0 +1,402 @@
+"""The report's connectivity section: the fleet overview (one tile per supernode), a
+heatmap per supernode (card x card, or host x host with close-ups at fleet size) and the
+worst pairs, from the p2p rows (millions at fleet size)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from sncheck.report import svg
+from sncheck.report.codes import id_codes, merge_repeated
+from sncheck.report.tables import column, isnan, of_kind, status_ok
+from sncheck.run.verdict import GATES, flags_of
+from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
+
+# Past this many cards a domain's heatmap is drawn host x host (mean over card pairs),
+# so a 384-card domain stays a small page; past this many hosts, blocks of hosts.
+MAX_AXIS = 64
+TIERS = (INTRA_HOST, SCALE_UP, SCALE_OUT)
+
+# A domain of at most this many cards is drawn card x card; a larger one host x host
+# (or blocks of hosts), with a card-level close-up of the hosts its findings name.
+CARD_LEVEL_MAX = 72
+MAX_CLOSEUPS = 4       # card-level close-ups per report (each up to 72 x 72 cells)
+WORST_PAIRS = 20       # rows of the worst-pairs table
+METRICS = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", True),
+           ("latency", "lat_us", None, "\u00b5s", "latency_us", False))
+
+
+def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]) -> dict:
+    """The fleet overview (one tile per supernode), the heatmaps per supernode and the
+    worst pairs from the p2p rows (millions at fleet size). Cards, hosts, tiers and
+    supernodes are integer codes; the references are one pass over the rows, then each
+    supernode's directions are built, drawn and reduced to its tile and its worst pairs
+    in turn, so only one supernode's directions are in memory at a time."""
+    view = {"fleet": None, "heatmaps": [], "worst_pairs": [], "closeups_left_out": []}
+    p2p = of_kind(rows, "p2p")
+    if p2p.empty or not {"src", "dst"} <= set(p2p.columns):
+        return view
+    domains = _Domains(results, p2p)
+    flagged = _flagged_supernodes(results, domains)
+    # The maps are per supernode: only the rows inside one, and not across supernodes.
+    dom_src = domains.dom[domains.src]
+    inside = np.flatnonzero((domains.tier != domains.tier_code(SCALE_OUT)) & (dom_src >= 0)
+                            & (dom_src == domains.dom[domains.dst]))
+    rows_in = _Inside(domains, inside)
+    metrics = []
+    for name, col, rev, unit, dkey, higher in METRICS:
+        if col in p2p.columns:
+            m = _Metric(name, unit, higher, p2p, col, rev, inside)
+            if m.any_ok or m.any_failed:
+                m.refs = _tier_refs(m, rows_in.tier, design, dkey, domains)
+                metrics.append(m)
+    if not metrics:
+        return view
+    members = domains.members()
+    large_flagged = [dom for dom, cards in members.items() if dom in flagged and len(cards) > CARD_LEVEL_MAX]
+    closeup = set(large_flagged[:MAX_CLOSEUPS])
+    heatmaps, worst, failed, candidates = [], {}, {}, []
+    for d, at in rows_in.by_domain():
+        dom = domains.names[d]
+        cards = members.get(dom)
+        small = cards is not None and len(cards) <= CARD_LEVEL_MAX
+        for m in metrics:
+            sub = _per_direction(m.directed(rows_in, at, domains), domains)
+            _tally(sub, d, worst, failed)
+            candidates.append(_worst_candidates(sub, m, domains))
+            if not cards or (m.name != "bandwidth" and not small and dom not in flagged):
+                continue  # latency at fleet size: only where something was found
+            heatmaps.append(_domain_heatmap(d, dom, m.name, m.unit, sub, cards, m.refs, domains))
+            if dom in closeup:
+                heatmaps.append(_domain_heatmap(d, dom, m.name, m.unit, sub, _closeup_cards(cards, flagged[dom]),
+                                                m.refs, domains, closeup=True))
+    view["heatmaps"] = heatmaps
+    view["closeups_left_out"] = large_flagged[MAX_CLOSEUPS:]
+    view["fleet"] = _fleet_overview(results, domains, worst, failed)
+    view["worst_pairs"] = _worst_pairs(candidates)
+    return view
+
+
+class _Inside:
+    """The p2p rows inside the supernodes (positions ``at``): their card, tier and
+    supernode codes, and their positions grouped by supernode."""
+
+    def __init__(self, domains: "_Domains", at: np.ndarray) -> None:
+        self.src, self.dst = domains.src[at].astype(np.int64), domains.dst[at].astype(np.int64)
+        self.tier = domains.tier[at].astype(np.int64)
+        self.dom = domains.dom[self.src]
+
+    def by_domain(self) -> list[tuple[int, np.ndarray]]:
+        """(supernode code, positions of its rows), supernodes in inventory order."""
+        order = np.argsort(self.dom, kind="stable")
+        doms, starts = np.unique(self.dom[order], return_index=True)
+        return [(int(d), part) for d, part in zip(doms, np.split(order, starts[1:]))]
+
+
+class _Metric:
+    """One pair metric over the rows inside the supernodes: forward and reverse value
+    (a row without a reverse measurement stands for both directions; latency is half a
+    round trip anyway) and whether the probe succeeded."""
+
+    def __init__(self, name: str, unit: str, higher: bool, p2p: pd.DataFrame, col: str,
+                 rev_col: str | None, at: np.ndarray) -> None:
+        self.name, self.unit, self.higher = name, unit, higher
+        self.fwd = pd.to_numeric(p2p[col], errors="coerce").to_numpy(float)[at]
+        self.back = self.fwd
+        if rev_col and rev_col in p2p.columns:
+            back = pd.to_numeric(p2p[rev_col], errors="coerce").to_numpy(float)[at]
+            self.back = np.where(np.isnan(back), self.fwd, back)
+        self.ok = status_ok(p2p).to_numpy(bool)[at]
+        self.any_failed = bool((~self.ok).any())
+        self.any_ok = bool((self.ok & ~(np.isnan(self.fwd) & np.isnan(self.back))).any())
+        self.refs: dict[str, tuple] = {}
+
+    def directed(self, rows: _Inside, at: np.ndarray, domains: "_Domains") -> pd.DataFrame:
+        """One record per measured direction (codes ``a -> b``, value, score) of rows ``at``."""
+        v = np.concatenate([self.fwd[at], self.back[at]])
+        ok = np.concatenate([self.ok[at], self.ok[at]])
+        tier, dom = rows.tier[at], rows.dom[at]
+        pairs = pd.DataFrame({"a": np.concatenate([rows.src[at], rows.dst[at]]),
+                              "b": np.concatenate([rows.dst[at], rows.src[at]]),
+                              "tier": np.concatenate([tier, tier]), "value": v,
+                              "ok": ok & ~np.isnan(v), "failed": ~ok, "dom": np.concatenate([dom, dom])})
+        pairs["score"] = _scores(pairs, self.refs, self.higher, domains)
+        return pairs
+
+
+def _tally(sub: pd.DataFrame, d: int, worst: dict[int, float], failed: dict[int, int]) -> None:
+    """A supernode's worst margin and failed directions, over the metrics so far."""
+    score = sub["score"].to_numpy(float)
+    if (~np.isnan(score)).any():
+        worst[d] = min(worst.get(d, math.inf), float(np.nanmin(score)))
+    failed[d] = failed.get(d, 0) + int(((sub["n_ok"] == 0) & (sub["n_fail"] > 0)).sum())
+
+
+class _Domains:
+    """Scale-up domains (supernodes), hosts, cards and tiers as integer codes over what
+    the rows name: every lookup below is an array index, never a scan of the rows."""
+
+    def __init__(self, results: dict, p2p: pd.DataFrame) -> None:
+        (self.src, self.dst), self.cards = id_codes(p2p["src"], p2p["dst"])
+        host = pd.Series(self.cards.str.rsplit("/", n=1).str[0], dtype=object)
+        self.hosts = pd.unique(host)
+        (self.tier,), tiers = id_codes(_tiers(p2p))  # per row
+        self.tiers = list(tiers)
+        sns = ((results.get("topology") or {}).get("supernodes")) or []
+        if sns:
+            self.names = [str(sn.get("name", "?")) for sn in sns]
+            host_dom = {str(h): i for i, sn in enumerate(sns) for h in sn.get("hosts") or []}
+            self.hosts_of = [[str(h) for h in sn.get("hosts") or []] for sn in sns]
+        else:
+            self.names = ["all"]
+            host_dom = {h: 0 for h in self.hosts}
+            self.hosts_of = [sorted(set(self.hosts), key=natural_key)]
+        self.dom = host.map(host_dom).fillna(-1).to_numpy(int)   # per card code
+
+    def tier_code(self, tier: str) -> int:
+        return self.tiers.index(tier) if tier in self.tiers else -1
+
+    def members(self) -> dict[str, list[str]]:
+        """Domain -> its measured cards in natural order, domains in inventory order."""
+        out = {}
+        for d, name in enumerate(self.names):
+            mine = sorted(self.cards[self.dom == d], key=natural_key)
+            if mine:
+                out[name] = mine
+        return out
+
+
+def _per_direction(pairs: pd.DataFrame, domains: _Domains) -> pd.DataFrame:
+    """One record per direction ``a -> b``: the median over its rounds, in first-seen
+    order. Most directions are measured once and pass as they are; only the repeated
+    ones (retests, several rounds) are grouped, and their median lands on the first."""
+    a, b = pairs["a"].to_numpy(np.int64), pairs["b"].to_numpy(np.int64)
+    ok = pairs["ok"].to_numpy(bool)
+    cols = {"a": a, "b": b, "tier": pairs["tier"].to_numpy(), "dom": pairs["dom"].to_numpy(),
+            "value": np.where(ok, pairs["value"].to_numpy(float), np.nan),
+            "score": pairs["score"].to_numpy(float), "n_ok": ok.astype(np.int64),
+            "n_fail": pairs["failed"].to_numpy(bool).astype(np.int64)}
+    merged = merge_repeated(a * len(domains.cards) + b, cols,
+                            {"value": "median", "score": "median", "n_ok": "sum", "n_fail": "sum"})
+    return pd.DataFrame(merged)
+
+
+def _tiers(p2p: pd.DataFrame) -> pd.Series:
+    """The row's tier; where a backend left it out, intra_host or scale_up by host."""
+    tier = column(p2p, "tier")
+    if tier.notna().all():
+        return tier if isinstance(tier.dtype, pd.CategoricalDtype) else tier.astype(str)
+    src, dst = p2p["src"].astype(str), p2p["dst"].astype(str)
+    same_host = (src.str.rsplit("/", n=1).str[0] == dst.str.rsplit("/", n=1).str[0])
+    return tier.fillna(same_host.map({True: INTRA_HOST, False: SCALE_UP})).astype(str)
+
+
+def _tier_refs(m: _Metric, tier: np.ndarray, design: dict[str, dict], dkey: str,
+               domains: _Domains) -> dict[str, tuple]:
+    """Reference per tier that has a measurement (in either direction): the design value,
+    or the tier's median over both directions when design is missing."""
+    ok_f, ok_b = m.ok & ~np.isnan(m.fwd), m.ok & ~np.isnan(m.back)
+    measured = np.bincount(np.concatenate([tier[ok_f], tier[ok_b]]), minlength=len(domains.tiers))
+    refs = {}
+    for code in np.flatnonzero(measured):
+        name = domains.tiers[code]
+        d = (design.get(name) or {}).get(dkey)
+        if d and d > 0:
+            refs[name] = (d, "design")
+        else:
+            here = tier == code
+            med = float(np.median(np.concatenate([m.fwd[ok_f & here], m.back[ok_b & here]])))
+            refs[name] = (med, "median") if med > 0 else (None, "none")
+    return refs
+
+
+def _ref_values(refs: dict[str, tuple], domains: _Domains) -> np.ndarray:
+    """The reference per tier code (NaN where none)."""
+    return np.array([(refs.get(t) or (None,))[0] or math.nan for t in domains.tiers] + [math.nan], dtype=float)
+
+
+def _scores(pairs: pd.DataFrame, refs: dict[str, tuple], higher: bool, domains: _Domains) -> pd.Series:
+    ref = pd.Series(_ref_values(refs, domains)[pairs["tier"].to_numpy()], index=pairs.index)
+    v = pairs["value"].where(pairs["ok"])
+    score = v / ref if higher else ref / v.where(v > 0)
+    return score.replace([math.inf, -math.inf], math.nan)
+
+
+def _axis(cards: list[str], card_level: bool) -> tuple[list[str], dict[str, str], str]:
+    """Labels, card -> label map, and level: cards, hosts, or blocks of hosts."""
+    if card_level:
+        return cards, {c: c for c in cards}, "card"
+    hosts = sorted({host_of(c) for c in cards}, key=natural_key)
+    if len(hosts) <= MAX_AXIS:
+        return hosts, {c: host_of(c) for c in cards}, "host"
+    size = math.ceil(len(hosts) / MAX_AXIS)
+    blocks = [hosts[i:i + size] for i in range(0, len(hosts), size)]
+    host_label = {h: f"{b[0]}..{b[-1]}" for b in blocks for h in b}
+    labels = [f"{b[0]}..{b[-1]}" for b in blocks]
+    return labels, {c: host_label[host_of(c)] for c in cards}, "host block"
+
+
+def _closeup_cards(cards: list[str], hosts: set[str]) -> list[str]:
+    """The cards of the hosts the findings name, then their neighbours, up to 72."""
+    by_host: dict[str, list[str]] = {}
+    for c in cards:
+        by_host.setdefault(host_of(c), []).append(c)
+    order = list(by_host)
+    named = [h for h in order if h in hosts]
+    rest = [h for h in order if h not in hosts]
+    picked: list[str] = []
+    for h in named + rest:
+        if len(picked) + len(by_host[h]) > CARD_LEVEL_MAX:
+            if picked:
+                break
+        picked += by_host[h]
+    return sorted(picked[:CARD_LEVEL_MAX], key=natural_key)
+
+
+def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: pd.DataFrame, cards: list[str],
+                    refs: dict[str, tuple], domains: _Domains, closeup: bool = False) -> dict:
+    """One domain's map from its directions (``sub``: one record per direction a -> b,
+    the median over rounds): card cells as they are, host cells the mean over card pairs."""
+    card_level = closeup or len(cards) <= CARD_LEVEL_MAX
+    labels, to_label, level = _axis(cards, card_level)
+    idx = {label: i for i, label in enumerate(labels)}
+    pos = np.full(len(domains.cards) + 1, -1)   # card code -> axis position (-1: not on this map)
+    pos[domains.cards.get_indexer(list(to_label))] = [idx[to_label[c]] for c in to_label]
+    ga, gb = pos[sub["a"].to_numpy()], pos[sub["b"].to_numpy()]
+    on = (ga >= 0) & (gb >= 0)
+    sub, ga, gb = sub[on], ga[on], gb[on]
+    n = len(labels)
+    flat = ga * n + gb
+    score = sub["score"].to_numpy(float)
+    n_ok, n_fail = sub["n_ok"].to_numpy(float), sub["n_fail"].to_numpy(float)
+    anchor = f"heatmap-{d}-{metric}" + ("-closeup" if closeup else "")
+    title = f"{dom}: pair {metric} ({unit})" + (", close-up" if closeup else "")
+    if level == "card" and not closeup:  # a cell per direction, with its hover text
+        cells = {}
+        for i, j, v, s, ok, bad in zip(ga.tolist(), gb.tolist(), sub["value"].tolist(), score.tolist(),
+                                       n_ok.tolist(), n_fail.tolist()):
+            measured = ok > 0
+            cells[(i, j)] = svg.Cell(value=float(v) if measured else None,
+                                     score=float(s) if measured and not isnan(s) else None,
+                                     failed=not measured and bad > 0, partial=measured and bad > 0)
+        drawing = svg.heatmap(labels, cells, title=title, unit=unit, blank_diagonal=True)
+    else:  # compact: host (block) cells, the mean over their card directions; close-ups too
+        has = ~np.isnan(score)
+        total = np.bincount(flat[has], weights=score[has], minlength=n * n)
+        count = np.bincount(flat[has], minlength=n * n)
+        oks = np.bincount(flat, weights=n_ok, minlength=n * n)
+        fails = np.bincount(flat, weights=n_fail, minlength=n * n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where((count > 0) & (oks > 0), total / count, np.nan)
+        drawing = svg.block_heatmap(labels, mean.reshape(n, n).tolist(), title=title,
+                                    failed=((oks == 0) & (fails > 0)).reshape(n, n).tolist(),
+                                    partial=((oks > 0) & (fails > 0)).reshape(n, n).tolist())
+    return {"domain": dom, "metric": metric, "level": level, "cards": len(cards),
+            "axis": len(labels), "anchor": anchor, "closeup": closeup,
+            "reference": _ref_text(refs, sub, unit, domains), "worst": _worst(sub, unit, domains),
+            "failed_pairs": int(((n_ok == 0) & (n_fail > 0)).sum()), "svg": drawing}
+
+
+def _ref_text(refs: dict[str, tuple], sub: pd.DataFrame, unit: str, domains: _Domains) -> str:
+    parts = []
+    names = [domains.tiers[c] for c in pd.unique(sub["tier"])]
+    for tier in sorted(names, key=lambda t: (TIERS + (t,)).index(t)):
+        ref, source = refs.get(tier, (None, "none"))
+        if ref is not None:
+            parts.append(f"{tier} {source} {ref:.4g} {unit}")
+    return ", ".join(parts) or "no reference"
+
+
+def _worst(sub: pd.DataFrame, unit: str, domains: _Domains, k: int = 3) -> list[str]:
+    """The worst measured directions (lowest score; ties in row order), since large maps
+    have no hover text."""
+    score = sub["score"].to_numpy(float)
+    at = np.flatnonzero(~np.isnan(score))
+    at = at[np.argsort(score[at], kind="stable")[:k]]
+    a, b, value = sub["a"].to_numpy()[at], sub["b"].to_numpy()[at], sub["value"].to_numpy(float)[at]
+    return [f"{domains.cards[i]} \u2192 {domains.cards[j]}: {v:.4g} {unit} ({s:.0%})"
+            for i, j, v, s in zip(a, b, value, score[at])]
+
+
+def _flagged_supernodes(results: dict, domains: _Domains) -> dict[str, set[str]]:
+    """Supernode -> the hosts named by findings at or above the gate (a supernode finding
+    names all its hosts)."""
+    host_dom = {h: domains.names[d] for d, hosts in enumerate(domains.hosts_of) for h in hosts}
+    out: dict[str, set[str]] = {}
+    for f in results.get("findings") or []:
+        if not flags_of(f, results)[GATES]:
+            continue
+        entity = str(f.get("entity", ""))
+        if f.get("entity_kind") == "supernode" and entity in domains.names:
+            out.setdefault(entity, set()).update(domains.hosts_of[domains.names.index(entity)])
+            continue
+        for part in entity.removeprefix("host:").removeprefix("card:").split("<->"):
+            host = host_of(part)
+            if host in host_dom:
+                out.setdefault(host_dom[host], set()).add(host)
+    return out
+
+
+def _fleet_overview(results: dict, domains: _Domains, worst: dict[int, float], failed: dict[int, int]) -> dict:
+    """One tile per supernode, coloured by its worst margin over the pair metrics
+    (``worst``) and marked by its failed directions (``failed``)."""
+    findings_per_sn: dict[str, int] = {}
+    host_dom = {h: domains.names[d] for d, hosts in enumerate(domains.hosts_of) for h in hosts}
+    for f in results.get("findings") or []:
+        if not flags_of(f, results)[GATES]:
+            continue
+        entity = str(f.get("entity", ""))
+        sns = {entity} if entity in domains.names else {
+            host_dom[h] for h in (host_of(p) for p in
+                                  entity.removeprefix("host:").removeprefix("card:").split("<->"))
+            if h in host_dom}
+        for sn in sns:
+            findings_per_sn[sn] = findings_per_sn.get(sn, 0) + 1
+    anchors = {}
+    tiles, rows_out = [], []
+    for d, name in enumerate(domains.names):
+        hosts = domains.hosts_of[d]
+        n_cards = int((domains.dom == d).sum())
+        w = worst.get(d)
+        bad = findings_per_sn.get(name, 0)
+        anchors[name] = f"#heatmap-{d}-bandwidth"
+        detail = (f"{len(hosts)} hosts, {n_cards} cards measured; "
+                  + ("nothing measured" if w is None else f"worst pair margin {w:.0%}")
+                  + f"; {bad} finding(s) at or above the gate; {failed.get(d, 0)} failed directions")
+        tiles.append(svg.Tile(name, w, bad, failed.get(d, 0), detail))
+        rows_out.append({"name": name, "anchor": anchors[name] if n_cards else "", "hosts": len(hosts),
+                         "cards": n_cards, "worst": w, "findings": bad, "failed": failed.get(d, 0)})
+    n_hosts = sum(len(h) for h in domains.hosts_of)
+    return {"svg": svg.fleet_tiles(tiles, title=f"fleet: {len(tiles)} supernodes by worst pair margin"),
+            "supernodes": rows_out, "hosts": n_hosts, "cards": int((domains.dom >= 0).sum()),
+            "flagged": sum(1 for r in rows_out if r["findings"] or r["failed"])}
+
+
+def _worst_candidates(sub: pd.DataFrame, m: _Metric, domains: _Domains, k: int = WORST_PAIRS) -> list[dict]:
+    """A supernode's k worst directions of a metric (lowest margin; failed ones at 0),
+    with every direction tied with the k-th, so the run's worst k are among them."""
+    failed = ((sub["n_ok"] == 0) & (sub["n_fail"] > 0)).to_numpy()
+    margin = np.where(failed, 0.0, sub["score"].to_numpy(float))
+    at = np.flatnonzero(~np.isnan(margin))
+    if len(at) > k:
+        kth = np.partition(margin[at], k - 1)[k - 1]
+        at = at[margin[at] <= kth]
+    ref = _ref_values(m.refs, domains)[sub["tier"].to_numpy()[at]]
+    value = sub["value"].to_numpy(float)[at]
+    a, b, tier, dom = (sub[c].to_numpy()[at] for c in ("a", "b", "tier", "dom"))
+    return [{"metric": m.name, "src": str(domains.cards[a[i]]), "dst": str(domains.cards[b[i]]),
+             "tier": domains.tiers[tier[i]], "supernode": domains.names[dom[i]] if dom[i] >= 0 else "",
+             "measured": None if failed[at[i]] or isnan(value[i]) else float(value[i]),
+             "reference": None if isnan(ref[i]) else float(ref[i]), "unit": m.unit,
+             "margin": float(margin[at[i]]), "failed": bool(failed[at[i]])} for i in range(len(at))]
+
+
+def _worst_pairs(candidates: list[list[dict]], k: int = WORST_PAIRS) -> list[dict]:
+    """The k worst pair directions of the run (lowest margin; failed ones first; ties in
+    order of metric, source and destination)."""
+    out = [c for part in candidates for c in part]
+    out.sort(key=lambda r: (r["margin"], r["metric"], natural_key(r["src"]), natural_key(r["dst"])))
+    return out[:k]

@@ -1,0 +1,50 @@
+"""Reading the measurement rows for the report's views: one kind's rows, a column with a
+default, rows as plain records, and the small numeric helpers the views share."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from sncheck.store.frames import kind_rows
+
+
+def of_kind(rows: Any, kind: str) -> pd.DataFrame:
+    """``rows``: the run's frames per kind (or one frame with a ``kind`` column)."""
+    return kind_rows(rows, kind)
+
+
+def column(df: pd.DataFrame, name: str, default: Any = None) -> pd.Series:
+    if name in df.columns:
+        return df[name]
+    return pd.Series(default, index=df.index, dtype=object if default is None else None)
+
+
+def records(df: pd.DataFrame, cols: Sequence[str]) -> list[dict]:
+    """Rows as plain dicts with every column present, NaN as None."""
+    out = []
+    for rec in df.reindex(columns=list(cols)).to_dict("records"):
+        out.append({k: (None if isnan(v) else v) for k, v in rec.items()})
+    return out
+
+
+def isnan(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA
+
+
+def status_ok(df: pd.DataFrame) -> pd.Series:
+    """True where a row's status is ok (a row without a status column counts as ok)."""
+    if "status" not in df.columns:
+        return pd.Series(True, index=df.index)
+    return df["status"].fillna("ok").eq("ok")
+
+
+def number(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
