@@ -416,8 +416,11 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
               "(default: a *_perf name in the file's path, e.g. all_reduce_perf).")
 @click.option("--ranks", type=click.IntRange(min=1), help="hccl-test: ranks of the run (hccl_test prints "
               "no busbw; sncheck computes it with the nccl-tests factors).")
+@click.option("--expect", type=click.IntRange(min=0), help="How many records the output must list (the "
+              "cards, NICs or ports of the host; the rows of a sweep): another count is 'not judged', exit 1.")
 @handle_errors
-def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks: int | None) -> None:
+def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks: int | None,
+              expect: int | None) -> None:
     """Parse a log you already have. TOOL is a view of a vendor's tool (nccl-tests,
     nvidia-smi-qx, imex-ctl, amd-smi, rocm-smi-showtopo, npu-smi, hccn-net-health,
     hccl-test, ib-write-bw, nvbandwidth, ...; an unknown TOOL lists them all).
@@ -432,11 +435,11 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
     text = raw.decode("utf-8", errors="replace")
     try:
         if tool in ("nccl-tests", "rccl-tests"):  # the log's own name first, the file's path last
-            data = parse_text(tool, text, collective=collective, path=file)
+            data = parse_text(tool, text, expect, collective=collective, path=file)
         elif tool == "hccl-test":
-            data = parse_text(tool, text, collective=collective, ranks=ranks)
+            data = parse_text(tool, text, expect, collective=collective, ranks=ranks)
         else:
-            data = parse_text(tool, text)
+            data = parse_text(tool, text, expect)
     except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     click.echo(json.dumps(data, indent=2, default=str))

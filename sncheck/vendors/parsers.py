@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.vendors import kernel_log, registry
+from sncheck.vendors import kernel_log, listing, registry
 from sncheck.vendors.infiniband import counters, perftest
 from sncheck.vendors.nvidia import nccl_tests
 from sncheck.watch import ras as nccl_ras
@@ -73,14 +73,20 @@ def clean_text(text: str) -> str:
     return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
-def parse_text(tool: str, text: str, **hints: Any) -> dict[str, Any]:
+def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) -> dict[str, Any]:
     """Parse ``text`` (a captured file or a command's stdout) as ``tool``: the provenance
-    header and escape codes removed first. ``hints`` go to the views that take them."""
+    header and escape codes removed first. ``hints`` go to the views that take them.
+    ``expect``: how many records (cards, CAs, rows: :mod:`listing`) the output must hold;
+    whatever the expectation, a listing whose last record is partial is cut short."""
     parser = get_parser(tool)
     body = clean_text(strip_source_header(text))
     data = parser(body, **hints) if hints else parser(body)
-    if isinstance(data, dict) and (cut := cut_mid_line(body)):
-        data.setdefault("errors", []).append(cut)
+    if isinstance(data, dict):
+        found = [cut] if (cut := cut_mid_line(body)) else []
+        found += listing.check(tool, data, expect)
+        if found:
+            errors = data.setdefault("errors", [])
+            errors.extend(e for e in found if e not in errors)
     return data
 
 

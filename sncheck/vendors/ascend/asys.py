@@ -32,13 +32,18 @@ def parse_asys(text: str) -> dict[str, Any]:
             cur = {"command": line, "scope": None, "overall": None, "devices": {}, "error_codes": [], "results": {}}
             reports.append(cur)
             continue
+        if cur is not None and line.startswith("+"):
+            cur["_open"] = False  # a border closes the rows above it
         if cur is None or not line.startswith("|"):
             continue
+        cur["_open"] = True
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) < 2:
             continue
         left, right = cells[0], cells[1]
-        if m := re.match(r"^Overall Health:\s*(\w+)", right):
+        if m := re.match(r"^ErrorCode Num:\s*(\d+)", right):
+            cur["_codes"] = int(m.group(1))
+        elif m := re.match(r"^Overall Health:\s*(\w+)", right):
             cur["scope"], cur["overall"] = left, m.group(1)
         elif m := re.match(r"^Device ID:\s*(\d+)$", left):
             if right == "Diagnostic Result":
@@ -56,7 +61,22 @@ def parse_asys(text: str) -> dict[str, Any]:
             cur["results"][last_key] += f" {right}"
     if not reports:
         raise ParseError("no 'asys ...' command with a table", tool="asys")
-    return {"tool": "asys", "reports": reports, "errors": []}
+    return {"tool": "asys", "reports": reports, "errors": [e for r in reports for e in _report_cut(r)]}
+
+
+def _report_cut(report: dict[str, Any]) -> list[str]:
+    """What a report's table states of itself: it closes with a border, ``ErrorCode Num: N``
+    codes follow, ``Group of N Device`` rows follow. A cut shows as one of these short."""
+    cmd = report["command"]
+    is_open, codes = report.pop("_open", None), report.pop("_codes", None)
+    if is_open is None:
+        return [f"{cmd!r}: no table after the command: output cut short"]
+    out = [f"{cmd!r}: the table has no closing border: output cut short"] if is_open else []
+    if codes is not None and codes != len(report["error_codes"]):
+        out.append(f"{cmd!r}: ErrorCode Num: {codes} but {len(report['error_codes'])} codes listed: output cut short")
+    if (m := re.match(r"^Group of (\d+) Device", report["scope"] or "")) and int(m.group(1)) != len(report["devices"]):
+        out.append(f"{cmd!r}: a group of {m.group(1)} devices but {len(report['devices'])} listed: output cut short")
+    return out
 
 
 def parse_ascend_dmi(text: str) -> dict[str, Any]:

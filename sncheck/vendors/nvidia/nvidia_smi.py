@@ -236,6 +236,9 @@ def _topo_cut_short(lines: list[str], devices: list[str], matrix: dict, legend: 
         nics = [d for d in devices if d.startswith("NIC")]
         if nics and [n for n in nics if n not in legend]:
             out.append(f"the NIC Legend lacks {', '.join(n for n in nics if n not in legend)}: output cut short")
+    elif matrix and not missing and any(d.startswith("NIC") for d in devices):
+        # topo -m prints its Legend after the matrix, with a NIC Legend naming each NIC column
+        out.append("the matrix has NIC columns but no Legend naming them follows: output cut short")
     return out
 
 
@@ -286,8 +289,8 @@ _LINKS_OF = ((re.compile(r"\b(?:H100 80GB HBM3|H100-SXM|H200|H20|B200|B300|GB200
              (re.compile(r"\bA100-SXM"), 12), (re.compile(r"\bV100-SXM2"), 6))
 
 
-def _links_cut_short(gpus: list[dict[str, Any]]) -> list[str]:
-    """nvlink -s has no end marker: a cut shows as a GPU with fewer links than its board has,
+def _links_cut_short(gpus: list[dict[str, Any]], gaps: bool = True) -> list[str]:
+    """nvlink -s and -e have no end marker: a cut shows as a GPU with fewer links than its board has,
     than the GPUs before it list, or with a gap in its link numbers."""
     out = []
     most = max((len(g["links"]) for g in gpus), default=0)
@@ -297,6 +300,8 @@ def _links_cut_short(gpus: list[dict[str, Any]]) -> list[str]:
         ids = [link["link"] for link in g["links"]]
         want = next((n for pattern, n in _LINKS_OF if pattern.search(g.get("name") or "")), None)
         if ids != list(range(len(ids))):
+            if not gaps:
+                continue
             out.append(f"GPU {g['index']}: links {ids[:3]}... are not numbered 0..n-1: output cut or spliced")
         elif want is not None and len(ids) < want:
             out.append(f"GPU {g['index']}: {len(ids)} of the {want} links a {g['name']} has: output cut short")
@@ -314,7 +319,10 @@ def parse_nvlink_errors(text: str) -> dict[str, Any]:
         gpu["links"] = _merge_counter_links(gpu["links"])
     faults = [f"GPU {g['index']} link {ln['link']} {name}={value}" for g in gpus for ln in g["links"]
               for name, value in sorted(ln["counters"].items()) if isinstance(value, int) and value > 0]
-    return {"tool": "nvlink-errors", "gpus": gpus, "faults": faults, "errors": errors}
+    # like nvlink -s, nvlink -e lists every link of the board and has no end marker (a capture
+    # whose author elided links, "[...]", keeps its gap: the links it shows are read)
+    return {"tool": "nvlink-errors", "gpus": gpus, "faults": faults,
+            "errors": errors + _links_cut_short(gpus, gaps=False)}
 
 
 def _nvlink_blocks(

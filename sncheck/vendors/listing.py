@@ -1,0 +1,252 @@
+"""Whether a parsed listing is whole: the records each view lists, and the count a judge expects.
+
+Many tool outputs can end after any record (``amd-smi``, ``npu-smi``, ``ibstat``'s next CA,
+``nvlink -e``'s next GPU): an output cut exactly between two records reads as a shorter,
+whole output. Two things catch that class, and :func:`check` applies both:
+
+- **the shape of the last record**: a cut can only shorten the end, so the last record of a
+  listing must hold every field the other records all hold (a GPU without the links, a CA
+  without the ports, a matrix row without the columns the others have). A device matrix
+  must have a row for every column it names (the header states the devices).
+- **the expected count**: where the format states nothing, the judge does. In a run that is
+  the inventory (the cards of a host); on the command line ``sncheck parse --expect N``.
+  A listing with another number of records is "not judged: listing has N records,
+  expected M", never a pass.
+
+``VIEWS`` says, per view, what one record is (``noun``) and where the records are in the
+parsed JSON (``counted``: the record count that must equal the expectation; ``whole``: the
+lists or tables whose last record is checked; ``square``: device x device matrices). A path
+is dotted; ``*`` stands for every value of a mapping. A view not listed here keeps its own
+end-marker checks only (a log, ``kernel-log``, is a stream: there is no count to expect).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Keys every view carries that are not records.
+_META = frozenset({"tool", "errors", "faults", "warnings", "version", "format", "info"})
+
+
+@dataclass(frozen=True)
+class Listing:
+    noun: str                    # what one record is, for the message ("GPU", "CA", "row", "field")
+    counted: tuple[str, ...]     # paths whose record count must equal the expectation
+    whole: tuple[str, ...] = ()  # further paths whose last record must be whole (counted ones are)
+    square: tuple[str, ...] = ()  # device x device matrices: a row for every column
+    required: tuple[str, ...] = ()  # paths every output of the format prints (never null there)
+    ident: tuple[str, ...] = ()  # the fields naming a record of the first counted path: unique
+
+
+FIELDS = ""  # the path of a key-value output's own top-level fields
+
+VIEWS: dict[str, Listing] = {
+    # NVIDIA
+    "nvidia-smi-q": Listing("GPU", ("gpus",), ident=("bus_id",)),
+    "nvidia-smi-qx": Listing("GPU", ("gpus",), ident=("bus_id",)),
+    "nvidia-smi-fabric": Listing("GPU", ("gpus",)),
+    "nvidia-smi-query-gpu": Listing("GPU", ("gpus",), ident=("index",)),
+    "nvidia-smi-topo": Listing("GPU", ("gpus",), ("matrix",)),
+    "nvlink-status": Listing("GPU", ("gpus",), ident=("index",)),
+    "nvlink-errors": Listing("GPU", ("gpus",), ident=("index",), required=tuple(
+        f"gpus.*.links.*.counters.{c}" for c in ("replay_errors", "recovery_errors", "crc_errors"))),
+    "nvlink-info": Listing("GPU", ("gpus",), ident=("index",)),
+    "imex-ctl": Listing("node", ("nodes",), ("matrix",)),
+    "dcgmi-diag": Listing("GPU", ("gpus",)),
+    "nvbandwidth": Listing("testcase", ("tests",), ("tests.*.matrix",)),
+    "nccl-tests": Listing("row", ("rows",)),
+    "rccl-tests": Listing("row", ("rows",)),
+    # AMD
+    "amd-smi": Listing("GPU", ("gpus",), ident=("gpu",)),
+    "amd-smi-json": Listing("GPU", ("gpus",), ident=("gpu",)),
+    "amd-smi-monitor": Listing("GPU", ("gpus",), ident=("gpu",)),
+    "amd-smi-xgmi": Listing("GPU", ("gpus",), ident=("gpu",)),
+    "amd-smi-topology": Listing("GPU", ("tables.*",), square=("tables.*",)),
+    "rocm-smi": Listing("GPU", ("gpus",)),
+    "rocm-smi-showtopo": Listing("GPU", ("gpus", "weight", "hops", "link_type", "numa"),
+                                 square=("weight", "hops", "link_type", "numa")),
+    "rocm-smi-showpids": Listing("process", ("processes",)),
+    "transferbench": Listing("test", ("tests",), ("matrices", "matrices.*.rows", "scaling.rows"),
+                             square=("matrices.*.rows",)),
+    # Ascend
+    "npu-smi": Listing("chip", ("chips",), ident=("npu", "chip")),
+    "npu-smi-fields": Listing("chip", ("blocks",), ("fields",)),
+    "npu-smi-topo": Listing("NPU", ("devices", "matrix"), square=("matrix",)),
+    "npu-smi-spod": Listing("field", (FIELDS,), required=("sdid", "super_pod_size", "super_pod_id",
+                                                           "server_index")),
+    "npu-smi-hbm": Listing("field", (FIELDS,)),
+    "npu-smi-health": Listing("field", (FIELDS,)),
+    "hccn-status": Listing("field", (FIELDS,)),
+    "hccn-hw-stats": Listing("counter", ("counters",)),
+    "hccn-lldp": Listing("TLV", ("tlvs",)),
+    "hccn-route": Listing("route", ("routes",)),
+    "hccn-conf": Listing("device", ("devices",)),
+    "hccl-test": Listing("row", ("rows",)),
+    "ascend-collected": Listing("command", ("sections",)),  # and each section by its own view
+    "asys": Listing("report", ("reports",)),
+    "ascend-dmi": Listing("result", ("bandwidth", "compute"), ("matrices", "matrices.*"),
+                          square=("matrices.*",)),
+    # scale-out
+    "ibstat": Listing("CA", ("cas",), ident=("name",)),
+    "ibstatus": Listing("CA", ("cas",), ident=("name",)),
+    "perfquery": Listing("port", ("ports",), ident=("lid", "port")),
+    "ibqueryerrors": Listing("port", ("ports",)),
+    "ib-counters": Listing("port", ("ports",), ident=("device", "port")),
+    "ib-write-bw": Listing("row", ("rows",)),
+    "ib-write-lat": Listing("row", ("rows",)),
+}
+
+
+def _at(data: Any, path: str) -> list[tuple[str, Any]]:
+    """(where, value) for every value at a dotted ``path`` (``*``: each value of a mapping);
+    the empty path is the output's own fields."""
+    if path == FIELDS:
+        return [("fields", {k: v for k, v in data.items() if k not in _META and v is not None})] \
+            if isinstance(data, dict) else []
+    found: list[tuple[str, Any]] = [("", data)]
+    for part in path.split("."):
+        nxt: list[tuple[str, Any]] = []
+        for where, value in found:
+            if part == "*" and isinstance(value, list):
+                items: Any = enumerate(value)
+            elif not isinstance(value, dict):
+                continue
+            else:
+                items = value.items() if part == "*" else [(part, value.get(part))] if part in value else []
+            nxt += [(f"{where}.{k}" if where else str(k), v) for k, v in items if v is not None]
+        found = nxt
+    return found
+
+
+def _records(value: Any) -> list[Any] | None:
+    """The records a list or a mapping holds (a mapping's values); None for anything else."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        return list(value.values())
+    return None
+
+
+def _leaves(value: Any, prefix: str = "") -> set[str]:
+    """The key paths of a record's fields (list positions included: a GPU's 18th link)."""
+    if isinstance(value, dict):
+        out: set[str] = set()
+        for k, v in value.items():
+            if k in ("errors", "warnings"):
+                continue
+            out |= _leaves(v, f"{prefix}.{k}" if prefix else str(k)) or {f"{prefix}.{k}" if prefix else str(k)}
+        return out
+    if isinstance(value, list):
+        out = set()
+        for i, v in enumerate(value):
+            out |= _leaves(v, f"{prefix}[{i}]") or {f"{prefix}[{i}]"}
+        return out
+    return {prefix} if prefix else set()
+
+
+def count(tool: str, data: Any) -> int | None:
+    """How many records the listing holds (the first counted path that is present), or None
+    when the view has no records to count."""
+    spec = VIEWS.get(tool)
+    if spec is None or not isinstance(data, dict):
+        return None
+    for path in spec.counted:
+        for _, value in _at(data, path):
+            recs = _records(value)
+            if recs is not None:
+                return len(recs)
+    return 0 if spec.counted else None
+
+
+def _last_whole(where: str, recs: list[Any], noun: str) -> str | None:
+    """The last record holds every field the others all hold; then the same one level down,
+    along the last record's own last section (a cut shortens only the tail)."""
+    if len(recs) >= 2 and all(isinstance(r, (dict, list)) for r in recs):
+        shared = set.intersection(*(_leaves(r) for r in recs[:-1]))
+        missing = sorted(shared - _leaves(recs[-1]))
+        if missing:
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            return f"{where}: the last {noun} lacks what every other one has ({shown}): cut short"
+    last = recs[-1] if recs else None
+    inner = _records(last)
+    if inner and isinstance(inner[-1], (dict, list)):
+        key = list(last)[-1] if isinstance(last, dict) else len(inner) - 1
+        return _last_whole(f"{where}[{len(recs) - 1}]", inner, f"section of the last {noun}"
+                           if "section" not in noun else noun) if key is not None else None
+    return None
+
+
+def _square(where: str, table: Any) -> str | None:
+    if not isinstance(table, dict) or not all(isinstance(r, dict) for r in table.values()):
+        return None
+    columns = {c for row in table.values() for c in row}
+    rows = set(table)
+    if not rows & columns:  # a matrix of sources x destinations that are not the same devices
+        return None
+    missing = sorted(columns - rows)
+    if missing:
+        return f"{where}: the matrix names {', '.join(missing[:3])} but has no row for it: cut short"
+    return None
+
+
+def _missing(data: Any, path: str) -> list[str]:
+    """Where a required ``path`` is absent or null: each record at its last ``*`` must hold the
+    rest (every link of every GPU its three counters); a path without ``*``, the output."""
+    head, star, rest = path.rpartition(".*.")
+    parents = _at(data, head + ".*") if star else [("", data)]
+    leaf = rest if star else path
+    return [where or leaf for where, rec in parents if not _at(rec, leaf)]
+
+
+def _twice(spec: Listing, data: Any) -> list[str]:
+    """A device listed twice (a splice, or a record repeated): its naming fields repeat."""
+    seen: set[tuple[Any, ...]] = set()
+    for _, value in _at(data, spec.counted[0])[:1]:
+        for rec in _records(value) or []:
+            if not isinstance(rec, dict):
+                continue
+            key = tuple(rec.get(k) for k in spec.ident)
+            if any(v is None for v in key):
+                continue
+            if key in seen:
+                name = " ".join(str(v) for v in key)
+                return [f"{spec.noun} {name} is listed twice: output spliced or repeated"]
+            seen.add(key)
+    return []
+
+
+def check(tool: str, data: Any, expect: int | None = None) -> list[str]:
+    """What the listing shows cut short or other than expected (each an error for ``failures``)."""
+    spec = VIEWS.get(tool)
+    if spec is None or not isinstance(data, dict):
+        return []
+    out: list[str] = []
+    for path in dict.fromkeys(spec.counted + spec.whole):
+        for where, value in _at(data, path):
+            recs = _records(value)
+            if recs is not None and (msg := _last_whole(where, recs, spec.noun)):
+                out.append(msg)
+    for path in spec.square:
+        for where, value in _at(data, path):
+            if msg := _square(where, value):
+                out.append(msg)
+    if spec.ident:
+        out += _twice(spec, data)
+    for path in spec.required:
+        if gaps := _missing(data, path):
+            out.append(f"{gaps[-1]}: no {path.rsplit('.', 1)[-1]}, which the format always prints: cut short")
+    if tool == "ascend-collected":  # each command's output is a listing of its own view
+        for i, sec in enumerate(data.get("sections") or []):
+            if isinstance(sec, dict) and sec.get("view") and isinstance(sec.get("parsed"), dict):
+                out += [f"sections[{i}] ({sec['view']}): {m}" for m in check(str(sec["view"]), sec["parsed"])]
+    if expect is not None:
+        n = count(tool, data)
+        if n is not None and n != expect:
+            out.append(f"not judged: listing has {n} {spec.noun} records, expected {expect}")
+        for path in spec.counted[1:]:  # every further table of the same devices holds them all
+            for where, value in _at(data, path):
+                recs = _records(value)
+                if recs is not None and len(recs) != expect:
+                    out.append(f"not judged: {where} has {len(recs)} {spec.noun} records, expected {expect}")
+    return list(dict.fromkeys(out))
