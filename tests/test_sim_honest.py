@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
-from sncheck.config.faultplan import FAULT_TYPES, HOST_TOOL_FAULTS, load_faults_text
+from sncheck.config.faultplan import FAULT_TYPES, HOST_TOOL_FAULTS, fault_table, load_faults_text
 from sncheck.config.inventory import load_inventory
 from sncheck.errors import ConfigError
 from sncheck.topology import Topology
@@ -105,7 +105,7 @@ def test_readme_table_is_the_simulators_own():
     readme = (ROOT / "README.md").read_text()
     m = re.search(r"<!-- fault-table: [^>]*-->\n(.*?)<!-- /fault-table -->", readme, re.S)
     assert m, "README has no fault-table section"
-    assert m.group(1) == sim.fault_table()
+    assert m.group(1) == fault_table()
 
 
 def test_rocm_smi_showtopo_keeps_its_header_when_gpu0_is_involved():

@@ -277,6 +277,31 @@ def _cannot_act_out(fault: Fault, topo: Topology) -> str | None:
     return sim.refusal(plat.name if plat else None, fault.type, card=card, tool=fault.tool, tools=tools)
 
 
+def fault_table() -> str:
+    """The README's table: fault type x platform -> how the simulator acts it out, or
+    refused when the plan loads (exit 2, the fault plan's file and line)."""
+    from sncheck.vendors import registry, sim
+
+    columns: list[tuple[list[str], dict[str, str]]] = []  # platforms that act alike share a column
+    for name, plat in [("no platform", None)] + [(f"`{n}`", n) for n in sorted(registry.platforms())]:
+        table = sim.acted_out(plat)
+        same = next((c for c in columns if c[1] == table), None)
+        if same is None:
+            columns.append(([name], table))
+        else:
+            same[0].append(name)
+    tables = [t for _, t in columns]
+    out = ["| fault type | " + " | ".join(", ".join(names) for names, _ in columns) + " |",
+           "|---" * (len(columns) + 1) + "|"]
+    model = [t for t in FAULT_TYPES if t not in HOST_TOOL_FAULTS]
+    out.append("| " + ", ".join(f"`{t}`" for t in model) + " | "
+               + " | ".join("mock model (every platform)" for _ in columns) + " |")
+    for t in HOST_TOOL_FAULTS:
+        cells = [table.get(t, "refused (exit 2)") for table in tables]
+        out.append(f"| `{t}` | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 def load_faults(path: str | Path, topo: Topology) -> FaultPlan:
     return parse_faults(load_file(path), topo)
 

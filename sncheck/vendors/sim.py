@@ -47,9 +47,12 @@ import importlib
 import importlib.util
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-from sncheck.config.faultplan import Fault
 from sncheck.vendors.captures import capture  # noqa: F401 (renderers read the real captures through it)
+
+if TYPE_CHECKING:  # a host's faults, as the fault plan loaded them (config/faultplan.py asks this module)
+    from sncheck.config.faultplan import Fault
 
 
 @dataclass(frozen=True)
@@ -138,32 +141,6 @@ def refusal(platform: str | None, ftype: str, card: int | None = None, tool: str
     if card is not None and shown is not None and card >= shown and ftype not in EVERY_PLATFORM:
         return f"{ftype} on card {card} cannot be acted out on {platform}: its tool output lists {shown} cards"
     return None
-
-
-def fault_table() -> str:
-    """The README's table: fault type x platform -> how the simulator acts it out, or
-    refused when the plan loads (exit 2, the fault plan's file and line)."""
-    from sncheck.config.faultplan import FAULT_TYPES, HOST_TOOL_FAULTS
-    from sncheck.vendors import registry
-
-    columns: list[tuple[list[str], dict[str, str]]] = []  # platforms that act alike share a column
-    for name, plat in [("no platform", None)] + [(f"`{n}`", n) for n in sorted(registry.platforms())]:
-        table = acted_out(plat)
-        same = next((c for c in columns if c[1] == table), None)
-        if same is None:
-            columns.append(([name], table))
-        else:
-            same[0].append(name)
-    tables = [t for _, t in columns]
-    out = ["| fault type | " + " | ".join(", ".join(names) for names, _ in columns) + " |",
-           "|---" * (len(columns) + 1) + "|"]
-    model = [t for t in FAULT_TYPES if t not in HOST_TOOL_FAULTS]
-    out.append("| " + ", ".join(f"`{t}`" for t in model) + " | "
-               + " | ".join("mock model (every platform)" for _ in columns) + " |")
-    for t in HOST_TOOL_FAULTS:
-        cells = [table.get(t, "refused (exit 2)") for table in tables]
-        out.append(f"| `{t}` | " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
 
 
 def not_found(tool: str) -> ToolOutput:
