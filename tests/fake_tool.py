@@ -27,7 +27,7 @@ from pathlib import Path
 
 from sncheck.backends import mockfacts
 from sncheck.config.faultplan import Fault
-from sncheck.vendors.facts import COMMANDS
+from sncheck.vendors.nvidia.checks import COMMANDS
 from sncheck.vendors.sim import HostState
 
 REPO = Path(__file__).resolve().parents[1]

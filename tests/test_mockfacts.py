@@ -12,6 +12,7 @@ from sncheck.config.inventory import load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import registry
+from sncheck.vendors.nvidia import checks as nvidia_checks
 from sncheck.vendors.nvidia import sim as nvidia_sim
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.vendors.sim import HostState, capture
@@ -97,7 +98,7 @@ def test_remap_pending_serves_the_real_captures_section():
 
 
 def test_a_command_without_a_renderer_is_an_error_not_a_pass():
-    q = hostfacts.COMMANDS["query"]
+    q = nvidia_checks.COMMANDS["query"]
     cmd = hostfacts.FactCommand("npu_health", "npu-smi", ("npu-smi", "info", "-t", "health"),
                                 q.parse, q.check, ("npu_health",))
     assert nvidia_sim.render("npu_health", mockfacts.host_state(TOPO, "node001", ())) is None

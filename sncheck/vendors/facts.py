@@ -41,6 +41,17 @@ MISSING_EXIT = 127   # POSIX shells: command not found
 _LISTED = 6  # how many offenders a message names before "..."
 
 
+# Terminal control sequences a saved log may hold: CSI (colours, underline: ESC [ 4 m),
+# OSC (titles, links: ESC ] ... BEL or ESC \\), and the two-byte escapes (ESC =, ESC >).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-Z\\\\-_=>]")
+
+
+def clean_text(text: str) -> str:
+    """Tool output as a parser sees it: terminal escape codes removed, CR LF and lone CR
+    (progress lines, Windows copies) turned into LF. Every parse goes through here."""
+    return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+
+
 class NotRun(Exception):
     """Raised by a backend's ``run(cmd)`` for a command it could not run on the host (an
     srun step that lost it): the command's facts are ``not_run``, never a pass."""
@@ -168,8 +179,6 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
         return None, failure_rows(host, cmd, "missing_tool",
                                   f"{cmd.tool} not found on the PATH (exit {exit_code})")
     try:
-        from sncheck.vendors.parsers import clean_text
-
         parsed = cmd.parse(clean_text(stdout))  # escape codes and CRs gone, as for `sncheck parse`
     except ParseError as e:
         if exit_code not in (0, None):
@@ -217,14 +226,6 @@ def _not_found(stderr: str, program: str) -> bool:
 def _tail(text: str, lines: int = 2) -> str:
     kept = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return " | ".join(kept[-lines:])
-
-
-def __getattr__(name: str) -> Any:
-    # Older callers read the NVIDIA command list from here; it lives in the plug-in now.
-    if name in ("COMMANDS", "FACTS"):
-        from sncheck.vendors.nvidia import checks
-        return getattr(checks, name)
-    raise AttributeError(name)
 
 
 def check_host(host: str, expect: Expect, commands: Sequence[FactCommand], run: Callable[[FactCommand], Any],

@@ -17,6 +17,7 @@ from typing import Any
 
 from sncheck.errors import ConfigError
 from sncheck.vendors import kernel_log, listing, registry
+from sncheck.vendors.facts import clean_text
 from sncheck.vendors.infiniband import counters, perftest
 from sncheck.vendors.nvidia import nccl_tests
 from sncheck.watch import ras as nccl_ras
@@ -60,17 +61,6 @@ def strip_source_header(text: str) -> str:
     while start < len(lines) and _SOURCE_HEADER.match(lines[start]):
         start += 1
     return "".join(lines[start:])
-
-
-# Terminal control sequences a saved log may hold: CSI (colours, underline: ESC [ 4 m),
-# OSC (titles, links: ESC ] ... BEL or ESC \\), and the two-byte escapes (ESC =, ESC >).
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-Z\\\\-_=>]")
-
-
-def clean_text(text: str) -> str:
-    """Tool output as a parser sees it: terminal escape codes removed, CR LF and lone CR
-    (progress lines, Windows copies) turned into LF. Every parse goes through here."""
-    return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) -> dict[str, Any]:
