@@ -49,9 +49,10 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
-from sncheck.vendors.nvidia import nvidia_smi, smi_query
+from sncheck.vendors.nvidia import smi_query
+from sncheck.vendors.nvidia.smi_query import fabric_from_text_node, platform_from_text_node
+from sncheck.vendors.nvidia.smi_values import clique_value, int_value, leading_int, text_value
 
-_NA = {"", "N/A", "[N/A]", "n/a"}
 _CLOCK_NAMES = {
     "gpu_idle": "Idle", "applications_clocks_setting": "Applications Clocks Setting",
     "sw_power_cap": "SW Power Cap", "hw_slowdown": "HW Slowdown",
@@ -61,26 +62,6 @@ _CLOCK_NAMES = {
 }
 _HEALTH_KEYS = ("summary", "bandwidth", "route_recovery_in_progress", "route_unhealthy",
                 "access_timeout_recovery", "incorrect_configuration", "partition_assigned")
-
-
-def _text(v: str | None) -> str | None:
-    if v is None:
-        return None
-    v = v.strip()
-    return None if v in _NA else v
-
-
-def _int(v: str | None) -> int | None:
-    v = _text(v)
-    if v is None:
-        return None
-    m = re.fullmatch(r"(0x[0-9A-Fa-f]+|[0-9]+)", v)
-    return int(m.group(1), 0) if m else None
-
-
-def _clique(v: str | None) -> int | str | None:
-    as_int = _int(v)
-    return as_int if as_int is not None else _text(v)
 
 
 # --------------------------------------------------------------------------- -q -x
@@ -108,20 +89,20 @@ def parse_query_xml(text: str) -> dict[str, Any]:
             raise ParseError(f"XML not well-formed and no complete <gpu> element: {e}",
                              tool="nvidia-smi-qx") from None
     gpus = [_xml_gpu(g) for g in root.findall("gpu")]
-    attached = _int(root.findtext("attached_gpus"))
+    attached = int_value(root.findtext("attached_gpus"))
     if attached is not None and attached > len(gpus):
         errors.append(f"{attached} GPUs attached but {len(gpus)} listed (truncated or excerpted output)")
     errors += smi_query._impossible_listing(attached, gpus)
-    return {"tool": "nvidia-smi-qx", "driver_version": _text(root.findtext("driver_version")),
-            "cuda_version": _text(root.findtext("cuda_version")), "attached_gpus": attached,
+    return {"tool": "nvidia-smi-qx", "driver_version": text_value(root.findtext("driver_version")),
+            "cuda_version": text_value(root.findtext("cuda_version")), "attached_gpus": attached,
             "gpus": gpus, "errors": errors}
 
 
 def _xml_gpu(g: ET.Element) -> dict[str, Any]:
     return {
         "bus_id": g.get("id"),
-        "product_name": _text(g.findtext("product_name")),
-        "uuid": _text(g.findtext("uuid")),
+        "product_name": text_value(g.findtext("product_name")),
+        "uuid": text_value(g.findtext("uuid")),
         "mig": _xml_mig(g),
         "temperature": _xml_measures(g.find("temperature"), {
             "gpu_temp": "gpu_C", "memory_temp": "memory_C", "gpu_temp_slow_threshold": "slowdown_C",
@@ -145,7 +126,7 @@ def _xml_mig(g: ET.Element) -> dict[str, Any] | None:
     mode = g.find("mig_mode")
     if mode is None:
         return None
-    return {"current": _text(mode.findtext("current_mig")), "pending": _text(mode.findtext("pending_mig")),
+    return {"current": text_value(mode.findtext("current_mig")), "pending": text_value(mode.findtext("pending_mig")),
             "devices": len(g.findall("mig_devices/mig_device"))}
 
 
@@ -169,21 +150,21 @@ def _xml_pcie(pci: ET.Element | None) -> dict[str, Any] | None:
 
 
 def _xml_pcie_link(pci: ET.Element) -> dict[str, Any]:
-    return {"gen_current": _int(pci.findtext("pci_gpu_link_info/pcie_gen/current_link_gen")),
-            "gen_max": _int(pci.findtext("pci_gpu_link_info/pcie_gen/max_link_gen")),
-            "width_current": _int((pci.findtext("pci_gpu_link_info/link_widths/current_link_width") or "")
+    return {"gen_current": int_value(pci.findtext("pci_gpu_link_info/pcie_gen/current_link_gen")),
+            "gen_max": int_value(pci.findtext("pci_gpu_link_info/pcie_gen/max_link_gen")),
+            "width_current": int_value((pci.findtext("pci_gpu_link_info/link_widths/current_link_width") or "")
                                   .rstrip("x")),
-            "width_max": _int((pci.findtext("pci_gpu_link_info/link_widths/max_link_width") or "").rstrip("x")),
-            "replays_since_reset": _int(pci.findtext("replay_counter"))}
+            "width_max": int_value((pci.findtext("pci_gpu_link_info/link_widths/max_link_width") or "").rstrip("x")),
+            "replays_since_reset": int_value(pci.findtext("replay_counter"))}
 
 
 def _leaf_value(v: str | None) -> Any:
-    t = _text(v)
+    t = text_value(v)
     if t is None:
         return None
     if t in ("Yes", "No"):
         return t == "Yes"
-    as_int = _int(t)
+    as_int = int_value(t)
     return as_int if as_int is not None else t
 
 
@@ -198,8 +179,8 @@ def _xml_ecc(g: ET.Element) -> dict[str, Any] | None:
     mode, errs = g.find("ecc_mode"), g.find("ecc_errors")
     if mode is None and errs is None:
         return None
-    return {"mode_current": _text(mode.findtext("current_ecc")) if mode is not None else None,
-            "mode_pending": _text(mode.findtext("pending_ecc")) if mode is not None else None,
+    return {"mode_current": text_value(mode.findtext("current_ecc")) if mode is not None else None,
+            "mode_pending": text_value(mode.findtext("pending_ecc")) if mode is not None else None,
             "volatile": _xml_counters(errs.find("volatile")) if errs is not None else None,
             "aggregate": _xml_counters(errs.find("aggregate")) if errs is not None else None}
 
@@ -207,9 +188,9 @@ def _xml_ecc(g: ET.Element) -> dict[str, Any] | None:
 def _xml_retired(node: ET.Element | None) -> dict[str, Any] | None:
     if node is None:
         return None
-    pending = _text(node.findtext("pending_retirement")) or _text(node.findtext("pending_blacklist"))
-    return {"single_bit_ecc": _int(node.findtext("multiple_single_bit_retirement/retired_count")),
-            "double_bit_ecc": _int(node.findtext("double_bit_retirement/retired_count")),
+    pending = text_value(node.findtext("pending_retirement")) or text_value(node.findtext("pending_blacklist"))
+    return {"single_bit_ecc": int_value(node.findtext("multiple_single_bit_retirement/retired_count")),
+            "double_bit_ecc": int_value(node.findtext("double_bit_retirement/retired_count")),
             "pending": {"Yes": True, "No": False}.get(pending or "")}
 
 
@@ -217,11 +198,11 @@ def _xml_remapped(node: ET.Element | None) -> dict[str, Any] | None:
     if node is None or len(node) == 0:
         return None
     hist = node.find("row_remapper_histogram")
-    return {"correctable": _int(node.findtext("remapped_row_corr")),
-            "uncorrectable": _int(node.findtext("remapped_row_unc")),
-            "pending": {"Yes": True, "No": False}.get(_text(node.findtext("remapped_row_pending")) or ""),
-            "failure": {"Yes": True, "No": False}.get(_text(node.findtext("remapped_row_failure")) or ""),
-            "histogram": {c.tag.rsplit("_", 1)[-1].title(): nvidia_smi._leading_int(c.text) for c in hist}
+    return {"correctable": int_value(node.findtext("remapped_row_corr")),
+            "uncorrectable": int_value(node.findtext("remapped_row_unc")),
+            "pending": {"Yes": True, "No": False}.get(text_value(node.findtext("remapped_row_pending")) or ""),
+            "failure": {"Yes": True, "No": False}.get(text_value(node.findtext("remapped_row_failure")) or ""),
+            "histogram": {c.tag.rsplit("_", 1)[-1].title(): leading_int(c.text) for c in hist}
             if hist is not None else None}
 
 
@@ -240,50 +221,22 @@ def _xml_fabric(node: ET.Element | None) -> dict[str, Any] | None:
     if node is None:
         return None
     health = node.find("health")
-    return {"state": _text(node.findtext("state")), "status": _text(node.findtext("status")),
-            "clique_id": _clique(node.findtext("cliqueId")),
-            "cluster_uuid": _text(node.findtext("clusterUuid")),
-            "health": {k: _text(health.findtext(k)) for k in _HEALTH_KEYS} if health is not None else None}
+    return {"state": text_value(node.findtext("state")), "status": text_value(node.findtext("status")),
+            "clique_id": clique_value(node.findtext("cliqueId")),
+            "cluster_uuid": text_value(node.findtext("clusterUuid")),
+            "health": {k: text_value(health.findtext(k)) for k in _HEALTH_KEYS} if health is not None else None}
 
 
 def _xml_platform(node: ET.Element | None) -> dict[str, Any] | None:
     if node is None:
         return None
-    return {"chassis_serial": _text(node.findtext("chassis_serial_number")),
-            "slot": _int(node.findtext("slot_number")), "tray": _int(node.findtext("tray_index")),
-            "host_id": _int(node.findtext("host_id")), "peer_type": _text(node.findtext("peer_type")),
-            "module_id": _int(node.findtext("module_id"))}
+    return {"chassis_serial": text_value(node.findtext("chassis_serial_number")),
+            "slot": int_value(node.findtext("slot_number")), "tray": int_value(node.findtext("tray_index")),
+            "host_id": int_value(node.findtext("host_id")), "peer_type": text_value(node.findtext("peer_type")),
+            "module_id": int_value(node.findtext("module_id"))}
 
 
 # --------------------------------------------------------------------------- -q text
-
-_TEXT_HEALTH = {"Summary": "summary", "Bandwidth": "bandwidth",
-                "Route Recovery in progress": "route_recovery_in_progress",
-                "Route Recovery": "route_recovery_in_progress",
-                "Route Unhealthy": "route_unhealthy", "Access Timeout Recovery": "access_timeout_recovery",
-                "Incorrect Configuration": "incorrect_configuration", "Partition Assigned": "partition_assigned"}
-
-
-def fabric_from_text_node(node: Any) -> dict[str, Any] | None:
-    """The Fabric section of one GPU of ``nvidia-smi -q`` (a parse tree node of nvidia_smi)."""
-    if node is None:
-        return None
-    health = node.get("Health")
-    return {"state": _text(node.value_at("State")), "status": _text(node.value_at("Status")),
-            "clique_id": _clique(node.value_at("CliqueId")),
-            "cluster_uuid": _text(node.value_at("ClusterUUID")),
-            "health": {k: _text(health.value_at(label)) for label, k in _TEXT_HEALTH.items()
-                       if health.get(label) is not None} if health is not None else None}
-
-
-def platform_from_text_node(node: Any) -> dict[str, Any] | None:
-    if node is None:
-        return None
-    return {"chassis_serial": _text(node.value_at("Chassis Serial Number")),
-            "slot": _int(node.value_at("Slot Number")), "tray": _int(node.value_at("Tray Index")),
-            "host_id": _int(node.value_at("Host ID")), "peer_type": _text(node.value_at("Peer Type")),
-            "module_id": _int(node.value_at("Module Id") or node.value_at("Module ID"))}
-
 
 _PIPE_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]*?)\s*\|$")
 _GPUD_KEYS = {"GPU UUID": "uuid", "Clique ID": "clique_id", "State": "state", "Status": "status",
@@ -302,8 +255,8 @@ def parse_fabric(text: str) -> dict[str, Any]:
     for node in root.children:
         if smi_query._GPU_HEADER.match(node.key):
             if node.get("Fabric") is not None:
-                gpus.append({"bus_id": node.key.split()[1], "uuid": _text(node.value_at("GPU UUID")),
-                             "product_name": _text(node.value_at("Product Name")),
+                gpus.append({"bus_id": node.key.split()[1], "uuid": text_value(node.value_at("GPU UUID")),
+                             "product_name": text_value(node.value_at("Product Name")),
                              "fabric": fabric_from_text_node(node.get("Fabric")),
                              "platform": platform_from_text_node(node.get("Platform Info"))})
         else:
@@ -340,11 +293,11 @@ def _gpud_tables(text: str) -> list[dict[str, Any]]:
         elif cur is not None:
             fab = cur["fabric"]
             if key in ("state", "status"):
-                fab[key] = _text(value)
+                fab[key] = text_value(value)
             elif key == "clique_id":
-                fab["clique_id"] = _clique(value)
+                fab["clique_id"] = clique_value(value)
             else:
-                fab["health"][key] = _text(value)
+                fab["health"][key] = text_value(value)
     return gpus
 
 

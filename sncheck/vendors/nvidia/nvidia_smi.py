@@ -49,6 +49,14 @@ from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.nvidia.smi_values import (
+    ELISION,
+    NA_VALUES,
+    TOOL_ERROR,
+    as_number,
+    int_or_none,
+    na_or,
+)
 
 QUERY_GPU_FIELDS: tuple[str, ...] = (
     "index",
@@ -81,32 +89,12 @@ _NUMERIC_FIELD_PREFIXES = (
     "remapped_rows.",
     "fan.speed",
 )
-_NA_VALUES = frozenset(
-    {
-        "",
-        "N/A",
-        "[N/A]",
-        "Not Supported",
-        "[Not Supported]",
-        "Unknown Error",
-        "[Unknown Error]",
-        "Unknown",
-        "[Unknown]",
-        "Requested functionality has been deprecated",
-    }
-)
-_TOOL_ERROR = re.compile(
-    r"NVIDIA-SMI has failed|No devices were found|Failed to initialize NVML|"
-    r"Unable to determine the device handle|Unable to retrieve|GPU is lost|version mismatch|"
-    r"is not a valid field to query|^NVML:|^Error:",
-    re.IGNORECASE,
-)
 _NUMBER_WITH_UNIT = re.compile(r"^([+-]?[0-9]+(?:\.[0-9]+)?)\s*(?:[A-Za-z%/()]+)?$")
 _GPU_LINE = re.compile(r"^GPU\s+([0-9]+):\s*(.*?)(?:\s*\(UUID:\s*([^)]*)\))?\s*$")
 _LINK_STATUS = re.compile(r"^Link\s+([0-9]+):\s*(.*?)\s*$")
 _LINK_COUNTER = re.compile(r"^Link\s+([0-9]+):\s*([^:]+?)\s*:\s*(\S+)\s*$")
 _SPEED = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*GB/s$")
-_ELISION = re.compile(r"^\[?\.\.\.\]?$")
+
 
 
 # --------------------------------------------------------------------------- query-gpu CSV
@@ -132,7 +120,7 @@ def parse_query_gpu_csv(
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for number, line in enumerate(lines, start=1):
         cells = [c.strip() for c in next(csv.reader([line], skipinitialspace=True), [])]
-        if _TOOL_ERROR.search(line):
+        if TOOL_ERROR.search(line):
             errors.append(line)
         elif number == 1 and _is_csv_header(cells, names):
             names = [re.sub(r"\s*\[.*\]$", "", c) for c in cells]
@@ -163,14 +151,14 @@ def _is_csv_header(cells: list[str], names: list[str]) -> bool:
 
 
 def _query_value(field_name: str, raw: str) -> Any:
-    if raw in _NA_VALUES or (raw.startswith("[") and raw.endswith("]")):
+    if raw in NA_VALUES or (raw.startswith("[") and raw.endswith("]")):
         return None  # "[N/A]", "[Not Supported]", "[Requested functionality has been deprecated]"
     if raw in ("Yes", "No"):
         return raw == "Yes"
     if field_name.startswith(_NUMERIC_FIELD_PREFIXES):
         m = _NUMBER_WITH_UNIT.match(raw)
         if m:
-            return _number(m.group(1))
+            return as_number(m.group(1))
     return raw
 
 
@@ -201,7 +189,7 @@ def parse_topo(text: str) -> dict[str, Any]:
             matrix[tokens[0]] = dict(zip(devices, cells))
             if tokens[0].startswith("GPU"):
                 affinity[tokens[0]] = _topo_affinity(labels, tokens[1 + len(devices) :])
-        elif _TOOL_ERROR.search(line):
+        elif TOOL_ERROR.search(line):
             errors.append(line.strip())
     if not matrix:
         errors.append("header row without any device rows")
@@ -271,7 +259,7 @@ def _topo_affinity(labels: list[str], values: list[str]) -> dict[str, Any]:
     result: dict[str, Any] = {"cpu": None, "numa": None, "gpu_numa_id": None}
     for label, value in zip(labels, values):
         key = keys[label]
-        result[key] = _na_or(value, int if key != "cpu" and value.isdecimal() else str)
+        result[key] = na_or(value, int if key != "cpu" and value.isdecimal() else str)
     return result
 
 
@@ -332,7 +320,7 @@ def _nvlink_blocks(
     errors: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or _ELISION.match(line):
+        if not line or ELISION.match(line):
             continue
         if m := _GPU_LINE.match(line):
             gpus.append(
@@ -348,7 +336,7 @@ def _nvlink_blocks(
         link = parse_link(line)
         if link is not None and gpus:
             gpus[-1]["links"].append(link)
-        elif _TOOL_ERROR.search(line):
+        elif TOOL_ERROR.search(line):
             if gpus:
                 gpus[-1]["errors"].append(line)
             errors.append(f"GPU {gpus[-1]['index']}: {line}" if gpus else line)
@@ -384,7 +372,7 @@ def _counter_link(line: str) -> dict[str, Any] | None:
     key = re.sub(r"[^a-z0-9]+", "_", m.group(2).lower()).strip("_")
     return {
         "link": int(m.group(1)),
-        "counters": {key: _na_or(m.group(3), _int_or_none)},
+        "counters": {key: na_or(m.group(3), int_or_none)},
     }
 
 
@@ -396,50 +384,6 @@ def _merge_counter_links(links: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "counters"
         ].update(link["counters"])
     return list(merged.values())
-
-
-# --------------------------------------------------------------------------- values
-
-
-def _na_or(value: str | None, convert: Callable[[str], Any]) -> Any:
-    if value is None or value.strip() in _NA_VALUES:
-        return None
-    return convert(value.strip())
-
-
-def _int_or_none(value: str | None) -> int | None:
-    if value is None:
-        return None
-    value = value.strip()
-    return int(value) if re.fullmatch(r"[+-]?[0-9]+", value) else None
-
-
-def _leading_int(value: str | None) -> int | None:
-    m = re.match(r"^\s*([0-9]+)", value or "")
-    return int(m.group(1)) if m else None
-
-
-def _number(value: str) -> int | float:
-    return float(value) if "." in value else int(value)
-
-
-def _yes_no(value: str | None) -> bool | None:
-    return {"Yes": True, "No": False}.get((value or "").strip())
-
-
-def _active(value: str | None) -> bool | None:
-    return {"Active": True, "Not Active": False}.get((value or "").strip())
-
-
-def _scalar(value: str | None) -> Any:
-    """A counter cell: int, Yes/No as bool, N/A as null, anything else as printed."""
-    if value is None or value.strip() in _NA_VALUES:
-        return None
-    as_int = _int_or_none(value)
-    if as_int is not None:
-        return as_int
-    as_bool = _yes_no(value)
-    return as_bool if as_bool is not None else value.strip()
 
 
 # The -q view lives in smi_query (it shares the value helpers above).

@@ -43,15 +43,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors.nvidia.nvidia_smi import (
-    _ELISION,
-    _TOOL_ERROR,
-    _active,
-    _int_or_none,
-    _leading_int,
-    _na_or,
-    _scalar,
-    _yes_no,
+from sncheck.vendors.nvidia.smi_values import (
+    ELISION,
+    TOOL_ERROR,
+    active,
+    clique_value,
+    int_or_none,
+    int_value,
+    leading_int,
+    na_or,
+    scalar,
+    text_value,
+    yes_no,
 )
 
 @dataclass
@@ -88,7 +91,7 @@ def parse_query(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi -q`` (whole or ``-d`` sections, also truncated or excerpted)."""
     root, tool_errors = _build_tree(text)
     gpu_nodes = [c for c in root.children if _GPU_HEADER.match(c.key)]
-    attached = _int_or_none(root.value_at("Attached GPUs") or "")
+    attached = int_or_none(root.value_at("Attached GPUs") or "")
     if not gpu_nodes and attached is None and not tool_errors:
         raise ParseError("no 'GPU <bus id>' sections found", tool="nvidia-smi-q")
     errors = list(tool_errors)
@@ -101,8 +104,8 @@ def parse_query(text: str) -> dict[str, Any]:
     errors += _cut_short(gpu_nodes)
     return {
         "tool": "nvidia-smi-q",
-        "driver_version": _na_or(root.value_at("Driver Version"), str),
-        "cuda_version": _na_or(root.value_at("CUDA Version"), str),
+        "driver_version": na_or(root.value_at("Driver Version"), str),
+        "cuda_version": na_or(root.value_at("CUDA Version"), str),
         "attached_gpus": attached,
         "gpus": gpus,
         "errors": errors,
@@ -179,9 +182,9 @@ def _build_tree(text: str) -> tuple[_Node, list[str]]:
     for raw in text.splitlines():
         line = raw.expandtabs(4).rstrip()
         body = line.strip()
-        if not body or _ELISION.match(body) or body.startswith("==="):
+        if not body or ELISION.match(body) or body.startswith("==="):
             continue
-        if _TOOL_ERROR.search(body):
+        if TOOL_ERROR.search(body):
             errors.append(body)
             continue
         indent = len(line) - len(line.lstrip())
@@ -223,8 +226,8 @@ def _gpu_summary(gpu: _Node) -> dict[str, Any]:
     bus = _GPU_HEADER.match(gpu.key)
     return {
         "bus_id": bus.group(1) if bus else None,
-        "product_name": _na_or(gpu.value_at("Product Name"), str),
-        "uuid": _na_or(gpu.value_at("GPU UUID"), str),
+        "product_name": na_or(gpu.value_at("Product Name"), str),
+        "uuid": na_or(gpu.value_at("GPU UUID"), str),
         "mig": _mig(gpu),
         "temperature": _temperature(gpu.get("Temperature")),
         "power": _power(gpu),
@@ -233,12 +236,9 @@ def _gpu_summary(gpu: _Node) -> dict[str, Any]:
         "retired_pages": _retired_pages(gpu.get("Retired Pages")),
         "remapped_rows": _remapped_rows(gpu.get("Remapped Rows")),
         "clock_reasons": _clock_reasons(gpu),
-        "fabric": fabric.fabric_from_text_node(gpu.get("Fabric")),
-        "platform": fabric.platform_from_text_node(gpu.get("Platform Info")),
+        "fabric": fabric_from_text_node(gpu.get("Fabric")),
+        "platform": platform_from_text_node(gpu.get("Platform Info")),
     }
-
-
-from sncheck.vendors.nvidia import fabric  # noqa: E402  (fabric.py reuses this module's tree; imported after it)
 
 
 def _mig(gpu: _Node) -> dict[str, Any] | None:
@@ -246,7 +246,7 @@ def _mig(gpu: _Node) -> dict[str, Any] | None:
     if mode is None:
         return None
     devices = [c for c in gpu.children if c.key == "MIG Device"]
-    return {"current": _na_or(mode.value_at("Current"), str), "pending": _na_or(mode.value_at("Pending"), str),
+    return {"current": na_or(mode.value_at("Current"), str), "pending": na_or(mode.value_at("Pending"), str),
             "devices": len(devices)}
 
 
@@ -312,15 +312,15 @@ def below_max(link: dict[str, Any]) -> list[str]:
 
 def _pcie_link(pci: _Node, gen: _Node | None, width: _Node | None) -> dict[str, Any]:
     return {
-        "gen_current": _int_or_none(gen.value_at("Current") if gen else None),
-        "gen_max": _int_or_none(gen.value_at("Max") if gen else None),
-        "width_current": _int_or_none(
+        "gen_current": int_or_none(gen.value_at("Current") if gen else None),
+        "gen_max": int_or_none(gen.value_at("Max") if gen else None),
+        "width_current": int_or_none(
             (width.value_at("Current") or "").rstrip("x") if width else None
         ),
-        "width_max": _int_or_none(
+        "width_max": int_or_none(
             (width.value_at("Max") or "").rstrip("x") if width else None
         ),
-        "replays_since_reset": _int_or_none(pci.value_at("Replays Since Reset")),
+        "replays_since_reset": int_or_none(pci.value_at("Replays Since Reset")),
     }
 
 
@@ -329,8 +329,8 @@ def _ecc(gpu: _Node) -> dict[str, Any] | None:
     if mode is None and counts is None:
         return None
     return {
-        "mode_current": _na_or(mode.value_at("Current"), str) if mode else None,
-        "mode_pending": _na_or(mode.value_at("Pending"), str) if mode else None,
+        "mode_current": na_or(mode.value_at("Current"), str) if mode else None,
+        "mode_pending": na_or(mode.value_at("Pending"), str) if mode else None,
         "volatile": _leaves(counts.get("Volatile")) if counts else None,
         "aggregate": _leaves(counts.get("Aggregate")) if counts else None,
     }
@@ -346,7 +346,7 @@ def _leaves(node: _Node | None, prefix: str = "") -> dict[str, Any] | None:
         if child.children:
             flat.update(_leaves(child, f"{name}/") or {})
         else:
-            flat[name] = _scalar(child.value)
+            flat[name] = scalar(child.value)
     return flat
 
 
@@ -359,7 +359,7 @@ def _retired_pages(node: _Node | None) -> dict[str, Any] | None:
         if child is None:
             return None
         # Older drivers nest the number one level down as "Count".
-        return _int_or_none(
+        return int_or_none(
             child.value if child.value is not None else child.value_at("Count")
         )
 
@@ -374,7 +374,7 @@ def _retired_pages(node: _Node | None) -> dict[str, Any] | None:
     return {
         "single_bit_ecc": count("Single Bit ECC"),
         "double_bit_ecc": count("Double Bit ECC"),
-        "pending": _yes_no(pending),
+        "pending": yes_no(pending),
     }
 
 
@@ -383,11 +383,11 @@ def _remapped_rows(node: _Node | None) -> dict[str, Any] | None:
         return None  # "Remapped Rows : N/A" on GPUs without row remapping
     histogram = node.get("Bank Remap Availability Histogram")
     return {
-        "correctable": _int_or_none(node.value_at("Correctable Error")),
-        "uncorrectable": _int_or_none(node.value_at("Uncorrectable Error")),
-        "pending": _yes_no(node.value_at("Pending")),
-        "failure": _yes_no(node.value_at("Remapping Failure Occurred")),
-        "histogram": {c.key: _leading_int(c.value) for c in histogram.children}
+        "correctable": int_or_none(node.value_at("Correctable Error")),
+        "uncorrectable": int_or_none(node.value_at("Uncorrectable Error")),
+        "pending": yes_no(node.value_at("Pending")),
+        "failure": yes_no(node.value_at("Remapping Failure Occurred")),
+        "histogram": {c.key: leading_int(c.value) for c in histogram.children}
         if histogram
         else None,
     }
@@ -404,7 +404,7 @@ def _clock_reasons(gpu: _Node) -> dict[str, Any] | None:
     pending = list(node.children)
     while pending:
         node = pending.pop(0)
-        reasons[node.key] = _active(node.value)
+        reasons[node.key] = active(node.value)
         pending[:0] = node.children  # "HW Thermal Slowdown" nests under "HW Slowdown"
     return {
         "section": section,
@@ -412,3 +412,32 @@ def _clock_reasons(gpu: _Node) -> dict[str, Any] | None:
         "active": [k for k, v in reasons.items() if v],
     }
 
+
+# ---- the Fabric and Platform Info sections (fabric.py reads them from a grep-ed excerpt too)
+
+_TEXT_HEALTH = {"Summary": "summary", "Bandwidth": "bandwidth",
+                "Route Recovery in progress": "route_recovery_in_progress",
+                "Route Recovery": "route_recovery_in_progress",
+                "Route Unhealthy": "route_unhealthy", "Access Timeout Recovery": "access_timeout_recovery",
+                "Incorrect Configuration": "incorrect_configuration", "Partition Assigned": "partition_assigned"}
+
+
+def fabric_from_text_node(node: Any) -> dict[str, Any] | None:
+    """The Fabric section of one GPU of ``nvidia-smi -q`` (a node of this module's tree)."""
+    if node is None:
+        return None
+    health = node.get("Health")
+    return {"state": text_value(node.value_at("State")), "status": text_value(node.value_at("Status")),
+            "clique_id": clique_value(node.value_at("CliqueId")),
+            "cluster_uuid": text_value(node.value_at("ClusterUUID")),
+            "health": {k: text_value(health.value_at(label)) for label, k in _TEXT_HEALTH.items()
+                       if health.get(label) is not None} if health is not None else None}
+
+
+def platform_from_text_node(node: Any) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    return {"chassis_serial": text_value(node.value_at("Chassis Serial Number")),
+            "slot": int_value(node.value_at("Slot Number")), "tray": int_value(node.value_at("Tray Index")),
+            "host_id": int_value(node.value_at("Host ID")), "peer_type": text_value(node.value_at("Peer Type")),
+            "module_id": int_value(node.value_at("Module Id") or node.value_at("Module ID"))}

@@ -1,0 +1,96 @@
+"""Values as nvidia-smi prints them, shared by its views (nvidia_smi, smi_query, fabric):
+``N/A``-style cells as None, counters, Yes/No and Active flags, the tool's own error lines."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+NA_VALUES = frozenset(
+    {
+        "",
+        "N/A",
+        "[N/A]",
+        "Not Supported",
+        "[Not Supported]",
+        "Unknown Error",
+        "[Unknown Error]",
+        "Unknown",
+        "[Unknown]",
+        "Requested functionality has been deprecated",
+    }
+)
+TOOL_ERROR = re.compile(
+    r"NVIDIA-SMI has failed|No devices were found|Failed to initialize NVML|"
+    r"Unable to determine the device handle|Unable to retrieve|GPU is lost|version mismatch|"
+    r"is not a valid field to query|^NVML:|^Error:",
+    re.IGNORECASE,
+)
+ELISION = re.compile(r"^\[?\.\.\.\]?$")
+# The short N/A set of the -q -x and Fabric views (there "Not Supported" is a value, kept).
+NA_SHORT = {"", "N/A", "[N/A]", "n/a"}
+
+
+def na_or(value: str | None, convert: Callable[[str], Any]) -> Any:
+    if value is None or value.strip() in NA_VALUES:
+        return None
+    return convert(value.strip())
+
+
+def int_or_none(value: str | None) -> int | None:
+    if value is None:
+        return None
+    value = value.strip()
+    return int(value) if re.fullmatch(r"[+-]?[0-9]+", value) else None
+
+
+def leading_int(value: str | None) -> int | None:
+    m = re.match(r"^\s*([0-9]+)", value or "")
+    return int(m.group(1)) if m else None
+
+
+def as_number(value: str) -> int | float:
+    return float(value) if "." in value else int(value)
+
+
+def yes_no(value: str | None) -> bool | None:
+    return {"Yes": True, "No": False}.get((value or "").strip())
+
+
+def active(value: str | None) -> bool | None:
+    return {"Active": True, "Not Active": False}.get((value or "").strip())
+
+
+def scalar(value: str | None) -> Any:
+    """A counter cell: int, Yes/No as bool, N/A as null, anything else as printed."""
+    if value is None or value.strip() in NA_VALUES:
+        return None
+    as_int = int_or_none(value)
+    if as_int is not None:
+        return as_int
+    as_bool = yes_no(value)
+    return as_bool if as_bool is not None else value.strip()
+
+
+def text_value(v: str | None) -> str | None:
+    """A cell as printed, stripped; None for the short N/A set."""
+    if v is None:
+        return None
+    v = v.strip()
+    return None if v in NA_SHORT else v
+
+
+def int_value(v: str | None) -> int | None:
+    """A decimal or 0x hex cell as an int; None for N/A or anything else."""
+    v = text_value(v)
+    if v is None:
+        return None
+    m = re.fullmatch(r"(0x[0-9A-Fa-f]+|[0-9]+)", v)
+    return int(m.group(1), 0) if m else None
+
+
+def clique_value(v: str | None) -> int | str | None:
+    """A CliqueId: an int when printed as one, else the text (None for N/A)."""
+    as_int = int_value(v)
+    return as_int if as_int is not None else text_value(v)
