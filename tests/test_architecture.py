@@ -29,7 +29,7 @@ PENDING_CYCLES = [
     ("sncheck.cli.history", "sncheck.cli.main"),
     ("sncheck.backends.scaleout", "sncheck.backends.ssh"),
 ]
-PENDING_LONG = {"sncheck.backends.local", "sncheck.backends.ssh"}
+PENDING_LONG = {"sncheck.backends.ssh"}
 
 
 # ----------------------------------------------------------------------------- the tree

@@ -19,7 +19,8 @@ Usage::
 Workers never outlive a layer call: on Ctrl-C, a rank that exits non-zero, or no
 progress from any rank for ``op_timeout_s`` (no heartbeat, no row), every worker's
 process group is killed and :class:`~sncheck.errors.HarnessError` names the layer and
-the cause. Rows already emitted stay emitted.
+the cause. Rows already emitted stay emitted. The processes themselves (ports, the fork
+server, the workers, the rows file as it grows) are :mod:`sncheck.backends.processes`.
 
 Options (keyword arguments):
 
@@ -37,14 +38,9 @@ Options (keyword arguments):
 
 from __future__ import annotations
 
-import atexit
 import importlib.util
-import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -61,6 +57,20 @@ from sncheck.topology import Topology, round_robin
 from sncheck.worker.device import BACKEND_DEVICE, DEVICE_MODULES
 from sncheck.backends.base import Backend, Emit
 from sncheck.backends.load import machine_load
+from sncheck.backends.processes import (
+    PortInUse,
+    RowTail,
+    ServedWorker,
+    SubprocessWorker,
+    Worker,
+    exit_cause,
+    fork_server,
+    loopback_ifname,
+    package_env,
+    release_port,
+    reserve_port,
+    running_fork_server,
+)
 
 # dist backend -> the module its device needs (hccl: torch_npu)
 DEVICE_MODULES_OF_BACKEND = {b: DEVICE_MODULES[k] for b, k in BACKEND_DEVICE.items() if k in DEVICE_MODULES}
@@ -74,252 +84,6 @@ POLL_S = 0.05
 PORT_ATTEMPTS = 3
 # The calibration run: every pair once, few iterations (it runs before every local run).
 CALIBRATION = {"lat_iters": 20, "bw_iters": 3}
-
-_PORT_LOCK = threading.Lock()
-_PORTS_HELD: set[int] = set()
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-
-
-class _PortInUse(Exception):
-    """Rank 0 could not bind the rendezvous port (someone took it after we chose it)."""
-
-
-# --------------------------------------------------------------------------- ports
-
-def reserve_port() -> int:
-    """A free TCP port on 127.0.0.1, never one this process has handed out and not released."""
-    for _ in range(100):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        with _PORT_LOCK:
-            if port not in _PORTS_HELD:
-                _PORTS_HELD.add(port)
-                return port
-    raise HarnessError("local backend: found no free TCP port on 127.0.0.1")
-
-
-def release_port(port: int) -> None:
-    with _PORT_LOCK:
-        _PORTS_HELD.discard(port)
-
-
-# --------------------------------------------------------------------------- workers
-
-class _Worker:
-    """One rank's process, started in its own session so its whole group can be killed."""
-
-    def __init__(self, rank: int, card: str, log_path: Path) -> None:
-        self.rank, self.card, self.log_path = rank, card, log_path
-        self.pid: int | None = None
-
-    def exitcode(self) -> int | None:
-        raise NotImplementedError
-
-    def _reap(self, timeout: float) -> None:
-        raise NotImplementedError
-
-    def kill(self) -> None:
-        if self.pid is None or self.exitcode() is not None:
-            return
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            # not (yet) a group leader: it has not reached setsid; kill the process itself
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-    def wait(self, timeout: float) -> None:
-        self._reap(timeout)
-
-    def log_tail(self, lines: int = 3) -> str:
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        tail = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        return " | ".join(tail[-lines:])
-
-
-class _ServedWorker(_Worker):
-    def __init__(self, rank: int, card: str, log_path: Path, server: "_ForkServer", pid: int) -> None:
-        super().__init__(rank, card, log_path)
-        self.server, self.pid = server, pid
-
-    def exitcode(self) -> int | None:
-        return self.server.exitcode(self.pid)
-
-    def _reap(self, timeout: float) -> None:
-        self.server.wait(self.pid, timeout)
-
-
-class _SubprocessWorker(_Worker):
-    def __init__(self, rank: int, card: str, log_path: Path, argv: list[str], env: dict) -> None:
-        super().__init__(rank, card, log_path)
-        with open(log_path, "ab") as log:
-            self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
-        self.pid = self.proc.pid
-
-    def exitcode(self) -> int | None:
-        return self.proc.poll()
-
-    def _reap(self, timeout: float) -> None:
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
-
-
-def _package_env() -> dict[str, str]:
-    """This environment with our sncheck first on PYTHONPATH, installed or not."""
-    path = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
-    return {**os.environ, "PYTHONPATH": path}
-
-
-class _ForkServer:
-    """Parent side of the probe's fork server (``python -m sncheck.worker.torchdist --serve``).
-
-    Importing torch takes seconds; N ranks importing it at once on a small machine take
-    N times that. The server imports it once and forks a rank per request. Unlike
-    multiprocessing's forkserver it does not re-run the caller's ``__main__`` in each
-    child. One server per process, shared by all backends; a reader thread collects
-    its replies (started pids, exit codes).
-    """
-
-    def __init__(self) -> None:
-        self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sncheck.worker.lifeline", "--serve"],  # dies with us
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            env=_package_env(), start_new_session=True)
-        self._cond = threading.Condition()
-        self._started: dict[int, int] = {}  # request id -> pid
-        self._codes: dict[int, int] = {}    # pid -> exit code
-        self._next_id = 0
-        self.alive = True
-        threading.Thread(target=self._read, name="sncheck-forkserver", daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            msg = json.loads(line)
-            with self._cond:
-                if "code" in msg:
-                    self._codes[msg["pid"]] = msg["code"]
-                else:
-                    self._codes.pop(msg["pid"], None)  # a reused pid's old exit
-                    self._started[msg["id"]] = msg["pid"]
-                self._cond.notify_all()
-        with self._cond:
-            self.alive = False
-            self._cond.notify_all()
-
-    def fork(self, job: Path, out: Path, env: dict[str, str], log: Path, timeout: float) -> int:
-        with self._cond:
-            rid, self._next_id = self._next_id, self._next_id + 1
-            req = {"id": rid, "job": str(job), "out": str(out), "env": env, "log": str(log)}
-            try:
-                self.proc.stdin.write((json.dumps(req) + "\n").encode())
-                self.proc.stdin.flush()
-            except OSError:
-                self.alive = False
-            self._cond.wait_for(lambda: rid in self._started or not self.alive, timeout)
-            if rid in self._started:
-                return self._started.pop(rid)
-        self._stderr.seek(0)
-        tail = self._stderr.read().decode(errors="replace").strip().splitlines()[-3:]
-        raise HarnessError("local backend: the worker fork server "
-                           + ("exited" if not self.alive else f"did not answer in {timeout:.0f} s")
-                           + (f": {' | '.join(tail)}" if tail else ""))
-
-    def exitcode(self, pid: int) -> int | None:
-        with self._cond:
-            if pid in self._codes or self.alive:
-                return self._codes.get(pid)
-        # the server is gone (it kills its ranks when it goes): alive means orphaned
-        return None if _pid_alive(pid) else 255
-
-    def wait(self, pid: int, timeout: float) -> None:
-        with self._cond:
-            self._cond.wait_for(lambda: pid in self._codes or not self.alive, timeout)
-
-    def stop(self) -> None:
-        try:
-            self.proc.stdin.close()  # end of requests: the server kills its ranks and exits
-            self.proc.wait(5)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-
-
-_SERVER: _ForkServer | None = None
-_SERVER_LOCK = threading.Lock()
-
-
-def _fork_server() -> _ForkServer:
-    global _SERVER
-    with _SERVER_LOCK:
-        if _SERVER is None or not _SERVER.alive:
-            if _SERVER is None:
-                atexit.register(_stop_fork_server)
-            _SERVER = _ForkServer()
-        return _SERVER
-
-
-def _stop_fork_server() -> None:
-    with _SERVER_LOCK:
-        if _SERVER is not None:
-            _SERVER.stop()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _exit_cause(code: int) -> str:
-    if code < 0:
-        try:
-            return f"was killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with code {code}"
-
-
-def _loopback_ifname() -> str | None:
-    try:
-        names = [name for _, name in socket.if_nameindex()]
-    except OSError:
-        return None
-    return next((n for n in ("lo", "lo0") if n in names), None)
-
-
-# --------------------------------------------------------------------------- tail
-
-class _Tail:
-    """New complete lines of a file that another process appends to."""
-
-    def __init__(self, path: Path) -> None:
-        self.path, self.offset, self.partial = path, 0, b""
-
-    def lines(self) -> list[dict]:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return []
-        self.offset += len(data)
-        *complete, self.partial = (self.partial + data).split(b"\n")
-        return [json.loads(line) for line in complete if line.strip()]
-
 
 # --------------------------------------------------------------------------- backend
 
@@ -359,7 +123,7 @@ class LocalBackend(Backend):
             from sncheck.worker.golden_model import GoldenConfig
             GoldenConfig.from_dict(self.golden_config)
         self.keep_workdir = bool(options.get("keep_workdir", False))
-        self._workers: list[_Worker] = []
+        self._workers: list[Worker] = []
         self._lock = threading.Lock()
 
     # ---- public API
@@ -447,8 +211,8 @@ class LocalBackend(Backend):
     def machine_load(self) -> dict | None:
         """This machine's own load between measurements: suspect and controls share it.
         The fork server and the ranks it forks are sncheck's own CPU, not other load."""
-        server = _SERVER
-        return machine_load([server.proc.pid] if server is not None and server.alive else [])
+        server = running_fork_server()
+        return machine_load([server.proc.pid] if server is not None else [])
 
     # ---- facts
 
@@ -508,7 +272,7 @@ class LocalBackend(Backend):
                 try:
                     self._attempt(layer, plan, emit, workdir / f"try{attempt}", port)
                     return
-                except _PortInUse:
+                except PortInUse:
                     self.progress(f"{layer}: rendezvous port {port} was taken; retrying")
                 finally:
                     release_port(port)
@@ -528,7 +292,7 @@ class LocalBackend(Backend):
         self.progress(f"{layer}: starting {len(self.cards)} workers ({self.dist_backend}, port {port})")
         try:
             self._start(job_path, out_path, workdir, port)
-            self._watch(layer, _Tail(out_path), workdir, emit)
+            self._watch(layer, RowTail(out_path), workdir, emit)
         except KeyboardInterrupt as e:
             self._kill_all()
             raise HarnessError(f"local backend: {layer} layer {interrupt_cause(e)}; "
@@ -540,28 +304,28 @@ class LocalBackend(Backend):
         env = {"RANK": str(rank), "WORLD_SIZE": str(len(self.cards)), "LOCAL_RANK": str(rank),
                "LOCAL_WORLD_SIZE": str(len(self.cards)), "MASTER_ADDR": "127.0.0.1",
                "MASTER_PORT": str(port)}
-        lo = _loopback_ifname()
+        lo = loopback_ifname()
         if lo and "GLOO_SOCKET_IFNAME" not in os.environ:
             env["GLOO_SOCKET_IFNAME"] = lo  # all ranks are here; the hostname may resolve elsewhere
         return env
 
     def _start(self, job_path: Path, out_path: Path, workdir: Path, port: int) -> None:
-        server = _fork_server() if self.launcher == "forkserver" else None
+        server = fork_server() if self.launcher == "forkserver" else None
         for rank, card in enumerate(self.cards):
             log = workdir / f"rank{rank}.log"
             env = self._env(rank, port)
             if server is not None:
                 pid = server.fork(job_path, out_path, env, log, self.start_timeout_s)
-                w: _Worker = _ServedWorker(rank, card, log, server, pid)
+                w: Worker = ServedWorker(rank, card, log, server, pid)
             else:
                 argv = [sys.executable, "-m", "sncheck.worker.torchdist",
                         "--job", str(job_path), "--out", str(out_path)]
-                w = _SubprocessWorker(rank, card, log, argv,
-                                      {**_package_env(), **env, "SNCHECK_DIE_WITH_PARENT": "1"})
+                w = SubprocessWorker(rank, card, log, argv,
+                                     {**package_env(), **env, "SNCHECK_DIE_WITH_PARENT": "1"})
             with self._lock:
                 self._workers.append(w)
 
-    def _watch(self, layer: str, tail: _Tail, workdir: Path, emit: Emit) -> None:
+    def _watch(self, layer: str, tail: RowTail, workdir: Path, emit: Emit) -> None:
         """Pass rows on as they come; stop everything on a crash or a hang."""
         with self._lock:
             workers = list(self._workers)
@@ -587,12 +351,12 @@ class LocalBackend(Backend):
             self._check_hang(layer, tail, workers, workdir, started, last_line, emit)
             time.sleep(POLL_S)
 
-    def _drain(self, tail: _Tail, emit: Emit) -> None:
+    def _drain(self, tail: RowTail, emit: Emit) -> None:
         for line in tail.lines():
             if "_progress" not in line:
                 emit(line)
 
-    def _fail_crashed(self, layer: str, tail: _Tail, workers: list[_Worker],
+    def _fail_crashed(self, layer: str, tail: RowTail, workers: list[Worker],
                       failed: dict[int, int], emit: Emit) -> None:
         time.sleep(POLL_S)  # let a crash's neighbours show up, and its last rows land
         self._drain(tail, emit)
@@ -600,15 +364,15 @@ class LocalBackend(Backend):
         if 0 in failed and any(s in by_rank[0].log_tail(20).lower()
                                for s in ("address already in use", "eaddrinuse", "errno 98")):
             self._kill_all()
-            raise _PortInUse()
+            raise PortInUse()
         self._kill_all()
         # a rank that exited has its reason at the end of its log; a killed one has none
-        causes = "; ".join(f"rank {r} ({by_rank[r].card}) {_exit_cause(c)}"
+        causes = "; ".join(f"rank {r} ({by_rank[r].card}) {exit_cause(c)}"
                            + (f": {by_rank[r].log_tail()}" if c > 0 and by_rank[r].log_tail() else "")
                            for r, c in failed.items())
         raise HarnessError(f"local backend: {layer} layer failed: {causes}")
 
-    def _check_hang(self, layer: str, tail: _Tail, workers: list[_Worker], workdir: Path,
+    def _check_hang(self, layer: str, tail: RowTail, workers: list[Worker], workdir: Path,
                     started: float, last_line: float, emit: Emit) -> None:
         beats = {}
         for w in workers:
