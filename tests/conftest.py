@@ -101,3 +101,11 @@ def slurm_cluster(tmp_path: Path) -> Iterator[Callable[..., SlurmCluster]]:
                 failures.append(e)
         if failures:
             raise failures[0]
+
+
+@pytest.fixture(scope="session")
+def watch_jobs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The dumps of one real gloo job (tests/watch_harness.py), shared by the watch tests."""
+    from watch_harness import real_job
+
+    return real_job(tmp_path_factory.mktemp("watch-job"))

@@ -24,25 +24,11 @@ RAS_DIR = ROOT / "fixtures" / "real" / "nccl-ras"
 HOST = socket.gethostname()
 
 
-def torchrun(out: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "4",
-           str(ROOT / "tests" / "watch_job.py"), "--out", str(out), *args]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
-def jobs(tmp_path_factory) -> dict[str, Path]:
-    """One real job, three phases (each its own process group and dump directory): a
-    clean one (dumped as pickles, torch's watchdog format), one where rank 2 sleeps 40 ms
-    before each step's collectives, and one where rank 3 stops after 8 steps and the
-    others time out after 3 s. The job ends failed (the timeout): that is the fault."""
-    base = tmp_path_factory.mktemp("job")
-    r = torchrun(base, "--phases", "clean,straggler,hung", "--pickle-phases", "clean", "--rank", "2",
-                 "--hung-rank", "3", "--hang-after", "8", "--pg-timeout", "3")
-    for name in ("clean", "straggler", "hung"):
-        assert len(list((base / name).glob("fr-*-rank*"))) == 4, (name, r.stderr[-3000:])
-    return {name: base / name for name in ("clean", "straggler", "hung")}
+def jobs(watch_jobs) -> dict[str, Path]:
+    """One real job's phases (tests/watch_harness.py): clean (torch's pickles), straggler
+    (rank 2), p2p (rank 2 again, with sends and recvs), hung (rank 3 after 8 steps)."""
+    return watch_jobs
 
 
 def watch(*args: str) -> tuple[int, dict | None, str]:
@@ -318,6 +304,54 @@ def test_slow_communicator_from_inspector_and_nccl_tests(tmp_path):
     slow = [f for f in res["findings"] if f["rule"] == "watch-communicator-slow"]
     assert [(f["entity"], f["entity_kind"]) for f in slow] == [("node01", "host")], out  # node02's 441 of 450 is fine
     assert (slow[0]["evidence"]["measured"], slow[0]["evidence"]["expected"], slow[0]["evidence"]["unit"]) == (300.0, 450.0, "GB/s")
+
+
+def _inspector(d: Path, host: str, busbw: float) -> Path:
+    """One communicator of the 8 cards of ``host`` in NCCL Inspector's layout, and its rank map."""
+    d.mkdir(parents=True)
+    records = [{"header": {"id": "0x7f8c496ae9f661", "rank": rank, "n_ranks": 8, "nnodes": 1},
+                "metadata": {"inspector_output_format_version": "v4.0", "hostname": host, "pid": 1},
+                "coll_perf": {"coll": "AllReduce", "coll_sn": 0, "coll_msg_size_bytes": 1 << 30,
+                              "coll_exec_time_us": 100, "coll_algobw_gbs": busbw, "coll_busbw_gbs": busbw}}
+               for rank in range(8)]
+    (d / "inspector.log").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    (d / "ranks.json").write_text(json.dumps([{"rank": i, "host": host, "local_rank": i} for i in range(8)]))
+    return d
+
+
+def test_slow_communicator_against_a_baseline(tmp_path):
+    """--baseline: a known-good job's dumps, or its watch run. Against it, not the design:
+    300 GB/s where good jobs reach 300 is no finding (design 450 would flag it); 400 where
+    good jobs reach 600 is one. A baseline that is no good run, or holds no bandwidth, is
+    refused (exit 2)."""
+    sn = {"supernodes": [{"name": "sn0", "hosts": "node[01-02]", "cards_per_host": 8}]}
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump({"name": "bw", "design": {"scale_up": {"bandwidth": "450 GB/s",
+                                                                           "latency": "3 us"}}, **sn}))
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(yaml.safe_dump({"name": "bw", **sn}))  # no design: the good job's own run judges no bandwidth
+    good, job = _inspector(tmp_path / "good", "node01", 300.0), _inspector(tmp_path / "job", "node01", 300.0)
+    assert watch(str(job), "-i", str(inv), "--out", str(tmp_path / "o0"))[0] == 1  # against design: 67%
+    code, res, out = watch(str(job), "-i", str(inv), "--baseline", str(good), "--out", str(tmp_path / "o1"))
+    assert code == 0 and gating(res) == [], out
+    assert res["inputs"]["baseline"]["name"] == str(good)
+    code, res, out = watch(str(good), "-i", str(bare), "--out", str(tmp_path / "good-run"))
+    assert code == 0, out
+    code, res, out = watch(str(job), "-i", str(inv), "--baseline", str(tmp_path / "good-run" / "results.json"),
+                           "--out", str(tmp_path / "o2"))
+    assert code == 0 and gating(res) == [], out
+    assert res["inputs"]["baseline"]["sha256"]
+    fast = _inspector(tmp_path / "fast", "node01", 600.0)
+    code, res, out = watch(str(_inspector(tmp_path / "job400", "node01", 400.0)), "-i", str(inv),
+                           "--baseline", str(fast), "--out", str(tmp_path / "o3"))
+    slow = [f for f in res["findings"] if f["rule"] == "watch-communicator-slow"]
+    assert code == 1 and [(f["entity"], f["evidence"]["expected"]) for f in slow] == [("node01", 600.0)], out
+    assert "(the baseline)" in slow[0]["message"]
+    code, res, out = watch(str(job), "-i", str(inv), "--baseline", str(tmp_path / "o0"), "--out", str(tmp_path / "o4"))
+    assert code == 2 and "known-good" in out, out  # a failed run is no baseline
+    (tmp_path / "empty").mkdir()
+    code, res, out = watch(str(job), "-i", str(inv), "--baseline", str(tmp_path / "empty"), "--out", str(tmp_path / "o5"))
+    assert code == 2 and "no bus bandwidth" in out and "Traceback" not in out, out
 
 
 def test_big_inspector_log_read_from_its_tail(tmp_path, monkeypatch):

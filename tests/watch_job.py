@@ -8,6 +8,8 @@ each group against itself. The fault is acted out by the job itself:
 
   clean      every rank does the same work each step
   straggler  rank --rank sleeps --delay seconds before each step's collectives
+  p2p        the straggler, and after each step's collectives sends and recvs in a ring of
+             every rank but rank 1: ranks make different numbers of point-to-point ops
   hung       rank --hung-rank stops taking part after --hang-after steps (it sleeps until
              torchrun stops it: SIGTERM, on which the helper dumps); the others time out
              after --pg-timeout seconds and dump (the helper's with block). The last phase.
@@ -39,13 +41,20 @@ def phase(name: str, a, rank: int, world: int) -> None:
         for step in range(a.steps):
             grad = (x @ w).sum(0)  # the step's compute, the same on every rank
             time.sleep(0.005)
-            if name == "straggler" and rank == a.rank:
+            if name in ("straggler", "p2p") and rank == a.rank:
                 time.sleep(a.delay)
             if name == "hung" and rank == a.hung_rank and step >= a.hang_after:
                 time.sleep(3600)  # stuck: never enters this step's collectives
             dist.all_reduce(grad, group=group)
             flag = torch.zeros(1)
             dist.broadcast(flag, 0, group=group)
+            if name == "p2p" and rank != 1:
+                ring = [r for r in range(world) if r != 1]
+                at = ring.index(rank)
+                reqs = [dist.isend(flag, ring[(at + 1) % len(ring)], group=group),
+                        dist.irecv(torch.zeros(1), ring[at - 1], group=group)]
+                for q in reqs:
+                    q.wait()
             rec.step()
         rec.dump()
 

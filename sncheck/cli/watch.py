@@ -22,6 +22,9 @@ from sncheck.cli.main import EXIT_USAGE, Failure, handle_errors
               help="Record findings and quarantines in this state store (sncheck status, history).")
 @click.option("--out", type=click.Path(file_okay=False), help="Run directory for results.json and reports "
               "(default runs/<run-id>/).")
+@click.option("--baseline", "baseline", type=click.Path(exists=True),
+              help="A known-good job: its dump directory or its watch run (results.json): communicators' bus "
+                   "bandwidth is judged against its (default: the tiers' design values).")
 @click.option("--rules", "rules_ref", default="default", show_default=True, help="Rules file or shipped name.")
 @click.option("--gate", type=click.Choice(["critical", "warning"]), default="warning", show_default=True)
 @click.option("--confirm-playbook", default="nightly-stress", show_default=True,
@@ -33,7 +36,7 @@ from sncheck.cli.main import EXIT_USAGE, Failure, handle_errors
 @click.option("-q", "--quiet", is_flag=True)
 @click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout.")
 @handle_errors
-def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, rules_ref, gate, confirm_playbook,
+def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baseline, rules_ref, gate, confirm_playbook,
               interval, formats, quiet, as_json) -> None:
     """Name the straggler, the hung rank and the desynchronised one from a job's own
     signals: PyTorch Flight Recorder dumps (JSON or pickle), NCCL RAS status (text or
@@ -59,7 +62,7 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, rules_r
     opts = WatchOptions(Path(directory), rank_map=rank_map,
                         inventory=load_inventory(inventory_path) if inventory_path else None,
                         rules=load_rules(rules_ref), out=Path(out) if out else None, gate=gate, state_dir=state_dir,
-                        report_formats=report_formats, confirm_playbook=confirm_playbook,
+                        report_formats=report_formats, confirm_playbook=confirm_playbook, baseline=baseline,
                         progress=(lambda m: None) if quiet else (lambda m: click.echo(f"sncheck: {m}", err=True)))
 
     def show(outcome) -> None:

@@ -376,6 +376,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "Flight Recorder: the first collective a rank's peers entered and it never did"),
     Metric("fr_desync", "watch", ENTITIES, "collectives", injob.fr_desync,
            "Flight Recorder: sequence ids where a rank recorded another collective or other sizes than its peers"),
+    Metric("fr_p2p_unmatched", "watch", ENTITIES, "ops", injob.fr_p2p_unmatched,
+           "Flight Recorder (NCCL): sends or recvs a rank never posted against its peer's"),
     Metric("comm_busbw", "watch", ENTITIES, "GB/s", injob.comm_busbw,
            "NCCL Inspector / nccl-tests: a communicator's bus bandwidth over its tier's design (or baseline)"),
     Metric("ras_state", "watch", ENTITIES, "states", injob.ras_state,

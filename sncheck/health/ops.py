@@ -429,6 +429,8 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("behind_peers", injob.behind_peers, (ENTITIES,), {
         "min_peer_share": Param((int, float), 1.0, "share of its peers that entered the collective it did not"),
     }, (), "a rank that never entered a collective its peers entered (Flight Recorder)"),
+    Op("p2p_unmatched", injob.p2p_unmatched, (ENTITIES,), {}, (),
+       "a rank that never posted the send or recv its peer posted (Flight Recorder, NCCL)"),
     Op("ras_states", injob.ras_states, (ENTITIES,), {
         "states": Param(list, ["INCOMPLETE", "MISMATCH", "NOCOMM", "DEAD", "ERROR"], "which RAS states count"),
     }, (), "states NCCL RAS reports, on the rank's card"),

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sncheck.watch import ras
 
-MAX_DUMP_BYTES = 256 << 20   # a Flight Recorder of 20k entries is a few MB
+MAX_DUMP_BYTES = 64 << 20    # a Flight Recorder of 20k entries is ~10 MB of JSON; parsed, a dump takes ~10x its size
 # Inspector's JSON log grows all job long (200-500 B a collective): only its last part is
 # read, so following a long job stays bounded in memory and time.
 INSPECTOR_TAIL_BYTES = 16 << 20
@@ -45,7 +45,15 @@ class Dump:
     rank: int | None = None
     job: str | None = None
     mtime_ns: int = 0
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # part of it unreadable
+    info: list[str] = field(default_factory=list)    # read, with something left out
+    _fr: tuple | None = field(default=None, repr=False)
+
+    def fr(self) -> tuple[list[dict], list[dict], list[dict]]:
+        """:func:`fr_rows` of a Flight Recorder dump, computed once."""
+        if self._fr is None:
+            self._fr = fr_rows(self)
+        return self._fr
 
 
 @dataclass
@@ -183,36 +191,102 @@ def _flight_recorder(path: Path, data, rank, job, mtime_ns) -> Dump | Unreadable
 
 
 # ------------------------------------------------------------------ rows
-def fr_rows(dump: Dump) -> tuple[list[dict], list[dict]]:
+# NCCL's point-to-point entries name their peer in the profiling name, in group ranks:
+# "nccl:send 1->2" (from 1 to 2), "nccl:recv 3<-0" (3 from 0) (torch's flight_recorder
+# components/types.py reads them the same way). gloo records no point-to-point entry.
+_P2P_NAME = re.compile(r"^\S+:(send|recv) (\d+)(->|<-)(\d+)$")
+
+
+def fr_rows(dump: Dump) -> tuple[list[dict], list[dict], list[dict]]:
     """One row per collective a rank recorded (``fr``), one per process group it is in
-    (``fr_pg``: its last enqueued collective as torch counts it, the dump's time)."""
+    (``fr_pg``: its last collective as its entries count them, the dump's time), one per
+    point-to-point op (``fr_p2p``).
+
+    The last collective is the entries' own ``collective_seq_id``, never ``pg_status``:
+    gloo counts every op there (``last_enqueued_collective`` is the op id, point-to-point
+    ops included) and NCCL writes the point-to-point sequence into it after a send or a
+    recv, so two healthy ranks of a pipeline would differ there. A point-to-point entry
+    carries the collective count it follows, not its own: it never counts as a
+    collective. When a group's sequence starts again inside one dump (its ids go down: the
+    group was made anew, or the process restarted into the same file), only the entries
+    after the last restart are this run's."""
     data = dump.data
-    entries, groups = [], {}
-    for e in data.get("entries") or []:
-        if not isinstance(e, dict) or e.get("is_p2p"):
-            continue  # point-to-point ops have their own sequence (p2p_seq_id); not judged here
+    raw = [e for e in data.get("entries") or [] if isinstance(e, dict)]
+    members = _pg_members(data)
+    ids = [e.get("record_id") for e in raw]
+    # 0: the buffer still holds this rank's first record (nothing was dropped); -1: unknown
+    first_record = min(ids) if ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids) else -1
+    by_pg: dict[str, list[dict]] = {}
+    p2p = []
+    for e in raw:
         pg = e.get("process_group") or ("?", "?")
         name = str(pg[0]) if isinstance(pg, (list, tuple)) and pg else str(pg)
+        desc = str(pg[1]) if isinstance(pg, (list, tuple)) and len(pg) > 1 else ""
+        if e.get("is_p2p"):
+            if row := _p2p_row(dump, e, name, desc, members.get(name)):
+                p2p.append({**row, "first_record": first_record, "dump_ns": dump.mtime_ns})
+            continue
         seq = e.get("collective_seq_id")
-        if not isinstance(seq, int):
+        if not isinstance(seq, int) or isinstance(seq, bool):
             continue
         sizes = json.dumps([e.get("input_sizes"), e.get("output_sizes"), e.get("input_dtypes")], separators=(",", ":"))
-        entries.append({"pg": name, "pg_desc": str(pg[1]) if isinstance(pg, (list, tuple)) and len(pg) > 1 else "",
-                        "rank": dump.rank, "seq": seq, "op": str(e.get("profiling_name") or ""), "sizes": sizes,
-                        "created_ns": int(e.get("time_created_ns") or 0), "state": str(e.get("state") or ""),
-                        "dump": dump.path.name})
-        groups.setdefault(name, seq)
-        groups[name] = max(groups[name], seq)
-    for name, st in (data.get("pg_status") or {}).items():
-        if isinstance(st, dict):
+        by_pg.setdefault(name, []).append({
+            "pg": name, "pg_desc": desc, "rank": dump.rank, "seq": seq, "op": str(e.get("profiling_name") or ""),
+            "sizes": sizes, "created_ns": _int_ns(e.get("time_created_ns")), "state": str(e.get("state") or ""),
+            "dump": dump.path.name})
+    entries, pgs = [], []
+    for name, rows in by_pg.items():
+        start = 0
+        for i in range(1, len(rows)):
+            if rows[i]["seq"] < rows[i - 1]["seq"]:
+                start = i
+        if start:
+            dump.info.append(f"group {name}: its collective ids start again after entry {start} (a new group or "
+                              f"a restarted process): the {start} entries before are left out")
+        rows = rows[start:]
+        entries += rows
+        pgs.append({"pg": name, "rank": dump.rank, "last_seq": max(r["seq"] for r in rows),
+                    "first_seq": min(r["seq"] for r in rows), "dump_ns": dump.mtime_ns, "dump": dump.path.name})
+    return entries, pgs, p2p
+
+
+def _pg_members(data: dict) -> dict[str, list[int]]:
+    """Each group's global ranks, in group-rank order, from ``pg_config`` (NCCL writes
+    them; gloo writes none)."""
+    out = {}
+    for name, cfg in (data.get("pg_config") or {}).items() if isinstance(data.get("pg_config"), dict) else ():
+        ranks = cfg.get("ranks") if isinstance(cfg, dict) else None
+        if isinstance(ranks, str):
             try:
-                enq = int(st.get("last_enqueued_collective", -1))
-            except (TypeError, ValueError):
-                enq = -1
-            groups[str(name)] = max(groups.get(str(name), -1), enq)
-    pgs = [{"pg": name, "rank": dump.rank, "last_seq": last, "dump_ns": dump.mtime_ns, "dump": dump.path.name}
-           for name, last in groups.items()]
-    return entries, pgs
+                ranks = json.loads(ranks)
+            except json.JSONDecodeError:
+                ranks = None
+        if isinstance(ranks, list) and ranks and all(isinstance(r, int) and not isinstance(r, bool) for r in ranks):
+            out[str(name)] = sorted(ranks)
+    return out
+
+
+def _p2p_row(dump: Dump, e: dict, pg: str, desc: str, members: list[int] | None) -> dict | None:
+    m = _P2P_NAME.match(str(e.get("profiling_name") or ""))
+    if not m:
+        return None  # a coalesced batch's own entry: its sends and recvs are entries of their own
+    kind, a, b = m[1], int(m[2]), int(m[4])
+    src, dst = (a, b) if kind == "send" else (b, a)
+    peer_local = dst if kind == "send" else src
+
+    def glob(local: int) -> int | None:
+        if members is not None:
+            return members[local] if local < len(members) else None
+        return local if desc == "default_pg" or pg == "0" else None  # the default group: group rank = global rank
+
+    return {"pg": pg, "rank": dump.rank, "op": kind, "peer": glob(peer_local), "peer_local": peer_local,
+            "seq": _int_ns(e.get("p2p_seq_id")), "created_ns": _int_ns(e.get("time_created_ns")),
+            "state": str(e.get("state") or ""), "sizes": json.dumps(e.get("input_sizes"), separators=(",", ":")),
+            "dump": dump.path.name}
+
+
+def _int_ns(v) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
 
 def inspector_rows(dump: Dump) -> list[dict]:

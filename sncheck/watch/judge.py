@@ -18,6 +18,7 @@ from typing import Callable
 import pandas as pd
 
 from sncheck.config.inventory import Inventory
+from sncheck.config.shipped import provenance
 from sncheck.errors import ConfigError
 from sncheck.health.findings import Finding, IsolationEntry, merge_findings, severity_rank
 from sncheck.health.metrics import DetectContext
@@ -26,7 +27,8 @@ from sncheck.run.verdict import EXIT_CODES, decide
 from sncheck.store.rundir import RunStore, new_run_id
 from sncheck.topology import Topology, natural_key
 from sncheck.watch import dumps as dumpio
-from sncheck.watch.rankmap import CardNames, RankMap, from_slurm, inventory_from_map, load_rank_map
+from sncheck.watch.rankmap import CardNames, RankMap, from_slurm, inventory_from_map, load_rank_map, safe_host
+from sncheck.watch.select import select
 
 SCHEMA = "sncheck.run/1"
 LAYER = "watch"
@@ -44,7 +46,7 @@ class WatchOptions:
     state_dir: str | None = None
     report_formats: tuple[str, ...] = ("html",)
     confirm_playbook: str = CONFIRM_PLAYBOOK
-    baseline: dict | None = None
+    baseline: str | None = None         # a known-good job: its dump directory, or its watch run (results.json)
     progress: Callable[[str], None] = field(default=lambda m: None)
 
 
@@ -92,18 +94,20 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
     good, bad = read_directory(opts)
     raw: list[Finding] = []
     site = inventory.supernodes[0].name
-    jobs = rank_map.jobs
-    kept = []
-    for d in good:
-        if d.job and jobs and d.job not in jobs:
-            raw.append(Finding(site, "supernode", LAYER, "watch-dump-other-job", "info",
-                               f"{d.path.name}: a dump of job {d.job}, not of this job ({', '.join(sorted(jobs))}): "
-                               "left out", {"measured": d.job, "expected": sorted(jobs), "unit": None,
-                                            "dump": d.path.name}, about="check"))
-            continue
-        kept.append(d)
+    kept, left_out = select(good, rank_map.jobs)
+    for lo in left_out:
+        raw.append(Finding(site, "supernode", LAYER, lo.rule, "info", f"{lo.dump.path.name}: {lo.reason}: left out",
+                           {"measured": lo.dump.job or lo.dump.path.name, "expected": sorted(rank_map.jobs) or None,
+                            "unit": None, "dump": lo.dump.path.name}, about="check"))
+    for d in kept:
+        if d.format == "flight_recorder":
+            d.fr()  # its notes
         for note in d.notes:
             raw.append(_unreadable(site, d.path, note))
+        for note in d.info:
+            raw.append(Finding(site, "supernode", LAYER, "watch-dump-restarted", "info", f"{d.path.name}: {note}",
+                               {"measured": "restarted", "expected": None, "unit": None, "dump": d.path.name},
+                               about="check"))
     for u in bad:
         opts.progress(f"watch: {u.path}: dump unreadable: {u.reason}")
         rank = dumpio.rank_of_name(u.path.name)
@@ -117,7 +121,8 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
         counts = _emit(store, kept, names, topo, rank_map)
         raw += _unmapped_ranks(kept, rank_map, names)
         rules = opts.rules
-        ctx = DetectContext(topo, dict(inventory.design), baseline=opts.baseline)
+        base = load_baseline(opts.baseline, inventory, names, topo) if opts.baseline else None
+        ctx = DetectContext(topo, dict(inventory.design), baseline=base)
         from sncheck.health.rules import evaluate
 
         frames = store.frames()
@@ -135,8 +140,8 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
             "directory": str(opts.directory), "dumps": len(kept), "unreadable": len(bad), **counts,
             "rank_map": rank_map.source or "none"}}],
         "findings": [f.to_dict() for f in findings], "isolation": [e.to_dict() for e in isolation],
-        "gate": opts.gate, "inputs": {"rules": {"name": rules.source if rules else None,
-                                                 "path": rules.path if rules else None}},
+        "gate": opts.gate, "inputs": {"rules": provenance(rules.source if rules else None, rules.path if rules else None),
+                                      "baseline": provenance(opts.baseline, _results_of(opts.baseline))},
         "confirm": [{"entity": e.entity, "command": _confirm_command(opts.confirm_playbook, e.entity)}
                     for e in isolation],
         "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
@@ -163,6 +168,54 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
     _reports(results, store, opts)
     code = EXIT_CODES[results["verdict"]]
     return Outcome(results, out_dir, code)
+
+
+def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topology) -> dict:
+    """The bus bandwidth levels of a known-good job (``--baseline``): a directory of its
+    dumps (Inspector, nccl-tests; its ``ranks.json`` if it has one), or its ``sncheck
+    watch`` run (the run directory or its results.json, verdict pass)."""
+    import json
+
+    from sncheck.health.injob import baseline_levels
+    from sncheck.store.rundir import read_frames
+
+    p = Path(ref)
+    run_dir = p.parent if p.is_file() else p
+    if p.is_file() or (p / "results.json").is_file():
+        try:
+            res = json.loads((run_dir / "results.json").read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ConfigError(f"not a watch run's results.json ({e})", str(p)) from e
+        if not isinstance(res, dict) or res.get("schema") != SCHEMA:
+            raise ConfigError(f"not a run's results.json (schema {SCHEMA})", str(p))
+        if res.get("verdict") != "pass":
+            raise ConfigError(f"its verdict is {res.get('verdict')!r}: a baseline must be a known-good run", str(p))
+        bw = read_frames(run_dir).kind("comm_bw")
+    elif p.is_dir():
+        own = p / "ranks.json"
+        if own.is_file():
+            names = CardNames(inventory, load_rank_map(own))
+        rows = []
+        for f in dumpio.dump_files(p):
+            d = dumpio.read_dump(f)
+            if isinstance(d, dumpio.Dump) and d.format in ("nccl_inspector", "nccl_tests"):
+                raw = dumpio.inspector_rows(d) if d.format == "nccl_inspector" else dumpio.nccl_tests_rows(d)
+                rows += [_comm_row(r, names, topo) for r in raw]
+        bw = pd.DataFrame(rows)
+    else:
+        raise ConfigError("no such baseline: a known-good job's dump directory or its watch run", str(p))
+    levels = baseline_levels(bw) if not bw.empty else {}
+    if not levels:
+        raise ConfigError("the baseline holds no bus bandwidth (NCCL Inspector or nccl-tests) records", str(p))
+    return {"source": str(p), "metrics": {"comm_busbw": {"tier": levels}}}
+
+
+def _results_of(ref: str | None) -> Path | None:
+    """The file a baseline's provenance hashes: a run's results.json (a dump directory has none)."""
+    if not ref:
+        return None
+    p = Path(ref)
+    return p if p.is_file() else p / "results.json"
 
 
 def _placeholder_inventory() -> Inventory:
@@ -204,12 +257,13 @@ def _quarantine(findings: list[Finding], playbook: str) -> list[IsolationEntry]:
 
 def _emit(store: RunStore, dumps: list[dumpio.Dump], names: CardNames, topo: Topology,
           rank_map: RankMap) -> dict:
-    fr, pgs, ras, bw = [], [], [], []
+    fr, pgs, p2p, ras, bw = [], [], [], [], []
     for d in dumps:
         if d.format == "flight_recorder":
-            e, p = dumpio.fr_rows(d)
+            e, p, q = d.fr()
             fr += e
             pgs += p
+            p2p += q
         elif d.format == "nccl_ras":
             for r in d.data["records"]:
                 ras.append(_ras_row(r, names, topo, d))
@@ -217,14 +271,21 @@ def _emit(store: RunStore, dumps: list[dumpio.Dump], names: CardNames, topo: Top
             bw += dumpio.inspector_rows(d)
         elif d.format == "nccl_tests":
             bw += dumpio.nccl_tests_rows(d)
-    for rows in (fr, pgs):
+    hosts: dict[int, str | None] = {}
+    for rows in (fr, pgs, p2p):
         for r in rows:
-            r["card"], r["mapped"], _ = names.of_rank(int(r["rank"]))
+            rank = int(r["rank"])
+            r["card"], r["mapped"], _ = names.of_rank(rank)
+            if rank not in hosts:
+                placed = rank_map.placements.get(rank)
+                hosts[rank] = (names.host(placed.host) or placed.host) if placed else None
+            r["host"] = hosts[rank]  # whose clock its times are on
     _batch(store, "fr", fr)
     _batch(store, "fr_pg", pgs)
+    _batch(store, "fr_p2p", p2p)
     _batch(store, "ras", ras)
     _batch(store, "comm_bw", [_comm_row(r, names, topo) for r in bw])
-    return {"collectives": len(fr), "ras_states": len(ras), "bandwidth_records": len(bw),
+    return {"collectives": len(fr), "p2p_ops": len(p2p), "ras_states": len(ras), "bandwidth_records": len(bw),
             "ranks": len({r["rank"] for r in pgs})}
 
 
@@ -235,12 +296,14 @@ def _batch(store: RunStore, kind: str, rows: list[dict]) -> None:
 
 
 def _ras_row(r, names: CardNames, topo: Topology, d: dumpio.Dump) -> dict:
-    card, known = names.card(r.node, r.gpu)
+    node = safe_host(r.node)
+    detail = r.detail if node or not r.node else f"{r.detail} (its node's name refused: not a host name)"
+    card, known = names.card(node, r.gpu)
     named = bool(card)
     if not card:
         card = topo.supernode_names[0]
-    return {"state": r.state, "comm": r.comm or "", "rank": r.rank, "gpu": r.gpu, "node": r.node, "pid": r.pid,
-            "detail": r.detail, "ahead": r.ahead, "entity": card, "entity_kind": "card" if named else "supernode",
+    return {"state": r.state, "comm": r.comm or "", "rank": r.rank, "gpu": r.gpu, "node": node, "pid": r.pid,
+            "detail": detail, "ahead": r.ahead, "entity": card, "entity_kind": "card" if named else "supernode",
             "named": named, "mapped": known, "dump": d.path.name}
 
 

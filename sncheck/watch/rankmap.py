@@ -25,6 +25,16 @@ from sncheck.errors import ConfigError
 from sncheck.topology import card_id
 
 MAX_RANKS = 1 << 20
+# A host as a rank map, RAS, Inspector or nccl-tests may name it: a name or an address
+# (IPv4, IPv6). It becomes part of a card id, a state store key and the confirmation
+# command printed for an operator to run, so nothing else is taken: no space, quote, slash,
+# semicolon or leading dash.
+_HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$")
+
+
+def safe_host(name: object) -> str | None:
+    """``name`` when it is a host name or address sncheck may use, else None."""
+    return name if isinstance(name, str) and _HOST.match(name) else None
 
 
 @dataclass(frozen=True)
@@ -64,8 +74,8 @@ def load_rank_map(path: str | Path) -> RankMap:
         rank, host, local = e.get("rank"), e.get("host"), e.get("local_rank")
         if not (isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0):
             raise ConfigError(f"entry {i}: rank must be an integer from 0, got {rank!r}", str(p))
-        if not (isinstance(host, str) and host and "/" not in host and len(host) <= 255):
-            raise ConfigError(f"entry {i}: host must be a host name, got {host!r}", str(p))
+        if safe_host(host) is None:
+            raise ConfigError(f"entry {i}: host must be a host name or address, got {str(host)[:80]!r}", str(p))
         if not (isinstance(local, int) and not isinstance(local, bool) and 0 <= local < 4096):
             raise ConfigError(f"entry {i}: local_rank must be an integer from 0, got {local!r}", str(p))
         if rank in out:
@@ -89,6 +99,8 @@ def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
     try:
         hosts = expand_hostlist(nodes)
     except (ConfigError, ValueError):
+        return None
+    if any(safe_host(h) is None for h in hosts):
         return None
     per_node: list[int] = []
     for part in tasks.split(","):
@@ -125,6 +137,8 @@ class CardNames:
 
     def card(self, host: str | None, index: int | None) -> tuple[str, bool]:
         """``<host>/gpu<index>`` with the inventory's host name, and whether the inventory knows it."""
+        if safe_host(host) is None:
+            return "", False  # a name no card id may carry (a hostile or broken dump): the rank is not named
         known = self.host(host)
         if known is not None and index is not None and 0 <= index < self.inventory.hosts[known].cards:
             return card_id(known, index), True
