@@ -226,3 +226,38 @@ def test_a_hanging_dmesg_times_out_for_that_host_only_and_says_so(sshd_cluster, 
     assert kernel["node1"]["status"] == "timeout" and "timed out" in kernel["node1"]["message"]
     assert kernel["node2"]["status"] == "ok" and kernel["node2"]["value"]["events"][0]["card"] == 0
     assert hostreads.KERNEL_LOG_TIMEOUT_S == 60.0  # the shipped bound
+
+
+STRESS_ONLY = ("name: ssh-stress-only\nlayers:\n  - stress: {min_bytes: 4K, max_bytes: 16K, iters: 2, warmup: 1, "
+               "collectives: [all_reduce]}\ngate: warning\n")
+
+
+def test_a_stress_only_night_reads_the_kernel_log_and_counters_before_and_after(sshd_cluster, tmp_path):
+    """Issue 21 gap (a): a playbook without a connectivity layer (nightly-stress) still reads
+    every host's kernel log since the last run and its counters before and after the layers;
+    the Xid is judged, and isolated by masking the card, as in a gate."""
+    pytest.importorskip("torch")
+    cluster = sshd_cluster(2, ["node1", "node2"])
+    for host in cluster:
+        install_fake_tools(host, cards=2)
+        install_python(host)
+    replay_kernel_log(cluster["node1"], XID79_ON_GPU1)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    pb = tmp_path / "stress.yaml"
+    pb.write_text(STRESS_ONLY)
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", str(pb), "-i", str(inv), "--backend", "ssh",
+                                  "--rules", str(rules_without_timing_peers(tmp_path / "rules.yaml")),
+                                  "--known-hosts", str(cluster.known_hosts), "--ssh-config", str(cluster.ssh_config),
+                                  "--state-dir", str(tmp_path / "state"), "--via", "hostfile", "--out", str(out), "-q"])
+    res, rows = json.loads((out / "results.json").read_text()), read_rows(out)
+    assert r.exit_code == 1, r.output
+    reads = sorted((r["host"], r["fact"], r["value"].get("read", 0)) for r in rows
+                   if r["kind"] == "host_fact" and r["fact"] in ("nvlink_errors", "ib_counters"))
+    assert reads == [(h, f, n) for h in ("node1", "node2") for f in ("ib_counters", "nvlink_errors") for n in (0, 1)]
+    kernel = {r["host"]: r for r in rows if r["kind"] == "host_fact" and r["fact"] == "kernel_log"}
+    assert set(kernel) == {"node1", "node2"} and kernel["node1"]["value"]["events"][0]["card"] == 1
+    xid = [f for f in res["findings"] if f["rule"] == "kernel-xid"]
+    assert [(f["entity"], f["severity"]) for f in xid] == [("node1/gpu1", "critical")], res["findings"]
+    steps = [(i["entity"], i["action"]) for i in res["isolation"] if i["entity"] == "node1/gpu1"]
+    assert ("node1/gpu1", "isolate") in steps and not [i for i in res["isolation"] if i["entity_kind"] == "host"]

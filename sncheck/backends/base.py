@@ -85,6 +85,12 @@ class Backend(ABC):
                                                              interval_s=opt("fabric_retry_every_s"))
         return judge
 
+    def host_reads(self, hosts: tuple[str, ...], emit: Emit) -> bool:
+        """The reads only a real host has, for a run whose layers read no host facts: the
+        kernel log since the last run and the fabric counters' first read (their second is
+        :meth:`fabric_counters`, after the layers). False where this backend has none."""
+        return False
+
     def fabric_counters(self, hosts: tuple[str, ...], emit: Emit) -> None:
         """Read the fabric error counters again once a layer's traffic is over (their
         growth is judged, sncheck.health.fabric); a backend without real fabric has none."""

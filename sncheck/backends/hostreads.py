@@ -36,7 +36,7 @@ from sncheck.vendors.infiniband import counters as ib_counters
 
 KERNEL_LOG_TIMEOUT_S = 60.0
 CURSOR_FILE = "kernel-log-cursors.json"
-_QUERY_COMMANDS = ("nvidia-smi -q", "nvidia-smi -q -x")
+QUERY_COMMANDS = ("nvidia-smi -q", "nvidia-smi -q -x")  # the listings that give each card's bus id
 
 
 def _check_kernel(cards_of_bus: dict[str, int], since_last: bool, after_time: str | None):
@@ -162,14 +162,16 @@ class HostReads:
                                  timed_out=res.timed_out, duration=res.duration)[1]
 
     def counters(self, host: str, expect: hostfacts.Expect, commands: list[hostfacts.FactCommand],
-                 run: Callable[[hostfacts.FactCommand], Any], checks: dict[str, bool], again: bool) -> list[dict]:
+                 run: Callable[[hostfacts.FactCommand], Any], checks: dict[str, bool], again: bool,
+                 nvlink: bool | None = None) -> list[dict]:
         """A read of the host's counters: the IB port counters (when its platform reads
-        ``ibstat``) and, ``again`` (after the traffic), ``nvlink_errors`` too (when its
-        platform has it: the host facts read it the first time)."""
+        ``ibstat``) and, ``again`` (after the traffic) or ``nvlink`` (a run without host
+        facts), ``nvlink_errors`` too (when its platform has it: the host facts read it the
+        first time)."""
         n = self._next(host)
         rows: list[dict] = []
         names = {c.name for c in commands}
-        if again and "nvlink_errors" in names:
+        if (again if nvlink is None else nvlink) and "nvlink_errors" in names:
             cmd = next(c for c in commands if c.name == "nvlink_errors")
             if not hostfacts.switched_off(cmd, checks):
                 res = run(cmd)
@@ -191,7 +193,7 @@ class HostReads:
         from sncheck.vendors.nvidia.gpu_checks import card_indices
 
         for out in reversed(raw_outputs):
-            if out.get("command") not in _QUERY_COMMANDS or out.get("exit_code") not in (0, None):
+            if out.get("command") not in QUERY_COMMANDS or out.get("exit_code") not in (0, None):
                 continue
             parse = nvidia_smi.parse_query if out["command"] == "nvidia-smi -q" else fabric.parse_query_xml
             try:

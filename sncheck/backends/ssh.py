@@ -71,7 +71,7 @@ from sncheck.store.rows import collective_row, host_fact_row, not_run_row, p2p_r
 from sncheck.topology import Topology, host_of, link_id, rail_of
 from sncheck.transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
 from sncheck.backends.base import Backend, Emit
-from sncheck.backends.hostreads import KERNEL_LOG_TIMEOUT_S, HostReads
+from sncheck.backends.hostreads import KERNEL_LOG_TIMEOUT_S, QUERY_COMMANDS, HostReads
 
 log = logging.getLogger("sncheck.backends.ssh")
 
@@ -240,12 +240,42 @@ class SshBackend(Backend):
 
         return read
 
-    def _host_reads(self, conn: Connection) -> list[dict]:
-        """The IB port counters (their first read) and the kernel log since the last run."""
+    def _host_reads(self, conn: Connection, nvlink: bool = False) -> list[dict]:
+        """The IB port counters (their first read; ``nvlink``: the NVLink counters too, where
+        no host facts read them) and the kernel log since the last run."""
         h, judge = conn.host, self.fact_judge
         expect, checks = judge.expect(h), judge.checks(h)
-        return (self.reads.counters(h, expect, judge.commands(h), self._reader(conn), checks, again=False)
+        return (self.reads.counters(h, expect, judge.commands(h), self._reader(conn), checks, again=False,
+                                    nvlink=nvlink)
                 + self.reads.kernel(h, expect, self._kernel_run(conn), self.raw_outputs(h), checks))
+
+    def host_reads(self, hosts: tuple[str, ...], emit: Emit) -> bool:
+        """The kernel log and the counters' first read on every reachable host at once, for
+        a run without host facts. The host's ``nvidia-smi -q`` is read first (kept for the
+        evidence, not judged) so that each Xid names its card by bus id."""
+        emit = _locked(emit)
+        judge = self.fact_judge
+
+        def reads(conn: Connection) -> Result:
+            conn.open()
+            h, run = conn.host, self._reader(conn)
+            listing = [c for c in judge.commands(h) if c.display in QUERY_COMMANDS]
+            if listing and not [o for o in self.raw_outputs(h) if o.get("command") in QUERY_COMMANDS]:
+                run(listing[0])
+            for row in self._host_reads(conn, nvlink=True):
+                emit(row)
+            return Result(h, "host reads", "", "", 0, 0.0)
+
+        outcome = fan_out([self._conn(h) for h in hosts if h not in self.down], reads, forks=self.forks)
+        for h, r in outcome.items():
+            if isinstance(r, TransportError):  # what was not read is a failed fact, never a pass
+                self._mark_down(h, r)
+                emit(host_fact_row(h, "kernel_log", None, None, False, status="unreachable", tool="kernel-log",
+                                   message=f"{h}: kernel log and counters not read: {r.message}"))
+            elif isinstance(r, HostTaskError):
+                emit(host_fact_row(h, "kernel_log", None, None, False, status="error", tool="kernel-log",
+                                   message=f"{h}: kernel log and counters not read: {r.message}"))
+        return True
 
     def _kernel_run(self, conn: Connection):
         timeout = min(self.command_timeout, KERNEL_LOG_TIMEOUT_S)

@@ -17,6 +17,10 @@ from sncheck.store.rows import RowSink, as_sink
 from sncheck.topology import Topology
 
 
+# What a host read (kernel log, fabric counters) is judged by, whatever the layers.
+HOST_READ_METRICS = ("fabric_counters", "kernel_events", "host_fact_failures", "host_fact_warnings")
+
+
 @dataclass
 class LayerContext:
     topo: Topology
@@ -49,6 +53,14 @@ class LayerContext:
     def sink(self, **constants: Any) -> RowSink:
         """``emit`` as a row sink, setting ``constants`` on every row."""
         return as_sink(self.emit).tagged(**constants)
+
+    def detect_host_reads(self) -> list:
+        """Judge the kernel log and fabric counter reads of a run whose layers read no host
+        facts (``Backend.host_reads``): the rules of their metrics only, over those rows."""
+        mine = self.frames("connectivity")
+        ctx = DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history)
+        rules = [r for r in (self.rules.judging("connectivity") if self.rules else []) if r.metric in HOST_READ_METRICS]
+        return evaluate(rules, mine, ctx)
 
     def detect(self, layer: str) -> list:
         """Evaluate the rules of ``layer`` over that layer's rows, then the verdict's

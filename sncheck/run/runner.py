@@ -143,7 +143,15 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
         results["scope"] = {"targets": list(opts.targets), "cards": sorted(scoped, key=natural_key),
                             "hosts": sorted({host_of(c) for c in scoped}, key=natural_key)}
     raw: list[Finding] = baseline_not_judged(opts.baseline_info, playbook, topo)
+    # Layers without host facts still read what only a real host has (kernel log, fabric
+    # counters) before and after them: a stress-only night is judged on those too.
+    read_hosts = (tuple(sorted({host_of(c) for c in scoped}, key=natural_key)) if scoped is not None
+                  else tuple(topo.hosts))
+    host_reads = False
     try:
+        if not any(s.name == "connectivity" for s in playbook.layers):
+            progress(f"host reads (kernel log, fabric counters) on {len(read_hosts)} hosts")
+            host_reads = backend.host_reads(read_hosts, store)
         design = dict(inventory.design)
         results["design"] = {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us,
                                  "source": "inventory"} for t, d in design.items()}
@@ -173,6 +181,9 @@ def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
             # Provisional (partial results.json); decided again after the retest, below.
             entry["verdict"] = provisional_layer_verdict(spec.name, found, gate)
             store.write_results(results)  # a partial results.json after each layer
+        if host_reads:
+            backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
+            raw.extend(LayerContext(topo, backend, store, design, {}, progress, rules=rules).detect_host_reads())
         findings = merge_findings(raw, topo.cards_of_host)
         ctx = LayerContext(topo, backend, store, design, {}, progress, rules=rules,
                            reference=references.get("golden"), baseline=baseline,
