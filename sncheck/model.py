@@ -71,10 +71,12 @@ class Status(StrEnum):
     PARSE_FAILED = "parse_failed"
     NOT_RUN = "not_run"
     SKIPPED = "skipped"  # a host fact the inventory switched off (``checks: {tool: false}``)
+    NOT_MEASURED = "not_measured"  # the tool ran and skipped the test (dcgmi ``Skip``): nothing judged
 
 
-# A check that could not run or whose output could not be read: about the check, not the hardware.
-CHECK_STATUSES = (Status.MISSING_TOOL, Status.PARSE_FAILED)
+# A check that could not run, whose output could not be read, or whose tool skipped what it
+# was to measure: about the check, not the hardware.
+CHECK_STATUSES = (Status.MISSING_TOOL, Status.PARSE_FAILED, Status.NOT_MEASURED)
 
 
 class Tier(StrEnum):

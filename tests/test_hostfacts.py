@@ -208,11 +208,17 @@ def test_ib_port_down_or_slow_fails() -> None:
     ("01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt", True, "Pass"),
     ("02_r3_fragment_deployment_error_row_remap_pending.txt", False, "Fail"),
     ("03_r2_fragment_gpu_memory_fail_gpu0_thermal_warning.txt", False, "Fail"),
-    ("04_r3_json_1gpu_pass_eud_skip.json.txt", True, "Pass"),
+    ("04_r3_json_1gpu_pass_eud_skip.json.txt", False, "Pass"),
+    ("../r3/dcgmi-diag/03_dcgm3.3.9_r3_2x_rtxpro6000_all_hw_tests_skip_printed_twice.txt", False, "Skip"),
 ])
 def test_dcgmi(rel: str, ok: bool, result: str) -> None:
     r = run("dcgmi_diag", real(f"dcgmi-diag/{rel}"))["dcgmi_diag"]
     assert (r["ok"], r["value"], r["expected"], r["tool"]) == (ok, result, "Pass", "dcgmi")
+    if "skip" in rel:  # a skipped test measured nothing: not judged (a check finding), never a pass
+        assert r["status"] == "not_measured" and "not judged: " in r["message"], r
+        assert "EUD Test" in r["message"] and ("GPU Memory" in r["message"]) == rel.startswith("..")
+    else:
+        assert r["status"] == "ok"
     if rel.startswith("03"):
         assert "GPU Memory" in r["message"] and "Thermal violations" in r["message"]
     if rel.startswith("02"):
@@ -291,3 +297,22 @@ def test_registry_is_consistent_and_quotable() -> None:
             assert cmd.facts[0] in vendor.facts
             build_command(list(cmd.argv))
     assert dataclasses.is_dataclass(hf.Expect)
+
+
+def test_a_skipped_dcgmi_diag_is_a_not_measured_check_finding_never_a_pass_nor_an_isolation() -> None:
+    """Issue 21 gap (c): every hardware test 'Skip - All' (DCGM 3.3.9 on RTX PRO 6000) is a
+    finding about the check: critical (the gate fails), rule not-measured, nothing isolated."""
+    import pandas as pd
+
+    from sncheck.config.inventory import load_inventory
+    from sncheck.health.invariants import status_findings
+    from sncheck.health.metrics import DetectContext
+    from sncheck.topology import Topology
+
+    topo = Topology(load_inventory(str(Path(__file__).resolve().parents[1] / "fixtures/inventories/demo-2sn.yaml")))
+    host = topo.hosts[0]
+    text = real("r3/dcgmi-diag/03_dcgm3.3.9_r3_2x_rtxpro6000_all_hw_tests_skip_printed_twice.txt")
+    row = {**run("dcgmi_diag", text)["dcgmi_diag"], "host": host}
+    found = status_findings(pd.DataFrame([row]), DetectContext(topo, topo.inventory.design))
+    assert [(f.entity, f.rule, f.severity, f.about) for f in found] == [(host, "not-measured", "critical", "check")]
+    assert "PCIe" in found[0].message and "Skip" in found[0].message

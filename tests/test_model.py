@@ -23,7 +23,7 @@ def test_values_are_the_strings_results_json_holds():
     assert {t.value for t in Tier} == {"intra_host", "scale_up", "scale_out"}
     assert {k.value for k in EntityKind} == {"card", "nic", "link", "host", "supernode"}
     assert {s.value for s in Status} == {"ok", "error", "timeout", "unreachable", "missing_tool", "parse_failed",
-                                         "not_run", "skipped"}
+                                         "not_run", "skipped", "not_measured"}
     for enum in (Severity, Verdict, Status, Tier, EntityKind):
         assert issubclass(enum, Enum)
         for member in enum:

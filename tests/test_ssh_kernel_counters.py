@@ -86,8 +86,8 @@ def test_xid79_isolates_that_card_and_a_second_night_without_new_lines_is_clean(
     reads = sorted((r["host"], r["value"].get("read", 0)) for r in rows
                    if r["kind"] == "host_fact" and r["fact"] == "nvlink_errors" and r["layer"] == "connectivity")
     assert reads == [("node1", 0), ("node1", 1), ("node2", 0), ("node2", 1)]
-    assert json.loads((state / "kernel-log-cursors.json").read_text())["ssh-test"]["node1"] == \
-        {"time": "2026-11-30T01:02:03,000000+00:00"}
+    kept = json.loads((state / "kernel-log-cursors.json").read_text())["ssh-test"]["node1"]
+    assert kept == {"time": "2026-11-30T01:02:03,000000+00:00", "bus_ids": {"0000:19:00": 0, "0000:2a:00": 1}}
 
     # The next night the same log holds no new line: nothing to judge, no finding.
     rows = night(inv, cluster, state)
@@ -124,13 +124,14 @@ def _findings(rows: list[dict], topo) -> list:
     return merge_findings(evaluate(load_rules("default").rules, pd.DataFrame(rows), ctx), topo.cards_of_host)
 
 
+# nvlink -e lists every link of the board: 12 on an A100 SXM (fewer reads as cut short)
 NVLINK_E = "GPU {i}: NVIDIA A100-SXM4-80GB (UUID: GPU-{i})\n" + "".join(
     f"\t Link {ln}: Replay Errors: {{r{ln}}}\n\t Link {ln}: Recovery Errors: 0\n\t Link {ln}: CRC Errors: 0\n"
-    for ln in range(3))
+    for ln in range(12))
 
 
 def nvlink_e(replays: dict[tuple[int, int], int]) -> str:
-    return "".join(NVLINK_E.format(i=i, **{f"r{ln}": replays.get((i, ln), 0) for ln in range(3)}) for i in range(2))
+    return "".join(NVLINK_E.format(i=i, **{f"r{ln}": replays.get((i, ln), 0) for ln in range(12)}) for i in range(2))
 
 
 def test_nvlink_replays_that_grow_by_200_during_the_run_name_that_cards_link(sshd_cluster, tmp_path):
@@ -261,3 +262,55 @@ def test_a_stress_only_night_reads_the_kernel_log_and_counters_before_and_after(
     assert [(f["entity"], f["severity"]) for f in xid] == [("node1/gpu1", "critical")], res["findings"]
     steps = [(i["entity"], i["action"]) for i in res["isolation"] if i["entity"] == "node1/gpu1"]
     assert ("node1/gpu1", "isolate") in steps and not [i for i in res["isolation"] if i["entity_kind"] == "host"]
+
+
+def fallen_off(host, listed: int, cards: int) -> None:
+    """node's ``nvidia-smi -q`` lists only its first ``listed`` GPUs (the rest fell off the
+    bus: gone from the listing, Attached GPUs counted down), every other command all ``cards``."""
+    tool = f"{shlex.quote(sys.executable)} {shlex.quote(str(REPO / 'tests' / 'fake_tool.py'))}"
+    install_fake_tool(host, "nvidia-smi", (
+        "#!/bin/sh\n"
+        f"export PYTHONPATH={shlex.quote(str(REPO))}\n"
+        f"if [ \"$*\" = \"-q\" ]; then exec {tool} {listed} nvidia-smi \"$@\"; fi\n"
+        f"exec {tool} {cards} nvidia-smi \"$@\"\n"))
+
+
+def test_xid79_on_a_gpu_gone_from_the_listing_masks_that_card_not_the_host(sshd_cluster, tmp_path):
+    """Issue 21 gap (b): the usual Xid 79, the GPU gone from ``nvidia-smi -q``. Its bus id
+    names it: by its place in bus order among the GPUs still listed (no earlier run), or by
+    the last whole listing in the state dir. The card is masked; the host is not drained."""
+    pytest.importorskip("torch")
+    cluster = sshd_cluster(2, ["node1", "node2"])
+    for host in cluster:
+        install_fake_tools(host, cards=2)
+        install_python(host)
+    fallen_off(cluster["node1"], listed=1, cards=2)
+    replay_kernel_log(cluster["node1"], XID79_ON_GPU1)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    r, res, rows = run_gate(tmp_path, cluster, inv, tmp_path / "state", "night1")
+    assert r.exit_code == 1, r.output
+    kernel = next(r for r in rows if r["fact"] == "kernel_log" and r["host"] == "node1")
+    assert kernel["value"]["events"][0]["card"] == 1, kernel
+    xid = [f for f in res["findings"] if f["rule"] == "kernel-xid"
+           or any(x["rule"] == "kernel-xid" for x in f["evidence"].get("related", []))]
+    assert [(f["entity"], f["severity"]) for f in xid] == [("node1/gpu1", "critical")], res["findings"]
+    steps = [(i["entity"], i["entity_kind"], i["action"]) for i in res["isolation"]]
+    assert ("node1/gpu1", "card", "isolate") in steps, steps
+    assert not [i for i in res["isolation"] if i["entity_kind"] == "host"], steps
+
+
+def test_a_missing_gpu_is_named_by_bus_order_or_by_the_last_whole_listing():
+    from sncheck.backends.hostreads import name_cards
+
+    a, b, c, d = "0000:19:00", "0000:2a:00", "0000:3b:00", "0000:4c:00"
+    # 3 of 4 listed, not whole: the Xid's bus id takes its rank among them
+    assert name_cards({a: None, c: None, d: None}, {}, 4, [b]) == {a: 0, b: 1, c: 2, d: 3}
+    # two gone, both in the log: still as many as the cards
+    assert name_cards({a: None, d: None}, {}, 4, [c, b])[c] == 2
+    # too few to rank (one gone, not in the log): the last whole listing names it, or nothing
+    assert name_cards({a: None, d: None}, {b: 1, c: 2}, 4, [b]) == {b: 1}
+    assert name_cards({a: None, d: None}, {}, 4, [b]) == {}
+    # the last listing disagrees with the bus order: neither is trusted for the rank
+    assert name_cards({a: None, c: None, d: None}, {b: 3}, 4, [b]) == {}
+    # a whole listing names its cards; a bus id it lacks (not a GPU of this host) names none
+    assert name_cards({a: 0, b: 1}, {}, 2, ["0000:99:00"]) == {a: 0, b: 1}

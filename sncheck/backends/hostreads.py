@@ -39,9 +39,33 @@ CURSOR_FILE = "kernel-log-cursors.json"
 QUERY_COMMANDS = ("nvidia-smi -q", "nvidia-smi -q -x")  # the listings that give each card's bus id
 
 
-def _check_kernel(cards_of_bus: dict[str, int], since_last: bool, after_time: str | None):
+def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
+               buses: list[str]) -> dict[str, int]:
+    """Bus id -> card index for the bus ids of a kernel log's reports.
+
+    ``listed``: the bus ids of the host's ``nvidia-smi -q`` now, with the card each names
+    (None where the listing is not whole). A bus id it lacks is a GPU that fell off the bus
+    (Xid 79) or never came up. It is named, in this order, by ``known`` (the host's last
+    whole listing, kept in the state dir) or by its place in PCI bus order: nvidia-smi
+    numbers GPUs in bus order, so when the listed bus ids and the reports' missing ones are
+    together as many as the host's cards, each one's rank is its index. Else it names no
+    card (the host)."""
+    out = {b: i for b, i in listed.items() if i is not None}
+    missing = sorted({b for b in buses if b and b not in listed})
+    if missing and not out and len(listed) + len(missing) == cards:
+        out = {b: i for i, b in enumerate(sorted([*listed, *missing]))}
+        if any(known.get(b) not in (None, i) for b, i in out.items()):
+            return {}  # the last whole listing says otherwise (cards moved?): trust neither
+    for b in missing:
+        if b not in out and b in known and known[b] not in out.values():
+            out[b] = known[b]
+    return out
+
+
+def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool, after_time: str | None):
     def check(host: str, parsed: dict[str, Any], expect: hostfacts.Expect) -> list[dict]:
         kept = kernel_log.since(parsed, after_time)
+        cards_of_bus = namer([e.get("bus_id") or "" for e in kept["events"] if e["source"] != "sxid"])
         events = [{**e, "card": cards_of_bus.get(e.get("bus_id") or "") if e["source"] != "sxid" else None}
                   for e in kept["events"]]
         errors = parsed.get("errors") or []
@@ -125,10 +149,20 @@ class HostReads:
                raw_outputs: list[dict], checks: dict[str, bool]) -> list[dict]:
         """The kernel log rows of one host (``run`` runs a FactCommand there)."""
         cursor = self.cursors.get(host, {})
-        cards = self.cards_of_bus(raw_outputs, expect)
+        listed = self.listed_buses(raw_outputs, expect)
+        known = {str(b): int(i) for b, i in (cursor.get("bus_ids") or {}).items() if isinstance(i, int)}
+        whole = {b: i for b, i in listed.items() if i is not None}
+        if whole and len(whole) == expect.cards:
+            with self._lock:  # the next run names a card that has left the listing by this one
+                self.cursors[host] = {**self.cursors.get(host, {}), "bus_ids": whole}
+
+        def namer(buses: list[str]) -> dict[str, int]:
+            return name_cards(listed, known, expect.cards, buses)
+
+        since_last = bool(cursor.get("cursor") or cursor.get("time"))
         cmd = hostfacts.command("kernel_log", "kernel-log", ["sh", "-c", kernel_log.read_command(cursor.get("cursor"))],
                                 kernel_log.parse_kernel_log,
-                                _check_kernel(cards, bool(cursor), None if cursor.get("cursor") else cursor.get("time")),
+                                _check_kernel(namer, since_last, None if cursor.get("cursor") else cursor.get("time")),
                                 "kernel_log")
         if hostfacts.switched_off(cmd, checks):
             return hostfacts.skipped_rows(host, cmd)
@@ -139,16 +173,19 @@ class HostReads:
         parsed, rows = hostfacts.outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout,
                                          stderr=res.stderr, timed_out=res.timed_out, duration=res.duration)
         if parsed is not None and parsed.get("cursor_lost"):
-            with self._lock:
-                self.cursors.pop(host, None)  # the journal no longer has it: read the whole boot next time
+            with self._lock:  # the journal no longer has it: read the whole boot next time
+                bus_ids = self.cursors.pop(host, {}).get("bus_ids")
+                if bus_ids:
+                    self.cursors[host] = {"bus_ids": bus_ids}
         elif parsed is not None and not parsed.get("errors") and parsed.get("complete"):
             with self._lock:  # the next read starts after what this one saw
-                kept = dict(cursor)
+                kept = {k: v for k, v in self.cursors.get(host, cursor).items() if k in ("cursor", "time")}
                 if parsed.get("cursor"):
                     kept = {"cursor": parsed["cursor"]}
                 elif parsed.get("last_time"):
                     kept = {"time": parsed["last_time"]}
-                self.cursors[host] = kept
+                bus_ids = self.cursors.get(host, {}).get("bus_ids") or cursor.get("bus_ids")
+                self.cursors[host] = {**kept, **({"bus_ids": bus_ids} if bus_ids else {})}
         return rows
 
     def ib(self, host: str, expect: hostfacts.Expect, run: Callable[[hostfacts.FactCommand], Any],
@@ -186,9 +223,10 @@ class HostReads:
         return rows
 
     @staticmethod
-    def cards_of_bus(raw_outputs: list[dict], expect: hostfacts.Expect) -> dict[str, int]:
+    def listed_buses(raw_outputs: list[dict], expect: hostfacts.Expect) -> dict[str, int | None]:
         """Bus id (``0000:3b:00``) -> card index, from the host's last ``nvidia-smi -q``
-        read, where that listing names every card; {} otherwise."""
+        read: every GPU it lists, the index None where that listing does not name every card
+        (:func:`name_cards` names them then); {} without a listing."""
         from sncheck.vendors.nvidia import fabric, nvidia_smi
         from sncheck.vendors.nvidia.gpu_checks import card_indices
 
@@ -200,11 +238,10 @@ class HostReads:
                 parsed = parse(out.get("stdout") or "")
             except Exception:  # noqa: BLE001 - a listing that does not parse names no card
                 return {}
-            mapping = {}
+            mapping: dict[str, int | None] = {}
             for g, index in zip(parsed.get("gpus") or [], card_indices(parsed, expect)):
                 bus = kernel_log.bus_id(g.get("bus_id"))
-                if bus and index is not None:
+                if bus:
                     mapping[bus] = index
             return mapping
         return {}
-

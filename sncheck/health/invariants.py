@@ -49,6 +49,8 @@ SKIPPED = Status.SKIPPED  # a host_fact status: the inventory switched the check
 
 
 def status_rule(status: str) -> str:
+    if status == Status.NOT_MEASURED:
+        return NOT_MEASURED
     return UNREACHABLE if status == Status.UNREACHABLE else f"{NOT_RUN_PREFIX}{status.replace('_', '-')}"
 
 

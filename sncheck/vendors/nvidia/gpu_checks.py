@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sncheck.model import Status
 from sncheck.vendors.facts import Expect, device_ids, fact_row, listed, on_cards as _on_cards
 
 TROUBLE_CLOCK_REASONS = ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown",
@@ -302,15 +303,24 @@ def _note_correctable(rows: list[dict], gpus: list[dict]) -> None:
 
 
 def check_dcgmi(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    """The diagnostic's result. A test dcgmi skipped (``Skip``, ``Skip - All``: a GPU the
+    DCGM version does not support, a plugin not installed) measured nothing: it is "not
+    measured" (a check finding: the gate fails, nothing is isolated), never a pass."""
     result = parsed.get("result")
-    failed = [t["name"] for t in parsed.get("tests") or [] if t.get("result") == "Fail"]
+    tests = parsed.get("tests") or []
+    failed = [t["name"] for t in tests if t.get("result") == "Fail"]
+    skipped = [t["name"] for t in tests if t.get("result") == "Skip"]
     notes = failed + [str(e) for e in parsed.get("errors") or []]
-    ok = result in ("Pass", "Warn", "Skip")
+    ok = result in ("Pass", "Warn") and not skipped
     msg = f"dcgmi diag: {result or 'no result'}"
     if notes:
         msg += f": {listed(notes)}"
-    warnings = [w for t in parsed.get("tests") or [] for w in t.get("warnings") or []]
+    warnings = [w for t in tests for w in t.get("warnings") or []]
     warnings += list(parsed.get("warnings") or [])
     if warnings:
         msg += f" (warnings: {listed(warnings)})"
-    return [fact_row(host, "dcgmi_diag", result, "Pass", ok, msg, "dcgmi")]
+    row = fact_row(host, "dcgmi_diag", result, "Pass", ok, msg, "dcgmi")
+    if skipped and result in ("Pass", "Warn", "Skip") and not failed:
+        row["ok"], row["status"] = False, Status.NOT_MEASURED
+        row["message"] += f"; not judged: {listed(skipped)} skipped by dcgmi (a skip measures nothing)"
+    return [row]
