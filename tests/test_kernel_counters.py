@@ -64,6 +64,8 @@ def test_kernel_log_since_the_last_read_and_a_quoted_cursor() -> None:
     assert parsed["last_time"] == "2026-11-30T02:00:00,500000+00:00"
     assert [e["code"] for e in kernel_log.since(parsed, "2026-11-30T01:00:00,000000+00:00")["events"]] == [48]
     assert kernel_log.since(parsed, parsed["last_time"])["events"] == []
+    # a last read that is no ISO time (a hand-edited cursor file) places nothing: every report is kept
+    assert [e["code"] for e in kernel_log.since(parsed, "yesterday")["events"]] == [79, 48]
     lost = kernel_log.parse_kernel_log("# source: journalctl -k\nFailed to seek to cursor: Invalid argument\n"
                                        + kernel_log.END_MARKER + "\n")
     assert lost["cursor_lost"] and lost["errors"]  # never a quiet night read from a cursor that is gone

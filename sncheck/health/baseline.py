@@ -16,7 +16,7 @@ from sncheck.errors import ConfigError
 from sncheck.config.jsonio import Baseline, read_json, validate
 from sncheck.store.frames import RowFrames
 from sncheck.store.rundir import ROWS_DIR, is_run_dir, read_frames
-from sncheck.health.metrics import METRICS, PAIRS, DetectContext
+from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
 
 SCHEMA = "sncheck.baseline/1"
@@ -51,7 +51,7 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
     if p2p.empty:
         raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))
     rows = RowFrames({"p2p": p2p})
-    ctx = DetectContext(topo=_NoTopology(), design={})
+    ctx = rows_context()
     metrics = {}
     for m in BASELINE_METRICS:
         if METRICS[m].shape != PAIRS:
@@ -81,10 +81,6 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
 
 def _usable(v: object) -> bool:
     return isinstance(v, (int, float)) and math.isfinite(v) and v > 0
-
-
-class _NoTopology:
-    """Pair metrics of p2p rows need no topology (the rows carry their tier)."""
 
 
 def load_baseline(ref: str) -> dict:

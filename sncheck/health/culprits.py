@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -91,7 +92,7 @@ class _Touching:
 
 
 def pair_findings(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext,
-                  flagged: Mapping[str, set[str]] | set[str] = frozenset(),
+                  flagged: Mapping[str, set[str]] | AbstractSet[str] = frozenset(),
                   expected: float | None = None) -> list[Finding]:
     """Localize bad pairs (column ``bad``) and cards flagged by a score (each with the
     tiers it was flagged in) into findings. The evidence names the tier the culprit

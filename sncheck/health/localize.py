@@ -11,6 +11,7 @@ link is "card or link, not localised".
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,7 +138,7 @@ def _levels(cells: pd.DataFrame) -> dict[tuple[str, str], float]:
     return both.groupby(["card", "tier"])["ratio"].median().to_dict()
 
 
-def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: Mapping[str, set[str]] | set[str] = frozenset(),
+def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: Mapping[str, set[str]] | AbstractSet[str] = frozenset(),
              link_bar: LinkBar | None = None) -> list[Culprit]:
     """Attribute bad cells to cards, NICs, hosts, supernodes and links.
 
@@ -213,7 +214,7 @@ def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: Mapping[str, se
     by_end = covered(src) | covered(dst)
     lone = bad[~by_end]
     beside = bad[by_end]
-    if judge_links and not beside.empty:
+    if judge_links and link_bar is not None and not beside.empty:
         levels = _levels(cells)
         own = _independent(beside, levels, link_bar)
         for link, rows in beside[own].groupby(beside[own]["link"].astype(str), sort=True):

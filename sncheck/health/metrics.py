@@ -21,7 +21,7 @@ import pandas as pd
 from sncheck.health import fabric, injob
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames
-from sncheck.config.inventory import TierDesign, tier_design
+from sncheck.config.inventory import Inventory, TierDesign, tier_design
 from sncheck.topology import Topology, card_id
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
@@ -47,6 +47,12 @@ class DetectContext:
         if key not in self.cache:
             self.cache[key] = METRICS[name].fn(rows, self)
         return self.cache[key]
+
+
+def rows_context() -> DetectContext:
+    """A context for the pair metrics of p2p rows alone (baselines, run summaries): the rows
+    carry their tier, so the topology is an empty one and there is no design."""
+    return DetectContext(topo=Topology(Inventory("<rows only>", (), {})), design={})
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sncheck.health.metrics import METRICS, DetectContext, kind_rows
+from sncheck.health.metrics import METRICS, kind_rows, rows_context
 
 KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
 WORST_LINKS = 16          # per tier and metric, kept every run
@@ -43,10 +43,6 @@ class Summary:
     value: float
     spread: float
     n: int
-
-
-class _NoTopology:
-    """p2p metrics need no topology (rows carry their tier)."""
 
 
 def _se(values: np.ndarray) -> float:
@@ -111,7 +107,7 @@ def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
         rows = pd.DataFrame(columns=["kind"])  # (a run's RowFrames, or one frame with a kind column)
     keep_links = {f.get("entity") for f in results.get("findings") or [] if f.get("entity_kind") == "link"}
     for metric in ("p2p_bandwidth", "p2p_latency"):
-        cells = METRICS[metric].fn(rows, DetectContext(topo=_NoTopology(), design={}))
+        cells = METRICS[metric].fn(rows, rows_context())
         if cells.empty:
             continue
         ok = cells[~cells["failed"] & cells["value"].notna()].copy()

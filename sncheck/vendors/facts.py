@@ -25,6 +25,7 @@ rows, which the detectors report; a check that could not run never reads as a pa
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -125,12 +126,12 @@ def device_ids(devices: Sequence[dict[str, Any]], *keys: str) -> list[str] | Non
 def on_cards(problems: Sequence[tuple[int | None, str]], what: str) -> dict[int, str] | None:
     """card index -> "what: its problems", when every problem is on an identified card
     (index not None); else None: the problems stay the host's."""
-    if not problems or any(i is None for i, _ in problems):
-        return None
     out: dict[int, list[str]] = {}
     for i, text in problems:
+        if i is None:
+            return None
         out.setdefault(i, []).append(text)
-    return {i: f"{what}: {listed(texts)}" for i, texts in out.items()}
+    return {i: f"{what}: {listed(texts)}" for i, texts in out.items()} or None
 
 
 def listed(items: Sequence[str]) -> str:
@@ -251,7 +252,7 @@ def check_host(host: str, expect: Expect, commands: Sequence[FactCommand], run: 
             yield from failure_rows(host, cmd, status, f"`{cmd.display}` not run: {why}")
             continue
         try:
-            rows = run_with_retry(host, cmd, expect, lambda cmd=cmd: run(cmd),
+            rows = run_with_retry(host, cmd, expect, functools.partial(run, cmd),
                                   window_s=window_s if cmd.retry_while else 0.0, interval_s=interval_s,
                                   sleep=sleep, clock=clock)
         except NotRun as e:

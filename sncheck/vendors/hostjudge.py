@@ -230,7 +230,14 @@ class FactJudge:
                     rows: list[dict] | None = None, cards: int | None = None) -> None:
             out(host, [self.reachable(host, tool, how)])
             mine = got.setdefault(host, [])
-            for row in (self.judge(host, run, cards=cards) if rows is None else self.seen(host, rows)):
+            judged: Iterable[dict]
+            if rows is not None:
+                judged = self.seen(host, rows)
+            elif run is not None:
+                judged = self.judge(host, run, cards=cards)
+            else:
+                raise TypeError("reached() needs the host's rows or a way to run its commands")
+            for row in judged:
                 mine.append(row)
                 out(host, [row])
 

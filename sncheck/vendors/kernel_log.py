@@ -148,10 +148,10 @@ def describe(e: dict[str, Any]) -> str:
 def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:
     """``parsed`` with only the events after ``after_time`` (ISO, from the last read of a
     dmesg without a journal). Events without an ISO time are kept: they cannot be placed."""
-    if not after_time:
+    key = _iso_key(after_time) if after_time else None
+    if key is None:  # no last read, or one that is not an ISO time (a hand-edited cursor file): keep all
         return parsed
-    key = _iso_key(after_time)
-    kept = [e for e in parsed["events"] if not (e.get("time") and _iso_key(e["time"]) and _iso_key(e["time"]) <= key)]
+    kept = [e for e in parsed["events"] if not ((t := _iso_key(e["time"]) if e.get("time") else None) and t <= key)]
     return {**parsed, "events": kept, "faults": [describe(e) for e in kept
                                                  if e["source"] != "aer" or e["class"] != "corrected"]}
 

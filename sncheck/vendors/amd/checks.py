@@ -45,15 +45,16 @@ def _xgmi_devices(pairs: list[tuple[int | None, int | None, str]], gpus: int
     """(cards, links) a set of bad XGMI pairs names: a GPU whose every pair is bad is the
     card; each other bad pair is its link (MI300X: one XGMI link per GPU pair). None, None
     when a pair's GPU is not known (the host's)."""
-    if not pairs or any(a is None or b is None for a, b, _ in pairs):
+    known = [(a, b, text) for a, b, text in pairs if a is not None and b is not None]
+    if not pairs or len(known) < len(pairs):
         return None, None
     per: dict[int, list[str]] = {}
-    for a, b, text in pairs:
+    for a, b, text in known:
         per.setdefault(a, []).append(text)
         per.setdefault(b, []).append(text)
     dead = {g for g, texts in per.items() if gpus > 2 and len(texts) >= gpus - 1}
     cards = {g: f"XGMI: every link of the GPU down or rerouted: {listed(per[g])}" for g in sorted(dead)}
-    links = {(min(a, b), max(a, b)): f"XGMI: {text}" for a, b, text in pairs if a not in dead and b not in dead}
+    links = {(min(a, b), max(a, b)): f"XGMI: {text}" for a, b, text in known if a not in dead and b not in dead}
     return cards or None, links or None
 
 

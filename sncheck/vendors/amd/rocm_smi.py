@@ -128,8 +128,8 @@ def parse_concise(text: str) -> dict[str, Any]:
             if len(cells) != len(old_columns):
                 errors.append(f"GPU {cells[0]}: {len(cells)} cells for {len(old_columns)} columns: {body!r}")
             gpus.append(_old_row(old_columns, cells))
-        elif saw and _ROW.match(line):
-            g: dict[str, Any] = {"device": int(_ROW.match(line).group(1))}
+        elif saw and (row := _ROW.match(line)):
+            g: dict[str, Any] = {"device": int(row.group(1))}
             temp = re.search(r"([\d.]+)°C", line)
             watts = re.findall(r"([\d.]+)W\b", line)
             clocks = re.findall(r"(\d+)Mhz", line)

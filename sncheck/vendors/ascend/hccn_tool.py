@@ -57,7 +57,7 @@ def parse_fec(text: str) -> dict[str, Any]:
 def parse_optical(text: str) -> dict[str, Any]:
     values: dict[str, Any] = {}
     thresholds: dict[str, float] = {}
-    flags: dict[str, int] = {}
+    flags: dict[str, int | None] = {}  # None: a flag that is not hex
     present = None
     errors: list[str] = []
     for line in _lines(text):

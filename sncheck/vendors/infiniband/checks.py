@@ -63,10 +63,10 @@ def check_ib_ports(host: str, parsed: dict[str, Any], expect: Expect) -> list[di
     if bad:
         msg += f": {listed(bad)}"
     on_rails: dict[int, str] | None = None
-    named = {r for r, _ in problems}
-    if problems and None not in named and len(named) < len(rails):  # every rail bad: the host's
-        on_rails = {}
-        for r, text in problems:
+    on_known = [(r, text) for r, text in problems if r is not None]
+    if problems and len(on_known) == len(problems) and len({r for r, _ in on_known}) < len(rails):
+        on_rails = {}  # (every rail bad: the host's)
+        for r, text in on_known:
             on_rails[r] = f"{on_rails[r]}, {text}" if r in on_rails else \
                 f"rail {r} ({rails[r]}, of {len(rails)} adapters in name order): {text}"
     return [fact_row(host, "ib_ports", up, len(ports), not bad and bool(ports), msg, "ibstat", nics=on_rails)]

@@ -62,8 +62,8 @@ def render_ibstat(state: HostState, name: str = IBSTAT_CAPTURE) -> str:
     if name == IBSTAT_CAPTURE:
         out: list[str] = []
         for i in range(state.cards):
-            block = [f"CA 'mlx5_{i}'", *templates[i % len(templates)][1:]]
-            out += _down(block) if i in down else block
+            ca_block = [f"CA 'mlx5_{i}'", *templates[i % len(templates)][1:]]
+            out += _down(ca_block) if i in down else ca_block
         return "\n".join(out) + "\n"
     cas = ibstat.parse_ibstat("\n".join(ln for t in templates for ln in t))["cas"]
     rails = rail_adapters(cas, state.cards)

@@ -155,7 +155,7 @@ def _apply_row(result: dict[str, Any], category: str | None, row: _Row) -> None:
     label = _MESSAGE_LABEL.match(row.label)
     kind = _MESSAGE_KINDS.get(label.group(1).lower()) if label else None
     entries = _join_wrapped(row, split_on_status=kind is None)
-    if kind is not None:
+    if kind is not None and label is not None:
         gpu = f"GPU {label.group(2)}: " if label.group(2) else ""
         _attach_message(result, category, kind, gpu + " ".join(entries))
     elif category and category.lower() == "metadata":

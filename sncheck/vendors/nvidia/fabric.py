@@ -80,14 +80,7 @@ def parse_query_xml(text: str) -> dict[str, Any]:
     except ET.ParseError as e:
         # A cut-off capture: keep the GPUs that closed, say it was truncated.
         errors.append(f"XML not well-formed ({e}); output truncated?")
-        closed = body[:body.rfind("</gpu>") + len("</gpu>")] if "</gpu>" in body else ""
-        try:
-            root = ET.fromstring(closed + "\n</nvidia_smi_log>") if closed else None
-        except ET.ParseError:
-            root = None
-        if root is None:
-            raise ParseError(f"XML not well-formed and no complete <gpu> element: {e}",
-                             tool="nvidia-smi-qx") from None
+        root = _closed_gpus(body, e)
     gpus = [_xml_gpu(g) for g in root.findall("gpu")]
     attached = int_value(root.findtext("attached_gpus"))
     if attached is not None and attached > len(gpus):
@@ -96,6 +89,17 @@ def parse_query_xml(text: str) -> dict[str, Any]:
     return {"tool": "nvidia-smi-qx", "driver_version": text_value(root.findtext("driver_version")),
             "cuda_version": text_value(root.findtext("cuda_version")), "attached_gpus": attached,
             "gpus": gpus, "errors": errors}
+
+
+def _closed_gpus(body: str, error: ET.ParseError) -> ET.Element:
+    """The document cut after its last closed ``<gpu>``; ParseError when none closed."""
+    closed = body[:body.rfind("</gpu>") + len("</gpu>")] if "</gpu>" in body else ""
+    try:
+        if closed:
+            return ET.fromstring(closed + "\n</nvidia_smi_log>")
+    except ET.ParseError:
+        pass
+    raise ParseError(f"XML not well-formed and no complete <gpu> element: {error}", tool="nvidia-smi-qx") from None
 
 
 def _xml_gpu(g: ET.Element) -> dict[str, Any]:

@@ -90,7 +90,7 @@ def _index(lines: list[str]) -> _Block:
             stack.pop()
         m = _KEY.match(line)
         key = m.group(2).strip() if m else line.strip()
-        at[(*(name for _, name in stack), key)] = i
+        at[tuple(name for _, name in stack) + (key,)] = i
         if not m or not m.group(3).strip():
             stack.append((indent, key))
     return _Block(tuple(lines), at)

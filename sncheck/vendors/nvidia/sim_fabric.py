@@ -23,7 +23,7 @@ from sncheck.vendors.sim import HostState, ToolOutput
 from sncheck.vendors.nvidia import fabric
 
 PLATFORM = "nvidia-nvl72"
-ACTED = {PLATFORM: {
+ACTED: dict[str | None, dict[str, str]] = {PLATFORM: {
     "ecc_uncorrectable": "nvidia-smi -q -x: the GPU block's volatile and aggregate dram_uncorrectable = count; "
                          "--query-gpu's ECC column",
     "remap_pending": "nvidia-smi -q -x: the GPU block's remapped_row_pending Yes (one correctable row)",
@@ -35,7 +35,7 @@ ACTED = {PLATFORM: {
     "clique_split": "nvidia-smi -q -x: every GPU of the tray in CliqueId 3, its rack in 2",
     "imex_down": "nvidia-imex-ctl -N on every tray: the tray's node UNAVAILABLE, its row and column N",
 }}
-RENDERED_CARDS = {PLATFORM: 4}  # the GB200 tray capture lists 4 GPUs
+RENDERED_CARDS: dict[str | None, int | None] = {PLATFORM: 4}  # the GB200 tray capture lists 4 GPUs
 
 QX = "nvl72/04_nvidia_smi_qx_gb200_real_tray.xml.txt"
 IMEX = "nvl72/01_imex_ctl_N_18node_p6e_gb200.txt"
@@ -140,8 +140,9 @@ def imex(down: Sequence[int] = (), addresses: Sequence[str | None] = ()) -> str:
     lines = []
     for line in capture(IMEX).splitlines():
         m = re.match(r"^(Node #(\d+)\s+- )(\S+)(\s+- )READY(\s+- Version)", line)
-        if m and int(m.group(2)) < len(addresses) and addresses[int(m.group(2))]:
-            line = f"{m.group(1)}{addresses[int(m.group(2))] + ' ':<16}- {line[m.end(4):]}"
+        address = addresses[int(m.group(2))] if m and int(m.group(2)) < len(addresses) else None
+        if m and address:
+            line = f"{m.group(1)}{address + ' ':<16}- {line[m.end(4):]}"
         if m and int(m.group(2)) in down:
             line = line.replace("READY      ", "UNAVAILABLE", 1)
         cells = line.split()
