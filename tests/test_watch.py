@@ -379,3 +379,63 @@ def test_rank_map_from_the_slurm_environment():
                        "SLURM_DISTRIBUTION": "cyclic"}) is None
     assert from_slurm({"SLURM_JOB_NODELIST": "node[01-02]", "SLURM_TASKS_PER_NODE": "2(x3)"}) is None
     assert from_slurm({}) is None
+
+
+def test_follow_rewrites_one_run(jobs, tmp_path):
+    """Each pass of the follow loop starts the run directory empty: its rows are the last
+    pass's, never every pass's (memory and disk stay bounded by one pass), and a finding
+    reaches the state store once however many passes see it."""
+    from sncheck.health.rules import load_rules
+    from sncheck.store.rundir import read_frames
+    from sncheck.store.state import StateStore
+    from sncheck.watch.judge import WatchOptions, follow
+
+    d, out, state = tmp_path / "live", tmp_path / "o", tmp_path / "state"
+    shutil.copytree(jobs["straggler"], d)
+    passes = []
+
+    def on_pass(outcome):
+        fr = read_frames(out).kind("fr")
+        passes.append((len(fr), outcome.results["layers"][0]["summary"]["collectives"]))
+        for p in d.glob("fr-*"):  # the job's next dumps: touched, so the next pass judges again
+            os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 10**9))
+
+    follow(WatchOptions(d, rules=load_rules("default"), out=out, state_dir=str(state), report_formats=()),
+           0.1, on_pass, max_passes=3)
+    assert len(passes) == 3 and all(rows == n > 0 for rows, n in passes), passes
+    with StateStore(str(state)) as st:
+        actions = [(e["entity"], e["action"]) for e in st.history()]
+        runs = st.runs()
+    assert actions == [(f"{HOST}/gpu2", "quarantine")] and len(runs) == 1, (actions, runs)
+
+
+def test_outputs_carry_the_run_schema(jobs, tmp_path):
+    """results.json's findings have the keys a run's have; the report, JUnit and
+    Prometheus say the same findings and quarantine."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    out = tmp_path / "o"
+    code, res, _ = watch(str(jobs["straggler"]), "--out", str(out), "--state-dir", str(tmp_path / "state"),
+                         "--format", "html,junit,prometheus")
+    assert code == 1
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("faults:\n  - {type: slow_card, target: node002/gpu1, factor: 0.5}\n")
+    run_out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/demo-2sn.yaml"), "--backend",
+                                  "mock", "--faults", str(plan), "--seed", "3", "--out", str(run_out), "-q"])
+    assert r.exit_code == 1, r.output
+    run_res = json.loads((run_out / "results.json").read_text())
+    assert {k for f in res["findings"] for k in f} <= {k for f in run_res["findings"] for k in f} | {"about"}
+    assert set(res) >= set(run_res), set(run_res) - set(res)
+    assert res["tools"]["versions"]["flight_recorder"]
+    prom = (out / "sncheck.prom").read_text()
+    for sev in ("critical", "warning", "info"):
+        n = sum(f["severity"] == sev for f in res["findings"])
+        assert f'sncheck_findings{{severity="{sev}"}} {n}' in prom
+    assert re.search(rf'^sncheck_isolation_applied\{{entity="{re.escape(HOST)}/gpu2",[^}}]*action="quarantine"', prom, re.M)
+    assert 'sncheck_run_verdict{verdict="fail"} 1' in prom
+    junit = ET.parse(out / "junit.xml").getroot()
+    assert int(junit.get("failures")) >= 1 and "watch-straggler" in ET.tostring(junit, encoding="unicode")
+    html = (out / "report.html").read_text()
+    assert f"{HOST}/gpu2" in html and "watch-straggler" in html

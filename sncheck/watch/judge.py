@@ -140,6 +140,9 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
             "directory": str(opts.directory), "dumps": len(kept), "unreadable": len(bad), **counts,
             "rank_map": rank_map.source or "none"}}],
         "findings": [f.to_dict() for f in findings], "isolation": [e.to_dict() for e in isolation],
+        "seed": None, "design": {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us, "source": "inventory"}
+                                 for t, d in inventory.design.items()},
+        "tools": {"commands": [], "versions": _versions(kept)},  # sncheck ran nothing: it read what the job wrote
         "gate": opts.gate, "inputs": {"rules": provenance(rules.source if rules else None, rules.path if rules else None),
                                       "baseline": provenance(opts.baseline, _results_of(opts.baseline))},
         "confirm": [{"entity": e.entity, "command": _confirm_command(opts.confirm_playbook, e.entity)}
@@ -208,6 +211,13 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
     if not levels:
         raise ConfigError("the baseline holds no bus bandwidth (NCCL Inspector or nccl-tests) records", str(p))
     return {"source": str(p), "metrics": {"comm_busbw": {"tier": levels}}}
+
+
+def _versions(dumps: list[dumpio.Dump]) -> dict[str, str]:
+    """The formats' own versions the dumps carry (Flight Recorder's ``version``)."""
+    fr = sorted({str(d.data.get("version")) for d in dumps if d.format == "flight_recorder"
+                 and isinstance(d.data, dict) and d.data.get("version") is not None})
+    return {"flight_recorder": ", ".join(fr)} if fr else {}
 
 
 def _results_of(ref: str | None) -> Path | None:

@@ -17,15 +17,22 @@ Then, on any node, during or after the job: ``sncheck watch /shared/watch/job42 
 What it does, in one call:
 
 * turns the Flight Recorder on (``TORCH_FR_BUFFER_SIZE``, default 256 entries per rank;
-  an existing setting is kept; a dump costs about 50 us of CPU per entry). torch creates the recorder at the first collective, so
+  an existing setting is kept). torch creates the recorder at the first collective, so
   call it before the job's first collective (it runs one itself, to gather the map);
 * writes ``ranks.json`` (rank 0): a JSON list of ``{rank, host, local_rank, job}``;
-* dumps ``fr-<job>-rank<R>.json`` (``torch._C._distributed_c10d._dump_fr_trace_json``;
-  ``fmt="pickle"``: ``.pkl``, ``_dump_fr_trace``, the format of torch's watchdog dumps)
-  every ``every`` steps, on SIGUSR1 (and carries on), on SIGTERM (then lets the signal
-  end the process as before) and when the ``with`` block ends in an exception (a
-  collective that timed out). A dump replaces the rank's previous one atomically, so the
-  directory holds one file per rank, never a half-written one.
+* dumps ``fr-<job>-rank<R>.pkl`` (``torch._C._distributed_c10d._dump_fr_trace`` without
+  stack traces: the format of torch's own watchdog dumps; ``fmt="json"``: ``.json``,
+  ``_dump_fr_trace_json``, about 3x the cost) every ``every`` steps, on SIGUSR1 (and
+  carries on), on SIGTERM (then lets the signal end the process as before) and when the
+  ``with`` block ends in an exception (a collective that timed out). A dump replaces the
+  rank's previous one atomically, so the directory holds one file per rank, never a
+  half-written one.
+
+What a dump costs (tests/bench/bench_watch_overhead.py): torch serialises the recorder
+holding the GIL, about 10 us per entry as a pickle without stack traces (50 us as JSON).
+The periodic dumps run on a thread of their own (``background=True``), so the training
+thread only counts steps; the dump overlaps the training thread's time in torch ops and
+collectives, which release the GIL. Dumps on a signal or an exception are taken at once.
 """
 
 from __future__ import annotations
@@ -42,11 +49,8 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-# Entries per rank. A dump costs about 50 us of CPU per entry (JSON; measured on torch
-# 2.13, gloo), on the training thread: torch holds the GIL while it serialises, so a
-# thread would not hide it. 256 entries is ~13 ms per dump: under 1% of 100 steps of
-# 2 ms or more. The rules need a window, not the job's history: 8 collectives every
-# rank recorded for a straggler, the last one for a hung rank.
+# Entries per rank. The rules need a window, not the job's history: 8 collectives every
+# rank recorded for a straggler, the last one for a hung rank. 256 entries is ~3 ms a dump.
 DEFAULT_BUFFER = 256
 RANK_MAP = "ranks.json"
 
@@ -69,29 +73,62 @@ def _safe(text: str) -> str:
 class Recorder:
     """One rank's dumps. Made by :func:`start`."""
 
-    def __init__(self, directory: Path, every: int, rank: int, job: str, fmt: str = "json") -> None:
+    def __init__(self, directory: Path, every: int, rank: int, job: str, fmt: str = "pickle",
+                 background: bool = True) -> None:
         self.dir, self.every, self.rank, self.job, self.fmt = directory, every, rank, job, fmt
         self.steps = 0
         self.dumps = 0
+        self.skipped = 0          # periodic dumps not taken: the previous one was still being written
+        self.dump_cpu_s = 0.0     # CPU time the dumps took, on whichever thread they ran
         self.path = directory / f"fr-{job}-rank{rank}.{'pkl' if fmt == 'pickle' else 'json'}"
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a signal can come while the training thread dumps
         self._previous: dict[int, object] = {}
+        self._due = threading.Event()
+        self._pending = False     # a periodic dump asked for and not yet written
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        if background and every:
+            self._thread = threading.Thread(target=self._dumper, name="sncheck-watch-dump", daemon=True)
+            self._thread.start()
 
     def step(self) -> None:
-        """Count a step; every ``every`` steps, dump."""
+        """Count a step; every ``every`` steps, dump (on the helper's thread, when it has one)."""
         self.steps += 1
         if self.every and self.steps % self.every == 0:
-            self.dump()
+            if self._thread is None:
+                self.dump()
+            elif self._pending:
+                self.skipped += 1
+            else:
+                self._pending = True
+                self._due.set()
+
+    def _dumper(self) -> None:
+        while True:
+            self._due.wait()
+            self._due.clear()
+            if self._pending:
+                try:
+                    self.dump()
+                except Exception:  # noqa: BLE001 -- a failed dump (disk full) must never end the job; the next is tried
+                    pass
+                finally:
+                    self._pending = False
+            if self._stop:
+                return
 
     def dump(self) -> Path:
         """Write this rank's Flight Recorder now (atomically: a temp file, then a rename)."""
         with self._lock:
+            cpu = time.thread_time()
             c10d = torch._C._distributed_c10d
-            data = c10d._dump_fr_trace() if self.fmt == "pickle" else c10d._dump_fr_trace_json(includeCollectives=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            data = (c10d._dump_fr_trace(includeCollectives=True, includeStackTraces=False) if self.fmt == "pickle"
+                    else c10d._dump_fr_trace_json(includeCollectives=True))
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_bytes(data if isinstance(data, bytes) else data.encode())
             os.replace(tmp, self.path)
             self.dumps += 1
+            self.dump_cpu_s += time.thread_time() - cpu
         return self.path
 
     # -- signals and the with block -------------------------------------------
@@ -113,6 +150,11 @@ class Recorder:
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         self._previous.clear()
+        if self._thread is not None:
+            self._stop = True
+            self._due.set()
+            self._thread.join(timeout=60)
+            self._thread = None
 
     def __enter__(self) -> "Recorder":
         return self
@@ -126,7 +168,7 @@ class Recorder:
 
 
 def start(directory: str | os.PathLike, every: int = 100, *, job: str | None = None,
-          buffer: int = DEFAULT_BUFFER, host: str | None = None, fmt: str = "json",
+          buffer: int = DEFAULT_BUFFER, host: str | None = None, fmt: str = "pickle", background: bool = True,
           signals: tuple[int, ...] = (signal.SIGUSR1, signal.SIGTERM)) -> Recorder:
     """Turn the Flight Recorder on, write the rank map, and dump every ``every`` steps
     (0: only on a signal or an exception) into ``directory``.
@@ -154,7 +196,7 @@ def start(directory: str | os.PathLike, every: int = 100, *, job: str | None = N
         tmp = out / f".{RANK_MAP}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(entries, indent=1) + "\n")
         os.replace(tmp, out / RANK_MAP)
-    rec = Recorder(out, every, rank, job_id, fmt)
+    rec = Recorder(out, every, rank, job_id, fmt, background)
     rec.install(signals)
     rec.started = time.time()
     return rec
