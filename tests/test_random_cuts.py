@@ -186,7 +186,6 @@ OPEN = {
     "npu-smi": "a cut just before the process table reads as the NPU table alone, which users paste",
     "amd-smi-topology": "a cut between two whole tables: the command's options choose the tables",
     "ascend-collected": "a section whose own view states no count (link-change records, npu-smi health)",
-    "asys": "a cut after the first device row of 'asys health' states nothing yet",
 }
 
 

@@ -37,6 +37,7 @@ def parse_asys(text: str) -> dict[str, Any]:
         if cur is None or not line.startswith("|"):
             continue
         cur["_open"] = True
+        cur["_rows"] = cur.get("_rows", 0) + 1
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) < 2:
             continue
@@ -68,8 +69,8 @@ def _report_cut(report: dict[str, Any]) -> list[str]:
     """What a report's table states of itself: it closes with a border, ``ErrorCode Num: N``
     codes follow, ``Group of N Device`` rows follow. A cut shows as one of these short."""
     cmd = report["command"]
-    is_open, codes = report.pop("_open", None), report.pop("_codes", None)
-    if is_open is None:
+    is_open, codes, rows = report.pop("_open", None), report.pop("_codes", None), report.pop("_rows", 0)
+    if not rows:
         return [f"{cmd!r}: no table after the command: output cut short"]
     out = [f"{cmd!r}: the table has no closing border: output cut short"] if is_open else []
     if codes is not None and codes != len(report["error_codes"]):

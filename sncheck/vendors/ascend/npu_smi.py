@@ -173,8 +173,10 @@ def parse_health(text: str) -> dict[str, Any]:
         raise ParseError("no 'Health Status' or 'Health' line", tool="npu-smi-health")
     codes = [c for c in re.split(r"[\s,]+", fields.get("Error Code", "")) if c and c not in _NA]
     info = fields.get("Error Information")
+    # every version prints "Error Code" after the health line (NA when there is none)
+    cut = [] if "Error Code" in fields else ["no 'Error Code' line after the health line: output cut short"]
     return {"tool": "npu-smi-health", "health": health, "error_codes": codes,
-            "error_information": None if info in _NA or info is None else info, "errors": f["errors"]}
+            "error_information": None if info in _NA or info is None else info, "errors": f["errors"] + cut}
 
 
 def parse_ecc(text: str) -> dict[str, Any]:
