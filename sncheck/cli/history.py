@@ -1,5 +1,6 @@
 """History commands: ``history``, ``diff`` and ``baseline make`` (from run directories
-or from the state store), plus the two hooks a run with ``--state-dir`` calls.
+or from the state store). What a run with ``--state-dir`` reads and records is
+:mod:`sncheck.run.state`.
 
 ``sncheck.cli.main`` loads them when they are invoked (``baseline make`` builds from run
 directories or, with ``--from-state``, from the state store).
@@ -15,7 +16,7 @@ from typing import Any
 import click
 
 from sncheck.errors import ConfigError
-from sncheck.store.history import LAST_PASS, RunRef, baseline_from_state, diff, drift_history, entity_history, record, trends
+from sncheck.store.history import RunRef, baseline_from_state, diff, entity_history
 
 
 def _fmt(v: Any) -> str:
@@ -28,59 +29,6 @@ def _fmt(v: Any) -> str:
 
 def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:+.1%}"
-
-
-# ---------------------------------------------------------------------- run hooks
-def prepare_run(opts: Any, state_dir: str | None, inventory: Any, playbook: Any) -> None:
-    """Before a run: earlier runs' card summaries (drift op), the report's trends, and a
-    baseline named ``last-pass`` (or stored by name) resolved from the state store."""
-    backend = opts.backend or inventory.backend or "local"
-    ref = opts.baseline or playbook.baseline
-    if state_dir is None:
-        if ref == LAST_PASS:  # said in results.json and the report; not a reason to refuse the run
-            opts.baseline_data = {}
-            opts.baseline_info = {"ref": LAST_PASS, "runs": [], "note": "baseline last-pass needs --state-dir "
-                                  "(the last passing run is looked up there): nothing to compare with"}
-        return
-    opts.history = drift_history(state_dir, inventory.name, backend)
-    if ref and not Path(ref).is_file():
-        from sncheck.store.state import StateStore
-
-        if ref == LAST_PASS:
-            try:
-                data = baseline_from_state(state_dir, LAST_PASS, last=1, passed_only=True,
-                                           inventory=inventory.name, backend=backend)
-            except ConfigError:
-                data = None  # no passing run yet: the run goes on, and says so
-            opts.baseline_data = data or {}
-            opts.baseline_info = {"ref": LAST_PASS, "runs": (data or {}).get("runs", []),
-                                  "note": None if data else "no passing run of this inventory and "
-                                  "backend in the state store yet: nothing to compare with"}
-        elif Path(state_dir, "state.db").is_file():
-            with StateStore(state_dir) as st:
-                stored = st.load_baseline(ref)
-            if stored is not None:
-                opts.baseline_data = stored
-                opts.baseline_info = {"ref": ref, "runs": stored.get("runs", []), "source": "state"}
-    opts.annotate = lambda results, rows: _annotate(state_dir, results, rows)
-
-
-def _annotate(state_dir: str, results: dict, rows) -> None:
-    """Changes since the last run, for the report (results["history"]); ``rows``: the
-    run's frames per kind."""
-    from sncheck.health.summaries import summarize
-
-    current = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)
-               for s in summarize(results, rows)}
-    t = trends(state_dir, results, current=current)
-    if t is None:
-        return
-    results["history"] = t
-
-
-def after_run(state_dir: str, results: dict, run_dir: Path) -> int:
-    """After a run: keep its summaries in the state store."""
-    return record(state_dir, results, run_dir)
 
 
 # ---------------------------------------------------------------------- commands

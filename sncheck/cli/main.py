@@ -209,80 +209,31 @@ def _execute(*args, **kwargs) -> None:
         restore_signal_handlers(previous)
 
 
-def _execute_run(playbook: Playbook, inventory_path, backend, faults, seed, out, force, gate, cards,
-             dist_backend, duration, formats, template_dirs, rules_ref, baseline_ref, forks, ssh_config,
-             known_hosts, accept_new_host_keys, state_dir, via, apply, quiet, as_json, targets=(),
-             act_faults_on_real_hosts=False) -> None:
-    from sncheck.run.runner import RunOptions, execute  # pandas and the backends: only when a run starts
+def _execute_run(playbook: Playbook, inventory_path, cards, formats, template_dirs, rules_ref, baseline_ref,
+                 forks, ssh_config, known_hosts, accept_new_host_keys, act_faults_on_real_hosts, targets,
+                 quiet, as_json, **options) -> None:
+    """Build the run from the command line and call it; ``options``: :meth:`Run.build`'s."""
+    from sncheck.run.runner import Run  # pandas and the backends: only when a run starts
 
-    if duration is not None:
-        duration = check_duration(duration)
-    inventory = _inventory(inventory_path, cards)
-    if duration is not None:
-        from dataclasses import replace
-
-        playbook = replace(playbook, layers=tuple(
-            replace(layer, options={**layer.options, "duration": duration}) if layer.name == "stress" else layer
-            for layer in playbook.layers))
-    backend_options = {}
-    if dist_backend:
-        backend_options["dist_backend"] = dist_backend
-    elif inventory.dist_backend:
-        backend_options["dist_backend"] = inventory.dist_backend
+    if options.get("duration") is not None:
+        options["duration"] = check_duration(options["duration"])
     ssh_options = {"forks": forks, "ssh_config": ssh_config, "known_hosts": known_hosts,
                    "accept_new_host_keys": accept_new_host_keys or None,
                    "act_faults_on_real_hosts": act_faults_on_real_hosts or None}
-    backend_options.update({k: v for k, v in ssh_options.items() if v is not None})
-    if state_dir:
-        backend_options["state_dir"] = state_dir  # the SSH backend keeps its kernel log cursors there
-    report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
-    opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, force=force, gate=gate,
-                      backend_options=backend_options, report_formats=report_formats,
-                      template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref,
-                      targets=tuple(targets))
-
-    if apply and not state_dir:
-        raise ConfigError("--apply needs --state-dir (isolation is recorded there before it is applied)")
-    if state_dir:
-        from sncheck.store.state import StateStore
-
-        with StateStore(Path(state_dir)) as st:  # repeat offenders: released within the window
-            released = {e["entity"]: st.last_release(e["entity"]) for e in st.history()}
-        opts.released_at = lambda entity: released.get(entity)
-    from sncheck.cli.history import prepare_run
-
-    prepare_run(opts, state_dir, inventory, playbook)  # history for drift, baseline: last-pass
-    if state_dir:
-        from sncheck.cli.history import after_run
-
-        opts.after_verdict = _isolation_actions(inventory, state_dir, via, apply)
-        # keep its summaries (sncheck history/diff), with the final verdict
-        opts.after_decided = lambda results, run_dir: after_run(state_dir, results, run_dir)
-    outcome = execute(playbook, inventory, opts, _progress_printer(quiet))
-    results = outcome.results
+    run = Run.build(playbook, _inventory(inventory_path, cards), progress=_progress_printer(quiet),
+                    backend_options={k: v for k, v in ssh_options.items() if v is not None},
+                    report_formats=tuple(f.strip() for f in formats.split(",") if f.strip()),
+                    template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref,
+                    targets=tuple(targets), **options)
+    result = run.execute()
+    results = result.results
     if results.get("isolation_blocked"):
         click.echo(f"sncheck: isolation blocked: {results['isolation_blocked']}", err=True)
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
     if not quiet:
-        _summary(results, outcome.out_dir)
-    sys.exit(outcome.exit_code)
-
-
-def _isolation_actions(inventory: Inventory, state_dir: str, via, apply: bool):
-    """The --state-dir step, run by the runner after the verdict and before any output is
-    rendered, so results.json, the report, JUnit and Prometheus all show what happened."""
-
-    def act(results: dict, run_dir: Path) -> None:
-        from sncheck.actions.batch import DEFAULT_VIA, apply_run_isolation
-
-        audit = apply_run_isolation(results, inventory, state_dir, list(via) or list(DEFAULT_VIA), apply=apply,
-                                    run_dir=run_dir, results_path=run_dir / "results.json")
-        blocked = next((a for a in audit if a.get("blocked_by_cap")), None)
-        if blocked:  # the safety cap: nothing applied (run.verdict fails the gate for it)
-            results["isolation_blocked"] = blocked["message"]
-
-    return act
+        _summary(results, result.out_dir)
+    sys.exit(result.exit_code)
 
 
 def _progress_printer(quiet: bool):

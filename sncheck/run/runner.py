@@ -1,19 +1,20 @@
 """Run a playbook: inventory -> plan -> backend -> rows -> detectors -> findings -> outputs.
 
-The CLI builds the inputs and calls :func:`execute`; nothing here prints.
+The CLI builds a :class:`Run` and calls it; nothing here prints.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from sncheck.model import host_of
 from sncheck.backends import get_backend
-from sncheck.store.frames import RowFrames
-from sncheck.errors import HarnessError
+from sncheck.backends.base import Backend
+from sncheck.errors import ConfigError, HarnessError
 from sncheck.store.files import route_log
 from sncheck.store.evidence import collect_evidence
 from sncheck.config.faultplan import FaultPlan, load_faults
@@ -21,11 +22,11 @@ from sncheck.health.baseline import load_baseline
 from sncheck.health.findings import Finding, merge_findings
 from sncheck.health.capacity import ParallelLayout, capacity
 from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch
-from sncheck.health.rules import load_rules
+from sncheck.health.rules import RuleSet, load_rules
 from sncheck.config.inventory import Inventory
 from sncheck.layers import connectivity, golden, stress
 from sncheck.layers.base import LayerContext
-from sncheck.config.playbook import Playbook
+from sncheck.config.playbook import LayerSpec, Playbook, check_duration
 from sncheck.report import DEFAULT_FILENAMES, get_renderer
 from sncheck.cli.safety import interrupt_cause, set_run_dir
 from sncheck.config.shipped import provenance
@@ -33,7 +34,10 @@ from sncheck.store.rundir import RunStore, default_out_dir, new_run_id
 from sncheck.probeplan import target_cards
 from sncheck.topology import Topology, natural_key
 from sncheck.run.isolation import isolation_steps
+from sncheck.run.state import RunState
 from sncheck.run.verdict import EXIT_CODES, decide, provisional_layer_verdict
+from sncheck.model import Verdict
+from sncheck.store.history import LAST_PASS
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
@@ -63,171 +67,343 @@ class RunOptions:
     rules: str | None = None  # a rules file or shipped name; None: the backend's default
     baseline: str | None = None
     force: bool = False  # --force: reuse a run directory that holds an earlier run, emptied
-    released_at: Callable[[str], datetime | None] = _never_released  # from the state store
-    history: dict | None = None  # earlier runs' summaries from the state store (sncheck.store.history)
-    baseline_data: dict | None = None  # a baseline resolved from the state store (e.g. last-pass)
-    baseline_info: dict | None = None  # where it came from, for results.json and the report
-    annotate: Callable[[dict, RowFrames], None] | None = None  # adds e.g. results["history"]
     targets: tuple[str, ...] = ()  # --targets: a scoped run (cards, hosts, hostlists)
-    # Called with results.json (verdict decided) before any output is rendered: the
-    # --state-dir isolation actions, which may set ``applied`` and ``isolation_blocked``.
-    after_verdict: Callable[[dict, Path], None] | None = None
-    # Called with the final results.json (decided again after ``after_verdict``), before
-    # any output is rendered: e.g. keeping the run's summaries in the state store.
-    after_decided: Callable[[dict, Path], None] | None = None
+    # False: measure only, no rules, golden reference or baseline (a golden curve being recorded)
+    judge: bool = True
+    # False: an inventory without design values judges only what is wrong on its own (node-check)
+    calibrate: bool = True
 
 
 @dataclass
-class RunOutcome:
+class RunResult:
+    """What a run returns: its verdict and exit code, results.json, and where it is written."""
+
     results: dict
     out_dir: Path
     exit_code: int
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict(self.results["verdict"])
+
+    @property
+    def findings(self) -> list[dict]:
+        return self.results["findings"]
+
+    @property
+    def results_path(self) -> Path:
+        return self.out_dir / "results.json"
+
+    def report_paths(self, formats: tuple[str, ...]) -> dict[str, Path]:
+        return {f: self.out_dir / DEFAULT_FILENAMES[f] for f in formats}
+
+
+RunOutcome = RunResult
+
+
+@dataclass
+class LayerOutcome:
+    """One layer measured by :meth:`Run.measure`: its summary, findings, and what cut it short."""
+
+    spec: LayerSpec
+    summary: dict
+    findings: list[Finding]
+    error: BaseException | None = None  # a HarnessError or KeyboardInterrupt: the layer was cut short
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
-            progress: Callable[[str], None] = lambda m: None) -> RunOutcome:
-    for fmt in opts.report_formats:
-        get_renderer(fmt)  # an unknown format is a usage error before anything runs
-    topo = Topology(inventory)
-    faults = load_faults(opts.faults, topo) if opts.faults else FaultPlan()
-    backend_name = opts.backend or inventory.backend or "local"
-    backend_cls = get_backend(backend_name)
-    gate = opts.gate or playbook.gate
-    backend = backend_cls(topo, faults, seed=opts.seed, progress=progress, **opts.backend_options)
-    try:  # every input is checked before a run directory exists
-        rules = load_rules(opts.rules or backend.default_rules())
-        scoped = target_cards(topo, opts.targets) if opts.targets else None
-        baseline_ref = opts.baseline or playbook.baseline
-        if opts.baseline_data is not None:
-            baseline = opts.baseline_data or None  # {}: named, but nothing to compare with yet
+class Run:
+    """One run: it resolves its inputs, measures the playbook's layers, retests what it
+    quarantined (the confirmation), decides the verdict (:func:`sncheck.run.verdict.decide`),
+    acts on the isolations through its state store (``state``, optional) and records
+    results.json, the reports and the history. Nothing here prints.
+
+    The CLI's run commands, ``--targets`` and ``release --after-repair`` call :meth:`execute`;
+    ``node-check`` and ``golden record`` use the run only to measure (:meth:`measure`, inside
+    ``with run:``), writing no run directory.
+    """
+
+    def __init__(self, playbook: Playbook, inventory: Inventory, options: RunOptions | None = None, *,
+                 state: RunState | None = None, progress: Callable[[str], None] | None = None) -> None:
+        self.playbook = playbook
+        self.inventory = inventory
+        self.opts = options or RunOptions()
+        self.state = state
+        self.progress = progress or (lambda msg: None)
+        self.backend_name = self.opts.backend or inventory.backend or "local"
+        self.gate = self.opts.gate or playbook.gate
+        self.topo = Topology(inventory)
+        self.backend: Backend | None = None
+        self.design = dict(inventory.design)
+        self.design_source = "inventory"
+        self.rules: RuleSet | None = None
+        self.scoped: frozenset[str] | None = None
+        self.baseline_ref = self.opts.baseline or playbook.baseline
+        self.baseline: dict | None = None
+        self.baseline_info: dict | None = None
+        self.history: dict | None = None
+        self.references: dict[str, dict | None] = {}
+        self.inputs: dict = {}
+
+    @classmethod
+    def build(cls, playbook: Playbook, inventory: Inventory, *, duration: float | None = None,
+              dist_backend: str | None = None, state_dir: str | None = None, via: tuple[str, ...] = (),
+              apply: bool = False, progress: Callable[[str], None] | None = None, **options: Any) -> Run:
+        """A run from the command line's inputs: a stress soak's ``duration``, the
+        torch.distributed backend (``dist_backend``, else the inventory's), and the state
+        store with its isolation mechanisms and ``--apply``. ``options``: :class:`RunOptions`."""
+        if duration is not None:
+            duration = check_duration(duration)
+            playbook = replace(playbook, layers=tuple(
+                replace(layer, options={**layer.options, "duration": duration}) if layer.name == "stress" else layer
+                for layer in playbook.layers))
+        backend_options = {}
+        if dist_backend or inventory.dist_backend:
+            backend_options["dist_backend"] = dist_backend or inventory.dist_backend
+        backend_options.update(options.pop("backend_options", None) or {})
+        if apply and not state_dir:
+            raise ConfigError("--apply needs --state-dir (isolation is recorded there before it is applied)")
+        if state_dir:
+            backend_options["state_dir"] = state_dir  # the SSH backend keeps its kernel log cursors there
+        state = RunState(str(state_dir), tuple(via), apply) if state_dir else None
+        return cls(playbook, inventory, RunOptions(backend_options=backend_options, **options), state=state,
+                   progress=progress)
+
+    # ---- resolve: every input is checked before a run directory exists
+
+    def __enter__(self) -> Run:
+        self.resolve()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+
+    def resolve(self) -> None:
+        """The state store's part first (releases, history, a stored baseline), then the
+        report formats, fault plan, backend, rules, targets, baseline and golden references."""
+        if self.backend is not None:
+            return
+        if self.state is not None:
+            self.state.open()
+        if self.opts.judge:
+            self._resolve_baseline_ref()
+        for fmt in self.opts.report_formats:
+            get_renderer(fmt)  # an unknown format is a usage error before anything runs
+        faults = load_faults(self.opts.faults, self.topo) if self.opts.faults else FaultPlan()
+        backend_cls = get_backend(self.backend_name)
+        self.backend = backend_cls(self.topo, faults, seed=self.opts.seed, progress=self.progress,
+                                   **self.opts.backend_options)
+        try:
+            if self.opts.judge:
+                self._resolve_judging(self.backend)
+            else:
+                self.scoped = target_cards(self.topo, self.opts.targets) if self.opts.targets else None
+        except BaseException:
+            self.close()
+            raise
+
+    def _resolve_baseline_ref(self) -> None:
+        ref = self.baseline_ref
+        if self.state is None:
+            if ref == LAST_PASS:  # said in results.json and the report; not a reason to refuse the run
+                self.baseline, self.baseline_info = {}, {
+                    "ref": LAST_PASS, "runs": [], "note": "baseline last-pass needs --state-dir "
+                    "(the last passing run is looked up there): nothing to compare with"}
+            return
+        self.history = self.state.history(self.inventory.name, self.backend_name)
+        if ref and not Path(ref).is_file():
+            stored = self.state.baseline(ref, self.inventory.name, self.backend_name)
+            if stored is not None:
+                self.baseline, self.baseline_info = stored
+
+    def _resolve_judging(self, backend: Backend) -> None:
+        self.rules = load_rules(self.opts.rules or backend.default_rules())
+        self.scoped = target_cards(self.topo, self.opts.targets) if self.opts.targets else None
+        if self.baseline_info is not None:
+            self.baseline = self.baseline or None  # {}: named, but nothing to compare with yet
         else:
-            baseline = load_baseline(baseline_ref) if baseline_ref else None
-        references = {}
-        inputs = {"playbook": provenance(playbook.name, playbook.source),
-                  "rules": provenance(rules.source, rules.path),
-                  "baseline": provenance(baseline_ref, (baseline or {}).get("_path"))}
-        for spec in playbook.layers:
+            self.baseline = load_baseline(self.baseline_ref) if self.baseline_ref else None
+        self.inputs = {"playbook": provenance(self.playbook.name, self.playbook.source),
+                       "rules": provenance(self.rules.source, self.rules.path),
+                       "baseline": provenance(self.baseline_ref, (self.baseline or {}).get("_path"))}
+        for spec in self.playbook.layers:
             if spec.name == "golden":
                 ref = spec.options.get("reference") or backend.plan_defaults("golden").get("reference")
                 curve = golden.load_reference(ref) if ref else None
-                inputs["golden_reference"] = provenance(ref, (curve or {}).get("_path"))
-                mismatch = reference_mismatch(curve, topo) if curve else None
+                self.inputs["golden_reference"] = provenance(ref, (curve or {}).get("_path"))
+                mismatch = reference_mismatch(curve, self.topo) if curve else None
                 if mismatch:  # a curve for another configuration cannot judge this one
-                    inputs["golden_reference"]["ignored"] = mismatch
+                    self.inputs["golden_reference"]["ignored"] = mismatch
                     curve = None
-                references[spec.name] = curve
-    except BaseException:
-        backend.close()
-        raise
-    run_id = new_run_id()
-    out_dir = Path(opts.out) if opts.out else default_out_dir(run_id)
-    store = RunStore(out_dir, run_id, force=opts.force)
-    set_run_dir(store.dir)  # a crash from here on leaves its traceback in <out>/crash.log
-    route_log("paramiko", store.dir / "ssh.log")  # paramiko's own records: never on stderr
+                self.references[spec.name] = curve
 
-    results = {
-        "schema": SCHEMA, "run_id": run_id, "playbook": playbook.name, "backend": backend_name,
-        "inventory": inventory.name, "started": _now(), "finished": None, "verdict": "error",
-        "layers": [], "findings": [], "isolation": [],
-        # Extensions of the contract (readers must ignore keys they do not know):
-        "seed": opts.seed, "gate": gate, "design": {}, "inputs": inputs,
-        **({"baseline": opts.baseline_info} if opts.baseline_info else {}),
-        "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
-                     "cards": len(topo.cards)},
-    }
-    if scoped is not None:  # the run says it was scoped, and to what
-        results["scope"] = {"targets": list(opts.targets), "cards": sorted(scoped, key=natural_key),
-                            "hosts": sorted({host_of(c) for c in scoped}, key=natural_key)}
-    raw: list[Finding] = baseline_not_judged(opts.baseline_info, playbook, topo)
-    # Layers without host facts still read what only a real host has (kernel log, fabric
-    # counters) before and after them: a stress-only night is judged on those too.
-    read_hosts = (tuple(sorted({host_of(c) for c in scoped}, key=natural_key)) if scoped is not None
-                  else tuple(topo.hosts))
-    host_reads = False
-    try:
-        if not any(s.name == "connectivity" for s in playbook.layers):
-            progress(f"host reads (kernel log, fabric counters) on {len(read_hosts)} hosts")
-            host_reads = backend.host_reads(read_hosts, store)
-        design = dict(inventory.design)
-        results["design"] = {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us,
-                                 "source": "inventory"} for t, d in design.items()}
-        for spec in playbook.layers:
+    # ---- execute: measure each layer
+
+    def context(self, emit: Any, options: dict, rows: list[dict] | None = None, *, reference: dict | None = None,
+                targets: frozenset[str] | None = None, gate: str = "critical") -> LayerContext:
+        assert self.backend is not None, "resolve() first"
+        return LayerContext(self.topo, self.backend, emit, self.design, options, self.progress, rules=self.rules,
+                            rows=rows, reference=reference, baseline=self.baseline, history=self.history,
+                            targets=targets, gate=gate)
+
+    def measure(self, emit: Any, rows: list[dict] | None = None) -> Iterator[LayerOutcome]:
+        """Run the playbook's layers in order into ``emit`` (a run store, or a callable with
+        ``rows`` the list it fills), yielding each layer's outcome; a layer cut short (a
+        harness error, Ctrl-C) is the last, its findings those of what was measured."""
+        assert self.backend is not None, "resolve() first"
+        for spec in self.playbook.layers:
             module = LAYER_MODULES[spec.name]
             options = {k: v for k, v in spec.options.items() if k != "reference"}  # resolved above
-            entry = {"name": spec.name, "verdict": "error", "summary": {}}
-            results["layers"].append(entry)
-            ctx = LayerContext(topo, backend, store, design, options, progress, rules=rules,
-                               reference=references.get(spec.name), baseline=baseline,
-                               history=opts.history, targets=scoped, gate=gate)
+            ctx = self.context(emit, options, rows, reference=self.references.get(spec.name),
+                               targets=self.scoped, gate=self.gate)
+            summary: dict = {}
             try:
-                if not design:  # part of the first layer, so a hang here cuts that layer short
-                    progress("calibrating design values on this machine")
-                    design.update(backend.calibrate(store))
-                    results["design"] = {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us,
-                                             "source": "calibrated"} for t, d in design.items()}
-                entry["summary"] = module.run(ctx)
+                if not self.design and self.opts.calibrate:  # part of the first layer: a hang cuts it short
+                    self.progress("calibrating design values on this machine")
+                    self.design.update(self.backend.calibrate(emit))
+                    self.design_source = "calibrated"
+                summary = module.run(ctx)
             except (HarnessError, KeyboardInterrupt) as e:
-                cause = interrupt_cause(e) if isinstance(e, KeyboardInterrupt) else str(e)
-                entry["summary"]["cut_short"] = cause
-                results["error"] = f"layer {spec.name} cut short: {cause}"
-                raw.extend(ctx.detect(spec.name))  # what was measured still counts
-                break
-            found = ctx.detect(spec.name)
-            raw.extend(found)
-            # Provisional (partial results.json); decided again after the retest, below.
-            entry["verdict"] = provisional_layer_verdict(spec.name, found, gate)
-            store.write_results(results)  # a partial results.json after each layer
-        if host_reads:
-            backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
-            raw.extend(LayerContext(topo, backend, store, design, {}, progress, rules=rules).detect_host_reads())
-        findings = merge_findings(raw, topo.cards_of_host)
-        ctx = LayerContext(topo, backend, store, design, {}, progress, rules=rules,
-                           reference=references.get("golden"), baseline=baseline,
-                           history=opts.history)
-        results["isolation"] = [e.to_dict() for e in isolation_steps(
-            findings, ctx, confirm_enabled=playbook.confirm and "error" not in results,
-            released_at=opts.released_at, now=datetime.now(timezone.utc))]
-        results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
-        collect_evidence(results, store.frames(), store.dir, backend, progress, files=store.files)
-        if opts.annotate:
-            opts.annotate(results, store.frames())
-    finally:
-        backend.close()
-        store.close()
+                yield LayerOutcome(spec, summary, self._detect(ctx, spec.name), e)
+                return
+            yield LayerOutcome(spec, summary, self._detect(ctx, spec.name))
 
-    if store.write_error and "error" not in results:  # the disk filled up: never a pass
-        results["error"] = store.write_error
-    decide(results, gate)
-    if playbook.layout:
-        results["capacity"] = layout_capacity(topo, results["isolation"], playbook.layout)
-    results["finished"] = _now()
-    failure: HarnessError | None = None
-    if opts.after_verdict is not None:
+    def _detect(self, ctx: LayerContext, layer: str) -> list[Finding]:
+        return ctx.detect(layer) if self.opts.judge else []
+
+    def _design_dict(self) -> dict:
+        return {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us, "source": self.design_source}
+                for t, d in self.design.items()}
+
+    def _head(self, run_id: str) -> dict:
+        results: dict[str, Any] = {
+            "schema": SCHEMA, "run_id": run_id, "playbook": self.playbook.name, "backend": self.backend_name,
+            "inventory": self.inventory.name, "started": _now(), "finished": None, "verdict": "error",
+            "layers": [], "findings": [], "isolation": [],
+            # Extensions of the contract (readers must ignore keys they do not know):
+            "seed": self.opts.seed, "gate": self.gate, "design": {}, "inputs": self.inputs,
+            **({"baseline": self.baseline_info} if self.baseline_info else {}),
+            "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)}
+                                        for sn in self.inventory.supernodes],
+                         "cards": len(self.topo.cards)},
+        }
+        if self.scoped is not None:  # the run says it was scoped, and to what
+            results["scope"] = {"targets": list(self.opts.targets), "cards": sorted(self.scoped, key=natural_key),
+                                "hosts": sorted({host_of(c) for c in self.scoped}, key=natural_key)}
+        return results
+
+    def execute(self) -> RunResult:
+        """The whole run: resolve, measure, retest, decide, act, record."""
+        self.resolve()
+        assert self.backend is not None
+        run_id = new_run_id()
+        out_dir = Path(self.opts.out) if self.opts.out else default_out_dir(run_id)
         try:
-            opts.after_verdict(results, out_dir)  # the isolation actions; may block on the safety cap
+            store = RunStore(out_dir, run_id, force=self.opts.force)
+        except BaseException:
+            self.close()
+            raise
+        set_run_dir(store.dir)  # a crash from here on leaves its traceback in <out>/crash.log
+        route_log("paramiko", store.dir / "ssh.log")  # paramiko's own records: never on stderr
+        results = self._head(run_id)
+        raw: list[Finding] = baseline_not_judged(self.baseline_info, self.playbook, self.topo)
+        # Layers without host facts still read what only a real host has (kernel log, fabric
+        # counters) before and after them: a stress-only night is judged on those too.
+        read_hosts = (tuple(sorted({host_of(c) for c in self.scoped}, key=natural_key)) if self.scoped is not None
+                      else tuple(self.topo.hosts))
+        host_reads = False
+        try:
+            if not any(s.name == "connectivity" for s in self.playbook.layers):
+                self.progress(f"host reads (kernel log, fabric counters) on {len(read_hosts)} hosts")
+                host_reads = self.backend.host_reads(read_hosts, store)
+            results["design"] = self._design_dict()
+            for layer in self.measure(store):
+                entry: dict[str, Any] = {"name": layer.spec.name, "verdict": "error", "summary": layer.summary}
+                results["layers"].append(entry)
+                results["design"] = self._design_dict()
+                raw.extend(layer.findings)  # what was measured still counts when cut short
+                if layer.error is not None:
+                    e = layer.error
+                    cause = interrupt_cause(e) if isinstance(e, KeyboardInterrupt) else str(e)
+                    entry["summary"]["cut_short"] = cause
+                    results["error"] = f"layer {layer.spec.name} cut short: {cause}"
+                    break
+                # Provisional (partial results.json); decided again after the retest, below.
+                entry["verdict"] = provisional_layer_verdict(layer.spec.name, layer.findings, self.gate)
+                store.write_results(results)  # a partial results.json after each layer
+            if host_reads:
+                self.backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
+                raw.extend(LayerContext(self.topo, self.backend, store, self.design, {}, self.progress,
+                                        rules=self.rules).detect_host_reads())
+            findings = self.retest(merge_findings(raw, self.topo.cards_of_host), store, results)
+            results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
+            collect_evidence(results, store.frames(), store.dir, self.backend, self.progress, files=store.files)
+            if self.state is not None:
+                self.state.annotate(results, store.frames())
+        finally:
+            self.close()
+            store.close()
+        if store.write_error and "error" not in results:  # the disk filled up: never a pass
+            results["error"] = store.write_error
+        decide(results, self.gate)
+        if self.playbook.layout:
+            results["capacity"] = layout_capacity(self.topo, results["isolation"], self.playbook.layout)
+        results["finished"] = _now()
+        failure = self.act(results, out_dir)
+        # Every output is rendered once, from the final results.
+        store.write_results(results)
+        write_reports(results, store, self.opts)
+        store.release()
+        if failure is not None:
+            raise failure
+        return RunResult(results, out_dir, EXIT_CODES[Verdict(results["verdict"])])
+
+    def retest(self, findings: list[Finding], emit: Any, results: dict) -> list[Finding]:
+        """Quarantine, then confirm by retest (isolate, release or keep quarantined): the
+        isolation steps go into ``results``; the findings come back with the retest's verdicts."""
+        assert self.backend is not None, "resolve() first"
+        ctx = LayerContext(self.topo, self.backend, emit, self.design, {}, self.progress, rules=self.rules,
+                           reference=self.references.get("golden"), baseline=self.baseline,
+                           history=self.history)
+        released_at = self.state.released_at if self.state is not None else _never_released
+        results["isolation"] = [e.to_dict() for e in isolation_steps(
+            findings, ctx, confirm_enabled=self.playbook.confirm and "error" not in results,
+            released_at=released_at, now=datetime.now(timezone.utc))]
+        return findings
+
+    def act(self, results: dict, out_dir: Path) -> HarnessError | None:
+        """With a state store: the isolation actions (the safety cap may block them), then the
+        run's summaries kept; the verdict is decided again after each. A state store that
+        fails is the run's error (returned, raised once the outputs are written)."""
+        if self.state is None:
+            return None
+        try:
+            self.state.act(results, self.inventory, out_dir)
         except HarnessError as e:  # the state store failed: results.json still gets the findings
-            failure = e
             results["error"] = str(e)
-        decide(results, gate)
-    if opts.after_decided is not None and failure is None:
+            decide(results, self.gate)
+            return e
+        decide(results, self.gate)
         try:
-            opts.after_decided(results, out_dir)  # e.g. the run's summaries into the state store
+            self.state.record(results, out_dir)
         except HarnessError as e:
-            failure = e
             results["error"] = str(e)
-            decide(results, gate)
-    # Every output is rendered once, from the final results.
-    store.write_results(results)
-    write_reports(results, store, opts)
-    store.release()
-    if failure is not None:
-        raise failure
-    code = EXIT_CODES[results["verdict"]]
-    return RunOutcome(results, out_dir, code)
+            decide(results, self.gate)
+            return e
+        return None
+
+
+def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
+            progress: Callable[[str], None] = lambda m: None) -> RunResult:
+    """A run of ``playbook`` without a state store (:class:`Run`)."""
+    return Run(playbook, inventory, opts, progress=progress).execute()
 
 
 def baseline_not_judged(info: dict | None, playbook: Playbook, topo: Topology) -> list[Finding]:

@@ -58,7 +58,7 @@ def mark(findings: Iterable[dict], gate: str) -> None:
         f.update(decide_flags(f, gate))
 
 
-def gating_layers(findings: Iterable[Mapping], gate: str) -> set[str]:
+def gating_layers(findings: Iterable[Mapping], gate: str) -> set[str | None]:
     """Layers with a finding at or above the gate, counting the symptoms folded into it."""
     out = set()
     for f in findings:
@@ -73,7 +73,7 @@ def inconclusive(f: Mapping) -> bool:
     return bool((f.get("evidence") or {}).get("inconclusive"))
 
 
-def layer_verdict(layer: Mapping, findings: list[dict], failing: set, unsure: set = frozenset()) -> Verdict:
+def layer_verdict(layer: Mapping, findings: list[dict], failing: set, unsure: set | frozenset = frozenset()) -> Verdict:
     name, now = layer.get("name"), layer.get("verdict")
     if now == Verdict.ERROR:
         return Verdict.ERROR

@@ -1,0 +1,97 @@
+"""A run's state store (``--state-dir``): what a :class:`sncheck.run.runner.Run` reads before
+it measures and writes once it has decided.
+
+Before: when each entity was last released (a repeat offender is isolated at once), the
+earlier runs' card summaries (the drift op), and a baseline stored by name or ``last-pass``.
+After the verdict: the isolation actions (recorded, then applied with ``--apply``; the
+safety cap may block them), then the run's summaries for ``history``/``diff`` and the
+report's trends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sncheck.errors import ConfigError
+
+
+@dataclass
+class RunState:
+    """The state store of one run: ``state_dir``, the isolation mechanisms and ``--apply``."""
+
+    state_dir: str
+    via: tuple[str, ...] = ()
+    apply: bool = False
+    _released: dict[str, datetime | None] = field(default_factory=dict, repr=False)
+
+    def open(self) -> None:
+        """Read what the run needs before it starts: each entity's last release."""
+        from sncheck.store.state import StateStore
+
+        with StateStore(Path(self.state_dir)) as st:  # repeat offenders: released within the window
+            self._released = {e["entity"]: st.last_release(e["entity"]) for e in st.history()}
+
+    def released_at(self, entity: str) -> datetime | None:
+        return self._released.get(entity)
+
+    def history(self, inventory: str, backend: str) -> dict | None:
+        """Earlier runs' summaries of this inventory and backend (the drift op)."""
+        from sncheck.store.history import drift_history
+
+        return drift_history(self.state_dir, inventory, backend)
+
+    def baseline(self, ref: str, inventory: str, backend: str) -> tuple[dict, dict] | None:
+        """A baseline named ``ref`` from the store, as (data, info for results.json): ``last-pass``
+        (the last passing run of this inventory and backend; ``{}`` with a note when there is
+        none yet) or one stored by name. None where the store has no such baseline (``ref``
+        is then a file, or unknown)."""
+        from sncheck.store.history import LAST_PASS, baseline_from_state
+        from sncheck.store.state import StateStore
+
+        if ref == LAST_PASS:
+            try:
+                data = baseline_from_state(self.state_dir, LAST_PASS, last=1, passed_only=True,
+                                           inventory=inventory, backend=backend)
+            except ConfigError:
+                data = None  # no passing run yet: the run goes on, and says so
+            return data or {}, {"ref": LAST_PASS, "runs": (data or {}).get("runs", []),
+                                "note": None if data else "no passing run of this inventory and "
+                                "backend in the state store yet: nothing to compare with"}
+        if Path(self.state_dir, "state.db").is_file():
+            with StateStore(self.state_dir) as st:
+                stored = st.load_baseline(ref)
+            if stored is not None:
+                return stored, {"ref": ref, "runs": stored.get("runs", []), "source": "state"}
+        return None
+
+    def annotate(self, results: dict, rows: Any) -> None:
+        """Changes since the last run, for the report (``results["history"]``); ``rows``: the
+        run's frames per kind."""
+        from sncheck.health.summaries import summarize
+        from sncheck.store.history import trends
+
+        current = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n) for s in summarize(results, rows)}
+        t = trends(self.state_dir, results, current=current)
+        if t is not None:
+            results["history"] = t
+
+    def act(self, results: dict, inventory: Any, run_dir: Path) -> None:
+        """The isolation actions of a decided run, before any output is rendered, so that
+        results.json, the report, JUnit and Prometheus all show what happened. The safety cap
+        blocking them sets ``isolation_blocked`` (the verdict then fails the gate)."""
+        from sncheck.actions.batch import DEFAULT_VIA, apply_run_isolation
+
+        audit = apply_run_isolation(results, inventory, self.state_dir, list(self.via) or list(DEFAULT_VIA),
+                                    apply=self.apply, run_dir=run_dir, results_path=run_dir / "results.json")
+        blocked = next((a for a in audit if a.get("blocked_by_cap")), None)
+        if blocked:  # nothing applied
+            results["isolation_blocked"] = blocked["message"]
+
+    def record(self, results: dict, run_dir: Path) -> int:
+        """Keep the run's summaries, with its final verdict (``sncheck history``/``diff``)."""
+        from sncheck.store.history import record
+
+        return record(self.state_dir, results, run_dir)
