@@ -306,11 +306,11 @@ def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_r
                      faults: str | None, seed: int, out: str | None) -> tuple[str, Path]:
     """Run ``playbook_ref`` scoped to ``entities`` (--targets); (verdict, run directory)."""
     from sncheck.config.playbook import load_playbook
-    from sncheck.run.runner import RunOptions, execute
+    from sncheck.run.runner import Run, RunOptions
 
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, targets=tuple(entities))
-    outcome = execute(load_playbook(playbook_ref), inventory, opts)
-    return outcome.results["verdict"], outcome.out_dir
+    result = Run(load_playbook(playbook_ref), inventory, opts).execute()
+    return result.verdict.value, result.out_dir
 
 
 def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str, ...], apply: bool,

@@ -6,12 +6,10 @@ import math
 import statistics
 from typing import Callable
 
-from sncheck.backends import get_backend
 from sncheck.errors import ConfigError
 from sncheck.config.inventory import Inventory
 from sncheck.layers import golden
-from sncheck.layers.base import LayerContext
-from sncheck.topology import Topology
+from sncheck.config.playbook import single_layer
 
 SCHEMA = golden.SCHEMA
 MIN_BAND = 0.02        # never narrower than 2%
@@ -66,22 +64,24 @@ def curve_from_runs(runs_rows: list[list[dict]], name: str, backend: str, config
 
 def record_golden_curve(inventory: Inventory, backend_name: str | None, steps: int, repeats: int,
                         seed: int, name: str, progress: Callable[[str], None]) -> dict:
-    """Run the golden layer ``repeats`` times on a known-good system (no faults)."""
-    topo = Topology(inventory)
-    backend_name = backend_name or inventory.backend or "local"
-    cls = get_backend(backend_name)
+    """Run the golden layer ``repeats`` times on a known-good system (no faults), measuring
+    only: no rules, no golden reference (a run that is recording one), no calibration."""
+    from sncheck.run.runner import Run, RunOptions
+
+    if repeats < 1:
+        raise ConfigError(f"a golden curve needs at least one clean run, got --repeats {repeats}")
+    playbook = single_layer(golden.NAME, {"steps": steps})
     runs_rows = []
     for r in range(repeats):
         rows: list[dict] = []
-        backend = cls(topo, None, seed=seed + r, progress=progress)
-        try:
-            ctx = LayerContext(topo, backend, rows.append, dict(inventory.design), {"steps": steps},
-                               progress, rows=rows)
-            golden.run(ctx)
-        finally:
-            backend.close()
+        run = Run(playbook, inventory, RunOptions(backend=backend_name, seed=seed + r, judge=False, calibrate=False),
+                  progress=progress)
+        with run:
+            for layer in run.measure(rows.append, rows):
+                if layer.error is not None:  # a recording is clean runs only: nothing cut short
+                    raise layer.error
         runs_rows.append(rows)
         progress(f"golden record: run {r + 1}/{repeats} final loss {_curve(rows)[-1]:.4f}")
-    config = {"ranks": len(topo.cards_of_host(topo.hosts[0])), "steps": steps, "seed": seed,
+    config = {"ranks": len(run.topo.cards_of_host(run.topo.hosts[0])), "steps": steps, "seed": seed,
               "inventory": inventory.name}
-    return curve_from_runs(runs_rows, name, backend_name, config)
+    return curve_from_runs(runs_rows, name, backend_name or inventory.backend or "local", config)

@@ -181,11 +181,10 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
 
 def check_collectives(node: str, cards: int, deadline: float, report: NodeReport,
                       inventory: Inventory | None = None) -> None:
-    from sncheck.backends import get_backend
-    from sncheck.layers import connectivity, stress
-    from sncheck.layers.base import LayerContext
-    from sncheck.health.rules import load_rules
-    from sncheck.topology import Topology
+    """The node's card pairs, then a small all-reduce: a :class:`sncheck.run.runner.Run` of the
+    local backend that measures and judges, and writes no run directory."""
+    from sncheck.config.playbook import LayerSpec, Playbook
+    from sncheck.run.runner import Run, RunOptions
 
     if cards < 2:
         report.warnings.append(f"{node} has {cards} card(s): no card pairs or all-reduce to run")
@@ -194,38 +193,38 @@ def check_collectives(node: str, cards: int, deadline: float, report: NodeReport
     inv = Inventory(name=f"node-check-{node}", supernodes=(Supernode(node, (node,)),),
                     hosts={node: Host(node, node, cards)}, design=design, backend="local",
                     source="<node-check>")
-    topo = Topology(inv)
     left = deadline - time.monotonic()
     if left <= 1:
         raise BudgetExceeded("before the card pairs")
-    backend = get_backend("local")(topo, None, op_timeout_s=max(1.0, left), start_timeout_s=max(1.0, left),
-                                   serialize_pairs=True)
+    playbook = Playbook("node-check", (
+        LayerSpec("connectivity", {"bw_bytes": 1 << 20, "lat_iters": 10, "bw_iters": 2}),
+        LayerSpec("stress", {"collectives": ("all_reduce",), "min_bytes": 1 << 10, "max_bytes": 1 << 20,
+                             "step_factor": 1 << 10, "warmup": 1, "iters": 2, "narrow_sizes": ()})), confirm=False)
+    options = RunOptions(backend="local", report_formats=(), calibrate=False,
+                         rules=None if design else "node-check",  # without design values: only what is wrong on its own
+                         backend_options={"op_timeout_s": max(1.0, left), "start_timeout_s": max(1.0, left),
+                                          "serialize_pairs": True})
     rows: list[dict] = []
-    rules = load_rules(backend.default_rules() if design else "node-check")
-    layers = ((connectivity, {"bw_bytes": 1 << 20, "lat_iters": 10, "bw_iters": 2}),
-              (stress, {"collectives": ("all_reduce",), "min_bytes": 1 << 10, "max_bytes": 1 << 20,
-                        "step_factor": 1 << 10, "warmup": 1, "iters": 2, "narrow_sizes": ()}))
-    try:
-        with _alarm(deadline):
-            for module, options in layers:
-                ctx = LayerContext(topo, backend, rows.append, design, options, rules=rules, rows=rows)
-                module.run(ctx)
-                report.ran.append({"connectivity": f"{cards * (cards - 1) // 2} card pairs",
-                                   "stress": f"all_reduce over {cards} cards"}[module.NAME])
-                for f in ctx.detect(module.NAME):
-                    d = f.to_dict()
-                    if d["severity"] == "critical":
-                        report.problems.append(Problem(d["entity"], d["rule"], d["message"]))
-                    elif d["severity"] == "warning":
-                        report.warnings.append(f"{d['entity']} {d['rule']}: {d['message']}")
-                if report.problems:
-                    return
-    except HarnessError as e:
-        if time.monotonic() >= deadline - 0.5:
-            raise BudgetExceeded(str(e)) from e
-        raise
-    finally:
-        backend.close()
+    with Run(playbook, inv, options) as run:
+        try:
+            with _alarm(deadline):
+                for layer in run.measure(rows.append, rows):
+                    if layer.error is not None:
+                        raise layer.error
+                    report.ran.append({"connectivity": f"{cards * (cards - 1) // 2} card pairs",
+                                       "stress": f"all_reduce over {cards} cards"}[layer.spec.name])
+                    for f in layer.findings:
+                        d = f.to_dict()
+                        if d["severity"] == "critical":
+                            report.problems.append(Problem(d["entity"], d["rule"], d["message"]))
+                        elif d["severity"] == "warning":
+                            report.warnings.append(f"{d['entity']} {d['rule']}: {d['message']}")
+                    if report.problems:
+                        return
+        except HarnessError as e:
+            if time.monotonic() >= deadline - 0.5:
+                raise BudgetExceeded(str(e)) from e
+            raise
 
 
 @contextlib.contextmanager
