@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from sncheck.model import host_of
+from sncheck.model import Verdict, host_of
 from sncheck.backends import get_backend
 from sncheck.backends.base import Backend
 from sncheck.errors import ConfigError, HarnessError
@@ -36,7 +36,6 @@ from sncheck.topology import Topology, natural_key
 from sncheck.run.isolation import isolation_steps
 from sncheck.run.state import RunState
 from sncheck.run.verdict import EXIT_CODES, decide, provisional_layer_verdict
-from sncheck.model import Verdict
 from sncheck.store.history import LAST_PASS
 
 SCHEMA = "sncheck.run/1"
@@ -97,8 +96,6 @@ class RunResult:
     def report_paths(self, formats: tuple[str, ...]) -> dict[str, Path]:
         return {f: self.out_dir / DEFAULT_FILENAMES[f] for f in formats}
 
-
-RunOutcome = RunResult
 
 
 @dataclass
