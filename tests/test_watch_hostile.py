@@ -219,6 +219,23 @@ def test_other_runs_beside_the_job(watch_jobs, tmp_path):
     assert res["layers"][0]["summary"]["ranks"] == 4
 
 
+def test_newer_lone_dump_of_other_groups(watch_jobs, tmp_path):
+    """A newer dump of another job's rank 1 (torch's name, its own groups: nothing in
+    common with this job's) beside the straggler's dumps: it is not the one the rest is
+    held against, and this job's rank 1 is judged, not it."""
+    d = tmp_path / "d"
+    shutil.copytree(watch_jobs["straggler"], d)
+    data = json.loads(dumps_of(d)[1].read_text())
+    for e in data["entries"]:
+        e["process_group"] = ["7" + e["process_group"][0], "other"]
+        e["time_created_ns"] += 3600 * 10**9
+    (d / "nccl_trace_rank_1.json").write_text(json.dumps(data))
+    code, res, out = watch(str(d), "--out", str(tmp_path / "o"))
+    assert [(f["entity"], f["rule"]) for f in gating(res)] == [(f"{_host(d)}/gpu2", "watch-straggler")], out
+    left = {f["evidence"]["dump"]: f["rule"] for f in every(res) if f["rule"].startswith("watch-dump-")}
+    assert left == {"nccl_trace_rank_1.json": "watch-dump-duplicate-rank"}, left
+
+
 # ------------------------------------------------------------------ rank maps
 @pytest.mark.parametrize("host", ["a;rm -rf /", "$(reboot)", "-oProxyCommand=x", "a b", "<script>x</script>",
                                   "n\u00f6de", "x" * 300, "node/gpu0", "", 7])

@@ -7,10 +7,12 @@ of this one, torch's own watchdog dump beside the helper's. Three tests, in orde
   does not is another job's;
 * **the clock**: one job's ranks record the same collective (group and sequence id) at
   the same moment, give or take the hosts' clock offsets (milliseconds) and a straggler's
-  lag; a dump whose shared collectives were recorded more than :data:`MAX_APART_NS` from
-  the newest run's is another run's, whatever its name (torch's own dumps carry no job);
+  lag; held against the newest of the dumps whose collectives most dumps share, a dump
+  whose shared collectives were recorded more than :data:`MAX_APART_NS` away is another
+  run's, whatever its name (torch's own dumps carry no job);
 * **one per rank**: two dumps of one rank left after that (a watchdog pickle beside the
-  helper's JSON): the one that reaches furthest is judged.
+  helper's JSON): one shown to share the run's collectives before one sharing none, then
+  the one that reaches furthest.
 
 Every dump left out is said, with why; none is dropped silently.
 """
@@ -43,9 +45,9 @@ def select(dumps: list[Dump], jobs: set[str]) -> tuple[list[Dump], list[LeftOut]
             kept.append(d)
     fr = [d for d in kept if d.format == "flight_recorder"]
     other = [d for d in kept if d.format != "flight_recorder"]
-    same, apart = _one_run(fr)
+    same, undecided, apart = _one_run(fr)
     out += apart
-    judged, dupes = _one_per_rank(same)
+    judged, dupes = _one_per_rank(same, undecided)
     return other + judged, out + dupes
 
 
@@ -58,13 +60,19 @@ def _newest(d: Dump) -> int:
     return max(t) if t else 0
 
 
-def _one_run(fr: list[Dump]) -> tuple[list[Dump], list[LeftOut]]:
-    """The dumps of the run the newest dump belongs to; a dump that shares no collective
-    with it cannot be told apart and stays."""
+def _one_run(fr: list[Dump]) -> tuple[list[Dump], list[Dump], list[LeftOut]]:
+    """The dumps of the run the newest dump belongs to, those that share no collective
+    with it (they cannot be told apart and stay), and those left out."""
     if len(fr) < 2:
-        return fr, []
-    order = sorted(fr, key=_newest, reverse=True)
-    times = {id(d): _times(d) for d in order}
+        return fr, [], []
+    times = {id(d): _times(d) for d in fr}
+    count: dict[tuple[str, int], int] = {}
+    for t in times.values():
+        for k in t:
+            count[k] = count.get(k, 0) + 1
+    # The first: a dump whose collectives most dumps recorded too (a lone dump of another
+    # run's own groups is never the one the rest is held against), the newest of those.
+    order = sorted(fr, key=lambda d: (max((count[k] for k in times[id(d)]), default=0), _newest(d)), reverse=True)
     profile = dict(times[id(order[0])])  # each collective's time on the first dump that recorded it
     same, out, pending = [order[0]], [], order[1:]
     for _ in range(2):  # a dump sharing nothing with the first ones may share with later ones
@@ -85,16 +93,19 @@ def _one_run(fr: list[Dump]) -> tuple[list[Dump], list[LeftOut]]:
             for k, t in mine.items():
                 profile.setdefault(k, t)
         pending = undecided
-    return same + pending, out
+    return same, pending, out
 
 
-def _one_per_rank(fr: list[Dump]) -> tuple[list[Dump], list[LeftOut]]:
+def _one_per_rank(same: list[Dump], undecided: list[Dump]) -> tuple[list[Dump], list[LeftOut]]:
+    """One dump per rank: one shown to be of the run before one that could not be told
+    apart, then the one reaching furthest."""
     by: dict[int, list[Dump]] = {}
-    for d in fr:
+    for d in same + undecided:
         by.setdefault(d.rank, []).append(d)
+    shown = {id(d) for d in same}
     kept, out = [], []
     for rank, ds in by.items():
-        ds = sorted(ds, key=lambda d: (_newest(d), d.mtime_ns, d.path.name), reverse=True)
+        ds = sorted(ds, key=lambda d: (id(d) in shown, _newest(d), d.mtime_ns, d.path.name), reverse=True)
         kept.append(ds[0])
         out += [LeftOut(d, "watch-dump-duplicate-rank", f"another dump of rank {rank}, {ds[0].path.name}, reaches "
                                                          "further: that one is judged") for d in ds[1:]]
