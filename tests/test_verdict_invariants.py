@@ -68,15 +68,18 @@ def test_every_host_down_and_transient_is_not_a_pass(tmp_path):
     assert not any(i["action"] == "release" for i in res["isolation"])
 
 
-def test_a_suspect_without_known_good_peers_stays_quarantined(tmp_path):
-    # One host, two cards: the link's retest has no peer outside its own two cards.
+@pytest.mark.parametrize("transient,code,last", [(True, 0, "release"), (False, 1, "isolate")])
+def test_a_one_host_suspect_is_re_measured_on_its_own_pairs(tmp_path, transient, code, last):
+    # One host, two cards: no peer outside the suspect's own two cards. The host's own pair
+    # is re-measured against the design bar (before 4eba63e: never re-measured, quarantined).
     inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n1', cards_per_host: 2}\n")
-    r, res = cli(tmp_path, ["connectivity"], inv, ["{type: dead_link, target: 'n1/gpu0<->n1/gpu1', transient: true}"])
-    assert r.exit_code == 1, r.output
+    t = ", transient: true" if transient else ""
+    r, res = cli(tmp_path, ["connectivity"], inv, [f"{{type: dead_link, target: 'n1/gpu0<->n1/gpu1'{t}}}"])
+    assert r.exit_code == code, r.output
     suspect = res["findings"][0]
-    assert suspect["severity"] == "critical" and suspect["evidence"]["confirmed"] is None
-    assert "no known-good peers" in suspect["evidence"]["retest"]
-    assert [i["action"] for i in res["isolation"]] == ["quarantine", "quarantine"]
+    assert suspect["evidence"]["confirmed"] is (not transient), suspect["evidence"]
+    assert "not re-measured" not in suspect["evidence"]["retest"]
+    assert [i["action"] for i in res["isolation"]] == ["quarantine", last]
 
 
 def test_a_link_whose_retest_points_at_its_host_is_confirmed(tmp_path):
