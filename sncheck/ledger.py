@@ -40,13 +40,6 @@ OPTIMIZERS = ("adam", "sgd")
 RECOMPUTE = ("none", "selective", "full")
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 
-# Memory per rank of a platform (GiB), for platforms whose plug-in does not say (params["hbm_GiB"]).
-PLATFORM_MEMORY_GiB = {
-    "nvidia-nvl72": 186.0,     # GB200: 186 GiB HBM3e usable per GPU
-    "amd-mi300x": 192.0,       # MI300X: 192 GB HBM3
-    "ascend-cm384": 64.0,      # 910C: 128 GB per package, two devices (ranks) per package
-}
-
 
 def parse_count(text: str) -> float:
     """``1.8T``, ``70B``, ``175e9``, ``7M`` -> a number of parameters."""
@@ -215,10 +208,10 @@ def replicas(cards: int, tp: int, pp: int, ep: int) -> int:
 
 
 def platform_memory(platform: object | None) -> float | None:
-    """A platform's memory per rank in bytes: its plug-in's ``params['hbm_GiB']``, else the table here."""
+    """A platform's memory per rank in bytes, as its vendor plug-in says (``card_memory_GiB``)."""
     if platform is None:
         return None
-    gib = getattr(platform, "params", {}).get("hbm_GiB") or PLATFORM_MEMORY_GiB.get(getattr(platform, "name", ""))
+    gib = getattr(platform, "card_memory_GiB", None)
     return float(gib) * GiB if gib else None
 
 

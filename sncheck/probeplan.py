@@ -15,10 +15,9 @@ from sncheck.topology import SCALE_OUT, SCALE_UP, Topology, host_of, rail_of, ra
 
 COLLECTIVES = ("all_reduce", "all_to_all")
 CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernode
-# The connectivity option tools: scale-out tests between rail-aligned host pairs of the
-# cross-supernode rounds (perftest), and copy-engine tests inside each host (nvbandwidth).
-SCALE_OUT_TOOLS = ("ib_write_bw", "ib_write_lat", "nvbandwidth")
-PAIR_TOOLS = ("ib_write_bw", "ib_write_lat")
+# The connectivity option tools (their names: sncheck.vendors.registry.scale_out_tools): the
+# vendors' scale-out tests between rail-aligned host pairs of the cross-supernode rounds
+# (perftest), and their copy tests inside each host (nvbandwidth, TransferBench).
 # The connectivity option tools_coverage: how many distinct peers each NIC (host x rail)
 # meets in perftest, sampled from the plan's rail pairs; "all" runs every rail pair.
 DEFAULT_TOOLS_COVERAGE = 2
@@ -89,7 +88,7 @@ class ConnectivityPlan:
     bw_iters: int = 5
     cross_supernode: str = "bounded"  # or "all-pairs" (acceptance after delivery)
     cross_offsets: int | None = None  # host offsets per supernode pair (None: all of them)
-    tools: tuple[str, ...] = ()   # SCALE_OUT_TOOLS to run as well (backends that reach real NICs)
+    tools: tuple[str, ...] = ()   # scale-out tools to run as well (backends that reach real NICs)
     tools_coverage: int | str = DEFAULT_TOOLS_COVERAGE  # perftest peers per NIC, or "all" (perftest_schedule)
 
     @property

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import enum
 import functools
+import re
 from pathlib import Path
 
 import sncheck
@@ -26,9 +27,8 @@ MAX_TOP_LEVEL = 8
 # members change as code moves); a cycle holding no pending pair, a pending pair in no
 # cycle, and a pending module that is short now all fail the tests below.
 PENDING_CYCLES = [
-    ("sncheck.backends.scaleout", "sncheck.backends.ssh"),
 ]
-PENDING_LONG = {"sncheck.backends.ssh"}
+PENDING_LONG: set[str] = set()
 
 
 # ----------------------------------------------------------------------------- the tree
@@ -300,3 +300,240 @@ def test_severity_and_verdict_are_enums():
 
 def test_nothing_registers_itself_at_import_time():
     assert import_time_registrations(SNCHECK) == []
+
+
+# ============================================================================= the vendor door
+# (the vendor plug-in as the only door to vendor code, issue 19 item 3)
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "sncheck"
+VENDORS = PKG / "vendors"
+
+
+def _modules(under: Path = PKG) -> list[Path]:
+    return sorted(p for p in under.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _outside_vendors() -> list[Path]:
+    return [p for p in _modules() if VENDORS not in p.parents]
+
+
+def _rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+# --------------------------------------------------------------------------- the vendor door
+
+def _vendor_packages() -> set[str]:
+    """Every package under sncheck/vendors/: a vendor's own (nvidia, amd, ascend) or a tool
+    package the vendors share (infiniband, the collective tests). Only the modules directly
+    in sncheck/vendors/ (registry, base, facts, ...) are the door the rest may use."""
+    return {p.name for p in VENDORS.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+
+
+def _imported(tree: ast.AST, module: str) -> list[tuple[int, str]]:
+    """(line, dotted name) of every import in ``tree``; relative ones resolved against ``module``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")[:-node.level]
+                base = ".".join([*parts, base] if base else parts)
+            out.append((node.lineno, base))
+            out += [(node.lineno, f"{base}.{a.name}") for a in node.names]
+    return out
+
+
+def _dotted(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_module_outside_vendors_imports_a_vendor_package() -> None:
+    """Backends, launch, slurm, health, report... reach vendor code only through the
+    plug-in (sncheck.vendors.registry and the Vendor it returns)."""
+    packages = _vendor_packages()
+    assert {"nvidia", "amd", "ascend", "infiniband"} <= packages, packages
+    private = re.compile(rf"^sncheck\.vendors\.({'|'.join(sorted(packages))})(\.|$)")
+    found = []
+    for path in _outside_vendors():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        found += [f"{_rel(path)}:{line}: {name}" for line, name in _imported(tree, _dotted(path))
+                  if private.match(name)]
+    assert not found, "vendor packages imported outside sncheck/vendors/:\n" + "\n".join(sorted(set(found)))
+
+
+# The binaries of the vendors' tools. The list is a floor: every program a vendor plug-in
+# names in its fact commands is added to it from the source of sncheck/vendors/.
+VENDOR_BINARIES = {
+    "nvidia-smi", "dcgmi", "nvidia-imex-ctl", "nvbandwidth", "nvidia-fabricmanager",
+    "rocm-smi", "amd-smi", "TransferBench", "npu-smi", "hccn_tool",
+    "all_reduce_perf", "alltoall_perf", "sendrecv_perf", "all_gather_perf", "reduce_scatter_perf",
+    "broadcast_perf", "reduce_perf", "gather_perf", "scatter_perf", "hypercube_perf",
+    "all_reduce_test", "alltoall_test", "send_recv_test",
+    "ibstat", "ibstatus", "perfquery", "ibqueryerrors", "ib_write_bw", "ib_write_lat", "ib_read_lat",
+    "ib_send_lat", "ib_read_bw", "ib_send_bw",
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def _strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, text) of every string constant that is not a docstring (f-string parts included)."""
+    skip = _docstrings(tree)
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip]
+
+
+GENERIC_PROGRAMS = {"sh", "systemctl", "timeout", "env"}  # what a fact command may start that is no vendor's
+
+
+def _registered_binaries() -> set[str]:
+    """The programs the vendor plug-ins run: every fact command's, the collective tool's,
+    the scale-out and copy tests' (read from the plug-ins the registry lists)."""
+    from sncheck.vendors import registry
+
+    found = set()
+    for v in registry.vendors().values():
+        found |= {c.argv[0] for c in v.commands.values()}
+        if v.collective:
+            found |= set(v.collective.programs.values())
+        if v.scale_out:
+            found |= {v.scale_out.nic_tool, *v.scale_out.pair_tests}
+        if v.copy_bench:
+            found.add(v.copy_bench.argv[0])
+    return found - GENERIC_PROGRAMS
+
+
+def test_no_vendor_binary_named_outside_vendors() -> None:
+    """No string in the code outside sncheck/vendors/ names a vendor tool's binary: the
+    command lines, the programs looked for on the PATH and the binaries of a collective
+    test all come from the vendor plug-in. Docstrings may name them."""
+    binaries = VENDOR_BINARIES | _registered_binaries()
+    word = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, sorted(binaries, key=len, reverse=True)))
+                      + r")(?![\w-])")
+    found = []
+    for path in _outside_vendors():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for line, text in _strings(tree):
+            for m in word.finditer(text):
+                found.append(f"{_rel(path)}:{line}: {m.group(1)!r} in {text[:60]!r}")
+    assert not found, "vendor binaries named outside sncheck/vendors/:\n" + "\n".join(found)
+
+
+def test_the_scans_see_what_they_look_for() -> None:
+    """The two scans above find a vendor import and a binary where there is one (each
+    rule would pass on anything if its pattern were wrong)."""
+    src = ('"""all_reduce_perf in a docstring is fine."""\n'
+           "from sncheck.vendors.nvidia import nvidia_smi\n"
+           "from sncheck.vendors import registry\n"
+           "ARGV = ['nvidia-smi', '-q']\n"
+           "MSG = f'{x}: all_reduce_perf not found'\n"
+           "OK = 'nvidia-smi-topo'\n")
+    tree = ast.parse(src)
+    names = [n for _, n in _imported(tree, "sncheck.backends.x")]
+    assert "sncheck.vendors.nvidia" in names and "sncheck.vendors.registry" in names
+    texts = [t for _, t in _strings(tree)]
+    assert "all_reduce_perf in a docstring is fine." not in texts
+    assert "nvidia-smi" in texts and ": all_reduce_perf not found" in texts
+    assert {"nvidia-smi", "dcgmi", "npu-smi", "amd-smi", "rocm-smi", "all_reduce_perf", "ibstat",
+            "nvbandwidth"} <= _registered_binaries()
+    rel = _imported(ast.parse("from ..vendors.amd import checks\n"), "sncheck.backends.x")
+    assert ("sncheck.vendors.amd" in [n for _, n in rel])
+
+
+# --------------------------------------------------------------------------- the plug-in list
+
+def _module_level_calls(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, name) of every call made while a module is imported: in its top-level
+    statements, outside any function or class body's functions."""
+    out = []
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            out.append((node.lineno, name))
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def test_plugins_are_listed_not_found_nor_registered_on_import() -> None:
+    """No folder is scanned for plug-ins (pkgutil, importlib over a directory listing), and
+    no module reads the plug-ins while it is imported (a parser table or a registry built at
+    import time): the registry's list is read on first use."""
+    scans, eager = [], []
+    for path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        scans += [f"{_rel(path)}:{line}: {name}" for line, name in _imported(tree, _dotted(path))
+                  if name == "pkgutil" or name.startswith("pkgutil.")]
+        eager += [f"{_rel(path)}:{line}: {name}()" for line, name in _module_level_calls(tree)
+                  if name in {"vendors", "platforms", "parsers", "pair_tools", "copy_benches", "scale_out_tools",
+                              "iter_modules", "walk_packages", "entry_points"}]
+    assert not scans, scans
+    assert not eager, eager
+
+
+def test_third_party_vendors_come_through_the_same_hook_as_the_builtins(monkeypatch, tmp_path) -> None:
+    """A vendor named in the ``sncheck.vendors`` entry-point group is read by the function
+    that reads the built-in list; two plug-ins with one name, or an entry that is no
+    Vendor, are refused."""
+    import sys
+    from importlib.metadata import EntryPoint
+
+    from sncheck.errors import ConfigError
+    from sncheck.vendors import registry
+
+    (tmp_path / "acme_plugin.py").write_text(
+        "from sncheck.vendors.base import Platform, Vendor\n"
+        "P = Platform(name='acme-x1', vendor='acme', description='a test vendor', cards_per_host=2)\n"
+        "VENDOR = Vendor(name='acme', commands={}, facts={}, parsers={}, platforms={P.name: P})\n"
+        "TWIN = Vendor(name='nvidia', commands={}, facts={}, parsers={}, platforms={})\n"
+        "NOT_ONE = object()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    group = registry.ENTRY_POINT_GROUP
+
+    def found(*values: str):
+        return lambda group=None: [EntryPoint(f"ep{i}", v, group) for i, v in enumerate(values)]
+
+    try:
+        monkeypatch.setattr(registry, "entry_points", found("acme_plugin:VENDOR"))
+        registry.vendors.cache_clear()
+        registry.platforms.cache_clear()
+        assert list(registry.vendors()) == ["nvidia", "amd", "ascend", "acme"]
+        assert registry.platform("acme-x1").vendor == "acme"
+        monkeypatch.setattr(registry, "entry_points", found("acme_plugin:TWIN"))
+        registry.vendors.cache_clear()
+        try:
+            registry.vendors()
+            raise AssertionError("a second plug-in named nvidia was taken")
+        except ConfigError as e:
+            assert "two vendor plug-ins are named 'nvidia'" in e.message
+        monkeypatch.setattr(registry, "entry_points", found("acme_plugin:NOT_ONE"))
+        registry.vendors.cache_clear()
+        try:
+            registry.vendors()
+            raise AssertionError("an entry that is no Vendor was taken")
+        except ConfigError as e:
+            assert "not a sncheck Vendor" in e.message
+    finally:
+        monkeypatch.undo()
+        sys.modules.pop("acme_plugin", None)
+        registry.vendors.cache_clear()
+        registry.platforms.cache_clear()
+    assert group == "sncheck.vendors" and "acme" not in registry.vendors()

@@ -11,6 +11,7 @@ import pytest
 from sncheck.launch import commands as launch
 from sncheck.launch.commands import LaunchPart
 from sncheck.transport import build_command
+from sncheck.vendors.nccltests import tool as nccl_tool
 
 NASTY = "x$(touch /tmp/sncheck-pwned);`id`|&>'\"*"
 
@@ -41,23 +42,23 @@ def test_endpoint_brackets_ipv6() -> None:
 
 
 def test_nccl_tests_line_has_validation_on() -> None:
-    assert launch.nccl_tests_argv("all_reduce", 8, 1 << 30) == [
+    assert nccl_tool.argv("all_reduce", 8, 1 << 30) == [
         "all_reduce_perf", "-b", "8", "-e", "1073741824", "-f", "2", "-g", "1", "-c", "1"]
-    argv = launch.nccl_tests_argv("all_to_all", 1024, 4096, step_factor=4, iters=5, warmup=2,
+    argv = nccl_tool.argv("all_to_all", 1024, 4096, step_factor=4, iters=5, warmup=2,
                                   directory="/opt/nccl-tests/build")
     assert argv == ["/opt/nccl-tests/build/alltoall_perf", "-b", "1024", "-e", "4096", "-f", "4",
                     "-g", "1", "-c", "1", "-n", "5", "-w", "2"]
-    assert launch.nccl_tests_argv("sendrecv", 8, 8)[0] == "sendrecv_perf"
+    assert nccl_tool.argv("sendrecv", 8, 8)[0] == "sendrecv_perf"
     with pytest.raises(ValueError, match="no nccl-tests binary"):
-        launch.nccl_tests_argv("broadcast", 8, 8)
+        nccl_tool.argv("broadcast", 8, 8)
     with pytest.raises(ValueError, match="size sweep"):
-        launch.nccl_tests_argv("all_reduce", 64, 8)
+        nccl_tool.argv("all_reduce", 64, 8)
 
 
 def test_mpirun_plain_job_with_hostfile() -> None:
     parts = [LaunchPart("10.0.0.1", 4), LaunchPart("10.0.0.2", 4)]
     assert launch.hostfile_text(parts) == "10.0.0.1 slots=4\n10.0.0.2 slots=4\n"
-    cmd = launch.nccl_tests_argv("all_reduce", 8, 64)
+    cmd = nccl_tool.argv("all_reduce", 8, 64)
     argv = launch.launcher_argv("mpirun", parts, ["--mca", "btl", "^openib"], cmd, hostfile="/t/hosts")
     assert argv == ["mpirun", "--hostfile", "/t/hosts", "-np", "8", "--mca", "btl", "^openib", *cmd]
     assert launch.needs_hostfile("mpirun", parts)
@@ -101,7 +102,7 @@ def test_srun_plain_and_bad_launcher() -> None:
 
 def test_metacharacters_stay_one_literal_argument() -> None:
     # Every variable part of every builder survives quoting as exactly the word it was.
-    cmd = launch.nccl_tests_argv("all_reduce", 8, 64, directory=f"/opt/{NASTY}")
+    cmd = nccl_tool.argv("all_reduce", 8, 64, directory=f"/opt/{NASTY}")
     built = [
         launch.torchrun_argv(2, 1, 0, f"{NASTY}:1", launch.torch_probe_args(NASTY, NASTY), python=NASTY),
         launch.mpirun_argv(NASTY, 2, [NASTY, "--mca", NASTY], cmd),

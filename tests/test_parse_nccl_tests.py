@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sncheck.errors import ConfigError, ParseError
-from sncheck.vendors.nvidia.nccl_tests import normalize_collective, parse_nccl_tests, parse_rccl_tests
-from sncheck.vendors.parsers import PARSERS, get_parser, strip_source_header
+from sncheck.vendors.nccltests.parse import normalize_collective, parse_nccl_tests, parse_rccl_tests
+from sncheck.vendors.parsers import parsers, get_parser, strip_source_header
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"
 
@@ -450,7 +450,7 @@ def test_registry_names_the_contract_tools():
         "nvidia-smi-query-gpu",
         "ibstat",
         "dcgmi-diag",
-    } <= set(PARSERS)
+    } <= set(parsers())
     assert get_parser("nccl-tests") is parse_nccl_tests
 
 

@@ -20,7 +20,7 @@ from fake_tool import install_fake_tools
 from sshd_harness import install_fake_tool
 from vendor_ssh import real
 
-from sncheck.backends.scaleout import BASE_PORT, nic_rails, perftest_argv
+from sncheck.vendors.infiniband.scaleout import BASE_PORT, nic_rails, perftest_argv
 from sncheck.backends.ssh import SshBackend
 from sncheck.health.findings import merge_findings
 from sncheck.health.invariants import status_findings
@@ -73,7 +73,7 @@ def test_rail_pairs_follow_the_bounded_cross_supernode_plan() -> None:
 def test_tools_option_is_validated() -> None:
     pb = load_playbook_text("layers:\n  - connectivity: {tools: [ib_write_bw, nvbandwidth]}\n")
     assert pb.layers[0].options["tools"] == ("ib_write_bw", "nvbandwidth")
-    with pytest.raises(ConfigError, match="tools must be a list of ib_write_bw, ib_write_lat, nvbandwidth"):
+    with pytest.raises(ConfigError, match="tools must be a list of ib_write_bw, ib_write_lat, nvbandwidth, transferbench"):
         load_playbook_text("layers:\n  - connectivity: {tools: [iperf]}\n")
 
 

@@ -23,12 +23,13 @@ import yaml
 from click.testing import CliRunner
 from sshd_harness import SshdCluster, SshdHost, install_fake_tool, known_hosts_name
 
-from sncheck.backends.ssh import SshBackend, nccl_collective_rows
+from sncheck.backends.ssh import SshBackend
 from sncheck.cli.main import main
 from sncheck.config.inventory import load_inventory
 from sncheck.probeplan import Group, StressPlan, connectivity_plan
 from sncheck.vendors.nvidia.checks import COMMANDS, DEFAULT_CHECKS
-from sncheck.vendors.nvidia.nccl_tests import parse_nccl_tests
+from sncheck.vendors.nccltests.parse import parse_nccl_tests
+from sncheck.vendors.nccltests.tool import collective_rows as nccl_collective_rows
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.topology import Topology
 from sncheck.store.rundir import read_rows

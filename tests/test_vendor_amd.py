@@ -16,7 +16,7 @@ from sncheck.vendors import facts as hf
 from sncheck.vendors import registry
 from sncheck.vendors.amd import amd_smi, checks, rocm_smi, transferbench
 from sncheck.vendors.amd import sim as amd_sim
-from sncheck.vendors.parsers import PARSERS
+from sncheck.vendors.parsers import parsers
 
 MI300X = registry.platform("amd-mi300x")
 
@@ -173,11 +173,11 @@ def test_rccl_tests_are_the_collective_tool() -> None:
                                         ("rocm-smi-showtopo", "13"), ("rocm-smi-showpids", "23"),
                                         ("transferbench", "22")])
 def test_parse_registry_and_garbage(tool: str, name: str) -> None:
-    json.dumps(PARSERS[tool](amd(name)), allow_nan=False)
+    json.dumps(parsers()[tool](amd(name)), allow_nan=False)
     for junk in ("", "garbage\n", amd(name)[: len(amd(name)) // 2]):
-        only_parse_error_or_json(PARSERS[tool], junk)
+        only_parse_error_or_json(parsers()[tool], junk)
     with pytest.raises(ParseError):
-        PARSERS[tool]("")
+        parsers()[tool]("")
 
 
 # --------------------------------------------------------------------------- over SSH
@@ -233,3 +233,39 @@ def test_amd_node_with_an_xgmi_link_down_over_ssh(sshd_cluster, tmp_path: Path) 
     (f,) = findings
     assert f.rule == "host-fact" and f.entity_kind == "link" and "GPU2-GPU5 PCIE" in f.message
     assert (f.evidence["measured"], f.evidence["expected"]) == (27, 28)
+
+
+@pytest.mark.sshd
+def test_transferbench_p2p_runs_where_the_plan_names_it_over_ssh(sshd_cluster, tmp_path: Path) -> None:
+    """The connectivity option ``tools: [transferbench]`` runs the AMD plug-in's copy test
+    (``TransferBench p2p``) on each host over SSH; a slow GPU pair fails the host's
+    ``transferbench_p2p`` (against the platform's p2p_GBps, 48 GB/s at 80 %), a finding."""
+    import pandas as pd
+
+    from sncheck.backends.ssh import SshBackend
+    from sncheck.config.inventory import load_inventory
+    from sncheck.health.metrics import DetectContext
+    from sncheck.health.rules import evaluate, load_rules
+    from sncheck.probeplan import connectivity_plan
+    from sncheck.topology import Topology
+
+    cluster = sshd_cluster(2, ["mi01", "mi02"])
+    healthy = amd("22")
+    slow = healthy.replace("GPU 00 -> 55.23 55.26 1689.85 48.46", "GPU 00 -> 55.23 55.26 1689.85 18.46", 1)
+    assert slow != healthy
+    install_replay(cluster["mi01"], "TransferBench", {"p2p": healthy})
+    install_replay(cluster["mi02"], "TransferBench", {"p2p": slow})
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, "amd-mi300x", {"mi01": ["mi01"], "mi02": ["mi02"]})
+    topo = Topology(load_inventory(inv))
+    backend = SshBackend(topo, known_hosts=str(cluster.known_hosts), ssh_config=str(cluster.ssh_config))
+    rows: list[dict] = []
+    try:
+        assert backend.scale_out(connectivity_plan(topo, tools=("transferbench",)), rows.append) is True
+    finally:
+        backend.close()
+    p2p = {r["host"]: r for r in rows if r["kind"] == "host_fact" and r["fact"] == "transferbench_p2p"}
+    assert set(p2p) == {"mi01", "mi02"} and not [r for r in rows if r["kind"] == "not_run"]
+    assert (p2p["mi01"]["ok"], p2p["mi01"]["value"]) == (True, 47.47)
+    assert p2p["mi02"]["ok"] is False and "GPU 00->GPU 01 18.46 GB/s" in p2p["mi02"]["message"]
+    findings = evaluate(load_rules("default").rules, pd.DataFrame(rows), DetectContext(topo, topo.inventory.design))
+    assert [(f.entity, f.rule) for f in findings] == [("mi02", "host-fact")]

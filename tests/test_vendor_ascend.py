@@ -17,7 +17,7 @@ from sncheck.store.rows import BUSBW_FACTOR
 from sncheck.vendors import facts as hf
 from sncheck.vendors import registry
 from sncheck.vendors.ascend import asys, checks, collected, hccl_test, hccn_tool, npu_smi, sweep
-from sncheck.vendors.parsers import PARSERS
+from sncheck.vendors.parsers import parsers
 
 CM384 = registry.platform("ascend-cm384")
 ASCEND = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "ascend"
@@ -194,11 +194,11 @@ def test_asys_and_ascend_dmi() -> None:
                                         ("hccl-test", "09"), ("asys", "15"), ("ascend-dmi", "17"),
                                         ("ascend-collected", "13"), ("npu-smi-fields", "08")])
 def test_parse_registry_and_garbage(tool: str, name: str) -> None:
-    json.dumps(PARSERS[tool](asc(name)), allow_nan=False)
+    json.dumps(parsers()[tool](asc(name)), allow_nan=False)
     for junk in ("", "garbage\n", asc(name)[: len(asc(name)) // 2]):
-        only_parse_error_or_json(PARSERS[tool], junk)
+        only_parse_error_or_json(parsers()[tool], junk)
     with pytest.raises(ParseError):
-        PARSERS[tool]("")
+        parsers()[tool]("")
 
 
 # --------------------------------------------------------------------------- over SSH

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parser_checks import only_parse_error_or_json
 
-from sncheck.vendors.parsers import PARSERS, strip_source_header
+from sncheck.vendors.parsers import parsers, strip_source_header
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 DIRS = ("nvl72", "amd", "ascend", "perftest", "nvbandwidth")
@@ -56,14 +56,14 @@ def test_every_capture_has_a_view_that_reads_it() -> None:
     for key, path in caps.items():
         text = path.read_text(encoding="utf-8")
         assert text.startswith("# source:"), key  # provenance header kept
-        out = PARSERS[VIEW[key]](strip_source_header(text))
+        out = parsers()[VIEW[key]](strip_source_header(text))
         json.dumps(out, allow_nan=False)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=400))
 def test_every_view_takes_random_text(text: str) -> None:
-    for parser in PARSERS.values():
+    for parser in parsers().values():
         only_parse_error_or_json(parser, text)
 
 
@@ -71,4 +71,4 @@ def test_every_view_takes_random_text(text: str) -> None:
 @given(st.sampled_from(sorted(VIEW)), st.integers(min_value=0, max_value=4000), st.integers(min_value=0, max_value=400))
 def test_every_view_takes_cut_and_spliced_captures(key: str, cut: int, junk: int) -> None:
     text = strip_source_header(_captures()[key].read_text(encoding="utf-8"))
-    only_parse_error_or_json(PARSERS[VIEW[key]], text[:cut] + "\x00|:" * (junk % 7) + text[cut + junk:])
+    only_parse_error_or_json(parsers()[VIEW[key]], text[:cut] + "\x00|:" * (junk % 7) + text[cut + junk:])

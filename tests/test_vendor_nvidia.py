@@ -15,8 +15,9 @@ from sncheck.vendors import facts as hf
 from sncheck.vendors import registry
 from sncheck.vendors.infiniband import perftest
 from sncheck.vendors.nvidia import checks as nv
-from sncheck.vendors.nvidia import fabric, fabric_checks, gpu_checks, nvbandwidth, nccl_tests
-from sncheck.vendors.parsers import PARSERS, strip_source_header
+from sncheck.vendors.nccltests import parse as nccl_tests
+from sncheck.vendors.nvidia import fabric, fabric_checks, gpu_checks, nvbandwidth
+from sncheck.vendors.parsers import parsers, strip_source_header
 from sncheck.transport.result import Result
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -140,21 +141,18 @@ def test_coreweave_rack_logs_parse_as_nccl_tests() -> None:
     assert two["errors"] == ["the log holds more than one run; only the first was parsed (split the log)"]
     mn = fabric.parse_nccl_mnnvl(real("nvl72/02_nccl_allreduce_gb200_nvl72_single_rack_coreweave.txt"))
     assert mn["ranks"] == 72 and mn["mnnvl"] is None  # the README excerpt has no INFO lines
-    ok, why = fabric_checks.check_mnnvl(mn, 72)
-    assert not ok and "no MNNVL 1" in why
 
 
-def test_mnnvl_info_lines_judged() -> None:
+def test_mnnvl_info_lines_parsed() -> None:
     # NCCL_DEBUG=INFO lines in the shape NCCL 2.2x prints them (no real capture of them is stored)
     on = ("node1:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8\n"
           "node1:1:1 [0] NCCL INFO MNNVL 1 cliqueId 2 cliqueSize 72 cliqueRank 0\n"
           "node1:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 72 nNodes 18 localRanks 4 localRank 0 MNNVL 1\n")
     p = fabric.parse_nccl_mnnvl(on)
     assert (p["nccl_version"], p["mnnvl"], p["clique_sizes"], p["ranks"]) == ("2.26.2", True, [72], 72)
-    assert fabric_checks.check_mnnvl(p, 72) == (True, "NCCL MNNVL on, cliqueSize 72")
-    assert fabric_checks.check_mnnvl(p, 144)[0] is False
+    assert not p.get("not_working")
     off = on + "node7:1:1 [2] NCCL INFO MNNVL is available but not working, falling back\n"
-    assert "available but not working" in fabric_checks.check_mnnvl(fabric.parse_nccl_mnnvl(off), 72)[1]
+    assert "available but not working" in fabric.parse_nccl_mnnvl(off)["not_working"][0]
 
 
 def test_nvbandwidth_matrices() -> None:
@@ -324,10 +322,10 @@ def test_duplicate_tray_identity_across_the_rack() -> None:
     ("ib-write-bw", "perftest/02_ib_write_bw_loopback_all_sizes_interleaved.txt"),
 ])
 def test_parse_registry_names_and_garbage(tool: str, rel: str) -> None:
-    out = PARSERS[tool](real(rel))
+    out = parsers()[tool](real(rel))
     json.dumps(out, allow_nan=False)
     for junk in ("", "garbage\n", real(rel)[: len(real(rel)) // 3]):
-        only_parse_error_or_json(PARSERS[tool], junk)
+        only_parse_error_or_json(parsers()[tool], junk)
 
 
 # --------------------------------------------------------------------------- a rack over SSH

@@ -110,7 +110,7 @@ def render_cvd_env(view: ServiceView) -> str:
         "# sncheck: the visible-devices variable of each host's vendor (CUDA_VISIBLE_DEVICES,",
         "# HIP_VISIBLE_DEVICES, ASCEND_RT_VISIBLE_DEVICES) with the isolated cards left out.",
         "# Source it on each host:   . ./cuda_visible_devices.env",
-        "# NVIDIA indices are nvidia-smi's (PCI bus order), hence CUDA_DEVICE_ORDER=PCI_BUS_ID.",
+        "# NVIDIA indices are the driver's (PCI bus order), hence CUDA_DEVICE_ORDER=PCI_BUS_ID.",
         "# Hosts not listed have no isolated card and are left as they are. Set SNCHECK_HOST",
         "# where the short host name is not the inventory name.",
         'case "${SNCHECK_HOST:-$(hostname -s)}" in',

@@ -8,12 +8,14 @@ the last run, and the fabric error counters before and after the run.
   journal, the last ``dmesg --time-format iso`` timestamp, kept per inventory and host in
   ``<state dir>/kernel-log-cursors.json``. Without ``--state-dir`` (or on a host's first
   run) every line of this boot's log counts. Each Xid names the card whose bus id the
-  host's ``nvidia-smi -q`` (or ``-q -x``) read just before lists, where that listing
-  names every card (:func:`sncheck.vendors.nvidia.gpu_checks.card_indices`).
-* ``ib_counters`` (tool ``ib-counters``): every port counter file under
-  ``<sysfs_root>/class/infiniband`` (option ``sysfs_root``, default ``/sys``: a container
-  that sees the host's sysfs elsewhere names it), read on hosts whose platform reads
-  ``ibstat``.
+  host's card listing read just before lists (the vendor plug-in's ``bus_listing``:
+  NVIDIA's ``nvidia-smi -q`` or ``-q -x``), where that listing names every card, else as
+  :func:`name_cards` says.
+* ``ib_counters`` (tool ``ib-counters``): the NICs' port counters, as the vendor's
+  ``scale_out`` reads them (every port counter file under ``<sysfs_root>/class/infiniband``;
+  option ``sysfs_root``, default ``/sys``: a container that sees the host's sysfs
+  elsewhere names it), on hosts whose platform lists its NICs (``ibstat``). Each port
+  carries its rail, and the row the counters whose growth is a fault.
 * ``nvlink_errors`` is the vendor's own fact command (``nvidia-smi nvlink -e``), read
   again by :meth:`HostReads.after`.
 
@@ -31,12 +33,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sncheck.vendors import facts as hostfacts
-from sncheck.vendors import kernel_log
-from sncheck.vendors.infiniband import counters as ib_counters
+from sncheck.vendors import kernel_log, registry
+from sncheck.vendors.base import ScaleOut
 
 KERNEL_LOG_TIMEOUT_S = 60.0
 CURSOR_FILE = "kernel-log-cursors.json"
-QUERY_COMMANDS = ("nvidia-smi -q", "nvidia-smi -q -x")  # the listings that give each card's bus id
 
 
 def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
@@ -81,16 +82,19 @@ def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool
     return check
 
 
-def _check_ib(read_no: int):
+def _check_ib(read_no: int, so: ScaleOut):
     def check(host: str, parsed: dict[str, Any], expect: hostfacts.Expect) -> list[dict]:
         ports = parsed.get("ports") or []
+        if so.rails is not None:
+            rail = so.rails([p["device"] for p in ports if p.get("device")])
+            ports = [{**p, "rail": rail.get(p.get("device"))} for p in ports]
         errors = parsed.get("errors") or []
         msg = (f"IB port counters of {len(ports)} ports read (judged by their growth during the run)"
                if ports else "no RDMA devices under /sys/class/infiniband: no IB port counters to judge")
         if errors:
             msg += f"; {hostfacts.listed(errors)}"
-        return [hostfacts.fact_row(host, "ib_counters", {"ports": ports, "read": read_no}, None, not errors, msg,
-                                   "ib-counters")]
+        value = {"ports": ports, "read": read_no, "error_counters": list(so.error_counters)}
+        return [hostfacts.fact_row(host, "ib_counters", value, None, not errors, msg, so.counters_tool)]
     return check
 
 
@@ -100,7 +104,7 @@ class HostReads:
     def __init__(self, inventory_name: str, state_dir: str | None, sysfs_root: str = "/sys") -> None:
         self.key = inventory_name
         self.path = Path(state_dir) / CURSOR_FILE if state_dir else None
-        self.sysfs = sysfs_root.rstrip("/") + "/class/infiniband"
+        self.sysfs = sysfs_root
         self.cursors: dict[str, dict] = self._load()
         self.kernel_text: dict[str, str] = {}  # host -> the last kernel log read, for the evidence
         self.reads: dict[str, int] = {}
@@ -149,7 +153,8 @@ class HostReads:
                raw_outputs: list[dict], checks: dict[str, bool]) -> list[dict]:
         """The kernel log rows of one host (``run`` runs a FactCommand there)."""
         cursor = self.cursors.get(host, {})
-        listed = self.listed_buses(raw_outputs, expect)
+        listing = registry.vendor_of(expect.platform).bus_listing
+        listed = listing.buses(raw_outputs, expect) if listing else {}
         known = {str(b): int(i) for b, i in (cursor.get("bus_ids") or {}).items() if isinstance(i, int)}
         whole = {b: i for b, i in listed.items() if i is not None}
         if whole and len(whole) == expect.cards:
@@ -189,10 +194,11 @@ class HostReads:
         return rows
 
     def ib(self, host: str, expect: hostfacts.Expect, run: Callable[[hostfacts.FactCommand], Any],
-           checks: dict[str, bool], read_no: int) -> list[dict]:
-        cmd = hostfacts.command("ib_counters", "ib-counters", ["sh", "-c", ib_counters.sysfs_read_command(self.sysfs)],
-                                ib_counters.parse_sysfs_counters, _check_ib(read_no), "ib_counters")
-        if hostfacts.switched_off(cmd, checks) or checks.get("ibstat") is False:
+           checks: dict[str, bool], read_no: int, so: ScaleOut) -> list[dict]:
+        assert so.counters_argv is not None and so.parse_counters is not None
+        cmd = hostfacts.command("ib_counters", so.counters_tool, so.counters_argv(self.sysfs),
+                                so.parse_counters, _check_ib(read_no, so), "ib_counters")
+        if hostfacts.switched_off(cmd, checks) or checks.get(so.nic_tool) is False:
             return hostfacts.skipped_rows(host, cmd)
         res = run(cmd)
         return hostfacts.outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
@@ -201,8 +207,8 @@ class HostReads:
     def counters(self, host: str, expect: hostfacts.Expect, commands: list[hostfacts.FactCommand],
                  run: Callable[[hostfacts.FactCommand], Any], checks: dict[str, bool], again: bool,
                  nvlink: bool | None = None) -> list[dict]:
-        """A read of the host's counters: the IB port counters (when its platform reads
-        ``ibstat``) and, ``again`` (after the traffic) or ``nvlink`` (a run without host
+        """A read of the host's counters: the NICs' port counters (when its platform lists
+        its NICs: ``ibstat``) and, ``again`` (after the traffic) or ``nvlink`` (a run without host
         facts), ``nvlink_errors`` too (when its platform has it: the host facts read it the
         first time)."""
         n = self._next(host)
@@ -218,30 +224,7 @@ class HostReads:
                     if isinstance(r.get("value"), dict):
                         r["value"] = {**r["value"], "read": n}
                 rows += found
-        if "ibstat" in names:
-            rows += self.ib(host, expect, run, checks, n)
+        so = registry.vendor_of(expect.platform).scale_out
+        if so is not None and so.counters_argv is not None and so.nic_tool in {c.tool for c in commands}:
+            rows += self.ib(host, expect, run, checks, n, so)
         return rows
-
-    @staticmethod
-    def listed_buses(raw_outputs: list[dict], expect: hostfacts.Expect) -> dict[str, int | None]:
-        """Bus id (``0000:3b:00``) -> card index, from the host's last ``nvidia-smi -q``
-        read: every GPU it lists, the index None where that listing does not name every card
-        (:func:`name_cards` names them then); {} without a listing."""
-        from sncheck.vendors.nvidia import fabric, nvidia_smi
-        from sncheck.vendors.nvidia.gpu_checks import card_indices
-
-        for out in reversed(raw_outputs):
-            if out.get("command") not in QUERY_COMMANDS or out.get("exit_code") not in (0, None):
-                continue
-            parse = nvidia_smi.parse_query if out["command"] == "nvidia-smi -q" else fabric.parse_query_xml
-            try:
-                parsed = parse(out.get("stdout") or "")
-            except Exception:  # noqa: BLE001 - a listing that does not parse names no card
-                return {}
-            mapping: dict[str, int | None] = {}
-            for g, index in zip(parsed.get("gpus") or [], card_indices(parsed, expect)):
-                bus = kernel_log.bus_id(g.get("bus_id"))
-                if bus:
-                    mapping[bus] = index
-            return mapping
-        return {}

@@ -1,6 +1,9 @@
-"""Scale-out and copy-engine tests through the SSH fan-out (the connectivity option ``tools``).
+"""Scale-out and copy tests through the SSH fan-out (the connectivity option ``tools``).
 
-* ``ib_write_bw`` / ``ib_write_lat`` (perftest) between rail-aligned host pairs, on the
+What runs, and how it is judged, is the host's vendor plug-in's (its ``scale_out`` and
+``copy_bench``, :mod:`sncheck.vendors.base`); this module runs it over the connections:
+
+* the pair tests, ``ib_write_bw`` / ``ib_write_lat`` (perftest), between rail-aligned host pairs, on the
   connectivity plan's cross-supernode rounds (the bounded schedule by default, all pairs
   for acceptance, scoped by ``--targets``), sampled by :func:`sncheck.probeplan.perftest_schedule`
   so that every NIC meets ``tools_coverage`` distinct peers (2 by default; ``all``: every
@@ -9,14 +12,14 @@
   which is the k-th HCA of the host's ``ibstat`` in natural order; the NIC rate the
   bandwidth is judged against is that HCA's port rate as ``ibstat`` prints it. A round's
   host pairs run at once (at most ``forks``), each pair's rails one after the other.
-* ``nvbandwidth`` inside every host: the device-to-device and host-to-device copy-engine
-  matrices against the design (scale-up bandwidth; host-to-device from the platform's
-  ``h2d_GBps`` where it names one).
+* the copy test inside every host, its vendor's: ``nvbandwidth`` (the device-to-device and
+  host-to-device copy-engine matrices against the design: scale-up bandwidth;
+  host-to-device from the platform's ``h2d_GBps`` where it names one), ``transferbench``
+  (TransferBench p2p, every GPU pair against the platform's ``p2p_GBps``).
 
 Every command is an argv list (quoted by the transport), bounded on the host by
 ``timeout`` and on this side by the command timeout. The results are ``host_fact`` rows
-made by the vendor plug-ins' checks (:mod:`sncheck.vendors.infiniband.perftest`,
-:mod:`sncheck.vendors.nvidia.nvbandwidth`) and judged by the rules like any host fact;
+made by the vendor plug-ins' checks and judged by the rules like any host fact;
 a pair's row names its link (``entity``: the rail-aligned card pair, ``entity_kind``
 ``link``), so a slow pair is a finding about that host pair and rail. A tool missing on
 a host, a host that cannot be reached, a pair that never connected or timed out: each
@@ -26,7 +29,6 @@ switches a tool off (recorded as skipped).
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -34,40 +36,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from sncheck.errors import ParseError, TransportError
-from sncheck.probeplan import PAIR_TOOLS, ConnectivityPlan, RailPair
+from sncheck.probeplan import ConnectivityPlan, RailPair
 from sncheck.store.rows import host_fact_row, not_run_row
-from sncheck.topology import natural_key
 from sncheck.transport import Connection, HostTaskError, Result, fan_out
 from sncheck.vendors import facts as hostfacts
-from sncheck.vendors.infiniband import ibstat, perftest
-from sncheck.vendors.nvidia import nvbandwidth
+from sncheck.vendors import registry
+from sncheck.vendors.base import CopyBench, ScaleOut
+from sncheck.backends.sshjobs import cause_of
 
 if TYPE_CHECKING:
     from sncheck.backends.ssh import SshBackend
 
 LAYER = "connectivity"
-BASE_PORT = 18515            # perftest's default port; rail k listens on BASE_PORT + k
-BW_BYTES = 8 << 20           # ib_write_bw message size (the bandwidth-bound end)
-BW_ITERS = 5000
-LAT_BYTES = 2                # ib_write_lat message size (perftest's default)
-LAT_ITERS = 1000
 CONNECT_TRIES = 5            # the client retries while its server is still starting
 CONNECT_WAIT_S = 0.5
-NVBANDWIDTH_TESTS = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "device_to_device_memcpy_read_ce")
-_NOT_LISTENING = re.compile(r"(?i)couldn't connect|connection refused|unable to open file descriptor")
-
-
-def perftest_argv(tool: str, device: str, port: int, server: str | None = None) -> list[str]:
-    """One side of a perftest run; ``server`` is the address the client connects to."""
-    size, iters = (BW_BYTES, BW_ITERS) if tool == "ib_write_bw" else (LAT_BYTES, LAT_ITERS)
-    argv = [tool, "-d", device, "-p", str(port), "-s", str(size), "-n", str(iters), "-F"]
-    if tool == "ib_write_bw":
-        argv.append("--report_gbits")
-    return argv + ([server] if server else [])
-
-
-def nvbandwidth_argv() -> list[str]:
-    return ["nvbandwidth", "-t", *NVBANDWIDTH_TESTS]
 
 
 def bounded(argv: list[str], seconds: float) -> list[str]:
@@ -75,19 +57,6 @@ def bounded(argv: list[str], seconds: float) -> list[str]:
     whose client never came does not stay behind. ``timeout`` exits 127 when the tool is
     not there, as a shell does."""
     return ["timeout", "-k", "5", f"{max(1, int(seconds))}", *argv]
-
-
-def nic_rails(text: str) -> list[tuple[str, float | None]]:
-    """Rail k -> (HCA name, its first port's rate in Gb/s), from ``ibstat``: the HCAs in
-    natural order (mlx5_2 before mlx5_10)."""
-    parsed = ibstat.parse_ibstat(text)
-    cas = sorted(parsed["cas"], key=lambda ca: natural_key(ca["name"]))
-    out = []
-    for ca in cas:
-        ports = ca.get("ports") or []
-        rate = ports[0].get("rate_gbps") if ports else None
-        out.append((ca["name"], float(rate) if rate is not None else None))
-    return out
 
 
 class ScaleOutTests:
@@ -104,13 +73,17 @@ class ScaleOutTests:
     # ------------------------------------------------------------------ entry
 
     def run(self, plan: ConnectivityPlan) -> None:
-        pair_tools = [t for t in plan.tools if t in PAIR_TOOLS]
+        pair_tools = [t for t in plan.tools if t in registry.pair_tools()]
         if pair_tools:
             sched = plan.perftest
             self.b.progress(f"connectivity: perftest on {sched.describe()}")
             self.pairs(sched.rounds, pair_tools)
-        if "nvbandwidth" in plan.tools:
-            self.copy_engines(list(plan.hosts))
+        benches = [t for t in plan.tools if t in registry.copy_benches()]
+        if benches:
+            self.copy_engines(list(plan.hosts), benches)
+
+    def _scale_out(self, host: str) -> ScaleOut | None:
+        return registry.vendor_of(self.inv.platform_of(host)).scale_out
 
     def _off(self, host: str, tool: str) -> bool:
         return self.inv.checks_of(host).get(tool, True) is False
@@ -131,10 +104,11 @@ class ScaleOutTests:
 
     def pairs(self, rounds: list[list[RailPair]], tools: list[str]) -> None:
         hosts = sorted({h for rnd in rounds for p in rnd for h in (p.client, p.server)})
+        facts = {t: registry.pair_tools()[t].fact for t in tools}
         for t in tools:
             for h in hosts:
                 if self._off(h, t):
-                    self._skipped(h, t, "ib_bw" if t == "ib_write_bw" else "ib_lat")
+                    self._skipped(h, t, facts[t])
         nics = self._nics(hosts)
         for i, rnd in enumerate(rounds):
             self.b.progress(f"connectivity: scale-out round {i + 1}/{len(rounds)} "
@@ -171,28 +145,37 @@ class ScaleOutTests:
                                               f"{p.link}: {', '.join(tools)} stopped: {r.message}"))
 
     def _nics(self, hosts: list[str]) -> dict[str, list[tuple[str, float | None]]]:
-        """Each host's rails from ``ibstat``; a host whose NICs cannot be read is reported."""
+        """Each host's rails from its NIC listing (``ibstat``); a host whose NICs cannot be
+        read is reported."""
         live = [h for h in hosts if h not in self.b.down]
-        argv = ["ibstat"]
+        tools = {h: self._scale_out(h) for h in live}
+        for h in live:
+            if tools[h] is None:
+                vendor = registry.vendor_of(self.inv.platform_of(h)).name
+                self.emit(not_run_row(LAYER, h, "host", "error", f"{h}: scale-out pair tests not run: the {vendor} "
+                                                                 "plug-in names no scale-out NIC tool"))
+        live = [h for h in live if tools[h] is not None]
         outcome = fan_out([self.b._conn(h) for h in live],
-                          lambda c: c.run(argv, timeout=self.timeout), forks=self.b.forks)
+                          lambda c: c.run(list(tools[c.host].nic_argv), timeout=self.timeout),  # type: ignore[union-attr]
+                          forks=self.b.forks)
         nics: dict[str, list[tuple[str, float | None]]] = {}
         for h in live:
-            r = outcome[h]
+            r, so = outcome[h], tools[h]
+            assert so is not None
             if isinstance(r, TransportError):
                 if not isinstance(r, HostTaskError):
                     self.b._mark_down(h, r)
                 continue  # the pairs of a down host are reported as such
             why = None
             if r.exit_code == hostfacts.MISSING_EXIT:
-                why = "ibstat not found on the PATH: cannot tell which NIC is rail k"
+                why = f"{so.nic_tool} not found on the PATH: cannot tell which NIC is rail k"
             elif not r.ok:
-                why = f"ibstat failed (exit {r.exit_code}): cannot tell which NIC is rail k"
+                why = f"{so.nic_tool} failed (exit {r.exit_code}): cannot tell which NIC is rail k"
             else:
                 try:
-                    nics[h] = nic_rails(r.stdout)
+                    nics[h] = so.nic_rails(r.stdout)
                 except ParseError as e:
-                    why = f"ibstat output not understood ({e.message}): cannot tell which NIC is rail k"
+                    why = f"{so.nic_tool} output not understood ({e.message}): cannot tell which NIC is rail k"
             if why:
                 self.emit(not_run_row(LAYER, h, "host", "error", f"{h}: scale-out pair tests not run: {why}"))
         return nics
@@ -202,20 +185,23 @@ class ScaleOutTests:
             return  # the host's not-run row says why; the pair is not measured
         if p.client not in nics or p.server not in nics:
             return  # reported by _nics (or the host is down)
+        so = self._scale_out(p.client)
+        assert so is not None  # a host without one has no NICs listed
+        test = so.pair_tests[tool]
         rails = [(h, nics[h]) for h in (p.client, p.server)]
         short = [h for h, r in rails if len(r) <= p.rail]
         if short:
             self.emit(not_run_row(LAYER, p.link, "link", "error",
                                   f"{p.link}: {tool} not run: {short[0]} has no NIC for rail {p.rail} "
-                                  f"(ibstat lists {len(nics[short[0]])})"))
+                                  f"({so.nic_tool} lists {len(nics[short[0]])})"))
             return
         dev_c, rate = nics[p.client][p.rail]
         dev_s = nics[p.server][p.rail][0]
-        port = BASE_PORT + p.rail
+        port = so.base_port + p.rail
         address = self.b.specs[p.server].hostname
         limit = self.timeout
-        server_argv = bounded(perftest_argv(tool, dev_s, port), limit)
-        client_argv = bounded(perftest_argv(tool, dev_c, port, address), limit)
+        server_argv = bounded(test.argv(dev_s, port, None), limit)
+        client_argv = bounded(test.argv(dev_c, port, address), limit)
         server_conn, client_conn = self.b._conn(p.server), self.b._conn(p.client)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sncheck-perftest") as pool:
             served = pool.submit(server_conn.run, server_argv, timeout=limit + 10)
@@ -223,7 +209,7 @@ class ScaleOutTests:
             for _ in range(CONNECT_TRIES):
                 time.sleep(CONNECT_WAIT_S)  # the server needs a moment to listen
                 client = client_conn.run(client_argv, timeout=limit + 10)
-                if client.ok or served.done() or not _NOT_LISTENING.search(client.stdout + client.stderr):
+                if client.ok or served.done() or not so.not_listening(client.stdout + client.stderr):
                     break
             try:
                 server = served.result()
@@ -241,91 +227,95 @@ class ScaleOutTests:
             self.emit(not_run_row(LAYER, p.link, "link", "timeout",
                                   f"{p.link}: {tool} {p.client} -> {p.server} ran past {limit:g}s and was stopped"))
             return
-        parse = perftest.parse_ib_write_bw if tool == "ib_write_bw" else perftest.parse_ib_lat
         try:
-            parsed = parse(client.stdout)
+            parsed = test.parse(client.stdout)
         except ParseError as e:
-            from sncheck.backends.ssh import cause_of
             status = "error" if client.exit_code else "parse_failed"
             self.emit(not_run_row(LAYER, p.link, "link", status,
                                   f"{p.link}: no {tool} result from {p.client} (exit {client.exit_code}): "
                                   f"{e.message}; {cause_of(client)}"))
             return
         if client.exit_code not in (0, None) and not parsed["rows"]:
-            from sncheck.backends.ssh import cause_of
             self.emit(not_run_row(LAYER, p.link, "link", "error",
                                   f"{p.link}: {tool} {p.client} -> {p.server} failed (exit {client.exit_code}): "
                                   f"{cause_of(client)}"))
             return
         peer = f"{p.server} (rail {p.rail}: {dev_c} -> {dev_s})"
-        if tool == "ib_write_bw":
+        if test.judged_against == "nic_rate":
             if rate is None:
                 self.emit(not_run_row(LAYER, p.link, "link", "error",
-                                      f"{p.link}: ib_write_bw not judged: ibstat on {p.client} shows no rate "
+                                      f"{p.link}: {tool} not judged: {so.nic_tool} on {p.client} shows no rate "
                                       f"for {dev_c}"))
                 return
-            rows = perftest.check_ib_write_bw(p.client, parsed, nic_Gbps=rate, peer=peer)
+            bound = rate
         else:
             design = self.inv.design_for("scale_out")
             if design is None:
                 self.emit(not_run_row(LAYER, p.link, "link", "error",
-                                      f"{p.link}: ib_write_lat not judged: the inventory has no scale_out design"))
+                                      f"{p.link}: {tool} not judged: the inventory has no scale_out design"))
                 return
-            rows = perftest.check_ib_write_lat(p.client, parsed, design_us=design.latency_us, peer=peer)
+            bound = design.latency_us
+        rows = test.check(p.client, parsed, bound, peer)
         for row in rows:
             self.emit({**row, "entity": p.link, "entity_kind": "link"})
 
-    # ------------------------------------------------------------------ nvbandwidth
+    # ------------------------------------------------------------------ the copy test inside a host
 
-    def copy_engines(self, hosts: list[str]) -> None:
-        todo = []
+    def copy_engines(self, hosts: list[str], benches: list[str]) -> None:
+        """Each host's vendor's copy test (nvbandwidth, TransferBench p2p), where the plan
+        names it; a host whose vendor has none of the named ones says so."""
+        todo: dict[str, CopyBench] = {}
         for h in hosts:
-            if self._off(h, "nvbandwidth"):
-                self._skipped(h, "nvbandwidth", "nvbandwidth_d2d")
+            bench = registry.vendor_of(self.inv.platform_of(h)).copy_bench
+            if bench is None or bench.tool not in benches:
+                vendor = registry.vendor_of(self.inv.platform_of(h)).name
+                self.emit(not_run_row(LAYER, h, "host", "not_run",
+                                      f"{h}: {', '.join(benches)} not run: not the {vendor} plug-in's copy test"
+                                      + (f" (that is {bench.tool})" if bench else " (it has none)")))
+            elif self._off(h, bench.tool):
+                self._skipped(h, bench.tool, bench.card_fact)
             elif h in self.b.down:
                 self.emit(not_run_row(LAYER, h, "host", "unreachable",
-                                      f"{h}: nvbandwidth not run: unreachable ({self.b.down[h]})"))
+                                      f"{h}: {bench.tool} not run: unreachable ({self.b.down[h]})"))
             else:
-                todo.append(h)
-        argv = bounded(nvbandwidth_argv(), self.timeout)
+                todo[h] = bench
+        argvs = {h: bounded(list(bench.argv), self.timeout) for h, bench in todo.items()}
         outcome = fan_out([self.b._conn(h) for h in todo],
-                          lambda c: c.run(argv, timeout=self.timeout + 10), forks=self.b.forks)
-        for h in todo:
+                          lambda c: c.run(argvs[c.host], timeout=self.timeout + 10), forks=self.b.forks)
+        for h, bench in todo.items():
             r = outcome[h]
             if isinstance(r, TransportError):
                 if not isinstance(r, HostTaskError):
                     self.b._mark_down(h, r)
                 self.emit(not_run_row(LAYER, h, "host", "unreachable" if not isinstance(r, HostTaskError) else "error",
-                                      f"{h}: nvbandwidth not run: {r.message}"))
+                                      f"{h}: {bench.tool} not run: {r.message}"))
                 continue
-            self.b.keep_output(h, "nvbandwidth", " ".join(argv), r.stdout, r.stderr, r.exit_code)
-            self._copy_engine_rows(h, r)
+            self.b.keep_output(h, bench.tool, " ".join(argvs[h]), r.stdout, r.stderr, r.exit_code)
+            self._copy_engine_rows(h, bench, r)
 
-    def _copy_engine_rows(self, host: str, r: Result) -> None:
-        from sncheck.backends.ssh import cause_of
+    def _copy_engine_rows(self, host: str, bench: CopyBench, r: Result) -> None:
+        tool = bench.tool
         if r.exit_code == hostfacts.MISSING_EXIT:
-            self._missing_once(host, "nvbandwidth", "nvbandwidth not found on the PATH")
+            self._missing_once(host, tool, f"{tool} not found on the PATH")
             return
         if r.timed_out or r.exit_code == 124:
             self.emit(not_run_row(LAYER, host, "host", "timeout",
-                                  f"{host}: nvbandwidth ran past {self.timeout:g}s and was stopped"))
+                                  f"{host}: {tool} ran past {self.timeout:g}s and was stopped"))
             return
         try:
-            parsed = nvbandwidth.parse_nvbandwidth(r.stdout)
+            parsed = bench.parse(r.stdout)
         except ParseError as e:
             self.emit(not_run_row(LAYER, host, "host", "error" if r.exit_code else "parse_failed",
-                                  f"{host}: no nvbandwidth result (exit {r.exit_code}): {e.message}; {cause_of(r)}"))
+                                  f"{host}: no {tool} result (exit {r.exit_code}): {e.message}; {cause_of(r)}"))
             return
         plat = self.inv.platform_of(host)
         up = self.inv.design_for("scale_up")
-        h2d = (plat.params if plat else {}).get("h2d_GBps")
-        rows = nvbandwidth.check_nvbandwidth(host, parsed, d2d_GBps=up.bandwidth_GBps if up else None,
-                                             h2d_GBps=h2d)
+        rows = bench.check(host, parsed, up.bandwidth_GBps if up else None, plat.params if plat else {})
         problems = list(parsed["errors"]) + ([f"exit {r.exit_code}: {cause_of(r)}"] if r.exit_code else [])
-        if self.inv.hosts[host].cards >= 2 and not any(row["fact"] == "nvbandwidth_d2d" for row in rows):
+        if self.inv.hosts[host].cards >= 2 and not any(row["fact"] == bench.card_fact for row in rows):
             problems.append("no device-to-device copy judged (no matrix in the output, or no scale_up design)")
         if problems:
             why = "; ".join(problems)
-            self.emit(not_run_row(LAYER, host, "host", "error", f"{host}: nvbandwidth: {why}"))
+            self.emit(not_run_row(LAYER, host, "host", "error", f"{host}: {tool}: {why}"))
         for row in rows:
             self.emit(row)

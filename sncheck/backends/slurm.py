@@ -14,9 +14,10 @@ through ``srun``, locally, not over SSH (inventory ``backend: {type: slurm}``).
   interrupted twice, which makes srun cancel the step, and killed) gives ``not_run``
   rows naming the node and the cause from srun's ``error:`` lines: findings, not a hang.
 
-Collectives run with nccl-tests instead of the torch probe when ``launcher.nccl_tests_dir``
-is set: one step per stress group and collective, through the same srun launch lines as
-the SSH backend's (``sncheck.launch.commands``), parsed by the nccl-tests parser.
+Collectives run with the hosts' vendor's collective tool (nccl-tests, rccl-tests: its
+plug-in's ``collective``) instead of the torch probe when ``launcher.nccl_tests_dir`` is
+set: one step per stress group and collective, through the same srun launch lines as
+the SSH backend's (``sncheck.launch.commands``), parsed by the tool's parser.
 
 The job files live in a directory the nodes also see (``shared_dir``: the backend
 option, ``$SNCHECK_SHARED_DIR``, else the current directory), as on any Slurm cluster
@@ -48,6 +49,7 @@ from sncheck.store.rows import host_fact_row, not_run_row
 from sncheck.topology import host_of
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import hostjudge, registry
+from sncheck.vendors.base import CollectiveTool
 from sncheck.vendors.sim import ToolOutput
 from sncheck.backends.base import Backend, Emit
 
@@ -183,25 +185,29 @@ class SlurmBackend(Backend):
         self._torch_job("p2p", hosts, plan, emit)
 
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
-        tests_dir = self.options.get("nccl_tests_dir") or self.topo.inventory.launcher.nccl_tests_dir
-        if tests_dir:
-            self._nccl_tests(plan, str(tests_dir), emit)
-            return
         used = {host_of(m) for g in plan.groups for m in g.members}
-        self._torch_job("collectives", [h for h in self.topo.hosts if h in used], plan, emit)
+        hosts = [h for h in self.topo.hosts if h in used]
+        tests_dir = self.options.get("nccl_tests_dir") or self.topo.inventory.launcher.nccl_tests_dir
+        tool = registry.collective_tool(self.topo.inventory, hosts)
+        if tests_dir and tool:
+            self._collective_tests(plan, tool, str(tests_dir), emit)
+            return
+        self._torch_job("collectives", hosts, plan, emit)
 
-    # ------------------------------------------------------------------ nccl-tests
+    # ------------------------------------------------------------------ the vendor's collective tool
 
-    def _nccl_tests(self, plan: StressPlan, tests_dir: str, emit: Emit) -> None:
-        """nccl-tests (``launcher.nccl_tests_dir``), one srun step per group and collective,
-        a task per member (``CUDA_VISIBLE_DEVICES`` per part where the members' GPU indices differ)."""
+    def _collective_tests(self, plan: StressPlan, tool: CollectiveTool, tests_dir: str, emit: Emit) -> None:
+        """The vendor's collective tool (nccl-tests, rccl-tests; ``launcher.nccl_tests_dir``),
+        one srun step per group and collective, a task per member (the vendor's
+        ``CUDA_VISIBLE_DEVICES`` per part where the members' GPU indices differ)."""
         from sncheck.launch import commands as launch
         from sncheck.topology import rail_of
-        from sncheck.backends.ssh import nccl_collective_rows
         from sncheck.errors import ParseError
-        from sncheck.vendors.nvidia.nccl_tests import parse_nccl_tests
 
+        assert tool.argv is not None and tool.rows is not None
         layer = JOB_LAYER["collectives"]
+        env = registry.vendor_of(self.topo.inventory.platform_of(host_of(plan.groups[0].members[0]))
+                                 ).visible_devices_env if plan.groups else launch.VISIBLE_DEVICES
         sizes = sorted(plan.sizes)
         factor = max(2, sizes[1] // sizes[0]) if len(sizes) > 1 else 2
         for gi, group in enumerate(plan.groups):
@@ -210,11 +216,12 @@ class SlurmBackend(Backend):
                 by_host.setdefault(host_of(m), []).append(rail_of(m))
             parts = [launch.LaunchPart(h, len(idx), None if sorted(idx) == list(range(len(idx))) else tuple(sorted(idx)))
                      for h, idx in by_host.items()]
-            self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id} (nccl-tests via srun)")
+            self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id} ({tool.name} via srun)")
             for collective in list(plan.collectives) + (["sendrecv"] if group.kind == "pair" else []):
-                cmd = launch.nccl_tests_argv(collective, sizes[0], sizes[-1], step_factor=factor,
-                                             iters=plan.iters, warmup=plan.warmup, directory=tests_dir)
-                argv = launch.launcher_argv("srun", parts, [*self.extra_args, "--kill-on-bad-exit=1"], cmd)
+                cmd = tool.argv(collective, sizes[0], sizes[-1], step_factor=factor,
+                                iters=plan.iters, warmup=plan.warmup, directory=tests_dir)
+                argv = launch.launcher_argv("srun", parts, [*self.extra_args, "--kill-on-bad-exit=1"], cmd,
+                                            env=env)
                 for rep in range(max(1, plan.repeats)):
                     rc, err, timed_out, out = self._run_step(argv, self.job_timeout_s, capture=True)
                     shown = " ".join(argv)
@@ -223,15 +230,15 @@ class SlurmBackend(Backend):
                                          f"{group.id}: `{shown}` ran past {self.job_timeout_s:g}s and was cancelled"))
                         continue
                     try:
-                        parsed = parse_nccl_tests(out + "\n" + err, collective=collective)
+                        parsed = tool.parse(out + "\n" + err, collective=collective)
                     except ParseError as e:
                         failed = _failed_nodes(err)
                         where = "; ".join(f"{h}: {c}" for h, c in failed.items()) or (err.strip().splitlines()
                                                                                         or ["no output"])[-1]
                         emit(not_run_row(layer, group.id, "group", "error" if rc else "parse_failed",
-                                         f"{group.id}: no nccl-tests results (srun exit {rc}): {e.message}; {where}"))
+                                         f"{group.id}: no {tool.name} results (srun exit {rc}): {e.message}; {where}"))
                         continue
-                    for row in nccl_collective_rows(parsed, group, collective, rep):
+                    for row in tool.rows(parsed, group, collective, rep):
                         emit(row)
                     problems = list(parsed["errors"]) + [f"{h}: {c}" for h, c in _failed_nodes(err).items()]
                     if rc != 0 and not problems:

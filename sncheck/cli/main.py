@@ -364,7 +364,7 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the parsed JSON (the default output).")
 @click.option("--collective", help="nccl-tests: the collective when the log does not name it "
-              "(default: a *_perf name in the file's path, e.g. all_reduce_perf).")
+              "(default: the collective a binary name in the file's path names).")
 @click.option("--ranks", type=click.IntRange(min=1), help="hccl-test: ranks of the run (hccl_test prints "
               "no busbw; sncheck computes it with the nccl-tests factors).")
 @click.option("--expect", type=click.IntRange(min=0), help="How many records the output must list (the "

@@ -43,7 +43,7 @@ def parse_budget(text: str) -> float:
 @click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
               help="Inventory: the node's expected cards and design values (judges bandwidth and latency too).")
 @click.option("--cards", type=click.IntRange(1, 4096), help="Expected cards (default: the inventory, Slurm's GRES, "
-              "else what nvidia-smi lists).")
+              "else what the vendor's card listing shows).")
 @click.option("--no-collectives", is_flag=True, help="Host facts only (a fast prolog); no card pairs, no all-reduce.")
 @click.option("--no-drain", is_flag=True, help="Report only; never drain or resume this node.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

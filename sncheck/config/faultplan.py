@@ -76,23 +76,23 @@ FAULT_TYPES: dict[str, FaultType] = {t.name: t for t in (
     _t("slow_nic", "host", "network", "the host's port-th scale-out NIC (rail port-1) runs at factor x; "
        "its port state shows nothing", True, factor=0.5, port=1),
     # Host-level faults: the host's tools report them, as on real hardware.
-    _t("ecc_uncorrectable", "card", "tool", "nvidia-smi -q: count volatile uncorrectable ECC errors", count=1),
-    _t("remap_pending", "card", "tool", "nvidia-smi -q: remapped rows pending"),
-    _t("nvlink_down", "card", "tool", "nvidia-smi nvlink -s: links inactive; its scale-up bandwidth "
+    _t("ecc_uncorrectable", "card", "tool", "the card report: count volatile uncorrectable ECC errors", count=1),
+    _t("remap_pending", "card", "tool", "the card report: remapped rows pending"),
+    _t("nvlink_down", "card", "tool", "the NVLink status: links inactive; its scale-up bandwidth "
        "drops in proportion", links=1),
-    _t("ib_port_down", "host", "tool", "ibstat: the host's port-th port Down (rail port-1); that rail's "
+    _t("ib_port_down", "host", "tool", "the NIC listing: the host's port-th port Down (rail port-1); that rail's "
        "scale-out pairs fail", port=1),
     _t("thermal_throttle", "card", "tool", "clock event reasons: HW Thermal Slowdown; the card runs at "
        "factor x", True, factor=0.8),
     _t("missing_tool", "host", "tool", "the tool is not on the host's PATH (exit 127)", tool=None),
     # Platform faults, acted out in the platform's own tool output.
-    _t("fabric_incomplete", "host", "platform", "NVL72: nvidia-smi -q Fabric State In Progress"),
+    _t("fabric_incomplete", "host", "platform", "NVL72: the card report's Fabric State In Progress"),
     _t("fabric_degraded", "card", "platform", "NVL72: Fabric Health Bandwidth Limited Capacity"),
     _t("clique_split", "host", "platform", "NVL72: the tray reports another CliqueId than its rack"),
-    _t("imex_down", "host", "platform", "NVL72: nvidia-imex-ctl -N shows the node not READY"),
+    _t("imex_down", "host", "platform", "NVL72: the IMEX node list shows the node not READY"),
     _t("xgmi_link_down", "card", "platform", "AMD: an XGMI link of the card is down"),
-    _t("npu_alarm", "card", "platform", "Ascend: npu-smi health Alarm on the device"),
-    _t("hccn_link_down", "card", "platform", "Ascend: hccn_tool net_health Socket failed / link DOWN"),
+    _t("npu_alarm", "card", "platform", "Ascend: the NPU health shows Alarm on the device"),
+    _t("hccn_link_down", "card", "platform", "Ascend: the RoCE net_health shows Socket failed / link DOWN"),
 )}
 
 PROBE_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "probe")
@@ -183,7 +183,7 @@ def _number(src: Source, item: Any, ftype: FaultType, p: str) -> Any:
     v = item[p]
     if p == "tool":
         if not isinstance(v, str) or not _TOOL_NAME.match(v):
-            raise src.error(f"tool must be a program name such as dcgmi, got {v!r}", item, p)
+            raise src.error(f"tool must be a program name (a fact command's tool), got {v!r}", item, p)
         return v
     if p in ("count", "links", "port"):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_FACTOR:

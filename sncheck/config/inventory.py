@@ -154,7 +154,7 @@ def _ip(src: Source, node: LineDict, key: str, what: str) -> str:
     try:
         return str(ipaddress.ip_address(value))
     except ValueError:
-        raise src.error(f"{what} must be an IP address (as nvidia-imex-ctl -N lists the node), "
+        raise src.error(f"{what} must be an IP address (as the IMEX node list names the node), "
                         f"got {value!r}", node, key) from None
 
 
@@ -185,7 +185,7 @@ def _checks(src: Source, node: LineDict, key: str) -> dict[str, bool]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise src.error("checks must be a mapping of tool name to true or false, e.g. {dcgmi: false}", node, key)
+        raise src.error("checks must be a mapping of tool name to true or false, e.g. {<tool>: false}", node, key)
     out = {}
     for tool, on in value.items():
         if not isinstance(tool, str) or not _TOOL.match(tool):

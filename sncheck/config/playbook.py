@@ -8,7 +8,7 @@ from pathlib import Path
 from sncheck.errors import ConfigError
 from sncheck.config.shipped import resolve
 from sncheck.health.capacity import ParallelLayout
-from sncheck.probeplan import CROSS_MODES, MAX_TOOLS_COVERAGE, SCALE_OUT_TOOLS
+from sncheck.probeplan import CROSS_MODES, MAX_TOOLS_COVERAGE
 from sncheck.config.units import parse_size
 from sncheck.config.yamlio import LineDict, Source, check_keys, field_bool, field_int, field_str, load_file, load_text
 
@@ -125,9 +125,12 @@ def parse_playbook(src: Source) -> Playbook:
 
 def _tools(src: Source, opts: LineDict, key: str) -> tuple[str, ...]:
     """connectivity ``tools``: the scale-out and copy-engine tests to run as well (SSH backend)."""
+    from sncheck.vendors.registry import scale_out_tools  # the vendor plug-ins name them
+
     v = opts[key]
-    if not isinstance(v, list) or not all(isinstance(t, str) and t in SCALE_OUT_TOOLS for t in v):
-        raise src.error(f"tools must be a list of {', '.join(SCALE_OUT_TOOLS)}", opts, key)
+    known = scale_out_tools()
+    if not isinstance(v, list) or not all(isinstance(t, str) and t in known for t in v):
+        raise src.error(f"tools must be a list of {', '.join(known)}", opts, key)
     if len(set(v)) != len(v):
         raise src.error("tools lists one tool twice", opts, key)
     return tuple(v)

@@ -39,7 +39,6 @@ import pandas as pd
 from sncheck.health.findings import SEVERITIES, Finding, jsonable
 from sncheck.store.frames import kind_rows
 from sncheck.topology import card_id
-from sncheck.vendors.infiniband.counters import ERROR_COUNTERS, rails
 from sncheck.vendors.kernel_log import describe
 
 if TYPE_CHECKING:
@@ -83,14 +82,15 @@ def _nvlink_counters(host: str, value: dict) -> dict[tuple[str, str, str, str], 
 
 
 def _ib_counters(host: str, value: dict, cards: int) -> dict[tuple[str, str, str, str], int]:
+    # each port's rail and the counters that count faults: as the vendor's NIC plug-in read them
     ports = value.get("ports") or []
-    rail = rails([p["device"] for p in ports if p.get("device")])
+    faults = set(value.get("error_counters") or ())
     out = {}
     for p in ports:
-        r = rail.get(p.get("device"))
-        entity, kind = (f"{host}/nic{r}", "nic") if r is not None and r < cards else (host, "host")
+        r = p.get("rail")
+        entity, kind = (f"{host}/nic{r}", "nic") if isinstance(r, int) and r < cards else (host, "host")
         for name, v in (p.get("counters") or {}).items():
-            if isinstance(v, int) and name in ERROR_COUNTERS:
+            if isinstance(v, int) and name in faults:
                 out[(entity, kind, f"{p['device']} port {p['port']}", name)] = v
     return out
 

@@ -16,9 +16,8 @@ Launch lines (the contract with the external launchers):
         --rdzv-backend static --rdzv-endpoint 10.0.0.1:29731 --max-restarts 0
         -m sncheck.worker.torchdist --job JOB --out OUT
 
-* nccl-tests, validation on (``-c 1``), one GPU per process (``-g 1``)::
-
-    all_reduce_perf -b 8 -e 1073741824 -f 2 -g 1 -c 1 -n 5 -w 2
+* a vendor's collective tool (its plug-in's ``CollectiveTool.argv``: nccl-tests with
+  validation on, ``all_reduce_perf -b 8 -e 1073741824 -f 2 -g 1 -c 1 -n 5 -w 2``)
 
 * through mpirun (a hostfile with ``<address> slots=<ranks on it>`` per host)::
 
@@ -39,18 +38,10 @@ Launch lines (the contract with the external launchers):
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 TORCH_PROBE_MODULE = "sncheck.worker.torchdist"
-
-# nccl-tests binary of each collective the plans name.
-NCCL_TESTS_BINARIES: dict[str, str] = {
-    "all_reduce": "all_reduce_perf",
-    "all_to_all": "alltoall_perf",
-    "sendrecv": "sendrecv_perf",
-}
 
 # Python programs run with ``python -c``; their inputs come in sys.argv.
 _FREE_PORT = (
@@ -120,31 +111,18 @@ def torch_probe_args(job_path: str, out_path: str) -> list[str]:
     return ["--job", job_path, "--out", out_path]
 
 
-# --------------------------------------------------------------------------- nccl-tests
+# --------------------------------------------------------------------------- launchers
 
-def nccl_tests_argv(collective: str, min_bytes: int, max_bytes: int, *, step_factor: int = 2,
-                    iters: int | None = None, warmup: int | None = None,
-                    directory: str | None = None) -> list[str]:
-    """An nccl-tests command line with validation on (``-c 1``) and one GPU per process."""
-    if collective not in NCCL_TESTS_BINARIES:
-        raise ValueError(f"no nccl-tests binary for {collective!r}; known: {', '.join(NCCL_TESTS_BINARIES)}")
-    if not 0 < min_bytes <= max_bytes or step_factor < 2:
-        raise ValueError(f"bad size sweep {min_bytes}..{max_bytes} x{step_factor}")
-    binary = NCCL_TESTS_BINARIES[collective]
-    argv = [posixpath.join(directory, binary) if directory else binary,
-            "-b", str(min_bytes), "-e", str(max_bytes), "-f", str(step_factor), "-g", "1", "-c", "1"]
-    if iters is not None:
-        argv += ["-n", str(iters)]
-    if warmup is not None:
-        argv += ["-w", str(warmup)]
-    return argv
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"  # the default; a vendor names its own (Vendor.visible_devices_env)
 
 
-def with_visible_devices(cmd: Sequence[str], devices: Sequence[int] | None) -> list[str]:
-    """``env CUDA_VISIBLE_DEVICES=2,3 cmd...``; ``cmd`` unchanged when ``devices`` is None."""
+def with_visible_devices(cmd: Sequence[str], devices: Sequence[int] | None,
+                         env: str = VISIBLE_DEVICES) -> list[str]:
+    """``env CUDA_VISIBLE_DEVICES=2,3 cmd...`` (``env``: the vendor's variable); ``cmd``
+    unchanged when ``devices`` is None."""
     if devices is None:
         return list(cmd)
-    return ["env", "CUDA_VISIBLE_DEVICES=" + ",".join(str(d) for d in devices), *cmd]
+    return ["env", f"{env}=" + ",".join(str(d) for d in devices), *cmd]
 
 
 @dataclass(frozen=True)
@@ -170,14 +148,15 @@ def mpirun_argv(hostfile: str, np: int, extra_args: Sequence[str], cmd: Sequence
     return ["mpirun", "--hostfile", hostfile, "-np", str(np), *extra_args, *cmd]
 
 
-def mpirun_mpmd_argv(parts: Sequence[LaunchPart], extra_args: Sequence[str], cmd: Sequence[str]) -> list[str]:
+def mpirun_mpmd_argv(parts: Sequence[LaunchPart], extra_args: Sequence[str], cmd: Sequence[str],
+                     env: str = VISIBLE_DEVICES) -> list[str]:
     """One MPMD job, a ``-np K --host H`` context per part, each with its own devices."""
     argv = ["mpirun", *extra_args]
     for i, p in enumerate(parts):
         _check_host_word(p.host)
         if i:
             argv.append(":")
-        argv += ["-np", str(p.ranks), "--host", f"{p.host}:{p.ranks}", *with_visible_devices(cmd, p.devices)]
+        argv += ["-np", str(p.ranks), "--host", f"{p.host}:{p.ranks}", *with_visible_devices(cmd, p.devices, env)]
     return argv
 
 
@@ -194,20 +173,22 @@ def srun_argv(nodes: int, ntasks_per_node: int, extra_args: Sequence[str], cmd: 
     return [*argv, *extra_args, *cmd]
 
 
-def srun_het_argv(parts: Sequence[LaunchPart], extra_args: Sequence[str], cmd: Sequence[str]) -> list[str]:
+def srun_het_argv(parts: Sequence[LaunchPart], extra_args: Sequence[str], cmd: Sequence[str],
+                  env: str = VISIBLE_DEVICES) -> list[str]:
     """A heterogeneous srun job (``srun ... : ...``), a component per part."""
     argv = ["srun", *extra_args]
     for i, p in enumerate(parts):
         _check_host_word(p.host)
         if i:
             argv.append(":")
-        argv += ["-N", "1", "-n", str(p.ranks), "--nodelist", p.host, *with_visible_devices(cmd, p.devices)]
+        argv += ["-N", "1", "-n", str(p.ranks), "--nodelist", p.host, *with_visible_devices(cmd, p.devices, env)]
     return argv
 
 
 def launcher_argv(launcher: str, parts: Sequence[LaunchPart], extra_args: Sequence[str],
-                  cmd: Sequence[str], hostfile: str | None = None) -> list[str]:
-    """The launch line for ``parts`` through ``launcher`` (``mpirun`` or ``srun``).
+                  cmd: Sequence[str], hostfile: str | None = None, env: str = VISIBLE_DEVICES) -> list[str]:
+    """The launch line for ``parts`` through ``launcher`` (``mpirun`` or ``srun``);
+    ``env`` is the variable that masks the cards (the vendor's).
 
     Parts that all use the same GPU indices run as one plain job (hostfile / node
     list); otherwise as an MPMD / heterogeneous job. A plain mpirun job needs the
@@ -218,16 +199,16 @@ def launcher_argv(launcher: str, parts: Sequence[LaunchPart], extra_args: Sequen
     uniform = len({(p.ranks, p.devices) for p in parts}) == 1
     if launcher == "mpirun":
         if not uniform:
-            return mpirun_mpmd_argv(parts, extra_args, cmd)
+            return mpirun_mpmd_argv(parts, extra_args, cmd, env)
         if hostfile is None:
             raise ValueError("a plain mpirun job needs a hostfile")
         return mpirun_argv(hostfile, sum(p.ranks for p in parts), extra_args,
-                           with_visible_devices(cmd, parts[0].devices))
+                           with_visible_devices(cmd, parts[0].devices, env))
     if launcher == "srun":
         if not uniform:
-            return srun_het_argv(parts, extra_args, cmd)
+            return srun_het_argv(parts, extra_args, cmd, env)
         return srun_argv(len(parts), parts[0].ranks, extra_args,
-                         with_visible_devices(cmd, parts[0].devices), [p.host for p in parts])
+                         with_visible_devices(cmd, parts[0].devices, env), [p.host for p in parts])
     raise ValueError(f"launcher must be mpirun or srun, got {launcher!r}")
 
 

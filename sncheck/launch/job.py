@@ -59,6 +59,7 @@ def build_job(backend: Any, layer: str, cards: Sequence[str], plan: Any, *,
         faults=tuple(with_defaults(f) for f in backend.probe_faults()),
         seed=backend.seed, op_timeout_s=backend.op_timeout_s, dist_backend=backend.dist_backend,
         torch_device=registry.torch_device(topo.inventory, hosts),  # the vendor's (npu: torch_npu)
+        vendor_dist_backend=registry.dist_backend(topo.inventory, hosts),  # and its backend on it
         supernode_of_host={h: topo.supernode_of_host(h) for h in topo.hosts},
         heartbeat_dir=None if heartbeat_dir is None else str(heartbeat_dir),
         golden_config=dict(golden_config or {}), serialize_pairs=bool(serialize_pairs))

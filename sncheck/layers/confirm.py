@@ -54,6 +54,7 @@ from sncheck.model import card_of
 from sncheck.topology import Topology, host_of, rail_of, round_robin, split_link
 from sncheck.layers import stress
 from sncheck.layers.base import LayerContext
+from sncheck.vendors.registry import pair_tools
 
 NAME = "confirm"
 PEERS = 5
@@ -273,10 +274,12 @@ class Window:
         self.notes[REACH] = f"still not answering at the retest: {', '.join(down)}" if down else ""
 
     def _facts(self) -> None:
-        pair_facts = [s.evidence["fact"] for s in self.syms if s.evidence.get("fact") in PAIR_FACT_TOOLS]
+        # facts measured between two hosts (perftest on one rail): the retest runs that pair again
+        tool_of = {t.fact: name for name, t in pair_tools().items()}
+        pair_facts = [s.evidence["fact"] for s in self.syms if s.evidence.get("fact") in tool_of]
         if self.f.entity_kind == "link" and pair_facts:
             a, b = split_link(self.f.entity)
-            tools = tuple(dict.fromkeys(PAIR_FACT_TOOLS[x] for x in pair_facts))
+            tools = tuple(dict.fromkeys(tool_of[x] for x in pair_facts))
             plan = ConnectivityPlan(rounds=(Round(0, "scale_out", ((a, b),)),), hosts=(), tools=tools,
                                     tools_coverage="all")
             self.ctx.backend.scale_out(plan, _emit_as(self.ctx, self.f.entity))
@@ -507,8 +510,6 @@ class Window:
         return None, NOISY + f" ({noise:.0%} of the median)"
 
 
-# Facts measured between two hosts (perftest on one rail): the retest runs that pair again.
-PAIR_FACT_TOOLS = {"ib_bw": "ib_write_bw", "ib_lat": "ib_write_lat"}
 BUSY_RUNNABLE = 0.75  # runnable processes (besides sncheck's own) per core
 BUSY_STEAL = 0.10
 BUSY_OTHERS = 0.25  # share of the cores other processes used during the retest

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sncheck.probeplan import PAIR_TOOLS, connectivity_plan, scope_connectivity
+from sncheck.probeplan import connectivity_plan, scope_connectivity
+from sncheck.vendors.registry import pair_tools
 from sncheck.store.rows import not_run_row
 from sncheck.layers.base import LayerContext
 
@@ -24,7 +25,7 @@ def run(ctx: LayerContext) -> dict:
         ran = ctx.backend.scale_out(plan, ctx.emit)
         why = f"the {ctx.backend.name} backend has no NICs or GPUs to run them on"
         summary["tools"] = list(plan.tools) if ran else f"not run: {why}"
-        if ran and set(plan.tools) & set(PAIR_TOOLS):
+        if ran and set(plan.tools) & set(pair_tools()):
             # perftest's rail pairs: how many ran of the plan's, each NIC's peers (tools_coverage)
             sched = plan.perftest
             summary["perftest"] = sched.summary()

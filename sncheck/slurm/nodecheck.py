@@ -48,8 +48,8 @@ from sncheck.config.hostlist import check_name
 from sncheck.errors import ConfigError, HarnessError, ParseError
 from sncheck.config.inventory import Host, Inventory, Supernode
 from sncheck.vendors import facts as vfacts
+from sncheck.vendors import registry
 from sncheck.vendors.hostjudge import FactJudge
-from sncheck.vendors.nvidia import nvidia_smi
 
 OWN_PREFIX = f"{REASON_PREFIX} node-check:"
 DEFAULT_BUDGET_S = 30.0
@@ -123,7 +123,19 @@ def expected_cards(node: str, inventory: Inventory | None, cards: int | None,
         n = gres_gpus(res.stdout)
         if n:
             return n, "Slurm GRES"
-    return None, "nvidia-smi"
+    return None, listing_tool(inventory, node)
+
+
+def _vendor(inventory: Inventory | None, node: str):  # type: ignore[no-untyped-def]
+    known = inventory is not None and node in inventory.hosts
+    return registry.vendor_of(inventory.platform_of(node) if known else None)  # type: ignore[union-attr]
+
+
+def listing_tool(inventory: Inventory | None, node: str) -> str:
+    """The tool whose listing gives the node's cards when nothing else does (nvidia-smi)."""
+    vendor = _vendor(inventory, node)
+    listing = vendor.card_listing
+    return vendor.commands[listing.command].tool if listing else f"{vendor.name}'s card listing"
 
 
 # -- 1. host facts -------------------------------------------------------------------
@@ -150,13 +162,14 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
             report.ran.append(cmd.display)
         return outputs[key]
 
-    if expect is None:  # no inventory, no GRES: as many cards as nvidia-smi lists
-        probe = next((c for c in judge.commands(node) if c.name == "query_gpu"), None)
+    listing = _vendor(inventory, node).card_listing
+    if expect is None and listing:  # no inventory, no GRES: as many cards as the vendor's listing shows
+        probe = next((c for c in judge.commands(node) if c.name == listing.command), None)
         if probe is not None:
             res = read(probe)
             if res.ok:
                 with contextlib.suppress(ParseError):
-                    expect = len(nvidia_smi.parse_query_gpu_csv(res.stdout).get("gpus") or [])
+                    expect = listing.count(probe.parse(res.stdout))
                     report.cards = expect
     rows: dict[str, list[dict]] = {node: []}
 
@@ -308,7 +321,7 @@ def node_check(node: str | None = None, budget_s: float = DEFAULT_BUDGET_S, inve
     name = this_node(node)
     slurm_here = shutil.which("scontrol") is not None
     n, source = expected_cards(name, inventory, cards, runner) if (slurm_here or cards or inventory) \
-        else (None, "nvidia-smi")
+        else (None, listing_tool(inventory, name))
     report = NodeReport(name, n or 0, source)
     try:
         check_facts(name, n, deadline, report, inventory)

@@ -1,8 +1,9 @@
 """What a vendor plug-in provides, and what a platform sets.
 
 A vendor is one package ``sncheck/vendors/<vendor>/`` whose ``plugin.py`` defines
-``VENDOR = Vendor(...)``; :mod:`sncheck.vendors.registry` finds them. Nothing registers
-itself on import: the registry reads ``VENDOR`` from each package's ``plugin`` module.
+``VENDOR = Vendor(...)``, listed once in :data:`sncheck.vendors.registry.BUILTIN` (or
+by a third party in the ``sncheck.vendors`` entry-point group). Nothing registers
+itself on import.
 
 A :class:`Platform` (``platform:`` in an inventory) names a vendor and carries the
 design values the inventory may leave out, the cards per host and how the OS counts
@@ -25,14 +26,29 @@ from sncheck.vendors.facts import FactCommand, Parser
 DomainCheck = Callable[["Platform", str, tuple[str, ...], list[dict], Mapping[str, Any]], list[dict]]
 
 
+# (collective, min bytes, max bytes, step_factor=, iters=, warmup=, directory=) -> argv
+CollectiveArgv = Callable[..., list[str]]
+# (parsed log, the stress group, collective, repeat) -> collective rows
+CollectiveRows = Callable[[dict, Any, str, int], list[dict]]
+
+
 @dataclass(frozen=True)
 class CollectiveTool:
-    """The vendor's collective benchmark: program per collective, and its parser."""
+    """The vendor's collective benchmark: its program per collective, its parser, and,
+    when sncheck can launch it as the stress layer's collectives (the SSH and Slurm
+    backends, through the inventory's ``launcher``), its command line and the rows made
+    from a parsed log. Without ``argv`` it is a ``sncheck parse`` tool only, and the
+    collectives run in the torch probe."""
 
     name: str                          # nccl-tests | rccl-tests | hccl_test
     programs: Mapping[str, str]        # collective -> binary name
-    parse: Parser
-    launcher: str = "mpirun"           # how it is started (sncheck.launch builds the line)
+    parse: Callable[..., dict[str, Any]]  # (text, collective=None) -> the parsed log
+    argv: CollectiveArgv | None = None
+    rows: CollectiveRows | None = None
+
+    def program(self) -> str:
+        """The binary looked for on a host's PATH to tell whether the tool is installed."""
+        return self.programs.get("all_reduce") or next(iter(self.programs.values()))
 
 
 @dataclass(frozen=True)
@@ -46,10 +62,73 @@ class Platform:
     domain_hosts: int | None = None     # hosts in one scale-up domain (an NVL72 rack: 18 trays)
     checks: tuple[str, ...] = ()        # the fact commands that apply, by name
     params: Mapping[str, Any] = field(default_factory=dict)
+    card_memory_GiB: float | None = None  # memory per rank (sncheck plan), when the platform fixes it
 
     @property
     def domain_cards(self) -> int | None:
         return self.domain_hosts * self.cards_per_host if self.domain_hosts else None
+
+
+@dataclass(frozen=True)
+class CardListing:
+    """How a host lists its cards: the fact command whose output lists them, and the
+    count of cards in its parsed output (``node-check`` without an inventory or GRES)."""
+
+    command: str
+    count: Callable[[dict[str, Any]], int]
+
+
+@dataclass(frozen=True)
+class PairTest:
+    """A scale-out test between two hosts' NICs on one rail (perftest): a server on one
+    host, a client on the other; the client's output is judged."""
+
+    tool: str                            # the program, the plan's tool name, the inventory's checks: key
+    fact: str                            # the host_fact its check makes (ib_bw, ib_lat)
+    argv: Callable[[str, int, str | None], list[str]]  # (NIC device, port, server address; None: the server)
+    parse: Parser
+    judged_against: str                  # "nic_rate" (the NIC's port rate) | "design_latency" (scale_out)
+    check: Callable[[str, dict[str, Any], float, str], list[dict]]  # (host, parsed, that bound, peer) -> rows
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    """A host's scale-out NICs and the tests between them (:mod:`sncheck.backends.scaleout`)."""
+
+    nic_tool: str                                    # the program that lists the NICs (rail k = the k-th)
+    nic_argv: tuple[str, ...]
+    nic_rails: Callable[[str], list[tuple[str, float | None]]]   # its output -> [(device, rate Gb/s)]
+    pair_tests: Mapping[str, PairTest]               # tool -> test
+    base_port: int                                   # rail k's server listens on base_port + k
+    not_listening: Callable[[str], bool]             # client output: the server was not up yet
+    # the NICs' port error counters, read before and after the run (sncheck.backends.hostreads)
+    counters_tool: str = "ib-counters"
+    counters_argv: Callable[[str], list[str]] | None = None     # (sysfs root) -> argv
+    parse_counters: Parser | None = None
+    error_counters: tuple[str, ...] = ()             # the counters whose growth is a fault
+    rails: Callable[[list[str]], dict[str, int]] | None = None  # NIC devices -> rail
+
+
+@dataclass(frozen=True)
+class CopyBench:
+    """A host's own copy test between its cards (nvbandwidth, TransferBench p2p)."""
+
+    tool: str                   # the plan's tool name and the inventory's checks: key
+    argv: tuple[str, ...]
+    parse: Parser
+    # (host, parsed, the inventory's scale-up design GB/s or None, the platform's params) -> rows
+    check: Callable[[str, dict[str, Any], float | None, Mapping[str, Any]], list[dict]]
+    card_fact: str              # the card-to-card fact a host of two or more cards must get
+
+
+@dataclass(frozen=True)
+class BusListing:
+    """How the kernel log's reports name cards: the fact commands whose output lists each
+    card's bus id, and (the host's raw outputs kept so far, what its inventory says) ->
+    bus id -> card index (None where that listing does not name every card)."""
+
+    commands: tuple[str, ...]
+    buses: Callable[[list[dict], Any], dict[str, int | None]]
 
 
 @dataclass(frozen=True)
@@ -63,6 +142,11 @@ class Vendor:
     collective: CollectiveTool | None = None
     torch_device: str = "cuda"                   # the torch probe's device type
     dist_backend: str = "nccl"                   # and its torch.distributed backend
+    torch_module: str | None = None              # the module that gives torch the device (torch_npu)
+    card_listing: CardListing | None = None
+    scale_out: ScaleOut | None = None            # the NICs and the pair tests between hosts
+    copy_bench: CopyBench | None = None          # the copy test inside a host
+    bus_listing: BusListing | None = None
     # the environment variable that masks cards for a job (an isolated card is left out)
     visible_devices_env: str = "CUDA_VISIBLE_DEVICES"
     domain_check: DomainCheck | None = None

@@ -13,28 +13,35 @@ import json
 import math
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from sncheck.errors import ConfigError
 from sncheck.vendors import kernel_log, listing, registry
 from sncheck.vendors.facts import clean_text
 from sncheck.vendors.infiniband import counters, perftest
-from sncheck.vendors.nvidia import nccl_tests
-from sncheck.watch import ras as nccl_ras
+from sncheck.vendors.nccltests import parse as nccl_tests
 
 Parser = Callable[[str], dict[str, Any]]
 
-PARSERS: dict[str, Parser] = {
-    **{name: fn for v in registry.vendors().values() for name, fn in v.parsers.items()},
-    "ib-write-bw": perftest.parse_ib_write_bw,
-    "ib-write-lat": perftest.parse_ib_lat,  # ib_read_lat / ib_send_lat print the same report
-    "rccl-tests": nccl_tests.parse_rccl_tests,  # the nccl-tests layout, whichever vendor runs it
-    "nccl-ras": nccl_ras.parse,  # ncclras status, text or JSON (sncheck watch reads it too)
-    "perfquery": counters.parse_perfquery,
-    "ibqueryerrors": counters.parse_ibqueryerrors,
-    "ib-counters": counters.parse_sysfs_counters,  # /sys/class/infiniband/*/ports/*/counters/* (grep -H)
-    "kernel-log": kernel_log.parse_kernel_log,    # dmesg / journalctl -k: Xid, SXid, PCIe AER
-}
+
+@cache
+def parsers() -> dict[str, Parser]:
+    """TOOL name -> parser: every vendor plug-in's, then the vendor-neutral tools'. Built
+    on first use, from the plug-ins the registry lists."""
+    from sncheck.watch import ras as nccl_ras
+
+    return {
+        **{name: fn for v in registry.vendors().values() for name, fn in v.parsers.items()},
+        "ib-write-bw": perftest.parse_ib_write_bw,
+        "ib-write-lat": perftest.parse_ib_lat,  # ib_read_lat / ib_send_lat print the same report
+        "rccl-tests": nccl_tests.parse_rccl_tests,  # the nccl-tests layout, whichever vendor runs it
+        "nccl-ras": nccl_ras.parse,  # ncclras status, text or JSON (sncheck watch reads it too)
+        "perfquery": counters.parse_perfquery,
+        "ibqueryerrors": counters.parse_ibqueryerrors,
+        "ib-counters": counters.parse_sysfs_counters,  # /sys/class/infiniband/*/ports/*/counters/* (grep -H)
+        "kernel-log": kernel_log.parse_kernel_log,    # dmesg / journalctl -k: Xid, SXid, PCIe AER
+    }
 
 # Provenance lines that head every captured file under fixtures/real/:
 # "# source: ...", "# source: note: ...", "# note: ...", "# lines: 1-20 of ...", "# context: ...".
@@ -44,10 +51,11 @@ _SOURCE_HEADER = re.compile(r"^#\s*(?:source|note|lines|context)\s*:")
 
 def get_parser(name: str) -> Parser:
     """The parser registered as ``name``; a ConfigError lists the valid names otherwise."""
-    if name not in PARSERS:
-        valid = ", ".join(sorted(PARSERS))
+    known = parsers()
+    if name not in known:
+        valid = ", ".join(sorted(known))
         raise ConfigError(f"unknown tool {name!r} for parse; choose one of: {valid}")
-    return PARSERS[name]
+    return known[name]
 
 
 def strip_source_header(text: str) -> str:

@@ -1,33 +1,60 @@
-"""The registry of vendors and platforms.
+"""The registry of vendors and platforms: the one door from the rest of sncheck to
+vendor code.
 
-A vendor is a package ``sncheck/vendors/<name>/`` with a ``plugin.py`` that defines
-``VENDOR`` (:class:`sncheck.vendors.base.Vendor`). The registry lists the packages of
-this folder and reads ``VENDOR`` from each one's ``plugin`` module, on first use: no
-module registers itself on import, and adding a vendor touches only its package.
-Packages without a ``plugin.py`` (``infiniband``: shared by every vendor) are helpers.
+The plug-ins are listed once, here: :data:`BUILTIN` names the built-in ones, and a
+third-party package adds its own through the ``sncheck.vendors`` entry-point group
+(``[project.entry-points."sncheck.vendors"] acme = "acme_sncheck.plugin:VENDOR"``).
+:func:`vendors` reads both the same way, on first use: each entry is a
+``module:attribute`` that names a :class:`sncheck.vendors.base.Vendor`. Nothing
+registers itself on import and no folder is scanned. Packages that are no vendor
+(``infiniband``, ``nccltests``: tools the vendors share) are reached through the
+vendors that use them.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+from collections.abc import Iterable
 from functools import cache
-from pathlib import Path
+from importlib.metadata import entry_points
 
 from sncheck.errors import ConfigError
-from sncheck.vendors.base import Platform, Vendor
+from sncheck.vendors.base import CollectiveTool, CopyBench, PairTest, Platform, Vendor
 
 DEFAULT_VENDOR = "nvidia"  # hosts whose inventory names no platform (sncheck before platforms)
+ENTRY_POINT_GROUP = "sncheck.vendors"
+
+# The built-in plug-ins, as "module:attribute"; a new vendor is one line here.
+BUILTIN = (
+    "sncheck.vendors.nvidia.plugin:VENDOR",
+    "sncheck.vendors.amd.plugin:VENDOR",
+    "sncheck.vendors.ascend.plugin:VENDOR",
+)
+
+
+def load(spec: str) -> Vendor:
+    """The Vendor that ``spec`` (``module:attribute``) names."""
+    module, _, attr = spec.partition(":")
+    vendor = getattr(importlib.import_module(module), attr or "VENDOR")
+    if not isinstance(vendor, Vendor):
+        raise ConfigError(f"vendor plug-in {spec} is a {type(vendor).__name__}, not a sncheck Vendor")
+    return vendor
+
+
+def _specs() -> Iterable[str]:
+    yield from BUILTIN
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        yield ep.value
 
 
 @cache
 def vendors() -> dict[str, Vendor]:
-    here = Path(__file__).parent
     found: dict[str, Vendor] = {}
-    for mod in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
-        if mod.ispkg and (here / mod.name / "plugin.py").is_file():
-            vendor = importlib.import_module(f"{__package__}.{mod.name}.plugin").VENDOR
-            found[vendor.name] = vendor
+    for spec in _specs():
+        vendor = load(spec)
+        if vendor.name in found:
+            raise ConfigError(f"two vendor plug-ins are named {vendor.name!r} (the second is {spec})")
+        found[vendor.name] = vendor
     return found
 
 
@@ -47,8 +74,52 @@ def vendor_of(plat: Platform | None) -> Vendor:
     return vendors()[plat.vendor if plat else DEFAULT_VENDOR]
 
 
-def torch_device(inventory, hosts) -> str | None:
+def vendor_of_hosts(inventory, hosts) -> Vendor | None:  # type: ignore[no-untyped-def]
+    """The one vendor of ``hosts`` (their platforms'), or None when they differ."""
+    found = {vendor_of(inventory.platform_of(h)).name for h in hosts}
+    return vendors()[found.pop()] if len(found) == 1 else None
+
+
+def torch_device(inventory, hosts) -> str | None:  # type: ignore[no-untyped-def]
     """The torch probe's device type for a job on ``hosts``: their vendor plug-in's
     (``cuda``, ``npu``), or None when the hosts' vendors differ."""
     kinds = {vendor_of(inventory.platform_of(h)).torch_device for h in hosts}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def dist_backend(inventory, hosts) -> str | None:  # type: ignore[no-untyped-def]
+    """The torch.distributed backend of ``hosts``' vendor (nccl, hccl), or None when
+    their vendors differ: what the probe uses on the vendor's device when no backend is named."""
+    vendor = vendor_of_hosts(inventory, hosts)
+    return vendor.dist_backend if vendor else None
+
+
+def torch_module(inventory, hosts) -> str | None:  # type: ignore[no-untyped-def]
+    """The module that gives torch the vendor's device (torch_npu), None when torch has it."""
+    vendor = vendor_of_hosts(inventory, hosts)
+    return vendor.torch_module if vendor else None
+
+
+def collective_tool(inventory, hosts) -> CollectiveTool | None:  # type: ignore[no-untyped-def]
+    """The collective benchmark sncheck can launch on ``hosts`` (nccl-tests, rccl-tests):
+    their vendor's, or None when the hosts' vendors differ or theirs has none to launch."""
+    vendor = vendor_of_hosts(inventory, hosts)
+    tool = vendor.collective if vendor else None
+    return tool if tool is not None and tool.argv is not None else None
+
+
+@cache
+def pair_tools() -> dict[str, PairTest]:
+    """Every vendor's scale-out pair test by tool name (ib_write_bw, ib_write_lat)."""
+    return {t.tool: t for v in vendors().values() if v.scale_out for t in v.scale_out.pair_tests.values()}
+
+
+@cache
+def copy_benches() -> dict[str, CopyBench]:
+    """Every vendor's copy test inside a host by tool name (nvbandwidth, transferbench)."""
+    return {v.copy_bench.tool: v.copy_bench for v in vendors().values() if v.copy_bench}
+
+
+def scale_out_tools() -> tuple[str, ...]:
+    """The names a connectivity layer's ``tools`` may list: the pair tests, then the copy tests."""
+    return (*pair_tools(), *copy_benches())

@@ -33,7 +33,7 @@ class Ctx:
         self.op_timeout_s = job.op_timeout_s
         self.faults = FaultActor(list(job.faults), self.card, self.seed)
         # the vendor's device and backend (cuda+nccl, npu+hccl through torch_npu), or gloo on CPU
-        self.dev = choose(job.dist_backend, job.torch_device, torch)
+        self.dev = choose(job.dist_backend, job.torch_device, torch, vendor_backend=job.vendor_dist_backend)
         self.backend = self.dev.backend
         self.is_cuda = self.dev.kind == "cuda"
         self.device = self.dev.torch_device(torch, self.local_rank)

@@ -48,9 +48,10 @@ class Device:
 
 
 def choose(dist_backend: str | None, torch_device: str | None, torch: Any,
-           importer: Callable[[str], Any] = importlib.import_module) -> Device:
-    """The device and backend of a job (see the module docstring). ``importer`` imports
-    a device's module (``torch_npu``); tests pass their own."""
+           importer: Callable[[str], Any] = importlib.import_module, vendor_backend: str | None = None) -> Device:
+    """The device and backend of a job (see the module docstring). ``vendor_backend`` is
+    the vendor plug-in's backend on its device (nccl, hccl), taken when no backend is
+    named. ``importer`` imports a device's module (``torch_npu``); tests pass their own."""
     if dist_backend is not None and dist_backend not in BACKEND_DEVICE:
         raise DeviceUnavailableError(f"unknown dist_backend {dist_backend!r}; known: {', '.join(BACKEND_DEVICE)}")
     if dist_backend == "gloo":
@@ -58,10 +59,10 @@ def choose(dist_backend: str | None, torch_device: str | None, torch: Any,
     kind = BACKEND_DEVICE[dist_backend] if dist_backend else torch_device
     if kind in DEVICE_MODULES:
         _require(kind, torch, importer)
-        return Device(dist_backend or _backend_of(kind), kind)
+        return Device(dist_backend or vendor_backend or _backend_of(kind), kind)
     if dist_backend == "nccl":
         return Device("nccl", "cuda")
-    return Device("nccl", "cuda") if torch.cuda.is_available() else Device("gloo", "cpu")
+    return Device(vendor_backend or "nccl", "cuda") if torch.cuda.is_available() else Device("gloo", "cpu")
 
 
 def _backend_of(kind: str) -> str:

@@ -29,7 +29,9 @@ class Job:
     * ``op_timeout_s``: torch.distributed's timeout is twice this (a backstop; the local
       backend's watchdog fires at once this).
     * ``dist_backend`` (gloo, nccl, hccl) and ``torch_device`` (cuda, npu): the vendor's,
-      or None for the worker's choice (:mod:`sncheck.worker.device`).
+      or None for the worker's choice (:mod:`sncheck.worker.device`);
+      ``vendor_dist_backend`` (nccl, hccl): the vendor plug-in's backend on its device, which
+      that choice takes when no ``dist_backend`` is named.
     * ``supernode_of_host``: for the tier of the p2p rows.
     * ``heartbeat_dir``: each rank touches ``<dir>/rank<N>``, for the launcher's watchdog.
     * ``golden_config``: overrides of :class:`sncheck.worker.golden_model.GoldenConfig`.
@@ -44,6 +46,7 @@ class Job:
     op_timeout_s: float = 60.0
     dist_backend: str | None = None
     torch_device: str | None = None
+    vendor_dist_backend: str | None = None
     supernode_of_host: dict[str, str] = field(default_factory=dict)
     heartbeat_dir: str | None = None
     golden_config: dict[str, Any] = field(default_factory=dict)

@@ -14,6 +14,7 @@ CM384 = Platform(
     design={"scale_up": ("196 GB/s", "3 us"), "scale_out": ("200 Gb/s", "10 us")},
     checks=("info", "health", "ecc", "topo", "spod", "roce_link", "roce_net_health", "roce_optical", "roce_fec"),
     params={"hbm_MB": 65536, "super_pod_size": 384},
+    card_memory_GiB=64.0,  # 910C: 128 GB per package, two devices (ranks) per package
 )
 
 VENDOR = Vendor(
@@ -53,7 +54,7 @@ VENDOR = Vendor(
     default_checks=CM384.checks,
     collective=CollectiveTool("hccl_test", {"all_reduce": "all_reduce_test", "all_to_all": "alltoall_test",
                                             "sendrecv": "send_recv_test"}, hccl_test.parse_hccl_test),
-    torch_device="npu", dist_backend="hccl",  # torch_npu
+    torch_device="npu", dist_backend="hccl", torch_module="torch_npu",
     visible_devices_env="ASCEND_RT_VISIBLE_DEVICES",  # logical device ids, the dies npu-smi lists
     domain_check=checks.domain_check,
 )

@@ -275,18 +275,6 @@ def check_fabric_manager(host: str, parsed: dict[str, Any], expect: Expect) -> l
                      f"nvidia-fabricmanager is {state or 'not reported'} (required on HGX)", "systemctl")]
 
 
-def check_mnnvl(parsed: dict[str, Any], expected_ranks: int) -> tuple[bool, str]:
-    """An NCCL_DEBUG=INFO log of a rack-wide job: MNNVL on with cliqueSize == the rack's ranks."""
-    if parsed.get("not_working"):
-        return False, f"NCCL: {parsed['not_working'][0]}"
-    if parsed.get("mnnvl") is not True:
-        return False, "NCCL log shows no MNNVL 1 (multi-node NVLink off or NCCL_DEBUG=INFO not set)"
-    sizes = parsed.get("clique_sizes") or []
-    if sizes != [expected_ranks]:
-        return False, f"NCCL MNNVL cliqueSize {', '.join(map(str, sizes)) or '?'}, the rack has {expected_ranks} ranks"
-    return True, f"NCCL MNNVL on, cliqueSize {expected_ranks}"
-
-
 # --------------------------------------------------------------------------- across the rack
 
 def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],

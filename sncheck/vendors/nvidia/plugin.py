@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from sncheck.vendors.base import CollectiveTool, Platform, Vendor
+from sncheck.vendors.base import CardListing, CopyBench, Platform, Vendor
+from sncheck.vendors.infiniband.scaleout import SCALE_OUT
 from sncheck.vendors.infiniband import ibstat
-from sncheck.vendors.nvidia import checks, dcgmi, fabric, fabric_checks, nccl_tests, nvbandwidth, nvidia_smi
+from sncheck.vendors.nccltests import parse as nccl_tests
+from sncheck.vendors.nccltests.tool import NCCL_TESTS
+from sncheck.vendors.nvidia import buses, checks, dcgmi, fabric, fabric_checks, nvbandwidth, nvidia_smi
 
 NVL72 = Platform(
     name="nvidia-nvl72", vendor="nvidia",
@@ -16,6 +19,7 @@ NVL72 = Platform(
     checks=("query_gpu", "topo", "nvlink_status", "nvlink_errors", "query_fabric", "imex", "ibstat",
             "dcgmi_diag"),
     params={"nvlinks_per_gpu": 18, "nvlink_GBps": 53.125, "fabric_retry_s": 300.0, "fabric_retry_every_s": 10.0},
+    card_memory_GiB=186.0,  # GB200: 186 GiB HBM3e usable per GPU
 )
 HGX = Platform(
     name="nvidia-hgx", vendor="nvidia",
@@ -26,6 +30,15 @@ HGX = Platform(
             "dcgmi_diag"),
     params={"nvlinks_per_gpu": 18, "nvlink_GBps": 26.562, "nic_per_gpu": True},
 )
+
+# The copy-engine matrices inside a host, against the scale-up design (host-to-device
+# against the platform's h2d_GBps where it names one).
+NVBANDWIDTH_TESTS = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "device_to_device_memcpy_read_ce")
+NVBANDWIDTH = CopyBench(
+    "nvbandwidth", ("nvbandwidth", "-t", *NVBANDWIDTH_TESTS), nvbandwidth.parse_nvbandwidth,
+    lambda host, parsed, d2d, params: nvbandwidth.check_nvbandwidth(host, parsed, d2d_GBps=d2d,
+                                                                    h2d_GBps=params.get("h2d_GBps")),
+    "nvbandwidth_d2d")
 
 VENDOR = Vendor(
     name="nvidia",
@@ -50,8 +63,9 @@ VENDOR = Vendor(
     },
     platforms={p.name: p for p in (NVL72, HGX)},
     default_checks=checks.DEFAULT_CHECKS,
-    collective=CollectiveTool("nccl-tests", {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf",
-                                             "sendrecv": "sendrecv_perf"}, nccl_tests.parse_nccl_tests),
+    collective=NCCL_TESTS,
     torch_device="cuda", dist_backend="nccl",
+    card_listing=CardListing("query_gpu", lambda parsed: len(parsed.get("gpus") or [])),
+    scale_out=SCALE_OUT, copy_bench=NVBANDWIDTH, bus_listing=buses.BUS_LISTING,
     domain_check=fabric_checks.domain_check,
 )

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors.nvidia import nccl_json
+from sncheck.vendors.nccltests import nccl_json
 
 # mpirun --tag-output "[1,0]<stdout>:" and srun --label "0: " in front of every line.
 _LAUNCHER_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s*")
