@@ -17,6 +17,7 @@ import importlib
 from collections.abc import Iterable
 from functools import cache
 from importlib.metadata import entry_points
+from typing import Any
 
 from sncheck.errors import ConfigError
 from sncheck.vendors.base import CollectiveTool, CopyBench, PairTest, Platform, Vendor
@@ -74,33 +75,33 @@ def vendor_of(plat: Platform | None) -> Vendor:
     return vendors()[plat.vendor if plat else DEFAULT_VENDOR]
 
 
-def vendor_of_hosts(inventory, hosts) -> Vendor | None:  # type: ignore[no-untyped-def]
+def vendor_of_hosts(inventory: Any, hosts: Iterable[str]) -> Vendor | None:
     """The one vendor of ``hosts`` (their platforms'), or None when they differ."""
     found = {vendor_of(inventory.platform_of(h)).name for h in hosts}
     return vendors()[found.pop()] if len(found) == 1 else None
 
 
-def torch_device(inventory, hosts) -> str | None:  # type: ignore[no-untyped-def]
+def torch_device(inventory: Any, hosts: Iterable[str]) -> str | None:
     """The torch probe's device type for a job on ``hosts``: their vendor plug-in's
     (``cuda``, ``npu``), or None when the hosts' vendors differ."""
     kinds = {vendor_of(inventory.platform_of(h)).torch_device for h in hosts}
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def dist_backend(inventory, hosts) -> str | None:  # type: ignore[no-untyped-def]
+def dist_backend(inventory: Any, hosts: Iterable[str]) -> str | None:
     """The torch.distributed backend of ``hosts``' vendor (nccl, hccl), or None when
     their vendors differ: what the probe uses on the vendor's device when no backend is named."""
     vendor = vendor_of_hosts(inventory, hosts)
     return vendor.dist_backend if vendor else None
 
 
-def torch_module(inventory, hosts) -> str | None:  # type: ignore[no-untyped-def]
+def torch_module(inventory: Any, hosts: Iterable[str]) -> str | None:
     """The module that gives torch the vendor's device (torch_npu), None when torch has it."""
     vendor = vendor_of_hosts(inventory, hosts)
     return vendor.torch_module if vendor else None
 
 
-def collective_tool(inventory, hosts) -> CollectiveTool | None:  # type: ignore[no-untyped-def]
+def collective_tool(inventory: Any, hosts: Iterable[str]) -> CollectiveTool | None:
     """The collective benchmark sncheck can launch on ``hosts`` (nccl-tests, rccl-tests):
     their vendor's, or None when the hosts' vendors differ or theirs has none to launch."""
     vendor = vendor_of_hosts(inventory, hosts)
