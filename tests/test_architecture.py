@@ -22,12 +22,6 @@ SNCHECK = Path(sncheck.__file__).resolve().parent
 ALLOWED_CYCLES = [{"sncheck.worker.lifeline", "sncheck.worker.torchdist"}]
 MAX_LINES = 600
 MAX_TOP_LEVEL = 8
-# Not yet removed (issue 19, work in progress): a cycle goes from here when it is broken,
-# a module when it is split. Each pending cycle is named by two modules in it (its other
-# members change as code moves); a cycle holding no pending pair, a pending pair in no
-# cycle, and a pending module that is short now all fail the tests below.
-PENDING_CYCLES: list[tuple[str, str]] = []
-PENDING_LONG: set[str] = set()
 
 
 # ----------------------------------------------------------------------------- the tree
@@ -278,14 +272,11 @@ def test_enum_check_tells_a_plain_class():
 
 # ------------------------------------------------------------------------ the checks, on sncheck
 def test_no_import_cycle_but_lifeline_and_torchdist():
-    found = [c for c in cycles(import_graph(SNCHECK)) if c not in ALLOWED_CYCLES]
-    assert [sorted(c) for c in found if not any(set(pair) <= c for pair in PENDING_CYCLES)] == []
-    assert [pair for pair in PENDING_CYCLES if not any(set(pair) <= c for c in found)] == [], \
-        "no longer in a cycle: remove from PENDING_CYCLES"
+    assert [sorted(c) for c in cycles(import_graph(SNCHECK)) if c not in ALLOWED_CYCLES] == []
 
 
 def test_no_module_over_600_lines():
-    assert set(long_modules(SNCHECK)) == PENDING_LONG
+    assert long_modules(SNCHECK) == {}
 
 
 def test_at_most_8_modules_directly_in_sncheck():
