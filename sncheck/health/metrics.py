@@ -171,19 +171,29 @@ def p2p_checksum_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFram
 
 
 def _pairs(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """Rows of the stress layer's pairwise narrowing pass, with their pair identity."""
+    """Rows of the stress layer's pairwise narrowing pass, with their pair identity; once
+    per evaluation (three metrics read them). Callers get a shallow copy, as from _p2p."""
+    key = ("_pairs", id(rows))
+    if ctx.cache is not None and key in ctx.cache:
+        return ctx.cache[key].copy(deep=False)
     coll = kind_rows(rows, "collective")
     if coll.empty or "group_kind" not in coll:
         return pd.DataFrame()
     pairs = coll[coll["group_kind"] == "pair"].copy()
     if pairs.empty:
         return pairs
-    ends = pairs["group"].str.removeprefix("pair:").str.split("<->", regex=False)
-    pairs["src"], pairs["dst"] = ends.str[0], ends.str[1]
+    # Each pair has a row per collective and size: parse each distinct group once.
+    codes, groups = pd.factorize(pairs["group"].astype(str))
+    ends = [g.removeprefix("pair:").split("<->", 1) for g in groups.tolist()]
+    src = np.array([e[0] for e in ends], dtype=object)
+    dst = np.array([e[1] if len(e) > 1 else None for e in ends], dtype=object)
+    pairs["src"], pairs["dst"] = src[codes], dst[codes]
     pairs["link"] = ctx.topo.link_ids(pairs["src"], pairs["dst"])
     pairs["tier"] = ctx.topo.tiers(pairs["src"], pairs["dst"])
     pairs["failed"] = pairs["status"] != "ok"
-    return pairs
+    if ctx.cache is not None:
+        ctx.cache[key] = pairs
+    return pairs.copy(deep=False)
 
 
 def _pair_ratio(rows: pd.DataFrame, ctx: DetectContext, column: str, large: bool) -> pd.DataFrame:

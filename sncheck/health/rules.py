@@ -218,8 +218,11 @@ def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[
 def _forget(cache: dict, wanted: set[str]) -> None:
     """Drop what no later rule reads: a metric's frame and scores, and the pair rows
     behind the pair metrics once none is left (at fleet size each holds millions of rows)."""
-    pairs_left = any(name.startswith("p2p_") for name in wanted)
+    behind = {"_p2p": "p2p_", "_pairs": "pair_"}  # the rows behind a family of metrics
     for key in list(cache):
         name = key[1] if key[0] == "tier_scores" else key[0]
-        if name not in wanted and (name != "_p2p" or not pairs_left):
+        if name in behind:
+            if not any(w.startswith(behind[name]) for w in wanted):
+                del cache[key]
+        elif name not in wanted:
             del cache[key]

@@ -84,32 +84,67 @@ def _touching(col: pd.Series, pred: Callable[[str], bool]) -> np.ndarray:
     return col.isin(hits).to_numpy(dtype=bool) if hits else np.zeros(len(col), dtype=bool)
 
 
-def _group_cards(group: str) -> set[str]:
-    kind, _, rest = group.partition(":")
-    if kind == "pair":
-        return set(rest.split("<->"))
-    return {rest} if kind == "card" else set()
+class _Groups:
+    """A frame's group ids parsed once (a run of 384 cards has 73,536 pair groups, asked
+    about by every finding's bundle): per distinct id its kind and its one or two names,
+    and each row's position among the distinct ids."""
+
+    def __init__(self, col: pd.Series) -> None:
+        self.codes, uniques = pd.factorize(col.astype(object).where(col.notna(), ""))
+        kind, a, b = [], [], []
+        for g in map(str, uniques.tolist()):
+            k, _, rest = g.partition(":")
+            x, _, y = rest.partition("<->") if k == "pair" else (rest, "", "")
+            kind.append(k)
+            a.append(x)
+            b.append(y)
+        self.kind, self.a, self.b = (np.array(v, dtype=object) for v in (kind, a, b))
+        self.a_host = np.array([_host_of(x) for x in a], dtype=object)
+        self.b_host = np.array([_host_of(y) if y else "" for y in b], dtype=object)
+
+    def rows(self, hit: np.ndarray) -> np.ndarray:
+        return hit[self.codes] if len(hit) else np.zeros(len(self.codes), dtype=bool)
+
+    def link(self, a: str, b: str) -> np.ndarray:
+        """Rows of the pair group of exactly these two cards."""
+        pair = self.kind == "pair"
+        return self.rows(pair & (((self.a == a) & (self.b == b)) | ((self.a == b) & (self.b == a))))
+
+    def touching(self, cards: set[str], hosts: set[str]) -> np.ndarray:
+        """Rows of a pair or card group with a card among ``cards`` (or, with no cards, on
+        one of ``hosts``), and of the host groups of ``hosts``."""
+        member = (self.kind == "pair") | (self.kind == "card")
+        if cards:
+            hit = np.isin(self.a, list(cards)) | np.isin(self.b, list(cards))
+        else:
+            hit = np.isin(self.a_host, list(hosts)) | np.isin(self.b_host, list(hosts))
+        return self.rows((member & hit) | ((self.kind == "host") & np.isin(self.a, list(hosts))))
 
 
-def rows_for(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[str, str] | None) -> list[pd.DataFrame]:
+def rows_for(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[str, str] | None,
+             groups: dict[str, _Groups] | None = None) -> list[pd.DataFrame]:
     """The rows of each kind that involve an entity: a link's own pair rows (and its
-    hosts' facts); a card's pairs, groups and ranks; every row of a host's cards."""
+    hosts' facts); a card's pairs, groups and ranks; every row of a host's cards.
+    ``groups`` keeps each kind's parsed group ids between calls over the same frames."""
     if not cards and hosts:  # a host or supernode: its cards are what the rows name
         def card_hit(c: str) -> bool:
             return _host_of(c) in hosts
     else:
         def card_hit(c: str) -> bool:
             return c in cards
+    groups = {} if groups is None else groups
     out = []
     for kind in frames.kinds:
         f = frames.kind(kind)
+        if "group" in f and kind not in groups:
+            groups[kind] = _Groups(f["group"])
         if link is not None:
             a, b = link
             mask = np.zeros(len(f), dtype=bool)
             if "src" in f and "dst" in f:
                 mask |= _touching(f["src"], lambda c: c in link) & _touching(f["dst"], lambda c: c in link)
             if "group" in f:
-                mask |= _touching(f["group"], lambda g: _group_cards(g) == {a, b})
+                mask |= groups[kind].link(a, b)
             if kind == "host_fact":
                 mask |= _touching(f["host"], lambda h: h in hosts)
         else:
@@ -118,8 +153,7 @@ def rows_for(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[st
                 if col in f:
                     mask |= _touching(f[col], card_hit)
             if "group" in f:
-                mask |= _touching(f["group"], lambda g: any(card_hit(c) for c in _group_cards(g))
-                                  or (g.startswith("host:") and g[5:] in hosts))
+                mask |= groups[kind].touching(cards, hosts)
             if "host" in f:
                 mask |= _touching(f["host"], lambda h: h in hosts)
             if kind == "not_run" and "entity" in f:
@@ -210,6 +244,7 @@ def _write_bundles(results: dict, rows: RowFrames, files: RunFiles, backend: Any
     if not findings:
         return
     budget = _Budget(max_run_bytes, files)
+    groups: dict[str, _Groups] = {}  # each kind's group ids, parsed once for every bundle
     kernel_cache: dict[str, str | None] = {}
     readmes: dict[str, list[str]] = {}
     for f in findings:
@@ -227,7 +262,7 @@ def _write_bundles(results: dict, rows: RowFrames, files: RunFiles, backend: Any
 
         cards, hosts = _members(entity, kind, results)
         link = tuple(entity.split("<->", 1)) if kind == "link" else None
-        picked, total = _records(rows_for(rows, cards, hosts, link), MAX_ROWS)
+        picked, total = _records(rows_for(rows, cards, hosts, link, groups), MAX_ROWS)
         lines = [json.dumps(r, default=str) for r in picked]
         if total > MAX_ROWS:
             lines.append(json.dumps({"note": f"evidence capped: {total - MAX_ROWS} more rows not kept"}))
