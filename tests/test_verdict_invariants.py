@@ -196,6 +196,27 @@ def test_a_card_finding_becomes_a_host_finding_only_when_every_card_shows_it():
     assert len(out[0].evidence["related"]) == 4
 
 
+def test_golden_step_time_of_a_slow_domain_s_hosts_folds_into_the_domain():
+    """A whole supernode slow alike makes every one of its hosts' golden replicas slow:
+    those are the supernode's symptoms (the retest re-measures them), not three more
+    culprits. A host of another domain, or a host fact, is still its own finding."""
+    cards = lambda h: [f"{h}/gpu{i}" for i in range(2)]  # noqa: E731
+    domain = {"a1": "snA", "a2": "snA", "a3": "snA", "b1": "snB"}.get
+    sn = Finding("snA", "supernode", "connectivity", "p2p-bandwidth-below-design", "critical", "slow domain", {})
+    steps = [Finding(h, "host", "golden", "golden-step-time-regression", "warning", f"{h}: step time", {})
+             for h in ("a1", "a2", "b1")]
+    fact = Finding("a3", "host", "connectivity", "host-fact", "critical", "a3: driver", {"fact": "driver"})
+    out = merge_findings([sn, *steps, fact], cards, domain)
+    assert {(f.entity, f.rule) for f in out} == {("snA", "p2p-bandwidth-below-design"), ("a3", "host-fact"),
+                                                 ("b1", "golden-step-time-regression")}
+    folded = next(f for f in out if f.entity == "snA").evidence["related"]
+    assert [(r["entity"], r["rule"]) for r in folded] == [("a1", "golden-step-time-regression"),
+                                                          ("a2", "golden-step-time-regression")]
+    # Without the domains (an older caller), nothing is folded into the supernode.
+    again = [Finding(f.entity, f.entity_kind, f.layer, f.rule, f.severity, f.message, {}) for f in (sn, *steps)]
+    assert len(merge_findings(again, cards)) == 4
+
+
 def test_a_card_its_tool_named_is_not_folded_into_a_host_symptom_shared_alike():
     """A pending remap in gpu1's nvidia-smi section and a host whose pairs are all slow
     (localized from pair tests, every card alike): two culprits. The slow host may be

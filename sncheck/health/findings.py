@@ -51,7 +51,8 @@ class IsolationEntry:
 
 
 def merge_findings(findings: list[Finding],
-                   cards_of_host: Callable[[str], list[str]] | None = None) -> list[Finding]:
+                   cards_of_host: Callable[[str], list[str]] | None = None,
+                   supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
     """One finding per culprit: the most severe stays, the others become its evidence.
 
     Attribution is honest:
@@ -65,7 +66,9 @@ def merge_findings(findings: list[Finding],
     * a link finding folds into a culprit at either end (a card, or a hardware host
       finding, or for a rail pair between two hosts the NIC of that rail), unless it is well
       below what its two ends explain (``independent`` in its evidence); a host-level golden
-      step-time symptom folds into a card or link on it;
+      step-time symptom folds into a card or link on it, or into the supernode culprit
+      that holds the host (``supernode_of_host``: a whole domain slow alike makes each of
+      its hosts' replicas slow; the retest re-measures the folded symptom);
     * card and link symptoms of an unreachable host are dropped (the host is the finding).
     """
     by_key: dict[tuple[str, str], Finding] = {}
@@ -85,6 +88,7 @@ def merge_findings(findings: list[Finding],
                 card_hosts.setdefault(host_of(end), f)
     host_culprits = {f.entity: f for f in hardware.values()
                      if f.entity_kind == "host" and f.rule not in FOLDABLE_HOST_RULES}
+    domains = {f.entity: f for f in hardware.values() if f.entity_kind == "supernode"}
     out = []
     for f in hardware.values():
         if f.entity_kind in ("card", "link") and any(_on_host(f.entity, h) for h in unreachable):
@@ -119,9 +123,13 @@ def merge_findings(findings: list[Finding],
             if owner is not None:
                 owner.evidence.setdefault("related", []).append(_brief(f))
                 continue
-        if f.entity_kind == "host" and f.rule in FOLDABLE_HOST_RULES and f.entity in card_hosts:
-            card_hosts[f.entity].evidence.setdefault("related", []).append(_brief(f))
-            continue
+        if f.entity_kind == "host" and f.rule in FOLDABLE_HOST_RULES:
+            owner = card_hosts.get(f.entity)
+            if owner is None and supernode_of_host is not None:
+                owner = domains.get(supernode_of_host(f.entity) or "")
+            if owner is not None:
+                owner.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+                continue
         out.append(f)
     out += checks
     return sorted(out, key=lambda f: (-severity_rank(f.severity), f.about, f.entity_kind, f.entity))

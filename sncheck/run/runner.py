@@ -339,7 +339,7 @@ class Run:
                 self.backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
                 raw.extend(LayerContext(self.topo, self.backend, store, self.design, {}, self.progress,
                                         rules=self.rules).detect_host_reads())
-            findings = self.retest(merge_findings(raw, self.topo.cards_of_host), store, results)
+            findings = self.retest(merge_findings(raw, self.topo.cards_of_host, self.topo.supernode_of_host), store, results)
             results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
             collect_evidence(results, store.frames(), store.dir, self.backend, self.progress, files=store.files)
             if self.state is not None:
