@@ -177,10 +177,29 @@ def test_a_nic_is_isolated_by_masking_its_card():
 
 def test_nvl72_rack_at_0_9_is_the_supernode(tmp_path):
     """Every tray of the rack at 0.9: no healthy peer inside the domain to be told by;
-    judged against its tier's design, the rack is the one culprit. (Whether its retest
-    confirms it is the confirmation's: it must re-measure the domain's pairs.)"""
+    judged against its tier's design by the shipped rules (a whole rack at 90% of design
+    is a real degradation), the rack is the one culprit, its golden step time included,
+    and its retest re-measures the domain's pairs and confirms it: never "within bounds"."""
     lines = [f"{{type: slow_card, target: tray{t:02d}/gpu{k}, factor: 0.9}}" for t in range(1, 19) for k in range(4)]
     outcome, found = run(tmp_path, "nvl72-rack", lines)
     assert [(f["entity"], f["entity_kind"]) for f in found] == [("rack0", "supernode")], found
     ev = found[0]["evidence"]
     assert ev["expected"] == 900.0 and 0.85 < ev["measured"] / ev["expected"] < 0.95
+    assert ev["tier"] == "scale_up" and ev["confirmed"] is True, ev["retest"]
+    assert "within bounds" not in ev["retest"]
+    assert final_actions(outcome) == {"rack0": "isolate"}
+
+
+def test_a_slow_nic_beside_a_slow_domain_is_confirmed_over_scale_out(tmp_path):
+    """Two domains, one slow inside (judged on its scale-up pairs), a slow NIC in the
+    other: the slow domain's cards still carry the NIC's scale-out pairs at the NIC's
+    speed, so they are its retest's far side. Without them the NIC had no far side and
+    stayed quarantined; both end isolated."""
+    slow = [f"{{type: slow_card, target: node00{h}/gpu{g}, factor: 0.6}}" for h in range(1, 9) for g in range(4)]
+    outcome, found = run(tmp_path, "demo-2sn", [*slow, "{type: slow_nic, target: node016, port: 1, factor: 0.5}"])
+    assert {(f["entity"], f["entity_kind"]) for f in found} == {("sn0", "supernode"), ("node016/nic0", "nic")}
+    nic = next(f for f in found if f["entity"] == "node016/nic0")
+    assert nic["evidence"]["confirmed"] is True, nic["evidence"]["retest"]
+    assert final_actions(outcome) == {"sn0": "isolate", "node016/nic0": "isolate"}
+    retest = [r for r in read_rows(tmp_path / "run") if r.get("confirms") == "node016/nic0" and r["kind"] == "p2p"]
+    assert retest and {r["tier"] for r in retest} == {"scale_out"}

@@ -216,13 +216,28 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
     suspects = [f for f in findings if f.entity_kind in ("card", "link", "host", "supernode", "nic")]
     bad_cards = {c for f in suspects for c in cards_of(f, ctx.topo)}
     bad_hosts = {f.entity for f in suspects if f.entity_kind == "host"}
+    # A domain judged slow inside (every symptom judged on its own tiers) still carries a
+    # NIC's pairs at the NIC's speed: its cards are fair controls over the scale-out network
+    # (a 2-domain cluster with one domain slow has no other far side for the other's NIC).
+    inside = {c for f in suspects if f.entity_kind == "supernode" and _judged_inside(f)
+              for c in cards_of(f, ctx.topo)}
+    inside -= {c for f in suspects if f.entity_kind != "supernode" for c in cards_of(f, ctx.topo)}
     outcome: dict[str, Retest] = {}
     for f in suspects:
+        avoid = bad_cards - inside if f.entity_kind == "nic" else bad_cards
         try:
-            outcome[f.entity] = Window(ctx, f, bad_cards | bad_hosts, repeats).run()
+            outcome[f.entity] = Window(ctx, f, avoid | bad_hosts, repeats).run()
         except HarnessError as e:  # this retest could not run: the suspect stays quarantined
             outcome[f.entity] = Retest(None, "retest", f"the retest could not run: {e}")
     return outcome
+
+
+def _judged_inside(f: Finding) -> bool:
+    """Every symptom of a domain judged on a tier inside it (its evidence's ``tier``; a
+    symptom without one, such as its hosts' golden step time, says nothing of tiers), and
+    at least one so judged. Its bad pairs to a sick NIC's card do not make it scale-out."""
+    judged = {s.evidence.get("tier") for s in symptoms(f)} - {None}
+    return bool(judged) and "scale_out" not in judged
 
 
 def _dctx(ctx: LayerContext) -> DetectContext:
