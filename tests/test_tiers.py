@@ -203,3 +203,22 @@ def test_a_slow_nic_beside_a_slow_domain_is_confirmed_over_scale_out(tmp_path):
     assert final_actions(outcome) == {"sn0": "isolate", "node016/nic0": "isolate"}
     retest = [r for r in read_rows(tmp_path / "run") if r.get("confirms") == "node016/nic0" and r["kind"] == "p2p"]
     assert retest and {r["tier"] for r in retest} == {"scale_out"}
+
+
+def test_a_control_whose_bad_pairs_are_all_with_one_worse_card_is_not_a_culprit():
+    """A scale-up retest of one slow card beside one control on each other host of its
+    3-host domain (fleet-12sn), each pair twice: each control has half its pairs bad,
+    every one with the slow card; the slow card is the one culprit (the controls were
+    named too, and the card's retest said its controls showed the symptom). Two cards
+    bad with everyone beside one control: each of the two is named."""
+    topo = Topology(load_inventory(INVENTORIES / "fleet-12sn.yaml"))
+    x, a, b = "s02n2/gpu7", "s02n1/gpu7", "s02n3/gpu7"
+    rows = [(x, a), (x, b), (a, b)] * 2
+    cells = pd.DataFrame({"src": [p for p, _ in rows], "dst": [q for _, q in rows]})
+    cells["tier"] = topo.tiers(cells["src"], cells["dst"])
+    cells["link"] = topo.link_ids(cells["src"], cells["dst"])
+    assert set(cells["tier"]) == {"scale_up"}
+    cells["bad"] = (cells["src"] == x) | (cells["dst"] == x)
+    assert [(c.entity, c.kind) for c in localize(cells, topo)] == [(x, "card")]
+    cells["bad"] = True  # every pair bad: no card is beside one worse card
+    assert {c.entity for c in localize(cells, topo)} >= {x, a, b}

@@ -74,6 +74,7 @@ def _bad_cards(cells: pd.DataFrame, bad: pd.DataFrame, n_tested: dict[str, int],
     """
     candidates = {c for c, b in n_bad.items() if b >= CARD_MIN_BAD}
     out = {c for c in candidates if n_bad[c] >= CARD_BAD_SHARE * n_tested[c]}
+    out -= _beside_one_worse(bad, out, n_tested, n_bad)
     rest = candidates - out
     if not rest or "tier" not in cells.columns:
         return out
@@ -85,6 +86,20 @@ def _bad_cards(cells: pd.DataFrame, bad: pd.DataFrame, n_tested: dict[str, int],
             if me in rest and n_bad.get(other, 0) <= n_bad[me]:
                 n[me] = n.get(me, 0) + 1
     return out | {c for c, k in n.items() if k >= CARD_MIN_BAD and k >= CARD_BAD_SHARE * tested[c]}
+
+
+def _beside_one_worse(bad: pd.DataFrame, cards: set[str], n_tested: dict[str, int],
+                      n_bad: dict[str, int]) -> set[str]:
+    """Cards whose every bad pair is with one other card that is bad on a larger share of
+    its pairs: that card's symptom (a retest of one slow card beside two controls gives
+    each control half its pairs bad, all of them with the slow card)."""
+    share = {c: n_bad[c] / n_tested[c] for c in cards}
+    others: dict[str, set[str]] = {}
+    for a, b in zip(bad["src"].astype(object), bad["dst"].astype(object)):  # the bad cells: few
+        for me, other in ((a, b), (b, a)):
+            if me in cards:
+                others.setdefault(me, set()).add(other)
+    return {c for c, o in others.items() if len(o) == 1 and (w := next(iter(o))) in share and share[w] > share[c]}
 
 
 def _nic_cards(cells: pd.DataFrame, bad: pd.DataFrame, candidates: set[str],
