@@ -217,6 +217,31 @@ def test_golden_step_time_of_a_slow_domain_s_hosts_folds_into_the_domain():
     assert len(merge_findings(again, cards)) == 4
 
 
+def test_cards_and_links_of_a_domain_slow_as_a_whole_fold_into_it():
+    """Half of a two-domain cluster slow alike: a peer rule's tier median lies between the
+    two domains, so the slow one splits into cards and links "between two otherwise
+    healthy cards" (bench_platform_accuracy scenario 5032: 160 extra findings). They are
+    the domain's symptoms; a link well below its ends, a card its tool named, a critical
+    card in a domain faint as a whole, and anything in another domain stay culprits."""
+    cards = lambda h: [f"{h}/gpu{i}" for i in range(2)]  # noqa: E731
+    domain = {"a1": "snA", "a2": "snA", "b1": "snB"}.get
+    sn = Finding("snA", "supernode", "connectivity", "p2p-bandwidth-below-design", "critical", "slow", {"pairs": 9})
+    peer = "p2p-bandwidth-below-peers"
+    folded = [Finding("a1/gpu0<->a2/gpu1", "link", "connectivity", peer, "critical", "l", {}),
+              Finding("a2/gpu0", "card", "connectivity", peer, "critical", "c", {}),
+              Finding("a2/gpu1<->b1/gpu1", "link", "connectivity", peer, "critical", "rail pair", {})]
+    kept = [Finding("a1/gpu0<->a1/gpu1", "link", "connectivity", peer, "critical", "dead", {"independent": True}),
+            Finding("a1/gpu1", "card", "connectivity", "host-fact-hardware-fault", "critical", "ecc", {"fact": "ecc"}),
+            Finding("b1/gpu0", "card", "connectivity", peer, "critical", "other domain", {})]
+    out = merge_findings([sn, *folded, *kept], cards, domain)
+    assert {f.entity for f in out} == {"snA"} | {f.entity for f in kept}
+    assert {r["entity"] for r in next(f for f in out if f.entity == "snA").evidence["related"]} == \
+        {f.entity for f in folded}
+    faint = Finding("snA", "supernode", "connectivity", "p2p-bandwidth-domain-below-design", "warning", "faint", {})
+    card = Finding("a2/gpu0", "card", "connectivity", peer, "critical", "slow card", {})
+    assert {f.entity for f in merge_findings([faint, card], cards, domain)} == {"snA", "a2/gpu0"}
+
+
 def test_a_card_its_tool_named_is_not_folded_into_a_host_symptom_shared_alike():
     """A pending remap in gpu1's nvidia-smi section and a host whose pairs are all slow
     (localized from pair tests, every card alike): two culprits. The slow host may be

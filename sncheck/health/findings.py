@@ -69,6 +69,8 @@ def merge_findings(findings: list[Finding],
       step-time symptom folds into a card or link on it, or into the supernode culprit
       that holds the host (``supernode_of_host``: a whole domain slow alike makes each of
       its hosts' replicas slow; the retest re-measures the folded symptom);
+    * a card or link inside a supernode culprit (``supernode_of_host``) at least as severe
+      folds into it, unless its tool named the card or the link is independent;
     * card and link symptoms of an unreachable host are dropped (the host is the finding).
     """
     by_key: dict[tuple[str, str], Finding] = {}
@@ -99,6 +101,13 @@ def merge_findings(findings: list[Finding],
             # Every card of the host is bad alike: that is the host's finding.
             host_culprits[host].evidence.setdefault("related", []).append(_brief(f))
             continue
+        domain = _domain_holding(f, domains, supernode_of_host)
+        if f.entity_kind == "card" and domain is not None and not _named_by_its_tool(f, domain):
+            # Inside a domain slow as a whole: a peer statistic over its tier, pooled with
+            # the healthy domains, splits it into cards and links "between two otherwise
+            # healthy cards". Its retest re-measures each folded symptom.
+            domain.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+            continue
         if f.entity_kind == "nic" and "fact" not in f.evidence:
             # A NIC named from pair tests (its card's pairs inside the domain looked healthy
             # under this rule) while its card is a culprit whose own scale-out pairs are bad
@@ -114,6 +123,7 @@ def merge_findings(findings: list[Finding],
             owner = next((hardware[c] for c in f.entity.split("<->") if c in hardware), None)
             owner = owner or next((host_culprits[h] for h in host_culprits if _on_host(f.entity, h)), None)
             owner = owner or next((hardware[n] for n in _rail_nics(f.entity) if n in hardware), None)
+            owner = owner or domain
             if f.evidence.get("independent"):
                 owner = None  # well below what its two ends explain: a fault of its own
             if owner is not None and "fact" in f.evidence and severity_rank(owner.severity) < severity_rank(f.severity):
@@ -121,7 +131,7 @@ def merge_findings(findings: list[Finding],
                 # symptom at one end: that one's retest would release it unmeasured.
                 owner = None
             if owner is not None:
-                owner.evidence.setdefault("related", []).append(_brief(f))
+                owner.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
                 continue
         if f.entity_kind == "host" and f.rule in FOLDABLE_HOST_RULES:
             owner = card_hosts.get(f.entity)
@@ -133,6 +143,20 @@ def merge_findings(findings: list[Finding],
         out.append(f)
     out += checks
     return sorted(out, key=lambda f: (-severity_rank(f.severity), f.about, f.entity_kind, f.entity))
+
+
+def _domain_holding(f: Finding, domains: dict[str, Finding],
+                    supernode_of_host: Callable[[str], str | None] | None) -> Finding | None:
+    """The supernode culprit holding a card or link (for a link: either end's domain), as
+    severe as the finding at least (a critical card in a domain faint as a whole is a
+    culprit of its own)."""
+    if supernode_of_host is None or not domains or f.entity_kind not in ("card", "link"):
+        return None
+    for host in hosts_of(f.entity):
+        d = domains.get(supernode_of_host(host) or "")
+        if d is not None and severity_rank(d.severity) >= severity_rank(f.severity):
+            return d
+    return None
 
 
 def _every_card_alike(f: Finding) -> bool:
