@@ -16,8 +16,9 @@ Run (the figures of README "Detection accuracy on every platform"):
     SNCHECK_ACCURACY_SCENARIOS=200 SNCHECK_ACCURACY_SEEDS=3 \\
         python -m pytest tests/bench/bench_platform_accuracy.py --benchmark-enable -s -q
 Results are appended one run a line to ``$SNCHECK_ACCURACY_LOG`` when set, so a long run
-can be read while it goes (``python tests/bench/bench_platform_accuracy.py LOG`` prints
-the figures of such a log).
+can be read while it goes (``python tests/bench/bench_platform_accuracy.py LOG...`` prints
+the figures of such logs). ``SNCHECK_ACCURACY_SHARD=K/N`` runs every N-th scenario from
+the K-th, so N processes (one a core) share a long run, each with its own log.
 """
 
 from __future__ import annotations
@@ -90,8 +91,9 @@ def report(stats: dict) -> str:
 
 def measure(tmp_path: Path, scenarios: range, seeds: range) -> dict:
     log = os.environ.get("SNCHECK_ACCURACY_LOG")
+    shard, _, shards = os.environ.get("SNCHECK_ACCURACY_SHARD", "0/1").partition("/")
     results = []
-    for number in scenarios:
+    for number in scenarios[int(shard)::int(shards)]:
         for seed in seeds:
             r = run_one(tmp_path, number, seed)
             results.append(r)
@@ -106,15 +108,51 @@ def test_platform_accuracy(benchmark, request, tmp_path):
     full = request.config.getoption("benchmark_enable")
     n = int(os.environ.get("SNCHECK_ACCURACY_SCENARIOS", "200")) if full else 2
     seeds = range(1, 1 + (int(os.environ.get("SNCHECK_ACCURACY_SEEDS", "3")) if full else 1))
+    shard, _, shards = os.environ.get("SNCHECK_ACCURACY_SHARD", "0/1").partition("/")
     stats = benchmark.pedantic(measure, args=(tmp_path, range(FIRST, FIRST + n), seeds), rounds=1, iterations=1)
     benchmark.extra_info.update({k: v for k, v in stats.items() if k not in ("misses", "extras", "wrong_end")})
     print("\n" + report(stats))
-    assert stats["runs"] == n * len(seeds)
+    assert stats["runs"] == len(range(FIRST, FIRST + n)[int(shard) :: int(shards)]) * len(seeds)
     if full:
         assert stats["recall"] >= 0.98 and stats["precision"] >= 0.98
         assert stats["card<->host"] == 0 and stats["card<->link"] == 0 and not stats["wrong_end"]
 
 
+SHIPPED = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "fixtures/inventories").glob("*.yaml"))
+
+
+def clean_runs(tmp_path: Path, names: list[str], seeds: range) -> dict:
+    """The pre-upgrade gate with no fault on each inventory and seed: every finding."""
+    from sncheck.config.playbook import load_playbook
+    from sncheck.run.runner import RunOptions, execute
+
+    gate = load_playbook(str(Path(__file__).resolve().parents[2] / "playbooks/pre-upgrade-gate.yaml"))
+    found = {}
+    for name in names:
+        for seed in seeds:
+            out = tmp_path / f"clean-{name}-{seed}"
+            outcome = execute(gate, inventory(name), RunOptions(backend="mock", seed=seed, out=str(out),
+                                                                report_formats=()))
+            found[(name, seed)] = [(f["entity"], f["rule"], f["severity"]) for f in outcome.results["findings"]]
+    return found
+
+
+def test_clean_runs_give_no_findings(benchmark, request, tmp_path):
+    """Clean runs on every shipped inventory give 0 findings (of any severity) over 5 seeds;
+    the plain test run (CI) runs two small inventories once."""
+    full = request.config.getoption("benchmark_enable")
+    names = SHIPPED if full else ["mi300x-pod", "nvl72-rack"]
+    seeds = range(1, 6) if full else range(1, 2)
+    found = benchmark.pedantic(clean_runs, args=(tmp_path, names, seeds), rounds=1, iterations=1)
+    print(f"\nclean runs: {len(found)} ({', '.join(names)} x seeds {seeds.start}-{seeds.stop - 1}); "
+          f"findings: {sum(map(len, found.values()))}")
+    assert len(found) == len(names) * len(seeds)
+    assert {k: v for k, v in found.items() if v} == {}
+
+
 if __name__ == "__main__":
-    with open(sys.argv[1]) as fh:
-        print(report(tally([json.loads(line) for line in fh if line.strip()])))
+    logged = []
+    for name in sys.argv[1:]:
+        with open(name) as fh:
+            logged += [json.loads(line) for line in fh if line.strip()]
+    print(report(tally(logged)))
