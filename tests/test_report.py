@@ -129,7 +129,7 @@ def make_results(**overrides) -> dict:
             {"entity": SLOW_CARD, "entity_kind": "card", "layer": "connectivity",
              "rule": "p2p-bandwidth-below-design", "severity": "critical",
              "message": "all links of node002/gpu1 at 60% of design",
-             "evidence": {"measured": 228.1, "expected": 450.0, "unit": "GB/s"}},
+             "evidence": {"measured": 228.1, "expected": 450.0, "unit": "GB/s", "tier": "scale_up"}},
             {"entity": link_id(*DEAD_LINK), "entity_kind": "link", "layer": "connectivity",
              "rule": "p2p-failed", "severity": "critical", "message": "connection reset",
              "evidence": {}},
@@ -188,6 +188,12 @@ def test_html_lists_findings_and_isolation(page: str) -> None:
     findings = page.split('id="findings"')[1].split("</section>")[0]
     assert "5: 3 critical, 1 warning, 1 info" in findings
     assert "p2p-bandwidth-below-design" in findings and "228.1" in findings
+    # Each finding's entity kind and the tier it was judged in (none said: a dash).
+    assert "<th>kind</th>" in findings and "<th>tier</th>" in findings
+    row = findings.split(f"<td>{SLOW_CARD}</td>")[1].split("</tr>")[0]
+    assert "<td>card</td>" in row and "<td>scale_up</td>" in row
+    dead = link_id(*DEAD_LINK).replace("<", "&lt;").replace(">", "&gt;")
+    assert "<td>&mdash;</td>" in findings.split(f"<td>{dead}</td>")[1].split("</tr>")[0].split("<td>GB/s")[0]
     assert findings.index("critical") < findings.index("warning") < findings.index(">info<")
     isolation = page.split('id="isolation"')[1].split("</section>")[0]
     assert SLOW_CARD in isolation and "confirmed by retest" in isolation

@@ -202,6 +202,7 @@ def _findings(results: dict) -> list[dict]:
                     "layer": f.get("layer", ""), "rule": f.get("rule", ""),
                     "severity": f.get("severity", ""), "message": f.get("message", ""),
                     "measured": ev.get("measured"), "expected": ev.get("expected"),
+                    "tier": ev.get("tier") if isinstance(ev.get("tier"), str) else "",
                     "unit": ev.get("unit") or "", "verdict_note": _verdict_note(f, ev, flags_of(f, results))})
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     out.sort(key=lambda f: (rank.get(f["severity"], len(rank)), str(f["layer"]),
