@@ -18,7 +18,8 @@ Run (the figures of README "Detection accuracy on every platform"):
 Results are appended one run a line to ``$SNCHECK_ACCURACY_LOG`` when set, so a long run
 can be read while it goes (``python tests/bench/bench_platform_accuracy.py LOG...`` prints
 the figures of such logs). ``SNCHECK_ACCURACY_SHARD=K/N`` runs every N-th scenario from
-the K-th, so N processes (one a core) share a long run, each with its own log.
+the K-th, so N processes (one a core) share a long run, each with its own log;
+``SNCHECK_ACCURACY_FIRST_SEED=S`` starts the seeds at S (another process, other seeds).
 """
 
 from __future__ import annotations
@@ -107,7 +108,8 @@ def test_platform_accuracy(benchmark, request, tmp_path):
     # The plain test run (CI) runs two scenarios once: the generator and the judging run there.
     full = request.config.getoption("benchmark_enable")
     n = int(os.environ.get("SNCHECK_ACCURACY_SCENARIOS", "200")) if full else 2
-    seeds = range(1, 1 + (int(os.environ.get("SNCHECK_ACCURACY_SEEDS", "3")) if full else 1))
+    first = int(os.environ.get("SNCHECK_ACCURACY_FIRST_SEED", "1"))  # seeds first .. first + SEEDS - 1
+    seeds = range(first, first + (int(os.environ.get("SNCHECK_ACCURACY_SEEDS", "3")) if full else 1))
     shard, _, shards = os.environ.get("SNCHECK_ACCURACY_SHARD", "0/1").partition("/")
     stats = benchmark.pedantic(measure, args=(tmp_path, range(FIRST, FIRST + n), seeds), rounds=1, iterations=1)
     benchmark.extra_info.update({k: v for k, v in stats.items() if k not in ("misses", "extras", "wrong_end")})
