@@ -240,6 +240,14 @@ def test_cards_and_links_of_a_domain_slow_as_a_whole_fold_into_it():
     faint = Finding("snA", "supernode", "connectivity", "p2p-bandwidth-domain-below-design", "warning", "faint", {})
     card = Finding("a2/gpu0", "card", "connectivity", peer, "critical", "slow card", {})
     assert {f.entity for f in merge_findings([faint, card], cards, domain)} == {"snA", "a2/gpu0"}
+    # A host of the faint domain whose every card a per-card rule flagged alike (the tier
+    # median pooled with the healthy domain: bench scenario 5044) is the domain's symptom;
+    # a host fact or an unreachable host is not.
+    card_slow = [Finding(f"a1/gpu{i}", "card", "connectivity", "p2p-bandwidth-card-slow", "warning", "low", {})
+                 for i in range(2)]
+    fact = Finding("a2", "host", "connectivity", "host-fact-warning", "warning", "a2: pcie", {"fact": "pcie_width"})
+    out = merge_findings([faint, *card_slow, fact], cards, domain)
+    assert {(f.entity, f.entity_kind) for f in out} == {("snA", "supernode"), ("a2", "host")}
 
 
 def test_a_card_its_tool_named_is_not_folded_into_a_host_symptom_shared_alike():

@@ -69,8 +69,9 @@ def merge_findings(findings: list[Finding],
       step-time symptom folds into a card or link on it, or into the supernode culprit
       that holds the host (``supernode_of_host``: a whole domain slow alike makes each of
       its hosts' replicas slow; the retest re-measures the folded symptom);
-    * a card or link inside a supernode culprit (``supernode_of_host``) at least as severe
-      folds into it, unless its tool named the card or the link is independent;
+    * a card, link or host inside a supernode culprit (``supernode_of_host``) at least as
+      severe folds into it, unless its tool named the card (or a host fact), the link is
+      independent, or the host is unreachable;
     * card and link symptoms of an unreachable host are dropped (the host is the finding).
     """
     by_key: dict[tuple[str, str], Finding] = {}
@@ -102,7 +103,8 @@ def merge_findings(findings: list[Finding],
             host_culprits[host].evidence.setdefault("related", []).append(_brief(f))
             continue
         domain = _domain_holding(f, domains, supernode_of_host)
-        if f.entity_kind == "card" and domain is not None and not _named_by_its_tool(f, domain):
+        if domain is not None and (f.entity_kind == "card" and not _named_by_its_tool(f, domain) or (
+                f.entity_kind == "host" and "fact" not in f.evidence and f.rule != "host-unreachable")):
             # Inside a domain slow as a whole: a peer statistic over its tier, pooled with
             # the healthy domains, splits it into cards and links "between two otherwise
             # healthy cards". Its retest re-measures each folded symptom.
@@ -150,7 +152,7 @@ def _domain_holding(f: Finding, domains: dict[str, Finding],
     """The supernode culprit holding a card or link (for a link: either end's domain), as
     severe as the finding at least (a critical card in a domain faint as a whole is a
     culprit of its own)."""
-    if supernode_of_host is None or not domains or f.entity_kind not in ("card", "link"):
+    if supernode_of_host is None or not domains or f.entity_kind not in ("card", "link", "host"):
         return None
     for host in hosts_of(f.entity):
         d = domains.get(supernode_of_host(host) or "")
