@@ -99,3 +99,31 @@ def test_only_the_run_builds_a_backend_or_a_layer_context() -> None:
                     found.append(rel)
     # the run itself; a confirmation retest builds a stress plan from its run's own context
     assert sorted(set(found)) == ["sncheck/layers/confirm.py", "sncheck/run/runner.py"], found
+
+
+def test_a_backend_that_forgets_to_refuse_a_fault_still_refuses_it(tmp_path: Path, monkeypatch) -> None:
+    """A new backend (one module and its registry line) that acts out no faults and never
+    checks the plan: the run refuses the plan rather than drop its faults (exit 2)."""
+    import sys
+    import types
+
+    from sncheck import backends
+    from sncheck.backends.mock import MockBackend
+
+    module = types.ModuleType("sncheck_test_forgetful")
+
+    class Forgetful(MockBackend):
+        name = "forgetful"
+
+        def __init__(self, topo, faults=None, seed=0, progress=None, **options):  # no refusal of its own
+            super().__init__(topo, None, seed, progress, **options)
+
+    module.Forgetful = Forgetful
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(backends.BACKENDS, "forgetful", (module.__name__, "Forgetful"))
+    run = Run(single_layer("connectivity"), small(),
+              RunOptions(backend="forgetful", faults=_plan(tmp_path), out=str(tmp_path / "run")))
+    with pytest.raises(ConfigError, match=r"the forgetful backend cannot act out fault type 'corrupt_card' "
+                                          r"\(target h1/gpu1\)"):
+        run.execute()
+    assert not (tmp_path / "run").exists()

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 from sncheck.errors import ConfigError, HarnessError
-from sncheck.backends.base import Backend
 
-# Keyed by the names in sncheck.config.inventory.BACKENDS (a test keeps the two equal).
+if TYPE_CHECKING:
+    from sncheck.backends.base import Backend
+
+# The one list of backend names: the inventory's backend.type and the CLI's --backend
+# choices read it (importing this package loads no backend module).
 BACKENDS: dict[str, tuple[str, str]] = {
     "mock": ("sncheck.backends.mock", "MockBackend"),
     "local": ("sncheck.backends.local", "LocalBackend"),

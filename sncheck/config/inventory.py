@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, TypeVar
 
+from sncheck.backends import BACKENDS as _BACKEND_REGISTRY
 from sncheck.config import hostlist
 from sncheck.errors import ConfigError
 from sncheck.config.units import parse_bandwidth, parse_latency
@@ -19,7 +20,7 @@ from sncheck.config.yamlio import LineDict, Source, check_keys, field_int, field
 
 TIERS = ("intra_host", "scale_up", "scale_out")
 T = TypeVar("T")
-BACKENDS = ("mock", "local", "ssh", "slurm")  # the one list of backend names (registry: sncheck.backends)
+BACKENDS = tuple(_BACKEND_REGISTRY)  # the names of the one registry, sncheck.backends
 DIST_BACKENDS = ("gloo", "nccl", "hccl")  # torch.distributed backends the probe runs on (hccl: torch_npu)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")

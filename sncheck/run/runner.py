@@ -198,6 +198,9 @@ class Run:
         self.backend = backend_cls(self.topo, faults, seed=self.opts.seed, progress=self.progress,
                                    **self.opts.backend_options)
         try:
+            for f in faults.unsupported(self.backend_name):  # refused here too: a backend that forgets drops none
+                raise ConfigError(f"the {self.backend_name} backend cannot act out fault type {f.type!r} "
+                                  f"(target {f.target}); faultplan.ACTED_BY lists what each backend acts out")
             if self.opts.judge:
                 self._resolve_judging(self.backend)
             else:
