@@ -265,12 +265,14 @@ def test_generated_mock_runs(tmp_path_factory, min_bytes, max_bytes, factor, ite
                                   "  scale_out: {bandwidth: 50, latency: 15}\n")
     pb = write(tmp, "pb.yaml", {"layers": [{"stress": {"min_bytes": min_bytes, "max_bytes": max_bytes,
                                                        "step_factor": factor, "iters": iters}}]})
-    started = time.monotonic()
     result = CliRunner().invoke(main, ["run", str(pb), "-i", str(inv), "--backend", "mock", "-q",
                                        "--out", str(tmp / "out")])
     assert result.exit_code in (0, 1, 2), result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert time.monotonic() - started < 30
+    if factor < 2:  # a sweep that cannot grow never ends: refused in one line
+        assert result.exit_code == 2 and ("step_factor" in result.output or "iters" in result.output), result.output
+    if result.exit_code != 2:  # a run that ran left its results
+        assert (tmp / "out" / "results.json").is_file()
 
 
 def test_case_count():

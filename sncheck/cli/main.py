@@ -15,7 +15,7 @@ from sncheck import __version__
 from sncheck.errors import ConfigError, SncheckError
 from sncheck.config.inventory import BACKENDS, DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, load_inventory, local_inventory
 from sncheck.config.playbook import Playbook, check_duration, load_playbook, single_layer
-from sncheck.cli.safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers, set_run_dir
+from sncheck.run.safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers, set_run_dir
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 

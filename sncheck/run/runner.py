@@ -28,7 +28,7 @@ from sncheck.layers import connectivity, golden, stress
 from sncheck.layers.base import LayerContext
 from sncheck.config.playbook import LayerSpec, Playbook, check_duration
 from sncheck.report import DEFAULT_FILENAMES, get_renderer
-from sncheck.cli.safety import interrupt_cause, set_run_dir
+from sncheck.run.safety import interrupt_cause, set_run_dir
 from sncheck.config.shipped import provenance
 from sncheck.store.rundir import RunStore, default_out_dir, new_run_id
 from sncheck.probeplan import target_cards
