@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
+from watch_harness import gating, watch
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.watch import ras
 
@@ -29,19 +30,6 @@ def jobs(watch_jobs) -> dict[str, Path]:
     """One real job's phases (tests/watch_harness.py): clean (torch's pickles), straggler
     (rank 2), p2p (rank 2 again, with sends and recvs), hung (rank 3 after 8 steps)."""
     return watch_jobs
-
-
-def watch(*args: str) -> tuple[int, dict | None, str]:
-    r = CliRunner().invoke(main, ["watch", *args, "--once", "--json", "-q"])
-    try:
-        data = json.loads(r.stdout) if r.stdout.strip() else None
-    except json.JSONDecodeError:
-        data = None
-    return r.exit_code, data, r.output
-
-
-def gating(results: dict) -> list[dict]:
-    return [f for f in results["findings"] if f["severity"] in ("warning", "critical")]
 
 
 def test_straggler_named(jobs, tmp_path):

@@ -12,22 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sncheck.cli.main import main
-
-
-def watch(*args: str) -> tuple[int, dict | None, str]:
-    r = CliRunner().invoke(main, ["watch", *args, "--once", "--json", "-q"])
-    try:
-        data = json.loads(r.stdout) if r.stdout.strip() else None
-    except json.JSONDecodeError:
-        data = None
-    return r.exit_code, data, r.output
-
-
-def gating(res: dict) -> list[dict]:
-    return [f for f in res["findings"] if f["severity"] in ("warning", "critical")]
+from watch_harness import gating, watch
 
 
 def every(res: dict) -> list[dict]:

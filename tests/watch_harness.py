@@ -3,6 +3,7 @@ share: a session fixture in conftest.py runs it once (CI time)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -29,3 +30,22 @@ def real_job(base: Path) -> dict[str, Path]:
     for name in PHASES:
         assert len(list((base / name).glob("fr-*-rank*"))) == 4, (name, r.stderr[-3000:])
     return {name: base / name for name in PHASES}
+
+
+def watch(*args: str) -> tuple[int, dict | None, str]:
+    """``sncheck watch ARGS --once --json -q``: exit code, the JSON results (None when there
+    are none) and the output."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    r = CliRunner().invoke(main, ["watch", *args, "--once", "--json", "-q"])
+    try:
+        data = json.loads(r.stdout) if r.stdout.strip() else None
+    except json.JSONDecodeError:
+        data = None
+    return r.exit_code, data, r.output
+
+
+def gating(results: dict) -> list[dict]:
+    return [f for f in results["findings"] if f["severity"] in ("warning", "critical")]
