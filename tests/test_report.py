@@ -686,3 +686,28 @@ def test_the_stylesheet_colours_every_verdict_word():
         assert re.search(rf"\.state-{v.value}\b", css) or v == Verdict.PASS and ".state-pass" in css, v
         assert re.search(rf"header\.banner\.v-{v.value}\b", css), v
     assert "degraded" not in css  # no fourth verdict of the report's own
+
+
+def test_a_new_report_format_is_one_module_and_one_line(tmp_path, monkeypatch) -> None:
+    """Issue 19's extension count: a module with write() reading only the verdict flags,
+    and its line in FORMATS; a run then writes it beside the others."""
+    from click.testing import CliRunner
+
+    from sncheck import report
+    from sncheck.cli.main import main
+
+    (tmp_path / "sncheck_test_csv_out.py").write_text(
+        "from sncheck.run.verdict import flags_of\n\n"
+        "def write(results, rows, path, template_dirs=()):\n"
+        "    lines = ['entity,gates'] + [f\"{f['entity']},{flags_of(f, results)['gates']}\"\n"
+        "                                for f in results['findings']]\n"
+        "    open(path, 'w').write('\\n'.join(lines) + '\\n')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(report.FORMATS, "csv", ("sncheck_test_csv_out", "findings.csv"))
+    (tmp_path / "f.yaml").write_text("faults:\n  - {type: corrupt_card, target: node003/gpu2}\n")
+    demo = Path(__file__).resolve().parents[1] / "fixtures/inventories/demo-2sn.yaml"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(demo), "--faults", str(tmp_path / "f.yaml"),
+                                  "--format", "json,csv",
+                                  "--out", str(tmp_path / "run"), "-q"])
+    assert r.exit_code == 1, r.output
+    assert "node003/gpu2,True" in (tmp_path / "run" / "findings.csv").read_text()

@@ -247,3 +247,8 @@ def host_facts(rows: pd.DataFrame) -> dict:
     bad = records(facts[~good], cols)
     bad.sort(key=lambda r: (natural_key(str(r["host"])), str(r["fact"])))
     return {"bad": bad, "ok_count": int(good.sum())}
+
+
+def write(results: dict, rows: pd.DataFrame | None, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+    """The report formats' hook (sncheck.report.FORMATS)."""
+    write_html(path, results, rows, list(template_dirs) or None)

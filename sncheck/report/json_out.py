@@ -60,3 +60,8 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (set, frozenset)):
         return sorted(_plain(x) for x in v)
     return str(v)
+
+
+def write(results: dict, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+    """The report formats' hook (sncheck.report.FORMATS): results.json, the rows aside."""
+    write_json(path, results)

@@ -30,6 +30,7 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from typing import Any
 
 from sncheck.health.invariants import UNREACHABLE
 from sncheck.model import Verdict, hosts_of, severity_rank
@@ -225,3 +226,8 @@ def _sanitize(root: ET.Element) -> None:
             el.text = _XML_INVALID.sub("\ufffd", el.text)
         for k, v in el.attrib.items():
             el.attrib[k] = _XML_INVALID.sub("\ufffd", v)
+
+
+def write(results: dict, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+    """The report formats' hook (sncheck.report.FORMATS)."""
+    write_junit(path, results)

@@ -389,3 +389,8 @@ def _busbw(rows: pd.DataFrame) -> list[tuple[dict, float]]:
     med = df[df["size"] == largest].groupby(["group", "collective", "size"], sort=True)["busbw"].median()
     return [({"group": g, "collective": c, "size_bytes": int(s)}, float(v) * GB)
             for (g, c, s), v in med.items()]
+
+
+def write(results: dict, rows: pd.DataFrame | None, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+    """The report formats' hook (sncheck.report.FORMATS)."""
+    write_prometheus(path, results, rows)

@@ -27,7 +27,7 @@ from sncheck.config.inventory import Inventory
 from sncheck.layers import connectivity, golden, stress
 from sncheck.layers.base import LayerContext
 from sncheck.config.playbook import LayerSpec, Playbook, check_duration
-from sncheck.report import DEFAULT_FILENAMES, get_renderer
+from sncheck.report import default_filename, get_renderer
 from sncheck.run.safety import interrupt_cause, set_run_dir
 from sncheck.config.shipped import provenance
 from sncheck.store.rundir import RunStore, default_out_dir, new_run_id
@@ -94,7 +94,7 @@ class RunResult:
         return self.out_dir / "results.json"
 
     def report_paths(self, formats: tuple[str, ...]) -> dict[str, Path]:
-        return {f: self.out_dir / DEFAULT_FILENAMES[f] for f in formats}
+        return {f: self.out_dir / default_filename(f) for f in formats}
 
 
 
@@ -425,4 +425,4 @@ def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:
     rows = store.frames()
     for fmt in opts.report_formats:
         if fmt != "json":  # results.json is always written by the store
-            get_renderer(fmt)(results, rows, store.dir / DEFAULT_FILENAMES[fmt], opts.template_dirs)
+            get_renderer(fmt)(results, rows, store.dir / default_filename(fmt), opts.template_dirs)

@@ -359,12 +359,12 @@ def _unmapped_ranks(dumps: list[dumpio.Dump], rank_map: RankMap, names: CardName
 
 
 def _reports(results: dict, store: RunStore, opts: WatchOptions) -> None:
-    from sncheck.report import DEFAULT_FILENAMES, get_renderer
+    from sncheck.report import default_filename, get_renderer
 
     rows = store.frames()
     for fmt in opts.report_formats:
         if fmt != "json":
-            get_renderer(fmt)(results, rows, store.dir / DEFAULT_FILENAMES[fmt])
+            get_renderer(fmt)(results, rows, store.dir / default_filename(fmt))
 
 
 # ------------------------------------------------------------------ follow
