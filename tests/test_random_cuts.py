@@ -270,3 +270,17 @@ def test_parse_takes_the_expectation(tmp_path: Path) -> None:
     short = subprocess.run(base + ["--expect", str(n + 1)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert short.returncode == 1 and f"not judged: listing has {n} GPU records, expected {n + 1}" in short.stderr
+
+
+def test_an_expectation_no_view_can_count_is_not_judged() -> None:
+    """``--expect N`` on a view that lists no records (a kernel log is a stream) is said to
+    be unchecked, an error (exit 1), never silently ignored (shape's trial: a new view
+    without its listing entry took --expect 3 for 2 GPUs and exited 0)."""
+    from sncheck.vendors.parsers import parse_text
+
+    text = "[  1.0] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.86.15\n"
+    assert "kernel-log" not in listing.VIEWS
+    data = parse_text("kernel-log", text)
+    assert not [e for e in data["errors"] if "--expect" in e]
+    data = parse_text("kernel-log", text, expect=3)
+    assert any(e.startswith("not judged: the kernel-log view has no records to count") for e in data["errors"]), data

@@ -220,7 +220,9 @@ def check(tool: str, data: Any, expect: int | None = None) -> list[str]:
     """What the listing shows cut short or other than expected (each an error for ``failures``)."""
     spec = VIEWS.get(tool)
     if spec is None or not isinstance(data, dict):
-        return []
+        # an expectation nothing can check is not judged, never a pass
+        return [] if expect is None else [f"not judged: the {tool} view has no records to count "
+                                          f"(vendors/listing.VIEWS), so --expect {expect} cannot be checked"]
     out: list[str] = []
     for path in dict.fromkeys(spec.counted + spec.whole):
         for where, value in _at(data, path):
@@ -242,7 +244,10 @@ def check(tool: str, data: Any, expect: int | None = None) -> list[str]:
                 out += [f"sections[{i}] ({sec['view']}): {m}" for m in check(str(sec["view"]), sec["parsed"])]
     if expect is not None:
         n = count(tool, data)
-        if n is not None and n != expect:
+        if n is None:
+            out.append(f"not judged: the {tool} view counts no {spec.noun} records, so --expect {expect} "
+                       "cannot be checked")
+        elif n != expect:
             out.append(f"not judged: listing has {n} {spec.noun} records, expected {expect}")
         for path in spec.counted[1:]:  # every further table of the same devices holds them all
             for where, value in _at(data, path):
