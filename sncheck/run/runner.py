@@ -198,7 +198,8 @@ class Run:
         self.backend = backend_cls(self.topo, faults, seed=self.opts.seed, progress=self.progress,
                                    **self.opts.backend_options)
         try:
-            for f in faults.unsupported(self.backend_name):  # refused here too: a backend that forgets drops none
+            # refused here too, by what the backend's class acts out: a backend that forgets drops none
+            for f in faults.unsupported(self.backend.name):
                 raise ConfigError(f"the {self.backend_name} backend cannot act out fault type {f.type!r} "
                                   f"(target {f.target}); faultplan.ACTED_BY lists what each backend acts out")
             if self.opts.judge:
