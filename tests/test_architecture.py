@@ -13,6 +13,8 @@ import functools
 import re
 from pathlib import Path
 
+import pytest
+
 import sncheck
 from sncheck import model
 
@@ -509,18 +511,12 @@ def test_third_party_vendors_come_through_the_same_hook_as_the_builtins(monkeypa
         assert registry.platform("acme-x1").vendor == "acme"
         monkeypatch.setattr(registry, "entry_points", found("acme_plugin:TWIN"))
         registry.vendors.cache_clear()
-        try:
-            registry.vendors()
-            raise AssertionError("a second plug-in named nvidia was taken")
-        except ConfigError as e:
-            assert "two vendor plug-ins are named 'nvidia'" in e.message
+        with pytest.raises(ConfigError, match="two vendor plug-ins are named 'nvidia'"):
+            registry.vendors()  # a second plug-in named nvidia is not taken
         monkeypatch.setattr(registry, "entry_points", found("acme_plugin:NOT_ONE"))
         registry.vendors.cache_clear()
-        try:
-            registry.vendors()
-            raise AssertionError("an entry that is no Vendor was taken")
-        except ConfigError as e:
-            assert "not a sncheck Vendor" in e.message
+        with pytest.raises(ConfigError, match="not a sncheck Vendor"):
+            registry.vendors()  # nor an entry that is no Vendor
     finally:
         monkeypatch.undo()
         sys.modules.pop("acme_plugin", None)

@@ -16,7 +16,7 @@ import pytest
 from sncheck.errors import ConfigError
 from sncheck.model import Verdict
 from sncheck.report.firstscreen import WORD
-from sncheck.report import DEFAULT_FILENAMES, RENDERERS, get_renderer
+from sncheck.report import RENDERERS, default_filename, get_renderer
 from sncheck.report.html import render_html, write_html
 from sncheck.report.json_out import dumps_results, write_json
 from sncheck.report.junit import render_junit
@@ -664,7 +664,7 @@ def test_prometheus_label_escaping() -> None:
 def test_registry_writes_every_format(tmp_path) -> None:
     results, rows = make_results(), make_rows()
     for name in RENDERERS:
-        path = tmp_path / DEFAULT_FILENAMES[name]
+        path = tmp_path / default_filename(name)
         get_renderer(name)(results, rows, path)
         assert path.stat().st_size > 0
     assert json.loads((tmp_path / "results.json").read_text())["verdict"] == "fail"

@@ -23,7 +23,6 @@ FORMATS: dict[str, tuple[str, str]] = {
     "prometheus": ("sncheck.report.prometheus", "sncheck.prom"),
 }
 RENDERERS = tuple(FORMATS)
-DEFAULT_FILENAMES = {name: filename for name, (_, filename) in FORMATS.items()}  # as built in
 
 
 def default_filename(name: str) -> str:
