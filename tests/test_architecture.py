@@ -475,7 +475,7 @@ def test_plugins_are_listed_not_found_nor_registered_on_import() -> None:
         scans += [f"{_rel(path)}:{line}: {name}" for line, name in _imported(tree, _dotted(path))
                   if name == "pkgutil" or name.startswith("pkgutil.")]
         eager += [f"{_rel(path)}:{line}: {name}()" for line, name in _module_level_calls(tree)
-                  if name in {"vendors", "platforms", "parsers", "pair_tools", "copy_benches", "scale_out_tools",
+                  if name in {"vendors", "platforms", "parsers", "views", "listings", "pair_tools", "copy_benches", "scale_out_tools",
                               "iter_modules", "walk_packages", "entry_points"}]
     assert not scans, scans
     assert not eager, eager
@@ -494,8 +494,8 @@ def test_third_party_vendors_come_through_the_same_hook_as_the_builtins(monkeypa
     (tmp_path / "acme_plugin.py").write_text(
         "from sncheck.vendors.base import Platform, Vendor\n"
         "P = Platform(name='acme-x1', vendor='acme', description='a test vendor', cards_per_host=2)\n"
-        "VENDOR = Vendor(name='acme', commands={}, facts={}, parsers={}, platforms={P.name: P})\n"
-        "TWIN = Vendor(name='nvidia', commands={}, facts={}, parsers={}, platforms={})\n"
+        "VENDOR = Vendor(name='acme', commands={}, facts={}, views={}, platforms={P.name: P})\n"
+        "TWIN = Vendor(name='nvidia', commands={}, facts={}, views={}, platforms={})\n"
         "NOT_ONE = object()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     group = registry.ENTRY_POINT_GROUP

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.vendors.facts import FactCommand, Parser
+from sncheck.vendors.listing import Listing
 
 # (platform, supernode name, its hosts in inventory order, the host_fact rows of those
 # hosts, the inventory's Host of each (address, imex_address)) -> more host_fact rows:
@@ -67,6 +68,16 @@ class Platform:
     @property
     def domain_cards(self) -> int | None:
         return self.domain_hosts * self.cards_per_host if self.domain_hosts else None
+
+
+@dataclass(frozen=True)
+class View:
+    """A parse view (``sncheck parse NAME``): its parser, and what one record of its output
+    is (:class:`sncheck.vendors.listing.Listing`: for ``--expect N`` and a cut last record;
+    None for a view with no records to count, a log or a one-off answer)."""
+
+    parse: Parser
+    listing: Listing | None = None
 
 
 @dataclass(frozen=True)
@@ -136,7 +147,7 @@ class Vendor:
     name: str
     commands: Mapping[str, FactCommand]          # every fact command this vendor knows
     facts: Mapping[str, tuple[str, str]]         # fact -> (command, what makes it fail)
-    parsers: Mapping[str, Parser]                # `sncheck parse` tool name -> parser
+    views: Mapping[str, View]                    # `sncheck parse` tool name -> its parser and listing
     platforms: Mapping[str, Platform]
     default_checks: tuple[str, ...] = ()         # commands for a host whose inventory names no platform
     collective: CollectiveTool | None = None

@@ -13,16 +13,20 @@ whole output. Two things catch that class, and :func:`check` applies both:
   A listing with another number of records is "not judged: listing has N records,
   expected M", never a pass.
 
-``VIEWS`` says, per view, what one record is (``noun``) and where the records are in the
-parsed JSON (``counted``: the record count that must equal the expectation; ``whole``: the
+A :class:`Listing` says, per view, what one record is (``noun``) and where the records are in
+the parsed JSON (``counted``: the record count that must equal the expectation; ``whole``: the
 lists or tables whose last record is checked; ``square``: device x device matrices). A path
-is dotted; ``*`` stands for every value of a mapping. A view not listed here keeps its own
-end-marker checks only (a log, ``kernel-log``, is a stream: there is no count to expect).
+is dotted; ``*`` stands for every value of a mapping. Each view declares its listing beside
+its parser (:class:`sncheck.vendors.base.View`, in its vendor's plug-in or, for the shared
+tools, in :mod:`sncheck.vendors.parsers`, whose ``listings()`` gathers them for :func:`check`).
+A view without one keeps its own end-marker checks only (a log, ``kernel-log``, is a
+stream: there is no count to expect).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 # Keys every view carries that are not records.
@@ -37,65 +41,10 @@ class Listing:
     square: tuple[str, ...] = ()  # device x device matrices: a row for every column
     required: tuple[str, ...] = ()  # paths every output of the format prints (never null there)
     ident: tuple[str, ...] = ()  # the fields naming a record of the first counted path: unique
+    nested: str = ""             # records that each hold another view's output ("view", "parsed")
 
 
 FIELDS = ""  # the path of a key-value output's own top-level fields
-
-VIEWS: dict[str, Listing] = {
-    # NVIDIA
-    "nvidia-smi-q": Listing("GPU", ("gpus",), ident=("bus_id",)),
-    "nvidia-smi-qx": Listing("GPU", ("gpus",), ident=("bus_id",)),
-    "nvidia-smi-fabric": Listing("GPU", ("gpus",)),
-    "nvidia-smi-query-gpu": Listing("GPU", ("gpus",), ident=("index",)),
-    "nvidia-smi-topo": Listing("GPU", ("gpus",), ("matrix",)),
-    "nvlink-status": Listing("GPU", ("gpus",), ident=("index",)),
-    "nvlink-errors": Listing("GPU", ("gpus",), ident=("index",), required=tuple(
-        f"gpus.*.links.*.counters.{c}" for c in ("replay_errors", "recovery_errors", "crc_errors"))),
-    "nvlink-info": Listing("GPU", ("gpus",), ident=("index",)),
-    "imex-ctl": Listing("node", ("nodes",), ("matrix",)),
-    "dcgmi-diag": Listing("GPU", ("gpus",)),
-    "nvbandwidth": Listing("testcase", ("tests",), ("tests.*.matrix",)),
-    "nccl-tests": Listing("row", ("rows",)),
-    "rccl-tests": Listing("row", ("rows",)),
-    # AMD
-    "amd-smi": Listing("GPU", ("gpus",), ident=("gpu",)),
-    "amd-smi-json": Listing("GPU", ("gpus",), ident=("gpu",)),
-    "amd-smi-monitor": Listing("GPU", ("gpus",), ident=("gpu",)),
-    "amd-smi-xgmi": Listing("GPU", ("gpus",), ident=("gpu",)),
-    "amd-smi-topology": Listing("GPU", ("tables.*",), square=("tables.*",)),
-    "rocm-smi": Listing("GPU", ("gpus",)),
-    "rocm-smi-showtopo": Listing("GPU", ("gpus", "weight", "hops", "link_type", "numa"),
-                                 square=("weight", "hops", "link_type", "numa")),
-    "rocm-smi-showpids": Listing("process", ("processes",)),
-    "transferbench": Listing("test", ("tests",), ("matrices", "matrices.*.rows", "scaling.rows"),
-                             square=("matrices.*.rows",)),
-    # Ascend
-    "npu-smi": Listing("chip", ("chips",), ident=("npu", "chip")),
-    "npu-smi-fields": Listing("chip", ("blocks",), ("fields",)),
-    "npu-smi-topo": Listing("NPU", ("devices", "matrix"), square=("matrix",)),
-    "npu-smi-spod": Listing("field", (FIELDS,), required=("sdid", "super_pod_size", "super_pod_id",
-                                                           "server_index")),
-    "npu-smi-hbm": Listing("field", (FIELDS,)),
-    "npu-smi-health": Listing("field", (FIELDS,)),
-    "hccn-status": Listing("field", (FIELDS,)),
-    "hccn-hw-stats": Listing("counter", ("counters",)),
-    "hccn-lldp": Listing("TLV", ("tlvs",)),
-    "hccn-route": Listing("route", ("routes",)),
-    "hccn-conf": Listing("device", ("devices",)),
-    "hccl-test": Listing("row", ("rows",)),
-    "ascend-collected": Listing("command", ("sections",)),  # and each section by its own view
-    "asys": Listing("report", ("reports",)),
-    "ascend-dmi": Listing("result", ("bandwidth", "compute"), ("matrices", "matrices.*"),
-                          square=("matrices.*",)),
-    # scale-out
-    "ibstat": Listing("CA", ("cas",), ident=("name",)),
-    "ibstatus": Listing("CA", ("cas",), ident=("name",)),
-    "perfquery": Listing("port", ("ports",), ident=("lid", "port")),
-    "ibqueryerrors": Listing("port", ("ports",)),
-    "ib-counters": Listing("port", ("ports",), ident=("device", "port")),
-    "ib-write-bw": Listing("row", ("rows",)),
-    "ib-write-lat": Listing("row", ("rows",)),
-}
 
 
 def _at(data: Any, path: str) -> list[tuple[str, Any]]:
@@ -145,10 +94,9 @@ def _leaves(value: Any, prefix: str = "") -> set[str]:
     return {prefix} if prefix else set()
 
 
-def count(tool: str, data: Any) -> int | None:
+def count(spec: Listing | None, data: Any) -> int | None:
     """How many records the listing holds (the first counted path that is present), or None
-    when the view has no records to count."""
-    spec = VIEWS.get(tool)
+    when the view has no records to count (``spec`` None)."""
     if spec is None or not isinstance(data, dict):
         return None
     for path in spec.counted:
@@ -216,13 +164,15 @@ def _twice(spec: Listing, data: Any) -> list[str]:
     return []
 
 
-def check(tool: str, data: Any, expect: int | None = None) -> list[str]:
-    """What the listing shows cut short or other than expected (each an error for ``failures``)."""
-    spec = VIEWS.get(tool)
+def check(tool: str, data: Any, expect: int | None = None, *,
+          listings: Mapping[str, Listing]) -> list[str]:
+    """What the ``tool`` view's output shows cut short or other than expected (each an error
+    for ``failures``); ``listings``: every view's Listing (a nested section's view is looked up there)."""
+    spec = listings.get(tool)
     if spec is None or not isinstance(data, dict):
         # an expectation nothing can check is not judged, never a pass
         return [] if expect is None else [f"not judged: the {tool} view has no records to count "
-                                          f"(vendors/listing.VIEWS), so --expect {expect} cannot be checked"]
+                                          f"(its View declares no Listing), so --expect {expect} cannot be checked"]
     out: list[str] = []
     for path in dict.fromkeys(spec.counted + spec.whole):
         for where, value in _at(data, path):
@@ -238,12 +188,13 @@ def check(tool: str, data: Any, expect: int | None = None) -> list[str]:
     for path in spec.required:
         if gaps := _missing(data, path):
             out.append(f"{gaps[-1]}: no {path.rsplit('.', 1)[-1]}, which the format always prints: cut short")
-    if tool == "ascend-collected":  # each command's output is a listing of its own view
-        for i, sec in enumerate(data.get("sections") or []):
+    if spec.nested:  # each record holds another command's output: a listing of its own view
+        for i, sec in enumerate(data.get(spec.nested) or []):
             if isinstance(sec, dict) and sec.get("view") and isinstance(sec.get("parsed"), dict):
-                out += [f"sections[{i}] ({sec['view']}): {m}" for m in check(str(sec["view"]), sec["parsed"])]
+                out += [f"{spec.nested}[{i}] ({sec['view']}): {m}"
+                        for m in check(str(sec["view"]), sec["parsed"], listings=listings)]
     if expect is not None:
-        n = count(tool, data)
+        n = count(spec, data)
         if n is None:
             out.append(f"not judged: the {tool} view counts no {spec.noun} records, so --expect {expect} "
                        "cannot be checked")

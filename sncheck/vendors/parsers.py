@@ -2,9 +2,11 @@
 
 Each entry maps a TOOL name to a pure function ``text -> dict``; every result carries an
 ``errors`` list, and a function raises ``sncheck.errors.ParseError`` only when the text
-holds nothing it recognises. The names come from each vendor's ``VENDOR.parsers``
-(:mod:`sncheck.vendors.registry`) plus the vendor-neutral scale-out tools below; the
-JSON shape each returns is documented in its module.
+holds nothing it recognises. The names come from each vendor's ``VENDOR.views``
+(:mod:`sncheck.vendors.registry`) plus the vendor-neutral tools below (nccl-tests,
+rccl-tests, InfiniBand); each view declares its parser and what one record of its output
+is (:class:`sncheck.vendors.base.View`) in one entry. The JSON shape each returns is
+documented in its module.
 """
 
 from __future__ import annotations
@@ -18,30 +20,58 @@ from typing import Any
 
 from sncheck.errors import ConfigError
 from sncheck.vendors import kernel_log, listing, registry
+from sncheck.vendors.base import View
 from sncheck.vendors.facts import clean_text
-from sncheck.vendors.infiniband import counters, perftest
+from sncheck.vendors.infiniband import counters, ibstat, perftest
+from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccltests import parse as nccl_tests
 
 Parser = Callable[[str], dict[str, Any]]
 
 
 @cache
-def parsers() -> dict[str, Parser]:
-    """TOOL name -> parser: every vendor plug-in's, then the vendor-neutral tools'. Built
-    on first use, from the plug-ins the registry lists."""
+def views() -> dict[str, View]:
+    """TOOL name -> its view (parser and listing): every vendor plug-in's, then the shared
+    tools' (scale-out and collective benchmarks every vendor runs). Built on first use, from
+    the plug-ins the registry lists."""
     from sncheck.watch import ras as nccl_ras
 
     return {
-        **{name: fn for v in registry.vendors().values() for name, fn in v.parsers.items()},
-        "ib-write-bw": perftest.parse_ib_write_bw,
-        "ib-write-lat": perftest.parse_ib_lat,  # ib_read_lat / ib_send_lat print the same report
-        "rccl-tests": nccl_tests.parse_rccl_tests,  # the nccl-tests layout, whichever vendor runs it
-        "nccl-ras": nccl_ras.parse,  # ncclras status, text or JSON (sncheck watch reads it too)
-        "perfquery": counters.parse_perfquery,
-        "ibqueryerrors": counters.parse_ibqueryerrors,
-        "ib-counters": counters.parse_sysfs_counters,  # /sys/class/infiniband/*/ports/*/counters/* (grep -H)
-        "kernel-log": kernel_log.parse_kernel_log,    # dmesg / journalctl -k: Xid, SXid, PCIe AER
+        **{name: view for v in registry.vendors().values() for name, view in v.views.items()},
+        "nccl-tests": View(nccl_tests.parse_nccl_tests, Listing("row", ("rows",))),
+        # the nccl-tests layout, whichever vendor runs it
+        "rccl-tests": View(nccl_tests.parse_rccl_tests, Listing("row", ("rows",))),
+        "ibstat": View(ibstat.parse_ibstat, Listing("CA", ("cas",), ident=("name",))),
+        "ibstatus": View(ibstat.parse_ibstatus, Listing("CA", ("cas",), ident=("name",))),
+        "ib-write-bw": View(perftest.parse_ib_write_bw, Listing("row", ("rows",))),
+        # ib_read_lat / ib_send_lat print the same report
+        "ib-write-lat": View(perftest.parse_ib_lat, Listing("row", ("rows",))),
+        "nccl-ras": View(nccl_ras.parse),  # ncclras status, text or JSON (sncheck watch reads it too)
+        "perfquery": View(counters.parse_perfquery, Listing("port", ("ports",), ident=("lid", "port"))),
+        "ibqueryerrors": View(counters.parse_ibqueryerrors, Listing("port", ("ports",))),
+        # /sys/class/infiniband/*/ports/*/counters/* (grep -H)
+        "ib-counters": View(counters.parse_sysfs_counters, Listing("port", ("ports",), ident=("device", "port"))),
+        "kernel-log": View(kernel_log.parse_kernel_log),  # dmesg / journalctl -k: Xid, SXid, PCIe AER: a stream
     }
+
+
+@cache
+def parsers() -> dict[str, Parser]:
+    """TOOL name -> parser, for every view."""
+    return {name: view.parse for name, view in views().items()}
+
+
+@cache
+def listings() -> dict[str, Listing]:
+    """TOOL name -> what one record of its output is, for every view that lists records."""
+    return {name: view.listing for name, view in views().items() if view.listing is not None}
+
+
+def check_listing(tool: str, data: Any, expect: int | None = None) -> list[str]:
+    """What the ``tool`` view's parsed output shows cut short, or other than ``expect`` records
+    (:func:`sncheck.vendors.listing.check` with every view's listing)."""
+    return listing.check(tool, data, expect, listings=listings())
+
 
 # Provenance lines that head every captured file under fixtures/real/:
 # "# source: ...", "# source: note: ...", "# note: ...", "# lines: 1-20 of ...", "# context: ...".
@@ -81,7 +111,7 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
     data = parser(body, **hints) if hints else parser(body)
     if isinstance(data, dict):
         found = [cut] if (cut := cut_mid_line(body)) else []
-        found += listing.check(tool, data, expect)
+        found += check_listing(tool, data, expect)
         if found:
             errors = data.setdefault("errors", [])
             errors.extend(e for e in found if e not in errors)

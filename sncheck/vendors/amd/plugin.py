@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sncheck.vendors.base import CopyBench, Platform, Vendor
+from sncheck.vendors.base import CopyBench, Platform, Vendor, View
 from sncheck.vendors.infiniband.scaleout import SCALE_OUT
-from sncheck.vendors.nccltests import parse as nccl_tests  # rccl-tests prints the nccl-tests layout
+from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccltests.tool import RCCL_TESTS
 from sncheck.vendors.amd import amd_smi, checks, rocm_smi, transferbench
 
@@ -33,17 +33,20 @@ VENDOR = Vendor(
     name="amd",
     commands=checks.COMMANDS,
     facts=checks.FACTS,
-    parsers={
-        "amd-smi": amd_smi.parse_amd_smi,
-        "amd-smi-json": amd_smi.parse_amd_smi_json,
-        "amd-smi-monitor": amd_smi.parse_amd_smi_monitor,
-        "amd-smi-topology": amd_smi.parse_amd_smi_topology,
-        "amd-smi-xgmi": amd_smi.parse_amd_smi_xgmi,
-        "rocm-smi": rocm_smi.parse_concise,
-        "rocm-smi-showtopo": rocm_smi.parse_showtopo,
-        "rocm-smi-showpids": rocm_smi.parse_showpids,
-        "transferbench": transferbench.parse_transferbench,
-        "rccl-tests": nccl_tests.parse_rccl_tests,
+    # `sncheck parse` views and what one record of each is (rccl-tests: the shared nccl-tests
+    # layout's view, in vendors/parsers.py)
+    views={
+        "amd-smi": View(amd_smi.parse_amd_smi, Listing("GPU", ("gpus",), ident=("gpu",))),
+        "amd-smi-json": View(amd_smi.parse_amd_smi_json, Listing("GPU", ("gpus",), ident=("gpu",))),
+        "amd-smi-monitor": View(amd_smi.parse_amd_smi_monitor, Listing("GPU", ("gpus",), ident=("gpu",))),
+        "amd-smi-topology": View(amd_smi.parse_amd_smi_topology, Listing("GPU", ("tables.*",), square=("tables.*",))),
+        "amd-smi-xgmi": View(amd_smi.parse_amd_smi_xgmi, Listing("GPU", ("gpus",), ident=("gpu",))),
+        "rocm-smi": View(rocm_smi.parse_concise, Listing("GPU", ("gpus",))),
+        "rocm-smi-showtopo": View(rocm_smi.parse_showtopo, Listing(
+            "GPU", ("gpus", "weight", "hops", "link_type", "numa"), square=("weight", "hops", "link_type", "numa"))),
+        "rocm-smi-showpids": View(rocm_smi.parse_showpids, Listing("process", ("processes",))),
+        "transferbench": View(transferbench.parse_transferbench, Listing(
+            "test", ("tests",), ("matrices", "matrices.*.rows", "scaling.rows"), square=("matrices.*.rows",))),
     },
     platforms={MI300X.name: MI300X},
     default_checks=MI300X.checks,

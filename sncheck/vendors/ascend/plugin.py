@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sncheck.vendors.base import CollectiveTool, Platform, Vendor
+from sncheck.vendors.base import CollectiveTool, Platform, Vendor, View
+from sncheck.vendors.listing import FIELDS, Listing
 from sncheck.vendors.ascend import asys, checks, collected, hccl_test, hccn_tool, npu_smi, sweep
 
 CM384 = Platform(
@@ -21,34 +22,37 @@ VENDOR = Vendor(
     name="ascend",
     commands=checks.COMMANDS,
     facts=checks.FACTS,
-    parsers={
-        "npu-smi": npu_smi.parse_info,
-        "npu-smi-fields": npu_smi.parse_fields,
-        "npu-smi-health": npu_smi.parse_health,
-        "npu-smi-ecc": npu_smi.parse_ecc,
-        "npu-smi-hbm": npu_smi.parse_hbm,
-        "npu-smi-spod": npu_smi.parse_spod,
-        "npu-smi-topo": npu_smi.parse_topo,
-        "npu-smi-mapping": npu_smi.parse_mapping,
-        "npu-smi-help": npu_smi.parse_help,
-        "hccn-net-health": hccn_tool.parse_net_health,
-        "hccn-link": hccn_tool.parse_link,
-        "hccn-optical": hccn_tool.parse_optical,
-        "hccn-fec": hccn_tool.parse_fec,
-        "hccn-stat": hccn_tool.parse_stat,
-        "hccn-link-stat": hccn_tool.parse_link_stat,
-        "hccn-lldp": hccn_tool.parse_lldp,
-        "hccn-ip": hccn_tool.parse_ip,
-        "hccn-route": hccn_tool.parse_route,
-        "hccn-status": hccn_tool.parse_status,
-        "hccn-hw-stats": hccn_tool.parse_hw_stats,
-        "hccn-ping": hccn_tool.parse_ping,
-        "hccn-conf": hccn_tool.parse_hccn_conf,
-        "ascend-sweep": sweep.parse_sweep,
-        "ascend-collected": collected.parse_collected,
-        "hccl-test": hccl_test.parse_hccl_test,
-        "asys": asys.parse_asys,
-        "ascend-dmi": asys.parse_ascend_dmi,
+    # `sncheck parse` views and what one record of each is
+    views={
+        "npu-smi": View(npu_smi.parse_info, Listing("chip", ("chips",), ident=("npu", "chip"))),
+        "npu-smi-fields": View(npu_smi.parse_fields, Listing("chip", ("blocks",), ("fields",))),
+        "npu-smi-health": View(npu_smi.parse_health, Listing("field", (FIELDS,))),
+        "npu-smi-ecc": View(npu_smi.parse_ecc),
+        "npu-smi-hbm": View(npu_smi.parse_hbm, Listing("field", (FIELDS,))),
+        "npu-smi-spod": View(npu_smi.parse_spod, Listing(
+            "field", (FIELDS,), required=("sdid", "super_pod_size", "super_pod_id", "server_index"))),
+        "npu-smi-topo": View(npu_smi.parse_topo, Listing("NPU", ("devices", "matrix"), square=("matrix",))),
+        "npu-smi-mapping": View(npu_smi.parse_mapping),
+        "npu-smi-help": View(npu_smi.parse_help),
+        "hccn-net-health": View(hccn_tool.parse_net_health),
+        "hccn-link": View(hccn_tool.parse_link),
+        "hccn-optical": View(hccn_tool.parse_optical),
+        "hccn-fec": View(hccn_tool.parse_fec),
+        "hccn-stat": View(hccn_tool.parse_stat),
+        "hccn-link-stat": View(hccn_tool.parse_link_stat),
+        "hccn-lldp": View(hccn_tool.parse_lldp, Listing("TLV", ("tlvs",))),
+        "hccn-ip": View(hccn_tool.parse_ip),
+        "hccn-route": View(hccn_tool.parse_route, Listing("route", ("routes",))),
+        "hccn-status": View(hccn_tool.parse_status, Listing("field", (FIELDS,))),
+        "hccn-hw-stats": View(hccn_tool.parse_hw_stats, Listing("counter", ("counters",))),
+        "hccn-ping": View(hccn_tool.parse_ping),
+        "hccn-conf": View(hccn_tool.parse_hccn_conf, Listing("device", ("devices",))),
+        "ascend-sweep": View(sweep.parse_sweep),
+        "ascend-collected": View(collected.parse_collected, Listing("command", ("sections",), nested="sections")),
+        "hccl-test": View(hccl_test.parse_hccl_test, Listing("row", ("rows",))),
+        "asys": View(asys.parse_asys, Listing("report", ("reports",))),
+        "ascend-dmi": View(asys.parse_ascend_dmi, Listing(
+            "result", ("bandwidth", "compute"), ("matrices", "matrices.*"), square=("matrices.*",))),
     },
     platforms={CM384.name: CM384},
     default_checks=CM384.checks,

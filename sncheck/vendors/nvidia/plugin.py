@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from sncheck.vendors.base import CardListing, CopyBench, Platform, Vendor
+from sncheck.vendors.base import CardListing, CopyBench, Platform, Vendor, View
 from sncheck.vendors.infiniband.scaleout import SCALE_OUT
-from sncheck.vendors.infiniband import ibstat
-from sncheck.vendors.nccltests import parse as nccl_tests
+from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccltests.tool import NCCL_TESTS
 from sncheck.vendors.nvidia import buses, checks, dcgmi, fabric, fabric_checks, nvbandwidth, nvidia_smi
 
@@ -44,22 +43,23 @@ VENDOR = Vendor(
     name="nvidia",
     commands=checks.COMMANDS,
     facts=checks.FACTS,
-    parsers={
-        "nccl-tests": nccl_tests.parse_nccl_tests,
-        "nvidia-smi-topo": nvidia_smi.parse_topo,
-        "nvidia-smi-q": nvidia_smi.parse_query,
-        "nvidia-smi-qx": fabric.parse_query_xml,
-        "nvidia-smi-fabric": fabric.parse_fabric,
-        "nvlink-status": nvidia_smi.parse_nvlink_status,
-        "nvlink-errors": nvidia_smi.parse_nvlink_errors,
-        "nvlink-info": fabric.parse_nvlink_info,
-        "nvidia-smi-query-gpu": nvidia_smi.parse_query_gpu_csv,
-        "imex-ctl": fabric.parse_imex_ctl,
-        "nccl-mnnvl": fabric.parse_nccl_mnnvl,
-        "dcgmi-diag": dcgmi.parse_dcgmi_diag,
-        "nvbandwidth": nvbandwidth.parse_nvbandwidth,
-        "ibstat": ibstat.parse_ibstat,
-        "ibstatus": ibstat.parse_ibstatus,
+    # `sncheck parse` views and what one record of each is (nccl-tests and ibstat: the shared
+    # tools' views, in vendors/parsers.py)
+    views={
+        "nvidia-smi-topo": View(nvidia_smi.parse_topo, Listing("GPU", ("gpus",), ("matrix",))),
+        "nvidia-smi-q": View(nvidia_smi.parse_query, Listing("GPU", ("gpus",), ident=("bus_id",))),
+        "nvidia-smi-qx": View(fabric.parse_query_xml, Listing("GPU", ("gpus",), ident=("bus_id",))),
+        "nvidia-smi-fabric": View(fabric.parse_fabric, Listing("GPU", ("gpus",))),
+        "nvlink-status": View(nvidia_smi.parse_nvlink_status, Listing("GPU", ("gpus",), ident=("index",))),
+        "nvlink-errors": View(nvidia_smi.parse_nvlink_errors, Listing(
+            "GPU", ("gpus",), ident=("index",),
+            required=tuple(f"gpus.*.links.*.counters.{c}" for c in ("replay_errors", "recovery_errors", "crc_errors")))),
+        "nvlink-info": View(fabric.parse_nvlink_info, Listing("GPU", ("gpus",), ident=("index",))),
+        "nvidia-smi-query-gpu": View(nvidia_smi.parse_query_gpu_csv, Listing("GPU", ("gpus",), ident=("index",))),
+        "imex-ctl": View(fabric.parse_imex_ctl, Listing("node", ("nodes",), ("matrix",))),
+        "nccl-mnnvl": View(fabric.parse_nccl_mnnvl),
+        "dcgmi-diag": View(dcgmi.parse_dcgmi_diag, Listing("GPU", ("gpus",))),
+        "nvbandwidth": View(nvbandwidth.parse_nvbandwidth, Listing("testcase", ("tests",), ("tests.*.matrix",))),
     },
     platforms={p.name: p for p in (NVL72, HGX)},
     default_checks=checks.DEFAULT_CHECKS,
