@@ -8,6 +8,7 @@ from typing import Callable
 from sncheck.config.faultplan import TORCH_PROBE_FAULTS, FaultPlan
 from sncheck.config.inventory import TierDesign
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
+from sncheck.store.rows import not_run_row
 from sncheck.topology import Topology
 from sncheck.vendors.hostjudge import FactJudge
 
@@ -84,6 +85,22 @@ class Backend(ABC):
             judge = self.__dict__["_fact_judge"] = FactJudge(self.topo.inventory, window_s=window,
                                                              interval_s=opt("fabric_retry_every_s"))
         return judge
+
+    def pass_worker_rows(self, items: list[dict | str], layer: str, host: str, emit: Emit) -> int:
+        """Pass on what a worker wrote (:class:`sncheck.store.rows.JsonLines` items): its
+        progress lines to ``progress``, a line that is not a JSON row as a "parse_failed"
+        row on ``host`` (never dropped), and every row to ``emit``. Returns the rows passed."""
+        n = 0
+        for item in items:
+            if isinstance(item, str):
+                emit(not_run_row(layer, host, "host", "parse_failed",
+                                 f"{host}: the torch probe wrote a line that is not JSON: {item[:200]!r}"))
+            elif "_progress" in item:
+                self.progress(str(item["_progress"]))
+            else:
+                emit(item)
+                n += 1
+        return n
 
     def host_reads(self, hosts: tuple[str, ...], emit: Emit) -> bool:
         """The reads only a real host has, for a run whose layers read no host facts: the

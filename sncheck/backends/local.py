@@ -333,12 +333,10 @@ class LocalBackend(Backend):
         last_line = started
         failed: dict[int, int] = {}  # rank -> exit code, in the order seen
         while True:
-            for line in tail.lines():
+            lines = tail.lines()
+            if lines:
                 last_line = time.time()
-                if "_progress" in line:
-                    self.progress(str(line["_progress"]))
-                else:
-                    emit(line)
+                self.pass_worker_rows(lines, layer, self.host, emit)
             codes = {w.rank: w.exitcode() for w in workers}
             for rank, code in codes.items():
                 if code not in (None, 0) and rank not in failed:
@@ -346,20 +344,18 @@ class LocalBackend(Backend):
             if failed:
                 self._fail_crashed(layer, tail, workers, failed, emit)
             if all(code == 0 for code in codes.values()):
-                self._drain(tail, emit)
+                self._drain(layer, tail, emit)
                 return
             self._check_hang(layer, tail, workers, workdir, started, last_line, emit)
             time.sleep(POLL_S)
 
-    def _drain(self, tail: RowTail, emit: Emit) -> None:
-        for line in tail.lines():
-            if "_progress" not in line:
-                emit(line)
+    def _drain(self, layer: str, tail: RowTail, emit: Emit) -> None:
+        self.pass_worker_rows(tail.lines(), layer, self.host, emit)
 
     def _fail_crashed(self, layer: str, tail: RowTail, workers: list[Worker],
                       failed: dict[int, int], emit: Emit) -> None:
         time.sleep(POLL_S)  # let a crash's neighbours show up, and its last rows land
-        self._drain(tail, emit)
+        self._drain(layer, tail, emit)
         by_rank = {w.rank: w for w in workers}
         if 0 in failed and any(s in by_rank[0].log_tail(20).lower()
                                for s in ("address already in use", "eaddrinuse", "errno 98")):
@@ -384,7 +380,7 @@ class LocalBackend(Backend):
         if len(beats) < len(workers):
             if now - started > self.start_timeout_s:
                 missing = [w.card for w in workers if w.rank not in beats]
-                self._drain(tail, emit)
+                self._drain(layer, tail, emit)
                 self._kill_all()
                 raise HarnessError(f"local backend: {layer} layer: workers did not start within "
                                    f"{self.start_timeout_s:.0f} s ({', '.join(missing)} never joined)")
@@ -392,7 +388,7 @@ class LocalBackend(Backend):
         idle = now - max(last_line, *beats.values())
         if idle <= self.op_timeout_s:
             return
-        self._drain(tail, emit)
+        self._drain(layer, tail, emit)
         self._kill_all()
         # A rank waiting on a stuck peer looks as idle as the stuck one; list them all.
         ages = ", ".join(f"rank {r} ({self.cards[r]}) {now - t:.1f} s ago" for r, t in sorted(beats.items()))

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 from sncheck.errors import HarnessError
+from sncheck.store.rows import JsonLines
 
 _PORT_LOCK = threading.Lock()
 _PORTS_HELD: set[int] = set()
@@ -251,12 +252,12 @@ def loopback_ifname() -> str | None:
 # --------------------------------------------------------------------------- tail
 
 class RowTail:
-    """New complete lines of a file that another process appends to."""
+    """New complete lines of a file that another process appends to (:class:`JsonLines`)."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.offset, self.partial = path, 0, b""
+        self.path, self.offset, self.split = path, 0, JsonLines()
 
-    def lines(self) -> list[dict]:
+    def lines(self) -> list[dict | str]:
         try:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
@@ -264,5 +265,4 @@ class RowTail:
         except FileNotFoundError:
             return []
         self.offset += len(data)
-        *complete, self.partial = (self.partial + data).split(b"\n")
-        return [json.loads(line) for line in complete if line.strip()]
+        return self.split.feed(data)

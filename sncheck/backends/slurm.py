@@ -45,7 +45,7 @@ from sncheck.errors import ConfigError, HarnessError
 from sncheck.config.inventory import TierDesign
 from sncheck.launch.job import build_job, cards_of_hosts
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
-from sncheck.store.rows import host_fact_row, not_run_row
+from sncheck.store.rows import JsonLines, host_fact_row, not_run_row
 from sncheck.topology import host_of
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import hostjudge, registry
@@ -271,10 +271,7 @@ class SlurmBackend(Backend):
                     self.python, "-m", "sncheck.worker.slurm_rank", "--job", str(job), "--out", str(out)]
             self.progress(f"{layer}: srun over {len(hosts)} nodes, {sum(cards.values())} tasks")
             rc, stderr, timed_out = self._run_step(argv, self.job_timeout_s, env)
-            rows = [json.loads(ln) for ln in out.read_text(encoding="utf-8").splitlines() if ln.strip()]
-            for row in rows:
-                if "_progress" not in row:
-                    emit(row)
+            self.pass_worker_rows(JsonLines().feed(out.read_bytes() + b"\n"), layer, hosts[0], emit)
             if rc == 0 and not timed_out:
                 return
             failed = _failed_nodes(stderr)

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -24,7 +23,7 @@ from sncheck.errors import HarnessError, ParseError, TransportError
 from sncheck.launch import commands as launch
 from sncheck.launch.job import build_job, cards_of_hosts
 from sncheck.probeplan import Group, StressPlan
-from sncheck.store.rows import not_run_row
+from sncheck.store.rows import JsonLines, not_run_row
 from sncheck.topology import Topology, host_of, rail_of
 from sncheck.transport import Connection, HostTaskError, Result, fan_out
 from sncheck.vendors import facts as hostfacts
@@ -214,17 +213,7 @@ class SshJobs:
         return False
 
     def _pass_rows(self, tail: RowTail, layer: str, emit: Emit) -> int:
-        n = 0
-        for item in tail.poll():
-            if isinstance(item, str):  # a line that is not JSON
-                emit(not_run_row(layer, tail.conn.host, "host", "parse_failed",
-                                 f"{tail.conn.host}: the torch probe wrote a line that is not JSON: {item[:200]!r}"))
-            elif "_progress" in item:
-                self.progress(str(item["_progress"]))
-            else:
-                emit(item)
-                n += 1
-        return n
+        return self.pass_worker_rows(tail.poll(), layer, tail.conn.host, emit)
 
     def _stop(self, hosts: set[str], pidfiles: dict[str, str]) -> None:
         if not hosts:
@@ -353,7 +342,7 @@ class RowTail:
 
     def __init__(self, conn: Connection, path: str, timeout: float) -> None:
         self.conn, self.path, self.timeout = conn, path, timeout
-        self.offset, self.partial, self.broken = 0, "", False
+        self.offset, self.lines, self.broken = 0, JsonLines(), False
 
     def poll(self) -> list[dict | str]:
         if self.broken:
@@ -366,16 +355,9 @@ class RowTail:
             return []
         if not r.ok:  # not written yet
             return []
-        self.offset += len(r.stdout.encode("utf-8"))
-        *complete, self.partial = (self.partial + r.stdout).split("\n")
-        out: list[dict | str] = []
-        for line in complete:
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    out.append(line)
-        return out
+        data = r.stdout.encode("utf-8")
+        self.offset += len(data)
+        return self.lines.feed(data)
 
 
 def _succeeded(f: Future) -> bool:

@@ -60,6 +60,7 @@ kind = "not_run"     something that should have been measured and was not
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Mapping, Protocol
 
 BUSBW_FACTOR = {
@@ -264,3 +265,28 @@ class CallableSink:
 def as_sink(emit: Callable[[dict], None] | RowSink) -> RowSink:
     """``emit`` as a :class:`RowSink` (a run store's sink is one already)."""
     return emit if hasattr(emit, "batch") else CallableSink(emit)
+
+
+class JsonLines:
+    """The rows a worker appends to a file, one JSON object a line, read in chunks as they
+    arrive (a local file, or a remote one read back over SSH): :meth:`feed` takes the next
+    bytes and returns each complete line, decoded; a line that is not a JSON object comes
+    back as its text, for the backend to report ("parse_failed"), never dropped. A last line
+    without its newline waits for the next chunk."""
+
+    def __init__(self) -> None:
+        self.partial = b""
+
+    def feed(self, data: bytes) -> list[dict | str]:
+        *complete, self.partial = (self.partial + data).split(b"\n")
+        out: list[dict | str] = []
+        for raw in complete:
+            line = raw.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                row = None
+            out.append(row if isinstance(row, dict) else line)
+        return out
