@@ -61,6 +61,7 @@ from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, Stress
 from sncheck.launch import commands as launch
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import registry
+from sncheck.vendors.kernel_log import evidence_command
 from sncheck.store.rows import host_fact_row, not_run_row, p2p_row
 from sncheck.topology import Topology, host_of, link_id
 from sncheck.transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
@@ -88,10 +89,6 @@ def _locked(emit: Emit) -> Emit:
     return locked
 
 
-
-
-KERNEL_LOG_COMMAND = ("(dmesg --ctime 2>/dev/null || dmesg 2>&1 || echo 'dmesg: not permitted') "
-                      "| grep -E 'NVRM|Xid|XID|AER|nvidia|not permitted' | tail -n 200")
 
 
 class SshBackend(SshJobs, Backend):
@@ -301,10 +298,10 @@ class SshBackend(SshJobs, Backend):
         if host in self.reads.kernel_text:
             return self.reads.kernel_text[host]
         try:
-            res = self._conn(host).run(["sh", "-c", KERNEL_LOG_COMMAND], timeout=self.command_timeout)
+            res = self._conn(host).run(["sh", "-c", _kernel_log_command()], timeout=self.command_timeout)
         except Exception as e:  # noqa: BLE001 - evidence is best effort; the finding stands without it
             return f"# kernel log not read: {e}\n"
-        head = f"# command: {KERNEL_LOG_COMMAND}\n# exit: {res.exit_code}\n"
+        head = f"# command: {_kernel_log_command()}\n# exit: {res.exit_code}\n"
         return head + (res.stdout or "") + (f"# stderr: {res.stderr}" if res.stderr else "")
 
     def _prefetch_kernel_logs(self) -> None:
@@ -313,12 +310,12 @@ class SshBackend(SshJobs, Backend):
 
         def read(conn: Connection) -> Result:
             try:
-                res = conn.run(["sh", "-c", KERNEL_LOG_COMMAND], timeout=timeout)
+                res = conn.run(["sh", "-c", _kernel_log_command()], timeout=timeout)
             except TransportError as e:
                 self.reads.kernel_text[conn.host] = f"# kernel log not read: {e}\n"
                 raise
             self.reads.kernel_text[conn.host] = (
-                f"# command: {KERNEL_LOG_COMMAND}\n# exit: {res.exit_code}\n" + (res.stdout or "")
+                f"# command: {_kernel_log_command()}\n# exit: {res.exit_code}\n" + (res.stdout or "")
                 + (f"# stderr: {res.stderr}" if res.stderr else "")
                 + (f"# timed out after {timeout:g}s\n" if res.timed_out else ""))
             return res
@@ -453,3 +450,8 @@ def _shrink(groups: Sequence[Group], hosts: set[str], minimum: int) -> tuple[Gro
         if len(members) >= need:
             out.append(Group(g.id, g.kind, members) if members != g.members else g)
     return tuple(out)
+
+
+def _kernel_log_command() -> str:
+    """The kernel log read kept as evidence: every vendor's driver words (the plug-ins')."""
+    return evidence_command(registry.kernel_log_words())

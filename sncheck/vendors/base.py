@@ -161,6 +161,9 @@ class Vendor:
     # the environment variable that masks cards for a job (an isolated card is left out)
     visible_devices_env: str = "CUDA_VISIBLE_DEVICES"
     domain_check: DomainCheck | None = None
+    # words that name the vendor's driver in kernel log lines (NVRM, amdgpu): the lines an
+    # evidence bundle keeps
+    kernel_log_words: tuple[str, ...] = ()
 
     def commands_for(self, platform: Platform | None) -> list[FactCommand]:
         names = platform.checks if platform else self.default_checks

@@ -171,3 +171,13 @@ def read_command(cursor: str | None = None) -> str:
             "else echo '# source: dmesg'; "
             f"dmesg --time-format iso 2>&1 | grep -E {pat} | tail -n {MAX_LINES}; fi; "
             f"echo {shlex.quote(END_MARKER)}")
+
+
+def evidence_command(words: tuple[str, ...]) -> str:
+    """The kernel log lines an evidence bundle keeps for a finding on a host: the reports
+    :data:`PATTERN` reads, plus every line naming an accelerator driver (``words``: each
+    vendor plug-in's ``kernel_log_words``), the last 200, bounded; a host that does not let
+    us read the log says so in the text."""
+    pat = shlex.quote("|".join(("AER", "not permitted", *(re.escape(w) for w in words))))
+    return ("(dmesg --ctime 2>/dev/null || dmesg 2>&1 || echo 'dmesg: not permitted') "
+            f"| grep -E {pat} | tail -n 200")

@@ -124,3 +124,9 @@ def copy_benches() -> dict[str, CopyBench]:
 def scale_out_tools() -> tuple[str, ...]:
     """The names a connectivity layer's ``tools`` may list: the pair tests, then the copy tests."""
     return (*pair_tools(), *copy_benches())
+
+
+@cache
+def kernel_log_words() -> tuple[str, ...]:
+    """Every vendor's words for its driver in kernel log lines (the evidence bundles' read)."""
+    return tuple(w for v in vendors().values() for w in v.kernel_log_words)

@@ -54,4 +54,5 @@ VENDOR = Vendor(
     torch_device="cuda", dist_backend="nccl",  # ROCm builds of torch: HIP behind torch.cuda, RCCL behind "nccl"
     visible_devices_env="HIP_VISIBLE_DEVICES",
     scale_out=SCALE_OUT, copy_bench=TRANSFERBENCH,
+    kernel_log_words=("amdgpu",),
 )

@@ -68,4 +68,5 @@ VENDOR = Vendor(
     card_listing=CardListing("query_gpu", lambda parsed: len(parsed.get("gpus") or [])),
     scale_out=SCALE_OUT, copy_bench=NVBANDWIDTH, bus_listing=buses.BUS_LISTING,
     domain_check=fabric_checks.domain_check,
+    kernel_log_words=("NVRM", "Xid", "XID", "nvidia"),
 )
