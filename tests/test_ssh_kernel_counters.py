@@ -49,9 +49,21 @@ def replay_kernel_log(host, text: str) -> None:
     install_fake_tool(host, "journalctl", "#!/bin/sh\nexit 0\n")
 
 
-def run_gate(tmp_path: Path, cluster, inv: Path, state: Path, name: str):
+def xid_cluster(sshd_cluster, tmp_path: Path):
+    """Two fake-tool hosts of 2 cards with Python, node1's kernel log holding an Xid 79 on
+    gpu1, and their inventory."""
+    pytest.importorskip("torch")
+    cluster = sshd_cluster(2, ["node1", "node2"])
+    for host in cluster:
+        install_fake_tools(host, cards=2)
+        install_python(host)
+    replay_kernel_log(cluster["node1"], XID79_ON_GPU1)
+    return cluster, write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+
+
+def run_gate(tmp_path: Path, cluster, inv: Path, state: Path, name: str, playbook: str = PLAYBOOK):
     pb = tmp_path / "pb.yaml"
-    pb.write_text(PLAYBOOK)
+    pb.write_text(playbook)
     out = tmp_path / name
     r = CliRunner().invoke(main, ["run", str(pb), "-i", str(inv), "--backend", "ssh",
                                   "--rules", str(rules_without_timing_peers(tmp_path / "rules.yaml")),
@@ -61,13 +73,7 @@ def run_gate(tmp_path: Path, cluster, inv: Path, state: Path, name: str):
 
 
 def test_xid79_isolates_that_card_and_a_second_night_without_new_lines_is_clean(sshd_cluster, tmp_path):
-    pytest.importorskip("torch")
-    cluster = sshd_cluster(2, ["node1", "node2"])
-    for host in cluster:
-        install_fake_tools(host, cards=2)
-        install_python(host)
-    replay_kernel_log(cluster["node1"], XID79_ON_GPU1)
-    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    cluster, inv = xid_cluster(sshd_cluster, tmp_path)
     state = tmp_path / "state"
 
     r, res, rows = run_gate(tmp_path, cluster, inv, state, "night1")
@@ -237,21 +243,8 @@ def test_a_stress_only_night_reads_the_kernel_log_and_counters_before_and_after(
     """Issue 21 gap (a): a playbook without a connectivity layer (nightly-stress) still reads
     every host's kernel log since the last run and its counters before and after the layers;
     the Xid is judged, and isolated by masking the card, as in a gate."""
-    pytest.importorskip("torch")
-    cluster = sshd_cluster(2, ["node1", "node2"])
-    for host in cluster:
-        install_fake_tools(host, cards=2)
-        install_python(host)
-    replay_kernel_log(cluster["node1"], XID79_ON_GPU1)
-    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
-    pb = tmp_path / "stress.yaml"
-    pb.write_text(STRESS_ONLY)
-    out = tmp_path / "run"
-    r = CliRunner().invoke(main, ["run", str(pb), "-i", str(inv), "--backend", "ssh",
-                                  "--rules", str(rules_without_timing_peers(tmp_path / "rules.yaml")),
-                                  "--known-hosts", str(cluster.known_hosts), "--ssh-config", str(cluster.ssh_config),
-                                  "--state-dir", str(tmp_path / "state"), "--via", "hostfile", "--out", str(out), "-q"])
-    res, rows = json.loads((out / "results.json").read_text()), read_rows(out)
+    cluster, inv = xid_cluster(sshd_cluster, tmp_path)
+    r, res, rows = run_gate(tmp_path, cluster, inv, tmp_path / "state", "run", STRESS_ONLY)
     assert r.exit_code == 1, r.output
     reads = sorted((r["host"], r["fact"], r["value"].get("read", 0)) for r in rows
                    if r["kind"] == "host_fact" and r["fact"] in ("nvlink_errors", "ib_counters"))
@@ -279,14 +272,8 @@ def test_xid79_on_a_gpu_gone_from_the_listing_masks_that_card_not_the_host(sshd_
     """Issue 21 gap (b): the usual Xid 79, the GPU gone from ``nvidia-smi -q``. Its bus id
     names it: by its place in bus order among the GPUs still listed (no earlier run), or by
     the last whole listing in the state dir. The card is masked; the host is not drained."""
-    pytest.importorskip("torch")
-    cluster = sshd_cluster(2, ["node1", "node2"])
-    for host in cluster:
-        install_fake_tools(host, cards=2)
-        install_python(host)
+    cluster, inv = xid_cluster(sshd_cluster, tmp_path)
     fallen_off(cluster["node1"], listed=1, cards=2)
-    replay_kernel_log(cluster["node1"], XID79_ON_GPU1)
-    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
     r, res, rows = run_gate(tmp_path, cluster, inv, tmp_path / "state", "night1")
     assert r.exit_code == 1, r.output
     kernel = next(r for r in rows if r["fact"] == "kernel_log" and r["host"] == "node1")
