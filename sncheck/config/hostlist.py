@@ -96,7 +96,7 @@ def check_name(name: object, what: str = "host name") -> str:
     from sncheck.errors import ConfigError
 
     if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 255:
-        raise ConfigError(f"bad {what} {_short(str(name))!r}: letters, digits, '.', '_' and '-' only, "
+        raise ConfigError(f"bad {what} {_short(str(name))}: letters, digits, '.', '_' and '-' only, "
                           "not starting with '-'")
     return name
 
