@@ -109,7 +109,9 @@ def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Plante
             free.difference_update(sns[sn])
             # faint: near the domain's design bar (0.93), as the NVL72 rack at 0.9 of the issue
             factor = rnd.uniform(0.5, 0.75) if case == "whole_supernode" else rnd.uniform(0.88, 0.93)
-            lines = tuple(f"{{type: slow_card, target: {h}/gpu{k}, factor: {factor:.2f}}}"
+            # three places, as faint_card: at two, a tenth of the faint draws (0.925-0.93)
+            # rounded onto the bar itself, where any detector is a coin toss
+            lines = tuple(f"{{type: slow_card, target: {h}/gpu{k}, factor: {factor:.3f}}}"
                           for h in sns[sn] for k in range(inv.hosts[h].cards))
             one_host = len(sns[sn]) == 1  # a domain of one host (MI300X) is that host
             out.append(Planted(case, lines, frozenset({(sns[sn][0], "host") if one_host else (sn, "supernode")})))

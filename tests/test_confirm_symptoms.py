@@ -126,6 +126,45 @@ def test_a_retest_that_reads_a_pending_remap_confirms_the_host(tmp_path):
     assert any(r.get("fact") == "remapped_rows" and not r["ok"] for r in rows if r.get("layer") == "confirm")
 
 
+@pytest.mark.parametrize("suspect", ["card", "host"])
+def test_a_retest_that_lists_other_devices_neither_confirms_nor_releases(tmp_path, monkeypatch, suspect):
+    """A tray whose card warning (Limited Capacity on gpu1) or host symptom (a clock event
+    gone by the retest) is retested while the tray lists another GPU than at its first
+    read: what the retest re-read is not what was found. The suspect stays quarantined
+    (the card was confirmed on the other devices' facts, the host released), and the
+    change is a finding of its own on the host, quarantined; the gate fails."""
+    import sncheck.backends.mockfacts as mockfacts
+
+    nvl72 = str(ROOT / "fixtures/inventories/nvl72-rack.yaml")
+    ctx, rows = _context(nvl72, ["{type: fabric_degraded, target: tray03/gpu1}"], tmp_path)
+    ctx.backend.host_facts(("tray03",), rows.append)  # detection's read: the devices it lists
+    relabel = mockfacts._relabel
+
+    def swapped(row: dict, host: str) -> dict:  # the tray lists another last GPU now
+        out = relabel(row, host)
+        if host == "tray03" and out.get("ids"):
+            out["ids"] = [*out["ids"][:-1], "GPU-ffffffff-0000-0000-0000-000000000000"]
+        return out
+
+    monkeypatch.setattr(mockfacts, "_relabel", swapped)
+    if suspect == "card":
+        f = Finding("tray03/gpu1", "card", "connectivity", "host-fact-warning", "warning",
+                    "tray03/gpu1: fabric health (Limited Capacity)", {"measured": 1, "expected": 0, "unit": None,
+                                                                      "fact": "fabric_state"})
+    else:
+        f = _clock_finding("tray03")
+    findings = [f]
+    steps = _steps(ctx, findings)
+    assert [(s.entity, s.action) for s in steps if s.entity == f.entity] == [(f.entity, "quarantine")] * 2
+    assert f.evidence["confirmed"] is None and "the devices changed" in f.evidence["retest"], f.evidence["retest"]
+    assert all(s["outcome"] is None for s in f.evidence["retest_symptoms"])
+    if suspect == "card":  # the host's change: a finding of its own
+        [changed] = [g for g in findings if g.entity == "tray03"]
+        assert changed.entity_kind == "host" and changed.evidence["fact"] == "devices_changed"
+        assert ("tray03", "quarantine") in [(s.entity, s.action) for s in steps]
+    assert verdict.decide({"layers": [], "findings": [g.to_dict() for g in findings]}, "warning") == "fail"
+
+
 def test_a_fault_seen_on_a_control_is_a_finding_of_its_own(tmp_path):
     # The suspect's symptom (on a scale-up pair) is gone; a card on another host of its
     # supernode, one of the retest's controls, is slow now.

@@ -17,7 +17,7 @@ from sncheck.health.policy import check_cap, entity_kind
 from sncheck.run.runner import RunOptions, execute
 from sncheck.store.rundir import read_rows
 from sncheck.model import card_of
-from sncheck.topology import Topology, link_id, nic_of
+from sncheck.topology import Topology, host_of, link_id, nic_of
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
@@ -222,3 +222,25 @@ def test_a_control_whose_bad_pairs_are_all_with_one_worse_card_is_not_a_culprit(
     assert [(c.entity, c.kind) for c in localize(cells, topo)] == [(x, "card")]
     cells["bad"] = True  # every pair bad: no card is beside one worse card
     assert {c.entity for c in localize(cells, topo)} >= {x, a, b}
+
+
+def test_controls_whose_bad_pairs_are_all_with_a_worse_host_are_not_culprits():
+    """A scale-out retest of a whole slow MI300X host (8 cards) beside three controls on
+    other hosts, each pair twice: each control has 16 of its 20 pairs bad, every one with
+    the host's cards (each bad with everyone). The host is the one culprit; the controls
+    were named as cards too, and the host's retest said its controls showed the symptom
+    and left it quarantined. Controls slow alike (their pairs with each other bad too)
+    are still named."""
+    topo = Topology(load_inventory(INVENTORIES / "mi300x-pod.yaml"))
+    host = topo.cards_of_host("mi04")
+    controls = ["mi01/gpu0", "mi02/gpu0", "mi03/gpu0"]
+    order = host + controls
+    rows = [(p, q) for i, p in enumerate(order) for q in order[i + 1:] if host_of(p) != host_of(q)] * 2
+    cells = pd.DataFrame({"src": [p for p, _ in rows], "dst": [q for _, q in rows]})
+    cells["tier"] = topo.tiers(cells["src"], cells["dst"])
+    cells["link"] = topo.link_ids(cells["src"], cells["dst"])
+    assert set(cells["tier"]) == {"scale_out"}
+    cells["bad"] = cells["src"].isin(host) | cells["dst"].isin(host)
+    assert [(c.entity, c.kind) for c in localize(cells, topo)] == [("mi04", "host")]
+    cells["bad"] = True  # the controls slow alike: they are named beside the host
+    assert {c.entity for c in localize(cells, topo)} >= {"mi04", *controls}

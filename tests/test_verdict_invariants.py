@@ -250,6 +250,32 @@ def test_cards_and_links_of_a_domain_slow_as_a_whole_fold_into_it():
     assert {(f.entity, f.entity_kind) for f in out} == {("snA", "supernode"), ("a2", "host")}
 
 
+def test_cards_of_a_one_host_domain_slow_as_a_whole_fold_into_the_host():
+    """An MI300X host is its own supernode: a whole host faint alike (0.92 of design) is
+    named as the host by the domain rule (evidence ``domain``), while the per-card rule,
+    its tier median pooled with the healthy hosts, names most of its cards (not all, so
+    they do not lift to the host: bench_platform_accuracy scenario 5119, 6 extra cards).
+    They are the domain's symptoms; a critical card, a card its tool named and a card of
+    another host stay culprits."""
+    cards = lambda h: [f"{h}/gpu{i}" for i in range(8)]  # noqa: E731
+    domain = {"mi01": "mi01", "mi02": "mi02"}.get
+    host = Finding("mi01", "host", "connectivity", "p2p-bandwidth-domain-below-design", "warning", "faint",
+                   {"tier": "intra_host", "cards": 8, "domain": "mi01"})
+    slow = [Finding(f"mi01/gpu{i}", "card", "connectivity", "p2p-bandwidth-card-slow", "warning", "low",
+                    {"tier": "intra_host"}) for i in (0, 1, 2, 4, 5, 6)]
+    kept = [Finding("mi01/gpu3", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "slow", {}),
+            Finding("mi01/gpu7", "card", "connectivity", "host-fact-warning", "warning", "ecc", {"fact": "ecc"}),
+            Finding("mi02/gpu0", "card", "connectivity", "p2p-bandwidth-card-slow", "warning", "low", {})]
+    out = merge_findings([host, *slow, *kept], cards, domain)
+    assert {f.entity for f in out} == {"mi01"} | {f.entity for f in kept}
+    assert {r["entity"] for r in next(f for f in out if f.entity == "mi01").evidence["related"]} == \
+        {f.entity for f in slow}
+    # The domain's symptom folded into another host finding (its most severe) still holds it.
+    worse = Finding("mi01", "host", "stress", "collective-pair-slow", "critical", "slow pairs", {"tier": "intra_host"})
+    out = merge_findings([worse, host, *slow], cards, domain)
+    assert [(f.entity, f.rule) for f in out] == [("mi01", "collective-pair-slow")]
+
+
 def test_a_card_its_tool_named_is_not_folded_into_a_host_symptom_shared_alike():
     """A pending remap in gpu1's nvidia-smi section and a host whose pairs are all slow
     (localized from pair tests, every card alike): two culprits. The slow host may be

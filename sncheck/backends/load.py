@@ -99,3 +99,23 @@ def machine_load(own_pids: Iterable[int] = ()) -> dict:
     steal = spent[7] / sum(spent) if len(spent) > 7 and sum(spent) > 0 else 0.0
     return {"runnable": max(sum(runs) / len(runs) - 1.0, 0.0), "cores": cores, "steal": round(steal, 3),
             "mark": _mark(last[1], own_pids)}
+
+
+BUSY_RUNNABLE = 0.75  # runnable processes (besides sncheck's own) per core
+BUSY_STEAL = 0.10
+BUSY_OTHERS = 0.25  # share of the cores other processes used during the retest
+
+
+def busy_reason(load: dict | None, degraded: list[str]) -> str | None:
+    """On a backend that measures on one shared machine (it reports its load): the
+    machine was busy, or the controls beside the suspect are degraded alike."""
+    if load is None:
+        return None
+    busy = load["runnable"] / max(load["cores"], 1) >= BUSY_RUNNABLE or load.get("steal", 0.0) >= BUSY_STEAL \
+        or load.get("others", 0.0) >= BUSY_OTHERS
+    if not busy and not degraded:
+        return None
+    steal = f", steal {load['steal']:.0%}" if load.get("steal") else ""
+    others = f", other processes used {load['others']:.0%} of the cores during the retest" \
+        if load.get("others", 0.0) >= BUSY_OTHERS else ""
+    return f"inconclusive: the machine was busy (load {load['runnable']:.1f} on {load['cores']} cores{steal}{others})"

@@ -71,7 +71,8 @@ def merge_findings(findings: list[Finding],
       its hosts' replicas slow; the retest re-measures the folded symptom);
     * a card, link or host inside a supernode culprit (``supernode_of_host``) at least as
       severe folds into it, unless its tool named the card (or a host fact), the link is
-      independent, or the host is unreachable;
+      independent, or the host is unreachable; a domain of one host judged slow as a
+      whole (named as the host, evidence ``domain``) is such a culprit for its cards;
     * card and link symptoms of an unreachable host are dropped (the host is the finding).
     """
     by_key: dict[tuple[str, str], Finding] = {}
@@ -92,6 +93,8 @@ def merge_findings(findings: list[Finding],
     host_culprits = {f.entity: f for f in hardware.values()
                      if f.entity_kind == "host" and f.rule not in FOLDABLE_HOST_RULES}
     domains = {f.entity: f for f in hardware.values() if f.entity_kind == "supernode"}
+    # A domain of one host (MI300X: each host its own supernode) is named as that host.
+    domains.update({sn: f for f in hardware.values() if f.entity_kind == "host" and (sn := _domain_of(f))})
     out = []
     for f in hardware.values():
         if f.entity_kind in ("card", "link") and any(_on_host(f.entity, h) for h in unreachable):
@@ -103,7 +106,7 @@ def merge_findings(findings: list[Finding],
             host_culprits[host].evidence.setdefault("related", []).append(_brief(f))
             continue
         domain = _domain_holding(f, domains, supernode_of_host)
-        if domain is not None and (f.entity_kind == "card" and not _named_by_its_tool(f, domain) or (
+        if domain is not None and domain is not f and (f.entity_kind == "card" and not _named_by_its_tool(f, domain) or (
                 f.entity_kind == "host" and "fact" not in f.evidence and f.rule != "host-unreachable")):
             # Inside a domain slow as a whole: a peer statistic over its tier, pooled with
             # the healthy domains, splits it into cards and links "between two otherwise
@@ -158,6 +161,15 @@ def _domain_holding(f: Finding, domains: dict[str, Finding],
         d = domains.get(supernode_of_host(host) or "")
         if d is not None and severity_rank(d.severity) >= severity_rank(f.severity):
             return d
+    return None
+
+
+def _domain_of(f: Finding) -> str | None:
+    """The scale-up domain a finding judged slow as a whole (rule ``per: supernode``:
+    evidence ``domain``), as its own symptom or a folded one."""
+    for ev in [f.evidence, *(r.get("evidence") or {} for r in f.evidence.get("related", []))]:
+        if isinstance(ev.get("domain"), str):
+            return ev["domain"]
     return None
 
 

@@ -102,6 +102,21 @@ def _beside_one_worse(bad: pd.DataFrame, cards: set[str], n_tested: dict[str, in
     return {c for c, o in others.items() if len(o) == 1 and (w := next(iter(o))) in share and share[w] > share[c]}
 
 
+def _beside_culprit(card: str, bad: pd.DataFrame, explained: set[str], cells: pd.DataFrame) -> bool:
+    """A card every bad pair of which is with a host or supernode culprit's cards, and
+    healthy with the cards it was measured with apart from those (two pairs at least):
+    that culprit's symptom. A scale-out retest of a whole slow host (8 cards) beside
+    three controls gives each control 16 of its 20 pairs bad, every one with the host,
+    and its 4 pairs with the other controls good. With no other pair the card cannot be
+    told from its partner and stays named."""
+    ends = pd.concat([bad["src"], bad["dst"]]).astype(object)
+    if not ends[ends != card].isin(explained).all():
+        return False
+    src, dst = cells["src"].astype(object), cells["dst"].astype(object)
+    other = dst.where(src == card, src)[(src == card) | (dst == card)]
+    return int((~other.isin(explained)).sum()) >= CARD_MIN_BAD
+
+
 def _nic_cards(cells: pd.DataFrame, bad: pd.DataFrame, candidates: set[str],
                flagged: Mapping[str, set[str]]) -> set[str]:
     """The cards whose fault lies in their rail NIC: bad over the scale-out network (at
@@ -214,7 +229,10 @@ def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: Mapping[str, se
         nics_left -= mine
         explained |= mine
     for card in sorted(cards_left):
-        culprits.append(Culprit(card, "card", touching({card})))
+        mine = touching({card})
+        if explained and _beside_culprit(card, mine, explained, cells):
+            continue  # its bad pairs are a host's or supernode's found above
+        culprits.append(Culprit(card, "card", mine))
         explained.add(card)
     for card in sorted(nics_left):
         culprits.append(Culprit(nic_of(card), "nic", touching({card}, only_out=True)))

@@ -104,7 +104,7 @@ def _domains_to_design(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
                               f"{kind} {entity}: {rule.summary}: its {r.tier} pairs at {r.level:.1%} of design "
                               f"(the median of its {r.cards} cards measured, the best at {r.best:.1%})",
                               {"measured": jsonable(r.level * exp), "expected": jsonable(exp), "unit": unit,
-                               "tier": r.tier, "cards": int(r.cards)})
+                               "tier": r.tier, "cards": int(r.cards), "domain": str(r.sn)})
     return list(out.values())
 
 

@@ -27,7 +27,9 @@ fired), so a new fault seen during the retest is a finding. The verdict
   its own rule, and is inside the bar by more than the retest's measured noise;
 * None (cannot say, stays quarantined): a symptom not re-measured, not judged (its
   rule is not in the rules file) or not measured in the first place, a retest too
-  noisy to judge, controls that show the symptom too, or a retest that could not run.
+  noisy to judge, controls that show the symptom too, a retest that could not run, or
+  a host of the suspect that lists other devices than at its first read
+  (``devices_changed``: a finding of its own, whatever the symptom's severity).
   On a backend that shares one machine (local), a reproduced symptom while the machine
   is busy or the controls are degraded alike is ``busy``: "inconclusive", not a pass
   and not an isolation.
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from sncheck.backends.load import window
+from sncheck.backends.load import busy_reason as _busy_reason, window
 from sncheck.errors import HarnessError
 from sncheck.health.findings import Finding
 from sncheck.health.invariants import NON_FINITE, means_not_measured as not_measured_rule
@@ -64,6 +66,7 @@ FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "
 MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the bar confirms
 NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
 DOMAIN_SAMPLE = 18  # cards of a supernode re-measured together (one per host)
+DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
 
 
 @dataclass(frozen=True)
@@ -445,6 +448,12 @@ class Window:
         dctx = _dctx(self.ctx)
         rules = list(self.by_name.values())
         found = self._evaluate(rules, rows, dctx)
+        # A host that lists other devices than at its first read (hostjudge's
+        # devices_changed): what was re-read there is not what was found; the change is a
+        # finding of its own, and the suspect on that host can be neither confirmed nor
+        # released by this retest.
+        changed = [g for g in found if g.evidence.get("fact") == DEVICES_CHANGED]
+        found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED]
         hits = [g for g in found if self._cards(g) & self.scope]
         on_controls = [g for g in found if self._cards(g) & self.controls]
         noise = _noise(rows)
@@ -461,7 +470,14 @@ class Window:
         busy_now = _busy_reason(load, [])
         seen = tuple(_seen(g, self.f, busy_now if self._speed(g.rule) else None) for g in on_controls
                      if not (self._cards(g) & self.scope) and not any(h.rule == g.rule for h in hits))
+        seen += tuple(_seen(g, self.f, None) for g in changed)
         how = ", ".join(hows)
+        moved = [g for g in changed if self._cards(g) & self.scope]
+        if moved:
+            per = [{**p, "outcome": None, "note": f"not re-measured: the host lists other devices now ({p['note']})"}
+                   for p in per]
+            return Retest(None, how, "; ".join(dict.fromkeys(g.message for g in moved)), symptoms=tuple(per),
+                          seen=seen)
         outcomes = [p["outcome"] for p in per]
         reproduced = [p for p in per if p["outcome"] is True]
         if reproduced:
@@ -525,11 +541,6 @@ class Window:
         return None, NOISY + f" ({noise:.0%} of the median)"
 
 
-BUSY_RUNNABLE = 0.75  # runnable processes (besides sncheck's own) per core
-BUSY_STEAL = 0.10
-BUSY_OTHERS = 0.25  # share of the cores other processes used during the retest
-
-
 def _has_bound(rule: Rule) -> bool:
     return "below" in rule.params or "above" in rule.params
 
@@ -573,21 +584,6 @@ def _noise(rows: pd.DataFrame) -> float:
 def _spread(values: pd.Series) -> float:
     med = values.median()
     return float((values - med).abs().median() / med) if med else math.inf
-
-
-def _busy_reason(load: dict | None, degraded: list[str]) -> str | None:
-    """On a backend that measures on one shared machine (it reports its load): the
-    machine was busy, or the controls beside the suspect are degraded alike."""
-    if load is None:
-        return None
-    busy = load["runnable"] / max(load["cores"], 1) >= BUSY_RUNNABLE or load.get("steal", 0.0) >= BUSY_STEAL \
-        or load.get("others", 0.0) >= BUSY_OTHERS
-    if not busy and not degraded:
-        return None
-    steal = f", steal {load['steal']:.0%}" if load.get("steal") else ""
-    others = f", other processes used {load['others']:.0%} of the cores during the retest" \
-        if load.get("others", 0.0) >= BUSY_OTHERS else ""
-    return f"inconclusive: the machine was busy (load {load['runnable']:.1f} on {load['cores']} cores{steal}{others})"
 
 
 def _seen(g: Finding, suspect: Finding, busy: str | None) -> Finding:
