@@ -127,10 +127,25 @@ SECTIONED = {"amd-smi", "nvidia-smi-fabric", "hccn-status", "perfquery", "npu-sm
 _EXCERPT = re.compile(r"\s*(?:\.\.\.|\[\.\.\.\]|\[output truncated\])\s*(?:\n|$)")
 
 
+_BORDER = re.compile(r"^\+=+(?:\+=+)*\+\s*$")
+_LINK_RECORD = re.compile(r"LINK (?:UP|DOWN)\s*$")
+
+
 def why_not_judged(tool: str, body: str, off: int, expect: int | None, several: bool) -> str | None:
     """The class of a changing cut that exits 0 when no format or judge can tell it, or None."""
     if tool in STREAMS:
         return "a log: no end, no count"
+    kept = [ln for ln in body[:off].splitlines() if ln.strip()]
+    if tool == "npu-smi" and kept and _BORDER.match(kept[-1].strip()) and "Process id" not in body[:off]:
+        # npu-smi info always ends with its process table, but users paste the NPU table
+        # alone (real-r3 holds such a fragment as whole); in a run the table feeds no fact
+        # and the inventory's count of NPUs catches one missing
+        return "npu-smi's NPU table alone, cut at its closing border: what users paste"
+    if tool == "ascend-collected" and kept and _LINK_RECORD.search(kept[-1]) and \
+            "-link_stat" in next((ln for ln in reversed(kept) if "hccn_tool" in ln), ""):
+        # newest first, and 'link up count' counts every link-up since boot, more than the
+        # records kept (the capture's own: 2, with one LINK UP record)
+        return "hccn_tool -link_stat's change records: a history of a length the tool does not state"
     if several:
         return "two whole outputs in one capture: the cut leaves the first"
     if _EXCERPT.match(body[off:]):
@@ -181,12 +196,13 @@ def test_the_corpus_is_found() -> None:
     assert {"nccl-tests", "nvidia-smi-q", "dcgmi-diag", "ibstat", "nvbandwidth", "rocm-smi", "transferbench"} <= tools
 
 
-# Cuts still open, by view: each reads as a whole output today, and the reason.
-OPEN = {
-    "npu-smi": "a cut just before the process table reads as the NPU table alone, which users paste",
-    "amd-smi-topology": "a cut between two whole tables: the command's options choose the tables",
-    "ascend-collected": "a section whose own view states no count (link-change records, npu-smi health)",
-}
+# Cuts still open, by view: each reads as a whole output today, and the reason. None now:
+# npu-smi's cut at the process table's opening border, amd-smi topology's between two
+# tables (its command line names the tables), an ascend-collected section whose own view
+# finds it cut (npu-smi health without its Error Code line) exit 1; the rest are classes
+# of why_not_judged. (amd-smi topology without its command line: the options choose the
+# tables and the output names none; no capture in the corpus is one.)
+OPEN: dict[str, str] = {}
 
 
 def test_every_cut_that_changes_the_result_exits_1() -> None:
@@ -284,3 +300,34 @@ def test_an_expectation_no_view_can_count_is_not_judged() -> None:
     assert not [e for e in data["errors"] if "--expect" in e]
     data = parse_text("kernel-log", text, expect=3)
     assert any(e.startswith("not judged: the kernel-log view has no records to count") for e in data["errors"]), data
+
+
+@pytest.mark.parametrize("rel, tool, upto, why", [
+    # npu-smi info: the process table's opening border, and no header under it
+    ("ascend/10_npu-smi_info_A3_910C_16chips_vllm-ascend-issue3002.txt", "npu-smi",
+     "| NPU     Chip              | Process id", "process table's opening border"),
+    # amd-smi topology with its command line: no option, so every table; WEIGHT cut away
+    ("amd/06_amd-smi_topology_access_weight_mi300x_8gpu_blog_truncated.txt", "amd-smi-topology",
+     "WEIGHT TABLE:", "prints the WEIGHT, HOPS, LINK TYPE tables: missing"),
+    # a collected log's npu-smi health section cut before its Error Code line
+    ("ascend/12_npu-smi_info_health_ecc_board_usages_mindcluster_doc.txt", "ascend-collected",
+     "         Error Code                     : NA\n         Error Information              : NA\n        ...",
+     "no 'Error Code' line"),
+])
+def test_the_cuts_that_were_open_exit_1(rel: str, tool: str, upto: str, why: str) -> None:
+    """The three views of the former OPEN table, cut where the seeded cuts found them exit 0."""
+    raw = strip_source_header((ROOT / "fixtures" / "real" / rel).read_text(encoding="utf-8"))
+    cut = raw[: raw.rindex(upto)]
+    code, got = outcome(tool, cut, rel)
+    assert code == 1 and why in (got or ""), got and got[-400:]
+
+
+def test_a_pasted_npu_table_alone_stays_whole() -> None:
+    """The same capture cut at the NPU table's own closing border reads as the NPU table a
+    user pastes (real-r3 holds one whole): no error, and the class is named, not open."""
+    raw = strip_source_header((ROOT / "fixtures/real/ascend/10_npu-smi_info_A3_910C_16chips_vllm-ascend-issue3002.txt"
+                               ).read_text(encoding="utf-8"))
+    at = raw.index("| NPU     Chip              | Process id")
+    body = raw[: raw.rindex("\n+---", 0, at) + 1]
+    assert outcome("npu-smi", body, "x")[0] == 0
+    assert why_not_judged("npu-smi", body + "rest", len(body), 16, False).startswith("npu-smi's NPU table alone")

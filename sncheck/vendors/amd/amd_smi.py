@@ -161,7 +161,33 @@ def parse_amd_smi_topology(text: str) -> dict[str, Any]:
             tables[name][cells[0]] = dict(zip(cols, (_value(c) for c in cells[1:])))
     if not tables:
         raise ParseError("no '<NAME> TABLE:' section", tool="amd-smi-topology")
+    errors += _tables_missing(text, tables)
     return {"tool": "amd-smi-topology", "tables": tables, "errors": errors}
+
+
+# amd-smi topology's table options, and the tables every version prints without one
+_TABLE_FLAGS = {"-a": "ACCESS", "--access": "ACCESS", "-w": "WEIGHT", "--weight": "WEIGHT", "-o": "HOPS",
+                "--hops": "HOPS", "-t": "LINK TYPE", "--link-type": "LINK TYPE", "-b": "NUMA BW",
+                "--numa-bw": "NUMA BW"}
+_DEFAULT_TABLES = ("ACCESS", "WEIGHT", "HOPS", "LINK TYPE")
+_TOPOLOGY_COMMAND = re.compile(r"^\s*\$\s*(?:sudo\s+)?amd-smi\s+topology\b(.*)$", re.MULTILINE)
+
+
+def _tables_missing(text: str, tables: dict[str, Any]) -> list[str]:
+    """With its command line in the log (``$ amd-smi topology -a -w``), the options say which
+    tables it prints (none: every table, ACCESS, WEIGHT, HOPS and LINK TYPE at least); one of
+    those missing was cut. Without the command line the options are unknown: nothing to say."""
+    m = _TOPOLOGY_COMMAND.search(text)
+    if m is None:
+        return []
+    args = m.group(1).split()
+    flags = [a for a in args if a.startswith("-") and a not in ("-g", "--gpu")]
+    if any(f not in _TABLE_FLAGS for f in flags):
+        return []  # an option this view does not know the tables of (--json, a newer table)
+    wanted = [_TABLE_FLAGS[f] for f in flags] or list(_DEFAULT_TABLES)
+    missing = [t for t in dict.fromkeys(wanted) if t not in tables]
+    return [f"`amd-smi topology{(' ' + ' '.join(args)) if args else ''}` prints the {', '.join(missing)} "
+            f"table{'s' if len(missing) > 1 else ''}: missing, output cut short"] if missing else []
 
 
 _XGMI_GPU = re.compile(r"^GPU(\d+)\s+(\S+)\s+(?:([\d.]+) Gb/s|N/A)\s+(?:([\d.]+) Gb/s|N/A)\s+(\S+)\s*(.*)$")

@@ -88,4 +88,8 @@ def parse_collected(text: str) -> dict[str, Any]:
     if not sections:
         raise ParseError("no npu-smi or hccn_tool command lines", tool="ascend-collected")
     errors = [f"`{s['command']}`: {s['error']}" for s in sections if s["error"]]
+    # what each command's own view found wrong in its output (an npu-smi health read cut
+    # before its Error Code line) is this log's too
+    errors += [f"`{s['command']}`: {e}" for s in sections if isinstance(s.get("parsed"), dict)
+               for e in s["parsed"].get("errors") or []]
     return {"tool": "ascend-collected", "sections": sections, "errors": errors}

@@ -63,16 +63,23 @@ _PROC_NPU = re.compile(r"^\|\s*(?:No running processes found in NPU\s+)?(\d+)\b"
 
 
 def _process_table_cut(chips: list[dict[str, Any]], table: set[int] | None, block: int | None,
-                       errors: list[str]) -> list[str]:
+                       errors: list[str], tail: list[str]) -> list[str]:
     """``npu-smi info`` ends with its process table: a block per NPU of the table above (its
     processes, or "No running processes found in NPU n"), each closed by a border. A cut
     between NPUs or inside a block shows here; one before the table reads as the NPU table
-    alone, which users paste (the judge's count of NPUs is what catches a missing one)."""
+    alone, which users paste (the judge's count of NPUs is what catches a missing one), unless
+    it leaves the process table's opening border (``tail``: the last two non-blank lines)."""
     npus = sorted({c["npu"] for c in chips})
     if not npus or any("elided" in e or "missing" in e for e in errors):
         return []  # an excerpt, said already
     if table is None:
-        return []  # a paste of the NPU table alone (the conformance corpus holds such fragments)
+        # a paste of the NPU table alone (the conformance corpus holds such fragments) ends
+        # with the NPU table's closing border or a chip row; the process table's own opening
+        # border after that closing one, with nothing under it, is a cut
+        if len(tail) == 2 and tail[0].startswith("+=") and tail[1].startswith("+-"):
+            return ["the output ends with the process table's opening border and no header under it: "
+                    "output cut short"]
+        return []
     if block is not None:
         return [f"the process block of NPU {block} has no closing border: output cut short"]
     if missing := [n for n in npus if n not in table]:
@@ -131,7 +138,8 @@ def parse_info(text: str) -> dict[str, Any]:
         raise ParseError("no npu-smi info table", tool="npu-smi")
     if pending is not None:
         errors.append(f"NPU {pending['npu']}: second row missing (truncated output?)")
-    errors += _process_table_cut(chips, table, block, errors)
+    tail = [ln.strip() for ln in text.splitlines() if ln.strip()][-2:]
+    errors += _process_table_cut(chips, table, block, errors, tail)
     return {"tool": "npu-smi", "version": version, "chips": chips, "processes": procs, "errors": errors}
 
 
