@@ -9,14 +9,17 @@ from collections.abc import Callable
 from types import SimpleNamespace
 
 from sncheck.vendors import registry
-from sncheck.vendors.nvidia import sim_fabric
+from sncheck.vendors.nvidia import sim as nvidia_sim
+from sncheck.vendors.sim import HostState
 
 
 def replay_runner(host: str, position: int, plat, down: tuple[int, ...]) -> Callable:
     """What each NVL72 fact command (of the platform ``plat``) prints on ``host``, the
     ``position``-th tray of its rack as cabled, while the IMEX nodes ``down`` are not READY."""
-    out = sim_fabric.outputs(host, position, [], down_in_domain=down)
-    by_argv = {tuple(c.argv): out[c.name] for c in registry.vendor_of(plat).commands_for(plat) if c.name in out}
+    state = HostState(host, plat.cards_per_host, plat.name, domain_hosts=plat.domain_hosts, index=position,
+                      down_in_domain=down)
+    by_argv = {tuple(c.argv): out.stdout for c in registry.vendor_of(plat).commands_for(plat)
+               if (out := nvidia_sim.render(c.name, state)) is not None}
 
     def run(argv: list[str], timeout: float):
         text = by_argv.get(tuple(argv))

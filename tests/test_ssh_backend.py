@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import shlex
 import sys
 import threading
@@ -98,13 +99,49 @@ def sh_quote(path: Path | str) -> str:
     return shlex.quote(str(path))
 
 
+_GPU_START = {"q": r"^GPU [0-9A-Fa-f]{8}:", "nvlink_s": r"^GPU \d+:", "nvlink_e": r"^GPU \d+:"}
+
+
+def first_cards(key: str, text: str, cards: int) -> str:
+    """A capture of a bigger host as a host of ``cards`` GPUs prints it: its first ``cards``
+    GPU sections (and ``Attached GPUs`` of -q), or rows and columns of the topo matrix. A
+    run holds each listing of the host's cards to the inventory's count (an 8-GPU listing
+    on a 1-card host is not judged); an excerpt with fewer GPUs is kept as it is."""
+    if key == "topo":
+        lines = text.splitlines()
+        head = next(i for i, ln in enumerate(lines) if re.match(r"^\s+GPU0\b", ln))
+        n = len(re.findall(r"\bGPU\d+\b", lines[head]))
+        if n <= cards:
+            return text
+        out = lines[:head] + [" " * 8 + "".join(f"GPU{j}".ljust(8) for j in range(cards))
+                              + lines[head].split(f"GPU{n - 1}", 1)[1].strip()]
+        for ln in lines[head + 1:]:
+            m = re.match(r"^GPU(\d+)\s", ln)
+            if not m:
+                out.append(ln)
+            elif int(m.group(1)) < cards:
+                cells = ln.split()
+                out.append(cells[0].ljust(8) + "".join(c.ljust(8) for c in cells[1:1 + cards])
+                           + "  ".join(cells[1 + n:]))
+        return "\n".join(out) + "\n"
+    at = [m.start() for m in re.finditer(_GPU_START[key], text, re.MULTILINE)]
+    if key == "nvlink_e" and 0 < len(at) < cards:  # the excerpt's GPU (all counters 0) as each GPU's
+        last = text[at[-1]:]
+        return text + "".join(re.sub(r"^GPU \d+:", f"GPU {i}:", last) for i in range(len(at), cards))
+    if len(at) <= cards:
+        return text
+    text = text[: at[cards]]
+    return re.sub(r"^(Attached GPUs\s*:\s*)\d+", lambda m: f"{m.group(1)}{cards}", text, flags=re.MULTILINE)
+
+
 def install_profile(host: SshdHost, profile: str, cards: int) -> None:
     spec = PROFILES[profile]
     data = host.directory / "data"
     data.mkdir(exist_ok=True)
     for key in ("topo", "nvlink_s", "nvlink_e", "q"):
         rel = spec[key]
-        (data / key).write_text(strip_source_header((REAL / rel).read_text()) if rel else "")
+        text = strip_source_header((REAL / rel).read_text()) if rel else ""
+        (data / key).write_text(first_cards(key, text, cards) if text else "")
     (data / "csv").write_text("\n".join(CSV_LINES[spec["csv"]][:cards]) + "\n")
     install_fake_tool(host, "nvidia-smi", FAKE_NVIDIA_SMI.format(data=sh_quote(data)))
     for tool in ("ibstat", "dcgmi"):

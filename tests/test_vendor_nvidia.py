@@ -17,6 +17,8 @@ from sncheck.vendors.infiniband import perftest
 from sncheck.vendors.nvidia import checks as nv
 from sncheck.vendors.nccltests import parse as nccl_tests
 from sncheck.vendors.nvidia import fabric, fabric_checks, gpu_checks, nvbandwidth
+from sncheck.vendors.nvidia import sim as nvidia_sim
+from sncheck.vendors.sim import HostState
 from sncheck.vendors.parsers import parsers, strip_source_header
 from sncheck.transport.result import Result
 
@@ -376,8 +378,11 @@ def _install_tray(host, qx: str | list[str]) -> None:
         (data / f"qx{i}").write_text(text)
     (data / "csv").write_text(_gb200_csv())
     (data / "nvlink_s").write_text(_gb200_nvlink_s())
-    (data / "nvlink_e").write_text(real("nvidia-smi-nvlink/04_errors_h100_18links_elided.txt"))
-    (data / "topo").write_text(real("nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt"))
+    # a tray's own 4 GPUs in the layout of the H100 captures (no GB200 capture of these): an
+    # 8-GPU topo or a 1-GPU excerpt on a 4-GPU tray is a listing the run does not judge
+    tray = HostState("tray", 4, "nvidia-nvl72")
+    (data / "nvlink_e").write_text(nvidia_sim.render_nvlink_errors(tray))
+    (data / "topo").write_text(nvidia_sim.render_topo(tray))
     d = shlex.quote(str(data))
     install_fake_tool(host, "nvidia-smi", f"""#!/bin/sh
 D={d}

@@ -35,6 +35,7 @@ from typing import Any, Callable
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import kernel_log, registry
 from sncheck.vendors.base import ScaleOut
+from sncheck.vendors.hostjudge import bind
 
 KERNEL_LOG_TIMEOUT_S = 60.0
 CURSOR_FILE = "kernel-log-cursors.json"
@@ -196,8 +197,8 @@ class HostReads:
     def ib(self, host: str, expect: hostfacts.Expect, run: Callable[[hostfacts.FactCommand], Any],
            checks: dict[str, bool], read_no: int, so: ScaleOut) -> list[dict]:
         assert so.counters_argv is not None and so.parse_counters is not None
-        cmd = hostfacts.command("ib_counters", so.counters_tool, so.counters_argv(self.sysfs),
-                                so.parse_counters, _check_ib(read_no, so), "ib_counters")
+        cmd = bind(hostfacts.command("ib_counters", so.counters_tool, so.counters_argv(self.sysfs),
+                                     so.parse_counters, _check_ib(read_no, so), "ib_counters"))  # its listing too
         if hostfacts.switched_off(cmd, checks) or checks.get(so.nic_tool) is False:
             return hostfacts.skipped_rows(host, cmd)
         res = run(cmd)

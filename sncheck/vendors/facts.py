@@ -34,6 +34,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.store.rows import host_fact_row
+from sncheck.vendors import listing as listings
 
 Check = Callable[[str, dict[str, Any], "Expect"], list[dict]]
 Parser = Callable[[str], dict[str, Any]]
@@ -77,6 +78,10 @@ class FactCommand:
     facts: tuple[str, ...]
     # parsed -> a reason to run the command again (output says "not ready yet"), or None
     retry_while: Callable[[dict[str, Any]], str | None] | None = None
+    # the parse view of its output (`sncheck parse VIEW`) and what one record of it is:
+    # bound from the view whose parser ``parse`` is (hostjudge.bind), None where none lists records
+    view: str | None = None
+    listing: listings.Listing | None = None
 
     @property
     def display(self) -> str:
@@ -191,7 +196,42 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
     elif exit_code != 0 and not parsed.get("errors"):
         # Clean-looking output from a command that says it failed: do not trust it.
         parsed.setdefault("errors", []).append(f"exit {exit_code}: {_tail(stderr) or 'no error text'}")
-    return parsed, cmd.check(host, parsed, expect)
+    rows = cmd.check(host, parsed, expect)
+    wrong = listing_problems(cmd, clean_text(stdout), parsed, expect)
+    return parsed, unjudged(host, cmd, rows, wrong) if wrong else rows
+
+
+def listing_problems(cmd: FactCommand, text: str, parsed: dict[str, Any], expect: Expect) -> list[str]:
+    """What shows the listing ``cmd`` read is not the host's whole listing: cut mid-line or
+    after a partial record, a device listed twice, a matrix without a row, or (a listing of
+    the host's cards, ``Listing.cards``) another number of records than the inventory's cards."""
+    if cmd.listing is None or cmd.view is None:
+        return []
+    found = [cut] if (cut := listings.cut_mid_line(text)) else []
+    # an empty listing is the tool saying there is none (no NVLink): the view's check judges that
+    cards = expect.cards if cmd.listing.cards and expect.cards > 0 and listings.count(cmd.listing, parsed) else None
+    found += listings.check(cmd.view, parsed, cards, listings={cmd.view: cmd.listing})
+    return [f + " (the inventory's cards)" if cards is not None and f.startswith("not judged: ") and
+            f.endswith(f"expected {cards}") else f for f in found]
+
+
+def unjudged(host: str, cmd: FactCommand, rows: list[dict], problems: Sequence[str]) -> list[dict]:
+    """``rows`` of a listing that is not whole: what it shows wrong stays a finding; every
+    fact it passed was judged on part of the host, so is ``parse_failed`` (never a pass);
+    a fact with no row at all says so too."""
+    why = f"{cmd.view} output is not whole: {listed(list(problems))}"
+    out: list[dict] = []
+    for row in rows:
+        if row.get("ok"):
+            row = {k: v for k, v in row.items() if k not in ("ids", "cards", "nics", "links")}
+            out.append({**row, "ok": False, "status": "parse_failed",
+                        "message": f"{host}: cannot check {row['fact']}: {why}"})
+        else:
+            out.append(row)
+    seen = {r.get("fact") for r in rows}
+    out += failure_rows(host, cmd, "parse_failed", why) if not rows else \
+        [r for r in failure_rows(host, cmd, "parse_failed", why) if r["fact"] not in seen]
+    return out
 
 
 def run_with_retry(host: str, cmd: FactCommand, expect: Expect, run: Callable[[], Any], *,

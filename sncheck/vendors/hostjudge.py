@@ -31,12 +31,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sncheck.store.rows import host_fact_row
 from sncheck.topology import card_id, link_id, nic_id
-from sncheck.vendors import registry
+from sncheck.vendors import parsers, registry
 from sncheck.vendors.facts import Expect, FactCommand, check_host, listed
 
 Run = Callable[[FactCommand], Any]  # runs one fact command on the host: an outcome (a transport Result)
@@ -76,6 +76,17 @@ def per_device(rows: Iterable[dict]) -> Iterator[dict]:
             yield {**base, "entity": entity, "entity_kind": kind, "message": f"{entity}: {what}"}
 
 
+def bind(cmd: FactCommand) -> FactCommand:
+    """``cmd`` with its output's view and that view's listing (the view whose parser is the
+    command's: ``nvidia-smi -q`` is read by ``nvidia-smi-q``), so its outcome is judged whole
+    or not (:func:`sncheck.vendors.facts.listing_problems`); as it is when no view lists records."""
+    if cmd.listing is not None:
+        return cmd
+    view = parsers.view_of(cmd.parse)
+    spec = parsers.listings().get(view) if view else None
+    return replace(cmd, view=view, listing=spec) if spec else cmd
+
+
 def judge_host(host: str, expect: Expect, commands: Sequence[FactCommand], run: Run, *,
                checks: Mapping[str, bool] | None = None, window_s: float = 0.0, interval_s: float = 5.0,
                sleep: Callable[[float], None] = time.sleep,
@@ -83,7 +94,7 @@ def judge_host(host: str, expect: Expect, commands: Sequence[FactCommand], run: 
     """The rows of one reachable host, devices named, as each command is judged: a pure
     function of what ``run`` returns (the mock renders and judges each distinct host
     state once)."""
-    rows = check_host(host, expect, [*commands, *HOST_WIDE], run, checks=dict(checks or {}),
+    rows = check_host(host, expect, [bind(c) for c in (*commands, *HOST_WIDE)], run, checks=dict(checks or {}),
                       window_s=window_s, interval_s=interval_s, sleep=sleep, clock=clock)
     return per_device(rows)
 
@@ -117,7 +128,7 @@ class FactJudge:
 
     def commands(self, host: str) -> list[FactCommand]:
         plat = self.platform(host)
-        return registry.vendor_of(plat).commands_for(plat)
+        return [bind(c) for c in registry.vendor_of(plat).commands_for(plat)]
 
     def checks(self, host: str) -> dict[str, bool]:
         inv = self.inventory

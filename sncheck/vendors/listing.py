@@ -26,6 +26,8 @@ stream: there is no count to expect).
 from __future__ import annotations
 
 from dataclasses import dataclass
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,9 +44,44 @@ class Listing:
     required: tuple[str, ...] = ()  # paths every output of the format prints (never null there)
     ident: tuple[str, ...] = ()  # the fields naming a record of the first counted path: unique
     nested: str = ""             # records that each hold another view's output ("view", "parsed")
+    cards: bool = False          # the counted records are the host's cards: a run expects the inventory's
 
 
 FIELDS = ""  # the path of a key-value output's own top-level fields
+
+
+def _whole_document(body: str, last: str) -> bool:
+    """A JSON document that loads, or XML whose last line closes its root element."""
+    if last.rstrip().endswith(("}", "]")) and body.lstrip().startswith(("{", "[")):
+        try:
+            json.loads(body)
+            return True
+        except (ValueError, RecursionError):
+            return False
+    return bool(re.fullmatch(r"\s*</[\w:.-]+>\s*", last)) and body.lstrip().startswith("<")
+
+
+def cut_mid_line(body: str) -> str | None:
+    """Tools end every line with a newline. A last line without one was cut mid-way unless it
+    ends in a word that also ends another line of the output ("Ethernet", "GB/s") or closes a
+    JSON or XML document (whose own parser checks it is whole). A number, a key without its
+    value or trailing blanks there are a cut."""
+    if not body or body.endswith("\n"):
+        return None
+    last = body.rsplit("\n", 1)[-1]
+    if not last.strip():
+        return None  # trailing blanks only
+    token = last.split()[-1]
+    if _whole_document(body, last):
+        return None
+    rest = body[: len(body) - len(last)]
+    # A whole word: one that ends another line of this output too ("... : Ethernet"); not a
+    # number, a key without its value, a run of table rules ("|", "====") or trailing blanks.
+    if not last[-1].isspace() and not token[-1].isdigit() and not token.endswith(":") \
+            and re.search(r"[A-Za-z]", token) \
+            and re.search(r"(?:^|\s)" + re.escape(token) + r"[ \t]*$", rest, re.MULTILINE):
+        return None
+    return f"the output ends mid-line ({last.strip()[-40:]!r}, no newline): cut short"
 
 
 def _at(data: Any, path: str) -> list[tuple[str, Any]]:
@@ -78,7 +115,8 @@ def _records(value: Any) -> list[Any] | None:
 
 
 def _leaves(value: Any, prefix: str = "") -> set[str]:
-    """The key paths of a record's fields (list positions included: a GPU's 18th link)."""
+    """The key paths of a record's fields (list positions included: a GPU's 18th link; a list
+    of plain values, however long, is one field: the last GPU alone throttling is whole)."""
     if isinstance(value, dict):
         out: set[str] = set()
         for k, v in value.items():
@@ -87,6 +125,8 @@ def _leaves(value: Any, prefix: str = "") -> set[str]:
             out |= _leaves(v, f"{prefix}.{k}" if prefix else str(k)) or {f"{prefix}.{k}" if prefix else str(k)}
         return out
     if isinstance(value, list):
+        if not any(isinstance(v, (dict, list)) for v in value):
+            return {prefix} if prefix else set()  # a list of values (active clock reasons): one field
         out = set()
         for i, v in enumerate(value):
             out |= _leaves(v, f"{prefix}[{i}]") or {f"{prefix}[{i}]"}

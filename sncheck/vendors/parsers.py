@@ -11,7 +11,6 @@ documented in its module.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable
@@ -67,6 +66,19 @@ def listings() -> dict[str, Listing]:
     return {name: view.listing for name, view in views().items() if view.listing is not None}
 
 
+@cache
+def _view_names() -> dict[Parser, str]:
+    by: dict[Parser, list[str]] = {}
+    for name, view in views().items():
+        by.setdefault(view.parse, []).append(name)
+    return {fn: names[0] for fn, names in by.items() if len(names) == 1}
+
+
+def view_of(parser: Parser) -> str | None:
+    """The one view whose parser is ``parser`` (a fact command's: what its output is), or None."""
+    return _view_names().get(parser)
+
+
 def check_listing(tool: str, data: Any, expect: int | None = None) -> list[str]:
     """What the ``tool`` view's parsed output shows cut short, or other than ``expect`` records
     (:func:`sncheck.vendors.listing.check` with every view's listing)."""
@@ -110,46 +122,12 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
     body = clean_text(strip_source_header(text))
     data = parser(body, **hints) if hints else parser(body)
     if isinstance(data, dict):
-        found = [cut] if (cut := cut_mid_line(body)) else []
+        found = [cut] if (cut := listing.cut_mid_line(body)) else []
         found += check_listing(tool, data, expect)
         if found:
             errors = data.setdefault("errors", [])
             errors.extend(e for e in found if e not in errors)
     return data
-
-
-def _whole_document(body: str, last: str) -> bool:
-    """A JSON document that loads, or XML whose last line closes its root element."""
-    if last.rstrip().endswith(("}", "]")) and body.lstrip().startswith(("{", "[")):
-        try:
-            json.loads(body)
-            return True
-        except (ValueError, RecursionError):
-            return False
-    return bool(re.fullmatch(r"\s*</[\w:.-]+>\s*", last)) and body.lstrip().startswith("<")
-
-
-def cut_mid_line(body: str) -> str | None:
-    """Tools end every line with a newline. A last line without one was cut mid-way unless it
-    ends in a word that also ends another line of the output ("Ethernet", "GB/s") or closes a
-    JSON or XML document (whose own parser checks it is whole). A number, a key without its
-    value or trailing blanks there are a cut."""
-    if not body or body.endswith("\n"):
-        return None
-    last = body.rsplit("\n", 1)[-1]
-    if not last.strip():
-        return None  # trailing blanks only
-    token = last.split()[-1]
-    if _whole_document(body, last):
-        return None
-    rest = body[: len(body) - len(last)]
-    # A whole word: one that ends another line of this output too ("... : Ethernet"); not a
-    # number, a key without its value, a run of table rules ("|", "====") or trailing blanks.
-    if not last[-1].isspace() and not token[-1].isdigit() and not token.endswith(":") \
-            and re.search(r"[A-Za-z]", token) \
-            and re.search(r"(?:^|\s)" + re.escape(token) + r"[ \t]*$", rest, re.MULTILINE):
-        return None
-    return f"the output ends mid-line ({last.strip()[-40:]!r}, no newline): cut short"
 
 
 # Keys whose value is a count or a rate: below zero, or not a number, it cannot be true.

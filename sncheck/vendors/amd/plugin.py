@@ -36,14 +36,14 @@ VENDOR = Vendor(
     # `sncheck parse` views and what one record of each is (rccl-tests: the shared nccl-tests
     # layout's view, in vendors/parsers.py)
     views={
-        "amd-smi": View(amd_smi.parse_amd_smi, Listing("GPU", ("gpus",), ident=("gpu",))),
+        "amd-smi": View(amd_smi.parse_amd_smi, Listing("GPU", ("gpus",), ident=("gpu",), cards=True)),
         "amd-smi-json": View(amd_smi.parse_amd_smi_json, Listing("GPU", ("gpus",), ident=("gpu",))),
-        "amd-smi-monitor": View(amd_smi.parse_amd_smi_monitor, Listing("GPU", ("gpus",), ident=("gpu",))),
+        "amd-smi-monitor": View(amd_smi.parse_amd_smi_monitor, Listing("GPU", ("gpus",), ident=("gpu",), cards=True)),
         "amd-smi-topology": View(amd_smi.parse_amd_smi_topology, Listing("GPU", ("tables.*",), square=("tables.*",))),
         "amd-smi-xgmi": View(amd_smi.parse_amd_smi_xgmi, Listing("GPU", ("gpus",), ident=("gpu",))),
         "rocm-smi": View(rocm_smi.parse_concise, Listing("GPU", ("gpus",))),
         "rocm-smi-showtopo": View(rocm_smi.parse_showtopo, Listing(
-            "GPU", ("gpus", "weight", "hops", "link_type", "numa"), square=("weight", "hops", "link_type", "numa"))),
+            "GPU", ("gpus", "weight", "hops", "link_type", "numa"), square=("weight", "hops", "link_type", "numa"), cards=True)),
         "rocm-smi-showpids": View(rocm_smi.parse_showpids, Listing("process", ("processes",))),
         "transferbench": View(transferbench.parse_transferbench, Listing(
             "test", ("tests",), ("matrices", "matrices.*.rows", "scaling.rows"), square=("matrices.*.rows",))),

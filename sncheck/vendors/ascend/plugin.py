@@ -24,7 +24,7 @@ VENDOR = Vendor(
     facts=checks.FACTS,
     # `sncheck parse` views and what one record of each is
     views={
-        "npu-smi": View(npu_smi.parse_info, Listing("chip", ("chips",), ident=("npu", "chip"))),
+        "npu-smi": View(npu_smi.parse_info, Listing("chip", ("chips",), ident=("npu", "chip"), cards=True)),
         "npu-smi-fields": View(npu_smi.parse_fields, Listing("chip", ("blocks",), ("fields",))),
         "npu-smi-health": View(npu_smi.parse_health, Listing("field", (FIELDS,))),
         "npu-smi-ecc": View(npu_smi.parse_ecc),
@@ -47,7 +47,7 @@ VENDOR = Vendor(
         "hccn-hw-stats": View(hccn_tool.parse_hw_stats, Listing("counter", ("counters",))),
         "hccn-ping": View(hccn_tool.parse_ping),
         "hccn-conf": View(hccn_tool.parse_hccn_conf, Listing("device", ("devices",))),
-        "ascend-sweep": View(sweep.parse_sweep),
+        "ascend-sweep": View(sweep.parse_sweep, Listing("device", ("devices",), cards=True)),
         "ascend-collected": View(collected.parse_collected, Listing("command", ("sections",), nested="sections")),
         "hccl-test": View(hccl_test.parse_hccl_test, Listing("row", ("rows",))),
         "asys": View(asys.parse_asys, Listing("report", ("reports",))),

@@ -63,6 +63,8 @@ def parse_sweep(text: str) -> dict[str, Any]:
             continue
         try:
             devices[dev] = parse(body)
+            # what the view found wrong in a device's section (cut before its Error Code) is the sweep's
+            errors += [f"device {dev}: {e}" for e in devices[dev].get("errors") or []]
         except ParseError as e:
             devices[dev] = None
             errors.append(f"device {dev}: {e.message}: {' '.join(body.split())[:120] or 'no output'}")

@@ -46,16 +46,16 @@ VENDOR = Vendor(
     # `sncheck parse` views and what one record of each is (nccl-tests and ibstat: the shared
     # tools' views, in vendors/parsers.py)
     views={
-        "nvidia-smi-topo": View(nvidia_smi.parse_topo, Listing("GPU", ("gpus",), ("matrix",))),
-        "nvidia-smi-q": View(nvidia_smi.parse_query, Listing("GPU", ("gpus",), ident=("bus_id",))),
-        "nvidia-smi-qx": View(fabric.parse_query_xml, Listing("GPU", ("gpus",), ident=("bus_id",))),
+        "nvidia-smi-topo": View(nvidia_smi.parse_topo, Listing("GPU", ("gpus",), ("matrix",), cards=True)),
+        "nvidia-smi-q": View(nvidia_smi.parse_query, Listing("GPU", ("gpus",), ident=("bus_id",), cards=True)),
+        "nvidia-smi-qx": View(fabric.parse_query_xml, Listing("GPU", ("gpus",), ident=("bus_id",), cards=True)),
         "nvidia-smi-fabric": View(fabric.parse_fabric, Listing("GPU", ("gpus",))),
-        "nvlink-status": View(nvidia_smi.parse_nvlink_status, Listing("GPU", ("gpus",), ident=("index",))),
+        "nvlink-status": View(nvidia_smi.parse_nvlink_status, Listing("GPU", ("gpus",), ident=("index",), cards=True)),
         "nvlink-errors": View(nvidia_smi.parse_nvlink_errors, Listing(
             "GPU", ("gpus",), ident=("index",),
-            required=tuple(f"gpus.*.links.*.counters.{c}" for c in ("replay_errors", "recovery_errors", "crc_errors")))),
+            required=tuple(f"gpus.*.links.*.counters.{c}" for c in ("replay_errors", "recovery_errors", "crc_errors")), cards=True)),
         "nvlink-info": View(fabric.parse_nvlink_info, Listing("GPU", ("gpus",), ident=("index",))),
-        "nvidia-smi-query-gpu": View(nvidia_smi.parse_query_gpu_csv, Listing("GPU", ("gpus",), ident=("index",))),
+        "nvidia-smi-query-gpu": View(nvidia_smi.parse_query_gpu_csv, Listing("GPU", ("gpus",), ident=("index",), cards=True)),
         "imex-ctl": View(fabric.parse_imex_ctl, Listing("node", ("nodes",), ("matrix",))),
         "nccl-mnnvl": View(fabric.parse_nccl_mnnvl),
         "dcgmi-diag": View(dcgmi.parse_dcgmi_diag, Listing("GPU", ("gpus",))),

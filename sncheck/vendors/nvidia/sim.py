@@ -297,6 +297,8 @@ def render(command: str, state: HostState) -> ToolOutput | None:
     """The output of fact command ``command`` on the simulated host ``state`` (None: no
     output for that command on this platform)."""
     if state.platform == sim_fabric.PLATFORM:
+        if command in ("topo", "nvlink_errors"):  # no GB200 capture of these: the tray's cards, H100 layout
+            return ToolOutput(0, _RENDER[command](state))
         return sim_fabric.render(command, state)
     if command == "ibstat":
         return infiniband_sim.render(command, state)

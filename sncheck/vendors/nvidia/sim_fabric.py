@@ -6,10 +6,11 @@ Capacity"), ``clique_split`` (the tray in CliqueId 3 while its rack is in 2),
 row and column N). The checks that judge these are the plug-in's own.
 
 Captures used: the GB200 tray's ``nvidia-smi -q -x`` (nvl72/04), ``nvidia-imex-ctl -N``
-of an 18-node domain (nvl72/01), ibstat (ib/04), dcgmi diag (dcgmi-diag/01), nvlink -e
-(nvidia-smi-nvlink/04), topo -m (nvidia-smi-topo/01, recorded only on NVL72). No GB200
+of an 18-node domain (nvl72/01), ibstat (ib/04), dcgmi diag (dcgmi-diag/01). No GB200
 capture of ``--query-gpu`` or ``nvlink -s`` is stored: they are written in the layout of
-the real captures from the -q -x capture's GPUs and the platform's 18 links x 53.125 GB/s.
+the real captures from the -q -x capture's GPUs and the platform's 18 links x 53.125 GB/s;
+``nvlink -e`` and ``topo -m`` are the tray's 4 GPUs in the H100 layout (:mod:`.sim`'s, as an
+8-GPU capture or a 1-GPU excerpt is a listing the run does not judge for a 4-GPU tray).
 """
 
 from __future__ import annotations
@@ -165,9 +166,7 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
                  in_progress=any(f.type == "fabric_incomplete" for f in faults), faults=faults, host=host)
     return {
         "query_gpu": query_gpu_csv(faults, host),
-        "topo": capture("nvidia-smi-topo/01_h100_8gpu_nv18_no_nics_spaces.txt"),
         "nvlink_status": nvlink_status(faults=faults, host=host),
-        "nvlink_errors": capture("nvidia-smi-nvlink/04_errors_h100_18links_elided.txt"),
         "query_fabric": qx,
         "imex": imex(down_in_domain, addresses),
         # one InfiniBand adapter per GPU (rail-aligned), ib_port_down acted out on its rail
