@@ -2,6 +2,7 @@
 from this checkout: build the wheel, install it into a fresh venv, run from elsewhere."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def sh(*argv, cwd=None):
-    proc = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, check=False)
+    # Without PYTHONPATH: a checkout on it (a worktree's test run) would shadow the wheel.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, check=False, env=env)
     assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
     return proc
 
