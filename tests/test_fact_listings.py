@@ -168,3 +168,32 @@ def test_cut_and_spliced_listings_over_ssh_are_findings(sshd_cluster, tmp_path: 
         assert [f for f in facts if by[(host, f)]["status"] == "parse_failed"
                 and "amd-smi output is not whole" in by[(host, f)]["message"]], [by[(host, f)] for f in facts]
     assert {f.entity for f in findings} >= {"mi02", "mi03"} and "mi01" not in {f.entity for f in findings}
+
+
+def test_the_slurm_backend_judges_a_cut_listing_the_same_way(monkeypatch) -> None:
+    """The Slurm backend's host facts (its srun step's outcomes faked, the rest its own): a
+    tray whose ``nvidia-smi nvlink -e`` lists 3 of its 4 GPUs (cut at a GPU's line: whole by
+    its grammar, and its check counts nothing) does not pass ``nvlink_errors``; the other
+    trays, served whole, do."""
+    from imex_replay import replay_runner, slurm_fact_rows
+
+    from sncheck.config.inventory import load_inventory
+
+    inv = load_inventory(Path(__file__).resolve().parents[1] / "fixtures" / "inventories" / "nvl72-rack.yaml")
+
+    def runner(host: str):
+        hosts = inv.supernode_of(host).hosts
+        run = replay_runner(host, hosts.index(host), inv.platform_of(host), ())
+        if host != "tray02":
+            return run
+
+        def cut(argv: list[str], timeout: float):
+            res = run(argv, timeout)
+            if argv == ["nvidia-smi", "nvlink", "-e"]:
+                res.stdout = res.stdout[: res.stdout.index("GPU 3:")]
+            return res
+        return cut
+
+    rows = slurm_fact_rows(inv, runner, monkeypatch)
+    bad = sorted({(r["host"], r["fact"], r["status"]) for r in rows if r["ok"] is False})
+    assert bad == [("tray02", "nvlink_errors", "parse_failed")], bad

@@ -43,7 +43,8 @@ VENDOR = Vendor(
         "amd-smi-xgmi": View(amd_smi.parse_amd_smi_xgmi, Listing("GPU", ("gpus",), ident=("gpu",))),
         "rocm-smi": View(rocm_smi.parse_concise, Listing("GPU", ("gpus",))),
         "rocm-smi-showtopo": View(rocm_smi.parse_showtopo, Listing(
-            "GPU", ("gpus", "weight", "hops", "link_type", "numa"), square=("weight", "hops", "link_type", "numa"), cards=True)),
+            "GPU", ("gpus", "weight", "hops", "link_type", "numa"), square=("weight", "hops", "link_type", "numa"),
+            cards=True)),
         "rocm-smi-showpids": View(rocm_smi.parse_showpids, Listing("process", ("processes",))),
         "transferbench": View(transferbench.parse_transferbench, Listing(
             "test", ("tests",), ("matrices", "matrices.*.rows", "scaling.rows"), square=("matrices.*.rows",))),
