@@ -83,6 +83,19 @@ def test_slow_card_slows_its_links_and_compute():
     assert np.median([g["step_time_s"] for g in golden]) > 0.05 / 0.6 * 0.95
 
 
+def test_a_pair_runs_at_its_slower_end_each_end_at_its_own_speed_over_its_own_links():
+    """B_tier · min(s_a·n_a, s_b·n_b): a card at 0.74 paired with a card that has 8 of 18
+    NVLinks up runs at the link-limited end's 8/18, not 0.74 · 8/18 (bench_detection_accuracy
+    scenario 1012: the product read as a link worse than both its ends, a false link finding)."""
+    b = backend("  - {type: slow_card, target: node001/gpu0, factor: 0.74}\n"
+                "  - {type: nvlink_down, target: node001/gpu1, links: 10}")
+    rows = p2p(b, [("node001/gpu0", "node001/gpu1"), ("node001/gpu0", "node001/gpu2"),
+                   ("node001/gpu1", "node001/gpu2")])
+    assert rows.loc["node001/gpu0<->node001/gpu1", "bw_GBps"] == pytest.approx(450 * 8 / 18, rel=0.1)
+    assert rows.loc["node001/gpu0<->node001/gpu2", "bw_GBps"] == pytest.approx(450 * 0.74, rel=0.1)
+    assert rows.loc["node001/gpu1<->node001/gpu2", "bw_GBps"] == pytest.approx(450 * 8 / 18, rel=0.1)
+
+
 def test_degraded_and_dead_link_affect_that_pair_only():
     b = backend('  - {type: degraded_link, target: "node001/gpu0<->node001/gpu1", factor: 0.5}\n'
                 '  - {type: dead_link, target: "node001/gpu2<->node001/gpu3"}')

@@ -196,6 +196,30 @@ def test_a_card_finding_becomes_a_host_finding_only_when_every_card_shows_it():
     assert len(out[0].evidence["related"]) == 4
 
 
+def test_a_nic_named_from_collectives_folds_into_its_sick_card_but_not_from_pair_tests():
+    """bench_detection_accuracy scenario 1023: a card throttled to 0.65 (critical, bad on
+    scale-up, healthy on scale-out pair tests) is slow on small messages in pairwise
+    collectives across the scale-out network too (its launch latency), and that symptom was
+    named as its NIC, a second culprit. A pairwise collective mixes both ends' compute and
+    latency, so the sick card explains it. A NIC named from pair tests, which measure the
+    NIC alone, stays its own finding while the card's scale-out pairs are healthy."""
+    card = Finding("n9/gpu1", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "slow card",
+                   {"tiers": {"scale_up": {"bad_pairs": 24}, "scale_out": {"bad_pairs": 0}}})
+    stress_nic = Finding("n9/nic1", "nic", "stress", "collective-pair-latency", "critical", "slow small messages",
+                         {"tier": "scale_out"})
+    p2p_nic = Finding("n9/nic1", "nic", "connectivity", "p2p-bandwidth-below-design", "critical", "slow NIC",
+                      {"tier": "scale_out"})
+    cards = lambda h: [f"{h}/gpu{i}" for i in range(4)]  # noqa: E731
+    out = merge_findings([card, stress_nic], cards)
+    assert [(f.entity, f.rule) for f in out] == [("n9/gpu1", "p2p-bandwidth-below-design")]
+    assert [r["rule"] for r in out[0].evidence["related"]] == ["collective-pair-latency"]
+    fresh = lambda f: Finding(f.entity, f.entity_kind, f.layer, f.rule, f.severity, f.message,  # noqa: E731
+                              json.loads(json.dumps(f.evidence)))
+    out = merge_findings([fresh(card), fresh(p2p_nic)], cards)
+    assert {(f.entity, f.rule) for f in out} == {("n9/gpu1", "p2p-bandwidth-below-design"),
+                                                 ("n9/nic1", "p2p-bandwidth-below-design")}
+
+
 def test_golden_step_time_of_a_slow_domain_s_hosts_folds_into_the_domain():
     """A whole supernode slow alike makes every one of its hosts' golden replicas slow:
     those are the supernode's symptoms (the retest re-measures them), not three more

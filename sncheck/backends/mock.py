@@ -230,8 +230,8 @@ class MockBackend(Backend):
     def _true_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
         """Noise-free bandwidth of each pair in GB/s (0: nothing gets across)."""
         tier = self._tier(a, b) if tier is None else tier
-        s = np.minimum(self.speed[a], self.speed[b])
-        nvlink = self.B[tier] * s * np.minimum(self.nvlink[a], self.nvlink[b])
+        # each end moves its own share: a slow card at its speed over its links, the pair at the lower
+        nvlink = self.B[tier] * np.minimum(self.speed[a] * self.nvlink[a], self.speed[b] * self.nvlink[b])
         nic = np.minimum(self.B[OUT], np.minimum(self.speed[a], self.speed[b]) * self.B[UP])
         nic = np.minimum(nic, self.B[OUT] * np.minimum(self.nic_speed[a], self.nic_speed[b]))  # a slow NIC caps
         nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic)

@@ -116,10 +116,13 @@ def merge_findings(findings: list[Finding],
         if f.entity_kind == "nic" and "fact" not in f.evidence:
             # A NIC named from pair tests (its card's pairs inside the domain looked healthy
             # under this rule) while its card is a culprit whose own scale-out pairs are bad
-            # too: the card explains the NIC's symptom. A NIC its tool named is never folded.
+            # too: the card explains the NIC's symptom. So does a card that is a culprit at
+            # all, for a NIC named from pairwise collectives (the stress layer): those mix
+            # both ends' compute and launch latency, which a sick card slows on every tier.
+            # A NIC its tool named is never folded.
             owner = hardware.get(card_of(f.entity))
-            if owner is not None and owner.entity_kind == "card" and \
-                    ((owner.evidence.get("tiers") or {}).get("scale_out") or {}).get("bad_pairs"):
+            if owner is not None and owner.entity_kind == "card" and (f.layer == "stress" or (
+                    (owner.evidence.get("tiers") or {}).get("scale_out") or {}).get("bad_pairs")):
                 owner.evidence.setdefault("related", []).append(_brief(f))
                 continue
         if f.entity_kind == "link":
