@@ -244,3 +244,23 @@ def test_controls_whose_bad_pairs_are_all_with_a_worse_host_are_not_culprits():
     assert [(c.entity, c.kind) for c in localize(cells, topo)] == [("mi04", "host")]
     cells["bad"] = True  # the controls slow alike: they are named beside the host
     assert {c.entity for c in localize(cells, topo)} >= {"mi04", *controls}
+
+
+def test_a_faint_card_beside_a_worse_card_is_still_named():
+    """Platform scenario 5056: a card at 3.9x latency and one at 1.52x on the same domain.
+    Under the per-card rule both are flagged; the faint card's one bad pair is with the
+    worse card. Only a host's or supernode's cards explain a card's pairs away: a card
+    culprit found first in the loop is not such a culprit, and a card flagged by its own
+    score is never dropped (3d03fd8 dropped it: recall of faint cards fell to 0.92)."""
+    topo = Topology(load_inventory(INVENTORIES / "demo-2sn.yaml"))
+    cards = topo.cards_of_supernode(topo.inventory.supernodes[0].name)
+    worse, faint = cards[1], cards[6]
+    rows = [(p, q) for i, p in enumerate(cards) for q in cards[i + 1:]]
+    cells = pd.DataFrame({"src": [p for p, _ in rows], "dst": [q for _, q in rows]})
+    cells["tier"] = topo.tiers(cells["src"], cells["dst"])
+    cells["link"] = topo.link_ids(cells["src"], cells["dst"])
+    cells["bad"] = cells["src"].eq(worse) | cells["dst"].eq(worse)
+    named = {(c.entity, c.kind) for c in localize(cells, topo, {worse: {"*"}, faint: {"*"}})}
+    assert named == {(worse, "card"), (faint, "card")}
+    # and with no score, a card whose only bad pair is with the worse card is its symptom
+    assert {(c.entity, c.kind) for c in localize(cells, topo)} == {(worse, "card")}

@@ -228,9 +228,10 @@ def localize(cells: pd.DataFrame, topo: Topology, flagged_cards: Mapping[str, se
         cards_left -= mine
         nics_left -= mine
         explained |= mine
+    in_domains = set(explained)  # the cards of the host and supernode culprits (not of card culprits)
     for card in sorted(cards_left):
         mine = touching({card})
-        if explained and _beside_culprit(card, mine, explained, cells):
+        if in_domains and card not in flagged and _beside_culprit(card, mine, in_domains, cells):
             continue  # its bad pairs are a host's or supernode's found above
         culprits.append(Culprit(card, "card", mine))
         explained.add(card)
