@@ -4,6 +4,7 @@ host, on every platform; isolating it masks the card and never drains the host."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,26 @@ def test_isolating_a_card_or_nic_masks_that_card_with_the_vendors_variable():
     assert desired_taint(ctx, "tray05") == "gpu2"  # Kubernetes: a taint naming the card, no cordon
     req = ActionRequest("tray05/nic2", "nic", "isolate")
     assert SlurmAction().plan(req, ctx).skip and req.host == "tray05"
+
+
+def _without(text: str, ca: str) -> str:
+    """``text`` with adapter ``ca``'s whole section gone (as when a NIC falls off the bus)."""
+    sections = re.split(r"(?m)^(?=CA ')", text)
+    return "".join(s for s in sections if not s.startswith(f"CA '{ca}'"))
+
+
+def test_a_nic_gone_from_ibstat_on_a_nic_per_card_platform_is_not_a_pass():
+    """HGX has one NIC per GPU: 7 of its 8 rail adapters listed, every port listed up,
+    passed (the rails could not be told, so nothing was judged missing)."""
+    from sncheck.vendors import registry
+
+    real = capture("ib/04_ibstat_h100_roce_12CA_all_active_eth.txt")  # 8 x 400G rails + 4 x 100G
+    hgx = Expect(8, registry.platform("nvidia-hgx"))
+    whole = check_ib_ports("n1", parse_ibstat(real), hgx)
+    assert [r["ok"] for r in whole] == [True], whole
+    gone = check_ib_ports("n1", parse_ibstat(_without(real, "mlx5_5")), hgx)
+    assert [r["ok"] for r in gone] == [False]
+    assert "7 MT4129 adapters listed" in gone[0]["message"] and "NIC is missing" in gone[0]["message"]
+    # a management adapter gone is no rail missing; nor is a rail on a platform that does not say
+    assert check_ib_ports("n1", parse_ibstat(_without(real, "mlx5_1")), hgx)[0]["ok"]
+    assert check_ib_ports("n1", parse_ibstat(_without(real, "mlx5_5")), Expect(8))[0]["ok"]

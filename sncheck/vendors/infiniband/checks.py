@@ -57,6 +57,8 @@ def check_ib_ports(host: str, parsed: dict[str, Any], expect: Expect) -> list[di
         if p.get("rate_gbps") is not None and best is not None and p["rate_gbps"] < best:
             problems.append((rail, f"{name} at {p['rate_gbps']:g} Gb/s (same adapters run {best:g} Gb/s)"))
     problems += [(None, str(e)) for e in parsed.get("errors") or []]
+    if not rails and (missing := _rail_adapters_missing(cas, top, expect)):
+        problems.append((None, missing))
     bad = [text for _, text in problems]
     rates = ", ".join(f"{r:g}" for r in sorted(set(top.values()), reverse=True)) or "?"
     msg = f"{up}/{len(ports)} IB/RoCE ports active (rates {rates} Gb/s)"
@@ -70,6 +72,23 @@ def check_ib_ports(host: str, parsed: dict[str, Any], expect: Expect) -> list[di
             on_rails[r] = f"{on_rails[r]}, {text}" if r in on_rails else \
                 f"rail {r} ({rails[r]}, of {len(rails)} adapters in name order): {text}"
     return [fact_row(host, "ib_ports", up, len(ports), not bad and bool(ports), msg, "ibstat", nics=on_rails)]
+
+
+def _rail_adapters_missing(cas: list[dict[str, Any]], top: dict[tuple, float], expect: Expect) -> str | None:
+    """On a platform with one NIC per card (``nic_per_gpu``), the fastest adapters are its
+    rails: fewer of them than cards is a NIC gone from the listing (off the bus, driver not
+    bound), never a pass, although every port listed is up."""
+    if not (expect.platform and expect.platform.params.get("nic_per_gpu")) or expect.cards < 2 or not top:
+        return None
+    fastest = max(top, key=lambda k: top[k])
+    names = sorted((ca["name"] for ca in cas
+                    if (ca.get("ca_type"), next((p.get("link_layer") for p in ca.get("ports") or []), None)) == fastest),
+                   key=natural_key)
+    if len(names) >= expect.cards:
+        return None
+    model = fastest[0] or "adapter"
+    return (f"{len(names)} {model} adapters listed ({', '.join(names)}) for {expect.cards} cards: "
+            f"the platform has one NIC per card, so a NIC is missing")
 
 
 IBSTAT = command("ibstat", "ibstat", ["ibstat"], ibstat.parse_ibstat, check_ib_ports, "ib_ports")
