@@ -41,7 +41,9 @@ def test_an_old_state_store_and_run_directory_load_beside_a_new_run(tmp_path) ->
     assert both.exit_code == 0 and OLD_RUN in both.output and new_run in both.output, both.output
     card = sncheck("history", "node012/gpu3", "--state-dir", state)
     assert card.exit_code == 0 and card.output.count("p2p-data-corruption") >= 2, card.output
-    assert sncheck("status", "--state-dir", state).exit_code in (0, 1)
+    status = sncheck("status", "--state-dir", state)
+    assert status.exit_code in (0, 1) and "node012/gpu3" in status.output and "node007" in status.output, \
+        status.output  # the old run's isolations still listed
 
     for a, b in ((OLD_RUN, new_run), (old_dir, new_dir)):
         diff = sncheck("diff", a, b, "--state-dir", state, "--json")

@@ -16,6 +16,11 @@ from sncheck.vendors.facts import Expect, command, fact_row, listed
 from sncheck.vendors.infiniband import ibstat
 
 
+def _model(ca: dict[str, Any]) -> tuple:
+    """An adapter's kind: its model and its first port's link layer (the rails are one kind)."""
+    return ca.get("ca_type"), next((p.get("link_layer") for p in ca.get("ports") or []), None)
+
+
 def rail_adapters(cas: list[dict[str, Any]], cards: int) -> list[str] | None:
     """The CA of each rail, rail r first: the host's scale-out adapters are the one group
     of CAs of the same model and link layer with as many CAs as the host has cards (rail
@@ -23,8 +28,7 @@ def rail_adapters(cas: list[dict[str, Any]], cards: int) -> list[str] | None:
     None when no such group, or more than one, exists: then a port names no rail."""
     groups: dict[tuple, list[str]] = {}
     for ca in cas:
-        layer = next((p.get("link_layer") for p in ca.get("ports") or []), None)
-        groups.setdefault((ca.get("ca_type"), layer), []).append(ca["name"])
+        groups.setdefault(_model(ca), []).append(ca["name"])
     fits = [names for names in groups.values() if cards > 0 and len(names) == cards]
     if len(fits) != 1:
         return None
@@ -81,9 +85,7 @@ def _rail_adapters_missing(cas: list[dict[str, Any]], top: dict[tuple, float], e
     if not (expect.platform and expect.platform.params.get("nic_per_gpu")) or expect.cards < 2 or not top:
         return None
     fastest = max(top, key=lambda k: top[k])
-    names = sorted((ca["name"] for ca in cas
-                    if (ca.get("ca_type"), next((p.get("link_layer") for p in ca.get("ports") or []), None)) == fastest),
-                   key=natural_key)
+    names = sorted((ca["name"] for ca in cas if _model(ca) == fastest), key=natural_key)
     if len(names) >= expect.cards:
         return None
     model = fastest[0] or "adapter"
