@@ -1,4 +1,5 @@
-"""The typed names every layer shares: Severity, Verdict, Status, Tier, EntityKind; host_of, card_of.
+"""The typed names every layer shares: Severity, Verdict, Status, Tier, EntityKind, Basis, Action;
+the run's values, Finding and IsolationStep; host_of, card_of.
 
 Each name is a ``StrEnum`` whose values are the strings results.json has always held, so
 a member compares equal to (and serialises as) its string: ``Severity.CRITICAL == "critical"``.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from functools import lru_cache
 
@@ -93,6 +95,57 @@ class EntityKind(StrEnum):
     LINK = "link"
     HOST = "host"
     SUPERNODE = "supernode"
+
+
+class Basis(StrEnum):
+    """What a finding rests on: a measurement of the hardware, or a check that did not measure
+    (a missing tool, an unreachable peer) or did not judge (no golden reference, no baseline)."""
+    MEASURED = "measured"
+    NOT_MEASURED = "not_measured"
+    NOT_JUDGED = "not_judged"
+
+
+class Action(StrEnum):
+    """An isolation step's action (DESIGN.md, results.json ``isolation``)."""
+    QUARANTINE = "quarantine"
+    ISOLATE = "isolate"
+    RELEASE = "release"
+
+
+@dataclass
+class Finding:
+    entity: str
+    entity_kind: str  # card | link | host | supernode | nic
+    layer: str
+    rule: str
+    severity: str
+    message: str
+    evidence: dict = field(default_factory=dict)
+    # "hardware": the entity is at fault. "check": a check did not run or could not judge
+    # there (a missing tool, no golden reference): never isolated, still fails the gate.
+    about: str = "hardware"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if d["about"] == "hardware":
+            d.pop("about")  # results.json: the key appears only on findings about a check
+        return d
+
+
+@dataclass
+class IsolationStep:
+    entity: str
+    entity_kind: str
+    action: str  # quarantine | isolate | release
+    reason: str
+    applied: bool = False
+    rule: str | None = None
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if d["rule"] is None:
+            d.pop("rule")
+        return d
 
 
 LINK_SEP = "<->"

@@ -16,10 +16,11 @@ from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
 from sncheck.config.faultplan import load_faults
 from sncheck.config.inventory import load_inventory
-from sncheck.health.findings import Finding, merge_findings
+from sncheck.health.findings import merge_findings
 from sncheck.health.rules import load_rules
 from sncheck.layers.base import LayerContext
 from sncheck.layers.confirm import Retest, _busy_reason
+from sncheck.model import Finding
 from sncheck.run import isolation, verdict
 from sncheck.store.rundir import read_rows
 from sncheck.topology import Topology

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.health.findings import IsolationEntry
+from sncheck.model import IsolationStep
 from sncheck.health.policy import DEFAULT_WINDOW, check_cap, decide, decide_entry, entity_kind, is_repeat_offender, needs_confirmation
 from sncheck.store.state import StateStore
 
@@ -39,21 +39,21 @@ def test_window_edges_and_custom_window() -> None:
 def test_needs_confirmation_reads_the_store_with_an_injected_now(tmp_path: Path) -> None:
     with StateStore(tmp_path) as store:
         assert needs_confirmation("node003/gpu2", store, NOW)
-        store.record_action("r1", IsolationEntry("node003/gpu2", "card", "quarantine", "slow"),
+        store.record_action("r1", IsolationStep("node003/gpu2", "card", "quarantine", "slow"),
                             ts=NOW - timedelta(days=3))
-        store.record_action("r1", IsolationEntry("node003/gpu2", "card", "release", "not confirmed"),
+        store.record_action("r1", IsolationStep("node003/gpu2", "card", "release", "not confirmed"),
                             ts=NOW - timedelta(days=3))
         assert not needs_confirmation("node003/gpu2", store, NOW)            # tripped again within 7 days
         assert needs_confirmation("node003/gpu2", store, NOW + timedelta(days=5))  # 8 days after the release
         assert needs_confirmation("node003/gpu1", store, NOW)
-        entry = decide_entry(IsolationEntry("node003/gpu2", "card", "quarantine", "p2p: slow", rule="p2p"),
+        entry = decide_entry(IsolationStep("node003/gpu2", "card", "quarantine", "p2p: slow", rule="p2p"),
                              confirmed=False, released_at=store.last_release("node003/gpu2"), now=NOW)
     assert entry.action == "isolate" and entry.rule == "p2p"
     assert entry.reason.startswith("repeat offender: released 2026-11-26") and "7 days" in entry.reason
 
 
 def test_decide_entry_reasons() -> None:
-    q = IsolationEntry("node007", "host", "quarantine", "host-unreachable: no answer", rule="host-unreachable")
+    q = IsolationStep("node007", "host", "quarantine", "host-unreachable: no answer", rule="host-unreachable")
     assert decide_entry(q, True, None, NOW).reason == "confirmed by the retest: host-unreachable: no answer"
     assert decide_entry(q, False, None, NOW).action == "release"
     assert "record kept" in decide_entry(q, False, None, NOW).reason
@@ -124,9 +124,9 @@ def test_cap_always_allows_one_host_and_its_cards() -> None:
 
 def test_cap_ignores_quarantine_release_and_links_and_counts_supernodes() -> None:
     entries = [
-        IsolationEntry("n1/gpu0", "card", "quarantine", "x"),
-        IsolationEntry("n2/gpu0", "card", "release", "x"),
-        IsolationEntry("n1/gpu0<->n1/gpu1", "link", "isolate", "x"),
+        IsolationStep("n1/gpu0", "card", "quarantine", "x"),
+        IsolationStep("n2/gpu0", "card", "release", "x"),
+        IsolationStep("n1/gpu0<->n1/gpu1", "link", "isolate", "x"),
     ]
     res = check_cap(entries, 8, 2)
     assert res.ok and res.cards == 0

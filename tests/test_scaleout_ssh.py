@@ -307,7 +307,7 @@ def test_a_slow_rail_pair_fails_the_gate_and_is_isolated_after_its_retest(sshd_c
 
 
 def test_a_rail_pair_finding_is_not_folded_into_a_weaker_symptom_at_its_end() -> None:
-    from sncheck.health.findings import Finding
+    from sncheck.model import Finding
 
     host = Finding("n2", "host", "connectivity", "p2p-bandwidth-card-slow", "warning", "host n2: bandwidth low",
                    {"measured": 0.9, "every_card": True})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sncheck.errors import ConfigError
-from sncheck.health.findings import Finding, IsolationEntry
+from sncheck.model import Finding, IsolationStep
 from sncheck.store.state import SCHEMA_VERSION, StateStore, default_state_dir, format_ts, parse_ts
 
 T0 = datetime(2026, 11, 29, 10, 30, tzinfo=timezone.utc)
@@ -79,7 +79,7 @@ def test_findings_and_actions_round_trip(tmp_path: Path) -> None:
              "severity": "critical", "message": "no answer", "evidence": {}},
         ])
         assert n == 2
-        store.record_action("r1", IsolationEntry("node003/gpu2", "card", "quarantine", "slow", rule="p2p"),
+        store.record_action("r1", IsolationStep("node003/gpu2", "card", "quarantine", "slow", rule="p2p"),
                             {"measured": 270.1}, ts=T0)
         store.record_action("r1", {"entity": "node003/gpu2", "entity_kind": "card", "action": "isolate",
                                    "reason": "confirmed", "applied": True, "rule": "p2p"}, ts=T0 + timedelta(minutes=5))

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
 from sncheck.config.faultplan import load_faults
-from sncheck.health.findings import Finding, merge_findings
+from sncheck.health.findings import merge_findings
+from sncheck.model import Finding
 from sncheck.health.rules import load_rules
 from sncheck.config.inventory import load_inventory
 from sncheck.layers.base import LayerContext

@@ -21,9 +21,9 @@ from sncheck.actions.base import AUDIT_NAME
 from sncheck.actions.slurm import describe, is_ours, node_states
 from sncheck.errors import CapBlocked, ConfigError, HarnessError, SncheckError
 from sncheck.health.capacity import ParallelLayout, capacity
-from sncheck.health.findings import IsolationEntry
 from sncheck.health.policy import DEFAULT_CAP
 from sncheck.config.inventory import Inventory, load_inventory, local_inventory
+from sncheck.model import IsolationStep
 from sncheck.store.state import StateStore, default_state_dir
 from sncheck.store.rundir import new_run_id
 from sncheck.topology import Topology, natural_key
@@ -336,8 +336,8 @@ def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str
                               .replace("+00:00", "Z"),
                               "verdict": "fail" if batch.failed else "pass"})
             for req in requests:
-                store.record_action(run_id, IsolationEntry(req.entity, req.kind, req.action, req.reason,
-                                                           batch.applied[req.entity], req.rule),
+                store.record_action(run_id, IsolationStep(req.entity, req.kind, req.action, req.reason,
+                                                          batch.applied[req.entity], req.rule),
                                     req.evidence)
         audit.commit()  # only once the state store holds the actions
     _print_batch(batch, apply, sdir / AUDIT_NAME)

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from sncheck.health.findings import Finding, jsonable
+from sncheck.health.findings import jsonable
 from sncheck.health.localize import LinkBar, localize
 from sncheck.health.metrics import METRICS, DetectContext
-from sncheck.model import card_of
+from sncheck.model import Finding, card_of
 from sncheck.topology import SCALE_OUT, split_link
 
 if TYPE_CHECKING:

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from sncheck.config.inventory import tier_design
-from sncheck.health.findings import Finding, jsonable
+from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.culprits import flagged_tiers, pair_findings
 from sncheck.health.summaries import card_levels
+from sncheck.model import Finding
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule

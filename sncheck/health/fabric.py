@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from sncheck.health.findings import SEVERITIES, Finding, jsonable
+from sncheck.health.findings import SEVERITIES, jsonable
+from sncheck.model import Finding
 from sncheck.store.frames import kind_rows
 from sncheck.topology import card_id
 from sncheck.vendors.kernel_log import describe

@@ -1,53 +1,18 @@
-"""Findings and isolation entries: the one table every renderer reads."""
+"""Merging findings into one per culprit, and values as results.json holds them.
+
+``Finding`` itself lives in :mod:`sncheck.model`."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from sncheck.model import Severity, card_of, host_of, hosts_of, severity_rank  # noqa: F401 (severity_rank re-exported)
+from sncheck.model import Finding, Severity, card_of, host_of, hosts_of, severity_rank
 
 SEVERITIES = tuple(Severity)  # least first
 ENTITY_KINDS = ("card", "link", "host", "supernode", "nic")  # the kinds a rule may scope to (nic: <host>/nic<rail>)
-
-
-@dataclass
-class Finding:
-    entity: str
-    entity_kind: str  # card | link | host | supernode | nic
-    layer: str
-    rule: str
-    severity: str
-    message: str
-    evidence: dict = field(default_factory=dict)
-    # "hardware": the entity is at fault. "check": a check did not run or could not judge
-    # there (a missing tool, no golden reference): never isolated, still fails the gate.
-    about: str = "hardware"
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        if d["about"] == "hardware":
-            d.pop("about")  # results.json: the key appears only on findings about a check
-        return d
-
-
-@dataclass
-class IsolationEntry:
-    entity: str
-    entity_kind: str
-    action: str  # quarantine | isolate | release
-    reason: str
-    applied: bool = False
-    rule: str | None = None
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        if d["rule"] is None:
-            d.pop("rule")
-        return d
 
 
 def merge_findings(findings: list[Finding],

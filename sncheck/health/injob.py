@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from sncheck.health.findings import Finding
+from sncheck.model import Finding
 from sncheck.store.frames import kind_rows
 
 if TYPE_CHECKING:

@@ -30,10 +30,9 @@ import math
 
 import pandas as pd
 
-from sncheck.model import CHECK_STATUSES, Status
+from sncheck.model import CHECK_STATUSES, Finding, Status
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
-from sncheck.health.findings import Finding
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
 
 SEVERITY = "critical"  # "not run" is never a pass, whatever the gate

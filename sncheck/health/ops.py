@@ -18,8 +18,9 @@ import pandas as pd
 from sncheck.health import fabric, injob
 from sncheck.health.culprits import _bound, _compare, _median, entity_findings, flagged_tiers, pair_findings
 from sncheck.health.drift import calibration_regression, card_baseline, drift
-from sncheck.health.findings import Finding, jsonable
+from sncheck.health.findings import jsonable
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, shared_categories
+from sncheck.model import Finding
 from sncheck.topology import SCALE_OUT
 
 if TYPE_CHECKING:

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from sncheck.model import EntityKind, card_of, host_of
-from sncheck.health.findings import IsolationEntry
+from sncheck.model import EntityKind, IsolationStep, card_of, host_of
 
 DEFAULT_WINDOW = timedelta(days=7)
 DEFAULT_CAP = 0.10
@@ -83,8 +82,8 @@ def decide(entity: str, kind: str, confirmed: bool | None, released_at: datetime
     return "isolate" if confirmed else "release"
 
 
-def decide_entry(quarantined: IsolationEntry, confirmed: bool | None, released_at: datetime | None,
-                 now: datetime, window: timedelta = DEFAULT_WINDOW) -> IsolationEntry:
+def decide_entry(quarantined: IsolationStep, confirmed: bool | None, released_at: datetime | None,
+                 now: datetime, window: timedelta = DEFAULT_WINDOW) -> IsolationStep:
     """:func:`decide` for a quarantine entry, as the entry that follows it (with its reason)."""
     action = decide(quarantined.entity, quarantined.entity_kind, confirmed, released_at, now, window)
     if is_repeat_offender(released_at, now, window):
@@ -97,8 +96,8 @@ def decide_entry(quarantined: IsolationEntry, confirmed: bool | None, released_a
         why = "not confirmed by the retest; released (record kept)"
     else:
         why = "the retest could not run; stays quarantined"
-    return IsolationEntry(quarantined.entity, quarantined.entity_kind, action,
-                          f"{why}: {quarantined.reason}", applied=False, rule=quarantined.rule)
+    return IsolationStep(quarantined.entity, quarantined.entity_kind, action,
+                         f"{why}: {quarantined.reason}", applied=False, rule=quarantined.rule)
 
 
 def _days(window: timedelta) -> str:
@@ -120,10 +119,10 @@ class CapResult:
     host_share: float = 0.0
 
 
-def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards: int, total_hosts: int,
+def check_cap(entries: Iterable[IsolationStep | Mapping[str, Any]], total_cards: int, total_hosts: int,
               cap: float = DEFAULT_CAP, *, host_cards: Mapping[str, int] | None = None,
               supernode_hosts: Mapping[str, Sequence[str]] | None = None,
-              before: Iterable[IsolationEntry | Mapping[str, Any]] = ()) -> CapResult:
+              before: Iterable[IsolationStep | Mapping[str, Any]] = ()) -> CapResult:
     """May these isolations be applied? Only ``isolate`` entries count.
 
     Pass everything that would be out of service afterwards (already isolated plus the
@@ -163,14 +162,14 @@ def check_cap(entries: Iterable[IsolationEntry | Mapping[str, Any]], total_cards
                      n_cards, len(hosts), card_share, host_share)
 
 
-def _out_of_service(entries: Iterable[IsolationEntry | Mapping[str, Any]], per_host: Mapping[str, int],
+def _out_of_service(entries: Iterable[IsolationStep | Mapping[str, Any]], per_host: Mapping[str, int],
                     sn_hosts: Mapping[str, Sequence[str]], default_cards: float) -> tuple[int, set[str]]:
     """Cards (a host counts all its cards, a card on such a host once) and hosts that
     ``isolate`` entries take out of service; links take nothing out."""
     hosts: set[str] = set()
     cards: set[str] = set()
     for e in entries:
-        d = e.to_dict() if isinstance(e, IsolationEntry) else e
+        d = e.to_dict() if isinstance(e, IsolationStep) else e
         if d["action"] not in ISOLATING:
             continue
         if d["entity_kind"] == "host":

@@ -37,9 +37,10 @@ import pandas as pd
 
 from sncheck.errors import ConfigError
 from sncheck.config.shipped import resolve
-from sncheck.health.findings import ENTITY_KINDS, SEVERITIES, Finding
+from sncheck.health.findings import ENTITY_KINDS, SEVERITIES
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
+from sncheck.model import Finding
 from sncheck.config.yamlio import Source, _show, check_keys, field_str, load_file, load_text
 
 COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")

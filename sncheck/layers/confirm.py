@@ -46,13 +46,12 @@ import pandas as pd
 
 from sncheck.backends.load import busy_reason as _busy_reason, window
 from sncheck.errors import HarnessError
-from sncheck.health.findings import Finding
+from sncheck.model import Finding, card_of
 from sncheck.health.invariants import NON_FINITE, means_not_measured as not_measured_rule
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
-from sncheck.model import card_of
 from sncheck.topology import Topology, host_of, rail_of, round_robin, split_link
 from sncheck.layers import stress
 from sncheck.layers.base import LayerContext

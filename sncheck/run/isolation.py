@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Callable
 
 from sncheck.errors import HarnessError
-from sncheck.health.findings import Finding, IsolationEntry, severity_rank
+from sncheck.model import Finding, IsolationStep, severity_rank
 from sncheck.health.invariants import is_not_measured
 from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
@@ -38,10 +38,10 @@ def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
 
 
 def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
-                    released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationEntry]:
+                    released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationStep]:
     suspects = [f for f in findings
                 if severity_rank(f.severity) >= severity_rank("warning") and f.about != "check"]
-    quarantined = [IsolationEntry(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
+    quarantined = [IsolationStep(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
                    for f in suspects]
     steps = list(quarantined)
     history = {f.entity: released_at(f.entity) for f in suspects}
@@ -61,9 +61,9 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
             steps.append(decide_entry(q, None, history[f.entity], now))
         elif f.entity in hard:
             f.evidence["confirm"] = "none"
-            steps.append(IsolationEntry(q.entity, q.entity_kind, "isolate",
-                                        f"hard evidence (rule {hard[f.entity]}, confirm: none); isolated without "
-                                        f"a retest: {q.reason}", rule=q.rule))
+            steps.append(IsolationStep(q.entity, q.entity_kind, "isolate",
+                                       f"hard evidence (rule {hard[f.entity]}, confirm: none); isolated without "
+                                       f"a retest: {q.reason}", rule=q.rule))
         elif f.entity in retests:
             r = retests[f.entity]
             if r.confirmed is False and is_not_measured(f):  # never released: not measured in the first place
@@ -93,6 +93,6 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
             if g.entity not in known:
                 known.add(g.entity)
                 findings.append(g)
-                steps.append(IsolationEntry(g.entity, g.entity_kind, "quarantine", f"{g.rule}: {g.message}",
-                                            rule=g.rule))
+                steps.append(IsolationStep(g.entity, g.entity_kind, "quarantine", f"{g.rule}: {g.message}",
+                                           rule=g.rule))
     return steps

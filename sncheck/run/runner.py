@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from sncheck.model import Verdict, host_of
+from sncheck.model import Finding, Verdict, host_of
 from sncheck.backends import get_backend
 from sncheck.backends.base import Backend
 from sncheck.errors import ConfigError, HarnessError
@@ -19,7 +19,7 @@ from sncheck.store.files import route_log
 from sncheck.store.evidence import collect_evidence
 from sncheck.config.faultplan import FaultPlan, load_faults
 from sncheck.health.baseline import load_baseline
-from sncheck.health.findings import Finding, merge_findings
+from sncheck.health.findings import merge_findings
 from sncheck.health.capacity import ParallelLayout, capacity
 from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch
 from sncheck.health.rules import RuleSet, load_rules

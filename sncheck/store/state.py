@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
-from sncheck.health.findings import Finding, IsolationEntry
+from sncheck.model import Finding, IsolationStep
 
 DB_NAME = "state.db"
 SCHEMA_VERSION = 2
@@ -254,10 +254,10 @@ class StateStore:
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
         return len(rows)
 
-    def record_action(self, run_id: str, entry: IsolationEntry | Mapping[str, Any],
+    def record_action(self, run_id: str, entry: IsolationStep | Mapping[str, Any],
                       evidence: Mapping[str, Any] | None = None, ts: datetime | None = None) -> int:
         """Append one isolation decision (quarantine, isolate or release); returns its row id."""
-        d = entry.to_dict() if isinstance(entry, IsolationEntry) else dict(entry)
+        d = entry.to_dict() if isinstance(entry, IsolationStep) else dict(entry)
         if d.get("action") not in ISOLATION_ACTIONS:
             raise ValueError(f"isolation action must be one of {', '.join(ISOLATION_ACTIONS)}, "
                              f"got {d.get('action')!r}")

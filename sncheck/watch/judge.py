@@ -20,7 +20,8 @@ import pandas as pd
 from sncheck.config.inventory import Inventory
 from sncheck.config.shipped import provenance
 from sncheck.errors import ConfigError
-from sncheck.health.findings import Finding, IsolationEntry, merge_findings, severity_rank
+from sncheck.health.findings import merge_findings
+from sncheck.model import Finding, IsolationStep, severity_rank
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import RuleSet
 from sncheck.run.verdict import EXIT_CODES, decide
@@ -249,7 +250,7 @@ def _unreadable(site: str, path: Path, reason: str, kind: str = "supernode") -> 
                     "not_run": True}, about="check")
 
 
-def _quarantine(findings: list[Finding], playbook: str) -> list[IsolationEntry]:
+def _quarantine(findings: list[Finding], playbook: str) -> list[IsolationStep]:
     """In-job evidence quarantines the cards (never an isolation: the confirmation run
     in the next gap decides). Unmapped ranks and check findings quarantine nothing."""
     out = []
@@ -259,9 +260,9 @@ def _quarantine(findings: list[Finding], playbook: str) -> list[IsolationEntry]:
         if f.evidence.get("mapped") is False:
             continue
         f.evidence["confirm_with"] = _confirm_command(playbook, f.entity)
-        out.append(IsolationEntry(f.entity, f.entity_kind, "quarantine",
-                                  f"{f.rule}: {f.message} (in-job evidence; confirm with "
-                                  f"'{_confirm_command(playbook, f.entity)}')", rule=f.rule))
+        out.append(IsolationStep(f.entity, f.entity_kind, "quarantine",
+                                 f"{f.rule}: {f.message} (in-job evidence; confirm with "
+                                 f"'{_confirm_command(playbook, f.entity)}')", rule=f.rule))
     return out
 
 
