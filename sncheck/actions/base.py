@@ -12,7 +12,6 @@ Remote commands are argv lists only; they are quoted once, by
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -25,6 +24,7 @@ from typing import Any, Protocol
 
 from sncheck.model import card_of, host_of
 from sncheck.errors import ConfigError, TransportError
+from sncheck.config.fileio import append_text
 from sncheck.config.inventory import Inventory
 from sncheck.transport import Connection, Result, build_command
 
@@ -250,13 +250,7 @@ class AuditLog:
     def _write(self, line: str) -> None:
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "a", encoding="utf-8") as fh:
-                fcntl.flock(fh, fcntl.LOCK_EX)
-                try:
-                    fh.write(line)
-                    fh.flush()
-                finally:
-                    fcntl.flock(fh, fcntl.LOCK_UN)
+            append_text(path, line)  # whole, under flock; never through a link or into a FIFO
 
 
 def read_audit(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

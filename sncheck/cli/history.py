@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from sncheck.cli.paths import directory, input_ref, output_file
 from sncheck.errors import ConfigError
 from sncheck.store.history import RunRef, baseline_from_state, diff, entity_history
 
@@ -34,7 +35,7 @@ def _pct(v: float | None) -> str:
 # ---------------------------------------------------------------------- commands
 @click.command("history")
 @click.argument("entity", required=False)
-@click.option("--state-dir", required=True, type=click.Path(file_okay=False), help="The state store.")
+@click.option("--state-dir", required=True, type=directory(), help="The state store.")
 @click.option("--last", type=int, help="Only the last N runs.")
 @click.option("--runs", "list_runs", is_flag=True, help="List the recorded runs instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -82,9 +83,9 @@ def _history(entity, state_dir, last, list_runs, as_json) -> None:
 
 
 @click.command("diff")
-@click.argument("run_a")
-@click.argument("run_b")
-@click.option("--state-dir", type=click.Path(file_okay=False), help="Where run ids are looked up.")
+@click.argument("run_a", type=input_ref("results", dirs=True))
+@click.argument("run_b", type=input_ref("results", dirs=True))
+@click.option("--state-dir", type=directory(), help="Where run ids are looked up.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def diff_cmd(run_a: str, run_b: str, state_dir: str | None, as_json: bool) -> None:
     """What changed from RUN_A to RUN_B (run ids with --state-dir, or run directories):
@@ -120,14 +121,14 @@ def _diff(run_a, run_b, state_dir, as_json) -> None:
 
 
 @click.command("make")
-@click.argument("run_dirs", nargs=-1, type=click.Path(file_okay=False))
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write the baseline JSON here.")
-@click.option("--from-state", "state_dir", type=click.Path(file_okay=False),
+@click.argument("run_dirs", nargs=-1, type=directory())
+@click.option("--out", "out_path", type=output_file(), help="Write the baseline JSON here.")
+@click.option("--from-state", "state_dir", type=directory(),
               help="Build it from the runs kept in this state store (instead of RUN_DIRS) and store it there.")
 @click.option("--last", type=int, help="With --from-state: the last N runs only.")
 @click.option("--passed-only", is_flag=True, help="With --from-state: only runs that passed.")
 @click.option("--name", help="Its name in the state store (default: the --out file's stem, or 'default').")
-@click.option("-i", "--inventory", "inventory_name", help="With --from-state: runs of this inventory name only.")
+@click.option("-i", "--inventory", "inventory_name", type=input_ref("yaml"), help="With --from-state: runs of this inventory name only.")
 @click.option("--backend", help="With --from-state: runs of this backend only.")
 def baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
     """Build a per-tier and per-card baseline from RUN_DIRS (outliers dropped), or

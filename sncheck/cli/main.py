@@ -15,6 +15,7 @@ from sncheck import __version__
 from sncheck.errors import ConfigError, SncheckError
 from sncheck.config.inventory import BACKENDS, DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, load_inventory, local_inventory
 from sncheck.config.playbook import Playbook, check_duration, load_playbook, single_layer
+from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.run.safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers, set_run_dir
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
@@ -138,11 +139,11 @@ def _one_line(text: str, limit: int = 200) -> str:
 def run_options(fn):
     """Options shared by ``run`` and the one-layer commands."""
     decorators = [
-        click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
+        click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"),
                      help="Inventory YAML. Default: this machine (the embedded local inventory)."),
         click.option("--backend", type=click.Choice(BACKENDS),
                      help="Override the inventory's backend (default: local)."),
-        click.option("--faults", type=click.Path(dir_okay=False),
+        click.option("--faults", type=input_file("yaml"),
                      help="Fault plan YAML to act out (mock; local: card faults; ssh: only with "
                           "--act-faults-on-real-hosts)."),
         click.option("--act-faults-on-real-hosts", is_flag=True,
@@ -151,7 +152,7 @@ def run_options(fn):
                           "For test clusters only."),
         click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
                      help="Seed for a reproducible mock run (0 to 2^32-1)."),
-        click.option("--out", type=click.Path(file_okay=False), help="Run directory. Default: runs/<run-id>/."),
+        click.option("--out", type=directory(), help="Run directory. Default: runs/<run-id>/."),
         click.option("--force", is_flag=True,
                      help="Reuse an --out that holds an earlier run: it is emptied first (default: refused)."),
         click.option("--gate", type=click.Choice(["critical", "warning"]),
@@ -164,18 +165,18 @@ def run_options(fn):
                      help="Stress soak: repeat the sweep for this many seconds (finite, above 0, at most 7 days)."),
         click.option("--format", "formats", default="html", show_default=True,
                      help="Comma-separated extra outputs: html, junit, prometheus."),
-        click.option("--templates", "template_dirs", multiple=True, type=click.Path(file_okay=False),
+        click.option("--templates", "template_dirs", multiple=True, type=directory(),
                      help="Directory of Jinja templates that override the built-in report templates."),
-        click.option("--rules", "rules_ref",
+        click.option("--rules", "rules_ref", type=input_ref("yaml"),
                      help="Detection rules: a YAML file or a shipped name (default: 'default', or "
                           "'local-cpu' for the local backend on CPU)."),
-        click.option("--baseline", "baseline_ref", help="Baseline JSON to compare against (sncheck baseline make)."),
+        click.option("--baseline", "baseline_ref", type=input_ref("json"), help="Baseline JSON to compare against (sncheck baseline make)."),
         click.option("--forks", type=int, help="SSH: hosts worked on at once (default 32, or the inventory's ssh.forks)."),
-        click.option("--ssh-config", type=click.Path(dir_okay=False), help="SSH: config file instead of ~/.ssh/config."),
-        click.option("--known-hosts", type=click.Path(dir_okay=False), help="SSH: known_hosts file (default ~/.ssh/known_hosts)."),
+        click.option("--ssh-config", type=input_file("ssh config"), help="SSH: config file instead of ~/.ssh/config."),
+        click.option("--known-hosts", type=input_file("known_hosts"), help="SSH: known_hosts file (default ~/.ssh/known_hosts)."),
         click.option("--accept-new-host-keys", is_flag=True,
                      help="SSH: record keys of hosts never seen before (a changed key is always refused)."),
-        click.option("--state-dir", type=click.Path(file_okay=False),
+        click.option("--state-dir", type=directory(),
                      help="Record the run and its isolation steps in this state store (SQLite) "
                           "and apply actions from it; repeat offenders are isolated at once."),
         click.option("--via", multiple=True, type=click.Choice(["hostfile", "cuda_visible_devices", "slurm", "kubernetes"]),
@@ -292,7 +293,7 @@ def main(ctx: click.Context, verbose: bool) -> None:
 
 
 @main.command()
-@click.argument("playbook")
+@click.argument("playbook", type=input_ref("yaml"))
 @run_options
 @handle_errors
 def run(playbook: str, **kwargs) -> None:
@@ -333,9 +334,9 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
 
 
 @golden_cmd.command("record")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--out", "out_path", required=True, type=output_file(),
               help="Where to write the golden curve JSON.")
-@click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False))
+@click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"))
 @click.option("--backend", type=click.Choice(BACKENDS))
 @click.option("--cards", type=click.IntRange(2, MAX_LOCAL_CARDS))
 @click.option("--steps", type=int, default=60, show_default=True)
@@ -361,7 +362,7 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
 
 @main.command("parse")
 @click.argument("tool")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=input_file("log"))
 @click.option("--json", "as_json", is_flag=True, help="Print the parsed JSON (the default output).")
 @click.option("--collective", help="nccl-tests: the collective when the log does not name it "
               "(default: the collective a binary name in the file's path names).")
@@ -379,10 +380,10 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
     Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
     """
     from sncheck.vendors.parsers import failures as parse_failures, get_parser, parse_text
-    from sncheck.config.yamlio import read_capped
+    from sncheck.config.fileio import read_input
 
     get_parser(tool)  # an unknown TOOL lists the views before the file is read
-    raw = read_capped(file, MAX_PARSE_BYTES, "log")  # /dev/zero or a 100 MB log: refused, not read
+    raw = read_input(file, "log")  # /dev/zero or a 100 MB log: refused, not read
     text = raw.decode("utf-8", errors="replace")
     try:
         if tool in ("nccl-tests", "rccl-tests"):  # the log's own name first, the file's path last
@@ -401,7 +402,6 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         sys.exit(EXIT_FAIL)
 
 
-MAX_PARSE_BYTES = 4 << 20  # real tool logs are KBs; parsing runs at about 1 MB/s
 
 
 @main.group("rules")
@@ -410,7 +410,7 @@ def rules_cmd() -> None:
 
 
 @rules_cmd.command("check")
-@click.argument("file")
+@click.argument("file", type=input_ref("yaml"))
 @handle_errors
 def rules_check(file: str) -> None:
     """Validate a rules FILE (errors name the file, line and field). A layer no enabled
@@ -471,7 +471,7 @@ def inventory_cmd() -> None:
 
 
 @inventory_cmd.command("check")
-@click.argument("inventory")
+@click.argument("inventory", type=input_file("yaml"))
 @handle_errors
 def inventory_check(inventory: str) -> None:
     """Validate an INVENTORY file and summarise it."""

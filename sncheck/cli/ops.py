@@ -19,6 +19,7 @@ import click
 from sncheck.actions import ACTIONS, ActionRequest, AuditLog, CommandRunner, LocalRunner, SshRunner
 from sncheck.actions.base import AUDIT_NAME
 from sncheck.actions.slurm import describe, is_ours, node_states
+from sncheck.cli.paths import directory, input_file, input_ref
 from sncheck.errors import CapBlocked, ConfigError, HarnessError, SncheckError
 from sncheck.health.capacity import ParallelLayout, capacity
 from sncheck.health.policy import DEFAULT_CAP
@@ -66,10 +67,10 @@ def _inventory(path: str | None) -> Inventory:
 
 
 state_dir_option = click.option(
-    "--state-dir", type=click.Path(file_okay=False),
+    "--state-dir", type=directory(),
     help="State directory (default $XDG_STATE_HOME/sncheck or ~/.local/state/sncheck).")
 inventory_option = click.option(
-    "-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
+    "-i", "--inventory", "inventory_path", type=input_file("yaml"),
     help="Inventory YAML. Default: this machine (the embedded local inventory).")
 via_option = click.option(
     "--via", multiple=True, type=click.Choice(list(ACTIONS)),
@@ -81,8 +82,8 @@ def _action_options(fn: F) -> F:
     for d in reversed([
         via_option, apply_option,
         click.option("--control-host", help="Run Slurm/Kubernetes commands on this host over SSH."),
-        click.option("--ssh-config", type=click.Path(dir_okay=False), help="SSH config instead of ~/.ssh/config."),
-        click.option("--known-hosts", type=click.Path(dir_okay=False), help="known_hosts for the control host."),
+        click.option("--ssh-config", type=input_file("ssh config"), help="SSH config instead of ~/.ssh/config."),
+        click.option("--known-hosts", type=input_file("known_hosts"), help="known_hosts for the control host."),
         state_dir_option, inventory_option,
     ]):
         fn = d(fn)
@@ -253,12 +254,12 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
 @click.option("--reason", default="released by an operator", show_default=True, help="Why, for the record.")
 @click.option("--after-repair", is_flag=True,
               help="First run the scoped validation of ENTITIES (--playbook, --targets them); release only on a pass.")
-@click.option("--playbook", "playbook_ref", default="post-delivery", show_default=True,
+@click.option("--playbook", "playbook_ref", default="post-delivery", show_default=True, type=input_ref("yaml"),
               help="With --after-repair: the playbook to run, scoped to ENTITIES.")
 @click.option("--backend", help="With --after-repair: override the inventory's backend.")
-@click.option("--faults", type=click.Path(dir_okay=False), help="With --after-repair: a fault plan (mock).")
+@click.option("--faults", type=input_file("yaml"), help="With --after-repair: a fault plan (mock).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="With --after-repair: the run's seed.")
-@click.option("--out", type=click.Path(file_okay=False), help="With --after-repair: the validation's run directory.")
+@click.option("--out", type=directory(), help="With --after-repair: the validation's run directory.")
 @_action_options
 @_errors
 def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook_ref: str, backend: str | None,

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from sncheck.cli.main import handle_errors
+from sncheck.cli.paths import directory, input_file
 from sncheck.errors import ConfigError
 from sncheck.ledger import GiB, Model, Training, gib, ledger, parse_count, parse_layout, parse_memory, platform_memory
 
@@ -29,9 +30,9 @@ from sncheck.ledger import GiB, Model, Training, gib, ledger, parse_count, parse
 @click.option("--zero", type=click.IntRange(0, 3), default=0, show_default=True, help="ZeRO stage.")
 @click.option("--card-memory", help="Memory per card (80GB); default: the inventory platform's.")
 @click.option("--reserve", default="0GB", show_default=True, help="Per card, for the CUDA context and fragmentation.")
-@click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
+@click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"),
               help="Inventory: card count, supernodes and platform (card memory).")
-@click.option("--state-dir", type=click.Path(file_okay=False),
+@click.option("--state-dir", type=directory(),
               help="State store: leave its quarantined and isolated entities out of the capacity.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @handle_errors

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -17,6 +16,8 @@ import yaml
 
 from sncheck.actions.base import LocalRunner
 from sncheck.cli.main import handle_errors
+from sncheck.cli.paths import input_file, output_file
+from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
 from sncheck.config.inventory import load_inventory
 from sncheck.config.units import parse_bandwidth, parse_latency
@@ -40,7 +41,7 @@ def parse_budget(text: str) -> float:
 @click.command("node-check")
 @click.option("--budget", default="30s", show_default=True, help="Time for the whole check (30s, 2m).")
 @click.option("--node", help="This node's name (default $SLURMD_NODENAME, else the short host name).")
-@click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
+@click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"),
               help="Inventory: the node's expected cards and design values (judges bandwidth and latency too).")
 @click.option("--cards", type=click.IntRange(1, 4096), help="Expected cards (default: the inventory, Slurm's GRES, "
               "else what the vendor's card listing shows).")
@@ -99,7 +100,7 @@ def _tier(text: str, option: str) -> dict[str, Any]:
 
 @click.command("from-slurm")
 @click.option("--partition", "-p", help="Only this partition's nodes.")
-@click.option("--out", "-o", "out", type=click.Path(dir_okay=False), help="Write here (default: stdout).")
+@click.option("--out", "-o", "out", type=output_file(), help="Write here (default: stdout).")
 @click.option("--name", help="Inventory name (default: slurm-<partition> or slurm).")
 @click.option("--scale-up", default=DEFAULT_SCALE_UP, show_default=True,
               help="Design bandwidth,latency per card pair inside a supernode (Slurm does not know it).")
@@ -135,7 +136,7 @@ def from_slurm(partition: str | None, out: str | None, name: str | None, scale_u
                "# Design values from --scale-up/--scale-out.\n"))
     text = head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None)
     if out:
-        Path(out).write_text(text)
+        write_atomic(out, text)
         cards = sum(len(_expand(s["hosts"])) * s["cards_per_host"] for s in doc["supernodes"])
         click.echo(f"{out}: {len(view.nodes)} nodes, {cards} cards, {len(doc['supernodes'])} supernodes ({how})",
                    err=True)

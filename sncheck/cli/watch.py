@@ -9,23 +9,24 @@ from pathlib import Path
 import click
 
 from sncheck.cli.main import EXIT_USAGE, Failure, handle_errors
+from sncheck.cli.paths import directory, input_file, input_ref
 
 
 @click.command("watch")
-@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("directory", type=directory())
 @click.option("--once", is_flag=True, help="Judge what is there now and exit (default: follow the directory).")
-@click.option("--rank-map", type=click.Path(dir_okay=False),
+@click.option("--rank-map", type=input_file("rank map"),
               help="JSON list of {rank, host, local_rank} (default: DIRECTORY/ranks.json, else the Slurm environment).")
-@click.option("-i", "--inventory", "inventory_path", type=click.Path(dir_okay=False),
+@click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"),
               help="Inventory: names hosts (by name or address) and gives the tiers' design values.")
-@click.option("--state-dir", type=click.Path(file_okay=False),
+@click.option("--state-dir", type=directory(),
               help="Record findings and quarantines in this state store (sncheck status, history).")
-@click.option("--out", type=click.Path(file_okay=False), help="Run directory for results.json and reports "
+@click.option("--out", type=directory(), help="Run directory for results.json and reports "
               "(default runs/<run-id>/).")
-@click.option("--baseline", "baseline", type=click.Path(exists=True),
+@click.option("--baseline", "baseline", type=input_file("results", dirs=True),
               help="A known-good job: its dump directory or its watch run (results.json): communicators' bus "
                    "bandwidth is judged against its (default: the tiers' design values).")
-@click.option("--rules", "rules_ref", default="default", show_default=True, help="Rules file or shipped name.")
+@click.option("--rules", "rules_ref", default="default", show_default=True, type=input_ref("yaml"), help="Rules file or shipped name.")
 @click.option("--gate", type=click.Choice(["critical", "warning"]), default="warning", show_default=True)
 @click.option("--confirm-playbook", default="nightly-stress", show_default=True,
               help="The playbook each finding's confirmation command runs (sncheck run PLAYBOOK --targets CARD).")

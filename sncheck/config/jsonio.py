@@ -13,9 +13,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sncheck.errors import ConfigError
-from sncheck.config.yamlio import is_unicode, decode_text, read_capped
+from sncheck.config.fileio import LIMITS, read_input
+from sncheck.config.yamlio import is_unicode, decode_text
 
-MAX_JSON_BYTES = 64 << 20  # a baseline of 10^5 cards is ~10 MB
+MAX_JSON_BYTES = LIMITS["json"]  # a baseline of 10^5 cards is ~10 MB
 
 
 def _no_constant(name: str) -> float:
@@ -25,7 +26,7 @@ def _no_constant(name: str) -> float:
 def read_json(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
     """Parse a JSON file: capped in size, text only, NaN/Infinity refused, errors with file:line."""
     p = Path(path)
-    text = decode_text(read_capped(p, limit, what), str(p), what)
+    text = decode_text(read_input(p, "json", what, limit), str(p), what)
     try:
         data = json.loads(text, parse_constant=_no_constant)
         if "\\u" in text.lower() and not is_unicode(json.dumps(data, ensure_ascii=False)):

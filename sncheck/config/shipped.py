@@ -14,6 +14,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from sncheck.config.fileio import LIMITS, check_input, read_input
+
 _HERE = Path(__file__).resolve().parents[1]  # the sncheck package (this module is in sncheck/config/)
 
 
@@ -43,6 +45,7 @@ def resolve(ref: str, package: str, folder: str | None, suffixes: tuple[str, ...
     that name in the working directory. None when there is no such file."""
     if "/" in ref or os.sep in ref or ref.startswith((".", "~")) or Path(ref).suffix in suffixes:
         p = Path(ref).expanduser()
+        check_input(p)  # a FIFO or a device named as a file: refused, naming it
         return p if p.is_file() else None
     if not ref:
         return None
@@ -50,7 +53,7 @@ def resolve(ref: str, package: str, folder: str | None, suffixes: tuple[str, ...
 
 
 def sha256_of(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return hashlib.sha256(read_input(path, "json", "input", limit=max(LIMITS.values()))).hexdigest()
 
 
 def provenance(name: str | None, path: str | Path | None) -> dict:

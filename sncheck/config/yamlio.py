@@ -5,7 +5,7 @@ line of each key. Reading stays ``yaml.safe_load``-safe: the loader subclasses
 ``SafeLoader`` and only changes how mappings are built.
 
 Bounds, checked before any Python object is built: a file over :data:`MAX_FILE_BYTES`
-is refused unread, and a document whose node graph, with every alias expanded, holds
+is refused unread (:func:`sncheck.config.fileio.read_input`, the one reader), and a document whose node graph, with every alias expanded, holds
 more than :data:`MAX_NODES` nodes is refused (a 500-byte "billion laughs" alias bomb
 is counted in microseconds, never expanded). Recursive aliases are refused too.
 """
@@ -19,8 +19,9 @@ from typing import Any, Iterable
 import yaml
 
 from sncheck.errors import ConfigError
+from sncheck.config.fileio import LIMITS, read_input
 
-MAX_FILE_BYTES = 16 << 20  # an input YAML file (inventories of 10^5 hosts are ~5 MB)
+MAX_FILE_BYTES = LIMITS["yaml"]  # an input YAML file (inventories of 10^5 hosts are ~5 MB)
 MAX_NODES = 1_000_000      # YAML nodes of one document, every alias expanded
 MAX_ALIASES = 10_000       # alias uses (``*name``) in one document
 MAX_DEPTH = 64             # nesting of mappings and lists (real files nest 4-5 deep)
@@ -201,37 +202,6 @@ def load_text(text: str, name: str) -> Source:
     return Source(name, data)
 
 
-def read_capped(path: str | Path, limit: int = MAX_FILE_BYTES, what: str = "file") -> bytes:
-    """The bytes of ``path``, refused with a ConfigError when over ``limit`` bytes.
-
-    Reads at most ``limit + 1`` bytes, so ``/dev/zero`` or a FIFO cannot exhaust memory.
-    """
-    p = Path(path)
-    try:
-        with open(p, "rb") as fh:
-            chunks, size = [], 0
-            while size <= limit:  # in chunks: read(limit) would set aside the whole limit at once
-                chunk = fh.read(min(1 << 20, limit + 1 - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            data = b"".join(chunks)
-    except FileNotFoundError as e:
-        raise ConfigError("file not found", str(p)) from e
-    except IsADirectoryError as e:
-        raise ConfigError("is a directory, not a file", str(p)) from e
-    except OSError as e:
-        raise ConfigError(f"cannot read {what}: {e.strerror or e}", str(p)) from e
-    if len(data) > limit:
-        raise ConfigError(f"{what} is larger than {_mib(limit)} (the cap); is it the right file?", str(p))
-    return data
-
-
-def _mib(n: int) -> str:
-    return f"{n / (1 << 20):g} MiB"
-
-
 def decode_text(data: bytes, name: str, what: str = "file") -> str:
     """UTF-8 text, or a ConfigError naming the file (binary files have NUL bytes)."""
     if b"\0" in data:
@@ -244,7 +214,7 @@ def decode_text(data: bytes, name: str, what: str = "file") -> str:
 
 def load_file(path: str | Path) -> Source:
     p = Path(path)
-    return load_text(decode_text(read_capped(p), str(p)), str(p))
+    return load_text(decode_text(read_input(p, "yaml"), str(p)), str(p))
 
 
 def check_keys(src: Source, node: Any, allowed: Iterable[str], what: str,

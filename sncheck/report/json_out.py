@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from sncheck.store.files import write_atomic
+from sncheck.config.fileio import write_atomic
 
 # Contract keys first, in DESIGN.md order; any extension keys follow, sorted.
 TOP_LEVEL_ORDER = ("schema", "run_id", "playbook", "backend", "inventory", "started",

@@ -17,6 +17,9 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from sncheck.config.fileio import append_text
+from sncheck.errors import SncheckError
+
 _RUN_DIR: list[Path] = []  # the run directory of this process, once one exists
 
 
@@ -78,10 +81,9 @@ def crash_report(command: str, exc: BaseException) -> Path | None:
     candidates = [d / "crash.log" for d in _RUN_DIR]
     for path in candidates:
         try:
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(text)
+            append_text(path, text, lock=False)
             return path
-        except OSError:
+        except (OSError, SncheckError):  # a link or a FIFO planted there: the temp file instead
             continue
     try:
         fd, name = tempfile.mkstemp(prefix="sncheck-crash-", suffix=".log")

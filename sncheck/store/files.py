@@ -1,8 +1,9 @@
 """Writing inside a run directory (or the state dir) and nowhere else.
 
-Every file sncheck creates there is made under a fresh private name (``mkstemp``:
-``O_CREAT | O_EXCL``, which never follows a planted link) and renamed over the target
-(a rename replaces a link, it does not write through it). Every directory on the way
+Every file sncheck creates there goes through the one writer,
+:func:`sncheck.config.fileio.write_atomic`: a fresh private name (``mkstemp``: ``O_CREAT |
+O_EXCL``, which never follows a planted link) renamed over the target (a rename replaces
+a link, it does not write through it; a FIFO or device there is refused). Every directory on the way
 down from the root is checked not to be a symlink before anything is written in it.
 A full disk is not an exception here: the writer keeps the first such error, so the
 reserve can be spent on ``results.json`` with the cause.
@@ -14,10 +15,12 @@ import errno
 import logging
 import os
 import stat
-import tempfile
 from pathlib import Path
 
+from sncheck.config.fileio import write_atomic
 from sncheck.errors import HarnessError
+
+__all__ = ["FULL", "RunFiles", "open_new", "real_dir", "route_log", "write_atomic"]
 
 FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
@@ -39,31 +42,6 @@ def real_dir(root: Path, rel: str | os.PathLike[str] = "") -> Path:
             raise HarnessError(f"run directory: {path} is {'a symlink' if stat.S_ISLNK(st.st_mode) else 'not a directory'}; "
                                "sncheck writes only inside the run directory and never through a link")
     return path
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
-    """Write ``data`` to ``path`` via a private temporary sibling and ``os.replace``. The
-    parent directory must not be a symlink."""
-    path = Path(path)
-    parent = path.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    if parent.is_symlink():
-        raise HarnessError(f"{parent} is a symlink; sncheck never writes through a link")
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp makes 0600 files; outputs are for the team, so honour the umask.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def open_new(path: Path, flags: int = os.O_WRONLY, mode: int = 0o644) -> int:

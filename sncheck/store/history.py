@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from sncheck.config.fileio import read_input
 from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA
 from sncheck.health.summaries import Summary, summarize
@@ -121,8 +122,8 @@ def _by_prefix(st: StateStore, ref: str) -> dict | None:
 
 def _load_results(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
+        return json.loads(read_input(path, "results").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ConfigError(f"cannot read results: {e}", str(path)) from e
 
 

@@ -16,7 +16,8 @@ from types import TracebackType
 
 import paramiko
 
-from sncheck.errors import AuthError, ConnectError, HostKeyError, TransportError
+from sncheck.config.fileio import check_input
+from sncheck.errors import AuthError, ConfigError, ConnectError, HostKeyError, TransportError
 from sncheck.transport.command import build_command
 from sncheck.transport.result import Result
 from sncheck.transport.sshconfig import HostSpec
@@ -183,8 +184,9 @@ class Connection:
         keys = self._identity_files()
         try:
             if self.known_hosts.exists():
+                check_input(self.known_hosts, "known_hosts")  # paramiko's read of a FIFO would never end
                 client.load_system_host_keys(str(self.known_hosts))
-        except (OSError, paramiko.SSHException, ValueError) as e:
+        except (OSError, paramiko.SSHException, ValueError, ConfigError) as e:
             sock.close()
             raise HostKeyError(self.host, f"cannot read known_hosts {self.known_hosts}: {e}") from e
         try:
@@ -281,6 +283,7 @@ class Connection:
         found = []
         for path in self.spec.identity_files:
             if os.path.exists(path):
+                check_input(path, "ssh config")  # a FIFO or a device as a key: refused, not read
                 found.append(path)
             else:
                 log.warning("%s: identity file %s does not exist", self.host, path)

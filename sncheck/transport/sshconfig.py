@@ -18,6 +18,7 @@ from pathlib import Path
 
 import paramiko
 
+from sncheck.config.fileio import read_input
 from sncheck.errors import ConfigError
 
 FIELDS = frozenset({"address", "port", "user", "identity_file"})
@@ -62,13 +63,15 @@ def load_ssh_config(path: str | os.PathLike[str] | None = None) -> paramiko.SSHC
             return paramiko.SSHConfig()
         path = default
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="strict")
+        raw = read_input(path, "ssh config")
+    except ConfigError as e:
+        raise ConfigError(f"cannot read ssh config: {e.message}", where=os.fspath(path)) from e
+    try:
+        text = raw.decode("utf-8", errors="strict")
         refuse_exec_directives(text, os.fspath(path))
         return paramiko.SSHConfig.from_text(text)
     except UnicodeDecodeError as e:
         raise ConfigError(f"ssh config is not UTF-8 text (byte {e.start})", where=os.fspath(path)) from e
-    except OSError as e:
-        raise ConfigError(f"cannot read ssh config: {e.strerror}", where=os.fspath(path)) from e
     except paramiko.ConfigParseError as e:
         raise ConfigError(f"invalid ssh config: {e}", where=os.fspath(path)) from e
 

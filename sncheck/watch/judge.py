@@ -17,6 +17,7 @@ from typing import Callable
 
 import pandas as pd
 
+from sncheck.config.fileio import read_input
 from sncheck.config.inventory import Inventory
 from sncheck.config.shipped import provenance
 from sncheck.errors import ConfigError
@@ -187,8 +188,8 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
     run_dir = p.parent if p.is_file() else p
     if p.is_file() or (p / "results.json").is_file():
         try:
-            res = json.loads((run_dir / "results.json").read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            res = json.loads(read_input(run_dir / "results.json", "results").decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise ConfigError(f"not a watch run's results.json ({e})", str(p)) from e
         if not isinstance(res, dict) or res.get("schema") != SCHEMA:
             raise ConfigError(f"not a run's results.json (schema {SCHEMA})", str(p))

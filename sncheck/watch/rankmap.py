@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from sncheck.config.fileio import read_input
 from sncheck.config.hostlist import expand as expand_hostlist
 from sncheck.config.inventory import Inventory
 from sncheck.errors import ConfigError
@@ -58,9 +59,7 @@ class RankMap:
 def load_rank_map(path: str | Path) -> RankMap:
     p = Path(path)
     try:
-        data = json.loads(p.read_text())
-    except OSError as e:
-        raise ConfigError(f"cannot read the rank map: {e.strerror or e}", str(p)) from e
+        data = json.loads(read_input(p, "rank map").decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"the rank map is not JSON ({e})", str(p)) from e
     if isinstance(data, dict) and isinstance(data.get("ranks"), list):

@@ -1,0 +1,124 @@
+"""Generators of hostile inputs, one per class of issue 30 (used by the hostile tests).
+
+* :func:`special_files`: every kind of path that is not a regular file (FIFO, socket,
+  character device, symlinks to each, a dangling link), made in a scratch directory.
+* :func:`non_finite_numbers`: numbers a JSON or pickle dump can carry that no clock or
+  counter can hold (NaN, +-Infinity, 2**70, -2**64, 1e308 * 10, ...), as Python values and as
+  JSON text.
+* :func:`deep_pickle` / :func:`shared_reference_pickle` / :func:`self_referencing_pickle`:
+  structures that cost far more to build than their size (depth, fan-out of one memo
+  entry, cycles).
+* :func:`junk_texts`: one character, one long line, many short lines, of a given size.
+* :func:`seeded_delays`: seeded, bounded schedules for concurrent commands and signals.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import socket
+import stat
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def special_files(root: Path, *, devices: bool = True) -> Iterator[tuple[str, Path]]:
+    """(label, path) of each non-regular file kind, made under ``root``.
+
+    A character device is made with ``mknod`` (a copy of /dev/null's numbers, inside
+    ``root``, so a writer that replaces it harms nothing) when this process may; else
+    it is left out. Sockets are bound and left bound (closed by the caller's exit)."""
+    root.mkdir(parents=True, exist_ok=True)
+    fifo = root / "fifo"
+    os.mkfifo(fifo)
+    yield "FIFO", fifo
+    sock_path = root / "sock"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(sock_path))
+    _KEEP.append(s)
+    yield "socket", sock_path
+    dev = root / "chardev"
+    if devices:
+        try:
+            os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        except (PermissionError, OSError):
+            pass
+        else:
+            yield "character device", dev
+            link_dev = root / "link-to-chardev"
+            link_dev.symlink_to(dev)
+            yield "symlink to a character device", link_dev
+    link = root / "link-to-fifo"
+    link.symlink_to(fifo)
+    yield "symlink to a FIFO", link
+    link_sock = root / "link-to-socket"
+    link_sock.symlink_to(sock_path)
+    yield "symlink to a socket", link_sock
+
+
+_KEEP: list[socket.socket] = []
+
+
+def mode_of(path: Path) -> int:
+    return os.lstat(path).st_mode
+
+
+NON_FINITE = [float("nan"), float("inf"), float("-inf"), 2**70, -(2**64), 10**400, 1e308 * 10, -1e308 * 10]
+NON_FINITE_JSON = ["NaN", "Infinity", "-Infinity", str(2**70), str(-(2**64)), "1e999", "-1e999",
+                   "1" + "0" * 5000]
+
+
+def non_finite_numbers() -> Iterator[tuple[str, object, str]]:
+    """(label, Python value, JSON text) of numbers no time or count can be."""
+    for v, text in zip(NON_FINITE, NON_FINITE_JSON):
+        yield text[:20], v, text
+
+
+def deep_pickle(depth: int) -> bytes:
+    """A list nested ``depth`` deep, written by hand (pickle.dumps would recurse): each
+    level is EMPTY_LIST MARK ... APPENDS, all opened before any is closed."""
+    out = [b"\x80\x02"]
+    out += [b"]("] * depth  # EMPTY_LIST, MARK
+    out += [b"e"] * depth  # APPENDS: each appends the inner list to its parent
+    out.append(b".")
+    return b"".join(out)
+
+
+def shared_reference_pickle(refs: int, payload: int = 1000) -> bytes:
+    """A list that references one memoised ``payload``-long list ``refs`` times: small on
+    disk (one BINGET a reference), huge once a reader copies or walks each reference."""
+    out = [b"\x80\x02}q\x00(X\x07\x00\x00\x00versionq\x01X\x03\x00\x00\x002.4q\x02X\x07\x00\x00\x00entriesq\x03]q\x04("]
+    out.append(b"]q\x05(" + b"K\x01" * payload + b"e")  # the shared entry, memo 5
+    out.append(b"h\x05" * (refs - 1))
+    out.append(b"eu.")
+    return b"".join(out)
+
+
+def self_referencing_pickle() -> bytes:
+    """A Flight Recorder-shaped dict whose entries list contains itself."""
+    d: dict = {"version": "2.4", "entries": []}
+    d["entries"].append(d)
+    d["entries"].append({"collective_seq_id": 1, "entries": d["entries"]})
+    return pickle.dumps(d, protocol=2)
+
+
+def big_int_pickle(digits: int) -> bytes:
+    """A LONG4 opcode carrying an integer of ``digits`` bytes (decoding it is quadratic
+    in CPython for huge values)."""
+    n = digits
+    return b"\x80\x02}q\x00(X\x07\x00\x00\x00versionq\x01\x8b" + struct.pack("<i", n) + b"\x01" * n + b"u."
+
+
+def junk_texts(size: int) -> Iterator[tuple[str, str]]:
+    """(label, text) of about ``size`` characters: one character, one long line, many short lines."""
+    yield "one char", "a" * size
+    yield "one line", ("GPU 0 1e9 -- |" * (size // 14 + 1))[:size]
+    line = "0: 12 x -1 nan N/A ok\n"
+    yield "short lines", (line * (size // len(line) + 1))[:size]
+
+
+def seeded_delays(seed: int, n: int, low: float, high: float) -> list[float]:
+    rng = random.Random(seed)
+    return [rng.uniform(low, high) for _ in range(n)]
