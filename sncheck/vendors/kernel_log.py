@@ -32,12 +32,13 @@ import shlex
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.amd import kernel_ras
 
 TOOL = "kernel-log"
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
 PATTERN = (r"NVRM: Xid|SXid|AER:|PCIe Bus Error|^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
-           r"^Failed to")
+           r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records)")
 
 _TIME = re.compile(r"^(?:\[\s*(?P<mono>\d+\.\d+)\]|\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
                    r"\d\d:\d\d:\d\d \d{4})\]|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
@@ -80,6 +81,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     received: list[dict[str, Any]] = []
     cursor = last_time = None
     cursor_lost = False
+    last_amd: dict[str, Any] | None = None  # the amdgpu event an ACA register or total line continues
     lines = 0
     ended = False
     for raw in text.splitlines():
@@ -122,6 +124,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                 src = dev.group("dev") if dev else None
             received.append({"source": "aer", "code": None, "bus_id": bus_id(src),
                              "class": _aer_class(m.group("sev")), "time": when, "text": body[:300]})
+        elif (e := kernel_ras.event(body, last_amd)) is not None:
+            e.update(bus_id=bus_id(e["bus_id"]), time=when, text=body[:300])  # dddd:bb:dd, as an Xid's
+            events.append(e)
+            last_amd = e
         elif body.startswith("Failed to seek"):  # journalctl: the last run's cursor is gone (rotated)
             cursor_lost = True
             errors.append(f"journalctl: {body[:200]} (the next run reads this boot's whole log)")
@@ -131,12 +137,24 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         events += received  # an older kernel: the 'error received' lines are all there is
     if text.strip() and not lines and not ended and cursor is None:
         raise ParseError("no kernel log lines and no end marker", tool=TOOL)
-    faults = [describe(e) for e in events if e["source"] != "aer" or e["class"] != "corrected"]
+    faults = [describe(e) for e in events if is_fault(e)]
     return {"tool": TOOL, "events": events, "lines": lines, "cursor": cursor, "last_time": last_time,
             "complete": ended, "cursor_lost": cursor_lost, "faults": faults, "errors": errors}
 
 
+def is_fault(e: dict[str, Any]) -> bool:
+    """Whether ``sncheck parse`` exits 1 on the event: all but corrected AER and the amdgpu
+    events that are counts only (correctable errors and their bank dumps)."""
+    if e["source"] == "aer":
+        return e["class"] != "corrected"
+    if e["source"] == "amdgpu":
+        return kernel_ras.is_fault(e)
+    return True
+
+
 def describe(e: dict[str, Any]) -> str:
+    if e["source"] == "amdgpu":
+        return kernel_ras.describe(e)
     where = f" on {e['bus_id']}" if e.get("bus_id") else ""
     if e["source"] == "aer":
         return f"PCIe AER {e['class']} error{where}"
@@ -152,8 +170,7 @@ def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:
     if key is None:  # no last read, or one that is not an ISO time (a hand-edited cursor file): keep all
         return parsed
     kept = [e for e in parsed["events"] if not ((t := _iso_key(e["time"]) if e.get("time") else None) and t <= key)]
-    return {**parsed, "events": kept, "faults": [describe(e) for e in kept
-                                                 if e["source"] != "aer" or e["class"] != "corrected"]}
+    return {**parsed, "events": kept, "faults": [describe(e) for e in kept if is_fault(e)]}
 
 
 def _iso_key(text: str) -> str | None:

@@ -18,11 +18,12 @@ from functools import cache
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.vendors import kernel_log, listing, registry
+from sncheck.vendors import kernel_log, listing, nccl_inspector, registry
 from sncheck.vendors.base import View
 from sncheck.vendors.facts import clean_text
-from sncheck.vendors.infiniband import counters, ibstat, perftest
+from sncheck.vendors.infiniband import counters, ethtool, ibstat, mlxlink, perftest, ports
 from sncheck.vendors.listing import Listing
+from sncheck.vendors.nccl import debug_log, watchdog
 from sncheck.vendors.nccltests import parse as nccl_tests
 
 Parser = Callable[[str], dict[str, Any]]
@@ -51,6 +52,13 @@ def views() -> dict[str, View]:
         # /sys/class/infiniband/*/ports/*/counters/* (grep -H)
         "ib-counters": View(counters.parse_sysfs_counters, Listing("port", ("ports",), ident=("device", "port"))),
         "kernel-log": View(kernel_log.parse_kernel_log),  # dmesg / journalctl -k: Xid, SXid, PCIe AER: a stream
+        "nccl-debug": View(debug_log.parse_nccl_debug),  # NCCL_DEBUG=WARN/INFO lines in any log: a stream
+        "torch-nccl": View(watchdog.parse_torch_nccl),  # ProcessGroupNCCL watchdog / Flight Recorder: a stream
+        "nccl-inspector": View(nccl_inspector.parse_inspector),  # Inspector JSON records (sncheck watch reads it)
+        "mlxlink": View(mlxlink.parse_mlxlink),
+        "ibportstate": View(ports.parse_ibportstate, Listing("port", ("ports",))),
+        "ibv-devinfo": View(ports.parse_ibv_devinfo, Listing("device", ("devices",), ident=("name",))),
+        "ethtool-mlx5": View(ethtool.parse_ethtool_stats),  # ethtool -S of a ConnectX port
     }
 
 

@@ -10,7 +10,8 @@ Each file is recognised by its content, not its name:
   with an unpickler that builds plain data only (no class, no function: a dump is never
   a way to run code).
 * **NCCL RAS** status, text or JSON (:mod:`sncheck.watch.ras`).
-* **NCCL Inspector**: a stream of JSON objects with ``header`` and ``coll_perf``.
+* **NCCL Inspector**: a stream of JSON objects with ``header`` and ``coll_perf`` (or
+  ``p2p_perf``), read by :mod:`sncheck.vendors.nccl_inspector` (the ``nccl-inspector`` view's).
 * **nccl-tests** ``-J`` output: an object with ``config`` and ``results``.
 
 A file that is none of these, or is cut short, is an :class:`Unreadable` (a finding,
@@ -26,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sncheck.vendors import nccl_inspector as inspector
 from sncheck.watch import ras
 
 MAX_DUMP_BYTES = 64 << 20    # a Flight Recorder of 20k entries is ~10 MB of JSON; parsed, a dump takes ~10x its size
@@ -102,11 +104,11 @@ def read_dump(path: Path) -> Dump | Unreadable:
     text = _strip_source(text)
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
-        objects, tail = _json_stream(stripped)
+        objects, tail = inspector.json_stream(stripped)
         if not objects:
             return Unreadable(path, f"not valid JSON ({tail})")
         first = objects[0]
-        if isinstance(first, dict) and "header" in first and "coll_perf" in first:
+        if inspector.is_record(first):
             dump = Dump(path, "nccl_inspector", objects, rank, job, st.st_mtime_ns)
             if tail:
                 dump.notes.append(f"cut short after {len(objects)} records ({tail})")
@@ -136,7 +138,7 @@ def _inspector_tail(path: Path) -> bytes | None:
     None when the file is not an Inspector log."""
     with path.open("rb") as f:
         head = f.read(64 << 10)
-        if b'"coll_perf"' not in head or b'"header"' not in head:
+        if not any(f'"{k}"'.encode() in head for k in inspector.PERF_KEYS) or b'"header"' not in head:
             return None
         f.seek(-INSPECTOR_TAIL_BYTES, 2)
         tail = f.read()
@@ -161,24 +163,6 @@ def _identity(name: str) -> tuple[int | None, str | None]:
     if m := _TRAILING_RANK.search(name):
         return int(m[1]), None
     return None, None
-
-
-def _json_stream(text: str) -> tuple[list, str]:
-    """Every JSON document in ``text`` (one, or a stream as Inspector writes), and why
-    the rest could not be read ("" when all of it was)."""
-    dec = json.JSONDecoder()
-    out, i, n = [], 0, len(text)
-    while i < n:
-        while i < n and text[i] in " \t\r\n,":
-            i += 1
-        if i >= n:
-            break
-        try:
-            obj, i = dec.raw_decode(text, i)
-        except (json.JSONDecodeError, RecursionError) as e:
-            return out, (f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else "nested too deep")
-        out.append(obj)
-    return out, ""
 
 
 def _flight_recorder(path: Path, data, rank, job, mtime_ns) -> Dump | Unreadable:
@@ -290,18 +274,7 @@ def _int_ns(v) -> int:
 
 
 def inspector_rows(dump: Dump) -> list[dict]:
-    out = []
-    for o in dump.data:
-        if not isinstance(o, dict):
-            continue
-        h, m, c = o.get("header") or {}, o.get("metadata") or {}, o.get("coll_perf") or {}
-        if not isinstance(c, dict) or "coll_busbw_gbs" not in c:
-            continue
-        out.append({"comm": str(h.get("id")), "source": "nccl_inspector", "collective": str(c.get("coll")),
-                    "size_bytes": _num(c.get("coll_msg_size_bytes")), "busbw_GBps": _num(c.get("coll_busbw_gbs")),
-                    "rank": _num(h.get("rank")), "n_ranks": _num(h.get("n_ranks")), "host": m.get("hostname"),
-                    "device": None, "dump": dump.path.name})
-    return out
+    return inspector.rows(dump.data if isinstance(dump.data, list) else [], dump.path.name)
 
 
 def nccl_tests_rows(dump: Dump) -> list[dict]:

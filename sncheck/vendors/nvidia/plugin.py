@@ -6,7 +6,7 @@ from sncheck.vendors.base import CardListing, CopyBench, Platform, Vendor, View
 from sncheck.vendors.infiniband.scaleout import SCALE_OUT
 from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccltests.tool import NCCL_TESTS
-from sncheck.vendors.nvidia import buses, checks, dcgmi, fabric, fabric_checks, nvbandwidth, nvidia_smi
+from sncheck.vendors.nvidia import buses, checks, dcgmi, fabric, fabric_checks, nvbandwidth, nvidia_smi, smi_table
 
 NVL72 = Platform(
     name="nvidia-nvl72", vendor="nvidia",
@@ -46,6 +46,7 @@ VENDOR = Vendor(
     # `sncheck parse` views and what one record of each is (nccl-tests and ibstat: the shared
     # tools' views, in vendors/parsers.py)
     views={
+        "nvidia-smi": View(smi_table.parse_smi_table, Listing("GPU", ("gpus",), ident=("bus_id",), cards=True)),
         "nvidia-smi-topo": View(nvidia_smi.parse_topo, Listing("GPU", ("gpus",), ("matrix",), cards=True)),
         "nvidia-smi-q": View(nvidia_smi.parse_query, Listing("GPU", ("gpus",), ident=("bus_id",), cards=True)),
         "nvidia-smi-qx": View(fabric.parse_query_xml, Listing("GPU", ("gpus",), ident=("bus_id",), cards=True)),

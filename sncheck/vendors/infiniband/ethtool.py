@@ -1,0 +1,82 @@
+"""``ethtool -S IFACE`` on an mlx5 (ConnectX) port: view ``ethtool-mlx5``.
+
+Grammar. ethtool (``ethtool.c`` ``do_gnicstats`` / ``dump_stats``, unchanged since ethtool
+2.6): ``NIC statistics:`` then one ``     NAME: VALUE`` line per counter, NAME as the driver
+gives it, VALUE an unsigned 64-bit decimal. ethtool 6.x's ``--all-groups`` / ``--groups``
+adds the standard groups (``Standard stats for IFACE:`` then ``eth-phy-``, ``eth-mac-``,
+``rmon-`` names): read the same way. ``Cannot get stats information: ...`` / ``no stats
+available`` are the errors.
+
+The names (Linux ``drivers/net/ethernet/mellanox/mlx5/core/en_stats.c`` at 01dd742, the same
+set since 4.12 for the physical port): the software counters (``rx_packets``, ``rx_bytes``,
+``tx_packets``..., per channel ``ch<N>_*``, ``rx<N>_*``, ``tx<N>_*``); the queue counters
+``rx_out_of_buffer``, ``rx_if_down_packets``; the port's (``_phy``): IEEE 802.3
+``rx_crc_errors_phy``, ``rx_symbol_err_phy``, ``rx_in_range_len_errors_phy``,
+``rx_out_of_range_len_phy``, ``rx_oversize_pkts_phy``, ``rx_pause_ctrl_phy``..., RFC 2863
+``rx_discards_phy``, ``tx_discards_phy``, ``tx_errors_phy``, RFC 2819
+``rx_undersize_pkts_phy``, ``rx_fragments_phy``, ``rx_jabbers_phy``, the physical layer
+``link_down_events_phy``, ``rx_pcs_symbol_err_phy``, ``rx_corrected_bits_phy``,
+``rx_err_lane_<N>_phy`` (with the PCAM statistical group), per priority ``rx_prio<N>_*``;
+PCIe ``rx_pci_signal_integrity``, ``tx_pci_signal_integrity``, ``outbound_pci_stalled_*``;
+module events ``module_unplug``, ``module_bus_stuck``, ``module_high_temp``,
+``module_bad_shorted``.
+
+Whole: ethtool prints the driver's whole list; a paste filtered by ``grep`` holds what it
+holds (no count says how many). A last line cut mid-way is reported by ``sncheck parse``.
+Failures (exit 1): a counter of :data:`ERROR_COUNTERS` above zero (the port's physical and
+MAC error counters, module faults, PCIe signal integrity); the drop counters
+(:data:`DROP_COUNTERS`: discards, out of buffer) are kept in ``drops``, not judged here: a
+loaded RoCE port drops under congestion, and a run judges their growth, not their value.
+
+JSON: ``{"tool": "ethtool-mlx5", "counters": {NAME: n}, "errors_nonzero": {NAME: n},
+"drops": {NAME: n}, "lanes": {"0": n, ...}, "faults", "errors"}``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+TOOL = "ethtool-mlx5"
+_LINE = re.compile(r"^(?P<name>[A-Za-z][\w.\-\[\]]*)\s*:\s*(?P<value>\d+)$")
+ERROR_COUNTERS = (
+    "rx_crc_errors_phy", "rx_symbol_err_phy", "rx_in_range_len_errors_phy", "rx_out_of_range_len_phy",
+    "rx_oversize_pkts_phy", "rx_undersize_pkts_phy", "rx_fragments_phy", "rx_jabbers_phy", "tx_errors_phy",
+    "link_down_events_phy", "rx_pcs_symbol_err_phy", "rx_unsupported_op_phy",
+    "module_bus_stuck", "module_high_temp", "module_bad_shorted",
+    "rx_pci_signal_integrity", "tx_pci_signal_integrity",
+)
+DROP_COUNTERS = ("rx_discards_phy", "tx_discards_phy", "rx_out_of_buffer", "rx_buffer_passed_thres_phy",
+                 "rx_if_down_packets", "rx_steer_missed_packets", "rx_wqe_err", "tx_cqe_err")
+_ERRORS = ("Cannot get stats", "no stats available", "Operation not supported", "No such device")
+
+
+def parse_ethtool_stats(text: str) -> dict[str, Any]:
+    """``ethtool -S`` output of an mlx5 port (see the module)."""
+    counters: dict[str, int] = {}
+    errors: list[str] = []
+    header = False
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("NIC statistics:") or line.startswith("Standard stats for"):
+            header = True
+            continue
+        if any(e in line for e in _ERRORS):
+            errors.append(line[:200])
+            continue
+        if m := _LINE.match(line):
+            counters[m["name"]] = int(m["value"])
+    if not counters and not errors:
+        raise ParseError("no 'NAME: VALUE' counter line and no ethtool error", tool=TOOL)
+    if not header and not errors and not any(n.endswith("_phy") or n in ERROR_COUNTERS for n in counters):
+        raise ParseError("no 'NIC statistics:' header and no mlx5 port counter (..._phy)", tool=TOOL)
+    nonzero = {n: counters[n] for n in ERROR_COUNTERS if counters.get(n)}
+    lanes = {m[1]: v for n, v in counters.items() if (m := re.fullmatch(r"rx_err_lane_(\d+)_phy", n))}
+    faults = [f"{n} = {v}" for n, v in nonzero.items()]
+    return {"tool": TOOL, "counters": counters, "errors_nonzero": nonzero,
+            "drops": {n: counters[n] for n in DROP_COUNTERS if n in counters}, "lanes": lanes,
+            "faults": faults, "errors": errors}

@@ -1,0 +1,144 @@
+"""``mlxlink -d DEV [-m] [-c] [-e] [--json]`` (mstflint / MFT): view ``mlxlink``.
+
+Grammar (Mellanox/mstflint ``mlxlink/modules/printutil/mlxlink_cmd_print.cpp``,
+``mlxlink_record.cpp``, ``mlxlink_commander.cpp`` at b9d9e84, MFT 4.2x-4.3x; the same printer
+since mstflint 4.14):
+
+- text: sections, each ``\\nTITLE\\n`` then a rule of ``-`` as long as the title, then one
+  record a line, ``KEY`` padded to 37 columns then ``: VALUE`` (``KEY<spaces>: VALUE``; a value
+  may be coloured: ANSI codes, removed before parsing). Titles: ``Operational Info`` (``State``:
+  ``Active``, ``Polling``, ``Disable``, ``Physical LinkUp``..., ``Physical state``: ``LinkUp``,
+  ``ETH_AN_FSM_ENABLE``..., ``Speed`` (``IB-NDR``, ``400G``), ``Width`` (``4x``), ``FEC``,
+  ``Loopback Mode``, ``Auto Negotiation``), ``Supported Info``, ``Troubleshooting Info``
+  (``Status Opcode``: 0 when no issue; ``Group Opcode``; ``Recommendation``), ``Tool
+  Information`` (``Firmware Version``, ``amBER Version``, ``MFT Version``), ``Module Info``
+  (``-m``: ``Temperature [C]``, ``Rx Power Current [dBm]``...), ``Physical Counters and BER
+  Info`` (``-c``: ``Time Since Last Clear [Min]``, ``Effective Physical Errors``, ``Effective
+  Physical BER`` (``15E-255``), ``Raw Physical Errors Per Lane`` (``0,0,0,0``), ``Raw
+  Physical BER``, ``Link Down Counter``, ``Link Error Recovery Counter``), ``EYE Opening
+  Info`` (``-e``). A value the device does not give is ``N/A``.
+- ``--json``: ``{"result": {"output": {TITLE: {KEY: VALUE | {"values": [...], "mask": ..}}},
+  "warning": {"message": ..}}, "status": {"code": 0 | 1, "message": "success" | errors}}``.
+- errors: ``-E- ...`` lines (no device, no access to the register), JSON ``status.code`` 1.
+
+Whole: the text's ``Operational Info`` section with its ``State`` (mlxlink prints it first,
+for any option) and ``Troubleshooting Info`` with its ``Recommendation`` (hidden only in a
+PRBS test); JSON that parses.
+Failures (exit 1): ``-E-`` errors / status code 1, ``State`` not ``Active`` (a link not up),
+a ``Status Opcode`` other than 0, counters ``Link Down Counter``, ``Link Error Recovery
+Counter`` or ``Effective Physical Errors`` above zero.
+
+JSON: ``{"tool": "mlxlink", "format": "text"|"json", "sections": {TITLE: {KEY: VALUE}},
+"state", "physical_state", "speed", "width", "fec", "status_opcode", "recommendation",
+"firmware", "counters": {"link_down": n, "link_error_recovery": n, "effective_errors": n,
+"effective_ber": "15E-255", "raw_ber": ...}, "faults", "errors"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+TOOL = "mlxlink"
+_RECORD = re.compile(r"^(?P<key>\S(?:[^:]*\S)?)\s*: (?P<value>.*)$")
+_RULE = re.compile(r"^-{3,}$")
+_COUNTERS = {"Link Down Counter": "link_down", "Link Error Recovery Counter": "link_error_recovery",
+             "Effective Physical Errors": "effective_errors", "Effective Physical BER": "effective_ber",
+             "Raw Physical BER": "raw_ber", "Raw Physical Errors Per Lane": "raw_errors_per_lane",
+             "Symbol Errors": "symbol_errors", "Symbol BER": "symbol_ber",
+             "Time Since Last Clear [Min]": "minutes_since_clear"}
+_FAULT_COUNTERS = ("link_down", "link_error_recovery", "effective_errors", "symbol_errors")
+
+
+def parse_mlxlink(text: str) -> dict[str, Any]:
+    """``mlxlink`` text or ``--json`` output (see the module)."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        return _from_json(stripped)
+    sections: dict[str, dict[str, str]] = {}
+    errors: list[str] = []
+    title: str | None = None
+    lines = text.split("\n")
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("-E-"):
+            errors.append(line[:300])
+            continue
+        if line.startswith("-W-"):
+            continue
+        if _RULE.match(line) and i > 0 and lines[i - 1].strip():
+            title = lines[i - 1].strip()
+            sections.setdefault(title, {})
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if _RULE.match(nxt):
+            continue  # a title: the rule under it opens the section
+        if title and (m := _RECORD.match(line)):
+            sections[title][m["key"]] = m["value"].strip()
+    if not sections and not errors:
+        raise ParseError("no mlxlink section (a title over a '----' rule) and no -E- error", tool=TOOL)
+    return _judge(sections, errors, "text")
+
+
+def _from_json(text: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        return {"tool": TOOL, "format": "json", "sections": {}, "faults": [],
+                "errors": [f"mlxlink --json output is not whole JSON (line {e.lineno}: {e.msg}): cut short"]}
+    if not isinstance(doc, dict) or not isinstance(doc.get("result"), dict) and "status" not in doc:
+        raise ParseError("JSON, but not mlxlink's (no result / status)", tool=TOOL)
+    output = (doc.get("result") or {}).get("output") or {}
+    sections: dict[str, dict[str, str]] = {}
+    for title, records in output.items() if isinstance(output, dict) else ():
+        if isinstance(records, dict):
+            sections[str(title)] = {str(k): (", ".join(map(str, v.get("values") or [])) if isinstance(v, dict)
+                                             else str(v)) for k, v in records.items()}
+    status = doc.get("status") or {}
+    errors = []
+    if isinstance(status, dict) and status.get("code") not in (0, None):
+        errors.append(f"mlxlink status {status.get('code')}: {str(status.get('message'))[:300]}")
+    return _judge(sections, errors, "json")
+
+
+def _int(v: str | None) -> int | None:
+    v = (v or "").strip()
+    return int(v) if v.isdigit() else None
+
+
+def _judge(sections: dict[str, dict[str, str]], errors: list[str], fmt: str) -> dict[str, Any]:
+    op = sections.get("Operational Info") or {}
+    trouble = sections.get("Troubleshooting Info") or {}
+    tool_info = sections.get("Tool Information") or {}
+    ber = sections.get("Physical Counters and BER Info") or {}
+    counters: dict[str, Any] = {}
+    for key, name in _COUNTERS.items():
+        if key in ber:
+            value = ber[key]
+            counters[name] = _int(value) if name in _FAULT_COUNTERS or name == "minutes_since_clear" else value
+    data: dict[str, Any] = {
+        "tool": TOOL, "format": fmt, "sections": sections, "state": op.get("State"),
+        "physical_state": op.get("Physical state"), "speed": op.get("Speed"), "width": op.get("Width"),
+        "fec": op.get("FEC"), "status_opcode": _int(trouble.get("Status Opcode")),
+        "recommendation": trouble.get("Recommendation"),
+        "firmware": tool_info.get("Firmware Version"), "counters": counters, "faults": [], "errors": list(errors)}
+    if not errors:
+        if "Operational Info" not in sections or "State" not in op:
+            data["errors"].append("no Operational Info State: the output is cut short (mlxlink prints it first)")
+        elif fmt == "text" and "Recommendation" not in trouble:
+            data["errors"].append("no Troubleshooting Info Recommendation (mlxlink prints it on every run but "
+                                  "a PRBS test): cut short")
+    faults = data["faults"]
+    if data["state"] and data["state"] != "Active":
+        faults.append(f"link state {data['state']} (physical state {data['physical_state']}), not Active")
+    if data["status_opcode"]:
+        faults.append(f"troubleshooting status opcode {data['status_opcode']}: {data['recommendation']}")
+    for name in _FAULT_COUNTERS:
+        if (counters.get(name) or 0) > 0:
+            faults.append(f"{name.replace('_', ' ')}: {counters[name]}")
+    return data

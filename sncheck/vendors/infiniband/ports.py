@@ -1,0 +1,180 @@
+"""A port's state as the verbs and SMP tools print it: ``ibv_devinfo`` (view ``ibv-devinfo``)
+and ``ibportstate`` (view ``ibportstate``).
+
+``ibv_devinfo [-v]`` (linux-rdma/rdma-core ``libibverbs/examples/devinfo.c`` at 691953d, the
+layout unchanged since rdma-core v15 / libibverbs 1.1.8):
+
+- per device ``hca_id:\\t<name>``, then ``\\t<key>:\\t+<value>`` lines (``transport``,
+  ``fw_ver``, ``node_guid``, ``sys_image_guid``, ``vendor_id``, ``vendor_part_id``, ``hw_ver``,
+  ``board_id``, ``phys_port_cnt``; ``-v`` adds ``max_*`` and capability flag lines, indented
+  deeper), then per port ``\\t\\tport:\\t<n>`` and ``\\t\\t\\t<key>:\\t+<value>`` lines:
+  ``state: PORT_ACTIVE (4)`` (``PORT_DOWN (1)``, ``PORT_INIT (2)``, ``PORT_ARMED (3)``,
+  ``PORT_ACTIVE_DEFER (5)``), ``max_mtu``/``active_mtu: 4096 (5)``, ``sm_lid``, ``port_lid``,
+  ``port_lmc``, ``link_layer: InfiniBand|Ethernet``, with ``-v`` ``active_width: 4X (2)``,
+  ``active_speed: 25.0 Gbps (32)``, ``phys_state: LINK_UP (5)`` (IB transport only), GIDs;
+  a blank line ends each device.
+- errors (stderr): ``No IB devices found``, ``Failed to open device``, ``Failed to query port``.
+- whole: every device has ``phys_port_cnt`` ports listed, each with its ``state``.
+- failures (exit 1): a port whose state is not ``PORT_ACTIVE``; a ``phys_state`` other than
+  ``LINK_UP``; the error lines.
+
+``ibportstate [-C CA] [-P PORT] LID PORTNUM [query]`` (rdma-core ``infiniband-diags/
+ibportstate.c``, libibmad ``mad_dump_field``; the same since infiniband-diags 1.5):
+
+- ``CA/RT PortInfo:`` or ``Switch PortInfo:`` (``Initial ... PortInfo:`` before a change,
+  ``Peer PortInfo:`` for a switch port's peer, ``After PortInfo set:``), then
+  ``# Port info: Lid 3 port 1`` (``DR path slid ...`` for directed routes), then fields
+  ``Name:....value`` (dots pad to column 33): ``LinkState`` (``Active``, ``Down``, ``Init``,
+  ``Armed``), ``PhysLinkState`` (``LinkUp``, ``Polling``, ``Disabled``...), ``Lid``, ``SMLid``,
+  ``LMC``, ``LinkWidthSupported``/``Enabled``/``Active`` (``4X``), ``LinkSpeedSupported``/
+  ``Enabled``/``Active`` (``2.5 Gbps or 5.0 Gbps``), ``LinkSpeedExt*`` (``14.0625 Gbps``,
+  ``53.125 Gbps``...), ``LinkSpeedExt*2`` (``106.25 Gbps``), ``Mkey``, ``MkeyLeasePeriod``,
+  ``ProtectBits``.
+- ``ibwarn: [pid] FUNC: Peer ports operating at active width W rather than ...`` (and speed):
+  a mismatch between the two ends; ``ibpanic: ... failed`` / ``ibportstate: iberror: ...``.
+- whole: every port up to ``LinkSpeedActive``; a CA's (``CA/RT``) down to ``ProtectBits``
+  (the M_Key lines are printed for a CA and a switch's port 0).
+- failures (exit 1): ``LinkState`` not ``Active``, ``PhysLinkState`` not ``LinkUp``, the
+  ``Peer ports operating at ...`` warnings, errors.
+
+JSON (both): ``{"tool", "devices"|"ports": [...], "faults", "errors"}``; ``ibv-devinfo``:
+``devices: [{"name", "transport", "fw_ver", "node_guid", "board_id", "vendor_part_id",
+"phys_port_cnt", "ports": [{"port", "state", "state_code", "phys_state", "link_layer",
+"active_mtu", "active_width", "active_speed", "port_lid", "sm_lid"}]}]``; ``ibportstate``:
+``ports: [{"role": "CA/RT"|"Switch"|"Peer"|..., "lid", "port", "fields": {Name: value},
+"link_state", "phys_state", "width", "speed"}]``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+_DEV_ERRORS = ("No IB devices found", "Failed to open device", "Failed to query", "Failed to get IB devices")
+_VALUE = re.compile(r"^(?P<v>.*?)(?: \((?P<code>\d+)\))?$")
+
+
+def _field(line: str) -> tuple[str, str] | None:
+    key, sep, value = line.partition(":")
+    if not sep or not key or " " in key.strip():
+        return None
+    return key.strip(), value.strip()
+
+
+def parse_ibv_devinfo(text: str) -> dict[str, Any]:
+    """``ibv_devinfo [-v]`` output (see the module)."""
+    devices: list[dict[str, Any]] = []
+    errors: list[str] = []
+    port: dict[str, Any] | None = None
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if any(e in line for e in _DEV_ERRORS):
+            errors.append(line[:200])
+            continue
+        kv = _field(line)
+        if kv is None:
+            continue  # a capability flag, a GID continuation
+        key, value = kv
+        if key == "hca_id":
+            devices.append({"name": value, "transport": None, "fw_ver": None, "node_guid": None, "board_id": None,
+                            "vendor_part_id": None, "phys_port_cnt": None, "ports": []})
+            port = None
+        elif not devices:
+            continue
+        elif key == "port" and value.isdigit():
+            port = {"port": int(value), "state": None, "state_code": None, "phys_state": None, "link_layer": None,
+                    "active_mtu": None, "active_width": None, "active_speed": None, "port_lid": None, "sm_lid": None}
+            devices[-1]["ports"].append(port)
+        elif port is None and key in ("transport", "fw_ver", "node_guid", "board_id", "vendor_part_id",
+                                      "phys_port_cnt"):
+            devices[-1][key] = int(value) if key in ("vendor_part_id", "phys_port_cnt") and value.isdigit() else value
+        elif port is not None and key in port:
+            m = _VALUE.match(value)
+            text_v, code = (m["v"], m["code"]) if m else (value, None)
+            if key == "state":
+                port["state"], port["state_code"] = text_v, int(code) if code else None
+            elif key in ("port_lid", "sm_lid"):
+                port[key] = int(value) if value.isdigit() else value
+            else:
+                port[key] = text_v
+    if not devices and not errors:
+        raise ParseError("no hca_id line and no ibv_devinfo error", tool="ibv-devinfo")
+    faults = []
+    for d in devices:
+        want = d["phys_port_cnt"]
+        if isinstance(want, int) and len(d["ports"]) < want:
+            errors.append(f"{d['name']}: {len(d['ports'])} of its {want} ports listed: cut short")
+        elif want is None and not d["ports"]:
+            errors.append(f"{d['name']}: no phys_port_cnt and no port: cut short")
+        for p in d["ports"]:
+            where = f"{d['name']} port {p['port']}"
+            if p["state"] is None:
+                errors.append(f"{where}: no state line: cut short")
+            elif p["state"] != "PORT_ACTIVE":
+                faults.append(f"{where}: {p['state']}")
+            if p["phys_state"] and p["phys_state"] != "LINK_UP":
+                faults.append(f"{where}: physical state {p['phys_state']}")
+    return {"tool": "ibv-devinfo", "devices": devices, "faults": faults, "errors": errors}
+
+
+_PORTINFO = re.compile(r"^(?:(?P<when>Initial|After) )?(?P<role>CA/RT|Switch|Peer|MLNX ext)? ?PortInfo(?: set)?:$")
+_PORT_HEADER = re.compile(r"^# (?:MLNX ext )?Port info: (?P<where>.*?) ?port (?P<port>\d+)$")
+_LID = re.compile(r"\bLid (\d+)")
+_DOTTED = re.compile(r"^(?P<key>[A-Za-z][\w/]*):\.*(?P<value>.*)$")
+
+
+def parse_ibportstate(text: str) -> dict[str, Any]:
+    """``ibportstate`` query output (see the module)."""
+    ports: list[dict[str, Any]] = []
+    errors: list[str] = []
+    warnings: list[str] = []
+    role = "CA/RT"
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("ibwarn:") or "Peer ports operating at" in line:
+            warnings.append(line[:300])
+            continue
+        if line.startswith("ibpanic:") or "iberror:" in line or line.startswith("ibportstate: "):
+            errors.append(line[:300])
+            continue
+        if m := _PORTINFO.match(line):
+            role = m["role"] or role
+            if m["when"] == "After":
+                role = "after set"
+            continue
+        if m := _PORT_HEADER.match(line):
+            lid = _LID.search(m["where"])
+            ports.append({"role": role, "lid": int(lid[1]) if lid else None, "port": int(m["port"]), "fields": {},
+                          "link_state": None, "phys_state": None, "width": None, "speed": None})
+            continue
+        if (m := _DOTTED.match(line)) and "..." in line:
+            if not ports:  # fields without their '# Port info' header (a pasted excerpt)
+                ports.append({"role": role, "lid": None, "port": None, "fields": {}, "link_state": None,
+                              "phys_state": None, "width": None, "speed": None})
+            ports[-1]["fields"][m["key"]] = m["value"].strip()
+    if not ports and not errors:
+        raise ParseError("no '# Port info:' block and no ibportstate error", tool="ibportstate")
+    faults = [f"ibportstate: {w}" for w in warnings]
+    for p in ports:
+        f = p["fields"]
+        p["link_state"], p["phys_state"] = f.get("LinkState"), f.get("PhysLinkState")
+        p["width"], p["speed"] = f.get("LinkWidthActive"), f.get("LinkSpeedExtActive") or f.get("LinkSpeedActive")
+        where = f"{p['role']} port {p['port']}" + (f" (lid {p['lid']})" if p["lid"] is not None else "")
+        if p["link_state"] is None or p["phys_state"] is None:
+            errors.append(f"{where}: no LinkState / PhysLinkState: cut short")
+            continue
+        if p["link_state"] != "Active":
+            faults.append(f"{where}: LinkState {p['link_state']}")
+        if p["phys_state"] != "LinkUp":
+            faults.append(f"{where}: PhysLinkState {p['phys_state']}")
+        # Every port prints up to LinkSpeedActive; a CA's (not a switch port's) ends with ProtectBits
+        last = "ProtectBits" if p["role"] == "CA/RT" else "LinkSpeedActive"
+        if last not in f:
+            errors.append(f"{where}: no {last} line (the last a {p['role']} port prints): cut short")
+    return {"tool": "ibportstate", "ports": ports, "warnings": warnings, "faults": faults, "errors": errors}

@@ -1,0 +1,216 @@
+"""``NCCL_DEBUG=WARN`` / ``INFO`` logs: view ``nccl-debug``.
+
+Grammar (NVIDIA/nccl ``src/debug.cc``, ``ncclDebugLog``; read at v2.8.3, v2.18.1, v2.23.4,
+v2.26.2, v2.27.3 and v2.30):
+
+- every line NCCL prints is ``[TS ]HOST:PID:TID [DEV] NCCL INFO MSG``; a WARN is
+  ``\\n[TS ]HOST:PID:TID [DEV] FILE:LINE NCCL WARN MSG`` (an empty line before it), from 2.30
+  ``FILE:LINE (FUNC) NCCL WARN``; TRACE ``... [DEV] MS FUNC:LINE NCCL TRACE MSG``, CALL
+  ``HOST:PID:TID NCCL CALL MSG``. The timestamp (``NCCL_DEBUG_TIMESTAMP_FORMAT``, default
+  ``[%F %T] ``, on WARN lines only by default) exists from 2.26; HOST is the host name with
+  special characters made ``-``. Any other line (the application's, MPI's) is not NCCL's.
+- ``NCCL version 2.18.3+cuda12.2`` (``init.cc`` ``VERSION_STRING``): as an INFO message, or
+  bare (the VERSION level: no host prefix, from 2.2x).
+- ``comm 0x.. rank R nranks N cudaDev D [nvmlDev M] busId B [commId ..|parent ..] - Init COMPLETE``
+  (``init.cc``; ``nvmlDev`` from 2.19, the function name before ``comm`` from 2.21).
+- ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>`` (``net_ib``),
+  ``NET/Socket : Using [0]eth0:10.0.0.1<0>``; ``Using network IB`` (``init.cc``).
+- ``Channel CC/S : R[D] -> P[E] [send|receive] via TRANSPORT`` (``transport/{p2p,shm,net}.cc``):
+  ``P2P/IPC``, ``P2P/CUMEM``, ``P2P/direct pointer``, ``SHM/direct/direct``, ``NET/IB/0``,
+  ``NET/Socket/0``, ``NET/IB/0/GDRDMA``, ``CollNet`` ...
+- the IB completion error (``transport/net_ib.cc``, ``net_ib/p2p.cc``), a WARN whose layout
+  changed: up to 2.9 ``NET/IB : Got completion with error E, opcode O, len L, vendor err V``;
+  2.11 to 2.19 ``... from peer ADDR with error E, opcode O, len L, vendor err V[ (TYPE)...]``;
+  2.20/2.21 ``NET/IB : ... with status=E opcode=O len=L vendor err V (TYPE)...``; 2.22 to 2.28
+  ``NET/IB: ... with status=E opcode=O len=L vendor err V (TYPE)[ localGid G remoteGids G] hca H``;
+  from 2.29 ``NET/IB: ... with status=NAME(E) opcode=NAME(O) vendor_err=V [localGid ..] hca H``.
+  E is an ``ibv_wc_status`` (rdma-core ``libibverbs/enum_strs.c``): 12 is "transport retry
+  counter exceeded" (the peer's port or the path to it stopped answering), 5 a flushed
+  request (a consequence of an earlier error).
+- the results ``ncclGetErrorString`` names (``init.cc``): "unhandled cuda error",
+  "unhandled system error", "internal error - please report this issue to the NCCL
+  developers", "invalid argument", "invalid usage", "remote process exited or there was a
+  network error"; printed by NCCL's callers (``NCCL error in: FILE:LINE, <string>``,
+  ``Test NCCL failure``) and as ``ncclSystemError`` etc. by PyTorch.
+
+A log has no end marker: it is a stream. Failures (exit 1): every WARN (the NCCL
+documentation: WARN "prints only messages indicating a fatal error") and every error result
+named in the log. A line cut mid-way is reported by ``sncheck parse`` (no newline at the end).
+
+JSON::
+
+    {"tool": "nccl-debug", "nccl_version": "2.18.3", "cuda_version": "12.2",
+     "lines": 812, "hosts": ["node1", "node2"], "processes": 16, "nranks": 16,
+     "ranks": [{"host", "pid", "rank", "nranks", "cuda_dev", "nvml_dev", "bus_id", "comm"}],
+     "net": {"network": "IB", "devices": [{"index": 0, "device": "mlx5_0", "port": 1, "link": "IB"}],
+             "oob": "ib0:10.0.0.1<0>"},
+     "transports": {"P2P/IPC": 48, "NET/IB": 16}, "channels": 64,
+     "warnings": [{"host", "pid", "tid", "device", "file", "line", "func", "time", "message"}],
+     "completion_errors": [{"peer", "status", "status_name", "opcode", "len", "vendor_err", "hca",
+                            "host", "pid"}],
+     "nccl_errors": ["unhandled system error"], "faults": [...], "errors": []}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+TOOL = "nccl-debug"
+_LEVELS = (" NCCL INFO", " NCCL WARN", " NCCL TRACE", " NCCL CALL")
+_DEV = re.compile(r"\[(\d+)\]$")
+_FILE_LINE = re.compile(r"(?P<file>[\w./+-]+):(?P<line>\d+)$")
+_VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)(?P<suffix>[\w.-]*)(?:\+cuda(?P<cuda>\d+\.\d+))?")
+_INIT = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+|\(nil\)) rank (?P<rank>\d+) nr?anks (?P<nranks>\d+) "
+                   r"cudaDev (?P<dev>\d+)(?: nvmlDev (?P<nvml>\d+))? busId (?P<bus>[0-9a-fA-F]+)\b")
+_NET_USING = re.compile(r"^NET/(?P<net>\w+) ?: Using(?P<rest>.*)$")
+_NET_DEV = re.compile(r"\[(?P<i>\d+)\](?P<dev>[^\s:\[\];]+)(?::(?P<port>\d+))?(?:/(?P<link>\w+))?")
+_OOB = re.compile(r"OOB (\S+)")
+_USING_NETWORK = re.compile(r"^Using network (\S+)")
+_CHANNEL = re.compile(r"^Channel \d+(?:/\d+)? : .* via (?P<via>\S+(?: direct pointer)?)")
+_COMPLETION = re.compile(
+    r"NET/IB ?: Got completion (?:from peer (?P<peer>\S+) )?with "
+    r"(?:error (?P<e1>\d+), opcode (?P<o1>\d+), len (?P<l1>\d+), vendor err (?P<v1>\d+)"
+    r"|status=(?:(?P<sname>[A-Za-z_ ]+)\()?(?P<e2>\d+)\)? opcode=(?:[A-Za-z_]+\()?(?P<o2>\d+)\)?"
+    r"(?: len=(?P<l2>\d+))? vendor[ _]err[ =](?P<v2>\d+))"
+    r"(?: \((?P<type>[^)]*)\))?")
+_HCA = re.compile(r" hca (\S+)\s*$")
+_RESULTS = ("unhandled cuda error", "unhandled system error", "internal error - please report",
+            "remote process exited or there was a network error", "invalid usage", "invalid argument")
+_RESULT = re.compile("|".join(re.escape(r) for r in _RESULTS))
+_RESULT_NAME = re.compile(r"\bnccl(?:UnhandledCuda|System|Internal|InvalidArgument|InvalidUsage|Remote)Error\b")
+_RESULT_OF_NAME = {"ncclUnhandledCudaError": "unhandled cuda error", "ncclSystemError": "unhandled system error",
+                   "ncclInternalError": "internal error - please report", "ncclInvalidArgument": "invalid argument",
+                   "ncclInvalidUsage": "invalid usage",
+                   "ncclRemoteError": "remote process exited or there was a network error"}
+# ibv_wc_status (rdma-core libibverbs/enum_strs.c), by code
+WC_STATUS = ("success", "local length error", "local QP operation error", "local EE context operation error",
+             "local protection error", "Work Request Flushed Error", "memory management operation error",
+             "bad response error", "local access error", "remote invalid request error", "remote access error",
+             "remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
+             "local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
+             "invalid EE context state", "fatal error", "response timeout error", "general error", "TM error",
+             "TM software rendezvous")
+_MAX_LISTED = 200
+_LINE_MAX = 4096
+
+
+def _split(line: str) -> tuple[str, str, str] | None:
+    """(prefix, level, message) of an NCCL line, or None. Found by the level word, then the
+    prefix read from its end: linear in the line."""
+    for marker in _LEVELS:
+        at = line.find(marker)
+        if at >= 0:
+            rest = line[at + len(marker):]
+            return line[:at], marker.split()[-1], rest[1:] if rest.startswith(" ") else rest
+    return None
+
+
+def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
+    """HOST:PID:TID [DEV] [FILE:LINE [(FUNC)]] before the level, read from the end."""
+    tokens = prefix.split()
+    out: dict[str, Any] = {"file": None, "line": None, "func": None, "device": None, "time": None}
+    if level == "WARN" and tokens and tokens[-1].startswith("(") and tokens[-1].endswith(")"):
+        out["func"] = tokens.pop()[1:-1]
+    if level in ("WARN", "TRACE") and tokens and (m := _FILE_LINE.match(tokens[-1])):
+        out["file"], out["line"] = m["file"], int(m["line"])
+        tokens.pop()
+        if level == "TRACE" and tokens and re.fullmatch(r"[\d.]+", tokens[-1]):
+            tokens.pop()  # TRACE's milliseconds since init
+    if level != "CALL" and tokens and (m := _DEV.match(tokens[-1])):
+        out["device"] = int(m[1])
+        tokens.pop()
+    who = tokens[-1].rsplit(":", 2) if tokens else []
+    if len(who) != 3 or not who[0] or not who[1].isdigit() or not who[2].isdigit():
+        return None
+    out.update(host=who[0].rsplit("]", 1)[-1], pid=int(who[1]), tid=int(who[2]))
+    head = " ".join(tokens[:-1]).strip()
+    out["time"] = head.strip("[]") or None
+    return out
+
+
+def parse_nccl_debug(text: str) -> dict[str, Any]:
+    """An ``NCCL_DEBUG`` log (see the module)."""
+    data: dict[str, Any] = {"tool": TOOL, "nccl_version": None, "cuda_version": None, "lines": 0, "hosts": [],
+                            "processes": 0, "nranks": None, "ranks": [], "net": None, "transports": {},
+                            "channels": 0, "warnings": [], "completion_errors": [], "nccl_errors": [],
+                            "faults": [], "errors": []}
+    hosts: dict[str, None] = {}
+    procs: set[tuple[str, int]] = set()
+    results: dict[str, None] = {}
+    net: dict[str, Any] = {"network": None, "devices": [], "oob": None}
+    for raw in text.split("\n"):
+        line = raw.strip()[:_LINE_MAX]  # NCCL's buffer is 1024 bytes a line: longer is not NCCL's
+        if not line:
+            continue
+        if "NCCL version " in line and (m := _VERSION.search(line)) and data["nccl_version"] is None:
+            data["nccl_version"], data["cuda_version"] = m["v"], m["cuda"]
+        for m in _RESULT.finditer(line):
+            results[next(r for r in _RESULTS if m.group(0).startswith(r))] = None
+        for m in _RESULT_NAME.finditer(line):
+            results[_RESULT_OF_NAME[m.group(0)]] = None
+        parts = _split(line)
+        if parts is None:
+            continue
+        prefix, level, msg = parts
+        who = _prefix(prefix, level)
+        if who is None:
+            continue
+        data["lines"] += 1
+        hosts[who["host"]] = None
+        procs.add((who["host"], who["pid"]))
+        if level == "WARN":
+            _warn(data, who, msg)
+        elif level == "INFO":
+            _info(data, net, who, msg)
+    if not data["lines"] and not results and data["nccl_version"] is None:
+        raise ParseError("no NCCL_DEBUG line (HOST:PID:TID [DEV] NCCL INFO/WARN ...) and no NCCL error", tool=TOOL)
+    data["hosts"], data["processes"] = list(hosts), len(procs)
+    data["nccl_errors"] = list(results)
+    if net["network"] or net["devices"]:
+        data["net"] = net
+    nranks = [r["nranks"] for r in data["ranks"]]
+    data["nranks"] = max(nranks) if nranks else None
+    faults = [f"NCCL WARN {w['file'] or ''}{':' + str(w['line']) if w['line'] else ''} on "
+              f"{w['host']}:{w['pid']}: {w['message'][:200]}" for w in data["warnings"]]
+    faults += [f"NCCL error: {r}" for r in data["nccl_errors"]]
+    data["faults"] = list(dict.fromkeys(faults))[:_MAX_LISTED]
+    return data
+
+
+def _warn(data: dict[str, Any], who: dict[str, Any], msg: str) -> None:
+    if len(data["warnings"]) < _MAX_LISTED:
+        data["warnings"].append({**who, "message": msg})
+    if "Got completion" in msg and (m := _COMPLETION.search(msg)):
+        status = int(m["e1"] or m["e2"])
+        hca = _HCA.search(msg)
+        data["completion_errors"].append({
+            "peer": m["peer"], "status": status,
+            "status_name": (m["sname"] or (WC_STATUS[status] if status < len(WC_STATUS) else "unknown")).strip(),
+            "opcode": int(m["o1"] or m["o2"]), "len": int(m["l1"] or m["l2"]) if (m["l1"] or m["l2"]) else None,
+            "vendor_err": int(m["v1"] or m["v2"]), "type": m["type"], "hca": hca[1] if hca else None,
+            "host": who["host"], "pid": who["pid"]})
+
+
+def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: str) -> None:
+    if msg.startswith("Channel "):
+        data["channels"] += 1
+        if m := _CHANNEL.match(msg):
+            via = m["via"].split("/")
+            kind = "/".join(via[:2]) if via[0] in ("NET", "P2P", "SHM") and len(via) > 1 else via[0]
+            data["transports"][kind] = data["transports"].get(kind, 0) + 1
+    elif "Init COMPLETE" in msg and (m := _INIT.search(msg)):
+        data["ranks"].append({"host": who["host"], "pid": who["pid"], "rank": int(m["rank"]),
+                              "nranks": int(m["nranks"]), "cuda_dev": int(m["dev"]),
+                              "nvml_dev": int(m["nvml"]) if m["nvml"] else None, "bus_id": m["bus"], "comm": m["comm"]})
+    elif m := _NET_USING.match(msg):
+        net["network"] = net["network"] or m["net"]
+        if not net["devices"]:
+            net["devices"] = [{"index": int(d["i"]), "device": d["dev"], "port": int(d["port"]) if d["port"] else None,
+                               "link": d["link"]} for d in _NET_DEV.finditer(m["rest"].split("; OOB")[0])]
+        if oob := _OOB.search(m["rest"]):
+            net["oob"] = oob[1]
+    elif m := _USING_NETWORK.match(msg):
+        net["network"] = m[1]

@@ -1,0 +1,169 @@
+"""PyTorch ProcessGroupNCCL's watchdog and Flight Recorder messages: view ``torch-nccl``.
+
+Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` and
+``NCCLUtils.hpp``; the messages as 1.13, 2.0-2.2 and 2.3-2.8 print them):
+
+- each message is a glog line: ``[E ProcessGroupNCCL.cpp:475] MSG`` (1.x, 2.0),
+  ``[E0709 17:05:38.162814866 ProcessGroupNCCL.cpp:2271] MSG`` (2.2+), with torch's
+  ``[rank3]:`` in front from 2.3 (the ``TORCH_DISTRIBUTED_DEBUG`` rank prefix), or plain text
+  inside a Python exception. MSG starts with the group's ``logPrefix()``: ``[Rank 3] ``
+  (to 2.2), ``[PG 0 Rank 3] `` (2.3), ``[PG ID 0 PG GUID 0(default_pg) Rank 3] `` (2.4+).
+- ``Watchdog caught collective operation timeout: WorkNCCL(SeqNum=S, OpType=OP[, NumelIn=N,
+  NumelOut=N], Timeout(ms)=T) ran for M milliseconds before timing out.`` (NumelIn/Out from 2.0).
+- the rank's progress when it failed: ``Timeout at NCCL work: S, last enqueued NCCL work: E,
+  last completed NCCL work: C.`` (2.2), ``Exception (either an error or timeout) detected by
+  watchdog at work: S, last enqueued NCCL work: E, last completed NCCL work: C.`` (2.3),
+  ``failure detected by watchdog at work sequence id: S PG status: last enqueued work: E,
+  last completed work: C`` (2.4+).
+- Flight Recorder: ``Received a dump signal due to a collective timeout from (this local
+  rank|rank R) and we will try our best to dump the debug info. Last enqueued NCCL work: E,
+  last completed NCCL work: C.``; ``Observed flight recorder dump signal from another rank via
+  TCPStore.``; ``ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1``;
+  ``First PG on this rank to signal dumping.``; ``Stack trace of the failed collective:``.
+- the heartbeat monitor: ``Heartbeat monitor timed out! Process will be terminated after
+  dumping debug info. workMetaList_.size()=N`` (2.3+), ``[Rank R] NCCL monitor thread
+  timeout.`` (2.2); ``ProcessGroupNCCL's watchdog got stuck for N seconds``.
+- the end: ``Some NCCL operations have failed or timed out. ...`` and ``To avoid data
+  inconsistency, we are taking the entire process down.``; ``Process group watchdog thread
+  terminated with exception: ...`` (``NCCL watchdog thread terminated ...`` before 2.2);
+  ``Work WorkNCCL(...) timed out in blocking wait`` (``TORCH_NCCL_BLOCKING_WAIT``).
+- an NCCL call that failed (``NCCLUtils.hpp`` ``C10D_NCCL_CHECK``): ``NCCL error in:
+  FILE:LINE, <ncclGetErrorString>, NCCL version X.Y.Z`` then ``ncclSystemError: ...`` and
+  ``Last error:`` with NCCL's own last WARN.
+
+There is no end marker: a log is a stream. Every one of these messages is a failure (exit 1):
+the watchdog prints nothing on a healthy job.
+
+JSON::
+
+    {"tool": "torch-nccl", "ranks": [0, 3], "timeout_ms": 600000,
+     "timeouts": [{"rank": 3, "pg": "0", "seq": 20585, "op": "ALLREDUCE", "numel_in": 1,
+                   "numel_out": 1, "timeout_ms": 600000, "ran_ms": 600048}],
+     "progress": [{"rank": 3, "pg": "0", "failed_seq": 20585, "last_enqueued": 20589,
+                   "last_completed": 20584}],
+     "dump_signals": [{"rank": 1, "from": "rank 7" | "this local rank", "last_enqueued": ..,
+                       "last_completed": ..}],
+     "flight_recorder": {"dumps": 2, "observed": 5, "stack_traces": 1},
+     "heartbeat_timeouts": [1], "process_down": 2, "nccl_errors": [{"result", "version", "where"}],
+     "nccl_version": "2.21.5", "faults": [...], "errors": []}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+TOOL = "torch-nccl"
+# "[PG ID 0 PG GUID 0(default_pg) Rank 3] ", "[PG 0 Rank 3] ", "[Rank 3] "
+_PG = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\w+)(?: PG GUID (?P<guid>[^\s\]]+))? )?Rank (?P<rank>\d+)\]")
+_TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\]:")
+_WORK = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<nin>-?\d+), "
+                   r"NumelOut=(?P<nout>-?\d+))?, Timeout\(ms\)=(?P<t>\d+)\)(?: ran for (?P<ran>\d+) milliseconds)?")
+_PROGRESS = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work|detected by watchdog at work sequence id)"
+                       r":? (?P<seq>-?\d+),?(?: PG status:)? last enqueued (?:NCCL )?work: (?P<enq>-?\d+), "
+                       r"last completed (?:NCCL )?work: (?P<done>-?\d+)")
+_DUMP_SIGNAL = re.compile(r"Received a dump signal due to a collective timeout from\s+(?P<src>this local rank|rank \d+)"
+                          r"(?:.*?Last enqueued \w+ work: (?P<enq>-?\d+), last completed \w+ work: (?P<done>-?\d+))?")
+_NCCL_ERROR = re.compile(r"NCCL error in: (?P<where>\S+?),? (?P<result>[^,]*(?:\([^)]*\))?),? NCCL version (?P<v>[\d.]+)")
+_FAILED_TEXT = {
+    "Heartbeat monitor timed out": "heartbeat", "NCCL monitor thread timeout": "heartbeat",
+    "watchdog got stuck for": "heartbeat",
+    "we are taking the entire process down": "process_down",
+    "watchdog thread terminated with exception": "terminated",
+    "timed out in blocking wait": "blocking_wait",
+    "Observed flight recorder dump signal": "observed",
+    "preparing to dump debug info": "dump",
+    "Stack trace of the failed collective": "stack",
+}
+_MAX_LISTED = 200
+_LINE_MAX = 4096
+
+
+def _rank(line: str) -> tuple[int | None, str | None]:
+    if m := _PG.search(line):
+        return int(m["rank"]), m["pg"]
+    if m := _TORCH_RANK.match(line):
+        return int(m["rank"]), None
+    return None, None
+
+
+def parse_torch_nccl(text: str) -> dict[str, Any]:
+    """PyTorch NCCL watchdog / Flight Recorder messages (see the module)."""
+    data: dict[str, Any] = {"tool": TOOL, "ranks": [], "timeout_ms": None, "timeouts": [], "progress": [],
+                            "dump_signals": [], "flight_recorder": {"dumps": 0, "observed": 0, "stack_traces": 0},
+                            "heartbeat_timeouts": [], "process_down": 0, "terminated": 0, "blocking_wait": 0,
+                            "nccl_errors": [], "nccl_version": None, "faults": [], "errors": []}
+    ranks: dict[int, None] = {}
+    seen = 0
+    for raw in text.split("\n"):
+        line = raw.strip()[:_LINE_MAX]  # the messages are short: a longer line is not one of them
+        if not line or ("NCCL" not in line and "Rank" not in line and "rank" not in line
+                        and "Flight" not in line and "flight" not in line):
+            continue
+        rank, pg = _rank(line)
+        hit = False
+        if "Watchdog caught collective operation timeout" in line or "timed out in blocking wait" in line:
+            if (m := _WORK.search(line)) and len(data["timeouts"]) < _MAX_LISTED:
+                data["timeouts"].append({"rank": rank, "pg": pg, "seq": int(m["seq"]), "op": m["op"],
+                                         "numel_in": _int(m["nin"]), "numel_out": _int(m["nout"]),
+                                         "timeout_ms": int(m["t"]), "ran_ms": _int(m["ran"])})
+                data["timeout_ms"] = data["timeout_ms"] or int(m["t"])
+            hit = True
+        if "watchdog at work" in line or "Timeout at NCCL work" in line:
+            if (m := _PROGRESS.search(line)) and len(data["progress"]) < _MAX_LISTED:
+                data["progress"].append({"rank": rank, "pg": pg, "failed_seq": int(m["seq"]),
+                                         "last_enqueued": int(m["enq"]), "last_completed": int(m["done"])})
+            hit = True
+        if "Received a dump signal" in line and (m := _DUMP_SIGNAL.search(line)):
+            if len(data["dump_signals"]) < _MAX_LISTED:
+                data["dump_signals"].append({"rank": rank, "from": m["src"], "last_enqueued": _int(m["enq"]),
+                                             "last_completed": _int(m["done"])})
+            hit = True
+        if "NCCL error in:" in line and (m := _NCCL_ERROR.search(line)):
+            data["nccl_errors"].append({"where": m["where"], "result": m["result"].strip(), "version": m["v"]})
+            data["nccl_version"] = data["nccl_version"] or m["v"]
+            hit = True
+        for needle, what in _FAILED_TEXT.items():
+            if needle in line:
+                hit = True
+                if what == "heartbeat":
+                    data["heartbeat_timeouts"].append(rank)
+                elif what in ("process_down", "terminated", "blocking_wait"):
+                    data[what] += 1
+                else:
+                    key = {"dump": "dumps", "observed": "observed", "stack": "stack_traces"}[what]
+                    data["flight_recorder"][key] += 1
+        if hit:
+            seen += 1
+            if rank is not None:
+                ranks[rank] = None
+    if not seen:
+        raise ParseError("no PyTorch ProcessGroupNCCL watchdog or Flight Recorder message", tool=TOOL)
+    data["ranks"] = sorted(ranks)
+    data["faults"] = _faults(data)
+    return data
+
+
+def _int(v: str | None) -> int | None:
+    return int(v) if v is not None else None
+
+
+def _faults(data: dict[str, Any]) -> list[str]:
+    out = [f"rank {t['rank']}: watchdog timeout of {t['op']} (SeqNum {t['seq']}) after {t['ran_ms'] or t['timeout_ms']} ms"
+           for t in data["timeouts"]]
+    out += [f"rank {p['rank']}: failed at work {p['failed_seq']} (last completed {p['last_completed']})"
+            for p in data["progress"]]
+    out += [f"rank {d['rank']}: Flight Recorder dump signal from {d['from']}" for d in data["dump_signals"]]
+    out += [f"rank {r}: watchdog heartbeat timed out" for r in data["heartbeat_timeouts"]]
+    out += [f"NCCL error in {e['where']}: {e['result']}" for e in data["nccl_errors"]]
+    if data["process_down"]:
+        out.append(f"the watchdog took {data['process_down']} process(es) down")
+    if data["terminated"]:
+        out.append(f"the watchdog thread terminated with an exception {data['terminated']} time(s)")
+    if data["blocking_wait"]:
+        out.append("a collective timed out in blocking wait")
+    if not out and any(data["flight_recorder"].values()):
+        out.append("a Flight Recorder dump was taken (a collective timed out on some rank)")
+    return list(dict.fromkeys(out))[:_MAX_LISTED]

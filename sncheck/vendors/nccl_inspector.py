@@ -1,0 +1,122 @@
+"""NCCL Inspector plug-in output: one reader for ``sncheck watch`` and the ``nccl-inspector``
+parse view.
+
+Grammar (NVIDIA/nccl ``plugins/profiler/inspector/inspector_json.cc`` and ``README.md`` at
+5067397, output format ``v4.0``; ``ext-profiler/inspector`` before the move, NCCL 2.27-2.30):
+a stream of JSON objects (one per completed operation per rank, one object per line or
+pretty-printed), each ``{"header": {...}, "metadata": {...}, "coll_perf" | "p2p_perf": {...}}``:
+
+- ``header``: ``id`` (the communicator's hash, ``"0x..."``), ``comm_name`` (v4.0+),
+  ``rank``, ``n_ranks``, ``nnodes``;
+- ``metadata``: ``inspector_output_format_version`` (``v4.0``), ``git_rev``,
+  ``rec_mechanism`` (``nccl_profiler_interface``), ``dump_timestamp_us``, ``hostname``, ``pid``;
+- ``coll_perf``: ``coll`` (``AllReduce``, ``AllGather``, ``ReduceScatter``, ``Broadcast``,
+  ``Reduce``...), ``coll_sn``, ``coll_msg_size_bytes``, ``coll_exec_time_us``,
+  ``coll_timing_source`` (``kernel_gpu``, ``kernel_cpu``, ``collective_cpu``),
+  ``coll_algobw_gbs``, ``coll_busbw_gbs`` (GB/s), and in verbose mode ``event_trace_sn`` /
+  ``event_trace_ts`` with per-channel ``kernel_events``;
+- ``p2p_perf`` (point-to-point, newer plug-ins): ``p2p`` (``Send``/``Recv``), ``p2p_sn``,
+  ``p2p_peer``, ``p2p_msg_size_bytes``, ``p2p_exec_time_us``, ``p2p_timing_source``,
+  ``p2p_algobw_gbs``, ``p2p_busbw_gbs``.
+
+No end marker: the log grows all job long. A stream whose last object does not close is
+cut short (an error, exit 1); what it holds before is read. Inspector reports performance,
+not failures: a whole stream exits 0 (``sncheck watch`` judges the bandwidth).
+
+View JSON: ``{"tool": "nccl-inspector", "format_version": "v4.0", "records": [{"comm",
+"comm_name", "rank", "n_ranks", "nnodes", "host", "pid", "kind": "coll"|"p2p", "op", "sn",
+"peer", "size_bytes", "exec_time_us", "timing_source", "algbw_GBps", "busbw_GBps"}],
+"communicators": N, "ranks": N, "faults": [], "errors": [...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sncheck.errors import ParseError
+
+TOOL = "nccl-inspector"
+PERF_KEYS = ("coll_perf", "p2p_perf")
+
+
+def json_stream(text: str) -> tuple[list[Any], str]:
+    """Every JSON document in ``text`` (one, or a stream as Inspector writes), and why
+    the rest could not be read ("" when all of it was)."""
+    dec = json.JSONDecoder()
+    out: list[Any] = []
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n,":
+            i += 1
+        if i >= n:
+            break
+        try:
+            obj, i = dec.raw_decode(text, i)
+        except (json.JSONDecodeError, RecursionError) as e:
+            return out, (f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else "nested too deep")
+        out.append(obj)
+    return out, ""
+
+
+def is_record(obj: Any) -> bool:
+    """Whether ``obj`` is one Inspector record (a header and a collective or p2p perf)."""
+    return isinstance(obj, dict) and "header" in obj and any(k in obj for k in PERF_KEYS)
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return v
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def record(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """One record's values under the view's names; None for an object without a perf part."""
+    h: dict[str, Any] = obj["header"] if isinstance(obj.get("header"), dict) else {}
+    m: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+    kind = "coll" if isinstance(obj.get("coll_perf"), dict) else "p2p"
+    p = obj.get(f"{kind}_perf")
+    if not isinstance(p, dict):
+        return None
+    return {"comm": None if h.get("id") is None else str(h.get("id")), "comm_name": h.get("comm_name"),
+            "rank": _num(h.get("rank")), "n_ranks": _num(h.get("n_ranks")), "nnodes": _num(h.get("nnodes")),
+            "host": m.get("hostname"), "pid": _num(m.get("pid")), "format_version": m.get("inspector_output_format_version"),
+            "kind": kind, "op": None if p.get(kind) is None else str(p.get(kind)), "sn": _num(p.get(f"{kind}_sn")),
+            "peer": _num(p.get("p2p_peer")), "size_bytes": _num(p.get(f"{kind}_msg_size_bytes")),
+            "exec_time_us": _num(p.get(f"{kind}_exec_time_us")), "timing_source": p.get(f"{kind}_timing_source"),
+            "algbw_GBps": _num(p.get(f"{kind}_algobw_gbs")), "busbw_GBps": _num(p.get(f"{kind}_busbw_gbs"))}
+
+
+def rows(objects: list[Any], dump: str) -> list[dict[str, Any]]:
+    """The bus-bandwidth rows ``sncheck watch`` judges: one per collective record."""
+    out = []
+    for o in objects:
+        r = record(o) if isinstance(o, dict) else None
+        if r is None or r["kind"] != "coll" or r["busbw_GBps"] is None:
+            continue
+        out.append({"comm": str(r["comm"]), "source": "nccl_inspector", "collective": str(r["op"]),
+                    "size_bytes": r["size_bytes"], "busbw_GBps": r["busbw_GBps"], "rank": r["rank"],
+                    "n_ranks": r["n_ranks"], "host": r["host"], "device": None, "dump": dump})
+    return out
+
+
+def parse_inspector(text: str) -> dict[str, Any]:
+    """An Inspector JSON log (see the module)."""
+    objects, tail = json_stream(text.strip())
+    if not objects or not any(is_record(o) for o in objects):
+        raise ParseError("no NCCL Inspector record (a JSON object with header and coll_perf / p2p_perf)"
+                         + (f" ({tail})" if tail else ""), tool=TOOL)
+    records = [r for o in objects if is_record(o) and (r := record(o)) is not None]
+    errors = [f"cut short after {len(records)} records ({tail})"] if tail else []
+    others = sum(1 for o in objects if not is_record(o))
+    if others:
+        errors.append(f"{others} JSON objects that are not Inspector records")
+    versions = [r["format_version"] for r in records if r["format_version"]]
+    return {"tool": TOOL, "format_version": versions[0] if versions else None, "records": records,
+            "communicators": len({r["comm"] for r in records}), "ranks": len({(r["comm"], r["rank"]) for r in records}),
+            "faults": [], "errors": errors}

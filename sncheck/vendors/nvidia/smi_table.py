@@ -1,0 +1,175 @@
+"""The plain ``nvidia-smi`` table: view ``nvidia-smi``.
+
+nvidia-smi is closed: this grammar comes from NVIDIA's nvidia-smi documentation (the
+``nvidia-smi.txt`` man page, "Standard output") and the real captures under
+``fixtures/real/`` (drivers 418 to 580), not from a source file.
+
+- an optional time line (``Tue Mar 12 10:00:00 2024``), then a box: ``+---...---+``,
+  ``| NVIDIA-SMI 535.154.05   Driver Version: 535.154.05   CUDA Version: 12.2 |`` (``CUDA
+  Version: N/A`` without the CUDA driver; 555+ adds ``NVIDIA-SMI 555.42.02`` ... the same words),
+  a ``|---+---+---|`` rule, the column header (two or three lines: ``GPU Name Persistence-M |
+  Bus-Id Disp.A | Volatile Uncorr. ECC``, ``Fan Temp Perf Pwr:Usage/Cap | Memory-Usage |
+  GPU-Util Compute M.``, from 450 ``| | MIG M.``), a ``|===+===+===|`` rule;
+- per GPU a block of 2 lines (3 from 450, the third holds ``MIG M.``), cells split by ``|``:
+  ``INDEX NAME PERSISTENCE | BUS-ID DISP | ECC`` and ``FAN TEMP PERF POWER / CAP | USED / TOTAL
+  | UTIL COMPUTE-MODE``; blocks are separated by ``+---+---+---+`` rules (old layouts: a
+  ``|---+---+---|`` rule), the last closed by a ``+---+`` rule. A value the GPU does not give is
+  ``N/A``; a value nvidia-smi could not read is ``ERR!``; a MIG-enabled GPU is followed by a
+  ``MIG devices:`` table (read as a table, not as GPUs);
+- a ``Processes:`` box: header lines, a ``|===|`` rule, one row per process (``GPU GI CI PID
+  TYPE NAME USAGE``; before 450 ``GPU PID Type Process name Usage``) or ``No running processes
+  found``, closed by ``+---+``.
+- whole: the last GPU block is followed by its ``+---+---+---+`` rule.
+- failures printed instead of the table: ``NVIDIA-SMI has failed because it couldn't
+  communicate with the NVIDIA driver``, ``No devices were found``, ``Unable to determine the
+  device handle for GPU... : Unknown Error`` / ``GPU is lost`` (a GPU fallen off the bus, with
+  the table for the others), ``Failed to initialize NVML: Driver/library version mismatch``.
+
+Whole: the GPU table closed by its ``+---+`` rule and every GPU block with its second line;
+a ``Processes:`` box started is closed. Failures (exit 1): the failure lines, ``ERR!`` in a
+GPU's cells, a volatile uncorrected ECC count above zero.
+
+JSON: ``{"tool": "nvidia-smi", "nvidia_smi_version", "driver_version", "cuda_version",
+"gpus": [{"index", "name", "persistence_mode", "bus_id", "display_active", "ecc_uncorrected",
+"fan", "temp_C", "perf", "power_W", "power_cap_W", "memory_used_MiB", "memory_total_MiB",
+"util_pct", "compute_mode", "mig_mode"}], "processes": [{"gpu", "gi", "ci", "pid", "type",
+"name", "memory_MiB"}], "faults", "errors"}``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+TOOL = "nvidia-smi"
+_VERSIONS = re.compile(r"NVIDIA-SMI (?P<smi>[\d.]+)\s+Driver Version: (?P<drv>[\d.]+)(?:\s+CUDA Version: (?P<cuda>[\d.]+|N/A))?")
+_FIRST = re.compile(r"^(?P<index>\d+)\s+(?P<name>.*?)\s+(?P<pm>On|Off|N/A|ERR!)$")
+_BUS = re.compile(r"^(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+(?P<disp>On|Off|N/A|ERR!)$")
+_SECOND = re.compile(r"^(?P<fan>\d+%|N/A|ERR!)\s+(?P<temp>\d+C|N/A|ERR!)\s+(?P<perf>P\d+|N/A|ERR!)\s+(?:\S+\s+)?"
+                     r"(?P<pw>\d+(?:\.\d+)?W|N/A|ERR!)\s*/\s*(?P<cap>\d+(?:\.\d+)?W|N/A|ERR!)$")
+_MEMORY = re.compile(r"^(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB$")
+_UTIL = re.compile(r"^(?P<util>\d+%|N/A|ERR!)\s+(?P<mode>.+)$")
+_PROCESS = re.compile(r"^(?P<gpu>\d+)\s+(?:(?P<gi>\d+|N/A)\s+(?P<ci>\d+|N/A)\s+)?(?P<pid>\d+)\s+(?P<type>C\+G|[CG])\s+"
+                      r"(?P<name>.*?)\s+(?P<mem>\d+MiB|N/A)$")
+_FAILURES = ("NVIDIA-SMI has failed", "No devices were found", "Unable to determine the device handle",
+             "GPU is lost", "Failed to initialize NVML", "Driver/library version mismatch")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _num(v: str | None, unit: str = "") -> float | int | None:
+    if v is None or not v.endswith(unit):
+        return None
+    v = v[: len(v) - len(unit)] if unit else v
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return float(v)
+        except ValueError:
+            return None
+
+
+def parse_smi_table(text: str) -> dict[str, Any]:
+    """The plain ``nvidia-smi`` output (see the module)."""
+    data: dict[str, Any] = {"tool": TOOL, "nvidia_smi_version": None, "driver_version": None, "cuda_version": None,
+                            "gpus": [], "processes": [], "faults": [], "errors": []}
+    gpus, errors, faults = data["gpus"], data["errors"], data["faults"]
+    section = None          # None, "gpus", "mig", "processes"
+    gpu_table_closed = processes_closed = False
+    block: list[list[str]] = []
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if any(f in line for f in _FAILURES):
+            faults.append(line.strip("| ")[:300])
+            continue
+        if m := _VERSIONS.search(line):
+            data["nvidia_smi_version"], data["driver_version"] = m["smi"], m["drv"]
+            data["cuda_version"] = m["cuda"] if m["cuda"] != "N/A" else None
+            continue
+        if line.startswith("|=") and line.rstrip("|").strip("|=+").strip() == "":
+            if section is None and data["driver_version"] is not None and not gpus and not gpu_table_closed:
+                section = "gpus"
+            continue
+        if line.startswith("+-") or line.startswith("|-"):
+            if section == "gpus":
+                _close_block(block, gpus, errors)
+                block = []
+                gpu_table_closed = line.startswith("+-")  # closed, unless another block follows
+            elif section == "processes" and line.startswith("+-"):
+                processes_closed, section = True, None
+            continue
+        if "Processes:" in line:
+            if section == "gpus":
+                _close_block(block, gpus, errors)
+                block = []
+            section, processes_closed = "processes", False
+            continue
+        if "MIG devices:" in line:
+            if section == "gpus":
+                _close_block(block, gpus, errors)
+                block = []
+            section = "mig"
+            continue
+        if section == "gpus" and line.startswith("|"):
+            cells = _cells(line)
+            if len(cells) == 3 and _FIRST.match(cells[0]) and block:
+                _close_block(block, gpus, errors)  # an old layout's blocks are not always ruled apart
+                block = []
+            block.append(cells)
+            gpu_table_closed = False
+        elif section == "processes" and line.startswith("|") and (m := _PROCESS.match(_cells(line)[0])):
+            data["processes"].append({"gpu": int(m["gpu"]), "gi": m["gi"], "ci": m["ci"], "pid": int(m["pid"]),
+                                      "type": m["type"], "name": m["name"], "memory_MiB": _num(m["mem"], "MiB")})
+    if block and section == "gpus":
+        _close_block(block, gpus, errors)
+    if data["driver_version"] is None and not faults:
+        raise ParseError("no 'NVIDIA-SMI ... Driver Version:' line and no nvidia-smi failure line", tool=TOOL)
+    if data["driver_version"] is not None and not gpu_table_closed and not faults:
+        errors.append("the GPU table is not closed by its +---+ rule: cut short")
+    if section == "processes" and not processes_closed:
+        errors.append("the Processes table is not closed: cut short")
+    for g in gpus:
+        bad = [k for k, v in g.items() if v == "ERR!"]
+        if bad:
+            faults.append(f"GPU {g['index']} ({g['bus_id']}): nvidia-smi could not read {', '.join(bad)} (ERR!)")
+        if isinstance(g["ecc_uncorrected"], int) and g["ecc_uncorrected"] > 0:
+            faults.append(f"GPU {g['index']} ({g['bus_id']}): {g['ecc_uncorrected']} volatile uncorrected ECC errors")
+    return data
+
+
+def _close_block(block: list[list[str]], gpus: list[dict[str, Any]], errors: list[str]) -> None:
+    """One GPU's lines -> its record (a block that is not a GPU's is left alone)."""
+    if not block or len(block[0]) != 3 or not (first := _FIRST.match(block[0][0])):
+        return
+    bus = _BUS.match(block[0][1])
+    ecc = block[0][2]
+    g: dict[str, Any] = {"index": int(first["index"]), "name": first["name"], "persistence_mode": first["pm"],
+                         "bus_id": bus["bus"] if bus else block[0][1] or None,
+                         "display_active": bus["disp"] if bus else None,
+                         "ecc_uncorrected": int(ecc) if ecc.isdigit() else ecc or None,
+                         "fan": None, "temp_C": None, "perf": None, "power_W": None, "power_cap_W": None,
+                         "memory_used_MiB": None, "memory_total_MiB": None, "util_pct": None, "compute_mode": None,
+                         "mig_mode": None}
+    gpus.append(g)
+    if len(block) < 2 or len(block[1]) != 3:
+        errors.append(f"GPU {g['index']}: its block ends after the first line: cut short")
+        return
+    second, memory, util = block[1]
+    if m := _SECOND.match(second):
+        g.update(fan=m["fan"], temp_C=_num(m["temp"], "C") if m["temp"] not in ("N/A", "ERR!") else m["temp"],
+                 perf=m["perf"], power_W=_num(m["pw"], "W") if m["pw"] not in ("N/A", "ERR!") else m["pw"],
+                 power_cap_W=_num(m["cap"], "W") if m["cap"] not in ("N/A", "ERR!") else m["cap"])
+    if m := _MEMORY.match(memory):
+        g.update(memory_used_MiB=int(m["used"]), memory_total_MiB=int(m["total"]))
+    if m := _UTIL.match(util):
+        g.update(util_pct=_num(m["util"], "%") if m["util"] not in ("N/A", "ERR!") else m["util"],
+                 compute_mode=m["mode"])
+    if len(block) > 2 and len(block[2]) == 3 and block[2][2]:
+        g["mig_mode"] = block[2][2]

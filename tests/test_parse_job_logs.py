@@ -1,0 +1,286 @@
+"""The views of what a job and a port print (issue 28 item 3): nccl-debug, torch-nccl,
+nccl-inspector, mlxlink, ibportstate, ibv-devinfo, ethtool-mlx5, nvidia-smi and the amdgpu
+lines of kernel-log, each held to its grammar (the module docstrings) on lines written the
+way the tool's source prints them, through ``sncheck parse`` (exit 0 whole and healthy, 1 on
+a failure or a cut). The real captures are in fixtures/real/ (test_conformance)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+
+
+def parse(tmp_path: Path, view: str, text: str) -> tuple[int, dict]:
+    f = tmp_path / "log.txt"
+    f.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(main, ["parse", view, str(f), "--json"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    return r.exit_code, json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+
+
+# NCCL's own line layouts (src/debug.cc), oldest first
+NCCL_INFO = "node1:2301:2301 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n" \
+            "node1:2301:2350 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB ; OOB ib0:10.1.0.1<0>\n" \
+            "node1:2301:2350 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC/read\n" \
+            "node1:2301:2350 [0] NCCL INFO Channel 00/0 : 1[1] -> 8[0] [send] via NET/IB/1/GDRDMA\n" \
+            "node1:2301:2350 [0] NCCL INFO comm 0x55d1 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 18000 " \
+            "commId 0x9a - Init COMPLETE\n"
+COMPLETIONS = [
+    ("NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129", 12, None),            # <= 2.9
+    ("NET/IB : Got completion from peer 10.1.0.2<50121> with error 12, opcode 0, len 0, vendor err 129",
+     12, "10.1.0.2<50121>"),                                                                          # 2.11-2.17
+    ("NET/IB : Got completion from peer 10.1.0.2<50121> with status=12 opcode=0 len=0 vendor err 129 "
+     "(Send)", 12, "10.1.0.2<50121>"),                                                                # 2.20
+    ("NET/IB: Got completion from peer 10.1.0.2<50121> with status=5 opcode=1 len=0 vendor err 249 (Recv) "
+     "localGid ::ffff:10.1.0.1 remoteGids::ffff:10.1.0.2 hca mlx5_3", 5, "10.1.0.2<50121>"),           # 2.22-2.28
+    ("NET/IB: Got completion from peer 10.1.0.2<50121> with status=IBV_WC_RETRY_EXC_ERR(12) "
+     "opcode=IBV_WC_SEND(0) vendor_err=129  hca mlx5_3", 12, "10.1.0.2<50121>"),                       # 2.29+
+]
+
+
+def test_nccl_debug_reads_the_init_lines_and_passes_a_clean_log(tmp_path):
+    code, d = parse(tmp_path, "nccl-debug", NCCL_INFO)
+    assert code == 0, d
+    assert (d["nccl_version"], d["cuda_version"], d["nranks"]) == ("2.18.3", "12.2", 16)
+    assert d["net"]["devices"][1] == {"index": 1, "device": "mlx5_3", "port": 1, "link": "IB"}
+    assert d["net"]["oob"] == "ib0:10.1.0.1<0>" and d["transports"] == {"P2P/IPC": 1, "NET/IB": 1}
+    assert d["ranks"][0]["bus_id"] == "18000" and d["ranks"][0]["nvml_dev"] == 0
+
+
+@pytest.mark.parametrize("message, status, peer", COMPLETIONS)
+def test_every_completion_error_layout_is_a_failure_with_its_status(tmp_path, message, status, peer):
+    stamp = "[2025-03-01 10:00:00] " if "hca" in message else ""
+    warn = f"\n{stamp}node1:2301:2399 [1] transport/net_ib.cc:1696 NCCL WARN {message}\n"
+    code, d = parse(tmp_path, "nccl-debug", NCCL_INFO + warn)
+    assert code == 1
+    (c,) = d["completion_errors"]
+    assert (c["status"], c["peer"], c["vendor_err"]) == (status, peer, int(message.split("err")[-1].split()[0]
+                                                                                .strip("=")))
+    assert d["warnings"][0]["device"] == 1 and d["warnings"][0]["line"] == 1696
+
+
+def test_nccl_debug_result_strings_and_a_2_30_warn_with_its_function(tmp_path):
+    warn = "node2:77:80 [3] misc/socket.cc:480 (ncclSocketConnect) NCCL WARN socket connect to 10.0.0.9<4000> " \
+           "failed: Connection refused\nncclSystemError: System call (e.g. socket, malloc) or external library " \
+           "call failed or device error.\n"
+    code, d = parse(tmp_path, "nccl-debug", warn)
+    assert code == 1
+    assert d["warnings"][0]["func"] == "ncclSocketConnect" and d["nccl_errors"] == ["unhandled system error"]
+
+
+def test_nccl_debug_refuses_text_that_is_not_nccl(tmp_path):
+    code, d = parse(tmp_path, "nccl-debug", "Epoch 1: loss 0.3\nINFO all good\n")
+    assert code == 1 and d == {}  # parse failed: no JSON, never a pass
+
+
+WATCHDOG_24 = (
+    "[rank0]:[E709 17:05:38.1 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) Rank 0] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=20585, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+    "Timeout(ms)=600000) ran for 600048 milliseconds before timing out.\n"
+    "[rank0]:[E709 17:05:38.1 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 0]  failure detected "
+    "by watchdog at work sequence id: 20585 PG status: last enqueued work: 20589, last completed work: 20584\n"
+    "[rank1]:[E709 17:05:38.4 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 1] Received a dump "
+    "signal due to a collective timeout from  rank 0 and we will try our best to dump the debug info. Last "
+    "enqueued NCCL work: 20589, last completed NCCL work: 20589.This is most likely caused by ...\n")
+WATCHDOG_113 = ("[E ProcessGroupNCCL.cpp:828] [Rank 3] Watchdog caught collective operation timeout: "
+                "WorkNCCL(SeqNum=7, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800520 milliseconds before "
+                "timing out.\n[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to "
+                "the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+                "corrupted/incomplete data.\n[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are "
+                "taking the entire process down.\n")
+
+
+def test_torch_watchdog_layouts_of_each_era(tmp_path):
+    code, d = parse(tmp_path, "torch-nccl", WATCHDOG_24)
+    assert code == 1 and d["ranks"] == [0, 1] and d["timeout_ms"] == 600000
+    assert d["progress"] == [{"rank": 0, "pg": "0", "failed_seq": 20585, "last_enqueued": 20589,
+                              "last_completed": 20584}]
+    assert d["dump_signals"][0]["from"] == "rank 0" and d["dump_signals"][0]["last_completed"] == 20589
+    code, d = parse(tmp_path, "torch-nccl", WATCHDOG_113)
+    assert code == 1 and d["timeouts"][0]["numel_in"] is None and d["timeouts"][0]["ran_ms"] == 1800520
+    assert d["process_down"] == 1
+    code, d = parse(tmp_path, "torch-nccl", "Epoch 3 done\n")
+    assert code == 1 and d == {}
+
+
+INSPECTOR = ('{"header": {"id": "0x7f", "rank": 0, "n_ranks": 2, "nnodes": 1}, "metadata": {'
+             '"inspector_output_format_version": "v4.0", "hostname": "h1", "pid": 9}, "coll_perf": {"coll": '
+             '"AllReduce", "coll_sn": 3, "coll_msg_size_bytes": 1048576, "coll_exec_time_us": 50, '
+             '"coll_timing_source": "kernel_gpu", "coll_algobw_gbs": 20.9, "coll_busbw_gbs": 20.9}}\n'
+             '{"header": {"id": "0x7f", "rank": 1, "n_ranks": 2, "nnodes": 1}, "metadata": {}, "p2p_perf": {'
+             '"p2p": "Send", "p2p_sn": 4, "p2p_peer": 0, "p2p_msg_size_bytes": 4096, "p2p_exec_time_us": 9, '
+             '"p2p_algobw_gbs": 0.4, "p2p_busbw_gbs": 0.4}}\n')
+
+
+def test_inspector_stream_coll_and_p2p_and_a_cut_record(tmp_path):
+    code, d = parse(tmp_path, "nccl-inspector", INSPECTOR)
+    assert code == 0 and [r["kind"] for r in d["records"]] == ["coll", "p2p"]
+    assert d["records"][1]["peer"] == 0 and d["records"][0]["busbw_GBps"] == 20.9 and d["ranks"] == 2
+    code, d = parse(tmp_path, "nccl-inspector", INSPECTOR[: INSPECTOR.rindex('"p2p_busbw_gbs"')])
+    assert code == 1 and len(d["records"]) == 1 and "cut short" in d["errors"][0]
+
+
+def test_watch_reads_inspector_through_the_same_reader(tmp_path):
+    from sncheck.watch import dumps
+
+    p = tmp_path / "inspector-rank0.log"
+    p.write_text(INSPECTOR)
+    dump = dumps.read_dump(p)
+    assert isinstance(dump, dumps.Dump) and dump.format == "nccl_inspector"
+    rows = dumps.inspector_rows(dump)
+    assert [(r["collective"], r["busbw_GBps"]) for r in rows] == [("AllReduce", 20.9)]  # p2p is not a collective
+
+
+def _mlx(rows: dict[str, dict[str, str]]) -> str:
+    out = []
+    for title, records in rows.items():
+        out += ["", title, "-" * len(title)] + [f"{k:<37}: {v}" for k, v in records.items()]
+    return "\n".join(out) + "\n"
+
+
+MLX_OK = {"Operational Info": {"State": "Active", "Physical state": "LinkUp", "Speed": "IB-NDR", "Width": "4x",
+                               "FEC": "Standard LL RS-FEC - RS(271,257)", "Loopback Mode": "No Loopback",
+                               "Auto Negotiation": "ON"},
+          "Troubleshooting Info": {"Status Opcode": "0", "Group Opcode": "N/A",
+                                   "Recommendation": "No issue was observed"},
+          "Physical Counters and BER Info": {"Time Since Last Clear [Min]": "120", "Effective Physical Errors": "0",
+                                             "Effective Physical BER": "15E-255", "Link Down Counter": "0",
+                                             "Link Error Recovery Counter": "0"}}
+
+
+def test_mlxlink_text_json_and_their_failures(tmp_path):
+    code, d = parse(tmp_path, "mlxlink", _mlx(MLX_OK))
+    assert code == 0 and (d["state"], d["speed"], d["counters"]["effective_ber"]) == ("Active", "IB-NDR", "15E-255")
+    down = {**MLX_OK, "Operational Info": {**MLX_OK["Operational Info"], "State": "Polling"},
+            "Troubleshooting Info": {"Status Opcode": "1024", "Group Opcode": "PHY FW",
+                                     "Recommendation": "Cable is unplugged"}}
+    code, d = parse(tmp_path, "mlxlink", _mlx(down))
+    assert code == 1 and d["status_opcode"] == 1024 and any("Polling" in f for f in d["faults"])
+    code, d = parse(tmp_path, "mlxlink", _mlx(MLX_OK).split("Troubleshooting Info")[0])
+    assert code == 1  # Operational Info only: cut before the troubleshooting section
+    doc = {"result": {"output": {t: dict(r) for t, r in MLX_OK.items()}}, "status": {"code": 0, "message": "success"}}
+    code, d = parse(tmp_path, "mlxlink", json.dumps(doc))
+    assert code == 0 and d["format"] == "json" and d["counters"]["link_down"] == 0
+    code, d = parse(tmp_path, "mlxlink", json.dumps(doc)[:-40])
+    assert code == 1
+
+
+DEVINFO = ("hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
+           "\tnode_guid:\t\t\tb83f:d203:00a1:3c10\n\tvendor_part_id:\t\t\t4129\n\tboard_id:\t\t\tMT_0000000838\n"
+           "\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+           "\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tsm_lid:\t\t\t1\n"
+           "\t\t\tport_lid:\t\t17\n\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\tInfiniBand\n\n")
+
+
+def test_ibv_devinfo_port_states_and_a_device_cut_before_its_ports(tmp_path):
+    code, d = parse(tmp_path, "ibv-devinfo", DEVINFO)
+    assert code == 0 and d["devices"][0]["ports"][0]["port_lid"] == 17 and d["devices"][0]["vendor_part_id"] == 4129
+    code, d = parse(tmp_path, "ibv-devinfo", DEVINFO.replace("PORT_ACTIVE (4)", "PORT_DOWN (1)"))
+    assert code == 1 and d["devices"][0]["ports"][0]["state_code"] == 1
+    code, d = parse(tmp_path, "ibv-devinfo", DEVINFO.split("\t\tport:")[0])
+    assert code == 1 and "cut short" in d["errors"][0]
+    assert parse(tmp_path, "ibv-devinfo", "No IB devices found\n")[0] == 1
+
+
+PORTSTATE = ("CA/RT PortInfo:\n# Port info: Lid 17 port 1\nLinkState:.......................Active\n"
+             "PhysLinkState:...................LinkUp\nLid:.............................17\n"
+             "SMLid:...........................1\nLMC:.............................0\n"
+             "LinkWidthSupported:..............1X or 4X\nLinkWidthEnabled:................1X or 4X\n"
+             "LinkWidthActive:.................4X\nLinkSpeedSupported:..............2.5 Gbps or 5.0 Gbps or 10.0 Gbps\n"
+             "LinkSpeedEnabled:................2.5 Gbps or 5.0 Gbps or 10.0 Gbps\n"
+             "LinkSpeedActive:.................10.0 Gbps\nLinkSpeedExtSupported:...........14.0625 Gbps\n"
+             "LinkSpeedExtEnabled:.............14.0625 Gbps\nLinkSpeedExtActive:..............14.0625 Gbps\n"
+             "Mkey:............................<not displayed>\nMkeyLeasePeriod:.................0\n"
+             "ProtectBits:.....................0\n")
+
+
+def test_ibportstate_states_peer_warnings_and_cuts(tmp_path):
+    code, d = parse(tmp_path, "ibportstate", PORTSTATE)
+    assert code == 0 and (d["ports"][0]["lid"], d["ports"][0]["speed"], d["ports"][0]["width"]) == \
+        (17, "14.0625 Gbps", "4X")
+    code, d = parse(tmp_path, "ibportstate", PORTSTATE.replace("....Active", "....Down").replace("LinkUp", "Polling"))
+    assert code == 1 and len(d["faults"]) == 2
+    code, _ = parse(tmp_path, "ibportstate", PORTSTATE.split("Mkey:")[0])
+    assert code == 1
+    warn = "ibwarn: [8136] main: Peer ports operating at active speed 1 rather than 4 (10.0 Gbps)\n"
+    assert parse(tmp_path, "ibportstate", PORTSTATE + warn)[0] == 1
+
+
+def test_ethtool_mlx5_error_counters_fail_drops_are_kept(tmp_path):
+    text = ("NIC statistics:\n     rx_packets: 1200\n     rx_out_of_buffer: 7\n     rx_discards_phy: 3\n"
+            "     rx_crc_errors_phy: 0\n     rx_symbol_err_phy: 0\n     link_down_events_phy: 0\n"
+            "     rx_corrected_bits_phy: 512\n     rx_err_lane_0_phy: 512\n")
+    code, d = parse(tmp_path, "ethtool-mlx5", text)
+    assert code == 0 and d["drops"] == {"rx_discards_phy": 3, "rx_out_of_buffer": 7} and d["lanes"] == {"0": 512}
+    code, d = parse(tmp_path, "ethtool-mlx5", text.replace("rx_crc_errors_phy: 0", "rx_crc_errors_phy: 61219013"))
+    assert code == 1 and d["errors_nonzero"] == {"rx_crc_errors_phy": 61219013}
+
+
+SMI = """Tue Mar 12 10:00:00 2024
++---------------------------------------------------------------------------------------+
+| NVIDIA-SMI 535.154.05             Driver Version: 535.154.05   CUDA Version: 12.2     |
+|-----------------------------------------+----------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|                                         |                      |               MIG M. |
+|=========================================+======================+======================|
+|   0  NVIDIA H100 80GB HBM3          On  | 00000000:18:00.0 Off |                    0 |
+| N/A   27C    P0              69W / 700W |      4MiB / 81559MiB |      0%      Default |
+|                                         |                      |             Disabled |
++-----------------------------------------+----------------------+----------------------+
+|   1  NVIDIA H100 80GB HBM3          On  | 00000000:2A:00.0 Off |                    0 |
+| N/A   29C    P0              71W / 700W |      4MiB / 81559MiB |      0%      Default |
+|                                         |                      |             Disabled |
++-----------------------------------------+----------------------+----------------------+
+
++---------------------------------------------------------------------------------------+
+| Processes:                                                                            |
+|  GPU   GI   CI        PID   Type   Process name                            GPU Memory |
+|        ID   ID                                                             Usage      |
+|=======================================================================================|
+|    1   N/A  N/A     41235      C   python3                                   1024MiB |
++---------------------------------------------------------------------------------------+
+"""
+
+
+def test_nvidia_smi_table_values_cuts_and_failures(tmp_path):
+    code, d = parse(tmp_path, "nvidia-smi", SMI)
+    assert code == 0 and d["driver_version"] == "535.154.05" and d["cuda_version"] == "12.2"
+    assert [(g["index"], g["bus_id"], g["power_W"], g["memory_total_MiB"], g["mig_mode"]) for g in d["gpus"]] == \
+        [(0, "00000000:18:00.0", 69, 81559, "Disabled"), (1, "00000000:2A:00.0", 71, 81559, "Disabled")]
+    assert d["processes"][0]["pid"] == 41235 and d["processes"][0]["memory_MiB"] == 1024
+    cut = SMI.split("| N/A   29C")[0]
+    assert parse(tmp_path, "nvidia-smi", cut)[0] == 1  # GPU 1's block has its first line only
+    # cut at a block's rule, the table reads whole with one GPU: the inventory's count tells (--expect)
+    one = SMI.split("|   1  NVIDIA")[0]
+    assert parse(tmp_path, "nvidia-smi", one)[0] == 0
+    f = tmp_path / "one.txt"
+    f.write_text(one)
+    assert CliRunner().invoke(main, ["parse", "nvidia-smi", str(f), "--expect", "2"]).exit_code == 1
+    code, d = parse(tmp_path, "nvidia-smi", SMI.replace("|                    0 |\n| N/A   29C",
+                                                        "|                    2 |\n| N/A   29C"))
+    assert code == 1 and "2 volatile uncorrected ECC" in d["faults"][0]
+    code, d = parse(tmp_path, "nvidia-smi", SMI.replace("69W / 700W", "ERR! / 700W"))
+    assert code == 1
+    lost = "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n"
+    assert parse(tmp_path, "nvidia-smi", lost)[0] == 1
+    assert parse(tmp_path, "nvidia-smi", SMI.split("|    1   N/A")[0])[0] == 1  # Processes not closed
+
+
+def test_kernel_log_reads_amdgpu_counts_of_each_kernel_era(tmp_path):
+    text = ("[  10.1] amdgpu 0000:0b:00.0: 3 correctable hardware errors detected in umc block\n"
+            "[  10.2] amdgpu 0000:0c:00.0: amdgpu: no uncorrectable hardware errors detected in umc block\n"
+            "[  10.3] amdgpu 0000:0d:00.0: amdgpu: {7}socket: 1, die: 0, 2 new uncorrectable hardware errors "
+            "detected in umc block\n"
+            "[  10.4] amdgpu 0000:0d:00.0: amdgpu: {7}socket: 1, die: 0, 5 uncorrectable hardware errors detected "
+            "in total in umc block\n")
+    code, d = parse(tmp_path, "kernel-log", text)
+    amd = [(e["class"], e["bus_id"], e["count"], e["total"]) for e in d["events"]]
+    assert amd == [("correctable", "0000:0b:00", 3, None), ("uncorrectable", "0000:0d:00", 2, 5)]
+    assert code == 1 and d["faults"] == ["amdgpu 2 uncorrectable errors in umc on 0000:0d:00"]
+    assert parse(tmp_path, "kernel-log", text.split("[  10.3]")[0])[0] == 0  # correctable only: counted
