@@ -19,7 +19,7 @@ from sncheck.config.inventory import load_inventory
 from sncheck.health.findings import merge_findings
 from sncheck.health.rules import load_rules
 from sncheck.layers.base import LayerContext
-from sncheck.layers.confirm import Retest, _busy_reason
+from sncheck.run.confirm import Retest, _busy_reason
 from sncheck.model import Finding
 from sncheck.run import isolation, verdict
 from sncheck.store.rundir import read_rows

@@ -98,7 +98,7 @@ def test_only_the_run_builds_a_backend_or_a_layer_context() -> None:
                 if name in builders:
                     found.append(rel)
     # the run itself; a confirmation retest builds a stress plan from its run's own context
-    assert sorted(set(found)) == ["sncheck/layers/confirm.py", "sncheck/run/runner.py"], found
+    assert sorted(set(found)) == ["sncheck/run/confirm.py", "sncheck/run/runner.py"], found
 
 
 def test_a_backend_that_forgets_to_refuse_a_fault_still_refuses_it(tmp_path: Path, monkeypatch) -> None:

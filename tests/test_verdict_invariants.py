@@ -17,7 +17,7 @@ from sncheck.model import Finding
 from sncheck.health.rules import load_rules
 from sncheck.config.inventory import load_inventory
 from sncheck.layers.base import LayerContext
-from sncheck.layers.confirm import confirm
+from sncheck.run.confirm import confirm
 from sncheck.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@ other processes used while sncheck measured.
 
 The local backend's cards share this machine's cores with whatever else runs on it: a
 confirmation retest asks how busy it was before calling a symptom reproduced (see
-:mod:`sncheck.layers.confirm`). The run queue is sampled before and after the retest,
+:mod:`sncheck.run.confirm`). The run queue is sampled before and after the retest,
 when sncheck's own workers are not running; a load that comes and goes (another job's
 test run starting and ending) can miss both samples, so each sample also carries a
 CPU mark, and :func:`window` gives the share of the cores that processes other than

@@ -6,7 +6,7 @@
 * a repeat offender is isolated at once; so is hard evidence (a rule with
   ``confirm: none``: uncorrectable ECC, a pending remap, data corruption, a link down);
 * what was not measured stays quarantined: a retest cannot make it measured;
-* everything else is retested with the measurement that found it (:mod:`layers.confirm`):
+* everything else is retested with the measurement that found it (:mod:`sncheck.run.confirm`):
   confirmed -> isolate; not confirmed (the retest ran with known-good peers and measured
   the symptom) -> release; the retest cannot say -> stays quarantined.
 
@@ -23,7 +23,7 @@ from sncheck.model import Finding, IsolationStep, severity_rank
 from sncheck.health.invariants import is_not_measured
 from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
-from sncheck.layers.confirm import Retest, confirm
+from sncheck.run.confirm import Retest, confirm
 
 
 def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:

@@ -51,7 +51,7 @@ kind = "calibration" measured design values of a tier (local backend)
     tier, bandwidth_GBps, latency_us
 
 Rows of a confirmation retest carry ``layer: "confirm"`` and ``confirms``: the entity
-under retest (see :mod:`sncheck.layers.confirm`).
+under retest (see :mod:`sncheck.run.confirm`).
 
 kind = "not_run"     something that should have been measured and was not
     layer, entity, entity_kind, status ("unreachable" | "not_run" | "timeout" |
