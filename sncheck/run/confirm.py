@@ -40,6 +40,7 @@ The order of the rules never matters: every symptom is retested and judged.
 from __future__ import annotations
 
 import math
+from collections.abc import Set
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -193,7 +194,7 @@ def _spread_over(cards: list[str], key, n: int) -> list[str]:
     return first[:n]
 
 
-def _domain_sample(topo: Topology, sn: str, tier: str, avoid: set[str] = frozenset()) -> list[str]:
+def _domain_sample(topo: Topology, sn: str, tier: str, avoid: Set[str] = frozenset()) -> list[str]:
     """A domain's cards to re-measure it by: across hosts (scale-up), one card per host,
     rotating the card index so every host and index is crossed; within hosts
     (intra-host), every card of its first two hosts."""
@@ -482,9 +483,9 @@ class Window:
         if reproduced:
             # The controls degraded alike: named on their own (not a wider culprit that
             # holds the suspect, such as its host: that confirms), or on one shared machine at all.
-            rules = {p["rule"] for p in reproduced}
-            alike = sorted({g.rule for g in on_controls} & rules)
-            apart = sorted({g.rule for g in on_controls if not self._cards(g) & self.scope} & rules)
+            reproduced_rules = {p["rule"] for p in reproduced}
+            alike = sorted({g.rule for g in on_controls} & reproduced_rules)
+            apart = sorted({g.rule for g in on_controls if not self._cards(g) & self.scope} & reproduced_rules)
             note = "reproduced: " + "; ".join(f"{p['rule']}: {p['note']}" for p in reproduced[:4])
             # Only a speed (a bar on a measured time or bandwidth) can be the machine's load;
             # a wrong result, a fact or a non-finite loss reproduced is the suspect's.
