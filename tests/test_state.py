@@ -216,3 +216,135 @@ def test_concurrent_threads_sharing_one_store_and_with_their_own(tmp_path: Path)
     assert shared.count("isolation") == 6 * WRITES
     assert len(shared.current_status()) == 6
     shared.close()
+
+
+# -- a state store that degrades, not dies (issue 30, class 5) ---------------------------
+
+INV_TEXT = """\
+name: tiny
+design:
+  scale_up:  {bandwidth: "450 GB/s", latency: "3 us"}
+  scale_out: {bandwidth: "400 Gb/s", latency: "15 us"}
+supernodes:
+  - {name: sn0, hosts: "n[1-4]", cards_per_host: 2}
+  - {name: sn1, hosts: "n[5-8]", cards_per_host: 2}
+backend: mock
+"""
+
+# (label, SQL that breaks one row, table and key `status --check` names, the row left out whole)
+CORRUPTIONS = [
+    ("evidence not JSON", "UPDATE isolation SET evidence = '{not json' WHERE id = 2", "isolation", "id 2", False),
+    ("evidence a list", "UPDATE isolation SET evidence = '[1, 2]' WHERE id = 2", "isolation", "id 2", False),
+    ("evidence bytes", "UPDATE isolation SET evidence = X'FF00FE' WHERE id = 2", "isolation", "id 2", False),
+    ("evidence deep", "UPDATE isolation SET evidence = '" + "[" * 100_000 + "' WHERE id = 2", "isolation", "id 2", False),
+    ("bad timestamp", "UPDATE isolation SET ts = 'yesterday' WHERE id = 2", "isolation", "id 2", False),
+    ("timestamp a number", "UPDATE isolation SET ts = 1e999 WHERE id = 2", "isolation", "id 2", False),
+    ("release bad ts", "UPDATE isolation SET ts = '2026-13-45' WHERE id = 3", "isolation", "id 3", False),
+    ("unknown kind", "UPDATE isolation SET entity_kind = 'gizmo' WHERE id = 2", "isolation", "id 2", True),
+    ("empty entity", "UPDATE isolation SET entity = '' WHERE id = 1", "isolation", "id 1", True),
+    ("applied 7", "UPDATE isolation SET applied = 7 WHERE id = 2", "isolation", "id 2", True),
+    ("finding evidence", "UPDATE findings SET evidence = 'nan' WHERE id = 1", "findings", "id 1", False),
+    ("finding kind", "UPDATE findings SET entity_kind = 42 WHERE id = 1", "findings", "id 1", True),
+    ("schema version", "UPDATE meta SET value = 'two' WHERE key = 'schema_version'", "meta", "key schema_version",
+     False),
+    ("baseline", "UPDATE baselines SET data = '{' WHERE name = 'b'", "baselines", "name b", True),
+    ("summary columns", "UPDATE summaries SET value = X'00'", "summaries", "run_id r1", True),
+    ("summary keys", "UPDATE summary_keys SET keys = 'zz'", "summary_keys", "id 1", True),
+]
+
+
+def _populated(path: Path) -> Path:
+    """A state store with a run (findings, summaries), isolation decisions and a baseline:
+    n2 isolated and applied (id 2), n3/gpu1 quarantined then released (ids 3-4 ...)."""
+    from sncheck.health.summaries import Summary
+
+    with StateStore(path) as store:
+        store.record_run(results("r1"))
+        store.record_findings("r1", [Finding("n2", "host", "connectivity", "host-unreachable", "critical", "down")])
+        store.record_action("r1", {"entity": "n2", "entity_kind": "host", "action": "quarantine", "reason": "q"}, ts=T0)
+        store.record_action("r1", {"entity": "n2", "entity_kind": "host", "action": "isolate", "reason": "down",
+                                   "applied": True, "rule": "host-unreachable"}, {"measured": 0}, ts=T0)
+        store.record_action("r1", {"entity": "n3/gpu1", "entity_kind": "card", "action": "release", "reason": "ok"},
+                            ts=T0)
+        store.record_summaries("r1", [Summary("card", "n1/gpu0", "p2p_bw", 400.0, 1.0, 3)])
+        store.save_baseline("b", {"metrics": {}})
+    return path
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _populated(tmp_path_factory.mktemp("populated") / "state")
+
+
+def _corrupt(src: Path, dst: Path, sql: str) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    db = sqlite3.connect(dst / "state.db")
+    db.execute("PRAGMA ignore_check_constraints = ON")
+    db.execute(sql)
+    db.commit()
+    db.close()
+    return dst
+
+
+@pytest.mark.parametrize("label, sql, table, key, whole", CORRUPTIONS, ids=[c[0] for c in CORRUPTIONS])
+def test_a_row_that_does_not_decode_is_set_aside(populated: Path, tmp_path: Path, label: str, sql: str,
+                                                 table: str, key: str, whole: bool) -> None:
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    state = _corrupt(populated, tmp_path / "state", sql)
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INV_TEXT)
+    runner = CliRunner()
+    for args in (["status"], ["status", "--history"], ["history", "--runs"], ["history", "n1/gpu0"],
+                 ["capacity", "-i", str(inv)], ["isolate", "n5", "-i", str(inv)], ["baseline", "make", "--from-state",
+                 str(state)]):
+        r = runner.invoke(main, [*args, "--state-dir", str(state)] if args[0] != "baseline" else args)
+        assert r.exit_code in (0, 1, 2), (args, r.output)
+        assert "internal error" not in r.output and "Traceback" not in r.output, (args, r.output)
+    r = runner.invoke(main, ["status", "--check", "--state-dir", str(state)])
+    assert r.exit_code == 1, r.output
+    assert f"{table}  {key}  " in r.output, r.output
+    assert ("left out" if whole else "kept, value replaced") in r.output
+    with StateStore(state) as store:
+        assert [(b.table, b.key) for b in store.check()] == [(table, key)]
+        status = {s["entity"]: s for s in store.current_status()}
+        if table == "isolation" and key == "id 2" and not whole:
+            # the decision still counts: n2 stays isolated (out of the hostfile, inside the cap)
+            assert status["n2"]["action"] == "isolate" and status["n2"]["applied"]
+        if (table, key) == ("isolation", "id 2") and whole:
+            assert status["n2"]["action"] == "quarantine"  # the latest decision that decodes
+    db = sqlite3.connect(state / "state.db")  # the row is kept as it was, for whoever repairs it
+    assert db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] >= 1
+    db.close()
+
+
+def test_the_issue_example_run_and_status_go_on(populated: Path, tmp_path: Path) -> None:
+    """One isolation.evidence set to '{not json' (and every other class at once): status and
+    a run with --state-dir exited 3 before measuring anything."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    state = _corrupt(populated, tmp_path / "state", CORRUPTIONS[0][1])
+    db = sqlite3.connect(state / "state.db")
+    db.execute("PRAGMA ignore_check_constraints = ON")
+    for _, sql, *_ in CORRUPTIONS[4:]:
+        if "id = 2" not in sql:
+            db.execute(sql)
+    db.commit()
+    db.close()
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INV_TEXT)
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(inv), "--backend", "mock", "--seed", "1", "-q",
+                                  "--out", str(tmp_path / "run"), "--state-dir", str(state)])
+    assert r.exit_code == 0, r.output
+    warned = [ln for ln in r.output.splitlines() if "isolation, id 2" in ln]
+    assert len(warned) == 1 and "evidence is not JSON" in warned[0]  # once, by table and key
+    r = CliRunner().invoke(main, ["status", "--state-dir", str(state)])
+    assert r.exit_code == 0 and "n2" in r.output, r.output
+    with StateStore(state) as store:
+        assert len(store.runs()) == 2  # the run was recorded beside the rows set aside

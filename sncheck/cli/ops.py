@@ -156,9 +156,11 @@ def _finish(batch: BatchResult, audit_path: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--slurm", "with_slurm", is_flag=True,
               help="Show each entity's Slurm node state (sinfo) beside sncheck's, and nodes drained by others.")
+@click.option("--check", "check", is_flag=True,
+              help="List the state store's rows that do not decode (set aside); exit 1 if there are any.")
 @state_dir_option
 @_errors
-def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: bool,
+def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: bool, check: bool,
            state_dir: str | None) -> None:
     """What is quarantined or isolated now, since when, and why.
 
@@ -167,7 +169,11 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
       sncheck status
       sncheck status --slurm
       sncheck status --history node003/gpu2
+      sncheck status --check
     """
+    if check:
+        _check(_state_dir(state_dir), as_json)
+        return
     with StateStore(_state_dir(state_dir)) as store:
         if history:
             rows = [r for e in entities for r in store.history(e)] if entities else store.history()
@@ -211,6 +217,23 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
         last = runs[0]
         click.echo(f"{len(runs)} runs recorded; latest {last['run_id']} ({last['playbook']}, "
                    f"{last['verdict']}, {last['finished'] or last['started']})")
+
+
+def _check(sdir: Path, as_json: bool) -> None:
+    """``status --check``: every row that does not decode, by table and key."""
+    with StateStore(sdir) as store:
+        bad = [b.to_dict() for b in store.check()]
+    if as_json:
+        click.echo(json.dumps({"set_aside": bad}, indent=2))
+    elif bad:
+        for b in bad:
+            click.echo(f"{b['table']}  {b['key']}  {b['row']}: {b['problem']}")
+        click.echo(f"{len(bad)} rows of {sdir / 'state.db'} do not decode and are set aside "
+                   "(left as they are; every command goes on without them)")
+    else:
+        click.echo(f"every row of {sdir / 'state.db'} decodes")
+    if bad:
+        raise click.exceptions.Exit(1)
 
 
 @click.command("isolate")

@@ -36,12 +36,15 @@ from types import TracebackType
 from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
-from sncheck.model import Finding, IsolationStep
+from sncheck.model import EntityKind, Finding, IsolationStep
+from sncheck.store.setaside import SetAside, SetAsideLog, decode_row, json_object, parse_ts, timestamp
 
 DB_NAME = "state.db"
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 ISOLATION_ACTIONS = ("quarantine", "isolate", "release")
+KINDS = tuple(EntityKind)
+__all__ = ["DB_NAME", "SCHEMA_VERSION", "SetAside", "StateStore", "default_state_dir", "format_ts", "parse_ts", "utc_now"]
 
 # version -> statements that bring version-1 to it. Append; never edit a shipped entry.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -94,12 +97,6 @@ def format_ts(ts: datetime) -> str:
     return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def parse_ts(text: str) -> datetime:
-    """Read a timestamp written by :func:`format_ts` (or any ISO 8601 with a zone)."""
-    ts = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    return ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)
-
-
 class StateStore:
     """The SQLite state of one state directory. Use as a context manager.
 
@@ -116,6 +113,7 @@ class StateStore:
             raise ConfigError(f"cannot create the state directory: {e.strerror}", str(self.dir)) from e
         self.db_path = self.dir / DB_NAME
         self._lock = threading.RLock()
+        self.set_aside = SetAsideLog(str(self.db_path))  # rows that did not decode (sncheck status --check)
         try:
             # isolation_level=None: no implicit transactions; _write() opens each one.
             self._db = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000,
@@ -202,8 +200,7 @@ class StateStore:
     def _migrate(self) -> None:
         with self._write() as db:
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            version = int(row["value"]) if row else 0
+            version = self._version(db)
             if version > SCHEMA_VERSION:
                 raise ConfigError(
                     f"the state database has schema version {version}, newer than this sncheck "
@@ -216,9 +213,30 @@ class StateStore:
                 db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                            (str(SCHEMA_VERSION),))
 
+    def _version(self, db: sqlite3.Connection) -> int:
+        """The schema version in ``meta``; when that row does not decode, the version whose
+        tables are all there (the row is set aside, not rewritten)."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            return 0
+        try:
+            return int(row["value"])
+        except (TypeError, ValueError):
+            have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = 0
+            for v in sorted(MIGRATIONS):
+                made = {st.split()[2] for st in MIGRATIONS[v] if st.lstrip().startswith("CREATE TABLE")}
+                if not made <= have:
+                    break
+                version = v
+            self.set_aside.note("meta", "key schema_version", f"value {str(row['value'])[:40]!r} is not a "
+                                f"version number; read as {version}, the version whose tables are there", whole=False)
+            return version
+
     @property
     def schema_version(self) -> int:
-        return int(self._read("SELECT value FROM meta WHERE key = 'schema_version'")[0]["value"])
+        with self._lock:
+            return self._version(self._db)
 
     # -- writing -----------------------------------------------------------
     def record_run(self, results: Mapping[str, Any], results_path: str | os.PathLike[str] | None = None) -> None:
@@ -297,12 +315,21 @@ class StateStore:
             db.execute("INSERT OR REPLACE INTO summaries (run_id, keys_id, value, spread, n) VALUES (?, ?, ?, ?, ?)",
                        (run_id, keys_id, value, spread, n))
 
-    def _summary_keys(self, keys_id: int) -> list[tuple[str, str, str]]:
+    def _summary_keys(self, keys_id: int) -> list[tuple[str, str, str]] | None:
+        """The key list ``keys_id``; None when it is missing or does not decode (noted)."""
         cache = self.__dict__.setdefault("_keys_cache", {})
         if keys_id not in cache:
-            blob = self._read("SELECT keys FROM summary_keys WHERE id = ?", (keys_id,))[0]["keys"]
-            text = zlib.decompress(blob).decode()
-            cache[keys_id] = [tuple(line.split("\t", 2)) for line in text.split("\n")] if text else []
+            rows = self._read("SELECT keys FROM summary_keys WHERE id = ?", (keys_id,))
+            try:
+                text = zlib.decompress(rows[0]["keys"]).decode()
+                keys = [tuple(line.split("\t", 2)) for line in text.split("\n")] if text else []
+                if any(len(k) != 3 for k in keys):
+                    raise ValueError("a key is not kind, entity and metric")
+            except (IndexError, TypeError, ValueError, zlib.error) as e:
+                self.set_aside.note("summary_keys", f"id {keys_id}", f"does not decode ({str(e)[:60] or 'missing'})",
+                                    whole=True)
+                keys = None
+            cache[keys_id] = keys
         return cache[keys_id]
 
     def run_summaries(self, run_id: str) -> dict[tuple[str, str, str], tuple[float, float, int]]:
@@ -311,9 +338,18 @@ class StateStore:
         if not rows:
             return {}
         r = rows[0]
-        keys = self._summary_keys(int(r["keys_id"]))
-        values, spreads, ns = (array(t, zlib.decompress(r[c])) for t, c in
-                               (("f", "value"), ("f", "spread"), ("i", "n")))
+        keys = self._summary_keys(r["keys_id"]) if isinstance(r["keys_id"], int) else None
+        if keys is None:  # its key list is set aside (noted there)
+            return {}
+        try:
+            values, spreads, ns = (array(t, zlib.decompress(r[c])) for t, c in
+                                   (("f", "value"), ("f", "spread"), ("i", "n")))
+            if not len(values) == len(spreads) == len(ns) == len(keys):
+                raise ValueError(f"{len(values)} values for {len(keys)} keys")
+        except (TypeError, ValueError, zlib.error) as e:
+            self.set_aside.note("summaries", f"run_id {run_id}", f"packed columns do not decode ({str(e)[:60]})",
+                                whole=True)
+            return {}
         return {k: (float(v), float(s), int(n)) for k, v, s, n in zip(keys, values, spreads, ns)}
 
     def summary_runs(self, inventory: str | None = None, backend: str | None = None,
@@ -332,8 +368,10 @@ class StateStore:
         return dict(rows[0]) if rows else None
 
     def findings_of_run(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._read("SELECT * FROM findings WHERE run_id = ? ORDER BY id", (run_id,))
-        return [{**dict(r), "evidence": json.loads(r["evidence"])} for r in rows]
+        return self._findings(self._read("SELECT * FROM findings WHERE run_id = ? ORDER BY id", (run_id,)))
+
+    def _findings(self, rows: Iterable[sqlite3.Row]) -> list[dict[str, Any]]:
+        return [d for r in rows if (d := decode_row(r, "findings", KINDS, None, self.set_aside)) is not None]
 
     def save_baseline(self, name: str, data: Any) -> None:
         with self._write() as db:
@@ -342,8 +380,15 @@ class StateStore:
 
     # -- reading -----------------------------------------------------------
     def load_baseline(self, name: str) -> Any | None:
+        """The baseline kept as ``name``; None when there is none or it does not decode (noted)."""
         rows = self._read("SELECT data FROM baselines WHERE name = ?", (name,))
-        return json.loads(rows[0]["data"]) if rows else None
+        if not rows:
+            return None
+        data = json_object(rows[0]["data"])
+        if isinstance(data, str):
+            self.set_aside.note("baselines", f"name {name}", f"data is {data}", whole=True)
+            return None
+        return data
 
     def current_status(self) -> list[dict[str, Any]]:
         """Entities whose latest decision is quarantine or isolate (not released).
@@ -354,9 +399,17 @@ class StateStore:
         rows = self._read(
             """SELECT i.* FROM isolation i
                JOIN (SELECT entity, MAX(id) AS id FROM isolation GROUP BY entity) latest ON latest.id = i.id
-               WHERE i.action != 'release'
                ORDER BY i.entity_kind, i.entity""")
-        return [{**_action_row(r), "since": r["ts"]} for r in rows]
+        out = []
+        for r in rows:
+            d = self._action(r)
+            if d is None:  # the latest row does not decode: the latest one that does is current
+                older = self._read("SELECT * FROM isolation WHERE entity = ? AND id < ? ORDER BY id DESC",
+                                   (r["entity"], r["id"]))
+                d = next((x for x in map(self._action, older) if x is not None), None)
+            if d is not None and d["action"] != "release":
+                out.append({**d, "since": d["ts"]})
+        return sorted(out, key=lambda d: (d["entity_kind"], d["entity"]))
 
     def history(self, entity: str | None = None) -> list[dict[str, Any]]:
         """Every isolation decision about ``entity`` (all entities if None), oldest first."""
@@ -364,23 +417,51 @@ class StateStore:
             rows = self._read("SELECT * FROM isolation ORDER BY id")
         else:
             rows = self._read("SELECT * FROM isolation WHERE entity = ? ORDER BY id", (entity,))
-        return [_action_row(r) for r in rows]
+        return [d for d in map(self._action, rows) if d is not None]
+
+    def _action(self, r: sqlite3.Row) -> dict[str, Any] | None:
+        d = decode_row(r, "isolation", KINDS, ISOLATION_ACTIONS, self.set_aside)
+        if d is None:
+            return None
+        return {"entity": d["entity"], "entity_kind": d["entity_kind"], "action": d["action"], "ts": d["ts"],
+                "run_id": d["run_id"], "rule": d["rule"], "reason": d["reason"], "applied": bool(d["applied"]),
+                "evidence": d["evidence"]}
 
     def findings_for(self, entity: str) -> list[dict[str, Any]]:
         """Every finding recorded about ``entity``, oldest first."""
-        rows = self._read("SELECT * FROM findings WHERE entity = ? ORDER BY id", (entity,))
-        return [{**dict(r), "evidence": json.loads(r["evidence"])} for r in rows]
+        return self._findings(self._read("SELECT * FROM findings WHERE entity = ? ORDER BY id", (entity,)))
 
     def last_release(self, entity: str) -> datetime | None:
-        rows = self._read("SELECT ts FROM isolation WHERE entity = ? AND action = 'release' "
-                          "ORDER BY id DESC LIMIT 1", (entity,))
-        return parse_ts(rows[0]["ts"]) if rows else None
+        rows = self._read("SELECT id, ts FROM isolation WHERE entity = ? AND action = 'release' "
+                          "ORDER BY id DESC", (entity,))
+        for r in rows:  # newest first; a release whose time does not decode is passed over (noted)
+            ts = timestamp(r["ts"])
+            if not isinstance(ts, str):
+                return ts
+            self.set_aside.note("isolation", f"id {r['id']}", f"ts {str(r['ts'])[:40]!r} is {ts}", whole=False)
+        return None
 
     def runs(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Recorded runs, newest first."""
         sql = "SELECT * FROM runs ORDER BY started DESC, rowid DESC"
         rows = self._read(sql + " LIMIT ?", (limit,)) if limit is not None else self._read(sql)
         return [dict(r) for r in rows]
+
+    def check(self) -> list[SetAside]:
+        """Decode every row of every table; the rows that do not decode (set aside)."""
+        self.schema_version
+        self.history()
+        self._findings(self._read("SELECT * FROM findings ORDER BY id"))
+        for r in self._read("SELECT name FROM baselines ORDER BY name"):
+            self.load_baseline(r["name"])
+        for r in self._read("SELECT run_id FROM summaries ORDER BY run_id"):
+            self.run_summaries(r["run_id"])
+        for r in self._read("SELECT id FROM summary_keys ORDER BY id"):
+            self._summary_keys(r["id"])
+        for r in self._read("SELECT rowid, run_id FROM runs ORDER BY rowid"):
+            if not isinstance(r["run_id"], str) or not r["run_id"]:
+                self.set_aside.note("runs", f"rowid {r['rowid']}", f"run_id {r['run_id']!r} is not a run id", whole=True)
+        return list(self.set_aside.items.values())
 
     def count(self, table: str) -> int:
         if table not in ("runs", "findings", "isolation", "baselines", "summaries", "summary_keys"):
@@ -397,7 +478,3 @@ def _json(value: Mapping[str, Any] | None) -> str:
     return json.dumps(dict(value or {}), sort_keys=True, default=str)
 
 
-def _action_row(r: sqlite3.Row) -> dict[str, Any]:
-    return {"entity": r["entity"], "entity_kind": r["entity_kind"], "action": r["action"],
-            "ts": r["ts"], "run_id": r["run_id"], "rule": r["rule"],
-            "reason": r["reason"], "applied": bool(r["applied"]), "evidence": json.loads(r["evidence"])}
