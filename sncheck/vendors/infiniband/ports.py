@@ -30,6 +30,8 @@ ibportstate.c``, libibmad ``mad_dump_field``; the same since infiniband-diags 1.
   ``Enabled``/``Active`` (``2.5 Gbps or 5.0 Gbps``), ``LinkSpeedExt*`` (``14.0625 Gbps``,
   ``53.125 Gbps``...), ``LinkSpeedExt*2`` (``106.25 Gbps``), ``Mkey``, ``MkeyLeasePeriod``,
   ``ProtectBits``.
+- ``# MLNX ext Port info: Lid L port N`` (``-D``/Mellanox extended, ``StateChangeEnable``,
+  ``LinkSpeed*`` as hex masks): read, not judged (no link state in it).
 - ``ibwarn: [pid] FUNC: Peer ports operating at active width W rather than ...`` (and speed):
   a mismatch between the two ends; ``ibpanic: ... failed`` / ``ibportstate: iberror: ...``.
 - whole: every port up to ``LinkSpeedActive``; a CA's (``CA/RT``) down to ``ProtectBits``
@@ -132,7 +134,7 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
     ports: list[dict[str, Any]] = []
     errors: list[str] = []
     warnings: list[str] = []
-    role = "CA/RT"
+    role = "port"  # until a 'CA/RT PortInfo:' / 'Switch PortInfo:' line says which
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -144,13 +146,13 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
             errors.append(line[:300])
             continue
         if m := _PORTINFO.match(line):
-            role = m["role"] or role
+            role = m["role"] or "port"
             if m["when"] == "After":
                 role = "after set"
             continue
         if m := _PORT_HEADER.match(line):
             lid = _LID.search(m["where"])
-            ports.append({"role": role, "lid": int(lid[1]) if lid else None, "port": int(m["port"]), "fields": {},
+            ports.append({"role": "MLNX ext" if "MLNX ext" in line else role, "lid": int(lid[1]) if lid else None, "port": int(m["port"]), "fields": {},
                           "link_state": None, "phys_state": None, "width": None, "speed": None})
             continue
         if (m := _DOTTED.match(line)) and "..." in line:
@@ -160,12 +162,18 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
             ports[-1]["fields"][m["key"]] = m["value"].strip()
     if not ports and not errors:
         raise ParseError("no '# Port info:' block and no ibportstate error", tool="ibportstate")
-    faults = [f"ibportstate: {w}" for w in warnings]
+    # ibwarn also prints -d debug lines (umad_*): only the peer mismatch is a finding
+    faults = [f"ibportstate: {w}" for w in warnings if "Peer ports operating at" in w]
     for p in ports:
         f = p["fields"]
         p["link_state"], p["phys_state"] = f.get("LinkState"), f.get("PhysLinkState")
         p["width"], p["speed"] = f.get("LinkWidthActive"), f.get("LinkSpeedExtActive") or f.get("LinkSpeedActive")
-        where = f"{p['role']} port {p['port']}" + (f" (lid {p['lid']})" if p["lid"] is not None else "")
+        where = ("" if p["role"] == "port" else f"{p['role']} ") + f"port {p['port']}" + \
+            (f" (lid {p['lid']})" if p["lid"] is not None else "")
+        if empty := [k for k, v in f.items() if not v]:
+            errors.append(f"{where}: {empty[0]} without its value: cut short")
+        if p["role"] == "MLNX ext":
+            continue  # MLNXExtendedPortInfo: speeds and state-change flags, no link state
         if p["link_state"] is None or p["phys_state"] is None:
             errors.append(f"{where}: no LinkState / PhysLinkState: cut short")
             continue

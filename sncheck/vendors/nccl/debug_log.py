@@ -72,7 +72,7 @@ _USING_NETWORK = re.compile(r"^Using network (\S+)")
 _CHANNEL = re.compile(r"^Channel \d+(?:/\d+)? : .* via (?P<via>\S+(?: direct pointer)?)")
 _COMPLETION = re.compile(
     r"NET/IB ?: Got completion (?:from peer (?P<peer>\S+) )?with "
-    r"(?:error (?P<e1>\d+), opcode (?P<o1>\d+), len (?P<l1>\d+), vendor err (?P<v1>\d+)"
+    r"(?:error (?P<e1>\d+)(?:, opcode (?P<o1>\d+)(?:, len (?P<l1>\d+)(?:, vendor err (?P<v1>\d+))?)?)?"
     r"|status=(?:(?P<sname>[A-Za-z_ ]+)\()?(?P<e2>\d+)\)? opcode=(?:[A-Za-z_]+\()?(?P<o2>\d+)\)?"
     r"(?: len=(?P<l2>\d+))? vendor[ _]err[ =](?P<v2>\d+))"
     r"(?: \((?P<type>[^)]*)\))?")
@@ -189,9 +189,13 @@ def _warn(data: dict[str, Any], who: dict[str, Any], msg: str) -> None:
         data["completion_errors"].append({
             "peer": m["peer"], "status": status,
             "status_name": (m["sname"] or (WC_STATUS[status] if status < len(WC_STATUS) else "unknown")).strip(),
-            "opcode": int(m["o1"] or m["o2"]), "len": int(m["l1"] or m["l2"]) if (m["l1"] or m["l2"]) else None,
-            "vendor_err": int(m["v1"] or m["v2"]), "type": m["type"], "hca": hca[1] if hca else None,
+            "opcode": _opt(m["o1"] or m["o2"]), "len": _opt(m["l1"] or m["l2"]),
+            "vendor_err": _opt(m["v1"] or m["v2"]), "type": m["type"], "hca": hca[1] if hca else None,
             "host": who["host"], "pid": who["pid"]})
+
+
+def _opt(v: str | None) -> int | None:
+    return int(v) if v else None  # an excerpt that wrapped the line keeps its head only
 
 
 def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: str) -> None:
