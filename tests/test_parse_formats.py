@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
-from sncheck.vendors.parsers import clean_text, parse_text, strip_source_header
+from sncheck.vendors.delivery import clean as clean_text
+from sncheck.vendors.parsers import parse_text, strip_source_header
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 NCCL = REAL / "nccl-tests/all_reduce_perf/01_h100_16ranks_2nodes_float_newcols.txt"

@@ -107,8 +107,12 @@ def test_each_result_has_the_contract_shape_and_is_strict_json(rel):
     result = parse(rel)
     assert set(result) == {
         "tool",
+        "version",
+        "nccl_version",
         "collective",
         "ranks",
+        "config",
+        "devices",
         "rows",
         "avg_busbw_GBps",
         "out_of_bounds",

@@ -74,10 +74,12 @@ class Platform:
 class View:
     """A parse view (``sncheck parse NAME``): its parser, and what one record of its output
     is (:class:`sncheck.vendors.listing.Listing`: for ``--expect N`` and a cut last record;
-    None for a view with no records to count, a log or a one-off answer)."""
+    None for a view with no records to count, a log or a one-off answer). Its grammar is
+    written in ``GRAMMAR`` of the parser's module (:mod:`sncheck.vendors.grammar`)."""
 
     parse: Parser
     listing: Listing | None = None
+    stamped: bool = False  # the grammar's lines start with their time (a log): delivery keeps it
 
 
 @dataclass(frozen=True)

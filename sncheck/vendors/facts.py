@@ -35,23 +35,13 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.store.rows import host_fact_row
 from sncheck.vendors import listing as listings
+from sncheck.vendors.delivery import unwrap
 
 Check = Callable[[str, dict[str, Any], "Expect"], list[dict]]
 Parser = Callable[[str], dict[str, Any]]
 
 MISSING_EXIT = 127   # POSIX shells: command not found
 _LISTED = 6  # how many offenders a message names before "..."
-
-
-# Terminal control sequences a saved log may hold: CSI (colours, underline: ESC [ 4 m),
-# OSC (titles, links: ESC ] ... BEL or ESC \\), and the two-byte escapes (ESC =, ESC >).
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-Z\\\\-_=>]")
-
-
-def clean_text(text: str) -> str:
-    """Tool output as a parser sees it: terminal escape codes removed, CR LF and lone CR
-    (progress lines, Windows copies) turned into LF. Every parse goes through here."""
-    return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
 class NotRun(Exception):
@@ -185,7 +175,7 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
         return None, failure_rows(host, cmd, "missing_tool",
                                   f"{cmd.tool} not found on the PATH (exit {exit_code})")
     try:
-        parsed = cmd.parse(clean_text(stdout))  # escape codes and CRs gone, as for `sncheck parse`
+        parsed = cmd.parse(unwrap(stdout))  # as `sncheck parse` reads it: one front, one judgement
     except ParseError as e:
         if exit_code not in (0, None):
             return None, failure_rows(host, cmd, "error",
@@ -197,7 +187,7 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
         # Clean-looking output from a command that says it failed: do not trust it.
         parsed.setdefault("errors", []).append(f"exit {exit_code}: {_tail(stderr) or 'no error text'}")
     rows = cmd.check(host, parsed, expect)
-    wrong = listing_problems(cmd, clean_text(stdout), parsed, expect)
+    wrong = listing_problems(cmd, unwrap(stdout), parsed, expect)
     return parsed, unjudged(host, cmd, rows, wrong) if wrong else rows
 
 

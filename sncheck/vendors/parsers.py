@@ -20,7 +20,7 @@ from typing import Any
 from sncheck.errors import ConfigError
 from sncheck.vendors import kernel_log, listing, nccl_inspector, registry
 from sncheck.vendors.base import View
-from sncheck.vendors.facts import clean_text
+from sncheck.vendors.delivery import unwrap
 from sncheck.vendors.infiniband import counters, ethtool, ibstat, mlxlink, perftest, ports
 from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccl import debug_log, watchdog
@@ -51,7 +51,8 @@ def views() -> dict[str, View]:
         "ibqueryerrors": View(counters.parse_ibqueryerrors, Listing("port", ("ports",))),
         # /sys/class/infiniband/*/ports/*/counters/* (grep -H)
         "ib-counters": View(counters.parse_sysfs_counters, Listing("port", ("ports",), ident=("device", "port"))),
-        "kernel-log": View(kernel_log.parse_kernel_log),  # dmesg / journalctl -k: Xid, SXid, PCIe AER: a stream
+        # dmesg / journalctl -k: Xid, SXid, PCIe AER: a stream, its timestamps part of its grammar
+        "kernel-log": View(kernel_log.parse_kernel_log, stamped=True),
         "nccl-debug": View(debug_log.parse_nccl_debug),  # NCCL_DEBUG=WARN/INFO lines in any log: a stream
         "torch-nccl": View(watchdog.parse_torch_nccl),  # ProcessGroupNCCL watchdog / Flight Recorder: a stream
         "nccl-inspector": View(nccl_inspector.parse_inspector),  # Inspector JSON records (sncheck watch reads it)
@@ -123,11 +124,12 @@ def strip_source_header(text: str) -> str:
 
 def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) -> dict[str, Any]:
     """Parse ``text`` (a captured file or a command's stdout) as ``tool``: the provenance
-    header and escape codes removed first. ``hints`` go to the views that take them.
+    header and the delivery (escape codes, fences, quoting, launcher labels, timestamps:
+    :func:`sncheck.vendors.delivery.unwrap`) removed first. ``hints`` go to the views that take them.
     ``expect``: how many records (cards, CAs, rows: :mod:`listing`) the output must hold;
     whatever the expectation, a listing whose last record is partial is cut short."""
     parser = get_parser(tool)
-    body = clean_text(strip_source_header(text))
+    body = unwrap(strip_source_header(text), stamped=views()[tool].stamped)
     data = parser(body, **hints) if hints else parser(body)
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []

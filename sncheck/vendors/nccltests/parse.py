@@ -3,14 +3,21 @@
 ``parse_nccl_tests(text)`` returns (the ``sncheck parse nccl-tests FILE --json`` contract)::
 
     {"tool": "nccl-tests",            # "rccl-tests" from parse_rccl_tests
+     "version": "2.19.6",             # the "# nccl-tests version" line (2.18 on), else null
+     "nccl_version": 22807,           # its nccl-library= code, else null
      "collective": "all_reduce",      # null when neither the log nor the caller names it
      "ranks": 16,                     # null when the log does not show the ranks
+     "config": {"nthreads": 1, "ngpus": 8, "minBytes": 8, "maxBytes": 8589934592, "warmup_iters": 5,
+                "iters": 20, "agg_iters": 1, "validation": 1, "graph": 0},  # the nThread line, null without
+     "devices": [{"rank": 0, "host": "node1", "device": 0, "bus_id": "0000:1b:00",
+                  "name": "NVIDIA H100 80GB HBM3"}],   # the "#  Rank" lines as printed
      "rows": [{"size_bytes": 8, "count": 2, "type": "float",
                "redop": "sum",        # null when the column is absent or blank
                "root": -1,            # null when the column is absent
                "out_of_place": {"time_us": 135.8, "algbw_GBps": 0.0, "busbw_GBps": 0.0,
-                                "wrong": 0, "max_error": null},
-               "in_place":     {...same keys...}}],
+                                "wrong": 0, "max_error": null},  # + i_min_us, i_max_us, i_p99_us,
+               "in_place":     {...same keys...}}],              #   i_cv_pct with -I 1 (2.19)
+               # + "timestamp": "2025-03-03 12:00:01" with -Z (2.18)
      "avg_busbw_GBps": 70.742,        # null without the footer
      "out_of_bounds": 0,              # null without the footer
      "errors": []}                    # failure lines, truncation; empty on a clean run
@@ -18,11 +25,13 @@
 ``wrong`` is the integer ``#wrong`` column of newer layouts. Older layouts print an
 ``error`` (or NCCL 1.0 ``res``) column instead: that float goes into ``max_error`` and
 ``wrong`` stays null. ``N/A`` and anything the log does not show are null, never guessed.
+rccl-tests ``-O 0`` prints the in-place half alone: the out-of-place half is all null.
 
-The parser copes with ``srun --label`` and ``mpirun --tag-output`` prefixes, markdown
-indentation, comment characters stripped by a document author, interleaved NCCL INFO
-and MPI lines, elided ``...`` lines and truncated runs. It raises ``ParseError`` only
-when the text holds neither a results table nor a recognisable error.
+The parser copes with interleaved NCCL INFO and MPI lines, comment characters stripped by
+a document author, elided ``...`` lines and truncated runs; the delivery (launcher labels,
+quoting, fences) is undone before it (:mod:`sncheck.vendors.delivery`). It raises
+``ParseError`` only when the text holds neither a results table nor a recognisable error.
+The grammar it reads is :data:`GRAMMAR`.
 """
 
 from __future__ import annotations
@@ -33,7 +42,72 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.grammar import Grammar
 from sncheck.vendors.nccltests import nccl_json
+
+_SRC = "NVIDIA/nccl-tests"
+GRAMMAR = {
+    "nccl-tests": Grammar(
+        tool="nccl-tests `*_perf` (all_reduce_perf, all_gather_perf, ...): stdout, and the `-J` JSON file",
+        versions="2.0 to 2.19.6 text; -J JSON 2.17 on (file version 3)",
+        sources=(
+            f"{_SRC} src/common.cu @ v2.0.0, v2.10.0: nThread line, '#   Rank %2d Pid' lines, rows "
+            "'%12li  %12li  %8s  %6s' (+ collective's own columns: src/all_reduce.cu print_header), halves "
+            "'  %7s  %6.2f  %6.2f  %5.0le' (error) or '%5s' N/A, footer 'Out of bounds values', 'Avg bus bandwidth'",
+            f"{_SRC} src/common.cu @ v2.13.8: '#  Rank %2d Group %2d Pid', redop and root always, '#wrong' as %5g, "
+            "'agg iters' and 'graph' in the nThread line",
+            f"{_SRC} src/common.cu @ v2.14.1: rank lines' bus id '[%04x:%02x:%02x]' (was '[0x%02x]')",
+            f"{_SRC} src/common.cu @ v2.16.9: '# Collective test starting: %s' / '# Collective test concluded: %s'",
+            f"{_SRC} src/util.cu @ v2.18.0: '# nccl-tests version %s nccl-headers=%d nccl-library=%d', footer "
+            "'# %-20s : ...', '# GPU memory usage', '# error: %s' (ncclGetLastError), timestamp column (-Z), "
+            "getFloatStr cells; JSON keys (writeDeviceReport, writeBenchmarkLine*, writeResultFooter)",
+            f"{_SRC} src/util.cu @ v2.19.6: per-iteration columns i_min i_max i_p99 i_cv% per half (-I 1), "
+            "'unalign' in the nThread line, blocking modes",
+            f"{_SRC} src/common.h @ v2.19.6: failure lines '%s: Test CUDA failure', '%s: Test NCCL failure', "
+            "' .. %s pid %d: Test failure'; src/common.cu: '%s: Test timeout (%ds)'",
+        ),
+        lines=(
+            "[2.18+] '# nccl-tests version V nccl-headers=N nccl-library=N'; [2.16+] '# Collective test starting: "
+            "PROG'; '# nThread T nGpus G minBytes B maxBytes B step: S(factor|bytes) warmup iters: W iters: I "
+            "[agg iters: A] validation: V [graph: G] [unalign: U]'; optional '# Blocking Enabled', '# Per-Iteration "
+            "Report', '# Parallel Init'; '#'; '# Using devices'; one '#  Rank R [Group g] Pid P on HOST device D "
+            "[BUS] NAME' per rank (a process's list cut at 2048 bytes ends '...'); '#'; the column header (two "
+            "or three '#' lines: 'size count type [redop] [root] time|cputime algbw busbw #wrong|error ...'); "
+            "one row per size: size (B), count (elements), type, [redop], [root], then per half (out-of-place, "
+            "in-place): time (us), algbw (GB/s), busbw (GB/s), #wrong (count, %6g) or error (float) or N/A, "
+            "[+ i_min i_max i_p99 (us) i_cv% with -I 1]; [timestamp '%Y-%m-%d %H:%M:%S' with -Z]; footer "
+            "'# Out of bounds values : N OK|FAILED', '# Avg bus bandwidth : X [OK|FAILED]', '#', [2.16+] "
+            "'# Collective test concluded: PROG'; [2.18+] '# GPU memory usage : ...', '#', '# error: E' or ''. "
+            "-J JSON: {version, start_time, args, env, nccl_version, config{..., devices[]}, results[{size, "
+            "count, type, redop, root (\"%6i\"), out_of_place{time|cpu_time, alg_bw, bus_bw, nwrong}, in_place, "
+            "[*_per_iter]}], out_of_bounds{count, okay}, average_bus_bandwidth{bandwidth, okay} (spelt "
+            "'bandwidith' before 2.18), errors[], end_time}."
+        ),
+        end=("the 'Avg bus bandwidth' line; where the log has '# Collective test starting' (2.16 on), its "
+             "'# Collective test concluded' line. JSON: the document closes and holds end_time."),
+        failures=("a #wrong above 0; 'Out of bounds values : N FAILED'; 'Avg bus bandwidth : X FAILED' "
+                  "(NCCL_TESTS_MIN_BW); 'Test NCCL failure', 'Test CUDA failure', 'Test failure', 'Test timeout'; "
+                  "'# error: E' (2.18); a crash or launcher abort line (core dumped, MPI_ABORT, srun: error); a "
+                  "next test's banner after this run; the JSON's errors[] and out_of_bounds.count."),
+        values="see the module docstring: version, nccl_version, collective, ranks, config, devices, rows, "
+               "avg_busbw_GBps, out_of_bounds, errors",
+    ),
+    "rccl-tests": Grammar(
+        tool="rccl-tests `*_perf` (the nccl-tests layout, ROCm fork): stdout, JSON lines (--output_format json)",
+        versions="rccl-tests develop 2022 to 2025 (ROCm 5.x to 6.4)",
+        sources=(
+            "ROCm/rccl-tests src/common.cu @ ae3e635 (2024-09): '#   Rank %2d Pid %6d on %10s device %2d [%s] %s' "
+            "(bus id 0000:03:00.0), in-place-only header and rows (-O 0), '# Testing %lu cycle.' (stress "
+            "cycles, the sizes again), '# Errors with asterisks indicate errors that have exceeded the "
+            "maximum threshold.' and '*' after a #wrong, footer as nccl-tests 2.13",
+            "ROCm/rccl-tests PR #93 (2024-10): --output_format json, one object a line and half",
+        ),
+        lines="as nccl-tests 2.13 (see its grammar), with the rccl-tests lines above",
+        end="the 'Avg bus bandwidth' line; a wrapper's banner naming the next test after it is a log cut there",
+        failures="as nccl-tests; a '*' marks a #wrong above the threshold",
+        values="as nccl-tests",
+    ),
+}
 
 # mpirun --tag-output "[1,0]<stdout>:" and srun --label "0: " in front of every line.
 _LAUNCHER_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s*")
@@ -45,11 +119,16 @@ _BINARY_NAME = re.compile(
 _THREADS_LINE = re.compile(
     r"^nThreads?:?\s+(\d+)\s+nGpus:?\s+(\d+)(?:\s+nRanks:?\s+(\d+))?"
 )
+_CONFIG = re.compile(r"(minBytes|maxBytes|warmup iters|agg iters|iters|validation|graph|unalign):?\s+(\d+)")
+_VERSION = re.compile(r"^nccl-tests version (\S+)(?: nccl-headers=\d+)?(?: nccl-library=(\d+))?")
 _RANK_LINE = re.compile(
-    r"^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+\S+\s+device\s+\d+"
+    r"^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)"
+    r"(?:\s+\[([^\]]*)\])?\s*(.*)"
 )
 _OUT_OF_BOUNDS = re.compile(r"^Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
-_AVG_BUSBW = re.compile(r"^Avg bus bandwidth\s*:\s*(\S+)")
+_AVG_BUSBW = re.compile(r"^Avg bus bandwidth\s*:\s*(\S+)\s*(FAILED|OK)?")
+_NCCL_ERROR_LINE = re.compile(r"^error: (.+)")  # 2.18 writeErrors: ncclGetLastError()
+_TIMESTAMP = re.compile(r"\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 _UNSIGNED = re.compile(r"^[0-9]+$")
@@ -58,10 +137,14 @@ _FLOAT = re.compile(
     re.IGNORECASE,
 )
 _ERROR_TEXT = re.compile(
-    r"NCCL failure|Test (?:NCCL |CUDA |HIP )?failure|Cuda failure|CUDA failure|HIP failure|"
+    r"NCCL failure|Test (?:NCCL |CUDA |HIP )?failure|Test timeout|Cuda failure|CUDA failure|HIP failure|"
     r"Segmentation fault|SIGSEGV|Bus error|core dumped|terminate called|MPI_ABORT|"
     r"exited on signal|srun: error:|returned a non-zero exit code|NCCL error"
 )
+# A wrapper's banner or command line for the next test, after this one concluded: a
+# collective's name, whole or cut ("======== reduce_scatter_p").
+_NEXT_TEST = re.compile(r"(?<![A-Za-z0-9])(?:all_reduce|all_gather|alltoallv?|reduce_scatter|sendrecv|broadcast|"
+                        r"reduce|gather|scatter|hypercube)(?:_p\w*)?(?![A-Za-z0-9])")
 _MAX_ERRORS = 50
 
 
@@ -83,6 +166,16 @@ class _State:
     binary: str | None = None  # the *_perf binary named on a command line in the log
     finished: bool = False  # the Avg bus bandwidth footer closed the first run
     more_runs: bool = False  # a second run started after that footer; it is not parsed
+    started: bool = False  # "# Collective test starting" (2.16 on): "concluded" must close the run
+    concluded: bool = False
+    next_test: str | None = None  # a line after the run naming the next test (a wrapper's banner)
+    halves: tuple[str, ...] = ("out_of_place", "in_place")  # rccl-tests -O 0 prints the in-place half only
+    per_iteration: bool = False  # 2.19 -I 1: four more cells a half
+    timestamps: bool = False  # 2.18 -Z: a "%Y-%m-%d %H:%M:%S" column after the in-place half
+    version: str | None = None  # "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807"
+    nccl_version: int | None = None
+    config: dict[str, int] = field(default_factory=dict)
+    devices: list[dict[str, Any]] = field(default_factory=list)
 
 
 def parse_nccl_tests(text: str, collective: str | None = None, path: str | None = None) -> dict[str, Any]:
@@ -123,20 +216,38 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         raise ParseError(
             "no nccl-tests results table and no error text found", tool=tool
         )
+    _judge_end(state)
+    return {
+        "tool": tool,
+        "version": state.version,
+        "nccl_version": state.nccl_version,
+        "collective": _pick_collective(state.collective or state.binary, hint, text),
+        # Rank ids run 0..n-1; the highest one still counts when an author elided the list.
+        "ranks": max(state.rank_ids) + 1 if state.rank_ids else state.header_ranks,
+        "config": state.config or None,
+        "devices": state.devices,
+        "rows": state.rows,
+        "avg_busbw_GBps": state.avg_busbw,
+        "out_of_bounds": state.out_of_bounds,
+        "errors": state.errors,
+    }
+
+
+def _judge_end(state: _State) -> None:
+    """What the grammar's end says of the log: the footer, "concluded" after "starting", a
+    next test begun after it."""
     if state.header_seen and not state.table_seen and not state.rows and not state.errors:
         state.errors.append("the log stops before the results table (cut short, or the run hung)")
-    if (
-        state.table_seen
-        and state.avg_busbw is None
-        and state.out_of_bounds is None
-        and not state.errors
-    ):
+    if state.table_seen and state.avg_busbw is None and state.out_of_bounds is None and not state.errors:
         state.errors.append(
             "truncated run: the table ends without the '# Out of bounds values' / "
             "'# Avg bus bandwidth' footer"
         )
     if state.table_seen and state.out_of_bounds is not None and state.avg_busbw is None and not state.errors:
         state.errors.append("truncated run: the '# Avg bus bandwidth' line after '# Out of bounds values' is missing")
+    if state.started and state.finished and not state.concluded and not state.errors:
+        state.errors.append("truncated run: '# Collective test starting' without its '# Collective test concluded' "
+                            "line (cut short)")
     if state.out_of_bounds_verdict == "FAILED":
         state.errors.append(
             f"{state.out_of_bounds} out-of-bounds values (wrong results) reported"
@@ -145,16 +256,8 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         state.errors.append(
             "the log holds more than one run; only the first was parsed (split the log)"
         )
-    return {
-        "tool": tool,
-        "collective": _pick_collective(state.collective or state.binary, hint, text),
-        # Rank ids run 0..n-1; the highest one still counts when an author elided the list.
-        "ranks": max(state.rank_ids) + 1 if state.rank_ids else state.header_ranks,
-        "rows": state.rows,
-        "avg_busbw_GBps": state.avg_busbw,
-        "out_of_bounds": state.out_of_bounds,
-        "errors": state.errors,
-    }
+    elif state.next_test:
+        state.errors.append(f"the next test began after this one ({state.next_test!r}) and the log ends there: cut short")
 
 
 def _clean(raw: str) -> str:
@@ -171,13 +274,16 @@ def _scan_line(line: str, state: _State) -> None:
     content = line.lstrip("#").strip()
     if _scan_header_line(content, state):
         return
-    if _ERROR_TEXT.search(content):
+    if _ERROR_TEXT.search(content) or (commented and (m := _NCCL_ERROR_LINE.match(content)) and m.group(1).strip()):
         _add_error(state, content)
+        return
+    if state.finished and not state.next_test and (m := _NEXT_TEST.search(content)):
+        state.next_test = content[:80]  # a banner or command line of the next test; whole, it starts a run
         return
     if not commented:
         if (m := _BINARY_NAME.search(content)) and not state.binary and not state.table_seen:
             state.binary = m.group(1)  # the command line: "mpirun ... build/all_reduce_perf -b 8"
-        row = _parse_row(content, state.check_column)
+        row = _parse_row(content, state)
         if row is not None:
             state.rows.append(row)
             state.table_seen = True
@@ -193,15 +299,27 @@ def _scan_header_line(content: str, state: _State) -> bool:
     if m := _COLLECTIVE_HEADER.search(content):
         state.collective = state.collective or normalize_collective(m.group(1))
         state.header_seen = True
+        if "concluded" in content:
+            state.concluded = True
+        else:
+            state.started = True
+        return True
+    if m := _VERSION.match(content):
+        state.version, state.header_seen = m.group(1), True
+        state.nccl_version = int(m.group(2)) if m.group(2) else None
         return True
     if m := _THREADS_LINE.match(content):
         state.header_seen = True
+        state.config = {"nthreads": int(m.group(1)), "ngpus": int(m.group(2)),
+                        **{k.replace(" ", "_"): int(v) for k, v in _CONFIG.findall(content[m.end():])}}
         if m.group(3) is not None:
             # rccl-tests prints nRanks as the MPI process count; each drives nThreads x nGpus.
             state.header_ranks = int(m.group(1)) * int(m.group(2)) * int(m.group(3))
         return True
     if m := _RANK_LINE.match(content):
         state.rank_ids.add(int(m.group(1)))
+        state.devices.append({"rank": int(m.group(1)), "host": m.group(2), "device": int(m.group(3)),
+                              "bus_id": m.group(4), "name": m.group(5).strip() or None})
         state.header_seen = True
         return True
     if m := _OUT_OF_BOUNDS.match(content):
@@ -211,12 +329,21 @@ def _scan_header_line(content: str, state: _State) -> bool:
     if m := _AVG_BUSBW.match(content):
         state.avg_busbw = _to_float(m.group(1))
         state.finished = True
+        if m.group(2) == "FAILED":  # NCCL_TESTS_MIN_BW: below 90% of it
+            _add_error(state, f"average bus bandwidth {m.group(1)} GB/s is below NCCL_TESTS_MIN_BW (FAILED)")
         return True
     column = _column_header_check(content)
     if column is not None:
+        tokens = content.split()
         state.check_column = column
         state.table_seen = True
+        state.per_iteration = "i_min" in tokens
+        state.timestamps = "timestamp" in tokens
+        if tokens.count("time") + tokens.count("cputime") == 1:
+            state.halves = ("in_place",)
         return True
+    if "out-of-place" not in content and re.fullmatch(r"in-place", content):
+        state.halves = ("in_place",)  # the line above the column names: rccl-tests -O 0
     return False
 
 
@@ -233,7 +360,7 @@ def _column_header_check(content: str) -> str | None:
     """For a column-header line, the kind of its check column: 'wrong' or 'error'."""
     tokens = content.split()
     if (
-        "time" not in tokens
+        not {"time", "cputime"} & set(tokens)
         or "algbw" not in tokens
         or not ({"size", "bytes"} & set(tokens))
     ):
@@ -243,8 +370,11 @@ def _column_header_check(content: str) -> str | None:
     return "error"
 
 
-def _parse_row(content: str, check_column: str | None) -> dict[str, Any] | None:
+def _parse_row(content: str, state: _State) -> dict[str, Any] | None:
     """One data row, or None when the line is not one."""
+    stamp = _TIMESTAMP.search(content) if state.timestamps else None
+    if stamp:
+        content = content[: stamp.start()]
     tokens = content.split()
     if len(tokens) < 7 or not (
         _UNSIGNED.match(tokens[0]) and _UNSIGNED.match(tokens[1])
@@ -254,27 +384,32 @@ def _parse_row(content: str, check_column: str | None) -> dict[str, Any] | None:
         return None
     rest = tokens[3:]
     redop = rest.pop(0) if rest and _IDENTIFIER.match(rest[0]) else None
+    width = 8 if state.per_iteration else 4
+    sizes = {width * n for n in range(1, len(state.halves) + 1)} | ({4, 8} if not state.per_iteration else set())
     root = None
-    if len(rest) in (5, 9):  # an odd count: the root column sits before the halves
+    if len(rest) - 1 in sizes:  # one more cell than the halves: the root column sits before them
         root = _to_int(rest.pop(0))
         if root is None:
             return None
-    if len(rest) not in (4, 8):
+    if len(rest) not in sizes:
         return None
-    halves = [
-        _parse_half(rest[i : i + 4], check_column) for i in range(0, len(rest), 4)
-    ]
+    halves = [_parse_half(rest[i : i + width], state.check_column) for i in range(0, len(rest), width)]
     if any(h is None for h in halves):
         return None
-    return {
+    names = state.halves if len(halves) == len(state.halves) else ("out_of_place", "in_place")
+    row: dict[str, Any] = {
         "size_bytes": int(tokens[0]),
         "count": int(tokens[1]),
         "type": tokens[2],
         "redop": redop,
         "root": root,
-        "out_of_place": halves[0],
-        "in_place": halves[1] if len(halves) > 1 else _empty_half(),
+        "out_of_place": _empty_half(),
+        "in_place": _empty_half(),
     }
+    row.update(zip(names, halves))
+    if stamp:
+        row["timestamp"] = stamp.group().strip()
+    return row
 
 
 def _row_shaped(content: str) -> bool:
@@ -293,20 +428,34 @@ def _parse_half(cells: list[str], check_column: str | None) -> dict[str, Any] | 
     if check != "N/A":
         kind = check_column or ("wrong" if _INTEGER.match(check) else "error")
         if kind == "wrong":
-            wrong = int(check) if _UNSIGNED.match(check) else None
+            wrong = _count(check)  # "%6g": a million wrong elements print as 1e+06
             if wrong is None:
                 return None  # "-1", "x7": no count of wrong elements
         else:
             max_error = _to_float(check)
             if max_error is None:
                 return None
-    return {
+    half: dict[str, Any] = {
         "time_us": time_us,
         "algbw_GBps": algbw,
         "busbw_GBps": busbw,
         "wrong": wrong,
         "max_error": max_error,
     }
+    if len(cells) == 8:  # 2.19 -I 1: writePerIterReport's min, max, p99 (us) and cv (%)
+        stats = [_to_float(c) for c in cells[4:]]
+        if any(v is None for v in stats):
+            return None
+        half.update(zip(("i_min_us", "i_max_us", "i_p99_us", "i_cv_pct"), stats))
+    return half
+
+
+def _count(cell: str) -> int | None:
+    """A whole non-negative count as "%6g" prints it ("0", "4096", "1e+06"), or None."""
+    if _UNSIGNED.match(cell):
+        return int(cell)
+    value = _to_float(cell)
+    return int(value) if value is not None and value >= 0 and value == int(value) else None
 
 
 def _empty_half() -> dict[str, Any]:

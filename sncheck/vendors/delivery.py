@@ -1,0 +1,126 @@
+"""How people deliver a tool's output, undone before any view reads it (one home for it).
+
+A tool prints its grammar; what reaches ``sncheck parse`` (or a run's fact check) is that
+grammar wrapped by whatever carried it. :func:`unwrap` removes each wrapping that is
+certain, so every view reads the tool's own lines:
+
+- terminal escape codes (colour, underline, OSC titles) and CR LF / lone CR line ends;
+- markdown code fences (```` ``` ````, ``~~~``): only the fenced lines are the output (an
+  unclosed fence runs to the end: a paste cut short keeps what it has);
+- ``> `` quoting (mail, GitHub), as many levels as every line has;
+- launcher labels on every line: ``srun --label`` (``0: ``, right-aligned `` 7: ``),
+  ``mpirun --tag-output`` (``[1,0]<stdout>:``), MPICH / Intel MPI ``-prepend-rank``
+  (``[0] ``). Several tasks' lines are regrouped task by task, in the order each first
+  printed, so one task's output reads contiguously;
+- a timestamp on every line: ``dmesg`` (``[  12.345678]``), ``dmesg -T`` / ``--ctime``
+  (``[Mon Jan  2 03:04:05 2025]``), ISO (``dmesg --time-format iso``, ``journalctl -o
+  short-iso``), the journal's ``Jan 02 03:04:05 host unit[pid]:``. A view whose own grammar
+  carries the time (``kernel-log``: ``View.stamped``) keeps it.
+
+A prefix is removed only when *every* line carries one: a log where some lines merely look
+like it (``1: ...`` in a table) is left alone. Lines a reporter put in for elided text
+(``...``, ``[...]``, ``<snip>``) and a last line without its newline (a cut, which the view
+reports) need not carry the prefix. Tabs turned into spaces and a reporter's ``...`` are
+the parsers' business: they read any run of blanks as one separator and skip elision lines
+where their grammar allows.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Terminal control sequences a saved log may hold: CSI (colours, underline: ESC [ 4 m),
+# OSC (titles, links: ESC ] ... BEL or ESC \\), and the two-byte escapes (ESC =, ESC >).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-Z\\\\-_=>]")
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w.+-]*[ \t]*$")
+_QUOTE = re.compile(r"^[ \t]*> ?")
+ELISION = re.compile(r"^\s*(?:\.\.\.+|…|\[\.\.\.\]|\(\.\.\.\)|<snip>|\[snip\]|\[output truncated\]|"
+                     r"\[\.\.\. ?\d* ?(?:more )?lines?.*\])\s*$", re.IGNORECASE)
+# (regex, group naming the task or None). Labels first: srun's "0: " would also take
+# the hour of "03:04:05", which no label regex below can meet (a label is followed by a blank).
+_LABELS = (
+    re.compile(r"^(?P<task>\[\d+,\d+\])<std(?:out|err)>: ?"),  # mpirun --tag-output
+    re.compile(r"^ *(?P<task>\d+):(?: |$)"),                    # srun --label ("0:" alone: a blank line)
+    re.compile(r"^(?P<task>\[\d+\]) "),                         # mpiexec -prepend-rank
+)
+_HOST_UNIT = r" [A-Za-z0-9][\w.-]* [\w./@-]+(?:\[\d+\])?: ?"  # the journal's "host unit[pid]: "
+_ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_STAMPS = (
+    re.compile(r"^\[ *\d+\.\d+\] ?"),                                               # dmesg
+    re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ?"),   # dmesg -T
+    re.compile(rf"^{_ISO}{_HOST_UNIT}"),                                             # journalctl -o short-iso
+    re.compile(rf"^{_ISO} ?"),                                                       # dmesg --time-format iso
+    re.compile(rf"^[A-Z][a-z]{{2}} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?{_HOST_UNIT}"),     # journalctl, syslog
+)
+
+
+def clean(text: str) -> str:
+    """Escape codes removed, CR LF and lone CR (progress lines, Windows copies) made LF."""
+    return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def unwrap(text: str, *, stamped: bool = False) -> str:
+    """``text`` with every certain delivery wrapping removed (see the module); ``stamped``:
+    the view's grammar has the timestamps, keep them."""
+    text = clean(text)
+    lines = text.split("\n")
+    ended = lines[-1] == ""  # the text ends with a newline (the last line is whole)
+    if ended:
+        lines.pop()
+    lines = _fenced(lines)
+    for _ in range(8):  # nested quoting: "> > "
+        if not _every(lines, _QUOTE, ended):
+            break
+        lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
+    for label in _LABELS:
+        if _every(lines, label, ended):
+            lines = _by_task(lines, label)
+            break
+    if not stamped:
+        for stamp in _STAMPS:
+            if _every(lines, stamp, ended):
+                lines = [stamp.sub("", ln, count=1) for ln in lines]
+                break
+    out = "\n".join(lines)
+    return out + "\n" if ended and lines else out
+
+
+def _fenced(lines: list[str]) -> list[str]:
+    """The lines inside markdown fences, or all lines when there is no fence."""
+    if not any(_FENCE.match(ln) for ln in lines):
+        return lines
+    kept: list[str] = []
+    inside = False
+    for ln in lines:
+        if _FENCE.match(ln):
+            inside = not inside
+        elif inside:
+            kept.append(ln)
+    return kept
+
+
+def _every(lines: list[str], prefix: re.Pattern[str], ended: bool) -> bool:
+    """Whether every line carries ``prefix`` (blank and elision lines aside; the last line
+    too unless it is a cut: no newline after it). At least one line must."""
+    seen = False
+    for i, ln in enumerate(lines):
+        if prefix.match(ln):
+            seen = True
+        elif not ln.strip() or ELISION.match(ln) or (i == len(lines) - 1 and not ended):
+            continue
+        else:
+            return False
+    return seen
+
+
+def _by_task(lines: list[str], label: re.Pattern[str]) -> list[str]:
+    """Label-less lines, each task's lines together (tasks in the order they first printed)."""
+    tasks: dict[str, list[str]] = {}
+    last = ""
+    for ln in lines:
+        m = label.match(ln)
+        if m:
+            last = m.group("task").strip()
+            ln = ln[m.end():]
+        tasks.setdefault(last, []).append(ln)
+    return [ln for group in tasks.values() for ln in group]

@@ -1,0 +1,62 @@
+"""The written grammar of every parse view: what the tool prints, from the tool's own source.
+
+Each view's parser implements a :class:`Grammar`, written beside it: a ``GRAMMAR`` mapping
+(view name -> Grammar) in the parser's module, or, where that module would grow past its
+size, in a sibling module named ``<module>_grammar`` (``amd_smi_grammar`` beside
+``amd_smi``). :func:`of` finds it; ``tests/test_grammars.py`` holds every view to having one
+and to the README's table of views (the ``tool`` and ``versions`` below, one row each).
+
+A parser is correct when it accepts exactly its grammar: every output the grammar allows
+reads to its values (exit 0, or 1 where it shows a failure), and an output cut anywhere
+before its ``end`` exits 1. ``tests/grammars/`` generates those outputs from the grammar
+(see that package for how to add a generator).
+
+Writing one, per field:
+
+- ``tool``: the program and options that print it (``all_reduce_perf`` and the other
+  ``*_perf`` binaries of nccl-tests).
+- ``versions``: the tool versions it covers, as the README table shows them.
+- ``sources``: where each part was read, one per entry: ``repo path @ version: what``
+  (``NVIDIA/nccl-tests src/common.cu @ v2.13.9: the table header``). A closed tool says
+  so (``closed: NVIDIA nvidia-smi docs (r570) and the captures under fixtures/real/``).
+- ``lines``: the lines and fields the tool prints, in order, with their units and the
+  optional ones; a version that changed one says which, from which source.
+- ``end``: what says the output is whole (the end marker, a count the output states, or the
+  expectation a judge brings: the inventory's cards).
+- ``failures``: every failure line the source can print, and what the view makes of it.
+- ``values``: the JSON names each value is kept under (the module docstring has the shape).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Grammar:
+    tool: str
+    versions: str
+    sources: tuple[str, ...]
+    lines: str
+    end: str
+    failures: str
+    values: str
+
+
+def of(parser: object, view: str) -> Grammar | None:
+    """The grammar written for ``view`` beside ``parser`` (its module's ``GRAMMAR``, else its
+    ``<module>_grammar`` sibling's), or None when none is written."""
+    module = getattr(parser, "__module__", None)
+    if not module:
+        return None
+    for name in (module, f"{module}_grammar"):
+        try:
+            found = getattr(importlib.import_module(name), "GRAMMAR", None)
+        except ModuleNotFoundError as e:
+            if e.name != name:  # the grammar module exists and its own import failed: say so
+                raise
+            continue
+        if isinstance(found, dict) and isinstance(found.get(view), Grammar):
+            return found[view]
+    return None

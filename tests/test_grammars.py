@@ -1,0 +1,210 @@
+"""Every parse view has its written grammar, and its parser reads what the grammar allows (issue 28).
+
+- every view names its grammar beside its parser (:mod:`sncheck.vendors.grammar`), and the
+  README's table of views lists each with the tool versions its grammar covers;
+- every view with a generator (``tests/grammars/``): each whole output reads to the
+  generator's values with the right exit status, delivered any way people deliver it, and
+  every cut before its end marker exits 1 (see ``tests/grammars/__init__.py``).
+
+    SNCHECK_GRAMMAR_ALL=1 PYTHONPATH=$PWD python3 -m pytest -q tests/test_grammars.py   # every cut, every delivery
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from grammars import ALL, CUTS, Variant, content, cut_points, delivered, load, through_end, variants
+from test_conformance import holds
+
+from sncheck.errors import ParseError
+from sncheck.vendors import grammar
+from sncheck.vendors.delivery import unwrap
+from sncheck.vendors.parsers import failures, parse_text, views
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Views whose grammar is not written yet: the list only shrinks (a view added without its
+# grammar fails below, and so does one listed here that has it now).
+UNWRITTEN: set[str] = {
+    "amd-smi", "amd-smi-json", "amd-smi-monitor", "amd-smi-topology", "amd-smi-xgmi", "ascend-collected",
+    "ascend-dmi", "ascend-sweep", "asys", "dcgmi-diag", "ethtool-mlx5", "hccl-test", "hccn-conf", "hccn-fec",
+    "hccn-hw-stats", "hccn-ip", "hccn-link", "hccn-link-stat", "hccn-lldp", "hccn-net-health", "hccn-optical",
+    "hccn-ping", "hccn-route", "hccn-stat", "hccn-status", "ib-counters", "ib-write-bw", "ib-write-lat",
+    "ibportstate", "ibqueryerrors", "ibstat", "ibstatus", "ibv-devinfo", "imex-ctl", "kernel-log", "mlxlink",
+    "nccl-debug", "nccl-inspector", "nccl-mnnvl", "nccl-ras", "npu-smi", "npu-smi-ecc", "npu-smi-fields",
+    "npu-smi-hbm", "npu-smi-health", "npu-smi-help", "npu-smi-mapping", "npu-smi-spod", "npu-smi-topo",
+    "nvbandwidth", "nvidia-smi-fabric", "nvidia-smi-q", "nvidia-smi-query-gpu", "nvidia-smi-qx",
+    "nvidia-smi-topo", "nvlink-errors", "nvlink-info", "nvlink-status", "perfquery", "rocm-smi",
+    "rocm-smi-showpids", "rocm-smi-showtopo", "torch-nccl", "transferbench",
+}
+# Views with no generator yet, the same way.
+UNGENERATED: set[str] = {
+    "amd-smi", "amd-smi-json", "amd-smi-monitor", "amd-smi-topology", "amd-smi-xgmi", "ascend-collected",
+    "ascend-dmi", "ascend-sweep", "asys", "dcgmi-diag", "ethtool-mlx5", "hccl-test", "hccn-conf", "hccn-fec",
+    "hccn-hw-stats", "hccn-ip", "hccn-link", "hccn-link-stat", "hccn-lldp", "hccn-net-health", "hccn-optical",
+    "hccn-ping", "hccn-route", "hccn-stat", "hccn-status", "ib-counters", "ib-write-bw", "ib-write-lat",
+    "ibportstate", "ibqueryerrors", "ibstat", "ibstatus", "ibv-devinfo", "imex-ctl", "kernel-log", "mlxlink",
+    "nccl-debug", "nccl-inspector", "nccl-mnnvl", "nccl-ras", "npu-smi", "npu-smi-ecc", "npu-smi-fields",
+    "npu-smi-hbm", "npu-smi-health", "npu-smi-help", "npu-smi-mapping", "npu-smi-spod", "npu-smi-topo",
+    "nvbandwidth", "nvidia-smi-fabric", "nvidia-smi-q", "nvidia-smi-query-gpu", "nvidia-smi-qx",
+    "nvidia-smi-topo", "nvlink-errors", "nvlink-info", "nvlink-status", "perfquery", "rocm-smi",
+    "rocm-smi-showpids", "rocm-smi-showtopo", "torch-nccl", "transferbench",
+}
+
+
+def outcome(view: str, text: str, v: Variant, expect: int | None = None) -> tuple[int, Any]:
+    """(exit status, parsed JSON or None) as ``sncheck parse VIEW FILE [--expect N]`` gives them."""
+    try:
+        data = parse_text(view, text, expect=expect, **v.hints)
+    except ParseError:
+        return 1, None
+    return (1 if failures(data) else 0), data
+
+
+def _wrong_values(v: Variant, data: Any) -> list[str]:
+    out = []
+    for at, value in v.values:
+        ok, why = holds(data, at, value)
+        if not ok:
+            out.append(f"{at} = {value!r}: {why}")
+    return out
+
+
+def check_variant(v: Variant) -> list[str]:
+    """Every way ``v`` breaks its view's grammar contract (see the module), one line each."""
+    bad: list[str] = []
+    want = 1 if v.fails else 0
+    code, whole = outcome(v.view, v.text, v)
+    if code != want or whole is None:
+        bad.append(f"{v.name}: whole output exits {code}, want {want}: "
+                   f"{(failures(whole) if whole else 'ParseError')!s:.300}")
+        return bad
+    bad += [f"{v.name}: {w}" for w in _wrong_values(v, whole)]
+    if v.count is not None and outcome(v.view, v.text, v, v.count)[0] != want:
+        bad.append(f"{v.name}: with --expect {v.count}: {failures(outcome(v.view, v.text, v, v.count)[1])}")
+    rng = random.Random(f"{v.view}:{v.name}")
+    bad += check_cuts(v, v.text, "plain", rng, CUTS)
+    for how, text, exact in delivered(v, rng, views()[v.view].stamped):
+        got_code, got = outcome(v.view, text, v)
+        if got_code != code:
+            bad.append(f"{v.name} [{how}]: exits {got_code}, plain exits {code}: {failures(got) if got else 'ParseError'}")
+        elif exact and json.dumps(got, sort_keys=True) != json.dumps(whole, sort_keys=True):
+            bad.append(f"{v.name} [{how}]: parses other than the plain output: {_diff(whole, got)}")
+        elif not exact:
+            bad += [f"{v.name} [{how}]: {w}" for w in _wrong_values(v, got)]
+        if exact:
+            bad += check_cuts(v, text, how, rng, CUTS if ALL else 3)
+    return bad
+
+
+def check_cuts(v: Variant, text: str, how: str, rng: random.Random, n: int) -> list[str]:
+    """Cuts of ``text`` (``v`` delivered as ``how``) that read as whole though they lost part
+    of the output through its end marker (a stream: though cut inside a line)."""
+    bad = []
+    need = content(through_end(v))
+    points = cut_points(text, rng)
+    if not ALL and len(points) > n:
+        points = sorted(rng.sample(points, n))
+    for p in points:
+        cut = text[:p]
+        got_code, got = outcome(v.view, cut, v, v.count)
+        if got_code == 1:
+            continue
+        inside = text[p - 1] not in "\r\n"
+        if v.stream:
+            lost = inside
+        else:
+            lost = content(unwrap(cut, stamped=views()[v.view].stamped)) < need
+        if lost:  # after the end marker the grammar cannot tell a cut: anything may follow or not
+            tail = cut[-60:]
+            bad.append(f"{v.name} [{how}] cut at {p}/{len(text)} ({'inside a line' if inside else 'line end'}, "
+                       f"ends {tail!r}): exit {got_code}")
+    return bad
+
+
+def _diff(a: Any, b: Any, path: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return _diff(a.get(k), b.get(k), f"{path}.{k}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _diff(x, y, f"{path}[{i}]")
+    return f"{path or '(top)'}: {json.dumps(a)[:150]} != {json.dumps(b)[:150]}"
+
+
+# ----------------------------------------------------------------------------- tests
+
+@pytest.mark.parametrize("view", sorted(load()))
+def test_the_parser_reads_what_its_grammar_allows(view: str) -> None:
+    bad = [line for v in variants(view) for line in check_variant(v)]
+    assert not bad, f"{len(bad)} in all:\n" + "\n".join(bad[:40])
+
+
+def test_every_view_has_its_grammar_and_generator() -> None:
+    written = {name for name, view in views().items() if grammar.of(view.parse, name)}
+    assert set(views()) - written == UNWRITTEN, "grammar written / missing: update UNWRITTEN"
+    assert set(views()) - set(load()) == UNGENERATED, "generator added / missing: update UNGENERATED"
+    assert not set(load()) - set(views()), "a generator for no view"
+
+
+def test_the_readme_lists_every_view_with_its_versions() -> None:
+    """One table (README, "Parse views and the tool versions they cover"), one row per view:
+    ``| view | tool | versions |``, the tool and versions its Grammar states."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Parse views: their grammars", 1)[1].split("\n#", 1)[0]
+    rows = {m.group(1): (m.group(2).strip(), m.group(3).strip())
+            for m in re.finditer(r"^\| `([\w-]+)` \| (.*?) \| (.*?) \|$", section, re.MULTILINE)}
+    wrong = [f"{name}: no row" for name in views() if name not in rows]
+    wrong += [f"{name}: a row for no view" for name in rows if name not in views()]
+    for name, view in views().items():
+        g = grammar.of(view.parse, name)
+        if g is not None and rows.get(name) != (g.tool, g.versions):
+            wrong.append(f"{name}: README {rows.get(name)}, grammar {(g.tool, g.versions)}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_broken_parser_is_caught() -> None:
+    """The harness can fail: a parser that drops the last row, or reads an elided log as
+    whole, is reported (run on the nccl-tests generator with the parser swapped)."""
+    v = next(v for v in variants("nccl-tests") if not v.fails and v.text.startswith("#"))
+    lines = v.text.split("\n")
+    rows = [i for i, ln in enumerate(lines) if re.match(r"^\s+\d+\s+\d+\s+\w+", ln)]
+    without_row = "\n".join(lines[: rows[-1]] + lines[rows[-1] + 1:])
+    assert outcome(v.view, without_row, v)[0] == 0  # a row gone, footer kept: whole by the grammar ...
+    assert check_variant(Variant(v.view, "row gone", without_row, v.values, end=v.end, count=v.count,
+                                 hints=v.hints)), "... so its values must be found missing"
+
+
+# ----------------------------------------------------------------------------- delivery
+
+def test_a_prefix_is_removed_only_where_every_line_has_it() -> None:
+    table = "1: lo: <LOOPBACK>\n    inet 127.0.0.1\n2: eth0: <UP>\n"
+    assert unwrap(table) == table  # "1: " on some lines only: the tool's own text
+    assert unwrap("0: a\n0: b\n") == "a\nb\n"
+    assert unwrap("[1,0]<stdout>:a\n[1,0]<stdout>:b\n") == "a\nb\n"
+    # two tasks interleaved: each task's lines together, in the order the tasks first printed
+    assert unwrap("1: x1\n0: y1\n1: x2\n0: y2\n") == "x1\nx2\ny1\ny2\n"
+    # a reporter's "..." and a cut last line need not carry the label
+    assert unwrap("0: a\n...\n0: b\n0") == "a\n...\nb\n0"
+
+
+def test_fences_quotes_and_stamps() -> None:
+    assert unwrap("Here it is:\n\n```text\nA\nB\n```\nthanks\n") == "A\nB\n"
+    assert unwrap("intro\n```\nA\nB") == "A\nB"  # an unclosed fence: a paste cut short keeps what it has
+    assert unwrap("> > A\n> >\n> > B\n") == "A\n\nB\n"
+    assert unwrap("> A\nB\n") == "> A\nB\n"
+    log = "[Mon Mar  3 12:00:01 2025] NVRM: Xid (PCI:0000:3b:00): 79\n"
+    assert unwrap(log) == "NVRM: Xid (PCI:0000:3b:00): 79\n" and unwrap(log, stamped=True) == log
+    journal = "Mar 03 12:00:01 node7 kernel: A\nMar 03 12:00:02 node7 kernel: B\n"
+    assert unwrap(journal) == "A\nB\n"
+    # short-iso with its host and unit only where every line has them; "# error:" is no host
+    iso = "2025-03-03T12:00:01,000001+00:00 # error: X\n2025-03-03T12:00:02,000002+00:00 # done\n"
+    assert unwrap(iso) == "# error: X\n# done\n"
+    assert unwrap("\x1b[1;32mPASS\x1b[0m\r\nok\r\n") == "PASS\nok\n"
