@@ -68,7 +68,8 @@ def captures() -> list[tuple[str, Path, str]]:
         named = {}
         for expect in corpus.rglob("expect.yaml"):
             for e in yaml.safe_load(expect.read_text(encoding="utf-8")) or []:
-                named[(expect.parent / e["file"]).resolve()] = e["tool"]
+                if e.get("tool") != "none-yet":  # real-r4: a format sncheck had no view for when it was read
+                    named[(expect.parent / e["file"]).resolve()] = e["tool"]
         for path in sorted(corpus.rglob("*.txt")):
             if path.name.startswith("00_"):
                 continue
