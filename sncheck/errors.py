@@ -82,3 +82,21 @@ class HostKeyError(TransportError):
 
 # A command past its timeout is not an exception: it is a Result with timed_out=True and
 # the partial output (a non-zero exit is data too).
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop request: Ctrl-C, or SIGTERM/SIGHUP turned into the same thing
+    (:func:`sncheck.run.safety.install_signal_handlers`)."""
+
+    def __init__(self, signame: str = "Ctrl-C") -> None:
+        super().__init__(signame)
+        self.signame = signame
+
+    def __str__(self) -> str:
+        return self.signame
+
+
+def interrupt_cause(e: BaseException) -> str:
+    """Words for a cut-short layer: ``interrupted (SIGTERM)``, ``interrupted (Ctrl-C)``."""
+    name = e.signame if isinstance(e, Interrupted) else "Ctrl-C"
+    return f"interrupted ({name})"

@@ -36,7 +36,7 @@ def run(tmp_path, faults: list[str], seed: int, playbook=GATE):
     plan = tmp_path / "faults.yaml"
     plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
     outcome = execute(playbook, DEMO, RunOptions(backend="mock", faults=str(plan), seed=seed,
-                                                 out=str(tmp_path / "run"), report_formats=()))
+                                                 out=str(tmp_path / "run")))
     return outcome, {(f["entity"], f["entity_kind"]) for f in outcome.results["findings"]}
 
 
@@ -118,8 +118,7 @@ def test_all_pairs_names_a_slow_card_not_its_links(tmp_path):
     plan = tmp_path / "faults.yaml"
     plan.write_text("faults:\n  - {type: slow_card, target: h03/gpu1, factor: 0.5}\n")
     outcome = execute(load_playbook(str(ROOT / "playbooks/post-delivery.yaml")), load_inventory(inv),
-                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run"),
-                                 report_formats=()))
+                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
     named = {(f["entity"], f["entity_kind"]) for f in outcome.results["findings"]
              if f["severity"] in ("warning", "critical")}
     assert ("h03/gpu1", "card") in named, named

@@ -150,8 +150,7 @@ def test_a_jittery_card_is_found_on_the_local_backend(tmp_path):
     plan = tmp_path / "faults.yaml"
     plan.write_text("faults: [{type: jittery_card, target: localhost/gpu1, probability: 0.1, factor: 1000}]\n")
     outcome = execute(single_layer("connectivity", gate="warning"), local_inventory(5),
-                      RunOptions(backend="local", faults=str(plan), out=str(tmp_path / "run"),
-                                 report_formats=(), backend_options={"dist_backend": "gloo"}))
+                      RunOptions(backend="local", faults=str(plan), out=str(tmp_path / "run"), backend_options={"dist_backend": "gloo"}))
     # a spike a busy core gives a clean pair may be found, retested and released (kept
     # as info); what still gates must be the jittery card alone
     # On a busy machine (this one is shared) a speed symptom that reproduces is

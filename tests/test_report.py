@@ -18,7 +18,7 @@ from sncheck.model import Verdict
 from sncheck.report.firstscreen import WORD
 from sncheck.report import RENDERERS, default_filename, get_renderer
 from sncheck.report.html import render_html, write_html
-from sncheck.report.json_out import dumps_results, write_json
+from sncheck.store.results import dumps_results, write_json
 from sncheck.report.junit import render_junit
 from sncheck.report.prometheus import escape_label_value, render_prometheus
 from sncheck.report.svg import Cell, Series, heatmap, line_chart
@@ -634,15 +634,15 @@ def test_prometheus_skew_and_p99_per_card() -> None:
 
 def test_prometheus_written_atomically_as_prom_only(tmp_path, monkeypatch) -> None:
     """The textfile collector reads *.prom: the temporary file must not match it."""
-    import sncheck.report.json_out as json_out
+    import sncheck.config.fileio as fileio
     seen = []
-    real_replace = json_out.os.replace
+    real_replace = fileio.os.replace
 
     def spy(src, dst):
         seen.append((str(src), str(dst)))
         return real_replace(src, dst)
 
-    monkeypatch.setattr(json_out.os, "replace", spy)
+    monkeypatch.setattr(fileio.os, "replace", spy)
     path = tmp_path / "sncheck.prom"
     get_renderer("prometheus")(make_results(), make_rows(), path)
     (tmp_src, dst), = seen

@@ -13,6 +13,7 @@ from sncheck.config.inventory import Inventory, load_inventory_text
 from sncheck.config.playbook import single_layer
 from sncheck.errors import ConfigError
 from sncheck.model import Verdict
+from sncheck.report import outputs
 from sncheck.run.runner import Run, RunOptions
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,12 +35,12 @@ def _plan(tmp_path: Path) -> str:
 def test_a_run_returns_its_verdict_exit_code_findings_and_paths(tmp_path: Path) -> None:
     run = Run(single_layer("connectivity"), small(),
               RunOptions(backend="mock", faults=_plan(tmp_path), out=str(tmp_path / "run"),
-                         report_formats=("html", "junit")))
+                         reports=outputs(("html", "junit"))))
     result = run.execute()
     assert result.verdict is Verdict.FAIL and result.exit_code == 1
     assert "h1/gpu1" in {f["entity"] for f in result.findings}
     assert json.loads(result.results_path.read_text()) == json.loads(json.dumps(result.results, default=str))
-    assert all(p.is_file() for p in result.report_paths(("html", "junit")).values())
+    assert all(p.is_file() for p in result.report_paths(outputs(("html", "junit"))).values())
     assert result.out_dir == tmp_path / "run"
 
 

@@ -29,8 +29,7 @@ def run(tmp_path: Path, inventory: str, faults: list[str], seed: int = 1):
     plan = tmp_path / "faults.yaml"
     plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
     outcome = execute(GATE, load_inventory(INVENTORIES / f"{inventory}.yaml"),
-                      RunOptions(backend="mock", faults=str(plan), seed=seed, out=str(tmp_path / "run"),
-                                 report_formats=()))
+                      RunOptions(backend="mock", faults=str(plan), seed=seed, out=str(tmp_path / "run")))
     hardware = [f for f in outcome.results["findings"] if f.get("about", "hardware") == "hardware"]
     return outcome, hardware
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from sncheck.cli.main import main
 from watch_harness import gating, watch
 from sncheck.vendors.parsers import strip_source_header
-from sncheck.watch import ras
+from sncheck.vendors import nccl_ras as ras
 
 ROOT = Path(__file__).resolve().parents[1]
 RAS_DIR = ROOT / "fixtures" / "real" / "nccl-ras"

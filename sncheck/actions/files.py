@@ -34,7 +34,7 @@ from typing import ClassVar
 
 from sncheck.model import card_of, host_of
 from sncheck.config.inventory import Inventory
-from sncheck.report.json_out import write_text_atomic
+from sncheck.config.fileio import write_atomic
 from sncheck.topology import natural_key
 from sncheck.vendors import registry
 from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Isolated, Outcome, Plan, Step
@@ -154,7 +154,7 @@ class _FilesAction:
             for name, render in self.renders.items():
                 path = Path(d) / name
                 try:
-                    write_text_atomic(path, render(view))
+                    write_atomic(path, render(view))
                 except OSError as e:
                     return Outcome("failed", f"cannot write {path}: {e.strerror}", written=written)
                 written.append(str(path))

@@ -17,7 +17,7 @@ import click
 
 from sncheck.cli.paths import directory, input_ref, output_file
 from sncheck.errors import ConfigError
-from sncheck.store.history import RunRef, baseline_from_state, diff, entity_history
+from sncheck.health.history import RunRef, baseline_from_state, diff, entity_history
 
 
 def _fmt(v: Any) -> str:
@@ -139,7 +139,7 @@ def baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, invent
 
 
 def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
-    from sncheck.report.json_out import write_json
+    from sncheck.store.results import write_json
 
     name = name or (Path(out_path).stem if out_path else "default")
     if state_dir:

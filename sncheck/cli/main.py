@@ -12,11 +12,12 @@ from pathlib import Path
 import click
 
 from sncheck import __version__
-from sncheck.errors import ConfigError, SncheckError
+from sncheck.errors import ConfigError, SncheckError, interrupt_cause
 from sncheck.config.inventory import BACKENDS, DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, load_inventory, local_inventory
 from sncheck.config.playbook import Playbook, check_duration, load_playbook, single_layer
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
-from sncheck.run.safety import crash_report, install_signal_handlers, interrupt_cause, restore_signal_handlers, set_run_dir
+from sncheck.report import outputs
+from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 
@@ -223,7 +224,7 @@ def _execute_run(playbook: Playbook, inventory_path, cards, formats, template_di
                    "act_faults_on_real_hosts": act_faults_on_real_hosts or None}
     run = Run.build(playbook, _inventory(inventory_path, cards), progress=_progress_printer(quiet),
                     backend_options={k: v for k, v in ssh_options.items() if v is not None},
-                    report_formats=tuple(f.strip() for f in formats.split(",") if f.strip()),
+                    reports=outputs(f.strip() for f in formats.split(",") if f.strip()),
                     template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref,
                     targets=tuple(targets), **options)
     result = run.execute()
@@ -352,7 +353,7 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
     inventory = _inventory(inventory_path, cards)
     curve = record_golden_curve(inventory, backend, steps, repeats, seed, Path(out_path).stem,
                                 _progress_printer(quiet))
-    from sncheck.report.json_out import write_json
+    from sncheck.store.results import write_json
 
     write_json(Path(out_path), curve)
     click.echo(f"sncheck: golden curve {curve['name']} written to {out_path} "

@@ -25,6 +25,7 @@ from sncheck.health.capacity import ParallelLayout, capacity
 from sncheck.health.policy import DEFAULT_CAP
 from sncheck.config.inventory import Inventory, load_inventory, local_inventory
 from sncheck.model import IsolationStep
+from sncheck.report import outputs
 from sncheck.store.state import StateStore, default_state_dir
 from sncheck.store.rundir import new_run_id
 from sncheck.topology import Topology, natural_key
@@ -332,7 +333,8 @@ def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_r
     from sncheck.config.playbook import load_playbook
     from sncheck.run.runner import Run, RunOptions
 
-    opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, targets=tuple(entities))
+    opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, targets=tuple(entities),
+                      reports=outputs(("html",)))
     result = Run(load_playbook(playbook_ref), inventory, opts).execute()
     return result.verdict.value, result.out_dir
 

@@ -11,7 +11,7 @@ per-run bar (it is within 7% of its peers) and still gets a warning when
 * and the fall is beyond its noise: more than ``z`` robust standard errors of the two
   medians (``sqrt(se_first^2 + se_now^2)``).
 
-The history comes from :mod:`sncheck.store.history` (earlier runs' ``card`` summaries); a run
+The history comes from :mod:`sncheck.health.history` (earlier runs' ``card`` summaries); a run
 without ``--state-dir`` has none and the op finds nothing.
 """
 

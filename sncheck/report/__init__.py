@@ -8,7 +8,8 @@ module and one line in ``FORMATS``; a format's module is imported when it is use
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib import import_module
 
 from sncheck.errors import ConfigError
@@ -35,3 +36,18 @@ def get_renderer(name: str) -> Renderer:
     if name not in FORMATS:
         raise ConfigError(f"unknown report format {name!r}; valid formats: {', '.join(sorted(FORMATS))}")
     return import_module(FORMATS[name][0]).write
+
+
+@dataclass(frozen=True)
+class Output:
+    """A format a run renders at its end (:class:`sncheck.run.runner.Output`)."""
+
+    name: str
+    filename: str
+    write: Renderer
+
+
+def outputs(names: Iterable[str]) -> tuple[Output, ...]:
+    """The reports a run renders at its end, by format name (an unknown name is the
+    one-line error, before anything runs)."""
+    return tuple(Output(name, default_filename(name), get_renderer(name)) for name in names)

@@ -44,7 +44,7 @@ from sncheck.report.firstscreen import first_screen
 from sncheck.report.tables import column, number, of_kind, records, status_ok
 from sncheck.model import Verdict
 from sncheck.run.verdict import GATES, NOT_JUDGED, NOT_MEASURED, flags_of
-from sncheck.report.json_out import write_text_atomic
+from sncheck.config.fileio import write_atomic
 
 if TYPE_CHECKING:  # importlib.abc.Traversable moves in 3.12; only annotations need it
     from importlib.abc import Traversable
@@ -67,9 +67,9 @@ def write_html(path: str | os.PathLike, results: dict, rows: pd.DataFrame | None
                template_dirs: Sequence[str | os.PathLike] | None = None) -> None:
     """``path`` and the stylesheet it links, ``report.css`` in the same directory."""
     env = make_environment(template_dirs)
-    write_text_atomic(path, env.get_template("report.html").render(**build_context(results, rows)))
+    write_atomic(path, env.get_template("report.html").render(**build_context(results, rows)))
     css, _, _ = env.loader.get_source(env, STYLESHEET)
-    write_text_atomic(Path(path).with_name(STYLESHEET), css)
+    write_atomic(Path(path).with_name(STYLESHEET), css)
 
 
 def make_environment(template_dirs: Sequence[str | os.PathLike] | None = None) -> Environment:

@@ -36,7 +36,7 @@ from sncheck.health.invariants import UNREACHABLE
 from sncheck.model import Verdict, hosts_of, severity_rank
 from sncheck.run.verdict import GATES, NOT_JUDGED, NOT_MEASURED, flags_of
 from sncheck.topology import natural_key
-from sncheck.report.json_out import write_text_atomic
+from sncheck.config.fileio import write_atomic
 
 # Characters XML 1.0 cannot carry at all; tool output (ANSI escapes, NULs) may hold them.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -117,7 +117,7 @@ def render_junit(results: dict) -> str:
 
 
 def write_junit(path: str | os.PathLike, results: dict) -> None:
-    write_text_atomic(path, render_junit(results))
+    write_atomic(path, render_junit(results))
 
 
 def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict],

@@ -18,7 +18,7 @@ out of the line (Prometheus treats an empty label as absent).
 Every family is a gauge (a gauge never ends in ``_total``: ``sncheck_findings``), in base
 units (bytes per second, seconds); no sample carries a timestamp (the textfile collector
 skips a whole file that has one). The file is written to a temporary sibling and renamed
-(``write_text_atomic``): the collector reads ``*.prom`` only, and never half a file.
+(``write_atomic``): the collector reads ``*.prom`` only, and never half a file.
 
 Group bus bandwidth (``sncheck_busbw_bytes_per_second``, one series per stress group:
 hosts, rails, domains); the pairwise narrowing groups are left out (per pair).
@@ -38,7 +38,7 @@ from sncheck.model import Verdict
 from sncheck.run.verdict import FLAGS, flags_of
 from sncheck.store.frames import kind_rows
 from sncheck.report.codes import id_codes, merge_repeated
-from sncheck.report.json_out import write_text_atomic
+from sncheck.config.fileio import write_atomic
 from sncheck.topology import host_of, natural_key
 
 RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INCONCLUSIVE)
@@ -187,7 +187,7 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
 
 
 def write_prometheus(path: str | os.PathLike, results: dict, rows: pd.DataFrame | None) -> None:
-    write_text_atomic(path, render_prometheus(results, rows))
+    write_atomic(path, render_prometheus(results, rows))
 
 
 def _in_scope(cards: pd.DataFrame, scope: dict | None) -> pd.DataFrame:

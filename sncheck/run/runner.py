@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from sncheck.model import Finding, Verdict, host_of
 from sncheck.backends import get_backend
@@ -27,8 +27,8 @@ from sncheck.config.inventory import Inventory
 from sncheck.layers import connectivity, golden, stress
 from sncheck.layers.base import LayerContext
 from sncheck.config.playbook import LayerSpec, Playbook, check_duration
-from sncheck.report import default_filename, get_renderer
-from sncheck.run.safety import interrupt_cause, set_run_dir
+from sncheck.errors import interrupt_cause
+from sncheck.run.safety import set_run_dir
 from sncheck.config.shipped import provenance
 from sncheck.store.rundir import RunStore, default_out_dir, new_run_id
 from sncheck.probeplan import target_cards
@@ -36,7 +36,7 @@ from sncheck.topology import Topology, natural_key
 from sncheck.run.isolation import isolation_steps
 from sncheck.run.state import RunState
 from sncheck.run.verdict import EXIT_CODES, decide, provisional_layer_verdict
-from sncheck.store.history import LAST_PASS
+from sncheck.health.history import LAST_PASS
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
@@ -53,6 +53,22 @@ def _never_released(entity: str) -> datetime | None:
     return None
 
 
+class Output(Protocol):
+    """A report the run renders at its end: its format's name, the file it writes in the
+    run directory and its renderer, ``write(results, rows, path, template_dirs)``. The
+    caller resolves them (:func:`sncheck.report.outputs`: the report formats are a layer
+    above the run)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def filename(self) -> str: ...
+
+    @property
+    def write(self) -> Callable[..., None]: ...
+
+
 @dataclass
 class RunOptions:
     backend: str | None = None
@@ -61,7 +77,7 @@ class RunOptions:
     out: str | None = None
     gate: str | None = None
     backend_options: dict = field(default_factory=dict)
-    report_formats: tuple[str, ...] = ("html",)
+    reports: tuple[Output, ...] = ()  # besides results.json, which is always written
     template_dirs: tuple[str, ...] = ()
     rules: str | None = None  # a rules file or shipped name; None: the backend's default
     baseline: str | None = None
@@ -93,9 +109,8 @@ class RunResult:
     def results_path(self) -> Path:
         return self.out_dir / "results.json"
 
-    def report_paths(self, formats: tuple[str, ...]) -> dict[str, Path]:
-        return {f: self.out_dir / default_filename(f) for f in formats}
-
+    def report_paths(self, reports: tuple[Output, ...]) -> dict[str, Path]:
+        return {r.name: self.out_dir / r.filename for r in reports}
 
 
 @dataclass
@@ -184,15 +199,13 @@ class Run:
 
     def resolve(self) -> None:
         """The state store's part first (releases, history, a stored baseline), then the
-        report formats, fault plan, backend, rules, targets, baseline and golden references."""
+        fault plan, backend, rules, targets, baseline and golden references."""
         if self.backend is not None:
             return
         if self.state is not None:
             self.state.open()
         if self.opts.judge:
             self._resolve_baseline_ref()
-        for fmt in self.opts.report_formats:
-            get_renderer(fmt)  # an unknown format is a usage error before anything runs
         faults = load_faults(self.opts.faults, self.topo) if self.opts.faults else FaultPlan()
         backend_cls = get_backend(self.backend_name)
         self.backend = backend_cls(self.topo, faults, seed=self.opts.seed, progress=self.progress,
@@ -424,6 +437,6 @@ def baseline_not_judged(info: dict | None, playbook: Playbook, topo: Topology) -
 
 def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:
     rows = store.frames()
-    for fmt in opts.report_formats:
-        if fmt != "json":  # results.json is always written by the store
-            get_renderer(fmt)(results, rows, store.dir / default_filename(fmt), opts.template_dirs)
+    for report in opts.reports:
+        if report.name != "json":  # results.json is always written by the store
+            report.write(results, rows, store.dir / report.filename, opts.template_dirs)

@@ -1,6 +1,6 @@
 """The CLI's safety net: signals handled like Ctrl-C, and a last-resort handler.
 
-* :func:`install_signal_handlers` turns SIGTERM and SIGHUP into :class:`Interrupted`
+* :func:`install_signal_handlers` turns SIGTERM and SIGHUP into :class:`sncheck.errors.Interrupted`
   (a ``KeyboardInterrupt``), so a run stopped by cron, Slurm or systemd stops its
   workers, keeps what it measured, records which layer was cut short and why, renders
   its reports and exits 3, exactly as after Ctrl-C.
@@ -18,26 +18,9 @@ import traceback
 from pathlib import Path
 
 from sncheck.config.fileio import append_text
-from sncheck.errors import SncheckError
+from sncheck.errors import Interrupted, SncheckError
 
 _RUN_DIR: list[Path] = []  # the run directory of this process, once one exists
-
-
-class Interrupted(KeyboardInterrupt):
-    """A stop request: Ctrl-C, or SIGTERM/SIGHUP turned into the same thing."""
-
-    def __init__(self, signame: str = "Ctrl-C") -> None:
-        super().__init__(signame)
-        self.signame = signame
-
-    def __str__(self) -> str:
-        return self.signame
-
-
-def interrupt_cause(e: BaseException) -> str:
-    """Words for a cut-short layer: ``interrupted (SIGTERM)``, ``interrupted (Ctrl-C)``."""
-    name = e.signame if isinstance(e, Interrupted) else "Ctrl-C"
-    return f"interrupted ({name})"
 
 
 def install_signal_handlers() -> dict:

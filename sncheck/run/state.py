@@ -39,7 +39,7 @@ class RunState:
 
     def history(self, inventory: str, backend: str) -> dict | None:
         """Earlier runs' summaries of this inventory and backend (the drift op)."""
-        from sncheck.store.history import drift_history
+        from sncheck.health.history import drift_history
 
         return drift_history(self.state_dir, inventory, backend)
 
@@ -48,7 +48,7 @@ class RunState:
         (the last passing run of this inventory and backend; ``{}`` with a note when there is
         none yet) or one stored by name. None where the store has no such baseline (``ref``
         is then a file, or unknown)."""
-        from sncheck.store.history import LAST_PASS, baseline_from_state
+        from sncheck.health.history import LAST_PASS, baseline_from_state
         from sncheck.store.state import StateStore
 
         if ref == LAST_PASS:
@@ -71,7 +71,7 @@ class RunState:
         """Changes since the last run, for the report (``results["history"]``); ``rows``: the
         run's frames per kind."""
         from sncheck.health.summaries import summarize
-        from sncheck.store.history import trends
+        from sncheck.health.history import trends
 
         current = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n) for s in summarize(results, rows)}
         t = trends(self.state_dir, results, current=current)
@@ -92,6 +92,6 @@ class RunState:
 
     def record(self, results: dict, run_dir: Path) -> int:
         """Keep the run's summaries, with its final verdict (``sncheck history``/``diff``)."""
-        from sncheck.store.history import record
+        from sncheck.health.history import record
 
         return record(self.state_dir, results, run_dir)

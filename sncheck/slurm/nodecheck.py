@@ -213,7 +213,7 @@ def check_collectives(node: str, cards: int, deadline: float, report: NodeReport
         LayerSpec("connectivity", {"bw_bytes": 1 << 20, "lat_iters": 10, "bw_iters": 2}),
         LayerSpec("stress", {"collectives": ("all_reduce",), "min_bytes": 1 << 10, "max_bytes": 1 << 20,
                              "step_factor": 1 << 10, "warmup": 1, "iters": 2, "narrow_sizes": ()})), confirm=False)
-    options = RunOptions(backend="local", report_formats=(), calibrate=False,
+    options = RunOptions(backend="local", calibrate=False,
                          rules=None if design else "node-check",  # without design values: only what is wrong on its own
                          backend_options={"op_timeout_s": max(1.0, left), "start_timeout_s": max(1.0, left),
                                           "serialize_pairs": True})

@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from sncheck.store.frames import RowFrames, batch_table, conform, join_frames, merge_schema, rows_table, select_tables, to_frame
 from sncheck.errors import ConfigError, HarnessError
-from sncheck.report.json_out import write_json
+from sncheck.store.results import write_json
 from sncheck.store.files import RunFiles, open_new, real_dir
 from sncheck.store.rows import Columns
 

@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.vendors import kernel_log, listing, nccl_inspector, registry
+from sncheck.vendors import kernel_log, listing, nccl_inspector, nccl_ras, registry
 from sncheck.vendors.base import View
 from sncheck.vendors.delivery import unwrap
 from sncheck.vendors.infiniband import counters, ethtool, ibstat, mlxlink, perftest, ports
@@ -34,8 +34,6 @@ def views() -> dict[str, View]:
     """TOOL name -> its view (parser and listing): every vendor plug-in's, then the shared
     tools' (scale-out and collective benchmarks every vendor runs). Built on first use, from
     the plug-ins the registry lists."""
-    from sncheck.watch import ras as nccl_ras
-
     return {
         **{name: view for v in registry.vendors().values() for name, view in v.views.items()},
         "nccl-tests": View(nccl_tests.parse_nccl_tests, Listing("row", ("rows",))),

@@ -5,7 +5,7 @@
   the standard library and torch, so a training image needs only torch.
 * :mod:`sncheck.watch.dumps`: reads a directory of dumps (Flight Recorder JSON and
   pickles, NCCL RAS text and JSON, NCCL Inspector JSON, nccl-tests JSON) into rows.
-* :mod:`sncheck.watch.ras`: the NCCL RAS status parser.
+* the NCCL RAS status parser is a vendor view (:mod:`sncheck.vendors.nccl_ras`, ``sncheck parse nccl-ras``).
 * :mod:`sncheck.watch.rankmap`: rank -> card.
 * :mod:`sncheck.watch.judge`: rows -> rules -> findings -> results.json, reports and
   the state store; the follow loop.

@@ -9,7 +9,7 @@ Each file is recognised by its content, not its name:
   number torch's own dump names end in), the job from ``fr-<job>-``. Pickles are read
   with an unpickler that builds plain data only (no class, no function: a dump is never
   a way to run code).
-* **NCCL RAS** status, text or JSON (:mod:`sncheck.watch.ras`).
+* **NCCL RAS** status, text or JSON (:mod:`sncheck.vendors.nccl_ras`).
 * **NCCL Inspector**: a stream of JSON objects with ``header`` and ``coll_perf`` (or
   ``p2p_perf``), read by :mod:`sncheck.vendors.nccl_inspector` (the ``nccl-inspector`` view's).
 * **nccl-tests** ``-J`` output: an object with ``config`` and ``results``.
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sncheck.vendors import nccl_inspector as inspector
-from sncheck.watch import ras
+from sncheck.vendors import nccl_ras as ras
 
 MAX_DUMP_BYTES = 64 << 20    # a Flight Recorder of 20k entries is ~10 MB of JSON; parsed, a dump takes ~10x its size
 # Inspector's JSON log grows all job long (200-500 B a collective): only its last part is

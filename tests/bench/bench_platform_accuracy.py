@@ -47,7 +47,7 @@ def run_one(tmp_path: Path, number: int, seed: int) -> dict:
     plan.write_text("faults:\n" + "".join(f"  - {line}\n" for p in planted for line in p.lines))
     gate = load_playbook(str(Path(__file__).resolve().parents[2] / "playbooks/pre-upgrade-gate.yaml"))
     outcome = execute(gate, inventory(name), RunOptions(backend="mock", faults=str(plan), seed=seed,
-                                                        out=str(out / "run"), report_formats=()))
+                                                        out=str(out / "run")))
     verdict = judge(planted, outcome.results["findings"], outcome.results["isolation"])
     return {"scenario": number, "seed": seed, "inventory": name, **verdict}
 
@@ -133,8 +133,7 @@ def clean_runs(tmp_path: Path, names: list[str], seeds: range) -> dict:
     for name in names:
         for seed in seeds:
             out = tmp_path / f"clean-{name}-{seed}"
-            outcome = execute(gate, inventory(name), RunOptions(backend="mock", seed=seed, out=str(out),
-                                                                report_formats=()))
+            outcome = execute(gate, inventory(name), RunOptions(backend="mock", seed=seed, out=str(out)))
             found[(name, seed)] = [(f["entity"], f["rule"], f["severity"]) for f in outcome.results["findings"]]
     return found
 

@@ -150,7 +150,7 @@ def parse(text: str) -> dict:
 def parse_json(data: dict) -> dict:
     """The JSON report (``SET FORMAT json``, then ``STATUS``)."""
     records: list[RasRecord] = []
-    errors = []
+    errors: list[str] = []
     comms = data.get("communicators")
     if not isinstance(comms, list):
         raise ValueError("RAS JSON without a communicators list")
