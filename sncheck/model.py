@@ -95,6 +95,7 @@ class EntityKind(StrEnum):
     LINK = "link"
     HOST = "host"
     SUPERNODE = "supernode"
+    SWITCH = "switch"  # a scale-out leaf or spine: ``leaf:<name>``, ``spine:<name>`` (sncheck.fabric)
 
 
 class Basis(StrEnum):

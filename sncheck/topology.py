@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Sequence, TypeVar
 import numpy as np
 
 from sncheck.config.inventory import Inventory
+from sncheck.fabric import Fabric
 from sncheck.model import Tier, card_of, host_of, hosts_of, link_id, natural_key  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
@@ -67,6 +68,11 @@ class Topology:
                     cards.append(Card(card_id(h, i), h, i, sn.name))
         self.cards: tuple[Card, ...] = tuple(cards)
         self.by_id: dict[str, Card] = {c.id: c for c in cards}
+
+    @cached_property
+    def fabric(self) -> Fabric:
+        """The scale-out fabric: each NIC's leaf, the spines, every pair's path (sncheck.fabric)."""
+        return Fabric(self.inventory)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -171,7 +177,10 @@ class Topology:
         return SCALE_UP if ca.supernode == cb.supernode else SCALE_OUT
 
     def is_entity(self, entity: str) -> bool:
-        """True when ``entity`` names a card, nic, link, host or supernode of this cluster."""
+        """True when ``entity`` names a card, nic, link, host, supernode, switch, switch port
+        or cable of this cluster."""
+        if self.fabric.is_element(entity):
+            return True
         if "<->" in entity:
             a, b = split_link(entity)
             return a in self.by_id and b in self.by_id and a != b

@@ -15,6 +15,7 @@ from typing import Mapping, TypeVar
 from sncheck.backends import BACKENDS as _BACKEND_REGISTRY
 from sncheck.config import hostlist
 from sncheck.errors import ConfigError
+from sncheck.config.fabric import FabricSpec, parse_fabric
 from sncheck.config.units import parse_bandwidth, parse_latency
 from sncheck.config.yamlio import LineDict, Source, check_keys, field_int, field_number, field_str, load_file, load_text
 
@@ -26,7 +27,7 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
 
 TOP_KEYS = ("name", "description", "platform", "checks", "design", "supernodes", "backend", "ssh", "hosts",
-            "launcher")
+            "launcher", "fabric")
 SUPERNODE_KEYS = ("name", "hosts", "cards_per_host", "platform", "checks")
 HOST_KEYS = ("address", "port", "user", "identity_file", "cards", "imex_address")
 SSH_KEYS = ("user", "port", "identity_file", "known_hosts", "connect_timeout", "command_timeout", "forks")
@@ -111,6 +112,9 @@ class Inventory:
     ssh: SshDefaults = SshDefaults()
     launcher: Launcher = Launcher()
     source: str = "<embedded>"
+    # The scale-out fabric as the inventory declares it (sncheck.config.fabric); None: derived
+    # from the platform (sncheck.fabric: rail r serves card r, one leaf per rail).
+    fabric: FabricSpec | None = None
 
     @property
     def card_count(self) -> int:
@@ -346,9 +350,11 @@ def parse_inventory(src: Source) -> Inventory:
     design = {**_platform_design(src, root, top_platform, platforms_used), **design}
     if sum(h.cards for h in hosts.values()) > MAX_CARDS:
         raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", root, "hosts")
+    fabric = parse_fabric(src, root["fabric"], {h: x.cards for h, x in hosts.items()}) \
+        if root.get("fabric") is not None else None
     return Inventory(name=name, supernodes=tuple(supernodes), hosts=hosts, design=design,
                      backend=backend, dist_backend=dist_backend, ssh=ssh, launcher=launcher,
-                     source=src.name)
+                     source=src.name, fabric=fabric)
 
 
 def load_inventory(path: str | Path) -> Inventory:
