@@ -172,8 +172,8 @@ def test_the_cap_counts_what_is_already_isolated(cli, fake_cluster: FakeCluster,
 
 
 @pytest.mark.parametrize("args, message", [
-    (["isolate", "node999"], "not a card or host of inventory demo-2sn"),
-    (["isolate", "node001/gpu0<->node001/gpu1"], "is a link; only cards and hosts"),
+    (["isolate", "node999"], "not a card, host or switch of inventory demo-2sn"),
+    (["isolate", "node001/gpu0<->node001/gpu1"], "is a link; only cards, hosts and switches"),
     (["isolate", "sn0"], "is a supernode"),
     (["isolate", "node001", "--kind", "card"], "'node001' is a host, not a card"),
     (["capacity", "--tp", "2", "--ep", "3"], "EP=3 must divide TP x DP = 2"),

@@ -17,7 +17,7 @@ DESIGN_TYPES = ("slow_card degraded_link dead_link down_host corrupt_card jitter
                 "diverge collective_corruption ecc_uncorrectable remap_pending nvlink_down ib_port_down "
                 "thermal_throttle missing_tool fabric_incomplete fabric_degraded clique_split imex_down "
                 "xgmi_link_down npu_alarm hccn_link_down").split()
-EXTENSIONS = ["slow_nic"]  # beyond DESIGN.md's list; README's fault table documents each
+EXTENSIONS = ["slow_nic", "high_latency_link", "slow_switch", "dead_switch", "switch_port_down"]  # beyond DESIGN.md's list; README's fault table documents each
 
 
 def plan(text: str) -> FaultPlan:

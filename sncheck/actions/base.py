@@ -26,6 +26,7 @@ from sncheck.model import card_of, host_of
 from sncheck.errors import ConfigError, TransportError
 from sncheck.config.fileio import append_text
 from sncheck.config.inventory import Inventory
+from sncheck.fabric import Fabric
 from sncheck.transport import Connection, Result, build_command
 
 AUDIT_NAME = "audit.jsonl"
@@ -188,6 +189,26 @@ class Outcome:
     message: str
     ran: list[list[str]] = field(default_factory=list)  # argv of every command run
     written: list[str] = field(default_factory=list)  # files written
+
+
+def switch_plan(req: ActionRequest, ctx: ActionContext) -> Plan | None:
+    """A switch is acted on as a switch (DESIGN.md): its rail drained from use on the hosts it
+    serves, or the switch repaired; never as a mask on each card it serves. Every action says
+    so and leaves it to the fabric's operator (None: not a switch)."""
+    if req.kind != "switch":
+        return None
+    served = ""
+    if ctx.inventory is not None:
+        fabric = Fabric(ctx.inventory)
+        try:
+            hosts, rails = fabric.hosts_of(req.entity), fabric.rails_of(req.entity)
+        except KeyError:
+            served = f" (not a switch of inventory {ctx.inventory.name})"
+        else:
+            shown = ", ".join(hosts[:4]) + (f" and {len(hosts) - 4} more" if len(hosts) > 4 else "")
+            served = f": it carries rail {', '.join(map(str, rails))} of {len(hosts)} hosts ({shown})"
+    return Plan(skip=f"repair switch {req.entity}{served}; until then drain that rail from use on those hosts "
+                     f"(NCCL_IB_HCA without its adapter); no card is masked")
 
 
 class Action(Protocol):

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.model import hosts_of
+from sncheck.fabric import Fabric
+from sncheck.model import card_of, hosts_of
 from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
 from sncheck.config.inventory import Inventory
 from sncheck.store.state import StateStore
@@ -51,6 +52,22 @@ def in_service_after(store: StateStore, requests: Iterable[ActionRequest]) -> di
     return out
 
 
+def switch_cards(inventory: Inventory, isolated: Mapping[str, Isolated]) -> dict[str, list[str]]:
+    """The cards whose rail each isolated switch carries (what draining it takes from the
+    cap's count); a name that is no switch of the inventory's fabric counts nothing."""
+    switches = [e for e, i in isolated.items() if i.kind == "switch"]
+    if not switches:
+        return {}
+    fabric = Fabric(inventory)
+    out = {}
+    for s in switches:
+        try:
+            out[s] = [card_of(n) for n in fabric.nics_of(s)]
+        except KeyError:
+            continue
+    return out
+
+
 def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory: Inventory | None,
               via: Sequence[str], apply: bool, runner: CommandRunner | None, audit: AuditLog,
               out_dirs: Sequence[Path], cap: float | None = DEFAULT_CAP,
@@ -72,7 +89,8 @@ def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory
             host_cards={h: spec.cards for h, spec in inventory.hosts.items()},
             supernode_hosts={sn.name: sn.hosts for sn in inventory.supernodes},
             before=[{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"}
-                    for i in in_service_after(store, ()).values()])
+                    for i in in_service_after(store, ()).values()],
+            switch_cards=switch_cards(inventory, isolated))
     ctx = ActionContext(isolated, inventory, tuple(out_dirs))
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
     for req in requests:

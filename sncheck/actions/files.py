@@ -37,7 +37,7 @@ from sncheck.config.inventory import Inventory
 from sncheck.config.fileio import write_atomic
 from sncheck.topology import natural_key
 from sncheck.vendors import registry
-from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Isolated, Outcome, Plan, Step
+from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Isolated, Outcome, Plan, Step, switch_plan
 
 EXCLUDE_NAME = "exclude_hosts.txt"
 HOSTFILE_NAME = "hostfile.txt"
@@ -134,6 +134,8 @@ class _FilesAction:
     renders: ClassVar[dict[str, Callable[[ServiceView], str]]]
 
     def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
+        if (switch := switch_plan(req, ctx)) is not None:
+            return switch
         if req.kind == "link":
             return Plan(skip="a link cannot be left out of a hostfile or device list; isolate a card")
         if ctx.inventory is None:

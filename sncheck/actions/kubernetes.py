@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker
+from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker, switch_plan
 from sncheck.config.hostlist import check_name
 
 TAINT_KEY = "sncheck.io/unhealthy"
@@ -90,6 +90,8 @@ class KubernetesAction:
     name = "kubernetes"
 
     def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
+        if (switch := switch_plan(req, ctx)) is not None:
+            return switch
         host = req.host
         if host is None:
             return Plan(skip=f"a {req.kind} cannot be isolated in Kubernetes; isolate a card or a host")

@@ -29,7 +29,7 @@ import re
 
 from sncheck.config.hostlist import check_name
 from sncheck.errors import HarnessError
-from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker
+from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker, switch_plan
 
 REASON_PREFIX = "sncheck:"
 MAX_REASON = 120
@@ -79,6 +79,8 @@ class SlurmAction:
     name = "slurm"
 
     def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
+        if (switch := switch_plan(req, ctx)) is not None:
+            return switch
         if req.kind != "host":
             why = (f"Slurm drains whole nodes; a {req.kind} is isolated by masking its card in the "
                    "CUDA_VISIBLE_DEVICES map (HIP_/ASCEND_RT_VISIBLE_DEVICES on AMD/Ascend, --via "

@@ -5,13 +5,17 @@ whole rounds and sweeps (cards are indices; every quantity below is an array):
 
 * Card speed ``s_c``: 1, times the ``slow_card`` and ``thermal_throttle`` factors.
   Card NVLink share ``n_c``: the links up over the design count (``nvlink_down``).
-* Pair bandwidth: intra-host and scale-up pairs get ``B_tier * min(s_a, s_b) * min(n_a, n_b)``;
+* Pair bandwidth: intra-host and scale-up pairs get ``B_tier * min(s_a * n_a, s_b * n_b)``;
   scale-out pairs get ``min(B_out, s_a * B_up, s_b * B_up)`` (the NIC is the bottleneck),
-  capped at ``B_out`` times the slower end's NIC factor (``slow_nic``), or nothing where either end's NIC on
-  that rail is down (``ib_port_down``); then times
-  the ``degraded_link`` factor. A ``dead_link`` carries nothing (timeout).
-* Pair latency: ``L_tier * max(m_a, m_b)`` with ``m`` the ``high_latency_card`` factor;
-  each ping-pong sample of a ``jittery_card`` spikes by ``factor`` with ``probability``.
+  capped at ``B_out`` times the slower end's NIC factor (``slow_nic``), or nothing where either
+  end's NIC on that rail is down (``ib_port_down``, ``switch_port_down`` at its port), times
+  the factor of each switch on the pair's path (``sncheck.fabric``: ``slow_switch``,
+  ``dead_switch``, an uplink ``switch_port_down``); then times the ``degraded_link`` factor. A
+  ``dead_link`` carries nothing (timeout). Each direction on its own (``direction: a->b``); a
+  collective's edge at the slower one. ``above: N``: only messages over N bytes.
+* Pair latency: ``L_tier * max(m_a, m_b)`` with ``m`` the ``high_latency_card`` factor, times
+  the ``high_latency_link`` factor; each ping-pong sample of a ``jittery_card`` spikes by
+  ``factor`` with ``probability``.
 * Ring all-reduce over p ranks, n bytes: ``2(p-1)a + 2((p-1)/p) n / B`` with ``a`` the
   worst ring-edge latency and ``B`` the worst ring-edge bandwidth.
 * Pairwise all-to-all: ``(p-1)a + ((p-1)/p) n / B`` with ``a``, ``B`` over all pairs.
@@ -33,7 +37,8 @@ bandwidth samples, ping-pong samples, jitter; per group and collective: skews an
 noise; per golden replica: step noise). ``ecc_uncorrectable``, ``remap_pending``,
 ``missing_tool`` and the platform faults show only in the host facts.
 
-Detection never sees any of this; it only sees the rows.
+The state the faults make, and the noise-free bandwidth and latency of any pair, are
+``sncheck.backends.mockphysics``. Detection never sees any of this; it only sees the rows.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from sncheck.store.rows import as_sink, not_run_row
 from sncheck.topology import SCALE_OUT, SCALE_UP, host_of, natural_key
 from sncheck.backends import mockfacts
 from sncheck.backends.base import Backend, Emit
+from sncheck.backends.mockphysics import TIERS, Physics, gated_sizes, physics_at
 
 NOISE_CV = 0.02
 BASE_SKEW_US = 2.0
@@ -56,11 +62,7 @@ GOLDEN_COMPUTE_S = 0.05
 GOLDEN_GRAD_BYTES = 100e6
 PCIE_FALLBACK_GBPS = 25.0
 DTYPE_BYTES = 4
-DESIGN_NVLINKS = 18  # NVLink 4 links per card (H100), as the mock's nvidia-smi prints them
 BATCH_PAIRS = 32_768  # p2p rounds are emitted together up to at least this many pairs
-EXACT_ALL_PAIRS = 16  # all-to-all groups up to this size: every pair; above: the bound below
-TIERS = ("intra_host", SCALE_UP, SCALE_OUT)  # tier codes 0, 1, 2
-INTRA, UP, OUT = 0, 1, 2
 STATUSES = ("ok", "timeout", "unreachable")  # p2p status codes 0, 1, 2
 OK, TIMEOUT, UNREACHABLE = 0, 1, 2
 
@@ -130,11 +132,6 @@ class MockBackend(Backend):
         self.ids = [c.id for c in cards]
         self.index = {c: i for i, c in enumerate(self.ids)}
         self.labels = pa.array(self.ids, pa.string())
-        hosts = {h: i for i, h in enumerate(self.topo.hosts)}
-        sns = {s: i for i, s in enumerate(self.topo.supernode_names)}
-        self.host = np.array([hosts[c.host] for c in cards], dtype=np.int64)
-        self.sn = np.array([sns[c.supernode] for c in cards], dtype=np.int64)
-        self.rail = np.array([c.index for c in cards], dtype=np.int64)
         order = sorted(range(len(cards)), key=lambda i: natural_key(self.ids[i]))
         self.rank = np.empty(len(cards), dtype=np.int64)  # natural sort position (link ids)
         self.rank[order] = np.arange(len(cards))
@@ -149,50 +146,15 @@ class MockBackend(Backend):
         self._act([f for f in self.faults.faults if not f.transient])
 
     def _act(self, faults) -> None:
-        """Turn faults into the simulator's state: one array per card property."""
-        n = len(self.ids)
-        self.speed = np.ones(n)       # compute and link speed (slow_card, thermal_throttle)
-        self.nvlink = np.ones(n)      # share of NVLink links up (nvlink_down)
-        self.lat_mult = np.ones(n)    # high_latency_card
-        self.jit_p = np.zeros(n)      # jittery_card probability and factor
-        self.jit_f = np.ones(n)
-        self.corrupt = np.zeros(n, dtype=bool)       # corrupt_card: p2p and collectives wrong
-        self.reduce_bad = np.zeros(n, dtype=bool)    # corrupt_card or collective_corruption
-        self.diverge = np.zeros(n, dtype=bool)
-        self.nic_down = np.zeros(n, dtype=bool)      # ib_port_down: this card's rail NIC
-        self.nic_speed = np.ones(n)                  # slow_nic: this card's rail NIC
-        self.up = np.ones(n, dtype=bool)             # reachable (down_host)
-        self.link_factor: dict[int, float] = {}      # link key -> factor (0: dead)
-        for f in faults:
-            if f.type in ("slow_card", "thermal_throttle"):
-                self.speed[self.index[f.target]] *= f.factor
-            elif f.type == "nvlink_down":
-                i = self.index[f.target]
-                self.nvlink[i] = max(0.0, self.nvlink[i] - (f.links or 1) / DESIGN_NVLINKS)
-            elif f.type == "high_latency_card":
-                self.lat_mult[self.index[f.target]] = f.factor
-            elif f.type == "jittery_card":
-                i = self.index[f.target]
-                self.jit_p[i], self.jit_f[i] = f.probability, f.factor
-            elif f.type in ("corrupt_card", "collective_corruption"):
-                self.reduce_bad[self.index[f.target]] = True
-                self.corrupt[self.index[f.target]] |= f.type == "corrupt_card"
-            elif f.type == "diverge":
-                self.diverge[self.index[f.target]] = True
-            elif f.type in ("degraded_link", "dead_link"):
-                a, _, b = f.target.partition("<->")
-                key = self._key(np.array([self.index[a]]), np.array([self.index[b]]))[0]
-                self.link_factor[int(key)] = f.factor if f.type == "degraded_link" else 0.0
-            elif f.type == "down_host":
-                self.up[self.host == self.topo.hosts.index(f.target)] = False
-            elif f.type == "ib_port_down":
-                on_host = self.host == self.topo.hosts.index(f.target)
-                self.nic_down[on_host & (self.rail == (f.port or 1) - 1)] = True
-            elif f.type == "slow_nic":
-                on_host = self.host == self.topo.hosts.index(f.target)
-                self.nic_speed[on_host & (self.rail == (f.port or 1) - 1)] *= f.factor
-        self._fault_keys = np.array(sorted(self.link_factor), dtype=np.int64)
-        self._fault_vals = np.array([self.link_factor[k] for k in sorted(self.link_factor)])
+        """Turn the faults in effect into the simulator's state (mockphysics.Physics), one
+        per band of message sizes between the faults' ``above`` thresholds."""
+        self._faults_now = list(faults)
+        self._bands: dict[int, Physics] = {}
+        self.phys = self.phys_at(math.inf)  # every fault: what does not depend on the message size
+
+    def phys_at(self, size: float) -> Physics:
+        """The physics for messages of ``size`` bytes."""
+        return physics_at(self._bands, self.topo, self._faults_now, self.B, self.L, size)
 
     def plan_defaults(self, layer: str) -> dict:
         if layer != "golden":
@@ -211,35 +173,6 @@ class MockBackend(Backend):
         z *= NOISE_CV
         z += 1.0
         return z
-
-    def _key(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.minimum(a, b) * len(self.ids) + np.maximum(a, b)
-
-    def _tier(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.where(self.host[a] == self.host[b], INTRA, np.where(self.sn[a] == self.sn[b], UP, OUT))
-
-    def _link_factor(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        out = np.ones(len(a))
-        if len(self._fault_keys):
-            keys = self._key(a, b)
-            pos = np.clip(np.searchsorted(self._fault_keys, keys), 0, len(self._fault_keys) - 1)
-            hit = self._fault_keys[pos] == keys
-            out[hit] = self._fault_vals[pos[hit]]
-        return out
-
-    def _true_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
-        """Noise-free bandwidth of each pair in GB/s (0: nothing gets across)."""
-        tier = self._tier(a, b) if tier is None else tier
-        # each end moves its own share: a slow card at its speed over its links, the pair at the lower
-        nvlink = self.B[tier] * np.minimum(self.speed[a] * self.nvlink[a], self.speed[b] * self.nvlink[b])
-        nic = np.minimum(self.B[OUT], np.minimum(self.speed[a], self.speed[b]) * self.B[UP])
-        nic = np.minimum(nic, self.B[OUT] * np.minimum(self.nic_speed[a], self.nic_speed[b]))  # a slow NIC caps
-        nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic)
-        return np.where(tier == OUT, nic, nvlink) * self._link_factor(a, b)
-
-    def _true_lat(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
-        tier = self._tier(a, b) if tier is None else tier
-        return self.L[tier] * np.maximum(self.lat_mult[a], self.lat_mult[b])
 
     def _idx(self, cards) -> np.ndarray:
         return np.fromiter((self.index[c] for c in cards), dtype=np.int64, count=len(cards))
@@ -312,25 +245,30 @@ class MockBackend(Backend):
         else:
             a = self._idx([p[0] for p in rnd.pairs])
             b = self._idx([p[1] for p in rnd.pairs])
-        tier = self._tier(a, b)
-        reach = self.up[a] & self.up[b]
-        true_bw = self._true_bw(a, b, tier)
-        live = np.flatnonzero(reach & (true_bw > 0))
+        phys = self.phys_at(plan.bw_bytes)  # the bandwidth message; latency has no size-gated fault
+        tier = phys.tier(a, b)
+        reach = phys.up[a] & phys.up[b]
+        fwd, rev = phys.true_bw(a, b, tier), phys.true_bw(b, a, tier)  # each way: a link may fail one
+        both = np.minimum(fwd, rev)  # a ping-pong needs both ways
+        live = np.flatnonzero(reach & (both > 0))
         n, k = len(a), len(live)
-        # One draw per round: 3 bandwidth samples and lat_iters ping-pongs per live pair.
-        bws = true_bw[live, None] * self._noise((k, 3))
+        # One draw per round: 3 bandwidth samples (a->b, b->a, both at once) and lat_iters ping-pongs per live pair.
+        bws = self._noise((k, 3))
+        bws[:, 0] *= fwd[live]
+        bws[:, 1] *= rev[live]
+        bws[:, 2] *= fwd[live] + rev[live]
         lat = self._noise((k, plan.lat_iters))
-        lat *= self._true_lat(a[live], b[live], tier[live])[:, None]
+        lat *= phys.true_lat(a[live], b[live], tier[live])[:, None]
         self._jitter(lat, a[live], b[live])
         cols = {name: np.full(n, np.nan) for name in ("bw_GBps", "bw_rev_GBps", "bibw_GBps",
                                                       "lat_us", "lat_p99_us", "lat_max_us")}
         cols["bw_GBps"][live], cols["bw_rev_GBps"][live] = bws[:, 0], bws[:, 1]
-        cols["bibw_GBps"][live] = 2 * bws[:, 2]
+        cols["bibw_GBps"][live] = bws[:, 2]
         if k:
             cols["lat_us"][live], cols["lat_p99_us"][live], cols["lat_max_us"][live] = _median_p99_max(lat)
         checksum = np.full(n, None, dtype=object)
-        checksum[live] = ~(self.corrupt[a[live]] | self.corrupt[b[live]])
-        status = np.where(~reach, UNREACHABLE, np.where(true_bw <= 0, TIMEOUT, OK))
+        checksum[live] = ~(phys.corrupt[a[live]] | phys.corrupt[b[live]])
+        status = np.where(~reach, UNREACHABLE, np.where(both <= 0, TIMEOUT, OK))
         return {"round": np.full(n, rnd.index), "src": a, "dst": b, "tier": tier, **cols,
                 "checksum_ok": checksum, "status": status}
 
@@ -341,7 +279,7 @@ class MockBackend(Backend):
         error = np.full(len(a), None, dtype=object)
         for i in np.flatnonzero(status != OK):
             if status[i] == UNREACHABLE:
-                error[i] = f"{host_of(self.ids[a[i] if not self.up[a[i]] else b[i]])} unreachable"
+                error[i] = f"{host_of(self.ids[a[i] if not self.phys.up[a[i]] else b[i]])} unreachable"
             else:
                 error[i] = f"no data across {links[i].as_py()} within the timeout"
         sink.batch("p2p", {"round": cols.pop("round"), "link": links, "src": self._card_ids(a),
@@ -352,63 +290,16 @@ class MockBackend(Backend):
         """Spike the ping-pong samples of pairs with a jittery end, in place: for each
         pair in order, end a then end b, one uniform draw per sample."""
         ends = np.stack([a, b], axis=1).ravel()            # a0, b0, a1, b1, ...
-        hit = np.flatnonzero(self.jit_p[ends] > 0)
+        jit_p, jit_f = self.phys.jit_p, self.phys.jit_f
+        hit = np.flatnonzero(jit_p[ends] > 0)
         if not len(hit):
             return
         u = self.rng.random((len(hit), lat.shape[1]))
         card = ends[hit]
-        factor = np.where(u < self.jit_p[card, None], self.jit_f[card, None], 1.0)
+        factor = np.where(u < jit_p[card, None], jit_f[card, None], 1.0)
         np.multiply.at(lat, hit // 2, factor)
 
     # -- collectives -----------------------------------------------------------------
-    def _group_model(self, members: np.ndarray, collective: str) -> tuple[np.ndarray, np.ndarray]:
-        """Worst latency (us) and bandwidth (GB/s) over each group's edges.
-
-        ``members``: (groups, p) card indices, groups of one size. All-reduce: the ring
-        edges; all-to-all: every pair (up to ``EXACT_ALL_PAIRS`` members), else the bound
-        of :meth:`_all_pairs_bound`.
-        """
-        g, p = members.shape
-        if collective == "all_reduce":
-            a, b = members, np.roll(members, -1, axis=1)
-            if p == 2:
-                a, b = a[:, :1], b[:, :1]
-        elif p <= EXACT_ALL_PAIRS:
-            i, j = np.triu_indices(p, k=1)
-            a, b = members[:, i], members[:, j]
-        else:
-            return self._all_pairs_bound(members)
-        fa, fb = a.ravel(), b.ravel()
-        alpha = self._true_lat(fa, fb).reshape(a.shape).max(axis=1)
-        bw = self._true_bw(fa, fb).reshape(a.shape).min(axis=1)
-        return alpha, bw
-
-    def _all_pairs_bound(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """All-to-all over a big group without enumerating O(p^2) pairs.
-
-        Worst latency: the worst tier's latency times the worst card multiplier. Worst
-        bandwidth: each tier at the slowest card's speed and the fewest NVLinks (every
-        pair is tested, so those two cards meet), the NIC tier at the slowest card
-        (nothing where a member's NIC is down), and any faulted link inside the group.
-        """
-        alphas, bws = [], []
-        for m in members:
-            hosts, per_host = np.unique(self.host[m], return_counts=True)
-            tiers = ([INTRA] if per_host.max() > 1 else []) + ([UP] if len(hosts) > 1 else [])
-            if len(np.unique(self.sn[m])) > 1:
-                tiers.append(OUT)
-            alphas.append(self.L[tiers].max() * self.lat_mult[m].max())
-            s = self.speed[m].min()
-            bw = [self.B[t] * s * self.nvlink[m].min() for t in tiers if t != OUT]
-            if OUT in tiers:
-                bw.append(0.0 if self.nic_down[m].any() else min(self.B[OUT] * self.nic_speed[m].min(), s * self.B[UP]))
-            inside = [k for k in self.link_factor if k // len(self.ids) in m and k % len(self.ids) in m]
-            for k in inside:
-                lo, hi = np.array([k // len(self.ids)]), np.array([k % len(self.ids)])
-                bw.append(float(self._true_bw(lo, hi)[0]))
-            bws.append(min(bw))
-        return np.array(alphas), np.array(bws)
-
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
         """Runs of consecutive groups of one size are simulated at once, one batch each."""
         sink = as_sink(emit)
@@ -429,7 +320,7 @@ class MockBackend(Backend):
             self._sweep(run, plan, repeats, sink)
 
     def _jittery(self, group: Group) -> bool:
-        return bool((self.jit_p[self._idx(group.members)] > 0).any())
+        return bool((self.phys.jit_p[self._idx(group.members)] > 0).any())
 
     def _reachable_part(self, group: Group, layer: str, reported: set[str], emit) -> Group | None:
         """The group without members on unreachable hosts (each such host reported once).
@@ -437,15 +328,16 @@ class MockBackend(Backend):
         Returns None when too few members are left to run it.
         """
         idx = self._idx(group.members)
-        if self.up[idx].all():
+        up = self.phys.up
+        if up[idx].all():
             return group
-        down = sorted({host_of(self.ids[i]) for i in idx[~self.up[idx]]})
+        down = sorted({host_of(self.ids[i]) for i in idx[~up[idx]]})
         for h in down:
             if h not in reported:
                 reported.add(h)
                 emit(not_run_row(layer, h, "host", "unreachable",
                                  f"{h} unreachable: {layer} runs without it (first missed in {group.id})"))
-        members = tuple(self.ids[i] for i in idx[self.up[idx]])
+        members = tuple(self.ids[i] for i in idx[up[idx]])
         minimum = 1 if group.kind == "card" else 2
         return Group(group.id, group.kind, members) if len(members) >= minimum else None
 
@@ -462,10 +354,19 @@ class MockBackend(Backend):
         reps = np.repeat(np.arange(repeats), len(plan.sizes))
         R = len(sizes)
         C = len(plan.collectives)
-        model = [self._group_model(members, c) for c in plan.collectives]
+        phys = self.phys
+        model = [phys.group_model(members, c) for c in plan.collectives]
         alpha = np.stack([m[0] for m in model], axis=1)                 # (G, C)
         bw = np.stack([m[1] for m in model], axis=1)
         live = bw > 0
+        # (G, C, R): the bandwidth at each row's size (a fault with ``above`` acts on larger messages only)
+        bw_rows = np.repeat(bw[:, :, None], R, axis=2)
+        if gated_sizes(self._faults_now):
+            for size in np.unique(sizes):
+                at = self.phys_at(float(size))
+                if at is not phys:
+                    bw_rows[:, :, sizes == size] = np.stack(
+                        [at.group_model(members, c)[1] for c in plan.collectives], axis=1)[:, :, None]
         skews = np.zeros((G, C, R, p))
         noise = np.ones((G, C, R))
         if G == 1 and self._jittery(groups[0]):  # per row, spikes drawn between skews and noise
@@ -473,27 +374,27 @@ class MockBackend(Backend):
                 for r in range(R):
                     skews[0, c, r] = np.abs(BASE_SKEW_US * self.rng.standard_normal(p))
                     for i, m in enumerate(members[0]):
-                        if self.jit_p[m] > 0 and self.rng.random() < self.jit_p[m]:
-                            skews[0, c, r, i] += alpha[0, c] * self.jit_f[m]
+                        if phys.jit_p[m] > 0 and self.rng.random() < phys.jit_p[m]:
+                            skews[0, c, r, i] += alpha[0, c] * phys.jit_f[m]
                     noise[0, c, r] = self._noise()
         else:
             z = self.rng.standard_normal((int(live.sum()), R, p + 1))
             skews[live] = np.abs(BASE_SKEW_US * z[..., :p])
             noise[live] = 1.0 + NOISE_CV * z[..., p]
-        skews += ((1.0 / self.speed[members] - 1.0) * COMPUTE_US)[:, None, None, :]
+        skews += ((1.0 / phys.speed[members] - 1.0) * COMPUTE_US)[:, None, None, :]
         skews -= skews.min(axis=3, keepdims=True)
         # alpha-beta times, (G, C, R): 1 GB/s moves 1e3 bytes per us
         is_ar = np.array([c == "all_reduce" for c in plan.collectives])[None, :, None]
         steps = np.where(is_ar, 2 * (p - 1), p - 1)
         volume = np.where(is_ar, 2 * ((p - 1) / p), (p - 1) / p) * sizes[None, None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = steps * alpha[:, :, None] + volume * (1e-3 / bw[:, :, None])
+            t = steps * alpha[:, :, None] + volume * (1e-3 / bw_rows)
         t = t * noise + skews.max(axis=3)
         # wrong elements per rank: a bad reducer spoils every reduced element; in an
         # all-to-all each rank gets bad chunks from the corrupt ranks other than itself
         count = sizes // DTYPE_BYTES                                      # (R,)
-        bad_reduce = self.reduce_bad[members].any(axis=1)                 # (G,)
-        corrupt = self.corrupt[members]                                   # (G, p)
+        bad_reduce = phys.reduce_bad[members].any(axis=1)                 # (G,)
+        corrupt = phys.corrupt[members]                                   # (G, p)
         from_bad = corrupt.sum(axis=1)[:, None] - corrupt                 # (G, p)
         wrong = np.where(is_ar[..., None], (bad_reduce[:, None, None, None] * count[None, None, :, None]),
                          (count[None, None, :, None] // p) * from_bad[:, None, None, :])
@@ -543,19 +444,20 @@ class MockBackend(Backend):
         for group in live:
             m = self._idx(group.members)
             p = len(m)
-            diverge = bool(self.diverge[m].any())
+            phys = self.phys_at(GOLDEN_GRAD_BYTES)
+            diverge = bool(phys.diverge[m].any())
             if (p, diverge) not in curves:
                 # The data order is fixed by the plan seed; noise varies with the run seed.
                 rng = np.random.default_rng([plan.seed, self.seed, p])
                 curves[(p, diverge)] = golden_loss_curve(plan.steps, rng, diverge)
             loss.append(curves[(p, diverge)])
             if p > 1:
-                a, bw = self._group_model(m[None, :], "all_reduce")
+                a, bw = phys.group_model(m[None, :], "all_reduce")
                 a, bw = float(a[0]), max(float(bw[0]), PCIE_FALLBACK_GBPS)  # a dead NVLink: PCIe
                 comm.append((2 * (p - 1) * a + 2 * ((p - 1) / p) * GOLDEN_GRAD_BYTES * 1e-3 / bw) * 1e-6)
             else:
                 comm.append(0.0)
-            compute.append(GOLDEN_COMPUTE_S / self.speed[m].min())
+            compute.append(GOLDEN_COMPUTE_S / phys.speed[m].min())
         z = self._noise((len(live), plan.steps, 2))  # per step: comm noise, compute noise
         c = np.array(comm)[:, None] * z[..., 0]
         k = np.array(compute)[:, None] * z[..., 1]

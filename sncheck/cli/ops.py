@@ -25,6 +25,7 @@ from sncheck.health.capacity import ParallelLayout, capacity
 from sncheck.health.policy import DEFAULT_CAP
 from sncheck.config.inventory import Inventory, load_inventory, local_inventory
 from sncheck.model import IsolationStep
+from sncheck.fabric import is_switch
 from sncheck.report import outputs
 from sncheck.store.state import StateStore, default_state_dir
 from sncheck.store.rundir import new_run_id
@@ -121,8 +122,10 @@ def _classify(entity: str, topo: Topology) -> str:
         return "link"
     if entity in topo.supernode_names:
         return "supernode"
-    raise ConfigError(f"{entity!r} is not a card or host of inventory {inv.name} ({inv.source}); "
-                      "cards are named <host>/gpu<index>, e.g. node003/gpu2")
+    if is_switch(entity) and topo.is_entity(entity):
+        return "switch"
+    raise ConfigError(f"{entity!r} is not a card, host or switch of inventory {inv.name} ({inv.source}); "
+                      "cards are named <host>/gpu<index>, e.g. node003/gpu2, switches leaf:<name> or spine:<name>")
 
 
 def _print_batch(batch: BatchResult, apply: bool, audit_path: Path) -> None:
@@ -239,7 +242,7 @@ def _check(sdir: Path, as_json: bool) -> None:
 
 @click.command("isolate")
 @click.argument("entities", nargs=-1, required=True)
-@click.option("--kind", type=click.Choice(["card", "host"]), help="Check that every ENTITY is of this kind.")
+@click.option("--kind", type=click.Choice(["card", "host", "switch"]), help="Check that every ENTITY is of this kind.")
 @click.option("--reason", default="isolated by an operator", show_default=True, help="Why, for the record.")
 @click.option("--rule", default="manual", show_default=True, help="Rule name for the record.")
 @click.option("--cap", type=click.FloatRange(0, 1), default=DEFAULT_CAP, show_default=True,
@@ -249,11 +252,15 @@ def _check(sdir: Path, as_json: bool) -> None:
 def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str, cap: float,
             via: tuple[str, ...], apply: bool, control_host: str | None, ssh_config: str | None,
             known_hosts: str | None, state_dir: str | None, inventory_path: str | None) -> None:
-    """Take cards or hosts out of service (a dry run unless --apply).
+    """Take cards, hosts or scale-out switches out of service (a dry run unless --apply).
+
+    A switch (leaf:<name>, spine:<name>) is recorded as a switch and reported "repair switch":
+    its rail is drained on the hosts it serves, no card is masked.
 
     \b
     Examples:
       sncheck isolate node003/gpu2 -i cluster.yaml --via cuda_visible_devices
+      sncheck isolate leaf:su0-rail3 -i cluster.yaml --via hostfile
       sncheck isolate node007 -i cluster.yaml --via slurm --via hostfile --apply
       sncheck isolate node007 -i cluster.yaml --via kubernetes --control-host admin01 --apply
     """
@@ -263,8 +270,8 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
     requests = []
     for entity in dict.fromkeys(entities):
         k = _classify(entity, topo)
-        if k not in ("card", "host"):
-            raise ConfigError(f"{entity!r} is a {k}; only cards and hosts can be isolated "
+        if k not in ("card", "host", "switch"):
+            raise ConfigError(f"{entity!r} is a {k}; only cards, hosts and switches can be isolated "
                               f"(isolate {'one of its cards' if k == 'link' else 'its hosts'})")
         if kind is not None and k != kind:
             raise ConfigError(f"{entity!r} is a {k}, not a {kind}")

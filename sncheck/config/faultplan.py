@@ -28,26 +28,31 @@ list. Any fault may carry ``transient: true``: it ends before the confirmation r
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sncheck.topology import Topology, host_of, link_id, rail_of, split_link
+from sncheck.fabric import Measured, parse_switch
+from sncheck.topology import SCALE_OUT, Topology, host_of, link_id, rail_of, split_link
+from sncheck.config.units import parse_size
 from sncheck.config.yamlio import Source, _show, check_keys, field_bool, load_file, load_text
 from sncheck.worker.faults import ACTED_TYPES
 
 MAX_FAULTS = 100_000  # faults in one plan
 MAX_FACTOR = 1e6      # a factor or a count: finite, and far beyond any real slow-down
-PARAMS = ("factor", "probability", "count", "links", "port", "tool")
+PARAMS = ("factor", "probability", "count", "links", "port", "tool", "direction", "above")
+OPTIONAL = "optional"  # a parameter's default when it may be left out and has no value then
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 
 @dataclass(frozen=True)
 class FaultType:
-    """One fault type: its target kind (card, link, host), parameters and defaults.
+    """One fault type: its target kind (card, link, host, switch, port), parameters and defaults.
 
-    ``params`` maps each parameter to its default (``None``: required). ``below_one``
-    lists the factors that must be below 1 (a slow-down, not a speed-up).
+    ``params`` maps each parameter to its default (``None``: required; :data:`OPTIONAL`: may
+    be left out, and then has none). ``below_one``: the factor must be below 1 (a slow-down,
+    not a speed-up). ``direction: a->b`` (links): only traffic from card a to card b;
+    ``above: SIZE`` (bandwidth faults): only messages larger than SIZE bytes.
     """
 
     name: str
@@ -70,11 +75,20 @@ FAULT_TYPES: dict[str, FaultType] = {t.name: t for t in (
     _t("corrupt_card", "card", "probe", "its p2p payloads and its collectives are wrong"),
     _t("collective_corruption", "card", "probe", "reductions through it are wrong; p2p payloads stay intact"),
     _t("diverge", "card", "probe", "golden-model loss diverges when it takes part"),
-    _t("degraded_link", "link", "network", "the link runs at factor x", True, factor=0.3),
-    _t("dead_link", "link", "network", "the link carries nothing"),
+    _t("degraded_link", "link", "network", "the link runs at factor x (direction a->b: that way only; "
+       "above: messages over that size only)", True, factor=0.3, direction=OPTIONAL, above=OPTIONAL),
+    _t("dead_link", "link", "network", "the link carries nothing (direction a->b: that way only)",
+       direction=OPTIONAL),
+    _t("high_latency_link", "link", "network", "the link's latency x factor, its bandwidth normal", factor=3.0),
     _t("down_host", "host", "network", "unreachable"),
     _t("slow_nic", "host", "network", "the host's port-th scale-out NIC (rail port-1) runs at factor x; "
-       "its port state shows nothing", True, factor=0.5, port=1),
+       "its port state shows nothing", True, factor=0.5, port=1, above=OPTIONAL),
+    # Switch faults, acted out on every pair whose path (sncheck.fabric) crosses the switch or port.
+    _t("slow_switch", "switch", "network", "every pair through the leaf or spine runs at factor x",
+       True, factor=0.5, above=OPTIONAL),
+    _t("dead_switch", "switch", "network", "nothing crosses the leaf or spine"),
+    _t("switch_port_down", "port", "network", "the cable at the switch port carries nothing: its NIC's "
+       "scale-out pairs (a host port) or the pairs over that uplink fail"),
     # Host-level faults: the host's tools report them, as on real hardware.
     _t("ecc_uncorrectable", "card", "tool", "the card report: count volatile uncorrectable ECC errors", count=1),
     _t("remap_pending", "card", "tool", "the card report: remapped rows pending"),
@@ -119,7 +133,7 @@ ACTED_BY: dict[str, tuple[str, ...]] = {
 def with_defaults(fault: dict[str, Any]) -> dict[str, Any]:
     """A fault as job data (``Fault.to_dict``) with every parameter its type defaults filled
     in: the worker acts on what the job says and knows no defaults of its own."""
-    defaults = {k: v for k, v in FAULT_TYPES[fault["type"]].params.items() if v is not None}
+    defaults = {k: v for k, v in FAULT_TYPES[fault["type"]].params.items() if v not in (None, OPTIONAL)}
     return {**fault, **{k: v for k, v in defaults.items() if fault.get(k) is None}}
 
 
@@ -134,11 +148,15 @@ class Fault:
     links: int | None = None  # nvlink_down: inactive links
     port: int | None = None  # ib_port_down, slow_nic: the host's port-th IB port (1-based), rail port-1
     tool: str | None = None  # missing_tool: the program not on the PATH
+    direction: str | None = None  # degraded_link, dead_link: "a->b", only traffic from card a to card b
+    above: int | None = None  # bandwidth faults: only messages of more bytes than this
+    where: str = field(default="", compare=False)  # file:line of the fault in its plan
 
     @property
     def host(self) -> str:
-        """The host the fault is on (the target itself for host faults)."""
-        if FAULT_TYPES[self.type].target == "host":
+        """The host the fault is on (the target itself for host faults; a switch or port
+        fault is on no host: its target)."""
+        if FAULT_TYPES[self.type].target in ("host", "switch", "port"):
             return self.target
         if FAULT_TYPES[self.type].target == "link":
             return host_of(split_link(self.target)[0])
@@ -181,6 +199,15 @@ class FaultPlan:
 
 def _number(src: Source, item: Any, ftype: FaultType, p: str) -> Any:
     v = item[p]
+    if p == "above":
+        try:
+            return parse_size(v)
+        except ValueError as e:
+            raise src.error(f"above: {e}", item, p) from e
+    if p == "direction":  # checked against the target by _direction
+        if not isinstance(v, str) or "->" not in v:
+            raise src.error(f"direction must be 'a->b' with a and b the link's two cards, got {_show(v)}", item, p)
+        return v
     if p == "tool":
         if not isinstance(v, str) or not _TOOL_NAME.match(v):
             raise src.error(f"tool must be a program name (a fact command's tool), got {v!r}", item, p)
@@ -209,15 +236,41 @@ def _target(src: Source, item: Any, ftype: FaultType, topo: Topology) -> str:
             raise src.error(f"{ftype.name} targets a link 'a<->b', got {target!r}", item, "target")
         a, b = split_link(target)
         target = link_id(a.strip(), b.strip())
+    if ftype.target in ("switch", "port"):
+        return _switch_target(src, item, ftype, topo, target)
     valid = {
         "card": lambda t: t in topo.by_id,
         "host": lambda t: t in topo.inventory.hosts,
-        "link": lambda t: "<->" in t and topo.is_entity(t),
+        "link": lambda t: "<->" in t and all(c in topo.by_id for c in split_link(t)) and len(set(split_link(t))) == 2,
     }[ftype.target]
     if not valid(target):
         raise src.error(f"{ftype.name} target {target!r} is not a {ftype.target} of this inventory",
                         item, "target")
     return target
+
+
+def _switch_target(src: Source, item: Any, ftype: FaultType, topo: Topology, target: str) -> str:
+    """A switch (``leaf:x``, ``spine:y``) or a cabled switch port (``leaf:x[5]``) of the fabric."""
+    fabric = topo.fabric
+    parsed = parse_switch(target)
+    port = ftype.target == "port"
+    if parsed is None or (parsed[2] is not None) != port or not fabric.is_element(target):
+        shown = ", ".join(fabric.switches[:4]) + (", ..." if len(fabric.switches) > 4 else "")
+        want = "a cabled switch port leaf:<name>[<port>]" if port else "a switch leaf:<name> or spine:<name>"
+        raise src.error(f"{ftype.name} target {target!r} is not {want} of this inventory's fabric "
+                        f"(its switches: {shown or 'none'}; README: the scale-out fabric)", item, "target")
+    return target
+
+
+def _direction(src: Source, item: Any, fault: Fault) -> Fault:
+    """``direction: a->b`` names the link's two cards, in either order; kept as written."""
+    if fault.direction is None:
+        return fault
+    a, _, b = (x.strip() for x in fault.direction.partition("->"))
+    if {a, b} != set(split_link(fault.target)):
+        raise src.error(f"direction {fault.direction!r} must run between the link's two cards "
+                        f"({' and '.join(split_link(fault.target))})", item, "direction")
+    return replace(fault, direction=f"{a}->{b}")
 
 
 def parse_faults(src: Source, topo: Topology) -> FaultPlan:
@@ -242,7 +295,7 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
                 if p not in ftype.params:
                     raise src.error(f"{name} takes no {p!r}", item, p)
                 values[p] = _number(src, item, ftype, p)
-            elif p in ftype.params:
+            elif p in ftype.params and ftype.params[p] != OPTIONAL:
                 if ftype.params[p] is None:
                     raise src.error(f"{name} needs {p!r}", item)
                 values[p] = ftype.params[p]
@@ -252,7 +305,7 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
                 raise src.error(f"{name} port {values['port']} is beyond {target}'s {cards} rails "
                                 f"(one port per card, numbered from 1)", item, "port")
         transient = field_bool(src, item, "transient") if "transient" in item else False
-        fault = Fault(name, target, transient=transient, **values)
+        fault = _direction(src, item, Fault(name, target, transient=transient, where=src.where(item), **values))
         why = _cannot_act_out(fault, topo)
         if why is not None:
             raise src.error(f"{why}; the simulator would drop it without a word (README: how each fault "
@@ -275,6 +328,34 @@ def _cannot_act_out(fault: Fault, topo: Topology) -> str | None:
     tools = tuple(c.tool for c in registry.vendor_of(plat).commands_for(plat) if c.tool not in off)
     card = rail_of(fault.target) if FAULT_TYPES[fault.type].target == "card" else None
     return sim.refusal(plat.name if plat else None, fault.type, card=card, tool=fault.tool, tools=tools)
+
+
+def unmeasured(fault: Fault, topo: Topology, plans: list[Measured]) -> str | None:
+    """Why no measurement of ``plans`` (the run's layers, ``sncheck.layers.coverage``) can
+    show ``fault``, or None. Judged for the faults the mock acts out on the network between
+    cards (links, NICs, switches, switch ports) through the fabric's paths; a card fault
+    shows on every layer, a host's tool fault in its facts (:func:`_cannot_act_out`)."""
+    ftype = FAULT_TYPES[fault.type]
+    if ftype.acted != "network" or fault.type == "down_host":
+        return None
+    fabric = topo.fabric
+    element = f"{fault.target}/nic{(fault.port or 1) - 1}" if fault.type == "slow_nic" else fault.target
+    through = [m for m in plans if fabric.crosses(element, m)]
+    if any(fault.above is None or m.size > fault.above for m in through):
+        return None
+    if ftype.target != "link" and len(topo.supernode_names) < 2:
+        return (f"inventory {topo.inventory.name} has one supernode, so no pair crosses the scale-out tier: no "
+                f"measurement goes through a NIC, a switch or a switch port")
+    if through:
+        return (f"no planned measurement through it moves a message over {fault.above} bytes "
+                f"(the largest: {max(m.size for m in through):.0f})")
+    if ftype.target == "link":
+        a, b = split_link(fault.target)
+        if topo.tier(a, b) == SCALE_OUT and rail_of(a) != rail_of(b):
+            return (f"the plan never measures this pair: across supernodes it pairs card k with card k of "
+                    f"other hosts (rail-aligned), and {a} and {b} are on rails {rail_of(a)} and {rail_of(b)}")
+        return "the plan never measures this pair"
+    return "no planned pair goes through it"
 
 
 def fault_table() -> str:

@@ -36,13 +36,15 @@ class ReleaseHistory(Protocol):
 
 
 def entity_kind(entity: str) -> str:
-    """The kind an identifier names by its shape: link, card or host (DESIGN.md identifiers).
+    """The kind an identifier names by its shape: link, card, nic, switch or host (DESIGN.md identifiers).
 
     A supernode name cannot be told from a host name by shape; callers that accept
     supernodes check the topology first.
     """
     if "<->" in entity:
         return "link"
+    if entity.startswith(("leaf:", "spine:")) and "[" not in entity:  # sncheck.fabric: a scale-out switch
+        return "switch"
     host, sep, tail = entity.rpartition("/")
     if sep and host and tail.startswith("gpu") and tail[3:].isdigit():
         return "card"
@@ -122,13 +124,15 @@ class CapResult:
 def check_cap(entries: Iterable[IsolationStep | Mapping[str, Any]], total_cards: int, total_hosts: int,
               cap: float = DEFAULT_CAP, *, host_cards: Mapping[str, int] | None = None,
               supernode_hosts: Mapping[str, Sequence[str]] | None = None,
-              before: Iterable[IsolationStep | Mapping[str, Any]] = ()) -> CapResult:
+              before: Iterable[IsolationStep | Mapping[str, Any]] = (),
+              switch_cards: Mapping[str, Sequence[str]] | None = None) -> CapResult:
     """May these isolations be applied? Only ``isolate`` entries count.
 
     Pass everything that would be out of service afterwards (already isolated plus the
     new batch): the cap bounds what automation takes out, not one batch. A host counts
     as all its cards (``host_cards``; default the average), a card on an isolated host
-    is not counted twice, a supernode counts all its hosts (``supernode_hosts``), and a
+    is not counted twice, a supernode counts all its hosts (``supernode_hosts``), a switch
+    the cards whose rail it carries (``switch_cards``: its rail drained on its hosts), and a
     link takes nothing out of service.
 
     The allowance is ``cap`` of the hosts and of the cards, but never less than one more
@@ -143,8 +147,8 @@ def check_cap(entries: Iterable[IsolationStep | Mapping[str, Any]], total_cards:
         raise ValueError(f"cap must be a share between 0 and 1, got {cap}")
     per_host = host_cards or {}
     default_cards = total_cards / total_hosts
-    n_cards, hosts = _out_of_service(entries, per_host, supernode_hosts or {}, default_cards)
-    had_cards, had_hosts = _out_of_service(before, per_host, supernode_hosts or {}, default_cards)
+    n_cards, hosts = _out_of_service(entries, per_host, supernode_hosts or {}, default_cards, switch_cards or {})
+    had_cards, had_hosts = _out_of_service(before, per_host, supernode_hosts or {}, default_cards, switch_cards or {})
     card_share, host_share = n_cards / total_cards, len(hosts) / total_hosts
     numbers = (f"{n_cards} of {total_cards} cards ({card_share:.1%}) and {len(hosts)} of "
                f"{total_hosts} hosts ({host_share:.1%}) would be out of service")
@@ -163,7 +167,8 @@ def check_cap(entries: Iterable[IsolationStep | Mapping[str, Any]], total_cards:
 
 
 def _out_of_service(entries: Iterable[IsolationStep | Mapping[str, Any]], per_host: Mapping[str, int],
-                    sn_hosts: Mapping[str, Sequence[str]], default_cards: float) -> tuple[int, set[str]]:
+                    sn_hosts: Mapping[str, Sequence[str]], default_cards: float,
+                    switch_cards: Mapping[str, Sequence[str]]) -> tuple[int, set[str]]:
     """Cards (a host counts all its cards, a card on such a host once) and hosts that
     ``isolate`` entries take out of service; links take nothing out."""
     hosts: set[str] = set()
@@ -180,5 +185,7 @@ def _out_of_service(entries: Iterable[IsolationStep | Mapping[str, Any]], per_ho
             cards.add(d["entity"])
         elif d["entity_kind"] == "nic":  # isolated by masking its card
             cards.add(card_of(d["entity"]))
+        elif d["entity_kind"] == "switch":  # its rail drained on every host it serves
+            cards.update(switch_cards.get(d["entity"], ()))
     loose_cards = {c for c in cards if host_of(c) not in hosts}
     return round(sum(per_host.get(h, default_cards) for h in hosts)) + len(loose_cards), hosts

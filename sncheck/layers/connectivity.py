@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sncheck.probeplan import connectivity_plan, scope_connectivity
+from sncheck.probeplan import ConnectivityPlan, connectivity_plan, scope_connectivity
 from sncheck.vendors.registry import pair_tools
 from sncheck.store.rows import not_run_row
 from sncheck.layers.base import LayerContext
@@ -10,11 +10,14 @@ from sncheck.layers.base import LayerContext
 NAME = "connectivity"
 
 
-def run(ctx: LayerContext) -> dict:
+def build_plan(ctx: LayerContext) -> ConnectivityPlan:
     opts = {**ctx.backend.plan_defaults(NAME), **ctx.options}
     plan = connectivity_plan(ctx.topo, **opts)
-    if ctx.targets:
-        plan = scope_connectivity(plan, ctx.targets)
+    return scope_connectivity(plan, ctx.targets) if ctx.targets else plan
+
+
+def run(ctx: LayerContext) -> dict:
+    plan = build_plan(ctx)
     ctx.progress(f"connectivity: host facts on {len(plan.hosts)} hosts")
     ctx.backend.host_facts(plan.hosts, ctx.emit)
     ctx.progress(f"connectivity: {plan.pair_count} pairs in {len(plan.rounds)} rounds")

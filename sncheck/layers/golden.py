@@ -38,15 +38,20 @@ def load_reference(ref: str) -> dict:
     return data
 
 
-def run(ctx: LayerContext) -> dict:
-    """Run the golden layer; ``ctx.reference`` (resolved by the caller) enables stage 2."""
-    reference = ctx.reference
+def build_plan(ctx: LayerContext) -> GoldenPlan:
     opts = {**ctx.backend.plan_defaults(NAME), **ctx.options}
-    steps = opts.get("steps") or (len(reference["loss"]) if reference else 60)
+    steps = opts.get("steps") or (len(ctx.reference["loss"]) if ctx.reference else 60)
     groups = golden_groups(ctx.topo)
     if ctx.targets:
         groups = scope_groups(groups, ctx.targets)
-    plan = GoldenPlan(groups=groups, steps=steps)
+    return GoldenPlan(groups=groups, steps=steps)
+
+
+def run(ctx: LayerContext) -> dict:
+    """Run the golden layer; ``ctx.reference`` (resolved by the caller) enables stage 2."""
+    reference = ctx.reference
+    plan = build_plan(ctx)
+    steps = plan.steps
     ctx.progress(f"golden: {len(plan.groups)} replicas x {steps} steps")
     ctx.backend.golden(plan, ctx.emit)
     summary: dict = {"groups": len(plan.groups), "steps": steps}

@@ -90,6 +90,8 @@ def _action(f: dict, decisions: dict[str, list[str]], results: dict) -> str:
         return "none: on record (watch it next run)"
     if flags[NOT_MEASURED]:
         return f"bring the {kind} back (it was not measured), then re-run"
+    if last == "isolate" and kind == "switch":
+        return "repair the switch (confirmed by the retest); until then drain its rail on the hosts it serves"
     if last == "isolate":
         return f"drain the {kind} (isolation confirmed by the retest), then replace or repair it"
     if last == "release":

@@ -33,7 +33,7 @@ from collections import defaultdict
 from typing import Any
 
 from sncheck.health.invariants import UNREACHABLE
-from sncheck.model import Verdict, hosts_of, severity_rank
+from sncheck.model import Verdict, host_of, hosts_of, severity_rank
 from sncheck.run.verdict import GATES, NOT_JUDGED, NOT_MEASURED, flags_of
 from sncheck.topology import natural_key
 from sncheck.config.fileio import write_atomic
@@ -69,6 +69,9 @@ class _Hosts:
         entity = str(finding.get("entity", ""))
         if finding.get("entity_kind") == "supernode" and entity in self.members:
             return list(self.members[entity])
+        if finding.get("entity_kind") == "switch":  # the hosts of the NICs it explains (Fabric.switch_evidence)
+            nics = (finding.get("evidence") or {}).get("nics") or []
+            return [h for h in dict.fromkeys(host_of(str(n)) for n in nics) if h in self.supernode]
         return [h for h in dict.fromkeys(self._ends(entity)) if h in self.supernode]
 
     def ordered(self) -> list[str]:

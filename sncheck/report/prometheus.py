@@ -138,6 +138,12 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
     out.family("sncheck_findings", "gauge", "Findings of the run by severity.",
                [({"severity": s}, sum(f.get("severity") == s for f in findings))
                 for s in SEVERITIES])
+    out.family("sncheck_switch_finding_nics", "gauge",
+               "A scale-out switch named as a culprit: the NICs its finding explains (the hosts behind them "
+               "lose that rail until it is repaired).",
+               [({"switch": str(f.get("entity", "")), "rule": str(f.get("rule", "")),
+                  "severity": str(f.get("severity", ""))}, len((f.get("evidence") or {}).get("nics") or []))
+                for f in findings if f.get("entity_kind") == "switch"])
     flagged = [flags_of(f, results) for f in findings]
     out.family("sncheck_findings_flagged", "gauge",
                "Findings of the run that gate, that say something was not measured, or not judged.",

@@ -17,14 +17,14 @@ from sncheck.backends.base import Backend
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.store.files import route_log
 from sncheck.store.evidence import collect_evidence
-from sncheck.config.faultplan import FaultPlan, load_faults
+from sncheck.config.faultplan import NETWORK_FAULTS, FaultPlan, load_faults, unmeasured
 from sncheck.health.baseline import load_baseline
 from sncheck.health.findings import merge_findings
 from sncheck.health.capacity import ParallelLayout, capacity
 from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch
 from sncheck.health.rules import RuleSet, load_rules
 from sncheck.config.inventory import Inventory
-from sncheck.layers import connectivity, golden, stress
+from sncheck.layers import connectivity, coverage, golden, stress
 from sncheck.layers.base import LayerContext
 from sncheck.config.playbook import LayerSpec, Playbook, check_duration
 from sncheck.errors import interrupt_cause
@@ -219,9 +219,26 @@ class Run:
                 self._resolve_judging(self.backend)
             else:
                 self.scoped = target_cards(self.topo, self.opts.targets) if self.opts.targets else None
+            self._refuse_unmeasured(faults)
         except BaseException:
             self.close()
             raise
+
+    def _refuse_unmeasured(self, faults: FaultPlan) -> None:
+        """A fault that no planned measurement can show is refused (exit 2, its file and
+        line): the simulator would act it out and no row would say so."""
+        if not any(f.type in NETWORK_FAULTS for f in faults.faults):
+            return
+        plans = []
+        for spec in self.playbook.layers:
+            options = {k: v for k, v in spec.options.items() if k != "reference"}
+            ctx = self.context(None, options, targets=self.scoped)
+            plans.append(coverage.measured(self.topo, LAYER_MODULES[spec.name].build_plan(ctx)))
+        for f in faults.faults:
+            why = unmeasured(f, self.topo, plans)
+            if why is not None:
+                raise ConfigError(f"{f.type} {f.target}: no planned measurement can show it: {why}; widen the "
+                                  f"playbook to measure it, or drop the fault", f.where or None)
 
     def _resolve_baseline_ref(self) -> None:
         ref = self.baseline_ref

@@ -1,0 +1,268 @@
+"""The mock's physics: the fault plan turned into per-card, per-link and per-switch state, and
+the noise-free bandwidth and latency of any pair (README "Mock backend cost model").
+
+Paths come from the fabric model (:mod:`sncheck.fabric`), the one home of which NIC hangs
+off which leaf and which spine joins two leaves: a switch fault acts on exactly the pairs
+whose path crosses it, as localization reads them.
+
+A :class:`Physics` is the state at one message size: a fault with ``above: N`` acts only on
+messages of more than N bytes, so the mock asks :func:`physics_at` for the size it moves.
+Cards are positions in ``topo.card_ids``; every function takes position arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sncheck.config.faultplan import Fault
+from sncheck.fabric import LEAF, parse_switch
+from sncheck.topology import SCALE_OUT, SCALE_UP, Topology
+
+DESIGN_NVLINKS = 18  # NVLink 4 links per card (H100), as the mock's nvidia-smi prints them
+EXACT_ALL_PAIRS = 16  # all-to-all groups up to this size: every pair; above: the bound below
+TIERS = ("intra_host", SCALE_UP, SCALE_OUT)  # tier codes 0, 1, 2
+INTRA, UP, OUT = 0, 1, 2
+
+
+def gated_sizes(faults: Sequence[Fault]) -> tuple[int, ...]:
+    """The ``above`` thresholds of the faults, sorted: the sizes where the physics changes."""
+    return tuple(sorted({f.above for f in faults if f.above is not None}))
+
+
+class Physics:
+    """The simulator's state for the faults in effect at messages of ``size`` bytes (None:
+    every fault, whatever its ``above``)."""
+
+    def __init__(self, topo: Topology, faults: Sequence[Fault], B: np.ndarray, L: np.ndarray,
+                 size: float | None = None) -> None:
+        cards = topo.cards
+        n = len(cards)
+        self.n, self.B, self.L = n, B, L
+        self.fabric = fabric = topo.fabric
+        hosts = {h: i for i, h in enumerate(topo.hosts)}
+        sns = {s: i for i, s in enumerate(topo.supernode_names)}
+        self.host = np.array([hosts[c.host] for c in cards], dtype=np.int64)
+        self.sn = np.array([sns[c.supernode] for c in cards], dtype=np.int64)
+        self.rail = np.array([c.index for c in cards], dtype=np.int64)
+        index = {c.id: i for i, c in enumerate(cards)}
+        self.speed = np.ones(n)       # compute and link speed (slow_card, thermal_throttle)
+        self.nvlink = np.ones(n)      # share of NVLink links up (nvlink_down)
+        self.lat_mult = np.ones(n)    # high_latency_card
+        self.jit_p = np.zeros(n)      # jittery_card probability and factor
+        self.jit_f = np.ones(n)
+        self.corrupt = np.zeros(n, dtype=bool)       # corrupt_card: p2p and collectives wrong
+        self.reduce_bad = np.zeros(n, dtype=bool)    # corrupt_card or collective_corruption
+        self.diverge = np.zeros(n, dtype=bool)
+        self.nic_down = np.zeros(n, dtype=bool)      # ib_port_down, switch_port_down at a host port
+        self.nic_speed = np.ones(n)                  # slow_nic: this card's rail NIC
+        self.up = np.ones(n, dtype=bool)             # reachable (down_host)
+        self.link_bw: dict[int, float] = {}          # directed key src*n+dst -> factor (0: dead)
+        self.link_lat: dict[int, float] = {}         # undirected key -> latency factor (high_latency_link)
+        self.leaf_f = np.ones(len(fabric.leaf_names))    # slow_switch / dead_switch factors
+        self.spine_f = np.ones(len(fabric.spine_names))
+        self.uplink_down: set[tuple[int, int]] = set()   # (leaf, spine) cables down
+        for f in faults:
+            if f.above is not None and (size is not None and size <= f.above):
+                continue  # a fault of larger messages than this size
+            t = f.type
+            factor = 1.0 if f.factor is None else f.factor  # every type with a factor defaults it
+            if t in ("slow_card", "thermal_throttle"):
+                self.speed[index[f.target]] *= factor
+            elif t == "nvlink_down":
+                i = index[f.target]
+                self.nvlink[i] = max(0.0, self.nvlink[i] - (f.links or 1) / DESIGN_NVLINKS)
+            elif t == "high_latency_card":
+                self.lat_mult[index[f.target]] = factor
+            elif t == "jittery_card":
+                i = index[f.target]
+                self.jit_p[i], self.jit_f[i] = f.probability, f.factor
+            elif t in ("corrupt_card", "collective_corruption"):
+                self.reduce_bad[index[f.target]] = True
+                self.corrupt[index[f.target]] |= t == "corrupt_card"
+            elif t == "diverge":
+                self.diverge[index[f.target]] = True
+            elif t in ("degraded_link", "dead_link"):
+                self._link(f, index)
+            elif t == "high_latency_link":
+                a, _, b = f.target.partition("<->")
+                key = int(self.key(np.array([index[a]]), np.array([index[b]]))[0])
+                self.link_lat[key] = self.link_lat.get(key, 1.0) * factor
+            elif t == "down_host":
+                self.up[self.host == hosts[f.target]] = False
+            elif t in ("ib_port_down", "slow_nic"):
+                on_rail = (self.host == hosts[f.target]) & (self.rail == (f.port or 1) - 1)
+                if t == "ib_port_down":
+                    self.nic_down[on_rail] = True
+                else:
+                    self.nic_speed[on_rail] *= factor
+            elif t in ("slow_switch", "dead_switch"):
+                kind, i = fabric.switch_ref(f.target)
+                factors = self.leaf_f if kind == LEAF else self.spine_f
+                factors[i] *= factor if t == "slow_switch" else 0.0
+            elif t == "switch_port_down":
+                self._port_down(f.target)
+        self.switched = bool((self.leaf_f != 1).any() or (self.spine_f != 1).any() or self.uplink_down)
+        keys = sorted(self.link_bw)
+        self._bw_keys = np.array(keys, dtype=np.int64)
+        self._bw_vals = np.array([self.link_bw[k] for k in keys])
+        keys = sorted(self.link_lat)
+        self._lat_keys = np.array(keys, dtype=np.int64)
+        self._lat_vals = np.array([self.link_lat[k] for k in keys])
+
+    def _link(self, f: Fault, index: dict[str, int]) -> None:
+        a, _, b = f.target.partition("<->")
+        value = (f.factor or 1.0) if f.type == "degraded_link" else 0.0
+        ia, ib = index[a], index[b]
+        ways = [(ia, ib), (ib, ia)]
+        if f.direction is not None:  # that way only
+            src, _, dst = f.direction.partition("->")
+            ways = [(index[src], index[dst])]
+        for x, y in ways:
+            key = x * self.n + y
+            self.link_bw[key] = self.link_bw.get(key, 1.0) * value
+
+    def _port_down(self, port: str) -> None:
+        cable = self.fabric.cable_at(port)
+        a, _, b = cable.partition("<->")
+        if parse_switch(a) is None:  # a NIC's cable: its scale-out traffic stops
+            self.nic_down[self.fabric.card_position(a)] = True
+            return
+        _, leaf = self.fabric.switch_ref(a.partition("[")[0])
+        _, spine = self.fabric.switch_ref(b.partition("[")[0])
+        self.uplink_down.add((leaf, spine))
+
+    # -- physics: every function takes card position arrays a, b ------------------------
+    def key(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The undirected key of each pair."""
+        return np.minimum(a, b) * self.n + np.maximum(a, b)
+
+    def tier(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where(self.host[a] == self.host[b], INTRA, np.where(self.sn[a] == self.sn[b], UP, OUT))
+
+    @staticmethod
+    def _lookup(keys: np.ndarray, table_keys: np.ndarray, table_vals: np.ndarray) -> np.ndarray:
+        out = np.ones(len(keys))
+        if len(table_keys):
+            pos = np.clip(np.searchsorted(table_keys, keys), 0, len(table_keys) - 1)
+            hit = table_keys[pos] == keys
+            out[hit] = table_vals[pos[hit]]
+        return out
+
+    def link_factor(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The degraded/dead link factor of the traffic from ``a`` to ``b``."""
+        return self._lookup(a * self.n + b, self._bw_keys, self._bw_vals)
+
+    def switch_factor(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The product of the factors of the switches on each pair's scale-out path (sncheck.fabric)."""
+        leaf = self.fabric.card_leaf
+        return self.leaf_pair_factor(leaf[a], leaf[b])
+
+    def leaf_pair_factor(self, la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+        """The switch factor of the path between NICs on leaves ``la`` and ``lb``: each leaf
+        once, the spine between them, nothing over an uplink cable that is down."""
+        spine = self.fabric.spines_between(la, lb)
+        f = self.leaf_f[la] * np.where(la != lb, self.leaf_f[lb], 1.0)
+        crossing = spine >= 0
+        if len(self.spine_f):
+            f = f * np.where(crossing, self.spine_f[np.where(crossing, spine, 0)], 1.0)
+        for leaf, s in self.uplink_down:
+            f = np.where(crossing & (spine == s) & ((la == leaf) | (lb == leaf)), 0.0, f)
+        return f
+
+    def true_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
+        """Noise-free bandwidth from ``a`` to ``b`` in GB/s (0: nothing gets across)."""
+        tier = self.tier(a, b) if tier is None else tier
+        B = self.B
+        # each end moves its own share: a slow card at its speed over its links, the pair at the lower
+        nvlink = B[tier] * np.minimum(self.speed[a] * self.nvlink[a], self.speed[b] * self.nvlink[b])
+        nic = np.minimum(B[OUT], np.minimum(self.speed[a], self.speed[b]) * B[UP])
+        nic = np.minimum(nic, B[OUT] * np.minimum(self.nic_speed[a], self.nic_speed[b]))  # a slow NIC caps
+        nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic)
+        if self.switched:
+            out = tier == OUT
+            if out.any():
+                nic = nic.copy()
+                nic[out] *= self.switch_factor(a[out], b[out])
+        return np.where(tier == OUT, nic, nvlink) * self.link_factor(a, b)
+
+    def edge_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
+        """A collective's edge carries both ways: the slower of the two directions."""
+        return np.minimum(self.true_bw(a, b, tier), self.true_bw(b, a, tier))
+
+    def true_lat(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
+        tier = self.tier(a, b) if tier is None else tier
+        lat = self.L[tier] * np.maximum(self.lat_mult[a], self.lat_mult[b])
+        if len(self._lat_keys):
+            lat = lat * self._lookup(self.key(a, b), self._lat_keys, self._lat_vals)
+        return lat
+
+    def group_model(self, members: np.ndarray, collective: str) -> tuple[np.ndarray, np.ndarray]:
+        """Worst latency (us) and bandwidth (GB/s) over each group's edges.
+
+        ``members``: (groups, p) card positions, groups of one size. All-reduce: the ring
+        edges; all-to-all: every pair (up to ``EXACT_ALL_PAIRS`` members), else the bound
+        of :meth:`all_pairs_bound`.
+        """
+        g, p = members.shape
+        if collective == "all_reduce":
+            a, b = members, np.roll(members, -1, axis=1)
+            if p == 2:
+                a, b = a[:, :1], b[:, :1]
+        elif p <= EXACT_ALL_PAIRS:
+            i, j = np.triu_indices(p, k=1)
+            a, b = members[:, i], members[:, j]
+        else:
+            return self.all_pairs_bound(members)
+        fa, fb = a.ravel(), b.ravel()
+        alpha = self.true_lat(fa, fb).reshape(a.shape).max(axis=1)
+        bw = self.edge_bw(fa, fb).reshape(a.shape).min(axis=1)
+        return alpha, bw
+
+    def all_pairs_bound(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """All-to-all over a big group without enumerating O(p^2) pairs.
+
+        Worst latency: the worst tier's latency times the worst card multiplier and the
+        worst faulted link inside the group. Worst bandwidth: each tier at the slowest
+        card's speed and the fewest NVLinks (every pair is tested, so those two cards
+        meet), the NIC tier at the slowest card and NIC (nothing where a member's NIC is
+        down) times the worst switch between two members of different supernodes, and any
+        faulted link inside the group.
+        """
+        alphas, bws = [], []
+        for m in members:
+            hosts, per_host = np.unique(self.host[m], return_counts=True)
+            tiers = ([INTRA] if per_host.max() > 1 else []) + ([UP] if len(hosts) > 1 else [])
+            cross = len(np.unique(self.sn[m])) > 1
+            if cross:
+                tiers.append(OUT)
+            inside = np.isin(self._lat_keys // self.n, m) & np.isin(self._lat_keys % self.n, m)
+            alphas.append(self.L[tiers].max() * self.lat_mult[m].max() * self._lat_vals[inside].max(initial=1.0))
+            s = self.speed[m].min()
+            bw = [self.B[t] * s * self.nvlink[m].min() for t in tiers if t != OUT]
+            if cross:
+                nic = 0.0 if self.nic_down[m].any() else min(self.B[OUT] * self.nic_speed[m].min(), s * self.B[UP])
+                bw.append(nic * (self._worst_switch(m) if self.switched else 1.0))
+            hit = np.isin(self._bw_keys // self.n, m) & np.isin(self._bw_keys % self.n, m)
+            for k in self._bw_keys[hit]:
+                lo, hi = np.array([k // self.n]), np.array([k % self.n])
+                bw.append(float(self.true_bw(lo, hi)[0]))
+            bws.append(min(bw))
+        return np.array(alphas), np.array(bws)
+
+    def _worst_switch(self, m: np.ndarray) -> float:
+        """The lowest switch factor over the scale-out pairs of a group: a pair's switches
+        depend on its two leaves only (Fabric.crossing_leaf_pairs)."""
+        la, lb = self.fabric.crossing_leaf_pairs(m)
+        return float(self.leaf_pair_factor(la, lb).min()) if len(la) else 1.0
+
+
+def physics_at(cache: dict, topo: Topology, faults: Sequence[Fault], B: np.ndarray, L: np.ndarray,
+               size: float) -> Physics:
+    """The physics for messages of ``size`` bytes, one per band between ``above`` thresholds
+    (kept in ``cache``)."""
+    band = sum(1 for t in gated_sizes(faults) if size > t)
+    if band not in cache:
+        cache[band] = Physics(topo, faults, B, L, size)
+    return cache[band]
