@@ -202,10 +202,9 @@ def test_a_plan_that_never_carries_the_faulted_elements_refuses_them(tmp_path):
     # the golden model runs inside each host: no scale-out pair, no leaf
     with pytest.raises(ConfigError, match="leaf:su0-rail3: no planned measurement can show it: no planned pair"):
         resolve(two, "  - {type: slow_switch, target: leaf:su0-rail3}\n", "golden", tmp_path=tmp_path)
-    # --targets scopes the plan to h01/gpu0's pairs: rail 3 is never measured
+    # --targets scopes what a run looks at, not what the cluster has: the playbook's plan measures rail 3
     plan = tmp_path / "faults.yaml"
     plan.write_text("faults:\n  - {type: slow_switch, target: leaf:su0-rail3}\n")
-    with pytest.raises(ConfigError, match="no planned pair goes through it"):
-        with Run(single_layer("connectivity"), load_inventory_text(two, "inv.yaml"),
-                 RunOptions(backend="mock", faults=str(plan), targets=("h01/gpu0",), out=str(tmp_path / "r"))):
-            pass
+    with Run(single_layer("connectivity"), load_inventory_text(two, "inv.yaml"),
+             RunOptions(backend="mock", faults=str(plan), targets=("h01/gpu0",), out=str(tmp_path / "r"))):
+        pass

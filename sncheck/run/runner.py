@@ -226,13 +226,15 @@ class Run:
 
     def _refuse_unmeasured(self, faults: FaultPlan) -> None:
         """A fault that no planned measurement can show is refused (exit 2, its file and
-        line): the simulator would act it out and no row would say so."""
+        line): the simulator would act it out and no row would say so. The playbook's whole
+        plan is asked, not a --targets scope: the fault plan describes the cluster, and a
+        scoped run chooses not to look at the rest of it."""
         if not any(f.type in NETWORK_FAULTS for f in faults.faults):
             return
         plans = []
         for spec in self.playbook.layers:
             options = {k: v for k, v in spec.options.items() if k != "reference"}
-            ctx = self.context(None, options, targets=self.scoped)
+            ctx = self.context(None, options)
             plans.append(coverage.measured(self.topo, LAYER_MODULES[spec.name].build_plan(ctx)))
         for f in faults.faults:
             why = unmeasured(f, self.topo, plans)
