@@ -187,22 +187,25 @@ def test_what_a_planned_measurement_shows_is_accepted(tmp_path):
     resolve(racks, "  - {type: slow_nic, target: a01, port: 2, factor: 0.5}\n", tmp_path=tmp_path)
 
 
-def test_a_plan_that_never_carries_the_faulted_elements_refuses_them(tmp_path):
+def test_a_fault_every_layer_misses_is_refused_and_one_layer_commands_do_not_narrow_it(tmp_path):
     two = hgx_text(2)
-    with pytest.raises(ConfigError, match=r"no planned measurement through it moves a message over 134217728 "
-                                          r"bytes \(the largest: 67108864\)"):
+    # every message across the two hosts is at most 1 GiB (the stress sweep's largest)
+    with pytest.raises(ConfigError, match=r"no planned measurement through it moves a message over 2147483648 "
+                                          r"bytes \(the largest: 1073741824\)"):
+        resolve(two, "  - {type: degraded_link, target: 'h01/gpu0<->h02/gpu0', factor: 0.4, above: 2G}\n",
+                tmp_path=tmp_path)
+    # above 128 MiB: connectivity's 64 MiB misses it, the stress sweep on rail 0 (the cross group) shows it
+    resolve(two, "  - {type: degraded_link, target: 'h01/gpu0<->h02/gpu0', factor: 0.4, above: 128M}\n",
+            tmp_path=tmp_path)
+    with pytest.raises(ConfigError, match=r"over 134217728 bytes \(the largest: 67108864\)"):
         resolve(two, "  - {type: degraded_link, target: 'h01/gpu3<->h02/gpu3', factor: 0.4, above: 128M}\n",
                 tmp_path=tmp_path)
-    # the stress sweep reaches 1 GiB, but across hosts only on rail 0 (the cross group)
-    resolve(two, "  - {type: degraded_link, target: 'h01/gpu0<->h02/gpu0', factor: 0.4, above: 128M}\n", "stress",
-            tmp_path=tmp_path)
-    with pytest.raises(ConfigError, match="the plan never measures this pair"):
-        resolve(two, "  - {type: degraded_link, target: 'h01/gpu3<->h02/gpu3', factor: 0.4, above: 128M}\n",
-                "stress", tmp_path=tmp_path)
-    # the golden model runs inside each host: no scale-out pair, no leaf
-    with pytest.raises(ConfigError, match="leaf:su0-rail3: no planned measurement can show it: no planned pair"):
-        resolve(two, "  - {type: slow_switch, target: leaf:su0-rail3}\n", "golden", tmp_path=tmp_path)
-    # --targets scopes what a run looks at, not what the cluster has: the playbook's plan measures rail 3
+    # a playbook's own options narrow its layer: a stress sweep that stops at 64 MiB
+    with pytest.raises(ConfigError, match=r"over 134217728 bytes"):
+        resolve(two, "  - {type: degraded_link, target: 'h01/gpu0<->h02/gpu0', factor: 0.4, above: 128M}\n",
+                "stress", {"max_bytes": 64 << 20}, tmp_path=tmp_path)
+    # a one-layer command and a --targets scope choose where to look; the cluster still has the leaf
+    resolve(two, "  - {type: slow_switch, target: leaf:su0-rail3}\n", "golden", tmp_path=tmp_path)
     plan = tmp_path / "faults.yaml"
     plan.write_text("faults:\n  - {type: slow_switch, target: leaf:su0-rail3}\n")
     with Run(single_layer("connectivity"), load_inventory_text(two, "inv.yaml"),

@@ -226,21 +226,22 @@ class Run:
 
     def _refuse_unmeasured(self, faults: FaultPlan) -> None:
         """A fault that no planned measurement can show is refused (exit 2, its file and
-        line): the simulator would act it out and no row would say so. The playbook's whole
-        plan is asked, not a --targets scope: the fault plan describes the cluster, and a
-        scoped run chooses not to look at the rest of it."""
+        line): the simulator would act it out and no row would say so. Asked of every
+        layer's plan for this cluster (the playbook's options for its layers, the defaults
+        for the others), never of a --targets scope or a one-layer command: the fault plan
+        describes the cluster, and those choose where to look."""
         if not any(f.type in NETWORK_FAULTS for f in faults.faults):
             return
+        given = {spec.name: spec.options for spec in self.playbook.layers}
         plans = []
-        for spec in self.playbook.layers:
-            options = {k: v for k, v in spec.options.items() if k != "reference"}
-            ctx = self.context(None, options)
-            plans.append(coverage.measured(self.topo, LAYER_MODULES[spec.name].build_plan(ctx)))
+        for name, module in LAYER_MODULES.items():
+            options = {k: v for k, v in given.get(name, {}).items() if k not in ("reference", "duration")}
+            plans.append(coverage.measured(self.topo, module.build_plan(self.context(None, options))))
         for f in faults.faults:
             why = unmeasured(f, self.topo, plans)
             if why is not None:
                 raise ConfigError(f"{f.type} {f.target}: no planned measurement can show it: {why}; widen the "
-                                  f"playbook to measure it, or drop the fault", f.where or None)
+                                  f"plan to measure it, or drop the fault", f.where or None)
 
     def _resolve_baseline_ref(self) -> None:
         ref = self.baseline_ref
