@@ -211,6 +211,31 @@ def test_ibportstate_states_peer_warnings_and_cuts(tmp_path):
     assert parse(tmp_path, "ibportstate", PORTSTATE + warn)[0] == 1
 
 
+MLNX_EXT = ("# MLNX ext Port info: Lid 17 port 1\nStateChangeEnable:...............0x00\n"
+            "LinkSpeedSupported:..............0x01\nLinkSpeedEnabled:................0x01\n"
+            "LinkSpeedActive:.................0x00\n")
+
+
+def test_ibportstate_blocks_in_the_order_main_prints_them(tmp_path):
+    """ibportstate.c main(): the port's block, its MLNX ext block, then a change's 'After
+    PortInfo set:' block or an Active switch port's peer. Each part missing at the end is a
+    cut; an MLNX ext block first means the start was cut away."""
+    assert parse(tmp_path, "ibportstate", PORTSTATE + MLNX_EXT)[0] == 0
+    for cut in (PORTSTATE + MLNX_EXT.rsplit("LinkSpeedActive", 1)[0],  # MLNX block short
+                MLNX_EXT,  # its port block cut away
+                PORTSTATE.replace("CA/RT PortInfo", "Initial CA/RT PortInfo"),  # a change, no After block
+                PORTSTATE.replace("CA/RT PortInfo", "Initial CA/RT PortInfo") + "\nAfter PortInfo set:\n",
+                PORTSTATE.replace("CA/RT PortInfo", "Switch PortInfo").split("Mkey:")[0]):  # Active, no peer
+        code, d = parse(tmp_path, "ibportstate", cut)
+        assert code == 1 and any("cut" in e for e in d["errors"]), (cut[-80:], d["errors"])
+    change = PORTSTATE.replace("CA/RT PortInfo", "Initial CA/RT PortInfo")
+    assert parse(tmp_path, "ibportstate", change + "\nAfter PortInfo set:\n" + PORTSTATE.split("\n", 1)[1])[0] == 0
+    assert parse(tmp_path, "ibportstate", change + "Port is already in enable state\n")[0] == 0
+    switch = PORTSTATE.replace("CA/RT PortInfo", "Switch PortInfo").split("Mkey:")[0]
+    peer = "Peer PortInfo:\n" + PORTSTATE.split("\n", 1)[1]
+    assert parse(tmp_path, "ibportstate", switch + peer)[0] == 0
+
+
 def test_ethtool_mlx5_error_counters_fail_drops_are_kept(tmp_path):
     text = ("NIC statistics:\n     rx_packets: 1200\n     rx_out_of_buffer: 7\n     rx_discards_phy: 3\n"
             "     rx_crc_errors_phy: 0\n     rx_symbol_err_phy: 0\n     link_down_events_phy: 0\n"

@@ -35,7 +35,14 @@ ibportstate.c``, libibmad ``mad_dump_field``; the same since infiniband-diags 1.
 - ``ibwarn: [pid] FUNC: Peer ports operating at active width W rather than ...`` (and speed):
   a mismatch between the two ends; ``ibpanic: ... failed`` / ``ibportstate: iberror: ...``.
 - whole: every port up to ``LinkSpeedActive``; a CA's (``CA/RT``) down to ``ProtectBits``
-  (the M_Key lines are printed for a CA and a switch's port 0).
+  (the M_Key lines are printed for a CA and a switch's port 0). ``main()`` prints, in order:
+  the ``... PortInfo:`` line, the port's block, its ``# MLNX ext`` block (Mellanox devices:
+  ``StateChangeEnable`` .. ``LinkSpeedActive``, libibmad ``mad_dump_mlnx_ext_port_info``),
+  then for a change (``Initial ... PortInfo:``) ``After PortInfo set:`` and the port's block
+  again (``Port is already in enable state`` for ``on`` instead), and for a query of an Active
+  switch port other than 0 ``Peer PortInfo:`` and the peer's block. So an MLNX ext block with
+  no port block before it, a ``... PortInfo:`` line with no block after it, a change without
+  its ``After PortInfo set:`` block and an Active switch port without its peer are cut short.
 - failures (exit 1): ``LinkState`` not ``Active``, ``PhysLinkState`` not ``LinkUp``, the
   ``Peer ports operating at ...`` warnings, errors.
 
@@ -123,7 +130,9 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
     return {"tool": "ibv-devinfo", "devices": devices, "faults": faults, "errors": errors}
 
 
-_PORTINFO = re.compile(r"^(?:(?P<when>Initial|After) )?(?P<role>CA/RT|Switch|Peer|MLNX ext)? ?PortInfo(?: set)?:$")
+_PORTINFO = re.compile(r"^(?:(?P<when>Initial|After) )?(?P<role>CA/RT|Switch|Peer|MLNX ext)? ?"
+                       r"(?P<what>PortInfo|MLNXExtendedPortInfo)(?: set)?:$")
+_MLNX_LAST = "LinkSpeedActive"  # the last field mad_dump_mlnx_ext_port_info prints
 _PORT_HEADER = re.compile(r"^# (?:MLNX ext )?Port info: (?P<where>.*?) ?port (?P<port>\d+)$")
 _LID = re.compile(r"\bLid (\d+)")
 _DOTTED = re.compile(r"^(?P<key>[A-Za-z][\w/]*):\.*(?P<value>.*)$")
@@ -135,6 +144,8 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
     errors: list[str] = []
     warnings: list[str] = []
     role = "port"  # until a 'CA/RT PortInfo:' / 'Switch PortInfo:' line says which
+    pending: str | None = None  # a '... PortInfo:' line whose block has not begun
+    change = done = False  # 'Initial ... PortInfo:' seen; its 'After PortInfo set:' block / 'already' line
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -144,13 +155,20 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
             continue
         if line.startswith("ibpanic:") or "iberror:" in line or line.startswith("ibportstate: "):
             errors.append(line[:300])
+            pending = None  # the query that failed prints no block
+            continue
+        if line == "Port is already in enable state":
+            done = True
             continue
         if m := _PORTINFO.match(line):
+            pending = line
             role = m["role"] or "port"
-            if m["when"] == "After":
-                role = "after set"
+            change = change or m["when"] == "Initial"
+            if m["when"] == "After" and m["what"] == "PortInfo":
+                role, done = "after set", True
             continue
         if m := _PORT_HEADER.match(line):
+            pending = None
             lid = _LID.search(m["where"])
             ports.append({"role": "MLNX ext" if "MLNX ext" in line else role, "lid": int(lid[1]) if lid else None, "port": int(m["port"]), "fields": {},
                           "link_state": None, "phys_state": None, "width": None, "speed": None})
@@ -162,6 +180,7 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
             ports[-1]["fields"][m["key"]] = m["value"].strip()
     if not ports and not errors:
         raise ParseError("no '# Port info:' block and no ibportstate error", tool="ibportstate")
+    errors += _order_errors(ports, pending, change and not done and not errors)
     # ibwarn also prints -d debug lines (umad_*): only the peer mismatch is a finding
     faults = [f"ibportstate: {w}" for w in warnings if "Peer ports operating at" in w]
     for p in ports:
@@ -172,8 +191,10 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
             (f" (lid {p['lid']})" if p["lid"] is not None else "")
         if empty := [k for k, v in f.items() if not v]:
             errors.append(f"{where}: {empty[0]} without its value: cut short")
-        if p["role"] == "MLNX ext":
-            continue  # MLNXExtendedPortInfo: speeds and state-change flags, no link state
+        if p["role"] == "MLNX ext":  # MLNXExtendedPortInfo: speeds and state-change flags, no link state
+            if _MLNX_LAST not in f:
+                errors.append(f"{where}: no {_MLNX_LAST} line (the last its MLNX ext block prints): cut short")
+            continue
         if p["link_state"] is None or p["phys_state"] is None:
             errors.append(f"{where}: no LinkState / PhysLinkState: cut short")
             continue
@@ -186,3 +207,21 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
         if last not in f:
             errors.append(f"{where}: no {last} line (the last a {p['role']} port prints): cut short")
     return {"tool": "ibportstate", "ports": ports, "warnings": warnings, "faults": faults, "errors": errors}
+
+
+def _order_errors(ports: list[dict[str, Any]], pending: str | None, no_after: bool) -> list[str]:
+    """What ``main()``'s order of blocks says is missing (see the module): the output's start
+    or its end cut away."""
+    out = []
+    if ports and ports[0]["role"] == "MLNX ext":
+        out.append("an MLNX ext block with no port block before it (ibportstate prints the port's first): "
+                   "the start of the output is cut away")
+    if pending is not None:
+        out.append(f"'{pending}' without the port block it announces: cut short")
+    elif no_after:
+        out.append("'Initial ... PortInfo:' (a change) without its 'After PortInfo set:' block: cut short")
+    last = ports[-1] if ports else None
+    if last is not None and pending is None and last["role"] == "Switch" and last["port"] \
+            and last["fields"].get("LinkState") == "Active":
+        out.append(f"switch port {last['port']} is Active but its 'Peer PortInfo:' block is missing: cut short")
+    return out
