@@ -211,3 +211,42 @@ def test_a_fault_every_layer_misses_is_refused_and_one_layer_commands_do_not_nar
     with Run(single_layer("connectivity"), load_inventory_text(two, "inv.yaml"),
              RunOptions(backend="mock", faults=str(plan), targets=("h01/gpu0",), out=str(tmp_path / "r"))):
         pass
+
+
+# -- the issue's switch examples, for the explanation search (issue 29 item 3) -------
+
+FIXTURES = ROOT / "fixtures"
+
+
+def _plan_rows(inventory: str, faults: str) -> tuple[Topology, pd.DataFrame]:
+    from sncheck.config.faultplan import load_faults
+    from sncheck.config.inventory import load_inventory
+    from sncheck.probeplan import connectivity_plan
+
+    topo = Topology(load_inventory(FIXTURES / "inventories" / f"{inventory}.yaml"))
+    b = MockBackend(topo, load_faults(FIXTURES / "faults" / f"{faults}.yaml", topo), seed=3)
+    rows: list[dict] = []
+    b.p2p(connectivity_plan(topo), rows.append)
+    return topo, pd.DataFrame([r for r in rows if r.get("kind", "p2p") == "p2p"])
+
+
+def test_a_rail3_leaf_at_half_under_8_hgx_hosts_slows_exactly_its_pairs():
+    topo, rows = _plan_rows("hgx-2su", "hgx-slow-leaf")
+    out = rows[rows["tier"] == "scale_out"]
+    through = np.array(["leaf:su0-rail3" in topo.fabric.path(a, b).switches for a, b in zip(out["src"], out["dst"])])
+    ratio = out["bw_GBps"].to_numpy() / 50.0
+    assert through.sum() == 8 * 15 - 28 and np.allclose(ratio[through], 0.5, rtol=0.08)   # rail 3 of hgx01-08
+    assert np.allclose(ratio[~through], 1.0, rtol=0.08)
+    # the 8 NICs it serves are one switch for the explainer: the fabric says so
+    cover = topo.fabric.covering_switches([f"hgx{i:02d}/nic3" for i in range(1, 9)])[0]
+    assert cover.switch == "leaf:su0-rail3" and cover.others == ()
+
+
+def test_a_dead_rail_leaf_under_9_nvl72_trays_fails_their_scale_out_pairs_only():
+    topo, rows = _plan_rows("nvl72-2rack", "nvl72-dead-leaf")
+    under = {f"r0tray{i:02d}/gpu2" for i in range(1, 10)}
+    touches = rows["src"].isin(under) | rows["dst"].isin(under)
+    out = rows["tier"] == "scale_out"
+    assert (rows.loc[touches & out, "status"] == "timeout").all() and (touches & out).sum() == 9 * 18
+    assert (rows.loc[~(touches & out), "status"] == "ok").all()      # NVLink inside the rack untouched
+    assert topo.fabric.hosts_of("leaf:su0-rail2") == tuple(f"r0tray{i:02d}" for i in range(1, 10))
