@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -47,7 +48,7 @@ def test_kernel_log_reports_and_their_continuation_lines() -> None:
     aer = kernel_log.parse_kernel_log(real("kernel-log/03_dmesg_aer_corrected_then_uncorrected_fatal_dpc_hotplug_"
                                            "linux_pci.txt"))
     assert [(e["class"], e["bus_id"]) for e in aer["events"]] == [("corrected", "0000:89:02"), ("fatal", "0000:89:02")]
-    assert aer["faults"] == ["PCIe AER fatal error on 0000:89:02"]  # corrected is counted, not a fault
+    assert aer["faults"] == ["PCIe AER fatal error on 0000:89:02 (SDES (First))"]  # corrected is counted, not a fault
     old = kernel_log.parse_kernel_log("[ 5.1] pcieport 0000:00:1c.5: AER: Multiple Corrected error received: "
                                       "0000:00:1c.5\n[ 5.2] pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) "
                                       "error received: 0000:3b:00.0\n")
@@ -165,3 +166,16 @@ def test_a_user_table_overrides_and_a_bad_one_is_refused_with_its_line(tmp_path:
     with pytest.raises(ConfigError, match="neither a code"):
         load_rules_text("rules:\n  - {name: x, op: kernel_events, metric: kernel_events, source: aer, severity: info,"
                         " table: {bad: {severity: info}}}\n")
+
+
+def test_a_runs_bounded_read_keeps_every_line_the_view_reads() -> None:
+    """One parser, one judgement: the grep a run's kernel-log read applies (kernel_log.PATTERN)
+    keeps every line the view reads, so a host's read gives the events ``sncheck parse
+    kernel-log`` gives on the whole log (generated logs of every report and time format)."""
+    from grammars import variants
+
+    for v in variants("kernel-log"):
+        kept = "".join(ln for ln in v.text.splitlines(True) if re.search(kernel_log.PATTERN, ln))
+        whole, read = kernel_log.parse_kernel_log(v.text), kernel_log.parse_kernel_log(kept)
+        assert (read["events"], read["driver_version"], read["faults"]) == \
+            (whole["events"], whole["driver_version"], whole["faults"]), v.name

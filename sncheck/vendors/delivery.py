@@ -67,7 +67,8 @@ def unwrap(text: str, *, stamped: bool = False) -> str:
     ended = lines[-1] == ""  # the text ends with a newline (the last line is whole)
     if ended:
         lines.pop()
-    lines = _fenced(lines)
+    lines, closed = _fenced(lines, ended)
+    ended = ended or closed
     for _ in range(8):  # nested quoting: "> > "
         if not _every(lines, _QUOTE, ended):
             break
@@ -85,18 +86,27 @@ def unwrap(text: str, *, stamped: bool = False) -> str:
     return out + "\n" if ended and lines else out
 
 
-def _fenced(lines: list[str]) -> list[str]:
-    """The lines inside markdown fences, or all lines when there is no fence."""
-    if not any(_FENCE.match(ln) for ln in lines):
-        return lines
+def _fenced(lines: list[str], ended: bool) -> tuple[list[str], bool]:
+    """The lines inside markdown fences, or all lines when there is no fence, and whether a
+    closing fence ended the text (its last line whole). A last line without its newline is
+    no fence (a cut "```te"), unless it closes one: it stays, for the view to see the cut."""
+    def fence(i: int, ln: str, inside: bool) -> bool:
+        if ended or i < len(lines) - 1:
+            return bool(_FENCE.match(ln))
+        return inside and ln.strip() in ("```", "~~~")  # a closing fence pasted without its newline
+
+    if not any(fence(i, ln, True) for i, ln in enumerate(lines)):
+        return lines, False
     kept: list[str] = []
-    inside = False
-    for ln in lines:
-        if _FENCE.match(ln):
-            inside = not inside
-        elif inside:
-            kept.append(ln)
-    return kept
+    inside = closed = False
+    for i, ln in enumerate(lines):
+        if fence(i, ln, inside):
+            closed, inside = inside, not inside
+        else:
+            closed = False
+            if inside:
+                kept.append(ln)
+    return kept, closed
 
 
 def _every(lines: list[str], prefix: re.Pattern[str], ended: bool) -> bool:

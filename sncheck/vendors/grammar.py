@@ -30,7 +30,9 @@ Writing one, per field:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -60,3 +62,13 @@ def of(parser: object, view: str) -> Grammar | None:
         if isinstance(found, dict) and isinstance(found.get(view), Grammar):
             return found[view]
     return None
+
+
+def table(views: Mapping[str, Any]) -> str:
+    """The README's table of views (``| view | tool | versions |``) from the written grammars of
+    ``views`` (name -> View): ``python3 -m sncheck.vendors.parsers`` prints it to paste."""
+    rows = ["| view | tool | versions |", "|---|---|---|"]
+    for name, view in sorted(views.items()):
+        g = of(view.parse, name)
+        rows.append(f"| `{name}` | {g.tool if g else '—'} | {g.versions if g else 'grammar not written yet'} |")
+    return "\n".join(rows)

@@ -14,6 +14,10 @@ event per kernel report:
   where a log has no such line (older kernels print less) does an ``AER: ... error
   received: <device>`` line count, naming the device in it.
 
+Each report's every value is kept (the error bits and port of an AER report, an Xid's MIG
+instance and cause, an SXid's link, the GPU failing RmInitAdapter and its code, the driver
+version loaded before it): :data:`GRAMMAR` lists them, with the sources they were read in.
+
 Severity is not decided here: the rules file's Xid table does that
 (:mod:`sncheck.health.fabric`). ``faults`` lists every Xid, SXid and uncorrected AER
 report, so ``sncheck parse kernel-log`` exits 1 on them; corrected AER is counted only.
@@ -32,26 +36,55 @@ import shlex
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.grammar import Grammar
+from sncheck.vendors import kernel_aer
 from sncheck.vendors.amd import kernel_ras
+from sncheck.vendors.nvidia import kernel_nvrm
+
+GRAMMAR = {"kernel-log": Grammar(
+    tool="kernel log: `dmesg` (any time format), `journalctl -k`, syslog, and sncheck's bounded read",
+    versions="Linux 3.x to 6.12 (AER, amdgpu RAS/ACA); NVIDIA driver 3xx to 595 (Xid, SXid, RmInitAdapter)",
+    sources=(
+        "NVIDIA/open-gpu-kernel-modules @ 595.45.04: src/nvidia/src/kernel/gpu/rc/kernel_rc.c (XID_PRINT_WITH_ATTR: "
+        "'NVRM: Xid (PCI:%04x:%02x:%02x[ GPU-I:%02u[ GPU-CI:%02u]]): %d, pid=%s, name=%s, %s%s', ' caused by "
+        "previous Xid %d'; _krcLogUuidOnce: 'NVRM: GPU at PCI:...: %s', 'GPU Board Serial Number'), "
+        "src/common/nvswitch/kernel/inc/common_nvswitch.h (NVSWITCH_PRINT_SXID: 'nvidia-%s: SXid (PCI:%s): %05d, "
+        "...'), src/nvidia/arch/nvalloc/unix/src/osinit.c ('RmInitAdapter failed! (0x%x:0x%x:%d)' after "
+        "NV_DEV_PRINTF's 'NVRM: GPU %04x:%02x:%02x.%x: '), kernel-open/nvidia/nv.c ('rm_init_adapter failed, "
+        "device minor number %d', 'NVRM: loading %s' with pNVRM_ID, 'API mismatch')",
+        "torvalds/linux drivers/pci/pcie/aer.c (aer_print_error, __aer_print_error '   [%2d] %-22s%s', "
+        "aer_error_severity_string, aer_error_layer, aer_agent_string, the short bit names from 4.17) and "
+        "drivers/pci/pcie/aer/aerdrv_errprint.c up to 4.16 ('id=%04x(%s)', the long bit names)",
+        "torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, amdgpu_aca.c: see sncheck/vendors/amd/kernel_ras.py",
+    ),
+    lines=("any line, optionally timed ('[  12.345678]', '[Mon Mar  3 12:00:01 2025]', ISO, the journal's 'Mar 03 "
+           "12:00:01 host kernel: '); the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
+           "Data and Severity lines, RmInitAdapter, loading, API mismatch), sncheck/vendors/kernel_aer.py (AER "
+           "received / PCIe Bus Error / device status / one line per error bit / TLP Header), "
+           "sncheck/vendors/amd/kernel_ras.py (amdgpu RAS counts, ERREVENT, ACA banks, resets, ring timeouts, "
+           "page faults, bad-page threshold); every other line is counted, not read. sncheck's read adds "
+           "'-- cursor: C' (journalctl --show-cursor) and its end line '# end of kernel log'."),
+    end="none: a log is a stream, any line may be its last; sncheck's read ends with '# end of kernel log' "
+        "(complete: true). A last line without its newline is a cut.",
+    failures=("every Xid, SXid, RmInitAdapter failure, API mismatch, uncorrected AER report and amdgpu fault "
+              "(faults); 'dmesg: read kernel buffer failed', 'Operation not permitted', journalctl's 'Failed "
+              "to' lines (errors). Severity and action per code: the rules file's kernel-log policy."),
+    values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu), code, bus_id, "
+            "class, time, text, and per source: xid gpu_instance, compute_instance, pid, process, message, "
+            "caused_by, driver_version; sxid device, link, engine_instance, message, driver_version; rm_init "
+            "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], "
+            "tlp_header; amdgpu see kernel_ras; lines, cursor, last_time, complete, cursor_lost, faults, errors"),
+)}
 
 TOOL = "kernel-log"
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
-PATTERN = (r"NVRM: Xid|SXid|AER:|PCIe Bus Error|^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
+PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
            r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records)")
 
 _TIME = re.compile(r"^(?:\[\s*(?P<mono>\d+\.\d+)\]|\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
                    r"\d\d:\d\d:\d\d \d{4})\]|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
                    r"(?:[+-]\d\d:?\d\d|Z)?))\s*")
-_BUS = r"(?:PCI:)?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?"
-_XID = re.compile(rf"NVRM: Xid \({_BUS}\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?")
-_SXID = re.compile(rf"SXid \({_BUS}\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?")
-_DEVICE = re.compile(r"(?:^|\s)(?:[\w.-]+ )?(?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\.[0-7]: ")
-_AER_DETAIL = re.compile(r"PCIe Bus Error: severity=(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Uncorrectable|"
-                         r"Corrected|Uncorrected)", re.I)
-_AER_RECEIVED = re.compile(r"AER: (?:Multiple )?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected) error "
-                           r"(?:message )?received: (?:id=\w+|(?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
-                           r"[0-9a-fA-F]{2})(?:\.[0-7])?)", re.I)
 _CURSOR = re.compile(r"^-- cursor: (\S+)")
 _DENIED = re.compile(r"Operation not permitted|Permission denied|read kernel buffer failed|not permitted", re.I)
 
@@ -67,13 +100,6 @@ def bus_id(text: str | None) -> str | None:
     return f"{m.group(1)[-4:]}:{m.group(2)}:{m.group(3)}".lower()
 
 
-def _aer_class(sev: str) -> str:
-    s = sev.lower()
-    if "corrected" == s:
-        return "corrected"
-    return "non-fatal" if "non-fatal" in s else "fatal"
-
-
 def parse_kernel_log(text: str) -> dict[str, Any]:
     """``dmesg`` / ``journalctl -k`` text -> its Xid, SXid and AER events (see the module)."""
     events: list[dict[str, Any]] = []
@@ -82,6 +108,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     cursor = last_time = None
     cursor_lost = False
     last_amd: dict[str, Any] | None = None  # the amdgpu event an ACA register or total line continues
+    last: dict[str, Any] | None = None      # the NVIDIA or AER report a Data, status or bit line continues
+    driver: str | None = None               # the NVIDIA driver loaded ("NVRM: loading ..."), for the reports after it
     lines = 0
     ended = False
     for raw in text.splitlines():
@@ -102,28 +130,15 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if t and t.group("iso"):
             last_time = t.group("iso")
         body = line[t.end():] if t else line
-        if m := _XID.search(body):
-            events.append({"source": "xid", "code": int(m.group("code")), "bus_id": bus_id(m.group("bus")),
-                           "class": None, "time": when, "text": body[:300]})
-        elif m := _SXID.search(body):
-            rest = (m.group("rest") or "").strip()
-            if re.match(r"Data\s*\{|Severity \d+ Engine instance", rest):
-                continue  # the register dump and engine lines of the report just read
-            klass = "fatal" if re.match(r"fatal\b", rest, re.I) else "non-fatal" if re.match(r"non-fatal", rest, re.I) \
-                else None
-            events.append({"source": "sxid", "code": int(m.group("code")), "bus_id": bus_id(m.group("bus")),
-                           "class": klass, "time": when, "text": body[:300]})
-        elif m := _AER_DETAIL.search(body):
-            dev = _DEVICE.search(body)
-            events.append({"source": "aer", "code": None, "bus_id": bus_id(dev.group("dev")) if dev else None,
-                           "class": _aer_class(m.group("sev")), "time": when, "text": body[:300]})
-        elif m := _AER_RECEIVED.search(body):
-            src = m.group("src")
-            if not src:
-                dev = _DEVICE.search(body)
-                src = dev.group("dev") if dev else None
-            received.append({"source": "aer", "code": None, "bus_id": bus_id(src),
-                             "class": _aer_class(m.group("sev")), "time": when, "text": body[:300]})
+        if m := kernel_nvrm.LOADING.search(body):
+            driver = m.group("version")
+            continue
+        if (e := kernel_nvrm.event(body, last, driver)) is not None or (e := kernel_aer.event(body, last)) is not None:
+            if e:  # {}: a line that continues the report before it
+                e.update(time=when, text=body[:300])
+                (received if e.get("received") else events).append(e)
+                last = e
+            continue
         elif (e := kernel_ras.event(body, last_amd)) is not None:
             e.update(bus_id=bus_id(e["bus_id"]), time=when, text=body[:300])  # dddd:bb:dd, as an Xid's
             events.append(e)
@@ -138,7 +153,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     if text.strip() and not lines and not ended and cursor is None:
         raise ParseError("no kernel log lines and no end marker", tool=TOOL)
     faults = [describe(e) for e in events if is_fault(e)]
-    return {"tool": TOOL, "events": events, "lines": lines, "cursor": cursor, "last_time": last_time,
+    return {"tool": TOOL, "driver_version": driver, "events": events, "lines": lines, "cursor": cursor,
+            "last_time": last_time,
             "complete": ended, "cursor_lost": cursor_lost, "faults": faults, "errors": errors}
 
 
@@ -155,12 +171,9 @@ def is_fault(e: dict[str, Any]) -> bool:
 def describe(e: dict[str, Any]) -> str:
     if e["source"] == "amdgpu":
         return kernel_ras.describe(e)
-    where = f" on {e['bus_id']}" if e.get("bus_id") else ""
     if e["source"] == "aer":
-        return f"PCIe AER {e['class']} error{where}"
-    what = "Xid" if e["source"] == "xid" else "SXid"
-    klass = f" ({e['class']})" if e.get("class") else ""
-    return f"{what} {e['code']}{klass}{where}"
+        return kernel_aer.describe(e)
+    return kernel_nvrm.describe(e)
 
 
 def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:

@@ -187,3 +187,9 @@ def failures(data: object) -> list[str]:
     if wrong:
         out.append(f"{wrong} wrong results (#wrong) in the table")
     return list(dict.fromkeys(out))
+
+
+if __name__ == "__main__":  # the README's table of views and the tool versions their grammars cover
+    from sncheck.vendors.grammar import table
+
+    print(table(views()))

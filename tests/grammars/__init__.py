@@ -38,6 +38,8 @@ How to add a generator for a view
    ``...``); ``fails`` when the output shows a failure the grammar defines.
 3. Add the module's name to :data:`MODULES` below. The view is then under test; yield a few
    variants per shape (the rng picks), the plain run's CPU time is shared by every view.
+4. Take the view out of ``UNWRITTEN`` / ``UNGENERATED`` in ``tests/test_grammars.py`` and paste
+   the README's table of views afresh (``python3 -m sncheck.vendors.parsers`` prints it).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-MODULES = ("nccl_tests",)
+MODULES = ("nccl_tests", "kernel_log")
 ALL = os.environ.get("SNCHECK_GRAMMAR_ALL") == "1"
 CUTS = 12  # cuts per variant and delivery in the plain run (every cut with SNCHECK_GRAMMAR_ALL=1)
 

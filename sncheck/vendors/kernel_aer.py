@@ -1,0 +1,90 @@
+"""PCIe AER reports in the kernel log, read by the ``kernel-log`` view
+(:mod:`sncheck.vendors.kernel_log` asks :func:`event` about every line, its time stripped).
+
+Grammar (Linux ``drivers/pci/pcie/aer.c``; before 4.17 ``drivers/pci/pcie/aer/aerdrv_errprint.c``),
+every line prefixed by the reporting device (``pcieport 0000:00:02.0: ``, ``nvidia 0000:3b:00.0: ``):
+
+- ``AER: Corrected error received: id=0010`` (up to 4.x: the requester id) or ``: 0000:00:1c.5``
+  (4.x-6.x), ``AER: Multiple Uncorrected (Fatal) error received: ...``, 6.x ``AER: Correctable
+  error message received from 0000:...``: which device reported (``aer_isr_one_error``);
+- ``PCIe Bus Error: severity=SEV, type=LAYER, id=%04x(AGENT)`` (up to 4.x) or ``..., (AGENT)``
+  (``aer_print_error``): SEV ``Corrected`` | ``Uncorrected (Non-Fatal)`` | ``Uncorrected (Fatal)``
+  (``aer_error_severity_string``), LAYER ``Physical Layer`` | ``Data Link Layer`` |
+  ``Transaction Layer``, AGENT ``Receiver ID`` | ``Requester ID`` | ``Completer ID`` |
+  ``Transmitter ID``; ``type=Inaccessible, (Unregistered Agent ID)`` when the status reads 0;
+- ``  device [VVVV:DDDD] error status/mask=SSSSSSSS/MMMMMMMM``: the vendor:device and registers;
+- one line per error bit set: ``   [%2d] %-22s%s``: the bit, its name (``Receiver Error``,
+  ``Bad TLP``, ``Bad DLLP``, ``RELAY_NUM Rollover``, ``Replay Timer Timeout``, ``Surprise Down
+  Error``, ``Completion Timeout``, ``Unsupported Request``..., from 4.17 the short names
+  ``RxErr``, ``BadTLP``, ``Timeout``, ``SDES``, ``CmpltTO``, ``UnsupReq``...; ``Unknown Error
+  Bit``), `` (First)`` on the First Error Pointer;
+- ``  TLP Header: ...``: the header of the TLP in error.
+
+Events: ``aer`` with ``class`` (``fatal`` | ``non-fatal`` | ``corrected``), ``bus_id`` and
+``port`` (the reporting device, ``dddd:bb:dd.f``), ``type``, ``agent``, ``vendor_device``,
+``status``, ``mask``, ``bits`` ([{``bit``, ``name``, ``first``}]), ``tlp_header``. A
+``received`` line is kept only where no ``PCIe Bus Error`` line follows (kernels that print less).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_DEV = r"(?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
+_PREFIX = re.compile(rf"(?:^|\s)(?:[\w.-]+ )?{_DEV}: ")
+_DETAIL = re.compile(r"PCIe Bus Error: severity=(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Uncorrectable(?: \((?:Fatal|"
+                     r"Non-Fatal)\))?|Corrected|Correctable|Uncorrected),\s*type=(?P<type>[^,]+),\s*(?:id=\w+)?"
+                     r"\(?(?P<agent>[^)]*)\)?", re.I)
+RECEIVED = re.compile(r"AER: (?:Multiple )?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected|Correctable|"
+                      r"Uncorrectable \((?:Fatal|Non-Fatal)\)) error (?:message )?received(?::| from) "
+                      r"(?:id=\w+|(?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?))", re.I)
+_STATUS = re.compile(r"device \[(?P<vd>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\] error status/mask=(?P<s>[0-9a-fA-F]{8})/"
+                     r"(?P<m>[0-9a-fA-F]{8})")
+_BIT = re.compile(r":\s+\[\s*(?P<bit>\d{1,2})\] (?P<name>.+?)\s*(?P<first>\(First\))?\s*$")
+_TLP = re.compile(r"TLP Header: (?P<h>[0-9a-fA-F ]+)$")
+PATTERN = r"AER:|PCIe Bus Error|error status/mask|: +\[ ?[0-9]+\] [A-Za-z]|TLP Header"
+
+
+def klass(sev: str) -> str:
+    s = sev.lower()
+    if s in ("corrected", "correctable"):
+        return "corrected"
+    return "non-fatal" if "non-fatal" in s else "fatal"
+
+
+def bdf(body: str) -> str | None:
+    m = _PREFIX.search(body)
+    return m.group("dev").lower() if m else None
+
+
+def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The AER event a line starts; ``{}`` for a line that continues ``last`` (the device's
+    status, an error bit, the TLP header: ``last`` updated); None for a line not AER's."""
+    port = bdf(body)
+    if m := _DETAIL.search(body):
+        return {"source": "aer", "code": None, "bus_id": port[:10] if port else None, "class": klass(m.group("sev")),
+                "port": port, "type": m.group("type").strip(), "agent": m.group("agent").strip() or None,
+                "vendor_device": None, "status": None, "mask": None, "bits": []}
+    same = last is not None and last.get("source") == "aer" and last.get("port") == port and "bits" in last
+    if same and last is not None:
+        if m := _STATUS.search(body):
+            last.update(vendor_device=m.group("vd").lower(), status=m.group("s").lower(), mask=m.group("m").lower())
+            return {}
+        if m := _BIT.search(body):
+            last["bits"].append({"bit": int(m.group("bit")), "name": m.group("name"), "first": bool(m.group("first"))})
+            return {}
+        if m := _TLP.search(body):
+            last["tlp_header"] = m.group("h").strip()
+            return {}
+    if m := RECEIVED.search(body):
+        src = m.group("src") or port
+        return {"source": "aer", "code": None, "bus_id": src[:10].lower() if src else None,
+                "class": klass(m.group("sev")), "port": src.lower() if src else None, "received": True}
+    return None
+
+
+def describe(e: dict[str, Any]) -> str:
+    where = f" on {e['bus_id']}" if e.get("bus_id") else ""
+    bits = ", ".join(b["name"] + (" (First)" if b["first"] else "") for b in e.get("bits") or [])
+    return f"PCIe AER {e['class']} error{where}" + (f" ({bits})" if bits else "")

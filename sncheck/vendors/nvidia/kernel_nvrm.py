@@ -1,0 +1,118 @@
+"""NVIDIA's kernel driver lines in the kernel log, read by the ``kernel-log`` view
+(:mod:`sncheck.vendors.kernel_log` asks :func:`event` about every line, its time stripped).
+
+Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prints the same):
+
+- ``NVRM: Xid (PCI:dddd:bb:dd[ GPU-I:NN[ GPU-CI:NN]]): CODE, [pid=PID, name=NAME, ]MSG[ caused by
+  previous Xid N]`` (``src/nvidia/src/kernel/gpu/rc/kernel_rc.c``, ``XID_PRINT_WITH_ATTR``: the
+  MIG instance where the error is attributed to one; ``pid='<unknown>'`` when no process;
+  the cause from 555 on for Xid 45 "preemptive removal"). Drivers before 400 print ``Xid
+  (0000:3b:00)`` without ``PCI:``.
+- ``nvidia-nvswitchN: SXid (PCI:dddd:bb:dd.f): %05d, MSG`` (``src/common/nvswitch/kernel/inc/
+  common_nvswitch.h``, ``NVSWITCH_PRINT_SXID``): one report is its ``Fatal``/``Non-fatal`` line
+  (``..., Link NN ...``), then ``Severity S Engine instance E Sub-engine instance SS`` and
+  ``Data {0x..., ...}`` lines that belong to it (a report may print its Data line first).
+- ``NVRM: GPU dddd:bb:dd.f: RmInitAdapter failed! (0xINIT:0xRM:LINE)`` (``src/nvidia/arch/
+  nvalloc/unix/src/osinit.c``: ``NV_DEV_PRINTF``'s prefix) and ``NVRM: GPU dddd:bb:dd.f:
+  rm_init_adapter failed, device minor number N`` (``kernel-open/nvidia/nv.c``): the GPU could
+  not be initialised; the code says where.
+- ``NVRM: loading NVIDIA UNIX [Open Kernel Module for ]x86_64[ Kernel Module]  VERSION  ...``
+  (``kernel-open/nvidia/nv.c``, ``pNVRM_ID``): the driver version every later report ran on.
+- ``NVRM: GPU at PCI:dddd:bb:dd: GPU-UUID`` and ``NVRM: GPU Board Serial Number: S``
+  (``kernel_rc.c``, ``_krcLogUuidOnce``, before a GPU's first Xid): the GPU's identity.
+- ``NVRM: API mismatch: the client has the version X, but this kernel module has the version Y``
+  (``kernel-open/nvidia/nv.c``): a failure, the driver stack is inconsistent.
+
+Events: ``xid`` (``code``, ``bus_id``, ``gpu_instance``, ``compute_instance``, ``pid``,
+``process``, ``message``, ``caused_by``), ``sxid`` (``code``, ``bus_id``, ``device``
+``nvidia-nvswitchN``, ``class`` fatal/non-fatal, ``link``, ``engine_instance``, ``message``),
+``rm_init`` (``bus_id``, ``device`` ``dddd:bb:dd.f``, ``code`` ``0x24:0x72:1568``, ``minor``),
+``api_mismatch``; each with ``driver_version`` (the last ``loading`` line before it, else null).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_BUS = r"(?:PCI:)?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?"
+XID = re.compile(rf"NVRM: Xid \({_BUS}(?: GPU-I:(?P<gi>\d+))?(?: GPU-CI:(?P<ci>\d+))?\): (?P<code>\d+)"
+                 r"(?:,\s*(?P<rest>.*))?")
+SXID = re.compile(rf"(?:(?P<dev>nvidia-nvswitch\d+): )?SXid \({_BUS}\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?")
+_PID = re.compile(r"^pid=(?P<pid>'[^']*'|\S+?), name=(?P<name>.*?), ")
+_CAUSE = re.compile(r"\s*caused by previous Xid (\d+)\s*$")
+_LINK = re.compile(r"\bLink (\d+)\b", re.I)
+_ENGINE = re.compile(r"^Severity (\d+) Engine instance (\d+)")
+_DEV = r"(?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
+_RM_INIT = re.compile(rf"NVRM: GPU {_DEV}: RmInitAdapter failed! \((?P<code>0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:\d+)\)")
+_RM_MINOR = re.compile(rf"NVRM: GPU {_DEV}: rm_init_adapter failed, device minor number (?P<minor>\d+)")
+LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?(?P<version>\d{3}\.\d+(?:\.\d+)?)\b")
+_MISMATCH = re.compile(r"NVRM: API mismatch: the client has the version (?P<client>\S+?),? but\s+"
+                       r"this kernel module has the version (?P<kernel>\S+?)\.?\s")
+PATTERN = "NVRM: (Xid|loading|API mismatch|GPU [0-9a-fA-F:.]+: (RmInitAdapter|rm_init_adapter))|SXid"  # the lines a run's kernel log read keeps (grep -E)
+
+
+def _bus(text: str) -> str:
+    m = re.search(r"([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})", text)
+    assert m is not None
+    return f"{m.group(1)[-4:]}:{m.group(2)}:{m.group(3)}".lower()
+
+
+def event(body: str, last: dict[str, Any] | None, driver: str | None) -> dict[str, Any] | None:
+    """The NVIDIA event a line starts (``last``: the event before it, which an SXid's Data and
+    Severity lines, or a repeated ``rm_init_adapter`` line, continue: then ``last`` is
+    updated and an empty dict returned), or None for a line that is not the driver's."""
+    if m := XID.search(body):
+        rest = (m.group("rest") or "").strip()
+        pid = name = cause = None
+        if p := _PID.match(rest + " "):
+            pid, name, rest = p.group("pid").strip("'"), p.group("name"), rest[p.end():].strip()
+        if c := _CAUSE.search(rest):
+            cause, rest = int(c.group(1)), rest[: c.start()]
+        return {"source": "xid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": None,
+                "gpu_instance": int(m.group("gi")) if m.group("gi") else None,
+                "compute_instance": int(m.group("ci")) if m.group("ci") else None,
+                "pid": pid, "process": name, "message": rest or None, "caused_by": cause, "driver_version": driver}
+    if m := SXID.search(body):
+        rest = (m.group("rest") or "").strip()
+        same = last is not None and last.get("source") == "sxid" and last.get("code") == int(m.group("code")) \
+            and last.get("bus_id") == _bus(m.group("bus"))
+        if re.match(r"Data\s*\{", rest):
+            return {}  # the register dump belongs to a report (printed before or after its line)
+        if engine := _ENGINE.match(rest):
+            if same and last is not None:
+                last["engine_instance"] = int(engine.group(2))  # the report just read: its engine
+            return {}
+        klass = "fatal" if re.match(r"fatal\b", rest, re.I) else "non-fatal" if re.match(r"non-fatal", rest, re.I) \
+            else None
+        link = _LINK.search(rest)
+        return {"source": "sxid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": klass,
+                "device": m.group("dev"), "link": int(link.group(1)) if link else None, "engine_instance": None,
+                "message": re.sub(r"^(?:Non-fatal|Fatal),\s*", "", rest, flags=re.I) or None,
+                "driver_version": driver}
+    if m := _RM_INIT.search(body):
+        return {"source": "rm_init", "code": m.group("code"), "bus_id": _bus(m.group("dev")), "class": "fatal",
+                "device": m.group("dev").lower(), "minor": None, "driver_version": driver}
+    if m := _RM_MINOR.search(body):
+        if last is not None and last.get("source") == "rm_init" and last.get("device") == m.group("dev").lower():
+            last["minor"] = int(m.group("minor"))
+            return {}
+        return {"source": "rm_init", "code": None, "bus_id": _bus(m.group("dev")), "class": "fatal",
+                "device": m.group("dev").lower(), "minor": int(m.group("minor")), "driver_version": driver}
+    if m := _MISMATCH.search(body + " "):
+        return {"source": "api_mismatch", "code": None, "bus_id": None, "class": "fatal",
+                "client_version": m.group("client"), "kernel_version": m.group("kernel"), "driver_version": driver}
+    return None
+
+
+def describe(e: dict[str, Any]) -> str:
+    where = f" on {e['bus_id']}" if e.get("bus_id") else ""
+    if e["source"] == "rm_init":
+        return f"GPU {e['device']} failed RmInitAdapter ({e['code'] or 'no code'}): not initialised"
+    if e["source"] == "api_mismatch":
+        return f"NVIDIA API mismatch: client {e['client_version']}, kernel module {e['kernel_version']}"
+    what = "Xid" if e["source"] == "xid" else "SXid"
+    klass = f" ({e['class']})" if e.get("class") else ""
+    link = f" link {e['link']}" if e.get("link") is not None else ""
+    mig = f" GPU-I {e['gpu_instance']}" if e.get("gpu_instance") is not None else ""
+    return f"{what} {e['code']}{klass}{where}{mig}{link}"
