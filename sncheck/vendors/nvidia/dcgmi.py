@@ -154,10 +154,19 @@ def _join_wrapped(row: _Row, split_on_status: bool) -> list[str]:
 def _apply_row(result: dict[str, Any], category: str | None, row: _Row) -> None:
     label = _MESSAGE_LABEL.match(row.label)
     kind = _MESSAGE_KINDS.get(label.group(1).lower()) if label else None
+    statuses: list[str] = []
+    if kind is not None:  # DCGM 4.x: the test's per-GPU lines follow its last message's text
+        first = next((i for i, p in enumerate(row.lines) if i and _GPU_STATUS.match(p.strip())), None)
+        if first is not None and all(_GPU_STATUS.match(p.strip()) for p in row.lines[first:]):
+            statuses = [p.strip() for p in row.lines[first:]]
+            row = _Row(row.label, row.lines[:first], row.wrap_width)
     entries = _join_wrapped(row, split_on_status=kind is None)
     if kind is not None and label is not None:
         gpu = f"GPU {label.group(2)}: " if label.group(2) else ""
         _attach_message(result, category, kind, gpu + " ".join(entries))
+        if statuses and result["tests"] and result["tests"][-1]["category"] == category:
+            for entry in statuses:
+                _add_status(result["tests"][-1], entry)
     elif category and category.lower() == "metadata":
         result["metadata"][row.label] = " ".join(entries)
     elif entries and all(_STATUS.match(e) or _GPU_STATUS.match(e) for e in entries):
