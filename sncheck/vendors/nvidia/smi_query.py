@@ -19,9 +19,11 @@
                "retired_pages": {"single_bit_ecc": null, "double_bit_ecc": null, "pending": null},
                "remapped_rows": {"correctable": 0, "uncorrectable": 0, "pending": false,
                                  "failure": false, "histogram": {"Max": 2560, ...}},  # null if N/A
+               "performance_state": "P0",
                "clock_reasons": {"section": "Clocks Event Reasons",   # or "Clocks Throttle Reasons"
                                  "reasons": {"Idle": false, "HW Slowdown": true, ...},
-                                 "active": ["HW Slowdown", "HW Power Brake Slowdown"]},
+                                 "active": ["HW Slowdown", "HW Power Brake Slowdown"],
+                                 "counters_us": {"SW Power Capping": 1202176, ...}},  # null: not printed
                "fabric": {...}, "platform": {...}}],
      "errors": []}                    # e.g. "8 GPUs attached but 1 listed (truncated output)"
 
@@ -235,6 +237,7 @@ def _gpu_summary(gpu: _Node) -> dict[str, Any]:
         "ecc": _ecc(gpu),
         "retired_pages": _retired_pages(gpu.get("Retired Pages")),
         "remapped_rows": _remapped_rows(gpu.get("Remapped Rows")),
+        "performance_state": na_or(gpu.value_at("Performance State"), str),
         "clock_reasons": _clock_reasons(gpu),
         "fabric": fabric_from_text_node(gpu.get("Fabric")),
         "platform": platform_from_text_node(gpu.get("Platform Info")),
@@ -406,10 +409,14 @@ def _clock_reasons(gpu: _Node) -> dict[str, Any] | None:
         node = pending.pop(0)
         reasons[node.key] = active(node.value)
         pending[:0] = node.children  # "HW Thermal Slowdown" nests under "HW Slowdown"
+    # newer drivers (-d PERFORMANCE, r4 capture at 580.105.06): "Clocks Event Reasons Counters", the time
+    # each reason held, "1202176 us"
+    counters = gpu.get(f"{section} Counters") or gpu.get("Clocks Event Reasons Counters")
     return {
         "section": section,
         "reasons": reasons,
         "active": [k for k, v in reasons.items() if v],
+        "counters_us": None if counters is None else {c.key: _measure(c.value) for c in counters.children},
     }
 
 
