@@ -111,12 +111,62 @@ def big_int_pickle(digits: int) -> bytes:
     return b"\x80\x02}q\x00(X\x07\x00\x00\x00versionq\x01\x8b" + struct.pack("<i", n) + b"\x01" * n + b"u."
 
 
-def junk_texts(size: int) -> Iterator[tuple[str, str]]:
-    """(label, text) of about ``size`` characters: one character, one long line, many short lines."""
-    yield "one char", "a" * size
-    yield "one line", ("GPU 0 1e9 -- |" * (size // 14 + 1))[:size]
-    line = "0: 12 x -1 nan N/A ok\n"
-    yield "short lines", (line * (size // len(line) + 1))[:size]
+JUNK_CHARS = "a0 -.:|\t#=x/"
+JUNK_PAIRS = ("a ", "0.", "0 ", "a:", "-0", "a=")  # for (\w+\s)+ and ([\d.]+)-shaped patterns
+
+
+def junk_kinds(sample: str | None = None) -> list[str]:
+    """The labels :func:`junk` makes: one character (each of :data:`JUNK_CHARS`), pairs, one
+    long line, many short lines; with ``sample`` (a real capture of the tool) also that
+    capture's lines cut in half and repeated, its lines joined into one, its longest line
+    repeated, and its most frequent punctuation: junk that follows the grammar part of the way."""
+    kinds = [f"one char {ch!r}" for ch in JUNK_CHARS] + [f"pairs {p!r}" for p in JUNK_PAIRS]
+    kinds += ["one line", "short lines"]
+    if sample:
+        kinds += ["capture half lines", "capture one line", "longest line repeated"]
+        if _top_punct(sample):
+            kinds.append("capture's punctuation")
+    return kinds
+
+
+def _top_punct(sample: str) -> str | None:
+    punct = [c for c in sample if not c.isalnum() and not c.isspace()]
+    return max(sorted(set(punct)), key=punct.count) if punct else None
+
+
+def _fill(unit: str, size: int) -> str:
+    return (unit * (size // max(1, len(unit)) + 1))[:size]
+
+
+def junk(label: str, size: int, sample: str | None = None) -> str:
+    """``size`` characters of the junk ``label`` names (see :func:`junk_kinds`)."""
+    for ch in JUNK_CHARS:
+        if label == f"one char {ch!r}":
+            return ch * size
+    for pair in JUNK_PAIRS:
+        if label == f"pairs {pair!r}":
+            return _fill(pair, size)
+    if label == "one line":
+        return _fill("GPU 0 1e9 -- |", size)
+    if label == "short lines":
+        return _fill("0: 12 x -1 nan N/A ok\n", size)
+    assert sample, label
+    lines = [ln for ln in sample.splitlines() if ln.strip()] or ["x"]
+    if label == "capture half lines":
+        return _fill("".join(ln[: max(1, len(ln) // 2)] + "\n" for ln in lines), size)
+    if label == "capture one line":
+        return _fill(" ".join(lines), size)
+    if label == "longest line repeated":
+        return _fill(max(lines, key=len) + "\n", size)
+    if label == "capture's punctuation":
+        return (_top_punct(sample) or "x") * size
+    raise ValueError(label)
+
+
+def junk_texts(size: int, sample: str | None = None) -> Iterator[tuple[str, str]]:
+    """(label, text) for every kind of :func:`junk_kinds`."""
+    for label in junk_kinds(sample):
+        yield label, junk(label, size, sample)
 
 
 def seeded_delays(seed: int, n: int, low: float, high: float) -> list[float]:

@@ -51,6 +51,9 @@ def json_stream(text: str) -> tuple[list[Any], str]:
             i += 1
         if i >= n:
             break
+        if text[i] not in "{[":  # records are objects: a stream of bare numbers is not Inspector's
+            line = text.count("\n", 0, i) + 1
+            return out, f"line {line}: not a JSON object"
         try:
             obj, i = dec.raw_decode(text, i)
         except (json.JSONDecodeError, RecursionError) as e:

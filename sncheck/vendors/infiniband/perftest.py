@@ -43,10 +43,48 @@ from sncheck.vendors.facts import fact_row
 
 _HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|Gb/sec|MiB/sec)\]\s+BW average\[(?:MB/sec|Gb/sec|MiB/sec)\]")
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
-_FIELD = re.compile(r"([A-Za-z][A-Za-z .*_]*?)\s*:\s*(\S+(?:\[[A-Z]\])?)")
+_VALUE = re.compile(r"[ \t]*(\S+(?:\[[A-Z]\])?)")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .*_")
 _TEST = re.compile(r"^\s*(\S.*(?:BW|Lat|Latency) Test)\s*$")
 _MB_TO_GB = 8 * 2**20 / 1e9
 _WARNING = re.compile(r"^(?:libibverbs: Warning|Conflicting CPU frequency|\s*WARNING)", re.IGNORECASE)
+
+
+def _untab(raw: str) -> str:
+    """Tabs as perftest's columns show them; a line longer than any perftest prints (4 KB) is
+    not expanded: 1 MB of tabs would become 8 MB to scan."""
+    return raw.expandtabs(8) if len(raw) <= 4096 else raw.replace("\t", " ")
+
+
+def _fields(line: str) -> list[tuple[str, str]]:
+    """The ``Name : value`` pairs of a header line (``Number of qps   : 1\t\tTransport type : IB``):
+    a name of letters, spaces, ``.``, ``*`` and ``_`` (from its first letter) before each colon.
+
+    By hand, walking back from each colon: the regex ``([A-Za-z][A-Za-z .*_]*?)\\s*:`` it
+    replaces was tried from every letter of a long run with no colon, each try scanning to
+    the run's end (10 KB of one letter: 2 s, 100 KB: minutes). Each character is looked at
+    a bounded number of times here: a walk back stops at the previous colon or value."""
+    out = []
+    end = 0
+    for colon in [i for i, ch in enumerate(line) if ch == ":"]:
+        if colon < end:
+            continue
+        j = colon
+        while j > end and line[j - 1] in " \t":
+            j -= 1
+        i = j
+        while i > end and line[i - 1] in _NAME_CHARS:
+            i -= 1
+        while i < j and not line[i].isalpha():
+            i += 1
+        if i == j:  # no name before this colon: its value is not read (that would rescan the line)
+            continue
+        value = _VALUE.match(line, colon + 1)
+        if value is None:
+            continue
+        out.append((line[i:j].strip(), value.group(1)))
+        end = value.end()
+    return out
 
 
 def parse_ib_write_bw(text: str) -> dict[str, Any]:
@@ -57,7 +95,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     seen: set[tuple] = set()
     errors: list[str] = []
     for raw in text.splitlines():
-        line = raw.expandtabs(8)
+        line = _untab(raw)
         if (m := _TEST.match(line)) and test is None:
             test = m.group(1).strip()
             continue
@@ -80,8 +118,8 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
         if re.search(r"(?i)\b(error|failed|couldn't|unable to|no such device)\b", line):
             errors.append(line.strip())
             continue
-        for fm in _FIELD.finditer(line):
-            fields.setdefault(fm.group(1).strip(), fm.group(2))
+        for name, value in _fields(line):
+            fields.setdefault(name, value)
     if test is None and unit is None:
         raise ParseError("no perftest header ('... BW Test' or '#bytes #iterations')", tool="ib-write-bw")
     if unit is None:
@@ -106,7 +144,7 @@ def parse_ib_lat(text: str) -> dict[str, Any]:
     warnings: list[str] = []
     errors: list[str] = []
     for raw in text.splitlines():
-        line = raw.expandtabs(8)
+        line = _untab(raw)
         if (m := _TEST.match(line)) and test is None:
             test = m.group(1).strip()
             continue
@@ -126,8 +164,8 @@ def parse_ib_lat(text: str) -> dict[str, Any]:
         if re.search(r"(?i)\b(error|failed|couldn't|unable to|no such device)\b", line):
             errors.append(line.strip())
             continue
-        for fm in _FIELD.finditer(line):
-            fields.setdefault(fm.group(1).strip(), fm.group(2))
+        for name, value in _fields(line):
+            fields.setdefault(name, value)
     if test is None and not header:
         raise ParseError("no perftest latency header ('... Latency Test' or '#bytes #iterations t_min[usec]')",
                          tool="ib-write-lat")

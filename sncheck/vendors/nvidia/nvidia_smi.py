@@ -126,7 +126,7 @@ def parse_query_gpu_csv(
             names = [re.sub(r"\s*\[.*\]$", "", c) for c in cells]
         elif len(cells) != len(names):
             errors.append(
-                f"line {number}: {len(cells)} values for {len(names)} fields: {line!r}"
+                f"line {number}: {len(cells)} values for {len(names)} fields: {line[:200]!r}"
             )
         else:
             gpus.append({n: _query_value(n, c) for n, c in zip(names, cells)})
@@ -144,9 +144,12 @@ def parse_query_gpu_csv(
 
 def _is_csv_header(cells: list[str], names: list[str]) -> bool:
     """``index, name, memory.total [MiB]`` (``--format=csv`` without ``noheader``)."""
-    bare = [re.sub(r"\s*\[.*\]$", "", c) for c in cells]
-    if not bare or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", b) for b in bare):
-        return False
+    bare = []
+    for c in cells:  # one at a time: the first cell that is not a field name ends it (a 1 MB row of commas)
+        b = re.sub(r"\s*\[.*\]$", "", c)
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", b):
+            return False
+        bare.append(b)
     return any(b in names or "." in b or "_" in b for b in bare)
 
 
