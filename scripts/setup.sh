@@ -40,6 +40,16 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-node-expor
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq prometheus prometheus-node-exporter >/dev/null
 fi
 
+# ibsim-utils, opensm, infiniband-diags: the fabric tests run a real (simulated) InfiniBand subnet:
+# ibsim serves it, opensm assigns its LIDs, ibnetdiscover and perfquery read it through
+# libumad2sim (tests/ibsim_harness.py; no kernel module, no root, no service started).
+if ! command -v ibsim >/dev/null 2>&1 || ! command -v /usr/sbin/opensm >/dev/null 2>&1 \
+        || ! command -v /usr/sbin/ibnetdiscover >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq ibsim-utils opensm infiniband-diags >/dev/null
+fi
+
 python3 -m pip install -q --upgrade pip
 # torch is pinned: 2.13.0 is the CPU build; an unpinned torch pulls a multi-GB CUDA build.
 python3 -m pip install -q "torch==2.13.0"

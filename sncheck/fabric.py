@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -105,6 +105,18 @@ class Measured:
     b: np.ndarray
     groups: tuple[np.ndarray, ...] = ()
     size: float = float("inf")
+
+
+@dataclass(frozen=True)
+class Cabling:
+    """Cables as a fabric has them (``Fabric.declared_cabling``) or as a discovery found them
+    (``sncheck.vendors.infiniband.discovery``), in switch names and port numbers: each NIC's
+    ``(switch, port)``, each uplink ``(leaf, port) -> (spine, port)``. ``unread``: hosts whose
+    adapters could not be told apart (``host: why``); ``strays``: adapters of no inventory host."""
+    nics: dict[str, tuple[str, int]]
+    uplinks: dict[tuple[str, int], tuple[str, int]]
+    unread: dict[str, str] = field(default_factory=dict)
+    strays: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -266,6 +278,14 @@ class Fabric:
             return False
         return True
 
+    def declared_cabling(self) -> Cabling:
+        """The cables this fabric declares (or derives), for comparison with a discovery."""
+        nics = {self.nic_id(p): (self.leaf_names[li], int(self.card_port[p]))
+                for p, li in enumerate(self.card_leaf.tolist())}
+        uplinks = {(self.leaf_names[li], port): (self.spine_names[si], self.spine_port[(si, li)])
+                   for (li, si), port in self.uplink_port.items()}
+        return Cabling(nics, uplinks)
+
     # -- what a switch serves ----------------------------------------------------------
     def _positions_of(self, switch: str) -> np.ndarray:
         kind, index = self.switch_ref(switch)
@@ -414,3 +434,23 @@ class Fabric:
         if kind == LEAF:
             return bool(((la == index) | (lb == index)).any())
         return bool((self.spines_between(la, lb) == index).any())
+
+
+def inventory_block(found: Cabling) -> dict:
+    """A discovered cabling as the inventory's ``fabric:`` mapping (an explicit leaf map, each
+    NIC on its port; the spines with the leaves they join). Uplink and spine port numbers are
+    the grammar's own (after each leaf's host ports; a leaf's place among a spine's leaves): a
+    fabric cabled otherwise loads, and ``sncheck fabric check`` reports those uplinks."""
+    leaves: dict[str, dict[str, int]] = {}
+    for nic, (leaf, port) in sorted(found.nics.items(), key=lambda x: natural_key(x[0])):
+        leaves.setdefault(leaf, {})[nic] = port
+    spines: dict[str, list[str]] = {}
+    for (leaf, _), (spine, _) in sorted(found.uplinks.items()):
+        if leaf not in spines.setdefault(spine, []):
+            spines[spine].append(leaf)
+    block: dict = {"leaves": [{"name": name, "ports": ports} for name, ports in sorted(leaves.items(),
+                                                                                      key=lambda x: natural_key(x[0]))]}
+    if spines:
+        block["spines"] = [{"name": name, "leaves": sorted(ls, key=natural_key)}
+                           for name, ls in sorted(spines.items(), key=lambda x: natural_key(x[0]))]
+    return {"fabric": block}

@@ -366,7 +366,8 @@ VENDOR_BINARIES = {
     "all_reduce_perf", "alltoall_perf", "sendrecv_perf", "all_gather_perf", "reduce_scatter_perf",
     "broadcast_perf", "reduce_perf", "gather_perf", "scatter_perf", "hypercube_perf",
     "all_reduce_test", "alltoall_test", "send_recv_test",
-    "ibstat", "ibstatus", "perfquery", "ibqueryerrors", "ib_write_bw", "ib_write_lat", "ib_read_lat",
+    "ibstat", "ibstatus", "perfquery", "ibqueryerrors", "ibnetdiscover", "iblinkinfo", "opensm",
+    "ib_write_bw", "ib_write_lat", "ib_read_lat",
     "ib_send_lat", "ib_read_bw", "ib_send_bw",
 }
 

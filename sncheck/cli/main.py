@@ -271,7 +271,7 @@ def _summary(results: dict, out_dir: Path) -> None:
         ("status", "status"), ("isolate", "isolate"), ("release", "release"), ("capacity", "capacity_cmd"))},
     "history": "sncheck.cli.history:history_cmd", "diff": "sncheck.cli.history:diff_cmd",
     "node-check": "sncheck.cli.slurm:node_check_cmd", "plan": "sncheck.cli.plan:plan_cmd",
-    "watch": "sncheck.cli.watch:watch_cmd"})
+    "watch": "sncheck.cli.watch:watch_cmd", "fabric": "sncheck.cli.fabric:fabric_group"})
 @click.version_option(__version__, prog_name="sncheck")
 @click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error on stderr.")
 @click.pass_context

@@ -21,7 +21,7 @@ from sncheck.errors import ConfigError
 from sncheck.vendors import kernel_log, listing, nccl_inspector, nccl_ras, registry
 from sncheck.vendors.base import View
 from sncheck.vendors.delivery import unwrap
-from sncheck.vendors.infiniband import counters, ethtool, ibstat, mlxlink, perftest, ports
+from sncheck.vendors.infiniband import counters, ethtool, ibnetdiscover, ibstat, mlxlink, perftest, ports
 from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccl import debug_log, watchdog
 from sncheck.vendors.nccltests import parse as nccl_tests
@@ -47,6 +47,9 @@ def views() -> dict[str, View]:
         "nccl-ras": View(nccl_ras.parse),  # ncclras status, text or JSON (sncheck watch reads it too)
         "perfquery": View(counters.parse_perfquery, Listing("port", ("ports",), ident=("lid", "port"))),
         "ibqueryerrors": View(counters.parse_ibqueryerrors, Listing("port", ("ports",))),
+        # the fabric's topology file: whole when every link is listed from both its ends
+        "ibnetdiscover": View(ibnetdiscover.parse_ibnetdiscover),
+        "iblinkinfo": View(ibnetdiscover.parse_iblinkinfo),
         # /sys/class/infiniband/*/ports/*/counters/* (grep -H)
         "ib-counters": View(counters.parse_sysfs_counters, Listing("port", ("ports",), ident=("device", "port"))),
         # dmesg / journalctl -k: Xid, SXid, PCIe AER: a stream, its timestamps part of its grammar

@@ -130,3 +130,10 @@ def scale_out_tools() -> tuple[str, ...]:
 def kernel_log_words() -> tuple[str, ...]:
     """Every vendor's words for its driver in kernel log lines (the evidence bundles' read)."""
     return tuple(w for v in vendors().values() for w in v.kernel_log_words)
+
+
+def fabric_discovery() -> Any:
+    """The reader of a fabric itself (``sncheck fabric``): the InfiniBand package's
+    ``discovery`` module (ibnetdiscover's topology as cabling, perfquery's switch port
+    counters). One fabric kind today; another is one more reader here."""
+    return importlib.import_module("sncheck.vendors.infiniband.discovery")

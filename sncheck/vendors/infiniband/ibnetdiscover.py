@@ -1,0 +1,192 @@
+"""Parse ``ibnetdiscover`` (the topology file) and ``iblinkinfo`` (infiniband-diags).
+
+Grammar, from rdma-core's ``infiniband-diags/ibnetdiscover.c`` (``dump_topology``,
+``out_switch``, ``out_ca``, ``out_switch_port``, ``out_ca_port``), default options (no ``-g``
+grouping, no ``-s``/``-l``/``-H`` lists); ``--full`` adds `` s=<speed> w=<width> v=<vlcap>``::
+
+    #
+    # Topology file: generated on <ctime>
+    #
+    # Initiated from node <16 hex> port <16 hex>
+    <blank>
+    vendid=0x<hex>
+    devid=0x<hex>
+    [sysimgguid=0x<hex>]                        (only when nonzero)
+    switchguid=0x<hex>(<port guid hex>)  |  caguid=0x<hex>  |  rtguid=0x<hex>
+    Switch\\t<ports> "S-<16 hex>"\\t\\t# "<node description>" (enhanced|base) port 0 lid <n> lmc <n>
+    Ca\\t<ports> "H-<16 hex>"\\t\\t# "<node description>"          (Rt / "R-" for a router)
+    a connected port of a switch:
+    [<p>][ext N]\\t"<S|H|R>-<16 hex>"[<rp>][ext N][(<remote port guid hex>) ]\\t\\t# "<remote desc>" lid <n> <width><speed>
+    a connected port of a CA or router:
+    [<p>](<port guid hex>) \\t"<S|H|R>-<16 hex>"[<rp>][ext N][ (<remote port guid hex>) ]\\t\\t# lid <n> lmc <n> "<remote desc>" lid <n> <width><speed>
+
+Width: ``1x 2x 4x 8x 12x ??``; speed: ``SDR DDR QDR FDR10 FDR EDR HDR NDR ???``. Only connected
+ports are listed. The file has no end marker: it is whole when every link is listed from both
+ends, each end's record present (a cut file leaves a link whose far node has no record, or
+whose far node does not list it back). ``ibwarn:``/``ibpanic:``/``ibnetdiscover:`` lines and a
+record line the grammar does not hold go to ``errors``.
+
+``iblinkinfo`` (``iblinkinfo.c``: ``print_node_header``, ``print_port``), default (no ``-l``)::
+
+    Switch: 0x<16 hex> <desc>:                 (a CA: ``CA: <desc>:``)
+    [0x<16 hex> ]<lid> <port>[<ext>] ==(<width> <speed> <state>/<physstate>)==>  <rlid> <rport>[<ext>] "<rdesc>" (<why not max>)
+    ... ==(              Down/ Polling)==>             [  ] "" ( )        (a down port)
+    ... ==(...)==>      "Port not available"
+
+One entry per port: its state, and the far end when it is linked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.errors import ParseError
+
+_TYPES = {"Switch": "switch", "Ca": "ca", "Rt": "router"}
+_PREFIX = {"S": "switch", "H": "ca", "R": "router"}
+_HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR])-([0-9a-fA-F]{16})"\s*#\s*"(.*)"(.*)$')
+_SWITCH_TAIL = re.compile(r"^\s*(enhanced|base) port 0 lid (\d+) lmc (\d+)")
+_GUID_LINE = re.compile(r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(0x[0-9a-fA-F]+)")
+_PORT = re.compile(
+    r'^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s+"([SHR])-([0-9a-fA-F]{16})"\[(\d+)\](?:\[ext \d+\])?'
+    r'\s*(?:\(([0-9a-fA-F]+)\))?\s*#\s*(.*)$')
+_SW_PORT_TAIL = re.compile(r'^"(.*)" lid (\d+) (\S+?)(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR|\?\?\?)\b')
+_CA_PORT_TAIL = re.compile(r'^lid (\d+) lmc (\d+) "(.*)" lid (\d+) (\S+?)(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR|\?\?\?)\b')
+_TOOL_ERROR = re.compile(r"^(?:ibwarn|ibpanic|ibnetdiscover|iblinkinfo|ibnd_\w+|src/\S+):|Failed|"
+                         r"can't open|No such|Permission denied", re.I)
+
+
+def _other(line: str) -> str:
+    """A line no record holds: the tool's own error line as it is, anything else named so."""
+    return line if _TOOL_ERROR.search(line) else f"a line the grammar does not hold: {line[:120]!r}"
+
+
+def _guid(hex_text: str) -> str:
+    return f"0x{int(hex_text, 16):016x}"
+
+
+def parse_ibnetdiscover(text: str) -> dict[str, Any]:
+    """``ibnetdiscover``: every node with its connected ports (``links``)."""
+    nodes: list[dict[str, Any]] = []
+    errors: list[str] = []
+    node: dict[str, Any] | None = None
+    started = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            node = None  # a blank line ends a record
+            continue
+        if line.startswith("#"):
+            started |= line.startswith("# Topology file")
+            continue
+        if m := _HEADER.match(line):
+            node = _node(m, errors)
+            nodes.append(node)
+        elif _GUID_LINE.match(line):
+            continue
+        elif node is not None and (m := _PORT.match(line)):
+            link = _link(node, m)
+            if link is None:
+                errors.append(f"{node['guid']} port {m.group(1)}: a port line the grammar does not hold: {line!r}")
+            else:
+                node["links"].append(link)
+        else:
+            errors.append(_other(line))
+    if not nodes and not errors:
+        raise ParseError("no 'Switch' or 'Ca' records found", tool="ibnetdiscover")
+    if nodes and not started:
+        errors.append("no '# Topology file' header: not the start of an ibnetdiscover output")
+    return {"tool": "ibnetdiscover", "nodes": nodes, "errors": errors + _unmatched(nodes)}
+
+
+def _node(m: re.Match, errors: list[str]) -> dict[str, Any]:
+    kind = _TYPES[m.group(1)]
+    out: dict[str, Any] = {"type": kind, "guid": _guid(m.group(4)), "ports": int(m.group(2)),
+                           "desc": m.group(5), "lid": None, "links": []}
+    if kind == "switch":
+        tail = _SWITCH_TAIL.match(m.group(6))
+        if tail is None:
+            errors.append(f"switch {out['guid']}: no 'port 0 lid' after its description")
+        else:
+            out["lid"] = int(tail.group(2))
+    if _PREFIX[m.group(3)] != kind:
+        errors.append(f"{out['guid']}: a {kind} record named {m.group(3)}-")
+    return out
+
+
+def _link(node: dict[str, Any], m: re.Match) -> dict[str, Any] | None:
+    comment = m.group(7)
+    link = {"port": int(m.group(1)), "remote_type": _PREFIX[m.group(3)], "remote_guid": _guid(m.group(4)),
+            "remote_port": int(m.group(5))}
+    if node["type"] == "switch":
+        tail = _SW_PORT_TAIL.match(comment)
+        if tail is None:
+            return None
+        link.update(remote_desc=tail.group(1), remote_lid=int(tail.group(2)), width=tail.group(3),
+                    speed=tail.group(4))
+    else:
+        tail = _CA_PORT_TAIL.match(comment)
+        if tail is None:
+            return None
+        link.update(lid=int(tail.group(1)), remote_desc=tail.group(3), remote_lid=int(tail.group(4)),
+                    width=tail.group(5), speed=tail.group(6))
+    if m.group(2):
+        link["port_guid"] = _guid(m.group(2))
+    return link
+
+
+def _unmatched(nodes: list[dict[str, Any]]) -> list[str]:
+    """Every link must be listed from its far end too: a far node without a record, or one
+    that does not list the link back, is a cut (or inconsistent) output."""
+    by_guid = {n["guid"]: n for n in nodes}
+    out = []
+    for n in nodes:
+        for link in n["links"]:
+            far = by_guid.get(link["remote_guid"])
+            if far is None:
+                out.append(f"{n['guid']} port {link['port']} links to {link['remote_guid']}, which has no record "
+                           f"(cut short?)")
+            elif not any(x["port"] == link["remote_port"] and x["remote_guid"] == n["guid"]
+                         and x["remote_port"] == link["port"] for x in far["links"]):
+                out.append(f"{n['guid']} port {link['port']} links to {link['remote_guid']} port "
+                           f"{link['remote_port']}, which does not list it back (cut short?)")
+    return out
+
+
+_LI_HEADER = re.compile(r"^(Switch|CA|Router):\s+(?:(0x[0-9a-fA-F]+)\s+)?(.*):\s*$")
+_LI_PORT = re.compile(r"^(?:(0x[0-9a-fA-F]+)\s+)?(\d+)\s+(\d+)\[\s*\d*\]\s+==\((.*?)\)==>\s*(.*)$")
+_LI_STATE = re.compile(r"^(?:(\S+)\s+(.+?)\s+)?(\w+)/\s*(\w+)$")
+_LI_REMOTE = re.compile(r'^(\d+)\s+(\d+)\[\s*\d*\]\s+"(.*)"\s+\((.*)\)\s*$')
+
+
+def parse_iblinkinfo(text: str) -> dict[str, Any]:
+    """``iblinkinfo``: one entry per port of each node, with its state and far end."""
+    ports: list[dict[str, Any]] = []
+    errors: list[str] = []
+    node: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if m := _LI_HEADER.match(line):
+            node = {"type": m.group(1).lower(), "guid": m.group(2), "desc": m.group(3)}
+        elif node is not None and (m := _LI_PORT.match(line)):
+            state = _LI_STATE.match(m.group(4).strip())
+            if state is None:
+                errors.append(f"{node['desc']} port {m.group(3)}: a link field the grammar does not hold: "
+                              f"{m.group(4)!r}")
+                continue
+            entry = {"node": node["desc"], "node_type": node["type"], "guid": node["guid"] or m.group(1),
+                     "lid": int(m.group(2)), "port": int(m.group(3)), "width": state.group(1),
+                     "speed": state.group(2), "state": state.group(3), "physical_state": state.group(4),
+                     "remote": None}
+            far = _LI_REMOTE.match(m.group(5).strip())
+            if far is not None:
+                entry["remote"] = {"lid": int(far.group(1)), "port": int(far.group(2)), "desc": far.group(3)}
+            ports.append(entry)
+        else:
+            errors.append(_other(line))
+    if not ports and not errors:
+        raise ParseError("no 'Switch:' or 'CA:' nodes with ports found", tool="iblinkinfo")
+    return {"tool": "iblinkinfo", "ports": ports, "errors": errors}
