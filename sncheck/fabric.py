@@ -122,11 +122,11 @@ class Cabling:
 @dataclass(frozen=True)
 class SwitchCover:
     """A switch that explains some NICs (:meth:`Fabric.covering_switches`): the NICs of the
-    given set it serves, and the NICs it serves that are not in the set (each is evidence
-    against the switch, unless it measured bad too)."""
+    given set it serves, and how many NICs it serves beyond them (each is evidence against the
+    switch unless it measured bad too: :meth:`Fabric.nics_of` lists them)."""
     switch: str
     explains: tuple[str, ...]
-    others: tuple[str, ...]
+    others: int
 
 
 class Fabric:
@@ -307,23 +307,26 @@ class Fabric:
 
     def covering_switches(self, nics: Iterable[str]) -> list[SwitchCover]:
         """The switches that serve two or more of ``nics``, most explained first, then the
-        ones with fewest other NICs: the candidates that name one switch for N NIC symptoms.
-        A cover whose ``others`` is empty explains the NICs and nothing more."""
-        given = set(nics)
-        counted: dict[str, list[str]] = {}
-        for nic in given:
-            pos = self.card_position(nic)
-            leaf = int(self.card_leaf[pos])
-            counted.setdefault(self.leaf_id(leaf), []).append(nic)
-            for si in np.flatnonzero(self.joins[:, leaf]).tolist():
-                counted.setdefault(self.spine_id(si), []).append(nic)
+        ones serving fewest other NICs: the candidates that name one switch for N NIC
+        symptoms. A cover with ``others == 0`` explains the NICs and nothing more. A spine is
+        a candidate only for NICs on two leaves or more (on one leaf, the leaf is the smaller)."""
+        given = sorted(set(nics), key=natural_key)
+        pos = np.array([self.card_position(n) for n in given], np.int64)
+        if not len(pos):
+            return []
+        leaves = self.card_leaf[pos]
         out = []
-        for switch, mine in counted.items():
-            if len(mine) < 2:
-                continue
-            others = tuple(n for n in self.nics_of(switch) if n not in given)
-            out.append(SwitchCover(switch, tuple(sorted(mine, key=natural_key)), others))
-        return sorted(out, key=lambda c: (-len(c.explains), len(c.others), natural_key(c.switch)))
+        for li in np.unique(leaves).tolist():
+            mine = tuple(n for n, x in zip(given, leaves.tolist()) if x == li)
+            if len(mine) >= 2:
+                out.append(SwitchCover(self.leaf_id(li), mine, int((self.card_leaf == li).sum()) - len(mine)))
+        for si in range(len(self.spine_names)):
+            under = self.joins[si][leaves]
+            if under.sum() >= 2 and len(np.unique(leaves[under])) >= 2:
+                mine = tuple(n for n, x in zip(given, under.tolist()) if x)
+                served = int(self.joins[si][self.card_leaf].sum())
+                out.append(SwitchCover(self.spine_id(si), mine, served - len(mine)))
+        return sorted(out, key=lambda c: (-len(c.explains), c.others, natural_key(c.switch)))
 
     def switch_evidence(self, switch: str, nics: Iterable[str]) -> dict:
         """What a switch finding lists (DESIGN.md: the NICs and switch ports it explains):

@@ -179,8 +179,8 @@ class Topology:
     def is_entity(self, entity: str) -> bool:
         """True when ``entity`` names a card, nic, link, host, supernode, switch, switch port
         or cable of this cluster."""
-        if self.fabric.is_element(entity):
-            return True
+        if "leaf:" in entity or "spine:" in entity:  # a switch, a switch port or a cable
+            return self.fabric.is_element(entity)
         if "<->" in entity:
             a, b = split_link(entity)
             return a in self.by_id and b in self.by_id and a != b

@@ -111,10 +111,14 @@ def test_covering_switches_names_the_leaf_that_serves_every_symptom():
     f = hgx(16, "fabric: {scalable_unit: 8, spines: 2}\n").fabric
     nics = [f"h{i:02d}/nic3" for i in range(1, 9)]
     best = f.covering_switches(nics)[0]
-    assert best.switch == "leaf:su0-rail3" and best.explains == tuple(nics) and best.others == ()
+    assert best.switch == "leaf:su0-rail3" and best.explains == tuple(nics) and best.others == 0
     part = f.covering_switches(nics[:5])[0]
-    assert part.switch == "leaf:su0-rail3" and part.others == tuple(nics[5:])  # evidence against it
+    assert part.switch == "leaf:su0-rail3" and part.others == 3  # evidence against it: f.nics_of lists them
     assert f.covering_switches(["h01/nic3"]) == []
+    assert [c.switch for c in f.covering_switches(nics)] == ["leaf:su0-rail3"]   # no spine for one leaf's NICs
+    both = f.covering_switches(["h01/nic3", "h02/nic3", "h09/nic3", "h10/nic3"])
+    assert {c.switch for c in both} == {"leaf:su0-rail3", "leaf:su1-rail3", "spine:spine0", "spine:spine1"}
+    assert both[0].switch.startswith("spine:") and both[0].others == 128 - 4
 
 
 def test_crosses_says_which_measured_pairs_go_through_an_element():

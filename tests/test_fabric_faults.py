@@ -239,7 +239,7 @@ def test_a_rail3_leaf_at_half_under_8_hgx_hosts_slows_exactly_its_pairs():
     assert np.allclose(ratio[~through], 1.0, rtol=0.08)
     # the 8 NICs it serves are one switch for the explainer: the fabric says so
     cover = topo.fabric.covering_switches([f"hgx{i:02d}/nic3" for i in range(1, 9)])[0]
-    assert cover.switch == "leaf:su0-rail3" and cover.others == ()
+    assert cover.switch == "leaf:su0-rail3" and cover.others == 0
 
 
 def test_a_dead_rail_leaf_under_9_nvl72_trays_fails_their_scale_out_pairs_only():

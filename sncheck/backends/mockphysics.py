@@ -40,7 +40,9 @@ class Physics:
         cards = topo.cards
         n = len(cards)
         self.n, self.B, self.L = n, B, L
-        self.fabric = fabric = topo.fabric
+        # the fabric's paths only where a switch fault needs them (a fleet's fabric takes seconds to build)
+        switched = any(f.type in ("slow_switch", "dead_switch", "switch_port_down") for f in faults)
+        self.fabric = fabric = topo.fabric if switched else None
         hosts = {h: i for i, h in enumerate(topo.hosts)}
         sns = {s: i for i, s in enumerate(topo.supernode_names)}
         self.host = np.array([hosts[c.host] for c in cards], dtype=np.int64)
@@ -60,8 +62,8 @@ class Physics:
         self.up = np.ones(n, dtype=bool)             # reachable (down_host)
         self.link_bw: dict[int, float] = {}          # directed key src*n+dst -> factor (0: dead)
         self.link_lat: dict[int, float] = {}         # undirected key -> latency factor (high_latency_link)
-        self.leaf_f = np.ones(len(fabric.leaf_names))    # slow_switch / dead_switch factors
-        self.spine_f = np.ones(len(fabric.spine_names))
+        self.leaf_f = np.ones(len(fabric.leaf_names) if fabric else 0)    # slow_switch / dead_switch factors
+        self.spine_f = np.ones(len(fabric.spine_names) if fabric else 0)
         self.uplink_down: set[tuple[int, int]] = set()   # (leaf, spine) cables down
         for f in faults:
             if f.above is not None and (size is not None and size <= f.above):
@@ -98,6 +100,7 @@ class Physics:
                 else:
                     self.nic_speed[on_rail] *= factor
             elif t in ("slow_switch", "dead_switch"):
+                assert fabric is not None
                 kind, i = fabric.switch_ref(f.target)
                 factors = self.leaf_f if kind == LEAF else self.spine_f
                 factors[i] *= factor if t == "slow_switch" else 0.0
@@ -124,6 +127,7 @@ class Physics:
             self.link_bw[key] = self.link_bw.get(key, 1.0) * value
 
     def _port_down(self, port: str) -> None:
+        assert self.fabric is not None
         cable = self.fabric.cable_at(port)
         a, _, b = cable.partition("<->")
         if parse_switch(a) is None:  # a NIC's cable: its scale-out traffic stops
@@ -156,12 +160,14 @@ class Physics:
 
     def switch_factor(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The product of the factors of the switches on each pair's scale-out path (sncheck.fabric)."""
+        assert self.fabric is not None
         leaf = self.fabric.card_leaf
         return self.leaf_pair_factor(leaf[a], leaf[b])
 
     def leaf_pair_factor(self, la: np.ndarray, lb: np.ndarray) -> np.ndarray:
         """The switch factor of the path between NICs on leaves ``la`` and ``lb``: each leaf
         once, the spine between them, nothing over an uplink cable that is down."""
+        assert self.fabric is not None
         spine = self.fabric.spines_between(la, lb)
         f = self.leaf_f[la] * np.where(la != lb, self.leaf_f[lb], 1.0)
         crossing = spine >= 0
@@ -254,6 +260,7 @@ class Physics:
     def _worst_switch(self, m: np.ndarray) -> float:
         """The lowest switch factor over the scale-out pairs of a group: a pair's switches
         depend on its two leaves only (Fabric.crossing_leaf_pairs)."""
+        assert self.fabric is not None
         la, lb = self.fabric.crossing_leaf_pairs(m)
         return float(self.leaf_pair_factor(la, lb).min()) if len(la) else 1.0
 
