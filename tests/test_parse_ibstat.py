@@ -90,8 +90,15 @@ def test_a_port_that_is_down():
         .replace("State: Active", "State: Down", 1)
         .replace("Physical state: LinkUp", "Physical state: Disabled", 1)
     )
-    port = parse_ibstat(text)["cas"][0]["ports"][0]
+    result = parse_ibstat(text)
+    port = result["cas"][0]["ports"][0]
     assert (port["state"], port["physical_state"]) == ("Down", "Disabled")
+    # a link not up is what the listing shows wrong, as ibv_devinfo and ibportstate say it
+    assert result["faults"] == [f"{result['cas'][0]['name']} port 1: Down / Disabled"]
+    assert parse_ibstat(load(CX6DX))["faults"] == []
+    polling = load(IBSTATUS).replace("4: ACTIVE", "1: DOWN", 1).replace("5: LinkUp", "2: Polling", 1)
+    assert parse_ibstatus(polling)["faults"] == ["mlx5_0 port 1: DOWN / Polling"]
+    assert parse_ibstatus(load(IBSTATUS))["faults"] == []
 
 
 def test_ibstatus_blocks_grouped_by_device():

@@ -10,12 +10,19 @@ Both return the same shape (``ibstatus`` has no CA-level fields; those are null)
                          "rate_gbps": 200, "base_lid": 13247, "lmc": 0, "sm_lid": 1,
                          "capability_mask": "0xa651ec48", "port_guid": "0x0015...",
                          "link_layer": "InfiniBand"}]}],
+     "faults": [],                           # a port not Active / LinkUp: "mlx5_11 port 1: Down / Polling"
      "errors": []}                           # e.g. the "ibpanic: ..." line; CAs before it are kept
 
 ``ibstatus`` ports also carry ``default_gid``, ``state_code`` / ``physical_state_code``
 (the numbers it prints before the names) and ``rate`` (the full text, "200 Gb/sec (4X HDR)").
 State names are kept as each tool prints them: ``Active`` from ibstat, ``ACTIVE`` from
 ibstatus. A field the output lacks is absent from the port and null on the CA.
+
+A port whose logical state is not Active or whose physical state is not LinkUp (ibstat
+``Down`` / ``Polling``, ibstatus ``1: DOWN`` / ``2: Polling``) is a fault, as ``ibv_devinfo``
+and ``ibportstate`` read theirs: the tool shows a link that is not up. Which ports a host
+must have up is the host facts' judgement (the inventory's rails); ``parse`` says what the
+listing shows.
 """
 
 from __future__ import annotations
@@ -70,7 +77,18 @@ def parse_ibstat(text: str) -> dict[str, Any]:
             _store(cas[-1], port, m.group(1), m.group(2))
     if not cas and not errors:
         raise ParseError("no \"CA '<name>'\" sections found", tool="ibstat")
-    return {"tool": "ibstat", "cas": cas, "errors": errors + _cut_short(cas)}
+    return {"tool": "ibstat", "cas": cas, "faults": _ports_down(cas), "errors": errors + _cut_short(cas)}
+
+
+def _ports_down(cas: list[dict[str, Any]]) -> list[str]:
+    """Each port the listing shows not up (see the module)."""
+    out = []
+    for ca in cas:
+        for port in ca["ports"]:
+            state, phys = port.get("state"), port.get("physical_state")
+            if (state and state.lower() != "active") or (phys and phys.lower() != "linkup"):
+                out.append(f"{ca['name']} port {port['port']}: {state or '?'} / {phys or '?'}")
+    return out
 
 
 def _cut_short(cas: list[dict[str, Any]]) -> list[str]:
@@ -109,7 +127,7 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
             "no \"Infiniband device '<name>' port N status:\" blocks found",
             tool="ibstatus",
         )
-    return {"tool": "ibstatus", "cas": list(cas.values()), "errors": errors}
+    return {"tool": "ibstatus", "cas": list(cas.values()), "faults": _ports_down(list(cas.values())), "errors": errors}
 
 
 def _new_ca(name: str) -> dict[str, Any]:
