@@ -295,6 +295,11 @@ def test_nvidia_smi_table_values_cuts_and_failures(tmp_path):
     lost = "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n"
     assert parse(tmp_path, "nvidia-smi", lost)[0] == 1
     assert parse(tmp_path, "nvidia-smi", SMI.split("|    1   N/A")[0])[0] == 1  # Processes not closed
+    # a file saved without the last newline (gpud's test data): the closing rule is as wide as the
+    # table's other rules, so whole; the same rule cut short is narrower than all of them
+    assert parse(tmp_path, "nvidia-smi", SMI.rstrip("\n"))[0] == 0
+    assert parse(tmp_path, "nvidia-smi", one.rstrip("\n"))[0] == 0
+    assert parse(tmp_path, "nvidia-smi", one.rstrip("\n")[:-12])[0] == 1
 
 
 def test_kernel_log_reads_amdgpu_counts_of_each_kernel_era(tmp_path):

@@ -64,8 +64,8 @@ def _whole_document(body: str, last: str) -> bool:
 def cut_mid_line(body: str) -> str | None:
     """Tools end every line with a newline. A last line without one was cut mid-way unless it
     ends in a word that also ends another line of the output ("Ethernet", "GB/s") or closes a
-    JSON or XML document (whose own parser checks it is whole). A number, a key without its
-    value or trailing blanks there are a cut."""
+    JSON or XML document (whose own parser checks it is whole), or is a table rule the output
+    printed whole before. A number, a key without its value or trailing blanks there are a cut."""
     if not body or body.endswith("\n"):
         return None
     last = body.rsplit("\n", 1)[-1]
@@ -75,6 +75,11 @@ def cut_mid_line(body: str) -> str | None:
     if _whole_document(body, last):
         return None
     rest = body[: len(body) - len(last)]
+    # A table's closing rule as wide as a rule the output printed whole before, with its column
+    # joints in the same places ("+----+----+" under "|----+----+", "|====+====|"): a rule cut
+    # short is narrower than every rule of its table.
+    if re.fullmatch(r"[+\-=|]+", last.strip()) and _rule(last) in {_rule(ln) for ln in rest.splitlines()}:
+        return None
     # A whole word: one that ends another line of this output too ("... : Ethernet"); not a
     # number, a key without its value, a run of table rules ("|", "====") or trailing blanks.
     if not last[-1].isspace() and not token[-1].isdigit() and not token.endswith(":") \
@@ -95,6 +100,10 @@ def _ends_a_line(text: str, word: str) -> bool:
         if line.endswith(word) and (len(line) == n or line[-n - 1].isspace()):
             return True
     return False
+
+
+def _rule(line: str) -> str:
+    return line.rstrip().replace("|", "+").replace("=", "-")
 
 
 def _at(data: Any, path: str) -> list[tuple[str, Any]]:
