@@ -47,6 +47,7 @@ JSON::
      "transports": {"P2P/IPC": 48, "NET/IB": 16}, "channels": 64,
      "warnings": [{"host", "pid", "tid", "device", "file", "line", "func", "time", "message"}],
      "completion_errors": [{"peer", "status", "status_name", "opcode", "len", "vendor_err", "hca",
+                            "local_gid", "remote_gids",
                             "host", "pid"}],
      "nccl_errors": ["unhandled system error"], "faults": [...], "errors": []}
 """
@@ -77,6 +78,8 @@ _COMPLETION = re.compile(
     r"(?: len=(?P<l2>\d+))? vendor[ _]err[ =](?P<v2>\d+))"
     r"(?: \((?P<type>[^)]*)\))?")
 _HCA = re.compile(r" hca (\S+)\s*$")
+# " localGid G remoteGids" then the peer GIDs, glued on ("remoteGidsfd00:..", "remoteGids::ffff:..")
+_GIDS = re.compile(r"\blocalGid (?P<local>\S+) remoteGids ?(?P<remote>\S+)")
 _RESULTS = ("unhandled cuda error", "unhandled system error", "internal error - please report",
             "remote process exited or there was a network error", "invalid usage", "invalid argument")
 _RESULT = re.compile("|".join(re.escape(r) for r in _RESULTS))
@@ -185,12 +188,13 @@ def _warn(data: dict[str, Any], who: dict[str, Any], msg: str) -> None:
         data["warnings"].append({**who, "message": msg})
     if "Got completion" in msg and (m := _COMPLETION.search(msg)):
         status = int(m["e1"] or m["e2"])
-        hca = _HCA.search(msg)
+        hca, gids = _HCA.search(msg), _GIDS.search(msg)
         data["completion_errors"].append({
             "peer": m["peer"], "status": status,
             "status_name": (m["sname"] or (WC_STATUS[status] if status < len(WC_STATUS) else "unknown")).strip(),
             "opcode": _opt(m["o1"] or m["o2"]), "len": _opt(m["l1"] or m["l2"]),
             "vendor_err": _opt(m["v1"] or m["v2"]), "type": m["type"], "hca": hca[1] if hca else None,
+            "local_gid": gids["local"] if gids else None, "remote_gids": gids["remote"] if gids else None,
             "host": who["host"], "pid": who["pid"]})
 
 

@@ -7,7 +7,8 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   ``[E0709 17:05:38.162814866 ProcessGroupNCCL.cpp:2271] MSG`` (2.2+), with torch's
   ``[rank3]:`` in front from 2.3 (the ``TORCH_DISTRIBUTED_DEBUG`` rank prefix), or plain text
   inside a Python exception. MSG starts with the group's ``logPrefix()``: ``[Rank 3] ``
-  (to 2.2), ``[PG 0 Rank 3] `` (2.3), ``[PG ID 0 PG GUID 0(default_pg) Rank 3] `` (2.4+).
+  (to 2.2), ``[PG 0 Rank 3] `` (2.3), ``[PG 0 (default_pg) Rank 3] `` (2.4),
+  ``[PG ID 0 PG GUID 0(default_pg) Rank 3] `` (2.5+).
 - ``Watchdog caught collective operation timeout: WorkNCCL(SeqNum=S, OpType=OP[, NumelIn=N,
   NumelOut=N], Timeout(ms)=T) ran for M milliseconds before timing out.`` (NumelIn/Out from 2.0).
 - the rank's progress when it failed: ``Timeout at NCCL work: S, last enqueued NCCL work: E,
@@ -56,8 +57,9 @@ from typing import Any
 from sncheck.errors import ParseError
 
 TOOL = "torch-nccl"
-# "[PG ID 0 PG GUID 0(default_pg) Rank 3] ", "[PG 0 Rank 3] ", "[Rank 3] "
-_PG = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\w+)(?: PG GUID (?P<guid>[^\s\]]+))? )?Rank (?P<rank>\d+)\]")
+# "[PG ID 0 PG GUID 0(default_pg) Rank 3] ", "[PG 0 (default_pg) Rank 3] " (2.4), "[PG 0 Rank 3] ", "[Rank 3] "
+_PG = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\w+)(?: \((?P<desc>[^)\]]*)\))?(?: PG GUID (?P<guid>[^\s\]]+))? )?"
+                 r"Rank (?P<rank>\d+)\]")
 _TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\]:")
 _WORK = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<nin>-?\d+), "
                    r"NumelOut=(?P<nout>-?\d+))?, Timeout\(ms\)=(?P<t>\d+)\)(?: ran for (?P<ran>\d+) milliseconds)?")
