@@ -31,10 +31,8 @@ import numpy as np
 
 from sncheck.config.fabric import FabricSpec, unit_leaf
 from sncheck.config.inventory import Inventory
-from sncheck.model import LINK_SEP, Tier, link_id, natural_key
+from sncheck.model import LEAF, LINK_SEP, SPINE, Tier, link_id, natural_key, parse_switch, port_id, switch_id
 
-LEAF, SPINE = "leaf", "spine"
-_SWITCH = re.compile(r"^(?P<kind>leaf|spine):(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[(?P<port>\d+)\])?$")
 _NIC = re.compile(r"^(?P<host>.+)/nic(?P<rail>\d+)$")
 
 
@@ -47,30 +45,6 @@ def _mix(leaf: np.ndarray) -> np.ndarray:
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return x ^ (x >> np.uint64(31))
-
-
-def switch_id(kind: str, name: str) -> str:
-    """``leaf:<name>`` or ``spine:<name>``."""
-    return f"{kind}:{name}"
-
-
-def port_id(switch: str, port: int) -> str:
-    """A switch port: ``leaf:<name>[<port>]``."""
-    return f"{switch}[{port}]"
-
-
-def parse_switch(entity: str) -> tuple[str, str, int | None] | None:
-    """``(kind, name, port)`` of a switch or switch port id (port None for a switch), or None."""
-    m = _SWITCH.match(entity)
-    if m is None:
-        return None
-    return m["kind"], m["name"], int(m["port"]) if m["port"] is not None else None
-
-
-def is_switch(entity: str) -> bool:
-    """Whether ``entity`` is written as a switch (``leaf:x``, ``spine:y``), not a port."""
-    parsed = parse_switch(entity)
-    return parsed is not None and parsed[2] is None
 
 
 @dataclass(frozen=True)

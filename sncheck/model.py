@@ -64,7 +64,7 @@ class Verdict(StrEnum):
 
 
 class Status(StrEnum):
-    """A result row's status (store/rows.py): ``ok`` or why nothing was measured."""
+    """A result row's status (sncheck/rows.py): ``ok`` or why nothing was measured."""
     OK = "ok"
     ERROR = "error"
     TIMEOUT = "timeout"
@@ -162,6 +162,59 @@ def link_id(a: str, b: str) -> str:
     """The link between two cards: both ids joined with ``<->`` in natural sort order."""
     x, y = sorted((a, b), key=natural_key)
     return f"{x}{LINK_SEP}{y}"
+
+
+def card_id(host: str, index: int) -> str:
+    return f"{host}/gpu{index}"
+
+
+def nic_id(host: str, rail: int) -> str:
+    """A card's scale-out port, one per rail: ``<host>/nic<rail>`` (rail r serves card r)."""
+    return f"{host}/nic{rail}"
+
+
+def split_link(link: str) -> tuple[str, str]:
+    a, _, b = link.partition("<->")
+    return a, b
+
+
+def rail_of(card: str) -> int:
+    return int(card.rsplit("/gpu", 1)[1])
+
+
+def nic_of(card: str) -> str:
+    """The rail NIC that serves a card (rail r serves card r on rail-aligned clusters)."""
+    return nic_id(host_of(card), rail_of(card))
+
+
+# The scale-out fabric's switches (sncheck.fabric): ``leaf:<name>``, ``spine:<name>``, and a
+# cabled switch port ``leaf:<name>[<port>]``.
+LEAF, SPINE = "leaf", "spine"
+_SWITCH = re.compile(r"^(?P<kind>leaf|spine):(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[(?P<port>\d+)\])?$")
+
+
+def switch_id(kind: str, name: str) -> str:
+    """``leaf:<name>`` or ``spine:<name>``."""
+    return f"{kind}:{name}"
+
+
+def port_id(switch: str, port: int) -> str:
+    """A switch port: ``leaf:<name>[<port>]``."""
+    return f"{switch}[{port}]"
+
+
+def parse_switch(entity: str) -> tuple[str, str, int | None] | None:
+    """``(kind, name, port)`` of a switch or switch port id (port None for a switch), or None."""
+    m = _SWITCH.match(entity)
+    if m is None:
+        return None
+    return m["kind"], m["name"], int(m["port"]) if m["port"] is not None else None
+
+
+def is_switch(entity: str) -> bool:
+    """Whether ``entity`` is written as a switch (``leaf:x``, ``spine:y``), not a port."""
+    parsed = parse_switch(entity)
+    return parsed is not None and parsed[2] is None
 
 
 def host_of(entity: str) -> str:

@@ -11,17 +11,13 @@ from functools import cached_property
 
 import numpy as np
 
-from sncheck.topology import SCALE_OUT, SCALE_UP, Topology, host_of, rail_of, rail_pairs_per_offset, rail_round_positions, round_robin_positions
+from sncheck.config.playbook import CROSS_MODES
+from sncheck.topology import SCALE_OUT, SCALE_UP, Topology, rail_pairs_per_offset, rail_round_positions, round_robin_positions
+from sncheck.model import host_of, rail_of
 
 COLLECTIVES = ("all_reduce", "all_to_all")
-CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernode
-# The connectivity option tools (their names: sncheck.vendors.registry.scale_out_tools): the
-# vendors' scale-out tests between rail-aligned host pairs of the cross-supernode rounds
-# (perftest), and their copy tests inside each host (nvbandwidth, TransferBench).
-# The connectivity option tools_coverage: how many distinct peers each NIC (host x rail)
-# meets in perftest, sampled from the plan's rail pairs; "all" runs every rail pair.
+# The connectivity option tools_coverage (config/playbook.py) when a playbook gives none.
 DEFAULT_TOOLS_COVERAGE = 2
-MAX_TOOLS_COVERAGE = 64
 
 
 def size_sweep(min_bytes: int = 8, max_bytes: int = 1 << 30, factor: int = 2) -> tuple[int, ...]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from sncheck.config.inventory import Inventory
 from sncheck.fabric import Fabric
-from sncheck.model import Tier, card_of, host_of, hosts_of, link_id, natural_key  # noqa: F401 (re-exported)
+from sncheck.model import Tier, card_id, card_of, host_of, hosts_of, link_id, natural_key, split_link  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,30 +22,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 INTRA_HOST, SCALE_UP, SCALE_OUT = Tier.INTRA_HOST, Tier.SCALE_UP, Tier.SCALE_OUT
-
-
-def card_id(host: str, index: int) -> str:
-    return f"{host}/gpu{index}"
-
-
-def nic_id(host: str, rail: int) -> str:
-    """A card's scale-out port, one per rail: ``<host>/nic<rail>`` (rail r serves card r)."""
-    return f"{host}/nic{rail}"
-
-
-def split_link(link: str) -> tuple[str, str]:
-    a, _, b = link.partition("<->")
-    return a, b
-
-
-def rail_of(card: str) -> int:
-    return int(card.rsplit("/gpu", 1)[1])
-
-
-def nic_of(card: str) -> str:
-    """The rail NIC that serves a card (rail r serves card r on rail-aligned clusters)."""
-    return nic_id(host_of(card), rail_of(card))
-
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from sncheck.config.inventory import Inventory, load_inventory
-from sncheck.topology import host_of, link_id, nic_id
+from sncheck.config.inventory import Inventory
+from sncheck.run.inputs import load_inventory
+from sncheck.model import host_of, link_id, nic_id
 
 ROOT = Path(__file__).resolve().parent.parent
 INVENTORIES = ("nvl72-rack", "mi300x-pod", "cm384", "pod-384", "demo-2sn", "fleet-12sn")

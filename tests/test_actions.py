@@ -22,7 +22,7 @@ from sncheck.actions.files import service_view
 from sncheck.actions.kubernetes import TAINT_KEY, desired_taint, label_value
 from sncheck.actions.slurm import drain_reason, parse_reason
 from sncheck.errors import ConfigError
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 
 INVENTORY = Path(__file__).resolve().parent.parent / "fixtures" / "inventories" / "demo-2sn.yaml"
 

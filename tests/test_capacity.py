@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from sncheck.errors import ConfigError
-from sncheck.health.capacity import ParallelLayout, capacity
-from sncheck.config.inventory import load_inventory, load_inventory_text
+from sncheck.config.playbook import ParallelLayout
+from sncheck.health.capacity import capacity
+from sncheck.run.inputs import load_inventory, load_inventory_text
 from sncheck.topology import Topology
 
 INVENTORIES = Path(__file__).resolve().parent.parent / "fixtures" / "inventories"

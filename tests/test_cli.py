@@ -143,7 +143,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, case):
 
 
 def test_every_shipped_playbook_loads():
-    from sncheck.config.playbook import load_playbook
+    from sncheck.run.inputs import load_playbook
 
     names = {p.stem for p in (ROOT / "playbooks").glob("*.yaml")}
     assert names == {"post-delivery", "nightly-stress", "pre-upgrade-gate"}

@@ -18,7 +18,8 @@ from sncheck.actions import LocalRunner
 from sncheck.actions.base import read_audit
 from sncheck.actions.batch import apply_run_isolation
 from sncheck.cli.ops import register
-from sncheck.config.inventory import Inventory, load_inventory
+from sncheck.config.inventory import Inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.store.state import StateStore
 
 T0 = datetime(2026, 11, 29, 10, 30, tzinfo=timezone.utc)

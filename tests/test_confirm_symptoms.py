@@ -14,8 +14,7 @@ from click.testing import CliRunner
 
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
-from sncheck.config.faultplan import load_faults
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_faults, load_inventory
 from sncheck.health.findings import merge_findings
 from sncheck.health.rules import load_rules
 from sncheck.layers.base import LayerContext

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.config.inventory import load_inventory
-from sncheck.config.playbook import load_playbook
+from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.run.runner import RunOptions, execute
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,7 @@ from sncheck.actions.kubernetes import desired_taint
 from sncheck.actions.slurm import SlurmAction
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
-from sncheck.config.faultplan import load_faults_text
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_faults_text, load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors import hostjudge
 from sncheck.vendors.facts import Expect

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_inventory_text
 from sncheck.errors import ConfigError
-from sncheck.fabric import Measured, is_switch, parse_switch
+from sncheck.fabric import Measured
+from sncheck.model import is_switch, parse_switch
 from sncheck.model import EntityKind, Tier
 from sncheck.topology import Topology
 

@@ -13,8 +13,7 @@ from click.testing import CliRunner
 
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
-from sncheck.config.faultplan import load_faults_text
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_faults_text, load_inventory_text
 from sncheck.config.playbook import single_layer
 from sncheck.errors import ConfigError
 from sncheck.probeplan import ConnectivityPlan, Group, Round, StressPlan
@@ -219,8 +218,8 @@ FIXTURES = ROOT / "fixtures"
 
 
 def _plan_rows(inventory: str, faults: str) -> tuple[Topology, pd.DataFrame]:
-    from sncheck.config.faultplan import load_faults
-    from sncheck.config.inventory import load_inventory
+    from sncheck.run.inputs import load_faults
+    from sncheck.run.inputs import load_inventory
     from sncheck.probeplan import connectivity_plan
 
     topo = Topology(load_inventory(FIXTURES / "inventories" / f"{inventory}.yaml"))

@@ -177,7 +177,7 @@ def test_the_slurm_backend_judges_a_cut_listing_the_same_way(monkeypatch) -> Non
     trays, served whole, do."""
     from imex_replay import replay_runner, slurm_fact_rows
 
-    from sncheck.config.inventory import load_inventory
+    from sncheck.run.inputs import load_inventory
 
     inv = load_inventory(Path(__file__).resolve().parents[1] / "fixtures" / "inventories" / "nvl72-rack.yaml")
 

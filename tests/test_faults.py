@@ -6,8 +6,8 @@ import pytest
 
 from sncheck import backends
 from sncheck.errors import ConfigError
-from sncheck.config.faultplan import ACTED_BY, FAULT_TYPES, HOST_TOOL_FAULTS, PROBE_FAULTS, Fault, FaultPlan, load_faults, load_faults_text
-from sncheck.config.inventory import load_inventory
+from sncheck.config.faultplan import ACTED_BY, FAULT_TYPES, HOST_TOOL_FAULTS, PROBE_FAULTS, Fault, FaultPlan
+from sncheck.run.inputs import load_faults, load_faults_text, load_inventory
 from sncheck.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,9 +23,8 @@ from hypothesis import strategies as st
 
 from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.config.faultplan import FAULT_TYPES, load_faults_text
-from sncheck.config.inventory import load_inventory_text
-from sncheck.config.playbook import load_playbook_text
+from sncheck.config.faultplan import FAULT_TYPES
+from sncheck.run.inputs import load_faults_text, load_inventory_text, load_playbook_text
 from sncheck.probeplan import size_sweep
 from sncheck.topology import Topology
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_inventory_text
 from sncheck.store.rundir import RunStore, read_frames, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -304,7 +304,7 @@ def test_a_skipped_dcgmi_diag_is_a_not_measured_check_finding_never_a_pass_nor_a
     finding about the check: critical (the gate fails), rule not-measured, nothing isolated."""
     import pandas as pd
 
-    from sncheck.config.inventory import load_inventory
+    from sncheck.run.inputs import load_inventory
     from sncheck.health.invariants import status_findings
     from sncheck.health.metrics import DetectContext
     from sncheck.topology import Topology

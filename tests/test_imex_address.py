@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
-from sncheck.config.inventory import load_inventory_text
-from sncheck.slurm.nodecheck import NodeReport, check_facts
+from sncheck.run.inputs import load_inventory_text
+from sncheck.run.nodecheck import NodeReport, check_facts
 from sncheck.vendors import registry
 from sncheck.vendors.nvidia import fabric, sim_fabric
 from sncheck.vendors.parsers import strip_source_header
@@ -110,7 +110,7 @@ def test_ssh_address_stands_in_when_no_imex_address_is_given(monkeypatch) -> Non
 
 def test_mock_acts_the_imex_addresses_out_and_names_the_tray_by_address() -> None:
     from sncheck.backends.mock import MockBackend
-    from sncheck.config.faultplan import load_faults_text
+    from sncheck.run.inputs import load_faults_text
     from sncheck.topology import Topology
 
     topo = Topology(load_inventory_text(inventory_text(SHUFFLED)))

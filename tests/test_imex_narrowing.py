@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from sncheck.config.inventory import load_inventory
-from sncheck.slurm.nodecheck import NodeReport, check_facts
+from sncheck.run.inputs import load_inventory
+from sncheck.run.nodecheck import NodeReport, check_facts
 
 from imex_replay import replay_runner, slurm_fact_rows
 

@@ -6,7 +6,8 @@ from click.testing import CliRunner
 from sncheck.cli.main import main
 from sncheck.errors import ConfigError
 from sncheck.config.hostlist import expand
-from sncheck.config.inventory import load_inventory, load_inventory_text, local_inventory
+from sncheck.config.inventory import local_inventory
+from sncheck.run.inputs import load_inventory, load_inventory_text
 from sncheck.config.units import parse_bandwidth, parse_latency, parse_size
 
 ROOT = Path(__file__).resolve().parent.parent

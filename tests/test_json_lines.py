@@ -1,4 +1,4 @@
-"""The rows a worker appends, read back in chunks (store.rows.JsonLines): the one reader
+"""The rows a worker appends, read back in chunks (sncheck.rows.JsonLines): the one reader
 under the local, SSH and Slurm backends. A line split anywhere, even inside a UTF-8
 character, comes back whole; a line that is not a JSON row is reported, never dropped
 and never a crash."""
@@ -7,8 +7,8 @@ import json
 
 from sncheck.backends.processes import RowTail
 from sncheck.backends.mock import MockBackend
-from sncheck.config.inventory import load_inventory
-from sncheck.store.rows import JsonLines
+from sncheck.run.inputs import load_inventory
+from sncheck.rows import JsonLines
 from sncheck.topology import Topology
 
 ROWS = [{"kind": "p2p", "src": "n/gpu0", "dst": "n/gpu1", "note": "héllo ✓"},

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.errors import ConfigError
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules, load_rules_text
-from sncheck.store.rows import host_fact_row
+from sncheck.rows import host_fact_row
 from sncheck.topology import Topology
 from sncheck.vendors import kernel_log
 from sncheck.vendors.infiniband import counters

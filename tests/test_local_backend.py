@@ -21,7 +21,8 @@ from sncheck.backends import local  # noqa: E402
 from sncheck.backends.local import LocalBackend, release_port, reserve_port  # noqa: E402
 from sncheck.errors import ConfigError, HarnessError  # noqa: E402
 from sncheck.config.faultplan import Fault, FaultPlan  # noqa: E402
-from sncheck.config.inventory import TierDesign, load_inventory_text, local_inventory  # noqa: E402
+from sncheck.config.inventory import TierDesign, local_inventory  # noqa: E402
+from sncheck.run.inputs import load_inventory_text
 from sncheck.probeplan import GoldenPlan, Group, StressPlan, connectivity_plan, golden_groups, solo_groups, stress_groups
 from sncheck.topology import Topology, link_id, round_robin  # noqa: E402
 

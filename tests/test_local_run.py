@@ -10,7 +10,7 @@ from click.testing import CliRunner
 pytest.importorskip("torch")
 
 from sncheck.cli.main import main  # noqa: E402
-from sncheck.config.inventory import load_inventory_text  # noqa: E402
+from sncheck.run.inputs import load_inventory_text
 from sncheck.config.playbook import single_layer  # noqa: E402
 from sncheck.run.runner import RunOptions, execute  # noqa: E402
 from sncheck.store.rundir import read_rows

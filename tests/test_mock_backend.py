@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 
 from sncheck.backends.mock import MockBackend
-from sncheck.config.faultplan import load_faults_text
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_faults_text, load_inventory
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, connectivity_plan, stress_groups
 from sncheck.topology import Topology
 

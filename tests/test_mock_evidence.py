@@ -11,8 +11,7 @@ from click.testing import CliRunner
 
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
-from sncheck.config.faultplan import load_faults_text
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_faults_text, load_inventory
 from sncheck.topology import Topology
 
 INV = Path(__file__).resolve().parents[1] / "fixtures" / "inventories"

@@ -7,8 +7,7 @@ import pytest
 
 from sncheck.backends import mockfacts
 from sncheck.backends.mock import MockBackend
-from sncheck.config.faultplan import load_faults_text
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_faults_text, load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import registry
@@ -137,7 +136,7 @@ HGX = "platform: nvidia-hgx\nsupernodes:\n  - {name: a, hosts: h1}\n  - {name: b
 def test_every_platform_renders_every_fact_command_through_one_interface(inventory):
     """One interface (sncheck.vendors.sim): the host's vendor's ``sim`` module renders each
     fact command of its platform, and the SSH backend's checks pass every clean host."""
-    from sncheck.config.inventory import load_inventory_text
+    from sncheck.run.inputs import load_inventory_text
     from sncheck.vendors.sim import simulator
 
     inv = load_inventory_text(HGX) if inventory == "hgx" else \

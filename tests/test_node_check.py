@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_ssh_backend import CSV_LINES, FAKE_NVIDIA_SMI, PROFILES, REAL, first_cards
 
-from sncheck.slurm.nodecheck import OWN_PREFIX, Problem, drain_reason
+from sncheck.run.nodecheck import OWN_PREFIX, Problem, drain_reason
 from sncheck.vendors.parsers import strip_source_header
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,7 +169,7 @@ def test_drain_reason_names_card_and_rule_and_fits_slurm() -> None:
 def test_a_card_is_named_only_where_the_tool_says_which() -> None:
     """node-check names culprits from the rows every backend's judgement gives: a whole
     nvidia-smi -q listing names the card (section i is card i), an excerpt names the node."""
-    from sncheck.slurm.nodecheck import NodeReport, check_facts
+    from sncheck.run.nodecheck import NodeReport, check_facts
     from sncheck.transport import Result
     from sncheck.vendors.nvidia.checks import COMMANDS
 

@@ -13,7 +13,7 @@ from test_topology import inventory
 
 from sncheck.errors import ConfigError
 from sncheck.probeplan import ConnectivityPlan, Round, connectivity_plan, perftest_schedule, rail_pair_rounds, scope_connectivity, target_cards
-from sncheck.config.playbook import load_playbook_text
+from sncheck.run.inputs import load_playbook_text
 from sncheck.topology import Topology
 
 

@@ -17,7 +17,7 @@ import pytest
 from findings_record import findings_of
 
 from sncheck.store.frames import RowFrames, kind_rows
-from sncheck.store.rows import as_sink, columns_of, p2p_row
+from sncheck.rows import as_sink, columns_of, p2p_row
 from sncheck.store.rundir import RunStore, read_frames, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent

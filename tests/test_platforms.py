@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.config.inventory import load_inventory, load_inventory_text
+from sncheck.run.inputs import load_inventory, load_inventory_text
 from sncheck.vendors import registry
 
 INV = Path(__file__).resolve().parents[1] / "fixtures" / "inventories"
@@ -115,7 +115,7 @@ def test_mock_host_facts_act_out_ascend_platform_faults_on_cm384() -> None:
     import pandas as pd
 
     from sncheck.backends.mock import MockBackend
-    from sncheck.config.faultplan import load_faults_text
+    from sncheck.run.inputs import load_faults_text
     from sncheck.health.metrics import DetectContext
     from sncheck.health.rules import evaluate, load_rules
     from sncheck.topology import Topology

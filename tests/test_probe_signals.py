@@ -18,7 +18,8 @@ import pytest
 
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.rules import load_rules
-from sncheck.config.inventory import TierDesign, load_inventory, local_inventory
+from sncheck.config.inventory import TierDesign, local_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan
 from sncheck.topology import Topology, link_id
 

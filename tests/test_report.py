@@ -23,7 +23,7 @@ from sncheck.report.junit import render_junit
 from sncheck.report.prometheus import escape_label_value, render_prometheus
 from sncheck.report.svg import Cell, Series, heatmap, line_chart
 from sncheck.report.svg import block_heatmap as heatmap_block
-from sncheck.store.rows import busbw_GBps, host_fact_row, not_run_row, p2p_row
+from sncheck.rows import busbw_GBps, host_fact_row, not_run_row, p2p_row
 from sncheck.topology import link_id
 
 EVIL = "<script>alert(1)</script>"

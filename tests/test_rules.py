@@ -12,7 +12,8 @@ from sncheck.errors import ConfigError
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.ops import OPS, robust_z
 from sncheck.health.rules import load_rules, load_rules_text
-from sncheck.config.inventory import load_inventory, TierDesign
+from sncheck.config.inventory import TierDesign
+from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology, link_id
 
 ROOT = Path(__file__).resolve().parent.parent

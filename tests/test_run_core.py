@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.config.inventory import Inventory, load_inventory_text
+from sncheck.config.inventory import Inventory
+from sncheck.run.inputs import load_inventory_text
 from sncheck.config.playbook import single_layer
 from sncheck.errors import ConfigError
 from sncheck.model import Verdict

@@ -26,9 +26,8 @@ from sncheck.health.findings import merge_findings
 from sncheck.health.invariants import status_findings
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory, load_playbook_text
 from sncheck.probeplan import connectivity_plan, rail_pair_rounds
-from sncheck.config.playbook import load_playbook_text
 from sncheck.errors import ConfigError
 from sncheck.store.rundir import read_rows
 from sncheck.topology import Topology

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.config.playbook import find_playbook, load_playbook
+from sncheck.config.playbook import find_playbook
+from sncheck.run.inputs import load_playbook
 from sncheck.config.shipped import data_dir
 from sncheck.health.rules import find_rules
 from sncheck.layers.golden import find_reference

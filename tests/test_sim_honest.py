@@ -11,11 +11,12 @@ from click.testing import CliRunner
 
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
-from sncheck.config.faultplan import FAULT_TYPES, HOST_TOOL_FAULTS, fault_table, load_faults_text
-from sncheck.config.inventory import load_inventory
+from sncheck.config.faultplan import FAULT_TYPES, HOST_TOOL_FAULTS
+from sncheck.run.inputs import load_faults_text, load_inventory
 from sncheck.errors import ConfigError
 from sncheck.topology import Topology
 from sncheck.vendors import sim
+from sncheck.vendors.sim import fault_table
 from sncheck.vendors.amd import rocm_smi
 from sncheck.vendors.amd import sim as amd_sim
 
@@ -95,7 +96,7 @@ def test_a_card_the_platforms_output_does_not_list_is_refused():
 
 
 def load_inventory_text_cards(cards: int):
-    from sncheck.config.inventory import load_inventory_text
+    from sncheck.run.inputs import load_inventory_text
 
     return load_inventory_text("platform: nvidia-nvl72\nsupernodes:\n"
                                f"  - {{name: r0, hosts: 't[01-02]', cards_per_host: {cards}}}\n")

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from sncheck.config import hostlist
 from sncheck.cli.main import main
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.slurm.cluster import compress, parse_gres_gpus, parse_scontrol_records, supernode_groups
 
 

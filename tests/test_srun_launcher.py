@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.probeplan import ConnectivityPlan, Group, Round, StressPlan
 from sncheck.topology import Topology
 from sncheck.store.rundir import read_rows

@@ -26,7 +26,7 @@ from sshd_harness import SshdCluster, SshdHost, install_fake_tool, known_hosts_n
 
 from sncheck.backends.ssh import SshBackend
 from sncheck.cli.main import main
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.probeplan import Group, StressPlan, connectivity_plan
 from sncheck.vendors.nvidia.checks import COMMANDS, DEFAULT_CHECKS
 from sncheck.vendors.nccltests.parse import parse_nccl_tests

@@ -15,7 +15,7 @@ from test_vendor_nvidia import _install_tray, _tray_xml
 
 from sncheck.backends.ssh import SshBackend
 from sncheck.cli.main import main
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors.parsers import strip_source_header
 

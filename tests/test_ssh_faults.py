@@ -19,8 +19,7 @@ from test_ssh_backend import backend_for, collect, install_python, write_invento
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.config.faultplan import load_faults_text
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_faults_text, load_inventory
 from sncheck.store.rundir import read_rows
 from sncheck.topology import Topology
 

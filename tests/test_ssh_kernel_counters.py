@@ -119,7 +119,7 @@ def night(inv: Path, cluster, state: Path) -> list[dict]:
 
 
 def topo_of(inv: Path):
-    from sncheck.config.inventory import load_inventory
+    from sncheck.run.inputs import load_inventory
     from sncheck.topology import Topology
 
     return Topology(load_inventory(inv))

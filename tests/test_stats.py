@@ -13,14 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sncheck.config.inventory import load_inventory, load_inventory_text
-from sncheck.config.playbook import load_playbook_text
+from sncheck.run.inputs import load_inventory, load_inventory_text, load_playbook_text
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.rules import load_rules, load_rules_text
 from sncheck.health.stats import ENTITY_COLUMNS, PAIR_COLUMNS, JudgingStats, summaries
 from sncheck.run.runner import RunOptions, execute
 from sncheck.store.engine import FileRows, FrameRows
-from sncheck.store.rows import p2p_row
+from sncheck.rows import p2p_row
 from sncheck.store.rundir import read_frames
 from sncheck.topology import Topology
 
@@ -44,7 +43,7 @@ def run_dir(tmp_path_factory) -> Path:
     (tmp / "faults.yaml").write_text(FAULTS)
     playbook = load_playbook_text("name: conn\nlayers:\n  - connectivity: {}\nconfirm: false\n")
     execute(playbook, DEMO, RunOptions(backend="mock", faults=str(tmp / "faults.yaml"), seed=3,
-                                                            out=str(tmp / "run"), report_formats=()))
+                                                            out=str(tmp / "run")))
     return tmp / "run"
 
 

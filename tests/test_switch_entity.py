@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_inventory_text
 from sncheck.health.policy import check_cap, decide, entity_kind
 from sncheck.report.junit import render_junit
 from sncheck.report.prometheus import render_prometheus

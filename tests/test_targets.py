@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from sncheck.cli.main import main
 from sncheck.errors import ConfigError
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.probeplan import connectivity_plan, scope_connectivity, scope_groups, stress_groups, target_cards
 from sncheck.store.rundir import read_rows
 from sncheck.topology import Topology

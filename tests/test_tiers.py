@@ -10,14 +10,14 @@ import pytest
 
 from sncheck.actions.base import Isolated
 from sncheck.actions.files import service_view
-from sncheck.config.inventory import load_inventory
-from sncheck.config.playbook import load_playbook
+from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.health.localize import LinkBar, localize
 from sncheck.health.policy import check_cap, entity_kind
 from sncheck.run.runner import RunOptions, execute
 from sncheck.store.rundir import read_rows
 from sncheck.model import card_of
-from sncheck.topology import Topology, host_of, link_id, nic_of
+from sncheck.topology import Topology
+from sncheck.model import host_of, link_id, nic_of
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))

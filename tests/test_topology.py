@@ -3,7 +3,7 @@ from itertools import combinations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_inventory_text
 from sncheck.probeplan import connectivity_plan, stress_groups
 from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, Topology, link_id, rail_rounds, round_robin
 
@@ -140,7 +140,7 @@ def test_plan_pairs_are_the_string_schedules():
 
 def test_cross_supernode_is_a_checked_playbook_option():
     from sncheck.errors import ConfigError
-    from sncheck.config.playbook import load_playbook, load_playbook_text
+    from sncheck.run.inputs import load_playbook, load_playbook_text
 
     assert load_playbook("post-delivery").layers[0].options == {"cross_supernode": "all-pairs"}
     try:

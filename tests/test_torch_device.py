@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.vendors import registry
 from sncheck.worker.device import Device, DeviceUnavailableError, choose
 

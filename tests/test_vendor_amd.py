@@ -243,7 +243,7 @@ def test_transferbench_p2p_runs_where_the_plan_names_it_over_ssh(sshd_cluster, t
     import pandas as pd
 
     from sncheck.backends.ssh import SshBackend
-    from sncheck.config.inventory import load_inventory
+    from sncheck.run.inputs import load_inventory
     from sncheck.health.metrics import DetectContext
     from sncheck.health.rules import evaluate, load_rules
     from sncheck.probeplan import connectivity_plan

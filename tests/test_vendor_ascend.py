@@ -13,7 +13,7 @@ from sshd_harness import install_fake_tool
 from vendor_ssh import facts_of, host_facts, real, write_inventory
 
 from sncheck.errors import ParseError
-from sncheck.store.rows import BUSBW_FACTOR
+from sncheck.rows import BUSBW_FACTOR
 from sncheck.vendors import facts as hf
 from sncheck.vendors import registry
 from sncheck.vendors.ascend import asys, checks, collected, hccl_test, hccn_tool, npu_smi, sweep

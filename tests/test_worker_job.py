@@ -90,9 +90,10 @@ def test_the_launcher_sends_each_fault_with_its_defaults() -> None:
 
 def test_every_probe_fault_type_is_one_the_worker_acts_out() -> None:
     """A new probe fault type the worker does not act out would be accepted by the local backend
-    and then silently left out of its jobs."""
+    and then silently left out of its jobs. The worker keeps its own list (it imports nothing
+    of config/): the plan's TORCH_PROBE_FAULTS is exactly it."""
     from sncheck.config.faultplan import ACTED_BY, PROBE_FAULTS, TORCH_PROBE_FAULTS
     from sncheck.worker.faults import ACTED_TYPES
 
-    assert set(PROBE_FAULTS) <= set(ACTED_TYPES) and set(TORCH_PROBE_FAULTS) <= set(ACTED_TYPES)
+    assert set(PROBE_FAULTS) <= set(ACTED_TYPES) and set(TORCH_PROBE_FAULTS) == set(ACTED_TYPES)
     assert set(ACTED_BY["local"]) <= set(ACTED_TYPES)

@@ -13,7 +13,7 @@ from sshd_harness import SshdCluster, SshdHost, install_fake_tool
 from sncheck.backends.ssh import SshBackend
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors.parsers import strip_source_header
 

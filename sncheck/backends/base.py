@@ -8,7 +8,7 @@ from typing import Callable
 from sncheck.config.faultplan import TORCH_PROBE_FAULTS, FaultPlan
 from sncheck.config.inventory import TierDesign
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
-from sncheck.store.rows import not_run_row
+from sncheck.rows import not_run_row
 from sncheck.topology import Topology
 from sncheck.vendors.hostjudge import FactJudge
 
@@ -17,7 +17,7 @@ Progress = Callable[[str], None]
 
 
 class Backend(ABC):
-    """Executes probes and emits rows (see :mod:`sncheck.store.rows`) through ``emit``.
+    """Executes probes and emits rows (see :mod:`sncheck.rows`) through ``emit``.
 
     ``emit`` writes each row to the run directory as it arrives, so a killed run keeps
     what it measured. A backend never decides pass or fail.
@@ -87,7 +87,7 @@ class Backend(ABC):
         return judge
 
     def pass_worker_rows(self, items: list[dict | str], layer: str, host: str, emit: Emit) -> int:
-        """Pass on what a worker wrote (:class:`sncheck.store.rows.JsonLines` items): its
+        """Pass on what a worker wrote (:class:`sncheck.rows.JsonLines` items): its
         progress lines to ``progress``, a line that is not a JSON row as a "parse_failed"
         row on ``host`` (never dropped), and every row to ``emit``. Returns the rows passed."""
         n = 0

@@ -51,7 +51,7 @@ from sncheck.errors import ConfigError, HarnessError
 from sncheck.config.inventory import DIST_BACKENDS, TierDesign
 from sncheck.launch.job import Job, build_job, plan_payload
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Round, StressPlan
-from sncheck.store.rows import host_fact_row, not_run_row
+from sncheck.rows import host_fact_row, not_run_row
 from sncheck.errors import interrupt_cause
 from sncheck.topology import Topology, round_robin
 from sncheck.worker.device import BACKEND_DEVICE, DEVICE_MODULES

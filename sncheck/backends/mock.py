@@ -49,7 +49,7 @@ import numpy as np
 import pyarrow as pa
 
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
-from sncheck.store.rows import as_sink, not_run_row
+from sncheck.rows import as_sink, not_run_row
 from sncheck.topology import SCALE_OUT, SCALE_UP, host_of, natural_key
 from sncheck.backends import mockfacts
 from sncheck.backends.base import Backend, Emit

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sncheck.config.faultplan import Fault
-from sncheck.fabric import LEAF, parse_switch
+from sncheck.model import LEAF, parse_switch
 from sncheck.topology import SCALE_OUT, SCALE_UP, Topology
 
 DESIGN_NVLINKS = 18  # NVLink 4 links per card (H100), as the mock's nvidia-smi prints them

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 from sncheck.errors import HarnessError
-from sncheck.store.rows import JsonLines
+from sncheck.rows import JsonLines
 
 _PORT_LOCK = threading.Lock()
 _PORTS_HELD: set[int] = set()

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from sncheck.errors import ParseError, TransportError
 from sncheck.probeplan import ConnectivityPlan, RailPair
-from sncheck.store.rows import host_fact_row, not_run_row
+from sncheck.rows import host_fact_row, not_run_row
 from sncheck.transport import Connection, HostTaskError, Result, fan_out
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import registry

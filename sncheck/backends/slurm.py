@@ -45,7 +45,7 @@ from sncheck.errors import ConfigError, HarnessError
 from sncheck.config.inventory import TierDesign
 from sncheck.launch.job import build_job, cards_of_hosts
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
-from sncheck.store.rows import JsonLines, host_fact_row, not_run_row
+from sncheck.rows import JsonLines, host_fact_row, not_run_row
 from sncheck.topology import host_of
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import hostjudge, registry
@@ -201,7 +201,7 @@ class SlurmBackend(Backend):
         one srun step per group and collective, a task per member (the vendor's
         ``CUDA_VISIBLE_DEVICES`` per part where the members' GPU indices differ)."""
         from sncheck.launch import commands as launch
-        from sncheck.topology import rail_of
+        from sncheck.model import rail_of
         from sncheck.errors import ParseError
 
         assert tool.argv is not None and tool.rows is not None

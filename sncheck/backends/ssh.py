@@ -62,7 +62,7 @@ from sncheck.launch import commands as launch
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import registry
 from sncheck.vendors.kernel_log import evidence_command
-from sncheck.store.rows import host_fact_row, not_run_row, p2p_row
+from sncheck.rows import host_fact_row, not_run_row, p2p_row
 from sncheck.topology import Topology, host_of, link_id
 from sncheck.transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
 from sncheck.backends.base import Backend, Emit

@@ -23,8 +23,9 @@ from sncheck.errors import HarnessError, ParseError, TransportError
 from sncheck.launch import commands as launch
 from sncheck.launch.job import build_job, cards_of_hosts
 from sncheck.probeplan import Group, StressPlan
-from sncheck.store.rows import JsonLines, not_run_row
-from sncheck.topology import Topology, host_of, rail_of
+from sncheck.rows import JsonLines, not_run_row
+from sncheck.topology import Topology
+from sncheck.model import host_of, rail_of
 from sncheck.transport import Connection, HostTaskError, Result, fan_out
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import registry

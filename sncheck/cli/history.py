@@ -146,7 +146,7 @@ def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inven
         if run_dirs:
             raise ConfigError("give RUN_DIRS or --from-state, not both")
         if inventory_name and Path(inventory_name).is_file():
-            from sncheck.config.inventory import load_inventory
+            from sncheck.run.inputs import load_inventory
 
             inventory_name = load_inventory(inventory_name).name
         data = baseline_from_state(state_dir, name, last=last, passed_only=passed_only,

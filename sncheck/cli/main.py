@@ -13,8 +13,10 @@ import click
 
 from sncheck import __version__
 from sncheck.errors import ConfigError, SncheckError, interrupt_cause
-from sncheck.config.inventory import BACKENDS, DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, load_inventory, local_inventory
-from sncheck.config.playbook import Playbook, check_duration, load_playbook, single_layer
+from sncheck.backends import BACKENDS
+from sncheck.config.inventory import DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, local_inventory
+from sncheck.run.inputs import load_inventory, load_playbook
+from sncheck.config.playbook import Playbook, check_duration, single_layer
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir

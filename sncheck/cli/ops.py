@@ -21,11 +21,12 @@ from sncheck.actions.base import AUDIT_NAME
 from sncheck.actions.slurm import describe, is_ours, node_states
 from sncheck.cli.paths import directory, input_file, input_ref
 from sncheck.errors import CapBlocked, ConfigError, HarnessError, SncheckError
-from sncheck.health.capacity import ParallelLayout, capacity
+from sncheck.config.playbook import ParallelLayout
+from sncheck.health.capacity import capacity
 from sncheck.health.policy import DEFAULT_CAP
-from sncheck.config.inventory import Inventory, load_inventory, local_inventory
-from sncheck.model import IsolationStep
-from sncheck.fabric import is_switch
+from sncheck.config.inventory import Inventory, local_inventory
+from sncheck.run.inputs import load_inventory
+from sncheck.model import IsolationStep, is_switch
 from sncheck.report import outputs
 from sncheck.store.state import StateStore, default_state_dir
 from sncheck.store.rundir import new_run_id
@@ -337,7 +338,7 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
 def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_ref: str, backend: str | None,
                      faults: str | None, seed: int, out: str | None) -> tuple[str, Path]:
     """Run ``playbook_ref`` scoped to ``entities`` (--targets); (verdict, run directory)."""
-    from sncheck.config.playbook import load_playbook
+    from sncheck.run.inputs import load_playbook
     from sncheck.run.runner import Run, RunOptions
 
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, targets=tuple(entities),

@@ -84,8 +84,9 @@ def plan_cmd(params: str, expert_params: str, layout: str, precision: str, optim
 
 
 def _capacity(path: str, state_dir: str | None, tp: int, ep: int, pp: int, dp: int | None) -> tuple[dict, float | None, str | None]:
-    from sncheck.health.capacity import ParallelLayout, capacity
-    from sncheck.config.inventory import load_inventory
+    from sncheck.config.playbook import ParallelLayout
+    from sncheck.health.capacity import capacity
+    from sncheck.run.inputs import load_inventory
     from sncheck.topology import Topology
 
     inv = load_inventory(path)

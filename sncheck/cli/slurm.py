@@ -1,7 +1,7 @@
 """Slurm-side commands: ``sncheck node-check`` and ``sncheck inventory from-slurm``.
 
 ``sncheck.cli.main`` loads them when they are invoked (``from-slurm`` under ``inventory``).
-The work lives in :mod:`sncheck.slurm.nodecheck` and :mod:`sncheck.slurm.cluster`, free of Click.
+The work lives in :mod:`sncheck.run.nodecheck` and :mod:`sncheck.slurm.cluster`, free of Click.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sncheck.cli.main import handle_errors
 from sncheck.cli.paths import input_file, output_file
 from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.config.units import parse_bandwidth, parse_latency
 
 # Typical values (DESIGN.md "Numbers worth knowing"): NVLink 4 per direction, a 400G NIC.
@@ -68,7 +68,7 @@ def node_check_cmd(budget: str, node: str | None, inventory_path: str | None, ca
       sncheck node-check
       sncheck node-check --budget 60s -i cluster.yaml --json
     """
-    from sncheck.slurm.nodecheck import node_check
+    from sncheck.run.nodecheck import node_check
 
     seconds = parse_budget(budget)
     inventory = load_inventory(inventory_path) if inventory_path else None

@@ -52,7 +52,7 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
     confirmation to run between jobs (sncheck run PLAYBOOK --targets CARD).
     Exit codes (--once): 0 nothing at or above the gate, 1 findings, 2 bad input.
     """
-    from sncheck.config.inventory import load_inventory
+    from sncheck.run.inputs import load_inventory
     from sncheck.health.rules import load_rules
     from sncheck.report import get_renderer
     from sncheck.watch.judge import WatchOptions, follow, judge

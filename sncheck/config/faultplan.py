@@ -28,15 +28,17 @@ list. Any fault may carry ``transient: true``: it ends before the confirmation r
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sncheck.fabric import Measured, parse_switch
-from sncheck.topology import SCALE_OUT, Topology, host_of, link_id, rail_of, split_link
 from sncheck.config.units import parse_size
 from sncheck.config.yamlio import Source, _show, check_keys, field_bool, load_file, load_text
-from sncheck.worker.faults import ACTED_TYPES
+from sncheck.model import host_of, link_id, parse_switch, split_link
+
+if TYPE_CHECKING:  # the cluster a plan is checked against (a layer above config: passed in)
+    from sncheck.topology import Topology
 
 MAX_FAULTS = 100_000  # faults in one plan
 MAX_FACTOR = 1e6      # a factor or a count: finite, and far beyond any real slow-down
@@ -114,9 +116,10 @@ NETWORK_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "network"
 TOOL_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "tool")
 PLATFORM_FAULTS = tuple(n for n, t in FAULT_TYPES.items() if t.acted == "platform")
 HOST_TOOL_FAULTS = TOOL_FAULTS + PLATFORM_FAULTS  # what a host's tools report
-# What the torch probe acts out on the target card's rank, the worker's own list: the
-# probe faults, and thermal_throttle's slow-down (its tool part is rendered separately).
-TORCH_PROBE_FAULTS = ACTED_TYPES
+# What the torch probe acts out on the target card's rank: the probe faults, and
+# thermal_throttle's slow-down (its tool part is rendered separately). The worker keeps
+# the same list (sncheck.worker.faults.ACTED_TYPES; tests/test_worker_job.py holds them equal).
+TORCH_PROBE_FAULTS = PROBE_FAULTS + ("thermal_throttle",)
 
 # The one list of which backend acts out which fault types.
 ACTED_BY: dict[str, tuple[str, ...]] = {
@@ -273,7 +276,12 @@ def _direction(src: Source, item: Any, fault: Fault) -> Fault:
     return replace(fault, direction=f"{a}->{b}")
 
 
-def parse_faults(src: Source, topo: Topology) -> FaultPlan:
+# Why the hosts' tools cannot show a fault (its platform renders no such output), or None:
+# the vendors' simulators say (sncheck.vendors.sim.cannot_act_out, a layer above config).
+Refusal = Callable[[Fault, "Topology"], "str | None"]
+
+
+def parse_faults(src: Source, topo: Topology, refusal: Refusal) -> FaultPlan:
     root = check_keys(src, src.data if src.data is not None else {}, ("faults",), "fault plan")
     items = root.get("faults") or []
     if not isinstance(items, list):
@@ -306,7 +314,7 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
                                 f"(one port per card, numbered from 1)", item, "port")
         transient = field_bool(src, item, "transient") if "transient" in item else False
         fault = _direction(src, item, Fault(name, target, transient=transient, where=src.where(item), **values))
-        why = _cannot_act_out(fault, topo)
+        why = refusal(fault, topo)
         if why is not None:
             raise src.error(f"{why}; the simulator would drop it without a word (README: how each fault "
                             "type is acted out on each platform)", item, "type")
@@ -314,78 +322,9 @@ def parse_faults(src: Source, topo: Topology) -> FaultPlan:
     return FaultPlan(tuple(out))
 
 
-def _cannot_act_out(fault: Fault, topo: Topology) -> str | None:
-    """Why the host's tools cannot show ``fault`` (its platform renders no such output), or
-    None. Only faults the host's own tools report are judged here: the others are the mock's
-    cost model, the same on every platform."""
-    if fault.type not in HOST_TOOL_FAULTS:
-        return None
-    from sncheck.vendors import registry, sim  # the vendors' renderers say what they can show
-
-    inv = topo.inventory
-    plat = inv.platform_of(fault.host)
-    off = {tool for tool, on in inv.checks_of(fault.host).items() if not on}
-    tools = tuple(c.tool for c in registry.vendor_of(plat).commands_for(plat) if c.tool not in off)
-    card = rail_of(fault.target) if FAULT_TYPES[fault.type].target == "card" else None
-    return sim.refusal(plat.name if plat else None, fault.type, card=card, tool=fault.tool, tools=tools)
+def load_faults(path: str | Path, topo: Topology, refusal: Refusal) -> FaultPlan:
+    return parse_faults(load_file(path), topo, refusal)
 
 
-def unmeasured(fault: Fault, topo: Topology, plans: list[Measured]) -> str | None:
-    """Why no measurement of ``plans`` (the run's layers, ``sncheck.layers.coverage``) can
-    show ``fault``, or None. Judged for the faults the mock acts out on the network between
-    cards (links, NICs, switches, switch ports) through the fabric's paths; a card fault
-    shows on every layer, a host's tool fault in its facts (:func:`_cannot_act_out`)."""
-    ftype = FAULT_TYPES[fault.type]
-    if ftype.acted != "network" or fault.type == "down_host":
-        return None
-    fabric = topo.fabric
-    element = f"{fault.target}/nic{(fault.port or 1) - 1}" if fault.type == "slow_nic" else fault.target
-    through = [m for m in plans if fabric.crosses(element, m)]
-    if any(fault.above is None or m.size > fault.above for m in through):
-        return None
-    if ftype.target != "link" and len(topo.supernode_names) < 2:
-        return (f"inventory {topo.inventory.name} has one supernode, so no pair crosses the scale-out tier: no "
-                f"measurement goes through a NIC, a switch or a switch port")
-    if through:
-        return (f"no planned measurement through it moves a message over {fault.above} bytes "
-                f"(the largest: {max(m.size for m in through):.0f})")
-    if ftype.target == "link":
-        a, b = split_link(fault.target)
-        if topo.tier(a, b) == SCALE_OUT and rail_of(a) != rail_of(b):
-            return (f"the plan never measures this pair: across supernodes it pairs card k with card k of "
-                    f"other hosts (rail-aligned), and {a} and {b} are on rails {rail_of(a)} and {rail_of(b)}")
-        return "the plan never measures this pair"
-    return "no planned pair goes through it"
-
-
-def fault_table() -> str:
-    """The README's table: fault type x platform -> how the simulator acts it out, or
-    refused when the plan loads (exit 2, the fault plan's file and line)."""
-    from sncheck.vendors import registry, sim
-
-    columns: list[tuple[list[str], dict[str, str]]] = []  # platforms that act alike share a column
-    for name, plat in [("no platform", None)] + [(f"`{n}`", n) for n in sorted(registry.platforms())]:
-        table = sim.acted_out(plat)
-        same = next((c for c in columns if c[1] == table), None)
-        if same is None:
-            columns.append(([name], table))
-        else:
-            same[0].append(name)
-    tables = [t for _, t in columns]
-    out = ["| fault type | " + " | ".join(", ".join(names) for names, _ in columns) + " |",
-           "|---" * (len(columns) + 1) + "|"]
-    model = [t for t in FAULT_TYPES if t not in HOST_TOOL_FAULTS]
-    out.append("| " + ", ".join(f"`{t}`" for t in model) + " | "
-               + " | ".join("mock model (every platform)" for _ in columns) + " |")
-    for t in HOST_TOOL_FAULTS:
-        cells = [table.get(t, "refused (exit 2)") for table in tables]
-        out.append(f"| `{t}` | " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
-
-
-def load_faults(path: str | Path, topo: Topology) -> FaultPlan:
-    return parse_faults(load_file(path), topo)
-
-
-def load_faults_text(text: str, topo: Topology, name: str = "<faults>") -> FaultPlan:
-    return parse_faults(load_text(text, name), topo)
+def load_faults_text(text: str, topo: Topology, refusal: Refusal, name: str = "<faults>") -> FaultPlan:
+    return parse_faults(load_text(text, name), topo, refusal)

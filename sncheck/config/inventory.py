@@ -10,18 +10,20 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, TypeVar
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Mapping, TypeVar
 
-from sncheck.backends import BACKENDS as _BACKEND_REGISTRY
 from sncheck.config import hostlist
 from sncheck.errors import ConfigError
 from sncheck.config.fabric import FabricSpec, parse_fabric
 from sncheck.config.units import parse_bandwidth, parse_latency
 from sncheck.config.yamlio import LineDict, Source, check_keys, field_int, field_number, field_str, load_file, load_text
 
+if TYPE_CHECKING:  # the vendors' platforms, a layer above config: the loader is told them
+    from sncheck.vendors.base import Platform
+
 TIERS = ("intra_host", "scale_up", "scale_out")
 T = TypeVar("T")
-BACKENDS = tuple(_BACKEND_REGISTRY)  # the names of the one registry, sncheck.backends
 DIST_BACKENDS = ("gloo", "nccl", "hccl")  # torch.distributed backends the probe runs on (hccl: torch_npu)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
@@ -77,7 +79,7 @@ class Host:
 class Supernode:
     name: str
     hosts: tuple[str, ...]
-    platform: str | None = None   # a name in sncheck.vendors.registry.platforms()
+    platform: str | None = None   # a name in sncheck.vendors.registry.platforms() (Inventory.platforms)
     # Checks (tools) this cluster has or has not: {"dcgmi": False} skips dcgmi and records
     # it as skipped. The top level's, then the supernode's (which wins per tool).
     checks: tuple[tuple[str, bool], ...] = ()
@@ -115,6 +117,8 @@ class Inventory:
     # The scale-out fabric as the inventory declares it (sncheck.config.fabric); None: derived
     # from the platform (sncheck.fabric: rail r serves card r, one leaf per rail).
     fabric: FabricSpec | None = None
+    # The platforms its supernodes name, as the loader was told them (sncheck.vendors.registry).
+    platforms: Mapping[str, Platform] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def card_count(self) -> int:
@@ -128,13 +132,10 @@ class Inventory:
         """Which checks (by tool name) the inventory switches on or off for ``host``."""
         return dict(self.supernode_of(host).checks)
 
-    def platform_of(self, host: str):
+    def platform_of(self, host: str) -> Platform | None:
         """The host's Platform (sncheck.vendors.base), or None when the inventory names none."""
         name = self.supernode_of(host).platform
-        if name is None:
-            return None
-        from sncheck.vendors.registry import platform
-        return platform(name)
+        return None if name is None else self.platforms[name]
 
     def design_for(self, tier: str) -> TierDesign | None:
         """Design values of a tier (:func:`tier_design`)."""
@@ -201,9 +202,8 @@ def _checks(src: Source, node: LineDict, key: str) -> dict[str, bool]:
     return out
 
 
-def _platform(src: Source, node: LineDict, key: str):
-    from sncheck.vendors.registry import platforms
-    value, known = node[key], platforms()
+def _platform(src: Source, node: LineDict, key: str, known: Mapping[str, Platform]) -> Platform:
+    value = node[key]
     if value not in known:
         raise src.error(f"unknown platform {value!r}; choose one of: {', '.join(sorted(known))}", node, key)
     return known[value]
@@ -220,11 +220,14 @@ def _platform_design(src: Source, root: LineDict, top, used: dict) -> dict[str, 
     return out
 
 
-def parse_inventory(src: Source) -> Inventory:
+def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mapping[str, Platform]) -> Inventory:
+    """The inventory of ``src``, checked against the ``backends`` and ``platforms`` sncheck
+    knows (the registries of sncheck.backends and sncheck.vendors: a layer above config, so
+    the caller tells them; :mod:`sncheck.run.inputs` does)."""
     root = check_keys(src, src.data, TOP_KEYS, "inventory", required=("supernodes",))
     name = _str(src, root, "name") if "name" in root else Path(src.name).stem
     design = _design(src, root["design"]) if "design" in root else {}
-    top_platform = _platform(src, root, "platform") if "platform" in root else None
+    top_platform = _platform(src, root, "platform", platforms) if "platform" in root else None
     top_checks = _checks(src, root, "checks") if "checks" in root else {}
 
     backend = dist_backend = None
@@ -234,7 +237,7 @@ def parse_inventory(src: Source) -> Inventory:
             b = LineDict({"type": b})
             b.line, b.key_lines = root.line_of("backend"), {}
         b = check_keys(src, b, BACKEND_KEYS, "backend", required=("type",))
-        backend = field_str(src, b, "type", choices=BACKENDS, what="backend type")
+        backend = field_str(src, b, "type", choices=tuple(backends), what="backend type")
         if b.get("dist_backend") is not None:
             dist_backend = field_str(src, b, "dist_backend", choices=DIST_BACKENDS, what="dist_backend")
 
@@ -284,7 +287,7 @@ def parse_inventory(src: Source) -> Inventory:
         sn_name = _str(src, sn, "name", _SAFE_NAME)
         if any(s.name == sn_name for s in supernodes):
             raise src.error(f"duplicate supernode name {sn_name!r}", sn, "name")
-        plat = _platform(src, sn, "platform") if "platform" in sn else top_platform
+        plat = _platform(src, sn, "platform", platforms) if "platform" in sn else top_platform
         if "cards_per_host" in sn:
             cards = _positive_int(src, sn, "cards_per_host", f"cards_per_host of supernode {sn_name}",
                                   MAX_CARDS_PER_HOST)
@@ -354,15 +357,17 @@ def parse_inventory(src: Source) -> Inventory:
         if root.get("fabric") is not None else None
     return Inventory(name=name, supernodes=tuple(supernodes), hosts=hosts, design=design,
                      backend=backend, dist_backend=dist_backend, ssh=ssh, launcher=launcher,
-                     source=src.name, fabric=fabric)
+                     source=src.name, fabric=fabric,
+                     platforms={p.name: p for p in platforms_used.values() if p is not None})
 
 
-def load_inventory(path: str | Path) -> Inventory:
-    return parse_inventory(load_file(path))
+def load_inventory(path: str | Path, *, backends: Collection[str], platforms: Mapping[str, Platform]) -> Inventory:
+    return parse_inventory(load_file(path), backends=backends, platforms=platforms)
 
 
-def load_inventory_text(text: str, name: str = "<inventory>") -> Inventory:
-    return parse_inventory(load_text(text, name))
+def load_inventory_text(text: str, name: str = "<inventory>", *, backends: Collection[str],
+                        platforms: Mapping[str, Platform]) -> Inventory:
+    return parse_inventory(load_text(text, name), backends=backends, platforms=platforms)
 
 
 MAX_LOCAL_CARDS = 256  # worker processes the local backend starts on one machine

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sncheck.errors import ConfigError
 from sncheck.config.shipped import resolve
-from sncheck.health.capacity import ParallelLayout
-from sncheck.probeplan import CROSS_MODES, MAX_TOOLS_COVERAGE
 from sncheck.config.units import parse_size
 from sncheck.config.yamlio import LineDict, Source, check_keys, field_bool, field_int, field_str, load_file, load_text
 
@@ -23,6 +23,14 @@ LAYER_OPTIONS = {
 }
 SIZE_OPTIONS = ("bw_bytes", "min_bytes", "max_bytes")
 COLLECTIVES = ("all_reduce", "all_to_all")
+CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernode
+# The connectivity option tools (their names: sncheck.vendors.registry.scale_out_tools): the
+# vendors' scale-out tests between rail-aligned host pairs of the cross-supernode rounds
+# (perftest), and their copy tests inside each host (nvbandwidth, TransferBench).
+# The connectivity option tools_coverage: how many distinct peers each NIC (host x rail)
+# meets in perftest, sampled from the plan's rail pairs (sncheck.probeplan); "all" runs
+# every rail pair.
+MAX_TOOLS_COVERAGE = 64
 
 # Bounds (README "Input bounds"). Integer options: (lowest, highest).
 INT_BOUNDS = {
@@ -31,6 +39,35 @@ INT_BOUNDS = {
     "step_factor": (2, 1 << 20),  # sizes must grow: 1 would sweep forever
 }
 MAX_DURATION_S = 7 * 86400.0  # a stress soak (--duration too)
+
+
+@dataclass(frozen=True)
+class ParallelLayout:
+    tp: int = 1
+    ep: int = 1
+    pp: int = 1
+    dp: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "ep", "pp", "dp"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name.upper()} must be a positive integer, got {value!r}")
+        if (self.tp * self.dp) % self.ep:
+            raise ConfigError(f"EP={self.ep} must divide TP x DP = {self.tp * self.dp}: expert-parallel "
+                              "groups are carved out of each pipeline stage's TP x DP ranks")
+
+    @property
+    def world(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def unit(self) -> int:
+        """Cards that must share one supernode to hold whole TP and EP groups."""
+        return math.lcm(self.tp, self.ep)
+
+    def __str__(self) -> str:
+        return f"TP={self.tp} EP={self.ep} PP={self.pp} DP={self.dp} (world {self.world})"
 
 
 @dataclass(frozen=True)
@@ -51,7 +88,10 @@ class Playbook:
     layout: dict | None = None  # {tp, ep, pp, dp}: report the capacity left after isolation
 
 
-def parse_playbook(src: Source) -> Playbook:
+def parse_playbook(src: Source, *, scale_out_tools: Collection[str]) -> Playbook:
+    """The playbook of ``src``; a connectivity layer's ``tools`` must be among the
+    ``scale_out_tools`` the vendor plug-ins name (a layer above config: the caller tells
+    them; :mod:`sncheck.run.inputs` does)."""
     root = check_keys(src, src.data, ("name", "description", "layers", "gate", "baseline", "confirm", "layout"), "playbook",
                       required=("layers",))
     layers_node = root["layers"]
@@ -85,7 +125,7 @@ def parse_playbook(src: Source) -> Playbook:
             elif k == "collectives":
                 v = _collectives(src, opts, k)
             elif k == "tools":
-                v = _tools(src, opts, k)
+                v = _tools(src, opts, k, tuple(scale_out_tools))
             elif k == "tools_coverage":
                 v = _tools_coverage(src, opts, k)
             elif k in INT_BOUNDS:
@@ -123,12 +163,9 @@ def parse_playbook(src: Source) -> Playbook:
     return Playbook(str(name), tuple(layers), gate, description, src.name, baseline, confirm, layout)
 
 
-def _tools(src: Source, opts: LineDict, key: str) -> tuple[str, ...]:
+def _tools(src: Source, opts: LineDict, key: str, known: tuple[str, ...]) -> tuple[str, ...]:
     """connectivity ``tools``: the scale-out and copy-engine tests to run as well (SSH backend)."""
-    from sncheck.vendors.registry import scale_out_tools  # the vendor plug-ins name them
-
     v = opts[key]
-    known = scale_out_tools()
     if not isinstance(v, list) or not all(isinstance(t, str) and t in known for t in v):
         raise src.error(f"tools must be a list of {', '.join(known)}", opts, key)
     if len(set(v)) != len(v):
@@ -172,17 +209,17 @@ def find_playbook(ref: str) -> Path | None:
     return resolve(ref, "playbooks", None, (".yaml", ".yml"))
 
 
-def load_playbook(ref: str) -> Playbook:
+def load_playbook(ref: str, *, scale_out_tools: Collection[str]) -> Playbook:
     path = find_playbook(ref)
     if path is None:
         raise ConfigError("no such playbook file or shipped playbook name "
                           "(shipped: post-delivery, nightly-stress, pre-upgrade-gate)", ref)
-    return parse_playbook(load_file(path))
+    return parse_playbook(load_file(path), scale_out_tools=scale_out_tools)
 
 
 def single_layer(name: str, options: dict | None = None, gate: str = "critical") -> Playbook:
     return Playbook(name, (LayerSpec(name, options or {}),), gate)
 
 
-def load_playbook_text(text: str, name: str = "<playbook>") -> Playbook:
-    return parse_playbook(load_text(text, name))
+def load_playbook_text(text: str, name: str = "<playbook>", *, scale_out_tools: Collection[str]) -> Playbook:
+    return parse_playbook(load_text(text, name), scale_out_tools=scale_out_tools)

@@ -21,41 +21,11 @@ takes nothing out (its two cards still work for everything else).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from sncheck.errors import ConfigError
+from sncheck.config.playbook import ParallelLayout
 from sncheck.topology import Topology, host_of
-
-
-@dataclass(frozen=True)
-class ParallelLayout:
-    tp: int = 1
-    ep: int = 1
-    pp: int = 1
-    dp: int = 1
-
-    def __post_init__(self) -> None:
-        for name in ("tp", "ep", "pp", "dp"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name.upper()} must be a positive integer, got {value!r}")
-        if (self.tp * self.dp) % self.ep:
-            raise ConfigError(f"EP={self.ep} must divide TP x DP = {self.tp * self.dp}: expert-parallel "
-                              "groups are carved out of each pipeline stage's TP x DP ranks")
-
-    @property
-    def world(self) -> int:
-        return self.tp * self.pp * self.dp
-
-    @property
-    def unit(self) -> int:
-        """Cards that must share one supernode to hold whole TP and EP groups."""
-        return math.lcm(self.tp, self.ep)
-
-    def __str__(self) -> str:
-        return f"TP={self.tp} EP={self.ep} PP={self.pp} DP={self.dp} (world {self.world})"
 
 
 @dataclass

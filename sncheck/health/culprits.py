@@ -16,7 +16,8 @@ from sncheck.health.findings import jsonable
 from sncheck.health.localize import LinkBar, localize
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.model import Finding, card_of
-from sncheck.topology import SCALE_OUT, split_link
+from sncheck.topology import SCALE_OUT
+from sncheck.model import split_link
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule

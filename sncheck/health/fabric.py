@@ -39,7 +39,7 @@ import pandas as pd
 from sncheck.health.findings import SEVERITIES, jsonable
 from sncheck.model import Finding
 from sncheck.store.frames import kind_rows
-from sncheck.topology import card_id
+from sncheck.model import card_id
 from sncheck.vendors.kernel_log import describe
 
 if TYPE_CHECKING:

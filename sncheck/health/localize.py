@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sncheck.topology import SCALE_OUT, Topology, host_of, nic_of, split_link
+from sncheck.topology import SCALE_OUT, Topology
+from sncheck.model import host_of, nic_of, split_link
 
 CARD_BAD_SHARE = 0.5   # a card is the culprit when at least half of its pairs are bad
 CARD_MIN_BAD = 2       # ... and at least two of them, so one bad link never names a card

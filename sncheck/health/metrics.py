@@ -22,7 +22,8 @@ from sncheck.health import fabric, injob
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
-from sncheck.topology import Topology, card_id
+from sncheck.topology import Topology
+from sncheck.model import card_id
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 

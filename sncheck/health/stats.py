@@ -84,7 +84,8 @@ from sncheck.health.metrics import METRICS, PAIRS, DetectContext
 from sncheck.health.statsql import KINDS, PairKind, bar_sql, cells_sql, frame_cells
 from sncheck.model import card_of, host_of, natural_key
 from sncheck.store.engine import RowSource, quote
-from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, nic_of, split_link
+from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP
+from sncheck.model import nic_of, split_link
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule

@@ -13,7 +13,7 @@ from sncheck.health import invariants
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import RuleSet, evaluate
 from sncheck.config.inventory import TierDesign
-from sncheck.store.rows import RowSink, as_sink
+from sncheck.rows import RowSink, as_sink
 from sncheck.topology import Topology
 
 

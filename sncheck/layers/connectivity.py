@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sncheck.probeplan import ConnectivityPlan, connectivity_plan, scope_connectivity
 from sncheck.vendors.registry import pair_tools
-from sncheck.store.rows import not_run_row
+from sncheck.rows import not_run_row
 from sncheck.layers.base import LayerContext
 
 NAME = "connectivity"

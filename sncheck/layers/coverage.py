@@ -1,7 +1,7 @@
 """What a playbook's layers will measure, known before they run: each layer's plan as the
 card pairs and all-to-all groups it measures (sncheck.fabric.Measured), with the largest
 message each carries. The run refuses a fault that none of them can show
-(``faultplan.unmeasured``): the mock would act it out and no row would ever say so.
+(:func:`unmeasured`): the mock would act it out and no row would ever say so.
 
 connectivity: every planned pair, bandwidth at ``bw_bytes``; stress: the ring edges of
 each all-reduce and every pair of each all-to-all, at the sweep's largest size; golden: the
@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from sncheck.config.faultplan import FAULT_TYPES, Fault
 from sncheck.fabric import Measured
+from sncheck.model import rail_of, split_link
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
-from sncheck.topology import Topology
+from sncheck.topology import SCALE_OUT, Topology
 
 
 def _positions(topo: Topology, cards) -> np.ndarray:  # noqa: ANN001 - card ids
@@ -52,3 +54,32 @@ def measured(topo: Topology, plan: ConnectivityPlan | StressPlan | GoldenPlan) -
         return Measured(ring[0], ring[1], groups, size=float(max(plan.sizes)))
     a, b = _rings(topo, plan.groups)
     return Measured(a, b)
+
+
+def unmeasured(fault: Fault, topo: Topology, plans: list[Measured]) -> str | None:
+    """Why no measurement of ``plans`` (the run's layers, ``sncheck.layers.coverage``) can
+    show ``fault``, or None. Judged for the faults the mock acts out on the network between
+    cards (links, NICs, switches, switch ports) through the fabric's paths; a card fault
+    shows on every layer, a host's tool fault in its facts
+    (:func:`sncheck.vendors.sim.cannot_act_out`)."""
+    ftype = FAULT_TYPES[fault.type]
+    if ftype.acted != "network" or fault.type == "down_host":
+        return None
+    fabric = topo.fabric
+    element = f"{fault.target}/nic{(fault.port or 1) - 1}" if fault.type == "slow_nic" else fault.target
+    through = [m for m in plans if fabric.crosses(element, m)]
+    if any(fault.above is None or m.size > fault.above for m in through):
+        return None
+    if ftype.target != "link" and len(topo.supernode_names) < 2:
+        return (f"inventory {topo.inventory.name} has one supernode, so no pair crosses the scale-out tier: no "
+                f"measurement goes through a NIC, a switch or a switch port")
+    if through:
+        return (f"no planned measurement through it moves a message over {fault.above} bytes "
+                f"(the largest: {max(m.size for m in through):.0f})")
+    if ftype.target == "link":
+        a, b = split_link(fault.target)
+        if topo.tier(a, b) == SCALE_OUT and rail_of(a) != rail_of(b):
+            return (f"the plan never measures this pair: across supernodes it pairs card k with card k of "
+                    f"other hosts (rail-aligned), and {a} and {b} are on rails {rail_of(a)} and {rail_of(b)}")
+        return "the plan never measures this pair"
+    return "no planned pair goes through it"

@@ -53,7 +53,8 @@ from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
-from sncheck.topology import Topology, host_of, rail_of, round_robin, split_link
+from sncheck.topology import Topology, round_robin
+from sncheck.model import host_of, rail_of, split_link
 from sncheck.layers import stress
 from sncheck.layers.base import LayerContext
 from sncheck.vendors.registry import pair_tools

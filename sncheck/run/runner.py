@@ -17,10 +17,11 @@ from sncheck.backends.base import Backend
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.store.files import route_log
 from sncheck.store.evidence import collect_evidence
-from sncheck.config.faultplan import NETWORK_FAULTS, FaultPlan, load_faults, unmeasured
+from sncheck.config.faultplan import NETWORK_FAULTS, FaultPlan
 from sncheck.health.baseline import load_baseline
 from sncheck.health.findings import merge_findings
-from sncheck.health.capacity import ParallelLayout, capacity
+from sncheck.config.playbook import ParallelLayout
+from sncheck.health.capacity import capacity
 from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch
 from sncheck.health.rules import RuleSet, load_rules
 from sncheck.config.inventory import Inventory
@@ -34,6 +35,7 @@ from sncheck.store.rundir import RunStore, default_out_dir, new_run_id
 from sncheck.probeplan import target_cards
 from sncheck.topology import Topology, natural_key
 from sncheck.run.isolation import isolation_steps
+from sncheck.run.inputs import load_faults
 from sncheck.run.state import RunState
 from sncheck.run.verdict import EXIT_CODES, decide, provisional_layer_verdict
 from sncheck.health.history import LAST_PASS
@@ -238,7 +240,7 @@ class Run:
             options = {k: v for k, v in given.get(name, {}).items() if k not in ("reference", "duration")}
             plans.append(coverage.measured(self.topo, module.build_plan(self.context(None, options))))
         for f in faults.faults:
-            why = unmeasured(f, self.topo, plans)
+            why = coverage.unmeasured(f, self.topo, plans)
             if why is not None:
                 raise ConfigError(f"{f.type} {f.target}: no planned measurement can show it: {why}; widen the "
                                   f"plan to measure it, or drop the fault", f.where or None)

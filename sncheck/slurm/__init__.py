@@ -1,1 +1,2 @@
-"""Slurm: reading a cluster (scontrol, sinfo) and the node health check (node-check)."""
+"""Slurm: reading a cluster (scontrol, sinfo). The node health check (node-check) builds a
+run: :mod:`sncheck.run.nodecheck`."""

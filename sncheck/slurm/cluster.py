@@ -17,11 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sncheck.config import hostlist
-from sncheck.actions.base import CommandRunner
 from sncheck.errors import ConfigError, HarnessError
+
+if TYPE_CHECKING:  # the runner is the caller's (actions sit above the backends that read Slurm)
+    from sncheck.actions.base import CommandRunner
 
 _KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:.]*)=")
 _GRES_ITEM = re.compile(r"^gpu(?::([^:(,]+))?(?::(\d+))?(?:\(.*\))?$")

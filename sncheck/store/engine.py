@@ -9,7 +9,7 @@ figures: README "Judging at fleet size".
 A :class:`RowSource` names, per row kind, a SQL relation of the selected rows (a layer,
 the entity a retest confirms); :meth:`RowSource.sql` runs a query over them. Columns a
 kind's rows do not carry (an older run, a test's few columns) read as NULL, so every
-query can name the declared columns (:data:`sncheck.store.rows.SCHEMA`).
+query can name the declared columns (:data:`sncheck.rows.SCHEMA`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sncheck.store.frames import RowFrames, kind_rows
-from sncheck.store.rows import columns_of
+from sncheck.rows import columns_of
 
 THREADS = 2          # this is a control node: the engine takes two cores at most
 MEMORY_LIMIT = "3GB"  # holistic aggregates (exact medians) hold one query's values

@@ -1,5 +1,5 @@
 """Rows as columns: a batch of one row kind becomes an Arrow table with the kind's
-declared types (:data:`sncheck.store.rows.SCHEMA`); tables become pandas frames for the
+declared types (:data:`sncheck.rows.SCHEMA`); tables become pandas frames for the
 detectors, and :class:`RowFrames` holds one frame per kind.
 
 Names that repeat (cards, links, groups, statuses) are dictionary-encoded, so in
@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandas.api.types import union_categoricals
 
-from sncheck.store.rows import KIND_LAYER, batch_length, columns_of
+from sncheck.rows import KIND_LAYER, batch_length, columns_of
 
 ARROW_TYPES = {
     "id": pa.dictionary(pa.int32(), pa.string()),

@@ -6,7 +6,7 @@ Layout of a run directory::
     report.html ...              renderers' outputs
     rows/<kind>/part-NNNNNN.parquet
                                  one Parquet part per batch of one row kind (schema:
-                                 sncheck/store/rows.py SCHEMA); written under a dot-name and
+                                 sncheck/rows.py SCHEMA); written under a dot-name and
                                  renamed, so a killed run keeps every completed batch
 
 Read a kind back with one pandas call: ``pd.read_parquet("RUN/rows/p2p")``, or every
@@ -39,7 +39,7 @@ from sncheck.store.frames import RowFrames, batch_table, conform, join_frames, m
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.store.results import write_json
 from sncheck.store.files import RunFiles, open_new, real_dir
-from sncheck.store.rows import Columns
+from sncheck.rows import Columns
 
 # Arrow allocates from the C library's malloc: a kind's Arrow memory, let go when it
 # becomes a pandas frame, goes back to the system (mimalloc, Arrow's default, kept about

@@ -2,7 +2,7 @@
 
 A :class:`FactCommand` names the tool, its argv, the parser (a pure ``text -> dict``)
 and a check that turns the parsed dict into ``host_fact`` rows
-(:func:`sncheck.store.rows.host_fact_row`). Which commands run on a host is the business of
+(:func:`sncheck.rows.host_fact_row`). Which commands run on a host is the business of
 its platform's vendor plug-in (:mod:`sncheck.vendors.registry`): NVIDIA's live in
 :mod:`sncheck.vendors.nvidia.checks`, AMD's and Ascend's in their packages.
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.store.rows import host_fact_row
+from sncheck.rows import host_fact_row
 from sncheck.vendors import listing as listings
 from sncheck.vendors.delivery import unwrap
 

@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sncheck.store.rows import host_fact_row
-from sncheck.topology import card_id, link_id, nic_id
+from sncheck.rows import host_fact_row
+from sncheck.model import card_id, link_id, nic_id
 from sncheck.vendors import parsers, registry
 from sncheck.vendors.facts import Expect, FactCommand, check_host, listed
 

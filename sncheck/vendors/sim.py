@@ -49,10 +49,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from sncheck.config.faultplan import FAULT_TYPES, HOST_TOOL_FAULTS, Fault
+from sncheck.model import rail_of
+from sncheck.vendors import registry
 from sncheck.vendors.captures import capture  # noqa: F401 (renderers read the real captures through it)
 
-if TYPE_CHECKING:  # a host's faults, as the fault plan loaded them (config/faultplan.py asks this module)
-    from sncheck.config.faultplan import Fault
+if TYPE_CHECKING:
+    from sncheck.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,44 @@ def refusal(platform: str | None, ftype: str, card: int | None = None, tool: str
     if card is not None and shown is not None and card >= shown and ftype not in EVERY_PLATFORM:
         return f"{ftype} on card {card} cannot be acted out on {platform}: its tool output lists {shown} cards"
     return None
+
+
+def cannot_act_out(fault: Fault, topo: Topology) -> str | None:
+    """Why the host's tools cannot show ``fault`` (its platform renders no such output), or
+    None: the fault plan's refusal (:data:`sncheck.config.faultplan.Refusal`). Only faults the
+    host's own tools report are judged here: the others are the mock's cost model, the same
+    on every platform."""
+    if fault.type not in HOST_TOOL_FAULTS:
+        return None
+    inv = topo.inventory
+    plat = inv.platform_of(fault.host)
+    off = {tool for tool, on in inv.checks_of(fault.host).items() if not on}
+    tools = tuple(c.tool for c in registry.vendor_of(plat).commands_for(plat) if c.tool not in off)
+    card = rail_of(fault.target) if FAULT_TYPES[fault.type].target == "card" else None
+    return refusal(plat.name if plat else None, fault.type, card=card, tool=fault.tool, tools=tools)
+
+
+def fault_table() -> str:
+    """The README's table: fault type x platform -> how the simulator acts it out, or
+    refused when the plan loads (exit 2, the fault plan's file and line)."""
+    columns: list[tuple[list[str], dict[str, str]]] = []  # platforms that act alike share a column
+    for name, plat in [("no platform", None)] + [(f"`{n}`", n) for n in sorted(registry.platforms())]:
+        table = acted_out(plat)
+        same = next((c for c in columns if c[1] == table), None)
+        if same is None:
+            columns.append(([name], table))
+        else:
+            same[0].append(name)
+    tables = [t for _, t in columns]
+    out = ["| fault type | " + " | ".join(", ".join(names) for names, _ in columns) + " |",
+           "|---" * (len(columns) + 1) + "|"]
+    model = [t for t in FAULT_TYPES if t not in HOST_TOOL_FAULTS]
+    out.append("| " + ", ".join(f"`{t}`" for t in model) + " | "
+               + " | ".join("mock model (every platform)" for _ in columns) + " |")
+    for t in HOST_TOOL_FAULTS:
+        cells = [table.get(t, "refused (exit 2)") for table in tables]
+        out.append(f"| `{t}` | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
 
 
 def not_found(tool: str) -> ToolOutput:

@@ -23,7 +23,7 @@ from sncheck.config.fileio import read_input
 from sncheck.config.hostlist import expand as expand_hostlist
 from sncheck.config.inventory import Inventory
 from sncheck.errors import ConfigError
-from sncheck.topology import card_id
+from sncheck.model import card_id
 
 MAX_RANKS = 1 << 20
 # A host as a rank map, RAS, Inspector or nccl-tests may name it: a name or an address

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from sncheck.store.rows import collective_row, not_run_row, rank_row
+from sncheck.rows import collective_row, not_run_row, rank_row
 from sncheck.worker.context import Ctx
 from sncheck.worker.faults import wait_s
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.store.rows import golden_row
+from sncheck.rows import golden_row
 from sncheck.worker.faults import wait_s
 
 try:

@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 
 from sncheck.model import host_of, link_id
-from sncheck.store.rows import not_run_row, p2p_row
+from sncheck.rows import not_run_row, p2p_row
 from sncheck.worker.context import Ctx
 from sncheck.worker.faults import wait_s, wire_factor
 from sncheck.worker.job import Job

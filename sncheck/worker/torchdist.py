@@ -21,7 +21,7 @@ unless the job names a ``dist_backend``; an Ascend job (the vendor's ``torch_dev
 ``npu``, or ``hccl``) runs ``hccl`` on ``npu:LOCAL_RANK`` through torch_npu
 (:mod:`~sncheck.worker.device`).
 
-Rank 0 appends result rows (:mod:`sncheck.store.rows`) to OUT as JSON lines, flushed as they
+Rank 0 appends result rows (:mod:`sncheck.rows`) to OUT as JSON lines, flushed as they
 are produced, after gathering every rank's measurements with ``gather_object``. OUT
 also carries lines ``{"_progress": "..."}`` for the launcher; they are not rows. The
 probe never writes to the terminal.

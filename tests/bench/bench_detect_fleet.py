@@ -16,7 +16,7 @@ import numpy as np, pandas as pd
 from sncheck.health.findings import merge_findings
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_inventory_text
 from sncheck.topology import Topology, round_robin
 
 SN, HOSTS, CARDS = 64, 32, 8

@@ -27,7 +27,7 @@ pytest.importorskip("pytest_benchmark")
 from sncheck.backends.local import LocalBackend, release_port, reserve_port  # noqa: E402
 from sncheck.config.inventory import local_inventory  # noqa: E402
 from sncheck.probeplan import StressPlan, stress_groups  # noqa: E402
-from sncheck.store.rows import busbw_GBps  # noqa: E402
+from sncheck.rows import busbw_GBps  # noqa: E402
 from sncheck.topology import Topology  # noqa: E402
 
 RANKS = 4

@@ -37,7 +37,7 @@ FIRST = 5000
 
 
 def run_one(tmp_path: Path, number: int, seed: int) -> dict:
-    from sncheck.config.playbook import load_playbook
+    from sncheck.run.inputs import load_playbook
     from sncheck.run.runner import RunOptions, execute
 
     name, planted = platform_scenario(number)
@@ -125,7 +125,7 @@ SHIPPED = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "fixture
 
 def clean_runs(tmp_path: Path, names: list[str], seeds: range) -> dict:
     """The pre-upgrade gate with no fault on each inventory and seed: every finding."""
-    from sncheck.config.playbook import load_playbook
+    from sncheck.run.inputs import load_playbook
     from sncheck.run.runner import RunOptions, execute
 
     gate = load_playbook(str(Path(__file__).resolve().parents[2] / "playbooks/pre-upgrade-gate.yaml"))

@@ -27,7 +27,7 @@ import numpy as np, pandas as pd
 from sncheck.health.findings import merge_findings
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_inventory_text
 from sncheck.report import get_renderer
 from sncheck.topology import Topology, round_robin
 

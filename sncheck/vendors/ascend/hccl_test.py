@@ -2,7 +2,7 @@
 
 hccl_test prints only ``data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) |
 check_result`` per size; there is no busbw, so sncheck computes it from algbw with the
-nccl-tests factors (:data:`sncheck.store.rows.BUSBW_FACTOR`) and the rank count. Every rank's
+nccl-tests factors (:data:`sncheck.rows.BUSBW_FACTOR`) and the rank count. Every rank's
 output is scanned: a failing rank prints ``check result failed`` (or a row whose
 check_result is ``failed``); that is wrong data. check_result ``NULL`` means the check was
 skipped (an overflow limit) and is kept as such, never as a pass.
@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.store.rows import BUSBW_FACTOR
+from sncheck.rows import BUSBW_FACTOR
 
 _HEADER = re.compile(r"data_size\(Bytes\)\s*:?\s*\|\s*av\w*_time\(us\)", re.I)
 _ROW = re.compile(r"^\s*(\d+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*(\w+)\s*$")

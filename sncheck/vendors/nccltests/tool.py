@@ -13,7 +13,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from sncheck.store.rows import collective_row
+from sncheck.rows import collective_row
 from sncheck.vendors.base import CollectiveTool
 from sncheck.vendors.nccltests.parse import parse_nccl_tests, parse_rccl_tests
 

@@ -49,6 +49,7 @@ from sncheck.errors import ConfigError, HarnessError, ParseError
 from sncheck.config.inventory import Host, Inventory, Supernode
 from sncheck.vendors import facts as vfacts
 from sncheck.vendors import registry
+from sncheck.vendors.base import Vendor
 from sncheck.vendors.hostjudge import FactJudge
 
 OWN_PREFIX = f"{REASON_PREFIX} node-check:"
@@ -126,9 +127,9 @@ def expected_cards(node: str, inventory: Inventory | None, cards: int | None,
     return None, listing_tool(inventory, node)
 
 
-def _vendor(inventory: Inventory | None, node: str):  # type: ignore[no-untyped-def]
+def _vendor(inventory: Inventory | None, node: str) -> Vendor:
     known = inventory is not None and node in inventory.hosts
-    return registry.vendor_of(inventory.platform_of(node) if known else None)  # type: ignore[union-attr]
+    return registry.vendor_of(inventory.platform_of(node) if inventory is not None and known else None)
 
 
 def listing_tool(inventory: Inventory | None, node: str) -> str:
