@@ -172,10 +172,11 @@ def why_not_judged(tool: str, body: str, off: int, expect: int | None, several: 
 
 
 def _only_errors_differ(full: str | None, got: str | None) -> bool:
-    """The cut parses to the whole capture's values, its errors and faults aside."""
+    """The cut parses to the whole capture's values, its errors and faults aside (and another
+    tool's lines pasted after the output: PyTorch's watchdog after an NCCL RAS report)."""
     if not full or not got:
         return False
-    strip = ("errors", "faults")
+    strip = ("errors", "faults", "torch")
     a, b = json.loads(full), json.loads(got)
     return {k: v for k, v in a.items() if k not in strip} == {k: v for k, v in b.items() if k not in strip}
 

@@ -7,7 +7,8 @@ certain, so every view reads the tool's own lines:
 - terminal escape codes (colour, underline, OSC titles) and CR LF / lone CR line ends;
 - markdown code fences (```` ``` ````, ``~~~``): only the fenced lines are the output (an
   unclosed fence runs to the end: a paste cut short keeps what it has);
-- ``> `` quoting (mail, GitHub), as many levels as every line has;
+- ``> `` quoting (mail, GitHub), as many levels as every line has, and the indentation every
+  line shares (a paste nested in a markdown list);
 - launcher labels on every line: ``srun --label`` (``0: ``, right-aligned `` 7: ``),
   ``mpirun --tag-output`` (``[1,0]<stdout>:``), MPICH / Intel MPI ``-prepend-rank``
   (``[0] ``). Several tasks' lines are regrouped task by task, in the order each first
@@ -82,8 +83,23 @@ def unwrap(text: str, *, stamped: bool = False) -> str:
             if _every(lines, stamp, ended):
                 lines = [stamp.sub("", ln, count=1) for ln in lines]
                 break
+    lines = _dedented(lines)
     out = "\n".join(lines)
     return out + "\n" if ended and lines else out
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    """The indentation every non-blank line shares removed (a paste nested in a markdown list, a
+    quoted mail): the tool's own relative indentation stays."""
+    shared = None
+    for ln in lines:
+        if ln.strip():
+            lead = ln[: len(ln) - len(ln.lstrip(" \t"))]
+            shared = lead if shared is None else shared[: next((i for i, (a, b) in enumerate(zip(shared, lead))
+                                                                 if a != b), min(len(shared), len(lead)))]
+            if not shared:
+                return lines
+    return [ln[len(shared):] if ln.strip() else ln.strip(" \t") for ln in lines] if shared else lines
 
 
 def _fenced(lines: list[str], ended: bool) -> tuple[list[str], bool]:
@@ -95,17 +111,19 @@ def _fenced(lines: list[str], ended: bool) -> tuple[list[str], bool]:
             return bool(_FENCE.match(ln))
         return inside and ln.strip() in ("```", "~~~")  # a closing fence pasted without its newline
 
-    if not any(fence(i, ln, True) for i, ln in enumerate(lines)):
-        return lines, False
     kept: list[str] = []
     inside = closed = False
+    fences = 0
     for i, ln in enumerate(lines):
         if fence(i, ln, inside):
             closed, inside = inside, not inside
+            fences += 1
         else:
             closed = False
             if inside:
                 kept.append(ln)
+    if not fences:
+        return lines, False
     return kept, closed
 
 

@@ -14,7 +14,7 @@ before its ``end`` exits 1. ``tests/grammars/`` generates those outputs from the
 Writing one, per field:
 
 - ``tool``: the program and options that print it (``all_reduce_perf`` and the other
-  ``*_perf`` binaries of nccl-tests).
+  ``*_perf`` binaries of nccl-tests); no ``|`` (it is a cell of the README's table).
 - ``versions``: the tool versions it covers, as the README table shows them.
 - ``sources``: where each part was read, one per entry: ``repo path @ version: what``
   (``NVIDIA/nccl-tests src/common.cu @ v2.13.9: the table header``). A closed tool says
@@ -70,5 +70,6 @@ def table(views: Mapping[str, Any]) -> str:
     rows = ["| view | tool | versions |", "|---|---|---|"]
     for name, view in sorted(views.items()):
         g = of(view.parse, name)
+        assert g is None or "|" not in g.tool + g.versions, f"{name}: a '|' breaks the README table"
         rows.append(f"| `{name}` | {g.tool if g else '—'} | {g.versions if g else 'grammar not written yet'} |")
     return "\n".join(rows)

@@ -18,12 +18,58 @@ GPU (the CUDA index) and its node (an IP address).
 
 The JSON report lists every communicator with its ranks (status flags, collective
 counts) and ``missing_ranks`` (``unresponsive``, ``considered_dead``).
+
+Every value the text carries is kept: ``nccl_version`` and ``cuda_compiled`` (``NCCL version
+2.26.2 compiled with CUDA 12.4``), ``cuda_runtime`` and ``cuda_driver``; ``job`` (``nodes``,
+``processes``, ``gpus`` in total, ``processes_per_node`` and ``gpus_per_process`` where every
+node and process has the same), ``node_groups`` / ``process_groups`` (the distributions RAS
+prints when they differ) and ``outlier_nodes`` (``node``, ``pids``); per group
+``ranks_per_node`` (``8`` or ``7-8``) and ``ranks_in_group``; ``comms``: each
+``#G-C (hash) STATE`` block with ``missing`` (ranks or processes it says are missing),
+``collective`` and ``operation_counts`` ([{``ranks``, ``operation``}]); per record its
+``operation``. Lines around the report that are PyTorch's (a watchdog timeout pasted with
+it) are read by the ``torch-nccl`` view, under ``torch``; its failures are the report's.
+The grammar, with its sources, is :data:`GRAMMAR`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
+
+from sncheck.errors import ParseError
+from sncheck.vendors.grammar import Grammar
+from sncheck.vendors.nccl import watchdog
+
+GRAMMAR = {"nccl-ras": Grammar(
+    tool="NCCL RAS status: `ncclras` (text), `ncclras -f json` / SET FORMAT json (2.28 on)",
+    versions="NCCL 2.24 to 2.30 text; 2.28 to 2.30 JSON",
+    sources=(
+        "NVIDIA/nccl src/ras/client_support.cc @ v2.24.3-1, v2.26.2-1, v2.27.3-1, v2.30.7-1 (rasClientRunInit: "
+        "'NCCL version %s compiled with CUDA %d.%d', 'CUDA runtime version %d, driver version %d', 'Job summary' "
+        "and its three table forms, 'The outlier node(s):' / '  Node %s running process(es) %s'; rasClientRunComms: "
+        "'Communicators... (%.3fs)', the group table '%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s' with statusStr "
+        "NOCOMM|INIT|RUNNING|FINALIZE|ABORT and errorStr OK|MISMATCH|ERROR|INCOMPLETE combinations, 'Errors' "
+        "(INCOMPLETE, DEAD, '#%d-%d (%016lx) INCOMPLETE|ERROR'), 'Warnings' (TIMEOUT, '#%d-%d (%016lx) MISMATCH' "
+        "with 'N ranks have status S', 'Communicator ranks have different %s operation counts', 'N ranks have "
+        "launched up to operation K', 'Rank R [has ...] -- GPU G managed by process P on node N'))",
+        "NVIDIA/nccl src/ras/client_support.cc @ v2.28.3-1+ (rasDumpCommsToJSON): the JSON document",
+    ),
+    lines=("version lines; 'Job summary' + '=====' + one of: uniform (Nodes total, Processes per node, GPUs per "
+           "process, Processes total, GPUs total), per-node distribution (+ GPUs per process), or per-node and "
+           "per-process distributions, then totals (Nodes, Processes, GPUs) and outlier nodes; 'Communicators... "
+           "(Ts)' + '=============' + the group table (or 'No communicator data collected!'); 'Errors' + '======' "
+           "and its blocks; 'Warnings' + '========' and its blocks. RAS names at most 10 outliers (none beyond a "
+           "quarter of the communicator): others are counted, not named."),
+    end="the 'Warnings' header (its blocks may be empty); the JSON document closes",
+    failures="a group whose Errors is not OK or whose Status is not RUNNING/FINALIZE; every block of Errors and "
+             "Warnings (INCOMPLETE, DEAD, ERROR, TIMEOUT, MISMATCH); a torch-nccl failure pasted with it",
+    values=("nccl_version, cuda_compiled, cuda_runtime, cuda_driver, job, node_groups, process_groups, "
+            "outlier_nodes, groups[{group, comms, nodes, ranks_per_node, ranks_per_comm, ranks_in_group, status, "
+            "errors}], comms[{comm, hash, state, missing, collective, operation_counts}], records[{state, comm, "
+            "rank, gpu, node, pid, detail, ahead, operation}], torch, errors"),
+)}
 
 STATES = ("INCOMPLETE", "MISMATCH", "NOCOMM", "DEAD", "ERROR")
 
@@ -35,6 +81,14 @@ _RANK = re.compile(r"^\s+Rank (\d+)(?: (?P<what>has status \S+|has launched up t
 _PROC = re.compile(r"^\s+Process (\d+) on node (\S+) managing GPUs? ([\d,]+)")
 _COUNTS = re.compile(r"^\s+(\d+) ranks have (?:launched up to operation (\d+)|not launched any operations)")
 _TABLE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(NOCOMM|INIT|RUNNING|FINALIZE|ABORT)\s+(\S+)\s*$")
+_VERSION = re.compile(r"^NCCL version (\d+\.\d+\.\d+)(\S*) compiled with CUDA (\d+\.\d+)")
+_CUDA = re.compile(r"^CUDA runtime version (-?\d+), driver version (-?\d+)")
+_NUMBERS = re.compile(r"^\s*\d+(?:\s+\d+)*\s*$")
+_OUTLIER = re.compile(r"^\s+Node (\S+) running process(?:es)? ([\d,]+)")
+_MISSING = re.compile(r"^\s+(?:Missing communicator data from )?(\d+) (?:job )?(?:rank|process)")
+_COLL = re.compile(r"^\s+Communicator ranks have different (\w+) operation counts")
+_HEADINGS = ("Job summary", "Communicators...", "Errors", "Warnings")
+_TORCH = re.compile(r"^\s*\[(?:rank|Rank )?\d+\]:|ProcessGroupNCCL|^\s*[EWI]\d{4} \d\d:\d\d:\d\d")
 
 
 @dataclass
@@ -48,6 +102,7 @@ class RasRecord:
     pid: int | None
     detail: str                 # the words RAS gave
     ahead: bool = False         # MISMATCH: the named ranks launched more operations than the rest
+    operation: int | None = None  # MISMATCH: the operation this rank launched up to
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -57,39 +112,111 @@ def looks_like_text(text: str) -> bool:
     return "Communicators..." in text or ("Job summary" in text and "Group     Comms" in text)
 
 
+def _summary(rows: list[tuple[str, list[int]]]) -> dict[str, Any]:
+    """The job summary's tables (header words, number rows) as values (see the module)."""
+    out: dict[str, Any] = {"job": {}, "node_groups": [], "process_groups": []}
+    for head, nums in rows:
+        if head == "uniform" and len(nums) == 5:
+            out["job"] = {"nodes": nums[0], "processes_per_node": nums[1], "gpus_per_process": nums[2],
+                          "processes": nums[3], "gpus": nums[4]}
+        elif head == "totals" and len(nums) == 3:
+            out["job"].update(nodes=nums[0], processes=nums[1], gpus=nums[2])
+        elif head == "per node" and len(nums) in (2, 3):
+            out["node_groups"].append({"nodes": nums[0], "processes_per_node": nums[1],
+                                       **({"gpus_per_process": nums[2]} if len(nums) == 3 else {})})
+        elif head == "per process" and len(nums) == 2:
+            out["process_groups"].append({"processes": nums[0], "gpus_per_process": nums[1]})
+    return out
+
+
 def parse_text(text: str) -> dict:
-    """The report as ``{"groups": [...], "records": [RasRecord, ...], "errors": [...]}``."""
+    """The report as ``{"groups": [...], "records": [RasRecord, ...], "errors": [...], ...}``
+    (the module lists every key)."""
     records: list[RasRecord] = []
     groups = []
+    comms: list[dict[str, Any]] = []
     section = None
     comm = state = None
     context: list[str] = []
     majority_op: int | None = None
     counts: list[tuple[int, int]] = []
     headers: list[tuple[str, str, int, list[str]]] = []  # (comm, state, records before it, its lines)
+    head: dict[str, Any] = {"nccl_version": None, "cuda_compiled": None, "cuda_runtime": None, "cuda_driver": None}
+    tables: list[tuple[str, list[int]]] = []
+    table = ""                # the job summary table whose rows follow
+    outliers: list[dict[str, Any]] = []
+    other: list[str] = []     # lines no part of the report (a PyTorch line pasted with it)
+    seen: set[str] = set()    # the report's section headings met
     lines = text.splitlines()
     for i, line in enumerate(lines):
         stripped = line.strip()
-        if stripped in ("Errors", "Warnings") and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"="}:
-            section, comm, state = stripped, None, None
+        underline = i + 1 < len(lines) and set(lines[i + 1].strip()) == {"="}
+        if _TORCH.search(line):  # PyTorch's own lines pasted in (the torch-nccl view reads them)
+            other.append(line)
             continue
+        if m := _VERSION.match(stripped):
+            head.update(nccl_version=m[1] + m[2], cuda_compiled=m[3])
+            continue
+        if m := _CUDA.match(stripped):
+            head.update(cuda_runtime=int(m[1]), cuda_driver=int(m[2]))
+            continue
+        if stripped == "Job summary" or stripped.startswith("Communicators...") or \
+                (stripped in ("Errors", "Warnings") and underline):
+            section = next(h for h in _HEADINGS if stripped.startswith(h))
+            seen.add(section)
+            comm, state = None, None
+            continue
+        if not stripped or set(stripped) == {"="}:
+            continue
+        if section == "Job summary":
+            if stripped.startswith("Nodes  Processes") or stripped.startswith("Processes         GPUs"):
+                table = "?"
+                continue
+            if table == "?":  # the second header line names the table
+                table = ("uniform" if "per process    (total)" in stripped else "totals" if "(total)" in stripped
+                         else "per process" if stripped == "per process" else "per node")
+                if stripped.startswith("per node") or stripped.startswith("per process") or "(total)" in stripped:
+                    continue
+            if _NUMBERS.match(line):
+                tables.append((table, [int(x) for x in line.split()]))
+                continue
+            if m := _OUTLIER.match(line):
+                outliers.append({"node": m[1], "pids": [int(p) for p in m[2].split(",")]})
+                continue
+            if stripped.startswith("The outlier node"):
+                continue
         if m := _TABLE.match(line):
-            groups.append({"group": int(m[1]), "comms": int(m[2]), "nodes": int(m[3]), "ranks_per_comm": int(m[5]),
-                           "status": m[7], "errors": m[8].split(",")})
+            groups.append({"group": int(m.group(1)), "comms": int(m.group(2)), "nodes": int(m.group(3)),
+                           "ranks_per_node": m.group(4), "ranks_per_comm": int(m.group(5)),
+                           "ranks_in_group": int(m.group(6)), "status": m.group(7), "errors": m.group(8).split(",")})
             continue
-        if section is None:
+        if section in (None, "Job summary") or (section == "Communicators..." and not stripped.startswith(
+                ("Group", "#", "No communicator"))):
+            other.append(line)
+            continue
+        if section not in ("Errors", "Warnings"):
             continue
         if stripped in ("INCOMPLETE", "DEAD", "TIMEOUT"):
             comm, state, context, counts = None, stripped, [], []
+            comms.append({"comm": None, "hash": None, "state": stripped, "missing": None, "collective": None,
+                          "operation_counts": []})
             continue
         if m := _COMM.match(line):
             comm, state, context, counts = m[3].lower(), m[4], [], []
             headers.append((comm, state, len(records), context))
+            comms.append({"comm": f"{m[1]}-{m[2]}", "hash": comm, "state": state, "missing": None,
+                          "collective": None, "operation_counts": []})
             continue
         if state is None:
+            other.append(line)
             continue
+        if m := _MISSING.match(line):
+            comms[-1]["missing"] = int(m[1])
+        if m := _COLL.match(line):
+            comms[-1]["collective"] = m[1]
         if m := _COUNTS.match(line):
             counts.append((int(m[1]), int(m[2] or 0)))
+            comms[-1]["operation_counts"].append({"ranks": int(m[1]), "operation": int(m[2]) if m[2] else 0})
             continue
         if m := _RANK.match(line):
             what = (m["what"] or "").strip()
@@ -97,12 +224,12 @@ def parse_text(text: str) -> dict:
             detail = "; ".join(context + ([what] if what else []))
             op = re.search(r"operation (\d+)", what)
             majority_op = max(counts)[1] if counts else None
-            mine = int(op[1]) if op else None
+            mine = int(op[1]) if op else 0 if "not launched" in what else None
             if mine is None and counts:  # the outliers listed under a count line share its value
                 mine = counts[-1][1]
             ahead = state == "MISMATCH" and majority_op is not None and mine is not None and mine > majority_op
             records.append(RasRecord(rank_state, comm, int(m[1]), _int(m["gpu"]), m["node"], _int(m["pid"]),
-                                     detail or state, ahead))
+                                     detail or state, ahead, mine if state == "MISMATCH" else None))
             continue
         if m := _PROC.match(line):
             if state in ("INCOMPLETE", "DEAD") and comm is None:
@@ -117,7 +244,10 @@ def parse_text(text: str) -> dict:
             records.append(RasRecord(st, c, None, None, None, None, "; ".join(words) or st))
     errors = [] if groups or "No communicator data collected" in text else \
         ["no communicator table (the report was cut short, or this is not RAS output)"]
-    return {"format": "text", "groups": groups, "records": records, "errors": errors}
+    # whole once its last section began (sncheck watch reads a cut report's records all the same)
+    complete = "Warnings" in seen or "No communicator data collected" in text
+    return {"format": "text", "complete": complete, **head, **_summary(tables), "outlier_nodes": outliers, "groups": groups,
+            "comms": comms, "records": records, "other_lines": other, "errors": errors}
 
 
 def parse(text: str) -> dict:
@@ -125,8 +255,6 @@ def parse(text: str) -> dict:
     lists what the report shows wrong (a group not OK, a state on a rank), so the
     command exits 1 on a report of trouble; records are plain dicts."""
     import json
-
-    from sncheck.errors import ParseError
 
     stripped = text.lstrip()
     if stripped.startswith("{"):
@@ -139,12 +267,37 @@ def parse(text: str) -> dict:
     else:
         raise ParseError("not NCCL RAS output (no 'Communicators...' report, no RAS JSON)")
     errors = list(out["errors"])
+    if out.get("complete") is False and not errors:
+        errors.append("the report ends before its 'Warnings' section: cut short")
+    if other := [ln for ln in out.pop("other_lines", []) if ln.strip()]:
+        try:  # the PyTorch lines pasted with the report: their own view reads them
+            out["torch"] = watchdog.parse_torch_nccl("\n".join(other) + "\n")
+            errors += [f"torch-nccl: {e}" for e in out["torch"]["errors"] + out["torch"]["faults"]]
+        except ParseError:
+            pass
+    errors += _blocks_missing(out)
+    # the job-wide blocks (processes missing or dead, timeouts): no group's Errors column says them
+    errors += [f"{c['state']}: " + (f"{c['missing']} job process(es) missing" if c["missing"] else c["state"].lower())
+               for c in out.get("comms") or [] if c["comm"] is None]
     errors += [f"group {g['group']}: {g['status']} {','.join(g['errors'])}" for g in out["groups"]
                if g["errors"] != ["OK"] or g["status"] not in ("RUNNING", "FINALIZE")]
     errors += [f"{r.state}: " + (f"rank {r.rank}" if r.rank is not None else "a process")
                + (f" (GPU {r.gpu} on node {r.node})" if r.gpu is not None else "") + f": {r.detail}"
                for r in out["records"] if not out["groups"]]
     return {"tool": "nccl-ras", **out, "records": [r.to_dict() for r in out["records"]], "errors": errors}
+
+
+def _blocks_missing(out: dict) -> list[str]:
+    """The Errors / Warnings blocks the group table promises and the report lacks: every
+    communicator of a group shares its errors (rasAuxCommsCompareRev keys the groups on them),
+    and each prints its '#G-C (hash) STATE' block, so one missing is a report cut short."""
+    have = {(c["comm"], c["state"]) for c in out.get("comms") or []}
+    missing = [f"#{g['group']}-{k} {st}" for g in out["groups"] for st in g["errors"] if st != "OK"
+               for k in range(g["comms"]) if (f"{g['group']}-{k}", st) not in have]
+    if not missing:
+        return []
+    return [f"the group table names {len(missing)} block(s) the report lacks ({', '.join(missing[:4])}"
+            f"{', ...' if len(missing) > 4 else ''}): cut short"]
 
 
 def parse_json(data: dict) -> dict:

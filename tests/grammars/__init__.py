@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-MODULES = ("nccl_tests", "kernel_log")
+MODULES = ("nccl_tests", "kernel_log", "nccl_ras", "amd_smi")
 ALL = os.environ.get("SNCHECK_GRAMMAR_ALL") == "1"
 CUTS = 12  # cuts per variant and delivery in the plain run (every cut with SNCHECK_GRAMMAR_ALL=1)
 
@@ -152,7 +152,7 @@ DELIVERIES: tuple[Delivery, ...] = (
     Delivery("markdown fence with prose", head=("Here is what it printed on node7:", "", "```text"),
              tail=("```", "", "Any idea?")),
     Delivery("indented fence", lambda i, ln, rng: f"    {ln}" if ln else ln, head=("    ```console",),
-             tail=("    ```",), exact=False),
+             tail=("    ```",)),
 )
 
 

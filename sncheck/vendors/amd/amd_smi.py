@@ -34,20 +34,20 @@ TABLE where the version prints one)::
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import jsonprefix
 
 _TRUNCATED = re.compile(r"^\[output truncated\]$|^(\.\.\.|…)$")
-_PROMPT = re.compile(r"^(\$|\[[^\]]*\][#$])\s")
+_PROMPT = re.compile(r"^(\$|\[[^\]]*\][#$])\s")  # a shell prompt line (its command is read by asked())
 _ERROR = re.compile(r"(?i)^(error|amdsmi.*error|.*failed to|.*not initialized|.*no gpus? (?:found|detected))")
 
 
 def _value(v: str) -> Any:
     v = v.strip()
-    if re.fullmatch(r"-?\d+", v):
+    if re.fullmatch(r"-?(?:0|[1-9]\d*)", v):  # "00154951" (an IFWI version) is a string the tool printed
         return int(v)
     return v
 
@@ -99,18 +99,98 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
         gpus = [{"gpu": None, **loose}]
     if not gpus:
         raise ParseError("no 'GPU: n' blocks and no KEY: value lines", tool="amd-smi")
+    errors += _asked_not_printed(text, gpus)
+    errors += [f"{where}: a section with nothing in it (yaml prints an empty one as {{}}): cut short"
+               for where in _empty_sections(gpus)]
     return {"tool": "amd-smi", "gpus": gpus, "errors": errors}
 
 
+def _empty_sections(node: Any, where: str = "") -> list[str]:
+    if isinstance(node, list):
+        return [w for i, g in enumerate(node) for w in _empty_sections(g, f"GPU {g.get('gpu', i)}"
+                                                                          if isinstance(g, dict) else str(i))]
+    if not isinstance(node, dict):
+        return []
+    out = []
+    for k, v in node.items():
+        if isinstance(v, dict):
+            out += [f"{where} {k}"] if not v else _empty_sections(v, f"{where} {k}")
+    return out
+
+
+# amdsmi_cli/amdsmi_parser.py (_add_static_parser, _add_metric_parser): an option -> the section
+# its dict key prints as (amdsmi_logger capitalises the keys); VBIOS is IFWI from ROCm 6.4 on.
+_SECTIONS = {
+    "static": {"-a": "ASIC", "--asic": "ASIC", "-b": "BUS", "--bus": "BUS", "-V": "VBIOS|IFWI",
+               "--vbios": "VBIOS|IFWI", "--ifwi": "VBIOS|IFWI", "-d": "DRIVER", "--driver": "DRIVER",
+               "-v": "VRAM", "--vram": "VRAM", "-c": "CACHE_INFO", "--cache": "CACHE_INFO", "-B": "BOARD",
+               "--board": "BOARD", "-R": "PROCESS_ISOLATION", "--process-isolation": "PROCESS_ISOLATION",
+               "-r": "RAS", "--ras": "RAS", "-p": "PARTITION", "--partition": "PARTITION", "-l": "LIMIT",
+               "--limit": "LIMIT", "-P": "SOC_PSTATE", "--soc-pstate": "SOC_PSTATE", "-x": "XGMI_PLPD",
+               "--xgmi-plpd": "XGMI_PLPD", "-u": "NUMA", "--numa": "NUMA"},
+    "metric": {"-m": "MEM_USAGE", "--mem-usage": "MEM_USAGE", "-u": "USAGE", "--usage": "USAGE", "-p": "POWER",
+               "--power": "POWER", "-c": "CLOCK", "--clock": "CLOCK", "-t": "TEMPERATURE", "--temperature":
+               "TEMPERATURE", "-P": "PCIE", "--pcie": "PCIE", "-e": "ECC", "--ecc": "ECC", "-k": "ECC_BLOCKS",
+               "--ecc-blocks": "ECC_BLOCKS", "-f": "FAN", "--fan": "FAN", "-C": "VOLTAGE_CURVE",
+               "--voltage-curve": "VOLTAGE_CURVE", "-o": "OVERDRIVE", "--overdrive": "OVERDRIVE",
+               "-l": "PERF_LEVEL", "--perf-level": "PERF_LEVEL", "-x": "XGMI_ERR", "--xgmi-err": "XGMI_ERR",
+               "-E": "ENERGY", "--energy": "ENERGY", "-T": "THROTTLE", "--throttle": "THROTTLE"},
+}
+_COMMAND = re.compile(r"^\s*(?:\$|#|>|\[[^\]]*\][#$])?\s*(?:sudo\s+)?amd-smi\s+(\w+)\b(.*)$")
+
+
+def asked(text: str) -> tuple[str | None, list[str], list[int] | None]:
+    """The ``amd-smi`` command line a capture shows: (subcommand, the sections its options ask
+    for, the GPUs ``-g`` names), or (None, [], None) without one."""
+    for line in text.splitlines():
+        if (m := _COMMAND.match(line)) and "|" not in m.group(2):  # "| grep -A3 umc": a fragment, by design
+            words = m.group(2).split()
+            sections, gpus, i = [], None, 0
+            while i < len(words):
+                w = words[i]
+                if w in ("-g", "--gpu"):
+                    gpus, i = [], i + 1
+                    while i < len(words) and re.fullmatch(r"[\d,]+", words[i]):
+                        gpus += [int(g) for g in words[i].split(",") if g]
+                        i += 1
+                    continue
+                if re.fullmatch(r"-[A-Za-z]{2,}", w):  # combined short flags: -ab
+                    sections += [_SECTIONS.get(m.group(1), {}).get(f"-{c}", "") for c in w[1:]]
+                else:
+                    sections.append(_SECTIONS.get(m.group(1), {}).get(w, ""))
+                i += 1
+            return m.group(1), [x for x in sections if x], gpus
+    return None, [], None
+
+
+def _asked_not_printed(text: str, gpus: list[dict[str, Any]]) -> list[str]:
+    """The GPUs and sections the capture's own command line asked for that it does not print:
+    an excerpt or a cut, never a whole output."""
+    _, sections, wanted = asked(text)
+    out = []
+    have = [g["gpu"] for g in gpus]
+    if wanted is not None and [g for g in wanted if g not in have]:
+        out.append(f"not judged: the command asked for GPU {', '.join(map(str, wanted))} and the output lists "
+                   f"GPU {', '.join(str(g) for g in have)}: cut short or an excerpt")
+    for g in gpus:
+        unprinted = [sec.split("|")[-1] for sec in dict.fromkeys(sections) if not any(k in g for k in sec.split("|"))]
+        if unprinted:
+            out.append(f"GPU {g['gpu']}: the command asked for {', '.join(unprinted)}, not printed: cut short")
+    return out
+
+
 def parse_amd_smi_json(text: str) -> dict[str, Any]:
-    text = "\n".join(ln for ln in text.splitlines() if not _PROMPT.match(ln.strip()))
+    text = "\n".join(ln for ln in text.splitlines() if not _PROMPT.match(ln.strip()) and not _COMMAND.match(ln))
     start = min((i for i in (text.find("["), text.find("{")) if i >= 0), default=-1)
     if start < 0:
         raise ParseError("no JSON document", tool="amd-smi-json")
+    errors: list[str] = []
     try:
-        doc = json.loads(text[start:])
-    except json.JSONDecodeError as e:
-        raise ParseError(f"not JSON: {e.msg} at line {e.lineno}", tool="amd-smi-json") from None
+        doc, whole = jsonprefix.load(text[start:])
+    except ValueError as e:
+        raise ParseError(str(e), tool="amd-smi-json") from None
+    if not whole:  # the values printed before the cut are kept, and the output is not whole
+        errors.append("the JSON document is cut short (it does not close): the values before the cut are kept")
     if isinstance(doc, dict) and isinstance(doc.get("gpu_data"), list):
         gpus = doc["gpu_data"]
     elif isinstance(doc, list):
@@ -120,7 +200,7 @@ def parse_amd_smi_json(text: str) -> dict[str, Any]:
     else:
         raise ParseError("JSON is neither a list nor an object", tool="amd-smi-json")
     return {"tool": "amd-smi-json", "gpus": [g if isinstance(g, dict) else {"value": g} for g in gpus],
-            "errors": []}
+            "errors": errors}
 
 
 def parse_amd_smi_monitor(text: str) -> dict[str, Any]:

@@ -1,0 +1,103 @@
+"""amd-smi text and --json, from the grammar in sncheck/vendors/amd/amd_smi_grammar.py: the
+human-readable YAML-like blocks of static and metric (sections in amdsmi_commands.py's order,
+the asked-for ones, with and without the command line), and the JSON list."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+
+from grammars import Variant, generator
+
+STATIC = ("asic", "bus", "ifwi", "driver", "board", "ras", "vram")
+METRIC = ("usage", "power", "temperature", "pcie", "ecc")
+FLAG = {"asic": "--asic", "bus": "--bus", "ifwi": "--vbios", "driver": "--driver", "board": "--board",
+        "ras": "--ras", "vram": "--vram", "usage": "--usage", "power": "--power", "temperature": "--temperature",
+        "pcie": "--pcie", "ecc": "--ecc"}
+
+
+def _section(name: str, gpu: int, rng: random.Random) -> dict:
+    return {
+        "asic": {"market_name": "AMD Instinct MI300X", "vendor_id": "0x1002", "device_id": "0x74a1", "rev_id": "0x00",
+                 "asic_serial": f"0x{rng.getrandbits(60):015X}", "oam_id": gpu, "num_compute_units": 304,
+                 "target_graphics_version": "gfx942"},
+        "bus": {"bdf": f"0000:{0x05 + 0x20 * gpu:02x}:00.0", "max_pcie_width": 16, "max_pcie_speed": "32 GT/s",
+                "pcie_interface_version": "Gen 5", "slot_type": "OAM"},
+        "ifwi": {"name": "AMD MI300X", "build_date": "2024/01/11 09:20", "part_number": "113-M3000100-102",
+                 "version": f"00{rng.randrange(100000, 999999)}"},
+        "driver": {"name": "amdgpu", "version": "6.10.5"},
+        "board": {"model_number": "102-G30211-00", "product_serial": f"692{rng.randrange(10**8)}",
+                  "product_name": "AMD Instinct MI300X OAM", "manufacturer_name": "AMD"},
+        "ras": {"eeprom_version": "0x30000", "parity_schema": "DISABLED", "single_bit_schema": "DISABLED",
+                "double_bit_schema": "DISABLED", "poison_schema": "ENABLED"},
+        "vram": {"type": "HBM", "vendor": "HYNIX", "size": "196592 MB", "bit_width": 8192},
+        "usage": {"gfx_activity": f"{rng.randrange(101)} %", "umc_activity": f"{rng.randrange(101)} %",
+                  "mm_activity": "N/A"},
+        "power": {"socket_power": f"{rng.randrange(100, 750)} W", "gfx_voltage": "N/A", "power_management": "ENABLED"},
+        "temperature": {"edge": "N/A", "hotspot": f"{rng.randrange(30, 90)} °C", "mem": f"{rng.randrange(30, 80)} °C"},
+        "pcie": {"width": 16, "speed": "32 GT/s", "replay_count": rng.choice((0, 0, 3)), "nak_sent_count": 0},
+        "ecc": {"total_correctable_count": rng.choice((0, 0, 2)), "total_uncorrectable_count": 0,
+                "total_deferred_count": 0, "cache_correctable_count": 0, "cache_uncorrectable_count": 0},
+    }[name]
+
+
+def _text(gpus: list[dict]) -> list[str]:
+    """amdsmi_logger's human-readable form of each device dict."""
+    lines: list[str] = []
+    for g in gpus:
+        lines.append(f"GPU: {g['gpu']}")
+        for sec, body in g.items():
+            if sec == "gpu":
+                continue
+            lines.append(f"    {sec.upper()}:")
+            lines += [f"        {k.upper()}: {v}" for k, v in body.items()]
+        lines.append("")
+    return lines
+
+
+@generator("amd-smi")
+def amd_smi(rng: random.Random) -> Iterator[Variant]:
+    for command, names in (("static", STATIC), ("metric", METRIC)):
+        for n in (1, 2, 8):
+            asked = rng.sample(names, rng.randint(1, len(names)))
+            sections = [s for s in names if s in asked]  # printed in the CLI's order, whatever the flags' order
+            cmdline = rng.random() < 0.6
+            gpus = [{"gpu": i, **{s: _section(s, i, rng) for s in sections}} for i in range(n)]
+            lines = ([f"$ amd-smi {command} " + " ".join(FLAG[s] for s in asked) + (f" -g {' '.join(map(str, range(n)))}"
+                                                                                    if rng.random() < 0.5 else "")]
+                     if cmdline else []) + _text(gpus)
+            values = [("len(gpus)", n)] + [(f"gpus[gpu={n - 1}].{s.upper()}.{k.upper()}", v)
+                                           for s in sections for k, v in _section(s, n - 1, random.Random(0)).items()
+                                           if isinstance(v, str) and k in ("market_name", "name", "type", "speed")]
+            if sections[-1] == "bus":
+                values.append((f"gpus[gpu={n - 1}].BUS.BDF", f"0000:{0x05 + 0x20 * (n - 1):02x}:00.0"))
+            if sections[-1] == "ifwi":
+                values.append((f"gpus[gpu={n - 1}].IFWI.VERSION", gpus[-1]["ifwi"]["version"]))
+            # Two GPUs or more: the last must hold what the others do, and the judge's count the rest.
+            # One GPU: whole once the last asked-for section has begun (the command line says what was
+            # asked), or, with no command line, once its first section has a value: nothing says more.
+            header = max(i for i, ln in enumerate(lines) if ln == f"    {sections[-1].upper()}:")
+            end = None if n > 1 else header + 2 if cmdline else 3
+            yield Variant("amd-smi", f"{command} {n} GPUs {'+'.join(sections)}{' with command' if cmdline else ''}",
+                          "\n".join(lines) + "\n", tuple(values), count=n, end=end)
+
+
+@generator("amd-smi-json")
+def amd_smi_json(rng: random.Random) -> Iterator[Variant]:
+    for n in (1, 4, 8):
+        for wrapped in (False, True):
+            gpus = []
+            for i in range(n):
+                gpus.append({"gpu": i, "usage": {"gfx_activity": {"value": rng.randrange(101), "unit": "%"},
+                                                 "umc_activity": {"value": rng.randrange(101), "unit": "%"},
+                                                 "vcn_activity": [{"value": 0, "unit": "%"}, "N/A", "N/A", "N/A"]},
+                             "power": {"socket_power": {"value": rng.randrange(100, 750), "unit": "W"}}})
+            doc = {"gpu_data": gpus} if wrapped else gpus
+            text = ("> amd-smi metric -u -p --json\n\n" if rng.random() < 0.5 else "") + json.dumps(doc, indent=4) + "\n"
+            last = gpus[-1]
+            yield Variant("amd-smi-json", f"metric {n} GPUs{' gpu_data' if wrapped else ''}", text,
+                          (("len(gpus)", n), (f"gpus[gpu={n - 1}].usage.gfx_activity.value",
+                                              last["usage"]["gfx_activity"]["value"]),
+                           (f"gpus[gpu={n - 1}].power.socket_power.value", last["power"]["socket_power"]["value"])),
+                          count=n)
