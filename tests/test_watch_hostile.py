@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -331,3 +332,110 @@ def test_pickle_from_another_tool_is_refused(tmp_path):
     code, res, out = watch(str(d), "--out", str(tmp_path / "o"))
     assert code == 1 and "Traceback" not in out, out
     assert [f["rule"] for f in res["findings"]] == ["watch-dump-unreadable"]
+
+
+# ------------------------------------------------------------------ numbers, depth, references (issue 30, class 4)
+def _with_rank0(watch_jobs, tmp_path: Path, name: str, raw: bytes) -> tuple[Path, str]:
+    """The straggler job's dumps with rank 0's replaced by ``raw`` (under ``name``)."""
+    d = tmp_path / "d"
+    shutil.copytree(watch_jobs["straggler"], d)
+    p = dumps_of(d)[0]
+    p.unlink()
+    (d / name).write_bytes(raw)
+    return d, name
+
+
+def _judged_beside(res: dict, d: Path, name: str) -> dict:
+    """One 'dump unreadable' finding, on rank 0's card, for ``name``; rank 2 still named."""
+    bad = [f for f in every(res) if f["rule"] == "watch-dump-unreadable"]
+    assert [f["evidence"]["dump"] for f in bad] == [name], bad
+    assert bad[0]["entity"] == f"{_host(d)}/gpu0" and bad[0]["evidence"]["not_run"] is True
+    assert f"{_host(d)}/gpu2" in {f["entity"] for f in gating(res) if f["rule"] == "watch-straggler"}
+    return bad[0]
+
+
+def _fr_json(watch_jobs, tmp_path: Path, field: str, value_text: str) -> bytes:
+    """Rank 0's real Flight Recorder JSON with ``field`` of its 3rd entry set to ``value_text`` (raw JSON)."""
+    p = dumps_of(Path(shutil.copytree(watch_jobs["straggler"], tmp_path / "src")))[0]
+    data = json.loads(p.read_text())
+    data["entries"][2][field] = "@@V@@"
+    return json.dumps(data).replace('"@@V@@"', value_text).encode()
+
+
+NON_FINITE = [("time_created_ns", v) for v in ("Infinity", "NaN", str(2**70), "-5", "1e999", "1.5e300", "true",
+                                                "1" + "0" * 5000)] + \
+    [("collective_seq_id", v) for v in ("-Infinity", str(-(2**64)))]
+
+
+@pytest.mark.parametrize("field, value", NON_FINITE, ids=[f"{f}={v[:12]}" for f, v in NON_FINITE])
+def test_a_number_no_clock_can_hold_is_an_unreadable_dump(watch_jobs, tmp_path, field, value):
+    """The issue's example: time_created_ns of Infinity, NaN or 2**70 made `watch` exit 3
+    with nothing judged."""
+    d, name = _with_rank0(watch_jobs, tmp_path, "fr-job-rank0.json", _fr_json(watch_jobs, tmp_path, field, value))
+    code, res, out = watch(str(d), "--out", str(tmp_path / "o"))
+    assert code == 1 and res is not None and "Traceback" not in out, out
+    _judged_beside(res, d, name)
+
+
+def _pickles() -> list[tuple[str, Callable[[], bytes], str]]:
+    from adversary import big_int_pickle, deep_pickle, self_referencing_pickle, shared_reference_pickle
+
+    return [
+        ("100k deep (the issue's)", lambda: deep_pickle(100_000), "deep"),
+        ("just past the mark bound", lambda: deep_pickle(300), "deep"),
+        ("2M references to one entry (the issue's)", lambda: shared_reference_pickle(2_000_000), "references"),
+        ("600k references to a 10-long entry", lambda: shared_reference_pickle(600_000, 10), "values"),
+        ("contains itself", self_referencing_pickle, "contains itself"),
+        ("a 100 KB integer", lambda: big_int_pickle(100_000), "out of range"),
+        ("a class", lambda: pickle.dumps({"version": "2.4", "entries": [], "x": Path("/")}), "refused"),
+        ("cut short", lambda: pickle.dumps({"version": "2.4", "entries": list(range(100))})[:-40], "pickle"),
+        ("4M+1 Nones", lambda: b"\x80\x02(" + b"N" * 4_000_001 + b"l.", "operations"),
+    ]
+
+
+@pytest.mark.parametrize("label, make, needle", _pickles(), ids=[p[0] for p in _pickles()])
+def test_a_hostile_pickle_costs_little_and_is_one_unreadable_dump(watch_jobs, tmp_path, label, make, needle):
+    """Depth, object count and memory are bounded by the unpickler itself: a 100,000-deep
+    pickle raised RecursionError (exit 3); 2 million references to one entry took 31 s and
+    3.3 GB."""
+    import resource
+    import time
+
+    d, name = _with_rank0(watch_jobs, tmp_path, "fr-job-rank0.pkl", make())
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.process_time()
+    code, res, out = watch(str(d), "--out", str(tmp_path / "o"))
+    took = time.process_time() - t0
+    grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+    assert code == 1 and res is not None and "Traceback" not in out, out
+    bad = _judged_beside(res, d, name)
+    assert needle in bad["message"], bad["message"]
+    assert took < 30 and grew_mb < 1500, (took, grew_mb)
+
+
+def test_follow_mode_survives_a_hostile_dump(watch_jobs, tmp_path):
+    """In follow mode the watcher died about 3 s after an Infinity appeared; now each pass
+    judges what it can, and a pass that fails is reported and the next change judged."""
+    from sncheck.health.rules import load_rules
+    from sncheck.watch.judge import WatchOptions, follow
+
+    d = tmp_path / "d"
+    shutil.copytree(watch_jobs["straggler"], d)
+    notes: list[str] = []
+    outcomes = []
+    state = {"n": 0}
+
+    def on_pass(o) -> None:
+        outcomes.append(o)
+        state["n"] += 1
+        if state["n"] == 1:  # after the first pass a dump turns hostile
+            p = dumps_of(d)[1]
+            data = json.loads(p.read_text())
+            data["entries"][3]["time_created_ns"] = float("inf")
+            p.write_text(json.dumps(data))  # Infinity, as json.dumps writes it
+
+    opts = WatchOptions(d, rules=load_rules("default"), out=tmp_path / "o", progress=notes.append)
+    last = follow(opts, 0.1, on_pass, max_passes=2)
+    assert last is not None and len(outcomes) == 2, notes
+    bad = [f for f in outcomes[1].results["findings"] if f["rule"] == "watch-dump-unreadable"]
+    assert len(bad) == 1 and "Infinity" in bad[0]["message"], notes

@@ -40,10 +40,11 @@ TOOL = "nccl-inspector"
 PERF_KEYS = ("coll_perf", "p2p_perf")
 
 
-def json_stream(text: str) -> tuple[list[Any], str]:
+def json_stream(text: str, decoder: json.JSONDecoder | None = None) -> tuple[list[Any], str]:
     """Every JSON document in ``text`` (one, or a stream as Inspector writes), and why
-    the rest could not be read ("" when all of it was)."""
-    dec = json.JSONDecoder()
+    the rest could not be read ("" when all of it was). ``decoder``: the watcher's, which
+    refuses NaN and Infinity."""
+    dec = decoder or json.JSONDecoder()
     out: list[Any] = []
     i, n = 0, len(text)
     while i < n:

@@ -15,20 +15,25 @@ Each file is recognised by its content, not its name:
 * **nccl-tests** ``-J`` output: an object with ``config`` and ``results``.
 
 A file that is none of these, or is cut short, is an :class:`Unreadable` (a finding,
-never silently skipped); the other files are still read.
+never silently skipped); the other files are still read. So is one past a bound of
+:mod:`sncheck.watch.bounded` (too many objects or shared references, nested too deep or
+containing itself, a number that is not finite or beyond 64 bits) and a Flight Recorder
+entry whose time or ids are not non-negative 64-bit integers: :func:`read_dump` returns
+an Unreadable for whatever a file holds, and never raises.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import pickle
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sncheck.vendors import nccl_inspector as inspector
 from sncheck.vendors import nccl_ras as ras
+from sncheck.config.fileio import read_input
+from sncheck.errors import ConfigError
+from sncheck.watch.bounded import INT64, DumpRefused, check_tree, json_documents, load_pickle
 
 MAX_DUMP_BYTES = 64 << 20    # a Flight Recorder of 20k entries is ~10 MB of JSON; parsed, a dump takes ~10x its size
 # Inspector's JSON log grows all job long (200-500 B a collective): only its last part is
@@ -64,11 +69,6 @@ class Unreadable:
     reason: str
 
 
-class _PlainUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str):
-        raise pickle.UnpicklingError(f"refused: the pickle names {module}.{name} (a dump holds plain data only)")
-
-
 def dump_files(directory: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
     """The candidate files of a directory: not hidden (a helper's temp files start with a
     dot), not the rank map, not a sub-directory; sorted by name."""
@@ -79,23 +79,42 @@ def dump_files(directory: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
 
 
 def read_dump(path: Path) -> Dump | Unreadable:
+    """The dump at ``path``, or why it is unreadable: never raises, whatever the file holds."""
+    try:
+        return _read_dump(path)
+    except DumpRefused as e:
+        return Unreadable(path, str(e))
+    except (RecursionError, MemoryError) as e:
+        return Unreadable(path, f"too large or nested too deep to read ({type(e).__name__})")
+    except Exception as e:  # noqa: BLE001 -- one file never stops the watcher: it is a finding, the rest are judged
+        return Unreadable(path, f"cannot be read ({type(e).__name__}: {str(e)[:80]})")
+
+
+def _read_dump(path: Path) -> Dump | Unreadable:
     try:
         st = path.stat()
         raw = _inspector_tail(path) if st.st_size > INSPECTOR_TAIL_BYTES else None
         if raw is None and st.st_size > MAX_DUMP_BYTES:
             return Unreadable(path, f"{st.st_size} bytes, more than the {MAX_DUMP_BYTES >> 20} MB a dump may be")
         if raw is None:
-            raw = path.read_bytes()
+            raw = read_input(path, "dump", "dump", limit=MAX_DUMP_BYTES)  # regular files only, within the cap
     except OSError as e:
         return Unreadable(path, f"cannot read: {e.strerror or e}")
+    except ConfigError as e:
+        return Unreadable(path, e.message)
     if not raw.strip():
         return Unreadable(path, "empty file")
     rank, job = _identity(path.name)
+    if rank is not None and rank >= 1 << 31:
+        return Unreadable(path, f"its name gives rank {str(rank)[:24]}, beyond any job's ranks")
     if raw[:1] == b"\x80":  # a pickle (protocol 2+)
         try:
-            data = _PlainUnpickler(io.BytesIO(raw)).load()
+            data = load_pickle(raw)
+        except DumpRefused:
+            raise
         except Exception as e:  # noqa: BLE001 -- any failure of a truncated or hostile pickle: not readable
             return Unreadable(path, f"not a readable pickle ({type(e).__name__}: {str(e)[:80]})")
+        check_tree(data)
         return _flight_recorder(path, data, rank, job, st.st_mtime_ns)
     try:
         text = raw.decode("utf-8")
@@ -104,7 +123,9 @@ def read_dump(path: Path) -> Dump | Unreadable:
     text = _strip_source(text)
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
-        objects, tail = inspector.json_stream(stripped)
+        objects, tail = json_documents(stripped)
+        for obj in objects:
+            check_tree(obj)
         if not objects:
             return Unreadable(path, f"not valid JSON ({tail})")
         first = objects[0]
@@ -171,7 +192,28 @@ def _flight_recorder(path: Path, data, rank, job, mtime_ns) -> Dump | Unreadable
     if rank is None:
         return Unreadable(path, "a Flight Recorder dump whose rank is unknown (name it fr-<job>-rank<R>.json, "
                                 "or keep torch's trailing rank number)")
+    for i, e in enumerate(data.get("entries") or []):
+        if not isinstance(e, dict):
+            continue
+        for key in _FR_COUNTS:
+            v = e.get(key)
+            if v is not None and not _count(v):
+                what = "a time in nanoseconds" if key.startswith("time_") else "a count from 0"
+                return Unreadable(path, f"entry {i}: {key} is {str(v)[:24]}, not {what} (a 64-bit integer)")
     return Dump(path, "flight_recorder", data, rank, job, mtime_ns)
+
+
+# Flight Recorder entry fields read as integers: torch writes int64 there; anything else
+# (Infinity, NaN, 2**70, a negative time) cannot be placed on a clock or in a sequence.
+_FR_COUNTS = ("time_created_ns", "collective_seq_id", "p2p_seq_id", "record_id")
+
+
+def _count(v: object) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, float):
+        return v.is_integer() and 0 <= v < INT64
+    return isinstance(v, int) and 0 <= v < INT64
 
 
 # ------------------------------------------------------------------ rows

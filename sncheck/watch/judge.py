@@ -101,9 +101,14 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
         raw.append(Finding(site, "supernode", LAYER, lo.rule, "info", f"{lo.dump.path.name}: {lo.reason}: left out",
                            {"measured": lo.dump.job or lo.dump.path.name, "expected": sorted(rank_map.jobs) or None,
                             "unit": None, "dump": lo.dump.path.name}, about="check"))
-    for d in kept:
+    for d in list(kept):
         if d.format == "flight_recorder":
-            d.fr()  # its notes
+            try:
+                d.fr()  # its rows once, and its notes
+            except Exception as e:  # noqa: BLE001 -- a dump that read but cannot be turned into rows: that rank unread
+                kept.remove(d)
+                bad.append(dumpio.Unreadable(d.path, f"its entries cannot be read ({type(e).__name__}: {str(e)[:80]})"))
+                continue
         for note in d.notes:
             raw.append(_unreadable(site, d.path, note))
         for note in d.info:
@@ -424,6 +429,9 @@ def follow(opts: WatchOptions, interval: float, on_pass: Callable[[Outcome], Non
                     outcome = judge(replace(opts, out=out), recorded=seen)
                 except ConfigError as e:
                     opts.progress(f"watch: {e}")
+                except Exception as e:  # noqa: BLE001 -- following never ends on one pass: the next change is judged again
+                    opts.progress(f"watch: this pass could not be judged ({type(e).__name__}: {str(e)[:120]}); "
+                                  "waiting for the next change")
                 else:
                     on_pass(outcome)
                 passes += 1
