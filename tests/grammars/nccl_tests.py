@@ -232,11 +232,48 @@ def _runs(rng: random.Random, layouts: tuple[str, ...], tool: str) -> Iterator[V
 def nccl_tests(rng: random.Random) -> Iterator[Variant]:
     yield from _runs(rng, NCCL_LAYOUTS, "nccl-tests")
     yield from _json_report(rng)
+    yield from _json_fork(rng)
+
+
+def _json_fork(rng: random.Random) -> Iterator[Variant]:
+    """The --json of NVIDIA/nccl-tests PR #318's fork: a text preamble, then one object."""
+    run = _Run(rng, "2.18", 8, "alltoall", None)
+    bench = {}
+    for size, (oop, ip) in zip(run.sizes, run.rows):
+        bench[str(size)] = {"count": size // 4, "type": "float", "redop": "none", "root": "-1",
+                            **{f"{p}_{k}": h[k2] for p, h in (("oop", oop), ("ip", ip))
+                               for k, k2 in (("time", "time"), ("algbw", "algbw"), ("busbw", "busbw"))},
+                            "oop_error": 0.0, "ip_error": "N/A"}
+    doc = {"identifier": "nccl-tests structured output", "version": "2.26.6", "benchmark": [bench]}
+    text = ("[root@node1 ~]# NCCL_DEBUG=WARN ./nccl_alltoall_perf -b 32M -e 128M -f 2 -g 8 --json\n"
+            "NCCL version 2.26.6+cuda12.4\n" + json.dumps(doc) + "\n")
+    last = run.sizes[-1]
+    yield Variant("nccl-tests", "fork --json", text,
+                  (("version", "2.26.6"), ("collective", "alltoall"), ("len(rows)", len(run.sizes)),
+                   (f"rows[size_bytes={last}].in_place.busbw_GBps", run.rows[-1][1]["busbw"])))
 
 
 @generator("rccl-tests")
 def rccl_tests(rng: random.Random) -> Iterator[Variant]:
     yield from _runs(rng, RCCL_LAYOUTS, "rccl-tests")
+    yield from _json_lines(rng)
+
+
+def _json_lines(rng: random.Random) -> Iterator[Variant]:
+    """rccl-tests --output_format json: one object a line and half (PR #93's keys)."""
+    for gpus in (4, 8):
+        run = _Run(rng, "rccl", gpus, "all_reduce", None)
+        lines = []
+        for size, halves in zip(run.sizes, run.rows):
+            for in_place, h in enumerate(halves):
+                lines.append(json.dumps({"#wrong": str(h["wrong"]), "algBw": h["algbw"], "busBw": h["busbw"],
+                                         "gpus": gpus, "inPlace": in_place, "name": "AllReduce", "redop": "sum",
+                                         "size": size, "time": h["time"], "type": "float"}, sort_keys=True))
+        last = run.sizes[-1]
+        yield Variant("rccl-tests", f"JSON lines {gpus} GPUs", "\n".join(lines) + "\n",
+                      (("name", "AllReduce"), ("collective", "all_reduce"), ("ranks", gpus), ("len(rows)", len(run.sizes)),
+                       (f"rows[size_bytes={last}].in_place.busbw_GBps", run.rows[-1][1]["busbw"])),
+                      count=len(run.sizes))
 
 
 def _json_report(rng: random.Random) -> Iterator[Variant]:

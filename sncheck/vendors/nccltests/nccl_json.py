@@ -5,11 +5,20 @@
   "bus_bw", "nwrong"}, "in_place": {...}}], "out_of_bounds": {"count", "okay"},
   "average_bus_bandwidith": {"bandwidith", "okay"}, "errors": [...], "end_time"}``. nccl-tests
   writes ``"nan"`` for a NaN and spells the footer keys so.
-- JSON lines (rccl-tests forks): one object per line and half, ``{"name", "size", "type",
-  "redop", "inPlace": 0|1, "time", "algBw", "busBw", "wrong", "ranks", ...}``.
+- JSON lines (rccl-tests ``--output_format json``, ROCm/rccl-tests PR #93, 2024-10; the source
+  is not in our mirror: the PR's sample and the real captures): one object per line and half,
+  ``{"#wrong": "0", "algBw", "busBw", "gpus": 4, "inPlace": 0|1, "name": "AllReduce", "redop",
+  "size", "time", "type"}`` (earlier forks: ``"wrong"``, ``"ranks"``).
+- the ``--json`` of an unmerged nccl-tests fork (NVIDIA/nccl-tests PR #318, 2025-06; grammar
+  from the PR's sample output): the text log's preamble (command line, MPI warnings, ``NCCL
+  version ...``) then one object ``{"identifier": "nccl-tests structured output", "version":
+  "2.26.6", "benchmark": [{"<size>": {"count", "type", "redop", "root", "oop_time", "oop_algbw",
+  "oop_busbw", "oop_error", "ip_time", "ip_algbw", "ip_busbw", "ip_error"}}, ...]}``.
 
-A document without its footer (``end_time`` or the average) was cut short; a ``nwrong`` that
-is not a whole non-negative number, or a NaN bandwidth, is an error.
+A document without its footer (``end_time`` or the average) was cut short; a document that
+does not close keeps every whole value printed before the cut (:mod:`sncheck.vendors.jsonprefix`)
+and says it was cut; a ``nwrong`` that is not a whole non-negative number, or a NaN bandwidth,
+is an error.
 """
 
 from __future__ import annotations
@@ -19,20 +28,36 @@ import math
 import re
 from typing import Any
 
+from sncheck.vendors import jsonprefix
+
 _BINARY = re.compile(r"(?<![A-Za-z0-9])(all_reduce|all_gather|alltoallv?|reduce_scatter|sendrecv|broadcast|"
                      r"reduce|gather|scatter|hypercube)_perf(?:_mpi)?(?![A-Za-z0-9])")
 
 
+_FORK = re.compile(r'^\{"identifier": "nccl-tests structured output"', re.MULTILINE)
+
+
 def load(text: str) -> Any | None:
     """The JSON document (or list of JSON lines) ``text`` holds, or None when it is a text log.
-    A cut document is returned as ``{"_cut": text}`` so the parser can say so."""
+    A document cut short is returned as ``{"_cut": text}`` (nothing whole in it) or as
+    ``{"_partial": value}`` (the whole values before the cut) so the parser can say so. The
+    fork's document may follow a text preamble: ``{"_preamble": lines, "_doc": ...}``."""
     body = text.strip()
+    if not body.startswith("{") and (fork := _FORK.search(body)):
+        return {"_preamble": body[: fork.start()], "_doc": load(body[fork.start():])}
     if not body.startswith("{"):  # a text log may start with "[1,0]<stdout>:"
         return None
     try:
         return json.loads(body)
     except (json.JSONDecodeError, RecursionError):
         pass
+    if "\n" not in body.strip() or body.lstrip("{").lstrip().startswith('"') and body.count("\n{") == 0:
+        try:  # one document over several lines (or one line), cut: what it printed before the cut
+            value, _ = jsonprefix.load(body)
+            if isinstance(value, dict) and value:
+                return {"_partial": value}
+        except ValueError:
+            pass
     lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
     rows = []
     for ln in lines:
@@ -76,6 +101,22 @@ def _half(doc: Any, errors: list[str], where: str, keys=("time", "alg_bw", "bus_
 
 def parse(doc: Any, hint: str | None, tool: str) -> dict[str, Any]:
     errors: list[str] = []
+    if isinstance(doc, dict) and "_preamble" in doc:  # the fork: a text preamble, then its document
+        out = parse(doc["_doc"], hint, tool)
+        out["errors"] = [e for e in out["errors"] if "no footer" not in e]  # the fork prints none we know
+        if m := _BINARY.search(doc["_preamble"]):
+            out["collective"] = out["collective"] or m.group(1)
+        return out
+    if isinstance(doc, dict) and "_partial" in doc:
+        out = parse(doc["_partial"], hint, tool)
+        while out["rows"] and any(h.get("busbw_GBps") is None for h in (out["rows"][-1]["out_of_place"],
+                                                                          out["rows"][-1]["in_place"])):
+            out["rows"].pop()  # the record the cut went through: its values are not whole
+        out["errors"] = ["the JSON document is cut short (it does not close): the values before the cut are kept"] \
+            + [e for e in out["errors"] if "no footer" not in e]
+        return out
+    if isinstance(doc, dict) and "benchmark" in doc:
+        return _parse_fork(doc, hint, tool)
     if isinstance(doc, dict) and "_cut" in doc:
         return {"tool": tool, "format": "json", "collective": hint, "ranks": None, "rows": [],
                 "avg_busbw_GBps": None, "out_of_bounds": None,
@@ -120,6 +161,29 @@ def parse(doc: Any, hint: str | None, tool: str) -> dict[str, Any]:
             "out_of_bounds": oob, "errors": errors}
 
 
+def _parse_fork(doc: dict[str, Any], hint: str | None, tool: str) -> dict[str, Any]:
+    """PR #318's document: one row per size, its halves as oop_* and ip_* keys."""
+    errors: list[str] = []
+    rows = []
+    for entry in doc.get("benchmark") if isinstance(doc.get("benchmark"), list) else []:
+        for size, r in (entry.items() if isinstance(entry, dict) else []):
+            if not isinstance(r, dict) or not str(size).isdigit():
+                continue
+            halves = []
+            for pre in ("oop", "ip"):
+                half = _half({k[len(pre) + 1:]: v for k, v in r.items() if k.startswith(pre + "_")}, errors,
+                             f"size {size} {pre}", keys=("time", "algbw", "busbw", "_none"))
+                raw = r.get(f"{pre}_error")
+                half["max_error"] = _number(raw) if raw not in (None, "N/A") else None
+                halves.append(half)
+            root = str(r.get("root", "")).strip()
+            rows.append({"size_bytes": int(size), "count": r.get("count"), "type": r.get("type"),
+                         "redop": r.get("redop"), "root": int(root) if re.fullmatch(r"-?\d+", root) else None,
+                         "out_of_place": halves[0], "in_place": halves[1]})
+    return {"tool": tool, "format": "json-fork", "version": doc.get("version"), "collective": hint, "ranks": None,
+            "rows": rows, "avg_busbw_GBps": None, "out_of_bounds": None, "errors": errors}
+
+
 def _parse_lines(records: list[dict[str, Any]], hint: str | None, tool: str) -> dict[str, Any]:
     errors: list[str] = []
     by_size: dict[str, dict[str, Any]] = {}
@@ -130,15 +194,20 @@ def _parse_lines(records: list[dict[str, Any]], hint: str | None, tool: str) -> 
             continue
         where = f"record {i + 1} (size {r.get('size')})"
         names.add(str(r.get("name", "")))
-        ranks = r.get("ranks", ranks)
+        ranks = r.get("ranks", r.get("gpus", ranks))
         key = json.dumps([r.get("size"), r.get("type"), r.get("redop"), r.get("numCycle")], default=str)
         row = by_size.setdefault(key, {"size_bytes": r.get("size"), "count": r.get("count"),
                                        "type": r.get("type"), "redop": r.get("redop"), "root": r.get("root"),
                                        "out_of_place": _half(None, [], ""), "in_place": _half(None, [], "")})
-        half = _half(r, errors, where, keys=("time", "algBw", "busBw", "wrong"))
+        half = _half(r, errors, where, keys=("time", "algBw", "busBw", "#wrong" if "#wrong" in r else "wrong"))
         row["in_place" if r.get("inPlace") in (1, True, "1") else "out_of_place"] = half
+    halves = [(r["out_of_place"]["busbw_GBps"] is not None, r["in_place"]["busbw_GBps"] is not None)
+              for r in by_size.values()]
+    if len(set(halves)) > 1 and halves[-1] != max(set(halves), key=halves.count):
+        errors.append("the last size has one half of the two every other size has: cut short")
     m = next((_BINARY.search(n) for n in sorted(names) if _BINARY.search(n)), None)
     name = m.group(1) if m else next((re.sub(r"(?<!^)(?=[A-Z])", "_", n).lower() for n in sorted(names) if n), None)
-    return {"tool": tool, "format": "json-lines", "collective": name or hint,
+    return {"tool": tool, "format": "json-lines", "name": next((n for n in sorted(names) if n), None),
+            "collective": name or hint,
             "ranks": ranks if isinstance(ranks, int) else None, "rows": list(by_size.values()),
             "avg_busbw_GBps": None, "out_of_bounds": None, "errors": errors}

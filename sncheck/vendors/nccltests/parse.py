@@ -49,7 +49,7 @@ _SRC = "NVIDIA/nccl-tests"
 GRAMMAR = {
     "nccl-tests": Grammar(
         tool="nccl-tests `*_perf` (all_reduce_perf, all_gather_perf, ...): stdout, and the `-J` JSON file",
-        versions="2.0 to 2.19.6 text; -J JSON 2.17 on (file version 3)",
+        versions="2.0 to 2.19.6 text; -J JSON 2.17 on (file version 3); PR #318 fork --json",
         sources=(
             f"{_SRC} src/common.cu @ v2.0.0, v2.10.0: nThread line, '#   Rank %2d Pid' lines, rows "
             "'%12li  %12li  %8s  %6s' (+ collective's own columns: src/all_reduce.cu print_header), halves "
@@ -65,6 +65,9 @@ GRAMMAR = {
             "'unalign' in the nThread line, blocking modes",
             f"{_SRC} src/common.h @ v2.19.6: failure lines '%s: Test CUDA failure', '%s: Test NCCL failure', "
             "' .. %s pid %d: Test failure'; src/common.cu: '%s: Test timeout (%ds)'",
+            f"{_SRC} PR #318 (2025-06, not merged; its fork's source is not public here: the PR's sample output): "
+            "--json, a text preamble then {identifier, version, benchmark[{size: {count, type, redop, root, "
+            "oop_time, oop_algbw, oop_busbw, oop_error, ip_*}}]}",
         ),
         lines=(
             "[2.18+] '# nccl-tests version V nccl-headers=N nccl-library=N'; [2.16+] '# Collective test starting: "
@@ -100,7 +103,9 @@ GRAMMAR = {
             "(bus id 0000:03:00.0), in-place-only header and rows (-O 0), '# Testing %lu cycle.' (stress "
             "cycles, the sizes again), '# Errors with asterisks indicate errors that have exceeded the "
             "maximum threshold.' and '*' after a #wrong, footer as nccl-tests 2.13",
-            "ROCm/rccl-tests PR #93 (2024-10): --output_format json, one object a line and half",
+            "ROCm/rccl-tests PR #93 (2024-10; after our mirror, so its sample and the real captures): "
+            "--output_format json, one object a line and half {#wrong, algBw, busBw, gpus, inPlace, name, redop, "
+            "size, time, type}; no footer: a size with one half is a cut, the judge's count the rest",
         ),
         lines="as nccl-tests 2.13 (see its grammar), with the rccl-tests lines above",
         end="the 'Avg bus bandwidth' line; a wrapper's banner naming the next test after it is a log cut there",
