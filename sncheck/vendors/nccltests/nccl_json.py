@@ -165,7 +165,8 @@ def _parse_fork(doc: dict[str, Any], hint: str | None, tool: str) -> dict[str, A
     """PR #318's document: one row per size, its halves as oop_* and ip_* keys."""
     errors: list[str] = []
     rows = []
-    for entry in doc.get("benchmark") if isinstance(doc.get("benchmark"), list) else []:
+    bench = doc.get("benchmark")
+    for entry in bench if isinstance(bench, list) else []:
         for size, r in (entry.items() if isinstance(entry, dict) else []):
             if not isinstance(r, dict) or not str(size).isdigit():
                 continue
