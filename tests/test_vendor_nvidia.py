@@ -16,7 +16,7 @@ from sncheck.vendors import registry
 from sncheck.vendors.infiniband import perftest
 from sncheck.vendors.nvidia import checks as nv
 from sncheck.vendors.nccltests import parse as nccl_tests
-from sncheck.vendors.nvidia import fabric, fabric_checks, gpu_checks, nvbandwidth
+from sncheck.vendors.nvidia import fabric, fabric_checks, gpu_checks, nvbandwidth, nvidia_smi
 from sncheck.vendors.nvidia import sim as nvidia_sim
 from sncheck.vendors.sim import HostState
 from sncheck.vendors.parsers import parsers, strip_source_header
@@ -130,6 +130,24 @@ def test_nvlink_info_two_gpus_firmware() -> None:
     p = fabric.parse_nvlink_info(real("nvl72/10_nvidia_smi_nvlink_info_gb200_nvle_firmware_k8s-test-infra-issue371_truncated.txt"))
     assert [g["index"] for g in p["gpus"]] == [0, 1]
     assert p["gpus"][1]["nvle"] == "disabled" and p["gpus"][1]["firmware"]["NETIR"] == "36:2014:1862"
+    # the issue as the corpus stored it ends in GPU 2's header: a cut, never a firmware key of GPU 1
+    raw = real("nvl72/10_nvidia_smi_nvlink_info_gb200_nvle_firmware_k8s-test-infra-issue371_truncated.txt")
+    cut = fabric.parse_nvlink_info(raw + "GPU 2: NVIDIA GB200 (UUID:")
+    assert "GPU 2" not in cut["gpus"][1]["firmware"] and [g["index"] for g in cut["gpus"]] == [0, 1, 2]
+    assert cut["errors"] == ["GPU 2: its 'GPU n: NAME (UUID: ...)' line is cut short"]
+
+
+def test_nvlink_status_faults_are_the_host_checks() -> None:
+    """An inactive link among listed links, or one slower than the fastest listed, fails as the
+    nvlink host fact does (gpu_checks)."""
+    text = ("GPU 3: Tesla V100-SXM2-32GB (UUID: GPU-1)\n" + "".join(
+        f"         Link {i}: {'<inactive>' if i in (3, 5) else '25.781 GB/s'}\n" for i in range(6)))
+    p = nvidia_smi.parse_nvlink_status(text)
+    assert p["faults"] == ["GPU 3 link 3 inactive", "GPU 3 link 5 inactive"] and p["errors"] == []
+    slow = nvidia_smi.parse_nvlink_status(text.replace("<inactive>", "25.781 GB/s").replace(
+        "Link 1: 25.781", "Link 1: 12.5"))
+    assert slow["faults"] == ["GPU 3 link 1 at 12.5 GB/s (others 25.781 GB/s)"]
+    assert nvidia_smi.parse_nvlink_status(text.replace("<inactive>", "25.781 GB/s"))["faults"] == []
 
 
 def test_coreweave_rack_logs_parse_as_nccl_tests() -> None:

@@ -351,16 +351,22 @@ def parse_imex_ctl(text: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- nvlink -info
 
 _INFO_GPU = re.compile(r"^GPU\s+(\d+):\s*(.*?)\s*\(UUID:\s*([^)]*)\)\s*$")
+_INFO_GPU_START = re.compile(r"^GPU\s+(\d+):")
 
 
 def parse_nvlink_info(text: str) -> dict[str, Any]:
     gpus: list[dict[str, Any]] = []
+    errors: list[str] = []
     in_fw = False
     for raw in text.splitlines():
         line = raw.strip()
-        if m := _INFO_GPU.match(line):
-            gpus.append({"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3), "nvle": None,
-                         "firmware": {}})
+        head = _INFO_GPU_START.match(line)
+        if head is not None:
+            m = _INFO_GPU.match(line)
+            if m is None:  # "GPU 2: NVIDIA GB200 (UUID:": a GPU's header line cut short, not a firmware key
+                errors.append(f"GPU {head[1]}: its 'GPU n: NAME (UUID: ...)' line is cut short")
+            gpus.append({"index": int(head[1]), "name": m[2] if m else None, "uuid": m[3] if m else None,
+                         "nvle": None, "firmware": {}})
             in_fw = False
         elif gpus and line.startswith("NVLE:"):
             gpus[-1]["nvle"] = line.split(":", 1)[1].strip()
@@ -371,7 +377,7 @@ def parse_nvlink_info(text: str) -> dict[str, Any]:
             gpus[-1]["firmware"][key.strip()] = value.strip()
     if not gpus:
         raise ParseError("no 'GPU n: ... (UUID: ...)' lines", tool="nvlink-info")
-    return {"tool": "nvlink-info", "gpus": gpus, "errors": []}
+    return {"tool": "nvlink-info", "gpus": gpus, "errors": errors}
 
 
 # --------------------------------------------------------------------------- NCCL INFO

@@ -270,9 +270,16 @@ def _topo_affinity(labels: list[str], values: list[str]) -> dict[str, Any]:
 
 
 def parse_nvlink_status(text: str) -> dict[str, Any]:
-    """Parse ``nvidia-smi nvlink -s``: per GPU, each link's speed or inactive state."""
+    """Parse ``nvidia-smi nvlink -s``: per GPU, each link's speed or inactive state. ``faults``
+    names what the host facts' nvlink check fails too (gpu_checks): a link ``<inactive>``
+    among listed links, or slower than the fastest link the output lists."""
     gpus, errors = _nvlink_blocks(text, _status_link, tool="nvlink-status")
-    return {"tool": "nvlink-status", "gpus": gpus, "errors": errors + _links_cut_short(gpus)}
+    top = max((ln["speed_GBps"] for g in gpus for ln in g["links"] if ln.get("speed_GBps")), default=None)
+    faults = [f"GPU {g['index']} link {ln['link']} inactive" for g in gpus for ln in g["links"] if not ln["active"]]
+    faults += [f"GPU {g['index']} link {ln['link']} at {ln['speed_GBps']:g} GB/s (others {top:g} GB/s)"
+               for g in gpus for ln in g["links"]
+               if top is not None and ln.get("speed_GBps") is not None and ln["speed_GBps"] < top * 0.99]
+    return {"tool": "nvlink-status", "gpus": gpus, "faults": faults, "errors": errors + _links_cut_short(gpus)}
 
 
 # Links nvidia-smi lists for a board (it lists every link, an unused one as <inactive>).
