@@ -64,11 +64,18 @@ def test_gb200_qx_xml_has_every_section_of_every_gpu() -> None:
     assert {g["fabric"]["clique_id"] for g in p["gpus"]} == {2}
 
 
-def test_truncated_xml_keeps_closed_gpus_and_says_so() -> None:
+def test_truncated_xml_keeps_what_was_read_and_says_so() -> None:
     text = real(XML)
-    cut = text[: text.index("<gpu", text.index("</gpu>")) + 200]
-    p = fabric.parse_query_xml(cut)
-    assert len(p["gpus"]) == 1 and any("truncated" in e for e in p["errors"])
+    second = text.index("<gpu", text.index("</gpu>"))
+    p = fabric.parse_query_xml(text[: second + 200])
+    whole = fabric.parse_query_xml(text)
+    assert p["gpus"][0] == whole["gpus"][0] and any("truncated" in e for e in p["errors"])
+    assert len(p["gpus"]) == 2 and p["gpus"][1]["bus_id"] == whole["gpus"][1]["bus_id"]  # the cut one, as far as read
+    # cut before any GPU closed: the header's versions and the cut GPU's first fields are kept
+    first = fabric.parse_query_xml(text[: text.index("</uuid>") + 7])
+    assert first["driver_version"] == whole["driver_version"] and first["gpus"][0]["uuid"] == whole["gpus"][0]["uuid"]
+    with pytest.raises(ParseError):
+        fabric.parse_query_xml("<nvidia_smi_log")
     with pytest.raises(ParseError):
         fabric.parse_query_xml('<nvidia_smi_log><!DOCTYPE x [<!ENTITY a "b">]>')
 

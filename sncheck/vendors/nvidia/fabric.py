@@ -78,9 +78,9 @@ def parse_query_xml(text: str) -> dict[str, Any]:
     try:
         root = ET.fromstring(body)
     except ET.ParseError as e:
-        # A cut-off capture: keep the GPUs that closed, say it was truncated.
+        # A cut-off capture: keep what was read before the cut, say it was truncated.
         errors.append(f"XML not well-formed ({e}); output truncated?")
-        root = _closed_gpus(body, e)
+        root = _read_before_cut(body, e)
     gpus = [_xml_gpu(g) for g in root.findall("gpu")]
     attached = int_value(root.findtext("attached_gpus"))
     if attached is not None and attached > len(gpus):
@@ -91,15 +91,31 @@ def parse_query_xml(text: str) -> dict[str, Any]:
             "gpus": gpus, "errors": errors}
 
 
-def _closed_gpus(body: str, error: ET.ParseError) -> ET.Element:
-    """The document cut after its last closed ``<gpu>``; ParseError when none closed."""
-    closed = body[:body.rfind("</gpu>") + len("</gpu>")] if "</gpu>" in body else ""
+class _RootKeeper(ET.TreeBuilder):
+    """A TreeBuilder that keeps its root element reachable before the document closes."""
+
+    root: ET.Element | None = None
+
+    def start(self, tag: str, attrs: dict[str, str]) -> ET.Element:
+        element = super().start(tag, attrs)
+        if self.root is None:
+            self.root = element
+        return element
+
+
+def _read_before_cut(body: str, error: ET.ParseError) -> ET.Element:
+    """The document as far as it was read whole: every element that began before the cut,
+    with the children and the text that closed before it (the header's driver and CUDA
+    versions, a cut GPU's product name); ParseError when not even the root began."""
+    builder = _RootKeeper()
     try:
-        if closed:
-            return ET.fromstring(closed + "\n</nvidia_smi_log>")
+        ET.XMLParser(target=builder).feed(body)
     except ET.ParseError:
         pass
-    raise ParseError(f"XML not well-formed and no complete <gpu> element: {error}", tool="nvidia-smi-qx") from None
+    root = builder.root
+    if root is None:
+        raise ParseError(f"XML not well-formed and no element read: {error}", tool="nvidia-smi-qx") from None
+    return root
 
 
 def _xml_gpu(g: ET.Element) -> dict[str, Any]:
@@ -117,6 +133,12 @@ def _xml_gpu(g: ET.Element) -> dict[str, Any]:
             "current_power_limit": "limit_W", "power_limit": "limit_W", "default_power_limit": "default_limit_W",
             "max_power_limit": "max_limit_W"}),
         "pcie": _xml_pcie(g.find("pci")),
+        "memory": _xml_measures(g.find("fb_memory_usage"), {
+            "total": "total_MiB", "reserved": "reserved_MiB", "used": "used_MiB", "free": "free_MiB"}),
+        "utilization": _xml_measures(g.find("utilization"), {
+            "gpu_util": "gpu_pct", "memory_util": "memory_pct", "encoder_util": "encoder_pct",
+            "decoder_util": "decoder_pct"}),
+        "performance_state": text_value(g.findtext("performance_state")),
         "ecc": _xml_ecc(g),
         "retired_pages": _xml_retired(g.find("retired_pages")),
         "remapped_rows": _xml_remapped(g.find("remapped_rows")),

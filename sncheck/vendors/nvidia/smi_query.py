@@ -10,6 +10,8 @@
                "temperature": {"gpu_C": 59, "memory_C": 70, "slowdown_C": 87, "shutdown_C": 92},
                "power": {"draw_W": 629.45, "instant_W": 631.0, "limit_W": 700.0,
                          "default_limit_W": 700.0, "max_limit_W": 700.0},
+               "memory": {"total_MiB": 81559, "reserved_MiB": 328, "used_MiB": 1, "free_MiB": 81230},
+               "utilization": {"gpu_pct": 0, "memory_pct": 0, "encoder_pct": 0, "decoder_pct": 0},
                "pcie": {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16,
                         "replays_since_reset": 67,
                         "below_max": ["width x8 of x16"]},   # a generation or width below its maximum
@@ -234,6 +236,10 @@ def _gpu_summary(gpu: _Node) -> dict[str, Any]:
         "temperature": _temperature(gpu.get("Temperature")),
         "power": _power(gpu),
         "pcie": _pcie(gpu),
+        "memory": _measures(gpu.get("FB Memory Usage"), {"Total": "total_MiB", "Reserved": "reserved_MiB",
+                                                         "Used": "used_MiB", "Free": "free_MiB"}),
+        "utilization": _measures(gpu.get("Utilization"), {"Gpu": "gpu_pct", "Memory": "memory_pct",
+                                                         "Encoder": "encoder_pct", "Decoder": "decoder_pct"}),
         "ecc": _ecc(gpu),
         "retired_pages": _retired_pages(gpu.get("Retired Pages")),
         "remapped_rows": _remapped_rows(gpu.get("Remapped Rows")),
@@ -267,6 +273,13 @@ _TEMPERATURES = {"GPU Current Temp": "gpu_C", "Memory Current Temp": "memory_C",
                  # 570 on print the margins to the T.Limit instead of absolute limits
                  "GPU Slowdown T.Limit Temp": "slowdown_tlimit_C", "GPU Shutdown T.Limit Temp": "shutdown_tlimit_C",
                  "GPU Max Operating T.Limit Temp": "max_operating_tlimit_C"}
+
+
+def _measures(node: _Node | None, names: dict[str, str]) -> dict[str, Any] | None:
+    """A section's ``Key : 1995 MiB`` / ``47 %`` entries as numbers, by our names; null without the section."""
+    if node is None:
+        return None
+    return {name: _measure(node.value_at(key)) for key, name in names.items() if node.get(key) is not None}
 
 
 def _temperature(node: _Node | None) -> dict[str, Any] | None:
