@@ -134,6 +134,8 @@ _LAST_ENTRY = {"Retired Pages": ("Pending Page Blacklist", "Pending Page Retirem
                "Remapped Rows": ("Bank Remap Availability Histogram",),
                "Bank Remap Availability Histogram": ("None",),
                "ECC Errors": ("Aggregate", "Volatile"),
+               "FB Memory Usage": ("Free",), "BAR1 Memory Usage": ("Free",),
+               "Utilization": ("Decoder",),  # newer drivers add JPEG and OFA after it
                "Capabilities": ("EGM",)}
 
 
@@ -159,6 +161,8 @@ def _cut_short(gpu_nodes: list[_Node]) -> list[str]:
             out.append(f"{where}: a GPU section with no entries: output cut short")
         if full and gpu.get("Processes") is None:
             out.append(f"{where}: no 'Processes' section, the last of a full listing: output cut short")
+        if (tail := _last_node(gpu)) is not gpu and tail.value is None and not tail.children:
+            out.append(f"{where}: '{tail.key}' ends before its first entry: output cut short")
         for section, last in _LAST_ENTRY.items():
             for node in _find(gpu, section):
                 if node.children and not any(node.get(k) is not None for k in last):
@@ -167,6 +171,13 @@ def _cut_short(gpu_nodes: list[_Node]) -> list[str]:
         if gpu is not gpu_nodes[0] and missing:
             out.append(f"{where}: lacks {', '.join(missing[:3])} that {gpu_nodes[0].key} lists: output cut short")
     return list(dict.fromkeys(out))
+
+
+def _last_node(node: _Node) -> _Node:
+    """The entry the listing of ``node`` ends with (a section header printed last has no entries)."""
+    while node.children:
+        node = node.children[-1]
+    return node
 
 
 def _find(node: _Node, key: str) -> list[_Node]:
