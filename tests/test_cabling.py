@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_inventory_text
 from sncheck.fabric import Cabling, Fabric
 from sncheck.health.cabling import cabling_findings, counter_growth_findings
 from sncheck.vendors import registry

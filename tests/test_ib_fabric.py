@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
-from sncheck.config.inventory import load_inventory_text
+from sncheck.run.inputs import load_inventory_text
 from sncheck.fabric import Fabric
 from sncheck.vendors.parsers import parse_text
 

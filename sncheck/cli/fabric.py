@@ -12,7 +12,8 @@ import yaml
 from sncheck.actions.base import LocalRunner
 from sncheck.cli.paths import input_file, output_file
 from sncheck.config.fileio import read_input, write_atomic
-from sncheck.config.inventory import Inventory, load_inventory
+from sncheck.config.inventory import Inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.fabric import Cabling, inventory_block
 from sncheck.health.cabling import cabling_findings, counter_growth_findings
