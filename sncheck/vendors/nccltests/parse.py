@@ -5,6 +5,9 @@
     {"tool": "nccl-tests",            # "rccl-tests" from parse_rccl_tests
      "version": "2.19.6",             # the "# nccl-tests version" line (2.18 on), else null
      "nccl_version": 22807,           # its nccl-library= code, else null
+     "library": {"rccl_version": "2.28.3-..", "hip_version": "7.3.53390-..", "rocm_version": "..",
+                 "hostname": "..", "librccl_path": ".."},  # rccl-tests' block, only when printed;
+                                      # rccl-tests' "version" is its "rccl-tests: Version develop:83d38d9"
      "collective": "all_reduce",      # null when neither the log nor the caller names it
      "ranks": 16,                     # null when the log does not show the ranks
      "config": {"nthreads": 1, "ngpus": 8, "minBytes": 8, "maxBytes": 8589934592, "warmup_iters": 5,
@@ -100,12 +103,16 @@ GRAMMAR = {
         versions="rccl-tests develop 2022 to 2025 (ROCm 5.x to 6.4)",
         sources=(
             "ROCm/rccl-tests src/common.cu @ ae3e635 (2024-09): '#   Rank %2d Pid %6d on %10s device %2d [%s] %s' "
-            "(bus id 0000:03:00.0), in-place-only header and rows (-O 0), '# Testing %lu cycle.' (stress "
+            "(bus id 0000:03:00.0), 'rccl-tests: Version %s' (the git hash: version), "
+            "in-place-only header and rows (-O 0), '# Testing %lu cycle.' (stress "
             "cycles, the sizes again), '# Errors with asterisks indicate errors that have exceeded the "
             "maximum threshold.' and '*' after a #wrong, footer as nccl-tests 2.13",
             "ROCm/rccl-tests PR #93 (2024-10; after our mirror, so its sample and the real captures): "
             "--output_format json, one object a line and half {#wrong, algBw, busBw, gpus, inPlace, name, redop, "
             "size, time, type}; no footer: a size with one half is a cut, the judge's count the rest",
+            "real captures (2025 builds, rocm-systems#3272, fixtures/real/rccl-tests/01): 'RCCL version : V', "
+            "'HIP version  : V', 'ROCm version : V', 'Hostname     : H', 'Librccl path : P' before the table "
+            "(library.rccl_version ...)",
         ),
         lines="as nccl-tests 2.13 (see its grammar), with the rccl-tests lines above",
         end="the 'Avg bus bandwidth' line; a wrapper's banner naming the next test after it is a log cut there",
@@ -126,6 +133,11 @@ _THREADS_LINE = re.compile(
 )
 _CONFIG = re.compile(r"(minBytes|maxBytes|warmup iters|agg iters|iters|validation|graph|unalign):?\s+(\d+)")
 _VERSION = re.compile(r"^nccl-tests version (\S+)(?: nccl-headers=\d+)?(?: nccl-library=(\d+))?")
+# rccl-tests: "rccl-tests: Version develop:83d38d9" (src/common.cu: PRINT("rccl-tests: Version %s\n",
+# rcclTestsGitHash)); 2025 builds add "RCCL version : 2.28.3-..", "HIP version  : ..", "ROCm version : ..",
+# "Hostname     : ..", "Librccl path : .." before the table (real captures: rccl-tests/01, r3, harvest)
+_RCCL_TESTS_VERSION = re.compile(r"^rccl-tests: Version (\S+)")
+_RCCL_LIBRARY = re.compile(r"^(RCCL version|HIP version|ROCm version|Hostname|Librccl path)\s*:\s*(\S.*?)\s*$")
 _RANK_LINE = re.compile(
     r"^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)"
     r"(?:\s+\[([^\]]*)\])?\s*(.*)"
@@ -179,6 +191,7 @@ class _State:
     timestamps: bool = False  # 2.18 -Z: a "%Y-%m-%d %H:%M:%S" column after the in-place half
     version: str | None = None  # "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807"
     nccl_version: int | None = None
+    library: dict[str, str] = field(default_factory=dict)  # rccl-tests' RCCL/HIP/ROCm version block
     config: dict[str, int] = field(default_factory=dict)
     devices: list[dict[str, Any]] = field(default_factory=list)
 
@@ -226,6 +239,7 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         "tool": tool,
         "version": state.version,
         "nccl_version": state.nccl_version,
+        **({"library": state.library} if state.library else {}),
         "collective": _pick_collective(state.collective or state.binary, hint, text),
         # Rank ids run 0..n-1; the highest one still counts when an author elided the list.
         "ranks": max(state.rank_ids) + 1 if state.rank_ids else state.header_ranks,
@@ -312,6 +326,13 @@ def _scan_header_line(content: str, state: _State) -> bool:
     if m := _VERSION.match(content):
         state.version, state.header_seen = m.group(1), True
         state.nccl_version = int(m.group(2)) if m.group(2) else None
+        return True
+    if m := _RCCL_TESTS_VERSION.match(content):
+        state.version, state.header_seen = m.group(1), True
+        return True
+    if m := _RCCL_LIBRARY.match(content):
+        state.library[m.group(1).lower().replace(" ", "_")] = m.group(2)
+        state.header_seen = True
         return True
     if m := _THREADS_LINE.match(content):
         state.header_seen = True
