@@ -3,13 +3,14 @@
 ``parse_ib_write_bw`` (``ib-write-bw``)::
 
     {"tool": "ib-write-bw", "test": "RDMA_Write BW Test", "device": "ib0", "link_type": "IB",
-     "transport": "IB", "mtu": 4096, "qps": 1, "unit": "Gb/s",
+     "transport": "IB", "mtu": 4096, "qps": 1, "unit": "Gb/s", "printed_unit": "Gb/sec", "gid_index": 3,
      "rows": [{"bytes": 8388608, "iterations": 20000, "bw_peak_Gbps": 192.45,
                "bw_avg_Gbps": 192.45, "msg_rate_Mpps": 0.003007}],
      "errors": []}
 
 Bandwidth is always in Gb/s (perftest prints MB/sec, 2^20 bytes, unless --report_gbits;
-MB/sec becomes Gb/s as x 8 x 2^20 / 1e9). The server and client of a loopback run often
+MB/sec becomes Gb/s as x 8 x 2^20 / 1e9, unrounded, and a row then keeps the figures as
+printed too: ``printed_peak``, ``printed_avg``, in ``printed_unit``). The server and client of a loopback run often
 land in one log, interleaved or one after the other: a repeated row (same bytes,
 iterations and numbers) is kept once. ``WARNING: BW peak won't be measured`` gives
 peak 0.00 in the rows; it is kept as printed and the check reads the average.
@@ -107,11 +108,15 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
             if key in seen:
                 continue
             seen.add(key)
+            # --report_gbits: the printed figures as they are (0.042350 stays 0.04235); MB/sec
+            # converted without rounding, the printed figures kept beside as printed_peak/_avg
             scale = 1.0 if unit == "Gb/sec" else _MB_TO_GB
-            rows.append({"bytes": int(m.group(1)), "iterations": int(m.group(2)),
-                         "bw_peak_Gbps": round(float(m.group(3)) * scale, 4),
-                         "bw_avg_Gbps": round(float(m.group(4)) * scale, 4),
-                         "msg_rate_Mpps": float(m.group(5))})
+            row = {"bytes": int(m.group(1)), "iterations": int(m.group(2)),
+                   "bw_peak_Gbps": float(m.group(3)) * scale, "bw_avg_Gbps": float(m.group(4)) * scale,
+                   "msg_rate_Mpps": float(m.group(5))}
+            if unit != "Gb/sec":
+                row.update(printed_peak=float(m.group(3)), printed_avg=float(m.group(4)))
+            rows.append(row)
             continue
         if _WARNING.match(line):
             continue
@@ -129,7 +134,12 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     return {"tool": "ib-write-bw", "test": test, "device": fields.get("Device"),
             "link_type": fields.get("Link type"), "transport": fields.get("Transport type"),
             "mtu": int(mtu.group(1)) if mtu else None, "qps": int(qps) if qps and qps.isdigit() else None,
-            "unit": "Gb/s", "rows": rows, "errors": errors}
+            "unit": "Gb/s", "printed_unit": unit, "gid_index": _int_or_none(fields.get("GID index")),
+            "rows": rows, "errors": errors}
+
+
+def _int_or_none(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None
 
 
 _LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]")
