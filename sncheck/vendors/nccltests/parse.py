@@ -6,7 +6,7 @@
      "version": "2.19.6",             # the "# nccl-tests version" line (2.18 on), else null
      "nccl_version": 22807,           # its nccl-library= code, else null
      "library": {"rccl_version": "2.28.3-..", "hip_version": "7.3.53390-..", "rocm_version": "..",
-                 "hostname": "..", "librccl_path": ".."},  # rccl-tests' block, only when printed;
+                 "hostname": "..", "librccl_path": ".."},  # rccl-tests' block; null when not printed;
                                       # rccl-tests' "version" is its "rccl-tests: Version develop:83d38d9"
      "collective": "all_reduce",      # null when neither the log nor the caller names it
      "ranks": 16,                     # null when the log does not show the ranks
@@ -239,7 +239,7 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         "tool": tool,
         "version": state.version,
         "nccl_version": state.nccl_version,
-        **({"library": state.library} if state.library else {}),
+        "library": state.library or None,
         "collective": _pick_collective(state.collective or state.binary, hint, text),
         # Rank ids run 0..n-1; the highest one still counts when an author elided the list.
         "ranks": max(state.rank_ids) + 1 if state.rank_ids else state.header_ranks,
