@@ -20,6 +20,7 @@ import random
 import socket
 import stat
 import struct
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -172,3 +173,63 @@ def junk_texts(size: int, sample: str | None = None) -> Iterator[tuple[str, str]
 def seeded_delays(seed: int, n: int, low: float, high: float) -> list[float]:
     rng = random.Random(seed)
     return [rng.uniform(low, high) for _ in range(n)]
+
+
+# -- commands as processes: concurrent commands on one store, signals at every step -----------
+
+def start_command(args: list[str], out: Path, env: dict[str, str] | None = None, delay: float = 0.0) -> int:
+    """Fork a process that runs ``sncheck ARGS`` (already imported: no interpreter start-up,
+    so many tries stay cheap) after ``delay`` seconds, its stdout and stderr in ``out``.err/.out.
+    Returns its pid; :func:`wait_command` gives its exit status."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 70
+    try:  # the child: never return into the test runner
+        os.environ.update(env or {})
+        for fd, name in ((1, ".out"), (2, ".err")):
+            f = os.open(str(out) + name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(f, fd)
+            os.close(f)
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 -- the child's own streams, flushed below
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+        import signal as _signal
+        for sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
+            _signal.signal(sig, _signal.SIG_DFL if sig != _signal.SIGINT else _signal.default_int_handler)
+        if delay:
+            import time
+            time.sleep(delay)
+        from sncheck.cli.main import main
+        try:
+            main(args, prog_name="sncheck")
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def wait_command(pid: int, out: Path, timeout: float = 60.0) -> tuple[int, str]:
+    """(exit status, stdout + stderr) of a command :func:`start_command` started: the exit
+    code, or minus the signal that killed it. Killed (and the test failed) after ``timeout``."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise AssertionError(f"sncheck did not end in {timeout} s")
+        time.sleep(0.02)
+    code = os.waitstatus_to_exitcode(status)
+    text = "".join(Path(str(out) + s).read_text(errors="replace") for s in (".out", ".err")
+                   if Path(str(out) + s).exists())
+    return code, text

@@ -126,17 +126,31 @@ def kubectl(st, args):
     return 0
 
 
+def signal_parent(tool, when, calls):
+    """FAKE_SIGNAL_AT=tool:before|after:SIGNAME:n signals this tool's caller (sncheck) at its
+    n-th call, before or after it acts: the steps of an action a test interrupts."""
+    spec = os.environ.get("FAKE_SIGNAL_AT", "").split(":")
+    if len(spec) == 4 and spec[0] == tool and spec[1] == when and int(spec[3]) == calls:
+        import signal, time
+        os.kill(os.getppid(), getattr(signal, "SIG" + spec[2]))
+        time.sleep(float(os.environ.get("FAKE_SIGNAL_PAUSE", "0.2")))
+
+
 def main():
     tool = os.path.basename(sys.argv[0])
     with open(STATE + ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with open(LOG, "a") as fh:
             fh.write(json.dumps([tool] + sys.argv[1:]) + "\n")
+        with open(LOG) as fh:
+            calls = sum(1 for line in fh if line.startswith('["' + tool + '"'))
+        signal_parent(tool, "before", calls)
         with open(STATE) as fh:
             st = json.load(fh)
         code = {{"sinfo": sinfo, "scontrol": scontrol, "kubectl": kubectl}}[tool](st, sys.argv[1:])
         with open(STATE, "w") as fh:
             json.dump(st, fh, indent=1)
+    signal_parent(tool, "after", calls)
     sys.exit(code)
 
 

@@ -252,9 +252,12 @@ def test_apply_run_isolation_records_and_applies(fake_cluster: FakeCluster, inve
     assert by[("node003/gpu2", "slurm")]["outcome"] == "skipped"
     assert by[("node005/gpu1", "cuda_visible_devices")]["outcome"] == "ok"
     for d in (state_dir, run_dir):
-        audit = read_audit(d)
+        every = read_audit(d)  # each host: its begin line before it acts, then an outcome line per action
+        assert [a["phase"] for a in every] == ["begin", "end", "end"] * 3
+        assert [a["txn"] for a in every[::3]] == [a["txn"] for a in every[1::3]] == [a["txn"] for a in every[2::3]]
+        audit = [a for a in every if a["phase"] == "end"]
         assert len(audit) == 6
-        assert all(a["run_id"] == "20261129T010000Z-aaaa" for a in audit)
+        assert all(a["run_id"] == "20261129T010000Z-aaaa" for a in every)
         a = next(a for a in audit if a["entity"] == "node003/gpu2")
         assert a["rule"] == "p2p-bandwidth-below-design" and a["evidence"]["measured"] == 270.1
 
@@ -319,3 +322,202 @@ def test_status_shows_several_runs_sharing_a_state_dir(cli, fake_cluster: FakeCl
     r = invoke(cli, "status", "--json", "--state-dir", str(state_dir))
     data = json.loads(r.output)
     assert len(data["status"]) == 3 and len(data["runs"]) == 3
+
+
+# -- isolation as a transaction under one lock; the fleet cap (issue 30, classes 1 and 2) --------
+
+HOSTS = [f"node{i:03d}" for i in range(1, 17)]
+
+
+def disagreements(state_dir: Path, cluster: FakeCluster | None = None) -> list[str]:
+    """Where the state store, the audit, the launcher files and Slurm disagree (none: [])."""
+    out = []
+    with StateStore(state_dir) as st:
+        status = st.current_status()
+        pending = st.open_txns()
+    isolated = {s["entity"] for s in status if s["action"] == "isolate" and s["applied"] and s["entity_kind"] == "host"}
+    if pending:
+        out.append(f"transactions left open: {[t['request']['entity'] for t in pending]}")
+    if (state_dir / "hostfile.txt").exists():
+        offered = {ln.split()[0] for ln in (state_dir / "hostfile.txt").read_text().splitlines()
+                   if ln.strip() and not ln.startswith("#")}
+        if isolated & offered:
+            out.append(f"hostfile.txt offers isolated {sorted(isolated & offered)}")
+        if set(HOSTS) - isolated - offered:
+            out.append(f"hostfile.txt leaves out {sorted(set(HOSTS) - isolated - offered)}, in service")
+        excluded = set((state_dir / "exclude_hosts.txt").read_text().split())
+        if excluded != isolated:
+            out.append(f"exclude_hosts.txt {sorted(excluded)} but the store {sorted(isolated)}")
+    if cluster is not None:
+        drained = {h for h, n in cluster.state()["slurm"].items() if n["reason"].startswith("sncheck:")}
+        if drained != isolated:
+            out.append(f"Slurm drained {sorted(drained)} but the store {sorted(isolated)}")
+    audit = read_audit(state_dir) if (state_dir / "audit.jsonl").exists() else []
+    begun = {a["txn"] for a in audit if a.get("phase") == "begin"}
+    ended = {a["txn"] for a in audit if a.get("phase") == "end"}
+    if begun - ended:
+        out.append(f"audit: {len(begun - ended)} transactions begun and never ended")
+    return out
+
+
+def _commands(state_dir: Path, runs: list[tuple[list[str], float]], env: dict[str, str] | None = None,
+              timeout: float = 60) -> list[tuple[int, str]]:
+    from adversary import start_command, wait_command
+
+    pids = [(start_command(args, state_dir.parent / f"cmd{k}", env, delay), state_dir.parent / f"cmd{k}")
+            for k, (args, delay) in enumerate(runs)]
+    return [wait_command(pid, out, timeout) for pid, out in pids]
+
+
+def test_concurrent_isolate_and_release_on_one_state_dir_agree(tmp_path: Path) -> None:
+    """The issue's race: two `isolate --via hostfile --apply` at once both exited 0 and the
+    store listed both hosts, but hostfile.txt offered one of them (3 tries of 3). Here three
+    commands at once (isolate node005, isolate node006, release node003), 20 seeded tries:
+    the store and the hostfile agree both ways every time."""
+    from adversary import seeded_delays
+
+    common = ["-i", str(INVENTORY), "--via", "hostfile", "--apply"]
+    cap = ["--cap", "0.5"]
+    delays = seeded_delays(30, 60, 0.0, 0.03)
+    for t in range(20):
+        state = tmp_path / f"try{t}" / "state"
+        assert invoke_main("isolate", "node003", *common, "--state-dir", str(state)).exit_code == 0
+        results = _commands(state, [(["isolate", "node005", *common, *cap, "--state-dir", str(state)], delays[3 * t]),
+                                    (["isolate", "node006", *common, *cap, "--state-dir", str(state)],
+                                     delays[3 * t + 1]),
+                                    (["release", "node003", *common, "--state-dir", str(state)], delays[3 * t + 2])])
+        assert [code for code, _ in results] == [0, 0, 0], results
+        assert disagreements(state) == [], (t, results)
+        with StateStore(state) as st:
+            assert {s["entity"] for s in st.current_status()} == {"node005", "node006"}
+
+
+def invoke_main(*args: str) -> Result:
+    from sncheck.cli.main import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+def test_the_fleet_cap_counts_what_earlier_commands_took_out(fake_cluster: FakeCluster, state_dir: Path) -> None:
+    """Five one-host `isolate` commands took 5 of 16 hosts (31%) out; the 10% cap bounded
+    one command only. Now the second is refused, until --force-cap gives a reason."""
+    args = ["-i", str(INVENTORY), "--via", "slurm", "--via", "hostfile", "--apply", "--state-dir", str(state_dir)]
+    first = invoke_main("isolate", "node001", *args)
+    assert first.exit_code == 0, first.output
+    for host in ("node002", "node003", "node004", "node005"):
+        r = invoke_main("isolate", host, *args)
+        assert r.exit_code == 1, r.output
+        assert "safety cap" in r.output and "2 of 16 hosts" in r.output and "--force-cap" in r.output
+    assert disagreements(state_dir, fake_cluster) == []
+    with StateStore(state_dir) as st:
+        assert [s["entity"] for s in st.current_status()] == ["node001"]
+    r = invoke_main("isolate", "node002", *args, "--force-cap", "")
+    assert r.exit_code == 2 and "needs a reason" in r.output
+    r = invoke_main("isolate", "node002", *args, "--force-cap", "RMA batch 42, approved by ops")
+    assert r.exit_code == 0, r.output
+    assert "over the fleet cap, forced" in r.output
+    forced = [a for a in read_audit(state_dir) if a.get("entity") == "node002" and a.get("phase")]
+    assert forced and all(a["force_cap"] == "RMA batch 42, approved by ops" for a in forced)
+    assert disagreements(state_dir, fake_cluster) == []
+    # a run's own isolations count against the same cap: node009 confirmed bad is blocked
+    results = run_results("20261129T010000Z-cccc", [entry("node009", "host", "isolate", "host-unreachable")])
+    apply_run_isolation(results, load_inventory(INVENTORY), state_dir, ["slurm"], apply=True, runner=LocalRunner())
+    assert results["isolation"][0]["applied"] is False and fake_cluster.slurm("node009")["state"] == "IDLE"
+
+
+STEPS = [(tool, when, n) for n in (1, 2) for tool in ("sinfo", "scontrol") for when in ("before", "after")]
+
+
+@pytest.mark.parametrize("sig", ["TERM", "INT"])
+def test_a_signal_at_each_step_finishes_the_host_then_exits_3(fake_cluster: FakeCluster, tmp_path: Path,
+                                                              sig: str) -> None:
+    """SIGTERM between the drain and the record left the node drained with sncheck's reason,
+    `status` saying nothing was isolated, and no audit line. Now a signal at any step of a
+    two-host `isolate --via slurm --via hostfile --apply` lets the host in progress finish
+    (acted, recorded, audited) and the next one is never begun; exit 3; all agree."""
+    for k, (tool, when, n) in enumerate(STEPS if sig == "TERM" else STEPS[2:6]):
+        state = tmp_path / f"s{k}" / "state"
+        fake_cluster.write_state({"slurm": {h: {"state": "IDLE", "reason": ""} for h in HOSTS},
+                                  "k8s": {h: {"taints": [], "unschedulable": False, "annotations": {}} for h in HOSTS}})
+        fake_cluster.clear_log()
+        args = ["isolate", "node005", "node006", "-i", str(INVENTORY), "--via", "slurm", "--via", "hostfile",
+                "--cap", "0.5", "--apply", "--state-dir", str(state)]
+        [(code, out)] = _commands(state, [(args, 0.0)], {"FAKE_SIGNAL_AT": f"{tool}:{when}:{sig}:{n}"})
+        assert code == 3, (tool, when, n, out)
+        assert f"interrupted (SIG{sig})" in out and "Traceback" not in out, out
+        done = ["node005", "node006"][:n]
+        with StateStore(state) as st:
+            assert sorted(s["entity"] for s in st.current_status()) == done, (tool, when, n, out)
+        assert disagreements(state, fake_cluster) == [], (tool, when, n, out)
+
+
+@pytest.mark.parametrize("tool, when, n", STEPS[:4], ids=[f"{t}-{w}" for t, w, _ in STEPS[:4]])
+def test_killed_at_each_step_the_next_command_reconciles_and_says_so(fake_cluster: FakeCluster, tmp_path: Path,
+                                                                     tool: str, when: str, n: int) -> None:
+    """SIGKILL cannot be held: at each step of the first host's action, the process dies.
+    The next `isolate --apply` on the state dir completes what took effect (the drain was
+    done: recorded) or rolls back what did not (nothing recorded), says which, and then the
+    store, the audit, the hostfile and Slurm agree."""
+    state = tmp_path / "state"
+    args = ["-i", str(INVENTORY), "--via", "slurm", "--via", "hostfile", "--cap", "0.5", "--apply",
+            "--state-dir", str(state)]
+    [(code, out)] = _commands(state, [(["isolate", "node005", *args], 0.0)],
+                              {"FAKE_SIGNAL_AT": f"{tool}:{when}:KILL:{n}"})
+    assert code == -9, out
+    with StateStore(state) as st:
+        assert len(st.open_txns()) == 1  # begun, never ended
+    r = invoke_main("status", "--state-dir", str(state))
+    assert r.exit_code == 0
+    r = invoke_main("isolate", "node009", *args)
+    assert r.exit_code == 0, r.output
+    drained = tool == "scontrol"  # scontrol runs to its end though sncheck died when it began
+    assert ("had taken effect" if drained else "rolled back") in r.output, r.output
+    with StateStore(state) as st:
+        assert sorted(s["entity"] for s in st.current_status()) == (["node005", "node009"] if drained else ["node009"])
+    assert disagreements(state, fake_cluster) == [], r.output
+
+
+def test_special_files_in_the_state_dir_stop_the_batch_before_it_acts(fake_cluster: FakeCluster,
+                                                                       state_dir: Path) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(state_dir / "hostfile.txt")
+    r = invoke_main("isolate", "node005", "-i", str(INVENTORY), "--via", "slurm", "--via", "hostfile", "--apply",
+                    "--state-dir", str(state_dir))
+    assert r.exit_code == 2 and "hostfile.txt" in r.output and "FIFO" in r.output, r.output
+    assert fake_cluster.slurm("node005")["state"] == "IDLE" and not fake_cluster.log()
+    (state_dir / "hostfile.txt").unlink()
+    (state_dir / ".sncheck-isolation.lock").unlink()
+    (state_dir / ".sncheck-isolation.lock").symlink_to(state_dir.parent / "elsewhere")
+    r = invoke_main("isolate", "node005", "-i", str(INVENTORY), "--via", "hostfile", "--apply",
+                    "--state-dir", str(state_dir))
+    assert r.exit_code == 2 and "symlink" in r.output, r.output
+    assert not (state_dir.parent / "elsewhere").exists()
+
+
+def test_a_hostfile_that_disagrees_with_the_store_is_rewritten_and_reported(state_dir: Path) -> None:
+    args = ["-i", str(INVENTORY), "--via", "hostfile", "--apply", "--state-dir", str(state_dir)]
+    assert invoke_main("isolate", "node005", *args).exit_code == 0
+    good = (state_dir / "hostfile.txt").read_text()
+    (state_dir / "hostfile.txt").write_text(good + "node005 slots=4\n")  # an old copy put back by hand
+    r = invoke_main("release", "node007", *args)
+    assert r.exit_code == 0 and "hostfile.txt did not match the state store" in r.output, r.output
+    assert disagreements(state_dir) == []
+
+
+def test_a_signal_while_waiting_for_the_lock_does_nothing_and_exits_3(state_dir: Path) -> None:
+    from adversary import start_command, wait_command
+
+    from sncheck.actions.transaction import StateLock
+
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with StateLock(state_dir):  # another command holds the state directory
+        out = state_dir.parent / "waiting"
+        pid = start_command(["isolate", "node005", "-i", str(INVENTORY), "--via", "hostfile", "--apply",
+                             "--state-dir", str(state_dir)], out)
+        import time
+        time.sleep(2.0)
+        os.kill(pid, 15)
+        code, text = wait_command(pid, out)
+    assert code == 3 and "while waiting" in text and "nothing was done" in text, text
+    with StateStore(state_dir) as st:
+        assert st.current_status() == [] and st.open_txns() == []

@@ -141,7 +141,8 @@ def test_a_version_1_store_is_migrated_and_stays_readable(tmp_path):
     db.commit()
     db.close()
     with StateStore(tmp_path) as st:
-        assert st.schema_version == SCHEMA_VERSION == 2
+        assert st.schema_version == SCHEMA_VERSION == 3  # 3: the isolation journal (issue 30)
+        assert st.open_txns() == []
         assert [r["run_id"] for r in st.runs()] == ["old-run"]
         assert st.findings_for("n1")[0]["run_id"] == "old-run"
         assert st.run_summaries("old-run") == {}

@@ -38,6 +38,7 @@ NOT_PATHS = {
     "partition", "scale_up", "scale_out", "budget", "node", "params", "expert_params", "layout", "card_memory",
     "reserve", "collective", "kind", "via", "gate", "dist_backend", "precision", "optimizer", "recompute",
     "confirm_playbook",  # printed into each finding's confirmation command, never read here
+    "force_cap",  # a reason for the audit
 }
 PATHISH = re.compile(r"path|file|dir|inventory|rules|playbook|baseline|faults|map|config|hosts|templates|out|run_")
 
@@ -90,7 +91,8 @@ def _fill(param: click.Parameter, tmp: Path) -> list[str]:
     """A valid value for a required parameter that is not under test."""
     values = {"entities": "node001", "tool": "nccl-tests", "params": "70B", "layout": "tp=8",
               "playbook": "pre-upgrade-gate", "run_a": str(tmp), "run_b": str(tmp), "directory": str(tmp),
-              "out_path": str(tmp / "out.json"), "state_dir": str(tmp / "state"), "file": str(tmp / "log.txt")}
+              "out_path": str(tmp / "out.json"), "state_dir": str(tmp / "state"), "file": str(tmp / "log.txt"),
+              "inventory_path": DEMO}
     assert param.name in values, f"no value for the required parameter {param.name}: add one here"
     return [values[param.name]]
 

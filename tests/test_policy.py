@@ -138,18 +138,15 @@ def test_cap_ignores_quarantine_release_and_links_and_counts_supernodes() -> Non
         check_cap([], 8, 2, cap=1.5)
 
 
-def test_cap_floor_is_one_more_host_a_run() -> None:
-    # 4 hosts x 4 cards with node3 already out: this run may take out one more host
-    # (the floor is per run), but not two, and not one host plus a stray card.
-    host_cards = {f"node{i}": 4 for i in range(1, 5)}
-    before = [isolate("node3", "host")]
-    res = check_cap(before + [isolate("node4", "host")], 16, 4, host_cards=host_cards, before=before)
-    assert res.ok and res.hosts == 2 and res.cards == 8, res.message
-    res = check_cap(before + [isolate("node4", "host"), isolate("node1", "host")], 16, 4,
-                    host_cards=host_cards, before=before)
-    assert not res.ok and "3 of 4 hosts" in res.message
-    res = check_cap(before + [isolate("node4", "host"), isolate("node1/gpu0", "card")], 16, 4,
-                    host_cards=host_cards, before=before)
-    assert not res.ok and "9 of 16 cards" in res.message
-    # Without what was out before, the same second host is over the floor.
-    assert not check_cap(before + [isolate("node4", "host")], 16, 4, host_cards=host_cards).ok
+def test_cap_floor_is_one_host_in_all_not_one_more_a_run() -> None:
+    """Issue 30: the floor was one more host a run, so five one-host commands took 5 of 16
+    hosts (31%) out. What is out already counts against the same floor."""
+    host_cards = {f"node{i}": 4 for i in range(1, 17)}
+    out = [isolate("node3", "host")]
+    assert check_cap(out, 64, 16, host_cards=host_cards).ok
+    res = check_cap(out + [isolate("node4", "host")], 64, 16, host_cards=host_cards)
+    assert not res.ok and "2 of 16 hosts" in res.message and "--force-cap" in res.message
+    cards = [isolate(f"node{i}/gpu0", "card") for i in (4, 5, 6)]
+    assert check_cap(out + cards[:2], 64, 16, host_cards=host_cards).ok       # 6 of 64 cards: within 10%
+    assert not check_cap(out + cards, 64, 16, host_cards=host_cards).ok       # 7 of 64: over
+    assert check_cap(out + cards, 64, 16, 0.2, host_cards=host_cards).ok

@@ -213,10 +213,18 @@ def switch_plan(req: ActionRequest, ctx: ActionContext) -> Plan | None:
 
 class Action(Protocol):
     name: str
+    # True: the action changes something outside the state directory (a scheduler's state),
+    # so a half-done one must be looked at there before it is completed or rolled back.
+    external: bool
 
     def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan: ...
 
     def apply(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> Outcome: ...
+
+    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:
+        """Whether ``req`` has taken effect there (a drain in place, a file that leaves the
+        host out), for a transaction an interruption left half done; None: cannot tell."""
+        ...
 
 
 class Tracker:

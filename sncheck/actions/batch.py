@@ -6,19 +6,20 @@ Shared by ``sncheck isolate``/``release`` and by runs (``sncheck run --state-dir
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sncheck.errors import ConfigError
+from sncheck.errors import ConfigError, HarnessError
 from sncheck.fabric import Fabric
 from sncheck.model import card_of, hosts_of
 from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
 from sncheck.config.inventory import Inventory
 from sncheck.store.state import StateStore
-from sncheck.actions import ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, get_action, perform
+from sncheck.actions import ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, LocalRunner, get_action, perform
+from sncheck.actions.transaction import DeferredSignals, StateLock, apply_each, check_outputs, reconcile
 
 DEFAULT_VIA = ("hostfile", "cuda_visible_devices")
 
@@ -29,10 +30,13 @@ class BatchResult:
     records: list[dict[str, Any]] = field(default_factory=list)  # one audit record per request and action
     applied: dict[str, bool] = field(default_factory=dict)  # entity -> taken out / put back for real
     cap: CapResult | None = None  # None when nothing was to be isolated or no cap applies
+    forced: str | None = None  # the --force-cap reason that let an over-cap batch through
+    recorded: bool = False  # the decisions are in the state store already (applied as transactions)
+    interrupted: str | None = None  # a signal stopped the batch after a whole host: what was and was not done
 
     @property
     def blocked(self) -> bool:
-        return self.cap is not None and not self.cap.ok
+        return self.cap is not None and not self.cap.ok and not self.forced
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -70,44 +74,61 @@ def switch_cards(inventory: Inventory, isolated: Mapping[str, Isolated]) -> dict
 
 def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory: Inventory | None,
               via: Sequence[str], apply: bool, runner: CommandRunner | None, audit: AuditLog,
-              out_dirs: Sequence[Path], cap: float | None = DEFAULT_CAP,
+              out_dirs: Sequence[Path], cap: float | None = DEFAULT_CAP, force_cap: str | None = None,
+              run_id: str | None = None, signals: DeferredSignals | None = None,
               now: datetime | None = None) -> BatchResult:
-    """Plan (dry run) or apply ``via`` actions for every request, within the safety cap.
+    """Plan (dry run) or apply ``via`` actions for every request, within the fleet cap.
 
-    When the isolations would exceed the cap, nothing is applied: every request gets a
-    ``skipped`` audit record with the cap's message. The state store is only read here.
-    """
+    The cap counts the store's current isolations plus this batch's; when they are over it,
+    nothing is applied (every request gets a ``skipped`` audit record with the cap's
+    message) unless ``force_cap`` gives a reason, which every audit record of the batch
+    carries. A dry run only reads the store. ``apply`` runs each request as a transaction
+    (:func:`sncheck.actions.transaction.apply_each`: recorded as it goes, ``recorded`` set);
+    the caller holds the state directory's lock around it."""
     actions = [get_action(v) for v in via]
     isolated = in_service_after(store, requests)
     result = BatchResult()
+    extra: dict[str, Any] = {}
     if cap is not None and any(r.action == "isolate" for r in requests):
         if inventory is None:
-            raise ConfigError("the safety cap needs the inventory's size: give -i INVENTORY")
+            raise ConfigError("the fleet cap needs the inventory's size: give -i INVENTORY")
         result.cap = check_cap(
             [{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"} for i in isolated.values()],
             inventory.card_count, len(inventory.hosts), cap,
             host_cards={h: spec.cards for h, spec in inventory.hosts.items()},
             supernode_hosts={sn.name: sn.hosts for sn in inventory.supernodes},
-            before=[{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"}
-                    for i in in_service_after(store, ()).values()],
             switch_cards=switch_cards(inventory, isolated))
-    ctx = ActionContext(isolated, inventory, tuple(out_dirs))
+        extra = {"cap": cap, "cap_check": result.cap.message}
+        if not result.cap.ok and force_cap:
+            result.forced = force_cap
+            extra["force_cap"] = force_cap
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
-    for req in requests:
-        outcomes = []
-        for action in actions:
-            if result.blocked:
-                assert result.cap is not None
+    if result.blocked:
+        assert result.cap is not None
+        for req in requests:
+            for action in actions:
                 record = _record(req, action.name, stamp, "skipped", result.cap.message, apply)
                 record["blocked_by_cap"] = True
                 audit.append(record)
-            else:
-                record = perform(action, req, ctx, runner, apply, audit, now)
+                result.records.append(record)
+            result.applied[req.entity] = False
+        return result
+    if apply:
+        check_outputs(actions, inventory, out_dirs)
+        result.records, result.applied, result.interrupted = apply_each(
+            requests, store=store, actions=actions, isolated_after=lambda req: in_service_after(store, [req]),
+            inventory=inventory, runner=runner or LocalRunner(), audit=audit, out_dirs=out_dirs,
+            run_id=run_id or requests[0].run_id or "", extra=extra, signals=signals or DeferredSignals(), now=now)
+        result.recorded = True
+        return result
+    ctx = ActionContext(isolated, inventory, tuple(out_dirs))
+    for req in requests:
+        for action in actions:
+            record = perform(action, req, ctx, runner, False, None, now)
+            record.update(extra)
+            audit.append(record)
             result.records.append(record)
-            outcomes.append(record["outcome"])
-        # Applied: something took effect and nothing failed (no actions: only recorded, not applied).
-        result.applied[req.entity] = (apply and not result.blocked and "failed" not in outcomes
-                                      and "ok" in outcomes)
+        result.applied[req.entity] = False  # a dry run: recorded, not applied
     return result
 
 
@@ -121,39 +142,68 @@ def _record(req: ActionRequest, via: str, ts: str, outcome: str, message: str, a
 def apply_run_isolation(results: dict[str, Any], inventory: Inventory, state_dir: str | Path,
                         via: Sequence[str], apply: bool, runner: CommandRunner | None = None, *,
                         run_dir: str | Path | None = None, cap: float = DEFAULT_CAP,
-                        results_path: str | Path | None = None,
+                        results_path: str | Path | None = None, notes: Callable[[str], None] | None = None,
                         now: datetime | None = None) -> list[dict[str, Any]]:
     """Record a finished run in the state store and act on its isolation decisions.
 
-    Records the run, its findings and every ``results["isolation"]`` entry (quarantine,
-    isolate, release; in order; with the evidence of the entity's finding). Entries whose
-    action is ``isolate`` or ``release`` are planned through ``via`` actions, and with
-    ``apply`` run (through ``runner``, default this machine) unless the safety cap blocks
-    them. Sets each entry's ``applied`` in place, so results.json can be rewritten.
-    Returns the audit records (also in ``<state_dir>/audit.jsonl`` and ``<run_dir>/audit.jsonl``).
+    Under the state directory's lock: first what an interrupted command left half done is
+    reconciled (``notes`` gets a line for each; ``results["reconciled"]`` keeps them). Then
+    the run, its findings and every ``results["isolation"]`` entry (quarantine, isolate,
+    release; in order; with the evidence of the entity's finding) are recorded. Entries
+    whose action is ``isolate`` or ``release`` are planned through ``via`` actions, and with
+    ``apply`` run (through ``runner``, default this machine), one transaction each, unless
+    the fleet cap blocks them. Sets each entry's ``applied`` in place, so results.json can
+    be rewritten. Returns the audit records (also in ``<state_dir>/audit.jsonl`` and
+    ``<run_dir>/audit.jsonl``). A signal during the actions stops them after the host in
+    progress: the rest are recorded as not applied, and HarnessError says what was done.
     """
     run_id = results["run_id"]
     entries: list[dict[str, Any]] = results.get("isolation") or []
     findings: list[dict[str, Any]] = results.get("findings") or []
-    out_dirs = [Path(state_dir)] + ([Path(run_dir)] if run_dir is not None else [])
-    with StateStore(state_dir) as store:
+    sdir = Path(state_dir)
+    out_dirs = [sdir] + ([Path(run_dir)] if run_dir is not None else [])
+    with DeferredSignals() as signals, StateLock(sdir, signals=signals), StateStore(sdir) as store:
+        done = reconcile_store(store, inventory, runner or LocalRunner() if apply else None, sdir)
+        for line in done:
+            (notes or (lambda m: None))(line)
+        if done:
+            results["reconciled"] = done
         store.record_run(results, results_path)
         store.record_findings(run_id, findings, ts=now)
         extra = released_by_scope(results, store.current_status())
         if extra:
             results["isolation"] = entries = entries + extra
         latest = {e["entity"]: e for e in entries}  # the last decision about an entity is the one acted on
+        acted = [e for e in latest.values() if e["action"] in ("isolate", "release")]
+        for e in entries:  # what is not acted on first: the acted-on decisions are each entity's latest
+            if all(e is not a for a in acted):
+                e["applied"] = False
+                store.record_action(run_id, e, _evidence(e, findings), ts=now)
         requests = [ActionRequest(e["entity"], e["entity_kind"], e["action"], e.get("reason") or "",
-                                  e.get("rule"), _evidence(e, findings), run_id)
-                    for e in latest.values() if e["action"] in ("isolate", "release")]
-        audit = AuditLog(out_dirs, held=True)
+                                  e.get("rule"), _evidence(e, findings), run_id) for e in acted]
+        audit = AuditLog(out_dirs, held=not apply)  # applied: written ahead, as each transaction goes
         batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
-                          audit=audit, out_dirs=out_dirs, cap=cap, now=now)
-        for e in entries:
-            e["applied"] = bool(e is latest[e["entity"]] and batch.applied.get(e["entity"], False))
-            store.record_action(run_id, e, _evidence(e, findings), ts=now)
-        audit.commit()  # only once the state store holds the actions
+                          audit=audit, out_dirs=out_dirs, cap=cap, run_id=run_id, signals=signals, now=now)
+        for e in acted:
+            e["applied"] = batch.applied.get(e["entity"], False)
+            if not batch.recorded or e["entity"] not in batch.applied:  # a dry run, blocked, or not begun
+                store.record_action(run_id, e, _evidence(e, findings), ts=now)
+        audit.commit()  # a dry run's records: only once the state store holds the actions
+    if signals.fired:  # held while the actions ran: now the run stops, everything begun is whole
+        raise HarnessError(batch.interrupted or f"interrupted ({signals.fired}) while the isolation steps were "
+                           "recorded; all of them were recorded and done")
     return batch.records
+
+
+def reconcile_store(store: StateStore, inventory: Inventory | None, runner: CommandRunner | None,
+                    state_dir: Path) -> list[str]:
+    """:func:`sncheck.actions.transaction.reconcile` with every action and the state
+    directory's launcher files (the caller holds the lock)."""
+    from sncheck.actions import ACTIONS
+
+    return reconcile(store, actions_by_name=dict(ACTIONS), isolated_now=lambda: in_service_after(store, ()),
+                     inventory=inventory, runner=runner, audit=AuditLog([state_dir]), out_dirs=[state_dir],
+                     file_actions=[a for a in ACTIONS.values() if not a.external])
 
 
 def released_by_scope(results: Mapping[str, Any], status: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

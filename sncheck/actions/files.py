@@ -34,7 +34,8 @@ from typing import ClassVar
 
 from sncheck.model import card_of, host_of
 from sncheck.config.inventory import Inventory
-from sncheck.config.fileio import write_atomic
+from sncheck.config.fileio import read_input, write_atomic
+from sncheck.errors import ConfigError
 from sncheck.topology import natural_key
 from sncheck.vendors import registry
 from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Isolated, Outcome, Plan, Step, switch_plan
@@ -132,6 +133,29 @@ class _FilesAction:
 
     name: str
     renders: ClassVar[dict[str, Callable[[ServiceView], str]]]
+    external = False  # derived from the state store: rewritten from it whenever they disagree
+
+    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:
+        """Whether the first output directory's files show ``req`` done (None: they cannot say)."""
+        if not ctx.out_dirs or ctx.inventory is None:
+            return None
+        shown = self.shown_out(Path(ctx.out_dirs[0]), ctx.inventory)
+        if shown is None or (req.kind in ("card", "nic") and not self.shows_cards):
+            return None
+        entity = card_of(req.entity) if req.kind == "nic" else req.entity
+        out = entity in shown or (req.kind in ("card", "nic") and host_of(entity) in shown)
+        return out if req.action == "isolate" else not out
+
+    shows_cards: ClassVar[bool] = False
+
+    def shown_out(self, directory: Path, inventory: Inventory) -> set[str] | None:
+        """Hosts (and cards, where the files tell them) the files in ``directory`` leave out."""
+        raise NotImplementedError
+
+    def render_all(self, inventory: Inventory, isolated: Mapping[str, Isolated]) -> dict[str, str]:
+        """File name -> its text for this isolated set."""
+        view = service_view(inventory, isolated)
+        return {name: render(view) for name, render in self.renders.items()}
 
     def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
         if (switch := switch_plan(req, ctx)) is not None:
@@ -168,8 +192,41 @@ class HostfileAction(_FilesAction):
     renders: ClassVar[dict[str, Callable[[ServiceView], str]]] = {
         EXCLUDE_NAME: render_exclude, HOSTFILE_NAME: render_hostfile}
 
+    def shown_out(self, directory: Path, inventory: Inventory) -> set[str] | None:
+        text = _read(directory / EXCLUDE_NAME)
+        return None if text is None else {ln.strip() for ln in text.splitlines() if ln.strip()}
+
 
 class CudaVisibleDevicesAction(_FilesAction):
     name = "cuda_visible_devices"
     renders: ClassVar[dict[str, Callable[[ServiceView], str]]] = {
         CVD_JSON_NAME: render_cvd_json, CVD_ENV_NAME: render_cvd_env}
+    shows_cards = True
+
+    def shown_out(self, directory: Path, inventory: Inventory) -> set[str] | None:
+        text = _read(directory / CVD_JSON_NAME)
+        try:
+            visible = json.loads(text) if text is not None else None
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(visible, dict):
+            return None
+        out: set[str] = set()
+        for host, spec in inventory.hosts.items():
+            value = visible.get(host)
+            if not isinstance(value, str):
+                continue
+            shown = {int(x) for x in value.split(",") if x.strip().isdigit()}
+            hidden = [f"{host}/gpu{i}" for i in range(spec.cards) if i not in shown]
+            out.update(hidden)
+            if len(hidden) == spec.cards:
+                out.add(host)
+        return out
+
+
+def _read(path: Path) -> str | None:
+    """A file this action wrote, or None when it is not there or cannot be read as one."""
+    try:
+        return read_input(path, "yaml", "isolation file").decode("utf-8", "replace")
+    except ConfigError:
+        return None

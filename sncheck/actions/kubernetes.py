@@ -88,6 +88,27 @@ def unmark_argv(host: str) -> list[str]:
 
 class KubernetesAction:
     name = "kubernetes"
+    external = True
+
+    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:
+        """A host: isolate, cordoned with sncheck's mark; release, not marked. A card: its
+        taint names it (isolate only: a release of one card may leave the taint for others)."""
+        host = req.host
+        if host is None:
+            return None
+        res = runner.run(get_argv(host))
+        if not res.ok:
+            return None
+        try:
+            node = json.loads(res.stdout)
+        except json.JSONDecodeError:
+            return None
+        if req.kind == "host":
+            marked = CORDON_ANNOTATION in (node.get("metadata", {}).get("annotations") or {})
+            return marked if req.action == "isolate" else not marked
+        taint = _our_taint(node)
+        named = taint is not None and req.entity.rsplit("/", 1)[-1] in str(taint.get("value", "")).split(".")
+        return named if req.action == "isolate" else None
 
     def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
         if (switch := switch_plan(req, ctx)) is not None:

@@ -77,6 +77,17 @@ def is_ours(reason: str | None) -> bool:
 
 class SlurmAction:
     name = "slurm"
+    external = True
+
+    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:
+        """Isolate: the node is drained with sncheck's reason; release: it is not (any more)."""
+        if req.kind != "host":
+            return None  # cards, links: Slurm is not how they are isolated
+        res = runner.run(query_argv(req.entity))
+        if not res.ok:
+            return None
+        ours = is_ours(parse_reason(res.stdout))
+        return ours if req.action == "isolate" else not ours
 
     def plan(self, req: ActionRequest, ctx: ActionContext) -> Plan:
         if (switch := switch_plan(req, ctx)) is not None:

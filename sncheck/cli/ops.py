@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,13 +27,14 @@ from sncheck.health.capacity import capacity
 from sncheck.health.policy import DEFAULT_CAP
 from sncheck.config.inventory import Inventory, local_inventory
 from sncheck.run.inputs import load_inventory
-from sncheck.model import IsolationStep, is_switch
+from sncheck.model import is_switch
 from sncheck.report import outputs
 from sncheck.store.state import StateStore, default_state_dir
 from sncheck.store.rundir import new_run_id
 from sncheck.topology import Topology, natural_key
 
-from sncheck.actions.batch import DEFAULT_VIA, BatchResult, run_batch
+from sncheck.actions.batch import DEFAULT_VIA, BatchResult, reconcile_store, run_batch
+from sncheck.actions.transaction import DeferredSignals, StateLock
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -135,13 +137,17 @@ def _print_batch(batch: BatchResult, apply: bool, audit_path: Path) -> None:
     for r in batch.records:
         head = f"{r['entity']} ({r['kind']}) {r['action']} via {r['via']}"
         if r.get("blocked_by_cap"):
-            click.echo(f"{head}: skipped (safety cap)")
+            click.echo(f"{head}: skipped (fleet cap)")
         elif r["outcome"] == "dry-run":
             click.echo(f"{head}: dry run" + (f" ({r['summary']})" if r["summary"] else ""))
             for line in r["plan"]:
                 click.echo(f"    would {line}")
         else:
             click.echo(f"{head}: {r['outcome']}: {r['message']}")
+    if batch.forced:
+        assert batch.cap is not None
+        click.echo(f"sncheck: warning: over the fleet cap, forced ({batch.forced!r}, in the audit): "
+                   f"{batch.cap.message.split('. Nothing')[0]}", err=True)
     click.echo(f"audit: {audit_path}", err=True)
 
 
@@ -247,12 +253,16 @@ def _check(sdir: Path, as_json: bool) -> None:
 @click.option("--reason", default="isolated by an operator", show_default=True, help="Why, for the record.")
 @click.option("--rule", default="manual", show_default=True, help="Rule name for the record.")
 @click.option("--cap", type=click.FloatRange(0, 1), default=DEFAULT_CAP, show_default=True,
-              help="Refuse when more than this share of cards or hosts would be out of service.")
+              help="The fleet cap: refuse when sncheck's isolations (those in the state store and these) "
+                   "would keep more than this share of the cards or hosts out of service.")
+@click.option("--force-cap", "force_cap", metavar="REASON",
+              help="Isolate even over the fleet cap; REASON goes into every audit record of the batch.")
 @_action_options
 @_errors
 def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str, cap: float,
-            via: tuple[str, ...], apply: bool, control_host: str | None, ssh_config: str | None,
-            known_hosts: str | None, state_dir: str | None, inventory_path: str | None) -> None:
+            force_cap: str | None, via: tuple[str, ...], apply: bool, control_host: str | None,
+            ssh_config: str | None, known_hosts: str | None, state_dir: str | None,
+            inventory_path: str | None) -> None:
     """Take cards, hosts or scale-out switches out of service (a dry run unless --apply).
 
     A switch (leaf:<name>, spine:<name>) is recorded as a switch and reported "repair switch":
@@ -277,8 +287,10 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
         if kind is not None and k != kind:
             raise ConfigError(f"{entity!r} is a {k}, not a {kind}")
         requests.append(ActionRequest(entity, k, "isolate", reason, rule, {"source": "sncheck isolate"}, run_id))
+    if force_cap is not None and not force_cap.strip():
+        raise ConfigError("--force-cap needs a reason (it goes into the audit)")
     _operate(requests, inventory, via, apply, control_host, ssh_config, known_hosts, state_dir, cap,
-             "manual isolate")
+             "manual isolate", force_cap)
 
 
 @click.command("release")
@@ -349,33 +361,39 @@ def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_r
 
 def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str, ...], apply: bool,
              control_host: str | None, ssh_config: str | None, known_hosts: str | None,
-             state_dir: str | None, cap: float | None, playbook: str) -> None:
+             state_dir: str | None, cap: float | None, playbook: str, force_cap: str | None = None) -> None:
+    """Plan, or under the state directory's lock reconcile and then apply, one transaction a
+    request (sncheck.actions.transaction); SIGTERM/SIGINT finish the host in progress, exit 3."""
     sdir = _state_dir(state_dir)
     via = via or DEFAULT_VIA
     runner = _runner(control_host, inventory, ssh_config, known_hosts) if apply else None
     started = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    audit = AuditLog([sdir], held=True)
-    with StateStore(sdir) as store:
-        try:
+    run_id = requests[0].run_id or new_run_id()
+    audit = AuditLog([sdir], held=False)
+    try:
+        with DeferredSignals() as signals, StateLock(sdir, signals=signals) if apply else nullcontext(), \
+                StateStore(sdir) as store:
+            for line in reconcile_store(store, inventory, runner, sdir):
+                click.echo(f"sncheck: reconciled: {line}", err=True)
             batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
-                              audit=audit, out_dirs=[sdir], cap=cap)
-        finally:
-            if isinstance(runner, SshRunner):
-                runner.connection.close()
-        if apply and not batch.blocked:
-            run_id = requests[0].run_id or new_run_id()
-            store.record_run({"run_id": run_id, "playbook": playbook, "backend": ",".join(via),
-                              "inventory": inventory.name, "started": started,
-                              "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")
-                              .replace("+00:00", "Z"),
-                              "verdict": "fail" if batch.failed else "pass"})
-            for req in requests:
-                store.record_action(run_id, IsolationStep(req.entity, req.kind, req.action, req.reason,
-                                                          batch.applied[req.entity], req.rule),
-                                    req.evidence)
-        audit.commit()  # only once the state store holds the actions
+                              audit=audit, out_dirs=[sdir], cap=cap, force_cap=force_cap, run_id=run_id,
+                              signals=signals)
+            if apply and not batch.blocked:
+                store.record_run({"run_id": run_id, "playbook": playbook, "backend": ",".join(via),
+                                  "inventory": inventory.name, "started": started, "finished": _stamp(),
+                                  "verdict": "fail" if batch.failed or batch.interrupted else "pass"})
+    finally:
+        if isinstance(runner, SshRunner):
+            runner.connection.close()
     _print_batch(batch, apply, sdir / AUDIT_NAME)
+    if signals.fired:
+        raise HarnessError(batch.interrupted or f"interrupted ({signals.fired}) after the last host: "
+                           "everything was done and recorded")
     _finish(batch, sdir / AUDIT_NAME)
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @click.command("capacity")

@@ -5,8 +5,9 @@
   ``release`` (the record is kept, so the entity has a past).
 - A repeat offender (a "lemon"): an entity released less than ``window`` ago that trips
   again is isolated at once, without waiting for a confirmation.
-- The safety cap: when a batch would take more than ``cap`` of the cards or of the hosts
-  out of service, nothing is applied. So many bad entities at once is more likely a
+- The fleet cap: when sncheck's own isolations (the state store's current ones plus a
+  batch) would keep more than ``cap`` of the cards or of the hosts out of service, nothing
+  of the batch is applied, whatever the number of commands or runs that got there. So many bad entities at once is more likely a
   fabric-wide or harness problem than many broken cards. Whatever the cluster size, a
   positive cap always allows one host (and that host's cards) out of service: 10% of a
   4-node cluster is less than one node, and a cap that forbids every isolation on a small
@@ -124,22 +125,21 @@ class CapResult:
 def check_cap(entries: Iterable[IsolationStep | Mapping[str, Any]], total_cards: int, total_hosts: int,
               cap: float = DEFAULT_CAP, *, host_cards: Mapping[str, int] | None = None,
               supernode_hosts: Mapping[str, Sequence[str]] | None = None,
-              before: Iterable[IsolationStep | Mapping[str, Any]] = (),
               switch_cards: Mapping[str, Sequence[str]] | None = None) -> CapResult:
     """May these isolations be applied? Only ``isolate`` entries count.
 
-    Pass everything that would be out of service afterwards (already isolated plus the
-    new batch): the cap bounds what automation takes out, not one batch. A host counts
+    Pass everything that would be out of service afterwards (the state store's current
+    isolations plus the new batch): the cap bounds the share of the fleet sncheck's own
+    actions keep out of service, whatever the number of commands or runs that took it out. A host counts
     as all its cards (``host_cards``; default the average), a card on an isolated host
     is not counted twice, a supernode counts all its hosts (``supernode_hosts``), a switch
     the cards whose rail it carries (``switch_cards``: its rail drained on its hosts), and a
     link takes nothing out of service.
 
-    The allowance is ``cap`` of the hosts and of the cards, but never less than one more
-    host and its cards per run: ``before`` (what was out of service before this batch)
-    plus one host and the cards of the largest host (when ``cap > 0``; ``cap == 0``
-    allows nothing). A small cluster can always take out the one host a run confirmed;
-    no run takes out more than one host beyond the cap.
+    The allowance is ``cap`` of the hosts and of the cards, but never less than one host
+    and the cards of the largest host in all (when ``cap > 0``; ``cap == 0`` allows
+    nothing): a small cluster can always take out the one host it has to. It used to be
+    one more host a run, so five one-host ``isolate`` commands took 5 of 16 hosts out.
     """
     if total_cards <= 0 or total_hosts <= 0:
         raise ValueError("total_cards and total_hosts must be positive")
@@ -148,21 +148,21 @@ def check_cap(entries: Iterable[IsolationStep | Mapping[str, Any]], total_cards:
     per_host = host_cards or {}
     default_cards = total_cards / total_hosts
     n_cards, hosts = _out_of_service(entries, per_host, supernode_hosts or {}, default_cards, switch_cards or {})
-    had_cards, had_hosts = _out_of_service(before, per_host, supernode_hosts or {}, default_cards, switch_cards or {})
     card_share, host_share = n_cards / total_cards, len(hosts) / total_hosts
     numbers = (f"{n_cards} of {total_cards} cards ({card_share:.1%}) and {len(hosts)} of "
                f"{total_hosts} hosts ({host_share:.1%}) would be out of service")
     one_host = max(per_host.values(), default=default_cards) if per_host else default_cards
-    host_allow = max(cap * total_hosts, len(had_hosts) + 1.0) if cap > 0 else 0.0
-    card_allow = max(cap * total_cards, had_cards + one_host) if cap > 0 else 0.0
+    host_allow = max(cap * total_hosts, 1.0) if cap > 0 else 0.0
+    card_allow = max(cap * total_cards, one_host) if cap > 0 else 0.0
     if n_cards > card_allow + 1e-9 or len(hosts) > host_allow + 1e-9:
         return CapResult(False, (
-            f"safety cap: {numbers}, more than the cap of {cap:.0%} (the cap always allows one more "
-            f"host and its cards a run). Nothing was applied. "
+            f"safety cap: {numbers} by sncheck's own isolations (the state store's and this batch's): "
+            f"more than the fleet cap of {cap:.0%} (at least one host and its cards in all). Nothing was applied. "
             "So many at once suggests a fabric-wide or harness problem (a switch, the network, "
-            "a bad tool or baseline), not many broken cards: check the fabric and the harness first. "
-            "To isolate them anyway, raise --cap."), n_cards, len(hosts), card_share, host_share)
-    return CapResult(True, f"within the safety cap of {cap:.0%} (at least one more host and its cards a run): {numbers}",
+            "a bad tool or baseline), not many broken cards: check the fabric and the harness first, "
+            "and release what is back in service. To isolate them anyway: sncheck isolate ... "
+            "--force-cap REASON (the reason goes into the audit)."), n_cards, len(hosts), card_share, host_share)
+    return CapResult(True, f"within the fleet cap of {cap:.0%} (at least one host and its cards in all): {numbers}",
                      n_cards, len(hosts), card_share, host_share)
 
 

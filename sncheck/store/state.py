@@ -40,7 +40,7 @@ from sncheck.model import EntityKind, Finding, IsolationStep
 from sncheck.store.setaside import SetAside, SetAsideLog, decode_row, json_object, parse_ts, timestamp
 
 DB_NAME = "state.db"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
 ISOLATION_ACTIONS = ("quarantine", "isolate", "release")
 KINDS = tuple(EntityKind)
@@ -74,6 +74,14 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         """CREATE TABLE summary_keys (id INTEGER PRIMARY KEY, digest TEXT UNIQUE NOT NULL, keys BLOB NOT NULL)""",
         """CREATE TABLE summaries (run_id TEXT PRIMARY KEY, keys_id INTEGER NOT NULL,
             value BLOB NOT NULL, spread BLOB NOT NULL, n BLOB NOT NULL)""",
+    ),
+    # Version 3: isolation actions as transactions (sncheck.actions.transaction). A row is
+    # written before an action acts ('begun'), marked 'recorded' in the transaction that
+    # records the decision, and deleted once the audit has its outcome: a row left behind
+    # is a half-done action the next command reconciles.
+    3: (
+        """CREATE TABLE journal (txn TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('begun', 'recorded')),
+            request TEXT NOT NULL, ts TEXT NOT NULL)""",
     ),
 }
 
@@ -276,16 +284,40 @@ class StateStore:
                       evidence: Mapping[str, Any] | None = None, ts: datetime | None = None) -> int:
         """Append one isolation decision (quarantine, isolate or release); returns its row id."""
         d = entry.to_dict() if isinstance(entry, IsolationStep) else dict(entry)
-        if d.get("action") not in ISOLATION_ACTIONS:
-            raise ValueError(f"isolation action must be one of {', '.join(ISOLATION_ACTIONS)}, "
-                             f"got {d.get('action')!r}")
         with self._write() as db:
-            cur = db.execute(
-                """INSERT INTO isolation (run_id, entity, entity_kind, action, reason, rule, evidence, applied, ts)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (run_id, d["entity"], d["entity_kind"], d["action"], d.get("reason"), d.get("rule"),
-                 _json(evidence), int(bool(d.get("applied"))), format_ts(ts or utc_now())))
-            return int(cur.lastrowid or 0)
+            return _insert_action(db, run_id, d, evidence, ts)
+
+    # -- the journal of isolation transactions (sncheck.actions.transaction) -----
+    def begin_txn(self, txn: str, request: Mapping[str, Any]) -> None:
+        """Note a transaction before it acts (committed before the caller's first command)."""
+        with self._write() as db:
+            db.execute("INSERT INTO journal (txn, state, request, ts) VALUES (?, 'begun', ?, ?)",
+                       (txn, _json(request), format_ts(utc_now())))
+
+    def commit_txn(self, txn: str, run_id: str, entry: IsolationStep | Mapping[str, Any],
+                   evidence: Mapping[str, Any] | None = None, ts: datetime | None = None) -> int:
+        """Record a transaction's decision and mark it recorded, in one write: both or neither."""
+        d = entry.to_dict() if isinstance(entry, IsolationStep) else dict(entry)
+        with self._write() as db:
+            row = _insert_action(db, run_id, d, evidence, ts)
+            db.execute("UPDATE journal SET state = 'recorded' WHERE txn = ?", (txn,))
+            return row
+
+    def end_txn(self, txn: str) -> None:
+        """The transaction is whole (its outcome is in the audit), or was rolled back."""
+        with self._write() as db:
+            db.execute("DELETE FROM journal WHERE txn = ?", (txn,))
+
+    def open_txns(self) -> list[dict[str, Any]]:
+        """Transactions begun and not ended, oldest first: {txn, state, request, ts}."""
+        out = []
+        for r in self._read("SELECT * FROM journal ORDER BY ts, txn"):
+            request = json_object(r["request"])
+            if isinstance(request, str):
+                self.set_aside.note("journal", f"txn {r['txn']}", f"request is {request}", whole=True)
+                continue
+            out.append({"txn": r["txn"], "state": r["state"], "request": request, "ts": r["ts"]})
+        return out
 
     def record_summaries(self, run_id: str, summaries: Iterable[Any]) -> int:
         """Keep a run's summaries (objects with kind, entity, metric, value, spread, n:
@@ -472,6 +504,18 @@ class StateStore:
 def _is_busy(e: sqlite3.OperationalError) -> bool:
     text = str(e).lower()
     return "locked" in text or "busy" in text
+
+
+def _insert_action(db: sqlite3.Connection, run_id: str, d: Mapping[str, Any], evidence: Mapping[str, Any] | None,
+                   ts: datetime | None) -> int:
+    if d.get("action") not in ISOLATION_ACTIONS:
+        raise ValueError(f"isolation action must be one of {', '.join(ISOLATION_ACTIONS)}, got {d.get('action')!r}")
+    cur = db.execute(
+        """INSERT INTO isolation (run_id, entity, entity_kind, action, reason, rule, evidence, applied, ts)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (run_id, d["entity"], d["entity_kind"], d["action"], d.get("reason"), d.get("rule"),
+         _json(evidence), int(bool(d.get("applied"))), format_ts(ts or utc_now())))
+    return int(cur.lastrowid or 0)
 
 
 def _json(value: Mapping[str, Any] | None) -> str:
