@@ -168,6 +168,12 @@ def test_mlxlink_text_json_and_their_failures(tmp_path):
     assert code == 0 and d["format"] == "json" and d["counters"]["link_down"] == 0
     code, d = parse(tmp_path, "mlxlink", json.dumps(doc)[:-40])
     assert code == 1
+    # pasted with its command line and pretty-printed, then cut: the sections before the cut are read
+    pretty = "#mlxlink -d /dev/mst/mt4119_pciconf0 -p 1 --json\n" + json.dumps(doc, indent=3)
+    cut = pretty[: pretty.index('"Troubleshooting Info"')]
+    code, d = parse(tmp_path, "mlxlink", cut)
+    assert code == 1 and d["state"] == "Active" and d["speed"] == "IB-NDR" and "cut short" in d["errors"][0]
+    assert parse(tmp_path, "mlxlink", pretty)[0] == 0
 
 
 DEVINFO = ("hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
@@ -185,6 +191,12 @@ def test_ibv_devinfo_port_states_and_a_device_cut_before_its_ports(tmp_path):
     code, d = parse(tmp_path, "ibv-devinfo", DEVINFO.split("\t\tport:")[0])
     assert code == 1 and "cut short" in d["errors"][0]
     assert parse(tmp_path, "ibv-devinfo", "No IB devices found\n")[0] == 1
+    # an excerpt that starts inside a port (-v): its lines are kept and judged, the start said cut away
+    tail = "\t\t\tactive_width:\t\t4X (2)\n\t\t\tphys_state:\t\tDISABLED (3)\n\n" + DEVINFO
+    code, d = parse(tmp_path, "ibv-devinfo", tail)
+    assert code == 1 and d["devices"][0]["name"] is None and d["devices"][0]["ports"][0]["phys_state"] == "DISABLED"
+    assert d["faults"] == ["the port before the first hca_id: physical state DISABLED"]
+    assert d["errors"] == ["port lines before any 'hca_id:' line: the start of the output is cut away"]
 
 
 PORTSTATE = ("CA/RT PortInfo:\n# Port info: Lid 17 port 1\nLinkState:.......................Active\n"

@@ -51,10 +51,15 @@ FIELDS = ""  # the path of a key-value output's own top-level fields
 
 
 def _whole_document(body: str, last: str) -> bool:
-    """A JSON document that loads, or XML whose last line closes its root element."""
-    if last.rstrip().endswith(("}", "]")) and body.lstrip().startswith(("{", "[")):
+    """A JSON document that loads (after a command line or preamble the paste carries: from
+    the first line that opens it), or XML whose last line closes its root element."""
+    if last.rstrip().endswith(("}", "]")):
+        start = 0 if body.lstrip().startswith(("{", "[")) else \
+            next((m.start() for m in re.finditer(r"^[ \t]*[{\[]", body, re.MULTILINE)), -1)
+        if start < 0:
+            return False
         try:
-            json.loads(body)
+            json.loads(body[start:])
             return True
         except (ValueError, RecursionError):
             return False

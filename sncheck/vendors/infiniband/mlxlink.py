@@ -23,7 +23,8 @@ since mstflint 4.14):
 
 Whole: the text's ``Operational Info`` section with its ``State`` (mlxlink prints it first,
 for any option) and ``Troubleshooting Info`` with its ``Recommendation`` (hidden only in a
-PRBS test); JSON that parses.
+PRBS test); JSON that parses (a cut document keeps the values before the cut, and is cut; a
+prompt or ``mlxlink`` command line pasted before the document is not part of it).
 Failures (exit 1): ``-E-`` errors / status code 1, ``State`` not ``Active`` (a link not up),
 a ``Status Opcode`` other than 0, counters ``Link Down Counter``, ``Link Error Recovery
 Counter`` or ``Effective Physical Errors`` above zero.
@@ -36,15 +37,17 @@ JSON: ``{"tool": "mlxlink", "format": "text"|"json", "sections": {TITLE: {KEY: V
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import jsonprefix
 
 TOOL = "mlxlink"
 _RECORD = re.compile(r"^(?P<key>\S(?:[^:]*\S)?)\s*: (?P<value>.*)$")
 _RULE = re.compile(r"^-{3,}$")
+_JSON_START = re.compile(r"^\{\s*$", re.MULTILINE)
+_COMMAND = re.compile(r"^(?:\S*[#$>]\s*)?(?:sudo\s+)?mlxlink\b")
 _COUNTERS = {"Link Down Counter": "link_down", "Link Error Recovery Counter": "link_error_recovery",
              "Effective Physical Errors": "effective_errors", "Effective Physical BER": "effective_ber",
              "Raw Physical BER": "raw_ber", "Raw Physical Errors Per Lane": "raw_errors_per_lane",
@@ -58,6 +61,10 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
     stripped = text.strip()
     if stripped.startswith("{"):
         return _from_json(stripped)
+    # a --json document after the prompt or command line a user pasted with it ("#mlxlink ... --json")
+    if (m := _JSON_START.search(stripped)) and all(_COMMAND.match(ln.strip()) or not ln.strip()
+                                                   for ln in stripped[: m.start()].split("\n")):
+        return _from_json(stripped[m.start():])
     sections: dict[str, dict[str, str]] = {}
     errors: list[str] = []
     title: str | None = None
@@ -87,10 +94,10 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
 
 def _from_json(text: str) -> dict[str, Any]:
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
+        doc, whole = jsonprefix.load(text)
+    except ValueError as e:
         return {"tool": TOOL, "format": "json", "sections": {}, "faults": [],
-                "errors": [f"mlxlink --json output is not whole JSON (line {e.lineno}: {e.msg}): cut short"]}
+                "errors": [f"mlxlink --json output is not JSON ({e})"]}
     if not isinstance(doc, dict) or not isinstance(doc.get("result"), dict) and "status" not in doc:
         raise ParseError("JSON, but not mlxlink's (no result / status)", tool=TOOL)
     output = (doc.get("result") or {}).get("output") or {}
@@ -100,7 +107,9 @@ def _from_json(text: str) -> dict[str, Any]:
             sections[str(title)] = {str(k): (", ".join(map(str, v.get("values") or [])) if isinstance(v, dict)
                                              else str(v)) for k, v in records.items()}
     status = doc.get("status") or {}
-    errors = []
+    # a cut document: the sections it printed whole are kept (jsonprefix), and it is not whole
+    errors = [] if whole else ["mlxlink --json output is cut short (the document does not close): "
+                               "the values before the cut are kept"]
     if isinstance(status, dict) and status.get("code") not in (0, None):
         errors.append(f"mlxlink status {status.get('code')}: {str(status.get('message'))[:300]}")
     return _judge(sections, errors, "json")

@@ -72,6 +72,27 @@ def _field(line: str) -> tuple[str, str] | None:
     return key.strip(), value.strip()
 
 
+_PORT_KEYS = ("state", "phys_state", "link_layer", "active_mtu", "active_width", "active_speed", "port_lid", "sm_lid")
+
+
+def _device(name: str | None) -> dict[str, Any]:
+    return {"name": name, "transport": None, "fw_ver": None, "node_guid": None, "board_id": None,
+            "vendor_part_id": None, "phys_port_cnt": None, "ports": []}
+
+
+def _port(number: int | None) -> dict[str, Any]:
+    return {"port": number, "state": None, "state_code": None, "phys_state": None, "link_layer": None,
+            "active_mtu": None, "active_width": None, "active_speed": None, "port_lid": None, "sm_lid": None}
+
+
+def _port_value(key: str, value: str) -> Any:
+    """``4096 (5)`` -> ``4096``; the lids as numbers."""
+    if key in ("port_lid", "sm_lid"):
+        return int(value) if value.isdigit() else value
+    m = _VALUE.match(value)
+    return m["v"] if m else value
+
+
 def parse_ibv_devinfo(text: str) -> dict[str, Any]:
     """``ibv_devinfo [-v]`` output (see the module)."""
     devices: list[dict[str, Any]] = []
@@ -89,40 +110,46 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
             continue  # a capability flag, a GID continuation
         key, value = kv
         if key == "hca_id":
-            devices.append({"name": value, "transport": None, "fw_ver": None, "node_guid": None, "board_id": None,
-                            "vendor_part_id": None, "phys_port_cnt": None, "ports": []})
+            devices.append(_device(value))
             port = None
+        elif not devices and key in _PORT_KEYS:
+            # a port's lines before any hca_id: the start of the output was cut away (an excerpt);
+            # what it shows is kept (and judged) under a device and port without their names
+            errors.append("port lines before any 'hca_id:' line: the start of the output is cut away")
+            devices.append(_device(None))
+            port = _port(None)
+            devices[-1]["ports"].append(port)
+            port[key] = _port_value(key, value)
         elif not devices:
             continue
         elif key == "port" and value.isdigit():
-            port = {"port": int(value), "state": None, "state_code": None, "phys_state": None, "link_layer": None,
-                    "active_mtu": None, "active_width": None, "active_speed": None, "port_lid": None, "sm_lid": None}
+            port = _port(int(value))
             devices[-1]["ports"].append(port)
         elif port is None and key in ("transport", "fw_ver", "node_guid", "board_id", "vendor_part_id",
                                       "phys_port_cnt"):
             devices[-1][key] = int(value) if key in ("vendor_part_id", "phys_port_cnt") and value.isdigit() else value
         elif port is not None and key in port:
-            m = _VALUE.match(value)
-            text_v, code = (m["v"], m["code"]) if m else (value, None)
             if key == "state":
-                port["state"], port["state_code"] = text_v, int(code) if code else None
-            elif key in ("port_lid", "sm_lid"):
-                port[key] = int(value) if value.isdigit() else value
+                m = _VALUE.match(value)
+                port["state"], port["state_code"] = (m["v"], int(m["code"]) if m["code"] else None) if m else (value, None)
             else:
-                port[key] = text_v
+                port[key] = _port_value(key, value)
     if not devices and not errors:
         raise ParseError("no hca_id line and no ibv_devinfo error", tool="ibv-devinfo")
     faults = []
     for d in devices:
         want = d["phys_port_cnt"]
-        if isinstance(want, int) and len(d["ports"]) < want:
+        if d["name"] is None:
+            pass  # the cut-away device: said above
+        elif isinstance(want, int) and len(d["ports"]) < want:
             errors.append(f"{d['name']}: {len(d['ports'])} of its {want} ports listed: cut short")
         elif want is None and not d["ports"]:
             errors.append(f"{d['name']}: no phys_port_cnt and no port: cut short")
         for p in d["ports"]:
-            where = f"{d['name']} port {p['port']}"
+            where = f"{d['name']} port {p['port']}" if d["name"] is not None else "the port before the first hca_id"
             if p["state"] is None:
-                errors.append(f"{where}: no state line: cut short")
+                if d["name"] is not None:  # the cut-away port's state line went with its start
+                    errors.append(f"{where}: no state line: cut short")
             elif p["state"] != "PORT_ACTIVE":
                 faults.append(f"{where}: {p['state']}")
             if p["phys_state"] and p["phys_state"] != "LINK_UP":
