@@ -62,6 +62,16 @@ class ParallelLayout:
         return self.tp * self.pp * self.dp
 
     @property
+    def stage(self) -> int:
+        """Ranks in one pipeline stage: TP x DP."""
+        return self.tp * self.dp
+
+    @property
+    def edp(self) -> int:
+        """Expert data parallelism: the replicas of each expert, TP x DP / EP."""
+        return self.stage // self.ep
+
+    @property
     def unit(self) -> int:
         """Cards that must share one supernode to hold whole TP and EP groups."""
         return math.lcm(self.tp, self.ep)

@@ -64,6 +64,9 @@ class Platform:
     checks: tuple[str, ...] = ()        # the fact commands that apply, by name
     params: Mapping[str, Any] = field(default_factory=dict)
     card_memory_GiB: float | None = None  # memory per rank (sncheck plan), when the platform fixes it
+    # Dense tensor-core TFLOP/s per rank by training precision (sncheck plan's time account);
+    # a precision left out has no published figure here: --peak-tflops gives it.
+    peak_tflops: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def domain_cards(self) -> int | None:

@@ -20,6 +20,7 @@ MI300X = Platform(
     # acceptance guide prints a 48.44 GB/s average; fixtures/real/amd/22_...), judged at 80 %.
     params={"xgmi_links_per_gpu": 7, "xgmi_bit_rate_Gbps": 32.0, "pcie_width": 16, "p2p_GBps": 48.0},
     card_memory_GiB=192.0,  # MI300X: 192 GB HBM3
+    peak_tflops={"bf16": 1307.4, "fp16": 1307.4, "fp8": 2614.9},  # MI300X dense matrix TFLOP/s (AMD's data sheet)
 )
 
 # TransferBench's peer-to-peer preset: every GPU pair's copy, against the platform's p2p_GBps.

@@ -16,6 +16,8 @@ CM384 = Platform(
     checks=("info", "health", "ecc", "topo", "spod", "roce_link", "roce_net_health", "roce_optical", "roce_fec"),
     params={"hbm_MB": 65536, "super_pod_size": 384},
     card_memory_GiB=64.0,  # 910C: 128 GB per package, two devices (ranks) per package
+    # CloudMatrix384: about 300 PFLOP/s dense BF16 over 768 dies (ranks); no FP8 on the 910C
+    peak_tflops={"bf16": 390.6, "fp16": 390.6},
 )
 
 VENDOR = Vendor(

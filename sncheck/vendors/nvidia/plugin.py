@@ -19,6 +19,8 @@ NVL72 = Platform(
             "dcgmi_diag"),
     params={"nvlinks_per_gpu": 18, "nvlink_GBps": 53.125, "fabric_retry_s": 300.0, "fabric_retry_every_s": 10.0},
     card_memory_GiB=186.0,  # GB200: 186 GiB HBM3e usable per GPU
+    # GB200 NVL72: 180 PFLOP/s dense BF16 a rack (360 with sparsity), 2.5 PFLOP/s a GPU; FP8 twice that
+    peak_tflops={"bf16": 2500.0, "fp16": 2500.0, "fp8": 5000.0},
 )
 HGX = Platform(
     name="nvidia-hgx", vendor="nvidia",
@@ -28,6 +30,8 @@ HGX = Platform(
     checks=("query_gpu", "topo_sanity", "nvlink_status", "nvlink_errors", "query", "fabric_manager", "ibstat",
             "dcgmi_diag"),
     params={"nvlinks_per_gpu": 18, "nvlink_GBps": 26.562, "nic_per_gpu": True},
+    # H100/H200 SXM: 989.4 TFLOP/s dense BF16, FP8 twice that (a B200 board: --peak-tflops 2250)
+    peak_tflops={"bf16": 989.4, "fp16": 989.4, "fp8": 1978.9},
 )
 
 # The copy-engine matrices inside a host, against the scale-up design (host-to-device

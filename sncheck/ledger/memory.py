@@ -1,4 +1,4 @@
-"""The memory ledger (``sncheck plan``): per-card memory of a training layout, before adding cards.
+"""The memory ledger: per-card memory of a training layout, before adding cards.
 
 Per card, in bytes (Ψ = parameters held by the card):
 
@@ -90,10 +90,21 @@ class Model:
     layers: int | None = None
     heads: int | None = None
     top_k: int = 1
+    experts: int | None = None     # routed experts per MoE layer (None: one per EP rank)
+    moe_every: int = 1             # every n-th layer is a MoE layer (Megatron's --moe-layer-freq)
 
     @property
     def dense_params(self) -> float:
         return self.params - self.expert_params
+
+    def active_params(self, ep: int) -> float:
+        """Parameters a token passes through: the dense ones and top-k of the experts."""
+        if not self.expert_params:
+            return self.params
+        return self.dense_params + self.expert_params * min(1.0, self.top_k / self.routed_experts(ep))
+
+    def routed_experts(self, ep: int) -> int:
+        return self.experts or ep
 
 
 @dataclass(frozen=True)
@@ -148,6 +159,10 @@ def check_layout(model: Model, tp: int, ep: int, pp: int, dp: int) -> None:
                           "out of each pipeline stage's TP x DP ranks")
     if model.layers is not None and model.layers % pp:
         raise ConfigError(f"PP={pp} must divide the {model.layers} layers")
+    if model.experts is not None and model.experts % ep:
+        raise ConfigError(f"EP={ep} must divide the {model.experts} experts: each EP rank holds whole experts")
+    if model.experts is not None and model.top_k > model.experts:
+        raise ConfigError(f"top-k {model.top_k} is more than the {model.experts} experts")
 
 
 def ledger(model: Model, train: Training, tp: int, ep: int, pp: int, dp: int,

@@ -1,0 +1,315 @@
+"""Each tier's figures, and the time a collective takes on it.
+
+**Cost model** (Thakur, Rabenseifner and Gropp, "Optimization of Collective Communication
+Operations in MPICH", 2005; ../shared/DESIGN.md). A collective over n ranks of a buffer of
+S bytes, S sized as nccl-tests sizes it (all-reduce: the buffer; all-gather, reduce-scatter
+and all-to-all: the whole buffer, count x n), takes
+
+    t = steps(op, n) x alpha + S x busfactor(op, n) / B
+
+with alpha the tier's latency per step, B its bus bandwidth (nccl-tests busbw: the rate at
+which each rank moves bytes over its slowest link) and busfactor nccl-tests' bus bandwidth
+factor (doc/PERFORMANCE.md; :data:`sncheck.rows.BUSBW_FACTOR`, its one home): the
+bytes each rank moves, over S. The steps: ring all-reduce 2(n-1) (a reduce-scatter then an
+all-gather), tree all-reduce 2 log2 n (up and down a binary tree; NCCL's double binary
+tree keeps the ring's bandwidth term), ring all-gather and reduce-scatter n-1, pairwise
+all-to-all n-1, send/recv 1. An all-reduce takes the faster of ring and tree, as NCCL's
+tuner picks per size.
+
+**Groups that span tiers.** A ring moves in lock-step, so it runs at its slowest hop: a
+group that spans domains runs at the scale-out figures, one that spans hosts inside a
+domain at the scale-up figures. A pairwise all-to-all exchanges with each peer in turn, so
+each exchange runs at the tier between the two: t = sum over peers (alpha_tier + (S/n) /
+B_tier). Hierarchical algorithms (NCCL's NVLS or CollNet, DeepSpeed-MoE's hierarchical
+all-to-all) would do better across domains; they are not modelled.
+
+**Measured figures** (``--measured RUN``): a run directory's stress rows give, per tier,
+collective and group size, the time at each message size (the median over repeats and
+groups; rows of the confirmation retest, failed rows and rows with wrong elements left
+out); its connectivity rows give each tier's one-way latency (alpha) and its point-to-
+point bandwidth. A collective's time at size S is the measured time interpolated in
+log-log between the measured sizes (above the largest, at the largest one's bus bandwidth;
+below the smallest, the smallest one's time), measured on the same collective where the
+run has it (else all-reduce, whose bus bandwidth nccl-tests defines to compare across
+collectives), with the group size nearest the one asked for, and then moved to the group
+size asked for with the alpha-beta model:
+
+    t(op, n) = (f / f_m) x t_m + (steps(op, n) - steps_m x f / f_m) x alpha
+
+(f, f_m the bus factors, t_m the measured time): exact where the measured group has the
+same size, and the model's own scaling where it has not. A baseline (``sncheck baseline
+make``) gives each tier's point-to-point bandwidth and latency only. A tier the run did not
+measure takes the inventory's design figures (its platform's, unless the inventory sets
+its own), else ``--design``; each tier says where its figures came from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sncheck.config.inventory import TIERS, tier_design
+from sncheck.errors import ConfigError
+from sncheck.model import Tier
+from sncheck.rows import BUSBW_FACTOR
+
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "sendrecv")
+GROUP_KIND_TIER = {"host": Tier.INTRA_HOST.value, "rail": Tier.SCALE_UP.value, "domain": Tier.SCALE_UP.value,
+                   "cross": Tier.SCALE_OUT.value}  # stress groups (sncheck.probeplan.stress_groups) by kind
+
+
+def steps(op: str, n: int, algo: str = "ring") -> float:
+    """Latency steps of ``op`` over ``n`` ranks (the alpha term's multiplier)."""
+    if n < 2:
+        return 0.0
+    if op == "all_reduce":
+        return 2.0 * math.ceil(math.log2(n)) if algo == "tree" else 2.0 * (n - 1)
+    if op == "sendrecv":
+        return 1.0
+    return float(n - 1)
+
+
+def busfactor(op: str, n: int) -> float:
+    """nccl-tests' bus bandwidth factor: bytes each rank moves, over S."""
+    return BUSBW_FACTOR[op](n) if n >= 2 else 0.0
+
+
+@dataclass
+class TierFigures:
+    tier: str
+    alpha_s: float                 # latency per step
+    bandwidth_GBps: float          # bus bandwidth at large messages
+    source: str
+    # (collective, ranks) -> (sizes in bytes, times in s), sorted by size: measured curves
+    curves: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    p2p_GBps: float | None = None  # measured point-to-point bandwidth (send/recv)
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.curves) or self.p2p_GBps is not None
+
+    def time(self, op: str, n: int, size: float) -> tuple[float, str]:
+        """Seconds for ``op`` over ``n`` ranks of ``size`` bytes on this tier, and the algorithm."""
+        if n < 2 or size <= 0:
+            return 0.0, "-"
+        if op == "sendrecv" and self.p2p_GBps:
+            return self.alpha_s + size / (self.p2p_GBps * 1e9), "p2p"
+        curve = self._curve(op, n)
+        if curve is None:
+            algos = ("ring", "tree") if op == "all_reduce" else {"sendrecv": ("p2p",), "all_to_all": ("pairwise",)}.get(
+                op, ("ring",))
+            bw = self.bandwidth_GBps * 1e9
+            best = min((steps(op, n, a) * self.alpha_s + size * busfactor(op, n) / bw, a) for a in algos)
+            return best
+        (op_m, n_m), (sizes, times) = curve
+        t_m = _interp(sizes, times, size)
+        f, f_m = busfactor(op, n), busfactor(op_m, n_m)
+        moved = (f / f_m) * t_m + (steps(op, n) - steps(op_m, n_m) * f / f_m) * self.alpha_s
+        floor = size * f / (self.bandwidth_GBps * 1e9)  # never faster than the tier's best bus bandwidth
+        return max(moved, floor, self.alpha_s), "measured"
+
+    def _curve(self, op: str, n: int):
+        if not self.curves:
+            return None
+        for want in (op, "all_reduce", None):
+            keys = [k for k in self.curves if want is None or k[0] == want]
+            if keys:
+                key = min(keys, key=lambda k: (abs(math.log(k[1] / n)), -k[1]))
+                return key, self.curves[key]
+        return None
+
+    def to_dict(self) -> dict:
+        out: dict = {"alpha_us": round(self.alpha_s * 1e6, 3), "bandwidth_GBps": round(self.bandwidth_GBps, 3),
+                     "source": self.source}
+        if self.curves:
+            out["measured"] = sorted(f"{op} x{n}: {len(s)} sizes" for (op, n), (s, _) in self.curves.items())
+        if self.p2p_GBps is not None:
+            out["p2p_GBps"] = round(self.p2p_GBps, 3)
+        return out
+
+
+def _interp(sizes: np.ndarray, times: np.ndarray, size: float) -> float:
+    if size >= sizes[-1]:
+        return float(times[-1] * size / sizes[-1])
+    if size <= sizes[0]:
+        return float(times[0])
+    return float(np.exp(np.interp(np.log(size), np.log(sizes), np.log(times))))
+
+
+class Figures:
+    """The figures of every tier; intra-host falls back to scale-up (:func:`tier_design`)."""
+
+    def __init__(self, tiers: Mapping[str, TierFigures]) -> None:
+        self.tiers = dict(tiers)
+
+    def get(self, tier: str) -> TierFigures:
+        fig = tier_design(self.tiers, tier)
+        if fig is None:
+            raise ConfigError(f"no figures for the {tier} tier: give -i INVENTORY (a platform's design values), "
+                              f"--design {tier}=BANDWIDTH@LATENCY or --measured RUN")
+        return fig
+
+    def to_dict(self) -> dict:
+        return {t: f.to_dict() for t, f in self.tiers.items()}
+
+    def merged(self, fallback: "Figures") -> "Figures":
+        """These figures, with ``fallback``'s for the tiers these lack."""
+        return Figures({**fallback.tiers, **self.tiers})
+
+
+def design_figures(design: Mapping, source: str) -> Figures:
+    """Figures from design values: tier -> TierDesign (bandwidth_GBps, latency_us)."""
+    return Figures({t: TierFigures(t, d.latency_us * 1e-6, d.bandwidth_GBps, source) for t, d in design.items()})
+
+
+# ------------------------------------------------------------------ measured
+
+def measured_figures(ref: str | Path) -> Figures:
+    """``--measured RUN``: a run directory (or its results.json), or a baseline JSON."""
+    p = Path(ref)
+    if p.is_file() and p.name != "results.json":
+        return _baseline_figures(p)
+    run_dir = p.parent if p.is_file() else p
+    if not (run_dir / "results.json").is_file():
+        raise ConfigError("not a run directory (no results.json) or a baseline (sncheck baseline make)", str(p))
+    from sncheck.store.rundir import read_frames
+
+    results = _read_json(run_dir / "results.json", "a run's results.json")
+    hosts = {h: sn.get("name") for sn in (results.get("topology") or {}).get("supernodes", [])
+             if isinstance(sn, dict) for h in sn.get("hosts", [])}
+    frames = read_frames(run_dir)
+    figs = frames_figures(frames.kind("p2p"), frames.kind("collective"), hosts, f"measured {run_dir}")
+    recorded = {t: d for t, d in (results.get("design") or {}).items() if isinstance(d, dict) and t in TIERS}
+    fallback = Figures({t: TierFigures(t, float(d["latency_us"]) * 1e-6, float(d["bandwidth_GBps"]),
+                                       f"{run_dir}: results.json design ({d.get('source', 'recorded')})")
+                        for t, d in recorded.items() if _positive(d.get("latency_us")) and _positive(d.get("bandwidth_GBps"))})
+    figs = figs.merged(fallback)
+    if not figs.tiers:
+        raise ConfigError("the run measured no tier: no connectivity or stress rows, no design values", str(run_dir))
+    return figs
+
+
+def frames_figures(p2p: pd.DataFrame, coll: pd.DataFrame, host_supernode: Mapping[str, str | None],
+                   source: str) -> Figures:
+    """Figures from a run's rows: connectivity ``p2p`` and stress ``collective`` rows."""
+    p2p = _usable(p2p, "connectivity")
+    coll = _usable(coll, "stress")
+    if not coll.empty:
+        coll = coll.assign(tier=[_group_tier(k, g, host_supernode) for k, g in zip(coll["group_kind"], coll["group"])])
+        coll = coll[coll["tier"].notna() & (pd.to_numeric(coll["time_us"], errors="coerce") > 0)]
+        if "wrong" in coll:
+            coll = coll[pd.to_numeric(coll["wrong"], errors="coerce").fillna(0) == 0]
+    out: dict[str, TierFigures] = {}
+    for tier in TIERS:
+        mine = p2p[p2p["tier"] == tier] if not p2p.empty and "tier" in p2p else p2p.iloc[0:0]
+        lat = pd.to_numeric(mine.get("lat_us"), errors="coerce").dropna() if not mine.empty else pd.Series(dtype=float)
+        bw = pd.to_numeric(mine.get("bw_GBps"), errors="coerce").dropna() if not mine.empty else pd.Series(dtype=float)
+        curves = _curves(coll[coll["tier"] == tier]) if not coll.empty else {}
+        if lat.empty and bw.empty and not curves:
+            continue
+        best_bus = max((float((s * busfactor(op, n) / t).max()) for (op, n), (s, t) in curves.items()), default=0.0)
+        alpha = float(lat[lat > 0].median()) * 1e-6 if (lat > 0).any() else _alpha_from_curves(curves)
+        p2p_bw = float(bw[bw > 0].median()) if (bw > 0).any() else None
+        bandwidth = max(best_bus / 1e9, p2p_bw or 0.0)
+        if bandwidth <= 0 or alpha <= 0:
+            continue
+        out[tier] = TierFigures(tier, alpha, bandwidth, source, curves, p2p_bw)
+    return Figures(out)
+
+
+def _usable(rows: pd.DataFrame, layer: str) -> pd.DataFrame:
+    """Rows of the layer itself (not a retest's), that ran."""
+    if rows is None or rows.empty:
+        return pd.DataFrame()
+    keep = rows["layer"] == layer if "layer" in rows else pd.Series(True, index=rows.index)
+    if "confirms" in rows:
+        keep &= rows["confirms"].isna()
+    if "status" in rows:
+        keep &= rows["status"] == "ok"
+    return rows[keep]
+
+
+def _group_tier(kind, group, host_supernode: Mapping[str, str | None]) -> str | None:
+    if kind in GROUP_KIND_TIER:
+        return GROUP_KIND_TIER[kind]
+    if kind == "pair" and isinstance(group, str) and "<->" in group:
+        a, b = (c.rsplit("/", 1)[0] for c in group.removeprefix("pair:").split("<->", 1))
+        if a == b:
+            return Tier.INTRA_HOST.value
+        sa, sb = host_supernode.get(a), host_supernode.get(b)
+        if sa is None or sb is None:
+            return None  # a host the run's topology does not name: its tier is unknown
+        return Tier.SCALE_UP.value if sa == sb else Tier.SCALE_OUT.value
+    return None
+
+
+def _curves(rows: pd.DataFrame) -> dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]:
+    out = {}
+    rows = rows[rows["collective"].isin(OPS)]
+    med = rows.groupby(["collective", "ranks", "size_bytes"], observed=True)["time_us"].median().reset_index()
+    for (op, n), g in med.groupby(["collective", "ranks"], observed=True):
+        g = g[(g["size_bytes"] > 0) & (g["time_us"] > 0)].sort_values("size_bytes")
+        if len(g) and int(n) >= 2:
+            out[(str(op), int(n))] = (g["size_bytes"].to_numpy(float), g["time_us"].to_numpy(float) * 1e-6)
+    return out
+
+
+def _alpha_from_curves(curves) -> float:
+    """Without point-to-point latency: the smallest message's time per latency step."""
+    per = [t[0] / steps(op, n) for (op, n), (_, t) in curves.items() if steps(op, n) > 0]
+    return min(per) if per else 0.0
+
+
+def _baseline_figures(path: Path) -> Figures:
+    data = _read_json(path, "a run directory or a baseline (sncheck baseline make)")
+    if data.get("schema") != "sncheck.baseline/1":
+        raise ConfigError("not a run directory or a baseline (schema sncheck.baseline/1)", str(path))
+    metrics = data.get("metrics") or {}
+    bw = (metrics.get("p2p_bandwidth") or {}).get("tier") or {}
+    lat = (metrics.get("p2p_latency") or {}).get("tier") or {}
+    out = {}
+    for tier in TIERS:
+        if _positive(bw.get(tier)) and _positive(lat.get(tier)):
+            out[tier] = TierFigures(tier, float(lat[tier]) * 1e-6, float(bw[tier]), f"baseline {path}",
+                                    p2p_GBps=float(bw[tier]))
+    if not out:
+        raise ConfigError("the baseline holds no tier with both bandwidth and latency", str(path))
+    return Figures(out)
+
+
+def _read_json(path: Path, what: str) -> dict:
+    from sncheck.config.jsonio import read_json  # the one reader: size-capped, regular files only
+
+    data = read_json(path, what)
+    if not isinstance(data, dict):
+        raise ConfigError(f"not {what} (not a JSON object)", str(path))
+    return data
+
+
+def _positive(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def parse_design(specs: tuple[str, ...]) -> Figures:
+    """``--design scale_up=900GB/s@3us`` (repeatable): a tier's bandwidth and latency."""
+    from sncheck.config.inventory import TierDesign
+    from sncheck.config.units import parse_bandwidth, parse_latency
+
+    design = {}
+    for spec in specs:
+        tier, sep, rest = spec.partition("=")
+        bw, at, lat = rest.partition("@")
+        tier = tier.strip()
+        if not sep or not at or tier not in TIERS:
+            raise ConfigError(f"--design takes TIER=BANDWIDTH@LATENCY with TIER one of {', '.join(TIERS)}, "
+                              f"e.g. scale_out=400Gb/s@5us; got {spec!r}")
+        try:
+            design[tier] = TierDesign(parse_bandwidth(bw.strip()), parse_latency(lat.strip()))
+        except (ValueError, ConfigError) as e:
+            raise ConfigError(f"--design {spec!r}: {e}") from e
+    return design_figures(design, "--design")
