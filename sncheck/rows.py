@@ -45,7 +45,10 @@ kind = "rank"        (stress) one rank of one collective row
     wrong
 
 kind = "golden"      (golden) one training step
-    group, stage ("group" | "solo"), step, loss, step_time_s, comm_s, comm_share
+    group, stage ("group" | "solo"), step, loss, step_time_s, comm_s, comm_share,
+    comm_min_s   the least of the members' times in the gradient all-reduce: the member
+                 that arrived last waits for nobody, so its time is the transfer alone
+                 (None where not measured: a solo run, the mock)
 
 kind = "calibration" measured design values of a tier (local backend)
     tier, bandwidth_GBps, latency_us
@@ -143,10 +146,11 @@ def rank_row(group: str, collective: str, size_bytes: int, repeat: int, card: st
             "op_us": op_us, "wrong": wrong}
 
 
-def golden_row(group: str, stage: str, step: int, loss: float, step_time_s: float, comm_s: float) -> dict:
+def golden_row(group: str, stage: str, step: int, loss: float, step_time_s: float, comm_s: float,
+               comm_min_s: float | None = None) -> dict:
     return {"kind": "golden", "layer": "golden", "group": group, "stage": stage, "step": step,
             "loss": loss, "step_time_s": step_time_s, "comm_s": comm_s,
-            "comm_share": comm_s / step_time_s if step_time_s > 0 else None}
+            "comm_share": comm_s / step_time_s if step_time_s > 0 else None, "comm_min_s": comm_min_s}
 
 
 # --------------------------------------------------------------------------- schema
@@ -177,7 +181,7 @@ SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
     "rank": (("group", "id"), ("collective", "id"), ("size_bytes", "int"), ("repeat", "int"), ("card", "id"),
              ("skew_us", "float"), ("op_us", "float"), ("wrong", "int")),
     "golden": (("group", "id"), ("stage", "id"), ("step", "int"), ("loss", "float"), ("step_time_s", "float"),
-               ("comm_s", "float"), ("comm_share", "float")),
+               ("comm_s", "float"), ("comm_share", "float"), ("comm_min_s", "float")),
     "calibration": (("tier", "id"), ("bandwidth_GBps", "float"), ("latency_us", "float")),
     "not_run": (("entity", "id"), ("entity_kind", "id"), ("status", "id"), ("message", "text")),
 }

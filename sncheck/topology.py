@@ -146,6 +146,13 @@ class Topology:
     def supernode_of_host(self, host: str) -> str:
         return self.inventory.hosts[host].supernode
 
+    def group_tier(self, cards) -> str:
+        """The slowest tier a group of cards crosses: one host, one supernode, or across."""
+        known = [self.by_id[c] for c in cards if c in self.by_id]
+        if len({c.host for c in known}) <= 1:
+            return INTRA_HOST
+        return SCALE_UP if len({c.supernode for c in known}) == 1 else SCALE_OUT
+
     def tier(self, a: str, b: str) -> str:
         ca, cb = self.by_id[a], self.by_id[b]
         if ca.host == cb.host:

@@ -11,6 +11,7 @@ from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
 from sncheck.rows import not_run_row
 from sncheck.topology import Topology
 from sncheck.vendors.hostjudge import FactJudge
+from sncheck.worker.golden_config import GoldenConfig
 
 Emit = Callable[[dict], None]
 Progress = Callable[[str], None]
@@ -49,6 +50,11 @@ class Backend(ABC):
     def default_rules(self) -> str:
         """The shipped rules file that suits this backend's measurement noise."""
         return "default"
+
+    def golden_gradients(self) -> float:
+        """Bytes of gradients the golden model all-reduces a step (the ledger's golden
+        forecast): the worker's TinyGPT, with this backend's ``golden_config`` overrides."""
+        return float(GoldenConfig.from_dict(dict(getattr(self, "golden_config", None) or {})).gradient_bytes)
 
     def calibrate(self, emit: Emit) -> dict[str, TierDesign]:
         """Measured design values, for inventories that carry none (the local machine)."""

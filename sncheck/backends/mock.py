@@ -431,6 +431,9 @@ class MockBackend(Backend):
             "wrong": wrong.reshape(G * C * R, p)[rows].ravel()})
 
     # -- golden ----------------------------------------------------------------------
+    def golden_gradients(self) -> float:
+        return GOLDEN_GRAD_BYTES  # the simulated golden model: one all-reduce of these a step
+
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
         """Every replica at once: one batch of all their steps."""
         sink = as_sink(emit)

@@ -38,6 +38,9 @@ class LayerContext:
     baseline: dict | None = None
     history: dict | None = None  # earlier runs' summaries, from the state store (drift)
     gate: str = "critical"  # the run's gate: the severity of a "not judged" finding
+    # Findings the layer made itself rather than through the rules (the golden layer's
+    # finding about the ledger's forecast); detect() returns them with the rules'.
+    own_findings: list = field(default_factory=list)
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """The run's rows so far, one pandas frame per kind."""
@@ -70,6 +73,6 @@ class LayerContext:
         # The invariants report every not-measured status; a rules file's `missing` op
         # would only repeat them (or soften them), so it is not evaluated here.
         rules = self.rules.judging(layer) if self.rules else []
-        return evaluate(rules, mine, ctx) + invariants.layer_findings(
+        return list(self.own_findings) + evaluate(rules, mine, ctx) + invariants.layer_findings(
             layer, mine, ctx, options=self.options, targets=self.targets,
             rules=len(rules) if self.rules is not None else None, gate=self.gate)

@@ -6,6 +6,8 @@ stage 2 by training each of its cards alone, which names the card.
 
 from __future__ import annotations
 
+import math
+import statistics
 from pathlib import Path
 
 from sncheck.errors import ConfigError
@@ -73,4 +75,51 @@ def run(ctx: LayerContext) -> dict:
     if not g.empty:
         summary["step_time_s"] = float(g["step_time_s"].median())
         summary["comm_share"] = float(g["comm_share"].median())
+        summary["forecast"] = forecast_share(ctx, g, {grp.id: grp.members for grp in plan.groups})
     return summary
+
+
+def forecast_share(ctx: LayerContext, golden, members: dict[str, tuple[str, ...]]) -> dict:
+    """The ledger's forecast of each replica's communication share on this run's measured
+    tiers (:mod:`sncheck.ledger.golden`), summed up over the replicas. Replicas off by more
+    than the margin make one info finding about the ledger (``ctx.own_findings``), naming
+    the worst; a run that measured none of the replicas' tiers says so instead."""
+    from sncheck.config.inventory import tier_design
+    from sncheck.health.findings import Finding
+    from sncheck.ledger.golden import MARGIN, forecast
+    from sncheck.ledger.tiers import frames_figures
+
+    frames = ctx.frames()
+    hosts = {h: ctx.topo.supernode_of_host(h) for h in ctx.topo.hosts}
+    figs = frames_figures(frames.kind("p2p"), frames.kind("collective"), hosts, "measured (this run)")
+    groups = {gid: (len(m), ctx.topo.group_tier(m)) for gid, m in members.items()}
+    tiers = {tier for n, tier in groups.values() if n > 1}
+    missing = sorted(t for t in tiers if tier_design(figs.tiers, t) is None)
+    if missing:  # nothing to compare with: said in the summary, not a finding about the hardware
+        return {"not_forecast": f"this run measured no {', '.join(missing)} traffic (no connectivity or stress "
+                                "rows there): the ledger's forecast needs the run's own figures"}
+    out = forecast(golden, figs, (ctx.backend.golden_gradients(),), groups)
+    if not out:
+        return {}
+    off = [f for f in out if not f.within]
+    worst = max(out, key=lambda f: abs(math.log(f.ratio)) if 0 < f.ratio < math.inf else math.inf)
+    if off:
+        host = worst.group.removeprefix("host:")
+        where = ctx.topo.supernode_of_host(host) if host in ctx.topo.inventory.hosts else ctx.topo.supernode_names[0]
+        ctx.own_findings.append(Finding(
+            where, "supernode", NAME,
+            "golden-share-forecast-off", "info",
+            f"{len(off)} of {len(out)} golden replicas: the ledger's forecast of the gradient all-reduce is off by "
+            f"more than {MARGIN:g}x; {worst.group}: forecast {worst.forecast_comm_s * 1e3:.2f} ms a step (share "
+            f"{worst.forecast_share:.1%}), measured {worst.measured_comm_s * 1e3:.2f} ms ({worst.measured_share:.1%}): "
+            f"the {worst.tier} figures ({worst.source}) do not hold for this traffic",
+            {"measured": worst.measured_comm_s, "expected": worst.forecast_comm_s, "unit": "s", **worst.to_dict(),
+             "replicas_off": [f.group for f in off][:20]}, about="check"))
+    ratios = [f.ratio for f in out]
+    return {"replicas": len(out), "within": len(out) - len(off), "margin": MARGIN,
+            "forecast_share": statistics.median(f.forecast_share for f in out),
+            "measured_share": statistics.median(f.measured_share for f in out),
+            "share_with_wait": statistics.median(f.share_with_wait for f in out),
+            "ratio": {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)},
+            "worst": worst.to_dict()}
+

@@ -26,11 +26,10 @@ from __future__ import annotations
 import functools
 import statistics
 import time
-from dataclasses import dataclass, fields
 from typing import Any
 
-from sncheck.errors import ConfigError
 from sncheck.rows import golden_row
+from sncheck.worker.golden_config import GoldenConfig
 from sncheck.worker.faults import wait_s
 
 try:
@@ -41,28 +40,6 @@ except ImportError:  # the module's constants and config import without torch
     torch = dist = F = None
 
 DIVERGE_NOISE = 10.0  # gradient noise std of a diverging card; clean grads are ~1e-2
-
-
-@dataclass(frozen=True)
-class GoldenConfig:
-    vocab: int = 128
-    d_model: int = 64
-    n_layers: int = 2
-    n_heads: int = 4
-    seq_len: int = 32
-    global_batch: int = 32
-    lr: float = 0.5
-    momentum: float = 0.9
-    successors: int = 4  # Markov chain branching: entropy ~ln(successors)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "GoldenConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ConfigError(f"unknown golden_config key(s): {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(known))}")
-        return cls(**d)
 
 
 # --------------------------------------------------------------------------- model
@@ -263,4 +240,5 @@ class _Run:
 def _golden_row(group: str, stage: str, step: int, recs: list[dict]) -> dict:
     step_s = max(r["step_s"] for r in recs)
     comm_s = statistics.fmean(r["comm_s"] for r in recs)
-    return golden_row(group, stage, step, statistics.fmean(r["loss"] for r in recs), step_s, comm_s)
+    least = min(r["comm_s"] for r in recs) if len(recs) > 1 else None  # the last to arrive: transfer only
+    return golden_row(group, stage, step, statistics.fmean(r["loss"] for r in recs), step_s, comm_s, least)
