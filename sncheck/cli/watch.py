@@ -84,6 +84,13 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
 
 def _summary(outcome) -> None:
     r = outcome.results
+    share = r["layers"][0]["summary"].get("comm_share") if r.get("layers") else None
+    if share:
+        bound, how = (("at least ", "time waiting for the last rank to arrive: the dumps record no completion times")
+                      if share["lower_bound"] else ("", "the collectives' recorded durations"))
+        ranks = ", ".join(f"{x['card']} {x['share']:.0%}" for x in share["ranks"])
+        click.echo(f"sncheck: communication share of the job: {bound}{share['job']:.1%} ({how}); by rank: {ranks}",
+                   err=True)
     for f in r["findings"]:
         click.echo(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}: {f['message']}", err=True)
         if f.get("evidence", {}).get("confirm_with"):

@@ -34,6 +34,7 @@ from sncheck.vendors import nccl_ras as ras
 from sncheck.config.fileio import read_input
 from sncheck.errors import ConfigError
 from sncheck.watch.bounded import INT64, DumpRefused, check_tree, json_documents, load_pickle
+from sncheck.watch import frtime
 
 MAX_DUMP_BYTES = 64 << 20    # a Flight Recorder of 20k entries is ~10 MB of JSON; parsed, a dump takes ~10x its size
 # Inspector's JSON log grows all job long (200-500 B a collective): only its last part is
@@ -259,7 +260,7 @@ def fr_rows(dump: Dump) -> tuple[list[dict], list[dict], list[dict]]:
         by_pg.setdefault(name, []).append({
             "pg": name, "pg_desc": desc, "rank": dump.rank, "seq": seq, "op": str(e.get("profiling_name") or ""),
             "sizes": sizes, "created_ns": _int_ns(e.get("time_created_ns")), "state": str(e.get("state") or ""),
-            "dump": dump.path.name})
+            "dump": dump.path.name, **frtime.entry_times(e)})
     entries, pgs = [], []
     for name, rows in by_pg.items():
         start = 0

@@ -29,6 +29,7 @@ from sncheck.run.verdict import EXIT_CODES, decide
 from sncheck.store.rundir import RunStore, new_run_id
 from sncheck.topology import Topology, natural_key
 from sncheck.watch import dumps as dumpio
+from sncheck.watch import frtime
 from sncheck.watch.rankmap import CardNames, RankMap, from_slurm, inventory_from_map, load_rank_map, safe_host
 from sncheck.watch.select import select
 
@@ -134,6 +135,9 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
 
         frames = store.frames()
         raw += evaluate(rules.for_layer(LAYER), frames, ctx) if rules else []
+        share = frtime.comm_share(frames.kind("fr"))  # time in collectives over the steps'
+        if share is not None:
+            counts["comm_share"] = share
     finally:
         if own:
             store.close()
