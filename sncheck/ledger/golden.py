@@ -13,9 +13,9 @@ completion, so a member that arrives first also waits for the others' backward p
 member that arrives last waits for nobody: its time (``comm_min_s``) is the transfer, what
 the network account forecasts. The forecast share is the forecast time over the measured
 compute (step time less the members' mean all-reduce time) plus the forecast time; the
-measured share is the last member's time over the same compute plus that time. A forecast
-whose communication time is off by more than :data:`MARGIN` (either way) is a finding about
-the ledger. The mean member's share (the layer's ``comm_share``) is reported beside it: the
+measured share is the last member's time over the same compute plus that time. When the
+typical replica's (the median ratio's) communication time is off by more than
+:data:`MARGIN` either way, the golden layer makes it a finding about the ledger. The mean member's share (the layer's ``comm_share``) is reported beside it: the
 gap between the two is members waiting for the slowest one (load imbalance), which no
 network account forecasts and the golden step-time rule judges.
 
