@@ -172,7 +172,8 @@ SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
             ("error", "text")),
     "host_fact": (("host", "id"), ("fact", "id"), ("value", "json"), ("expected", "json"), ("ok", "bool"),
                   ("status", "id"), ("message", "text"), ("tool", "id"), ("entity", "id"), ("entity_kind", "id"),
-                  ("cards", "json"), ("ids", "json")),
+                  ("cards", "json"), ("ids", "json"),
+                  ("skipped", "json")),  # the tests the tool skipped (dcgmi): not measured unless the rules allow
     "collective": (("group", "id"), ("group_kind", "id"), ("ranks", "int"), ("collective", "id"),
                    ("size_bytes", "int"), ("count", "int"), ("dtype", "id"), ("repeat", "int"),
                    ("time_us", "float"), ("algbw_GBps", "float"), ("busbw_GBps", "float"), ("wrong", "int"),

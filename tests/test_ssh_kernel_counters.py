@@ -93,7 +93,9 @@ def test_xid79_isolates_that_card_and_a_second_night_without_new_lines_is_clean(
                    if r["kind"] == "host_fact" and r["fact"] == "nvlink_errors" and r["layer"] == "connectivity")
     assert reads == [("node1", 0), ("node1", 1), ("node2", 0), ("node2", 1)]
     kept = json.loads((state / "kernel-log-cursors.json").read_text())["ssh-test"]["node1"]
-    assert kept == {"time": "2026-11-30T01:02:03,000000+00:00", "bus_ids": {"0000:19:00": 0, "0000:2a:00": 1}}
+    assert kept == {"time": "2026-11-30T01:02:03,000000+00:00", "bus_ids": {"0000:19:00": 0, "0000:2a:00": 1},
+                    "reports": [{"source": "xid", "code": 79, "bus_id": "0000:2a:00", "card": 1,
+                                 "time": "2026-11-30T01:02:03.000000+00:00"}]}  # for a count over a window
 
     # The next night the same log holds no new line: nothing to judge, no finding.
     rows = night(inv, cluster, state)
@@ -301,3 +303,36 @@ def test_a_missing_gpu_is_named_by_bus_order_or_by_the_last_whole_listing():
     assert name_cards({a: None, c: None, d: None}, {b: 3}, 4, [b]) == {}
     # a whole listing names its cards; a bus id it lacks (not a GPU of this host) names none
     assert name_cards({a: 0, b: 1}, {}, 2, ["0000:99:00"]) == {a: 0, b: 1}
+
+
+def test_a_count_over_a_window_spans_nights_by_the_logs_uptime_stamps(sshd_cluster, tmp_path):
+    """'Xid 13 three times in 24 h is a warning' (extends: default) on a real sshd host whose
+    dmesg prints uptime stamps ([  100.0]: a dmesg without --time-format iso). The read's boot
+    time (/proc/stat) places them; the state dir keeps each night's reports, so the third
+    report, a night later, makes the warning; one 25 h after them is alone in its window."""
+    cluster = sshd_cluster(1, ["node1"])
+    host = cluster["node1"]
+    install_fake_tools(host, cards=2)
+    inv, state = write_inventory(tmp_path / "inv.yaml", cluster, cards=2), tmp_path / "state"
+    rules = tmp_path / "mine.yaml"
+    rules.write_text("extends: default\nrules:\n  - name: kernel-xid\n    table:\n"
+                     "      13: {severity: warning, count: 3, window: 24h}\n")
+
+    def xid13(at: float) -> str:
+        return f"[{at:12.6f}] NVRM: Xid (PCI:0000:2a:00): 13, pid=77, name=python3, Graphics SM Warp Exception\n"
+
+    mine, topo = list(load_rules(str(rules)).rules), topo_of(inv)
+
+    def judged(log: str) -> list[tuple]:
+        replay_kernel_log(host, log)
+        found = evaluate(mine, pd.DataFrame(night(inv, cluster, state)), DetectContext(topo, topo.inventory.design))
+        return [(f.entity, f.severity, f.evidence.get("in_window")) for f in found if f.rule == "kernel-xid"]
+
+    log = xid13(100.0) + xid13(200.0)
+    assert judged(log) == [("node1/gpu1", "info", 2)]
+    log += xid13(300.0)
+    assert judged(log) == [("node1/gpu1", "warning", 3)]  # one new report, two kept from the night before
+    log += xid13(300.0 + 25 * 3600)
+    assert judged(log) == [("node1/gpu1", "info", 1)]
+    kept = json.loads((state / "kernel-log-cursors.json").read_text())["ssh-test"]["node1"]["reports"]
+    assert [(r["code"], r["card"]) for r in kept] == [(13, 1)] * 4

@@ -7,7 +7,9 @@ the last run, and the fabric error counters before and after the run.
   lines after the last run count: the journal cursor (``--after-cursor``) or, without a
   journal, the last ``dmesg --time-format iso`` timestamp, kept per inventory and host in
   ``<state dir>/kernel-log-cursors.json``. Without ``--state-dir`` (or on a host's first
-  run) every line of this boot's log counts. Each Xid names the card whose bus id the
+  run) every line of this boot's log counts. The same file keeps each host's reports of the
+  last 30 days (``reports``: what a table's count over a window counts, by the log's own
+  timestamps) and the driver version its log last showed (``driver``). Each Xid names the card whose bus id the
   host's card listing read just before lists (the vendor plug-in's ``bus_listing``:
   NVIDIA's ``nvidia-smi -q`` or ``-q -x``), where that listing names every card, else as
   :func:`name_cards` says.
@@ -64,7 +66,8 @@ def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
     return out
 
 
-def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool, after_time: str | None):
+def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool, after_time: str | None,
+                  earlier: list[dict], driver: str | None):
     def check(host: str, parsed: dict[str, Any], expect: hostfacts.Expect) -> list[dict]:
         kept = kernel_log.since(parsed, after_time)
         cards_of_bus = namer([e.get("bus_id") or "" for e in kept["events"] if e["source"] != "sxid"])
@@ -77,8 +80,11 @@ def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool
         where = "since the last run" if since_last else "in this boot's log (no earlier run on record)"
         msg = (f"kernel log: {len(events)} Xid/SXid/AER reports {where}: {shown}"
                + (f"; {hostfacts.listed(errors)}" if errors else ""))
+        # earlier: the reports kept from earlier runs (a count over a window spans runs);
+        # boot: places dmesg's uptime stamps; driver_version: the driver the reports ran on
         value = {"events": events, "lines": parsed.get("lines"), "since_last_run": since_last,
-                 "mapped_cards": len(cards_of_bus)}
+                 "mapped_cards": len(cards_of_bus), "earlier": earlier, "boot": parsed.get("boot"),
+                 "driver_version": parsed.get("driver_version") or driver}
         return [hostfacts.fact_row(host, "kernel_log", value, None, not errors, msg, "kernel-log")]
     return check
 
@@ -166,9 +172,13 @@ class HostReads:
             return name_cards(listed, known, expect.cards, buses)
 
         since_last = bool(cursor.get("cursor") or cursor.get("time"))
+        stored = cursor.get("reports")
+        earlier = kernel_log.kept_reports(stored if isinstance(stored, list) else [], [], None)
+        driver = cursor.get("driver") if isinstance(cursor.get("driver"), str) else None
         cmd = hostfacts.command("kernel_log", "kernel-log", ["sh", "-c", kernel_log.read_command(cursor.get("cursor"))],
                                 kernel_log.parse_kernel_log,
-                                _check_kernel(namer, since_last, None if cursor.get("cursor") else cursor.get("time")),
+                                _check_kernel(namer, since_last, None if cursor.get("cursor") else cursor.get("time"),
+                                              earlier, driver),
                                 "kernel_log")
         if hostfacts.switched_off(cmd, checks):
             return hostfacts.skipped_rows(host, cmd)
@@ -180,18 +190,25 @@ class HostReads:
                                          stderr=res.stderr, timed_out=res.timed_out, duration=res.duration)
         if parsed is not None and parsed.get("cursor_lost"):
             with self._lock:  # the journal no longer has it: read the whole boot next time
-                bus_ids = self.cursors.pop(host, {}).get("bus_ids")
-                if bus_ids:
-                    self.cursors[host] = {"bus_ids": bus_ids}
+                old = self.cursors.pop(host, {})
+                self.cursors[host] = {k: v for k, v in old.items() if k in ("bus_ids", "reports", "driver")}
         elif parsed is not None and not parsed.get("errors") and parsed.get("complete"):
-            with self._lock:  # the next read starts after what this one saw
-                kept = {k: v for k, v in self.cursors.get(host, cursor).items() if k in ("cursor", "time")}
+            judged: dict[str, Any] = next((r["value"] for r in rows if r.get("fact") == "kernel_log" and isinstance(r.get("value"), dict)),
+                          {})
+            with self._lock:  # the next read starts after what this one saw, and counts what it found
+                now = self.cursors.get(host, cursor)
+                kept = {k: v for k, v in now.items() if k in ("cursor", "time")}
                 if parsed.get("cursor"):
                     kept = {"cursor": parsed["cursor"]}
                 elif parsed.get("last_time"):
                     kept = {"time": parsed["last_time"]}
-                bus_ids = self.cursors.get(host, {}).get("bus_ids") or cursor.get("bus_ids")
-                self.cursors[host] = {**kept, **({"bus_ids": bus_ids} if bus_ids else {})}
+                bus_ids = now.get("bus_ids") or cursor.get("bus_ids")
+                before = now.get("reports")
+                reports = kernel_log.kept_reports(before if isinstance(before, list) else [],
+                                                  judged.get("events") or [], parsed.get("boot"))
+                driver = parsed.get("driver_version") or now.get("driver")
+                self.cursors[host] = {**kept, **({"bus_ids": bus_ids} if bus_ids else {}),
+                                      **({"reports": reports} if reports else {}), **({"driver": driver} if driver else {})}
         return rows
 
     def ib(self, host: str, expect: hostfacts.Expect, run: Callable[[hostfacts.FactCommand], Any],

@@ -1,6 +1,6 @@
-"""Fabric error counters judged as deltas, and kernel log events judged by a table.
+"""Fabric error counters judged as deltas.
 
-Two metrics over ``host_fact`` rows, and the ops that judge them (listed in
+A metric over ``host_fact`` rows, and the op that judges it (listed in
 :data:`sncheck.health.metrics.METRICS` and :data:`sncheck.health.ops.OPS` with the others):
 
 ``fabric_counters``: the NVLink error counters (fact ``nvlink_errors``: ``nvidia-smi
@@ -17,17 +17,7 @@ device the inventory has no card for stays the host's.
 * op ``counter_growth`` with ``of: before``: a counter already above ``above`` when the
   run began. The shipped rule is ``info``: last month's CRC burst is not tonight's failure.
 
-``kernel_events``: the Xid, SXid and PCIe AER reports of the kernel log lines that are
-new since the last run (fact ``kernel_log``), one entry per report. An Xid names the card
-whose ``nvidia-smi -q`` bus id it carries, an AER report the card at its device when
-there is one, else the host; an SXid names the NVSwitch tray: the host.
-
-* op ``kernel_events``: ``source`` (xid, sxid or aer) and ``table``: code (Xid, SXid) or
-  class (AER: fatal, non-fatal, corrected; SXid: fatal, non-fatal) -> ``{severity, action,
-  summary, confirm}``. A code the table does not list takes the rule's severity. ``confirm``
-  defaults to ``none`` (isolate at once: the driver's record of a fault that already
-  happened cannot be re-measured) for a critical entry, else to the rule's own (retest:
-  the kernel log is read again, and no new report releases it).
+The kernel log reports are judged in :mod:`sncheck.health.kernel` (the kernel-log policy).
 """
 
 from __future__ import annotations
@@ -36,22 +26,17 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from sncheck.health.findings import SEVERITIES, jsonable
+from sncheck.health.findings import jsonable
 from sncheck.model import Finding
 from sncheck.store.frames import kind_rows
 from sncheck.model import card_id
-from sncheck.vendors.kernel_log import describe
 
 if TYPE_CHECKING:
     from sncheck.health.metrics import DetectContext
     from sncheck.health.rules import Rule
 
 COUNTER_FACTS = {"nvlink_errors": "NVLink", "ib_counters": "IB port"}
-KERNEL_FACT = "kernel_log"
-ACTIONS = ("restart_app", "reset_gpu", "reboot", "drain", "contact_support", "ignore")
-SOURCES = ("xid", "sxid", "aer")
 _COUNTER_COLUMNS = ["entity", "kind", "value", "fact", "device", "counter", "before", "after", "growth"]
-_EVENT_COLUMNS = ["entity", "kind", "value", "fact", "source", "code", "klass", "bus_id", "text", "time"]
 _SHOWN = 6
 
 
@@ -116,23 +101,6 @@ def fabric_counters(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     return pd.DataFrame(out, columns=_COUNTER_COLUMNS)
 
 
-def kernel_events(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """One entry per new kernel log report (see the module)."""
-    out = []
-    for host, _, reads in _reads(rows, (KERNEL_FACT,)):
-        for value in reads:
-            for e in value.get("events") or []:
-                card = e.get("card")
-                if e.get("source") != "sxid" and card is not None:
-                    entity, kind = card_id(host, int(card)), "card"
-                else:
-                    entity, kind = host, "host"
-                out.append({"entity": entity, "kind": kind, "value": 1, "fact": KERNEL_FACT,
-                            "source": e.get("source"), "code": e.get("code"), "klass": e.get("class"),
-                            "bus_id": e.get("bus_id"), "text": e.get("text"), "time": e.get("time")})
-    return pd.DataFrame(out, columns=_EVENT_COLUMNS)
-
-
 # ------------------------------------------------------------------------------ ops
 
 def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
@@ -166,67 +134,3 @@ def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list
 
 def _n(v: Any) -> str:
     return "?" if v is None or v != v else str(int(v))
-
-
-def table_entry(rule: "Rule", source: str, code: Any, klass: Any) -> dict[str, Any]:
-    """The table's entry for a report: by code (Xid, SXid), else by class (AER, SXid)."""
-    table = {str(k): v for k, v in (rule.params.get("table") or {}).items()}
-    for key in (code, klass):
-        if key is not None and str(key) in table:
-            return table[str(key)]
-    return {}
-
-
-def kernel_op(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    frame = ctx.metric(rule.metric, rows)
-    if frame.empty:
-        return []
-    frame = frame[frame["source"] == rule.params["source"]]
-    out = []
-    keys = frame.assign(key=frame["code"].where(frame["code"].notna(), frame["klass"]).astype(str))
-    for (entity, kind, key), group in keys.groupby(["entity", "kind", "key"], sort=True):
-        first = group.iloc[0]
-        code = None if first["code"] is None or first["code"] != first["code"] else int(first["code"])
-        entry = table_entry(rule, rule.params["source"], code, first["klass"])
-        severity = entry.get("severity", rule.severity)
-        confirm = entry.get("confirm", "none" if severity == "critical" else rule.confirm)
-        action = entry.get("action", rule.params.get("action"))
-        event = {"source": first["source"], "code": code, "class": first["klass"], "bus_id": first["bus_id"]}
-        what = entry.get("summary") or rule.summary
-        n = len(group)
-        message = (f"{kind} {entity}: {describe(event)}: {what}" + (f" ({n} reports)" if n > 1 else "")
-                   + (f"; action: {action}" if action else "") + f". Kernel log: {first['text']}")
-        evidence = {"measured": describe(event), "expected": "no such report since the last run", "unit": None,
-                    "fact": KERNEL_FACT, "tool": "kernel log", "source": first["source"], "code": code,
-                    "class": first["klass"], "action": action, "reports": n,
-                    "lines": [str(t) for t in group["text"].head(5)]}
-        if confirm == "none":
-            evidence["confirm"] = "none"
-        out.append(Finding(str(entity), str(kind), rule.layer, rule.name, severity, message, evidence))
-    return out
-
-
-def check_table(table: Any) -> str | None:
-    """Why a ``table`` param is wrong, or None: each key a code or class, each entry a
-    mapping with a known severity and, where given, a known action and confirm."""
-    if not isinstance(table, dict):
-        return "table must be a mapping of code or class to {severity, action}"
-    for key, entry in table.items():
-        if not (isinstance(key, int) and not isinstance(key, bool) and key >= 0) and \
-                key not in ("fatal", "non-fatal", "corrected"):
-            return f"table key {key!r} is neither a code (a whole number) nor a class (fatal, non-fatal, corrected)"
-        if not isinstance(entry, dict):
-            return f"table[{key!r}] must be a mapping, e.g. {{severity: critical, action: reset_gpu}}"
-        unknown = set(entry) - {"severity", "action", "summary", "confirm"}
-        if unknown:
-            return f"table[{key!r}] has unknown keys {', '.join(sorted(map(str, unknown)))} " \
-                   "(severity, action, summary, confirm)"
-        if entry.get("severity") not in SEVERITIES:
-            return f"table[{key!r}].severity must be one of {', '.join(SEVERITIES)}, got {entry.get('severity')!r}"
-        if "action" in entry and entry["action"] not in ACTIONS:
-            return f"table[{key!r}].action must be one of {', '.join(ACTIONS)}, got {entry['action']!r}"
-        if "confirm" in entry and entry["confirm"] not in ("retest", "none"):
-            return f"table[{key!r}].confirm must be retest or none, got {entry['confirm']!r}"
-        if "summary" in entry and not isinstance(entry["summary"], str):
-            return f"table[{key!r}].summary must be text"
-    return None

@@ -22,11 +22,16 @@ every isolation decision through :func:`may_release`.
   run) leave the target not measured against that peer: a not-measured finding on it.
 * Not-measured findings are never released by a confirmation retest: coming back at
   the retest does not re-measure a host's cards.
+* A test a tool skipped (dcgmi ``Skip``) measured nothing: "not measured", unless the rules
+  file allows that test's skip by name (``allow_skips``, :mod:`sncheck.health.rules`): then
+  a finding at info quoting why, and the other tests' results stand as read. Only a named
+  test: a skip of any test the rules do not name still fails the gate.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -34,6 +39,9 @@ from sncheck.model import CHECK_STATUSES, Finding, Status
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
+
+if TYPE_CHECKING:
+    from sncheck.health.rules import AllowedSkip
 
 SEVERITY = "critical"  # "not run" is never a pass, whatever the gate
 NOT_MEASURED = "not-measured"
@@ -45,6 +53,7 @@ NON_FINITE = "golden-loss-non-finite"
 UNREACHABLE = "host-unreachable"
 NOT_RUN_PREFIX = "not-run-"
 SKIPPED = Status.SKIPPED  # a host_fact status: the inventory switched the check off
+SKIP_ALLOWED = "skip-allowed"  # a skipped test the rules allow by name: recorded at info
 
 
 def status_rule(status: str) -> str:
@@ -72,13 +81,14 @@ def is_not_measured(f: Finding) -> bool:
 
 def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None,
                    targets: frozenset[str] | None = None, rules: int | None = None,
-                   gate: str = SEVERITY) -> list[Finding]:
+                   gate: str = SEVERITY, skips: tuple[AllowedSkip, ...] = ()) -> list[Finding]:
     """The invariant findings of one layer over that layer's rows. ``targets`` (a scoped
     run, ``--targets``): only those cards, and their hosts, must have been measured.
     ``rules``: how many enabled rules judge this layer (0: its rows are not judged,
-    a finding at ``gate``); None where the caller judges by other means."""
+    a finding at ``gate``); None where the caller judges by other means. ``skips``: the
+    tests whose skip the rules allow."""
     options = options or {}
-    out = status_findings(rows, ctx)
+    out = status_findings(rows, ctx, skips)
     if rules == 0 and not rows.empty:
         out += layer_not_judged(layer, ctx.topo, gate, targets)
     gaps: list[Finding] = []
@@ -97,12 +107,16 @@ def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, option
     return out + [g for g in gaps if host_of(g.entity) not in down and g.entity not in down]
 
 
-def status_findings(rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:
-    """Every not-ok status a backend reported (what the ``missing`` op reads)."""
+def status_findings(rows: pd.DataFrame, ctx: DetectContext, skips: tuple[AllowedSkip, ...] = ()) -> list[Finding]:
+    """Every not-ok status a backend reported (what the ``missing`` op reads); a fact not
+    measured only because of tests whose skip ``skips`` allows is an info finding."""
     frame = missing(rows, ctx)
     out = []
     for r in frame.itertuples():
         if r.status == SKIPPED:
+            continue
+        if r.status == Status.NOT_MEASURED and (allowed := _allowed(r.tool, r.skipped, skips)):
+            out.append(_skip_allowed(r, allowed))
             continue
         about = "check" if r.status in CHECK_STATUSES else "hardware"
         ev = {"measured": r.status, "expected": "measured", "unit": None}
@@ -111,7 +125,12 @@ def status_findings(rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:
         if isinstance(r.fact, str):
             ev["fact"] = r.fact
         message = r.message
-        if about == "check":
+        if about == "check" and isinstance(r.skipped, list) and r.skipped:
+            ev.update(not_run=True, skipped=[str(t) for t in r.skipped])
+            message += (" (a test the tool skipped measured nothing: nothing is isolated for it, but the gate "
+                        "fails; where the skip is expected, allow it by name in the rules file: `allow_skips: "
+                        f"[{{tool: {r.tool}, test: {r.skipped[0]}, why: ...}}]`)")
+        elif about == "check":
             ev["not_run"] = True
             message += (" (a check that did not run: this says nothing about the hardware, so nothing is "
                         "isolated for it, but the gate fails until it runs"
@@ -120,6 +139,24 @@ def status_findings(rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:
         out.append(Finding(r.entity, r.kind, r.layer, status_rule(str(r.status)), SEVERITY, message, ev,
                            about=about))
     return out
+
+
+def _allowed(tool: object, skipped: object, skips: tuple[AllowedSkip, ...]) -> list[AllowedSkip]:
+    """The allowances covering every test a row skipped; empty where one is not allowed."""
+    if not isinstance(skipped, list) or not skipped or not isinstance(tool, str):
+        return []
+    found = [next((a for a in skips if a.allows(tool, str(t))), None) for t in skipped]
+    return [a for a in found if a is not None] if all(found) else []
+
+
+def _skip_allowed(r: Any, allowed: list[AllowedSkip]) -> Finding:
+    """``r``: a row of the ``missing`` frame (itertuples)."""
+    tests = ", ".join(str(t) for t in r.skipped)
+    why = "; ".join(dict.fromkeys(f"{a.why} ({a.where})" if a.where else a.why for a in allowed))
+    return Finding(str(r.entity), str(r.kind), str(r.layer), SKIP_ALLOWED, "info",
+                   f"{r.entity}: {r.tool} skipped {tests}: allowed by the rules: {why}",
+                   {"measured": "skipped", "expected": "measured", "unit": None, "tool": r.tool, "fact": r.fact,
+                    "skipped": [str(t) for t in r.skipped], "why": why}, about="check")
 
 
 def _not_measured(entity: str, kind: str, layer: str, what: str) -> Finding:

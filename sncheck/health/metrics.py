@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from sncheck.health import fabric, injob
+from sncheck.health import fabric, injob, kernel
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
@@ -287,7 +287,7 @@ def host_fact_warnings(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     return _failed_facts(rows, warning=True)
 
 
-MISSING_COLUMNS = ["entity", "kind", "value", "status", "layer", "fact", "tool", "message"]
+MISSING_COLUMNS = ["entity", "kind", "value", "status", "layer", "fact", "tool", "message", "skipped"]
 
 
 def missing(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
@@ -302,7 +302,8 @@ def missing(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
                                                       + ": " + bad["status"].astype(str))
         parts.append(pd.DataFrame({
             "entity": bad["host"], "kind": "host", "value": 1, "status": bad["status"], "layer": bad["layer"],
-            "fact": bad["fact"], "tool": bad["tool"] if "tool" in bad else None, "message": message}))
+            "fact": bad["fact"], "tool": bad["tool"] if "tool" in bad else None, "message": message,
+            "skipped": bad["skipped"] if "skipped" in bad else None}))
     nr = kind_rows(rows, "not_run")
     if not nr.empty:
         entity, kind = nr["entity"].astype(str), nr["entity_kind"].astype(str)
@@ -315,7 +316,7 @@ def missing(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
             "entity": entity.where(~on_host, host),
             "kind": kind.where(kind != "group", on_host.map({True: "host", False: "supernode"})),
             "value": 1, "status": nr["status"], "layer": nr["layer"], "fact": None, "tool": None,
-            "message": nr["message"]}))
+            "message": nr["message"], "skipped": None}))
     parts = [p for p in parts if not p.empty]
     if not parts:
         return pd.DataFrame(columns=MISSING_COLUMNS)
@@ -399,9 +400,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "NCCL Inspector / nccl-tests: a communicator's bus bandwidth over its tier's design (or baseline)"),
     Metric("ras_state", "watch", ENTITIES, "states", injob.ras_state,
            "NCCL RAS: INCOMPLETE, MISMATCH, NOCOMM, DEAD and ERROR states, per rank and card"),
-    # Fabric error counters and kernel logs: sncheck/health/fabric.py
+    # Fabric error counters (sncheck/health/fabric.py) and kernel logs (sncheck/health/kernel.py)
     Metric("fabric_counters", "connectivity", ENTITIES, "errors", fabric.fabric_counters,
            "NVLink and IB port error counters before and after the run (growth = after - before)"),
-    Metric("kernel_events", "connectivity", ENTITIES, "reports", fabric.kernel_events,
-           "Xid, SXid and PCIe AER reports in the kernel log lines new since the last run"),
+    Metric("kernel_events", "connectivity", ENTITIES, "reports", kernel.kernel_events,
+           "Xid, SXid, RmInitAdapter, PCIe AER and amdgpu RAS reports in the kernel log lines new since "
+           "the last run (and those kept from earlier runs, for a count over a window)"),
 )}

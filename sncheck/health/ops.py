@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 import pandas as pd
 
-from sncheck.health import fabric, injob
+from sncheck.health import fabric, injob, kernel
 from sncheck.health.culprits import _bound, _compare, _median, entity_findings, flagged_tiers, pair_findings
 from sncheck.health.drift import calibration_regression, card_baseline, drift
 from sncheck.health.findings import jsonable
@@ -454,7 +454,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
         "min_pairs": Param(int, 1, "fewest pairs of a card in a tier for its median to count"),
     }, ("below", "above"), "each card's median over its pairs against its value in the baseline "
        "(for noisy pairs: shared CPU cores)"),
-    # Fabric error counters and kernel logs: sncheck/health/fabric.py
+    # Fabric error counters (sncheck/health/fabric.py) and kernel logs (sncheck/health/kernel.py)
     Op("counter_growth", fabric.counter_growth, (ENTITIES,), {
         "counters": Param(list, REQUIRED, "the counters this rule judges "
                           "(replay_errors, recovery_errors, crc_errors; symbol_error, link_downed, ...)"),
@@ -462,11 +462,13 @@ OPS: dict[str, Op] = {op.name: op for op in (
         "of": Param(str, "growth", "growth: how much it grew during the run; before: its value when "
                                    "the run began", ("growth", "before")),
     }, (), "fabric error counters: their growth during the run, or their value before it"),
-    Op("kernel_events", fabric.kernel_op, (ENTITIES,), {
-        "source": Param(str, REQUIRED, "which reports: xid, sxid or aer", fabric.SOURCES),
-        "table": Param(dict, {}, "code or class -> {severity, action, summary, confirm}; a report the "
-                                 "table does not list takes the rule's severity", check=fabric.check_table),
+    Op("kernel_events", kernel.kernel_op, (ENTITIES,), {
+        "source": Param(str, REQUIRED, "which reports: " + ", ".join(kernel.SOURCES), tuple(kernel.SOURCES)),
+        "table": Param(dict, {}, "code or class -> {severity, action, summary, confirm, count, window, below, "
+                                 "drivers, when} (or a list of them, the first that applies wins); a report the "
+                                 "table does not list takes the rule's severity", check=kernel.check_table),
         "action": Param(str, None, "the action of a report the table does not list "
-                        f"({', '.join(fabric.ACTIONS)})", fabric.ACTIONS),
-    }, (), "kernel log reports (Xid, SXid, PCIe AER) new since the last run, by a table"),
+                        f"({', '.join(kernel.ACTIONS)})", kernel.ACTIONS),
+    }, (), "kernel log reports (Xid, SXid, RmInitAdapter, PCIe AER, amdgpu RAS) new since the last run, "
+           "by a table: per code or class, a severity, or a count within a window"),
 )}

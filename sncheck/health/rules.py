@@ -25,6 +25,31 @@ the host's only where the output does not say which card.
 default: quarantine, retest with the measurement that found it, then isolate or
 release) or ``none`` (hard evidence, e.g. uncorrectable ECC or corrupted data: isolate
 at once, with the evidence in the finding).
+
+Two more top-level keys:
+
+```yaml
+extends: default                         # a shipped name or a path (beside this file)
+rules:
+  - name: kernel-xid                     # a rule of the base: only what changes
+    table:
+      13: {severity: warning, count: 3, window: 24h}
+allow_skips:                             # tests a tool may skip without "not measured"
+  - {tool: dcgmi, test: EUD, why: the EUD package is not installed on these hosts}
+```
+
+``extends``: this file's rules are the base's, with a rule of the same name merged onto the
+base's (the keys given replace its; a ``table`` is merged code by code, an entry given as a
+mapping over a mapping changing only the keys it gives) and the other rules added after
+them. The base is checked on its own (its errors name its file); a merged rule's errors
+name this file, at the line of the rule that changed it. Bases may extend bases (at most
+:data:`MAX_EXTENDS` deep; a cycle is refused).
+
+``allow_skips``: a test the tool printed ``Skip`` for measured nothing, so its fact is "not
+measured" (the gate fails, nothing is isolated) unless the rules allow that test's skip by
+name (``EUD`` matches ``EUD Test`` and DCGM 4.x's ``eud``; case and a trailing ``Test``
+aside, the names must be equal). An allowed skip is a finding at ``info`` that quotes
+``why``; a skip of any other test still fails the gate.
 """
 
 from __future__ import annotations
@@ -41,9 +66,12 @@ from sncheck.health.findings import ENTITY_KINDS, SEVERITIES
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
 from sncheck.model import Finding
-from sncheck.config.yamlio import Source, _show, check_keys, field_str, load_file, load_text
+from sncheck.config.yamlio import LineDict, Source, _show, check_keys, field_str, load_file, load_text
 
 COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")
+TOP_KEYS = ("rules", "extends", "allow_skips")
+SKIP_TOOLS = ("dcgmi",)  # the tools whose output names the tests it skipped
+MAX_EXTENDS = 4
 CONFIRM = ("retest", "none")
 # Metrics that name one kind of entity: a rule's scope must say the same.
 METRIC_SCOPE = {"host_fact_failures": "host", "host_fact_warnings": "host", "rank_skew": "card",
@@ -70,10 +98,32 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class AllowedSkip:
+    tool: str
+    test: str
+    why: str
+    where: str = ""
+
+    def allows(self, tool: str | None, test: str) -> bool:
+        return tool == self.tool and test_name(test) == test_name(self.test)
+
+
+def test_name(name: str) -> str:
+    """A test's name as compared: case aside, without a trailing ``Test`` (``EUD Test``, ``eud``)."""
+    n = " ".join(str(name).lower().split())
+    return n[: -len(" test")] if n.endswith(" test") else n
+
+
+@dataclass(frozen=True)
 class RuleSet:
     rules: tuple[Rule, ...]
     source: str
     path: str | None = None  # the file it was loaded from (for results.json's inputs)
+    allowed_skips: tuple[AllowedSkip, ...] = ()
+    extends: tuple[str, ...] = ()  # the files this one extends, nearest first
+
+    def skip_allowed(self, tool: str | None, test: str) -> AllowedSkip | None:
+        return next((a for a in self.allowed_skips if a.allows(tool, test)), None)
 
     def for_layer(self, layer: str) -> list[Rule]:
         return [r for r in self.rules if r.layer in (layer, "any")]
@@ -112,11 +162,83 @@ def _name(src: Source, node, key: str, known, what: str) -> str:
     return value
 
 
-def parse_rules(src: Source) -> RuleSet:
-    root = check_keys(src, src.data, ("rules",), "rules file", required=("rules",))
-    items = root["rules"]
-    if not isinstance(items, list) or not items:
+def _merged(base: LineDict, mine: LineDict) -> LineDict:
+    """A base rule with a rule of the same name merged onto it (see the module); errors in
+    what it holds are told at ``mine``'s lines."""
+    out = LineDict({**base, **mine})
+    out.line = mine.line
+    out.key_lines = {**{k: mine.line for k in base}, **mine.key_lines}
+    if isinstance(base.get("table"), dict) and isinstance(mine.get("table"), dict):
+        table = dict(base["table"])
+        for key, entry in mine["table"].items():
+            old = table.get(key)
+            table[key] = {**old, **entry} if isinstance(old, dict) and isinstance(entry, dict) else entry
+        out["table"] = table
+    return out
+
+
+def _base(src: Source, root: LineDict, seen: tuple[str, ...]) -> tuple[list, tuple[AllowedSkip, ...], tuple[str, ...]]:
+    """The rule nodes, allowed skips and files of the rules file ``root`` extends."""
+    ref = root["extends"]
+    if not isinstance(ref, str) or not ref.strip():
+        raise src.error("extends must name a rules file (a shipped name such as 'default', or a path)", root,
+                        "extends")
+    near = Path(src.name).parent / ref if src.name and not Path(ref).is_absolute() else None
+    path = near if near is not None and near.is_file() else find_rules(ref)
+    if path is None:
+        raise src.error(f"extends: no such rules file or shipped rules name {ref!r} (shipped: default)", root,
+                        "extends")
+    key = str(path.resolve())
+    if key in seen or len(seen) > MAX_EXTENDS:
+        raise src.error(f"extends: {ref!r} " + ("extends this file again (a cycle)" if key in seen else
+                                                 f"goes more than {MAX_EXTENDS} files deep"), root, "extends")
+    base_src = load_file(path)
+    base = parse_rules(base_src, (*seen, key))  # the base on its own: its errors name its file
+    nodes = base_src.data["rules"]
+    if isinstance(base_src.data.get("extends"), str):
+        nodes = _nodes(base_src, base_src.data, (*seen, key))[0]
+    return nodes, base.allowed_skips, (str(path), *base.extends)
+
+
+def _nodes(src: Source, root: LineDict, seen: tuple[str, ...]) -> tuple[list, tuple[AllowedSkip, ...], tuple[str, ...]]:
+    """The rule nodes of a file, its base's merged in."""
+    items = root.get("rules")
+    if not isinstance(items, list) or (not items and "extends" not in root):
         raise src.error("rules must be a non-empty list", root, "rules")
+    if "extends" not in root:
+        return items, (), ()
+    nodes, skips, files = _base(src, root, seen)
+    nodes = list(nodes)
+    at = {n.get("name"): i for i, n in enumerate(nodes) if isinstance(n, dict)}
+    changed: set[str] = set()
+    for node in items:
+        name = node.get("name") if isinstance(node, LineDict) else None
+        if isinstance(name, str) and name in changed:
+            raise src.error(f"duplicate rule name {name!r}", node, "name")
+        if isinstance(name, str) and name in at:
+            nodes[at[name]] = _merged(nodes[at[name]], node)
+            changed.add(name)
+        else:
+            nodes.append(node)  # a new rule (a new name given twice is refused as a duplicate below)
+    return nodes, skips, files
+
+
+def _allowed_skips(src: Source, root: LineDict) -> tuple[AllowedSkip, ...]:
+    items = root.get("allow_skips", [])
+    if not isinstance(items, list):
+        raise src.error("allow_skips must be a list of {tool, test, why}", root, "allow_skips")
+    out = []
+    for node in items:
+        node = check_keys(src, node, ("tool", "test", "why"), "allow_skips entry", required=("tool", "test", "why"))
+        tool = field_str(src, node, "tool", choices=SKIP_TOOLS)
+        out.append(AllowedSkip(tool, field_str(src, node, "test"), field_str(src, node, "why"), src.where(node)))
+    return tuple(out)
+
+
+def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
+    root = check_keys(src, src.data, TOP_KEYS, "rules file", required=("rules",))
+    items, base_skips, files = _nodes(src, root, _seen)
+    skips = base_skips + _allowed_skips(src, root)
     if len(items) > MAX_RULES:
         raise src.error(f"a rules file holds at most {MAX_RULES} rules, got {len(items)}", root, "rules")
     rules, names = [], set()
@@ -181,7 +303,7 @@ def parse_rules(src: Source) -> RuleSet:
             rules.append(Rule(name, op_name, metric, severity, scope,
                               str(node.get("summary", METRICS[metric].description)), params,
                               str(node.get("description", "")), src.where(node), confirm))
-    return RuleSet(tuple(rules), src.name)
+    return RuleSet(tuple(rules), src.name, allowed_skips=skips, extends=files)
 
 
 def find_rules(ref: str) -> Path | None:
@@ -194,7 +316,7 @@ def load_rules(ref: str = DEFAULT_RULES) -> RuleSet:
     if path is None:
         raise ConfigError("no such rules file or shipped rules name (shipped: default)", ref)
     rs = parse_rules(load_file(path))
-    return RuleSet(rs.rules, rs.source, str(path))
+    return RuleSet(rs.rules, rs.source, str(path), rs.allowed_skips, rs.extends)
 
 
 def load_rules_text(text: str, name: str = "<rules>") -> RuleSet:

@@ -75,4 +75,5 @@ class LayerContext:
         rules = self.rules.judging(layer) if self.rules else []
         return list(self.own_findings) + evaluate(rules, mine, ctx) + invariants.layer_findings(
             layer, mine, ctx, options=self.options, targets=self.targets,
-            rules=len(rules) if self.rules is not None else None, gate=self.gate)
+            rules=len(rules) if self.rules is not None else None, gate=self.gate,
+            skips=self.rules.allowed_skips if self.rules is not None else ())

@@ -268,6 +268,9 @@ class Run:
             self.baseline = load_baseline(self.baseline_ref) if self.baseline_ref else None
         self.inputs = {"playbook": provenance(self.playbook.name, self.playbook.source),
                        "rules": provenance(self.rules.source, self.rules.path),
+                       # the files the rules extend (extends:): a run is reproduced with them too
+                       **{"rules_extends" + (f"_{i + 1}" if i else ""): provenance(Path(p).name, p)
+                          for i, p in enumerate(self.rules.extends)},
                        "baseline": provenance(self.baseline_ref, (self.baseline or {}).get("_path"))}
         for spec in self.playbook.layers:
             if spec.name == "golden":

@@ -18,13 +18,14 @@ Each report's every value is kept (the error bits and port of an AER report, an 
 instance and cause, an SXid's link, the GPU failing RmInitAdapter and its code, the driver
 version loaded before it): :data:`GRAMMAR` lists them, with the sources they were read in.
 
-Severity is not decided here: the rules file's Xid table does that
-(:mod:`sncheck.health.fabric`). ``faults`` lists every Xid, SXid and uncorrected AER
+Severity is not decided here: the rules file's kernel-log policy does that
+(:mod:`sncheck.health.kernel`). ``faults`` lists every Xid, SXid and uncorrected AER
 report, so ``sncheck parse kernel-log`` exits 1 on them; corrected AER is counted only.
 
 ``read_command`` is the bounded read an SSH host runs: the journal when it has kernel
 entries (``--after-cursor`` of the last run's cursor), else ``dmesg --time-format iso``
-(the lines after the last run's timestamp are kept by :func:`since`), filtered to these
+(the lines after the last run's newest stamp are kept by :func:`since`; the read prints the
+boot time first, ``# boot: EPOCH``, so dmesg's uptime stamps place too), filtered to these
 reports, at most :data:`MAX_LINES` lines, then an end marker, so a read cut short is told
 from a quiet log.
 """
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from datetime import datetime, timezone
 from typing import Any
 
 from sncheck.errors import ParseError
@@ -57,13 +59,14 @@ GRAMMAR = {"kernel-log": Grammar(
         "drivers/pci/pcie/aer/aerdrv_errprint.c up to 4.16 ('id=%04x(%s)', the long bit names)",
         "torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, amdgpu_aca.c: see sncheck/vendors/amd/kernel_ras.py",
     ),
-    lines=("any line, optionally timed ('[  12.345678]', '[Mon Mar  3 12:00:01 2025]', ISO, the journal's 'Mar 03 "
-           "12:00:01 host kernel: '); the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
+    lines=("any line, optionally timed ('[  12.345678]', '[Mon Mar  3 12:00:01 2025]', ISO, the journal's or syslog's "
+           "'Mar 03 12:00:01 host kernel: ', that followed by dmesg's '[  12.3]'); the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
            "Data and Severity lines, RmInitAdapter, loading, API mismatch), sncheck/vendors/kernel_aer.py (AER "
            "received / PCIe Bus Error / device status / one line per error bit / TLP Header), "
            "sncheck/vendors/amd/kernel_ras.py (amdgpu RAS counts, ERREVENT, ACA banks, resets, ring timeouts, "
            "page faults, bad-page threshold); every other line is counted, not read. sncheck's read adds "
-           "'-- cursor: C' (journalctl --show-cursor) and its end line '# end of kernel log'."),
+           "'# boot: EPOCH' (/proc/stat btime: places the uptime stamps), '-- cursor: C' (journalctl --show-cursor) and "
+           "its end line '# end of kernel log'."),
     end="none: a log is a stream, any line may be its last; sncheck's read ends with '# end of kernel log' "
         "(complete: true). A last line without its newline is a cut.",
     failures=("every Xid, SXid, RmInitAdapter failure, API mismatch, uncorrected AER report and amdgpu fault "
@@ -71,9 +74,10 @@ GRAMMAR = {"kernel-log": Grammar(
               "to' lines (errors). Severity and action per code: the rules file's kernel-log policy."),
     values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu), code, bus_id, "
             "class, time, text, and per source: xid gpu_instance, compute_instance, pid, process, message, "
-            "caused_by, driver_version; sxid device, link, engine_instance, message, driver_version; rm_init "
+            "caused_by, driver_version, recovery_action and recovery_action_name (Xid 154); sxid device, link, "
+            "engine_instance, message, driver_version; rm_init "
             "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], "
-            "tlp_header; amdgpu see kernel_ras; lines, cursor, last_time, complete, cursor_lost, faults, errors"),
+            "tlp_header; amdgpu see kernel_ras; lines, cursor, last_time, boot, complete, cursor_lost, faults, errors"),
 )}
 
 TOOL = "kernel-log"
@@ -82,9 +86,12 @@ MAX_LINES = 2000
 PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
            r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records)")
 
+# syslog / the journal's default format ('Dec  2 11:38:27 worker4 kernel: '), then one of dmesg's stamps
+_SYSLOG = re.compile(r"^(?P<syslog>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ kernel: ?")
 _TIME = re.compile(r"^(?:\[\s*(?P<mono>\d+\.\d+)\]|\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
                    r"\d\d:\d\d:\d\d \d{4})\]|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
                    r"(?:[+-]\d\d:?\d\d|Z)?))\s*")
+_BOOT = re.compile(r"^# boot: (\d{1,12})$")  # sncheck's read: /proc/stat's btime, so dmesg's uptime stamps place
 _CURSOR = re.compile(r"^-- cursor: (\S+)")
 _DENIED = re.compile(r"Operation not permitted|Permission denied|read kernel buffer failed|not permitted", re.I)
 
@@ -106,6 +113,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     errors: list[str] = []
     received: list[dict[str, Any]] = []
     cursor = last_time = None
+    last_t: float | None = None
+    boot: int | None = None  # the boot's wall time (sncheck's read prints it): an uptime stamp's epoch
     cursor_lost = False
     last_amd: dict[str, Any] | None = None  # the amdgpu event an ACA register or total line continues
     last: dict[str, Any] | None = None      # the NVIDIA or AER report a Data, status or bit line continues
@@ -119,17 +128,24 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if line == END_MARKER:
             ended = True
             continue
+        if m := _BOOT.match(line):
+            boot = int(m.group(1))
+            continue
         if line.startswith("# source:") or line.startswith("# "):
             continue  # the read command's own notes
         if m := _CURSOR.match(line):
             cursor = m.group(1)
             continue
         lines += 1
-        t = _TIME.match(line)
+        syslog = _SYSLOG.match(line)
+        rest = line[syslog.end():] if syslog else line
+        t = _TIME.match(rest)
         when = (t.group("iso") or t.group("ctime") or t.group("mono")) if t else None
-        if t and t.group("iso"):
-            last_time = t.group("iso")
-        body = line[t.end():] if t else line
+        when = syslog.group("syslog") if syslog and not (t and (t.group("iso") or t.group("ctime"))) else when
+        if when and (w := seconds(when, boot)) and w[0] == "wall" and (last_t is None or w[1] >= last_t):
+            # where the next read starts (dmesg without a journal): the newest placed stamp
+            last_t, last_time = w[1], (t.group("iso") if t and t.group("iso") else iso(w[1]))
+        body = rest[t.end():] if t else rest
         if m := kernel_nvrm.LOADING.search(body):
             driver = m.group("version")
             continue
@@ -154,7 +170,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         raise ParseError("no kernel log lines and no end marker", tool=TOOL)
     faults = [describe(e) for e in events if is_fault(e)]
     return {"tool": TOOL, "driver_version": driver, "events": events, "lines": lines, "cursor": cursor,
-            "last_time": last_time,
+            "last_time": last_time, "boot": boot,
             "complete": ended, "cursor_lost": cursor_lost, "faults": faults, "errors": errors}
 
 
@@ -177,25 +193,97 @@ def describe(e: dict[str, Any]) -> str:
 
 
 def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:
-    """``parsed`` with only the events after ``after_time`` (ISO, from the last read of a
-    dmesg without a journal). Events without an ISO time are kept: they cannot be placed."""
-    key = _iso_key(after_time) if after_time else None
-    if key is None:  # no last read, or one that is not an ISO time (a hand-edited cursor file): keep all
+    """``parsed`` with only the events after ``after_time`` (the last read's newest stamp, of a
+    dmesg without a journal): ISO, ``dmesg -T`` and uptime stamps placed by the read's boot
+    time compare. Events that cannot be placed are kept."""
+    after = seconds(after_time) if after_time else None
+    if after is None or after[0] != "wall":  # no last read, or a hand-edited cursor file: keep all
         return parsed
-    kept = [e for e in parsed["events"] if not ((t := _iso_key(e["time"]) if e.get("time") else None) and t <= key)]
+    boot = parsed.get("boot")
+
+    def new(e: dict[str, Any]) -> bool:
+        w = seconds(e.get("time"), boot)
+        return w is None or w[0] != "wall" or round(w[1] * 1e6) > round(after[1] * 1e6)  # to the microsecond
+
+    kept = [e for e in parsed["events"] if new(e)]
     return {**parsed, "events": kept, "faults": [describe(e) for e in kept if is_fault(e)]}
 
 
-def _iso_key(text: str) -> str | None:
-    m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,](\d+))?", text)
-    return f"{m.group(1)}.{(m.group(2) or '').ljust(9, '0')}" if m else None
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                                         "Dec"), 1)}
+_ISO_PARTS = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(?:(Z)|([+-])(\d\d):?(\d\d))?$")
+_CTIME_PARTS = re.compile(r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})$")
+_SYSLOG_PARTS = re.compile(r"([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)$")
+
+
+def seconds(stamp: str | None, boot: int | None = None) -> tuple[str, float] | None:
+    """A report's time as (clock, seconds) to measure a window between reports: ``wall``
+    (seconds since the epoch: an ISO stamp, ``dmesg -T``'s, or an uptime stamp of a read that
+    printed its boot time) compares across reads; ``uptime`` (``[  12.34]`` without the boot
+    time) and ``syslog`` (``Dec  2 11:38:27``: no year) only within one log. A stamp without
+    a zone is taken as UTC (``dmesg -T`` prints local time: one host's reads agree). None
+    where the report has no stamp, or one that names no real time."""
+    if not stamp:
+        return None
+    try:
+        if m := _ISO_PARTS.match(stamp):
+            y, mo, d, h, mi, s, frac, z, sign, zh, zm = m.groups()
+            when = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=timezone.utc)
+            offset = 0 if z or not sign else (int(zh) * 3600 + int(zm) * 60) * (1 if sign == "+" else -1)
+            return "wall", when.timestamp() - offset + (float(f"0.{frac}") if frac else 0.0)
+        if m := _CTIME_PARTS.match(stamp):
+            mon, d, h, mi, s, y = m.groups()
+            return "wall", datetime(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s),
+                                    tzinfo=timezone.utc).timestamp()
+        if m := _SYSLOG_PARTS.match(stamp):
+            mon, d, h, mi, s = m.groups()  # no year: 2000 (a leap year, so Feb 29 reads)
+            return "syslog", datetime(2000, _MONTHS[mon], int(d), int(h), int(mi), int(s),
+                                      tzinfo=timezone.utc).timestamp()
+        up = float(stamp)
+    except (KeyError, ValueError, OverflowError):
+        return None
+    return ("wall", boot + up) if boot is not None else ("uptime", up)
+
+
+def iso(t: float) -> str:
+    """Seconds since the epoch as the ISO stamp a kept report carries."""
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="microseconds")
+
+
+KEPT_DAYS = 30        # how long a host's reports are kept for a count over a window (the longest window)
+KEPT_REPORTS = 500    # and at most this many per host, the newest
+_KEPT_FIELDS = ("source", "code", "class", "bus_id", "card", "driver_version", "recovery_action", "status_class",
+                "block", "link", "device", "gpu_instance")
+
+
+def kept_reports(earlier: list[Any], events: list[dict[str, Any]], boot: int | None) -> list[dict[str, Any]]:
+    """The reports a host keeps for the next runs: ``earlier`` (what was kept, as read back from
+    the state dir: anything not a report is dropped) and ``events`` (this read's, named to
+    their cards) whose time places them (a wall time), the scalar fields a table judges by,
+    their time as ISO; none older than :data:`KEPT_DAYS` before the newest, at most
+    :data:`KEPT_REPORTS`."""
+    out: list[tuple[float, dict[str, Any]]] = []
+    for e, b in [(e, None) for e in earlier] + [(e, boot) for e in events]:
+        if not isinstance(e, dict) or not isinstance(e.get("source"), str) or not isinstance(e.get("time"), str):
+            continue
+        when = seconds(e["time"], b)
+        if when is None or when[0] != "wall":
+            continue  # an uptime stamp of a read without its boot time, a syslog stamp: not placeable
+        kept = {k: e[k] for k in _KEPT_FIELDS if isinstance(e.get(k), (str, int)) and not isinstance(e.get(k), bool)}
+        out.append((when[1], {**kept, "time": iso(when[1])}))
+    if not out:
+        return []
+    newest = max(t for t, _ in out)
+    out = sorted((x for x in out if x[0] >= newest - KEPT_DAYS * 86400), key=lambda x: x[0])
+    return [r for _, r in out[-KEPT_REPORTS:]]
 
 
 def read_command(cursor: str | None = None) -> str:
     """The shell line an SSH host runs (see the module); ``cursor`` from the last run."""
     after = f" --after-cursor={shlex.quote(cursor)}" if cursor else ""
     pat = shlex.quote(PATTERN)
-    return ("if [ -n \"$(journalctl -k -n 1 -q --no-pager 2>/dev/null)\" ]; then "
+    return ("echo \"# boot: $(awk '/^btime /{print $2}' /proc/stat 2>/dev/null)\"; "
+            "if [ -n \"$(journalctl -k -n 1 -q --no-pager 2>/dev/null)\" ]; then "
             "echo '# source: journalctl -k'; "
             f"journalctl -k -o short-iso --no-pager --show-cursor{after} 2>&1 | grep -E {pat} | tail -n {MAX_LINES}; "
             "else echo '# source: dmesg'; "

@@ -323,4 +323,5 @@ def check_dcgmi(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]
     if skipped and result in ("Pass", "Warn", "Skip") and not failed:
         row["ok"], row["status"] = False, Status.NOT_MEASURED
         row["message"] += f"; not judged: {listed(skipped)} skipped by dcgmi (a skip measures nothing)"
+        row["skipped"] = skipped  # the rules may allow a named test's skip (allow_skips)
     return [row]

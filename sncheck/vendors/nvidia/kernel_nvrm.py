@@ -23,8 +23,13 @@ Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prin
 - ``NVRM: API mismatch: the client has the version X, but this kernel module has the version Y``
   (``kernel-open/nvidia/nv.c``): a failure, the driver stack is inconsistent.
 
+- Xid 154 (R550 on): ``GPU recovery action changed from 0xN (WORDS) to 0xM (WORDS)``: the
+  action the GPU now needs, ``nvmlDeviceGpuRecoveryAction_t`` (0 none, 1 GPU reset, 2 node
+  reboot, 3 drain P2P, 4 drain and reset; R610 adds 5 recover IMEX domain, 6 bus reset, 7
+  system reboot); its words vary by version (``Node Reboot Required``, 610's ``OS Reboot``).
+
 Events: ``xid`` (``code``, ``bus_id``, ``gpu_instance``, ``compute_instance``, ``pid``,
-``process``, ``message``, ``caused_by``), ``sxid`` (``code``, ``bus_id``, ``device``
+``process``, ``message``, ``caused_by``; Xid 154 ``recovery_action`` and ``recovery_action_name``), ``sxid`` (``code``, ``bus_id``, ``device``
 ``nvidia-nvswitchN``, ``class`` fatal/non-fatal, ``link``, ``engine_instance``, ``message``),
 ``rm_init`` (``bus_id``, ``device`` ``dddd:bb:dd.f``, ``code`` ``0x24:0x72:1568``, ``minor``),
 ``api_mismatch``; each with ``driver_version`` (the last ``loading`` line before it, else null).
@@ -41,6 +46,12 @@ XID = re.compile(rf"NVRM: Xid \({_BUS}(?: GPU-I:(?P<gi>\d+))?(?: GPU-CI:(?P<ci>\
 SXID = re.compile(rf"(?:(?P<dev>nvidia-nvswitch\d+): )?SXid \({_BUS}\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?")
 _PID = re.compile(r"^pid=(?P<pid>'[^']*'|\S+?), name=(?P<name>.*?), ")
 _CAUSE = re.compile(r"\s*caused by previous Xid (\d+)\s*$")
+# Xid 154 (R550 on): 'GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)'; the
+# value is nvmlDeviceGpuRecoveryAction_t (0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and
+# reset; R610 adds 5 recover IMEX domain, 6 bus reset, 7 system reboot); the words differ by version
+# ('0x2 (OS Reboot)' on 610, '0x1 (PF FLR)'): the number is what a table judges by
+_RECOVERY = re.compile(r"recovery action changed from 0x(?P<old>[0-9a-fA-F]+)(?: \([^)]*\))? to "
+                       r"0x(?P<new>[0-9a-fA-F]+)(?: \((?P<name>[^)]*)\))?")
 _LINK = re.compile(r"\bLink (\d+)\b", re.I)
 _ENGINE = re.compile(r"^Severity (\d+) Engine instance (\d+)")
 _DEV = r"(?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
@@ -69,16 +80,20 @@ def event(body: str, last: dict[str, Any] | None, driver: str | None) -> dict[st
             pid, name, rest = p.group("pid").strip("'"), p.group("name"), rest[p.end():].strip()
         if c := _CAUSE.search(rest):
             cause, rest = int(c.group(1)), rest[: c.start()]
-        return {"source": "xid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": None,
-                "gpu_instance": int(m.group("gi")) if m.group("gi") else None,
-                "compute_instance": int(m.group("ci")) if m.group("ci") else None,
-                "pid": pid, "process": name, "message": rest or None, "caused_by": cause, "driver_version": driver}
+        out = {"source": "xid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": None,
+               "gpu_instance": int(m.group("gi")) if m.group("gi") else None,
+               "compute_instance": int(m.group("ci")) if m.group("ci") else None,
+               "pid": pid, "process": name, "message": rest or None, "caused_by": cause, "driver_version": driver}
+        if (r := _RECOVERY.search(rest)) and len(r.group("new")) <= 8:
+            out.update(recovery_action=int(r.group("new"), 16), recovery_action_name=r.group("name"))
+        return out
     if m := SXID.search(body):
         rest = (m.group("rest") or "").strip()
         same = last is not None and last.get("source") == "sxid" and last.get("code") == int(m.group("code")) \
             and last.get("bus_id") == _bus(m.group("bus"))
-        if re.match(r"Data\s*\{", rest):
-            return {}  # the register dump belongs to a report (printed before or after its line)
+        if re.match(r"Data\s*\{", rest) or (rest and any(w.startswith(rest) for w in ("Data", "Severity"))):
+            return {}  # the register dump belongs to a report (printed before or after its line); so does
+            # one of these lines cut inside its first word (a paste that ends mid-line): not a report
         if engine := _ENGINE.match(rest):
             if same and last is not None:
                 last["engine_instance"] = int(engine.group(2))  # the report just read: its engine

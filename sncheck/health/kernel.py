@@ -1,0 +1,346 @@
+"""Kernel log reports judged by the kernel-log policy: the rules file's tables.
+
+Metric ``kernel_events``: one entry per report of the kernel log lines read since the last
+run (fact ``kernel_log``: NVIDIA Xid, NVSwitch SXid, RmInitAdapter failures, PCIe AER,
+amdgpu RAS/ACA), and, ``new: false``, the reports of earlier runs that the SSH backend keeps
+in the state dir (``kernel-log-cursors.json``, at most :data:`MAX_WINDOW_S` old) so that a
+count over a window spans runs. An Xid names the card whose ``nvidia-smi -q`` bus id it
+carries (likewise an RmInitAdapter failure, an AER report at a GPU's bus id, an amdgpu report
+where the plug-in lists bus ids), else the host; an SXid names the NVSwitch tray: the host.
+
+Op ``kernel_events``: ``source`` (:data:`SOURCES`), ``severity`` and ``action`` for a report
+the ``table`` does not list, and the ``table``: code (Xid, SXid) or class -> an entry, or a
+list of entries tried in order (the first that applies wins)::
+
+    {severity, action, summary, confirm,      # what the report is and what to do
+     count, window, below,                    # N reports of it within the window: the severity;
+                                              #   fewer: ``below`` (default info, recorded)
+     drivers, when}                           # applies only to these driver versions / fields
+
+* A report is keyed by its code, then its class (AER ``fatal``/``non-fatal``/``corrected``,
+  SXid ``fatal``/``non-fatal``, amdgpu's classes, ``rm_init``/``api_mismatch``).
+* ``drivers``: a version range (``">=550"``, ``">=535.104,<560"``) the entry's meaning holds
+  for, compared with the driver the report ran on (its ``NVRM: loading`` line, else the last
+  one the host's log showed). A report whose driver is not known takes the most severe of
+  the entries its fields match, and says so.
+* ``when``: fields the report must carry with these values (``{recovery_action: 2}``: Xid
+  154's new action; ``{status_class: uncorrectable}``: an ACA bank's STATUS). Equality only.
+* ``count`` and ``window`` (``24h``, ``30m``, ``7d``; at most 30 days; default: every report
+  kept): judged on the kernel log's own timestamps (ISO, ``dmesg -T``, the journal, dmesg's
+  uptime placed by the boot time sncheck's read prints), never on when sncheck read them;
+  the reports of earlier runs count. A report whose time is not known counts in every
+  window (it cannot be placed outside one).
+* ``confirm`` defaults to ``none`` for a critical entry (the driver's record of a fault that
+  happened cannot be re-measured: isolate at once), else to the rule's own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from sncheck.health.findings import SEVERITIES
+from sncheck.model import Finding, card_id
+from sncheck.store.frames import kind_rows
+from sncheck.vendors.kernel_log import describe, seconds
+
+if TYPE_CHECKING:
+    from sncheck.health.metrics import DetectContext
+    from sncheck.health.rules import Rule
+
+KERNEL_FACT = "kernel_log"
+ACTIONS = ("restart_app", "reset_gpu", "reset_fabric", "reboot", "drain", "update_software", "contact_support",
+           "ignore")
+# rule source -> the parser's event sources it judges
+SOURCES: dict[str, tuple[str, ...]] = {"xid": ("xid",), "sxid": ("sxid",), "aer": ("aer",), "amdgpu": ("amdgpu",),
+                                       "nvrm": ("rm_init", "api_mismatch")}
+CLASSES = ("fatal", "non-fatal", "corrected",                                  # AER, SXid
+           "uncorrectable", "correctable", "deferred", "poison", "aca", "page-fault",  # amdgpu
+           "reset", "reset-failed", "ring-timeout", "bad-page-threshold",
+           "rm_init", "api_mismatch")                                         # nvrm
+MAX_WINDOW_S = 30 * 86400  # how long the state dir keeps a host's reports: the longest window
+MAX_COUNT = 10_000
+ENTRY_KEYS = ("severity", "action", "summary", "confirm", "count", "window", "below", "drivers", "when")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
+_CLAUSE = re.compile(r"^\s*(>=|<=|>|<|==)?\s*(\d{1,4}(?:\.\d{1,4}){0,2})\s*$")
+_COLUMNS = ["entity", "kind", "value", "fact", "source", "code", "klass", "bus_id", "text", "time", "clock", "t",
+            "new", "driver", "event"]
+_SHOWN = 5
+
+
+# ------------------------------------------------------------------------------ the table
+
+@dataclass(frozen=True)
+class Entry:
+    severity: str
+    action: str | None = None
+    summary: str | None = None
+    confirm: str | None = None
+    count: int = 1
+    window_s: float | None = None
+    below: str = "info"
+    drivers: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    when: dict[str, Any] = field(default_factory=dict)
+
+    def applies(self, event: dict[str, Any]) -> bool:
+        return all(event.get(k) == v for k, v in self.when.items())
+
+    def holds_for(self, driver: tuple[int, ...]) -> bool:
+        return all(_compare(driver, op, v) for op, v in self.drivers)
+
+
+def duration(value: Any) -> float | None:
+    """``24h``, ``30m``, ``7d``, ``90s`` or a number of seconds -> seconds; None if not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if value > 0 else None
+    m = _DURATION.match(str(value))
+    return float(m.group(1)) * _UNITS[m.group(2)] if m and float(m.group(1)) > 0 else None
+
+
+def version(text: Any) -> tuple[int, ...] | None:
+    """``570.195.03`` -> (570, 195, 3); None for anything else."""
+    m = re.match(r"^(\d{1,4}(?:\.\d{1,4}){0,2})$", str(text).strip()) if text is not None else None
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
+def _range(text: Any) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
+    if not isinstance(text, (str, int, float)) or isinstance(text, bool):
+        return None
+    out = []
+    for clause in str(text).split(","):
+        m = _CLAUSE.match(clause)
+        if not m:
+            return None
+        out.append((m.group(1) or "==", tuple(int(p) for p in m.group(2).split("."))))
+    return tuple(out)
+
+
+def _compare(have: tuple[int, ...], op: str, want: tuple[int, ...]) -> bool:
+    a = have[:len(want)]  # '>=550' holds for 550.90.07: compare as many parts as the bound gives
+    return {">=": a >= want, "<=": a <= want, ">": a > want, "<": a < want, "==": a == want}[op]
+
+
+def _entry_error(where: str, entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return f"{where} must be a mapping, e.g. {{severity: critical, action: reset_gpu}}"
+    unknown = set(entry) - set(ENTRY_KEYS)
+    if unknown:
+        return f"{where} has unknown keys {', '.join(sorted(map(str, unknown)))} ({', '.join(ENTRY_KEYS)})"
+    for key in ("severity", "below"):
+        if (key == "severity" or key in entry) and entry.get(key) not in SEVERITIES:
+            return f"{where}.{key} must be one of {', '.join(SEVERITIES)}, got {entry.get(key)!r}"
+    if "action" in entry and entry["action"] not in ACTIONS:
+        return f"{where}.action must be one of {', '.join(ACTIONS)}, got {entry['action']!r}"
+    if "confirm" in entry and entry["confirm"] not in ("retest", "none"):
+        return f"{where}.confirm must be retest or none, got {entry['confirm']!r}"
+    if "summary" in entry and not isinstance(entry["summary"], str):
+        return f"{where}.summary must be text"
+    count = entry.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+        return f"{where}.count must be a whole number from 1 to {MAX_COUNT}, got {count!r}"
+    if "window" in entry:
+        w = duration(entry["window"])
+        if w is None or w > MAX_WINDOW_S:
+            return (f"{where}.window must be a duration up to 30d (24h, 30m, 7d, or seconds), "
+                    f"got {entry['window']!r}")
+        if count == 1:
+            return f"{where}: a window needs a count above 1 (how many reports within it)"
+    if "below" in entry and count == 1:
+        return f"{where}: below is the severity under the count: it needs a count above 1"
+    if "drivers" in entry and _range(entry["drivers"]) is None:
+        return f"{where}.drivers must be a driver version range such as '>=550' or '>=535.104,<560', " \
+               f"got {entry['drivers']!r}"
+    when = entry.get("when", {})
+    if not isinstance(when, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, bool)) and
+                                             not isinstance(v, float) for k, v in when.items()):
+        return f"{where}.when must map a report's fields to values (e.g. {{recovery_action: 2}}), got {when!r}"
+    return None
+
+
+def check_table(table: Any) -> str | None:
+    """Why a ``table`` param is wrong, or None (see the module for what an entry holds)."""
+    if not isinstance(table, dict):
+        return "table must be a mapping of code or class to {severity, action}"
+    for key, entry in table.items():
+        if not (isinstance(key, int) and not isinstance(key, bool) and key >= 0) and key not in CLASSES:
+            return (f"table key {key!r} is neither a code (a whole number) nor a class "
+                    f"({', '.join(CLASSES)})")
+        cases = entry if isinstance(entry, list) else [entry]
+        if not cases:
+            return f"table[{key!r}] is an empty list: give at least one entry"
+        for i, case in enumerate(cases):
+            where = f"table[{key!r}]" + (f"[{i}]" if isinstance(entry, list) else "")
+            if why := _entry_error(where, case):
+                return why
+    return None
+
+
+def _entry(raw: dict[str, Any]) -> Entry:
+    return Entry(raw["severity"], raw.get("action"), raw.get("summary"), raw.get("confirm"), raw.get("count", 1),
+                 duration(raw["window"]) if "window" in raw else None, raw.get("below", "info"),
+                 _range(raw["drivers"]) or () if "drivers" in raw else (), dict(raw.get("when") or {}))
+
+
+def entries(table: dict[Any, Any]) -> dict[str, tuple[Entry, ...]]:
+    """A validated table: key (as text) -> its entries in order."""
+    return {str(k): tuple(_entry(c) for c in (v if isinstance(v, list) else [v])) for k, v in table.items()}
+
+
+def keys_of(event: dict[str, Any]) -> tuple[str, ...]:
+    """The table keys a report is looked up by, first match first: its code, then its class
+    (an RmInitAdapter failure and an API mismatch: their own names)."""
+    out = []
+    if isinstance(event.get("code"), int):
+        out.append(str(event["code"]))
+    if event.get("source") in ("rm_init", "api_mismatch"):
+        out.append(str(event["source"]))
+    elif event.get("class"):
+        out.append(str(event["class"]))
+    return tuple(out)
+
+
+def choose(table: dict[str, tuple[Entry, ...]], event: dict[str, Any],
+           driver: str | None) -> tuple[str | None, int, Entry | None, str]:
+    """(the key, the entry's place in its list, the entry, a note) a report is judged by;
+    (None, -1, None, "") where the table lists none of its keys or none of its entries applies."""
+    have = version(driver)
+    for key in keys_of(event):
+        cases = [(i, e) for i, e in enumerate(table.get(key, ())) if e.applies(event)]
+        if not cases:
+            continue
+        if have is not None:
+            for i, e in cases:
+                if e.holds_for(have):
+                    return key, i, e, ""
+            continue
+        if any(e.drivers for _, e in cases):  # which meaning holds depends on a driver we do not know
+            i, e = max(cases, key=lambda c: (SEVERITIES.index(c[1].severity), -c[0]))
+            return key, i, e, "the driver version is not in the log: judged by its most severe meaning"
+        return key, cases[0][0], cases[0][1], ""
+    return None, -1, None, ""
+
+
+def in_window(times: list[tuple[str, float] | None], at: tuple[str, float] | None, window_s: float | None) -> int:
+    """How many of ``times`` (each report's (clock, seconds), None: not known) fall within
+    ``window_s`` up to ``at``; an unknown time counts in every window, a time on another
+    clock (an uptime stamp against a wall time) in none."""
+    n = 0
+    for t in times:
+        if t is None or at is None or window_s is None:
+            n += 1
+        elif t[0] == at[0] and at[1] - window_s <= t[1] <= at[1]:
+            n += 1
+    return n
+
+
+# ------------------------------------------------------------------------------ metric
+
+def _reads(rows: pd.DataFrame) -> list[tuple[str, dict]]:
+    f = kind_rows(rows, "host_fact")
+    if f.empty:
+        return []
+    f = f[(f["fact"] == KERNEL_FACT) & (f["status"] == "ok")]
+    return [(h, v) for h, v in zip(f["host"].astype(str), f["value"]) if isinstance(v, dict)]
+
+
+def kernel_events(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+    """One entry per report, new (``new``) or kept from earlier runs (see the module)."""
+    out = []
+    for host, value in _reads(rows):
+        boot = value.get("boot") if isinstance(value.get("boot"), int) else None
+        driver = value.get("driver_version")
+        for new, events in ((True, value.get("events") or []), (False, value.get("earlier") or [])):
+            for e in events:
+                if not isinstance(e, dict):
+                    continue
+                card = e.get("card")
+                if e.get("source") != "sxid" and isinstance(card, int):
+                    entity, kind = card_id(host, card), "card"
+                else:
+                    entity, kind = host, "host"
+                out.append({"entity": entity, "kind": kind, "value": 1 if new else 0, "fact": KERNEL_FACT,
+                            "source": e.get("source"), "code": e.get("code"), "klass": e.get("class"),
+                            "bus_id": e.get("bus_id"), "text": e.get("text"), "time": e.get("time"),
+                            "clock": None, "t": None, "new": new,
+                            "driver": e.get("driver_version") or driver, "event": e})
+                when = seconds(e.get("time"), boot if new else None)
+                if when is not None:
+                    out[-1].update(clock=when[0], t=when[1])
+    return pd.DataFrame(out, columns=_COLUMNS)
+
+
+# ------------------------------------------------------------------------------ op
+
+def kernel_op(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    frame = ctx.metric(rule.metric, rows)
+    if frame.empty:
+        return []
+    frame = frame[frame["source"].isin(SOURCES[rule.params["source"]])]
+    if not frame["new"].any():
+        return []
+    table = entries(rule.params.get("table") or {})
+    picked = [choose(table, r.event, r.driver) for r in frame.itertuples()]
+    frame = frame.assign(key=[p[0] or "|".join(keys_of(r.event)) or str(r.source) for p, r in
+                              zip(picked, frame.itertuples())], case=[p[1] for p in picked],
+                         entry=[p[2] for p in picked], note=[p[3] for p in picked])
+    out = []
+    for (entity, kind, key, case), group in frame.groupby(["entity", "kind", "key", "case"], sort=True):
+        new = group[group["new"]]
+        if new.empty:
+            continue  # earlier runs' reports only: judged when they were new
+        out.append(_finding(rule, str(entity), str(kind), new, group))
+    return out
+
+
+def _finding(rule: "Rule", entity: str, kind: str, new: pd.DataFrame, group: pd.DataFrame) -> Finding:
+    first = new.iloc[0]
+    entry: Entry | None = first["entry"]
+    severity = entry.severity if entry else rule.severity
+    times = [(c, t) if isinstance(c, str) else None for c, t in zip(group["clock"], group["t"])]
+    reports = len(new)
+    bar = ""
+    if entry is not None and entry.count > 1:
+        # the most reports of it within the window ending at one of tonight's reports
+        reports = max(in_window(times, (c, t) if isinstance(c, str) else None, entry.window_s)
+                      for c, t in zip(new["clock"], new["t"]))
+        within = f" within {_span(entry.window_s)}" if entry.window_s else " on record"
+        bar = f"{reports} reports{within} (the table: {entry.count} make it {entry.severity})"
+        if reports < entry.count:
+            severity = entry.below
+    action = entry.action if entry and entry.action else rule.params.get("action")
+    confirm = (entry.confirm if entry and entry.confirm else None) or ("none" if severity == "critical"
+                                                                      else rule.confirm)
+    event = first["event"]
+    what = (entry.summary if entry and entry.summary else None) or rule.summary
+    message = (f"{kind} {entity}: {describe(event)}: {what}"
+               + (f" ({bar})" if bar else f" ({len(new)} reports)" if len(new) > 1 else "")
+               + (f"; action: {action}" if action else "")
+               + (f"; {first['note']}" if first["note"] else "")
+               + f". Kernel log: {first['text']}")
+    evidence: dict[str, Any] = {
+        "measured": describe(event), "expected": "no such report since the last run", "unit": None,
+        "fact": KERNEL_FACT, "tool": "kernel log", "source": first["source"], "key": first["key"],
+        "code": event.get("code") if isinstance(event.get("code"), int) else None, "class": first["klass"],
+        "action": action, "reports": len(new), "lines": [str(t) for t in new["text"].head(_SHOWN)],
+        "driver_version": first["driver"] if isinstance(first["driver"], str) else None}
+    if entry is not None and entry.count > 1:
+        evidence.update(in_window=reports, count=entry.count, window_s=entry.window_s,
+                        earlier=int((~group["new"]).sum()))
+    if confirm == "none":
+        evidence["confirm"] = "none"
+    return Finding(entity, kind, rule.layer, rule.name, severity, message, evidence)
+
+
+def _span(s: float | None) -> str:
+    if s is None:
+        return "the record"
+    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= n and s % n == 0 and (unit != "d" or s > 86400):  # 24h, not 1d
+            return f"{int(s // n)}{unit}"
+    return f"{s:g}s"
