@@ -273,3 +273,21 @@ def test_a_dcgm_skip_is_not_measured_unless_the_rules_allow_that_test(tmp_path: 
     assert found(allowed) == [("n1", "skip-allowed", "info", "check")]
     assert found(allowed.replace("EUD", "Memory Bandwidth")) == [("n1", "not-measured", "critical", "check")]
     assert "allow_skips" in status_findings(pd.DataFrame([row]), ctx)[0].message  # says how
+
+
+def test_a_report_already_on_record_is_not_new_again() -> None:
+    """The journal rotated past the last run's cursor, so the read holds this whole boot again:
+    the reports the state dir already keeps are not judged (nor kept) twice; a new one is."""
+    from sncheck.backends.hostreads import _check_kernel
+    from sncheck.vendors.facts import Expect
+
+    log = ("# boot: 1796029200\n[ 100.000000] NVRM: Xid (PCI:0000:2a:00): 13, pid=7, name=x, Graphics Exception\n"
+           "[ 200.000000] NVRM: Xid (PCI:0000:2a:00): 13, pid=7, name=x, Graphics Exception\n" + kernel_log.END_MARKER
+           + "\n")
+    parsed = kernel_log.parse_kernel_log(log)
+    earlier = kernel_log.kept_reports([], [{**e, "card": 1} for e in parsed["events"][:1]], parsed["boot"])
+    assert earlier == [{"source": "xid", "code": 13, "bus_id": "0000:2a:00", "card": 1,
+                        "time": "2026-11-30T09:01:40.000000+00:00"}]
+    [row] = _check_kernel(lambda buses: {"0000:2a:00": 1}, True, None, earlier, None)("n1", parsed, Expect(cards=2))
+    assert [(e["code"], e["time"]) for e in row["value"]["events"]] == [(13, "200.000000")]
+    assert row["value"]["earlier"] == earlier and row["value"]["boot"] == 1796029200

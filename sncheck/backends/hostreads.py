@@ -70,9 +70,12 @@ def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool
                   earlier: list[dict], driver: str | None):
     def check(host: str, parsed: dict[str, Any], expect: hostfacts.Expect) -> list[dict]:
         kept = kernel_log.since(parsed, after_time)
-        cards_of_bus = namer([e.get("bus_id") or "" for e in kept["events"] if e["source"] != "sxid"])
+        # a report already on record (the journal's cursor was lost: this boot read again) is not new
+        known = {k for r in earlier if (k := kernel_log.report_key(r)) is not None}
+        fresh = [e for e in kept["events"] if kernel_log.report_key(e, parsed.get("boot")) not in known]
+        cards_of_bus = namer([e.get("bus_id") or "" for e in fresh if e["source"] != "sxid"])
         events = [{**e, "card": cards_of_bus.get(e.get("bus_id") or "") if e["source"] != "sxid" else None}
-                  for e in kept["events"]]
+                  for e in fresh]
         errors = parsed.get("errors") or []
         if not parsed.get("complete"):
             errors = [*errors, "the read ended before its end marker (cut short)"]

@@ -256,6 +256,15 @@ _KEPT_FIELDS = ("source", "code", "class", "bus_id", "card", "driver_version", "
                 "block", "link", "device", "gpu_instance")
 
 
+def report_key(e: dict[str, Any], boot: int | None = None) -> tuple | None:
+    """What tells one report from another across reads: its source, code, class, bus id and
+    wall time to the microsecond; None for a report whose time does not place it."""
+    w = seconds(e.get("time"), boot)
+    if w is None or w[0] != "wall":
+        return None
+    return (e.get("source"), e.get("code"), e.get("class"), e.get("bus_id"), round(w[1] * 1e6))
+
+
 def kept_reports(earlier: list[Any], events: list[dict[str, Any]], boot: int | None) -> list[dict[str, Any]]:
     """The reports a host keeps for the next runs: ``earlier`` (what was kept, as read back from
     the state dir: anything not a report is dropped) and ``events`` (this read's, named to
