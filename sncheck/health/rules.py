@@ -66,11 +66,11 @@ from sncheck.health.findings import ENTITY_KINDS, SEVERITIES
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
 from sncheck.model import Finding
+from sncheck.vendors import registry
 from sncheck.config.yamlio import LineDict, Source, _show, check_keys, field_str, load_file, load_text
 
 COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")
 TOP_KEYS = ("rules", "extends", "allow_skips")
-SKIP_TOOLS = ("dcgmi",)  # the tools whose output names the tests it skipped
 MAX_EXTENDS = 4
 CONFIRM = ("retest", "none")
 # Metrics that name one kind of entity: a rule's scope must say the same.
@@ -230,9 +230,14 @@ def _allowed_skips(src: Source, root: LineDict) -> tuple[AllowedSkip, ...]:
     out = []
     for node in items:
         node = check_keys(src, node, ("tool", "test", "why"), "allow_skips entry", required=("tool", "test", "why"))
-        tool = field_str(src, node, "tool", choices=SKIP_TOOLS)
+        tool = field_str(src, node, "tool", choices=_fact_tools())
         out.append(AllowedSkip(tool, field_str(src, node, "test"), field_str(src, node, "why"), src.where(node)))
     return tuple(out)
+
+
+def _fact_tools() -> tuple[str, ...]:
+    """The tools the vendor plug-ins run for host facts: the names an allowed skip may give."""
+    return tuple(sorted({c.tool for v in registry.vendors().values() for c in v.commands.values()}))
 
 
 def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
