@@ -218,7 +218,7 @@ def test_extends_changes_one_entry_and_keeps_the_rest(tmp_path: Path) -> None:
     ("rules:\n  - {name: x, op: kernel_events, metric: kernel_events, source: ipmi, severity: info}\n",
      "source must be one of xid, sxid, aer, amdgpu, nvrm"),
     ("extends: default\nrules: []\nallow_skips:\n  - {tool: dcgmi, test: EUD}\n", "missing required key 'why'"),
-    ("extends: default\nrules: []\nallow_skips:\n  - {tool: nvidia-smi, test: x, why: y}\n", "tool must be one of .*dcgmi"),
+    ("extends: default\nrules: []\nallow_skips:\n  - {tool: dcgm, test: x, why: y}\n", "tool must be one of .*dcgmi"),
 ])
 def test_a_wrong_policy_is_refused_with_its_file_and_line(tmp_path: Path, text: str, why: str) -> None:
     with pytest.raises(ConfigError, match=why):
