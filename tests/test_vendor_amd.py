@@ -46,6 +46,12 @@ def test_amd_smi_list_static_metric_trees() -> None:
     part = amd_smi.parse_amd_smi(amd("11"))
     assert [g["gpu"] for g in part["gpus"]] == [0, 62] and len(part["errors"]) == 2
     assert part["gpus"][0]["PARTITION"] == {"COMPUTE_PARTITION": "CPX", "MEMORY_PARTITION": "NPS4", "PARTITION_ID": 0}
+    # amd-smi wraps a long list onto indented lines: one value; a list cut before its ']' is cut short
+    wrapped = ("GPU: 0\n    USAGE:\n        JPEG_ACTIVITY: [N/A, N/A,\n            N/A, N/A]\n"
+               "        GFX_ACTIVITY: 3 %\n")
+    w = amd_smi.parse_amd_smi(wrapped)
+    assert w["gpus"][0]["USAGE"] == {"JPEG_ACTIVITY": "[N/A, N/A, N/A, N/A]", "GFX_ACTIVITY": "3 %"} and not w["errors"]
+    assert "cut short" in amd_smi.parse_amd_smi(wrapped.split("            N/A, N/A]")[0])["errors"][0]
 
 
 def test_ecc_blocks_clean_and_correctable() -> None:

@@ -40,6 +40,7 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors import jsonprefix
 
+_OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
 _TRUNCATED = re.compile(r"^\[output truncated\]$|^(\.\.\.|…)$")
 _PROMPT = re.compile(r"^(\$|\[[^\]]*\][#$])\s")  # a shell prompt line (its command is read by asked())
 _ERROR = re.compile(r"(?i)^(error|amdsmi.*error|.*failed to|.*not initialized|.*no gpus? (?:found|detected))")
@@ -65,7 +66,14 @@ def _body_lines(text: str, errors: list[str]) -> list[tuple[int, str]]:
         if _ERROR.match(body):
             errors.append(body)
             continue
+        if out and _OPEN_LIST.search(out[-1][1]):
+            # amd-smi wraps a long list value ('JPEG_ACTIVITY: [N/A, ..., N/A,') onto indented
+            # lines until its ']': those lines are the value's, not entries of their own
+            out[-1] = (out[-1][0], f"{out[-1][1]} {body}")
+            continue
         out.append((len(line) - len(line.lstrip()), body))
+    if out and _OPEN_LIST.search(out[-1][1]):
+        errors.append(f"a list value without its closing ']' ({out[-1][1][:60]}...): cut short")
     return out
 
 
