@@ -54,7 +54,7 @@ def _value(v: str) -> Any:
 
 
 def _body_lines(text: str, errors: list[str]) -> list[tuple[int, str]]:
-    out = []
+    out: list[tuple[int, str]] = []
     for raw in text.splitlines():
         line = raw.rstrip()
         body = line.strip()
