@@ -336,3 +336,36 @@ def test_a_count_over_a_window_spans_nights_by_the_logs_uptime_stamps(sshd_clust
     assert judged(log) == [("node1/gpu1", "info", 1)]
     kept = json.loads((state / "kernel-log-cursors.json").read_text())["ssh-test"]["node1"]["reports"]
     assert [(r["code"], r["card"]) for r in kept] == [(13, 1)] * 4
+
+
+def test_every_read_of_a_host_that_hangs_costs_one_command_timeout_in_all(sshd_cluster, tmp_path):
+    """Issue 30, class 7: a host whose every tool hangs (nvidia-smi, ibstat, dcgmi,
+    systemctl, dmesg) waited command_timeout once per tool, one after another, and the
+    evidence's kernel-log reads once per host. Now each host's reads run at once (one
+    channel per tool), every host at once: one command_timeout in all."""
+    import time
+
+    timeout = 3.0
+    cluster = sshd_cluster(3, ["node1", "node2", "node3"])
+    for host in cluster:
+        for tool in ("nvidia-smi", "ibstat", "dcgmi", "systemctl", "dmesg", "journalctl"):
+            install_fake_tool(host, tool, "#!/bin/sh\nexec sleep 600\n")
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
+    ssh = backend_for(inv, cluster, command_timeout=timeout)
+    try:
+        t0 = time.monotonic()
+        rows = collect(ssh.host_facts, ("node1", "node2", "node3"))
+        took = time.monotonic() - t0
+        t1 = time.monotonic()
+        logs = [ssh.kernel_log(h) for h in ("node1", "node2", "node3")]
+        evidence = time.monotonic() - t1
+    finally:
+        ssh.close()
+    status = {(r["host"], r["fact"]): r["status"] for r in rows}
+    assert all(status[(h, "card_count")] == "timeout" and status[(h, "dcgmi_diag")] == "timeout"
+               and status[(h, "ib_ports")] == "timeout" for h in ("node1", "node2", "node3")), status
+    assert all(status[(h, "kernel_log")] == "timeout" for h in ("node1", "node2", "node3")), status
+    assert all("timed out" in (text or "") for text in logs)
+    print(f"host facts with every tool hanging: {took:.1f} s (timeout {timeout} s)")
+    assert took < 2.5 * timeout + 4, f"host facts took {took:.1f} s with every tool hanging ({timeout} s timeout)"
+    assert evidence < 1.0, f"the kernel logs for the evidence took {evidence:.1f} s more"

@@ -362,9 +362,13 @@ def _fr_json(watch_jobs, tmp_path: Path, field: str, value_text: str) -> bytes:
     return json.dumps(data).replace('"@@V@@"', value_text).encode()
 
 
-NON_FINITE = [("time_created_ns", v) for v in ("Infinity", "NaN", str(2**70), "-5", "1e999", "1.5e300", "true",
-                                                "1" + "0" * 5000)] + \
-    [("collective_seq_id", v) for v in ("-Infinity", str(-(2**64)))]
+def _non_finite() -> list[tuple[str, str]]:
+    from adversary import non_finite_numbers
+
+    return non_finite_numbers(("time_created_ns", "collective_seq_id", "record_id"), every=5)
+
+
+NON_FINITE = _non_finite()
 
 
 @pytest.mark.parametrize("field, value", NON_FINITE, ids=[f"{f}={v[:12]}" for f, v in NON_FINITE])

@@ -169,7 +169,10 @@ def apply_each(requests: Sequence[ActionRequest], *, store: StateStore, actions:
         txn = uuid.uuid4().hex
         request = _request(req, actions, extra)
         store.begin_txn(txn, request)
-        audit.append({"ts": now_stamp(), "phase": "begin", "txn": txn, **request})
+        # the same keys as an outcome line, so a reader of audit.jsonl never meets a line without them
+        audit.append({"ts": now_stamp(), "phase": "begin", "txn": txn, **request, "outcome": "begun", "argv": [],
+                      "files": [], "applied": True, "message": f"begun: {req.action} {req.entity} via "
+                      f"{', '.join(a.name for a in actions)}", "plan": [], "summary": ""})
         ctx = ActionContext(isolated_after(req), inventory, tuple(out_dirs))
         done = [perform(a, req, ctx, runner, True, None, now) for a in actions]
         outcomes = [r["outcome"] for r in done]

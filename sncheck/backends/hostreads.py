@@ -159,6 +159,20 @@ class HostReads:
 
     # -------------------------------------------------------------- reads
 
+    def kernel_command(self, host: str, check: Any = None) -> hostfacts.FactCommand:
+        """The kernel log read of ``host`` now (after the last run's cursor): its argv is what
+        a backend may start ahead of the host facts."""
+        cursor = self.cursors.get(host, {})
+        return hostfacts.command("kernel_log", "kernel-log", ["sh", "-c", kernel_log.read_command(cursor.get("cursor"))],
+                                 kernel_log.parse_kernel_log, check, "kernel_log")
+
+    def counters_command(self, expect: hostfacts.Expect, tools: set[str]) -> list[str] | None:
+        """The argv of the NICs' counter read on a host of this platform (None: no such read)."""
+        so = registry.vendor_of(expect.platform).scale_out
+        if so is None or so.counters_argv is None or so.nic_tool not in tools:
+            return None
+        return list(so.counters_argv(self.sysfs))
+
     def kernel(self, host: str, expect: hostfacts.Expect, run: Callable[[hostfacts.FactCommand], Any],
                raw_outputs: list[dict], checks: dict[str, bool]) -> list[dict]:
         """The kernel log rows of one host (``run`` runs a FactCommand there)."""
@@ -178,11 +192,9 @@ class HostReads:
         stored = cursor.get("reports")
         earlier = kernel_log.kept_reports(stored if isinstance(stored, list) else [], [], None)
         driver = cursor.get("driver") if isinstance(cursor.get("driver"), str) else None
-        cmd = hostfacts.command("kernel_log", "kernel-log", ["sh", "-c", kernel_log.read_command(cursor.get("cursor"))],
-                                kernel_log.parse_kernel_log,
-                                _check_kernel(namer, since_last, None if cursor.get("cursor") else cursor.get("time"),
-                                              earlier, driver),
-                                "kernel_log")
+        cmd = self.kernel_command(host, _check_kernel(namer, since_last,
+                                                      None if cursor.get("cursor") else cursor.get("time"),
+                                                      earlier, driver))
         if hostfacts.switched_off(cmd, checks):
             return hostfacts.skipped_rows(host, cmd)
         res = run(cmd)

@@ -64,7 +64,7 @@ from sncheck.vendors import registry
 from sncheck.vendors.kernel_log import evidence_command
 from sncheck.rows import host_fact_row, not_run_row, p2p_row
 from sncheck.topology import Topology, host_of, link_id
-from sncheck.transport import Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
+from sncheck.transport import Ahead, Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
 from sncheck.backends.base import Backend, Emit
 from sncheck.backends.hostreads import KERNEL_LOG_TIMEOUT_S, HostReads
 from sncheck.backends.sshjobs import JOB_LAYER, SshJobs, cause_of
@@ -188,10 +188,14 @@ class SshBackend(SshJobs, Backend):
             started = time.monotonic()
             conn.open()
             connected.add(conn.host)
-            reached(conn.host, "ssh", f"connected to {conn.spec}", self._reader(conn))
-            if conn.host in asked:
-                for row in self._host_reads(conn):
-                    emit(row)
+            ahead = self._ahead(conn, facts=True, reads=conn.host in asked)
+            try:
+                reached(conn.host, "ssh", f"connected to {conn.spec}", self._reader(conn, ahead))
+                if conn.host in asked:
+                    for row in self._host_reads(conn, ahead=ahead):
+                        emit(row)
+            finally:
+                ahead.close()
             return Result(conn.host, "host facts", "", "", 0, time.monotonic() - started)
 
         # Every host is tried again here, even one already found down: reading a host's
@@ -208,27 +212,52 @@ class SshBackend(SshJobs, Backend):
                 cause = f"connection lost during host facts: {r.message}" if h in connected else r.message
                 lost(h, judge.unreachable(h, "ssh", cause))
 
-    def _reader(self, conn: Connection):
+    def _reader(self, conn: Connection, ahead: Ahead | None = None):
         """``run(cmd)`` on ``conn``'s host: the tool faults in effect go to the command in
-        SNCHECK_FAULTS (test doubles read it); the raw output is kept for the evidence."""
+        SNCHECK_FAULTS (test doubles read it); the raw output is kept for the evidence. A
+        command started ``ahead`` is taken from there."""
         h = conn.host
         env = self._tool_fault_env(h)
 
         def read(cmd: hostfacts.FactCommand) -> Result:
-            res = conn.run(list(cmd.argv), env=env, timeout=self.command_timeout)
+            res = ahead.take(cmd.argv) if ahead is not None else None
+            if res is None:
+                res = conn.run(list(cmd.argv), env=env, timeout=self.command_timeout)
             self.keep_output(h, cmd.tool, cmd.display, res.stdout, res.stderr, res.exit_code)
             return res
 
         return read
 
-    def _host_reads(self, conn: Connection, nvlink: bool = False) -> list[dict]:
+    def _ahead(self, conn: Connection, *, facts: bool, reads: bool, listing: list | None = None) -> Ahead:
+        """Every read of this host started at once (transport.Ahead), one channel a tool: its
+        fact commands (``facts``; else only the bus ``listing``), and with ``reads`` its
+        counters and kernel log. A host whose every tool hangs then costs one
+        command_timeout in all, not one per tool (issue 30)."""
+        h, judge = conn.host, self.fact_judge
+        env, checks = self._tool_fault_env(h), judge.checks(h)
+        commands = judge.commands(h)
+        groups: dict[str, list[tuple[tuple[str, ...], float, dict[str, str] | None]]] = {}
+        for cmd in (commands if facts else listing or []):
+            if not hostfacts.switched_off(cmd, checks):
+                groups.setdefault(cmd.tool, []).append((cmd.argv, self.command_timeout, env))
+        if reads:
+            counters = self.reads.counters_command(judge.expect(h), {c.tool for c in commands})
+            if counters is not None:
+                groups.setdefault("counters", []).append((tuple(counters), self.command_timeout, env))
+            kernel = self.reads.kernel_command(h)
+            if not hostfacts.switched_off(kernel, checks):
+                groups.setdefault("kernel-log", []).append(
+                    (kernel.argv, min(self.command_timeout, KERNEL_LOG_TIMEOUT_S), None))
+        return Ahead(conn, list(groups.values()))
+
+    def _host_reads(self, conn: Connection, nvlink: bool = False, ahead: Ahead | None = None) -> list[dict]:
         """The IB port counters (their first read; ``nvlink``: the NVLink counters too, where
         no host facts read them) and the kernel log since the last run."""
         h, judge = conn.host, self.fact_judge
         expect, checks = judge.expect(h), judge.checks(h)
-        return (self.reads.counters(h, expect, judge.commands(h), self._reader(conn), checks, again=False,
+        return (self.reads.counters(h, expect, judge.commands(h), self._reader(conn, ahead), checks, again=False,
                                     nvlink=nvlink)
-                + self.reads.kernel(h, expect, self._kernel_run(conn), self.raw_outputs(h), checks))
+                + self.reads.kernel(h, expect, self._kernel_run(conn, ahead), self.raw_outputs(h), checks))
 
     def host_reads(self, hosts: tuple[str, ...], emit: Emit) -> bool:
         """The kernel log and the counters' first read on every reachable host at once, for
@@ -239,14 +268,20 @@ class SshBackend(SshJobs, Backend):
 
         def reads(conn: Connection) -> Result:
             conn.open()
-            h, run = conn.host, self._reader(conn)
+            h = conn.host
             buses = registry.vendor_of(judge.expect(h).platform).bus_listing
             listing = [c for c in judge.commands(h) if buses and c.name in buses.commands]
             shown = {c.display for c in listing}
-            if listing and not [o for o in self.raw_outputs(h) if o.get("command") in shown]:
-                run(listing[0])
-            for row in self._host_reads(conn, nvlink=True):
-                emit(row)
+            need = listing[:1] if listing and not [o for o in self.raw_outputs(h) if o.get("command") in shown] else []
+            ahead = self._ahead(conn, facts=False, reads=True, listing=need)
+            try:
+                run = self._reader(conn, ahead)
+                if need:
+                    run(need[0])
+                for row in self._host_reads(conn, nvlink=True, ahead=ahead):
+                    emit(row)
+            finally:
+                ahead.close()
             return Result(h, "host reads", "", "", 0, 0.0)
 
         outcome = fan_out([self._conn(h) for h in hosts if h not in self.down], reads, forks=self.forks)
@@ -260,9 +295,14 @@ class SshBackend(SshJobs, Backend):
                                    message=f"{h}: kernel log and counters not read: {r.message}"))
         return True
 
-    def _kernel_run(self, conn: Connection):
+    def _kernel_run(self, conn: Connection, ahead: Ahead | None = None):
         timeout = min(self.command_timeout, KERNEL_LOG_TIMEOUT_S)
-        return lambda cmd: conn.run(list(cmd.argv), timeout=timeout)
+
+        def run(cmd: hostfacts.FactCommand) -> Result:
+            res = ahead.take(cmd.argv) if ahead is not None else None
+            return res if res is not None else conn.run(list(cmd.argv), timeout=timeout)
+
+        return run
 
     def fabric_counters(self, hosts: tuple[str, ...], emit: Emit) -> None:
         """The counters read again once the traffic is over (HostReads.counters), on every

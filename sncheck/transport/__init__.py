@@ -9,11 +9,12 @@ with Connection(spec) as conn:
 
 from sncheck.transport.command import build_command
 from sncheck.transport.connection import Connection
-from sncheck.transport.group import GroupResult, HostTaskError, fan_out, run_on_all
+from sncheck.transport.group import Ahead, GroupResult, HostTaskError, fan_out, run_on_all
 from sncheck.transport.result import Result
 from sncheck.transport.sshconfig import HostSpec, load_ssh_config, resolve_host
 
 __all__ = [
+    "Ahead",
     "Connection",
     "GroupResult",
     "HostSpec",

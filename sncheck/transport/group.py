@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from sncheck.errors import TransportError
@@ -110,3 +110,61 @@ def _guarded(conn: Connection, fn: Callable[[Connection], Result]) -> Result | T
         err = HostTaskError(conn.host, f"unexpected {type(e).__name__}: {e}")
         err.__cause__ = e
         return err
+
+
+Command = tuple[tuple[str, ...], float, "dict[str, str] | None"]  # argv, timeout, extra environment
+
+
+class Ahead:
+    """A host's reads started at once, before anyone asks for them: one worker (one SSH
+    channel) per group, the commands of a group one after the other (a group is one tool:
+    once it times out, its later commands are not run, as the fact judge would skip them).
+
+    Serially, a host whose every tool hangs cost one command_timeout per tool; started
+    together they cost one in all. :meth:`take` hands a command's Result to whoever asks
+    for it first (waiting for it if need be), once; a command not started ahead, or taken
+    already, is None: the caller runs it itself. ``conn`` runs several channels at once
+    (paramiko); groups stay fewer than sshd's MaxSessions (10)."""
+
+    def __init__(self, conn: Connection, groups: Sequence[Sequence[Command]]) -> None:
+        self.futures: dict[tuple[str, ...], Future[Result | None]] = {}
+        work = []
+        for group in groups:
+            items = []
+            for argv, timeout, env in group:
+                key = tuple(argv)
+                if key in self.futures:
+                    continue
+                self.futures[key] = Future()
+                items.append((key, timeout, env, self.futures[key]))
+            if items:
+                work.append(items)
+        self._pool = ThreadPoolExecutor(max_workers=max(1, min(len(work), 8)),
+                                        thread_name_prefix=f"sncheck-read-{conn.host}")
+        for items in work:
+            self._pool.submit(self._run_group, conn, items)
+
+    @staticmethod
+    def _run_group(conn: Connection, items: list[tuple[tuple[str, ...], float, dict[str, str] | None,
+                                                          Future[Result | None]]]) -> None:
+        stop = False
+        for argv, timeout, env, fut in items:
+            if stop:
+                fut.set_result(None)  # its tool hung or its host went: not run ahead
+                continue
+            try:
+                res = conn.run(list(argv), env=env, timeout=timeout)
+            except BaseException as e:  # the connection failed: the one who asks sees why
+                fut.set_exception(e)
+                stop = True
+                continue
+            fut.set_result(res)
+            stop = res.timed_out
+
+    def take(self, argv: Sequence[str]) -> Result | None:
+        fut = self.futures.pop(tuple(argv), None)
+        return None if fut is None else fut.result()
+
+    def close(self) -> None:
+        """Stop waiting: what is still running ends at its timeout, on its own."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
