@@ -129,6 +129,18 @@ def test_rocm_smi_concise_three_layouts_and_pids() -> None:
                                           "vram_bytes": 177386942464, "sdma": 0, "cu_occupancy": 4}
     no_json = rocm_smi.parse_concise(amd("17"))
     assert no_json["gpus"] == [] and no_json["errors"][0] == "WARNING: No JSON data to report"
+    # a partition's N/A cells (DPX secondaries): whole, each column read in its place; a paste
+    # starting at the column header is the table (the banner left out)
+    table = ("Device  Node  IDs              Temp        Power     Partitions          SCLK     MCLK     Fan  Perf"
+             "    PwrCap   VRAM%  GPU%\n"
+             "0       2     0x75a0,   24959  60.0°C      319.0W    NPS1, DPX, 0        2203Mhz  1900Mhz  0%   manual"
+             "  1000.0W  0%     7%\n"
+             "1       3     0x75a0,   20862  N/A         N/A       N/A, N/A, 1         N/A      N/A      0%   n/a"
+             "     N/A      3%     N/A\n" + "=" * 20 + " End of ROCm SMI Log " + "=" * 20 + "\n")
+    dpx = rocm_smi.parse_concise(table)
+    assert dpx["errors"] == [] and dpx["gpus"][0]["gpu_pct"] == 7
+    assert (dpx["gpus"][1]["vram_pct"], dpx["gpus"][1]["gpu_pct"], dpx["gpus"][1]["pwrcap_W"]) == (3, None, None)
+    assert "row cut short" in rocm_smi.parse_concise(table.replace("  3%     N/A\n", "  3%\n"))["errors"][0]
 
 
 def test_metric_throttle_and_pcie_width() -> None:

@@ -97,6 +97,10 @@ def _old_row(columns: list[str], cells: list[str]) -> dict[str, Any]:
     return g
 
 
+# ROCm 5 on: "Device  Node  IDs  Temp  Power  Partitions  SCLK ..." / "Device  [Model : Revision]  Temp ..."
+_CONCISE_HEADER = re.compile(r"^Device\s+(?:Node\s+IDs|\[Model : Revision\])\s+Temp\b")
+
+
 def parse_concise(text: str) -> dict[str, Any]:
     """The Concise Info table (ROCm 5 on), or the banner-less one-line table of ROCm 2.x/3.x
     (``GPU Temp AvgPwr SCLK ...``, ``24.0c 3.0W``). The table ends at ``End of ROCm SMI Log``:
@@ -106,11 +110,12 @@ def parse_concise(text: str) -> dict[str, Any]:
     warnings: list[str] = []
     saw = ended = False
     old_columns: list[str] | None = None
+    width: int | None = None  # the cells of the first whole row
     for raw in text.splitlines():
         line = raw.rstrip()
         body = line.strip()
-        if "Concise Info" in body:
-            saw = True
+        if "Concise Info" in body or (_CONCISE_HEADER.match(body) and not old_columns):
+            saw = True  # the banner, or the column header of a paste that left the banner out
             continue
         if _END in body:
             ended = True
@@ -148,8 +153,18 @@ def parse_concise(text: str) -> dict[str, Any]:
                       "fan_pct": int(pcts[0]) if len(pcts) == 3 else None,
                       "vram_pct": int(pcts[-2]) if len(pcts) >= 2 else None,
                       "gpu_pct": int(pcts[-1]) if pcts else None, "name": None})
-            if len(pcts) < 3 or len(watts) < 2:
+            # whole: its three % cells and two W cells, or (a partition's N/A cells) as many cells as
+            # the table's first whole row
+            cells = body.split()
+            if (len(pcts) < 3 or len(watts) < 2) and len(cells) != width:
                 errors.append(f"device {g['device']}: row cut short: {body!r}")
+            else:
+                width = width or len(cells)
+                # a whole row ends with Fan, Perf, PwrCap, VRAM%, GPU%, one cell each: read them by
+                # place, so a partition's N/A cells never shift another column's value onto them
+                fan, perf_cell, cap, vram, use = (_old_value(c) for c in cells[-5:])
+                g.update({"fan_pct": fan, "perf": perf_cell if perf_cell != "n/a" else None,
+                          "pwrcap_W": cap, "vram_pct": vram, "gpu_pct": use})
             gpus.append(g)
         elif saw and gpus and line.startswith(" ") and body and not body.startswith(("(", "=")):
             gpus[-1]["name"] = body  # the old layout's second line: "AMD Instinct MI300X"
