@@ -22,7 +22,8 @@ Grammar (Linux ``drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c``, ``amdgpu_aca.c``,
   ``ACA[NN/TT].REG=0x...`` (``CONTROL``, ``STATUS``, ``ADDR``, ``MISC``, ``CONFIG``, ``IPID``,
   ``SYND``, ``DESTAT``, ``DEADDR``, ``CONTROL_MASK``): one event, its registers attached;
 - ``GPU reset begin!``, ``GPU reset(N) succeeded!`` / ``GPU reset(N) failed``, ``ring NAME
-  timeout, signaled seq=S, emitted seq=E`` (a job that hung), ``RAS records:N exceed
+  timeout, signaled seq=S, emitted seq=E`` (a job that hung: ``signaled``, ``emitted``, and the
+  ``Process information: process X pid N`` line after it as ``process``, ``pid``), ``RAS records:N exceed
   threshold:M`` (the bad page table is full: the GPU is not initialised), ``[HUB] retry page
   fault`` / ``[HUB] no-retry page fault`` (``gmc_v9_0.c``: a VM fault, an application's bad
   access; the lines after it describe it).
@@ -52,6 +53,9 @@ _ACA_HEAD = "Accelerator Check Architecture events logged"
 _ACA_REG = re.compile(r"(?:aca entry\[(?P<i>\d+)\]|ACA\[(?P<j>\d+)/\d+\])\.(?P<reg>\w+)=(?P<v>0x[0-9a-fA-F]+)")
 _RESET = re.compile(r"GPU reset(?:\((?P<n>\d+)\))? (?P<how>begin|succeeded|failed)")
 _RING = re.compile(r"ring (?P<ring>\S+) timeout, signaled seq=(?P<sig>\d+), emitted seq=(?P<emit>\d+)")
+# the line after it (amdgpu_job.c): "Process information: process X pid N thread T pid M" (to 6.x),
+# " Process X pid N thread T pid M" (later, device-prefixed)
+_PROCESS = re.compile(r"Process (?:information: process )?(?P<name>.+?) pid (?P<pid>\d+) thread ")
 _PAGE_FAULT = re.compile(r"\[(?P<hub>\w+)\] (?:no-)?retry page fault")
 _THRESHOLD = re.compile(r"RAS records:\s*(?P<n>\d+) exceed threshold:\s*(?P<max>\d+)")
 
@@ -103,7 +107,12 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
             return None  # its outcome is the event
         return {**base, "class": "reset" if m["how"] == "succeeded" else "reset-failed", "count": _int(m["n"])}
     if "timeout, signaled" in msg and (m := _RING.search(msg)):
-        return {**base, "class": "ring-timeout", "block": m["ring"]}
+        return {**base, "class": "ring-timeout", "block": m["ring"], "signaled": int(m["sig"]),
+                "emitted": int(m["emit"]), "process": None, "pid": None}
+    if (m := _PROCESS.search(msg)) and last is not None and last.get("class") == "ring-timeout" \
+            and last.get("process") is None:
+        last["process"], last["pid"] = m["name"], int(m["pid"])  # the job's process, printed next
+        return None
     if "page fault" in msg and (m := _PAGE_FAULT.search(msg)):
         return {**base, "class": "page-fault", "block": m["hub"]}
     if m := _THRESHOLD.search(msg):
