@@ -326,3 +326,17 @@ def test_kernel_log_reads_amdgpu_counts_of_each_kernel_era(tmp_path):
     assert amd == [("correctable", "0000:0b:00", 3, None), ("uncorrectable", "0000:0d:00", 2, 5)]
     assert code == 1 and d["faults"] == ["amdgpu 2 uncorrectable errors in umc on 0000:0d:00"]
     assert parse(tmp_path, "kernel-log", text.split("[  10.3]")[0])[0] == 0  # correctable only: counted
+
+
+def test_kernel_log_nvlink5_xids_name_unit_severity_and_link(tmp_path):
+    """Xid 144-150 (GSP-composed: 'UNIT Fatal|Nonfatal XC0 i0 Link N (words)'): unit, class, link."""
+    text = ("[ 10.0] NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 "
+            "0x00000001 0x00000000 0x00100000 0x00000004)\n"
+            "[ 11.0] NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x00000000 "
+            "0x00000000 0x00000000 0x00000000)\n"
+            "[ 12.0] NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error\n")
+    code, d = parse(tmp_path, "kernel-log", text)
+    nonfatal, fatal, ecc = d["events"]
+    assert code == 1 and (nonfatal["unit"], nonfatal["class"], nonfatal["link"]) == ("RLW_RXPIPE", "non-fatal", 13)
+    assert (fatal["unit"], fatal["class"], fatal["link"], fatal["status"][0]) == ("NETIR", "fatal", -1, "0x000fe406")
+    assert "unit" not in ecc and ecc["class"] is None and ecc["process"] == "python3"

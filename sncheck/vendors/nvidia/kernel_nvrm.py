@@ -23,6 +23,9 @@ Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prin
 - ``NVRM: API mismatch: the client has the version X, but this kernel module has the version Y``
   (``kernel-open/nvidia/nv.c``): a failure, the driver stack is inconsistent.
 
+- Xid 144-150 (NVLink5, r570 on): ``UNIT Fatal|Nonfatal XC0 i0 Link N (0x.. x6)``: ``unit``,
+  ``class`` fatal / non-fatal, ``link`` (-1: not one link), ``status`` words (the text comes
+  from GSP firmware: the real captures are its grammar, gpud PR #1174).
 - Xid 154 (R550 on): ``GPU recovery action changed from 0xN (WORDS) to 0xM (WORDS)``: the
   action the GPU now needs, ``nvmlDeviceGpuRecoveryAction_t`` (0 none, 1 GPU reset, 2 node
   reboot, 3 drain P2P, 4 drain and reset; R610 adds 5 recover IMEX domain, 6 bus reset, 7
@@ -53,6 +56,11 @@ _CAUSE = re.compile(r"\s*caused by previous Xid (\d+)\s*$")
 _RECOVERY = re.compile(r"recovery action changed from 0x(?P<old>[0-9a-fA-F]+)(?: \([^)]*\))? to "
                        r"0x(?P<new>[0-9a-fA-F]+)(?: \((?P<name>[^)]*)\))?")
 _LINK = re.compile(r"\bLink (\d+)\b", re.I)
+# the NVLink5 Xids 144-150 (GB200/B200, r570 on; GSP firmware composes the text, so the grammar is
+# from the real captures: gpud PR #1174's kmsg, open-gpu-kernel-modules#1150): 'NETIR Fatal XC0 i0
+# Link -1 (0x000fe406 0x00000000 ...)', 'RLW_RXPIPE Nonfatal XC0 i0 Link 13 (...)'
+_NVLINK5 = re.compile(r"^(?P<unit>[A-Z][A-Z0-9_]*) (?P<sev>Fatal|Nonfatal|Non-fatal) XC\d+ i\d+ "
+                      r"Link (?P<link>-?\d+) \((?P<words>[0-9a-fA-Fx ]*)\)")
 _ENGINE = re.compile(r"^Severity (\d+) Engine instance (\d+)")
 _DEV = r"(?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 _RM_INIT = re.compile(rf"NVRM: GPU {_DEV}: RmInitAdapter failed! \((?P<code>0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:\d+)\)")
@@ -86,6 +94,9 @@ def event(body: str, last: dict[str, Any] | None, driver: str | None) -> dict[st
                "pid": pid, "process": name, "message": rest or None, "caused_by": cause, "driver_version": driver}
         if (r := _RECOVERY.search(rest)) and len(r.group("new")) <= 8:
             out.update(recovery_action=int(r.group("new"), 16), recovery_action_name=r.group("name"))
+        if nv := _NVLINK5.match(rest):  # Xid 144-150: which unit, how bad, which link
+            out.update(unit=nv.group("unit"), link=int(nv.group("link")), status=nv.group("words").split(),
+                       **{"class": "fatal" if nv.group("sev") == "Fatal" else "non-fatal"})
         return out
     if m := SXID.search(body):
         rest = (m.group("rest") or "").strip()
