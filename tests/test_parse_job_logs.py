@@ -305,7 +305,10 @@ def test_nvidia_smi_table_values_cuts_and_failures(tmp_path):
     code, d = parse(tmp_path, "nvidia-smi", SMI.replace("69W / 700W", "ERR! / 700W"))
     assert code == 1
     lost = "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n"
-    assert parse(tmp_path, "nvidia-smi", lost)[0] == 1
+    code, d = parse(tmp_path, "nvidia-smi", lost)
+    assert code == 1 and d["unreachable"] == [{"bus_id": "0000:3B:00.0", "reason": "Unknown Error"}]
+    gone = "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU\n"
+    assert parse(tmp_path, "nvidia-smi", gone)[1]["unreachable"][0]["reason"].startswith("GPU is lost")
     assert parse(tmp_path, "nvidia-smi", SMI.split("|    1   N/A")[0])[0] == 1  # Processes not closed
     # a file saved without the last newline (gpud's test data): the closing rule is as wide as the
     # table's other rules, so whole; the same rule cut short is narrower than all of them

@@ -33,7 +33,8 @@ JSON: ``{"tool": "nvidia-smi", "nvidia_smi_version", "driver_version", "cuda_ver
 "gpus": [{"index", "name", "persistence_mode", "bus_id", "display_active", "ecc_uncorrected",
 "fan", "temp_C", "perf", "power_W", "power_cap_W", "memory_used_MiB", "memory_total_MiB",
 "util_pct", "compute_mode", "mig_mode"}], "processes": [{"gpu", "gi", "ci", "pid", "type",
-"name", "memory_MiB"}], "faults", "errors"}``.
+"name", "memory_MiB"}], "unreachable": [{"bus_id", "reason"}] (a GPU nvidia-smi could not
+get a handle for), "faults", "errors"}``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ _MEMORY = re.compile(r"^(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB$")
 _UTIL = re.compile(r"^(?P<util>\d+%|N/A|ERR!)\s+(?P<mode>.+)$")
 _PROCESS = re.compile(r"^(?P<gpu>\d+)\s+(?:(?P<gi>\d+|N/A)\s+(?P<ci>\d+|N/A)\s+)?(?P<pid>\d+)\s+(?P<type>C\+G|[CG])\s+"
                       r"(?P<name>.*?)\s+(?P<mem>\d+MiB|N/A)$")
+# "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error" (older drivers print a
+# blank after "GPU"), "...: GPU is lost. Reboot the system to recover this GPU"
+_LOST = re.compile(r"Unable to determine the device handle for GPU ?(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:"
+                   r"[0-9A-Fa-f]{2}\.[0-7]): (?P<why>.*)$")
 _FAILURES = ("NVIDIA-SMI has failed", "No devices were found", "Unable to determine the device handle",
              "GPU is lost", "Failed to initialize NVML", "Driver/library version mismatch")
 
@@ -77,7 +82,7 @@ def _num(v: str | None, unit: str = "") -> float | int | None:
 def parse_smi_table(text: str) -> dict[str, Any]:
     """The plain ``nvidia-smi`` output (see the module)."""
     data: dict[str, Any] = {"tool": TOOL, "nvidia_smi_version": None, "driver_version": None, "cuda_version": None,
-                            "gpus": [], "processes": [], "faults": [], "errors": []}
+                            "gpus": [], "processes": [], "unreachable": [], "faults": [], "errors": []}
     gpus, errors, faults = data["gpus"], data["errors"], data["faults"]
     section = None          # None, "gpus", "mig", "processes"
     gpu_table_closed = processes_closed = False
@@ -88,6 +93,8 @@ def parse_smi_table(text: str) -> dict[str, Any]:
             continue
         if any(f in line for f in _FAILURES):
             faults.append(line.strip("| ")[:300])
+            if m := _LOST.search(line):  # which GPU nvidia-smi could not reach, and why
+                data["unreachable"].append({"bus_id": m["bus"], "reason": m["why"].strip()})
             continue
         if m := _VERSIONS.search(line):
             data["nvidia_smi_version"], data["driver_version"] = m["smi"], m["drv"]
