@@ -486,6 +486,14 @@ def test_special_files_in_the_state_dir_stop_the_batch_before_it_acts(fake_clust
     assert r.exit_code == 2 and "hostfile.txt" in r.output and "FIFO" in r.output, r.output
     assert fake_cluster.slurm("node005")["state"] == "IDLE" and not fake_cluster.log()
     (state_dir / "hostfile.txt").unlink()
+    os.mkfifo(state_dir / "audit.jsonl")  # the audit: refused before any host is begun
+    r = invoke_main("isolate", "node005", "-i", str(INVENTORY), "--via", "slurm", "--apply",
+                    "--state-dir", str(state_dir))
+    assert r.exit_code == 2 and "audit.jsonl" in r.output and "FIFO" in r.output, r.output
+    assert fake_cluster.slurm("node005")["state"] == "IDLE" and not fake_cluster.log()
+    with StateStore(state_dir) as st:
+        assert st.open_txns() == []
+    (state_dir / "audit.jsonl").unlink()
     (state_dir / ".sncheck-isolation.lock").unlink()
     (state_dir / ".sncheck-isolation.lock").symlink_to(state_dir.parent / "elsewhere")
     r = invoke_main("isolate", "node005", "-i", str(INVENTORY), "--via", "hostfile", "--apply",

@@ -114,7 +114,7 @@ def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory
             result.applied[req.entity] = False
         return result
     if apply:
-        check_outputs(actions, inventory, out_dirs)
+        check_outputs(actions, inventory, out_dirs, audit)
         result.records, result.applied, result.interrupted = apply_each(
             requests, store=store, actions=actions, isolated_after=lambda req: in_service_after(store, [req]),
             inventory=inventory, runner=runner or LocalRunner(), audit=audit, out_dirs=out_dirs,

@@ -128,13 +128,17 @@ def now_stamp() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def check_outputs(actions: Sequence[Action], inventory: Inventory | None, out_dirs: Sequence[Path]) -> None:
-    """Before anything acts: every file a file action would write must be writable as a
-    regular file (a FIFO planted as hostfile.txt is refused here, exit 2, not mid-batch)."""
+def check_outputs(actions: Sequence[Action], inventory: Inventory | None, out_dirs: Sequence[Path],
+                  audit: AuditLog | None = None) -> None:
+    """Before anything acts: every file a file action would write, and the audit log, must
+    be writable as a regular file (a FIFO planted as hostfile.txt or audit.jsonl is refused
+    here, exit 2, not after a host was drained)."""
     for action in actions:
         for d in out_dirs:
             for name in getattr(action, "renders", {}):
                 check_output(Path(d) / name)
+    for path in audit.paths if audit is not None else ():
+        check_output(path)
 
 
 def _request(req: ActionRequest, actions: Sequence[Action], extra: dict[str, Any]) -> dict[str, Any]:
