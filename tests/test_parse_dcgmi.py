@@ -174,9 +174,42 @@ def test_json_failure_with_warning_objects_in_the_dcgm4_shape():
     assert result["metadata"] == {"DCGM Version": "4.2.3"}
 
 
+def test_a_cut_json_keeps_the_tests_it_printed_whole_and_fails():
+    """A cut ``-j`` document (a paste, a killed job) keeps every test printed whole before the
+    cut, says it is cut (exit 1) and makes no test of the one the cut went through. It was a
+    ParseError that lost them all (DCGM issue 139's capture, fixtures/real/harvest)."""
+    whole = parse_dcgmi_diag(load(JSON_R3))
+    text = load(JSON_R3)
+    cut = text[: text.index('"name" : "Targeted Power"') + len('"name" : "Targeted Po')]
+    result = parse_dcgmi_diag(cut)
+    assert [t["name"] for t in result["tests"]] == [t["name"] for t in whole["tests"]][:14]
+    assert result["tests"][:14] == whole["tests"][:14]
+    assert result["result"] == "Fail" and any("cut short" in e for e in result["errors"])
+    # cut before the next test's name: the half test is left out, not reported nameless
+    early = text[: text.index('"name" : "Targeted Power"')]
+    assert [t["name"] for t in parse_dcgmi_diag(early)["tests"]][-1] == "Targeted Stress"
+
+
+def test_a_reporters_elision_in_the_json_is_read_around_and_fails():
+    text = load(JSON_R3)
+    first = text.index('\t\t\t{\n\t\t\t\t"category" : "Deployment"')
+    second = text.index('\t\t\t{\n\t\t\t\t"category" : "Integration"')
+    for mark in ('{"..."},', "{...},", "...", '"...",'):
+        result = parse_dcgmi_diag(text[:first] + "\t\t\t" + mark + "\n" + text[second:])
+        assert [t["category"] for t in result["tests"]][0] == "Integration", mark
+        assert len(result["tests"]) == 7 and result["result"] == "Fail", mark
+        assert any("elided" in e for e in result["errors"]), mark
+    # the elided element was the last one: the comma before it does not break the document
+    last = text.rindex('\t\t\t{\n\t\t\t\t"category"')
+    end = text.index("\n\t\t]", last)
+    result = parse_dcgmi_diag(text[:last].rstrip().rstrip(",") + ",\n\t\t\t...\n" + text[end + 1:])
+    assert len(result["tests"]) == 13 and any("elided" in e for e in result["errors"])
+
+
 def test_broken_json_is_a_parse_error():
-    with pytest.raises(ParseError):
-        parse_dcgmi_diag(load(JSON_R3)[:500])
+    text = load(JSON_R3)
+    with pytest.raises(ParseError):  # broken inside, not cut: no reading of it is certain
+        parse_dcgmi_diag(text.replace('"status" : "Pass"', '"status" "Pass"', 1))
 
 
 def test_dcgm_error_text_without_a_table_is_an_error_result():

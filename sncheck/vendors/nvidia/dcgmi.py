@@ -20,7 +20,9 @@ DCGM 4.x prints a line per GPU under each test's result (``| memory | Pass |`` t
 ``|  | GPU0: Pass |``); 3.x a ``Pass - GPUs: 1, 2`` scope. When every Integration,
 Hardware and Stress test was skipped the result is ``Skip`` (not measured), never ``Pass``.
 A table printed twice (the same rows) is one run. A table without its closing border, or
-with rows elided (``...``), is cut short: an error.
+with rows elided (``...``), is cut short: an error. So is a cut JSON document, which keeps
+every test printed whole before the cut (:mod:`sncheck.vendors.jsonprefix`), and one where a
+reporter put ``{"..."}`` or ``...`` for an element (read around it, DCGM issue 139).
 
 Text wrapped across table rows is joined back. Fragments (a table without its border,
 a last row without its closing ``|``) still parse. ``errors`` holds Error rows that sit
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import jsonprefix
 
 _SEVERITY = {"Fail": 3, "Warn": 2, "Pass": 1, "Skip": 0}
 _STATUS = re.compile(r"^(Pass|Fail|Warn|Skip)\b\s*(?:-\s*(.*))?$", re.IGNORECASE)
@@ -218,10 +221,15 @@ def _json_start(text: str) -> int | None:
 
 def _parse_json(text: str) -> dict[str, Any]:
     result = _empty("json")
+    text, elided = _without_elisions(text)
     try:
-        document = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
+        document, whole = jsonprefix.load(text)
+    except ValueError as e:
         raise ParseError(f"the JSON form does not load: {e}", tool="dcgmi-diag") from e
+    if elided:
+        result["errors"].append(f"{elided} part(s) elided ('...'): the document is not complete")
+    if not whole:
+        result["errors"].append("the JSON document is cut short: the tests it printed whole are kept")
     if not isinstance(document, dict):
         raise ParseError("the JSON form is not an object", tool="dcgmi-diag")
     # DCGM 2.x/3.x name the object "DCGM GPU Diagnostic", 4.x "DCGM Diagnostic".
@@ -234,7 +242,8 @@ def _parse_json(text: str) -> dict[str, Any]:
         for test_doc in _list(
             category.get("tests") if isinstance(category, dict) else None
         ):
-            if isinstance(test_doc, dict):
+            # a test object the cut went through before its name is no test to report
+            if isinstance(test_doc, dict) and isinstance(test_doc.get("name"), str):
                 result["tests"].append(_json_test(test_doc, category.get("category")))
     metadata = document.get("metadata")
     version = body.get(
@@ -245,6 +254,28 @@ def _parse_json(text: str) -> dict[str, Any]:
     if body.get("runtime_error"):
         result["errors"].append(str(body["runtime_error"]))
     return _finish(result)
+
+
+# A reporter's elision standing for a whole element or member of the document: '{"..."},',
+# '{...}', '"..."', '...', '[...]' alone on a line (DCGM issue 139 elides a category so).
+_JSON_ELISION = re.compile(r'^\s*(?:\{\s*(?:"\.\.\.+"|\.\.\.+|…)\s*\}|\[\s*\.\.\.+\s*\]|"\.\.\.+"|\.\.\.+|…)\s*,?\s*$')
+
+
+def _without_elisions(text: str) -> tuple[str, int]:
+    """``text`` without its elision lines, and how many there were. A comma left dangling
+    before a closing bracket (the elided element was the last) is dropped with it."""
+    kept: list[str] = []
+    elided = 0
+    lines = text.split("\n")
+    for i, ln in enumerate(lines):
+        if not _JSON_ELISION.match(ln):
+            kept.append(ln)
+            continue
+        elided += 1
+        after = next((x.strip() for x in lines[i + 1:] if x.strip() and not _JSON_ELISION.match(x)), "")
+        if after[:1] in ("]", "}") and kept and kept[-1].rstrip().endswith(","):
+            kept[-1] = kept[-1].rstrip()[:-1]
+    return "\n".join(kept), elided
 
 
 def _json_test(doc: dict[str, Any], category: Any) -> dict[str, Any]:
