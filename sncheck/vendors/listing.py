@@ -45,6 +45,10 @@ class Listing:
     ident: tuple[str, ...] = ()  # the fields naming a record of the first counted path: unique
     nested: str = ""             # records that each hold another view's output ("view", "parsed")
     cards: bool = False          # the counted records are the host's cards: a run expects the inventory's
+    # lists inside a record whose length the record states itself (ibv_devinfo's ports: its
+    # phys_port_cnt, which the parser checks): not compared by place with the other records'
+    # (a single-port adapter listed after dual-port ones is whole)
+    stated: tuple[str, ...] = ()
 
 
 FIELDS = ""  # the path of a key-value output's own top-level fields
@@ -52,17 +56,19 @@ FIELDS = ""  # the path of a key-value output's own top-level fields
 
 def _whole_document(body: str, last: str) -> bool:
     """A JSON document that loads (after a command line or preamble the paste carries: from
-    the first line that opens it), or XML whose last line closes its root element."""
+    the first line that opens it), or XML whose last line closes its root element. A document
+    is an object or a list of objects or lists (a tool's records): a list of numbers is a dmesg
+    stamp, '[  100.000000]', not one."""
     if last.rstrip().endswith(("}", "]")):
         start = 0 if body.lstrip().startswith(("{", "[")) else \
             next((m.start() for m in re.finditer(r"^[ \t]*[{\[]", body, re.MULTILINE)), -1)
         if start < 0:
             return False
         try:
-            json.loads(body[start:])
-            return True
+            doc = json.loads(body[start:])
         except (ValueError, RecursionError):
             return False
+        return isinstance(doc, dict) or isinstance(doc, list) and all(isinstance(d, (dict, list)) for d in doc)
     return bool(re.fullmatch(r"\s*</[\w:.-]+>\s*", last)) and body.lstrip().startswith("<")
 
 
@@ -174,12 +180,15 @@ def count(spec: Listing | None, data: Any) -> int | None:
     return 0 if spec.counted else None
 
 
-def _last_whole(where: str, recs: list[Any], noun: str) -> str | None:
+def _last_whole(where: str, recs: list[Any], noun: str, stated: tuple[str, ...] = ()) -> str | None:
     """The last record holds every field the others all hold; then the same one level down,
-    along the last record's own last section (a cut shortens only the tail)."""
+    along the last record's own last section (a cut shortens only the tail). Leaves under a
+    ``stated`` list are not compared (the record says how long it is)."""
     if len(recs) >= 2 and all(isinstance(r, (dict, list)) for r in recs):
-        shared = set.intersection(*(_leaves(r) for r in recs[:-1]))
-        missing = sorted(shared - _leaves(recs[-1]))
+        def leaves(r: Any) -> set[str]:
+            return {x for x in _leaves(r) if not any(x.startswith(f"{name}[") for name in stated)}
+        shared = set.intersection(*(leaves(r) for r in recs[:-1]))
+        missing = sorted(shared - leaves(recs[-1]))
         if missing:
             shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
             return f"{where}: the last {noun} lacks what every other one has ({shown}): cut short"
@@ -244,7 +253,7 @@ def check(tool: str, data: Any, expect: int | None = None, *,
     for path in dict.fromkeys(spec.counted + spec.whole):
         for where, value in _at(data, path):
             recs = _records(value)
-            if recs is not None and (msg := _last_whole(where, recs, spec.noun)):
+            if recs is not None and (msg := _last_whole(where, recs, spec.noun, spec.stated)):
                 out.append(msg)
     for path in spec.square:
         for where, value in _at(data, path):

@@ -59,7 +59,8 @@ def views() -> dict[str, View]:
         "nccl-inspector": View(nccl_inspector.parse_inspector),  # Inspector JSON records (sncheck watch reads it)
         "mlxlink": View(mlxlink.parse_mlxlink),
         "ibportstate": View(ports.parse_ibportstate),  # its blocks differ (PortInfo, MLNX ext, peer): no listing
-        "ibv-devinfo": View(ports.parse_ibv_devinfo, Listing("device", ("devices",), ident=("name",))),
+        "ibv-devinfo": View(ports.parse_ibv_devinfo, Listing("device", ("devices",), ident=("name",),
+                                                             stated=("ports",))),
         "ethtool-mlx5": View(ethtool.parse_ethtool_stats),  # ethtool -S of a ConnectX port
     }
 

@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-MODULES = ("nccl_tests", "kernel_log", "nccl_ras", "amd_smi")
+MODULES = ("nccl_tests", "kernel_log", "nccl_ras", "amd_smi", "ib_ports", "nccl_logs", "smi_table", "amdgpu")
 ALL = os.environ.get("SNCHECK_GRAMMAR_ALL") == "1"
 CUTS = 12  # cuts per variant and delivery in the plain run (every cut with SNCHECK_GRAMMAR_ALL=1)
 
@@ -72,25 +72,28 @@ class Variant:
 
 
 Generator = Callable[[random.Random], Iterator[Variant]]
-GENERATORS: dict[str, Generator] = {}
+# view -> its generators: one per part of its grammar where the parts come from different
+# sources (kernel-log: NVIDIA's and the kernel's AER lines, and amdgpu's RAS lines)
+GENERATORS: dict[str, list[Generator]] = {}
 
 
 def generator(view: str) -> Callable[[Generator], Generator]:
     def register(fn: Generator) -> Generator:
-        assert view not in GENERATORS, f"two generators for {view}"
-        GENERATORS[view] = fn
+        assert fn not in GENERATORS.get(view, []), f"{fn.__name__} registered twice for {view}"
+        GENERATORS.setdefault(view, []).append(fn)
         return fn
     return register
 
 
-def load() -> dict[str, Generator]:
+def load() -> dict[str, list[Generator]]:
     for name in MODULES:
         importlib.import_module(f"grammars.{name}")
     return GENERATORS
 
 
 def variants(view: str, seed: int = 28) -> list[Variant]:
-    out = list(load()[view](random.Random(f"{seed}:{view}")))
+    out = [v for i, fn in enumerate(load()[view])
+           for v in fn(random.Random(f"{seed}:{view}" + (f":{fn.__name__}" if i else "")))]
     assert out and all(v.view == view for v in out), view
     return out
 

@@ -1,0 +1,35 @@
+"""The grammar of ``mlxlink`` (:mod:`sncheck.vendors.infiniband.mlxlink`), from mstflint's source."""
+
+from __future__ import annotations
+
+from sncheck.vendors.grammar import Grammar
+
+GRAMMAR = {"mlxlink": Grammar(
+    tool="mlxlink -d DEV [-m] [-c] [-e] [--json] (mstflint, NVIDIA MFT)",
+    versions="mstflint 4.14 to 4.3x, MFT 4.2x to 4.3x",
+    sources=(
+        "Mellanox/mstflint mlxlink/modules/printutil/mlxlink_cmd_print.cpp @ b9d9e84 (MlxlinkCmdPrint: a section "
+        "is '\\n' TITLE '\\n' and a '-' rule as long as the title, then one MlxlinkRecord a line)",
+        "Mellanox/mstflint mlxlink/modules/printutil/mlxlink_record.cpp (operator<<: the key padded to 37 columns, "
+        "': ', the value, coloured where the state is bad)",
+        "Mellanox/mstflint mlxlink/modules/mlxlink_commander.cpp (prepareBasicData / showModuleInfo / showBer / "
+        "showEye: the sections Operational Info, Supported Info, Troubleshooting Info, Tool Information, Module "
+        "Info (-m), Physical Counters and BER Info (-c), EYE Opening Info (-e); the JSON writer's result.output "
+        "and status {code, message}; '-E- ' errors)",
+    ),
+    lines=("sections, each a TITLE line, a '-' rule as long as it, then 'KEY<pad to 37>: VALUE' records: Operational "
+           "Info (State Active|Polling|Disable|Physical LinkUp..., Physical state, Speed IB-NDR|400G, Width 4x, FEC, "
+           "Loopback Mode, Auto Negotiation), Supported Info, Troubleshooting Info (Status Opcode, Group Opcode, "
+           "Recommendation), Tool Information (Firmware Version, amBER Version, MFT Version), Module Info, "
+           "Physical Counters and BER Info (Time Since Last Clear [Min], Effective Physical Errors, Effective "
+           "Physical BER '15E-255', Raw Physical Errors Per Lane '0,0,0,0', Raw Physical BER, Link Down Counter, "
+           "Link Error Recovery Counter), EYE Opening Info; 'N/A' where the device does not say; --json: "
+           "{result: {output: {TITLE: {KEY: VALUE | {values: [...]}}}}, status: {code, message}}"),
+    end=("Operational Info with its State (printed first, whatever the options) and Troubleshooting Info with its "
+         "Recommendation (every run but a PRBS test); JSON that parses whole"),
+    failures=("'-E- ...' lines or JSON status code 1 (errors); State not Active, a Status Opcode other than 0, "
+              "Link Down Counter, Link Error Recovery Counter or Effective Physical Errors above zero (faults)"),
+    values=("format, sections{TITLE: {KEY: VALUE}}, state, physical_state, speed, width, fec, status_opcode, "
+            "recommendation, firmware, counters{link_down, link_error_recovery, effective_errors, effective_ber, "
+            "raw_ber, raw_errors_per_lane, symbol_errors, symbol_ber, minutes_since_clear}, faults, errors"),
+)}

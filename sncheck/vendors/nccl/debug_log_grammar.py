@@ -1,0 +1,41 @@
+"""The grammar of ``NCCL_DEBUG`` logs (:mod:`sncheck.vendors.nccl.debug_log`), from NCCL's source."""
+
+from __future__ import annotations
+
+from sncheck.vendors.grammar import Grammar
+
+GRAMMAR = {"nccl-debug": Grammar(
+    tool="NCCL_DEBUG=WARN or INFO output in a job's log (any launcher's, with other programs' lines between)",
+    versions="NCCL 2.8 to 2.30",
+    sources=(
+        "NVIDIA/nccl src/debug.cc @ v2.8.3-1, v2.18.1-1, v2.23.4-1, v2.26.2-1, v2.27.3-1, v2.30 (ncclDebugLog: "
+        "'%s:%d:%d [%d] NCCL INFO ' the host, pid, tid and CUDA device; a WARN '\\n%s:%d:%d [%d] %s:%d NCCL WARN ' "
+        "with the file and line, from 2.30 ' (%s)' the function; TRACE's milliseconds and function; CALL without "
+        "the device; NCCL_DEBUG_TIMESTAMP_FORMAT's '[%F %T] ' before the host from 2.26, on WARN lines by default)",
+        "NVIDIA/nccl src/init.cc (VERSION_STRING 'NCCL version %d.%d.%d%s+cuda%d.%d'; 'comm %p rank %d nRanks %d "
+        "nNodes %d localRanks %d localRank %d MNNVL %d' and '... cudaDev %d nvmlDev %d busId %lx ... - Init "
+        "COMPLETE'; 'Using network %s'; ncclGetErrorString's results)",
+        "NVIDIA/nccl src/transport/net_ib.cc, net_ib/p2p.cc, net_socket.cc ('NET/IB : Using [%d]%s:%d/%s ...; OOB "
+        "%s'; the completion error's layouts: '... with error %d, opcode %d, len %d, vendor err %d' to 2.9, "
+        "'from peer %s with error ...' 2.11-2.19, 'with status=%d opcode=%d len=%d vendor err %d (%s)' 2.20-2.28 "
+        "with ' localGid %s remoteGids%s hca %s' from 2.22, 'status=%s(%d) opcode=%s(%d) vendor_err=%u' from 2.29)",
+        "NVIDIA/nccl src/transport/p2p.cc, shm.cc, net.cc ('Channel %02d/%d : %d[%d] -> %d[%d] via %s'); "
+        "linux-rdma/rdma-core libibverbs/enum_strs.c (ibv_wc_status_str: the completion status names)",
+    ),
+    lines=("'[TS ]HOST:PID:TID [DEV] NCCL INFO MSG'; '[TS ]HOST:PID:TID [DEV] FILE:LINE[ (FUNC)] NCCL WARN MSG' "
+           "(an empty line before it); 'NCCL version X.Y.Z[suffix]+cudaA.B' (INFO or bare); '... - Init COMPLETE' "
+           "(comm, rank, nranks, cudaDev, nvmlDev from 2.19, busId); 'NET/IB : Using [0]mlx5_0:1/IB ...; OOB "
+           "ib0:ADDR<0>', 'NET/Socket : Using ...', 'Using network IB'; 'Channel CC/S : R[D] -> P[E] via "
+           "P2P/IPC|SHM/direct/direct|NET/IB/0[/GDRDMA]...'; the NET/IB completion error in its five layouts; "
+           "NCCL's error results where its callers print them ('NCCL error in: FILE:LINE, unhandled system error', "
+           "ncclSystemError); every other line is another program's"),
+    end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
+    failures=("every WARN (NCCL's documentation: WARN prints only fatal errors) and every error result named "
+              "('unhandled cuda error', 'unhandled system error', 'internal error', 'invalid argument', 'invalid "
+              "usage', 'remote process exited or there was a network error'): faults"),
+    values=("nccl_version, cuda_version, lines, hosts, processes, nranks, ranks[{host, pid, rank, nranks, cuda_dev, "
+            "nvml_dev, bus_id, comm}], net{network, devices[{index, device, port, link}], oob}, transports{KIND: n}, "
+            "channels, warnings[{host, pid, tid, device, file, line, func, time, message}], completion_errors[{peer, "
+            "status, status_name, opcode, len, vendor_err, type, hca, local_gid, remote_gids, host, pid}], "
+            "nccl_errors, faults, errors"),
+)}

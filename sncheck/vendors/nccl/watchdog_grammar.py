@@ -1,0 +1,42 @@
+"""The grammar of PyTorch's NCCL watchdog and Flight Recorder messages
+(:mod:`sncheck.vendors.nccl.watchdog`), from PyTorch's source."""
+
+from __future__ import annotations
+
+from sncheck.vendors.grammar import Grammar
+
+GRAMMAR = {"torch-nccl": Grammar(
+    tool="PyTorch ProcessGroupNCCL watchdog, heartbeat monitor and Flight Recorder messages in a job's log",
+    versions="PyTorch 1.13 to 2.8",
+    sources=(
+        "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp as 1.13, 2.0 to 2.2 and 2.3 to 2.8 print "
+        "it (logPrefix(): '[Rank %d] ' to 2.2, '[PG %s Rank %d] ' 2.3, '[PG %s (%s) Rank %d] ' "
+        "2.4, '[PG ID %s PG GUID %s(%s) Rank %d] ' 2.5+; WorkNCCL's operator<<: 'WorkNCCL(SeqNum=%d, OpType=%s, "
+        "NumelIn=%d, NumelOut=%d, Timeout(ms)=%d)' (Numel from 2.0); 'Watchdog caught collective operation "
+        "timeout: ... ran for %d milliseconds before timing out.'; the progress line in its three wordings (2.2, "
+        "2.3, 2.4+); the Flight Recorder's dump signal, 'Observed flight recorder dump signal from another rank "
+        "via TCPStore.', 'ProcessGroupNCCL preparing to dump debug info.', 'Stack trace of the failed "
+        "collective:'; the heartbeat monitor's 'Heartbeat monitor timed out!' (2.3+), 'NCCL monitor thread "
+        "timeout' (2.2); 'Some NCCL operations have failed or timed out. ... To avoid data inconsistency, we are "
+        "taking the entire process down.'; 'Process group watchdog thread terminated with exception')",
+        "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.hpp (C10D_NCCL_CHECK: 'NCCL error in: %s:%d, %s, "
+        "NCCL version %s' then ncclGetLastError's text)",
+        "google/glog and c10's logging: '[E ProcessGroupNCCL.cpp:475] ' (1.x, 2.0), '[E0709 17:05:38.162814866 "
+        "ProcessGroupNCCL.cpp:2271] ' (2.2+), torch's '[rank3]:' prefix (2.3+)",
+    ),
+    lines=("glog lines '[E ProcessGroupNCCL.cpp:N] MSG' or '[EMMDD HH:MM:SS.NNNNNNNNN ProcessGroupNCCL.cpp:N] MSG', "
+           "optionally after '[rankR]:' (2.3+) or a launcher's prefix, or the same MSG inside a Python exception; "
+           "MSG starts with the group's logPrefix and is one of: the watchdog timeout (WorkNCCL: SeqNum, OpType, "
+           "NumelIn/Out, Timeout(ms), ran for M ms), the progress ('Timeout at NCCL work: S, last enqueued NCCL "
+           "work: E, last completed NCCL work: C.' 2.2; 'Exception (either an error or timeout) detected by watchdog "
+           "at work: S, ...' 2.3; 'failure detected by watchdog at work sequence id: S PG status: last enqueued "
+           "work: E, last completed work: C' 2.4+), the Flight Recorder lines, the heartbeat monitor's, the "
+           "process-down and thread-terminated lines, a blocking wait's timeout, an NCCL call's error"),
+    end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
+    failures="every one of these messages (the watchdog prints nothing on a healthy job): faults",
+    values=("ranks, timeout_ms, timeouts[{rank, pg, seq, op, numel_in, numel_out, timeout_ms, ran_ms}], "
+            "progress[{rank, pg, failed_seq, last_enqueued, last_completed}], dump_signals[{rank, from, "
+            "last_enqueued, last_completed}], flight_recorder{dumps, observed, stack_traces}, heartbeat_timeouts, "
+            "process_down, terminated, blocking_wait, nccl_errors[{where, result, version}], nccl_version, faults, "
+            "errors"),
+)}

@@ -1,0 +1,34 @@
+"""The grammar of the plain ``nvidia-smi`` table (:mod:`sncheck.vendors.nvidia.smi_table`).
+nvidia-smi is closed: its documentation and every real capture found, not a source file."""
+
+from __future__ import annotations
+
+from sncheck.vendors.grammar import Grammar
+
+GRAMMAR = {"nvidia-smi": Grammar(
+    tool="nvidia-smi (no options: the standard table)",
+    versions="drivers 418 to 580 (the 2-line GPU block to 440, 3 lines with MIG M. from 450, the wider box of 525+)",
+    sources=(
+        "closed: NVIDIA nvidia-smi documentation (nvidia-smi.txt man page, 'Standard output'; r535, r550, r570)",
+        "closed: the real captures under fixtures/real/ (harvest/nvidia-smi: gpud's 525.125.06 with ERR! and "
+        "550.90.07 8xH100; r3 and earlier corpora, drivers 418 to 580)",
+    ),
+    lines=("an optional time line ('Mon Jan 20 10:18:26 2025'); a box: '+---+', '| NVIDIA-SMI V  Driver Version: V  "
+           "CUDA Version: V|N/A |', a '|---+---+---|' rule, the header (2 lines to 440, 3 with 'MIG M.' from 450), "
+           "a '|===+===+===|' rule; per GPU a block of 2 (3 from 450) lines of 3 cells split by '|': 'INDEX NAME "
+           "PERSISTENCE | BUS-ID DISP.A | VOLATILE UNCORR. ECC' and 'FAN TEMP PERF PWR:USAGE / CAP | USED / TOTAL "
+           "MiB | UTIL COMPUTE-MODE' (then '| | MIG M.'), blocks separated by '+---+---+---+' rules (older: "
+           "'|---+---|'), the last closed by one; 'N/A' where the GPU does not say, 'ERR!' where nvidia-smi could "
+           "not read it; a 'MIG devices:' table; a 'Processes:' box (header, '|===|', a row per process 'GPU GI CI "
+           "PID TYPE NAME USAGE' (before 450 'GPU PID Type Process name Usage') or 'No running processes found', "
+           "closed by '+---+')"),
+    end="the GPU table closed by its '+---+' rule with every GPU block's second line; a Processes box started is closed",
+    failures=("'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver', 'No devices were "
+              "found', 'Unable to determine the device handle for GPU ...: Unknown Error' / 'GPU is lost', 'Failed to "
+              "initialize NVML: Driver/library version mismatch' (faults); ERR! in a GPU's cells and a volatile "
+              "uncorrected ECC count above zero (faults); a table cut short (errors)"),
+    values=("nvidia_smi_version, driver_version, cuda_version, gpus[{index, name, persistence_mode, bus_id, "
+            "display_active, ecc_uncorrected, fan, temp_C, perf, power_W, power_cap_W, memory_used_MiB, "
+            "memory_total_MiB, util_pct, compute_mode, mig_mode}], processes[{gpu, gi, ci, pid, type, name, "
+            "memory_MiB}], faults, errors"),
+)}

@@ -1,0 +1,191 @@
+"""Job logs, from their grammars: ``NCCL_DEBUG`` output (sncheck/vendors/nccl/debug_log_grammar.py),
+PyTorch's NCCL watchdog and Flight Recorder messages (watchdog_grammar.py), and NCCL Inspector's
+JSON records (sncheck/vendors/nccl_inspector_grammar.py). Logs are streams: a cut between two
+lines is a shorter log; a cut inside a line must be caught."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+
+from grammars import Variant, generator
+
+# the IB completion error in each NCCL layout (debug_log_grammar: net_ib.cc / net_ib/p2p.cc)
+_COMPLETION = {
+    "2.8": "NET/IB : Got completion with error {e}, opcode {o}, len {n}, vendor err {v}",
+    "2.18": "NET/IB : Got completion from peer {peer} with error {e}, opcode {o}, len {n}, vendor err {v} (Recv)",
+    "2.21": "NET/IB : Got completion from peer {peer} with status={e} opcode={o} len={n} vendor err {v} (Recv)",
+    "2.26": ("NET/IB: Got completion from peer {peer} with status={e} opcode={o} len={n} vendor err {v} (Recv) "
+             "localGid fe80::b83f:d203:a1:b200 remoteGids fe80::b83f:d203:a1:b2ff hca mlx5_0"),
+    "2.30": ("NET/IB: Got completion from peer {peer} with status=transport retry counter exceeded({e}) "
+             "opcode=RECV({o}) vendor_err={v} hca mlx5_0"),
+}
+_TRANSPORTS = ("P2P/IPC", "P2P/CUMEM", "SHM/direct/direct", "NET/IB/0", "NET/IB/0/GDRDMA", "NET/Socket/0")
+
+
+def _v(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def _prefix(version: str, host: str, pid: int, dev: int, stamp: bool) -> str:
+    return (f"[2025-03-04 09:01:{dev:02d}] " if stamp else "") + f"{host}:{pid}:{pid + 17} [{dev}]"
+
+
+@generator("nccl-debug")
+def nccl_debug(rng: random.Random) -> Iterator[Variant]:
+    for version in _COMPLETION:
+        for level in ("INFO", "WARN"):
+            hosts = [f"node{i}" for i in range(rng.choice((1, 2, 4)))]
+            per = rng.choice((1, 2, 8))
+            nranks = len(hosts) * per
+            stamp = version in ("2.26", "2.30") and rng.random() < 0.5  # NCCL_DEBUG_TIMESTAMP_FORMAT from 2.26
+            nccl_v = f"{version}.{rng.randrange(1, 6)}"
+            lines, values = [], [("nccl_version", nccl_v if level == "INFO" else None)]  # WARN: no version line
+            ranks = []
+            for h, host in enumerate(hosts):
+                for d in range(per):
+                    ranks.append((host, 4000 + h * 100 + d, d, h * per + d))
+            warn_count = 0
+            if level == "INFO":
+                host, pid, dev, _ = ranks[0]
+                pre = _prefix(version, host, pid, dev, False)
+                lines += [f"{pre} NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>",
+                          f"{pre} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>",
+                          f"{pre} NCCL INFO Using network IB"]
+                if rng.random() < 0.5:
+                    lines.append(f"NCCL version {nccl_v}+cuda12.2")  # the VERSION level: bare
+                else:
+                    lines.append(f"{pre} NCCL INFO NCCL version {nccl_v}+cuda12.2")
+                n_channels = 0
+                for host, pid, dev, rank in ranks:
+                    pre = _prefix(version, host, pid, dev, False)
+                    nvml = f" nvmlDev {dev}" if _v(version) >= (2, 19) else ""
+                    lines.append(f"{pre} NCCL INFO comm 0x{0x55d0a0 + rank:x} rank {rank} nranks {nranks} "
+                                 f"cudaDev {dev}{nvml} busId {0x1b000 + dev * 0x10000:x} commId 0x6a2b1e - Init COMPLETE")
+                    for c in range(rng.choice((1, 2))):
+                        via = rng.choice(_TRANSPORTS)
+                        lines.append(f"{pre} NCCL INFO Channel {c:02d}/{2} : {rank}[{dev}] -> {(rank + 1) % nranks}"
+                                     f"[{(dev + 1) % per}] via {via}")
+                        n_channels += 1
+                values += [("nranks", nranks), ("len(ranks)", nranks), ("channels", n_channels),
+                           ("net.network", "IB"), ("net.devices[index=1].device", "mlx5_1"),
+                           ("net.devices[index=1].link", "RoCE"), ("net.oob", "ib0:10.0.0.1<0>")]
+            # the failure: a completion error's WARN (an empty line before it), then the callers' results
+            host, pid, dev, _ = ranks[-1]
+            if level == "WARN" or rng.random() < 0.5:
+                status, vendor = rng.choice(((12, 129), (5, 249)))
+                peer = "10.0.0.2<46211>"
+                msg = _COMPLETION[version].format(e=status, o=0 if _v(version) < (2, 30) else 128, n=0, v=vendor, peer=peer)
+                func = " (ncclIbTest)" if version == "2.30" else ""
+                lines += ["", f"{_prefix(version, host, pid, dev, stamp)} net_ib.cc:1722{func} NCCL WARN {msg}",
+                          f"{_prefix(version, host, pid, dev, False)} NCCL INFO transport/net.cc:1302 -> 6",
+                          f"{host}: Test NCCL failure common.cu:1032 'unhandled system error' "
+                          "(run with NCCL_DEBUG=INFO for details)"]
+                warn_count = 1
+                values += [("completion_errors[0].status", status), ("completion_errors[0].vendor_err", vendor),
+                           ("completion_errors[0].host", host), ("nccl_errors", "unhandled system error")]
+                if version != "2.8":
+                    values.append(("completion_errors[0].peer", peer))
+                if version in ("2.26", "2.30"):
+                    values.append(("completion_errors[0].hca", "mlx5_0"))
+            for _ in range(rng.randint(0, 2)):  # the application's own lines between NCCL's
+                lines.insert(rng.randrange(len(lines) + 1), rng.choice(("epoch 3 step 120 loss 2.31",
+                                                                        "Traceback (most recent call last):")))
+            values += [("len(warnings)", warn_count), ("len(hosts)", len({r[0] for r in ranks}) if level == "INFO"
+                                                          else len({ranks[-1][0]}))]
+            yield Variant("nccl-debug", f"{version} {level} {len(hosts)}x{per}", "\n".join(lines) + "\n",
+                          tuple(values), fails=warn_count > 0, stream=True)
+
+
+_PG = {"2.2": "[Rank {r}] ", "2.3": "[PG 0 Rank {r}] ", "2.4": "[PG 0 (default_pg) Rank {r}] ",
+       "2.5": "[PG ID 0 PG GUID 0(default_pg) Rank {r}] "}
+_PROGRESS = {"2.2": "Timeout at NCCL work: {s}, last enqueued NCCL work: {e}, last completed NCCL work: {c}.",
+             "2.3": "Exception (either an error or timeout) detected by watchdog at work: {s}, last enqueued NCCL "
+                    "work: {e}, last completed NCCL work: {c}.",
+             "2.4": "failure detected by watchdog at work sequence id: {s} PG status: last enqueued work: {e}, last "
+                    "completed work: {c}",
+             "2.5": "failure detected by watchdog at work sequence id: {s} PG status: last enqueued work: {e}, last "
+                    "completed work: {c}"}
+
+
+def _glog(version: str, rank: int, line: int, i: int) -> str:
+    if version == "1.13":
+        return f"[E ProcessGroupNCCL.cpp:{line}] "
+    head = f"[E0709 17:05:{38 + i % 20:02d}.{162814866 + i:09d} ProcessGroupNCCL.cpp:{line}] "
+    return (f"[rank{rank}]:" if _v(version) >= (2, 3) else "") + head
+
+
+@generator("torch-nccl")
+def torch_nccl(rng: random.Random) -> Iterator[Variant]:
+    for version in ("1.13", "2.2", "2.3", "2.4", "2.5"):
+        nranks = rng.choice((2, 4, 8))
+        ranks = sorted(rng.sample(range(nranks), rng.randint(1, nranks)))
+        seq, timeout = rng.randrange(100, 500000), rng.choice((600000, 1800000))
+        op = rng.choice(("ALLREDUCE", "ALLGATHER", "_REDUCE_SCATTER_BASE", "BROADCAST"))
+        lines, values, i = [], [("len(ranks)", len(ranks)), ("timeout_ms", timeout)], 0
+        for r in ranks:
+            pg = _PG.get(version, "[Rank {r}] ").format(r=r)
+            numel = f", NumelIn={rng.randrange(1, 10**7)}, NumelOut={rng.randrange(1, 10**7)}" if version != "1.13" else ""
+            ran = timeout + rng.randrange(1, 90)
+            lines.append(_glog(version, r, 1785 if _v(version) >= (2, 3) else 475, i) + pg
+                         + f"Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}{numel}, "
+                         f"Timeout(ms)={timeout}) ran for {ran} milliseconds before timing out.")
+            i += 1
+            values += [(f"timeouts[rank={r}].seq", seq), (f"timeouts[rank={r}].ran_ms", ran),
+                       (f"timeouts[rank={r}].op", op)]
+            if version in _PROGRESS:
+                lines.append(_glog(version, r, 1796, i) + pg + _PROGRESS[version].format(s=seq, e=seq + 3, c=seq - 1))
+                i += 1
+                values.append((f"progress[rank={r}].last_completed", seq - 1))
+            if _v(version) >= (2, 3) and rng.random() < 0.5:  # the Flight Recorder, then the heartbeat monitor
+                lines += [_glog(version, r, 1330, i) + pg + "Received a dump signal due to a collective timeout "
+                          f"from this local rank and we will try our best to dump the debug info. Last enqueued NCCL "
+                          f"work: {seq + 3}, last completed NCCL work: {seq - 1}.",
+                          _glog(version, r, 1392, i + 1) + pg + "ProcessGroupNCCL preparing to dump debug info. "
+                          "Include stack trace: 1"]
+                i += 2
+            lines += [_glog(version, r, 630, i) + pg + "Some NCCL operations have failed or timed out. Due to the "
+                      "asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
+                      "data.", _glog(version, r, 636, i + 1) + pg + "To avoid data inconsistency, we are taking the "
+                      "entire process down."]
+            i += 2
+        values.append(("process_down", len(ranks)))
+        if rng.random() < 0.5:  # a launcher's lines between them
+            lines.insert(rng.randrange(len(lines) + 1), "W0709 17:05:40.000000 139 torch/distributed/elastic/"
+                         "multiprocessing/api.py:897] Sending process 2712 closing signal SIGTERM")
+        yield Variant("torch-nccl", f"{version} {len(ranks)} of {nranks} ranks", "\n".join(lines) + "\n",
+                      tuple(values), fails=True, stream=True)
+
+
+@generator("nccl-inspector")
+def nccl_inspector(rng: random.Random) -> Iterator[Variant]:
+    for pretty in (False, True):
+        for kinds in (("coll",), ("coll", "p2p")):
+            nranks = rng.choice((2, 8))
+            objects = []
+            for sn in range(rng.randint(1, 3)):
+                for rank in range(nranks):
+                    kind = rng.choice(kinds)
+                    size = 1 << rng.randrange(10, 31)
+                    t = rng.uniform(10, 5000)
+                    perf = {f"{kind}": "AllReduce" if kind == "coll" else "Send", f"{kind}_sn": sn,
+                            f"{kind}_msg_size_bytes": size, f"{kind}_exec_time_us": round(t, 3),
+                            f"{kind}_timing_source": "kernel_gpu",
+                            f"{kind}_algobw_gbs": round(size / t / 1000, 6), f"{kind}_busbw_gbs": round(size / t / 800, 6)}
+                    if kind == "p2p":
+                        perf["p2p_peer"] = (rank + 1) % nranks
+                    objects.append({"header": {"id": "0x7f8c496ae9f0", "comm_name": "default", "rank": rank,
+                                               "n_ranks": nranks, "nnodes": 1},
+                                    "metadata": {"inspector_output_format_version": "v4.0", "git_rev": "5067397",
+                                                 "rec_mechanism": "nccl_profiler_interface",
+                                                 "dump_timestamp_us": 1749000000000000 + sn, "hostname": "node7",
+                                                 "pid": 4242 + rank},
+                                    f"{kind}_perf": perf})
+            text = "".join(json.dumps(o, indent=2 if pretty else None) + "\n" for o in objects)
+            first = objects[0][f"{'coll' if 'coll_perf' in objects[0] else 'p2p'}_perf"]
+            values = (("format_version", "v4.0"), ("len(records)", len(objects)), ("ranks", nranks),
+                      ("communicators", 1), ("records[0].size_bytes", next(v for k, v in first.items()
+                                                                           if k.endswith("msg_size_bytes"))))
+            yield Variant("nccl-inspector", f"{'pretty' if pretty else 'lines'} {'+'.join(kinds)} {nranks} ranks",
+                          text, values, stream=True)

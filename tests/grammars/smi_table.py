@@ -1,0 +1,92 @@
+"""The plain ``nvidia-smi`` table, from its grammar (sncheck/vendors/nvidia/smi_table_grammar.py:
+NVIDIA's documentation and the real captures): the 2-line GPU block to 440, the 3-line block
+with ``MIG M.`` from 450 in the narrow (to 525) and the wide (530+) box; 1 to 16 GPUs; the
+Processes box in the old and the GI/CI layout; ``ERR!`` cells and volatile uncorrected ECC."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from grammars import Variant, generator
+
+# (driver, CUDA, widths of the three cells, block lines, process layout)
+_LAYOUTS = {"418": ("418.87.01", "10.1", (31, 22, 22), 2, "old"),
+            "525": ("525.125.06", "12.0", (31, 22, 22), 3, "gi"),
+            "550": ("550.90.07", "12.4", (41, 24, 22), 3, "gi")}
+_NAMES = ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2...", "NVIDIA GeForce ...")
+
+
+def _row(cells: list[str], widths: tuple[int, ...]) -> str:
+    return "|" + "|".join(c.ljust(w) for c, w in zip(cells, widths)) + "|"
+
+
+def _rule(widths: tuple[int, ...], edge: str, joint: str, fill: str) -> str:
+    return edge + joint.join(fill * w for w in widths) + edge
+
+
+@generator("nvidia-smi")
+def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
+    for name, (driver, cuda, widths, block, plist) in _LAYOUTS.items():
+        for n in (1, 8, 16):
+            total = sum(widths) + 2
+            lines = ["Mon Jan 20 10:18:26 2025"] if rng.random() < 0.6 else []
+            head = f" NVIDIA-SMI {driver}   Driver Version: {driver}   CUDA Version: {cuda}"
+            lines += ["+" + "-" * total + "+", "|" + head.ljust(total) + "|", _rule(widths, "|", "+", "-")[:-1] + "+",
+                      _row([" GPU  Name        Persistence-M", " Bus-Id        Disp.A ", " Volatile Uncorr. ECC "],
+                           widths),
+                      _row([" Fan  Temp  Perf  Pwr:Usage/Cap", "         Memory-Usage ", " GPU-Util  Compute M. "],
+                           widths)]
+            if block == 3:
+                lines.append(_row(["", "", "               MIG M. "], widths))
+            lines.append(_rule(widths, "|", "+", "="))
+            values: list[tuple[str, object]] = [("driver_version", driver), ("cuda_version", cuda), ("len(gpus)", n)]
+            fails = False
+            err = rng.randrange(n) if rng.random() < 0.3 else None
+            ecc = rng.randrange(n) if rng.random() < 0.3 else None
+            gpu_name = rng.choice(_NAMES)
+            if widths[0] < 40 and len(gpu_name) > 18:  # the narrow box cuts the name to fit
+                gpu_name = gpu_name[:15] + "..."
+            for i in range(n):
+                bus = f"00000000:{0x19 + i * 0x0b:02X}:00.0"
+                temp, power, cap, used, tot = rng.randrange(20, 80), rng.randrange(40, 700), 700, rng.randrange(1, 80000), 81559
+                fan = "ERR!" if i == err else "N/A"
+                ecc_n = rng.randrange(1, 9) if i == ecc else 0
+                lines += [_row([f"{i:>4}  {gpu_name:<{widths[0] - 13}}  On  ", f" {bus} Off ", f"{ecc_n:>21} "],
+                               widths),
+                          _row([f" {fan:<4}  {temp}C    P0   {power:>4}W / {cap}W ", f"  {used:>6}MiB / {tot}MiB ",
+                                f"     {rng.randrange(0, 101)}%      Default "], widths)]
+                if block == 3:
+                    lines.append(_row(["", "", "             Disabled "], widths))
+                lines.append(_rule(widths, "+", "+", "-"))
+                values += [(f"gpus[index={i}].bus_id", bus), (f"gpus[index={i}].temp_C", temp),
+                           (f"gpus[index={i}].power_W", power), (f"gpus[index={i}].memory_used_MiB", used),
+                           (f"gpus[index={i}].ecc_uncorrected", ecc_n)]
+                fails |= i == err or ecc_n > 0
+            if err is not None:
+                values.append((f"gpus[index={err}].fan", "ERR!"))
+            end = len(lines)  # the GPU table's closing rule: what says it is whole
+            procs = rng.randrange(0, 3)
+            lines += ["", "+" + "-" * total + "+"]
+            if plist == "old":
+                lines += ["|" + " Processes:".ljust(total - 12) + "GPU Memory |",
+                          "|" + "  GPU       PID   Type   Process name".ljust(total - 12) + "Usage      |"]
+            else:
+                lines += ["|" + " Processes:".ljust(total) + "|",
+                          "|" + "  GPU   GI   CI        PID   Type   Process name".ljust(total - 12) + "GPU Memory |",
+                          "|" + "        ID   ID".ljust(total - 12) + "Usage      |"]
+            lines.append("|" + "=" * total + "|")
+            for p in range(procs):
+                gi = "" if plist == "old" else "  N/A  N/A"
+                row = f"    {p % n}{gi}    {4242 + p:>6}      C   python3"
+                lines.append("|" + row.ljust(total - 12) + f"{1000 + p:>7}MiB |")
+                values.append((f"processes[pid={4242 + p}].memory_MiB", 1000 + p))
+            if not procs:
+                lines.append("|" + "  No running processes found".ljust(total) + "|")
+            lines.append("+" + "-" * total + "+")
+            values.append(("len(processes)", procs))
+            yield Variant("nvidia-smi", f"{name} {n} GPUs", "\n".join(lines) + "\n", tuple(values), fails=fails,
+                          end=end, count=n)
+    yield Variant("nvidia-smi", "no driver", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
+                  "driver. Make sure that the latest NVIDIA driver is installed and running.\n",
+                  (("len(gpus)", 0),), fails=True)
