@@ -291,3 +291,28 @@ def test_a_report_already_on_record_is_not_new_again() -> None:
     [row] = _check_kernel(lambda buses: {"0000:2a:00": 1}, True, None, earlier, None)("n1", parsed, Expect(cards=2))
     assert [(e["code"], e["time"]) for e in row["value"]["events"]] == [(13, "200.000000")]
     assert row["value"]["earlier"] == earlier and row["value"]["boot"] == 1796029200
+
+
+def test_a_layers_judgement_takes_the_rules_allowed_skips(tmp_path: Path) -> None:
+    """The one path every layer's detection goes through (LayerContext.detect) hands the rules
+    file's allowances to the invariants: the same row is not measured under the shipped rules
+    and a recorded skip under rules that allow EUD."""
+    from sncheck.layers.base import LayerContext
+    from sncheck.vendors.facts import Expect
+    from sncheck.vendors.nvidia import dcgmi
+    from sncheck.vendors.nvidia.gpu_checks import check_dcgmi
+
+    text = strip_source_header((REAL / "dcgmi-diag/04_r3_json_1gpu_pass_eud_skip.json.txt").read_text())
+    [row] = check_dcgmi("n1", dcgmi.parse_dcgmi_diag(text), Expect(cards=1))
+    t = topo(tmp_path, 1)
+
+    def judged(rules) -> set[tuple]:
+        # no backend: detect reads the rows only
+        ctx = LayerContext(t, None, lambda r: None, t.inventory.design, rules=rules, rows=[row])
+        return {(f.entity, f.rule, f.severity) for f in ctx.detect("connectivity")
+                if f.evidence.get("fact") == "dcgmi_diag"}  # (its card took part in no pair: not measured too)
+
+    allowed = rules_file(tmp_path, "extends: default\nrules: []\nallow_skips:\n  - {tool: dcgmi, test: EUD Test, "
+                         "why: no EUD package}\n")
+    assert ("n1", "not-measured", "critical") in judged(load_rules("default"))
+    assert ("n1", "skip-allowed", "info") in judged(allowed) and ("n1", "not-measured", "critical") not in judged(allowed)
