@@ -316,3 +316,28 @@ def test_a_layers_judgement_takes_the_rules_allowed_skips(tmp_path: Path) -> Non
                          "why: no EUD package}\n")
     assert ("n1", "not-measured", "critical") in judged(load_rules("default"))
     assert ("n1", "skip-allowed", "info") in judged(allowed) and ("n1", "not-measured", "critical") not in judged(allowed)
+
+
+def test_parse_judges_a_pasted_log_by_the_policy(tmp_path: Path) -> None:
+    """``sncheck parse kernel-log FILE --rules R``: the run's judgement of a pasted log. Xid 45
+    alone (the cleanup after an NVLink Xid the excerpt lost) is info: exit 0, where the view
+    alone exits 1 on any report; gpud's log under 'Xid 13 three times in 24 h' exits 1 on
+    that warning even with Xid 109 made info."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    xid45 = str(REAL / "r4/kernel-xid/04_journal_xid45_after_xid149_xid145_nvlink_4gpus_590.48.01_open-gpu-kernel-"
+                "modules-issue1150.txt")
+    plain = CliRunner().invoke(main, ["parse", "kernel-log", xid45])
+    judged = CliRunner().invoke(main, ["parse", "kernel-log", xid45, "--rules", "default"])
+    assert plain.exit_code == 1 and judged.exit_code == 0, judged.output
+    assert {(j["key"], j["severity"], j["action"]) for j in __import__("json").loads(judged.stdout)["judged"]} == \
+        {("45", "info", "ignore")}
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(XID13_3_IN_24H + "      109: {severity: info}\n")
+    r = CliRunner().invoke(main, ["parse", "kernel-log", str(REAL / "kernel-log/01_dmesg_ctime_xid13_x3_xid109_gpud_"
+                                  "readme.txt"), "--rules", str(mine)])
+    assert r.exit_code == 1 and "warning: host log: Xid 13" in r.stderr and "critical" not in r.stderr
+    bad = CliRunner().invoke(main, ["parse", "nvidia-smi", xid45, "--rules", "default"])
+    assert bad.exit_code == 2 and "--rules judges a kernel log" in bad.output

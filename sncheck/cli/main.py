@@ -373,19 +373,27 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
               "no busbw; sncheck computes it with the nccl-tests factors).")
 @click.option("--expect", type=click.IntRange(min=0), help="How many records the output must list (the "
               "cards, NICs or ports of the host; the rows of a sweep): another count is 'not judged', exit 1.")
+@click.option("--rules", "rules_ref", type=input_ref("yaml"), help="kernel-log: judge the reports by this rules "
+              "file's kernel-log policy (a file or a shipped name: default), as a run does: 'judged' in the JSON, "
+              "exit 1 on a warning or critical report (not on every report).")
 @handle_errors
 def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks: int | None,
-              expect: int | None) -> None:
+              expect: int | None, rules_ref: str | None) -> None:
     """Parse a log you already have. TOOL is a view of a vendor's tool (nccl-tests,
     nvidia-smi-qx, imex-ctl, amd-smi, rocm-smi-showtopo, npu-smi, hccn-net-health,
     hccl-test, ib-write-bw, nvbandwidth, ...; an unknown TOOL lists them all).
 
     Exits 1 when the log shows a failure or was cut short (the parsed rows are still printed).
+
+    \b
+    sncheck parse kernel-log dmesg.txt --rules default     # the kernel-log policy's verdict
     """
     from sncheck.vendors.parsers import failures as parse_failures, get_parser, parse_text
     from sncheck.config.fileio import read_input
 
     get_parser(tool)  # an unknown TOOL lists the views before the file is read
+    if rules_ref is not None and tool != "kernel-log":
+        raise ConfigError(f"--rules judges a kernel log (TOOL kernel-log), not {tool} output")
     raw = read_input(file, "log")  # /dev/zero or a 100 MB log: refused, not read
     text = raw.decode("utf-8", errors="replace")
     try:
@@ -397,8 +405,18 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
             data = parse_text(tool, text, expect)
     except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
-    click.echo(json.dumps(data, indent=2, default=str))
     failures = parse_failures(data)
+    if rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
+        from sncheck.health.kernel import judge_log
+        from sncheck.health.rules import load_rules
+
+        judged = judge_log(data, list(load_rules(rules_ref).rules))
+        data["judged"] = [{"rule": f.rule, "severity": f.severity, "action": f.evidence.get("action"),
+                           "key": f.evidence.get("key"), "reports": f.evidence.get("reports"),
+                           "in_window": f.evidence.get("in_window"), "message": f.message} for f in judged]
+        failures = [str(e) for e in data.get("errors") or []] + \
+            [f"{f.severity}: {f.message}" for f in judged if f.severity in ("warning", "critical")]
+    click.echo(json.dumps(data, indent=2, default=str))
     for err in failures:
         click.echo(f"sncheck: {file}: {err}", err=True)
     if failures:
