@@ -408,9 +408,10 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
     failures = parse_failures(data)
     if rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
         from sncheck.health.kernel import judge_log
+        from sncheck.health.metrics import rows_context
         from sncheck.health.rules import load_rules
 
-        judged = judge_log(data, list(load_rules(rules_ref).rules))
+        judged = judge_log(data, list(load_rules(rules_ref).rules), rows_context())
         data["judged"] = [{"rule": f.rule, "severity": f.severity, "action": f.evidence.get("action"),
                            "key": f.evidence.get("key"), "reports": f.evidence.get("reports"),
                            "in_window": f.evidence.get("in_window"), "message": f.message} for f in judged]

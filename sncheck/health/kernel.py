@@ -44,6 +44,7 @@ import pandas as pd
 
 from sncheck.health.findings import SEVERITIES
 from sncheck.model import Finding, card_id
+from sncheck.rows import host_fact_row
 from sncheck.store.frames import kind_rows
 from sncheck.vendors.kernel_log import describe, seconds
 
@@ -337,17 +338,14 @@ def _finding(rule: "Rule", entity: str, kind: str, new: pd.DataFrame, group: pd.
     return Finding(entity, kind, rule.layer, rule.name, severity, message, evidence)
 
 
-def judge_log(parsed: dict[str, Any], rules: list["Rule"], host: str = "log") -> list[Finding]:
+def judge_log(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext, host: str = "log") -> list[Finding]:
     """A kernel log read whole (``sncheck parse kernel-log FILE --rules R``) judged by ``rules``'
     kernel-log policy as a run judges a host's read: every report new, windows on the log's own
-    timestamps, no card named (a pasted log comes with no card listing: the bus id says which)."""
-    from sncheck.health.metrics import rows_context  # metrics imports this module: not at import
-    from sncheck.rows import host_fact_row
-
+    timestamps, no card named (a pasted log comes with no card listing: the bus id says which).
+    ``ctx``: a context without a topology (``metrics.rows_context()``)."""
     events = [{**e, "card": None} for e in parsed.get("events") or [] if isinstance(e, dict)]
     value = {"events": events, "earlier": [], "boot": parsed.get("boot"), "driver_version": parsed.get("driver_version")}
     frame = pd.DataFrame([host_fact_row(host, KERNEL_FACT, value, None, True, tool="kernel-log")])
-    ctx = rows_context()
     return [f for r in rules if r.op == "kernel_events" for f in kernel_op(frame, r, ctx)]
 
 
