@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
 from sncheck.run.inputs import load_faults, load_inventory
+from sncheck.health.culprits import lift_cards
 from sncheck.health.findings import merge_findings
+from sncheck.health.metrics import DetectContext
 from sncheck.model import Finding
 from sncheck.health.rules import load_rules
 from sncheck.layers.base import LayerContext
@@ -179,7 +181,7 @@ def test_a_check_finding_absorbs_nothing_and_a_card_stays_a_card():
                       "node013: dcgmi not found", {"tool": "dcgmi"}, about="check")
     card = Finding("node013/gpu1", "card", "connectivity", "p2p-data-corruption", "critical", "corrupt", {})
     ecc = Finding("node013", "host", "connectivity", "host-fact", "critical", "ECC", {"fact": "ecc"})
-    out = merge_findings([missing, card, ecc], lambda h: [f"{h}/gpu{i}" for i in range(4)])
+    out = merge_findings([missing, card, ecc])
     assert {(f.entity, f.rule, f.about) for f in out} == {
         ("node013", "not-run-missing-tool", "check"), ("node013/gpu1", "p2p-data-corruption", "hardware"),
         ("node013", "host-fact", "hardware")}
@@ -187,139 +189,62 @@ def test_a_check_finding_absorbs_nothing_and_a_card_stays_a_card():
 
 
 def test_a_card_finding_becomes_a_host_finding_only_when_every_card_shows_it():
-    cards = lambda h: [f"{h}/gpu{i}" for i in range(4)]  # noqa: E731
-    some = [Finding(f"n1/gpu{i}", "card", "stress", "collective-straggler", "warning", "late", {}) for i in range(3)]
-    assert {f.entity for f in merge_findings(list(some), cards)} == {"n1/gpu0", "n1/gpu1", "n1/gpu2"}
-    every = [Finding(f"n1/gpu{i}", "card", "stress", "collective-straggler", "warning", "late", {}) for i in range(4)]
-    out = merge_findings(every, cards)
-    assert [(f.entity, f.entity_kind, f.rule) for f in out] == [("n1", "host", "collective-straggler")]
+    """Cards a measurement flagged each on its own (launch skew) are one host finding only
+    when every card of the host is flagged (sncheck.health.culprits.lift_cards); cards its
+    tool named for one fact alike too, never mixed with another fact."""
+    topo = Topology(load_inventory(DEMO))
+    ctx = DetectContext(topo, dict(topo.inventory.design))
+    late = lambda i: Finding(f"node002/gpu{i}", "card", "stress", "collective-straggler", "warning", "late", {})  # noqa: E731
+    assert {f.entity for f in lift_cards([late(i) for i in range(3)], ctx)} == {f"node002/gpu{i}" for i in range(3)}
+    out = lift_cards([late(i) for i in range(4)], ctx)
+    assert [(f.entity, f.entity_kind, f.rule) for f in out] == [("node002", "host", "collective-straggler")]
     assert len(out[0].evidence["related"]) == 4
+    throttled = [Finding(f"node002/gpu{i}", "card", "connectivity", "host-fact", "critical", "HW Slowdown",
+                         {"fact": "clock_reasons"}) for i in range(4)]
+    remap = Finding("node002/gpu1", "card", "connectivity", "host-fact", "critical", "remap", {"fact": "remapped_rows"})
+    out = lift_cards([*throttled, remap], ctx)
+    assert {(f.entity, f.entity_kind, f.evidence["fact"]) for f in out} == {
+        ("node002", "host", "clock_reasons"), ("node002/gpu1", "card", "remapped_rows")}
 
 
-def test_a_nic_named_from_collectives_folds_into_its_sick_card_but_not_from_pair_tests():
-    """bench_detection_accuracy scenario 1023: a card throttled to 0.65 (critical, bad on
-    scale-up, healthy on scale-out pair tests) is slow on small messages in pairwise
-    collectives across the scale-out network too (its launch latency), and that symptom was
-    named as its NIC, a second culprit. A pairwise collective mixes both ends' compute and
-    latency, so the sick card explains it. A NIC named from pair tests, which measure the
-    NIC alone, stays its own finding while the card's scale-out pairs are healthy."""
-    card = Finding("n9/gpu1", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "slow card",
-                   {"tiers": {"scale_up": {"bad_pairs": 24}, "scale_out": {"bad_pairs": 0}}})
-    stress_nic = Finding("n9/nic1", "nic", "stress", "collective-pair-latency", "critical", "slow small messages",
-                         {"tier": "scale_out"})
-    p2p_nic = Finding("n9/nic1", "nic", "connectivity", "p2p-bandwidth-below-design", "critical", "slow NIC",
-                      {"tier": "scale_out"})
-    cards = lambda h: [f"{h}/gpu{i}" for i in range(4)]  # noqa: E731
-    out = merge_findings([card, stress_nic], cards)
-    assert [(f.entity, f.rule) for f in out] == [("n9/gpu1", "p2p-bandwidth-below-design")]
-    assert [r["rule"] for r in out[0].evidence["related"]] == ["collective-pair-latency"]
-    fresh = lambda f: Finding(f.entity, f.entity_kind, f.layer, f.rule, f.severity, f.message,  # noqa: E731
-                              json.loads(json.dumps(f.evidence)))
-    out = merge_findings([fresh(card), fresh(p2p_nic)], cards)
-    assert {(f.entity, f.rule) for f in out} == {("n9/gpu1", "p2p-bandwidth-below-design"),
-                                                 ("n9/nic1", "p2p-bandwidth-below-design")}
-
-
-def test_golden_step_time_of_a_slow_domain_s_hosts_folds_into_the_domain():
-    """A whole supernode slow alike makes every one of its hosts' golden replicas slow:
-    those are the supernode's symptoms (the retest re-measures them), not three more
-    culprits. A host of another domain, or a host fact, is still its own finding."""
-    cards = lambda h: [f"{h}/gpu{i}" for i in range(2)]  # noqa: E731
-    domain = {"a1": "snA", "a2": "snA", "a3": "snA", "b1": "snB"}.get
+def test_golden_step_time_is_the_symptom_of_a_culprit_on_its_host_or_domain():
+    """A host's golden step time is the compute and gradient all-reduce of its cards: a
+    culprit on the host, or the supernode culprit holding it, explains it (its retest
+    re-measures it); a host of another domain, or a host fact, is still its own finding."""
+    domain = {"a1": "snA", "a2": "snA", "a3": "snA", "b1": "snB", "b2": "snB"}.get
     sn = Finding("snA", "supernode", "connectivity", "p2p-bandwidth-below-design", "critical", "slow domain", {})
+    card = Finding("b2/gpu1", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "slow card", {})
     steps = [Finding(h, "host", "golden", "golden-step-time-regression", "warning", f"{h}: step time", {})
-             for h in ("a1", "a2", "b1")]
+             for h in ("a1", "a2", "b1", "b2")]
     fact = Finding("a3", "host", "connectivity", "host-fact", "critical", "a3: driver", {"fact": "driver"})
-    out = merge_findings([sn, *steps, fact], cards, domain)
+    out = merge_findings([sn, card, *steps, fact], domain)
     assert {(f.entity, f.rule) for f in out} == {("snA", "p2p-bandwidth-below-design"), ("a3", "host-fact"),
+                                                 ("b2/gpu1", "p2p-bandwidth-below-design"),
                                                  ("b1", "golden-step-time-regression")}
     folded = next(f for f in out if f.entity == "snA").evidence["related"]
     assert [(r["entity"], r["rule"]) for r in folded] == [("a1", "golden-step-time-regression"),
                                                           ("a2", "golden-step-time-regression")]
     # Without the domains (an older caller), nothing is folded into the supernode.
     again = [Finding(f.entity, f.entity_kind, f.layer, f.rule, f.severity, f.message, {}) for f in (sn, *steps)]
-    assert len(merge_findings(again, cards)) == 4
+    assert len(merge_findings(again)) == 5
 
 
-def test_cards_and_links_of_a_domain_slow_as_a_whole_fold_into_it():
-    """Half of a two-domain cluster slow alike: a peer rule's tier median lies between the
-    two domains, so the slow one splits into cards and links "between two otherwise
-    healthy cards" (bench_platform_accuracy scenario 5032: 160 extra findings). They are
-    the domain's symptoms; a link well below its ends, a card its tool named, a critical
-    card in a domain faint as a whole, and anything in another domain stay culprits."""
-    cards = lambda h: [f"{h}/gpu{i}" for i in range(2)]  # noqa: E731
-    domain = {"a1": "snA", "a2": "snA", "b1": "snB"}.get
-    sn = Finding("snA", "supernode", "connectivity", "p2p-bandwidth-below-design", "critical", "slow", {"pairs": 9})
-    peer = "p2p-bandwidth-below-peers"
-    folded = [Finding("a1/gpu0<->a2/gpu1", "link", "connectivity", peer, "critical", "l", {}),
-              Finding("a2/gpu0", "card", "connectivity", peer, "critical", "c", {}),
-              Finding("a2/gpu1<->b1/gpu1", "link", "connectivity", peer, "critical", "rail pair", {})]
-    kept = [Finding("a1/gpu0<->a1/gpu1", "link", "connectivity", peer, "critical", "dead", {"independent": True}),
-            Finding("a1/gpu1", "card", "connectivity", "host-fact-hardware-fault", "critical", "ecc", {"fact": "ecc"}),
-            Finding("b1/gpu0", "card", "connectivity", peer, "critical", "other domain", {})]
-    out = merge_findings([sn, *folded, *kept], cards, domain)
-    assert {f.entity for f in out} == {"snA"} | {f.entity for f in kept}
-    assert {r["entity"] for r in next(f for f in out if f.entity == "snA").evidence["related"]} == \
-        {f.entity for f in folded}
-    faint = Finding("snA", "supernode", "connectivity", "p2p-bandwidth-domain-below-design", "warning", "faint", {})
-    card = Finding("a2/gpu0", "card", "connectivity", peer, "critical", "slow card", {})
-    assert {f.entity for f in merge_findings([faint, card], cards, domain)} == {"snA", "a2/gpu0"}
-    # A host of the faint domain whose every card a per-card rule flagged alike (the tier
-    # median pooled with the healthy domain: bench scenario 5044) is the domain's symptom;
-    # a host fact or an unreachable host is not.
-    card_slow = [Finding(f"a1/gpu{i}", "card", "connectivity", "p2p-bandwidth-card-slow", "warning", "low", {})
-                 for i in range(2)]
-    fact = Finding("a2", "host", "connectivity", "host-fact-warning", "warning", "a2: pcie", {"fact": "pcie_width"})
-    out = merge_findings([faint, *card_slow, fact], cards, domain)
-    assert {(f.entity, f.entity_kind) for f in out} == {("snA", "supernode"), ("a2", "host")}
-
-
-def test_cards_of_a_one_host_domain_slow_as_a_whole_fold_into_the_host():
-    """An MI300X host is its own supernode: a whole host faint alike (0.92 of design) is
-    named as the host by the domain rule (evidence ``domain``), while the per-card rule,
-    its tier median pooled with the healthy hosts, names most of its cards (not all, so
-    they do not lift to the host: bench_platform_accuracy scenario 5119, 6 extra cards).
-    They are the domain's symptoms; a critical card, a card its tool named and a card of
-    another host stay culprits."""
-    cards = lambda h: [f"{h}/gpu{i}" for i in range(8)]  # noqa: E731
-    domain = {"mi01": "mi01", "mi02": "mi02"}.get
-    host = Finding("mi01", "host", "connectivity", "p2p-bandwidth-domain-below-design", "warning", "faint",
-                   {"tier": "intra_host", "cards": 8, "domain": "mi01"})
-    slow = [Finding(f"mi01/gpu{i}", "card", "connectivity", "p2p-bandwidth-card-slow", "warning", "low",
-                    {"tier": "intra_host"}) for i in (0, 1, 2, 4, 5, 6)]
-    kept = [Finding("mi01/gpu3", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "slow", {}),
-            Finding("mi01/gpu7", "card", "connectivity", "host-fact-warning", "warning", "ecc", {"fact": "ecc"}),
-            Finding("mi02/gpu0", "card", "connectivity", "p2p-bandwidth-card-slow", "warning", "low", {})]
-    out = merge_findings([host, *slow, *kept], cards, domain)
-    assert {f.entity for f in out} == {"mi01"} | {f.entity for f in kept}
-    assert {r["entity"] for r in next(f for f in out if f.entity == "mi01").evidence["related"]} == \
-        {f.entity for f in slow}
-    # The domain's symptom folded into another host finding (its most severe) still holds it.
-    worse = Finding("mi01", "host", "stress", "collective-pair-slow", "critical", "slow pairs", {"tier": "intra_host"})
-    out = merge_findings([worse, host, *slow], cards, domain)
-    assert [(f.entity, f.rule) for f in out] == [("mi01", "collective-pair-slow")]
-
-
-def test_a_card_its_tool_named_is_not_folded_into_a_host_symptom_shared_alike():
-    """A pending remap in gpu1's nvidia-smi section and a host whose pairs are all slow
-    (localized from pair tests, every card alike): two culprits. The slow host may be
-    released by its retest; the remap must not go with it."""
-    cards = lambda h: [f"{h}/gpu{i}" for i in range(2)]  # noqa: E731
-    slow = Finding("n1", "host", "connectivity", "p2p-bandwidth-below-peers", "critical", "slow host",
-                   {"pairs": 4, "bad_pairs": 4})
-    remap = Finding("n1/gpu1", "card", "connectivity", "host-fact-hardware-fault", "critical", "n1/gpu1: remap",
-                    {"fact": "remapped_rows"})
+def test_findings_of_other_kinds_on_one_culprit_merge_and_nothing_else_folds():
+    """One finding per entity (the most severe, the others its evidence); a link, a card
+    and a host named by different measurements each stand: who explains what was decided
+    per kind by the explainer (a link at 0.3 beside a high-latency card is the issue's
+    masked link)."""
+    slow = Finding("n1/gpu0", "card", "connectivity", "p2p-latency-above-design", "critical", "latency", {})
     late = Finding("n1/gpu0", "card", "stress", "collective-straggler", "warning", "late", {})
-    out = merge_findings([slow, remap, late], cards)
-    assert {(f.entity, f.rule) for f in out} == {("n1", "p2p-bandwidth-below-peers"),
+    link = Finding("n1/gpu0<->n1/gpu1", "link", "connectivity", "p2p-bandwidth-below-design", "critical", "0.3", {})
+    remap = Finding("n1/gpu1", "card", "connectivity", "host-fact-hardware-fault", "critical", "remap",
+                    {"fact": "remapped_rows"})
+    out = merge_findings([late, slow, link, remap])
+    assert {(f.entity, f.rule) for f in out} == {("n1/gpu0", "p2p-latency-above-design"),
+                                                 ("n1/gpu0<->n1/gpu1", "p2p-bandwidth-below-design"),
                                                  ("n1/gpu1", "host-fact-hardware-fault")}
-    host = next(f for f in out if f.entity == "n1")
-    assert [r["rule"] for r in host.evidence["related"]] == ["collective-straggler"]
-    # every card throttled alike in its own section: one host finding of that fact
-    throttled = [Finding(f"n1/gpu{i}", "card", "connectivity", "host-fact", "critical", "HW Slowdown",
-                         {"fact": "clock_reasons"}) for i in range(2)]
-    out = merge_findings(throttled, cards)
-    assert [(f.entity, f.entity_kind, f.evidence["fact"]) for f in out] == [("n1", "host", "clock_reasons")]
+    assert [r["rule"] for r in next(f for f in out if f.entity == "n1/gpu0").evidence["related"]] == \
+        ["collective-straggler"]
 
 
 class NoDcgmMock(MockBackend):

@@ -1,26 +1,34 @@
-"""Findings from pair tests: localize the bad pairs (:mod:`localize`) and describe each
-culprit with its evidence, judged per tier: the tier it was found bad in, that tier's
-measured and expected values, and a breakdown where it spans several tiers."""
+"""Findings from pair tests: the rules of one measurement kind become the explainer's bars
+(:mod:`sncheck.health.explain`), and each culprit it names becomes one finding, judged per
+tier: the rule of the most severe bar its factor is beyond, the tier it was found bad in,
+that tier's measured and expected values, the pairs it explains, and the evidence that
+separates it from its rivals."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from sncheck.health.explain import (CARD, DESIGN, DOMAIN, LEVEL, PAIR, PEERS, RATE, Bar, Bars, CostModel, Culprit,
+                                    beyond, explain)
 from sncheck.health.findings import jsonable
-from sncheck.health.localize import LinkBar, localize
-from sncheck.health.metrics import METRICS, DetectContext
-from sncheck.model import Finding, card_of
-from sncheck.topology import SCALE_OUT
-from sncheck.model import split_link
+from sncheck.health.metrics import METRICS, PAIRS, DetectContext
+from sncheck.health.pairview import FabricPaths, FrameTier, summarise
+from sncheck.health.rates import containers
+from sncheck.model import Finding, card_of, severity_rank
+from sncheck.topology import SCALE_OUT, SCALE_UP
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
+
+EXPLAINED_OPS = ("ratio_to_design", "peer_outlier", "threshold", "counter_nonzero")
+# Measurements that mix both ends' compute and launch with the path (pairwise collectives):
+# a pair with a culprit already named at one end says nothing of the other.
+DERIVED = ("pair_busbw", "pair_small_time")
 
 
 def _compare(values: pd.Series, rule: "Rule") -> pd.Series:
@@ -33,190 +41,274 @@ def _bound(rule: "Rule") -> tuple[str, float]:
     return ("below", rule.params["below"]) if "below" in rule.params else ("above", rule.params["above"])
 
 
-# ------------------------------------------------------------------ findings from pairs
-class _Touching:
-    """Which pairs touch an entity, as row positions: one factorize of the pair ends and
-    one sort of the rows by each end's card code, then each culprit's rows are looked up
-    per card (never a scan of every pair per culprit)."""
-
-    def __init__(self, cells: pd.DataFrame, ctx: DetectContext) -> None:
-        src, dst = cells["src"], cells["dst"]
-        if isinstance(src.dtype, pd.CategoricalDtype) and src.dtype == dst.dtype:
-            self.src, self.dst = src.cat.codes.to_numpy(), dst.cat.codes.to_numpy()
-            self.cards = pd.Index(src.cat.categories.astype(str), dtype=object)
-        else:
-            codes, uniques = pd.factorize(pd.concat([src.astype(str), dst.astype(str)], ignore_index=True))
-            self.src, self.dst = codes[:len(cells)], codes[len(cells):]
-            self.cards = pd.Index(uniques, dtype=object)
-        self.ctx = ctx
-        self.tiers = cells["tier"].astype(str).to_numpy() if "tier" in cells.columns else None
-        self._by: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def _rows_by(self, end: str) -> tuple[np.ndarray, np.ndarray]:
-        """Row positions sorted by the card code at ``end``, and where each code starts."""
-        if end not in self._by:
-            codes = self.src if end == "src" else self.dst
-            order = np.argsort(codes, kind="stable")
-            starts = np.searchsorted(codes[order], np.arange(len(self.cards) + 1))
-            self._by[end] = (order, starts)
-        return self._by[end]
-
-    def _at(self, end: str, code: int) -> np.ndarray:
-        order, starts = self._rows_by(end)
-        return order[starts[code]:starts[code + 1]]
-
-    def rows(self, entity: str, kind: str) -> np.ndarray:
-        """Positions of the pairs that touch ``entity`` (a link: that pair's), ascending."""
-        if kind == "link":
-            members = list(split_link(entity))
-        elif kind == "card":
-            members = [entity]
-        elif kind == "nic":
-            members = [card_of(entity)]
-        elif kind == "host":
-            members = self.ctx.topo.cards_of_host(entity)
-        else:
-            members = self.ctx.topo.cards_of_supernode(entity)
-        codes = self.cards.get_indexer(members)
-        codes = codes[codes >= 0]
-        if kind == "link":
-            if len(codes) < 2:
-                return np.zeros(0, dtype=np.intp)
-            a, b = codes[0], codes[1]
-            ab, ba = self._at("src", a), self._at("src", b)
-            return np.unique(np.concatenate([ab[self.dst[ab] == b], ba[self.dst[ba] == a]]))
-        parts = [self._at(end, c) for c in codes for end in ("src", "dst")]
-        at = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.intp)
-        if kind == "nic" and self.tiers is not None:  # a NIC carries its card's scale-out pairs
-            at = at[self.tiers[at] == SCALE_OUT]
-        return at
-
-
-def pair_findings(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext,
-                  flagged: Mapping[str, set[str]] | AbstractSet[str] = frozenset(),
-                  expected: float | None = None) -> list[Finding]:
-    """Localize bad pairs (column ``bad``) and cards flagged by a score (each with the
-    tiers it was flagged in) into findings. The evidence names the tier the culprit
-    was judged in and that tier's expected value (its design, else the median of its
-    pairs), with a per-tier breakdown where the culprit spans several tiers."""
-    unit = METRICS[rule.metric].unit
-    culprits = localize(cells, ctx.topo, flagged, link_bar=_link_bar(rule))
-    if not culprits:
-        return []
-    touching = _Touching(cells, ctx)
-    values = cells["value"].to_numpy(float)
-    tiers = touching.tiers if touching.tiers is not None else np.full(len(cells), "")
-    design = cells["design"].to_numpy(float) if "design" in cells else None
-    out = []
-    for c in culprits:
-        at = touching.rows(c.entity, c.kind)
-        n_touching = len(at)
-        per_tier = _tier_breakdown(c, at, values, tiers, design, expected, flagged)
-        tier = _judged_tier(per_tier, rule)
-        measured = per_tier[tier]["measured"] if tier is not None else jsonable(
-            c.cells["value"].median() if not c.cells.empty else _median(values[at]))
-        exp = per_tier[tier]["expected"] if tier is not None else jsonable(expected)
-        failed = int(c.cells["failed"].sum()) if "failed" in c.cells else 0
-        where = f" ({tier})" if tier else ""
-        if c.note == "unlocalised":
-            link = c.cells["link"].iloc[0] if len(c.cells) else ""
-            what = (f"card or link, not localised: {c.entity} or {link}: {rule.summary}; measured against too "
-                    f"few peers to tell the card from its link")
-        elif c.kind == "link" and c.note == "independent":
-            what = f"link {c.entity}: {rule.summary}{where}, well below what its two ends explain"
-        elif c.kind == "link":
-            what = f"link {c.entity}: {rule.summary}{where} between two otherwise healthy cards"
-        elif c.kind == "nic":
-            share = f"on {len(c.cells)} of {n_touching}" if len(c.cells) else f"across its {n_touching}"
-            what = (f"nic {c.entity} (serving {card_of(c.entity)}): {rule.summary} over the scale-out "
-                    f"network {share} pair tests there; its pairs inside the domain are healthy")
-        elif c.cells.empty:
-            what = f"{c.kind} {c.entity}: {rule.summary}{where} across its pairs as a whole"
-        else:
-            what = f"{c.kind} {c.entity}: {rule.summary} on {len(c.cells)} of {n_touching} pair tests{where}"
-        if failed:
-            what += f" ({failed} carried nothing)"
-        worst = c.cells.sort_values("value").head(5) if not c.cells.empty else c.cells
-        evidence = {
-            "measured": measured, "expected": exp, "unit": unit, "tier": tier,
-            "bad_pairs": int(len(c.cells)), "pairs": n_touching,
-            "worst": [{"link": link, "value": jsonable(value)}
-                      for link, value in zip(worst["link"].tolist(), worst["value"].tolist())] if len(worst) else [],
-        }
-        if len(per_tier) > 1:
-            evidence["tiers"] = per_tier
-        if c.note == "independent":
-            evidence["independent"] = True
-        if c.note == "unlocalised":
-            evidence["localised"] = False
-            evidence["link"] = str(c.cells["link"].iloc[0]) if len(c.cells) else None
-        out.append(Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, what, evidence))
-    return out
-
-
-def _link_bar(rule: "Rule") -> LinkBar | None:
-    """A ratio rule's bar, for a link worse than its two ends explain (localize.LinkBar).
-    Pair tests only: a p2p pair's value is set by its slower end, so its ends' levels
-    explain it; a pairwise collective mixes both ends' compute and latency."""
-    if METRICS[rule.metric].layer != "connectivity":
-        return None
-    if rule.op == "ratio_to_design" or (rule.op == "peer_outlier" and rule.params.get("method") == "ratio"
-                                        and rule.params.get("per") == "pair"):
-        side, bound = _bound(rule)
-        below = side == "below"
-        # A bar on the wrong side of 1 (below 1.5x design) says nothing about one pair
-        # against its ends: every pair would be "well below" them.
-        return LinkBar(below, float(bound)) if (bound < 1 if below else bound > 1) else None
-    return None
-
-
-def _tier_breakdown(c, at: np.ndarray, values: np.ndarray, tiers: np.ndarray, design: np.ndarray | None,
-                    expected, flagged) -> dict[str, dict]:
-    """Per tier the culprit's pairs touch: measured (its bad pairs' median, else all its
-    pairs'), expected (the tier's design, else the given value, else the tier's median)
-    and how many of its pairs are bad."""
-    bad_tiers = c.cells["tier"].astype(str).to_numpy() if "tier" in c.cells and len(c.cells) else np.array([])
-    bad_values = c.cells["value"].to_numpy(float) if len(c.cells) else np.array([])
-    marks = flagged.get(c.entity) if isinstance(flagged, Mapping) else None
-    out: dict[str, dict] = {}
-    for t in sorted(set(tiers[at].tolist())):
-        mine = at[tiers[at] == t]
-        in_bad = bad_values[bad_tiers == t]
-        if design is not None and expected is None and np.isfinite(design[mine]).any():
-            exp = _median(design[mine])
-        elif expected is not None:
-            exp = expected
-        else:
-            exp = _median(values[tiers == t])
-        out[t] = {"measured": jsonable(_median(in_bad) if len(in_bad) and np.isfinite(in_bad).any()
-                                       else _median(values[mine])),
-                  "expected": jsonable(exp), "bad_pairs": int(len(in_bad)), "pairs": int(len(mine)),
-                  **({"flagged": True} if marks and t in marks else {})}
-    return out
-
-
-def _judged_tier(per_tier: dict[str, dict], rule: "Rule") -> str | None:
-    """The tier the culprit was judged bad in: the one with the most bad pairs (or
-    flagged), then the one furthest from its expected value."""
-    if not per_tier:
-        return None
-    below = "below" in rule.params
-
-    def worst(t: str) -> tuple:
-        d = per_tier[t]
-        m, e = d["measured"], d["expected"]
-        ratio = m / e if isinstance(m, (int, float)) and isinstance(e, (int, float)) and e else 1.0
-        return (d["bad_pairs"] + (1 if d.get("flagged") else 0), -ratio if below else ratio)
-
-    return max(per_tier, key=worst)
-
-
 def _median(values: np.ndarray) -> float:
     """The median skipping NaN (as ``Series.median``); NaN when nothing is left."""
     values = values[~np.isnan(values)]
     return float(np.median(values)) if len(values) else math.nan
 
 
+# ------------------------------------------------------------------ rules -> kinds and bars
+def kind_of(rule: "Rule") -> tuple[str, str, str] | None:
+    """The measurement kind a pair rule judges: (metric, mode, side), or None for a rule
+    the explainer does not take (entities, history, baselines). Level kinds are judged by
+    ratio rules; a symptom a pair shows or not (a bound on a count, a robust z) by rate."""
+    if METRICS[rule.metric].shape != PAIRS or rule.op not in EXPLAINED_OPS:
+        return None
+    side = "below" if "below" in rule.params else "above"
+    if rule.op == "ratio_to_design" or (rule.op == "peer_outlier" and rule.params.get("method") == "ratio"):
+        return rule.metric, LEVEL, side
+    return rule.metric, RATE, rule.name  # each symptom rule its own kind
+
+
+def bar_of(rule: "Rule", order: int) -> Bar:
+    if "below" not in rule.params and "above" not in rule.params:  # a count: any is beyond
+        return Bar(rule.name, severity_rank(rule.severity), order, PAIR, DESIGN, 0.0)
+    side, bound = _bound(rule)
+    level = bound if side == "below" else (1.0 / bound if bound else math.inf)
+    per = rule.params.get("per", "pair")
+    scope = {"pair": PAIR, "card": CARD, "supernode": DOMAIN}[per]
+    ref = DESIGN if rule.op == "ratio_to_design" else PEERS
+    min_pairs = int(rule.params.get("min_pairs", rule.params.get("min_peers", 1)))
+    return Bar(rule.name, severity_rank(rule.severity), order, scope, ref, float(level), min_pairs)
+
+
+def group_rules(rules: list["Rule"]) -> list[list["Rule"]]:
+    """The rules the explainer judges, one group per measurement kind (in the order of
+    their first rule); every other rule stays alone."""
+    groups: dict[object, list["Rule"]] = {}
+    for i, rule in enumerate(rules):
+        key = kind_of(rule)
+        groups.setdefault(key if key is not None else ("alone", i), []).append(rule)
+    return list(groups.values())
+
+
+def _model(metric: str, ctx: DetectContext) -> CostModel:
+    """Bandwidth: a card's speed shows over scale-out only through the NIC's cap (the
+    scale-out design over the scale-up one); everything else acts on every tier alike."""
+    if metric != "p2p_bandwidth":
+        return CostModel()
+    up, out = ctx.design.get(SCALE_UP), ctx.design.get(SCALE_OUT)
+    if up is None or out is None or not up.bandwidth_GBps or not out.bandwidth_GBps:
+        return CostModel()
+    return CostModel(out_cap=out.bandwidth_GBps / up.bandwidth_GBps)
+
+
+def paths_of(ctx: DetectContext) -> FabricPaths:
+    if ctx.cache is not None:
+        key = ("_paths", id(ctx.topo))
+        if key not in ctx.cache:
+            ctx.cache[key] = FabricPaths(ctx.topo)
+        return ctx.cache[key]
+    return FabricPaths(ctx.topo)
+
+
+# ------------------------------------------------------------------ the explainer, per kind
+def explain_rules(rules: list["Rule"], rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:
+    """One measurement kind judged by its rules: the fewest culprits explaining every pair,
+    each a finding of the rule whose bar it is beyond."""
+    return explain_cells(ctx.metric(rules[0].metric, rows), rules, ctx)
+
+
+def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) -> list[Finding]:
+    """:func:`explain_rules` over a metric's frame (columns src, dst, tier, value, failed,
+    design)."""
+    metric, mode, side = kind_of(rules[0])  # type: ignore[misc]  # group_rules gives explained groups only
+    if metric in DERIVED and ctx.known:
+        cells = without(cells, ctx.culprit_cards(subject=False))
+    if cells.empty:
+        return []
+    if any(r.op == "ratio_to_design" for r in rules) and ("design" not in cells or cells["design"].isna().all()):
+        rules = [r for r in rules if r.op != "ratio_to_design"]  # no design value: only peers judge
+        if not rules:
+            return []
+    if mode == RATE:
+        rule = rules[0]
+        if "facts" in rule.params and "fact" in cells:
+            cells = cells[cells["fact"].isin(rule.params["facts"])]
+        bound = 0 if rule.op == "counter_nonzero" else _bound(rule)[1]
+        above = rule.op == "counter_nonzero" or _bound(rule)[0] == "above"
+        if rule.op == "peer_outlier":  # a robust z per pair: the op's own scores say which pairs
+            return _zscored(cells, rule, ctx)
+        tiers = summarise(cells, ctx.topo, count_above=bound if above else None,
+                          count_below=None if above else bound)
+        bars = Bars(RATE, (bar_of(rule, 0),))
+        expected = 0 if rule.op == "counter_nonzero" else bound
+        paths = paths_of(ctx)
+        return _findings(explain(tiers, paths, bars), tiers, bars, rules, expected, paths)
+    bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
+    tiers = summarise(cells, ctx.topo, invert=side == "above",
+                      exception=lambda t, r, f, level: beyond(bars, r, f, level))
+    paths = paths_of(ctx)
+    return _findings(explain(tiers, paths, bars, _model(metric, ctx)), tiers, bars, rules, None, paths)
+
+
+def without(cells: pd.DataFrame, cards: set[str]) -> pd.DataFrame:
+    """The pairs with neither end among ``cards``."""
+    if not cards or cells.empty:
+        return cells
+    keep = ~(cells["src"].astype(str).isin(cards).to_numpy(bool) | cells["dst"].astype(str).isin(cards).to_numpy(bool))
+    return cells if keep.all() else cells[keep]
+
+
+def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", ctx: DetectContext,
+                      expected=None) -> list[Finding]:
+    """Pairs judged against a stored reference (a baseline) by one ratio rule."""
+    side, _ = _bound(rule)
+    bar = Bar(rule.name, severity_rank(rule.severity), 0, PAIR, DESIGN,
+              bar_of(rule, 0).level)
+    bars = Bars(LEVEL, (bar,))
+    tiers = summarise(cells, ctx.topo, invert=side == "above", reference=reference,
+                      exception=lambda t, r, f, level: beyond(bars, r, f, level))
+    paths = paths_of(ctx)
+    return _findings(explain(tiers, paths, bars, _model(rule.metric, ctx)), tiers, bars, [rule], expected, paths)
+
+
+def _zscored(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    from sncheck.health.ops import pair_scores  # the op's scoring, once
+
+    bad = pair_scores(cells, rule)
+    tiers = summarise(cells.assign(value=bad.astype(float)), ctx.topo, count_above=0.5)
+    bars = Bars(RATE, (bar_of(rule, 0),))
+    paths = paths_of(ctx)
+    return _findings(explain(tiers, paths, bars), tiers, bars, [rule], None, paths)
+
+
+def flagged_findings(cells: pd.DataFrame, flagged: Mapping[str, set[str]], rule: "Rule", ctx: DetectContext,
+                     expected=None) -> list[Finding]:
+    """Cards a rule flagged on their own (each against its own reference: a baseline, a
+    first calibration) as the fewest entities: a host or supernode every card of which is
+    flagged, else each card; judged in the tiers they were flagged in."""
+    paths = paths_of(ctx)
+    index = {c: i for i, c in enumerate(paths.cards)}
+    codes = {index[c] for c in flagged if c in index}
+    if not codes:
+        return []
+    tiers = summarise(cells, ctx.topo, invert="above" in rule.params,
+                      exception=lambda t, r, f, level: np.zeros(len(r), bool))
+    bars = Bars(RATE, (bar_of(rule, 0),))
+    culprits = []
+    for kind, entity, members in containers(codes, set(), paths):
+        marked = set().union(*(flagged[paths.cards[m]] for m in members.tolist()))
+        touches = {t: x.pairs_of(members) for t, x in tiers.items() if t in marked}
+        factors = {t: _median(tiers[t].ratio[at]) for t, at in touches.items() if len(at)}
+        culprits.append(Culprit(entity, kind, factors, {}, touches, members=members))
+    return _findings(culprits, tiers, bars, [rule], expected, paths)
+
+
+# ------------------------------------------------------------------ culprits -> findings
+def _crossed(c: Culprit, bars: Bars, tiers: Mapping[str, FrameTier]) -> list[Bar]:
+    """The bars a culprit's factor is beyond (in its worst tier)."""
+    if bars.mode == RATE:
+        return list(bars.bars)
+    out = []
+    for b in bars.bars:
+        for t, f in c.factors.items():
+            level = c.peers.get(t, tiers[t].level)
+            level = level if math.isfinite(level) and level > 0 else 1.0
+            value = f if b.ref == DESIGN else f / level
+            if b.scope == DOMAIN and (c.kind not in ("supernode", "host") or t == SCALE_OUT):
+                continue
+            if b.scope == CARD and c.kind == "link":
+                continue
+            if value < b.level or (b.scope == PAIR and f <= 0):
+                out.append(b)
+                break
+    return out
+
+
+def _choose(c: Culprit, crossed: list[Bar]) -> Bar:
+    fits = {"link": PAIR, "supernode": DOMAIN}.get(c.kind, CARD)
+    return max(crossed, key=lambda b: (b.severity, b.scope == fits, -b.order))
+
+
+def _findings(culprits: list[Culprit], tiers: Mapping[str, FrameTier], bars: Bars, rules: list["Rule"],
+              expected, paths: FabricPaths) -> list[Finding]:
+    by_name = {r.name: r for r in rules}
+    out = []
+    for c in culprits:
+        crossed = _crossed(c, bars, tiers)
+        if not crossed:
+            continue  # it explains measurements within every bar: noise around its level
+        rule = by_name[_choose(c, crossed).rule]
+        out.append(_finding(c, rule, tiers, expected, paths))
+    return out
+
+
+def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected, paths: FabricPaths) -> Finding:
+    unit = METRICS[rule.metric].unit
+    per_tier: dict[str, dict] = {}
+    for t, at in c.touches.items():
+        x = tiers[t]
+        bad = c.explains.get(t, np.zeros(0, np.int64))
+        shown = bad if len(bad) and np.isfinite(x.values[bad]).any() else at
+        exp = expected if expected is not None else (x.design if math.isfinite(x.design) else _median(x.values))
+        per_tier[t] = {"measured": jsonable(_median(x.values[shown]) if len(shown) else math.nan),
+                       "expected": jsonable(exp), "bad_pairs": int(len(bad)), "pairs": int(len(at)),
+                       "factor": jsonable(c.factors.get(t))}
+    tier = c.tier
+    ev: dict = {"measured": per_tier[tier]["measured"] if tier else None,
+                "expected": per_tier[tier]["expected"] if tier else jsonable(expected), "unit": unit, "tier": tier,
+                "bad_pairs": sum(d["bad_pairs"] for d in per_tier.values()),
+                "pairs": sum(d["pairs"] for d in per_tier.values()),
+                "factor": jsonable(c.factor), "worst": _worst(c, tiers, paths)}
+    if len(per_tier) > 1:
+        ev["tiers"] = per_tier
+    if c.rivals:
+        ev["rivals"] = [r.to_dict() for r in c.rivals]
+    if not c.separated:
+        ev["separated"] = False
+    if c.note == "independent":
+        ev["independent"] = True
+    if c.note == "unlocalised":
+        ev["localised"] = False
+        ev["link"] = c.rivals[0].entity if c.rivals else None
+    return Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, _message(c, rule, ev), ev)
+
+
+def _worst(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> list[dict]:
+    """The culprit's five worst explained pairs in the tier it was judged in, each with its
+    measured value (its retest re-measures that tier: sncheck.run.confirm.symptom_tiers)."""
+    rows = []
+    for t, bad in c.explains.items():
+        if t != c.tier:
+            continue
+        x = tiers[t]
+        for i in bad[:64].tolist():
+            rows.append((0.0 if x.failed[i] else float(x.ratio[i]), paths.link(int(x.a[i]), int(x.b[i])), x.values[i]))
+    rows.sort(key=lambda r: r[0])
+    return [{"link": link, "value": jsonable(v)} for _, link, v in rows[:5]]
+
+
+def _message(c: Culprit, rule: "Rule", ev: dict) -> str:
+    where = f" ({ev['tier']})" if ev.get("tier") else ""
+    bad, n = ev["bad_pairs"], ev["pairs"]
+    if c.note == "unlocalised" and c.kind == "host":
+        return (f"host {c.entity}: card or link, not localised: {' or '.join(r.entity for r in c.rivals)}: "
+                f"{rule.summary}; each end measured in that pair alone")
+    if c.note == "unlocalised":
+        return (f"card or link, not localised: {c.entity} or {ev.get('link')}: {rule.summary}; measured against "
+                f"too few peers to tell the card from its link")
+    if c.kind == "link" and c.note == "independent":
+        what = f"link {c.entity}: {rule.summary}{where}, well below what its two ends explain"
+    elif c.kind == "link":
+        what = f"link {c.entity}: {rule.summary}{where} between two otherwise healthy cards"
+    elif c.kind == "nic":
+        share = f"on {bad} of {n}" if bad else f"across its {n}"
+        what = (f"nic {c.entity} (serving {card_of(c.entity)}): {rule.summary} over the scale-out network "
+                f"{share} pair tests there; its pairs inside the domain are healthy")
+    elif c.kind == "switch":
+        what = f"switch {c.entity}: {rule.summary}{where} on {bad} of {n} pair tests through it"
+    elif not bad:
+        what = f"{c.kind} {c.entity}: {rule.summary}{where} across its pairs as a whole"
+    else:
+        what = f"{c.kind} {c.entity}: {rule.summary} on {bad} of {n} pair tests{where}"
+    if c.rivals and c.note != "unlocalised":
+        r = c.rivals[0]
+        what += f"; not {r.kind} {r.entity}: {r.why}"
+    return what
+
+
+# ------------------------------------------------------------------ entity findings
 def entity_findings(frame: pd.DataFrame, bad: pd.Series, rule: "Rule", expected=None) -> list[Finding]:
     unit = METRICS[rule.metric].unit
     out = []
@@ -238,4 +330,34 @@ def flagged_tiers(levels: pd.DataFrame) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for card, tier in zip(levels["card"].astype(str), levels["tier"].astype(str)):
         out.setdefault(card, set()).add(tier)
+    return out
+
+
+def lift_cards(findings: list[Finding], ctx: DetectContext) -> list[Finding]:
+    """Card findings of one rule as the fewest entities: a host (or supernode) every card of
+    which the rule flagged on its own (for one fact, where its tool named them) is one
+    finding, its cards' findings its evidence (:func:`sncheck.health.rates.containers`)."""
+    paths = paths_of(ctx)
+    index = {c: i for i, c in enumerate(paths.cards)}
+    groups: dict[object, dict[int, Finding]] = {}
+    out = []
+    for f in findings:
+        if f.entity_kind == "card" and f.entity in index:
+            groups.setdefault(f.evidence.get("fact"), {})[index[f.entity]] = f
+        else:
+            out.append(f)
+    for by_code in groups.values():
+        for kind, entity, members in containers(set(by_code), set(), paths):
+            cards = [by_code[m] for m in members.tolist()]
+            if kind == "card":
+                out.append(cards[0])
+                continue
+            worst = max(cards, key=lambda f: severity_rank(f.severity))
+            out.append(Finding(entity, kind, worst.layer, worst.rule, worst.severity,
+                               f"{kind} {entity}: every card of it on its own: {worst.message}",
+                               {**{k: v for k, v in worst.evidence.items() if k != "related"}, "every_card": True,
+                                "related": [{"layer": f.layer, "rule": f.rule, "severity": f.severity,
+                                             "message": f.message, "entity": f.entity,
+                                             "evidence": {k: v for k, v in f.evidence.items() if k != "related"}}
+                                            for f in cards]}))
     return out

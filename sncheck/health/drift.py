@@ -25,7 +25,7 @@ import pandas as pd
 from sncheck.config.inventory import tier_design
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, DetectContext
-from sncheck.health.culprits import flagged_tiers, pair_findings
+from sncheck.health.culprits import flagged_findings, flagged_tiers
 from sncheck.health.summaries import card_levels
 from sncheck.model import Finding
 
@@ -48,7 +48,7 @@ def drift(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]
     p = rule.params
     low = "below" in p
     bound = p["below"] if low else p["above"]
-    now = card_levels(cells)
+    now = card_levels(cells, ctx.culprit_cards())  # pairs with a named culprit say nothing of the other end
     now = now[now["n"] >= p["min_pairs"]]
     unit = METRICS[rule.metric].unit
     worst: dict[str, tuple[float, Finding]] = {}
@@ -112,7 +112,7 @@ def calibration_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext)
         return []
     ok = cells[~cells["failed"]] if "failed" in cells else cells
     expected = jsonable(levels["ref"].median())
-    out = pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged, expected=expected)
+    out = flagged_findings(ok, flagged, rule, ctx, expected=expected)
     for f in out:
         f.evidence["first_calibration"] = first
     return out
@@ -140,7 +140,7 @@ def card_baseline(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[
     if not flagged:
         return []
     ok = cells[~cells["failed"]] if "failed" in cells else cells
-    out = pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged, expected=jsonable(ref.median()))
+    out = flagged_findings(ok, flagged, rule, ctx, expected=jsonable(ref.median()))
     for f in out:
         f.evidence["baseline_runs"] = (ctx.baseline or {}).get("runs")
     return out

@@ -23,7 +23,7 @@ from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
 from sncheck.topology import Topology
-from sncheck.model import card_id
+from sncheck.model import card_id, card_of
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 
@@ -39,6 +39,20 @@ class DetectContext:
     # Metric frames shared by the rules of one evaluation (rules.evaluate turns it on).
     cache: dict | None = field(default=None, repr=False)
     history: dict | None = None     # earlier runs' per-card summaries (the drift op; state store)
+    # Culprits already named ((entity, kind): earlier layers, the retest's other suspects)
+    # and the suspect a retest judges: pairs through a known culprit never feed another
+    # entity's measurement that mixes both ends (pairwise collectives), drift or history.
+    known: frozenset[tuple[str, str]] = frozenset()
+    subject: str | None = None
+
+    def culprit_cards(self, subject: bool = True) -> set[str]:
+        """The cards the known culprits hold (with the retest's suspect, unless ``subject``
+        is False); a link culprit holds no card."""
+        out: set[str] = set()
+        for entity, kind in self.known:
+            if subject or entity != self.subject:
+                out |= set(cards_held(entity, kind, self.topo))
+        return out
 
     def metric(self, name: str, rows: pd.DataFrame) -> pd.DataFrame:
         """A metric's frame; computed once per evaluation when several rules share it."""
@@ -48,6 +62,20 @@ class DetectContext:
         if key not in self.cache:
             self.cache[key] = METRICS[name].fn(rows, self)
         return self.cache[key]
+
+
+def cards_held(entity: str, kind: str, topo: Topology) -> list[str]:
+    """The cards a culprit holds: a card (a NIC: its card), every card of a host or
+    supernode; a link or a switch holds none of its own."""
+    if kind == "card":
+        return [entity]
+    if kind == "nic":
+        return [card_of(entity)]
+    if kind == "host" and entity in topo.inventory.hosts:
+        return topo.cards_of_host(entity)
+    if kind == "supernode":
+        return topo.cards_of_supernode(entity)
+    return []
 
 
 def rows_context() -> DetectContext:

@@ -8,7 +8,6 @@ a card bad with most partners is the card, all cards of a host alike is the host
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -16,12 +15,11 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health import fabric, injob, kernel
-from sncheck.health.culprits import _bound, _compare, _median, entity_findings, flagged_tiers, pair_findings
+from sncheck.health.culprits import _bound, _compare, _median, entity_findings, explain_reference, explain_rules
 from sncheck.health.drift import calibration_regression, card_baseline, drift
 from sncheck.health.findings import jsonable
-from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, shared_categories
+from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.model import Finding
-from sncheck.topology import SCALE_OUT
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
@@ -59,175 +57,40 @@ def robust_z(x: pd.Series) -> pd.Series:
 
 # ------------------------------------------------------------------------------- the ops
 def ratio_to_design(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    cells = ctx.metric(rule.metric, rows)
-    if cells.empty or "design" not in cells or cells["design"].isna().all():
-        return []
-    if rule.params.get("per") == "supernode":
-        return _domains_to_design(cells, rule, ctx)
-    bad = cells["failed"] | _compare(cells["value"] / cells["design"], rule)
-    return pair_findings(cells.assign(bad=bad), rule, ctx)
-
-
-def _domains_to_design(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    """Each scale-up domain as a whole, per tier, against that tier's design: a domain is
-    bad when its median card (each card's level: the median over its pairs inside the
-    domain) is beyond the bar, so one slow card in a small domain is the card, never its
-    domain (each other card's median is over mostly healthy pairs), while a whole rack at
-    0.9 is (no healthy peers inside it to be told by). Not its best card: of 72 cards the
-    best one's median sits some deviations above the domain's level, and a rack at 0.92
-    read as "the best at 93.5%" passed. A domain of one host is named as the host."""
-    inside = cells[(cells["tier"].astype(str) != SCALE_OUT).to_numpy(bool) & ~cells["failed"].to_numpy(bool)]
-    if inside.empty:
-        return []
-    table = ctx.topo.card_table["supernode"]
-    both = pd.DataFrame({"card": np.concatenate([inside["src"].astype(str), inside["dst"].astype(str)]),
-                         "tier": np.tile(inside["tier"].astype(str).to_numpy(), 2),
-                         "ratio": np.tile((inside["value"] / inside["design"]).to_numpy(float), 2)})
-    both["sn"] = table.reindex(both["card"]).to_numpy()
-    per_card = both.groupby(["sn", "tier", "card"])["ratio"].agg(["median", "size"]).reset_index()
-    per_card = per_card[per_card["size"] >= rule.params["min_pairs"]]
-    below = "below" in rule.params
-    levels = per_card.groupby(["sn", "tier"]).agg(
-        best=("median", "max" if below else "min"), level=("median", "median"), cards=("card", "size"),
-        pairs=("size", "sum")).reset_index()
-    levels = levels[levels["cards"] >= 2]
-    bad = _compare(levels["level"], rule).to_numpy(bool)
-    unit = METRICS[rule.metric].unit
-    design = inside.groupby(inside["tier"].astype(str))["design"].median()
-    out: dict[str, Finding] = {}
-    for r in levels[bad].sort_values("pairs", ascending=False).itertuples():  # the tier with most pairs first
-        hosts = ctx.topo.hosts_of_supernode(r.sn)
-        entity, kind = (hosts[0], "host") if len(hosts) == 1 else (r.sn, "supernode")
-        if entity in out:
-            continue
-        exp = float(design[r.tier])
-        out[entity] = Finding(entity, kind, rule.layer, rule.name, rule.severity,
-                              f"{kind} {entity}: {rule.summary}: its {r.tier} pairs at {r.level:.1%} of design "
-                              f"(the median of its {r.cards} cards measured, the best at {r.best:.1%})",
-                              {"measured": jsonable(r.level * exp), "expected": jsonable(exp), "unit": unit,
-                               "tier": r.tier, "cards": int(r.cards), "domain": str(r.sn)})
-    return list(out.values())
+    """A pair (or, ``per: supernode``, a domain's level) against its tier's design; the
+    explainer names who explains the pairs beyond the bar (:mod:`sncheck.health.culprits`)."""
+    return explain_rules([rule], rows, ctx)
 
 
 def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
     metric = METRICS[rule.metric]
+    if metric.shape != ENTITIES:
+        return explain_rules([rule], rows, ctx)  # pairs (or a card's median, per: card) against their tier
     frame = ctx.metric(rule.metric, rows)
-    if frame.empty:
+    if frame.empty or len(frame) < rule.params["min_peers"]:
         return []
-    method, per = rule.params["method"], rule.params["per"]
-    min_peers, min_excess = rule.params["min_peers"], rule.params["min_excess"]
-
-    def score(values: pd.Series) -> pd.Series:
-        if method == "ratio":
-            return values / values.median()
-        return robust_z(values)
-
-    if metric.shape == ENTITIES:
-        if len(frame) < min_peers:
-            return []
-        s = score(frame["value"].astype(float))
-        excess = (frame["value"] - frame["value"].median()).abs()
-        bad = _compare(s, rule) & (excess >= min_excess)
-        return entity_findings(frame.assign(value=frame["value"]), bad, rule, expected=jsonable(frame["value"].median()))
-
-    keep = ~frame["failed"].to_numpy(bool)
-    ok = frame[[c for c in frame.columns if c != "link"]]  # links are only read for bad pairs
-    ok = (ok if keep.all() else ok[keep]).copy(deep=False)
-    # The per-pair and the per-card rule of a metric score the same pairs: once.
-    key = ("tier_scores", rule.metric, method, min_peers, id(frame))
-    scores = ctx.cache.get(key) if ctx.cache is not None else None
-    if scores is None:
-        scores = _tier_scores(ok, method, min_peers)
-        if ctx.cache is not None:
-            ctx.cache[key] = scores
-    ok["score"] = scores
-    if per == "pair":
-        bad = ~keep
-        bad[np.flatnonzero(keep)[_compare(ok["score"], rule).to_numpy(bool)]] = True
-        return pair_findings(frame.assign(bad=bad), rule, ctx)
-    card_score = _card_scores(ok, method, min_peers)
-    flagged = flagged_tiers(card_score[_compare(card_score["score"], rule).to_numpy(bool)])
-    if not flagged:
-        return []
-    return pair_findings(ok.assign(bad=False), rule, ctx, flagged=flagged)
+    values = frame["value"].astype(float)
+    s = values / values.median() if rule.params["method"] == "ratio" else robust_z(values)
+    excess = (frame["value"] - frame["value"].median()).abs()
+    bad = _compare(s, rule) & (excess >= rule.params["min_excess"])
+    return entity_findings(frame.assign(value=frame["value"]), bad, rule, expected=jsonable(frame["value"].median()))
 
 
-def _tier_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.Series:
-    """Each pair's score against the pairs of its tier: the ratio to the tier median, or
-    the robust z; neutral where a tier has too few pairs. Grouped by tier code (a
-    handful of tiers), each statistic one numpy pass over the tier's values."""
-    codes, _ = pd.factorize(ok["tier"])
-    values = ok["value"].to_numpy(float)
-    med, mad, size = (np.full(len(values), np.nan) for _ in range(3))
-    for k in range(codes.max() + 1 if len(codes) else 0):
-        at = codes == k
+def pair_scores(cells: pd.DataFrame, rule: "Rule") -> pd.Series:
+    """Which pairs a robust-z pair rule finds beyond its bar: each pair's z against its
+    tier's pairs (neutral where a tier has fewer than ``min_peers``); a failed pair is."""
+    failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
+    values = cells["value"].to_numpy(float)
+    tiers = cells["tier"].astype(str).to_numpy()
+    z = np.zeros(len(cells))
+    for t in np.unique(tiers):
+        at = (tiers == t) & ~failed
         v = values[at]
-        med[at] = _median(v)
-        mad[at] = _median(np.abs(v - med[at]))
-        size[at] = len(v)
-    if method == "ratio":
-        scores, neutral = values / med, 1.0
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = 0.6745 * (values - med) / mad
-        scores, neutral = np.where((mad != 0) & ~np.isnan(mad), z, 0.0), 0.0
-    return pd.Series(np.where(size >= min_peers, scores, neutral), index=ok.index)
-
-
-SMALL_DOMAIN_PAIRS = 256
-
-
-def _card_scores(ok: pd.DataFrame, method: str, min_peers: int) -> pd.DataFrame:
-    """Per card and tier: the median of the scores of its pairs in that tier (so one bad
-    link never moves it), where it has at least ``min_peers`` pairs there. Columns card,
-    tier, score. Tiers are never pooled: a card's scale-up and scale-out pairs have
-    different design values, and each is judged against its own tier only.
-
-    Leaving the card out matters in a small tier: with 4 cards a slow card is half of
-    all pairs and drags the tier median towards itself. In a big tier a card's share of
-    the pairs is negligible and the tier score is used as it is.
-    """
-    src, dst = ok["src"], ok["dst"]
-    if not (isinstance(src.dtype, pd.CategoricalDtype) and src.dtype == dst.dtype):
-        src, dst = shared_categories(src, dst)
-    cats = src.cat.categories
-    tier_codes, tier_names = pd.factorize(ok["tier"].astype(str))
-    nt = max(len(tier_names), 1)
-    # Each pair counts for both its cards: (card, tier) keys and scores twice over.
-    card = np.concatenate([src.cat.codes.to_numpy(), dst.cat.codes.to_numpy()]).astype(np.int64)
-    key = card * nt + np.concatenate([tier_codes, tier_codes])
-    score = ok["score"].to_numpy(float)
-    by = pd.Series(np.concatenate([score, score])).groupby(key)
-    counts, scores = by.count(), by.median()
-    out = pd.DataFrame({"card": np.asarray(cats.astype(str))[scores.index.to_numpy() // nt],
-                        "tier": np.asarray(tier_names, dtype=object)[scores.index.to_numpy() % nt],
-                        "score": scores.to_numpy(float), "n": counts.to_numpy()})
-    if method == "ratio":
-        sizes = pd.Series(tier_codes).value_counts()
-        for code in sizes.index[sizes.to_numpy() < SMALL_DOMAIN_PAIRS]:
-            out = _leave_out_scores(ok[tier_codes == code], str(tier_names[code]), out, min_peers)
-    return out[out["n"] >= min_peers].reset_index(drop=True)
-
-
-def _leave_out_scores(small: pd.DataFrame, tier: str, scores: pd.DataFrame, min_peers: int) -> pd.DataFrame:
-    """In a small tier (fewer than SMALL_DOMAIN_PAIRS pairs), each card's median over
-    the median of every other pair of that tier, as one card x pair matrix."""
-    codes, cards = pd.factorize(pd.concat([small["src"].astype(str), small["dst"].astype(str)],
-                                          ignore_index=True))
-    n = len(small)
-    ids = np.arange(len(cards))[:, None]
-    mine = (codes[:n][None, :] == ids) | (codes[n:][None, :] == ids)  # cards x pairs
-    values = small["value"].to_numpy(float)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a card whose values are all NaN
-        own = np.nanmedian(np.where(mine, values, np.nan), axis=1)
-        others = np.nanmedian(np.where(mine, np.nan, values), axis=1)
-    keep = ((~mine).sum(axis=1) >= 1) & (mine.sum(axis=1) >= min_peers)
-    left_out = dict(zip(pd.Index(cards.astype(str))[keep], (own / others)[keep]))
-    at = (scores["tier"] == tier).to_numpy(bool) & scores["card"].isin(left_out.keys()).to_numpy(bool)
-    scores = scores.copy()
-    scores.loc[at, "score"] = scores.loc[at, "card"].map(left_out).to_numpy(float)
-    return scores
+        med = _median(v)
+        mad = _median(np.abs(v - med))
+        if len(v) >= rule.params["min_peers"] and mad and math.isfinite(mad):
+            z[at] = 0.6745 * (v - med) / mad
+    return pd.Series(failed | _compare(pd.Series(z, index=cells.index), rule).to_numpy(bool), index=cells.index)
 
 
 def _per_card_reference(cells: pd.DataFrame, per_card: dict) -> pd.Series:
@@ -247,7 +110,7 @@ def _per_card_reference(cells: pd.DataFrame, per_card: dict) -> pd.Series:
 
 def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
     """Below a fraction of a stored baseline (per tier, or per card where the baseline
-    keeps one: a card judged against its own history)."""
+    keeps one: a pair against the lower of its two cards' own histories)."""
     base = (ctx.baseline or {}).get("metrics", {}).get(rule.metric)
     cells = ctx.metric(rule.metric, rows)
     if not base or cells.empty:
@@ -255,12 +118,14 @@ def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
     if rule.params["key"] == "card" and base.get("card"):
         ref = _per_card_reference(cells, base["card"])  # tier -> card -> value
     else:
-        ref = cells["tier"].map(base.get("tier", {}))
-    bad = cells["failed"] | _compare(cells["value"] / ref, rule)
-    return pair_findings(cells.assign(bad=bad.fillna(False)), rule, ctx, expected=jsonable(ref.median()))
+        ref = cells["tier"].astype(str).map(base.get("tier", {})).astype(float)
+    known = ref.notna().to_numpy(bool)
+    return explain_reference(cells[known], ref.to_numpy(float)[known], rule, ctx, expected=jsonable(ref.median()))
 
 
 def counter_nonzero(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    if METRICS[rule.metric].shape == PAIRS:
+        return explain_rules([rule], rows, ctx)
     frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
@@ -270,20 +135,16 @@ def counter_nonzero(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> lis
         frame = frame[~frame["fact"].isin(rule.params["not_facts"])]
     if frame.empty:
         return []
-    bad = frame["value"].fillna(0) > 0
-    if METRICS[rule.metric].shape == PAIRS:
-        return pair_findings(frame.assign(bad=bad), rule, ctx, expected=0)
-    return entity_findings(frame, bad, rule, expected=0)
+    return entity_findings(frame, frame["value"].fillna(0) > 0, rule, expected=0)
 
 
 def threshold(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    if METRICS[rule.metric].shape == PAIRS:
+        return explain_rules([rule], rows, ctx)
     frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
-    bad = _compare(frame["value"].astype(float), rule)
-    if METRICS[rule.metric].shape == PAIRS:
-        return pair_findings(frame.assign(bad=bad), rule, ctx, expected=_bound(rule)[1])
-    return entity_findings(frame, bad, rule, expected=_bound(rule)[1])
+    return entity_findings(frame, _compare(frame["value"].astype(float), rule), rule, expected=_bound(rule)[1])
 
 
 def missing_op(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:

@@ -62,6 +62,7 @@ import pandas as pd
 
 from sncheck.errors import ConfigError
 from sncheck.config.shipped import resolve
+from sncheck.health.culprits import explain_rules, group_rules, kind_of, lift_cards
 from sncheck.health.findings import ENTITY_KINDS, SEVERITIES
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
@@ -335,9 +336,16 @@ def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[
         return out
     ctx.cache = {}
     try:
-        for i, rule in enumerate(rules):
-            out.extend(OPS[rule.op].fn(rows, rule, ctx))
-            _forget(ctx.cache, {r.metric for r in rules[i + 1:]})
+        groups = group_rules(rules)
+        for i, group in enumerate(groups):
+            if kind_of(group[0]) is not None:  # one measurement kind: one explanation over its bars
+                found = explain_rules(group, rows, ctx)
+            else:  # cards a measurement flagged each on its own: a host when every card of it is
+                found = lift_cards(OPS[group[0].op].fn(rows, group[0], ctx), ctx)
+            out.extend(found)
+            # what is named is known to the later rules (drift, pairwise collectives)
+            ctx.known = ctx.known | {(f.entity, f.entity_kind) for f in found if f.about == "hardware"}
+            _forget(ctx.cache, {r.metric for g in groups[i + 1:] for r in g})
     finally:
         ctx.cache = None
     return out
@@ -348,6 +356,8 @@ def _forget(cache: dict, wanted: set[str]) -> None:
     behind the pair metrics once none is left (at fleet size each holds millions of rows)."""
     behind = {"_p2p": "p2p_", "_pairs": "pair_"}  # the rows behind a family of metrics
     for key in list(cache):
+        if key[0] == "_paths":
+            continue  # the fabric's view: one per topology, kept
         name = key[1] if key[0] == "tier_scores" else key[0]
         if name in behind:
             if not any(w.startswith(behind[name]) for w in wanted):

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health.metrics import METRICS, kind_rows, rows_context
+from sncheck.model import card_of
 
 KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
 WORST_LINKS = 16          # per tier and metric, kept every run
@@ -65,13 +66,18 @@ def _grouped(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
-def card_pair_values(cells: pd.DataFrame) -> pd.DataFrame:
-    """Each measured pair twice, once per end: columns card, tier, value."""
+def card_pair_values(cells: pd.DataFrame, culprits: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
+    """Each measured pair twice, once per end: columns card, tier, value. A pair whose
+    other end is a culprit card (``culprits``) says nothing of this one: it is left out of
+    this end's values (a control measured beside a slow host keeps its own level)."""
     ok = cells[~cells["failed"]] if "failed" in cells else cells
-    both = pd.concat([ok[["src", "tier", "value"]].rename(columns={"src": "card"}),
-                      ok[["dst", "tier", "value"]].rename(columns={"dst": "card"})], ignore_index=True)
-    both["card"] = both["card"].astype(str)
-    both["tier"] = both["tier"].astype(str)
+    src, dst = ok["src"].astype(str), ok["dst"].astype(str)
+    parts = []
+    for me, other in ((src, dst), (dst, src)):
+        keep = ~(other.isin(culprits) & ~me.isin(culprits)).to_numpy(bool) if culprits else slice(None)
+        parts.append(pd.DataFrame({"card": me.to_numpy()[keep], "tier": ok["tier"].astype(str).to_numpy()[keep],
+                                   "value": ok["value"].to_numpy()[keep]}))
+    both = pd.concat(parts, ignore_index=True)
     return both[both["value"].notna()]
 
 
@@ -81,8 +87,9 @@ def tier_noise(frame: pd.DataFrame) -> pd.Series:
     return 1.4826 * (frame["value"] - med).abs().groupby(frame["tier"], observed=True).median()
 
 
-def card_levels(cells: pd.DataFrame) -> pd.DataFrame:
-    """Per card and tier: the median of its pair values, its noise and its count.
+def card_levels(cells: pd.DataFrame, culprits: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
+    """Per card and tier: the median of its pair values, its noise and its count (a
+    card's pairs with a culprit card left out: :func:`card_pair_values`).
 
     The noise is the standard error of that median with the tier's pooled spread
     (1.2533 x sd_tier / sqrt(n)): a card has few pairs in some tiers (three host mates),
@@ -93,11 +100,31 @@ def card_levels(cells: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["card", "tier", "median", "se", "n"])
     ok = ok.assign(tier=ok["tier"].astype(str))
     sd = tier_noise(ok)
-    both = card_pair_values(ok)
+    both = card_pair_values(ok, culprits)
     out = both.groupby(["card", "tier"], observed=True)["value"].agg(["median", "count"]).reset_index()
     out = out.rename(columns={"count": "n"})
     out["se"] = 1.2533 * out["tier"].map(sd).astype(float) / np.sqrt(out["n"].clip(lower=1))
     return out
+
+
+def culprit_cards(results: dict, cards: "pd.Series") -> set[str]:
+    """Of ``cards`` (the cards in a run's rows), those its hardware findings (warning or
+    critical) name: a card, a NIC's card, every card of a host or of a supernode."""
+    sn_hosts = {s["name"]: set(s["hosts"]) for s in (results.get("topology") or {}).get("supernodes") or []}
+    named: set[str] = set()
+    hosts: set[str] = set()
+    for f in results.get("findings") or []:
+        if f.get("severity") not in ("warning", "critical") or f.get("about", "hardware") != "hardware":
+            continue
+        entity, kind = str(f.get("entity")), f.get("entity_kind")
+        if kind in ("card", "nic"):
+            named.add(card_of(entity))
+        elif kind == "host":
+            hosts.add(entity)
+        elif kind == "supernode":
+            hosts |= sn_hosts.get(entity, set())
+    seen = pd.Series(pd.unique(cards.astype(str)))
+    return named | set(seen[seen.str.rsplit("/", n=1).str[0].isin(hosts)]) if hosts else named
 
 
 def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
@@ -114,12 +141,13 @@ def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
         if ok.empty:
             continue
         ok["tier"] = ok["tier"].astype(str)
+        culprits = culprit_cards(results, pd.concat([ok["src"], ok["dst"]]))
         sd = tier_noise(ok)
         for r in _grouped(ok, ["tier"]).itertuples():
             out.append(Summary("tier", r.tier, metric, float(r.median), float(r.se), int(r.n)))
-        for r in card_levels(ok).itertuples():
+        for r in card_levels(ok, culprits).itertuples():
             out.append(Summary("card", r.card, f"{metric}/{r.tier}", float(r.median), float(r.se), int(r.n)))
-        both = card_pair_values(ok)
+        both = card_pair_values(ok, culprits)
         both["host"] = both["card"].str.rsplit("/", n=1).str[0]
         per_host = both.groupby(["host", "tier"], observed=True)["value"].agg(["median", "count"]).reset_index()
         for r in per_host.itertuples():

@@ -38,9 +38,19 @@ class LayerContext:
     baseline: dict | None = None
     history: dict | None = None  # earlier runs' summaries, from the state store (drift)
     gate: str = "critical"  # the run's gate: the severity of a "not judged" finding
+<<<<<<< HEAD
     # Findings the layer made itself rather than through the rules (the golden layer's
     # finding about the ledger's forecast); detect() returns them with the rules'.
     own_findings: list = field(default_factory=list)
+=======
+    # culprits earlier layers named ((entity, kind)): their pairs never feed another
+    # entity's pairwise-collective or drift verdict (DetectContext.known)
+    known: frozenset[tuple[str, str]] = frozenset()
+
+    def detect_context(self) -> DetectContext:
+        return DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history,
+                             known=self.known)
+>>>>>>> 7284718 (explain: localization as an explanation search (issue 29 item 3), replacing the pairwise folding)
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """The run's rows so far, one pandas frame per kind."""
@@ -61,7 +71,7 @@ class LayerContext:
         """Judge the kernel log and fabric counter reads of a run whose layers read no host
         facts (``Backend.host_reads``): the rules of their metrics only, over those rows."""
         mine = self.frames("connectivity")
-        ctx = DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history)
+        ctx = self.detect_context()
         rules = [r for r in (self.rules.judging("connectivity") if self.rules else []) if r.metric in HOST_READ_METRICS]
         return evaluate(rules, mine, ctx)
 
@@ -69,7 +79,7 @@ class LayerContext:
         """Evaluate the rules of ``layer`` over that layer's rows, then the verdict's
         invariants (what was not measured or not judged), which no rules file can drop."""
         mine = self.frames(layer)
-        ctx = DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history)
+        ctx = self.detect_context()
         # The invariants report every not-measured status; a rules file's `missing` op
         # would only repeat them (or soften them), so it is not evaluated here.
         rules = self.rules.judging(layer) if self.rules else []

@@ -244,8 +244,12 @@ def _judged_inside(f: Finding) -> bool:
     return bool(judged) and "scale_out" not in judged
 
 
-def _dctx(ctx: LayerContext) -> DetectContext:
-    return DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline, history=ctx.history)
+def _dctx(ctx: LayerContext, subject: Finding | None = None) -> DetectContext:
+    """Judging a retest: the suspect is the subject (judged afresh); every other suspect
+    is a known culprit whose pairs feed no other entity's drift or collective verdict."""
+    known = ctx.known | ({(subject.entity, subject.entity_kind)} if subject is not None else set())
+    return DetectContext(ctx.topo, ctx.design, ctx.reference, ctx.baseline, history=ctx.history,
+                         known=frozenset(known), subject=subject.entity if subject is not None else None)
 
 
 class Window:
@@ -446,7 +450,7 @@ class Window:
 
     def _judge(self, hows: list[str], load: dict | None) -> Retest:
         rows = self.rows()
-        dctx = _dctx(self.ctx)
+        dctx = _dctx(self.ctx, self.f)
         rules = list(self.by_name.values())
         found = self._evaluate(rules, rows, dctx)
         # A host that lists other devices than at its first read (hostjudge's

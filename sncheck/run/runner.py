@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from sncheck.model import Finding, Verdict, host_of
+from sncheck.model import Finding, Verdict, host_of, severity_rank
 from sncheck.backends import get_backend
 from sncheck.backends.base import Backend
 from sncheck.errors import ConfigError, HarnessError
@@ -297,11 +297,13 @@ class Run:
         ``rows`` the list it fills), yielding each layer's outcome; a layer cut short (a
         harness error, Ctrl-C) is the last, its findings those of what was measured."""
         assert self.backend is not None, "resolve() first"
+        known: frozenset[tuple[str, str]] = frozenset()  # the culprits the layers so far named
         for spec in self.playbook.layers:
             module = LAYER_MODULES[spec.name]
             options = {k: v for k, v in spec.options.items() if k != "reference"}  # resolved above
             ctx = self.context(emit, options, rows, reference=self.references.get(spec.name),
                                targets=self.scoped, gate=self.gate)
+            ctx.known = known
             summary: dict = {}
             try:
                 if not self.design and self.opts.calibrate:  # part of the first layer: a hang cuts it short
@@ -312,7 +314,10 @@ class Run:
             except (HarnessError, KeyboardInterrupt) as e:
                 yield LayerOutcome(spec, summary, self._detect(ctx, spec.name), e)
                 return
-            yield LayerOutcome(spec, summary, self._detect(ctx, spec.name))
+            found = self._detect(ctx, spec.name)
+            known |= {(f.entity, f.entity_kind) for f in found
+                      if f.about == "hardware" and severity_rank(f.severity) >= severity_rank("warning")}
+            yield LayerOutcome(spec, summary, found)
 
     def _detect(self, ctx: LayerContext, layer: str) -> list[Finding]:
         return ctx.detect(layer) if self.opts.judge else []
@@ -381,7 +386,7 @@ class Run:
                 self.backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
                 raw.extend(LayerContext(self.topo, self.backend, store, self.design, {}, self.progress,
                                         rules=self.rules).detect_host_reads())
-            findings = self.retest(merge_findings(raw, self.topo.cards_of_host, self.topo.supernode_of_host), store, results)
+            findings = self.retest(merge_findings(raw, self.topo.supernode_of_host), store, results)
             results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
             collect_evidence(results, store.frames(), store.dir, self.backend, self.progress, files=store.files)
             if self.state is not None:
@@ -410,7 +415,9 @@ class Run:
         assert self.backend is not None, "resolve() first"
         ctx = LayerContext(self.topo, self.backend, emit, self.design, {}, self.progress, rules=self.rules,
                            reference=self.references.get("golden"), baseline=self.baseline,
-                           history=self.history)
+                           history=self.history,
+                           known=frozenset((f.entity, f.entity_kind) for f in findings if f.about == "hardware"
+                                           and severity_rank(f.severity) >= severity_rank("warning")))
         released_at = self.state.released_at if self.state is not None else _never_released
         results["isolation"] = [e.to_dict() for e in isolation_steps(
             findings, ctx, confirm_enabled=self.playbook.confirm and "error" not in results,

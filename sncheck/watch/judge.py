@@ -141,8 +141,7 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
     finally:
         if own:
             store.close()
-    known = set(inventory.hosts)
-    findings = merge_findings(raw, lambda h: topo.cards_of_host(h) if h in known else [])
+    findings = merge_findings(raw)
     isolation = _quarantine(findings, opts.confirm_playbook)
     results = {
         "schema": SCHEMA, "run_id": run_id, "playbook": "watch", "backend": "watch", "inventory": inventory.name,

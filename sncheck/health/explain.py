@@ -1,0 +1,273 @@
+"""Localization as an explanation search (issue 29; JUDGING.md "The explanation search").
+
+Per measurement kind, over every tier it was measured on: the smallest set of culprits
+(cards, NICs, links, switches, hosts, supernodes), each with a factor, whose predictions
+under the published cost model (README "Mock backend cost model") explain every
+measurement within its noise. The noise bars are the rules' thresholds (:class:`Bar`):
+a rules change changes the verdict.
+
+**Level kinds** (bandwidth, latency, pairwise collective speed): a pair's ratio ``r``
+(value over its tier's design, else over the tier's median; latency inverted, so below 1
+is always worse) is predicted as the lower of its two ends' factors times the factors of
+the shared elements on its path (link, switches):
+
+    pred(a, b) = min(end(a), end(b)) * prod(shared)
+
+where ``end(x)`` is the lowest factor of the culprits that hold ``x`` at its end of the
+path: the card, on scale-out its NIC, its host, its supernode. A culprit holding several
+cards (host, supernode) stands for every one of them at that factor; it is the answer only
+when each of them is slow on its own evidence, never because a share of them is. A card's
+bandwidth factor acts on the scale-out tier only through the NIC's cap, ``min(1, s B_up /
+B_out)``; its latency factor acts on every tier.
+
+A hypothesis explains the measurements when every pair's residual ``r / pred`` is inside
+the pair bars, every card's residual median inside the card bar (a faint card whose every
+pair passes) and every domain's level inside the domain bar; it is contradicted where a
+pair or a card is healthier than it predicts by more than the same bars ("gpu7 measured
+0.99 on 23 pairs": not part of the host). Peer bars compare with the tier's level (the
+median residual), design bars with 1.
+
+**Rate kinds** (latency spikes, corrupted payloads, wrong results): a pair either showed
+the symptom or not. A card (or NIC) is the culprit when it explains two or more of them
+with different partners; a host, supernode or switch when every one of its members is a
+culprit on its own; what is left is links.
+
+Search: greedy set cover over the unexplained exceptions (pairs, cards, domains beyond a
+bar): each step takes the candidate explaining the most of them without contradicting any
+measurement, the more specific one on a tie; then a pass drops every culprit the others
+explain without it. Candidates come only from the exceptions, and each is checked on its
+own pairs: a clean fleet costs nothing here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from sncheck.topology import SCALE_OUT
+
+LEVEL, RATE = "level", "rate"
+PAIR, CARD, DOMAIN = "pair", "card", "domain"
+DESIGN, PEERS = "design", "peers"
+MIN_PARTNERS = 2  # a card or NIC explains a symptom only when it shows with two partners at least
+END_KINDS = ("card", "nic", "host", "supernode")
+SHARED_KINDS = ("link", "switch")
+SPECIFIC = {"card": 0, "nic": 1, "link": 2, "host": 3, "switch": 4, "supernode": 5}  # ties: lower first
+EVERY_TIER_MOVES = 0.05  # containers over this share of a tier's pairs: its level is read again
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One rule's bar, in ratio space (below ``level`` is beyond it; latency ``above 2.0`` is
+    ``level`` 0.5). ``scope``: a pair, a card's median (per tier), or a domain's level;
+    ``ref``: against design (1) or the tier's level (peers)."""
+
+    rule: str
+    severity: int  # its rank: higher is more severe
+    order: int  # its place in the rules file (ties of severity)
+    scope: str
+    ref: str
+    level: float
+    min_pairs: int = 1
+
+
+@dataclass(frozen=True)
+class Bars:
+    mode: str
+    bars: tuple[Bar, ...]
+
+    def of(self, scope: str, ref: str | None = None) -> list[Bar]:
+        return [b for b in self.bars if b.scope == scope and (ref is None or b.ref == ref)]
+
+    def bound(self, scope: str, ref: str) -> float | None:
+        """The strictest bar of a scope (highest level): what must stay inside it."""
+        levels = [b.level for b in self.of(scope, ref)]
+        return max(levels) if levels else None
+
+    def tolerance(self, scope: str) -> float | None:
+        """How much healthier than predicted a measurement may be before it contradicts:
+        the loosest bar of the scope, inverted."""
+        levels = [b.level for b in self.of(scope)]
+        return 1.0 / min(levels) if levels else None
+
+
+class Tier(Protocol):
+    """The evidence of one tier (JUDGING.md: exceptions and pairs_of over PairSummaries)."""
+
+    name: str
+    a: np.ndarray  # card codes of each pair's ends
+    b: np.ndarray
+    ratio: np.ndarray  # design units (NaN where failed); RATE: exceptions beyond the bar (count)
+    failed: np.ndarray
+    level: float  # the tier's median ratio (its peers' level)
+
+    def pairs_of(self, cards: np.ndarray) -> np.ndarray: ...
+
+    def exceptions(self) -> np.ndarray: ...
+
+
+class Paths(Protocol):
+    """What the fabric says of each card and pair (``sncheck.fabric``): card codes index
+    ``cards``; ``host``, ``sn`` and ``leaf`` map a card code to its host, supernode and its
+    rail NIC's leaf (-1: none)."""
+
+    cards: list[str]
+    host: np.ndarray
+    sn: np.ndarray
+    leaf: np.ndarray
+    hosts: list[str]
+    supernodes: list[str]
+    leaves: list[str]
+    spines: list[str]
+    one_host_domain: np.ndarray  # supernode code -> a domain of one host
+
+    def spine(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
+
+    def nic(self, card: int) -> str: ...
+
+    def link(self, a: int, b: int) -> str: ...
+
+    def members(self, kind: str, code: int) -> np.ndarray: ...
+
+
+@dataclass(eq=False)
+class Entity:
+    """A candidate culprit: an end kind holds ``members`` (card codes); a shared kind is on
+    the path of the pairs its ``key`` selects (a link, a leaf, a spine)."""
+
+    kind: str
+    name: str
+    members: np.ndarray
+    key: tuple = ()
+    mask: np.ndarray | None = field(default=None, repr=False)
+
+    def holds(self, cards: np.ndarray, n: int) -> np.ndarray:
+        if self.mask is None:
+            self.mask = np.zeros(n, bool)
+            self.mask[self.members] = True
+        return self.mask[cards]
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """How a card's factor acts on each tier: ``out_cap`` (bandwidth: the scale-out
+    design over the scale-up one; a card's factor s shows there as ``min(1, s / out_cap)``),
+    or None (latency, collectives: the same factor on every tier)."""
+
+    out_cap: float | None = None
+
+
+@dataclass
+class Rival:
+    entity: str
+    kind: str
+    why: str
+
+    def to_dict(self) -> dict:
+        return {"entity": self.entity, "kind": self.kind, "why": self.why}
+
+
+@dataclass
+class Culprit:
+    entity: str
+    kind: str
+    factors: dict[str, float]  # tier -> factor (LEVEL: design units; RATE: share of its pairs beyond the bar)
+    explains: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # tier -> exception pairs
+    touches: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # tier -> every pair of its
+    rivals: list[Rival] = field(default_factory=list)
+    note: str = ""  # "independent": a link worse than its sick ends; "unlocalised": card or link
+    separated: bool = True
+    members: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    peers: dict[str, float] = field(default_factory=dict)  # tier -> the peers' level it was judged against
+
+    @property
+    def factor(self) -> float:
+        return min(self.factors.values()) if self.factors else 1.0
+
+    @property
+    def tier(self) -> str | None:
+        """The tier it was judged in: most exceptions explained, then most pairs, then the
+        lowest factor."""
+        if not self.factors:
+            return None
+        return max(self.factors, key=lambda t: (len(self.explains.get(t, ())), len(self.touches.get(t, ())),
+                                                -self.factors[t]))
+
+
+def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel = CostModel()) -> list[Culprit]:
+    """The fewest culprits that explain every measurement of one kind (see the module)."""
+    tiers = {t: x for t, x in tiers.items() if len(x.a)}
+    if not tiers:
+        return []
+    if bars.mode == RATE:
+        from sncheck.health.rates import explain_rates  # the rate kinds' search
+
+        return explain_rates(tiers, paths)
+    from sncheck.health.levels import Level  # the level kinds' search
+
+    return Level(tiers, paths, bars, model).run()
+
+
+def beyond(bars: Bars, ratio: np.ndarray, failed: np.ndarray, level: float) -> np.ndarray:
+    """Which pair summaries are exceptions of a level kind: failed, or below a pair bar
+    (design: the ratio; peers: the ratio over the tier's level). Rate kinds: any repeat
+    beyond the rule's bound (``ratio`` counts them)."""
+    if bars.mode == RATE:
+        return np.asarray(ratio > 0)
+    out = np.asarray(failed, bool).copy()
+    with np.errstate(invalid="ignore"):
+        design, peers = bars.bound(PAIR, DESIGN), bars.bound(PAIR, PEERS)
+        if design is not None:
+            out |= ratio < design
+        if peers is not None and math.isfinite(level) and level > 0:
+            out |= ratio / level < peers
+    return out
+
+
+
+
+def on_path(e: Entity, paths: Paths, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which pairs ``(a, b)`` cross a shared entity."""
+    what = e.key[0]
+    if what == "link":
+        return (np.minimum(a, b) == e.key[1]) & (np.maximum(a, b) == e.key[2])
+    if what == "leaf":
+        return (paths.leaf[a] == e.key[1]) | (paths.leaf[b] == e.key[1])
+    return paths.spine(a, b) == e.key[1]
+
+
+def pairs_on(e: Entity, t: Tier, paths: Paths) -> np.ndarray:
+    """Every pair of the tier on an entity's path (positions, ascending)."""
+    if e.kind == "nic" and t.name != SCALE_OUT:
+        return np.zeros(0, np.int64)  # a NIC carries its card's scale-out pairs only
+    if e.kind in END_KINDS:
+        return t.pairs_of(e.members)
+    if e.key[0] == "link":
+        mine = t.pairs_of(np.array([e.key[1]]))
+        return mine[on_path(e, paths, t.a[mine], t.b[mine])]
+    if e.key[0] == "leaf":
+        return t.pairs_of(paths.members("leaf", e.key[1]))
+    at = np.arange(len(t.a))  # a spine: the pairs between the leaves it joins
+    return at[on_path(e, paths, t.a, t.b)]
+
+
+def median(x: np.ndarray) -> float:
+    x = x[~np.isnan(x)]
+    return float(np.median(x)) if len(x) else math.nan
+
+
+def group_median(owner: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct owner: (owner, median of its values, count), NaN values left out."""
+    keep = ~np.isnan(values)
+    owner, values = owner[keep], values[keep]
+    if not len(owner):
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+    order = np.lexsort((values, owner))
+    owner, values = owner[order], values[order]
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    counts = np.diff(np.r_[starts, len(owner)])
+    return owner[starts], (values[starts + (counts - 1) // 2] + values[starts + counts // 2]) / 2, counts

@@ -1,0 +1,457 @@
+"""The explanation search over level kinds (bandwidth, latency, collective speed): see
+:mod:`sncheck.health.explain` for the model, the bars and the search.
+
+The state is the hypothesis ``H``: culprits, each with a factor per tier. Everything is
+judged over the exceptions (pairs, cards and domains beyond a bar) and over the pairs of
+the candidates and culprits, read through ``pairs_of``: never every pair of a fleet,
+except a tier's level when culprits hold a large share of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MIN_PARTNERS, PAIR, PEERS,
+                                    SPECIFIC, Bars,
+                                    CostModel, Culprit, Entity, Paths, Rival, Tier, group_median, median, on_path,
+                                    pairs_on)
+from sncheck.topology import SCALE_OUT
+
+Hypothesis = list[tuple[Entity, dict[str, float]]]
+SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs, its own left out
+
+
+class Level:
+    def __init__(self, tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel) -> None:
+        self.tiers, self.paths, self.bars, self.model = tiers, paths, bars, model
+        self.n = len(paths.cards)
+        self.H: Hypothesis = []
+        self.level = {t: (x.level if math.isfinite(x.level) and x.level > 0 else 1.0) for t, x in tiers.items()}
+        self.pair_design = bars.bound(PAIR, DESIGN)
+        self.pair_peers = bars.bound(PAIR, PEERS)
+        self.card_bar = bars.bound(CARD, PEERS)
+        self.card_min = max([b.min_pairs for b in bars.of(CARD)] or [1])
+        self.domain_bar = bars.bound(DOMAIN, DESIGN)
+        self.domain_min = max([b.min_pairs for b in bars.of(DOMAIN)] or [1])
+        self.pair_tol = bars.tolerance(PAIR)
+        self.card_tol = 1.0 / self.card_bar if self.card_bar else None
+        self.lost: list[tuple[Entity, str]] = []   # candidates a measurement contradicted, and how
+        self.ties: dict[str, list[Entity]] = {}    # culprit -> rivals explaining the same, not told apart
+        self.entities: dict[tuple, Entity] = {}
+        self.on: dict[tuple[str, str], np.ndarray] = {}
+
+    # ---- entities
+    def entity(self, kind: str, code: int, other: int = -1) -> Entity:
+        key = (kind, code, other)
+        if key not in self.entities:
+            p = self.paths
+            if kind == "card":
+                e = Entity("card", p.cards[code], np.array([code]))
+            elif kind == "nic":
+                e = Entity("nic", p.nic(code), np.array([code]))
+            elif kind == "host":
+                e = Entity("host", p.hosts[code], p.members("host", code))
+            elif kind == "supernode":
+                e = Entity("supernode", p.supernodes[code], p.members("supernode", code))
+            elif kind == "link":
+                e = Entity("link", p.link(code, other), np.zeros(0, np.int64), ("link", min(code, other), max(code, other)))
+            elif kind == "leaf":
+                e = Entity("switch", f"leaf:{p.leaves[code]}", p.members("leaf", code), ("leaf", code))
+            else:
+                e = Entity("switch", f"spine:{p.spines[code]}", np.zeros(0, np.int64), ("spine", code))
+            self.entities[key] = e
+        return self.entities[key]
+
+    def pairs(self, e: Entity, t: str) -> np.ndarray:
+        key = (e.name, t)
+        if key not in self.on:
+            self.on[key] = pairs_on(e, self.tiers[t], self.paths)
+        return self.on[key]
+
+    # ---- predictions and states
+    def pred(self, t: str, at: np.ndarray, H: Hypothesis) -> np.ndarray:
+        x = self.tiers[t]
+        a, b = x.a[at], x.b[at]
+        end_a, end_b, shared = np.ones(len(at)), np.ones(len(at)), np.ones(len(at))
+        for e, f in H:
+            ft = f.get(t, 1.0)
+            if ft >= 1.0:
+                continue
+            if e.kind in END_KINDS:
+                end_a = np.where(e.holds(a, self.n), np.minimum(end_a, ft), end_a)
+                end_b = np.where(e.holds(b, self.n), np.minimum(end_b, ft), end_b)
+            else:
+                shared = np.where(on_path(e, self.paths, a, b), shared * ft, shared)
+        return np.minimum(end_a, end_b) * shared
+
+    def residual(self, t: str, at: np.ndarray, H: Hypothesis) -> np.ndarray:
+        x = self.tiers[t]
+        pred = self.pred(t, at, H)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where((pred > 0) & ~x.failed[at], x.ratio[at] / pred, np.nan)
+
+    def state(self, t: str, at: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(unexplained, contradicted) for pairs ``at`` under predictions ``pred``."""
+        x = self.tiers[t]
+        failed, r = x.failed[at], x.ratio[at]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(pred > 0, r / pred, np.inf)
+        bad = np.zeros(len(at), bool)
+        if self.pair_design is not None:
+            bad |= q < self.pair_design
+        if self.pair_peers is not None:
+            bad |= q / self.level[t] < self.pair_peers
+        unexplained = np.where(failed, pred > 0, bad)
+        contradicted = ~failed & (pred <= 0)
+        if self.pair_tol is not None:
+            contradicted |= ~failed & (pred < 1) & (q / self.level[t] > self.pair_tol) & (q > self.pair_tol)
+        return unexplained, contradicted
+
+    def card_residuals(self, t: str, cards: np.ndarray, H: Hypothesis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per card of ``cards`` with pairs in tier t: its median residual (measured over
+        predicted, in design units: 1 is as the hypothesis says), over how many pairs.
+        Against the card bar it is read over the tier's level (its peers)."""
+        x = self.tiers[t]
+        if not len(cards):
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+        at = x.pairs_of(cards)
+        q = self.residual(t, at, H)
+        mask = np.zeros(self.n, bool)
+        mask[cards] = True
+        in_a, in_b = mask[x.a[at]], mask[x.b[at]]
+        return group_median(np.concatenate([x.a[at][in_a], x.b[at][in_b]]), np.concatenate([q[in_a], q[in_b]]))
+
+    def peer_level(self, t: str, cards: np.ndarray, H: Hypothesis) -> np.ndarray | float:
+        """What each of ``cards`` is compared with on the card bar: its tier's level; in a
+        small tier (a retest, a domain of a few cards) the median of the tier's other pairs,
+        its own left out (with 4 cards, one slow card is half the pairs and drags the
+        median towards itself)."""
+        x = self.tiers[t]
+        if len(x.a) >= SMALL_TIER or not len(cards):
+            return self.level[t]
+        q = self.residual(t, np.arange(len(x.a)), H)
+        out = np.full(len(cards), self.level[t])
+        for i, c in enumerate(np.asarray(cards).tolist()):
+            others = q[(x.a != c) & (x.b != c)]
+            others = others[~np.isnan(others)]
+            if len(others):
+                out[i] = float(np.median(others))
+        return out
+
+    def domain_levels(self, t: str, sns: np.ndarray, H: Hypothesis) -> np.ndarray:
+        """Each domain's level in an inside tier: the median of its cards' medians over their
+        pairs in the domain (against design), over the cards with enough pairs."""
+        x = self.tiers[t]
+        out = np.full(len(sns), np.nan)
+        for i, s in enumerate(sns.tolist()):
+            at = x.pairs_of(self.paths.members("supernode", s))
+            q = self.residual(t, at, H)
+            _, med, n = group_median(np.concatenate([x.a[at], x.b[at]]), np.concatenate([q, q]))
+            med = med[n >= self.domain_min]
+            if len(med) >= 2:
+                out[i] = float(np.median(med))
+        return out
+
+    # ---- exceptions
+    def initial(self) -> None:
+        self.pair_ex = {t: x.exceptions() for t, x in self.tiers.items()}
+        self.card_ex = {t: np.zeros(0, np.int64) for t in self.tiers}
+        self.domain_ex = {t: np.zeros(0, np.int64) for t in self.tiers}
+        for t, x in self.tiers.items():
+            if self.card_bar is not None:
+                q = np.where(x.failed, np.nan, x.ratio)
+                cards, med, n = group_median(np.concatenate([x.a, x.b]), np.concatenate([q, q]))
+                self.card_ex[t] = cards[(med / self.peer_level(t, cards, []) < self.card_bar) & (n >= self.card_min)]
+            if self.domain_bar is not None and t != SCALE_OUT:
+                sns = np.unique(self.paths.sn[np.unique(np.concatenate([x.a, x.b]))])
+                self.domain_ex[t] = sns[self.domain_levels(t, sns, []) < self.domain_bar]
+
+    def left(self, H: Hypothesis, scope: dict[str, np.ndarray] | None = None, domains: bool = True) -> int:
+        """How many exceptions ``H`` leaves unexplained: all, or those among ``scope``'s
+        pairs and their cards (a candidate's own measurements)."""
+        out = 0
+        for t, x in self.tiers.items():
+            at = self.pair_ex[t] if scope is None else np.intersect1d(self.pair_ex[t], scope.get(t, ()),
+                                                                       assume_unique=True)
+            if len(at):
+                out += int(self.state(t, at, self.pred(t, at, H))[0].sum())
+            cards = self.card_ex[t]
+            if scope is not None and len(cards):
+                mine = scope.get(t, np.zeros(0, np.int64))
+                cards = cards[np.isin(cards, np.concatenate([x.a[mine], x.b[mine]]))]
+            if len(cards):
+                got, med, _ = self.card_residuals(t, cards, H)
+                out += int((med / self.peer_level(t, got, H) < (self.card_bar or 0.0)).sum())
+            if domains and len(self.domain_ex[t]):
+                out += int((self.domain_levels(t, self.domain_ex[t], H) < self.domain_bar).sum())
+        return out
+
+    # ---- candidates
+    def candidates(self) -> list[tuple[int, Entity]]:
+        """The entities on the paths of the unexplained exceptions, each with how many of them
+        it could explain at most, most first (links last: one each)."""
+        p = self.paths
+        bound: dict[tuple, int] = {}
+        links: list[tuple] = []
+
+        def count(kind: str, codes: np.ndarray) -> None:
+            if len(codes):
+                uniq, k = np.unique(codes, return_counts=True)
+                for c, n in zip(uniq.tolist(), k.tolist()):
+                    bound[(kind, c)] = bound.get((kind, c), 0) + n
+
+        for t, x in self.tiers.items():
+            at = self.pair_ex[t]
+            at = at[self.state(t, at, self.pred(t, at, self.H))[0]] if len(at) else at
+            a, b = x.a[at], x.b[at]
+            count("card", np.concatenate([a, b]))
+            if t == SCALE_OUT:
+                count("nic", np.concatenate([a, b]))
+                la, lb = p.leaf[a], p.leaf[b]
+                count("leaf", np.concatenate([la, lb[lb != la]]))
+                if p.spines:
+                    s = p.spine(a, b)
+                    count("spine", s[s >= 0])
+            ha, hb = p.host[a], p.host[b]
+            count("host", np.concatenate([ha, hb[hb != ha]]))
+            sa, sb = p.sn[a], p.sn[b]
+            count("supernode", np.concatenate([sa, sb[sb != sa]]))
+            links += [(int(i), int(j)) for i, j in zip(a.tolist(), b.tolist())]
+            cards = self.card_ex[t]
+            if len(cards):
+                got, med, _ = self.card_residuals(t, cards, self.H)
+                got = got[med / self.peer_level(t, got, self.H) < (self.card_bar or 0.0)]
+                for kind, codes in (("card", got), ("host", p.host[got]), ("supernode", p.sn[got])):
+                    count(kind, codes)
+                if t == SCALE_OUT:
+                    count("nic", got)
+            if len(self.domain_ex[t]):
+                sns = self.domain_ex[t][self.domain_levels(t, self.domain_ex[t], self.H) < self.domain_bar]
+                count("supernode", sns)  # and each host in it, which may be all the domain measured
+                count("host", np.concatenate([np.unique(p.host[p.members("supernode", s)]) for s in sns.tolist()]
+                                             or [np.zeros(0, np.int64)]))
+        out = []
+        chosen = {e.name for e, _ in self.H}
+        for (kind, code), n in bound.items():
+            if kind == "supernode" and p.one_host_domain[code]:
+                kind, code = "host", int(p.host[p.members("supernode", code)[0]])  # a domain of one host: the host
+            elif kind == "host" and len(p.members("host", code)) < 2:
+                continue  # a host of one card: that card
+            e = self.entity(kind, code)
+            if e.name not in chosen:
+                out.append((n, e))
+        out.sort(key=lambda ne: (-ne[0], SPECIFIC[ne[1].kind], ne[1].name))
+        seen = set()
+        for i, j in links:
+            e = self.entity("link", i, j)
+            if e.name not in chosen and e.name not in seen:
+                seen.add(e.name)
+                out.append((1, e))
+        return out
+
+    def factors(self, e: Entity) -> dict[str, float]:
+        """The candidate's factor on each tier it has pairs on: the median of its pairs
+        whose other elements the current hypothesis holds healthy (a failed pair is 0)."""
+        per: dict[str, np.ndarray] = {}
+        for t, x in self.tiers.items():
+            at = self.pairs(e, t)
+            if not len(at):
+                continue
+            rest = self.pred(t, at, self.H)
+            values = np.where(x.failed[at], 0.0, x.ratio[at])
+            clean = rest >= 1.0
+            per[t] = values[clean] if clean.any() else values / np.where(rest > 0, rest, 1.0)
+        if e.kind == "card" and per:
+            return self.card_factors(per)
+        return {t: min(1.0, median(v)) for t, v in per.items() if len(v)}
+
+    def card_factors(self, per: dict[str, np.ndarray]) -> dict[str, float]:
+        """A card's one factor over the tiers its speed acts on alike; over scale-out the
+        NIC caps it (bandwidth) or it acts there too (latency, collectives)."""
+        inside = [v for t, v in per.items() if t != SCALE_OUT]
+        if self.model.out_cap is None:
+            s = min(1.0, median(np.concatenate(list(per.values()))))
+            return {t: s for t in per}
+        if not inside:  # never measured inside its domain: the card cannot be told from its NIC
+            return {t: min(1.0, median(v)) for t, v in per.items()}
+        s = min(1.0, median(np.concatenate(inside)))
+        out = {t: s for t in per if t != SCALE_OUT}
+        if SCALE_OUT in per:
+            out[SCALE_OUT] = min(1.0, s / self.model.out_cap)
+        return out
+
+    def beyond_a_bar(self, e: Entity, f: dict[str, float]) -> bool:
+        """A culprit is beyond some bar itself (a pair's, a card's, a domain's): an entity
+        whose factor is inside every bar explains nothing the rules call bad."""
+        for b in self.bars.bars:
+            if b.scope == DOMAIN and e.kind not in ("host", "supernode"):
+                continue
+            if b.scope == CARD and e.kind == "link":
+                continue
+            for t, ft in f.items():
+                level = self.peer_level(t, e.members, self.H) if len(e.members) else self.level[t]
+                if (ft if b.ref == DESIGN else ft / float(np.min(level))) < b.level or ft <= 0:
+                    return True
+        return False
+
+    def contradiction(self, e: Entity, f: dict[str, float], H2: Hypothesis) -> str | None:
+        """How adding ``e`` contradicts a measurement, or None: a pair (or a member card of a
+        host, supernode or switch) healthier than it predicts beyond the bars."""
+        for t, x in self.tiers.items():
+            at = self.pairs(e, t)
+            if not len(at) or f.get(t, 1.0) >= 1.0:
+                continue
+            if len(e.members) > 1 and self.card_tol is not None:
+                cards, med, n = self.card_residuals(t, e.members, H2)
+                off = (med > self.card_tol) & (n >= self.card_min)
+                if off.any():
+                    k = int(np.argmax(np.where(off, med, -np.inf)))
+                    return (f"{self.paths.cards[int(cards[k])]} measured {med[k] * f[t]:.2f} "
+                            f"of design on {int(n[k])} pairs ({t}): not part of the {e.kind} finding")
+            pred = self.pred(t, at, H2)
+            contra = self.state(t, at, pred)[1]
+            if contra.any():
+                which = np.flatnonzero(contra)
+                i = at[which[0]]
+                more = f" and {len(which) - 1} more pairs" if len(which) > 1 else ""
+                return (f"{self.paths.link(int(x.a[i]), int(x.b[i]))} measured {x.ratio[i]:.2f} of design on "
+                        f"{t}{more}, not the {pred[which[0]]:.2f} it predicts")
+        return None
+
+    # ---- the search
+    def run(self) -> list[Culprit]:
+        self.initial()
+        total = self.left(self.H)
+        while total:
+            best: tuple | None = None
+            tied: list[tuple[tuple, Entity]] = []
+            for bound, e in self.candidates():
+                if best is not None and bound < best[0][0]:
+                    break  # it cannot explain as much as the best one found
+                if e.kind in ("card", "nic") and sum(len(self.pairs(e, t)) for t in self.tiers) < MIN_PARTNERS:
+                    continue  # measured in one pair alone: it cannot be told from that link
+                f = self.factors(e)
+                if not f or not self.beyond_a_bar(e, f):
+                    continue
+                H2 = self.H + [(e, f)]
+                why = self.contradiction(e, f, H2)
+                if why is not None:
+                    self.lost.append((e, why))
+                    continue
+                scope = {t: self.pairs(e, t) for t in self.tiers}
+                domains = e.kind in ("host", "supernode")
+                gain = self.left(self.H, scope, domains) - self.left(H2, scope, domains)
+                if gain <= 0:
+                    continue
+                score = (gain, -(len(e.members) if e.kind in END_KINDS else 1), -SPECIFIC[e.kind])
+                tied.append((score, e))
+                if best is None or score > best[0]:
+                    best = (score, e, f)
+            if best is None:
+                break  # what is left no candidate explains: the exceptions' links, below
+            self.ties[best[1].name] = [e for s, e in tied if s[0] == best[0][0] and e is not best[1]
+                                       and _same_cards(e, best[1])]
+            self.H.append((best[1], best[2]))
+            self.relevel()
+            total = self.left(self.H)
+        self.prune()
+        return self.culprits(total)
+
+    def relevel(self) -> None:
+        """A culprit over a large share of a tier moves the tier's level (one domain slow of
+        two): read it again as the median residual."""
+        for t, x in self.tiers.items():
+            touched = sum(len(self.pairs(e, t)) for e, f in self.H if f.get(t, 1.0) < 1.0)
+            if touched >= EVERY_TIER_MOVES * len(x.a):
+                level = median(self.residual(t, np.arange(len(x.a)), self.H))
+                if math.isfinite(level) and level > 0:
+                    self.level[t] = level
+
+    def prune(self) -> None:
+        for i in range(len(self.H) - 1, -1, -1):
+            rest = self.H[:i] + self.H[i + 1:]
+            if self.left(rest) <= self.left(self.H):
+                self.H = rest
+
+    def culprits(self, left: int) -> list[Culprit]:
+        out = []
+        for e, f in self.H:
+            explains, touches = {}, {}
+            for t in self.tiers:
+                at = self.pairs(e, t)
+                if len(at):
+                    touches[t] = at
+                    explains[t] = np.intersect1d(at, self.pair_ex[t], assume_unique=True)
+            rivals = [Rival(r.name, r.kind, why) for r, why in self.lost if _holds(r, e)]
+            rivals += [Rival(r.name, r.kind, "explains the same measurements: the evidence cannot tell them apart")
+                       for r in self.ties.get(e.name, [])]
+            note = "independent" if e.kind == "link" and self._beside_sick(e) else ""
+            peers = {t: float(np.min(self.peer_level(t, e.members, self.H))) if len(e.members) else self.level[t]
+                     for t in touches}
+            out.append(Culprit(e.name, e.kind, {t: v for t, v in f.items() if t in touches}, explains, touches,
+                               rivals[:4], note, separated=not self.ties.get(e.name), members=e.members,
+                               peers=peers))
+        out += self._leftover_links({c.entity for c in out}) if left else []
+        return unlocalised(out, self.tiers, self.paths)
+
+    def _beside_sick(self, link: Entity) -> bool:
+        """A link culprit one of whose ends another culprit holds slow: a link of its own."""
+        ends = np.array([link.key[1], link.key[2]])
+        return any(e.kind in END_KINDS and e.holds(ends, self.n).any() for e, _ in self.H if e is not link)
+
+    def _leftover_links(self, named: set[str]) -> list[Culprit]:
+        """Exceptions no candidate explains without contradicting a measurement: each its
+        own link."""
+        out = []
+        for t, x in self.tiers.items():
+            at = self.pair_ex[t]
+            left = at[self.state(t, at, self.pred(t, at, self.H))[0]] if len(at) else at
+            for i in left.tolist():
+                link = self.paths.link(int(x.a[i]), int(x.b[i]))
+                if link not in named:
+                    named.add(link)
+                    r = 0.0 if x.failed[i] else float(x.ratio[i])
+                    out.append(Culprit(link, "link", {t: r}, {t: np.array([i])}, {t: np.array([i])}))
+        return out
+
+
+def _same_cards(a: Entity, b: Entity) -> bool:
+    """Two candidates over the same cards (a card and its NIC)."""
+    return a.kind in END_KINDS and b.kind in END_KINDS and set(a.members.tolist()) == set(b.members.tolist())
+
+
+def _holds(rival: Entity, e: Entity) -> bool:
+    """A rival that competed for the culprit's measurements: one holding all its cards."""
+    if rival.name == e.name or rival.kind not in END_KINDS or e.kind not in END_KINDS:
+        return False
+    return bool(set(e.members.tolist()) <= set(rival.members.tolist()))
+
+
+def unlocalised(found: list[Culprit], tiers: Mapping[str, Tier], paths: Paths) -> list[Culprit]:
+    """A link whose end was measured in that pair alone cannot be told from the card: both
+    ends are named, "card or link, not localised" (never the link "between two otherwise
+    healthy cards"); on one host, that host, the one entity holding every alternative."""
+    out = []
+    for c in found:
+        if c.kind != "link" or c.note:
+            out.append(c)
+            continue
+        a, b = (int(np.flatnonzero(np.array(paths.cards) == e)[0]) for e in c.entity.split("<->"))
+        seen = [sum(len(x.pairs_of(np.array([end]))) for x in tiers.values()) for end in (a, b)]
+        if min(seen) >= MIN_PARTNERS:
+            out.append(c)
+            continue
+        why = [Rival(c.entity, "link", "each end was measured in this pair alone")]
+        if paths.host[a] == paths.host[b]:  # one finding holding every alternative: their host
+            h = int(paths.host[a])
+            out.append(Culprit(paths.hosts[h], "host", dict(c.factors), c.explains, c.touches,
+                               why + [Rival(paths.cards[e], "card", why[0].why) for e in (a, b)], "unlocalised",
+                               separated=False, members=paths.members("host", h)))
+            continue
+        for end in (a, b):
+            out.append(Culprit(paths.cards[end], "card", dict(c.factors), c.explains, c.touches, list(why),
+                               "unlocalised", separated=False, members=np.array([end])))
+    return out

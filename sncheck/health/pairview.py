@@ -1,0 +1,176 @@
+"""The explainer's inputs (:mod:`sncheck.health.explain`): each tier's pair summaries from a
+metric frame, and each card's place in the fabric.
+
+Pair summaries (JUDGING.md ``PairSummary``): the rows of one pair (its repeats: a retest
+measures a pair twice or more) become one, its ``ratio`` the median of the repeats (a
+repeat that carried nothing counts 0, so a pair failed in most of its repeats has ratio 0
+and is failed), in design units: value over the tier's design value, else over the
+tier's median; latency and collective time inverted, so below 1 is always worse. For
+symptoms a pair shows or not (spikes, corruption) ``ratio`` counts the repeats that
+showed it. ``pairs_of`` reads one card's pairs through an index built once.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from sncheck.model import link_id
+from sncheck.topology import Topology
+
+
+class FrameTier:
+    """One tier's pair summaries (the :class:`sncheck.health.explain.Tier` protocol)."""
+
+    def __init__(self, name: str, a: np.ndarray, b: np.ndarray, ratio: np.ndarray, failed: np.ndarray,
+                 n_cards: int, exception: np.ndarray, level: float, values: np.ndarray | None = None,
+                 design: float = math.nan) -> None:
+        self.name, self.a, self.b, self.ratio, self.failed = name, a, b, ratio, failed
+        self.n_cards, self._exception, self.level = n_cards, exception, level
+        self.values = values if values is not None else ratio  # the measured values (for evidence)
+        self.design = design
+
+    @cached_property
+    def _index(self) -> tuple[np.ndarray, np.ndarray]:
+        ends = np.concatenate([self.a, self.b])
+        order = np.argsort(ends, kind="stable")
+        starts = np.searchsorted(ends[order], np.arange(self.n_cards + 1))
+        return order % len(self.a), starts
+
+    def pairs_of(self, cards: np.ndarray) -> np.ndarray:
+        """Every pair with an end among ``cards`` (positions, ascending, each once)."""
+        order, starts = self._index
+        cards = np.asarray(cards, dtype=np.int64)
+        if len(cards) == 1:
+            return np.sort(order[starts[cards[0]]:starts[cards[0] + 1]])
+        if not len(cards):
+            return np.zeros(0, np.int64)
+        at = np.sort(np.concatenate([order[starts[c]:starts[c + 1]] for c in cards.tolist()]))
+        return at[np.r_[True, at[1:] != at[:-1]]] if len(at) else at
+
+    def exceptions(self) -> np.ndarray:
+        return np.flatnonzero(self._exception)
+
+
+def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, count_above: float | None = None,
+              count_below: float | None = None, reference: np.ndarray | None = None,
+              exception=None) -> dict[str, FrameTier]:
+    """Per tier, one summary per measured pair of a metric frame (columns src, dst, tier,
+    value, failed, and design where the tier has one).
+
+    ``invert``: a time (smaller is better); ``count_above``/``count_below``: a symptom kind
+    (each repeat beyond the bound counts); ``reference``: per row, what the value is judged
+    against (a stored baseline) instead of the design; ``exception(tier, ratio, failed,
+    level) -> bool array``: which summaries are beyond a bar (the explainer's first look)."""
+    if cells.empty:
+        return {}
+    table = topo.card_table
+    a = table.index.get_indexer(cells["src"].astype(str))
+    b = table.index.get_indexer(cells["dst"].astype(str))
+    known = (a >= 0) & (b >= 0)
+    tiers = cells["tier"].astype(str).to_numpy()
+    value = cells["value"].to_numpy(float)
+    failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
+    design = cells["design"].to_numpy(float) if "design" in cells else np.full(len(cells), np.nan)
+    if reference is not None:
+        design = np.asarray(reference, dtype=float)
+    out = {}
+    for t in sorted(set(tiers[known].tolist())):
+        at = known & (tiers == t)
+        ta, tb, v, f, d = a[at], b[at], value[at], failed[at], design[at]
+        lo, hi = np.minimum(ta, tb), np.maximum(ta, tb)
+        key = lo.astype(np.int64) * len(table) + hi
+        uniq, inverse = np.unique(key, return_inverse=True)
+        if count_above is not None or count_below is not None:
+            beyond = (v > count_above) if count_above is not None else (v < count_below)
+            beyond &= ~f
+            ratio = np.bincount(inverse, weights=beyond.astype(float), minlength=len(uniq))
+            summary_failed = np.zeros(len(uniq), bool)
+            values = _median_by(inverse, np.where(f, np.nan, v), len(uniq))
+            level = 1.0
+        else:
+            ok_v = np.where(f | ~np.isfinite(v), np.nan, v)
+            ref = d if np.isfinite(d).any() else np.full(len(v), np.nan)
+            if not np.isfinite(ref).all():
+                med = float(np.nanmedian(ok_v)) if np.isfinite(ok_v).any() else math.nan
+                ref = np.where(np.isfinite(ref) & (ref > 0), ref, med)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = ref / ok_v if invert else ok_v / ref
+            r = np.where(f, 0.0, r)  # a repeat that carried nothing counts 0
+            ratio = _median_by(inverse, r, len(uniq))
+            values = _median_by(inverse, ok_v, len(uniq))
+            summary_failed = ~(ratio > 0)
+            ratio = np.where(summary_failed, np.nan, ratio)
+            level = float(np.nanmedian(ratio)) if np.isfinite(ratio).any() else math.nan
+        pa, pb = uniq // len(table), uniq % len(table)
+        exc = exception(t, ratio, summary_failed, level) if exception is not None else \
+            (summary_failed | (ratio > 0) if count_above is not None or count_below is not None else summary_failed)
+        out[t] = FrameTier(t, pa.astype(np.int64), pb.astype(np.int64), ratio, summary_failed, len(table),
+                           np.asarray(exc, bool), level, values,
+                           float(np.nanmedian(d)) if np.isfinite(d).any() else math.nan)
+    return out
+
+
+def _median_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """The median of ``values`` per group code (NaN skipped; NaN where a group has none)."""
+    if len(group) == n and (np.bincount(group, minlength=n) == 1).all():
+        out = np.full(n, np.nan)
+        out[group] = values
+        return out
+    keep = ~np.isnan(values)
+    g, v = group[keep], values[keep]
+    order = np.lexsort((v, g))
+    g, v = g[order], v[order]
+    out = np.full(n, np.nan)
+    if not len(g):
+        return out
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    counts = np.diff(np.r_[starts, len(g)])
+    out[g[starts]] = (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2
+    return out
+
+
+class FabricPaths:
+    """Each card's host, supernode and rail NIC's leaf, and each scale-out pair's spine
+    (the :class:`sncheck.health.explain.Paths` protocol) over the topology's cards."""
+
+    def __init__(self, topo: Topology) -> None:
+        table = topo.card_table
+        self.topo = topo
+        self.cards: list[str] = list(table.index)
+        self.hosts: list[str] = list(topo.hosts)
+        self.supernodes: list[str] = list(topo.supernode_names)
+        hosts = {h: i for i, h in enumerate(self.hosts)}
+        sns = {s: i for i, s in enumerate(self.supernodes)}
+        self.host = table["host"].map(hosts).to_numpy(np.int64)
+        self.sn = table["supernode"].map(sns).to_numpy(np.int64)
+        self.rail = table["rail"].to_numpy(np.int64)
+        # One leaf per rail for the whole cluster, no spines: the fabric derived from the
+        # platform (DESIGN.md: rail r serves card r).
+        rails = sorted(set(self.rail.tolist()))
+        self.leaves: list[str] = [f"su0-rail{r}" for r in rails]
+        self.leaf = np.searchsorted(np.array(rails), self.rail).astype(np.int64)
+        self.spines: list[str] = []
+        per_sn = np.bincount(np.unique(np.stack([self.sn, self.host]), axis=1)[0], minlength=len(self.supernodes))
+        self.one_host_domain = per_sn <= 1
+        self._members: dict[tuple[str, int], np.ndarray] = {}
+
+    def spine(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.full(len(a), -1, np.int64)
+
+    def members(self, kind: str, code: int) -> np.ndarray:
+        """The card codes a host, supernode or leaf holds (a leaf: the cards of its NICs)."""
+        key = (kind, code)
+        if key not in self._members:
+            column = {"host": self.host, "supernode": self.sn, "leaf": self.leaf}[kind]
+            self._members[key] = np.flatnonzero(column == code)
+        return self._members[key]
+
+    def nic(self, card: int) -> str:
+        return f"{self.hosts[self.host[card]]}/nic{self.rail[card]}"
+
+    def link(self, a: int, b: int) -> str:
+        return link_id(self.cards[a], self.cards[b])

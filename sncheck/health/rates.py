@@ -1,0 +1,112 @@
+"""Symptoms a pair shows or not (latency spikes, corrupted payloads, wrong results), and
+cards flagged on their own evidence: who explains them (:mod:`sncheck.health.explain`).
+
+A card (or, seen only over the scale-out network while its pairs inside its domain are
+clean, its NIC) is the culprit when it explains two or more of the pairs that showed the
+symptom, with different partners, the card explaining most first; a host, supernode or
+leaf switch when every one of its members is a culprit on its own; what is left is links.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from sncheck.health.explain import MIN_PARTNERS, Culprit, Paths, Tier
+from sncheck.topology import SCALE_OUT
+
+
+def explain_rates(tiers: Mapping[str, Tier], paths: Paths) -> list[Culprit]:
+    return _Rate(tiers, paths).run()
+
+
+class _Rate:
+    """Symptoms a pair shows or not (spikes, corruption): see the module docstring."""
+
+    def __init__(self, tiers: Mapping[str, Tier], paths: Paths) -> None:
+        self.tiers, self.paths = tiers, paths
+
+    def run(self) -> list[Culprit]:
+        left = {t: x.exceptions() for t, x in self.tiers.items()}
+        cards: dict[int, dict[str, np.ndarray]] = {}  # card code -> tier -> exception pairs it explains
+        nics: set[int] = set()
+        while True:
+            best = None
+            for t, x in self.tiers.items():
+                at = left[t]
+                if not len(at):
+                    continue
+                ends = np.concatenate([x.a[at], x.b[at]])
+                for code in np.unique(ends):
+                    mine = at[(x.a[at] == code) | (x.b[at] == code)]
+                    partners = np.unique(np.where(x.a[mine] == code, x.b[mine], x.a[mine]))
+                    if len(partners) >= MIN_PARTNERS and (best is None or len(mine) > best[0]):
+                        best = (len(mine), int(code))
+            if best is None:
+                break
+            code = best[1]
+            cards[code] = {}
+            for t, x in self.tiers.items():
+                at = left[t]
+                mine = (x.a[at] == code) | (x.b[at] == code)
+                cards[code][t] = at[mine]
+                left[t] = at[~mine]
+            if self._nic_only(code, cards[code]):
+                nics.add(code)
+        out = self._lift(cards, nics)
+        for t, x in self.tiers.items():
+            for i in left[t]:
+                out.append(Culprit(self.paths.link(int(x.a[i]), int(x.b[i])), "link", {t: 1.0},
+                                   {t: np.array([i])}, {t: np.array([i])}))
+        return out
+
+    def _nic_only(self, code: int, explains: dict[str, np.ndarray]) -> bool:
+        """A card whose symptoms show only over the scale-out network while its pairs
+        inside its domain, measured, show none: its NIC."""
+        if not len(explains.get(SCALE_OUT, ())) or any(len(v) for t, v in explains.items() if t != SCALE_OUT):
+            return False
+        out = self.tiers[SCALE_OUT]
+        rate = len(explains[SCALE_OUT]) / max(1, len(out.pairs_of(np.array([code]))))
+        inside = sum(len(x.pairs_of(np.array([code]))) for t, x in self.tiers.items() if t != SCALE_OUT)
+        return inside > 0 and (1 - rate) ** inside < 0.05
+
+    def _lift(self, cards: dict[int, dict[str, np.ndarray]], nics: set[int]) -> list[Culprit]:
+        def rates(codes: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, np.ndarray]]:
+            factors, explains, touches = {}, {}, {}
+            for t, x in self.tiers.items():
+                mine = np.unique(np.concatenate([cards[c].get(t, np.zeros(0, np.int64)) for c in codes.tolist()]))
+                seen = x.pairs_of(codes)
+                if len(seen):
+                    factors[t], explains[t], touches[t] = len(mine) / len(seen), mine, seen
+            return factors, explains, touches
+
+        return [Culprit(entity, kind, *rates(members), members=members)
+                for kind, entity, members in containers(set(cards) - nics, nics, self.paths)]
+
+
+def containers(cards: set[int], nics: set[int], paths: Paths) -> list[tuple[str, str, np.ndarray]]:
+    """Culprit cards (and NICs) as the fewest entities, each ``(kind, entity, members)``: a
+    supernode or a host every card of which is a culprit on its own; a host or a leaf
+    switch every NIC of which is; what is left, each card and NIC."""
+    out: list[tuple[str, str, np.ndarray]] = []
+    done: set[int] = set()
+    for s in sorted({int(paths.sn[c]) for c in cards}):
+        members = np.flatnonzero(paths.sn == s)
+        if len(np.unique(paths.host[members])) > 1 and set(members.tolist()) <= cards:
+            out.append(("supernode", paths.supernodes[s], members))
+            done |= set(members.tolist())
+    for group in (cards, nics):
+        for h in sorted({int(paths.host[c]) for c in group if c not in done}):
+            members = np.flatnonzero(paths.host == h)
+            if len(members) > 1 and set(members.tolist()) <= group:
+                out.append(("host", paths.hosts[h], members))
+                done |= set(members.tolist())
+    for leaf in sorted({int(paths.leaf[c]) for c in nics if c not in done and paths.leaf[c] >= 0}):
+        members = np.flatnonzero(paths.leaf == leaf)
+        if len(members) > 1 and set(members.tolist()) <= nics:
+            out.append(("switch", f"leaf:{paths.leaves[leaf]}", members))
+            done |= set(members.tolist())
+    for c in sorted((cards | nics) - done):
+        out.append(("nic", paths.nic(c), np.array([c])) if c in nics else ("card", paths.cards[c], np.array([c])))
+    return out
