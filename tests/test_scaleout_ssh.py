@@ -183,7 +183,7 @@ def test_scale_out_tests_over_real_ssh(sshd_cluster, tmp_path: Path) -> None:
     ctx = DetectContext(topo, topo.inventory.design)
     frame = pd.DataFrame(rows)
     rules = [r for r in load_rules("default").rules if r.op != "missing"]  # as LayerContext.detect does
-    findings = merge_findings(evaluate(rules, frame, ctx) + status_findings(frame, ctx), topo.cards_of_host)
+    findings = merge_findings(evaluate(rules, frame, ctx) + status_findings(frame, ctx))
     named = sorted((f.entity, f.entity_kind, f.rule) for f in findings)
     assert named == [("n2/gpu1<->n3/gpu1", "link", "host-fact"),
                      ("n3", "host", "not-run-missing-tool"), ("n4", "host", "not-run-missing-tool")], named
@@ -243,7 +243,7 @@ def test_a_slow_nic_sampled_in_two_pairs_is_named_by_both(sshd_cluster, tmp_path
     ctx = DetectContext(topo, topo.inventory.design)
     rules = [r for r in load_rules("default").rules if r.op != "missing"]
     frame = pd.DataFrame(rows)
-    findings = merge_findings(evaluate(rules, frame, ctx) + status_findings(frame, ctx), topo.cards_of_host)
+    findings = merge_findings(evaluate(rules, frame, ctx) + status_findings(frame, ctx))
     assert sorted((f.entity, f.entity_kind, f.rule, f.evidence["measured"]) for f in findings) == \
         [(e, "link", "host-fact", 92.57) for e in slow]
 
@@ -312,12 +312,12 @@ def test_a_rail_pair_finding_is_not_folded_into_a_weaker_symptom_at_its_end() ->
                    {"measured": 0.9, "every_card": True})
     pair = Finding("n2/gpu0<->n3/gpu0", "link", "connectivity", "host-fact", "critical", "ib_write_bw slow",
                    {"measured": 92.57, "expected": 200.0, "fact": "ib_bw"})
-    merged = merge_findings([host, pair], lambda h: [f"{h}/gpu0"])
+    merged = merge_findings([host, pair])
     assert sorted(f.entity for f in merged) == ["n2", "n2/gpu0<->n3/gpu0"]
     # an equal or stronger culprit at the end still takes it as its symptom
     strong = Finding("n2", "host", "connectivity", "host-fact-hardware-fault", "critical", "ib port down",
                      {"fact": "ib_ports"})
-    merged = merge_findings([strong, pair], lambda h: [f"{h}/gpu0"])
+    merged = merge_findings([strong, pair])
     assert [f.entity for f in merged] == ["n2"] and merged[0].evidence["related"][0]["rule"] == "host-fact"
 
 

@@ -129,7 +129,7 @@ def topo_of(inv: Path):
 
 def _findings(rows: list[dict], topo) -> list:
     ctx = DetectContext(topo, topo.inventory.design)
-    return merge_findings(evaluate(load_rules("default").rules, pd.DataFrame(rows), ctx), topo.cards_of_host)
+    return merge_findings(evaluate(load_rules("default").rules, pd.DataFrame(rows), ctx))
 
 
 # nvlink -e lists every link of the board: 12 on an A100 SXM (fewer reads as cut short)

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from sncheck.model import Finding, Severity, hosts_of, severity_rank
+from sncheck.model import LINK_SEP, Finding, Severity, card_of, host_of, hosts_of, severity_rank
 
 SEVERITIES = tuple(Severity)  # least first
 ENTITY_KINDS = ("card", "link", "host", "supernode", "nic")  # the kinds a rule may scope to (nic: <host>/nic<rail>)
@@ -25,6 +25,8 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
       of a culprit on it (a card, a link, the host) or of the supernode culprit holding it
       (``supernode_of_host``): its symptom, re-measured by that culprit's retest;
     * the card and link symptoms of an unreachable host are the host's finding;
+    * a pair a host tool measured (a rail pair's perftest) is the symptom of a culprit at
+      its end at least as severe (its port down), never of a weaker one;
     * a finding about a check (a missing tool, no golden reference) absorbs nothing and is
       absorbed by nothing: a card fault on a host without dcgmi is still the card.
     """
@@ -52,6 +54,16 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
     for f in hardware:
         if f.entity_kind in ("card", "link", "nic") and any(h in unreachable for h in hosts_of(f.entity)):
             continue
+        if f.entity_kind == "link" and "fact" in f.evidence:
+            # A pair a host tool measured (a rail pair's ib_write_bw) with a culprit at its
+            # end at least as severe (the port down that stops it): that culprit's symptom.
+            owner = next((g for g in hardware if g is not f and g.entity_kind in ("card", "nic", "host")
+                          and set(hosts_of(g.entity)) & set(hosts_of(f.entity))
+                          and _holds_end(g, f.entity) and severity_rank(g.severity) >= severity_rank(f.severity)),
+                         None)
+            if owner is not None:
+                owner.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+                continue
         if f.entity_kind == "host" and f.rule in FOLDABLE_HOST_RULES:
             owner = on_host.get(f.entity)
             if owner is None and supernode_of_host is not None:
@@ -65,6 +77,14 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
 
 
 FOLDABLE_HOST_RULES = {"golden-step-time-regression"}
+
+
+def _holds_end(g: Finding, link: str) -> bool:
+    """A card, NIC or host finding holding one end of a link (a NIC: its rail's card)."""
+    ends = link.split(LINK_SEP)
+    if g.entity_kind == "host":
+        return any(host_of(e) == g.entity for e in ends)
+    return card_of(g.entity) in ends
 
 
 def _brief(f: Finding) -> dict:

@@ -148,18 +148,20 @@ class FabricPaths:
         self.host = table["host"].map(hosts).to_numpy(np.int64)
         self.sn = table["supernode"].map(sns).to_numpy(np.int64)
         self.rail = table["rail"].to_numpy(np.int64)
-        # One leaf per rail for the whole cluster, no spines: the fabric derived from the
-        # platform (DESIGN.md: rail r serves card r).
-        rails = sorted(set(self.rail.tolist()))
-        self.leaves: list[str] = [f"su0-rail{r}" for r in rails]
-        self.leaf = np.searchsorted(np.array(rails), self.rail).astype(np.int64)
-        self.spines: list[str] = []
+        # The leaf each card's rail NIC hangs off, and the spines (sncheck.fabric: the
+        # inventory's fabric, else one leaf per rail and no spine). Cards are in topology
+        # order there as here.
+        self.fabric = topo.fabric
+        self.leaves: list[str] = list(self.fabric.leaf_names)
+        self.leaf = np.asarray(self.fabric.card_leaf, dtype=np.int64)
+        self.spines: list[str] = list(self.fabric.spine_names)
         per_sn = np.bincount(np.unique(np.stack([self.sn, self.host]), axis=1)[0], minlength=len(self.supernodes))
         self.one_host_domain = per_sn <= 1
         self._members: dict[tuple[str, int], np.ndarray] = {}
 
     def spine(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.full(len(a), -1, np.int64)
+        """The spine each scale-out pair of cards crosses (-1: none)."""
+        return self.fabric.spines_between(self.leaf[a], self.leaf[b])
 
     def members(self, kind: str, code: int) -> np.ndarray:
         """The card codes a host, supernode or leaf holds (a leaf: the cards of its NICs)."""
