@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sncheck.config.inventory import load_inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.health.culprits import explain_cells, kind_of
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import load_rules, load_rules_text

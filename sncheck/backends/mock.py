@@ -138,12 +138,12 @@ class MockBackend(Backend):
         design = [inv.design_for(t) or inv.design_for(SCALE_UP) for t in TIERS]
         self.B = np.array([d.bandwidth_GBps if d else np.nan for d in design])  # GB/s per tier code
         self.L = np.array([d.latency_us if d else np.nan for d in design])      # us per tier code
-        self._act(self.faults.faults)
+        self._act(self.faults.active())
 
     def begin_confirmation(self) -> None:
-        """Transient faults have passed by the time the retest runs."""
+        """Transient faults have passed by the time the retest runs; late ones begin."""
         super().begin_confirmation()
-        self._act([f for f in self.faults.faults if not f.transient])
+        self._act(self.faults.active(ended_transient=True))
 
     def _act(self, faults) -> None:
         """Turn the faults in effect into the simulator's state (mockphysics.Physics), one

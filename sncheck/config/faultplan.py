@@ -22,7 +22,8 @@ its parameters with their defaults, and how it is acted out:
   XGMI, Ascend NPU and HCCN).
 
 :data:`ACTED_BY` says which backend acts out which types; it is the one home of that
-list. Any fault may carry ``transient: true``: it ends before the confirmation retest.
+list. Any fault may carry ``transient: true``: it ends before the confirmation retest; or
+``late: true``: it begins at the confirmation retest (a fault a retest raises on its controls).
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ class Fault:
     factor: float | None = None
     probability: float | None = None
     transient: bool = False  # gone by the time a confirmation retest runs
+    late: bool = False  # begins at the confirmation retest: the run's own measurements never see it
     count: int | None = None  # ecc_uncorrectable: volatile uncorrectable errors
     links: int | None = None  # nvlink_down: inactive links
     port: int | None = None  # ib_port_down, slow_nic: the host's port-th IB port (1-based), rail port-1
@@ -174,6 +176,8 @@ class Fault:
                 out[p] = v
         if self.transient:
             out["transient"] = True
+        if self.late:
+            out["late"] = True
         return out
 
 
@@ -185,8 +189,9 @@ class FaultPlan:
         return bool(self.faults)
 
     def active(self, ended_transient: bool = False) -> tuple[Fault, ...]:
-        """The faults in effect: all of them, or after the transient ones have ended."""
-        return tuple(f for f in self.faults if not (ended_transient and f.transient))
+        """The faults in effect: before the confirmation retest all but the late ones; from
+        it (``ended_transient``) all but the transient ones."""
+        return tuple(f for f in self.faults if not (f.transient if ended_transient else f.late))
 
     def on_host(self, host: str, types: tuple[str, ...] | None = None,
                 ended_transient: bool = False) -> tuple[Fault, ...]:
@@ -290,7 +295,7 @@ def parse_faults(src: Source, topo: Topology, refusal: Refusal) -> FaultPlan:
         raise src.error(f"a fault plan holds at most {MAX_FAULTS} faults, got {len(items)}", root, "faults")
     out = []
     for item in items:
-        item = check_keys(src, item, ("type", "target", "transient", *PARAMS), "fault",
+        item = check_keys(src, item, ("type", "target", "transient", "late", *PARAMS), "fault",
                           required=("type", "target"))
         name = item["type"]
         if not isinstance(name, str) or name not in FAULT_TYPES:
@@ -313,7 +318,12 @@ def parse_faults(src: Source, topo: Topology, refusal: Refusal) -> FaultPlan:
                 raise src.error(f"{name} port {values['port']} is beyond {target}'s {cards} rails "
                                 f"(one port per card, numbered from 1)", item, "port")
         transient = field_bool(src, item, "transient") if "transient" in item else False
-        fault = _direction(src, item, Fault(name, target, transient=transient, where=src.where(item), **values))
+        late = field_bool(src, item, "late") if "late" in item else False
+        if transient and late:
+            raise src.error("a fault cannot be transient (over before the confirmation retest) and late "
+                            "(beginning at it)", item, "late")
+        fault = _direction(src, item, Fault(name, target, transient=transient, late=late, where=src.where(item),
+                                            **values))
         why = refusal(fault, topo)
         if why is not None:
             raise src.error(f"{why}; the simulator would drop it without a word (README: how each fault "

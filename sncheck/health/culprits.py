@@ -253,6 +253,8 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
                 "factor": jsonable(c.factor), "worst": _worst(c, tiers, paths)}
     if len(per_tier) > 1:
         ev["tiers"] = per_tier
+    if c.kind == "switch":  # the NICs it explains, the ports they reach it through (DESIGN.md)
+        ev.update(paths.fabric.switch_evidence(c.entity, _switch_nics(c, tiers, paths)))
     if c.rivals:
         ev["rivals"] = [r.to_dict() for r in c.rivals]
     if not c.separated:
@@ -263,6 +265,17 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
         ev["localised"] = False
         ev["link"] = c.rivals[0].entity if c.rivals else None
     return Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, _message(c, rule, ev), ev)
+
+
+def _switch_nics(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> list[str]:
+    """The NICs a switch culprit explains: the ends of its explained pairs it serves (a
+    leaf: those hanging off it; a spine: every end)."""
+    codes: set[int] = set()
+    for t, bad in c.explains.items():
+        codes |= set(tiers[t].a[bad].tolist()) | set(tiers[t].b[bad].tolist())
+    if len(c.members):
+        codes &= set(c.members.tolist())
+    return [paths.nic(k) for k in sorted(codes)]
 
 
 def _worst(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> list[dict]:
@@ -341,8 +354,8 @@ def lift_cards(findings: list[Finding], ctx: DetectContext) -> list[Finding]:
     index = {c: i for i, c in enumerate(paths.cards)}
     groups: dict[object, dict[int, Finding]] = {}
     out = []
-    for f in findings:
-        if f.entity_kind == "card" and f.entity in index:
+    for f in findings:  # culprits only: an info finding is a record, never a culprit
+        if f.entity_kind == "card" and f.entity in index and severity_rank(f.severity) >= severity_rank("warning"):
             groups.setdefault(f.evidence.get("fact"), {})[index[f.entity]] = f
         else:
             out.append(f)

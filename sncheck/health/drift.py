@@ -48,8 +48,11 @@ def drift(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]
     p = rule.params
     low = "below" in p
     bound = p["below"] if low else p["above"]
-    now = card_levels(cells, ctx.culprit_cards())  # pairs with a named culprit say nothing of the other end
-    now = now[now["n"] >= p["min_pairs"]]
+    # A card a named culprit holds (a slow host's) has drifted by that culprit: its symptom;
+    # and its pairs say nothing of the cards at their other ends.
+    culprits = ctx.culprit_cards()
+    now = card_levels(cells, culprits)
+    now = now[(now["n"] >= p["min_pairs"]) & ~now["card"].isin(culprits)]
     unit = METRICS[rule.metric].unit
     worst: dict[str, tuple[float, Finding]] = {}
     for r in now.itertuples():

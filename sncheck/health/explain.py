@@ -242,8 +242,8 @@ def on_path(e: Entity, paths: Paths, a: np.ndarray, b: np.ndarray) -> np.ndarray
 
 def pairs_on(e: Entity, t: Tier, paths: Paths) -> np.ndarray:
     """Every pair of the tier on an entity's path (positions, ascending)."""
-    if e.kind == "nic" and t.name != SCALE_OUT:
-        return np.zeros(0, np.int64)  # a NIC carries its card's scale-out pairs only
+    if e.kind in ("nic", "switch") and t.name != SCALE_OUT:
+        return np.zeros(0, np.int64)  # a NIC or a switch carries scale-out pairs only
     if e.kind in END_KINDS:
         return t.pairs_of(e.members)
     if e.key[0] == "link":

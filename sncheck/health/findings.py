@@ -50,9 +50,22 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
         elif f.entity_kind in ("card", "link", "nic", "host") and f.rule != "host-unreachable":
             for host in hosts_of(f.entity):
                 on_host.setdefault(host, f)
+    untold = _told_apart(hardware)
     out = []
     for f in hardware:
         if f.entity_kind in ("card", "link", "nic") and any(h in unreachable for h in hosts_of(f.entity)):
+            continue
+        if id(f) in untold:  # a host no kind told apart from its cards, and another kind named some of them
+            for g in untold[id(f)]:
+                if severity_rank(f.severity) > severity_rank(g.severity):  # the card takes the host's verdict
+                    own = _brief(g)
+                    g.layer, g.rule, g.severity = f.layer, f.rule, f.severity
+                    g.message = (f"card {g.entity}: told from its host by {own['rule']} ({own['message']}); "
+                                 f"{f.message.split('; not ')[0]}")
+                    g.evidence = {**{k: v for k, v in f.evidence.items() if k not in ("related", "separated",
+                                                                                     "rivals")},
+                                  "related": g.evidence.get("related", []) + [own]}
+                g.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
             continue
         if f.entity_kind == "link" and "fact" in f.evidence:
             # A pair a host tool measured (a rail pair's ib_write_bw) with a culprit at its
@@ -77,6 +90,21 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
 
 
 FOLDABLE_HOST_RULES = {"golden-step-time-regression"}
+
+
+def _told_apart(hardware: list[Finding]) -> dict[int, list[Finding]]:
+    """Host findings whose explanation could not tell the host from its cards (evidence
+    ``separated: false``: an HGX host's eighth card measured only beside its slow mates)
+    where another measurement named some of its cards on their own evidence (launch skew
+    per card): those cards are the culprits, the host their symptom."""
+    cards = [f for f in hardware if f.entity_kind == "card" and "fact" not in f.evidence]
+    out: dict[int, list[Finding]] = {}  # by id(): a Finding is not hashable
+    for f in hardware:
+        if f.entity_kind == "host" and f.evidence.get("separated") is False and "fact" not in f.evidence:
+            mine = [g for g in cards if host_of(g.entity) == f.entity]
+            if mine:
+                out[id(f)] = mine
+    return out
 
 
 def _holds_end(g: Finding, link: str) -> bool:

@@ -353,12 +353,23 @@ class Level:
             if best is None:
                 break  # what is left no candidate explains: the exceptions' links, below
             self.ties[best[1].name] = [e for s, e in tied if s[0] == best[0][0] and e is not best[1]
-                                       and _same_cards(e, best[1])]
+                                       and self.same_ground(e, best[1])]
             self.H.append((best[1], best[2]))
             self.relevel()
             total = self.left(self.H)
         self.prune()
         return self.culprits(total)
+
+    def same_ground(self, a: Entity, b: Entity) -> bool:
+        """Two candidates the measurements cannot tell apart: over the same cards (a card and
+        its NIC), or shared elements on the paths of the same exceptions (two leaves that
+        every measured pair crosses together)."""
+        if a.kind in END_KINDS and b.kind in END_KINDS:
+            return set(a.members.tolist()) == set(b.members.tolist())
+        if a.kind in END_KINDS or b.kind in END_KINDS:
+            return False
+        return all(np.array_equal(np.intersect1d(self.pairs(a, t), self.pair_ex[t]),
+                                  np.intersect1d(self.pairs(b, t), self.pair_ex[t])) for t in self.tiers)
 
     def relevel(self) -> None:
         """A culprit over a large share of a tier moves the tier's level (one domain slow of
@@ -391,11 +402,34 @@ class Level:
             note = "independent" if e.kind == "link" and self._beside_sick(e) else ""
             peers = {t: float(np.min(self.peer_level(t, e.members, self.H))) if len(e.members) else self.level[t]
                      for t in touches}
+            untold = self.untold(e, f) if e.kind in ("host", "supernode") else []
+            rivals += [Rival(self.paths.cards[m], "card", "measured only beside its own "
+                             f"{e.kind}'s cards where its effect shows: the evidence cannot tell it from them")
+                       for m in untold[:2]]
             out.append(Culprit(e.name, e.kind, {t: v for t, v in f.items() if t in touches}, explains, touches,
-                               rivals[:4], note, separated=not self.ties.get(e.name), members=e.members,
-                               peers=peers))
+                               rivals[:4], note, separated=not self.ties.get(e.name) and not untold,
+                               members=e.members, peers=peers))
         out += self._leftover_links({c.entity for c in out}) if left else []
         return unlocalised(out, self.tiers, self.paths)
+
+    def untold(self, e: Entity, f: dict[str, float]) -> list[int]:
+        """The members of a host or supernode culprit the evidence cannot tell slow on their
+        own: in no tier where its factor is beyond the card bar have they pairs with partners
+        outside it that nothing else holds slow (an HGX host's eighth card, all its NVLink
+        pairs with its slow host mates and its scale-out pairs at the NIC's cap either way)."""
+        bar = self.card_bar if self.card_bar is not None else (self.pair_design or self.pair_peers or 1.0)
+        told: set[int] = set()
+        others = [h for h in self.H if h[0] is not e]
+        for t, ft in f.items():
+            if ft / self.level[t] >= bar:
+                continue  # its effect does not show in this tier
+            x = self.tiers[t]
+            at = self.pairs(e, t)
+            inside = e.holds(x.a[at], self.n) & e.holds(x.b[at], self.n)
+            clean = self.pred(t, at, others) >= 1.0
+            for end in (x.a[at], x.b[at]):
+                told |= set(end[~inside & clean & e.holds(end, self.n)].tolist())
+        return [m for m in e.members.tolist() if m not in told]
 
     def _beside_sick(self, link: Entity) -> bool:
         """A link culprit one of whose ends another culprit holds slow: a link of its own."""
@@ -418,9 +452,6 @@ class Level:
         return out
 
 
-def _same_cards(a: Entity, b: Entity) -> bool:
-    """Two candidates over the same cards (a card and its NIC)."""
-    return a.kind in END_KINDS and b.kind in END_KINDS and set(a.members.tolist()) == set(b.members.tolist())
 
 
 def _holds(rival: Entity, e: Entity) -> bool:

@@ -67,6 +67,10 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     if metric.shape != ENTITIES:
         return explain_rules([rule], rows, ctx)  # pairs (or a card's median, per: card) against their tier
     frame = ctx.metric(rule.metric, rows)
+    if rule.metric in DERIVED_CARDS and ctx.known and not frame.empty:
+        # a card a named culprit holds is late by that culprit (a slow host's cards start
+        # every collective late): its symptom, and no peer of the others
+        frame = frame[~frame["entity"].astype(str).isin(ctx.culprit_cards(subject=False))]
     if frame.empty or len(frame) < rule.params["min_peers"]:
         return []
     values = frame["value"].astype(float)
@@ -74,6 +78,9 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     excess = (frame["value"] - frame["value"].median()).abs()
     bad = _compare(s, rule) & (excess >= rule.params["min_excess"])
     return entity_findings(frame.assign(value=frame["value"]), bad, rule, expected=jsonable(frame["value"].median()))
+
+
+DERIVED_CARDS = ("rank_skew",)  # per-card measurements of collectives: a slow card's compute shows in them
 
 
 def pair_scores(cells: pd.DataFrame, rule: "Rule") -> pd.Series:

@@ -67,6 +67,8 @@ FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "
 MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the bar confirms
 NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
 DOMAIN_SAMPLE = 18  # cards of a supernode re-measured together (one per host)
+MISS = 0.01  # a rare symptom's retest misses it at most this often (rare_repeats)
+MAX_REPEATS = 40
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
 
 
@@ -111,6 +113,8 @@ def cards_of(f: Finding | str, topo: Topology, kind: str | None = None) -> list[
         return topo.cards_of_host(entity)
     if kind == "nic":  # <host>/nic<rail>: the card on that rail
         return [card_of(entity)]
+    if kind == "switch":  # the cards whose rail NICs it carries
+        return [card_of(n) for n in topo.fabric.nics_of(entity)]
     return topo.cards_of_supernode(entity)
 
 
@@ -132,7 +136,7 @@ def measurement(s: Symptom, by_name: dict[str, Rule]) -> str:
 
 def symptom_tiers(f: Finding, topo: Topology, syms: list[Symptom]) -> set[str]:
     """The tiers a finding's pair symptoms were seen on."""
-    if f.entity_kind == "nic":
+    if f.entity_kind in ("nic", "switch"):
         return {"scale_out"}
     tiers = set()
     for s in syms:
@@ -170,7 +174,10 @@ def _peers(suspects: list[str], topo: Topology, avoid: set[str], tier: str = "sc
         ends = {(topo.by_id[c].supernode, rail_of(c)) for c in suspects}
         far = [c.id for c in topo.cards if good(c.id)
                and any(c.supernode != sn and rail_of(c.id) == rail for sn, rail in ends)]
-        far.sort(key=lambda c: topo.by_id[c].supernode)
+        # one per other domain (and leaf) first: controls behind one other leaf would share
+        # every measured path with the suspect's, and neither leaf could be told apart
+        fabric = topo.fabric
+        far = _interleave(far, lambda c: (fabric.leaf_of(c), topo.by_id[c].supernode))
         # and two on the same rails at home, so the controls have scale-out pairs of their own
         home = [c.id for c in topo.cards if good(c.id) and host_of(c.id) not in hosts
                 and (c.supernode, rail_of(c.id)) in ends]
@@ -183,6 +190,16 @@ def _peers(suspects: list[str], topo: Topology, avoid: set[str], tier: str = "sc
     index = {rail_of(c) for c in suspects}
     near.sort(key=lambda c: rail_of(c) not in index)
     return _spread_over(near, host_of, n)
+
+
+def _interleave(cards: list[str], key) -> list[str]:
+    """``cards`` taken in turns from each ``key`` group (in the order the groups first
+    appear): the first of each group, then the second of each, ..."""
+    groups: dict[object, list[str]] = {}
+    for c in cards:
+        groups.setdefault(key(c), []).append(c)
+    lists = list(groups.values())
+    return [g[i] for i in range(max(map(len, lists), default=0)) for g in lists if i < len(g)]
 
 
 def _spread_over(cards: list[str], key, n: int) -> list[str]:
@@ -217,9 +234,12 @@ def _emit_as(ctx: LayerContext, tag: str):
 
 def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dict[str, Retest]:
     """Retest each suspect; return entity -> :class:`Retest`."""
-    suspects = [f for f in findings if f.entity_kind in ("card", "link", "host", "supernode", "nic")]
-    bad_cards = {c for f in suspects for c in cards_of(f, ctx.topo)}
-    bad_hosts = {f.entity for f in suspects if f.entity_kind == "host"}
+    suspects = [f for f in findings if f.entity_kind in ("card", "link", "host", "supernode", "nic", "switch")]
+    # never a control: any suspect of this wave, or a culprit named before it (ctx.known)
+    bad_cards = {c for f in suspects for c in cards_of(f, ctx.topo)} | \
+        {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic", "switch")
+         for c in cards_of(e, ctx.topo, k)}
+    bad_hosts = {f.entity for f in suspects if f.entity_kind == "host"} | {e for e, k in ctx.known if k == "host"}
     # A domain judged slow inside (every symptom judged on its own tiers) still carries a
     # NIC's pairs at the NIC's speed: its cards are fair controls over the scale-out network
     # (a 2-domain cluster with one domain slow has no other far side for the other's NIC).
@@ -228,12 +248,30 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
     inside -= {c for f in suspects if f.entity_kind != "supernode" for c in cards_of(f, ctx.topo)}
     outcome: dict[str, Retest] = {}
     for f in suspects:
-        avoid = bad_cards - inside if f.entity_kind == "nic" else bad_cards
+        avoid = bad_cards - inside if f.entity_kind in ("nic", "switch") else bad_cards
         try:
             outcome[f.entity] = Window(ctx, f, avoid | bad_hosts, repeats).run()
         except HarnessError as e:  # this retest could not run: the suspect stays quarantined
             outcome[f.entity] = Retest(None, "retest", f"the retest could not run: {e}")
     return outcome
+
+
+def rare_repeats(syms: list[Symptom], by_name: dict[str, Rule], miss: float = MISS, peers: int = PEERS) -> int:
+    """Repeats enough to see a rare symptom again: one a pair shows or not (a latency
+    spike), seen on a share ``rate`` of the suspect's pairs (its finding's ``factor``),
+    is missed by ``m`` pair tests with probability (1 - rate)^m; the retest measures the
+    suspect with ``peers`` controls a repeat, so it repeats until that is below ``miss``
+    (1%; at most MAX_REPEATS). 0 for other symptoms."""
+    out = 0
+    for s in syms:
+        rule = by_name.get(s.rule)
+        rate = s.evidence.get("factor")
+        if rule is None or rule.op not in ("threshold", "counter_nonzero") or METRICS[rule.metric].shape != PAIRS \
+                or not isinstance(rate, (int, float)) or not 0 < rate < 1:
+            continue
+        tests = math.log(miss) / math.log(1 - rate)
+        out = max(out, min(MAX_REPEATS, math.ceil(tests / max(1, peers))))
+    return out
 
 
 def _judged_inside(f: Finding) -> bool:
@@ -256,9 +294,10 @@ class Window:
     """One suspect's retest: every symptom's measurement, its controls, and the judging."""
 
     def __init__(self, ctx: LayerContext, f: Finding, avoid: set[str], repeats: int) -> None:
-        self.ctx, self.f, self.avoid, self.repeats = ctx, f, avoid, repeats
+        self.ctx, self.f, self.avoid = ctx, f, avoid
         self.by_name = rules_by_name(ctx)
         self.syms = symptoms(f)
+        self.repeats = max(repeats, rare_repeats(self.syms, self.by_name))
         self.scope = set(cards_of(f, ctx.topo))
         self.controls: set[str] = set()
         self.measured: dict[str, str | None] = {}  # how -> None when measured, else what was not
@@ -444,6 +483,10 @@ class Window:
             out += evaluate(rules, p[tiers == tier], dctx)
         return out
 
+    def _tied(self, g: Finding) -> bool:
+        return g.evidence.get("separated") is False and any(
+            r.get("entity") == self.f.entity for r in g.evidence.get("rivals") or [])
+
     def _speed(self, rule: str) -> bool:
         """A rule that bars a measured time or bandwidth: what a busy machine can move."""
         return rule in self.by_name and _has_bound(self.by_name[rule])
@@ -459,7 +502,9 @@ class Window:
         # released by this retest.
         changed = [g for g in found if g.evidence.get("fact") == DEVICES_CHANGED]
         found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED]
-        hits = [g for g in found if self._cards(g) & self.scope]
+        # the suspect's symptom again: a finding holding its cards, or one the evidence could
+        # not tell from the suspect itself (its rivals, evidence ``separated: false``)
+        hits = [g for g in found if self._cards(g) & self.scope or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
         noise = _noise(rows)
         per: list[dict] = []
@@ -473,8 +518,10 @@ class Window:
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})
         busy_now = _busy_reason(load, [])
+        # A control the explanation names on its own (not a culprit holding the suspect) is
+        # a finding of its own, retested in turn (sncheck.run.isolation).
         seen = tuple(_seen(g, self.f, busy_now if self._speed(g.rule) else None) for g in on_controls
-                     if not (self._cards(g) & self.scope) and not any(h.rule == g.rule for h in hits))
+                     if not (self._cards(g) & self.scope) and not self._tied(g))
         seen += tuple(_seen(g, self.f, None) for g in changed)
         how = ", ".join(hows)
         moved = [g for g in changed if self._cards(g) & self.scope]
@@ -486,11 +533,11 @@ class Window:
         outcomes = [p["outcome"] for p in per]
         reproduced = [p for p in per if p["outcome"] is True]
         if reproduced:
-            # The controls degraded alike: named on their own (not a wider culprit that
-            # holds the suspect, such as its host: that confirms), or on one shared machine at all.
+            # The explanation named the suspect (or a culprit holding it) again: confirmed. A
+            # control named beside it is another culprit, not a doubt on this one; only on
+            # one shared machine under load may controls slow alike be the machine itself.
             reproduced_rules = {p["rule"] for p in reproduced}
             alike = sorted({g.rule for g in on_controls} & reproduced_rules)
-            apart = sorted({g.rule for g in on_controls if not self._cards(g) & self.scope} & reproduced_rules)
             note = "reproduced: " + "; ".join(f"{p['rule']}: {p['note']}" for p in reproduced[:4])
             # Only a speed (a bar on a measured time or bandwidth) can be the machine's load;
             # a wrong result, a fact or a non-finite loss reproduced is the suspect's.
@@ -498,10 +545,6 @@ class Window:
             busy = _busy_reason(load, alike) if speed else None
             if busy:
                 return Retest(None, how, f"{busy}; {note}", busy=busy, symptoms=tuple(per), seen=seen)
-            degraded = apart
-            if degraded:
-                return Retest(None, how, f"the controls without the suspect show it too ({', '.join(degraded)}); "
-                              f"{note}", symptoms=tuple(per), seen=seen)
             return Retest(True, how, note, symptoms=tuple(per), seen=seen)
         if all(o is False for o in outcomes):
             return Retest(False, how, "not reproduced: " + "; ".join(f"{p['rule']}: {p['note']}" for p in per),

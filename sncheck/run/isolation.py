@@ -8,7 +8,9 @@
 * what was not measured stays quarantined: a retest cannot make it measured;
 * everything else is retested with the measurement that found it (:mod:`sncheck.run.confirm`):
   confirmed -> isolate; not confirmed (the retest ran with known-good peers and measured
-  the symptom) -> release; the retest cannot say -> stays quarantined.
+  the symptom) -> release; the retest cannot say -> stays quarantined;
+* a finding first raised inside another's retest gets the same: quarantined, retested by
+  the measurement that showed it, decided.
 
 Nothing here is applied: entries are dry runs until ``--apply`` or ``sncheck isolate``.
 """
@@ -37,13 +39,44 @@ def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
     return next((n for n in names if n in none), None)
 
 
+WAVES = 4  # retests of findings first raised in a retest, of those raised in theirs, ...
+
+
 def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
                     released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationStep]:
+    """Every finding's steps. One policy for all: a finding first raised inside another's
+    retest (a control the explanation named on its own) is quarantined and retested by the
+    measurement that showed it, as the run's own findings were, in waves until no new one
+    is raised (at most :data:`WAVES`; what is left after that stays quarantined and gates)."""
+    steps: list[IsolationStep] = []
+    wave = list(findings)
+    known = {f.entity for f in findings}
+    first = True
+    for _ in range(WAVES):
+        seen = _wave(wave, ctx, confirm_enabled, released_at, now, steps, first)
+        first = False
+        wave = [g for g in seen if g.entity not in known]
+        known |= {g.entity for g in wave}
+        findings.extend(wave)
+        ctx.known = ctx.known | {(g.entity, g.entity_kind) for g in wave}
+        if not wave:
+            break
+    for g in wave:  # raised in the last wave's retests: quarantined, not retested
+        if severity_rank(g.severity) >= severity_rank("warning") and g.about != "check":
+            steps.append(IsolationStep(g.entity, g.entity_kind, "quarantine", f"{g.rule}: {g.message}", rule=g.rule))
+    return steps
+
+
+def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
+          released_at: Callable[[str], datetime | None], now: datetime, steps: list[IsolationStep],
+          first: bool) -> list[Finding]:
+    """Quarantine, retest and decide one wave of findings (into ``steps``); returns the
+    findings its retests raised on their controls."""
     suspects = [f for f in findings
                 if severity_rank(f.severity) >= severity_rank("warning") and f.about != "check"]
     quarantined = [IsolationStep(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
                    for f in suspects]
-    steps = list(quarantined)
+    steps.extend(quarantined)
     history = {f.entity: released_at(f.entity) for f in suspects}
     repeat = {f.entity for f in suspects if is_repeat_offender(history[f.entity], now)}
     hard = {f.entity: rule for f in suspects if (rule := hard_evidence(f, ctx))}
@@ -51,7 +84,8 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
     retests: dict[str, Retest] = {}
     if confirm_enabled and to_retest:
         ctx.progress(f"confirm: {len(to_retest)} quarantined entities, retesting each by the measurement that found it")
-        ctx.backend.begin_confirmation()
+        if first:
+            ctx.backend.begin_confirmation()
         try:
             retests = confirm(ctx, to_retest)
         except HarnessError as e:  # the retest could not run: everything stays quarantined
@@ -85,14 +119,8 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
                 f.evidence["severity_before_retest"] = f.severity
                 f.severity = "info"
                 f.message += " (not reproduced by the confirmation retest; released)"
-    # A fault the retest saw on a control is a finding of its own: quarantined, never
-    # retested here, so it stays quarantined (and gates).
-    known = {f.entity for f in findings}
+    seen: dict[str, Finding] = {}
     for r in retests.values():
         for g in r.seen:
-            if g.entity not in known:
-                known.add(g.entity)
-                findings.append(g)
-                steps.append(IsolationStep(g.entity, g.entity_kind, "quarantine", f"{g.rule}: {g.message}",
-                                           rule=g.rule))
-    return steps
+            seen.setdefault(g.entity, g)
+    return list(seen.values())
