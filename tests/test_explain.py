@@ -14,7 +14,8 @@ from sncheck.run.inputs import load_inventory
 from sncheck.health.culprits import explain_cells, kind_of
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import load_rules, load_rules_text
-from sncheck.topology import Topology, host_of, link_id, nic_of
+from sncheck.model import host_of, link_id, nic_of
+from sncheck.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent
 INVENTORIES = ROOT / "fixtures/inventories"

@@ -264,7 +264,9 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
     if c.note == "unlocalised":
         ev["localised"] = False
         ev["link"] = c.rivals[0].entity if c.rivals else None
-    return Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, _message(c, rule, ev), ev)
+    judged = per_tier.get(tier or "", {"bad_pairs": ev["bad_pairs"], "pairs": ev["pairs"]})
+    message = _message(c, rule, ev, judged["bad_pairs"], judged["pairs"])
+    return Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, message, ev)
 
 
 def _switch_nics(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> list[str]:
@@ -292,9 +294,9 @@ def _worst(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> li
     return [{"link": link, "value": jsonable(v)} for _, link, v in rows[:5]]
 
 
-def _message(c: Culprit, rule: "Rule", ev: dict) -> str:
+def _message(c: Culprit, rule: "Rule", ev: dict, bad: int, n: int) -> str:
+    """What the culprit is and how it was told apart; ``bad`` of ``n`` pairs in its tier."""
     where = f" ({ev['tier']})" if ev.get("tier") else ""
-    bad, n = ev["bad_pairs"], ev["pairs"]
     if c.note == "unlocalised" and c.kind == "host":
         return (f"host {c.entity}: card or link, not localised: {' or '.join(r.entity for r in c.rivals)}: "
                 f"{rule.summary}; each end measured in that pair alone")

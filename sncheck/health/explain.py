@@ -183,6 +183,7 @@ class Culprit:
     separated: bool = True
     members: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     peers: dict[str, float] = field(default_factory=dict)  # tier -> the peers' level it was judged against
+    needed: dict[str, int] = field(default_factory=dict)  # tier -> exceptions nothing else explains
 
     @property
     def factor(self) -> float:
@@ -190,12 +191,13 @@ class Culprit:
 
     @property
     def tier(self) -> str | None:
-        """The tier it was judged in: most exceptions explained, then most pairs, then the
-        lowest factor."""
+        """The tier it was judged in: most exceptions only it explains, then most pairs, then
+        the lowest factor (a faint card beside a link of its own: its scale-up pairs, not
+        the one bad pair the link explains)."""
         if not self.factors:
             return None
-        return max(self.factors, key=lambda t: (len(self.explains.get(t, ())), len(self.touches.get(t, ())),
-                                                -self.factors[t]))
+        needed = self.needed or {t: len(v) for t, v in self.explains.items()}
+        return max(self.factors, key=lambda t: (needed.get(t, 0), len(self.touches.get(t, ())), -self.factors[t]))
 
 
 def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel = CostModel()) -> list[Culprit]:

@@ -1,0 +1,82 @@
+"""The examples of issue 29, each a full pre-upgrade gate on the mock (retests included):
+each failed on main before the explanation search and the one retest policy."""
+
+from pathlib import Path
+
+import pytest
+
+from sncheck.model import link_id
+from sncheck.run.inputs import load_inventory, load_playbook
+from sncheck.run.runner import RunOptions, execute
+
+ROOT = Path(__file__).resolve().parent.parent
+GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
+
+
+def gate(tmp_path: Path, inventory: str, faults: list[str], seed: int = 1):
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+    path = ROOT / "fixtures/inventories" / f"{inventory}.yaml"
+    if not path.exists():
+        path = ROOT / "tests/data/inventories" / f"{inventory}.yaml"
+    outcome = execute(GATE, load_inventory(path), RunOptions(backend="mock", faults=str(plan), seed=seed,
+                                                             out=str(tmp_path / "run")))
+    res = outcome.results
+    named = {(f["entity"], f["entity_kind"]) for f in res["findings"] if f["severity"] in ("warning", "critical")}
+    actions: dict[str, list[str]] = {}
+    for step in res["isolation"]:
+        actions.setdefault(step["entity"], []).append(step["action"])
+    return res, named, actions
+
+
+@pytest.mark.parametrize("slow", [7, 6])
+def test_seven_of_eight_slow_cards_are_seven_cards_and_the_eighth_stays_in_service(tmp_path, slow):
+    """main: one host finding, word for word that of a host whose eight cards are slow,
+    and the healthy card isolated with it."""
+    cards = [f"mi04/gpu{g}" for g in range(8)]
+    res, named, actions = gate(tmp_path, "mi300x-pod", [f"{{type: slow_card, target: {c}, factor: 0.6}}"
+                                                        for c in cards[:slow]])
+    assert named == {(c, "card") for c in cards[:slow]}, named
+    assert all(actions[c] == ["quarantine", "isolate"] for c in cards[:slow]), actions
+    assert not any(c in actions for c in cards[slow:]) and "mi04" not in actions  # in service
+    rivals = [r for f in res["findings"] for r in f["evidence"].get("rivals", []) if r["entity"] == "mi04"]
+    assert rivals and any(c in r["why"] for r in rivals for c in cards[slow:]), rivals
+
+
+def test_a_transient_beside_a_real_fault_on_one_tray(tmp_path):
+    """main: the tray isolated, 'confirmed by the retest' whose own text said card gpu2."""
+    res, named, actions = gate(tmp_path, "nvl72-rack", ["{type: slow_card, target: tray05/gpu1, factor: 0.6, transient: true}",
+                                                        "{type: slow_card, target: tray05/gpu2, factor: 0.7}"])
+    assert named == {("tray05/gpu2", "card")}, named
+    assert actions["tray05/gpu2"][-1] == "isolate" and actions["tray05/gpu1"][-1] == "release", actions
+    assert "tray05" not in actions
+
+
+def test_a_card_that_jitters_on_one_percent_of_its_samples_is_the_card(tmp_path):
+    """main: named as links between two otherwise healthy cards, isolated, the card never named."""
+    res, named, actions = gate(tmp_path, "mi300x-pod", ["{type: jittery_card, target: mi03/gpu4, probability: 0.01, "
+                                                        "factor: 10}"], seed=2)
+    assert named == {("mi03/gpu4", "card")}, named
+    assert actions["mi03/gpu4"] == ["quarantine", "isolate"], actions
+
+
+def test_links_masked_by_a_sick_end_are_found(tmp_path):
+    """main: a 0.3 link beside a high-latency card was folded into the card, and a 0.5 link
+    between a 0.85 card and a throttled one into their host."""
+    a, b, c, d = "node003/gpu1", "node003/gpu2", "node005/gpu0", "node005/gpu3"
+    res, named, actions = gate(tmp_path, "demo-2sn", [
+        f'{{type: degraded_link, target: "{link_id(a, b)}", factor: 0.3}}',
+        f"{{type: high_latency_card, target: {a}, factor: 3}}",
+        f'{{type: degraded_link, target: "{link_id(c, d)}", factor: 0.5}}',
+        f"{{type: slow_card, target: {c}, factor: 0.85}}", f"{{type: thermal_throttle, target: {d}, factor: 0.8}}"])
+    assert named == {(a, "card"), (link_id(a, b), "link"), (c, "card"), (d, "card"), (link_id(c, d), "link")}, named
+    assert all(v[-1] == "isolate" for v in actions.values()), actions
+
+
+def test_a_rail_leaf_at_half_speed_under_eight_hosts_is_one_switch_finding(tmp_path):
+    """main: eight hostNN/nic3 findings, nothing saying they share a rail and a leaf."""
+    res, named, actions = gate(tmp_path, "hgx-leaves", ["{type: slow_switch, target: 'leaf:a-rail3', factor: 0.5}"])
+    assert named == {("leaf:a-rail3", "switch")}, named
+    [f] = [f for f in res["findings"] if f["entity"] == "leaf:a-rail3"]
+    assert f["evidence"]["nics"] == [f"hgx{h:02d}/nic3" for h in range(1, 9)]
+    assert actions["leaf:a-rail3"] == ["quarantine", "isolate"], actions
