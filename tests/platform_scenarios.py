@@ -297,9 +297,9 @@ def _issue29(case: str, rnd: random.Random, name: str, topo: Topology, h: str, c
 def _first_control(topo: Topology, card: str) -> str:
     """The first known-good control a scale-up retest of ``card`` pairs it with
     (sncheck.run.confirm: one card per other host of its domain, the same index first)."""
-    from sncheck.run.confirm import _peers
+    from sncheck.run.controls import peers_for
 
-    return _peers([card], topo, {card}, "scale_up")[0]
+    return peers_for([card], topo, {card}, "scale_up")[0]
 
 
 def _switch(case: str, rnd: random.Random, topo: Topology, out: list[Planted]) -> Planted | None:

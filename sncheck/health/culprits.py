@@ -14,11 +14,12 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, LEVEL, PAIR, PEERS, RATE, Bar, Bars, CostModel, Culprit,
-                                    beyond, explain)
+                                    Paths, Tier, beyond)
+from sncheck.health.levels import Level
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext
 from sncheck.health.pairview import FabricPaths, FrameTier, summarise
-from sncheck.health.rates import containers
+from sncheck.health.rates import containers, explain_rates
 from sncheck.model import Finding, card_of, severity_rank
 from sncheck.topology import SCALE_OUT, SCALE_UP
 
@@ -163,9 +164,15 @@ def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", 
     return _findings(explain(tiers, paths, bars, _model(rule.metric, ctx)), tiers, bars, [rule], expected, paths)
 
 
-def _zscored(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    from sncheck.health.ops import pair_scores  # the op's scoring, once
+def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel = CostModel()) -> list[Culprit]:
+    """The fewest culprits that explain every measurement of one kind (sncheck.health.explain)."""
+    tiers = {t: x for t, x in tiers.items() if len(x.a)}
+    if not tiers:
+        return []
+    return explain_rates(tiers, paths) if bars.mode == RATE else Level(tiers, paths, bars, model).run()
 
+
+def _zscored(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
     bad = pair_scores(cells, rule)
     tiers = summarise(cells.assign(value=bad.astype(float)), ctx.topo, count_above=0.5)
     bars = Bars(RATE, (bar_of(rule, 0),))
@@ -193,6 +200,23 @@ def flagged_findings(cells: pd.DataFrame, flagged: Mapping[str, set[str]], rule:
         factors = {t: _median(tiers[t].ratio[at]) for t, at in touches.items() if len(at)}
         culprits.append(Culprit(entity, kind, factors, {}, touches, members=members))
     return _findings(culprits, tiers, bars, [rule], expected, paths)
+
+
+def pair_scores(cells: pd.DataFrame, rule: "Rule") -> pd.Series:
+    """Which pairs a robust-z pair rule finds beyond its bar: each pair's z against its
+    tier's pairs (neutral where a tier has fewer than ``min_peers``); a failed pair is."""
+    failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
+    values = cells["value"].to_numpy(float)
+    tiers = cells["tier"].astype(str).to_numpy()
+    z = np.zeros(len(cells))
+    for t in np.unique(tiers):
+        at = (tiers == t) & ~failed
+        v = values[at]
+        med = _median(v)
+        mad = _median(np.abs(v - med))
+        if len(v) >= rule.params["min_peers"] and mad and math.isfinite(mad):
+            z[at] = 0.6745 * (v - med) / mad
+    return pd.Series(failed | _compare(pd.Series(z, index=cells.index), rule).to_numpy(bool), index=cells.index)
 
 
 # ------------------------------------------------------------------ culprits -> findings

@@ -42,7 +42,6 @@ own pairs: a clean fleet costs nothing here.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -198,20 +197,6 @@ class Culprit:
             return None
         needed = self.needed or {t: len(v) for t, v in self.explains.items()}
         return max(self.factors, key=lambda t: (needed.get(t, 0), len(self.touches.get(t, ())), -self.factors[t]))
-
-
-def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel = CostModel()) -> list[Culprit]:
-    """The fewest culprits that explain every measurement of one kind (see the module)."""
-    tiers = {t: x for t, x in tiers.items() if len(x.a)}
-    if not tiers:
-        return []
-    if bars.mode == RATE:
-        from sncheck.health.rates import explain_rates  # the rate kinds' search
-
-        return explain_rates(tiers, paths)
-    from sncheck.health.levels import Level  # the level kinds' search
-
-    return Level(tiers, paths, bars, model).run()
 
 
 def beyond(bars: Bars, ratio: np.ndarray, failed: np.ndarray, level: float) -> np.ndarray:

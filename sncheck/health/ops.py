@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health import fabric, injob, kernel
-from sncheck.health.culprits import _bound, _compare, _median, entity_findings, explain_reference, explain_rules
+from sncheck.health.culprits import _bound, _compare, entity_findings, explain_reference, explain_rules
 from sncheck.health.drift import calibration_regression, card_baseline, drift
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
@@ -81,23 +81,6 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
 
 
 DERIVED_CARDS = ("rank_skew",)  # per-card measurements of collectives: a slow card's compute shows in them
-
-
-def pair_scores(cells: pd.DataFrame, rule: "Rule") -> pd.Series:
-    """Which pairs a robust-z pair rule finds beyond its bar: each pair's z against its
-    tier's pairs (neutral where a tier has fewer than ``min_peers``); a failed pair is."""
-    failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
-    values = cells["value"].to_numpy(float)
-    tiers = cells["tier"].astype(str).to_numpy()
-    z = np.zeros(len(cells))
-    for t in np.unique(tiers):
-        at = (tiers == t) & ~failed
-        v = values[at]
-        med = _median(v)
-        mad = _median(np.abs(v - med))
-        if len(v) >= rule.params["min_peers"] and mad and math.isfinite(mad):
-            z[at] = 0.6745 * (v - med) / mad
-    return pd.Series(failed | _compare(pd.Series(z, index=cells.index), rule).to_numpy(bool), index=cells.index)
 
 
 def _per_card_reference(cells: pd.DataFrame, per_card: dict) -> pd.Series:

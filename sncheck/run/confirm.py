@@ -40,7 +40,6 @@ The order of the rules never matters: every symptom is retested and judged.
 from __future__ import annotations
 
 import math
-from collections.abc import Set
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -53,20 +52,19 @@ from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
+from sncheck.run.controls import PEERS, domain_sample, peers_for
 from sncheck.topology import Topology, round_robin
-from sncheck.model import host_of, rail_of, split_link
+from sncheck.model import host_of, split_link
 from sncheck.layers import stress
 from sncheck.layers.base import LayerContext
 from sncheck.vendors.registry import pair_tools
 
 NAME = "confirm"
-PEERS = 5
 FACTS, P2P, COLLECTIVES, GOLDEN, REACH = ("host facts", "peer-to-peer pairs", "collectives", "golden model",
                                           "reachability")
 FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "kernel_events")  # read from host facts
 MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the bar confirms
 NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
-DOMAIN_SAMPLE = 18  # cards of a supernode re-measured together (one per host)
 MISS = 0.01  # a rare symptom's retest misses it at most this often (rare_repeats)
 MAX_REPEATS = 40
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
@@ -156,75 +154,6 @@ def symptom_tiers(f: Finding, topo: Topology, syms: list[Symptom]) -> set[str]:
     if any(len(topo.hosts_of_supernode(topo.by_id[c].supernode)) > 1 for c in cards):
         out.add("scale_up")
     return out or {"scale_out"}
-
-
-def _peers(suspects: list[str], topo: Topology, avoid: set[str], tier: str = "scale_up",
-           n: int = PEERS) -> list[str]:
-    """Known-good controls on the symptom's tier, so that every pair of the retest is of
-    that tier: host mates (intra-host); one card on each other host of the supernode
-    (scale-up); cards on the suspect's rails in other supernodes, one per supernode
-    first (scale-out: a NIC's pairs)."""
-    sns = {topo.by_id[c].supernode for c in suspects}
-    hosts = {host_of(c) for c in suspects}
-
-    def good(c: str) -> bool:
-        return c not in suspects and c not in avoid and host_of(c) not in avoid
-
-    if tier == "scale_out":  # each end's rail, in the other domains (a link's ends may be in two)
-        ends = {(topo.by_id[c].supernode, rail_of(c)) for c in suspects}
-        far = [c.id for c in topo.cards if good(c.id)
-               and any(c.supernode != sn and rail_of(c.id) == rail for sn, rail in ends)]
-        # one per other domain (and leaf) first: controls behind one other leaf would share
-        # every measured path with the suspect's, and neither leaf could be told apart
-        fabric = topo.fabric
-        far = _interleave(far, lambda c: (fabric.leaf_of(c), topo.by_id[c].supernode))
-        # and two on the same rails at home, so the controls have scale-out pairs of their own
-        home = [c.id for c in topo.cards if good(c.id) and host_of(c.id) not in hosts
-                and (c.supernode, rail_of(c.id)) in ends]
-        return _spread_over(far, lambda c: (topo.by_id[c].supernode, host_of(c)), n - 2) + \
-            _spread_over(home, host_of, 2)
-    if tier == "intra_host":
-        return [c for h in sorted(hosts) for c in topo.cards_of_host(h) if good(c)][:n]
-    near = [c for sn in sorted(sns) for c in topo.cards_of_supernode(sn) if host_of(c) not in hosts and good(c)]
-    # the suspect's card index first: the same position on each host
-    index = {rail_of(c) for c in suspects}
-    near.sort(key=lambda c: rail_of(c) not in index)
-    return _spread_over(near, host_of, n)
-
-
-def _interleave(cards: list[str], key) -> list[str]:
-    """``cards`` taken in turns from each ``key`` group (in the order the groups first
-    appear): the first of each group, then the second of each, ..."""
-    groups: dict[object, list[str]] = {}
-    for c in cards:
-        groups.setdefault(key(c), []).append(c)
-    lists = list(groups.values())
-    return [g[i] for i in range(max(map(len, lists), default=0)) for g in lists if i < len(g)]
-
-
-def _spread_over(cards: list[str], key, n: int) -> list[str]:
-    """Up to ``n`` cards, one per ``key`` (host or supernode) while there are enough."""
-    first, seen = [], set()
-    for c in cards:
-        if key(c) not in seen:
-            seen.add(key(c))
-            first.append(c)
-    return first[:n]
-
-
-def _domain_sample(topo: Topology, sn: str, tier: str, avoid: Set[str] = frozenset()) -> list[str]:
-    """A domain's cards to re-measure it by: across hosts (scale-up), one card per host,
-    rotating the card index so every host and index is crossed; within hosts
-    (intra-host), every card of its first two hosts."""
-    hosts = [h for h in topo.hosts_of_supernode(sn) if h not in avoid]
-    if tier == "intra_host" or len(hosts) < 2:
-        return [c for h in hosts[:2] for c in topo.cards_of_host(h) if c not in avoid]
-    out = []
-    for i, h in enumerate(hosts[:DOMAIN_SAMPLE]):
-        cards = [c for c in topo.cards_of_host(h) if c not in avoid]
-        if cards:
-            out.append(cards[i % len(cards)])
-    return out
 
 
 def _emit_as(ctx: LayerContext, tag: str):
@@ -357,10 +286,10 @@ class Window:
         for tier in sorted(tiers):
             if self.f.entity_kind == "supernode" and tier != "scale_out":
                 # The domain's own pairs; another domain's, in the same window, as the control.
-                cards = _domain_sample(topo, self.f.entity, tier)
+                cards = domain_sample(topo, self.f.entity, tier)
                 others = [sn for sn in topo.supernode_names if sn != self.f.entity
                           and not set(topo.cards_of_supernode(sn)) & self.avoid]
-                peers = _domain_sample(topo, others[0], tier, self.avoid) if others else []
+                peers = domain_sample(topo, others[0], tier, self.avoid) if others else []
                 groups = [cards, peers] if len(peers) >= 2 else [cards]
             elif self.f.entity_kind == "host" and tier == "intra_host":
                 # The host's own pairs; another host's, same supernode first, as the control.
@@ -374,8 +303,8 @@ class Window:
                 groups = [cards, peers] if peers else [cards]
             else:
                 cards = sorted(self.scope) if self.f.entity_kind != "supernode" else \
-                    _domain_sample(topo, self.f.entity, "scale_up")
-                peers = _peers(cards, topo, self.avoid, tier)
+                    domain_sample(topo, self.f.entity, "scale_up")
+                peers = peers_for(cards, topo, self.avoid, tier)
                 groups = [cards + peers]
             own = self.f.entity_kind == "supernode" and tier != "scale_out" or \
                 self.f.entity_kind == "host" and tier == "intra_host"
@@ -412,10 +341,10 @@ class Window:
     def _collectives(self) -> None:
         ctx, cards = self.ctx, sorted(self.scope)
         if self.f.entity_kind == "supernode":
-            cards = _domain_sample(ctx.topo, self.f.entity, "scale_up")
+            cards = domain_sample(ctx.topo, self.f.entity, "scale_up")
         # Two host mates (they share the suspect's intra-host links), the rest from other hosts.
-        mates = _peers(cards, ctx.topo, self.avoid, "intra_host")
-        far = _peers(cards, ctx.topo, self.avoid, "scale_up")
+        mates = peers_for(cards, ctx.topo, self.avoid, "intra_host")
+        far = peers_for(cards, ctx.topo, self.avoid, "scale_up")
         peers = mates[:2] + far[:PEERS - min(2, len(mates))]
         peers += [c for c in mates[2:] if c not in peers][:PEERS - len(peers)]
         if not peers and (self.f.entity_kind == "card" or len(cards) < 2):
