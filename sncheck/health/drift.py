@@ -50,9 +50,9 @@ def drift(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]
     bound = p["below"] if low else p["above"]
     # A card a named culprit holds (a slow host's) has drifted by that culprit: its symptom;
     # and its pairs say nothing of the cards at their other ends.
-    culprits = ctx.culprit_cards()
-    now = card_levels(cells, culprits)
-    now = now[(now["n"] >= p["min_pairs"]) & ~now["card"].isin(culprits)]
+    # (a retest's own suspect is judged: only the others are known)
+    now = card_levels(cells, ctx.culprit_cards())
+    now = now[(now["n"] >= p["min_pairs"]) & ~now["card"].isin(ctx.culprit_cards(subject=False))]
     unit = METRICS[rule.metric].unit
     worst: dict[str, tuple[float, Finding]] = {}
     for r in now.itertuples():
