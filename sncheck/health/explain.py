@@ -182,7 +182,7 @@ class Culprit:
     separated: bool = True
     members: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     peers: dict[str, float] = field(default_factory=dict)  # tier -> the peers' level it was judged against
-    needed: dict[str, int] = field(default_factory=dict)  # tier -> exceptions nothing else explains
+    rate: bool = False  # a symptom a pair shows or not: factors are the shares of its pairs that show it
 
     @property
     def factor(self) -> float:
@@ -190,13 +190,15 @@ class Culprit:
 
     @property
     def tier(self) -> str | None:
-        """The tier it was judged in: most exceptions only it explains, then most pairs, then
-        the lowest factor (a faint card beside a link of its own: its scale-up pairs, not
-        the one bad pair the link explains)."""
+        """The tier it was judged in: a level culprit where its factor is lowest, then where
+        it has most pairs (a faint host of one domain: its XGMI pairs at 0.92, not two bad
+        scale-out pairs another culprit explains; a card, slow alike on every tier inside:
+        its scale-up pairs); a rate culprit where it explains most, then most pairs."""
         if not self.factors:
             return None
-        needed = self.needed or {t: len(v) for t, v in self.explains.items()}
-        return max(self.factors, key=lambda t: (needed.get(t, 0), len(self.touches.get(t, ())), -self.factors[t]))
+        if self.rate:
+            return max(self.factors, key=lambda t: (len(self.explains.get(t, ())), len(self.touches.get(t, ()))))
+        return max(self.factors, key=lambda t: (-round(self.factors[t], 3), len(self.touches.get(t, ()))))
 
 
 def beyond(bars: Bars, ratio: np.ndarray, failed: np.ndarray, level: float) -> np.ndarray:

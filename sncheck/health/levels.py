@@ -390,14 +390,12 @@ class Level:
     def culprits(self, left: int) -> list[Culprit]:
         out = []
         for e, f in self.H:
-            explains, touches, needed = {}, {}, {}
-            others = [h for h in self.H if h[0] is not e]
+            explains, touches = {}, {}
             for t in self.tiers:
                 at = self.pairs(e, t)
                 if len(at):
                     touches[t] = at
                     explains[t] = np.intersect1d(at, self.pair_ex[t], assume_unique=True)
-                    needed[t] = int(self.state(t, explains[t], self.pred(t, explains[t], others))[0].sum())
             rivals = [Rival(r.name, r.kind, why) for r, why in self.lost if _holds(r, e)]
             rivals += [Rival(r.name, r.kind, "explains the same measurements: the evidence cannot tell them apart")
                        for r in self.ties.get(e.name, [])]
@@ -410,7 +408,7 @@ class Level:
                        for m in untold[:2]]
             out.append(Culprit(e.name, e.kind, {t: v for t, v in f.items() if t in touches}, explains, touches,
                                rivals[:4], note, separated=not self.ties.get(e.name) and not untold,
-                               members=e.members, peers=peers, needed=needed))
+                               members=e.members, peers=peers))
         out += self._leftover_links({c.entity for c in out}) if left else []
         return unlocalised(out, self.tiers, self.paths)
 

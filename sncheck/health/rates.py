@@ -58,7 +58,7 @@ class _Rate:
         for t, x in self.tiers.items():
             for i in left[t]:
                 out.append(Culprit(self.paths.link(int(x.a[i]), int(x.b[i])), "link", {t: 1.0},
-                                   {t: np.array([i])}, {t: np.array([i])}))
+                                   {t: np.array([i])}, {t: np.array([i])}, rate=True))
         return out
 
     def _nic_only(self, code: int, explains: dict[str, np.ndarray]) -> bool:
@@ -81,7 +81,7 @@ class _Rate:
                     factors[t], explains[t], touches[t] = len(mine) / len(seen), mine, seen
             return factors, explains, touches
 
-        return [Culprit(entity, kind, *rates(members), members=members)
+        return [Culprit(entity, kind, *rates(members), members=members, rate=True)
                 for kind, entity, members in containers(set(cards) - nics, nics, self.paths)]
 
 

@@ -52,7 +52,7 @@ from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
-from sncheck.run.controls import PEERS, domain_sample, peers_for
+from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -301,18 +301,25 @@ class Window:
                                 key=lambda h: topo.supernode_of_host(h) != sn)
                 peers = topo.cards_of_host(others[0]) if others else []
                 groups = [cards, peers] if peers else [cards]
+            elif self.f.entity_kind == "switch":
+                # The NICs it carries, across domains (one per host, spread over them), so
+                # every pair among them crosses it; controls behind other leaves where any.
+                cards = switch_sample(topo, sorted(self.scope))
+                peers = peers_for(cards, topo, self.avoid, tier)
+                groups = [cards + peers]
             else:
                 cards = sorted(self.scope) if self.f.entity_kind != "supernode" else \
                     domain_sample(topo, self.f.entity, "scale_up")
                 peers = peers_for(cards, topo, self.avoid, tier)
                 groups = [cards + peers]
             own = self.f.entity_kind == "supernode" and tier != "scale_out" or \
-                self.f.entity_kind == "host" and tier == "intra_host"
+                self.f.entity_kind == "host" and tier == "intra_host" or self.f.entity_kind == "switch"
             if not peers and not own:
                 continue  # no known-good controls on this tier
-            # A domain's or a host's own pairs are re-measured against the design bar even
-            # with no control beside them (a one-host inventory, as on the local backend);
-            # a shared machine's load then shows in its load, not in a control.
+            # A domain's, a host's or a switch's own pairs are re-measured against the design
+            # bar even with no control beside them (a one-host inventory, as on the local
+            # backend; a leaf carrying a whole rail); a shared machine's load then shows in
+            # its load, not in a control.
             self.controls |= set(peers)
             measured.append(tier)
             for _ in range(self.repeats):  # only pairs of the symptom's tier

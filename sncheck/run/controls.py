@@ -79,3 +79,10 @@ def domain_sample(topo: Topology, sn: str, tier: str, avoid: Set[str] = frozense
         if cards:
             out.append(cards[i % len(cards)])
     return out
+
+
+def switch_sample(topo: Topology, cards: list[str]) -> list[str]:
+    """A switch's cards to re-measure it by: one per host, taken in turns from each domain
+    (pairs between domains are the scale-out pairs that cross it), at most DOMAIN_SAMPLE."""
+    one_per_host = _spread_over(cards, host_of, len(cards))
+    return _interleave(one_per_host, lambda c: topo.by_id[c].supernode)[:DOMAIN_SAMPLE]
