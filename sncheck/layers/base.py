@@ -38,11 +38,9 @@ class LayerContext:
     baseline: dict | None = None
     history: dict | None = None  # earlier runs' summaries, from the state store (drift)
     gate: str = "critical"  # the run's gate: the severity of a "not judged" finding
-<<<<<<< HEAD
     # Findings the layer made itself rather than through the rules (the golden layer's
     # finding about the ledger's forecast); detect() returns them with the rules'.
     own_findings: list = field(default_factory=list)
-=======
     # culprits earlier layers named ((entity, kind)): their pairs never feed another
     # entity's pairwise-collective or drift verdict (DetectContext.known)
     known: frozenset[tuple[str, str]] = frozenset()
@@ -50,7 +48,6 @@ class LayerContext:
     def detect_context(self) -> DetectContext:
         return DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history,
                              known=self.known)
->>>>>>> 7284718 (explain: localization as an explanation search (issue 29 item 3), replacing the pairwise folding)
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """The run's rows so far, one pandas frame per kind."""
