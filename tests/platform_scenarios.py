@@ -1,7 +1,7 @@
 """The accuracy generator (issue 17 item 7, made harder by issue 29 item 6): every class of
-fault on every shipped inventory and on three shapes of its own (tests/data/inventories:
-an HGX cluster with explicit rail leaves and spines, four NVL72 racks, two CloudMatrix384
-pods), faint faults near the bars and faults just inside them, and the issue's classes:
+fault on every shipped inventory (an HGX cluster with explicit rail leaves and spines
+among them) and on two shapes of its own (tests/data/inventories: four NVL72 racks, two
+CloudMatrix384 pods), faint faults near the bars and faults just inside them, and the issue's classes:
 all but one (or two) cards of a host slow, a transient beside a persistent fault on one
 host, a card that jitters on 1% of its samples, links masked by a sick end, a fault first
 seen inside another suspect's retest (``late``), drift judged with a culprit present (a
@@ -28,11 +28,13 @@ from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ("nvl72-rack", "mi300x-pod", "cm384", "pod-384", "demo-2sn", "fleet-12sn", "nvl72")
-OWN = ("hgx-leaves", "nvl72-4rack", "cm384-2pod")  # tests/data/inventories
+SHIPPED = ("nvl72-rack", "mi300x-pod", "cm384", "pod-384", "demo-2sn", "fleet-12sn", "nvl72", "hgx-2su",
+           "nvl72-2rack")
+OWN = ("nvl72-4rack", "cm384-2pod")  # tests/data/inventories
 INVENTORIES = SHIPPED + OWN
-PLATFORM = {"nvl72-rack": "nvidia-nvl72", "nvl72-4rack": "nvidia-nvl72", "mi300x-pod": "amd-mi300x",
-            "cm384": "ascend-cm384", "cm384-2pod": "ascend-cm384", "hgx-leaves": "nvidia-hgx"}
+PLATFORM = {"nvl72-rack": "nvidia-nvl72", "nvl72-2rack": "nvidia-nvl72", "nvl72-4rack": "nvidia-nvl72",
+            "mi300x-pod": "amd-mi300x", "cm384": "ascend-cm384", "cm384-2pod": "ascend-cm384",
+            "hgx-2su": "nvidia-hgx"}
 NIC_CLASSES = ("slow_nic", "faint_nic", "dead_nic_no_ibstat")
 SWITCH_CLASSES = ("leaf_switch", "dead_leaf", "spine_switch")
 ISSUE_29 = ("all_but_one", "all_but_two", "transient_beside_persistent", "rare_jitter", "masked_link_latency",
@@ -45,7 +47,7 @@ CLASSES = ("slow_card", "faint_card", "inside_bar", "high_latency_card", "faint_
 DOMAIN_CLASSES = ("whole_supernode", "faint_supernode")  # every card of one domain: one a scenario
 ALONE = ("unmeasurable",)  # refused when the run resolves: nothing else of the scenario would be measured
 STATE = ("drift_with_culprit",)  # needs a state store holding earlier runs of the inventory
-STATE_INVENTORIES = ("demo-2sn", "mi300x-pod", "fleet-12sn", "nvl72-rack", "hgx-leaves")  # small: cheap earlier runs
+STATE_INVENTORIES = ("demo-2sn", "mi300x-pod", "fleet-12sn", "nvl72-rack", "hgx-2su")  # small: cheap earlier runs
 REFUSED = "refused"  # a Planted's ends: the run exits 2 naming the fault
 
 

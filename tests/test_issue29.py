@@ -75,8 +75,8 @@ def test_links_masked_by_a_sick_end_are_found(tmp_path):
 
 def test_a_rail_leaf_at_half_speed_under_eight_hosts_is_one_switch_finding(tmp_path):
     """main: eight hostNN/nic3 findings, nothing saying they share a rail and a leaf."""
-    res, named, actions = gate(tmp_path, "hgx-leaves", ["{type: slow_switch, target: 'leaf:a-rail3', factor: 0.5}"])
-    assert named == {("leaf:a-rail3", "switch")}, named
-    [f] = [f for f in res["findings"] if f["entity"] == "leaf:a-rail3"]
+    res, named, actions = gate(tmp_path, "hgx-2su", ["{type: slow_switch, target: 'leaf:su0-rail3', factor: 0.5}"])
+    assert named == {("leaf:su0-rail3", "switch")}, named
+    [f] = [f for f in res["findings"] if f["entity"] == "leaf:su0-rail3"]
     assert f["evidence"]["nics"] == [f"hgx{h:02d}/nic3" for h in range(1, 9)]
-    assert actions["leaf:a-rail3"] == ["quarantine", "isolate"], actions
+    assert actions["leaf:su0-rail3"] == ["quarantine", "isolate"], actions

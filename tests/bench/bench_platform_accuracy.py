@@ -1,7 +1,7 @@
 """The accuracy generator (issue 17 item 7, made harder by issue 29 item 6) on the mock
-backend: every class of fault (tests/platform_scenarios.py) on every shipped inventory and
-three shapes of its own (an HGX cluster with explicit rail leaves and spines, four NVL72
-racks, two CloudMatrix384 pods), the full pre-upgrade gate with its confirmation retests
+backend: every class of fault (tests/platform_scenarios.py) on every shipped inventory (an
+HGX cluster with explicit rail leaves and spines among them) and two shapes of its own
+(four NVL72 racks, two CloudMatrix384 pods), the full pre-upgrade gate with its confirmation retests
 (a state store with two earlier clean runs where a class judges drift), judged strictly:
 
 * recall per class: a planted fault is found when every one of its exact culprits is
