@@ -40,6 +40,7 @@ FORMATS = "html,junit,prometheus"
 _RUN_ID = re.compile(r"\b\d{8}T\d{6}Z-[0-9a-f]{4}\b")
 _ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 _EPOCH = re.compile(r"(sncheck_run_(?:started|finished)[^ \n]* )\d+(?:\.\d+)?")
+_TXN = re.compile(r'("txn": ")[0-9a-f]{32}"')  # an isolation transaction's uuid4 (actions/transaction.py)
 
 
 @dataclass
@@ -97,6 +98,7 @@ def normalise(text: str, tmp: Path) -> str:
     text = text.replace(str(tmp), "<TMP>").replace(str(ROOT), "<ROOT>")
     text = _RUN_ID.sub("<RUN_ID>", text)
     text = _EPOCH.sub(r"\1<EPOCH>", text)
+    text = _TXN.sub(r'\1<TXN>"', text)
     return _ISO.sub("<TIME>", text)
 
 
