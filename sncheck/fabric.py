@@ -342,6 +342,14 @@ class Fabric:
         la, lb = self.card_leaf[a], self.card_leaf[b]
         return la, lb, self.spines_between(la, lb)
 
+    def through(self, switch: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Per pair of card positions: whether its path crosses ``switch`` (a scale-out pair
+        with an end's NIC on the leaf, or routed through the spine)."""
+        kind, index = self.switch_ref(switch)
+        la, lb, spine = self.pair_switches(a, b)
+        out = self.card_sn[a] != self.card_sn[b]
+        return out & ((la == index) | (lb == index) if kind == LEAF else spine == index)
+
     def tier(self, a: int, b: int) -> str:
         ha, hb = self._host_of_card[a], self._host_of_card[b]
         if ha == hb:

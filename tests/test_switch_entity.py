@@ -103,3 +103,24 @@ def test_prometheus_exports_the_switch_and_the_nics_it_explains():
     assert 'sncheck_switch_finding_nics{switch="leaf:su0-rail3",rule="p2p-bandwidth-below-design",' \
            'severity="critical"} 8' in text
     assert 'sncheck_isolation_applied{entity="leaf:su0-rail3",entity_kind="switch",action="isolate"} 0' in text
+
+
+def test_a_switch_retest_measures_pairs_through_it():
+    """Every switch's retest sample holds pairs through that switch: one card per host (each
+    host's card 0, one rail) routed rail 0's two leaves through one spine, and the other
+    spine, slow at 0.47, was re-measured through nothing and released."""
+    import numpy as np
+
+    from sncheck.run.confirm import cards_of
+    from sncheck.run.controls import DOMAIN_SAMPLE, switch_sample
+
+    fabric = TOPO.fabric
+    for switch in fabric.switches:
+        sample = switch_sample(TOPO, switch, cards_of(switch, TOPO, "switch"))
+        pos = np.array([fabric.card_position(c) for c in sample], np.int64)
+        i, j = np.triu_indices(len(sample), k=1)
+        through = int(fabric.through(switch, pos[i], pos[j]).sum())
+        hosts = {c.split("/")[0] for c in sample}  # spread: a host twice only once every host is in
+        assert 2 <= len(sample) <= DOMAIN_SAMPLE and len(hosts) == min(len(sample), len(fabric.hosts_of(switch)))
+        assert through >= len(sample) - 1, (switch, sample, through)  # every card on a pair through it
+        assert all(c in cards_of(switch, TOPO, "switch") for c in sample)

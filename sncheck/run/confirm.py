@@ -304,7 +304,7 @@ class Window:
             elif self.f.entity_kind == "switch":
                 # The NICs it carries, across domains (one per host, spread over them), so
                 # every pair among them crosses it; controls behind other leaves where any.
-                cards = switch_sample(topo, sorted(self.scope))
+                cards = switch_sample(topo, self.f.entity, sorted(self.scope))
                 peers = peers_for(cards, topo, self.avoid, tier)
                 groups = [cards + peers]
             else:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Set
 
+import numpy as np
+
 from sncheck.model import host_of, rail_of
 from sncheck.topology import Topology
 
@@ -81,8 +83,40 @@ def domain_sample(topo: Topology, sn: str, tier: str, avoid: Set[str] = frozense
     return out
 
 
-def switch_sample(topo: Topology, cards: list[str]) -> list[str]:
-    """A switch's cards to re-measure it by: one per host, taken in turns from each domain
-    (pairs between domains are the scale-out pairs that cross it), at most DOMAIN_SAMPLE."""
-    one_per_host = _spread_over(cards, host_of, len(cards))
-    return _interleave(one_per_host, lambda c: topo.by_id[c].supernode)[:DOMAIN_SAMPLE]
+def switch_sample(topo: Topology, switch: str, cards: list[str]) -> list[str]:
+    """A switch's cards to re-measure it by (``cards``: those whose NICs it carries), at
+    most DOMAIN_SAMPLE, each forming a pair through the switch with one taken before
+    (:meth:`Fabric.through`), the one forming most first, a host not yet taken first, then
+    in turns from each domain, the card index rotating from host to host. Not merely one
+    card per host: those were every host's card 0, on one rail, whose two leaves another
+    spine joins, and a slow spine's retest measured nothing through it and released it.
+    A leaf whose NICs are all in one domain: one card per host (the controls, behind other
+    leaves, make its pairs)."""
+    fabric = topo.fabric
+    by_host: dict[str, list[str]] = {}
+    for c in cards:
+        by_host.setdefault(host_of(c), []).append(c)
+    rotated = [c for i, mine in enumerate(by_host.values()) for c in mine[i % len(mine):] + mine[:i % len(mine)]]
+    order = _interleave(rotated, lambda c: topo.by_id[c].supernode)
+    if not order:
+        return []
+    pos = np.array([fabric.card_position(c) for c in order], np.int64)
+    i, j = np.triu_indices(len(order), k=1)
+    cross = np.zeros((len(order), len(order)), bool)
+    cross[i, j] = cross[j, i] = fabric.through(switch, pos[i], pos[j])
+    taken: list[int] = []
+    hosts: set[str] = set()
+    count = cross.sum(axis=1)  # the first: the card forming most pairs through the switch
+    while len(taken) < DOMAIN_SAMPLE:
+        if taken:
+            count = cross[taken].sum(axis=0)
+        free = [k for k in range(len(order)) if k not in taken and count[k] > 0]
+        if not free:
+            break
+        # a new host first (np.argmax-like: the earliest in order on a tie), then most pairs
+        best = min(free, key=lambda k: (host_of(order[k]) in hosts, -int(count[k]), k))
+        taken.append(best)
+        hosts.add(host_of(order[best]))
+    if len(taken) < 2:  # its NICs in one domain (a rack's leaf): its pairs cross it with the controls only
+        return _spread_over(order, host_of, DOMAIN_SAMPLE)
+    return [order[k] for k in taken]
