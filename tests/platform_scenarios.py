@@ -226,12 +226,16 @@ def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Plante
             lines, culprits = _device_fact(rnd, name, h, cards)
             out.append(Planted(case, tuple(lines), frozenset(culprits)))
         elif case == "transient_nic":  # a slow rail NIC gone by the retest: named, then released
-            port = rnd.randint(1, cards)
+            port = _port_clear_of_switches(topo, h, rnd.randint(1, cards), out)
+            if port is None:
+                continue
             out.append(Planted(case, (f"{{type: slow_nic, target: {h}, port: {port}, "
                                       f"factor: {rnd.uniform(0.4, 0.7):.2f}, transient: true}}",),
                                frozenset({(nic_id(h, port - 1), "nic")}), "release"))
         elif case in NIC_CLASSES:
-            port = rnd.randint(1, cards)
+            port = _port_clear_of_switches(topo, h, rnd.randint(1, cards), out)
+            if port is None:
+                continue
             nic = nic_id(h, port - 1)
             if case == "dead_nic_no_ibstat":
                 out.append(Planted(case, (f"{{type: missing_tool, target: {h}, tool: ibstat}}",
@@ -304,6 +308,15 @@ def _first_control(topo: Topology, card: str) -> str:
     return peers_for([card], topo, {card}, "scale_up")[0]
 
 
+def _port_clear_of_switches(topo: Topology, h: str, port: int, out: list[Planted]) -> int | None:
+    """``port`` (1-based) of host ``h``, or the next whose NIC no planted switch carries (every
+    pair of a NIC behind a dead leaf of its whole rail fails there: nothing could show the
+    NIC's own fault); None when every NIC of the host is behind one."""
+    under = {n for p in out for e, k in p.culprits if k == "switch" for n in topo.fabric.nics_of(e)}
+    cards = topo.inventory.hosts[h].cards
+    return next((q % cards + 1 for q in range(port - 1, port - 1 + cards) if nic_id(h, q % cards) not in under), None)
+
+
 def _switch(case: str, rnd: random.Random, topo: Topology, out: list[Planted]) -> Planted | None:
     """A rail leaf slow or dead, or a spine slow: one switch finding, never N NICs."""
     fabric = topo.fabric
@@ -312,7 +325,9 @@ def _switch(case: str, rnd: random.Random, topo: Topology, out: list[Planted]) -
         names = [fabric.spine_id(i) for i in range(len(fabric.spine_names))]
     else:
         names = [fabric.leaf_id(i) for i in range(len(fabric.leaf_names))]
-    names = [n for n in names if n not in taken]
+    nics = {e for p in out for e, k in p.culprits if k == "nic"}
+    # never over a planted NIC: a NIC behind a dead leaf of its whole rail has no pair left to show it
+    names = [n for n in names if n not in taken and not nics & set(fabric.nics_of(n))]
     if not names or any(p.case in SWITCH_CLASSES for p in out):
         return None  # one switch fault a scenario: two would share pairs
     switch = rnd.choice(names)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -133,7 +134,7 @@ def report(stats: dict) -> str:
     return "\n".join(lines)
 
 
-def measure(tmp_path: Path, scenarios: range, seeds: range) -> dict:
+def measure(tmp_path: Path, scenarios: Sequence[int], seeds: range) -> dict:
     log = os.environ.get("SNCHECK_ACCURACY_LOG")
     shard, _, shards = os.environ.get("SNCHECK_ACCURACY_SHARD", "0/1").partition("/")
     results = []
@@ -147,17 +148,29 @@ def measure(tmp_path: Path, scenarios: range, seeds: range) -> dict:
     return tally(results)
 
 
+# The plain test run (CI): three seeded scenarios on the 64-card demo inventory, nine classes
+# (a faint, a corrupt and a high-latency card; a device fact, a dead NIC with no ibstat and a
+# dead link between two sick cards; a faint supernode, a slow NIC and a degraded link),
+# judged exactly. Cheaper than the two it replaces (CloudMatrix384 and pod-384, 1152 ranks);
+# tests/test_issue29.py plays the issue's own examples as gates of their own.
+PLAIN = (5768, 10223, 6417)
+
+
 def test_platform_accuracy(benchmark, request, tmp_path):
-    # The plain test run (CI) runs two scenarios once: the generator and the judging run there.
     full = request.config.getoption("benchmark_enable")
-    n = int(os.environ.get("SNCHECK_ACCURACY_SCENARIOS", "200")) if full else 2
+    n = int(os.environ.get("SNCHECK_ACCURACY_SCENARIOS", "300"))
     first = int(os.environ.get("SNCHECK_ACCURACY_FIRST_SEED", "1"))  # seeds first .. first + SEEDS - 1
     seeds = range(first, first + (int(os.environ.get("SNCHECK_ACCURACY_SEEDS", "3")) if full else 1))
     shard, _, shards = os.environ.get("SNCHECK_ACCURACY_SHARD", "0/1").partition("/")
-    stats = benchmark.pedantic(measure, args=(tmp_path, range(FIRST, FIRST + n), seeds), rounds=1, iterations=1)
+    scenarios = range(FIRST, FIRST + n) if full else PLAIN
+    stats = benchmark.pedantic(measure, args=(tmp_path, scenarios, seeds), rounds=1, iterations=1)
     benchmark.extra_info.update({k: v for k, v in stats.items() if k not in ("misses", "extras", "wrong_end")})
     print("\n" + report(stats))
-    assert stats["runs"] == len(range(FIRST, FIRST + n)[int(shard) :: int(shards)]) * len(seeds)
+    assert stats["runs"] == len(scenarios[int(shard) :: int(shards)]) * len(seeds)
+    if not full:  # seeded: exact
+        assert stats["found"] == stats["planted"] and stats["exact"] == stats["named"], report(stats)
+        assert not stats["wrong_end"] and not stats["quarantined"], report(stats)
+        assert stats["planted"] == 9
     if full:
         assert stats["recall"] >= 0.98 and stats["precision"] >= 0.98
         assert stats["card<->host"] == 0 and stats["card<->link"] == 0 and stats["nic<->switch"] == 0
