@@ -40,6 +40,7 @@ The order of the rules never matters: every symptom is retested and judged.
 from __future__ import annotations
 
 import math
+from collections.abc import Set
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -175,11 +176,18 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
     inside = {c for f in suspects if f.entity_kind == "supernode" and _judged_inside(f)
               for c in cards_of(f, ctx.topo)}
     inside -= {c for f in suspects if f.entity_kind != "supernode" for c in cards_of(f, ctx.topo)}
+    # A switch carries scale-out pairs only: the cards behind it (a spine: every card under
+    # its leaves) are fair controls inside hosts and domains (with a spine suspect, an
+    # intra-host link's retest had no control left and stayed quarantined).
+    behind = {c for f in suspects if f.entity_kind == "switch" for c in cards_of(f, ctx.topo)} | \
+        {c for e, k in ctx.known if k == "switch" for c in cards_of(e, ctx.topo, k)}
+    behind -= {c for f in suspects if f.entity_kind != "switch" for c in cards_of(f, ctx.topo)} | \
+        {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic") for c in cards_of(e, ctx.topo, k)}
     outcome: dict[str, Retest] = {}
     for f in suspects:
         avoid = bad_cards - inside if f.entity_kind in ("nic", "switch") else bad_cards
         try:
-            outcome[f.entity] = Window(ctx, f, avoid | bad_hosts, repeats).run()
+            outcome[f.entity] = Window(ctx, f, avoid | bad_hosts, repeats, behind).run()
         except HarnessError as e:  # this retest could not run: the suspect stays quarantined
             outcome[f.entity] = Retest(None, "retest", f"the retest could not run: {e}")
     return outcome
@@ -222,8 +230,10 @@ def _dctx(ctx: LayerContext, subject: Finding | None = None) -> DetectContext:
 class Window:
     """One suspect's retest: every symptom's measurement, its controls, and the judging."""
 
-    def __init__(self, ctx: LayerContext, f: Finding, avoid: set[str], repeats: int) -> None:
+    def __init__(self, ctx: LayerContext, f: Finding, avoid: set[str], repeats: int,
+                 behind: Set[str] = frozenset()) -> None:
         self.ctx, self.f, self.avoid = ctx, f, avoid
+        self.inside = avoid - behind  # the controls to avoid on pairs that cross no switch
         self.by_name = rules_by_name(ctx)
         self.syms = symptoms(f)
         self.repeats = max(repeats, rare_repeats(self.syms, self.by_name))
@@ -284,20 +294,21 @@ class Window:
         rounds: list[Round] = []
         measured = []
         for tier in sorted(tiers):
+            avoid = self.avoid if tier == "scale_out" else self.inside
             if self.f.entity_kind == "supernode" and tier != "scale_out":
                 # The domain's own pairs; another domain's, in the same window, as the control.
                 cards = domain_sample(topo, self.f.entity, tier)
                 others = [sn for sn in topo.supernode_names if sn != self.f.entity
-                          and not set(topo.cards_of_supernode(sn)) & self.avoid]
-                peers = domain_sample(topo, others[0], tier, self.avoid) if others else []
+                          and not set(topo.cards_of_supernode(sn)) & avoid]
+                peers = domain_sample(topo, others[0], tier, avoid) if others else []
                 groups = [cards, peers] if len(peers) >= 2 else [cards]
             elif self.f.entity_kind == "host" and tier == "intra_host":
                 # The host's own pairs; another host's, same supernode first, as the control.
                 cards = sorted(self.scope)
                 sn = topo.supernode_of_host(self.f.entity)
-                others = sorted((h for h in topo.hosts if h != self.f.entity and h not in self.avoid
+                others = sorted((h for h in topo.hosts if h != self.f.entity and h not in avoid
                                  and len(topo.cards_of_host(h)) > 1
-                                 and not set(topo.cards_of_host(h)) & self.avoid),
+                                 and not set(topo.cards_of_host(h)) & avoid),
                                 key=lambda h: topo.supernode_of_host(h) != sn)
                 peers = topo.cards_of_host(others[0]) if others else []
                 groups = [cards, peers] if peers else [cards]
@@ -305,12 +316,12 @@ class Window:
                 # The NICs it carries, across domains (one per host, spread over them), so
                 # every pair among them crosses it; controls behind other leaves where any.
                 cards = switch_sample(topo, self.f.entity, sorted(self.scope))
-                peers = peers_for(cards, topo, self.avoid, tier)
+                peers = peers_for(cards, topo, avoid, tier)
                 groups = [cards + peers]
             else:
                 cards = sorted(self.scope) if self.f.entity_kind != "supernode" else \
                     domain_sample(topo, self.f.entity, "scale_up")
-                peers = peers_for(cards, topo, self.avoid, tier)
+                peers = peers_for(cards, topo, avoid, tier)
                 groups = [cards + peers]
             own = self.f.entity_kind == "supernode" and tier != "scale_out" or \
                 self.f.entity_kind == "host" and tier == "intra_host" or self.f.entity_kind == "switch"
@@ -350,8 +361,8 @@ class Window:
         if self.f.entity_kind == "supernode":
             cards = domain_sample(ctx.topo, self.f.entity, "scale_up")
         # Two host mates (they share the suspect's intra-host links), the rest from other hosts.
-        mates = peers_for(cards, ctx.topo, self.avoid, "intra_host")
-        far = peers_for(cards, ctx.topo, self.avoid, "scale_up")
+        mates = peers_for(cards, ctx.topo, self.inside, "intra_host")  # collectives inside a domain: no switch
+        far = peers_for(cards, ctx.topo, self.inside, "scale_up")
         peers = mates[:2] + far[:PEERS - min(2, len(mates))]
         peers += [c for c in mates[2:] if c not in peers][:PEERS - len(peers)]
         if not peers and (self.f.entity_kind == "card" or len(cards) < 2):
