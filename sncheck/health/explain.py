@@ -57,6 +57,7 @@ END_KINDS = ("card", "nic", "host", "supernode")
 SHARED_KINDS = ("link", "switch")
 SPECIFIC = {"card": 0, "nic": 1, "link": 2, "host": 3, "switch": 4, "supernode": 5}  # ties: lower first
 EVERY_TIER_MOVES = 0.05  # containers over this share of a tier's pairs: its level is read again
+TIER_TIE = 0.02  # factors of one culprit on two tiers this close are alike within the measurement noise
 
 
 @dataclass(frozen=True)
@@ -191,14 +192,17 @@ class Culprit:
     @property
     def tier(self) -> str | None:
         """The tier it was judged in: a level culprit where its factor is lowest, then where
-        it has most pairs (a faint host of one domain: its XGMI pairs at 0.92, not two bad
+        it has most pairs, factors within TIER_TIE alike (a faint host of one domain: its XGMI pairs at 0.92, not two bad
         scale-out pairs another culprit explains; a card, slow alike on every tier inside:
         its scale-up pairs); a rate culprit where it explains most, then most pairs."""
         if not self.factors:
             return None
         if self.rate:
             return max(self.factors, key=lambda t: (len(self.explains.get(t, ())), len(self.touches.get(t, ()))))
-        return max(self.factors, key=lambda t: (-round(self.factors[t], 3), len(self.touches.get(t, ()))))
+        # lowest within TIER_TIE of the lowest: a rack at 0.9 reads 0.899 on its intra-tray
+        # pairs and 0.901 across trays, and the noise picked its 108 tray pairs over 2448
+        low = min(self.factors.values())
+        return max((t for t, f in self.factors.items() if f <= low + TIER_TIE), key=lambda t: len(self.touches.get(t, ())))
 
 
 def beyond(bars: Bars, ratio: np.ndarray, failed: np.ndarray, level: float) -> np.ndarray:
