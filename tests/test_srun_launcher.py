@@ -34,8 +34,17 @@ backend: {type: slurm, dist_backend: gloo}
 
 
 @pytest.fixture
-def setup(slurm_cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    cluster = slurm_cluster(cards=2)
+def setup(shared_slurm_cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    return _setup(shared_slurm_cluster, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def own_setup(slurm_cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """A cluster of the test's own, for a test that kills a node."""
+    return _setup(slurm_cluster(cards=2), tmp_path, monkeypatch)
+
+
+def _setup(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     monkeypatch.setenv("GLOO_SOCKET_IFNAME", "lo")  # every "node" is this machine
@@ -96,8 +105,8 @@ def test_a_failing_step_names_its_node(setup) -> None:  # type: ignore[no-untype
     assert "stopped when it failed on node2" in nr["node1"]["message"]
 
 
-def test_a_node_dying_mid_step_gives_findings_not_a_hang(setup) -> None:  # type: ignore[no-untyped-def]
-    cluster, topo, tmp = setup
+def test_a_node_dying_mid_step_gives_findings_not_a_hang(own_setup) -> None:  # type: ignore[no-untyped-def]
+    cluster, topo, tmp = own_setup
     rows: list[dict] = []
     py = fake_python(tmp, "node3", f"touch {shlex.quote(str(tmp / 'node3-started'))}; sleep 30")
     killer = threading.Thread(target=lambda: (_wait_for(tmp / "node3-started"), cluster.kill_node("node3")))
