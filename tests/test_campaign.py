@@ -203,6 +203,10 @@ def test_a_cancelled_step_is_not_run_for_its_supernode_only(topo: Topology, back
     assert {r["status"] for r in rows} == {"timeout"} and len(rows) == 6
     backend._step_ended("stress", steps["a"], _ended("", rc=0), rows.append)
     assert len(rows) == 6
+    rows = []  # exit 0 without a row is not a pass: a lost rail step's pairs are covered by nothing else
+    backend._step_ended("connectivity", steps["gpu1"], _ended("", rc=0), rows.append, 0)
+    assert [(r["entity"], r["status"]) for r in rows] == [(f"{h}/gpu1", "not_run") for h in topo.hosts]
+    assert "rail gpu1 across supernodes exited 0 but its rank 0 wrote no row" in rows[0]["message"]
 
 
 # --------------------------------------------------------------------------- the runner

@@ -299,6 +299,7 @@ class SlurmBackend(Backend):
         root = Path(tempfile.mkdtemp(prefix=f"sncheck-{job_layer}-", dir=self.shared_dir))
         try:
             steps = []
+            passed: dict[str, int] = {}  # rows each step's rank 0 wrote, by step name
             for spec in specs:
                 work = root / spec.name
                 work.mkdir()
@@ -312,21 +313,30 @@ class SlurmBackend(Backend):
                     f"{layer}: {spec.describe()} ({_hostlist(spec.hosts)}, {len(spec.cards)} tasks)", argv,
                     frozenset(spec.cards), self.job_timeout_s, work, rows=out,
                     env=lambda spec=spec: self._rendezvous(spec.hosts[0]),
-                    on_rows=lambda items, spec=spec: self.pass_worker_rows(items, layer, spec.hosts[0], emit),
-                    on_end=lambda end, spec=spec: self._step_ended(layer, spec, end, emit)))
+                    on_rows=lambda items, spec=spec: passed.__setitem__(
+                        spec.name, passed.get(spec.name, 0) + self.pass_worker_rows(items, layer, spec.hosts[0], emit)),
+                    on_end=lambda end, spec=spec: self._step_ended(layer, spec, end, emit, passed.get(spec.name, 0))))
             self.progress(f"{layer}: {len(steps)} srun steps ({', '.join(s.describe() for s in specs[:6])}"
                           f"{', ...' if len(specs) > 6 else ''}), at most {self.parallel_steps} at once")
             self._run_steps(steps)
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
-    def _step_ended(self, layer: str, spec: StepSpec, end: Ended, emit: Emit) -> None:
+    def _step_ended(self, layer: str, spec: StepSpec, end: Ended, emit: Emit, rows: int = 1) -> None:
         """``not_run`` rows for what a step that did not end well held: its hosts (a rail
-        step: its cards), naming the failed node and the cause, or Slurm's cancellation."""
+        step: its cards), naming the failed node and the cause, or Slurm's cancellation.
+        A step that exited 0 without a row (``rows``: those its rank 0 wrote) did not run
+        the probe: its plan is never empty, and a rail step's cards are covered by their
+        supernodes' pairs, so nothing downstream would notice the lost cross-supernode plan."""
+        where = f"the {layer} step of {spec.describe()}"
+        if end.ok and rows == 0:
+            for entity, kind in spec.entities():
+                emit(not_run_row(layer, entity, kind, "not_run", f"{entity}: {where} exited 0 but its rank 0 "
+                                 "wrote no row: the probe did not run"))
+            return
         if end.ok:
             return
         self.last_stderr = end.stderr
-        where = f"the {layer} step of {spec.describe()}"
         gone = cancelled(end.stderr)
         failed = failed_nodes(end.stderr)
         if gone is not None:  # the tasks' "Killed" lines are the cancellation's doing, not causes
