@@ -17,6 +17,7 @@ from sncheck.backends import BACKENDS
 from sncheck.config.inventory import DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, local_inventory
 from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.config.playbook import Playbook, check_duration, single_layer
+from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
@@ -164,7 +165,7 @@ def run_options(fn):
                      help=f"Worker ranks for the embedded local inventory (default 4, at most {MAX_LOCAL_CARDS})."),
         click.option("--dist-backend", type=click.Choice(DIST_BACKENDS),
                      help="torch.distributed backend for the local backend (default: nccl with CUDA, else gloo)."),
-        click.option("--duration", type=float,
+        click.option("--duration", type=finite(),
                      help="Stress soak: repeat the sweep for this many seconds (finite, above 0, at most 7 days)."),
         click.option("--format", "formats", default="html", show_default=True,
                      help="Comma-separated extra outputs: html, junit, prometheus."),

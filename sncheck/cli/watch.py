@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from sncheck.cli.main import EXIT_USAGE, Failure, handle_errors
+from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
 
 
@@ -30,7 +31,7 @@ from sncheck.cli.paths import directory, input_file, input_ref
 @click.option("--gate", type=click.Choice(["critical", "warning"]), default="warning", show_default=True)
 @click.option("--confirm-playbook", default="nightly-stress", show_default=True,
               help="The playbook each finding's confirmation command runs (sncheck run PLAYBOOK --targets CARD).")
-@click.option("--interval", type=click.FloatRange(0.1, 3600), default=5.0, show_default=True,
+@click.option("--interval", type=finite(0.1, 3600), default=5.0, show_default=True,
               help="Following: seconds between looks at the directory.")
 @click.option("--format", "formats", default="html", show_default=True,
               help="Comma-separated extra outputs: html, junit, prometheus.")
