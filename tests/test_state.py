@@ -75,8 +75,7 @@ def test_findings_and_actions_round_trip(tmp_path: Path) -> None:
         n = store.record_findings("r1", [
             Finding("node003/gpu2", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "slow",
                     {"measured": 270.1}),
-            {"entity": "node007", "entity_kind": "host", "layer": "connectivity", "rule": "host-unreachable",
-             "severity": "critical", "message": "no answer", "evidence": {}},
+            Finding("node007", "host", "connectivity", "host-unreachable", "critical", "no answer"),
         ])
         assert n == 2
         store.record_action("r1", IsolationStep("node003/gpu2", "card", "quarantine", "slow", rule="p2p"),
@@ -131,8 +130,8 @@ def test_timestamps_round_trip() -> None:
 
 def test_a_failed_write_rolls_back(tmp_path: Path) -> None:
     with StateStore(tmp_path) as store:
-        with pytest.raises(KeyError):
-            store.record_findings("r1", [{"entity": "a", "entity_kind": "card"}, {"no": "entity"}])
+        with pytest.raises(AttributeError):  # the second is not a finding: neither is kept
+            store.record_findings("r1", [Finding("a", "card", "connectivity", "r", "info", "m"), {"no": "entity"}])
         assert store.count("findings") == 0
 
 
@@ -149,8 +148,8 @@ def _writer(state_dir: str, worker: int, barrier) -> None:
             store.record_action(f"run-{worker}", {"entity": f"node{worker:03d}/gpu{i % 4}", "entity_kind": "card",
                                                    "action": ("quarantine", "isolate", "release")[i % 3],
                                                    "reason": f"w{worker} #{i}", "rule": "r"})
-            store.record_findings(f"run-{worker}", [{"entity": f"node{worker:03d}", "entity_kind": "host",
-                                                     "message": f"#{i}", "evidence": {"i": i}}])
+            store.record_findings(f"run-{worker}", [Finding(f"node{worker:03d}", "host", "connectivity", "r", "info",
+                                                            f"#{i}", {"i": i})])
 
 
 def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from sncheck.cli.main import EXIT_USAGE, Failure, handle_errors
+if TYPE_CHECKING:
+    from sncheck.watch.judge import Outcome
+
+from sncheck.cli.main import EXIT_USAGE, Failure, findings_summary, handle_errors
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
 
@@ -83,18 +87,15 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
     sys.exit(outcome.exit_code if outcome else 0)
 
 
-def _summary(outcome) -> None:
-    r = outcome.results
-    share = r["layers"][0]["summary"].get("comm_share") if r.get("layers") else None
+def _summary(outcome: Outcome) -> None:
+    record = outcome.record
+    share = record.layers[0].summary.get("comm_share") if record.layers else None
     if share:
         bound, how = (("at least ", "time waiting for the last rank to arrive: the dumps record no completion times")
                       if share["lower_bound"] else ("", "the collectives' recorded durations"))
         ranks = ", ".join(f"{x['card']} {x['share']:.0%}" for x in share["ranks"])
         click.echo(f"sncheck: communication share of the job: {bound}{share['job']:.1%} ({how}); by rank: {ranks}",
                    err=True)
-    for f in r["findings"]:
-        click.echo(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}: {f['message']}", err=True)
-        if f.get("evidence", {}).get("confirm_with"):
-            click.echo(f"      confirm in the next gap: {f['evidence']['confirm_with']}", err=True)
-    click.echo(f"sncheck: watch verdict {r['verdict']}: {len(r['findings'])} findings; results in "
+    findings_summary(record)
+    click.echo(f"sncheck: watch verdict {record.verdict}: {len(record.findings)} findings; results in "
                f"{outcome.out_dir}/results.json", err=True)

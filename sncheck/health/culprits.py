@@ -15,7 +15,7 @@ import pandas as pd
 from sncheck.health.findings import jsonable
 from sncheck.health.localize import LinkBar, localize
 from sncheck.health.metrics import METRICS, DetectContext
-from sncheck.model import Finding, card_of
+from sncheck.model import EntityKind, Finding, card_of
 from sncheck.topology import SCALE_OUT
 from sncheck.model import split_link
 
@@ -150,7 +150,7 @@ def pair_findings(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext,
         if c.note == "unlocalised":
             evidence["localised"] = False
             evidence["link"] = str(c.cells["link"].iloc[0]) if len(c.cells) else None
-        out.append(Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, what, evidence))
+        out.append(Finding(c.entity, EntityKind(c.kind), rule.layer, rule.name, rule.severity, what, evidence))
     return out
 
 

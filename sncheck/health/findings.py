@@ -9,10 +9,8 @@ from typing import Callable
 
 import numpy as np
 
-from sncheck.model import Finding, Severity, card_of, host_of, hosts_of, severity_rank
+from sncheck.model import About, EntityKind, Finding, card_of, host_of, hosts_of
 
-SEVERITIES = tuple(Severity)  # least first
-ENTITY_KINDS = ("card", "link", "host", "supernode", "nic")  # the kinds a rule may scope to (nic: <host>/nic<rail>)
 
 
 def merge_findings(findings: list[Finding],
@@ -41,14 +39,14 @@ def merge_findings(findings: list[Finding],
     * card and link symptoms of an unreachable host are dropped (the host is the finding).
     """
     by_key: dict[tuple[str, str], Finding] = {}
-    for f in sorted(findings, key=lambda f: -severity_rank(f.severity)):
+    for f in sorted(findings, key=lambda f: -f.severity.rank):
         main = by_key.get((f.entity, f.about))
         if main is None:
             by_key[(f.entity, f.about)] = f
         else:
-            main.evidence.setdefault("related", []).append(_brief(f))
-    checks = [f for (_, about), f in by_key.items() if about == "check"]
-    hardware = _lift_alike({e: f for (e, about), f in by_key.items() if about != "check"}, cards_of_host)
+            fold(main, f)
+    checks = [f for (_, about), f in by_key.items() if about == About.CHECK]
+    hardware = _lift_alike({e: f for (e, about), f in by_key.items() if about != About.CHECK}, cards_of_host)
     unreachable = {f.entity for f in hardware.values() if f.entity_kind == "host" and f.rule == "host-unreachable"}
     card_hosts: dict[str, Finding] = {}  # host -> a card or link culprit on it
     for f in hardware.values():
@@ -68,7 +66,7 @@ def merge_findings(findings: list[Finding],
         if f.entity_kind == "card" and host in host_culprits and _every_card_alike(host_culprits[host]) \
                 and not _named_by_its_tool(f, host_culprits[host]):
             # Every card of the host is bad alike: that is the host's finding.
-            host_culprits[host].evidence.setdefault("related", []).append(_brief(f))
+            fold(host_culprits[host], f)
             continue
         domain = _domain_holding(f, domains, supernode_of_host)
         if domain is not None and domain is not f and (f.entity_kind == "card" and not _named_by_its_tool(f, domain) or (
@@ -76,7 +74,7 @@ def merge_findings(findings: list[Finding],
             # Inside a domain slow as a whole: a peer statistic over its tier, pooled with
             # the healthy domains, splits it into cards and links "between two otherwise
             # healthy cards". Its retest re-measures each folded symptom.
-            domain.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+            fold(domain, f, named=True)
             continue
         if f.entity_kind == "nic" and "fact" not in f.evidence:
             # A NIC named from pair tests (its card's pairs inside the domain looked healthy
@@ -88,7 +86,7 @@ def merge_findings(findings: list[Finding],
             owner = hardware.get(card_of(f.entity))
             if owner is not None and owner.entity_kind == "card" and (f.layer == "stress" or (
                     (owner.evidence.get("tiers") or {}).get("scale_out") or {}).get("bad_pairs")):
-                owner.evidence.setdefault("related", []).append(_brief(f))
+                fold(owner, f)
                 continue
         if f.entity_kind == "link":
             # A link finding means both cards are healthy elsewhere; if an end is already a
@@ -99,23 +97,23 @@ def merge_findings(findings: list[Finding],
             owner = owner or domain
             if f.evidence.get("independent"):
                 owner = None  # well below what its two ends explain: a fault of its own
-            if owner is not None and "fact" in f.evidence and severity_rank(owner.severity) < severity_rank(f.severity):
+            if owner is not None and "fact" in f.evidence and owner.severity.rank < f.severity.rank:
                 # A rail pair's own tool (ib_write_bw) failing is not folded into a weaker
                 # symptom at one end: that one's retest would release it unmeasured.
                 owner = None
             if owner is not None:
-                owner.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+                fold(owner, f, named=True)
                 continue
         if f.entity_kind == "host" and f.rule in FOLDABLE_HOST_RULES:
             owner = card_hosts.get(f.entity)
             if owner is None and supernode_of_host is not None:
                 owner = domains.get(supernode_of_host(f.entity) or "")
             if owner is not None:
-                owner.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+                fold(owner, f, named=True)
                 continue
         out.append(f)
     out += checks
-    return sorted(out, key=lambda f: (-severity_rank(f.severity), f.about, f.entity_kind, f.entity))
+    return sorted(out, key=lambda f: (-f.severity.rank, f.about.value, f.entity_kind.value, f.entity))
 
 
 def _domain_holding(f: Finding, domains: dict[str, Finding],
@@ -127,7 +125,7 @@ def _domain_holding(f: Finding, domains: dict[str, Finding],
         return None
     for host in hosts_of(f.entity):
         d = domains.get(supernode_of_host(host) or "")
-        if d is not None and severity_rank(d.severity) >= severity_rank(f.severity):
+        if d is not None and d.severity.rank >= f.severity.rank:
             return d
     return None
 
@@ -135,7 +133,7 @@ def _domain_holding(f: Finding, domains: dict[str, Finding],
 def _domain_of(f: Finding) -> str | None:
     """The scale-up domain a finding judged slow as a whole (rule ``per: supernode``:
     evidence ``domain``), as its own symptom or a folded one."""
-    for ev in [f.evidence, *(r.get("evidence") or {} for r in f.evidence.get("related", []))]:
+    for ev in [f.evidence, *(g.evidence for g in f.folded)]:
         if isinstance(ev.get("domain"), str):
             return ev["domain"]
     return None
@@ -169,16 +167,18 @@ def _lift_alike(hardware: dict[str, Finding], cards_of_host: Callable[[str], lis
             continue
         if any(f.entity not in hardware for f in cards):
             continue  # already lifted under another rule
-        worst = max(cards, key=lambda f: severity_rank(f.severity))
-        lifted = Finding(host, "host", worst.layer, rule, worst.severity,
+        worst = max(cards, key=lambda f: f.severity.rank)
+        lifted = Finding(host, EntityKind.HOST, worst.layer, rule, worst.severity,
                          f"host {host}: every card alike: {worst.message}",
-                         {**{k: v for k, v in worst.evidence.items() if k != "related"}, "every_card": True,
-                          "related": [_brief(f) | {"entity": f.entity} for f in cards]})
+                         {**{k: v for k, v in worst.evidence.items() if k != "related"}, "every_card": True},
+                         basis=worst.basis, about=worst.about)
         existing = hardware.get(host)
         for f in cards:
             hardware.pop(f.entity, None)
+        owner = existing if existing is not None else lifted
+        for f in cards:
+            fold(owner, f, named=True)
         if existing is not None:
-            existing.evidence.setdefault("related", []).extend(lifted.evidence["related"])
             existing.evidence["every_card"] = True
         else:
             hardware[host] = lifted
@@ -203,6 +203,14 @@ def _rail_nics(link: str) -> list[str]:
 
 def _on_host(entity: str, host: str) -> bool:
     return host in hosts_of(entity)
+
+
+def fold(owner: Finding, f: Finding, named: bool = False) -> None:
+    """Fold ``f`` into ``owner``: its brief joins ``owner``'s ``evidence.related`` (with its
+    entity when it names another one) and ``f`` itself ``owner.folded`` (what it rests on,
+    for the retest)."""
+    owner.evidence.setdefault("related", []).append(_brief(f) | ({"entity": f.entity} if named else {}))
+    owner.folded.append(f)
 
 
 def _brief(f: Finding) -> dict:

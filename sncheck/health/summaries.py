@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health.metrics import METRICS, kind_rows, rows_context
+from sncheck.model import EntityKind, RunRecord
 
 KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
 WORST_LINKS = 16          # per tier and metric, kept every run
@@ -100,12 +101,12 @@ def card_levels(cells: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
+def summarize(record: RunRecord, rows: pd.DataFrame) -> list[Summary]:
     """Every summary of one run (see the module docstring)."""
     out: list[Summary] = []
     if rows is None or rows.empty or (isinstance(rows, pd.DataFrame) and "kind" not in rows):
         rows = pd.DataFrame(columns=["kind"])  # (a run's RowFrames, or one frame with a kind column)
-    keep_links = {f.get("entity") for f in results.get("findings") or [] if f.get("entity_kind") == "link"}
+    keep_links = {f.entity for f in record.findings if f.entity_kind == EntityKind.LINK}
     for metric in ("p2p_bandwidth", "p2p_latency"):
         cells = METRICS[metric].fn(rows, rows_context())
         if cells.empty:
@@ -136,7 +137,7 @@ def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
     out += _ranks(rows)
     out += _facts(rows)
     out += _golden(rows)
-    for tier, d in (results.get("design") or {}).items():
+    for tier, d in (record.design or {}).items():
         if isinstance(d, dict) and d.get("source") == "calibrated":
             for key in ("bandwidth_GBps", "latency_us"):
                 if isinstance(d.get(key), (int, float)):

@@ -1,4 +1,4 @@
-"""Isolation steps: quarantine, confirm, isolate or release (the policy of :mod:`sncheck.run.verdict`).
+"""Isolation steps: quarantine, confirm, isolate or release (the policy of :mod:`sncheck.health.policy`).
 
 * quarantine at the first anomaly; a finding about a check (a missing tool, no golden
   reference) is not about the hardware, so nothing is quarantined for it (it still
@@ -19,10 +19,9 @@ from datetime import datetime
 from typing import Callable
 
 from sncheck.errors import HarnessError
-from sncheck.model import Finding, IsolationStep, severity_rank
-from sncheck.health.invariants import is_not_measured
 from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
+from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
 
 
@@ -33,16 +32,26 @@ def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
     if ctx.rules is None:
         return None
     none = {r.name for r in ctx.rules.rules if r.confirm == "none"}
-    names = [f.rule] + [r["rule"] for r in f.evidence.get("related", [])]
+    names = [f.rule] + [g.rule for g in f.folded]
     return next((n for n in names if n in none), None)
+
+
+def suspect(f: Finding) -> bool:
+    """Quarantined at the first anomaly: a warning or worse about the hardware."""
+    return f.severity.rank >= Severity.WARNING.rank and f.about != About.CHECK
+
+
+def quarantine_steps(findings: list[Finding], note: Callable[[Finding], str] | None = None) -> list[IsolationStep]:
+    """A quarantine for each suspect (``note``: words the reason ends with)."""
+    return [IsolationStep(f.entity, f.entity_kind, Action.QUARANTINE,
+                          f"{f.rule}: {f.message}" + (f" ({note(f)})" if note else ""), rule=f.rule)
+            for f in findings if suspect(f)]
 
 
 def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
                     released_at: Callable[[str], datetime | None], now: datetime) -> list[IsolationStep]:
-    suspects = [f for f in findings
-                if severity_rank(f.severity) >= severity_rank("warning") and f.about != "check"]
-    quarantined = [IsolationStep(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
-                   for f in suspects]
+    suspects = [f for f in findings if suspect(f)]
+    quarantined = quarantine_steps(suspects)
     steps = list(quarantined)
     history = {f.entity: released_at(f.entity) for f in suspects}
     repeat = {f.entity for f in suspects if is_repeat_offender(history[f.entity], now)}
@@ -61,12 +70,12 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
             steps.append(decide_entry(q, None, history[f.entity], now))
         elif f.entity in hard:
             f.evidence["confirm"] = "none"
-            steps.append(IsolationStep(q.entity, q.entity_kind, "isolate",
+            steps.append(IsolationStep(q.entity, q.entity_kind, Action.ISOLATE,
                                        f"hard evidence (rule {hard[f.entity]}, confirm: none); isolated without "
                                        f"a retest: {q.reason}", rule=q.rule))
         elif f.entity in retests:
             r = retests[f.entity]
-            if r.confirmed is False and is_not_measured(f):  # never released: not measured in the first place
+            if r.confirmed is False and f.rests_on_no_measurement():  # never released: not measured in the first place
                 r = Retest(None, r.how, f"{r.note}; not measured in the first place, so never released",
                            r.busy, r.symptoms)
             f.evidence["confirmed"] = r.confirmed
@@ -80,10 +89,10 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
             elif r.confirmed is None:
                 step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"
             steps.append(step)
-            if step.action == "release":
+            if step.action == Action.RELEASE:
                 # Kept on record, but a symptom the retest could not reproduce does not gate.
-                f.evidence["severity_before_retest"] = f.severity
-                f.severity = "info"
+                f.evidence["severity_before_retest"] = f.severity.value
+                f.severity = Severity.INFO
                 f.message += " (not reproduced by the confirmation retest; released)"
     # A fault the retest saw on a control is a finding of its own: quarantined, never
     # retested here, so it stays quarantined (and gates).
@@ -93,6 +102,6 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
             if g.entity not in known:
                 known.add(g.entity)
                 findings.append(g)
-                steps.append(IsolationStep(g.entity, g.entity_kind, "quarantine", f"{g.rule}: {g.message}",
+                steps.append(IsolationStep(g.entity, g.entity_kind, Action.QUARANTINE, f"{g.rule}: {g.message}",
                                            rule=g.rule))
     return steps
