@@ -140,7 +140,7 @@ srun: error: node2: tasks 2-3: Killed
 
 
 def test_srun_and_slurmstepd_lines_are_read_by_their_grammar() -> None:
-    from sncheck.slurm.steps import cancelled, failed_nodes
+    from sncheck.slurm.steps import allocation_gone, cancelled, failed_nodes
 
     c = cancelled(SCANCELLED)
     assert c is not None and (c.step, c.node, c.at, c.due_to) == ("5.0", "node1", "2026-12-04T22:41:12", None)
@@ -154,10 +154,18 @@ def test_srun_and_slurmstepd_lines_are_read_by_their_grammar() -> None:
         assert got is not None and (got.step, got.node, got.due_to) == ("77.3+1", "gpu-a017", due)
     assert cancelled("slurmstepd: error: *** JOB 77 ON n1 CANCELLED AT 2025-01-02T03:04:05 ***").step == "77"
     assert cancelled("srun: error: node3: task 2: Exited with exit code 1\n") is None
+    # tasks on several nodes are named by a hostlist (launch_slurm.c's _task_ids_to_host_list)
     assert failed_nodes("srun: error: node[3-4]: tasks 2-5: Exited with exit code 3\n"
                         "srun: error: node1: tasks 0-1: Terminated\n"
                         "srun: error: Node failure on node7\n") == {
-        "node[3-4]": "task 2-5: Exited with exit code 3", "node7": "node failure: Slurm lost the node during the step"}
+        "node3": "task 2-5: Exited with exit code 3", "node4": "task 2-5: Exited with exit code 3",
+        "node7": "node failure: Slurm lost the node during the step"}
+    # srun_job.c's existing_allocation, as srun 22.05 printed them on the loopback cluster
+    assert allocation_gone("srun: error: Slurm job 12 has expired\nsrun: Check SLURM_JOB_ID environment "
+                           "variable. Expired or invalid job 12\n") == "Slurm job 12 has expired"
+    assert allocation_gone("srun: error: Unable to confirm allocation for job 999: Invalid job id specified\n"
+                           ) == "Unable to confirm allocation for job 999: Invalid job id specified"
+    assert allocation_gone("srun: error: node3: task 2: Exited with exit code 1\n") is None
 
 
 # --------------------------------------------------------------------------- what a lost step leaves

@@ -60,7 +60,7 @@ from sncheck.launch.campaign import StepSpec, split_connectivity, split_groups
 from sncheck.launch.job import build_job
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
 from sncheck.rows import host_fact_row, not_run_row
-from sncheck.slurm.steps import cancelled, failed_nodes
+from sncheck.slurm.steps import allocation_gone, cancelled, failed_nodes
 from sncheck.topology import host_of
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import hostjudge, registry
@@ -173,7 +173,10 @@ class SlurmBackend(Backend):
                 elif retry and len(hosts) > 1 and not end.ok:
                     again.append(h)
                 else:
-                    why = failed.get(h) or ("the step timed out" if end.timed_out else f"srun exited {end.rc}: "
+                    gone = allocation_gone(end.stderr)
+                    why = failed.get(h) or ("the step timed out" if end.timed_out else
+                                            f"the job's allocation is gone (srun: {gone})" if gone else
+                                            f"srun exited {end.rc}: "
                                             + (end.stderr.strip().splitlines() or ["no output"])[-1])
                     lost(h, host_fact_row(h, "reachable", False, True, False, status="unreachable", tool="srun",
                                           message=f"{h}: no facts through srun: {why}"))
@@ -343,6 +346,7 @@ class SlurmBackend(Backend):
             failed = {h: c for h, c in failed.items() if "exit code" in c or "node failure" in c
                       or "Out Of Memory" in c}
         last = (end.stderr.strip().splitlines() or ["no error output"])[-1]
+        expired = allocation_gone(end.stderr)
         for entity, kind in spec.entities():
             h = host_of(entity)
             if end.timed_out:
@@ -357,6 +361,9 @@ class SlurmBackend(Backend):
                 status = "timeout" if gone.due_to == "TIME LIMIT" else "not_run"
                 emit(not_run_row(layer, entity, kind, status, f"{entity}: {where} did not finish: "
                                  f"{gone.describe()}; nothing it had left to measure was measured"))
+            elif expired is not None:
+                emit(not_run_row(layer, entity, kind, "not_run", f"{entity}: {where} could not start: the "
+                                 f"job's allocation is gone (srun: {expired})"))
             else:
                 emit(not_run_row(layer, entity, kind, "not_run",
                                  f"{entity}: {where} did not finish: srun exited {end.rc}: {last}"))

@@ -26,6 +26,12 @@ The grammar, as Slurm 22.05 prints it (slurm-22-05-8-1):
   entity ``STEP <job>.<step>`` (``log_build_step_id_str`` without prefix; a
   heterogeneous component ``<job>.<step>+<n>``) or ``JOB <job>`` for a batch script; the
   time ``slurm_make_time_str`` (``2026-12-04T22:41:12`` by default).
+* ``src/srun/libsrun/srun_job.c`` (``existing_allocation``: srun inside a job whose
+  allocation is gone, so the step is never created)::
+
+      "Slurm job %u has expired"                       ESLURM_ALREADY_DONE, as error()
+      "Unable to confirm allocation for job %u: %m"    any other lookup failure
+      "Check SLURM_JOB_ID environment variable. Expired or invalid job %u"   info(), after either
 """
 
 from __future__ import annotations
@@ -33,9 +39,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sncheck.config import hostlist
+
 _TASKS = re.compile(r"srun: error: (\S+): tasks? ([\d,\-]+): (.+)")
 _NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
 _CANCELLED = re.compile(r"\*\*\* (STEP|JOB) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?)(?:, SEE [^*]*)?)? \*\*\*")
+_EXPIRED = re.compile(r"srun: error: (Slurm job (\d+) has expired|Unable to confirm allocation for job (\d+): .+)")
 COLLATERAL = "Terminated"  # tasks srun stopped after another failed (--kill-on-bad-exit)
 
 
@@ -65,8 +74,23 @@ def failed_nodes(stderr: str) -> dict[str, str]:
     for m in _TASKS.finditer(stderr):
         cause = m.group(3).strip()
         if cause != COLLATERAL:
-            causes.setdefault(m.group(1), f"task {m.group(2)}: {cause}")
+            for node in _nodes(m.group(1)):  # tasks on several nodes: a hostlist, node[3-4]
+                causes.setdefault(node, f"task {m.group(2)}: {cause}")
     return causes
+
+
+def allocation_gone(stderr: str) -> str | None:
+    """srun's own words when the job it was to run a step in no longer exists (revoked,
+    cancelled, past its time limit), or None."""
+    m = _EXPIRED.search(stderr)
+    return m.group(1).strip() if m else None
+
+
+def _nodes(expr: str) -> list[str]:
+    try:
+        return hostlist.expand(expr)
+    except ValueError:  # not a hostlist after all: keep srun's text, never drop the line
+        return [expr]
 
 
 def cancelled(stderr: str) -> Cancelled | None:
