@@ -1,5 +1,6 @@
-"""The typed names every layer shares: Severity, Verdict, Status, Tier, EntityKind, Basis, Action;
-the run's values, Finding and IsolationStep; host_of, card_of.
+"""The typed names every layer shares: Severity, Verdict, Status, Tier, EntityKind, Basis, About,
+Action; the run's record, RunRecord of Finding and IsolationStep values; the entity ids
+(card_id, link_id, host_of, card_of, ...).
 
 Each name is a ``StrEnum`` whose values are the strings results.json has always held, so
 a member compares equal to (and serialises as) its string: ``Severity.CRITICAL == "critical"``.
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import asdict, dataclass, field
-from enum import Enum
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
 from functools import lru_cache
 
 if sys.version_info >= (3, 11):
@@ -34,18 +35,12 @@ class Severity(StrEnum):
     def rank(self) -> int:
         return _SEVERITY_ORDER.index(self)
 
+    @classmethod
+    def most_severe_first(cls) -> tuple[Severity, ...]:
+        return tuple(reversed(_SEVERITY_ORDER))
+
 
 _SEVERITY_ORDER = tuple(Severity)
-
-
-def severity_rank(severity: str) -> int:
-    """The rank of a severity given as a member or its string (``ValueError`` on others)."""
-    return Severity(severity).rank
-
-
-def at_or_above(severity: str, gate: str) -> bool:
-    """Whether ``severity`` reaches the gate severity ``gate``."""
-    return severity_rank(severity) >= severity_rank(gate)
 
 
 class Verdict(StrEnum):
@@ -61,6 +56,21 @@ class Verdict(StrEnum):
     NOT_JUDGED = "not_judged"
     # The confirmation retest could not tell on a busy machine (exit 4): not a pass, nothing isolated.
     INCONCLUSIVE = "inconclusive"
+
+
+class ExitCode(IntEnum):
+    """sncheck's exit codes (DESIGN.md): one table for every command, never a count."""
+    PASS = 0          # the gate passed; a command did what it was asked
+    FAIL = 1          # the gate failed (a finding at the gate, a layer that could not run), or a check found a failure
+    BAD_INPUT = 2     # usage, config or input error: one line naming the file, line, host or command
+    HARNESS = 3       # sncheck itself could not run (no backend, workers died, interrupted, a crash)
+    INCONCLUSIVE = 4  # the retest could not tell on a busy machine: nothing isolated or released for it
+
+    @classmethod
+    def of(cls, verdict: Verdict) -> ExitCode:
+        """A run's exit code: pass 0, fail 1, error 3, inconclusive 4 (anything else is not a pass)."""
+        return {Verdict.PASS: cls.PASS, Verdict.ERROR: cls.HARNESS,
+                Verdict.INCONCLUSIVE: cls.INCONCLUSIVE}.get(verdict, cls.FAIL)
 
 
 class Status(StrEnum):
@@ -113,40 +123,194 @@ class Action(StrEnum):
     RELEASE = "release"
 
 
+class About(StrEnum):
+    """What a finding blames: the entity's hardware (it may be quarantined and isolated), or
+    the check that could not measure or judge there (a missing tool, no golden reference):
+    never isolated for it, it still gates."""
+    HARDWARE = "hardware"
+    CHECK = "check"
+
+
 @dataclass
 class Finding:
+    """One finding: the culprit, the rule that found it and what it rests on.
+
+    Built once by the code that finds it (a rule op, an invariant, the retest, ``watch``):
+    the kind, the severity, ``basis`` and ``about`` are set there, as members (a string
+    is taken for its member; any other value is refused, a bug). Merging and the retest
+    may still fold symptoms into ``evidence`` and release a finding to ``info`` before
+    :meth:`RunRecorder.finish <sncheck.run.recorder.RunRecorder.finish>` freezes the run.
+    """
+
     entity: str
-    entity_kind: str  # card | link | host | supernode | nic
+    entity_kind: EntityKind
     layer: str
     rule: str
-    severity: str
+    severity: Severity
     message: str
     evidence: dict = field(default_factory=dict)
-    # "hardware": the entity is at fault. "check": a check did not run or could not judge
-    # there (a missing tool, no golden reference): never isolated, still fails the gate.
-    about: str = "hardware"
+    basis: Basis = Basis.MEASURED
+    about: About = About.HARDWARE
+    # The findings folded into this one while the run is recorded (``evidence.related`` is
+    # their brief in results.json): the retest reads what each rests on.
+    folded: list[Finding] = field(default_factory=list, repr=False, compare=False)
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        if d["about"] == "hardware":
-            d.pop("about")  # results.json: the key appears only on findings about a check
-        return d
+    def __post_init__(self) -> None:
+        self.entity_kind = EntityKind(self.entity_kind)
+        self.severity = Severity(self.severity)
+        self.basis = Basis(self.basis)
+        self.about = About(self.about)
+
+    @property
+    def not_measured(self) -> bool:
+        """Something was not measured (unreachable, not run, a tool missing, timed out)."""
+        return self.basis == Basis.NOT_MEASURED
+
+    @property
+    def not_judged(self) -> bool:
+        """Something measured was not judged (no golden reference, no baseline, no rule)."""
+        return self.basis == Basis.NOT_JUDGED
+
+    @property
+    def about_check(self) -> bool:
+        return self.about == About.CHECK
+
+    @property
+    def inconclusive(self) -> bool:
+        """The confirmation retest could not tell on a busy machine (exit 4 when only these gate)."""
+        return bool(self.evidence.get("inconclusive"))
+
+    @property
+    def related(self) -> list[dict]:
+        """The symptoms folded into this finding, as results.json holds them (``evidence.related``)."""
+        return list(self.evidence.get("related") or [])
+
+    def rests_on_no_measurement(self) -> bool:
+        """Not measured, itself or a symptom folded into it: a retest never releases it."""
+        return self.not_measured or any(g.rests_on_no_measurement() for g in self.folded)
+
+    def gates(self, gate: Severity | str) -> bool:
+        """At or above the gate severity."""
+        return self.severity.rank >= Severity(gate).rank
+
+    def layers(self) -> set[str]:
+        """Its layer and those of the symptoms folded into it."""
+        return {self.layer} | {str(r.get("layer")) for r in self.related if r.get("layer")}
 
 
 @dataclass
 class IsolationStep:
+    """One step of the isolation policy: quarantine, isolate or release (a dry run until applied)."""
+
     entity: str
-    entity_kind: str
-    action: str  # quarantine | isolate | release
+    entity_kind: EntityKind
+    action: Action
     reason: str
     applied: bool = False
     rule: str | None = None
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        if d["rule"] is None:
-            d.pop("rule")
-        return d
+    def __post_init__(self) -> None:
+        self.entity_kind = EntityKind(self.entity_kind)
+        self.action = Action(self.action)
+
+
+@dataclass(frozen=True)
+class LayerRecord:
+    """One layer of a run: its summary, and whether it was cut short or skipped. Its verdict
+    is the record's to decide (:meth:`RunRecord.layer_verdict`)."""
+
+    name: str
+    summary: dict = field(default_factory=dict)
+    cut_short: bool = False  # a harness error or a signal stopped it (``summary.cut_short`` says why)
+    skipped: bool = False
+
+
+RUN_SCHEMA = "sncheck.run/1"  # results.json's version (DESIGN.md)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run as every output reads it, decided once: the verdict, each layer's and each
+    finding's flags are properties of what was found, never stored beside it.
+
+    Built by :class:`sncheck.run.recorder.RunRecorder` (``run`` and ``watch``) and by the
+    JSON reader (:func:`sncheck.store.results.from_json`, every layout written so far).
+    The extension sections (``design``, ``inputs``, ``tools``, ``topology``, ...) are data
+    as results.json holds them.
+    """
+
+    run_id: str
+    playbook: str
+    backend: str
+    inventory: str
+    started: str
+    finished: str | None = None  # None: the run has not finished (a partial record), its verdict error
+    gate: Severity = Severity.CRITICAL
+    seed: int | None = None
+    layers: tuple[LayerRecord, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    isolation: tuple[IsolationStep, ...] = ()
+    error: str | None = None  # why the run could not finish (the harness, a full disk, the state store)
+    isolation_blocked: str | None = None  # the safety cap refused the isolations
+    schema: str = RUN_SCHEMA
+    design: dict | None = None
+    inputs: dict | None = None
+    tools: dict | None = None
+    topology: dict | None = None
+    scope: dict | None = None  # a scoped run (--targets): its targets, cards and hosts
+    baseline: dict | None = None
+    capacity: dict | None = None
+    history: dict | None = None  # the changes since the last run (the state store's trends)
+    confirm: list | None = None  # watch: the scoped runs that confirm its quarantines
+    reconciled: list | None = None  # what an interrupted isolation had left half done, put right first
+    extra: dict = field(default_factory=dict)  # keys a newer or older writer added, kept as read
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gate", Severity(self.gate))  # frozen: the one coercion, at construction
+
+    def gates(self, f: Finding) -> bool:
+        return f.gates(self.gate)
+
+    def flags(self, f: Finding) -> dict[str, bool]:
+        """A finding's flags as results.json writes them."""
+        return {"gates": self.gates(f), "not_measured": f.not_measured, "not_judged": f.not_judged}
+
+    def gating_layers(self, inconclusive: bool) -> set[str]:
+        """Layers with a gating finding (counting the symptoms folded into it), of the
+        findings the retest could (not) judge on a busy machine."""
+        return {name for f in self.findings if self.gates(f) and f.inconclusive == inconclusive for name in f.layers()}
+
+    def layer_verdict(self, layer: LayerRecord) -> Verdict:
+        """error (cut short), fail (a finding of it, or folded into one, gates), inconclusive,
+        not judged (a not-judged finding below the gate), skipped, or pass."""
+        if layer.cut_short:
+            return Verdict.ERROR
+        failing = self.gating_layers(inconclusive=False)
+        if layer.name in failing:
+            return Verdict.FAIL
+        if layer.name in self.gating_layers(inconclusive=True) - failing:
+            return Verdict.INCONCLUSIVE
+        if any(f.not_judged for f in self.findings if f.layer == layer.name):
+            return Verdict.NOT_JUDGED
+        return Verdict.SKIPPED if layer.skipped else Verdict.PASS
+
+    @property
+    def verdict(self) -> Verdict:
+        """error (unfinished, or an error, or a layer cut short), fail (a layer fails, a finding
+        gates, the safety cap blocked the isolations), inconclusive (every gating finding is one
+        the retest could not judge on a busy machine: exit 4), or pass."""
+        verdicts = [self.layer_verdict(layer) for layer in self.layers]
+        if self.finished is None or self.error is not None or Verdict.ERROR in verdicts:
+            return Verdict.ERROR
+        if Verdict.FAIL in verdicts or self.isolation_blocked \
+                or any(self.gates(f) and not f.inconclusive for f in self.findings):
+            return Verdict.FAIL
+        if Verdict.INCONCLUSIVE in verdicts or any(self.gates(f) for f in self.findings):
+            return Verdict.INCONCLUSIVE
+        return Verdict.PASS
+
+    def finding_of(self, entity: str) -> Finding | None:
+        return next((f for f in self.findings if f.entity == entity), None)
 
 
 LINK_SEP = "<->"

@@ -10,6 +10,10 @@
   entry, cycles).
 * :func:`junk_texts`: one character, one long line, many short lines, of a given size.
 * :func:`seeded_delays`: seeded, bounded schedules for concurrent commands and signals.
+* :func:`start_command` with ``signal_at=(n, SIG)``: a command that signals itself just
+  before its n-th step (:data:`STEP_CALLS`: every call by which it changes a file, the
+  store or the cluster), so a test can stop it at each step in turn, not only between
+  the tools it runs; the steps it took are listed in ``out``.steps.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ import socket
 import stat
 import struct
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 
 def special_files(root: Path, *, devices: bool = True) -> Iterator[tuple[str, Path]]:
@@ -181,10 +186,60 @@ def seeded_delays(seed: int, n: int, low: float, high: float) -> list[float]:
 
 # -- commands as processes: concurrent commands on one store, signals at every step -----------
 
-def start_command(args: list[str], out: Path, env: dict[str, str] | None = None, delay: float = 0.0) -> int:
+# The calls by which a command changes the world: a file opened, written, synced, renamed or
+# removed, a directory made, a lock taken, a tool started, a state-store transaction. A
+# signal just before each of them is "a signal at every step" of an action.
+STEP_CALLS = (("os", "open"), ("os", "write"), ("os", "fsync"), ("os", "replace"), ("os", "rename"),
+              ("os", "unlink"), ("os", "mkdir"), ("os", "ftruncate"), ("fcntl", "flock"),
+              ("subprocess", "Popen.__init__"), ("sncheck.store.state", "StateStore._write"))
+
+
+def _signal_at_step(n: int, sig: int, log: Path) -> None:
+    """In a command's own process: wrap every :data:`STEP_CALLS` so the n-th call (from 1)
+    sends ``sig`` to this process just before it runs; each step is logged to ``log``
+    (its number, the call, and the file or tool it touches)."""
+    import importlib
+
+    real_write = os.write
+    log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+    count = [0]
+
+    def what(args: tuple) -> str:
+        a = args[0] if args else ""
+        if isinstance(a, (list, tuple)) and a:
+            a = a[0]
+        return os.path.basename(str(a)) if isinstance(a, (str, bytes, os.PathLike)) else type(a).__name__
+
+    def wrap(label: str, fn: Callable[..., Any], method: bool) -> Callable[..., Any]:
+        def stepped(*args: Any, **kw: Any) -> Any:
+            count[0] += 1
+            real_write(log_fd, f"{count[0]} {label} {what(args[1:] if method else args)}\n".encode())
+            if count[0] == n:
+                os.kill(os.getpid(), sig)
+            return fn(*args, **kw)
+        return stepped
+
+    for module, name in STEP_CALLS:
+        owner = importlib.import_module(module)
+        *cls, attr = name.split(".")
+        if cls:
+            owner = getattr(owner, cls[0])
+        setattr(owner, attr, wrap(f"{module}.{name}", getattr(owner, attr), bool(cls)))
+
+
+def steps_taken(out: Path) -> list[str]:
+    """The steps a command started with ``signal_at`` took, in order (see :func:`start_command`)."""
+    path = Path(str(out) + ".steps")
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def start_command(args: list[str], out: Path, env: dict[str, str] | None = None, delay: float = 0.0,
+                  signal_at: tuple[int, int] | None = None) -> int:
     """Fork a process that runs ``sncheck ARGS`` (already imported: no interpreter start-up,
     so many tries stay cheap) after ``delay`` seconds, its stdout and stderr in ``out``.err/.out.
-    Returns its pid; :func:`wait_command` gives its exit status."""
+    With ``signal_at=(n, SIG)`` it sends itself SIG just before its n-th step (n=0: never; the
+    steps it took are in ``out``.steps either way). Returns its pid; :func:`wait_command`
+    gives its exit status."""
     out.parent.mkdir(parents=True, exist_ok=True)
     pid = os.fork()
     if pid:
@@ -204,6 +259,8 @@ def start_command(args: list[str], out: Path, env: dict[str, str] | None = None,
         if delay:
             import time
             time.sleep(delay)
+        if signal_at is not None:
+            _signal_at_step(signal_at[0], signal_at[1], Path(str(out) + ".steps"))
         from sncheck.cli.main import main
         try:
             main(args, prog_name="sncheck")

@@ -104,6 +104,28 @@ def slurm_cluster(tmp_path: Path) -> Iterator[Callable[..., SlurmCluster]]:
 
 
 @pytest.fixture(scope="session")
+def shared_slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """One loopback cluster for the whole session (4 nodes, 2 cards each), for the Slurm
+    tests that leave it as they found it: no node killed, drained or reconfigured, every
+    job and allocation they make cancelled before they end. A test that breaks nodes
+    starts its own with ``slurm_cluster``."""
+    from slurm_harness import SlurmCluster, slurm_unavailable_reason
+
+    reason = slurm_unavailable_reason()
+    if reason:
+        pytest.skip(f"real Slurm tests need a loopback cluster: {reason}")
+    cluster = SlurmCluster(tmp_path_factory.mktemp("shared-slurm"), nodes=4, cards=2)
+    try:
+        cluster.start()
+    except RuntimeError as e:
+        pytest.skip(f"Slurm could not start on loopback here: {str(e).splitlines()[0]}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
 def watch_jobs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The dumps of one real gloo job (tests/watch_harness.py), shared by the watch tests."""
     from watch_harness import real_job

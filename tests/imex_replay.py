@@ -48,7 +48,7 @@ def slurm_fact_rows(inv, runner_for: Callable[[str], Callable], monkeypatch) -> 
                                  "err": res.stderr, "to": False})
             reached(h, "srun", "srun step ran", backend._reader(h, outcomes))
 
-    monkeypatch.setattr(backend, "_facts_step", step)
+    monkeypatch.setattr(backend, "_read_hosts", step)
     rows: list[dict] = []
     backend.host_facts(tuple(inv.hosts), rows.append)
     return rows

@@ -17,6 +17,8 @@ from test_actions import INVENTORY, FakeCluster
 from sncheck.actions import LocalRunner
 from sncheck.actions.base import read_audit
 from sncheck.actions.batch import apply_run_isolation
+from sncheck.model import RunRecord
+from sncheck.store.results import from_json
 from sncheck.cli.ops import register
 from sncheck.config.inventory import Inventory
 from sncheck.run.inputs import load_inventory
@@ -211,10 +213,11 @@ def test_control_host_over_ssh(cli, sshd_cluster, tmp_path: Path, state_dir: Pat
 
 # -- the end of a run ---------------------------------------------------------------------
 
-def run_results(run_id: str, isolation: list[dict], findings: list[dict] | None = None) -> dict:
-    return {"schema": "sncheck.run/1", "run_id": run_id, "playbook": "nightly-stress", "backend": "mock",
-            "inventory": "demo-2sn", "started": f"{run_id[:8]}T01:00:00Z", "finished": f"{run_id[:8]}T02:00:00Z",
-            "verdict": "fail", "layers": [], "findings": findings or [], "isolation": isolation}
+def run_results(run_id: str, isolation: list[dict], findings: list[dict] | None = None) -> RunRecord:
+    return from_json({"schema": "sncheck.run/1", "run_id": run_id, "playbook": "nightly-stress", "backend": "mock",
+                      "inventory": "demo-2sn", "started": f"{run_id[:8]}T01:00:00Z",
+                      "finished": f"{run_id[:8]}T02:00:00Z", "layers": [], "findings": findings or [],
+                      "isolation": isolation})
 
 
 def finding(entity: str, kind: str, rule: str = "p2p-bandwidth-below-design") -> dict:
@@ -239,12 +242,14 @@ def test_apply_run_isolation_records_and_applies(fake_cluster: FakeCluster, inve
     ], [finding("node007", "host", "host-unreachable"), finding("node003/gpu2", "card"),
         finding("node005/gpu1", "card", "latency-jitter")])
     run_dir = tmp_path / "run"
-    records = apply_run_isolation(results, inventory, state_dir, ["slurm", "cuda_visible_devices"], apply=True,
-                                  runner=LocalRunner(), run_dir=run_dir, now=T0)
+    done = apply_run_isolation(results, inventory, state_dir, ["slurm", "cuda_visible_devices"], apply=True,
+                               runner=LocalRunner(), run_dir=run_dir, now=T0)
+    records = done.records
     assert fake_cluster.slurm("node007")["reason"] == "sncheck: host-unreachable (run 20261129T010000Z-aaaa)"
     assert json.loads((run_dir / "cuda_visible_devices.json").read_text())["node003"] == "0,1,3"
     assert json.loads((state_dir / "cuda_visible_devices.json").read_text())["node007"] == ""
-    assert [e["applied"] for e in results["isolation"]] == [False, True, False, True, False, True]
+    assert [e.applied for e in done.steps] == [False, True, False, True, False, True]
+    assert not any(e.applied for e in results.isolation)  # the record given is a value: never changed
 
     assert len(records) == 3 * 2
     by = {(r["entity"], r["via"]): r for r in records}
@@ -272,10 +277,10 @@ def test_apply_run_isolation_records_and_applies(fake_cluster: FakeCluster, inve
 def test_apply_run_isolation_dry_run_records_decisions_but_runs_nothing(fake_cluster: FakeCluster, inventory,
                                                                         state_dir: Path) -> None:
     results = run_results("20261129T010000Z-bbbb", [entry("node007", "host", "isolate")])
-    records = apply_run_isolation(results, inventory, state_dir, ["slurm", "kubernetes"], apply=False)
+    done = apply_run_isolation(results, inventory, state_dir, ["slurm", "kubernetes"], apply=False)
     assert fake_cluster.log() == []
-    assert [r["outcome"] for r in records] == ["dry-run", "dry-run"]
-    assert results["isolation"][0]["applied"] is False
+    assert [r["outcome"] for r in done.records] == ["dry-run", "dry-run"]
+    assert done.steps[0].applied is False and done.blocked is None
     with StateStore(state_dir) as store:
         (row,) = store.current_status()
     assert row["action"] == "isolate" and row["applied"] is False
@@ -284,10 +289,10 @@ def test_apply_run_isolation_dry_run_records_decisions_but_runs_nothing(fake_clu
 def test_apply_run_isolation_is_capped(fake_cluster: FakeCluster, inventory, state_dir: Path) -> None:
     cards = [f"node{h:03d}/gpu{i}" for h in range(9, 17) for i in range(4)][:20]  # 20 of 64 cards
     results = run_results("20261129T010000Z-cccc", [entry(c, "card", "isolate") for c in cards])
-    records = apply_run_isolation(results, inventory, state_dir, ["kubernetes"], apply=True)
+    done = apply_run_isolation(results, inventory, state_dir, ["kubernetes"], apply=True)
     assert fake_cluster.log() == []
-    assert all(r["blocked_by_cap"] and "fabric-wide or harness problem" in r["message"] for r in records)
-    assert not any(e["applied"] for e in results["isolation"])
+    assert all(r["blocked_by_cap"] and "fabric-wide or harness problem" in r["message"] for r in done.records)
+    assert not any(e.applied for e in done.steps) and "fabric-wide or harness problem" in done.blocked
     with StateStore(state_dir) as store:
         assert len(store.current_status()) == 20 and not any(s["applied"] for s in store.current_status())
 
@@ -421,8 +426,9 @@ def test_the_fleet_cap_counts_what_earlier_commands_took_out(fake_cluster: FakeC
     assert disagreements(state_dir, fake_cluster) == []
     # a run's own isolations count against the same cap: node009 confirmed bad is blocked
     results = run_results("20261129T010000Z-cccc", [entry("node009", "host", "isolate", "host-unreachable")])
-    apply_run_isolation(results, load_inventory(INVENTORY), state_dir, ["slurm"], apply=True, runner=LocalRunner())
-    assert results["isolation"][0]["applied"] is False and fake_cluster.slurm("node009")["state"] == "IDLE"
+    done = apply_run_isolation(results, load_inventory(INVENTORY), state_dir, ["slurm"], apply=True,
+                               runner=LocalRunner())
+    assert done.steps[0].applied is False and done.blocked and fake_cluster.slurm("node009")["state"] == "IDLE"
 
 
 STEPS = [(tool, when, n) for n in (1, 2) for tool in ("sinfo", "scontrol") for when in ("before", "after")]

@@ -15,12 +15,12 @@ from click.testing import CliRunner
 from sncheck.backends.mock import MockBackend
 from sncheck.cli.main import main
 from sncheck.run.inputs import load_faults, load_inventory
-from sncheck.health.findings import merge_findings
+from sncheck.health.findings import fold, merge_findings
 from sncheck.health.rules import load_rules
 from sncheck.layers.base import LayerContext
 from sncheck.run.confirm import Retest, _busy_reason
-from sncheck.model import Finding
-from sncheck.run import isolation, verdict
+from sncheck.model import Basis, Finding, LayerRecord, RunRecord
+from sncheck.run import isolation
 from sncheck.store.rundir import read_rows
 from sncheck.topology import Topology
 
@@ -28,6 +28,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
 GATE = str(ROOT / "playbooks/pre-upgrade-gate.yaml")
 CONNECTIVITY = "name: connectivity-only\nlayers:\n  - connectivity\ngate: warning\n"
+
+
+def verdict_of(findings: list, layers: tuple = ()) -> str:
+    """The verdict of a finished run of these findings, at gate warning."""
+    return RunRecord("r", "p", "mock", "i", "t0", finished="t1", gate="warning", layers=layers,
+                     findings=tuple(findings)).verdict.value
 
 
 def run(tmp_path: Path, inv: str, faults: list[str], *extra, playbook: str = GATE, seed: int = 0,
@@ -92,8 +98,9 @@ def _clock_finding(host: str) -> Finding:
 def test_a_folded_not_run_is_never_released(tmp_path):
     ctx, _ = _context(DEMO, [], tmp_path)
     not_run = Finding("node005", "host", "stress", "not-run-error", "critical",
-                      "node005: torchrun exited 1", {"measured": "error", "expected": "measured", "unit": None})
-    [f] = merge_findings([_clock_finding("node005"), not_run])
+                      "node005: torchrun exited 1", {"measured": "error", "expected": "measured", "unit": None},
+                      basis=Basis.NOT_MEASURED)
+    [f] = merge_findings([_clock_finding("node005"), not_run], ctx.topo.cards_of_host)
     assert f.rule == "host-fact" and [r["rule"] for r in f.evidence["related"]] == ["not-run-error"]
     steps = _steps(ctx, [f])
     assert [(s.entity, s.action) for s in steps] == [("node005", "quarantine"), ("node005", "quarantine")]
@@ -105,9 +112,9 @@ def test_a_folded_not_run_is_never_released(tmp_path):
 def test_the_verdict_never_releases_what_was_not_measured_even_if_a_retest_says_so(tmp_path, monkeypatch):
     # The guard is code, not an assert that `python -O` removes.
     ctx, _ = _context(DEMO, [], tmp_path)
-    f = Finding("node005", "host", "stress", "host-fact", "critical", "x",
-                {"related": [{"layer": "stress", "rule": "not-run-timeout", "severity": "critical",
-                              "message": "timed out", "evidence": {}}]})
+    f = Finding("node005", "host", "stress", "host-fact", "critical", "x")
+    fold(f, Finding("node005", "host", "stress", "not-run-timeout", "critical", "timed out",
+                    basis=Basis.NOT_MEASURED))
     monkeypatch.setattr(isolation, "confirm", lambda ctx, fs: {"node005": Retest(False, "host facts", "quiet")})
     steps = _steps(ctx, [f])
     assert [s.action for s in steps] == ["quarantine", "quarantine"]
@@ -162,7 +169,7 @@ def test_a_retest_that_lists_other_devices_neither_confirms_nor_releases(tmp_pat
         [changed] = [g for g in findings if g.entity == "tray03"]
         assert changed.entity_kind == "host" and changed.evidence["fact"] == "devices_changed"
         assert ("tray03", "quarantine") in [(s.entity, s.action) for s in steps]
-    assert verdict.decide({"layers": [], "findings": [g.to_dict() for g in findings]}, "warning") == "fail"
+    assert verdict_of(findings) == "fail"
 
 
 def test_a_fault_seen_on_a_control_is_a_finding_of_its_own_and_retested(tmp_path):
@@ -183,7 +190,7 @@ def test_a_fault_seen_on_a_control_is_a_finding_of_its_own_and_retested(tmp_path
     assert [s.action for s in steps if s.entity == "node003/gpu0"] == ["quarantine", "isolate"]
     assert seen[0].evidence["confirmed"] is True, seen[0].evidence["retest"]
     assert len(findings) == 2, [(f.entity, f.rule) for f in findings]
-    assert verdict.decide({"layers": [], "findings": [f.to_dict() for f in findings]}, "warning") == "fail"
+    assert verdict_of(findings) == "fail"
 
 
 def _permuted_rules(tmp_path: Path, order: list[int], name: str) -> str:
@@ -342,8 +349,7 @@ def test_busy_means_load_or_degraded_controls():
       Finding("b/gpu0", "card", "connectivity", "r", "warning", "m")], "fail"),
 ])
 def test_the_run_verdict_is_inconclusive_only_when_nothing_else_fails(findings, expected):
-    results = {"layers": [{"name": "connectivity", "verdict": "pass"}], "findings": [f.to_dict() for f in findings]}
-    assert verdict.decide(results, "warning") == expected
+    assert verdict_of(findings, (LayerRecord("connectivity"),)) == expected
 
 
 def test_a_control_beside_a_slow_host_is_never_judged_drifting(tmp_path):

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from sncheck.cli.main import main
 from sncheck.store.frames import frames_of
+from sncheck.model import Finding
 from sncheck.store.evidence import collect_evidence, entity_dir
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules_text
@@ -96,14 +97,12 @@ def _rows(n_cards: int = 4) -> list[dict]:
 
 def test_bundles_are_capped_per_run(tmp_path):
     rows = _rows(8) * 200
-    findings = [{"entity": f"h1/gpu{i}", "entity_kind": "card", "rule": "r", "severity": "warning",
-                 "layer": "connectivity", "message": "m", "evidence": {}} for i in range(8)]
-    results = {"findings": findings}
-    collect_evidence(results, frames_of(rows), tmp_path, max_run_bytes=300_000)
+    findings = [Finding(f"h1/gpu{i}", "card", "connectivity", "r", "warning", "m") for i in range(8)]
+    collect_evidence(findings, None, frames_of(rows), tmp_path, max_run_bytes=300_000)
     total = sum(p.stat().st_size for p in (tmp_path / "evidence").rglob("*") if p.is_file())
     assert total < 300_000 + 8 * 4096  # the cap, plus each bundle's small README
     for f in findings:
-        assert all((tmp_path / p).is_file() for p in f["evidence"]["files"])
+        assert all((tmp_path / p).is_file() for p in f.evidence["files"])
     assert "capped" in (tmp_path / "evidence" / entity_dir("h1/gpu7") / "README.txt").read_text()
     assert entity_dir("a/gpu0<->b/gpu1").startswith("a_gpu0--b_gpu1-")
     assert entity_dir("../../etc/passwd").startswith("etc_passwd-")

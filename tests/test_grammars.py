@@ -217,6 +217,11 @@ def test_a_prefix_is_removed_only_where_every_line_has_it() -> None:
     assert unwrap("1: x1\n0: y1\n1: x2\n0: y2\n") == "x1\nx2\ny1\ny2\n"
     # a reporter's "..." and a cut last line need not carry the label
     assert unwrap("0: a\n...\n0: b\n0") == "a\n...\nb\n0"
+    # a remote runner's "host out: " (wandb PR 5449's rocm-smi), with or without Fabric's brackets
+    assert unwrap("nid005113 out: A\nnid005113 out: B\n") == "A\nB\n"
+    assert unwrap("[n1] out: A\n[n2] err: B\n[n1] out: C\n") == "A\nC\nB\n"
+    sxid = "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20009\nnvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028\n"
+    assert unwrap(sxid) == sxid  # a device's own "name: " stays: no stream word
 
 
 def test_fences_quotes_and_stamps() -> None:

@@ -92,6 +92,37 @@ def test_ib_counter_views_and_bad_counts() -> None:
     assert counters.rails(["mlx5_10", "mlx5_2", "mlx5_bond_0"]) == {"mlx5_2": 0, "mlx5_10": 1, "mlx5_bond_0": 2}
 
 
+def test_a_perfquery_block_cut_at_any_line_but_its_last_field_is_cut_short() -> None:
+    """perfquery's blocks end at a fixed field (perfquery.c): PortCounters at PortXmitWait,
+    PortCountersExtended at PortRcvPkts / PortMulticastRcvPkts / QP1Dropped. A paste cut
+    between lines read as whole and exited 0 (ibsim PR 1's paste, netdata issue 2620's)."""
+    text = real("ib-counters/01_perfquery_x_lid1719_2ports_all_zero_infiniband_exporter.txt")
+    lines = text.splitlines(keepends=True)
+    assert counters.parse_perfquery(text)["errors"] == []
+    for k in range(3, len(lines)):
+        errors = counters.parse_perfquery("".join(lines[:k]))["errors"]
+        name = lines[k - 1].split(":")[0]
+        if name == "QP1Dropped":  # CapMask2 0x0000002: the block runs to QP1Dropped
+            assert errors == [], (k, name)
+        elif not lines[k - 1].startswith("#"):
+            assert any("cut short" in e for e in errors), (k, name)
+    # without CapMask's bit 9 an extended block may end at PortRcvPkts
+    narrow = "".join(lines[:7]).replace("0x5300 CapMask2: 0x0000002", "0x0100 CapMask2: 0x0000000")
+    assert counters.parse_perfquery(narrow)["errors"] == []
+    basic = ("# Port counters: Lid 5 port 1 (CapMask: 0x0600)\nPortSelect:......1\nCounterSelect:....0x0000\n"
+             "SymbolErrorCounter:....3\nPortXmitData:.....10\nPortRcvPkts:......4\n")
+    assert counters.parse_perfquery(basic)["errors"] == []  # libibmad before PortXmitWait
+    assert counters.parse_perfquery(basic + "PortXmitWait:.....9\n")["errors"] == []
+    waits = basic.replace("0x0600", "0x1600")  # CapMask bit 12: PortXmitWait is printed
+    assert any("ends at PortRcvPkts" in e for e in counters.parse_perfquery(waits)["errors"])
+    # a block pasted without its header: the port from PortSelect, the kind from its fields
+    bare = counters.parse_perfquery(basic.split("\n", 1)[1].replace("PortSelect:......1", "PortSelect:......7"))
+    assert (bare["ports"][0]["port"], bare["ports"][0]["lid"], bare["errors"]) == (7, None, [])
+    assert bare["faults"] == ["lid None port 7 symbol_error=3"]
+    cut = counters.parse_perfquery(basic.split("\n", 1)[1].rsplit("PortXmitData", 1)[0])
+    assert any("ends at SymbolErrorCounter" in e for e in cut["errors"])
+
+
 @pytest.mark.parametrize("tool,rel,code", [
     ("nvlink-errors", "nvidia-smi-nvlink/04_errors_h100_18links_elided.txt", 0),
     ("perfquery", "ib-counters/01_perfquery_x_lid1719_2ports_all_zero_infiniband_exporter.txt", 0),

@@ -12,6 +12,7 @@ pytest.importorskip("torch")
 from sncheck.cli.main import main  # noqa: E402
 from sncheck.run.inputs import load_inventory_text
 from sncheck.config.playbook import single_layer  # noqa: E402
+from sncheck.report import outputs  # noqa: E402
 from sncheck.run.runner import RunOptions, execute  # noqa: E402
 from sncheck.store.rundir import read_rows
 
@@ -118,7 +119,7 @@ def test_hung_rank_cuts_the_layer_short_and_keeps_rows(tmp_path):
                                     "backend: local\n")
     outcome = execute(single_layer("connectivity"), inventory,
                       RunOptions(faults=str(tmp_path / "f.yaml"), out=str(tmp_path / "run"),
-                                 backend_options={"op_timeout_s": 3}))
+                                 backend_options={"op_timeout_s": 3}, reports=outputs(("html",))))
     assert outcome.exit_code == 3 and outcome.results["verdict"] == "error"
     layer = outcome.results["layers"][0]
     assert layer["verdict"] == "error" and "cut_short" in layer["summary"]

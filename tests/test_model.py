@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sncheck.model import (EntityKind, Severity, Status, Tier, Verdict, at_or_above, card_of, host_of, hosts_of,
-                           severity_rank)
+from sncheck.model import EntityKind, Finding, Severity, Status, Tier, Verdict, card_of, host_of, hosts_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,7 +20,7 @@ def test_values_are_the_strings_results_json_holds():
     assert [s.value for s in Severity] == ["info", "warning", "critical"]
     assert {v.value for v in Verdict} >= {"pass", "fail", "error", "skipped"}
     assert {t.value for t in Tier} == {"intra_host", "scale_up", "scale_out"}
-    assert {k.value for k in EntityKind} == {"card", "nic", "link", "host", "supernode"}
+    assert {k.value for k in EntityKind} == {"card", "nic", "link", "host", "supernode", "switch"}
     assert {s.value for s in Status} == {"ok", "error", "timeout", "unreachable", "missing_tool", "parse_failed",
                                          "not_run", "skipped", "not_measured"}
     for enum in (Severity, Verdict, Status, Tier, EntityKind):
@@ -34,11 +33,12 @@ def test_values_are_the_strings_results_json_holds():
 
 
 def test_severity_order_and_gate():
-    assert severity_rank("info") < severity_rank(Severity.WARNING) < Severity.CRITICAL.rank
-    assert at_or_above("critical", "warning") and at_or_above("warning", "warning")
-    assert not at_or_above("info", "warning")
+    assert Severity.INFO.rank < Severity.WARNING.rank < Severity.CRITICAL.rank
+    assert Severity.most_severe_first() == (Severity.CRITICAL, Severity.WARNING, Severity.INFO)
+    card = Finding("n/gpu0", EntityKind.CARD, "connectivity", "r", Severity.WARNING, "m")
+    assert card.gates("warning") and card.gates(Severity.INFO) and not card.gates(Severity.CRITICAL)
     with pytest.raises(ValueError):
-        severity_rank("fatal")
+        Severity("fatal")
 
 
 @pytest.mark.parametrize("entity, host", [("node003/gpu2", "node003"), ("node003/nic4", "node003"),

@@ -31,6 +31,7 @@ from click.testing import CliRunner
 from prometheus_harness import NODE_EXPORTER, PROMETHEUS, PrometheusStack, binaries
 from sncheck.cli.main import main
 from sncheck.report.junit import render_junit
+from sncheck.store.results import from_json
 from sncheck.topology import natural_key
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -223,7 +224,7 @@ def test_junit_validates_against_the_xunit_plugin_schema(run_dir):
                "findings": [{"entity": "fabric-x", "entity_kind": "supernode", "layer": "connectivity",
                              "rule": "r", "severity": "warning", "message": "m\x07", "evidence": {}}],
                "isolation_blocked": "cap"}
-    text = render_junit(results)
+    text = render_junit(from_json(results))
     schema.validate(text)
     # The validator is not blind: a testcase without its name is refused.
     root = ET.fromstring(text.split("\n", 1)[1])

@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 from adversary import mode_of, special_files
 from sncheck.cli.main import main
+from sncheck.cli.numbers import FiniteFloat
 from sncheck.cli.paths import PATH_TYPES, Directory, InputFile, OutputFile
 from sncheck.config import fileio
 from sncheck.errors import ConfigError
@@ -39,8 +40,8 @@ NOT_PATHS = {
     "reserve", "collective", "kind", "via", "gate", "dist_backend", "precision", "optimizer", "recompute",
     "confirm_playbook",  # printed into each finding's confirmation command, never read here
     "force_cap",  # a reason for the audit
+    "compare", "design",  # plan: layouts to rank, TIER=BW@LAT figures
 }
-PATHISH = re.compile(r"path|file|dir|inventory|rules|playbook|baseline|faults|map|config|hosts|templates|out|run_")
 
 
 def commands() -> Iterator[tuple[list[str], click.Command]]:
@@ -72,13 +73,56 @@ def test_every_path_parameter_goes_through_the_one_reader_or_writer() -> None:
         for p in cmd.params:
             if isinstance(p.type, PATH_TYPES) or getattr(p, "is_flag", False) or p.name in NOT_PATHS:
                 continue
-            if isinstance(p.type, (click.Path, click.File)) or (
-                    p.type is click.STRING and p.name and PATHISH.search(p.name)):
+            # any text parameter: a new one is a path until NOT_PATHS says why it is not
+            if isinstance(p.type, (click.Path, click.File, click.types.StringParamType)):
                 bypass.append(f"sncheck {' '.join(path)} {p.name} ({p.type!r})")
     assert not bypass, "path parameters that bypass sncheck.cli.paths: " + ", ".join(bypass)
     kinds = {type(p.type) for _, _, p in path_params()}
     assert {InputFile, OutputFile, Directory} <= kinds
     assert len(path_params()) >= 60  # every run option of 4 run commands, ops, history, watch...
+
+
+def float_params() -> list[tuple[list[str], click.Command, click.Parameter]]:
+    return [(path, cmd, p) for path, cmd in commands() for p in cmd.params
+            if isinstance(p.type, click.types.FloatParamType)]
+
+
+def _non_finite() -> list[str]:
+    import math
+
+    from adversary import NON_FINITE_JSON
+
+    out = []
+    for text in NON_FINITE_JSON:
+        try:
+            if not math.isfinite(float(text)):
+                out.append(text)
+        except ValueError:
+            pass
+    return out
+
+
+def test_no_float_option_accepts_a_non_finite_number(tmp_path: Path) -> None:
+    """`isolate --cap nan` passed click.FloatRange (no bound refuses NaN) and reached the fleet
+    cap's check as an internal error; `watch --interval nan` asked for a sleep of NaN. Every
+    float option of every command is typed FiniteFloat, and each refuses every non-finite
+    text of the adversary's (NaN, +-Infinity, 1e999, 10**5000) with one line naming it."""
+    params = float_params()
+    assert len(params) >= 8  # --duration of 4 run commands, --cap, --interval, --mfu, --peak-tflops
+    loose = [f"sncheck {' '.join(path)} {p.name} ({p.type!r})" for path, _, p in params
+             if not isinstance(p.type, FiniteFloat)]
+    assert not loose, "float options that admit NaN: " + ", ".join(loose)
+    values = _non_finite()
+    assert {"NaN", "Infinity", "-Infinity", "1e999"} <= set(values)
+    failures = []
+    for path, cmd, param in params:
+        for value in values:
+            argv = _argv(path, cmd, param, value, tmp_path)
+            r = CliRunner().invoke(main, argv)
+            lines = [ln for ln in r.output.splitlines() if ln.strip()]
+            if r.exit_code != 2 or len(lines) != 1 or f"'{param.opts[-1]}'" not in r.output:
+                failures.append(f"sncheck {' '.join(argv)[:120]}: exit {r.exit_code}: {r.output.strip()[:160]!r}")
+    assert not failures, "\n".join(failures)
 
 
 @pytest.fixture(scope="module")

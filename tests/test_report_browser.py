@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from browser import JENKINS_CSP, Browser, chromium_path, serve
 from sncheck.cli.main import main
 from sncheck.report.html import write_html
+from sncheck.store.results import from_json
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")
@@ -209,7 +210,7 @@ def test_a_host_named_script_renders_as_text(tmp_path, browser):
                "isolation": [], "topology": {"supernodes": [{"name": "sn0", "hosts": [host, "node2"]}]}}
     rows = pd.DataFrame([{"kind": "p2p", "layer": "connectivity", "src": f"{host}/gpu0", "dst": "node2/gpu0",
                           "tier": "scale_up", "bw_GBps": 100.0, "lat_us": 3.0, "status": "ok"}])
-    write_html(tmp_path / "report.html", results, rows)
+    write_html(tmp_path / "report.html", from_json(results), rows)
     with serve(tmp_path) as base:
         page = browser.open(f"{base}/report.html")
     assert page.dialogs == [] and page.errors == []

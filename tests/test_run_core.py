@@ -39,7 +39,7 @@ def test_a_run_returns_its_verdict_exit_code_findings_and_paths(tmp_path: Path) 
                          reports=outputs(("html", "junit"))))
     result = run.execute()
     assert result.verdict is Verdict.FAIL and result.exit_code == 1
-    assert "h1/gpu1" in {f["entity"] for f in result.findings}
+    assert "h1/gpu1" in {f.entity for f in result.findings}
     assert json.loads(result.results_path.read_text()) == json.loads(json.dumps(result.results, default=str))
     assert all(p.is_file() for p in result.report_paths(outputs(("html", "junit"))).values())
     assert result.out_dir == tmp_path / "run"

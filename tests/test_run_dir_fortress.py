@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from sncheck.cli.main import main
 from sncheck.errors import HarnessError
 from sncheck.store import files as run_files
+from sncheck.model import Finding
 from sncheck.store.evidence import collect_evidence
 from sncheck.store.files import RunFiles
 from sncheck.store.frames import RowFrames
@@ -62,10 +63,9 @@ def test_evidence_is_never_written_through_a_planted_directory_link(tmp_path: Pa
     out = tmp_path / "run"
     out.mkdir()
     (out / "evidence").symlink_to(target, target_is_directory=True)
-    results = {"findings": [{"entity": "h1/gpu0", "entity_kind": "card", "rule": "r", "severity": "warning",
-                             "layer": "connectivity", "message": "m", "evidence": {}}]}
+    findings = [Finding("h1/gpu0", "card", "connectivity", "r", "warning", "m")]
     with pytest.raises(HarnessError, match="symlink"):
-        collect_evidence(results, RowFrames({}), out, files=RunFiles(out))
+        collect_evidence(findings, None, RowFrames({}), out, files=RunFiles(out))
     assert list(target.iterdir()) == []
 
 
@@ -130,11 +130,10 @@ def test_writes_refuse_paths_outside_the_run(tmp_path: Path) -> None:
 
 def test_evidence_of_entities_that_read_alike_does_not_collide(tmp_path: Path) -> None:
     ids = ["n/gpu0", "n_gpu0", "h" * 130 + "/gpu0", "h" * 130 + "/gpu1"]
-    results = {"findings": [{"entity": e, "entity_kind": "card", "rule": "r", "severity": "warning",
-                             "layer": "connectivity", "message": e, "evidence": {}} for e in ids]}
-    collect_evidence(results, RowFrames({}), tmp_path)
-    dirs = {f["evidence"]["files"][0].split("/")[1] for f in results["findings"]}
+    findings = [Finding(e, "card", "connectivity", "r", "warning", e) for e in ids]
+    collect_evidence(findings, None, RowFrames({}), tmp_path)
+    dirs = {f.evidence["files"][0].split("/")[1] for f in findings}
     assert len(dirs) == len(ids)
-    for f in results["findings"]:
-        finding = next(p for p in f["evidence"]["files"] if "/finding-" in p)
-        assert json.loads((tmp_path / finding).read_text())["message"] == f["entity"]
+    for f in findings:
+        finding = next(p for p in f.evidence["files"] if "/finding-" in p)
+        assert json.loads((tmp_path / finding).read_text())["message"] == f.entity

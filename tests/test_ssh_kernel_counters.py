@@ -369,3 +369,38 @@ def test_every_read_of_a_host_that_hangs_costs_one_command_timeout_in_all(sshd_c
     print(f"host facts with every tool hanging: {took:.1f} s (timeout {timeout} s)")
     assert took < 2.5 * timeout + 4, f"host facts took {took:.1f} s with every tool hanging ({timeout} s timeout)"
     assert evidence < 1.0, f"the kernel logs for the evidence took {evidence:.1f} s more"
+
+
+def test_a_special_file_as_the_cursor_file_is_neither_read_nor_replaced(tmp_path: Path) -> None:
+    """The kernel-log cursors live in the state dir beside the store; the file was read with
+    read_text (a FIFO held the run at its start) and renamed over at its end (a FIFO or a
+    device planted there became a JSON file). Now: read through the one reader (nothing
+    kept: every line is read), and left alone at the end, with a warning."""
+    import os
+
+    from adversary import mode_of, special_files
+
+    from sncheck.backends.hostreads import CURSOR_FILE, HostReads
+
+    for label, special in special_files(tmp_path / "specials"):
+        state = tmp_path / label.replace(" ", "_")
+        state.mkdir()
+        (state / CURSOR_FILE).symlink_to(special.resolve()) if special.is_symlink() else os.rename(
+            special, state / CURSOR_FILE)
+        mode = mode_of(state / CURSOR_FILE)
+        reads = HostReads("inv", str(state))
+        assert reads.cursors == {}
+        reads.cursors = {"node1": {"cursor": "s=1"}}
+        reads.save()
+        assert mode_of(state / CURSOR_FILE) == mode, label
+        assert [p.name for p in state.iterdir()] == [CURSOR_FILE], label  # no temporary file left
+        if not special.is_symlink():
+            os.rename(state / CURSOR_FILE, special)  # back: the links point at it
+    good = tmp_path / "good"  # a regular file round-trips; another inventory's hosts are kept
+    good.mkdir()
+    (good / CURSOR_FILE).write_text(json.dumps({"other": {"h": {"cursor": "x"}}}))
+    reads = HostReads("inv", str(good))
+    reads.cursors = {"node1": {"cursor": "s=1"}}
+    reads.save()
+    assert HostReads("inv", str(good)).cursors == {"node1": {"cursor": "s=1"}}
+    assert json.loads((good / CURSOR_FILE).read_text())["other"] == {"h": {"cursor": "x"}}

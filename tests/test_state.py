@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import stat
 import sqlite3
 import threading
 from datetime import datetime, timedelta, timezone
@@ -75,8 +77,7 @@ def test_findings_and_actions_round_trip(tmp_path: Path) -> None:
         n = store.record_findings("r1", [
             Finding("node003/gpu2", "card", "connectivity", "p2p-bandwidth-below-design", "critical", "slow",
                     {"measured": 270.1}),
-            {"entity": "node007", "entity_kind": "host", "layer": "connectivity", "rule": "host-unreachable",
-             "severity": "critical", "message": "no answer", "evidence": {}},
+            Finding("node007", "host", "connectivity", "host-unreachable", "critical", "no answer"),
         ])
         assert n == 2
         store.record_action("r1", IsolationStep("node003/gpu2", "card", "quarantine", "slow", rule="p2p"),
@@ -131,8 +132,8 @@ def test_timestamps_round_trip() -> None:
 
 def test_a_failed_write_rolls_back(tmp_path: Path) -> None:
     with StateStore(tmp_path) as store:
-        with pytest.raises(KeyError):
-            store.record_findings("r1", [{"entity": "a", "entity_kind": "card"}, {"no": "entity"}])
+        with pytest.raises(AttributeError):  # the second is not a finding: neither is kept
+            store.record_findings("r1", [Finding("a", "card", "connectivity", "r", "info", "m"), {"no": "entity"}])
         assert store.count("findings") == 0
 
 
@@ -149,8 +150,8 @@ def _writer(state_dir: str, worker: int, barrier) -> None:
             store.record_action(f"run-{worker}", {"entity": f"node{worker:03d}/gpu{i % 4}", "entity_kind": "card",
                                                    "action": ("quarantine", "isolate", "release")[i % 3],
                                                    "reason": f"w{worker} #{i}", "rule": "r"})
-            store.record_findings(f"run-{worker}", [{"entity": f"node{worker:03d}", "entity_kind": "host",
-                                                     "message": f"#{i}", "evidence": {"i": i}}])
+            store.record_findings(f"run-{worker}", [Finding(f"node{worker:03d}", "host", "connectivity", "r", "info",
+                                                            f"#{i}", {"i": i})])
 
 
 def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
@@ -348,3 +349,57 @@ def test_the_issue_example_run_and_status_go_on(populated: Path, tmp_path: Path)
     assert r.exit_code == 0 and "n2" in r.output, r.output
     with StateStore(state) as store:
         assert len(store.runs()) == 2  # the run was recorded beside the rows set aside
+
+
+# ------------------------------------------------------------------ special files where the store keeps its own (issue 30)
+def test_a_special_file_at_any_of_the_stores_names_is_refused_and_left(tmp_path: Path) -> None:
+    """SQLite removes and recreates its -wal and -shm itself: a FIFO planted as state.db-wal
+    was replaced by `sncheck status`, and `isolate --apply` exited 3 ("disk I/O error") with
+    the lock taken. Each special file kind of the adversary's, at the database's name and
+    each side file's, is refused before SQLite opens anything (exit 2 naming it) and left."""
+    from adversary import mode_of, special_files
+
+    from sncheck.store.state import SQLITE_FILES
+
+    with StateStore(tmp_path / "good") as st:  # a store with a row, copied for each case
+        st.record_run(results("20261129T103000Z-aaaa"))
+    kinds = list(special_files(tmp_path / "specials"))
+    assert len(kinds) >= 4
+    for suffix in SQLITE_FILES:
+        for label, special in kinds:
+            d = tmp_path / f"s{suffix}-{label.replace(' ', '_')}"
+            d.mkdir()
+            (d / "state.db").write_bytes((tmp_path / "good" / "state.db").read_bytes())
+            target = d / f"state.db{suffix}"
+            target.unlink(missing_ok=True)
+            if special.is_symlink():
+                target.symlink_to(special.resolve())
+            else:
+                os.rename(special, target)  # the FIFO, socket or device itself
+            mode = mode_of(target)
+            with pytest.raises(ConfigError) as e:
+                StateStore(d)
+            assert str(target) in str(e.value) and "not a regular file" in str(e.value), (label, suffix, e.value)
+            assert mode_of(target) == mode, (label, suffix)
+            if not special.is_symlink():
+                os.rename(target, special)  # back, for the links and the next name
+    dangling = tmp_path / "dangling"
+    dangling.mkdir()
+    (dangling / "state.db-wal").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ConfigError, match="dangling"):
+        StateStore(dangling)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_status_with_a_fifo_as_the_wal_is_one_line_exit_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    with StateStore(tmp_path / "s") as st:
+        st.record_run(results("20261129T103000Z-aaaa"))
+    os.mkfifo(tmp_path / "s" / "state.db-wal")
+    r = CliRunner().invoke(main, ["status", "--state-dir", str(tmp_path / "s")])
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert r.exit_code == 2 and len(lines) == 1 and "state.db-wal" in r.output and "FIFO" in r.output, r.output
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "s" / "state.db-wal").st_mode)

@@ -14,6 +14,7 @@ from sncheck.cli.main import main
 from sncheck.run.inputs import load_inventory_text
 from sncheck.health.policy import check_cap, decide, entity_kind
 from sncheck.report.junit import render_junit
+from sncheck.store.results import from_json
 from sncheck.report.prometheus import render_prometheus
 from sncheck.topology import Topology
 
@@ -90,7 +91,7 @@ def _results() -> dict:
 
 
 def test_junit_fails_the_hosts_behind_the_switch_and_only_them():
-    xml = render_junit(_results())
+    xml = render_junit(from_json(_results()))
     failed = [line for line in xml.splitlines() if "<testcase" in line]
     bad = [c for c in xml.split("<testcase")[1:] if "<failure" in c.split("</testcase>")[0]]
     assert len(failed) == HOSTS and len(bad) == 8
@@ -99,7 +100,7 @@ def test_junit_fails_the_hosts_behind_the_switch_and_only_them():
 
 
 def test_prometheus_exports_the_switch_and_the_nics_it_explains():
-    text = render_prometheus(_results(), None)
+    text = render_prometheus(from_json(_results()), None)
     assert 'sncheck_switch_finding_nics{switch="leaf:su0-rail3",rule="p2p-bandwidth-below-design",' \
            'severity="critical"} 8' in text
     assert 'sncheck_isolation_applied{entity="leaf:su0-rail3",entity_kind="switch",action="isolate"} 0' in text

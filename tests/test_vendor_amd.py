@@ -143,6 +143,24 @@ def test_rocm_smi_concise_three_layouts_and_pids() -> None:
     assert "row cut short" in rocm_smi.parse_concise(table.replace("  3%     N/A\n", "  3%\n"))["errors"][0]
 
 
+def test_rocm_smi_1x_indented_rows_and_a_table_without_rows() -> None:
+    """ROCm 1.x indents its rows under the SCLK OD / MCLK OD header (tensorflow-upstream issue
+    156); a whole table where no device row reads is an error, never a pass with no GPU."""
+    old = ("=" * 20 + "    ROCm System Management Interface    " + "=" * 20 + "\n"
+           " GPU  Temp    AvgPwr   SCLK     MCLK     Fan      Perf    SCLK OD    MCLK OD\n"
+           "  0   35c     73.68W   1411Mhz  300Mhz   0.0%     auto      0%         0%\n"
+           "  1   41c     80.5W    1411Mhz  300Mhz   0.0%     auto      5%         0%\n"
+           + "=" * 20 + "           End of ROCm SMI Log          " + "=" * 20 + "\n")
+    c = rocm_smi.parse_concise(old)
+    assert c["errors"] == [] and [g["device"] for g in c["gpus"]] == [0, 1]
+    assert (c["gpus"][0]["power_W"], c["gpus"][1]["sclk_od_pct"], c["gpus"][1]["temp_C"]) == (73.68, 5, 41.0)
+    rowless = "\n".join(ln for ln in old.splitlines() if "Mhz" not in ln) + "\n"
+    assert rocm_smi.parse_concise(rowless)["errors"] == ["the table has no device row: no GPU was read"]
+    # rows the parser cannot read (a prefix no delivery rule removes) are not a pass either
+    garbled = old.replace("  0   35c", "  card0 35c").replace("  1   41c", "  card1 41c")
+    assert rocm_smi.parse_concise(garbled)["errors"] == ["the table has no device row: no GPU was read"]
+
+
 def test_metric_throttle_and_pcie_width() -> None:
     m = amd_smi.parse_amd_smi(amd("04"))
     rows = {r["fact"]: r for r in checks.check_metric("n1", m, expect())}

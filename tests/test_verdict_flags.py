@@ -1,5 +1,6 @@
-"""The verdict decided once (issue 19.2), nothing unjudged passes (18.2), scoped runs say
-what they covered (18.3): run/verdict.py writes the flags, every output reads them."""
+"""The verdict decided once (issue 19.2; issue 27: the record computes it), nothing unjudged
+passes (18.2), scoped runs say what they covered (18.3): the flags are properties of the
+typed record (sncheck.model.RunRecord), every output reads them."""
 
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ import yaml
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
+from sncheck.errors import ConfigError
+from sncheck.model import Basis, Verdict
 from sncheck.report.firstscreen import first_screen
 from sncheck.report.html import render_html
 from sncheck.report.junit import render_junit
 from sncheck.report.prometheus import render_prometheus
-from sncheck.run.verdict import FLAGS, decide, flags_of
+from sncheck.store.results import from_json, to_json
 
+FLAGS = ("gates", "not_measured", "not_judged")
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "fixtures/inventories/demo-2sn.yaml")  # 2 supernodes x 8 hosts x 4 cards
 TINY = """name: tiny
@@ -62,62 +66,78 @@ def strip_flags(results: dict) -> dict:
     return old
 
 
-# ---- 19.2: the flags, written once, read everywhere ---------------------------------------
+def envelope(**kw) -> dict:
+    return {"run_id": "r1", "playbook": "p", "backend": "mock", "inventory": "i", "started": "t0",
+            "finished": "t1", **kw}
+
+
+# ---- 19.2: the flags, computed by the record, read everywhere ---------------------------
 
 def finding(rule: str, severity: str = "critical", **kw) -> dict:
     return {"entity": "node001/gpu0", "entity_kind": "card", "layer": "connectivity", "rule": rule,
             "severity": severity, "message": f"{rule} here", "evidence": {}, **kw}
 
 
-def test_flags_decided_on_each_finding():
-    results = {"gate": "warning", "layers": [{"name": "connectivity", "verdict": "pass"}],
-               "findings": [finding("p2p-bandwidth-below-design", "warning"), finding("not-measured"),
-                            finding("host-unreachable"), finding("not-run-timeout"), finding("x", "info"),
-                            finding("golden-not-judged", layer="golden"), finding("layer-not-judged")]}
-    assert decide(results) == "fail"
-    got = [(f["rule"], f["gates"], f["not_measured"], f["not_judged"]) for f in results["findings"]]
+def test_results_before_the_flags_read_what_a_finding_rests_on_from_its_rule():
+    """A document written before the flags (issue 17) says what a finding rests on only by
+    its rule's name: the JSON reader, and nothing else, still reads it so."""
+    record = from_json(envelope(gate="warning", layers=[{"name": "connectivity", "verdict": "pass"}],
+                                findings=[finding("p2p-bandwidth-below-design", "warning"), finding("not-measured"),
+                                          finding("host-unreachable"), finding("not-run-timeout"), finding("x", "info"),
+                                          finding("golden-not-judged", layer="golden"), finding("layer-not-judged")]))
+    assert record.verdict == Verdict.FAIL
+    got = [(f.rule, record.gates(f), f.not_measured, f.not_judged) for f in record.findings]
     assert got == [("p2p-bandwidth-below-design", True, False, False), ("not-measured", True, True, False),
                    ("host-unreachable", True, True, False), ("not-run-timeout", True, True, False),
                    ("x", False, False, False), ("golden-not-judged", True, False, True),
                    ("layer-not-judged", True, False, True)]
-    # An unknown severity gates; flags written before are read as written.
-    assert flags_of(finding("y", "fatal"), {"gate": "critical"})["gates"] is True
-    assert flags_of({**finding("y"), "gates": False, "not_measured": False, "not_judged": False}, {})["gates"] is False
+    # Written with its flags, a finding rests on what they say, whatever its rule's name.
+    flagged = from_json(envelope(findings=[finding("not-run-timeout", not_measured=False, not_judged=True)]))
+    assert flagged.findings[0].basis == Basis.NOT_JUDGED
+    # A severity sncheck does not know is not a run's results.json: refused, with where.
+    with pytest.raises(ConfigError, match="results.json"):
+        from_json(envelope(findings=[finding("y", "fatal")]))
 
 
 def test_a_blocked_isolation_fails_the_run_in_the_verdict():
-    results = {"gate": "critical", "layers": [{"name": "connectivity", "verdict": "pass"}], "findings": [],
-               "isolation_blocked": "the safety cap refused 3 of 8 hosts"}
-    assert decide(results) == "fail" and results["verdict"] == "fail"
-    assert results["layers"][0]["verdict"] == "pass"  # the layer passed; the isolation did not
+    record = from_json(envelope(gate="critical", layers=[{"name": "connectivity", "verdict": "pass"}], findings=[],
+                                isolation_blocked="the safety cap refused 3 of 8 hosts"))
+    assert record.verdict == Verdict.FAIL
+    assert record.layer_verdict(record.layers[0]) == Verdict.PASS  # the layer passed; the isolation did not
+
+
+def test_an_unfinished_record_is_an_error():
+    """A partial results.json (the run was killed mid-way) never reads as a pass."""
+    record = from_json({**envelope(layers=[{"name": "connectivity", "verdict": "pass"}]), "finished": None})
+    assert record.verdict == Verdict.ERROR
 
 
 def test_not_measured_is_an_error_and_an_action_to_bring_it_back_in_every_output():
     """A `not-measured` finding: JUnit says error (it was not measured), the first screen
     says to bring it back; main matched "missing" in the rule name and missed it."""
     f = finding("not-measured", message="card node001/gpu0: not measured: took part in no pair test")
-    results = {"verdict": "fail", "gate": "critical", "topology": {"supernodes": [{"name": "sn0", "hosts": ["node001"]}]},
-               "layers": [{"name": "connectivity", "verdict": "fail"}], "findings": [f], "isolation": []}
-    for given in (results, strip_flags(results)):  # with and without the flags written
-        decided = json.loads(json.dumps(given))
-        root = ET.fromstring(render_junit(decided))
+    results = envelope(gate="critical", topology={"supernodes": [{"name": "sn0", "hosts": ["node001"]}]},
+                       layers=[{"name": "connectivity", "verdict": "fail"}], findings=[f], isolation=[])
+    for given in (to_json(from_json(results)), strip_flags(results)):  # with and without the flags written
+        record = from_json(given)
+        root = ET.fromstring(render_junit(record))
         case = next(root.iter("testcase"))
         assert [c.tag for c in case if c.tag in ("failure", "error")] == ["error"]
-        assert "bring the card back" in first_screen(decided)["actions"][0]["action"]
+        assert "bring the card back" in first_screen(record)["actions"][0]["action"]
 
 
-def test_renderers_read_the_flags_not_the_severity():
-    """Flags the verdict wrote are what every output shows: a finding the verdict says
-    does not gate is not a failure in JUnit nor in the HTML fleet overview."""
-    results = {"verdict": "pass", "gate": "critical",
-               "topology": {"supernodes": [{"name": "sn0", "hosts": ["node001"]}]},
-               "layers": [{"name": "connectivity", "verdict": "pass"}],
-               "findings": [finding("p2p-bandwidth-below-design", gates=False, not_measured=False, not_judged=False)],
-               "isolation": []}
-    cases = [c for c in ET.fromstring(render_junit(results)).iter("testcase")]
+def test_renderers_read_the_records_flags_not_the_ones_a_document_says():
+    """The flags are the record's properties: a finding below the gate is not a failure in
+    JUnit, whatever a results.json's ``gates`` says; at the gate it is."""
+    results = envelope(gate="critical", topology={"supernodes": [{"name": "sn0", "hosts": ["node001"]}]},
+                       layers=[{"name": "connectivity", "verdict": "pass"}],
+                       findings=[finding("p2p-bandwidth-below-design", "warning", gates=True, not_measured=False,
+                                         not_judged=False)],
+                       isolation=[])
+    cases = [c for c in ET.fromstring(render_junit(from_json(results))).iter("testcase")]
     assert [k.tag for c in cases for k in c if k.tag in ("failure", "error")] == []
-    results["findings"][0]["gates"] = True
-    cases = [c for c in ET.fromstring(render_junit(results)).iter("testcase")]
+    results["gate"] = "warning"
+    cases = [c for c in ET.fromstring(render_junit(from_json(results))).iter("testcase")]
     assert [k.tag for c in cases for k in c if k.tag in ("failure", "error")] == ["failure"]
 
 
@@ -127,15 +147,16 @@ def test_results_written_before_the_flags_still_load(tmp_path):
     assert code == 1
     assert all(isinstance(f[k], bool) for f in res["findings"] for k in FLAGS), res["findings"]
     assert any(f["not_measured"] for f in res["findings"]) and any(not f["not_measured"] for f in res["findings"])
-    old = strip_flags(res)
+    old, new = from_json(strip_flags(res)), from_json(res)
     # Every output of the old results is the output of the new ones.
-    assert render_junit(old) == render_junit(res)
-    assert render_prometheus(old, None) == render_prometheus(res, None)
-    assert first_screen(old) == first_screen(res)
+    assert render_junit(old) == render_junit(new)
+    assert render_prometheus(old, None) == render_prometheus(new, None)
+    assert first_screen(old) == first_screen(new)
     assert "node007" in render_html(old, None)
+    assert to_json(new) == res  # one writer: the document read back writes the same document
     # And history's diff reads a run directory of the old form.
     (tmp_path / "old").mkdir()
-    (tmp_path / "old" / "results.json").write_text(json.dumps(old))
+    (tmp_path / "old" / "results.json").write_text(json.dumps(strip_flags(res)))
     r = CliRunner().invoke(main, ["diff", str(tmp_path / "old"), str(out), "--json"])
     assert r.exit_code in (0, 1) and "Traceback" not in r.output, r.output
 
@@ -143,10 +164,11 @@ def test_results_written_before_the_flags_still_load(tmp_path):
 def test_one_set_of_verdict_words():
     """No "degraded": the first screen says the run's verdict word, with its caveats."""
     warn = finding("p2p-latency-card-slow", "warning")
-    top = first_screen({"verdict": "pass", "gate": "critical", "findings": [warn], "isolation": []})
+    top = first_screen(from_json(envelope(gate="critical", findings=[warn], isolation=[])))
     assert top["verdict_state"] == "pass" and top["verdict_word"] == "PASS"
     assert "DEGRADED" not in top["verdict_svg"] and "1 finding below the gate" in top["verdict_svg"]
-    words = {first_screen({"verdict": v})["verdict_word"] for v in ("pass", "fail", "error")}
+    words = {first_screen(from_json(envelope(**kw)))["verdict_word"]
+             for kw in ({}, {"gate": "info", "findings": [warn]}, {"error": "cut short"})}
     assert words == {"PASS", "FAIL", "ERROR"}
 
 

@@ -7,14 +7,14 @@ Shared by ``sncheck isolate``/``release`` and by runs (``sncheck run --state-dir
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.fabric import Fabric
-from sncheck.model import card_of, hosts_of
+from sncheck.model import Action, EntityKind, Finding, IsolationStep, RunRecord, Verdict, card_of, hosts_of
 from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
 from sncheck.config.inventory import Inventory
 from sncheck.store.state import StateStore
@@ -139,60 +139,70 @@ def _record(req: ActionRequest, via: str, ts: str, outcome: str, message: str, a
             "summary": ""}
 
 
-def apply_run_isolation(results: dict[str, Any], inventory: Inventory, state_dir: str | Path,
+@dataclass
+class RunActions:
+    """What the state store did with a run's isolation steps: the steps as recorded (each
+    ``applied`` set; a scoped run's releases added), the audit records, the safety cap's
+    refusal if it blocked them (nothing applied), and what an interrupted command had left
+    half done and was reconciled first."""
+
+    steps: list[IsolationStep]
+    records: list[dict[str, Any]]
+    blocked: str | None = None
+    reconciled: list[str] = field(default_factory=list)
+
+
+def apply_run_isolation(run: RunRecord, inventory: Inventory, state_dir: str | Path,
                         via: Sequence[str], apply: bool, runner: CommandRunner | None = None, *,
                         run_dir: str | Path | None = None, cap: float = DEFAULT_CAP,
                         results_path: str | Path | None = None, notes: Callable[[str], None] | None = None,
-                        now: datetime | None = None) -> list[dict[str, Any]]:
-    """Record a finished run in the state store and act on its isolation decisions.
+                        now: datetime | None = None) -> RunActions:
+    """Record a decided run in the state store and act on its isolation steps.
 
     Under the state directory's lock: first what an interrupted command left half done is
-    reconciled (``notes`` gets a line for each; ``results["reconciled"]`` keeps them). Then
-    the run, its findings and every ``results["isolation"]`` entry (quarantine, isolate,
-    release; in order; with the evidence of the entity's finding) are recorded. Entries
-    whose action is ``isolate`` or ``release`` are planned through ``via`` actions, and with
-    ``apply`` run (through ``runner``, default this machine), one transaction each, unless
-    the fleet cap blocks them. Sets each entry's ``applied`` in place, so results.json can
-    be rewritten. Returns the audit records (also in ``<state_dir>/audit.jsonl`` and
-    ``<run_dir>/audit.jsonl``). A signal during the actions stops them after the host in
-    progress: the rest are recorded as not applied, and HarnessError says what was done.
+    reconciled (``notes`` gets a line for each; ``RunActions.reconciled`` keeps them). Then
+    the run, its findings and every isolation step (quarantine, isolate, release; in order;
+    with the evidence of the entity's finding) are recorded. Steps whose action is
+    ``isolate`` or ``release`` are planned through ``via`` actions, and with ``apply`` run
+    (through ``runner``, default this machine), one transaction each, unless the fleet cap
+    blocks them. Returns the steps as recorded (the latest of each entity ``applied`` when it
+    took effect; the record given is a value, never changed) and the audit records (also in
+    ``<state_dir>/audit.jsonl`` and ``<run_dir>/audit.jsonl``). A signal during the actions
+    stops them after the host in progress: the rest are recorded as not applied, and
+    HarnessError says what was done.
     """
-    run_id = results["run_id"]
-    entries: list[dict[str, Any]] = results.get("isolation") or []
-    findings: list[dict[str, Any]] = results.get("findings") or []
+    run_id = run.run_id
+    steps = [replace(e) for e in run.isolation]
     sdir = Path(state_dir)
     out_dirs = [sdir] + ([Path(run_dir)] if run_dir is not None else [])
     with DeferredSignals() as signals, StateLock(sdir, signals=signals), StateStore(sdir) as store:
         done = reconcile_store(store, inventory, runner or LocalRunner() if apply else None, sdir)
         for line in done:
             (notes or (lambda m: None))(line)
-        if done:
-            results["reconciled"] = done
-        store.record_run(results, results_path)
-        store.record_findings(run_id, findings, ts=now)
-        extra = released_by_scope(results, store.current_status())
-        if extra:
-            results["isolation"] = entries = entries + extra
-        latest = {e["entity"]: e for e in entries}  # the last decision about an entity is the one acted on
-        acted = [e for e in latest.values() if e["action"] in ("isolate", "release")]
-        for e in entries:  # what is not acted on first: the acted-on decisions are each entity's latest
+        store.record_run(run, results_path)
+        store.record_findings(run_id, run.findings, ts=now)
+        steps += released_by_scope(run, store.current_status())
+        latest = {e.entity: e for e in steps}  # the last decision about an entity is the one acted on
+        acted = [e for e in latest.values() if e.action in (Action.ISOLATE, Action.RELEASE)]
+        for e in steps:  # what is not acted on first: the acted-on decisions are each entity's latest
             if all(e is not a for a in acted):
-                e["applied"] = False
-                store.record_action(run_id, e, _evidence(e, findings), ts=now)
-        requests = [ActionRequest(e["entity"], e["entity_kind"], e["action"], e.get("reason") or "",
-                                  e.get("rule"), _evidence(e, findings), run_id) for e in acted]
+                e.applied = False
+                store.record_action(run_id, e, _evidence(e, run.findings), ts=now)
+        requests = [ActionRequest(e.entity, e.entity_kind.value, e.action.value, e.reason or "",
+                                  e.rule, _evidence(e, run.findings), run_id) for e in acted]
         audit = AuditLog(out_dirs, held=not apply)  # applied: written ahead, as each transaction goes
         batch = run_batch(requests, store=store, inventory=inventory, via=via, apply=apply, runner=runner,
                           audit=audit, out_dirs=out_dirs, cap=cap, run_id=run_id, signals=signals, now=now)
         for e in acted:
-            e["applied"] = batch.applied.get(e["entity"], False)
-            if not batch.recorded or e["entity"] not in batch.applied:  # a dry run, blocked, or not begun
-                store.record_action(run_id, e, _evidence(e, findings), ts=now)
+            e.applied = batch.applied.get(e.entity, False)
+            if not batch.recorded or e.entity not in batch.applied:  # a dry run, blocked, or not begun
+                store.record_action(run_id, e, _evidence(e, run.findings), ts=now)
         audit.commit()  # a dry run's records: only once the state store holds the actions
     if signals.fired:  # held while the actions ran: now the run stops, everything begun is whole
         raise HarnessError(batch.interrupted or f"interrupted ({signals.fired}) while the isolation steps were "
                            "recorded; all of them were recorded and done")
-    return batch.records
+    blocked = next((r for r in batch.records if r.get("blocked_by_cap")), None)
+    return RunActions(steps, batch.records, blocked["message"] if blocked else None, done)
 
 
 def reconcile_store(store: StateStore, inventory: Inventory | None, runner: CommandRunner | None,
@@ -206,37 +216,36 @@ def reconcile_store(store: StateStore, inventory: Inventory | None, runner: Comm
                      file_actions=[a for a in ACTIONS.values() if not a.external])
 
 
-def released_by_scope(results: Mapping[str, Any], status: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def released_by_scope(run: RunRecord, status: Sequence[Mapping[str, Any]]) -> list[IsolationStep]:
     """A scoped run (``--targets``) is the confirmation of what is quarantined in its
     scope (``sncheck watch`` quarantines from a job's own signals): a quarantined card
     or host it measured and found nothing on is released. Nothing is released by a run
     that ended in error, or one with any finding on the entity (a finding there makes
     its own decision), or from outside the run's scope."""
-    scope = results.get("scope")
-    if not scope or results.get("verdict") == "error" or "error" in results:
+    scope = run.scope
+    if not scope or run.error is not None or run.verdict == Verdict.ERROR:
         return []
     cards, hosts = set(scope.get("cards") or ()), set(scope.get("hosts") or ())
-    touched = {f["entity"] for f in results.get("findings") or []} | {e["entity"] for e in results.get("isolation") or []}
+    touched = {f.entity for f in run.findings} | {e.entity for e in run.isolation}
     touched |= {h for e in touched for h in hosts_of(e)}
     out = []
     for q in status:
         e = q["entity"]
-        if q["action"] != "quarantine" or e in touched:
+        if q["action"] != Action.QUARANTINE or e in touched:
             continue
-        if (q["entity_kind"] == "card" and e in cards) or (q["entity_kind"] == "host" and e in hosts):
-            out.append({"entity": e, "entity_kind": q["entity_kind"], "action": "release", "applied": False,
-                        "rule": q.get("rule"), "reason": f"the scoped confirmation run {results['run_id']} measured "
-                        f"it and found nothing; released (quarantined by run {q.get('run_id')}: {q.get('reason')})"})
+        if (q["entity_kind"] == EntityKind.CARD and e in cards) or (q["entity_kind"] == EntityKind.HOST and e in hosts):
+            out.append(IsolationStep(e, q["entity_kind"], Action.RELEASE,
+                                     f"the scoped confirmation run {run.run_id} measured it and found nothing; "
+                                     f"released (quarantined by run {q.get('run_id')}: {q.get('reason')})",
+                                     rule=q.get("rule")))
     return out
 
 
-def _evidence(entry: Mapping[str, Any], findings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    if entry.get("evidence"):
-        return dict(entry["evidence"])
-    same = [f for f in findings if f["entity"] == entry["entity"]]
-    best = next((f for f in same if f.get("rule") == entry.get("rule")), same[0] if same else None)
+def _evidence(step: IsolationStep, findings: Sequence[Finding]) -> dict[str, Any]:
+    """The evidence of the entity's finding (the one of the step's rule, else its first)."""
+    same = [f for f in findings if f.entity == step.entity]
+    best = next((f for f in same if f.rule == step.rule), same[0] if same else None)
     if best is None:
         return {}
-    return {"layer": best.get("layer"), "rule": best.get("rule"), "severity": best.get("severity"),
-            "message": best.get("message"), **dict(best.get("evidence") or {})}
-
+    return {"layer": best.layer, "rule": best.rule, "severity": best.severity.value,
+            "message": best.message, **best.evidence}

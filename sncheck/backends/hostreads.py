@@ -29,11 +29,13 @@ for the host facts' read, then 1, 2, ... The rules judge them
 from __future__ import annotations
 
 import json
-import os
+import logging
 import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from sncheck.config.fileio import read_input, write_atomic
+from sncheck.errors import ConfigError
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import kernel_log, registry
 from sncheck.vendors.base import ScaleOut
@@ -41,6 +43,7 @@ from sncheck.vendors.hostjudge import bind
 
 KERNEL_LOG_TIMEOUT_S = 60.0
 CURSOR_FILE = "kernel-log-cursors.json"
+log = logging.getLogger("sncheck.backends.hostreads")
 
 
 def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
@@ -123,33 +126,32 @@ class HostReads:
     # -------------------------------------------------------------- cursors
 
     def _load(self) -> dict[str, dict]:
-        if self.path is None or not self.path.is_file() or self.path.is_symlink():
-            return {}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}  # a damaged file: this run reads every line, and writes it anew
-        mine = data.get(self.key) if isinstance(data, dict) else None
+        mine = self._read_file().get(self.key)
         return {h: c for h, c in mine.items() if isinstance(c, dict)} if isinstance(mine, dict) else {}
 
+    def _read_file(self) -> dict:
+        """The cursor file's content; {} when it is absent, damaged, a link, or not a regular
+        file (this run then reads every line). Through the one reader: a FIFO planted there
+        never holds the read, and the read stops at the JSON limit."""
+        if self.path is None or self.path.is_symlink():
+            return {}
+        try:
+            data = json.loads(read_input(self.path, "json", "kernel-log cursors"))
+        except (ConfigError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
     def save(self) -> None:
-        """Keep each host's cursor for the next run (a private name, then renamed)."""
+        """Keep each host's cursor for the next run, replacing the file whole; a FIFO, device
+        or socket planted under its name is left alone (it was renamed over), and said."""
         if self.path is None or not self.cursors:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        data: dict = {}
-        if self.path.is_file() and not self.path.is_symlink():
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                data = {}
-        data = data if isinstance(data, dict) else {}
+        data = self._read_file()
         data[self.key] = self.cursors
-        tmp = self.path.with_name(f".{CURSOR_FILE}.{os.getpid()}.{threading.get_ident()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-        os.replace(tmp, self.path)
+        try:
+            write_atomic(self.path, json.dumps(data, indent=1, sort_keys=True))
+        except (ConfigError, OSError) as e:
+            log.warning("kernel-log cursors not kept (the next run reads every line again): %s", e)
 
     def _next(self, host: str) -> int:
         with self._lock:

@@ -1,18 +1,33 @@
-"""The Slurm backend: sncheck runs on a Slurm login (control) node and every job goes
-through ``srun``, locally, not over SSH (inventory ``backend: {type: slurm}``).
+"""The Slurm backend: sncheck runs on a Slurm login (control) node, or inside an
+allocation (``salloc``/``sbatch``), and every job goes through ``srun``, locally, not over
+SSH (inventory ``backend: {type: slurm}``). The campaign is split into steps
+(:mod:`sncheck.launch.campaign`), run at most ``launcher.parallel_steps`` at once
+(:mod:`sncheck.backends.slurmsteps`):
 
-* host facts: one step, one task per host (``srun -N n --ntasks-per-node 1 -w hosts``),
-  each running the host's fact commands (its vendor plug-in's) and writing their
-  outcomes as JSON lines naming the node to ``<shared>/facts-<task>.jsonl`` (``srun -o``);
-  judged by the same checks as the SSH backend's.
-* the torch probe (p2p, collectives, golden): one step over the job's hosts, a task per
-  card, ``python3 -m sncheck.worker.slurm_rank`` (ranks mapped to cards from
-  ``SLURMD_NODENAME``/``SLURM_LOCALID``, rendezvous at rank 0's node, whose
-  ``NodeAddr`` comes from ``scontrol show nodes``), ``--kill-on-bad-exit=1`` so one
-  failed task stops the step. Rank 0 appends rows to a file the login node reads.
-* a step that fails, loses a node, or runs past ``job_timeout_s`` (then it is
-  interrupted twice, which makes srun cancel the step, and killed) gives ``not_run``
-  rows naming the node and the cause from srun's ``error:`` lines: findings, not a hang.
+* host facts: one node-local step per node set (a supernode's hosts with the same fact
+  commands), one task per node running the host's fact commands (its vendor plug-in's)
+  and writing their outcomes as JSON lines naming the node to ``<shared>/facts-<task>.jsonl``
+  (``srun -o``); judged by the same checks as the SSH backend's as each set's step ends.
+  A node of a set that gave no outcome while the set's step failed (a node down at
+  launch fails the whole step) is read again alone, so it costs only itself.
+* the torch probe (p2p, collectives, golden): a step per supernode, a small torch world
+  of its cards, the supernodes at once; then the cross-supernode plan as a step per rail
+  (one rank per host, card k); a task per card, ``python3 -m sncheck.worker.slurm_rank``
+  (ranks mapped to cards from ``SLURMD_NODENAME``/``SLURM_LOCALID``, rendezvous at rank
+  0's node, whose ``NodeAddr`` comes from ``scontrol show nodes``), ``--kill-on-bad-exit=1``
+  so one failed task stops its step. Rank 0 appends rows to a file on the shared
+  directory, passed on while the step runs.
+* a step that fails, loses a node, is cancelled (``scancel``, preemption, the job's time
+  limit) or runs past ``job_timeout_s`` (then it is interrupted twice, which makes srun
+  cancel the step, and killed) gives ``not_run`` rows for what that step held only (its
+  supernode's hosts, a rail's cards), naming the node and the cause from srun's and
+  slurmstepd's lines (:mod:`sncheck.slurm.steps`): findings, not a hang; the other steps
+  are judged.
+
+Every step has ``-n`` (a step inside an allocation would take ``SLURM_NTASKS`` from it)
+and ``--overlap``: inside an allocation a step takes every CPU and GRES of the job on its
+nodes, so rail steps over the same nodes (and any step beside the one sncheck itself may
+run in) would wait for each other; sncheck itself never runs two steps on one card.
 
 Collectives run with the hosts' vendor's collective tool (nccl-tests, rccl-tests: its
 plug-in's ``collective``) instead of the torch probe when ``launcher.nccl_tests_dir`` is
@@ -22,7 +37,7 @@ the SSH backend's (``sncheck.launch.commands``), parsed by the tool's parser.
 The job files live in a directory the nodes also see (``shared_dir``: the backend
 option, ``$SNCHECK_SHARED_DIR``, else the current directory), as on any Slurm cluster
 with a shared home or scratch. ``launcher.extra_args`` go to every srun (``--partition``,
-``--account``, ``--gres=gpu:8``...).
+``--account``...).
 """
 
 from __future__ import annotations
@@ -30,7 +45,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import socket
@@ -39,23 +53,23 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.config.inventory import TierDesign
-from sncheck.launch.job import build_job, cards_of_hosts
+from sncheck.launch.campaign import StepSpec, split_connectivity, split_groups
+from sncheck.launch.job import build_job
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
-from sncheck.rows import JsonLines, host_fact_row, not_run_row
+from sncheck.rows import host_fact_row, not_run_row
+from sncheck.slurm.steps import allocation_gone, cancelled, failed_nodes
 from sncheck.topology import host_of
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import hostjudge, registry
 from sncheck.vendors.base import CollectiveTool
 from sncheck.vendors.sim import ToolOutput
 from sncheck.backends.base import Backend, Emit
+from sncheck.backends.slurmsteps import Ended, Step, StepRunner
 
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
-_SRUN_ERROR = re.compile(r"srun: error: (\S+): tasks? ([\d,\-]+): (.+)")
-_NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
 # Runs on each node: every fact command, one JSON line per outcome (inputs in argv).
 FACTS_PROGRAM = (
     "import json, os, subprocess, sys\n"
@@ -95,8 +109,13 @@ class SlurmBackend(Backend):
         self.fact_timeout_s = float(options.get("fact_timeout_s") or 60.0)
         self.extra_args = tuple(options.get("srun_args") or inv.launcher.extra_args)
         self.shared_dir = Path(options.get("shared_dir") or os.environ.get("SNCHECK_SHARED_DIR") or os.getcwd())
+        self.parallel_steps = int(options.get("parallel_steps") or inv.launcher.parallel_steps)
+        if self.parallel_steps < 1:
+            raise ConfigError(f"parallel_steps must be at least 1, got {self.parallel_steps}")
         self._addr: dict[str, str] | None = None
-        self.last_stderr = ""  # srun's error output of the last step, for messages and tests
+        self._ports: set[int] = set()  # rendezvous ports handed to steps of this run
+        self.last_stderr = ""  # srun's error output of the last step that failed, for messages and tests
+        self.step_records: list[dict] = []  # every step: name, wall-clock start and end, exit code
 
     def plan_defaults(self, layer: str) -> dict:
         # gloo (CPU ranks): the local backend's sizes; a CPU cannot move GPU-sized messages.
@@ -116,29 +135,26 @@ class SlurmBackend(Backend):
         self.fact_judge.read(hosts, self._read_hosts, emit)
 
     def _read_hosts(self, todo: tuple[str, ...], reached, lost) -> None:
+        """One node-local step per node set: a supernode's hosts with the same fact commands."""
         inv = self.topo.inventory
-        by_cmds: dict[tuple[str, ...], list[str]] = {}
+        sets: dict[tuple, list[str]] = {}
         for h in todo:
             cmds = registry.vendor_of(inv.platform_of(h)).commands_for(inv.platform_of(h))
-            by_cmds.setdefault(tuple(c.name for c in cmds), []).append(h)
-        for _names, group in by_cmds.items():
-            self._facts_step(group, reached, lost)
+            sets.setdefault((self.topo.supernode_of_host(h), tuple(c.name for c in cmds)), []).append(h)
+        again = self._facts_steps(list(sets.values()), reached, lost, retry=True)
+        if again:  # nodes of a failed set that gave nothing: each alone, so one bad node costs only itself
+            self._facts_steps([[h] for h in again], reached, lost, retry=False)
 
-    def _facts_step(self, hosts: list[str], reached, lost) -> None:
-        """The Slurm way of reading hosts: every fact command of each node in one srun
-        step, its outcomes as JSON lines; a command an outcome is missing for did not run."""
-        judge = self.fact_judge
-        cmds = judge.commands(hosts[0]) + list(hostjudge.HOST_WIDE)
-        work = Path(tempfile.mkdtemp(prefix="sncheck-facts-", dir=self.shared_dir))
-        try:
-            # %t (task), not %N: under multiple-slurmd %N is the machine's host name; each
-            # line names its node (SLURMD_NODENAME) anyway.
-            argv = [*self._srun_head(hosts, 1), "-o", str(work / "facts-%t.jsonl"),
-                    self.python, "-c", FACTS_PROGRAM, json.dumps([list(c.argv) for c in cmds]),
-                    str(self.fact_timeout_s)]
-            self.progress(f"host facts on {len(hosts)} nodes through srun")
-            rc, stderr, timed_out = self._run_step(argv, self.fact_timeout_s * len(cmds) + 30)
-            failed = _failed_nodes(stderr)
+    def _facts_steps(self, node_sets: list[list[str]], reached, lost, retry: bool) -> list[str]:
+        """A step per node set, every fact command of each node, its outcomes as JSON lines,
+        judged as the set's step ends; a command an outcome is missing for did not run.
+        Returns the nodes to read again alone (``retry``: those of a failed multi-node step
+        that wrote no outcome), having reported every other node."""
+        again: list[str] = []
+        root = Path(tempfile.mkdtemp(prefix="sncheck-facts-", dir=self.shared_dir))
+
+        def ended(hosts: list[str], work: Path, end: Ended) -> None:
+            failed = failed_nodes(end.stderr)
             by_node: dict[str, list[dict]] = {}
             for path in work.glob("facts-*.jsonl"):
                 for ln in path.read_text(errors="replace").splitlines():
@@ -148,17 +164,41 @@ class SlurmBackend(Backend):
                         continue  # a stray line (a tool writing to the terminal) is not an outcome
                     if isinstance(o, dict) and "argv" in o:
                         by_node.setdefault(str(o.get("node")), []).append(o)
+            if not end.ok:
+                self.last_stderr = end.stderr
             for h in hosts:
                 outcomes = by_node.get(h, [])
-                if not outcomes:
-                    why = failed.get(h) or ("the step timed out" if timed_out else f"srun exited {rc}: "
-                                            + (stderr.strip().splitlines() or ["no output"])[-1])
+                if outcomes:
+                    reached(h, "srun", "srun step ran", self._reader(h, outcomes))
+                elif retry and len(hosts) > 1 and not end.ok:
+                    again.append(h)
+                else:
+                    gone = allocation_gone(end.stderr)
+                    why = failed.get(h) or ("the step timed out" if end.timed_out else
+                                            f"the job's allocation is gone (srun: {gone})" if gone else
+                                            f"srun exited {end.rc}: "
+                                            + (end.stderr.strip().splitlines() or ["no output"])[-1])
                     lost(h, host_fact_row(h, "reachable", False, True, False, status="unreachable", tool="srun",
                                           message=f"{h}: no facts through srun: {why}"))
-                    continue
-                reached(h, "srun", "srun step ran", self._reader(h, outcomes))
+
+        try:
+            steps = []
+            for i, hosts in enumerate(node_sets):
+                cmds = self.fact_judge.commands(hosts[0]) + list(hostjudge.HOST_WIDE)
+                work = root / f"set{i}"
+                # %t (task), not %N: under multiple-slurmd %N is the machine's host name; each
+                # line names its node (SLURMD_NODENAME) anyway.
+                argv = [*self._srun_head(hosts, 1, f"facts-{self.topo.supernode_of_host(hosts[0])}"),
+                        "-o", str(work / "facts-%t.jsonl"), self.python, "-c", FACTS_PROGRAM,
+                        json.dumps([list(c.argv) for c in cmds]), str(self.fact_timeout_s)]
+                steps.append(Step(f"facts {_hostlist(hosts)}", argv, frozenset(hosts),
+                                  self.fact_timeout_s * len(cmds) + 30, work,
+                                  on_end=lambda end, hosts=hosts, work=work: ended(hosts, work, end)))
+            self.progress(f"host facts on {sum(map(len, node_sets))} nodes through srun, {len(steps)} steps")
+            self._run_steps(steps)
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
+        return again
 
     def _reader(self, host: str, outcomes: list[dict]):
         """``run(cmd)`` over the outcomes the step wrote for ``host`` (read once: a command
@@ -180,9 +220,7 @@ class SlurmBackend(Backend):
         raise HarnessError("the slurm backend needs design values in the inventory (design:)")
 
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
-        used = {host_of(c) for rnd in plan.rounds for pair in rnd.pairs for c in pair} | set(plan.hosts)
-        hosts = [h for h in self.topo.hosts if h in used]
-        self._torch_job("p2p", hosts, plan, emit)
+        self._torch_steps("p2p", split_connectivity(self.topo, plan), emit)
 
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
         used = {host_of(m) for g in plan.groups for m in g.members}
@@ -192,7 +230,7 @@ class SlurmBackend(Backend):
         if tests_dir and tool:
             self._collective_tests(plan, tool, str(tests_dir), emit)
             return
-        self._torch_job("collectives", hosts, plan, emit)
+        self._torch_steps("collectives", split_groups(self.topo, plan), emit)
 
     # ------------------------------------------------------------------ the vendor's collective tool
 
@@ -220,8 +258,11 @@ class SlurmBackend(Backend):
             for collective in list(plan.collectives) + (["sendrecv"] if group.kind == "pair" else []):
                 cmd = tool.argv(collective, sizes[0], sizes[-1], step_factor=factor,
                                 iters=plan.iters, warmup=plan.warmup, directory=tests_dir)
-                argv = launch.launcher_argv("srun", parts, [*self.extra_args, "--kill-on-bad-exit=1"], cmd,
-                                            env=env)
+                # -n: inside an allocation srun would take the job's SLURM_NTASKS (a heterogeneous
+                # step names each component's); --overlap: the steps' module docstring
+                ntasks = ["-n", str(len(group.members))] if len({(p.ranks, p.devices) for p in parts}) == 1 else []
+                argv = launch.launcher_argv("srun", parts, [*ntasks, "--overlap", *self.extra_args,
+                                                            "--kill-on-bad-exit=1"], cmd, env=env)
                 for rep in range(max(1, plan.repeats)):
                     rc, err, timed_out, out = self._run_step(argv, self.job_timeout_s, capture=True)
                     shown = " ".join(argv)
@@ -232,7 +273,7 @@ class SlurmBackend(Backend):
                     try:
                         parsed = tool.parse(out + "\n" + err, collective=collective)
                     except ParseError as e:
-                        failed = _failed_nodes(err)
+                        failed = failed_nodes(err)
                         where = "; ".join(f"{h}: {c}" for h, c in failed.items()) or (err.strip().splitlines()
                                                                                         or ["no output"])[-1]
                         emit(not_run_row(layer, group.id, "group", "error" if rc else "parse_failed",
@@ -240,60 +281,118 @@ class SlurmBackend(Backend):
                         continue
                     for row in tool.rows(parsed, group, collective, rep):
                         emit(row)
-                    problems = list(parsed["errors"]) + [f"{h}: {c}" for h, c in _failed_nodes(err).items()]
+                    problems = list(parsed["errors"]) + [f"{h}: {c}" for h, c in failed_nodes(err).items()]
                     if rc != 0 and not problems:
                         problems.append(f"srun exit {rc}")
                     if problems:
                         emit(not_run_row(layer, group.id, "group", "error", f"{group.id}: {'; '.join(problems[:3])}"))
 
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:
-        used = {host_of(m) for g in plan.groups for m in g.members}
-        self._torch_job("golden", [h for h in self.topo.hosts if h in used], plan, emit)
+        self._torch_steps("golden", split_groups(self.topo, plan), emit)
 
-    # ------------------------------------------------------------------ torch jobs
+    # ------------------------------------------------------------------ torch steps
 
-    def _torch_job(self, job_layer: str, hosts: list[str], plan: Any, emit: Emit) -> None:
+    def _torch_steps(self, job_layer: str, specs: list[StepSpec], emit: Emit) -> None:
+        """Each step a small torch world (:mod:`sncheck.launch.campaign`), run side by side;
+        rows passed on as rank 0 writes them; a step that did not end well is ``not_run``
+        for what it held only."""
         layer = JOB_LAYER[job_layer]
-        if not hosts:
+        if not specs:
             return
-        cards = {h: self.topo.inventory.hosts[h].cards for h in hosts}
-        if len(set(cards.values())) != 1:
-            raise HarnessError(f"the slurm backend runs one task per card with --ntasks-per-node: the hosts of "
-                               f"the {layer} job must have the same number of cards, got {cards}")
-        work = Path(tempfile.mkdtemp(prefix=f"sncheck-{job_layer}-", dir=self.shared_dir))
+        root = Path(tempfile.mkdtemp(prefix=f"sncheck-{job_layer}-", dir=self.shared_dir))
         try:
-            job, out = work / "job.json", work / "rows.jsonl"
-            job.write_text(build_job(self, job_layer, cards_of_hosts(self.topo, hosts), plan).to_json(), encoding="utf-8")
-            out.touch()
-            addr = self._node_addr(hosts[0])
-            env = {"SNCHECK_MASTER_ADDR": addr, "SNCHECK_MASTER_PORT": str(_port_for(addr))}
-            argv = [*self._srun_head(hosts, next(iter(cards.values()))), "--kill-on-bad-exit=1",
-                    self.python, "-m", "sncheck.worker.slurm_rank", "--job", str(job), "--out", str(out)]
-            self.progress(f"{layer}: srun over {len(hosts)} nodes, {sum(cards.values())} tasks")
-            rc, stderr, timed_out = self._run_step(argv, self.job_timeout_s, env)
-            self.pass_worker_rows(JsonLines().feed(out.read_bytes() + b"\n"), layer, hosts[0], emit)
-            if rc == 0 and not timed_out:
-                return
-            failed = _failed_nodes(stderr)
-            last = (stderr.strip().splitlines() or ["no error output"])[-1]
-            for h in hosts:
-                if timed_out:
-                    emit(not_run_row(layer, h, "host", "timeout",
-                                     f"{h}: the {layer} step ran past {self.job_timeout_s:g}s and was cancelled"))
-                elif h in failed:
-                    emit(not_run_row(layer, h, "host", "error", f"{h}: the {layer} step failed there: {failed[h]}"))
-                else:
-                    why = (f"stopped when it failed on {', '.join(sorted(failed))}" if failed
-                           else f"srun exited {rc}: {last}")
-                    emit(not_run_row(layer, h, "host", "not_run", f"{h}: the {layer} step did not finish: {why}"))
+            steps = []
+            passed: dict[str, int] = {}  # rows each step's rank 0 wrote, by step name
+            for spec in specs:
+                work = root / spec.name
+                work.mkdir()
+                job, out = work / "job.json", work / "rows.jsonl"
+                job.write_text(build_job(self, job_layer, spec.cards, spec.plan).to_json(), encoding="utf-8")
+                out.touch()
+                argv = [*self._srun_head(spec.hosts, spec.per_host, f"{job_layer}-{spec.name}"),
+                        "--kill-on-bad-exit=1", self.python, "-m", "sncheck.worker.slurm_rank",
+                        "--job", str(job), "--out", str(out)]
+                steps.append(Step(
+                    f"{layer}: {spec.describe()} ({_hostlist(spec.hosts)}, {len(spec.cards)} tasks)", argv,
+                    frozenset(spec.cards), self.job_timeout_s, work, rows=out,
+                    env=lambda spec=spec: self._rendezvous(spec.hosts[0]),
+                    on_rows=lambda items, spec=spec: passed.__setitem__(
+                        spec.name, passed.get(spec.name, 0) + self.pass_worker_rows(items, layer, spec.hosts[0], emit)),
+                    on_end=lambda end, spec=spec: self._step_ended(layer, spec, end, emit, passed.get(spec.name, 0))))
+            self.progress(f"{layer}: {len(steps)} srun steps ({', '.join(s.describe() for s in specs[:6])}"
+                          f"{', ...' if len(specs) > 6 else ''}), at most {self.parallel_steps} at once")
+            self._run_steps(steps)
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
+
+    def _step_ended(self, layer: str, spec: StepSpec, end: Ended, emit: Emit, rows: int = 1) -> None:
+        """``not_run`` rows for what a step that did not end well held: its hosts (a rail
+        step: its cards), naming the failed node and the cause, or Slurm's cancellation.
+        A step that exited 0 without a row (``rows``: those its rank 0 wrote) did not run
+        the probe: its plan is never empty, and a rail step's cards are covered by their
+        supernodes' pairs, so nothing downstream would notice the lost cross-supernode plan."""
+        where = f"the {layer} step of {spec.describe()}"
+        if end.ok and rows == 0:
+            for entity, kind in spec.entities():
+                emit(not_run_row(layer, entity, kind, "not_run", f"{entity}: {where} exited 0 but its rank 0 "
+                                 "wrote no row: the probe did not run"))
+            return
+        if end.ok:
+            return
+        self.last_stderr = end.stderr
+        gone = cancelled(end.stderr)
+        failed = failed_nodes(end.stderr)
+        if gone is not None:  # the tasks' "Killed" lines are the cancellation's doing, not causes
+            failed = {h: c for h, c in failed.items() if "exit code" in c or "node failure" in c
+                      or "Out Of Memory" in c}
+        last = (end.stderr.strip().splitlines() or ["no error output"])[-1]
+        expired = allocation_gone(end.stderr)
+        for entity, kind in spec.entities():
+            h = host_of(entity)
+            if end.timed_out:
+                emit(not_run_row(layer, entity, kind, "timeout",
+                                 f"{entity}: {where} ran past {self.job_timeout_s:g}s and was cancelled"))
+            elif h in failed:
+                emit(not_run_row(layer, entity, kind, "error", f"{entity}: {where} failed there: {failed[h]}"))
+            elif failed:
+                emit(not_run_row(layer, entity, kind, "not_run", f"{entity}: {where} did not finish: stopped "
+                                 f"when it failed on {', '.join(sorted(failed))}"))
+            elif gone is not None:
+                status = "timeout" if gone.due_to == "TIME LIMIT" else "not_run"
+                emit(not_run_row(layer, entity, kind, status, f"{entity}: {where} did not finish: "
+                                 f"{gone.describe()}; nothing it had left to measure was measured"))
+            elif expired is not None:
+                emit(not_run_row(layer, entity, kind, "not_run", f"{entity}: {where} could not start: the "
+                                 f"job's allocation is gone (srun: {expired})"))
+            else:
+                emit(not_run_row(layer, entity, kind, "not_run",
+                                 f"{entity}: {where} did not finish: srun exited {end.rc}: {last}"))
+
+    def _run_steps(self, steps: list[Step]) -> None:
+        runner = StepRunner(self.parallel_steps, progress=self.progress)
+        try:
+            runner.run(steps)
+        finally:
+            self.step_records += runner.records
+
+    def _rendezvous(self, node: str) -> dict[str, str]:
+        """Rank 0's node address and a port no other step of this run was given."""
+        addr = self._node_addr(node)
+        port = _port_for(addr)
+        for _ in range(50):
+            if port not in self._ports:
+                break
+            port = _port_for(addr)
+        self._ports.add(port)
+        return {"SNCHECK_MASTER_ADDR": addr, "SNCHECK_MASTER_PORT": str(port)}
 
     # ------------------------------------------------------------------ srun
 
-    def _srun_head(self, hosts: Sequence[str], per_node: int) -> list[str]:
-        return ["srun", "-N", str(len(hosts)), "--ntasks-per-node", str(per_node), "-w", ",".join(hosts),
-                "--job-name", "sncheck", *self.extra_args]
+    def _srun_head(self, hosts: Sequence[str], per_node: int, name: str) -> list[str]:
+        """``-n`` as well as ``--ntasks-per-node``: inside an allocation srun would take the
+        job's ``SLURM_NTASKS`` and refuse the geometry. ``--overlap``: see the module docstring."""
+        return ["srun", "-N", str(len(hosts)), "-n", str(len(hosts) * per_node), "--ntasks-per-node", str(per_node),
+                "-w", ",".join(hosts), "--job-name", f"sncheck-{name}", "--overlap", *self.extra_args]
 
     def _run_step(self, argv: list[str], timeout: float, env: dict[str, str] | None = None,
                   capture: bool = False):  # type: ignore[no-untyped-def]
@@ -340,19 +439,9 @@ class SlurmBackend(Backend):
         return self._addr.get(node, node)
 
 
-def _failed_nodes(stderr: str) -> dict[str, str]:
-    """``{node: cause}`` from srun's ``srun: error: node3: task 2: Exited with exit code 1`` lines.
-
-    Tasks srun itself stopped after another failed (``--kill-on-bad-exit``: "Terminated")
-    are collateral, not causes; they count only when no node failed otherwise.
-    """
-    causes: dict[str, str] = {m.group(1): "node failure: Slurm lost the node during the step"
-                              for m in _NODE_FAILURE.finditer(stderr)}
-    collateral: dict[str, str] = {}
-    for m in _SRUN_ERROR.finditer(stderr):
-        cause = m.group(3).strip()
-        (collateral if cause == "Terminated" else causes).setdefault(m.group(1), f"task {m.group(2)}: {cause}")
-    return causes or {}
+def _hostlist(hosts: Sequence[str]) -> str:
+    """A few hosts by name, more as the first and a count (for progress lines)."""
+    return ",".join(hosts) if len(hosts) <= 3 else f"{hosts[0]}..{hosts[-1]} ({len(hosts)} nodes)"
 
 
 def _port_for(addr: str) -> int:

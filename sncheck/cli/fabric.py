@@ -18,6 +18,7 @@ from sncheck.errors import ConfigError, HarnessError
 from sncheck.fabric import Cabling, inventory_block
 from sncheck.health.cabling import cabling_findings, counter_growth_findings
 from sncheck.model import Finding
+from sncheck.store.results import finding_to_json
 from sncheck.cli.main import handle_errors
 from sncheck.topology import Topology
 from sncheck.vendors import registry
@@ -118,7 +119,7 @@ def check_cmd(inventory_path: str, topology: str | None, save: str | None, since
     summary = {"nics_found": len(found.nics), "nics_declared": len(fabric.declared_cabling().nics),
                "uplinks_found": len(found.uplinks), "strays": len(found.strays)}
     if as_json:
-        click.echo(json.dumps({"findings": [f.to_dict() for f in findings], "summary": summary}, indent=2))
+        click.echo(json.dumps({"findings": [finding_to_json(f) for f in findings], "summary": summary}, indent=2))
     else:
         for f in findings:
             click.echo(f"[{f.severity}] {f.entity_kind} {f.entity}: {f.rule}: {f.message}")

@@ -17,7 +17,9 @@ from sncheck.backends import BACKENDS
 from sncheck.config.inventory import DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, local_inventory
 from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.config.playbook import Playbook, check_duration, single_layer
+from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
+from sncheck.model import RunRecord
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
 
@@ -164,7 +166,7 @@ def run_options(fn):
                      help=f"Worker ranks for the embedded local inventory (default 4, at most {MAX_LOCAL_CARDS})."),
         click.option("--dist-backend", type=click.Choice(DIST_BACKENDS),
                      help="torch.distributed backend for the local backend (default: nccl with CUDA, else gloo)."),
-        click.option("--duration", type=float,
+        click.option("--duration", type=finite(),
                      help="Stress soak: repeat the sweep for this many seconds (finite, above 0, at most 7 days)."),
         click.option("--format", "formats", default="html", show_default=True,
                      help="Comma-separated extra outputs: html, junit, prometheus."),
@@ -230,13 +232,13 @@ def _execute_run(playbook: Playbook, inventory_path, cards, formats, template_di
                     template_dirs=tuple(template_dirs), rules=rules_ref, baseline=baseline_ref,
                     targets=tuple(targets), **options)
     result = run.execute()
-    results = result.results
-    if results.get("isolation_blocked"):
-        click.echo(f"sncheck: isolation blocked: {results['isolation_blocked']}", err=True)
+    record = result.record
+    if record.isolation_blocked:
+        click.echo(f"sncheck: isolation blocked: {record.isolation_blocked}", err=True)
     if as_json:
-        click.echo(json.dumps(results, indent=2, default=str))
+        click.echo(json.dumps(result.results, indent=2, default=str))
     if not quiet:
-        _summary(results, result.out_dir)
+        _summary(record, result.out_dir)
     sys.exit(result.exit_code)
 
 
@@ -258,14 +260,22 @@ def _progress_printer(quiet: bool):
 MILESTONES = ("connectivity", "stress", "golden", "calibrating design values on this machine")
 
 
-def _summary(results: dict, out_dir: Path) -> None:
-    for layer in results["layers"]:
-        extra = f" (cut short: {layer['summary']['cut_short']})" if "cut_short" in layer["summary"] else ""
-        click.echo(f"  {layer['name']:<13} {layer['verdict']}{extra}", err=True)
-    for f in results["findings"]:
-        click.echo(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}: {f['message']}", err=True)
-    click.echo(f"sncheck: verdict {results['verdict']}: {len(results['findings'])} findings; "
+def _summary(record: RunRecord, out_dir: Path) -> None:
+    """The run on stderr: each layer's verdict, each finding, the verdict."""
+    for layer in record.layers:
+        extra = f" (cut short: {layer.summary['cut_short']})" if "cut_short" in layer.summary else ""
+        click.echo(f"  {layer.name:<13} {record.layer_verdict(layer)}{extra}", err=True)
+    findings_summary(record)
+    click.echo(f"sncheck: verdict {record.verdict}: {len(record.findings)} findings; "
                f"results in {out_dir}/results.json, report in {out_dir}/report.html", err=True)
+
+
+def findings_summary(record: RunRecord) -> None:
+    """Each finding on stderr, with the scoped run that confirms a watch quarantine."""
+    for f in record.findings:
+        click.echo(f"  [{f.severity}] {f.entity_kind} {f.entity}: {f.rule}: {f.message}", err=True)
+        if f.evidence.get("confirm_with"):
+            click.echo(f"      confirm in the next gap: {f.evidence['confirm_with']}", err=True)
 
 
 @click.group(cls=SncheckGroup, context_settings={"help_option_names": ["-h", "--help"]}, lazy={

@@ -20,6 +20,7 @@ import click
 from sncheck.actions import ACTIONS, ActionRequest, AuditLog, CommandRunner, LocalRunner, SshRunner
 from sncheck.actions.base import AUDIT_NAME
 from sncheck.actions.slurm import describe, is_ours, node_states
+from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
 from sncheck.errors import CapBlocked, ConfigError, HarnessError, SncheckError
 from sncheck.config.playbook import ParallelLayout
@@ -252,7 +253,7 @@ def _check(sdir: Path, as_json: bool) -> None:
 @click.option("--kind", type=click.Choice(["card", "host", "switch"]), help="Check that every ENTITY is of this kind.")
 @click.option("--reason", default="isolated by an operator", show_default=True, help="Why, for the record.")
 @click.option("--rule", default="manual", show_default=True, help="Rule name for the record.")
-@click.option("--cap", type=click.FloatRange(0, 1), default=DEFAULT_CAP, show_default=True,
+@click.option("--cap", type=finite(0, 1), default=DEFAULT_CAP, show_default=True,
               help="The fleet cap: refuse when sncheck's isolations (those in the state store and these) "
                    "would keep more than this share of the cards or hosts out of service.")
 @click.option("--force-cap", "force_cap", metavar="REASON",

@@ -8,6 +8,7 @@ import sys
 import click
 
 from sncheck.cli.main import handle_errors
+from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file
 from sncheck.cli.plan_text import show
 from sncheck.errors import ConfigError
@@ -45,9 +46,9 @@ from sncheck.ledger.timing import DEFAULT_MFU
               help="Tier figures from a run directory (its connectivity and stress rows) or a baseline JSON.")
 @click.option("--design", "design", multiple=True, metavar="TIER=BW@LAT",
               help="A tier's figures where neither --measured nor the inventory has them: scale_out=400Gb/s@5us.")
-@click.option("--mfu", type=click.FloatRange(0, 1, min_open=True), default=DEFAULT_MFU, show_default=True,
+@click.option("--mfu", type=finite(0, 1, min_open=True), default=DEFAULT_MFU, show_default=True,
               help="Model FLOPs utilisation: the share of the card's peak the model's 6N FLOPs a token reach.")
-@click.option("--peak-tflops", type=click.FloatRange(0, 1e6, min_open=True),
+@click.option("--peak-tflops", type=finite(0, 1e6, min_open=True),
               help="Dense TFLOP/s per card in the training precision (default: the platform's).")
 @click.option("--overlap", is_flag=True, help="DP gradients and PP sends overlap compute (Megatron's --overlap-*).")
 @click.option("--domain", "domain_cards", type=click.IntRange(1, 1 << 22),

@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from sncheck.cli.main import EXIT_USAGE, Failure, handle_errors
+if TYPE_CHECKING:
+    from sncheck.watch.judge import Outcome
+
+from sncheck.cli.main import EXIT_USAGE, Failure, findings_summary, handle_errors
+from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
 
 
@@ -30,7 +35,7 @@ from sncheck.cli.paths import directory, input_file, input_ref
 @click.option("--gate", type=click.Choice(["critical", "warning"]), default="warning", show_default=True)
 @click.option("--confirm-playbook", default="nightly-stress", show_default=True,
               help="The playbook each finding's confirmation command runs (sncheck run PLAYBOOK --targets CARD).")
-@click.option("--interval", type=click.FloatRange(0.1, 3600), default=5.0, show_default=True,
+@click.option("--interval", type=finite(0.1, 3600), default=5.0, show_default=True,
               help="Following: seconds between looks at the directory.")
 @click.option("--format", "formats", default="html", show_default=True,
               help="Comma-separated extra outputs: html, junit, prometheus.")
@@ -82,18 +87,15 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
     sys.exit(outcome.exit_code if outcome else 0)
 
 
-def _summary(outcome) -> None:
-    r = outcome.results
-    share = r["layers"][0]["summary"].get("comm_share") if r.get("layers") else None
+def _summary(outcome: Outcome) -> None:
+    record = outcome.record
+    share = record.layers[0].summary.get("comm_share") if record.layers else None
     if share:
         bound, how = (("at least ", "time waiting for the last rank to arrive: the dumps record no completion times")
                       if share["lower_bound"] else ("", "the collectives' recorded durations"))
         ranks = ", ".join(f"{x['card']} {x['share']:.0%}" for x in share["ranks"])
         click.echo(f"sncheck: communication share of the job: {bound}{share['job']:.1%} ({how}); by rank: {ranks}",
                    err=True)
-    for f in r["findings"]:
-        click.echo(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}: {f['message']}", err=True)
-        if f.get("evidence", {}).get("confirm_with"):
-            click.echo(f"      confirm in the next gap: {f['evidence']['confirm_with']}", err=True)
-    click.echo(f"sncheck: watch verdict {r['verdict']}: {len(r['findings'])} findings; results in "
+    findings_summary(record)
+    click.echo(f"sncheck: watch verdict {record.verdict}: {len(record.findings)} findings; results in "
                f"{outcome.out_dir}/results.json", err=True)

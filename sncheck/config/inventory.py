@@ -34,7 +34,7 @@ SUPERNODE_KEYS = ("name", "hosts", "cards_per_host", "platform", "checks")
 HOST_KEYS = ("address", "port", "user", "identity_file", "cards", "imex_address")
 SSH_KEYS = ("user", "port", "identity_file", "known_hosts", "connect_timeout", "command_timeout", "forks")
 BACKEND_KEYS = ("type", "dist_backend")
-LAUNCHER_KEYS = ("type", "hostfile_slots", "extra_args", "nccl_tests_dir")
+LAUNCHER_KEYS = ("type", "hostfile_slots", "extra_args", "nccl_tests_dir", "parallel_steps")
 
 # Bounds (README "Input bounds"): far above any real cluster, low enough that a typo
 # cannot make sncheck plan for days or allocate gigabytes.
@@ -44,6 +44,7 @@ MAX_CARDS = 1_000_000              # cards in one inventory
 MAX_TIMEOUT_S = 7 * 86400.0        # ssh connect/command timeouts, seconds
 MAX_FORKS = 4096                   # hosts worked on at once over SSH
 MAX_EXTRA_ARGS = 256
+MAX_PARALLEL_STEPS = 1024          # srun steps at once from one login node (slurm backend)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,10 @@ class Launcher:
     type: str = "mpirun"  # mpirun | srun
     extra_args: tuple[str, ...] = ()
     nccl_tests_dir: str | None = None
+    # The slurm backend's srun steps running at once (a supernode's, a rail's): each is an
+    # srun on the login node and a step slurmctld creates, so a fleet's 500 supernodes go
+    # through in waves rather than all at once.
+    parallel_steps: int = 32
 
 
 @dataclass(frozen=True)
@@ -272,7 +277,9 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
             field_int(src, lnode, "hostfile_slots", 1, MAX_CARDS_PER_HOST, what="launcher.hostfile_slots")
         tests_dir = (field_str(src, lnode, "nccl_tests_dir", what="launcher.nccl_tests_dir")
                      if lnode.get("nccl_tests_dir") is not None else None)
-        launcher = Launcher(ltype, tuple(extra), tests_dir)
+        parallel = _positive_int(src, lnode, "parallel_steps", "launcher.parallel_steps", MAX_PARALLEL_STEPS) \
+            if "parallel_steps" in lnode else Launcher.parallel_steps
+        launcher = Launcher(ltype, tuple(extra), tests_dir, parallel)
 
     sn_list = root["supernodes"]
     if not isinstance(sn_list, list) or not sn_list:

@@ -15,6 +15,7 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.config.jsonio import Baseline, read_json, validate
 from sncheck.store.frames import RowFrames
+from sncheck.store.results import from_json
 from sncheck.store.rundir import ROWS_DIR, is_run_dir, read_frames
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
@@ -36,14 +37,21 @@ def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10
     return float(v.median()) if len(v) else float("nan")
 
 
+def _verdict(path: Path) -> str | None:
+    """A run's verdict (None: a run killed before it wrote results.json)."""
+    if not path.is_file():
+        return None
+    data = read_json(path, "results.json")  # a file that is not JSON: its error names it
+    return from_json(data, str(path)).verdict.value if isinstance(data, dict) else "unreadable"
+
+
 def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
     frames = []
     for d in run_dirs:
         path = Path(d)
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
-        results = read_json(path / "results.json", "results.json") if (path / "results.json").is_file() else {}
-        verdict = results.get("verdict") if isinstance(results, dict) else "unreadable"
+        verdict = _verdict(path / "results.json")
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
         frames.append(read_frames(path).kind("p2p"))  # a part that cannot be read: ConfigError

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sncheck.fabric import LEAF, SPINE, Cabling, Fabric, port_id, switch_id
-from sncheck.model import LINK_SEP, Finding, natural_key
+from sncheck.model import LINK_SEP, EntityKind, Finding, Severity, natural_key
 
 CABLING = "cabling"
 GROWTH = "switch-port-counter-growth"
@@ -35,7 +35,7 @@ def _uplink(leaf: tuple[str, int], spine: tuple[str, int]) -> str:
 
 
 def _finding(entity: str, kind: str, message: str, evidence: dict) -> Finding:
-    return Finding(entity, kind, LAYER, CABLING, "critical", message, evidence)
+    return Finding(entity, EntityKind(kind), LAYER, CABLING, Severity.CRITICAL, message, evidence)
 
 
 def cabling_findings(fabric: Fabric, found: Cabling) -> list[Finding]:
@@ -102,7 +102,7 @@ def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapp
             continue
         entity = at_port.get(port, port)
         said = ", ".join(f"{c} {a} -> {b}" for c, (a, b) in grew.items())
-        out.append(Finding(entity, "link", LAYER, GROWTH, "warning",
+        out.append(Finding(entity, EntityKind.LINK, LAYER, GROWTH, Severity.WARNING,
                            f"switch port {port}{f' ({entity})' if entity != port else ''}: error counters grew "
                            f"during the run: {said}",
                            {"switch_port": port, "counters": {c: {"before": a, "after": b, "growth": b - a}

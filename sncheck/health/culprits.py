@@ -20,7 +20,7 @@ from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext
 from sncheck.health.pairview import FabricPaths, FrameTier, summarise
 from sncheck.health.rates import containers, explain_rates
-from sncheck.model import Finding, card_of, severity_rank
+from sncheck.model import EntityKind, Finding, Severity, card_of
 from sncheck.topology import SCALE_OUT, SCALE_UP
 
 if TYPE_CHECKING:
@@ -63,14 +63,14 @@ def kind_of(rule: "Rule") -> tuple[str, str, str] | None:
 
 def bar_of(rule: "Rule", order: int) -> Bar:
     if "below" not in rule.params and "above" not in rule.params:  # a count: any is beyond
-        return Bar(rule.name, severity_rank(rule.severity), order, PAIR, DESIGN, 0.0)
+        return Bar(rule.name, rule.severity.rank, order, PAIR, DESIGN, 0.0)
     side, bound = _bound(rule)
     level = bound if side == "below" else (1.0 / bound if bound else math.inf)
     per = rule.params.get("per", "pair")
     scope = {"pair": PAIR, "card": CARD, "supernode": DOMAIN}[per]
     ref = DESIGN if rule.op == "ratio_to_design" else PEERS
     min_pairs = int(rule.params.get("min_pairs", rule.params.get("min_peers", 1)))
-    return Bar(rule.name, severity_rank(rule.severity), order, scope, ref, float(level), min_pairs)
+    return Bar(rule.name, rule.severity.rank, order, scope, ref, float(level), min_pairs)
 
 
 def group_rules(rules: list["Rule"]) -> list[list["Rule"]]:
@@ -155,7 +155,7 @@ def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", 
                       expected=None) -> list[Finding]:
     """Pairs judged against a stored reference (a baseline) by one ratio rule."""
     side, _ = _bound(rule)
-    bar = Bar(rule.name, severity_rank(rule.severity), 0, PAIR, DESIGN,
+    bar = Bar(rule.name, rule.severity.rank, 0, PAIR, DESIGN,
               bar_of(rule, 0).level)
     bars = Bars(LEVEL, (bar,))
     tiers = summarise(cells, ctx.topo, invert=side == "above", reference=reference,
@@ -290,7 +290,7 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
         ev["link"] = c.rivals[0].entity if c.rivals else None
     judged = per_tier.get(tier or "", {"bad_pairs": ev["bad_pairs"], "pairs": ev["pairs"]})
     message = _message(c, rule, ev, judged["bad_pairs"], judged["pairs"])
-    return Finding(c.entity, c.kind, rule.layer, rule.name, rule.severity, message, ev)
+    return Finding(c.entity, EntityKind(c.kind), rule.layer, rule.name, rule.severity, message, ev)
 
 
 def _switch_nics(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> list[str]:
@@ -360,7 +360,7 @@ def entity_findings(frame: pd.DataFrame, bad: pd.Series, rule: "Rule", expected=
             if getattr(r, extra, None) is not None and not (isinstance(getattr(r, extra), float)
                                                              and math.isnan(getattr(r, extra))):
                 evidence[extra] = getattr(r, extra)
-        out.append(Finding(r.entity, r.kind, rule.layer, rule.name, rule.severity, message, evidence))
+        out.append(Finding(r.entity, EntityKind(r.kind), rule.layer, rule.name, rule.severity, message, evidence))
     return out
 
 
@@ -381,7 +381,7 @@ def lift_cards(findings: list[Finding], ctx: DetectContext) -> list[Finding]:
     groups: dict[object, dict[int, Finding]] = {}
     out = []
     for f in findings:  # culprits only: an info finding is a record, never a culprit
-        if f.entity_kind == "card" and f.entity in index and severity_rank(f.severity) >= severity_rank("warning"):
+        if f.entity_kind == "card" and f.entity in index and f.severity.rank >= Severity.WARNING.rank:
             groups.setdefault(f.evidence.get("fact"), {})[index[f.entity]] = f
         else:
             out.append(f)
@@ -391,8 +391,8 @@ def lift_cards(findings: list[Finding], ctx: DetectContext) -> list[Finding]:
             if kind == "card":
                 out.append(cards[0])
                 continue
-            worst = max(cards, key=lambda f: severity_rank(f.severity))
-            out.append(Finding(entity, kind, worst.layer, worst.rule, worst.severity,
+            worst = max(cards, key=lambda f: f.severity.rank)
+            out.append(Finding(entity, EntityKind(kind), worst.layer, worst.rule, worst.severity,
                                f"{kind} {entity}: every card of it on its own: {worst.message}",
                                {**{k: v for k, v in worst.evidence.items() if k != "related"}, "every_card": True,
                                 "related": [{"layer": f.layer, "rule": f.rule, "severity": f.severity,

@@ -27,7 +27,7 @@ from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, DetectContext
 from sncheck.health.culprits import flagged_findings, flagged_tiers
 from sncheck.health.summaries import card_levels
-from sncheck.model import Finding
+from sncheck.model import EntityKind, Finding
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
@@ -72,7 +72,7 @@ def drift(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]
         if not (sustained and beyond and bad):
             continue
         series = [jsonable(v) for v, _ in points]
-        f = Finding(r.card, "card", rule.layer, rule.name, rule.severity,
+        f = Finding(r.card, EntityKind.CARD, rule.layer, rule.name, rule.severity,
                     f"card {r.card}: {rule.summary}: {r.tier} pairs at {ratio:.1%} of its first recorded level "
                     f"over {len(points)} runs ({' -> '.join(f'{v:.4g}' for v, _ in points)} {unit}; "
                     f"noise {noise:.2g})",

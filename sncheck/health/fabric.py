@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from sncheck.health.findings import jsonable
-from sncheck.model import Finding
+from sncheck.model import EntityKind, Finding
 from sncheck.store.frames import kind_rows
 from sncheck.model import card_id
 
@@ -128,7 +128,7 @@ def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list
                     "counters": [{"device": r.device, "counter": r.counter, "before": jsonable(r.before),
                                   "after": jsonable(r.after), "growth": jsonable(r.growth)}
                                  for r in group.head(20).itertuples()]}
-        out.append(Finding(str(entity), str(kind), rule.layer, rule.name, rule.severity, message, evidence))
+        out.append(Finding(str(entity), EntityKind(kind), rule.layer, rule.name, rule.severity, message, evidence))
     return out
 
 

@@ -9,13 +9,12 @@ from typing import Callable
 
 import numpy as np
 
-from sncheck.model import LINK_SEP, Finding, Severity, card_of, host_of, hosts_of, severity_rank
-
-SEVERITIES = tuple(Severity)  # least first
-ENTITY_KINDS = ("card", "link", "host", "supernode", "nic")  # the kinds a rule may scope to (nic: <host>/nic<rail>)
+from sncheck.model import LINK_SEP, About, Finding, card_of, host_of, hosts_of
 
 
-def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
+
+def merge_findings(findings: list[Finding], cards_of_host: Callable[[str], list[str]] | None = None,
+                   supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
     """One finding per entity: the most severe stays, the others become its evidence
     (``related``). Who the culprit is was decided per measurement kind by the explainer
     (:mod:`sncheck.health.explain`); across kinds only what the cost model says one culprit
@@ -31,14 +30,14 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
       absorbed by nothing: a card fault on a host without dcgmi is still the card.
     """
     by_key: dict[tuple[str, str], Finding] = {}
-    for f in sorted(findings, key=lambda f: -severity_rank(f.severity)):
+    for f in sorted(findings, key=lambda f: -f.severity.rank):
         main = by_key.get((f.entity, f.about))
         if main is None:
             by_key[(f.entity, f.about)] = f
         else:
-            main.evidence.setdefault("related", []).append(_brief(f))
-    checks = [f for (_, about), f in by_key.items() if about == "check"]
-    hardware = [f for (_, about), f in by_key.items() if about != "check"]
+            fold(main, f)
+    checks = [f for (_, about), f in by_key.items() if about == About.CHECK]
+    hardware = [f for (_, about), f in by_key.items() if about != About.CHECK]
     unreachable = {f.entity for f in hardware if f.entity_kind == "host" and f.rule == "host-unreachable"}
     on_host: dict[str, Finding] = {}  # host -> a pair culprit on it (card, link, nic, the host itself)
     domains: dict[str, Finding] = {}
@@ -57,7 +56,7 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
             continue
         if id(f) in untold:  # a host no kind told apart from its cards, and another kind named some of them
             for g in untold[id(f)]:
-                if severity_rank(f.severity) > severity_rank(g.severity):  # the card takes the host's verdict
+                if f.severity.rank > g.severity.rank:  # the card takes the host's verdict
                     own = _brief(g)
                     g.layer, g.rule, g.severity = f.layer, f.rule, f.severity
                     g.message = (f"card {g.entity}: told from its host by {own['rule']} ({own['message']}); "
@@ -65,28 +64,28 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
                     g.evidence = {**{k: v for k, v in f.evidence.items() if k not in ("related", "separated",
                                                                                      "rivals")},
                                   "related": g.evidence.get("related", []) + [own]}
-                g.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+                fold(g, f, named=True)
             continue
         if f.entity_kind == "link" and "fact" in f.evidence:
             # A pair a host tool measured (a rail pair's ib_write_bw) with a culprit at its
             # end at least as severe (the port down that stops it): that culprit's symptom.
             owner = next((g for g in hardware if g is not f and g.entity_kind in ("card", "nic", "host")
                           and set(hosts_of(g.entity)) & set(hosts_of(f.entity))
-                          and _holds_end(g, f.entity) and severity_rank(g.severity) >= severity_rank(f.severity)),
+                          and _holds_end(g, f.entity) and g.severity.rank >= f.severity.rank),
                          None)
             if owner is not None:
-                owner.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+                fold(owner, f, named=True)
                 continue
         if f.entity_kind == "host" and f.rule in FOLDABLE_HOST_RULES:
             owner = on_host.get(f.entity)
             if owner is None and supernode_of_host is not None:
                 owner = domains.get(supernode_of_host(f.entity) or "")
             if owner is not None:
-                owner.evidence.setdefault("related", []).append(_brief(f) | {"entity": f.entity})
+                fold(owner, f, named=True)
                 continue
         out.append(f)
     out += checks
-    return sorted(out, key=lambda f: (-severity_rank(f.severity), f.about, f.entity_kind, f.entity))
+    return sorted(out, key=lambda f: (-f.severity.rank, f.about.value, f.entity_kind.value, f.entity))
 
 
 FOLDABLE_HOST_RULES = {"golden-step-time-regression"}
@@ -113,6 +112,14 @@ def _holds_end(g: Finding, link: str) -> bool:
     if g.entity_kind == "host":
         return any(host_of(e) == g.entity for e in ends)
     return card_of(g.entity) in ends
+
+
+def fold(owner: Finding, f: Finding, named: bool = False) -> None:
+    """Fold ``f`` into ``owner``: its brief joins ``owner``'s ``evidence.related`` (with its
+    entity when it names another one) and ``f`` itself ``owner.folded`` (what it rests on,
+    for the retest)."""
+    owner.evidence.setdefault("related", []).append(_brief(f) | ({"entity": f.entity} if named else {}))
+    owner.folded.append(f)
 
 
 def _brief(f: Finding) -> dict:

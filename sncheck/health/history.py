@@ -9,7 +9,6 @@ computed from its rows.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -18,13 +17,14 @@ from typing import Any
 
 import pandas as pd
 
-from sncheck.config.fileio import read_input
 from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA
 from sncheck.health.summaries import Summary, summarize
-from sncheck.store.state import StateStore
+from sncheck.model import Finding, RunRecord
 from sncheck.store.frames import RowFrames
+from sncheck.store.results import read_record
 from sncheck.store.rundir import read_frames
+from sncheck.store.state import StateStore
 
 Key = tuple[str, str, str]           # (kind, entity, metric)
 Summaries = dict[Key, tuple[float, float, int]]
@@ -35,12 +35,12 @@ LAST_PASS = "last-pass"
 
 
 # ---------------------------------------------------------------------- recording
-def record(state_dir: str | Path, results: Mapping[str, Any], run_dir: str | Path) -> int:
+def record(state_dir: str | Path, run: RunRecord, run_dir: str | Path) -> int:
     """Keep the summaries of a finished run (its rows read back from ``run_dir``)."""
     rows = _rows(Path(run_dir))
     with StateStore(state_dir) as st:
-        st.record_run(results, Path(run_dir) / "results.json")
-        return st.record_summaries(results["run_id"], summarize(dict(results), rows))
+        st.record_run(run, Path(run_dir) / "results.json")
+        return st.record_summaries(run.run_id, summarize(run, rows))
 
 
 def _rows(run_dir: Path) -> RowFrames:
@@ -90,26 +90,27 @@ class RunRef:
         self.ref = ref
         path = Path(ref)
         if path.is_dir() and (path / "results.json").is_file():
-            self.results = _load_results(path / "results.json")
-            self.run_id = self.results.get("run_id") or ref
+            run = read_record(path / "results.json")
+            self.run_id = run.run_id or ref
             self.summaries = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)
-                              for s in summarize(self.results, _rows(path))}
-            self.findings = list(self.results.get("findings") or [])
-            self.started = self.results.get("started")
+                              for s in summarize(run, _rows(path))}
+            self.findings = [_brief(f) for f in run.findings]
+            self.started: str | None = run.started
+            self.verdict: str | None = run.verdict.value
             return
         if state_dir is None:
             raise ConfigError("not a run directory (no results.json); a run id needs --state-dir", ref)
         if not Path(state_dir, "state.db").is_file():
             raise ConfigError("no state store here (no state.db)", str(state_dir))
         with StateStore(state_dir) as st:
-            run = st.run(ref) or _by_prefix(st, ref)
-            if run is None:
+            stored = st.run(ref) or _by_prefix(st, ref)
+            if stored is None:
                 raise ConfigError("no such run in the state store (sncheck history --runs lists them)", ref)
-            self.run_id = run["run_id"]
-            self.results = run
+            self.run_id = stored["run_id"]
             self.summaries = st.run_summaries(self.run_id)
             self.findings = st.findings_of_run(self.run_id)
-            self.started = run.get("started")
+            self.started = stored.get("started")
+            self.verdict = stored.get("verdict")
         if not self.summaries:
             raise ConfigError("the state store keeps no summaries of this run (recorded before "
                               "sncheck kept history); compare its run directory instead", ref)
@@ -120,14 +121,13 @@ def _by_prefix(st: StateStore, ref: str) -> dict | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _load_results(path: Path) -> dict:
-    try:
-        return json.loads(read_input(path, "results").decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ConfigError(f"cannot read results: {e}", str(path)) from e
-
-
 # ---------------------------------------------------------------------- diff
+def _brief(f: Finding) -> dict[str, str]:
+    """A finding as diff and the trends compare it (the state store keeps these columns)."""
+    return {"entity": f.entity, "entity_kind": f.entity_kind.value, "rule": f.rule, "severity": f.severity.value,
+            "message": f.message}
+
+
 def _finding_key(f: Mapping[str, Any]) -> tuple[str, str]:
     return (str(f.get("entity")), str(f.get("rule")))
 
@@ -171,8 +171,8 @@ def diff(a: RunRef, b: RunRef, move_z: float = MOVE_Z, move_rel: float = MOVE_RE
     fb = {_finding_key(f): f for f in b.findings}
     brief = lambda f: {k: f.get(k) for k in ("entity", "entity_kind", "rule", "severity", "message")}  # noqa: E731
     return {
-        "a": {"run_id": a.run_id, "started": a.started, "verdict": a.results.get("verdict")},
-        "b": {"run_id": b.run_id, "started": b.started, "verdict": b.results.get("verdict")},
+        "a": {"run_id": a.run_id, "started": a.started, "verdict": a.verdict},
+        "b": {"run_id": b.run_id, "started": b.started, "verdict": b.verdict},
         "aggregates": aggregates, "moved": moved,
         "findings": {"new": [brief(fb[k]) for k in fb if k not in fa],
                      "resolved": [brief(fa[k]) for k in fa if k not in fb],
@@ -204,7 +204,7 @@ def entity_history(state_dir: str | Path, entity: str, limit: int | None = None)
     return {"entity": entity, "runs": out, "isolation": actions}
 
 
-def trends(state_dir: str | Path, results: Mapping[str, Any], last: int = 10,
+def trends(state_dir: str | Path, run: RunRecord, last: int = 10,
            current: Summaries | None = None) -> dict | None:
     """For the report: per-tier series over the last runs of this inventory and backend
     (this one included: ``current``, its summaries when it is not stored yet), and the
@@ -212,15 +212,15 @@ def trends(state_dir: str | Path, results: Mapping[str, Any], last: int = 10,
     if not Path(state_dir, "state.db").is_file():
         return None
     with StateStore(state_dir) as st:
-        runs = st.summary_runs(inventory=results.get("inventory"), backend=results.get("backend"))
-        runs = [r for r in runs if r["run_id"] != results.get("run_id")][-(last - 1):]
-        this = next((r for r in st.summary_runs() if r["run_id"] == results.get("run_id")), None)
+        runs = st.summary_runs(inventory=run.inventory, backend=run.backend)
+        runs = [r for r in runs if r["run_id"] != run.run_id][-(last - 1):]
+        this = next((r for r in st.summary_runs() if r["run_id"] == run.run_id), None)
         series_runs = runs + ([this] if this else [])
         if not runs:
             return None
         per_run = [st.run_summaries(r["run_id"]) for r in series_runs]
         if this is None and current is not None:
-            series_runs.append({"run_id": results.get("run_id")})
+            series_runs.append({"run_id": run.run_id})
             per_run.append(current)
         previous = runs[-1]
         prev_findings = st.findings_of_run(previous["run_id"])
@@ -229,7 +229,7 @@ def trends(state_dir: str | Path, results: Mapping[str, Any], last: int = 10,
         for (kind, entity, metric), (v, _s, _n) in summ.items():
             if kind == "tier":
                 tiers.setdefault(f"{entity} {metric}", [None] * len(per_run))[i] = v
-    now = {_finding_key(f): f for f in results.get("findings") or []}
+    now = {_finding_key(f): f for f in map(_brief, run.findings)}
     before = {_finding_key(f): f for f in prev_findings}
     brief = lambda f: {k: f.get(k) for k in ("entity", "entity_kind", "rule", "severity", "message")}  # noqa: E731
     return {"runs": [r["run_id"] for r in series_runs], "previous": previous["run_id"],
@@ -289,5 +289,5 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
     return out
 
 
-def summaries_of(results: Mapping[str, Any], rows: pd.DataFrame) -> list[Summary]:
-    return summarize(dict(results), rows)
+def summaries_of(run: RunRecord, rows: pd.DataFrame) -> list[Summary]:
+    return summarize(run, rows)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from sncheck.model import Finding
+from sncheck.model import About, Basis, EntityKind, Finding, Severity
 from sncheck.store.frames import kind_rows
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def straggler(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
         msg = (f"{_who(r)} entered collectives of group {r.pg} last in {r.last_share / r.size:.0%} of "
                f"{r.n} (its share: {1 / r.size:.0%}), then a median {r.lag_last_ms:.1f} ms behind the group's "
                f"median arrival; the group spent {r.blame:.0%} of its time waiting for it")
-        out[r.entity] = Finding(r.entity, "card", rule.layer, rule.name, rule.severity, msg,
+        out[r.entity] = Finding(r.entity, EntityKind.CARD, rule.layer, rule.name, rule.severity, msg,
                                 {"measured": round(r.lag_last_ms, 3), "expected": 0.0, "unit": "ms behind the median",
                                  "median_lag_ms": round(r.lag_ms, 3),
                                  "last_share": round(r.last_share / r.size, 3), "fair_share": round(1 / r.size, 3),
@@ -203,14 +203,14 @@ def behind_peers(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
               "unit": None, "group": r.pg, "seq": int(r.seq), "collective": r.op, "rank": int(r.rank),
               "peers_entered": int(r.entered), "peers": int(r.peers), "mapped": bool(r.mapped)}
         if r.value:
-            out.append(Finding(r.entity, "card", rule.layer, rule.name, rule.severity,
+            out.append(Finding(r.entity, EntityKind.CARD, rule.layer, rule.name, rule.severity,
                                f"{_who(r)} never entered collective {r.seq} ({r.op}) of group {r.pg}, which "
                                f"{r.entered} of its {r.peers} peers entered: hung, or gone", ev))
         else:
-            out.append(Finding(r.entity, "card", rule.layer, f"{rule.name}-not-judged", "warning",
+            out.append(Finding(r.entity, EntityKind.CARD, rule.layer, f"{rule.name}-not-judged", Severity.WARNING,
                                f"{_who(r)}: its last dump is older than collective {r.seq} ({r.op}) of group "
                                f"{r.pg}, which its peers entered: not judged (no dump of it since)",
-                               {**ev, "not_run": True}, about="check"))
+                               ev, basis=Basis.NOT_JUDGED, about=About.CHECK))
     return out
 
 
@@ -301,10 +301,11 @@ def p2p_unmatched(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
     out = []
     for r in frame.itertuples():
         if r.status == "peer unknown":
-            out.append(Finding(r.entity, "card", rule.layer, f"{rule.name}-not-judged", "info",
+            out.append(Finding(r.entity, EntityKind.CARD, rule.layer, f"{rule.name}-not-judged", Severity.INFO,
                                f"{_who(r)}: {r.message}", {"measured": "no group ranks", "expected": "pg_config",
                                                          "unit": None, "group": r.pg, "rank": int(r.rank),
-                                                         "mapped": bool(r.mapped), "not_run": True}, about="check"))
+                                                         "mapped": bool(r.mapped)},
+                               basis=Basis.NOT_JUDGED, about=About.CHECK))
             continue
         ev = {"measured": f"{r.missing} {r.op}s fewer", "expected": f"a {r.op} for each of rank {int(r.peer)}'s",
               "unit": None, "group": r.pg, "rank": int(r.rank), "peer_rank": int(r.peer), "peer": r.peer_card,
@@ -312,14 +313,14 @@ def p2p_unmatched(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
         what = (f"{_who(r)} never posted the {r.op} matching rank {int(r.peer)}'s "
                 f"{'send' if r.op == 'recv' else 'recv'} (sizes {r.sizes}) in group {r.pg}")
         if r.value:
-            out.append(Finding(r.entity, "card", rule.layer, rule.name, rule.severity,
+            out.append(Finding(r.entity, EntityKind.CARD, rule.layer, rule.name, rule.severity,
                                f"{what}, though its dump was taken after: hung, or gone", ev))
         else:
             why = ("a Flight Recorder buffer wrapped, so the two ranks' ops cannot be counted against each other"
                    if r.status == "wrapped" else "its last dump is older than that op")
-            out.append(Finding(r.entity, "card", rule.layer, f"{rule.name}-not-judged", "warning",
-                               f"{what} as far as the dumps show; not judged: {why}", {**ev, "not_run": True},
-                               about="check"))
+            out.append(Finding(r.entity, EntityKind.CARD, rule.layer, f"{rule.name}-not-judged", Severity.WARNING,
+                               f"{what} as far as the dumps show; not judged: {why}", ev,
+                               basis=Basis.NOT_JUDGED, about=About.CHECK))
     return out
 
 
@@ -398,14 +399,16 @@ def ras_states(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
               "detail": r.detail, "mapped": bool(r.mapped), "dump": r.dump}
         if isinstance(r.comm, str) and r.comm:
             ev["comm"] = r.comm
-        name = f"{rule.name}-{str(r.state).lower()}"
+        # One name per state: watch-ras-incomplete; a rule named for its one state keeps its name.
+        state = str(r.state).lower()
+        name = rule.name if rule.name.endswith(f"-{state}") else f"{rule.name}-{state}"
         if not bool(r.named):
             out.append(Finding(r.entity, r.kind, rule.layer, name, rule.severity,
-                               f"NCCL RAS: {where}: {r.state} ({r.detail}); RAS names no rank", ev, about="check"))
+                               f"NCCL RAS: {where}: {r.state} ({r.detail}); RAS names no rank", ev, about=About.CHECK))
             continue
         label = r.entity if bool(r.mapped) else f"{r.entity} (node {r.node}: not in the inventory)"
         if bool(r.ahead):
-            out.append(Finding(r.entity, r.kind, rule.layer, name, "info",
+            out.append(Finding(r.entity, r.kind, rule.layer, name, Severity.INFO,
                                f"NCCL RAS: {label}, {where} ({gpu}): launched more operations than the rest of its "
                                f"communicator ({r.detail}): ahead, not behind; the ranks behind it are not named",
                                {**ev, "ahead": True}))

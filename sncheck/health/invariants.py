@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from sncheck.model import CHECK_STATUSES, Finding, Status
+from sncheck.model import CHECK_STATUSES, About, Basis, EntityKind, Finding, Severity, Status
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
@@ -43,15 +43,14 @@ from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missin
 if TYPE_CHECKING:
     from sncheck.health.rules import AllowedSkip
 
-SEVERITY = "critical"  # "not run" is never a pass, whatever the gate
+SEVERITY = Severity.CRITICAL  # "not run" is never a pass, whatever the gate
 NOT_MEASURED = "not-measured"
 NOT_JUDGED = "golden-not-judged"
 BASELINE_NOT_JUDGED = "baseline-not-judged"
 LAYER_NOT_JUDGED = "layer-not-judged"
-NOT_JUDGED_RULES = (NOT_JUDGED, BASELINE_NOT_JUDGED, LAYER_NOT_JUDGED)
 NON_FINITE = "golden-loss-non-finite"
 UNREACHABLE = "host-unreachable"
-NOT_RUN_PREFIX = "not-run-"
+NOT_RUN = "not-run"  # a status's finding: not-run-<status> (unreachable: host-unreachable)
 SKIPPED = Status.SKIPPED  # a host_fact status: the inventory switched the check off
 SKIP_ALLOWED = "skip-allowed"  # a skipped test the rules allow by name: recorded at info
 
@@ -59,24 +58,7 @@ SKIP_ALLOWED = "skip-allowed"  # a skipped test the rules allow by name: recorde
 def status_rule(status: str) -> str:
     if status == Status.NOT_MEASURED:
         return NOT_MEASURED
-    return UNREACHABLE if status == Status.UNREACHABLE else f"{NOT_RUN_PREFIX}{status.replace('_', '-')}"
-
-
-def means_not_measured(rule: str) -> bool:
-    """Whether a finding of ``rule`` says something was not measured (unreachable, not run)."""
-    return rule in (UNREACHABLE, NOT_MEASURED) or rule.startswith(NOT_RUN_PREFIX)
-
-
-def means_not_judged(rule: str) -> bool:
-    """Whether a finding of ``rule`` says something measured was not judged."""
-    return rule in NOT_JUDGED_RULES
-
-
-def is_not_measured(f: Finding) -> bool:
-    """A finding that says something was not measured, itself or in a symptom folded
-    into it (``evidence.related``): never released by a retest."""
-    return means_not_measured(f.rule) or any(means_not_measured(str(r.get("rule", "")))
-                                             for r in f.evidence.get("related", []))
+    return UNREACHABLE if status == Status.UNREACHABLE else f"{NOT_RUN}-{status.replace('_', '-')}"
 
 
 def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None,
@@ -103,7 +85,7 @@ def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, option
         out += golden_judged(rows, ctx, optional=bool(options.get("optional")), targets=targets)
     # A host the backend already reported (unreachable, timed out) is that finding; its
     # cards' gaps would only repeat it.
-    down = {f.entity for f in out if f.entity_kind == "host" and f.about == "hardware"}
+    down = {f.entity for f in out if f.entity_kind == EntityKind.HOST and f.about == About.HARDWARE}
     return out + [g for g in gaps if host_of(g.entity) not in down and g.entity not in down]
 
 
@@ -118,26 +100,25 @@ def status_findings(rows: pd.DataFrame, ctx: DetectContext, skips: tuple[Allowed
         if r.status == Status.NOT_MEASURED and (allowed := _allowed(r.tool, r.skipped, skips)):
             out.append(_skip_allowed(r, allowed))
             continue
-        about = "check" if r.status in CHECK_STATUSES else "hardware"
+        about = About.CHECK if r.status in CHECK_STATUSES else About.HARDWARE
         ev = {"measured": r.status, "expected": "measured", "unit": None}
         if isinstance(r.tool, str):
             ev["tool"] = r.tool
         if isinstance(r.fact, str):
             ev["fact"] = r.fact
         message = r.message
-        if about == "check" and isinstance(r.skipped, list) and r.skipped:
-            ev.update(not_run=True, skipped=[str(t) for t in r.skipped])
+        if about == About.CHECK and isinstance(r.skipped, list) and r.skipped:
+            ev["skipped"] = [str(t) for t in r.skipped]
             message += (" (a test the tool skipped measured nothing: nothing is isolated for it, but the gate "
                         "fails; where the skip is expected, allow it by name in the rules file: `allow_skips: "
                         f"[{{tool: {r.tool}, test: {r.skipped[0]}, why: ...}}]`)")
-        elif about == "check":
-            ev["not_run"] = True
+        elif about == About.CHECK:
             message += (" (a check that did not run: this says nothing about the hardware, so nothing is "
                         "isolated for it, but the gate fails until it runs"
                         + (f"; install {r.tool} or switch the check off with `checks: {{{r.tool}: false}}` "
                            "in the inventory)" if isinstance(r.tool, str) else ")"))
         out.append(Finding(r.entity, r.kind, r.layer, status_rule(str(r.status)), SEVERITY, message, ev,
-                           about=about))
+                           basis=Basis.NOT_MEASURED, about=about))
     return out
 
 
@@ -153,15 +134,17 @@ def _skip_allowed(r: Any, allowed: list[AllowedSkip]) -> Finding:
     """``r``: a row of the ``missing`` frame (itertuples)."""
     tests = ", ".join(str(t) for t in r.skipped)
     why = "; ".join(dict.fromkeys(f"{a.why} ({a.where})" if a.where else a.why for a in allowed))
-    return Finding(str(r.entity), str(r.kind), str(r.layer), SKIP_ALLOWED, "info",
+    return Finding(str(r.entity), EntityKind(r.kind), str(r.layer), SKIP_ALLOWED, Severity.INFO,
                    f"{r.entity}: {r.tool} skipped {tests}: allowed by the rules: {why}",
                    {"measured": "skipped", "expected": "measured", "unit": None, "tool": r.tool, "fact": r.fact,
-                    "skipped": [str(t) for t in r.skipped], "why": why}, about="check")
+                    "skipped": [str(t) for t in r.skipped], "why": why},
+                   basis=Basis.NOT_MEASURED, about=About.CHECK)
 
 
 def _not_measured(entity: str, kind: str, layer: str, what: str) -> Finding:
-    return Finding(entity, kind, layer, NOT_MEASURED, SEVERITY, f"{kind} {entity}: not measured: {what}",
-                   {"measured": "nothing", "expected": "measured", "unit": None, "not_run": True}, about="check")
+    return Finding(entity, EntityKind(kind), layer, NOT_MEASURED, SEVERITY, f"{kind} {entity}: not measured: {what}",
+                   {"measured": "nothing", "expected": "measured", "unit": None},
+                   basis=Basis.NOT_MEASURED, about=About.CHECK)
 
 
 def _supernodes(topo: Topology, targets: frozenset[str] | None) -> list[str]:
@@ -169,14 +152,15 @@ def _supernodes(topo: Topology, targets: frozenset[str] | None) -> list[str]:
             if targets is None or any(c in targets for c in topo.cards_of_supernode(sn))]
 
 
-def layer_not_judged(layer: str, topo: Topology, gate: str, targets: frozenset[str] | None = None) -> list[Finding]:
+def layer_not_judged(layer: str, topo: Topology, gate: Severity | str,
+                     targets: frozenset[str] | None = None) -> list[Finding]:
     """The layer ran, and no enabled rule judges its rows: nothing it measured was judged."""
-    return [Finding(sn, "supernode", layer, LAYER_NOT_JUDGED, gate,
+    return [Finding(sn, EntityKind.SUPERNODE, layer, LAYER_NOT_JUDGED, Severity(gate),
                     f"{layer} on {sn} not judged: no enabled rule of the rules file judges the {layer} layer's "
                     f"measurements. Enable or add a rule for it (`sncheck rules list` shows the {layer} metrics), "
                     f"or leave the layer out of the playbook",
-                    {"measured": "not judged", "expected": f"an enabled rule for the {layer} layer", "unit": None,
-                     "not_run": True}, about="check")
+                    {"measured": "not judged", "expected": f"an enabled rule for the {layer} layer", "unit": None},
+                    basis=Basis.NOT_JUDGED, about=About.CHECK)
             for sn in _supernodes(topo, targets)]
 
 
@@ -304,7 +288,7 @@ def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool,
         kind, _, name = str(c.group).partition(":")
         entity, ekind = (name, "card") if kind == "card" else (name, "host") if kind == "host" else \
             _group_entity(c.members, ctx.topo)
-        out.append(Finding(entity, ekind, "golden", NON_FINITE, SEVERITY,
+        out.append(Finding(entity, EntityKind(ekind), "golden", NON_FINITE, SEVERITY,
                            f"{ekind} {entity}: golden model loss became non-finite at step {bad} "
                            f"(replica {c.group}, {c.stage})",
                            {"measured": None, "expected": "finite", "unit": "loss", "step": bad}))
@@ -314,15 +298,15 @@ def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool,
     if why is None:
         return out
     # Optional: on record at info (it does not gate), and the layer reads "not judged".
-    severity, fix = ("info", "; the layer is optional, so this does not fail the gate") if optional else \
+    severity, fix = (Severity.INFO, "; the layer is optional, so this does not fail the gate") if optional else \
         (SEVERITY, ", or mark the layer optional (`- golden: {optional: true}`)")
     for sn in _supernodes(ctx.topo, targets):
-        out.append(Finding(sn, "supernode", "golden", NOT_JUDGED, severity,
+        out.append(Finding(sn, EntityKind.SUPERNODE, "golden", NOT_JUDGED, severity,
                            f"golden model on {sn} not judged: {why}. Record a reference on a known-good "
                            f"system with `sncheck golden record --out fixtures/golden/NAME.json` and name it "
                            f"in the playbook (`- golden: {{reference: path/to/NAME.json}}`){fix}",
-                           {"measured": "not judged", "expected": "a golden reference", "unit": None,
-                            "not_run": True}, about="check"))
+                           {"measured": "not judged", "expected": "a golden reference", "unit": None},
+                           basis=Basis.NOT_JUDGED, about=About.CHECK))
     return out
 
 

@@ -42,8 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from sncheck.health.findings import SEVERITIES
-from sncheck.model import Finding, card_id
+from sncheck.model import EntityKind, Finding, Severity, card_id
 from sncheck.rows import host_fact_row
 from sncheck.store.frames import kind_rows
 from sncheck.vendors.kernel_log import describe, seconds
@@ -134,8 +133,8 @@ def _entry_error(where: str, entry: Any) -> str | None:
     if unknown:
         return f"{where} has unknown keys {', '.join(sorted(map(str, unknown)))} ({', '.join(ENTRY_KEYS)})"
     for key in ("severity", "below"):
-        if (key == "severity" or key in entry) and entry.get(key) not in SEVERITIES:
-            return f"{where}.{key} must be one of {', '.join(SEVERITIES)}, got {entry.get(key)!r}"
+        if (key == "severity" or key in entry) and entry.get(key) not in tuple(Severity):
+            return f"{where}.{key} must be one of {', '.join(Severity)}, got {entry.get(key)!r}"
     if "action" in entry and entry["action"] not in ACTIONS:
         return f"{where}.action must be one of {', '.join(ACTIONS)}, got {entry['action']!r}"
     if "confirm" in entry and entry["confirm"] not in ("retest", "none"):
@@ -221,7 +220,7 @@ def choose(table: dict[str, tuple[Entry, ...]], event: dict[str, Any],
                     return key, i, e, ""
             continue
         if any(e.drivers for _, e in cases):  # which meaning holds depends on a driver we do not know
-            i, e = max(cases, key=lambda c: (SEVERITIES.index(c[1].severity), -c[0]))
+            i, e = max(cases, key=lambda c: (Severity(c[1].severity).rank, -c[0]))
             return key, i, e, "the driver version is not in the log: judged by its most severe meaning"
         return key, cases[0][0], cases[0][1], ""
     return None, -1, None, ""
@@ -335,7 +334,7 @@ def _finding(rule: "Rule", entity: str, kind: str, new: pd.DataFrame, group: pd.
                         earlier=int((~group["new"]).sum()))
     if confirm == "none":
         evidence["confirm"] = "none"
-    return Finding(entity, kind, rule.layer, rule.name, severity, message, evidence)
+    return Finding(entity, EntityKind(kind), rule.layer, rule.name, Severity(severity), message, evidence)
 
 
 def judge_log(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext, host: str = "log") -> list[Finding]:

@@ -19,7 +19,7 @@ from sncheck.health.culprits import _bound, _compare, entity_findings, explain_r
 from sncheck.health.drift import calibration_regression, card_baseline, drift
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
-from sncheck.model import Finding
+from sncheck.model import Basis, EntityKind, Finding
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
@@ -152,7 +152,7 @@ def missing_op(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Fin
             ev["tool"] = r.tool
         if isinstance(r.fact, str):
             ev["fact"] = r.fact
-        out.append(Finding(r.entity, r.kind, r.layer, name, rule.severity, r.message, ev))
+        out.append(Finding(r.entity, r.kind, r.layer, name, rule.severity, r.message, ev, basis=Basis.NOT_MEASURED))
     return out
 
 
@@ -171,7 +171,7 @@ def golden_band(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Fi
             continue
         culprits = [c for c in v.members if c in solo_bad]
         for c in culprits:
-            out.append(Finding(c, "card", "golden", rule.name, rule.severity,
+            out.append(Finding(c, EntityKind.CARD, "golden", rule.name, rule.severity,
                                f"card {c}: golden model {solo_bad[c].reason} when it takes part "
                                f"(replica {v.group}: {v.reason})",
                                {"measured": jsonable(solo_bad[c].final), "expected": jsonable(v.ref_final), "unit": "loss"}))
@@ -185,7 +185,7 @@ def golden_band(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Fi
                 entity = sns[0] if sns else v.group
             why = (" (its cards trained alone stay in band: no single card explains it)"
                    if set(v.members) & solo_ran else "")
-            out.append(Finding(entity, ekind, "golden", rule.name, rule.severity, f"{v.group}: {v.reason}{why}",
+            out.append(Finding(entity, EntityKind(ekind), "golden", rule.name, rule.severity, f"{v.group}: {v.reason}{why}",
                                {"measured": jsonable(v.final), "expected": jsonable(v.ref_final), "unit": "loss"}))
     return out
 

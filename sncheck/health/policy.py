@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from sncheck.model import EntityKind, IsolationStep, card_of, host_of
+from sncheck.model import Action, EntityKind, IsolationStep, card_of, host_of
 
 DEFAULT_WINDOW = timedelta(days=7)
 DEFAULT_CAP = 0.10
@@ -68,7 +68,7 @@ def needs_confirmation(entity: str, store: ReleaseHistory, now: datetime | None 
 
 
 def decide(entity: str, kind: str, confirmed: bool | None, released_at: datetime | None,
-           now: datetime, window: timedelta = DEFAULT_WINDOW) -> str:
+           now: datetime, window: timedelta = DEFAULT_WINDOW) -> Action:
     """The next action for a quarantined entity: ``isolate``, ``release`` or ``quarantine``.
 
     ``confirmed`` is the confirmation retest's verdict; ``None`` means the retest could
@@ -79,10 +79,10 @@ def decide(entity: str, kind: str, confirmed: bool | None, released_at: datetime
     if kind not in tuple(EntityKind):
         raise ValueError(f"entity kind of {entity!r} must be one of {', '.join(EntityKind)}, got {kind!r}")
     if is_repeat_offender(released_at, now, window):
-        return "isolate"
+        return Action.ISOLATE
     if confirmed is None:
-        return "quarantine"
-    return "isolate" if confirmed else "release"
+        return Action.QUARANTINE
+    return Action.ISOLATE if confirmed else Action.RELEASE
 
 
 def decide_entry(quarantined: IsolationStep, confirmed: bool | None, released_at: datetime | None,
@@ -174,18 +174,19 @@ def _out_of_service(entries: Iterable[IsolationStep | Mapping[str, Any]], per_ho
     hosts: set[str] = set()
     cards: set[str] = set()
     for e in entries:
-        d = e.to_dict() if isinstance(e, IsolationStep) else e
-        if d["action"] not in ISOLATING:
+        action, kind, entity = (e.action, e.entity_kind, e.entity) if isinstance(e, IsolationStep) \
+            else (e["action"], e["entity_kind"], e["entity"])  # a state store row
+        if action not in ISOLATING:
             continue
-        if d["entity_kind"] == "host":
-            hosts.add(d["entity"])
-        elif d["entity_kind"] == "supernode":
-            hosts.update(sn_hosts.get(d["entity"], ()))
-        elif d["entity_kind"] == "card":
-            cards.add(d["entity"])
-        elif d["entity_kind"] == "nic":  # isolated by masking its card
-            cards.add(card_of(d["entity"]))
-        elif d["entity_kind"] == "switch":  # its rail drained on every host it serves
-            cards.update(switch_cards.get(d["entity"], ()))
+        if kind == EntityKind.HOST:
+            hosts.add(entity)
+        elif kind == EntityKind.SUPERNODE:
+            hosts.update(sn_hosts.get(entity, ()))
+        elif kind == EntityKind.CARD:
+            cards.add(entity)
+        elif kind == EntityKind.NIC:  # isolated by masking its card
+            cards.add(card_of(entity))
+        elif kind == EntityKind.SWITCH:  # its rail drained on every host it serves
+            cards.update(switch_cards.get(entity, ()))
     loose_cards = {c for c in cards if host_of(c) not in hosts}
     return round(sum(per_host.get(h, default_cards) for h in hosts)) + len(loose_cards), hosts

@@ -63,13 +63,14 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.config.shipped import resolve
 from sncheck.health.culprits import explain_rules, group_rules, kind_of, lift_cards
-from sncheck.health.findings import ENTITY_KINDS, SEVERITIES
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
-from sncheck.model import Finding
+from sncheck.model import EntityKind, Finding, Severity
 from sncheck.vendors import registry
 from sncheck.config.yamlio import LineDict, Source, _show, check_keys, field_str, load_file, load_text
 
+# The kinds a rule may scope to (nic: <host>/nic<rail>), in the order the error names them.
+RULE_SCOPES = (EntityKind.CARD, EntityKind.LINK, EntityKind.HOST, EntityKind.SUPERNODE, EntityKind.NIC)
 COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")
 TOP_KEYS = ("rules", "extends", "allow_skips")
 MAX_EXTENDS = 4
@@ -85,7 +86,7 @@ class Rule:
     name: str
     op: str
     metric: str
-    severity: str
+    severity: Severity
     scope: str
     summary: str
     params: dict = field(default_factory=dict)
@@ -263,11 +264,11 @@ def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
         if shape not in op.shapes:
             raise src.error(f"op {op_name} does not take metric {metric} ({shape}); "
                             f"it takes {', '.join(op.shapes)} metrics", node, "metric")
-        severity = field_str(src, node, "severity", choices=SEVERITIES)
+        severity = Severity(field_str(src, node, "severity", choices=tuple(Severity)))
         default_scope = "card" if shape == PAIRS and node.get("per") == "card" else \
             "supernode" if shape == PAIRS and node.get("per") == "supernode" else \
             METRIC_SCOPE.get(metric, {PAIRS: "link", GROUPS: "host", ENTITIES: "host"}[shape])
-        scope = field_str(src, node, "scope", choices=ENTITY_KINDS) if "scope" in node else default_scope
+        scope = field_str(src, node, "scope", choices=RULE_SCOPES) if "scope" in node else default_scope
         for text_key in ("summary", "description"):
             if node.get(text_key) is not None:
                 field_str(src, node, text_key)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health.metrics import METRICS, kind_rows, rows_context
-from sncheck.model import card_of
+from sncheck.model import About, EntityKind, RunRecord, Severity, card_of
 
 KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
 WORST_LINKS = 16          # per tier and metric, kept every run
@@ -107,32 +107,31 @@ def card_levels(cells: pd.DataFrame, culprits: frozenset[str] | set[str] = froze
     return out
 
 
-def culprit_cards(results: dict, cards: "pd.Series") -> set[str]:
+def culprit_cards(record: RunRecord, cards: "pd.Series") -> set[str]:
     """Of ``cards`` (the cards in a run's rows), those its hardware findings (warning or
     critical) name: a card, a NIC's card, every card of a host or of a supernode."""
-    sn_hosts = {s["name"]: set(s["hosts"]) for s in (results.get("topology") or {}).get("supernodes") or []}
+    sn_hosts = {s["name"]: set(s["hosts"]) for s in (record.topology or {}).get("supernodes") or []}
     named: set[str] = set()
     hosts: set[str] = set()
-    for f in results.get("findings") or []:
-        if f.get("severity") not in ("warning", "critical") or f.get("about", "hardware") != "hardware":
+    for f in record.findings:
+        if f.severity.rank < Severity.WARNING.rank or f.about != About.HARDWARE:
             continue
-        entity, kind = str(f.get("entity")), f.get("entity_kind")
-        if kind in ("card", "nic"):
-            named.add(card_of(entity))
-        elif kind == "host":
-            hosts.add(entity)
-        elif kind == "supernode":
-            hosts |= sn_hosts.get(entity, set())
+        if f.entity_kind in (EntityKind.CARD, EntityKind.NIC):
+            named.add(card_of(f.entity))
+        elif f.entity_kind == EntityKind.HOST:
+            hosts.add(f.entity)
+        elif f.entity_kind == EntityKind.SUPERNODE:
+            hosts |= sn_hosts.get(f.entity, set())
     seen = pd.Series(pd.unique(cards.astype(str)))
     return named | set(seen[seen.str.rsplit("/", n=1).str[0].isin(hosts)]) if hosts else named
 
 
-def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
+def summarize(record: RunRecord, rows: pd.DataFrame) -> list[Summary]:
     """Every summary of one run (see the module docstring)."""
     out: list[Summary] = []
     if rows is None or rows.empty or (isinstance(rows, pd.DataFrame) and "kind" not in rows):
         rows = pd.DataFrame(columns=["kind"])  # (a run's RowFrames, or one frame with a kind column)
-    keep_links = {f.get("entity") for f in results.get("findings") or [] if f.get("entity_kind") == "link"}
+    keep_links = {f.entity for f in record.findings if f.entity_kind == EntityKind.LINK}
     for metric in ("p2p_bandwidth", "p2p_latency"):
         cells = METRICS[metric].fn(rows, rows_context())
         if cells.empty:
@@ -141,7 +140,7 @@ def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
         if ok.empty:
             continue
         ok["tier"] = ok["tier"].astype(str)
-        culprits = culprit_cards(results, pd.concat([ok["src"], ok["dst"]]))
+        culprits = culprit_cards(record, pd.concat([ok["src"], ok["dst"]]))
         sd = tier_noise(ok)
         for r in _grouped(ok, ["tier"]).itertuples():
             out.append(Summary("tier", r.tier, metric, float(r.median), float(r.se), int(r.n)))
@@ -164,7 +163,7 @@ def summarize(results: dict, rows: pd.DataFrame) -> list[Summary]:
     out += _ranks(rows)
     out += _facts(rows)
     out += _golden(rows)
-    for tier, d in (results.get("design") or {}).items():
+    for tier, d in (record.design or {}).items():
         if isinstance(d, dict) and d.get("source") == "calibrated":
             for key in ("bandwidth_GBps", "latency_us"):
                 if isinstance(d.get(key), (int, float)):

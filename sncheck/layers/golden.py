@@ -15,7 +15,7 @@ from sncheck.errors import ConfigError
 from sncheck.config.inventory import tier_design
 from sncheck.ledger.golden import MARGIN, forecast
 from sncheck.ledger.tiers import frames_figures
-from sncheck.model import Finding
+from sncheck.model import About, EntityKind, Finding, Severity
 from sncheck.config.jsonio import GoldenCurve, read_json, validate
 from sncheck.config.shipped import resolve
 from sncheck.health.metrics import DetectContext, golden_loss
@@ -110,14 +110,14 @@ def forecast_share(ctx: LayerContext, golden, members: dict[str, tuple[str, ...]
     worst = max(out, key=lambda f: abs(math.log(f.ratio)) if 0 < f.ratio < math.inf else math.inf)
     if not typical.within:
         ctx.own_findings.append(Finding(
-            ctx.topo.supernode_names[0], "supernode", NAME, "golden-share-forecast-off", "info",
+            ctx.topo.supernode_names[0], EntityKind.SUPERNODE, NAME, "golden-share-forecast-off", Severity.INFO,
             f"the ledger's forecast of the golden model's gradient all-reduce is off by {typical.ratio:.2f}x, beyond "
             f"its {MARGIN:g}x margin (the median of {len(out)} replicas, {typical.group}): forecast "
             f"{typical.forecast_comm_s * 1e3:.2f} ms a step (share {typical.forecast_share:.1%}), measured "
             f"{typical.measured_comm_s * 1e3:.2f} ms ({typical.measured_share:.1%}); the {typical.tier} figures "
             f"({typical.source}) do not hold for this traffic",
             {"measured": typical.measured_comm_s, "expected": typical.forecast_comm_s, "unit": "s",
-             **typical.to_dict()}, about="check"))
+             **typical.to_dict()}, about=About.CHECK))
     return {"replicas": len(out), "within": typical.within, "margin": MARGIN,
             "replicas_within": sum(f.within for f in out), "forecast_share": typical.forecast_share,
             "measured_share": typical.measured_share, "share_with_wait": typical.share_with_wait,

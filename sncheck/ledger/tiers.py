@@ -55,7 +55,7 @@ import pandas as pd
 
 from sncheck.config.inventory import TIERS, tier_design
 from sncheck.errors import ConfigError
-from sncheck.model import Tier
+from sncheck.model import LINK_SEP, Tier, host_of
 from sncheck.rows import BUSBW_FACTOR
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "sendrecv")
@@ -238,7 +238,7 @@ def _group_tier(kind, group, host_supernode: Mapping[str, str | None]) -> str | 
     if kind in GROUP_KIND_TIER:
         return GROUP_KIND_TIER[kind]
     if kind == "pair" and isinstance(group, str) and "<->" in group:
-        a, b = (c.rsplit("/", 1)[0] for c in group.removeprefix("pair:").split("<->", 1))
+        a, b = (host_of(c) for c in group.removeprefix("pair:").split(LINK_SEP, 1))
         if a == b:
             return Tier.INTRA_HOST.value
         sa, sb = host_supernode.get(a), host_supernode.get(b)

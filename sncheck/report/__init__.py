@@ -1,9 +1,10 @@
-"""Report formats: one findings table (the results envelope) plus the rows, many formats.
+"""Report formats: the run's record (:class:`sncheck.model.RunRecord`) plus the rows, many formats.
 
-Each format is a module with ``write(results, rows, path, template_dirs=()) -> None``,
+Each format is a module with ``write(record, rows, path, template_dirs=()) -> None``,
 which writes one file (only HTML reads ``template_dirs``), reading the verdict and each
-finding's flags as ``sncheck.run.verdict`` decided them. A new output format is that
-module and one line in ``FORMATS``; a format's module is imported when it is used.
+finding's flags as the record computes them, never deciding them again. A new output
+format is that module and one line in ``FORMATS``; a format's module is imported when it
+is used.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from importlib import import_module
 
 from sncheck.errors import ConfigError
 
-Renderer = Callable[..., None]  # (results, rows, path, template_dirs=()) -> None
+Renderer = Callable[..., None]  # (record, rows, path, template_dirs=()) -> None
 
 # name: (its module, the file it writes in a run directory by default)
 FORMATS: dict[str, tuple[str, str]] = {

@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from sncheck.model import EntityKind, RunRecord
 from sncheck.report import svg
 from sncheck.report.codes import id_codes, merge_repeated
 from sncheck.report.tables import column, isnan, of_kind, status_ok
-from sncheck.run.verdict import GATES, flags_of
 from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 
 # Past this many cards a domain's heatmap is drawn host x host (mean over card pairs),
@@ -29,7 +29,7 @@ METRICS = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", Tru
            ("latency", "lat_us", None, "\u00b5s", "latency_us", False))
 
 
-def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]) -> dict:
+def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, dict]) -> dict:
     """The fleet overview (one tile per supernode), the heatmaps per supernode and the
     worst pairs from the p2p rows (millions at fleet size). Cards, hosts, tiers and
     supernodes are integer codes; the references are one pass over the rows, then each
@@ -39,8 +39,8 @@ def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]
     p2p = of_kind(rows, "p2p")
     if p2p.empty or not {"src", "dst"} <= set(p2p.columns):
         return view
-    domains = _Domains(results, p2p)
-    flagged = _flagged_supernodes(results, domains)
+    domains = _Domains(record, p2p)
+    flagged = _flagged_supernodes(record, domains)
     # The maps are per supernode: only the rows inside one, and not across supernodes.
     dom_src = domains.dom[domains.src]
     inside = np.flatnonzero((domains.tier != domains.tier_code(SCALE_OUT)) & (dom_src >= 0)
@@ -75,7 +75,7 @@ def connectivity_view(results: dict, rows: pd.DataFrame, design: dict[str, dict]
                                                 m.refs, domains, closeup=True))
     view["heatmaps"] = heatmaps
     view["closeups_left_out"] = large_flagged[MAX_CLOSEUPS:]
-    view["fleet"] = _fleet_overview(results, domains, worst, failed)
+    view["fleet"] = _fleet_overview(record, domains, worst, failed)
     view["worst_pairs"] = _worst_pairs(candidates)
     return view
 
@@ -139,13 +139,13 @@ class _Domains:
     """Scale-up domains (supernodes), hosts, cards and tiers as integer codes over what
     the rows name: every lookup below is an array index, never a scan of the rows."""
 
-    def __init__(self, results: dict, p2p: pd.DataFrame) -> None:
+    def __init__(self, record: RunRecord, p2p: pd.DataFrame) -> None:
         (self.src, self.dst), self.cards = id_codes(p2p["src"], p2p["dst"])
         host = pd.Series(self.cards.str.rsplit("/", n=1).str[0], dtype=object)
         self.hosts = pd.unique(host)
         (self.tier,), tiers = id_codes(_tiers(p2p))  # per row
         self.tiers = list(tiers)
-        sns = ((results.get("topology") or {}).get("supernodes")) or []
+        sns = (record.topology or {}).get("supernodes") or []
         if sns:
             self.names = [str(sn.get("name", "?")) for sn in sns]
             host_dom = {str(h): i for i, sn in enumerate(sns) for h in sn.get("hosts") or []}
@@ -321,16 +321,16 @@ def _worst(sub: pd.DataFrame, unit: str, domains: _Domains, k: int = 3) -> list[
             for i, j, v, s in zip(a, b, value, score[at])]
 
 
-def _flagged_supernodes(results: dict, domains: _Domains) -> dict[str, set[str]]:
+def _flagged_supernodes(record: RunRecord, domains: _Domains) -> dict[str, set[str]]:
     """Supernode -> the hosts named by findings at or above the gate (a supernode finding
     names all its hosts)."""
     host_dom = {h: domains.names[d] for d, hosts in enumerate(domains.hosts_of) for h in hosts}
     out: dict[str, set[str]] = {}
-    for f in results.get("findings") or []:
-        if not flags_of(f, results)[GATES]:
+    for f in record.findings:
+        if not record.gates(f):
             continue
-        entity = str(f.get("entity", ""))
-        if f.get("entity_kind") == "supernode" and entity in domains.names:
+        entity = f.entity
+        if f.entity_kind == EntityKind.SUPERNODE and entity in domains.names:
             out.setdefault(entity, set()).update(domains.hosts_of[domains.names.index(entity)])
             continue
         for part in entity.removeprefix("host:").removeprefix("card:").split("<->"):
@@ -340,15 +340,15 @@ def _flagged_supernodes(results: dict, domains: _Domains) -> dict[str, set[str]]
     return out
 
 
-def _fleet_overview(results: dict, domains: _Domains, worst: dict[int, float], failed: dict[int, int]) -> dict:
+def _fleet_overview(record: RunRecord, domains: _Domains, worst: dict[int, float], failed: dict[int, int]) -> dict:
     """One tile per supernode, coloured by its worst margin over the pair metrics
     (``worst``) and marked by its failed directions (``failed``)."""
     findings_per_sn: dict[str, int] = {}
     host_dom = {h: domains.names[d] for d, hosts in enumerate(domains.hosts_of) for h in hosts}
-    for f in results.get("findings") or []:
-        if not flags_of(f, results)[GATES]:
+    for f in record.findings:
+        if not record.gates(f):
             continue
-        entity = str(f.get("entity", ""))
+        entity = f.entity
         sns = {entity} if entity in domains.names else {
             host_dom[h] for h in (host_of(p) for p in
                                   entity.removeprefix("host:").removeprefix("card:").split("<->"))

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health.ops import band_of, outside_band
+from sncheck.model import RunRecord
 from sncheck.report import svg
 from sncheck.report.tables import column, isnan, number, of_kind, status_ok
 from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
@@ -72,7 +73,7 @@ GOLDEN_CHARTS = 12
 GOLDEN_NAMED = 50      # out-of-band groups named in the summary line
 
 
-def golden_view(results: dict, rows: pd.DataFrame) -> dict:
+def golden_view(record: RunRecord, rows: pd.DataFrame) -> dict:
     """The golden section: its charts and, at fleet size, a summary of the groups.
 
     Every group's band check is one grouped pass over the rows; only the charts shown
@@ -90,7 +91,7 @@ def golden_view(results: dict, rows: pd.DataFrame) -> dict:
     df = df[df["step"].notna()]
     if df.empty:
         return view
-    ref = _reference(results, first_step=df["step"].min())
+    ref = _reference(record, first_step=df["step"].min())
     curves = df.groupby(["group", "stage", "step"], sort=True)["loss"].median()
     by_group = df.groupby("group", sort=False)
     stats = pd.DataFrame({"steps": by_group["step"].nunique(), "step_time_s": by_group["step_time_s"].median(),
@@ -101,7 +102,7 @@ def golden_view(results: dict, rows: pd.DataFrame) -> dict:
         view["golden_charts"] = [_golden_chart(g, curves.loc[g], ref, stats.loc[g]) for g in groups]
         return view
     bad = stats[(stats["out_of_band"].fillna(0) > 0) | stats["final_ok"].eq(False)]
-    named = _golden_named(results, groups)
+    named = _golden_named(record, groups)
     flagged = sorted(set(bad.index) | named, key=lambda g: (-(stats.at[g, "out_of_band"] or 0),
                                                              stats.at[g, "final_ok"] is not False,
                                                              natural_key(g)))
@@ -115,23 +116,23 @@ def golden_view(results: dict, rows: pd.DataFrame) -> dict:
     return view
 
 
-def golden_charts(results: dict, rows: pd.DataFrame) -> list[dict]:
+def golden_charts(record: RunRecord, rows: pd.DataFrame) -> list[dict]:
     """The golden charts of the report (see :func:`golden_view`)."""
-    return golden_view(results, rows)["golden_charts"]
+    return golden_view(record, rows)["golden_charts"]
 
 
-def _golden_named(results: dict, groups: list[str]) -> set[str]:
+def _golden_named(record: RunRecord, groups: list[str]) -> set[str]:
     """Groups whose members a golden finding names (its host, or one of its cards)."""
-    entities = {str(f.get("entity", "")) for f in results.get("findings") or [] if f.get("layer") == "golden"}
+    entities = {f.entity for f in record.findings if f.layer == "golden"}
     entities |= {host_of(e) for e in entities}
     return {g for g in groups if g in entities or g.partition(":")[2] in entities}
 
 
-def _reference(results: dict, first_step: float) -> dict | None:
+def _reference(record: RunRecord, first_step: float) -> dict | None:
     """The golden layer's reference curve, placed on the run's step numbering: the
     reference lists one loss per step, starting at the run's first step."""
-    for layer in results.get("layers") or []:
-        ref = (layer.get("summary") or {}).get("reference") if layer.get("name") == "golden" else None
+    for layer in record.layers:
+        ref = layer.summary.get("reference") if layer.name == "golden" else None
         if isinstance(ref, dict) and ref.get("loss"):
             step_rel, final_rel = band_of(ref)  # the verdict's band, defaults included
             loss = [number(v) for v in ref["loss"]]

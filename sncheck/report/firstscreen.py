@@ -16,10 +16,8 @@ from typing import Any
 from markupsafe import escape
 
 from sncheck import __version__
-from sncheck.model import Verdict
-from sncheck.run.verdict import NOT_JUDGED, NOT_MEASURED, flags_of
+from sncheck.model import Action, EntityKind, Finding, RunRecord, Severity, Verdict
 
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 MAX_ACTIONS = 10
 # The run's verdict words (sncheck.model.Verdict), the same in every output.
 WORD = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.ERROR: "ERROR", Verdict.INCONCLUSIVE: "INCONCLUSIVE"}
@@ -40,24 +38,22 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def verdict_state(results: dict) -> str:
-    """The run's verdict as results.json says it: pass | fail | error (never re-derived)."""
-    v = results.get("verdict")
-    return v if v in WORD else Verdict.ERROR  # a verdict this version does not know reads as an error
+def verdict_state(record: RunRecord) -> Verdict:
+    """The run's verdict (the record's, never re-derived here)."""
+    return record.verdict
 
 
-def verdict_caveats(results: dict) -> list[str]:
+def verdict_caveats(record: RunRecord) -> list[str]:
     """What a verdict word alone does not say: layers not judged or skipped, findings below
     the gate, entities quarantined or isolated. A pass with caveats is still the pass the
     gate decided, but the first screen never shows it as a bare PASS."""
-    out = [f"{layer.get('name', '?')} {str(layer.get('verdict')).replace('_', ' ')}"
-           for layer in results.get("layers") or []
-           if layer.get("verdict") in (Verdict.NOT_JUDGED, Verdict.SKIPPED)]
-    below = [f for f in results.get("findings") or [] if not flags_of(f, results)["gates"]
-             and f.get("severity") in ("critical", "warning")]
+    verdicts = [(layer.name, record.layer_verdict(layer)) for layer in record.layers]
+    out = [f"{name} {verdict.value.replace('_', ' ')}" for name, verdict in verdicts
+           if verdict in (Verdict.NOT_JUDGED, Verdict.SKIPPED)]
+    below = [f for f in record.findings if not record.gates(f) and f.severity.rank > Severity.INFO.rank]
     if below:
         out.append(f"{len(below)} finding{'s' if len(below) != 1 else ''} below the gate")
-    held = {e.get("entity") for e in results.get("isolation") or [] if e.get("action") in ("isolate", "quarantine")}
+    held = {e.entity for e in record.isolation if e.action in (Action.ISOLATE, Action.QUARANTINE)}
     if held:
         out.append(f"{len(held)} quarantined or isolated")
     return out
@@ -78,19 +74,18 @@ def verdict_svg(state: str, findings: int, caveats: list[str] | None = None) -> 
             f'<text x="346" y="29" font-size="15" text-anchor="end" fill="#ffffff">{_t(text)}</text></svg>')
 
 
-def _action(f: dict, decisions: dict[str, list[str]], results: dict) -> str:
-    steps = decisions.get(f.get("entity"), [])
+def _action(f: Finding, decisions: dict[str, list[Action]], record: RunRecord) -> str:
+    steps = decisions.get(f.entity, [])
     last = steps[-1] if steps else None
-    kind = f.get("entity_kind")
-    rule = str(f.get("rule") or "")
-    flags = flags_of(f, results)
-    if flags[NOT_JUDGED]:
-        return f"judge it: {'fix what the message names' if flags['gates'] else 'not judged (on record)'}, then re-run"
-    if f.get("severity") == "info":
+    kind = f.entity_kind.value
+    rule = f.rule
+    if f.not_judged:
+        return f"judge it: {'fix what the message names' if record.gates(f) else 'not judged (on record)'}, then re-run"
+    if f.severity == Severity.INFO:
         return "none: on record (watch it next run)"
-    if flags[NOT_MEASURED]:
+    if f.not_measured:
         return f"bring the {kind} back (it was not measured), then re-run"
-    if last == "isolate" and kind == "switch":
+    if last == "isolate" and f.entity_kind == EntityKind.SWITCH:
         return "repair the switch (confirmed by the retest); until then drain its rail on the hosts it serves"
     if last == "isolate":
         return f"drain the {kind} (isolation confirmed by the retest), then replace or repair it"
@@ -103,23 +98,22 @@ def _action(f: dict, decisions: dict[str, list[str]], results: dict) -> str:
     return f"look at the {kind} (evidence linked)"
 
 
-def actions(results: dict) -> list[dict]:
-    decisions: dict[str, list[str]] = {}
-    for e in results.get("isolation") or []:
-        decisions.setdefault(e.get("entity"), []).append(e.get("action"))
-    ranked = sorted(enumerate(results.get("findings") or []),
-                    key=lambda p: (SEVERITY_ORDER.get(p[1].get("severity"), 3), p[0]))
+def actions(record: RunRecord) -> list[dict]:
+    decisions: dict[str, list[Action]] = {}
+    for e in record.isolation:
+        decisions.setdefault(e.entity, []).append(e.action)
+    ranked = sorted(enumerate(record.findings), key=lambda p: (-p[1].severity.rank, p[0]))
     out = []
     for i, f in ranked[:MAX_ACTIONS]:
-        ev = f.get("evidence") or {}
+        ev = f.evidence
         unit = ev.get("unit") or ""
         measured, expected = ev.get("measured"), ev.get("expected")
         files = ev.get("files") or []
         out.append({
-            "index": i, "entity": f.get("entity", ""), "kind": f.get("entity_kind", ""),
-            "severity": f.get("severity", ""), "symptom": f.get("rule", ""), "message": f.get("message", ""),
+            "index": i, "entity": f.entity, "kind": f.entity_kind.value,
+            "severity": f.severity.value, "symptom": f.rule, "message": f.message,
             "measured": f"{_num(measured)} {unit}".strip(), "expected": f"{_num(expected)} {unit}".strip(),
-            "action": _action(f, decisions, results),
+            "action": _action(f, decisions, record),
             "evidence": next((p for p in files if p.endswith("README.txt")), files[0] if files else None),
         })
     return out
@@ -150,8 +144,8 @@ def sparkline(values: list[float | None], label: str, width: int = 140, height: 
             f'<circle cx="{lx:.1f}" cy="{ly:.1f}" r="2.5" fill="#1f4e79"/></svg>')
 
 
-def changes(results: dict) -> dict | None:
-    h = results.get("history")
+def changes(record: RunRecord) -> dict | None:
+    h = record.history
     if not h:
         return None
     rows = []
@@ -170,27 +164,26 @@ def changes(results: dict) -> dict | None:
             "persisting": h.get("persisting") or []}
 
 
-def provenance(results: dict) -> dict:
+def provenance(record: RunRecord) -> dict:
     """What produced this report: versions, inputs with their hashes, commands, design."""
     inputs = []
-    for name, d in (results.get("inputs") or {}).items():
+    for name, d in (record.inputs or {}).items():
         if isinstance(d, dict):
             inputs.append({"input": name, "name": d.get("name"), "path": d.get("path"), "sha256": d.get("sha256")})
-    tools = results.get("tools") or {}
-    base = results.get("baseline") if isinstance(results.get("baseline"), dict) else None
+    tools = record.tools or {}
+    base = record.baseline if isinstance(record.baseline, dict) else None
     return {"sncheck": __version__, "python": platform.python_version(),
             "versions": tools.get("versions") or {}, "commands": tools.get("commands") or [],
-            "inputs": inputs, "baseline": base, "gate": results.get("gate"), "seed": results.get("seed"),
-            "backend": results.get("backend")}
+            "inputs": inputs, "baseline": base, "gate": record.gate.value, "seed": record.seed,
+            "backend": record.backend}
 
 
-def first_screen(results: dict) -> dict:
-    state = verdict_state(results)
-    findings = results.get("findings") or []
-    counts = {s: sum(f.get("severity") == s for f in findings) for s in SEVERITY_ORDER}
-    caveats = verdict_caveats(results)
+def first_screen(record: RunRecord) -> dict:
+    state = record.verdict
+    counts = {s.value: sum(f.severity == s for f in record.findings) for s in Severity.most_severe_first()}
+    caveats = verdict_caveats(record)
     mark = CAVEAT_MARK if caveats and state == Verdict.PASS else MARK[state]
     return {"verdict_word": WORD[state], "verdict_mark": mark, "verdict_state": str(state),
             "verdict_caveats": caveats,
-            "verdict_svg": verdict_svg(state, len(findings), caveats), "finding_counts": counts,
-            "actions": actions(results), "changes": changes(results), "provenance": provenance(results)}
+            "verdict_svg": verdict_svg(state, len(record.findings), caveats), "finding_counts": counts,
+            "actions": actions(record), "changes": changes(record), "provenance": provenance(record)}

@@ -42,32 +42,30 @@ from sncheck.report.connectivity import TIERS, connectivity_view
 from sncheck.report.curves import collective_charts, golden_view
 from sncheck.report.firstscreen import first_screen
 from sncheck.report.tables import column, number, of_kind, records, status_ok
-from sncheck.model import Verdict
-from sncheck.run.verdict import GATES, NOT_JUDGED, NOT_MEASURED, flags_of
+from sncheck.model import About, Finding, RunRecord, Severity, Verdict
 from sncheck.config.fileio import write_atomic
 
 if TYPE_CHECKING:  # importlib.abc.Traversable moves in 3.12; only annotations need it
     from importlib.abc import Traversable
 
-SEVERITIES = ("critical", "warning", "info")
 VERDICTS = tuple(Verdict)
 
 
-def render_html(results: dict, rows: pd.DataFrame | None,
+def render_html(record: RunRecord, rows: pd.DataFrame | None,
                 template_dirs: Sequence[str | os.PathLike] | None = None) -> str:
     """Render the report page for one run."""
     env = make_environment(template_dirs)
-    return env.get_template("report.html").render(**build_context(results, rows))
+    return env.get_template("report.html").render(**build_context(record, rows))
 
 
 STYLESHEET = "report.css"   # beside the page; a user's template directory may override it
 
 
-def write_html(path: str | os.PathLike, results: dict, rows: pd.DataFrame | None,
+def write_html(path: str | os.PathLike, record: RunRecord, rows: pd.DataFrame | None,
                template_dirs: Sequence[str | os.PathLike] | None = None) -> None:
     """``path`` and the stylesheet it links, ``report.css`` in the same directory."""
     env = make_environment(template_dirs)
-    write_atomic(path, env.get_template("report.html").render(**build_context(results, rows)))
+    write_atomic(path, env.get_template("report.html").render(**build_context(record, rows)))
     css, _, _ = env.loader.get_source(env, STYLESHEET)
     write_atomic(Path(path).with_name(STYLESHEET), css)
 
@@ -133,27 +131,27 @@ def fmt_value(v: Any) -> str:
 
 # ---- view model ------------------------------------------------------------------
 
-def build_context(results: dict, rows: pd.DataFrame | None) -> dict:
+def build_context(record: RunRecord, rows: pd.DataFrame | None) -> dict:
     """Everything the templates read; every key is always present (StrictUndefined)."""
     rows = rows if rows is not None else pd.DataFrame()
-    design = _design(results)
-    findings = _findings(results)
+    design = _design(record)
+    findings = _findings(record)
     return {
         "version": __version__,
-        "run": _run_header(results),
+        "run": _run_header(record),
         "design": [{"tier": t, **v} for t, v in design.items()],
-        "layers": _layers(results),
+        "layers": _layers(record),
         "findings": findings,
-        "severity_counts": {s: sum(f["severity"] == s for f in findings) for s in SEVERITIES},
-        "isolation": _isolation(results),
-        "isolation_blocked": results.get("isolation_blocked") or "",
-        **connectivity_view(results, rows, design),  # fleet, heatmaps, worst_pairs
+        "severity_counts": {s.value: sum(f["severity"] == s for f in findings) for s in Severity.most_severe_first()},
+        "isolation": _isolation(record),
+        "isolation_blocked": record.isolation_blocked or "",
+        **connectivity_view(record, rows, design),  # fleet, heatmaps, worst_pairs
         "collective_charts": collective_charts(rows, design),
-        **golden_view(results, rows),  # golden_charts, golden_summary
+        **golden_view(record, rows),  # golden_charts, golden_summary
         "facts": host_facts(rows),
         "not_run": records(of_kind(rows, "not_run"),
                             ("layer", "entity", "entity_kind", "status", "message")),
-        "top": first_screen(results),  # verdict word, actions, changes, provenance
+        "top": first_screen(record),  # verdict word, actions, changes, provenance
     }
 
 
@@ -161,31 +159,31 @@ def verdict_class(verdict: Any) -> str:
     return f"v-{verdict}" if verdict in VERDICTS else "v-unknown"
 
 
-def _run_header(results: dict) -> dict:
-    keys = ("run_id", "playbook", "backend", "inventory", "started", "finished", "seed")
-    head = {k: results.get(k) for k in keys}
-    head["verdict"] = results.get("verdict", "unknown")
+def _run_header(record: RunRecord) -> dict:
+    head: dict[str, Any] = {"run_id": record.run_id, "playbook": record.playbook, "backend": record.backend,
+                            "inventory": record.inventory, "started": record.started, "finished": record.finished,
+                            "seed": record.seed}
+    head["verdict"] = record.verdict.value
     head["verdict_class"] = verdict_class(head["verdict"])
-    head["gate"] = results.get("gate", "critical")
-    head["scope"] = results.get("scope")  # a scoped run (--targets): say to what
+    head["gate"] = record.gate.value
+    head["scope"] = record.scope  # a scoped run (--targets): say to what
     return head
 
 
-def _design(results: dict) -> dict[str, dict]:
-    design = results.get("design") or {}
+def _design(record: RunRecord) -> dict[str, dict]:
+    design = record.design or {}
     return {t: {"bandwidth_GBps": number(design[t].get("bandwidth_GBps")),
                 "latency_us": number(design[t].get("latency_us"))}
             for t in TIERS if isinstance(design.get(t), dict)}
 
 
-def _layers(results: dict) -> list[dict]:
+def _layers(record: RunRecord) -> list[dict]:
     out = []
-    for layer in results.get("layers") or []:
-        summary = layer.get("summary") or {}
-        out.append({"name": layer.get("name", "?"), "verdict": layer.get("verdict", "unknown"),
-                    "verdict_class": verdict_class(layer.get("verdict")),
-                    "cut_short": summary.get("cut_short") or "",
-                    "summary": _summary_items(summary)})
+    for layer in record.layers:
+        verdict = record.layer_verdict(layer).value
+        out.append({"name": layer.name, "verdict": verdict, "verdict_class": verdict_class(verdict),
+                    "cut_short": layer.summary.get("cut_short") or "",
+                    "summary": _summary_items(layer.summary)})
     return out
 
 
@@ -207,46 +205,43 @@ def _summary_items(summary: dict) -> list[tuple[str, str]]:
     return items
 
 
-def _findings(results: dict) -> list[dict]:
+def _findings(record: RunRecord) -> list[dict]:
     out = []
-    for i, f in enumerate(results.get("findings") or []):
-        ev = f.get("evidence") or {}
+    for i, f in enumerate(record.findings):
+        ev = f.evidence
         out.append({"index": i, "files": [p for p in ev.get("files") or [] if isinstance(p, str)],
-                    "entity": f.get("entity", ""), "entity_kind": f.get("entity_kind", ""),
-                    "layer": f.get("layer", ""), "rule": f.get("rule", ""),
-                    "severity": f.get("severity", ""), "message": f.get("message", ""),
+                    "entity": f.entity, "entity_kind": f.entity_kind.value,
+                    "layer": f.layer, "rule": f.rule,
+                    "severity": f.severity.value, "message": f.message,
                     "measured": ev.get("measured"), "expected": ev.get("expected"),
                     "tier": ev.get("tier") if isinstance(ev.get("tier"), str) else "",
-                    "unit": ev.get("unit") or "", "verdict_note": _verdict_note(f, ev, flags_of(f, results))})
-    rank = {s: i for i, s in enumerate(SEVERITIES)}
-    out.sort(key=lambda f: (rank.get(f["severity"], len(rank)), str(f["layer"]),
-                            natural_key(str(f["entity"]))))
+                    "unit": ev.get("unit") or "", "verdict_note": _verdict_note(f, record.gates(f))})
+    out.sort(key=lambda f: (-Severity(f["severity"]).rank, str(f["layer"]), natural_key(str(f["entity"]))))
     return out
 
 
-def _verdict_note(f: dict, ev: dict, flags: dict[str, bool]) -> str:
+def _verdict_note(f: Finding, gates: bool) -> str:
     """How the verdict treated a finding: not measured or not judged, a check that did
     not run, hard evidence isolated at once, or what the confirmation retest showed."""
     notes = []
-    if flags[NOT_MEASURED]:
+    if f.not_measured:
         notes.append("not measured")
-    if flags[NOT_JUDGED]:
+    if f.not_judged:
         notes.append("not judged")
-    if f.get("about") == "check":
+    if f.about == About.CHECK:
         notes.append("about the check, not the hardware: nothing isolated; "
-                     + ("the gate fails until it runs" if flags[GATES] else "below the gate, on record"))
-    if ev.get("confirm") == "none":
+                     + ("the gate fails until it runs" if gates else "below the gate, on record"))
+    if f.evidence.get("confirm") == "none":
         notes.append("hard evidence (confirm: none): isolated without a retest")
-    if ev.get("retest"):
-        notes.append(f"retest: {ev['retest']}")
+    if f.evidence.get("retest"):
+        notes.append(f"retest: {f.evidence['retest']}")
     return "; ".join(notes)
 
 
-def _isolation(results: dict) -> list[dict]:
-    return [{"entity": d.get("entity", ""), "entity_kind": d.get("entity_kind", ""),
-             "action": d.get("action", ""), "reason": d.get("reason", ""),
-             "applied": bool(d.get("applied", False))}
-            for d in results.get("isolation") or []]
+def _isolation(record: RunRecord) -> list[dict]:
+    return [{"entity": e.entity, "entity_kind": e.entity_kind.value, "action": e.action.value,
+             "reason": e.reason, "applied": e.applied}
+            for e in record.isolation]
 
 
 # ---- host facts ----------------------------------------------------------------------
@@ -263,6 +258,6 @@ def host_facts(rows: pd.DataFrame) -> dict:
     return {"bad": bad, "ok_count": int(good.sum())}
 
 
-def write(results: dict, rows: pd.DataFrame | None, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+def write(record: RunRecord, rows: pd.DataFrame | None, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
     """The report formats' hook (sncheck.report.FORMATS)."""
-    write_html(path, results, rows, list(template_dirs) or None)
+    write_html(path, record, rows, list(template_dirs) or None)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sncheck.store.results import write_json
+from sncheck.model import RunRecord
+from sncheck.store.results import write_record
 
 
-def write(results: dict, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+def write(record: RunRecord, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
     """The report formats' hook (sncheck.report.FORMATS): results.json, the rows aside."""
-    write_json(path, results)
+    write_record(path, record)

@@ -7,7 +7,7 @@ counts, times) goes into a name. Run details go into ``<properties>``.
 
 Each host's testcase in a family is one of:
 
-* **failure**: a finding that gates (its ``gates`` flag, decided by :mod:`sncheck.run.verdict`)
+* **failure**: a finding that gates (its ``gates`` flag: :class:`sncheck.model.RunRecord`)
   names the host, one of its cards, a link with an end on it, or its supernode;
 * **error**: a gating finding there says it was not measured (timed out, tool missing,
   parse failed, not run) or not judged, the host was unreachable (an error in every
@@ -30,11 +30,11 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from sncheck.health.invariants import UNREACHABLE
-from sncheck.model import Verdict, host_of, hosts_of, severity_rank
-from sncheck.run.verdict import GATES, NOT_JUDGED, NOT_MEASURED, flags_of
+from sncheck.model import EntityKind, Finding, RunRecord, Verdict, host_of, hosts_of
 from sncheck.topology import natural_key
 from sncheck.config.fileio import write_atomic
 
@@ -42,22 +42,30 @@ from sncheck.config.fileio import write_atomic
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
+@dataclass(frozen=True)
+class _Layer:
+    """A suite: a layer of the run, or a name only findings give (``isolation``, ``run``)."""
+    name: str
+    verdict: str  # "": judged by its findings alone
+    cut: str | None = None
+
+
 class _Hosts:
-    """The run's hosts and supernodes (from ``results["topology"]``), and which hosts a
+    """The run's hosts and supernodes (from the record's ``topology``), and which hosts a
     finding's entity touches."""
 
-    def __init__(self, results: dict, findings: list[dict]) -> None:
+    def __init__(self, record: RunRecord) -> None:
         self.supernode: dict[str, str] = {}
         self.members: dict[str, list[str]] = {}
-        for sn in (results.get("topology") or {}).get("supernodes") or []:
+        for sn in (record.topology or {}).get("supernodes") or []:
             name = str(sn.get("name", "?"))
             hosts = [str(h) for h in sn.get("hosts") or []]
             self.members[name] = hosts
             for h in hosts:
                 self.supernode[h] = name
         if not self.supernode:  # no topology: the hosts the findings name
-            for f in findings:
-                for h in self._ends(str(f.get("entity", ""))):
+            for f in record.findings:
+                for h in self._ends(f.entity):
                     self.supernode.setdefault(h, "")
 
     @staticmethod
@@ -65,12 +73,12 @@ class _Hosts:
         entity = entity.removeprefix("host:").removeprefix("card:")
         return hosts_of(entity)
 
-    def of(self, finding: dict) -> list[str]:
-        entity = str(finding.get("entity", ""))
-        if finding.get("entity_kind") == "supernode" and entity in self.members:
+    def of(self, finding: Finding) -> list[str]:
+        entity = finding.entity
+        if finding.entity_kind == EntityKind.SUPERNODE and entity in self.members:
             return list(self.members[entity])
-        if finding.get("entity_kind") == "switch":  # the hosts of the NICs it explains (Fabric.switch_evidence)
-            nics = (finding.get("evidence") or {}).get("nics") or []
+        if finding.entity_kind == EntityKind.SWITCH:  # the hosts of the NICs it explains (Fabric.switch_evidence)
+            nics = finding.evidence.get("nics") or []
             return [h for h in dict.fromkeys(host_of(str(n)) for n in nics) if h in self.supernode]
         return [h for h in dict.fromkeys(self._ends(entity)) if h in self.supernode]
 
@@ -84,31 +92,31 @@ class _Hosts:
             self.supernode = {h: sn for h, sn in self.supernode.items() if h in keep}
 
 
-def render_junit(results: dict) -> str:
-    findings = [f | flags_of(f, results) for f in results.get("findings") or []]
-    layers = list(results.get("layers") or [])
-    known = {layer.get("name") for layer in layers}
+def render_junit(record: RunRecord) -> str:
+    findings = list(record.findings)
+    layers = [_Layer(layer.name, record.layer_verdict(layer).value, layer.summary.get("cut_short"))
+              for layer in record.layers]
+    known = {layer.name for layer in layers}
     # Findings may name a layer the envelope does not list (e.g. isolation): keep them.
-    for name in dict.fromkeys(f.get("layer") or "run" for f in findings):
+    for name in dict.fromkeys(f.layer or "run" for f in findings):
         if name not in known:
-            layers.append({"name": name, "verdict": ""})  # judged by its findings alone
-    if results.get("isolation_blocked"):  # the verdict failed the run for it: show where
-        layers.append({"name": "isolation", "verdict": Verdict.FAIL})
-    hosts = _Hosts(results, findings)
-    hosts.scoped(results.get("scope"))
+            layers.append(_Layer(name, ""))  # judged by its findings alone
+    if record.isolation_blocked:  # the verdict failed the run for it: show where
+        layers.append(_Layer("isolation", Verdict.FAIL.value))
+    hosts = _Hosts(record)
+    hosts.scoped(record.scope)
     # An unreachable host could not run any family: it is an error in each of them.
-    unreachable = [f for f in findings if f.get("rule") == UNREACHABLE]
+    unreachable = [f for f in findings if f.rule == UNREACHABLE]
     root = ET.Element("testsuites", name="sncheck")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for layer in layers:
-        name = str(layer.get("name", "?"))
         # A finding belongs to its layer and to each layer of a symptom folded into it, as
-        # the layer verdicts count it (run.verdict.gating_layers).
-        mine = [f for f in findings if (f.get("layer") or "run") == name
-                or any(r.get("layer") == name for r in (f.get("evidence") or {}).get("related") or [])]
-        if layer.get("verdict") != "skipped":
+        # the layer verdicts count it (RunRecord.gating_layers).
+        mine = [f for f in findings if (f.layer or "run") == layer.name
+                or any(r.get("layer") == layer.name for r in f.related)]
+        if layer.verdict != Verdict.SKIPPED:
             mine += [f for f in unreachable if f not in mine]
-        suite = _suite(root, name, layer, mine, results, hosts)
+        suite = _suite(root, layer, mine, record, hosts)
         for k in totals:
             totals[k] += int(suite.get(k, "0"))
     for k, v in totals.items():
@@ -119,48 +127,49 @@ def render_junit(results: dict) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def write_junit(path: str | os.PathLike, results: dict) -> None:
-    write_atomic(path, render_junit(results))
+def write_junit(path: str | os.PathLike, record: RunRecord) -> None:
+    write_atomic(path, render_junit(record))
 
 
-def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict],
-           results: dict, hosts: _Hosts) -> ET.Element:
+def _suite(root: ET.Element, layer: _Layer, findings: list[Finding],
+           record: RunRecord, hosts: _Hosts) -> ET.Element:
+    name = layer.name
     suite = ET.SubElement(root, "testsuite", name=f"sncheck.{name}")
     props = ET.SubElement(suite, "properties")
-    for key in ("run_id", "playbook", "backend", "inventory"):
-        if results.get(key) is not None:
-            ET.SubElement(props, "property", name=key, value=str(results[key]))
-    ET.SubElement(props, "property", name="verdict", value=str(layer.get("verdict", "")))
-    scope = results.get("scope")
+    for key, value in (("run_id", record.run_id), ("playbook", record.playbook), ("backend", record.backend),
+                       ("inventory", record.inventory)):
+        ET.SubElement(props, "property", name=key, value=str(value))
+    ET.SubElement(props, "property", name="verdict", value=layer.verdict)
+    scope = record.scope
     if scope:
         ET.SubElement(props, "property", name="scope", value=" ".join(map(str, scope.get("targets") or [])))
-    cut = (layer.get("summary") or {}).get("cut_short")
+    cut = layer.cut
     if cut:
         ET.SubElement(props, "property", name="cut_short", value=str(cut))
-    verdict = layer.get("verdict")
+    verdict = layer.verdict
 
-    per_host: dict[str, list[dict]] = defaultdict(list)
-    elsewhere: dict[str, list[dict]] = defaultdict(list)  # entity -> findings on no known host
+    per_host: dict[str, list[Finding]] = defaultdict(list)
+    elsewhere: dict[str, list[Finding]] = defaultdict(list)  # entity -> findings on no known host
     for f in findings:
         on = hosts.of(f)
         for h in on:
             per_host[h].append(f)
         if not on:
-            elsewhere[str(f.get("entity", "?"))].append(f)
+            elsewhere[f.entity or "?"].append(f)
 
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     for host in hosts.ordered():
         classname = f"sncheck.{name}.{hosts.supernode[host]}" if hosts.supernode[host] else f"sncheck.{name}"
-        _case(suite, classname, host, per_host.get(host, []), verdict, cut, counts)
+        _case(suite, classname, host, per_host.get(host, []), record, verdict, cut, counts)
     for entity in sorted(elsewhere, key=natural_key):
-        _case(suite, f"sncheck.{name}", entity, elsewhere[entity], verdict, cut, counts)
-    if verdict == "fail" and not counts["failures"] and not counts["errors"]:
+        _case(suite, f"sncheck.{name}", entity, elsewhere[entity], record, verdict, cut, counts)
+    if verdict == Verdict.FAIL and not counts["failures"] and not counts["errors"]:
         case = ET.SubElement(suite, "testcase", classname=f"sncheck.{name}", name="layer")
         ET.SubElement(case, "failure", message="layer verdict is fail", type="verdict")
         counts["failures"] += 1
     elif not suite.findall("testcase"):  # no hosts known and nothing found: the layer itself
         case = ET.SubElement(suite, "testcase", classname=f"sncheck.{name}", name="layer")
-        if verdict == "error":
+        if verdict == Verdict.ERROR:
             ET.SubElement(case, "error", message=str(cut or "layer could not run"))
             counts["errors"] += 1
         elif verdict in (Verdict.SKIPPED, Verdict.NOT_JUDGED):
@@ -172,17 +181,17 @@ def _suite(root: ET.Element, name: str, layer: dict, findings: list[dict],
     return suite
 
 
-def _case(suite: ET.Element, classname: str, name: str, findings: list[dict],
-          verdict: object, cut: object, counts: dict[str, int]) -> None:
+def _case(suite: ET.Element, classname: str, name: str, findings: list[Finding], record: RunRecord,
+          verdict: str, cut: object, counts: dict[str, int]) -> None:
     case = ET.SubElement(suite, "testcase", classname=classname, name=name)
-    failing = [f for f in findings if f[GATES]]
-    not_run = [f for f in failing if f[NOT_MEASURED] or f[NOT_JUDGED]]
-    bad = [f for f in failing if not (f[NOT_MEASURED] or f[NOT_JUDGED])]
-    unjudged = [f for f in findings if f[NOT_JUDGED]]
+    failing = [f for f in findings if record.gates(f)]
+    not_run = [f for f in failing if f.not_measured or f.not_judged]
+    bad = [f for f in failing if not (f.not_measured or f.not_judged)]
+    unjudged = [f for f in findings if f.not_judged]
     text = "\n\n".join(_finding_text(f) for f in findings)
     if bad:
         failure = ET.SubElement(case, "failure", message=_summary(bad),
-                                type=max((str(f.get("severity", "")) for f in bad), key=_rank))
+                                type=max((f.severity for f in bad), key=lambda s: s.rank).value)
         failure.text = text
         counts["failures"] += 1
     elif not_run or verdict == Verdict.ERROR:
@@ -199,24 +208,17 @@ def _case(suite: ET.Element, classname: str, name: str, findings: list[dict],
         ET.SubElement(case, "system-out").text = text
 
 
-def _rank(severity: str) -> int:
-    try:
-        return severity_rank(severity)
-    except ValueError:
-        return 3  # an unknown severity: the worst
-
-
-def _summary(findings: list[dict]) -> str:
+def _summary(findings: list[Finding]) -> str:
     first = findings[0]
     more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-    return f"{first.get('entity', '')}: {first.get('message', '')}{more}"
+    return f"{first.entity}: {first.message}{more}"
 
 
-def _finding_text(f: dict) -> str:
-    ev = f.get("evidence") or {}
-    lines = [f"entity: {f.get('entity', '')} ({f.get('entity_kind', '')})",
-             f"rule: {f.get('rule', '')}", f"severity: {f.get('severity', '')}",
-             f"message: {f.get('message', '')}"]
+def _finding_text(f: Finding) -> str:
+    ev = f.evidence
+    lines = [f"entity: {f.entity} ({f.entity_kind.value})",
+             f"rule: {f.rule}", f"severity: {f.severity.value}",
+             f"message: {f.message}"]
     if ev:
         lines.append(f"measured: {ev.get('measured')} expected: {ev.get('expected')} "
                      f"{ev.get('unit') or ''}".rstrip())
@@ -231,6 +233,6 @@ def _sanitize(root: ET.Element) -> None:
             el.attrib[k] = _XML_INVALID.sub("\ufffd", v)
 
 
-def write(results: dict, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+def write(record: RunRecord, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
     """The report formats' hook (sncheck.report.FORMATS)."""
-    write_junit(path, results)
+    write_junit(path, record)

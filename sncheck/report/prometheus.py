@@ -34,8 +34,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from sncheck.model import Verdict
-from sncheck.run.verdict import FLAGS, flags_of
+from sncheck.model import EntityKind, RunRecord, Severity, Verdict
 from sncheck.store.frames import kind_rows
 from sncheck.report.codes import id_codes, merge_repeated
 from sncheck.config.fileio import write_atomic
@@ -43,7 +42,6 @@ from sncheck.topology import host_of, natural_key
 
 RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INCONCLUSIVE)
 LAYER_VERDICTS = tuple(Verdict)  # pass, fail, error, skipped, not_judged, inconclusive
-SEVERITIES = ("critical", "warning", "info")
 GB = 1e9
 US = 1e-6
 CARD = ["hostname", "gpu", "UUID", "supernode"]   # a card's labels, dcgm-exporter's names first
@@ -126,47 +124,47 @@ class _Exposition:
         return "\n".join(self.lines) + "\n"
 
 
-def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
+def render_prometheus(record: RunRecord, rows: pd.DataFrame | None) -> str:
     rows = rows if rows is not None else pd.DataFrame()
     out = _Exposition()
-    info = {k: results.get(k) or "" for k in ("run_id", "playbook", "backend", "inventory")}
+    info = {"run_id": record.run_id, "playbook": record.playbook, "backend": record.backend,
+            "inventory": record.inventory}
     out.family("sncheck_run_info", "gauge", "The run these metrics come from.", [(info, 1)])
-    verdict = results.get("verdict")
+    verdict = record.verdict
     out.family("sncheck_run_verdict", "gauge", "Overall run verdict (state set).",
                [({"verdict": v}, float(v == verdict)) for v in RUN_VERDICTS])
-    findings = results.get("findings") or []
+    findings = record.findings
     out.family("sncheck_findings", "gauge", "Findings of the run by severity.",
-               [({"severity": s}, sum(f.get("severity") == s for f in findings))
-                for s in SEVERITIES])
+               [({"severity": s.value}, sum(f.severity == s for f in findings))
+                for s in Severity.most_severe_first()])
     out.family("sncheck_switch_finding_nics", "gauge",
                "A scale-out switch named as a culprit: the NICs its finding explains (the hosts behind them "
                "lose that rail until it is repaired).",
-               [({"switch": str(f.get("entity", "")), "rule": str(f.get("rule", "")),
-                  "severity": str(f.get("severity", ""))}, len((f.get("evidence") or {}).get("nics") or []))
-                for f in findings if f.get("entity_kind") == "switch"])
-    flagged = [flags_of(f, results) for f in findings]
+               [({"switch": f.entity, "rule": f.rule, "severity": f.severity.value}, len(f.evidence.get("nics") or []))
+                for f in findings if f.entity_kind == EntityKind.SWITCH])
+    flagged = [record.flags(f) for f in findings]
     out.family("sncheck_findings_flagged", "gauge",
                "Findings of the run that gate, that say something was not measured, or not judged.",
-               [({"flag": k}, sum(fl[k] for fl in flagged)) for k in FLAGS])
-    scope = results.get("scope") or None
+               [({"flag": k}, sum(fl[k] for fl in flagged)) for k in ("gates", "not_measured", "not_judged")])
+    scope = record.scope or None
     if scope:  # a scoped run (--targets): only what is in scope has series here
         out.family("sncheck_run_scope", "gauge", "A scoped run: its targets and how many cards were in scope.",
                    [({"targets": " ".join(map(str, scope.get("targets") or []))}, len(scope.get("cards") or []))])
     out.family("sncheck_layer_verdict", "gauge", "Verdict per layer (state set).",
-               [({"layer": layer.get("name", "?"), "verdict": v}, float(layer.get("verdict") == v))
-                for layer in results.get("layers") or [] for v in LAYER_VERDICTS])
-    supernode = _supernode_of_host(results)
+               [({"layer": layer.name, "verdict": v}, float(record.layer_verdict(layer) == v))
+                for layer in record.layers for v in LAYER_VERDICTS])
+    supernode = _supernode_of_host(record)
     uuids = gpu_uuids(rows)
     out.family("sncheck_isolation_applied", "gauge",
                "1 where the entity's latest isolation step was applied, 0 where it is a dry run or blocked.",
-               _isolation(results, supernode, uuids))
+               _isolation(record, supernode, uuids))
     out.family("sncheck_isolation_blocked", "gauge", "1 when the safety cap refused the run's isolations.",
-               [({}, float(bool(results.get("isolation_blocked"))))])
+               [({}, float(bool(record.isolation_blocked)))])
     out.family("sncheck_design_p2p_bandwidth_bytes_per_second", "gauge",
                "Design bandwidth of a link tier (per card pair, one direction), bytes/s.",
-               _design(results, "bandwidth_GBps", GB))
+               _design(record, "bandwidth_GBps", GB))
     out.family("sncheck_design_p2p_latency_seconds", "gauge", "Design latency of a link tier, s.",
-               _design(results, "latency_us", US))
+               _design(record, "latency_us", US))
     cards = _in_scope(card_p2p(rows, supernode, uuids), scope)
     skew = _in_scope(card_skew(rows, supernode, uuids), scope)
     out.frame("sncheck_card_info", "gauge", "A card the run measured, with its labels (value 1): "
@@ -192,8 +190,8 @@ def render_prometheus(results: dict, rows: pd.DataFrame | None) -> str:
     return out.text()
 
 
-def write_prometheus(path: str | os.PathLike, results: dict, rows: pd.DataFrame | None) -> None:
-    write_atomic(path, render_prometheus(results, rows))
+def write_prometheus(path: str | os.PathLike, record: RunRecord, rows: pd.DataFrame | None) -> None:
+    write_atomic(path, render_prometheus(record, rows))
 
 
 def _in_scope(cards: pd.DataFrame, scope: dict | None) -> pd.DataFrame:
@@ -203,8 +201,8 @@ def _in_scope(cards: pd.DataFrame, scope: dict | None) -> pd.DataFrame:
     return cards[cards["card"].isin(set(scope.get("cards") or []))].reset_index(drop=True)
 
 
-def _supernode_of_host(results: dict) -> dict[str, str]:
-    return {str(h): str(sn.get("name", "")) for sn in (results.get("topology") or {}).get("supernodes") or []
+def _supernode_of_host(record: RunRecord) -> dict[str, str]:
+    return {str(h): str(sn.get("name", "")) for sn in (record.topology or {}).get("supernodes") or []
             for h in sn.get("hosts") or []}
 
 
@@ -228,14 +226,14 @@ def gpu_uuids(rows) -> dict[str, str]:
     return out
 
 
-def _isolation(results: dict, supernode: dict[str, str], uuids: dict[str, str]) -> list[tuple[dict, float]]:
+def _isolation(record: RunRecord, supernode: dict[str, str], uuids: dict[str, str]) -> list[tuple[dict, float]]:
     """The latest step per entity; a card's (or NIC's) series also carries its card
     labels, so the quarantined and isolated cards join with DCGM data."""
-    latest = {e.get("entity"): e for e in results.get("isolation") or []}  # the last step per entity
+    latest = {e.entity: e for e in record.isolation}  # the last step per entity
     out = []
     for e in latest.values():
-        entity, kind = str(e.get("entity", "")), str(e.get("entity_kind", ""))
-        labels = {"entity": entity, "entity_kind": kind, "action": e.get("action", "")}
+        entity, kind = e.entity, e.entity_kind.value
+        labels = {"entity": entity, "entity_kind": kind, "action": e.action.value}
         if kind in ("card", "host", "nic"):
             host = host_of(entity)
             labels["hostname"] = host
@@ -251,13 +249,13 @@ def _isolation(results: dict, supernode: dict[str, str], uuids: dict[str, str]) 
                 labels["UUID"] = uuids[card]
             if supernode.get(host):
                 labels["supernode"] = supernode[host]
-        out.append((labels, float(bool(e.get("applied")))))
+        out.append((labels, float(e.applied)))
     return out
 
 
-def _design(results: dict, key: str, scale: float) -> list[tuple[dict, float]]:
+def _design(record: RunRecord, key: str, scale: float) -> list[tuple[dict, float]]:
     out = []
-    for tier, d in sorted((results.get("design") or {}).items()):
+    for tier, d in sorted((record.design or {}).items()):
         try:
             v = float(d.get(key)) if isinstance(d, dict) and d.get(key) is not None else math.nan
         except (TypeError, ValueError):
@@ -397,6 +395,6 @@ def _busbw(rows: pd.DataFrame) -> list[tuple[dict, float]]:
             for (g, c, s), v in med.items()]
 
 
-def write(results: dict, rows: pd.DataFrame | None, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+def write(record: RunRecord, rows: pd.DataFrame | None, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
     """The report formats' hook (sncheck.report.FORMATS)."""
-    write_prometheus(path, results, rows)
+    write_prometheus(path, record, rows)

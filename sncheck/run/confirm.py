@@ -48,7 +48,7 @@ import pandas as pd
 from sncheck.backends.load import busy_reason as _busy_reason, window
 from sncheck.errors import HarnessError
 from sncheck.model import Finding, card_of
-from sncheck.health.invariants import NON_FINITE, means_not_measured as not_measured_rule
+from sncheck.health.invariants import NON_FINITE
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
@@ -94,12 +94,14 @@ class Symptom:
     layer: str
     rule: str
     evidence: dict
+    not_measured: bool = False
 
 
 def symptoms(f: Finding) -> list[Symptom]:
-    main = Symptom(f.layer, f.rule, {k: v for k, v in f.evidence.items() if k != "related"})
-    return [main] + [Symptom(r.get("layer", f.layer), r["rule"], r.get("evidence") or {})
-                     for r in f.evidence.get("related", [])]
+    def own(g: Finding) -> Symptom:
+        return Symptom(g.layer, g.rule, {k: v for k, v in g.evidence.items() if k != "related"}, g.not_measured)
+
+    return [own(f)] + [own(g) for g in f.folded]
 
 
 def cards_of(f: Finding | str, topo: Topology, kind: str | None = None) -> list[str]:
@@ -123,7 +125,7 @@ def rules_by_name(ctx: LayerContext) -> dict[str, Rule]:
 
 def measurement(s: Symptom, by_name: dict[str, Rule]) -> str:
     """Which measurement showed a symptom: its rule's metric, else its layer."""
-    if not_measured_rule(s.rule):
+    if s.not_measured:
         return REACH
     rule = by_name.get(s.rule)
     metric = rule.metric if rule else None
@@ -586,5 +588,6 @@ def _seen(g: Finding, suspect: Finding, busy: str | None) -> Finding:
     (inconclusive when it is a speed and the machine was busy)."""
     return Finding(g.entity, g.entity_kind, g.layer, g.rule, g.severity,
                    f"{g.message} (seen during the confirmation retest of {suspect.entity_kind} {suspect.entity})",
-                   {**g.evidence, "seen_in_retest_of": suspect.entity, **({"inconclusive": busy} if busy else {})})
+                   {**g.evidence, "seen_in_retest_of": suspect.entity, **({"inconclusive": busy} if busy else {})},
+                   basis=g.basis)
 

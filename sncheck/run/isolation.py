@@ -1,4 +1,4 @@
-"""Isolation steps: quarantine, confirm, isolate or release (the policy of :mod:`sncheck.run.verdict`).
+"""Isolation steps: quarantine, confirm, isolate or release (the policy of :mod:`sncheck.health.policy`).
 
 * quarantine at the first anomaly; a finding about a check (a missing tool, no golden
   reference) is not about the hardware, so nothing is quarantined for it (it still
@@ -21,10 +21,9 @@ from datetime import datetime
 from typing import Callable
 
 from sncheck.errors import HarnessError
-from sncheck.model import Finding, IsolationStep, severity_rank
-from sncheck.health.invariants import is_not_measured
 from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
+from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
 
 
@@ -35,11 +34,21 @@ def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
     if ctx.rules is None:
         return None
     none = {r.name for r in ctx.rules.rules if r.confirm == "none"}
-    names = [f.rule] + [r["rule"] for r in f.evidence.get("related", [])]
+    names = [f.rule] + [g.rule for g in f.folded]
     return next((n for n in names if n in none), None)
 
 
 WAVES = 4  # retests of findings first raised in a retest, of those raised in theirs, ...
+def suspect(f: Finding) -> bool:
+    """Quarantined at the first anomaly: a warning or worse about the hardware."""
+    return f.severity.rank >= Severity.WARNING.rank and f.about != About.CHECK
+
+
+def quarantine_steps(findings: list[Finding], note: Callable[[Finding], str] | None = None) -> list[IsolationStep]:
+    """A quarantine for each suspect (``note``: words the reason ends with)."""
+    return [IsolationStep(f.entity, f.entity_kind, Action.QUARANTINE,
+                          f"{f.rule}: {f.message}" + (f" ({note(f)})" if note else ""), rule=f.rule)
+            for f in findings if suspect(f)]
 
 
 def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
@@ -62,8 +71,7 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
         if not wave:
             break
     for g in wave:  # raised in the last wave's retests: quarantined, not retested
-        if severity_rank(g.severity) >= severity_rank("warning") and g.about != "check":
-            steps.append(IsolationStep(g.entity, g.entity_kind, "quarantine", f"{g.rule}: {g.message}", rule=g.rule))
+        steps.extend(quarantine_steps([g]))
     return steps
 
 
@@ -72,10 +80,8 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
           first: bool) -> list[Finding]:
     """Quarantine, retest and decide one wave of findings (into ``steps``); returns the
     findings its retests raised on their controls."""
-    suspects = [f for f in findings
-                if severity_rank(f.severity) >= severity_rank("warning") and f.about != "check"]
-    quarantined = [IsolationStep(f.entity, f.entity_kind, "quarantine", f"{f.rule}: {f.message}", rule=f.rule)
-                   for f in suspects]
+    suspects = [f for f in findings if suspect(f)]
+    quarantined = quarantine_steps(suspects)
     steps.extend(quarantined)
     history = {f.entity: released_at(f.entity) for f in suspects}
     repeat = {f.entity for f in suspects if is_repeat_offender(history[f.entity], now)}
@@ -95,12 +101,12 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
             steps.append(decide_entry(q, None, history[f.entity], now))
         elif f.entity in hard:
             f.evidence["confirm"] = "none"
-            steps.append(IsolationStep(q.entity, q.entity_kind, "isolate",
+            steps.append(IsolationStep(q.entity, q.entity_kind, Action.ISOLATE,
                                        f"hard evidence (rule {hard[f.entity]}, confirm: none); isolated without "
                                        f"a retest: {q.reason}", rule=q.rule))
         elif f.entity in retests:
             r = retests[f.entity]
-            if r.confirmed is False and is_not_measured(f):  # never released: not measured in the first place
+            if r.confirmed is False and f.rests_on_no_measurement():  # never released: not measured in the first place
                 r = Retest(None, r.how, f"{r.note}; not measured in the first place, so never released",
                            r.busy, r.symptoms)
             f.evidence["confirmed"] = r.confirmed
@@ -114,10 +120,10 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
             elif r.confirmed is None:
                 step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"
             steps.append(step)
-            if step.action == "release":
+            if step.action == Action.RELEASE:
                 # Kept on record, but a symptom the retest could not reproduce does not gate.
-                f.evidence["severity_before_retest"] = f.severity
-                f.severity = "info"
+                f.evidence["severity_before_retest"] = f.severity.value
+                f.severity = Severity.INFO
                 f.message += " (not reproduced by the confirmation retest; released)"
     seen: dict[str, Finding] = {}
     for r in retests.values():

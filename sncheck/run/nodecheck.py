@@ -46,6 +46,7 @@ from sncheck.actions.base import CommandRunner, LocalRunner
 from sncheck.actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours, parse_reason, query_argv, resume_argv
 from sncheck.config.hostlist import check_name
 from sncheck.errors import ConfigError, HarnessError, ParseError
+from sncheck.model import Severity
 from sncheck.config.inventory import Host, Inventory, Supernode
 from sncheck.vendors import facts as vfacts
 from sncheck.vendors import registry
@@ -228,11 +229,10 @@ def check_collectives(node: str, cards: int, deadline: float, report: NodeReport
                     report.ran.append({"connectivity": f"{cards * (cards - 1) // 2} card pairs",
                                        "stress": f"all_reduce over {cards} cards"}[layer.spec.name])
                     for f in layer.findings:
-                        d = f.to_dict()
-                        if d["severity"] == "critical":
-                            report.problems.append(Problem(d["entity"], d["rule"], d["message"]))
-                        elif d["severity"] == "warning":
-                            report.warnings.append(f"{d['entity']} {d['rule']}: {d['message']}")
+                        if f.severity == Severity.CRITICAL:
+                            report.problems.append(Problem(f.entity, f.rule, f.message))
+                        elif f.severity == Severity.WARNING:
+                            report.warnings.append(f"{f.entity} {f.rule}: {f.message}")
                     if report.problems:
                         return
         except HarnessError as e:

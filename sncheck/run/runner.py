@@ -5,13 +5,14 @@ The CLI builds a :class:`Run` and calls it; nothing here prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from sncheck.model import Finding, Verdict, host_of, severity_rank
+from sncheck.model import About, Action, Basis, EntityKind, ExitCode, Finding, IsolationStep, RunRecord, Severity, Verdict, host_of
 from sncheck.backends import get_backend
 from sncheck.backends.base import Backend
 from sncheck.errors import ConfigError, HarnessError
@@ -19,7 +20,6 @@ from sncheck.store.files import route_log
 from sncheck.store.evidence import collect_evidence
 from sncheck.config.faultplan import NETWORK_FAULTS, FaultPlan
 from sncheck.health.baseline import load_baseline
-from sncheck.health.findings import merge_findings
 from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
 from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch
@@ -34,20 +34,20 @@ from sncheck.config.shipped import provenance
 from sncheck.store.rundir import RunStore, default_out_dir, new_run_id
 from sncheck.probeplan import target_cards
 from sncheck.topology import Topology, natural_key
-from sncheck.run.isolation import isolation_steps
 from sncheck.run.inputs import load_faults
 from sncheck.run.state import RunState
-from sncheck.run.verdict import EXIT_CODES, decide, provisional_layer_verdict
+from sncheck.run.recorder import RunRecorder
+from sncheck.store.results import to_json
 from sncheck.health.history import LAST_PASS
 
 SCHEMA = "sncheck.run/1"
 LAYER_MODULES = {"connectivity": connectivity, "stress": stress, "golden": golden}
 
 
-def layout_capacity(topo: Topology, isolation: list[dict], layout: dict) -> dict:
+def layout_capacity(topo: Topology, isolation: Iterable[IsolationStep], layout: dict) -> dict:
     """How the playbook's TP/EP/PP/DP layout fits once this run's isolations take effect."""
-    latest = {e["entity"]: e["action"] for e in isolation}  # the last step per entity wins
-    out = [entity for entity, action in latest.items() if action in ("isolate", "quarantine")]
+    latest = {e.entity: e.action for e in isolation}  # the last step per entity wins
+    out = [entity for entity, action in latest.items() if action in (Action.ISOLATE, Action.QUARANTINE)]
     return capacity(topo, out, ParallelLayout(**layout)).to_dict()
 
 
@@ -93,19 +93,27 @@ class RunOptions:
 
 @dataclass
 class RunResult:
-    """What a run returns: its verdict and exit code, results.json, and where it is written."""
+    """What a run returns: its record, where it is written, and its exit code."""
 
-    results: dict
+    record: RunRecord
     out_dir: Path
-    exit_code: int
 
     @property
     def verdict(self) -> Verdict:
-        return Verdict(self.results["verdict"])
+        return self.record.verdict
 
     @property
-    def findings(self) -> list[dict]:
-        return self.results["findings"]
+    def exit_code(self) -> ExitCode:
+        return ExitCode.of(self.record.verdict)
+
+    @cached_property
+    def results(self) -> dict:
+        """The record as results.json holds it."""
+        return to_json(self.record)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.record.findings
 
     @property
     def results_path(self) -> Path:
@@ -125,13 +133,9 @@ class LayerOutcome:
     error: BaseException | None = None  # a HarnessError or KeyboardInterrupt: the layer was cut short
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 class Run:
     """One run: it resolves its inputs, measures the playbook's layers, retests what it
-    quarantined (the confirmation), decides the verdict (:func:`sncheck.run.verdict.decide`),
+    quarantined (the confirmation) through its :class:`~sncheck.run.recorder.RunRecorder`,
     acts on the isolations through its state store (``state``, optional) and records
     results.json, the reports and the history. Nothing here prints.
 
@@ -316,7 +320,7 @@ class Run:
                 return
             found = self._detect(ctx, spec.name)
             known |= {(f.entity, f.entity_kind) for f in found
-                      if f.about == "hardware" and severity_rank(f.severity) >= severity_rank("warning")}
+                      if f.about == About.HARDWARE and f.severity.rank >= Severity.WARNING.rank}
             yield LayerOutcome(spec, summary, found)
 
     def _detect(self, ctx: LayerContext, layer: str) -> list[Finding]:
@@ -326,25 +330,22 @@ class Run:
         return {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us, "source": self.design_source}
                 for t, d in self.design.items()}
 
-    def _head(self, run_id: str) -> dict:
-        results: dict[str, Any] = {
-            "schema": SCHEMA, "run_id": run_id, "playbook": self.playbook.name, "backend": self.backend_name,
-            "inventory": self.inventory.name, "started": _now(), "finished": None, "verdict": "error",
-            "layers": [], "findings": [], "isolation": [],
-            # Extensions of the contract (readers must ignore keys they do not know):
-            "seed": self.opts.seed, "gate": self.gate, "design": {}, "inputs": self.inputs,
-            **({"baseline": self.baseline_info} if self.baseline_info else {}),
-            "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)}
-                                        for sn in self.inventory.supernodes],
-                         "cards": len(self.topo.cards)},
-        }
+    def _recorder(self, run_id: str) -> RunRecorder:
+        """The run's record, begun: its head and the sections known before it measures."""
+        sections: dict[str, Any] = {
+            "design": {}, "inputs": self.inputs,
+            "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in self.inventory.supernodes],
+                         "cards": len(self.topo.cards)}}
+        if self.baseline_info:
+            sections["baseline"] = self.baseline_info
         if self.scoped is not None:  # the run says it was scoped, and to what
-            results["scope"] = {"targets": list(self.opts.targets), "cards": sorted(self.scoped, key=natural_key),
-                                "hosts": sorted({host_of(c) for c in self.scoped}, key=natural_key)}
-        return results
+            sections["scope"] = {"targets": list(self.opts.targets), "cards": sorted(self.scoped, key=natural_key),
+                                 "hosts": sorted({host_of(c) for c in self.scoped}, key=natural_key)}
+        return RunRecorder(run_id=run_id, playbook=self.playbook.name, backend=self.backend_name,
+                           inventory=self.inventory.name, gate=self.gate, seed=self.opts.seed, **sections)
 
     def execute(self) -> RunResult:
-        """The whole run: resolve, measure, retest, decide, act, record."""
+        """The whole run: resolve, measure (collect), retest and isolate, act, record."""
         self.resolve()
         assert self.backend is not None
         run_id = new_run_id()
@@ -356,8 +357,8 @@ class Run:
             raise
         set_run_dir(store.dir)  # a crash from here on leaves its traceback in <out>/crash.log
         route_log("paramiko", store.dir / "ssh.log")  # paramiko's own records: never on stderr
-        results = self._head(run_id)
-        raw: list[Finding] = baseline_not_judged(self.baseline_info, self.playbook, self.topo)
+        recorder = self._recorder(run_id)
+        recorder.collect(baseline_not_judged(self.baseline_info, self.playbook, self.topo))
         # Layers without host facts still read what only a real host has (kernel log, fabric
         # counters) before and after them: a stress-only night is judged on those too.
         read_hosts = (tuple(sorted({host_of(c) for c in self.scoped}, key=natural_key)) if self.scoped is not None
@@ -367,81 +368,74 @@ class Run:
             if not any(s.name == "connectivity" for s in self.playbook.layers):
                 self.progress(f"host reads (kernel log, fabric counters) on {len(read_hosts)} hosts")
                 host_reads = self.backend.host_reads(read_hosts, store)
-            results["design"] = self._design_dict()
+            recorder.section(design=self._design_dict())
             for layer in self.measure(store):
-                entry: dict[str, Any] = {"name": layer.spec.name, "verdict": "error", "summary": layer.summary}
-                results["layers"].append(entry)
-                results["design"] = self._design_dict()
-                raw.extend(layer.findings)  # what was measured still counts when cut short
-                if layer.error is not None:
-                    e = layer.error
-                    cause = interrupt_cause(e) if isinstance(e, KeyboardInterrupt) else str(e)
-                    entry["summary"]["cut_short"] = cause
-                    results["error"] = f"layer {layer.spec.name} cut short: {cause}"
+                recorder.section(design=self._design_dict())
+                e = layer.error
+                cut = None if e is None else interrupt_cause(e) if isinstance(e, KeyboardInterrupt) else str(e)
+                # what was measured still counts when cut short
+                recorder.layer(layer.spec.name, layer.summary, layer.findings, cut_short=cut)
+                if cut is not None:
                     break
-                # Provisional (partial results.json); decided again after the retest, below.
-                entry["verdict"] = provisional_layer_verdict(layer.spec.name, layer.findings, self.gate)
-                store.write_results(results)  # a partial results.json after each layer
+                store.write_results(recorder.snapshot())  # a partial results.json after each layer
             if host_reads:
                 self.backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
-                raw.extend(LayerContext(self.topo, self.backend, store, self.design, {}, self.progress,
-                                        rules=self.rules).detect_host_reads())
-            findings = self.retest(merge_findings(raw, self.topo.supernode_of_host), store, results)
-            results["findings"] = [f.to_dict() for f in findings]  # with the retest's verdicts
-            collect_evidence(results, store.frames(), store.dir, self.backend, self.progress, files=store.files)
+                recorder.collect(LayerContext(self.topo, self.backend, store, self.design, {}, self.progress,
+                                              rules=self.rules).detect_host_reads())
+            recorder.merge(self.topo.cards_of_host, self.topo.supernode_of_host)
+            self.retest(recorder, store)
+            tools = collect_evidence(recorder.findings, recorder.sections.get("topology"), store.frames(),
+                                     store.dir, self.backend, self.progress, files=store.files)
+            if tools is not None:
+                recorder.section(tools=tools)
             if self.state is not None:
-                self.state.annotate(results, store.frames())
+                history = self.state.annotate(recorder.snapshot(), store.frames())
+                if history is not None:
+                    recorder.section(history=history)
         finally:
             self.close()
             store.close()
-        if store.write_error and "error" not in results:  # the disk filled up: never a pass
-            results["error"] = store.write_error
-        decide(results, self.gate)
+        if store.write_error:  # the disk filled up: never a pass
+            recorder.fail(store.write_error)
         if self.playbook.layout:
-            results["capacity"] = layout_capacity(self.topo, results["isolation"], self.playbook.layout)
-        results["finished"] = _now()
-        failure = self.act(results, out_dir)
-        # Every output is rendered once, from the final results.
-        store.write_results(results)
-        write_reports(results, store, self.opts)
+            recorder.section(capacity=layout_capacity(self.topo, recorder.steps, self.playbook.layout))
+        failure = self.act(recorder, out_dir)
+        record = recorder.finish()
+        # Every output is rendered once, from the final record.
+        store.write_results(record)
+        write_reports(record, store, self.opts)
         store.release()
         if failure is not None:
             raise failure
-        return RunResult(results, out_dir, EXIT_CODES[Verdict(results["verdict"])])
+        return RunResult(record, out_dir)
 
-    def retest(self, findings: list[Finding], emit: Any, results: dict) -> list[Finding]:
+    def retest(self, recorder: RunRecorder, emit: Any) -> list[IsolationStep]:
         """Quarantine, then confirm by retest (isolate, release or keep quarantined): the
-        isolation steps go into ``results``; the findings come back with the retest's verdicts."""
+        isolation steps join the record; the findings keep the retest's verdicts."""
         assert self.backend is not None, "resolve() first"
         ctx = LayerContext(self.topo, self.backend, emit, self.design, {}, self.progress, rules=self.rules,
                            reference=self.references.get("golden"), baseline=self.baseline,
                            history=self.history,
-                           known=frozenset((f.entity, f.entity_kind) for f in findings if f.about == "hardware"
-                                           and severity_rank(f.severity) >= severity_rank("warning")))
+                           known=frozenset((f.entity, f.entity_kind) for f in recorder.findings
+                                           if f.about == About.HARDWARE and f.severity.rank >= Severity.WARNING.rank))
         released_at = self.state.released_at if self.state is not None else _never_released
-        results["isolation"] = [e.to_dict() for e in isolation_steps(
-            findings, ctx, confirm_enabled=self.playbook.confirm and "error" not in results,
-            released_at=released_at, now=datetime.now(timezone.utc))]
-        return findings
+        return recorder.retest(ctx, confirm=self.playbook.confirm, released_at=released_at,
+                               now=datetime.now(timezone.utc))
 
-    def act(self, results: dict, out_dir: Path) -> HarnessError | None:
+    def act(self, recorder: RunRecorder, out_dir: Path) -> HarnessError | None:
         """With a state store: the isolation actions (the safety cap may block them), then the
-        run's summaries kept; the verdict is decided again after each. A state store that
+        run's summaries kept, with the verdict as it stands after each. A state store that
         fails is the run's error (returned, raised once the outputs are written)."""
         if self.state is None:
             return None
         try:
-            self.state.act(results, self.inventory, out_dir)
+            done = self.state.act(recorder.finish(), self.inventory, out_dir)
+            recorder.acted(done.steps, done.blocked)
+            if done.reconciled:
+                recorder.section(reconciled=done.reconciled)
+            self.state.record(recorder.finish(), out_dir)
         except HarnessError as e:  # the state store failed: results.json still gets the findings
-            results["error"] = str(e)
-            decide(results, self.gate)
-            return e
-        decide(results, self.gate)
-        try:
-            self.state.record(results, out_dir)
-        except HarnessError as e:
-            results["error"] = str(e)
-            decide(results, self.gate)
+            recorder.fail(str(e))
             return e
         return None
 
@@ -459,16 +453,16 @@ def baseline_not_judged(info: dict | None, playbook: Playbook, topo: Topology) -
     if not info or not info.get("note"):
         return []
     layer = playbook.layers[0].name
-    return [Finding(sn, "supernode", layer, BASELINE_NOT_JUDGED, "critical",
+    return [Finding(sn, EntityKind.SUPERNODE, layer, BASELINE_NOT_JUDGED, Severity.CRITICAL,
                     f"{sn} not compared with baseline {info['ref']}: {info['note']}. Record a passing "
                     "run first (a playbook without a baseline, with --state-dir), then gate against it.",
-                    {"measured": "nothing to compare with", "expected": f"baseline {info['ref']}",
-                     "unit": None, "not_run": True}, about="check")
+                    {"measured": "nothing to compare with", "expected": f"baseline {info['ref']}", "unit": None},
+                    basis=Basis.NOT_JUDGED, about=About.CHECK)
             for sn in topo.supernode_names]
 
 
-def write_reports(results: dict, store: RunStore, opts: RunOptions) -> None:
+def write_reports(record: RunRecord, store: RunStore, opts: RunOptions) -> None:
     rows = store.frames()
     for report in opts.reports:
         if report.name != "json":  # results.json is always written by the store
-            report.write(results, rows, store.dir / report.filename, opts.template_dirs)
+            report.write(record, rows, store.dir / report.filename, opts.template_dirs)

@@ -15,7 +15,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sncheck.actions.batch import DEFAULT_VIA, RunActions, apply_run_isolation
+from sncheck.config.inventory import Inventory
 from sncheck.errors import ConfigError
+from sncheck.health.history import LAST_PASS, baseline_from_state, drift_history, trends
+from sncheck.health.history import record as record_summaries
+from sncheck.health.summaries import summarize
+from sncheck.model import RunRecord
+from sncheck.store.state import StateStore
 
 
 @dataclass
@@ -29,8 +36,6 @@ class RunState:
 
     def open(self) -> None:
         """Read what the run needs before it starts: each entity's last release."""
-        from sncheck.store.state import StateStore
-
         with StateStore(Path(self.state_dir)) as st:  # repeat offenders: released within the window
             self._released = {e["entity"]: st.last_release(e["entity"]) for e in st.history()}
 
@@ -39,8 +44,6 @@ class RunState:
 
     def history(self, inventory: str, backend: str) -> dict | None:
         """Earlier runs' summaries of this inventory and backend (the drift op)."""
-        from sncheck.health.history import drift_history
-
         return drift_history(self.state_dir, inventory, backend)
 
     def baseline(self, ref: str, inventory: str, backend: str) -> tuple[dict, dict] | None:
@@ -48,9 +51,6 @@ class RunState:
         (the last passing run of this inventory and backend; ``{}`` with a note when there is
         none yet) or one stored by name. None where the store has no such baseline (``ref``
         is then a file, or unknown)."""
-        from sncheck.health.history import LAST_PASS, baseline_from_state
-        from sncheck.store.state import StateStore
-
         if ref == LAST_PASS:
             try:
                 data = baseline_from_state(self.state_dir, LAST_PASS, last=1, passed_only=True,
@@ -67,31 +67,19 @@ class RunState:
                 return stored, {"ref": ref, "runs": stored.get("runs", []), "source": "state"}
         return None
 
-    def annotate(self, results: dict, rows: Any) -> None:
-        """Changes since the last run, for the report (``results["history"]``); ``rows``: the
-        run's frames per kind."""
-        from sncheck.health.summaries import summarize
-        from sncheck.health.history import trends
+    def annotate(self, run: RunRecord, rows: Any) -> dict | None:
+        """Changes since the last run, for the report (the record's ``history``); ``rows``:
+        the run's frames per kind."""
+        current = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n) for s in summarize(run, rows)}
+        return trends(self.state_dir, run, current=current)
 
-        current = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n) for s in summarize(results, rows)}
-        t = trends(self.state_dir, results, current=current)
-        if t is not None:
-            results["history"] = t
-
-    def act(self, results: dict, inventory: Any, run_dir: Path) -> None:
+    def act(self, run: RunRecord, inventory: Inventory, run_dir: Path) -> RunActions:
         """The isolation actions of a decided run, before any output is rendered, so that
         results.json, the report, JUnit and Prometheus all show what happened. The safety cap
-        blocking them sets ``isolation_blocked`` (the verdict then fails the gate)."""
-        from sncheck.actions.batch import DEFAULT_VIA, apply_run_isolation
+        may block them (``blocked``: the verdict then fails the gate)."""
+        return apply_run_isolation(run, inventory, self.state_dir, list(self.via) or list(DEFAULT_VIA),
+                                   apply=self.apply, run_dir=run_dir, results_path=run_dir / "results.json")
 
-        audit = apply_run_isolation(results, inventory, self.state_dir, list(self.via) or list(DEFAULT_VIA),
-                                    apply=self.apply, run_dir=run_dir, results_path=run_dir / "results.json")
-        blocked = next((a for a in audit if a.get("blocked_by_cap")), None)
-        if blocked:  # nothing applied
-            results["isolation_blocked"] = blocked["message"]
-
-    def record(self, results: dict, run_dir: Path) -> int:
+    def record(self, run: RunRecord, run_dir: Path) -> int:
         """Keep the run's summaries, with its final verdict (``sncheck history``/``diff``)."""
-        from sncheck.health.history import record
-
-        return record(self.state_dir, results, run_dir)
+        return record_summaries(self.state_dir, run, run_dir)

@@ -27,9 +27,10 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from sncheck.model import card_of, host_of
+from sncheck.model import EntityKind, Finding, card_of, host_of
 from sncheck.store.files import RunFiles
 from sncheck.store.frames import RowFrames
+from sncheck.store.results import finding_to_json
 
 EVIDENCE_DIR = "evidence"
 MAX_FILE_BYTES = 1 << 20          # one file
@@ -59,7 +60,7 @@ def _host_of(card: str) -> str:
     return host_of(card) if "/gpu" in card else card
 
 
-def _members(entity: str, kind: str, results: dict) -> tuple[set[str], set[str]]:
+def _members(entity: str, kind: str, topology: dict | None) -> tuple[set[str], set[str]]:
     """(cards, hosts) an entity covers; cards are known only by what the rows name."""
     if kind == "link":
         cards = set(entity.split("<->"))
@@ -69,7 +70,7 @@ def _members(entity: str, kind: str, results: dict) -> tuple[set[str], set[str]]
         return {card}, {_host_of(card)}
     if kind == "host":
         return set(), {entity}
-    for sn in (results.get("topology") or {}).get("supernodes") or []:
+    for sn in (topology or {}).get("supernodes") or []:
         if sn.get("name") == entity:
             return set(), set(map(str, sn.get("hosts") or []))
     return set(), set()
@@ -226,21 +227,22 @@ def tool_provenance(backend: Any) -> dict:
     return {"commands": sorted(commands), "versions": {k: sorted(v) for k, v in versions.items() if v}}
 
 
-def collect_evidence(results: dict, rows: RowFrames, out_dir: str | Path, backend: Any = None,
-                     progress: Callable[[str], None] = lambda m: None,
-                     max_run_bytes: int = MAX_RUN_BYTES, files: RunFiles | None = None) -> None:
-    """Write every finding's bundle and list its files in ``evidence.files``; record
-    the commands run and tool versions seen in ``results["tools"]``. Every file goes
-    through ``files`` (the run store's writer: inside the run directory, never through a
-    link, a full disk kept as the run's write error)."""
-    _write_bundles(results, rows, files or RunFiles(out_dir), backend, progress, max_run_bytes)
+def collect_evidence(findings: list[Finding], topology: dict | None, rows: RowFrames, out_dir: str | Path,
+                     backend: Any = None, progress: Callable[[str], None] = lambda m: None,
+                     max_run_bytes: int = MAX_RUN_BYTES, files: RunFiles | None = None) -> dict | None:
+    """Write every finding's bundle and list its files in its ``evidence.files``; return
+    the commands run and tool versions seen (the record's ``tools``; None without a
+    backend). Every file goes through ``files`` (the run store's writer: inside the run
+    directory, never through a link, a full disk kept as the run's write error).
+    ``topology``: the record's (a supernode finding's hosts)."""
+    _write_bundles(findings, topology, rows, files or RunFiles(out_dir), backend, progress, max_run_bytes)
     if backend is not None:  # after the bundles: the mock renders the hosts they asked about
-        results["tools"] = tool_provenance(backend)
+        return tool_provenance(backend)
+    return None
 
 
-def _write_bundles(results: dict, rows: RowFrames, files: RunFiles, backend: Any,
+def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFrames, files: RunFiles, backend: Any,
                    progress: Callable[[str], None], max_run_bytes: int) -> None:
-    findings = results.get("findings") or []
     if not findings:
         return
     budget = _Budget(max_run_bytes, files)
@@ -248,7 +250,7 @@ def _write_bundles(results: dict, rows: RowFrames, files: RunFiles, backend: Any
     kernel_cache: dict[str, str | None] = {}
     readmes: dict[str, list[str]] = {}
     for f in findings:
-        entity, kind = str(f.get("entity")), str(f.get("entity_kind"))
+        entity, kind = f.entity, f.entity_kind.value
         d = f"{EVIDENCE_DIR}/{entity_dir(entity)}"
         listed: list[str] = []
         notes: list[str] = []
@@ -260,8 +262,8 @@ def _write_bundles(results: dict, rows: RowFrames, files: RunFiles, backend: Any
                     listed.append(rel)
                 notes.append(f"{name}: {what}")
 
-        cards, hosts = _members(entity, kind, results)
-        link = tuple(entity.split("<->", 1)) if kind == "link" else None
+        cards, hosts = _members(entity, kind, topology)
+        link = tuple(entity.split("<->", 1)) if f.entity_kind == EntityKind.LINK else None
         picked, total = _records(rows_for(rows, cards, hosts, link, groups), MAX_ROWS)
         lines = [json.dumps(r, default=str) for r in picked]
         if total > MAX_ROWS:
@@ -292,12 +294,12 @@ def _write_bundles(results: dict, rows: RowFrames, files: RunFiles, backend: Any
                 if log is not None:
                     name = f"{safe_name(h)}.kernel.log" if len(hosts) > 1 else "kernel.log"
                     put(name, log, f"kernel log lines on {h} about the accelerators (XID, NVRM, AER), last 200")
-        put(f"finding-{safe_name(f.get('rule'))}.json", json.dumps(f, indent=2, default=str) + "\n",
-            f"the finding {f.get('rule')} as in results.json")
+        put(f"finding-{safe_name(f.rule)}.json", json.dumps(finding_to_json(f), indent=2, default=str) + "\n",
+            f"the finding {f.rule} as in results.json")
         readmes.setdefault(d, [f"Evidence for {kind} {entity}\n"]).append(
-            f"\n{f.get('rule')} ({f.get('severity')}):\n" + "\n".join(f"  {n}" for n in notes) + "\n")
+            f"\n{f.rule} ({f.severity.value}):\n" + "\n".join(f"  {n}" for n in notes) + "\n")
         listed.append(f"{d}/README.txt")
-        f.setdefault("evidence", {})["files"] = listed
+        f.evidence["files"] = listed
     for d, parts in readmes.items():  # small, and written even past the cap: it says what was cut
         files.write(f"{d}/README.txt", "".join(parts) + (
             "\nSome evidence was capped (per-run size limit).\n" if budget.cut else ""))

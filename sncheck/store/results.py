@@ -1,4 +1,12 @@
-"""results.json: the run envelope of DESIGN.md as stable JSON text, written atomically.
+"""results.json: the one reader and writer of the run record (DESIGN.md, version 1).
+
+:func:`to_json` writes a :class:`~sncheck.model.RunRecord` as the v1 envelope: the
+contract keys, each finding with its flags (``gates``, ``not_measured``, ``not_judged``)
+and ``about: check`` on a finding about a check, each layer with its verdict, the run's
+verdict, and the extension sections. :func:`from_json` reads back every layout sncheck
+has written: today's, and the ones before the flags existed (issue 17,
+``tests/data/run-614f5fd``), whose findings say what they rest on only by their rule's
+name (:func:`_legacy_basis`).
 
 A reader (a dashboard, the next playbook step) never sees a half-written file: the
 text goes to a temporary file in the same directory, which then replaces the target
@@ -12,11 +20,14 @@ import datetime as dt
 import json
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from sncheck.config.fileio import write_atomic
+from sncheck.config.fileio import read_input, write_atomic
+from sncheck.errors import ConfigError
+from sncheck.model import RUN_SCHEMA, About, Basis, Finding, IsolationStep, LayerRecord, RunRecord, Severity
 
 # Contract keys first, in DESIGN.md order; any extension keys follow, sorted.
 TOP_LEVEL_ORDER = ("schema", "run_id", "playbook", "backend", "inventory", "started",
@@ -31,7 +42,134 @@ def dumps_results(results: dict) -> str:
 
 
 def write_json(path: str | os.PathLike, results: dict) -> None:
+    """Any JSON document (a golden curve, a baseline) as stable text, atomically."""
     write_atomic(path, dumps_results(results))
+
+
+def write_record(path: str | os.PathLike, record: RunRecord) -> None:
+    write_json(path, to_json(record))
+
+
+# ------------------------------------------------------------------ the record as v1
+# The extension sections, written when the record has them (``seed`` always: null in watch).
+SECTIONS = ("design", "inputs", "tools", "topology", "scope", "baseline", "capacity", "history", "confirm",
+            "reconciled")
+
+
+def finding_to_json(f: Finding, gate: Severity | str | None = None) -> dict[str, Any]:
+    """A finding as results.json holds it; with ``gate``, its flags too."""
+    d: dict[str, Any] = {"entity": f.entity, "entity_kind": f.entity_kind.value, "layer": f.layer, "rule": f.rule,
+                         "severity": f.severity.value, "message": f.message, "evidence": f.evidence}
+    if f.about == About.CHECK:
+        d["about"] = f.about.value  # the key appears only on findings about a check
+    if gate is not None:
+        d.update(gates=f.gates(gate), not_measured=f.not_measured, not_judged=f.not_judged)
+    return d
+
+
+def step_to_json(e: IsolationStep) -> dict[str, Any]:
+    d: dict[str, Any] = {"entity": e.entity, "entity_kind": e.entity_kind.value, "action": e.action.value,
+                         "reason": e.reason, "applied": e.applied}
+    if e.rule is not None:
+        d["rule"] = e.rule
+    return d
+
+
+def to_json(record: RunRecord) -> dict[str, Any]:
+    """The record as the v1 envelope (:func:`dumps_results` orders the keys)."""
+    out: dict[str, Any] = {
+        "schema": record.schema, "run_id": record.run_id, "playbook": record.playbook, "backend": record.backend,
+        "inventory": record.inventory, "started": record.started, "finished": record.finished,
+        "verdict": record.verdict.value, "gate": record.gate.value, "seed": record.seed,
+        "layers": [{"name": layer.name, "verdict": record.layer_verdict(layer).value, "summary": layer.summary}
+                   for layer in record.layers],
+        "findings": [finding_to_json(f, record.gate) for f in record.findings],
+        "isolation": [step_to_json(e) for e in record.isolation],
+    }
+    for key in SECTIONS:
+        value = getattr(record, key)
+        if value is not None:
+            out[key] = value
+    if record.error is not None:
+        out["error"] = record.error
+    if record.isolation_blocked is not None:
+        out["isolation_blocked"] = record.isolation_blocked
+    return {**record.extra, **out}
+
+
+_KNOWN = set(TOP_LEVEL_ORDER) | set(SECTIONS) | {"error", "isolation_blocked"}
+# Before the flags (issue 17), what a finding rests on was said by its rule's name alone.
+_LEGACY_NOT_MEASURED = ("host-unreachable", "not-measured")
+_LEGACY_NOT_MEASURED_PREFIX = "not-run-"
+_LEGACY_NOT_JUDGED = ("golden-not-judged", "baseline-not-judged", "layer-not-judged")
+
+
+def _legacy_basis(rule: str) -> Basis:
+    if rule in _LEGACY_NOT_MEASURED or rule.startswith(_LEGACY_NOT_MEASURED_PREFIX):
+        return Basis.NOT_MEASURED
+    return Basis.NOT_JUDGED if rule in _LEGACY_NOT_JUDGED else Basis.MEASURED
+
+
+def finding_from_json(d: Any) -> Finding:
+    """A finding of any results.json layout (``ValueError`` on one that is not)."""
+    if not isinstance(d, dict):
+        raise ValueError(f"a finding is an object, got {type(d).__name__}")
+    rule = str(d.get("rule", ""))
+    if isinstance(d.get("not_measured"), bool) and isinstance(d.get("not_judged"), bool):
+        basis = Basis.NOT_MEASURED if d["not_measured"] else Basis.NOT_JUDGED if d["not_judged"] else Basis.MEASURED
+    else:
+        basis = _legacy_basis(rule)
+    evidence = d.get("evidence")
+    return Finding(str(d["entity"]), d["entity_kind"], str(d.get("layer", "")), rule, d["severity"],
+                   str(d.get("message", "")), dict(evidence) if isinstance(evidence, dict) else {},
+                   basis=basis, about=d.get("about") or About.HARDWARE)
+
+
+def step_from_json(d: Any) -> IsolationStep:
+    if not isinstance(d, dict):
+        raise ValueError(f"an isolation step is an object, got {type(d).__name__}")
+    return IsolationStep(str(d["entity"]), d["entity_kind"], d["action"], str(d.get("reason", "")),
+                         bool(d.get("applied", False)), d.get("rule"))
+
+
+def from_json(data: Any, where: str = "results.json") -> RunRecord:
+    """The record of a results.json document, of any layout sncheck has written (a bad one:
+    ``ConfigError`` naming ``where`` and what is wrong)."""
+    if not isinstance(data, dict):
+        raise ConfigError("not a run's results.json (not a JSON object)", where)
+    try:
+        gate = data.get("gate")
+        layers = []
+        for layer in data.get("layers") or []:
+            verdict = layer.get("verdict")
+            layers.append(LayerRecord(str(layer["name"]), dict(layer.get("summary") or {}),
+                                      cut_short=verdict == "error", skipped=verdict == "skipped"))
+        return RunRecord(
+            run_id=str(data.get("run_id", "")), playbook=str(data.get("playbook", "")),
+            backend=str(data.get("backend", "")), inventory=str(data.get("inventory", "")),
+            started=str(data.get("started", "")),
+            finished=data.get("finished", ""),  # null: a partial record (the run did not finish)
+            gate=Severity(gate) if gate in tuple(Severity) else Severity.CRITICAL, seed=data.get("seed"),
+            layers=tuple(layers), findings=tuple(finding_from_json(f) for f in data.get("findings") or []),
+            isolation=tuple(step_from_json(e) for e in data.get("isolation") or []),
+            error=data.get("error"), isolation_blocked=data.get("isolation_blocked"),
+            schema=str(data.get("schema", RUN_SCHEMA)),
+            **{key: data.get(key) for key in SECTIONS},
+            extra={k: v for k, v in data.items() if k not in _KNOWN})
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ConfigError(f"not a run's results.json: {type(e).__name__}: {e}", where) from e
+
+
+def read_record(path: str | os.PathLike) -> RunRecord:
+    """A run directory's results.json (or the file itself), as its record."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json"
+    try:
+        data = json.loads(read_input(p, "results").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConfigError(f"not a run's results.json ({e})", str(p)) from e
+    return from_json(data, str(p))
 
 
 def _plain(v: Any) -> Any:

@@ -37,7 +37,8 @@ import pyarrow as pa
 
 from sncheck.store.frames import RowFrames, batch_table, conform, join_frames, merge_schema, rows_table, select_tables, to_frame
 from sncheck.errors import ConfigError, HarnessError
-from sncheck.store.results import write_json
+from sncheck.model import RunRecord
+from sncheck.store.results import write_record
 from sncheck.store.files import RunFiles, open_new, real_dir
 from sncheck.rows import Columns
 
@@ -297,13 +298,13 @@ class RunStore:
             kinds = dict.fromkeys([*self._frames, *self._tables])
             return {k: len(self._frames.get(k, ())) + sum(len(t) for t in self._tables.get(k, ())) for k in kinds}
 
-    def write_results(self, results: dict) -> Path:
+    def write_results(self, record: RunRecord) -> Path:
         path = self.dir / "results.json"
         if self.write_error and self._reserve:  # the disk filled up: spend the reserve on the results
             self._reserve.unlink(missing_ok=True)
             self._reserve = None
         try:
-            write_json(path, results)
+            write_record(path, record)
         except OSError as e:
             if e.errno in _FULL:
                 raise HarnessError(f"run directory: cannot write {path}: {e.strerror}") from e

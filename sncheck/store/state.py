@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 import zlib
@@ -35,8 +36,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from sncheck.config.fileio import kind_of
 from sncheck.errors import ConfigError, HarnessError
-from sncheck.model import EntityKind, Finding, IsolationStep
+from sncheck.model import EntityKind, Finding, IsolationStep, RunRecord
 from sncheck.store.setaside import SetAside, SetAsideLog, decode_row, json_object, parse_ts, timestamp
 
 DB_NAME = "state.db"
@@ -122,6 +124,7 @@ class StateStore:
         self.db_path = self.dir / DB_NAME
         self._lock = threading.RLock()
         self.set_aside = SetAsideLog(str(self.db_path))  # rows that did not decode (sncheck status --check)
+        _check_files(self.db_path)
         try:
             # isolation_level=None: no implicit transactions; _write() opens each one.
             self._db = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000,
@@ -247,10 +250,17 @@ class StateStore:
             return self._version(self._db)
 
     # -- writing -----------------------------------------------------------
-    def record_run(self, results: Mapping[str, Any], results_path: str | os.PathLike[str] | None = None) -> None:
-        """Insert or update the run of a results.json envelope (keyed by ``run_id``)."""
-        run_id = results.get("run_id")
-        if not run_id:
+    def record_run(self, run: RunRecord | Mapping[str, Any], results_path: str | os.PathLike[str] | None = None) -> None:
+        """Insert or update a run (keyed by ``run_id``): its record, or the same columns by
+        name (``sncheck isolate``'s manual run)."""
+        values: tuple[Any, ...]
+        if isinstance(run, RunRecord):
+            values = (run.run_id, run.playbook, run.backend, run.inventory, run.started, run.finished,
+                      run.verdict.value)
+        else:
+            values = tuple(run.get(k) for k in ("run_id", "playbook", "backend", "inventory", "started",
+                                                "finished", "verdict"))
+        if not values[0]:
             raise ValueError("results has no run_id")
         with self._write() as db:
             db.execute(
@@ -261,19 +271,13 @@ class StateStore:
                      started = excluded.started, finished = excluded.finished,
                      verdict = excluded.verdict,
                      results_path = COALESCE(excluded.results_path, runs.results_path)""",
-                (run_id, results.get("playbook"), results.get("backend"), results.get("inventory"),
-                 results.get("started"), results.get("finished"), results.get("verdict"),
-                 os.fspath(results_path) if results_path is not None else None))
+                (*values, os.fspath(results_path) if results_path is not None else None))
 
-    def record_findings(self, run_id: str, findings: Iterable[Finding | Mapping[str, Any]],
-                        ts: datetime | None = None) -> int:
-        """Append a run's findings (objects or results.json dicts); returns how many."""
+    def record_findings(self, run_id: str, findings: Iterable[Finding], ts: datetime | None = None) -> int:
+        """Append a run's findings; returns how many."""
         stamp = format_ts(ts or utc_now())
-        rows = []
-        for f in findings:
-            d = f.to_dict() if isinstance(f, Finding) else dict(f)
-            rows.append((run_id, d["entity"], d["entity_kind"], d.get("layer"), d.get("rule"),
-                         d.get("severity"), d.get("message"), _json(d.get("evidence")), stamp))
+        rows = [(run_id, f.entity, f.entity_kind.value, f.layer, f.rule, f.severity.value, f.message,
+                 _json(f.evidence), stamp) for f in findings]
         with self._write() as db:
             db.executemany(
                 """INSERT INTO findings (run_id, entity, entity_kind, layer, rule, severity, message, evidence, ts)
@@ -283,7 +287,7 @@ class StateStore:
     def record_action(self, run_id: str, entry: IsolationStep | Mapping[str, Any],
                       evidence: Mapping[str, Any] | None = None, ts: datetime | None = None) -> int:
         """Append one isolation decision (quarantine, isolate or release); returns its row id."""
-        d = entry.to_dict() if isinstance(entry, IsolationStep) else dict(entry)
+        d = _step(entry)
         with self._write() as db:
             return _insert_action(db, run_id, d, evidence, ts)
 
@@ -297,7 +301,7 @@ class StateStore:
     def commit_txn(self, txn: str, run_id: str, entry: IsolationStep | Mapping[str, Any],
                    evidence: Mapping[str, Any] | None = None, ts: datetime | None = None) -> int:
         """Record a transaction's decision and mark it recorded, in one write: both or neither."""
-        d = entry.to_dict() if isinstance(entry, IsolationStep) else dict(entry)
+        d = _step(entry)
         with self._write() as db:
             row = _insert_action(db, run_id, d, evidence, ts)
             db.execute("UPDATE journal SET state = 'recorded' WHERE txn = ?", (txn,))
@@ -501,6 +505,29 @@ class StateStore:
         return int(self._read(f"SELECT COUNT(*) AS n FROM {table}")[0]["n"])
 
 
+# The database and the files SQLite keeps beside it. SQLite removes and recreates the -wal
+# and -shm itself: a FIFO planted as state.db-wal was replaced by `sncheck status`, and made
+# `isolate --apply` exit 3 ("disk I/O error") after the lock was taken.
+SQLITE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def _check_files(db_path: Path) -> None:
+    """Refuse (ConfigError, exit 2, naming it) a store whose database or SQLite side file
+    exists and is not a regular file, links followed: a FIFO, a device, a socket, a
+    directory, a dangling link. Before SQLite opens (or replaces) any of them."""
+    for suffix in SQLITE_FILES:
+        name = f"{db_path}{suffix}"
+        if not os.path.lexists(name):
+            continue
+        try:
+            mode = os.stat(name).st_mode
+        except OSError as e:
+            raise ConfigError(f"the state store's file cannot be used ({e.strerror}): a dangling link?", name) from e
+        if not stat.S_ISREG(mode):
+            raise ConfigError(f"is {kind_of(mode)}, not a regular file: the state store keeps only regular "
+                              "files here (remove it)", name)
+
+
 def _is_busy(e: sqlite3.OperationalError) -> bool:
     text = str(e).lower()
     return "locked" in text or "busy" in text
@@ -522,3 +549,9 @@ def _json(value: Mapping[str, Any] | None) -> str:
     return json.dumps(dict(value or {}), sort_keys=True, default=str)
 
 
+def _step(entry: IsolationStep | Mapping[str, Any]) -> dict[str, Any]:
+    """An isolation step as the store's columns (a step, or the same keys by name)."""
+    if isinstance(entry, IsolationStep):
+        return {"entity": entry.entity, "entity_kind": entry.entity_kind.value, "action": entry.action.value,
+                "reason": entry.reason, "rule": entry.rule, "applied": entry.applied}
+    return dict(entry)

@@ -11,7 +11,9 @@ certain, so every view reads the tool's own lines:
   line shares (a paste nested in a markdown list);
 - launcher labels on every line: ``srun --label`` (``0: ``, right-aligned `` 7: ``),
   ``mpirun --tag-output`` (``[1,0]<stdout>:``), MPICH / Intel MPI ``-prepend-rank``
-  (``[0] ``). Several tasks' lines are regrouped task by task, in the order each first
+  (``[0] ``), a remote runner's host and stream (Fabric's ``[node7] out: ``,
+  ``nid005113 out: ``; a bare ``node7: `` is not taken: ``nvidia-nvswitch0: `` is the
+  kernel's own). Several tasks' lines are regrouped task by task, in the order each first
   printed, so one task's output reads contiguously;
 - a timestamp on every line: ``dmesg`` (``[  12.345678]``), ``dmesg -T`` / ``--ctime``
   (``[Mon Jan  2 03:04:05 2025]``), ISO (``dmesg --time-format iso``, ``journalctl -o
@@ -43,6 +45,9 @@ _LABELS = (
     re.compile(r"^(?P<task>\[\d+,\d+\])<std(?:out|err)>: ?"),  # mpirun --tag-output
     re.compile(r"^ *(?P<task>\d+):(?: |$)"),                    # srun --label ("0:" alone: a blank line)
     re.compile(r"^(?P<task>\[\d+\]) "),                         # mpiexec -prepend-rank
+    # a remote runner's host and stream (Fabric's "[host] out: ", a job log's "nid005113 out: "):
+    # the stream word makes it certain (a bare "name: " is also a kernel device's own prefix)
+    re.compile(r"^(?P<task>\[?[A-Za-z0-9][\w.-]*\]?) (?:out|err): ?"),
 )
 _HOST_UNIT = r" [A-Za-z0-9][\w.-]* [\w./@-]+(?:\[\d+\])?: ?"  # the journal's "host unit[pid]: "
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import signal
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -21,19 +20,24 @@ from sncheck.config.fileio import read_input
 from sncheck.config.inventory import Inventory
 from sncheck.config.shipped import provenance
 from sncheck.errors import ConfigError
-from sncheck.health.findings import merge_findings
-from sncheck.model import Finding, IsolationStep, severity_rank
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import RuleSet
-from sncheck.run.verdict import EXIT_CODES, decide
+from sncheck.model import RUN_SCHEMA, About, Basis, EntityKind, ExitCode, Finding, RunRecord, Severity, Verdict
+from sncheck.report import outputs
+from sncheck.run.isolation import suspect
+from sncheck.run.recorder import RunRecorder
+from sncheck.run.runner import RunOptions, write_reports
+from sncheck.run.state import RunState
+from sncheck.store.results import from_json, to_json
 from sncheck.store.rundir import RunStore, new_run_id
+from sncheck.store.state import StateStore
 from sncheck.topology import Topology, natural_key
 from sncheck.watch import dumps as dumpio
 from sncheck.watch import frtime
 from sncheck.watch.rankmap import CardNames, RankMap, from_slurm, inventory_from_map, load_rank_map, safe_host
 from sncheck.watch.select import select
 
-SCHEMA = "sncheck.run/1"
+SCHEMA = RUN_SCHEMA
 LAYER = "watch"
 CONFIRM_PLAYBOOK = "nightly-stress"   # launch skew and pairwise collectives: what a straggler shows
 
@@ -55,9 +59,19 @@ class WatchOptions:
 
 @dataclass
 class Outcome:
-    results: dict
+    """One pass: its record and where it is written."""
+
+    record: RunRecord
     out_dir: Path
-    exit_code: int
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.of(self.record.verdict)
+
+    @property
+    def results(self) -> dict:
+        """The record as results.json holds it."""
+        return to_json(self.record)
 
 
 def _rank_map(opts: WatchOptions) -> RankMap:
@@ -99,9 +113,10 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
     site = inventory.supernodes[0].name
     kept, left_out = select(good, rank_map.jobs)
     for lo in left_out:
-        raw.append(Finding(site, "supernode", LAYER, lo.rule, "info", f"{lo.dump.path.name}: {lo.reason}: left out",
+        raw.append(Finding(site, EntityKind.SUPERNODE, LAYER, lo.rule, Severity.INFO,
+                           f"{lo.dump.path.name}: {lo.reason}: left out",
                            {"measured": lo.dump.job or lo.dump.path.name, "expected": sorted(rank_map.jobs) or None,
-                            "unit": None, "dump": lo.dump.path.name}, about="check"))
+                            "unit": None, "dump": lo.dump.path.name}, about=About.CHECK))
     for d in list(kept):
         if d.format == "flight_recorder":
             try:
@@ -113,9 +128,10 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
         for note in d.notes:
             raw.append(_unreadable(site, d.path, note))
         for note in d.info:
-            raw.append(Finding(site, "supernode", LAYER, "watch-dump-restarted", "info", f"{d.path.name}: {note}",
+            raw.append(Finding(site, EntityKind.SUPERNODE, LAYER, "watch-dump-restarted", Severity.INFO,
+                               f"{d.path.name}: {note}",
                                {"measured": "restarted", "expected": None, "unit": None, "dump": d.path.name},
-                               about="check"))
+                               about=About.CHECK))
     for u in bad:
         opts.progress(f"watch: {u.path}: dump unreadable: {u.reason}")
         rank = dumpio.rank_of_name(u.path.name)
@@ -141,46 +157,46 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
     finally:
         if own:
             store.close()
-    findings = merge_findings(raw)
-    isolation = _quarantine(findings, opts.confirm_playbook)
-    results = {
-        "schema": SCHEMA, "run_id": run_id, "playbook": "watch", "backend": "watch", "inventory": inventory.name,
-        "started": _now(), "finished": None, "verdict": "error",
-        "layers": [{"name": LAYER, "verdict": "pass", "summary": {
-            "directory": str(opts.directory), "dumps": len(kept), "unreadable": len(bad), **counts,
-            "rank_map": rank_map.source or "none"}}],
-        "findings": [f.to_dict() for f in findings], "isolation": [e.to_dict() for e in isolation],
-        "seed": None, "design": {t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us, "source": "inventory"}
-                                 for t, d in inventory.design.items()},
-        "tools": {"commands": [], "versions": _versions(kept)},  # sncheck ran nothing: it read what the job wrote
-        "gate": opts.gate, "inputs": {"rules": provenance(rules.source if rules else None, rules.path if rules else None),
-                                      "baseline": provenance(opts.baseline, _results_of(opts.baseline))},
-        "confirm": [{"entity": e.entity, "command": _confirm_command(opts.confirm_playbook, e.entity)}
-                    for e in isolation],
-        "topology": {"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
-                     "cards": len(topo.cards)},
-    }
-    decide(results, opts.gate)
-    results["finished"] = _now()
-    keys = {(f["entity"], f["rule"]) for f in results["findings"]}
+    known = set(inventory.hosts)
+    recorder = RunRecorder(
+        run_id=run_id, playbook="watch", backend="watch", inventory=inventory.name, gate=opts.gate, seed=None,
+        design={t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us, "source": "inventory"}
+                for t, d in inventory.design.items()},
+        tools={"commands": [], "versions": _versions(kept)},  # sncheck ran nothing: it read what the job wrote
+        inputs={"rules": provenance(rules.source if rules else None, rules.path if rules else None),
+                "baseline": provenance(opts.baseline, _results_of(opts.baseline))},
+        topology={"supernodes": [{"name": sn.name, "hosts": list(sn.hosts)} for sn in inventory.supernodes],
+                  "cards": len(topo.cards)})
+    recorder.layer(LAYER, {"directory": str(opts.directory), "dumps": len(kept), "unreadable": len(bad), **counts,
+                           "rank_map": rank_map.source or "none"}, raw)
+    recorder.merge(lambda h: topo.cards_of_host(h) if h in known else [])
+    # In-job evidence quarantines (never isolates): each finding on a card says which scoped
+    # run confirms it. An unmapped rank quarantines nothing.
+    for f in recorder.findings:
+        if suspect(f) and f.evidence.get("mapped") is not False:
+            f.evidence["confirm_with"] = _confirm_command(opts.confirm_playbook, f.entity)
+    steps = recorder.quarantine(note=lambda f: f"in-job evidence; confirm with '{f.evidence['confirm_with']}'",
+                                eligible=lambda f: "confirm_with" in f.evidence)
+    recorder.section(confirm=[{"entity": e.entity, "command": _confirm_command(opts.confirm_playbook, e.entity)}
+                              for e in steps])
+    record = recorder.finish()
+    keys = {(f.entity, f.rule) for f in record.findings}
     state_dir = opts.state_dir if recorded is None or keys - recorded else None
     if recorded is not None:
         recorded |= keys
-    if state_dir and results["isolation"]:
-        from sncheck.actions.batch import apply_run_isolation
-
-        apply_run_isolation(results, inventory, state_dir, via=("hostfile",), apply=False,
-                            run_dir=out_dir, results_path=out_dir / "results.json")
+    if state_dir and record.isolation:
+        done = RunState(state_dir, via=("hostfile",)).act(record, inventory, out_dir)
+        recorder.acted(done.steps, done.blocked)
+        if done.reconciled:
+            recorder.section(reconciled=done.reconciled)
+        record = recorder.finish()
     elif state_dir:
-        from sncheck.store.state import StateStore
-
         with StateStore(state_dir) as st:
-            st.record_run(results, out_dir / "results.json")
-            st.record_findings(run_id, results["findings"])
-    store.write_results(results)
-    _reports(results, store, opts)
-    code = EXIT_CODES[results["verdict"]]
-    return Outcome(results, out_dir, code)
+            st.record_run(record, out_dir / "results.json")
+            st.record_findings(run_id, record.findings)
+    store.write_results(record)
+    write_reports(record, store, RunOptions(reports=outputs(opts.report_formats)))
+    return Outcome(record, out_dir)
 
 
 def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topology) -> dict:
@@ -196,13 +212,14 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
     run_dir = p.parent if p.is_file() else p
     if p.is_file() or (p / "results.json").is_file():
         try:
-            res = json.loads(read_input(run_dir / "results.json", "results").decode("utf-8"))
+            data = json.loads(read_input(run_dir / "results.json", "results").decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise ConfigError(f"not a watch run's results.json ({e})", str(p)) from e
-        if not isinstance(res, dict) or res.get("schema") != SCHEMA:
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ConfigError(f"not a run's results.json (schema {SCHEMA})", str(p))
-        if res.get("verdict") != "pass":
-            raise ConfigError(f"its verdict is {res.get('verdict')!r}: a baseline must be a known-good run", str(p))
+        verdict = from_json(data, str(p)).verdict
+        if verdict != Verdict.PASS:
+            raise ConfigError(f"its verdict is {verdict.value!r}: a baseline must be a known-good run", str(p))
         bw = read_frames(run_dir).kind("comm_bw")
     elif p.is_dir():
         own = p / "ranks.json"
@@ -244,35 +261,15 @@ def _placeholder_inventory() -> Inventory:
     return Inventory(name="job", supernodes=(Supernode("job", ("unknown",)),), hosts={"unknown": Host("unknown", "job", 1)})
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def _confirm_command(playbook: str, entity: str) -> str:
     return f"sncheck run {playbook} --targets {entity}"
 
 
 def _unreadable(site: str, path: Path, reason: str, kind: str = "supernode") -> Finding:
-    return Finding(site, kind, LAYER, "watch-dump-unreadable", "warning",
+    return Finding(site, EntityKind(kind), LAYER, "watch-dump-unreadable", Severity.WARNING,
                    f"dump unreadable: {path.name}: {reason}; its ranks are not judged",
-                   {"measured": "unreadable", "expected": "a dump", "unit": None, "dump": path.name,
-                    "not_run": True}, about="check")
-
-
-def _quarantine(findings: list[Finding], playbook: str) -> list[IsolationStep]:
-    """In-job evidence quarantines the cards (never an isolation: the confirmation run
-    in the next gap decides). Unmapped ranks and check findings quarantine nothing."""
-    out = []
-    for f in findings:
-        if f.about == "check" or severity_rank(f.severity) < severity_rank("warning"):
-            continue
-        if f.evidence.get("mapped") is False:
-            continue
-        f.evidence["confirm_with"] = _confirm_command(playbook, f.entity)
-        out.append(IsolationStep(f.entity, f.entity_kind, "quarantine",
-                                 f"{f.rule}: {f.message} (in-job evidence; confirm with "
-                                 f"'{_confirm_command(playbook, f.entity)}')", rule=f.rule))
-    return out
+                   {"measured": "unreadable", "expected": "a dump", "unit": None, "dump": path.name},
+                   basis=Basis.NOT_MEASURED, about=About.CHECK)
 
 
 def _emit(store: RunStore, dumps: list[dumpio.Dump], names: CardNames, topo: Topology,
@@ -361,20 +358,11 @@ def _unmapped_ranks(dumps: list[dumpio.Dump], rank_map: RankMap, names: CardName
     out = []
     for rank in sorted(set(rank_map.placements) - have):
         card, _, _ = names.of_rank(rank)
-        out.append(Finding(card, "card", LAYER, "watch-rank-no-dump", "warning",
+        out.append(Finding(card, EntityKind.CARD, LAYER, "watch-rank-no-dump", Severity.WARNING,
                            f"rank {rank} ({card}): no Flight Recorder dump in the directory: "
-                           "not judged", {"measured": "no dump", "expected": "a dump", "unit": None, "rank": rank,
-                                          "not_run": True}, about="check"))
+                           "not judged", {"measured": "no dump", "expected": "a dump", "unit": None, "rank": rank},
+                           basis=Basis.NOT_MEASURED, about=About.CHECK))
     return out
-
-
-def _reports(results: dict, store: RunStore, opts: WatchOptions) -> None:
-    from sncheck.report import default_filename, get_renderer
-
-    rows = store.frames()
-    for fmt in opts.report_formats:
-        if fmt != "json":
-            get_renderer(fmt)(results, rows, store.dir / default_filename(fmt))
 
 
 # ------------------------------------------------------------------ follow

@@ -29,6 +29,7 @@ from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules
 from sncheck.run.inputs import load_inventory_text
 from sncheck.report import get_renderer
+from sncheck.store.results import finding_to_json, from_json
 from sncheck.topology import Topology, round_robin
 
 out = Path(sys.argv[1])
@@ -77,7 +78,7 @@ results = {"schema": "sncheck.run/1", "run_id": "bench-fleet", "playbook": "pre-
                         "cards": len(ids)},
            "layers": [{"name": "connectivity", "verdict": "fail" if found else "pass", "summary": {"pairs": n}},
                       {"name": "stress", "verdict": "pass", "summary": {}}],
-           "findings": [f.to_dict() for f in found], "isolation": []}
+           "findings": [finding_to_json(f) for f in found], "isolation": []}
 # Each host's nvidia-smi lists its GPUs' UUIDs (the gpu_uuid fact): the card series' UUID label.
 uuids = pd.DataFrame({"kind": "host_fact", "layer": "connectivity", "host": list(topo.hosts), "fact": "gpu_uuid",
                       "ok": True, "status": "ok",
@@ -87,7 +88,7 @@ allrows = pd.concat([rows, ranks, uuids], ignore_index=True)
 times = {}
 for fmt, name in (("html", "report.html"), ("prometheus", "sncheck.prom"), ("junit", "junit.xml")):
     t0 = time.perf_counter()
-    get_renderer(fmt)(results, allrows, out / name)
+    get_renderer(fmt)(from_json(results), allrows, out / name)
     times[fmt] = time.perf_counter() - t0
 print(json.dumps({"rows": n, "cards": len(ids), "seconds": times,
                   "findings": sorted((f.entity, f.entity_kind) for f in found),

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from sncheck.model import Finding
 from sncheck.store.state import StateStore
 
 CARDS_PER_HOST, HOSTS, DOMAIN_HOSTS = 8, 256, 9   # 2,048 cards, NVL72-like domains
@@ -60,10 +61,10 @@ def simulate_year(path, nights: int = 365) -> dict:
             spreads = level * 0.004 * (1 + 0.1 * rng.standard_normal(len(ks)))
             st.record_summary_columns(run_id, ks, values.astype(np.float32), spreads.astype(np.float32),
                                       rng.integers(3, 72, len(ks)))
-            st.record_findings(run_id, [{"entity": f"node{rng.integers(1, HOSTS):04d}/gpu{rng.integers(0, 8)}",
-                                         "entity_kind": "card", "layer": "connectivity", "rule": "p2p-bandwidth-card-slow",
-                                         "severity": "warning", "message": "bandwidth low",
-                                         "evidence": {"measured": 360.0, "expected": 400.0, "unit": "GB/s"}}
+            st.record_findings(run_id, [Finding(f"node{rng.integers(1, HOSTS):04d}/gpu{rng.integers(0, 8)}",
+                                                "card", "connectivity", "p2p-bandwidth-card-slow", "warning",
+                                                "bandwidth low",
+                                                {"measured": 360.0, "expected": 400.0, "unit": "GB/s"})
                                         for _ in range(3)])
         st._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         summary = st.run_summaries(f"night-{nights - 1:03d}")

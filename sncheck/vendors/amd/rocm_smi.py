@@ -130,7 +130,7 @@ def parse_concise(text: str) -> dict[str, Any]:
         if re.match(r"^GPU\[\d+\]\s*:\s*WARNING", body):
             warnings.append(re.sub(r"\s+", " ", body))
             continue
-        if saw and old_columns and _ROW.match(line):
+        if saw and old_columns and _ROW.match(body):  # ROCm 1.x indents its rows (" 0   35c ...")
             cells = body.split()
             if len(cells) != len(old_columns):
                 errors.append(f"GPU {cells[0]}: {len(cells)} cells for {len(old_columns)} columns: {body!r}")
@@ -172,6 +172,9 @@ def parse_concise(text: str) -> dict[str, Any]:
         raise ParseError("no 'Concise Info' table", tool="rocm-smi")
     if saw and not ended:
         errors.append(f"no '{_END}' line: output cut short")
+    elif saw and not gpus and not errors:
+        # a whole table with no device row read: nothing was measured, never a pass
+        errors.append("the table has no device row: no GPU was read")
     return {"tool": "rocm-smi", "gpus": gpus, "warnings": warnings, "errors": errors}
 
 

@@ -10,7 +10,12 @@ parse`` exits 1 on them. Judging a run is another matter: a counter is judged by
 it grew during the run (:mod:`sncheck.health.fabric`), not by its value.
 
 * ``perfquery -x``: ``# Port extended counters: Lid 1719 port 1 (CapMask: ...)`` then
-  ``Name:....value`` lines; ``port`` from the header.
+  ``Name:....value`` lines; ``port`` from the header (from ``PortSelect`` when a paste left
+  the header out). A block ends at a fixed field (rdma-core ``infiniband-diags/perfquery.c``
+  ``dump_perfcounters`` / ``dump_perfcounters_ext``, libibmad's field order): PortCounters
+  at ``PortXmitWait`` (``PortRcvPkts`` before libibmad printed it), PortCountersExtended at
+  ``PortRcvPkts``, ``PortMulticastRcvPkts`` (CapMask bit 9) or ``QP1Dropped`` (CapMask2's
+  additional counters). A block ending elsewhere was cut short.
 * ``ibqueryerrors``: ``Errors for "<node>"`` then ``GUID 0x... port N: [Name == v] ...``
   (switches print ``port ALL`` too); the ``## Summary`` line ends it. Only ports with
   counts are listed: that is the tool's design.
@@ -59,6 +64,26 @@ ERROR_COUNTERS = ("symbol_error", "link_error_recovery", "link_downed", "port_rc
                   "port_xmit_constraint_errors", "port_rcv_constraint_errors", "local_link_integrity_errors",
                   "excessive_buffer_overrun_errors", "VL15_dropped")
 
+# The field each kind of perfquery block may end with (see the module docstring).
+_PQ_LAST = {"basic": ("PortXmitWait", "PortRcvPkts"),
+            "extended": ("PortRcvPkts", "PortMulticastRcvPkts", "QP1Dropped")}
+_PQ_CAPS = re.compile(r"CapMask: (0x[0-9A-Fa-f]+)(?: CapMask2: (0x[0-9A-Fa-f]+))?")
+_CAP_XMIT_WAIT, _CAP_EXT_WIDTH, _CAP2_ADDL_EXT = 0x1000, 0x200, 0x2  # the header's bits perfquery.c tests
+
+
+def _pq_ends(kind: str | None, header: str, fields: set[str]) -> tuple[str, ...]:
+    """The fields a block of ``kind`` may end with, narrowed by its header's CapMask bits and
+    the fields it printed (once CounterSelect2 is printed, the block runs to QP1Dropped)."""
+    if kind is None:
+        return _PQ_LAST["basic"] + _PQ_LAST["extended"]
+    m = _PQ_CAPS.search(header)
+    cap = int(m.group(1), 16) if m else 0
+    cap2 = int(m.group(2), 16) if m and m.group(2) else 0
+    if kind == "basic":
+        return ("PortXmitWait",) if cap & _CAP_XMIT_WAIT else _PQ_LAST["basic"]
+    if "CounterSelect2" in fields or cap2 & _CAP2_ADDL_EXT:
+        return ("QP1Dropped",)
+    return _PQ_LAST["extended"][1:] if cap & _CAP_EXT_WIDTH else _PQ_LAST["extended"]
 _PQ_HEADER = re.compile(r"^# Port (?:extended )?counters: Lid (\d+) port (\d+|ALL|255)\b", re.I)
 _PQ_LINE = re.compile(r"^([A-Za-z0-9]+):\.*\s*(\S+)\s*$")
 _IQE_NODE = re.compile(r'^Errors for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
@@ -91,6 +116,10 @@ def parse_perfquery(text: str) -> dict[str, Any]:
     """``perfquery -x`` (or without ``-x``): one entry per ``# Port ... counters`` block."""
     ports: list[dict[str, Any]] = []
     errors: list[str] = []
+    kinds: list[str | None] = []  # per block: "basic", "extended", or None (no header: from its fields)
+    last: list[str] = []  # per block: the last field it printed
+    headers: list[str] = []
+    fields: list[set[str]] = []
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -99,8 +128,24 @@ def parse_perfquery(text: str) -> dict[str, Any]:
             port = m.group(2)
             ports.append({"device": None, "lid": int(m.group(1)), "port": int(port) if port.isdigit() else port,
                           "counters": {}})
-        elif (m := _PQ_LINE.match(line)) and ports:
+            kinds.append("extended" if "extended" in line.lower() else "basic")
+            last.append("")
+            headers.append(line)
+            fields.append(set())
+        elif (m := _PQ_LINE.match(line)) and (ports or m.group(1) == "PortSelect"):
             name = m.group(1)
+            if name == "PortSelect" and (not ports or last[-1]):
+                # a block pasted without its '# Port counters' line: the port from PortSelect
+                value = _number(m.group(2))
+                ports.append({"device": None, "lid": None, "port": value, "counters": {}})
+                kinds.append(None)
+                last.append("")
+                headers.append("")
+                fields.append(set())
+            last[-1] = name
+            fields[-1].add(name)
+            if kinds[-1] is None and name in ("SymbolErrorCounter", "PortXmitData"):
+                kinds[-1] = "basic" if name == "SymbolErrorCounter" else "extended"
             if name in ("PortSelect", "CounterSelect", "CounterSelect2"):
                 continue
             value = _number(m.group(2))
@@ -113,6 +158,9 @@ def parse_perfquery(text: str) -> dict[str, Any]:
     if not ports and not errors:
         raise ParseError("no '# Port counters' blocks found", tool="perfquery")
     errors += [f"port {p['port']}: no counters after its header (cut short?)" for p in ports if not p["counters"]]
+    errors += [f"port {p['port']}: the block ends at {end}, before its last counter: output cut short"
+               for p, kind, end, header, seen in zip(ports, kinds, last, headers, fields)
+               if p["counters"] and end not in _pq_ends(kind, header, seen)]
     return _result("perfquery", ports, errors)
 
 
