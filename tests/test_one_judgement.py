@@ -9,6 +9,10 @@ of a card listing, as the run has them from the inventory): where parse exits 1 
 facts of that command fail, and where the run passes them parse exits 0. The only difference
 allowed is a fact judged against what the output cannot carry (the inventory's or the
 platform's design values: NVLink speed, the IB rail count): named in :data:`DESIGN_ONLY`.
+
+The plain run compares the mock backend's hosts (the same renderers and the same checks, no
+transport: under a second); the real-sshd run of the fake tools (about 25 s on two cores)
+runs with ``--benchmark-enable`` (CI's time budget), as tests/bench does.
 """
 
 from __future__ import annotations
@@ -19,16 +23,15 @@ import pytest
 from fake_tool import install_fake_tools
 from test_ssh_backend import backend_for, collect, write_inventory
 
+from sncheck.backends.mock import MockBackend
 from sncheck.errors import ParseError
-from sncheck.run.inputs import load_faults_text, load_inventory
+from sncheck.run.inputs import load_faults_text, load_inventory, load_inventory_text
 from sncheck.topology import Topology
 from sncheck.vendors.hostjudge import bind
 from sncheck.vendors.nvidia.checks import COMMANDS
 from sncheck.vendors.parsers import failures, parse_text
 
 BOUND = [bind(c) for c in COMMANDS.values()]  # each command with its parse view, as a run has it
-
-pytestmark = pytest.mark.sshd
 
 FAULTS = """faults:
   - {type: remap_pending, target: node2/gpu1}
@@ -67,7 +70,28 @@ def _verdicts(backend, topo: Topology, rows: list[dict], cards: int) -> list[str
     return wrong
 
 
-def test_a_runs_host_facts_and_sncheck_parse_agree(sshd_cluster, tmp_path: Path) -> None:
+def _agree(backend, topo: Topology) -> None:
+    """The faults fail their hosts' facts, and on every command's output the run and parse agree."""
+    rows = [r for r in collect(backend.host_facts, tuple(topo.hosts)) if r.get("kind") == "host_fact"]
+    assert {r["host"] for r in rows if not r["ok"]} >= {"node2", "node3", "node4"}  # the faults show
+    assert {r["host"] for r in rows if not r["ok"]} <= {"node2", "node3", "node4"}  # node1 is clean
+    assert not _verdicts(backend, topo, rows, 2), "\n".join(_verdicts(backend, topo, rows, 2))
+    compared = sum(1 for h in topo.hosts for o in backend.raw_outputs(h)
+                   if o["command"] in {c.display for c in BOUND if c.view})
+    assert compared >= 4 * 4, compared  # every host's listings were compared, not skipped
+
+
+def test_the_mock_hosts_facts_and_sncheck_parse_agree() -> None:
+    topo = Topology(load_inventory_text(
+        "name: one-judgement\ndesign:\n  scale_up: {bandwidth: \"100 GB/s\", latency: \"5 us\"}\n"
+        "supernodes:\n  - {name: sn0, hosts: \"node[1-4]\", cards_per_host: 2}\nbackend: {type: mock}\n"))
+    _agree(MockBackend(topo, load_faults_text(FAULTS, topo), seed=0), topo)
+
+
+@pytest.mark.sshd
+def test_a_runs_host_facts_and_sncheck_parse_agree(sshd_cluster, tmp_path: Path, request) -> None:
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("four real sshd hosts running the fake tools: with --benchmark-enable (CI time)")
     cluster = sshd_cluster(4, ["node1", "node2", "node3", "node4"])
     for host in cluster:
         install_fake_tools(host, cards=2)
@@ -75,11 +99,6 @@ def test_a_runs_host_facts_and_sncheck_parse_agree(sshd_cluster, tmp_path: Path)
     topo = Topology(load_inventory(inv))
     ssh = backend_for(inv, cluster, faults=load_faults_text(FAULTS, topo), act_faults_on_real_hosts=True)
     try:
-        rows = [r for r in collect(ssh.host_facts, tuple(topo.hosts)) if r.get("kind") == "host_fact"]
-        assert {r["host"] for r in rows if not r["ok"]} >= {"node2", "node3", "node4"}  # the faults show
-        assert not _verdicts(ssh, topo, rows, 2), "\n".join(_verdicts(ssh, topo, rows, 2))
-        compared = sum(1 for h in topo.hosts for o in ssh.raw_outputs(h)
-                       if o["command"] in {c.display for c in BOUND if c.view})
-        assert compared >= 4 * 4, compared  # every host's listings were compared, not skipped
+        _agree(ssh, topo)
     finally:
         ssh.close()
