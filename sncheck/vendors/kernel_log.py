@@ -84,7 +84,8 @@ TOOL = "kernel-log"
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
 PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
-           r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records)")
+           r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records|poison consumption|"
+           r"page fault|Process )|aca entry\[|ACA\[")  # every line kernel_ras reads (an ACA register's: any)
 
 # syslog / the journal's default format ('Dec  2 11:38:27 worker4 kernel: '), then one of dmesg's stamps
 _SYSLOG = re.compile(r"^(?P<syslog>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ kernel: ?")
