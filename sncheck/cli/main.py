@@ -417,16 +417,13 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     failures = parse_failures(data)
     if rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
-        from sncheck.health.kernel import judge_log
+        from sncheck.health.kernel import judged
         from sncheck.health.metrics import rows_context
         from sncheck.health.rules import load_rules
 
-        judged = judge_log(data, list(load_rules(rules_ref).rules), rows_context())
-        data["judged"] = [{"rule": f.rule, "severity": f.severity, "action": f.evidence.get("action"),
-                           "key": f.evidence.get("key"), "reports": f.evidence.get("reports"),
-                           "in_window": f.evidence.get("in_window"), "message": f.message} for f in judged]
+        data["judged"] = judged(data, list(load_rules(rules_ref).rules), rows_context())
         failures = [str(e) for e in data.get("errors") or []] + \
-            [f"{f.severity}: {f.message}" for f in judged if f.severity in ("warning", "critical")]
+            [f"{j['severity']}: {j['message']}" for j in data["judged"] if j["severity"] in ("warning", "critical")]
     click.echo(json.dumps(data, indent=2, default=str))
     for err in failures:
         click.echo(f"sncheck: {file}: {err}", err=True)
