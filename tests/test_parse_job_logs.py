@@ -311,9 +311,13 @@ def test_nvidia_smi_table_values_cuts_and_failures(tmp_path):
     assert d["processes"][0]["pid"] == 41235 and d["processes"][0]["memory_MiB"] == 1024
     cut = SMI.split("| N/A   29C")[0]
     assert parse(tmp_path, "nvidia-smi", cut)[0] == 1  # GPU 1's block has its first line only
-    # cut at a block's rule, the table reads whole with one GPU: the inventory's count tells (--expect)
+    # cut at a block's rule: no Processes box follows (nvidia-smi prints one under every table), and
+    # the inventory's count tells too (--expect)
     one = SMI.split("|   1  NVIDIA")[0]
-    assert parse(tmp_path, "nvidia-smi", one)[0] == 0
+    assert parse(tmp_path, "nvidia-smi", one)[0] == 1
+    assert "no Processes box" in parse(tmp_path, "nvidia-smi", one)[1]["errors"][0]
+    assert parse(tmp_path, "nvidia-smi", SMI.split("\n+---------------------------------------------------------------"
+                                                   "------------------------+\n| Processes:")[0])[0] == 1
     f = tmp_path / "one.txt"
     f.write_text(one)
     assert CliRunner().invoke(main, ["parse", "nvidia-smi", str(f), "--expect", "2"]).exit_code == 1
@@ -331,8 +335,7 @@ def test_nvidia_smi_table_values_cuts_and_failures(tmp_path):
     # a file saved without the last newline (gpud's test data): the closing rule is as wide as the
     # table's other rules, so whole; the same rule cut short is narrower than all of them
     assert parse(tmp_path, "nvidia-smi", SMI.rstrip("\n"))[0] == 0
-    assert parse(tmp_path, "nvidia-smi", one.rstrip("\n"))[0] == 0
-    assert parse(tmp_path, "nvidia-smi", one.rstrip("\n")[:-12])[0] == 1
+    assert parse(tmp_path, "nvidia-smi", SMI.rstrip("\n")[:-12])[0] == 1
 
 
 def test_kernel_log_reads_amdgpu_counts_of_each_kernel_era(tmp_path):
