@@ -109,16 +109,16 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
         hit = False
         if "Watchdog caught collective operation timeout" in line or "timed out in blocking wait" in line:
             if m := _WORK.search(line):
-                key = (rank, int(m["seq"]), m["op"])
-                if key in works:
+                work = (rank, int(m["seq"]), m["op"])
+                if work in works:
                     # the same work restated ('... watchdog thread terminated with exception: [Rank 1]
                     # Watchdog caught ...', a what() line): one timeout, the PG where either line names it
-                    works[key]["pg"] = works[key]["pg"] or pg
+                    works[work]["pg"] = works[work]["pg"] or pg
                 elif len(data["timeouts"]) < _MAX_LISTED:
-                    works[key] = {"rank": rank, "pg": pg, "seq": int(m["seq"]), "op": m["op"],
+                    works[work] = {"rank": rank, "pg": pg, "seq": int(m["seq"]), "op": m["op"],
                                   "numel_in": _int(m["nin"]), "numel_out": _int(m["nout"]),
                                   "timeout_ms": int(m["t"]), "ran_ms": _int(m["ran"])}
-                    data["timeouts"].append(works[key])
+                    data["timeouts"].append(works[work])
                 data["timeout_ms"] = data["timeout_ms"] or int(m["t"])
             hit = True
         if "watchdog at work" in line or "Timeout at NCCL work" in line:
