@@ -32,28 +32,24 @@ ROOT = Path(__file__).resolve().parents[1]
 # grammar fails below, and so does one listed here that has it now).
 UNWRITTEN: set[str] = {
     "amd-smi-monitor", "amd-smi-topology", "amd-smi-xgmi", "ascend-collected", "ascend-dmi", "ascend-sweep",
-    "asys", "dcgmi-diag", "hccl-test", "hccn-conf", "hccn-fec", "hccn-hw-stats", "hccn-ip",
-    "hccn-link", "hccn-link-stat", "hccn-lldp", "hccn-net-health", "hccn-optical", "hccn-ping", "hccn-route",
-    "hccn-stat", "hccn-status", "ib-counters", "ib-write-bw", "ib-write-lat", "iblinkinfo", "ibnetdiscover",
-    "ibqueryerrors", "ibstat", "ibstatus", "imex-ctl",
-    "nccl-mnnvl", "npu-smi", "npu-smi-ecc", "npu-smi-fields", "npu-smi-hbm",
-    "npu-smi-health", "npu-smi-help", "npu-smi-mapping", "npu-smi-spod", "npu-smi-topo", "nvbandwidth",
-    "nvidia-smi-fabric", "nvidia-smi-q", "nvidia-smi-query-gpu", "nvidia-smi-qx",
-    "nvidia-smi-topo", "nvlink-errors", "nvlink-info", "nvlink-status", "perfquery", "rocm-smi",
-    "rocm-smi-showpids", "rocm-smi-showtopo", "transferbench",
+    "asys", "hccl-test", "hccn-conf", "hccn-fec", "hccn-hw-stats", "hccn-ip", "hccn-link", "hccn-link-stat",
+    "hccn-lldp", "hccn-net-health", "hccn-optical", "hccn-ping", "hccn-route", "hccn-stat", "hccn-status",
+    "iblinkinfo", "ibnetdiscover", "imex-ctl", "nccl-mnnvl", "npu-smi", "npu-smi-ecc", "npu-smi-fields",
+    "npu-smi-hbm", "npu-smi-health", "npu-smi-help", "npu-smi-mapping", "npu-smi-spod", "npu-smi-topo",
+    "nvbandwidth", "nvidia-smi-fabric", "nvidia-smi-q", "nvidia-smi-query-gpu", "nvidia-smi-qx",
+    "nvidia-smi-topo", "nvlink-errors", "nvlink-info", "nvlink-status", "rocm-smi", "rocm-smi-showpids",
+    "rocm-smi-showtopo", "transferbench",
 }
 # Views with no generator yet, the same way.
 UNGENERATED: set[str] = {
     "amd-smi-monitor", "amd-smi-topology", "amd-smi-xgmi", "ascend-collected", "ascend-dmi", "ascend-sweep",
-    "asys", "dcgmi-diag", "hccl-test", "hccn-conf", "hccn-fec", "hccn-hw-stats", "hccn-ip",
-    "hccn-link", "hccn-link-stat", "hccn-lldp", "hccn-net-health", "hccn-optical", "hccn-ping", "hccn-route",
-    "hccn-stat", "hccn-status", "ib-counters", "ib-write-bw", "ib-write-lat", "iblinkinfo", "ibnetdiscover",
-    "ibqueryerrors", "ibstat", "ibstatus", "imex-ctl",
-    "nccl-mnnvl", "npu-smi", "npu-smi-ecc", "npu-smi-fields", "npu-smi-hbm",
-    "npu-smi-health", "npu-smi-help", "npu-smi-mapping", "npu-smi-spod", "npu-smi-topo", "nvbandwidth",
-    "nvidia-smi-fabric", "nvidia-smi-q", "nvidia-smi-query-gpu", "nvidia-smi-qx",
-    "nvidia-smi-topo", "nvlink-errors", "nvlink-info", "nvlink-status", "perfquery", "rocm-smi",
-    "rocm-smi-showpids", "rocm-smi-showtopo", "transferbench",
+    "asys", "hccl-test", "hccn-conf", "hccn-fec", "hccn-hw-stats", "hccn-ip", "hccn-link", "hccn-link-stat",
+    "hccn-lldp", "hccn-net-health", "hccn-optical", "hccn-ping", "hccn-route", "hccn-stat", "hccn-status",
+    "ib-counters", "iblinkinfo", "ibnetdiscover", "ibqueryerrors", "imex-ctl", "nccl-mnnvl", "npu-smi",
+    "npu-smi-ecc", "npu-smi-fields", "npu-smi-hbm", "npu-smi-health", "npu-smi-help", "npu-smi-mapping",
+    "npu-smi-spod", "npu-smi-topo", "nvbandwidth", "nvidia-smi-fabric", "nvidia-smi-q",
+    "nvidia-smi-query-gpu", "nvidia-smi-qx", "nvidia-smi-topo", "nvlink-errors", "nvlink-info",
+    "nvlink-status", "rocm-smi", "rocm-smi-showpids", "rocm-smi-showtopo", "transferbench",
 }
 
 

@@ -194,7 +194,7 @@ def test_a_user_table_overrides_and_a_bad_one_is_refused_with_its_line(tmp_path:
         load_rules_text("rules:\n  - name: my-xid\n    op: kernel_events\n    metric: kernel_events\n"
                         "    source: xid\n    severity: info\n    scope: card\n"
                         "    table: {63: {severity: fatal}}\n", "mine.yaml")
-    with pytest.raises(ConfigError, match="neither a code"):
+    with pytest.raises(ConfigError, match=r"table key .bad.: aer reports are keyed by a class \(fatal, non-fatal, corrected\)"):
         load_rules_text("rules:\n  - {name: x, op: kernel_events, metric: kernel_events, source: aer, severity: info,"
                         " table: {bad: {severity: info}}}\n")
 

@@ -10,6 +10,7 @@ the raw text against the shipped table (fixtures/rules/default.yaml), not from s
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +20,7 @@ from sncheck.errors import ConfigError
 from sncheck.health.invariants import status_findings
 from sncheck.health.kernel import choose, entries, in_window
 from sncheck.health.metrics import DetectContext
-from sncheck.health.rules import evaluate, load_rules
+from sncheck.health.rules import RuleSet, evaluate, load_rules
 from sncheck.rows import host_fact_row
 from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
@@ -43,9 +44,14 @@ def rules_file(tmp_path: Path, text: str, name: str = "mine.yaml"):
     return load_rules(str(path))
 
 
+@functools.cache
+def shipped() -> RuleSet:
+    return load_rules("default")
+
+
 def judge(rows: list[dict], t: Topology, rules=None) -> list:
-    rs = rules or load_rules("default")
-    return [f for f in evaluate(list(rs.rules), pd.DataFrame(rows), DetectContext(t, t.inventory.design))
+    kernel_rules = [r for r in (rules or shipped()).rules if r.op == "kernel_events"]  # no other op reads them
+    return [f for f in evaluate(kernel_rules, pd.DataFrame(rows), DetectContext(t, t.inventory.design))
             if f.rule.startswith("kernel")]
 
 
@@ -184,7 +190,7 @@ def test_a_report_is_judged_by_the_meaning_its_driver_gives_it(tmp_path: Path) -
 # --------------------------------------------------------------------------- the rules file
 
 def test_extends_changes_one_entry_and_keeps_the_rest(tmp_path: Path) -> None:
-    base, mine = load_rules("default"), rules_file(tmp_path, XID13_3_IN_24H)
+    base, mine = shipped(), rules_file(tmp_path, XID13_3_IN_24H)
     assert [r.name for r in mine.rules] == [r.name for r in base.rules]
     xid_rule = next(r for r in mine.rules if r.name == "kernel-xid")
     assert xid_rule.params["table"][13] == {"severity": "warning", "action": "restart_app", "count": 3, "window": "24h",
@@ -215,6 +221,17 @@ def test_extends_changes_one_entry_and_keeps_the_rest(tmp_path: Path) -> None:
     ("extends: default\nrules:\n  - {name: kernel-xid, table: {}}\n  - {name: kernel-xid, severity: info}\n",
      "duplicate rule name"),
     ("extends: nowhere\nrules: []\n", r"mine.yaml:1: extends: no such rules file"),
+    # a key no report of the rule's source carries would never apply: an Xid's class, an AER code,
+    # a code written as text
+    ("extends: default\nrules:\n  - name: kernel-xid\n    table:\n      ring-timeout: {severity: info}\n",
+     r"mine.yaml:4: .*table key 'ring-timeout': xid reports are keyed by a code"),
+    ("extends: default\nrules:\n  - name: kernel-pcie-aer\n    table:\n      13: {severity: info}\n",
+     r"table key 13: aer reports are keyed by a class \(fatal, non-fatal, corrected\)"),
+    ("extends: default\nrules:\n  - name: kernel-xid\n    table:\n      '13': {severity: info}\n",
+     r"table key '13': xid reports are keyed by a code \(a whole number"),
+    # the first entry that applies wins: one after an entry without when or drivers is dead
+    ("extends: default\nrules:\n  - name: kernel-xid\n    table:\n      13: [{severity: warning, count: 3, "
+     "window: 24h}, {severity: critical, count: 2, window: 1h}]\n", r"table\[13\]\[1\] is never reached"),
     ("rules:\n  - {name: x, op: kernel_events, metric: kernel_events, source: ipmi, severity: info}\n",
      "source must be one of xid, sxid, aer, amdgpu, nvrm"),
     ("extends: default\nrules: []\nallow_skips:\n  - {tool: dcgmi, test: EUD}\n", "missing required key 'why'"),
@@ -236,7 +253,7 @@ def test_the_shipped_table_covers_the_catalogs_classes() -> None:
     """Every NVIDIA Xid catalog bucket that is not 'contact support' has its code in the table
     (the codes read from the catalog's immediate-action column), and every class of the
     other sources."""
-    by = {r.name: r.params["table"] for r in load_rules("default").rules if r.op == "kernel_events"}
+    by = {r.name: r.params["table"] for r in shipped().rules if r.op == "kernel_events"}
     assert {79: "reboot", 48: "reset_gpu", 119: "reset_gpu", 13: "restart_app", 31: "restart_app", 45: "ignore",
             145: "reset_gpu", 149: "reset_gpu"}.items() <= {k: v["action"] for k, v in by["kernel-xid"].items()
                                                            if isinstance(v, dict)}.items()
@@ -314,7 +331,7 @@ def test_a_layers_judgement_takes_the_rules_allowed_skips(tmp_path: Path) -> Non
 
     allowed = rules_file(tmp_path, "extends: default\nrules: []\nallow_skips:\n  - {tool: dcgmi, test: EUD Test, "
                          "why: no EUD package}\n")
-    assert ("n1", "not-measured", "critical") in judged(load_rules("default"))
+    assert ("n1", "not-measured", "critical") in judged(shipped())
     assert ("n1", "skip-allowed", "info") in judged(allowed) and ("n1", "not-measured", "critical") not in judged(allowed)
 
 
@@ -338,6 +355,6 @@ def test_parse_judges_a_pasted_log_by_the_policy(tmp_path: Path) -> None:
     mine.write_text(XID13_3_IN_24H + "      109: {severity: info}\n")
     r = CliRunner().invoke(main, ["parse", "kernel-log", str(REAL / "kernel-log/01_dmesg_ctime_xid13_x3_xid109_gpud_"
                                   "readme.txt"), "--rules", str(mine)])
-    assert r.exit_code == 1 and "warning: host log: Xid 13" in r.stderr and "critical" not in r.stderr
+    assert r.exit_code == 1 and "warning: card 0000:cb:00: Xid 13" in r.stderr and "critical" not in r.stderr
     bad = CliRunner().invoke(main, ["parse", "nvidia-smi", xid45, "--rules", "default"])
     assert bad.exit_code == 2 and "--rules judges a kernel log" in bad.output

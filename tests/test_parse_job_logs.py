@@ -108,6 +108,24 @@ def test_torch_watchdog_layouts_of_each_era(tmp_path):
     assert code == 1 and d == {}
 
 
+def test_a_timeout_restated_by_the_terminated_thread_is_one_timeout(tmp_path):
+    """The watchdog thread's exception restates the timeout it caught (vLLM issue 6042's Ray log):
+    one work, one timeout, its PG from whichever line names it; another work stays its own."""
+    caught = ("[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: "
+              "WorkNCCL(SeqNum=158046, OpType=GATHER, NumelIn=2867200, NumelOut=0, Timeout(ms)=600000) ran for "
+              "600027 milliseconds before timing out.\n")
+    restated = ("[rank1]:[E ProcessGroupNCCL.cpp:1414] [PG 1 Rank 1] Process group watchdog thread terminated with "
+                "exception: " + caught.split("] ", 1)[1])
+    code, d = parse(tmp_path, "torch-nccl", caught + restated)
+    assert code == 1 and d["terminated"] == 1
+    assert [(t["rank"], t["seq"], t["pg"]) for t in d["timeouts"]] == [(1, 158046, "1")]
+    other = caught.replace("SeqNum=158046", "SeqNum=158047")
+    code, d = parse(tmp_path, "torch-nccl", caught + restated + other)
+    assert [(t["rank"], t["seq"]) for t in d["timeouts"]] == [(1, 158046), (1, 158047)]
+    code, d = parse(tmp_path, "torch-nccl", caught + caught.replace("[rank1]", "[rank2]").replace("[Rank 1]", "[Rank 2]"))
+    assert [t["rank"] for t in d["timeouts"]] == [1, 2]  # the same work on two ranks: two timeouts
+
+
 INSPECTOR = ('{"header": {"id": "0x7f", "rank": 0, "n_ranks": 2, "nnodes": 1}, "metadata": {'
              '"inspector_output_format_version": "v4.0", "hostname": "h1", "pid": 9}, "coll_perf": {"coll": '
              '"AllReduce", "coll_sn": 3, "coll_msg_size_bytes": 1048576, "coll_exec_time_us": 50, '
@@ -293,9 +311,13 @@ def test_nvidia_smi_table_values_cuts_and_failures(tmp_path):
     assert d["processes"][0]["pid"] == 41235 and d["processes"][0]["memory_MiB"] == 1024
     cut = SMI.split("| N/A   29C")[0]
     assert parse(tmp_path, "nvidia-smi", cut)[0] == 1  # GPU 1's block has its first line only
-    # cut at a block's rule, the table reads whole with one GPU: the inventory's count tells (--expect)
+    # cut at a block's rule: no Processes box follows (nvidia-smi prints one under every table), and
+    # the inventory's count tells too (--expect)
     one = SMI.split("|   1  NVIDIA")[0]
-    assert parse(tmp_path, "nvidia-smi", one)[0] == 0
+    assert parse(tmp_path, "nvidia-smi", one)[0] == 1
+    assert "no Processes box" in parse(tmp_path, "nvidia-smi", one)[1]["errors"][0]
+    assert parse(tmp_path, "nvidia-smi", SMI.split("\n+---------------------------------------------------------------"
+                                                   "------------------------+\n| Processes:")[0])[0] == 1
     f = tmp_path / "one.txt"
     f.write_text(one)
     assert CliRunner().invoke(main, ["parse", "nvidia-smi", str(f), "--expect", "2"]).exit_code == 1
@@ -313,8 +335,7 @@ def test_nvidia_smi_table_values_cuts_and_failures(tmp_path):
     # a file saved without the last newline (gpud's test data): the closing rule is as wide as the
     # table's other rules, so whole; the same rule cut short is narrower than all of them
     assert parse(tmp_path, "nvidia-smi", SMI.rstrip("\n"))[0] == 0
-    assert parse(tmp_path, "nvidia-smi", one.rstrip("\n"))[0] == 0
-    assert parse(tmp_path, "nvidia-smi", one.rstrip("\n")[:-12])[0] == 1
+    assert parse(tmp_path, "nvidia-smi", SMI.rstrip("\n")[:-12])[0] == 1
 
 
 def test_kernel_log_reads_amdgpu_counts_of_each_kernel_era(tmp_path):

@@ -387,6 +387,15 @@ def test_collective_comes_from_the_header_of_newer_nccl_tests():
     assert parse_nccl_tests(text, collective="all_reduce")["collective"] == "alltoall"
 
 
+def test_the_version_line_of_a_2_20_build_with_its_git_hash_keeps_the_library_code():
+    """2.20 prints the build's git hash after the version; the NCCL code after it was lost."""
+    line = "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102\n"
+    result = parse_nccl_tests(line + "# Collective test starting: alltoall_perf\n" + load(A2A_5090))
+    assert (result["version"], result["nccl_version"]) == ("2.20.0", 23102)
+    older = parse_nccl_tests(line.replace(" (b4d5bee)", "") + load(A2A_5090))
+    assert (older["version"], older["nccl_version"]) == ("2.20.0", 23102)
+
+
 def test_collective_is_inferred_from_a_binary_name_in_the_log():
     text = (
         "+ mpirun -np 16 /opt/nccl-tests/build/reduce_scatter_perf -b 8 -e 8G\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import functools
 import json
 import sys
 import time
@@ -12,49 +11,19 @@ from pathlib import Path
 import click
 
 from sncheck import __version__
-from sncheck.errors import ConfigError, SncheckError, interrupt_cause
+from sncheck.errors import ConfigError
 from sncheck.backends import BACKENDS
 from sncheck.config.inventory import DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, local_inventory
 from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.config.playbook import Playbook, check_duration, single_layer
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
-from sncheck.model import RunRecord
+from sncheck.cli.errors import Failure, closed_stdout, handle_errors
+from sncheck.model import ExitCode, RunRecord
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
-
-
-class Failure(click.ClickException):
-    """A one-line error with a defined exit code (2 for user input, 3 for the harness)."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-    def show(self, file=None) -> None:
-        click.echo(f"sncheck: error: {self.format_message()}", err=True)
-
-
-def handle_errors(fn):
-    """Map sncheck's exception tree to exit codes, in one place."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except SncheckError as e:
-            raise Failure(str(e), e.exit_code) from e
-        except KeyboardInterrupt as e:
-            raise Failure(interrupt_cause(e), EXIT_HARNESS) from e
-        except MemoryError as e:
-            raise Failure("out of memory", EXIT_HARNESS) from e
-        except OSError as e:  # a disk full or a file gone while sncheck ran: not the input's fault
-            where = f"{e.filename}: " if e.filename else "cannot write the run's files: "
-            raise Failure(f"{where}{e.strerror or e}", EXIT_HARNESS) from e
-
-    return wrapper
+__all__ = ["Failure", "handle_errors", "main"]  # the commands in other modules import them from here
 
 
 class LazyGroup(click.Group):
@@ -126,6 +95,8 @@ class SncheckGroup(LazyGroup):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
                 SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError:  # a command wrapped in handle_errors never gets here; one that is not
+            closed_stdout()
         except Exception as e:  # the boundary of the program: nothing above us to handle it
             command = ctx.meta.get("sncheck.command") or "sncheck"
             if ctx.obj and ctx.obj.get("verbose"):
@@ -133,7 +104,7 @@ class SncheckGroup(LazyGroup):
             crash = crash_report(command, e)
             where = f"; traceback in {crash}" if crash else ""
             raise Failure(f"internal error in 'sncheck {command}': {type(e).__name__}: "
-                          f"{_one_line(str(e))}{where} (please report it)", EXIT_HARNESS) from e
+                          f"{_one_line(str(e))}{where} (please report it)", ExitCode.HARNESS) from e
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -312,7 +283,8 @@ def main(ctx: click.Context, verbose: bool) -> None:
 def run(playbook: str, **kwargs) -> None:
     """Run a PLAYBOOK (a path, or a shipped name: post-delivery, nightly-stress, pre-upgrade-gate).
 
-    Exit codes: 0 gate passed, 1 gate failed, 2 bad input, 3 the harness could not run.
+    Exit codes: 0 gate passed, 1 gate failed, 2 bad input, 3 the harness could not run,
+    4 inconclusive (a retest on a busy machine could not tell; nothing isolated).
     """
     _execute(load_playbook(playbook), **kwargs)
 
@@ -417,21 +389,18 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     failures = parse_failures(data)
     if rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
-        from sncheck.health.kernel import judge_log
+        from sncheck.health.kernel import judged
         from sncheck.health.metrics import rows_context
         from sncheck.health.rules import load_rules
 
-        judged = judge_log(data, list(load_rules(rules_ref).rules), rows_context())
-        data["judged"] = [{"rule": f.rule, "severity": f.severity, "action": f.evidence.get("action"),
-                           "key": f.evidence.get("key"), "reports": f.evidence.get("reports"),
-                           "in_window": f.evidence.get("in_window"), "message": f.message} for f in judged]
+        data["judged"] = judged(data, list(load_rules(rules_ref).rules), rows_context())
         failures = [str(e) for e in data.get("errors") or []] + \
-            [f"{f.severity}: {f.message}" for f in judged if f.severity in ("warning", "critical")]
+            [f"{j['severity']}: {j['message']}" for j in data["judged"] if j["severity"] in ("warning", "critical")]
     click.echo(json.dumps(data, indent=2, default=str))
     for err in failures:
         click.echo(f"sncheck: {file}: {err}", err=True)
     if failures:
-        sys.exit(EXIT_FAIL)
+        sys.exit(ExitCode.FAIL)
 
 
 

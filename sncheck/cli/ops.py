@@ -7,7 +7,6 @@ share with a run lives in :mod:`sncheck.actions.batch`, free of Click.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -20,9 +19,10 @@ import click
 from sncheck.actions import ACTIONS, ActionRequest, AuditLog, CommandRunner, LocalRunner, SshRunner
 from sncheck.actions.base import AUDIT_NAME
 from sncheck.actions.slurm import describe, is_ours, node_states
+from sncheck.cli.errors import handle_errors
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
-from sncheck.errors import CapBlocked, ConfigError, HarnessError, SncheckError
+from sncheck.errors import CapBlocked, ConfigError, HarnessError
 from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
 from sncheck.health.policy import DEFAULT_CAP
@@ -41,28 +41,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # -- Click plumbing -----------------------------------------------------------------
-
-class OpsFailure(click.ClickException):
-    """A one-line error with sncheck's exit code (2 bad input, 3 harness)."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"sncheck: error: {self.format_message()}", err=True)
-
-
-def _errors(fn: F) -> F:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except SncheckError as e:
-            raise OpsFailure(str(e), e.exit_code) from e
-
-    return wrapper  # type: ignore[return-value]
-
 
 def _state_dir(path: str | None) -> Path:
     return Path(path).expanduser() if path else default_state_dir()
@@ -171,7 +149,7 @@ def _finish(batch: BatchResult, audit_path: Path) -> None:
 @click.option("--check", "check", is_flag=True,
               help="List the state store's rows that do not decode (set aside); exit 1 if there are any.")
 @state_dir_option
-@_errors
+@handle_errors
 def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: bool, check: bool,
            state_dir: str | None) -> None:
     """What is quarantined or isolated now, since when, and why.
@@ -222,9 +200,9 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
         click.echo("no decisions recorded" if history else "nothing is quarantined or isolated")
     if slurm_states is not None:
         mine = {r["entity"].split("/", 1)[0] for r in rows}
-        for node, (st, why) in sorted(slurm_states.items(), key=lambda kv: natural_key(kv[0])):
+        for node, (node_state, why) in sorted(slurm_states.items(), key=lambda kv: natural_key(kv[0])):
             if node not in mine and why is not None:
-                click.echo(f"slurm: {node} {describe((st, why))}")
+                click.echo(f"slurm: {node} {describe((node_state, why))}")
     if runs:
         last = runs[0]
         click.echo(f"{len(runs)} runs recorded; latest {last['run_id']} ({last['playbook']}, "
@@ -259,7 +237,7 @@ def _check(sdir: Path, as_json: bool) -> None:
 @click.option("--force-cap", "force_cap", metavar="REASON",
               help="Isolate even over the fleet cap; REASON goes into every audit record of the batch.")
 @_action_options
-@_errors
+@handle_errors
 def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str, cap: float,
             force_cap: str | None, via: tuple[str, ...], apply: bool, control_host: str | None,
             ssh_config: str | None, known_hosts: str | None, state_dir: str | None,
@@ -306,7 +284,7 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="With --after-repair: the run's seed.")
 @click.option("--out", type=directory(), help="With --after-repair: the validation's run directory.")
 @_action_options
-@_errors
+@handle_errors
 def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook_ref: str, backend: str | None,
             faults: str | None, seed: int, out: str | None, via: tuple[str, ...], apply: bool,
             control_host: str | None, ssh_config: str | None, known_hosts: str | None, state_dir: str | None,
@@ -405,7 +383,7 @@ def _stamp() -> str:
 @click.option("--dp", type=int, default=1, show_default=True, help="Data-parallel size.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @state_dir_option
-@_errors
+@handle_errors
 def capacity_cmd(inventory_path: str | None, tp: int, ep: int, pp: int, dp: int, as_json: bool,
                  state_dir: str | None) -> None:
     """Does a TP/EP/PP/DP layout still fit once quarantined and isolated entities are out?

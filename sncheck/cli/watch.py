@@ -12,7 +12,8 @@ import click
 if TYPE_CHECKING:
     from sncheck.watch.judge import Outcome
 
-from sncheck.cli.main import EXIT_USAGE, Failure, findings_summary, handle_errors
+from sncheck.cli.main import Failure, findings_summary, handle_errors
+from sncheck.model import ExitCode
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
 
@@ -82,9 +83,9 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
         show(outcome)
         sys.exit(outcome.exit_code)
     if not Path(directory).is_dir():
-        raise Failure(f"{directory}: not a directory of dumps", EXIT_USAGE)
-    outcome = follow(opts, interval, show)
-    sys.exit(outcome.exit_code if outcome else 0)
+        raise Failure(f"{directory}: not a directory of dumps", ExitCode.BAD_INPUT)
+    last = follow(opts, interval, show)
+    sys.exit(last.exit_code if last else ExitCode.PASS)
 
 
 def _summary(outcome: Outcome) -> None:

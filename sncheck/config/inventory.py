@@ -34,7 +34,7 @@ SUPERNODE_KEYS = ("name", "hosts", "cards_per_host", "platform", "checks")
 HOST_KEYS = ("address", "port", "user", "identity_file", "cards", "imex_address")
 SSH_KEYS = ("user", "port", "identity_file", "known_hosts", "connect_timeout", "command_timeout", "forks")
 BACKEND_KEYS = ("type", "dist_backend")
-LAUNCHER_KEYS = ("type", "hostfile_slots", "extra_args", "nccl_tests_dir", "parallel_steps")
+LAUNCHER_KEYS = ("type", "extra_args", "nccl_tests_dir", "parallel_steps")
 
 # Bounds (README "Input bounds"): far above any real cluster, low enough that a typo
 # cannot make sncheck plan for days or allocate gigabytes.
@@ -265,6 +265,11 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
 
     launcher = Launcher()
     if "launcher" in root:
+        if isinstance(root["launcher"], dict) and "hostfile_slots" in root["launcher"]:
+            # Accepted and validated since the first inventory, never read: a host's slots are
+            # the ranks sncheck places on it (launch/commands.py hostfile_text). Refused, not dropped.
+            raise src.error("launcher.hostfile_slots is not used: each host's hostfile slots are the ranks "
+                            "sncheck places on it (its cards); remove the key", root["launcher"], "hostfile_slots")
         lnode = check_keys(src, root["launcher"], LAUNCHER_KEYS, "launcher")
         ltype = field_str(src, lnode, "type", choices=("mpirun", "srun"), what="launcher type") \
             if "type" in lnode else "mpirun"
@@ -273,8 +278,6 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
                 or len(extra) > MAX_EXTRA_ARGS:
             raise src.error(f"launcher.extra_args must be a list of at most {MAX_EXTRA_ARGS} strings",
                             lnode, "extra_args")
-        if "hostfile_slots" in lnode:
-            field_int(src, lnode, "hostfile_slots", 1, MAX_CARDS_PER_HOST, what="launcher.hostfile_slots")
         tests_dir = (field_str(src, lnode, "nccl_tests_dir", what="launcher.nccl_tests_dir")
                      if lnode.get("nccl_tests_dir") is not None else None)
         parallel = _positive_int(src, lnode, "parallel_steps", "launcher.parallel_steps", MAX_PARALLEL_STEPS) \

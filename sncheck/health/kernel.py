@@ -18,7 +18,9 @@ list of entries tried in order (the first that applies wins)::
      drivers, when}                           # applies only to these driver versions / fields
 
 * A report is keyed by its code, then its class (AER ``fatal``/``non-fatal``/``corrected``,
-  SXid ``fatal``/``non-fatal``, amdgpu's classes, ``rm_init``/``api_mismatch``).
+  SXid ``fatal``/``non-fatal``, amdgpu's classes, ``rm_init``/``api_mismatch``): :data:`KEYS`,
+  per source; a key the rule's source cannot carry is refused, and so is a list entry after
+  one without ``when`` or ``drivers`` (it would never be reached).
 * ``drivers``: a version range (``">=550"``, ``">=535.104,<560"``) the entry's meaning holds
   for, compared with the driver the report ran on (its ``NVRM: loading`` line, else the last
   one the host's log showed). A report whose driver is not known takes the most severe of
@@ -29,13 +31,15 @@ list of entries tried in order (the first that applies wins)::
   kept): judged on the kernel log's own timestamps (ISO, ``dmesg -T``, the journal, dmesg's
   uptime placed by the boot time sncheck's read prints), never on when sncheck read them;
   the reports of earlier runs count. A report whose time is not known counts in every
-  window (it cannot be placed outside one).
+  window (it cannot be placed outside one); an earlier boot's uptime stamps (the log's
+  ``boot_back``) are a clock of their own, compared with no other boot's.
 * ``confirm`` defaults to ``none`` for a critical entry (the driver's record of a fault that
   happened cannot be re-measured: isolate at once), else to the rule's own.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,7 +49,7 @@ import pandas as pd
 from sncheck.model import EntityKind, Finding, Severity, card_id
 from sncheck.rows import host_fact_row
 from sncheck.store.frames import kind_rows
-from sncheck.vendors.kernel_log import describe, seconds
+from sncheck.vendors.kernel_log import describe, placed
 
 if TYPE_CHECKING:
     from sncheck.health.metrics import DetectContext
@@ -57,10 +61,14 @@ ACTIONS = ("restart_app", "reset_gpu", "reset_fabric", "reboot", "drain", "updat
 # rule source -> the parser's event sources it judges
 SOURCES: dict[str, tuple[str, ...]] = {"xid": ("xid",), "sxid": ("sxid",), "aer": ("aer",), "amdgpu": ("amdgpu",),
                                        "nvrm": ("rm_init", "api_mismatch")}
-CLASSES = ("fatal", "non-fatal", "corrected",                                  # AER, SXid
-           "uncorrectable", "correctable", "deferred", "poison", "aca", "page-fault",  # amdgpu
-           "reset", "reset-failed", "ring-timeout", "bad-page-threshold",
-           "rm_init", "api_mismatch")                                         # nvrm
+# rule source -> (whether its reports carry a code, the classes they are keyed by): a table key
+# no report of the source can carry (Xid 'ring-timeout', AER 13) would never apply: refused
+KEYS: dict[str, tuple[bool, tuple[str, ...]]] = {
+    "xid": (True, ()), "sxid": (True, ("fatal", "non-fatal")), "aer": (False, ("fatal", "non-fatal", "corrected")),
+    "amdgpu": (False, ("uncorrectable", "correctable", "deferred", "poison", "fatal", "aca", "page-fault", "reset",
+                       "reset-failed", "ring-timeout", "bad-page-threshold")),
+    "nvrm": (False, ("rm_init", "api_mismatch"))}
+CLASSES = tuple(dict.fromkeys(c for _, classes in KEYS.values() for c in classes))
 MAX_WINDOW_S = 30 * 86400  # how long the state dir keeps a host's reports: the longest window
 MAX_COUNT = 10_000
 ENTRY_KEYS = ("severity", "action", "summary", "confirm", "count", "window", "below", "drivers", "when")
@@ -163,14 +171,19 @@ def _entry_error(where: str, entry: Any) -> str | None:
     return None
 
 
-def check_table(table: Any) -> str | None:
-    """Why a ``table`` param is wrong, or None (see the module for what an entry holds)."""
+def check_table(table: Any, rule: dict[str, Any] | None = None) -> str | None:
+    """Why a ``table`` param is wrong, or None (see the module for what an entry holds);
+    ``rule``: the rule's node, whose ``source`` says which keys its reports can carry."""
     if not isinstance(table, dict):
         return "table must be a mapping of code or class to {severity, action}"
+    source = (rule or {}).get("source")
+    codes, classes = KEYS.get(source, (True, CLASSES)) if isinstance(source, str) else (True, CLASSES)
     for key, entry in table.items():
-        if not (isinstance(key, int) and not isinstance(key, bool) and key >= 0) and key not in CLASSES:
-            return (f"table key {key!r} is neither a code (a whole number) nor a class "
-                    f"({', '.join(CLASSES)})")
+        code = isinstance(key, int) and not isinstance(key, bool) and key >= 0
+        if not (code and codes) and key not in classes:
+            takes = (["a code (a whole number, as the kernel prints it: 13, not '13' or 0x0d)"] if codes else []) + \
+                ([f"a class ({', '.join(classes)})"] if classes else [])
+            return f"table key {key!r}: {source or 'kernel'} reports are keyed by {' or '.join(takes)}"
         cases = entry if isinstance(entry, list) else [entry]
         if not cases:
             return f"table[{key!r}] is an empty list: give at least one entry"
@@ -178,6 +191,10 @@ def check_table(table: Any) -> str | None:
             where = f"table[{key!r}]" + (f"[{i}]" if isinstance(entry, list) else "")
             if why := _entry_error(where, case):
                 return why
+            if isinstance(entry, list) and i < len(cases) - 1 and not case.get("when") and "drivers" not in case:
+                # the first entry that applies wins, and a count is not what makes one apply
+                return (f"{where} applies to every report (no when or drivers), so table[{key!r}][{i + 1}] "
+                        f"is never reached: put it last")
     return None
 
 
@@ -226,17 +243,31 @@ def choose(table: dict[str, tuple[Entry, ...]], event: dict[str, Any],
     return None, -1, None, ""
 
 
+def most_in_window(times: list[tuple[str, float] | None], ats: list[tuple[str, float] | None],
+                   window_s: float | None) -> int:
+    """The most of ``times`` within ``window_s`` up to one of ``ats``: :func:`in_window` of each,
+    by bisection (a flood of one code is thousands of reports: not a quadratic count)."""
+    unknown = sum(t is None for t in times)
+    if window_s is None or any(a is None for a in ats):
+        return len(times)
+    by_clock: dict[str, list[float]] = {}
+    for t in times:
+        if t is not None:
+            by_clock.setdefault(t[0], []).append(t[1])
+    for v in by_clock.values():
+        v.sort()
+    best = 0
+    for clock, at in (a for a in ats if a is not None):
+        v = by_clock.get(clock, [])
+        best = max(best, bisect.bisect_right(v, at) - bisect.bisect_left(v, at - window_s))
+    return best + unknown
+
+
 def in_window(times: list[tuple[str, float] | None], at: tuple[str, float] | None, window_s: float | None) -> int:
     """How many of ``times`` (each report's (clock, seconds), None: not known) fall within
     ``window_s`` up to ``at``; an unknown time counts in every window, a time on another
-    clock (an uptime stamp against a wall time) in none."""
-    n = 0
-    for t in times:
-        if t is None or at is None or window_s is None:
-            n += 1
-        elif t[0] == at[0] and at[1] - window_s <= t[1] <= at[1]:
-            n += 1
-    return n
+    clock (an uptime stamp against a wall time, another boot's uptime) in none."""
+    return most_in_window(times, [at], window_s)
 
 
 # ------------------------------------------------------------------------------ metric
@@ -262,6 +293,8 @@ def kernel_events(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
                 card = e.get("card")
                 if e.get("source") != "sxid" and isinstance(card, int):
                     entity, kind = card_id(host, card), "card"
+                elif e.get("source") != "sxid" and isinstance(card, str) and card:
+                    entity, kind = card, "card"  # a pasted log's GPU: its bus id (judge_log)
                 else:
                     entity, kind = host, "host"
                 out.append({"entity": entity, "kind": kind, "value": 1 if new else 0, "fact": KERNEL_FACT,
@@ -269,7 +302,7 @@ def kernel_events(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
                             "bus_id": e.get("bus_id"), "text": e.get("text"), "time": e.get("time"),
                             "clock": None, "t": None, "new": new,
                             "driver": e.get("driver_version") or driver, "event": e})
-                when = seconds(e.get("time"), boot if new else None)
+                when = placed(e, boot if new else None)
                 if when is not None:
                     out[-1].update(clock=when[0], t=when[1])
     return pd.DataFrame(out, columns=_COLUMNS)
@@ -307,8 +340,8 @@ def _finding(rule: "Rule", entity: str, kind: str, new: pd.DataFrame, group: pd.
     bar = ""
     if entry is not None and entry.count > 1:
         # the most reports of it within the window ending at one of tonight's reports
-        reports = max(in_window(times, (c, t) if isinstance(c, str) else None, entry.window_s)
-                      for c, t in zip(new["clock"], new["t"]))
+        reports = most_in_window(times, [(c, t) if isinstance(c, str) else None for c, t in
+                                         zip(new["clock"], new["t"])], entry.window_s)
         within = f" within {_span(entry.window_s)}" if entry.window_s else " on record"
         bar = f"{reports} reports{within} (the table: {entry.count} make it {entry.severity})"
         if reports < entry.count:
@@ -340,12 +373,26 @@ def _finding(rule: "Rule", entity: str, kind: str, new: pd.DataFrame, group: pd.
 def judge_log(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext, host: str = "log") -> list[Finding]:
     """A kernel log read whole (``sncheck parse kernel-log FILE --rules R``) judged by ``rules``'
     kernel-log policy as a run judges a host's read: every report new, windows on the log's own
-    timestamps, no card named (a pasted log comes with no card listing: the bus id says which).
-    ``ctx``: a context without a topology (``metrics.rows_context()``)."""
-    events = [{**e, "card": None} for e in parsed.get("events") or [] if isinstance(e, dict)]
-    value = {"events": events, "earlier": [], "boot": parsed.get("boot"), "driver_version": parsed.get("driver_version")}
+    timestamps, and grouped as a run groups them: a pasted log comes with no card listing, so each
+    GPU the log names (the bus id of an Xid, RmInitAdapter or amdgpu report, or of an AER report
+    at such a bus id) is an entity of its own, named by its bus id, and the rest (SXid: the tray,
+    AER at a root port) is ``host``'s. ``ctx``: a context without a topology
+    (``metrics.rows_context()``)."""
+    events = [e for e in parsed.get("events") or [] if isinstance(e, dict)]
+    gpus = {e["bus_id"] for e in events if e.get("source") in ("xid", "rm_init", "amdgpu")
+            and isinstance(e.get("bus_id"), str)}
+    named = [{**e, "card": e["bus_id"] if e.get("source") != "sxid" and e.get("bus_id") in gpus else None}
+             for e in events]
+    value = {"events": named, "earlier": [], "boot": parsed.get("boot"), "driver_version": parsed.get("driver_version")}
     frame = pd.DataFrame([host_fact_row(host, KERNEL_FACT, value, None, True, tool="kernel-log")])
     return [f for r in rules if r.op == "kernel_events" for f in kernel_op(frame, r, ctx)]
+
+
+def judged(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext) -> list[dict[str, Any]]:
+    """:func:`judge_log`'s findings as ``sncheck parse kernel-log --rules`` prints them ('judged')."""
+    return [{"entity": f.entity, "rule": f.rule, "severity": f.severity, "action": f.evidence.get("action"),
+             "key": f.evidence.get("key"), "reports": f.evidence.get("reports"),
+             "in_window": f.evidence.get("in_window"), "message": f.message} for f in judge_log(parsed, rules, ctx)]
 
 
 def _span(s: float | None) -> str:

@@ -33,7 +33,7 @@ class Param:
     default: object = REQUIRED
     help: str = ""
     choices: tuple = ()
-    check: Callable[[object], str | None] | None = None  # what is wrong with a value, or None
+    check: Callable[[object, dict], str | None] | None = None  # what is wrong with a value (in its rule), or None
 
 
 @dataclass(frozen=True)

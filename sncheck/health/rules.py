@@ -284,7 +284,7 @@ def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
         for key, spec in op.params.items():
             if key in node:
                 _check_type(src, node, key, node[key], spec.type)
-                if spec.check is not None and (why := spec.check(node[key])):
+                if spec.check is not None and (why := spec.check(node[key], node)):
                     raise src.error(f"rule {node.get('name')!r}: {why}", node, key)
                 if spec.choices and node[key] not in spec.choices:
                     raise src.error(f"{key} must be one of {', '.join(spec.choices)}, got {node[key]!r}", node, key)

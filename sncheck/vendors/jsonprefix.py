@@ -18,6 +18,7 @@ from typing import Any
 MAX_DEPTH = 256  # deeper nesting is no tool's output (and would exhaust the stack)
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _WS = re.compile(r"\s*")
+_WORD = re.compile(r"[a-z]+")
 
 
 class _Cut(Exception):
@@ -50,6 +51,7 @@ _NOTHING = object()
 class _Reader:
     def __init__(self, text: str) -> None:
         self.text, self.pos = text, 0
+        self.end = len(text.rstrip())  # where the text's last value ends (computed once: linear)
 
     def skip(self) -> None:
         self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]  # \s* always matches
@@ -66,16 +68,17 @@ class _Reader:
         if c == '"':
             return self.string()
         if m := _NUMBER.match(self.text, self.pos):
-            if m.end() >= len(self.text.rstrip()):
+            if m.end() >= self.end:
                 raise _Cut  # a number at the very end may have been longer
             self.pos = m.end()
-            return json.loads(m.group())
+            word = m.group()
+            return float(word) if any(c in word for c in ".eE") else int(word)
         for word, v in (("true", True), ("false", False), ("null", None)):
             if self.text.startswith(word, self.pos):
                 self.pos += len(word)
                 return v
-        if word_prefix := re.match(r"[a-z]+", self.text[self.pos:]):
-            if self.pos + word_prefix.end() >= len(self.text) and any(
+        if word_prefix := _WORD.match(self.text, self.pos):
+            if word_prefix.end() >= len(self.text) and any(
                     w.startswith(word_prefix.group()) for w in ("true", "false", "null")):
                 raise _Cut
         raise ValueError(f"not JSON at offset {self.pos}")

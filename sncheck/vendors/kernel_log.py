@@ -73,7 +73,8 @@ GRAMMAR = {"kernel-log": Grammar(
               "(faults); 'dmesg: read kernel buffer failed', 'Operation not permitted', journalctl's 'Failed "
               "to' lines (errors). Severity and action per code: the rules file's kernel-log policy."),
     values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu), code, bus_id, "
-            "class, time, text, and per source: xid gpu_instance, compute_instance, pid, process, message, "
+            "class, time, text, boot_back (a report of an earlier boot than the log's last: how many boots "
+            "before it, told by dmesg's uptime going back; absent for the last boot's), and per source: xid gpu_instance, compute_instance, pid, process, message, "
             "caused_by, driver_version, recovery_action and recovery_action_name (Xid 154); sxid device, link, "
             "engine_instance, message, driver_version; rm_init "
             "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], "
@@ -83,8 +84,10 @@ GRAMMAR = {"kernel-log": Grammar(
 TOOL = "kernel-log"
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
+BOOT_DROP_S = 1.0  # printk stamps of two CPUs may interleave a little out of order; a reboot starts again near 0
 PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
-           r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records)")
+           r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records|poison consumption|"
+           r"page fault|Process )|aca entry\[|ACA\[")  # every line kernel_ras reads (an ACA register's: any)
 
 # syslog / the journal's default format ('Dec  2 11:38:27 worker4 kernel: '), then one of dmesg's stamps
 _SYSLOG = re.compile(r"^(?P<syslog>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ kernel: ?")
@@ -121,6 +124,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     driver: str | None = None               # the NVIDIA driver loaded ("NVRM: loading ..."), for the reports after it
     lines = 0
     ended = False
+    boots = 0                   # the uptime resets the log shows (a paste across reboots)
+    last_up: float | None = None
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -142,6 +147,13 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         t = _TIME.match(rest)
         when = (t.group("iso") or t.group("ctime") or t.group("mono")) if t else None
         when = syslog.group("syslog") if syslog and not (t and (t.group("iso") or t.group("ctime"))) else when
+        if t and t.group("mono") and when == t.group("mono"):
+            up = float(when)
+            if last_up is not None and up + BOOT_DROP_S < last_up:  # uptime went back: the host rebooted
+                boots += 1
+                if boot is not None:  # the read's boot time is the last boot's: what it placed before is not
+                    last_t = last_time = None
+            last_up = up
         if when and (w := seconds(when, boot)) and w[0] == "wall" and (last_t is None or w[1] >= last_t):
             # where the next read starts (dmesg without a journal): the newest placed stamp
             last_t, last_time = w[1], (t.group("iso") if t and t.group("iso") else iso(w[1]))
@@ -151,12 +163,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if (e := kernel_nvrm.event(body, last, driver)) is not None or (e := kernel_aer.event(body, last)) is not None:
             if e:  # {}: a line that continues the report before it
-                e.update(time=when, text=body[:300])
+                e.update(time=when, text=body[:300], boot_seq=boots)
                 (received if e.get("received") else events).append(e)
                 last = e
             continue
         elif (e := kernel_ras.event(body, last_amd)) is not None:
-            e.update(bus_id=bus_id(e["bus_id"]), time=when, text=body[:300])  # dddd:bb:dd, as an Xid's
+            e.update(bus_id=bus_id(e["bus_id"]), time=when, text=body[:300], boot_seq=boots)  # dddd:bb:dd
             events.append(e)
             last_amd = e
         elif body.startswith("Failed to seek"):  # journalctl: the last run's cursor is gone (rotated)
@@ -166,6 +178,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             errors.append(f"the kernel log cannot be read: {body[:200]}")
     if not any(e["source"] == "aer" for e in events):
         events += received  # an older kernel: the 'error received' lines are all there is
+    for e in events:  # how many boots before the log's last one each report's is (kept only where > 0)
+        if (back := boots - e.pop("boot_seq", boots)) > 0:
+            e["boot_back"] = back
     if text.strip() and not lines and not ended and cursor is None:
         raise ParseError("no kernel log lines and no end marker", tool=TOOL)
     faults = [describe(e) for e in events if is_fault(e)]
@@ -192,6 +207,18 @@ def describe(e: dict[str, Any]) -> str:
     return kernel_nvrm.describe(e)
 
 
+def placed(e: dict[str, Any], boot: int | None = None) -> tuple[str, float] | None:
+    """A report's time as :func:`seconds` gives it, but an uptime stamp of an earlier boot than
+    the log's last (``boot_back``: how many boots before it, where the uptime went back) is on
+    that boot's own clock, ``uptime-N``: not placed by the read's boot time (the last boot's),
+    compared with no other boot's stamps."""
+    back = e.get("boot_back")
+    if isinstance(back, int) and not isinstance(back, bool) and back > 0:
+        w = seconds(e.get("time"))
+        return (f"uptime-{back}", w[1]) if w is not None and w[0] == "uptime" else w
+    return seconds(e.get("time"), boot)
+
+
 def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:
     """``parsed`` with only the events after ``after_time`` (the last read's newest stamp, of a
     dmesg without a journal): ISO, ``dmesg -T`` and uptime stamps placed by the read's boot
@@ -202,7 +229,7 @@ def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:
     boot = parsed.get("boot")
 
     def new(e: dict[str, Any]) -> bool:
-        w = seconds(e.get("time"), boot)
+        w = placed(e, boot)
         return w is None or w[0] != "wall" or round(w[1] * 1e6) > round(after[1] * 1e6)  # to the microsecond
 
     kept = [e for e in parsed["events"] if new(e)]
@@ -259,7 +286,7 @@ _KEPT_FIELDS = ("source", "code", "class", "bus_id", "card", "driver_version", "
 def report_key(e: dict[str, Any], boot: int | None = None) -> tuple | None:
     """What tells one report from another across reads: its source, code, class, bus id and
     wall time to the microsecond; None for a report whose time does not place it."""
-    w = seconds(e.get("time"), boot)
+    w = placed(e, boot)
     if w is None or w[0] != "wall":
         return None
     return (e.get("source"), e.get("code"), e.get("class"), e.get("bus_id"), round(w[1] * 1e6))
@@ -275,7 +302,7 @@ def kept_reports(earlier: list[Any], events: list[dict[str, Any]], boot: int | N
     for e, b in [(e, None) for e in earlier] + [(e, boot) for e in events]:
         if not isinstance(e, dict) or not isinstance(e.get("source"), str) or not isinstance(e.get("time"), str):
             continue
-        when = seconds(e["time"], b)
+        when = placed(e, b)
         if when is None or when[0] != "wall":
             continue  # an uptime stamp of a read without its boot time, a syslog stamp: not placeable
         kept = {k: e[k] for k in _KEPT_FIELDS if isinstance(e.get(k), (str, int)) and not isinstance(e.get(k), bool)}

@@ -11,6 +11,7 @@ documented in its module.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Callable
@@ -39,8 +40,11 @@ def views() -> dict[str, View]:
         "nccl-tests": View(nccl_tests.parse_nccl_tests, Listing("row", ("rows",))),
         # the nccl-tests layout, whichever vendor runs it
         "rccl-tests": View(nccl_tests.parse_rccl_tests, Listing("row", ("rows",))),
-        "ibstat": View(ibstat.parse_ibstat, Listing("CA", ("cas",), ident=("name",))),
-        "ibstatus": View(ibstat.parse_ibstatus, Listing("CA", ("cas",), ident=("name",))),
+        # every port block ends with its link layer (ibstat.c port_dump, the ibstatus script)
+        "ibstat": View(ibstat.parse_ibstat, Listing("CA", ("cas",), ident=("name",),
+                                                   required=("cas.*.ports.*.link_layer",))),
+        "ibstatus": View(ibstat.parse_ibstatus, Listing("CA", ("cas",), ident=("name",),
+                                                       required=("cas.*.ports.*.link_layer",))),
         "ib-write-bw": View(perftest.parse_ib_write_bw, Listing("row", ("rows",))),
         # ib_read_lat / ib_send_lat print the same report
         "ib-write-lat": View(perftest.parse_ib_lat, Listing("row", ("rows",))),
@@ -139,7 +143,52 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
         if found:
             errors = data.setdefault("errors", [])
             errors.extend(e for e in found if e not in errors)
+        if judged := judgement(tool, data, expect):
+            faults = data.setdefault("faults", [])
+            # a check that restates a fault the parser named ('NVLink 4/6 links up ...: GPU 3
+            # link 3 inactive') adds no second line for it
+            faults.extend(f for f in judged if not any(str(have) in f for have in faults))
     return data
+
+
+@cache
+def _commands_by_view() -> dict[str, list[Any]]:
+    """View -> the fact commands whose output it is, of those a run gives a host its inventory
+    names no platform for (``Vendor.default_checks``): a platform's own checks judge against
+    its design (NVLink on every pair, a fabric clique), which the output alone does not state."""
+    out: dict[str, list[Any]] = {}
+    for vendor in registry.vendors().values():
+        for cmd in (vendor.commands[name] for name in vendor.default_checks):
+            if (view := view_of(cmd.parse)) is not None:
+                out.setdefault(view, []).append(cmd)
+    return out
+
+
+def judgement(tool: str, data: dict[str, Any], expect: int | None = None) -> list[str]:
+    """What a run's checks of the same output find wrong (one parser, one judgement): every
+    failing row of the fact commands whose output ``tool`` reads, judged with the cards
+    ``expect`` says (else the cards the output lists) and no platform, as a run judges a host
+    its inventory names no platform for. ``sncheck parse`` exits 1 on them as a run's host
+    facts fail on them; a test DCGM skipped (``not_measured``) stays a run's own finding (the
+    output shows no fault: parse exits 0 on it, README, dcgmi-diag)."""
+    from sncheck.vendors.facts import Expect
+
+    cmds = _commands_by_view().get(tool)
+    if not cmds or data.get("errors"):
+        return []  # an output not whole is judged by its errors alone, as a run does (facts.unjudged)
+    cards = expect if expect is not None else listing.count(listings().get(tool), data) or 0
+    out: list[str] = []
+    for cmd in cmds:
+        for row in cmd.check("", copy.deepcopy(data), Expect(cards=cards)):
+            if row.get("ok") or row.get("status") in ("skipped", "not_measured"):
+                continue
+            # A failed row counting nothing wrong (value == expected: 'ECC: 0 blocks read') says
+            # only that this output does not carry what the command's check reads (an amd-smi
+            # static given to the view an ECC and a metric check share): not judged here.
+            if row.get("value") == row.get("expected"):
+                continue
+            out.append(str(row.get("message") or row.get("fact")).removeprefix(": ").strip())
+    return list(dict.fromkeys(out))
 
 
 # Keys whose value is a count or a rate: below zero, or not a number, it cannot be true.

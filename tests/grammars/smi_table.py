@@ -65,7 +65,6 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
                 fails |= i == err or ecc_n > 0
             if err is not None:
                 values.append((f"gpus[index={err}].fan", "ERR!"))
-            end = len(lines)  # the GPU table's closing rule: what says it is whole
             procs = rng.randrange(0, 3)
             lines += ["", "+" + "-" * total + "+"]
             if plist == "old":
@@ -84,6 +83,7 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
             if not procs:
                 lines.append("|" + "  No running processes found".ljust(total) + "|")
             lines.append("+" + "-" * total + "+")
+            end = len(lines)  # the Processes box's closing rule: what says it is whole
             values.append(("len(processes)", procs))
             yield Variant("nvidia-smi", f"{name} {n} GPUs", "\n".join(lines) + "\n", tuple(values), fails=fails,
                           end=end, count=n)

@@ -34,6 +34,57 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.topology import natural_key
+from sncheck.vendors.grammar import Grammar
+
+_DIAGS = "linux-rdma/rdma-core infiniband-diags @ 691953d (2026-08)"
+GRAMMAR = {
+    "perfquery": Grammar(
+        tool="perfquery [-x] [lid [port]] (infiniband-diags)",
+        versions="infiniband-diags 1.6 to rdma-core 60",
+        sources=(f"{_DIAGS} perfquery.c: '# Port counters: %s port %d (CapMask: 0x%02X)' or '# Port extended "
+                 "counters: %s port %d (CapMask: 0x%02X CapMask2: 0x%07X)' then the counters "
+                 "(libibmad dump.c mad_dump_perfcounters / _ext: 'Name:' padded with dots to the value, one a "
+                 "line, PortSelect and CounterSelect first)",),
+        lines="per port: its header, then 'Name:....value' lines (decimal counts, 0x.. masks)",
+        end="each block's last field (dump_perfcounters / _ext, libibmad's order): PortCounters at PortXmitWait "
+            "(PortRcvPkts before libibmad printed it), PortCountersExtended at PortRcvPkts, PortMulticastRcvPkts "
+            "(CapMask bit 9) or QP1Dropped (CapMask2's additional counters); a block ending elsewhere is cut",
+        failures="an error counter above zero (faults); 'ibwarn'/'ibpanic' and 'failed' lines (errors)",
+        values="ports[{lid, port, cap_mask, counters{<sysfs name>: value}}], faults, errors",
+    ),
+    "ibqueryerrors": Grammar(
+        tool="ibqueryerrors (infiniband-diags)",
+        versions="infiniband-diags 1.6 to rdma-core 60",
+        sources=(f"{_DIAGS} ibqueryerrors.c: 'Errors for 0x%x \"%s\"' / 'Errors for \"%s\"', '   GUID 0x%x port "
+                 "ALL:%s' and '   GUID 0x%x port %d:%s' with ' [%s == %u]' per counter over its threshold, "
+                 "'       Link info: ...' (-r), the summary '## Summary: %d nodes checked, %d bad nodes found', "
+                 "'##          %d ports checked, %d ports have errors beyond threshold', '## Thresholds: ...', "
+                 "'## Suppressed: ...', '##          %d PMA query failures'",),
+        lines="per node with errors: its 'Errors for' line, then a line per port (ALL first on a switch); then the "
+              "summary lines",
+        end="the '## Summary' line (only nodes and ports with errors are listed: that is the tool's design)",
+        failures="every counter it lists (faults); PMA query failures; 'Failed' and SA errors (errors)",
+        values="ports[{node, guid, port, counters{<sysfs name>: value}}], summary{nodes, bad_nodes, ports, "
+               "bad_ports}, faults, errors",
+    ),
+    "ib-counters": Grammar(
+        tool="the port counters in sysfs, as sncheck's read prints them (grep -H of /sys/class/infiniband/*/ports/*/"
+             "counters/*)",
+        versions="Linux 4.x to 6.x (ib_core port counters; mlx5 hw_counters are not read)",
+        sources=("torvalds/linux drivers/infiniband/core/sysfs.c: the counters/ attribute group (symbol_error, "
+                 "link_error_recovery, link_downed, port_rcv_errors, port_rcv_remote_physical_errors, "
+                 "port_rcv_switch_relay_errors, port_xmit_discards, port_xmit_constraint_errors, "
+                 "port_rcv_constraint_errors, local_link_integrity_errors, excessive_buffer_overrun_errors, "
+                 "VL15_dropped, port_xmit_data, port_rcv_data, port_xmit_packets, port_rcv_packets, "
+                 "port_xmit_wait, ...), one decimal value a file",
+                 "sncheck/vendors/infiniband/counters.py sysfs_read_command: the grep -H line format and the "
+                 "end line"),
+        lines="'<root>/<dev>/ports/<port>/counters/<name>:<value>' lines",
+        end="sncheck's '# end of counters' line (END_MARKER)",
+        failures="an error counter above zero (faults); a value that is no count, a read error (errors)",
+        values="ports[{device, port, counters{<name>: value}}], faults, errors",
+    ),
+}
 
 END_MARKER = "# end of counters"
 SYSFS = "/sys/class/infiniband"

@@ -31,6 +31,44 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.grammar import Grammar
+
+GRAMMAR = {
+    "ibstat": Grammar(
+        tool="ibstat [CA [port]] (infiniband-diags)",
+        versions="infiniband-diags 1.6 to rdma-core 60 (OFED and inbox)",
+        sources=(
+            "linux-rdma/rdma-core infiniband-diags/ibstat.c @ 691953d (2026-08): ca_dump ('%s '%s'' node type and "
+            "name, '\t%s type: %s', 'Number of ports', 'Firmware version', 'Hardware version', 'Node GUID: "
+            "0x%016x', 'System image GUID'), port_dump ('\tPort %d:' then '\t\tState' from port_state_str "
+            "???/Down/Initializing/Armed/Active, 'Physical state' from port_phy_state_str No state change/Sleep/"
+            "Polling/Disabled/PortConfigurationTraining/LinkUp/LinkErrorRecovery/PhyTest, 'Rate: %d' or '%d "
+            "(FDR10)' or '2.5', 'Effective speed: %g' where ibv_query_port_speed answers, 'Base lid', 'LMC', "
+            "'SM lid', 'Capability mask: 0x%08x', 'Port GUID: 0x%016x', 'Link layer: %s')",
+            "the same file: 'ibpanic: ... stat of IB device ... failed' for a CA name that is not there",
+        ),
+        lines="per CA: its header and 6 fields, then per port: 'Port N:' and its fields in that order",
+        end=("each CA lists 'Number of ports' port blocks and each port ends with 'Link layer'; the count of CAs "
+             "is the judge's (the inventory's rails)"),
+        failures="a port not Active or not LinkUp (faults); an ibpanic/error line (errors)",
+        values="cas[{name, ca_type, num_ports, firmware_version, hardware_version, node_guid, system_image_guid, "
+               "ports[{port, state, physical_state, rate_gbps, effective_speed, base_lid, lmc, sm_lid, "
+               "capability_mask, port_guid, link_layer}]}], faults, errors",
+    ),
+    "ibstatus": Grammar(
+        tool="ibstatus (infiniband-diags script over /sys/class/infiniband)",
+        versions="infiniband-diags 1.6 to rdma-core 60",
+        sources=("linux-rdma/rdma-core infiniband-diags/scripts/ibstatus @ 691953d (port_status): \"Infiniband "
+                 "device '$1' port $2 status:\" then 'default gid:', 'base lid:', 'sm lid:', 'state:' ('4: ACTIVE'), "
+                 "'phys state:' ('5: LinkUp'), 'rate:' ('200 Gb/sec (4X HDR)'), 'link_layer:' (IB when sysfs has "
+                 "none), each 'unknown' where sysfs has no file, then a blank line; 'Fatal error: ...'",),
+        lines="per port: its header line and 7 tab-indented 'name:\t value' lines, a blank line",
+        end="each port block ends with its link_layer line; the count of CAs is the judge's",
+        failures="a port not ACTIVE or not LinkUp (faults); 'Fatal error' lines (errors)",
+        values="cas[{name, ports[{port, default_gid, base_lid, sm_lid, state, state_code, physical_state, "
+               "physical_state_code, rate, rate_gbps, link_layer}]}], faults, errors",
+    ),
+}
 
 _CA_LINE = re.compile(r"^CA\s+'([^']+)'\s*$")
 _PORT_LINE = re.compile(r"^Port\s+([0-9]+):\s*$")

@@ -39,11 +39,50 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
-
 from sncheck.vendors.facts import fact_row
+from sncheck.vendors.grammar import Grammar
+
+_PT = "linux-rdma/perftest @ 00b55b6 (2026-07)"
+_BANNER = ("the banner: ' <Test name> Test' (RDMA_Write BW Test...), '----' lines, ' Name : value' fields two "
+           "a line (Dual-port, Device, Number of qps, Transport type, Connection type, Using SRQ, PCIe relax "
+           "order, TX depth, CQ Moderation, Mtu, Link type, GID index, Max inline data, rdma_cm QPs, Data ex. "
+           "method), local and remote address lines")
+GRAMMAR = {
+    "ib-write-bw": Grammar(
+        tool="ib_write_bw (ib_read_bw, ib_send_bw, ib_atomic_bw print the same report)",
+        versions="perftest 4.x to 25.x (OFED and rdma-core builds)",
+        sources=(f"{_PT} src/perftest_parameters.h: RESULT_LINE, RESULT_FMT / RESULT_FMT_G (MiB/sec, Gb/sec; "
+                 "older builds 'MB/sec'), RESULT_FMT_PER_PORT (dual port: BW and MsgRate per port), RESULT_FMT_QOS "
+                 "(#sl), RESULT_EXT_CPU_UTIL, REPORT_FMT ' %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t"
+                 "     %-7.6lf'",
+                 f"{_PT} src/write_bw.c main: the header, one row per size (print_report_bw), RESULT_LINE after "
+                 "the table; --run_infinitely prints a row each period and never closes"),
+        lines=_BANNER + "; the column header; one row per message size: #bytes, #iterations, BW peak, BW average "
+                        "(MiB/s or Gb/s), MsgRate (Mpps) [+ per port BW and MsgRate] [+ CPU_Util %]",
+        end="the RESULT_LINE after the last row (run_infinitely: none, rows of one size until killed)",
+        failures="an error line (Couldn't connect, Unable to..., failed); no table; a table without its closing line",
+        values="test, device, link_type, transport, mtu, qps, gid_index, unit (Gb/s: MiB/s converted unrounded), "
+               "printed_unit, rows[{bytes, iterations, bw_peak_Gbps, bw_avg_Gbps, msg_rate_Mpps, printed_peak, "
+               "printed_avg (MiB/s as printed), sl, bw_port1_Gbps, msg_rate_port1_Mpps, cpu_util_pct}], errors",
+    ),
+    "ib-write-lat": Grammar(
+        tool="ib_write_lat (ib_read_lat, ib_send_lat print the same report)",
+        versions="perftest 4.x to 25.x",
+        sources=(f"{_PT} src/perftest_parameters.h: RESULT_FMT_LAT (t_min, t_max, t_typical, t_avg, t_stdev, 99%, "
+                 "99.9% percentile, usec), RESULT_FMT_LAT_DUR (-D: t_avg, tps average), REPORT_FMT_LAT",
+                 f"{_PT} src/write_lat.c: the header, the rows, RESULT_LINE after them"),
+        lines=_BANNER + "; the column header; one row per size: #bytes, #iterations and the times (usec)",
+        end="the RESULT_LINE after the last row",
+        failures="an error line; no table; a table without its closing line",
+        values="test, device, link_type, transport, mtu, unit (us), rows[{bytes, iterations, t_min_us, t_max_us, "
+               "t_typical_us, t_avg_us, t_stdev_us, p99_us, p999_us}], warnings, errors",
+    ),
+}
 
 _HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|Gb/sec|MiB/sec)\]\s+BW average\[(?:MB/sec|Gb/sec|MiB/sec)\]")
-_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
+_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)((?:\s+[0-9.]+)*)\s*$")
+_QOS_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
+_RULE = re.compile(r"^\s*-{20,}\s*$")  # RESULT_LINE / RESULT_LINE_PER_PORT: the table's closing line
 _VALUE = re.compile(r"[ \t]*(\S+(?:\[[A-Z]\])?)")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .*_")
 _TEST = re.compile(r"^\s*(\S.*(?:BW|Lat|Latency) Test)\s*$")
@@ -88,6 +127,12 @@ def _fields(line: str) -> list[tuple[str, str]]:
     return out
 
 
+def _forever(rows: list[dict[str, Any]]) -> bool:
+    """--run_infinitely: a row of the one size every period until the test is killed, no
+    closing line (a size sweep prints each size once, then the line)."""
+    return len(rows) > 1 and len({r["bytes"] for r in rows}) == 1
+
+
 def parse_ib_write_bw(text: str) -> dict[str, Any]:
     fields: dict[str, str] = {}
     test = None
@@ -95,28 +140,47 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     seen: set[tuple] = set()
     errors: list[str] = []
+    extra: list[str] = []  # the header's columns after MsgRate (per port, CPU_Util)
+    qos = closed = False
     for raw in text.splitlines():
         line = _untab(raw)
         if (m := _TEST.match(line)) and test is None:
             test = m.group(1).strip()
             continue
         if m := _HEADER.search(line):
-            unit = m.group(1)
+            unit, closed = m.group(1), False
+            qos = "#sl" in line
+            extra = re.findall(r"(BW Port\d|MsgRate Port\d|CPU_Util)", line.split("MsgRate[Mpps]", 1)[-1])
             continue
-        if unit and (m := _ROW.match(line)):
-            key = m.groups()
+        if unit and _RULE.match(line) and rows:
+            closed = True
+            continue
+        row_match = (_QOS_ROW if qos else _ROW).match(line) if unit else None
+        if row_match:
+            g = list(row_match.groups())
+            sl = int(g.pop(1)) if qos else None
+            key = tuple(g)
             if key in seen:
                 continue
             seen.add(key)
             # --report_gbits: the printed figures as they are (0.042350 stays 0.04235); MB/sec
             # converted without rounding, the printed figures kept beside as printed_peak/_avg
             scale = 1.0 if unit == "Gb/sec" else _MB_TO_GB
-            row = {"bytes": int(m.group(1)), "iterations": int(m.group(2)),
-                   "bw_peak_Gbps": float(m.group(3)) * scale, "bw_avg_Gbps": float(m.group(4)) * scale,
-                   "msg_rate_Mpps": float(m.group(5))}
+            row = {"bytes": int(g[0]), "iterations": int(g[1]), "bw_peak_Gbps": float(g[2]) * scale,
+                   "bw_avg_Gbps": float(g[3]) * scale, "msg_rate_Mpps": float(g[4])}
             if unit != "Gb/sec":
-                row.update(printed_peak=float(m.group(3)), printed_avg=float(m.group(4)))
+                row.update(printed_peak=float(g[2]), printed_avg=float(g[3]))
+            if sl is not None:
+                row["sl"] = sl
+            for name, cell in zip(extra, (g[5] if not qos else "").split()):
+                if name.startswith("BW Port"):
+                    row[f"bw_port{name[-1]}_Gbps"] = float(cell) * scale
+                elif name.startswith("MsgRate Port"):
+                    row[f"msg_rate_port{name[-1]}_Mpps"] = float(cell)
+                else:
+                    row["cpu_util_pct"] = float(cell)
             rows.append(row)
+            closed = False
             continue
         if _WARNING.match(line):
             continue
@@ -129,6 +193,8 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
         raise ParseError("no perftest header ('... BW Test' or '#bytes #iterations')", tool="ib-write-bw")
     if unit is None:
         errors.append("no result table (the test did not finish, or the peer never connected)")
+    elif rows and not closed and not errors and not _forever(rows):
+        errors.append("the result table has no closing line ('-----'): cut short")
     mtu = re.match(r"(\d+)", fields.get("Mtu", ""))
     qps = fields.get("Number of qps")
     return {"tool": "ib-write-bw", "test": test, "device": fields.get("Device"),
@@ -149,7 +215,7 @@ _LAT_COLUMNS = ("t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "t_stdev_us"
 def parse_ib_lat(text: str) -> dict[str, Any]:
     fields: dict[str, str] = {}
     test = None
-    header = False
+    header = closed = False
     rows: list[dict[str, Any]] = []
     warnings: list[str] = []
     errors: list[str] = []
@@ -159,7 +225,10 @@ def parse_ib_lat(text: str) -> dict[str, Any]:
             test = m.group(1).strip()
             continue
         if _LAT_HEADER.search(line):
-            header = True
+            header, closed = True, False
+            continue
+        if header and _RULE.match(line) and rows:
+            closed = True
             continue
         if _WARNING.match(line):
             warnings.append(line.strip())
@@ -170,6 +239,7 @@ def parse_ib_lat(text: str) -> dict[str, Any]:
             row: dict[str, Any] = {"bytes": int(cells[0]), "iterations": int(cells[1])}
             row.update({k: (values[i] if i < len(values) else None) for i, k in enumerate(_LAT_COLUMNS)})
             rows.append(row)
+            closed = False
             continue
         if re.search(r"(?i)\b(error|failed|couldn't|unable to|no such device)\b", line):
             errors.append(line.strip())
@@ -181,6 +251,8 @@ def parse_ib_lat(text: str) -> dict[str, Any]:
                          tool="ib-write-lat")
     if not rows:
         errors.append("no result table (the test did not finish, or the peer never connected)")
+    elif not closed and not errors:
+        errors.append("the result table has no closing line ('-----'): cut short")
     mtu = re.match(r"(\d+)", fields.get("Mtu", ""))
     return {"tool": "ib-write-lat", "test": test, "device": fields.get("Device"),
             "link_type": fields.get("Link type"), "transport": fields.get("Transport type"),

@@ -98,6 +98,7 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
                             "heartbeat_timeouts": [], "process_down": 0, "terminated": 0, "blocking_wait": 0,
                             "nccl_errors": [], "nccl_version": None, "faults": [], "errors": []}
     ranks: dict[int, None] = {}
+    works: dict[tuple[int | None, int, str], dict[str, Any]] = {}  # (rank, SeqNum, OpType) -> its timeout
     seen = 0
     for raw in text.split("\n"):
         line = raw.strip()[:_LINE_MAX]  # the messages are short: a longer line is not one of them
@@ -107,10 +108,17 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
         rank, pg = _rank(line)
         hit = False
         if "Watchdog caught collective operation timeout" in line or "timed out in blocking wait" in line:
-            if (m := _WORK.search(line)) and len(data["timeouts"]) < _MAX_LISTED:
-                data["timeouts"].append({"rank": rank, "pg": pg, "seq": int(m["seq"]), "op": m["op"],
-                                         "numel_in": _int(m["nin"]), "numel_out": _int(m["nout"]),
-                                         "timeout_ms": int(m["t"]), "ran_ms": _int(m["ran"])})
+            if m := _WORK.search(line):
+                work = (rank, int(m["seq"]), m["op"])
+                if work in works:
+                    # the same work restated ('... watchdog thread terminated with exception: [Rank 1]
+                    # Watchdog caught ...', a what() line): one timeout, the PG where either line names it
+                    works[work]["pg"] = works[work]["pg"] or pg
+                elif len(data["timeouts"]) < _MAX_LISTED:
+                    works[work] = {"rank": rank, "pg": pg, "seq": int(m["seq"]), "op": m["op"],
+                                  "numel_in": _int(m["nin"]), "numel_out": _int(m["nout"]),
+                                  "timeout_ms": int(m["t"]), "ran_ms": _int(m["ran"])}
+                    data["timeouts"].append(works[work])
                 data["timeout_ms"] = data["timeout_ms"] or int(m["t"])
             hit = True
         if "watchdog at work" in line or "Timeout at NCCL work" in line:

@@ -64,6 +64,8 @@ GRAMMAR = {
             f"{_SRC} src/util.cu @ v2.18.0: '# nccl-tests version %s nccl-headers=%d nccl-library=%d', footer "
             "'# %-20s : ...', '# GPU memory usage', '# error: %s' (ncclGetLastError), timestamp column (-Z), "
             "getFloatStr cells; JSON keys (writeDeviceReport, writeBenchmarkLine*, writeResultFooter)",
+            "nccl-tests 2.20.0 as built (dgx-spark-playbooks PR 103's capture): the version followed by the "
+            "build's git hash, '# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102'",
             f"{_SRC} src/util.cu @ v2.19.6: per-iteration columns i_min i_max i_p99 i_cv% per half (-I 1), "
             "'unalign' in the nThread line, blocking modes",
             f"{_SRC} src/common.h @ v2.19.6: failure lines '%s: Test CUDA failure', '%s: Test NCCL failure', "
@@ -132,7 +134,8 @@ _THREADS_LINE = re.compile(
     r"^nThreads?:?\s+(\d+)\s+nGpus:?\s+(\d+)(?:\s+nRanks:?\s+(\d+))?"
 )
 _CONFIG = re.compile(r"(minBytes|maxBytes|warmup iters|agg iters|iters|validation|graph|unalign):?\s+(\d+)")
-_VERSION = re.compile(r"^nccl-tests version (\S+)(?: nccl-headers=\d+)?(?: nccl-library=(\d+))?")
+# 2.20 builds print their git hash after the version: "2.20.0 (b4d5bee) nccl-headers=23102 ..."
+_VERSION = re.compile(r"^nccl-tests version (\S+)(?: \([0-9A-Za-z._-]+\))?(?: nccl-headers=\d+)?(?: nccl-library=(\d+))?")
 # rccl-tests: "rccl-tests: Version develop:83d38d9" (src/common.cu: PRINT("rccl-tests: Version %s\n",
 # rcclTestsGitHash)); 2025 builds add "RCCL version : 2.28.3-..", "HIP version  : ..", "ROCm version : ..",
 # "Hostname     : ..", "Librccl path : .." before the table (real captures: rccl-tests/01, r3, harvest)

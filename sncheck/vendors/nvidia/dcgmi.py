@@ -38,6 +38,34 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import jsonprefix
+from sncheck.vendors.grammar import Grammar
+
+_DIAG = "NVIDIA/DCGM dcgmi/Diag.cpp"
+GRAMMAR = {"dcgmi-diag": Grammar(
+    tool="dcgmi diag -r 1 to 4 (the boxed table), dcgmi diag -j (JSON)",
+    versions="DCGM 2.x to 4.6.0",
+    sources=(
+        f"{_DIAG} @ v3.3.9: DIAG_HEADER, DIAG_DATA '| %-25s | %-46s |' (DATA_INFO_TAG_LEN 45: longer text wrapped over "
+        "rows), the Metadata / Deployment / Hardware / Integration / Stress separators, a test's result 'Pass', "
+        "'Pass - All', 'Skip - All', 'Fail - All', 'Warn - All' or 'Pass - GPUs: 1, 2' / 'Fail - GPU: 3' scopes "
+        "(HelperDisplayDiagResult, the scope builder), 'Warning' / 'Info' rows, DIAG_FOOTER; -j: "
+        "'DCGM GPU Diagnostic' with 'test_categories' and per-GPU 'results'",
+        f"{_DIAG} @ v4.6.0: 'Successfully ran diagnostic for group.', HelperDisplayAsCli (header, "
+        "HelperDisplayMetadata: DCGM Version, Driver Version Detected, GPU Device IDs Detected, CPU / EUD "
+        "versions; the four categories; DIAG_FOOTER), a test's row then one '|  | GPU%u: %s |' row per entity, "
+        "DisplayVerboseInfo 'Warning' / 'Info' rows; -j: 'DCGM Diagnostic' with entity_id results",
+    ),
+    lines=("'Successfully ran diagnostic for group.' (4.x); the header box; Metadata rows; per category a "
+           "separator row then per test a row 'name | result' (3.x: with its GPU scope), 'Warning' and 'Info' "
+           "rows whose text wraps at 45 characters, (4.x) '|  | GPUn: result' rows; the footer border. Results: "
+           "Pass, Fail, Warn, Skip."),
+    end="the footer border '+---...---+' after the last category (a table printed twice is one run)",
+    failures=("a test or GPU at Fail (result Fail); Warn rows are warnings; 'Error: ...' lines and Error rows "
+              "outside a test; a table without its footer or with '...' rows is cut; every GPU-exercising test "
+              "at Skip is not measured (never Pass: parse exits 0, a run's dcgmi_diag is not_measured)"),
+    values="result, metadata, tests[{name, category, result, all_gpus, gpus[{gpu, result}], warnings, errors, "
+           "info}], warnings, info, errors, gpus, not_measured, format",
+)}
 
 _SEVERITY = {"Fail": 3, "Warn": 2, "Pass": 1, "Skip": 0}
 _STATUS = re.compile(r"^(Pass|Fail|Warn|Skip)\b\s*(?:-\s*(.*))?$", re.IGNORECASE)

@@ -25,8 +25,9 @@ nvidia-smi is closed: this grammar comes from NVIDIA's nvidia-smi documentation 
   device handle for GPU... : Unknown Error`` / ``GPU is lost`` (a GPU fallen off the bus, with
   the table for the others), ``Failed to initialize NVML: Driver/library version mismatch``.
 
-Whole: the GPU table closed by its ``+---+`` rule and every GPU block with its second line;
-a ``Processes:`` box started is closed. Failures (exit 1): the failure lines, ``ERR!`` in a
+Whole: the GPU table closed by its ``+---+`` rule and every GPU block with its second line,
+then the ``Processes:`` box, closed (nvidia-smi prints it under every table, ``No running
+processes found`` when none: a paste that ends at the GPU table's rule was cut there). Failures (exit 1): the failure lines, ``ERR!`` in a
 GPU's cells, a volatile uncorrected ECC count above zero.
 
 JSON: ``{"tool": "nvidia-smi", "nvidia_smi_version", "driver_version", "cuda_version",
@@ -85,7 +86,7 @@ def parse_smi_table(text: str) -> dict[str, Any]:
                             "gpus": [], "processes": [], "unreachable": [], "faults": [], "errors": []}
     gpus, errors, faults = data["gpus"], data["errors"], data["faults"]
     section = None          # None, "gpus", "mig", "processes"
-    gpu_table_closed = processes_closed = False
+    gpu_table_closed = processes_closed = processes_seen = False
     block: list[list[str]] = []
     for raw in text.split("\n"):
         line = raw.strip()
@@ -116,7 +117,7 @@ def parse_smi_table(text: str) -> dict[str, Any]:
             if section == "gpus":
                 _close_block(block, gpus, errors)
                 block = []
-            section, processes_closed = "processes", False
+            section, processes_closed, processes_seen = "processes", False, True
             continue
         if "MIG devices:" in line:
             if section == "gpus":
@@ -142,6 +143,8 @@ def parse_smi_table(text: str) -> dict[str, Any]:
         errors.append("the GPU table is not closed by its +---+ rule: cut short")
     if section == "processes" and not processes_closed:
         errors.append("the Processes table is not closed: cut short")
+    if data["driver_version"] is not None and gpu_table_closed and not processes_seen and not faults:
+        errors.append("no Processes box after the GPU table (nvidia-smi always prints one): cut short")
     for g in gpus:
         bad = [k for k, v in g.items() if v == "ERR!"]
         if bad:

@@ -22,7 +22,8 @@ GRAMMAR = {"nvidia-smi": Grammar(
            "not read it; a 'MIG devices:' table; a 'Processes:' box (header, '|===|', a row per process 'GPU GI CI "
            "PID TYPE NAME USAGE' (before 450 'GPU PID Type Process name Usage') or 'No running processes found', "
            "closed by '+---+')"),
-    end="the GPU table closed by its '+---+' rule with every GPU block's second line; a Processes box started is closed",
+    end="the GPU table closed by its '+---+' rule with every GPU block's second line, then the Processes box closed "
+        "(printed under every table, 'No running processes found' when none)",
     failures=("'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver', 'No devices were "
               "found', 'Unable to determine the device handle for GPU ...: Unknown Error' / 'GPU is lost', 'Failed to "
               "initialize NVML: Driver/library version mismatch' (faults); ERR! in a GPU's cells and a volatile "

@@ -1,0 +1,67 @@
+"""Errors to exit codes, in one place for every command (issue 27, part D).
+
+The table is :class:`sncheck.model.ExitCode` (DESIGN.md's exit codes); every command is
+wrapped in :func:`handle_errors`, and the group (``cli/main.py``) sends what escapes it,
+unforeseen, to the crash line. A closed stdout (``sncheck status | head``) is the reader's
+choice: it ends quietly, no message and no crash file, with exit 1 (Python's documented
+convention for SIGPIPE; a gate that passed is never claimed for output no one read).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import IO, Any, Callable, NoReturn, TypeVar, cast
+
+import click
+
+from sncheck.errors import SncheckError, interrupt_cause
+from sncheck.model import ExitCode
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Failure(click.ClickException):
+    """A one-line error with a defined exit code (2 for user input, 3 for the harness)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = int(ExitCode(exit_code))  # refused unless it is one of the table's
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"sncheck: error: {self.format_message()}", err=True)
+
+
+def closed_stdout() -> NoReturn:
+    """The reader closed stdout: end now, quietly. stdout is pointed at /dev/null first so
+    the interpreter's last flush does not print 'Exception ignored ... BrokenPipeError'."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind stdout (a test's capture): nothing to flush
+        pass
+    sys.exit(ExitCode.FAIL)
+
+
+def handle_errors(fn: F) -> F:
+    """sncheck's exception tree to exit codes: its own errors by their ``exit_code``, Ctrl-C
+    and running out of memory or disk as the harness (3), a closed stdout quietly."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except SncheckError as e:
+            raise Failure(str(e), e.exit_code) from e
+        except KeyboardInterrupt as e:
+            raise Failure(interrupt_cause(e), ExitCode.HARNESS) from e
+        except MemoryError as e:
+            raise Failure("out of memory", ExitCode.HARNESS) from e
+        except BrokenPipeError:
+            closed_stdout()
+        except OSError as e:  # a disk full or a file gone while sncheck ran: not the input's fault
+            where = f"{e.filename}: " if e.filename else "cannot write the run's files: "
+            raise Failure(f"{where}{e.strerror or e}", ExitCode.HARNESS) from e
+
+    return cast(F, wrapper)  # functools.wraps keeps fn's signature

@@ -1,0 +1,158 @@
+"""ibstat, from the grammar in sncheck/vendors/infiniband/ibstat.py (linux-rdma/rdma-core
+infiniband-diags/ibstat.c: ca_dump and port_dump): one block a CA, its fixed fields, one
+block a port with its fixed fields (Effective speed where the verb answers), tabs as it
+prints them; 1 to 12 CAs, InfiniBand and Ethernet link layers, ports down."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from grammars import Variant, generator
+
+_STATES = [("Active", "LinkUp"), ("Down", "Polling"), ("Down", "Disabled"), ("Initializing", "LinkUp")]
+
+
+@generator("ibstat")
+def ibstat(rng: random.Random) -> Iterator[Variant]:
+    for cas in (1, 2, 8, 12):
+        for layer in ("InfiniBand", "Ethernet"):
+            ports_per_ca = rng.choice((1, 1, 2))
+            effective = rng.random() < 0.5  # ibv_query_port_speed answered (rdma-core 50+)
+            down = (rng.randrange(cas), 1) if rng.random() < 0.4 else None
+            lines, values = [], [("len(cas)", cas)]
+            for c in range(cas):
+                name = f"mlx5_{c}"
+                lines += [f"CA '{name}'", "\tCA type: MT4129", f"\tNumber of ports: {ports_per_ca}",
+                          "\tFirmware version: 28.39.1002", "\tHardware version: 0",
+                          f"\tNode GUID: 0x{0xb83fd20300a1b200 + c:016x}",
+                          "\tSystem image GUID: 0xb83fd20300a1b200"]
+                for p in range(1, ports_per_ca + 1):
+                    state, phys = _STATES[rng.randrange(1, 4)] if down == (c, p) else _STATES[0]
+                    rate = 400 if layer == "InfiniBand" else 100
+                    lines += [f"\tPort {p}:", f"\t\tState: {state}", f"\t\tPhysical state: {phys}",
+                              f"\t\tRate: {rate}"]
+                    if effective:
+                        lines.append(f"\t\tEffective speed: {rate * 0.98:g}")
+                    lines += [f"\t\tBase lid: {0 if layer == 'Ethernet' else 100 + c}", "\t\tLMC: 0",
+                              f"\t\tSM lid: {0 if layer == 'Ethernet' else 1}", "\t\tCapability mask: 0xa751e848",
+                              f"\t\tPort GUID: 0x{0xb83fd20300a1b200 + c:016x}", f"\t\tLink layer: {layer}"]
+                    values.append((f"cas[name={name}].ports[port={p}].state", state))
+                values.append((f"cas[name={name}].num_ports", ports_per_ca))
+            values.append((f"cas[name=mlx5_{cas - 1}].ports[0].link_layer", layer))
+            yield Variant("ibstat", f"{cas} CAs x{ports_per_ca} {layer}{' port down' if down else ''}",
+                          "\n".join(lines) + "\n", tuple(values), fails=down is not None, count=cas)
+
+
+@generator("ibstatus")
+def ibstatus(rng: random.Random) -> Iterator[Variant]:
+    """infiniband-diags/scripts/ibstatus port_status(): 7 sysfs fields a port, then a blank line."""
+    for cas in (1, 4, 8):
+        down = rng.randrange(cas) if rng.random() < 0.5 else None
+        lines, values = [], [("len(cas)", cas)]
+        for c in range(cas):
+            state, phys = ("1: DOWN", "3: Disabled") if c == down else ("4: ACTIVE", "5: LinkUp")
+            lines += [f"Infiniband device 'mlx5_{c}' port 1 status:",
+                      f"\tdefault gid:\t fe80:0000:0000:0000:b83f:d203:00a1:b2{c:02x}", f"\tbase lid:\t 0x{c + 1:x}",
+                      "\tsm lid:\t\t 0x1", f"\tstate:\t\t {state}", f"\tphys state:\t {phys}",
+                      "\trate:\t\t 200 Gb/sec (4X HDR)", "\tlink_layer:\t InfiniBand", ""]
+            values.append((f"cas[name=mlx5_{c}].ports[0].state", state.split(": ")[1]))
+        yield Variant("ibstatus", f"{cas} CAs{' one down' if down is not None else ''}", "\n".join(lines) + "\n",
+                      tuple(values), fails=down is not None, count=cas)
+
+
+def _banner(test: str, layer: str) -> list[str]:
+    rule = "-" * 87
+    return [rule, f"                    {test}", rule,
+            " Dual-port       : OFF\t\tDevice         : mlx5_0",
+            " Number of qps   : 1\t\tTransport type : IB",
+            " Connection type : RC\t\tUsing SRQ      : OFF",
+            " PCIe relax order: ON",
+            " TX depth        : 128",
+            " CQ Moderation   : 1",
+            f" Mtu             : 4096[B]\n Link type       : {layer}",
+            " Max inline data : 0[B]",
+            " rdma_cm QPs\t : OFF",
+            " Data ex. method : Ethernet",
+            rule,
+            " local address: LID 0x01 QPN 0x0129 PSN 0x57279d RKey 0x184300 VAddr 0x00ec99bedad000",
+            " remote address: LID 0x02 QPN 0x0129 PSN 0x531b7 RKey 0x184300 VAddr 0x00ffeec955d000",
+            rule]
+
+
+@generator("ib-write-bw")
+def ib_write_bw(rng: random.Random) -> Iterator[Variant]:
+    """perftest_parameters.h RESULT_FMT(_G)(_PER_PORT), REPORT_FMT(_PER_PORT), the closing RESULT_LINE."""
+    for unit in ("MiB/sec", "Gb/sec", "MB/sec"):
+        for mode in ("one size", "all sizes", "cpu util"):
+            sizes = [65536] if mode != "all sizes" else [2 ** k for k in range(1, 24)]
+            lines = _banner("RDMA_Write BW Test", rng.choice(("IB", "Ethernet")))
+            head = f" #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]"
+            lines.append(head + ("    CPU_Util[%]" if mode == "cpu util" else ""))
+            values = [("len(rows)", len(sizes)), ("test", "RDMA_Write BW Test")]
+            for size in sizes:
+                gbps = min(392.0, size / 180.0)
+                avg = gbps if unit == "Gb/sec" else gbps * 1e9 / 8 / 2 ** 20
+                row = f" {size:<7d}    {5000:<10d}       {avg * 1.01:<7.2f}            {avg:<7.2f}\t\t     {avg / size:<7.6f}"
+                lines.append(row + (f"\t    {rng.uniform(1, 99):<3.2f}" if mode == "cpu util" else ""))
+            lines.append("-" * 87)
+            last = sizes[-1]
+            gbps = min(392.0, last / 180.0)
+            printed = float(f"{gbps if unit == 'Gb/sec' else gbps * 1e9 / 8 / 2 ** 20:.2f}")
+            # Gb/sec as printed; MB/sec and MiB/sec converted unrounded, the printed figure kept beside
+            values.append((f"rows[bytes={last}].bw_avg_Gbps", printed * (1.0 if unit == "Gb/sec" else 8 * 2 ** 20 / 1e9)))
+            if unit != "Gb/sec":
+                values.append((f"rows[bytes={last}].printed_avg", printed))
+            yield Variant("ib-write-bw", f"{unit} {mode}", "\n".join(lines) + "\n", tuple(values),
+                          count=len(sizes))
+
+
+@generator("ib-write-lat")
+def ib_write_lat(rng: random.Random) -> Iterator[Variant]:
+    """RESULT_FMT_LAT and REPORT_FMT_LAT, the closing RESULT_LINE."""
+    for sizes in ([2], [2 ** k for k in range(1, 12)]):
+        lines = _banner("RDMA_Write Latency Test", "IB")
+        lines.append(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+                     "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ")
+        for size in sizes:
+            t = 1.6 + size / 5000
+            lines.append(f" {size:<7d} {1000}          {t:<7.2f}        {t * 4:<7.2f}      {t * 1.02:<7.2f}  \t       "
+                         f"{t * 1.05:<7.2f}     \t{0.05:<7.2f}\t\t{t * 1.3:<7.2f} \t\t{t * 3:<7.2f}")
+        lines.append("-" * 87)
+        t = 1.6 + sizes[-1] / 5000
+        yield Variant("ib-write-lat", f"{len(sizes)} sizes", "\n".join(lines) + "\n",
+                      (("len(rows)", len(sizes)), (f"rows[bytes={sizes[-1]}].t_typical_us", float(f"{t * 1.02:.2f}"))),
+                      count=len(sizes))
+
+
+_EXT = ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortUnicastXmitPkts", "PortUnicastRcvPkts",
+        "PortMulticastXmitPkts", "PortMulticastRcvPkts")
+_ERR = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+        "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
+        "PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped")
+
+
+@generator("perfquery")
+def perfquery(rng: random.Random) -> Iterator[Variant]:
+    """perfquery.c headers and libibmad's mad_dump_perfcounters_ext / mad_dump_perfcounters fields."""
+    for extended in (True, False):
+        for ports in (1, 2, 4):
+            bad = (rng.randrange(ports), rng.choice(_ERR)) if rng.random() < 0.5 else None
+            lines, values = [], [("len(ports)", ports)]
+            for p in range(1, ports + 1):
+                fields = [("PortSelect", str(p)), ("CounterSelect", "0x0000")]
+                errs = [(n, str(rng.randrange(1, 90)) if bad == (p - 1, n) else "0") for n in _ERR]
+                data = [(n, str(rng.randrange(10 ** 6, 10 ** 14))) for n in _EXT]
+                if extended:
+                    lines.append(f"# Port extended counters: Lid {1700 + p} port {p} (CapMask: 0x5300 CapMask2: 0x0000002)")
+                    fields += data + [("CounterSelect2", "0x00000000")] + errs + [("PortXmitWait", "22730501"),
+                                                                                  ("QP1Dropped", "0")]
+                else:
+                    lines.append(f"# Port counters: Lid {1700 + p} port {p} (CapMask: 0x1600)")
+                    fields += errs[:10] + [("CounterSelect2", "0x00")] + errs[10:] + data[:4] + [("PortXmitWait", "7")]
+                lines += [f"{n + ':':.<33}{v}" for n, v in fields]
+                values.append((f"ports[port={p}].lid", 1700 + p))
+            # one port of -x: its QP1Dropped after PortXmitWait is what older libibmad does not print
+            end = len(lines) - 1 if extended and ports == 1 else None
+            yield Variant("perfquery", f"{'-x ' if extended else ''}{ports} ports{' one error' if bad else ''}",
+                          "\n".join(lines) + "\n", tuple(values), fails=bad is not None, count=ports, end=end)
