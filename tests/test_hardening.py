@@ -205,22 +205,16 @@ def test_a_special_file_as_a_runs_results_json_is_refused_not_taken_for_a_killed
     """baseline make took a results.json that is not a regular file for one a killed run never
     wrote, so the run's rows entered the baseline whatever its verdict (exit 0). Every
     special file kind of the adversary's there is refused: exit 2 naming it, left as it was."""
-    from adversary import mode_of, special_files
+    from adversary import mode_of, planted, special_files
 
     run = tmp_path / "run"
     assert mock_run(inv, tmp_path, "layers: [connectivity]\n", "--out", str(run)).exit_code == 0
     (run / "results.json").unlink()
     for label, special in special_files(tmp_path / "specials"):
-        (run / "results.json").symlink_to(special.resolve()) if special.is_symlink() else os.rename(
-            special, run / "results.json")
-        mode = mode_of(run / "results.json")
-        line = one_line_error(cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json")))
-        assert "results.json" in line and "not a regular file" in line, (label, line)
-        assert mode_of(run / "results.json") == mode and not (tmp_path / "b.json").exists(), label
-        if special.is_symlink():
-            (run / "results.json").unlink()
-        else:
-            os.rename(run / "results.json", special)  # back: the links point at it
+        with planted(special, run / "results.json") as mode:
+            line = one_line_error(cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json")))
+            assert "results.json" in line and "not a regular file" in line, (label, line)
+            assert mode_of(run / "results.json") == mode and not (tmp_path / "b.json").exists(), label
     made = cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json"))  # absent: a killed run
     assert made.exit_code == 0, made.output
 
