@@ -64,7 +64,7 @@ kind = "not_run"     something that should have been measured and was not
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, cast
 
 BUSBW_FACTOR = {
     # nccl-tests doc/PERFORMANCE.md
@@ -269,7 +269,7 @@ class CallableSink:
 
 def as_sink(emit: Callable[[dict], None] | RowSink) -> RowSink:
     """``emit`` as a :class:`RowSink` (a run store's sink is one already)."""
-    return emit if hasattr(emit, "batch") else CallableSink(emit)
+    return cast(RowSink, emit) if hasattr(emit, "batch") else CallableSink(emit)
 
 
 class JsonLines:

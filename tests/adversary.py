@@ -25,6 +25,7 @@ import socket
 import stat
 import struct
 import sys
+from contextlib import contextmanager
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,24 @@ def special_files(root: Path, *, devices: bool = True) -> Iterator[tuple[str, Pa
 
 
 _KEEP: list[socket.socket] = []
+
+
+@contextmanager
+def planted(special: Path, target: Path) -> Iterator[int]:
+    """Put a special file of :func:`special_files` at ``target`` for the block (a link: a new
+    link to the same file; else the FIFO, socket or device itself, moved there and back, as
+    the links point at it). Yields its mode, for a test that it is left as it was."""
+    if special.is_symlink():
+        target.symlink_to(special.resolve())
+    else:
+        os.rename(special, target)
+    try:
+        yield mode_of(target)
+    finally:
+        if special.is_symlink():
+            target.unlink()
+        else:
+            os.rename(target, special)
 
 
 def mode_of(path: Path) -> int:

@@ -201,6 +201,24 @@ def test_baseline_make_on_binary_files(tmp_path):
     assert "results.json" in line
 
 
+def test_a_special_file_as_a_runs_results_json_is_refused_not_taken_for_a_killed_run(tmp_path, inv):
+    """baseline make took a results.json that is not a regular file for one a killed run never
+    wrote, so the run's rows entered the baseline whatever its verdict (exit 0). Every
+    special file kind of the adversary's there is refused: exit 2 naming it, left as it was."""
+    from adversary import mode_of, planted, special_files
+
+    run = tmp_path / "run"
+    assert mock_run(inv, tmp_path, "layers: [connectivity]\n", "--out", str(run)).exit_code == 0
+    (run / "results.json").unlink()
+    for label, special in special_files(tmp_path / "specials"):
+        with planted(special, run / "results.json") as mode:
+            line = one_line_error(cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json")))
+            assert "results.json" in line and "not a regular file" in line, (label, line)
+            assert mode_of(run / "results.json") == mode and not (tmp_path / "b.json").exists(), label
+    made = cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json"))  # absent: a killed run
+    assert made.exit_code == 0, made.output
+
+
 def test_baseline_from_nonfinite_rows_does_not_break_the_next_run(tmp_path, inv):
     first = tmp_path / "first"
     result = mock_run(inv, tmp_path, "layers: [connectivity]\n", "--out", str(first))

@@ -376,26 +376,20 @@ def test_a_special_file_as_the_cursor_file_is_neither_read_nor_replaced(tmp_path
     read_text (a FIFO held the run at its start) and renamed over at its end (a FIFO or a
     device planted there became a JSON file). Now: read through the one reader (nothing
     kept: every line is read), and left alone at the end, with a warning."""
-    import os
-
-    from adversary import mode_of, special_files
+    from adversary import mode_of, planted, special_files
 
     from sncheck.backends.hostreads import CURSOR_FILE, HostReads
 
     for label, special in special_files(tmp_path / "specials"):
         state = tmp_path / label.replace(" ", "_")
         state.mkdir()
-        (state / CURSOR_FILE).symlink_to(special.resolve()) if special.is_symlink() else os.rename(
-            special, state / CURSOR_FILE)
-        mode = mode_of(state / CURSOR_FILE)
-        reads = HostReads("inv", str(state))
-        assert reads.cursors == {}
-        reads.cursors = {"node1": {"cursor": "s=1"}}
-        reads.save()
-        assert mode_of(state / CURSOR_FILE) == mode, label
-        assert [p.name for p in state.iterdir()] == [CURSOR_FILE], label  # no temporary file left
-        if not special.is_symlink():
-            os.rename(state / CURSOR_FILE, special)  # back: the links point at it
+        with planted(special, state / CURSOR_FILE) as mode:
+            reads = HostReads("inv", str(state))
+            assert reads.cursors == {}
+            reads.cursors = {"node1": {"cursor": "s=1"}}
+            reads.save()
+            assert mode_of(state / CURSOR_FILE) == mode, label
+            assert [p.name for p in state.iterdir()] == [CURSOR_FILE], label  # no temporary file left
     good = tmp_path / "good"  # a regular file round-trips; another inventory's hosts are kept
     good.mkdir()
     (good / CURSOR_FILE).write_text(json.dumps({"other": {"h": {"cursor": "x"}}}))

@@ -357,7 +357,7 @@ def test_a_special_file_at_any_of_the_stores_names_is_refused_and_left(tmp_path:
     was replaced by `sncheck status`, and `isolate --apply` exited 3 ("disk I/O error") with
     the lock taken. Each special file kind of the adversary's, at the database's name and
     each side file's, is refused before SQLite opens anything (exit 2 naming it) and left."""
-    from adversary import mode_of, special_files
+    from adversary import mode_of, planted, special_files
 
     from sncheck.store.state import SQLITE_FILES
 
@@ -372,17 +372,11 @@ def test_a_special_file_at_any_of_the_stores_names_is_refused_and_left(tmp_path:
             (d / "state.db").write_bytes((tmp_path / "good" / "state.db").read_bytes())
             target = d / f"state.db{suffix}"
             target.unlink(missing_ok=True)
-            if special.is_symlink():
-                target.symlink_to(special.resolve())
-            else:
-                os.rename(special, target)  # the FIFO, socket or device itself
-            mode = mode_of(target)
-            with pytest.raises(ConfigError) as e:
-                StateStore(d)
-            assert str(target) in str(e.value) and "not a regular file" in str(e.value), (label, suffix, e.value)
-            assert mode_of(target) == mode, (label, suffix)
-            if not special.is_symlink():
-                os.rename(target, special)  # back, for the links and the next name
+            with planted(special, target) as mode:
+                with pytest.raises(ConfigError) as e:
+                    StateStore(d)
+                assert str(target) in str(e.value) and "not a regular file" in str(e.value), (label, suffix, e.value)
+                assert mode_of(target) == mode, (label, suffix)
     dangling = tmp_path / "dangling"
     dangling.mkdir()
     (dangling / "state.db-wal").symlink_to(tmp_path / "nowhere")

@@ -349,7 +349,7 @@ def _judged_beside(res: dict, d: Path, name: str) -> dict:
     """One 'dump unreadable' finding, on rank 0's card, for ``name``; rank 2 still named."""
     bad = [f for f in every(res) if f["rule"] == "watch-dump-unreadable"]
     assert [f["evidence"]["dump"] for f in bad] == [name], bad
-    assert bad[0]["entity"] == f"{_host(d)}/gpu0" and bad[0]["evidence"]["not_run"] is True
+    assert bad[0]["entity"] == f"{_host(d)}/gpu0" and bad[0]["not_measured"] is True
     assert f"{_host(d)}/gpu2" in {f["entity"] for f in gating(res) if f["rule"] == "watch-straggler"}
     return bad[0]
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import resource
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 LOAD_SAMPLES, LOAD_INTERVAL_S = 5, 0.1
 
@@ -61,7 +62,7 @@ def _mark(ticks: list[int], own_pids: Iterable[int]) -> dict:
     return {"t": time.monotonic(), "busy_s": busy / hz, "own_s": _own_cpu_s(own_pids)}
 
 
-def window(samples: Iterable[dict | None]) -> dict | None:
+def window(samples: Iterable[Mapping[str, Any] | None]) -> dict | None:
     """The samples of one retest, taken before and after it, as one load: the busiest
     run queue and steal, and ``others``, the share of the cores that processes other
     than sncheck's own used between the first CPU mark and the last."""

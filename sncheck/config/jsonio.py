@@ -61,7 +61,6 @@ def finite(value: float) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
-_Finite = dict(allow_inf_nan=False)
 
 
 class _Open(BaseModel):
@@ -69,8 +68,8 @@ class _Open(BaseModel):
 
 
 class GoldenBand(_Open):
-    step_rel: float = Field(0.05, ge=0, le=100, **_Finite)
-    final_rel: float = Field(0.03, ge=0, le=100, **_Finite)
+    step_rel: float = Field(0.05, ge=0, le=100, allow_inf_nan=False)
+    final_rel: float = Field(0.03, ge=0, le=100, allow_inf_nan=False)
 
 
 class GoldenCurve(_Open):
@@ -80,8 +79,8 @@ class GoldenCurve(_Open):
     name: str | None = Field(None, max_length=4096)
     loss: list[float] = Field(min_length=1, max_length=1_000_000)
     band: GoldenBand = GoldenBand()
-    step_time_s: float | None = Field(None, gt=0, **_Finite)
-    comm_share: float | None = Field(None, ge=0, le=1, **_Finite)
+    step_time_s: float | None = Field(None, gt=0, allow_inf_nan=False)
+    comm_share: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
 
     @field_validator("loss")
     @classmethod

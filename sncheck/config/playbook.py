@@ -6,6 +6,7 @@ import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sncheck.errors import ConfigError
 from sncheck.config.shipped import resolve
@@ -108,6 +109,7 @@ def parse_playbook(src: Source, *, scale_out_tools: Collection[str]) -> Playbook
     if not isinstance(layers_node, list) or not layers_node:
         raise src.error("layers must be a non-empty list", root, "layers")
     layers = []
+    where: dict[str, Any]  # the node an error about this layer points at
     for item in layers_node:
         if isinstance(item, str):
             name, opts, where = item, LineDict(), root
@@ -192,7 +194,7 @@ def _tools_coverage(src: Source, opts: LineDict, key: str) -> int | str:
                      what="tools_coverage (distinct perftest peers per NIC, or 'all')")
 
 
-def _collectives(src: Source, opts: LineDict, key: str) -> tuple[str, ...]:
+def _collectives(src: Source, opts: LineDict, key: str) -> list[str]:
     v = opts[key]
     if not isinstance(v, list) or not v or not all(isinstance(c, str) and c in COLLECTIVES for c in v):
         raise src.error(f"collectives must be a non-empty list of {', '.join(COLLECTIVES)}", opts, key)

@@ -7,6 +7,7 @@ one bad night does not become the norm.
 from __future__ import annotations
 
 import math
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -38,8 +39,10 @@ def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10
 
 
 def _verdict(path: Path) -> str | None:
-    """A run's verdict (None: a run killed before it wrote results.json)."""
-    if not path.is_file():
+    """A run's verdict (None: a run killed before it wrote results.json). Only a missing
+    file is "not written": a FIFO, a device or a link put there is refused by the reader
+    (it was taken for a killed run, so a failed run's rows entered the baseline)."""
+    if not os.path.lexists(path):
         return None
     data = read_json(path, "results.json")  # a file that is not JSON: its error names it
     return from_json(data, str(path)).verdict.value if isinstance(data, dict) else "unreadable"

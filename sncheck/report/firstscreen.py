@@ -59,7 +59,7 @@ def verdict_caveats(record: RunRecord) -> list[str]:
     return out
 
 
-def verdict_svg(state: str, findings: int, caveats: list[str] | None = None) -> str:
+def verdict_svg(state: Verdict, findings: int, caveats: list[str] | None = None) -> str:
     """A banner that keeps its colour under a strict CSP (SVG fill, not CSS). A pass with
     caveats keeps its word, marked ``!`` on amber, the caveats in its title."""
     word = WORD[state]

@@ -81,12 +81,15 @@ class RunFiles:
         return True
 
 
+_ROUTED = "sncheck.route_log"
+
+
 def route_log(logger_name: str, path: Path | None = None) -> None:
     """A library's log records (paramiko's: a host that accepts TCP but sends no banner
     logs a traceback per attempt) go to ``path`` in the run directory, or nowhere; never
     to stderr. The file is made new, never through a link (:func:`open_new`)."""
     logger = logging.getLogger(logger_name)
-    for old in [h for h in logger.handlers if getattr(h, "sncheck", False)]:
+    for old in [h for h in logger.handlers if h.get_name() == _ROUTED]:
         logger.removeHandler(old)
         old.close()
     handler: logging.Handler
@@ -96,6 +99,6 @@ def route_log(logger_name: str, path: Path | None = None) -> None:
         stream = os.fdopen(open_new(Path(path), os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
         handler = logging.StreamHandler(stream)
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    handler.sncheck = True  # type: ignore[attr-defined]
+    handler.set_name(_ROUTED)  # the handler sncheck routed, found and replaced by its name
     logger.addHandler(handler)
     logger.propagate = False

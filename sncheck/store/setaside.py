@@ -21,6 +21,7 @@ lists them all.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -87,7 +88,7 @@ def timestamp(value: Any) -> datetime | str:
         return f"not a timestamp ({str(e)[:60]})"
 
 
-def decode_row(row: Mapping[str, Any], table: str, kinds: tuple[str, ...], actions: tuple[str, ...] | None,
+def decode_row(row: Mapping[str, Any] | sqlite3.Row, table: str, kinds: tuple[str, ...], actions: tuple[str, ...] | None,
                book: SetAsideLog) -> dict[str, Any] | None:
     """An ``isolation`` or ``findings`` row as a dict, its evidence decoded and its ``ts`` a
     string; None when its identity does not decode (noted, whole)."""

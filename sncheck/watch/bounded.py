@@ -26,7 +26,7 @@ import json
 import math
 import pickle
 from itertools import chain
-from typing import Any
+from typing import Any, Callable
 
 from sncheck.vendors import nccl_inspector as inspector
 
@@ -63,7 +63,9 @@ class BoundedUnpickler(pickle._Unpickler):  # noqa: SLF001 -- the pure-Python un
         self.stack: list[Any] = []
         self.append = self.stack.append
         self.proto = 0
-        read, dispatch, gets, mark = self.read, self.dispatch, self._GETS, pickle.MARK[0]
+        # typeshed types the table's handlers for pickle.Unpickler; they take this pure-Python one
+        dispatch: dict[int, Callable[[Any], None]] = self.dispatch
+        read, gets, mark = self.read, self._GETS, pickle.MARK[0]
         ops = refs = 0
         try:
             while True:

@@ -67,19 +67,21 @@ def load_rank_map(path: str | Path) -> RankMap:
     if not isinstance(data, list) or len(data) > MAX_RANKS:
         raise ConfigError("the rank map must be a JSON list of {rank, host, local_rank}", str(p))
     out: dict[int, Placement] = {}
-    for i, e in enumerate(data):
-        if not isinstance(e, dict):
+    for i, entry in enumerate(data):
+        if not isinstance(entry, dict):
             raise ConfigError(f"entry {i} is not an object", str(p))
-        rank, host, local = e.get("rank"), e.get("host"), e.get("local_rank")
+        rank, local = entry.get("rank"), entry.get("local_rank")
         if not (isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0):
             raise ConfigError(f"entry {i}: rank must be an integer from 0, got {rank!r}", str(p))
-        if safe_host(host) is None:
-            raise ConfigError(f"entry {i}: host must be a host name or address, got {str(host)[:80]!r}", str(p))
+        host = safe_host(entry.get("host"))
+        if host is None:
+            raise ConfigError(f"entry {i}: host must be a host name or address, got {str(entry.get('host'))[:80]!r}",
+                              str(p))
         if not (isinstance(local, int) and not isinstance(local, bool) and 0 <= local < 4096):
             raise ConfigError(f"entry {i}: local_rank must be an integer from 0, got {local!r}", str(p))
         if rank in out:
             raise ConfigError(f"entry {i}: rank {rank} appears twice", str(p))
-        job = e.get("job")
+        job = entry.get("job")
         out[rank] = Placement(rank, host, local, str(job) if job is not None else None)
     return RankMap(out, f"rank map {p}")
 
