@@ -217,6 +217,38 @@ def test_nonzero_exit_is_a_result(cluster: SshdCluster) -> None:
 
 
 @SSHD
+def test_stdin_is_at_eof_and_no_lone_eof_races_the_servers_close(
+        cluster: SshdCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command reading stdin ends at once (stdin is /dev/null), and run() never sends the
+    channel's EOF on its own: paramiko sends it after releasing the channel's lock, so a
+    command that ended at once could see the server's CLOSE answered first, and OpenSSH drops
+    the whole connection on an EOF for a freed channel ('ieof packet referred to nonexistent
+    channel'), every parallel read of the host with it (an NVL72 tray lost under load)."""
+    import threading
+
+    import paramiko
+
+    def lone_eof(self: paramiko.Channel) -> None:
+        raise AssertionError("run() sent a lone EOF (shutdown_write)")
+
+    monkeypatch.setattr(paramiko.Channel, "shutdown_write", lone_eof)
+    with cluster.connection("node1") as conn:
+        r = conn.run(["cat"], timeout=20)
+        assert (r.exit_code, r.stdout, r.timed_out) == (0, "", False) and r.duration < 10
+        results: list = []
+
+        def burst() -> None:
+            results.extend(conn.run(["true"], timeout=20) for _ in range(5))
+
+        threads = [threading.Thread(target=burst) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(results) == 30 and all(x.exit_code == 0 for x in results)
+
+
+@SSHD
 def test_fake_tools_come_first_on_path(cluster: SshdCluster) -> None:
     install_fake_tool(cluster["node3"], "nvidia-smi", '#!/bin/sh\necho fake smi on $SNCHECK_TEST_HOST "$@"\n')
     r3 = run_on_all(cluster.specs(), ["nvidia-smi", "-L"], timeout=10, known_hosts=cluster.known_hosts)

@@ -31,7 +31,12 @@ log = logging.getLogger("sncheck.transport")
 # the whole tree can be killed from a second channel (closing our channel alone
 # would leave e.g. a `sleep` running on the host). The line is removed from stderr.
 _PGID_LINE = re.compile(rb"__SNCHECK_PGID__=(\d+)\n")
-_WRAPPER = "printf '__SNCHECK_PGID__=%s\\n' \"$$\" >&2; "
+# stdin from /dev/null (a command that reads it does not hang), not an EOF sent on the channel:
+# paramiko's shutdown_write builds the EOF under the channel's lock and sends it after, so when
+# the command ended at once its transport thread could answer the server's CLOSE first; OpenSSH
+# then gets an EOF for a channel it freed and drops the whole connection ("ieof packet referred
+# to nonexistent channel"), every other read of the host with it (18 trays under load: one lost).
+_WRAPPER = "printf '__SNCHECK_PGID__=%s\\n' \"$$\" >&2; exec </dev/null; "
 _MARK_SEARCH_LIMIT = 64 * 1024
 
 # TERM the process group and the session, give them a moment, then KILL.
@@ -358,7 +363,6 @@ class _Runner:
         deadline = start + self.timeout if self.timeout is not None else None
         try:
             chan.exec_command(_WRAPPER + self.command)
-            chan.shutdown_write()  # stdin at EOF: a command that reads it does not hang
             timed_out = not self._wait(deadline)
             if timed_out:
                 self._kill()
