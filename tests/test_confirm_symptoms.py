@@ -100,7 +100,7 @@ def test_a_folded_not_run_is_never_released(tmp_path):
     not_run = Finding("node005", "host", "stress", "not-run-error", "critical",
                       "node005: torchrun exited 1", {"measured": "error", "expected": "measured", "unit": None},
                       basis=Basis.NOT_MEASURED)
-    [f] = merge_findings([_clock_finding("node005"), not_run], ctx.topo.cards_of_host)
+    [f] = merge_findings([_clock_finding("node005"), not_run])
     assert f.rule == "host-fact" and [r["rule"] for r in f.evidence["related"]] == ["not-run-error"]
     steps = _steps(ctx, [f])
     assert [(s.entity, s.action) for s in steps] == [("node005", "quarantine"), ("node005", "quarantine")]

@@ -13,8 +13,7 @@ from sncheck.model import LINK_SEP, About, Finding, card_of, host_of, hosts_of
 
 
 
-def merge_findings(findings: list[Finding], cards_of_host: Callable[[str], list[str]] | None = None,
-                   supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
+def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
     """One finding per entity: the most severe stays, the others become its evidence
     (``related``). Who the culprit is was decided per measurement kind by the explainer
     (:mod:`sncheck.health.explain`); across kinds only what the cost model says one culprit

@@ -80,10 +80,9 @@ class RunRecorder:
             self.error = error
 
     # ---- merge, retest, isolate
-    def merge(self, cards_of_host: Callable[[str], list[str]] | None = None,
-              supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
+    def merge(self, supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
         """One finding per culprit (the symptoms folded into it as its evidence)."""
-        self.findings = merge_findings(self.findings, cards_of_host, supernode_of_host)
+        self.findings = merge_findings(self.findings, supernode_of_host)
         return self.findings
 
     def retest(self, ctx: LayerContext, confirm: bool, released_at: Callable[[str], datetime | None],

@@ -382,7 +382,7 @@ class Run:
                 self.backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
                 recorder.collect(LayerContext(self.topo, self.backend, store, self.design, {}, self.progress,
                                               rules=self.rules).detect_host_reads())
-            recorder.merge(self.topo.cards_of_host, self.topo.supernode_of_host)
+            recorder.merge(self.topo.supernode_of_host)
             self.retest(recorder, store)
             tools = collect_evidence(recorder.findings, recorder.sections.get("topology"), store.frames(),
                                      store.dir, self.backend, self.progress, files=store.files)

@@ -157,7 +157,6 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
     finally:
         if own:
             store.close()
-    known = set(inventory.hosts)
     recorder = RunRecorder(
         run_id=run_id, playbook="watch", backend="watch", inventory=inventory.name, gate=opts.gate, seed=None,
         design={t: {"bandwidth_GBps": d.bandwidth_GBps, "latency_us": d.latency_us, "source": "inventory"}
@@ -169,7 +168,7 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | Non
                   "cards": len(topo.cards)})
     recorder.layer(LAYER, {"directory": str(opts.directory), "dumps": len(kept), "unreadable": len(bad), **counts,
                            "rank_map": rank_map.source or "none"}, raw)
-    recorder.merge(lambda h: topo.cards_of_host(h) if h in known else [])
+    recorder.merge()
     # In-job evidence quarantines (never isolates): each finding on a card says which scoped
     # run confirms it. An unmapped rank quarantines nothing.
     for f in recorder.findings:
