@@ -443,3 +443,41 @@ def test_follow_mode_survives_a_hostile_dump(watch_jobs, tmp_path):
     assert last is not None and len(outcomes) == 2, notes
     bad = [f for f in outcomes[1].results["findings"] if f["rule"] == "watch-dump-unreadable"]
     assert len(bad) == 1 and "Infinity" in bad[0]["message"], notes
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dangling link", "device link"])
+def test_a_special_file_among_the_dumps_is_one_unreadable_dump(watch_jobs, tmp_path, kind):
+    """A FIFO (or a link to nothing, or to a device) where a rank's dump should be was
+    skipped as if absent: its rank went unjudged and nothing said so. It is an unreadable
+    dump for that rank, read without opening it (a FIFO would block), and the rest judged."""
+    import os
+
+    d = tmp_path / "d"
+    shutil.copytree(watch_jobs["straggler"], d)
+    p = dumps_of(d)[0]
+    p.unlink()
+    if kind == "fifo":
+        os.mkfifo(p)
+    else:
+        p.symlink_to(tmp_path / "nothing" if kind == "dangling link" else Path("/dev/zero"))
+    code, res, out = watch(str(d), "--out", str(tmp_path / "o"))
+    assert code == 1 and "Traceback" not in out, out
+    bad = [f for f in every(res) if f["rule"] == "watch-dump-unreadable"]
+    assert [f["evidence"]["dump"] for f in bad] == [p.name], out
+    assert f"{_host(d)}/gpu2" in {f["entity"] for f in gating(res) if f["rule"] == "watch-straggler"}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dangling link"])
+def test_a_special_rank_map_in_the_directory_is_refused_not_skipped(watch_jobs, tmp_path, kind):
+    """ranks.json as a FIFO was skipped (every card unnamed); it is refused: exit 2 naming it."""
+    import os
+
+    d = tmp_path / "d"
+    shutil.copytree(watch_jobs["straggler"], d)
+    (d / "ranks.json").unlink()
+    if kind == "fifo":
+        os.mkfifo(d / "ranks.json")
+    else:
+        (d / "ranks.json").symlink_to(tmp_path / "nothing")
+    code, _res, out = watch(str(d), "--out", str(tmp_path / "o"))
+    assert code == 2 and "ranks.json" in out and "Traceback" not in out, out

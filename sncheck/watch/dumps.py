@@ -72,10 +72,12 @@ class Unreadable:
 
 def dump_files(directory: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
     """The candidate files of a directory: not hidden (a helper's temp files start with a
-    dot), not the rank map, not a sub-directory; sorted by name."""
+    dot), not the rank map, not a sub-directory; sorted by name. A FIFO, device, socket or
+    dangling link is a candidate too: :func:`read_dump` refuses it without opening it, so it
+    is an unreadable dump (a finding), never a dump silently not judged."""
     skipped = {p.resolve() for p in skip}
     return sorted(p for p in directory.iterdir()
-                  if p.is_file() and not p.name.startswith(".") and p.name not in RANK_MAP_NAMES
+                  if not p.is_dir() and not p.name.startswith(".") and p.name not in RANK_MAP_NAMES
                   and p.resolve() not in skipped)
 
 

@@ -78,7 +78,7 @@ def _rank_map(opts: WatchOptions) -> RankMap:
     if opts.rank_map:
         return load_rank_map(opts.rank_map)
     default = opts.directory / "ranks.json"
-    if default.is_file():
+    if default.exists() or default.is_symlink():  # a FIFO or a dangling link there is refused, not skipped
         return load_rank_map(default)
     return from_slurm() or RankMap({}, "")
 
@@ -222,7 +222,7 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
         bw = read_frames(run_dir).kind("comm_bw")
     elif p.is_dir():
         own = p / "ranks.json"
-        if own.is_file():
+        if own.exists() or own.is_symlink():
             names = CardNames(inventory, load_rank_map(own))
         rows = []
         for f in dumpio.dump_files(p):
