@@ -292,15 +292,20 @@ def test_a_slow_rail_pair_fails_the_gate_and_is_isolated_after_its_retest(sshd_c
     assert said in (out / "report.html").read_text()  # the report's connectivity summary
     link = "n2/gpu0<->n4/gpu0"
     finding = next(f for f in results["findings"] if f["entity"] == link)
-    assert (finding["entity_kind"], finding["rule"], finding["evidence"]["measured"],
-            finding["evidence"]["expected"]) == ("link", "host-fact", 92.57, 200.0), finding
+    # The pair's ib_write_bw is the link's finding, or folded into it when the torch probe's
+    # loopback latency on a busy machine also put the pair above its one peer (seen in a full
+    # suite: 5.3 s against 100 ms): either way the link, with the perftest figures.
+    said_by = [finding, *finding["evidence"].get("related", [])]
+    bw = next((f for f in said_by if f["rule"] == "host-fact"), None)
+    assert finding["entity_kind"] == "link" and bw is not None, finding
+    assert (bw["evidence"]["measured"], bw["evidence"]["expected"]) == (92.57, 200.0), finding
     # no other rail pair is named by its ib_write_bw
     assert not [f for f in results["findings"] if f.get("evidence", {}).get("fact") == "ib_bw" and f["entity"] != link]
     decisions = {d["entity"]: d["action"] for d in results["isolation"]}
     assert decisions.get(link) == "isolate", results["isolation"]
     retest = [r for r in read_rows(out) if r.get("confirms") == link and r["kind"] == "host_fact"]
     assert [(r["fact"], r["value"], r["ok"]) for r in retest] == [("ib_bw", 92.57, False)]
-    files = [out / f for f in finding["evidence"]["files"]]
+    files = [out / f for f in bw["evidence"]["files"]]
     assert files and all(f.exists() for f in files)
     assert any("92.57" in f.read_text() and "ib_write_bw" in f.read_text() for f in files if f.suffix == ".txt")
 
