@@ -12,7 +12,6 @@ import numpy as np
 from sncheck.model import LINK_SEP, About, Finding, card_of, host_of, hosts_of
 
 
-
 def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
     """One finding per entity: the most severe stays, the others become its evidence
     (``related``). Who the culprit is was decided per measurement kind by the explainer
