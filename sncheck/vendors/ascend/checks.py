@@ -124,7 +124,9 @@ def check_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
 def check_spod(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     size = _params(expect).get("super_pod_size")
     got = parsed.get("super_pod_size")
-    ok = parsed.get("super_pod_id") is not None and parsed.get("sdid") is not None and (size is None or got == size)
+    # the 950 prints no SDID: its Super Pod Type line stands where A2/A3 print one (npucli print_npu_spod_info)
+    sdid = parsed.get("sdid") is not None or parsed.get("super_pod_type") is not None
+    ok = parsed.get("super_pod_id") is not None and sdid and (size is None or got == size)
     return [fact_row(host, "super_pod", f"{parsed.get('super_pod_id')}/{parsed.get('sdid')}",
                      f"pod size {size}" if size else None, ok,
                      f"Super Pod ID {parsed.get('super_pod_id')}, SDID {parsed.get('sdid')}, size {got}"

@@ -96,6 +96,7 @@ def parse_info(text: str) -> dict[str, Any]:
     saw_box = False
     table: set[int] | None = None  # the NPUs whose block of the process table closed
     block: int | None = None       # the NPU whose process block is open
+    unclosed: dict[str, Any] | None = None  # the last chip, while no border has closed its rows
     for raw in text.splitlines():
         line = raw.strip()
         if m := _VERSION.search(line):
@@ -114,6 +115,8 @@ def parse_info(text: str) -> dict[str, Any]:
         if line.startswith("|") and "Process id" in line:
             table = set()
             continue
+        if line.startswith("+"):
+            unclosed = None
         if line.startswith("+") or not line.startswith("|"):
             if re.search(r"(?i)error|failed|not found|permission denied", line):
                 errors.append(line)
@@ -130,7 +133,7 @@ def parse_info(text: str) -> dict[str, Any]:
                           "bus_id": m.group(3), "aicore_pct": int(m.group(4)),
                           "memory_used_MB": int(m.group(5)), "memory_total_MB": int(m.group(6)),
                           "hbm_used_MB": int(m.group(7)), "hbm_total_MB": int(m.group(8))})
-            pending = None
+            pending, unclosed = None, chips[-1]
             continue
         if _PROC.match(line):
             procs += 1
@@ -138,6 +141,10 @@ def parse_info(text: str) -> dict[str, Any]:
         raise ParseError("no npu-smi info table", tool="npu-smi")
     if pending is not None:
         errors.append(f"NPU {pending['npu']}: second row missing (truncated output?)")
+    elif unclosed is not None:
+        # every chip's two rows are closed by a border ('+===' or, between the dies of one
+        # NPU, '+---'): rows with none under them are where the paste was cut
+        errors.append(f"NPU {unclosed['npu']} chip {unclosed['chip']}: no border under its rows: output cut short")
     tail = [ln.strip() for ln in text.splitlines() if ln.strip()][-2:]
     errors += _process_table_cut(chips, table, block, errors, tail)
     return {"tool": "npu-smi", "version": version, "chips": chips, "processes": procs, "errors": errors}
@@ -183,25 +190,57 @@ def parse_health(text: str) -> dict[str, Any]:
     info = fields.get("Error Information")
     # every version prints "Error Code" after the health line (NA when there is none)
     cut = [] if "Error Code" in fields else ["no 'Error Code' line after the health line: output cut short"]
+    # what the run's npu_health_codes fact fails on (checks.check_health_codes), said by parse too
+    faults = ([f"health {health}"] if health != "OK" else []) + [f"error code {c}" for c in codes]
     return {"tool": "npu-smi-health", "health": health, "error_codes": codes,
-            "error_information": None if info in _NA or info is None else info, "errors": f["errors"] + cut}
+            "error_information": None if info in _NA or info is None else info, "faults": faults,
+            "errors": f["errors"] + cut}
+
+
+def _is_ecc_counter(key: str) -> bool:
+    return "Err" in key or "Pages" in key
 
 
 def parse_ecc(text: str) -> dict[str, Any]:
+    """``counters`` sums each counter over the chips an NPU lists (``-i N``: ``Chip Count``
+    blocks, each closed by its ``Chip ID`` line); ``chips`` keeps each chip's own."""
     f = parse_fields(text)
-    counters = {k: _num(v) for k, v in f["fields"].items() if "Err" in k or "Pages" in k}
-    if not counters:
+    chips: list[dict[str, Any]] = []
+    for b in f["blocks"]:
+        own = {k: _num(v) for k, v in b.items() if _is_ecc_counter(k)}
+        if own:
+            chips.append({"chip": _num(b.get("Chip ID", "")), "counters": own})
+    if not chips:
         raise ParseError("no ECC counters", tool="npu-smi-ecc")
-    return {"tool": "npu-smi-ecc", "counters": counters, "errors": f["errors"]}
+    counters: dict[str, int | float | None] = {}
+    for c in chips:
+        for k, v in c["counters"].items():
+            had = counters.get(k)
+            counters[k] = v if k not in counters else (had + v if had is not None and v is not None else had)
+    errors = list(f["errors"])
+    stated = _num(f["fields"].get("Chip Count", ""))
+    closed = sum(1 for b in f["blocks"] if "Chip ID" in b)
+    if isinstance(stated, int) and closed < stated:
+        errors.append(f"{closed} of the {stated} chips (Chip Count) closed by their 'Chip ID' line: output cut short")
+    faults = [f"chip {c['chip']}: {k} {v}" for c in chips for k, v in c["counters"].items()
+              if isinstance(v, int) and v > 0 and ("Double Bit" in k or "Isolated Pages" in k)]
+    return {"tool": "npu-smi-ecc", "counters": counters, "chips": chips, "faults": faults, "errors": errors}
 
 
 def parse_spod(text: str) -> dict[str, Any]:
-    f = parse_fields(text)["fields"]
-    if "SDID" not in f and "Super Pod ID" not in f:
+    """A2/A3 print SDID, Super Pod Size, Super Pod ID, Server Index; the 950 no SDID, then
+    Chassis ID (a pod mainboard) or Server Index, and Super Pod Type last (npucli
+    print_npu_spod_info): the last line of each form is its end."""
+    f = parse_fields(text)
+    fields = f["fields"]
+    if "SDID" not in fields and "Super Pod ID" not in fields:
         raise ParseError("no SDID / Super Pod ID", tool="npu-smi-spod")
-    return {"tool": "npu-smi-spod", "sdid": _num(f.get("SDID", "")), "super_pod_size": _num(f.get("Super Pod Size", "")),
-            "super_pod_id": _num(f.get("Super Pod ID", "")), "server_index": _num(f.get("Server Index", "")),
-            "errors": []}
+    last = "Server Index" if "SDID" in fields else "Super Pod Type"
+    cut = [] if last in fields else [f"no '{last}' line: output cut short"]
+    return {"tool": "npu-smi-spod", "sdid": _num(fields.get("SDID", "")),
+            "super_pod_size": _num(fields.get("Super Pod Size", "")), "super_pod_id": _num(fields.get("Super Pod ID", "")),
+            "server_index": _num(fields.get("Server Index", "")), "chassis_id": _num(fields.get("Chassis ID", "")),
+            "super_pod_type": _num(fields.get("Super Pod Type", "")), "errors": f["errors"] + cut}
 
 
 def parse_hbm(text: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ VENDOR = Vendor(
         "npu-smi-ecc": View(npu_smi.parse_ecc),
         "npu-smi-hbm": View(npu_smi.parse_hbm, Listing("field", (FIELDS,))),
         "npu-smi-spod": View(npu_smi.parse_spod, Listing(
-            "field", (FIELDS,), required=("sdid", "super_pod_size", "super_pod_id", "server_index"))),
+            "field", (FIELDS,), required=("super_pod_size", "super_pod_id"))),  # the 950 prints no SDID
         "npu-smi-topo": View(npu_smi.parse_topo, Listing("NPU", ("devices", "matrix"), square=("matrix",))),
         "npu-smi-mapping": View(npu_smi.parse_mapping),
         "npu-smi-help": View(npu_smi.parse_help),

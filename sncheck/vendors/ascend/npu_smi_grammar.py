@@ -1,0 +1,81 @@
+"""The grammars of the ``npu-smi`` views (:mod:`sncheck.vendors.ascend.npu_smi`).
+
+npu-smi ships closed with the Ascend driver: what is written here comes from Huawei's
+npu-smi command reference (Atlas A2/A3, 23.0 and 24.1), the npucli print code that
+hicann/driver publishes (``src/custom/dev_prod/user/npucli/src``: the ``\\t%-30s : %s`` key
+lines, ``print_npu_spod_info``, the health states of ``npu_common.c``), and every real
+capture under ``fixtures/real*/``."""
+
+from __future__ import annotations
+
+from sncheck.vendors.grammar import Grammar
+
+_CLOSED = "closed: Huawei npu-smi command reference (Atlas A2/A3, CANN 23.0 and 24.1)"
+_NPUCLI = "hicann/driver src/custom/dev_prod/user/npucli/src/npu_info_print.c: '\\t%-30s : %s' key lines"
+_KV = ("one 'Key : Value' line a field, printed '\\t%-30s : %s' (the ECC counters pad the key to 40); "
+       "'NA' where the chip does not say")
+
+GRAMMAR = {
+    "npu-smi": Grammar(
+        tool="npu-smi info (the NPU table and its process table)",
+        versions="npu-smi 23.0 to 26.0 (A2 910B one chip an NPU; A3 910C two dies with Phy-ID; the 26.0 wide box)",
+        sources=(_CLOSED,
+                 "closed: the captures under fixtures/real/ (ascend/10 and 12: 23.0.5, 25.2.0; harvest/npu-smi: "
+                 "24.1.rc3.7, 24.1.1, 25.3.rc1; r3/npu-smi: 24.1.rc2.2, 26.0.rc2)"),
+        lines=("a '+---+' rule; '| npu-smi V   Version: V |'; a '+---+---+---+' rule; the header 'NPU Name | Health | "
+               "Power(W) Temp(C) Hugepages-Usage(page)' and 'Chip [Phy-ID] | Bus-Id | AICore(%) Memory-Usage(MB) "
+               "HBM-Usage(MB)' (Phy-ID on A3, 24.1 on); a '+===+' rule; per chip two rows: 'NPU NAME | HEALTH | POWER "
+               "TEMP USED / TOTAL' (W, C, pages) and 'CHIP [PHY] | BUS-ID | AICORE USED / TOTAL USED / TOTAL' (%, MB, "
+               "MB), closed by '+===+' (the last die of an NPU) or a full-width '+---+' (between the dies of one "
+               "NPU); the second die of a 910C prints power '-' (the package reports it once); health OK, Warning, "
+               "Alarm, Critical or UNKNOWN (npucli npu_common.c); then the process table: a '+---+' rule, 'NPU Chip "
+               "| Process id | Process name | Process memory(MB)', '+===+', per NPU either 'No running processes "
+               "found in NPU n' or a row per process 'NPU CHIP | PID | NAME | MB' (the name blank in a container), "
+               "each NPU's block closed by '+===+'"),
+        end=("the NPU table: every chip's rows closed by their border (a paste often stops there: the judge's count "
+             "of chips, --expect or the inventory, says whether every chip is listed); the process table after it is "
+             "checked where present (a block per NPU of the table, each closed)"),
+        failures=("a chip's health other than OK (faults: npu_health); 'dcmi module initialize failed. ret is -8005' "
+                  "and other lines outside the box naming an error (errors); a chip's first row without its second, "
+                  "rows without their border, a process block unclosed or missing, '...' (errors: cut short)"),
+        values=("version, chips[{npu, chip, phy_id, name, health, power_W, temp_C, bus_id, aicore_pct, memory_used_MB, "
+                "memory_total_MB, hbm_used_MB, hbm_total_MB}], processes (process rows), errors"),
+    ),
+    "npu-smi-health": Grammar(
+        tool="npu-smi info -t health -i N [-c C]",
+        versions="npu-smi 23.0 to 25.x (A2/A3 'Health Status'; the 950's 'Health' with its die lines)",
+        sources=(_CLOSED, _NPUCLI, "hicann/driver npucli/src/npu_common.c: the states OK, Warning, Alarm, Critical, "
+                 "UNKNOWN", "closed: fixtures/real/ascend/12 (23.0.5) and 18b (950 doc)"),
+        lines=(_KV + ": A2/A3 'Health Status', 'Error Code' (NA or codes split by blanks), 'Error Information'; the "
+               "950 'NPU ID', 'Health', 'Error Code', 'Error Information', then VDie/NDie ID, Chip Position ID, "
+               "PCIe Bus Info, Firmware Version"),
+        end="the 'Error Code' line (every version prints it after the health line; the lines after it carry no "
+            "judged value and differ by version)",
+        failures="health other than OK, any error code (faults: the run's npu_health_codes); no 'Error Code' line, "
+                 "'...' (errors: cut short)",
+        values="health, error_codes, error_information, faults, errors",
+    ),
+    "npu-smi-ecc": Grammar(
+        tool="npu-smi info -t ecc -i N",
+        versions="npu-smi 23.0 to 25.x (A2 one chip an NPU, A3 two)",
+        sources=(_CLOSED, _NPUCLI, "closed: fixtures/real/ascend/12 (23.0.5)"),
+        lines=(_KV + ": 'NPU ID', 'Chip Count' N, a blank line, then per chip the DDR and HBM counters (Single/"
+               "Double Bit Error Count, Aggregate Total Err Cnt, Isolated Pages Count) and its 'Chip ID'"),
+        end="N chip blocks, each closed by its 'Chip ID' line (N: the 'Chip Count' line)",
+        failures=("a double-bit count or isolated pages above zero on any chip (faults: the run's ecc fact); fewer "
+                  "'Chip ID' lines than 'Chip Count', '...' (errors: cut short)"),
+        values="counters (each counter summed over the chips), chips[{chip, counters}], faults, errors",
+    ),
+    "npu-smi-spod": Grammar(
+        tool="npu-smi info -t spod-info -i N -c C",
+        versions="npu-smi 24.1 to 26.0 (A3 910C SuperPod; the 950's form without SDID)",
+        sources=(_CLOSED, "hicann/driver npucli/src/npu_info_print.c print_npu_spod_info: the lines and their order",
+                 "closed: fixtures/real/ascend/16 (hicann/shmem doc)"),
+        lines=(_KV + ": A3 'SDID', 'Super Pod Size', 'Super Pod ID', 'Server Index' (unsigned integers); the 950 "
+               "'Super Pod Size', 'Super Pod ID', 'Chassis ID' (a pod mainboard) or 'Server Index', 'Super Pod Type'"),
+        end="the last line of its form: 'Server Index' (A3) or 'Super Pod Type' (950)",
+        failures="'This device does not support get spod info.' (no fields: a parse error); the last line missing "
+                 "(errors: cut short)",
+        values="sdid, super_pod_size, super_pod_id, server_index, chassis_id, super_pod_type, errors",
+    ),
+}

@@ -1,0 +1,168 @@
+"""npu-smi views, from the grammar in sncheck/vendors/ascend/npu_smi_grammar.py (closed tool:
+Huawei's npu-smi references 23.0 / 24.1, hicann/driver's npucli print code, and the captures
+under fixtures/real*/): the ``npu-smi info`` box (A2: one chip an NPU, no Phy-ID; A3: two
+dies an NPU with Phy-ID, the second's power ``-``; the 26.0 wide box), its process table
+(idle NPUs, processes, nameless processes in containers); the ``-t`` key-value views
+(``\\t%-30s : %s`` lines); the topology matrix; the ``-m`` mapping; the ``-h`` type list."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from grammars import Variant, generator
+
+_HEALTH_BAD = ("Warning", "Alarm", "Critical", "UNKNOWN")
+# (version, widths of the three cells, chips an NPU, name, HBM total MB, NPU counts: 1 to 72 chips)
+_LAYOUTS = (("23.0.5", (27, 15, 52), 1, "910B3", 65536, (1, 8)),
+            ("24.1.1", (27, 15, 52), 1, "910B4", 32768, (4,)),
+            ("25.2.0", (27, 15, 52), 2, "Ascend910", 65536, (36,)),
+            ("26.0.rc2", (27, 15, 70), 2, "Ascend910", 65536, (8,)))
+
+
+def _row(cells: list[str], widths: tuple[int, ...]) -> str:
+    return "|" + "|".join(c.ljust(w) for c, w in zip(cells, widths)) + "|"
+
+
+def _rule(widths: tuple[int, ...], fill: str) -> str:
+    return "+" + "+".join(fill * w for w in widths) + "+"
+
+
+def _pair(used: int, total: int, pad: int) -> str:
+    return f"{used:<5}/ {total:<{pad}}"
+
+
+@generator("npu-smi")
+def npu_smi_info(rng: random.Random) -> Iterator[Variant]:
+    for version, widths, per_npu, name, hbm, sizes in _LAYOUTS:
+        for npus in sizes:
+            total = sum(widths) + 2
+            wide = widths[2] > 52
+            col = (21, 24) if wide else (12, 18)
+            lines = ["+" + "-" * total + "+", "|" + f" npu-smi {version}".ljust(45 if widths[2] > 52 else 34) + f"Version: {version}".ljust(total - (45 if widths[2] > 52 else 34)) + "|",
+                     _rule(widths, "-"),
+                     _row([" NPU   Name", " Health", " " + "Power(W)".ljust(col[0]) + "Temp(C)".ljust(col[1])
+                           + "Hugepages-Usage(page)"], widths),
+                     _row([" Chip  Phy-ID" if per_npu > 1 else " Chip", " Bus-Id", " " + "AICore(%)".ljust(col[0])
+                           + "Memory-Usage(MB)".ljust(col[1]) + "HBM-Usage(MB)"], widths),
+                     _rule(widths, "=")]
+            values: list[tuple[str, object]] = [("version", version), ("len(chips)", npus * per_npu)]
+            sick = rng.randrange(npus * per_npu) if rng.random() < 0.3 else None
+            busy = {rng.randrange(npus) for _ in range(rng.randrange(3))}
+            for n in range(npus):
+                for c in range(per_npu):
+                    k = n * per_npu + c
+                    health = rng.choice(_HEALTH_BAD) if k == sick else "OK"
+                    power = "-" if c else f"{rng.uniform(60, 260):.1f}"
+                    temp, used = rng.randrange(28, 70), rng.randrange(0, hbm)
+                    bus = f"0000:{0x01 + 2 * k:02X}:00.0"
+                    ident = f" {c:<6}{k:<20}" if per_npu > 1 else f" {c}"
+                    lines += [_row([f" {n:<6}{name}", f" {health}", f" {power:<{col[0]}}{temp:<{col[1]}}{_pair(0, 0, 14)}"],
+                                   widths),
+                              _row([ident, f" {bus}", f" {rng.randrange(0, 101):<{col[0]}}{_pair(0, 0, col[1] - 7)}"
+                                    f"{_pair(used, hbm, 14)}"], widths)]
+                    lines.append("+" + "-" * total + "+" if c + 1 < per_npu else _rule(widths, "="))
+                    values += [(f"chips[bus_id={bus}].hbm_used_MB", used), (f"chips[bus_id={bus}].temp_C", temp),
+                               (f"chips[bus_id={bus}].health", health), (f"chips[bus_id={bus}].npu", n),
+                               (f"chips[bus_id={bus}].hbm_total_MB", hbm)]
+                    if per_npu > 1:
+                        values.append((f"chips[bus_id={bus}].phy_id", k))
+                    if c == 0:
+                        values.append((f"chips[bus_id={bus}].power_W", float(power)))
+            end = len(lines)  # the NPU table: a paste may stop here (the judge's count says whole)
+            procs = 0
+            if rng.random() < 0.7:
+                lines += [_rule(widths, "-"), _row([" NPU     Chip", " Process id", " Process name".ljust(26)
+                                                    + "| Process memory(MB)"], widths), _rule(widths, "=")]
+                for n in range(npus):
+                    if n in busy:
+                        for c in range(per_npu):
+                            pname = rng.choice(("python3", "python3.11", ""))
+                            lines.append(_row([f" {n:<8}{c}", f" {rng.randrange(1000, 4000000)}",
+                                               f" {pname}".ljust(26) + f"| {rng.randrange(100, 60000)}"], widths))
+                            procs += 1
+                    else:
+                        lines.append("|" + f" No running processes found in NPU {n}".ljust(total) + "|")
+                    lines.append(_rule(widths, "="))
+                values.append(("processes", procs))
+            yield Variant("npu-smi", f"{version} {npus} NPUs x {per_npu}{' ' + str(sick) + ' sick' if sick is not None else ''}",
+                          "\n".join(lines) + "\n", tuple(values), fails=sick is not None, end=end,
+                          count=npus * per_npu)
+
+
+def _kv(key: str, value: object, width: int = 30) -> str:
+    """npucli's key line: ``printf("\\t%-30s : %s\\n", key, value)`` (the ECC view pads to 40)."""
+    return f"\t{key:<{width}} : {value}"
+
+
+_CODES = ("80E18005", "80CB8009", "803C8008", "80C98000")
+
+
+@generator("npu-smi-health")
+def npu_smi_health(rng: random.Random) -> Iterator[Variant]:
+    for form in ("A2/A3 -i -c", "950 -i"):
+        for case in ("ok", "ok", "codes", "bad"):
+            health = rng.choice(_HEALTH_BAD) if case == "bad" else "OK"
+            codes = rng.sample(_CODES, rng.randrange(1, 3)) if case != "ok" else []
+            info = "HBM multi-bit ECC error" if codes else "NA"
+            key = "Health Status" if form.startswith("A2") else "Health"
+            lines = [_kv("NPU ID", 0)] if key == "Health" else []
+            lines += [_kv(key, health), _kv("Error Code", " ".join(codes) or "NA"), _kv("Error Information", info)]
+            end = len(lines) - 1  # through 'Error Code'; the lines after it are optional by version
+            if key == "Health":
+                lines += [_kv("VDie ID", "42C711D4 20B03704 4A10C8D4 14CC040A D2102003"), _kv("Chip Position ID", 0),
+                          _kv("PCIe Bus Info", "0000:61:00.0"), _kv("Firmware Version", "7.1.0.7.220")]
+            values: list[tuple[str, object]] = [("health", health), ("len(error_codes)", len(codes))]
+            values += [(f"error_codes[{i}]", c) for i, c in enumerate(codes)]
+            yield Variant("npu-smi-health", f"{form} {case}", "\n".join(lines) + "\n", tuple(values),
+                          fails=bool(codes) or health != "OK", end=end)
+
+
+_ECC = ("Single Bit Error Count", "Double Bit Error Count", "Single Bit Aggregate Total Err Cnt",
+        "Double Bit Aggregate Total Err Cnt", "Single Bit Isolated Pages Count", "Double Bit Isolated Pages Count")
+
+
+@generator("npu-smi-ecc")
+def npu_smi_ecc(rng: random.Random) -> Iterator[Variant]:
+    for chips in (1, 2):
+        for case in ("clean", "single-bit", "double-bit"):
+            lines = [_kv("NPU ID", 3, 40), _kv("Chip Count", chips, 40), ""]
+            sums: dict[str, int] = {}
+            bad = rng.randrange(chips)
+            for c in range(chips):
+                for mem in ("DDR", "HBM"):
+                    for name in _ECC:
+                        n = 0
+                        if mem == "HBM" and c == bad and case == "single-bit" and "Single Bit" in name \
+                                and "Pages" not in name:  # an isolated page fails (checks.check_ecc)
+                            n = rng.randrange(1, 500)
+                        if mem == "HBM" and c == bad and case == "double-bit" and "Double Bit" in name:
+                            n = rng.randrange(1, 5)
+                        lines.append(_kv(f"{mem} {name}", n, 40))
+                        sums[f"{mem} {name}"] = sums.get(f"{mem} {name}", 0) + n
+                lines.append(_kv("Chip ID", c, 40))
+            values: list[tuple[str, object]] = [(f"counters.{k}", v) for k, v in sums.items() if "HBM" in k]
+            values += [("len(chips)", chips)]
+            yield Variant("npu-smi-ecc", f"{chips} chips {case}", "\n".join(lines) + "\n", tuple(values),
+                          fails=case == "double-bit")
+
+
+@generator("npu-smi-spod")
+def npu_smi_spod(rng: random.Random) -> Iterator[Variant]:
+    for form in ("A3", "950 server", "950 pod"):
+        sdid, size, pod, index = rng.randrange(0, 1 << 25), rng.choice((384, 8192)), rng.randrange(0, 4), rng.randrange(0, 48)
+        lines = [_kv("SDID", sdid)] if form == "A3" else []
+        lines += [_kv("Super Pod Size", size), _kv("Super Pod ID", pod)]
+        values: list[tuple[str, object]] = [("super_pod_size", size), ("super_pod_id", pod)]
+        if form == "950 pod":
+            lines.append(_kv("Chassis ID", index))
+            values.append(("chassis_id", index))
+        else:
+            lines.append(_kv("Server Index", index))
+            values.append(("server_index", index))
+        if form == "A3":
+            values.append(("sdid", sdid))
+        else:
+            lines.append(_kv("Super Pod Type", 1))
+            values.append(("super_pod_type", 1))
+        yield Variant("npu-smi-spod", form, "\n".join(lines) + "\n", tuple(values))
