@@ -32,8 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # grammar fails below, and so does one listed here that has it now).
 UNWRITTEN: set[str] = {
     "amd-smi-monitor", "amd-smi-topology", "amd-smi-xgmi", "ascend-collected", "ascend-dmi", "ascend-sweep",
-    "asys", "hccl-test", "hccn-conf", "hccn-fec", "hccn-hw-stats", "hccn-ip", "hccn-link", "hccn-link-stat",
-    "hccn-lldp", "hccn-net-health", "hccn-optical", "hccn-ping", "hccn-route", "hccn-stat", "hccn-status",
+    "asys", "hccl-test", "hccn-conf", "hccn-hw-stats", "hccn-lldp", "hccn-ping", "hccn-route", "hccn-status",
     "iblinkinfo", "ibnetdiscover", "imex-ctl", "nccl-mnnvl", "npu-smi-fields", "npu-smi-hbm", "npu-smi-help",
     "npu-smi-mapping", "npu-smi-topo", "nvbandwidth", "nvidia-smi-fabric", "nvidia-smi-q",
     "nvidia-smi-query-gpu", "nvidia-smi-qx", "nvidia-smi-topo", "nvlink-errors", "nvlink-info",
@@ -42,8 +41,7 @@ UNWRITTEN: set[str] = {
 # Views with no generator yet, the same way.
 UNGENERATED: set[str] = {
     "amd-smi-monitor", "amd-smi-topology", "amd-smi-xgmi", "ascend-collected", "ascend-dmi", "ascend-sweep",
-    "asys", "hccl-test", "hccn-conf", "hccn-fec", "hccn-hw-stats", "hccn-ip", "hccn-link", "hccn-link-stat",
-    "hccn-lldp", "hccn-net-health", "hccn-optical", "hccn-ping", "hccn-route", "hccn-stat", "hccn-status",
+    "asys", "hccl-test", "hccn-conf", "hccn-hw-stats", "hccn-lldp", "hccn-ping", "hccn-route", "hccn-status",
     "ib-counters", "iblinkinfo", "ibnetdiscover", "ibqueryerrors", "imex-ctl", "nccl-mnnvl", "npu-smi-fields",
     "npu-smi-hbm", "npu-smi-help", "npu-smi-mapping", "npu-smi-topo", "nvbandwidth", "nvidia-smi-fabric",
     "nvidia-smi-q", "nvidia-smi-query-gpu", "nvidia-smi-qx", "nvidia-smi-topo", "nvlink-errors",

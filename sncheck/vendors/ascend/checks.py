@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards
-from sncheck.vendors.ascend import npu_smi, sweep
+from sncheck.vendors.ascend import hccn_tool, npu_smi, sweep
 
 _UB_OK = ("SIO", "HCCS", "HCCS_SW", "X")
 
@@ -153,19 +153,7 @@ def _per_npu(host: str, fact: str, parsed: dict[str, Any], judge, what: str, exp
 
 
 def _judge_optical(p: dict[str, Any]) -> str | None:
-    problems = []
-    if p.get("present") not in (None, "present"):
-        problems.append(f"module {p['present']}")
-    th, vals = p.get("thresholds") or {}, p.get("values") or {}
-    for prefix, lo_key, hi_key in (("Rx Power", "RxPower Low", "RxPower High"), ("Tx Power", "TxPower Low", "TxPower High")):
-        for k, v in vals.items():
-            if k.startswith(prefix) and isinstance(v, float):
-                if lo_key in th and v < th[lo_key]:
-                    problems.append(f"{k} {v:g} mW < {th[lo_key]:g}")
-                if hi_key in th and v > th[hi_key]:
-                    problems.append(f"{k} {v:g} mW > {th[hi_key]:g}")
-    problems += [f"{k} 0x{v:x}" for k, v in (p.get("flags") or {}).items() if v]
-    return ", ".join(problems) or None
+    return ", ".join(hccn_tool.optical_faults(p)) or None
 
 
 def check_net_health(host, parsed, expect):

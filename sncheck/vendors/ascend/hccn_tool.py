@@ -9,7 +9,9 @@
 ``{"link_up_count": 2, "changes": [["Tue Jun  6 16:32:12 2023", "LINK UP"], ...]}``;
 ``parse_lldp`` -> ``{"tlvs": {"Port ID TLV": ["Ifname: 400GE1/1/20:2"], ...}}``;
 ``parse_ip`` / ``parse_route`` / ``parse_status`` / ``parse_hw_stats`` / ``parse_ping``
-/ ``parse_hccn_conf`` likewise (see each function).
+/ ``parse_hccn_conf`` likewise (see each function). Net health, link, FEC and optical carry
+``faults``: what the run's roce_* facts fail on, so ``sncheck parse`` exits 1 on the same
+output (one parser, one judgement). The grammars are in :mod:`.hccn_tool_grammar`.
 """
 
 from __future__ import annotations
@@ -42,16 +44,39 @@ def _single(text: str, key: str, tool: str) -> str:
 
 
 def parse_net_health(text: str) -> dict[str, Any]:
-    return {"tool": "hccn-net-health", "net_health": _single(text, "net health status", "hccn-net-health"),
-            "errors": []}
+    status = _single(text, "net health status", "hccn-net-health")
+    # what the run's roce_net_health fact fails on (checks.check_net_health), said by parse too
+    return {"tool": "hccn-net-health", "net_health": status,
+            "faults": [] if status == "Success" else [f"net health {status}"], "errors": []}
 
 
 def parse_link(text: str) -> dict[str, Any]:
-    return {"tool": "hccn-link", "link": _single(text, "link status", "hccn-link"), "errors": []}
+    status = _single(text, "link status", "hccn-link")
+    return {"tool": "hccn-link", "link": status, "faults": [] if status == "UP" else [f"link {status}"], "errors": []}
 
 
 def parse_fec(text: str) -> dict[str, Any]:
-    return {"tool": "hccn-fec", "fec": _single(text, "fec mode", "hccn-fec"), "errors": []}
+    mode = _single(text, "fec mode", "hccn-fec")
+    return {"tool": "hccn-fec", "fec": mode, "faults": [] if mode.lower().startswith("rs") else [f"fec {mode}"],
+            "errors": []}
+
+
+def optical_faults(p: dict[str, Any]) -> list[str]:
+    """What an optical module's own readings show wrong: not present, a lane's Tx/Rx power
+    outside the module's own thresholds (mW), a LoS/LoL flag set (the run's roce_optical)."""
+    problems = []
+    if p.get("present") not in (None, "present"):
+        problems.append(f"module {p['present']}")
+    th, vals = p.get("thresholds") or {}, p.get("values") or {}
+    for prefix, lo_key, hi_key in (("Rx Power", "RxPower Low", "RxPower High"), ("Tx Power", "TxPower Low", "TxPower High")):
+        for k, v in vals.items():
+            if k.startswith(prefix) and isinstance(v, float):
+                if lo_key in th and v < th[lo_key]:
+                    problems.append(f"{k} {v:g} mW < {th[lo_key]:g}")
+                if hi_key in th and v > th[hi_key]:
+                    problems.append(f"{k} {v:g} mW > {th[hi_key]:g}")
+    problems += [f"{k} 0x{v:x}" for k, v in (p.get("flags") or {}).items() if v]
+    return problems
 
 
 def parse_optical(text: str) -> dict[str, Any]:
@@ -68,6 +93,8 @@ def parse_optical(text: str) -> dict[str, Any]:
         if not m:
             continue
         key, value = m.group(1).strip(), m.group(2).strip()
+        if key == "optical info" and not value:
+            continue  # the block's title line
         if key == "present":
             present = value
         elif key.endswith(" Thres"):
@@ -84,8 +111,13 @@ def parse_optical(text: str) -> dict[str, Any]:
             values[key] = float(n.group(1)) if n else value
     if present is None and not values:
         raise ParseError("no optical module fields", tool="hccn-optical")
-    return {"tool": "hccn-optical", "present": present, "values": values, "thresholds": thresholds,
-            "flags": flags, "errors": errors}
+    if present == "present" and "Rx LoL Flag" not in flags:
+        # a present module's readings run through its four LoS/LoL flags (SNR lines may follow)
+        errors.append("no 'Rx LoL Flag' line after the module's readings: output cut short")
+    out = {"tool": "hccn-optical", "present": present, "values": values, "thresholds": thresholds,
+           "flags": flags, "errors": errors}
+    out["faults"] = optical_faults(out)
+    return out
 
 
 def parse_stat(text: str) -> dict[str, Any]:
@@ -100,16 +132,27 @@ def parse_stat(text: str) -> dict[str, Any]:
 
 
 def parse_link_stat(text: str) -> dict[str, Any]:
-    count = None
+    count = down = now = None
+    records = False
     changes = []
     for line in _lines(text):
-        if m := re.match(r"^link up count\s*:\s*(\d+)", line):
+        if m := re.match(r"^current time\s*:\s*(.*\S)", line):
+            now = m.group(1)
+        elif m := re.match(r"^link up count\s*:\s*(\d+)", line):
             count = int(m.group(1))
+        elif m := re.match(r"^link down count\s*:\s*(\d+)", line):
+            down = int(m.group(1))
+        elif re.match(r"^link change records\s*:", line):
+            records = True
         elif m := re.match(r"^(\w{3} \w{3}\s+\d+ [\d:]+ \d{4})\s+(LINK \w+)$", line.strip()):
             changes.append([m.group(1), m.group(2)])
     if count is None and not changes:
         raise ParseError("no 'link up count' line", tool="hccn-link-stat")
-    return {"tool": "hccn-link-stat", "link_up_count": count, "changes": changes, "errors": []}
+    # the records' count is stated nowhere (older versions print no down count, and the
+    # records are capped): the header through 'link change records :' is what must be there
+    errors = [] if records else ["no 'link change records :' line: output cut short"]
+    return {"tool": "hccn-link-stat", "current_time": now, "link_up_count": count, "link_down_count": down,
+            "changes": changes, "errors": errors}
 
 
 def parse_lldp(text: str) -> dict[str, Any]:
@@ -133,7 +176,9 @@ def parse_ip(text: str) -> dict[str, Any]:
     f = dict(re.findall(r"^\s*(ipaddr|netmask):(\S+)", text, re.M))
     if not f:
         raise ParseError("no ipaddr/netmask", tool="hccn-ip")
-    return {"tool": "hccn-ip", "ipaddr": f.get("ipaddr"), "netmask": f.get("netmask"), "errors": []}
+    # hccn_tool prints the netmask after the address, always
+    cut = [] if "netmask" in f else ["no 'netmask:' line after the address: output cut short"]
+    return {"tool": "hccn-ip", "ipaddr": f.get("ipaddr"), "netmask": f.get("netmask"), "errors": cut}
 
 
 def parse_route(text: str) -> dict[str, Any]:

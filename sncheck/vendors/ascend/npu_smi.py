@@ -19,10 +19,13 @@ count as truncation); ``ParseError`` when nothing is recognisable.
      "blocks": [{...}, ...], "errors": []}   # a repeated key starts a new block (multi-chip views)
 
   and the typed views built on it: ``parse_health`` -> ``{"health": "OK", "error_codes": [],
-  "error_information": null}`` (the 950's key ``Health`` too); ``parse_ecc`` -> ``{"counters":
-  {"HBM Double Bit Error Count": 0, ...}}``; ``parse_spod`` -> ``{"sdid": 16777216,
-  "super_pod_size": 384, "super_pod_id": 0, "server_index": 4}``; ``parse_hbm`` ->
-  ``{"hbm_capacity_MB": 65536}``.
+  "error_information": null, "faults": []}`` (the 950's key ``Health`` too; a health other
+  than OK and each error code are faults); ``parse_ecc`` -> ``{"counters": {"HBM Double Bit
+  Error Count": 0, ...}, "chips": [{"chip": 0, "counters": {...}}], "faults": []}`` (counters
+  summed over the chips; a double-bit count or isolated pages are faults); ``parse_spod`` ->
+  ``{"sdid": 16777216, "super_pod_size": 384, "super_pod_id": 0, "server_index": 4,
+  "chassis_id": null, "super_pod_type": null}`` (the 950: no SDID, a Super Pod Type);
+  ``parse_hbm`` -> ``{"hbm_capacity_MB": 65536}``. The grammars are in :mod:`.npu_smi_grammar`.
 
 ``parse_topo`` (``npu-smi-topo``)::
 

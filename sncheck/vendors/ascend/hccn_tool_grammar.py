@@ -1,0 +1,77 @@
+"""The grammars of the ``hccn_tool`` views (:mod:`sncheck.vendors.ascend.hccn_tool`).
+
+hccn_tool ships closed with the Ascend driver (``/usr/local/Ascend/driver/tools``): what is
+written here comes from Huawei's hccn_tool command reference (Atlas A2/A3, CANN 23.0 and 24.1),
+the CANN HCCL troubleshooting guide's examples, and every capture under ``fixtures/real/ascend/``.
+Most views print ``key: value`` lines for one device (``-i N``): that shared part is written
+once (:data:`_KEY_VALUE`), each view adds its keys, end and failures."""
+
+from __future__ import annotations
+
+from sncheck.vendors.grammar import Grammar
+
+_CLOSED = "closed: Huawei hccn_tool command reference (Atlas A2/A3, CANN 23.0 and 24.1)"
+_CAPTURES = "closed: fixtures/real/ascend/ 11 (MindCluster doc, 23.0), 13 (ascend-fd fixture, 910A), 02a-d and 03 (910B)"
+_VERSIONS = "hccn_tool of Ascend driver 23.0 to 25.x (A2 910B, A3 910C; 910A where captured)"
+# the shared part: one device's output, 'key: value' lines, an optional '$ hccn_tool -i N ... -g'
+# echo above it; a failure prints a line without the key (no view: a parse error, exit 1)
+_KEY_VALUE = ("'key: value' lines for one device (-i N), after an optional echo of the command; a line without "
+              "the view's key is no output of it")
+_NO_KEY = "an error line instead of the key (invalid device, no NIC, permission): no view, a parse error (exit 1)"
+
+
+def _one_line(flag: str, key: str, states: str, fault: str, value: str) -> Grammar:
+    return Grammar(
+        tool=f"hccn_tool -i N {flag} -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        lines=f"{_KEY_VALUE}: one line '{key}: VALUE', VALUE {states}",
+        end=f"the '{key}:' line with its value",
+        failures=f"{fault} (faults: the run's fact on the same value); {_NO_KEY}",
+        values=f"{value}, faults, errors")
+
+
+GRAMMAR = {
+    "hccn-net-health": _one_line("-net_health", "net health status",
+                                 "Success, Init, Socket failed, Receive timeout, Unreachable, Detect ip set",
+                                 "any status but Success (roce_net_health)", "net_health"),
+    "hccn-link": _one_line("-link", "link status", "UP or DOWN", "DOWN (roce_link)", "link"),
+    "hccn-fec": _one_line("-fec", "fec mode", "'rs FEC mode' or 'no FEC mode'", "any mode but RS (roce_fec)", "fec"),
+    "hccn-ip": Grammar(
+        tool="hccn_tool -i N -ip -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        lines=f"{_KEY_VALUE}, without a blank after the colon: 'ipaddr:A.B.C.D', 'netmask:A.B.C.D'",
+        end="the 'netmask:' line", failures=f"no netmask after the address (errors: cut short); {_NO_KEY}",
+        values="ipaddr, netmask, errors"),
+    "hccn-optical": Grammar(
+        tool="hccn_tool -i N -optical -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        lines=("'optical info:', then key lines padded to 21 ('%-21s: VALUE [unit]'): present ('present' or 'not "
+               "present'), temperature (C), vendor name / part number / serial number / org unique id, xsfp "
+               "identifier, xsfp wave length (nm), manufact date code, Vcc (mV); Tx Power and Rx Power per lane "
+               "('Tx Power0'..'3' on a 4-lane module, no digit on one lane; mW); the module's thresholds 'Vcc / Temp "
+               "/ TxPower / RxPower High|Low Thres' (mV, C, mW); Tx Bias per lane (mA); the flags 'Tx Los Flag', "
+               "'Rx Los Flag', 'Tx LoL Flag', 'Rx LoL Flag' (hex, one bit a lane); optionally 'Host SNR LaneN' / "
+               "'Media SNR LaneN' (dB or 'not supported')"),
+        end="a present module: its 'Rx LoL Flag' line (the SNR lines after it are optional by module); a module "
+            "not present: the 'present' line",
+        failures=("module not present, a lane's Tx/Rx power outside the module's own thresholds, a LoS/LoL flag "
+                  "set (faults: roce_optical); a present module without its Rx LoL Flag, '...' (errors: cut short); "
+                  + _NO_KEY),
+        values="present, values (numbers in their unit, text as printed), thresholds, flags (ints), faults, errors"),
+    "hccn-stat": Grammar(
+        tool="hccn_tool -i N -stat -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        lines=("'packet statistics:', then 'name:count' lines (no blank), e.g. mac_tx/rx_mac_pause_num, "
+               "mac_tx/rx_pfc_pkt_num, roce_rx/tx_err_pkt_num, roce_qp_status_err_num, nic_tx/rx_all_pkg/oct_num; "
+               "the set differs by NIC and version"),
+        end="none: nothing states how many counters a NIC prints (a cut between lines is a shorter list; one "
+            "inside a line is told by its missing newline)",
+        failures=f"none of its own (the counters are values; the run judges no fact on them); {_NO_KEY}",
+        values="counters {name: count}, errors"),
+    "hccn-link-stat": Grammar(
+        tool="hccn_tool -i N -link_stat -g", versions=_VERSIONS,
+        sources=(_CLOSED, _CAPTURES, "Huawei CANN HCCL troubleshooting guide (2025): the newer 'link down count' "
+                 "line"),
+        lines=("each line prefixed '[device N]' (older) or '[devid N]': 'current time        : DATE', 'link up "
+               "count       : N', 'link down count     : N' (newer versions), 'link change records :', then one "
+               "'    DATE    LINK UP|LINK DOWN' a change, newest first (DATE as ctime: 'Tue Jun  6 16:32:12 2023')"),
+        end="the 'link change records :' line (the records' count is stated nowhere and is capped)",
+        failures=f"no 'link change records :' line (errors: cut short); {_NO_KEY}",
+        values="current_time, link_up_count, link_down_count, changes [[date, 'LINK UP'|'LINK DOWN']], errors"),
+}

@@ -1,0 +1,121 @@
+"""hccn_tool views, from the grammar in sncheck/vendors/ascend/hccn_tool_grammar.py (closed tool:
+Huawei's hccn_tool command reference, the CANN HCCL troubleshooting guide, the captures under
+fixtures/real/ascend/): the one-line views (``-net_health``, ``-link``, ``-fec``: ``key: value``),
+``-ip``, the ``-optical`` block (``key<padded to 21>: value unit``), the ``-stat`` counters and
+the ``-link_stat`` history (with its ``[devid N]``/``[device N]`` prefix, with and without the
+newer down count)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from grammars import Variant, generator
+
+
+def _echo(rng: random.Random, flag: str) -> list[str]:
+    """The command line a paste often carries above the output."""
+    return [f"/usr/local/Ascend/driver/tools/hccn_tool -i {rng.randrange(16)} {flag} -g"] if rng.random() < 0.4 else []
+
+
+def _one_line(view: str, flag: str, key: str, values: tuple[str, ...], ok: str, at: str) -> None:
+    """The views of one ``key: value`` line (the shared part of their grammar)."""
+    def gen(rng: random.Random) -> Iterator[Variant]:
+        for value in values:
+            text = "\n".join(_echo(rng, flag) + [f"{key}: {value}"]) + "\n"
+            yield Variant(view, value, text, ((at, value),), fails=not value.startswith(ok))
+    gen.__name__ = view.replace("-", "_")
+    generator(view)(gen)
+
+
+_one_line("hccn-net-health", "-net_health", "net health status",
+          ("Success", "Init", "Socket failed", "Receive timeout", "Unreachable", "Detect ip set"), "Success", "net_health")
+_one_line("hccn-link", "-link", "link status", ("UP", "DOWN"), "UP", "link")
+_one_line("hccn-fec", "-fec", "fec mode", ("rs FEC mode", "no FEC mode"), "rs", "fec")
+
+
+@generator("hccn-ip")
+def hccn_ip(rng: random.Random) -> Iterator[Variant]:
+    for _ in range(2):
+        ip, mask = f"29.1.{rng.randrange(256)}.{rng.randrange(1, 255)}", rng.choice(("255.255.0.0", "255.255.255.0"))
+        text = "\n".join(_echo(rng, "-ip") + [f"ipaddr:{ip}", f"netmask:{mask}"]) + "\n"
+        yield Variant("hccn-ip", ip, text, (("ipaddr", ip), ("netmask", mask)))
+
+
+def _opt(key: str, value: str) -> str:
+    return f"{key:<21}: {value}"
+
+
+@generator("hccn-optical")
+def hccn_optical(rng: random.Random) -> Iterator[Variant]:
+    for lanes, case in ((1, "ok"), (4, "ok"), (4, "low rx"), (4, "los"), (4, "snr")):
+        lines = _echo(rng, "-optical") + ["optical info:", _opt("present", "present"), _opt("temperature", "47 C"),
+                                          _opt("vendor name", "Hisense"), _opt("vendor part number", "LMQ8611-PC+"),
+                                          _opt("xsfp wave length", "850 nm"), _opt("Vcc", "3262.90 mV")]
+        values: list[tuple[str, object]] = [("present", "present")]
+        low = rng.randrange(lanes)
+        for i in range(lanes):
+            n = str(i) if lanes > 1 else ""
+            tx, rx = round(rng.uniform(0.5, 3.0), 4), round(rng.uniform(0.5, 3.0), 4)
+            if case == "low rx" and i == low:
+                rx = 0.0054
+            lines += [_opt(f"Tx Power{n}", f"{tx:.4f} mW"), _opt(f"Rx Power{n}", f"{rx:.4f} mW")]
+            values += [(f"values.Tx Power{n}", tx), (f"values.Rx Power{n}", rx)]
+        lines += [_opt("Vcc High Thres", "3465.00 mV"), _opt("Vcc Low Thres", "3135.00 mV"),
+                  _opt("Temp High Thres", "70 C"), _opt("Temp Low Thres", "0 C"),
+                  _opt("TxPower High Thres", "3.5481 mW"), _opt("TxPower Low Thres", "0.2818 mW"),
+                  _opt("RxPower High Thres", "3.5481 mW"), _opt("RxPower Low Thres", "0.1445 mW")]
+        values += [("thresholds.RxPower Low", 0.1445), ("thresholds.TxPower High", 3.5481)]
+        lines += [_opt(f"Tx Bias{str(i) if lanes > 1 else ''}", "7.9360 mA") for i in range(lanes)]
+        los = "0xff" if case == "los" else "0x0"
+        lines += [_opt("Tx Los Flag", "0x0"), _opt("Rx Los Flag", los), _opt("Tx LoL Flag", "0x0"),
+                  _opt("Rx LoL Flag", los)]
+        values.append(("flags.Rx Los Flag", int(los, 16)))
+        end = len(lines)
+        if case == "snr":
+            lines += [_opt(f"Host SNR Lane{i}", "not supported") for i in range(lanes)]
+            lines += [_opt(f"Media SNR Lane{i}", f"{rng.uniform(20, 25):.4f} dB") for i in range(lanes)]
+        yield Variant("hccn-optical", f"{lanes} lanes {case}", "\n".join(lines) + "\n", tuple(values),
+                      fails=case in ("low rx", "los"), end=end)
+    text = "optical info:\npresent              : not present\n"
+    yield Variant("hccn-optical", "not present", text, (("present", "not present"),), fails=True)
+
+
+_STAT = ("mac_tx_mac_pause_num", "mac_rx_mac_pause_num", "mac_tx_pfc_pkt_num", "mac_rx_pfc_pkt_num",
+         "mac_rx_fcs_err_pkt_num", "roce_rx_err_pkt_num", "roce_tx_err_pkt_num", "roce_qp_status_err_num",
+         "nic_tx_all_pkg_num", "nic_tx_all_oct_num", "nic_rx_all_pkg_num", "nic_rx_all_oct_num")
+
+
+@generator("hccn-stat")
+def hccn_stat(rng: random.Random) -> Iterator[Variant]:
+    for n in (3, len(_STAT)):
+        names = rng.sample(_STAT, n)
+        counts = {k: rng.choice((0, rng.randrange(1, 10 ** 9))) for k in names}
+        text = "\n".join(_echo(rng, "-stat") + ["packet statistics:"] + [f"{k}:{v}" for k, v in counts.items()]) + "\n"
+        # nothing states how many counters a NIC prints: a cut between lines is a shorter list
+        yield Variant("hccn-stat", f"{n} counters", text, tuple((f"counters.{k}", v) for k, v in counts.items()),
+                      stream=True)
+
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+@generator("hccn-link-stat")
+def hccn_link_stat(rng: random.Random) -> Iterator[Variant]:
+    for prefix, newer, n in (("[device 0]", False, 2), ("[devid 3]", False, 3), ("[devid 5]", True, 5), ("", True, 0)):
+        up = (n + 1) // 2
+        lines = _echo(rng, "-link_stat") + [f"{prefix}current time        : Wed Jun  7 10:08:28 2023",
+                                            f"{prefix}link up count       : {up}"]
+        if newer:
+            lines.append(f"{prefix}link down count     : {n - up}")
+        lines.append(f"{prefix}link change records :")
+        end = len(lines)  # the records' count is stated nowhere: a cut between them is a shorter history
+        values: list[tuple[str, object]] = [("link_up_count", up), ("len(changes)", n)]
+        if newer:
+            values.append(("link_down_count", n - up))
+        for i in range(n):
+            day = 6 - i // 3
+            lines.append(f"{prefix}    {_DAYS[day % 7]} Jun  {day} 16:32:{50 - i:02d} 2023    LINK {'UP' if i % 2 == 0 else 'DOWN'}")
+            values.append((f"changes[{i}][1]", "LINK UP" if i % 2 == 0 else "LINK DOWN"))
+        yield Variant("hccn-link-stat", f"{prefix or 'no prefix'} {n} records", "\n".join(lines) + "\n", tuple(values),
+                      end=end)
