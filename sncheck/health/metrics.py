@@ -44,6 +44,9 @@ class DetectContext:
     # entity's measurement that mixes both ends (pairwise collectives), drift or history.
     known: frozenset[tuple[str, str]] = frozenset()
     subject: str | None = None
+    # Known host or supernode culprits the explanation could not tell from their cards
+    # (evidence ``separated: false``): a per-card measurement still judges their cards.
+    untold: frozenset[str] = frozenset()
 
     def culprit_cards(self, subject: bool = True) -> set[str]:
         """The cards the known culprits hold (with the retest's suspect, unless ``subject``
@@ -53,6 +56,10 @@ class DetectContext:
             if subject or entity != self.subject:
                 out |= set(cards_held(entity, kind, self.topo))
         return out
+
+    def untold_members(self) -> dict[str, list[str]]:
+        """Each known culprit not told from its cards: its cards."""
+        return {e: cards_held(e, k, self.topo) for e, k in self.known if e in self.untold and e != self.subject}
 
     def metric(self, name: str, rows: pd.DataFrame) -> pd.DataFrame:
         """A metric's frame; computed once per evaluation when several rules share it."""

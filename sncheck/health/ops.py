@@ -67,17 +67,57 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     if metric.shape != ENTITIES:
         return explain_rules([rule], rows, ctx)  # pairs (or a card's median, per: card) against their tier
     frame = ctx.metric(rule.metric, rows)
+    untold = frame.iloc[:0]
     if rule.metric in DERIVED_CARDS and ctx.known and not frame.empty:
         # a card a named culprit holds is late by that culprit (a slow host's cards start
-        # every collective late): its symptom, and no peer of the others
-        frame = frame[~frame["entity"].astype(str).isin(ctx.culprit_cards(subject=False))]
+        # every collective late): its symptom, and no peer of the others; but the cards of a
+        # host the explanation could not tell from them are judged against those peers
+        entity = frame["entity"].astype(str)
+        held = entity.isin(ctx.culprit_cards(subject=False))
+        untold = frame[held & entity.isin({c for cards in ctx.untold_members().values() for c in cards})]
+        frame = frame[~held]
     if frame.empty or len(frame) < rule.params["min_peers"]:
         return []
-    values = frame["value"].astype(float)
-    s = values / values.median() if rule.params["method"] == "ratio" else robust_z(values)
-    excess = (frame["value"] - frame["value"].median()).abs()
-    bad = _compare(s, rule) & (excess >= rule.params["min_excess"])
-    return entity_findings(frame.assign(value=frame["value"]), bad, rule, expected=jsonable(frame["value"].median()))
+    bad = _beyond(frame, frame, rule)
+    out = entity_findings(frame, bad, rule, expected=jsonable(frame["value"].median()))
+    if not untold.empty:
+        out += _told_apart(untold, frame, rule, ctx)
+    return out
+
+
+def _beyond(frame: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", share: float = 1.0) -> pd.Series:
+    """Which entities of ``frame`` are beyond the rule's bar against ``peers`` (their
+    median, and for a robust z their MAD); ``share`` of the way from neutral to the bar."""
+    values, ref = frame["value"].astype(float), peers["value"].astype(float)
+    med = ref.median()
+    if rule.params["method"] == "ratio":
+        s, neutral = values / med, 1.0
+    else:
+        mad = (ref - med).abs().median()
+        s = 0.6745 * (values - med) / mad if mad and not math.isnan(mad) else pd.Series(0.0, index=values.index)
+        neutral = 0.0
+    side = "below" if "below" in rule.params else "above"
+    bar = neutral + share * (rule.params[side] - neutral)
+    over = s < bar if side == "below" else s > bar
+    return over & ((values - med).abs() >= share * rule.params["min_excess"])
+
+
+def _told_apart(untold: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+    """The cards of hosts (domains) the explanation could not tell from their cards, each
+    judged against the peers: where some of a host's cards are beyond the bar and others
+    measure healthy (inside half of it: an HGX host's eighth card, on time beside seven
+    late ones), the late cards are findings of their own, and the host's finding yields to
+    them (sncheck.health.findings.merge_findings). Cards all late, or none clearly on time
+    (a faint host: all near the bar), say nothing the host's finding does not."""
+    out: list[Finding] = []
+    entity = untold["entity"].astype(str)
+    for cards in ctx.untold_members().values():
+        mine = untold[entity.isin(cards)]
+        bad = _beyond(mine, peers, rule)
+        healthy = ~_beyond(mine, peers, rule, share=0.5)
+        if bad.any() and (healthy & ~bad).any():
+            out += entity_findings(mine, bad, rule, expected=jsonable(peers["value"].median()))
+    return out
 
 
 DERIVED_CARDS = ("rank_skew",)  # per-card measurements of collectives: a slow card's compute shows in them

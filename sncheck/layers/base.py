@@ -44,10 +44,11 @@ class LayerContext:
     # culprits earlier layers named ((entity, kind)): their pairs never feed another
     # entity's pairwise-collective or drift verdict (DetectContext.known)
     known: frozenset[tuple[str, str]] = frozenset()
+    untold: frozenset[str] = frozenset()  # of them, hosts and domains not told from their cards (DetectContext)
 
     def detect_context(self) -> DetectContext:
         return DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history,
-                             known=self.known)
+                             known=self.known, untold=self.untold)
 
     def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
         """The run's rows so far, one pandas frame per kind."""

@@ -42,10 +42,12 @@ def peers_for(suspects: list[str], topo: Topology, avoid: set[str], tier: str = 
     if tier == "intra_host":
         return [c for h in sorted(hosts) for c in topo.cards_of_host(h) if good(c)][:n]
     near = [c for sn in sorted(sns) for c in topo.cards_of_supernode(sn) if host_of(c) not in hosts and good(c)]
-    # the suspect's card index first: the same position on each host
+    # the suspect's card index first: the same position on each host; one per host first,
+    # then more of them in turns: a card's median is judged over min_pairs partners at least
+    # (p2p-bandwidth-card-slow: 3), and a domain of three hosts has two others
     index = {rail_of(c) for c in suspects}
     near.sort(key=lambda c: rail_of(c) not in index)
-    return _spread_over(near, host_of, n)
+    return _interleave(near, host_of)[:n]
 
 
 def _interleave(cards: list[str], key) -> list[str]:

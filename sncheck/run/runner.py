@@ -302,12 +302,13 @@ class Run:
         harness error, Ctrl-C) is the last, its findings those of what was measured."""
         assert self.backend is not None, "resolve() first"
         known: frozenset[tuple[str, str]] = frozenset()  # the culprits the layers so far named
+        untold: frozenset[str] = frozenset()  # of them, hosts and domains not told from their cards
         for spec in self.playbook.layers:
             module = LAYER_MODULES[spec.name]
             options = {k: v for k, v in spec.options.items() if k != "reference"}  # resolved above
             ctx = self.context(emit, options, rows, reference=self.references.get(spec.name),
                                targets=self.scoped, gate=self.gate)
-            ctx.known = known
+            ctx.known, ctx.untold = known, untold
             summary: dict = {}
             try:
                 if not self.design and self.opts.calibrate:  # part of the first layer: a hang cuts it short
@@ -319,8 +320,10 @@ class Run:
                 yield LayerOutcome(spec, summary, self._detect(ctx, spec.name), e)
                 return
             found = self._detect(ctx, spec.name)
-            known |= {(f.entity, f.entity_kind) for f in found
-                      if f.about == About.HARDWARE and f.severity.rank >= Severity.WARNING.rank}
+            culprits = [f for f in found if f.about == About.HARDWARE and f.severity.rank >= Severity.WARNING.rank]
+            known |= {(f.entity, f.entity_kind) for f in culprits}
+            untold |= {f.entity for f in culprits
+                       if f.entity_kind in ("host", "supernode") and f.evidence.get("separated") is False}
             yield LayerOutcome(spec, summary, found)
 
     def _detect(self, ctx: LayerContext, layer: str) -> list[Finding]:

@@ -1,0 +1,76 @@
+"""Issue 29, item 1 of its Done-when: a host is the culprit only when its healthy-looking
+cards are not healthy. On an HGX host every NVLink pair of a card is with its host mates
+and its scale-out pairs run at the NIC's cap, so bandwidth cannot tell seven slow cards
+from the host (the explainer says so: ``separated: false``). A per-card measurement,
+the launch skew of collectives, tells them: its cards are judged against the other
+cards' skew, and the late ones are findings of their own only where some card of the
+host is clearly on time (inside half the rule's bar)."""
+
+import pandas as pd
+import pytest
+
+from sncheck.health.metrics import DetectContext
+from sncheck.health.ops import peer_outlier
+from sncheck.health.rules import load_rules
+from sncheck.run.inputs import load_inventory
+from sncheck.topology import Topology
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOPO = Topology(load_inventory(ROOT / "fixtures/inventories/hgx-2su.yaml"))
+RULE = next(r for r in load_rules().rules if r.name == "collective-straggler")
+
+
+def rows(late: dict[str, float]) -> pd.DataFrame:
+    """Rank rows of 12 collectives over every card: 1.3 us of skew (+-0.1), plus ``late``."""
+    out = []
+    for k in range(12):
+        for i, c in enumerate(TOPO.cards):
+            out.append({"kind": "rank", "group": f"all:{k}", "card": c.id,
+                        "skew_us": 1.3 + 0.05 * ((i * 7) % 5 - 2) + 0.01 * k + late.get(c.id, 0.0)})
+    return pd.DataFrame(out)
+
+
+def judge(late: dict[str, float], untold: bool = True) -> set[str]:
+    ctx = DetectContext(TOPO, {}, known=frozenset({("hgx02", "host")}),
+                        untold=frozenset({"hgx02"}) if untold else frozenset())
+    return {f.entity for f in peer_outlier(rows(late), RULE, ctx)}
+
+
+HOST = [f"hgx02/gpu{g}" for g in range(8)]
+
+
+def test_seven_late_cards_of_an_untold_host_are_seven_findings_and_the_eighth_none():
+    """main: the cards of a named host were never judged: the host stood for all eight."""
+    late = {c: 32.0 for c in HOST if c != "hgx02/gpu3"}  # (1/0.61 - 1) * 50 us
+    assert judge(late) == set(late)
+
+
+@pytest.mark.parametrize("excess", [32.0, 5.6, 4.0])
+def test_a_host_whose_cards_are_all_late_or_none_clearly_on_time_stays_the_host(excess):
+    """Every card late (a slow host), or all near the bar (a faint host at 0.9 to 0.93:
+    4 to 5.6 us late): nothing told apart, the host's finding stands."""
+    assert judge({c: excess for c in HOST}) == set()
+    assert judge({c: excess if c != "hgx02/gpu3" else 3.0 for c in HOST}) == set()  # the eighth not clearly on time
+
+
+def test_a_separated_host_keeps_its_cards_out_of_the_peers():
+    late = {c: 32.0 for c in HOST if c != "hgx02/gpu3"}
+    assert judge(late, untold=False) == set()
+
+
+# ---- issue 29 Done-when, the faint card released by its retest (scenario 5065 of the generator)
+def test_a_cards_scale_up_retest_gives_it_the_partners_its_card_bar_needs():
+    """main: one control per other host of the domain: on a fleet of three-host domains a
+    card at 0.90 was retested against two partners, fewer than the card bar's min_pairs (3),
+    so its median was never judged and the faint card was released."""
+    from sncheck.run.controls import peers_for
+
+    topo = Topology(load_inventory(ROOT / "fixtures/inventories/fleet-12sn.yaml"))
+    card_bar = next(r for r in load_rules().rules if r.name == "p2p-bandwidth-card-slow")
+    peers = peers_for(["s06n2/gpu6"], topo, set(), "scale_up")
+    assert len(peers) >= card_bar.params.get("min_pairs", 3)
+    assert all(topo.tier("s06n2/gpu6", p) == "scale_up" for p in peers)
+    assert peers[:2] == ["s06n1/gpu6", "s06n3/gpu6"]  # the same index on each other host first
+    avoid = {"s06n1/gpu6", "s06n3/gpu0"}
+    assert not set(peers_for(["s06n2/gpu6"], topo, avoid, "scale_up")) & avoid
