@@ -74,3 +74,25 @@ def test_a_cards_scale_up_retest_gives_it_the_partners_its_card_bar_needs():
     assert peers[:2] == ["s06n1/gpu6", "s06n3/gpu6"]  # the same index on each other host first
     avoid = {"s06n1/gpu6", "s06n3/gpu0"}
     assert not set(peers_for(["s06n2/gpu6"], topo, avoid, "scale_up")) & avoid
+
+
+def test_a_card_bar_the_retest_could_not_apply_never_releases():
+    """A per-card symptom retested with fewer partners on its tier than the bar's min_pairs
+    is not judged (stays quarantined), never "inside the bar" (main: released)."""
+    from sncheck.model import EntityKind, Finding, Severity
+    from sncheck.run.confirm import Window
+
+    topo = Topology(load_inventory(ROOT / "fixtures/inventories/fleet-12sn.yaml"))
+    card_bar = next(r for r in load_rules().rules if r.name == "p2p-bandwidth-card-slow")
+    w = object.__new__(Window)
+    w.f = Finding("s06n2/gpu6", EntityKind.CARD, "connectivity", card_bar.name, Severity.WARNING, "", {})
+    w.ctx = type("Ctx", (), {"topo": topo})()
+
+    def rows(partners):
+        return pd.DataFrame([{"kind": "p2p", "status": "ok", "src": "s06n2/gpu6", "dst": p} for p in partners]
+                            + [{"kind": "p2p", "status": "ok", "src": "s06n1/gpu6", "dst": "s06n3/gpu6"}])
+
+    assert "2 partners" in w._too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6"] * 2), "scale_up")
+    assert w._too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6", "s06n1/gpu0"]), "scale_up") is None
+    # partners on another tier do not count for this one
+    assert w._too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6", "s06n2/gpu0"]), "scale_up")

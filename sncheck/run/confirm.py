@@ -436,6 +436,16 @@ class Window:
         return g.evidence.get("separated") is False and any(
             r.get("entity") == self.f.entity for r in g.evidence.get("rivals") or [])
 
+    def _too_few_partners(self, rule: Rule, rows: pd.DataFrame, tier: object) -> str | None:
+        """A card's symptom of a per-card bar (its median over ``min_pairs`` partners at
+        least, on the symptom's tier) that the retest measured with fewer: what is short,
+        else None."""
+        need = int(rule.params.get("min_pairs", 3))
+        if rule.params.get("per") != "card" or self.f.entity_kind != "card" or self.f.entity not in self.ctx.topo.by_id:
+            return None
+        got = _partners(rows, self.f.entity, self.ctx.topo, tier if isinstance(tier, str) else None)
+        return f"measured with {got} partners, fewer than {rule.name}'s min_pairs ({need})" if got < need else None
+
     def _speed(self, rule: str) -> bool:
         """A rule that bars a measured time or bandwidth: what a busy machine can move."""
         return rule in self.by_name and _has_bound(self.by_name[rule])
@@ -529,6 +539,9 @@ class Window:
             return True, own[0].message
         if METRICS[rule.metric].shape != PAIRS or not _has_bound(rule):
             return False, f"{rule.name} re-measured and quiet"
+        short = self._too_few_partners(rule, rows, s.evidence.get("tier"))
+        if short:  # its bar could not judge the retest: never a release
+            return None, f"not judged: {short}"
         inward = _inward(rule, noise)
         near = [g for g in self._evaluate([inward], rows, dctx) if self._cards(g) & self.scope]
         if not near:
@@ -536,6 +549,16 @@ class Window:
         if noise <= MAX_NOISE:  # a precise retest still at the bar: the fault, not noise
             return True, f"still within the measured noise ({noise:.1%}) of the bar: {near[0].message}"
         return None, NOISY + f" ({noise:.0%} of the median)"
+
+
+def _partners(rows: pd.DataFrame, card: str, topo: Topology, tier: str | None) -> int:
+    """How many distinct cards a card was measured with in a retest's pair rows (on
+    ``tier``, when given)."""
+    p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")] if {"kind", "status", "src", "dst"} <= set(rows) \
+        else rows.iloc[:0]
+    src, dst = p["src"].astype(str), p["dst"].astype(str)
+    others = set(dst[src == card]) | set(src[dst == card])
+    return sum(1 for o in others if tier is None or o in topo.by_id and topo.tier(card, o) == tier)
 
 
 def _has_bound(rule: Rule) -> bool:

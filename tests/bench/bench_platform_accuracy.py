@@ -162,7 +162,7 @@ def lean() -> Iterator[None]:
 
 
 def _worker(nice: int) -> None:
-    os.nice(nice)
+    os.nice(max(0, nice - os.nice(0)))  # an increment: to ``nice`` from where the parent runs
     lean().__enter__()  # a worker process of the sweep: lean for its whole life
 
 
