@@ -49,6 +49,9 @@ class Listing:
     # phys_port_cnt, which the parser checks): not compared by place with the other records'
     # (a single-port adapter listed after dual-port ones is whole)
     stated: tuple[str, ...] = ()
+    # fields a record may lack by its grammar (iblinkinfo: a Down port has no far end): not
+    # compared with the other records' (the parser checks each such record is whole itself)
+    optional: tuple[str, ...] = ()
 
 
 FIELDS = ""  # the path of a key-value output's own top-level fields
@@ -180,13 +183,18 @@ def count(spec: Listing | None, data: Any) -> int | None:
     return 0 if spec.counted else None
 
 
-def _last_whole(where: str, recs: list[Any], noun: str, stated: tuple[str, ...] = ()) -> str | None:
+def _last_whole(where: str, recs: list[Any], noun: str, stated: tuple[str, ...] = (),
+                optional: tuple[str, ...] = ()) -> str | None:
     """The last record holds every field the others all hold; then the same one level down,
     along the last record's own last section (a cut shortens only the tail). Leaves under a
-    ``stated`` list are not compared (the record says how long it is)."""
+    ``stated`` list or an ``optional`` field are not compared (the record says how long it
+    is; the grammar lets a record lack the field)."""
     if len(recs) >= 2 and all(isinstance(r, (dict, list)) for r in recs):
+        skip = tuple(f"{name}[" for name in stated + optional) + tuple(f"{name}." for name in optional)
+
         def leaves(r: Any) -> set[str]:
-            return {x for x in _leaves(r) if not any(x.startswith(f"{name}[") for name in stated)}
+            found = _leaves(r)
+            return {x for x in found if x not in optional and not x.startswith(skip)} if skip else found
         shared = set.intersection(*(leaves(r) for r in recs[:-1]))
         missing = sorted(shared - leaves(recs[-1]))
         if missing:
@@ -253,7 +261,7 @@ def check(tool: str, data: Any, expect: int | None = None, *,
     for path in dict.fromkeys(spec.counted + spec.whole):
         for where, value in _at(data, path):
             recs = _records(value)
-            if recs is not None and (msg := _last_whole(where, recs, spec.noun, spec.stated)):
+            if recs is not None and (msg := _last_whole(where, recs, spec.noun, spec.stated, spec.optional)):
                 out.append(msg)
     for path in spec.square:
         for where, value in _at(data, path):
