@@ -74,7 +74,7 @@ def test_an_explicit_leaf_map_names_leaves_and_ports():
 
 
 @pytest.mark.parametrize("block, message", [
-    ("fabric: {scalable_unit: 0}\n", "inv.yaml:6: fabric scalable_unit must be an integer from 1"),
+    ("fabric: {scalable_unit: 0}\n", "inv.yaml:6: fabric.scalable_unit: must be an integer from 1"),
     ("fabric: {racks: 2}\n", "unknown key 'racks' in fabric"),
     ("fabric:\n  leaves:\n    - {name: a, rail: 0, hosts: 'h[01-02]'}\n    - {name: b, rail: 0, hosts: h02}\n",
      "inv.yaml:9: h02/nic0 hangs off two leaves: a and b"),
@@ -82,12 +82,12 @@ def test_an_explicit_leaf_map_names_leaves_and_ports():
     ("fabric:\n  leaves:\n    - {name: a, rail: 8, hosts: h01}\n", "h01 has 8 cards, so no rail 8"),
     ("fabric:\n  leaves:\n    - {name: a, rail: 0, hosts: h09}\n", "host 'h09' is in no supernode"),
     ("fabric:\n  leaves:\n    - {name: a, ports: {h01/nic0: 1, h02/nic0: 1}}\n", "leaf a port 1 is cabled twice"),
-    ("fabric:\n  leaves:\n    - {name: 'a:b', rail: 0, hosts: h01}\n", "leaf name 'a:b' must be letters"),
+    ("fabric:\n  leaves:\n    - {name: 'a:b', rail: 0, hosts: h01}\n", "fabric.leaves[0].name: 'a:b' must be letters"),
     ("fabric:\n  leaves:\n    - {name: a, ports: {h01/gpu0: 1}}\n", "'h01/gpu0' is not a NIC id"),
     ("fabric: {scalable_unit: 1, spines: [{name: s, leaves: [su9-rail0]}]}\n",
      "spine s: 'su9-rail0' is not a leaf of the fabric"),
     ("fabric: {spines: [s, s]}\n", "duplicate spine name 's'"),
-    ("fabric: {spines: true}\n", "fabric spines must be a count"),
+    ("fabric: {spines: true}\n", "fabric.spines: must be a count"),
     ("fabric: {scalable_unit: 2, leaves: []}\n", "give scalable_unit or leaves, not both"),
 ])
 def test_a_bad_fabric_block_names_the_file_and_line(block, message):

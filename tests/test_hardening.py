@@ -151,11 +151,11 @@ def test_bad_rule(tmp_path, rule, needle):
 
 
 @pytest.mark.parametrize("ssh, needle", [
-    ('{connect_timeout: "ten"}', "ssh.connect_timeout (seconds) must be a number"),
+    ('{connect_timeout: "ten"}', "ssh.connect_timeout: must be a number of seconds above 0"),
     ("{connect_timeout: .nan}", "finite"),
     ("{command_timeout: -1}", "command_timeout"),
     ("{forks: 0}", "ssh.forks"),
-    ("{port: 70000}", "port must be an integer from 1 to 65535"),
+    ("{port: 70000}", "ssh.port: must be an integer from 1 to 65535"),
 ])
 def test_bad_ssh_settings(tmp_path, ssh, needle):
     path = tmp_path / "inv.yaml"

@@ -188,10 +188,10 @@ def test_the_host_at_the_nodes_place_with_another_imex_address_is_not_named(monk
     ({"tray12": f"imex_address: {IMEX_OF['tray09']}"}, "tray12",
      "hosts tray09 and tray12 have the same imex_address 172.31.52.239: each IMEX node is one tray"),
     ({"tray05": "imex_address: tray05-imex"}, "tray05",
-     "imex_address of host tray05 must be an IP address (as the IMEX node list names the node), got 'tray05-imex'"),
+     "hosts.tray05.imex_address: must be an IP address (as the IMEX node list names the node), got 'tray05-imex'"),
     ({"tray05": "imex_address: 172.31.52.2399"}, "tray05",
-     "imex_address of host tray05 must be an IP address (as the IMEX node list names the node), got '172.31.52.2399'"),
-    ({"tray05": "imex_address: 7"}, "tray05", "imex_address of host tray05 must be a non-empty string, got 7"),
+     "hosts.tray05.imex_address: must be an IP address (as the IMEX node list names the node), got '172.31.52.2399'"),
+    ({"tray05": "imex_address: 7"}, "tray05", "hosts.tray05.imex_address: must be a non-empty string, got 7"),
 ])
 def test_bad_imex_address_is_one_line_with_file_and_line_exit_2(tmp_path: Path, extra, at, needle) -> None:
     text = inventory_text(TRAYS, key=None, extra={"tray09": f"imex_address: {IMEX_OF['tray09']}", **extra})

@@ -57,7 +57,7 @@ def test_inventory_platform_rules() -> None:
     assert inv.design_for("scale_out").bandwidth_GBps == 50.0       # the platform fills the rest
     assert inv.hosts["h1"].cards == 8 and inv.hosts["h3"].cards == 4
     assert inv.platform_of("h3").name == "amd-mi300x" and inv.platform_of("h1").name == "nvidia-hgx"
-    with pytest.raises(ConfigError, match="<inventory>:1: unknown platform 'gb300'; choose one of: amd-mi300x"):
+    with pytest.raises(ConfigError, match="<inventory>:1: platform: unknown platform 'gb300'; choose one of: amd-mi300x"):
         load_inventory_text("platform: gb300\nsupernodes:\n  - {name: a, hosts: h1}\n")
     with pytest.raises(ConfigError, match="needs cards_per_host"):
         load_inventory_text("supernodes:\n  - {name: a, hosts: h1}\n")

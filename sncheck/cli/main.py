@@ -479,6 +479,8 @@ def inventory_check(inventory: str) -> None:
     inv = load_inventory(inventory)
     click.echo(f"{inventory}: ok: {inv.name}: {len(inv.supernodes)} supernodes, "
                f"{len(inv.hosts)} hosts, {inv.card_count} cards")
+    if inv.description:
+        click.echo(f"  {' '.join(inv.description.split())}")
     for sn in inv.supernodes:
         cards = sum(inv.hosts[h].cards for h in sn.hosts)
         plat = f", platform {sn.platform}" if sn.platform else ""

@@ -24,17 +24,68 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated, Any, Union
+
+from pydantic import BeforeValidator, Discriminator, Field, Tag
 
 from sncheck.config import hostlist
-from sncheck.config.yamlio import LineDict, Source, _show, check_keys, field_int, field_str
+from sncheck.config.schema import HostItems, Int, Schema, Shape, Text, by_type
+from sncheck.config.yamlio import LineDict, Source
 
-FABRIC_KEYS = ("scalable_unit", "leaves", "spines")
-LEAF_KEYS = ("name", "rail", "hosts", "first_port", "ports")
-SPINE_KEYS = ("name", "rails", "leaves")
 MAX_PORT = 65535     # a switch port number (InfiniBand's are 1-255; Ethernet chassis go higher)
 MAX_SPINES = 4096
 SWITCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # no ':' '[' ']' '/': they delimit ids
 _NIC = re.compile(r"^(?P<host>.+)/nic(?P<rail>\d+)$")
+
+SwitchName = Annotated[str, Text(SWITCH_NAME, "must be letters, digits, '.', '_' or '-' (':', '[', ']' and '/' "
+                                              "delimit switch and port ids)")]
+SwitchPort = Annotated[int, Int(1, MAX_PORT)]
+Rail = Annotated[int, Int(0)]
+
+
+def _one_or_list(value: Any) -> Any:
+    return [value] if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class LeafSchema(Schema):
+    """A leaf of an explicit map: ``hosts`` + ``rail`` (+ ``first_port``), and/or ``ports``."""
+
+    what = "fabric leaf"
+    name: SwitchName
+    rail: Rail | None = None
+    hosts: HostItems | None = None
+    first_port: SwitchPort | None = None
+    ports: Annotated[dict[Annotated[str, Text(_NIC, "is not a NIC id <host>/nic<rail>")], SwitchPort],
+                     Field(min_length=1), Shape("a mapping of NICs to port numbers, e.g. {node001/nic0: 1}")] \
+        | None = None
+
+
+class SpineSchema(Schema):
+    """A spine by name, joining the leaves of ``rails`` or the named ``leaves`` (neither: every leaf)."""
+
+    what = "fabric spine"
+    name: SwitchName
+    rails: Annotated[list[Rail], BeforeValidator(_one_or_list), Field(min_length=1),
+                     Shape("a rail number or a list of them (from 0)")] | None = None
+    leaves: Annotated[list[Annotated[str, Text()]], Field(min_length=1), Shape("a list of leaf names")] | None = None
+
+
+def _named(value: Any) -> Any:
+    return {"name": value} if isinstance(value, str) else value
+
+
+Spines = Annotated[
+    Union[Annotated[int, Int(0, MAX_SPINES), Tag("<count>")],
+          Annotated[list[Annotated[SpineSchema, BeforeValidator(_named)]], Field(max_length=MAX_SPINES), Tag("<list>")]],
+    Discriminator(by_type(count=int, list=list)),
+    Shape(f"a count, or a list of at most {MAX_SPINES} names or {{name, rails | leaves}}")]
+
+
+class FabricSchema(Schema):
+    what = "fabric"
+    scalable_unit: Annotated[int, Int(1, hostlist.MAX_HOSTS)] | None = None
+    leaves: Annotated[list[LeafSchema], Shape("a non-empty list of leaves")] | None = None
+    spines: Spines | None = None
 
 
 def unit_leaf(unit: int, rail: int) -> str:
@@ -64,37 +115,19 @@ class FabricSpec:
     spines: tuple[SpineSpec, ...] = ()
 
 
-def _name(src: Source, node: LineDict, key: str, what: str) -> str:
-    value = field_str(src, node, key, what=what)
-    if not SWITCH_NAME.match(value):
-        raise src.error(f"{what} {value!r} must be letters, digits, '.', '_' or '-' (':', '[', ']' and '/' "
-                        f"delimit switch and port ids)", node, key)
-    return value
-
-
-def _rails(src: Source, node: LineDict, key: str, what: str) -> tuple[int, ...]:
-    value = node[key]
-    items = value if isinstance(value, list) else [value]
-    if not items or any(isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in items):
-        raise src.error(f"{what} must be a rail number or a list of them (from 0), got {_show(value)}", node, key)
-    return tuple(items)
-
-
-def _leaf(src: Source, node: object, cards: Mapping[str, int]) -> LeafSpec:
-    node = check_keys(src, node, LEAF_KEYS, "fabric leaf", required=("name",))
-    name = _name(src, node, "name", "leaf name")
+def _leaf(src: Source, leaf: LeafSchema, node: LineDict, cards: Mapping[str, int]) -> LeafSpec:
+    """A leaf's NICs, checked against the inventory's hosts (``node``: its raw mapping, for lines)."""
+    name = leaf.name
     nics: list[tuple[str, int, int]] = []
-    if ("hosts" in node) != ("rail" in node):
+    if (leaf.hosts is None) != (leaf.rail is None):
         raise src.error(f"leaf {name}: hosts and rail go together (rail r of each host)", node,
                         "hosts" if "hosts" in node else "rail")
-    if "first_port" in node and "hosts" not in node:
+    if leaf.first_port is not None and leaf.hosts is None:
         raise src.error(f"leaf {name}: first_port numbers the ports of its hosts; it has none", node, "first_port")
-    if "hosts" in node:
-        rail = field_int(src, node, "rail", 0, None, what=f"leaf {name} rail")
-        first = field_int(src, node, "first_port", 1, MAX_PORT, what=f"leaf {name} first_port") \
-            if "first_port" in node else 1
+    if leaf.hosts is not None and leaf.rail is not None:
+        rail, first = leaf.rail, leaf.first_port or 1
         try:
-            names = hostlist.expand(node["hosts"])
+            names = hostlist.expand(leaf.hosts)
         except ValueError as e:
             raise src.error(f"leaf {name}: {e}", node, "hosts") from e
         if first + len(names) - 1 > MAX_PORT:
@@ -102,20 +135,11 @@ def _leaf(src: Source, node: object, cards: Mapping[str, int]) -> LeafSpec:
         for i, host in enumerate(names):
             _check_nic(src, node, "hosts", name, host, rail, cards)
             nics.append((host, rail, first + i))
-    if "ports" in node:
-        ports = node["ports"]
-        if not isinstance(ports, dict) or not ports:
-            raise src.error(f"leaf {name}: ports must map NICs to port numbers, e.g. {{node001/nic0: 1}}",
-                            node, "ports")
-        for nic, port in ports.items():
-            m = _NIC.match(nic) if isinstance(nic, str) else None
-            if m is None:
-                raise src.error(f"leaf {name}: {nic!r} is not a NIC id <host>/nic<rail>", ports, str(nic))
-            if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= MAX_PORT:
-                raise src.error(f"leaf {name}: the port of {nic} must be an integer from 1 to {MAX_PORT}, "
-                                f"got {_show(port)}", ports, nic)
-            _check_nic(src, ports, nic, name, m["host"], int(m["rail"]), cards)
-            nics.append((m["host"], int(m["rail"]), port))
+    for nic, port in (leaf.ports or {}).items():
+        m = _NIC.match(nic)
+        assert m is not None  # the schema's pattern
+        _check_nic(src, node["ports"], nic, name, m["host"], int(m["rail"]), cards)
+        nics.append((m["host"], int(m["rail"]), port))
     if not nics:
         raise src.error(f"leaf {name} serves no NIC: give hosts and rail, or ports", node)
     seen: dict[int, str] = {}
@@ -135,56 +159,41 @@ def _check_nic(src: Source, node: object, key: str, leaf: str, host: str, rail: 
                         f"(rail r serves card r, from 0)", node, key)
 
 
-def _spines(src: Source, root: LineDict, leaves: set[str]) -> tuple[SpineSpec, ...]:
-    value = root["spines"]
-    if isinstance(value, int) and not isinstance(value, bool):
-        count = field_int(src, root, "spines", 0, MAX_SPINES, what="fabric spines (a count)")
-        return tuple(SpineSpec(f"spine{i}") for i in range(count))
-    if not isinstance(value, list) or len(value) > MAX_SPINES:
-        raise src.error(f"fabric spines must be a count, or a list of at most {MAX_SPINES} names or "
-                        f"{{name, rails | leaves}}, got {_show(value)}", root, "spines")
+def _spines(src: Source, spines: int | list[SpineSchema], root: LineDict, leaves: set[str]) -> tuple[SpineSpec, ...]:
+    if isinstance(spines, int):
+        return tuple(SpineSpec(f"spine{i}") for i in range(spines))
     out: list[SpineSpec] = []
-    for item in value:
-        if isinstance(item, str):
-            item = LineDict({"name": item})
-            item.line, item.key_lines = root.line_of("spines"), {}
-        item = check_keys(src, item, SPINE_KEYS, "fabric spine", required=("name",))
-        name = _name(src, item, "name", "spine name")
-        if any(s.name == name for s in out):
-            raise src.error(f"duplicate spine name {name!r}", item, "name")
-        if "rails" in item and "leaves" in item:
-            raise src.error(f"spine {name}: give rails or leaves, not both", item, "leaves")
-        joined = None
-        if "leaves" in item:
-            joined = item["leaves"]
-            if not isinstance(joined, list) or not joined or not all(isinstance(x, str) for x in joined):
-                raise src.error(f"spine {name}: leaves must be a list of leaf names", item, "leaves")
-            unknown = [x for x in joined if x not in leaves]
-            if unknown:
-                raise src.error(f"spine {name}: {unknown[0]!r} is not a leaf of the fabric "
-                                f"(leaves by scalable unit are named {unit_leaf(0, 0)}, {unit_leaf(0, 1)}, ...)",
-                                item, "leaves")
-            joined = tuple(joined)
-        rails = _rails(src, item, "rails", f"spine {name} rails") if "rails" in item else None
-        out.append(SpineSpec(name, joined, rails))
+    for spine, raw in zip(spines, root["spines"]):
+        item = raw if isinstance(raw, LineDict) else root  # a bare name: the spines key's line
+        key = "spines" if item is root else "name"
+        if any(s.name == spine.name for s in out):
+            raise src.error(f"duplicate spine name {spine.name!r}", item, key)
+        if spine.rails is not None and spine.leaves is not None:
+            raise src.error(f"spine {spine.name}: give rails or leaves, not both", item, "leaves")
+        unknown = [x for x in spine.leaves or () if x not in leaves]
+        if unknown:
+            raise src.error(f"spine {spine.name}: {unknown[0]!r} is not a leaf of the fabric "
+                            f"(leaves by scalable unit are named {unit_leaf(0, 0)}, {unit_leaf(0, 1)}, ...)",
+                            item, "leaves")
+        out.append(SpineSpec(spine.name, None if spine.leaves is None else tuple(spine.leaves),
+                             None if spine.rails is None else tuple(spine.rails)))
     return tuple(out)
 
 
-def parse_fabric(src: Source, node: object, cards: Mapping[str, int]) -> FabricSpec:
-    """The ``fabric:`` mapping, checked against the inventory's hosts and their cards
-    (``cards``: host -> cards, in inventory order)."""
-    root = check_keys(src, node, FABRIC_KEYS, "fabric")
-    unit = field_int(src, root, "scalable_unit", 1, hostlist.MAX_HOSTS, what="fabric scalable_unit") \
-        if "scalable_unit" in root else None
+def parse_fabric(src: Source, fabric: FabricSchema, root: LineDict, cards: Mapping[str, int]) -> FabricSpec:
+    """The ``fabric:`` mapping as its schema read it (``root``: the raw mapping, for lines),
+    checked against the inventory's hosts and their cards (``cards``: host -> cards, in
+    inventory order)."""
+    unit = fabric.scalable_unit
     leaves: tuple[LeafSpec, ...] = ()
-    if "leaves" in root:
+    if fabric.leaves is not None:
         if unit is not None:
             raise src.error("fabric: give scalable_unit or leaves, not both (leaves map every NIC itself)",
                             root, "leaves")
         items = root["leaves"]
-        if not isinstance(items, list) or not items:
+        if not items:
             raise src.error("fabric leaves must be a non-empty list", root, "leaves")
-        leaves = tuple(_leaf(src, item, cards) for item in items)
+        leaves = tuple(_leaf(src, leaf, item, cards) for leaf, item in zip(fabric.leaves, items))
         where: dict[tuple[str, int], str] = {}
         for item, leaf in zip(items, leaves):
             if sum(1 for x in leaves if x.name == leaf.name) > 1:
@@ -203,5 +212,5 @@ def parse_fabric(src: Source, node: object, cards: Mapping[str, int]) -> FabricS
     else:  # leaves by scalable unit (the whole cluster one unit without scalable_unit)
         hosts, rails = len(cards), max(cards.values(), default=0)
         names = {unit_leaf(k, r) for k in range(-(-hosts // (unit or max(hosts, 1)))) for r in range(rails)}
-    spines = _spines(src, root, names) if "spines" in root else ()
+    spines = _spines(src, fabric.spines, root, names) if fabric.spines is not None else ()
     return FabricSpec(unit, leaves, spines)

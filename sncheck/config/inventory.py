@@ -11,13 +11,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Mapping, TypeVar
+from typing import TYPE_CHECKING, Annotated, Callable, Mapping, TypeVar
+
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from sncheck.config import hostlist
 from sncheck.errors import ConfigError
-from sncheck.config.fabric import FabricSpec, parse_fabric
+from sncheck.config.fabric import FabricSchema, FabricSpec, parse_fabric
+from sncheck.config.schema import Choice, Flag, HostItems, Int, Num, Schema, Shape, Text, told, validate
 from sncheck.config.units import parse_bandwidth, parse_latency
-from sncheck.config.yamlio import LineDict, Source, check_keys, field_int, field_number, field_str, load_file, load_text
+from sncheck.config.yamlio import LineDict, Source, load_file, load_text
 
 if TYPE_CHECKING:  # the vendors' platforms, a layer above config: the loader is told them
     from sncheck.vendors.base import Platform
@@ -27,14 +30,6 @@ T = TypeVar("T")
 DIST_BACKENDS = ("gloo", "nccl", "hccl")  # torch.distributed backends the probe runs on (hccl: torch_npu)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
-
-TOP_KEYS = ("name", "description", "platform", "checks", "design", "supernodes", "backend", "ssh", "hosts",
-            "launcher", "fabric")
-SUPERNODE_KEYS = ("name", "hosts", "cards_per_host", "platform", "checks")
-HOST_KEYS = ("address", "port", "user", "identity_file", "cards", "imex_address")
-SSH_KEYS = ("user", "port", "identity_file", "known_hosts", "connect_timeout", "command_timeout", "forks")
-BACKEND_KEYS = ("type", "dist_backend")
-LAUNCHER_KEYS = ("type", "extra_args", "nccl_tests_dir", "parallel_steps")
 
 # Bounds (README "Input bounds"): far above any real cluster, low enough that a typo
 # cannot make sncheck plan for days or allocate gigabytes.
@@ -119,6 +114,7 @@ class Inventory:
     ssh: SshDefaults = SshDefaults()
     launcher: Launcher = Launcher()
     source: str = "<embedded>"
+    description: str | None = None  # the inventory's own words about the cluster (``inventory check``)
     # The scale-out fabric as the inventory declares it (sncheck.config.fabric); None: derived
     # from the platform (sncheck.fabric: rail r serves card r, one leaf per rail).
     fabric: FabricSpec | None = None
@@ -147,74 +143,127 @@ class Inventory:
         return tier_design(self.design, tier)
 
 
-def _positive_int(src: Source, node: LineDict, key: str, what: str, hi: int | None = None) -> int:
-    return field_int(src, node, key, 1, hi, what=what)
+Count = Annotated[int, Int(1, MAX_CARDS_PER_HOST)]
+Port = Annotated[int, Int(1, 65535)]
+Seconds = Annotated[float, Num(0, MAX_TIMEOUT_S, lo_open=True, unit="seconds")]
+Path_ = Annotated[str, Text()]
+_TOOL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+Checks = Annotated[dict[Annotated[str, Text(_TOOL, "is not a tool name")], Annotated[bool, Flag()]],
+                   Shape("a mapping of tool name to true or false, e.g. {<tool>: false}")]
+PlatformName = Annotated[str, Text(), told("platforms", lambda v, known: f"unknown platform {v!r}; choose one of: "
+                                                                         f"{', '.join(sorted(known))}")]
 
 
-def _port(src: Source, node: LineDict, key: str) -> int:
-    return field_int(src, node, key, 1, 65535, what="port")
-
-
-def _str(src: Source, node: LineDict, key: str, pattern: re.Pattern | None = None) -> str:
-    return field_str(src, node, key, pattern=pattern)
-
-
-def _ip(src: Source, node: LineDict, key: str, what: str) -> str:
+def _ip(value: str) -> str:
     """An IP address (v4 or v6), in its canonical text (``ipaddress``)."""
-    value = field_str(src, node, key, what=what)
     try:
         return str(ipaddress.ip_address(value))
     except ValueError:
-        raise src.error(f"{what} must be an IP address (as the IMEX node list names the node), "
-                        f"got {value!r}", node, key) from None
+        raise ValueError(f"must be an IP address (as the IMEX node list names the node), got {value!r}") from None
 
 
-def _design(src: Source, node: object) -> dict[str, TierDesign]:
-    node = check_keys(src, node, TIERS, "design")
-    out = {}
-    for tier, spec in node.items():
-        spec = check_keys(src, spec, ("bandwidth", "latency"), f"design.{tier}",
-                          required=("bandwidth", "latency"))
-        try:
-            bw = parse_bandwidth(spec["bandwidth"])
-        except ValueError as e:
-            raise src.error(str(e), spec, "bandwidth") from e
-        try:
-            lat = parse_latency(spec["latency"])
-        except ValueError as e:
-            raise src.error(str(e), spec, "latency") from e
-        out[tier] = TierDesign(bw, lat)
-    return out
+def _unit(parse: Callable[[object], float]) -> Callable[[object], float]:
+    def check(value: object) -> float:
+        return parse(value)  # its ValueError names the unit and the value
+    return check
 
 
-_TOOL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+class TierSchema(Schema):
+    what = "design tier"
+    bandwidth: Annotated[float, BeforeValidator(_unit(parse_bandwidth))]
+    latency: Annotated[float, BeforeValidator(_unit(parse_latency))]
 
 
-def _checks(src: Source, node: LineDict, key: str) -> dict[str, bool]:
-    """``checks: {dcgmi: false, ibstat: false}``: tool name -> whether the cluster has it."""
-    value = node[key]
-    if value is None:
+class DesignSchema(Schema):
+    what = "design"
+    intra_host: TierSchema | None = None
+    scale_up: TierSchema | None = None
+    scale_out: TierSchema | None = None
+
+
+class BackendSchema(Schema):
+    what = "backend"
+    nullable = frozenset({"dist_backend"})
+    type: Annotated[str, Text(), told("backends", lambda v, known: f"must be one of {', '.join(known)}, got {v!r}")]
+    dist_backend: Annotated[str, Choice(DIST_BACKENDS)] | None = None
+
+
+def _backend(value: object) -> object:
+    return {"type": value} if isinstance(value, str) else value  # ``backend: ssh``
+
+
+class SshSchema(Schema):
+    what = "ssh"
+    user: Path_ | None = None
+    port: Port | None = None
+    identity_file: Path_ | None = None
+    known_hosts: Path_ | None = None
+    connect_timeout: Seconds = SshDefaults.connect_timeout
+    command_timeout: Seconds = SshDefaults.command_timeout
+    forks: Annotated[int, Int(1, MAX_FORKS)] = SshDefaults.forks
+
+
+class LauncherSchema(Schema):
+    what = "launcher"
+    nullable = frozenset({"nccl_tests_dir"})
+    # Accepted and validated since the first inventory, never read: a host's slots are the
+    # ranks sncheck places on it (launch/commands.py hostfile_text). Refused, not dropped.
+    refused = {"hostfile_slots": "not used: each host's hostfile slots are the ranks sncheck places on it "
+                                 "(its cards); remove the key"}
+    type: Annotated[str, Choice(("mpirun", "srun"))] = Launcher.type
+    extra_args: Annotated[list[Annotated[str, Field(strict=True)]], Field(max_length=MAX_EXTRA_ARGS),
+                          Shape(f"a list of at most {MAX_EXTRA_ARGS} strings")] = []
+    nccl_tests_dir: Path_ | None = None
+    parallel_steps: Annotated[int, Int(1, MAX_PARALLEL_STEPS)] = Launcher.parallel_steps
+
+
+class SupernodeSchema(Schema):
+    what = "supernode"
+    nullable = frozenset({"checks"})
+    name: Annotated[str, Text(_SAFE_NAME)]
+    hosts: HostItems
+    cards_per_host: Count | None = None
+    platform: PlatformName | None = None
+    checks: Checks | None = None
+
+
+class HostSchema(Schema):
+    what = "host overrides"
+    address: Annotated[str, Text(_SAFE_ADDRESS)] | None = None
+    port: Port | None = None
+    user: Annotated[str, Text(_SAFE_NAME)] | None = None
+    identity_file: Path_ | None = None
+    cards: Count | None = None
+    imex_address: Annotated[str, Text(), AfterValidator(_ip)] | None = None
+
+
+class InventorySchema(Schema):
+    """An inventory file (DESIGN.md's contract, README "Inventory")."""
+
+    what = "inventory"
+    nullable = frozenset({"hosts", "fabric", "checks"})
+    name: Path_ | None = None
+    description: Annotated[str, Text()] | None = None
+    platform: PlatformName | None = None
+    checks: Checks | None = None
+    design: DesignSchema | None = None
+    supernodes: Annotated[list[SupernodeSchema], Field(min_length=1), Shape("a non-empty list of supernodes")]
+    backend: Annotated[BackendSchema, BeforeValidator(_backend)] | None = None
+    ssh: SshSchema | None = None
+    hosts: Annotated[dict[Annotated[str, Field(strict=True)], HostSchema | None],
+                     Shape("a mapping of host name to overrides")] | None = None
+    launcher: LauncherSchema | None = None
+    fabric: FabricSchema | None = None
+
+
+def _design(schema: DesignSchema | None, raw: object) -> dict[str, TierDesign]:
+    """The declared tiers, in the file's order."""
+    if schema is None or not isinstance(raw, dict):
         return {}
-    if not isinstance(value, dict):
-        raise src.error("checks must be a mapping of tool name to true or false, e.g. {<tool>: false}", node, key)
-    out = {}
-    for tool, on in value.items():
-        if not isinstance(tool, str) or not _TOOL.match(tool):
-            raise src.error(f"checks: {tool!r} is not a tool name", value, str(tool))
-        if not isinstance(on, bool):
-            raise src.error(f"checks.{tool} must be true or false, got {on!r}", value, tool)
-        out[tool] = on
-    return out
+    return {tier: TierDesign(spec.bandwidth, spec.latency) for tier in raw if (spec := getattr(schema, tier))}
 
 
-def _platform(src: Source, node: LineDict, key: str, known: Mapping[str, Platform]) -> Platform:
-    value = node[key]
-    if value not in known:
-        raise src.error(f"unknown platform {value!r}; choose one of: {', '.join(sorted(known))}", node, key)
-    return known[value]
-
-
-def _platform_design(src: Source, root: LineDict, top, used: dict) -> dict[str, TierDesign]:
+def _platform_design(top: Platform | None, used: dict[str | None, Platform | None]) -> dict[str, TierDesign]:
     """Design values of the platform (top level, or the one every supernode names)."""
     plat = top or (next(iter(used.values())) if len(used) == 1 else None)
     if plat is None:
@@ -229,87 +278,37 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
     """The inventory of ``src``, checked against the ``backends`` and ``platforms`` sncheck
     knows (the registries of sncheck.backends and sncheck.vendors: a layer above config, so
     the caller tells them; :mod:`sncheck.run.inputs` does)."""
-    root = check_keys(src, src.data, TOP_KEYS, "inventory", required=("supernodes",))
-    name = _str(src, root, "name") if "name" in root else Path(src.name).stem
-    design = _design(src, root["design"]) if "design" in root else {}
-    top_platform = _platform(src, root, "platform", platforms) if "platform" in root else None
-    top_checks = _checks(src, root, "checks") if "checks" in root else {}
+    schema = validate(InventorySchema, src, src.data, context={"backends": tuple(backends), "platforms": platforms})
+    root: LineDict = src.data
+    top_platform = platforms[schema.platform] if schema.platform is not None else None
+    top_checks = schema.checks or {}
+    backend = schema.backend.type if schema.backend else None
+    dist_backend = schema.backend.dist_backend if schema.backend else None
+    s = schema.ssh or SshSchema()
+    ssh = SshDefaults(user=s.user, port=s.port, identity_file=s.identity_file, known_hosts=s.known_hosts,
+                      connect_timeout=s.connect_timeout, command_timeout=s.command_timeout, forks=s.forks)
+    la = schema.launcher or LauncherSchema()
+    launcher = Launcher(la.type, tuple(la.extra_args), la.nccl_tests_dir, la.parallel_steps)
 
-    backend = dist_backend = None
-    if "backend" in root:
-        b = root["backend"]
-        if isinstance(b, str):
-            b = LineDict({"type": b})
-            b.line, b.key_lines = root.line_of("backend"), {}
-        b = check_keys(src, b, BACKEND_KEYS, "backend", required=("type",))
-        backend = field_str(src, b, "type", choices=tuple(backends), what="backend type")
-        if b.get("dist_backend") is not None:
-            dist_backend = field_str(src, b, "dist_backend", choices=DIST_BACKENDS, what="dist_backend")
-
-    ssh = SshDefaults()
-    if "ssh" in root:
-        s = check_keys(src, root["ssh"], SSH_KEYS, "ssh")
-        ssh = SshDefaults(
-            user=_str(src, s, "user") if "user" in s else None,
-            port=_port(src, s, "port") if "port" in s else None,
-            identity_file=_str(src, s, "identity_file") if "identity_file" in s else None,
-            known_hosts=_str(src, s, "known_hosts") if "known_hosts" in s else None,
-            connect_timeout=(field_number(src, s, "connect_timeout", 0, MAX_TIMEOUT_S, lo_open=True,
-                                          what="ssh.connect_timeout (seconds)")
-                             if "connect_timeout" in s else 10.0),
-            command_timeout=(field_number(src, s, "command_timeout", 0, MAX_TIMEOUT_S, lo_open=True,
-                                          what="ssh.command_timeout (seconds)")
-                             if "command_timeout" in s else 300.0),
-            forks=_positive_int(src, s, "forks", "ssh.forks", MAX_FORKS) if "forks" in s else 32,
-        )
-
-    launcher = Launcher()
-    if "launcher" in root:
-        if isinstance(root["launcher"], dict) and "hostfile_slots" in root["launcher"]:
-            # Accepted and validated since the first inventory, never read: a host's slots are
-            # the ranks sncheck places on it (launch/commands.py hostfile_text). Refused, not dropped.
-            raise src.error("launcher.hostfile_slots is not used: each host's hostfile slots are the ranks "
-                            "sncheck places on it (its cards); remove the key", root["launcher"], "hostfile_slots")
-        lnode = check_keys(src, root["launcher"], LAUNCHER_KEYS, "launcher")
-        ltype = field_str(src, lnode, "type", choices=("mpirun", "srun"), what="launcher type") \
-            if "type" in lnode else "mpirun"
-        extra = lnode.get("extra_args", [])
-        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra) \
-                or len(extra) > MAX_EXTRA_ARGS:
-            raise src.error(f"launcher.extra_args must be a list of at most {MAX_EXTRA_ARGS} strings",
-                            lnode, "extra_args")
-        tests_dir = (field_str(src, lnode, "nccl_tests_dir", what="launcher.nccl_tests_dir")
-                     if lnode.get("nccl_tests_dir") is not None else None)
-        parallel = _positive_int(src, lnode, "parallel_steps", "launcher.parallel_steps", MAX_PARALLEL_STEPS) \
-            if "parallel_steps" in lnode else Launcher.parallel_steps
-        launcher = Launcher(ltype, tuple(extra), tests_dir, parallel)
-
-    sn_list = root["supernodes"]
-    if not isinstance(sn_list, list) or not sn_list:
-        raise src.error("supernodes must be a non-empty list", root, "supernodes")
     supernodes: list[Supernode] = []
-    platforms_used: dict = {}
+    platforms_used: dict[str | None, Platform | None] = {}
     hosts: dict[str, Host] = {}
-    host_where: dict[str, str] = {}
     n_cards = 0
-    for sn in sn_list:
-        sn = check_keys(src, sn, SUPERNODE_KEYS, "supernode", required=("name", "hosts"))
-        sn_name = _str(src, sn, "name", _SAFE_NAME)
-        if any(s.name == sn_name for s in supernodes):
+    for spec, sn in zip(schema.supernodes, root["supernodes"]):
+        sn_name = spec.name
+        if any(x.name == sn_name for x in supernodes):
             raise src.error(f"duplicate supernode name {sn_name!r}", sn, "name")
-        plat = _platform(src, sn, "platform", platforms) if "platform" in sn else top_platform
-        if "cards_per_host" in sn:
-            cards = _positive_int(src, sn, "cards_per_host", f"cards_per_host of supernode {sn_name}",
-                                  MAX_CARDS_PER_HOST)
+        plat = platforms[spec.platform] if spec.platform is not None else top_platform
+        if spec.cards_per_host is not None:
+            cards = spec.cards_per_host
         elif plat is not None:
             cards = plat.cards_per_host
         else:
             raise src.error(f"supernode {sn_name!r} needs cards_per_host (or a platform that sets it)", sn)
-        if sn["hosts"] in (None, "", []):
+        if not spec.hosts:
             raise src.error(f"supernode {sn_name!r} has no hosts", sn, "hosts")
         try:
-            names = hostlist.expand(sn["hosts"], limit=min(MAX_HOSTS - len(hosts),
-                                                           (MAX_CARDS - n_cards) // cards))
+            names = hostlist.expand(spec.hosts, limit=min(MAX_HOSTS - len(hosts), (MAX_CARDS - n_cards) // cards))
         except hostlist.HostlistTooLarge as e:
             raise src.error(f"{e} (at most {MAX_HOSTS} hosts and {MAX_CARDS} cards in one inventory)",
                             sn, "hosts") from e
@@ -322,52 +321,40 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
                        else f"host {h!r} is in two supernodes: {other!r} and {sn_name!r}")
                 raise src.error(msg, sn, "hosts")
             hosts[h] = Host(h, sn_name, cards)
-            host_where[h] = src.where(sn, "hosts")
         if plat is not None and plat.domain_hosts and len(names) > plat.domain_hosts:
             tip = " (list each host as its own supernode)" if plat.domain_hosts == 1 else ""
             raise src.error(f"supernode {sn_name!r} has {len(names)} hosts; one {plat.name} scale-up domain has "
                             f"at most {plat.domain_hosts}{tip}", sn, "hosts")
-        checks = {**top_checks, **(_checks(src, sn, "checks") if "checks" in sn else {})}
+        checks = {**top_checks, **(spec.checks or {})}
         supernodes.append(Supernode(sn_name, tuple(names), plat.name if plat else None, tuple(checks.items())))
         platforms_used[plat.name if plat else None] = plat
         total_cards = sum(x.cards for x in hosts.values())
         if total_cards > MAX_CARDS:
             raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", sn, "hosts")
 
-    if "hosts" in root and root["hosts"] is not None:
+    imex_of: dict[str, str] = {}  # IMEX address -> the host that claims it
+    for h, over in (schema.hosts or {}).items():
         overrides = root["hosts"]
-        if not isinstance(overrides, dict):
-            raise src.error("hosts must be a mapping of host name to overrides", root, "hosts")
-        imex_of: dict[str, str] = {}  # IMEX address -> the host that claims it
-        for h, spec in overrides.items():
-            if not isinstance(h, str) or h not in hosts:
-                raise src.error(f"host {h!r} has overrides but is in no supernode", overrides, str(h))
-            spec = check_keys(src, spec or LineDict(), HOST_KEYS, f"hosts.{h}")
-            base = hosts[h]
-            imex = _ip(src, spec, "imex_address", f"imex_address of host {h}") if "imex_address" in spec else None
-            if imex is not None and imex in imex_of:
-                raise src.error(f"hosts {imex_of[imex]} and {h} have the same imex_address {imex}: each IMEX "
-                                f"node is one tray", spec, "imex_address")
-            if imex is not None:
-                imex_of[imex] = h
-            hosts[h] = Host(
-                h, base.supernode,
-                _positive_int(src, spec, "cards", f"cards of host {h}", MAX_CARDS_PER_HOST)
-                if "cards" in spec else base.cards,
-                address=_str(src, spec, "address", _SAFE_ADDRESS) if "address" in spec else None,
-                port=_port(src, spec, "port") if "port" in spec else None,
-                user=_str(src, spec, "user", _SAFE_NAME) if "user" in spec else None,
-                identity_file=_str(src, spec, "identity_file") if "identity_file" in spec else None,
-                imex_address=imex,
-            )
-    design = {**_platform_design(src, root, top_platform, platforms_used), **design}
+        if h not in hosts:
+            raise src.error(f"host {h!r} has overrides but is in no supernode", overrides, h)
+        o = over or HostSchema()
+        imex = o.imex_address
+        if imex is not None and imex in imex_of:
+            raise src.error(f"hosts {imex_of[imex]} and {h} have the same imex_address {imex}: each IMEX "
+                            f"node is one tray", overrides[h], "imex_address")
+        if imex is not None:
+            imex_of[imex] = h
+        base = hosts[h]
+        hosts[h] = Host(h, base.supernode, o.cards if o.cards is not None else base.cards, address=o.address,
+                        port=o.port, user=o.user, identity_file=o.identity_file, imex_address=imex)
+    design = {**_platform_design(top_platform, platforms_used), **_design(schema.design, root.get("design"))}
     if sum(h.cards for h in hosts.values()) > MAX_CARDS:
         raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", root, "hosts")
-    fabric = parse_fabric(src, root["fabric"], {h: x.cards for h, x in hosts.items()}) \
-        if root.get("fabric") is not None else None
-    return Inventory(name=name, supernodes=tuple(supernodes), hosts=hosts, design=design,
-                     backend=backend, dist_backend=dist_backend, ssh=ssh, launcher=launcher,
-                     source=src.name, fabric=fabric,
+    fabric = parse_fabric(src, schema.fabric, root["fabric"], {h: x.cards for h, x in hosts.items()}) \
+        if schema.fabric is not None else None
+    return Inventory(name=schema.name or Path(src.name).stem, supernodes=tuple(supernodes), hosts=hosts,
+                     design=design, backend=backend, dist_backend=dist_backend, ssh=ssh, launcher=launcher,
+                     source=src.name, fabric=fabric, description=schema.description,
                      platforms={p.name: p for p in platforms_used.values() if p is not None})
 
 

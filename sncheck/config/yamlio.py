@@ -125,11 +125,16 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+    # A merge key's (``<<: *base``) pairs come first and the mapping's own keys override
+    # them, as YAML says; a key written twice in the mapping itself is refused.
+    own_pairs = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
     loader.flatten_mapping(node)
+    merged = len(node.value) - own_pairs
+    own: set = set()
     out = LineDict()
     out.line = node.start_mark.line + 1
     out.key_lines = {}
-    for key_node, value_node in node.value:
+    for i, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         try:
             hash(key)
@@ -137,10 +142,12 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
             raise yaml.constructor.ConstructorError(
                 None, None, "found an unhashable key", key_node.start_mark
             ) from e
-        if key in out:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
+        if i >= merged:
+            if key in own:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            own.add(key)
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines[str(key)] = key_node.start_mark.line + 1
     return out
