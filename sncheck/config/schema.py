@@ -26,7 +26,7 @@ from pydantic import (AfterValidator, BeforeValidator, BaseModel, ConfigDict, Fi
                       WrapValidator, model_validator)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from sncheck.config.yamlio import LineDict, Source, _show as _shown
+from sncheck.config.yamlio import LineDict, Source, _range, _show as _shown
 from sncheck.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
@@ -95,22 +95,6 @@ def _show(value: Any) -> str:
 
 def _is_tag(part: Any) -> bool:
     return isinstance(part, str) and part.startswith(_TAG)
-
-
-def _n(value: float) -> str:
-    return str(value) if isinstance(value, int) else f"{value:g}"
-
-
-def _range(lo: float | None, hi: float | None, lo_open: bool = False, hi_open: bool = False) -> str:
-    if lo is not None and hi is not None and hi_open:
-        return f" {'above' if lo_open else 'from'} {_n(lo)} and below {_n(hi)}"
-    if lo is not None and hi is not None:
-        return f" {'above' if lo_open else 'from'} {_n(lo)} {'up ' if lo_open else ''}to {_n(hi)}"
-    if lo is not None:
-        return f" {'above' if lo_open else 'of at least'} {_n(lo)}"
-    if hi is not None:
-        return f" {'below' if hi_open else 'of at most'} {_n(hi)}"
-    return ""
 
 
 class _Said(GroupedMetadata):

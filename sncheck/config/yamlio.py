@@ -300,13 +300,20 @@ def field_bool(src: Source, node: LineDict, key: str, what: str | None = None) -
     return value
 
 
-def _range(lo, hi, lo_open: bool = False) -> str:  # noqa: ANN001
+def _n(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def _range(lo: float | None, hi: float | None, lo_open: bool = False, hi_open: bool = False) -> str:
+    """The bounds of a number as an error says them: " from 1 to 8", " above 0 and below 1"."""
+    if lo is not None and hi is not None and hi_open:
+        return f" {'above' if lo_open else 'from'} {_n(lo)} and below {_n(hi)}"
     if lo is not None and hi is not None:
-        return f" {'above' if lo_open else 'from'} {lo:g} {'up ' if lo_open else ''}to {hi:g}"
+        return f" {'above' if lo_open else 'from'} {_n(lo)} {'up ' if lo_open else ''}to {_n(hi)}"
     if lo is not None:
-        return f" {'above' if lo_open else 'of at least'} {lo:g}"
+        return f" {'above' if lo_open else 'of at least'} {_n(lo)}"
     if hi is not None:
-        return f" of at most {hi:g}"
+        return f" {'below' if hi_open else 'of at most'} {_n(hi)}"
     return ""
 
 
