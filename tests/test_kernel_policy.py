@@ -204,6 +204,34 @@ def test_extends_changes_one_entry_and_keeps_the_rest(tmp_path: Path) -> None:
     assert "kernel-amdgpu" not in names and names[-1] == "my-aer"
 
 
+def test_a_list_override_keeps_the_defaults_summary_and_action(tmp_path: Path) -> None:
+    """An entry split into cases by an override (a driver range, then the rest) kept neither the
+    shipped entry's summary nor its action: the finding said only 'NVIDIA Xid' and took the
+    rule's action (contact_support) for an Xid 79 whose table says reboot. Each case keeps what
+    it does not give; a case that gives its own keeps its own; a list over a list matches cases
+    by their when and drivers."""
+    mine = rules_file(tmp_path, "extends: default\nrules:\n  - name: kernel-xid\n    table:\n"
+                      "      79:\n        - {drivers: '<535', severity: warning, count: 2, window: 24h}\n"
+                      "        - {severity: critical, action: reset_gpu}\n"
+                      "      154:\n        - {when: {recovery_action: 2}, severity: warning}\n"
+                      "        - {when: {recovery_action: 9}, severity: info}\n"
+                      "        - {severity: critical, summary: mine}\n")
+    table = next(r for r in mine.rules if r.name == "kernel-xid").params["table"]
+    fell = "GPU has fallen off the bus"
+    assert table[79] == [{"drivers": "<535", "severity": "warning", "count": 2, "window": "24h", "action": "reboot",
+                          "summary": fell},
+                         {"severity": "critical", "action": "reset_gpu", "summary": fell}]
+    assert table[154][0] == {"when": {"recovery_action": 2}, "severity": "warning", "action": "reboot",
+                             "summary": "the node needs a reboot"}
+    assert table[154][1] == {"when": {"recovery_action": 9}, "severity": "info"}  # no such case in the base
+    assert table[154][2] == {"severity": "critical", "summary": "mine", "action": "contact_support"}  # the catch-all's
+    # judged: an Xid 79 on driver 550 takes the second case, with the default's summary
+    [f] = judge([kernel_row("n1", [xid(79, "2026-01-01T00:00:00+00:00")], driver="550.54.15")], topo(tmp_path), mine)
+    assert (f.severity, f.evidence["action"]) == ("critical", "reset_gpu") and fell in f.message, f.message
+    [f] = judge([kernel_row("n1", [xid(79, "2026-01-01T00:00:00+00:00")], driver="470.82.01")], topo(tmp_path), mine)
+    assert (f.severity, f.evidence["action"]) == ("info", "reboot") and fell in f.message, f.message
+
+
 @pytest.mark.parametrize("text, why", [
     ("extends: default\nrules:\n  - name: kernel-xid\n    table:\n      13: {severity: warning, window: 24h}\n",
      r"mine.yaml:4: .*a window needs a count above 1"),

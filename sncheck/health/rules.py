@@ -40,7 +40,8 @@ allow_skips:                             # tests a tool may skip without "not me
 
 ``extends``: this file's rules are the base's, with a rule of the same name merged onto the
 base's (the keys given replace its; a ``table`` is merged code by code, an entry given as a
-mapping over a mapping changing only the keys it gives) and the other rules added after
+mapping over a mapping changing only the keys it gives, an entry given as a list of cases
+keeping the base entry's summary and action in each case that gives none) and the other rules added after
 them. The base is checked on its own (its errors name its file); a merged rule's errors
 name this file, at the line of the rule that changed it. Bases may extend bases (at most
 :data:`MAX_EXTENDS` deep; a cycle is refused).
@@ -56,6 +57,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 import pandas as pd
@@ -174,9 +176,33 @@ def _merged(base: LineDict, mine: LineDict) -> LineDict:
         table = dict(base["table"])
         for key, entry in mine["table"].items():
             old = table.get(key)
-            table[key] = {**old, **entry} if isinstance(old, dict) and isinstance(entry, dict) else entry
+            if isinstance(old, dict) and isinstance(entry, dict):
+                table[key] = {**old, **entry}
+            elif isinstance(entry, list):
+                table[key] = [_inherit(old, case) for case in entry]
+            else:
+                table[key] = entry
         out["table"] = table
     return out
+
+
+# What a report is and what to do about it: kept by an override that splits an entry into a
+# list of cases (by count, driver or field); its severity, count and window are the case's own.
+_INHERITED = ("summary", "action")
+
+
+def _inherit(old: Any, case: Any) -> Any:
+    """A case of a list given over a base entry, with the base's summary and action where the
+    case gives none: from the base entry itself (a mapping), or from the base list's case of
+    the same ``when`` and ``drivers`` (a list)."""
+    if not isinstance(case, dict):
+        return case  # told as an error by the table check
+    if isinstance(old, list):
+        old = next((c for c in old if isinstance(c, dict) and c.get("when") == case.get("when")
+                    and c.get("drivers") == case.get("drivers")), None)
+    if not isinstance(old, dict):
+        return case
+    return {**{k: old[k] for k in _INHERITED if k in old}, **case}
 
 
 def _base(src: Source, root: LineDict, seen: tuple[str, ...]) -> tuple[list, tuple[AllowedSkip, ...], tuple[str, ...]]:
