@@ -22,6 +22,7 @@ from sncheck.cli.main import main
 from sncheck.errors import ConfigError
 from sncheck.run.inputs import load_inventory_text
 from sncheck.store.rundir import RunStore, read_frames, read_rows
+from sncheck.vendors.parsers import strip_source_header
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -217,6 +218,35 @@ def test_a_special_file_as_a_runs_results_json_is_refused_not_taken_for_a_killed
             assert mode_of(run / "results.json") == mode and not (tmp_path / "b.json").exists(), label
     made = cli("baseline", "make", str(run), "--out", str(tmp_path / "b.json"))  # absent: a killed run
     assert made.exit_code == 0, made.output
+
+
+@pytest.mark.parametrize("command", [
+    ("diff", "{run}", "{run}"),
+    ("plan", "--params", "7B", "--layout", "tp=1,pp=1,dp=1", "--measured", "{run}"),
+    ("watch", "{dumps}", "--once", "--out", "{out}", "--baseline", "{run}"),
+])
+def test_a_special_file_as_results_json_is_named_not_said_missing(tmp_path, command):
+    """diff, plan --measured and watch --baseline asked is_file() whether a run directory had
+    its results.json: a FIFO, a socket, a device or a link to one there was "no results.json"
+    (exit 2 naming the directory: the wrong fix suggested), or, for watch, the directory was
+    read as a job's dumps. Each goes through the one reader now: exit 2 naming the special
+    file, left as it was."""
+    from adversary import mode_of, planted, special_files
+
+    run, dumps = tmp_path / "run", tmp_path / "dumps"
+    run.mkdir()
+    dumps.mkdir()
+    ras = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "nccl-ras" / "02_ok_256ranks_2.26.2_issue1730.txt"
+    (dumps / "ras.txt").write_text(strip_source_header(ras.read_text()))  # a job's dump to judge
+    for label, special in special_files(tmp_path / "specials"):
+        with planted(special, run / "results.json") as mode:
+            args = [a.format(run=run, dumps=dumps, out=tmp_path / "out") for a in command]
+            line = one_line_error(cli(*args))
+            assert "results.json" in line and "not a regular file" in line, (label, line)
+            assert "no results.json" not in line, (label, line)
+            assert mode_of(run / "results.json") == mode, label
+        if command[0] == "watch":
+            break  # the FIFO: a watch judges the dumps first (1.6 s a call; CI time)
 
 
 def test_baseline_from_nonfinite_rows_does_not_break_the_next_run(tmp_path, inv):

@@ -10,6 +10,7 @@ computed from its rows.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -89,7 +90,9 @@ class RunRef:
     def __init__(self, ref: str, state_dir: str | Path | None) -> None:
         self.ref = ref
         path = Path(ref)
-        if path.is_dir() and (path / "results.json").is_file():
+        # anything at results.json but a missing file goes through the one reader: a FIFO, a
+        # device or a link to one there is refused naming it (is_file() said "no results.json")
+        if path.is_dir() and os.path.lexists(path / "results.json"):
             run = read_record(path / "results.json")
             self.run_id = run.run_id or ref
             self.summaries = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)

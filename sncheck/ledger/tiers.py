@@ -46,6 +46,7 @@ its own), else ``--design``; each tier says where its figures came from.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,7 +176,7 @@ def measured_figures(ref: str | Path) -> Figures:
     if p.is_file() and p.name != "results.json":
         return _baseline_figures(p)
     run_dir = p.parent if p.is_file() else p
-    if not (run_dir / "results.json").is_file():
+    if not os.path.lexists(run_dir / "results.json"):  # a FIFO or device there: the reader names it
         raise ConfigError("not a run directory (no results.json) or a baseline (sncheck baseline make)", str(p))
     from sncheck.store.rundir import read_frames
 

@@ -8,6 +8,7 @@ carries the scoped confirmation to run in the next gap between jobs
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from dataclasses import dataclass, field, replace
@@ -209,7 +210,7 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
 
     p = Path(ref)
     run_dir = p.parent if p.is_file() else p
-    if p.is_file() or (p / "results.json").is_file():
+    if p.is_file() or (p.is_dir() and os.path.lexists(p / "results.json")):  # a FIFO there: the reader names it
         try:
             data = json.loads(read_input(run_dir / "results.json", "results").decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
