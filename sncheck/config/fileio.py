@@ -27,6 +27,7 @@ import fcntl
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from sncheck.errors import ConfigError, HarnessError
@@ -156,29 +157,82 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
     Via a private temporary sibling (``mkstemp``: ``O_CREAT | O_EXCL``, never a planted
     link) and ``os.replace`` (a rename replaces a link, it never writes through it). The
     parent directory must not be a symlink; ``path`` must not be a FIFO, device, socket
-    or directory, or a link to one (ConfigError)."""
+    or directory, or a link to one (ConfigError). The temporary file is held under an
+    ``flock`` until it is renamed, so the temporary files a killed write left behind are
+    told from a write in progress and removed by the next write (:func:`clean_stale_temps`)."""
     path = Path(path)
     check_output(path)
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
     if parent.is_symlink():
         raise HarnessError(f"{parent} is a symlink; sncheck never writes through a link")
+    clean_stale_temps(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     try:
         with os.fdopen(fd, "wb") as fh:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # ours until renamed: clean_stale_temps leaves it
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
-        # mkstemp makes 0600 files; outputs are for the team, so honour the umask.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        check_output(path)  # again, just before the rename: a FIFO planted meanwhile is not replaced
-        os.replace(tmp, path)
+            # mkstemp makes 0600 files; outputs are for the team, so honour the umask.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
+            check_output(path)  # again, just before the rename: a FIFO planted meanwhile is not replaced
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# mkstemp's names: the prefix, 8 of these characters, the suffix (tempfile._RandomNameSequence)
+_TEMP_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+STALE_TEMP_S = 5.0  # younger than this, a temporary file may be a write between mkstemp and its flock
+
+
+def clean_stale_temps(path: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary files a killed :func:`write_atomic` of ``path`` left beside it
+    (``.NAME.XXXXXXXX.tmp``); the names removed. Only what is surely ours and dead: a name of
+    exactly that pattern, a regular file (never a link, FIFO or directory: opened without
+    following links and without blocking), owned by this user, older than
+    :data:`STALE_TEMP_S`, and not locked (a write in progress holds its ``flock``). Anything
+    else, and any error, is left alone: cleaning up never fails a write."""
+    path = Path(path)
+    head = f".{path.name}."
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(head) and n.endswith(".tmp")
+                 and len(n) == len(head) + 8 + 4 and set(n[len(head):-4]) <= _TEMP_CHARS]
+    except OSError:
+        return removed
+    for name in names:
+        temp = path.parent / name
+        try:
+            if not stat.S_ISREG(os.lstat(temp).st_mode):
+                continue  # a device is never opened: opening one may act on it
+            fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                         | getattr(os, "O_NOCTTY", 0))
+        except OSError:
+            continue  # a link (ELOOP), gone, not ours to read
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or \
+                    st.st_mtime > time.time() - STALE_TEMP_S:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a write in progress
+            now = os.lstat(temp)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):  # still the file we locked
+                os.unlink(temp)
+                removed.append(name)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 def append_text(path: str | os.PathLike[str], text: str, lock: bool = True) -> None:
