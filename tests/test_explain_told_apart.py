@@ -18,7 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPO = Topology(load_inventory(ROOT / "fixtures/inventories/hgx-2su.yaml"))
-RULE = next(r for r in load_rules().rules if r.name == "collective-straggler")
+RULES = {r.name: r for r in load_rules().rules}
+RULE = RULES["collective-straggler"]
 
 
 def rows(late: dict[str, float]) -> pd.DataFrame:
@@ -38,6 +39,7 @@ def judge(late: dict[str, float], untold: bool = True) -> set[str]:
 
 
 HOST = [f"hgx02/gpu{g}" for g in range(8)]
+FLEET = Topology(load_inventory(ROOT / "fixtures/inventories/fleet-12sn.yaml"))  # three-host domains
 
 
 def test_seven_late_cards_of_an_untold_host_are_seven_findings_and_the_eighth_none():
@@ -66,8 +68,8 @@ def test_a_cards_scale_up_retest_gives_it_the_partners_its_card_bar_needs():
     so its median was never judged and the faint card was released."""
     from sncheck.run.controls import peers_for
 
-    topo = Topology(load_inventory(ROOT / "fixtures/inventories/fleet-12sn.yaml"))
-    card_bar = next(r for r in load_rules().rules if r.name == "p2p-bandwidth-card-slow")
+    topo = FLEET
+    card_bar = RULES["p2p-bandwidth-card-slow"]
     peers = peers_for(["s06n2/gpu6"], topo, set(), "scale_up")
     assert len(peers) >= card_bar.params.get("min_pairs", 3)
     assert all(topo.tier("s06n2/gpu6", p) == "scale_up" for p in peers)
@@ -82,8 +84,8 @@ def test_a_card_bar_the_retest_could_not_apply_never_releases():
     from sncheck.model import EntityKind, Finding, Severity
     from sncheck.run.confirm import Window
 
-    topo = Topology(load_inventory(ROOT / "fixtures/inventories/fleet-12sn.yaml"))
-    card_bar = next(r for r in load_rules().rules if r.name == "p2p-bandwidth-card-slow")
+    topo = FLEET
+    card_bar = RULES["p2p-bandwidth-card-slow"]
     w = object.__new__(Window)
     w.f = Finding("s06n2/gpu6", EntityKind.CARD, "connectivity", card_bar.name, Severity.WARNING, "", {})
     w.ctx = type("Ctx", (), {"topo": topo})()
