@@ -173,6 +173,9 @@ def parse_topo(text: str) -> dict[str, Any]:
     lines = text.splitlines()
     header_at = next((i for i, ln in enumerate(lines) if _is_topo_header(ln)), None)
     if header_at is None:
+        said = [ln.strip() for ln in lines if TOOL_ERROR.search(ln)]
+        if said:  # nvidia-smi's own failure ('NVIDIA-SMI has failed ...'): a finding, not unreadable text
+            return {"tool": "nvidia-smi-topo", "gpus": [], "nics": [], "matrix": {}, "affinity": {}, "errors": said}
         raise ParseError("no 'GPU0 GPU1 ...' header row found", tool="nvidia-smi-topo")
     devices, labels = _topo_columns(lines[header_at])
     matrix: dict[str, dict[str, str]] = {}
@@ -219,7 +222,7 @@ def _topo_cut_short(lines: list[str], devices: list[str], matrix: dict, legend: 
     if matrix and missing:
         out.append(f"no matrix row for {', '.join(missing[:4])}: output cut short")
     text = "\n".join(lines)
-    if "Legend:" in text:
+    if re.search(r"^\s*Legend:\s*$", text, re.MULTILINE):  # not the 'NIC Legend:' alone
         nvlink = any(str(c).startswith("NV") for row in matrix.values() for c in row.values())
         last = "NV#" if nvlink else "PIX"
         if not re.search(rf"^\s*{re.escape(last)}\s*=", text, re.MULTILINE):
@@ -227,9 +230,10 @@ def _topo_cut_short(lines: list[str], devices: list[str], matrix: dict, legend: 
         nics = [d for d in devices if d.startswith("NIC")]
         if nics and [n for n in nics if n not in legend]:
             out.append(f"the NIC Legend lacks {', '.join(n for n in nics if n not in legend)}: output cut short")
-    elif matrix and not missing and any(d.startswith("NIC") for d in devices):
-        # topo -m prints its Legend after the matrix, with a NIC Legend naming each NIC column
-        out.append("the matrix has NIC columns but no Legend naming them follows: output cut short")
+    elif matrix and not missing:
+        # topo -m and -mp print their Legend after every matrix (and a NIC Legend naming each
+        # NIC column): a matrix without it is an excerpt or a cut
+        out.append("no Legend follows the matrix (topo -m prints one under every matrix): output cut short")
     return out
 
 

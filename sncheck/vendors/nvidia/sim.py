@@ -248,9 +248,22 @@ def render_topo(state: HostState) -> str:
         cells = "".join(("PIX" if i == j else "SYS").ljust(cell) for j in range(n))
         cells += "".join((" X" if i == j else "SYS").ljust(cell) for j in range(nics))
         out.append(f"NIC{i}".ljust(cell) + cells.rstrip())
+    out += ["", "Legend:", ""] + [f"  {k:<4} = {what}" for k, what in TOPO_LEGEND]  # under every matrix
     if nics:
         out += ["", "NIC Legend:", ""] + [f"  NIC{i}: mlx5_{i}" for i in range(nics)]
     return "\n".join(out) + "\n"
+
+
+# topo -m's Legend as nvidia-smi prints it (nvidia-smi-topo/03_a10_4gpu_pcie_sys_only_2nics.txt)
+TOPO_LEGEND = (
+    ("X", "Self"),
+    ("SYS", "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)"),
+    ("NODE", "Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node"),
+    ("PHB", "Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)"),
+    ("PXB", "Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)"),
+    ("PIX", "Connection traversing at most a single PCIe bridge"),
+    ("NV#", "Connection traversing a bonded set of # NVLinks"),
+)
 
 
 def _nic_per_gpu(state: HostState) -> bool:

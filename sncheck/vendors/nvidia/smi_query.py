@@ -105,7 +105,7 @@ def parse_query(text: str) -> dict[str, Any]:
         )
     gpus = [_gpu_summary(node) for node in gpu_nodes]
     errors += _impossible_listing(attached, gpus)
-    errors += _cut_short(gpu_nodes)
+    errors += _cut_short(gpu_nodes, _major(root.value_at("Driver Version")))
     return {
         "tool": "nvidia-smi-q",
         "driver_version": na_or(root.value_at("Driver Version"), str),
@@ -133,7 +133,9 @@ def _impossible_listing(attached: int | None, gpus: list[dict[str, Any]]) -> lis
 _LAST_ENTRY = {"Retired Pages": ("Pending Page Blacklist", "Pending Page Retirement", "Pending"),
                "Remapped Rows": ("Bank Remap Availability Histogram",),
                "Bank Remap Availability Histogram": ("None",),
-               "ECC Errors": ("Aggregate", "Volatile"),
+               "ECC Errors": ("Aggregate", "Volatile"),  # a MIG Device's: Volatile only (_ecc_cut_short: a GPU's)
+               "ECC Mode": ("Pending",), "MIG Mode": ("Pending",),
+               "Aggregate Uncorrectable SRAM Sources": ("SRAM Other",),
                "FB Memory Usage": ("Free",), "BAR1 Memory Usage": ("Free",),
                "Utilization": ("Decoder",),  # newer drivers add JPEG and OFA after it
                "Capabilities": ("EGM",)}
@@ -151,7 +153,12 @@ def _shape(node: _Node, depth: int = 0) -> set[str]:
     return names
 
 
-def _cut_short(gpu_nodes: list[_Node]) -> list[str]:
+def _major(version: str | None) -> int | None:
+    m = re.match(r"\s*([0-9]+)\.", version or "")
+    return int(m.group(1)) if m else None
+
+
+def _cut_short(gpu_nodes: list[_Node], driver: int | None = None) -> list[str]:
     out: list[str] = []
     first = _shape(gpu_nodes[0]) if gpu_nodes else set()
     for gpu in gpu_nodes:
@@ -161,16 +168,45 @@ def _cut_short(gpu_nodes: list[_Node]) -> list[str]:
             out.append(f"{where}: a GPU section with no entries: output cut short")
         if full and gpu.get("Processes") is None:
             out.append(f"{where}: no 'Processes' section, the last of a full listing: output cut short")
+        elif full and driver is not None and driver >= 560 and gpu.get("Capabilities") is None:
+            out.append(f"{where}: no 'Capabilities' section, the last of a full listing from driver 560: "
+                       "output cut short")
+        out += _ecc_cut_short(gpu)
         if (tail := _last_node(gpu)) is not gpu and tail.value is None and not tail.children:
             out.append(f"{where}: '{tail.key}' ends before its first entry: output cut short")
+        by_key: dict[str, list[_Node]] = {}
+        for node in _walk(gpu):  # one walk for every section below (a walk per section cost seconds)
+            by_key.setdefault(node.key, []).append(node)
         for section, last in _LAST_ENTRY.items():
-            for node in _find(gpu, section):
+            for node in by_key.get(section, ()):
                 if node.children and not any(node.get(k) is not None for k in last):
                     out.append(f"{where}: '{section}' ends before '{last[0]}': output cut short")
         missing = sorted(first - _shape(gpu))
         if gpu is not gpu_nodes[0] and missing:
             out.append(f"{where}: lacks {', '.join(missing[:3])} that {gpu_nodes[0].key} lists: output cut short")
     return list(dict.fromkeys(out))
+
+
+def _ecc_cut_short(gpu: _Node) -> list[str]:
+    """ECC Errors lists Volatile, then Aggregate with every counter Volatile has (H100 on: the
+    split SRAM counters, then 'SRAM Threshold Exceeded' and the 'Aggregate Uncorrectable SRAM
+    Sources' section): an Aggregate short of them was cut."""
+    errors = gpu.get("ECC Errors")  # the GPU's own (a MIG Device's lists Volatile only)
+    if errors is None or (volatile := errors.get("Volatile")) is None:
+        return []
+    aggregate = errors.get("Aggregate")
+    if aggregate is None:
+        return [f"{gpu.key}: ECC Errors ends before its Aggregate counters: output cut short"]
+    out = []
+    lacking = sorted(set(_leaves(volatile) or {}) - set(_leaves(aggregate) or {}))
+    if lacking:
+        out.append(f"{gpu.key}: ECC Errors' Aggregate lacks {', '.join(lacking[:3])} that Volatile lists: "
+                   "output cut short")
+    elif volatile.get("SRAM Uncorrectable Parity") is not None and (
+            aggregate.get("SRAM Threshold Exceeded") is None or errors.get("Aggregate Uncorrectable SRAM Sources") is None):
+        out.append(f"{gpu.key}: ECC Errors ends before its 'SRAM Threshold Exceeded' and 'Aggregate Uncorrectable "
+                   "SRAM Sources': output cut short")
+    return out
 
 
 def _last_node(node: _Node) -> _Node:
@@ -180,12 +216,13 @@ def _last_node(node: _Node) -> _Node:
     return node
 
 
-def _find(node: _Node, key: str) -> list[_Node]:
-    found = []
-    for c in node.children:
-        if c.key == key:
-            found.append(c)
-        found.extend(_find(c, key))
+def _walk(node: _Node) -> list[_Node]:
+    """Every node below ``node``, depth first in listing order."""
+    found, pending = [], list(reversed(node.children))
+    while pending:
+        c = pending.pop()
+        found.append(c)
+        pending.extend(reversed(c.children))
     return found
 
 
