@@ -46,8 +46,10 @@ def write_inventory(path: Path, cluster: SshdCluster, platform: str, supernodes:
     return path
 
 
-def host_facts(inventory: Path, cluster: SshdCluster, **options) -> tuple[list[dict], list]:
-    """Host facts of every host over real SSH, and the findings the shipped rules make of them."""
+def host_facts(inventory: Path, cluster: SshdCluster, outputs: dict[str, list[dict]] | None = None,
+               **options) -> tuple[list[dict], list]:
+    """Host facts of every host over real SSH, and the findings the shipped rules make of them;
+    ``outputs`` (if given) gets each host's raw outputs, as the backend kept them."""
     topo = Topology(load_inventory(inventory))
     backend = SshBackend(topo, known_hosts=str(cluster.known_hosts), ssh_config=str(cluster.ssh_config), **options)
     rows: list[dict] = []
@@ -55,6 +57,8 @@ def host_facts(inventory: Path, cluster: SshdCluster, **options) -> tuple[list[d
         backend.host_facts(tuple(topo.inventory.hosts), rows.append)
     finally:
         backend.close()
+    if outputs is not None:
+        outputs.update({h: backend.raw_outputs(h) for h in topo.inventory.hosts})
     ctx = DetectContext(topo, topo.inventory.design)
     findings = evaluate(load_rules("default").rules, pd.DataFrame(rows), ctx)
     return rows, findings
@@ -62,3 +66,38 @@ def host_facts(inventory: Path, cluster: SshdCluster, **options) -> tuple[list[d
 
 def facts_of(rows: list[dict], host: str) -> dict[str, dict]:
     return {r["fact"]: r for r in rows if r["kind"] == "host_fact" and r["host"] == host}
+
+
+def disagreements(outputs: dict[str, list[dict]], rows: list[dict], commands: dict, cards: int,
+                  design_only: frozenset[str] = frozenset()) -> tuple[list[str], int]:
+    """One parser, one judgement (issue 28): for every command a host ran, whether ``sncheck
+    parse VIEW --expect CARDS`` of the output the run read exits 1 exactly where the run's facts
+    of that command fail. The lines where they differ, and how many outputs were compared. A
+    fact the run judges against what no output carries (the platform's design) is named in
+    ``design_only`` and left out."""
+    from sncheck.errors import ParseError
+    from sncheck.vendors.hostjudge import bind
+    from sncheck.vendors.parsers import failures, parse_text
+
+    by_display = {c.display: c for c in (bind(c) for c in commands.values())}
+    wrong, compared = [], 0
+    for host, outs in outputs.items():
+        for out in outs:
+            cmd = by_display.get(out["command"])
+            if cmd is None or cmd.view is None or out["exit_code"] not in (0, None):
+                continue
+            facts = [r for r in rows if r.get("host") == host and r.get("fact") in cmd.facts and r.get("tool") == cmd.tool]
+            if not facts:
+                continue
+            compared += 1
+            expect = cards if cmd.listing is not None and cmd.listing.cards else None
+            try:
+                parse_fails = bool(failures(parse_text(cmd.view, out["stdout"], expect=expect)))
+            except ParseError:
+                parse_fails = True
+            run_fails = [r["fact"] for r in facts if not r["ok"] and r["fact"] not in design_only]
+            if parse_fails != bool(run_fails):
+                wrong.append(f"{host} `{out['command']}` ({cmd.view}): parse {'exits 1' if parse_fails else 'exits 0'}, "
+                             f"run {'fails ' + ', '.join(run_fails) if run_fails else 'passes'} "
+                             f"({[r['message'][:160] for r in facts]})")
+    return wrong, compared

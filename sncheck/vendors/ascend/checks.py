@@ -176,6 +176,17 @@ def check_fec(host, parsed, expect):
                     lambda p: None if p["fec"].lower().startswith("rs") else f"fec {p['fec']}", "FEC", expect)
 
 
+def _sweep_of(view: str, check: Any) -> Any:
+    """``check`` on a sweep of ``view`` only. The sweep commands share one parse view
+    (``ascend-sweep``), and ``sncheck parse`` runs the check of every command whose output that
+    view reads (one parser, one judgement): a health sweep given to the ECC check raised
+    KeyError (exit 3). Another view's sweep (or one whose sections name none: sncheck's own
+    loop always names it) is nothing this check judges."""
+    def judged(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+        return check(host, parsed, expect) if parsed.get("view") == view else []
+    return judged
+
+
 def commands_for_node(packages: int, chips: int) -> dict[str, Any]:
     devices = packages * chips
 
@@ -186,19 +197,19 @@ def commands_for_node(packages: int, chips: int) -> dict[str, Any]:
         command("info", "npu-smi", ["npu-smi", "info"], npu_smi.parse_info, check_info,
                 "card_count", "npu_health", "hbm_capacity"),
         command("health", "npu-smi", sh(sweep.npu_smi_script("health", packages, chips)), sweep.parse_sweep,
-                check_health_codes, "npu_health_codes"),
+                _sweep_of("health", check_health_codes), "npu_health_codes"),
         command("ecc", "npu-smi", sh(sweep.npu_smi_script("ecc", packages, chips)), sweep.parse_sweep,
-                check_ecc, "ecc"),
+                _sweep_of("ecc", check_ecc), "ecc"),
         command("topo", "npu-smi", ["npu-smi", "info", "-t", "topo"], npu_smi.parse_topo, check_topo, "ub_topology"),
         command("spod", "npu-smi", ["npu-smi", "info", "-t", "spod-info", "-i", "0", "-c", "0"], npu_smi.parse_spod,
                 check_spod, "super_pod"),
-        command("roce_link", "hccn_tool", sh(sweep.hccn_script("link", devices)), sweep.parse_sweep, check_link,
+        command("roce_link", "hccn_tool", sh(sweep.hccn_script("link", devices)), sweep.parse_sweep, _sweep_of("link", check_link),
                 "roce_link"),
         command("roce_net_health", "hccn_tool", sh(sweep.hccn_script("net_health", devices)), sweep.parse_sweep,
-                check_net_health, "roce_net_health"),
+                _sweep_of("net_health", check_net_health), "roce_net_health"),
         command("roce_optical", "hccn_tool", sh(sweep.hccn_script("optical", devices)), sweep.parse_sweep,
-                check_optical, "roce_optical"),
-        command("roce_fec", "hccn_tool", sh(sweep.hccn_script("fec", devices)), sweep.parse_sweep, check_fec,
+                _sweep_of("optical", check_optical), "roce_optical"),
+        command("roce_fec", "hccn_tool", sh(sweep.hccn_script("fec", devices)), sweep.parse_sweep, _sweep_of("fec", check_fec),
                 "roce_fec"),
     )}
 
