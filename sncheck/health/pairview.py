@@ -68,10 +68,9 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     if cells.empty:
         return {}
     table = topo.card_table
-    a = table.index.get_indexer(cells["src"].astype(str))
-    b = table.index.get_indexer(cells["dst"].astype(str))
+    a, b = positions(cells["src"], table.index), positions(cells["dst"], table.index)
     known = (a >= 0) & (b >= 0)
-    tiers = cells["tier"].astype(str).to_numpy()
+    tiers = strings(cells["tier"])
     value = cells["value"].to_numpy(float)
     failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
     design = cells["design"].to_numpy(float) if "design" in cells else np.full(len(cells), np.nan)
@@ -114,22 +113,34 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     return out
 
 
+def positions(column: pd.Series, index: pd.Index) -> np.ndarray:
+    """Each row's position in ``index`` by its text (-1: not there). A categorical column
+    (the p2p ids) looks up its categories once: converting millions of rows to text took
+    most of a fleet's judging."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        at = np.append(index.get_indexer(column.cat.categories.astype(str)), -1)
+        return at[column.cat.codes.to_numpy()]  # code -1: a missing id, in no index
+    return index.get_indexer(column.astype(str))
+
+
+def strings(column: pd.Series) -> np.ndarray:
+    """The column as text (``astype(str)``), a categorical one through its categories."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        names = np.append(column.cat.categories.astype(str).to_numpy(object), np.nan)  # missing stays missing
+        return names[column.cat.codes.to_numpy()]
+    return column.astype(str).to_numpy()
+
+
 def _median_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     """The median of ``values`` per group code (NaN skipped; NaN where a group has none)."""
+    out = np.full(n, np.nan)
     if len(group) == n and (np.bincount(group, minlength=n) == 1).all():
-        out = np.full(n, np.nan)
         out[group] = values
         return out
     keep = ~np.isnan(values)
-    g, v = group[keep], values[keep]
-    order = np.lexsort((v, g))
-    g, v = g[order], v[order]
-    out = np.full(n, np.nan)
-    if not len(g):
-        return out
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    counts = np.diff(np.r_[starts, len(g)])
-    out[g[starts]] = (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2
+    if keep.any():  # pandas' grouped median: a linear selection per group, not a sort of every value
+        med = pd.Series(values[keep]).groupby(group[keep]).median()
+        out[med.index.to_numpy()] = med.to_numpy()
     return out
 
 
