@@ -38,6 +38,7 @@ def parse_showtopo(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {"tool": "rocm-smi-showtopo", "gpus": [], "weight": {}, "hops": {}, "link_type": {},
                            "numa": {}, "warnings": [], "errors": []}
     section = None
+    ended = False
     cols: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -49,6 +50,7 @@ def parse_showtopo(text: str) -> dict[str, Any]:
         if len(line) > 1 and line[0] == "=" == line[-1]:  # "==== Weight between two GPUs ===="
             # by hand: r"^=+\s*(.*?)\s*=+$" backtracked over every '=' of a long line (1 MB: minutes)
             title = line.strip("=").strip()
+            ended |= title == _END
             section = _SECTIONS.get(title)
             cols = []
             if title == "Numa Nodes":
@@ -69,6 +71,8 @@ def parse_showtopo(text: str) -> dict[str, Any]:
             out["errors"].append(line)
     if not out["weight"] and not out["link_type"] and not out["hops"]:
         raise ParseError("no 'between two GPUs' tables", tool="rocm-smi-showtopo")
+    if not ended:  # main() closes every output but the concise one with the footer spacer
+        out["errors"].append(f"no '{_END}' line: output cut short")
     return out
 
 
@@ -120,8 +124,8 @@ def parse_concise(text: str) -> dict[str, Any]:
         if _END in body:
             ended = True
             continue
-        if "No JSON data to report" in body:
-            errors.append(body)
+        if "No JSON data to report" in body or body.startswith("ERROR:"):
+            errors.append(body)  # 'ERROR: No DRM devices available. Exiting' (main), the JSON one
             continue
         if _OLD_HEADER.match(body):
             saw, old_columns = True, re.sub(r"\b(SCLK|MCLK) OD\b", r"\1_OD", body).split()
@@ -137,7 +141,7 @@ def parse_concise(text: str) -> dict[str, Any]:
             gpus.append(_old_row(old_columns, cells))
         elif saw and (row := _ROW.match(line)):
             g: dict[str, Any] = {"device": int(row.group(1))}
-            temp = re.search(r"([\d.]+)°C", line)
+            temp = re.search(r"([\d.]+)(?:°C|c(?=\s|$))", line)  # ROCm 6: '43.0°C'; 4.x-5.x: '35.0c'
             watts = re.findall(r"([\d.]+)W\b", line)
             clocks = re.findall(r"(\d+)Mhz", line)
             pcts = re.findall(r"(\d+)%", line)
@@ -178,17 +182,44 @@ def parse_concise(text: str) -> dict[str, Any]:
     return {"tool": "rocm-smi", "gpus": gpus, "warnings": warnings, "errors": errors}
 
 
+# print2DArray: each cell left-justified to its column's widest, then a tab: PID, PROCESS NAME (the
+# process's comm, which may hold blanks), GPU(s), VRAM USED, SDMA USED, CU OCCUPANCY ('UNKNOWN' where
+# the library could not read it)
+_PID_ROW = re.compile(r"^(\d+)\s+(.+?)\s+(\d+|UNKNOWN)\s+(\d+|UNKNOWN)\s+(\d+|UNKNOWN)\s+(\d+|UNKNOWN)$")
+
+
+def _count(cell: str) -> int | None:
+    return None if cell == "UNKNOWN" else int(cell)
+
+
 def parse_showpids(text: str) -> dict[str, Any]:
-    procs = []
-    header = False
+    """``--showpids``: the KFD Processes spacer, then 'No KFD PIDs currently running' or the
+    table, a bare '=' spacer, and the footer: without the footer the output was cut."""
+    procs: list[dict[str, Any]] = []
+    errors: list[str] = []
+    header = none = closed = ended = False
     for raw in text.splitlines():
         line = raw.strip()
+        if not line:
+            continue
         if line.startswith("PID") and "PROCESS NAME" in line:
             header = True
-            continue
-        if header and (m := re.match(r"^(\d+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)$", line)):
+        elif "No KFD PIDs currently running" in line:
+            none = True
+        elif line.startswith("ERROR:"):
+            errors.append(line)
+        elif set(line) == {"="}:
+            closed |= header or none  # printLogSpacer() after the table (the banners carry a title)
+        elif line.startswith("=") and line.strip("=").strip() == _END:
+            ended = True
+        elif header and not closed and (m := _PID_ROW.match(line)):
             procs.append({"pid": int(m.group(1)), "name": m.group(2), "gpus": m.group(3),
-                          "vram_bytes": int(m.group(4)), "sdma": int(m.group(5)), "cu_occupancy": int(m.group(6))})
-    if not header:
+                          "vram_bytes": _count(m.group(4)), "sdma": _count(m.group(5)),
+                          "cu_occupancy": _count(m.group(6))})
+        elif header and not closed and re.match(r"^\d+\s", line):
+            errors.append(f"a process row the table does not hold: {line[:100]!r}")
+    if not header and not none:
         raise ParseError("no KFD process table", tool="rocm-smi-showpids")
-    return {"tool": "rocm-smi-showpids", "processes": procs, "errors": []}
+    if not ended:  # main() closes the output with the footer spacer
+        errors.append(f"no '{_END}' line: output cut short")
+    return {"tool": "rocm-smi-showpids", "processes": procs, "errors": errors}

@@ -1,0 +1,78 @@
+"""The grammars of the ``rocm-smi`` views (:mod:`sncheck.vendors.amd.rocm_smi`), read in the
+CLI's own source: ROCm/rocm_smi_lib ``python_smi_tools/rocm_smi.py`` (a Python script over
+the library; its history dates each layout: the tag that first holds a change)."""
+
+from __future__ import annotations
+
+from sncheck.vendors.grammar import Grammar
+
+_SMI = "ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py @ a129571 (rsmi 7.2.0, ROCm 6.2/6.3)"
+_SPACER = ("printLogSpacer: the title centred in '=' (made even by one '='), as wide as the log (90) or, for "
+           "the concise table, its header line")
+_MAIN = ("main(): two blank lines, the ' ROCm System Management Interface ' spacer, the options' output, the "
+         "' End of ROCm SMI Log ' spacer; 'ERROR: No DRM devices available. Exiting' alone when there is no GPU")
+
+GRAMMAR = {
+    "rocm-smi": Grammar(
+        tool="rocm-smi (no option: the Concise Info table)",
+        versions="rocm-smi of ROCm 2.x to 6.x (rocm_smi_lib 7.x): four layouts",
+        sources=(
+            f"{_SMI} showAllConcise: header Device, Node, IDs, Temp, Power, Partitions, SCLK, MCLK, Fan, Perf, "
+            "PwrCap, VRAM%, GPU% over a subheader ((DID, GUID), the temperature's label '(Junction)'/'(Edge)', "
+            "the power's '(Socket)'/'(Avg)', '(Mem, Compute, ID)'), each column as wide as its widest word + 2; "
+            "cells '43.0°C', '155.0W', 'NPS1, SPX, 0', '94Mhz', '0%', perf lower-cased ('auto', 'manual', 'n/a', "
+            "'unsupported'), 'N/A' where a partition past the first has no power management; '=' spacers around "
+            "the rows, the footer after",
+            f"{_SMI} history: 'Device [Model : Revision]' with the name on a second line and '(Mem, Compute)' "
+            "(755e14d, 3602447: rocm-6.0.0); Node and IDs (4b5ccb5: rocm-6.1.0); the partition ID (c2035fa: "
+            "rocm-6.1.2)",
+            "ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py @ rocm-5.7.0 showAllConcise: 'GPU  Temp (DieEdge)  "
+            "AvgPwr  SCLK  MCLK  Fan  Perf  PwrCap  VRAM%  GPU%', the temperature '35.0c', VRAM% '% 3.0f%%', no "
+            "subheader; ROCm 2.x-3.x 'GPU Temp AvgPwr ...' (the captures under fixtures/real/r3/rocm-smi)",
+            f"{_SMI} {_SPACER}; {_MAIN}",
+        ),
+        lines=("the banner, the ' Concise Info ' spacer, the header (and subheader), a '=' spacer, one row per "
+               "GPU (ROCm 6.0: and its name line), a '=' spacer, the footer"),
+        end="the ' End of ROCm SMI Log ' spacer; without it the output was cut",
+        failures=("'ERROR: No DRM devices available. Exiting'; rocm-smi --json's 'WARNING: No JSON data to "
+                  "report' (errors); a row with fewer cells than the whole ones (cut)"),
+        values=("gpus[{device, temp_C, power_W, partitions, sclk_MHz, mclk_MHz, fan_pct, perf, pwrcap_W, vram_pct, "
+                "gpu_pct, name (ROCm 6.0)}], warnings, errors"),
+    ),
+    "rocm-smi-showtopo": Grammar(
+        tool="rocm-smi --showtopo",
+        versions="rocm-smi of ROCm 5.x to 6.x",
+        sources=(
+            f"{_SMI} showHwTopology: showWeightTopology, showHopsTopology, showTypeTopology (a blank line after "
+            "each), showNumaTopology",
+            f"{_SMI} showWeightTopology & co.: the title spacer ('Weight between two GPUs', 'Hops between two "
+            "GPUs', 'Link Type between two GPUs'), printTableRow's header ('      ' then 'GPU%d' as '%-12s', "
+            "each cell followed by ' '), a row per GPU ('%-6s' its name, '%-12s' each cell: 0 on the diagonal, "
+            "the weight or hop count, 'PCIE'/'XGMI'/'XXXX', 'N/A' where the library cannot read it)",
+            f"{_SMI} showNumaTopology: the ' Numa Nodes ' spacer, 'GPU[%s]\\t\\t: (Topology) Numa Node: %s' and "
+            "'... Numa Affinity: %s' per GPU",
+            f"{_SMI} the low-power check: 'WARNING: AMD GPU device(s) is/are in a low-power state. Check power "
+            f"control/runtime_status'; {_MAIN}",
+        ),
+        lines="the banner, then the three GPU x GPU matrices, the NUMA lines, the footer",
+        end="the ' End of ROCm SMI Log ' spacer; each matrix has a row per GPU its header names",
+        failures=("a row with fewer cells than GPUs, 'Cannot read' / 'ERROR' lines (errors); in a judgement, a "
+                  "pair that is not direct over XGMI (checks.check_xgmi_topo)"),
+        values="gpus, weight{GPUi: {GPUj: n}}, hops{...}, link_type{...}, numa{GPUi: node}, warnings, errors",
+    ),
+    "rocm-smi-showpids": Grammar(
+        tool="rocm-smi --showpids",
+        versions="rocm-smi of ROCm 4.x to 6.x",
+        sources=(
+            f"{_SMI} showPids: the ' KFD Processes ' spacer, then 'No KFD PIDs currently running' or 'KFD process "
+            "information:' and print2DArray's table (PID, PROCESS NAME, GPU(s), VRAM USED, SDMA USED, CU "
+            "OCCUPANCY: each cell left-justified to its column's widest, then a tab; 'UNKNOWN' where the "
+            "library cannot read the process), then a '=' spacer",
+            f"{_SMI} {_MAIN}",
+        ),
+        lines="the banner, the KFD Processes spacer, the table (or the no-process line), a '=' spacer, the footer",
+        end="the ' End of ROCm SMI Log ' spacer",
+        failures="'ERROR:' lines, a row the table does not hold (errors)",
+        values="processes[{pid, name, gpus, vram_bytes, sdma, cu_occupancy (null: UNKNOWN)}], errors",
+    ),
+}

@@ -1,0 +1,181 @@
+"""rocm-smi, from the grammars in sncheck/vendors/amd/rocm_smi.py (ROCm/rocm_smi_lib
+python_smi_tools/rocm_smi.py): the Concise Info table (showAllConcise: both layouts, columns
+as wide as their widest cell, partitions' N/A rows), --showtopo's matrices (showWeightTopology,
+showHopsTopology, showTypeTopology, showNumaTopology) and --showpids (showPids)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+
+from grammars import ALL, Variant, generator
+
+_HEADER = " ROCm System Management Interface "
+_FOOTER = " End of ROCm SMI Log "
+
+
+def _spacer(text: str | None, width: int, fill: str = "=") -> str:
+    """printLogSpacer: the width made even, the text (made even with one fill) centred."""
+    width += width % 2
+    if not text:
+        return fill * width
+    if len(text) % 2:
+        text += fill
+    side = fill * int((width - len(text)) / 2)
+    return side + text + side
+
+
+def _table(header: list[str], subheader: list[str], rows: list[list[str]]) -> tuple[list[str], int]:
+    """showAllConcise's layout: a header and its subheader padded to each other, every column
+    as wide as its widest word + 2, each line ljust'ed cell by cell."""
+    header, subheader = list(header), list(subheader)
+    for i in range(len(header)):
+        if len(subheader[i]) < len(header[i]):
+            subheader[i] += " " * (len(header[i]) - len(subheader[i]))
+        elif len(header[i]) < len(subheader[i]):
+            header[i] += " " * (len(subheader[i]) - len(header[i]))
+    widths = [len(h) + 2 for h in header]
+    for row in rows:
+        widths = [max(w, len(c) + 2) for w, c in zip(widths, row)]
+    line = lambda cells: "".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    return [line(header), line(subheader)] + [line(r) for r in rows], len(line(header))
+
+
+@generator("rocm-smi")
+def rocm_smi(rng: random.Random) -> Iterator[Variant]:
+    shapes = [(1, "new", False), (8, "old", False), (8, "new", True), (4, "v5", False)]
+    shapes += [(8, "new", False), (64, "new", True), (72, "new", False), (72, "old", False)] if ALL else []
+    for n, layout, partitioned in shapes:
+        temp_label = rng.choice(("(Junction)", "(Edge)"))
+        power_label = rng.choice(("(Socket)", "(Avg)"))
+        rows: list[list[str]] = []
+        names: list[str] = []
+        values: list[tuple[str, object]] = [("len(gpus)", n)]
+        for d in range(n):
+            secondary = partitioned and d % 2 == 1  # a partition past the first: no power management
+            temp = "N/A" if secondary else f"{rng.randrange(30, 90)}.0°C"
+            power = "N/A" if secondary else f"{rng.randrange(100, 750)}.0W"
+            sclk = "N/A" if secondary else f"{rng.randrange(90, 2300)}Mhz"
+            cap = "N/A" if secondary else rng.choice(("750.0W", "650.0W", "1000.0W"))
+            vram, busy = rng.randrange(101), rng.randrange(101)
+            perf = "n/a" if secondary else rng.choice(("auto", "manual", "determinism"))
+            busy_cell = "N/A" if secondary else f"{busy}%"
+            if layout == "new":
+                part = ("N/A, N/A, " if secondary else "NPS1, " + ("DPX" if partitioned else "SPX") + ", ") + \
+                    str(d % 2 if partitioned else 0)
+                rows.append([str(d), str(d + 2), "0x74a1, ", str(rng.randrange(1, 65535)), temp, power, part,
+                             sclk, "N/A" if secondary else "900Mhz", "0%", perf, cap, f"{vram}%", busy_cell])
+            elif layout == "old":
+                rows.append([str(d), "[0x74a1 : 0x00]", temp, power, "NPS1, SPX", sclk, "900Mhz", "0%", perf, cap,
+                             f"{vram}%", busy_cell])
+                names.append("AMD Instinct MI300X")
+            else:  # ROCm 4.x-5.x: the edge temperature as '35.0c', VRAM% as '% 3.0f%%'
+                temp = "N/A" if secondary else temp.replace("°C", "c")
+                rows.append([str(d), temp, power, sclk, "900Mhz", "0%", perf, cap, f"{vram:3.0f}%", busy_cell])
+            if d == n - 1 or d == 0:
+                values += [(f"gpus[device={d}].vram_pct", vram)]
+                if not secondary:
+                    values += [(f"gpus[device={d}].temp_C", float(temp.rstrip("°Cc"))),
+                               (f"gpus[device={d}].power_W", float(power[:-1])),
+                               (f"gpus[device={d}].sclk_MHz", int(sclk[:-3])), (f"gpus[device={d}].gpu_pct", busy),
+                               (f"gpus[device={d}].pwrcap_W", float(cap[:-1])), (f"gpus[device={d}].perf", perf)]
+        if layout == "new":
+            header = ["Device", "Node", "IDs", "", "Temp", "Power", "Partitions", "SCLK", "MCLK", "Fan", "Perf",
+                      "PwrCap", "VRAM%", "GPU%"]
+            sub = ["", "", "(DID,", "GUID)", temp_label, power_label, "(Mem, Compute, ID)"] + [""] * 7
+        elif layout == "old":  # ROCm 6.0: the model and revision, the name on a second line
+            header = ["Device", "[Model : Revision]", "Temp", "Power", "Partitions", "SCLK", "MCLK", "Fan", "Perf",
+                      "PwrCap", "VRAM%", "GPU%"]
+            sub = ["", "Name (20 chars)", temp_label, power_label, "(Mem, Compute)"] + [""] * 7
+        else:
+            header = ["GPU", "Temp (DieEdge)", "AvgPwr", "SCLK", "MCLK", "Fan", "Perf", "PwrCap", "VRAM%", "GPU%"]
+            sub = [""] * len(header)
+        table, width = _table(header, sub, rows)
+        body = table[2:]
+        if names:  # the name line under each row, in the model column
+            body = [ln for row, name in zip(body, names) for ln in (row, " " * 8 + name)]
+        if layout == "v5":  # no subheader, and the table's spacers as wide as the log's
+            lines = ["", "", _spacer(_HEADER, 90), _spacer(" Concise Info ", 90), table[0]]
+            lines += body + [_spacer(None, 90), _spacer(_FOOTER, 90)]
+        else:
+            # printLog prints the subheader in italics ('\x1b[3m'): the ANSI delivery adds such codes
+            lines = ["", "", _spacer(_HEADER, width), _spacer(" Concise Info ", width), table[0], table[1],
+                     _spacer(None, width)]
+            lines += body + [_spacer(None, width), _spacer(_FOOTER, width)]
+        yield Variant("rocm-smi", f"{n} GPUs {layout}{' partitioned' if partitioned else ''}", "\n".join(lines) + "\n",
+                      tuple(values), count=n)
+    yield Variant("rocm-smi", "no DRM device", "\n\nERROR: No DRM devices available. Exiting\n",
+                  (("len(gpus)", 0),), fails=True)
+
+
+# ----------------------------------------------------------------------------- --showtopo
+
+def _matrix(title: str, n: int, cell: Callable[[int, int], object]) -> list[str]:
+    """showWeightTopology & co.: the spacer, printTableRow's header ('      ' then '%-12s' a
+    GPU, each followed by ' '), then a row per GPU ('%-6s' its name, '%-12s' a cell)."""
+    lines = [_spacer(f" {title} ", 90), "       " + "".join(f"{f'GPU{j}':<12} " for j in range(n))]
+    for i in range(n):
+        lines.append(f"{f'GPU{i}':<6} " + "".join(f"{str(cell(i, j)):<12} " for j in range(n)))
+    return lines
+
+
+@generator("rocm-smi-showtopo")
+def rocm_smi_showtopo(rng: random.Random) -> Iterator[Variant]:
+    for n, kind in ((1, "XGMI"), (4, "PCIE"), (8, "XGMI")) + (((16, "XGMI"),) if ALL else ()):
+        warn = rng.random() < 0.4
+        weight = {(i, j): 0 if i == j else (15 if kind == "XGMI" else 52 + 4 * abs(i - j)) for i in range(n)
+                  for j in range(n)}
+        hops = {(i, j): 0 if i == j else (1 if kind == "XGMI" else 3) for i in range(n) for j in range(n)}
+        lines = ["", ""]
+        if warn:  # rocm_smi.py: a device in a low-power state cannot be read until woken
+            lines.append("WARNING: AMD GPU device(s) is/are in a low-power state. Check power control/runtime_status")
+            lines.append("")
+        lines += [_spacer(_HEADER, 90)]
+        lines += _matrix("Weight between two GPUs", n, lambda i, j: weight[i, j])
+        lines += [""] + _matrix("Hops between two GPUs", n, lambda i, j: hops[i, j])
+        lines += [""] + _matrix("Link Type between two GPUs", n, lambda i, j: 0 if i == j else kind)
+        lines += ["", _spacer(" Numa Nodes ", 90)]
+        for i in range(n):
+            lines += [f"GPU[{i}]\t\t: (Topology) Numa Node: {i // 4}", f"GPU[{i}]\t\t: (Topology) Numa Affinity: {i // 4}"]
+        lines += [_spacer(_FOOTER, 90)]
+        last = f"GPU{n - 1}"
+        values: list[tuple[str, object]] = [("len(gpus)", n), (f"weight.{last}.GPU0", weight[n - 1, 0]),
+                                            (f"hops.{last}.GPU0", hops[n - 1, 0]), (f"numa.{last}", (n - 1) // 4)]
+        if n > 1:
+            values.append((f"link_type.{last}.GPU0", kind))
+        # fails: a run's judgement wants every pair direct over XGMI (checks.check_xgmi_topo)
+        yield Variant("rocm-smi-showtopo", f"{n} GPUs {kind}{' low-power warning' if warn else ''}",
+                      "\n".join(lines) + "\n", tuple(values), count=n, fails=kind == "PCIE")
+
+
+# ----------------------------------------------------------------------------- --showpids
+
+@generator("rocm-smi-showpids")
+def rocm_smi_showpids(rng: random.Random) -> Iterator[Variant]:
+    """showPids: 'KFD Processes' spacer, 'No KFD PIDs currently running' or printTableLog's
+    header and a row per process (each cell right-aligned to its header's width)."""
+    for procs in (0, 1, 8) + ((72,) if ALL else ()):
+        header = ["PID", "PROCESS NAME", "GPU(s)", "VRAM USED", "SDMA USED", "CU OCCUPANCY"]
+        lines = ["", "", _spacer(_HEADER, 90), _spacer(" KFD Processes ", 90)]
+        values: list[tuple[str, object]] = [("len(processes)", procs)]
+        if not procs:
+            lines.append("No KFD PIDs currently running")
+        else:
+            rows = [header]
+            for k in range(procs):
+                pid, vram = rng.randrange(1000, 4_000_000), rng.randrange(0, 2**38)
+                name = rng.choice(("python3", "pt_main_thread", "rccl_test", "Web Content"))
+                known = rng.random() < 0.9  # a process the library could not read: UNKNOWN cells
+                rows.append([str(pid), name, str(rng.randrange(1, 9)) if known else "UNKNOWN",
+                             str(vram) if known else "UNKNOWN", "0" if known else "UNKNOWN",
+                             str(rng.randrange(0, 305)) if known else "UNKNOWN"])
+                if k == procs - 1:
+                    values += [(f"processes[pid={pid}].name", name)]
+                    if known:
+                        values.append((f"processes[pid={pid}].vram_bytes", vram))
+            # print2DArray: each cell left-justified to its column's widest, then a tab
+            widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
+            lines.append("KFD process information:")
+            lines += ["".join(c.ljust(w) + "\t" for c, w in zip(r, widths)) for r in rows]
+        lines += [_spacer(None, 90), _spacer(_FOOTER, 90)]
+        yield Variant("rocm-smi-showpids", f"{procs} processes", "\n".join(lines) + "\n", tuple(values), count=procs)
