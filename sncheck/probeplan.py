@@ -224,10 +224,11 @@ def _rail_arrays(plan: ConnectivityPlan) -> tuple[Sequence[str], list[tuple[int,
     index, card positions a, b) into one list of card names. A plan's rounds are Pairs
     over the same cards (positions as they are); hand-made rounds are mapped."""
     out = [r for r in plan.rounds if r.phase == SCALE_OUT]
-    cards = out[0].pairs.cards if out and isinstance(out[0].pairs, Pairs) else None
-    if cards is not None and all(isinstance(r.pairs, Pairs) and r.pairs.cards is cards for r in out):
+    positional = [(r.index, r.pairs) for r in out if isinstance(r.pairs, Pairs)]
+    cards = positional[0][1].cards if positional else None
+    if cards is not None and len(positional) == len(out) and all(p.cards is cards for _, p in positional):
         names: Sequence[str] = cards
-        raw = [(r.index, r.pairs.a, r.pairs.b) for r in out]
+        raw = [(i, p.a, p.b) for i, p in positional]
     else:
         index: dict[str, int] = {}
         raw = []
@@ -416,7 +417,7 @@ def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> Connect
     perftest runs every scoped rail pair (``tools_coverage`` "all")."""
     from dataclasses import replace
 
-    rounds = []
+    rounds: list[Round] = []
     where: dict[int, np.ndarray] = {}  # id(cards) -> positions of the targets
     for rnd in plan.rounds:
         if isinstance(rnd.pairs, Pairs):  # positions: a fleet-size plan, filtered at once
@@ -425,7 +426,7 @@ def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> Connect
                 where[id(rnd.pairs.cards)] = np.fromiter((index[c] for c in cards if c in index), np.int64)
             targets = where[id(rnd.pairs.cards)]
             keep = np.isin(rnd.pairs.a, targets) | np.isin(rnd.pairs.b, targets)
-            pairs = Pairs(rnd.pairs.cards, rnd.pairs.a[keep], rnd.pairs.b[keep])
+            pairs: Sequence[tuple[str, str]] = Pairs(rnd.pairs.cards, rnd.pairs.a[keep], rnd.pairs.b[keep])
         else:
             pairs = tuple(p for p in rnd.pairs if p[0] in cards or p[1] in cards)
         if len(pairs):

@@ -94,13 +94,14 @@ def busbw_GBps(collective: str, size_bytes: int, time_us: float, ranks: int) -> 
     return algbw_GBps(size_bytes, time_us) * BUSBW_FACTOR[collective](ranks)
 
 
-def p2p_row(round_: int, src: str, dst: str, link: str, tier: str, nbytes: int, *,
+def p2p_row(round_: int, src: str, dst: str, link: str, tier: str | None, nbytes: int, *,
             bw: float | None = None, bw_rev: float | None = None, bibw: float | None = None,
             lat: float | None = None, checksum_ok: bool | None = None,
             status: str = "ok", error: str | None = None,
             lat_p99: float | None = None, lat_max: float | None = None) -> dict:
     """A ``p2p`` row; latencies are one way (half the ping-pong round trip): the median,
-    the 99th percentile and the largest of the pair's samples."""
+    the 99th percentile and the largest of the pair's samples. ``tier`` is None where the
+    job names no supernode for a host of the pair."""
     return {"kind": "p2p", "layer": "connectivity", "round": round_, "link": link, "src": src,
             "dst": dst, "tier": tier, "bytes": nbytes, "bw_GBps": bw, "bw_rev_GBps": bw_rev,
             "bibw_GBps": bibw, "lat_us": lat, "lat_p99_us": lat_p99, "lat_max_us": lat_max,

@@ -77,8 +77,8 @@ def split_connectivity(topo: Topology, plan: ConnectivityPlan) -> list[StepSpec]
     buckets: dict[tuple[str, str], list[Round]] = {}
     codes = _Codes(topo)
     for rnd in plan.rounds:
-        for key, pairs in codes.split_round(rnd.pairs):
-            buckets.setdefault(key, []).append(Round(rnd.index, rnd.phase, pairs))
+        for bucket, pairs in codes.split_round(rnd.pairs):
+            buckets.setdefault(bucket, []).append(Round(rnd.index, rnd.phase, pairs))
     steps = []
     for (kind, key), rounds in _ordered(topo, buckets):
         used = {c for r in rounds for pair in r.pairs for c in pair}

@@ -52,8 +52,7 @@ def measured(topo: Topology, plan: ConnectivityPlan | StressPlan | GoldenPlan) -
         ring = _rings(topo, plan.groups) if "all_reduce" in plan.collectives else (np.zeros(0, np.int64),) * 2
         groups = tuple(_positions(topo, g.members) for g in plan.groups) if "all_to_all" in plan.collectives else ()
         return Measured(ring[0], ring[1], groups, size=float(max(plan.sizes)))
-    a, b = _rings(topo, plan.groups)
-    return Measured(a, b)
+    return Measured(*_rings(topo, plan.groups))
 
 
 def unmeasured(fault: Fault, topo: Topology, plans: list[Measured]) -> str | None:

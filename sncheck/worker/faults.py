@@ -61,9 +61,10 @@ class FaultActor:
         unknown = sorted(set(mine) - set(ACTED_TYPES))
         if unknown:
             raise ValueError(f"fault type(s) {', '.join(unknown)} cannot be acted out by the torch probe")
-        slow = [_param(mine.get(t), "factor") for t in ("slow_card", "thermal_throttle")]
-        self.slow = min((s for s in slow if s is not None), default=None)
-        self.high_latency = _param(mine.get("high_latency_card"), "factor")
+        slow = [_param(mine[t], "factor") for t in ("slow_card", "thermal_throttle") if t in mine]
+        self.slow: float | None = min(slow, default=None)
+        high = mine.get("high_latency_card")
+        self.high_latency = _param(high, "factor") if high else None
         jit = mine.get("jittery_card")
         self.jitter = (_param(jit, "probability"), _param(jit, "factor")) if jit else None
         self.corrupt_payload = "corrupt_card" in mine
@@ -122,10 +123,8 @@ def wire_factor(faults: list[dict], a: str, b: str) -> float:
     return min(1.0 / f, MAX_WIRE_FACTOR)
 
 
-def _param(fault: dict | None, key: str) -> float | None:
+def _param(fault: dict, key: str) -> float:
     """A fault's parameter (the job carries it, the fault plan's default filled in)."""
-    if fault is None:
-        return None
     value = fault.get(key)
     if value is None:
         raise ValueError(f"the job's {fault['type']} fault on {fault.get('target')} has no {key}")

@@ -36,8 +36,8 @@ try:
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
-except ImportError:  # the module's constants and config import without torch
-    torch = dist = F = None
+except ImportError:  # the module's constants and config import without torch; the
+    pass               # functions that train need it and are never called without it
 
 DIVERGE_NOISE = 10.0  # gradient noise std of a diverging card; clean grads are ~1e-2
 
@@ -163,7 +163,7 @@ def _timed_allreduce_hook(state: _Comm, bucket):
     state.ctx.sync()
     state.comm_s += time.perf_counter() - t0
     buf.div_(state.n)
-    fut = torch.futures.Future(devices=[buf.device] if buf.is_cuda else None)
+    fut: torch.futures.Future[torch.Tensor] = torch.futures.Future(devices=[buf.device] if buf.is_cuda else None)
     fut.set_result(buf)
     return fut
 
