@@ -69,7 +69,8 @@ def window(samples: Iterable[Mapping[str, Any] | None]) -> dict | None:
     seen = [s for s in samples if s]
     if not seen:
         return None
-    load = dict(max(seen, key=lambda s: (s["runnable"] / max(s["cores"], 1), s.get("steal", 0.0))))
+    busiest = max(seen, key=lambda s: (s["runnable"] / max(s["cores"], 1), s.get("steal", 0.0)))
+    load = dict(busiest)
     load.pop("mark", None)
     marks = [s["mark"] for s in seen if s.get("mark")]
     if len(marks) >= 2 and marks[-1]["t"] > marks[0]["t"]:

@@ -46,6 +46,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.config.inventory import DIST_BACKENDS, TierDesign
@@ -83,7 +84,7 @@ GOLDEN_REFERENCE = {("gloo", 4): "local-4"}  # curves recorded in fixtures/golde
 POLL_S = 0.05
 PORT_ATTEMPTS = 3
 # The calibration run: every pair once, few iterations (it runs before every local run).
-CALIBRATION = {"lat_iters": 20, "bw_iters": 3}
+CALIBRATION_LAT_ITERS, CALIBRATION_BW_ITERS = 20, 3
 
 # --------------------------------------------------------------------------- backend
 
@@ -183,7 +184,8 @@ class LocalBackend(Backend):
 
     def calibrate(self, emit: Emit) -> dict[str, TierDesign]:
         rounds = tuple(Round(i, "scale_up", tuple(pairs)) for i, pairs in enumerate(round_robin(self.cards)))
-        plan = ConnectivityPlan(rounds=rounds, hosts=(self.host,), **CALIBRATION)
+        plan = ConnectivityPlan(rounds=rounds, hosts=(self.host,), lat_iters=CALIBRATION_LAT_ITERS,
+                                bw_iters=CALIBRATION_BW_ITERS)
         rows: list[dict] = []
 
         def keep(row: dict) -> None:
@@ -246,7 +248,8 @@ class LocalBackend(Backend):
             # one process per GPU: the cards are the GPUs torch sees
             value, msg = torch.cuda.device_count(), "CUDA devices"
         elif chosen == "hccl":
-            value, msg = torch.npu.device_count(), "NPU devices (torch_npu)"
+            npu: Any = getattr(torch, "npu")  # torch_npu adds it at import: torch's own types lack it
+            value, msg = npu.device_count(), "NPU devices (torch_npu)"
         else:
             value, msg = n, "worker ranks (gloo on CPU: one process per card)"
         rows.append(host_fact_row(h, "card_count", value, n, value == n, tool="torch", message=msg))

@@ -407,14 +407,14 @@ class MockBackend(Backend):
         run: list[Group] = []
         for gi, group in enumerate(plan.groups):
             self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id}")
-            group = self._reachable_part(group, "stress", reported, sink)
-            if group is None:
+            part = self._reachable_part(group, "stress", reported, sink)
+            if part is None:
                 continue
-            if run and (len(group.members) != len(run[0].members) or self._jittery(group)
+            if run and (len(part.members) != len(run[0].members) or self._jittery(part)
                         or self._jittery(run[0])):
                 self._sweep(run, plan, repeats, sink)
                 run = []
-            run.append(group)
+            run.append(part)
         if run:
             self._sweep(run, plan, repeats, sink)
 
@@ -542,7 +542,9 @@ class MockBackend(Backend):
             return
         self.progress(f"golden: {len(live)} replicas x {plan.steps} steps")
         curves: dict[tuple[int, bool], list[float]] = {}
-        loss, comm, compute = [], [], []
+        loss: list[list[float]] = []
+        comm: list[float] = []
+        compute: list[float] = []
         for group in live:
             m = self._idx(group.members)
             p = len(m)
@@ -554,8 +556,8 @@ class MockBackend(Backend):
                 curves[(p, diverge)] = golden_loss_curve(plan.steps, rng, diverge)
             loss.append(curves[(p, diverge)])
             if p > 1:
-                a, bw = phys.group_model(m[None, :], "all_reduce")
-                a, bw = float(a[0]), max(float(bw[0]), PCIE_FALLBACK_GBPS)  # a dead NVLink: PCIe
+                lat_us, bw_gbps = phys.group_model(m[None, :], "all_reduce")
+                a, bw = float(lat_us[0]), max(float(bw_gbps[0]), PCIE_FALLBACK_GBPS)  # a dead NVLink: PCIe
                 comm.append((2 * (p - 1) * a + 2 * ((p - 1) / p) * GOLDEN_GRAD_BYTES * 1e-3 / bw) * 1e-6)
             else:
                 comm.append(0.0)

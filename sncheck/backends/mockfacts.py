@@ -50,7 +50,9 @@ def host_state(topo: Topology, host: str, faults: Iterable[Fault]) -> HostState:
     inv = topo.inventory
     plat = inv.platform_of(host)
     sn = inv.supernode_of(host)
-    index, down, addresses = 0, (), ()
+    index = 0
+    down: tuple[int, ...] = ()
+    addresses: tuple[str | None, ...] = ()
     if plat is not None:  # a platform's renderers may print the host's place (tray, SDID)
         index = sn.hosts.index(host)
         down = tuple(sorted(sn.hosts.index(f.host) for f in faults if f.type == "imex_down" and f.host in sn.hosts))

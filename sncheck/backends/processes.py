@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import IO
 
 from sncheck.errors import HarnessError
 from sncheck.rows import JsonLines
@@ -89,13 +90,13 @@ class Worker:
 class ServedWorker(Worker):
     def __init__(self, rank: int, card: str, log_path: Path, server: "ForkServer", pid: int) -> None:
         super().__init__(rank, card, log_path)
-        self.server, self.pid = server, pid
+        self.server, self.pid, self.served = server, pid, pid
 
     def exitcode(self) -> int | None:
-        return self.server.exitcode(self.pid)
+        return self.server.exitcode(self.served)
 
     def _reap(self, timeout: float) -> None:
-        self.server.wait(self.pid, timeout)
+        self.server.wait(self.served, timeout)
 
 
 class SubprocessWorker(Worker):
@@ -138,6 +139,10 @@ class ForkServer:
             [sys.executable, "-m", "sncheck.worker.lifeline", "--serve"],  # dies with us
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             env=package_env(), start_new_session=True)
+        if self.proc.stdin is None or self.proc.stdout is None:  # asked for as PIPE: Popen always makes them
+            raise HarnessError("local backend: the worker fork server started without its pipes")
+        self._requests: IO[bytes] = self.proc.stdin
+        self._replies: IO[bytes] = self.proc.stdout
         self._cond = threading.Condition()
         self._started: dict[int, int] = {}  # request id -> pid
         self._codes: dict[int, int] = {}    # pid -> exit code
@@ -146,7 +151,7 @@ class ForkServer:
         threading.Thread(target=self._read, name="sncheck-forkserver", daemon=True).start()
 
     def _read(self) -> None:
-        for line in self.proc.stdout:
+        for line in self._replies:
             msg = json.loads(line)
             with self._cond:
                 if "code" in msg:
@@ -164,8 +169,8 @@ class ForkServer:
             rid, self._next_id = self._next_id, self._next_id + 1
             req = {"id": rid, "job": str(job), "out": str(out), "env": env, "log": str(log)}
             try:
-                self.proc.stdin.write((json.dumps(req) + "\n").encode())
-                self.proc.stdin.flush()
+                self._requests.write((json.dumps(req) + "\n").encode())
+                self._requests.flush()
             except OSError:
                 self.alive = False
             self._cond.wait_for(lambda: rid in self._started or not self.alive, timeout)
@@ -190,7 +195,7 @@ class ForkServer:
 
     def stop(self) -> None:
         try:
-            self.proc.stdin.close()  # end of requests: the server kills its ranks and exits
+            self._requests.close()  # end of requests: the server kills its ranks and exits
             self.proc.wait(5)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()

@@ -211,6 +211,7 @@ class ScaleOutTests:
                 client = client_conn.run(client_argv, timeout=limit + 10)
                 if client.ok or served.done() or not so.not_listening(client.stdout + client.stderr):
                     break
+            server: Result | TransportError
             try:
                 server = served.result()
             except TransportError as e:

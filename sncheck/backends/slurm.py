@@ -52,21 +52,24 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
+from sncheck.config.faultplan import FaultPlan
 from sncheck.config.inventory import TierDesign
 from sncheck.launch.campaign import StepSpec, split_connectivity, split_groups
 from sncheck.launch.job import build_job
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
 from sncheck.rows import host_fact_row, not_run_row
 from sncheck.slurm.steps import allocation_gone, cancelled, failed_nodes
-from sncheck.topology import host_of
+from sncheck.topology import Topology, host_of
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import hostjudge, registry
 from sncheck.vendors.base import CollectiveTool
 from sncheck.vendors.sim import ToolOutput
-from sncheck.backends.base import Backend, Emit
+from sncheck.backends.base import Backend, Emit, Progress
 from sncheck.backends.slurmsteps import Ended, Step, StepRunner
 
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
@@ -94,7 +97,8 @@ class SlurmBackend(Backend):
     name = "slurm"
     rereads_facts = False  # one srun step collects every outcome
 
-    def __init__(self, topo, faults=None, seed: int = 0, progress=None, **options) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, topo: Topology, faults: FaultPlan | None = None, seed: int = 0,
+                 progress: Progress | None = None, **options: Any) -> None:
         super().__init__(topo, faults, seed, progress, **options)
         for f in self.faults.unsupported(self.name):
             raise ConfigError(f"the slurm backend cannot act out fault type {f.type!r} (target {f.target}); "
@@ -121,7 +125,8 @@ class SlurmBackend(Backend):
         # gloo (CPU ranks): the local backend's sizes; a CPU cannot move GPU-sized messages.
         if self.dist_backend == "gloo":
             from sncheck.backends.local import CPU_P2P_BYTES, CPU_STRESS
-            return {"connectivity": {"bw_bytes": CPU_P2P_BYTES}, "stress": dict(CPU_STRESS)}.get(layer, {})
+            defaults: dict[str, dict] = {"connectivity": {"bw_bytes": CPU_P2P_BYTES}, "stress": dict(CPU_STRESS)}
+            return defaults.get(layer, {})
         return {}
 
     def default_rules(self) -> str:
@@ -193,7 +198,7 @@ class SlurmBackend(Backend):
                         json.dumps([list(c.argv) for c in cmds]), str(self.fact_timeout_s)]
                 steps.append(Step(f"facts {_hostlist(hosts)}", argv, frozenset(hosts),
                                   self.fact_timeout_s * len(cmds) + 30, work,
-                                  on_end=lambda end, hosts=hosts, work=work: ended(hosts, work, end)))
+                                  on_end=partial(ended, hosts, work)))
             self.progress(f"host facts on {sum(map(len, node_sets))} nodes through srun, {len(steps)} steps")
             self._run_steps(steps)
         finally:
@@ -264,7 +269,7 @@ class SlurmBackend(Backend):
                 argv = launch.launcher_argv("srun", parts, [*ntasks, "--overlap", *self.extra_args,
                                                             "--kill-on-bad-exit=1"], cmd, env=env)
                 for rep in range(max(1, plan.repeats)):
-                    rc, err, timed_out, out = self._run_step(argv, self.job_timeout_s, capture=True)
+                    rc, err, timed_out, out = self._run_step(argv, self.job_timeout_s)
                     shown = " ".join(argv)
                     if timed_out:
                         emit(not_run_row(layer, group.id, "group", "timeout",
@@ -315,15 +320,21 @@ class SlurmBackend(Backend):
                 steps.append(Step(
                     f"{layer}: {spec.describe()} ({_hostlist(spec.hosts)}, {len(spec.cards)} tasks)", argv,
                     frozenset(spec.cards), self.job_timeout_s, work, rows=out,
-                    env=lambda spec=spec: self._rendezvous(spec.hosts[0]),
-                    on_rows=lambda items, spec=spec: passed.__setitem__(
-                        spec.name, passed.get(spec.name, 0) + self.pass_worker_rows(items, layer, spec.hosts[0], emit)),
-                    on_end=lambda end, spec=spec: self._step_ended(layer, spec, end, emit, passed.get(spec.name, 0))))
+                    env=partial(self._rendezvous, spec.hosts[0]),
+                    on_rows=partial(self._step_rows, layer, spec, passed, emit),
+                    on_end=partial(self._step_end, layer, spec, passed, emit)))
             self.progress(f"{layer}: {len(steps)} srun steps ({', '.join(s.describe() for s in specs[:6])}"
                           f"{', ...' if len(specs) > 6 else ''}), at most {self.parallel_steps} at once")
             self._run_steps(steps)
         finally:
             shutil.rmtree(root, ignore_errors=True)
+
+    def _step_rows(self, layer: str, spec: StepSpec, passed: dict[str, int], emit: Emit, items: list) -> None:
+        """Pass on the rows a step's rank 0 wrote since the last look, counting them."""
+        passed[spec.name] = passed.get(spec.name, 0) + self.pass_worker_rows(items, layer, spec.hosts[0], emit)
+
+    def _step_end(self, layer: str, spec: StepSpec, passed: dict[str, int], emit: Emit, end: Ended) -> None:
+        self._step_ended(layer, spec, end, emit, passed.get(spec.name, 0))
 
     def _step_ended(self, layer: str, spec: StepSpec, end: Ended, emit: Emit, rows: int = 1) -> None:
         """``not_run`` rows for what a step that did not end well held: its hosts (a rail
@@ -394,15 +405,15 @@ class SlurmBackend(Backend):
         return ["srun", "-N", str(len(hosts)), "-n", str(len(hosts) * per_node), "--ntasks-per-node", str(per_node),
                 "-w", ",".join(hosts), "--job-name", f"sncheck-{name}", "--overlap", *self.extra_args]
 
-    def _run_step(self, argv: list[str], timeout: float, env: dict[str, str] | None = None,
-                  capture: bool = False):  # type: ignore[no-untyped-def]
+    def _run_step(self, argv: list[str], timeout: float,
+                  env: dict[str, str] | None = None) -> tuple[int, str, bool, str]:
         """Run one srun; on ``timeout`` interrupt it twice (srun then cancels the step) and kill it.
 
-        (exit code, stderr tail, timed out) and, with ``capture``, the stdout too."""
+        (exit code, stderr tail, timed out, stdout)."""
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err, \
                 tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as out:
             proc = subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
-                                    stdout=out if capture else subprocess.DEVNULL, stderr=err,
+                                    stdout=out, stderr=err,
                                     start_new_session=True)
             timed_out = False
             try:
@@ -423,10 +434,8 @@ class SlurmBackend(Backend):
                 raise
             err.seek(0)
             self.last_stderr = err.read()[-20000:]
-            if capture:
-                out.seek(0)
-                return proc.returncode, self.last_stderr, timed_out, out.read(4 << 20)
-            return proc.returncode, self.last_stderr, timed_out
+            out.seek(0)
+            return proc.returncode, self.last_stderr, timed_out, out.read(4 << 20)
 
     def _node_addr(self, node: str) -> str:
         if self._addr is None:

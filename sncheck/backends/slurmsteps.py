@@ -90,7 +90,8 @@ class StepRunner:
         self.records: list[dict] = []  # one per finished step: name, argv, start, end, rc
 
     def run(self, steps: Sequence[Step]) -> None:
-        pending, running = list(steps), []
+        pending = list(steps)
+        running: list[Step] = []
         try:
             while pending or running:
                 for step in self._startable(pending, running):

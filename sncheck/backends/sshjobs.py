@@ -65,6 +65,7 @@ class SshJobs:
     progress: Callable[[str], None]
     _conn: Callable[[str], Connection]
     _mark_down: Callable[[str, TransportError], None]
+    pass_worker_rows: Callable[[list[dict | str], str, str, Emit], int]
 
     # ------------------------------------------------------------------ torch jobs
 
@@ -115,7 +116,7 @@ class SshJobs:
             return res
 
         outcome = fan_out([self._conn(h) for h in hosts], write, forks=self.forks)
-        bad = [h for h in hosts if not (isinstance(outcome[h], Result) and outcome[h].ok)]
+        bad = [h for h in hosts if not (isinstance(r := outcome[h], Result) and r.ok)]
         if not bad:
             return True
         for h in hosts:
