@@ -43,7 +43,7 @@ from sncheck.actions.base import Action, ActionContext, ActionRequest, AuditLog,
 from sncheck.config.fileio import check_output, read_input, write_atomic
 from sncheck.config.inventory import Inventory
 from sncheck.errors import ConfigError, HarnessError
-from sncheck.model import IsolationStep
+from sncheck.model import Action as StepAction, EntityKind, IsolationStep
 from sncheck.store.state import StateStore
 
 LOCK_NAME = ".sncheck-isolation.lock"
@@ -181,8 +181,7 @@ def apply_each(requests: Sequence[ActionRequest], *, store: StateStore, actions:
         done = [perform(a, req, ctx, runner, True, None, now) for a in actions]
         outcomes = [r["outcome"] for r in done]
         applied[req.entity] = "failed" not in outcomes and "ok" in outcomes
-        store.commit_txn(txn, run_id, IsolationStep(req.entity, req.kind, req.action, req.reason,
-                                                    applied[req.entity], req.rule), req.evidence, now)
+        store.commit_txn(txn, run_id, _step(req, req.reason, applied[req.entity]), req.evidence, now)
         for r in done:
             r.update(txn=txn, phase="end", **extra)
             audit.append(r)
@@ -222,9 +221,8 @@ def reconcile(store: StateStore, *, actions_by_name: dict[str, Action], isolated
             ctx = ActionContext(after, inventory, tuple(out_dirs))
             done = [perform(actions_by_name[n], req, ctx, runner, True, None) for n in names]
             ok = all(r["outcome"] != "failed" for r in done) and any(r["outcome"] == "ok" for r in done)
-            store.commit_txn(t["txn"], req.run_id or t["txn"], IsolationStep(
-                req.entity, req.kind, req.action, f"{req.reason} (completed after an interruption)", ok, req.rule),
-                req.evidence)
+            store.commit_txn(t["txn"], req.run_id or t["txn"],
+                             _step(req, f"{req.reason} (completed after an interruption)", ok), req.evidence)
             for r in done:
                 r.update(txn=t["txn"], phase="end", reconciled="completed")
                 audit.append(r)
@@ -268,3 +266,8 @@ def resync_files(file_actions: Sequence[Action], inventory: Inventory, isolated:
                     write_atomic(path, text)
                     notes.append(f"{path} did not match the state store's isolations: rewritten from it")
     return notes
+
+
+def _step(req: ActionRequest, reason: str, applied: bool) -> IsolationStep:
+    """The request as the isolation step the state store keeps."""
+    return IsolationStep(req.entity, EntityKind(req.kind), StepAction(req.action), reason, applied, req.rule)

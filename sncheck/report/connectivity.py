@@ -5,6 +5,7 @@ worst pairs, from the p2p rows (millions at fleet size)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, d
     supernodes are integer codes; the references are one pass over the rows, then each
     supernode's directions are built, drawn and reduced to its tile and its worst pairs
     in turn, so only one supernode's directions are in memory at a time."""
-    view = {"fleet": None, "heatmaps": [], "worst_pairs": [], "closeups_left_out": []}
+    view: dict[str, Any] = {"fleet": None, "heatmaps": [], "worst_pairs": [], "closeups_left_out": []}
     p2p = of_kind(rows, "p2p")
     if p2p.empty or not {"src", "dst"} <= set(p2p.columns):
         return view
@@ -58,7 +59,10 @@ def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, d
     members = domains.members()
     large_flagged = [dom for dom, cards in members.items() if dom in flagged and len(cards) > CARD_LEVEL_MAX]
     closeup = set(large_flagged[:MAX_CLOSEUPS])
-    heatmaps, worst, failed, candidates = [], {}, {}, []
+    heatmaps: list[dict] = []
+    candidates: list[list[dict]] = []
+    worst: dict[int, float] = {}
+    failed: dict[int, int] = {}
     for d, at in rows_in.by_domain():
         dom = domains.names[d]
         cards = members.get(dom)

@@ -182,7 +182,7 @@ def _golden_chart(group: str, curve: pd.Series, ref: dict | None, stat: pd.Serie
         cs = cs.droplevel("stage")
         series.append(svg.Series(f"{group} ({stage})", list(cs.index), list(cs.values),
                                  svg.PALETTE[k % len(svg.PALETTE)]))
-    bands = []
+    bands: list[svg.Band] = []
     if ref:
         _, ref_line, bands = _ref_series(ref)
         series += ref_line
@@ -210,7 +210,7 @@ def _fleet_golden_chart(curves: pd.Series, stats: pd.DataFrame, ref: dict | None
     series = [svg.Series(f"median of {n} groups", list(med.index), list(med.values), svg.PALETTE[0]),
               svg.Series("lowest group", list(lo.index), list(lo.values), svg.PALETTE[1]),
               svg.Series("highest group", list(hi.index), list(hi.values), svg.PALETTE[3])]
-    bands = []
+    bands: list[svg.Band] = []
     if ref:
         _, ref_line, bands = _ref_series(ref)
         series += ref_line

@@ -66,6 +66,7 @@ def write_html(path: str | os.PathLike, record: RunRecord, rows: pd.DataFrame | 
     """``path`` and the stylesheet it links, ``report.css`` in the same directory."""
     env = make_environment(template_dirs)
     write_atomic(path, env.get_template("report.html").render(**build_context(record, rows)))
+    assert env.loader is not None  # make_environment always gives the environment its loaders
     css, _, _ = env.loader.get_source(env, STYLESHEET)
     write_atomic(Path(path).with_name(STYLESHEET), css)
 

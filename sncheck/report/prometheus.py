@@ -257,7 +257,8 @@ def _design(record: RunRecord, key: str, scale: float) -> list[tuple[dict, float
     out = []
     for tier, d in sorted((record.design or {}).items()):
         try:
-            v = float(d.get(key)) if isinstance(d, dict) and d.get(key) is not None else math.nan
+            raw = d.get(key) if isinstance(d, dict) else None
+            v = float(raw) if raw is not None else math.nan
         except (TypeError, ValueError):
             v = math.nan
         if math.isfinite(v):

@@ -116,7 +116,7 @@ def compress(names: Iterable[str]) -> str:
         prefix, width, _ = item
         nums = sorted(set(groups[item]))
         runs, start, prev = [], nums[0], nums[0]
-        for n in nums[1:] + [None]:  # type: ignore[list-item]
+        for n in [*nums[1:], None]:
             if n is not None and n == prev + 1:
                 prev = n
                 continue
@@ -197,7 +197,7 @@ def inventory_dict(cluster: SlurmView, name: str, design: dict[str, Any]) -> dic
     ``backend: slurm``: written on a Slurm login node, it runs from there through srun;
     ``hosts:`` keeps each node's ``NodeAddr`` for the SSH backend (``--backend ssh``).
     """
-    supernodes = []
+    supernodes: list[dict[str, Any]] = []
     for group, members in cluster.groups.items():
         by_cards: dict[int, list[str]] = {}
         for n in members:

@@ -165,7 +165,8 @@ def rows_for(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[st
 
 
 def _records(parts: list[pd.DataFrame], limit: int) -> tuple[list[dict], int]:
-    total, out = sum(len(p) for p in parts), []
+    total = sum(len(p) for p in parts)
+    out: list[dict] = []
     for p in parts:
         if len(out) >= limit:
             break
@@ -263,7 +264,8 @@ def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFram
                 notes.append(f"{name}: {what}")
 
         cards, hosts = _members(entity, kind, topology)
-        link = tuple(entity.split("<->", 1)) if f.entity_kind == EntityKind.LINK else None
+        ends = entity.partition("<->")
+        link = (ends[0], ends[2]) if f.entity_kind == EntityKind.LINK else None
         picked, total = _records(rows_for(rows, cards, hosts, link, groups), MAX_ROWS)
         lines = [json.dumps(r, default=str) for r in picked]
         if total > MAX_ROWS:

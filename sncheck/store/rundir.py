@@ -145,8 +145,9 @@ class RunStore:
 
     def release(self) -> None:
         """Give up the directory's lock (the run's files are all written)."""
-        if getattr(self, "_reserve", None):
-            self._reserve.unlink(missing_ok=True)
+        reserve = getattr(self, "_reserve", None)  # unset when the directory was never opened
+        if reserve is not None:
+            reserve.unlink(missing_ok=True)
             self._reserve = None
         self._release()
 
