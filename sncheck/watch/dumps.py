@@ -239,12 +239,13 @@ def fr_rows(dump: Dump) -> tuple[list[dict], list[dict], list[dict]]:
     collective. When a group's sequence starts again inside one dump (its ids go down: the
     group was made anew, or the process restarted into the same file), only the entries
     after the last restart are this run's."""
-    data = dump.data
+    data = dump.data if isinstance(dump.data, dict) else {}
     raw = [e for e in data.get("entries") or [] if isinstance(e, dict)]
     members = _pg_members(data)
     ids = [e.get("record_id") for e in raw]
+    int_ids = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
     # 0: the buffer still holds this rank's first record (nothing was dropped); -1: unknown
-    first_record = min(ids) if ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids) else -1
+    first_record = min(int_ids) if ids and len(int_ids) == len(ids) else -1
     by_pg: dict[str, list[dict]] = {}
     p2p = []
     for e in raw:
@@ -323,7 +324,7 @@ def inspector_rows(dump: Dump) -> list[dict]:
 
 
 def nccl_tests_rows(dump: Dump) -> list[dict]:
-    d = dump.data
+    d = dump.data if isinstance(dump.data, dict) else {}
     args = d.get("args") or []
     name = Path(str(args[0])).name.removesuffix("_perf") if args else "?"
     devices = ((d.get("config") or {}).get("devices") or []) if isinstance(d.get("config"), dict) else []

@@ -13,7 +13,8 @@ import signal
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from types import FrameType
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -93,14 +94,18 @@ def read_directory(opts: WatchOptions) -> tuple[list[dumpio.Dump], list[dumpio.U
     if not files:
         raise ConfigError("no dumps in this directory (Flight Recorder, NCCL RAS, Inspector or nccl-tests files)",
                           str(d))
-    good, bad = [], []
+    good: list[dumpio.Dump] = []
+    bad: list[dumpio.Unreadable] = []
     for f in files:
         r = dumpio.read_dump(f)
-        (bad if isinstance(r, dumpio.Unreadable) else good).append(r)
+        if isinstance(r, dumpio.Unreadable):
+            bad.append(r)
+        else:
+            good.append(r)
     return good, bad
 
 
-def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set | None = None) -> Outcome:
+def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set[tuple[str, str]] | None = None) -> Outcome:
     """One pass. ``recorded``: (entity, rule) already in the state store (the follow loop):
     a pass records only when it has a finding not among them, and adds its own."""
     rank_map = _rank_map(opts)
@@ -281,7 +286,7 @@ def _emit(store: RunStore, dumps: list[dumpio.Dump], names: CardNames, topo: Top
             fr += e
             pgs += p
             p2p += q
-        elif d.format == "nccl_ras":
+        elif d.format == "nccl_ras" and isinstance(d.data, dict):  # the RAS parsers' document
             for r in d.data["records"]:
                 ras.append(_ras_row(r, names, topo, d))
         elif d.format == "nccl_inspector":
@@ -371,14 +376,14 @@ class Stop:
 
     def __init__(self) -> None:
         self.flag = False
-        self._prev = {}
+        self._prev: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
 
     def __enter__(self) -> "Stop":
         for s in (signal.SIGTERM, signal.SIGINT):
             self._prev[s] = signal.signal(s, self._set)
         return self
 
-    def _set(self, signum, frame) -> None:
+    def _set(self, _signum: int, _frame: FrameType | None) -> None:
         self.flag = True
 
     def __exit__(self, *exc) -> None:
@@ -409,7 +414,8 @@ def follow(opts: WatchOptions, interval: float, on_pass: Callable[[Outcome], Non
     pass re-reads the dumps (a rank's dump is replaced as a whole, bounded by its
     Flight Recorder buffer) and rewrites one run directory, so memory stays bounded by
     one pass. Findings reach the state store once per card and rule."""
-    last, seen, passes, outcome = None, set(), 0, None
+    seen: set[tuple[str, str]] = set()  # (entity, rule) in the state store
+    last, passes, outcome = None, 0, None
     out = opts.out or Path("runs") / new_run_id()
     with Stop() as stop:
         while not stop.flag:

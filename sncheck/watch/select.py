@@ -90,8 +90,8 @@ def _one_run(fr: list[Dump]) -> tuple[list[Dump], list[Dump], list[LeftOut]]:
                                    f"of the newest run's dumps ({order[0].path.name}): another run's"))
                 continue
             same.append(d)
-            for k, t in mine.items():
-                profile.setdefault(k, t)
+            for k, created in mine.items():
+                profile.setdefault(k, created)
         pending = undecided
     return same, pending, out
 
@@ -99,7 +99,7 @@ def _one_run(fr: list[Dump]) -> tuple[list[Dump], list[Dump], list[LeftOut]]:
 def _one_per_rank(same: list[Dump], undecided: list[Dump]) -> tuple[list[Dump], list[LeftOut]]:
     """One dump per rank: one shown to be of the run before one that could not be told
     apart, then the one reaching furthest."""
-    by: dict[int, list[Dump]] = {}
+    by: dict[int | None, list[Dump]] = {}  # None: a dump that names no rank
     for d in same + undecided:
         by.setdefault(d.rank, []).append(d)
     shown = {id(d) for d in same}

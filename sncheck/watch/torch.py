@@ -45,6 +45,8 @@ import socket
 import threading
 import time
 from pathlib import Path
+from types import FrameType
+from typing import Any, Callable
 
 import torch
 import torch.distributed as dist
@@ -53,6 +55,9 @@ import torch.distributed as dist
 # rank recorded for a straggler, the last one for a hung rank. 256 entries is ~3 ms a dump.
 DEFAULT_BUFFER = 256
 RANK_MAP = "ranks.json"
+
+# What signal.signal takes and returns (typeshed's own alias, signal._HANDLER, is private).
+SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 def _job_id(job: str | None) -> str:
@@ -80,9 +85,10 @@ class Recorder:
         self.dumps = 0
         self.skipped = 0          # periodic dumps not taken: the previous one was still being written
         self.dump_cpu_s = 0.0     # CPU time the dumps took, on whichever thread they ran
+        self.started = time.time()  # when the recorder was made (by start, before the first collective)
         self.path = directory / f"fr-{job}-rank{rank}.{'pkl' if fmt == 'pickle' else 'json'}"
         self._lock = threading.RLock()  # a signal can come while the training thread dumps
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, SignalHandler] = {}
         self._due = threading.Event()
         self._pending = False     # a periodic dump asked for and not yet written
         self._stop = False
@@ -121,7 +127,9 @@ class Recorder:
         """Write this rank's Flight Recorder now (atomically: a temp file, then a rename)."""
         with self._lock:
             cpu = time.thread_time()
-            c10d = torch._C._distributed_c10d
+            # torch's stubs leave out the Flight Recorder's dump functions, which the module has
+            # (torch >= 2.5): the module is Any here rather than a wrong type.
+            c10d: Any = torch._C._distributed_c10d
             data = (c10d._dump_fr_trace(includeCollectives=True, includeStackTraces=False) if self.fmt == "pickle"
                     else c10d._dump_fr_trace_json(includeCollectives=True))
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -132,7 +140,7 @@ class Recorder:
         return self.path
 
     # -- signals and the with block -------------------------------------------
-    def _on_signal(self, signum, frame) -> None:
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         try:
             self.dump()
         finally:
@@ -198,5 +206,4 @@ def start(directory: str | os.PathLike, every: int = 100, *, job: str | None = N
         os.replace(tmp, out / RANK_MAP)
     rec = Recorder(out, every, rank, job_id, fmt, background)
     rec.install(signals)
-    rec.started = time.time()
     return rec
