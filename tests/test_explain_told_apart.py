@@ -98,3 +98,37 @@ def test_a_card_bar_the_retest_could_not_apply_never_releases():
     assert w._too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6", "s06n1/gpu0"]), "scale_up") is None
     # partners on another tier do not count for this one
     assert w._too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6", "s06n2/gpu0"]), "scale_up")
+
+
+def test_a_three_host_domains_retest_gives_each_sampled_card_the_partners_its_bar_needs():
+    """main: one card per host, two partners each on a three-host domain: the domain bar
+    (min_pairs 3) never judged the retest and a faint domain at 0.884 (generator 5076,
+    fleet-12sn) was released. Large domains keep one card a host."""
+    from sncheck.run.controls import domain_sample
+
+    sample = domain_sample(FLEET, "sn01", "scale_up")
+    assert len(sample) == 6 and len(set(sample)) == 6
+    assert all(sum(FLEET.tier(c, o) == "scale_up" for o in sample) >= 3 for c in sample)
+    nvl72 = Topology(load_inventory(ROOT / "fixtures/inventories/nvl72-rack.yaml"))
+    big = domain_sample(nvl72, nvl72.supernode_names[0], "scale_up")
+    assert len({c.rsplit("/", 1)[0] for c in big}) == len(big)  # one card a host
+
+
+def test_a_domain_bar_the_retest_could_not_apply_never_releases():
+    from sncheck.model import EntityKind, Finding, Severity
+    from sncheck.run.confirm import Window
+
+    bar = RULES["p2p-bandwidth-domain-below-design"]
+    w = object.__new__(Window)
+    w.f = Finding("sn01", EntityKind.SUPERNODE, "connectivity", bar.name, Severity.WARNING, "", {})
+    w.ctx = type("Ctx", (), {"topo": FLEET})()
+    one_a_host = ["s01n1/gpu0", "s01n2/gpu1", "s01n3/gpu2"]
+    rows = pd.DataFrame([{"kind": "p2p", "status": "ok", "src": a, "dst": b}
+                         for i, a in enumerate(one_a_host) for b in one_a_host[i + 1:]])
+    assert "fewer than two" in w._too_few_partners(bar, rows, "scale_up")
+    from sncheck.run.controls import domain_sample
+
+    sample = domain_sample(FLEET, "sn01", "scale_up")
+    rows = pd.DataFrame([{"kind": "p2p", "status": "ok", "src": a, "dst": b}
+                         for i, a in enumerate(sample) for b in sample[i + 1:]])
+    assert w._too_few_partners(bar, rows, "scale_up") is None

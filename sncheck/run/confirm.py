@@ -299,10 +299,10 @@ class Window:
             avoid = self.avoid if tier == "scale_out" else self.inside
             if self.f.entity_kind == "supernode" and tier != "scale_out":
                 # The domain's own pairs; another domain's, in the same window, as the control.
-                cards = domain_sample(topo, self.f.entity, tier)
+                cards = domain_sample(topo, self.f.entity, tier, need=self._need())
                 others = [sn for sn in topo.supernode_names if sn != self.f.entity
                           and not set(topo.cards_of_supernode(sn)) & avoid]
-                peers = domain_sample(topo, others[0], tier, avoid) if others else []
+                peers = domain_sample(topo, others[0], tier, avoid, self._need()) if others else []
                 groups = [cards, peers] if len(peers) >= 2 else [cards]
             elif self.f.entity_kind == "host" and tier == "intra_host":
                 # The host's own pairs; another host's, same supernode first, as the control.
@@ -436,15 +436,30 @@ class Window:
         return g.evidence.get("separated") is False and any(
             r.get("entity") == self.f.entity for r in g.evidence.get("rivals") or [])
 
+    def _need(self) -> int:
+        """The most partners a card needs for the symptoms' per-card or per-domain bars to
+        judge its median (their ``min_pairs``)."""
+        rules = [self.by_name.get(s.rule) for s in self.syms]
+        return max([int(r.params.get("min_pairs", 3)) for r in rules
+                    if r is not None and r.params.get("per") in ("card", "supernode")] or [3])
+
     def _too_few_partners(self, rule: Rule, rows: pd.DataFrame, tier: object) -> str | None:
-        """A card's symptom of a per-card bar (its median over ``min_pairs`` partners at
-        least, on the symptom's tier) that the retest measured with fewer: what is short,
-        else None."""
+        """A symptom of a per-card bar (a card's median over ``min_pairs`` partners at least,
+        on the symptom's tier) or of a per-domain one (the median of two such cards at
+        least, partners inside the domain) that the retest measured with fewer: what is
+        short, else None."""
         need = int(rule.params.get("min_pairs", 3))
-        if rule.params.get("per") != "card" or self.f.entity_kind != "card" or self.f.entity not in self.ctx.topo.by_id:
-            return None
-        got = _partners(rows, self.f.entity, self.ctx.topo, tier if isinstance(tier, str) else None)
-        return f"measured with {got} partners, fewer than {rule.name}'s min_pairs ({need})" if got < need else None
+        topo, where = self.ctx.topo, tier if isinstance(tier, str) else None
+        per, kind = rule.params.get("per"), self.f.entity_kind
+        if per == "card" and kind == "card" and self.f.entity in topo.by_id:
+            got = _partners(rows, self.f.entity, topo, where)
+            return f"measured with {got} partners, fewer than {rule.name}'s min_pairs ({need})" if got < need else None
+        if per == "supernode" and kind == "supernode":
+            mine = set(topo.cards_of_supernode(self.f.entity))
+            judged = sum(1 for c in sorted(mine) if _partners(rows, c, topo, where, mine) >= need)
+            return (f"{judged} of its cards measured with {need} partners inside it or more, fewer than two "
+                    f"({rule.name}'s min_pairs: {need})") if judged < 2 else None
+        return None
 
     def _speed(self, rule: str) -> bool:
         """A rule that bars a measured time or bandwidth: what a busy machine can move."""
@@ -551,13 +566,14 @@ class Window:
         return None, NOISY + f" ({noise:.0%} of the median)"
 
 
-def _partners(rows: pd.DataFrame, card: str, topo: Topology, tier: str | None) -> int:
-    """How many distinct cards a card was measured with in a retest's pair rows (on
-    ``tier``, when given)."""
+def _partners(rows: pd.DataFrame, card: str, topo: Topology, tier: str | None, among: Set[str] | None = None) -> int:
+    """How many distinct cards (of ``among``, when given) a card was measured with in a
+    retest's pair rows (on ``tier``, when given)."""
     p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")] if {"kind", "status", "src", "dst"} <= set(rows) \
         else rows.iloc[:0]
     src, dst = p["src"].astype(str), p["dst"].astype(str)
     others = set(dst[src == card]) | set(src[dst == card])
+    others = others & set(among) if among is not None else others
     return sum(1 for o in others if tier is None or o in topo.by_id and topo.tier(card, o) == tier)
 
 

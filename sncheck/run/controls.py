@@ -70,18 +70,25 @@ def _spread_over(cards: list[str], key, n: int) -> list[str]:
     return first[:n]
 
 
-def domain_sample(topo: Topology, sn: str, tier: str, avoid: Set[str] = frozenset()) -> list[str]:
+def domain_sample(topo: Topology, sn: str, tier: str, avoid: Set[str] = frozenset(), need: int = 3) -> list[str]:
     """A domain's cards to re-measure it by: across hosts (scale-up), one card per host,
-    rotating the card index so every host and index is crossed; within hosts
-    (intra-host), every card of its first two hosts."""
+    rotating the card index so every host and index is crossed, in as many rounds as give
+    each card ``need`` partners on other hosts; within hosts (intra-host), every card of
+    its first two hosts."""
     hosts = [h for h in topo.hosts_of_supernode(sn) if h not in avoid]
     if tier == "intra_host" or len(hosts) < 2:
         return [c for h in hosts[:2] for c in topo.cards_of_host(h) if c not in avoid]
-    out = []
-    for i, h in enumerate(hosts[:DOMAIN_SAMPLE]):
-        cards = [c for c in topo.cards_of_host(h) if c not in avoid]
-        if cards:
-            out.append(cards[i % len(cards)])
+    # rounds of one card per host, until each card has ``need`` partners on other hosts (the
+    # domain bar's min_pairs: a three-host domain sampled one card a host gave each card two,
+    # its level was never judged and a faint domain was released)
+    hosts = hosts[:DOMAIN_SAMPLE]
+    rounds = max(1, -(-need // (len(hosts) - 1)))
+    out: list[str] = []
+    for r in range(rounds):
+        for i, h in enumerate(hosts):
+            cards = [c for c in topo.cards_of_host(h) if c not in avoid]
+            if len(cards) > r and len(out) < DOMAIN_SAMPLE:
+                out.append(cards[(i + r) % len(cards)])
     return out
 
 
