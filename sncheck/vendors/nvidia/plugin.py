@@ -65,7 +65,9 @@ VENDOR = Vendor(
         "imex-ctl": View(fabric.parse_imex_ctl, Listing("node", ("nodes",), ("matrix",))),
         "nccl-mnnvl": View(fabric.parse_nccl_mnnvl),
         "dcgmi-diag": View(dcgmi.parse_dcgmi_diag, Listing("GPU", ("gpus",))),
-        "nvbandwidth": View(nvbandwidth.parse_nvbandwidth, Listing("testcase", ("tests",), ("tests.*.matrix",))),
+        # a testcase's matrix is one CPU row or a row per GPU, by its title: not compared between testcases
+        "nvbandwidth": View(nvbandwidth.parse_nvbandwidth, Listing("testcase", ("tests",), ("tests.*.matrix",),
+                                                                   optional=("matrix",))),
     },
     platforms={p.name: p for p in (NVL72, HGX)},
     default_checks=checks.DEFAULT_CHECKS,
