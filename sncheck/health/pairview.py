@@ -70,15 +70,16 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     table = topo.card_table
     a, b = positions(cells["src"], table.index), positions(cells["dst"], table.index)
     known = (a >= 0) & (b >= 0)
-    tiers = strings(cells["tier"])
+    tier_code, tier_names = codes(cells["tier"])
     value = cells["value"].to_numpy(float)
     failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
     design = cells["design"].to_numpy(float) if "design" in cells else np.full(len(cells), np.nan)
     if reference is not None:
         design = np.asarray(reference, dtype=float)
     out = {}
-    for t in sorted(set(tiers[known].tolist())):
-        at = known & (tiers == t)
+    present = {tier_names[c]: c for c in np.unique(tier_code[known]).tolist()}
+    for t in sorted(present):
+        at = known & (tier_code == present[t])
         ta, tb, v, f, d = a[at], b[at], value[at], failed[at], design[at]
         lo, hi = np.minimum(ta, tb), np.maximum(ta, tb)
         key = lo.astype(np.int64) * len(table) + hi
@@ -123,12 +124,15 @@ def positions(column: pd.Series, index: pd.Index) -> np.ndarray:
     return index.get_indexer(column.astype(str))
 
 
-def strings(column: pd.Series) -> np.ndarray:
-    """The column as text (``astype(str)``), a categorical one through its categories."""
+def codes(column: pd.Series) -> tuple[np.ndarray, list]:
+    """Each row's code and the text of each code (``astype(str)``; a missing value is NaN,
+    the last code): a categorical column through its categories, no text per row."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        names = np.append(column.cat.categories.astype(str).to_numpy(object), np.nan)  # missing stays missing
-        return names[column.cat.codes.to_numpy()]
-    return column.astype(str).to_numpy()
+        code, names = column.cat.codes.to_numpy(np.int64), column.cat.categories.astype(str).tolist()
+    else:
+        code, uniques = pd.factorize(column.astype(str))
+        names = list(uniques)
+    return np.where(code < 0, len(names), code), [*names, np.nan]  # missing stays missing, as astype(str)
 
 
 def _median_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
