@@ -60,10 +60,12 @@ def _nvlink_counters(host: str, value: dict) -> dict[tuple[str, str, str, str], 
     for g in value.get("gpus") or []:
         card = g.get("card")
         entity, kind = (card_id(host, int(card)), "card") if card is not None else (host, "host")
+        gpu = f"GPU {g.get('index')} link "
         for link, counters in (g.get("links") or {}).items():
+            device = gpu + str(link)  # (formatted once per link: a fleet reads millions of counters)
             for name, v in counters.items():
                 if isinstance(v, int):
-                    out[(entity, kind, f"GPU {g.get('index')} link {link}", name)] = v
+                    out[(entity, kind, device, name)] = v
     return out
 
 
@@ -89,7 +91,7 @@ def fabric_counters(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
         read = (lambda v: _nvlink_counters(host, v)) if fact == "nvlink_errors" else \
             (lambda v: _ib_counters(host, v, cards))
         first, last = read(reads[0]), read(reads[-1]) if len(reads) > 1 else None
-        for key in sorted(set(first) | set(last or {})):
+        for key in sorted(first.keys() | last.keys() if last is not None else first):
             before = first.get(key)
             after = last.get(key) if last is not None else None
             # a counter that went down was reset (or wrapped): its growth is what it reads now
