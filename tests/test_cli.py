@@ -117,7 +117,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, case):
         needle = "unknown fault type 'melted_card'"
     elif case == "fault_param":
         faults = _bad(tmp_path, "f.yaml", "faults:\n  - {type: slow_card, target: node003/gpu1, factor: 1.5}\n")
-        needle = "factor must be below 1"
+        needle = "f.yaml:2: faults[0].factor: must be a number above 0 and below 1"
     elif case == "unknown_layer":
         playbook = _bad(tmp_path, "p.yaml", "name: x\nlayers:\n  - connectivity\n  - stres: {repeats: 2}\n")
         needle = "p.yaml:4: unknown layer 'stres'; did you mean 'stress'?"

@@ -122,12 +122,12 @@ def test_a_fault_above_a_message_size_spares_the_smaller_messages():
     ("{type: slow_switch, target: 'leaf:su0-rail3[2]'}", "is not a switch leaf:<name>"),
     ("{type: switch_port_down, target: leaf:su0-rail3}", "is not a cabled switch port"),
     ("{type: switch_port_down, target: 'leaf:su0-rail3[12]'}", "is not a cabled switch port"),
-    ("{type: slow_switch, target: leaf:su0-rail3, factor: 1.5}", "slow_switch factor must be below 1"),
+    ("{type: slow_switch, target: leaf:su0-rail3, factor: 1.5}", "faults[0].factor: must be a number above 0 and below 1, got 1.5"),
     ("{type: degraded_link, target: 'h01/gpu3<->h02/gpu3', direction: h01/gpu3->h03/gpu3}",
      "direction 'h01/gpu3->h03/gpu3' must run between the link's two cards"),
-    ("{type: degraded_link, target: 'h01/gpu3<->h02/gpu3', direction: h01/gpu3}", "direction must be 'a->b'"),
+    ("{type: degraded_link, target: 'h01/gpu3<->h02/gpu3', direction: h01/gpu3}", "direction: 'h01/gpu3' must be 'a->b'"),
     ("{type: degraded_link, target: 'h01/gpu3<->h02/gpu3', above: 3 parsecs}", "above: unknown size unit"),
-    ("{type: dead_switch, target: leaf:su0-rail3, above: 1M}", "dead_switch takes no 'above'"),
+    ("{type: dead_switch, target: leaf:su0-rail3, above: 1M}", "faults[0].above: unknown key 'above' in a dead_switch fault"),
     ("{type: degraded_link, target: 'h01/nic3<->leaf:su0-rail3[1]'}", "is not a link of this inventory"),
 ])
 def test_bad_new_faults_are_refused_with_file_and_line(fault, message):

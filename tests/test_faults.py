@@ -70,18 +70,18 @@ def test_host_level_types_with_parameters_and_defaults():
 
 
 @pytest.mark.parametrize("text, words", [
-    ("{type: missing_tool, target: node013}", "missing_tool needs 'tool'"),
+    ("{type: missing_tool, target: node013}", "faults[0].tool: required key missing"),
     ("{type: missing_tool, target: node013, tool: 'rm -rf'}", "program name"),
-    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 0}", "count must be a positive integer"),
-    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 1.5}", "count must be a positive integer"),
-    ("{type: nvlink_down, target: node010/gpu0, links: true}", "links must be a positive integer"),
+    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 0}", "faults[0].count: must be an integer from 1 to 1000000"),
+    ("{type: ecc_uncorrectable, target: node009/gpu2, count: 1.5}", "faults[0].count: must be an integer from 1 to 1000000"),
+    ("{type: nvlink_down, target: node010/gpu0, links: true}", "faults[0].links: must be an integer from 1 to 1000000"),
     ("{type: ib_port_down, target: node011, port: 5}", "beyond node011's 4 rails"),
     ("{type: ib_port_down, target: node011/gpu0}", "is not a host"),
     ("{type: ecc_uncorrectable, target: node009}", "is not a card"),
-    ("{type: thermal_throttle, target: node012/gpu3, factor: 1.2}", "factor must be below 1"),
-    ("{type: remap_pending, target: node009/gpu1, count: 2}", "remap_pending takes no 'count'"),
+    ("{type: thermal_throttle, target: node012/gpu3, factor: 1.2}", "faults[0].factor: must be a number above 0 and below 1"),
+    ("{type: remap_pending, target: node009/gpu1, count: 2}", "faults[0].count: unknown key 'count' in a remap_pending fault"),
     ("{type: clique_split, target: node099}", "is not a host"),
-    ("{type: npu_alarm, target: node004/gpu1, transient: yes please}", "transient must be true or false"),
+    ("{type: npu_alarm, target: node004/gpu1, transient: yes please}", "faults[0].transient: must be true or false"),
 ])
 def test_bad_faults_name_file_and_line(text, words):
     with pytest.raises(ConfigError) as e:

@@ -125,10 +125,10 @@ def test_malformed_baseline(tmp_path, inv, baseline):
 
 @pytest.mark.parametrize("fault, needle", [
     ("{type: [slow_card], target: n1/gpu0}", "unknown fault type a list"),
-    ("{type: slow_card, target: [n1/gpu0]}", "target must be"),
-    ("{type: slow_card, target: n1/gpu0, factor: .nan}", "factor must be a positive number"),
-    ("{type: jittery_card, target: n1/gpu0, factor: .inf}", "factor must be a positive number"),
-    ("{type: jittery_card, target: n1/gpu0, probability: .nan}", "probability must be a positive number"),
+    ("{type: slow_card, target: [n1/gpu0]}", "faults[0].target: must be a non-empty string"),
+    ("{type: slow_card, target: n1/gpu0, factor: .nan}", "factor: must be a finite number"),
+    ("{type: jittery_card, target: n1/gpu0, factor: .inf}", "factor: must be a finite number"),
+    ("{type: jittery_card, target: n1/gpu0, probability: .nan}", "probability: must be a finite number"),
 ])
 def test_bad_fault(tmp_path, inv, fault, needle):
     plan = tmp_path / "faults.yaml"

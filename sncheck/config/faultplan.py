@@ -32,10 +32,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+from pydantic import BeforeValidator, Field, create_model
+
+from sncheck.config.schema import Choice, Flag, Int, Num, Schema, Shape, Text, validate
 from sncheck.config.units import parse_size
-from sncheck.config.yamlio import Source, _show, check_keys, field_bool, load_file, load_text
+from sncheck.config.yamlio import LineDict, Source, load_file, load_text
 from sncheck.model import host_of, link_id, parse_switch, split_link
 
 if TYPE_CHECKING:  # the cluster a plan is checked against (a layer above config: passed in)
@@ -205,40 +208,54 @@ class FaultPlan:
         return [f for f in self.faults if f.type not in acted]
 
 
-def _number(src: Source, item: Any, ftype: FaultType, p: str) -> Any:
-    v = item[p]
-    if p == "above":
-        try:
-            return parse_size(v)
-        except ValueError as e:
-            raise src.error(f"above: {e}", item, p) from e
-    if p == "direction":  # checked against the target by _direction
-        if not isinstance(v, str) or "->" not in v:
-            raise src.error(f"direction must be 'a->b' with a and b the link's two cards, got {_show(v)}", item, p)
-        return v
-    if p == "tool":
-        if not isinstance(v, str) or not _TOOL_NAME.match(v):
-            raise src.error(f"tool must be a program name (a fact command's tool), got {v!r}", item, p)
-        return v
-    if p in ("count", "links", "port"):
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_FACTOR:
-            raise src.error(f"{p} must be a positive integer (at most {MAX_FACTOR:g}), got {_show(v)}", item, p)
-        return v
+# Each parameter's declared type; a type's own model (FAULT_MODELS) holds the parameters it takes.
+_Positive = Annotated[int, Int(1, int(MAX_FACTOR))]
+PARAM_TYPES: dict[str, Any] = {
     # finite and positive: a NaN factor would turn measurements into nulls that pass
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= MAX_FACTOR:
-        raise src.error(f"{p} must be a positive number (finite, at most {MAX_FACTOR:g}), got {_show(v)}",
-                        item, p)
-    if p == "probability" and v > 1:
-        raise src.error(f"probability must be at most 1, got {v!r}", item, p)
-    if p == "factor" and ftype.below_one and v >= 1:
-        raise src.error(f"{ftype.name} factor must be below 1, got {v!r}", item, p)
-    return float(v)
+    "factor": Annotated[float, Num(0, MAX_FACTOR, lo_open=True)],
+    "probability": Annotated[float, Num(0, 1, lo_open=True)],
+    "count": _Positive, "links": _Positive, "port": _Positive,
+    "tool": Annotated[str, Text(_TOOL_NAME, "is not a program name (a fact command's tool)")],
+    # checked against the target by _direction
+    "direction": Annotated[str, Text(re.compile(r"^.*->.*$"), "must be 'a->b' with a and b the link's two cards")],
+    "above": Annotated[int, BeforeValidator(parse_size)],  # bytes: 1M, 64K
+}
+_SLOWER = Annotated[float, Num(0, 1, lo_open=True, hi_open=True)]  # a below_one type's factor: a slow-down
 
 
-def _target(src: Source, item: Any, ftype: FaultType, topo: Topology) -> str:
-    target = item["target"]
-    if not isinstance(target, str):
-        raise src.error(f"target must be a {ftype.target} id (a string), got {_show(target)}", item, "target")
+class FaultSchema(Schema):
+    """A fault of the plan; each type's model (FAULT_MODELS) adds the parameters it takes."""
+
+    what = "fault"
+    type: Annotated[str, Choice(FAULT_TYPES, "unknown fault type {got}; known: {choices}")]
+    target: Annotated[str, Text()]
+    transient: Annotated[bool, Flag()] = False
+    late: Annotated[bool, Flag()] = False
+
+
+def _fault_model(ftype: FaultType) -> type[FaultSchema]:
+    fields: dict[str, Any] = {}
+    for p, default in ftype.params.items():
+        declared = _SLOWER if p == "factor" and ftype.below_one else PARAM_TYPES[p]
+        fields[p] = ((declared, ...) if default is None else (declared | None, None) if default == OPTIONAL
+                     else (declared, default))
+    model = create_model(ftype.name, __base__=FaultSchema, **fields)
+    model.what = f"a {ftype.name} fault"
+    return model
+
+
+FAULT_MODELS: dict[str, type[FaultSchema]] = {name: _fault_model(t) for name, t in FAULT_TYPES.items()}
+
+
+class FaultPlanSchema(Schema):
+    what = "fault plan"
+    nullable = frozenset({"faults"})
+    # Each item is checked against its type's model (parse_faults).
+    faults: Annotated[list[Any], Field(max_length=MAX_FAULTS),
+                      Shape(f"a list of at most {MAX_FAULTS} faults")] | None = None
+
+
+def _target(src: Source, item: Any, ftype: FaultType, target: str, topo: Topology) -> str:
     if ftype.target == "link":
         if "<->" not in target:
             raise src.error(f"{ftype.name} targets a link 'a<->b', got {target!r}", item, "target")
@@ -287,43 +304,32 @@ Refusal = Callable[[Fault, "Topology"], "str | None"]
 
 
 def parse_faults(src: Source, topo: Topology, refusal: Refusal) -> FaultPlan:
-    root = check_keys(src, src.data if src.data is not None else {}, ("faults",), "fault plan")
-    items = root.get("faults") or []
-    if not isinstance(items, list):
-        raise src.error("faults must be a list", root, "faults")
-    if len(items) > MAX_FAULTS:
-        raise src.error(f"a fault plan holds at most {MAX_FAULTS} faults, got {len(items)}", root, "faults")
+    root = src.data if src.data is not None else LineDict()  # an empty file: no faults
+    plan = validate(FaultPlanSchema, src, root)
     out = []
-    for item in items:
-        item = check_keys(src, item, ("type", "target", "transient", "late", *PARAMS), "fault",
-                          required=("type", "target"))
-        name = item["type"]
-        if not isinstance(name, str) or name not in FAULT_TYPES:
-            raise src.error(f"unknown fault type {_show(name)}; known: {', '.join(FAULT_TYPES)}", item, "type")
-        ftype = FAULT_TYPES[name]
-        target = _target(src, item, ftype, topo)
-        values: dict[str, Any] = {}
-        for p in PARAMS:
-            if p in item:
-                if p not in ftype.params:
-                    raise src.error(f"{name} takes no {p!r}", item, p)
-                values[p] = _number(src, item, ftype, p)
-            elif p in ftype.params and ftype.params[p] != OPTIONAL:
-                if ftype.params[p] is None:
-                    raise src.error(f"{name} needs {p!r}", item)
-                values[p] = ftype.params[p]
+    for i, item in enumerate(plan.faults or ()):
+        name = item.get("type") if isinstance(item, dict) else None
+        model = FAULT_MODELS.get(name) if isinstance(name, str) else None
+        if model is None:  # the type decides the model: say what is wrong with it
+            validate(FaultSchema, src, {"type": name} if isinstance(item, dict) and "type" in item else item,
+                     at=("faults", i))
+            raise AssertionError("unreachable: the type was refused")  # pragma: no cover
+        spec = validate(model, src, item, at=("faults", i))
+        ftype = FAULT_TYPES[spec.type]
+        target = _target(src, item, ftype, spec.target, topo)
+        values = {p: getattr(spec, p) for p in ftype.params}
+        if values.get("factor") is not None:
+            values["factor"] = float(values["factor"])
         if name in ("ib_port_down", "slow_nic"):
             cards = topo.inventory.hosts[target].cards
             if values["port"] > cards:
                 raise src.error(f"{name} port {values['port']} is beyond {target}'s {cards} rails "
                                 f"(one port per card, numbered from 1)", item, "port")
-        transient = field_bool(src, item, "transient") if "transient" in item else False
-        late = field_bool(src, item, "late") if "late" in item else False
-        if transient and late:
+        if spec.transient and spec.late:
             raise src.error("a fault cannot be transient (over before the confirmation retest) and late "
                             "(beginning at it)", item, "late")
-        fault = _direction(src, item, Fault(name, target, transient=transient, late=late, where=src.where(item),
-                                            **values))
+        fault = _direction(src, item, Fault(spec.type, target, transient=spec.transient, late=spec.late,
+                                            where=src.where(item), **values))
         why = refusal(fault, topo)
         if why is not None:
             raise src.error(f"{why}; the simulator would drop it without a word (README: how each fault "
