@@ -120,7 +120,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, case):
         needle = "f.yaml:2: faults[0].factor: must be a number above 0 and below 1"
     elif case == "unknown_layer":
         playbook = _bad(tmp_path, "p.yaml", "name: x\nlayers:\n  - connectivity\n  - stres: {repeats: 2}\n")
-        needle = "p.yaml:4: unknown layer 'stres'; did you mean 'stress'?"
+        needle = "p.yaml:4: layers[1].stres: unknown layer 'stres'; did you mean 'stress'?"
     elif case == "bad_layout":
         playbook = _bad(tmp_path, "p.yaml", "name: x\nlayers: [connectivity]\nlayout: {tp: 8, ep: 3, dp: 2}\n")
         needle = "p.yaml:3: EP=3 must divide TP x DP = 16"

@@ -67,16 +67,16 @@ def mock_run(inv: Path, tmp_path: Path, playbook_text: str, *extra: str):
 # -- 1. tracebacks on bad input --------------------------------------------------------
 
 @pytest.mark.parametrize("stress, needle", [
-    ("{collectives: [[all_reduce]]}", "collectives must be a non-empty list"),
-    ("{collectives: []}", "collectives must be a non-empty list"),
+    ("{collectives: [[all_reduce]]}", "layers[0].stress.collectives[0]: must be one of all_reduce, all_to_all, got a list"),
+    ("{collectives: []}", "layers[0].stress.collectives: must be a non-empty list of all_reduce, all_to_all, got an empty list"),
     ("{collectives: [all_reduce, all_reduce]}", "twice"),
     ("{min_bytes: 1M, max_bytes: 1K}", "min_bytes (1048576) is above max_bytes"),
-    ("{step_factor: 1}", "step_factor must be an integer from 2"),
-    ("{duration: .nan}", "duration must be finite"),
-    ("{duration: .inf}", "duration must be finite"),
-    ("{duration: -5}", "duration must be finite"),
+    ("{step_factor: 1}", "step_factor: must be an integer from 2"),
+    ("{duration: .nan}", "duration: must be a finite number of seconds"),
+    ("{duration: .inf}", "duration: must be a finite number of seconds"),
+    ("{duration: -5}", "duration: must be a number of seconds above 0 up to 604800, got -5"),
     ("{max_bytes: 1e400}", "finite"),
-    ("{iters: [1]}", "iters must be an integer"),
+    ("{iters: [1]}", "iters: must be an integer"),
 ])
 def test_bad_playbook_is_one_line_exit_2(tmp_path, inv, stress, needle):
     line = one_line_error(mock_run(inv, tmp_path, f"layers:\n  - stress: {stress}\n", "--out", str(tmp_path / "r")))

@@ -136,7 +136,7 @@ def test_tools_coverage_is_validated() -> None:
     assert opts("1")["tools_coverage"] == 1
     for bad, shown in (("0", "got 0"), ("65", "got 65"), ("'two'", "got 'two'"), ("true", "got True"),
                        ("[2]", "got a list"), ("2.5", "got 2.5"), ("ALL", "got 'ALL'")):
-        with pytest.raises(ConfigError, match=r"tools_coverage \(distinct perftest peers per NIC, or 'all'\) "
-                                              r"must be an integer from 1 to 64") as e:
+        with pytest.raises(ConfigError, match=r"tools_coverage: must be an integer from 1 to 64 "
+                                              r"\(distinct perftest peers per NIC\) or 'all'") as e:
             opts(bad)
         assert e.value.where == "pb.yaml:4" and shown in str(e.value), (bad, str(e.value))

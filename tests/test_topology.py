@@ -146,6 +146,6 @@ def test_cross_supernode_is_a_checked_playbook_option():
     try:
         load_playbook_text("layers:\n  - connectivity: {cross_supernode: sideways}\n", "p.yaml")
     except ConfigError as e:
-        assert "cross_supernode must be one of bounded, all-pairs" in str(e) and "p.yaml" in str(e)
+        assert "cross_supernode: must be one of bounded, all-pairs" in str(e) and "p.yaml" in str(e)
     else:
         raise AssertionError("an unknown cross_supernode mode was accepted")

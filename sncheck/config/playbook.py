@@ -6,23 +6,18 @@ import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Callable, Union
+
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, model_validator
 
 from sncheck.errors import ConfigError
+from sncheck.config.schema import MAX_STR, Choice, Flag, Int, Num, Schema, Shape, Text, by_type, told, validate
 from sncheck.config.shipped import resolve
 from sncheck.config.units import parse_size
-from sncheck.config.yamlio import LineDict, Source, check_keys, field_bool, field_int, field_str, load_file, load_text
+from sncheck.config.yamlio import LineDict, Source, load_file, load_text
 
 LAYERS = ("connectivity", "stress", "golden")
 GATES = ("critical", "warning")
-LAYER_OPTIONS = {
-    "connectivity": ("bw_bytes", "lat_iters", "bw_iters", "cross_supernode", "tools",
-                     "tools_coverage"),
-    "stress": ("collectives", "min_bytes", "max_bytes", "step_factor", "iters", "warmup",
-               "repeats", "duration"),
-    "golden": ("steps", "reference", "optional"),
-}
-SIZE_OPTIONS = ("bw_bytes", "min_bytes", "max_bytes")
 COLLECTIVES = ("all_reduce", "all_to_all")
 CROSS_MODES = ("bounded", "all-pairs")  # the connectivity option cross_supernode
 # The connectivity option tools (their names: sncheck.vendors.registry.scale_out_tools): the
@@ -99,108 +94,124 @@ class Playbook:
     layout: dict | None = None  # {tp, ep, pp, dp}: report the capacity left after isolation
 
 
+def _unique(what: str) -> Callable[[list[str]], list[str]]:
+    def check(items: list[str]) -> list[str]:
+        if len(set(items)) != len(items):
+            raise ValueError(f"lists one {what} twice")
+        return items
+    return check
+
+
+Size = Annotated[int, BeforeValidator(parse_size)]  # bytes: 8, 64K, 1G
+Tool = Annotated[str, Field(strict=True), told("scale_out_tools", lambda v, known: f"{v!r} is not one of "
+                                                                              f"{', '.join(known)}")]
+
+
+class ConnectivityOptions(Schema):
+    what = "connectivity options"
+    bw_bytes: Size | None = None
+    lat_iters: Annotated[int, Int(*INT_BOUNDS["lat_iters"])] | None = None
+    bw_iters: Annotated[int, Int(*INT_BOUNDS["bw_iters"])] | None = None
+    cross_supernode: Annotated[str, Choice(CROSS_MODES)] | None = None
+    # The vendors' scale-out and copy tests (their names: sncheck.vendors.registry.scale_out_tools).
+    tools: Annotated[list[Tool], AfterValidator(_unique("tool"))] | None = None
+    tools_coverage: Annotated[
+        Union[Annotated[int, Int(1, MAX_TOOLS_COVERAGE), Tag("<count>")],
+              Annotated[str, Choice(("all",)), Tag("<all>")]],
+        Discriminator(by_type(count=int, all=str)),
+        Shape(f"an integer from 1 to {MAX_TOOLS_COVERAGE} (distinct perftest peers per NIC) or 'all'")] | None = None
+
+
+class StressOptions(Schema):
+    what = "stress options"
+    collectives: Annotated[list[Annotated[str, Choice(COLLECTIVES)]], Field(min_length=1),
+                           AfterValidator(_unique("collective")),
+                           Shape(f"a non-empty list of {', '.join(COLLECTIVES)}")] | None = None
+    min_bytes: Size | None = None
+    max_bytes: Size | None = None
+    step_factor: Annotated[int, Int(*INT_BOUNDS["step_factor"])] | None = None
+    iters: Annotated[int, Int(*INT_BOUNDS["iters"])] | None = None
+    warmup: Annotated[int, Int(*INT_BOUNDS["warmup"])] | None = None
+    repeats: Annotated[int, Int(*INT_BOUNDS["repeats"])] | None = None
+    duration: Annotated[float, Num(0, MAX_DURATION_S, lo_open=True, unit="seconds")] | None = None  # a soak
+
+
+class GoldenOptions(Schema):
+    what = "golden options"
+    steps: Annotated[int, Int(*INT_BOUNDS["steps"])] | None = None
+    reference: Annotated[str, Text()] | None = None  # the name or path of a golden curve
+    optional: Annotated[bool, Flag()] | None = None
+
+
+def _one_layer(value: Any) -> Any:
+    return {value: None} if isinstance(value, str) else value  # ``- connectivity``: its defaults
+
+
+class LayerSchema(Schema):
+    """A layer: its name, or a mapping of its name to its options."""
+
+    what = "layer"
+    unknown = "unknown layer {key!r}"
+    nullable = frozenset(LAYERS)  # ``- stress:`` with no options
+    connectivity: ConnectivityOptions | None = None
+    stress: StressOptions | None = None
+    golden: GoldenOptions | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> LayerSchema:
+        if len(self.model_fields_set) != 1:
+            raise ValueError("each layer is a name, or a mapping of one name to its options")
+        return self
+
+
+class LayoutSchema(Schema):
+    what = "layout"
+    tp: Annotated[int, Int(1, 1 << 20)] | None = None
+    ep: Annotated[int, Int(1, 1 << 20)] | None = None
+    pp: Annotated[int, Int(1, 1 << 20)] | None = None
+    dp: Annotated[int, Int(1, 1 << 20)] | None = None
+
+
+class PlaybookSchema(Schema):
+    what = "playbook"
+    nullable = frozenset({"name", "description", "baseline", "layout"})
+    name: Annotated[str, Text()] | None = None
+    description: Annotated[str, Field(strict=True, max_length=MAX_STR)] | None = None
+    layers: Annotated[list[Annotated[LayerSchema, BeforeValidator(_one_layer)]], Field(min_length=1),
+                      Shape("a non-empty list of layers")]
+    gate: Annotated[str, Choice(GATES)] = "critical"
+    baseline: Annotated[str, Text()] | None = None  # the name or path of a baseline file
+    confirm: Annotated[bool, Flag()] = True
+    layout: LayoutSchema | None = None  # {tp, ep, pp, dp}
+
+
 def parse_playbook(src: Source, *, scale_out_tools: Collection[str]) -> Playbook:
     """The playbook of ``src``; a connectivity layer's ``tools`` must be among the
     ``scale_out_tools`` the vendor plug-ins name (a layer above config: the caller tells
     them; :mod:`sncheck.run.inputs` does)."""
-    root = check_keys(src, src.data, ("name", "description", "layers", "gate", "baseline", "confirm", "layout"), "playbook",
-                      required=("layers",))
-    layers_node = root["layers"]
-    if not isinstance(layers_node, list) or not layers_node:
-        raise src.error("layers must be a non-empty list", root, "layers")
+    spec = validate(PlaybookSchema, src, src.data, context={"scale_out_tools": tuple(scale_out_tools)})
+    root: LineDict = src.data
     layers = []
-    where: dict[str, Any]  # the node an error about this layer points at
-    for item in layers_node:
-        if isinstance(item, str):
-            name, opts, where = item, LineDict(), root
-            opts.line, opts.key_lines = root.line_of("layers"), {}
-        elif isinstance(item, dict) and len(item) == 1:
-            name, opts = next(iter(item.items()))
-            where, opts = item, opts if opts is not None else LineDict()
-        else:
-            raise src.error("each layer is a name, or a mapping of one name to its options",
-                            root, "layers")
-        if name not in LAYERS:
-            import difflib
-
-            hint = difflib.get_close_matches(str(name), LAYERS, n=1)
-            tip = f"; did you mean {hint[0]!r}?" if hint else f"; known layers: {', '.join(LAYERS)}"
-            raise src.error(f"unknown layer {name!r}{tip}", where, "layers" if where is root else str(name))
-        opts = check_keys(src, opts, LAYER_OPTIONS[name], f"{name} options")
-        clean = {}
-        for k, v in opts.items():
-            if k in SIZE_OPTIONS:
-                try:
-                    v = parse_size(v)
-                except ValueError as e:
-                    raise src.error(f"{k}: {e}", opts, k) from e
-            elif k == "collectives":
-                v = _collectives(src, opts, k)
-            elif k == "tools":
-                v = _tools(src, opts, k, tuple(scale_out_tools))
-            elif k == "tools_coverage":
-                v = _tools_coverage(src, opts, k)
-            elif k in INT_BOUNDS:
-                v = field_int(src, opts, k, *INT_BOUNDS[k])
-            elif k == "duration":
-                v = check_duration(v, src.where(opts, k))
-            elif k == "optional":
-                v = field_bool(src, opts, k)
-            elif k == "cross_supernode":
-                v = field_str(src, opts, k, choices=CROSS_MODES)
-            elif k == "reference":
-                v = field_str(src, opts, k, what="reference (the name or path of a golden curve)")
-            clean[k] = v
+    for layer, item in zip(spec.layers, root["layers"]):
+        (name,) = layer.model_fields_set
+        options = getattr(layer, name)
+        clean = options.model_dump(exclude_unset=True) if options is not None else {}
+        if "tools" in clean:
+            clean["tools"] = tuple(clean["tools"])
+        opts = item[name] if isinstance(item, dict) and isinstance(item.get(name), LineDict) else root
         if clean.get("min_bytes", 8) > clean.get("max_bytes", 1 << 30):
             raise src.error(f"min_bytes ({clean.get('min_bytes', 8)}) is above max_bytes "
                             f"({clean.get('max_bytes', 1 << 30)}); sizes must grow", opts,
                             "min_bytes" if "min_bytes" in clean else "max_bytes")
         layers.append(LayerSpec(name, clean))
-    gate = field_str(src, root, "gate", choices=GATES) if "gate" in root else "critical"
-    name = field_str(src, root, "name") if root.get("name") is not None else Path(src.name).stem
-    description = field_str(src, root, "description") if root.get("description") else ""
-    baseline = None
-    if root.get("baseline") is not None:
-        baseline = field_str(src, root, "baseline", what="baseline (the name or path of a baseline file)")
-    confirm = field_bool(src, root, "confirm") if "confirm" in root else True
-    layout = root.get("layout")
+    layout = spec.layout.model_dump(exclude_unset=True) if spec.layout is not None else None
     if layout is not None:
-        layout = dict(check_keys(src, layout, ("tp", "ep", "pp", "dp"), "layout"))
-        for k in layout:
-            field_int(src, root["layout"], k, 1, 1 << 20, what=f"layout {k}")
         try:
             ParallelLayout(**layout)
         except ConfigError as e:
             raise src.error(e.message, root, "layout") from e
-    return Playbook(str(name), tuple(layers), gate, description, src.name, baseline, confirm, layout)
-
-
-def _tools(src: Source, opts: LineDict, key: str, known: tuple[str, ...]) -> tuple[str, ...]:
-    """connectivity ``tools``: the scale-out and copy-engine tests to run as well (SSH backend)."""
-    v = opts[key]
-    if not isinstance(v, list) or not all(isinstance(t, str) and t in known for t in v):
-        raise src.error(f"tools must be a list of {', '.join(known)}", opts, key)
-    if len(set(v)) != len(v):
-        raise src.error("tools lists one tool twice", opts, key)
-    return tuple(v)
-
-
-def _tools_coverage(src: Source, opts: LineDict, key: str) -> int | str:
-    """connectivity ``tools_coverage``: distinct perftest peers per NIC (1 to
-    MAX_TOOLS_COVERAGE), or ``all`` for every rail pair of the plan."""
-    if opts[key] == "all":
-        return "all"
-    return field_int(src, opts, key, 1, MAX_TOOLS_COVERAGE,
-                     what="tools_coverage (distinct perftest peers per NIC, or 'all')")
-
-
-def _collectives(src: Source, opts: LineDict, key: str) -> list[str]:
-    v = opts[key]
-    if not isinstance(v, list) or not v or not all(isinstance(c, str) and c in COLLECTIVES for c in v):
-        raise src.error(f"collectives must be a non-empty list of {', '.join(COLLECTIVES)}", opts, key)
-    if len(set(v)) != len(v):
-        raise src.error("collectives lists one collective twice", opts, key)
-    return list(v)
+    return Playbook(spec.name or Path(src.name).stem, tuple(layers), spec.gate, spec.description or "", src.name,
+                    spec.baseline, spec.confirm, layout)
 
 
 def check_duration(value: object, where: str | None = "--duration") -> float:

@@ -43,6 +43,7 @@ class Schema(BaseModel):
     nullable: ClassVar[frozenset[str]] = frozenset()  # keys where null means "the default"
     # Keys refused with their reason (an old key that was accepted and never used).
     refused: ClassVar[dict[str, str]] = {}
+    unknown: ClassVar[str] = "unknown key {key!r} in {what}"  # how an undeclared key is refused
 
     @model_validator(mode="wrap")
     @classmethod
@@ -58,7 +59,7 @@ class Schema(BaseModel):
                 allowed = list(fields)
                 hint = difflib.get_close_matches(str(key), allowed, n=1)
                 tip = f"; did you mean {hint[0]!r}?" if hint else f"; allowed: {', '.join(allowed)}"
-                refuse_key(key, value, f"unknown key {key!r} in {cls.what}{tip}")
+                refuse_key(key, value, cls.unknown.format(key=key, what=cls.what) + tip)
             if value is None and key not in cls.nullable and not fields[key].is_required():
                 refuse_key(key, value, "must not be null (leave the key out for its default)")
         return handler(data)
@@ -72,15 +73,16 @@ def refuse_key(key: Any, value: Any, message: str) -> None:
 
 # -- declared field types: the bounds are pydantic's, the wording is sncheck's -------------
 
-def _say(message: Callable[[str, Any], str]) -> WrapValidator:
+def _say(message: Callable[[str, Any], str], over: bool = False) -> WrapValidator:
     """Reword a refusal of the value itself (not of something inside it): ``message(type, value)``
-    where ``type`` is pydantic's error type."""
+    where ``type`` is pydantic's error type; ``over``: even one an inner type already worded
+    (a union's members)."""
     def check(value: Any, handler: Callable[[Any], Any]) -> Any:
         try:
             return handler(value)
         except ValidationError as e:
             own = next((err for err in e.errors() if all(_is_tag(p) for p in err["loc"])), None)
-            if own is None or own["type"] == "sncheck":
+            if own is None or (own["type"] == "sncheck" and not over):
                 raise
             raise PydanticCustomError("sncheck", "{m}", {"m": message(own["type"], value)}) from None
     return WrapValidator(check)
@@ -100,12 +102,14 @@ def _is_tag(part: Any) -> bool:
 class _Said(GroupedMetadata):
     """Field metadata: pydantic's constraints, then the wording of a refusal."""
 
+    over = False  # reword what an inner type already worded (Shape over a union)
+
     def __init__(self, *constraints: Any) -> None:
         self.constraints = constraints
 
     def __iter__(self) -> Iterator[Any]:
         yield from self.constraints
-        yield _say(self.say)
+        yield _say(self.say, self.over)
 
     def say(self, kind: str, value: Any) -> str:
         raise NotImplementedError
@@ -182,11 +186,13 @@ class Flag(_Said):
 
 
 class Shape(_Said):
-    """Only the rewording: ``Annotated[list[X], Shape("a list of ...")]`` (items keep their own errors)."""
+    """Only the rewording: ``Annotated[list[X], Shape("a list of ...")]`` (items keep their own
+    errors); over a union (``by_type``), every member's refusal of the value is said this way."""
 
     def __init__(self, what: str) -> None:
         super().__init__()
         self.what = what
+        self.over = True
 
     def say(self, kind: str, value: Any) -> str:
         return f"must be {self.what}, got {_show(value)}"
