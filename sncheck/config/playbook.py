@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Union
 
 from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, model_validator
+from pydantic_core import PydanticCustomError
 
 from sncheck.errors import ConfigError
 from sncheck.config.schema import MAX_STR, Choice, Flag, Int, Num, Schema, Shape, Text, by_type, told, validate
@@ -143,7 +144,12 @@ class GoldenOptions(Schema):
     optional: Annotated[bool, Flag()] | None = None
 
 
+_ONE_LAYER = "each layer is a name, or a mapping of one name to its options"
+
+
 def _one_layer(value: Any) -> Any:
+    if not isinstance(value, (str, dict)):
+        raise PydanticCustomError("sncheck", _ONE_LAYER)
     return {value: None} if isinstance(value, str) else value  # ``- connectivity``: its defaults
 
 
@@ -160,7 +166,7 @@ class LayerSchema(Schema):
     @model_validator(mode="after")
     def _one(self) -> LayerSchema:
         if len(self.model_fields_set) != 1:
-            raise ValueError("each layer is a name, or a mapping of one name to its options")
+            raise PydanticCustomError("sncheck", _ONE_LAYER)
         return self
 
 
