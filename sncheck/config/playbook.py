@@ -98,7 +98,7 @@ class Playbook:
 def _unique(what: str) -> Callable[[list[str]], list[str]]:
     def check(items: list[str]) -> list[str]:
         if len(set(items)) != len(items):
-            raise ValueError(f"lists one {what} twice")
+            raise PydanticCustomError("sncheck", "{m}", {"m": f"lists one {what} twice"})
         return items
     return check
 
@@ -120,7 +120,8 @@ class ConnectivityOptions(Schema):
         Union[Annotated[int, Int(1, MAX_TOOLS_COVERAGE), Tag("<count>")],
               Annotated[str, Choice(("all",)), Tag("<all>")]],
         Discriminator(by_type(count=int, all=str)),
-        Shape(f"an integer from 1 to {MAX_TOOLS_COVERAGE} (distinct perftest peers per NIC) or 'all'")] | None = None
+        Shape(f"an integer from 1 to {MAX_TOOLS_COVERAGE} (distinct perftest peers per NIC) or 'all'", over=True)] \
+        | None = None
 
 
 class StressOptions(Schema):

@@ -187,12 +187,11 @@ class Flag(_Said):
 
 class Shape(_Said):
     """Only the rewording: ``Annotated[list[X], Shape("a list of ...")]`` (items keep their own
-    errors); over a union (``by_type``), every member's refusal of the value is said this way."""
+    errors); ``over`` a union (``by_type``): every member's refusal of the value is said this way."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, over: bool = False) -> None:
         super().__init__()
-        self.what = what
-        self.over = True
+        self.what, self.over = what, over
 
     def say(self, kind: str, value: Any) -> str:
         return f"must be {self.what}, got {_show(value)}"
