@@ -39,6 +39,8 @@ def plain(obj: Any) -> Any:
         return [plain(x) for x in obj]
     if isinstance(obj, float):
         return repr(obj) if math.isfinite(obj) else str(obj)
+    if isinstance(obj, str):  # where a rule was read: the same in every checkout
+        return obj.replace(str(ROOT), "<root>")
     return obj
 
 
