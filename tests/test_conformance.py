@@ -140,7 +140,9 @@ def holds(doc: Any, at: str, value: Any) -> tuple[bool, str]:
         return ok, f"len({m.group(1)}) is {len(node) if isinstance(node, (list, dict)) else node!r}"
     if value is None:
         return node is None or node == {} or node == "N/A", f"{at} is {node!r}"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, bool):  # a flag the view sets: that value itself, not a number or text
+        return node is value, f"{at} is {node!r}"
+    if isinstance(value, (int, float)):
         ok = any(math.isclose(n, value, rel_tol=1e-9, abs_tol=1e-12) for n in _numbers(node))
         return ok, f"{value} not among the numbers at {at or '(top)'}: {json.dumps(node)[:300]}"
     ok = any(str(value) in s for s in _strings(node))

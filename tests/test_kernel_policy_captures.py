@@ -13,6 +13,7 @@ tables (fixtures/rules/default.yaml and the override), not from sncheck."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -111,9 +112,23 @@ CASES = {
                       {("log", "corrected", "info", "ignore", 3, None)},
                       "      corrected: {severity: warning, count: 3, window: 1m}\n",
                       {("log", "corrected", "warning", "ignore", 3, 3)}),
+    # mlx5 on a ConnectX-5 whose link dropped: Fatal error 1, the slot unavailable, the recovery aborted
+    # (the shipped table's second case); keyed by the sensor's number, it is what the override says
+    "mlx5": ("harvest/kernel-log/15_writeup_connectx5_oculink_mlx5_fatal1_pci_slot_unavailable_recovery_aborted_"
+             "wrapped_no_pid.txt",
+             {("log", "fatal", "critical", "reboot", 1, None)},
+             "      1: {severity: warning, action: drain}\n",
+             {("log", "1", "warning", "drain", 1, None)}),
+    # a hung task (kernel 5.4): one report, under 'two within an hour'
+    "hung-task": ("harvest/kernel-log/16_dmesg_kernel5.4_hung_task_gpuwatchdog_old_sched_line_page_wait_pop-os-"
+                  "system76-power-issue179.txt",
+                  {("log", "hung-task", "warning", "reboot", 1, None)},
+                  "      hung-task: {severity: critical, count: 2, window: 1h}\n",
+                  {("log", "hung-task", "info", "reboot", 1, 1)}),
 }
 RULE_OF = {"xid": "kernel-xid", "nvlink5-149": "kernel-xid", "nvlink5-145": "kernel-xid", "amdgpu-ring": "kernel-amdgpu",
-           "amdgpu-ras": "kernel-amdgpu", "aer": "kernel-pcie-aer", "aer-corrected": "kernel-pcie-aer"}
+           "amdgpu-ras": "kernel-amdgpu", "aer": "kernel-pcie-aer", "aer-corrected": "kernel-pcie-aer",
+           "mlx5": "kernel-mlx5", "hung-task": "kernel-hung-task"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -126,6 +141,34 @@ def test_a_run_and_parse_agree_and_an_override_changes_the_verdict(tmp_path: Pat
     assert got == overridden
     # exit 1 exactly where a warning or critical verdict stands (or the paste is cut short)
     assert code == int(not raw.endswith("\n") or any(v[2] in ("warning", "critical") for v in got)), (code, got)
+
+
+HOST_REPORTS = {  # capture -> the verdicts the shipped table gives (the NIC's and the task's: the host's)
+    "12_mail_quoted_kernel6.8_mlx5_fatal1_pci_slot_unavailable_hung_task_irq_pciehp_mlx5_ib_netdev-umr-patch.txt":
+        {("log", "fatal", "critical", "reboot", 1, None), ("log", "hung-task", "warning", "reboot", 1, None)},
+    "13_dmesg_kernel5.8_s390_mlx5_fatal1_health_buffer_all_ones_netdev-drain-health-wq.txt":
+        {("log", "fatal", "critical", "reboot", 1, None)},
+    "14_commit_msg_fw28.41_mlx5_fatal3_nic_disabled_try_recover_sw_reset_nic_ifc_still_0_mlx5e-destroying-patch.txt":
+        {("log", "fatal", "critical", "reboot", 1, None)},
+    "17_dmesg_kernel4.4_hung_task_comm_with_colon_nvc_driver_stack_words_nvidia_uvm_k8s-device-plugin-issue77.txt":
+        {("log", "hung-task", "warning", "reboot", 1, None)},
+    "18_syslog_kernel4.15_hung_task_teamredminer_amdgpu_unsure_frame_rwsem_registers_teamredminer-issue44.txt":
+        {("log", "hung-task", "warning", "reboot", 1, None)},
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOST_REPORTS))
+def test_mlx5_and_hung_task_reports_agree_as_the_ssh_read_keeps_them(tmp_path: Path, name: str) -> None:
+    """The mlx5 health and hung-task captures: parse --rules, a run's judgement of the whole log
+    and a run's judgement of the lines sncheck's own read keeps (``read_command``'s grep of
+    :data:`kernel_log.PATTERN`: the report lines, not the stack traces) give the same verdicts,
+    the shipped table's; none names a GPU (a NIC's bus id is not a card that fell off the bus)."""
+    raw, t = (REAL / "harvest" / "kernel-log" / name).read_text(encoding="utf-8"), topo(tmp_path, 8)
+    code, verdicts = agree(raw, shipped(), t)
+    assert verdicts == HOST_REPORTS[name] and code == 1
+    body = strip_source_header(raw).replace("\n> ", "\n").removeprefix("> ")  # the quoting a mail adds
+    kept = "\n".join(line for line in body.splitlines() if re.search(kernel_log.PATTERN, line))
+    assert run_verdicts(kept, shipped(), t) == verdicts
 
 
 # --------------------------------------------------------------------------- attacks

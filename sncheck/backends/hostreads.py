@@ -76,15 +76,17 @@ def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool
         # a report already on record (the journal's cursor was lost: this boot read again) is not new
         known = {k for r in earlier if (k := kernel_log.report_key(r)) is not None}
         fresh = [e for e in kept["events"] if kernel_log.report_key(e, parsed.get("boot")) not in known]
-        cards_of_bus = namer([e.get("bus_id") or "" for e in fresh if e["source"] != "sxid"])
-        events = [{**e, "card": cards_of_bus.get(e.get("bus_id") or "") if e["source"] != "sxid" else None}
+        # a NIC's or a task's report names no card: its bus id is not a GPU that fell off the bus
+        hosts_own = kernel_log.HOST_SOURCES
+        cards_of_bus = namer([e.get("bus_id") or "" for e in fresh if e["source"] not in hosts_own])
+        events = [{**e, "card": cards_of_bus.get(e.get("bus_id") or "") if e["source"] not in hosts_own else None}
                   for e in fresh]
         errors = parsed.get("errors") or []
         if not parsed.get("complete"):
             errors = [*errors, "the read ended before its end marker (cut short)"]
         shown = ", ".join(kernel_log.describe(e) for e in events[:6]) or "none"
         where = "since the last run" if since_last else "in this boot's log (no earlier run on record)"
-        msg = (f"kernel log: {len(events)} Xid/SXid/AER reports {where}: {shown}"
+        msg = (f"kernel log: {len(events)} reports {where}: {shown}"
                + (f"; {hostfacts.listed(errors)}" if errors else ""))
         # earlier: the reports kept from earlier runs (a count over a window spans runs);
         # boot: places dmesg's uptime stamps; driver_version: the driver the reports ran on

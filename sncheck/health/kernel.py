@@ -2,11 +2,12 @@
 
 Metric ``kernel_events``: one entry per report of the kernel log lines read since the last
 run (fact ``kernel_log``: NVIDIA Xid, NVSwitch SXid, RmInitAdapter failures, PCIe AER,
-amdgpu RAS/ACA), and, ``new: false``, the reports of earlier runs that the SSH backend keeps
+amdgpu RAS/ACA, mlx5 NIC health, hung tasks), and, ``new: false``, the reports of earlier runs that the SSH backend keeps
 in the state dir (``kernel-log-cursors.json``, at most :data:`MAX_WINDOW_S` old) so that a
 count over a window spans runs. An Xid names the card whose ``nvidia-smi -q`` bus id it
 carries (likewise an RmInitAdapter failure, an AER report at a GPU's bus id, an amdgpu report
-where the plug-in lists bus ids), else the host; an SXid names the NVSwitch tray: the host.
+where the plug-in lists bus ids), else the host; an SXid names the NVSwitch tray, an mlx5
+health report its NIC and a hung task its process: the host.
 
 Op ``kernel_events``: ``source`` (:data:`SOURCES`), ``severity`` and ``action`` for a report
 the ``table`` does not list, and the ``table``: code (Xid, SXid) or class -> an entry, or a
@@ -49,7 +50,7 @@ import pandas as pd
 from sncheck.model import EntityKind, Finding, Severity, card_id
 from sncheck.rows import host_fact_row
 from sncheck.store.frames import kind_rows
-from sncheck.vendors.kernel_log import describe, placed
+from sncheck.vendors.kernel_log import HOST_SOURCES, describe, placed
 
 if TYPE_CHECKING:
     from sncheck.health.metrics import DetectContext
@@ -60,14 +61,17 @@ ACTIONS = ("restart_app", "reset_gpu", "reset_fabric", "reboot", "drain", "updat
            "ignore")
 # rule source -> the parser's event sources it judges
 SOURCES: dict[str, tuple[str, ...]] = {"xid": ("xid",), "sxid": ("sxid",), "aer": ("aer",), "amdgpu": ("amdgpu",),
-                                       "nvrm": ("rm_init", "api_mismatch")}
+                                       "nvrm": ("rm_init", "api_mismatch"), "mlx5": ("mlx5",),
+                                       "hung_task": ("hung_task",)}
 # rule source -> (whether its reports carry a code, the classes they are keyed by): a table key
 # no report of the source can carry (Xid 'ring-timeout', AER 13) would never apply: refused
 KEYS: dict[str, tuple[bool, tuple[str, ...]]] = {
     "xid": (True, ()), "sxid": (True, ("fatal", "non-fatal")), "aer": (False, ("fatal", "non-fatal", "corrected")),
     "amdgpu": (False, ("uncorrectable", "correctable", "deferred", "poison", "fatal", "aca", "page-fault", "reset",
                        "reset-failed", "ring-timeout", "bad-page-threshold")),
-    "nvrm": (False, ("rm_init", "api_mismatch"))}
+    "nvrm": (False, ("rm_init", "api_mismatch")),
+    "mlx5": (True, ("fatal", "health-compromised", "syndrome", "recovered", "recovery-failed", "unloaded")),
+    "hung_task": (False, ("hung-task", "hung-task-panic"))}
 CLASSES = tuple(dict.fromkeys(c for _, classes in KEYS.values() for c in classes))
 MAX_WINDOW_S = 30 * 86400  # how long the state dir keeps a host's reports: the longest window
 MAX_COUNT = 10_000
@@ -291,9 +295,9 @@ def kernel_events(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
                 if not isinstance(e, dict):
                     continue
                 card = e.get("card")
-                if e.get("source") != "sxid" and isinstance(card, int):
+                if e.get("source") not in HOST_SOURCES and isinstance(card, int):
                     entity, kind = card_id(host, card), "card"
-                elif e.get("source") != "sxid" and isinstance(card, str) and card:
+                elif e.get("source") not in HOST_SOURCES and isinstance(card, str) and card:
                     entity, kind = card, "card"  # a pasted log's GPU: its bus id (judge_log)
                 else:
                     entity, kind = host, "host"
@@ -381,7 +385,7 @@ def judge_log(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext, h
     events = [e for e in parsed.get("events") or [] if isinstance(e, dict)]
     gpus = {e["bus_id"] for e in events if e.get("source") in ("xid", "rm_init", "amdgpu")
             and isinstance(e.get("bus_id"), str)}
-    named = [{**e, "card": e["bus_id"] if e.get("source") != "sxid" and e.get("bus_id") in gpus else None}
+    named = [{**e, "card": e["bus_id"] if e.get("source") not in HOST_SOURCES and e.get("bus_id") in gpus else None}
              for e in events]
     value = {"events": named, "earlier": [], "boot": parsed.get("boot"), "driver_version": parsed.get("driver_version")}
     frame = pd.DataFrame([host_fact_row(host, KERNEL_FACT, value, None, True, tool="kernel-log")])

@@ -1,4 +1,5 @@
-"""Kernel log events, shared by every vendor: NVIDIA Xid and SXid (NVSwitch), PCIe AER.
+"""Kernel log events, shared by every vendor: NVIDIA Xid and SXid (NVSwitch), PCIe AER, amdgpu
+RAS, mlx5 (ConnectX) health and hung tasks.
 
 ``parse_kernel_log`` reads ``dmesg`` or ``journalctl -k`` text (any of their time
 formats: ``[  12.34]``, ``dmesg -T``, ``--time-format iso``, ``-o short-iso``) into one
@@ -12,7 +13,13 @@ event per kernel report:
 * ``aer``: ``pcieport 0000:00:03.1: AER: PCIe Bus Error: severity=Uncorrected (Fatal), ...``:
   the class (``fatal``, ``non-fatal``, ``corrected``) and the device that printed it. Only
   where a log has no such line (older kernels print less) does an ``AER: ... error
-  received: <device>`` line count, naming the device in it.
+  received: <device>`` line count, naming the device in it;
+* ``amdgpu``: RAS counts, ACA banks, resets, ring timeouts (:mod:`sncheck.vendors.amd.kernel_ras`);
+* ``mlx5``: ``mlx5_core 0000:3b:00.0: poll_health:803:(pid 0): Fatal error 1 detected``, the
+  firmware heartbeat lost, the health buffer (syndrome, ext_synd, firmware) and the recovery's
+  outcome (:mod:`sncheck.vendors.infiniband.kernel_mlx5`): the NIC's report, the host's finding;
+* ``hung_task``: ``INFO: task python3:1234 blocked for more than 122 seconds.`` and the lines
+  after it (:mod:`sncheck.vendors.kernel_hung`): the host's.
 
 Each report's every value is kept (the error bits and port of an AER report, an Xid's MIG
 instance and cause, an SXid's link, the GPU failing RmInitAdapter and its code, the driver
@@ -39,13 +46,15 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors.grammar import Grammar
-from sncheck.vendors import kernel_aer
+from sncheck.vendors import kernel_aer, kernel_hung
 from sncheck.vendors.amd import kernel_ras
+from sncheck.vendors.infiniband import kernel_mlx5
 from sncheck.vendors.nvidia import kernel_nvrm
 
 GRAMMAR = {"kernel-log": Grammar(
     tool="kernel log: `dmesg` (any time format), `journalctl -k`, syslog, and sncheck's bounded read",
-    versions="Linux 3.x to 6.12 (AER, amdgpu RAS/ACA); NVIDIA driver 3xx to 595 (Xid, SXid, RmInitAdapter)",
+    versions="Linux 3.x to 6.12 (AER, amdgpu RAS/ACA, mlx5 health), 2.6.30 to 6.15 (hung tasks); NVIDIA driver "
+             "3xx to 595 (Xid, SXid, RmInitAdapter)",
     sources=(
         "NVIDIA/open-gpu-kernel-modules @ 595.45.04: src/nvidia/src/kernel/gpu/rc/kernel_rc.c (XID_PRINT_WITH_ATTR: "
         "'NVRM: Xid (PCI:%04x:%02x:%02x[ GPU-I:%02u[ GPU-CI:%02u]]): %d, pid=%s, name=%s, %s%s', ' caused by "
@@ -58,34 +67,48 @@ GRAMMAR = {"kernel-log": Grammar(
         "aer_error_severity_string, aer_error_layer, aer_agent_string, the short bit names from 4.17) and "
         "drivers/pci/pcie/aer/aerdrv_errprint.c up to 4.16 ('id=%04x(%s)', the long bit names)",
         "torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, amdgpu_aca.c: see sncheck/vendors/amd/kernel_ras.py",
+        "torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/health.c (3.x, 5.5, 5.15, 6.x: poll_health, "
+        "print_health_info, hsynd_str, mlx5_health_try_recover): see sncheck/vendors/infiniband/kernel_mlx5.py",
+        "torvalds/linux kernel/hung_task.c (check_hung_task / hung_task_info, debug_show_blocker): see "
+        "sncheck/vendors/kernel_hung.py",
     ),
     lines=("any line, optionally timed ('[  12.345678]', '[Mon Mar  3 12:00:01 2025]', ISO, the journal's or syslog's "
            "'Mar 03 12:00:01 host kernel: ', that followed by dmesg's '[  12.3]'); the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
            "Data and Severity lines, RmInitAdapter, loading, API mismatch), sncheck/vendors/kernel_aer.py (AER "
            "received / PCIe Bus Error / device status / one line per error bit / TLP Header), "
            "sncheck/vendors/amd/kernel_ras.py (amdgpu RAS counts, ERREVENT, ACA banks, resets, ring timeouts, "
-           "page faults, bad-page threshold); every other line is counted, not read. sncheck's read adds "
+           "page faults, bad-page threshold), sncheck/vendors/infiniband/kernel_mlx5.py (mlx5 Fatal error, health "
+           "compromised, the health buffer, the recovery), sncheck/vendors/kernel_hung.py (INFO: task ... blocked "
+           "for more than N seconds, its Tainted, sched and Call Trace lines, the blocker, the panic); every "
+           "other line is counted, not read. sncheck's read adds "
            "'# boot: EPOCH' (/proc/stat btime: places the uptime stamps), '-- cursor: C' (journalctl --show-cursor) and "
            "its end line '# end of kernel log'."),
     end="none: a log is a stream, any line may be its last; sncheck's read ends with '# end of kernel log' "
         "(complete: true). A last line without its newline is a cut.",
-    failures=("every Xid, SXid, RmInitAdapter failure, API mismatch, uncorrected AER report and amdgpu fault "
+    failures=("every Xid, SXid, RmInitAdapter failure, API mismatch, uncorrected AER report, amdgpu fault, "
+              "mlx5 health report (but a recovery's success alone) and hung task "
               "(faults); 'dmesg: read kernel buffer failed', 'Operation not permitted', journalctl's 'Failed "
               "to' lines (errors). Severity and action per code: the rules file's kernel-log policy."),
-    values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu), code, bus_id, "
+    values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu, mlx5, hung_task), "
+            "code, bus_id, "
             "class, time, text, boot_back (a report of an earlier boot than the log's last: how many boots "
             "before it, told by dmesg's uptime going back; absent for the last boot's), and per source: xid gpu_instance, compute_instance, pid, process, message, "
             "caused_by, driver_version, recovery_action and recovery_action_name (Xid 154); sxid device, link, "
             "engine_instance, message, driver_version; rm_init "
             "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], "
-            "tlp_header; amdgpu see kernel_ras; lines, cursor, last_time, boot, complete, cursor_lost, faults, errors"),
+            "tlp_header; amdgpu see kernel_ras; mlx5 port, sensor, synd, syndrome, ext_synd, fw_version, "
+            "fw_severity, rfr, pci_unavailable, recovery; hung_task process, pid, seconds, tainted, kernel, state, "
+            "trace, module, blocked_by, suppressed; lines, cursor, last_time, boot, complete, cursor_lost, faults, errors"),
 )}
 
 TOOL = "kernel-log"
+# reports that name no GPU (the host's finding): an NVSwitch tray's SXid, a NIC's mlx5 health, a hung task
+HOST_SOURCES = ("sxid", "mlx5", "hung_task")
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
 BOOT_DROP_S = 1.0  # printk stamps of two CPUs may interleave a little out of order; a reboot starts again near 0
-PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
+PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|{kernel_mlx5.PATTERN}|{kernel_hung.PATTERN}|"
+           r"^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
            r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records|poison consumption|"
            r"page fault|Process )|aca entry\[|ACA\[")  # every line kernel_ras reads (an ACA register's: any)
 
@@ -122,6 +145,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     last_amd: dict[str, Any] | None = None  # the amdgpu event an ACA register or total line continues
     last: dict[str, Any] | None = None      # the NVIDIA or AER report a Data, status or bit line continues
     driver: str | None = None               # the NVIDIA driver loaded ("NVRM: loading ..."), for the reports after it
+    nics: dict[str, dict[str, Any]] = {}    # PCI function -> its last mlx5 health report, which its buffer lines fill
+    task: dict[str, Any] | None = None      # the hung-task report whose trace the lines after it are
     lines = 0
     ended = False
     boots = 0                   # the uptime resets the log shows (a paste across reboots)
@@ -161,6 +186,18 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if m := kernel_nvrm.LOADING.search(body):
             driver = m.group("version")
             continue
+        if (h := kernel_hung.event(body, task)) is not None:
+            if h:
+                h.update(time=when, text=body[:300], boot_seq=boots)
+                events.append(h)
+                task = h
+            continue
+        task = None  # a line that is not the report's: its trace has ended
+        if (n := kernel_mlx5.event(body, nics)) is not None:
+            if n:
+                n.update(time=when, text=body[:300], boot_seq=boots)
+                events.append(n)
+            continue
         if (e := kernel_nvrm.event(body, last, driver)) is not None or (e := kernel_aer.event(body, last)) is not None:
             if e:  # {}: a line that continues the report before it
                 e.update(time=when, text=body[:300], boot_seq=boots)
@@ -196,6 +233,8 @@ def is_fault(e: dict[str, Any]) -> bool:
         return e["class"] != "corrected"
     if e["source"] == "amdgpu":
         return kernel_ras.is_fault(e)
+    if e["source"] == "mlx5":
+        return kernel_mlx5.is_fault(e)
     return True
 
 
@@ -204,6 +243,10 @@ def describe(e: dict[str, Any]) -> str:
         return kernel_ras.describe(e)
     if e["source"] == "aer":
         return kernel_aer.describe(e)
+    if e["source"] == "mlx5":
+        return kernel_mlx5.describe(e)
+    if e["source"] == "hung_task":
+        return kernel_hung.describe(e)
     return kernel_nvrm.describe(e)
 
 

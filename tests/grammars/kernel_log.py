@@ -149,3 +149,136 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
             text = "".join(_stamp(style, i) + ln + "\n" for i, ln in enumerate(log.lines))
             values = log.values + [("len(events)", log.events), ("len(faults)", log.faults)]
             yield Variant("kernel-log", f"{style} {case}", text, tuple(values), fails=log.faults > 0, stream=True)
+
+
+# ------------------------------------------------------------------ mlx5 health and hung tasks
+# (sncheck/vendors/infiniband/kernel_mlx5.py and sncheck/vendors/kernel_hung.py: their grammars)
+
+_SYNDROMES = {0x1: "firmware internal error", 0x7: "irisc not responding", 0x8: "unrecoverable hardware error",
+              0xA: "ICM fetch PCI error", 0x10: "High temperature"}
+
+
+class _Host(_Log):
+    def mlx5(self, style: str, port: str, head: str, sensor: int, synd: int | None, outcome: str | None) -> None:
+        """One mlx5 health report of a kernel era: ``3x`` dev_err lines, ``5x`` mlx5_core_err's
+        ``FUNC:LINE:(pid N): `` (some builds with the device name first), ``6x`` mlx5_log's
+        health buffer and core lines without the pid."""
+        def core(func: str, line: int, msg: str) -> str:
+            pre = {"3x": "", "5x": f"{func}:{line}:(pid {self.rng.choice((0, 141, 519))}): ",
+                   "5x-named": f"{port}:{func}:{line}:(pid 0): ", "6x": f"{func}:{line}: "}[style]
+            return f"mlx5_core {port}: {pre}{msg}"
+
+        def buf(line: int, msg: str) -> str:
+            return f"mlx5_core {port}: {msg}" if style in ("3x", "6x") else core("print_health_info", line, msg)
+
+        i = self.events
+        if head == "fatal":
+            self.lines.append(core("poll_health", 803, f"Fatal error {sensor} detected"))
+            self.values += [(f"events[{i}].class", "fatal"), (f"events[{i}].code", sensor)]
+        else:
+            miss = "device's health compromised" + ("" if style == "3x" else " - reached miss count")
+            self.lines.append(core("poll_health", 739, miss))
+            self.values.append((f"events[{i}].class", "health-compromised"))
+        if synd is None and style == "6x":
+            self.lines.append(buf(432, "PCI slot is unavailable"))
+            self.values.append((f"events[{i}].pci_unavailable", True))
+        elif synd is not None:
+            text = _SYNDROMES[synd] if style != "3x" or synd != 0x10 else "High temprature"
+            if style == "6x":
+                self.lines.append(buf(427, f"Health issue observed, {text}, severity(3) ERROR:"))
+            self.lines += [buf(380, f"assert_var[{k}] 0x{self.rng.getrandbits(32):08x}") for k in range(5)]
+            self.lines += [buf(383, "assert_exit_ptr 0x008033a8"), buf(385, "assert_callra 0x0080365c")]
+            self.lines.append(buf(388, "fw_ver 28.39.1002"))
+            if style == "6x":
+                self.lines.append(buf(389, f"time {1704271398 + i}"))
+            self.lines.append(buf(390, "hw_id 0x0000020d"))
+            if style == "6x":
+                self.lines += [buf(391, "rfr 0"), buf(392, "severity 3 (ERROR)")]
+            self.lines += [buf(393, "irisc_index 3"), buf(394, f"synd 0x{synd:x}: {text}"),
+                           buf(395, "ext_synd 0x8f3c")]
+            if style != "3x":
+                self.lines.append(buf(396, "raw fw_ver 0x1c2703ea"))
+            self.values += [(f"events[{i}].synd", synd), (f"events[{i}].syndrome", text),
+                            (f"events[{i}].ext_synd", "0x8f3c"), (f"events[{i}].fw_version", "28.39.1002")]
+        if outcome is not None:
+            self.lines.append(core("mlx5_health_try_recover", 340, "handling bad device here"))
+            self.lines.append(core("mlx5_health_try_recover", 350, "starting health recovery flow"))
+            self.lines.append(core("mlx5_health_try_recover", 356, {
+                "succeeded": "health recovery succeeded", "failed": "health recovery failed",
+                "unloaded": "health recovery failed"}[outcome]))
+            if outcome == "unloaded":
+                self.lines.append(core("mlx5_fw_fatal_reporter_err_work", 690, "Driver is in error state. Unloading"))
+        self.values += [(f"events[{i}].source", "mlx5"), (f"events[{i}].port", port),
+                        (f"events[{i}].recovery", outcome)]
+        self.events += 1
+        self.faults += 1
+
+    def recovered(self, port: str) -> None:
+        """A recovery's success with its error before the log (an earlier run's read)."""
+        self.lines.append(f"mlx5_core {port}: mlx5_health_try_recover:360:(pid 141): health recovery succeeded")
+        self.values += [(f"events[{self.events}].class", "recovered"), (f"events[{self.events}].port", port)]
+        self.events += 1
+
+    def hung(self, era: str, comm: str, pid: int, secs: int, module: str | None, blocker: bool) -> None:
+        """One hung-task report of a kernel era: ``4x`` (the old sched line, stack words,
+        ``[<addr>]`` frames), ``5x`` (the old sched line), ``6x`` (``task:`` line, ``<TASK>``)."""
+        release = {"4x": "4.4.146-1.el7.elrepo.x86_64", "5x": "5.4.0-7634-generic", "6x": "6.8.0-54-generic"}[era]
+        taint = self.rng.choice(("G           OE", "P           O", ""))
+        self.lines += [f"INFO: task {comm}:{pid} blocked for more than {secs} seconds.",
+                       f"      Tainted: {taint}     {release} #1" if taint else f"      Not tainted {release} #2",
+                       '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.']
+        frames = ["__schedule+0x2e3/0x740", "? __switch_to_asm+0x40/0x70", "schedule+0x42/0xb0",
+                  "schedule_preempt_disabled+0xe/0x10", "__mutex_lock.constprop.0+0x263/0x490"]
+        if module:
+            frames += [f"uvm_gpu_retain_by_uuid+0x1e/0x40 [{module}]", f"? alloc_internal.part.0+0x24/0x30 [{module}]"]
+        frames += ["__x64_sys_ioctl+0x95/0xd0", "do_syscall_64+0x5c/0xc0"]
+        if era == "6x":
+            self.lines += [f"task:{comm:<15} state:D stack:0     pid:{pid:<5} tgid:{pid:<5} ppid:2      flags:0x00004000",
+                           "Call Trace:", " <TASK>"] + [f" {f}" for f in frames] + [
+                           "RIP: 0033:0x7effb1291117", "RSP: 002b:00007efe5c7fccf0 EFLAGS: 00000246", " </TASK>"]
+        elif era == "5x":
+            self.lines += [f"{comm:<15} D    0 {pid:5d}   2788 0x00000000", "Call Trace:"] + [f" {f}" for f in frames]
+        else:
+            self.lines += [f"{comm:<15} D ffff883f2cc43bd8     0 {pid:5d}   5396 0x00000084",
+                           " ffff883f2cc43bd8 ffffffff8170e16e ffff883f33d62c80 ffff883f2cc44000", "Call Trace:"]
+            self.lines += [f" [<ffffffff{self.rng.getrandbits(32):08x}>] {f}" for f in frames]
+        i = self.events
+        if blocker:
+            self.lines.append(f"INFO: task {comm}:{pid} is blocked on a mutex likely owned by task nvidia-smi:4711.")
+            self.values.append((f"events[{i}].blocked_by", "nvidia-smi:4711"))
+        self.values += [(f"events[{i}].source", "hung_task"), (f"events[{i}].process", comm), (f"events[{i}].pid", pid),
+                        (f"events[{i}].seconds", secs), (f"events[{i}].kernel", release),
+                        (f"len(events[{i}].trace)", sum(not f.startswith("? ") for f in frames))]
+        if module:
+            self.values.append((f"events[{i}].module", module))
+        self.events += 1
+        self.faults += 1
+
+
+@generator("kernel-log")
+def host_reports(rng: random.Random) -> Iterator[Variant]:
+    for style in _TIMES:
+        for case in rng.sample(("mlx5", "hung", "both", "recovered"), 2):
+            log = _Host(rng)
+            for _ in range(rng.randint(0, 2)):
+                log.noise()
+            if case in ("mlx5", "both"):
+                for _ in range(rng.randint(1, 2)):
+                    era = rng.choice(("3x", "5x", "5x-named", "6x"))
+                    head = rng.choice(("fatal", "compromised"))
+                    synd = rng.choice((None, *_SYNDROMES)) if era == "6x" else rng.choice(tuple(_SYNDROMES))
+                    log.mlx5(era, f"0000:{rng.randrange(16, 250):02x}:00.{rng.randrange(2)}", head,
+                             rng.randint(1, 5), synd, rng.choice((None, "succeeded", "failed", "unloaded")))
+            if case in ("hung", "both"):
+                for _ in range(rng.randint(1, 2)):
+                    era = rng.choice(("4x", "5x", "6x"))
+                    log.hung(era, rng.choice(("python3", "kworker/u16:2", "nvc:[driver]", "irq/105-pciehp")),
+                             rng.randrange(100, 900000), rng.choice((120, 122, 245, 491)),
+                             rng.choice((None, "nvidia_uvm", "mlx5_ib")), era == "6x" and rng.random() < 0.5)
+            if case == "recovered":
+                log.recovered(f"0000:{rng.randrange(16, 250):02x}:00.0")
+            for _ in range(rng.randint(0, 1)):
+                log.noise()
+            text = "".join(_stamp(style, i) + ln + "\n" for i, ln in enumerate(log.lines))
+            values = log.values + [("len(events)", log.events), ("len(faults)", log.faults)]
+            yield Variant("kernel-log", f"{style} {case}", text, tuple(values), fails=log.faults > 0, stream=True)
