@@ -171,6 +171,20 @@ def test_mlx5_and_hung_task_reports_agree_as_the_ssh_read_keeps_them(tmp_path: P
     assert run_verdicts(kept, shipped(), t) == verdicts
 
 
+def test_a_nics_or_a_tasks_report_is_never_named_as_a_card() -> None:
+    """A host's read names each report's bus id to a card (name_cards: a bus id the listing
+    lacks may be a GPU that fell off the bus). An mlx5 report carries the NIC's bus id and a
+    hung task none: neither is handed to the namer, and neither names a card, even where the
+    namer would name any bus id it is given."""
+    parsed = kernel_log.parse_kernel_log(strip_source_header((REAL / "harvest" / "kernel-log" / next(
+        n for n in HOST_REPORTS if n.startswith("12_"))).read_text()).replace("> ", "") + kernel_log.END_MARKER + "\n")
+    asked: list[str] = []
+    [row] = _check_kernel(lambda buses: asked.extend(buses) or {b: 0 for b in buses}, True, None, [], None)(
+        "n1", parsed, Expect(cards=8))
+    assert [e["source"] for e in row["value"]["events"]] == ["mlx5", "hung_task"]
+    assert asked == [] and all(e["card"] is None for e in row["value"]["events"])
+
+
 # --------------------------------------------------------------------------- attacks
 
 XID13 = "NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics Exception: ESR 0x57c730=0xc04000b"
