@@ -213,20 +213,35 @@ def parse_amd_smi_json(text: str) -> dict[str, Any]:
             "errors": errors}
 
 
+def _monitor_cells(row: str) -> list[str]:
+    """A monitor row's cells: each right-justified to its column's fixed width, so a wide value
+    ('1000 W' under POWER's 7) leaves one blank before it; a unit is joined to its number."""
+    cells: list[str] = []
+    for token in row.split():
+        if cells and re.fullmatch(r"[^\d\s/]+(?:/s)?", token) and re.fullmatch(r"-?[\d.]+", cells[-1]):
+            cells[-1] += f" {token}"  # 'W', '°C', '%', 'MHz', 'MB', 'GB/s'
+        else:
+            cells.append(token)
+    return cells
+
+
 def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
     errors: list[str] = []
     columns: list[str] = []
     gpus: list[dict[str, Any]] = []
     for _, body in _body_lines(text, errors):
-        if body.startswith("GPU ") and not columns:
-            columns = body.split()
+        if (body.startswith("GPU ") or body.startswith("TIMESTAMP ") and " GPU " in body) and not columns:
+            columns = body.split()  # --watch: TIMESTAMP first
             continue
         if columns and re.match(r"^\d+\s", body):
-            cells = re.split(r"\s{2,}", body)
+            cells = _monitor_cells(body)
             if len(cells) != len(columns):
                 errors.append(f"row '{body}' has {len(cells)} cells for {len(columns)} columns")
                 continue
             row = dict(zip(columns, cells))
+            if not re.fullmatch(r"\d+", row["GPU"]):
+                errors.append(f"row '{body}': no GPU index under GPU")
+                continue
             gpus.append({"gpu": int(row.pop("GPU")), **row})
     if not columns:
         raise ParseError("no 'GPU ...' header row", tool="amd-smi-monitor")
@@ -236,6 +251,7 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
 def parse_amd_smi_topology(text: str) -> dict[str, Any]:
     errors: list[str] = []
     tables: dict[str, dict[str, dict[str, str]]] = {}
+    headers: dict[str, list[str]] = {}
     name = None
     cols: list[str] = []
     for _, body in _body_lines(text, errors):
@@ -243,7 +259,7 @@ def parse_amd_smi_topology(text: str) -> dict[str, Any]:
             name, cols = m.group(1).strip(), []
             tables[name] = {}
         elif name and not cols:
-            cols = body.split()
+            cols = headers[name] = body.split()
         elif name:
             cells = body.split()
             if len(cells) - 1 != len(cols):
@@ -251,6 +267,9 @@ def parse_amd_smi_topology(text: str) -> dict[str, Any]:
             tables[name][cells[0]] = dict(zip(cols, (_value(c) for c in cells[1:])))
     if not tables:
         raise ParseError("no '<NAME> TABLE:' section", tool="amd-smi-topology")
+    # topology() prints a header naming every GPU and a row for each: a table short of them was cut
+    errors += [f"{name} TABLE: {len(rows)} rows for {len(headers.get(name, []))} GPUs: cut short"
+               for name, rows in tables.items() if not headers.get(name) or len(rows) != len(headers[name])]
     errors += _tables_missing(text, tables)
     return {"tool": "amd-smi-topology", "tables": tables, "errors": errors}
 
@@ -294,7 +313,8 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
             section = m.group(1)
             continue
         if body.startswith("bdf") or body.startswith("GPU ") and "bdf" in body:
-            peers = [c for c in body.split() if re.fullmatch(r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d", c)]
+            # the peers' BDFs: amd-smi 24.5 printed them short (05:00.0), later versions whole (0000:05:00.0)
+            peers = [c for c in body.split() if re.fullmatch(r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d", c)]
             continue
         if section == "LINK METRIC" and (m := _XGMI_GPU.match(body)):
             gpus.append({"gpu": int(m.group(1)), "bdf": m.group(2),
@@ -316,4 +336,7 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
             entry["status"] = dict(zip(peers, m.group(3).split()))
     if not gpus:
         raise ParseError("no GPU rows in a LINK METRIC or LINK STATUS table", tool="amd-smi-xgmi")
+    # xgmi() prints a Read and a Write row under each GPU's, a cell for every peer of the header
+    errors += [f"GPU{g['gpu']}: {len(g[key])} {key[:-3]} cells for {len(peers)} GPUs: cut short" for g in gpus
+               if g["link_type"] is not None for key in ("read_KB", "write_KB") if len(g[key]) != len(peers)]
     return {"tool": "amd-smi-xgmi", "gpus": gpus, "errors": errors}

@@ -46,4 +46,60 @@ GRAMMAR = {
         failures="a document that does not close; no JSON at all is a parse error",
         values="gpus[{...the device object as printed...}], errors",
     ),
+    "amd-smi-monitor": Grammar(
+        tool="amd-smi monitor [-p -t -u -m -v -e -r ...] [--watch]",
+        versions="amd-smi 24.x (ROCm 6.0) to 26.x (ROCm 7.x; its shorter column names from a capture)",
+        sources=(
+            f"{_CLI} amdsmi_commands.py monitor: the header 'GPU' then each asked-for column's name "
+            "right-justified to its width (POWER 7, GPU_TEMP and MEM_TEMP 10, GFX_UTIL 10, GFX_CLOCK 11, MEM_UTIL "
+            "10, MEM_CLOCK 11, ENC/DEC 10/11, SINGLE_ECC and DOUBLE_ECC 12, PCIE_REPLAY 13, VRAM_USED 11, "
+            "VRAM_TOTAL 12, PCIE_BW 12), in monitor's order whatever the flags'; --watch puts 'TIMESTAMP' "
+            "(rjust 10, two blanks) first; a value with its unit ('182 W', '42 °C', '83 %', '1613 MHz', "
+            "'283 MB') or 'N/A'",
+            f"{_CLI} amdsmi_logger.py _convert_json_to_tabular: a row's cells right-justified to the same "
+            "widths (the GPU index to 3): a value as wide as its column leaves one blank before it",
+            "ROCm 7 (amd-smi 26.x, ROCm/rocm-systems, not stored): POWER PWR_CAP GPU_T MEM_T GFX_CLK GFX% "
+            "MEM% MEM_CLOCK, read from fixtures/real/amd/12",
+        ),
+        lines="an optional command line, the header, one row per GPU (logical GPUs of a partitioned device too)",
+        end=("none: no end line, no count; a row must have a cell per column (a cut row has fewer), and the "
+             "judge's expectation (--expect, the inventory's cards) counts the rows"),
+        failures="a row with another number of cells than columns, 'ERROR'/'failed to' lines (errors)",
+        values="columns, gpus[{gpu, <COLUMN>: 'value unit'}], errors",
+    ),
+    "amd-smi-topology": Grammar(
+        tool="amd-smi topology [-a -w -o -t -b]",
+        versions="amd-smi 24.x (ROCm 6.0) to 26.x (ROCm 7.x)",
+        sources=(
+            f"{_CLI} amdsmi_commands.py topology: with no option every table (ACCESS, WEIGHT, HOPS, LINK TYPE, "
+            "NUMA BW, then the newer CACHE COHERANCY, ATOMICS, DMA, BI-DIRECTIONAL), each '<NAME> TABLE:', a "
+            "header (''.rjust(12), then each GPU's BDF .rjust(13)) and a row per GPU ('<bdf> ' then a cell a "
+            "GPU .ljust(13): ENABLED/DISABLED/N/A, a weight or hop count, SELF/XGMI/PCIE/UNKNOWN/N/A, "
+            "'<min>-<max>' NUMA bandwidth or N/A); print_output leaves a blank line between tables",
+            f"{_CLI} amdsmi_logger.py _convert_json_to_tabular: 'gpu_' keys ljust(13)",
+        ),
+        lines="an optional command line, then the asked-for tables in topology()'s order",
+        end=("each table is square (a row per BDF of its header); with the command line, every table its "
+             "options ask for (none: ACCESS, WEIGHT, HOPS and LINK TYPE at least); without it nothing says "
+             "which tables were asked for"),
+        failures="a row with another number of cells than GPUs, a table its command asked for missing (errors)",
+        values="tables{<NAME>: {<bdf>: {<bdf>: value}}}, errors",
+    ),
+    "amd-smi-xgmi": Grammar(
+        tool="amd-smi xgmi [-m]",
+        versions="amd-smi 24.5 (ROCm 6.2; short BDFs) to 26.x (ROCm 7.x)",
+        sources=(
+            f"{_CLI} amdsmi_commands.py xgmi: 'LINK METRIC TABLE:', the header ('       ' + 'bdf'.ljust(13) + "
+            "'bit_rate'.ljust(9) + 'max_bandwidth'.ljust(14) + 'link_type'.ljust(10) + the BDFs .rjust(13)), "
+            "then per GPU its row ('GPU%d'.ljust(7), bdf, '32 Gb/s', '512 Gb/s', XGMI/PCIE/UNKNOWN/N/A) and a "
+            "Read and a Write row ('Read'.ljust(52), a cell a peer .ljust(13): '<n> KB', N/A to itself)",
+            "amd-smi 24.5 (the ROCm blog's capture, fixtures/real/amd/07): short BDFs ('05:00.0'), the Read/"
+            "Write rows indented by one, cells 8 wide; newer ROCm: a LINK STATUS TABLE (U up, D down, X self)",
+        ),
+        lines="an optional command line, the title, the header, three rows per GPU",
+        end=("none: each GPU's Read and Write rows hold a cell per peer of the header; the judge's expectation "
+             "counts the GPUs"),
+        failures="a Read/Write row without a cell per peer, 'ERROR' lines (errors); a link down (LINK STATUS D)",
+        values="gpus[{gpu, bdf, bit_rate_Gbps, max_bandwidth_Gbps, link_type, read_KB{peer: n}, write_KB, status}], errors",
+    ),
 }

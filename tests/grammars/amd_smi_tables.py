@@ -1,0 +1,139 @@
+"""amd-smi's tables, from the grammars in sncheck/vendors/amd/amd_smi_grammar.py (ROCm/amdsmi
+amdsmi_cli amdsmi_commands.py monitor / topology / xgmi, amdsmi_logger.py
+_convert_json_to_tabular): each column right- or left-justified to its fixed width, 1 to 72
+GPUs (a partitioned MI300X lists up to 64 logical GPUs)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from grammars import ALL, Variant, generator
+
+# monitor's columns: (header, its width (rjust), the value in the row)
+_MONITOR = {
+    "-p": [("POWER", 7, lambda r, g: f"{r.randrange(90, 1400)} W")],
+    "-t": [("GPU_TEMP", 10, lambda r, g: f"{r.randrange(30, 95)} °C"),
+           ("MEM_TEMP", 10, lambda r, g: f"{r.randrange(30, 85)} °C")],
+    "-u": [("GFX_UTIL", 10, lambda r, g: f"{r.randrange(101)} %"),
+           ("GFX_CLOCK", 11, lambda r, g: f"{r.randrange(100, 2400)} MHz")],
+    "-m": [("MEM_UTIL", 10, lambda r, g: f"{r.randrange(101)} %"),
+           ("MEM_CLOCK", 11, lambda r, g: f"{r.randrange(900, 1900)} MHz")],
+    "-v": [("VRAM_USED", 11, lambda r, g: f"{r.randrange(0, 196300)} MB"),
+           ("VRAM_TOTAL", 12, lambda r, g: "196300 MB")],
+    "-e": [("SINGLE_ECC", 12, lambda r, g: str(r.choice((0, 0, 3)))),
+           ("DOUBLE_ECC", 12, lambda r, g: "0")],
+    "-r": [("PCIE_REPLAY", 13, lambda r, g: str(r.choice((0, 0, 12))))],
+}
+# ROCm 7's monitor (amd-smi 26.x; fixtures/real/amd/12, no source stored): shorter names, PWR_CAP
+_MONITOR_7 = [("POWER", 7, lambda r, g: f"{r.randrange(90, 1400)} W"), ("PWR_CAP", 9, lambda r, g: "1000 W"),
+              ("GPU_T", 8, lambda r, g: f"{r.randrange(30, 95)} °C"), ("MEM_T", 8, lambda r, g: f"{r.randrange(30, 85)} °C"),
+              ("GFX_CLK", 10, lambda r, g: f"{r.randrange(100, 2400)} MHz"), ("GFX%", 7, lambda r, g: f"{r.randrange(101)} %"),
+              ("MEM%", 7, lambda r, g: f"{r.randrange(101)} %"), ("MEM_CLOCK", 11, lambda r, g: "1900 MHz")]
+
+
+@generator("amd-smi-monitor")
+def amd_smi_monitor(rng: random.Random) -> Iterator[Variant]:
+    shapes = [(1, "-putm"), (8, "-p -t -v"), (8, "7.x"), (8, "-putm -e -r")]
+    shapes += [(64, "-p -t -v"), (72, "-putm")] if ALL else [(32, "-p -t -v")]
+    for n, flags in shapes:
+        if flags == "7.x":
+            cols = _MONITOR_7
+        else:
+            # amdsmi_parser.py: -p -t -u -m -v -e -r (combined or not); monitor's own order whatever the flags'
+            asked = set(f"-{c}" for c in flags.replace("-", "").replace(" ", ""))
+            cols = [c for key in ("-p", "-t", "-u", "-m", "-v", "-e", "-r") if key in asked for c in _MONITOR[key]]
+        watch = flags != "7.x" and rng.random() < 0.2  # --watch: a TIMESTAMP column first
+        header = ("TIMESTAMP".rjust(10) + "  " if watch else "") + "GPU" + "".join(name.rjust(w) for name, w, _ in cols)
+        lines = [header]
+        values: list[tuple[str, object]] = [("len(gpus)", n)]
+        for g in range(n):
+            cells = [(name, make(rng, g)) for name, _, make in cols]
+            if rng.random() < 0.1 and g:
+                cells[0] = (cells[0][0], "N/A")
+            lines.append(("1733380000".rjust(10) + "  " if watch else "") + str(g).rjust(3)
+                         + "".join(v.rjust(w) for (_, v), (_, w, _) in zip(cells, cols)))
+            if g == n - 1:
+                values += [(f"gpus[gpu={g}].{name}", v) for name, v in cells]
+        cmd = [f"$ amd-smi monitor {flags}"] if flags != "7.x" and rng.random() < 0.5 else []
+        yield Variant("amd-smi-monitor", f"{n} GPUs {flags}{' --watch' if watch else ''}", "\n".join(cmd + lines) + "\n",
+                      tuple(values), count=n)
+
+
+# ----------------------------------------------------------------------------- topology
+
+def _bdf(g: int) -> str:
+    return f"0000:{0x05 + 0x20 * (g % 8):02x}:{g // 8:02x}.0"
+
+
+@generator("amd-smi-topology")
+def amd_smi_topology(rng: random.Random) -> Iterator[Variant]:
+    """topology(): a '<NAME> TABLE:' title, the header (''.rjust(12) then each BDF .rjust(13)), a
+    row per GPU ('<bdf> ', then each cell .ljust(13)); print_output between the tables."""
+    for n, flags in ((1, ""), (4, "-a -w"), (8, ""), (8, "-t -o")) + (((32, ""),) if ALL else ()):
+        kind = rng.choice(("XGMI", "PCIE"))
+        tables = {
+            "ACCESS": lambda i, j: "ENABLED",
+            "WEIGHT": lambda i, j: 0 if i == j else (15 if kind == "XGMI" else 40),
+            "HOPS": lambda i, j: 0 if i == j else (1 if kind == "XGMI" else 2),
+            "LINK TYPE": lambda i, j: "SELF" if i == j else kind,
+            "NUMA BW": lambda i, j: "N/A" if i == j or kind == "PCIE" else "50000-100000",
+        }
+        order = {"-a": "ACCESS", "-w": "WEIGHT", "-o": "HOPS", "-t": "LINK TYPE", "-b": "NUMA BW"}
+        wanted = [order[f] for f in flags.split()] if flags else list(tables)
+        printed = [t for t in tables if t in wanted]  # topology() prints them in its own order
+        cmd = rng.random() < 0.6
+        lines = [f"$ amd-smi topology {flags}".rstrip()] if cmd else []
+        first_end = link_end = 0
+        for t in printed:
+            lines += [f"{t} TABLE:", "".rjust(12) + "".join(_bdf(j).rjust(13) for j in range(n))]
+            lines += [f"{_bdf(i)} " + "".join(str(tables[t](i, j)).ljust(13) for j in range(n)) for i in range(n)]
+            first_end = first_end or len(lines)
+            link_end = len(lines) if t == "LINK TYPE" else link_end
+            lines.append("")
+        last = _bdf(n - 1)
+        values: list[tuple[str, object]] = [(f"len(tables.{printed[0]})", n)]
+        values += [(f"tables.{t}.{last}.{_bdf(0)}", tables[t](n - 1, 0)) for t in printed]
+        # without its command line nothing says which tables were asked for: whole once the first
+        # table is square (the options may have asked for it alone); with it and no option, every
+        # version prints ACCESS to LINK TYPE, the tables after it only some
+        end = (link_end if not flags else None) if cmd else first_end
+        yield Variant("amd-smi-topology", f"{n} GPUs {kind} {flags or 'all'}{' with command' if cmd else ''}",
+                      "\n".join(lines) + "\n", tuple(values), count=n, end=end)
+
+
+# ----------------------------------------------------------------------------- xgmi
+
+@generator("amd-smi-xgmi")
+def amd_smi_xgmi(rng: random.Random) -> Iterator[Variant]:
+    """xgmi(): 'LINK METRIC TABLE:', the header ('       ' + 'bdf'.ljust(13) + 'bit_rate'.ljust(9) +
+    'max_bandwidth'.ljust(14) + 'link_type'.ljust(10) + the BDFs .rjust(13), stripped), then per GPU
+    its row (GPU# .ljust(7), bdf .ljust(13), bit_rate .ljust(9), max_bandwidth .ljust(14),
+    link_type .ljust(10)) and its Read and Write rows ('Read'.ljust(52), a cell .ljust(13) a peer)."""
+    for n in (1, 4, 8) + ((16,) if ALL else ()):
+        short = rng.random() < 0.4  # amd-smi 24.5's blog capture (fixtures/real/amd/07): short BDFs, 8-wide cells
+        bdfs = [_bdf(g)[5:] if short else _bdf(g) for g in range(n)]
+        width = 8 if short else 13
+        rate = rng.choice((32, 25))
+        link = "XGMI" if n > 1 else rng.choice(("XGMI", "N/A"))
+        header = "       " + "bdf".ljust(13) + "bit_rate".ljust(9) + "max_bandwidth".ljust(14) + "link_type".ljust(10) \
+            + ("".rjust(7) + "".join(b.rjust(13) for b in bdfs)).strip()
+        lines = ["LINK METRIC TABLE:", header]
+        values: list[tuple[str, object]] = [("len(gpus)", n)]
+        for g in range(n):
+            lines.append(f"GPU{g}".ljust(7) + bdfs[g].ljust(13) + f"{rate} Gb/s".ljust(9) + f"{rate * 16} Gb/s".ljust(14)
+                         + link.ljust(10))
+            reads = ["N/A" if p == g else f"{rng.randrange(0, 10000)} KB" for p in range(n)]
+            writes = ["N/A" if p == g else f"{rng.randrange(0, 10000)} KB" for p in range(n)]
+            lead = " " if short else ""  # the blog's version indents its Read/Write rows by one
+            lines.append(lead + "Read".ljust(52 - len(lead)) + "".join(c.ljust(width) for c in reads))
+            lines.append(lead + "Write".ljust(52 - len(lead)) + "".join(c.ljust(width) for c in writes))
+            if g == n - 1:
+                values += [(f"gpus[gpu={g}].bit_rate_Gbps", float(rate)), (f"gpus[gpu={g}].link_type", link),
+                           (f"gpus[gpu={g}].max_bandwidth_Gbps", float(rate * 16))]
+                if n > 1:
+                    values += [(f"gpus[gpu={g}].read_KB.{bdfs[0]}", int(reads[0].split()[0])),
+                               (f"gpus[gpu={g}].write_KB.{bdfs[0]}", int(writes[0].split()[0]))]
+        cmd = ["$ amd-smi xgmi"] if rng.random() < 0.5 else []
+        yield Variant("amd-smi-xgmi", f"{n} GPUs{' short' if short else ''}", "\n".join(cmd + lines) + "\n",
+                      tuple(values), count=n)
