@@ -72,9 +72,9 @@ BUSBW_FACTOR = {
     "all_to_all": lambda n: (n - 1) / n,
     "all_gather": lambda n: (n - 1) / n,
     "reduce_scatter": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0,
-    "reduce": lambda n: 1.0,
-    "sendrecv": lambda n: 1.0,
+    "broadcast": lambda _: 1.0,
+    "reduce": lambda _: 1.0,
+    "sendrecv": lambda _: 1.0,
 }
 
 

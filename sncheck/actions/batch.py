@@ -114,7 +114,7 @@ def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory
             result.applied[req.entity] = False
         return result
     if apply:
-        check_outputs(actions, inventory, out_dirs, audit)
+        check_outputs(actions, out_dirs, audit)
         result.records, result.applied, result.interrupted = apply_each(
             requests, store=store, actions=actions, isolated_after=lambda req: in_service_after(store, [req]),
             inventory=inventory, runner=runner or LocalRunner(), audit=audit, out_dirs=out_dirs,
@@ -178,7 +178,7 @@ def apply_run_isolation(run: RunRecord, inventory: Inventory, state_dir: str | P
     with DeferredSignals() as signals, StateLock(sdir, signals=signals), StateStore(sdir) as store:
         done = reconcile_store(store, inventory, runner or LocalRunner() if apply else None, sdir)
         for line in done:
-            (notes or (lambda m: None))(line)
+            (notes or (lambda _: None))(line)
         store.record_run(run, results_path)
         store.record_findings(run_id, run.findings, ts=now)
         steps += released_by_scope(run, store.current_status())

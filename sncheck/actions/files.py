@@ -135,7 +135,7 @@ class _FilesAction:
     renders: ClassVar[dict[str, Callable[[ServiceView], str]]]
     external = False  # derived from the state store: rewritten from it whenever they disagree
 
-    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:
+    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:  # noqa: ARG002 -- the Action interface: a file needs no runner
         """Whether the first output directory's files show ``req`` done (None: they cannot say)."""
         if not ctx.out_dirs or ctx.inventory is None:
             return None
@@ -170,7 +170,7 @@ class _FilesAction:
         steps = tuple(Step("write", path=str(Path(d) / name)) for d in ctx.out_dirs for name in self.renders)
         return Plan(steps, summary=view.summary())
 
-    def apply(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> Outcome:
+    def apply(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> Outcome:  # noqa: ARG002 -- the Action interface: a file needs no runner
         plan = self.plan(req, ctx)
         if plan.skip is not None or ctx.inventory is None:
             return Outcome("skipped", plan.skip or "")
@@ -192,7 +192,7 @@ class HostfileAction(_FilesAction):
     renders: ClassVar[dict[str, Callable[[ServiceView], str]]] = {
         EXCLUDE_NAME: render_exclude, HOSTFILE_NAME: render_hostfile}
 
-    def shown_out(self, directory: Path, inventory: Inventory) -> set[str] | None:
+    def shown_out(self, directory: Path, inventory: Inventory) -> set[str] | None:  # noqa: ARG002 -- the file actions' interface: this file's lines are entity names as they are
         text = _read(directory / EXCLUDE_NAME)
         return None if text is None else {ln.strip() for ln in text.splitlines() if ln.strip()}
 

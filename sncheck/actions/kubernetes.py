@@ -90,7 +90,7 @@ class KubernetesAction:
     name = "kubernetes"
     external = True
 
-    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:
+    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:  # noqa: ARG002 -- the Action interface: the cluster is asked, not the files
         """A host: isolate, cordoned with sncheck's mark; release, not marked. A card: its
         taint names it (isolate only: a release of one card may leave the taint for others)."""
         host = req.host

@@ -79,7 +79,7 @@ class SlurmAction:
     name = "slurm"
     external = True
 
-    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:
+    def observe(self, req: ActionRequest, ctx: ActionContext, runner: CommandRunner) -> bool | None:  # noqa: ARG002 -- the Action interface: Slurm is asked, not the files
         """Isolate: the node is drained with sncheck's reason; release: it is not (any more)."""
         if req.kind != "host":
             return None  # cards, links: Slurm is not how they are isolated

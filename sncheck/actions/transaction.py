@@ -106,7 +106,7 @@ class DeferredSignals:
         self.fired: str | None = None
         self._previous: dict[int, Any] = {}
 
-    def _note(self, signum: int, frame: FrameType | None) -> None:
+    def _note(self, signum: int, _frame: FrameType | None) -> None:
         if self.fired is None:
             self.fired = signal.Signals(signum).name
 
@@ -128,7 +128,7 @@ def now_stamp() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def check_outputs(actions: Sequence[Action], inventory: Inventory | None, out_dirs: Sequence[Path],
+def check_outputs(actions: Sequence[Action], out_dirs: Sequence[Path],
                   audit: AuditLog | None = None) -> None:
     """Before anything acts: every file a file action would write, and the audit log, must
     be writable as a regular file (a FIFO planted as hostfile.txt or audit.jsonl is refused

@@ -34,11 +34,11 @@ class Backend(ABC):
         self.topo = topo
         self.faults = faults or FaultPlan()
         self.seed = seed
-        self.progress = progress or (lambda msg: None)
+        self.progress = progress or (lambda _: None)
         self.options = options
         self.transient_ended = False  # set by begin_confirmation: transient faults are over
 
-    def plan_defaults(self, layer: str) -> dict:
+    def plan_defaults(self, layer: str) -> dict:  # noqa: ARG002 -- the Backend interface: no defaults unless a backend has its own
         """Plan options that suit this backend (a playbook's options override them).
 
         Keys: connectivity -> ConnectivityPlan fields; stress -> StressPlan fields plus
@@ -56,7 +56,7 @@ class Backend(ABC):
         forecast): the worker's TinyGPT, with this backend's ``golden_config`` overrides."""
         return float(GoldenConfig.from_dict(dict(getattr(self, "golden_config", None) or {})).gradient_bytes)
 
-    def calibrate(self, emit: Emit) -> dict[str, TierDesign]:
+    def calibrate(self, emit: Emit) -> dict[str, TierDesign]:  # noqa: ARG002 -- the Backend interface: a backend that measures emits its rows
         """Measured design values, for inventories that carry none (the local machine)."""
         return {}
 
@@ -72,7 +72,7 @@ class Backend(ABC):
     @abstractmethod
     def golden(self, plan: GoldenPlan, emit: Emit) -> None: ...
 
-    def scale_out(self, plan: ConnectivityPlan, emit: Emit) -> bool:
+    def scale_out(self, plan: ConnectivityPlan, emit: Emit) -> bool:  # noqa: ARG002 -- the Backend interface: a backend that reaches real NICs runs the plan
         """The plan's ``tools`` (perftest between rail-aligned host pairs, nvbandwidth in
         each host): only a backend that reaches real NICs and GPUs runs them. False when
         this backend does not (the layer's summary says so)."""
@@ -108,7 +108,7 @@ class Backend(ABC):
                 n += 1
         return n
 
-    def host_reads(self, hosts: tuple[str, ...], emit: Emit) -> bool:
+    def host_reads(self, hosts: tuple[str, ...], emit: Emit) -> bool:  # noqa: ARG002 -- the Backend interface: a backend with real hosts reads them
         """The reads only a real host has, for a run whose layers read no host facts: the
         kernel log since the last run and the fabric counters' first read (their second is
         :meth:`fabric_counters`, after the layers). False where this backend has none."""
@@ -145,7 +145,7 @@ class Backend(ABC):
         """The raw outputs kept for ``host``, in the order they were read."""
         return list(self.__dict__.get("_raw_outputs", {}).get(host, []))
 
-    def kernel_log(self, host: str) -> str | None:
+    def kernel_log(self, host: str) -> str | None:  # noqa: ARG002 -- the Backend interface: a backend with real hosts reads their log
         """Kernel log lines about the accelerators (XID, NVRM, AER), bounded; None when
         this backend has no kernel to ask (mock, local)."""
         return None

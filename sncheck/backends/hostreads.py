@@ -71,7 +71,7 @@ def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
 
 def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool, after_time: str | None,
                   earlier: list[dict], driver: str | None):
-    def check(host: str, parsed: dict[str, Any], expect: hostfacts.Expect) -> list[dict]:
+    def check(host: str, parsed: dict[str, Any], _expect: hostfacts.Expect) -> list[dict]:
         kept = kernel_log.since(parsed, after_time)
         # a report already on record (the journal's cursor was lost: this boot read again) is not new
         known = {k for r in earlier if (k := kernel_log.report_key(r)) is not None}
@@ -98,7 +98,7 @@ def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool
 
 
 def _check_ib(read_no: int, so: ScaleOut):
-    def check(host: str, parsed: dict[str, Any], expect: hostfacts.Expect) -> list[dict]:
+    def check(host: str, parsed: dict[str, Any], _expect: hostfacts.Expect) -> list[dict]:
         ports = parsed.get("ports") or []
         if so.rails is not None:
             rail = so.rails([p["device"] for p in ports if p.get("device")])

@@ -62,9 +62,11 @@ def bounded(argv: list[str], seconds: float) -> list[str]:
 class ScaleOutTests:
     """The ``tools`` of a connectivity plan, run over an SSH backend's connections."""
 
-    def __init__(self, backend: SshBackend, emit: Callable[[dict], None]) -> None:
+    def __init__(self, backend: SshBackend, emit: Callable[[dict], None], conn: Callable[[str], Connection],
+                 mark_down: Callable[[str, TransportError], None]) -> None:
         self.b = backend
         self.emit = emit
+        self.conn, self.mark_down = conn, mark_down  # the backend's own connections and its down hosts
         self.inv = backend.topo.inventory
         self.timeout = backend.command_timeout
         self._missing: set[tuple[str, str]] = set()  # (host, tool): reported once, then skipped
@@ -135,11 +137,11 @@ class ScaleOutTests:
                             self._pair(p, tool, nics)
                 return Result(conn.host, "scale-out pairs", "", "", 0, time.monotonic() - started)
 
-            outcome = fan_out([self.b._conn(h) for h in todo], one, forks=self.b.forks)
+            outcome = fan_out([self.conn(h) for h in todo], one, forks=self.b.forks)
             for h, r in outcome.items():
                 if isinstance(r, TransportError):
                     if not isinstance(r, HostTaskError):
-                        self.b._mark_down(h, r)
+                        self.mark_down(h, r)
                     for p in by_client[h]:
                         self.emit(not_run_row(LAYER, p.link, "link", "error",
                                               f"{p.link}: {', '.join(tools)} stopped: {r.message}"))
@@ -155,7 +157,7 @@ class ScaleOutTests:
                 self.emit(not_run_row(LAYER, h, "host", "error", f"{h}: scale-out pair tests not run: the {vendor} "
                                                                  "plug-in names no scale-out NIC tool"))
         live = [h for h in live if tools[h] is not None]
-        outcome = fan_out([self.b._conn(h) for h in live],
+        outcome = fan_out([self.conn(h) for h in live],
                           lambda c: c.run(list(tools[c.host].nic_argv), timeout=self.timeout),  # type: ignore[union-attr]
                           forks=self.b.forks)
         nics: dict[str, list[tuple[str, float | None]]] = {}
@@ -164,7 +166,7 @@ class ScaleOutTests:
             assert so is not None
             if isinstance(r, TransportError):
                 if not isinstance(r, HostTaskError):
-                    self.b._mark_down(h, r)
+                    self.mark_down(h, r)
                 continue  # the pairs of a down host are reported as such
             why = None
             if r.exit_code == hostfacts.MISSING_EXIT:
@@ -202,7 +204,7 @@ class ScaleOutTests:
         limit = self.timeout
         server_argv = bounded(test.argv(dev_s, port, None), limit)
         client_argv = bounded(test.argv(dev_c, port, address), limit)
-        server_conn, client_conn = self.b._conn(p.server), self.b._conn(p.client)
+        server_conn, client_conn = self.conn(p.server), self.conn(p.client)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sncheck-perftest") as pool:
             served = pool.submit(server_conn.run, server_argv, timeout=limit + 10)
             client = None
@@ -281,13 +283,13 @@ class ScaleOutTests:
             else:
                 todo[h] = bench
         argvs = {h: bounded(list(bench.argv), self.timeout) for h, bench in todo.items()}
-        outcome = fan_out([self.b._conn(h) for h in todo],
+        outcome = fan_out([self.conn(h) for h in todo],
                           lambda c: c.run(argvs[c.host], timeout=self.timeout + 10), forks=self.b.forks)
         for h, bench in todo.items():
             r = outcome[h]
             if isinstance(r, TransportError):
                 if not isinstance(r, HostTaskError):
-                    self.b._mark_down(h, r)
+                    self.mark_down(h, r)
                 self.emit(not_run_row(LAYER, h, "host", "unreachable" if not isinstance(r, HostTaskError) else "error",
                                       f"{h}: {bench.tool} not run: {r.message}"))
                 continue

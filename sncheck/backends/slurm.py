@@ -221,7 +221,7 @@ class SlurmBackend(Backend):
 
     # ------------------------------------------------------------------ layers
 
-    def calibrate(self, emit: Emit) -> dict[str, TierDesign]:
+    def calibrate(self, emit: Emit) -> dict[str, TierDesign]:  # noqa: ARG002 -- the Backend interface: this backend measures nothing to calibrate
         raise HarnessError("the slurm backend needs design values in the inventory (design:)")
 
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:

@@ -82,7 +82,7 @@ class Step:
 class StepRunner:
     """Runs steps, ``parallel`` at most at once (see the module docstring)."""
 
-    def __init__(self, parallel: int, progress: Callable[[str], None] = lambda msg: None,
+    def __init__(self, parallel: int, progress: Callable[[str], None] = lambda _: None,
                  poll_s: float = POLL_S) -> None:
         if parallel < 1:
             raise ValueError(f"parallel steps must be at least 1, got {parallel}")

@@ -137,7 +137,7 @@ class SshBackend(SshJobs, Backend):
         # the kernel log since the last run, the fabric counters before and after it
         self.reads = HostReads(inv.name, options.get("state_dir"), str(options.get("sysfs_root") or "/sys"))
 
-    def calibrate(self, emit: Emit) -> dict:
+    def calibrate(self, emit: Emit) -> dict:  # noqa: ARG002 -- the Backend interface: nothing measured, nothing emitted
         """Nothing: an SSH inventory carries the cluster's design values."""
         return {}
 
@@ -445,7 +445,7 @@ class SshBackend(SshJobs, Backend):
         """ib_write_bw / ib_write_lat between rail-aligned host pairs of the plan's
         cross-supernode rounds, nvbandwidth in each host (:mod:`.scaleout`)."""
         from sncheck.backends.scaleout import ScaleOutTests
-        ScaleOutTests(self, _locked(emit)).run(plan)
+        ScaleOutTests(self, _locked(emit), self._conn, self._mark_down).run(plan)
         return True
 
     def golden(self, plan: GoldenPlan, emit: Emit) -> None:

@@ -29,7 +29,7 @@ class Failure(click.ClickException):
         super().__init__(message)
         self.exit_code = int(ExitCode(exit_code))  # refused unless it is one of the table's
 
-    def show(self, file: IO[Any] | None = None) -> None:
+    def show(self, file: IO[Any] | None = None) -> None:  # noqa: ARG002 -- click's ClickException.show: the message always goes to stderr
         click.echo(f"sncheck: error: {self.format_message()}", err=True)
 
 

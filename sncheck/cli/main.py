@@ -359,7 +359,7 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
               "file's kernel-log policy (a file or a shipped name: default), as a run does: 'judged' in the JSON, "
               "exit 1 on a warning or critical report (not on every report).")
 @handle_errors
-def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks: int | None,
+def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks: int | None,  # noqa: ARG001 -- --json names the default output; kept for scripts that pass it
               expect: int | None, rules_ref: str | None) -> None:
     """Parse a log you already have. TOOL is a view of a vendor's tool (nccl-tests,
     nvidia-smi-qx, imex-ctl, amd-smi, rocm-smi-showtopo, npu-smi, hccn-net-health,

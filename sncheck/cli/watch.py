@@ -70,7 +70,7 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
                         inventory=load_inventory(inventory_path) if inventory_path else None,
                         rules=load_rules(rules_ref), out=Path(out) if out else None, gate=gate, state_dir=state_dir,
                         report_formats=report_formats, confirm_playbook=confirm_playbook, baseline=baseline,
-                        progress=(lambda m: None) if quiet else (lambda m: click.echo(f"sncheck: {m}", err=True)))
+                        progress=(lambda _: None) if quiet else (lambda m: click.echo(f"sncheck: {m}", err=True)))
 
     def show(outcome) -> None:
         if as_json:

@@ -138,7 +138,7 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) 
         return _findings(explain(tiers, paths, bars), tiers, bars, rules, expected, paths)
     bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
     tiers = summarise(cells, ctx.topo, invert=side == "above",
-                      exception=lambda t, r, f, level: beyond(bars, r, f, level))
+                      exception=lambda _t, r, f, level: beyond(bars, r, f, level))
     paths = paths_of(ctx)
     return _findings(explain(tiers, paths, bars, _model(metric, ctx)), tiers, bars, rules, None, paths)
 
@@ -159,7 +159,7 @@ def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", 
               bar_of(rule, 0).level)
     bars = Bars(LEVEL, (bar,))
     tiers = summarise(cells, ctx.topo, invert=side == "above", reference=reference,
-                      exception=lambda t, r, f, level: beyond(bars, r, f, level))
+                      exception=lambda _t, r, f, level: beyond(bars, r, f, level))
     paths = paths_of(ctx)
     return _findings(explain(tiers, paths, bars, _model(rule.metric, ctx)), tiers, bars, [rule], expected, paths)
 
@@ -191,7 +191,7 @@ def flagged_findings(cells: pd.DataFrame, flagged: Mapping[str, set[str]], rule:
     if not codes:
         return []
     tiers = summarise(cells, ctx.topo, invert="above" in rule.params,
-                      exception=lambda t, r, f, level: np.zeros(len(r), bool))
+                      exception=lambda _t, r, _f, _level: np.zeros(len(r), bool))
     bars = Bars(RATE, (bar_of(rule, 0),))
     culprits = []
     for kind, entity, members in containers(codes, set(), paths):

@@ -90,7 +90,7 @@ def clock_offsets(arr: np.ndarray, hosts: list[str]) -> np.ndarray:
     return np.array([by[h] for h in hosts])
 
 
-def fr_arrival(rows, ctx: "DetectContext") -> pd.DataFrame:
+def fr_arrival(rows, ctx: "DetectContext") -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """Per rank and group: how often it entered a collective last, against its share,
     and the share of the group's time spent waiting for it (hosts' clock offsets judged
     out first)."""
@@ -163,7 +163,7 @@ def straggler(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
 
 
 # ------------------------------------------------------------------ hung
-def fr_not_entered(rows, ctx: "DetectContext") -> pd.DataFrame:
+def fr_not_entered(rows, ctx: "DetectContext") -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """Per rank and group: the first collective its peers entered and it did not.
     ``value`` 1: its dump was taken after they entered it (it never did); 0: its last
     dump is older, so it cannot say (``status`` stale)."""
@@ -215,7 +215,7 @@ def behind_peers(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
 
 
 # ------------------------------------------------------------------ desync
-def fr_desync(rows, ctx: "DetectContext") -> pd.DataFrame:
+def fr_desync(rows, ctx: "DetectContext") -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """Per rank: the sequence ids where it recorded another collective or other sizes
     than the group's majority (all of them when there is no majority)."""
     fr = kind_rows(rows, "fr")
@@ -250,7 +250,7 @@ def fr_desync(rows, ctx: "DetectContext") -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ point-to-point
-def fr_p2p_unmatched(rows, ctx: "DetectContext") -> pd.DataFrame:
+def fr_p2p_unmatched(rows, ctx: "DetectContext") -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """Per directed pair of a group (NCCL's send and recv entries; gloo records none):
     the sends one rank posted against the recvs its peer posted for them. The k-th send
     from a to b matches the k-th recv on b from a; counted only where both ranks' records
@@ -377,7 +377,7 @@ def comm_busbw(rows, ctx: "DetectContext") -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ RAS
-def ras_state(rows, ctx: "DetectContext") -> pd.DataFrame:
+def ras_state(rows, ctx: "DetectContext") -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     ras = kind_rows(rows, "ras")
     cols = ("state", "comm", "ahead", "mapped", "rank")
     if ras.empty:

@@ -284,7 +284,7 @@ def _reads(rows: pd.DataFrame) -> list[tuple[str, dict]]:
     return [(h, v) for h, v in zip(f["host"].astype(str), f["value"]) if isinstance(v, dict)]
 
 
-def kernel_events(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+def kernel_events(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """One entry per report, new (``new``) or kept from earlier runs (see the module)."""
     out = []
     for host, value in _reads(rows):

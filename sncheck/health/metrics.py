@@ -268,7 +268,7 @@ def pair_wrong(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     return out
 
 
-def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """Each card's median launch skew over the collectives it took part in (not the
     narrowing pairs). A slow rank arrives last and waits least: skew is the signal."""
     ranks = kind_rows(rows, "rank")
@@ -312,12 +312,12 @@ def _failed_facts(rows: pd.DataFrame, warning: bool) -> pd.DataFrame:
     return pd.concat([out[~named], pd.DataFrame(per_card, columns=out.columns)], ignore_index=True)
 
 
-def host_fact_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+def host_fact_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """Host facts that were read and are wrong (a count, a link down, an ECC error)."""
     return _failed_facts(rows, warning=False)
 
 
-def host_fact_warnings(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
+def host_fact_warnings(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """Host facts that were read and are wrong at warning level (row severity "warning")."""
     return _failed_facts(rows, warning=True)
 

@@ -28,7 +28,7 @@ class LayerContext:
     emit: Emit
     design: dict[str, TierDesign]
     options: dict = field(default_factory=dict)
-    progress: Progress = lambda msg: None
+    progress: Progress = lambda _: None
     rules: RuleSet | None = None
     # Where ``emit`` is a plain callable (a small in-memory run such as node-check), the
     # rows it was given; a run store (the usual ``emit``) keeps them itself, as columns.

@@ -9,6 +9,6 @@ from sncheck.model import RunRecord
 from sncheck.store.results import write_record
 
 
-def write(record: RunRecord, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+def write(record: RunRecord, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:  # noqa: ARG001 -- the report format hook (sncheck.report): the rows stay aside
     """The report formats' hook (sncheck.report.FORMATS): results.json, the rows aside."""
     write_record(path, record)

@@ -233,6 +233,6 @@ def _sanitize(root: ET.Element) -> None:
             el.attrib[k] = _XML_INVALID.sub("\ufffd", v)
 
 
-def write(record: RunRecord, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+def write(record: RunRecord, rows: Any, path: str | os.PathLike, template_dirs: tuple = ()) -> None:  # noqa: ARG001 -- the report format hook (sncheck.report): the record only
     """The report formats' hook (sncheck.report.FORMATS)."""
     write_junit(path, record)

@@ -396,6 +396,6 @@ def _busbw(rows: pd.DataFrame) -> list[tuple[dict, float]]:
             for (g, c, s), v in med.items()]
 
 
-def write(record: RunRecord, rows: pd.DataFrame | None, path: str | os.PathLike, template_dirs: tuple = ()) -> None:
+def write(record: RunRecord, rows: pd.DataFrame | None, path: str | os.PathLike, template_dirs: tuple = ()) -> None:  # noqa: ARG001 -- the report format hook (sncheck.report): no templates
     """The report formats' hook (sncheck.report.FORMATS)."""
     write_prometheus(path, record, rows)

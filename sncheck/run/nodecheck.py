@@ -175,7 +175,7 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
                     report.cards = expect
     rows: dict[str, list[dict]] = {node: []}
 
-    def fan_out(todo, reached, lost) -> None:
+    def fan_out(_todo, reached, _lost) -> None:
         reached(node, "node-check", "checked on the node itself", read, cards=expect or 0)
 
     def keep(row: dict) -> None:
@@ -251,7 +251,7 @@ def _alarm(deadline: float) -> Iterator[None]:
         yield  # signals reach the main thread only; the backend's own timeouts still hold
         return
 
-    def fire(signum: int, frame: object) -> None:
+    def fire(_signum: int, _frame: object) -> None:
         raise BudgetExceeded("the card pairs or all-reduce")
 
     old = signal.signal(signal.SIGALRM, fire)

@@ -94,7 +94,7 @@ class RunRecorder:
         return self.steps
 
     def quarantine(self, note: Callable[[Finding], str] | None = None,
-                   eligible: Callable[[Finding], bool] = lambda f: True) -> list[IsolationStep]:
+                   eligible: Callable[[Finding], bool] = lambda _: True) -> list[IsolationStep]:
         """Quarantine without a retest (``watch``: the confirmation is a scoped run later)."""
         self.steps = quarantine_steps([f for f in self.findings if eligible(f)], note)
         return self.steps

@@ -51,7 +51,7 @@ def layout_capacity(topo: Topology, isolation: Iterable[IsolationStep], layout: 
     return capacity(topo, out, ParallelLayout(**layout)).to_dict()
 
 
-def _never_released(entity: str) -> datetime | None:
+def _never_released(_entity: str) -> datetime | None:
     return None
 
 
@@ -150,7 +150,7 @@ class Run:
         self.inventory = inventory
         self.opts = options or RunOptions()
         self.state = state
-        self.progress = progress or (lambda msg: None)
+        self.progress = progress or (lambda _: None)
         self.backend_name = self.opts.backend or inventory.backend or "local"
         self.gate = self.opts.gate or playbook.gate
         self.topo = Topology(inventory)
@@ -444,7 +444,7 @@ class Run:
 
 
 def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,
-            progress: Callable[[str], None] = lambda m: None) -> RunResult:
+            progress: Callable[[str], None] = lambda _: None) -> RunResult:
     """A run of ``playbook`` without a state store (:class:`Run`)."""
     return Run(playbook, inventory, opts, progress=progress).execute()
 

@@ -31,7 +31,7 @@ def install_signal_handlers() -> dict:
     """
     fired: list[str] = []
 
-    def handler(signum: int, frame: object) -> None:
+    def handler(signum: int, _frame: object) -> None:
         if fired:
             return
         fired.append(signal.Signals(signum).name)

@@ -139,7 +139,7 @@ class FileRows(RowSource):
             self._schemas[kind] = list(names)
         return self._schemas[kind]
 
-    def _scan(self, con: Any, kind: str) -> str:
+    def _scan(self, con: Any, kind: str) -> str:  # noqa: ARG002 -- the engine's _scan interface: only duckdb's reads the connection
         files = ", ".join(quote(str(p)) for p in self.parts(kind))
         return f"read_parquet([{files}], union_by_name=true)"
 

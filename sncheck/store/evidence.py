@@ -229,7 +229,7 @@ def tool_provenance(backend: Any) -> dict:
 
 
 def collect_evidence(findings: list[Finding], topology: dict | None, rows: RowFrames, out_dir: str | Path,
-                     backend: Any = None, progress: Callable[[str], None] = lambda m: None,
+                     backend: Any = None, progress: Callable[[str], None] = lambda _: None,
                      max_run_bytes: int = MAX_RUN_BYTES, files: RunFiles | None = None) -> dict | None:
     """Write every finding's bundle and list its files in its ``evidence.files``; return
     the commands run and tool versions seen (the record's ``tools``; None without a

@@ -268,7 +268,7 @@ class Connection:
                 allow_agent=self.allow_agent,
             )
         try:
-            transport = self._jump._transport()  # retried on its own; no second layer of retries
+            transport = self._jump._transport()  # retried on its own; no second layer of retries  # noqa: SLF001 -- the jump host is a Connection too
         except TransportError as e:
             raise type(e)(self.host, f"via jump host {jump_spec.name}: {e.message}") from e
         where = _where(self.spec)
@@ -463,7 +463,7 @@ class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):
         self.known_hosts = known_hosts
         self.accept_new = accept_new
 
-    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:  # noqa: ARG002 -- paramiko's MissingHostKeyPolicy interface
         if not self.accept_new:
             raise HostKeyError(
                 self.spec.name,

@@ -50,12 +50,12 @@ class BoundedUnpickler(pickle._Unpickler):  # noqa: SLF001 -- the pure-Python un
     def find_class(self, module: str, name: str) -> Any:
         raise pickle.UnpicklingError(f"refused: the pickle names {module}.{name} (a dump holds plain data only)")
 
-    def persistent_load(self, pid: Any) -> Any:
+    def persistent_load(self, pid: Any) -> Any:  # noqa: ARG002 -- pickle.Unpickler's hook: every persistent id is refused
         raise pickle.UnpicklingError("refused: the pickle refers to persistent objects (a dump holds plain data only)")
 
     def load(self) -> Any:
         # pickle._Unpickler.load, with a count: the loop below is that method's, plus the bounds.
-        self._unframer = pickle._Unframer(self._file_read, self._file_readline)  # type: ignore[attr-defined]
+        self._unframer = pickle._Unframer(self._file_read, self._file_readline)  # type: ignore[attr-defined]  # noqa: SLF001 -- pickle's own framing, as its _Unpickler.load uses it
         self.read = self._unframer.read
         self.readinto = self._unframer.readinto
         self.readline = self._unframer.readline
@@ -83,7 +83,7 @@ class BoundedUnpickler(pickle._Unpickler):  # noqa: SLF001 -- the pure-Python un
                 elif code == mark and len(self.metastack) >= MAX_MARKS:
                     raise DumpRefused(f"nested more than {MAX_MARKS} deep")
                 dispatch[code](self)
-        except pickle._Stop as stop:  # type: ignore[attr-defined]
+        except pickle._Stop as stop:  # type: ignore[attr-defined]  # noqa: SLF001 -- pickle's STOP opcode ends its load by this exception
             return stop.value
 
 

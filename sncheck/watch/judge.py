@@ -56,7 +56,7 @@ class WatchOptions:
     report_formats: tuple[str, ...] = ("html",)
     confirm_playbook: str = CONFIRM_PLAYBOOK
     baseline: str | None = None         # a known-good job: its dump directory, or its watch run (results.json)
-    progress: Callable[[str], None] = field(default=lambda m: None)
+    progress: Callable[[str], None] = field(default=lambda _: None)
 
 
 @dataclass

@@ -129,9 +129,9 @@ class Recorder:
             cpu = time.thread_time()
             # torch's stubs leave out the Flight Recorder's dump functions, which the module has
             # (torch >= 2.5): the module is Any here rather than a wrong type.
-            c10d: Any = torch._C._distributed_c10d
-            data = (c10d._dump_fr_trace(includeCollectives=True, includeStackTraces=False) if self.fmt == "pickle"
-                    else c10d._dump_fr_trace_json(includeCollectives=True))
+            c10d: Any = torch._C._distributed_c10d  # noqa: SLF001 -- the Flight Recorder's dump has no public API in torch
+            data = (c10d._dump_fr_trace(includeCollectives=True, includeStackTraces=False) if self.fmt == "pickle"  # noqa: SLF001 -- the Flight Recorder's dump has no public API in torch
+                    else c10d._dump_fr_trace_json(includeCollectives=True))  # noqa: SLF001 -- the Flight Recorder's dump has no public API in torch
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_bytes(data if isinstance(data, bytes) else data.encode())
             os.replace(tmp, self.path)

@@ -16,7 +16,7 @@ def run_calibrate(ctx: Ctx, plan: dict) -> None:
     bws: list[float] = []
     lats: list[float] = []
 
-    def on_pair(ridx: int, a: str, b: str, r: dict) -> None:
+    def on_pair(_ridx: int, _a: str, _b: str, r: dict) -> None:
         bws.extend((r["bw"], r["bw_rev"]))
         if r["lat"] is not None:
             lats.append(r["lat"])

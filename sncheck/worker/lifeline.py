@@ -77,7 +77,7 @@ def serve() -> None:
     launcher = os.getppid()
     stdin = sys.stdin.fileno()
 
-    def died_while_starting(signum: int, frame: object) -> None:
+    def died_while_starting(_signum: int, _frame: object) -> None:
         remove_workdirs(pending_jobs(stdin))
         os._exit(0)
 

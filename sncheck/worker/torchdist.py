@@ -162,7 +162,7 @@ def serve_forks(launcher: int | None = None) -> None:
     pending = b""
     launcher = launcher or os.getppid()
 
-    def launcher_died(signum: int, frame: object) -> None:
+    def launcher_died(_signum: int, _frame: object) -> None:
         # Also while torch is still importing: stop the ranks, remove the temp dirs of
         # every job started or still waiting in the pipe, and go.
         for pid in children:

@@ -26,7 +26,7 @@ MI300X = Platform(
 # TransferBench's peer-to-peer preset: every GPU pair's copy, against the platform's p2p_GBps.
 TRANSFERBENCH = CopyBench(
     "transferbench", ("TransferBench", "p2p"), transferbench.parse_transferbench,
-    lambda host, parsed, d2d, params: (checks.check_transferbench_p2p(host, parsed, pair_GBps=params["p2p_GBps"])
+    lambda host, parsed, _d2d, params: (checks.check_transferbench_p2p(host, parsed, pair_GBps=params["p2p_GBps"])
                                        if params.get("p2p_GBps") else []),
     "transferbench_p2p")
 

@@ -81,7 +81,7 @@ def metric(host: str, cards: int, faults: Sequence[Any]) -> str:
     return per_card(text, cards, edit)
 
 
-def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = (),
+def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = (),  # noqa: ARG001 -- the vendor simulator interface: no tray index or IMEX domain here
             cards: int = 8) -> dict[str, str]:
     from sncheck.vendors.infiniband import sim as infiniband_sim
 

@@ -110,7 +110,7 @@ def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
                                                          "isolated pages"), "npu-smi", cards=on_cards(problems, "ECC"))]
 
 
-def check_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+def check_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:  # noqa: ARG001 -- the host check interface (host, parsed, expect)
     matrix = parsed.get("matrix") or {}
     devs = parsed.get("devices") or []
     bad = [f"{a}-{b} {matrix[a].get(b)}" for i, a in enumerate(devs) for b in devs[i + 1:]
@@ -214,8 +214,8 @@ def commands_for_node(packages: int, chips: int) -> dict[str, Any]:
     )}
 
 
-def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],
-                 host_info: Any = None) -> list[dict]:
+def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],  # noqa: ARG001 -- the domain check interface
+                 host_info: Any = None) -> list[dict]:  # noqa: ARG001 -- the domain check interface
     """Across the supernode: one Super Pod ID, and every SDID unique."""
     pods: dict[str, list[str]] = {}
     sdids: dict[str, list[str]] = {}

@@ -68,7 +68,7 @@ def _sweep(view: str, devices: int, body: str, special: dict[int, str]) -> str:
     return "".join(f"\n== device {i} {view}\n{special.get(i, body)}" for i in range(devices))
 
 
-def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = ()) -> dict[str, str]:
+def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = ()) -> dict[str, str]:  # noqa: ARG001 -- the vendor simulator interface: no IMEX domain here
     alarm = [int(f.target.rsplit("gpu", 1)[1]) for f in faults if f.type == "npu_alarm"]
     roce_down = [int(f.target.rsplit("gpu", 1)[1]) for f in faults if f.type == "hccn_link_down"]
     ecc_dies: dict[int, int] = {}

@@ -85,7 +85,7 @@ def parse_query_xml(text: str) -> dict[str, Any]:
     attached = int_value(root.findtext("attached_gpus"))
     if attached is not None and attached > len(gpus):
         errors.append(f"{attached} GPUs attached but {len(gpus)} listed (truncated or excerpted output)")
-    errors += smi_query._impossible_listing(attached, gpus)
+    errors += smi_query.impossible_listing(attached, gpus)
     return {"tool": "nvidia-smi-qx", "driver_version": text_value(root.findtext("driver_version")),
             "cuda_version": text_value(root.findtext("cuda_version")), "attached_gpus": attached,
             "gpus": gpus, "errors": errors}
@@ -163,7 +163,7 @@ def _xml_measures(node: ET.Element | None, names: dict[str, str]) -> dict[str, A
     out: dict[str, Any] = {}
     for tag, name in names.items():
         if node.find(tag) is not None and out.get(name) is None:
-            out[name] = smi_query._measure(node.findtext(tag))
+            out[name] = smi_query.measure(node.findtext(tag))
     return out
 
 
@@ -276,10 +276,10 @@ def parse_fabric(text: str) -> dict[str, Any]:
         full = parse_query_xml(text)
         return {"tool": "nvidia-smi-fabric", "gpus": [_fabric_only(g) for g in full["gpus"]],
                 "errors": full["errors"]}
-    root, tool_errors = smi_query._build_tree(text)
+    root, tool_errors = smi_query.build_tree(text)
     gpus: list[dict[str, Any]] = []
     for node in root.children:
-        if smi_query._GPU_HEADER.match(node.key):
+        if smi_query.GPU_HEADER.match(node.key):
             if node.get("Fabric") is not None:
                 gpus.append({"bus_id": node.key.split()[1], "uuid": text_value(node.value_at("GPU UUID")),
                              "product_name": text_value(node.value_at("Product Name")),

@@ -199,7 +199,7 @@ def imex_addresses(hosts: tuple[str, ...],
     return by_addr, key
 
 
-def imex_down_nodes(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],
+def imex_down_nodes(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],  # noqa: ARG001 -- the domain check interface
                     host_info: Mapping[str, Any] | None = None) -> list[dict]:
     """Each IMEX node not READY in most trays' views, as an ``imex_node`` finding on the
     tray that is that node.
@@ -269,7 +269,7 @@ def parse_systemctl_active(text: str) -> dict[str, Any]:
     return {"tool": "systemctl", "state": state or None, "errors": []}
 
 
-def check_fabric_manager(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+def check_fabric_manager(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:  # noqa: ARG001 -- the host check interface (host, parsed, expect)
     state = parsed.get("state")
     return [fact_row(host, "fabric_manager", state, "active", state == "active",
                      f"nvidia-fabricmanager is {state or 'not reported'} (required on HGX)", "systemctl")]

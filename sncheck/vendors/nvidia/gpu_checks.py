@@ -59,7 +59,7 @@ def _gpu_uuids(host: str, gpus: list[dict[str, Any]]) -> dict:
     return fact_row(host, "gpu_uuid", uuids, None, True, f"{len(uuids)} GPU UUIDs listed", "nvidia-smi")
 
 
-def check_topology(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+def check_topology(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:  # noqa: ARG001 -- the host check interface (host, parsed, expect)
     """Recorded for the report (link type of each GPU pair), not judged."""
     kinds: dict[str, int] = {}
     gpus = parsed.get("gpus") or []
@@ -302,7 +302,7 @@ def _note_correctable(rows: list[dict], gpus: list[dict]) -> None:
                 r["message"] += f" ({total} correctable errors, not judged)"
 
 
-def check_dcgmi(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+def check_dcgmi(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:  # noqa: ARG001 -- the host check interface (host, parsed, expect)
     """The diagnostic's result. A test dcgmi skipped (``Skip``, ``Skip - All``: a GPU the
     DCGM version does not support, a plugin not installed) measured nothing: it is "not
     measured" (a check finding: the gate fails, nothing is isolated), never a pass."""

@@ -83,7 +83,7 @@ class _Node:
         return node.value if node else None
 
 
-_GPU_HEADER = re.compile(
+GPU_HEADER = re.compile(
     r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$"
 )
 _KEY_VALUE = re.compile(r"^(.+?)\s*:(?:\s+(.*))?$")
@@ -93,8 +93,8 @@ _CLOCK_SECTIONS = ("Clocks Event Reasons", "Clocks Throttle Reasons")
 
 def parse_query(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi -q`` (whole or ``-d`` sections, also truncated or excerpted)."""
-    root, tool_errors = _build_tree(text)
-    gpu_nodes = [c for c in root.children if _GPU_HEADER.match(c.key)]
+    root, tool_errors = build_tree(text)
+    gpu_nodes = [c for c in root.children if GPU_HEADER.match(c.key)]
     attached = int_or_none(root.value_at("Attached GPUs") or "")
     if not gpu_nodes and attached is None and not tool_errors:
         raise ParseError("no 'GPU <bus id>' sections found", tool="nvidia-smi-q")
@@ -104,7 +104,7 @@ def parse_query(text: str) -> dict[str, Any]:
             f"{attached} GPUs attached but {len(gpu_nodes)} listed (truncated or excerpted output)"
         )
     gpus = [_gpu_summary(node) for node in gpu_nodes]
-    errors += _impossible_listing(attached, gpus)
+    errors += impossible_listing(attached, gpus)
     errors += _cut_short(gpu_nodes, _major(root.value_at("Driver Version")))
     return {
         "tool": "nvidia-smi-q",
@@ -116,7 +116,7 @@ def parse_query(text: str) -> dict[str, Any]:
     }
 
 
-def _impossible_listing(attached: int | None, gpus: list[dict[str, Any]]) -> list[str]:
+def impossible_listing(attached: int | None, gpus: list[dict[str, Any]]) -> list[str]:
     """More sections than attached GPUs, or a bus id or UUID listed twice: not one machine."""
     out = []
     if attached is not None and attached < len(gpus):
@@ -226,7 +226,7 @@ def _walk(node: _Node) -> list[_Node]:
     return found
 
 
-def _build_tree(text: str) -> tuple[_Node, list[str]]:
+def build_tree(text: str) -> tuple[_Node, list[str]]:
     """Indentation tree of ``key : value`` lines; a GPU header always hangs off the root."""
     root = _Node("", None, -1)
     stack = [root]
@@ -240,12 +240,12 @@ def _build_tree(text: str) -> tuple[_Node, list[str]]:
             errors.append(body)
             continue
         indent = len(line) - len(line.lstrip())
-        if _GPU_HEADER.match(body):
+        if GPU_HEADER.match(body):
             gpu = _Node(body, None, indent)
             root.children.append(gpu)
             stack = [root, gpu]
             continue
-        floor = 2 if len(stack) > 1 and _GPU_HEADER.match(stack[1].key) else 1
+        floor = 2 if len(stack) > 1 and GPU_HEADER.match(stack[1].key) else 1
         if floor == 2 and indent <= stack[1].indent:
             # Indented no deeper than its GPU header: keep it in that GPU, at the level of
             # the GPU's first field, so the lines after it are its siblings, not children.
@@ -275,7 +275,7 @@ def _closes(node: _Node, indent: int) -> bool:
 
 
 def _gpu_summary(gpu: _Node) -> dict[str, Any]:
-    bus = _GPU_HEADER.match(gpu.key)
+    bus = GPU_HEADER.match(gpu.key)
     return {
         "bus_id": bus.group(1) if bus else None,
         "product_name": na_or(gpu.value_at("Product Name"), str),
@@ -307,7 +307,7 @@ def _mig(gpu: _Node) -> dict[str, Any] | None:
             "devices": len(devices)}
 
 
-def _measure(value: str | None) -> float | int | None:
+def measure(value: str | None) -> float | int | None:
     """``59 C``, ``629.45 W``: the number; N/A and anything else null."""
     m = re.fullmatch(r"\s*(-?[0-9]+(?:\.[0-9]+)?)\s*[A-Za-z%]*\s*", value or "")
     if not m:
@@ -327,13 +327,13 @@ def _measures(node: _Node | None, names: dict[str, str]) -> dict[str, Any] | Non
     """A section's ``Key : 1995 MiB`` / ``47 %`` entries as numbers, by our names; null without the section."""
     if node is None:
         return None
-    return {name: _measure(node.value_at(key)) for key, name in names.items() if node.get(key) is not None}
+    return {name: measure(node.value_at(key)) for key, name in names.items() if node.get(key) is not None}
 
 
 def _temperature(node: _Node | None) -> dict[str, Any] | None:
     if node is None:
         return None
-    return {name: _measure(node.value_at(key)) for key, name in _TEMPERATURES.items()
+    return {name: measure(node.value_at(key)) for key, name in _TEMPERATURES.items()
             if node.get(key) is not None}
 
 
@@ -342,7 +342,7 @@ def _power(gpu: _Node) -> dict[str, Any] | None:
     node = gpu.get("GPU Power Readings") or gpu.get("Power Readings")
     if node is None:
         return None
-    first = lambda *keys: next((_measure(node.value_at(k)) for k in keys if node.get(k) is not None), None)  # noqa: E731
+    first = lambda *keys: next((measure(node.value_at(k)) for k in keys if node.get(k) is not None), None)  # noqa: E731
     return {"draw_W": first("Average Power Draw", "Power Draw"),
             "instant_W": first("Instantaneous Power Draw"),
             "limit_W": first("Current Power Limit", "Power Limit", "Enforced Power Limit"),
@@ -477,7 +477,7 @@ def _clock_reasons(gpu: _Node) -> dict[str, Any] | None:
         "section": section,
         "reasons": reasons,
         "active": [k for k, v in reasons.items() if v],
-        "counters_us": None if counters is None else {c.key: _measure(c.value) for c in counters.children},
+        "counters_us": None if counters is None else {c.key: measure(c.value) for c in counters.children},
     }
 
 
