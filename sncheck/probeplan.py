@@ -14,6 +14,10 @@ import numpy as np
 from sncheck.config.playbook import CROSS_MODES
 from sncheck.topology import SCALE_OUT, SCALE_UP, Topology, rail_pairs_per_offset, rail_round_positions, round_robin_positions
 from sncheck.model import host_of, rail_of
+from sncheck.topology import link_id
+from sncheck.config import hostlist
+from sncheck.errors import ConfigError
+from dataclasses import replace
 
 COLLECTIVES = ("all_reduce", "all_to_all")
 # The connectivity option tools_coverage (config/playbook.py) when a playbook gives none.
@@ -130,7 +134,6 @@ class RailPair:
 
     @property
     def link(self) -> str:
-        from sncheck.topology import link_id
         return link_id(f"{self.client}/gpu{self.rail}", f"{self.server}/gpu{self.rail}")
 
 
@@ -369,8 +372,6 @@ def target_cards(topo: Topology, targets: tuple[str, ...] | list[str]) -> frozen
     """The cards ``targets`` names: cards as they are, hosts as all their cards, supernodes
     as all theirs; each target may be a hostlist expression (``node[003-004]``, and
     ``node[003-004]/gpu2`` for that card of each host), several separated by commas."""
-    from sncheck.config import hostlist
-    from sncheck.errors import ConfigError
 
     inv = topo.inventory
     cards: set[str] = set()
@@ -415,7 +416,6 @@ def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> Connect
     """Only the pairs that touch ``cards`` (their partners are the known-good peers), in
     the full plan's rounds (empty rounds dropped), and host facts of their hosts only;
     perftest runs every scoped rail pair (``tools_coverage`` "all")."""
-    from dataclasses import replace
 
     rounds: list[Round] = []
     where: dict[int, np.ndarray] = {}  # id(cards) -> positions of the targets

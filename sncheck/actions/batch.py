@@ -18,7 +18,7 @@ from sncheck.model import Action, EntityKind, Finding, IsolationStep, RunRecord,
 from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
 from sncheck.config.inventory import Inventory
 from sncheck.store.state import StateStore
-from sncheck.actions import ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, LocalRunner, get_action, perform
+from sncheck.actions import ACTIONS, ActionContext, ActionRequest, AuditLog, CommandRunner, Isolated, LocalRunner, get_action, perform
 from sncheck.actions.transaction import DeferredSignals, StateLock, apply_each, check_outputs, reconcile
 
 DEFAULT_VIA = ("hostfile", "cuda_visible_devices")
@@ -209,8 +209,6 @@ def reconcile_store(store: StateStore, inventory: Inventory | None, runner: Comm
                     state_dir: Path) -> list[str]:
     """:func:`sncheck.actions.transaction.reconcile` with every action and the state
     directory's launcher files (the caller holds the lock)."""
-    from sncheck.actions import ACTIONS
-
     return reconcile(store, actions_by_name=dict(ACTIONS), isolated_now=lambda: in_service_after(store, ()),
                      inventory=inventory, runner=runner, audit=AuditLog([state_dir]), out_dirs=[state_dir],
                      file_actions=[a for a in ACTIONS.values() if not a.external])

@@ -72,6 +72,8 @@ from sncheck.backends.processes import (
     reserve_port,
     running_fork_server,
 )
+from sncheck.worker.device import DeviceUnavailableError, choose
+from sncheck.worker.golden_config import GoldenConfig
 
 # dist backend -> the module its device needs (hccl: torch_npu)
 DEVICE_MODULES_OF_BACKEND = {b: DEVICE_MODULES[k] for b, k in BACKEND_DEVICE.items() if k in DEVICE_MODULES}
@@ -121,7 +123,6 @@ class LocalBackend(Backend):
         self._serialize = options.get("serialize_pairs")
         self.golden_config = dict(options.get("golden_config") or {})
         if self.golden_config:  # a bad key is a usage error now, not a crashed rank later
-            from sncheck.worker.golden_model import GoldenConfig
             GoldenConfig.from_dict(self.golden_config)
         self.keep_workdir = bool(options.get("keep_workdir", False))
         self._workers: list[Worker] = []
@@ -133,9 +134,8 @@ class LocalBackend(Backend):
     def dist_backend(self) -> str:
         """The torch.distributed backend the workers use (resolved on first use)."""
         if self._dist_backend is None:
-            import torch  # imported late: constructing the backend must not need torch
+            import torch  # noqa: PLC0415 -- torch: an optional extra; constructing the backend must not need it
 
-            from sncheck.worker.device import DeviceUnavailableError, choose
             self._dist_backend = choose(None, None, torch).backend  # nccl where CUDA is, else gloo
             if self._dist_backend == "gloo" and importlib.util.find_spec("torch_npu") is not None:
                 try:  # an Ascend machine: npu + hccl through torch_npu
@@ -233,8 +233,8 @@ class LocalBackend(Backend):
             rows.append(host_fact_row(h, "card_count", None, n, False, status="missing_tool",
                                       message="needs torch", tool="torch"))
             return rows
-        import torch
-        import torch.distributed as dist
+        import torch  # noqa: PLC0415 -- torch: an optional extra; this module imports without it
+        import torch.distributed as dist  # noqa: PLC0415 -- torch: an optional extra; this module imports without it
 
         rows.append(host_fact_row(h, "torch_version", torch.__version__, None, True, tool="torch"))
         avail = {"gloo": dist.is_available() and dist.is_gloo_available(),

@@ -58,6 +58,8 @@ from sncheck.topology import SCALE_OUT, SCALE_UP, host_of, natural_key
 from sncheck.backends import mockfacts
 from sncheck.backends.base import Backend, Emit
 from sncheck.backends.mockphysics import TIERS, Physics, gated_sizes, physics_at
+from sncheck.errors import ConfigError
+import pyarrow.compute as pc
 
 NOISE_CV = 0.02
 BASE_SKEW_US = 2.0
@@ -191,8 +193,6 @@ class MockBackend(Backend):
         inv = self.topo.inventory
         missing = [t for t in (SCALE_UP,) if inv.design_for(t) is None]
         if missing or (len(inv.supernodes) > 1 and inv.design_for(SCALE_OUT) is None):
-            from sncheck.errors import ConfigError
-
             raise ConfigError("the mock backend needs design values (design.scale_up, and "
                               "design.scale_out for several supernodes) in the inventory",
                               inv.source)
@@ -252,7 +252,6 @@ class MockBackend(Backend):
     def _link_ids(self, a: np.ndarray, b: np.ndarray) -> pa.Array:
         lo = np.where(self.rank[a] <= self.rank[b], a, b)
         hi = np.where(self.rank[a] <= self.rank[b], b, a)
-        import pyarrow.compute as pc
 
         return pc.binary_join_element_wise(self.labels.take(lo), self.labels.take(hi), "<->")
 

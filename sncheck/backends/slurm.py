@@ -71,6 +71,11 @@ from sncheck.vendors.base import CollectiveTool
 from sncheck.vendors.sim import ToolOutput
 from sncheck.backends.base import Backend, Emit, Progress
 from sncheck.backends.slurmsteps import Ended, Step, StepRunner
+from sncheck.backends.local import CPU_P2P_BYTES, CPU_STRESS
+from sncheck.launch import commands as launch
+from sncheck.model import rail_of
+from sncheck.errors import ParseError
+from sncheck.slurm.cluster import parse_scontrol_records
 
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
 # Runs on each node: every fact command, one JSON line per outcome (inputs in argv).
@@ -124,7 +129,6 @@ class SlurmBackend(Backend):
     def plan_defaults(self, layer: str) -> dict:
         # gloo (CPU ranks): the local backend's sizes; a CPU cannot move GPU-sized messages.
         if self.dist_backend == "gloo":
-            from sncheck.backends.local import CPU_P2P_BYTES, CPU_STRESS
             defaults: dict[str, dict] = {"connectivity": {"bw_bytes": CPU_P2P_BYTES}, "stress": dict(CPU_STRESS)}
             return defaults.get(layer, {})
         return {}
@@ -243,9 +247,6 @@ class SlurmBackend(Backend):
         """The vendor's collective tool (nccl-tests, rccl-tests; ``launcher.nccl_tests_dir``),
         one srun step per group and collective, a task per member (the vendor's
         ``CUDA_VISIBLE_DEVICES`` per part where the members' GPU indices differ)."""
-        from sncheck.launch import commands as launch
-        from sncheck.model import rail_of
-        from sncheck.errors import ParseError
 
         assert tool.argv is not None and tool.rows is not None
         layer = JOB_LAYER["collectives"]
@@ -441,7 +442,6 @@ class SlurmBackend(Backend):
         if self._addr is None:
             res = subprocess.run(["scontrol", "show", "nodes", "-o"], capture_output=True, text=True, timeout=30,
                                  stdin=subprocess.DEVNULL)
-            from sncheck.slurm.cluster import parse_scontrol_records
 
             self._addr = {r["NodeName"]: r.get("NodeAddr") or r["NodeName"]
                           for r in parse_scontrol_records(res.stdout) if r.get("NodeName")} if res.returncode == 0 else {}

@@ -68,6 +68,7 @@ from sncheck.transport import Ahead, Connection, HostTaskError, Result, fan_out,
 from sncheck.backends.base import Backend, Emit
 from sncheck.backends.hostreads import KERNEL_LOG_TIMEOUT_S, HostReads
 from sncheck.backends.sshjobs import JOB_LAYER, SshJobs, cause_of
+from sncheck.backends.scaleout import ScaleOutTests
 
 log = logging.getLogger("sncheck.backends.ssh")
 
@@ -444,7 +445,6 @@ class SshBackend(SshJobs, Backend):
     def scale_out(self, plan: ConnectivityPlan, emit: Emit) -> bool:
         """ib_write_bw / ib_write_lat between rail-aligned host pairs of the plan's
         cross-supernode rounds, nvbandwidth in each host (:mod:`.scaleout`)."""
-        from sncheck.backends.scaleout import ScaleOutTests
         ScaleOutTests(self, _locked(emit), self._conn, self._mark_down).run(plan)
         return True
 

@@ -18,6 +18,11 @@ import click
 from sncheck.cli.paths import directory, input_ref, output_file
 from sncheck.errors import ConfigError
 from sncheck.health.history import RunRef, baseline_from_state, diff, entity_history
+from sncheck.cli.main import handle_errors
+from sncheck.store.results import write_json
+from sncheck.run.inputs import load_inventory
+from sncheck.store.state import StateStore
+from sncheck.health.baseline import make_baseline
 
 
 def _fmt(v: Any) -> str:
@@ -42,15 +47,12 @@ def _pct(v: float | None) -> str:
 def history_cmd(entity: str | None, state_dir: str, last: int | None, list_runs: bool, as_json: bool) -> None:
     """An ENTITY's measurements and findings over time (card, host, link, tier such as
     scale_up, or collective such as all_reduce/domain)."""
-    from sncheck.cli.main import handle_errors
 
     handle_errors(_history)(entity, state_dir, last, list_runs, as_json)
 
 
 def _history(entity, state_dir, last, list_runs, as_json) -> None:
     if list_runs or not entity:
-        from sncheck.store.state import StateStore
-
         if not Path(state_dir, "state.db").is_file():
             raise ConfigError("no state store here (no state.db)", state_dir)
         with StateStore(state_dir) as st:
@@ -91,7 +93,6 @@ def diff_cmd(run_a: str, run_b: str, state_dir: str | None, as_json: bool) -> No
     """What changed from RUN_A to RUN_B (run ids with --state-dir, or run directories):
     per-tier and per-collective deltas, cards and links that moved beyond the noise,
     findings new, resolved and persisting."""
-    from sncheck.cli.main import handle_errors
 
     handle_errors(_diff)(run_a, run_b, state_dir, as_json)
 
@@ -133,25 +134,19 @@ def _diff(run_a, run_b, state_dir, as_json) -> None:
 def baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
     """Build a per-tier and per-card baseline from RUN_DIRS (outliers dropped), or
     from the state store (--from-state DIR [--last N] [--passed-only])."""
-    from sncheck.cli.main import handle_errors
 
     handle_errors(_baseline_make)(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend)
 
 
 def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inventory_name, backend) -> None:
-    from sncheck.store.results import write_json
-
     name = name or (Path(out_path).stem if out_path else "default")
     if state_dir:
         if run_dirs:
             raise ConfigError("give RUN_DIRS or --from-state, not both")
         if inventory_name and Path(inventory_name).is_file():
-            from sncheck.run.inputs import load_inventory
-
             inventory_name = load_inventory(inventory_name).name
         data = baseline_from_state(state_dir, name, last=last, passed_only=passed_only,
                                    inventory=inventory_name, backend=backend)
-        from sncheck.store.state import StateStore
 
         with StateStore(state_dir) as st:
             st.save_baseline(name, data)
@@ -163,7 +158,6 @@ def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inven
             raise ConfigError("--out FILE is required with RUN_DIRS")
         if last or passed_only:
             raise ConfigError("--last and --passed-only go with --from-state")
-        from sncheck.health.baseline import make_baseline
 
         data = make_baseline(list(run_dirs), name)
         where = None

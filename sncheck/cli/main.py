@@ -22,6 +22,11 @@ from sncheck.cli.errors import Failure, closed_stdout, handle_errors
 from sncheck.model import ExitCode, RunRecord
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
+import importlib
+from sncheck.store.files import route_log
+from sncheck.vendors.parsers import failures as parse_failures, get_parser, parse_text
+from sncheck.config.fileio import read_input
+from sncheck.config.playbook import LAYERS
 
 __all__ = ["Failure", "handle_errors", "main"]  # the commands in other modules import them from here
 
@@ -43,8 +48,6 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy and cmd_name not in self.commands:
-            import importlib
-
             module, attr = self.lazy[cmd_name].split(":")
             self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
@@ -190,7 +193,7 @@ def _execute_run(playbook: Playbook, inventory_path, cards, formats, template_di
                  forks, ssh_config, known_hosts, accept_new_host_keys, act_faults_on_real_hosts, targets,
                  quiet, as_json, **options) -> None:
     """Build the run from the command line and call it; ``options``: :meth:`Run.build`'s."""
-    from sncheck.run.runner import Run  # pandas and the backends: only when a run starts
+    from sncheck.run.runner import Run  # noqa: PLC0415 -- pandas and the backends: only when a run starts (the CLI starts without them)
 
     if options.get("duration") is not None:
         options["duration"] = check_duration(options["duration"])
@@ -270,7 +273,6 @@ def main(ctx: click.Context, verbose: bool) -> None:
       sncheck parse nccl-tests all_reduce.log --json
       sncheck inventory check cluster.yaml
     """
-    from sncheck.store.files import route_log
 
     route_log("paramiko")  # paramiko's tracebacks never reach the terminal (a run logs them to ssh.log)
     ctx.obj = {"verbose": verbose}
@@ -332,12 +334,12 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
 @handle_errors
 def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed, quiet) -> None:
     """Record a golden curve on a known-good system (no faults)."""
-    from sncheck.run.recording import record_golden_curve
+    from sncheck.run.recording import record_golden_curve  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
 
     inventory = _inventory(inventory_path, cards)
     curve = record_golden_curve(inventory, backend, steps, repeats, seed, Path(out_path).stem,
                                 _progress_printer(quiet))
-    from sncheck.store.results import write_json
+    from sncheck.store.results import write_json  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
 
     write_json(Path(out_path), curve)
     click.echo(f"sncheck: golden curve {curve['name']} written to {out_path} "
@@ -370,8 +372,6 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
     \b
     sncheck parse kernel-log dmesg.txt --rules default     # the kernel-log policy's verdict
     """
-    from sncheck.vendors.parsers import failures as parse_failures, get_parser, parse_text
-    from sncheck.config.fileio import read_input
 
     get_parser(tool)  # an unknown TOOL lists the views before the file is read
     if rules_ref is not None and tool != "kernel-log":
@@ -389,9 +389,9 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     failures = parse_failures(data)
     if rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
-        from sncheck.health.kernel import judged
-        from sncheck.health.metrics import rows_context
-        from sncheck.health.rules import load_rules
+        from sncheck.health.kernel import judged  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+        from sncheck.health.metrics import rows_context  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+        from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
 
         data["judged"] = judged(data, list(load_rules(rules_ref).rules), rows_context())
         failures = [str(e) for e in data.get("errors") or []] + \
@@ -417,8 +417,7 @@ def rules_check(file: str) -> None:
     """Validate a rules FILE (errors name the file, line and field). A layer no enabled
     rule judges is a warning (a run reports it "not judged", which fails the gate); a
     file with no enabled rule at all judges nothing, and is refused."""
-    from sncheck.config.playbook import LAYERS
-    from sncheck.health.rules import load_rules
+    from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
 
     rs = load_rules(file)
     unjudged = [layer for layer in LAYERS if not rs.judging(layer)]
@@ -439,8 +438,8 @@ def rules_check(file: str) -> None:
 @rules_cmd.command("list")
 def rules_list() -> None:
     """The rule ops and their parameters, and the metrics they judge."""
-    from sncheck.health.metrics import METRICS
-    from sncheck.health.ops import OPS, REQUIRED
+    from sncheck.health.metrics import METRICS  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+    from sncheck.health.ops import OPS, REQUIRED  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
 
     click.echo("ops:")
     for op in OPS.values():

@@ -36,6 +36,8 @@ from sncheck.topology import Topology, natural_key
 
 from sncheck.actions.batch import DEFAULT_VIA, BatchResult, reconcile_store, run_batch
 from sncheck.actions.transaction import DeferredSignals, StateLock
+from sncheck.transport import Connection, resolve_host
+from sncheck.run.inputs import load_playbook
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -78,7 +80,6 @@ def _runner(control_host: str | None, inventory: Inventory, ssh_config: str | No
             known_hosts: str | None) -> CommandRunner:
     if not control_host:
         return LocalRunner()
-    from sncheck.transport import Connection, resolve_host
 
     host = inventory.hosts.get(control_host)
     overrides = {k: getattr(host, k) for k in ("address", "port", "user", "identity_file")
@@ -329,8 +330,7 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
 def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_ref: str, backend: str | None,
                      faults: str | None, seed: int, out: str | None) -> tuple[str, Path]:
     """Run ``playbook_ref`` scoped to ``entities`` (--targets); (verdict, run directory)."""
-    from sncheck.run.inputs import load_playbook
-    from sncheck.run.runner import Run, RunOptions
+    from sncheck.run.runner import Run, RunOptions  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
 
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, targets=tuple(entities),
                       reports=outputs(("html",)))

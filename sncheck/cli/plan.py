@@ -17,6 +17,7 @@ from sncheck.ledger.accounts import Cluster, Options, Plan, plan, rank
 from sncheck.ledger.tiers import measured_figures, parse_design
 from sncheck.run.inputs import load_inventory
 from sncheck.ledger.timing import DEFAULT_MFU
+from pathlib import Path
 
 
 @click.command("plan")
@@ -129,9 +130,8 @@ def _figures(measured: str | None, design: tuple[str, ...], cluster: Cluster | N
 
 def _run_domain(measured: str) -> tuple[int | None, int | None]:
     """Without -i: the measured run's supernodes as the scale-up domains."""
-    from pathlib import Path
 
-    from sncheck.config.jsonio import read_json
+    from sncheck.config.jsonio import read_json  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
 
     p = Path(measured)
     results = (p if p.is_file() else p / "results.json")

@@ -21,6 +21,9 @@ from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
 from sncheck.run.inputs import load_inventory
 from sncheck.config.units import parse_bandwidth, parse_latency
+from sncheck.run.nodecheck import node_check
+from sncheck.slurm.cluster import inventory_dict, read_cluster
+from sncheck.config.hostlist import expand
 
 # Typical values (DESIGN.md "Numbers worth knowing"): NVLink 4 per direction, a 400G NIC.
 DEFAULT_SCALE_UP = "450 GB/s,3 us"
@@ -68,7 +71,6 @@ def node_check_cmd(budget: str, node: str | None, inventory_path: str | None, ca
       sncheck node-check
       sncheck node-check --budget 60s -i cluster.yaml --json
     """
-    from sncheck.run.nodecheck import node_check
 
     seconds = parse_budget(budget)
     inventory = load_inventory(inventory_path) if inventory_path else None
@@ -120,7 +122,6 @@ def from_slurm(partition: str | None, out: str | None, name: str | None, scale_u
       sncheck inventory from-slurm --partition gpu --out cluster.yaml
       sncheck inventory check cluster.yaml
     """
-    from sncheck.slurm.cluster import inventory_dict, read_cluster
 
     view = read_cluster(LocalRunner(), partition)
     design = {"scale_up": _tier(scale_up, "--scale-up"), "scale_out": _tier(scale_out, "--scale-out")}
@@ -145,6 +146,4 @@ def from_slurm(partition: str | None, out: str | None, name: str | None, scale_u
 
 
 def _expand(expr: str) -> list[str]:
-    from sncheck.config.hostlist import expand
-
     return expand(expr)

@@ -8,6 +8,7 @@ refused at once (``node[1-10000000]`` costs microseconds, not gigabytes).
 from __future__ import annotations
 
 import re
+from sncheck.errors import ConfigError
 
 MAX_HOSTS = 100_000       # hosts one inventory may name (the largest real fleets are ~10^4)
 MAX_EXPR_CHARS = 100_000  # characters of one hostlist expression
@@ -95,7 +96,6 @@ def check_name(name: object, what: str = "host name") -> str:
     """One host name, as a hostlist and a scheduler's argv take it: letters, digits, ``.``,
     ``_`` and ``-``, never a leading ``-`` (it would read as an option), ``=`` or a space
     (``n01 State=RESUME`` would be another argument). Raises :class:`ConfigError`."""
-    from sncheck.errors import ConfigError
 
     if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 255:
         raise ConfigError(f"bad {what} {_short(str(name))}: letters, digits, '.', '_' and '-' only, "

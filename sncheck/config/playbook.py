@@ -223,8 +223,6 @@ def parse_playbook(src: Source, *, scale_out_tools: Collection[str]) -> Playbook
 
 def check_duration(value: object, where: str | None = "--duration") -> float:
     """A stress soak in seconds: finite, positive, at most MAX_DURATION_S."""
-    import math
-
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or not 0 < value <= MAX_DURATION_S:
         shown = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else repr(value)

@@ -20,6 +20,7 @@ import yaml
 
 from sncheck.errors import ConfigError
 from sncheck.config.fileio import LIMITS, read_input
+import math
 
 MAX_FILE_BYTES = LIMITS["yaml"]  # an input YAML file (inventories of 10^5 hosts are ~5 MB)
 MAX_NODES = 1_000_000      # YAML nodes of one document, every alias expanded
@@ -261,7 +262,6 @@ def field_int(src: Source, node: LineDict, key: str, lo: int | None = None, hi: 
 def field_number(src: Source, node: LineDict, key: str, lo: float | None = None, hi: float | None = None,
                  lo_open: bool = False, what: str | None = None) -> float:
     """A finite number within the bounds (``lo_open``: strictly above ``lo``)."""
-    import math
 
     value = node[key]
     name = what or key

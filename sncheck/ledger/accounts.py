@@ -21,19 +21,17 @@ from sncheck.ledger.placement import Domains, Placement
 from sncheck.ledger.tiers import Figures, design_figures
 from sncheck.ledger.timing import DEFAULT_MFU, TimeAccount, time_account
 from sncheck.ledger.verdict import Verdict, judge
+from sncheck.topology import Topology
+from sncheck.store.state import StateStore
 
 
 class Cluster:
     """An inventory's supernodes, platform and healthy cards (``-i``, ``--state-dir``)."""
 
     def __init__(self, inventory: Inventory, state_dir: str | None = None) -> None:
-        from sncheck.topology import Topology
-
         self.inventory = inventory
         self.out: list[str] = []
         if state_dir:
-            from sncheck.store.state import StateStore
-
             with StateStore(Path(state_dir).expanduser()) as store:
                 self.out = [r["entity"] for r in store.current_status()]
         self.topo = Topology(self.inventory)

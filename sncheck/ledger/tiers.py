@@ -58,6 +58,9 @@ from sncheck.config.inventory import TIERS, tier_design
 from sncheck.errors import ConfigError
 from sncheck.model import LINK_SEP, Tier, host_of
 from sncheck.rows import BUSBW_FACTOR
+from sncheck.store.rundir import read_frames
+from sncheck.config.inventory import TierDesign
+from sncheck.config.units import parse_bandwidth, parse_latency
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "sendrecv")
 GROUP_KIND_TIER = {"host": Tier.INTRA_HOST.value, "rail": Tier.SCALE_UP.value, "domain": Tier.SCALE_UP.value,
@@ -178,7 +181,6 @@ def measured_figures(ref: str | Path) -> Figures:
     run_dir = p.parent if p.is_file() else p
     if not os.path.lexists(run_dir / "results.json"):  # a FIFO or device there: the reader names it
         raise ConfigError("not a run directory (no results.json) or a baseline (sncheck baseline make)", str(p))
-    from sncheck.store.rundir import read_frames
 
     results = _read_json(run_dir / "results.json", "a run's results.json")
     hosts = {h: sn.get("name") for sn in (results.get("topology") or {}).get("supernodes", [])
@@ -284,7 +286,7 @@ def _baseline_figures(path: Path) -> Figures:
 
 
 def _read_json(path: Path, what: str) -> dict:
-    from sncheck.config.jsonio import read_json  # the one reader: size-capped, regular files only
+    from sncheck.config.jsonio import read_json  # noqa: PLC0415 -- pydantic: only when a measured run's figures are read; the one reader: size-capped, regular files only
 
     data = read_json(path, what)
     if not isinstance(data, dict):
@@ -298,8 +300,6 @@ def _positive(v) -> bool:
 
 def parse_design(specs: tuple[str, ...]) -> Figures:
     """``--design scale_up=900GB/s@3us`` (repeatable): a tier's bandwidth and latency."""
-    from sncheck.config.inventory import TierDesign
-    from sncheck.config.units import parse_bandwidth, parse_latency
 
     design = {}
     for spec in specs:

@@ -52,6 +52,8 @@ from sncheck.vendors import facts as vfacts
 from sncheck.vendors import registry
 from sncheck.vendors.base import Vendor
 from sncheck.vendors.hostjudge import FactJudge
+from sncheck.slurm.cluster import parse_gres_gpus, parse_scontrol_records
+from sncheck.config.playbook import LayerSpec, Playbook
 
 OWN_PREFIX = f"{REASON_PREFIX} node-check:"
 DEFAULT_BUDGET_S = 30.0
@@ -105,7 +107,6 @@ def this_node(explicit: str | None = None) -> str:
 
 def gres_gpus(scontrol_show_node: str) -> int | None:
     """GPUs in ``Gres=`` of ``scontrol show node`` (``gpu:4``, ``gpu:a100:8(S:0-1)``, several kinds summed)."""
-    from sncheck.slurm.cluster import parse_gres_gpus, parse_scontrol_records
 
     for rec in parse_scontrol_records(scontrol_show_node):
         return parse_gres_gpus(rec.get("Gres", ""))
@@ -198,8 +199,7 @@ def check_collectives(node: str, cards: int, deadline: float, report: NodeReport
                       inventory: Inventory | None = None) -> None:
     """The node's card pairs, then a small all-reduce: a :class:`sncheck.run.runner.Run` of the
     local backend that measures and judges, and writes no run directory."""
-    from sncheck.config.playbook import LayerSpec, Playbook
-    from sncheck.run.runner import Run, RunOptions
+    from sncheck.run.runner import Run, RunOptions  # noqa: PLC0415 -- pandas and the backends: only when the node's collectives run
 
     if cards < 2:
         report.warnings.append(f"{node} has {cards} card(s): no card pairs or all-reduce to run")

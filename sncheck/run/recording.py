@@ -10,6 +10,7 @@ from sncheck.errors import ConfigError
 from sncheck.config.inventory import Inventory
 from sncheck.layers import golden
 from sncheck.config.playbook import single_layer
+from sncheck.run.runner import Run, RunOptions
 
 SCHEMA = golden.SCHEMA
 MIN_BAND = 0.02        # never narrower than 2%
@@ -66,7 +67,6 @@ def record_golden_curve(inventory: Inventory, backend_name: str | None, steps: i
                         seed: int, name: str, progress: Callable[[str], None]) -> dict:
     """Run the golden layer ``repeats`` times on a known-good system (no faults), measuring
     only: no rules, no golden reference (a run that is recording one), no calibration."""
-    from sncheck.run.runner import Run, RunOptions
 
     if repeats < 1:
         raise ConfigError(f"a golden curve needs at least one clean run, got --repeats {repeats}")

@@ -24,6 +24,8 @@ import pyarrow as pa
 
 from sncheck.store.frames import RowFrames, kind_rows
 from sncheck.rows import columns_of
+from sncheck.store.frames import to_frame
+import pyarrow.parquet as pq
 
 THREADS = 2          # this is a control node: the engine takes two cores at most
 MEMORY_LIMIT = "3GB"  # holistic aggregates (exact medians) hold one query's values
@@ -31,7 +33,7 @@ MEMORY_LIMIT = "3GB"  # holistic aggregates (exact medians) hold one query's val
 
 def connect() -> Any:
     """A DuckDB connection set for judging (imported here: the CLI starts without it)."""
-    import duckdb
+    import duckdb  # noqa: PLC0415 -- duckdb: only the SQL engine needs it
 
     con = duckdb.connect()
     con.execute(f"SET threads={THREADS}")
@@ -131,8 +133,6 @@ class FileRows(RowSource):
 
     def _columns(self, kind: str) -> list[str]:
         if kind not in self._schemas:
-            import pyarrow.parquet as pq
-
             names: dict[str, None] = {}
             for part in self.parts(kind):  # a later part may add a column (merge_schema)
                 names.update(dict.fromkeys(pq.read_schema(part).names))
@@ -144,9 +144,6 @@ class FileRows(RowSource):
         return f"read_parquet([{files}], union_by_name=true)"
 
     def frame(self, kind: str) -> pd.DataFrame:
-        from sncheck.store.frames import to_frame
-        import pyarrow.parquet as pq
-
         tables = [pq.read_table(p) for p in self.parts(kind)]
         frames = RowFrames({kind: to_frame(tables, kind)})
         return frames.where(**self.equal).kind(kind) if self.equal else frames.kind(kind)

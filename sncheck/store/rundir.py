@@ -41,6 +41,7 @@ from sncheck.model import RunRecord
 from sncheck.store.results import write_record
 from sncheck.store.files import RunFiles, open_new, real_dir
 from sncheck.rows import Columns
+import pyarrow.parquet as pq
 
 # Arrow allocates from the C library's malloc: a kind's Arrow memory, let go when it
 # becomes a pandas frame, goes back to the system (mimalloc, Arrow's default, kept about
@@ -225,7 +226,6 @@ class RunStore:
         self._parts[kind] += 1
         name = f"part-{self._parts[kind]:06d}.parquet"
         tmp = folder / f".{name}.tmp"  # readers skip dot-names: a cut write is never read
-        import pyarrow.parquet as pq  # here: the CLI starts without it
 
         try:
             real_dir(self.dir, Path(ROWS_DIR) / kind)
@@ -365,7 +365,6 @@ class TaggedSink:
 
 def read_frames(run_dir: Path) -> RowFrames:
     """Every row kind of a run directory as pandas frames (what a killed run kept, too)."""
-    import pyarrow.parquet as pq
 
     base = Path(run_dir) / ROWS_DIR
     frames = {}

@@ -41,6 +41,7 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors.grammar import Grammar
 from sncheck.vendors.nccl import watchdog
+import json
 
 GRAMMAR = {"nccl-ras": Grammar(
     tool="NCCL RAS status: `ncclras` (text), `ncclras -f json` / SET FORMAT json (2.28 on)",
@@ -254,7 +255,6 @@ def parse(text: str) -> dict:
     """``sncheck parse nccl-ras FILE``: the report (text or JSON) as JSON. ``errors``
     lists what the report shows wrong (a group not OK, a state on a rank), so the
     command exits 1 on a report of trouble; records are plain dicts."""
-    import json
 
     stripped = text.lstrip()
     if stripped.startswith("{"):

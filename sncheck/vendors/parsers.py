@@ -26,6 +26,8 @@ from sncheck.vendors.infiniband import counters, ethtool, ibnetdiscover, ibstat,
 from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccl import debug_log, watchdog
 from sncheck.vendors.nccltests import parse as nccl_tests
+from sncheck.vendors.facts import Expect
+from sncheck.vendors.grammar import table
 
 Parser = Callable[[str], dict[str, Any]]
 
@@ -175,7 +177,6 @@ def judgement(tool: str, data: dict[str, Any], expect: int | None = None) -> lis
     its inventory names no platform for. ``sncheck parse`` exits 1 on them as a run's host
     facts fail on them; a test DCGM skipped (``not_measured``) stays a run's own finding (the
     output shows no fault: parse exits 0 on it, README, dcgmi-diag)."""
-    from sncheck.vendors.facts import Expect
 
     cmds = _commands_by_view().get(tool)
     if not cmds or data.get("errors"):
@@ -248,7 +249,6 @@ def failures(data: object) -> list[str]:
 
 def print_view_table() -> None:
     """The README's table of views and the tool versions their grammars cover."""
-    from sncheck.vendors.grammar import table
 
     print(table(views()))
 

@@ -97,7 +97,6 @@ class HostState:
 def simulator(platform: str | None) -> ModuleType | None:
     """The ``sim`` module of the vendor of ``platform`` (None: the default vendor's), or
     None when that vendor renders nothing."""
-    from sncheck.vendors import registry  # the registry reads every plug-in: imported when first needed
 
     vendor = registry.vendor_of(registry.platform(platform) if platform else None)
     name = f"{__package__}.{vendor.name}.sim"

@@ -35,6 +35,7 @@ from sncheck.config.fileio import read_input
 from sncheck.errors import ConfigError
 from sncheck.watch.bounded import INT64, DumpRefused, check_tree, json_documents, load_pickle
 from sncheck.watch import frtime
+from sncheck.vendors.parsers import strip_source_header
 
 MAX_DUMP_BYTES = 64 << 20    # a Flight Recorder of 20k entries is ~10 MB of JSON; parsed, a dump takes ~10x its size
 # Inspector's JSON log grows all job long (200-500 B a collective): only its last part is
@@ -171,9 +172,7 @@ def _inspector_tail(path: Path) -> bytes | None:
 
 
 def _strip_source(text: str) -> str:
-    from sncheck.vendors.parsers import strip_source_header  # captures in the project carry # source: lines
-
-    return strip_source_header(text)
+    return strip_source_header(text)  # captures in the project carry # source: lines
 
 
 def rank_of_name(name: str) -> int | None:

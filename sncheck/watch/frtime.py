@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.rows import BUSBW_FACTOR
+from sncheck.health.injob import clock_offsets
 
 DTYPE_BYTES = {"Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "Int": 4, "Long": 8, "Short": 2, "Byte": 1,
                "Char": 1, "Bool": 1, "ComplexFloat": 8, "ComplexDouble": 16, "UInt16": 2, "UInt32": 4, "UInt64": 8}
@@ -73,7 +74,6 @@ def op_name(profiling_name: str) -> str | None:
 
 def comm_share(fr: pd.DataFrame) -> dict | None:
     """Each rank's and the job's communication share (None without collectives to judge)."""
-    from sncheck.health.injob import clock_offsets  # watch sits above health
 
     if fr is None or fr.empty or "created_ns" not in fr:
         return None

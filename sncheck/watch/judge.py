@@ -38,6 +38,11 @@ from sncheck.watch import dumps as dumpio
 from sncheck.watch import frtime
 from sncheck.watch.rankmap import CardNames, RankMap, from_slurm, inventory_from_map, load_rank_map, safe_host
 from sncheck.watch.select import select
+from sncheck.health.rules import evaluate
+from sncheck.health.injob import baseline_levels
+from sncheck.store.rundir import read_frames
+from sncheck.config.inventory import Host, Supernode
+import json
 
 SCHEMA = RUN_SCHEMA
 LAYER = "watch"
@@ -153,7 +158,6 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set[tuple
         rules = opts.rules
         base = load_baseline(opts.baseline, inventory, names, topo) if opts.baseline else None
         ctx = DetectContext(topo, dict(inventory.design), baseline=base)
-        from sncheck.health.rules import evaluate
 
         frames = store.frames()
         raw += evaluate(rules.for_layer(LAYER), frames, ctx) if rules else []
@@ -208,11 +212,6 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
     """The bus bandwidth levels of a known-good job (``--baseline``): a directory of its
     dumps (Inspector, nccl-tests; its ``ranks.json`` if it has one), or its ``sncheck
     watch`` run (the run directory or its results.json, verdict pass)."""
-    import json
-
-    from sncheck.health.injob import baseline_levels
-    from sncheck.store.rundir import read_frames
-
     p = Path(ref)
     run_dir = p.parent if p.is_file() else p
     if p.is_file() or (p.is_dir() and os.path.lexists(p / "results.json")):  # a FIFO there: the reader names it
@@ -261,8 +260,6 @@ def _results_of(ref: str | None) -> Path | None:
 
 
 def _placeholder_inventory() -> Inventory:
-    from sncheck.config.inventory import Host, Supernode
-
     return Inventory(name="job", supernodes=(Supernode("job", ("unknown",)),), hosts={"unknown": Host("unknown", "job", 1)})
 
 
@@ -332,8 +329,6 @@ def _ras_row(r, names: CardNames, topo: Topology, d: dumpio.Dump) -> dict:
 def _comm_row(r: dict, names: CardNames, topo: Topology) -> dict:
     cards = []
     if r.get("members"):
-        import json
-
         cards = [c for c, ok in (names.card(h, dev) for h, dev in json.loads(r["members"])) if c]
     elif r.get("rank") is not None:
         cards = [names.of_rank(int(r["rank"]))[0]]

@@ -24,6 +24,7 @@ from sncheck.config.hostlist import expand as expand_hostlist
 from sncheck.config.inventory import Inventory
 from sncheck.errors import ConfigError
 from sncheck.model import card_id
+from sncheck.config.inventory import Host, Supernode
 
 MAX_RANKS = 1 << 20
 # A host as a rank map, RAS, Inspector or nccl-tests may name it: a name or an address
@@ -160,7 +161,6 @@ class CardNames:
 
 def inventory_from_map(rank_map: RankMap) -> Inventory:
     """An inventory of just the job's hosts (one supernode), when none is given."""
-    from sncheck.config.inventory import Host, Supernode
 
     cards: dict[str, int] = {}
     for p in rank_map.placements.values():

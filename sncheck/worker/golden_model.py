@@ -46,7 +46,7 @@ DIVERGE_NOISE = 10.0  # gradient noise std of a diverging card; clean grads are 
 
 @functools.cache
 def _tiny_gpt_class():
-    import torch.nn as nn
+    import torch.nn as nn  # noqa: PLC0415 -- torch: an optional extra; this module imports without it
 
     class Block(nn.Module):
         def __init__(self, cfg: GoldenConfig) -> None:
@@ -170,7 +170,7 @@ def _timed_allreduce_hook(state: _Comm, bucket):
 
 def run_golden(ctx: Any, plan: dict, config: dict) -> None:
     """Train each plan group in turn; rank 0 writes one ``golden`` row per step."""
-    from sncheck.worker.collectives import usable_groups  # it needs torch at import; this module must not
+    from sncheck.worker.collectives import usable_groups  # noqa: PLC0415 -- it needs torch at import; this module must not
 
     cfg = GoldenConfig.from_dict(config)
     steps, seed = int(plan.get("steps", 60)), int(plan.get("seed", 0))
@@ -201,7 +201,7 @@ class _Run:
         model = build_model(cfg).to(ctx.device)
         self.comm = _Comm(ctx, pg, self.n) if self.n > 1 else None
         if self.comm:
-            from torch.nn.parallel import DistributedDataParallel as DDP
+            from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: PLC0415 -- torch: an optional extra; this module imports without it
             model = DDP(model, process_group=pg,
                         device_ids=[ctx.device.index] if ctx.is_cuda else None)
             model.register_comm_hook(self.comm, _timed_allreduce_hook)

@@ -15,6 +15,7 @@ import shutil
 import signal
 import sys
 from pathlib import Path
+import json
 
 PR_SET_PDEATHSIG = 1
 WORKDIR_PREFIX = "sncheck-local-"
@@ -49,7 +50,6 @@ def remove_workdirs(job_paths: set[str]) -> None:
 
 def pending_jobs(fd: int, pending: bytes = b"") -> set[str]:
     """Job files named by requests still unread in the pipe (the writer is gone)."""
-    import json
 
     data = pending
     try:
@@ -83,7 +83,7 @@ def serve() -> None:
 
     signal.signal(signal.SIGTERM, died_while_starting)
     die_with_parent(launcher, signal.SIGTERM)
-    from sncheck.worker.torchdist import serve_forks  # imports torch
+    from sncheck.worker.torchdist import serve_forks  # noqa: PLC0415 -- torch: worker.torchdist imports it; this module starts without it
 
     serve_forks(launcher)
 

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError) as e:
         print(f"sncheck.worker.slurm_rank: {e}", file=sys.stderr)
         return 2
-    from sncheck.worker.torchdist import main as probe_main
+    from sncheck.worker.torchdist import main as probe_main  # noqa: PLC0415 -- torch: worker.torchdist imports it; this module starts without it
 
     return probe_main(args)
 

@@ -87,6 +87,8 @@ from sncheck.worker.device import DeviceUnavailableError
 from sncheck.worker.lifeline import die_with_parent, pending_jobs, remove_workdirs
 from sncheck.worker.p2p import run_p2p
 from sncheck.worker.job import JOB_SCHEMA, Job  # noqa: F401 (JOB_SCHEMA re-exported) the job's one home
+from sncheck.worker.golden_model import run_golden
+import importlib
 
 
 def run_job(job: Job, out_path: str, env: dict[str, str] | None = None) -> None:
@@ -104,7 +106,6 @@ def run_job(job: Job, out_path: str, env: dict[str, str] | None = None) -> None:
         elif layer == "collectives":
             run_collectives(ctx, plan)
         else:
-            from sncheck.worker.golden_model import run_golden
             run_golden(ctx, plan, job.golden_config)
         ctx.barrier()
     finally:
@@ -222,7 +223,6 @@ def _preload() -> None:
     """Import, once, what every rank would import lazily (torch.optim pulls in dynamo:
     seconds per rank). Imports only: running ops would start thread pools, and a
     process with thread pools does not fork safely."""
-    import importlib
 
     for name in ("torch._dynamo", "torch.optim", "torch.nn.parallel", "sncheck.worker.golden_model"):
         try:

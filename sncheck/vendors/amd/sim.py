@@ -13,6 +13,7 @@ from typing import Any
 
 from sncheck.vendors.captures import capture
 from sncheck.vendors.sim import HostState, ToolOutput
+from sncheck.vendors.infiniband import sim as infiniband_sim
 
 SHOWTOPO = "amd/13_rocm-smi_showtopo_mi308x_8gpu_xgmi_lowpower_warning.txt"
 ACTED = {"amd-mi300x": {
@@ -83,8 +84,6 @@ def metric(host: str, cards: int, faults: Sequence[Any]) -> str:
 
 def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = (),  # noqa: ARG001 -- the vendor simulator interface: no tray index or IMEX domain here
             cards: int = 8) -> dict[str, str]:
-    from sncheck.vendors.infiniband import sim as infiniband_sim
-
     down = []
     for f in faults:
         if f.type == "xgmi_link_down":

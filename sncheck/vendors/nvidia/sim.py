@@ -40,6 +40,7 @@ from functools import lru_cache
 from sncheck.vendors.infiniband import sim as infiniband_sim
 from sncheck.vendors.sim import HostState, ToolOutput, capture
 from sncheck.vendors.nvidia import sim_fabric
+from sncheck.vendors import registry
 
 Q_CAPTURE = "nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt"
 REMAP_CAPTURE = "nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt"
@@ -271,7 +272,6 @@ def _nic_per_gpu(state: HostState) -> bool:
     as ``ibstat`` renders it)."""
     if state.platform is None:
         return False
-    from sncheck.vendors import registry
     return bool(registry.platform(state.platform).params.get("nic_per_gpu"))
 
 

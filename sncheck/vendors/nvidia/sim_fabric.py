@@ -22,6 +22,7 @@ from typing import Any
 from sncheck.vendors.captures import capture
 from sncheck.vendors.sim import HostState, ToolOutput
 from sncheck.vendors.nvidia import fabric
+from sncheck.vendors.infiniband import sim as infiniband_sim
 
 PLATFORM = "nvidia-nvl72"
 ACTED: dict[str | None, dict[str, str]] = {PLATFORM: {
@@ -160,7 +161,6 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
     """Command name -> output of an NVL72 tray: ``index`` is its place in the rack (0-based);
     ``faults`` are the fault plan's faults on this host; ``down_in_domain`` the rack
     indices of trays with ``imex_down`` (every tray's IMEX view shows them)."""
-    from sncheck.vendors.infiniband import sim as infiniband_sim
 
     qx = tray_qx(index + 1, clique=3 if any(f.type == "clique_split" for f in faults) else 2,
                  in_progress=any(f.type == "fabric_incomplete" for f in faults), faults=faults, host=host)
