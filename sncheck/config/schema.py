@@ -122,7 +122,7 @@ class Int(_Said):
         super().__init__(Field(strict=True, ge=lo, le=hi))
         self.said = f"must be an integer{_range(lo, hi)}"
 
-    def say(self, kind: str, value: Any) -> str:
+    def say(self, kind: str, value: Any) -> str:  # noqa: ARG002 -- _Said.say's interface: one wording, whatever pydantic's error kind
         return f"{self.said}, got {_show(value)}"
 
 
@@ -135,7 +135,7 @@ class Num(_Said):
                                lt=hi if hi_open else None, le=None if hi_open else hi, allow_inf_nan=False))
         self.bounds = (f" of {unit}" if unit else "") + _range(lo, hi, lo_open, hi_open)
 
-    def say(self, kind: str, value: Any) -> str:
+    def say(self, kind: str, value: Any) -> str:  # noqa: ARG002 -- _Said.say's interface: one wording, whatever pydantic's error kind
         finite = "finite " if isinstance(value, float) and not math.isfinite(value) else ""
         shown = f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else _show(value)
         return f"must be a {finite}number{self.bounds}, got {shown}"
@@ -171,7 +171,7 @@ class Choice(_Said):
             raise ValueError("not a choice")
         return value
 
-    def say(self, kind: str, value: Any) -> str:
+    def say(self, kind: str, value: Any) -> str:  # noqa: ARG002 -- _Said.say's interface: one wording, whatever pydantic's error kind
         return self.message.format(choices=", ".join(self.names), got=_show(value))
 
 
@@ -181,7 +181,7 @@ class Flag(_Said):
     def __init__(self) -> None:
         super().__init__(Field(strict=True))
 
-    def say(self, kind: str, value: Any) -> str:
+    def say(self, kind: str, value: Any) -> str:  # noqa: ARG002 -- _Said.say's interface: one wording, whatever pydantic's error kind
         return f"must be true or false, got {_show(value)}"
 
 
@@ -193,7 +193,7 @@ class Shape(_Said):
         super().__init__()
         self.what, self.over = what, over
 
-    def say(self, kind: str, value: Any) -> str:
+    def say(self, kind: str, value: Any) -> str:  # noqa: ARG002 -- _Said.say's interface: one wording, whatever pydantic's error kind
         return f"must be {self.what}, got {_show(value)}"
 
 
