@@ -199,11 +199,13 @@ def check_collectives(node: str, cards: int, deadline: float, report: NodeReport
                       inventory: Inventory | None = None) -> None:
     """The node's card pairs, then a small all-reduce: a :class:`sncheck.run.runner.Run` of the
     local backend that measures and judges, and writes no run directory."""
-    from sncheck.run.runner import Run, RunOptions  # noqa: PLC0415 -- pandas and the backends: only when the node's collectives run
-
     if cards < 2:
         report.warnings.append(f"{node} has {cards} card(s): no card pairs or all-reduce to run")
         return
+    if deadline - time.monotonic() <= 1:  # before the imports below: on a busy node they take seconds
+        raise BudgetExceeded("before the card pairs")
+    from sncheck.run.runner import Run, RunOptions  # noqa: PLC0415 -- pandas and the backends: only when the node's collectives run
+
     design = dict(inventory.design) if inventory is not None else {}
     inv = Inventory(name=f"node-check-{node}", supernodes=(Supernode(node, (node,)),),
                     hosts={node: Host(node, node, cards)}, design=design, backend="local",
