@@ -151,7 +151,7 @@ def check_output(path: str | os.PathLike[str]) -> None:
                           "(remove it or name another path)", name)
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes | str, durable: bool = True) -> None:
     """Replace the regular file ``path`` (or create it) with ``data``, atomically.
 
     Via a private temporary sibling (``mkstemp``: ``O_CREAT | O_EXCL``, never a planted
@@ -159,7 +159,9 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
     parent directory must not be a symlink; ``path`` must not be a FIFO, device, socket
     or directory, or a link to one (ConfigError). The temporary file is held under an
     ``flock`` until it is renamed, so the temporary files a killed write left behind are
-    told from a write in progress and removed by the next write (:func:`clean_stale_temps`)."""
+    told from a write in progress and removed by the next write (:func:`clean_stale_temps`).
+    ``durable``: the data reaches the disk (``fsync``) before the rename; without it a
+    reader still sees the old file or the new one whole, but a power loss may lose the new one."""
     path = Path(path)
     check_output(path)
     parent = path.parent
@@ -174,7 +176,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX)  # ours until renamed: clean_stale_temps leaves it
             fh.write(raw)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
             # mkstemp makes 0600 files; outputs are for the team, so honour the umask.
             umask = os.umask(0)
             os.umask(umask)
