@@ -86,10 +86,10 @@ def test_a_full_disk_during_evidence_spends_the_reserve_on_results(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     real = run_files.write_atomic
 
-    def full_for_evidence(path, data):  # type: ignore[no-untyped-def]
+    def full_for_evidence(path, data, **kw):  # type: ignore[no-untyped-def]
         if "/evidence/" in str(path):
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(path, data)
+        return real(path, data, **kw)
 
     monkeypatch.setattr(run_files, "write_atomic", full_for_evidence)
     out = tmp_path / "run"
