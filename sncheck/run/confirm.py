@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Set
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -54,6 +54,7 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
+from sncheck.run.retestbar import has_bound, inward, partners, retest_noise
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -452,18 +453,18 @@ class Window:
         topo, where = self.ctx.topo, tier if isinstance(tier, str) else None
         per, kind = rule.params.get("per"), self.f.entity_kind
         if per == "card" and kind == "card" and self.f.entity in topo.by_id:
-            got = _partners(rows, self.f.entity, topo, where)
+            got = partners(rows, self.f.entity, topo, where)
             return f"measured with {got} partners, fewer than {rule.name}'s min_pairs ({need})" if got < need else None
         if per == "supernode" and kind == "supernode":
             mine = set(topo.cards_of_supernode(self.f.entity))
-            judged = sum(1 for c in sorted(mine) if _partners(rows, c, topo, where, mine) >= need)
+            judged = sum(1 for c in sorted(mine) if partners(rows, c, topo, where, mine) >= need)
             return (f"{judged} of its cards measured with {need} partners inside it or more, fewer than two "
                     f"({rule.name}'s min_pairs: {need})") if judged < 2 else None
         return None
 
     def _speed(self, rule: str) -> bool:
         """A rule that bars a measured time or bandwidth: what a busy machine can move."""
-        return rule in self.by_name and _has_bound(self.by_name[rule])
+        return rule in self.by_name and has_bound(self.by_name[rule])
 
     def _judge(self, hows: list[str], load: dict | None) -> Retest:
         rows = self.rows()
@@ -480,7 +481,7 @@ class Window:
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         hits = [g for g in found if self._cards(g) & self.scope or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
-        noise = _noise(rows)
+        noise = retest_noise(rows)
         per: list[dict] = []
         for s in self.syms:
             how = measurement(s, self.by_name)
@@ -552,74 +553,17 @@ class Window:
         own = [g for g in hits if g.rule == rule.name]
         if own:
             return True, own[0].message
-        if METRICS[rule.metric].shape != PAIRS or not _has_bound(rule):
+        if METRICS[rule.metric].shape != PAIRS or not has_bound(rule):
             return False, f"{rule.name} re-measured and quiet"
         short = self._too_few_partners(rule, rows, s.evidence.get("tier"))
         if short:  # its bar could not judge the retest: never a release
             return None, f"not judged: {short}"
-        inward = _inward(rule, noise)
-        near = [g for g in self._evaluate([inward], rows, dctx) if self._cards(g) & self.scope]
+        near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._cards(g) & self.scope]
         if not near:
             return False, f"inside the bar by more than the measured noise ({noise:.1%})"
         if noise <= MAX_NOISE:  # a precise retest still at the bar: the fault, not noise
             return True, f"still within the measured noise ({noise:.1%}) of the bar: {near[0].message}"
         return None, NOISY + f" ({noise:.0%} of the median)"
-
-
-def _partners(rows: pd.DataFrame, card: str, topo: Topology, tier: str | None, among: Set[str] | None = None) -> int:
-    """How many distinct cards (of ``among``, when given) a card was measured with in a
-    retest's pair rows (on ``tier``, when given)."""
-    p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")] if {"kind", "status", "src", "dst"} <= set(rows) \
-        else rows.iloc[:0]
-    src, dst = p["src"].astype(str), p["dst"].astype(str)
-    others = set(dst[src == card]) | set(src[dst == card])
-    others = others & set(among) if among is not None else others
-    return sum(1 for o in others if tier is None or o in topo.by_id and topo.tier(card, o) == tier)
-
-
-def _has_bound(rule: Rule) -> bool:
-    return "below" in rule.params or "above" in rule.params
-
-
-def _inward(rule: Rule, noise: float) -> Rule:
-    """The rule with its bar moved inward by the noise: what must stay quiet to release."""
-    params = dict(rule.params)
-    if rule.params.get("method") == "robust_z":  # z is in units of the noise already
-        step = 1.0
-        if "below" in params:
-            params["below"] += step
-        else:
-            params["above"] -= step
-    elif "below" in params:
-        params["below"] = params["below"] * (1 + noise) if params["below"] >= 0 else params["below"] * (1 - noise)
-    else:
-        params["above"] = params["above"] * (1 - noise) if params["above"] >= 0 else params["above"] * (1 + noise)
-    return replace(rule, params=params)
-
-
-def _noise(rows: pd.DataFrame) -> float:
-    """The retest's own measurement noise: the spread of each pair measured more than
-    once in the window, relative to its median (MAD scaled to a standard deviation),
-    typical over the pairs, for bandwidth and latency, the larger. 0 when no pair was
-    measured twice."""
-    p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")] if {"kind", "status"} <= set(rows) else None
-    spreads = [0.0]
-    for col in ("bw_GBps", "lat_us"):
-        if p is None or p.empty or col not in p:
-            continue
-        v = p[["src", "dst", col]].dropna()
-        v = v[v[col] > 0]
-        if v.empty:
-            continue
-        per_pair = [_spread(g) for _, g in v.groupby([v["src"].astype(str), v["dst"].astype(str)])[col] if len(g) >= 2]
-        if per_pair:
-            spreads.append(1.4826 * float(pd.Series(per_pair).median()))
-    return max(s for s in spreads if math.isfinite(s))
-
-
-def _spread(values: pd.Series) -> float:
-    med = values.median()
-    return float((values - med).abs().median() / med) if med else math.inf
 
 
 def _seen(g: Finding, suspect: Finding, busy: str | None) -> Finding:

@@ -1,0 +1,70 @@
+"""How a confirmation retest's own rows are held to a rule's bar (:mod:`sncheck.run.confirm`):
+the retest's measured noise, the bar moved inward by it (what must stay quiet to release),
+and how many partners a card was measured with (a bar of ``min_pairs`` needs that many)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Set
+from dataclasses import replace
+
+import pandas as pd
+
+from sncheck.health.rules import Rule
+from sncheck.topology import Topology
+
+
+def partners(rows: pd.DataFrame, card: str, topo: Topology, tier: str | None, among: Set[str] | None = None) -> int:
+    """How many distinct cards (of ``among``, when given) a card was measured with in a
+    retest's pair rows (on ``tier``, when given)."""
+    p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")] if {"kind", "status", "src", "dst"} <= set(rows) \
+        else rows.iloc[:0]
+    src, dst = p["src"].astype(str), p["dst"].astype(str)
+    others = set(dst[src == card]) | set(src[dst == card])
+    others = others & set(among) if among is not None else others
+    return sum(1 for o in others if tier is None or o in topo.by_id and topo.tier(card, o) == tier)
+
+
+def has_bound(rule: Rule) -> bool:
+    return "below" in rule.params or "above" in rule.params
+
+
+def inward(rule: Rule, noise: float) -> Rule:
+    """The rule with its bar moved inward by the noise: what must stay quiet to release."""
+    params = dict(rule.params)
+    if rule.params.get("method") == "robust_z":  # z is in units of the noise already
+        step = 1.0
+        if "below" in params:
+            params["below"] += step
+        else:
+            params["above"] -= step
+    elif "below" in params:
+        params["below"] = params["below"] * (1 + noise) if params["below"] >= 0 else params["below"] * (1 - noise)
+    else:
+        params["above"] = params["above"] * (1 - noise) if params["above"] >= 0 else params["above"] * (1 + noise)
+    return replace(rule, params=params)
+
+
+def retest_noise(rows: pd.DataFrame) -> float:
+    """The retest's own measurement noise: the spread of each pair measured more than
+    once in the window, relative to its median (MAD scaled to a standard deviation),
+    typical over the pairs, for bandwidth and latency, the larger. 0 when no pair was
+    measured twice."""
+    p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")] if {"kind", "status"} <= set(rows) else None
+    spreads = [0.0]
+    for col in ("bw_GBps", "lat_us"):
+        if p is None or p.empty or col not in p:
+            continue
+        v = p[["src", "dst", col]].dropna()
+        v = v[v[col] > 0]
+        if v.empty:
+            continue
+        per_pair = [_spread(g) for _, g in v.groupby([v["src"].astype(str), v["dst"].astype(str)])[col] if len(g) >= 2]
+        if per_pair:
+            spreads.append(1.4826 * float(pd.Series(per_pair).median()))
+    return max(s for s in spreads if math.isfinite(s))
+
+
+def _spread(values: pd.Series) -> float:
+    med = values.median()
+    return float((values - med).abs().median() / med) if med else math.inf
