@@ -122,10 +122,10 @@ class _Groups:
         return self.rows((member & hit) | ((self.kind == "host") & np.isin(self.a, list(hosts))))
 
 
-def rows_for(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[str, str] | None,
-             groups: dict[str, _Groups] | None = None) -> list[pd.DataFrame]:
-    """The rows of each kind that involve an entity: a link's own pair rows (and its
-    hosts' facts); a card's pairs, groups and ranks; every row of a host's cards.
+def row_masks(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[str, str] | None,
+              groups: dict[str, _Groups] | None = None) -> list[tuple[str, np.ndarray]]:
+    """Which rows of each kind involve an entity (kind, mask): a link's own pair rows (and
+    its hosts' facts); a card's pairs, groups and ranks; every row of a host's cards.
     ``groups`` keeps each kind's parsed group ids between calls over the same frames."""
     if not cards and hosts:  # a host or supernode: its cards are what the rows name
         def card_hit(c: str) -> bool:
@@ -134,7 +134,7 @@ def rows_for(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[st
         def card_hit(c: str) -> bool:
             return c in cards
     groups = {} if groups is None else groups
-    out = []
+    out: list[tuple[str, np.ndarray]] = []
     for kind in frames.kinds:
         f = frames.kind(kind)
         if "group" in f and kind not in groups:
@@ -160,7 +160,7 @@ def rows_for(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[st
             if kind == "not_run" and "entity" in f:
                 mask |= _touching(f["entity"], lambda e: card_hit(e) if "/" in e else e in hosts)
         if mask.any():
-            out.append(f[mask])
+            out.append((kind, mask))
     return out
 
 
@@ -194,6 +194,32 @@ def _records(parts: list[pd.DataFrame], limit: int) -> tuple[list[dict], int]:
         columns = [(str(c), _values(p[c])) for c in p.columns]
         out.extend({c: v for c, values in columns if not _missing(v := values[i])} for i in range(len(p)))
     return out, total
+
+
+class _Lines:
+    """Each row's JSON line, made once: a run's findings share rows (a host's facts are in
+    every bundle of its cards and links), and 2,556 link findings converted their rows
+    over again."""
+
+    def __init__(self, frames: RowFrames) -> None:
+        self.frames = frames
+        self.made: dict[str, dict[int, str]] = {}
+
+    def take(self, masks: list[tuple[str, np.ndarray]], limit: int) -> tuple[list[str], int]:
+        """The lines of the first ``limit`` rows the masks pick, in order; and how many they pick."""
+        total = sum(int(m.sum()) for _, m in masks)
+        out: list[str] = []
+        for kind, mask in masks:
+            if len(out) >= limit:
+                break
+            at = np.flatnonzero(mask)[: limit - len(out)]
+            made = self.made.setdefault(kind, {})
+            new = [int(i) for i in at if int(i) not in made]
+            if new:
+                records, _ = _records([self.frames.kind(kind).iloc[new]], len(new))
+                made.update(zip(new, (json.dumps(r, default=str) for r in records)))
+            out.extend(made[int(i)] for i in at)
+        return out, total
 
 
 class _Budget:
@@ -265,6 +291,7 @@ def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFram
         return
     budget = _Budget(max_run_bytes, files)
     groups: dict[str, _Groups] = {}  # each kind's group ids, parsed once for every bundle
+    made = _Lines(rows)
     kernel_cache: dict[str, str | None] = {}
     readmes: dict[str, list[str]] = {}
     for f in findings:
@@ -283,13 +310,13 @@ def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFram
         cards, hosts = _members(entity, kind, topology)
         ends = entity.partition("<->")
         link = (ends[0], ends[2]) if f.entity_kind == EntityKind.LINK else None
-        picked, total = _records(rows_for(rows, cards, hosts, link, groups), MAX_ROWS)
-        lines = [json.dumps(r, default=str) for r in picked]
+        lines, total = made.take(row_masks(rows, cards, hosts, link, groups), MAX_ROWS)
+        kept = len(lines)
         if total > MAX_ROWS:
             lines.append(json.dumps({"note": f"evidence capped: {total - MAX_ROWS} more rows not kept"}))
         if lines:
             put("rows.jsonl", "\n".join(lines) + "\n",
-                f"{len(picked)} probe rows involving {entity} (pairs, groups, ranks, facts, retest)")
+                f"{kept} probe rows involving {entity} (pairs, groups, ranks, facts, retest)")
         for h in sorted(hosts)[:8]:
             outputs = backend.raw_outputs(h) if backend is not None and hasattr(backend, "raw_outputs") else []
             per_tool: dict[str, list[dict]] = defaultdict(list)
