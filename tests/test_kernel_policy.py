@@ -261,9 +261,9 @@ def test_a_list_override_keeps_the_defaults_summary_and_action(tmp_path: Path) -
     ("extends: default\nrules:\n  - name: kernel-xid\n    table:\n      13: [{severity: warning, count: 3, "
      "window: 24h}, {severity: critical, count: 2, window: 1h}]\n", r"table\[13\]\[1\] is never reached"),
     ("rules:\n  - {name: x, op: kernel_events, metric: kernel_events, source: ipmi, severity: info}\n",
-     "source must be one of xid, sxid, aer, amdgpu, nvrm"),
-    ("extends: default\nrules: []\nallow_skips:\n  - {tool: dcgmi, test: EUD}\n", "missing required key 'why'"),
-    ("extends: default\nrules: []\nallow_skips:\n  - {tool: dcgm, test: x, why: y}\n", "tool must be one of .*dcgmi"),
+     "source: must be one of xid, sxid, aer, amdgpu, nvrm"),
+    ("extends: default\nrules: []\nallow_skips:\n  - {tool: dcgmi, test: EUD}\n", "allow_skips\\[0\\].why: required key missing"),
+    ("extends: default\nrules: []\nallow_skips:\n  - {tool: dcgm, test: x, why: y}\n", "allow_skips\\[0\\].tool: must be one of .*dcgmi"),
 ])
 def test_a_wrong_policy_is_refused_with_its_file_and_line(tmp_path: Path, text: str, why: str) -> None:
     with pytest.raises(ConfigError, match=why):

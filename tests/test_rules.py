@@ -116,12 +116,12 @@ def test_baseline_regression_per_card():
 BAD_RULES = {
     "unknown_op": ("  - {name: x, op: ratio_to_sky, metric: p2p_bandwidth, below: 1, severity: critical}", 2, "unknown op"),
     "unknown_metric": ("  - {name: x, op: threshold, metric: p2p_bandwith, below: 1, severity: critical}", 2, "unknown metric"),
-    "bad_severity": ("  - {name: x, op: threshold, metric: p2p_bandwidth, below: 1, severity: fatal}", 2, "severity must be"),
+    "bad_severity": ("  - {name: x, op: threshold, metric: p2p_bandwidth, below: 1, severity: fatal}", 2, "rules.x.severity: must be one of"),
     "missing_bound": ("  - name: x\n    op: threshold\n    metric: p2p_bandwidth\n    severity: critical", 2, "exactly one of below, above"),
     "unknown_field": ("  - name: x\n    op: threshold\n    metric: p2p_bandwidth\n    belwo: 3\n    severity: critical", 5, "did you mean 'below'"),
-    "wrong_type": ("  - name: x\n    op: threshold\n    metric: p2p_bandwidth\n    below: lots\n    severity: critical", 5, "below must be"),
+    "wrong_type": ("  - name: x\n    op: threshold\n    metric: p2p_bandwidth\n    below: lots\n    severity: critical", 5, "rules.x.below: must be int or float, got 'lots'"),
     "wrong_shape": ("  - {name: x, op: golden_band, metric: p2p_bandwidth, severity: critical}", 2, "does not take metric"),
-    "bad_choice": ("  - {name: x, op: peer_outlier, metric: p2p_bandwidth, method: zscore, below: 1, severity: critical}", 2, "method must be one of"),
+    "bad_choice": ("  - {name: x, op: peer_outlier, metric: p2p_bandwidth, method: zscore, below: 1, severity: critical}", 2, "rules.x.method: must be one of ratio, robust_z"),
     "duplicate": ("  - {name: x, op: counter_nonzero, metric: pair_wrong, severity: critical}\n"
                   "  - {name: x, op: counter_nonzero, metric: pair_wrong, severity: critical}", 3, "duplicate rule name"),
 }

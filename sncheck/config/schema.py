@@ -221,22 +221,25 @@ def told(key: str, message: Callable[[str, Iterable[str]], str]) -> AfterValidat
 
 # -- validation -------------------------------------------------------------------------
 
+Within = tuple[Any, str, "int | None"]  # a node, its path as errors name it, the line when it is no mapping
+
+
 def validate(model: type[M], src: Source, data: Any, *, context: dict[str, Any] | None = None,
-             at: tuple[Any, ...] = ()) -> M:
-    """``model`` over ``data``, which is ``src.data`` or the node at path ``at`` inside it;
-    the first error is a ConfigError ``file:line: field: why``."""
+             at: tuple[Any, ...] = (), within: Within | None = None) -> M:
+    """``model`` over ``data``, which is ``src.data`` or the node at path ``at`` inside it (or
+    ``within[0]``, a node made from the document's, e.g. a rule merged onto its base); the first
+    error is a ConfigError ``file:line: field: why``."""
     try:
         return model.model_validate(data, context=context)
     except ValidationError as e:
-        raise refusal(src, e.errors()[0], at) from None
+        raise refusal(src, e.errors()[0], at, within) from None
 
 
-def refusal(src: Source, err: Any, at: tuple[Any, ...] = ()) -> ConfigError:
+def refusal(src: Source, err: Any, at: tuple[Any, ...] = (), within: Within | None = None) -> ConfigError:
     """One pydantic error as a ConfigError: the line of the deepest key of its path that the
     document has, the path as ``a.b[2].c``."""
-    node: Any = src.data
-    line = node.line if isinstance(node, LineDict) else None
-    path = ""
+    node, path, line = within if within is not None else (src.data, "", None)
+    line = node.line if isinstance(node, LineDict) else line
     for part in (*at, *err["loc"]):
         if isinstance(node, dict) and part in node:
             line = node.line_of(str(part)) if isinstance(node, LineDict) else line

@@ -56,11 +56,15 @@ aside, the names must be equal). An allowed skip is a finding at ``info`` that q
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
+from typing import Annotated, Any
 
 import pandas as pd
+from pydantic import BeforeValidator, Field, create_model
+from pydantic_core import PydanticCustomError
 
 from sncheck.errors import ConfigError
 from sncheck.config.shipped import resolve
@@ -69,12 +73,11 @@ from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectConte
 from sncheck.health.ops import OPS, REQUIRED
 from sncheck.model import EntityKind, Finding, Severity
 from sncheck.vendors import registry
-from sncheck.config.yamlio import LineDict, Source, _show, check_keys, field_str, load_file, load_text
+from sncheck.config.schema import Choice, Flag, Schema, Shape, Text, told, validate
+from sncheck.config.yamlio import LineDict, Source, _show, load_file, load_text
 
 # The kinds a rule may scope to (nic: <host>/nic<rail>), in the order the error names them.
 RULE_SCOPES = (EntityKind.CARD, EntityKind.LINK, EntityKind.HOST, EntityKind.SUPERNODE, EntityKind.NIC)
-COMMON_KEYS = ("name", "op", "metric", "severity", "scope", "summary", "description", "enabled", "confirm")
-TOP_KEYS = ("rules", "extends", "allow_skips")
 MAX_EXTENDS = 4
 CONFIRM = ("retest", "none")
 # Metrics that name one kind of entity: a rule's scope must say the same.
@@ -142,28 +145,80 @@ MAX_RULES = 10_000
 MAX_PARAM = 1e12  # a bound in a rule: far beyond any ratio, count, GB/s or µs
 
 
-def _check_type(src: Source, node, key: str, value, expected) -> None:
-    types = expected if isinstance(expected, tuple) else (expected,)
-    shown = _show(value)
-    if isinstance(value, bool) and bool not in types:
-        raise src.error(f"{key} must be {' or '.join(t.__name__ for t in types)}, got {shown}", node, key)
-    if not isinstance(value, types):
-        raise src.error(f"{key} must be {' or '.join(t.__name__ for t in types)}, got {shown}", node, key)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) \
-            and not (math.isfinite(value) and abs(value) <= MAX_PARAM):
-        raise src.error(f"{key} must be a finite number of magnitude at most {MAX_PARAM:g}, got {value!r}",
-                        node, key)
-    if isinstance(value, list) and not all(isinstance(v, str) for v in value):
-        raise src.error(f"{key} must be a list of strings", node, key)
+def _typed(types: tuple[type, ...], choices: tuple[str, ...] = ()) -> Any:
+    """A rule parameter of an op's declared type (Param.type), kept as written: a number finite
+    and of magnitude at most MAX_PARAM, a list of strings, one of ``choices`` when it has them."""
+    names = " or ".join(t.__name__ for t in types)
+
+    def check(value: Any) -> Any:
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            _say(f"must be {names}, got {_show(value)}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and not (math.isfinite(value) and abs(value) <= MAX_PARAM):
+            _say(f"must be a finite number of magnitude at most {MAX_PARAM:g}, got {value!r}")
+        if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+            _say("must be a list of strings")
+        if choices and value not in choices:
+            _say(f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+    return Annotated[Any, BeforeValidator(check)]
 
 
-def _name(src: Source, node, key: str, known, what: str) -> str:
-    """A field naming one of ``known`` (an op, a metric): a string, and a known one."""
-    value = node.get(key)
-    if not isinstance(value, str) or value not in known:
-        raise src.error(f"unknown {what} {_show(value)}; {what}s: {', '.join(known)}", node,
-                        key if key in node else None)
-    return value
+def _say(message: str) -> None:
+    raise PydanticCustomError("sncheck", "{m}", {"m": message})
+
+
+class _OpOf(Schema):
+    """A rule's op, read first: it decides which model the rule is checked against."""
+
+    what = "rule"
+    op: Annotated[str, Choice(OPS, "unknown op {got}; ops: {choices}")]
+
+
+class RuleSchema(Schema):
+    """The keys every rule has; each op's model (RULE_MODELS) adds the parameters it takes."""
+
+    what = "rule"
+    nullable = frozenset({"summary", "description"})
+    name: Annotated[str, Text()]
+    op: Annotated[str, Choice(OPS, "unknown op {got}; ops: {choices}")]
+    metric: Annotated[str, Choice(METRICS, "unknown metric {got}; metrics: {choices}")]
+    severity: Annotated[str, Choice(tuple(Severity))]
+    scope: Annotated[str, Choice(RULE_SCOPES)] | None = None  # default: from the metric's shape
+    summary: Annotated[str, Text()] | None = None
+    description: Annotated[str, Text()] | None = None
+    enabled: Annotated[bool, Flag()] = True
+    confirm: Annotated[str, Choice(CONFIRM)] = "retest"
+
+
+def _rule_model(name: str) -> type[RuleSchema]:
+    fields: dict[str, Any] = {}
+    for key, spec in OPS[name].params.items():
+        declared = _typed(spec.type if isinstance(spec.type, tuple) else (spec.type,), tuple(spec.choices))
+        fields[key] = (declared, ...) if spec.default is REQUIRED else (declared, None)
+    model = create_model(f"rule_{name}", __base__=RuleSchema, **fields)
+    model.what = f"rule ({name})"
+    return model
+
+
+RULE_MODELS: dict[str, type[RuleSchema]] = {name: _rule_model(name) for name in OPS}
+
+
+class AllowSkipSchema(Schema):
+    what = "allow_skips entry"
+    tool: Annotated[str, Field(strict=True), told("fact_tools", lambda v, known: f"must be one of "
+                                                                             f"{', '.join(known)}, got {v!r}")]
+    test: Annotated[str, Text()]
+    why: Annotated[str, Text()]
+
+
+class RulesFileSchema(Schema):
+    what = "rules file"
+    # Each rule is checked against its op's model once its base is merged in (parse_rules).
+    rules: Annotated[list[Any], Shape("a list of rules")]
+    extends: Annotated[str, Text(re.compile(r"^\s*\S"), "must name a rules file (a shipped name such as "
+                                                        "'default', or a path)")] | None = None
+    allow_skips: Annotated[list[AllowSkipSchema], Shape("a list of {tool, test, why}")] = []
 
 
 def _merged(base: LineDict, mine: LineDict) -> LineDict:
@@ -251,53 +306,38 @@ def _nodes(src: Source, root: LineDict, seen: tuple[str, ...]) -> tuple[list, tu
     return nodes, skips, files
 
 
-def _allowed_skips(src: Source, root: LineDict) -> tuple[AllowedSkip, ...]:
-    items = root.get("allow_skips", [])
-    if not isinstance(items, list):
-        raise src.error("allow_skips must be a list of {tool, test, why}", root, "allow_skips")
-    out = []
-    for node in items:
-        node = check_keys(src, node, ("tool", "test", "why"), "allow_skips entry", required=("tool", "test", "why"))
-        tool = field_str(src, node, "tool", choices=_fact_tools())
-        out.append(AllowedSkip(tool, field_str(src, node, "test"), field_str(src, node, "why"), src.where(node)))
-    return tuple(out)
-
-
 def _fact_tools() -> tuple[str, ...]:
     """The tools the vendor plug-ins run for host facts: the names an allowed skip may give."""
     return tuple(sorted({c.tool for v in registry.vendors().values() for c in v.commands.values()}))
 
 
 def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
-    root = check_keys(src, src.data, TOP_KEYS, "rules file", required=("rules",))
+    top = validate(RulesFileSchema, src, src.data, context={"fact_tools": _fact_tools()})
+    root: LineDict = src.data
     items, base_skips, files = _nodes(src, root, _seen)
-    skips = base_skips + _allowed_skips(src, root)
+    skips = base_skips + tuple(AllowedSkip(s.tool, s.test, s.why, src.where(node))
+                               for s, node in zip(top.allow_skips, root.get("allow_skips") or ()))
     if len(items) > MAX_RULES:
         raise src.error(f"a rules file holds at most {MAX_RULES} rules, got {len(items)}", root, "rules")
     rules, names = [], set()
-    for node in items:
-        if not isinstance(node, dict):
-            raise src.error("each rule must be a mapping", root, "rules")
-        op_name = _name(src, node, "op", OPS, "op")
+    for i, node in enumerate(items):
+        named = isinstance(node, dict) and isinstance(node.get("name"), str)
+        within = (node, f"rules.{node['name']}" if named else f"rules[{i}]", root.line_of("rules"))
+        op_name = validate(_OpOf, src, {"op": node.get("op")} if isinstance(node, dict) else node,
+                           within=within).op
         op = OPS[op_name]
-        node = check_keys(src, node, COMMON_KEYS + tuple(op.params), f"rule ({op_name})",
-                          required=("name", "op", "metric", "severity"))
-        name = field_str(src, node, "name")
+        spec = validate(RULE_MODELS[op_name], src, node, within=within)
+        name, metric = spec.name, spec.metric
         if name in names:
             raise src.error(f"duplicate rule name {name!r}", node, "name")
-        metric = _name(src, node, "metric", METRICS, "metric")
         shape = METRICS[metric].shape
         if shape not in op.shapes:
             raise src.error(f"op {op_name} does not take metric {metric} ({shape}); "
                             f"it takes {', '.join(op.shapes)} metrics", node, "metric")
-        severity = Severity(field_str(src, node, "severity", choices=tuple(Severity)))
         default_scope = "card" if shape == PAIRS and node.get("per") == "card" else \
             "supernode" if shape == PAIRS and node.get("per") == "supernode" else \
             METRIC_SCOPE.get(metric, {PAIRS: "link", GROUPS: "host", ENTITIES: "host"}[shape])
-        scope = field_str(src, node, "scope", choices=RULE_SCOPES) if "scope" in node else default_scope
-        for text_key in ("summary", "description"):
-            if node.get(text_key) is not None:
-                field_str(src, node, text_key)
+        scope = spec.scope or default_scope
         if shape == PAIRS and node.get("per") == "supernode" and scope != "supernode":
             raise src.error(f"rule {name!r}: per: supernode judges domains; set scope: supernode", node, "scope")
         if shape == PAIRS and scope not in ("link", "card") and node.get("per") != "supernode":
@@ -307,18 +347,13 @@ def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
             raise src.error(f"rule {name!r}: metric {metric} names {METRIC_SCOPE[metric]}s; "
                             f"scope must be {METRIC_SCOPE[metric]}", node, "scope")
         params = {}
-        for key, spec in op.params.items():
-            if key in node:
-                _check_type(src, node, key, node[key], spec.type)
-                if spec.check is not None and (why := spec.check(node[key], node)):
-                    raise src.error(f"rule {node.get('name')!r}: {why}", node, key)
-                if spec.choices and node[key] not in spec.choices:
-                    raise src.error(f"{key} must be one of {', '.join(spec.choices)}, got {node[key]!r}", node, key)
-                params[key] = node[key]
-            elif spec.default is REQUIRED:
-                raise src.error(f"rule {name!r}: op {op_name} needs {key!r}", node)
-            elif spec.default is not None:
-                params[key] = spec.default
+        for key, param in op.params.items():
+            if key in spec.model_fields_set:
+                if param.check is not None and (why := param.check(node[key], node)):
+                    raise src.error(f"rule {name!r}: {why}", node, key)
+                params[key] = node[key]  # as written: the schema checked its type
+            elif param.default is not None and param.default is not REQUIRED:
+                params[key] = param.default
         if op.one_of and sum(k in node for k in op.one_of) != 1:
             raise src.error(f"rule {name!r}: op {op_name} needs exactly one of {', '.join(op.one_of)}", node)
         if shape == PAIRS and params.get("per") == "card" and scope != "card":
@@ -328,14 +363,11 @@ def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
         if ("facts" in params or "not_facts" in params) and metric not in ("host_fact_failures", "host_fact_warnings"):
             raise src.error(f"rule {name!r}: facts and not_facts apply to host fact metrics only", node,
                             "facts" if "facts" in node else "not_facts")
-        confirm = field_str(src, node, "confirm", choices=CONFIRM) if "confirm" in node else "retest"
-        enabled = node.get("enabled", True)
-        _check_type(src, node, "enabled", enabled, bool)
         names.add(name)
-        if enabled:
-            rules.append(Rule(name, op_name, metric, severity, scope,
-                              str(node.get("summary", METRICS[metric].description)), params,
-                              str(node.get("description", "")), src.where(node), confirm))
+        if spec.enabled:
+            rules.append(Rule(name, op_name, metric, Severity(spec.severity), scope,
+                              spec.summary if spec.summary is not None else METRICS[metric].description, params,
+                              spec.description or "", src.where(node), spec.confirm))
     return RuleSet(tuple(rules), src.name, allowed_skips=skips, extends=files)
 
 
