@@ -140,9 +140,9 @@ def test_bad_fault(tmp_path, inv, fault, needle):
 @pytest.mark.parametrize("rule, needle", [
     ("{name: r, op: [threshold], metric: p2p_bandwidth, severity: warning, below: 1}", "unknown op a list"),
     ("{name: r, op: threshold, metric: [p2p_bandwidth], severity: warning, below: 1}", "unknown metric a list"),
-    ("{name: r, op: threshold, metric: p2p_bandwidth, severity: [warning], below: 1}", "severity must be one of"),
+    ("{name: r, op: threshold, metric: p2p_bandwidth, severity: [warning], below: 1}", "rules.r.severity: must be one of info, warning, critical, got a list"),
     ("{name: r, op: threshold, metric: p2p_bandwidth, severity: warning, below: .nan}", "finite"),
-    ("{name: [r], op: threshold, metric: p2p_bandwidth, severity: warning, below: 1}", "name must be"),
+    ("{name: [r], op: threshold, metric: p2p_bandwidth, severity: warning, below: 1}", "rules[0].name: must be a non-empty string, got a list"),
 ])
 def test_bad_rule(tmp_path, rule, needle):
     path = tmp_path / "rules.yaml"
