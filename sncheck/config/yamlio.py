@@ -12,15 +12,13 @@ is counted in microseconds, never expanded). Recursive aliases are refused too.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
 from sncheck.errors import ConfigError
 from sncheck.config.fileio import LIMITS, read_input
-import math
 
 MAX_FILE_BYTES = LIMITS["yaml"]  # an input YAML file (inventories of 10^5 hosts are ~5 MB)
 MAX_NODES = 1_000_000      # YAML nodes of one document, every alias expanded
@@ -223,81 +221,6 @@ def decode_text(data: bytes, name: str, what: str = "file") -> str:
 def load_file(path: str | Path) -> Source:
     p = Path(path)
     return load_text(decode_text(read_input(p, "yaml"), str(p)), str(p))
-
-
-def check_keys(src: Source, node: Any, allowed: Iterable[str], what: str,
-               required: Iterable[str] = ()) -> LineDict:
-    """Check ``node`` is a mapping with only ``allowed`` keys and all ``required`` ones."""
-    if not isinstance(node, dict):
-        raise src.error(f"{what} must be a mapping, got {type(node).__name__}", node)
-    allowed = list(allowed)
-    for key in node:
-        if key not in allowed:
-            hint = difflib.get_close_matches(str(key), allowed, n=1)
-            tip = f"; did you mean {hint[0]!r}?" if hint else f"; allowed: {', '.join(allowed)}"
-            raise src.error(f"unknown key {key!r} in {what}{tip}", node, str(key))
-    for key in required:
-        if key not in node:
-            raise src.error(f"{what} is missing required key {key!r}", node)
-    return node  # type: ignore[return-value]
-
-
-# -- typed fields: each names the file, line and field when it refuses a value ----------
-
-MAX_STR = 4096  # characters of a name, path or message field
-
-
-def field_int(src: Source, node: LineDict, key: str, lo: int | None = None, hi: int | None = None,
-              what: str | None = None) -> int:
-    """An integer field within ``[lo, hi]`` (booleans are not integers here)."""
-    value = node[key]
-    name = what or key
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise src.error(f"{name} must be an integer{_range(lo, hi)}, got {_show(value)}", node, key)
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise src.error(f"{name} must be an integer{_range(lo, hi)}, got {value}", node, key)
-    return value
-
-
-def field_number(src: Source, node: LineDict, key: str, lo: float | None = None, hi: float | None = None,
-                 lo_open: bool = False, what: str | None = None) -> float:
-    """A finite number within the bounds (``lo_open``: strictly above ``lo``)."""
-
-    value = node[key]
-    name = what or key
-    bounds = _range(lo, hi, lo_open)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise src.error(f"{name} must be a number{bounds}, got {_show(value)}", node, key)
-    if not math.isfinite(value):
-        raise src.error(f"{name} must be a finite number{bounds}, got {value}", node, key)
-    if lo is not None and (value < lo or (lo_open and value == lo)) or hi is not None and value > hi:
-        raise src.error(f"{name} must be a number{bounds}, got {value:g}", node, key)
-    return float(value)
-
-
-def field_str(src: Source, node: LineDict, key: str, choices: Iterable[str] | None = None,
-              pattern=None, what: str | None = None) -> str:  # noqa: ANN001 - a re.Pattern
-    value = node[key]
-    name = what or key
-    if choices is not None:
-        choices = tuple(choices)
-        if not isinstance(value, str) or value not in choices:
-            raise src.error(f"{name} must be one of {', '.join(choices)}, got {_show(value)}", node, key)
-        return value
-    if not isinstance(value, str) or not value:
-        raise src.error(f"{name} must be a non-empty string, got {_show(value)}", node, key)
-    if len(value) > MAX_STR:
-        raise src.error(f"{name} is {len(value)} characters long (the cap is {MAX_STR})", node, key)
-    if pattern is not None and not pattern.match(value):
-        raise src.error(f"{name} {_show(value)} has characters that are not allowed", node, key)
-    return value
-
-
-def field_bool(src: Source, node: LineDict, key: str, what: str | None = None) -> bool:
-    value = node[key]
-    if not isinstance(value, bool):
-        raise src.error(f"{what or key} must be true or false, got {_show(value)}", node, key)
-    return value
 
 
 def _n(value: float) -> str:
