@@ -290,7 +290,7 @@ def test_rules_confirm_field_is_validated_and_shown(tmp_path):
     bad.write_text("rules:\n  - name: x\n    op: counter_nonzero\n    metric: pair_wrong\n    severity: critical\n"
                    "    confirm: maybe\n")
     r = CliRunner().invoke(main, ["rules", "check", str(bad)])
-    assert r.exit_code == 2 and f"{bad}:6" in r.output and "confirm must be one of retest, none" in r.output
+    assert r.exit_code == 2 and f"{bad}:6" in r.output and "rules.x.confirm: must be one of retest, none, got 'maybe'" in r.output
     r = CliRunner().invoke(main, ["rules", "check", "default"])
     assert r.exit_code == 0, r.output
     lines = {line.split()[0]: line for line in r.output.splitlines()[1:]}
