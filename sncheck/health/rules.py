@@ -60,7 +60,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import pandas as pd
 from pydantic import BeforeValidator, Field, create_model
