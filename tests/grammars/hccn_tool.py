@@ -119,3 +119,67 @@ def hccn_link_stat(rng: random.Random) -> Iterator[Variant]:
             values.append((f"changes[{i}][1]", "LINK UP" if i % 2 == 0 else "LINK DOWN"))
         yield Variant("hccn-link-stat", f"{prefix or 'no prefix'} {n} records", "\n".join(lines) + "\n", tuple(values),
                       end=end)
+
+
+@generator("hccn-ping")
+def hccn_ping(rng: random.Random) -> Iterator[Variant]:
+    for sent, lost in ((3, 0), (10, 0), (5, 5), (4, 1)):
+        addr = f"29.1.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+        lines = _echo(rng, f"-ping -g address {addr}")[:1] + [f"device 3 PING {addr}"]
+        times = [round(rng.uniform(0.02, 2.0), 6) for _ in range(sent - lost)]
+        lines += [f"recv seq={i},time={t:.6f}ms" for i, t in enumerate(times)]
+        lines.append(f"{sent} packets transmitted, {sent - lost} received, {100 * lost / sent:.2f}% packet loss")
+        yield Variant("hccn-ping", f"{sent} sent {lost} lost", "\n".join(lines) + "\n",
+                      (("sent", sent), ("received", sent - lost), ("loss_pct", 100 * lost / sent),
+                       ("len(times_ms)", len(times))), fails=lost > 0)
+
+
+@generator("hccn-lldp")
+def hccn_lldp(rng: random.Random) -> Iterator[Variant]:
+    for port in ("400GE1/1/20:2", "200GE1/0/7"):
+        tlvs = [("Chassis ID TLV", ["MAC: 4c:f5:5b:0a:1e:01"]), ("Port ID TLV", [f"Ifname: {port}"]),
+                ("Time to Live TLV", ["121"]), ("System Name TLV", ["leaf-07"]),
+                ("System Description TLV", ["Huawei Versatile Routing Platform Software"]),
+                ("System Capabilities TLV", ["System capabilities: Bridge, Router", "Enabled capabilities: Bridge, Router"]),
+                ("Management Address TLV", ["IPv4: 26.1.0.7"]), ("Maximum Frame Size TLV", ["9216"])]
+        lines = _echo(rng, "-lldp")
+        for name, body in tlvs:
+            lines += [name] + [f"\t{b}" for b in body]
+        lines.append("End of LLDPDU TLV")
+        yield Variant("hccn-lldp", port, "\n".join(lines) + "\n",
+                      (("tlvs.Port ID TLV[0]", f"Ifname: {port}"), ("len(tlvs)", len(tlvs) + 1)))
+
+
+@generator("hccn-hw-stats")
+def hccn_hw_stats(rng: random.Random) -> Iterator[Variant]:
+    names = ("pd_alloc", "pd_dealloc", "mr_alloc", "mr_dealloc", "cq_alloc", "cq_dealloc", "qp_alloc", "qp_dealloc",
+             "pd_active", "mr_active", "cq_active", "qp_active", "aeqe", "ceqe")
+    for dev in (3, 15):
+        counts = {k: rng.randrange(0, 40) for k in names}
+        text = "\n".join(_echo(rng, "-hw_stats") + [f"[devid {dev}] {k}: {v}" for k, v in counts.items()]) + "\n"
+        yield Variant("hccn-hw-stats", f"devid {dev}", text, tuple((f"counters.{k}", v) for k, v in counts.items()),
+                      count=len(names))
+
+
+@generator("hccn-conf")
+def hccn_conf(rng: random.Random) -> Iterator[Variant]:
+    for n in (1, 8, 16):
+        lines = []
+        for d in range(n):
+            lines += [f"address_{d}=29.1.{d}.{rng.randrange(1, 255)}", f"netmask_{d}=255.255.0.0",
+                      f"netdetect_{d}=29.1.0.1", f"gateway_{d}=29.1.0.1", f"send_arp_status_{d}=1"]
+        yield Variant("hccn-conf", f"{n} devices", "\n".join(lines) + "\n",
+                      (("len(devices)", n), (f"devices.{n - 1}.gateway", "29.1.0.1")), count=n,
+                      stream=True)  # a file of key lines: nothing states the keys a device has
+
+
+@generator("hccn-route")
+def hccn_route(rng: random.Random) -> Iterator[Variant]:
+    for n in (1, 4):
+        rows = [("default", "29.1.0.1", "0.0.0.0", "UG", "eth3")] + [
+            (f"192.168.{i}.0", "*", "255.255.255.0", "U", "end3v0") for i in range(n)]
+        lines = _echo(rng, "-route") + ["Routing table:",
+                                        "Destination     Gateway         Genmask         Flags Metric Ref    Use Iface"]
+        lines += [f"{d:<16}{g:<16}{m:<16}{f:<6}0      0        0 {i}" for d, g, m, f, i in rows]
+        yield Variant("hccn-route", f"{n + 1} routes", "\n".join(lines) + "\n",
+                      (("len(routes)", n + 1), ("routes[0].gateway", "29.1.0.1")), count=n + 1)

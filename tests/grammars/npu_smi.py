@@ -166,3 +166,100 @@ def npu_smi_spod(rng: random.Random) -> Iterator[Variant]:
             lines.append(_kv("Super Pod Type", 1))
             values.append(("super_pod_type", 1))
         yield Variant("npu-smi-spod", form, "\n".join(lines) + "\n", tuple(values))
+
+
+@generator("npu-smi-topo")
+def npu_smi_topo(rng: random.Random) -> Iterator[Variant]:
+    for n, kind in ((8, "A2"), (16, "A3"), (4, "PCIe")):
+        devs = [f"NPU{i}" for i in range(n)]
+        lines = [" " * 11 + "".join(f"{d:<11}" for d in devs) + "CPU Affinity"]
+        values: list[tuple[str, object]] = [("len(devices)", n)]
+        for i, a in enumerate(devs):
+            cells = []
+            for j in range(n):
+                if i == j:
+                    link = "X"
+                elif kind == "A2":
+                    link = "HCCS"
+                elif kind == "A3":
+                    link = "SIO" if i // 2 == j // 2 else "HCCS_SW"
+                else:
+                    link = "PIX" if i // 2 == j // 2 else "SYS"
+                cells.append(link)
+            aff = f"{(i % 4) * 24}-{(i % 4) * 24 + 23}"
+            lines.append(f"{a:<11}" + "".join(f"{c:<11}" for c in cells) + aff)
+            values += [(f"matrix.{a}.NPU{(i + 1) % n}", cells[(i + 1) % n]), (f"affinity.{a}", aff)]
+        end = len(lines)
+        lines += ["", "Legend:", "", "  X    = Self",
+                  "  SYS  = Path traversing PCIe and NUMA nodes. Nodes are connected through SMP, such as QPI, UPI.",
+                  "  PHB  = Path traversing PCIe and the PCIe host bridge of a CPU.",
+                  "  PIX  = Path traversing a single PCIe switch", "  PXB  = Path traversing multipul PCIe switches",
+                  "  HCCS = Connection traversing HCCS."]
+        if kind == "A3":
+            lines += ["  SIO  = Connection traversing SIO.", "  HCCS_SW = Connection traversing HCCS switch."]
+        yield Variant("npu-smi-topo", f"{kind} {n} NPUs", "\n".join(lines) + "\n", tuple(values), end=end, count=n,
+                      fails=kind == "PCIe")
+
+
+_TYPES = ("board", "flash", "memory", "usages", "sensors", "temp", "power", "volt", "mac-addr", "common", "health",
+          "product", "ecc", "ip", "sys-time", "i2c_check", "work-mode", "ecc-enable", "p2p-enable", "ssh-enable",
+          "license", "customized-info", "device-share", "nve-level", "aicpu-config", "pcie-err", "mcu-monitor",
+          "err-count", "boot-area", "vnpu-mode", "info-vnpu", "vnpu-svm", "cpu-num-cfg", "first-power-on-date",
+          "proc-mem", "phyid-remap", "vnpu-cfg-recover", "key-manage", "template-info", "pkcs-enable", "p2p-mem-cfg",
+          "pwm-mode", "pwm-duty-ratio", "boot-select", "topo", "spod-info", "hccs")
+
+
+@generator("npu-smi-help")
+def npu_smi_help(rng: random.Random) -> Iterator[Variant]:
+    for n in (20, len(_TYPES)):
+        types = list(_TYPES[:n])
+        listed = ", ".join(types) + "."
+        wrapped: list[str] = []
+        while listed:
+            cut = listed.rfind(" ", 0, 80) if len(listed) > 80 else len(listed)
+            wrapped.append(listed[:cut].rstrip())
+            listed = listed[cut:].lstrip()
+        lines = ["Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]", "", "Commands:",
+                 "       watch          Show all device's status in scrolling format",
+                 "       -h, --help     Show this help text and exit",
+                 "       -m             Show all device's mapping information",
+                 "       -t type        Show information for type",
+                 "                      type: " + wrapped[0]] + ["                            " + w for w in wrapped[1:]]
+        lines.append("")
+        end = len(lines)
+        lines += ["Options:", "       -i %d          Card ID", "       -c %d          Chip ID",
+                  "       -p %d          Chip Physical ID"]
+        yield Variant("npu-smi-help", f"{n} types", "\n".join(lines) + "\n",
+                      (("len(types)", n), ("types[0]", types[0]), (f"types[{n - 1}]", types[-1])), end=end)
+
+
+@generator("npu-smi-mapping")
+def npu_smi_mapping(rng: random.Random) -> Iterator[Variant]:
+    for npus, per, name in ((8, 1, "Ascend 910B3"), (16, 2, "Ascend910"), (1, 1, "Ascend 910A")):
+        lines = ["\t" + "".join(f"{h:<31}" for h in ("NPU ID", "Chip ID", "Chip Logic ID")) + "Chip Name"]
+        values: list[tuple[str, object]] = [("len(chips)", npus * per)]
+        for n in range(npus):
+            for c in range(per):
+                lines.append("\t" + "".join(f"{v:<31}" for v in (n, c, n * per + c)) + name)
+                values.append((f"chips[logic_id={n * per + c}].npu", n))
+        yield Variant("npu-smi-mapping", f"{npus}x{per} {name}", "\n".join(lines) + "\n", tuple(values),
+                      count=npus * per)
+
+
+@generator("npu-smi-hbm")
+def npu_smi_hbm(rng: random.Random) -> Iterator[Variant]:
+    for form in ("memory", "memory per NPU", "usages"):
+        cap = rng.choice((32768, 65536, 131072))
+        lines = [_kv("NPU ID", 0)]
+        if form != "memory":
+            lines += [_kv("Chip Count", 1), ""]
+        if form.startswith("memory"):
+            lines += [_kv("DDR Capacity(MB)", 0), _kv("DDR Clock Speed(MHz)", 0), _kv("HBM Capacity(MB)", cap),
+                      _kv("HBM Clock Speed(MHz)", 3200), _kv("HBM Temperature(C)", 63),
+                      _kv("HBM Manufacturer ID", "0x5A")]
+        else:
+            lines += [_kv("DDR Capacity(MB)", 13553), _kv("DDR Usage Rate(%)", 6), _kv("HBM Capacity(MB)", cap),
+                      _kv("HBM Usage Rate(%)", 4), _kv("Aicore Usage Rate(%)", 0)]
+        if form != "memory":
+            lines.append(_kv("Chip ID", 0))
+        yield Variant("npu-smi-hbm", form, "\n".join(lines) + "\n", (("hbm_capacity_MB", cap),))

@@ -169,7 +169,9 @@ def parse_lldp(text: str) -> dict[str, Any]:
             tlvs[cur].append(line.strip())
     if not tlvs:
         raise ParseError("no LLDP TLVs", tool="hccn-lldp")
-    return {"tool": "hccn-lldp", "tlvs": tlvs, "errors": []}
+    # an LLDPDU ends with its End of LLDPDU TLV (IEEE 802.1AB): without it the output was cut
+    cut = [] if "End of LLDPDU TLV" in tlvs else ["no 'End of LLDPDU TLV': output cut short"]
+    return {"tool": "hccn-lldp", "tlvs": tlvs, "errors": cut}
 
 
 def parse_ip(text: str) -> dict[str, Any]:
@@ -218,8 +220,10 @@ def parse_ping(text: str) -> dict[str, Any]:
     if not m:
         raise ParseError("no ping summary", tool="hccn-ping")
     times = [float(t) for t in re.findall(r"time=([\d.]+)ms", text)]
-    return {"tool": "hccn-ping", "sent": int(m.group(1)), "received": int(m.group(2)), "loss_pct": float(m.group(3)),
-            "times_ms": times, "errors": []}
+    sent, received = int(m.group(1)), int(m.group(2))
+    lost = [f"{sent - received} of {sent} packets lost"] if received < sent else []
+    return {"tool": "hccn-ping", "sent": sent, "received": received, "loss_pct": float(m.group(3)),
+            "times_ms": times, "faults": lost, "errors": []}
 
 
 def parse_hccn_conf(text: str) -> dict[str, Any]:

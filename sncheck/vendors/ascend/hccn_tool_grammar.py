@@ -75,3 +75,40 @@ GRAMMAR = {
         failures=f"no 'link change records :' line (errors: cut short); {_NO_KEY}",
         values="current_time, link_up_count, link_down_count, changes [[date, 'LINK UP'|'LINK DOWN']], errors"),
 }
+
+
+GRAMMAR.update({
+    "hccn-ping": Grammar(
+        tool="hccn_tool -i N -ping -g address A.B.C.D", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        lines="'device N PING A.B.C.D', a 'recv seq=K,time=T ms' line a reply (ms, six decimals), then 'S packets "
+              "transmitted, R received, P% packet loss'",
+        end="the 'packets transmitted' summary",
+        failures=f"fewer received than sent (faults); no summary (a parse error: cut or failed); {_NO_KEY}",
+        values="sent, received, loss_pct, times_ms, faults, errors"),
+    "hccn-lldp": Grammar(
+        tool="hccn_tool -i N -lldp -g", versions=_VERSIONS,
+        sources=(_CLOSED, _CAPTURES, "IEEE 802.1AB: an LLDPDU ends with its End of LLDPDU TLV"),
+        lines="a TLV name a line ('Chassis ID TLV', 'Port ID TLV', 'Time to Live TLV', 'System Name TLV', ...), its "
+              "values on the lines under it, tab-indented (a system description may run over unindented lines)",
+        end="'End of LLDPDU TLV'",
+        failures=f"no 'End of LLDPDU TLV' (errors: cut short); {_NO_KEY}",
+        values="tlvs {name: [lines]}, errors"),
+    "hccn-hw-stats": Grammar(
+        tool="hccn_tool -i N -hw_stats -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        lines="'[devid N] name: count' lines: pd/mr/cq/qp alloc, dealloc and active, aeqe, ceqe",
+        end="none stated: the judge's count of counters (--expect N) says whether every one is listed",
+        failures=f"none of its own; {_NO_KEY}", values="counters {name: count}, errors"),
+    "hccn-conf": Grammar(
+        tool="cat /etc/hccn.conf (what hccn_tool -i N -ip -s and friends write)", versions=_VERSIONS,
+        sources=(_CLOSED, _CAPTURES),
+        lines="'key_N=value' lines, N the device: address, netmask, netdetect, gateway, send_arp_status, ...",
+        end="none stated: the judge's count of devices (--expect N) says whether every one is listed",
+        failures="no 'key_N=value' line (a parse error)", values="devices {N: {key: value}}, errors"),
+    "hccn-route": Grammar(
+        tool="hccn_tool -i N -route -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        lines="'Routing table:', the route(8) header 'Destination Gateway Genmask Flags Metric Ref Use Iface', a row "
+              "of eight cells a route",
+        end="none stated: the judge's count of routes (--expect N) says whether every one is listed",
+        failures=f"no row (a parse error); {_NO_KEY}",
+        values="routes [{destination, gateway, genmask, flags, metric, ref, use, iface}], errors"),
+})

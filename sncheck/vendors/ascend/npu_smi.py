@@ -180,6 +180,11 @@ def parse_fields(text: str) -> dict[str, Any]:
     for b in blocks:
         for k, v in b.items():
             merged.setdefault(k, v)
+    # an NPU's view (-i N) states its 'Chip Count' and prints a 'Chip ID' line for each chip
+    stated = _num(merged.get("Chip Count", ""))
+    closed = sum(1 for b in blocks if "Chip ID" in b)
+    if isinstance(stated, int) and closed < stated:
+        errors.append(f"{closed} 'Chip ID' lines for the {stated} chips its 'Chip Count' states: output cut short")
     return {"tool": "npu-smi-fields", "fields": merged, "blocks": blocks, "errors": errors}
 
 
@@ -220,11 +225,7 @@ def parse_ecc(text: str) -> dict[str, Any]:
         for k, v in c["counters"].items():
             had = counters.get(k)
             counters[k] = v if k not in counters else (had + v if had is not None and v is not None else had)
-    errors = list(f["errors"])
-    stated = _num(f["fields"].get("Chip Count", ""))
-    closed = sum(1 for b in f["blocks"] if "Chip ID" in b)
-    if isinstance(stated, int) and closed < stated:
-        errors.append(f"{closed} of the {stated} chips (Chip Count) closed by their 'Chip ID' line: output cut short")
+    errors = list(f["errors"])  # fewer 'Chip ID' lines than 'Chip Count': parse_fields says so
     faults = [f"chip {c['chip']}: {k} {v}" for c in chips for k, v in c["counters"].items()
               if isinstance(v, int) and v > 0 and ("Double Bit" in k or "Isolated Pages" in k)]
     return {"tool": "npu-smi-ecc", "counters": counters, "chips": chips, "faults": faults, "errors": errors}
@@ -251,7 +252,10 @@ def parse_hbm(text: str) -> dict[str, Any]:
     cap = f["fields"].get("HBM Capacity(MB)")
     if cap is None:
         raise ParseError("no 'HBM Capacity(MB)' line", tool="npu-smi-hbm")
-    return {"tool": "npu-smi-hbm", "hbm_capacity_MB": _num(cap), "errors": f["errors"]}
+    # -t memory prints the HBM lines through 'HBM Manufacturer ID' (npucli print_hbm_info)
+    cut = ["no 'HBM Manufacturer ID' line after the HBM lines: output cut short"] \
+        if "DDR Clock Speed(MHz)" in f["fields"] and "HBM Manufacturer ID" not in f["fields"] else []
+    return {"tool": "npu-smi-hbm", "hbm_capacity_MB": _num(cap), "errors": f["errors"] + cut}
 
 
 def parse_topo(text: str) -> dict[str, Any]:

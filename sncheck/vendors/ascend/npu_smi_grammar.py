@@ -79,3 +79,47 @@ GRAMMAR = {
         values="sdid, super_pod_size, super_pod_id, server_index, chassis_id, super_pod_type, errors",
     ),
 }
+
+
+GRAMMAR.update({
+    "npu-smi-topo": Grammar(
+        tool="npu-smi info -t topo",
+        versions="npu-smi 23.0 to 25.x (A2 HCCS mesh; A3 SIO / HCCS_SW; PCIe cards)",
+        sources=(_CLOSED, "closed: fixtures/real/ascend/06 (910B, 8 NPUs)"),
+        lines=("a header row of the devices 'NPU0 NPU1 ... CPU Affinity' (cells padded to 11); a row a device: its name, "
+               "one link a device ('X' itself; HCCS, SIO, HCCS_SW on the NPUs' own buses; PIX, PXB, PHB, SYS over "
+               "PCIe) and its CPU affinity ('0-23'); then a blank line and the Legend"),
+        end="the row of every device the header names (the matrix square); the Legend after it carries no value",
+        failures="a pair not over SIO, HCCS or HCCS_SW (faults: the run's ub_topology); a row with fewer cells, a "
+                 "missing row (errors: cut short)",
+        values="devices, matrix {NPUi: {NPUj: link}}, affinity {NPUi: cpus}, errors"),
+    "npu-smi-help": Grammar(
+        tool="npu-smi info -h",
+        versions="npu-smi 23.0 to 25.x (the type list grows: spod-info, hccs on A3)",
+        sources=(_CLOSED, "closed: fixtures/real/ascend/05"),
+        lines=("'Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]', 'Commands:' with one command a line, "
+               "'-t type  Show information for type' then 'type: a, b, ...,' wrapped over lines, the last ending "
+               "'.'; a blank line; 'Options:' with -i, -c, -p"),
+        end="the blank line after the type list", failures="no 'type:' list (a parse error)",
+        values="types, errors"),
+    "npu-smi-mapping": Grammar(
+        tool="npu-smi info -m",
+        versions="npu-smi 23.0 to 25.x (910A, 910B, A3 two chips an NPU)",
+        sources=(_CLOSED, "closed: fixtures/real/ascend/13 (910A)"),
+        lines=("a header 'NPU ID  Chip ID  Chip Logic ID  Chip Name' and a row a chip, tab-indented, cells padded to 30 "
+               "or 31; an MCU row's logic id is '-'"),
+        end="none stated: the judge's count of chips (--expect N) says whether every chip is listed",
+        failures="no row (a parse error); fewer chips than expected (errors)",
+        values="chips [{npu, chip, logic_id, name}], errors"),
+    "npu-smi-hbm": Grammar(
+        tool="npu-smi info -t memory -i N (or -t usages: its HBM Capacity line)",
+        versions="npu-smi 23.0 to 25.x (910B, A3, 950)",
+        sources=(_CLOSED, "hicann/driver npucli/src/npu_info_print.c print_hbm_info: the HBM lines",
+                 "closed: fixtures/real/ascend/07 (usages, 910B) and 18a (memory, 950 doc)"),
+        lines=(_KV + ": -t memory 'NPU ID', ['Chip Count'], 'DDR Capacity(MB)', 'DDR Clock Speed(MHz)', 'HBM "
+               "Capacity(MB)', 'HBM Clock Speed(MHz)', 'HBM Temperature(C)', 'HBM Manufacturer ID'; -t usages carries "
+               "'HBM Capacity(MB)' among its rates; an NPU's form ('Chip Count') closes each chip with 'Chip ID'"),
+        end="'HBM Manufacturer ID' (-t memory); with a 'Chip Count', that many 'Chip ID' lines",
+        failures="no 'HBM Capacity(MB)' line (a parse error); the end missing, '...' (errors: cut short)",
+        values="hbm_capacity_MB, errors"),
+})

@@ -34,7 +34,7 @@ VENDOR = Vendor(
         "npu-smi-spod": View(npu_smi.parse_spod, Listing(
             "field", (FIELDS,), required=("super_pod_size", "super_pod_id"))),  # the 950 prints no SDID
         "npu-smi-topo": View(npu_smi.parse_topo, Listing("NPU", ("devices", "matrix"), square=("matrix",))),
-        "npu-smi-mapping": View(npu_smi.parse_mapping),
+        "npu-smi-mapping": View(npu_smi.parse_mapping, Listing("chip", ("chips",), ident=("npu", "chip"))),
         "npu-smi-help": View(npu_smi.parse_help),
         "hccn-net-health": View(hccn_tool.parse_net_health),
         "hccn-link": View(hccn_tool.parse_link),
