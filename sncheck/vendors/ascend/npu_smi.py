@@ -90,6 +90,9 @@ def _process_table_cut(chips: list[dict[str, Any]], table: set[int] | None, bloc
     return []
 
 
+_DIE_BORDER = re.compile(r"^\+-+\+$")  # the border between two dies of one NPU (no column junctions)
+
+
 def parse_info(text: str) -> dict[str, Any]:
     version = None
     chips: list[dict[str, Any]] = []
@@ -100,6 +103,7 @@ def parse_info(text: str) -> dict[str, Any]:
     table: set[int] | None = None  # the NPUs whose block of the process table closed
     block: int | None = None       # the NPU whose process block is open
     unclosed: dict[str, Any] | None = None  # the last chip, while no border has closed its rows
+    between: dict[str, Any] | None = None   # the last chip, when the border under it says another die follows
     for raw in text.splitlines():
         line = raw.strip()
         if m := _VERSION.search(line):
@@ -119,12 +123,15 @@ def parse_info(text: str) -> dict[str, Any]:
             table = set()
             continue
         if line.startswith("+"):
+            if unclosed is not None and _DIE_BORDER.match(line):
+                between = unclosed  # '+---' with no column junctions: another die of this NPU follows
             unclosed = None
         if line.startswith("+") or not line.startswith("|"):
             if re.search(r"(?i)error|failed|not found|permission denied", line):
                 errors.append(line)
             continue
         if m := _LINE1.match(line):
+            between = None
             pending = {"npu": int(m.group(1)), "name": m.group(2), "health": m.group(3),
                        "power_W": _num(m.group(4)), "temp_C": _num(m.group(5))}
             saw_box = True
@@ -148,6 +155,11 @@ def parse_info(text: str) -> dict[str, Any]:
         # every chip's two rows are closed by a border ('+===' or, between the dies of one
         # NPU, '+---'): rows with none under them are where the paste was cut
         errors.append(f"NPU {unclosed['npu']} chip {unclosed['chip']}: no border under its rows: output cut short")
+    elif between is not None and table is None:
+        # an A3 NPU's dies are parted by a '+---' border and its block is closed by '+===':
+        # a table ending on the former ends before the NPU's next die
+        errors.append(f"NPU {between['npu']} chip {between['chip']}: the border under it parts two dies of one NPU "
+                      "and no die follows: output cut short")
     tail = [ln.strip() for ln in text.splitlines() if ln.strip()][-2:]
     errors += _process_table_cut(chips, table, block, errors, tail)
     return {"tool": "npu-smi", "version": version, "chips": chips, "processes": procs, "errors": errors}

@@ -32,7 +32,9 @@ GRAMMAR = {
                "| Process id | Process name | Process memory(MB)', '+===+', per NPU either 'No running processes "
                "found in NPU n' or a row per process 'NPU CHIP | PID | NAME | MB' (the name blank in a container), "
                "each NPU's block closed by '+===+'"),
-        end=("the NPU table: every chip's rows closed by their border (a paste often stops there: the judge's count "
+        end=("the NPU table: every chip's rows closed by their border, the last one by '+===' (on an A3 the plain "
+             "'+---' border under a die says the NPU's next die follows: a table ending on it is cut; a paste often "
+             "stops at a '+===': the judge's count "
              "of chips, --expect or the inventory, says whether every chip is listed); the process table after it is "
              "checked where present (a block per NPU of the table, each closed)"),
         failures=("a chip's health other than OK (faults: npu_health); 'dcmi module initialize failed. ret is -8005' "
