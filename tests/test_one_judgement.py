@@ -22,16 +22,13 @@ from pathlib import Path
 import pytest
 from fake_tool import install_fake_tools
 from test_ssh_backend import backend_for, collect, write_inventory
+from vendor_ssh import disagreements
 
 from sncheck.backends.mock import MockBackend
-from sncheck.errors import ParseError
 from sncheck.run.inputs import load_faults_text, load_inventory, load_inventory_text
 from sncheck.topology import Topology
-from sncheck.vendors.hostjudge import bind
 from sncheck.vendors.nvidia.checks import COMMANDS
-from sncheck.vendors.parsers import failures, parse_text
 
-BOUND = [bind(c) for c in COMMANDS.values()]  # each command with its parse view, as a run has it
 
 FAULTS = """faults:
   - {type: remap_pending, target: node2/gpu1}
@@ -44,40 +41,14 @@ FAULTS = """faults:
 DESIGN_ONLY: set[str] = set()
 
 
-def _verdicts(backend, topo: Topology, rows: list[dict], cards: int) -> list[str]:
-    """Every command where the run's facts and ``sncheck parse`` disagree, one line each."""
-    by_display = {c.display: c for c in BOUND}
-    wrong = []
-    for host in topo.hosts:
-        for out in backend.raw_outputs(host):
-            cmd = by_display.get(out["command"])
-            if cmd is None or cmd.view is None:
-                continue
-            facts = [r for r in rows if r.get("host") == host and r.get("fact") in cmd.facts
-                     and r.get("tool") == cmd.tool]
-            if not facts or out["exit_code"] not in (0, None):
-                continue
-            expect = cards if cmd.listing is not None and cmd.listing.cards else None
-            try:
-                parse_fails = bool(failures(parse_text(cmd.view, out["stdout"], expect=expect)))
-            except ParseError:
-                parse_fails = True
-            run_fails = [r["fact"] for r in facts if not r["ok"] and r["fact"] not in DESIGN_ONLY]
-            if parse_fails != bool(run_fails):
-                wrong.append(f"{host} `{out['command']}` ({cmd.view}): parse {'exits 1' if parse_fails else 'exits 0'}"
-                             f", run {'fails ' + ', '.join(run_fails) if run_fails else 'passes'} "
-                             f"({[r['message'][:120] for r in facts]})")
-    return wrong
-
-
 def _agree(backend, topo: Topology) -> None:
     """The faults fail their hosts' facts, and on every command's output the run and parse agree."""
     rows = [r for r in collect(backend.host_facts, tuple(topo.hosts)) if r.get("kind") == "host_fact"]
     assert {r["host"] for r in rows if not r["ok"]} >= {"node2", "node3", "node4"}  # the faults show
     assert {r["host"] for r in rows if not r["ok"]} <= {"node2", "node3", "node4"}  # node1 is clean
-    assert not _verdicts(backend, topo, rows, 2), "\n".join(_verdicts(backend, topo, rows, 2))
-    compared = sum(1 for h in topo.hosts for o in backend.raw_outputs(h)
-                   if o["command"] in {c.display for c in BOUND if c.view})
+    wrong, compared = disagreements({h: backend.raw_outputs(h) for h in topo.hosts}, rows, COMMANDS, 2,
+                                    frozenset(DESIGN_ONLY))
+    assert not wrong, "\n".join(wrong)
     assert compared >= 4 * 4, compared  # every host's listings were compared, not skipped
 
 
