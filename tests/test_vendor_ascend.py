@@ -57,6 +57,23 @@ def test_a3_node_16_dies_two_per_package() -> None:
     assert r["ok"] is False and r["value"] == 15 and "NPU 2 chip 0 (phy 4): Alarm" in r["message"]
 
 
+def test_an_a3_table_cut_at_the_border_between_two_dies_is_cut_short() -> None:
+    """An A3 NPU's two dies are parted by a plain '+---' border and its block closed by
+    '+===': a table that ends on the former ends before the NPU's next die. Cut after
+    every die border of a real 16-die table: each is cut short; after each '+===' border
+    the listing reads whole (the judge's count of dies says whether every one is there)."""
+    lines = asc("10").split("\n")
+    die = [i for i, ln in enumerate(lines) if ln.rstrip().startswith("+-") and "+" not in ln.rstrip()[1:-1]
+           and i > 8 and lines[i - 1].startswith("| ")]
+    closed = [i for i, ln in enumerate(lines) if ln.startswith("+=") and lines[i - 1].startswith("| ")]
+    assert len(die) == 8 and len(closed) >= 8, (die, closed)
+    for i in die:
+        info = npu_smi.parse_info("\n".join(lines[: i + 1]) + "\n")
+        assert any("no die follows: output cut short" in e for e in info["errors"]), (i, info["errors"])
+    for i in closed[:8]:
+        assert npu_smi.parse_info("\n".join(lines[: i + 1]) + "\n")["errors"] == [], i
+
+
 def test_910b_views_health_ecc_board_usages() -> None:
     info = section("12", "npu-smi info")["parsed"]
     assert [c["npu"] for c in info["chips"]] == [0, 7] and info["chips"][1]["bus_id"] == "0000:3D:00.0"
