@@ -118,6 +118,12 @@ class _Log:
         self.events += 1
         self.faults += fatal
 
+    def variant(self, style: str, case: str) -> Variant:
+        """The log as printed in ``style`` (its stamps), with the values and faults it holds."""
+        text = "".join(_stamp(style, i) + ln + "\n" for i, ln in enumerate(self.lines))
+        values = self.values + [("len(events)", self.events), ("len(faults)", self.faults)]
+        return Variant("kernel-log", f"{style} {case}", text, tuple(values), fails=self.faults > 0, stream=True)
+
 
 @generator("kernel-log")
 def kernel_log(rng: random.Random) -> Iterator[Variant]:
@@ -146,9 +152,7 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
                 log.rm_init(f"0000:{rng.randrange(16, 250):02x}:00.0")
             for _ in range(rng.randint(0, 2)):
                 log.noise()
-            text = "".join(_stamp(style, i) + ln + "\n" for i, ln in enumerate(log.lines))
-            values = log.values + [("len(events)", log.events), ("len(faults)", log.faults)]
-            yield Variant("kernel-log", f"{style} {case}", text, tuple(values), fails=log.faults > 0, stream=True)
+            yield log.variant(style, case)
 
 
 # ------------------------------------------------------------------ mlx5 health and hung tasks
@@ -279,6 +283,4 @@ def host_reports(rng: random.Random) -> Iterator[Variant]:
                 log.recovered(f"0000:{rng.randrange(16, 250):02x}:00.0")
             for _ in range(rng.randint(0, 1)):
                 log.noise()
-            text = "".join(_stamp(style, i) + ln + "\n" for i, ln in enumerate(log.lines))
-            values = log.values + [("len(events)", log.events), ("len(faults)", log.faults)]
-            yield Variant("kernel-log", f"{style} {case}", text, tuple(values), fails=log.faults > 0, stream=True)
+            yield log.variant(style, case)
