@@ -88,10 +88,13 @@ def test_a_clean_mock_run_records_its_tools_and_versions(tmp_path: Path) -> None
 def test_a_bundles_rows_keep_every_value_and_drop_only_empty_cells() -> None:
     """``rows.jsonl`` of a bundle: each row's cells as plain JSON values, the empty ones
     (null, NaN, NaT, NA) left out; a categorical gives its labels (a slice of a fleet's
-    frame keeps thousands of unused categories), and the first ``limit`` rows across parts."""
+    frame keeps thousands of unused categories), and the first ``limit`` rows the masks
+    pick, each row's line made once however many masks pick it."""
+    import numpy as np
     import pandas as pd
 
-    from sncheck.store.evidence import _records
+    from sncheck.store.evidence import _Lines
+    from sncheck.store.frames import RowFrames
 
     frame = pd.DataFrame({
         "src": pd.Categorical(["n1/gpu0", None, "n2/gpu1"], categories=[f"n{i}/gpu{j}" for i in range(9) for j in range(8)]),
@@ -102,11 +105,13 @@ def test_a_bundles_rows_keep_every_value_and_drop_only_empty_cells() -> None:
         "at": pd.to_datetime(["2026-12-05", None, "2026-12-06"]),
         "note": ["a", None, "c"],
     })
-    rows, total = _records([frame.iloc[1:], frame], 4)
+    lines = _Lines(RowFrames({"p2p": frame}))
+    rows, total = lines.take([("p2p", np.array([False, True, True])), ("p2p", np.array([True, True, True]))], 4)
     assert total == 5
-    assert [json.dumps(r, default=str) for r in rows] == [
+    assert rows == [
         '{"round": 4, "ok": false}',
         '{"src": "n2/gpu1", "bw": 2.0, "ok": true, "count": 7, "at": "2026-12-06 00:00:00", "note": "c"}',
         '{"src": "n1/gpu0", "round": 3, "bw": 1.5, "ok": true, "count": 1, "at": "2026-12-05 00:00:00", "note": "a"}',
         '{"round": 4, "ok": false}',
     ]
+    assert sorted(lines.made["p2p"]) == [0, 1, 2]  # one line a row, however many masks picked it

@@ -180,20 +180,12 @@ def _values(col: pd.Series) -> list[Any]:
     return col.tolist()
 
 
-def _records(parts: list[pd.DataFrame], limit: int) -> tuple[list[dict], int]:
-    """The first ``limit`` rows of ``parts`` as plain records, without their empty cells.
-    Column by column (``tolist`` gives Python values, a categorical's its labels): a run
-    with thousands of findings builds thousands of these, and a frame-wide ``where`` and
-    ``astype`` per finding took minutes."""
-    total = sum(len(p) for p in parts)
-    out: list[dict] = []
-    for p in parts:
-        if len(out) >= limit:
-            break
-        p = p.iloc[: limit - len(out)]
-        columns = [(str(c), _values(p[c])) for c in p.columns]
-        out.extend({c: v for c, values in columns if not _missing(v := values[i])} for i in range(len(p)))
-    return out, total
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """The frame's rows as plain records, without their empty cells. Column by column
+    (``tolist`` gives Python values, a categorical's its labels): a frame-wide ``where`` and
+    ``astype`` per finding took minutes for a run with thousands of findings."""
+    columns = [(str(c), _values(frame[c])) for c in frame.columns]
+    return [{c: v for c, values in columns if not _missing(v := values[i])} for i in range(len(frame))]
 
 
 class _Lines:
@@ -216,7 +208,7 @@ class _Lines:
             made = self.made.setdefault(kind, {})
             new = [int(i) for i in at if int(i) not in made]
             if new:
-                records, _ = _records([self.frames.kind(kind).iloc[new]], len(new))
+                records = _records(self.frames.kind(kind).iloc[new])
                 made.update(zip(new, (json.dumps(r, default=str) for r in records)))
             out.extend(made[int(i)] for i in at)
         return out, total
