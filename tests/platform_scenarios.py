@@ -26,6 +26,7 @@ from sncheck.config.inventory import Inventory
 from sncheck.model import host_of, link_id, nic_id
 from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
+from sncheck.vendors.registry import platform
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("nvl72-rack", "mi300x-pod", "cm384", "pod-384", "demo-2sn", "fleet-12sn", "nvl72", "hgx-2su",
@@ -92,8 +93,8 @@ def classes_for(name: str) -> tuple[str, ...]:
             continue  # no scale-out pair to carry a NIC or a switch
         if c == "spine_switch" and not fabric.spine_names:
             continue
-        if c == "dead_nic_no_ibstat" and PLATFORM.get(name) == "ascend-cm384":
-            continue  # Ascend's ports are read by hccn_tool: no ibstat to take away (the mock refuses it)
+        if c == "dead_nic_no_ibstat" and name in PLATFORM and "ibstat" not in platform(PLATFORM[name]).checks:
+            continue  # the platform reads its ports with another tool (Ascend: hccn_tool): no ibstat to take away
         if c in ("retest_raised",) and not multi_host:
             continue  # its control is a card of another host of the suspect's domain
         if c in STATE and name not in STATE_INVENTORIES:
