@@ -26,7 +26,7 @@ from sncheck.config.inventory import Inventory
 from sncheck.model import host_of, link_id, nic_id
 from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
-from sncheck.vendors.registry import platform
+from sncheck.vendors import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("nvl72-rack", "mi300x-pod", "cm384", "pod-384", "demo-2sn", "fleet-12sn", "nvl72", "hgx-2su",
@@ -93,7 +93,7 @@ def classes_for(name: str) -> tuple[str, ...]:
             continue  # no scale-out pair to carry a NIC or a switch
         if c == "spine_switch" and not fabric.spine_names:
             continue
-        if c == "dead_nic_no_ibstat" and name in PLATFORM and "ibstat" not in platform(PLATFORM[name]).checks:
+        if c == "dead_nic_no_ibstat" and name in PLATFORM and "ibstat" not in registry.platform(PLATFORM[name]).checks:
             continue  # the platform reads its ports with another tool (Ascend: hccn_tool): no ibstat to take away
         if c in ("retest_raised",) and not multi_host:
             continue  # its control is a card of another host of the suspect's domain
