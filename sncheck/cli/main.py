@@ -334,12 +334,12 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
 @handle_errors
 def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed, quiet) -> None:
     """Record a golden curve on a known-good system (no faults)."""
-    from sncheck.run.recording import record_golden_curve  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+    from sncheck.run.recording import record_golden_curve  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
     inventory = _inventory(inventory_path, cards)
     curve = record_golden_curve(inventory, backend, steps, repeats, seed, Path(out_path).stem,
                                 _progress_printer(quiet))
-    from sncheck.store.results import write_json  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+    from sncheck.store.results import write_json  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
     write_json(Path(out_path), curve)
     click.echo(f"sncheck: golden curve {curve['name']} written to {out_path} "
@@ -389,9 +389,9 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     failures = parse_failures(data)
     if rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
-        from sncheck.health.kernel import judged  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
-        from sncheck.health.metrics import rows_context  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
-        from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+        from sncheck.health.kernel import judged  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+        from sncheck.health.metrics import rows_context  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+        from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
         data["judged"] = judged(data, list(load_rules(rules_ref).rules), rows_context())
         failures = [str(e) for e in data.get("errors") or []] + \
@@ -417,7 +417,7 @@ def rules_check(file: str) -> None:
     """Validate a rules FILE (errors name the file, line and field). A layer no enabled
     rule judges is a warning (a run reports it "not judged", which fails the gate); a
     file with no enabled rule at all judges nothing, and is refused."""
-    from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+    from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
     rs = load_rules(file)
     unjudged = [layer for layer in LAYERS if not rs.judging(layer)]
@@ -438,8 +438,8 @@ def rules_check(file: str) -> None:
 @rules_cmd.command("list")
 def rules_list() -> None:
     """The rule ops and their parameters, and the metrics they judge."""
-    from sncheck.health.metrics import METRICS  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
-    from sncheck.health.ops import OPS, REQUIRED  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+    from sncheck.health.metrics import METRICS  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+    from sncheck.health.ops import OPS, REQUIRED  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
     click.echo("ops:")
     for op in OPS.values():

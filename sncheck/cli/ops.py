@@ -330,7 +330,7 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
 def _validate_scoped(entities: tuple[str, ...], inventory: Inventory, playbook_ref: str, backend: str | None,
                      faults: str | None, seed: int, out: str | None) -> tuple[str, Path]:
     """Run ``playbook_ref`` scoped to ``entities`` (--targets); (verdict, run directory)."""
-    from sncheck.run.runner import Run, RunOptions  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+    from sncheck.run.runner import Run, RunOptions  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
     opts = RunOptions(backend=backend, faults=faults, seed=seed, out=out, targets=tuple(entities),
                       reports=outputs(("html",)))

@@ -11,6 +11,7 @@ from sncheck.cli.main import handle_errors
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file
 from sncheck.cli.plan_text import show
+from sncheck.config.jsonio import read_json
 from sncheck.errors import ConfigError
 from sncheck.ledger import Model, Training, parse_count, parse_layout, parse_memory
 from sncheck.ledger.accounts import Cluster, Options, Plan, plan, rank
@@ -130,8 +131,6 @@ def _figures(measured: str | None, design: tuple[str, ...], cluster: Cluster | N
 
 def _run_domain(measured: str) -> tuple[int | None, int | None]:
     """Without -i: the measured run's supernodes as the scale-up domains."""
-
-    from sncheck.config.jsonio import read_json  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
 
     p = Path(measured)
     results = (p if p.is_file() else p / "results.json")

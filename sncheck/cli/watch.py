@@ -60,8 +60,8 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
     confirmation to run between jobs (sncheck run PLAYBOOK --targets CARD).
     Exit codes (--once): 0 nothing at or above the gate, 1 findings, 2 bad input.
     """
-    from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
-    from sncheck.watch.judge import WatchOptions, follow, judge  # noqa: PLC0415 -- pandas, pyarrow, pydantic: the CLI starts without them
+    from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+    from sncheck.watch.judge import WatchOptions, follow, judge  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
     report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
     for fmt in report_formats:
