@@ -133,6 +133,55 @@ def test_super_pod_domain_one_id_unique_sdids() -> None:
     assert {r["host"] for r in dup} == {"a", "c"} and "SDID 16777216 is reported by 2 nodes" in dup[0]["message"]
 
 
+def _spod_950(pod: int, last: str, index: int) -> str:
+    """An Ascend 950's spod-info (npucli print_npu_spod_info): no SDID; Server Index or Chassis ID."""
+    lines = [("Super Pod Size", 384), ("Super Pod ID", pod), (last, index), ("Super Pod Type", 1)]
+    return "".join(f"\t{k:<30} : {v}\n" for k, v in lines)
+
+
+def test_950_nodes_print_no_sdid_and_are_not_duplicates_of_each_other() -> None:
+    """The 950 prints no SDID: every 950 node's row once carried SDID 'None', and the domain check
+    read three healthy nodes as one SDID reported thrice. Their Server Index is what is unique."""
+    rows = []
+    for i, h in enumerate(("a", "b", "c")):
+        rows += checks.check_spod(h, npu_smi.parse_spod(_spod_950(0, "Server Index", i)), expect())
+    assert all(r["ok"] for r in rows) and "Server Index 2" in rows[2]["message"] and "None" not in rows[2]["message"]
+    out = checks.domain_check(CM384, "sn0", ("a", "b", "c"), rows)
+    assert not [r for r in out if r["fact"] == "sdid_unique"] and all(r["ok"] for r in out)
+    # two nodes at one Server Index: the same fault as a shared SDID
+    rows[2] = checks.check_spod("c", npu_smi.parse_spod(_spod_950(0, "Server Index", 1)), expect())[0]
+    dup = [r for r in checks.domain_check(CM384, "sn0", ("a", "b", "c"), rows) if r["fact"] == "sdid_unique"]
+    assert {r["host"] for r in dup} == {"b", "c"} and "Server Index 1 is reported by 2 nodes" in dup[0]["message"]
+    # the pod mainboard form names a chassis, not a node: nothing compared, never a duplicate
+    rows = [checks.check_spod(h, npu_smi.parse_spod(_spod_950(0, "Chassis ID", 3)), expect())[0] for h in "ab"]
+    out = checks.domain_check(CM384, "sn0", ("a", "b"), rows)
+    assert not [r for r in out if r["fact"] == "sdid_unique"] and all(r["ok"] for r in out)
+
+
+_DCMI = "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005\n"
+
+
+def test_npu_smi_failing_to_reach_the_driver_is_not_measured_not_a_parse_error() -> None:
+    """npu-smi's DCMI init failure (printed instead of the box, exit 187) is the tool failing:
+    parse exits 1 saying so, a run's info facts are not_measured (no device blamed, never a pass)."""
+    from sncheck.model import Status
+    from sncheck.vendors.parsers import failures, parse_text
+
+    data = parse_text("npu-smi", _DCMI)
+    assert data["chips"] == [] and data["tool_failed"] == ["dcmi module initialize failed. ret is -8005"]
+    assert any("not measured" in f for f in failures(data))
+    assert failures(parse_text("npu-smi", _DCMI, expect=16))
+    rows = hf.evaluate("cm01", checks.COMMANDS["info"], expect(), exit_code=187, stdout=_DCMI)
+    assert {r["fact"] for r in rows} == {"card_count", "npu_health", "hbm_capacity"}
+    assert all(r["ok"] is False and r["status"] == Status.NOT_MEASURED and "-8005" in r["message"]
+               and "cards" not in r for r in rows)
+    # a device held by another container, and in a -t view: the failure is named, not 'no Key : Value'
+    busy = "dcmi model initialized failed, because the device is used. ret is -8020\n"
+    assert parse_text("npu-smi", busy)["tool_failed"]
+    with pytest.raises(ParseError, match="npu-smi failed: dcmi model initialized failed"):
+        npu_smi.parse_health(busy)
+
+
 # --------------------------------------------------------------------------- hccn_tool
 
 def test_hccn_views_from_the_vendor_doc_and_the_faultdiag_fixture() -> None:

@@ -90,6 +90,22 @@ def npu_smi_info(rng: random.Random) -> Iterator[Variant]:
                           count=npus * per_npu)
 
 
+# npu-smi's DCMI init failure, printed instead of any view (exit 187): the driver's log-level
+# line (its form changed: '(g_conLogLevel=3)', '(ret=4)') and DCMI's own, by reason
+_DCMI = (("DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)", "dcmi module initialize failed. ret is -8005"),
+         ("DrvMngGetConsoleLogLevel failed. (ret=4)", "dcmi module initialize failed. ret is -8005"),
+         ("DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)",
+          "dcmi model initialized failed, because the device is used. ret is -8020"),
+         ("dcmi module initialize failed. ret is -8005",))
+
+
+@generator("npu-smi")
+def npu_smi_failed(rng: random.Random) -> Iterator[Variant]:
+    for lines in rng.sample(_DCMI, 2):
+        yield Variant("npu-smi", f"DCMI init failed: {lines[-1]}", "\n".join(lines) + "\n",
+                      (("len(chips)", 0), ("tool_failed[0]", lines[-1])), fails=True)
+
+
 def _kv(key: str, value: object, width: int = 30) -> str:
     """npucli's key line: ``printf("\\t%-30s : %s\\n", key, value)`` (the ECC view pads to 40)."""
     return f"\t{key:<{width}} : {value}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sncheck.model import Status
 from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards
 from sncheck.vendors.ascend import hccn_tool, npu_smi, sweep
 
@@ -34,6 +35,9 @@ def _params(expect: Expect) -> dict[str, Any]:
 
 
 def check_info(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    if parsed.get("tool_failed"):
+        return _not_measured(host, parsed["tool_failed"][0], "npu-smi info",
+                             ("card_count", "npu_health") + (("hbm_capacity",) if _params(expect).get("hbm_MB") else ()))
     chips = parsed.get("chips") or []
     errors = parsed.get("errors") or []
     per_pkg = expect.platform.devices_per_package if expect.platform else 1
@@ -64,6 +68,17 @@ def check_info(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
                              f"HBM capacity >= 95% of {rated} MB on {n - len(low)}/{n} devices"
                              + (f"; {listed([t for _, t in low])}" if low else ""), "npu-smi",
                              cards=on_cards(low, "HBM capacity")))
+    return rows
+
+
+def _not_measured(host: str, failed: str, what: str, facts: tuple[str, ...]) -> list[dict]:
+    """``facts`` of a command whose tool failed before measuring anything (npu-smi's DCMI init
+    failure): a finding about the check, never a pass, never a device's fault."""
+    rows = []
+    for fact in facts:
+        row = fact_row(host, fact, None, None, False, f"{what} failed ({failed}): {fact} not measured", "npu-smi")
+        row["status"] = Status.NOT_MEASURED
+        rows.append(row)
     return rows
 
 
@@ -121,15 +136,27 @@ def check_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
                      + (f"; not over SIO/HCCS: {listed(bad)}" if bad else ""), "npu-smi")]
 
 
+def _node_in_pod(parsed: dict[str, Any]) -> str:
+    """What names this node in its Super Pod, for :func:`domain_check`'s uniqueness: the SDID
+    (A2/A3), else the 950's Server Index ('server N'); '' where the output names neither (the
+    950 pod form's Chassis ID: the docs do not say a chassis holds one node alone)."""
+    if parsed.get("sdid") is not None:
+        return str(parsed["sdid"])
+    return f"server {parsed['server_index']}" if parsed.get("server_index") is not None else ""
+
+
 def check_spod(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     size = _params(expect).get("super_pod_size")
     got = parsed.get("super_pod_size")
     # the 950 prints no SDID: its Super Pod Type line stands where A2/A3 print one (npucli print_npu_spod_info)
     sdid = parsed.get("sdid") is not None or parsed.get("super_pod_type") is not None
     ok = parsed.get("super_pod_id") is not None and sdid and (size is None or got == size)
-    return [fact_row(host, "super_pod", f"{parsed.get('super_pod_id')}/{parsed.get('sdid')}",
+    node = _node_in_pod(parsed)
+    where = (f"SDID {parsed['sdid']}" if parsed.get("sdid") is not None else
+             f"Server Index {parsed['server_index']}" if node else f"Chassis ID {parsed.get('chassis_id')}")
+    return [fact_row(host, "super_pod", f"{parsed.get('super_pod_id')}/{node}",
                      f"pod size {size}" if size else None, ok,
-                     f"Super Pod ID {parsed.get('super_pod_id')}, SDID {parsed.get('sdid')}, size {got}"
+                     f"Super Pod ID {parsed.get('super_pod_id')}, {where}, size {got}"
                      + (f" (platform: {size})" if size and got != size else ""), "npu-smi")]
 
 
@@ -216,7 +243,8 @@ def commands_for_node(packages: int, chips: int) -> dict[str, Any]:
 
 def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: list[dict],  # noqa: ARG001 -- the domain check interface
                  host_info: Any = None) -> list[dict]:  # noqa: ARG001 -- the domain check interface
-    """Across the supernode: one Super Pod ID, and every SDID unique."""
+    """Across the supernode: one Super Pod ID, and every SDID unique (the 950, printing no
+    SDID: every Server Index unique)."""
     pods: dict[str, list[str]] = {}
     sdids: dict[str, list[str]] = {}
     for r in rows:
@@ -236,10 +264,13 @@ def domain_check(platform: Any, supernode: str, hosts: tuple[str, ...], rows: li
                                 f"Super Pod of {supernode}: {split}" + ("" if len(pods) == 1 else
                                                                        f"; this node says {pod}"), "npu-smi"))
     for sdid, hs in sdids.items():
-        if len(hs) > 1:
+        # '' : the node's output names no SDID nor Server Index (the 950 pod form): nothing to
+        # compare, never a duplicate (every such node once shared the SDID 'None')
+        if len(hs) > 1 and sdid:
+            what = f"Server Index {sdid.removeprefix('server ')}" if sdid.startswith("server ") else f"SDID {sdid}"
             for h in hs:
                 out.append(fact_row(h, "sdid_unique", sdid, "unique", False,
-                                    f"SDID {sdid} is reported by {len(hs)} nodes: {', '.join(sorted(hs))}", "npu-smi"))
+                                    f"{what} is reported by {len(hs)} nodes: {', '.join(sorted(hs))}", "npu-smi"))
     return out
 
 
@@ -255,7 +286,7 @@ FACTS = {
     "ub_topology": ("topo", "a device pair not over SIO/HCCS/HCCS_SW (SYS: the UB path is gone)"),
     "super_pod": ("spod", "no Super Pod ID / SDID, or a Super Pod size other than the platform's"),
     "super_pod_domain": ("(whole supernode)", "a node in another Super Pod than the rest of its supernode"),
-    "sdid_unique": ("(whole supernode)", "two nodes report the same SDID"),
+    "sdid_unique": ("(whole supernode)", "two nodes report the same SDID (the 950, without one: Server Index)"),
     "roce_link": ("roce_link", "a RoCE port not UP (per NPU)"),
     "roce_net_health": ("roce_net_health", "net_health other than Success (Init, Socket failed...) per NPU"),
     "roce_optical": ("roce_optical", "module not present, Tx/Rx power outside the module's thresholds, LoS/LoL"),

@@ -10,7 +10,11 @@ count as truncation); ``ParseError`` when nothing is recognisable.
      "processes": 18, "errors": []}
 
   ``phy_id`` is null on layouts without a Phy-ID column; the second die of a 910C prints
-  power "-" (null): the package reports it once.
+  power "-" (null): the package reports it once. Where npu-smi could not reach the driver
+  (``dcmi module initialize failed. ret is -8005``: no box) the NPUs are not measured:
+  ``{"chips": [], "tool_failed": ["dcmi module initialize failed. ret is -8005"],
+  "errors": ["npu-smi failed ...: not measured"]}`` (exit 1; a run's facts are
+  ``not_measured``).
 
 ``parse_fields`` (``npu-smi-fields``): any ``-t <type>`` view of ``Key : Value`` lines
 (health, ecc, usages, memory, board, common, spod-info)::
@@ -47,6 +51,16 @@ _LINE2 = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-f]{4}:[0-9A-Fa-f
                     r"\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
 _PROC = re.compile(r"^\|\s*\d+\s+\d+\s*\|\s*\d+\s*\|")
 _VERSION = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
+# npu-smi's own failure to reach the driver, printed instead of any view: DCMI's init line
+# ("dcmi module initialize failed. ret is -8005", "dcmi model initialized failed, because the
+# device is used. ret is -8020"), after which npu-smi exits (187): no NPU was measured
+_DCMI_RET = re.compile(r"\bret is -?\d+\.?$")
+
+
+def tool_failed(text: str) -> list[str]:
+    """npu-smi's lines saying it could not reach the driver (DCMI's init failure), if any."""
+    lines = (ln.strip() for ln in text.splitlines())
+    return [ln for ln in lines if ln[:5].lower() == "dcmi " and "fail" in ln.lower() and _DCMI_RET.search(ln)]
 
 
 def _num(v: str) -> int | float | None:
@@ -148,6 +162,9 @@ def parse_info(text: str) -> dict[str, Any]:
         if _PROC.match(line):
             procs += 1
     if not saw_box:
+        if failed := tool_failed(text):
+            return {"tool": "npu-smi", "version": None, "chips": [], "processes": 0, "tool_failed": failed,
+                    "errors": [f"npu-smi failed before listing any NPU ({failed[0]}): not measured"]}
         raise ParseError("no npu-smi info table", tool="npu-smi")
     if pending is not None:
         errors.append(f"NPU {pending['npu']}: second row missing (truncated output?)")
@@ -187,7 +204,9 @@ def parse_fields(text: str) -> dict[str, Any]:
         blocks[-1][key] = value
     blocks = [b for b in blocks if b]
     if not blocks:
-        raise ParseError("no 'Key : Value' lines", tool="npu-smi-fields")
+        failed = tool_failed(text)
+        raise ParseError(f"npu-smi failed: {failed[0]}: not measured" if failed else "no 'Key : Value' lines",
+                         tool="npu-smi-fields")
     merged: dict[str, str] = {}
     for b in blocks:
         for k, v in b.items():

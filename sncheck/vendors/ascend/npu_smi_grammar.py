@@ -21,7 +21,10 @@ GRAMMAR = {
         versions="npu-smi 23.0 to 26.0 (A2 910B one chip an NPU; A3 910C two dies with Phy-ID; the 26.0 wide box)",
         sources=(_CLOSED,
                  "closed: the captures under fixtures/real/ (ascend/10 and 12: 23.0.5, 25.2.0; harvest/npu-smi: "
-                 "24.1.rc3.7, 24.1.1, 25.3.rc1; r3/npu-smi: 24.1.rc2.2, 26.0.rc2)"),
+                 "24.1.rc3.7, 24.1.1, 25.3.rc1; r3/npu-smi: 24.1.rc2.2, 26.0.rc2)",
+                 "closed: the DCMI init failure lines as users pasted them (vllm-project/vllm-ascend issue 2698, "
+                 "Ascend/cann-container-image issue 46, Project-HAMi/HAMi issue 1696, hw-native-sys/simpler PR 2043: "
+                 "exit 187)"),
         lines=("a '+---+' rule; '| npu-smi V   Version: V |'; a '+---+---+---+' rule; the header 'NPU Name | Health | "
                "Power(W) Temp(C) Hugepages-Usage(page)' and 'Chip [Phy-ID] | Bus-Id | AICore(%) Memory-Usage(MB) "
                "HBM-Usage(MB)' (Phy-ID on A3, 24.1 on); a '+===+' rule; per chip two rows: 'NPU NAME | HEALTH | POWER "
@@ -37,11 +40,16 @@ GRAMMAR = {
              "stops at a '+===': the judge's count "
              "of chips, --expect or the inventory, says whether every chip is listed); the process table after it is "
              "checked where present (a block per NPU of the table, each closed)"),
-        failures=("a chip's health other than OK (faults: npu_health); 'dcmi module initialize failed. ret is -8005' "
-                  "and other lines outside the box naming an error (errors); a chip's first row without its second, "
+        failures=("a chip's health other than OK (faults: npu_health); npu-smi's DCMI init failure printed instead "
+                  "of the box (exit 187): an optional 'DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)' (or "
+                  "'(ret=4)') line, then 'dcmi module initialize failed. ret is -8005' (no access to the driver, a "
+                  "device held by another container) or 'dcmi model initialized failed, because the device is used. "
+                  "ret is -8020': no NPU measured (tool_failed, errors: exit 1; a run's info facts not_measured); "
+                  "other lines outside the box naming an error (errors); a chip's first row without its second, "
                   "rows without their border, a process block unclosed or missing, '...' (errors: cut short)"),
         values=("version, chips[{npu, chip, phy_id, name, health, power_W, temp_C, bus_id, aicore_pct, memory_used_MB, "
-                "memory_total_MB, hbm_used_MB, hbm_total_MB}], processes (process rows), errors"),
+                "memory_total_MB, hbm_used_MB, hbm_total_MB}], processes (process rows), tool_failed (the DCMI "
+                "failure lines), errors"),
     ),
     "npu-smi-health": Grammar(
         tool="npu-smi info -t health -i N [-c C]",
