@@ -229,3 +229,29 @@ def test_pairs_through_a_known_culprit_feed_no_pairwise_collective_verdict(fleet
     assert explain_cells(cells, rules, ctx) == []
     ctx.subject = host[0]  # a retest of one of them: its own pairs are judged afresh
     assert ctx.culprit_cards(subject=False) == set(host[1:7]) and ctx.culprit_cards() == set(host[:7])
+
+
+def test_medians_are_numpys_and_pandas_to_the_bit():
+    """The search's medians (a sort, not np.median's checks or pandas' grouping, for the
+    small arrays a retest's tier gives) are the same values to the bit: NaN left out, the
+    mean of the two middle values for an even count, any owner order, ties, one value."""
+    from sncheck.health.explain import SMALL_GROUPS, group_median, median
+
+    rng = np.random.default_rng(7)
+    for trial in range(100):
+        n = int(rng.integers(1, 200))
+        owner = rng.integers(0, int(rng.integers(1, 30)), n)
+        values = rng.choice([rng.random(n) * 1e3, rng.integers(0, 4, n).astype(float)])  # ties too
+        values[rng.random(n) < 0.1] = np.nan
+        keep = ~np.isnan(values)
+        got, med, count = group_median(owner, values)
+        grouped = pd.Series(values[keep]).groupby(owner[keep], sort=True)
+        assert got.tolist() == grouped.median().index.tolist(), trial
+        assert med.tobytes() == grouped.median().to_numpy(float).tobytes(), trial
+        assert count.tolist() == grouped.size().tolist(), trial
+        if keep.any():
+            assert median(values) == float(np.median(values[keep])), trial
+    assert np.isnan(median(np.array([np.nan])))
+    big = rng.integers(0, 500, SMALL_GROUPS + 1)  # pandas' path, the same answer
+    got, med, count = group_median(big, big * 0.5)
+    assert got.tolist() == list(range(500)) and (med == got * 0.5).all() and count.sum() == SMALL_GROUPS + 1

@@ -135,10 +135,9 @@ class Level:
         q = self.residual(t, np.arange(len(x.a)), H)
         out = np.full(len(cards), self.level[t])
         for i, c in enumerate(np.asarray(cards).tolist()):
-            others = q[(x.a != c) & (x.b != c)]
-            others = others[~np.isnan(others)]
-            if len(others):
-                out[i] = float(np.median(others))
+            level = median(q[(x.a != c) & (x.b != c)])
+            if not math.isnan(level):
+                out[i] = level
         return out
 
     def domain_levels(self, t: str, sns: np.ndarray, H: Hypothesis) -> np.ndarray:
