@@ -32,12 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # grammar fails below, and so does one listed here that has it now).
 UNWRITTEN: set[str] = {
     "ascend-collected", "ascend-dmi", "ascend-sweep", "asys", "hccn-status", "imex-ctl", "nccl-mnnvl",
-    "npu-smi-fields", "nvidia-smi-fabric", "nvidia-smi-qx", "nvlink-info", "transferbench",
+    "nvidia-smi-fabric", "nvidia-smi-qx", "nvlink-info", "transferbench",
 }
 # Views with no generator yet, the same way.
 UNGENERATED: set[str] = {
     "ascend-collected", "ascend-dmi", "ascend-sweep", "asys", "hccn-status", "imex-ctl", "nccl-mnnvl",
-    "npu-smi-fields", "nvidia-smi-fabric", "nvidia-smi-qx", "nvlink-info", "transferbench",
+    "nvidia-smi-fabric", "nvidia-smi-qx", "nvlink-info", "transferbench",
 }
 
 

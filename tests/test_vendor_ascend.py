@@ -85,7 +85,10 @@ def test_910b_views_health_ecc_board_usages() -> None:
     assert section("12", "-i 0 -t usages")["parsed"]["hbm_capacity_MB"] == 32768
     assert npu_smi.parse_hbm(asc("07"))["hbm_capacity_MB"] == 65536
     common = npu_smi.parse_fields(asc("08"))
-    assert common["blocks"][0]["Aicore Count"] == "24" and common["blocks"][1] == {"Temperature(C)": "38"}
+    # the blocks npucli parts by blank lines: the NPU header, its chip, the MCU
+    assert common["blocks"][0] == {"NPU ID": "1", "Chip Count": "1"} and common["blocks"][1]["Aicore Count"] == "24"
+    assert common["blocks"][2] == {"Chip Name": "mcu", "Temperature(C)": "38"} and len(common["chips"]) == 1
+    assert common["errors"] == []
     assert npu_smi.parse_hbm(asc("18a"))["hbm_capacity_MB"] == 131072
     assert npu_smi.parse_health(asc("18b"))["health"] == "OK"  # the 950 prints 'Health', not 'Health Status'
     assert "topo" in npu_smi.parse_help(asc("05"))["types"]

@@ -279,3 +279,70 @@ def npu_smi_hbm(rng: random.Random) -> Iterator[Variant]:
         if form != "memory":
             lines.append(_kv("Chip ID", 0))
         yield Variant("npu-smi-hbm", form, "\n".join(lines) + "\n", (("hbm_capacity_MB", cap),))
+
+
+def _chip_board(rng: random.Random, n: int, c: int, a3: bool) -> list[str]:
+    """-t board -i N -c C (npucli print_ascend_chip_info), a 910B or an A3 die."""
+    lines = [_kv("NPU ID", n)] + ([_kv("NPU Name", "Ascend910")] if a3 else []) + [_kv("Chip ID", c)]
+    lines += [] if a3 else [_kv("Chip Type", "Ascend")]
+    lines += [_kv("Chip Name", "910_9382" if a3 else "910B3"), _kv("Chip Version", "V1"), _kv("Board ID", "0x33"),
+              _kv("PCB ID", "NA"), _kv("BOM ID", 1),
+              _kv("VDie ID", " ".join(f"{rng.getrandbits(32):08X}" for _ in range(5))),
+              _kv("NDie ID", " ".join(f"{rng.getrandbits(32):08X}" for _ in range(5))),
+              _kv("Chip Position ID", c), _kv("PCIe Bus Info", f"0000:{0x9D + 2 * c:02X}:00.0"),
+              _kv("Firmware Version", "7.7.0.1.231")]
+    return lines
+
+
+@generator("npu-smi-fields")
+def npu_smi_fields(rng: random.Random) -> Iterator[Variant]:
+    for chips in (1, 2):  # -t common -i N: each chip opens with a blank line and its Chip ID
+        n = rng.randrange(8)
+        lines = [_kv("NPU ID", n), _kv("Chip Count", chips)]
+        temps = []
+        for c in range(chips):
+            temps.append(rng.randrange(30, 70))
+            lines += ["", _kv("Chip ID", c), _kv("Memory Usage Rate(%)", 0), _kv("HBM Usage Rate(%)", rng.randrange(100)),
+                      _kv("Aicore Usage Rate(%)", rng.randrange(100)), _kv("Aicore Freq(MHZ)", 1800),
+                      _kv("Aicore curFreq(MHZ)", 800), _kv("Aicore Count", 24), _kv("Temperature(C)", temps[-1]),
+                      _kv("NPU Real-time Power(W)", f"{rng.uniform(60, 300):.1f}")]
+        end = len(lines)  # through the last chip's power line: the MCU's lines after it are optional
+        lines += ["", _kv("Chip Name", "mcu"), _kv("Temperature(C)", 38)]
+        yield Variant("npu-smi-fields", f"common {chips} chips", "\n".join(lines) + "\n",
+                      (("fields.NPU ID", str(n)), ("fields.Temperature(C)", str(temps[0])), ("len(chips)", chips),
+                       ("blocks[-1].Chip Name", "mcu")), end=end)
+    for chips, failed in ((1, None), (2, None), (2, 1)):  # the NPU form: each chip closed by its Chip ID
+        lines = [_kv("NPU ID", 3), _kv("Chip Count", chips), ""]
+        caps = []
+        for c in range(chips):
+            caps.append(rng.choice((32768, 65536)))
+            if c == failed:  # its Chip ID, then the failure (show_ascend_card_info)
+                lines += [_kv("Chip ID", c), f"Failed to query npu chip: {c} info.", ""]
+                continue
+            lines += [_kv("DDR Capacity(MB)", 13553), _kv("DDR Usage Rate(%)", 6), _kv("HBM Capacity(MB)", caps[-1]),
+                      _kv("HBM Usage Rate(%)", rng.randrange(100)), _kv("Aicore Usage Rate(%)", 0), _kv("Chip ID", c), ""]
+        yield Variant("npu-smi-fields", f"usages {chips} chips{' chip 1 failed' if failed else ''}",
+                      "\n".join(lines) + "\n", (("fields.HBM Capacity(MB)", str(caps[0])), ("chips[0].Chip ID", "0"),
+                                                 ("len(chips)", chips)),
+                      fails=failed is not None)
+    n = rng.randrange(16)  # -t board -i N on a 910B / A3 server: closed by Chip Count
+    lines = [_kv("NPU ID", n), _kv("Product Name", "Atlas 800T A3"), _kv("Model", "NA"), _kv("Manufacturer", "Huawei"),
+             _kv("Serial Number", f"102{rng.randrange(10 ** 9):09d}"), _kv("Software Version", "25.2.0"),
+             _kv("Firmware Version", "7.7.0.1.231"), _kv("Compatibility", "OK"), _kv("Board ID", "0xb3"),
+             _kv("PCB ID", "A"), _kv("BOM ID", 1), _kv("PCIe Bus Info", "0000:9D:00.0"), _kv("Slot ID", n),
+             _kv("Class ID", "NA"), _kv("PCI Vendor ID", "0x19E5"), _kv("PCI Device ID", "0xD803"),
+             _kv("Subsystem Vendor ID", "0x19E5"), _kv("Subsystem Device ID", "0x6001"), _kv("Chip Count", 2)]
+    yield Variant("npu-smi-fields", "board -i N", "\n".join(lines) + "\n",
+                  (("fields.Software Version", "25.2.0"), ("fields.Chip Count", "2"), ("fields.NPU ID", str(n))))
+    for a3 in (False, True):  # -t board -i N -c C: closed by Firmware Version
+        lines = _chip_board(rng, 2, 1 if a3 else 0, a3)
+        yield Variant("npu-smi-fields", f"board -i N -c C {'A3' if a3 else '910B'}", "\n".join(lines) + "\n",
+                      (("fields.Chip Name", "910_9382" if a3 else "910B3"), ("fields.Firmware Version", "7.7.0.1.231")))
+    for npus, a3 in ((8, False), (48, True)):  # -l: Total Count N, N records each closed by Chip Count
+        lines = [_kv("Total Count", npus), ""]
+        for i in range(npus):
+            lines += [_kv("NPU ID", i)] + ([] if a3 else [_kv("Product Name", "Atlas 800T A2"),
+                                                          _kv("Serial Number", f"102{i:09d}")])
+            lines += [_kv("Chip Count", 2 if a3 else 1), ""]
+        yield Variant("npu-smi-fields", f"-l {npus} NPUs", "\n".join(lines) + "\n",
+                      (("fields.Total Count", str(npus)), ("len(blocks)", npus + 1)))

@@ -17,10 +17,13 @@ count as truncation); ``ParseError`` when nothing is recognisable.
   ``not_measured``).
 
 ``parse_fields`` (``npu-smi-fields``): any ``-t <type>`` view of ``Key : Value`` lines
-(health, ecc, usages, memory, board, common, spod-info)::
+(health, ecc, usages, memory, board, common, spod-info) and ``-l``::
 
     {"tool": "npu-smi-fields", "fields": {"Health Status": "OK", "Error Code": "NA", ...},
-     "blocks": [{...}, ...], "errors": []}   # a repeated key starts a new block (multi-chip views)
+     "blocks": [{...}, ...], "chips": [{"Chip ID": "0", ...}], "errors": []}
+
+  a blank line (npucli parts the NPU header, each chip and the MCU so) or a repeated key
+  starts a new block; ``chips`` are the blocks with a ``Chip ID``.
 
   and the typed views built on it: ``parse_health`` -> ``{"health": "OK", "error_codes": [],
   "error_information": null, "faults": []}`` (the 950's key ``Health`` too; a health other
@@ -183,25 +186,67 @@ def parse_info(text: str) -> dict[str, Any]:
 
 
 _FIELD = re.compile(r"^\s*([A-Za-z][^:]*?)\s*:\s*(.*?)\s*$")
+# npucli's lines for a chip it could not read (npu_card_info.c show_ascend_card_info)
+_QUERY_FAILED = re.compile(r"^Failed to query (?:(?:npu |mcu )?chip(?: count|: \d+ info))\.$")
+
+
+def _fields_cut(order: list[tuple[str, str]]) -> list[str]:
+    """Where the output's own form says it is not whole (npucli's print code): the NPU form
+    (``-t TYPE -i N``: 'NPU ID', 'Chip Count' N, then N chip blocks, each with its 'Chip ID'),
+    the list (``-l``: 'Total Count' N, then N NPU records each closed by 'Chip Count'), the
+    board of an NPU (``-t board -i N``: closed by 'Chip Count') and of a chip (``-t board -i N
+    -c C``: closed by 'Firmware Version')."""
+    keys = [k for k, _ in order if k]
+    first = [k for k, _ in order[:3]]
+    stated = _num(order[0][1]) if order[0][0] in ("Total Count", "Card Count") else \
+        _num(order[1][1]) if first[:2] == ["NPU ID", "Chip Count"] else None
+    if first[0] in ("Total Count", "Card Count"):
+        if isinstance(stated, int) and keys.count("Chip Count") < stated:
+            return [f"{keys.count('Chip Count')} NPU records closed by 'Chip Count' for the {stated} its "
+                    f"'{first[0]}' states: output cut short"]
+        return []
+    if isinstance(stated, int):
+        if keys.count("Chip ID") < stated:
+            return [f"{keys.count('Chip ID')} 'Chip ID' lines for the {stated} chips its 'Chip Count' states: "
+                    "output cut short"]
+        return []
+    # the board forms, told by their second line: an NPU's (Product Name on 910B/A3/950, else
+    # Software Version) closes with 'Chip Count', a chip's (its Chip ID, after the A3/950's
+    # NPU Name) with 'Firmware Version'
+    if first[0] == "NPU ID" and first[1] in ("Product Name", "Software Version") and "Chip Count" not in keys[1:]:
+        return ["an NPU's board lines without their closing 'Chip Count': output cut short"]
+    chip_board = first[0] == "NPU ID" and first[1] in ("Chip ID", "NPU Name")
+    if chip_board and "Firmware Version" not in keys:
+        return ["a chip's board lines without their closing 'Firmware Version': output cut short"]
+    if [k for k, _ in order[:2]] == ["NPU ID", ""]:
+        return ["an 'NPU ID' line alone (every form prints more after it): output cut short"]
+    return []
 
 
 def parse_fields(text: str) -> dict[str, Any]:
     blocks: list[dict[str, str]] = [{}]
+    order: list[tuple[str, str]] = []
     errors: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
+        if not line and blocks[-1]:
+            blocks.append({})  # npucli parts the header, each chip and the MCU by a blank line
         if not line or line.startswith(("$", "/usr/", "```")):
             continue
         if _ELIDED.match(line):
             errors.append("output elided ('...')")
             continue
-        m = _FIELD.match(line)
-        if not m:
+        if _QUERY_FAILED.match(line):
+            errors.append(f"npu-smi: '{line}': not measured")
             continue
+        m = _FIELD.match(line)
+        if not m or not m.group(2):
+            continue  # npucli prints a value after every key: a key alone is prose, or a line cut
         key, value = m.group(1), m.group(2)
         if key in blocks[-1]:
             blocks.append({})
         blocks[-1][key] = value
+        order.append((key, value))
     blocks = [b for b in blocks if b]
     if not blocks:
         failed = tool_failed(text)
@@ -211,12 +256,16 @@ def parse_fields(text: str) -> dict[str, Any]:
     for b in blocks:
         for k, v in b.items():
             merged.setdefault(k, v)
-    # an NPU's view (-i N) states its 'Chip Count' and prints a 'Chip ID' line for each chip
-    stated = _num(merged.get("Chip Count", ""))
-    closed = sum(1 for b in blocks if "Chip ID" in b)
-    if isinstance(stated, int) and closed < stated:
-        errors.append(f"{closed} 'Chip ID' lines for the {stated} chips its 'Chip Count' states: output cut short")
-    return {"tool": "npu-smi-fields", "fields": merged, "blocks": blocks, "errors": errors}
+    errors += _fields_cut(order + [("", "")] * 2)
+    chips = [b for b in blocks if b.get("Chip ID")]
+    # -t common opens each chip with its Chip ID (print_npu_common_info) and prints its
+    # Temperature(C) for every chip, then the 910 family's (Aicore Count) real-time power
+    for b in chips:
+        if next(iter(b)) == "Chip ID" and ("Temperature(C)" not in b or "Aicore Count" in b
+                                           and "NPU Real-time Power(W)" not in b):
+            errors.append(f"chip {b['Chip ID']}: its -t common lines end before its Temperature(C) / NPU Real-time "
+                          "Power(W): output cut short")
+    return {"tool": "npu-smi-fields", "fields": merged, "blocks": blocks, "chips": chips, "errors": errors}
 
 
 def parse_health(text: str) -> dict[str, Any]:

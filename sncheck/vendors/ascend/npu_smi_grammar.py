@@ -12,6 +12,9 @@ from sncheck.vendors.grammar import Grammar
 
 _CLOSED = "closed: Huawei npu-smi command reference (Atlas A2/A3, CANN 23.0 and 24.1)"
 _NPUCLI = "hicann/driver src/custom/dev_prod/user/npucli/src/npu_info_print.c: '\\t%-30s : %s' key lines"
+_PRINT = ("hicann/driver src/custom/dev_prod/user/npucli/src @ ef377e9: npu_info_print.c (print_common_info, "
+          "print_ascend_board_info, print_npu_card_info, print_ascend_chip_info, print_all_info), npu_card_info.c "
+          "(show_ascend_card_info: the NPU form's header, chip blocks, 'Chip ID' after each, 'Failed to query ...')")
 _KV = ("one 'Key : Value' line a field, printed '\\t%-30s : %s' (the ECC counters pad the key to 40); "
        "'NA' where the chip does not say")
 
@@ -133,3 +136,33 @@ GRAMMAR.update({
         failures="no 'HBM Capacity(MB)' line (a parse error); the end missing, '...' (errors: cut short)",
         values="hbm_capacity_MB, errors"),
 })
+
+
+GRAMMAR["npu-smi-fields"] = Grammar(
+    tool="npu-smi info -t TYPE -i N [-c C] and npu-smi info -l (any 'Key : Value' view)",
+    versions="npu-smi 23.0 to 26.0 (910, 910B, A3 910C, 950; the forms of npucli's print code)",
+    sources=(_CLOSED, _PRINT, "hicann/driver npucli/src/npu_smi.c @ ef377e9 handle_dcmi_initialization: the DCMI "
+             "failure lines", "closed: fixtures/real/ascend/08 (-t common, 910B), 12 and 13 (board, usages, health)"),
+    lines=(_KV + ". Forms: the NPU form (-t TYPE -i N: 'NPU ID', 'Chip Count' N and a blank line, then per chip the "
+           "type's lines, its 'Chip ID' and a blank line; an MCU's lines closed by 'Chip Name : MCU'); -t common "
+           "(no blank after 'Chip Count'; each chip opens with a blank line and 'Chip ID', then Memory/HBM/Aicore "
+           "Usage Rate(%), Aicore Freq/curFreq(MHZ), Aicore Count, Temperature(C), NPU Real-time Power(W); then a "
+           "blank line, 'Chip Name : mcu', 'Temperature(C)'); -t board -i N ('NPU ID', [Product Name, Model, "
+           "Manufacturer, Serial Number: 910B/A3/950], Software Version, Firmware Version, Compatibility, Board ID, "
+           "PCB ID, BOM ID, PCIe Bus Info, Slot ID, Class ID, PCI Vendor/Device ID, Subsystem Vendor/Device ID, "
+           "'Chip Count' [, 'Chip Fault']); -t board -i N -c C ('NPU ID', ['NPU Name': A3/950], 'Chip ID', ['Chip "
+           "Type'], Chip Name, Chip Version, Board ID, PCB ID, BOM ID, VDie ID and NDie ID (910 family; 950: DDie "
+           "Count, DDie ID), Chip Position ID, PCIe Bus Info, 'Firmware Version'); -l ('Total Count' N, a blank, "
+           "then per NPU 'NPU ID', [Product Name, Serial Number], 'Chip Count', a blank); a repeated key starts "
+           "a new block"),
+    end=("the form's own: the NPU form's N 'Chip ID' lines (-t common: N chip blocks, each through its "
+         "Temperature(C) and, on the 910 family (Aicore Count), its NPU Real-time Power(W); the MCU's lines after "
+         "them are optional), -l's N records each closed by 'Chip Count', -t board -i N's 'Chip "
+         "Count', -t board -i N -c C's 'Firmware Version' (310/310B SoC modules print none: read as cut); other -c "
+         "forms (a line or two of one chip) state no end"),
+    failures=("'Failed to query chip count.', 'Failed to query npu chip: C info.', 'Failed to query mcu chip: C "
+              "info.' (errors: not measured); the DCMI init failure instead of any line (a parse error naming it: "
+              "not measured); fewer 'Chip ID' lines or records than stated, the closing key missing, '...' "
+              "(errors: cut short)"),
+    values="fields (the first value of each key), blocks (a dict a chip or record), errors",
+)

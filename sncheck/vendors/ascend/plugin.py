@@ -27,7 +27,7 @@ VENDOR = Vendor(
     # `sncheck parse` views and what one record of each is
     views={
         "npu-smi": View(npu_smi.parse_info, Listing("chip", ("chips",), ident=("npu", "chip"), cards=True)),
-        "npu-smi-fields": View(npu_smi.parse_fields, Listing("chip", ("blocks",), ("fields",))),
+        "npu-smi-fields": View(npu_smi.parse_fields, Listing("chip", ("chips",))),
         "npu-smi-health": View(npu_smi.parse_health, Listing("field", (FIELDS,))),
         "npu-smi-ecc": View(npu_smi.parse_ecc),
         "npu-smi-hbm": View(npu_smi.parse_hbm, Listing("field", (FIELDS,))),
