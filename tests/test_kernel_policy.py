@@ -289,7 +289,7 @@ def test_the_shipped_table_covers_the_catalogs_classes() -> None:
     assert set(by["kernel-sxid"]) == {"fatal", "non-fatal"} and set(by["kernel-nvidia-driver"]) == {"rm_init",
                                                                                                    "api_mismatch"}
     assert {"uncorrectable", "correctable", "deferred", "poison", "fatal", "aca", "reset", "reset-failed",
-            "ring-timeout", "page-fault", "bad-page-threshold"} == set(by["kernel-amdgpu"])
+            "ring-timeout", "page-fault", "bad-page-threshold", "init-failed"} == set(by["kernel-amdgpu"])
 
 
 # --------------------------------------------------------------------------- DCGM skips

@@ -68,7 +68,7 @@ SOURCES: dict[str, tuple[str, ...]] = {"xid": ("xid",), "sxid": ("sxid",), "aer"
 KEYS: dict[str, tuple[bool, tuple[str, ...]]] = {
     "xid": (True, ()), "sxid": (True, ("fatal", "non-fatal")), "aer": (False, ("fatal", "non-fatal", "corrected")),
     "amdgpu": (False, ("uncorrectable", "correctable", "deferred", "poison", "fatal", "aca", "page-fault", "reset",
-                       "reset-failed", "ring-timeout", "bad-page-threshold")),
+                       "reset-failed", "ring-timeout", "bad-page-threshold", "init-failed")),
     "nvrm": (False, ("rm_init", "api_mismatch")),
     "mlx5": (True, ("fatal", "health-compromised", "syndrome", "recovered", "recovery-failed", "unloaded")),
     "hung_task": (False, ("hung-task", "hung-task-panic"))}

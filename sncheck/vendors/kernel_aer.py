@@ -20,6 +20,9 @@ every line prefixed by the reporting device (``pcieport 0000:00:02.0: ``, ``nvid
   Bit``), `` (First)`` on the First Error Pointer;
 - ``  TLP Header: ...``: the header of the TLP in error.
 
+A reporter's excerpt may cut the device prefixes (then a status, bit or TLP line continues the
+report before it), join several bit lines into one, or leave out ``severity=``: read as the same.
+
 Events: ``aer`` with ``class`` (``fatal`` | ``non-fatal`` | ``corrected``), ``bus_id`` and
 ``port`` (the reporting device, ``dddd:bb:dd.f``), ``type``, ``agent``, ``vendor_device``,
 ``status``, ``mask``, ``bits`` ([{``bit``, ``name``, ``first``}]), ``tlp_header``. A
@@ -33,16 +36,19 @@ from typing import Any
 
 _DEV = r"(?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 _PREFIX = re.compile(rf"(?:^|\s)(?:[\w.-]+ )?{_DEV}: ")
-_DETAIL = re.compile(r"PCIe Bus Error: severity=(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Uncorrectable(?: \((?:Fatal|"
-                     r"Non-Fatal)\))?|Corrected|Correctable|Uncorrected),\s*type=(?P<type>[^,]+),\s*(?:id=\w+)?"
-                     r"\(?(?P<agent>[^)]*)\)?", re.I)
+_DETAIL = re.compile(r"PCIe Bus Error: (?:severity=)?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Uncorrectable(?: \((?:Fatal|"
+                     r"Non-Fatal)\))?|Corrected|Correctable|Uncorrected),\s*type=(?P<type>[^,]+)(?:,\s*(?:id=\w+)?"
+                     r"\(?(?P<agent>[^)]*)\)?)?", re.I)
 RECEIVED = re.compile(r"AER: (?:Multiple )?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected|Correctable|"
                       r"Uncorrectable \((?:Fatal|Non-Fatal)\)) error (?:message )?received(?::| from) "
                       r"(?:id=\w+|(?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?))", re.I)
 _STATUS = re.compile(r"device \[(?P<vd>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\] error status/mask=(?P<s>[0-9a-fA-F]{8})/"
                      r"(?P<m>[0-9a-fA-F]{8})")
 _BIT = re.compile(r":\s+\[\s*(?P<bit>\d{1,2})\] (?P<name>.+?)\s*(?P<first>\(First\))?\s*$")
-_TLP = re.compile(r"TLP Header: (?P<h>[0-9a-fA-F ]+)$")
+# a bit line whose device prefix the reporter cut, maybe with the next bits joined to it and the
+# long name beside the short one: '[14] CmpltTO (Completion Timeout, First)   [18] MalfTLP'
+_BARE_BIT = re.compile(r"\[\s*(?P<bit>\d{1,2})\] (?P<name>[^\[(]+?)\s*(?:\((?P<note>[^)]*)\))?\s*(?=\[\s*\d{1,2}\]|$)")
+_TLP = re.compile(r"TLP Header: (?P<h>[0-9a-fA-Fx ]+?)\s*(?:\([^)]*\))?$")
 PATTERN = r"AER:|PCIe Bus Error|error status/mask|: +\[ ?[0-9]+\] [A-Za-z]|TLP Header"
 
 
@@ -64,15 +70,20 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
     port = bdf(body)
     if m := _DETAIL.search(body):
         return {"source": "aer", "code": None, "bus_id": port[:10] if port else None, "class": klass(m.group("sev")),
-                "port": port, "type": m.group("type").strip(), "agent": m.group("agent").strip() or None,
+                "port": port, "type": m.group("type").strip(), "agent": (m.group("agent") or "").strip() or None,
                 "vendor_device": None, "status": None, "mask": None, "bits": []}
-    same = last is not None and last.get("source") == "aer" and last.get("port") == port and "bits" in last
+    # a line without a device prefix continues the report before it (a reporter cut the prefixes)
+    same = last is not None and last.get("source") == "aer" and port in (last.get("port"), None) and "bits" in last
     if same and last is not None:
         if m := _STATUS.search(body):
             last.update(vendor_device=m.group("vd").lower(), status=m.group("s").lower(), mask=m.group("m").lower())
             return {}
         if m := _BIT.search(body):
             last["bits"].append({"bit": int(m.group("bit")), "name": m.group("name"), "first": bool(m.group("first"))})
+            return {}
+        if port is None and (bits := list(_BARE_BIT.finditer(body.strip()))) and body.strip().startswith("["):
+            last["bits"] += [{"bit": int(b["bit"]), "name": b["name"].strip(),
+                              "first": "First" in (b["note"] or "")} for b in bits]
             return {}
         if m := _TLP.search(body):
             last["tlp_header"] = m.group("h").strip()

@@ -73,8 +73,9 @@ GRAMMAR = {"kernel-log": Grammar(
         "sncheck/vendors/kernel_hung.py",
     ),
     lines=("any line, optionally timed ('[  12.345678]', '[Mon Mar  3 12:00:01 2025]', ISO, the journal's or syslog's "
-           "'Mar 03 12:00:01 host kernel: ', that followed by dmesg's '[  12.3]'); the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
-           "Data and Severity lines, RmInitAdapter, loading, API mismatch), sncheck/vendors/kernel_aer.py (AER "
+           "'Mar 03 12:00:01 host kernel: ', that followed by dmesg's '[  12.3]'), dmesg --decode's 'kern  :err   : ' "
+           "before the stamp (util-linux dmesg.c print_record); the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
+           "Data and Severity lines, RmInitAdapter, the fallen-off-the-bus message without an Xid, loading, API mismatch), sncheck/vendors/kernel_aer.py (AER "
            "received / PCIe Bus Error / device status / one line per error bit / TLP Header), "
            "sncheck/vendors/amd/kernel_ras.py (amdgpu RAS counts, ERREVENT, ACA banks, resets, ring timeouts, "
            "page faults, bad-page threshold), sncheck/vendors/infiniband/kernel_mlx5.py (mlx5 Fatal error, health "
@@ -93,8 +94,9 @@ GRAMMAR = {"kernel-log": Grammar(
             "code, bus_id, "
             "class, time, text, boot_back (a report of an earlier boot than the log's last: how many boots "
             "before it, told by dmesg's uptime going back; absent for the last boot's), and per source: xid gpu_instance, compute_instance, pid, process, message, "
-            "caused_by, driver_version, recovery_action and recovery_action_name (Xid 154); sxid device, link, "
-            "engine_instance, message, driver_version; rm_init "
+            "caused_by, driver_version, recovery_action and recovery_action_name (Xid 154), xid_line false and pci_id "
+            "(the fallen-off-the-bus message read as Xid 79); sxid device, link, "
+            "engine_instance, message, driver_version, data_only (a Data line whose report line is not in the log); rm_init "
             "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], "
             "tlp_header; amdgpu see kernel_ras; mlx5 port, sensor, synd, syndrome, ext_synd, fw_version, "
             "fw_severity, rfr, pci_unavailable, recovery; hung_task process, pid, seconds, tainted, kernel, state, "
@@ -110,10 +112,14 @@ BOOT_DROP_S = 1.0  # printk stamps of two CPUs may interleave a little out of or
 PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|{kernel_mlx5.PATTERN}|{kernel_hung.PATTERN}|"
            r"^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
            r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records|poison consumption|"
-           r"page fault|Process )|aca entry\[|ACA\[")  # every line kernel_ras reads (an ACA register's: any)
+           r"page fault|Process |Fatal error during GPU init|probe .*failed with error)|aca entry\[|ACA\[")  # every line kernel_ras reads (an ACA register's: any)
 
 # syslog / the journal's default format ('Dec  2 11:38:27 worker4 kernel: '), then one of dmesg's stamps
 _SYSLOG = re.compile(r"^(?P<syslog>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ kernel: ?")
+# dmesg --decode (-x): facility and level before the stamp, 'kern  :err   : ' (util-linux sys-utils/dmesg.c,
+# print_record: "%-6s:%-6s: " of facility_names[] and level_names[])
+_DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|res\d+|local[0-7]) *:"
+                     r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: ")
 _TIME = re.compile(r"^(?:\[\s*(?P<mono>\d+\.\d+)\]|\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
                    r"\d\d:\d\d:\d\d \d{4})\]|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
                    r"(?:[+-]\d\d:?\d\d|Z)?))\s*")
@@ -145,6 +151,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     last_amd: dict[str, Any] | None = None  # the amdgpu event an ACA register or total line continues
     last: dict[str, Any] | None = None      # the NVIDIA or AER report a Data, status or bit line continues
     driver: str | None = None               # the NVIDIA driver loaded ("NVRM: loading ..."), for the reports after it
+    nv_head: dict[str, Any] = {}            # the GPU a multi-line NVRM message named on its first line
+    resets: dict[str, dict[str, Any]] = {}  # amdgpu: the reset begun per GPU, its outcome line to come
     nics: dict[str, dict[str, Any]] = {}    # PCI function -> its last mlx5 health report, which its buffer lines fill
     task: dict[str, Any] | None = None      # the hung-task report whose trace the lines after it are
     lines = 0
@@ -169,6 +177,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         lines += 1
         syslog = _SYSLOG.match(line)
         rest = line[syslog.end():] if syslog else line
+        if decoded := _DECODE.match(rest):
+            rest = rest[decoded.end():]
         t = _TIME.match(rest)
         when = (t.group("iso") or t.group("ctime") or t.group("mono")) if t else None
         when = syslog.group("syslog") if syslog and not (t and (t.group("iso") or t.group("ctime"))) else when
@@ -198,13 +208,13 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                 n.update(time=when, text=body[:300], boot_seq=boots)
                 events.append(n)
             continue
-        if (e := kernel_nvrm.event(body, last, driver)) is not None or (e := kernel_aer.event(body, last)) is not None:
+        if (e := kernel_nvrm.event(body, last, driver, nv_head)) is not None or (e := kernel_aer.event(body, last)) is not None:
             if e:  # {}: a line that continues the report before it
                 e.update(time=when, text=body[:300], boot_seq=boots)
                 (received if e.get("received") else events).append(e)
                 last = e
             continue
-        elif (e := kernel_ras.event(body, last_amd)) is not None:
+        elif (e := kernel_ras.event(body, last_amd, resets)) is not None:
             e.update(bus_id=bus_id(e["bus_id"]), time=when, text=body[:300], boot_seq=boots)  # dddd:bb:dd
             events.append(e)
             last_amd = e

@@ -2,7 +2,7 @@
 read in Linux's amdgpu_ras.c, amdgpu_aca.c, amdgpu_umc.c, amdgpu_job.c, amdgpu_device.c): the
 count lines of kernels to 6.7 and the socket/die lines of 6.8+ (with 6.10's event id), the
 fatal ERREVENT interrupt, ACA bank dumps in both register layouts, resets, ring timeouts, VM
-page faults and the bad page threshold; in every time format the kernel-log view reads."""
+page faults, the bad page threshold and a GPU that fails init; in every time format the kernel-log view reads."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _eid(rng: random.Random, new: bool) -> str:
 def amdgpu(rng: random.Random) -> Iterator[Variant]:
     for style in _TIMES:
         for case in rng.sample(("counts", "socket counts", "erREVENT aca", "aca 6.9", "reset", "ring page fault",
-                                "threshold", "correctable only"), 3):
+                                "threshold", "correctable only", "init failed"), 3):
             log = _Log(rng, style)
             bdfs = [f"0000:{b:02x}:00.0" for b in rng.sample(range(0x1b, 0xfe), 2)]
             new = rng.random() < 0.5
@@ -88,10 +88,20 @@ def amdgpu(rng: random.Random) -> Iterator[Variant]:
                 log.event(bdfs[0], "aca", status != _CORRECTED, status_class=klass)
             elif case == "reset":
                 log.line(bdfs[0], "GPU reset begin!")
-                ok = rng.random() < 0.6
+                outcome = rng.choice(("succeeded", "failed", None))  # None: the log ends before the outcome
                 n = rng.randrange(1, 5)
-                log.line(bdfs[0], f"GPU reset({n}) succeeded!" if ok else f"GPU reset({n}) failed")
-                log.event(bdfs[0], "reset" if ok else "reset-failed", True, count=n)
+                if outcome is not None:
+                    log.line(bdfs[0], f"GPU reset({n}) succeeded!" if outcome == "succeeded" else f"GPU reset({n}) failed")
+                    log.event(bdfs[0], "reset" if outcome == "succeeded" else "reset-failed", True, count=n,
+                              outcome=outcome)
+                else:
+                    log.event(bdfs[0], "reset", True, outcome=None)
+            elif case == "init failed":  # amdgpu_device_init's failure, then the driver core's probe line
+                log.line(bdfs[0], "Fatal error during GPU init")
+                err = rng.choice((-12, -22, -110))
+                log.lines.append(f"amdgpu: probe of {bdfs[0]} failed with error {err}" if rng.random() < 0.5
+                                 else f"amdgpu {bdfs[0]}: probe with driver amdgpu failed with error {err}")
+                log.event(bdfs[0], "init-failed", True, error=err)
             elif case == "ring page fault":
                 log.line(bdfs[0], "ring gfx_0.0.0 timeout, signaled seq=41211, emitted seq=41213")
                 log.event(bdfs[0], "ring-timeout", True, block="gfx_0.0.0")

@@ -1,6 +1,7 @@
 """Kernel logs, from the kernel-log grammar (sncheck/vendors/kernel_log.py GRAMMAR): NVIDIA's
 Xid (MIG-attributed, with a cause), SXid reports with their Data and Severity lines,
-RmInitAdapter failures, the driver's loading line, PCIe AER reports in the old and new kernel
+RmInitAdapter failures, a GPU fallen off the bus with no Xid line (three lines or one), an SXid's
+Data line alone, the driver's loading line, PCIe AER reports in the old and new kernel
 layouts with their error bits, and noise lines; in each time format the grammar allows.
 (amdgpu RAS lines: their own generator, beside sncheck/vendors/amd/kernel_ras.py's grammar.)
 """
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 from grammars import Variant, generator
 
 _MON = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_TIMES = ("none", "mono", "ctime", "iso", "journal", "short-iso")
+_TIMES = ("none", "mono", "ctime", "iso", "journal", "short-iso", "decode")
 _CORRECTED_BITS = [(0, "Receiver Error", "RxErr"), (6, "Bad TLP", "BadTLP"), (7, "Bad DLLP", "BadDLLP"),
                    (12, "Replay Timer Timeout", "Timeout"), (8, "RELAY_NUM Rollover", "Rollover")]
 _FATAL_BITS = [(5, "Surprise Down Error", "SDES"), (14, "Completion Timeout", "CmpltTO"),
@@ -30,6 +31,8 @@ def _stamp(style: str, i: int) -> str:
         return f"2025-03-04T09:{sec // 60 % 60:02d}:{sec % 60:02d},{i:06d}+00:00 "
     if style == "journal":
         return f"{_MON[2]} 04 09:{sec // 60 % 60:02d}:{sec % 60:02d} gpu-node-17 kernel: "
+    if style == "decode":  # dmesg --decode --time-format iso: facility and level first (util-linux dmesg.c)
+        return f"kern  :{'err' if i % 2 else 'warn':<6s}: 2025-03-04T09:{sec // 60 % 60:02d}:{sec % 60:02d},{i:06d}+00:00 "
     if style == "short-iso":
         return f"2025-03-04T09:{sec // 60 % 60:02d}:{sec % 60:02d}+0000 gpu-node-17 kernel: "
     return ""
@@ -87,6 +90,29 @@ class _Log:
         self.events += 1
         self.faults += 1
 
+    def fallen(self, dev: str, one_line: bool) -> None:
+        """A GPU lost at the driver's probe, no Xid line: osinit.c's three lines, or the one-line form."""
+        if one_line:
+            self.lines.append(f"NVRM: GPU {dev}: GPU has fallen off the bus.")
+        else:
+            self.lines += [f"NVRM: The NVIDIA GPU {dev}", "NVRM: (PCI ID: 10de:2330) installed in this system has",
+                           "NVRM: fallen off the bus and is not responding to commands."]
+            self.values.append((f"events[{self.events}].pci_id", "10de:2330"))
+        i = self.events
+        self.values += [(f"events[{i}].code", 79), (f"events[{i}].bus_id", dev[:10]), (f"events[{i}].xid_line", False)]
+        self.events += 1
+        self.faults += 1
+
+    def sxid_data_only(self, switch: int, bus: str) -> None:
+        """An SXid's register dump whose report line the log does not hold (an excerpt kept it alone)."""
+        self.lines.append(f"nvidia-nvswitch{switch}: SXid (PCI:{bus}.0): 12028, Data {{0x000001c0, 0x00bd5c8a, "
+                          "0x00000500, 0x00000064, 0x00000000, 0x40008000, 0x5a001100, 0x00000000, 0x00000000}")
+        i = self.events
+        self.values += [(f"events[{i}].code", 12028), (f"events[{i}].device", f"nvidia-nvswitch{switch}"),
+                        (f"events[{i}].data_only", True)]
+        self.events += 1
+        self.faults += 1
+
     def rm_init(self, dev: str) -> None:
         self.lines += [f"NVRM: GPU {dev}: RmInitAdapter failed! (0x24:0x72:1568)",
                        f"NVRM: GPU {dev}: rm_init_adapter failed, device minor number 5"]
@@ -128,7 +154,7 @@ class _Log:
 @generator("kernel-log")
 def kernel_log(rng: random.Random) -> Iterator[Variant]:
     for style in _TIMES:
-        for case in rng.sample(("xid", "sxid", "aer", "rm_init", "quiet", "mixed"), 3):
+        for case in rng.sample(("xid", "sxid", "aer", "rm_init", "quiet", "mixed", "fallen", "sxid-data"), 3):
             log = _Log(rng)
             driver = None
             if rng.random() < 0.7:
@@ -150,6 +176,10 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
                     log.aer(f"0000:{rng.randrange(0, 200):02x}:03.1", True, rng.random() < 0.4, rng.randint(1, 2))
             if case == "rm_init":
                 log.rm_init(f"0000:{rng.randrange(16, 250):02x}:00.0")
+            if case == "fallen":
+                log.fallen(f"0000:{rng.randrange(16, 250):02x}:00.0", rng.random() < 0.4)
+            if case == "sxid-data":
+                log.sxid_data_only(rng.randrange(8), f"0000:{rng.randrange(1, 9):02x}:00")
             for _ in range(rng.randint(0, 2)):
                 log.noise()
             yield log.variant(style, case)

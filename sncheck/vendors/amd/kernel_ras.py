@@ -21,16 +21,22 @@ Grammar (Linux ``drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c``, ``amdgpu_aca.c``,
   then ``aca entry[NN].STATUS=0x...`` (``ADDR``, ``MISC0``, ``IPID``, ``SYND``) or, 6.9+,
   ``ACA[NN/TT].REG=0x...`` (``CONTROL``, ``STATUS``, ``ADDR``, ``MISC``, ``CONFIG``, ``IPID``,
   ``SYND``, ``DESTAT``, ``DEADDR``, ``CONTROL_MASK``): one event, its registers attached;
-- ``GPU reset begin!``, ``GPU reset(N) succeeded!`` / ``GPU reset(N) failed``, ``ring NAME
+- ``GPU reset begin!``, ``GPU reset(N) succeeded!`` / ``GPU reset(N) failed`` (one ``reset`` event per
+  reset: ``outcome`` ``succeeded``, ``failed`` (class ``reset-failed``) or null where the log ends
+  before it), ``ring NAME
   timeout, signaled seq=S, emitted seq=E`` (a job that hung: ``signaled``, ``emitted``, and the
   ``Process information: process X pid N`` line after it as ``process``, ``pid``), ``RAS records:N exceed
   threshold:M`` (the bad page table is full: the GPU is not initialised), ``[HUB] retry page
   fault`` / ``[HUB] no-retry page fault`` (``gmc_v9_0.c``: a VM fault, an application's bad
   access; the lines after it describe it).
+- ``Fatal error during GPU init`` (``amdgpu_device.c``, ``amdgpu_device_init``'s failure) and the
+  driver core's ``amdgpu: probe of BDF failed with error -E`` (``drivers/base/dd.c``; 6.x: ``amdgpu
+  BDF: probe with driver amdgpu failed with error -E``): the GPU was not initialised; one event per
+  GPU, ``error`` the probe's errno when its line follows.
 
 Each event: ``source: amdgpu``, ``class``: ``uncorrectable``, ``correctable``, ``deferred``,
 ``poison``, ``fatal`` (ERREVENT), ``aca``, ``page-fault``, ``reset``, ``reset-failed``, ``ring-timeout``,
-``bad-page-threshold``; ``block`` (``umc``, ``gfx``, ``sdma``, ``xgmi_wafl``, ``mmhub``...),
+``bad-page-threshold``, ``init-failed`` (with ``error``); ``block`` (``umc``, ``gfx``, ``sdma``, ``xgmi_wafl``, ``mmhub``...),
 ``count``, ``total``, ``socket``, ``die``, ``event_id``, ``registers`` and ``status_class`` (ACA:
 the STATUS register's UC / Deferred / Poison bits, ``amdgpu_aca.h``). Failures: every class
 but ``correctable`` and the ACA dumps whose STATUS says corrected.
@@ -57,13 +63,17 @@ _RING = re.compile(r"ring (?P<ring>\S+) timeout, signaled seq=(?P<sig>\d+), emit
 # " Process X pid N thread T pid M" (later, device-prefixed)
 _PROCESS = re.compile(r"Process (?:information: process )?(?P<name>.+?) pid (?P<pid>\d+) thread ")
 _PAGE_FAULT = re.compile(r"\[(?P<hub>\w+)\] (?:no-)?retry page fault")
+_INIT_FAILED = "Fatal error during GPU init"
+_PROBE = re.compile(r"probe (?:of (?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) )?(?:with driver amdgpu )?"
+                    r"failed with error (?P<err>-?\d+)")
 _THRESHOLD = re.compile(r"RAS records:\s*(?P<n>\d+) exceed threshold:\s*(?P<max>\d+)")
 
 
-def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
+def event(body: str, last: dict[str, Any] | None, begun: dict[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:
     """The amdgpu event a kernel log line (its time stripped) starts, or None. A line that
     continues ``last`` (an ACA register, a total count) updates it in place and returns
-    None: ``last`` is the previous amdgpu event of the same log."""
+    None: ``last`` is the previous amdgpu event of the same log. ``begun``: the caller's
+    record of the resets begun per GPU, which their outcome line completes."""
     body = body[:1024]  # printk lines are at most 1 KB: a longer one is not the kernel's
     if "amdgpu" not in body and "Hardware Error" not in body and not (last and _ACA_REG.search(body)):
         return None
@@ -103,9 +113,15 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
     if m := _FATAL.search(msg):
         return {**base, "class": "fatal", "block": m["what"]}
     if m := _RESET.search(msg):
-        if m["how"] == "begin":
-            return None  # its outcome is the event
-        return {**base, "class": "reset" if m["how"] == "succeeded" else "reset-failed", "count": _int(m["n"])}
+        resets = begun if begun is not None else {}
+        if m["how"] == "begin":  # a reset: its outcome line, when the log has it, completes this event
+            resets[bdf or ""] = {**base, "class": "reset", "outcome": None}
+            return resets[bdf or ""]
+        klass = "reset" if m["how"] == "succeeded" else "reset-failed"
+        if (started := resets.pop(bdf or "", None)) is not None:
+            started.update({"class": klass, "count": _int(m["n"]), "outcome": m["how"]})
+            return None
+        return {**base, "class": klass, "count": _int(m["n"]), "outcome": m["how"]}
     if "timeout, signaled" in msg and (m := _RING.search(msg)):
         return {**base, "class": "ring-timeout", "block": m["ring"], "signaled": int(m["sig"]),
                 "emitted": int(m["emit"]), "process": None, "pid": None}
@@ -115,6 +131,15 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     if "page fault" in msg and (m := _PAGE_FAULT.search(msg)):
         return {**base, "class": "page-fault", "block": m["hub"]}
+    if _INIT_FAILED in msg:
+        return {**base, "class": "init-failed", "error": None}
+    if m := _PROBE.search(msg):
+        bus = m["bdf"].lower().rsplit(".", 1)[0] if m["bdf"] else bdf
+        if last is not None and last.get("class") == "init-failed" and last.get("bus_id") == bus \
+                and last.get("error") is None:
+            last["error"] = int(m["err"])  # the driver core's line after amdgpu's own: the same failure
+            return None
+        return {**base, "bus_id": bus, "class": "init-failed", "error": int(m["err"])}
     if m := _THRESHOLD.search(msg):
         return {**base, "class": "bad-page-threshold", "count": int(m["n"]), "total": int(m["max"])}
     return None
@@ -149,7 +174,8 @@ def describe(e: dict[str, Any]) -> str:
     what = {"aca": f"ACA bank dump ({e.get('status_class') or 'STATUS not read'})", "fatal": f"fatal RAS interrupt ({e.get('block')})",
             "reset": "GPU reset succeeded", "reset-failed": "GPU reset failed",
             "ring-timeout": f"ring {e.get('block')} timeout", "page-fault": f"{e.get('block')} page fault",
-            "bad-page-threshold": f"bad page records {e.get('count')} over the threshold {e.get('total')}"}.get(e["class"])
+            "bad-page-threshold": f"bad page records {e.get('count')} over the threshold {e.get('total')}",
+            "init-failed": f"GPU not initialised (probe error {e.get('error')})"}.get(e["class"])
     if what is None:
         n = e.get("count") if e.get("count") is not None else e.get("total")
         what = f"{n} {e['class']} errors in {e.get('block')}"

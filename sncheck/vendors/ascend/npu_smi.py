@@ -50,7 +50,8 @@ from sncheck.errors import ParseError
 _NA = {"NA", "N/A", "-", ""}
 _ELIDED = re.compile(r"^(\.\.\.|…)$")
 _LINE1 = re.compile(r"^\|\s*(\d+)\s+(\S.*?)\s*\|\s*(\S+)\s*\|\s*(\S+)\s+(\S+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
-_LINE2 = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*\|"
+# the Bus-Id as printed; a reporter may mask its hex digits ('0000:xx:00.0'): read as given
+_LINE2 = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-fxX*]{4}:[0-9A-Fa-fxX*]{2}:[0-9A-Fa-fxX*]{2}\.\d)\s*\|"
                     r"\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
 _PROC = re.compile(r"^\|\s*\d+\s+\d+\s*\|\s*\d+\s*\|")
 _VERSION = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")

@@ -67,7 +67,12 @@ _VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)(?P<suffix>[\w.-]*)(?:\
 _INIT = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+|\(nil\)) rank (?P<rank>\d+) nr?anks (?P<nranks>\d+) "
                    r"cudaDev (?P<dev>\d+)(?: nvmlDev (?P<nvml>\d+))? busId (?P<bus>[0-9a-fA-F]+)\b")
 _NET_USING = re.compile(r"^NET/(?P<net>\w+) ?: Using(?P<rest>.*)$")
-_NET_DEV = re.compile(r"\[(?P<i>\d+)\](?P<dev>[^\s:\[\];]+)(?::(?P<port>\d+))?(?:/(?P<link>\w+))?")
+# '[0]mlx5_0:1/IB' (net_ib: device, port, link layer), '[0]eth0:10.0.0.1<0>' (net_socket: interface and
+# its address, the port in '<>' 0); a Socket device's ':' is followed by its address, not a port
+_NET_DEV = re.compile(r"\[(?P<i>\d+)\](?P<dev>[^\s:\[\];]+)(?::(?P<port>\d+)(?![\d.:<])|:(?P<addr>[^\s<\[\];]+)<\d+>)?"
+                      r"(?:/(?P<link>\w+))?")
+# 'comm 0x.. rank R nranks N ... - Init START', 'comm 0x.. rank R nRanks N nNodes M localRanks ..': the size
+_COMM_SIZE = re.compile(r"comm (?:0x[0-9a-fA-F]+|\(nil\)) rank \d+ nr?anks (\d+)", re.I)
 _OOB = re.compile(r"OOB (\S+)")
 _USING_NETWORK = re.compile(r"^Using network (\S+)")
 _CHANNEL = re.compile(r"^Channel \d+(?:/\d+)? : .* via (?P<via>\S+(?: direct pointer)?)")
@@ -173,9 +178,10 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
     data["hosts"], data["processes"] = list(hosts), len(procs)
     data["nccl_errors"] = list(results)
     if net["network"] or net["devices"]:
-        data["net"] = net
-    nranks = [r["nranks"] for r in data["ranks"]]
-    data["nranks"] = max(nranks) if nranks else None
+        data["net"] = {k: v for k, v in net.items() if k not in ("sizes", "from")}
+    nranks = [r["nranks"] for r in data["ranks"]] + net.pop("sizes", [])
+    data["nranks"] = max(nranks) if nranks else None  # a comm's size, from its Init START or comm line too
+    net.pop("from", None)
     faults = [f"NCCL WARN {w['file'] or ''}{':' + str(w['line']) if w['line'] else ''} on "
               f"{w['host']}:{w['pid']}: {w['message'][:200]}" for w in data["warnings"]]
     faults += [f"NCCL error: {r}" for r in data["nccl_errors"]]
@@ -214,11 +220,18 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
                               "nranks": int(m["nranks"]), "cuda_dev": int(m["dev"]),
                               "nvml_dev": int(m["nvml"]) if m["nvml"] else None, "bus_id": m["bus"], "comm": m["comm"]})
     elif m := _NET_USING.match(msg):
-        net["network"] = net["network"] or m["net"]
-        if not net["devices"]:
+        # NCCL up to 2.5 prints 'NET/Socket : Using' for its bootstrap too; a 'NET/IB : Using' line says
+        # the IB transport came up and is the network (net.cc tries IB first): it replaces a Socket line's
+        replace = not net["devices"] or (net.get("from") == "Socket" and m["net"] != "Socket")
+        if replace:
+            net["network"] = m["net"] if net.get("from") is not None else net["network"] or m["net"]
+            net["from"] = m["net"]
             net["devices"] = [{"index": int(d["i"]), "device": d["dev"], "port": int(d["port"]) if d["port"] else None,
-                               "link": d["link"]} for d in _NET_DEV.finditer(m["rest"].split("; OOB")[0])]
+                               "link": d["link"], **({"address": d["addr"]} if d["addr"] else {})}
+                              for d in _NET_DEV.finditer(m["rest"].split("; OOB")[0])]
         if oob := _OOB.search(m["rest"]):
             net["oob"] = oob[1]
-    elif m := _USING_NETWORK.match(msg):
+    if m := _COMM_SIZE.search(msg):
+        net.setdefault("sizes", []).append(int(m[1]))
+    if m := _USING_NETWORK.match(msg):
         net["network"] = m[1]

@@ -34,7 +34,7 @@ GRAMMAR = {"nccl-debug": Grammar(
               "('unhandled cuda error', 'unhandled system error', 'internal error', 'invalid argument', 'invalid "
               "usage', 'remote process exited or there was a network error'): faults"),
     values=("nccl_version, cuda_version, lines, hosts, processes, nranks, ranks[{host, pid, rank, nranks, cuda_dev, "
-            "nvml_dev, bus_id, comm}], net{network, devices[{index, device, port, link}], oob}, transports{KIND: n}, "
+            "nvml_dev, bus_id, comm}], net{network, devices[{index, device, port, link, address (a Socket device's)}], oob}, transports{KIND: n}, "
             "channels, warnings[{host, pid, tid, device, file, line, func, time, message}], completion_errors[{peer, "
             "status, status_name, opcode, len, vendor_err, type, hca, local_gid, remote_gids, host, pid}], "
             "nccl_errors, faults, errors"),

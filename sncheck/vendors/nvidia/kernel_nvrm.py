@@ -16,6 +16,13 @@ Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prin
   nvalloc/unix/src/osinit.c``: ``NV_DEV_PRINTF``'s prefix) and ``NVRM: GPU dddd:bb:dd.f:
   rm_init_adapter failed, device minor number N`` (``kernel-open/nvidia/nv.c``): the GPU could
   not be initialised; the code says where.
+- ``NVRM: The NVIDIA GPU dddd:bb:dd.f`` / ``NVRM: (PCI ID: vvvv:dddd) installed in this system has`` /
+  ``NVRM: fallen off the bus and is not responding to commands.`` (``src/nvidia/arch/nvalloc/unix/
+  src/osinit.c``: the GPU's registers read all ones when the driver probes it; three printk lines, the
+  second and third without a stamp of their own when dmesg prints them) and the one-line ``NVRM: GPU
+  [at ]dddd:bb:dd[.f]: GPU has fallen off the bus.``: the GPU is lost with no Xid line: read as the Xid
+  it is (79, ``xid_line`` false), so the kernel-log policy's Xid 79 entry judges it; the one-line form
+  right after the GPU's own Xid 79 line is that report's.
 - ``NVRM: loading NVIDIA UNIX [Open Kernel Module for ]x86_64[ Kernel Module]  VERSION  ...``
   (``kernel-open/nvidia/nv.c``, ``pNVRM_ID``): the driver version every later report ran on.
 - ``NVRM: GPU at PCI:dddd:bb:dd: GPU-UUID`` and ``NVRM: GPU Board Serial Number: S``
@@ -32,7 +39,7 @@ Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prin
   system reboot); its words vary by version (``Node Reboot Required``, 610's ``OS Reboot``).
 
 Events: ``xid`` (``code``, ``bus_id``, ``gpu_instance``, ``compute_instance``, ``pid``,
-``process``, ``message``, ``caused_by``; Xid 154 ``recovery_action`` and ``recovery_action_name``), ``sxid`` (``code``, ``bus_id``, ``device``
+``process``, ``message``, ``caused_by``; the fallen-off-the-bus message ``xid_line`` false, ``pci_id``; Xid 154 ``recovery_action`` and ``recovery_action_name``), ``sxid`` (``code``, ``bus_id``, ``device``
 ``nvidia-nvswitchN``, ``class`` fatal/non-fatal, ``link``, ``engine_instance``, ``message``),
 ``rm_init`` (``bus_id``, ``device`` ``dddd:bb:dd.f``, ``code`` ``0x24:0x72:1568``, ``minor``),
 ``api_mismatch``; each with ``driver_version`` (the last ``loading`` line before it, else null).
@@ -47,7 +54,8 @@ _BUS = r"(?:PCI:)?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0
 XID = re.compile(rf"NVRM: Xid \({_BUS}(?: GPU-I:(?P<gi>\d+))?(?: GPU-CI:(?P<ci>\d+))?\): (?P<code>\d+)"
                  r"(?:,\s*(?P<rest>.*))?")
 SXID = re.compile(rf"(?:(?P<dev>nvidia-nvswitch\d+): )?SXid \({_BUS}\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?")
-_PID = re.compile(r"^pid=(?P<pid>'[^']*'|\S+?), name=(?P<name>.*?), ")
+# 'pid=PID, name=NAME, ' (a reporter may cut the pid and keep the name: both optional apart)
+_PID = re.compile(r"^(?:pid=(?P<pid>'[^']*'|\S+?), )?name=(?P<name>.*?), ")
 _CAUSE = re.compile(r"\s*caused by previous Xid (\d+)\s*$")
 # Xid 154 (R550 on): 'GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)'; the
 # value is nvmlDeviceGpuRecoveryAction_t (0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and
@@ -65,10 +73,16 @@ _ENGINE = re.compile(r"^Severity (\d+) Engine instance (\d+)")
 _DEV = r"(?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 _RM_INIT = re.compile(rf"NVRM: GPU {_DEV}: RmInitAdapter failed! \((?P<code>0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:\d+)\)")
 _RM_MINOR = re.compile(rf"NVRM: GPU {_DEV}: rm_init_adapter failed, device minor number (?P<minor>\d+)")
+_FALLEN_HEAD = re.compile(rf"NVRM: The NVIDIA GPU {_DEV}\s*$")
+_FALLEN_ID = re.compile(r"NVRM: \(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\) installed in this system has")
+_FALLEN = re.compile(r"NVRM: fallen off the bus and is not responding to commands")
+_FALLEN_ONE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?(?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?): "
+                         r"GPU has fallen off the bus")
 LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?(?P<version>\d{3}\.\d+(?:\.\d+)?)\b")
 _MISMATCH = re.compile(r"NVRM: API mismatch: the client has the version (?P<client>\S+?),? but\s+"
                        r"this kernel module has the version (?P<kernel>\S+?)\.?\s")
-PATTERN = "NVRM: (Xid|loading|API mismatch|GPU [0-9a-fA-F:.]+: (RmInitAdapter|rm_init_adapter))|SXid"  # the lines a run's kernel log read keeps (grep -E)
+PATTERN = ("NVRM: (Xid|loading|API mismatch|GPU [0-9a-fA-F:.]+: (RmInitAdapter|rm_init_adapter)|The NVIDIA GPU|"
+           "\\(PCI ID|fallen off the bus|GPU (at )?[0-9a-fA-F:.PCI]+: GPU has fallen)|SXid")  # the lines a run's kernel log read keeps (grep -E)
 
 
 def _bus(text: str) -> str:
@@ -77,15 +91,43 @@ def _bus(text: str) -> str:
     return f"{m.group(1)[-4:]}:{m.group(2)}:{m.group(3)}".lower()
 
 
-def event(body: str, last: dict[str, Any] | None, driver: str | None) -> dict[str, Any] | None:
+def _xid(code: int, bus: str | None, message: str | None, driver: str | None, **more: Any) -> dict[str, Any]:
+    return {"source": "xid", "code": code, "bus_id": bus, "class": None, "gpu_instance": None, "compute_instance": None,
+            "pid": None, "process": None, "message": message, "caused_by": None, "driver_version": driver, **more}
+
+
+def event(body: str, last: dict[str, Any] | None, driver: str | None,
+          head: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The NVIDIA event a line starts (``last``: the event before it, which an SXid's Data and
     Severity lines, or a repeated ``rm_init_adapter`` line, continue: then ``last`` is
-    updated and an empty dict returned), or None for a line that is not the driver's."""
+    updated and an empty dict returned), or None for a line that is not the driver's.
+    ``head``: the caller's scratch for a message printed over several lines (the
+    fallen-off-the-bus one: its GPU is on its first line, its meaning on its last)."""
+    scratch = head if head is not None else {}
+    if m := _FALLEN_HEAD.search(body):
+        scratch.clear()
+        scratch.update(dev=m.group("dev").lower(), pci_id=None)
+        return {}
+    if m := _FALLEN_ID.search(body):
+        if scratch:
+            scratch["pci_id"] = m.group("id").lower()
+        return {}
+    if _FALLEN.search(body):
+        dev, pci_id = scratch.get("dev"), scratch.get("pci_id")
+        scratch.clear()  # a head cut off the excerpt: the GPU is not known
+        return _xid(79, _bus(dev) if dev else None, "fallen off the bus and is not responding to commands", driver,
+                    device=dev, pci_id=pci_id, xid_line=False)
+    if m := _FALLEN_ONE.search(body):
+        if last is not None and last.get("source") == "xid" and last.get("code") == 79 \
+                and last.get("bus_id") == _bus(m.group("dev")):
+            return {}  # the driver's line after its own Xid 79 for the GPU: the same report
+        return _xid(79, _bus(m.group("dev")), "GPU has fallen off the bus", driver, device=m.group("dev").lower(),
+                    pci_id=None, xid_line=False)
     if m := XID.search(body):
         rest = (m.group("rest") or "").strip()
         pid = name = cause = None
         if p := _PID.match(rest + " "):
-            pid, name, rest = p.group("pid").strip("'"), p.group("name"), rest[p.end():].strip()
+            pid, name, rest = (p.group("pid") or "").strip("'") or None, p.group("name"), rest[p.end():].strip()
         if c := _CAUSE.search(rest):
             cause, rest = int(c.group(1)), rest[: c.start()]
         out = {"source": "xid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": None,
@@ -103,8 +145,15 @@ def event(body: str, last: dict[str, Any] | None, driver: str | None) -> dict[st
         same = last is not None and last.get("source") == "sxid" and last.get("code") == int(m.group("code")) \
             and last.get("bus_id") == _bus(m.group("bus"))
         if re.match(r"Data\s*\{", rest) or (rest and any(w.startswith(rest) for w in ("Data", "Severity"))):
-            return {}  # the register dump belongs to a report (printed before or after its line); so does
-            # one of these lines cut inside its first word (a paste that ends mid-line): not a report
+            if same or not re.match(r"Data\s*\{", rest):
+                return {}  # the register dump belongs to the report before it; so does one of these lines
+                # cut inside its first word (a paste that ends mid-line): not a report
+            # a Data line with no report before it: the report itself is not in the log (an excerpt
+            # kept this line), or its line follows (a report may print the dump first): the SXid is
+            # known by its code and switch; the report line after it fills it
+            return {"source": "sxid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": None,
+                    "device": m.group("dev"), "link": None, "engine_instance": None, "message": None,
+                    "data_only": True, "driver_version": driver}
         if engine := _ENGINE.match(rest):
             if same and last is not None:
                 last["engine_instance"] = int(engine.group(2))  # the report just read: its engine
@@ -112,6 +161,10 @@ def event(body: str, last: dict[str, Any] | None, driver: str | None) -> dict[st
         klass = "fatal" if re.match(r"fatal\b", rest, re.I) else "non-fatal" if re.match(r"non-fatal", rest, re.I) \
             else None
         link = _LINK.search(rest)
+        if same and last is not None and last.pop("data_only", False):  # the dump came first: this is its report
+            last.update({"class": klass, "link": int(link.group(1)) if link else None,
+                         "message": re.sub(r"^(?:Non-fatal|Fatal),\s*", "", rest, flags=re.I) or None})
+            return {}
         return {"source": "sxid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": klass,
                 "device": m.group("dev"), "link": int(link.group(1)) if link else None, "engine_instance": None,
                 "message": re.sub(r"^(?:Non-fatal|Fatal),\s*", "", rest, flags=re.I) or None,

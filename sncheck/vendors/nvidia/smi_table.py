@@ -25,6 +25,9 @@ nvidia-smi is closed: this grammar comes from NVIDIA's nvidia-smi documentation 
   device handle for GPU... : Unknown Error`` / ``GPU is lost`` (a GPU fallen off the bus, with
   the table for the others), ``Failed to initialize NVML: Driver/library version mismatch``.
 
+An excerpt that starts inside the GPU table (a reporter's paste without the banner and header)
+is read from its first whole GPU block on: its GPUs as printed, ``errors`` saying the head is cut.
+
 Whole: the GPU table closed by its ``+---+`` rule and every GPU block with its second line,
 then the ``Processes:`` box, closed (nvidia-smi prints it under every table, ``No running
 processes found`` when none: a paste that ends at the GPU table's rule was cut there). Failures (exit 1): the failure lines, ``ERR!`` in a
@@ -88,6 +91,7 @@ def parse_smi_table(text: str) -> dict[str, Any]:
     section = None          # None, "gpus", "mig", "processes"
     gpu_table_closed = processes_closed = processes_seen = False
     block: list[list[str]] = []
+    headless = False        # an excerpt that starts inside the GPU table: no banner, no header
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -125,6 +129,10 @@ def parse_smi_table(text: str) -> dict[str, Any]:
                 block = []
             section = "mig"
             continue
+        if section is None and not gpus and data["driver_version"] is None and line.startswith("|") \
+                and len(cells := _cells(line)) == 3 and _FIRST.match(cells[0]) and _BUS.match(cells[1]):
+            section = "gpus"  # a GPU block's first line with no banner above it: the paste starts here
+            headless = True
         if section == "gpus" and line.startswith("|"):
             cells = _cells(line)
             if len(cells) == 3 and _FIRST.match(cells[0]) and block:
@@ -137,9 +145,11 @@ def parse_smi_table(text: str) -> dict[str, Any]:
                                       "type": m["type"], "name": m["name"], "memory_MiB": _num(m["mem"], "MiB")})
     if block and section == "gpus":
         _close_block(block, gpus, errors)
-    if data["driver_version"] is None and not faults:
+    if data["driver_version"] is None and not faults and not gpus:
         raise ParseError("no 'NVIDIA-SMI ... Driver Version:' line and no nvidia-smi failure line", tool=TOOL)
-    if data["driver_version"] is not None and not gpu_table_closed and not faults:
+    if headless:
+        errors.insert(0, "no 'NVIDIA-SMI ... Driver Version:' banner: the output starts inside the GPU table (an excerpt)")
+    if (data["driver_version"] is not None or headless) and not gpu_table_closed and not faults:
         errors.append("the GPU table is not closed by its +---+ rule: cut short")
     if section == "processes" and not processes_closed:
         errors.append("the Processes table is not closed: cut short")

@@ -21,7 +21,8 @@ GRAMMAR = {"nvidia-smi": Grammar(
            "'|---+---|'), the last closed by one; 'N/A' where the GPU does not say, 'ERR!' where nvidia-smi could "
            "not read it; a 'MIG devices:' table; a 'Processes:' box (header, '|===|', a row per process 'GPU GI CI "
            "PID TYPE NAME USAGE' (before 450 'GPU PID Type Process name Usage') or 'No running processes found', "
-           "closed by '+---+')"),
+           "closed by '+---+'); a reporter's excerpt may start inside the GPU table (no banner): read from its first "
+           "whole GPU block, and cut (errors)"),
     end="the GPU table closed by its '+---+' rule with every GPU block's second line, then the Processes box closed "
         "(printed under every table, 'No running processes found' when none)",
     failures=("'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver', 'No devices were "
