@@ -200,8 +200,8 @@ def measured_figures(ref: str | Path) -> Figures:
 def frames_figures(p2p: pd.DataFrame, coll: pd.DataFrame, host_supernode: Mapping[str, str | None],
                    source: str) -> Figures:
     """Figures from a run's rows: connectivity ``p2p`` and stress ``collective`` rows."""
-    p2p = _usable(p2p, "connectivity")
-    coll = _usable(coll, "stress")
+    p2p = _usable(p2p, "connectivity", P2P_COLUMNS)
+    coll = _usable(coll, "stress", COLLECTIVE_COLUMNS)
     if not coll.empty:
         coll = coll.assign(tier=[_group_tier(k, g, host_supernode) for k, g in zip(coll["group_kind"], coll["group"])])
         coll = coll[coll["tier"].notna() & (pd.to_numeric(coll["time_us"], errors="coerce") > 0)]
@@ -225,10 +225,18 @@ def frames_figures(p2p: pd.DataFrame, coll: pd.DataFrame, host_supernode: Mappin
     return Figures(out)
 
 
-def _usable(rows: pd.DataFrame, layer: str) -> pd.DataFrame:
-    """Rows of the layer itself (not a retest's), that ran."""
+# The columns the figures read (and those choosing the rows): at fleet size the p2p rows
+# are millions, so only these are copied when the rows are chosen, never every column.
+P2P_COLUMNS = ("tier", "lat_us", "bw_GBps")
+COLLECTIVE_COLUMNS = ("group_kind", "group", "collective", "ranks", "size_bytes", "time_us", "wrong")
+_CHOOSING = ("layer", "confirms", "status")
+
+
+def _usable(rows: pd.DataFrame, layer: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """Rows of the layer itself (not a retest's), that ran: only ``columns`` of them."""
     if rows is None or rows.empty:
         return pd.DataFrame()
+    rows = rows[[c for c in dict.fromkeys(columns + _CHOOSING) if c in rows.columns]]
     keep = rows["layer"] == layer if "layer" in rows else pd.Series(True, index=rows.index)
     if "confirms" in rows:
         keep &= rows["confirms"].isna()
