@@ -32,7 +32,11 @@ def collective_charts(rows: pd.DataFrame, design: dict[str, dict]) -> list[dict]
         "size": pd.to_numeric(coll["size_bytes"], errors="coerce"),
         "busbw": pd.to_numeric(coll["busbw_GBps"], errors="coerce"),
     })
-    df["kind"] = column(coll, "group_kind").fillna(df["group"].str.split(":").str[0]).astype(str)
+    kind = column(coll, "group_kind")
+    missing = kind.isna().to_numpy(bool)   # a group without its kind: the kind its id starts with
+    if missing.any():
+        kind = kind.fillna(df["group"][missing].str.split(":").str[0])
+    df["kind"] = kind.astype(str)
     df = df[status_ok(coll) & df["busbw"].notna() & (df["size"] > 0)]
     per_group = df.groupby(["collective", "kind", "group", "size"])["busbw"].median().reset_index()
     out = []
