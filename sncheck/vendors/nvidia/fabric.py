@@ -51,7 +51,7 @@ from sncheck.errors import ParseError
 
 from sncheck.vendors.nvidia import smi_query
 from sncheck.vendors.nvidia.smi_query import fabric_from_text_node, platform_from_text_node
-from sncheck.vendors.nvidia.smi_values import clique_value, int_value, leading_int, text_value
+from sncheck.vendors.nvidia.smi_values import TOOL_ERROR, clique_value, int_value, leading_int, text_value
 
 _CLOCK_NAMES = {
     "gpu_idle": "Idle", "applications_clocks_setting": "Applications Clocks Setting",
@@ -70,6 +70,11 @@ def parse_query_xml(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi -q -x``; a truncated document is an error, not a crash."""
     start = text.find("<nvidia_smi_log")
     if start < 0:
+        # nvidia-smi prints its failure line in place of the document ("No devices were found")
+        failed = [ln.strip() for ln in text.splitlines() if TOOL_ERROR.search(ln.strip())]
+        if failed:
+            return {"tool": "nvidia-smi-qx", "driver_version": None, "cuda_version": None, "attached_gpus": None,
+                    "gpus": [], "errors": failed}
         raise ParseError("no <nvidia_smi_log> element", tool="nvidia-smi-qx")
     if "<!ENTITY" in text:
         raise ParseError("entity declarations are refused", tool="nvidia-smi-qx")
@@ -194,11 +199,19 @@ def _leaf_value(v: str | None) -> Any:
     return as_int if as_int is not None else t
 
 
-def _xml_counters(node: ET.Element | None) -> dict[str, Any] | None:
+def _xml_counters(node: ET.Element | None, prefix: str = "") -> dict[str, Any] | None:
+    """ECC counters by the -q text's names: ``sram_correctable`` -> "SRAM Correctable", and the
+    counters nested in ``double_bit`` (before A100) -> "Double Bit/Total" as -q's view keeps them."""
     if node is None:
         return None
-    return {c.tag.replace("_", " ").title().replace("Sram", "SRAM").replace("Dram", "DRAM"): _leaf_value(c.text)
-            for c in node if len(c) == 0}
+    out: dict[str, Any] = {}
+    for c in node:
+        name = prefix + c.tag.replace("_", " ").title().replace("Sram", "SRAM").replace("Dram", "DRAM")
+        if len(c) == 0:
+            out[name] = _leaf_value(c.text)
+        else:
+            out.update(_xml_counters(c, name + "/") or {})
+    return out
 
 
 def _xml_ecc(g: ET.Element) -> dict[str, Any] | None:
@@ -271,13 +284,16 @@ _GPUD_KEYS = {"GPU UUID": "uuid", "Clique ID": "clique_id", "State": "state", "S
 
 
 def parse_fabric(text: str) -> dict[str, Any]:
-    """Per-GPU fabric registration from any of the views named in the module doc."""
+    """Per-GPU fabric registration from any of the views named in the module doc; a view cut
+    short says so (fabric_grammar: what ends each)."""
     if "<nvidia_smi_log" in text:
         full = parse_query_xml(text)
         return {"tool": "nvidia-smi-fabric", "gpus": [_fabric_only(g) for g in full["gpus"]],
                 "errors": full["errors"]}
     root, tool_errors = smi_query.build_tree(text)
     gpus: list[dict[str, Any]] = []
+    errors = list(tool_errors)
+    blocks: list[Any] = []
     for node in root.children:
         if smi_query.GPU_HEADER.match(node.key):
             if node.get("Fabric") is not None:
@@ -288,13 +304,43 @@ def parse_fabric(text: str) -> dict[str, Any]:
         else:
             # An excerpt (nvidia-smi -q | grep -A..): Fabric blocks without their GPU header.
             for fab in _find_all(node, "Fabric"):
+                blocks.append(fab)
                 gpus.append({"bus_id": None, "uuid": None, "product_name": None,
                              "fabric": fabric_from_text_node(fab), "platform": None})
+    if any(smi_query.GPU_HEADER.match(n.key) for n in root.children):
+        # the whole -q (or -q -d sections): its own end (Attached GPUs, each GPU through Processes)
+        errors += [e for e in smi_query.parse_query(text)["errors"] if e not in errors]
+    elif blocks:
+        errors += _excerpt_cut_short(blocks)
     if not gpus:
-        gpus = _gpud_tables(text)
-    if not gpus:
+        gpus, cut = _gpud_tables(text)
+        errors += cut
+    if not gpus and not tool_errors:
         raise ParseError("no Fabric section found", tool="nvidia-smi-fabric")
-    return {"tool": "nvidia-smi-fabric", "gpus": gpus, "errors": list(tool_errors)}
+    return {"tool": "nvidia-smi-fabric", "gpus": gpus, "errors": errors}
+
+
+# An excerpt's Fabric block is whole through ClusterUUID (a grep -A4 Fabric prints that far).
+_EXCERPT_LEAST = ("State", "Status", "CliqueId", "ClusterUUID")
+
+
+def _excerpt_cut_short(blocks: list[Any]) -> list[str]:
+    """A grep-ed excerpt has no end marker: each block holds at least State through ClusterUUID,
+    a Health heading at least one entry, and every block the entries the first block holds."""
+    def keys(block: Any) -> list[str]:
+        return [c.key for c in block.children] + [f"Health/{c.key}" for c in
+                                                  (block.get("Health").children if block.get("Health") else [])]
+    out = []
+    first = keys(blocks[0])
+    for i, block in enumerate(blocks):
+        have = keys(block)
+        lacking = [k for k in (*_EXCERPT_LEAST, *first) if k not in have]
+        health = block.get("Health")
+        if lacking:
+            out.append(f"Fabric block {i}: ends before {lacking[0]}: output cut short")
+        elif health is not None and not health.children:
+            out.append(f"Fabric block {i}: 'Health' ends before its first entry: output cut short")
+    return out
 
 
 def _find_all(node: Any, key: str) -> list[Any]:
@@ -303,10 +349,17 @@ def _find_all(node: Any, key: str) -> list[Any]:
     return [hit for c in node.children for hit in _find_all(c, key)]
 
 
-def _gpud_tables(text: str) -> list[dict[str, Any]]:
+def _gpud_tables(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """gpud's fabric tables: a '+---+' rule, the rows of one GPU (GPU UUID first), a closing
+    rule; a table without its closing rule, or with fewer rows than the first, was cut."""
     gpus: list[dict[str, Any]] = []
+    rows: list[set[str]] = []
+    closed: list[bool] = []
     cur: dict[str, Any] | None = None
     for line in text.splitlines():
+        if cur is not None and re.fullmatch(r"\+[-+]+\+", line.strip()):
+            closed[-1] = True
+            continue
         m = _PIPE_ROW.match(line.strip())
         if not m or m.group(1) not in _GPUD_KEYS:
             continue
@@ -316,6 +369,8 @@ def _gpud_tables(text: str) -> list[dict[str, Any]]:
                    "fabric": {"state": None, "status": None, "clique_id": None, "cluster_uuid": None,
                               "health": {}}, "platform": None}
             gpus.append(cur)
+            rows.append(set())
+            closed.append(False)
         elif cur is not None:
             fab = cur["fabric"]
             if key in ("state", "status"):
@@ -324,7 +379,14 @@ def _gpud_tables(text: str) -> list[dict[str, Any]]:
                 fab["clique_id"] = clique_value(value)
             else:
                 fab["health"][key] = text_value(value)
-    return gpus
+        if cur is not None:
+            rows[-1].add(key)
+            closed[-1] = False
+    cut = [f"GPU {gpus[i]['uuid']}: its table ends before its closing rule: output cut short"
+           for i, done in enumerate(closed) if not done]
+    cut += [f"GPU {gpus[i]['uuid']}: its table lacks {', '.join(sorted(rows[0] - have))} that the first lists: "
+            "output cut short" for i, have in enumerate(rows) if rows[0] - have]
+    return gpus, cut
 
 
 def _fabric_only(g: dict[str, Any]) -> dict[str, Any]:
@@ -374,6 +436,8 @@ def parse_imex_ctl(text: str) -> dict[str, Any]:
 
 _INFO_GPU = re.compile(r"^GPU\s+(\d+):\s*(.*?)\s*\(UUID:\s*([^)]*)\)\s*$")
 _INFO_GPU_START = re.compile(r"^GPU\s+(\d+):")
+# NVML's NVLink firmware ucode types 1..5 (NVML_NVLINK_FIRMWARE_UCODE_TYPE_*), in the order printed
+_UCODES = ("MSE", "NETIR", "NETIR UPHY", "NETIR CLN", "NETIR DLN")
 
 
 def parse_nvlink_info(text: str) -> dict[str, Any]:
@@ -388,18 +452,43 @@ def parse_nvlink_info(text: str) -> dict[str, Any]:
             if m is None:  # "GPU 2: NVIDIA GB200 (UUID:": a GPU's header line cut short, not a firmware key
                 errors.append(f"GPU {head[1]}: its 'GPU n: NAME (UUID: ...)' line is cut short")
             gpus.append({"index": int(head[1]), "name": m[2] if m else None, "uuid": m[3] if m else None,
-                         "nvle": None, "firmware": {}})
+                         "nvle": None, "firmware": None, "errors": []})
             in_fw = False
+        elif TOOL_ERROR.search(line):
+            if gpus:
+                gpus[-1]["errors"].append(line)
+            errors.append(f"GPU {gpus[-1]['index']}: {line}" if gpus else line)
         elif gpus and line.startswith("NVLE:"):
             gpus[-1]["nvle"] = line.split(":", 1)[1].strip()
         elif gpus and line.startswith("Firmware Version"):
             in_fw = True
+            gpus[-1]["firmware"] = {}
         elif gpus and in_fw and ":" in line:
             key, value = line.split(":", 1)
             gpus[-1]["firmware"][key.strip()] = value.strip()
-    if not gpus:
+    if not gpus and not errors:
         raise ParseError("no 'GPU n: ... (UUID: ...)' lines", tool="nvlink-info")
-    return {"tool": "nvlink-info", "gpus": gpus, "errors": errors}
+    return {"tool": "nvlink-info", "gpus": gpus, "errors": errors + _info_cut_short(gpus)}
+
+
+def _info_cut_short(gpus: list[dict[str, Any]]) -> list[str]:
+    """nvlink -info has no end marker: each GPU prints NVLE, then its firmware versions in NVML's
+    ucode order through NETIR DLN, the last type NVML defines, and every key the first GPU lists."""
+    out: list[str] = []
+    first = next((list(g["firmware"] or {}) for g in gpus if not g["errors"]), [])
+    for g in gpus:
+        if g["errors"] or g["uuid"] is None:
+            continue  # "Unable to retrieve NVLink information", or its header line cut: said already
+        keys = list(g["firmware"] or {})
+        if g["nvle"] is None or g["firmware"] is None or not keys:
+            missing = "NVLE" if g["nvle"] is None else "its firmware versions"
+            out.append(f"GPU {g['index']}: ends before {missing}: output cut short")
+        elif keys == list(_UCODES[: len(keys)]) and len(keys) < len(_UCODES):
+            out.append(f"GPU {g['index']}: its firmware versions end before {_UCODES[len(keys)]}: output cut short")
+        elif set(first) - set(keys):
+            out.append(f"GPU {g['index']}: lacks the firmware {', '.join(k for k in first if k not in keys)} "
+                       "that the first GPU lists: output cut short")
+    return out
 
 
 # --------------------------------------------------------------------------- NCCL INFO
@@ -441,6 +530,10 @@ def parse_nccl_mnnvl(text: str) -> dict[str, Any]:
     if not saw_nccl:
         raise ParseError("no NCCL lines", tool="nccl-mnnvl")
     mnnvl = None if not flags and not not_working else (bool(flags) and all(flags) and not not_working)
+    # mnnvl.cc's WARN: the rank's init returns ncclSystemError (the job fails): a fault
+    faults = [f"MNNVL available but not working on {len(not_working)} rank(s): IMEX channel or "
+              "configuration (nvidia-imex-ctl -N)"] if not_working else []
     return {"tool": "nccl-mnnvl", "nccl_version": version, "mnnvl": mnnvl,
             "clique_sizes": sorted(set(sizes)), "not_working": not_working,
-            "ranks": max(nranks) if nranks else (max(ranks) + 1 if ranks else None), "errors": []}
+            "ranks": max(nranks) if nranks else (max(ranks) + 1 if ranks else None), "faults": faults,
+            "errors": []}
