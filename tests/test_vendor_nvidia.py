@@ -526,3 +526,48 @@ def test_hgx_topology_sanity_and_fabric_manager() -> None:
     assert (r["ok"], r["value"], r["expected"]) == (False, "inactive", "active")
     assert "fabric_manager" in registry.platform("nvidia-hgx").checks
     assert "fabric_manager" not in registry.platform("nvidia-nvl72").checks
+
+
+# NVLink 5 (Blackwell, driver 595.91.07 on B300): nvidia_smi_grammar's nvlink-errors entry
+_NVLINK5 = ("Malformed packet Errors", "Buffer overrun Errors", "Rx Errors", "Rx remote Errors", "Rx General Errors",
+            "Local link integrity Errors", "Tx discards", "Link recovery successful events",
+            "Link recovery failed events", "Total link recovery events", "Effective Errors")
+
+
+def _nvlink5_e(bad: dict[tuple[int, str], int]) -> str:
+    lines = ["GPU 0: NVIDIA B300 SXM6 AC (UUID: GPU-5c3f8a2e-0d1b-4e5f-9a7c-1b2d3e4f5a6b)"]
+    for k in range(18):
+        body = [(name, bad.get((k, name), 0)) for name in _NVLINK5]
+        body += [("Effective BER", "15e-255"), ("Symbol Errors", bad.get((k, "Symbol Errors"), 0)),
+                 ("Symbol BER", "15e-255"), ("FEC Errors - 0", 36140749276)]
+        body += [(f"FEC Errors - {b}", 2 if b == 1 else 0) for b in range(1, 16)]
+        body += [("Raw BER Lane 0", 2061), ("Raw BER Lane 1", 1038), ("Raw BER Total", 1037),
+                 ("Raw Errors Lane 0", 82), ("Raw Errors Lane 1", 4)]
+        lines += [f"\t Link {k}: {name}: {v}" for name, v in body]
+    return "\n".join(lines) + "\n"
+
+
+def test_nvlink5_error_counters_are_read_by_name_and_the_rules_judge_each_fault_counter() -> None:
+    from sncheck.health.rules import load_rules
+    from sncheck.vendors.parsers import failures, parse_text
+
+    healthy = parse_text("nvlink-errors", _nvlink5_e({}))
+    # FEC bucket 0 in the billions, the raw lane counters non-zero, the BER at its float floor:
+    # a healthy link, no fault, nothing cut
+    assert failures(healthy) == [] and len(healthy["gpus"][0]["links"]) == 18
+    link = healthy["gpus"][0]["links"][5]["counters"]
+    assert link["fec_errors_0"] == 36140749276 and link["raw_errors_lane_0"] == 82 and link["effective_ber"] == 1.5e-254
+    assert "replay_errors" not in link and len(link) == 35
+    sick = parse_text("nvlink-errors", _nvlink5_e({(3, "Link recovery failed events"): 2, (17, "Symbol Errors"): 1}))
+    assert sick["faults"] == ["GPU 0 link 3 link_recovery_failed_events=2", "GPU 0 link 17 symbol_errors=1"]
+    assert sick["errors"] == []
+    # every counter the view calls a fault, a run judges by its growth (and its value before the run)
+    named = {re.sub(r"[^a-z0-9]+", "_", n.lower()).strip("_") for n in (*_NVLINK5, "Symbol Errors")}
+    named.discard("total_link_recovery_events")  # the sum of the two before it: judged through them
+    rules = {r.name: r for r in load_rules("default").rules}
+    for name in ("nvlink-errors-grew", "fabric-errors-before-run"):
+        assert named <= set(rules[name].params["counters"]), (name, named - set(rules[name].params["counters"]))
+    # a link short of the counters the first link prints was cut (no end marker: the last link)
+    text = _nvlink5_e({})
+    cut = parse_text("nvlink-errors", text[: text.rindex("\t Link 17: FEC Errors - 9")])
+    assert cut["errors"] == ["GPU 0 link 17: no fec_errors_9, which every link prints: cut short"]

@@ -169,6 +169,42 @@ def nvlink_errors(rng: random.Random) -> Iterator[Variant]:
                   (("len(gpus[index=0].links)", 0),), fails=True, count=1)
 
 
+# NVLink 5 (Blackwell, driver 595.91.07 on B300: nvidia_smi_grammar): the error counters, then the
+# BERs, the FEC histogram and the pre-FEC lane counters, per link
+_NVLINK5 = ("Malformed packet Errors", "Buffer overrun Errors", "Rx Errors", "Rx remote Errors", "Rx General Errors",
+            "Local link integrity Errors", "Tx discards", "Link recovery successful events",
+            "Link recovery failed events", "Total link recovery events", "Effective Errors")
+
+
+@generator("nvlink-errors")
+def nvlink5_errors(rng: random.Random) -> Iterator[Variant]:
+    """``nvlink -e`` on NVLink 5: per link the error counters (a fault above zero), 'Effective BER:
+    15e-255' (the float floor), 'Symbol Errors', 'Symbol BER', 'FEC Errors - 0' .. '- 15' (bucket 0
+    counts the codewords needing no correction: billions on a healthy link) and the 'Raw BER' /
+    'Raw Errors' lane counters (non-zero on a healthy link): none of those a fault."""
+    for name in ("NVIDIA B300 SXM6 AC", "NVIDIA GB200") if ALL else (rng.choice(("NVIDIA B300 SXM6 AC", "NVIDIA GB200")),):
+        n = rng.choice((1, 4, 8)) if ALL else 1  # 35 lines a link, 630 a GPU
+        dirty = (rng.randrange(n), rng.randrange(18), rng.randrange(len(_NVLINK5) + 1)) if rng.random() < 0.5 else None
+        lines, values = [], [("len(gpus)", n)]
+        for i in range(n):
+            lines.append(_gpu_line(rng, i, name, True))
+            for k in range(18):
+                counts = [rng.choice((1, 7)) if dirty == (i, k, c) else 0 for c in range(len(_NVLINK5) + 1)]
+                fec0 = rng.randrange(10**9, 10**11)
+                body = [(label, counts[c]) for c, label in enumerate(_NVLINK5)]
+                body += [("Effective BER", "15e-255"), ("Symbol Errors", counts[-1]), ("Symbol BER", "15e-255"),
+                         ("FEC Errors - 0", fec0)] + [(f"FEC Errors - {b}", rng.choice((0, 0, 3))) for b in range(1, 16)]
+                body += [("Raw BER Lane 0", rng.randrange(3000)), ("Raw BER Lane 1", rng.randrange(3000)),
+                         ("Raw BER Total", rng.randrange(3000)), ("Raw Errors Lane 0", rng.randrange(100)),
+                         ("Raw Errors Lane 1", rng.randrange(100))]
+                lines += [f"\t Link {k}: {label}: {v}" for label, v in body]
+                if (i, k) in ((0, 0), (n - 1, 17)) or dirty is not None and dirty[:2] == (i, k):
+                    at = f"gpus[index={i}].links[link={k}].counters"
+                    values += [(f"{at}.fec_errors_0", fec0), (f"{at}.link_recovery_failed_events", counts[8]),
+                               (f"{at}.symbol_errors", counts[-1]), (f"{at}.effective_ber", 1.5e-254)]
+        yield Variant("nvlink-errors", f"NVLink 5 {name} {n} GPUs {'dirty' if dirty else 'clean'}",
+                      "\n".join(lines) + "\n", tuple(values), fails=dirty is not None, count=n)
+
 _LEGEND = (("X", "Self"),
            ("SYS", "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)"),
            ("NODE", "Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA "

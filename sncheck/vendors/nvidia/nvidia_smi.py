@@ -312,19 +312,41 @@ def _links_cut_short(gpus: list[dict[str, Any]], gaps: bool = True) -> list[str]
     return out
 
 
+# What nvlink -e prints per link: Replay/Recovery/CRC Errors (drivers 418 to 580), or NVLink 5's
+# counters (Blackwell, driver 595: nvidia_smi_grammar). Not faults by their value: the FEC
+# histogram (bucket 0 counts the codewords that needed no correction: billions on a healthy
+# link), the pre-FEC raw lane counters, the BER floats and traffic counts.
+_NOT_FAULTS = re.compile(r"^(?:fec_errors_\d+|raw_\w+|\w+_ber|[tr]x_(?:packets|bytes))$")
+_OLD_COUNTERS = ("replay_errors", "recovery_errors", "crc_errors")
+
+
 def parse_nvlink_errors(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi nvlink -e``: per GPU, per link error counters. ``faults`` names
-    every non-zero replay, recovery or CRC counter (``sncheck parse`` exits 1 on them; a
-    run judges how much they grew, see sncheck.health.fabric)."""
+    every error counter above zero (``sncheck parse`` exits 1 on them; a run judges how much
+    they grew, see sncheck.health.fabric)."""
     gpus, errors = _nvlink_blocks(text, _counter_link, tool="nvlink-errors")
     for gpu in gpus:
         gpu["links"] = _merge_counter_links(gpu["links"])
     faults = [f"GPU {g['index']} link {ln['link']} {name}={value}" for g in gpus for ln in g["links"]
-              for name, value in sorted(ln["counters"].items()) if isinstance(value, int) and value > 0]
+              for name, value in sorted(ln["counters"].items())
+              if isinstance(value, int) and value > 0 and not _NOT_FAULTS.match(name)]
     # like nvlink -s, nvlink -e lists every link of the board and has no end marker (a capture
     # whose author elided links, "[...]", keeps its gap: the links it shows are read)
     return {"tool": "nvlink-errors", "gpus": gpus, "faults": faults,
-            "errors": errors + _links_cut_short(gpus, gaps=False)}
+            "errors": errors + _links_cut_short(gpus, gaps=False) + _counters_cut_short(gpus)}
+
+
+def _counters_cut_short(gpus: list[dict[str, Any]]) -> list[str]:
+    """Every link prints the same counters: the three of drivers to 580 (Replay, Recovery, CRC),
+    or, on NVLink 5, every counter the first link lists. A link short of them was cut."""
+    first = next((list(ln["counters"]) for g in gpus for ln in g["links"]), [])
+    want = list(_OLD_COUNTERS) if set(first) & set(_OLD_COUNTERS) else first
+    for g in gpus:
+        for ln in g["links"]:
+            lacking = [c for c in want if c not in ln["counters"]]
+            if lacking:
+                return [f"GPU {g['index']} link {ln['link']}: no {lacking[0]}, which every link prints: cut short"]
+    return []
 
 
 def _nvlink_blocks(
@@ -384,10 +406,18 @@ def _counter_link(line: str) -> dict[str, Any] | None:
     if not m:
         return None
     key = re.sub(r"[^a-z0-9]+", "_", m.group(2).lower()).strip("_")
+    # a count, or a BER as NVML prints its float ('15e-255', the floor: effectively zero)
     return {
         "link": int(m.group(1)),
-        "counters": {key: na_or(m.group(3), int_or_none)},
+        "counters": {key: na_or(m.group(3), _float_or_none if key.endswith("_ber") else int_or_none)},
     }
+
+
+def _float_or_none(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 def _merge_counter_links(links: list[dict[str, Any]]) -> list[dict[str, Any]]:

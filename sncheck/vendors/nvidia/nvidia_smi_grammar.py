@@ -89,22 +89,37 @@ GRAMMAR = {
     ),
     "nvlink-errors": Grammar(
         tool="nvidia-smi nvlink -e",
-        versions="drivers 418 to 580 (the Replay, Recovery and CRC counters per link)",
+        versions="drivers 418 to 580 (the Replay, Recovery and CRC counters per link); NVLink 5 on driver 595 "
+                 "(Blackwell B300: the NVLink 5 counters, BERs, FEC histogram and raw lane counters, not the old three)",
         sources=(
             "closed: NVIDIA nvidia-smi documentation (nvidia-smi nvlink -h: -e/--error-counters)",
             _CAPTURES.format("nvidia-smi-nvlink: stas00/ml-engineering's H100 with links elided; r3: 2x V100 with "
-                             "replay 211 and CRC 65535; r4: GB300 of NVIDIA/srt-slurm PR 307"),
+                             "replay 211 and CRC 65535; r4: GB300 of NVIDIA/srt-slurm PR 307 (the old three)"),
+            "closed: NVLink 5's counter names as a reference guide records them from a live p6-b300.48xlarge (driver "
+            "595.91.07, 8x NVIDIA B300 SXM6 AC; public repository text found by the code search): the error "
+            "counters all zero on a healthy node, 'FEC Errors - 0' in the billions, 'Effective BER: 15e-255' the "
+            "float floor, the Raw BER/Raw Errors lane counters non-zero on a healthy node; NVML's "
+            "NVML_FI_DEV_NVLINK_COUNT_* fields (DCGM_FI_DEV_NVLINK_COUNT_*) that they print",
         ),
         lines=("per GPU in index order 'GPU N: NAME (UUID: GPU-...)' (no UUID on some drivers), then per link of the "
-               "board, from 0, three lines indented by a tab and a blank: 'Link K: Replay Errors: C', 'Link K: "
-               "Recovery Errors: C', 'Link K: CRC Errors: C' (C a decimal count; a blank line between links in some "
-               "captures); a reporter's '[...]' for elided links"),
-        end="none printed: every GPU lists every link its board has, each with its three counters (a link without "
-            "its CRC counter is cut); the GPUs against the judge's count",
-        failures=("'NVML: Unable to retrieve NVLink information as all links are inactive' under a GPU (errors); a "
-                  "counter above zero (faults: sncheck parse exits 1; a run judges how much it grew, "
-                  "sncheck.health.fabric)"),
-        values=("gpus[{index, name, uuid, links[{link, counters{replay_errors, recovery_errors, crc_errors}}], "
-                "errors}], faults, errors"),
+               "board, from 0, its counters, each line indented by a tab and a blank, 'Link K: NAME: VALUE'. To 580: "
+               "'Replay Errors', 'Recovery Errors', 'CRC Errors' (a blank line between links in some captures). "
+               "NVLink 5 (595): 'Malformed packet Errors', 'Buffer overrun Errors', 'Rx Errors', 'Rx remote Errors', "
+               "'Rx General Errors', 'Local link integrity Errors', 'Tx discards', 'Link recovery successful events', "
+               "'Link recovery failed events', 'Total link recovery events', 'Effective Errors', 'Effective BER' "
+               "(a float as NVML prints it: '15e-255'), 'Symbol Errors', 'Symbol BER', 'FEC Errors - 0' to '- 15' "
+               "(codewords by the symbols corrected: bucket 0 none), 'Raw BER Lane 0/1', 'Raw BER Total', 'Raw "
+               "Errors Lane 0/1' (pre-FEC); counts decimal; a reporter's '[...]' for elided links"),
+        end="none printed: every GPU lists every link its board has, each link the same counters (the old three, "
+            "or the counters NVLink 5's first link lists: a link short of them is cut); the GPUs against the "
+            "judge's count",
+        failures=("'NVML: Unable to retrieve NVLink information as all links are inactive' under a GPU (errors); an "
+                  "error counter above zero (faults: sncheck parse exits 1; a run judges how much it grew, "
+                  "sncheck.health.fabric, rules nvlink-errors-grew); never a fault by value: the FEC histogram, the "
+                  "raw lane counters, the BERs (kept, a rule may judge their growth)"),
+        values=("gpus[{index, name, uuid, links[{link, counters{NAME: value}}], errors}] (NAME the printed name in "
+                "snake case: replay_errors, recovery_errors, crc_errors; malformed_packet_errors, rx_errors, "
+                "link_recovery_failed_events, effective_errors, effective_ber (float), symbol_errors, fec_errors_0 "
+                ".. fec_errors_15, raw_ber_lane_0, raw_errors_lane_1, ...), faults, errors"),
     ),
 }
