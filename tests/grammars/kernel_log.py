@@ -121,6 +121,22 @@ class _Log:
         self.events += 1
         self.faults += 1
 
+    def aer_excerpt(self, port: str) -> None:
+        """A reporter's excerpt of a fatal report: the continuation lines' device prefix cut, the bit
+        lines joined into one with the long names beside the short, 'severity=' left out."""
+        pre = f"pcieport {port}: "
+        self.lines += [pre + "AER: Uncorrectable (Fatal) error received from " + port,
+                       pre + "PCIe Bus Error: Uncorrectable (Fatal), type=Transaction Layer",
+                       "  device [8086:6f04] error status/mask=00044000/00000000",
+                       "  [14] CmpltTO (Completion Timeout, First)   [18] MalfTLP",
+                       "  TLP Header: 0xffffffff 0xffffffff 0xffffffff 0xffffffff   (device unresponsive)"]
+        i = self.events
+        self.values += [(f"events[{i}].class", "fatal"), (f"events[{i}].status", "00044000"),
+                        (f"events[{i}].bits[bit=14].name", "CmpltTO"), (f"events[{i}].bits[bit=14].first", True),
+                        (f"events[{i}].bits[bit=18].name", "MalfTLP"), (f"len(events[{i}].bits)", 2)]
+        self.events += 1
+        self.faults += 1
+
     def aer(self, port: str, fatal: bool, old_kernel: bool, nbits: int) -> None:
         sev = "Uncorrected (Fatal)" if fatal else "Corrected"
         bits = self.rng.sample(_FATAL_BITS if fatal else _CORRECTED_BITS, nbits)
@@ -154,7 +170,7 @@ class _Log:
 @generator("kernel-log")
 def kernel_log(rng: random.Random) -> Iterator[Variant]:
     for style in _TIMES:
-        for case in rng.sample(("xid", "sxid", "aer", "rm_init", "quiet", "mixed", "fallen", "sxid-data"), 3):
+        for case in rng.sample(("xid", "sxid", "aer", "rm_init", "quiet", "mixed", "fallen", "sxid-data", "aer-excerpt"), 3):
             log = _Log(rng)
             driver = None
             if rng.random() < 0.7:
@@ -176,6 +192,8 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
                     log.aer(f"0000:{rng.randrange(0, 200):02x}:03.1", True, rng.random() < 0.4, rng.randint(1, 2))
             if case == "rm_init":
                 log.rm_init(f"0000:{rng.randrange(16, 250):02x}:00.0")
+            if case == "aer-excerpt":
+                log.aer_excerpt(f"0000:{rng.randrange(0, 200):02x}:01.2")
             if case == "fallen":
                 log.fallen(f"0000:{rng.randrange(16, 250):02x}:00.0", rng.random() < 0.4)
             if case == "sxid-data":

@@ -96,6 +96,26 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
                                                           else len({ranks[-1][0]}))]
             yield Variant("nccl-debug", f"{version} {level} {len(hosts)}x{per}", "\n".join(lines) + "\n",
                           tuple(values), fails=warn_count > 0, stream=True)
+    # NCCL up to 2.5: the bootstrap's own 'NET/Socket : Using' line first, then the IB transport's (the
+    # network); a job that hangs in init prints 'Init START' and the comm's size, never 'Init COMPLETE'
+    for ib in (True, False):
+        lines = ["NCCL version 2.4.7+cuda10.0"]
+        for h, host in enumerate(("master", "worker")):
+            for d in range(2):
+                pre = _prefix("2.4", host, 20 + h * 30 + d, d, False)
+                lines.append(f"{pre} NCCL INFO NET/Socket : Using [0]ib0:192.168.11.{h + 1}<0>")
+                if ib:
+                    lines.append(f"{pre} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:192.168.11.{h + 1}<0>")
+                lines.append(f"{pre} NCCL INFO comm 0x7f5780001ca0 rank {h * 2 + d} nranks 4 cudaDev {d} busId "
+                             f"{0x1b000 + d * 0x10000:x} - Init START")
+        values: list[tuple[str, object]] = [("nranks", 4), ("len(ranks)", 0), ("nccl_version", "2.4.7"),
+                                            ("net.network", "IB" if ib else "Socket"), ("len(hosts)", 2)]
+        values += [("net.devices[index=0].device", "mlx5_0"), ("net.devices[index=0].port", 1),
+                   ("net.oob", "ib0:192.168.11.")] if ib else \
+                  [("net.devices[index=0].device", "ib0"), ("net.devices[index=0].address", "192.168.11.1"),
+                   ("net.devices[index=0].port", None)]
+        yield Variant("nccl-debug", f"2.4 {'IB' if ib else 'Socket'} init start", "\n".join(lines) + "\n",
+                      tuple(values), stream=True)
 
 
 _PG = {"2.2": "[Rank {r}] ", "2.3": "[PG 0 Rank {r}] ", "2.4": "[PG 0 (default_pg) Rank {r}] ",

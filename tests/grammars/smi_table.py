@@ -47,7 +47,9 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
             gpu_name = rng.choice(_NAMES)
             if widths[0] < 40 and len(gpu_name) > 18:  # the narrow box cuts the name to fit
                 gpu_name = gpu_name[:15] + "..."
+            starts = []  # where each GPU's block begins: a reporter's excerpt starts inside one
             for i in range(n):
+                starts.append(len(lines))
                 bus = f"00000000:{0x19 + i * 0x0b:02X}:00.0"
                 temp, power, cap, used, tot = rng.randrange(20, 80), rng.randrange(40, 700), 700, rng.randrange(1, 80000), 81559
                 fan = "ERR!" if i == err else "N/A"
@@ -65,6 +67,11 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
                 fails |= i == err or ecc_n > 0
             if err is not None:
                 values.append((f"gpus[index={err}].fan", "ERR!"))
+            if n == 8:  # a paste of the middle of the table: from GPU 0's second line through GPU 3's rule
+                part = lines[starts[0] + 1:starts[4]]
+                kept = [(at, v) for at, v in values if any(at.startswith(f"gpus[index={i}]") for i in (1, 2, 3))]
+                yield Variant("nvidia-smi", f"{name} excerpt of GPUs 1-3", "\n".join(part) + "\n",
+                              tuple(kept + [("len(gpus)", 3), ("driver_version", None)]), fails=True)
             procs = rng.randrange(0, 3)
             lines += ["", "+" + "-" * total + "+"]
             if plist == "old":
