@@ -128,6 +128,16 @@ def test_ras_cut_before_its_table_is_unreadable(tmp_path):
     assert isinstance(read_dump(cut), Unreadable)
 
 
+def test_ras_cut_inside_the_warnings_rule_is_cut_short():
+    """RAS underlines 'Warnings' with eight '=': the report cut inside that rule (its last
+    line) lost its end marker, so it is not whole (the all-variants sweep found it read as whole)."""
+    text = strip_source_header((RAS_DIR / "02_ok_256ranks_2.26.2_issue1730.txt").read_text())
+    at = text.index("Warnings\n========") + len("Warnings\n")
+    assert not any("cut short" in e for e in ras.parse(text)["errors"])
+    for k in range(1, 8):
+        assert any("cut short" in e for e in ras.parse(text[: at + k])["errors"]), k
+
+
 def test_ras_findings_on_cards(tmp_path):
     d = tmp_path / "ras"
     d.mkdir()

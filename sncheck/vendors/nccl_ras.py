@@ -151,7 +151,9 @@ def parse_text(text: str) -> dict:
     lines = text.splitlines()
     for i, line in enumerate(lines):
         stripped = line.strip()
-        underline = i + 1 < len(lines) and set(lines[i + 1].strip()) == {"="}
+        # RAS underlines a heading with as many '=' as it has letters: a shorter rule is one cut short
+        underline = i + 1 < len(lines) and set(lines[i + 1].strip()) == {"="} and \
+            len(lines[i + 1].strip()) >= len(stripped)
         if _TORCH.search(line):  # PyTorch's own lines pasted in (the torch-nccl view reads them)
             other.append(line)
             continue
