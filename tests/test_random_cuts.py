@@ -125,7 +125,7 @@ STREAMS = {"kernel-log", "nccl-debug"}  # a log has no end and no count: a read 
 # ethtool's settings, perfquery's counters, npu-smi -t common's fields) is a shorter listing
 # of that device. With two devices or more the last one is checked against the others.
 SECTIONED = {"amd-smi", "nvidia-smi-fabric", "hccn-status", "perfquery", "npu-smi-fields", "amd-smi-topology",
-             "asys", "transferbench",
+             "asys",
              "nvidia-smi-q",  # -d's sections of one GPU: the option chose them, the output names none
              "ethtool-mlx5"}  # one port's counters: en_stats.c's set varies by driver version, queues and options
 _EXCERPT = re.compile(r"\s*(?:\.\.\.|\[\.\.\.\]|\[output truncated\])\s*(?:\n|$)")

@@ -183,7 +183,8 @@ def test_transferbench_views() -> None:
     assert err["version"] == "v1.62.00" and err["errors"] == ["[ERROR] HIP Error: invalid resource handle"]
     cfg = transferbench.parse_transferbench(amd("21"))
     assert len(cfg["tests"]) == 6 and cfg["tests"][2]["executors"][1] == {"executor": "GPU 01", "GBps": 45.471,
-                                                                         "bytes": 2097152}
+                                                                         "ms": 0.046, "bytes": 2097152,
+                                                                         "sum_GBps": 46.304}
     assert cfg["tests"][3]["aggregate_GBps"] == 698.995
     p2p = transferbench.parse_transferbench(amd("22"))
     uni, bi = p2p["matrices"]
@@ -195,6 +196,48 @@ def test_transferbench_views() -> None:
     low = checks.check_transferbench_p2p("n1", p2p, pair_GBps=64.0)[0]
     assert low["ok"] is False and "GPU 00->GPU 01 48.46 GB/s" in low["message"]
     assert checks.check_transferbench_p2p("n1", err, pair_GBps=50.0)[0]["ok"] is False
+
+
+def test_transferbench_ends_its_grammar_names() -> None:
+    """Each TransferBench output is whole only at the end its source prints (issue 28): cut
+    before it, or inside a cell, it is cut short; '##' comments and [WARN] lines are no failure."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    def fails(text: str) -> list[str]:
+        return failures(parse_text("transferbench", text))
+
+    p2p = amd("22")
+    uni_end = p2p.index("Averages (During UniDir)")
+    bi_end = p2p.index("Averages (During BiDir)")
+    assert not fails(p2p)
+    # a table without its Averages line, a row without its last cell, an Averages cut inside a number
+    assert fails(p2p[:bi_end]) and fails(p2p[: p2p.index("   GPU 07 <-> ")] + "   GPU 07 <-> 78.76 96.91\n")
+    assert fails(p2p[: p2p.index("\n", bi_end)][:-1] + "\n")  # '46.24' cut to '46.2'
+    # P2P_MODE=0 (from the env listing) promises both tables; unknown (HIDE_ENV), the first is whole
+    env = "TransferBench v1.52\n[P2P Related]\nP2P_MODE             =            0 : Running Unidirectional + Bidirectional\n"
+    head = p2p[: p2p.index("\n", uni_end) + 1]
+    assert not fails(head) and fails(env + head) and not fails(env + p2p)
+    # averages N/A (no CPU devices) and SHOW_ITERATIONS' min/max/sd rows
+    tb = parse_text("transferbench", head.replace("35.85", "N/A").replace(
+        "   GPU 00 -> 55.23", "   GPU 00 min " + " 1.00" * 10 + "\n   GPU 00 -> 55.23"))
+    assert tb["averages"]["UniDir"]["CPU->CPU"] is None and tb["matrices"][0]["rows"]["GPU 00"]["GPU 01"] == 48.46
+    a2a = amd("18")
+    assert not fails(a2a) and fails(a2a[: a2a.index("RTotal")]) and fails(a2a[: a2a.index("Aggregate bandwidth (CPU")])
+    assert fails(a2a[: a2a.index("Aggregate bandwidth (CPU")] + "Aggregate bandwidth (CPU Timed): 2671.5")
+    # the a2a preset's Test block came, its summary did not (the run stopped there)
+    cfg = amd("21")
+    test1 = cfg[cfg.index("Test 1:"): cfg.index("## Single DMA")]
+    a2a_head = "GPU-GFX All-To-All benchmark:\n==========================\n" \
+        "- Copying 268435456 bytes between directly connected pairs of GPUs using 8 CUs (56 Transfers)\n"
+    assert fails(a2a_head + test1) and not fails(test1)
+    # a config comment saying 'failed', and a [WARN], are no failure
+    got = parse_text("transferbench", "## Copy that once failed\n[WARN] GFX executor 0 requesting 80 total "
+                     "subexecutors, however only has 64.  Some Transfers may be serialized\n" + test1)
+    assert not failures(got) and got["warnings"] and got["tests"][0]["overhead_ms"] == 0.111
+    assert fails(test1.replace("Overhead: 0.111 ms", "Overhead: 0.1"))
+    scaling = "GPU-GFX Scaling benchmark:\nNumCUs   CPU00     GPU00\n   1     14.11     20.30\n"
+    assert not fails(scaling + " Best   14.11(  1)   20.30(  1)\n")
+    assert fails(scaling + " Best   14.11(  1)   20.3") and fails(scaling + " Best   14.11(  1)\n")
 
 
 def test_rccl_tests_are_the_collective_tool() -> None:

@@ -47,8 +47,10 @@ VENDOR = Vendor(
             "GPU", ("gpus", "weight", "hops", "link_type", "numa"), square=("weight", "hops", "link_type", "numa"),
             cards=True)),
         "rocm-smi-showpids": View(rocm_smi.parse_showpids, Listing("process", ("processes",))),
+        # a Test's executors and transfers are its config line's (its Aggregate line ends it), not the other Tests'
         "transferbench": View(transferbench.parse_transferbench, Listing(
-            "test", ("tests",), ("matrices", "matrices.*.rows", "scaling.rows"), square=("matrices.*.rows",))),
+            "test", ("tests",), ("matrices", "matrices.*.rows", "scaling.rows"), square=("matrices.*.rows",),
+            stated=("executors", "transfers"))),
     },
     platforms={MI300X.name: MI300X},
     default_checks=MI300X.checks,

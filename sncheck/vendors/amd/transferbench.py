@@ -1,25 +1,38 @@
-"""Parse TransferBench output: the ``a2a`` summary matrix, the ``p2p`` peak tables, and the
-per-Test rows of a config file run.
+"""Parse TransferBench output: the ``p2p`` peak tables, the ``a2a`` summary matrix, the
+``scaling`` sweep, and the per-Test rows of a config file (or ``cmdline``) run.
 
 ``parse_transferbench`` (``transferbench``)::
 
-    {"tool": "transferbench", "version": "v1.62.00",
-     "matrices": [{"title": "Unidirectional copy peak bandwidth GB/s ...", "direction": "->",
-                   "rows": {"GPU 00": {"GPU 01": 48.46, ...}}}],   # a2a: title "a2a"
+    {"tool": "transferbench", "version": "v1.62.00", "mode": "p2p",  # p2p, a2a, scaling, config or null
+     "matrices": [{"title": "Unidirectional copy peak bandwidth GB/s ...", "columns": ["CPU 00", ...],
+                   "rows": {"GPU 00": {"GPU 01": 48.46, ...}, "GPU 00 <-": {...}, "GPU 00 <->": {...}},
+                   "stats": {"min": {"GPU 00": {...}}, "max": ..., "sd": ...},  # p2p SHOW_ITERATIONS
+                   "row_totals": {"GPU 00": {"STotal": 359.1, "Actual": 354.8}},  # a2a (NIC too, its column)
+                   "column_totals": {"GPU 00": 359.786, ...}, "totals": {"RTotal": 2879.354,  # a2a RTotal
+                                                                      "min_actual": 354.785, "max_actual": 357.285},
+                   "closed": true}],                                  # p2p: its Averages line came
      "averages": {"UniDir": {"GPU->GPU": 48.44, ...}, "BiDir": {...}},  # the p2p 'Averages' lines
-     "tests": [{"test": 1, "executors": [{"executor": "GPU 00", "GBps": 56.299, "bytes": 268435456}],
+     "p2p_bytes": 67108864, "p2p_mode": 0,                              # 'Bytes Per Direction', P2P_MODE
+     "a2a": {"bytes": 268435456, "num_cus": 8, "transfers": 56, "direct": true},  # its '- Copying' line
+     "tests": [{"test": 1, "executors": [{"executor": "GPU 00", "GBps": 56.299, "ms": 4.768,
+                                          "bytes": 268435456, "sum_GBps": 56.309}],
                 "transfers": [{"transfer": 0, "GBps": 33.52, "ms": 2.002, "bytes": 67108864,
                                "route": "G0 -> GPU00:004 -> G1",
                                "iterations": [{"iter": 6, "GBps": 33.616, "ms": 1.996}]}],  # SHOW_ITERATIONS
-                "aggregate_GBps": 55.015}],          # each Test ends with "Aggregate (CPU)"
+                "aggregate_GBps": 55.015, "aggregate_ms": 4.879, "aggregate_bytes": 268435456,
+                "overhead_ms": 0.111}],                # each Test ends with "Aggregate (CPU)"
      "scaling": {"exe": "GPU 00", "bytes": 67108864, "columns": ["CPU00", ..., "GPU03"],  # the scaling
                  "rows": [{"num_cus": 1, "GBps": {"CPU00": 14.11, ...}}],               # preset; null
                  "best": {"CPU00": {"GBps": 14.11, "num_cus": 1}, ...}},               # without it
-     "aggregate_GBps": 2879.354, "average_GBps": 51.417, "errors": ["[ERROR] HIP Error: ..."]}
+     "aggregate_GBps": 2879.354, "average_GBps": 51.417, "aggregate_cpu_GBps": 2671.564,  # a2a's last lines
+     "warnings": ["[WARN] ..."], "errors": ["[ERROR] HIP Error: ..."]}
 
-A Test block without its ``Aggregate (CPU)`` line, or a scaling sweep without its ``Best``
-line, was cut short (an error). Self-copy cells (the diagonal, N/A or a local copy rate) are kept as printed; checks
-read GPU->GPU cells off the diagonal.
+What says each output is whole (the grammar below): a Test block ends with its ``Aggregate
+(CPU)`` line, a p2p table with its ``Averages`` line (and the run with the tables P2P_MODE
+names), the a2a summary with its ``Aggregate bandwidth (CPU Timed)`` line, the scaling sweep
+with its ``Best`` line; every matrix row holds a cell per column. Self-copy cells (the
+diagonal, N/A or a local copy rate) are kept as printed; checks read GPU->GPU cells off the
+diagonal.
 """
 
 from __future__ import annotations
@@ -28,66 +41,186 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.grammar import Grammar
+
+GRAMMAR = {"transferbench": Grammar(
+    tool="TransferBench (p2p, a2a and scaling presets, a config file or cmdline run)",
+    versions="v1.52 and v1.62 (source); the v1.2x-v1.50 per-Transfer rows of a config run (captures)",
+    sources=(
+        "ROCm/TransferBench src/TransferBench.cpp @ v1.52 (tag v1.52): RunPeerToPeerBenchmarks (the p2p tables, "
+        "'Averages (During UniDir|BiDir)'), RunScalingBenchmark, RunAllToAllBenchmark (v1.52 a2a summary), "
+        "ReportResults (Executor / Transfer / Iter / StandardDev / Aggregate (CPU) rows), the [ERROR]/[WARN] and "
+        "'Parsing error:' prints",
+        "ROCm/TransferBench src/include/EnvVars.hpp @ v1.52: DisplayEnvVars ('TransferBench v1.52', the rule, "
+        "'[Common]', 'NAME = VALUE : description' lines, HIDE_ENV), DisplayP2PBenchmarkEnvVars ('[P2P Related]', "
+        "P2P_MODE)",
+        "ROCm/TransferBench src/client/Presets/AllToAll.hpp (v1.6x client, as indexed): 'Test 1:' results then "
+        "'Summary: [N bytes per Transfer] [GFX|DMA:CUs] [R Read(s) W Write(s)]', the 75 '=' rule, the "
+        "optional 'NIC(QQ QP)' column, RTotal with min/max Actual, the three bandwidth lines; a failed "
+        "RunTransfers prints its messages bare and exits 0",
+        "the v1.6x client's PrintResults (a fork of src/client/Client.cpp as indexed, same printf as v1.62): "
+        "'Executor: %3s %02d | %8.3f GB/s | %8.3f ms | %12lu bytes | %-7.3f GB/s (sum)', 'Transfer %02d | ... | "
+        "SRC -> E%03d[.sub]:%03d -> DST', 'Aggregate (CPU) | ... | Overhead: %.3f ms'; PrintErrors '[ERROR]/[WARN]'",
+        "captures only: fixtures/real/amd 18/20/21/22 (v1.62 a2a, HIP error, example.cfg; the MI300X acceptance "
+        "guide's p2p, whitespace collapsed) and real-r3 transferbench 01/02 (PR 50's pre-Executor config rows "
+        "with 'StandardDev | 4.887e-03 |', PR 45's scaling)",
+    ),
+    lines=("config run: 'TransferBench vX[.YY]', a '=' rule, '[Common]' and 'NAME = VALUE : text' env lines unless "
+           "HIDE_ENV; per config line its '## comment' echoed; 'Test N:'; per executor 'Executor: TYPE NN | GB/s | "
+           "ms | bytes | GB/s (sum)' (v1.51 on) and its 'Transfer NN | GB/s | ms | bytes | route' rows, with "
+           "SHOW_ITERATIONS 'Iter NNN | GB/s | ms | [CUs: xx:yy ...] XCCs: ...' rows and 'StandardDev | GB/s | ms |'; "
+           "'Aggregate (CPU) | GB/s | ms | bytes | Overhead: X ms'. p2p: env ([P2P Related] P2P_MODE), 'Bytes Per "
+           "Direction N', per direction a title '{Uni|Bi}directional copy peak bandwidth GB/s [...] (GPU-Executor: "
+           "GFX|DMA)', a 'SRC+EXE\\DST' / 'SRC\\EXE+DST' / 'SRC\\DST' header naming 'CPU NN' then 'GPU NN' columns, "
+           "a row per device ('->'; bidirectional '->', '<-', '<->'; SHOW_ITERATIONS 'min', 'max', ' sd' rows), "
+           "cells %10.2f or N/A, the 'CPU->CPU CPU->GPU GPU->CPU GPU->GPU' keys and 'Averages (During UniDir|BiDir):' "
+           "four %10.2f or N/A. a2a: 'GPU-GFX All-To-All benchmark:', '- Copying N bytes between directly connected|"
+           "all pairs of GPUs using K CUs (T Transfers)', the Test block (v1.52 'Test 0:' unless HIDE_ENV, v1.6x "
+           "'Test 1:'), 'Summary:' (v1.6x with its bracketed settings), the rule, 'SRC\\DST GPU NN ... [NIC(QQ QP)] "
+           "STotal Actual', a row per GPU (%8.3f or N/A cells, then STotal and Actual), 'RTotal' (column totals, "
+           "the total, min and max Actual), 'Average   bandwidth (GPU Timed): X GB/s', 'Aggregate bandwidth (GPU "
+           "Timed): X GB/s', 'Aggregate bandwidth (CPU Timed): X GB/s'. scaling: 'GPU-GFX Scaling benchmark:', the "
+           "rule, '- Copying N bytes from GPU g to other devices', '- All numbers reported as GB/sec', 'NumCUs' and a "
+           "column per CPUnn/GPUnn, a row per CU count (%7.2f cells), ' Best ' with '%7.2f(%3d)' per column. Not "
+           "read: OUTPUT_TO_CSV, the topology listing, the bordered tables of releases after v1.62"),
+    end=("a Test ends with its 'Aggregate (CPU)' line (the run's Tests against the judge's count, --expect N); a p2p "
+         "table with its Averages line, and the run with the tables P2P_MODE names (0: both; unknown under "
+         "HIDE_ENV: at least one); the a2a preset with its 'Aggregate bandwidth (CPU Timed)' line after a square "
+         "summary and RTotal; the scaling preset with a Best cell per column; every matrix row a cell per column"),
+    failures=("'[ERROR] ...' (PrintErrors, CheckForError, the presets' checks, data mismatches), 'Parsing error: ...' "
+              "(ParseTransfers), 'HIP Error'/'failed'/'Segmentation fault'/'Aborted' lines: errors. '[WARN] ...' is a "
+              "warning (kept, not a failure). An a2a run that printed no summary (its bare RunTransfers errors) and any "
+              "end above missing: cut short"),
+    values=("version, mode, matrices[{title, columns, rows{row: {column: GB/s or null}}, stats, row_totals, "
+            "column_totals, totals, closed}], averages{UniDir|BiDir: {CPU->GPU: GB/s}}, p2p_bytes, p2p_mode, a2a{bytes, "
+            "num_cus, transfers, direct}, tests[{test, executors[], transfers[{..., iterations[]}], aggregate_GBps, "
+            "aggregate_ms, aggregate_bytes, overhead_ms}], scaling{exe, bytes, columns, rows[], best}, aggregate_GBps, "
+            "average_GBps, aggregate_cpu_GBps, warnings, errors"),
+)}
 
 _DEV = r"(?:CPU|GPU|NIC) \d+"
+_NUM = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_EXECUTOR = re.compile(rf"^Executor:\s*(.+?)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|\s*(\d+) bytes\s*\|"
+                       rf"\s*({_NUM})\s+GB/s \(sum\)$")
 # " Transfer 00 |  33.520 GB/s |  2.002 ms |  67108864 bytes | G0 -> GPU00:004 -> G1"
-_TRANSFER = re.compile(r"^Transfer (\d+)\s*\|\s*([\d.]+) GB/s\s*\|\s*([\d.]+) ms\s*\|\s*(\d+) bytes\s*\|(.*)$")
-_ITER = re.compile(r"^Iter (\d+)\s*\|\s*([\d.]+) GB/s\s*\|\s*([\d.]+) ms")
+_TRANSFER = re.compile(rf"^Transfer (\d+)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|\s*(\d+) bytes\s*\|\s*"
+                       r"(\S+ -> \S+ -> \S+)$")
+_ITER = re.compile(rf"^Iter (\d+)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|")
+_AGGREGATE = re.compile(rf"^Aggregate \(CPU\)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|\s*(\d+) bytes\s*\|"
+                        rf"\s*Overhead:?\s*({_NUM}) ms$")
+_ENV = re.compile(r"^([A-Z][A-Z0-9_]+)\s*=\s*(\S+)\s*:")
+_SECTION = re.compile(r"^\[(?:Common|[A-Za-z0-9 ]+ Related)\]")
+_FAILURE = re.compile(r"\[ERROR\]|^Parsing error:|(?i:hip error|\bfailed\b|segmentation fault|^aborted\b)")
+_BANDWIDTH = re.compile(rf"^(Average|Aggregate)\s+bandwidth \((GPU|CPU) Timed\):\s*({_NUM}) GB/s$")
+_P2P_CELL = re.compile(r"\d+\.\d\d|N/A")  # %10.2f or N/A: a cell cut inside its decimals is not one
+
+
+def _cell(c: str) -> float | None:
+    return None if c == "N/A" else float(c)
 
 
 def parse_transferbench(text: str) -> dict[str, Any]:
     version = None
     matrices: list[dict[str, Any]] = []
-    averages: dict[str, dict[str, float]] = {}
+    averages: dict[str, dict[str, float | None]] = {}
     tests: list[dict[str, Any]] = []
     errors: list[str] = []
+    warnings: list[str] = []
     cur: dict[str, Any] | None = None
-    cols: list[str] = []
     title = None
     avg_keys: list[str] = []
-    out: dict[str, Any] = {"aggregate_GBps": None, "average_GBps": None}
+    last_row = ""
+    env: dict[str, str] = {}
+    out: dict[str, Any] = {"aggregate_GBps": None, "average_GBps": None, "aggregate_cpu_GBps": None}
     scaling: dict[str, Any] | None = None
+    a2a: dict[str, Any] | None = None
+    mode = None
+    p2p_bytes = None
     saw = False
     for raw in text.splitlines():
         line = raw.strip().replace("\\\\", "\\")
-        if not line:
+        if not line or line.startswith("##"):  # a config file's '##' comments, echoed as they are
             continue
         if m := re.match(r"^TransferBench (v[\d.]+)", line):
             version, saw = m.group(1), True
             continue
         if line.startswith("TransferBench"):
             saw = True
-        if "[ERROR]" in line or re.search(r"(?i)hip error|failed", line):
+        if line.startswith("[WARN]"):
+            warnings.append(line)
+            continue
+        if _SECTION.match(line):
+            continue
+        if m := _ENV.match(line):  # 'NAME = VALUE : description' (its text may say "error")
+            env[m.group(1)] = m.group(2)
+            continue
+        if _FAILURE.search(line):
             errors.append(line)
+            continue
+        if m := re.match(r"^Bytes Per Direction[\s,]+(\d+)$", line):
+            mode, p2p_bytes, saw = "p2p", int(m.group(1)), True
             continue
         if "bandwidth GB/s" in line:
             title, saw = line, True
             continue
         if m := re.match(r"^(SRC\S*DST)\s+(.*)$", line):
             cols = re.findall(_DEV, m.group(2))
-            trailing = m.group(2).split()[-2:]
-            cur = {"title": title or "a2a", "rows": {}, "extra": [c for c in trailing if c in ("STotal", "Actual")]}
+            extra = ["NIC" if t.startswith("NIC(") else t
+                     for t in re.findall(r"NIC\(\d+ QP\)|STotal|Actual", m.group(2))]
+            cur = {"title": title or "a2a", "columns": cols, "extra": extra, "rows": {}}
+            if "STotal" in extra:  # the a2a summary (its preamble may be elided): its own ends apply
+                mode = "a2a"
+            title = None
             matrices.append(cur)
             saw = True
             continue
-        if cur is not None and (m := re.match(rf"^({_DEV})\s*(->|<-|<->)?\s+(.*)$", line)):
-            cells = m.group(3).split()
-            vals = [None if c == "N/A" else float(c) for c in cells[: len(cols)] if re.fullmatch(r"N/A|[\d.]+", c)]
-            key = m.group(1) + (f" {m.group(2)}" if m.group(2) and m.group(2) != "->" else "")
-            cur["rows"][key] = dict(zip(cols, vals))
+        if cur is not None and (m := re.match(rf"^({_DEV})\s*(->|<->|<-|min|max|sd)?(?:\s+(.*))?$", line)):
+            cells = (m.group(3) or "").split()
+            want = len(cur["columns"]) + len(cur["extra"])
+            cell = _P2P_CELL if cur["title"] != "a2a" else re.compile(rf"{_NUM}|N/A")
+            if len(cells) != want or not all(cell.fullmatch(c) for c in cells):
+                errors.append(f"matrix row '{line[:40]}': {len(cells)} cells for {want} columns (cut short)")
+                continue
+            vals = [_cell(c) for c in cells]
+            row = dict(zip(cur["columns"], vals))
+            kind = m.group(2)
+            if kind in ("min", "max", "sd"):
+                cur.setdefault("stats", {}).setdefault(kind, {})[last_row] = row
+                continue
+            last_row = m.group(1) + (f" {kind}" if kind and kind != "->" else "")
+            cur["rows"][last_row] = row
+            if cur["extra"]:
+                cur.setdefault("row_totals", {})[last_row] = dict(zip(cur["extra"], vals[len(cur["columns"]):]))
+            continue
+        if cur is not None and cur["extra"] and (m := re.match(r"^RTotal\s+(.*)$", line)):
+            cells = m.group(1).split()
+            n = len(cur["columns"]) + len(cur["extra"]) - 2  # the devices' and the NIC's columns
+            if len(cells) != n + 3 or not all(re.fullmatch(_NUM, c) for c in cells):
+                errors.append(f"a2a RTotal: {len(cells)} cells for {n + 3} (cut short)")
+                continue
+            vals = [float(c) for c in cells]
+            cur["column_totals"] = dict(zip(cur["columns"] + cur["extra"][:-2], vals[:n]))
+            cur["totals"] = dict(zip(("RTotal", "min_actual", "max_actual"), vals[n:]))
             continue
         if re.fullmatch(r"(?:\S+->\S+\s*)+", line):
             avg_keys = line.split()
             continue
-        if avg_keys and (m := re.match(r"^Averages(?: \(During (\w+)\))?:\s+(.*)$", line)):
-            averages[m.group(1) or "all"] = dict(zip(avg_keys, (float(v) for v in m.group(2).split())))
+        if avg_keys and (m := re.match(r"^Averages(?: \(During\s*(\w+)\))?:\s*(.*)$", line)):
+            cells = m.group(2).split()
+            if len(cells) != len(avg_keys) or not all(_P2P_CELL.fullmatch(c) for c in cells):
+                errors.append(f"p2p Averages: {len(cells)} values for {len(avg_keys)} (cut short)")
+                continue
+            averages[m.group(1) or "all"] = dict(zip(avg_keys, (_cell(v) for v in cells)))
+            if cur is not None:
+                cur["closed"] = True
             continue
-        if m := re.match(r"^Test (\d+):", line):
+        if m := re.match(r"^Test (\d+):$", line):
             tests.append({"test": int(m.group(1)), "executors": [], "transfers": [], "aggregate_GBps": None})
             saw = True
             continue
-        if tests and (m := re.match(r"^Executor:\s*(.+?)\s*\|\s*([\d.]+) GB/s\s*\|\s*[\d.]+ ms\s*\|\s*(\d+) bytes", line)):
-            tests[-1]["executors"].append({"executor": m.group(1), "GBps": float(m.group(2)), "bytes": int(m.group(3))})
+        if tests and (m := _EXECUTOR.match(line)):
+            tests[-1]["executors"].append({"executor": m.group(1), "GBps": float(m.group(2)), "ms": float(m.group(3)),
+                                           "bytes": int(m.group(4)), "sum_GBps": float(m.group(5))})
             continue
         if tests and (m := _TRANSFER.match(line)):
             tests[-1]["transfers"].append({"transfer": int(m.group(1)), "GBps": float(m.group(2)),
@@ -98,11 +231,20 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             tests[-1]["transfers"][-1]["iterations"].append(
                 {"iter": int(m.group(1)), "GBps": float(m.group(2)), "ms": float(m.group(3))})
             continue
-        if tests and (m := re.match(r"^Aggregate \(CPU\)\s*\|\s*([\d.]+) GB/s", line)):
-            tests[-1]["aggregate_GBps"] = float(m.group(1))
+        if tests and (m := _AGGREGATE.match(line)):
+            tests[-1].update(aggregate_GBps=float(m.group(1)), aggregate_ms=float(m.group(2)),
+                             aggregate_bytes=int(m.group(3)), overhead_ms=float(m.group(4)))
             continue
-        if re.match(r"^GPU-GFX Scaling benchmark:", line):
-            scaling, saw = {"exe": None, "bytes": None, "columns": [], "rows": [], "best": None}, True
+        if m := re.match(r"^GPU-(?:GFX|DMA) All-To-All benchmark:$", line):
+            mode, a2a, saw = "a2a", {"bytes": None, "num_cus": None, "transfers": None, "direct": None}, True
+            continue
+        if a2a is not None and (m := re.match(r"^- Copying (\d+) bytes between (directly connected|all) pairs of "
+                                              r"GPUs using (\d+) CUs \((\d+) Transfers\)$", line)):
+            a2a.update(bytes=int(m.group(1)), direct=m.group(2) != "all", num_cus=int(m.group(3)),
+                       transfers=int(m.group(4)))
+            continue
+        if re.match(r"^GPU-GFX Scaling benchmark:$", line):
+            mode, scaling, saw = "scaling", {"exe": None, "bytes": None, "columns": [], "rows": [], "best": None}, True
             continue
         if scaling is not None and (m := re.match(r"^- Copying (\d+) bytes from GPU (\d+)", line)):
             scaling["bytes"], scaling["exe"] = int(m.group(1)), f"GPU {int(m.group(2)):02d}"
@@ -111,28 +253,64 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             scaling["columns"] = re.split(r"[\s,]+", m.group(1).strip())
             continue
         if scaling is not None and scaling["columns"] and (m := re.match(r"^(\d+)[\s,]+([\d.\s,]+)$", line)):
-            cells = [float(c) for c in re.split(r"[\s,]+", m.group(2).strip())]
-            if len(cells) != len(scaling["columns"]):
+            cells = [c for c in re.split(r"[\s,]+", m.group(2).strip()) if c]
+            if len(cells) != len(scaling["columns"]) or not all(re.fullmatch(r"\d+\.\d\d", c) for c in cells):
                 errors.append(f"scaling: NumCUs {m.group(1)}: {len(cells)} cells for "
-                              f"{len(scaling['columns'])} devices")
-            scaling["rows"].append({"num_cus": int(m.group(1)), "GBps": dict(zip(scaling["columns"], cells))})
+                              f"{len(scaling['columns'])} devices (cut short)")
+                continue
+            scaling["rows"].append({"num_cus": int(m.group(1)), "GBps": dict(zip(scaling["columns"], map(float, cells)))})
             continue
         if scaling is not None and (m := re.match(r"^Best[\s,]+(.*)$", line)):
-            best = re.findall(r"([\d.]+)\(\s*(\d+)\)", m.group(1))
+            best = re.findall(r"(\d+\.\d\d)\(\s*(\d+)\)", m.group(1))
+            if len(best) != len(scaling["columns"]) or not m.group(1).rstrip(", ").endswith(")"):
+                errors.append(f"scaling: Best has {len(best)} of {len(scaling['columns'])} cells (cut short)")
+                continue
             scaling["best"] = {c: {"GBps": float(b), "num_cus": int(n)} for c, (b, n) in zip(scaling["columns"], best)}
             continue
-        if m := re.match(r"^Aggregate bandwidth \(GPU Timed\):\s*([\d.]+)", line):
-            out["aggregate_GBps"] = float(m.group(1))
-        elif m := re.match(r"^Average\s+bandwidth \(GPU Timed\):\s*([\d.]+)", line):
-            out["average_GBps"] = float(m.group(1))
+        if m := _BANDWIDTH.match(line):
+            key = {("Average", "GPU"): "average_GBps", ("Aggregate", "GPU"): "aggregate_GBps",
+                   ("Aggregate", "CPU"): "aggregate_cpu_GBps"}.get((m.group(1), m.group(2)))
+            if key:
+                out[key] = float(m.group(3))
     if not saw:
         raise ParseError("no TransferBench header, matrix or Test rows", tool="transferbench")
-    if not matrices and not tests and not errors and not (scaling and scaling["rows"]):
-        errors.append("no results (truncated output?)")
+    if mode is None and tests:
+        mode = "config"
+    p2p_mode = int(env["P2P_MODE"]) if env.get("P2P_MODE", "").isdigit() else None
+    if title is not None and not errors:  # a p2p table's title line is followed by its header and rows
+        errors.append(f"'{title[:40]}' without its table (cut short)")
+    errors += _cut_short(mode, matrices, tests, scaling, out, p2p_mode, errors)
+    for table in matrices:
+        table.pop("extra")
+    return {"tool": "transferbench", "version": version, "mode": mode, "matrices": matrices, "averages": averages,
+            "p2p_bytes": p2p_bytes, "p2p_mode": p2p_mode, "a2a": a2a, "tests": tests, "scaling": scaling, **out,
+            "warnings": warnings, "errors": errors}
+
+
+def _cut_short(mode: str | None, matrices: list[dict[str, Any]], tests: list[dict[str, Any]],
+               scaling: dict[str, Any] | None, out: dict[str, Any], p2p_mode: int | None,
+               errors: list[str]) -> list[str]:
+    """The ends the grammar names that the output lacks (see the module): one line each."""
+    if errors:  # the tool stopped on its failure: what follows it was never printed
+        return []
+    found = []
+    if not matrices and not tests and not (scaling and scaling["rows"]):
+        found.append("no results (truncated output?)")
     for t in tests:  # a Test block ends with its "Aggregate (CPU)" line
-        if t["aggregate_GBps"] is None and not errors:
-            errors.append(f"Test {t['test']}: no 'Aggregate (CPU)' line (cut short)")
-    if scaling is not None and scaling["best"] is None and not errors:
-        errors.append("scaling: no 'Best' line after the NumCUs rows (cut short)")
-    return {"tool": "transferbench", "version": version, "matrices": matrices, "averages": averages,
-            "tests": tests, "scaling": scaling, **out, "errors": errors}
+        if t["aggregate_GBps"] is None:
+            found.append(f"Test {t['test']}: no 'Aggregate (CPU)' line (cut short)")
+    if scaling is not None and scaling["best"] is None:
+        found.append("scaling: no 'Best' line after the NumCUs rows (cut short)")
+    if mode == "p2p":
+        found += [f"p2p: '{(m['title'] or '')[:40]}' has no Averages line (cut short)"
+                  for m in matrices if not m.get("closed")]
+        want = {0: 2, 1: 1, 2: 1}.get(p2p_mode if p2p_mode is not None else -1)
+        if want is not None and len(matrices) < want:
+            found.append(f"p2p: {len(matrices)} of the {want} tables P2P_MODE={p2p_mode} prints (cut short)")
+    if mode == "a2a":
+        m = matrices[-1] if matrices else None
+        if m is None or "totals" not in m or len(m["rows"]) != len(m["columns"]):
+            found.append("a2a: the summary matrix and its RTotal line are not whole (cut short)")
+        elif out["aggregate_cpu_GBps"] is None:
+            found.append("a2a: no 'Aggregate bandwidth (CPU Timed)' line (cut short)")
+    return found

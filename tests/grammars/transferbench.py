@@ -1,0 +1,282 @@
+"""TransferBench, from its grammar (sncheck/vendors/amd/transferbench.py: TransferBench.cpp and
+EnvVars.hpp @ v1.52, the v1.6x client's AllToAll.hpp and PrintResults): the env listing (or
+HIDE_ENV), a config run's Tests (Executor / Transfer / Iter / StandardDev / Aggregate rows,
+v1.52's and v1.62's route and width, the pre-v1.51 rows without Executor lines), the p2p tables
+(P2P_MODE, CPUs, SHOW_ITERATIONS' min/max/sd rows, remote read, DMA), the a2a summary (v1.52,
+v1.62 with its Test 1 block and optional NIC column, direct or all pairs) and the scaling sweep,
+on 1 to 72 GPUs; the [ERROR], 'Parsing error:' and [WARN] lines."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from grammars import ALL, Variant, generator
+
+_ENV = (("ALWAYS_VALIDATE", 0, "Validating after all iterations"), ("BLOCK_BYTES", 256, "Each CU gets a multiple "
+        "of 256 bytes to copy"), ("CONTINUE_ON_ERROR", 0, "Stop after first error"), ("GFX_UNROLL", 4, "Using GFX "
+        "unroll factor of 4"), ("NUM_ITERATIONS", 10, "Running 10  timed iteration(s)"), ("NUM_WARMUPS", 3,
+        "Running 3 warmup iteration(s) per Test"), ("SHOW_ITERATIONS", 0, "Hiding per-iteration timing"),
+        ("USE_SINGLE_STREAM", 1, "Using single stream per device"))
+
+
+def _env(version: str, hide: bool, extra: tuple[tuple[str, Any, str], ...] = (), section: str = "") -> list[str]:
+    """DisplayEnvVars: the version and its rule, then (unless HIDE_ENV) '[Common]' and a
+    '%-20s = %12d : %s' line per variable, a blank; a preset's own section after it."""
+    out = [f"TransferBench {version}", "=" * 63]
+    if hide:
+        return out
+    out.append("[Common]                              (Suppress by setting HIDE_ENV=1)")
+    out += [f"{n:<20} = {v:>12} : {d}" for n, v, d in _ENV] + [""]
+    if section:
+        out += [f"[{section}]"] + [f"{n:<20} = {v:>12} : {d}" for n, v, d in extra] + [""]
+    return out
+
+
+def _route(v152: bool, exe: str, idx: int, cus: int, src: str, dst: str, sub: str = "") -> str:
+    """'SRC -> EXE:CUs -> DST': v1.52 prints the executor's name ('GPU00', 'DMA00.*'), v1.6x its
+    letter and three digits ('G000', 'D000.1')."""
+    name = f"{exe}{idx:02d}" if v152 else f"{exe[0]}{idx:03d}"
+    return f"{src} -> {name}{sub}:{cus:03d} -> {dst}"
+
+
+def _test(rng: random.Random, num: int, v152: bool, old: bool, iters: bool, ngpu: int) -> tuple[list[str], dict]:
+    """One Test block (ReportResults / PrintResults) and the values it carries."""
+    lines = [f"Test {num}:"]
+    width = 7 if v152 else 8
+    executors = rng.sample(range(ngpu), k=min(ngpu, rng.randint(1, 3)))
+    t_idx, total_bytes = 0, 0
+    first: dict[str, Any] = {}
+    for e in executors:
+        kind = rng.choice(("GPU", "GPU", "DMA", "CPU"))
+        nbytes = rng.choice((1 << 20, 1 << 26, 1 << 28))
+        n = rng.randint(1, 2)
+        bws = [round(rng.uniform(10, 1500), 3) for _ in range(n)]
+        if not old:
+            lines.append(f" Executor: {kind:>3} {e:02d} | {min(bws):{width}.3f} GB/s | {nbytes / min(bws) / 1e6:8.3f} ms"
+                         f" | {nbytes * n:12d} bytes | {sum(bws):<7.3f} GB/s (sum)")
+        for bw in bws:
+            sub = (".*" if v152 else ".1") if kind == "DMA" and rng.random() < 0.5 else ""
+            dst = rng.choice(("G1", "N", "G0G1", "C0"))
+            route = _route(v152, kind, e, rng.choice((1, 4, 8, 32)), f"G{e}" if kind != "CPU" else f"C{e}", dst, sub)
+            lines.append(f"     Transfer {t_idx:02d}  | {bw:{width}.3f} GB/s | {nbytes / bw / 1e6:8.3f} ms | "
+                         f"{nbytes:12d} bytes | {route}")
+            first = first or {"GBps": bw, "route": route}
+            if iters:
+                for it in rng.sample(range(1, 11), 3):
+                    cus = "" if old else " CUs: 00:01 00:02"
+                    lines.append(f"      Iter {it:03d}    | {bw * 1.01:{width}.3f} GB/s | {nbytes / bw / 1e6:8.3f} ms |"
+                                 + (f"{cus} XCCs: 00" if not old else ""))
+                lines.append("      StandardDev |    4.887e-03 |" if old else
+                             f"      StandardDev | {0.123:{width}.3f} GB/s | {0.002:8.3f} ms |")
+            t_idx += 1
+            total_bytes += nbytes
+    agg = round(rng.uniform(10, 1500), 3)
+    lines.append(f" Aggregate (CPU)  | {agg:{width}.3f} GB/s | {total_bytes / agg / 1e6:8.3f} ms | {total_bytes:12d} "
+                 f"bytes | Overhead: {rng.uniform(0, 1):.3f} ms")
+    return lines, {"agg": agg, "bytes": total_bytes, "transfers": t_idx, **first}
+
+
+@generator("transferbench")
+def config_run(rng: random.Random) -> Iterator[Variant]:
+    for version in ("v1.50", "v1.52", "v1.62.00"):
+        v152, old = version != "v1.62.00", version == "v1.50"
+        for hide, iters in ((False, False), (True, True)) if ALL else (rng.choice(((False, False), (True, True))),):
+            ngpu = rng.choice((1, 8, 72))
+            lines = _env(version, hide)
+            values: list[tuple[str, Any]] = [("version", version), ("mode", "config")]
+            ntests = rng.randint(1, 4)
+            for k in range(1, ntests + 1):
+                if rng.random() < 0.5:
+                    lines.append(f"## Test {k}: a copy between GPUs, none failed")  # a comment, echoed
+                if rng.random() < 0.2:
+                    lines.append(f"[WARN] GFX executor 0 requesting {k * 80} total subexecutors, however only has "
+                                 "64.  Some Transfers may be serialized")
+                block, vals = _test(rng, k, v152, old, iters, ngpu)
+                lines += block
+                values += [(f"tests[test={k}].aggregate_GBps", vals["agg"]),
+                           (f"tests[test={k}].aggregate_bytes", vals["bytes"]),
+                           (f"len(tests[test={k}].transfers)", vals["transfers"]),
+                           (f"tests[test={k}].transfers[0].GBps", vals["GBps"]),
+                           (f"tests[test={k}].transfers[0].route", vals["route"])]
+            values.append(("len(tests)", ntests))
+            name = f"config {version} {ngpu} GPUs {ntests} tests{' hide-env' if hide else ''}{' iters' if iters else ''}"
+            yield Variant("transferbench", name, "\n".join(lines) + "\n", tuple(values), count=ntests,
+                          elide=(2, len(_env(version, hide)) - 1) if not hide else None)
+    # failures: a Transfer that cannot be parsed (v1.52), a HIP error mid-run, a data mismatch
+    head = _env("v1.52", True)
+    yield Variant("transferbench", "parsing error", "\n".join(head + [
+        "Parsing error: Unable to read valid Transfer 1 (SRC EXE DST) triplet"]) + "\n",
+        (("len(tests)", 0),), fails=True)
+    block, vals = _test(rng, 1, False, False, False, 8)
+    lines = _env("v1.62.00", False) + block  # PrintErrors after the Test's results: the run is whole before it
+    yield Variant("transferbench", "HIP error after a Test", "\n".join(lines + [
+        "[ERROR] HIP Error: invalid resource handle"]) + "\n",
+        (("tests[test=1].aggregate_GBps", vals["agg"]),), fails=True, count=1, end=len(lines))
+    yield Variant("transferbench", "mismatch", "\n".join(_env("v1.52", True) + ["Test 1:", "",
+        "[ERROR] Unexpected mismatch at index 1024 of destination array 0:",
+        "[ERROR] EXPECTED value:   31.00000 [41F80000]", "[ERROR] DST 00   value:    0.00000 [00000000]",
+        "[ERROR] Failed Transfer details: #0: G0 -> [G0:4] -> G1",
+        "[ERROR] Possible cause is misconfigured IOMMU (AMD Instinct cards require amd_iommu=on and iommu=pt)"]) + "\n",
+        (("len(tests)", 1),), fails=True)
+
+
+def _p2p_table(rng: random.Random, ncpu: int, ngpu: int, bidir: bool, iters: bool, read: str, exe: str,
+               title_case: int) -> tuple[list[str], dict[str, dict[str, float | None]]]:
+    """RunPeerToPeerBenchmarks' table: title, header, rows (CPU rows, a blank, GPU rows), keys, Averages."""
+    devs = [("CPU", i) for i in range(ncpu)] + [("GPU", i) for i in range(ngpu)]
+    name = "Bi" if bidir else "Uni"
+    lines = [f"{name}directional copy peak bandwidth GB/s [{read} read / {'Remote' if read == 'Local' else 'Local'} "
+             f"write] (GPU-Executor: {exe})"]
+    head = "SRC\\DST" if bidir else ("SRC\\EXE+DST" if read == "Remote" else "SRC+EXE\\DST")
+    cols = "".join(f"{t:>7} {i:02d}" + ("   " if t == "CPU" and i == ncpu - 1 else "") for t, i in devs)
+    lines.append(f"{head:>12}{cols}")
+    rows: dict[str, dict[str, float | None]] = {}
+
+    def row(values: list[float | None]) -> str:  # '%10.2f' or N/A, three blanks before the first GPU
+        return "".join(("   " if k == ncpu and k else "") + (f"{v:10.2f}" if v is not None else f"{'N/A':>10}")
+                       for k, v in enumerate(values))
+    for s, (st, si) in enumerate(devs):
+        if s == ncpu and s:
+            lines.append("")
+        for d, arrow in enumerate(("->", "<-") if bidir else ("->",)):
+            cells = {f"{t} {i:02d}": (None if bidir and (st, si) == (t, i) else round(rng.uniform(20, 1700), 2))
+                     for t, i in devs}
+            lines.append(f"{st:>5} {si:02d} {'<- ' if arrow == '<-' else ' ->'}{row(list(cells.values()))}")
+            rows[f"{st} {si:02d}" + (" <-" if arrow == "<-" else "")] = cells
+            if iters:
+                for stat in ("min", "max", " sd"):
+                    lines.append(f"{st:>5} {si:02d} {stat}" + row([1.0] * len(devs)))
+        if bidir:
+            lines.append(f"{st:>5} {si:02d} <->" + row([None if bidir and k == s else 10.0 for k in range(len(devs))]))
+            if s < len(devs) - 1:
+                lines.append("")
+    lines.append(" " * 25 + "".join(f"  {a}PU->{b}PU" for a in "CG" for b in "CG"))
+    avg = ["N/A" if ncpu == 0 and "C" in (a, b) else f"{rng.uniform(20, 60):.2f}" for a in "CG" for b in "CG"]
+    lines.append(f"Averages (During {' BiDir' if bidir else 'UniDir'}):" + "".join(f"{x:>10}" for x in avg))
+    lines += [""] if title_case else ["", ""]
+    return lines, rows
+
+
+@generator("transferbench")
+def p2p(rng: random.Random) -> Iterator[Variant]:
+    # 72 GPUs (a 74-column table) in the sweep only: the plain run's time is shared by every view
+    for ncpu, ngpu, mode, hide, iters in ((2, 4, 0, False, False), (0, 1, 1, False, True), (1, 4, 2, True, False),
+                                          (0, 4, 0, True, True)) + (((2, 72, 1, False, False),) if ALL else ()):
+        read, exe = rng.choice((("Local", "GFX"), ("Remote", "GFX"), ("Local", "DMA")))
+        lines = _env("v1.52", hide, (("NUM_CPU_SE", 4, "Using 4 CPU subexecutors"), ("NUM_GPU_SE", 80, "Using 80 "
+                     "GPU subexecutors"), ("P2P_MODE", mode, "Running Unidirectional + Bidirectional"),
+                     ("USE_FINE_GRAIN", 0, "Using coarse-grained memory")), "P2P Related")
+        nbytes = rng.choice((1 << 26, 1 << 28))
+        lines.append(f"Bytes Per Direction {nbytes}")
+        values: list[tuple[str, Any]] = [("mode", "p2p"), ("p2p_bytes", nbytes)]
+        tables = [False, True] if mode == 0 else [mode == 2]
+        end = 0
+        for k, bidir in enumerate(tables):
+            table, rows = _p2p_table(rng, ncpu, ngpu, bidir, iters, read, exe, k)
+            lines += table
+            src = rng.choice(sorted(rows))
+            dst = rng.choice(sorted(rows[src]))
+            values += [(f"matrices[{k}].rows.{src}.{dst}", rows[src][dst]),
+                       (f"len(matrices[{k}].rows)", len(rows) + (ncpu + ngpu if bidir else 0))]  # and '<->' rows
+            if k == 0 or not hide:  # under HIDE_ENV the first table may be all P2P_MODE asked for
+                end = len(lines) - (1 if k else 2)
+        values.append(("len(matrices)", len(tables)))
+        if not hide:
+            values.append(("p2p_mode", mode))
+        yield Variant("transferbench", f"p2p {ncpu} CPUs {ngpu} GPUs mode {mode}{' hide-env' if hide else ''}"
+                      f"{' iters' if iters else ''} {read} {exe}", "\n".join(lines) + "\n", tuple(values), end=end,
+                      elide=(2, 10) if not hide else None)
+
+
+@generator("transferbench")
+def a2a(rng: random.Random) -> Iterator[Variant]:
+    for version, n, direct, nic, hide in (("v1.52", 4, True, 0, False), ("v1.62.00", 8, False, 0, False),
+                                          ("v1.62.00", 4, True, 2, True), ("v1.52", 1, True, 0, True),
+                                          ("v1.62.00", 2, False, 8, False)) + ((("v1.62.00", 72, True, 0, True),) if ALL else ()):
+        v152 = version == "v1.52"
+        cus = rng.choice((4, 8))
+        nbytes = 1 << 28
+        lines = _env(version, hide)
+        if not v152 and not hide:
+            lines += ["[AllToAll Related]", f"{'A2A_DIRECT':<20} = {int(direct):>12} : Only using direct links", ""]
+        cells = {(s, d): None if s == d or (direct and (s + d) % 3 == 0) else round(rng.uniform(30, 60), 3)
+                 for s in range(n) for d in range(n)}
+        count = sum(v is not None for v in cells.values())
+        lines += [f"GPU-{'GFX'} All-To-All benchmark:", "=" * 26, f"- Copying {nbytes} bytes between "
+                  f"{'directly connected' if direct else 'all'} pairs of GPUs using {cus} CUs ({count} Transfers)"]
+        if not count:  # no pair to copy between: the preset returns there, nothing measured
+            yield Variant("transferbench", f"a2a {version} {n} GPUs no Transfers", "\n".join(lines) + "\n",
+                          (("mode", "a2a"), ("a2a.transfers", 0)), fails=True)
+            continue
+        start = len(lines)
+        tested = not v152 or not hide
+        block = []
+        if tested:  # v1.52 prints Test 0 unless HIDE_ENV, v1.6x Test 1
+            block, _ = _test(rng, 0 if v152 else 1, v152, False, False, n)
+            lines += block
+        lines.append("")
+        lines += ["Summary:" if v152 else f"Summary: [{nbytes} bytes per Transfer] [GFX:{cus}] [1 Read(s) 1 Write(s)]"]
+        lines.append("=" * (58 if v152 else 75))
+        lines.append("SRC\\DST " + "".join(f" GPU {d:02d}    " for d in range(n)) + (f" NIC({nic:02d} QP)" if nic else "")
+                     + "    STotal      Actual")
+        nics = [round(rng.uniform(20, 40), 3) for _ in range(n)]
+        totals = []
+        for s in range(n):
+            row = [cells[s, d] for d in range(n)] + ([nics[s]] if nic else [])
+            stotal = round(sum(v for v in row if v is not None), 3)
+            got = [v for v in row if v is not None]
+            actual = round(min(got) * len(got), 3) if got else 0.0
+            totals.append(actual)
+            lines.append(f"GPU {s:02d}" + "".join(f" {v:8.3f}  " if v is not None else f" {'N/A':>8}  " for v in row)
+                         + f"    {stotal:8.3f}    {actual:8.3f}")
+        cols = [round(sum(cells[s, d] or 0 for s in range(n)), 3) for d in range(n)] + ([round(sum(nics), 3)] if nic else [])
+        total = round(sum(cols), 3)
+        lines += ["", "RTotal" + "".join(f" {v:8.3f}  " for v in cols) + f"    {total:8.3f}    {min(totals):8.3f}"
+                  f"    {max(totals):8.3f}", ""]
+        avg, agg_cpu = round(total / max(count, 1), 3), round(total * 0.93, 3)
+        lines += [f"Average   bandwidth (GPU Timed): {avg:8.3f} GB/s", f"Aggregate bandwidth (GPU Timed): {total:8.3f} GB/s",
+                  f"Aggregate bandwidth (CPU Timed): {agg_cpu:8.3f} GB/s"]
+        s, d = rng.choice(sorted(cells))
+        values: list[tuple[str, Any]] = [("mode", "a2a"), ("a2a.transfers", count), ("a2a.num_cus", cus),
+                                         (f"matrices[0].rows.GPU {s:02d}.GPU {d:02d}", cells[s, d]),
+                                         ("matrices[0].totals.RTotal", total), ("aggregate_GBps", total),
+                                         ("aggregate_cpu_GBps", agg_cpu), ("len(matrices[0].rows)", n)]
+        if nic:
+            values.append(("matrices[0].row_totals.GPU 00.NIC", nics[0]))
+        fails = rng.random() < 0.3
+        end = len(lines)
+        if fails:  # PrintErrors after the summary (a data mismatch found in the last validation)
+            lines.append("[ERROR] Unexpected mismatch at index 0 of destination array 0:")
+        yield Variant("transferbench", f"a2a {version} {n} GPUs{' direct' if direct else ''}{' NIC' if nic else ''}"
+                      f"{' hide-env' if hide else ''}{' then an error' if fails else ''}",
+                      "\n".join(lines) + "\n", tuple(values), fails=fails, end=end, count=1 if tested else 0,
+                      elide=(start, start + len(block)) if block else None)
+
+
+@generator("transferbench")
+def scaling(rng: random.Random) -> Iterator[Variant]:
+    for ncpu, ngpu, top in ((2, 4, 12), (0, 1, 3), (2, 72, 4)):
+        exe = rng.randrange(ngpu)
+        nbytes = 1 << 26
+        cols = [f"CPU{i:02d}" for i in range(ncpu)] + [f"GPU{i:02d}" for i in range(ngpu)]
+        lines = _env("v1.52", rng.random() < 0.5)
+        lines += ["GPU-GFX Scaling benchmark:", "=" * 26, f"- Copying {nbytes} bytes from GPU {exe} to other devices",
+                  "- All numbers reported as GB/sec", "", "NumCUs" + "".join(f"   {c}     " for c in cols)]
+        best = {c: (0.0, 0) for c in cols}
+        want = 0.0
+        pick = (rng.randint(1, top), rng.choice(cols))
+        for cu in range(1, top + 1):
+            row = {c: round(rng.uniform(10, 200), 2) for c in cols}
+            for c, v in row.items():
+                if v > best[c][0]:
+                    best[c] = (v, cu)
+            lines.append(f"{cu:4d}  " + "".join(f" {v:7.2f}     " for v in row.values()))
+            if (cu, pick[1]) == pick:
+                want = row[pick[1]]
+        lines.append(" Best " + "".join(f" {v:7.2f}({k:3d})" for v, k in best.values()))
+        values = (("mode", "scaling"), ("scaling.exe", f"GPU {exe:02d}"), ("len(scaling.rows)", top),
+                  (f"scaling.rows[num_cus={pick[0]}].GBps.{pick[1]}", want),
+                  (f"scaling.best.{cols[-1]}.GBps", best[cols[-1]][0]))
+        yield Variant("transferbench", f"scaling {ncpu} CPUs {ngpu} GPUs to {top} CUs", "\n".join(lines) + "\n", values)
