@@ -26,6 +26,9 @@ TIERS = (INTRA_HOST, SCALE_UP, SCALE_OUT)
 CARD_LEVEL_MAX = 72
 MAX_CLOSEUPS = 4       # card-level close-ups per report (each up to 72 x 72 cells)
 WORST_PAIRS = 20       # rows of the worst-pairs table
+# One record per pair direction, as columns (a supernode's directions at a time: plain
+# arrays, no frame per supernode and metric).
+Cols = dict[str, np.ndarray]
 METRICS = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", True),
            ("latency", "lat_us", None, "\u00b5s", "latency_us", False))
 
@@ -118,22 +121,22 @@ class _Metric:
         self.any_ok = bool((self.ok & ~(np.isnan(self.fwd) & np.isnan(self.back))).any())
         self.refs: dict[str, tuple] = {}
 
-    def directed(self, rows: _Inside, at: np.ndarray, domains: "_Domains") -> pd.DataFrame:
+    def directed(self, rows: _Inside, at: np.ndarray, domains: "_Domains") -> Cols:
         """One record per measured direction (codes ``a -> b``, value, score) of rows ``at``."""
         v = np.concatenate([self.fwd[at], self.back[at]])
         ok = np.concatenate([self.ok[at], self.ok[at]])
         tier, dom = rows.tier[at], rows.dom[at]
-        pairs = pd.DataFrame({"a": np.concatenate([rows.src[at], rows.dst[at]]),
-                              "b": np.concatenate([rows.dst[at], rows.src[at]]),
-                              "tier": np.concatenate([tier, tier]), "value": v,
-                              "ok": ok & ~np.isnan(v), "failed": ~ok, "dom": np.concatenate([dom, dom])})
+        pairs = {"a": np.concatenate([rows.src[at], rows.dst[at]]),
+                 "b": np.concatenate([rows.dst[at], rows.src[at]]),
+                 "tier": np.concatenate([tier, tier]), "value": v,
+                 "ok": ok & ~np.isnan(v), "failed": ~ok, "dom": np.concatenate([dom, dom])}
         pairs["score"] = _scores(pairs, self.refs, self.higher, domains)
         return pairs
 
 
-def _tally(sub: pd.DataFrame, d: int, worst: dict[int, float], failed: dict[int, int]) -> None:
+def _tally(sub: Cols, d: int, worst: dict[int, float], failed: dict[int, int]) -> None:
     """A supernode's worst margin and failed directions, over the metrics so far."""
-    score = sub["score"].to_numpy(float)
+    score = sub["score"]
     if (~np.isnan(score)).any():
         worst[d] = min(worst.get(d, math.inf), float(np.nanmin(score)))
     failed[d] = failed.get(d, 0) + int(((sub["n_ok"] == 0) & (sub["n_fail"] > 0)).sum())
@@ -173,19 +176,18 @@ class _Domains:
         return out
 
 
-def _per_direction(pairs: pd.DataFrame, domains: _Domains) -> pd.DataFrame:
+def _per_direction(pairs: Cols, domains: _Domains) -> Cols:
     """One record per direction ``a -> b``: the median over its rounds, in first-seen
     order. Most directions are measured once and pass as they are; only the repeated
     ones (retests, several rounds) are grouped, and their median lands on the first."""
-    a, b = pairs["a"].to_numpy(np.int64), pairs["b"].to_numpy(np.int64)
-    ok = pairs["ok"].to_numpy(bool)
-    cols = {"a": a, "b": b, "tier": pairs["tier"].to_numpy(), "dom": pairs["dom"].to_numpy(),
-            "value": np.where(ok, pairs["value"].to_numpy(float), np.nan),
-            "score": pairs["score"].to_numpy(float), "n_ok": ok.astype(np.int64),
-            "n_fail": pairs["failed"].to_numpy(bool).astype(np.int64)}
-    merged = merge_repeated(a * len(domains.cards) + b, cols,
-                            {"value": "median", "score": "median", "n_ok": "sum", "n_fail": "sum"})
-    return pd.DataFrame(merged)
+    a, b = pairs["a"].astype(np.int64), pairs["b"].astype(np.int64)
+    ok = pairs["ok"]
+    cols = {"a": a, "b": b, "tier": pairs["tier"], "dom": pairs["dom"],
+            "value": np.where(ok, pairs["value"].astype(float), np.nan),
+            "score": pairs["score"].astype(float), "n_ok": ok.astype(np.int64),
+            "n_fail": pairs["failed"].astype(np.int64)}
+    return merge_repeated(a * len(domains.cards) + b, cols,
+                          {"value": "median", "score": "median", "n_ok": "sum", "n_fail": "sum"})
 
 
 def _tiers(p2p: pd.DataFrame) -> pd.Series:
@@ -222,11 +224,13 @@ def _ref_values(refs: dict[str, tuple], domains: _Domains) -> np.ndarray:
     return np.array([(refs.get(t) or (None,))[0] or math.nan for t in domains.tiers] + [math.nan], dtype=float)
 
 
-def _scores(pairs: pd.DataFrame, refs: dict[str, tuple], higher: bool, domains: _Domains) -> pd.Series:
-    ref = pd.Series(_ref_values(refs, domains)[pairs["tier"].to_numpy()], index=pairs.index)
-    v = pairs["value"].where(pairs["ok"])
-    score = v / ref if higher else ref / v.where(v > 0)
-    return score.replace([math.inf, -math.inf], math.nan)
+def _scores(pairs: Cols, refs: dict[str, tuple], higher: bool, domains: _Domains) -> np.ndarray:
+    ref = _ref_values(refs, domains)[pairs["tier"]]
+    v = np.where(pairs["ok"], pairs["value"], np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = v / ref if higher else ref / np.where(v > 0, v, np.nan)
+    score[np.isinf(score)] = np.nan
+    return score
 
 
 def _axis(cards: list[str], card_level: bool) -> tuple[list[str], dict[str, str], str]:
@@ -260,7 +264,7 @@ def _closeup_cards(cards: list[str], hosts: set[str]) -> list[str]:
     return sorted(picked[:CARD_LEVEL_MAX], key=natural_key)
 
 
-def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: pd.DataFrame, cards: list[str],
+def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: Cols, cards: list[str],
                     refs: dict[str, tuple], domains: _Domains, closeup: bool = False) -> dict:
     """One domain's map from its directions (``sub``: one record per direction a -> b,
     the median over rounds): card cells as they are, host cells the mean over card pairs."""
@@ -269,13 +273,13 @@ def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: pd.DataFrame,
     idx = {label: i for i, label in enumerate(labels)}
     pos = np.full(len(domains.cards) + 1, -1)   # card code -> axis position (-1: not on this map)
     pos[domains.cards.get_indexer(list(to_label))] = [idx[to_label[c]] for c in to_label]
-    ga, gb = pos[sub["a"].to_numpy()], pos[sub["b"].to_numpy()]
+    ga, gb = pos[sub["a"]], pos[sub["b"]]
     on = (ga >= 0) & (gb >= 0)
-    sub, ga, gb = sub[on], ga[on], gb[on]
+    sub, ga, gb = {k: v[on] for k, v in sub.items()}, ga[on], gb[on]
     n = len(labels)
     flat = ga * n + gb
-    score = sub["score"].to_numpy(float)
-    n_ok, n_fail = sub["n_ok"].to_numpy(float), sub["n_fail"].to_numpy(float)
+    score = sub["score"].astype(float)
+    n_ok, n_fail = sub["n_ok"].astype(float), sub["n_fail"].astype(float)
     anchor = f"heatmap-{d}-{metric}" + ("-closeup" if closeup else "")
     title = f"{dom}: pair {metric} ({unit})" + (", close-up" if closeup else "")
     if level == "card" and not closeup:  # a cell per direction, with its hover text
@@ -304,7 +308,7 @@ def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: pd.DataFrame,
             "failed_pairs": int(((n_ok == 0) & (n_fail > 0)).sum()), "svg": drawing}
 
 
-def _ref_text(refs: dict[str, tuple], sub: pd.DataFrame, unit: str, domains: _Domains) -> str:
+def _ref_text(refs: dict[str, tuple], sub: Cols, unit: str, domains: _Domains) -> str:
     parts = []
     names = [domains.tiers[c] for c in pd.unique(sub["tier"])]
     for tier in sorted(names, key=lambda t: (TIERS + (t,)).index(t)):
@@ -314,13 +318,13 @@ def _ref_text(refs: dict[str, tuple], sub: pd.DataFrame, unit: str, domains: _Do
     return ", ".join(parts) or "no reference"
 
 
-def _worst(sub: pd.DataFrame, unit: str, domains: _Domains, k: int = 3) -> list[str]:
+def _worst(sub: Cols, unit: str, domains: _Domains, k: int = 3) -> list[str]:
     """The worst measured directions (lowest score; ties in row order), since large maps
     have no hover text."""
-    score = sub["score"].to_numpy(float)
+    score = sub["score"].astype(float)
     at = np.flatnonzero(~np.isnan(score))
     at = at[np.argsort(score[at], kind="stable")[:k]]
-    a, b, value = sub["a"].to_numpy()[at], sub["b"].to_numpy()[at], sub["value"].to_numpy(float)[at]
+    a, b, value = sub["a"][at], sub["b"][at], sub["value"].astype(float)[at]
     return [f"{domains.cards[i]} \u2192 {domains.cards[j]}: {v:.4g} {unit} ({s:.0%})"
             for i, j, v, s in zip(a, b, value, score[at])]
 
@@ -379,18 +383,18 @@ def _fleet_overview(record: RunRecord, domains: _Domains, worst: dict[int, float
             "flagged": sum(1 for r in rows_out if r["findings"] or r["failed"])}
 
 
-def _worst_candidates(sub: pd.DataFrame, m: _Metric, domains: _Domains, k: int = WORST_PAIRS) -> list[dict]:
+def _worst_candidates(sub: Cols, m: _Metric, domains: _Domains, k: int = WORST_PAIRS) -> list[dict]:
     """A supernode's k worst directions of a metric (lowest margin; failed ones at 0),
     with every direction tied with the k-th, so the run's worst k are among them."""
-    failed = ((sub["n_ok"] == 0) & (sub["n_fail"] > 0)).to_numpy()
-    margin = np.where(failed, 0.0, sub["score"].to_numpy(float))
+    failed = (sub["n_ok"] == 0) & (sub["n_fail"] > 0)
+    margin = np.where(failed, 0.0, sub["score"].astype(float))
     at = np.flatnonzero(~np.isnan(margin))
     if len(at) > k:
         kth = np.partition(margin[at], k - 1)[k - 1]
         at = at[margin[at] <= kth]
-    ref = _ref_values(m.refs, domains)[sub["tier"].to_numpy()[at]]
-    value = sub["value"].to_numpy(float)[at]
-    a, b, tier, dom = (sub[c].to_numpy()[at] for c in ("a", "b", "tier", "dom"))
+    ref = _ref_values(m.refs, domains)[sub["tier"][at]]
+    value = sub["value"].astype(float)[at]
+    a, b, tier, dom = (sub[c][at] for c in ("a", "b", "tier", "dom"))
     return [{"metric": m.name, "src": str(domains.cards[a[i]]), "dst": str(domains.cards[b[i]]),
              "tier": domains.tiers[tier[i]], "supernode": domains.names[dom[i]] if dom[i] >= 0 else "",
              "measured": None if failed[at[i]] or isnan(value[i]) else float(value[i]),
