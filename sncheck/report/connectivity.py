@@ -148,7 +148,7 @@ class _Domains:
 
     def __init__(self, record: RunRecord, p2p: pd.DataFrame) -> None:
         (self.src, self.dst), self.cards = id_codes(p2p["src"], p2p["dst"])
-        host = pd.Series(self.cards.str.rsplit("/", n=1).str[0], dtype=object)
+        host = pd.Series([c.rsplit("/", 1)[0] for c in self.cards.tolist()], dtype=object)
         self.hosts = pd.unique(host)
         (self.tier,), tiers = id_codes(_tiers(p2p))  # per row
         self.tiers = list(tiers)
@@ -323,6 +323,8 @@ def _worst(sub: Cols, unit: str, domains: _Domains, k: int = 3) -> list[str]:
     have no hover text."""
     score = sub["score"].astype(float)
     at = np.flatnonzero(~np.isnan(score))
+    if len(at) > k:  # only the directions at or below the k-th lowest are sorted
+        at = at[score[at] <= np.partition(score[at], k - 1)[k - 1]]
     at = at[np.argsort(score[at], kind="stable")[:k]]
     a, b, value = sub["a"][at], sub["b"][at], sub["value"].astype(float)[at]
     return [f"{domains.cards[i]} \u2192 {domains.cards[j]}: {v:.4g} {unit} ({s:.0%})"
