@@ -138,8 +138,12 @@ def nccl_mnnvl(rng: random.Random) -> Iterator[Variant]:
                 lines.append(nvls + (f" (NVLS_NCHANNELS {16 if flag else 0})" if major >= (2, 27) else ""))
         values: list[tuple[str, object]] = [("nccl_version", version),
                                             ("mnnvl", {"on": True, "off": False, "broken": False}[mode])]
+        if mode != "off" and major >= (2, 27):
+            values += [("len(fabric)", nranks), (f"fabric[{nranks - 1}].clique_id", 2), ("fabric[0].state", 3),
+                       ("fabric[0].bus_id", "0x801000")]
         if mode == "on":
             values += [("clique_sizes[0]", nranks), ("ranks", nranks)]
+            values += [("nvl_domain_sizes[0]", nranks)] if major >= (2, 30) else [("len(nvl_domain_sizes)", 0)]
         elif mode == "off":
             values += [("len(clique_sizes)", 0), ("ranks", nranks)]
         else:

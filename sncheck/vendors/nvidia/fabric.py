@@ -37,8 +37,11 @@ excerpt of the Fabric section, or the fabric table of gpud::
 ``parse_nccl_mnnvl`` (``nccl-mnnvl``), from the lines of an NCCL_DEBUG=INFO log::
 
     {"tool": "nccl-mnnvl", "nccl_version": "2.26.2", "mnnvl": true | false | null,
-     "clique_sizes": [72], "not_working": ["... MNNVL ... is available but not working ..."],
-     "ranks": 72, "errors": []}
+     "clique_sizes": [72], "nvl_domain_sizes": [144],            # nvlDomainSize: 2.30 on
+     "fabric": [{"bus_id": "0x801000", "cluster_uuid": "1.1", "clique_id": 2, "state": 3,
+                 "health_mask": 0}],                             # a rank's GPU, 2.27 on
+     "not_working": ["... MNNVL ... is available but not working ..."],
+     "ranks": 72, "faults": [], "errors": []}
 """
 
 from __future__ import annotations
@@ -499,6 +502,10 @@ _MNNVL_FLAG = re.compile(r"\bMNNVL\s+(\d)\b")
 _NOT_WORKING = re.compile(r"MNNVL.*available but not working", re.IGNORECASE)
 _NRANKS = re.compile(r"nRanks\s+(\d+)")
 _RANK_LINE = re.compile(r"#\s+Rank\s+(\d+)\s+Group")
+# init.cc (2.27 on): a GPU's fabric registration as NCCL read it (state 3: NVML's COMPLETED)
+_FABRIC_LINE = re.compile(r"MNNVL busId 0x([0-9a-fA-F]+) fabric UUID ([0-9a-fA-F]+\.[0-9a-fA-F]+) cliqueId "
+                          r"0x([0-9a-fA-F]+) state (\d+) healthMask 0x([0-9a-fA-F]+)")
+_DOMAIN = re.compile(r"nvlDomainSize[ =](\d+)")
 
 
 def parse_nccl_mnnvl(text: str) -> dict[str, Any]:
@@ -509,11 +516,18 @@ def parse_nccl_mnnvl(text: str) -> dict[str, Any]:
     not_working: list[str] = []
     ranks: set[int] = set()
     nranks: list[int] = []
+    fabric: list[dict[str, Any]] = []
+    domains: set[int] = set()
     saw_nccl = False
     for raw in text.splitlines():
         line = raw.strip()
         if "NCCL" in line or _RANK_LINE.search(line):
             saw_nccl = True
+        if m := _FABRIC_LINE.search(line):
+            fabric.append({"bus_id": f"0x{m[1]}", "cluster_uuid": m[2], "clique_id": int(m[3], 16), "state": int(m[4]),
+                           "health_mask": int(m[5], 16)})
+        if m := _DOMAIN.search(line):
+            domains.add(int(m[1]))
         if m := _NCCL_VERSION.search(line):
             version = version or m.group(1)
         if _NOT_WORKING.search(line):
@@ -534,6 +548,7 @@ def parse_nccl_mnnvl(text: str) -> dict[str, Any]:
     faults = [f"MNNVL available but not working on {len(not_working)} rank(s): IMEX channel or "
               "configuration (nvidia-imex-ctl -N)"] if not_working else []
     return {"tool": "nccl-mnnvl", "nccl_version": version, "mnnvl": mnnvl,
-            "clique_sizes": sorted(set(sizes)), "not_working": not_working,
+            "clique_sizes": sorted(set(sizes)), "nvl_domain_sizes": sorted(domains), "fabric": fabric,
+            "not_working": not_working,
             "ranks": max(nranks) if nranks else (max(ranks) + 1 if ranks else None), "faults": faults,
             "errors": []}

@@ -155,7 +155,8 @@ GRAMMAR = {
         failures=("the 'is available but not working' WARN (faults: the rank's init fails with ncclSystemError); "
                   "MNNVL 0 is a value (mnnvl false: a run's fabric checks judge the domain)"),
         values=("nccl_version, mnnvl (true when every cliqueSize/comm line says MNNVL 1, false when one says 0 or "
-                "a WARN, null when none is printed), clique_sizes, not_working (the WARN lines), ranks (nRanks), "
-                "faults, errors"),
+                "a WARN, null when none is printed), clique_sizes, nvl_domain_sizes, fabric[{bus_id, cluster_uuid, "
+                "clique_id, state (NVML's: 3 COMPLETED), health_mask}] (the busId lines), not_working (the WARN "
+                "lines), ranks (nRanks), faults, errors"),
     ),
 }
