@@ -122,9 +122,9 @@ STREAMS = {"kernel-log", "nccl-debug"}  # a log has no end and no count: a read 
 # line; NCCL_DEBUG output is the job's log, cut anywhere a shorter log (a cut before the WARN: INFO lines)
 # One-record listings made of entries that each version and option set prints differently: a
 # cut between two whole entries of the only device (amd-smi's sections, the Fabric block,
-# ethtool's settings, perfquery's counters, npu-smi -t common's fields) is a shorter listing
+# perfquery's counters, an npu-smi -t view's fields) is a shorter listing
 # of that device. With two devices or more the last one is checked against the others.
-SECTIONED = {"amd-smi", "nvidia-smi-fabric", "hccn-status", "perfquery", "npu-smi-fields", "amd-smi-topology",
+SECTIONED = {"amd-smi", "nvidia-smi-fabric", "perfquery", "npu-smi-fields", "amd-smi-topology",
              "asys",
              "nvidia-smi-q",  # -d's sections of one GPU: the option chose them, the output names none
              "ethtool-mlx5"}  # one port's counters: en_stats.c's set varies by driver version, queues and options

@@ -183,3 +183,36 @@ def hccn_route(rng: random.Random) -> Iterator[Variant]:
         lines += [f"{d:<16}{g:<16}{m:<16}{f:<6}0      0        0 {i}" for d, g, m, f, i in rows]
         yield Variant("hccn-route", f"{n + 1} routes", "\n".join(lines) + "\n",
                       (("len(routes)", n + 1), ("routes[0].gateway", "29.1.0.1")), count=n + 1)
+
+
+_MODES = ("1000baseKX/Full", "10000baseKR/Full", "25000baseCR/Full", "100000baseKR4/Full", "200000baseCR4/Full")
+
+
+@generator("hccn-status")
+def hccn_status(rng: random.Random) -> Iterator[Variant]:
+    """``hccn_tool -i N -status -g``: 'Netdev status:' and ethtool's settings of the NPU's port."""
+    for case in ("up 200G", "up 100G with wake-on", "down"):
+        dev = f"eth{rng.randrange(16)}"
+        speed = {"up 200G": 200000, "up 100G with wake-on": 100000}.get(case)
+        modes = rng.sample(_MODES, rng.randrange(1, 4))
+        lines = _echo(rng, "-status") + [f"Netdev status:Settings for {dev}:", "\tSupported ports: [ Backplane ]",
+                                          f"\tSupported link modes:   {modes[0]}"]
+        lines += [f"\t                        {m}" for m in modes[1:]]
+        lines += ["\tSupported pause frame use: Symmetric", "\tSupports auto-negotiation: No",
+                  "\tSupported FEC modes: None        RS", "\tAdvertised link modes:  Not reported",
+                  "\tAdvertised pause frame use: No", "\tAdvertised auto-negotiation: No",
+                  "\tAdvertised FEC modes: RS", f"\tSpeed: {f'{speed}Mb/s' if speed else 'Unknown!'}",
+                  f"\tDuplex: {'Full' if speed else 'Unknown! (255)'}", "\tAuto-negotiation: off", "\tPort: Backplane",
+                  "\tPHYAD: 0", "\tTransceiver: internal"]
+        if "wake-on" in case:
+            lines += ["\tSupports Wake-on: d", "\tWake-on: d", "\tCurrent message level: 0x00000007 (7)",
+                      "\t\t\t       drv probe link"]
+        lines.append(f"\tLink detected: {'yes' if speed else 'no'}")
+        values: list[tuple[str, object]] = [("device", dev), ("speed_Mbps", speed if speed else None),
+                                            ("link_detected", bool(speed)), ("supported_fec[1]", "RS")]
+        yield Variant("hccn-status", case, "\n".join(lines) + "\n", tuple(values), fails=not speed)
+    # ethtool could not read the link settings (its GSET failed): the rest is printed, nothing measured
+    lines = ["Netdev status:Settings for eth0:", "Cannot get device settings: Operation not supported",
+             "\tLink detected: yes"]
+    yield Variant("hccn-status", "settings unreadable", "\n".join(lines) + "\n",
+                  (("device", "eth0"), ("speed_Mbps", None)), fails=True)

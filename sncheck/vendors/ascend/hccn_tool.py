@@ -194,13 +194,51 @@ def parse_route(text: str) -> dict[str, Any]:
     return {"tool": "hccn-route", "routes": routes, "errors": []}
 
 
+_SETTING = re.compile(r"^([A-Z][\w -]*?):(.*)$")
+_SETTINGS_FAILED = re.compile(r"^(?:Netdev status:\s*)?(?:Cannot get|No data available)")
+
+
 def parse_status(text: str) -> dict[str, Any]:
-    speed = re.search(r"Speed:\s*(\d+)Mb/s", text)
-    fec = re.search(r"Supported FEC modes:\s*(.*)", text)
-    if not speed and "Settings for" not in text:
-        raise ParseError("no ethtool-style settings", tool="hccn-status")
-    return {"tool": "hccn-status", "speed_Mbps": int(speed.group(1)) if speed else None,
-            "supported_fec": fec.group(1).split() if fec else None, "errors": []}
+    """``hccn_tool -i N -status -g``: 'Netdev status:' and the device's ``ethtool ethN``
+    (``Settings for ethN:``, a ``key: value`` line a setting, link modes continued on
+    indented lines, ``Link detected: yes|no`` last). The grammar is in :mod:`.hccn_tool_grammar`."""
+    settings: dict[str, str] = {}
+    errors: list[str] = []
+    device = None
+    last = None
+    for raw in text.splitlines():
+        line = _PREFIX.sub("", raw.strip())
+        if not line or line.startswith(("$", "/usr/", "```")) or "hccn_tool" in line[:40]:
+            continue
+        line = line.split(" #", 1)[0].rstrip()  # a reporter's '# note' (ethtool prints no '#')
+        if _SETTINGS_FAILED.match(line):
+            errors.append(f"ethtool could not read the port ('{line[:120]}'): not measured")
+            continue
+        if line in ("...", "…"):
+            errors.append("output elided ('...')")
+            continue
+        if m := re.match(r"^(?:Netdev status:\s*)?Settings for (\S+?):$", line):
+            device = m.group(1)
+            continue
+        m = _SETTING.match(line)
+        if m and device is not None:
+            last = m.group(1)
+            settings[last] = m.group(2).strip()
+        elif device is not None and last is not None and settings.get(last) is not None:
+            settings[last] = f"{settings[last]} {line}".strip()  # a link mode list continued
+    if device is None:
+        raise ParseError("no 'Settings for <dev>:' line", tool="hccn-status")
+    speed = re.fullmatch(r"(\d+)Mb/s", settings.get("Speed", ""))
+    link = settings.get("Link detected")
+    if link is None:
+        errors.append("no 'Link detected:' line (ethtool prints it last): output cut short")
+    # the port is down: what hccn-link's 'link status: DOWN' says, said here too
+    faults = ["link not detected"] if link == "no" else []
+    return {"tool": "hccn-status", "device": device, "speed_Mbps": int(speed.group(1)) if speed else None,
+            "duplex": settings.get("Duplex"), "link_detected": {"yes": True, "no": False}.get(link or ""),
+            "supported_fec": settings["Supported FEC modes"].split() if "Supported FEC modes" in settings else None,
+            "advertised_fec": settings["Advertised FEC modes"].split() if "Advertised FEC modes" in settings else None,
+            "settings": settings, "faults": faults, "errors": errors}
 
 
 def parse_hw_stats(text: str) -> dict[str, Any]:

@@ -111,4 +111,22 @@ GRAMMAR.update({
         end="none stated: the judge's count of routes (--expect N) says whether every one is listed",
         failures=f"no row (a parse error); {_NO_KEY}",
         values="routes [{destination, gateway, genmask, flags, metric, ref, use, iface}], errors"),
+    "hccn-status": Grammar(
+        tool="hccn_tool -i N -status -g", versions=_VERSIONS + "; ethtool 3.x to 6.x on the NPU",
+        sources=(_CLOSED, "closed: fixtures/real/ascend/02a (910B, a reporter's excerpt)",
+                 "ethtool ethtool.c do_gset / dump_link_usettings (RMerl/asuswrt-merlin release/src/router/ethtool "
+                 "copy) and netlink/settings.c: what follows 'Netdev status:' is the NPU's own 'ethtool ethN'"),
+        lines=("'Netdev status:Settings for ethN:' (hccn_tool's prefix on ethtool's first line), then a tab-indented "
+               "'key: value' line a setting: Supported ports '[ Backplane ]', Supported link modes (one a line, "
+               "continued on indented lines), Supported pause frame use, Supports auto-negotiation, Supported FEC "
+               "modes, Advertised link modes / pause frame use / auto-negotiation / FEC modes, [Link partner "
+               "advertised ...], Speed 'NMb/s' or 'Unknown!', Duplex Full/Half/'Unknown! (255)', Auto-negotiation "
+               "on/off, Port, PHYAD, Transceiver, [Supports Wake-on, Wake-on, Current message level with its "
+               "flags continued], 'Link detected: yes|no'"),
+        end="'Link detected:' (ethtool prints it last, after the link settings)",
+        failures=("'Link detected: no' (faults: the port is down); ethtool's 'Cannot get device settings: ...' / "
+                  "'No data available' (errors: not measured); no 'Link detected' line, '...' (errors: cut "
+                  f"short); {_NO_KEY}"),
+        values="device, speed_Mbps, duplex, link_detected, supported_fec, advertised_fec, settings {key: value}, "
+               "faults, errors"),
 })
