@@ -240,6 +240,27 @@ def test_transferbench_ends_its_grammar_names() -> None:
     assert fails(scaling + " Best   14.11(  1)   20.3") and fails(scaling + " Best   14.11(  1)\n")
 
 
+def test_transferbench_hostile_lines_parse_in_linear_time() -> None:
+    """Lines made to make a backtracking regex explode: the Averages keys' '(?:\\S+->\\S+\\s*)+' took
+    37 s on 18 arrows (exponential), a scaling row or an Executor line of blanks was quadratic.
+    Each is read in well under the CPU-time alarm (a few ms here; the old pattern never ends)."""
+    import signal
+
+    def over(_signum: int, _frame: object) -> None:
+        raise TimeoutError("over 10 s of CPU: a regex backtracks")
+
+    old = signal.signal(signal.SIGPROF, over)
+    signal.setitimer(signal.ITIMER_PROF, 10.0)
+    try:
+        for text in ("Test 1:\n" + "a->" * 5000 + "a \x00\n",
+                     "GPU-GFX Scaling benchmark:\nNumCUs CPU00\n1" + " " * 200_000 + "x\n",
+                     "Test 1:\nExecutor: " + " " * 200_000 + "x\n"):
+            assert transferbench.parse_transferbench(text)["errors"]  # nothing whole in them either
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
+
+
 def test_rccl_tests_are_the_collective_tool() -> None:
     vendor = registry.vendors()["amd"]
     assert vendor.collective.name == "rccl-tests" and vendor.dist_backend == "nccl"

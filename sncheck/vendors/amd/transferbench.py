@@ -100,7 +100,7 @@ GRAMMAR = {"transferbench": Grammar(
 
 _DEV = r"(?:CPU|GPU|NIC) \d+"
 _NUM = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-_EXECUTOR = re.compile(rf"^Executor:\s*(.+?)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|\s*(\d+) bytes\s*\|"
+_EXECUTOR = re.compile(rf"^Executor:\s*((?:Rank \d+ )?[A-Z]+ \d+)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|\s*(\d+) bytes\s*\|"
                        rf"\s*({_NUM})\s+GB/s \(sum\)$")
 # " Transfer 00 |  33.520 GB/s |  2.002 ms |  67108864 bytes | G0 -> GPU00:004 -> G1"
 _TRANSFER = re.compile(rf"^Transfer (\d+)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|\s*(\d+) bytes\s*\|\s*"
@@ -112,6 +112,7 @@ _ENV = re.compile(r"^([A-Z][A-Z0-9_]+)\s*=\s*(\S+)\s*:")
 _SECTION = re.compile(r"^\[(?:Common|[A-Za-z0-9 ]+ Related)\]")
 _FAILURE = re.compile(r"\[ERROR\]|^Parsing error:|(?i:hip error|\bfailed\b|segmentation fault|^aborted\b)")
 _BANDWIDTH = re.compile(rf"^(Average|Aggregate)\s+bandwidth \((GPU|CPU) Timed\):\s*({_NUM}) GB/s$")
+_AVG_KEY = re.compile(r"[A-Z]+->[A-Z]+")
 _P2P_CELL = re.compile(r"\d+\.\d\d|N/A")  # %10.2f or N/A: a cell cut inside its decimals is not one
 
 
@@ -202,7 +203,7 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             cur["column_totals"] = dict(zip(cur["columns"] + cur["extra"][:-2], vals[:n]))
             cur["totals"] = dict(zip(("RTotal", "min_actual", "max_actual"), vals[n:]))
             continue
-        if re.fullmatch(r"(?:\S+->\S+\s*)+", line):
+        if all(_AVG_KEY.fullmatch(k) for k in line.split()):  # 'CPU->CPU CPU->GPU GPU->CPU GPU->GPU'
             avg_keys = line.split()
             continue
         if avg_keys and (m := re.match(r"^Averages(?: \(During\s*(\w+)\))?:\s*(.*)$", line)):
@@ -252,7 +253,7 @@ def parse_transferbench(text: str) -> dict[str, Any]:
         if scaling is not None and (m := re.match(r"^NumCUs[\s,]+(.*)$", line)):
             scaling["columns"] = re.split(r"[\s,]+", m.group(1).strip())
             continue
-        if scaling is not None and scaling["columns"] and (m := re.match(r"^(\d+)[\s,]+([\d.\s,]+)$", line)):
+        if scaling is not None and scaling["columns"] and (m := re.match(r"^(\d+)[\s,]+(\d[\d.\s,]*)$", line)):
             cells = [c for c in re.split(r"[\s,]+", m.group(2).strip()) if c]
             if len(cells) != len(scaling["columns"]) or not all(re.fullmatch(r"\d+\.\d\d", c) for c in cells):
                 errors.append(f"scaling: NumCUs {m.group(1)}: {len(cells)} cells for "
