@@ -62,6 +62,7 @@ def test_an_ops_command_maps_like_a_run(monkeypatch, tmp_path, raised, code, wor
         raise raised
 
     monkeypatch.setattr(ops, "StateStore", boom)
+    (tmp_path / "state.db").touch()  # status opens only a store that exists (it creates none)
     r = CliRunner().invoke(main, ["status", "--state-dir", str(tmp_path)])
     assert r.exit_code == code, r.output
     assert r.exception is None or isinstance(r.exception, SystemExit)

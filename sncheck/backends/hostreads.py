@@ -34,7 +34,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from sncheck.config.fileio import read_input, write_atomic
+from sncheck.config.jsonio import read_json
+from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import kernel_log, registry
@@ -138,8 +139,8 @@ class HostReads:
         if self.path is None or self.path.is_symlink():
             return {}
         try:
-            data = json.loads(read_input(self.path, "json", "kernel-log cursors"))
-        except (ConfigError, ValueError):
+            data = read_json(self.path, "kernel-log cursors")
+        except ConfigError:  # damaged (nested past the interpreter's depth included): read every line
             return {}
         return data if isinstance(data, dict) else {}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from typing import IO, Any, Callable, NoReturn, TypeVar, cast
 
@@ -21,6 +22,17 @@ from sncheck.model import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# C0 and C1 controls, DEL, and the bidi marks, embeddings, overrides and isolates: a name from
+# an input file that carries them moves the cursor, clears the screen, forges a line of its own
+# ('sncheck: verdict pass') or reorders the rest of its line on the reader's terminal.
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """``text`` fit for one terminal line: every control or bidi character as its ``\\uXXXX``
+    escape, so an input's name is printed as written and nothing else."""
+    return _UNSHOWABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
 
 class Failure(click.ClickException):
     """A one-line error with a defined exit code (2 for user input, 3 for the harness)."""
@@ -30,7 +42,7 @@ class Failure(click.ClickException):
         self.exit_code = int(ExitCode(exit_code))  # refused unless it is one of the table's
 
     def show(self, file: IO[Any] | None = None) -> None:  # noqa: ARG002 -- click's ClickException.show: the message always goes to stderr
-        click.echo(f"sncheck: error: {self.format_message()}", err=True)
+        click.echo(f"sncheck: error: {shown(self.format_message())}", err=True)
 
 
 def closed_stdout() -> NoReturn:

@@ -11,6 +11,7 @@ import yaml
 
 from sncheck.actions.base import LocalRunner
 from sncheck.cli.paths import input_file, output_file
+from sncheck.config.jsonio import read_json
 from sncheck.config.fileio import read_input, write_atomic
 from sncheck.config.inventory import Inventory
 from sncheck.run.inputs import load_inventory
@@ -68,10 +69,7 @@ def _counters(disc: Any, parsed: dict) -> dict[str, dict[str, int]]:
 
 
 def _load_counters(path: str) -> dict[str, dict[str, int]]:
-    try:
-        data = json.loads(read_input(path, "json"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ConfigError(f"not a counters file of sncheck fabric check --save: {e}", path) from e
+    data = read_json(path, "the counters file")
     if not isinstance(data, dict) or data.get("schema") != COUNTERS_SCHEMA or not isinstance(data.get("ports"), dict):
         raise ConfigError(f"not a counters file of sncheck fabric check --save (schema {COUNTERS_SCHEMA})", path)
     return {str(k): {str(c): v for c, v in (vals or {}).items() if isinstance(v, int)}

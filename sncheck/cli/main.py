@@ -18,7 +18,7 @@ from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.config.playbook import Playbook, check_duration, single_layer
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
-from sncheck.cli.errors import Failure, closed_stdout, handle_errors
+from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
 from sncheck.model import ExitCode, RunRecord
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
@@ -111,7 +111,7 @@ class SncheckGroup(LazyGroup):
 
 
 def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
+    text = shown(" ".join(text.split()))
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -226,7 +226,7 @@ def _progress_printer(quiet: bool):
         now = time.monotonic()
         if msg.split(":", 1)[0] in MILESTONES or now - last[0] >= 2.0:
             last[0] = now
-            click.echo(f"sncheck: {msg}", err=True)
+            click.echo(f"sncheck: {shown(msg)}", err=True)
 
     return progress
 
@@ -247,9 +247,9 @@ def _summary(record: RunRecord, out_dir: Path) -> None:
 def findings_summary(record: RunRecord) -> None:
     """Each finding on stderr, with the scoped run that confirms a watch quarantine."""
     for f in record.findings:
-        click.echo(f"  [{f.severity}] {f.entity_kind} {f.entity}: {f.rule}: {f.message}", err=True)
+        click.echo(shown(f"  [{f.severity}] {f.entity_kind} {f.entity}: {f.rule}: {f.message}"), err=True)
         if f.evidence.get("confirm_with"):
-            click.echo(f"      confirm in the next gap: {f.evidence['confirm_with']}", err=True)
+            click.echo(shown(f"      confirm in the next gap: {f.evidence['confirm_with']}"), err=True)
 
 
 @click.group(cls=SncheckGroup, context_settings={"help_option_names": ["-h", "--help"]}, lazy={
@@ -427,12 +427,12 @@ def rules_check(file: str) -> None:
     for layer in unjudged:
         click.echo(f"sncheck: warning: {file}: no enabled rule judges the {layer} layer: a run of it reports "
                    f"'{layer} not judged' (layer-not-judged), which fails the gate", err=True)
-    click.echo(f"{file}: ok: {len(rs.rules)} rules" + (f", {len(unjudged)} layer(s) not judged: "
+    click.echo(f"{shown(file)}: ok: {len(rs.rules)} rules" + (f", {len(unjudged)} layer(s) not judged: "
                                                         f"{', '.join(unjudged)}" if unjudged else ""))
     for r in rs.rules:
         bound = {k: v for k, v in r.params.items() if k in ("below", "above", "facts", "not_facts")}
-        click.echo(f"  {r.name:<32} {r.op}({r.metric}) {bound or ''} -> {r.severity}, {r.scope}, "
-                   f"confirm: {r.confirm}")
+        click.echo(shown(f"  {r.name:<32} {r.op}({r.metric}) {bound or ''} -> {r.severity}, {r.scope}, "
+                         f"confirm: {r.confirm}"))
 
 
 @rules_cmd.command("list")
@@ -476,10 +476,10 @@ def inventory_cmd() -> None:
 def inventory_check(inventory: str) -> None:
     """Validate an INVENTORY file and summarise it."""
     inv = load_inventory(inventory)
-    click.echo(f"{inventory}: ok: {inv.name}: {len(inv.supernodes)} supernodes, "
-               f"{len(inv.hosts)} hosts, {inv.card_count} cards")
+    click.echo(shown(f"{inventory}: ok: {inv.name}: {len(inv.supernodes)} supernodes, "
+                     f"{len(inv.hosts)} hosts, {inv.card_count} cards"))
     if inv.description:
-        click.echo(f"  {' '.join(inv.description.split())}")
+        click.echo(f"  {shown(' '.join(inv.description.split()))}")
     for sn in inv.supernodes:
         cards = sum(inv.hosts[h].cards for h in sn.hosts)
         plat = f", platform {sn.platform}" if sn.platform else ""

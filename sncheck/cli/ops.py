@@ -8,8 +8,9 @@ share with a run lives in :mod:`sncheck.actions.batch`, free of Click.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from contextlib import nullcontext
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +20,7 @@ import click
 from sncheck.actions import ACTIONS, ActionRequest, AuditLog, CommandRunner, LocalRunner, SshRunner
 from sncheck.actions.base import AUDIT_NAME
 from sncheck.actions.slurm import describe, is_ours, node_states
-from sncheck.cli.errors import handle_errors
+from sncheck.cli.errors import handle_errors, shown
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
 from sncheck.errors import CapBlocked, ConfigError, HarnessError
@@ -30,7 +31,7 @@ from sncheck.config.inventory import Inventory, local_inventory
 from sncheck.run.inputs import load_inventory
 from sncheck.model import is_switch
 from sncheck.report import outputs
-from sncheck.store.state import StateStore, default_state_dir
+from sncheck.store.state import DB_NAME, StateStore, default_state_dir
 from sncheck.store.rundir import new_run_id
 from sncheck.topology import Topology, natural_key
 
@@ -119,11 +120,11 @@ def _print_batch(batch: BatchResult, apply: bool, audit_path: Path) -> None:
         if r.get("blocked_by_cap"):
             click.echo(f"{head}: skipped (fleet cap)")
         elif r["outcome"] == "dry-run":
-            click.echo(f"{head}: dry run" + (f" ({r['summary']})" if r["summary"] else ""))
+            click.echo(shown(f"{head}: dry run" + (f" ({r['summary']})" if r["summary"] else "")))
             for line in r["plan"]:
-                click.echo(f"    would {line}")
+                click.echo(f"    would {shown(line)}")
         else:
-            click.echo(f"{head}: {r['outcome']}: {r['message']}")
+            click.echo(shown(f"{head}: {r['outcome']}: {r['message']}"))
     if batch.forced:
         assert batch.cap is not None
         click.echo(f"sncheck: warning: over the fleet cap, forced ({batch.forced!r}, in the audit): "
@@ -165,12 +166,14 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
     if check:
         _check(_state_dir(state_dir), as_json)
         return
-    with StateStore(_state_dir(state_dir)) as store:
-        if history:
+    rows: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    with _existing(state_dir) as store:
+        if store is not None and history:
             rows = [r for e in entities for r in store.history(e)] if entities else store.history()
-        else:
+        elif store is not None:
             rows = [r for r in store.current_status() if not entities or r["entity"] in entities]
-        runs = store.runs()
+        runs = store.runs() if store is not None else []
     slurm_states = node_states(LocalRunner()) if with_slurm else None
     if slurm_states is not None:
         for r in rows:
@@ -196,7 +199,7 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
                           r["rule"] or "-", *slurm, r["reason"] or "-"))
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
         for row in table:
-            click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+            click.echo(shown("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]))
     else:
         click.echo("no decisions recorded" if history else "nothing is quarantined or isolated")
     if slurm_states is not None:
@@ -210,10 +213,20 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
                    f"{last['verdict']}, {last['finished'] or last['started']})")
 
 
+@contextmanager
+def _existing(state_dir: str | None) -> Iterator[StateStore | None]:
+    """The state store a query (status, capacity) reads, or None where no run or action made
+    one: a query creates no directory and no database as a side effect."""
+    sdir = _state_dir(state_dir)
+    store = StateStore(sdir) if os.path.lexists(sdir / DB_NAME) else None
+    with store if store is not None else nullcontext():
+        yield store
+
+
 def _check(sdir: Path, as_json: bool) -> None:
     """``status --check``: every row that does not decode, by table and key."""
-    with StateStore(sdir) as store:
-        bad = [b.to_dict() for b in store.check()]
+    with _existing(str(sdir)) as store:
+        bad = [b.to_dict() for b in store.check()] if store is not None else []
     if as_json:
         click.echo(json.dumps({"set_aside": bad}, indent=2))
     elif bad:
@@ -397,8 +410,8 @@ def capacity_cmd(inventory_path: str | None, tp: int, ep: int, pp: int, dp: int,
     """
     inventory = _inventory(inventory_path)
     layout = ParallelLayout(tp=tp, ep=ep, pp=pp, dp=dp)
-    with StateStore(_state_dir(state_dir)) as store:
-        out = [r["entity"] for r in store.current_status()]
+    with _existing(state_dir) as store:
+        out = [r["entity"] for r in store.current_status()] if store is not None else []
     report = capacity(Topology(inventory), out, layout)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))

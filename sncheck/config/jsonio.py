@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,12 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a finite number")
 
 
-def read_json(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
-    """Parse a JSON file: capped in size, text only, NaN/Infinity refused, errors with file:line."""
+def read_json(path: str | Path, what: str, limit: int | None = None, kind: str = "json") -> Any:
+    """Parse a JSON file: capped in size (``kind``'s limit, or ``limit``), text only,
+    NaN/Infinity, nesting past the interpreter's depth and integers of more digits than it
+    converts all refused, errors with file:line. Every JSON file sncheck is given is read here."""
     p = Path(path)
-    text = decode_text(read_input(p, "json", what, limit), str(p), what)
+    text = decode_text(read_input(p, kind, what, limit), str(p), what)
     try:
         data = json.loads(text, parse_constant=_no_constant)
         if "\\u" in text.lower() and not is_unicode(json.dumps(data, ensure_ascii=False)):
@@ -34,8 +37,10 @@ def read_json(path: str | Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
         return data
     except json.JSONDecodeError as e:
         raise ConfigError(f"{what} is not valid JSON: {e.msg} (column {e.colno})", f"{p}:{e.lineno}") from e
-    except ValueError as e:  # NaN, Infinity
-        raise ConfigError(f"{what}: {e}", str(p)) from e
+    except ValueError as e:  # NaN, Infinity, an integer past sys.get_int_max_str_digits()
+        why = (f"holds an integer of more than {sys.get_int_max_str_digits()} digits"
+               if "integer string conversion" in str(e) else str(e))
+        raise ConfigError(f"{what}: {why}", str(p)) from e
     except RecursionError as e:
         raise ConfigError(f"{what} is nested too deeply", str(p)) from e
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from sncheck.config.fileio import read_input, write_atomic
+from sncheck.config.jsonio import read_json
+from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
 from sncheck.model import RUN_SCHEMA, About, Basis, Finding, IsolationStep, LayerRecord, RunRecord, Severity
 
@@ -165,11 +166,7 @@ def read_record(path: str | os.PathLike) -> RunRecord:
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
-    try:
-        data = json.loads(read_input(p, "results").decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ConfigError(f"not a run's results.json ({e})", str(p)) from e
-    return from_json(data, str(p))
+    return from_json(read_json(p, "results.json", kind="results"), str(p))
 
 
 def _plain(v: Any) -> Any:

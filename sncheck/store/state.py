@@ -444,8 +444,18 @@ class StateStore:
                                    (r["entity"], r["id"]))
                 d = next((x for x in map(self._action, older) if x is not None), None)
             if d is not None and d["action"] != "release":
-                out.append({**d, "since": d["ts"]})
+                out.append({**d, "since": self._since(r["entity"], d)})
         return sorted(out, key=lambda d: (d["entity_kind"], d["entity"]))
+
+    def _since(self, entity: str, latest: dict[str, Any]) -> str:
+        """When ``entity`` entered its current state: the first of the unbroken decisions with
+        the latest one's action, so isolating an isolated host again keeps its first time."""
+        rows = self._read(
+            """SELECT * FROM isolation WHERE entity = ? AND id > COALESCE(
+                 (SELECT MAX(id) FROM isolation WHERE entity = ? AND action != ?), 0) ORDER BY id""",
+            (entity, entity, latest["action"]))
+        first = next((x for x in map(self._action, rows) if x is not None), latest)
+        return str(first["ts"])
 
     def history(self, entity: str | None = None) -> list[dict[str, Any]]:
         """Every isolation decision about ``entity`` (all entities if None), oldest first."""

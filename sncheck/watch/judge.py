@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from sncheck.config.fileio import read_input
+from sncheck.config.jsonio import read_json
 from sncheck.config.inventory import Inventory
 from sncheck.config.shipped import provenance
 from sncheck.errors import ConfigError
@@ -215,10 +215,7 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
     p = Path(ref)
     run_dir = p.parent if p.is_file() else p
     if p.is_file() or (p.is_dir() and os.path.lexists(p / "results.json")):  # a FIFO there: the reader names it
-        try:
-            data = json.loads(read_input(run_dir / "results.json", "results").decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ConfigError(f"not a watch run's results.json ({e})", str(p)) from e
+        data = read_json(run_dir / "results.json", "results.json", kind="results")
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ConfigError(f"not a run's results.json (schema {SCHEMA})", str(p))
         verdict = from_json(data, str(p)).verdict

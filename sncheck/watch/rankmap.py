@@ -13,13 +13,12 @@ A rank none of these cover is named as the rank (``rank7``) and says so.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sncheck.config.fileio import read_input
+from sncheck.config.jsonio import read_json
 from sncheck.config.hostlist import expand as expand_hostlist
 from sncheck.config.inventory import Inventory
 from sncheck.errors import ConfigError
@@ -59,10 +58,7 @@ class RankMap:
 
 def load_rank_map(path: str | Path) -> RankMap:
     p = Path(path)
-    try:
-        data = json.loads(read_input(p, "rank map").decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"the rank map is not JSON ({e})", str(p)) from e
+    data = read_json(p, "the rank map", kind="rank map")
     if isinstance(data, dict) and isinstance(data.get("ranks"), list):
         data = data["ranks"]
     if not isinstance(data, list) or len(data) > MAX_RANKS:
