@@ -180,7 +180,7 @@ class Fabric:
         """The position (in topology order) of a card ``h/gpu<r>`` or of the card of NIC ``h/nic<r>``."""
         host, _, leaf = card_or_nic.rpartition("/")
         for prefix in ("gpu", "nic"):
-            if leaf.startswith(prefix) and leaf[len(prefix):].isdigit() and host in self.first:
+            if leaf.startswith(prefix) and leaf[len(prefix):].isdecimal() and host in self.first:
                 r = int(leaf[len(prefix):])
                 if r < self.inventory.hosts[host].cards:
                     return self.first[host] + r

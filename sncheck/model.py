@@ -319,7 +319,7 @@ LINK_SEP = "<->"
 @lru_cache(maxsize=65536)
 def natural_key(s: str) -> tuple:
     """Sort key that orders ``gpu2`` before ``gpu10``."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s))
+    return tuple(int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", s))
 
 
 def link_id(a: str, b: str) -> str:
@@ -394,6 +394,6 @@ def hosts_of(entity: str) -> list[str]:
 def card_of(entity: str) -> str:
     """The card a card or NIC entity stands for: rail *r*'s NIC serves card *r* (DESIGN.md)."""
     host, _, leaf = entity.rpartition("/")
-    if host and leaf.startswith("nic") and leaf[3:].isdigit():
+    if host and leaf.startswith("nic") and leaf[3:].isdecimal():
         return f"{host}/gpu{leaf[3:]}"
     return entity

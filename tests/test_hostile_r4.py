@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -147,4 +148,69 @@ def test_no_reader_parses_an_input_file_by_itself() -> None:
     own = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py")
            for n, line in enumerate(p.read_text().splitlines(), 1)
            if re.search(r"json\.loads?\(\s*read_input\(", line)]
+    assert own == []
+
+
+# -- numbers on the command line -----------------------------------------------------------------
+
+def _int_options() -> list[tuple[str, click.Parameter]]:
+    out: list[tuple[str, click.Parameter]] = []
+
+    def walk(cmd: click.Command, path: str) -> None:
+        if isinstance(cmd, click.Group):
+            ctx = click.Context(cmd)
+            for name in cmd.list_commands(ctx):
+                walk(cmd.get_command(ctx, name), f"{path} {name}")  # type: ignore[arg-type]
+            return
+        out.extend((path, p) for p in cmd.params if isinstance(p.type, click.types.IntParamType))
+
+    walk(main, "sncheck")
+    return out
+
+
+def test_h08_h09_every_integer_option_is_bounded_both_ways() -> None:
+    """H08/H09: 'history --last 99999999999999999999' reached SQLite (OverflowError, exit 3),
+    'golden record --steps -1' numpy (ValueError, exit 3), '--steps 1e20' ran for ever, and
+    'history --last -1' / 'baseline make --last 0' read every run (ISO15, open since round 3).
+    Every integer option is an IntRange with both ends, as every float option is FiniteFloat."""
+    opts = _int_options()
+    assert len(opts) > 10
+    loose = [f"{path} {p.opts[0]}" for path, p in opts
+             if not isinstance(p.type, click.IntRange) or p.type.min is None or p.type.max is None]
+    assert loose == []
+
+
+@pytest.mark.parametrize("args", [
+    ["history", "--runs", "--state-dir", ".", "--last", "99999999999999999999"],
+    ["history", "--runs", "--state-dir", ".", "--last", "-1"],
+    ["baseline", "make", "--from-state", ".", "--last", "0", "--out", "b.json"],
+    ["golden", "record", "--steps", "-1", "--out", "x.json", "--backend", "mock"],
+    ["capacity", "--tp", "99999999999999999999"],
+])
+def test_h08_out_of_range_integers_exit_2_in_one_line(args: list[str]) -> None:
+    r = _cli(*args)
+    assert r.exit_code == 2, r.output
+    assert r.output.count("\n") == 1 and "is not in the range" in r.output
+
+
+@pytest.mark.parametrize("layout, words", [
+    ("tp=8,tp=4,dp=1", "names tp twice"),                  # H03: TP=4 was planned silently
+    ("tp=²,dp=1", "must be a positive integer"),           # H05: isdigit() then int(): exit 3
+    ("tp=8,dp=99999999999999999999999", "at most 1000000"),
+])
+def test_h03_h05_plan_layouts_refused_in_one_line(layout: str, words: str) -> None:
+    r = _cli("plan", "--params", "70B", "--layout", layout, "--hidden", "8192", "--layers", "80",
+             "--card-memory", "80GB")
+    assert r.exit_code == 2, r.output
+    assert r.output.count("\n") == 1 and words in r.output
+
+
+def test_h05_no_digit_test_lets_int_fail() -> None:
+    """The class of H05: str.isdigit() is true for '²' and '①', which int() refuses; a guard
+    before int() must be isdecimal() (what int() takes)."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "sncheck"
+    own = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py")
+           for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\.isdigit\(\)", line)]
     assert own == []

@@ -154,7 +154,7 @@ class ActionContext:
 
 def _card_index(card: str) -> int:
     tail = card.rsplit("/gpu", 1)[-1]
-    return int(tail) if tail.isdigit() else -1
+    return int(tail) if tail.isdecimal() else -1
 
 
 @dataclass(frozen=True)

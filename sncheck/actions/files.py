@@ -216,7 +216,7 @@ class CudaVisibleDevicesAction(_FilesAction):
             value = visible.get(host)
             if not isinstance(value, str):
                 continue
-            shown = {int(x) for x in value.split(",") if x.strip().isdigit()}
+            shown = {int(x) for x in value.split(",") if x.strip().isdecimal()}
             hidden = [f"{host}/gpu{i}" for i in range(spec.cards) if i not in shown]
             out.update(hidden)
             if len(hidden) == spec.cards:

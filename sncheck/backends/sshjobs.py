@@ -149,7 +149,7 @@ class SshJobs:
     def _free_port(self, host: str) -> int:
         address = self.specs[host].hostname
         r = self._conn(host).run(launch.free_port_argv(address, self.python), timeout=self.command_timeout)
-        if not r.ok or not r.stdout.strip().isdigit():
+        if not r.ok or not r.stdout.strip().isdecimal():
             raise HarnessError(f"{host}: cannot find a free port on {address} for the rendezvous: {cause_of(r)}")
         return int(r.stdout.strip())
 

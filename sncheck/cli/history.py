@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from sncheck.cli.numbers import MAX_RUNS
 from sncheck.cli.paths import directory, input_ref, output_file
 from sncheck.errors import ConfigError
 from sncheck.health.history import RunRef, baseline_from_state, diff, entity_history
@@ -41,7 +42,7 @@ def _pct(v: float | None) -> str:
 @click.command("history")
 @click.argument("entity", required=False)
 @click.option("--state-dir", required=True, type=directory(), help="The state store.")
-@click.option("--last", type=int, help="Only the last N runs.")
+@click.option("--last", type=click.IntRange(1, MAX_RUNS), help="Only the last N runs.")
 @click.option("--runs", "list_runs", is_flag=True, help="List the recorded runs instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def history_cmd(entity: str | None, state_dir: str, last: int | None, list_runs: bool, as_json: bool) -> None:
@@ -126,7 +127,7 @@ def _diff(run_a, run_b, state_dir, as_json) -> None:
 @click.option("--out", "out_path", type=output_file(), help="Write the baseline JSON here.")
 @click.option("--from-state", "state_dir", type=directory(),
               help="Build it from the runs kept in this state store (instead of RUN_DIRS) and store it there.")
-@click.option("--last", type=int, help="With --from-state: the last N runs only.")
+@click.option("--last", type=click.IntRange(1, MAX_RUNS), help="With --from-state: the last N runs only.")
 @click.option("--passed-only", is_flag=True, help="With --from-state: only runs that passed.")
 @click.option("--name", help="Its name in the state store (default: the --out file's stem, or 'default').")
 @click.option("-i", "--inventory", "inventory_name", type=input_ref("yaml"), help="With --from-state: runs of this inventory name only.")

@@ -13,9 +13,9 @@ import click
 from sncheck import __version__
 from sncheck.errors import ConfigError
 from sncheck.backends import BACKENDS
-from sncheck.config.inventory import DIST_BACKENDS, MAX_LOCAL_CARDS, Inventory, local_inventory
+from sncheck.config.inventory import DIST_BACKENDS, MAX_CARDS, MAX_FORKS, MAX_LOCAL_CARDS, Inventory, local_inventory
 from sncheck.run.inputs import load_inventory, load_playbook
-from sncheck.config.playbook import Playbook, check_duration, single_layer
+from sncheck.config.playbook import INT_BOUNDS, Playbook, check_duration, single_layer
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
@@ -150,7 +150,7 @@ def run_options(fn):
                      help="Detection rules: a YAML file or a shipped name (default: 'default', or "
                           "'local-cpu' for the local backend on CPU)."),
         click.option("--baseline", "baseline_ref", type=input_ref("json"), help="Baseline JSON to compare against (sncheck baseline make)."),
-        click.option("--forks", type=int, help="SSH: hosts worked on at once (default 32, or the inventory's ssh.forks)."),
+        click.option("--forks", type=click.IntRange(1, MAX_FORKS), help="SSH: hosts worked on at once (default 32, or the inventory's ssh.forks)."),
         click.option("--ssh-config", type=input_file("ssh config"), help="SSH: config file instead of ~/.ssh/config."),
         click.option("--known-hosts", type=input_file("known_hosts"), help="SSH: known_hosts file (default ~/.ssh/known_hosts)."),
         click.option("--accept-new-host-keys", is_flag=True,
@@ -326,8 +326,8 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
 @click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"))
 @click.option("--backend", type=click.Choice(BACKENDS))
 @click.option("--cards", type=click.IntRange(2, MAX_LOCAL_CARDS))
-@click.option("--steps", type=int, default=60, show_default=True)
-@click.option("--repeats", type=int, default=5, show_default=True,
+@click.option("--steps", type=click.IntRange(*INT_BOUNDS["steps"]), default=60, show_default=True)
+@click.option("--repeats", type=click.IntRange(*INT_BOUNDS["repeats"]), default=5, show_default=True,
               help="Clean runs to measure the run-to-run spread that sizes the band.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
 @click.option("-q", "--quiet", is_flag=True)
@@ -353,9 +353,9 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
 @click.option("--json", "as_json", is_flag=True, help="Print the parsed JSON (the default output).")
 @click.option("--collective", help="nccl-tests: the collective when the log does not name it "
               "(default: the collective a binary name in the file's path names).")
-@click.option("--ranks", type=click.IntRange(min=1), help="hccl-test: ranks of the run (hccl_test prints "
+@click.option("--ranks", type=click.IntRange(1, MAX_CARDS), help="hccl-test: ranks of the run (hccl_test prints "
               "no busbw; sncheck computes it with the nccl-tests factors).")
-@click.option("--expect", type=click.IntRange(min=0), help="How many records the output must list (the "
+@click.option("--expect", type=click.IntRange(0, MAX_CARDS), help="How many records the output must list (the "
               "cards, NICs or ports of the host; the rows of a sweep): another count is 'not judged', exit 1.")
 @click.option("--rules", "rules_ref", type=input_ref("yaml"), help="kernel-log: judge the reports by this rules "
               "file's kernel-log policy (a file or a shipped name: default), as a run does: 'judged' in the JSON, "

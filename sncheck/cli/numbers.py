@@ -27,6 +27,11 @@ class FiniteFloat(click.FloatRange):
         return rv
 
 
+# --last N (runs of the state store): more than a nightly gate records in 2,700 years; a
+# larger N reached SQLite as an integer it cannot hold (OverflowError, exit 3).
+MAX_RUNS = 1_000_000
+
+
 def finite(min: float | None = None, max: float | None = None, *, min_open: bool = False,
            max_open: bool = False) -> FiniteFloat:
     """A float option's type: finite, within [min, max] (either end open or absent)."""

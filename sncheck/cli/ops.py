@@ -26,6 +26,7 @@ from sncheck.cli.paths import directory, input_file, input_ref
 from sncheck.errors import CapBlocked, ConfigError, HarnessError
 from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
+from sncheck.ledger.memory import MAX_DEGREE
 from sncheck.health.policy import DEFAULT_CAP
 from sncheck.config.inventory import Inventory, local_inventory
 from sncheck.run.inputs import load_inventory
@@ -390,10 +391,10 @@ def _stamp() -> str:
 
 @click.command("capacity")
 @inventory_option
-@click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel size.")
-@click.option("--ep", type=int, default=1, show_default=True, help="Expert-parallel size (divides TP x DP).")
-@click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel size.")
-@click.option("--dp", type=int, default=1, show_default=True, help="Data-parallel size.")
+@click.option("--tp", type=click.IntRange(1, MAX_DEGREE), default=1, show_default=True, help="Tensor-parallel size.")
+@click.option("--ep", type=click.IntRange(1, MAX_DEGREE), default=1, show_default=True, help="Expert-parallel size (divides TP x DP).")
+@click.option("--pp", type=click.IntRange(1, MAX_DEGREE), default=1, show_default=True, help="Pipeline-parallel size.")
+@click.option("--dp", type=click.IntRange(1, MAX_DEGREE), default=1, show_default=True, help="Data-parallel size.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @state_dir_option
 @handle_errors

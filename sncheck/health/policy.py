@@ -47,9 +47,9 @@ def entity_kind(entity: str) -> str:
     if entity.startswith(("leaf:", "spine:")) and "[" not in entity:  # sncheck.fabric: a scale-out switch
         return "switch"
     host, sep, tail = entity.rpartition("/")
-    if sep and host and tail.startswith("gpu") and tail[3:].isdigit():
+    if sep and host and tail.startswith("gpu") and tail[3:].isdecimal():
         return "card"
-    if sep and host and tail.startswith("nic") and tail[3:].isdigit():
+    if sep and host and tail.startswith("nic") and tail[3:].isdecimal():
         return "nic"
     return "host"
 

@@ -64,20 +64,29 @@ def parse_memory(text: str, allow_zero: bool = False) -> float:
     return value
 
 
+# A parallel degree above the most cards one inventory holds (config/hostlist's cap) plans
+# nothing that could run.
+MAX_DEGREE = 1_000_000
+
+
 def parse_layout(text: str) -> dict[str, int | None]:
     """``tp=8,ep=8,pp=16,dp=4`` -> dict; ``dp=...`` (or no dp) means "as many as fit"."""
     out: dict[str, int | None] = {"tp": 1, "ep": 1, "pp": 1, "dp": None}
+    seen: set[str] = set()
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         key = key.strip().lower()
         if not sep or key not in out:
             raise ConfigError(f"--layout takes tp=,ep=,pp=,dp= separated by commas; got {part!r}")
+        if key in seen:  # 'tp=8,tp=4' planned TP=4 silently: the reader cannot know which was meant
+            raise ConfigError(f"--layout names {key} twice: {text!r}")
+        seen.add(key)
         value = value.strip()
         if key == "dp" and value in ("...", "…", "", "auto"):
             out["dp"] = None
             continue
-        if not value.isdigit() or int(value) < 1:
-            raise ConfigError(f"{key} must be a positive integer, got {value!r}")
+        if not value.isdecimal() or not 1 <= int(value) <= MAX_DEGREE:
+            raise ConfigError(f"{key} must be a positive integer of at most {MAX_DEGREE}, got {value!r}")
         out[key] = int(value)
     return out
 

@@ -62,7 +62,7 @@ def parse_gres_gpus(gres: str) -> int | None:
             continue
         seen = True
         count = m.group(2)
-        if count is None and m.group(1) and m.group(1).isdigit():
+        if count is None and m.group(1) and m.group(1).isdecimal():
             count = m.group(1)  # gpu:4 (no type)
         total += int(count) if count else 1
     return total if seen else None
@@ -188,7 +188,7 @@ def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmVi
 
 
 def _natural(name: str) -> list[Any]:
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+    return [int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", name)]
 
 
 def inventory_dict(cluster: SlurmView, name: str, design: dict[str, Any]) -> dict[str, Any]:

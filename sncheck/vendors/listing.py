@@ -96,7 +96,7 @@ def cut_mid_line(body: str) -> str | None:
         return None
     # A whole word: one that ends another line of this output too ("... : Ethernet"); not a
     # number, a key without its value, a run of table rules ("|", "====") or trailing blanks.
-    if not last[-1].isspace() and not token[-1].isdigit() and not token.endswith(":") \
+    if not last[-1].isspace() and not token[-1].isdecimal() and not token.endswith(":") \
             and re.search(r"[A-Za-z]", token) \
             and _ends_a_line(rest, token):
         return None

@@ -379,7 +379,7 @@ def parse_mapping(text: str) -> dict[str, Any]:
         m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\d+|-)\s+(\S.*?)\s*$", raw)
         if m:
             chips.append({"npu": int(m.group(1)), "chip": int(m.group(2)),
-                          "logic_id": int(m.group(3)) if m.group(3).isdigit() else None, "name": m.group(4)})
+                          "logic_id": int(m.group(3)) if m.group(3).isdecimal() else None, "name": m.group(4)})
     if not chips:
         raise ParseError("no 'NPU ID Chip ID Chip Logic ID Chip Name' rows", tool="npu-smi-mapping")
     return {"tool": "npu-smi-mapping", "chips": chips, "errors": []}

@@ -39,7 +39,7 @@ def info(alarm_dies: Sequence[int] = ()) -> str:
     for i, line in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
         cells = nxt.strip("|").split("|")[0].split() if nxt.startswith("|") else []
-        if len(cells) == 2 and cells[1].isdigit() and int(cells[1]) in alarm_dies and "Ascend910" in line:
+        if len(cells) == 2 and cells[1].isdecimal() and int(cells[1]) in alarm_dies and "Ascend910" in line:
             lines[i] = line.replace("| OK            |", "| Alarm         |", 1)
     return "\n".join(lines) + "\n"
 

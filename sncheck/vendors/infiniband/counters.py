@@ -177,7 +177,7 @@ def parse_perfquery(text: str) -> dict[str, Any]:
             continue
         if m := _PQ_HEADER.match(line):
             port = m.group(2)
-            ports.append({"device": None, "lid": int(m.group(1)), "port": int(port) if port.isdigit() else port,
+            ports.append({"device": None, "lid": int(m.group(1)), "port": int(port) if port.isdecimal() else port,
                           "counters": {}})
             kinds.append("extended" if "extended" in line.lower() else "basic")
             last.append("")
@@ -230,7 +230,7 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
         elif m := _IQE_PORT.match(line):
             counters = {PMA_TO_SYSFS.get(n, n): int(v) for n, v in _IQE_COUNT.findall(m.group(3))}
             port = m.group(2)
-            ports.append({"device": node, "guid": m.group(1), "port": int(port) if port.isdigit() else port,
+            ports.append({"device": node, "guid": m.group(1), "port": int(port) if port.isdecimal() else port,
                           "counters": counters})
         elif m := re.match(r"^## Summary: (\d+) nodes checked, (\d+) bad nodes found", line):
             summary = {"nodes": int(m.group(1)), "bad_nodes": int(m.group(2))}

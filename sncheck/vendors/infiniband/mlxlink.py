@@ -117,7 +117,7 @@ def _from_json(text: str) -> dict[str, Any]:
 
 def _int(v: str | None) -> int | None:
     v = (v or "").strip()
-    return int(v) if v.isdigit() else None
+    return int(v) if v.isdecimal() else None
 
 
 def _judge(sections: dict[str, dict[str, str]], errors: list[str], fmt: str) -> dict[str, Any]:

@@ -199,13 +199,13 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     qps = fields.get("Number of qps")
     return {"tool": "ib-write-bw", "test": test, "device": fields.get("Device"),
             "link_type": fields.get("Link type"), "transport": fields.get("Transport type"),
-            "mtu": int(mtu.group(1)) if mtu else None, "qps": int(qps) if qps and qps.isdigit() else None,
+            "mtu": int(mtu.group(1)) if mtu else None, "qps": int(qps) if qps and qps.isdecimal() else None,
             "unit": "Gb/s", "printed_unit": unit, "gid_index": _int_or_none(fields.get("GID index")),
             "rows": rows, "errors": errors}
 
 
 def _int_or_none(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and value.isdecimal() else None
 
 
 _LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]")

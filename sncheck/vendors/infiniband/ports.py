@@ -88,7 +88,7 @@ def _port(number: int | None) -> dict[str, Any]:
 def _port_value(key: str, value: str) -> Any:
     """``4096 (5)`` -> ``4096``; the lids as numbers."""
     if key in ("port_lid", "sm_lid"):
-        return int(value) if value.isdigit() else value
+        return int(value) if value.isdecimal() else value
     m = _VALUE.match(value)
     return m["v"] if m else value
 
@@ -122,12 +122,12 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
             port[key] = _port_value(key, value)
         elif not devices:
             continue
-        elif key == "port" and value.isdigit():
+        elif key == "port" and value.isdecimal():
             port = _port(int(value))
             devices[-1]["ports"].append(port)
         elif port is None and key in ("transport", "fw_ver", "node_guid", "board_id", "vendor_part_id",
                                       "phys_port_cnt"):
-            devices[-1][key] = int(value) if key in ("vendor_part_id", "phys_port_cnt") and value.isdigit() else value
+            devices[-1][key] = int(value) if key in ("vendor_part_id", "phys_port_cnt") and value.isdecimal() else value
         elif port is not None and key in port:
             if key == "state":
                 m = _VALUE.match(value)

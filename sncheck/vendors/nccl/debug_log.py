@@ -131,7 +131,7 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
         out["device"] = int(m[1])
         tokens.pop()
     who = tokens[-1].rsplit(":", 2) if tokens else []
-    if len(who) != 3 or not who[0] or not who[1].isdigit() or not who[2].isdigit():
+    if len(who) != 3 or not who[0] or not who[1].isdecimal() or not who[2].isdecimal():
         return None
     out.update(host=who[0].rsplit("]", 1)[-1], pid=int(who[1]), tid=int(who[2]))
     head = " ".join(tokens[:-1]).strip()

@@ -168,7 +168,7 @@ def _parse_fork(doc: dict[str, Any], hint: str | None, tool: str) -> dict[str, A
     bench = doc.get("benchmark")
     for entry in bench if isinstance(bench, list) else []:
         for size, r in (entry.items() if isinstance(entry, dict) else []):
-            if not isinstance(r, dict) or not str(size).isdigit():
+            if not isinstance(r, dict) or not str(size).isdecimal():
                 continue
             halves = []
             for pre in ("oop", "ip"):

@@ -148,7 +148,7 @@ def imex(down: Sequence[int] = (), addresses: Sequence[str | None] = ()) -> str:
         if m and int(m.group(2)) in down:
             line = line.replace("READY      ", "UNAVAILABLE", 1)
         cells = line.split()
-        if cells and cells[0].isdigit() and len(cells) == 19:
+        if cells and cells[0].isdecimal() and len(cells) == 19:
             row = int(cells[0])
             vals = ["N" if (row in down or j in down) else c for j, c in enumerate(cells[1:])]
             line = f"{cells[0]:>8}        " + "   ".join(vals)

@@ -173,7 +173,7 @@ def _close_block(block: list[list[str]], gpus: list[dict[str, Any]], errors: lis
     g: dict[str, Any] = {"index": int(first["index"]), "name": first["name"], "persistence_mode": first["pm"],
                          "bus_id": bus["bus"] if bus else block[0][1] or None,
                          "display_active": bus["disp"] if bus else None,
-                         "ecc_uncorrected": int(ecc) if ecc.isdigit() else ecc or None,
+                         "ecc_uncorrected": int(ecc) if ecc.isdecimal() else ecc or None,
                          "fan": None, "temp_C": None, "perf": None, "power_W": None, "power_cap_W": None,
                          "memory_used_MiB": None, "memory_total_MiB": None, "util_pct": None, "compute_mode": None,
                          "mig_mode": None}
