@@ -67,6 +67,9 @@ def test_iso17_status_and_capacity_create_no_state_store(tmp_path: Path) -> None
     r = _cli("status", "--state-dir", str(tmp_path / "none"))
     assert r.exit_code == 0 and "nothing is quarantined" in r.output
     assert not (tmp_path / "none").exists()
+    (tmp_path / "afile").write_text("x")  # CLI12: a file where the state directory must be
+    r = _cli("status", env={"XDG_STATE_HOME": str(tmp_path / "afile")})
+    assert r.exit_code == 2 and "afile is not a directory" in r.output, r.output
 
 
 def test_iso02_isolating_again_keeps_the_first_time(tmp_path: Path) -> None:

@@ -219,6 +219,12 @@ def _existing(state_dir: str | None) -> Iterator[StateStore | None]:
     """The state store a query (status, capacity) reads, or None where no run or action made
     one: a query creates no directory and no database as a side effect."""
     sdir = _state_dir(state_dir)
+    if not os.path.lexists(sdir / DB_NAME):
+        # No store yet: nothing is recorded, unless the path could never hold one (a file
+        # where a directory must be: the misconfiguration is said, not read as "nothing").
+        above = next(p for p in (sdir, *sdir.parents) if os.path.lexists(p))
+        if not above.is_dir():
+            raise ConfigError(f"cannot use the state directory: {above} is not a directory", str(sdir))
     store = StateStore(sdir) if os.path.lexists(sdir / DB_NAME) else None
     with store if store is not None else nullcontext():
         yield store

@@ -277,7 +277,7 @@ def parse_transferbench(text: str) -> dict[str, Any]:
         raise ParseError("no TransferBench header, matrix or Test rows", tool="transferbench")
     if mode is None and tests:
         mode = "config"
-    p2p_mode = int(env["P2P_MODE"]) if env.get("P2P_MODE", "").isdigit() else None
+    p2p_mode = int(env["P2P_MODE"]) if env.get("P2P_MODE", "").isdecimal() else None
     if title is not None and not errors:  # a p2p table's title line is followed by its header and rows
         errors.append(f"'{title[:40]}' without its table (cut short)")
     errors += _cut_short(mode, matrices, tests, scaling, out, p2p_mode, errors)
