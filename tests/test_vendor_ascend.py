@@ -257,6 +257,21 @@ def test_asys_and_ascend_dmi() -> None:
     assert dmi["compute"] == [{"device": "0/1", "tflops": 752.465, "power_W": 338.5}]
 
 
+def test_asys_health_lists_five_codes_and_dots_past_five() -> None:
+    """asys health -d prints its first five codes and a '......' row past five (oam-tools
+    asys_health.py): whole, not 'ErrorCode Num: 7 but 5 listed'; five without the dots is cut."""
+    from grammars.asys import _table
+
+    codes = [[f"0x{i:08x}", "lp pmbus error"] for i in range(5)]
+    head = [["Device ID: 0", "Overall Health: Warning"], ["", "ErrorCode Num: 7"]]
+    whole = "\n".join(["asys health -d=0"] + _table(head, {"none": codes + [["......", "......"]]}, True)) + "\n"
+    r = asys.parse_asys(whole)
+    assert r["errors"] == [] and r["reports"][0]["codes_elided"] and len(r["reports"][0]["error_codes"]) == 5
+    assert r["faults"] == ["'asys health -d=0': overall health Warning"]
+    cut = "\n".join(["asys health -d=0"] + _table(head, {"none": codes}, True)) + "\n"
+    assert "7 but 5 codes listed" in asys.parse_asys(cut)["errors"][0]
+
+
 @pytest.mark.parametrize("tool, name", [("npu-smi", "10"), ("npu-smi-topo", "06"), ("npu-smi-spod", "16"),
                                         ("npu-smi-health", "18b"), ("npu-smi-hbm", "07"), ("hccn-lldp", "02c"),
                                         ("hccn-route", "02d"), ("hccn-ping", "03"), ("hccn-conf", "04"),

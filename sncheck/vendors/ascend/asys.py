@@ -4,7 +4,11 @@
 
     {"tool": "asys", "reports": [{"command": "asys health -d=0", "scope": "Device ID: 0",
        "overall": "Warning", "devices": {"0": "Healthy"}, "error_codes": ["0xa419321c"],
-       "results": {"Stress Detect": "Pass, Warn, Pass, Warn"}}], "errors": []}
+       "codes_elided": false, "results": {"Stress Detect": "Pass, Warn, Pass, Warn"}}],
+     "faults": ["'asys health -d=0': overall health Warning"], "errors": []}
+
+  ``codes_elided``: asys lists five codes and a '......' row past five (ErrorCode Num says
+  how many). ``faults``: a health other than Healthy, a diagnosis with Warn or Fail.
 
 ``parse_ascend_dmi`` (``ascend-dmi``): the P2P matrices, the bandwidth table and the
 compute table::
@@ -20,6 +24,11 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.grammar import Grammar
+
+
+_HEALTHY = "Healthy"
+_ELIDED_CODES = "......"  # asys health -d prints its first 5 codes, then this row (asys_health.py)
 
 
 def parse_asys(text: str) -> dict[str, Any]:
@@ -29,11 +38,13 @@ def parse_asys(text: str) -> dict[str, Any]:
     for raw in text.splitlines():
         line = raw.strip().replace("\u202c", "")
         if line.startswith("asys "):
-            cur = {"command": line, "scope": None, "overall": None, "devices": {}, "error_codes": [], "results": {}}
+            cur = {"command": line, "scope": None, "overall": None, "devices": {}, "error_codes": [], "results": {},
+                   "codes_elided": False}
             reports.append(cur)
             continue
         if cur is not None and line.startswith("+"):
             cur["_open"] = False  # a border closes the rows above it
+            cur["_rules"] = cur.get("_rules", 0) + 1
         if cur is None or not line.startswith("|"):
             continue
         cur["_open"] = True
@@ -53,6 +64,8 @@ def parse_asys(text: str) -> dict[str, Any]:
                 cur["devices"][m.group(1)] = right
         elif re.match(r"^0x[0-9a-fA-F]+$", left):
             cur["error_codes"].append(left)
+        elif left == right == _ELIDED_CODES:
+            cur["codes_elided"] = True
         elif right == "Diagnostic Result":
             cur["scope"] = left
         elif left and right:
@@ -62,21 +75,41 @@ def parse_asys(text: str) -> dict[str, Any]:
             cur["results"][last_key] += f" {right}"
     if not reports:
         raise ParseError("no 'asys ...' command with a table", tool="asys")
-    return {"tool": "asys", "reports": reports, "errors": [e for r in reports for e in _report_cut(r)]}
+    errors = [e for r in reports for e in _report_cut(r)]
+    return {"tool": "asys", "reports": reports, "faults": [f for r in reports for f in _report_faults(r)],
+            "errors": errors}
+
+
+def _report_faults(report: dict[str, Any]) -> list[str]:
+    """What a report shows wrong: a health other than Healthy (Warning, Alarm, Critical,
+    Unknown), a diagnosis other than Pass (Warn: the detection failed; Fail: a fault)."""
+    cmd = report["command"]
+    out = [f"{cmd!r}: overall health {report['overall']}"] if report["overall"] not in (None, _HEALTHY) else []
+    out += [f"{cmd!r}: device {d} {h}" for d, h in report["devices"].items() if h != _HEALTHY]
+    out += [f"{cmd!r}: {name} {result}" for name, result in report["results"].items()
+            if re.search(r"\b(?:Warn|Fail)\b", result)]
+    return out
 
 
 def _report_cut(report: dict[str, Any]) -> list[str]:
-    """What a report's table states of itself: it closes with a border, ``ErrorCode Num: N``
-    codes follow, ``Group of N Device`` rows follow. A cut shows as one of these short."""
+    """What a report's table states of itself (oam-tools src/asys/view/table.py): it closes
+    with a border, ``ErrorCode Num: N`` codes follow (the first five and a '......' row past
+    five), ``Group of N Device`` rows follow, a diagnosis has its result row. A cut shows as
+    one of these short."""
     cmd = report["command"]
     is_open, codes, rows = report.pop("_open", None), report.pop("_codes", None), report.pop("_rows", 0)
+    rules = report.pop("_rules", 0)
     if not rows:
         return [f"{cmd!r}: no table after the command: output cut short"]
-    out = [f"{cmd!r}: the table has no closing border: output cut short"] if is_open else []
-    if codes is not None and codes != len(report["error_codes"]):
-        out.append(f"{cmd!r}: ErrorCode Num: {codes} but {len(report['error_codes'])} codes listed: output cut short")
-    if (m := re.match(r"^Group of (\d+) Device", report["scope"] or "")) and int(m.group(1)) != len(report["devices"]):
+    out = [f"{cmd!r}: the table has no closing border: output cut short"] if is_open or rules < 2 else []
+    listed = len(report["error_codes"])
+    if codes is not None and (listed != min(codes, 5) or (codes > 5) != report["codes_elided"]):
+        out.append(f"{cmd!r}: ErrorCode Num: {codes} but {listed} codes listed: output cut short")
+    if (m := re.match(r"^Group of (\d+) Device", report["scope"] or "")) and report["overall"] is not None \
+            and int(m.group(1)) != len(report["devices"]):
         out.append(f"{cmd!r}: a group of {m.group(1)} devices but {len(report['devices'])} listed: output cut short")
+    if report["overall"] is None and not report["results"]:
+        out.append(f"{cmd!r}: a diagnosis without its result row: output cut short")
     return out
 
 
@@ -107,3 +140,32 @@ def parse_ascend_dmi(text: str) -> dict[str, Any]:
     if not matrices and not bandwidth and not compute:
         raise ParseError("no ascend-dmi result table", tool="ascend-dmi")
     return {"tool": "ascend-dmi", "matrices": matrices, "bandwidth": bandwidth, "compute": compute, "errors": []}
+
+
+_OAM = "hicann/oam-tools @ ea0ce91"
+GRAMMAR = {
+    "asys": Grammar(
+        tool="asys health [-d=N] and asys diagnose [-d=N] -r=MODE (as pasted: each after its command line)",
+        versions="asys of CANN 8.x (oam-tools; the tables unchanged through ea0ce91)",
+        sources=(f"{_OAM} src/asys/view/table.py generate_report: the borders, cells and rules",
+                 f"{_OAM} src/asys/health/asys_health.py _print_screen: the health tables, five codes and '......'",
+                 f"{_OAM} src/asys/diagnose/asys_diagnose.py print_save: the diagnosis tables and their results",
+                 "closed: fixtures/real/ascend/14 and 15 (oam-tools docs/zh/asys examples)"),
+        lines=("a blank line, a ' +-...-+-...-+ ' border (columns padded to their widest cell + 5), header rows ' | "
+               "A | B | ', a ' +=...=+=...=+ ' rule, then the data: health without -d: 'Group of N Device | Overall "
+               "Health: S' and a row 'Device ID: i | S' a device, each closed by a border; health -d: 'Device ID: d | "
+               "Overall Health: S', ' | ErrorCode Num: N', then a row 'CODE | message' a code, each closed by a border "
+               "(the first 5 and a '...... | ......' row past 5; none: the table ends at its '+===' rule); diagnose: "
+               "'Group of N Device | Diagnostic Result' or 'Device ID: d | Diagnostic Result', a section border "
+               "'+--- Hardware ---' (Performance, Component), the result row 'Stress Detect | Pass - All' (CPU Detect, "
+               "HBM Detect with its new ECC counts '(0, 9, 0, 0)' on a row of its own or 'Pass(9)', AICore STL "
+               "Detect, AI Vector; per device 'Pass, Warn, ...'), one closing border; S Healthy, Warning, Alarm, "
+               "Critical, Unknown; a result Pass, Warn (the detection failed) or Fail (a fault)"),
+        end=("each report's closing border, with the codes its ErrorCode Num states (at most 5 and '......'), the "
+             "devices its 'Group of N Device' states, a diagnosis's result row"),
+        failures=("a health other than Healthy, a result with Warn or Fail (faults); no table after a command, no "
+                  "closing border, fewer codes or devices than stated, no result row (errors: cut short)"),
+        values=("reports [{command, scope, overall, devices {id: health}, error_codes, codes_elided, results "
+                "{detection: result}}], faults, errors"),
+    ),
+}
