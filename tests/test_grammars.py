@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # Views whose grammar is not written yet: the list only shrinks (a view added without its
 # grammar fails below, and so does one listed here that has it now).
 UNWRITTEN: set[str] = {
-    "ascend-collected", "ascend-dmi", "ascend-sweep",
+    "ascend-collected", "ascend-sweep",
 }
 # Views with no generator yet, the same way.
 UNGENERATED: set[str] = {
-    "ascend-collected", "ascend-dmi", "ascend-sweep",
+    "ascend-collected", "ascend-sweep",
 }
 
 

@@ -113,33 +113,67 @@ def _report_cut(report: dict[str, Any]) -> list[str]:
     return out
 
 
+_DMI_RULE = re.compile(r"^-{20,}$")
+
+
 def parse_ascend_dmi(text: str) -> dict[str, Any]:
+    """Each table after its own title or header (ascend-dmi prints them so): 'Bandwidth Test'
+    and its 'ID Size(Bytes) ...' header, a '... Peer to Peer Test' title and its column ids,
+    the compute table's 'Device ... TFLOPS@TYPE Power(W)' header between '-----' rules."""
     matrices: dict[str, dict[str, dict[str, float]]] = {}
     bandwidth: list[dict[str, Any]] = []
     compute: list[dict[str, Any]] = []
+    errors: list[str] = []
+    table: str | None = None  # "bandwidth", "p2p", "compute"
     title = None
     cols: list[str] = []
+    compute_open = False
     for raw in text.splitlines():
         line = raw.strip()
-        if m := re.fullmatch(r"(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)", line):
-            bandwidth.append({"id": int(m.group(1)), "size_bytes": int(m.group(2)), "GBps": float(m.group(4))})
-            title = None
+        if line == "Bandwidth Test" or line.startswith("ID ") and "Bandwidth(GB/s)" in line:
+            table = "bandwidth"
             continue
         if line.endswith("Peer to Peer Test"):
-            title, cols = line, []
+            table, title, cols = "p2p", line, []
             matrices[title] = {}
             continue
-        if title and not cols and re.fullmatch(r"\d+(\s+\d+)*", line):
+        if line.startswith("Device ") and "TFLOPS@" in line:
+            table, compute_open = "compute", True
+            continue
+        if table == "compute" and _DMI_RULE.match(line):
+            compute_open = not compute  # the rule under the rows closes the table
+            continue
+        if table == "bandwidth" and (m := re.fullmatch(r"(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)", line)):
+            bandwidth.append({"id": int(m.group(1)), "size_bytes": int(m.group(2)), "GBps": float(m.group(4))})
+        elif table == "p2p" and title and not cols and re.fullmatch(r"\d+(\s+\d+)*", line):
             cols = line.split()
-            continue
-        if title and cols and (m := re.fullmatch(r"(\d+)((?:\s+[\d.]+)+)", line)):
-            matrices[title][m.group(1)] = {c: float(v) for c, v in zip(cols, m.group(2).split()) if c != m.group(1)}
-            continue
-        if m := re.fullmatch(r"(\d+/\d+)\s+([\d,]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", line):
+        elif table == "p2p" and title and cols and (m := re.fullmatch(r"(\d+)((?:\s+[\d.]+)+)", line)):
+            cells = m.group(2).split()
+            if m.group(1) != cols[len(matrices[title]) % len(cols)]:
+                errors.append(f"{title}: row {m.group(1)} where row {cols[len(matrices[title]) % len(cols)]} is due")
+            if len(cells) != len(cols):
+                errors.append(f"{title}: row {m.group(1)} has {len(cells)} cells for {len(cols)} columns: cut short")
+            # the diagonal too (the tool prints 0 there): every row holds every column, and a row
+            # without its own cell was read as a cut one
+            matrices[title][m.group(1)] = {c: float(v) for c, v in zip(cols, cells)}
+        elif table == "compute" and (m := re.fullmatch(r"(\d+(?:/\d+)?)\s+([\d,]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)",
+                                                       line)):
             compute.append({"device": m.group(1), "tflops": float(m.group(4)), "power_W": float(m.group(5))})
+            compute_open = True
     if not matrices and not bandwidth and not compute:
         raise ParseError("no ascend-dmi result table", tool="ascend-dmi")
-    return {"tool": "ascend-dmi", "matrices": matrices, "bandwidth": bandwidth, "compute": compute, "errors": []}
+    if compute_open:
+        errors.append("the compute table has no '-----' rule under its rows: output cut short")
+    for name, rows in matrices.items():
+        if not rows:
+            errors.append(f"{name}: no rows under its title: output cut short")
+    # -t p2p prints the unidirectional matrix, then the bidirectional one
+    if any(t.startswith("Unidirectional") for t in matrices) and not any(t.startswith("Bidirectional") for t in matrices):
+        errors.append("the unidirectional P2P matrix without the bidirectional one after it: output cut short")
+    # only the tables printed: a listing counts the records of each (an empty one is none printed)
+    found: dict[str, Any] = {"matrices": matrices} if matrices else {}
+    found.update({k: v for k, v in (("bandwidth", bandwidth), ("compute", compute)) if v})
+    return {"tool": "ascend-dmi", **found, "errors": errors}
 
 
 _OAM = "hicann/oam-tools @ ea0ce91"
@@ -167,5 +201,23 @@ GRAMMAR = {
                   "closing border, fewer codes or devices than stated, no result row (errors: cut short)"),
         values=("reports [{command, scope, overall, devices {id: health}, error_codes, codes_elided, results "
                 "{detection: result}}], faults, errors"),
+    ),
+    "ascend-dmi": Grammar(
+        tool="ascend-dmi --bw -t p2p, h2d or d2h and ascend-dmi -f -t TYPE (the MindCluster ToolBox)",
+        versions="ascend-dmi of MindCluster ToolBox 6.x to 26.1 (A2 910B, A3 910C)",
+        sources=("closed: Huawei MindCluster ToolBox ascend-dmi user guide (bandwidth, P2P and compute tests)",
+                 "closed: fixtures/real/ascend/17 (FlagRT/FlagPerf's ascend-dmi 26.1 fixtures, A3)"),
+        lines=("P2P: a title 'Unidirectional Peer to Peer Test' or 'Bidirectional Peer to Peer Test', the column "
+               "device ids, a row a device 'i v v ...' (GB/s; itself 0); bandwidth: 'Bandwidth Test', the header "
+               "'ID Size(Bytes) Execute Times Bandwidth(GB/s) Elapsed Time(us)', a row a test; compute: a '-----' "
+               "rule, the header 'Device Execute Times Duration(ms) TFLOPS@FP16 Power(W)' (the type: FP16, BF16, "
+               "INT8, ...), a rule, a row a device ('0' or NPU/chip '0/1'; times with thousands commas; ms; "
+               "TFLOPS; W), a closing rule"),
+        end=("P2P: a row for every column (the square), the bidirectional matrix after the unidirectional one; compute: the rule under its rows; bandwidth: none stated "
+             "(the judge's count of rows, --expect N)"),
+        failures=("a matrix row with fewer cells than columns, a matrix without a row, the compute table without "
+                  "its closing rule (errors: cut short); no table (a parse error)"),
+        values=("matrices {title: {i: {j: GB/s}}} (the diagonal's 0 kept), bandwidth [{id, size_bytes, GBps}], "
+                "compute [{device, tflops, power_W}] (each key only where its table is printed), errors"),
     ),
 }
