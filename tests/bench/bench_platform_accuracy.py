@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -100,6 +101,7 @@ def tally(results: list[dict]) -> dict:
     exact = {c: [0, 0] for c in CLASSES}
     out = {"runs": len(results), "exact": 0, "named": 0, "card<->host": 0, "card<->link": 0, "nic<->switch": 0,
            "wrong_end": [], "misses": [], "extras": [], "quarantined": []}
+    drawn: Counter[str] = Counter()
     for r in results:
         for case, (n, hit) in r["per"].items():
             per[case][0] += n
@@ -116,9 +118,11 @@ def tally(results: list[dict]) -> dict:
         out["misses"] += [(*key, *m) for m in r["misses"]]
         out["extras"] += [(*key, *e) for e in r["extras"]]
         out["quarantined"] += [(*key, q) for q in r.get("quarantined", [])]
+        drawn.update(list(r.get("precision") or r["per"]))  # the classes planted in this run (one count a run)
     planted = sum(n for n, _ in per.values())
     found = sum(hit for _, hit in per.values())
     out.update(per_class=per, precision_per_class=exact, planted=planted, found=found, ends_per_class=ends(results),
+               drawn=dict(drawn),
                recall=found / planted if planted else 1.0,
                precision=out["exact"] / out["named"] if out["named"] else 1.0)
     return out
@@ -161,8 +165,10 @@ def report(stats: dict) -> str:
         prec = ex / (ex + near) if ex + near else 1.0
         if n:
             lines.append(f"{case:28} {hit:>5}/{n:<5} {hit / n:>7.3f} {ex:>7}/+{near:<6} {prec:>9.3f}  {reached}")
-        elif case in stats["precision_per_class"]:  # nothing to find (inside_bar): its extra findings only
-            lines.append(f"{case:28} {'-':>11} {'-':>7} {ex:>7}/+{near:<6} {prec:>9.3f}")
+        elif stats["drawn"].get(case):  # nothing to find (inside_bar): its extra findings only
+            lines.append(f"{case:28} {'-':>11} {'-':>7} {ex:>7}/+{near:<6} {prec:>9.3f}  (in {stats['drawn'][case]} runs)")
+    never = [c for c in CLASSES if not stats["drawn"].get(c)]
+    lines.append(f"never drawn: {', '.join(never) or 'none'}")
     lines.append(f"misses: {stats['misses'][:40]}")
     lines.append(f"extra findings: {stats['extras'][:40]}")
     lines.append(f"wrong ends: {stats['wrong_end'][:40]}")
