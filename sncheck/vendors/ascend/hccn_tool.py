@@ -93,8 +93,8 @@ def parse_optical(text: str) -> dict[str, Any]:
         if not m:
             continue
         key, value = m.group(1).strip(), m.group(2).strip()
-        if key == "optical info" and not value:
-            continue  # the block's title line
+        if not value:
+            continue  # the block's title line 'optical info:'; any other bare key is no line of the tool's (prose)
         if key == "present":
             present = value
         elif key.endswith(" Thres"):
