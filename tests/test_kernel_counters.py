@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from sncheck.cli.main import main
 from sncheck.run.inputs import load_inventory
 from sncheck.errors import ConfigError
+from sncheck.health.fabric import fabric_counters
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules, load_rules_text
 from sncheck.rows import host_fact_row
@@ -140,6 +141,27 @@ def nvlink_row(host: str, replays: int, read: int | None, card=1) -> dict:
     if read is not None:
         value["read"] = read
     return host_fact_row(host, "nvlink_errors", value, None, True, tool="nvidia-smi")
+
+
+def test_counters_are_read_once_per_run_and_again_when_the_reads_change(tmp_path: Path) -> None:
+    """The counters of a run's reads are built once and reused by its later evaluations
+    (a fleet reads a million of them); other reads, even equal ones, and another
+    inventory are built again, and a caller changing its frame changes nothing later."""
+    t, wide = topo(tmp_path), topo(tmp_path, cards=4)
+    ctx = DetectContext(t, t.inventory.design)
+    first = pd.DataFrame([nvlink_row("n1", 5, None), nvlink_row("n1", 40, 1)])
+    frame = fabric_counters(first, ctx)
+    assert frame.set_index("counter").loc["replay_errors", "growth"] == 35
+    frame.loc[:, "growth"] = 0  # the caller's copy
+    again = fabric_counters(first[first.index >= 0], ctx)  # a new frame of the same reads
+    assert again.set_index("counter").loc["replay_errors", "growth"] == 35
+    other = fabric_counters(pd.DataFrame([nvlink_row("n1", 5, None), nvlink_row("n1", 9, 1)]), ctx)
+    assert other.set_index("counter").loc["replay_errors", "growth"] == 4
+    ib = {"ports": [{"device": "mlx5_3", "port": 1, "rail": 3, "counters": {"symbol_error": 2}}],
+          "error_counters": ["symbol_error"]}
+    ib_rows = pd.DataFrame([host_fact_row("n1", "ib_counters", ib, None, True, tool="sysfs")])
+    assert fabric_counters(ib_rows, ctx)["entity"].tolist() == ["n1"]  # rail 3 of 2 cards: the host's
+    assert fabric_counters(ib_rows, DetectContext(wide, wide.inventory.design))["entity"].tolist() == ["n1/nic3"]
 
 
 def kernel_row(host: str, *events: dict) -> dict:
