@@ -13,6 +13,7 @@ import pytest
 from sncheck.run.inputs import load_inventory
 from sncheck.health.culprits import explain_cells, kind_of
 from sncheck.health.metrics import DetectContext
+from sncheck.health.pairview import unique_inverse
 from sncheck.health.rules import load_rules, load_rules_text
 from sncheck.model import host_of, link_id, nic_of
 from sncheck.topology import Topology
@@ -255,3 +256,14 @@ def test_medians_are_numpys_and_pandas_to_the_bit():
     big = rng.integers(0, 500, SMALL_GROUPS + 1)  # pandas' path, the same answer
     got, med, count = group_median(big, big * 0.5)
     assert got.tolist() == list(range(500)) and (med == got * 0.5).all() and count.sum() == SMALL_GROUPS + 1
+
+
+def test_pair_keys_grouped_as_numpy_unique_groups_them() -> None:
+    """The pair summaries group a tier's rows by a stable sort (runs of rows in round
+    order): the same groups and codes as ``np.unique``, repeats, one row and none alike."""
+    rng = np.random.default_rng(7)
+    for key in (np.zeros(0, np.int64), np.array([5]), np.array([3, 3, 3]), rng.integers(0, 40, 500),
+                np.concatenate([np.arange(100, 0, -1), np.arange(50)])):
+        key = np.asarray(key, np.int64)
+        got, want = unique_inverse(key), np.unique(key, return_inverse=True)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()

@@ -165,7 +165,9 @@ class Level:
                 cards, med, n = group_median(np.concatenate([x.a, x.b]), np.concatenate([q, q]))
                 self.card_ex[t] = cards[(med / self.peer_level(t, cards, []) < self.card_bar) & (n >= self.card_min)]
             if self.domain_bar is not None and t != SCALE_OUT:
-                sns = np.unique(self.paths.sn[np.unique(np.concatenate([x.a, x.b]))])
+                # (counted, not sorted: a fleet's tier is millions of pair ends over its cards)
+                ends = np.flatnonzero(np.bincount(x.a, minlength=self.n) + np.bincount(x.b, minlength=self.n))
+                sns = np.unique(self.paths.sn[ends])
                 self.domain_ex[t] = sns[self.domain_levels(t, sns, []) < self.domain_bar]
 
     def left(self, H: Hypothesis, scope: dict[str, np.ndarray] | None = None, domains: bool = True) -> int:
