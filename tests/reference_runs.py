@@ -5,8 +5,9 @@ plans, a pre-upgrade gate with a state store and its isolation steps, ``watch`` 
 recorded dumps, and the old results in ``tests/data/run-614f5fd`` read back through
 ``history``, ``status``, ``diff`` and every report format) and keeps what a user sees:
 the exit code, ``results.json``, ``report.html``, ``junit.xml``, ``sncheck.prom`` and the
-command's stdout, normalised for run ids, clock times, transaction ids and temporary paths
-(and ``evidence.not_run``, gone with the typed record, is left out of results.json). The test
+command's stdout, normalised for run ids, clock times, transaction ids, temporary paths and
+the shipped rules files' sha256 (a rules edit that changes no finding changes no output; and
+``evidence.not_run``, gone with the typed record, is left out of results.json). The test
 (``tests/test_reference_runs.py``) compares each output's sha256 and a readable summary
 (verdict, findings, isolation steps) with ``tests/data/reference/expected.json``.
 
@@ -109,8 +110,18 @@ def normalise_results(text: str) -> str:
     return json.dumps(_drop_not_run(json.loads(text)), indent=2, ensure_ascii=False) + "\n"
 
 
+def _rules_digests() -> dict[str, str]:
+    """Each shipped rules file's sha256 (as results.json and the report print it) -> a name:
+    a rules edit that changes no finding changes no output, and a digest the run got wrong
+    is still not replaced."""
+    return {hashlib.sha256(p.read_bytes()).hexdigest(): f"<RULES_SHA {p.name}>"
+            for p in sorted((ROOT / "fixtures/rules").glob("*.yaml"))}
+
+
 def normalise(text: str, tmp: Path) -> str:
     text = text.replace(str(tmp), "<TMP>").replace(str(ROOT), "<ROOT>")
+    for sha, name in _rules_digests().items():
+        text = text.replace(sha, name)
     text = _RUN_ID.sub("<RUN_ID>", text)
     text = _EPOCH.sub(r"\1<EPOCH>", text)
     text = _TXN.sub('"txn": "<TXN>"', text)
