@@ -148,7 +148,7 @@ class _Domains:
 
     def __init__(self, record: RunRecord, p2p: pd.DataFrame) -> None:
         (self.src, self.dst), self.cards = id_codes(p2p["src"], p2p["dst"])
-        host = pd.Series([c.rsplit("/", 1)[0] for c in self.cards.tolist()], dtype=object)
+        host = pd.Series([host_of(c) for c in self.cards.tolist()], dtype=object)
         self.hosts = pd.unique(host)
         (self.tier,), tiers = id_codes(_tiers(p2p))  # per row
         self.tiers = list(tiers)
