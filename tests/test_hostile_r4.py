@@ -12,17 +12,8 @@ from click.testing import CliRunner
 from sncheck.cli.errors import shown
 from sncheck.cli.main import main
 from sncheck.store.state import StateStore
+from test_hardening import INV  # the same tiny two-supernode inventory
 
-INV = """\
-name: tiny
-design:
-  scale_up:  {bandwidth: "450 GB/s", latency: "3 us"}
-  scale_out: {bandwidth: "400 Gb/s", latency: "15 us"}
-supernodes:
-  - {name: sn0, hosts: "n[1-2]", cards_per_host: 2}
-  - {name: sn1, hosts: "n[3-4]", cards_per_host: 2}
-backend: mock
-"""
 
 # Every character class a terminal acts on rather than shows: C0 (NUL, ESC, CR, LF, BS), DEL,
 # C1 (CSI), and the bidi override and isolate that reorder the rest of a line.
