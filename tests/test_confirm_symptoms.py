@@ -331,6 +331,27 @@ def test_a_host_wide_slowdown_with_no_control_is_re_measured_on_its_own_pairs(tm
         assert decisions(res)[-1] == ("node003", expected[2])
 
 
+@pytest.mark.parametrize("runnable,expected", [(4.0, (4, "inconclusive")), (0.0, (1, "fail"))])
+def test_links_with_no_control_on_a_busy_machine_are_inconclusive(tmp_path, monkeypatch, runnable, expected):
+    """Two slow links covering every card of the only host (seen in CI's busy gate): no
+    known-good card to re-measure them against. On a busy shared machine that is its load,
+    inconclusive; on a quiet one the finding stands, as before."""
+    monkeypatch.setattr(MockBackend, "machine_load", lambda self: {"runnable": runnable, "cores": 2, "steal": 0.0},
+                        raising=False)
+    one_host = tmp_path / "one-host.yaml"
+    one_host.write_text(ONE_HOST)
+    code, res = run(tmp_path, str(one_host),
+                    ["{type: high_latency_link, target: node003/gpu0<->node003/gpu1, factor: 4}",
+                     "{type: high_latency_link, target: node003/gpu2<->node003/gpu3, factor: 4}"],
+                    playbook=CONNECTIVITY)
+    assert (code, res["verdict"]) == expected, res["findings"]
+    links = [f for f in res["findings"] if f["entity_kind"] == "link"]
+    assert links and all("not re-measured" in f["evidence"]["retest"] for f in links), links
+    if runnable:
+        assert all(f["evidence"]["inconclusive"].startswith("inconclusive: the machine was busy") for f in links)
+        assert not {"isolate", "release"} & {a for _, a in decisions(res)}
+
+
 def test_busy_means_load_or_degraded_controls():
     idle = {"runnable": 0.2, "cores": 2, "steal": 0.0}
     assert _busy_reason(None, ["p2p-latency-spikes"]) is None  # a backend without a shared machine
