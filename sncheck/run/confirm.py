@@ -525,20 +525,17 @@ class Window:
             return Retest(False, how, "not reproduced: " + "; ".join(f"{p['rule']}: {p['note']}" for p in per),
                           symptoms=tuple(per), seen=seen)
         open_ = [p for p in per if p["outcome"] is None]
-        # One busy shared machine with no known-good control to re-measure a speed against
-        # (every card of it a suspect): its load, not the suspect, may be what was measured.
+        why = "; ".join(f"{p['rule']}: {p['note']}" for p in open_[:4])
+        # On one shared machine (a backend reporting its load) what the retest could not tell
+        # may be the machine: a re-measurement too noisy to judge is its load; a speed no
+        # known-good control could re-measure (every card a suspect) is when it is busy.
+        noisy = all(p["note"].startswith(NOISY) for p in open_)
         unmeasured = bool(open_) and all(self._speed(p["rule"]) and p["note"].startswith("not re-measured")
                                          for p in open_)
-        busy = _busy_reason(load, []) if unmeasured else None
+        busy = _busy_reason(load, ["noise"] if noisy else []) if noisy or unmeasured else None
         if busy:
-            return Retest(None, how, f"{busy}; " + "; ".join(f"{p['rule']}: {p['note']}" for p in open_[:4]),
-                          busy=busy, symptoms=tuple(per), seen=seen)
-        if load is not None and all(p["note"].startswith(NOISY) for p in open_):
-            busy = _busy_reason(load, ["noise"])  # one shared machine: its noise is its load
-            return Retest(None, how, f"{busy}; " + "; ".join(f"{p['rule']}: {p['note']}" for p in open_[:4]),
-                          busy=busy, symptoms=tuple(per), seen=seen)
-        return Retest(None, how, "; ".join(f"{p['rule']}: {p['note']}" for p in open_[:4]),
-                      symptoms=tuple(per), seen=seen)
+            return Retest(None, how, f"{busy}; {why}", busy=busy, symptoms=tuple(per), seen=seen)
+        return Retest(None, how, why, symptoms=tuple(per), seen=seen)
 
     def _symptom(self, s: Symptom, how: str, hits: list[Finding], rows: pd.DataFrame, dctx: DetectContext,
                  noise: float) -> tuple[bool | None, str]:
