@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from grammars import ALL, CUTS, Variant, content, cut_points, delivered, load, through_end, variants
+from grammars import ALL, CUTS, DELIVERIES, Variant, content, cut_points, delivered, load, through_end, variants
 from test_conformance import holds, resolve
 
 from sncheck.errors import ParseError
@@ -221,6 +221,20 @@ def test_fences_quotes_and_stamps() -> None:
     iso = "2025-03-03T12:00:01,000001+00:00 # error: X\n2025-03-03T12:00:02,000002+00:00 # done\n"
     assert unwrap(iso) == "# error: X\n# done\n"
     assert unwrap("\x1b[1;32mPASS\x1b[0m\r\nok\r\n") == "PASS\nok\n"
+
+
+def test_an_iso_stamp_takes_a_host_and_unit_only_as_the_journal_prints_them() -> None:
+    """journalctl -o short-iso prints 'host unit[pid]:' (the kernel's entries: 'host kernel:');
+    two words and a colon after an ISO stamp are otherwise the line's own ('link status: UP'
+    lost its key and was a ParseError). Every stamp the generators deliver, on every one-line view."""
+    assert unwrap("2026-03-03T12:00:00+0000 node7 kernel: A\n") == "A\n"
+    assert unwrap("2026-03-03T12:00:00.123456+0100 node7 sncheck[42]: link status: UP\n") == "link status: UP\n"
+    assert unwrap("2026-03-03T12:00:00.123456789Z fec mode: rs FEC mode\n") == "fec mode: rs FEC mode\n"
+    rng = random.Random(28)
+    for view in ("hccn-link", "hccn-fec", "hccn-net-health"):
+        for v in variants(view):
+            for d in (d for d in DELIVERIES if d.stamp):
+                assert outcome(view, d.apply(v, rng), v) == outcome(view, v.text, v), (view, v.name, d.name)
 
 
 def test_a_stream_cut_inside_a_line_the_view_reads_is_reported() -> None:

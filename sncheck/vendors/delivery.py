@@ -16,8 +16,9 @@ certain, so every view reads the tool's own lines:
   kernel's own). Several tasks' lines are regrouped task by task, in the order each first
   printed, so one task's output reads contiguously;
 - a timestamp on every line: ``dmesg`` (``[  12.345678]``), ``dmesg -T`` / ``--ctime``
-  (``[Mon Jan  2 03:04:05 2025]``), ISO (``dmesg --time-format iso``, ``journalctl -o
-  short-iso``), the journal's ``Jan 02 03:04:05 host unit[pid]:``. A view whose own grammar
+  (``[Mon Jan  2 03:04:05 2025]``), ISO (``dmesg --time-format iso``, ``kubectl logs
+  --timestamps``; ``journalctl -o short-iso`` with its ``host unit[pid]:`` or ``host
+  kernel:``), the journal's ``Jan 02 03:04:05 host unit[pid]:``. A view whose own grammar
   carries the time (``kernel-log``: ``View.stamped``) keeps it.
 
 A prefix is removed only when *every* line carries one: a log where some lines merely look
@@ -50,11 +51,16 @@ _LABELS = (
     re.compile(r"^(?P<task>\[?[A-Za-z0-9][\w.-]*\]?) (?:out|err): ?"),
 )
 _HOST_UNIT = r" [A-Za-z0-9][\w.-]* [\w./@-]+(?:\[\d+\])?: ?"  # the journal's "host unit[pid]: "
+# After an ISO stamp the host and unit are taken only as journalctl prints them: the unit with
+# its [pid], or the kernel's (no pid: its entries have none). An ISO-stamped one-line output
+# ("2026-...T... link status: UP", "fec mode: rs FEC mode") has two words and a colon where a
+# host and unit would stand: read as the journal's, its key was lost with the stamp.
+_JOURNAL_UNIT = r" [A-Za-z0-9][\w.-]* (?:kernel|[\w./@-]+\[\d+\]): ?"
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 _STAMPS = (
     re.compile(r"^\[ *\d+\.\d+\] ?"),                                               # dmesg
     re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ?"),   # dmesg -T
-    re.compile(rf"^{_ISO}{_HOST_UNIT}"),                                             # journalctl -o short-iso
+    re.compile(rf"^{_ISO}{_JOURNAL_UNIT}"),                                          # journalctl -o short-iso
     re.compile(rf"^{_ISO} ?"),                                                       # dmesg --time-format iso
     re.compile(rf"^[A-Z][a-z]{{2}} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?{_HOST_UNIT}"),     # journalctl, syslog
 )
