@@ -185,6 +185,67 @@ def test_npu_smi_failing_to_reach_the_driver_is_not_measured_not_a_parse_error()
         npu_smi.parse_health(busy)
 
 
+def _sweep(view: str, body: str, special: dict[int, str], devices: int = 16) -> str:
+    """sncheck's own sweep loop's output (sweep.npu_smi_script / hccn_script): 'echo', '== device N VIEW'."""
+    return "".join(f"\n== device {i} {view}\n{special.get(i, body)}" for i in range(devices))
+
+
+_HEALTH_OK = "\tHealth Status                  : OK\n\tError Code                     : NA\n"
+_HEALTH_ALARM = "\tHealth Status                  : Alarm\n\tError Code                     : 80E18005\n"
+
+
+def test_a_device_whose_sweep_query_cannot_reach_the_driver_is_not_measured_not_blamed() -> None:
+    """One device's query in a sweep prints DCMI's init failure (its 2>&1 puts it in the section):
+    not measured (the single npu-smi view's finding since e06ca0d), never that device's fault
+    nor a pass; a fault found on another device keeps the fact failing and names both."""
+    from sncheck.model import Status
+    from sncheck.vendors.parsers import failures, parse_text
+
+    one = _sweep("health", _HEALTH_OK, {5: _DCMI})
+    data = parse_text("ascend-sweep", one, expect=16)
+    assert data["devices"]["5"] is None and data["tool_failed"] == {"5": ["dcmi module initialize failed. ret is -8005"]}
+    assert failures(data) == ["device 5: npu-smi failed (dcmi module initialize failed. ret is -8005): not measured"]
+    ecc = asc("12").split("-t ecc")[1].split("/usr/local/bin")[0].strip("\n") + "\n"  # the MindCluster doc's
+    for name, text in (("health", one), ("ecc", _sweep("ecc", ecc, {5: _DCMI}))):
+        (row,) = hf.evaluate("cm01", checks.COMMANDS[name], expect(), exit_code=187, stdout=text)
+        assert row["status"] == Status.NOT_MEASURED and row["ok"] is False, (name, row)
+        assert "device 5 not measured (dcmi module initialize failed. ret is -8005)" in row["message"]
+        assert "cards" not in row
+    # every device unreachable: not measured, not 'OK on 0 devices'
+    (row,) = hf.evaluate("cm01", checks.COMMANDS["health"], expect(), exit_code=187,
+                         stdout=_sweep("health", _DCMI, {}))
+    assert row["status"] == Status.NOT_MEASURED and "device 0 not measured" in row["message"] and "(16 in all)" in row["message"]
+    # a device in Alarm beside it: a failure on that device, the unmeasured one named, not blamed
+    (row,) = hf.evaluate("cm01", checks.COMMANDS["health"], expect(), exit_code=187,
+                         stdout=_sweep("health", _HEALTH_OK, {3: _HEALTH_ALARM, 5: _DCMI}))
+    assert row["status"] == "ok" and row["ok"] is False and set(row["cards"]) == {"3"}
+    assert "device 5 not measured" in row["message"] and "80E18005" in row["message"]
+    # the RoCE sweeps (hccn_tool over the same driver): the same, and a port DOWN elsewhere named alone
+    link = checks.COMMANDS["roce_link"]
+    (row,) = hf.evaluate("cm01", link, expect(), exit_code=187, stdout=_sweep("link", "link status: UP\n", {2: _DCMI}))
+    assert row["status"] == Status.NOT_MEASURED and "nics" not in row and row["value"] == 15
+    (row,) = hf.evaluate("cm01", link, expect(), exit_code=187,
+                         stdout=_sweep("link", "link status: UP\n", {2: _DCMI, 4: "link status: DOWN\n"}))
+    assert row["status"] == "ok" and row["ok"] is False and set(row["nics"]) == {"4"} and "device 2 not measured" in row["message"]
+    # a device's own error line (no DCMI init failure) stays that device's problem
+    (row,) = hf.evaluate("cm01", link, expect(), exit_code=1,
+                         stdout=_sweep("link", "link status: UP\n", {6: "Invalid device id 6\n"}))
+    assert row["status"] == "ok" and set(row["nics"]) == {"6"}
+
+
+def test_a_roce_sweep_cut_inside_a_section_its_judge_passes_is_not_a_pass() -> None:
+    """An optical section cut before its Rx LoL Flag reads (the lanes it has are fine) with an
+    error; `sncheck parse` exits 1 on it, and the run's fact fails on it too (it passed)."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    good = _healthy_optical()
+    cut = good.split("Rx LoL Flag")[0]
+    text = _sweep("optical", good, {7: cut})
+    assert failures(parse_text("ascend-sweep", text, expect=16))
+    (row,) = hf.evaluate("cm01", checks.COMMANDS["roce_optical"], expect(), exit_code=0, stdout=text)
+    assert row["ok"] is False and "device 7" in row["message"] and "cut short" in row["message"]
+
+
 # --------------------------------------------------------------------------- hccn_tool
 
 def test_hccn_views_from_the_vendor_doc_and_the_faultdiag_fixture() -> None:

@@ -101,11 +101,14 @@ def check_health_codes(host: str, parsed: dict[str, Any], expect: Expect) -> lis
             problems.append((_device(dev, expect), f"device {dev}: {h['health']}"
                              + (f" {', '.join(h['error_codes'])}" if h["error_codes"] else "")
                              + (f" ({h['error_information']})" if h.get("error_information") else "")))
-    problems += [(None, str(e)) for e in parsed.get("errors") or []]
+    errors, unmeasured = _tool_failures(parsed)
+    problems += [(None, str(e)) for e in errors]
     bad = [t for _, t in problems]
-    return [fact_row(host, "npu_health_codes", len(bad), 0, not bad and bool(devices),
-                     f"npu-smi -t health on {len(devices)} devices" + (f": {listed(bad)}" if bad else ": OK, no error codes"),
-                     "npu-smi", cards=on_cards(problems, "npu-smi -t health"))]
+    row = fact_row(host, "npu_health_codes", len(bad), 0, not bad and not unmeasured and bool(devices),
+                   f"npu-smi -t health on {len(devices)} devices"
+                   + (f": {listed(bad + unmeasured)}" if bad or unmeasured else ": OK, no error codes"),
+                   "npu-smi", cards=on_cards(problems, "npu-smi -t health"))
+    return [_measured_or_not(row, bad, unmeasured)]
 
 
 def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
@@ -118,11 +121,14 @@ def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
                 if isinstance(v, int) and v > 0 and ("Double Bit" in k or "Isolated Pages" in k)]
         if hits:
             problems.append((_device(dev, expect), f"device {dev}: {', '.join(hits)}"))
-    problems += [(None, str(e)) for e in parsed.get("errors") or []]
+    errors, unmeasured = _tool_failures(parsed)
+    problems += [(None, str(e)) for e in errors]
     bad = [t for _, t in problems]
-    return [fact_row(host, "ecc", len(bad), 0, not bad and bool(devices),
-                     f"ECC on {len(devices)} devices" + (f": {listed(bad)}" if bad else ": no double-bit errors or "
-                                                         "isolated pages"), "npu-smi", cards=on_cards(problems, "ECC"))]
+    row = fact_row(host, "ecc", len(bad), 0, not bad and not unmeasured and bool(devices),
+                   f"ECC on {len(devices)} devices" + (f": {listed(bad + unmeasured)}" if bad or unmeasured else
+                                                       ": no double-bit errors or isolated pages"),
+                   "npu-smi", cards=on_cards(problems, "ECC"))
+    return [_measured_or_not(row, bad, unmeasured)]
 
 
 def check_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:  # noqa: ARG001 -- the host check interface (host, parsed, expect)
@@ -162,21 +168,48 @@ def check_spod(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
 
 def _per_npu(host: str, fact: str, parsed: dict[str, Any], judge, what: str, expect: Expect) -> list[dict]:
     devices = parsed.get("devices") or {}
+    errors, unmeasured = _tool_failures(parsed)
+    failed = parsed.get("tool_failed") or {}
     problems: list[tuple[int | None, str]] = []
     for dev, p in sorted(devices.items(), key=lambda kv: int(kv[0])):
+        if dev in failed:
+            continue  # not measured: said below, no fault of the NPU's
         problem = "no output" if p is None else judge(p)
         if problem:
             problems.append((_device(dev, expect), f"NPU {dev}: {problem}"))
-    good = len(devices) - len(problems)
+    good = len(devices) - len(problems) - len(unmeasured)
     missing = expect.cards - len(devices)
     if missing > 0:
         problems.append((None, f"{missing} devices not reported"))
+    # what the sweep found cut or unreadable in a section the judge above passed ('device 3: no
+    # 'Rx LoL Flag' line ...: cut short') is the fact's too, as `sncheck parse` exits 1 on it
+    unread = {d for d, p in devices.items() if p is None}  # 'no output' above already
+    problems += [(None, e) for e in errors if e.split(":", 1)[0].removeprefix("device ") not in unread]
     bad = [t for _, t in problems]
-    msg = f"RoCE plane {what}: {good}/{expect.cards} NPUs fine" + (f"; {listed(bad)}" if bad else "")
+    msg = f"RoCE plane {what}: {good}/{expect.cards} NPUs fine" + (f"; {listed(bad + unmeasured)}"
+                                                                    if bad or unmeasured else "")
     # each NPU's RoCE port is its rail's NIC; every port bad is the node's (its switch, its driver)
     named = on_cards(problems, f"RoCE {what}")
     nics = named if named and len(named) < expect.cards else None
-    return [fact_row(host, fact, good, expect.cards, not bad, msg, "hccn_tool", nics=nics)]
+    row = fact_row(host, fact, good, expect.cards, not bad and not unmeasured, msg, "hccn_tool", nics=nics)
+    return [_measured_or_not(row, bad, unmeasured)]
+
+
+def _tool_failures(parsed: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(a sweep's errors but its devices' tool failures, one 'device N not measured (...)' a device
+    whose query could not reach the driver: :func:`sncheck.vendors.ascend.sweep.parse_sweep`)."""
+    failed = parsed.get("tool_failed") or {}
+    errors = [str(e) for e in parsed.get("errors") or [] if not any(str(e).startswith(f"device {d}: ") for d in failed)]
+    return errors, [f"device {d} not measured ({lines[0]})" for d, lines in sorted(failed.items(), key=lambda kv: int(kv[0]))]
+
+
+def _measured_or_not(row: dict, bad: list[str], unmeasured: list[str]) -> dict:
+    """A sweep's row whose only problems are devices its tool could not measure is not_measured
+    (never a pass, no device blamed: the single npu-smi view's DCMI failure); a fault found on
+    another device keeps it a failure that names the unmeasured ones too."""
+    if unmeasured and not bad:
+        row["status"] = Status.NOT_MEASURED
+    return row
 
 
 def _judge_optical(p: dict[str, Any]) -> str | None:

@@ -8,6 +8,13 @@ output without a final newline cannot swallow it) before each device's output; :
     {"tool": "ascend-sweep", "view": "net_health",
      "devices": {"0": {"net_health": "Success", ...}, "5": null}, "errors": ["device 5: ..."]}
 
+A device whose query printed DCMI's init failure instead of its output (``dcmi module
+initialize failed. ret is -8005``: the tool could not reach the driver, see
+:func:`sncheck.vendors.ascend.npu_smi.tool_failed`) is null too, its lines kept under
+``"tool_failed": {"5": ["dcmi module initialize failed. ret is -8005"]}`` and its error
+saying it was not measured: a run's fact on the sweep is ``not_measured`` for it, never the
+device's fault.
+
 A 910C package is two devices (dies); ``npu-smi -t health|ecc`` address them as
 ``-i <npu> -c <chip>``, ``hccn_tool`` as ``-i <phy-id>``; both loops print the phy id.
 """
@@ -24,6 +31,7 @@ from sncheck.vendors.ascend import hccn_tool, npu_smi
 VIEWS = {**hccn_tool.VIEWS, "health": npu_smi.parse_health, "ecc": npu_smi.parse_ecc}
 _HCCN_FLAG = {"net_health": "-net_health", "link": "-link", "optical": "-optical", "fec": "-fec",
               "stat": "-stat", "link_stat": "-link_stat"}
+_TOOL = {"health": "npu-smi", "ecc": "npu-smi"}  # the rest: hccn_tool
 _SECTION = re.compile(r"^== device (\d+)(?: (\w+))?\s*$")
 
 
@@ -56,6 +64,7 @@ def parse_sweep(text: str) -> dict[str, Any]:
     parse = VIEWS.get(view or "")
     devices: dict[str, Any] = {}
     errors: list[str] = []
+    tool_failed: dict[str, list[str]] = {}
     for dev, (_, lines) in sections.items():
         body = "\n".join(lines)
         if parse is None:
@@ -67,5 +76,14 @@ def parse_sweep(text: str) -> dict[str, Any]:
             errors += [f"device {dev}: {e}" for e in devices[dev].get("errors") or []]
         except ParseError as e:
             devices[dev] = None
-            errors.append(f"device {dev}: {e.message}: {' '.join(body.split())[:120] or 'no output'}")
-    return {"tool": "ascend-sweep", "view": view, "devices": devices, "errors": errors}
+            if failed := npu_smi.tool_failed(body):
+                # the tool could not reach the driver for this device (DCMI's init line, as the
+                # single npu-smi view reads it): not measured, and no fault of the device
+                tool_failed[dev] = failed
+                errors.append(f"device {dev}: {_TOOL.get(view or '', 'hccn_tool')} failed ({failed[0]}): not measured")
+            else:
+                errors.append(f"device {dev}: {e.message}: {' '.join(body.split())[:120] or 'no output'}")
+    out: dict[str, Any] = {"tool": "ascend-sweep", "view": view, "devices": devices, "errors": errors}
+    if tool_failed:
+        out["tool_failed"] = tool_failed
+    return out
