@@ -4,7 +4,9 @@ HIDE_ENV), a config run's Tests (Executor / Transfer / Iter / StandardDev / Aggr
 v1.52's and v1.62's route and width, the pre-v1.51 rows without Executor lines), the p2p tables
 (P2P_MODE, CPUs, SHOW_ITERATIONS' min/max/sd rows, remote read, DMA), the a2a summary (v1.52,
 v1.62 with its Test 1 block and optional NIC column, direct or all pairs) and the scaling sweep,
-on 1 to 72 GPUs; the [ERROR], 'Parsing error:' and [WARN] lines."""
+on 1 to 72 GPUs; the bordered and SHOW_BORDERS=0 Test tables of releases after v1.62
+(Utilities.hpp's TableHelper, ported below: multi-rank, SHOW_ITERATIONS, '# Iters Run'); the
+[ERROR], 'Parsing error:' and [WARN] lines."""
 
 from __future__ import annotations
 
@@ -77,6 +79,136 @@ def _test(rng: random.Random, num: int, v152: bool, old: bool, iters: bool, ngpu
                  f"bytes | Overhead: {rng.uniform(0, 1):.3f} ms")
     return lines, {"agg": agg, "bytes": total_bytes, "transfers": t_idx, **first}
 
+
+# TableHelper::PrintTable (src/client/Utilities.hpp, releases after v1.62): borders[mask], mask =
+# TOP 1 | BOT 2 | LEFT 4 | RIGHT 8 of the rules meeting there; rules are '-', columns '\u2502'
+_BORDERS = (" ", "\u2502", "\u2502", "\u2502", "-", "\u2518", "\u2510", "\u2524", "-", "\u2514", "\u250c", "\u251c", "-",
+            "\u2534", "\u252c", "\u253c")
+
+
+def _print_table(cells: list[list[str]], left: set[tuple[int, int]], rows: dict[int, set[int]],
+                 cols: dict[int, set[int]], borders: bool) -> list[str]:
+    """PrintTable: a rule above each row that has one (when SHOW_BORDERS), then the row's cells
+    (right-aligned but those in ``left``), '\u2502' or ' ' before each column and after the last."""
+    n, k = len(cells), len(cells[0])
+    width = [max(len(r[c]) for r in cells) for c in range(k)]
+    out = []
+    for r in range(n + 1):
+        if borders and rows.get(r):
+            line = ""
+            for c in range(k + 1):
+                mask = ((r - 1 in cols.get(c, ())) | (r in cols.get(c, ())) << 1 | (c - 1 in rows[r]) << 2
+                        | (c in rows[r]) << 3)
+                line += _BORDERS[mask] + (("-" if c in rows[r] else " ") * width[c] if c < k else "")
+            out.append(line)
+        if r == n:
+            break
+        line = ""
+        for c in range(k + 1):
+            line += "\u2502" if borders and r in cols.get(c, ()) else " "
+            if c < k:
+                gap = width[c] - len(cells[r][c])
+                lgap = 0 if (r, c) in left else gap
+                line += " " * lgap + cells[r][c] + " " * (gap - lgap)
+        out.append(line)
+    return out
+
+
+def _table_test(rng: random.Random, num: int, ngpu: int, borders: bool, ranks: int, iters: bool,
+                timed: bool) -> tuple[list[str], dict]:
+    """PrintResults of a release after v1.62: 'Test N:' then one TableHelper table of 5 columns
+    (rules under each executor's row, after each Transfer's iterations and around the Aggregate
+    row; '# Iters Run:' under it when NUM_ITERATIONS < 0), ``ranks`` > 1 naming each rank."""
+    cells: list[list[str]] = []
+    left: set[tuple[int, int]] = set()
+    rows: dict[int, set[int]] = {}
+    rule = lambda r: rows.setdefault(r, set()).update(range(5))  # noqa: E731 -- DrawRowBorder
+    first: dict[str, Any] = {}
+    total, t_idx, hosts = 0, 0, {}
+    for e in sorted(rng.sample(range(ngpu), k=min(ngpu, rng.randint(1, 3)))):
+        kind, letter = rng.choice((("GPU", "G"), ("GPU", "G"), ("DMA", "D"), ("CPU", "C")))
+        rank = rng.randrange(ranks)
+        nbytes = rng.choice((1 << 20, 1 << 26, 1 << 28))
+        # SHOW_ITERATIONS: the version read sizes its table for one Transfer per executor (rows past it
+        # are dropped, the Aggregate row among them): one here
+        bws = [round(rng.uniform(10, 1500), 3) for _ in range(1 if iters else rng.randint(1, 2))]
+        rule(len(cells))
+        host = f"node{rank:03d}"
+        if ranks > 1:
+            cells.append([f" Executor: Rank {rank} {kind:>3} {e:02d} ", "", "", "", f" {sum(bws):7.3f} GB/s (sum) [{host}]"])
+            hosts[f"Rank {rank} {kind} {e:02d}"] = host
+        else:
+            cells.append([f" Executor: {kind:>3} {e:02d} ", "", "", "", f" {sum(bws):7.3f} GB/s (sum)"])
+        cells[-1][1:4] = [f"{min(bws):8.3f} GB/s ", f"{nbytes / min(bws) / 1e6:8.3f} ms ", f"{nbytes * len(bws):12d} bytes "]
+        left.add((len(cells) - 1, 4))
+        rule(len(cells))
+        for bw in bws:
+            sub = f".{rng.randrange(4)}" if kind == "DMA" and rng.random() < 0.5 else ""
+            src, dst = (f"R{rank}", f"R{(rank + 1) % ranks}") if ranks > 1 else ("", "")
+            exe = f"R{rank}{letter}{e}" if ranks > 1 else f"{letter}{e}"
+            route = f"{src}{'C' if kind == 'CPU' else 'G'}{e} -> {exe}{sub}:{rng.choice((1, 4, 8, 32))} -> {dst}G{(e + 1) % ngpu}"
+            cells.append([f"Transfer {t_idx:<4d} ", f"{bw:8.3f} GB/s ", f"{nbytes / bw / 1e6:8.3f} ms ",
+                          f"{nbytes:12d} bytes ", f" {route}"])
+            left.add((len(cells) - 1, 4))
+            first = first or {"GBps": bw, "route": route}
+            if iters:
+                for it in rng.sample(range(1, 11), 3):
+                    cus = " CUs: 0:01 1:02 " if kind == "GPU" else ""
+                    cells.append([f"Iter {it:03d}    ", f"{bw * 1.01:8.3f} GB/s ", f"{nbytes / bw / 1e6:8.3f} ms ", cus,
+                                  " XCCs: 0 1" if cus else ""])
+                cells.append(["StandardDev ", f"{0.123:8.3f} GB/s ", f"{0.002:8.3f} ms ", "", ""])
+                rule(len(cells))
+            t_idx += 1
+            total += nbytes
+    agg = round(rng.uniform(10, 1500), 3)
+    rule(len(cells))
+    cells.append(["Aggregate (CPU) ", f"{agg:8.3f} GB/s ", f"{total / agg / 1e6:8.3f} ms ", f"{total:12d} bytes ",
+                  f" Overhead {rng.uniform(0, 1):.3f} ms"])
+    left.add((len(cells) - 1, 4))
+    rule(len(cells))
+    cols = {c: set(range(len(cells))) for c in range(1, 5)}  # DrawColBorder(1..4)
+    ran = rng.randint(50, 5000)
+    if timed:  # '# Iters Run:' with no column rules (SetCellBorder(.., 0)), a rule above and below it
+        cells.append(["# Iters Run:", f"{ran} ", "", "", ""])
+        left.add((len(cells) - 1, 1))
+        for c in cols.values():
+            c.discard(len(cells) - 1)
+        rule(len(cells))
+    lines = [f"Test {num}:"] + _print_table(cells, left, rows, cols, borders)
+    end = len(lines) - (borders + (1 + borders if timed else 0))  # through the Aggregate row
+    return lines, {"agg": agg, "bytes": total, "transfers": t_idx, "end": end, "ran": ran if timed else None,
+                   "hosts": hosts, **first}
+
+
+@generator("transferbench")
+def bordered_run(rng: random.Random) -> Iterator[Variant]:
+    """A config run of a release after v1.62 (its version string stands in: the tag is not read)."""
+    shapes = ((True, 1, False, False), (False, 1, True, True), (True, 4, False, True), (True, 1, True, False))
+    for borders, ranks, iters, timed in shapes if ALL else rng.sample(shapes, 2):
+        version = rng.choice(("v1.64.00", "v1.66.00"))
+        ngpu = rng.choice((1, 8, 72))
+        lines = _env(version, True)
+        values: list[tuple[str, Any]] = [("version", version), ("mode", "config")]
+        ntests = rng.randint(1, 3)
+        end = 0
+        for k in range(1, ntests + 1):
+            start = len(lines)
+            block, vals = _table_test(rng, k, ngpu, borders, ranks, iters, timed)
+            lines += block
+            end = start + vals["end"]
+            values += [(f"tests[test={k}].aggregate_GBps", vals["agg"]),
+                       (f"tests[test={k}].aggregate_bytes", vals["bytes"]),
+                       (f"len(tests[test={k}].transfers)", vals["transfers"]),
+                       (f"tests[test={k}].transfers[0].GBps", vals["GBps"]),
+                       (f"tests[test={k}].transfers[0].route", vals["route"])]
+            if vals["ran"] is not None:
+                values.append((f"tests[test={k}].iterations_run", vals["ran"]))
+            for exe, host in vals["hosts"].items():
+                values.append((f"tests[test={k}].executors[executor={exe}].host", host))
+        values.append(("len(tests)", ntests))
+        yield Variant("transferbench", f"config {version} {'bordered' if borders else 'SHOW_BORDERS=0'} {ranks} "
+                      f"rank(s) {ngpu} GPUs {ntests} tests{' iters' if iters else ''}{' timed' if timed else ''}",
+                      "\n".join(lines) + "\n", tuple(values), count=ntests, end=end)
 
 @generator("transferbench")
 def config_run(rng: random.Random) -> Iterator[Variant]:

@@ -14,13 +14,13 @@
      "averages": {"UniDir": {"GPU->GPU": 48.44, ...}, "BiDir": {...}},  # the p2p 'Averages' lines
      "p2p_bytes": 67108864, "p2p_mode": 0,                              # 'Bytes Per Direction', P2P_MODE
      "a2a": {"bytes": 268435456, "num_cus": 8, "transfers": 56, "direct": true},  # its '- Copying' line
-     "tests": [{"test": 1, "executors": [{"executor": "GPU 00", "GBps": 56.299, "ms": 4.768,
-                                          "bytes": 268435456, "sum_GBps": 56.309}],
+     "tests": [{"test": 1, "executors": [{"executor": "GPU 00", "GBps": 56.299, "ms": 4.768,  # multi-rank:
+                                          "bytes": 268435456, "sum_GBps": 56.309}],  # "host": "node0"
                 "transfers": [{"transfer": 0, "GBps": 33.52, "ms": 2.002, "bytes": 67108864,
                                "route": "G0 -> GPU00:004 -> G1",
                                "iterations": [{"iter": 6, "GBps": 33.616, "ms": 1.996}]}],  # SHOW_ITERATIONS
                 "aggregate_GBps": 55.015, "aggregate_ms": 4.879, "aggregate_bytes": 268435456,
-                "overhead_ms": 0.111}],                # each Test ends with "Aggregate (CPU)"
+                "overhead_ms": 0.111, "iterations_run": 2517}],  # ends with "Aggregate (CPU)"; '# Iters Run:'
      "scaling": {"exe": "GPU 00", "bytes": 67108864, "columns": ["CPU00", ..., "GPU03"],  # the scaling
                  "rows": [{"num_cus": 1, "GBps": {"CPU00": 14.11, ...}}],               # preset; null
                  "best": {"CPU00": {"GBps": 14.11, "num_cus": 1}, ...}},               # without it
@@ -45,7 +45,8 @@ from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {"transferbench": Grammar(
     tool="TransferBench (p2p, a2a and scaling presets, a config file or cmdline run)",
-    versions="v1.52 and v1.62 (source); the v1.2x-v1.50 per-Transfer rows of a config run (captures)",
+    versions="v1.52 and v1.62 (source), the bordered tables of releases after v1.62 (source); the v1.2x-v1.50 "
+             "per-Transfer rows of a config run (captures)",
     sources=(
         "ROCm/TransferBench src/TransferBench.cpp @ v1.52 (tag v1.52): RunPeerToPeerBenchmarks (the p2p tables, "
         "'Averages (During UniDir|BiDir)'), RunScalingBenchmark, RunAllToAllBenchmark (v1.52 a2a summary), "
@@ -61,6 +62,15 @@ GRAMMAR = {"transferbench": Grammar(
         "the v1.6x client's PrintResults (a fork of src/client/Client.cpp as indexed, same printf as v1.62): "
         "'Executor: %3s %02d | %8.3f GB/s | %8.3f ms | %12lu bytes | %-7.3f GB/s (sum)', 'Transfer %02d | ... | "
         "SRC -> E%03d[.sub]:%03d -> DST', 'Aggregate (CPU) | ... | Overhead: %.3f ms'; PrintErrors '[ERROR]/[WARN]'",
+        "ROCm/TransferBench src/client/Utilities.hpp (a release after v1.62, as indexed at commit 01fc7c2): "
+        "TableHelper::PrintTable (borders[16] by TOP/BOT/LEFT/RIGHT mask: '\u2502' columns, '-' rules joined by "
+        "\u250c\u252c\u2510\u251c\u253c\u2524\u2514\u2534\u2518; cells right-aligned, SHOW_BORDERS=0: blanks only) and "
+        "PrintResults ('Test %d:', then one 5-column table: ' Executor: %3s %02d ' or ' Executor: Rank %d %3s %02d ', "
+        "'%8.3f GB/s ', '%8.3f ms ', '%12lu bytes ', ' %7.3f GB/s (sum)[ [host]]'; 'Transfer %-4d ' with ' SRC -> "
+        "[Rr]Xn[.s]:CUs -> DST'; 'Iter %03d    ' with ' CUs: x:yy' and ' XCCs: x'; 'StandardDev '; 'Aggregate (CPU) ' "
+        "with ' Overhead %.3f ms'; '# Iters Run:' when NUM_ITERATIONS < 0); src/client/EnvVars.hpp (SHOW_BORDERS, "
+        "default 1); src/client/Presets/PeerToPeer.hpp as indexed (the p2p printf tables unchanged, CPU_MEM_TYPE / "
+        "GPU_MEM_TYPE lines, '[ERROR] Peer-to-peer preset currently not supported for multi-node')",
         "captures only: fixtures/real/amd 18/20/21/22 (v1.62 a2a, HIP error, example.cfg; the MI300X acceptance "
         "guide's p2p, whitespace collapsed) and real-r3 transferbench 01/02 (PR 50's pre-Executor config rows "
         "with 'StandardDev | 4.887e-03 |', PR 45's scaling)",
@@ -81,8 +91,14 @@ GRAMMAR = {"transferbench": Grammar(
            "the total, min and max Actual), 'Average   bandwidth (GPU Timed): X GB/s', 'Aggregate bandwidth (GPU "
            "Timed): X GB/s', 'Aggregate bandwidth (CPU Timed): X GB/s'. scaling: 'GPU-GFX Scaling benchmark:', the "
            "rule, '- Copying N bytes from GPU g to other devices', '- All numbers reported as GB/sec', 'NumCUs' and a "
-           "column per CPUnn/GPUnn, a row per CU count (%7.2f cells), ' Best ' with '%7.2f(%3d)' per column. Not "
-           "read: OUTPUT_TO_CSV, the topology listing, the bordered tables of releases after v1.62"),
+           "column per CPUnn/GPUnn, a row per CU count (%7.2f cells), ' Best ' with '%7.2f(%3d)' per column. After "
+           "v1.62 a Test's rows are one TableHelper table (same cells; '\u2502' or, SHOW_BORDERS=0, blanks between "
+           "them; '-' rules with box-drawing joints under each Executor row, after each Transfer's StandardDev, "
+           "around Aggregate (CPU); Transfer numbers unpadded, routes 'G0 -> G0:4 -> G1', multi-rank 'R0G0 -> "
+           "R0G0:4 -> R1G1' and ' [host]' after the executor's sum; '# Iters Run: N' under it when NUM_ITERATIONS "
+           "< 0). Its SHOW_ITERATIONS table is sized for one Transfer per executor: with more, the rows past it "
+           "(the Aggregate row among them) are not printed, and the Test reads as cut short. Not read: "
+           "OUTPUT_TO_CSV, the topology listing"),
     end=("a Test ends with its 'Aggregate (CPU)' line (the run's Tests against the judge's count, --expect N); a p2p "
          "table with its Averages line, and the run with the tables P2P_MODE names (0: both; unknown under "
          "HIDE_ENV: at least one); the a2a preset with its 'Aggregate bandwidth (CPU Timed)' line after a square "
@@ -93,15 +109,26 @@ GRAMMAR = {"transferbench": Grammar(
               "end above missing: cut short"),
     values=("version, mode, matrices[{title, columns, rows{row: {column: GB/s or null}}, stats, row_totals, "
             "column_totals, totals, closed}], averages{UniDir|BiDir: {CPU->GPU: GB/s}}, p2p_bytes, p2p_mode, a2a{bytes, "
-            "num_cus, transfers, direct}, tests[{test, executors[], transfers[{..., iterations[]}], aggregate_GBps, "
-            "aggregate_ms, aggregate_bytes, overhead_ms}], scaling{exe, bytes, columns, rows[], best}, aggregate_GBps, "
+            "num_cus, transfers, direct}, tests[{test, executors[{executor, GBps, ms, bytes, sum_GBps, host (multi-rank)}], "
+            "transfers[{..., iterations[]}], aggregate_GBps, aggregate_ms, aggregate_bytes, overhead_ms, "
+            "iterations_run (NUM_ITERATIONS < 0)}], scaling{exe, bytes, columns, rows[], best}, aggregate_GBps, "
             "average_GBps, aggregate_cpu_GBps, warnings, errors"),
 )}
 
 _DEV = r"(?:CPU|GPU|NIC) \d+"
 _NUM = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _EXECUTOR = re.compile(rf"^Executor:\s*((?:Rank \d+ )?[A-Z]+ \d+)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|\s*(\d+) bytes\s*\|"
-                       rf"\s*({_NUM})\s+GB/s \(sum\)$")
+                       rf"\s*({_NUM})\s+GB/s \(sum\)(?: \[([^\]]*)\])?$")  # multi-rank: ' [hostname]'
+# a PrintResults row: its first cell names it (TableHelper pads it right-aligned)
+_ROW_HEAD = r"Executor: (?:Rank \d+ )?[A-Z]+ \d+|Transfer \d+|Iter \d+|StandardDev|Aggregate \(CPU\)"
+_CELLED = re.compile(rf"^(?:{_ROW_HEAD})\s*[|\u2502]")
+# SHOW_BORDERS=0: the same cells, blanks between them (every cell after the first starts with a digit,
+# 'CUs:' or a word: no backtracking across the blanks)
+_BARE_ROW = re.compile(rf"^({_ROW_HEAD})\s+({_NUM} GB/s)\s+({_NUM} ms)(?:\s+(\d+ bytes|CUs:(?: \d+:\d+)*))?"
+                       r"(?:\s+(\S.*))?$")
+# a TableHelper rule: '-' runs joined by box-drawing corners and tees (PrintTable's borders[])
+_RULE_CHARS = frozenset("-+|\u2500\u2502\u250c\u2510\u2514\u2518\u251c\u2524\u252c\u2534\u253c")
+_ITERS_RUN = re.compile(r"^# Iters Run:\s*(\d+)$")
 # " Transfer 00 |  33.520 GB/s |  2.002 ms |  67108864 bytes | G0 -> GPU00:004 -> G1"
 _TRANSFER = re.compile(rf"^Transfer (\d+)\s*\|\s*({_NUM}) GB/s\s*\|\s*({_NUM}) ms\s*\|\s*(\d+) bytes\s*\|\s*"
                        r"(\S+ -> \S+ -> \S+)$")
@@ -114,6 +141,21 @@ _FAILURE = re.compile(r"\[ERROR\]|^Parsing error:|(?i:hip error|\bfailed\b|segme
 _BANDWIDTH = re.compile(rf"^(Average|Aggregate)\s+bandwidth \((GPU|CPU) Timed\):\s*({_NUM}) GB/s$")
 _AVG_KEY = re.compile(r"[A-Z]+->[A-Z]+")
 _P2P_CELL = re.compile(r"\d+\.\d\d|N/A")  # %10.2f or N/A: a cell cut inside its decimals is not one
+
+
+def _rule(line: str) -> bool:
+    return line.count("-") + line.count("\u2500") >= 3 and set(line) <= _RULE_CHARS
+
+
+def _row(line: str) -> str:
+    """A PrintResults row as 'HEAD | GB/s | ms | bytes | rest': the v1.5x-v1.62 printf rows
+    ('|' between cells) as they are, TableHelper's bordered ('\u2502') and borderless
+    (SHOW_BORDERS=0) rows of later releases made like them; any other line unchanged."""
+    if _CELLED.match(line):
+        return " | ".join(c.strip() for c in re.split("[|\u2502]", line)).strip()
+    if m := _BARE_ROW.match(line):
+        return " | ".join(g or "" for g in m.groups()).strip()
+    return line
 
 
 def _cell(c: str) -> float | None:
@@ -140,7 +182,11 @@ def parse_transferbench(text: str) -> dict[str, Any]:
     saw = False
     for raw in text.splitlines():
         line = raw.strip().replace("\\\\", "\\")
-        if not line or line.startswith("##"):  # a config file's '##' comments, echoed as they are
+        if not line or line.startswith("##") or _rule(line):  # '##' comments echoed; a table's rules
+            continue
+        line = _row(line)
+        if tests and (m := _ITERS_RUN.match(line)):  # NUM_ITERATIONS < 0: how many the time allowed
+            tests[-1]["iterations_run"] = int(m.group(1))
             continue
         if m := re.match(r"^TransferBench (v[\d.]+)", line):
             version, saw = m.group(1), True
@@ -221,7 +267,8 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             continue
         if tests and (m := _EXECUTOR.match(line)):
             tests[-1]["executors"].append({"executor": m.group(1), "GBps": float(m.group(2)), "ms": float(m.group(3)),
-                                           "bytes": int(m.group(4)), "sum_GBps": float(m.group(5))})
+                                           "bytes": int(m.group(4)), "sum_GBps": float(m.group(5)),
+                                           **({"host": m.group(6)} if m.group(6) is not None else {})})
             continue
         if tests and (m := _TRANSFER.match(line)):
             tests[-1]["transfers"].append({"transfer": int(m.group(1)), "GBps": float(m.group(2)),
