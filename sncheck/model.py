@@ -300,7 +300,8 @@ class RunRecord:
         gates, the safety cap blocked the isolations), inconclusive (every gating finding is one
         the retest could not judge on a busy machine: exit 4), or pass."""
         verdicts = [self.layer_verdict(layer) for layer in self.layers]
-        if self.finished is None or self.error is not None or Verdict.ERROR in verdicts:
+        # No layer recorded is nothing measured: never a pass (H10: a hand-made '"layers": []').
+        if self.finished is None or self.error is not None or not verdicts or Verdict.ERROR in verdicts:
             return Verdict.ERROR
         if Verdict.FAIL in verdicts or self.isolation_blocked \
                 or any(self.gates(f) and not f.inconclusive for f in self.findings):

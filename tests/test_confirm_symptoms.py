@@ -30,8 +30,8 @@ GATE = str(ROOT / "playbooks/pre-upgrade-gate.yaml")
 CONNECTIVITY = "name: connectivity-only\nlayers:\n  - connectivity\ngate: warning\n"
 
 
-def verdict_of(findings: list, layers: tuple = ()) -> str:
-    """The verdict of a finished run of these findings, at gate warning."""
+def verdict_of(findings: list, layers: tuple = (LayerRecord("connectivity"),)) -> str:
+    """The verdict of a finished run of these findings (of the layer that measured them), at gate warning."""
     return RunRecord("r", "p", "mock", "i", "t0", finished="t1", gate="warning", layers=layers,
                      findings=tuple(findings)).verdict.value
 

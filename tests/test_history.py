@@ -195,21 +195,23 @@ def test_first_screen_words_and_actions():
     from sncheck.report.firstscreen import actions, first_screen, sparkline, verdict_state
     from sncheck.store.results import from_json
 
+    LAYER = {"layers": [{"name": "connectivity"}]}  # the layer that measured the findings (H10)
+
     warn = {"entity": "n1/gpu0", "entity_kind": "card", "layer": "connectivity", "rule": "p2p-bandwidth-drift",
             "severity": "warning", "message": "m",
             "evidence": {"measured": 420.0, "expected": 450.0, "unit": "GB/s", "files": ["evidence/n1_gpu0/README.txt"]}}
-    assert verdict_state(from_json({"findings": []})) == "pass"
+    assert verdict_state(from_json({**LAYER, "findings": []})) == "pass"
     # One set of verdict words: a pass with warnings below a critical gate is the pass the
     # gate decided, shown with its caveat, never a fourth word of the report's own.
-    assert verdict_state(from_json({"findings": [warn]})) == "pass"
-    top = first_screen(from_json({"gate": "critical", "findings": [warn]}))
+    assert verdict_state(from_json({**LAYER, "findings": [warn]})) == "pass"
+    top = first_screen(from_json({**LAYER, "gate": "critical", "findings": [warn]}))
     assert top["verdict_word"] == "PASS" and top["verdict_mark"] == "!"
     assert top["verdict_caveats"] == ["1 finding below the gate"]
-    assert first_screen(from_json({"findings": []}))["verdict_mark"] == "\u2713"
-    assert verdict_state(from_json({"gate": "warning", "findings": [warn]})) == "fail"
-    error = from_json({"error": "the harness could not run"})
+    assert first_screen(from_json({**LAYER, "findings": []}))["verdict_mark"] == "\u2713"
+    assert verdict_state(from_json({**LAYER, "gate": "warning", "findings": [warn]})) == "fail"
+    error = from_json({**LAYER, "error": "the harness could not run"})
     assert verdict_state(error) == "error" and first_screen(error)["verdict_word"] == "ERROR"
-    a = actions(from_json({"findings": [warn], "isolation": []}))[0]
+    a = actions(from_json({**LAYER, "findings": [warn], "isolation": []}))[0]
     assert (a["measured"], a["expected"], a["evidence"]) == ("420 GB/s", "450 GB/s", "evidence/n1_gpu0/README.txt")
     assert "falling run after run" in a["action"]
     flat = sparkline([450.0, 449.0, 450.5], "t")

@@ -420,7 +420,7 @@ def test_html_renders_without_rows(rows) -> None:
 
 def test_html_renders_minimal_envelope_without_design_or_topology() -> None:
     rows = make_rows()
-    page = render_html(from_json({"verdict": "pass", "run_id": "x"}), rows)
+    page = render_html(from_json({"verdict": "pass", "run_id": "x", "layers": [{"name": "connectivity"}]}), rows)
     assert 'class="banner v-pass"' in page
     charts = page.split('id="connectivity-charts"')[1].split("</section>")[0]
     assert "all: pair bandwidth" in charts

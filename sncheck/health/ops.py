@@ -19,7 +19,8 @@ from sncheck.health.culprits import _bound, _compare, entity_findings, explain_r
 from sncheck.health.drift import calibration_regression, card_baseline, drift
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
-from sncheck.model import Basis, EntityKind, Finding
+from sncheck.model import Basis, EntityKind, Finding, Status
+from sncheck.vendors.nccl_ras import STATES as RAS_STATES
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
@@ -311,7 +312,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("threshold", threshold, (PAIRS, ENTITIES), dict(BOUND), ("below", "above"), "a fixed bound on the value"),
     Op("missing", missing_op, (ENTITIES,), {
         "statuses": Param(list, ["unreachable", "timeout", "missing_tool", "parse_failed", "not_run", "error"],
-                          "which statuses count"),
+                          "which statuses count", tuple(s.value for s in Status if s != Status.OK)),
     }, (), "not run, unreachable, timed out, tool missing, parse failed"),
     Op("golden_band", golden_band, (GROUPS,), {}, (), "golden loss curve within the reference band"),
     # In-job signals (sncheck watch): sncheck/health/injob.py
@@ -326,7 +327,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("p2p_unmatched", injob.p2p_unmatched, (ENTITIES,), {}, (),
        "a rank that never posted the send or recv its peer posted (Flight Recorder, NCCL)"),
     Op("ras_states", injob.ras_states, (ENTITIES,), {
-        "states": Param(list, ["INCOMPLETE", "MISMATCH", "NOCOMM", "DEAD", "ERROR"], "which RAS states count"),
+        "states": Param(list, list(RAS_STATES), "which RAS states count", RAS_STATES),
     }, (), "states NCCL RAS reports, on the rank's card"),
     # Against history: sncheck/health/drift.py (the state store's runs and baselines)
     Op("drift", drift, (PAIRS,), {

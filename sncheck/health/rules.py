@@ -158,8 +158,11 @@ def _typed(types: tuple[type, ...], choices: tuple[str, ...] = ()) -> Any:
             _say(f"must be a finite number of magnitude at most {MAX_PARAM:g}, got {value!r}")
         if isinstance(value, list) and not all(isinstance(v, str) for v in value):
             _say("must be a list of strings")
-        if choices and value not in choices:
-            _say(f"must be one of {', '.join(choices)}, got {value!r}")
+        # A list's every item is one of the choices: a status or state that no row can hold
+        # would make the rule one that never fires, read as "nothing found".
+        bad = [v for v in (value if isinstance(value, list) else [value]) if v not in choices]
+        if choices and bad:
+            _say(f"{'each ' if isinstance(value, list) else ''}must be one of {', '.join(choices)}, got {bad[0]!r}")
         return value
     return Annotated[Any, BeforeValidator(check)]
 

@@ -138,6 +138,13 @@ def from_json(data: Any, where: str = "results.json") -> RunRecord:
     ``ConfigError`` naming ``where`` and what is wrong)."""
     if not isinstance(data, dict):
         raise ConfigError("not a run's results.json (not a JSON object)", where)
+    # A layout named by a schema this reader does not know (a newer writer's, another tool's)
+    # is refused, never read as today's: its verdict and flags may mean something else. Only
+    # the first layouts (before the key, tests/data/run-614f5fd) have none.
+    schema = data.get("schema", RUN_SCHEMA)
+    if schema != RUN_SCHEMA:
+        raise ConfigError(f"results.json of schema {schema!r}: this sncheck reads {RUN_SCHEMA} "
+                          "(a newer sncheck's, or another tool's)", where)
     try:
         gate = data.get("gate")
         layers = []
@@ -153,8 +160,7 @@ def from_json(data: Any, where: str = "results.json") -> RunRecord:
             gate=Severity(gate) if gate in tuple(Severity) else Severity.CRITICAL, seed=data.get("seed"),
             layers=tuple(layers), findings=tuple(finding_from_json(f) for f in data.get("findings") or []),
             isolation=tuple(step_from_json(e) for e in data.get("isolation") or []),
-            error=data.get("error"), isolation_blocked=data.get("isolation_blocked"),
-            schema=str(data.get("schema", RUN_SCHEMA)),
+            error=data.get("error"), isolation_blocked=data.get("isolation_blocked"), schema=RUN_SCHEMA,
             **{key: data.get(key) for key in SECTIONS},
             extra={k: v for k, v in data.items() if k not in _KNOWN})
     except (KeyError, TypeError, ValueError, AttributeError) as e:

@@ -134,6 +134,7 @@ class StateStore:
         try:
             self._db.row_factory = sqlite3.Row
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._refuse_foreign()  # before WAL: switching the journal mode rewrites the file's header
             self._enable_wal()
             self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, never corrupt
             self._migrate()
@@ -143,6 +144,24 @@ class StateStore:
         except ConfigError:
             self._db.close()
             raise
+
+    def _refuse_foreign(self) -> None:
+        """Refuse (ConfigError naming the file) a state.db that is another program's SQLite
+        database: a table none of sncheck's versions made, in a file that no newer sncheck
+        marked as its own. sncheck would have added its tables and a WAL journal to it."""
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        ours_meta = "meta" in tables and {r[1] for r in self._db.execute("PRAGMA table_info(meta)")} == {"key", "value"}
+        foreign = sorted(t for t in tables - OWN_TABLES if not t.startswith("sqlite_")) \
+            + (["meta"] if "meta" in tables and not ours_meta else [])
+        if not foreign:
+            return
+        if ours_meta:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and str(row[0]).isdecimal() and int(row[0]) > SCHEMA_VERSION:
+                return  # a newer sncheck's tables: _migrate says so
+        raise ConfigError(f"is not sncheck's state database (it holds table {foreign[0]!r}"
+                          f"{f' and {len(foreign) - 1} more' if len(foreign) > 1 else ''}): sncheck writes "
+                          "nothing into another program's SQLite file; use another --state-dir", str(self.db_path))
 
     def _enable_wal(self) -> None:
         """Switch to WAL (it persists in the file), retrying while another process holds a lock.
@@ -519,6 +538,11 @@ class StateStore:
 # and -shm itself: a FIFO planted as state.db-wal was replaced by `sncheck status`, and made
 # `isolate --apply` exit 3 ("disk I/O error") after the lock was taken.
 SQLITE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+# Every table a version of the schema makes: any other is another program's.
+OWN_TABLES = frozenset({"meta"} | {st.split()[2] for sts in MIGRATIONS.values() for st in sts
+                                   if st.lstrip().startswith("CREATE TABLE")})
 
 
 def _check_files(db_path: Path) -> None:
