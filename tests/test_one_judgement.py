@@ -59,6 +59,37 @@ def test_the_mock_hosts_facts_and_sncheck_parse_agree() -> None:
     _agree(MockBackend(topo, load_faults_text(FAULTS, topo), seed=0), topo)
 
 
+# A GB200 NVL72 rack (the platform's commands: -q -x, nvlink -s of 18 links, nvidia-imex-ctl -N):
+# the card faults the tray's tools act out. The fabric's registration states are judged by the
+# platform's fabric checks alone (a value in -q -x and the fabric view), so no fabric fault here.
+NVL72_FAULTS = """faults:
+  - {type: remap_pending, target: t02/gpu1}
+  - {type: ib_port_down, target: t03, port: 2}
+  - {type: ecc_uncorrectable, target: t04/gpu0, count: 2}
+  - {type: thermal_throttle, target: t04/gpu3}
+  - {type: nvlink_down, target: t03/gpu0, links: 2}
+"""
+
+
+def test_an_nvl72_racks_facts_and_sncheck_parse_agree() -> None:
+    """-q -x (query_fabric) is judged by -q's checks in parse as in the run: the rack's 18 trays
+    (the IMEX capture's 18 nodes: fewer hosts fail imex_domain against the inventory)."""
+    topo = Topology(load_inventory_text(
+        "name: nvl\nplatform: nvidia-nvl72\nsupernodes:\n  - {name: r0, hosts: \"t[01-18]\"}\n"
+        "backend: {type: mock}\n"))
+    backend = MockBackend(topo, load_faults_text(NVL72_FAULTS, topo), seed=0)
+    rows = [r for r in collect(backend.host_facts, tuple(topo.hosts)) if r.get("kind") == "host_fact"]
+    failed = {(r["host"], r["fact"]) for r in rows if not r["ok"]}
+    assert failed == {("t02", "remapped_rows"), ("t03", "nvlink"), ("t03", "ib_ports"), ("t04", "ecc"),
+                      ("t04", "clock_reasons")}, failed
+    outputs = {h: backend.raw_outputs(h) for h in ("t01", "t02", "t03", "t04")}
+    wrong, compared = disagreements(outputs, rows, COMMANDS, 4)
+    assert not wrong, "\n".join(wrong)
+    ran = {o["command"].split(" --")[0] for outs in outputs.values() for o in outs}
+    assert {"nvidia-smi -q -x", "nvidia-imex-ctl -N", "nvidia-smi nvlink -s"} <= ran, ran
+    assert compared == 4 * 8, compared  # every command of the four trays
+
+
 @pytest.mark.sshd
 def test_a_runs_host_facts_and_sncheck_parse_agree(sshd_cluster, tmp_path: Path, request) -> None:
     if not request.config.getoption("benchmark_enable"):

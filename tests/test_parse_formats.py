@@ -193,10 +193,13 @@ def test_q_cut_mid_listing_is_cut_short_not_na(tmp_path: Path) -> None:
     assert code == 1 and "cut short" in err
 
 
-def test_q_pcie_below_max_is_flagged_but_not_a_failure(tmp_path: Path) -> None:
+def test_q_pcie_below_max_is_flagged_and_the_width_judged_as_in_q(tmp_path: Path) -> None:
+    # -q -x is judged by -q's checks (one judgement): a link narrower than its max width is a
+    # fault there as in -q; the generation below max is recorded only (idle GPUs downshift)
     f = REAL / "r3/nvidia-smi-qx/02_qx_515.105.01_a10g_1gpu_remapped_rows_block.xml.txt"
     code, doc, _ = parse(tmp_path, "nvidia-smi-qx", body(f))
-    assert code == 0 and "width x8 of x16" in doc["gpus"][0]["pcie"]["below_max"]
+    assert code == 1 and "width x8 of x16" in doc["gpus"][0]["pcie"]["below_max"]
+    assert doc["faults"] == ["PCIe link width: 0/1 GPUs fine; GPU 00000000:00:1E.0: PCIe x8 of x16"]
     f = REAL / "r3/nvidia-smi-q/02_590.48.01_h200_mig_enabled_idle.txt"
     _, doc, _ = parse(tmp_path, "nvidia-smi-q", body(f))
     gpu = doc["gpus"][0]

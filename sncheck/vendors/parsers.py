@@ -159,14 +159,22 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
 
 @cache
 def _commands_by_view() -> dict[str, list[Any]]:
-    """View -> the fact commands whose output it is, of those a run gives a host its inventory
-    names no platform for (``Vendor.default_checks``): a platform's own checks judge against
-    its design (NVLink on every pair, a fabric clique), which the output alone does not state."""
+    """View -> the fact commands that judge its output: of those a run gives a host its
+    inventory names no platform for (``Vendor.default_checks``), each whose facts the view's
+    output carries, read there by the command itself or by a platform's command of the same
+    view (``nvidia-smi -q -x``, a GB200 tray's query_fabric, carries every fact of ``-q``'s
+    query: the same checks judge both views). A platform's own checks judge against its
+    design (NVLink on every pair, a fabric clique), which the output alone does not state."""
     out: dict[str, list[Any]] = {}
     for vendor in registry.vendors().values():
-        for cmd in (vendor.commands[name] for name in vendor.default_checks):
+        carried: dict[str, set[str]] = {}
+        for cmd in vendor.commands.values():
             if (view := view_of(cmd.parse)) is not None:
-                out.setdefault(view, []).append(cmd)
+                carried.setdefault(view, set()).update(cmd.facts)
+        for cmd in (vendor.commands[name] for name in vendor.default_checks):
+            for view, facts in carried.items():
+                if view == view_of(cmd.parse) or set(cmd.facts) <= facts:
+                    out.setdefault(view, []).append(cmd)
     return out
 
 

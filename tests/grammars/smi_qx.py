@@ -59,13 +59,17 @@ def _uuid(rng: random.Random) -> str:
            f"{rng.getrandbits(16):04x}-{rng.getrandbits(48):012x}"
 
 
-def _gpu(d: _Doc, rng: random.Random, era: str, i: int, mig: bool) -> list[tuple[str, object]]:
+def _gpu(d: _Doc, rng: random.Random, era: str, i: int, mig: bool,
+         fault: str | None = None) -> list[tuple[str, object]]:
+    """One <gpu> element; ``fault`` acts out what the query checks judge (as on -q): 'width' (x8
+    of x16), 'ecc' (volatile uncorrectable), 'slowdown' (HW Slowdown active), 'remap' (a row
+    remap pending), 'retire' (a page retirement pending)."""
     _, driver, _, product, ecc_kind, clocks, power = _ERAS[era]
     bus = f"0000:{1 + i:02X}:00.0" if era == "v6" else f"00000000:{0x0f + 0x0e * i:02X}:00.0"
     at = f"gpus[bus_id={bus}]"
     uuid, temp, draw = _uuid(rng), rng.randrange(25, 80), round(rng.uniform(60, 700), 2)
     total, used = 81559, rng.randrange(0, 80000)
-    width = rng.choice((8, 16)) if era != "v6" else 16
+    width = 8 if fault == "width" else 16
     values: list[tuple[str, object]] = [(f"{at}.product_name", product), (f"{at}.uuid", uuid),
                                         (f"{at}.temperature.gpu_C", temp), (f"{at}.power.draw_W", draw),
                                         (f"{at}.memory.used_MiB", used), (f"{at}.pcie.width_current", width)]
@@ -117,8 +121,9 @@ def _gpu(d: _Doc, rng: random.Random, era: str, i: int, mig: bool) -> list[tuple
     d.leaf("fan_speed", "N/A")
     d.leaf("performance_state", "P0")
     prefix = clocks.removesuffix("s") + "_"
-    d.block(clocks, {prefix + r: "Not Active" for r in _REASONS})
-    values.append((f"len({at}.clock_reasons.active)", 0))
+    slow = ("hw_slowdown", "hw_thermal_slowdown") if fault == "slowdown" else ()
+    d.block(clocks, {prefix + r: "Active" if r in slow else "Not Active" for r in _REASONS})
+    values.append((f"len({at}.clock_reasons.active)", len(slow)))
     memory = {"total": f"{total} MiB"} | ({"reserved": "551 MiB"} if era in ("v12", "v13") else {})
     d.block("fb_memory_usage", memory | {"used": f"{used} MiB", "free": f"{total - used} MiB"})
     d.block("bar1_memory_usage", {"total": "131072 MiB", "used": "1 MiB", "free": "131071 MiB"})
@@ -128,38 +133,45 @@ def _gpu(d: _Doc, rng: random.Random, era: str, i: int, mig: bool) -> list[tuple
     d.block("ecc_mode", {"current_ecc": "Enabled" if era != "v6" else "N/A",
                          "pending_ecc": "Enabled" if era != "v6" else "N/A"})
     d.open("ecc_errors")
+    bad_ecc = rng.randrange(1, 9) if fault == "ecc" else 0
     for scope in ("volatile", "aggregate"):
         d.open(scope)
         if ecc_kind == "bits":
             for bits in ("single_bit", "double_bit"):
-                d.block(bits, {k: 0 for k in ("device_memory", "register_file", "l1_cache", "l2_cache",
-                                              "texture_memory", "texture_shm", "cbu", "total")})
+                d.block(bits, {k: bad_ecc if bits == "double_bit" and k in ("device_memory", "total") else 0
+                               for k in ("device_memory", "register_file", "l1_cache", "l2_cache",
+                                         "texture_memory", "texture_shm", "cbu", "total")})
         else:
             for name in ("sram_correctable", "sram_uncorrectable_parity", "sram_uncorrectable_secded",
                          "dram_correctable", "dram_uncorrectable"):
-                d.leaf(name, 0)
+                d.leaf(name, bad_ecc if name == "dram_uncorrectable" else 0)
             if scope == "aggregate":
                 d.leaf("sram_threshold_exceeded", "No")
         d.close(scope)
     d.close("ecc_errors")
     values.append((f"{at}.ecc.volatile.Double Bit/Total" if ecc_kind == "bits"
-                   else f"{at}.ecc.volatile.DRAM Uncorrectable", 0))
+                   else f"{at}.ecc.volatile.DRAM Uncorrectable", bad_ecc))
     if era != "v6":
         d.open("retired_pages")
         for kind in ("multiple_single_bit_retirement", "double_bit_retirement"):
             d.block(kind, {"retired_count": 0 if ecc_kind == "bits" else "N/A", "retired_pagelist": "N/A"})
-        d.leaf("pending_blacklist", "No" if ecc_kind == "bits" else "N/A")
-        d.leaf("pending_retirement", "No" if ecc_kind == "bits" else "N/A")
+        retiring = "Yes" if fault == "retire" else "No"
+        d.leaf("pending_blacklist", retiring if ecc_kind == "bits" else "N/A")
+        d.leaf("pending_retirement", retiring if ecc_kind == "bits" else "N/A")
         d.close("retired_pages")
+        if fault == "retire":
+            values.append((f"{at}.retired_pages.pending", True))
     if ecc_kind == "sram":
         d.open("remapped_rows")
-        for k, v in (("remapped_row_corr", 0), ("remapped_row_unc", 0), ("remapped_row_pending", "No"),
-                     ("remapped_row_failure", "No")):
+        pending = fault == "remap"
+        for k, v in (("remapped_row_corr", 0), ("remapped_row_unc", int(pending)),
+                     ("remapped_row_pending", "Yes" if pending else "No"), ("remapped_row_failure", "No")):
             d.leaf(k, v)
+        top = 639 if pending else 640
         d.block("row_remapper_histogram", {f"row_remapper_histogram_{k}": f"{n} bank(s)" for k, n in
-                                           (("max", 640), ("high", 0), ("partial", 0), ("low", 0), ("none", 0))})
+                                           (("max", top), ("high", 0), ("partial", 0), ("low", 0), ("none", 0))})
         d.close("remapped_rows")
-        values += [(f"{at}.remapped_rows.histogram.Max", 640), (f"{at}.remapped_rows.pending", False)]
+        values += [(f"{at}.remapped_rows.histogram.Max", top), (f"{at}.remapped_rows.pending", pending)]
     elif era != "v6":
         d.leaf("remapped_rows", "N/A")
     d.block("temperature", {"gpu_temp": f"{temp} C", "gpu_temp_max_threshold": "92 C",
@@ -200,8 +212,8 @@ def _gpu(d: _Doc, rng: random.Random, era: str, i: int, mig: bool) -> list[tuple
     return values
 
 
-def _document(rng: random.Random, era: str, n: int, mig: bool = False,
-              listed: int | None = None) -> tuple[str, list[tuple[str, object]]]:
+def _document(rng: random.Random, era: str, n: int, mig: bool = False, listed: int | None = None,
+              fault: tuple[int, str] | None = None) -> tuple[str, list[tuple[str, object]]]:
     dtd, driver, cuda, *_ = _ERAS[era]
     d = _Doc()
     d.lines += ['<?xml version="1.0" ?>', f'<!DOCTYPE nvidia_smi_log SYSTEM "{dtd}">']
@@ -215,7 +227,7 @@ def _document(rng: random.Random, era: str, n: int, mig: bool = False,
                                         ("len(gpus)", n if listed is None else listed)]
     values += [("cuda_version", cuda)] if cuda else []
     for i in range(n if listed is None else listed):
-        values += _gpu(d, rng, era, i, mig)
+        values += _gpu(d, rng, era, i, mig, fault[1] if fault and fault[0] == i else None)
     d.lines.append("")
     d.close("nvidia_smi_log")
     return "\n".join(d.lines) + "\n", values
@@ -226,12 +238,17 @@ def smi_qx(rng: random.Random) -> Iterator[Variant]:
     """The whole document of each DTD era: header, 'attached_gpus', one <gpu id="bus"> per GPU;
     ended by '</nvidia_smi_log>' (the last line). A GPU element is ~100 lines: the plain run
     takes 1 or 2 GPUs an era (4 on a GB200 tray), the sweep 1, 2, 8 and 16."""
-    for era in _ERAS:
+    for era, (_, _, _, _, ecc_kind, _, _) in _ERAS.items():
         sizes = (1, 2, 4, 8, 16) if ALL else (1,)
         for n in sizes:
             mig = era == "v12" and rng.random() < 0.5
-            text, values = _document(rng, era, n, mig)
-            yield Variant("nvidia-smi-qx", f"{era} {n} GPUs{' MIG' if mig else ''}", text, tuple(values), count=n)
+            # what the query checks judge, on one GPU (a run's and parse's one judgement)
+            kind = rng.choice((None, None, "width", "ecc", "slowdown",
+                               "remap" if ecc_kind == "sram" else "retire" if era != "v6" else None))
+            fault = (rng.randrange(n), kind) if kind else None
+            text, values = _document(rng, era, n, mig, fault=fault)
+            yield Variant("nvidia-smi-qx", f"{era} {n} GPUs{' MIG' if mig else ''} {kind}", text, tuple(values),
+                          fails=fault is not None, count=n)
     # an output not one machine's: fewer <gpu> elements than attached (an excerpt), a GPU twice
     text, values = _document(rng, "v12", 4, listed=2)
     yield Variant("nvidia-smi-qx", "4 attached, 2 listed", text, (("attached_gpus", 4), ("len(gpus)", 2)),

@@ -51,9 +51,10 @@ GRAMMAR = {
         failures=("'No devices were found', 'NVIDIA-SMI has failed because it couldn't communicate with the "
                   "NVIDIA driver ...', 'Failed to initialize NVML: ...' printed in place of the document "
                   "(errors); a document not well-formed (cut: errors, what closed before the cut kept), fewer "
-                  "<gpu> elements than attached_gpus, a bus id or UUID twice (errors); a run's query_fabric "
-                  "check judges the -q checks' faults and the fabric's (sncheck parse does not: no default "
-                  "check reads -q -x)"),
+                  "<gpu> elements than attached_gpus, a bus id or UUID twice (errors); what -q's query checks judge, "
+                  "judged alike (faults: a link narrower than its max width, a volatile uncorrectable ECC "
+                  "count, a pending row remap or page retirement, HW Slowdown active), as a run's query_fabric "
+                  "judges them; the fabric's states are values, judged by a platform's fabric checks"),
         values=("driver_version, cuda_version, attached_gpus, gpus[{bus_id, product_name, uuid, mig, temperature, "
                 "power, pcie, memory, utilization, performance_state, ecc{mode_current, mode_pending, "
                 "volatile{COUNTER: n} ('Double Bit/Total' as -q names it), aggregate}, retired_pages, "

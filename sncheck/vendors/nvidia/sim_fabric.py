@@ -16,7 +16,8 @@ the real captures from the -q -x capture's GPUs and the platform's 18 links x 53
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 from sncheck.vendors.captures import capture
@@ -114,12 +115,17 @@ def tray_qx(tray: int, *, clique: int = 2, in_progress: bool = False, limited_gp
     return head + "".join(blocks) + tail
 
 
+@cache
+def _tray_bus_ids() -> tuple[str, ...]:
+    """The bus ids of the GB200 tray capture's GPUs (parsed once: every tray renders them)."""
+    return tuple(g["bus_id"] for g in fabric.parse_query_xml(capture(QX))["gpus"])
+
+
 def query_gpu_csv(faults: Sequence[Any] = (), host: str = "") -> str:
-    p = fabric.parse_query_xml(capture(QX))
     out = []
-    for i, g in enumerate(p["gpus"]):
+    for i, bus_id in enumerate(_tray_bus_ids()):
         ecc = sum(int(f.count or 1) for f in faults if f.type == "ecc_uncorrectable" and f.target == f"{host}/gpu{i}")
-        out.append(f"{i}, NVIDIA GB200, GPU-0000000{i}-0000-0000-0000-000000000000, {g['bus_id']}, 189471 MiB, "
+        out.append(f"{i}, NVIDIA GB200, GPU-0000000{i}-0000-0000-0000-000000000000, {bus_id}, 189471 MiB, "
                    f"580.173.02, 5, 5, 16, 16, 30, 150.00 W, {ecc}\n")
     return "".join(out)
 
@@ -156,28 +162,28 @@ def imex(down: Sequence[int] = (), addresses: Sequence[str | None] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = (),
-            addresses: Sequence[str | None] = (), cards: int = 4) -> dict[str, str]:
-    """Command name -> output of an NVL72 tray: ``index`` is its place in the rack (0-based);
-    ``faults`` are the fault plan's faults on this host; ``down_in_domain`` the rack
-    indices of trays with ``imex_down`` (every tray's IMEX view shows them)."""
-
-    qx = tray_qx(index + 1, clique=3 if any(f.type == "clique_split" for f in faults) else 2,
-                 in_progress=any(f.type == "fabric_incomplete" for f in faults), faults=faults, host=host)
+def _outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = (),
+             addresses: Sequence[str | None] = (), cards: int = 4) -> dict[str, Callable[[], str]]:
+    """Command name -> the output of an NVL72 tray, rendered when called (a read asks for one
+    command at a time): ``index`` is its place in the rack (0-based); ``faults`` are the fault
+    plan's faults on this host; ``down_in_domain`` the rack indices of trays with ``imex_down``
+    (every tray's IMEX view shows them)."""
     return {
-        "query_gpu": query_gpu_csv(faults, host),
-        "nvlink_status": nvlink_status(faults=faults, host=host),
-        "query_fabric": qx,
-        "imex": imex(down_in_domain, addresses),
+        "query_gpu": lambda: query_gpu_csv(faults, host),
+        "nvlink_status": lambda: nvlink_status(faults=faults, host=host),
+        "query_fabric": lambda: tray_qx(index + 1, clique=3 if any(f.type == "clique_split" for f in faults) else 2,
+                                        in_progress=any(f.type == "fabric_incomplete" for f in faults),
+                                        faults=faults, host=host),
+        "imex": lambda: imex(down_in_domain, addresses),
         # one InfiniBand adapter per GPU (rail-aligned), ib_port_down acted out on its rail
-        "ibstat": infiniband_sim.render_ibstat(HostState(host, cards, PLATFORM, tuple(faults))),
-        "dcgmi_diag": capture("dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt"),
+        "ibstat": lambda: infiniband_sim.render_ibstat(HostState(host, cards, PLATFORM, tuple(faults))),
+        "dcgmi_diag": lambda: capture("dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt"),
     }
 
 
 def render(command: str, state: HostState) -> ToolOutput | None:
     """The output of fact command ``command`` on the NVL72 tray ``state`` (its place in the
     rack is ``state.index``), or None for a command a tray does not run."""
-    out = outputs(state.host, state.index, state.faults, state.down_in_domain, state.domain_addresses,
-                  state.cards).get(command)
-    return None if out is None else ToolOutput(0, out)
+    out = _outputs(state.host, state.index, state.faults, state.down_in_domain, state.domain_addresses,
+                   state.cards).get(command)
+    return None if out is None else ToolOutput(0, out())
