@@ -246,6 +246,53 @@ def test_a_roce_sweep_cut_inside_a_section_its_judge_passes_is_not_a_pass() -> N
     assert row["ok"] is False and "device 7" in row["message"] and "cut short" in row["message"]
 
 
+def _collected(*sections: tuple[str, str]) -> str:
+    """A log as MindCluster's npu_info_collect.sh writes it: Datetime, then each command echoed
+    above its output and two empty lines (echo -e "\\n") after it."""
+    return "Datetime: 2026-03-03 12:00:44.179645\n\n\n" + "".join(f"{c}\n{o}\n\n" for c, o in sections)
+
+
+_HCCN = "/usr/local/Ascend/driver/tools/hccn_tool"
+
+
+def test_a_collected_log_is_read_by_the_collection_scripts_grammar() -> None:
+    """npu_info_collect.sh: its '| grep prese' section holds the module's present line alone (the
+    optical view's end is not there: no 'cut short'); lspci, pip and cat sections are sections
+    of their own (their lines were read as the previous npu-smi output's); a pasted shell prompt
+    before a command is no part of it; each section's faults are the log's (a link DOWN, a
+    health Alarm exited 0: only errors were)."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    log = _collected((f"{_HCCN} -i 0 -optical -g | grep prese", "present              : present"),
+                     ("lspci | grep acce", "3d:00.0 Processing accelerators: Huawei Technologies Co., Ltd. Device d801"),
+                     ('pip list | grep "torch "', "torch                    2.1.0"),
+                     ("[root@node7 ~]# /usr/local/bin/npu-smi info -i 0 -c 0 -t health", _HEALTH_OK.rstrip("\n")),
+                     (f"{_HCCN} -i 0 -link -g", "link status: UP"))
+    data = parse_text("ascend-collected", log, expect=5)
+    assert failures(data) == [] and data["datetime"] == "2026-03-03 12:00:44.179645"
+    got = [(s["command"], s["view"], s["filter"]) for s in data["sections"]]
+    assert got == [(f"{_HCCN} -i 0 -optical -g", "hccn-optical", "grep prese"), ("lspci", None, "grep acce"),
+                   ("pip list", None, 'grep "torch "'),
+                   ("/usr/local/bin/npu-smi info -i 0 -c 0 -t health", "npu-smi-health", None),
+                   (f"{_HCCN} -i 0 -link -g", "hccn-link", None)]
+    assert data["sections"][0]["parsed"]["present"] == "present" and data["sections"][3]["parsed"]["health"] == "OK"
+    # a section's faults are the log's, under its command; a filtered module not present too
+    bad = parse_text("ascend-collected", log.replace("link status: UP", "link status: DOWN")
+                     .replace(": present\n", ": not present\n").replace(": OK", ": Alarm"))
+    assert failures(bad) == [f"`{_HCCN} -i 0 -optical -g`: module not present",
+                             "`/usr/local/bin/npu-smi info -i 0 -c 0 -t health`: health Alarm",
+                             f"`{_HCCN} -i 0 -link -g`: link DOWN"], failures(bad)
+    # npu-smi info judged as `sncheck parse npu-smi` judges it (a run's check_info): a chip not OK
+    info = asc("10")
+    sick = info.replace("| OK ", "| Alarm ", 1)
+    assert sick != info and "Alarm" in failures(parse_text("npu-smi", sick))[0]
+    got = failures(parse_text("ascend-collected", _collected(("/usr/local/bin/npu-smi info", sick.strip("\n")))))
+    assert got and all(f.startswith("`/usr/local/bin/npu-smi info`: ") for f in got) and "Alarm" in got[0]
+    # a command that failed (its stderr is not kept): an empty section, an error
+    assert failures(parse_text("ascend-collected", _collected((f"{_HCCN} -i 3 -link -g", "")))) == \
+        [f"`{_HCCN} -i 3 -link -g`: no output"]
+
+
 # --------------------------------------------------------------------------- hccn_tool
 
 def test_hccn_views_from_the_vendor_doc_and_the_faultdiag_fixture() -> None:

@@ -1,95 +1,145 @@
-"""Parse a collected environment log (MindCluster's ``npu_info_before.txt`` and the
-vendor docs' examples): command lines followed by their output, each output parsed by the
-view the command names.
+"""Parse a collected environment log (MindCluster's ``npu_info_before.txt``, written by its
+``npu_info_collect.sh``, and the vendor docs' examples): command lines followed by their
+output, each output parsed by the view the command names (its grammar: :data:`GRAMMAR`).
 
 ``parse_collected`` (``ascend-collected``)::
 
-    {"tool": "ascend-collected", "sections": [{"command": "hccn_tool -i 0 -net_health -g",
-       "view": "hccn-net-health", "device": 0, "parsed": {...} | null, "error": null}],
-     "errors": []}
+    {"tool": "ascend-collected", "datetime": "2024-09-09 13:13:44.179645" | null,
+     "sections": [{"command": "hccn_tool -i 0 -net_health -g", "view": "hccn-net-health",
+       "device": 0, "filter": null | "grep prese", "parsed": {...} | null, "error": null}],
+     "faults": ["`hccn_tool -i 0 -net_health -g`: net health Socket failed"], "errors": []}
+
+Each section is judged as ``sncheck parse VIEW`` judges that output alone (one parser, one
+judgement): its view's errors are the log's errors, its faults and the run checks' verdict
+on it the log's faults, each under the command's name.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import parsers
+from sncheck.vendors.grammar import Grammar
 
-from sncheck.vendors.ascend import hccn_tool, npu_smi
+_SCRIPT = "Ascend/mindcluster-deploy npu_collector/npu_info_collect.sh"
+GRAMMAR = {"ascend-collected": Grammar(
+    tool="MindCluster's npu_info_collect.sh (npu_info_before.txt): each npu-smi / hccn_tool command echoed above "
+         "its output",
+    versions="npu_info_collect.sh and npu_info_collect_compatible.sh of mindcluster-deploy; each section's tool "
+             "as its own view covers",
+    sources=(f"{_SCRIPT} @ 078207c: the Datetime header, each command echoed before it runs, its stdout "
+             "(stderr not kept), echo -e '\\n' after it; the commands and their order",
+             "Ascend/mindcluster-deploy npu_collector/npu_info_collect_compatible.sh @ 85f2207: the older set "
+             "(no -m; -i N -t ecc / board / usages, -i N -c 0 -t board; one device a loop)",
+             "Ascend/mind-cluster docs/en/faultdiag/user_guide/03_collecting_logs.md @ 22bb3d9: the doc's "
+             "examples, indented and elided (fixtures/real/ascend/11, 12)",
+             "Ascend/mind-cluster component/ascend-faultdiag test kg_parse/npu_info_before.txt @ 22bb3d9: a "
+             "reordered log (fixtures/real/ascend/13)",
+             "each section's output: its view's grammar (npu_smi_grammar, hccn_tool_grammar)"),
+    lines=("'Datetime: %Y-%m-%d %H:%M:%S.%6N' and two empty lines; then a section per command: the command "
+           "line as echoed (full paths /usr/local/bin/npu-smi, /usr/local/Ascend/driver/tools/hccn_tool and "
+           "upgrade-tool; a pasted shell prompt before it allowed: '$ ', '# ', '[root@node ~]# '), its output, two empty lines. In order: npu-smi info -m; "
+           "npu-smi info; cat .../version.info (driver, firmware, nnae, toolkit: where installed); pip list | "
+           "grep torch / torch-npu / mindspore; upgrade-tool --device_index -1 --component -1 --version; lspci | "
+           "grep acce; per NPU and chip npu-smi info -i N -c C -t health; per device (NPUs x chips) hccn_tool -i "
+           "N -net_health -g, -ip -g, -link_stat -g, -link -g, -tls -g | grep switch, -optical -g | grep prese, "
+           "-optical -g, -stat -g, -fec -g; per NPU and chip npu-smi info -i N -c C -t ecc, -t board, -t usages. "
+           "A section's output is its view's grammar (npu-smi, npu-smi-mapping, -health, -ecc, -fields, -hbm; "
+           "hccn-net-health, -ip, -link-stat, -link, -optical, -stat, -fec); a '| grep' section holds the lines "
+           "grep kept; cat, pip, upgrade-tool, lspci and -tls have no view (their sections are kept, unread)"),
+    end=("none stated by the log: the judge's count of its commands (--expect N) says every section is there; "
+         "each section's own view says whether it is whole (its end marker); a command line with nothing after "
+         "it is a failed command (stderr is not kept) or a cut there"),
+    failures=("a section with no output (errors); a section its view cannot read (errors: its parse error, "
+              "npu-smi's DCMI init failure: not measured); every error its view finds (cut short) and every fault "
+              "it and the run's checks find (health not OK or an error code, a link DOWN, net health not "
+              "Success, an optical module not present or out of its thresholds, no RS FEC): the log's errors and "
+              "faults under the command; a '| grep' section is not held to its view's end (grep kept one line)"),
+    values="datetime, sections [{command, view, device, filter, parsed (its view's JSON), error}], faults, errors",
+)}
 
-_COMMAND = re.compile(r"^\s*(?:\$\s*)?((?:/\S+/)?(npu-smi|hccn_tool)\s.*?)\s*(?:\|.*)?$")
+# The commands the collection scripts echo (the tools with a view, and the rest: kept, unread),
+# after the shell prompt a person's paste may carry ('$ ', '# ', '[root@node7 ~]# ', 'root@node7:~# ')
+_PROMPT = r"(?:\[[^\]\s]+@[^\]]+\][#$]\s*|[\w.-]+@[\w.-]+:\S*[#$]\s*|[#$]\s+)?"
+_COMMAND = re.compile(rf"^\s*{_PROMPT}((?:/\S+/)?(npu-smi|hccn_tool|upgrade-tool|lspci|pip3?|cat)(?:\s.*?)?)"
+                      r"\s*(?:\|\s*(.*?)\s*)?$")
+_DATETIME = re.compile(r"^\s*Datetime:\s*(.+?)\s*$")
 
 
-def _view(cmd: str) -> tuple[str, Callable[[str], dict[str, Any]]] | None:
+def _view(cmd: str) -> str | None:
+    """The view of ``cmd``'s output (None: no view reads it)."""
     if "hccn_tool" in cmd:
-        for flag, view in (("-net_health", "net_health"), ("-link_stat", "link_stat"), ("-link ", "link"),
+        for flag, view in (("-net_health", "net-health"), ("-link_stat", "link-stat"), ("-link ", "link"),
                            ("-optical", "optical"), ("-fec", "fec"), ("-stat", "stat"), ("-ip", "ip"),
                            ("-tls", None)):
             if flag in cmd + " ":
-                if view is None:
-                    return None
-                fn = hccn_tool.VIEWS.get(view) or {"ip": hccn_tool.parse_ip}[view]
-                return f"hccn-{view.replace('_', '-')}", fn
+                return f"hccn-{view}" if view else None
         return None
-    if " -t health" in cmd:
-        return "npu-smi-health", npu_smi.parse_health
-    if " -t ecc" in cmd:
-        return "npu-smi-ecc", npu_smi.parse_ecc
-    if " -t usages" in cmd or " -t memory" in cmd:
-        return "npu-smi-hbm", npu_smi.parse_hbm
-    if " -t spod-info" in cmd:
-        return "npu-smi-spod", npu_smi.parse_spod
-    if " -t topo" in cmd:
-        return "npu-smi-topo", npu_smi.parse_topo
+    if not re.search(r"(?:^|/)npu-smi\s", cmd + " "):
+        return None
+    for flag, view in ((" -t health", "npu-smi-health"), (" -t ecc", "npu-smi-ecc"), (" -t usages", "npu-smi-hbm"),
+                       (" -t memory", "npu-smi-hbm"), (" -t spod-info", "npu-smi-spod"), (" -t topo", "npu-smi-topo")):
+        if flag in cmd:
+            return view
     if cmd.rstrip().endswith(" -m"):
-        return "npu-smi-mapping", npu_smi.parse_mapping
+        return "npu-smi-mapping"
     if " -t " in cmd:
-        return "npu-smi-fields", npu_smi.parse_fields
-    if cmd.rstrip().endswith("npu-smi info"):
-        return "npu-smi", npu_smi.parse_info
-    return None
+        return "npu-smi-fields"
+    return "npu-smi" if cmd.rstrip().endswith("npu-smi info") else None
+
+
+def _read(sec: dict[str, Any], body: list[str]) -> None:
+    """Parse one section's output with its view, as ``sncheck parse VIEW`` would."""
+    view = sec["view"] = _view(sec["command"])
+    out = "\n".join(body)
+    if view is None:
+        return
+    if not out.strip():
+        sec["error"] = "no output"
+        return
+    try:
+        sec["parsed"] = parsers.parsers()[view](out)
+    except ParseError as e:
+        sec["error"] = e.message
+        return
+    if sec["filter"]:  # grep kept some of the lines: their values and faults, not the view's end
+        sec["parsed"]["errors"] = []
+
+
+def _faults(view: str, parsed: dict[str, Any]) -> list[str]:
+    """What the view's parser and a run's checks of its output find at fault (as parse_text
+    adds them: a check restating the parser's fault adds no second line)."""
+    own = [str(f) for f in parsed.get("faults") or []]
+    return own + [j for j in parsers.judgement(view, parsed) if not any(f in j for f in own)]
 
 
 def parse_collected(text: str) -> dict[str, Any]:
     sections: list[dict[str, Any]] = []
-    cur: dict[str, Any] | None = None
     body: list[str] = []
-
-    def close() -> None:
-        if cur is None:
-            return
-        found = _view(cur["command"])
-        out = "\n".join(body)
-        if found is None:
-            cur["view"] = None
-        elif not out.strip():
-            cur["view"], cur["error"] = found[0], "no output"
-        else:
-            cur["view"] = found[0]
-            try:
-                cur["parsed"] = found[1](out)
-            except ParseError as e:
-                cur["error"] = e.message
-        sections.append(cur)
-
+    when = None
     for raw in text.splitlines():
         m = _COMMAND.match(raw)
         if m and not raw.strip().startswith("|"):
-            close()
+            if sections:
+                _read(sections[-1], body)
             dev = re.search(r"-i\s+(\d+)", m.group(1))
-            cur = {"command": m.group(1), "view": None, "device": int(dev.group(1)) if dev else None,
-                   "parsed": None, "error": None}
+            sections.append({"command": m.group(1).strip(), "view": None, "device": int(dev.group(1)) if dev else None,
+                             "filter": m.group(3), "parsed": None, "error": None})
             body = []
-        elif cur is not None:
+        elif sections:
             body.append(raw)
-    close()
+        elif when is None and (d := _DATETIME.match(raw)):
+            when = d.group(1)
     if not sections:
         raise ParseError("no npu-smi or hccn_tool command lines", tool="ascend-collected")
+    _read(sections[-1], body)
     errors = [f"`{s['command']}`: {s['error']}" for s in sections if s["error"]]
     # what each command's own view found wrong in its output (an npu-smi health read cut
-    # before its Error Code line) is this log's too
-    errors += [f"`{s['command']}`: {e}" for s in sections if isinstance(s.get("parsed"), dict)
-               for e in s["parsed"].get("errors") or []]
-    return {"tool": "ascend-collected", "sections": sections, "errors": errors}
+    # before its Error Code line) is this log's too, and so is what it and a run's checks
+    # find at fault (a link DOWN, a health Alarm): `sncheck parse VIEW` exits 1 on each
+    errors += [f"`{s['command']}`: {e}" for s in sections if s["parsed"] for e in s["parsed"].get("errors") or []]
+    faults = [f"`{s['command']}`: {f}" for s in sections if s["parsed"] and not s["parsed"].get("errors")
+              for f in _faults(s["view"], s["parsed"])]
+    return {"tool": "ascend-collected", "datetime": when, "sections": sections, "faults": faults, "errors": errors}

@@ -27,6 +27,30 @@ from typing import Any
 from sncheck.errors import ParseError
 
 from sncheck.vendors.ascend import hccn_tool, npu_smi
+from sncheck.vendors.grammar import Grammar
+
+GRAMMAR = {"ascend-sweep": Grammar(
+    tool="sncheck's own sweep loop (sh -c): hccn_tool -i N FLAG -g or npu-smi info -t health or ecc -i N -c C on "
+         "every device, each output under its '== device N VIEW' line",
+    versions="sncheck's loop (hccn_script, npu_smi_script below); each section's tool as its own view covers",
+    sources=("this module's hccn_script and npu_smi_script: 'echo; echo \"== device $i VIEW\"; TOOL ... 2>&1 || "
+             "rc=$?' per device, 'exit $rc'",
+             "each section's output: its view's grammar (hccn_tool_grammar: net_health, link, optical, fec, stat, "
+             "link_stat; npu_smi_grammar: health, ecc; the DCMI init failure lines)"),
+    lines=("per device, in the loop's order (phy ids 0..N-1; npu-smi: NPU n, chip c is n*chips+c): an empty "
+           "line (the loop's 'echo': a section whose output lacks its last newline cannot swallow the next "
+           "marker), '== device N VIEW' (VIEW: net_health, link, optical, fec, stat, link_stat, health, ecc), "
+           "then the tool's stdout and stderr (2>&1): its view's grammar, or its failure line"),
+    end=("the last device's section through its view's end marker; how many devices: the judge's count (the "
+         "inventory's cards, --expect N): a sweep cut between sections lists fewer"),
+    failures=("a section its view cannot read or that is empty (errors, the device null: a run names it); DCMI's "
+              "init failure in a section ('dcmi module initialize failed. ret is -8005', optionally after "
+              "'DrvMngGetConsoleLogLevel failed. (...)'): the tool could not reach the driver for that device "
+              "(tool_failed, errors: not measured; a run's fact not_measured, no device blamed); each section's "
+              "view's errors (cut short) under its device; its faults judged by the run's check of the view "
+              "(npu_health_codes, ecc, roce_*)"),
+    values="view, devices {N: its view's JSON | null}, tool_failed {N: [lines]}, errors",
+)}
 
 VIEWS = {**hccn_tool.VIEWS, "health": npu_smi.parse_health, "ecc": npu_smi.parse_ecc}
 _HCCN_FLAG = {"net_health": "-net_health", "link": "-link", "optical": "-optical", "fec": "-fec",
