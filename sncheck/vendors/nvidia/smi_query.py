@@ -141,6 +141,12 @@ _LAST_ENTRY = {"Retired Pages": ("Pending Page Blacklist", "Pending Page Retirem
                "Capabilities": ("EGM",)}
 
 
+# A section printed only with the one after it, in a full listing and under its -d alike (-d ECC
+# prints ECC Mode then ECC Errors, -d MEMORY FB then BAR1 Memory Usage): the first alone was cut
+# between them (a one-GPU -d ECC cut after ECC Mode reads as whole otherwise).
+_FOLLOWED_BY = {"ECC Mode": "ECC Errors", "FB Memory Usage": "BAR1 Memory Usage"}
+
+
 def _shape(node: _Node, depth: int = 0) -> set[str]:
     """The section names of a GPU listing (two levels: per-process blocks and MIG devices vary)."""
     names = set()
@@ -172,6 +178,8 @@ def _cut_short(gpu_nodes: list[_Node], driver: int | None = None) -> list[str]:
             out.append(f"{where}: no 'Capabilities' section, the last of a full listing from driver 560: "
                        "output cut short")
         out += _ecc_cut_short(gpu)
+        out += [f"{where}: '{section}' without the '{after}' printed after it: output cut short"
+                for section, after in _FOLLOWED_BY.items() if gpu.get(section) and not gpu.get(after)]
         if (tail := _last_node(gpu)) is not gpu and tail.value is None and not tail.children:
             out.append(f"{where}: '{tail.key}' ends before its first entry: output cut short")
         by_key: dict[str, list[_Node]] = {}
