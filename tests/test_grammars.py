@@ -93,7 +93,8 @@ def check_cuts(v: Variant, text: str, how: str, rng: random.Random, n: int) -> l
     of the output through its end marker (a stream: though cut inside a line)."""
     bad = []
     need = content(through_end(v))
-    points = cut_points(text, rng)
+    head = next((len(d.head) for d in DELIVERIES if d.name == how), 0)  # lines a delivery puts before the output
+    points = cut_points(text, rng, tuple(r + head for r in v.records), whole=how == "plain")
     if not ALL and len(points) > n:
         points = sorted(rng.sample(points, n))
     for p in points:

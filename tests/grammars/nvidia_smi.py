@@ -145,28 +145,41 @@ def nvlink_errors(rng: random.Random) -> Iterator[Variant]:
     """``nvlink -e``: per GPU its line, then per link 'Link N: Replay Errors: C', 'Link N:
     Recovery Errors: C', 'Link N: CRC Errors: C' (a blank line between links in some
     captures); a counter above zero is a fault (the run judges its growth)."""
-    counters = (("Replay Errors", "replay_errors"), ("Recovery Errors", "recovery_errors"),
-                ("CRC Errors", "crc_errors"))
     for name, links, _ in _BOARDS:
-        n = rng.choice((1, 2, 8) if ALL else (1, 2))  # 54 lines a GPU of 18 links: 8 GPUs in the sweep
-        uuid, blank = rng.random() < 0.7, rng.random() < 0.4
-        dirty = (rng.randrange(n), rng.randrange(links), rng.randrange(3)) if rng.random() < 0.5 else None
-        lines, values = [], [("len(gpus)", n)]
-        for i in range(n):
-            lines.append(_gpu_line(rng, i, name, uuid))
-            for k in range(links):
-                for c, (label, key) in enumerate(counters):
-                    v = rng.choice((1, 211, 65535)) if dirty == (i, k, c) else 0
-                    lines.append(f"\t Link {k}: {label}: {v}")
-                    if v or (i, k) == (n - 1, links - 1):
-                        values.append((f"gpus[index={i}].links[link={k}].counters.{key}", v))
-                if blank and k < links - 1:
-                    lines.append("")
-        yield Variant("nvlink-errors", f"{name} {n} GPUs {'dirty' if dirty else 'clean'}", "\n".join(lines) + "\n",
-                      tuple(values), fails=dirty is not None, count=n)
+        # 54 lines a GPU of 18 links: the sweep takes 1 and 4 GPUs and the most one host lists,
+        # swept by GPU (records)
+        for n in sorted({1, 4, _HOST_GPUS[name]}) if ALL else (rng.choice((1, 2)),):
+            yield _nvlink_errors(rng, name, links, n)
     yield Variant("nvlink-errors", "all links inactive", "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-"
                   "1f57-c481f13e7c44)\nNVML: Unable to retrieve NVLink information as all links are inactive\n",
                   (("len(gpus[index=0].links)", 0),), fails=True, count=1)
+
+
+# the most GPUs one host lists (nvidia-smi lists a host's own: DGX-2 and HGX-2 16 V100, HGX A100
+# 16-GPU, HGX H100/B200/B300 8, a GB200 tray 4; an NVL72 rack's 72 are 18 hosts' listings)
+_HOST_GPUS = {"Tesla V100-SXM2-32GB": 16, "NVIDIA A100-SXM4-80GB": 16, "NVIDIA H100 80GB HBM3": 8, "NVIDIA B200": 8,
+              "NVIDIA GB200": 4, "NVIDIA B300 SXM6 AC": 8}
+_COUNTERS = (("Replay Errors", "replay_errors"), ("Recovery Errors", "recovery_errors"), ("CRC Errors", "crc_errors"))
+
+
+def _nvlink_errors(rng: random.Random, name: str, links: int, n: int) -> Variant:
+    uuid, blank = rng.random() < 0.7, rng.random() < 0.4
+    dirty = (rng.randrange(n), rng.randrange(links), rng.randrange(3)) if rng.random() < 0.5 else None
+    lines: list[str] = []
+    values: list[tuple[str, object]] = [("len(gpus)", n)]
+    for i in range(n):
+        lines.append(_gpu_line(rng, i, name, uuid))
+        for k in range(links):
+            for c, (label, key) in enumerate(_COUNTERS):
+                v = rng.choice((1, 211, 65535)) if dirty == (i, k, c) else 0
+                lines.append(f"\t Link {k}: {label}: {v}")
+                if v or (i, k) == (n - 1, links - 1):
+                    values.append((f"gpus[index={i}].links[link={k}].counters.{key}", v))
+            if blank and k < links - 1:
+                lines.append("")
+    return Variant("nvlink-errors", f"{name} {n} GPUs {'dirty' if dirty else 'clean'}", "\n".join(lines) + "\n",
+                   tuple(values), fails=dirty is not None, count=n,
+                   records=tuple(i for i, ln in enumerate(lines) if ln.startswith("GPU ")))
 
 
 # NVLink 5 (Blackwell, driver 595.91.07 on B300: nvidia_smi_grammar): the error counters, then the
@@ -183,27 +196,36 @@ def nvlink5_errors(rng: random.Random) -> Iterator[Variant]:
     counts the codewords needing no correction: billions on a healthy link) and the 'Raw BER' /
     'Raw Errors' lane counters (non-zero on a healthy link): none of those a fault."""
     for name in ("NVIDIA B300 SXM6 AC", "NVIDIA GB200") if ALL else (rng.choice(("NVIDIA B300 SXM6 AC", "NVIDIA GB200")),):
-        n = rng.choice((1, 4, 8)) if ALL else 1  # 35 lines a link, 630 a GPU
-        dirty = (rng.randrange(n), rng.randrange(18), rng.randrange(len(_NVLINK5) + 1)) if rng.random() < 0.5 else None
-        lines, values = [], [("len(gpus)", n)]
-        for i in range(n):
-            lines.append(_gpu_line(rng, i, name, True))
-            for k in range(18):
-                counts = [rng.choice((1, 7)) if dirty == (i, k, c) else 0 for c in range(len(_NVLINK5) + 1)]
-                fec0 = rng.randrange(10**9, 10**11)
-                body = [(label, counts[c]) for c, label in enumerate(_NVLINK5)]
-                body += [("Effective BER", "15e-255"), ("Symbol Errors", counts[-1]), ("Symbol BER", "15e-255"),
-                         ("FEC Errors - 0", fec0)] + [(f"FEC Errors - {b}", rng.choice((0, 0, 3))) for b in range(1, 16)]
-                body += [("Raw BER Lane 0", rng.randrange(3000)), ("Raw BER Lane 1", rng.randrange(3000)),
-                         ("Raw BER Total", rng.randrange(3000)), ("Raw Errors Lane 0", rng.randrange(100)),
-                         ("Raw Errors Lane 1", rng.randrange(100))]
-                lines += [f"\t Link {k}: {label}: {v}" for label, v in body]
-                if (i, k) in ((0, 0), (n - 1, 17)) or dirty is not None and dirty[:2] == (i, k):
-                    at = f"gpus[index={i}].links[link={k}].counters"
-                    values += [(f"{at}.fec_errors_0", fec0), (f"{at}.link_recovery_failed_events", counts[8]),
-                               (f"{at}.symbol_errors", counts[-1]), (f"{at}.effective_ber", 1.5e-254)]
-        yield Variant("nvlink-errors", f"NVLink 5 {name} {n} GPUs {'dirty' if dirty else 'clean'}",
-                      "\n".join(lines) + "\n", tuple(values), fails=dirty is not None, count=n)
+        # 35 lines a link, 630 a GPU: the sweep takes 1, 4 and the most one host lists, swept by link
+        for n in sorted({1, 4, _HOST_GPUS[name]}) if ALL else (1,):
+            yield _nvlink5_errors(rng, name, n)
+
+
+def _nvlink5_errors(rng: random.Random, name: str, n: int) -> Variant:
+    dirty = (rng.randrange(n), rng.randrange(18), rng.randrange(len(_NVLINK5) + 1)) if rng.random() < 0.5 else None
+    lines: list[str] = []
+    values: list[tuple[str, object]] = [("len(gpus)", n)]
+    records: list[int] = []  # each link's first line: the sweep cuts by link
+    for i in range(n):
+        lines.append(_gpu_line(rng, i, name, True))
+        for k in range(18):
+            counts = [rng.choice((1, 7)) if dirty == (i, k, c) else 0 for c in range(len(_NVLINK5) + 1)]
+            fec0 = rng.randrange(10**9, 10**11)
+            body = [(label, counts[c]) for c, label in enumerate(_NVLINK5)]
+            body += [("Effective BER", "15e-255"), ("Symbol Errors", counts[-1]), ("Symbol BER", "15e-255"),
+                     ("FEC Errors - 0", fec0)] + [(f"FEC Errors - {b}", rng.choice((0, 0, 3))) for b in range(1, 16)]
+            body += [("Raw BER Lane 0", rng.randrange(3000)), ("Raw BER Lane 1", rng.randrange(3000)),
+                     ("Raw BER Total", rng.randrange(3000)), ("Raw Errors Lane 0", rng.randrange(100)),
+                     ("Raw Errors Lane 1", rng.randrange(100))]
+            records.append(len(lines))
+            lines += [f"\t Link {k}: {label}: {v}" for label, v in body]
+            if (i, k) in ((0, 0), (n - 1, 17)) or dirty is not None and dirty[:2] == (i, k):
+                at = f"gpus[index={i}].links[link={k}].counters"
+                values += [(f"{at}.fec_errors_0", fec0), (f"{at}.link_recovery_failed_events", counts[8]),
+                           (f"{at}.symbol_errors", counts[-1]), (f"{at}.effective_ber", 1.5e-254)]
+    return Variant("nvlink-errors", f"NVLink 5 {name} {n} GPUs {'dirty' if dirty else 'clean'}",
+                   "\n".join(lines) + "\n", tuple(values), fails=dirty is not None, count=n, records=tuple(records))
+
 
 _LEGEND = (("X", "Self"),
            ("SYS", "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)"),

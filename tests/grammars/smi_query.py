@@ -154,8 +154,8 @@ def smi_query(rng: random.Random) -> Iterator[Variant]:
     and CUDA Version, 'Attached GPUs : N', a 'GPU <bus id>' section per GPU (four-space
     levels, 'Key<blanks>: value'), each through 'Processes' (and 'Capabilities' from 560)."""
     for era, (driver, cuda, *_rest) in _ERAS.items():
-        # a GPU's section is ~130 lines: the plain run takes 1 or 2 GPUs an era, the sweep 1, 2, 8 and 16
-        for n in (1, 2, 8, 16) if ALL else (rng.choice((1, 2)),):
+        # a GPU's section is ~130 lines: the plain run takes 1 or 2 GPUs an era, the sweep 1 to 16 (by record)
+        for n in (1, 2, 4, 8, 16) if ALL else (rng.choice((1, 2)),):
             fault = rng.choice((None, None, "width", "ecc", "slowdown", "remap" if era != "470" else "retire"))
             bad, mig = rng.randrange(n), era != "470" and rng.random() < 0.3
             lines = ["", "==============NVSMI LOG==============", "", _kv(0, "Timestamp", "Wed Jul 31 11:22:39 2024"),
@@ -168,19 +168,32 @@ def smi_query(rng: random.Random) -> Iterator[Variant]:
             if era == "590":
                 lines = [_widened(ln) for ln in lines]
             yield Variant("nvidia-smi-q", f"{era} {n} GPUs {fault}{' MIG' if mig else ''}", "\n".join(lines) + "\n",
-                          tuple(values), fails=fault is not None, count=n)
-    # nvidia-smi -q -d ECC: the header and each GPU's ECC sections only (no Product Name: not a full listing)
-    n = rng.choice((1, 8))
+                          tuple(values), fails=fault is not None, count=n, records=_sections(lines))
+    for n in (1, 8, 16) if ALL else (rng.choice((1, 8)),):
+        yield _ecc_listing(n, rng.choice((None, rng.randrange(n))))
+    for line in ("No devices were found", "Failed to initialize NVML: Driver/library version mismatch"):
+        yield Variant("nvidia-smi-q", line[:20], line + "\n", (("len(gpus)", 0),), fails=True)
+
+
+def _sections(lines: list[str]) -> tuple[int, ...]:
+    """The line each GPU's section starts at (its 'GPU <bus id>' header): the sweep's records."""
+    return tuple(i for i, ln in enumerate(lines) if ln.startswith("GPU "))
+
+
+def _ecc_listing(n: int, bad: int | None) -> Variant:
+    """``nvidia-smi -q -d ECC``: the header and each GPU's ECC sections only (no Product Name:
+    not a full listing); GPU ``bad`` with a volatile (and aggregate) uncorrectable DRAM count."""
     lines = ["", "==============NVSMI LOG==============", "", _kv(0, "Timestamp", "Wed Jul 31 11:22:39 2024"),
              _kv(0, "Driver Version", "535.161.08"), _kv(0, "CUDA Version", "12.2"), "", _kv(0, "Attached GPUs", n)]
     for i in range(n):
         lines += [f"GPU 00000000:{0x0f + 0x0e * i:02X}:00.0", _kv(1, "ECC Mode"), _kv(2, "Current", "Enabled"),
                   _kv(2, "Pending", "Enabled"), _kv(1, "ECC Errors")]
         for scope in ("Volatile", "Aggregate"):
-            lines += [_kv(2, scope)] + [_kv(3, k, 0) for k in ("SRAM Correctable", "SRAM Uncorrectable",
-                                                               "DRAM Correctable", "DRAM Uncorrectable")]
+            lines += [_kv(2, scope)] + [_kv(3, k, 3 if i == bad and k == "DRAM Uncorrectable" else 0)
+                                        for k in ("SRAM Correctable", "SRAM Uncorrectable", "DRAM Correctable",
+                                                  "DRAM Uncorrectable")]
         lines.append("")
-    yield Variant("nvidia-smi-q", f"-d ECC {n} GPUs", "\n".join(lines) + "\n",
-                  (("len(gpus)", n), ("gpus[0].ecc.volatile.DRAM Uncorrectable", 0)), count=n)
-    for line in ("No devices were found", "Failed to initialize NVML: Driver/library version mismatch"):
-        yield Variant("nvidia-smi-q", line[:20], line + "\n", (("len(gpus)", 0),), fails=True)
+    at = f"gpus[{bad or 0}].ecc.volatile.DRAM Uncorrectable"
+    return Variant("nvidia-smi-q", f"-d ECC {n} GPUs{'' if bad is None else ' bad'}", "\n".join(lines) + "\n",
+                   (("len(gpus)", n), (at, 0 if bad is None else 3)), count=n, fails=bad is not None,
+                   records=_sections(lines))

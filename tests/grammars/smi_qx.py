@@ -248,7 +248,8 @@ def smi_qx(rng: random.Random) -> Iterator[Variant]:
             fault = (rng.randrange(n), kind) if kind else None
             text, values = _document(rng, era, n, mig, fault=fault)
             yield Variant("nvidia-smi-qx", f"{era} {n} GPUs{' MIG' if mig else ''} {kind}", text, tuple(values),
-                          fails=fault is not None, count=n)
+                          fails=fault is not None, count=n,
+                          records=tuple(i for i, ln in enumerate(text.split("\n")) if ln.startswith("\t<gpu ")))
     # an output not one machine's: fewer <gpu> elements than attached (an excerpt), a GPU twice
     text, values = _document(rng, "v12", 4, listed=2)
     yield Variant("nvidia-smi-qx", "4 attached, 2 listed", text, (("attached_gpus", 4), ("len(gpus)", 2)),
