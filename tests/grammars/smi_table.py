@@ -1,6 +1,7 @@
 """The plain ``nvidia-smi`` table, from its grammar (sncheck/vendors/nvidia/smi_table_grammar.py:
 NVIDIA's documentation and the real captures): the 2-line GPU block to 440, the 3-line block
-with ``MIG M.`` from 450 in the narrow (to 525) and the wide (530+) box; 1 to 16 GPUs; the
+with ``MIG M.`` from 450 in the narrow (to 525) and the wide (530+) box, its banner's rule joined
+by '+' on 580; 1 to 16 GPUs; the
 Processes box in the old and the GI/CI layout; ``ERR!`` cells and volatile uncorrected ECC."""
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from grammars import Variant, generator
 # (driver, CUDA, widths of the three cells, block lines, process layout)
 _LAYOUTS = {"418": ("418.87.01", "10.1", (31, 22, 22), 2, "old"),
             "525": ("525.125.06", "12.0", (31, 22, 22), 3, "gi"),
-            "550": ("550.90.07", "12.4", (41, 24, 22), 3, "gi")}
+            "550": ("550.90.07", "12.4", (41, 24, 22), 3, "gi"),
+            "580": ("580.105.08", "13.0", (41, 24, 22), 3, "gi")}  # the banner's rule joined by '+' (570 on)
 _NAMES = ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2...", "NVIDIA GeForce ...")
 
 
@@ -32,7 +34,8 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
             total = sum(widths) + 2
             lines = ["Mon Jan 20 10:18:26 2025"] if rng.random() < 0.6 else []
             head = f" NVIDIA-SMI {driver}   Driver Version: {driver}   CUDA Version: {cuda}"
-            lines += ["+" + "-" * total + "+", "|" + head.ljust(total) + "|", _rule(widths, "|", "+", "-")[:-1] + "+",
+            edge = "+" if name >= "580" else "|"  # 580: '+---+---+---+' under the banner, '|---+' before
+            lines += ["+" + "-" * total + "+", "|" + head.ljust(total) + "|", _rule(widths, edge, "+", "-")[:-1] + "+",
                       _row([" GPU  Name        Persistence-M", " Bus-Id        Disp.A ", " Volatile Uncorr. ECC "],
                            widths),
                       _row([" Fan  Temp  Perf  Pwr:Usage/Cap", "         Memory-Usage ", " GPU-Util  Compute M. "],
