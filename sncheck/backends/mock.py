@@ -48,6 +48,7 @@ The state the faults make, and the noise-free bandwidth and latency of any pair,
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -68,7 +69,11 @@ GOLDEN_COMPUTE_S = 0.05
 GOLDEN_GRAD_BYTES = 100e6
 PCIE_FALLBACK_GBPS = 25.0
 DTYPE_BYTES = 4
-BATCH_PAIRS = 32_768  # p2p rounds are emitted together up to at least this many pairs
+# Rows are written as one Parquet part per batch: p2p rounds go out together up to at least
+# this many pairs, a stress pass's sweeps up to at least this many rank rows (a part's cost is
+# mostly per part below that: 16,384 cards wrote 400 parts of ~20,000 rows).
+BATCH_PAIRS = 262_144
+BATCH_RANK_ROWS = 262_144
 # A round of at least this many ping-pong samples (live pairs x lat_iters: a fleet's round,
 # 4,096 pairs of 50) draws each pair's summary as order statistics instead of every sample.
 ORDER_STATISTICS_FROM = 204_800
@@ -86,6 +91,63 @@ def _ids(names: list[str], at: np.ndarray) -> pa.DictionaryArray:
     distinct = list(dict.fromkeys(names))
     code = {name: i for i, name in enumerate(distinct)}
     return _names(np.array([code[n] for n in names], dtype=np.int32)[at], tuple(distinct))
+
+
+class _Names:
+    """An id column of a sweep not yet emitted: ``names[codes]`` (joined with the next
+    sweeps' into one dictionary column when the batch goes out)."""
+
+    def __init__(self, names: list[str], codes: np.ndarray) -> None:
+        self.names, self.codes = names, codes
+
+
+class _Cards:
+    """A card column of a sweep not yet emitted: indices into the backend's cards."""
+
+    def __init__(self, index: np.ndarray) -> None:
+        self.index = index
+
+
+class _SweepBatch:
+    """Sweeps' collective and rank rows gathered into one batch of each kind (in order:
+    a sweep's collective rows, then its rank rows, each batch complete sweeps only)."""
+
+    def __init__(self) -> None:
+        self.coll: list[dict] = []
+        self.rank: list[dict] = []
+        self.rank_rows = 0
+
+    def add(self, coll: dict, rank: dict | None) -> None:
+        self.coll.append(coll)
+        if rank is not None:
+            self.rank.append(rank)
+            self.rank_rows += len(rank["skew_us"])
+
+    def emit(self, card_ids: Callable[[np.ndarray], pa.DictionaryArray], sink) -> "_SweepBatch":
+        """Write the gathered rows (nothing when there are none); returns an empty batch.
+        ``card_ids``: card indices as the backend's card id column."""
+        for kind, parts in (("collective", self.coll), ("rank", self.rank)):
+            if parts:
+                sink.batch(kind, {k: _joined(card_ids, [p[k] for p in parts]) for k in parts[0]})
+        return _SweepBatch()
+
+
+def _joined(card_ids: Callable[[np.ndarray], pa.DictionaryArray], parts: list) -> Any:
+    """One column from the sweeps' pieces: ids over one dictionary of every sweep's names
+    (in order: as Arrow unifies the sweeps' own dictionaries), a scalar as it is."""
+    first = parts[0]
+    if isinstance(first, _Names):
+        names: list[str] = []
+        codes = []
+        for part in parts:
+            codes.append(part.codes + len(names))
+            names += part.names
+        return _ids(names, np.concatenate(codes))
+    if isinstance(first, _Cards):
+        return card_ids(np.concatenate([part.index for part in parts]))
+    if isinstance(first, str):
+        return first
+    return np.concatenate(parts)
 
 
 GOLDEN_REFERENCES = {4: "mock-demo", 8: "mock-8", 16: "mock-16"}  # replica ranks -> fixtures/golden/
@@ -399,11 +461,14 @@ class MockBackend(Backend):
 
     # -- collectives -----------------------------------------------------------------
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
-        """Runs of consecutive groups of one size are simulated at once, one batch each."""
+        """Runs of consecutive groups of one size are simulated at once; their rows go out
+        together, a batch of at least ``BATCH_RANK_ROWS`` rank rows (and their collective
+        rows) or the pass's last."""
         sink = as_sink(emit)
         repeats = plan.repeats if plan.duration_s is None else max(plan.repeats, 1)
         reported: set[str] = set()
         run: list[Group] = []
+        pending = _SweepBatch()
         for gi, group in enumerate(plan.groups):
             self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id}")
             part = self._reachable_part(group, "stress", reported, sink)
@@ -411,11 +476,14 @@ class MockBackend(Backend):
                 continue
             if run and (len(part.members) != len(run[0].members) or self._jittery(part)
                         or self._jittery(run[0])):
-                self._sweep(run, plan, repeats, sink)
+                pending.add(*self._sweep(run, plan, repeats))
                 run = []
+                if pending.rank_rows >= BATCH_RANK_ROWS:
+                    pending = pending.emit(self._card_ids, sink)
             run.append(part)
         if run:
-            self._sweep(run, plan, repeats, sink)
+            pending.add(*self._sweep(run, plan, repeats))
+        pending.emit(self._card_ids, sink)
 
     def _jittery(self, group: Group) -> bool:
         return bool((self.phys.jit_p[self._idx(group.members)] > 0).any())
@@ -439,8 +507,9 @@ class MockBackend(Backend):
         minimum = 1 if group.kind == "card" else 2
         return Group(group.id, group.kind, members) if len(members) >= minimum else None
 
-    def _sweep(self, groups: list[Group], plan: StressPlan, repeats: int, sink) -> None:
-        """Every collective x repeat x size of groups of one size ``p``: one batch.
+    def _sweep(self, groups: list[Group], plan: StressPlan, repeats: int) -> tuple[dict, dict | None]:
+        """Every collective x repeat x size of groups of one size ``p``: its collective
+        rows and rank rows (None: no collective ran), as :class:`_SweepBatch` columns.
 
         Per group and collective, in order: ``p`` skew draws and one noise draw per row
         (a jittery member draws its spike after the skews); a collective that cannot run
@@ -497,9 +566,9 @@ class MockBackend(Backend):
         wrong = np.where(is_ar[..., None], (bad_reduce[:, None, None, None] * count[None, None, :, None]),
                          (count[None, None, :, None] // p) * from_bad[:, None, None, :])
         wrong = np.broadcast_to(wrong, (G, C, R, p)) * (count[None, None, :, None] > 0)
-        self._emit_sweep(groups, members, plan, sizes, reps, count, t, skews, wrong, live, sink)
+        return self._sweep_rows(groups, members, plan, sizes, reps, count, t, skews, wrong, live)
 
-    def _emit_sweep(self, groups, members, plan, sizes, reps, count, t, skews, wrong, live, sink) -> None:
+    def _sweep_rows(self, groups, members, plan, sizes, reps, count, t, skews, wrong, live) -> tuple[dict, dict | None]:
         G, C, R, p = skews.shape
         gid, gkind = [g.id for g in groups], [g.kind for g in groups]
         shape = (G, C, R)
@@ -510,25 +579,40 @@ class MockBackend(Backend):
         algbw = np.where(ok, sizes[ri] / (t_flat * 1e-6) / 1e9, np.nan)
         is_ar = np.array([c == "all_reduce" for c in plan.collectives])
         factor = np.where(is_ar[ci], 2 * (p - 1) / p, (p - 1) / p)
-        sink.batch("collective", {
-            "group": _ids(gid, gi), "group_kind": _ids(gkind, gi), "ranks": p,
-            "collective": _ids(plan.collectives, ci), "size_bytes": sizes[ri], "count": count[ri],
+        n = len(gi)
+        coll = {
+            "group": _Names(gid, gi), "group_kind": _Names(gkind, gi), "ranks": np.full(n, p),
+            "collective": _Names(list(plan.collectives), ci), "size_bytes": sizes[ri], "count": count[ri],
             "dtype": "float", "repeat": reps[ri], "time_us": t_flat, "algbw_GBps": algbw,
             "busbw_GBps": algbw * factor, "wrong": np.where(ok, wrong_sum, np.nan),
-            "status": _names(np.where(ok, OK, TIMEOUT), STATUSES[:2])})
+            "status": _Names(list(STATUSES[:2]), np.where(ok, OK, TIMEOUT))}
         rows = np.flatnonzero(ok)
         if not len(rows):
-            return
+            return coll, None
         gr, cr, rr = gi[rows], ci[rows], ri[rows]
         sk = skews.reshape(G * C * R, p)[rows]
         op = t.reshape(G * C * R)[rows, None] - sk
-        sink.batch("rank", {
-            "group": _ids(gid, np.repeat(gr, p)), "collective": _ids(plan.collectives, np.repeat(cr, p)),
+        return coll, {
+            "group": _Names(gid, np.repeat(gr, p)), "collective": _Names(list(plan.collectives), np.repeat(cr, p)),
             "size_bytes": np.repeat(sizes[rr], p), "repeat": np.repeat(reps[rr], p),
-            "card": self._card_ids(members[gr].ravel()), "skew_us": sk.ravel(), "op_us": op.ravel(),
-            "wrong": wrong.reshape(G * C * R, p)[rows].ravel()})
+            "card": _Cards(members[gr].ravel()), "skew_us": sk.ravel(), "op_us": op.ravel(),
+            "wrong": wrong.reshape(G * C * R, p)[rows].ravel()}
 
     # -- golden ----------------------------------------------------------------------
+    @staticmethod
+    def _rings(phys: Physics, members: list[np.ndarray]) -> dict[int, tuple[float, float]]:
+        """Each replica's ring all-reduce (worst edge latency in us, bandwidth in GB/s),
+        the replicas of one size in one call (2,048 replicas at 16,384 cards)."""
+        by_size: dict[int, list[int]] = {}
+        for i, m in enumerate(members):
+            if len(m) > 1:
+                by_size.setdefault(len(m), []).append(i)
+        out: dict[int, tuple[float, float]] = {}
+        for at in by_size.values():
+            lat_us, bw_gbps = phys.group_model(np.stack([members[i] for i in at]), "all_reduce")
+            out.update(zip(at, zip(lat_us.tolist(), bw_gbps.tolist())))
+        return out
+
     def golden_gradients(self) -> float:
         return GOLDEN_GRAD_BYTES  # the simulated golden model: one all-reduce of these a step
 
@@ -544,10 +628,11 @@ class MockBackend(Backend):
         loss: list[list[float]] = []
         comm: list[float] = []
         compute: list[float] = []
-        for group in live:
-            m = self._idx(group.members)
+        phys = self.phys_at(GOLDEN_GRAD_BYTES)
+        members = [self._idx(group.members) for group in live]
+        ring = self._rings(phys, members)
+        for i, m in enumerate(members):
             p = len(m)
-            phys = self.phys_at(GOLDEN_GRAD_BYTES)
             diverge = bool(phys.diverge[m].any())
             if (p, diverge) not in curves:
                 # The data order is fixed by the plan seed; noise varies with the run seed.
@@ -555,8 +640,7 @@ class MockBackend(Backend):
                 curves[(p, diverge)] = golden_loss_curve(plan.steps, rng, diverge)
             loss.append(curves[(p, diverge)])
             if p > 1:
-                lat_us, bw_gbps = phys.group_model(m[None, :], "all_reduce")
-                a, bw = float(lat_us[0]), max(float(bw_gbps[0]), PCIE_FALLBACK_GBPS)  # a dead NVLink: PCIe
+                a, bw = ring[i][0], max(ring[i][1], PCIE_FALLBACK_GBPS)  # a dead NVLink: PCIe
                 comm.append((2 * (p - 1) * a + 2 * ((p - 1) / p) * GOLDEN_GRAD_BYTES * 1e-3 / bw) * 1e-6)
             else:
                 comm.append(0.0)
