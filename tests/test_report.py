@@ -713,3 +713,38 @@ def test_a_new_report_format_is_one_module_and_one_line(tmp_path, monkeypatch) -
                                   "--out", str(tmp_path / "run"), "-q"])
     assert r.exit_code == 1, r.output
     assert "node003/gpu2,True" in (tmp_path / "run" / "findings.csv").read_text()
+
+
+def test_views_read_only_the_columns_they_ask_for() -> None:
+    """The report and Prometheus ask the run's rows for the columns they read (the run
+    store reads only those from its parts): given nothing else, each output is the one
+    every column gives, and no big kind is asked for whole."""
+    from sncheck.store.frames import RowFrames, frames_of
+
+    sns = {"sn0": ["node001", "node002"], "sn1": ["node003", "node004"]}
+    raw = (p2p_matrix(sns, slow=SLOW_CARD, dead=DEAD_LINK) + collective_rows() + golden_rows() + fact_rows()
+           + [not_run_row("stress", "node004", "host", "unreachable", "ssh: no route to host")])
+    for i, r in enumerate(raw):   # a reverse direction and a p99 unlike the rest: a view that lost them shows it
+        if r["kind"] == "p2p" and r.get("bw_GBps") and i % 3 == 0:
+            r["bw_rev_GBps"], r["lat_p99_us"] = r["bw_GBps"] * 0.5, 40.0 + i
+    asked: list[tuple[str, object]] = []
+
+    class Whole(RowFrames):   # every column, whatever is asked
+        def kind(self, kind, columns=None):  # noqa: ANN001, ANN202, ARG002 -- the RowFrames call
+            return super().kind(kind)
+
+    class Asked(RowFrames):   # only the columns asked for, the asks recorded
+        def kind(self, kind, columns=None):  # noqa: ANN001, ANN202 -- the RowFrames call
+            asked.append((kind, columns))
+            return super().kind(kind, columns)
+
+    typed = frames_of(raw)
+    whole, only = (cls({k: typed.kind(k) for k in typed.kinds}) for cls in (Whole, Asked))
+    assert {"p2p", "collective", "golden"} <= set(whole.kinds)
+    record = from_json(make_results())
+    assert render_html(record, only) == render_html(record, whole)
+    assert render_prometheus(record, only) == render_prometheus(record, whole)
+    assert {k for k, cols in asked if cols is None} <= {"host_fact", "not_run"}, asked
+    # and a column the rows lack comes back all missing, never a KeyError
+    lacking = RowFrames({"p2p": whole.kind("p2p").drop(columns=["lat_us"])}).kind("p2p", ["src", "lat_us"])
+    assert list(lacking.columns) == ["src", "lat_us"] and lacking["lat_us"].isna().all() and len(lacking)

@@ -11,7 +11,7 @@ import pandas as pd
 from sncheck.health.ops import band_of, outside_band
 from sncheck.model import RunRecord
 from sncheck.report import svg
-from sncheck.report.tables import column, isnan, number, of_kind, status_ok
+from sncheck.report.tables import column, holds, isnan, number, of_kind, status_ok
 from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 
 # The link tier a stress group's traffic crosses, for the design line on its chart.
@@ -23,8 +23,8 @@ TIER_COLOR = {INTRA_HOST: "#555555", SCALE_UP: "#000000", SCALE_OUT: "#b00000"}
 def collective_charts(rows: pd.DataFrame, design: dict[str, dict]) -> list[dict]:
     """busbw against message size per collective; a line per group kind (median over
     its groups) and the design bandwidth of the tiers those groups cross."""
-    coll = of_kind(rows, "collective")
-    if coll.empty or not {"collective", "size_bytes", "busbw_GBps"} <= set(coll.columns):
+    coll = of_kind(rows, "collective", ("collective", "group", "group_kind", "size_bytes", "busbw_GBps", "status"))
+    if not holds(coll, ("collective", "size_bytes", "busbw_GBps")):
         return []
     df = pd.DataFrame({
         "collective": coll["collective"].astype(str),
@@ -83,8 +83,8 @@ def golden_view(record: RunRecord, rows: pd.DataFrame) -> dict:
     Every group's band check is one grouped pass over the rows; only the charts shown
     are drawn."""
     view: dict[str, Any] = {"golden_charts": [], "golden_summary": None}
-    gold = of_kind(rows, "golden")
-    if gold.empty or not {"step", "loss"} <= set(gold.columns):
+    gold = of_kind(rows, "golden", ("group", "stage", "step", "loss", "step_time_s", "comm_share"))
+    if not holds(gold, ("step",)):
         return view
     df = pd.DataFrame({"group": column(gold, "group", "run").fillna("run").astype(str),
                        "stage": column(gold, "stage", "group").fillna("group").astype(str),

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
-from sncheck.store.frames import kind_rows
+from sncheck.report.tables import of_kind
 from sncheck.report.codes import id_codes, merge_repeated
 from sncheck.config.fileio import write_atomic
 from sncheck.topology import host_of, natural_key
@@ -230,7 +230,7 @@ def _supernode_of_host(record: RunRecord) -> dict[str, str]:
 
 def gpu_uuids(rows) -> dict[str, str]:
     """Card id -> its UUID, from the hosts' ``gpu_uuid`` facts (index -> UUID) that were read."""
-    facts = kind_rows(rows, "host_fact")
+    facts = of_kind(rows, "host_fact", ("host", "fact", "value", "status"))
     if facts.empty or not {"fact", "host", "value"} <= set(facts.columns):
         return {}
     facts = facts[facts["fact"].astype(str).eq("gpu_uuid")]
@@ -301,9 +301,11 @@ def _card_info(frames: list[pd.DataFrame], supernode: dict[str, str], uuids: dic
     return out
 
 
-def _of_kind(rows, kind: str, needed: set[str]) -> pd.DataFrame:
-    df = kind_rows(rows, kind)
-    if not needed <= set(df.columns):
+def _of_kind(rows, kind: str, columns: tuple[str, ...], keys: tuple[str, ...]) -> pd.DataFrame:
+    """The ``columns`` of ``kind`` (only those are read: a column the rows lack is all
+    missing); no rows where a key column (the entity a series is about) names nothing."""
+    df = of_kind(rows, kind, columns)
+    if df.empty or any(df[c].isna().all() for c in keys):
         return pd.DataFrame()
     return df
 
@@ -326,7 +328,8 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str
     latency (s) and failed pairs, over both ends of each pair. Cards and tiers are
     integer codes (no per-row strings); a pair measured in several rounds is merged to
     its median first, and the per-card statistics are one grouped pass."""
-    p2p = _of_kind(rows, "p2p", {"src", "dst", "bw_GBps"})
+    p2p = _of_kind(rows, "p2p", ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_p99_us"),
+                   ("src", "dst"))
     if p2p.empty:
         return pd.DataFrame()
     ok = (p2p["status"].fillna("ok").eq("ok") if "status" in p2p.columns
@@ -378,7 +381,7 @@ def _per_card_total(cards: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def card_skew(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str] | None = None) -> pd.DataFrame:
-    ranks = _of_kind(rows, "rank", {"card", "skew_us"})
+    ranks = _of_kind(rows, "rank", ("card", "group", "skew_us"), ("card",))
     if ranks.empty:
         return pd.DataFrame()
     if "group" in ranks.columns:  # the pairwise narrowing pass is per pair, not a collective
@@ -416,7 +419,8 @@ def _natural(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def _busbw(rows: pd.DataFrame) -> list[tuple[dict, float]]:
-    coll = _of_kind(rows, "collective", {"group", "collective", "size_bytes", "busbw_GBps"})
+    coll = _of_kind(rows, "collective", ("group", "group_kind", "collective", "size_bytes", "busbw_GBps", "status"),
+                    ("group",))
     if coll.empty:
         return []
     if "status" in coll.columns:

@@ -9,12 +9,23 @@ from typing import Any
 
 import pandas as pd
 
-from sncheck.store.frames import kind_rows
+from sncheck.store.frames import RowFrames, kind_rows
 
 
-def of_kind(rows: Any, kind: str) -> pd.DataFrame:
-    """``rows``: the run's frames per kind (or one frame with a ``kind`` column)."""
-    return kind_rows(rows, kind)
+def of_kind(rows: Any, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """``rows``: the run's frames per kind (or one frame with a ``kind`` column).
+    ``columns``: the ones the view reads (the run store reads only those from its parts);
+    a column the rows lack comes back all missing."""
+    if isinstance(rows, RowFrames):
+        return rows.kind(kind, columns)
+    df = kind_rows(rows, kind)
+    return df if columns is None else RowFrames({kind: df}).kind(kind, columns)
+
+
+def holds(df: pd.DataFrame, cols: Sequence[str]) -> bool:
+    """Whether ``df`` has rows and each of ``cols`` holds a value in some row (a column
+    the rows lack comes back from :func:`of_kind` all missing)."""
+    return not df.empty and all(c in df.columns and df[c].notna().any() for c in cols)
 
 
 def column(df: pd.DataFrame, name: str, default: Any = None) -> pd.Series:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -254,8 +254,17 @@ class RowFrames:
     def __init__(self, frames: Mapping[str, pd.DataFrame]) -> None:
         self._frames = {k: f for k, f in frames.items() if len(f)}
 
-    def kind(self, kind: str) -> pd.DataFrame:
-        return self._frames.get(kind, pd.DataFrame())
+    def kind(self, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The rows of ``kind``; ``columns``: only those (a column the kind lacks comes
+        back all missing), what a reader of the run store's parts asks for."""
+        df = self._frames.get(kind, pd.DataFrame())
+        if columns is None:
+            return df
+        out = df[[c for c in columns if c in df.columns]]   # (no copy: pandas' copy on write)
+        for c in columns:
+            if c not in out.columns:
+                out[c] = pd.Series(None, index=df.index, dtype=object)
+        return out[list(columns)]
 
     @property
     def kinds(self) -> list[str]:
