@@ -116,6 +116,19 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
                    ("net.devices[index=0].port", None)]
         yield Variant("nccl-debug", f"2.4 {'IB' if ib else 'Socket'} init start", "\n".join(lines) + "\n",
                       tuple(values), stream=True)
+    # NCCL up to 2.6 names a channel's connection 'Ring RR : R[BUSID] -> P[BUSID] via T' (transport/p2p.cc
+    # @ v2.5.6); a reporter who removed the host name leaves ':PID:TID [DEV]' (the line is NCCL's, its host unknown)
+    for redacted in (False, True):
+        host = "" if redacted else "node3"
+        lines = [f"{host}:5330:5330 [3] NCCL INFO NET/IB : Using [0]mlx5_1:1/IB [1]mlx5_2:1/RoCE ; OOB eth0:10.1.0.64<0>"]
+        rings = rng.randint(1, 4)
+        for r in range(rings):
+            lines.append(f"{host}:5330:5499 [3] NCCL INFO Ring {r:02d} : 3[3d000] -> {4 + r}[b2000] via P2P/IPC")
+        lines.append(f"{host}:5330:5499 [3] NCCL INFO Ring 00 : 3 -> 11 [send] via NET/IB/0")
+        values = [("transports.P2P/IPC", rings), ("transports.NET/IB", 1), ("channels", rings + 1),
+                  ("net.devices[index=1].link", "RoCE"), ("len(hosts)", 0 if redacted else 1), ("processes", 1)]
+        yield Variant("nccl-debug", f"2.5 ring lines{' host removed' if redacted else ''}", "\n".join(lines) + "\n",
+                      tuple(values), stream=True)
 
 
 _PG = {"2.2": "[Rank {r}] ", "2.3": "[PG 0 Rank {r}] ", "2.4": "[PG 0 (default_pg) Rank {r}] ",

@@ -17,7 +17,11 @@ v2.26.2, v2.27.3 and v2.30):
   ``NET/Socket : Using [0]eth0:10.0.0.1<0>``; ``Using network IB`` (``init.cc``).
 - ``Channel CC/S : R[D] -> P[E] [send|receive] via TRANSPORT`` (``transport/{p2p,shm,net}.cc``):
   ``P2P/IPC``, ``P2P/CUMEM``, ``P2P/direct pointer``, ``SHM/direct/direct``, ``NET/IB/0``,
-  ``NET/Socket/0``, ``NET/IB/0/GDRDMA``, ``CollNet`` ...
+  ``NET/Socket/0``, ``NET/IB/0/GDRDMA``, ``CollNet`` ...; up to 2.6 (and RCCL of that age) the
+  same connection is ``Ring RR : R[BUSID] -> P[BUSID] via TRANSPORT`` (``transport/p2p.cc`` @ v2.5.6:
+  ``"Ring %02d : %d[%lx] -> %d[%lx] via P2P/IPC"``).
+- HOST is empty where a reporter removed the host name and kept the rest (``:22901:22901 [0]
+  NCCL INFO ...``): the line is NCCL's, its host unknown (not listed in ``hosts``).
 - the IB completion error (``transport/net_ib.cc``, ``net_ib/p2p.cc``), a WARN whose layout
   changed: up to 2.9 ``NET/IB : Got completion with error E, opcode O, len L, vendor err V``;
   2.11 to 2.19 ``... from peer ADDR with error E, opcode O, len L, vendor err V[ (TYPE)...]``;
@@ -75,7 +79,8 @@ _NET_DEV = re.compile(r"\[(?P<i>\d+)\](?P<dev>[^\s:\[\];]+)(?::(?P<port>\d+)(?![
 _COMM_SIZE = re.compile(r"comm (?:0x[0-9a-fA-F]+|\(nil\)) rank \d+ nr?anks (\d+)", re.I)
 _OOB = re.compile(r"OOB (\S+)")
 _USING_NETWORK = re.compile(r"^Using network (\S+)")
-_CHANNEL = re.compile(r"^Channel \d+(?:/\d+)? : .* via (?P<via>\S+(?: direct pointer)?)")
+# 'Channel 00/0 : ...' (2.7 on), 'Ring 00 : ...' (to 2.6): one connection of a channel, by its transport
+_CHANNEL = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? : .* via (?P<via>\S+(?: direct pointer)?)")
 _COMPLETION = re.compile(
     r"NET/IB ?: Got completion (?:from peer (?P<peer>\S+) )?with "
     r"(?:error (?P<e1>\d+)(?:, opcode (?P<o1>\d+)(?:, len (?P<l1>\d+)(?:, vendor err (?P<v1>\d+))?)?)?"
@@ -131,9 +136,10 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
         out["device"] = int(m[1])
         tokens.pop()
     who = tokens[-1].rsplit(":", 2) if tokens else []
-    if len(who) != 3 or not who[0] or not who[1].isdecimal() or not who[2].isdecimal():
+    if len(who) != 3 or not who[1].isdecimal() or not who[2].isdecimal():
         return None
-    out.update(host=who[0].rsplit("]", 1)[-1], pid=int(who[1]), tid=int(who[2]))
+    # an empty HOST: the reporter removed the host name (':PID:TID [DEV]'); the line is still NCCL's
+    out.update(host=who[0].rsplit("]", 1)[-1] or None, pid=int(who[1]), tid=int(who[2]))
     head = " ".join(tokens[:-1]).strip()
     out["time"] = head.strip("[]") or None
     return out
@@ -167,7 +173,8 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
         if who is None:
             continue
         data["lines"] += 1
-        hosts[who["host"]] = None
+        if who["host"] is not None:
+            hosts[who["host"]] = None
         procs.add((who["host"], who["pid"]))
         if level == "WARN":
             _warn(data, who, msg)
@@ -183,7 +190,7 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
     data["nranks"] = max(nranks) if nranks else None  # a comm's size, from its Init START or comm line too
     net.pop("from", None)
     faults = [f"NCCL WARN {w['file'] or ''}{':' + str(w['line']) if w['line'] else ''} on "
-              f"{w['host']}:{w['pid']}: {w['message'][:200]}" for w in data["warnings"]]
+              f"{w['host'] or '(host removed)'}:{w['pid']}: {w['message'][:200]}" for w in data["warnings"]]
     faults += [f"NCCL error: {r}" for r in data["nccl_errors"]]
     data["faults"] = list(dict.fromkeys(faults))[:_MAX_LISTED]
     return data
@@ -209,7 +216,7 @@ def _opt(v: str | None) -> int | None:
 
 
 def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: str) -> None:
-    if msg.startswith("Channel "):
+    if msg.startswith(("Channel ", "Ring ")):
         data["channels"] += 1
         if m := _CHANNEL.match(msg):
             via = m["via"].split("/")

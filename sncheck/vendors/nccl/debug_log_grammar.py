@@ -6,7 +6,7 @@ from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {"nccl-debug": Grammar(
     tool="NCCL_DEBUG=WARN or INFO output in a job's log (any launcher's, with other programs' lines between)",
-    versions="NCCL 2.8 to 2.30",
+    versions="NCCL 2.4 to 2.30 (RCCL alike)",
     sources=(
         "NVIDIA/nccl src/debug.cc @ v2.8.3-1, v2.18.1-1, v2.23.4-1, v2.26.2-1, v2.27.3-1, v2.30 (ncclDebugLog: "
         "'%s:%d:%d [%d] NCCL INFO ' the host, pid, tid and CUDA device; a WARN '\\n%s:%d:%d [%d] %s:%d NCCL WARN ' "
@@ -19,14 +19,17 @@ GRAMMAR = {"nccl-debug": Grammar(
         "%s'; the completion error's layouts: '... with error %d, opcode %d, len %d, vendor err %d' to 2.9, "
         "'from peer %s with error ...' 2.11-2.19, 'with status=%d opcode=%d len=%d vendor err %d (%s)' 2.20-2.28 "
         "with ' localGid %s remoteGids%s hca %s' from 2.22, 'status=%s(%d) opcode=%s(%d) vendor_err=%u' from 2.29)",
-        "NVIDIA/nccl src/transport/p2p.cc, shm.cc, net.cc ('Channel %02d/%d : %d[%d] -> %d[%d] via %s'); "
+        "NVIDIA/nccl src/transport/p2p.cc, shm.cc, net.cc ('Channel %02d/%d : %d[%d] -> %d[%d] via %s'; up to 2.6 "
+        "'Ring %02d : %d[%lx] -> %d[%lx] via P2P/IPC', read at v2.5.6 and in RCCL's copy; real capture "
+        "NVIDIA/nccl#302, 2.5.6); a reporter's removed host name leaves ':PID:TID [DEV]' (real capture "
+        "autoscriptlabs/nccl-mesh-plugin#56): the line is NCCL's, its host unknown; "
         "linux-rdma/rdma-core libibverbs/enum_strs.c (ibv_wc_status_str: the completion status names)",
     ),
     lines=("'[TS ]HOST:PID:TID [DEV] NCCL INFO MSG'; '[TS ]HOST:PID:TID [DEV] FILE:LINE[ (FUNC)] NCCL WARN MSG' "
            "(an empty line before it); 'NCCL version X.Y.Z[suffix]+cudaA.B' (INFO or bare); '... - Init COMPLETE' "
            "(comm, rank, nranks, cudaDev, nvmlDev from 2.19, busId); 'NET/IB : Using [0]mlx5_0:1/IB ...; OOB "
            "ib0:ADDR<0>', 'NET/Socket : Using ...', 'Using network IB'; 'Channel CC/S : R[D] -> P[E] via "
-           "P2P/IPC|SHM/direct/direct|NET/IB/0[/GDRDMA]...'; the NET/IB completion error in its five layouts; "
+           "P2P/IPC|SHM/direct/direct|NET/IB/0[/GDRDMA]...' (to 2.6: 'Ring RR : R[BUSID] -> P[BUSID] via ...'); the NET/IB completion error in its five layouts; "
            "NCCL's error results where its callers print them ('NCCL error in: FILE:LINE, unhandled system error', "
            "ncclSystemError); every other line is another program's"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
