@@ -189,6 +189,17 @@ def torch_nccl(rng: random.Random) -> Iterator[Variant]:
                          "multiprocessing/api.py:897] Sending process 2712 closing signal SIGTERM")
         yield Variant("torch-nccl", f"{version} {len(ranks)} of {nranks} ranks", "\n".join(lines) + "\n",
                       tuple(values), fails=True, stream=True)
+    # a paste wrapped at the terminal's width: a message's tail on a line of its own (at a blank or inside a word)
+    for width in (rng.randrange(90, 140), rng.randrange(60, 90)):
+        seq, ran = rng.randrange(100, 9000), 600000 + rng.randrange(1, 90)
+        lines = [_glog("2.4", 3, 1709, 0) + _PG["2.4"].format(r=3) + "Watchdog caught collective operation timeout: "
+                 f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for {ran} "
+                 "milliseconds before timing out.",
+                 _glog("2.2", 3, 1709, 1) + _PG["2.4"].format(r=3) + _PROGRESS["2.2"].format(s=seq, e=seq + 12, c=seq - 1)]
+        wrapped = [piece for ln in lines for piece in (ln[i:i + width] for i in range(0, len(ln), width))]
+        values = (("timeouts[rank=3].seq", seq), ("timeouts[rank=3].ran_ms", ran),
+                  ("progress[rank=3].last_enqueued", seq + 12), ("progress[rank=3].last_completed", seq - 1))
+        yield Variant("torch-nccl", f"wrapped at {width}", "\n".join(wrapped) + "\n", values, fails=True, stream=True)
 
 
 @generator("nccl-inspector")

@@ -32,6 +32,9 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   FILE:LINE, <ncclGetErrorString>, NCCL version X.Y.Z`` then ``ncclSystemError: ...`` and
   ``Last error:`` with NCCL's own last WARN.
 
+A paste may wrap a long message at its terminal's width: the tail lines, starting no line of
+their own (no rank, glog or launcher prefix), are joined to the message again.
+
 There is no end marker: a log is a stream. Every one of these messages is a failure (exit 1):
 the watchdog prints nothing on a healthy job.
 
@@ -61,6 +64,8 @@ TOOL = "torch-nccl"
 _PG = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\w+)(?: \((?P<desc>[^)\]]*)\))?(?: PG GUID (?P<guid>[^\s\]]+))? )?"
                  r"Rank (?P<rank>\d+)\]")
 _TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\]:")
+# what starts a line of its own (not the tail of a wrapped message): torch's rank prefix, glog's, a launcher's
+_STARTS_LINE = re.compile(r"^(?:\[rank\d+\]:|\[[EWIF]\d*[ \]]|\[[EWIF] |[EWIF]\d{4} |\S+ \[std(?:out|err)\] )")
 _WORK = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<nin>-?\d+), "
                    r"NumelOut=(?P<nout>-?\d+))?, Timeout\(ms\)=(?P<t>\d+)\)(?: ran for (?P<ran>\d+) milliseconds)?")
 _PROGRESS = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work|detected by watchdog at work sequence id)"
@@ -100,15 +105,15 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
     ranks: dict[int, None] = {}
     works: dict[tuple[int | None, int, str], dict[str, Any]] = {}  # (rank, SeqNum, OpType) -> its timeout
     seen = 0
-    for raw in text.split("\n"):
-        line = raw.strip()[:_LINE_MAX]  # the messages are short: a longer line is not one of them
+    for tight, spaced in _logical_lines(text):
+        line = tight.strip()[:_LINE_MAX]  # the messages are short: a longer line is not one of them
         if not line or ("NCCL" not in line and "Rank" not in line and "rank" not in line
                         and "Flight" not in line and "flight" not in line):
             continue
         rank, pg = _rank(line)
         hit = False
         if "Watchdog caught collective operation timeout" in line or "timed out in blocking wait" in line:
-            if m := _WORK.search(line):
+            if m := _WORK.search(line) or _WORK.search(spaced):
                 work = (rank, int(m["seq"]), m["op"])
                 if work in works:
                     # the same work restated ('... watchdog thread terminated with exception: [Rank 1]
@@ -120,11 +125,16 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
                                   "timeout_ms": int(m["t"]), "ran_ms": _int(m["ran"])}
                     data["timeouts"].append(works[work])
                 data["timeout_ms"] = data["timeout_ms"] or int(m["t"])
+            else:
+                _incomplete(data, line)
             hit = True
         if "watchdog at work" in line or "Timeout at NCCL work" in line:
-            if (m := _PROGRESS.search(line)) and len(data["progress"]) < _MAX_LISTED:
-                data["progress"].append({"rank": rank, "pg": pg, "failed_seq": int(m["seq"]),
-                                         "last_enqueued": int(m["enq"]), "last_completed": int(m["done"])})
+            if m := _PROGRESS.search(line) or _PROGRESS.search(spaced):
+                if len(data["progress"]) < _MAX_LISTED:
+                    data["progress"].append({"rank": rank, "pg": pg, "failed_seq": int(m["seq"]),
+                                             "last_enqueued": int(m["enq"]), "last_completed": int(m["done"])})
+            else:
+                _incomplete(data, line)
             hit = True
         if "Received a dump signal" in line and (m := _DUMP_SIGNAL.search(line)):
             if len(data["dump_signals"]) < _MAX_LISTED:
@@ -154,6 +164,40 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
     data["ranks"] = sorted(ranks)
     data["faults"] = _faults(data)
     return data
+
+
+_WRAP_MIN = 60    # a physical line this long or longer may have been wrapped by the paste's terminal
+_WRAP_PIECES = 4  # a message wrapped into at most this many more lines
+
+
+def _logical_lines(text: str) -> list[tuple[str, str]]:
+    """The log's lines with a message that a paste wrapped at the terminal's width joined again:
+    (the pieces as printed, concatenated; the pieces stripped and joined by a blank, for a paste
+    that lost the blank at the wrap). A physical line continues the one before it when that one
+    was long (the terminal's width), is a watchdog message's head that did not end its sentence,
+    and this one starts no line of its own (no torch rank, glog or launcher prefix)."""
+    out: list[tuple[str, str]] = []
+    pieces = 0
+    prev = ""
+    for raw in text.split("\n"):
+        cont = (out and pieces < _WRAP_PIECES and len(prev) >= _WRAP_MIN and not prev.rstrip().endswith(".")
+                and raw.strip() and not _STARTS_LINE.match(raw.strip())
+                and ("ProcessGroupNCCL" in out[-1][0] or "Rank " in out[-1][0]))
+        if cont:
+            tight, spaced = out[-1]
+            out[-1] = (tight + raw, spaced.rstrip() + " " + raw.strip())
+            pieces += 1
+        else:
+            out.append((raw, raw.strip()))
+            pieces = 0
+        prev = raw
+    return out
+
+
+def _incomplete(data: dict[str, Any], line: str) -> None:
+    """A timeout or progress message without its numbers: cut (or wrapped past what can be joined)."""
+    if len(data["errors"]) < _MAX_LISTED:
+        data["errors"].append(f"a watchdog message without its numbers ('{line[-80:]}'): cut short")
 
 
 def _int(v: str | None) -> int | None:

@@ -31,7 +31,9 @@ GRAMMAR = {"torch-nccl": Grammar(
            "work: E, last completed NCCL work: C.' 2.2; 'Exception (either an error or timeout) detected by watchdog "
            "at work: S, ...' 2.3; 'failure detected by watchdog at work sequence id: S PG status: last enqueued "
            "work: E, last completed work: C' 2.4+), the Flight Recorder lines, the heartbeat monitor's, the "
-           "process-down and thread-terminated lines, a blocking wait's timeout, an NCCL call's error"),
+           "process-down and thread-terminated lines, a blocking wait's timeout, an NCCL call's error; a paste "
+           "may wrap a message at its terminal's width (its tail on lines of their own, no prefix: real capture "
+           "mila-iqia/milabench#269), read joined again"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
     failures="every one of these messages (the watchdog prints nothing on a healthy job): faults",
     values=("ranks, timeout_ms, timeouts[{rank, pg, seq, op, numel_in, numel_out, timeout_ms, ran_ms}], "
