@@ -48,6 +48,7 @@ class _Run:
 
     def __init__(self, rng: random.Random, layout: str, ranks: int, collective: str, fail: str | None) -> None:
         self.rng, self.layout, self.ranks, self.collective, self.fail = rng, layout, ranks, collective, fail
+        self.rccl_version: str | None = None  # rocm-systems' '# rccl-tests version' line, when lines() prints it
         self.ngpus = rng.choice([g for g in (1, 2, 4, 8) if ranks % g == 0])
         self.nprocs = ranks // self.ngpus
         lo = rng.choice((8, 1024, 1 << 20))
@@ -92,6 +93,10 @@ class _Run:
         out: list[str] = []
         if self.new:
             out.append(f"# nccl-tests version {lay[:4]}.{self.rng.randint(0, 6)} nccl-headers=22703 nccl-library=22703")
+        if lay.startswith("rccl") and self.rng.random() < 0.5:
+            # rocm-systems' rccl-tests (2.17.x) print nccl-tests' version line under their own name
+            self.rccl_version = f"2.17.{self.rng.randint(0, 9)}-develop:f220897c9b"
+            out.append(f"# rccl-tests version {self.rccl_version} rccl-headers=22803 rccl-library=22803")
         if lay >= "2.16" and not lay.startswith("rccl"):
             out.append(f"# Collective test starting: {prog}")
         common = (f"# nThread 1 nGpus {self.ngpus} minBytes {self.sizes[0]} maxBytes {self.sizes[-1]} step: 4(factor) "
@@ -193,6 +198,8 @@ class _Run:
 
     def values(self, layout_rows: bool = True) -> list[tuple[str, object]]:
         v: list[tuple[str, object]] = [("collective", self.collective), ("ranks", self.ranks)]
+        if self.rccl_version:
+            v += [("version", self.rccl_version), ("nccl_version", 22803)]
         if self.fail in ("nccl-failure", "timeout"):
             v.append(("len(rows)", len(self.sizes) - 1))
             return v

@@ -112,6 +112,9 @@ GRAMMAR = {
             "ROCm/rccl-tests PR #93 (2024-10; after our mirror, so its sample and the real captures): "
             "--output_format json, one object a line and half {#wrong, algBw, busBw, gpus, inPlace, name, redop, "
             "size, time, type}; no footer: a size with one half is a cut, the judge's count the rest",
+            "ROCm/rocm-systems rccl-tests 2.17.x (real capture rocm-systems PR 3415, fixtures/real/harvest6): "
+            "nccl-tests' version line under rccl's names, '# rccl-tests version %s rccl-headers=%d rccl-library=%d' "
+            "(version, nccl_version)",
             "real captures (2025 builds, rocm-systems#3272, fixtures/real/rccl-tests/01): 'RCCL version : V', "
             "'HIP version  : V', 'ROCm version : V', 'Hostname     : H', 'Librccl path : P' before the table "
             "(library.rccl_version ...)",
@@ -135,7 +138,10 @@ _THREADS_LINE = re.compile(
 )
 _CONFIG = re.compile(r"(minBytes|maxBytes|warmup iters|agg iters|iters|validation|graph|unalign):?\s+(\d+)")
 # 2.20 builds print their git hash after the version: "2.20.0 (b4d5bee) nccl-headers=23102 ..."
-_VERSION = re.compile(r"^nccl-tests version (\S+)(?: \([0-9A-Za-z._-]+\))?(?: nccl-headers=\d+)?(?: nccl-library=(\d+))?")
+# rocm-systems' rccl-tests (2.17.x) print the same line under their names: "# rccl-tests version 2.17.9-..
+# rccl-headers=22803 rccl-library=22803" (real capture ROCm/rocm-systems PR 3415)
+_VERSION = re.compile(r"^[nr]ccl-tests version (\S+)(?: \([0-9A-Za-z._-]+\))?(?: [nr]ccl-headers=\d+)?"
+                      r"(?: [nr]ccl-library=(\d+))?")
 # rccl-tests: "rccl-tests: Version develop:83d38d9" (src/common.cu: PRINT("rccl-tests: Version %s\n",
 # rcclTestsGitHash)); 2025 builds add "RCCL version : 2.28.3-..", "HIP version  : ..", "ROCm version : ..",
 # "Hostname     : ..", "Librccl path : .." before the table (real captures: rccl-tests/01, r3, harvest)
