@@ -4,8 +4,13 @@
 
     {"tool": "rocm-smi-showtopo", "gpus": ["GPU0", ...],
      "weight": {"GPU0": {"GPU1": 15, ...}}, "hops": {...}, "link_type": {"GPU0": {"GPU1": "XGMI"}},
-     "numa": {"GPU0": 0}, "warnings": ["WARNING: AMD GPU device(s) is/are in a low-power state..."],
-     "errors": []}
+     "numa": {"GPU0": 0}, "numa_affinity": {"GPU0": 0},
+     "warnings": ["WARNING: AMD GPU device(s) is/are in a low-power state..."], "errors": []}
+
+  ``--showtopoweight``, ``--showtopohops``, ``--showtopotype`` and ``--showtoponuma`` print one
+  of these sections each (between the same banner and footer): an output with any of them is
+  read, a section it does not print is null; with the NUMA section alone ``gpus`` are the GPUs
+  it names.
 
 ``parse_concise`` (``rocm-smi``)::
 
@@ -31,14 +36,19 @@ _SECTIONS = {"Weight between two GPUs": "weight", "Hops between two GPUs": "hops
 
 
 def _cell(v: str) -> Any:
-    return int(v) if re.fullmatch(r"\d+", v) else v
+    return int(v) if re.fullmatch(r"-?\d+", v) else v  # a NUMA affinity of -1: no NUMA node
+
+
+# showNumaTopology: 'GPU[0]\t\t: (Topology) Numa Node: 0' and '... Numa Affinity: 0'
+_NUMA = re.compile(r"^GPU\[(\d+)\]\s*:\s*\(Topology\) Numa (Node|Affinity):\s*(\S+)")
 
 
 def parse_showtopo(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {"tool": "rocm-smi-showtopo", "gpus": [], "weight": {}, "hops": {}, "link_type": {},
-                           "numa": {}, "warnings": [], "errors": []}
+                           "numa": {}, "numa_affinity": {}, "warnings": [], "errors": []}
     section = None
     ended = False
+    printed: set[str] = set()  # the sections the output prints (--showtopo all four, --showtopo<one> one)
     cols: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -55,6 +65,8 @@ def parse_showtopo(text: str) -> dict[str, Any]:
             cols = []
             if title == "Numa Nodes":
                 section = "numa"
+            if section:
+                printed.add(section)
             continue
         if section in ("weight", "hops", "link_type"):
             if not cols:
@@ -65,12 +77,19 @@ def parse_showtopo(text: str) -> dict[str, Any]:
             if len(cells) - 1 != len(cols):
                 out["errors"].append(f"{section} row {cells[0]} has {len(cells) - 1} cells for {len(cols)} GPUs")
             out[section][cells[0]] = {c: _cell(v) for c, v in zip(cols, cells[1:])}
-        elif section == "numa" and (m := re.match(r"^GPU\[(\d+)\]\s*:\s*\(Topology\) Numa Node:\s*(\S+)", line)):
-            out["numa"][f"GPU{m.group(1)}"] = _cell(m.group(2))
+        elif section == "numa" and (m := _NUMA.match(line)):
+            out["numa" if m.group(2) == "Node" else "numa_affinity"][f"GPU{m.group(1)}"] = _cell(m.group(3))
         elif re.search(r"(?i)error|not found|unable", line):
             out["errors"].append(line)
     if not out["weight"] and not out["link_type"] and not out["hops"]:
-        raise ParseError("no 'between two GPUs' tables", tool="rocm-smi-showtopo")
+        if not out["numa"]:
+            raise ParseError("no 'between two GPUs' table and no Numa Nodes section", tool="rocm-smi-showtopo")
+        out["gpus"] = list(out["numa"])  # --showtoponuma: the NUMA section alone
+    for key in ("weight", "hops", "link_type", "numa"):
+        if key not in printed:  # --showtopo<one>: the sections it does not print are null, not empty
+            out[key] = None
+    if "numa" not in printed:
+        out["numa_affinity"] = None
     if not ended:  # main() closes every output but the concise one with the footer spacer
         out["errors"].append(f"no '{_END}' line: output cut short")
     return out

@@ -54,11 +54,15 @@ GRAMMAR = {
             f"{_SMI} the low-power check: 'WARNING: AMD GPU device(s) is/are in a low-power state. Check power "
             f"control/runtime_status'; {_MAIN}",
         ),
-        lines="the banner, then the three GPU x GPU matrices, the NUMA lines, the footer",
+        lines=("the banner, then the three GPU x GPU matrices, the NUMA lines, the footer; --showtopoweight, "
+               "--showtopohops, --showtopotype and --showtoponuma print one section each between the same banner "
+               "and footer (rocm_smi.py main: each flag calls its show*Topology; real capture "
+               "ROCm/legacy-rocm-build#4740, --showtoponuma)"),
         end="the ' End of ROCm SMI Log ' spacer; each matrix has a row per GPU its header names",
         failures=("a row with fewer cells than GPUs, 'Cannot read' / 'ERROR' lines (errors); in a judgement, a "
                   "pair that is not direct over XGMI (checks.check_xgmi_topo)"),
-        values="gpus, weight{GPUi: {GPUj: n}}, hops{...}, link_type{...}, numa{GPUi: node}, warnings, errors",
+        values=("gpus, weight{GPUi: {GPUj: n}}, hops{...}, link_type{...}, numa{GPUi: node}, numa_affinity{GPUi: "
+                "node} (a section the output does not print: null), warnings, errors"),
     ),
     "rocm-smi-showpids": Grammar(
         tool="rocm-smi --showpids",
