@@ -9,7 +9,8 @@ count as truncation); ``ParseError`` when nothing is recognisable.
                 "memory_used_MB": 0, "memory_total_MB": 0, "hbm_used_MB": 61609, "hbm_total_MB": 65536}],
      "processes": 18, "errors": []}
 
-  ``phy_id`` is null on layouts without a Phy-ID column; the second die of a 910C prints
+  ``phy_id`` is null on layouts without a Phy-ID column; the Atlas 300I (310P) layout names
+  the column ``Device`` (``device_id``, a key of that layout only) and prints no HBM (``hbm_*`` null); the second die of a 910C prints
   power "-" (null): the package reports it once. Where npu-smi could not reach the driver
   (``dcmi module initialize failed. ret is -8005``: no box) the NPUs are not measured:
   ``{"chips": [], "tool_failed": ["dcmi module initialize failed. ret is -8005"],
@@ -51,8 +52,11 @@ _NA = {"NA", "N/A", "-", ""}
 _ELIDED = re.compile(r"^(\.\.\.|…)$")
 _LINE1 = re.compile(r"^\|\s*(\d+)\s+(\S.*?)\s*\|\s*(\S+)\s*\|\s*(\S+)\s+(\S+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
 # the Bus-Id as printed; a reporter may mask its hex digits ('0000:xx:00.0'): read as given
+# the Atlas 300I (310P) layout has no HBM column: 'CHIP DEVICE | BUS-ID | AICORE USED / TOTAL'
 _LINE2 = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-fxX*]{4}:[0-9A-Fa-fxX*]{2}:[0-9A-Fa-fxX*]{2}\.\d)\s*\|"
-                    r"\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
+                    r"\s*(\d+)\s+(\d+)\s*/\s*(\d+)(?:\s+(\d+)\s*/\s*(\d+))?\s*\|\s*$")
+# the second header row names the chip row's second number: 'Chip Phy-ID' (A3), 'Chip Device' (310P)
+_DEVICE_HEADER = re.compile(r"^\|\s*Chip\s+Device\s*\|")
 _PROC = re.compile(r"^\|\s*\d+\s+\d+\s*\|\s*\d+\s*\|")
 _VERSION = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
 # npu-smi's own failure to reach the driver, printed instead of any view: DCMI's init line
@@ -122,6 +126,7 @@ def parse_info(text: str) -> dict[str, Any]:
     block: int | None = None       # the NPU whose process block is open
     unclosed: dict[str, Any] | None = None  # the last chip, while no border has closed its rows
     between: dict[str, Any] | None = None   # the last chip, when the border under it says another die follows
+    second = "phy_id"  # what the chip row's second number is (the header's 'Chip Phy-ID' / 'Chip Device')
     for raw in text.splitlines():
         line = raw.strip()
         if m := _VERSION.search(line):
@@ -154,13 +159,18 @@ def parse_info(text: str) -> dict[str, Any]:
                        "power_W": _num(m.group(4)), "temp_C": _num(m.group(5))}
             saw_box = True
             continue
+        if _DEVICE_HEADER.match(line):
+            second = "device_id"
+            continue
         if pending is not None and (m := _LINE2.match(line)):
-            chips.append({"npu": pending["npu"], "chip": int(m.group(1)),
-                          "phy_id": int(m.group(2)) if m.group(2) else None, "name": pending["name"],
+            # the 310P layout's second number is the chip's device id ('Chip Device'): a key of that layout only
+            ids: dict[str, int | None] = {"phy_id": None}
+            ids[second] = int(m.group(2)) if m.group(2) else None
+            chips.append({"npu": pending["npu"], "chip": int(m.group(1)), **ids, "name": pending["name"],
                           "health": pending["health"], "power_W": pending["power_W"], "temp_C": pending["temp_C"],
                           "bus_id": m.group(3), "aicore_pct": int(m.group(4)),
                           "memory_used_MB": int(m.group(5)), "memory_total_MB": int(m.group(6)),
-                          "hbm_used_MB": int(m.group(7)), "hbm_total_MB": int(m.group(8))})
+                          "hbm_used_MB": _opt_int(m.group(7)), "hbm_total_MB": _opt_int(m.group(8))})
             pending, unclosed = None, chips[-1]
             continue
         if _PROC.match(line):
@@ -184,6 +194,10 @@ def parse_info(text: str) -> dict[str, Any]:
     tail = [ln.strip() for ln in text.splitlines() if ln.strip()][-2:]
     errors += _process_table_cut(chips, table, block, errors, tail)
     return {"tool": "npu-smi", "version": version, "chips": chips, "processes": procs, "errors": errors}
+
+
+def _opt_int(v: str | None) -> int | None:
+    return int(v) if v is not None else None
 
 
 _FIELD = re.compile(r"^\s*([A-Za-z][^:]*?)\s*:\s*(.*?)\s*$")

@@ -21,18 +21,21 @@ _KV = ("one 'Key : Value' line a field, printed '\\t%-30s : %s' (the ECC counter
 GRAMMAR = {
     "npu-smi": Grammar(
         tool="npu-smi info (the NPU table and its process table)",
-        versions="npu-smi 23.0 to 26.0 (A2 910B one chip an NPU; A3 910C two dies with Phy-ID; the 26.0 wide box)",
+        versions=("npu-smi 23.0 to 26.0 (A2 910B one chip an NPU; A3 910C two dies with Phy-ID; the 26.0 wide box; "
+              "Atlas 300I / 300I Duo 310P3: 'Chip Device' and Memory-Usage without HBM)"),
         sources=(_CLOSED,
                  "closed: the captures under fixtures/real/ (ascend/10 and 12: 23.0.5, 25.2.0; harvest/npu-smi: "
-                 "24.1.rc3.7, 24.1.1, 25.3.rc1; r3/npu-smi: 24.1.rc2.2, 26.0.rc2)",
+                 "24.1.rc3.7, 24.1.1, 25.3.rc1; r3/npu-smi: 24.1.rc2.2, 26.0.rc2; harvest6/npu-smi: 25.2.0 and "
+                 "25.0.rc1.b033 on 310P3 (Syllo/nvtop#421, vllm-project/vllm-ascend#3316), 25.5.0 A3)",
                  "closed: the DCMI init failure lines as users pasted them (vllm-project/vllm-ascend issue 2698, "
                  "Ascend/cann-container-image issue 46, Project-HAMi/HAMi issue 1696, hw-native-sys/simpler PR 2043: "
                  "exit 187)"),
         lines=("a '+---+' rule; '| npu-smi V   Version: V |'; a '+---+---+---+' rule; the header 'NPU Name | Health | "
                "Power(W) Temp(C) Hugepages-Usage(page)' and 'Chip [Phy-ID] | Bus-Id | AICore(%) Memory-Usage(MB) "
-               "HBM-Usage(MB)' (Phy-ID on A3, 24.1 on); a '+===+' rule; per chip two rows: 'NPU NAME | HEALTH | POWER "
-               "TEMP USED / TOTAL' (W, C, pages) and 'CHIP [PHY] | BUS-ID | AICORE USED / TOTAL USED / TOTAL' (%, MB, "
-               "MB), closed by '+===+' (the last die of an NPU) or a full-width '+---+' (between the dies of one "
+               "HBM-Usage(MB)' (Phy-ID on A3, 24.1 on; the 310P's 'Chip Device | Bus-Id | AICore(%) Memory-Usage(MB)', "
+               "no HBM); a '+===+' rule; per chip two rows: 'NPU NAME | HEALTH | POWER "
+               "TEMP USED / TOTAL' (W, C, pages) and 'CHIP [PHY|DEVICE] | BUS-ID | AICORE USED / TOTAL [USED / TOTAL]' "
+               "(%, MB, MB), closed by '+===+' (the last die of an NPU) or a full-width '+---+' (between the dies of one "
                "NPU); the second die of a 910C prints power '-' (the package reports it once); health OK, Warning, "
                "Alarm, Critical or UNKNOWN (npucli npu_common.c); then the process table: a '+---+' rule, 'NPU Chip "
                "| Process id | Process name | Process memory(MB)', '+===+', per NPU either 'No running processes "
@@ -50,8 +53,8 @@ GRAMMAR = {
                   "ret is -8020': no NPU measured (tool_failed, errors: exit 1; a run's info facts not_measured); "
                   "other lines outside the box naming an error (errors); a chip's first row without its second, "
                   "rows without their border, a process block unclosed or missing, '...' (errors: cut short)"),
-        values=("version, chips[{npu, chip, phy_id, name, health, power_W, temp_C, bus_id, aicore_pct, memory_used_MB, "
-                "memory_total_MB, hbm_used_MB, hbm_total_MB}], processes (process rows), tool_failed (the DCMI "
+        values=("version, chips[{npu, chip, phy_id, device_id (310P), name, health, power_W, temp_C, bus_id, aicore_pct, "
+                "memory_used_MB, memory_total_MB, hbm_used_MB, hbm_total_MB (null without an HBM column)}], processes (process rows), tool_failed (the DCMI "
                 "failure lines), errors"),
     ),
     "npu-smi-health": Grammar(
