@@ -171,6 +171,13 @@ def smi_query(rng: random.Random) -> Iterator[Variant]:
                           tuple(values), fails=fault is not None, count=n, records=_sections(lines))
     for n in (1, 8, 16) if ALL else (rng.choice((1, 8)),):
         yield _ecc_listing(n, rng.choice((None, rng.randrange(n))))
+    # a reporter's excerpt that starts inside one GPU's section (after its header and first fields):
+    # that GPU's fields, bus id unknown, cut short (real capture NVIDIA/DCGM#152)
+    gl, _ = _gpu(rng, rng.choice(sorted(_ERAS)), 0, None, False)
+    start = next(i for i, ln in enumerate(gl) if ln.strip().startswith("Serial Number"))
+    uuid = next(ln.split(": ", 1)[1] for ln in gl if ln.strip().startswith("GPU UUID"))
+    yield Variant("nvidia-smi-q", "excerpt from inside a GPU", "\n".join(gl[start:]) + "\n",
+                  (("len(gpus)", 1), ("gpus[0].uuid", uuid), ("gpus[0].bus_id", None)), fails=True)
     for line in ("No devices were found", "Failed to initialize NVML: Driver/library version mismatch"):
         yield Variant("nvidia-smi-q", line[:20], line + "\n", (("len(gpus)", 0),), fails=True)
 

@@ -29,6 +29,9 @@
                "fabric": {...}, "platform": {...}}],
      "errors": []}                    # e.g. "8 GPUs attached but 1 listed (truncated output)"
 
+An excerpt that starts inside one GPU's section (its first lines that GPU's fields, no ``GPU
+<bus id>`` line above them) reads as that GPU, ``bus_id`` null, and is cut short.
+
 A section the output lacks is null; reason names are kept as printed. The listing must be
 one that can be true, or it is an error (exit 1 in ``sncheck parse``):
 
@@ -83,6 +86,13 @@ class _Node:
         return node.value if node else None
 
 
+# fields only a GPU's section holds (a listing's header has Timestamp, Driver Version, CUDA Version,
+# Attached GPUs): two of them at the top of an excerpt say it starts inside a GPU's section
+_GPU_FIELDS = frozenset(("Product Name", "Product Brand", "GPU UUID", "Serial Number", "Minor Number",
+                         "VBIOS Version", "MultiGPU Board", "Board ID", "GPU Part Number", "Module ID",
+                         "Inforom Version", "PCI", "FB Memory Usage", "BAR1 Memory Usage", "Performance State",
+                         "ECC Errors", "Retired Pages", "Remapped Rows", "Temperature", "GPU Power Readings",
+                         "Power Readings", "Clocks", "Utilization", "Processes"))
 GPU_HEADER = re.compile(
     r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$"
 )
@@ -96,9 +106,14 @@ def parse_query(text: str) -> dict[str, Any]:
     root, tool_errors = build_tree(text)
     gpu_nodes = [c for c in root.children if GPU_HEADER.match(c.key)]
     attached = int_or_none(root.value_at("Attached GPUs") or "")
+    errors = list(tool_errors)
+    if not gpu_nodes and attached is None and len({c.key for c in root.children} & _GPU_FIELDS) >= 2:
+        # an excerpt that starts inside one GPU's section: its fields are that GPU's (bus id unknown)
+        gpu_nodes = [_Node("GPU (excerpt)", None, 0, root.children)]
+        errors.append("the excerpt starts inside a GPU's section (no 'GPU <bus id>' line above its fields): "
+                      "output cut short")
     if not gpu_nodes and attached is None and not tool_errors:
         raise ParseError("no 'GPU <bus id>' sections found", tool="nvidia-smi-q")
-    errors = list(tool_errors)
     if attached is not None and attached > len(gpu_nodes):
         errors.append(
             f"{attached} GPUs attached but {len(gpu_nodes)} listed (truncated or excerpted output)"
