@@ -50,3 +50,44 @@ def test_what_only_looks_like_a_lost_gpu_or_a_second_report() -> None:
     assert [(e["bus_id"], e["class"], e["outcome"]) for e in resets] == [("0000:e3:00", "reset-failed", "failed"),
                                                                           ("0000:1b:00", "reset", None)]
     assert resets[0]["time"].startswith("2025-03-04T09:00:01")  # dmesg --decode's facility and level are not the time
+
+
+def test_apei_ghes_records_attacked() -> None:
+    """Firmware-first records (sncheck/vendors/kernel_ghes.py) attacked: an amdgpu ACA dump that
+    prints the same '{N}[Hardware Error]: ' is amdgpu's, not a record; a record's lines found without
+    its first line still make a report (severity unknown until its lines say); the AER driver's
+    decode of another device is not folded into a record's section; a fatal record is a fault and
+    a corrected one is not; two records' lines interleaved stay apart by their sequence numbers."""
+    from sncheck.vendors.kernel_log import parse_kernel_log
+
+    aca = parse_kernel_log("[76914.152926] amdgpu 0000:1b:00.0: {1}[Hardware Error]: Accelerator Check Architecture "
+                           "events logged\n[76914.152940] amdgpu 0000:1b:00.0: {1}[Hardware Error]: aca entry[00]."
+                           "STATUS=0xbaa000000000080b\n")["events"]
+    assert aca and {e["source"] for e in aca} == {"amdgpu"}
+    headless = parse_kernel_log("{7}[Hardware Error]:   section_type: memory error\n"
+                                "{7}[Hardware Error]:   physical_address: 0x0000000012345000\n")
+    [e] = headless["events"]
+    assert (e["source"], e["head_missing"], e["kind"], e["class"], e["physical_address"]) == \
+        ("ghes", True, "memory", None, "0x0000000012345000")
+    assert headless["faults"]  # a record of no known severity is not taken as corrected
+    pre = "{3}[Hardware Error]: "
+    record = [pre + "Hardware error from APEI Generic Hardware Error Source: 1", pre + "event severity: fatal",
+              pre + " Error 0, type: fatal", pre + "  section_type: PCIe error", pre + "  device_id: 0000:41:00.0",
+              pre + "  aer_uncor_status: 0x00000020, aer_uncor_mask: 0x00000000",
+              pre + "  TLP Header: 40000001 0000000f f7c00000 00000000",
+              "pcieport 0000:40:01.1: AER: aer_status: 0x00000020, aer_mask: 0x00000000"]
+    fatal = parse_kernel_log("\n".join(record) + "\n")
+    [e] = fatal["events"]
+    assert (e["class"], e["port"], e["bus_id"], e["aer_uncor_status"], e["tlp_header"]) == \
+        ("fatal", "0000:41:00.0", "0000:41:00", "0x00000020", "40000001 0000000f f7c00000 00000000")
+    assert "aer_status" not in e and len(fatal["faults"]) == 1  # 40:01.1's decode is not 41:00.0's
+    other = "{4}[Hardware Error]: "
+    mixed = [record[0], other + "Hardware error from APEI Generic Hardware Error Source: 2", record[1],
+             other + "It has been corrected by h/w and requires no further action", other + "event severity: corrected",
+             record[2], other + " Error 0, type: corrected", other + "  section_type: memory error", *record[3:7],
+             other + "  error_type: 2, single-bit ECC"]
+    events = parse_kernel_log("\n".join(mixed) + "\n")["events"]
+    assert [(e["seq"], e["class"], e["kind"]) for e in events] == [(3, "fatal", "pcie"), (4, "corrected", "memory")]
+    assert events[1]["error_type_name"] == "single-bit ECC" and "error_type" not in events[0]
+    assert parse_kernel_log("\n".join(mixed) + "\n")["faults"] == [
+        "APEI firmware-first fatal PCIe error on 0000:41:00.0"]

@@ -290,6 +290,7 @@ def test_the_shipped_table_covers_the_catalogs_classes() -> None:
                                                                                                    "api_mismatch"}
     assert {"uncorrectable", "correctable", "deferred", "poison", "fatal", "aca", "reset", "reset-failed",
             "ring-timeout", "page-fault", "bad-page-threshold", "init-failed"} == set(by["kernel-amdgpu"])
+    assert {"fatal", "recoverable", "corrected", "info"} <= set(by["kernel-apei-ghes"])
 
 
 # --------------------------------------------------------------------------- DCGM skips

@@ -125,10 +125,17 @@ CASES = {
                   {("log", "hung-task", "warning", "reboot", 1, None)},
                   "      hung-task: {severity: critical, count: 2, window: 1h}\n",
                   {("log", "hung-task", "info", "reboot", 1, 1)}),
+    # an APEI GHES firmware-first record (a 'kernel: ' paste): a corrected PCIe error at the root port
+    # 20:03.1 (section 0) and section 1 cut inside its section_type line: two corrected reports
+    "ghes": ("harvest5/kernel-log/15_kernel_prefix_aer_layer_line_then_apei_ghes_hardware_error_pcie_corrected_root_"
+             "port_20_03.1_1022_1483_cut_legacy-rocm-build-issue2927.txt",
+             {("log", "corrected", "info", "ignore", 2, None)},
+             "      corrected: {severity: warning, count: 2, window: 1m}\n",
+             {("log", "corrected", "warning", "ignore", 2, 2)}),
 }
 RULE_OF = {"xid": "kernel-xid", "nvlink5-149": "kernel-xid", "nvlink5-145": "kernel-xid", "amdgpu-ring": "kernel-amdgpu",
            "amdgpu-ras": "kernel-amdgpu", "aer": "kernel-pcie-aer", "aer-corrected": "kernel-pcie-aer",
-           "mlx5": "kernel-mlx5", "hung-task": "kernel-hung-task"}
+           "mlx5": "kernel-mlx5", "hung-task": "kernel-hung-task", "ghes": "kernel-apei-ghes"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -260,3 +267,27 @@ def test_a_flood_of_one_code_is_one_verdict_per_gpu(tmp_path: Path) -> None:
     flood = "".join(f"[{10 + i}.000000] {XID13}\n" for i in range(600)) + f"[9000.0] {XID13.replace('cb:00', 'cc:00')}\n"
     assert agree(flood, mine, topo(tmp_path, 8)) == (1, {("0000:cb:00", "13", "warning", "restart_app", 600, 61),
                                                          ("0000:cc:00", "13", "info", "restart_app", 1, 1)})
+
+
+def test_corrected_memory_errors_count_over_a_window_and_an_override_changes_it(tmp_path: Path) -> None:
+    """The shipped table's 'memory-corrected' entry (ten a day is a DIMM wearing out) counts the
+    firmware-first records by the log's own time; a run and ``sncheck parse`` agree; an operator's
+    'three within an hour is critical' takes over that one key and leaves 'corrected' as it was."""
+    def log(n: int, step_min: int) -> str:
+        out = []
+        for i in range(n):
+            stamp, pre = f"[Tue Mar  4 {9 + i * step_min // 60:02d}:{i * step_min % 60:02d}:00 2025] ", f"{{{i + 1}}}[Hardware Error]: "
+            out += [stamp + pre + line for line in (
+                "Hardware error from APEI Generic Hardware Error Source: 0",
+                "It has been corrected by h/w and requires no further action", "event severity: corrected",
+                " Error 0, type: corrected", "  section_type: memory error",
+                "  physical_address: 0x000000105e4b1fc0", "  error_type: 2, single-bit ECC")]
+        return "\n".join(out) + "\n"
+
+    t = topo(tmp_path, 8)
+    assert agree(log(10, 5), shipped(), t) == (1, {("log", "memory-corrected", "warning", "contact_support", 10, 10)})
+    assert agree(log(9, 5), shipped(), t) == (0, {("log", "memory-corrected", "info", "contact_support", 9, 9)})
+    mine = rules_file(tmp_path, HEAD + "  - name: kernel-apei-ghes\n    table:\n"
+                      "      memory-corrected: {severity: critical, count: 3, window: 1h}\n")
+    assert agree(log(3, 25), mine, t) == (1, {("log", "memory-corrected", "critical", "contact_support", 3, 3)})
+    assert agree(log(3, 40), mine, t)[1] == {("log", "memory-corrected", "info", "contact_support", 3, 2)}  # 80 min apart

@@ -19,7 +19,8 @@ list of entries tried in order (the first that applies wins)::
      drivers, when}                           # applies only to these driver versions / fields
 
 * A report is keyed by its code, then its class (AER ``fatal``/``non-fatal``/``corrected``,
-  SXid ``fatal``/``non-fatal``, amdgpu's classes, ``rm_init``/``api_mismatch``): :data:`KEYS`,
+  SXid ``fatal``/``non-fatal``, amdgpu's classes, ``rm_init``/``api_mismatch``; an APEI GHES
+  record's section by ``KIND-SEVERITY`` such as ``memory-corrected``, then its severity): :data:`KEYS`,
   per source; a key the rule's source cannot carry is refused, and so is a list entry after
   one without ``when`` or ``drivers`` (it would never be reached).
 * ``drivers``: a version range (``">=550"``, ``">=535.104,<560"``) the entry's meaning holds
@@ -50,6 +51,7 @@ import pandas as pd
 from sncheck.model import EntityKind, Finding, Severity, card_id
 from sncheck.rows import host_fact_row
 from sncheck.store.frames import kind_rows
+from sncheck.vendors.kernel_ghes import KINDS as GHES_KINDS, SEVERITIES as GHES_SEVERITIES
 from sncheck.vendors.kernel_log import HOST_SOURCES, describe, placed
 
 if TYPE_CHECKING:
@@ -62,7 +64,7 @@ ACTIONS = ("restart_app", "reset_gpu", "reset_fabric", "reboot", "drain", "updat
 # rule source -> the parser's event sources it judges
 SOURCES: dict[str, tuple[str, ...]] = {"xid": ("xid",), "sxid": ("sxid",), "aer": ("aer",), "amdgpu": ("amdgpu",),
                                        "nvrm": ("rm_init", "api_mismatch"), "mlx5": ("mlx5",),
-                                       "hung_task": ("hung_task",)}
+                                       "hung_task": ("hung_task",), "ghes": ("ghes",)}
 # rule source -> (whether its reports carry a code, the classes they are keyed by): a table key
 # no report of the source can carry (Xid 'ring-timeout', AER 13) would never apply: refused
 KEYS: dict[str, tuple[bool, tuple[str, ...]]] = {
@@ -71,7 +73,9 @@ KEYS: dict[str, tuple[bool, tuple[str, ...]]] = {
                        "reset-failed", "ring-timeout", "bad-page-threshold", "init-failed")),
     "nvrm": (False, ("rm_init", "api_mismatch")),
     "mlx5": (True, ("fatal", "health-compromised", "syndrome", "recovered", "recovery-failed", "unloaded")),
-    "hung_task": (False, ("hung-task", "hung-task-panic"))}
+    "hung_task": (False, ("hung-task", "hung-task-panic")),
+    # APEI GHES records: by section kind and severity ('memory-corrected'), then by severity
+    "ghes": (False, (*GHES_SEVERITIES, *(f"{k}-{s}" for k in GHES_KINDS for s in GHES_SEVERITIES)))}
 CLASSES = tuple(dict.fromkeys(c for _, classes in KEYS.values() for c in classes))
 MAX_WINDOW_S = 30 * 86400  # how long the state dir keeps a host's reports: the longest window
 MAX_COUNT = 10_000
@@ -221,6 +225,8 @@ def keys_of(event: dict[str, Any]) -> tuple[str, ...]:
         out.append(str(event["code"]))
     if event.get("source") in ("rm_init", "api_mismatch"):
         out.append(str(event["source"]))
+    elif event.get("source") == "ghes" and event.get("kind") and event.get("class"):
+        out += [f"{event['kind']}-{event['class']}", str(event["class"])]
     elif event.get("class"):
         out.append(str(event["class"]))
     return tuple(out)

@@ -19,7 +19,11 @@ event per kernel report:
   firmware heartbeat lost, the health buffer (syndrome, ext_synd, firmware) and the recovery's
   outcome (:mod:`sncheck.vendors.infiniband.kernel_mlx5`): the NIC's report, the host's finding;
 * ``hung_task``: ``INFO: task python3:1234 blocked for more than 122 seconds.`` and the lines
-  after it (:mod:`sncheck.vendors.kernel_hung`): the host's.
+  after it (:mod:`sncheck.vendors.kernel_hung`): the host's;
+* ``ghes``: APEI GHES firmware-first records, ``{12}[Hardware Error]: Hardware error from APEI
+  Generic Hardware Error Source: 0`` and the record's lines (severity, sections: PCIe with its
+  device and AER registers, memory with its address, location and DIMM, processor), one event
+  per section, the AER driver's decode after it folded in (:mod:`sncheck.vendors.kernel_ghes`).
 
 Each report's every value is kept (the error bits and port of an AER report, an Xid's MIG
 instance and cause, an SXid's link, the GPU failing RmInitAdapter and its code, the driver
@@ -46,14 +50,14 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors.grammar import Grammar
-from sncheck.vendors import kernel_aer, kernel_hung
+from sncheck.vendors import kernel_aer, kernel_ghes, kernel_hung
 from sncheck.vendors.amd import kernel_ras
 from sncheck.vendors.infiniband import kernel_mlx5
 from sncheck.vendors.nvidia import kernel_nvrm
 
 GRAMMAR = {"kernel-log": Grammar(
     tool="kernel log: `dmesg` (any time format), `journalctl -k`, syslog, and sncheck's bounded read",
-    versions="Linux 3.x to 6.12 (AER, amdgpu RAS/ACA, mlx5 health), 2.6.30 to 6.15 (hung tasks); NVIDIA driver "
+    versions="Linux 3.x to 6.12 (AER, amdgpu RAS/ACA, mlx5 health, APEI GHES records), 2.6.30 to 6.15 (hung tasks); NVIDIA driver "
              "3xx to 595 (Xid, SXid, RmInitAdapter)",
     sources=(
         "NVIDIA/open-gpu-kernel-modules @ 595.45.04: src/nvidia/src/kernel/gpu/rc/kernel_rc.c (XID_PRINT_WITH_ATTR: "
@@ -71,26 +75,38 @@ GRAMMAR = {"kernel-log": Grammar(
         "print_health_info, hsynd_str, mlx5_health_try_recover): see sncheck/vendors/infiniband/kernel_mlx5.py",
         "torvalds/linux kernel/hung_task.c (check_hung_task / hung_task_info, debug_show_blocker): see "
         "sncheck/vendors/kernel_hung.py",
+        "torvalds/linux drivers/acpi/apei/ghes.c (3.x as indexed: __ghes_print_estatus '%s{%u}[Hardware Error]: ' "
+        "then 'Hardware error from APEI Generic Hardware Error Source: %d'; panic('Fatal hardware error!')) and "
+        "drivers/firmware/efi/cper.c (6.x as indexed: cper_estatus_print 'It has been corrected by h/w and requires "
+        "no further action', 'event severity: %s'; cper_estatus_print_section '[im]precise tstamp:', 'Error %d, type: "
+        "%s', fru_id, fru_text, 'section_type: ...' / 'section type: unknown, %pUl'; cper_print_pcie, cper_print_mem "
+        "('error_status: %s (0x%016llx)', cper_mem_err_location 'node:%d card:%d ...', 'error_type: %d, %s', 'DIMM "
+        "location: ...'), cper_print_proc_generic), drivers/pci/pcie/aer.c cper_print_aer (the AER decode after a "
+        "record): see sncheck/vendors/kernel_ghes.py",
     ),
     lines=("any line, optionally timed ('[  12.345678]', '[Mon Mar  3 12:00:01 2025]', ISO, the journal's or syslog's "
-           "'Mar 03 12:00:01 host kernel: ', that followed by dmesg's '[  12.3]'), dmesg --decode's 'kern  :err   : ' "
+           "'Mar 03 12:00:01 host kernel: ', that followed by dmesg's '[  12.3]'; a bare 'kernel: ' of such a line pasted "
+           "without its date and host), dmesg --decode's 'kern  :err   : ' "
            "before the stamp (util-linux dmesg.c print_record); the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
            "Data and Severity lines, RmInitAdapter, the fallen-off-the-bus message without an Xid, loading, API mismatch), sncheck/vendors/kernel_aer.py (AER "
            "received / PCIe Bus Error / device status / one line per error bit / TLP Header), "
            "sncheck/vendors/amd/kernel_ras.py (amdgpu RAS counts, ERREVENT, ACA banks, resets, ring timeouts, "
            "page faults, bad-page threshold), sncheck/vendors/infiniband/kernel_mlx5.py (mlx5 Fatal error, health "
            "compromised, the health buffer, the recovery), sncheck/vendors/kernel_hung.py (INFO: task ... blocked "
-           "for more than N seconds, its Tainted, sched and Call Trace lines, the blocker, the panic); every "
+           "for more than N seconds, its Tainted, sched and Call Trace lines, the blocker, the panic), "
+           "sncheck/vendors/kernel_ghes.py ('{SEQ}[Hardware Error]: ' records: source, severity, per section its "
+           "severity, type and values; the AER driver's 'aer_status' decode of a record's PCIe device); every "
            "other line is counted, not read. sncheck's read adds "
            "'# boot: EPOCH' (/proc/stat btime: places the uptime stamps), '-- cursor: C' (journalctl --show-cursor) and "
            "its end line '# end of kernel log'."),
     end="none: a log is a stream, any line may be its last; sncheck's read ends with '# end of kernel log' "
         "(complete: true). A last line without its newline is a cut.",
     failures=("every Xid, SXid, RmInitAdapter failure, API mismatch, uncorrected AER report, amdgpu fault, "
-              "mlx5 health report (but a recovery's success alone) and hung task "
+              "mlx5 health report (but a recovery's success alone), hung task and fatal, recoverable or "
+              "unknown-severity APEI GHES section "
               "(faults); 'dmesg: read kernel buffer failed', 'Operation not permitted', journalctl's 'Failed "
               "to' lines (errors). Severity and action per code: the rules file's kernel-log policy."),
-    values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu, mlx5, hung_task), "
+    values=("driver_version; events[]: source (xid, sxid, rm_init, api_mismatch, aer, amdgpu, mlx5, hung_task, ghes), "
             "code, bus_id, "
             "class, time, text, boot_back (a report of an earlier boot than the log's last: how many boots "
             "before it, told by dmesg's uptime going back; absent for the last boot's), and per source: xid gpu_instance, compute_instance, pid, process, message, "
@@ -100,7 +116,15 @@ GRAMMAR = {"kernel-log": Grammar(
             "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], "
             "tlp_header; amdgpu see kernel_ras; mlx5 port, sensor, synd, syndrome, ext_synd, fw_version, "
             "fw_severity, rfr, pci_unavailable, recovery; hung_task process, pid, seconds, tainted, kernel, state, "
-            "trace, module, blocked_by, suppressed; lines, cursor, last_time, boot, complete, cursor_lost, faults, errors"),
+            "trace, module, blocked_by, suppressed; ghes seq, source_id, record_severity, corrected_note, section, "
+            "section_type, kind, fru_id, fru_text, tstamp, head_missing, fields{name: value}, pcie port_type, "
+            "port_type_name, version, command, status, port, slot, secondary_bus, vendor_id, device_id, "
+            "vendor_device, class_code, serial_lower, serial_upper, bridge_secondary_status, bridge_control, "
+            "aer_uncor_status, aer_uncor_mask, aer_uncor_severity, tlp_header, aer_status, aer_mask, bits[], "
+            "aer_layer, aer_agent; memory error_status, error_status_name, physical_address, "
+            "physical_address_mask, location{node, card, module, rank, bank, bank_group, bank_address, device, row, "
+            "column, bit_position, requestor_id, responder_id, target_id, chip_id}, error_type, error_type_name, "
+            "dimm; lines, cursor, last_time, boot, complete, cursor_lost, faults, errors"),
 )}
 
 TOOL = "kernel-log"
@@ -109,7 +133,7 @@ HOST_SOURCES = ("sxid", "mlx5", "hung_task")
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
 BOOT_DROP_S = 1.0  # printk stamps of two CPUs may interleave a little out of order; a reboot starts again near 0
-PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|{kernel_mlx5.PATTERN}|{kernel_hung.PATTERN}|"
+PATTERN = (rf"{kernel_nvrm.PATTERN}|{kernel_aer.PATTERN}|{kernel_mlx5.PATTERN}|{kernel_hung.PATTERN}|{kernel_ghes.PATTERN}|"
            r"^-- cursor:|^dmesg:|dmesg: |Operation not permitted|"
            r"^Failed to|amdgpu.*([Hh]ardware [Ee]rror|GPU reset|timeout, signaled|RAS records|poison consumption|"
            r"page fault|Process |Fatal error during GPU init|probe .*failed with error)|aca entry\[|ACA\[")  # every line kernel_ras reads (an ACA register's: any)
@@ -155,6 +179,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     resets: dict[str, dict[str, Any]] = {}  # amdgpu: the reset begun per GPU, its outcome line to come
     nics: dict[str, dict[str, Any]] = {}    # PCI function -> its last mlx5 health report, which its buffer lines fill
     task: dict[str, Any] | None = None      # the hung-task report whose trace the lines after it are
+    ghes = kernel_ghes.state()              # APEI GHES records by sequence number, the AER decode after one
     lines = 0
     ended = False
     boots = 0                   # the uptime resets the log shows (a paste across reboots)
@@ -179,6 +204,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         rest = line[syslog.end():] if syslog else line
         if decoded := _DECODE.match(rest):
             rest = rest[decoded.end():]
+        elif not syslog and rest.startswith("kernel: "):  # a syslog line pasted without its date and host
+            rest = rest[len("kernel: "):]
         t = _TIME.match(rest)
         when = (t.group("iso") or t.group("ctime") or t.group("mono")) if t else None
         when = syslog.group("syslog") if syslog and not (t and (t.group("iso") or t.group("ctime"))) else when
@@ -203,6 +230,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                 task = h
             continue
         task = None  # a line that is not the report's: its trace has ended
+        if (g := kernel_ghes.event(body, ghes)) is not None:
+            if g:
+                g.update(time=when, text=body[:300], boot_seq=boots)
+                events.append(g)
+            last = None  # a record's line is no AER report's continuation
+            continue
         if (n := kernel_mlx5.event(body, nics)) is not None:
             if n:
                 n.update(time=when, text=body[:300], boot_seq=boots)
@@ -223,6 +256,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             errors.append(f"journalctl: {body[:200]} (the next run reads this boot's whole log)")
         elif body.startswith("dmesg:") or body.startswith("Failed to") or _DENIED.search(body):
             errors.append(f"the kernel log cannot be read: {body[:200]}")
+    kernel_ghes.finish(events)
     if not any(e["source"] == "aer" for e in events):
         events += received  # an older kernel: the 'error received' lines are all there is
     for e in events:  # how many boots before the log's last one each report's is (kept only where > 0)
@@ -245,6 +279,8 @@ def is_fault(e: dict[str, Any]) -> bool:
         return kernel_ras.is_fault(e)
     if e["source"] == "mlx5":
         return kernel_mlx5.is_fault(e)
+    if e["source"] == "ghes":
+        return kernel_ghes.is_fault(e)
     return True
 
 
@@ -257,6 +293,8 @@ def describe(e: dict[str, Any]) -> str:
         return kernel_mlx5.describe(e)
     if e["source"] == "hung_task":
         return kernel_hung.describe(e)
+    if e["source"] == "ghes":
+        return kernel_ghes.describe(e)
     return kernel_nvrm.describe(e)
 
 
@@ -332,7 +370,7 @@ def iso(t: float) -> str:
 
 KEPT_DAYS = 30        # how long a host's reports are kept for a count over a window (the longest window)
 KEPT_REPORTS = 500    # and at most this many per host, the newest
-_KEPT_FIELDS = ("source", "code", "class", "bus_id", "card", "driver_version", "recovery_action", "status_class",
+_KEPT_FIELDS = ("source", "code", "class", "kind", "bus_id", "card", "driver_version", "recovery_action", "status_class",
                 "block", "link", "device", "gpu_instance")
 
 

@@ -9,6 +9,7 @@ layouts with their error bits, and noise lines; in each time format the grammar 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 
 from grammars import Variant, generator
@@ -332,3 +333,115 @@ def host_reports(rng: random.Random) -> Iterator[Variant]:
             for _ in range(rng.randint(0, 1)):
                 log.noise()
             yield log.variant(style, case)
+
+
+# ------------------------------------------------------------------ APEI GHES records
+# (sncheck/vendors/kernel_ghes.py: ghes.c __ghes_print_estatus, cper.c cper_estatus_print and its
+# section printers, aer.c cper_print_aer)
+
+_PORT_TYPES = {0: "PCIe end point", 4: "root port", 5: "upstream switch port", 6: "downstream switch port"}
+_MEM_TYPES = {2: "single-bit ECC", 3: "multi-bit ECC", 14: "scrub uncorrected error"}
+
+
+class _Ghes(_Log):
+    def record(self, seq: int, severity: str, sections: list[tuple[str, str]], new_kernel: bool) -> list[str]:
+        """One record's lines (its sections: (kind, severity)) and their values; the AER decode
+        lines a PCIe section's device gets after it are returned, to place after the record."""
+        pfx = f"{{{seq}}}[Hardware Error]: "
+        out = [pfx + f"Hardware error from APEI Generic Hardware Error Source: {seq % 3}"]
+        if severity == "corrected":
+            out.append(pfx + "It has been corrected by h/w and requires no further action")
+        out.append(pfx + f"event severity: {severity}")
+        decode: list[str] = []
+        for k, (kind, sev) in enumerate(sections):
+            i = self.events
+            if new_kernel and self.rng.random() < 0.5:
+                out.append(pfx + f" precise tstamp: 2025-03-04 09:1{k}:00")
+                self.values.append((f"events[{i}].tstamp", f"2025-03-04 09:1{k}:00"))
+            out.append(pfx + f" Error {k}, type: {sev}")
+            if self.rng.random() < 0.4:
+                out.append(pfx + f" fru_text: Card0{k}, ChnB, DIMM0")
+                self.values.append((f"events[{i}].fru_text", f"Card0{k}, ChnB, DIMM0"))
+            p = pfx + "  "
+            self.values += [(f"events[{i}].source", "ghes"), (f"events[{i}].class", sev), (f"events[{i}].seq", seq),
+                            (f"events[{i}].section", k), (f"events[{i}].record_severity", severity),
+                            (f"events[{i}].source_id", seq % 3)]
+            if kind == "pcie":
+                port = f"0000:{self.rng.randrange(0, 250):02x}:{self.rng.randrange(32):02x}.{self.rng.randrange(8)}"
+                ptype = self.rng.choice(tuple(_PORT_TYPES))
+                out += [p + "section_type: PCIe error", p + f"port_type: {ptype}, {_PORT_TYPES[ptype]}",
+                        p + "version: 3.0", p + "command: 0x0547, status: 0x4010", p + f"device_id: {port}",
+                        p + "slot: 0", p + "secondary_bus: 0x03", p + "vendor_id: 0x1002, device_id: 0x74a1",
+                        p + "class_code: 120000", p + "bridge: secondary_status: 0x2000, control: 0x0003"]
+                self.values += [(f"events[{i}].kind", "pcie"), (f"events[{i}].port", port),
+                                (f"events[{i}].bus_id", port[:10]), (f"events[{i}].port_type", ptype),
+                                (f"events[{i}].vendor_device", "1002:74a1"), (f"events[{i}].status", "0x4010")]
+                if sev == "fatal":
+                    out += [p + "aer_uncor_status: 0x00004000, aer_uncor_mask: 0x00000000",
+                            p + "aer_uncor_severity: 0x00062030", p + "TLP Header: 40000001 0000000f f7c00000 00000000"]
+                    self.values += [(f"events[{i}].aer_uncor_status", "0x00004000"),
+                                    (f"events[{i}].tlp_header", "40000001 0000000f f7c00000 00000000")]
+                elif sev != "corrected" or self.rng.random() < 0.5:  # aer_recover_queue: the AER driver's decode
+                    dev = f"pcieport {port}: "
+                    decode += [dev + "AER: aer_status: 0x00004000, aer_mask: 0x00000000",
+                               dev + "   [14] CmpltTO                (First)",
+                               dev + "AER: aer_layer=Transaction Layer, aer_agent=Requester ID"]
+                    self.values += [(f"events[{i}].aer_status", "0x00004000"), (f"events[{i}].bits[bit=14].name", "CmpltTO"),
+                                    (f"events[{i}].aer_agent", "Requester ID")]
+            elif kind == "memory":
+                etype = self.rng.choice(tuple(_MEM_TYPES))
+                status = "Storage error in DRAM memory (0x0000000000000400)" if new_kernel else "0x0000000000000400"
+                loc = ("node:1 card:0 module:0 rank:1 bank:3 bank_group:1 bank_address:3 device:0 row:51198 column:696 "
+                       if new_kernel else "node: 1 card: 0 module: 0 rank: 1 bank: 3 device: 0 row: 51198 column: 696 ")
+                out += [p + "section_type: memory error", p + f"error_status: {status}",
+                        p + "physical_address: 0x000000105e4b1fc0", p + loc.rstrip(),
+                        p + f"error_type: {etype}, {_MEM_TYPES[etype]}", p + "DIMM location: CPU 1 DIMM A2"]
+                self.values += [(f"events[{i}].kind", "memory"), (f"events[{i}].error_status", "0x0000000000000400"),
+                                (f"events[{i}].physical_address", "0x000000105e4b1fc0"),
+                                (f"events[{i}].location.row", 51198), (f"events[{i}].location.rank", 1),
+                                (f"events[{i}].error_type", etype), (f"events[{i}].dimm", "CPU 1 DIMM A2")]
+            else:  # a processor section: its name: value lines kept by name
+                out += [p + "section_type: general processor error", p + "processor_type: 0, IA32/X64",
+                        p + "error_type: 0x01", p + "cache error", p + "operation: 1, data read",
+                        p + "IP: 0xffffffff81012345"]
+                self.values += [(f"events[{i}].kind", "processor"), (f"events[{i}].fields.operation", "1, data read")]
+            self.events += 1
+            self.faults += sev not in ("corrected", "info")
+        return out + decode
+
+
+@generator("kernel-log")
+def ghes_records(rng: random.Random) -> Iterator[Variant]:
+    for style in rng.sample(_TIMES, 4):
+        log = _Ghes(rng)
+        for _ in range(rng.randint(0, 2)):
+            log.noise()
+        new_kernel = rng.random() < 0.6
+        seq = rng.randrange(1, 400)
+        first = log.events
+        records = []
+        for r in range(rng.randint(1, 2)):
+            severity = rng.choice(("corrected", "recoverable", "fatal", "corrected"))
+            kinds = [rng.choice(("pcie", "memory", "pcie", "processor")) for _ in range(rng.randint(1, 2))]
+            records.append(log.record(seq + r, severity, [(k, severity) for k in kinds], new_kernel))
+        if len(records) == 2 and rng.random() < 0.5:  # two CPUs' records interleaved: their sequence numbers part them
+            a, b = records
+            head = [ln for ln in a if "[Hardware Error]" in ln]
+            lines = [x for pair in zip(head, b) for x in pair] + head[len(b):] + b[len(head):] + a[len(head):]
+            log.lines += lines
+            # an event starts at its record's first line (section 0) or at its 'Error K' line: the
+            # interleaving orders them so
+            starts = [(int(m.group(1)), 0 if m.group(2) else int(m.group(3))) for ln in lines
+                      if (m := re.match(r"\{(\d+)\}\[Hardware Error\]: (?:(Hardware error from)|\s*Error (\d+),)", ln))
+                      and (m.group(2) or m.group(3) != "0")]
+            was = sorted(starts)  # record() numbered them record by record, section by section
+            where = {was.index(x) + first: starts.index(x) + first for x in starts}
+            log.values = [(re.sub(r"^(len\()?events\[(\d+)\]", lambda m: f"{m.group(1) or ''}events[{where.get(int(m.group(2)), int(m.group(2)))}]", at), v)
+                          for at, v in log.values]
+            case = "interleaved"
+        else:
+            log.lines += [ln for rec in records for ln in rec]
+            case = "records"
+        for _ in range(rng.randint(0, 1)):
+            log.noise()
+        yield log.variant(style, f"ghes {case} {'5.x+' if new_kernel else '3.x-4.x'}")
