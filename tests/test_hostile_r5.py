@@ -143,3 +143,142 @@ def test_st01_another_programs_sqlite_file_is_refused_and_left_as_it_was(tmp_pat
         assert f"{db}: is not sncheck's state database (it holds table 'moz_places' and 1 more)" in line, (args, line)
     assert db.read_bytes() == before
     assert sorted(p.name for p in sdir.iterdir()) == [".sncheck-isolation.lock", "state.db"]  # no -wal, no -shm
+
+
+# -- kernel-log policy overrides -------------------------------------------------------------
+
+def test_k01_a_driver_range_no_version_satisfies_is_refused(tmp_path: Path) -> None:
+    """K01: 'drivers: ">=560,<550"' on an Xid entry loaded; with the driver known the entry
+    never applied (its Xids fell to the rule's default severity), unknown it applied as the
+    most severe: a policy override that could never fire as written."""
+    from sncheck.health.kernel import _range, _satisfiable
+
+    f = tmp_path / "r.yaml"
+    f.write_text('extends: default\nrules:\n  - name: kernel-xid\n    table:\n'
+                 '      13: {severity: critical, drivers: ">=560,<550"}\n')
+    line = one_line_error(_cli("rules", "check", f))
+    assert "table[13].drivers '>=560,<550' holds for no driver version" in line and f"{f}:4" in line
+    assert [r for r in (">=550", ">=535.104,<560", "==550,>=550", ">=560,<=560", ">=550.90,<550.91")
+            if not _satisfiable(_range(r))] == []  # type: ignore[arg-type]
+    assert [r for r in ("<550,>=560", ">550,<551", "<0") if _satisfiable(_range(r))] == []  # type: ignore[arg-type]
+    f.write_text('extends: default\nrules:\n  - name: kernel-xid\n    table:\n'
+                 f'      13: {{severity: critical, drivers: ">={"9" * 5000}"}}\n')
+    assert len(one_line_error(_cli("rules", "check", f))) < 400  # the value quoted, not 5000 digits
+
+
+# -- the fabric: topology and switch-port counters files -------------------------------------
+
+IB8 = ("name: ib8\nsupernodes:\n  - {name: a, hosts: 'h[01-04]', cards_per_host: 2}\n"
+       "  - {name: b, hosts: 'h[05-08]', cards_per_host: 2}\nfabric:\n  spines: [spine0]\n")
+
+
+def test_fb01_an_empty_topology_file_could_not_be_read_exit_3_naming_it(tmp_path: Path) -> None:
+    """FB01: 'fabric check --topology empty.txt' exited 1 (as if it had findings) with a line
+    that named no file; a garbled one exits 3 naming it, as the help says."""
+    inv, topo = tmp_path / "ib8.yaml", tmp_path / "empty.txt"
+    inv.write_text(IB8)
+    topo.write_text("")
+    line = one_line_error(_cli("fabric", "check", "-i", inv, "--topology", topo), code=3)
+    assert f"the fabric's topology ({topo}) does not read" in line
+
+
+@pytest.mark.parametrize("ports, words", [
+    ({"leaf:a[1]": {"symbol_error": "5"}}, "counter 'symbol_error' is not a count"),
+    ({"leaf:a[1]": {"symbol_error": True}}, "counter 'symbol_error' is not a count"),
+    ({"leaf:a[1]": {"symbol_error": -1}}, "counter 'symbol_error' is not a count"),
+    ({"leaf:a[1]": None}, "is not a count"),
+])
+def test_fb02_a_saved_counter_that_is_not_a_count_is_refused_not_dropped(tmp_path: Path, ports, words) -> None:
+    """FB02: a counters file whose value was text ("5") or a bool had it dropped, and with it
+    the judgement of that port's growth: the check passed."""
+    from sncheck.cli.fabric import COUNTERS_SCHEMA, _load_counters
+
+    f = tmp_path / "before.json"
+    f.write_text(json.dumps({"schema": COUNTERS_SCHEMA, "ports": ports}))
+    with pytest.raises(ConfigError) as e:
+        _load_counters(str(f))
+    assert words in str(e.value) and str(f) in str(e.value)
+
+
+def test_fb03_counters_of_another_fabric_judge_nothing_and_are_refused() -> None:
+    """FB03: '--since' a counters file saved on another fabric (or emptied): every port read now
+    was 'not read before', no growth was judged, and the check exited 0."""
+    from sncheck.cli.fabric import growth_findings
+    from sncheck.fabric import Cabling
+
+    now = {"leaf:a[1]": {"symbol_error": 9}, "leaf:a[2]": {"symbol_error": 0}}
+    with pytest.raises(ConfigError) as e:
+        growth_findings({"leaf:other[1]": {"symbol_error": 0}}, now, Cabling({}, {}), "before.json")
+    assert "holds none of the 2 switch ports read now" in str(e.value)
+    (f,) = growth_findings({"leaf:a[1]": {"symbol_error": 1}}, now, Cabling({}, {}), "before.json")
+    assert f.entity == "leaf:a[1]"  # one port in common: judged, the other not read before
+
+
+# -- plan ----------------------------------------------------------------------------------
+
+PLAN = ("plan", "--params", "70B", "--hidden", "8192", "--layers", "80", "--card-memory", "80GB")
+
+
+@pytest.mark.parametrize("extra, words", [
+    (("--layout", "tp=3,pp=4,dp=2"), "TP=3 must divide the hidden size 8192"),
+    (("--layout", "tp=8,pp=4,dp=2", "--heads", "12", "--recompute", "none"), "TP=8 must divide the 12 attention heads"),
+    (("--layout", "tp=2,pp=4,dp=2", "--heads", "6", "--recompute", "none"), "the 6 attention heads must divide"),
+    (("--layout", "tp=8,pp=4,dp=2", "--global-batch", "3"), "global batch (3 sequences) must be a positive multiple"),
+    (("--layout", "tp=8,pp=4,dp=2", "--domain", "8", "--design", "scale_up=450GB/s@1us", "--design",
+      "scale_up=1GB/s@1us"), "--design names scale_up twice"),
+])
+def test_pl01_a_layout_megatron_could_not_run_is_refused(extra: tuple[str, ...], words: str) -> None:
+    """PL01-04: TP=3 over hidden 8192, TP=8 over 12 heads, a global batch of 3 over 2 replicas
+    were planned and said to fit (exit 0 or 1): Megatron refuses each at start. A tier given
+    twice to --design took the last without a word."""
+    line = one_line_error(_cli(*PLAN, *extra))
+    assert words in line
+
+
+# -- history, diff, isolation --------------------------------------------------------------
+
+def test_hs01_an_empty_run_name_is_refused_not_taken_for_the_only_run(tmp_path: Path) -> None:
+    """HS01: 'diff "" ""' compared the state store's first run with itself ('' is a prefix of
+    every run id), or the working directory's run (Path('') is '.')."""
+    from sncheck.health.history import RunRef
+
+    with pytest.raises(ConfigError) as e:
+        RunRef("", tmp_path)
+    assert "an empty run name" in str(e.value)
+    run = _run_dir(tmp_path, "r", layers=[{"name": "connectivity"}])
+    assert RunRef(str(run), None).run_id == "r"
+
+
+def test_i01_a_blank_reason_or_rule_is_refused_and_a_mechanism_named_twice_applied_once(tmp_path: Path) -> None:
+    """I01: 'isolate n1 --reason ""' recorded a decision with no why in the state store and the
+    audit; '--via hostfile --via hostfile' applied the hostfile twice."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INV)
+    for opt in ("--reason", "--rule"):
+        r = _cli("isolate", "n1", "-i", inv, "--via", "hostfile", "--apply", opt, " ", "--state-dir", tmp_path / "s")
+        assert r.exit_code == 2 and "must not be blank" in r.output, r.output
+    assert not (tmp_path / "s").exists()
+    r = _cli("release", "n1", "-i", inv, "--reason", "", "--state-dir", tmp_path / "s")
+    assert r.exit_code == 2 and not (tmp_path / "s").exists()
+    r = _cli("isolate", "n1", "-i", inv, "--via", "hostfile", "--via", "hostfile", "--apply",
+             "--state-dir", tmp_path / "s")
+    assert r.exit_code == 0 and r.output.count("isolate via hostfile: ok") == 1, r.output
+
+
+# -- help text -------------------------------------------------------------------------------
+
+def test_c01_every_help_text_renders_its_examples_verbatim() -> None:
+    """C01: 'fabric check --help' printed '\\b Examples:   sncheck fabric check -i ...' run
+    together on one line: its docstring held a backslash and a 'b', not Click's \\b mark."""
+    import click
+
+    def walk(cmd: click.Command, path: list[str]) -> list[tuple[str, str]]:
+        if isinstance(cmd, click.Group):
+            ctx = click.Context(cmd)
+            return [x for name in cmd.list_commands(ctx)
+                    for x in walk(cmd.get_command(ctx, name), [*path, name])]  # type: ignore[arg-type]
+        return [(" ".join(path), _cli(*path, "--help").output)]
+
+    helps = walk(main, [])
+    assert len(helps) > 20
+    assert [p for p, text in helps if "\\b" in text] == []

@@ -15,7 +15,7 @@ from sncheck.config.jsonio import read_json
 from sncheck.config.fileio import read_input, write_atomic
 from sncheck.config.inventory import Inventory
 from sncheck.run.inputs import load_inventory
-from sncheck.errors import ConfigError, HarnessError
+from sncheck.errors import ConfigError, HarnessError, ParseError
 from sncheck.fabric import Cabling, inventory_block
 from sncheck.health.cabling import cabling_findings, counter_growth_findings
 from sncheck.model import Finding
@@ -40,10 +40,13 @@ def _run(argv: tuple[str, ...]) -> str:
 
 def _topology(disc: Any, topology: str | None) -> dict:
     text = read_input(topology, "log").decode("utf-8", "replace") if topology else _run(disc.TOPOLOGY_ARGV)
-    parsed = disc.parse_topology(text)
+    source = topology or " ".join(disc.TOPOLOGY_ARGV)
+    try:
+        parsed = disc.parse_topology(text)
+    except ParseError as e:  # nothing of a topology in it (an empty file): the same as a garbled one
+        raise HarnessError(f"the fabric's topology ({source}) does not read: {e}") from e
     if parsed["errors"]:  # a cut or garbled topology is never judged as the fabric
-        raise HarnessError(f"the fabric's topology ({topology or ' '.join(disc.TOPOLOGY_ARGV)}) does not read "
-                           f"whole: {'; '.join(parsed['errors'][:3])}")
+        raise HarnessError(f"the fabric's topology ({source}) does not read whole: {'; '.join(parsed['errors'][:3])}")
     return parsed
 
 
@@ -72,8 +75,26 @@ def _load_counters(path: str) -> dict[str, dict[str, int]]:
     data = read_json(path, "the counters file")
     if not isinstance(data, dict) or data.get("schema") != COUNTERS_SCHEMA or not isinstance(data.get("ports"), dict):
         raise ConfigError(f"not a counters file of sncheck fabric check --save (schema {COUNTERS_SCHEMA})", path)
-    return {str(k): {str(c): v for c, v in (vals or {}).items() if isinstance(v, int)}
-            for k, vals in data["ports"].items() if isinstance(vals, dict)}
+    out: dict[str, dict[str, int]] = {}
+    for port, vals in data["ports"].items():
+        # a value that is not a count (text, a bool, a float) was dropped, and so was its port's
+        # judgement: the growth of a counter no longer read before is never judged
+        bad = next((c for c, v in vals.items() if isinstance(v, bool) or not isinstance(v, int) or v < 0), None) \
+            if isinstance(vals, dict) else "(not a mapping of counters)"
+        if bad is not None:
+            raise ConfigError(f"port {port!r}: counter {bad!r} is not a count (a whole number from 0)", path)
+        out[str(port)] = {str(c): v for c, v in vals.items()}
+    return out
+
+
+def growth_findings(before: dict[str, dict[str, int]], counters: dict[str, dict[str, int]], found: Cabling,
+                    since: str) -> list[Finding]:
+    """The ports whose counters grew since ``before``; a counters file that holds none of the
+    ports read now (another fabric's, or emptied) judges nothing and is refused, not a pass."""
+    if counters and not set(counters) & set(before):
+        raise ConfigError(f"holds none of the {len(counters)} switch ports read now (another fabric's?): "
+                          "no counter's growth could be judged", since)
+    return counter_growth_findings(before, counters, found)
 
 
 @click.group("fabric")
@@ -95,7 +116,7 @@ def check_cmd(inventory_path: str, topology: str | None, save: str | None, since
     port's error counters (exit 0: as declared, 1: findings, 2: bad input, 3: the fabric
     could not be read).
 
-    \\b
+    \b
     Examples:
       sncheck fabric check -i cluster.yaml
       sncheck fabric check -i cluster.yaml --save before.json     # then run the workload, then:
@@ -111,7 +132,7 @@ def check_cmd(inventory_path: str, topology: str | None, save: str | None, since
     if save or before is not None:
         counters = _counters(disc, parsed)
         if before is not None:
-            findings += counter_growth_findings(before, counters, found)
+            findings += growth_findings(before, counters, found, str(since))
         if save:
             write_atomic(save, json.dumps({"schema": COUNTERS_SCHEMA, "ports": counters}, indent=1) + "\n")
     summary = {"nics_found": len(found.nics), "nics_declared": len(fabric.declared_cabling().nics),

@@ -247,11 +247,20 @@ def _check(sdir: Path, as_json: bool) -> None:
         raise click.exceptions.Exit(1)
 
 
+def _for_the_record(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """A reason or rule the audit records: blank would be a decision with no why."""
+    if not value.strip():
+        raise click.BadParameter("must not be blank: it goes into the state store and the audit", ctx, param)
+    return value
+
+
 @click.command("isolate")
 @click.argument("entities", nargs=-1, required=True)
 @click.option("--kind", type=click.Choice(["card", "host", "switch"]), help="Check that every ENTITY is of this kind.")
-@click.option("--reason", default="isolated by an operator", show_default=True, help="Why, for the record.")
-@click.option("--rule", default="manual", show_default=True, help="Rule name for the record.")
+@click.option("--reason", default="isolated by an operator", show_default=True, callback=_for_the_record,
+              help="Why, for the record.")
+@click.option("--rule", default="manual", show_default=True, callback=_for_the_record,
+              help="Rule name for the record.")
 @click.option("--cap", type=finite(0, 1), default=DEFAULT_CAP, show_default=True,
               help="The fleet cap: refuse when sncheck's isolations (those in the state store and these) "
                    "would keep more than this share of the cards or hosts out of service.")
@@ -295,7 +304,8 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
 
 @click.command("release")
 @click.argument("entities", nargs=-1, required=True)
-@click.option("--reason", default="released by an operator", show_default=True, help="Why, for the record.")
+@click.option("--reason", default="released by an operator", show_default=True, callback=_for_the_record,
+              help="Why, for the record.")
 @click.option("--after-repair", is_flag=True,
               help="First run the scoped validation of ENTITIES (--playbook, --targets them); release only on a pass.")
 @click.option("--playbook", "playbook_ref", default="post-delivery", show_default=True, type=input_ref("yaml"),
@@ -364,7 +374,7 @@ def _operate(requests: list[ActionRequest], inventory: Inventory, via: tuple[str
     """Plan, or under the state directory's lock reconcile and then apply, one transaction a
     request (sncheck.actions.transaction); SIGTERM/SIGINT finish the host in progress, exit 3."""
     sdir = _state_dir(state_dir)
-    via = via or DEFAULT_VIA
+    via = tuple(dict.fromkeys(via)) or DEFAULT_VIA  # a mechanism named twice is applied once
     runner = _runner(control_host, inventory, ssh_config, known_hosts) if apply else None
     started = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     run_id = requests[0].run_id or new_run_id()

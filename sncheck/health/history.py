@@ -89,6 +89,9 @@ class RunRef:
 
     def __init__(self, ref: str, state_dir: str | Path | None) -> None:
         self.ref = ref
+        if not ref.strip():  # Path('') is the working directory, and '' the prefix of every run id
+            raise ConfigError("an empty run name: give a run id (sncheck history --runs lists them) or a run "
+                              "directory", repr(ref))
         path = Path(ref)
         # anything at results.json but a missing file goes through the one reader: a FIFO, a
         # device or a link to one there is refused naming it (is_file() said "no results.json")

@@ -142,6 +142,16 @@ def _compare(have: tuple[int, ...], op: str, want: tuple[int, ...]) -> bool:
     return {">=": a >= want, "<=": a <= want, ">": a > want, "<": a < want, "==": a == want}[op]
 
 
+def _satisfiable(clauses: tuple[tuple[str, tuple[int, ...]], ...]) -> bool:
+    """Whether some driver version holds for every clause: one of the bounds, a step either
+    side of one, or the ends of the range is such a version if any is (the clauses compare
+    versions part by part, as many parts as each bound gives)."""
+    near = {(0,), (10 ** 4,) * 3}
+    for _, want in clauses:
+        near |= {want, (*want[:-1], want[-1] + 1), (*want[:-1], max(want[-1] - 1, 0))}
+    return any(all(_compare(v, op, want) for op, want in clauses) for v in near)
+
+
 def _entry_error(where: str, entry: Any) -> str | None:
     if not isinstance(entry, dict):
         return f"{where} must be a mapping, e.g. {{severity: critical, action: reset_gpu}}"
@@ -169,9 +179,11 @@ def _entry_error(where: str, entry: Any) -> str | None:
             return f"{where}: a window needs a count above 1 (how many reports within it)"
     if "below" in entry and count == 1:
         return f"{where}: below is the severity under the count: it needs a count above 1"
-    if "drivers" in entry and _range(entry["drivers"]) is None:
+    if "drivers" in entry and (clauses := _range(entry["drivers"])) is None:
         return f"{where}.drivers must be a driver version range such as '>=550' or '>=535.104,<560', " \
-               f"got {entry['drivers']!r}"
+               f"got {str(entry['drivers'])[:40]!r}"
+    if "drivers" in entry and clauses is not None and not _satisfiable(clauses):
+        return f"{where}.drivers {entry['drivers']!r} holds for no driver version: the entry could never apply"
     when = entry.get("when", {})
     if not isinstance(when, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, bool)) and
                                              not isinstance(v, float) for k, v in when.items()):

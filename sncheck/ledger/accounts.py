@@ -153,6 +153,8 @@ def plan(model: Model, train: Training, tp: int, ep: int, pp: int, dp: int | Non
     domains = cluster.domains(report) if cluster is not None and report is not None else (
         Domains.uniform(opts.domain_cards, opts.host_cards) if opts.domain_cards else None)
     result = Plan(lay, led, cap, domains, replicas=dp)
+    if opts.global_batch is not None:  # a batch the replicas cannot split is no layout, figures or not
+        comm_mod.micro_batches(opts.global_batch, train.micro_batch, lay.dp)
     if opts.figures is None:
         return result
     if domains is None:

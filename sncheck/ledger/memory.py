@@ -168,6 +168,14 @@ def check_layout(model: Model, tp: int, ep: int, pp: int, dp: int) -> None:
                           "out of each pipeline stage's TP x DP ranks")
     if model.layers is not None and model.layers % pp:
         raise ConfigError(f"PP={pp} must divide the {model.layers} layers")
+    # Megatron's tensor-parallel split: each TP rank takes whole heads and an equal share of the
+    # hidden size (and each head an equal share of it): a layout that cannot split them cannot run
+    if model.hidden is not None and model.hidden % tp:
+        raise ConfigError(f"TP={tp} must divide the hidden size {model.hidden}: each TP rank holds an equal share")
+    if model.heads is not None and model.heads % tp:
+        raise ConfigError(f"TP={tp} must divide the {model.heads} attention heads: each TP rank holds whole heads")
+    if model.heads is not None and model.hidden is not None and model.hidden % model.heads:
+        raise ConfigError(f"the {model.heads} attention heads must divide the hidden size {model.hidden}")
     if model.experts is not None and model.experts % ep:
         raise ConfigError(f"EP={ep} must divide the {model.experts} experts: each EP rank holds whole experts")
     if model.experts is not None and model.top_k > model.experts:

@@ -317,6 +317,8 @@ def parse_design(specs: tuple[str, ...]) -> Figures:
         if not sep or not at or tier not in TIERS:
             raise ConfigError(f"--design takes TIER=BANDWIDTH@LATENCY with TIER one of {', '.join(TIERS)}, "
                               f"e.g. scale_out=400Gb/s@5us; got {spec!r}")
+        if tier in design:  # the last would have been taken without a word
+            raise ConfigError(f"--design names {tier} twice ({spec!r}): give each tier once")
         try:
             design[tier] = TierDesign(parse_bandwidth(bw.strip()), parse_latency(lat.strip()))
         except (ValueError, ConfigError) as e:
