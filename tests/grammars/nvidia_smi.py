@@ -138,6 +138,10 @@ def nvlink_status(rng: random.Random) -> Iterator[Variant]:
             yield Variant("nvlink-status", f"{name} {n} GPUs {case}", "\n".join(lines) + "\n", tuple(values),
                           fails=fails, count=n)
     yield Variant("nvlink-status", "no NVLink (prints nothing)", "", (("len(gpus)", 0),))
+    # a GPU in MIG mode (590, H200): its links cannot be read, so they are not judged (a finding, exit 1)
+    yield Variant("nvlink-status", "MIG mode", "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)\n"
+                  "Nvlink queries are not supported for Devices in MIG mode\n", (("len(gpus[index=0].links)", 0),),
+                  fails=True, count=1)
 
 
 @generator("nvlink-errors")

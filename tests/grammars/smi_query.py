@@ -2,7 +2,8 @@
 documentation and the real captures, nvidia-smi being closed): the whole listing of three
 driver eras (470: Clocks Throttle Reasons, Power Readings, V100's Single/Double Bit ECC
 counters; 535: Clocks Event Reasons, GPU Power Readings, SRAM/DRAM counters, Remapped Rows;
-570: Average/Instantaneous Power Draw, Capabilities), one ``-d`` section listing, MIG,
+570: Average/Instantaneous Power Draw, Capabilities; 590: keys padded to column 51; 610: Driver
+and CUDA Version deprecated, KMD and CUDA UMD Version after them), one ``-d`` section listing, MIG,
 1 to 16 GPUs; every state the host checks judge (a PCIe link below its width, a volatile
 uncorrectable ECC count, a pending remap or retirement, HW Slowdown active)."""
 
@@ -27,6 +28,7 @@ _ERAS = {  # driver, CUDA, product, ECC counters kind, remapped rows, clock sect
     "535": ("535.161.08", "12.2", "NVIDIA H100 80GB HBM3", "sram", True, "Clocks Event Reasons", "GPU Power Readings"),
     "570": ("570.133.20", "12.8", "NVIDIA B200", "sram", True, "Clocks Event Reasons", "GPU Power Readings"),
     "590": ("590.48.01", "13.1", "NVIDIA H200", "sram", True, "Clocks Event Reasons", "GPU Power Readings"),
+    "610": ("610.43.02", "13.3", "NVIDIA H200", "sram", True, "Clocks Event Reasons", "GPU Power Readings"),
 }
 _WIDE = re.compile(r"^(\s*\S.*?) +: ")
 
@@ -158,14 +160,23 @@ def smi_query(rng: random.Random) -> Iterator[Variant]:
         for n in (1, 2, 4, 8, 16) if ALL else (rng.choice((1, 2)),):
             fault = rng.choice((None, None, "width", "ecc", "slowdown", "remap" if era != "470" else "retire"))
             bad, mig = rng.randrange(n), era != "470" and rng.random() < 0.3
-            lines = ["", "==============NVSMI LOG==============", "", _kv(0, "Timestamp", "Wed Jul 31 11:22:39 2024"),
-                     _kv(0, "Driver Version", driver), _kv(0, "CUDA Version", cuda), "", _kv(0, "Attached GPUs", n)]
-            values: list[tuple[str, object]] = [("driver_version", driver), ("attached_gpus", n), ("len(gpus)", n)]
+            lines = ["", "==============NVSMI LOG==============", "", _kv(0, "Timestamp", "Wed Jul 31 11:22:39 2024")]
+            if era >= "610":  # Driver and CUDA Version deprecated, KMD and CUDA UMD Version after them
+                lines += [_kv(0, "Driver Version", f"{driver} [Deprecated; will be removed in CUDA 14.0. Use KMD "
+                                                   "Version instead]"),
+                          _kv(0, "CUDA Version", f"{cuda} [Deprecated; will be removed in CUDA 14.0. Use CUDA UMD "
+                                                 "Version instead]"),
+                          _kv(0, "KMD Version", driver), _kv(0, "CUDA UMD Version", cuda)]
+            else:
+                lines += [_kv(0, "Driver Version", driver), _kv(0, "CUDA Version", cuda)]
+            lines += ["", _kv(0, "Attached GPUs", n)]
+            values: list[tuple[str, object]] = [("driver_version", driver), ("cuda_version", cuda), ("attached_gpus", n),
+                                                ("len(gpus)", n)]
             for i in range(n):
                 gl, gv = _gpu(rng, era, i, fault if i == bad else None, mig)
                 lines += gl + [""]
                 values += gv
-            if era == "590":
+            if era >= "590":
                 lines = [_widened(ln) for ln in lines]
             yield Variant("nvidia-smi-q", f"{era} {n} GPUs {fault}{' MIG' if mig else ''}", "\n".join(lines) + "\n",
                           tuple(values), fails=fault is not None, count=n, records=_sections(lines))

@@ -15,7 +15,8 @@ from grammars import Variant, generator
 _LAYOUTS = {"418": ("418.87.01", "10.1", (31, 22, 22), 2, "old"),
             "525": ("525.125.06", "12.0", (31, 22, 22), 3, "gi"),
             "550": ("550.90.07", "12.4", (41, 24, 22), 3, "gi"),
-            "580": ("580.105.08", "13.0", (41, 24, 22), 3, "gi")}  # the banner's rule joined by '+' (570 on)
+            "580": ("580.105.08", "13.0", (41, 24, 22), 3, "gi"),  # the banner's rule joined by '+'
+            "610": ("610.57.04", "13.3", (41, 24, 22), 3, "gi")}  # 'KMD Version', 'CUDA UMD Version'
 _NAMES = ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2...", "NVIDIA GeForce ...")
 
 
@@ -33,7 +34,8 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
         for n in (1, 8, 16):
             total = sum(widths) + 2
             lines = ["Mon Jan 20 10:18:26 2025"] if rng.random() < 0.6 else []
-            head = f" NVIDIA-SMI {driver}   Driver Version: {driver}   CUDA Version: {cuda}"
+            head = f" NVIDIA-SMI {driver}   Driver Version: {driver}   CUDA Version: {cuda}" if name < "610" else \
+                f" NVIDIA-SMI {driver}   KMD Version: {driver}   CUDA UMD Version: {cuda}"
             edge = "+" if name >= "580" else "|"  # 580: '+---+---+---+' under the banner, '|---+' before
             lines += ["+" + "-" * total + "+", "|" + head.ljust(total) + "|", _rule(widths, edge, "+", "-")[:-1] + "+",
                       _row([" GPU  Name        Persistence-M", " Bus-Id        Disp.A ", " Volatile Uncorr. ECC "],

@@ -43,7 +43,7 @@ from sncheck.vendors.grammar import Grammar
 _DIAG = "NVIDIA/DCGM dcgmi/Diag.cpp"
 GRAMMAR = {"dcgmi-diag": Grammar(
     tool="dcgmi diag -r 1 to 4 (the boxed table), dcgmi diag -j (JSON)",
-    versions="DCGM 2.x to 4.6.0",
+    versions="DCGM 3.0 to 4.6.0 (Diag.cpp read at 3.3.9 and 4.6.0; captures 3.0.4 to 4.4.2)",
     sources=(
         f"{_DIAG} @ v3.3.9: DIAG_HEADER, DIAG_DATA '| %-25s | %-46s |' (DATA_INFO_TAG_LEN 45: longer text wrapped over "
         "rows), the Metadata / Deployment / Hardware / Integration / Stress separators, a test's result 'Pass', "

@@ -12,8 +12,8 @@ _CAPTURES = "closed: the real captures under fixtures/real/ ({})"
 GRAMMAR = {
     "nvidia-smi-qx": Grammar(
         tool="nvidia-smi -q -x",
-        versions="drivers 340 to 590 (DTD nvsmi_device_v6 on 340, v9 390, v10 430, v11 470-515, v12 535-570, "
-                 "v13 580 on: clocks_throttle_reasons renamed clocks_event_reasons and power_readings "
+        versions="drivers 340 to 580 (no -q -x of 590 or later seen; DTD nvsmi_device_v6 on 340, v9 390, v10 430, "
+                 "v11 470-515, v12 535-570, v13 580: clocks_throttle_reasons renamed clocks_event_reasons and power_readings "
                  "gpu_power_readings in v12, average/instant_power_draw from 550, fabric on 535 (not on 515), platformInfo "
                  "and capabilities from 560)",
         sources=(

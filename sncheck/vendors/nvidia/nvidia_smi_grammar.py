@@ -12,13 +12,15 @@ _CAPTURES = "closed: the real captures under fixtures/real/ ({}) and tests/data"
 GRAMMAR = {
     "nvidia-smi-query-gpu": Grammar(
         tool="nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]",
-        versions="drivers 418 to 590 (clocks_throttle_reasons.* renamed clocks_event_reasons.* in 535)",
+        versions="drivers 418 to 610 (clocks_throttle_reasons.* renamed clocks_event_reasons.* in 535; kmd_version "
+                 "from 610)",
         sources=(
             "closed: NVIDIA nvidia-smi documentation (man page 'GPU ATTRIBUTES', nvidia-smi --help-query-gpu; "
             "r470, r535, r570): the field names, the csv format and its noheader/nounits options",
             _CAPTURES.format("r3/nvidia-smi-query-gpu: 2x RTX PRO 6000 and the H100 590.48.01 all-fields query of "
                              "utkuozdemir/nvidia_gpu_exporter; harvest/nvidia-smi-query-gpu: 460.91.03 RTX 2060, "
-                             "GTX 1080 Ti/1060, GTX 1080 clocks_throttle_reasons.supported"),
+                             "GTX 1080 Ti/1060, GTX 1080 clocks_throttle_reasons.supported; nvidia-versions: 610.57.04 RTX 2080 SUPER, every "
+                             "field with kmd_version"),
         ),
         lines=("with --format=csv a header: the queried fields as nvidia-smi names them (an alias such as "
                "clocks.gr printed as clocks.current.graphics), comma+blank separated, each field with a unit "
@@ -39,14 +41,15 @@ GRAMMAR = {
     ),
     "nvidia-smi-topo": Grammar(
         tool="nvidia-smi topo -m (and -mp)",
-        versions="drivers 418 to 590 (NUMA Affinity from about 450, GPU NUMA ID from 535, NIC0.. columns with a "
+        versions="drivers 418 to 610 (NUMA Affinity from about 450, GPU NUMA ID from 535, NIC0.. columns with a "
                  "NIC Legend from about 470: before, the NIC columns were named by their device)",
         sources=(
             "closed: NVIDIA nvidia-smi documentation (nvidia-smi topo -h: -m the matrix, -mp PCIe paths only; "
             "the Legend's entries)",
             _CAPTURES.format("nvidia-smi-topo: H100 NV18, A10 with 2 NICs, 2x 1080 Ti, A100 NV12; r3: -mp of 2x "
                              "RTX PRO 6000, H100 590 with ANSI underline; harvest: 2x RTX 5090 tab-separated, 8 GPUs "
-                             "NV8/NV18 with 9 NICs, 4x H100 NV6 with 4 NICs"),
+                             "NV8/NV18 with 9 NICs, 4x H100 NV6 with 4 NICs; nvidia-versions: 610.57.04 "
+                             "RTX 2080 SUPER"),
         ),
         lines=("a header: a tab, the device columns (GPU0.., then NIC0.. or the NICs' device names), then the "
                "affinity labels 'CPU Affinity', 'NUMA Affinity', 'GPU NUMA ID', tab-separated; a row per device: "
@@ -68,12 +71,13 @@ GRAMMAR = {
     ),
     "nvlink-status": Grammar(
         tool="nvidia-smi nvlink -s",
-        versions="drivers 418 to 590 (V100 6 links at 25.781 GB/s, A100 12 at 25, H100/H200 18 at 26.562, "
-                 "B200/GB200/GB300 18 at 53.125)",
+        versions="drivers 418 to 610 (V100 6 links at 25.781 GB/s, A100 12 at 25, H100/H200 18 at 26.562, "
+                 "B200/GB200/GB300 18 at 53.125; 'not supported for Devices in MIG mode' on 590)",
         sources=(
             "closed: NVIDIA nvidia-smi documentation (nvidia-smi nvlink -h: -s/--status)",
             _CAPTURES.format("nvidia-smi-nvlink: Azure azurehpc-health-checks' A100 good and bad, p4de A100, gpud's "
-                             "8x A100 and A10; r3 and harvest nvlink-status"),
+                             "8x A100 and A10; r3 and harvest nvlink-status; nvidia-versions: a H200 in MIG mode on "
+                             "590.48.01, 610.57.04's all-inactive line"),
         ),
         lines=("per GPU in index order 'GPU N: NAME (UUID: GPU-...)' (no '(UUID: ...)' on some drivers), then per "
                "link of the board, in order from 0, a line indented by a tab and a blank: 'Link K: S GB/s' (S a "
@@ -82,8 +86,9 @@ GRAMMAR = {
         end="none printed: every GPU lists every link its board has (6, 12 or 18 by its name), so a GPU with fewer "
             "links than its board, than the GPUs before it, or with a gap in its link numbers is cut; the GPUs "
             "against the judge's count (--expect N, the inventory's cards)",
-        failures=("'NVML: Unable to retrieve NVLink information as all links are inactive' under a GPU's line in "
-                  "place of its links (errors, the GPU's own errors); a link <inactive> among active ones or "
+        failures=("'NVML: Unable to retrieve NVLink information as all links are inactive' ('Nvlink ... inActive' "
+                  "on 595 and 610) or 'Nvlink queries are not supported for Devices in MIG mode' (590, a H200 in "
+                  "MIG mode) under a GPU's line in place of its links (errors, the GPU's own errors); a link <inactive> among active ones or "
                   "slower than the fastest link listed (faults); the nvidia-smi/NVML failure lines (errors)"),
         values="gpus[{index, name, uuid, links[{link, active, speed_GBps}], errors}], faults, errors",
     ),

@@ -120,15 +120,24 @@ def parse_query(text: str) -> dict[str, Any]:
         )
     gpus = [_gpu_summary(node) for node in gpu_nodes]
     errors += impossible_listing(attached, gpus)
-    errors += _cut_short(gpu_nodes, _major(root.value_at("Driver Version")))
+    driver, cuda = _version(root, "KMD Version", "Driver Version"), _version(root, "CUDA UMD Version", "CUDA Version")
+    errors += _cut_short(gpu_nodes, _major(driver))
     return {
         "tool": "nvidia-smi-q",
-        "driver_version": na_or(root.value_at("Driver Version"), str),
-        "cuda_version": na_or(root.value_at("CUDA Version"), str),
+        "driver_version": na_or(driver, str),
+        "cuda_version": na_or(cuda, str),
         "attached_gpus": attached,
         "gpus": gpus,
         "errors": errors,
     }
+
+
+def _version(root: _Node, *keys: str) -> str | None:
+    """The first of ``keys`` listed, without a deprecation note: driver 610 prints 'KMD Version'
+    and 'CUDA UMD Version', and 'Driver Version : 610.57.04 [Deprecated; will be removed in CUDA
+    14.0. Use KMD Version instead]' before them."""
+    value = next((v for k in keys if (v := root.value_at(k)) is not None), None)
+    return value.split(" [", 1)[0].strip() if value is not None else None
 
 
 def impossible_listing(attached: int | None, gpus: list[dict[str, Any]]) -> list[str]:

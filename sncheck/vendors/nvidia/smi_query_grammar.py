@@ -7,9 +7,11 @@ from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {"nvidia-smi-q": Grammar(
     tool="nvidia-smi -q (and -q -d SECTION,...)",
-    versions="drivers 375 to 590 (Clocks Throttle Reasons renamed Clocks Event Reasons in 535; Power Readings "
+    versions="drivers 375 to 610 (Clocks Throttle Reasons renamed Clocks Event Reasons in 535; Power Readings "
              "renamed GPU Power Readings in 535, Average/Instantaneous Power Draw from 550; SRAM/DRAM ECC counters "
-             "on A100 and later, Single/Double Bit on older boards; Capabilities last from 560)",
+             "on A100 and later, Single/Double Bit on older boards; Capabilities last from 560; keys padded to "
+             "column 51 from 590; KMD Version and CUDA UMD Version from 610, Driver and CUDA Version marked "
+             "[Deprecated ...] there)",
     sources=(
         "closed: NVIDIA nvidia-smi documentation (nvidia-smi.txt man page, 'GPU ATTRIBUTES': every -q entry and "
         "what it means; -d MEMORY,UTILIZATION,ECC,TEMPERATURE,POWER,CLOCK,COMPUTE,PIDS,PERFORMANCE,"
@@ -17,7 +19,8 @@ GRAMMAR = {"nvidia-smi-q": Grammar(
         "closed: the real captures under fixtures/real/ (nvidia-smi-q: gpud's 535.161.08 8x H100 with HW Slowdown, "
         "510.73.08 A100 remap pending, 535.129.03 A10, 560.35.03 Titan V, 535.154.05 8x RTX 4090, 535.86.10 "
         "-d PAGE_RETIREMENT; r3: 590.48.01 H100 and H200 with MIG; r4: 580.105.06 -d MEMORY,PERFORMANCE; "
-        "harvest: 535.183.01 8x H100, 375.66 -d MEMORY,UTILIZATION)",
+        "harvest: 535.183.01 8x H100, 375.66 -d MEMORY,UTILIZATION; nvidia-versions: 595.80 L40S and 610.57.04 "
+        "RTX 2080 SUPER of utkuozdemir/nvidia_gpu_exporter's captures)",
     ),
     lines=("'==============NVSMI LOG==============', then 'Key<blanks>: value' lines, every key padded to column 42 whatever its depth (the ':' at 43; 51 on 590): "
            "Timestamp, Driver Version, CUDA Version, 'Attached GPUs : N'; then per GPU 'GPU DDDDDDDD:BB:DD.F' "

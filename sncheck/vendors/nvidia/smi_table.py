@@ -49,7 +49,9 @@ from typing import Any
 from sncheck.errors import ParseError
 
 TOOL = "nvidia-smi"
-_VERSIONS = re.compile(r"NVIDIA-SMI (?P<smi>[\d.]+)\s+Driver Version: (?P<drv>[\d.]+)(?:\s+CUDA Version: (?P<cuda>[\d.]+|N/A))?")
+# driver 610 renamed them: 'KMD Version: 610.57.04   CUDA UMD Version: 13.3'
+_VERSIONS = re.compile(r"NVIDIA-SMI (?P<smi>[\d.]+)\s+(?:Driver|KMD) Version: (?P<drv>[\d.]+)"
+                       r"(?:\s+CUDA (?:UMD )?Version: (?P<cuda>[\d.]+|N/A))?")
 _FIRST = re.compile(r"^(?P<index>\d+)\s+(?P<name>.*?)\s+(?P<pm>On|Off|N/A|ERR!)$")
 _BUS = re.compile(r"^(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+(?P<disp>On|Off|N/A|ERR!)$")
 _SECOND = re.compile(r"^(?P<fan>\d+%|N/A|ERR!)\s+(?P<temp>\d+C|N/A|ERR!)\s+(?P<perf>P\d+|N/A|ERR!)\s+(?:\S+\s+)?"

@@ -7,11 +7,13 @@ from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {"nvidia-smi": Grammar(
     tool="nvidia-smi (no options: the standard table)",
-    versions="drivers 418 to 580 (the 2-line GPU block to 440, 3 lines with MIG M. from 450, the wider box of 525+)",
+    versions="drivers 418 to 610 (the 2-line GPU block to 440, 3 lines with MIG M. from 450, the wider box of 525+, "
+             "its banner's rule joined by '+' on 580, 'KMD Version' and 'CUDA UMD Version' in the banner from 610)",
     sources=(
         "closed: NVIDIA nvidia-smi documentation (nvidia-smi.txt man page, 'Standard output'; r535, r550, r570)",
         "closed: the real captures under fixtures/real/ (harvest/nvidia-smi: gpud's 525.125.06 with ERR! and "
-        "550.90.07 8xH100; r3 and earlier corpora, drivers 418 to 580)",
+        "550.90.07 8xH100; harvest and harvest5: 515.65.01 to 555.42.02; nvidia-versions: 418.87.01 P100, "
+        "580.105.08 T4, 580.159.03 cut, 610.57.04 RTX 2080 SUPER of utkuozdemir/nvidia_gpu_exporter's captures)",
     ),
     lines=("an optional time line ('Mon Jan 20 10:18:26 2025'); a box: '+---+', '| NVIDIA-SMI V  Driver Version: V  "
            "CUDA Version: V|N/A |', a '|---+---+---|' rule, the header (2 lines to 440, 3 with 'MIG M.' from 450), "

@@ -24,7 +24,8 @@ NA_VALUES = frozenset(
 TOOL_ERROR = re.compile(
     r"NVIDIA-SMI has failed|No devices were found|Failed to initialize NVML|"
     r"Unable to determine the device handle|Unable to retrieve|GPU is lost|version mismatch|"
-    r"is not a valid field to query|^NVML:|^Error:",
+    r"is not a valid field to query|^NVML:|^Error:|"
+    r"not supported for Devices in MIG mode",  # nvlink -s / -e of a GPU in MIG mode (590 on a H200)
     re.IGNORECASE,
 )
 ELISION = re.compile(r"^\[?\.\.\.\]?$")
