@@ -204,6 +204,7 @@ def _cut_short(gpu_nodes: list[_Node], driver: int | None = None) -> list[str]:
         out += _ecc_cut_short(gpu)
         out += [f"{where}: '{section}' without the '{after}' printed after it: output cut short"
                 for section, after in _FOLLOWED_BY.items() if gpu.get(section) and not gpu.get(after)]
+        out += _processes_cut_short(gpu)
         if (tail := _last_node(gpu)) is not gpu and tail.value is None and not tail.children:
             out.append(f"{where}: '{tail.key}' ends before its first entry: output cut short")
         by_key: dict[str, list[_Node]] = {}
@@ -217,6 +218,19 @@ def _cut_short(gpu_nodes: list[_Node], driver: int | None = None) -> list[str]:
         if gpu is not gpu_nodes[0] and missing:
             out.append(f"{where}: lacks {', '.join(missing[:3])} that {gpu_nodes[0].key} lists: output cut short")
     return list(dict.fromkeys(out))
+
+
+def _processes_cut_short(gpu: _Node) -> list[str]:
+    """Each process of 'Processes' ends at its 'Used GPU Memory' (after GPU/Compute instance ID,
+    Process ID, Type, Name): a last process short of it was cut (the last section of a listing
+    before 560's Capabilities, so nothing after it tells the cut)."""
+    procs = gpu.get("Processes")
+    if procs is None or not procs.children:
+        return []
+    last = procs.children[-1]
+    if last.key == "Process ID" and last.get("Used GPU Memory") is not None:
+        return []
+    return [f"{gpu.key}: the last process of 'Processes' ends before its 'Used GPU Memory': output cut short"]
 
 
 def _ecc_cut_short(gpu: _Node) -> list[str]:

@@ -45,8 +45,8 @@ GRAMMAR = {"nvidia-smi-q": Grammar(
     end="'Attached GPUs' states the GPU count: that many GPU sections; a full listing (with Product Name) ends "
         "each GPU at Processes (at Capabilities from driver 560); each section through its last entry (ECC Mode "
         "and MIG Mode at Pending, a GPU's ECC Errors at Aggregate holding every counter Volatile holds, Retired Pages at "
-        "its Pending entry, the histogram at None, FB/BAR1 Memory Usage at Free, Utilization at Decoder); ECC Mode followed by "
-        "ECC Errors and FB by BAR1 Memory Usage (one -d group each: -d ECC, -d MEMORY); every GPU with the "
+        "its Pending entry, the histogram at None, FB/BAR1 Memory Usage at Free, Utilization at Decoder); each process through 'Used GPU Memory'; ECC Mode followed "
+        "by ECC Errors and FB by BAR1 Memory Usage (one -d group each: -d ECC, -d MEMORY); every GPU with the "
         "sections the first GPU has",
     failures=("'No devices were found', 'NVIDIA-SMI has failed ...', 'Failed to initialize NVML: ...', 'Unable to "
               "determine the device handle for GPU ...' (errors); a listing cut short or not one machine's (a bus "
