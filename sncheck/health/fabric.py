@@ -22,13 +22,14 @@ The kernel log reports are judged in :mod:`sncheck.health.kernel` (the kernel-lo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pandas as pd
 
 from sncheck.health.findings import jsonable
 from sncheck.model import EntityKind, Finding
 from sncheck.store.frames import kind_rows
+from sncheck.store.parts import PartFrames
 from sncheck.model import card_id
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ _SHOWN = 6
 
 def _reads(rows: pd.DataFrame, facts: tuple[str, ...]) -> list[tuple[str, str, list[dict]]]:
     """(host, fact, the values of its readable reads in order) for each host and fact."""
-    f = kind_rows(rows, "host_fact")
+    f = kind_rows(rows, "host_fact", ["host", "fact", "status", "value"])
     if f.empty:
         return []
     f = f[f["fact"].isin(facts) & (f["status"] == "ok")]
@@ -102,21 +103,23 @@ def _before_after(first: Counters, last: Counters | None) -> tuple[list, list, l
     return ordered, [before.get(k) for k in ordered], [after.get(k) for k in ordered] if after is not None else None
 
 
-# The last evaluation's frame and the reads it came from: a run judges the same reads in each
-# of its evaluations (the layer, each retest window), and a fleet's NVLink reads are about a
-# million counters. Held with the read objects themselves, so an id is never a reused one.
-_LAST: list[tuple[tuple, list, pd.DataFrame]] = []
-
-
 def fabric_counters(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """Per entity and counter: before, after and growth over the run (see the module)."""
-    reads = _reads(rows, tuple(COUNTER_FACTS))
+    """Per entity and counter: before, after and growth over the run (see the module).
+
+    A run judges the same reads in each of its evaluations (the layer, each retest
+    window), and a fleet's NVLink reads are about a million counters: from a run's rows
+    (:class:`sncheck.store.parts.PartFrames`) the frame is built once per run and kept with
+    the run (``memo``), dropped with it; callers get a copy."""
     hosts = ctx.topo.inventory.hosts
+    if not isinstance(rows, PartFrames):
+        return _counters(rows, hosts)
+    cards = tuple((h, hosts[h].cards) for h in hosts)
+    return rows.memo("host_fact", ("fabric_counters", cards), lambda: _counters(rows, hosts)).copy()
+
+
+def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
+    reads = _reads(rows, tuple(COUNTER_FACTS))
     cards = {h: hosts[h].cards if h in hosts else 0 for h, _, _ in reads}
-    key = tuple((h, fact, cards[h], tuple(map(id, values))) for h, fact, values in reads)
-    for held_key, _held, frame in _LAST:
-        if held_key == key:
-            return frame.copy()
     columns: dict[str, list] = {c: [] for c in ("entity", "kind", "fact", "device", "counter", "before", "after")}
     growth: list = []
     for host, fact, values in reads:
@@ -140,8 +143,7 @@ def fabric_counters(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
                           "fact": columns["fact"], "device": columns["device"], "counter": columns["counter"],
                           "before": columns["before"], "after": columns["after"], "growth": growth},
                          columns=_COUNTER_COLUMNS)
-    _LAST[:] = [(key, reads, frame)]
-    return frame.copy()
+    return frame
 
 
 # ------------------------------------------------------------------------------ ops

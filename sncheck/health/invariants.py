@@ -167,7 +167,7 @@ def layer_not_judged(layer: str, topo: Topology, gate: Severity | str,
 def unreachable_peers(rows: pd.DataFrame, targets: frozenset[str]) -> list[Finding]:
     """A target whose pairs to some peer were unreachable or did not run was not measured
     against that peer (the peer, out of scope, is reported by nobody else)."""
-    p2p = kind_rows(rows, "p2p")
+    p2p = kind_rows(rows, "p2p", ["src", "dst", "status"])
     if p2p.empty:
         return []
     lost = p2p[p2p["status"].isin([Status.UNREACHABLE, Status.NOT_RUN])]
@@ -220,7 +220,7 @@ def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset
             for h in _hosts(topo, targets) if h not in read]
     if len(topo.cards) < 2:
         return out  # nothing to pair with: p2p cannot run (the facts still must)
-    p2p = kind_rows(rows, "p2p")
+    p2p = kind_rows(rows, "p2p", ["src", "dst", "status"])
     measured: set[str] = set()
     if not p2p.empty:
         tried = p2p[~p2p["status"].isin([Status.UNREACHABLE, Status.NOT_RUN])]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -101,9 +101,10 @@ class Metric:
     description: str
 
 
-def kind_rows(rows: pd.DataFrame | RowFrames, kind: str) -> pd.DataFrame:
-    """One kind's rows: from the run store's frames, or from one frame of all kinds."""
-    return columns.kind_rows(rows, kind)
+def kind_rows(rows: pd.DataFrame | RowFrames, kind: str, only: Sequence[str] | None = None) -> pd.DataFrame:
+    """One kind's rows (only the columns ``only`` where given): from the run store's
+    frames, or from one frame of all kinds."""
+    return columns.kind_rows(rows, kind, only)
 
 
 def _design(ctx: DetectContext, tier: str, attr: str) -> float:
@@ -122,10 +123,9 @@ def _p2p(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     key = ("_p2p", id(rows))
     if ctx.cache is not None and key in ctx.cache:
         return ctx.cache[key].copy(deep=False)
-    p = kind_rows(rows, "p2p")
+    p = kind_rows(rows, "p2p", P2P_COLUMNS)  # what the metrics read (a run store reads no more)
     if p.empty:
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
-    p = p[[c for c in P2P_COLUMNS if c in p.columns]]  # what the metrics read; rows may carry more
     p = _where(p, p["status"] != "unreachable").copy(deep=False)  # an unreachable host is the host's finding
     p["failed"] = p["status"] != "ok"
     p["src"], p["dst"] = shared_categories(p["src"], p["dst"])
@@ -138,8 +138,8 @@ def _p2p(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     return p.copy(deep=False)
 
 
-P2P_COLUMNS = ("src", "dst", "link", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us", "lat_p99_us",
-               "checksum_ok")
+P2P_COLUMNS = ["src", "dst", "link", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us", "lat_p99_us",
+               "checksum_ok"]
 
 
 def _where(frame: pd.DataFrame, keep: pd.Series | np.ndarray) -> pd.DataFrame:

@@ -122,6 +122,9 @@ class _Groups:
         return self.rows((member & hit) | ((self.kind == "host") & np.isin(self.a, list(hosts))))
 
 
+MASK_COLUMNS = ("src", "dst", "card", "group", "host", "entity")
+
+
 def row_masks(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[str, str] | None,
               groups: dict[str, _Groups] | None = None) -> list[tuple[str, np.ndarray]]:
     """Which rows of each kind involve an entity (kind, mask): a link's own pair rows (and
@@ -136,7 +139,8 @@ def row_masks(frames: RowFrames, cards: set[str], hosts: set[str], link: tuple[s
     groups = {} if groups is None else groups
     out: list[tuple[str, np.ndarray]] = []
     for kind in frames.kinds:
-        f = frames.kind(kind)
+        have = frames.columns(kind)
+        f = frames.kind(kind, [c for c in MASK_COLUMNS if c in have])  # what says who a row is about
         if "group" in f and kind not in groups:
             groups[kind] = _Groups(f["group"])
         if link is not None:
@@ -208,7 +212,7 @@ class _Lines:
             made = self.made.setdefault(kind, {})
             new = [int(i) for i in at if int(i) not in made]
             if new:
-                records = _records(self.frames.kind(kind).iloc[new])
+                records = _records(self.frames.rows_at(kind, new))
                 made.update(zip(new, (json.dumps(r, default=str) for r in records)))
             out.extend(made[int(i)] for i in at)
         return out, total

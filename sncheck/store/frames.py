@@ -255,16 +255,24 @@ class RowFrames:
         self._frames = {k: f for k, f in frames.items() if len(f)}
 
     def kind(self, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """The rows of ``kind``; ``columns``: only those (a column the kind lacks comes
-        back all missing), what a reader of the run store's parts asks for."""
-        df = self._frames.get(kind, pd.DataFrame())
-        if columns is None:
-            return df
-        out = df[[c for c in columns if c in df.columns]]   # (no copy: pandas' copy on write)
-        for c in columns:
-            if c not in out.columns:
-                out[c] = pd.Series(None, index=df.index, dtype=object)
-        return out[list(columns)]
+        """The rows of ``kind`` (only ``columns``, in that order, where given: a column the
+        rows lack comes back all missing)."""
+        return pick(self._frames.get(kind, pd.DataFrame()), columns)
+
+    def table(self, kind: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows of ``kind`` as Arrow (categoricals dictionary-encoded)."""
+        return pa.Table.from_pandas(self.kind(kind, columns), preserve_index=False)
+
+    def counts(self) -> dict[str, int]:
+        return {k: len(f) for k, f in self._frames.items()}
+
+    def columns(self, kind: str) -> list[str]:
+        """The columns the rows of ``kind`` carry."""
+        return list(self.kind(kind).columns)
+
+    def rows_at(self, kind: str, positions: Sequence[int]) -> pd.DataFrame:
+        """The rows of ``kind`` at these positions (of :meth:`kind`'s order), every column."""
+        return self.kind(kind).iloc[list(positions)]
 
     @property
     def kinds(self) -> list[str]:
@@ -308,10 +316,23 @@ def frames_of(rows: list[dict]) -> RowFrames:
     return RowFrames({k: to_frame([rows_table(k, rs)], k) for k, rs in by_kind.items()})
 
 
-def kind_rows(rows: pd.DataFrame | RowFrames, kind: str) -> pd.DataFrame:
-    """The rows of one kind, from :class:`RowFrames` or from one frame with a ``kind`` column."""
+def kind_rows(rows: pd.DataFrame | RowFrames, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The rows of one kind, from :class:`RowFrames` or from one frame with a ``kind``
+    column; only ``columns`` where given (a run store reads no other column)."""
     if isinstance(rows, RowFrames):
-        return rows.kind(kind)
+        return rows.kind(kind, columns)
     if rows is None or rows.empty or "kind" not in rows:
-        return pd.DataFrame()
-    return rows[rows["kind"] == kind]
+        return pd.DataFrame() if columns is None else pd.DataFrame(columns=list(columns))
+    return pick(rows[rows["kind"] == kind], columns)
+
+
+def pick(frame: pd.DataFrame, columns: Sequence[str] | None) -> pd.DataFrame:
+    """``frame``'s ``columns`` in that order (None: all); one it lacks is all missing
+    (None, object dtype)."""
+    if columns is None:
+        return frame
+    out = frame[[c for c in columns if c in frame.columns]]   # (no copy: pandas' copy on write)
+    for c in columns:
+        if c not in out.columns:
+            out[c] = pd.Series(None, index=frame.index, dtype=object)
+    return out[list(columns)]

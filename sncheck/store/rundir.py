@@ -29,13 +29,14 @@ import weakref
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sncheck.store.frames import RowFrames, batch_table, conform, join_frames, merge_schema, rows_table, select_tables, to_frame
+from sncheck.store.frames import batch_table, conform, merge_schema, rows_table
+from sncheck.store.parts import Part, PartFrames
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.model import RunRecord
 from sncheck.store.results import write_record
@@ -43,10 +44,21 @@ from sncheck.store.files import RunFiles, open_new, real_dir
 from sncheck.rows import Columns
 import pyarrow.parquet as pq
 
-# Arrow allocates from the C library's malloc: a kind's Arrow memory, let go when it
-# becomes a pandas frame, goes back to the system (mimalloc, Arrow's default, kept about
-# 400 MB of it at 16,384 cards, on top of every later peak).
-pa.set_memory_pool(pa.system_memory_pool())
+def _memory_pool() -> None:
+    """Arrow's allocator: jemalloc, handing freed pages back at once (decay 0), where this
+    pyarrow has it; else the C library's malloc. Reading a fleet's parts back (16,384
+    cards: 264 MB of columns) grew the RSS by 550 MB under glibc's malloc (its arenas keep
+    the readers' buffers), 320 MB under jemalloc: 420 MB off the judging's peak. (mimalloc,
+    Arrow's default, kept about 400 MB on top of every later peak.)"""
+    try:
+        pool = pa.jemalloc_memory_pool()
+        pa.jemalloc_set_decay_ms(0)
+    except NotImplementedError:  # a pyarrow built without jemalloc
+        pool = pa.system_memory_pool()
+    pa.set_memory_pool(pool)
+
+
+_memory_pool()
 
 ROWS_DIR = "rows"
 FLUSH_AFTER_S = 0.5      # single rows are written within this long of their arrival
@@ -78,9 +90,11 @@ class RunStore:
 
     Backends send rows through the store as a sink: ``store.emit_batch(kind, columns)``
     (or ``store.batch``) writes a batch at once; ``store.emit(row)`` takes one row and
-    gathers rows into a batch written within ``FLUSH_AFTER_S``. Every batch is kept in
-    memory (Arrow) and written to ``rows/<kind>/`` as a Parquet part. Detectors get
-    pandas frames from :meth:`frame` and :meth:`frames`.
+    gathers rows into a batch written within ``FLUSH_AFTER_S``. Every batch is written to
+    ``rows/<kind>/`` as a Parquet part and let go: nothing holds a run's rows (a fleet's
+    are millions of pairs). Readers get the columns they ask for, read back from the
+    parts, from :meth:`frames` (:class:`~sncheck.store.parts.PartFrames`) and :meth:`frame`.
+    A batch the disk could not take (a full disk) is kept in memory, never lost.
 
     Opening takes the directory's lock: a second run on the same ``--out`` is refused
     (exit 2), as is a directory that holds an earlier run's rows unless ``force``.
@@ -93,12 +107,13 @@ class RunStore:
         self._rows_error: str | None = None  # why rows stopped being written (a full disk)
         self._lock_directory(force)
         self.files = RunFiles(self.dir)  # every other file of the run (evidence) goes through it
-        # Each kind's rows: a pandas frame of those already asked for (their Arrow
-        # tables are then let go: one copy in memory), and the Arrow tables of the
-        # batches that came after it.
-        self._tables: dict[str, list[pa.Table]] = defaultdict(list)
-        self._frames: dict[str, pd.DataFrame] = {}
+        # Each kind's parts as written (path, rows, the layers and retests they hold), and
+        # the batches a full disk could not take (kept in memory: never lost).
+        self._written: dict[str, list[Part]] = defaultdict(list)
+        self._unwritten: dict[str, list[pa.Table]] = defaultdict(list)
         self._schemas: dict[str, pa.Schema] = {}
+        # what readers derive from the rows, once per run (PartFrames.memo): dropped with the run
+        self.memos: dict = {}
         self._parts: dict[str, int] = defaultdict(int)
         self._pending: dict[str, list[dict]] = defaultdict(list)
         self._pending_rows = 0
@@ -217,9 +232,14 @@ class RunStore:
         schema = merge_schema(self._schemas.get(kind), table)
         self._schemas[kind] = schema
         table = conform(table, schema)
-        self._tables[kind].append(table)  # kept in memory even when the disk is full
-        if self.write_error is None:
+        if self.write_error is not None:
+            self._unwritten[kind].append(table)  # a full disk: kept in memory
+            return
+        try:
             self._write_part(kind, table)
+        except HarnessError:
+            self._unwritten[kind].append(table)
+            raise
 
     def _write_part(self, kind: str, table: pa.Table) -> None:
         folder = self.rows_dir / kind
@@ -233,6 +253,7 @@ class RunStore:
             with os.fdopen(open_new(tmp), "wb") as fh:
                 pq.write_table(table, fh, use_dictionary=names, **_PARQUET)
             tmp.replace(folder / name)
+            self._written[kind].append(Part.of_table(folder / name, table))
         except OSError as e:
             tmp.unlink(missing_ok=True)
             if e.errno not in _FULL:
@@ -241,63 +262,26 @@ class RunStore:
             raise HarnessError(f"run directory: {self.write_error}") from e
 
     # -- reading -----------------------------------------------------------------------
-    def frame(self, kind: str, layer: str | None = None, **equal: Any) -> pd.DataFrame:
-        """The rows of one kind as a pandas frame (optionally only those of ``layer``, and
-        whose columns equal the other values given).
-
-        The first time the whole kind is asked for, its batches become one frame, which
-        then grows by the batches that arrive after it. Rows of a later batch are chosen
-        in Arrow before they are converted: a confirmation retest converts only its own
-        rows, never the whole run's."""
+    def frames(self, layer: str | None = None, **equal: Any) -> PartFrames:
+        """The run's rows so far (optionally only those of ``layer``, and whose columns
+        equal the other values given), as :class:`~sncheck.store.parts.PartFrames`: each
+        kind read from its parts when first asked for, only the columns asked for, and
+        only the parts that may hold the selection (a retest reads its own rows, never the
+        whole run's). The store itself holds no rows."""
         if layer is not None:
             equal = {"layer": layer, **equal}
         with self._lock:
             self._flush_pending()
-            if equal:
-                held, chosen, every = self._chosen(kind, equal)
-                if not every:
-                    if not chosen:
-                        return held
-                    tail = to_frame(chosen, kind)
-                    return tail if held.empty else join_frames(held.reset_index(drop=True), tail)
-                del held, chosen  # (so the batches' Arrow memory can go as they convert)
-            return self._whole(kind)
+            return PartFrames(self._written, self._unwritten, self._schemas, equal, self.memos)
 
-    def _chosen(self, kind: str, equal: dict) -> tuple[pd.DataFrame, list[pa.Table], bool]:
-        """The held rows that match (a frame), the later batches' rows that match (Arrow
-        tables), and whether that is every row of the kind."""
-        held, tables = self._frames.get(kind), self._tables.get(kind, [])
-        chosen = select_tables(tables, equal)
-        if chosen is None:  # a value Arrow cannot compare: pandas decides
-            return RowFrames({kind: self._whole(kind)}).where(**equal).kind(kind), [], False
-        every = len(chosen) == len(tables) and all(c is t for c, t in zip(chosen, tables))
-        if held is None:
-            return to_frame([t.slice(0, 0) for t in tables[:1]], kind), chosen, every
-        mine = RowFrames({kind: held}).where(**equal).kind(kind)
-        return mine, chosen, every and len(mine) == len(held)
-
-    def _whole(self, kind: str) -> pd.DataFrame:
-        """Every row of ``kind``: the held frame grown by the batches since (their Arrow
-        tables are converted once and let go)."""
-        held, tables = self._frames.get(kind), self._tables.pop(kind, [])
-        if not tables:
-            return held if held is not None else to_frame([], kind)
-        tail = to_frame(tables, kind, release=True)  # (empties ``tables``)
-        self._frames[kind] = tail if held is None else join_frames(held, tail)
-        pa.default_memory_pool().release_unused()  # hand the freed Arrow memory back
-        return self._frames[kind]
-
-    def frames(self, layer: str | None = None, **equal: Any) -> RowFrames:
-        """Every kind's rows (optionally only those of ``layer``), one frame per kind."""
-        with self._lock:
-            self._flush_pending()
-            kinds = list(dict.fromkeys([*self._frames, *self._tables]))
-        return RowFrames({k: self.frame(k, layer, **equal) for k in kinds})
+    def frame(self, kind: str, layer: str | None = None, columns: Sequence[str] | None = None,
+              **equal: Any) -> pd.DataFrame:
+        """The rows of one kind as a pandas frame (see :meth:`frames`)."""
+        return self.frames(layer, **equal).kind(kind, columns)
 
     def counts(self) -> dict[str, int]:
         with self._lock:
-            kinds = dict.fromkeys([*self._frames, *self._tables])
-            return {k: len(self._frames.get(k, ())) + sum(len(t) for t in self._tables.get(k, ())) for k in kinds}
+            return PartFrames(self._written, self._unwritten).counts()
 
     def write_results(self, record: RunRecord) -> Path:
         path = self.dir / "results.json"
@@ -363,21 +347,16 @@ class TaggedSink:
         self._inner.flush()
 
 
-def read_frames(run_dir: Path) -> RowFrames:
-    """Every row kind of a run directory as pandas frames (what a killed run kept, too)."""
-
+def read_frames(run_dir: Path) -> PartFrames:
+    """Every row kind of a run directory (what a killed run kept, too), read per kind when
+    asked for (:class:`~sncheck.store.parts.PartFrames`); every part's footer is read here:
+    one that cannot be is a ConfigError naming it."""
     base = Path(run_dir) / ROWS_DIR
-    frames = {}
+    parts: dict[str, list[Part]] = {}
     if base.is_dir():
         for folder in sorted(p for p in base.iterdir() if p.is_dir()):
-            tables = []
-            for part in sorted(folder.glob("part-*.parquet")):
-                try:
-                    tables.append(pq.read_table(part))
-                except (OSError, pa.ArrowException) as e:
-                    raise ConfigError(f"not a readable part of a run's rows: {e}", str(part)) from e
-            frames[folder.name] = to_frame(tables, folder.name)
-    return RowFrames(frames)
+            parts[folder.name] = [Part.on_disk(f) for f in sorted(folder.glob("part-*.parquet"))]
+    return PartFrames(parts)
 
 
 def read_rows(run_dir: Path) -> list[dict]:

@@ -1,0 +1,296 @@
+"""A run's rows read back from their Parquet parts when asked for, never held.
+
+A fleet's run writes tens of millions of pair rows (16,384 cards: 4.2 M p2p rows); no
+reader may hold them all, and none needs every column. :class:`PartFrames` is the
+:class:`~sncheck.store.frames.RowFrames` of a run store or a run directory that holds
+nothing: ``kind(kind, columns)`` reads the parts that may hold the selection (a part
+remembers the layers and retests it was written with), only the columns asked for, and
+hands the frame to the caller (kept by this view only, for the readers of one
+evaluation; a new view reads again). Id columns come back as pandas categoricals, and
+``src`` and ``dst`` share one set of categories, so cards compare and group by their
+integer codes (never millions of strings).
+
+The store API the report and Prometheus read: /work/team/store-api.md (README "Run
+store").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from sncheck.errors import ConfigError
+from sncheck.rows import columns_of
+from sncheck.store.frames import ARROW_TYPES, RowFrames, conform, merge_schema, pick, select_tables, to_frame
+
+SELECTED_BY = ("layer", "confirms")  # the columns readers select parts by
+SHARED = ("src", "dst")              # id columns that name the same things: one category set
+T = TypeVar("T")
+
+
+class Part:
+    """A Parquet part: its path, rows, column names, and the values of the columns a
+    reader selects by that its rows hold (None: not known, it may hold any)."""
+
+    __slots__ = ("path", "rows", "names", "values")
+
+    def __init__(self, path: Path, rows: int, names: Sequence[str], values: dict[str, frozenset] | None) -> None:
+        self.path, self.rows, self.names, self.values = path, rows, tuple(names), values
+
+    @classmethod
+    def of_table(cls, path: Path, table: pa.Table) -> "Part":
+        """A part as written from ``table`` (its selecting values: a pass over small codes)."""
+        values = {}
+        for name in SELECTED_BY:
+            if name in table.column_names:
+                values[name] = frozenset(pc.unique(table.column(name).cast(pa.string())).to_pylist())
+        return cls(path, len(table), table.column_names, values)
+
+    @classmethod
+    def on_disk(cls, path: Path) -> "Part":
+        """A part found in a run directory (its footer read; ConfigError if it cannot be)."""
+        try:
+            meta = pq.read_metadata(path)
+        except (OSError, pa.ArrowException) as e:
+            raise ConfigError(f"not a readable part of a run's rows: {e}", str(path)) from e
+        return cls(path, meta.num_rows, meta.schema.to_arrow_schema().names, None)
+
+    def may_hold(self, equal: Mapping[str, Any]) -> bool:
+        if self.values is None:
+            return True
+        return all(v in self.values[c] for c, v in equal.items() if c in self.values)
+
+    def all_match(self, equal: Mapping[str, Any]) -> bool:
+        """Whether every row of the part equals ``equal`` (known from its values alone)."""
+        return self.values is not None and all(self.values.get(c) == {v} for c, v in equal.items())
+
+    def read(self, columns: Sequence[str] | None) -> pa.Table:
+        names = None if columns is None else [c for c in columns if c in self.names]
+        try:
+            return pq.read_table(self.path, columns=names, use_threads=False, pre_buffer=False)
+        except (OSError, pa.ArrowException) as e:
+            raise ConfigError(f"not a readable part of a run's rows: {e}", str(self.path)) from e
+
+
+def read_kind(parts: Iterable[Part], held: Iterable[pa.Table], kind: str, equal: Mapping[str, Any],
+              columns: Sequence[str] | None, schema: pa.Schema | None = None) -> pd.DataFrame:
+    """The rows of ``kind`` in ``parts`` (and the tables ``held`` in memory) whose columns
+    equal ``equal``, as one frame of ``columns`` (None: every column)."""
+    want = None if columns is None else list(dict.fromkeys([*columns, *equal]))
+    tables = [p.read(want) for p in parts if p.may_hold(equal)]
+    tables += [t.select([c for c in want if c in t.column_names]) if want is not None else t for t in held]
+    if schema is None and tables:
+        schema = _union_schema(tables)
+    if schema is not None:
+        if want is not None:
+            schema = pa.schema([schema.field(c) if c in schema.names else pa.field(c, _declared(kind, c))
+                                for c in want])
+        tables = [conform(t, schema) for t in tables]
+    if equal:
+        chosen = select_tables(tables, equal)
+        if chosen is None:  # a value Arrow cannot compare: pandas decides
+            return pick(RowFrames({kind: _frame(tables, kind)}).where(**equal).kind(kind), columns)
+        tables = chosen or [t.slice(0, 0) for t in tables[:1]]
+    return pick(_frame(tables, kind), columns)
+
+
+def _select(table: pa.Table, equal: Mapping[str, Any]) -> pa.Table:
+    """The rows of ``table`` whose columns equal ``equal`` (Arrow, else pandas decides)."""
+    if not equal:
+        return table
+    chosen = select_tables([table], equal)
+    if chosen is None:
+        kept = RowFrames({"k": to_frame([table], "k")}).where(**equal).kind("k")
+        return pa.Table.from_pandas(kept, preserve_index=False) if len(kept) else table.slice(0, 0)
+    return chosen[0] if chosen else table.slice(0, 0)
+
+
+def _declared(kind: str, column: str) -> pa.DataType:
+    """A column's declared Arrow type (null: a column the kind does not declare)."""
+    declared = dict(columns_of(kind))
+    return ARROW_TYPES[declared[column]] if column in declared else pa.null()
+
+
+def _union_schema(tables: list[pa.Table]) -> pa.Schema:
+    schema = None
+    for t in tables:
+        schema = merge_schema(schema, t)
+    assert schema is not None
+    return schema
+
+
+def _frame(tables: list[pa.Table], kind: str) -> pd.DataFrame:
+    """Tables as one frame: each id column one dictionary (src and dst the same one)."""
+    if not tables:
+        return to_frame([], kind)
+    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    tables.clear()
+    table = share_dictionaries(table.unify_dictionaries(), SHARED)
+    return to_frame([table], kind, release=True)
+
+
+def share_dictionaries(table: pa.Table, names: Sequence[str]) -> pa.Table:
+    """``table`` with the dictionary columns ``names`` over one dictionary (the union of
+    theirs, in order of the first's): their pandas categoricals then share categories.
+    Each column's chunks must share one dictionary (``unify_dictionaries``)."""
+    have = [n for n in names if n in table.column_names and pa.types.is_dictionary(table.schema.field(n).type)
+            and table.column(n).num_chunks]
+    if len(have) < 2:
+        return table
+    dicts = [table.column(n).chunk(0).dictionary for n in have]
+    union = pc.unique(pa.concat_arrays([d.cast(pa.string()) for d in dicts]))
+    for n, d in zip(have, dicts):
+        if d.equals(union):
+            continue
+        where = pc.index_in(d.cast(pa.string()), value_set=union).cast(pa.int32())
+        col = table.column(n)
+        chunks = [pa.DictionaryArray.from_arrays(pc.take(where, c.indices), union) for c in col.chunks]
+        table = table.set_column(table.schema.get_field_index(n), n,
+                                 pa.chunked_array(chunks, pa.dictionary(pa.int32(), pa.string())))
+    return table
+
+
+class PartFrames(RowFrames):
+    """Rows in Parquet parts (and batches held in memory), read per kind when asked for
+    (see the module docstring). ``parts``: each kind's parts; ``held``: each kind's tables
+    not on disk (a full disk); ``schemas``: each kind's schema where known."""
+
+    def __init__(self, parts: Mapping[str, list[Part]], held: Mapping[str, list[pa.Table]] | None = None,
+                 schemas: Mapping[str, pa.Schema] | None = None, equal: Mapping[str, Any] | None = None,
+                 memos: dict | None = None) -> None:
+        super().__init__({})
+        self._parts = {k: list(v) for k, v in parts.items()}
+        self._held = {k: list(v) for k, v in (held or {}).items()}
+        self._schemas = dict(schemas or {})
+        self._equal = dict(equal or {})
+        self._memos = memos if memos is not None else {}
+        self._read: dict[str, tuple[frozenset | None, pd.DataFrame]] = {}  # kind -> (columns read, frame)
+
+    def _may_hold(self, kind: str) -> bool:
+        return any(p.rows and p.may_hold(self._equal) for p in self._parts.get(kind, ())) or \
+            any(len(t) for t in self._held.get(kind, ()))
+
+    def _count(self, kind: str) -> int:
+        """The selected rows of ``kind``: from the parts' counts where their values tell,
+        else by reading the selecting columns alone."""
+        if not self._may_hold(kind):
+            return 0
+        parts = [p for p in self._parts.get(kind, ()) if p.may_hold(self._equal)]
+        if not self._equal:
+            return sum(p.rows for p in parts) + sum(len(t) for t in self._held.get(kind, ()))
+        if all(p.all_match(self._equal) for p in parts) and not self._held.get(kind):
+            return sum(p.rows for p in parts)
+        return len(self.kind(kind, list(self._equal)))
+
+    def kind(self, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The selected rows of ``kind`` (only ``columns``, in that order, where given;
+        a column the rows lack comes back all missing)."""
+        if not self._may_hold(kind):
+            return pd.DataFrame() if columns is None else pd.DataFrame(columns=list(columns))
+        read = self._read.get(kind)
+        want = None if columns is None else frozenset(columns)
+        if read is None or (read[0] is not None and (want is None or not want <= read[0])):
+            # read again with every column read before (one frame per kind, never two)
+            have = frozenset() if read is None else read[0]
+            union = None if want is None or have is None else want | have
+            order = None if union is None else [*(columns or ()), *sorted(union - set(columns or ()))]
+            read = None
+            self._read.pop(kind, None)
+            frame = read_kind(self._parts.get(kind, ()), self._held.get(kind, ()), kind, self._equal, order,
+                              self._schemas.get(kind))
+            self._read[kind] = (union, frame)
+        return pick(self._read[kind][1], columns)
+
+    def table(self, kind: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """The selected rows of ``kind`` as Arrow (id columns dictionary-encoded)."""
+        want = None if columns is None else list(dict.fromkeys([*columns, *self._equal]))
+        tables = [p.read(want) for p in self._parts.get(kind, ()) if p.may_hold(self._equal)]
+        tables += list(self._held.get(kind, ()))
+        if self._equal:
+            tables = select_tables(tables, self._equal) or []
+        if not tables:
+            return pa.table({c: pa.array([], pa.null()) for c in columns or ()})
+        t = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+        return t.select([c for c in columns if c in t.column_names]) if columns is not None else t
+
+    def columns(self, kind: str) -> list[str]:
+        """The columns the rows of ``kind`` carry (nothing read)."""
+        if kind in self._schemas:
+            return list(self._schemas[kind].names)
+        names: dict[str, None] = {}
+        for p in self._parts.get(kind, ()):
+            names.update(dict.fromkeys(p.names))
+        for t in self._held.get(kind, ()):
+            names.update(dict.fromkeys(t.column_names))
+        return list(names)
+
+    def rows_at(self, kind: str, positions: Sequence[int]) -> pd.DataFrame:
+        """The selected rows of ``kind`` at these positions (of :meth:`kind`'s order), every
+        column: only the parts that hold them are read (an evidence bundle's few rows,
+        never the whole kind)."""
+        at = np.asarray(positions, dtype=np.int64)
+        tables, offset = [], 0
+        sources: list[Part | pa.Table] = [*(p for p in self._parts.get(kind, ()) if p.may_hold(self._equal)),
+                                          *self._held.get(kind, ())]
+        for source in sources:
+            table = None
+            if isinstance(source, Part) and (not self._equal or source.all_match(self._equal)):
+                n = source.rows
+            else:
+                table = source.read(None) if isinstance(source, Part) else source
+                table = _select(table, self._equal)
+                n = len(table)
+            mine = at[(at >= offset) & (at < offset + n)] - offset
+            if len(mine):
+                table = table if table is not None else source.read(None)
+                tables.append(table.take(pa.array(mine)))
+            offset += n
+        schema = self._schemas.get(kind) or (_union_schema(tables) if tables else None)
+        frame = _frame([conform(t, schema) for t in tables] if schema is not None else tables, kind)
+        # in the order asked for (the parts gave them in row order)
+        order = np.argsort(np.argsort(at, kind="stable"), kind="stable")
+        return frame.iloc[order] if len(frame) == len(at) and not (np.diff(at) >= 0).all() else frame
+
+    def counts(self) -> dict[str, int]:
+        """Rows per kind (of every row: the parts' counts, nothing read)."""
+        return {k: sum(p.rows for p in self._parts.get(k, ())) + sum(len(t) for t in self._held.get(k, ()))
+                for k in self._kinds_known()}
+
+    def _kinds_known(self) -> list[str]:
+        return list(dict.fromkeys([*self._parts, *self._held]))
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k for k in self._kinds_known() if self._count(k)]
+
+    @property
+    def empty(self) -> bool:
+        return not self.kinds
+
+    def __len__(self) -> int:
+        return sum(self._count(k) for k in self._kinds_known())
+
+    def where(self, **equal: Any) -> "PartFrames":
+        return PartFrames(self._parts, self._held, self._schemas, {**self._equal, **equal}, self._memos)
+
+    def memo(self, kind: str, key: Hashable, build: Callable[[], T]) -> T:
+        """``build()`` of the selected rows of ``kind``, kept with the run (its store, or
+        this view of a directory) for every later view of the same rows: a value derived
+        from the rows (the fabric counters of each evaluation) is built once per run and
+        dropped with it. Keyed by the parts that hold the rows (written once, never
+        changed), the selection and ``key``."""
+        parts = tuple((str(p.path), p.rows) for p in self._parts.get(kind, ()) if p.may_hold(self._equal))
+        held = tuple(id(t) for t in self._held.get(kind, ()))  # (the store keeps them: ids stay theirs)
+        full = (kind, parts, held, tuple(sorted(self._equal.items(), key=lambda x: x[0])), key)
+        if full not in self._memos:
+            self._memos[full] = build()
+        return self._memos[full]
+
+    def frame(self) -> pd.DataFrame:
+        return RowFrames({k: self.kind(k) for k in self.kinds}).frame()
