@@ -195,12 +195,13 @@ def _normal_order_statistics(rng: np.random.Generator, m: int, n: int):
     one = gaps == 1                 # a gap of one is an exponential draw (cheaper than a gamma)
     draws[:, one] = rng.standard_exponential((m, int(one.sum())))
     draws[:, ~one] = rng.standard_gamma(gaps[~one], size=(m, int((~one).sum())))
-    sums = np.cumsum(draws, axis=1)
-    u = sums[:, :-1]
-    u /= sums[:, -1:]
-    z = _inverse_normal(u)
-    column = {r: j for j, r in enumerate(ranks)}
-    return lambda r: z[:, column[r]]
+    # The running sums one column at a time, each a contiguous vector (the additions of
+    # np.cumsum along a row, in its order: the same values, without its strided pass).
+    sums = [draws[:, 0].copy()]
+    for j in range(1, len(gaps)):
+        sums.append(sums[-1] + draws[:, j])
+    z = {r: _inverse_normal(np.divide(sums[j], sums[-1], out=sums[j])) for j, r in enumerate(ranks)}
+    return lambda r: z[r]
 
 
 # Acklam's rational approximation of the inverse normal distribution function (relative
@@ -219,9 +220,20 @@ def _inverse_normal(u: np.ndarray) -> np.ndarray:
     over every value, then the few tail values replaced."""
     q = u - 0.5
     r = q * q
-    num = ((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5]
-    den = ((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1
-    out = num * q / den
+    # Horner's rule in place (the same operations in the same order as the nested
+    # expression, without a temporary array per step): millions of values per round.
+    num, den = _A[0] * r, _B[0] * r
+    for a in _A[1:5]:
+        num += a
+        num *= r
+    for b in _B[1:]:
+        den += b
+        den *= r
+    num += _A[5]
+    den += 1
+    num *= q
+    num /= den
+    out = num
     low = 0.02425
     tail = np.flatnonzero((u < low) | (u > 1 - low))
     if len(tail):
