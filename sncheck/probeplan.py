@@ -305,15 +305,24 @@ def connectivity_plan(topo: Topology, cross_supernode: str = "bounded", **opts) 
     ids = topo.card_ids
     domains = [topo.supernode_positions(sn) for sn in topo.supernode_names]
     schedules = {n: round_robin_positions(n) for n in {len(d) for d in domains}}
+    # Consecutive domains of one size take each round's pairs at once (their first
+    # positions as a column), in domain order: 512 domains x 255 rounds at 131,072 cards.
+    runs: list[tuple[int, list[int]]] = []
+    for d in domains:
+        if runs and runs[-1][0] == len(d):
+            runs[-1][1].append(d.start)
+        else:
+            runs.append((len(d), [d.start]))
+    starts = [(n, np.array(s, np.int64)[:, None]) for n, s in runs]
     rounds: list[Round] = []
     for r in range(max((len(schedules[len(d)][0]) for d in domains), default=0)):
         parts_a, parts_b = [], []
-        for d in domains:
-            pos_a, pos_b = schedules[len(d)]
+        for n, first in starts:
+            pos_a, pos_b = schedules[n]
             if r < len(pos_a):
                 keep = (pos_a[r] >= 0) & (pos_b[r] >= 0)  # not the bye
-                parts_a.append(pos_a[r][keep] + d.start)
-                parts_b.append(pos_b[r][keep] + d.start)
+                parts_a.append((pos_a[r][keep] + first).ravel())
+                parts_b.append((pos_b[r][keep] + first).ravel())
         rounds.append(Round(len(rounds), "scale_up", Pairs(ids, np.concatenate(parts_a), np.concatenate(parts_b))))
     offsets = None
     if cross_supernode == "bounded" and len(topo.supernode_names) > 1:

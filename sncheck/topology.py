@@ -214,24 +214,36 @@ def rail_round_positions(topo: Topology, depth: int | None = None) -> list[tuple
     first = np.array([topo.first_card[h] for h in topo.hosts], np.int64)
     ncards = np.array([topo.inventory.hosts[h].cards for h in topo.hosts], np.int64)
     host_pos = {h: i for i, h in enumerate(topo.hosts)}
+    positions = [np.array([host_pos[h] for h in sn.hosts], np.int64) for sn in sns]
+    spread: dict[tuple[int, int], list[int]] = {}   # (|A|, |B|) -> host offsets
     out: list[tuple[np.ndarray, np.ndarray]] = []
     for sn_round in round_robin(list(range(len(sns)))):
-        matchings = []
+        # Consecutive supernode pairs of the same sizes are one stack of host arrays: a
+        # round's pairs at once, in the same order (supernode pairs grow with the square
+        # of the supernodes: 130,816 of them at 131,072 cards).
+        runs: list[tuple[list[np.ndarray], list[np.ndarray], list[int]]] = []
         for ia, ib in sn_round:
-            a, b = sns[ia].hosts, sns[ib].hosts
-            if len(a) > len(b):
-                a, b = b, a
-            d = len(b) if depth is None else min(len(b), max(depth, -(-len(b) // len(a))))
-            offsets = sorted({(j * len(b)) // d for j in range(d)})  # gaps <= ceil(|B|/d) <= |A|
-            ha = np.array([host_pos[h] for h in a], np.int64)
-            hb = np.array([host_pos[h] for h in b], np.int64)
-            matchings.append((ha, hb, offsets))
-        for r in range(max(len(offsets) for _, _, offsets in matchings)):
+            ha, hb = positions[ia], positions[ib]
+            if len(ha) > len(hb):
+                ha, hb = hb, ha
+            offsets = spread.get((len(ha), len(hb)))
+            if offsets is None:
+                d = len(hb) if depth is None else min(len(hb), max(depth, -(-len(hb) // len(ha))))
+                offsets = spread[(len(ha), len(hb))] = sorted({(j * len(hb)) // d for j in range(d)})
+                # (gaps <= ceil(|B|/d) <= |A|)
+            if runs and runs[-1][2] is offsets and len(runs[-1][0][0]) == len(ha):
+                runs[-1][0].append(ha)
+                runs[-1][1].append(hb)
+            else:
+                runs.append(([ha], [hb], offsets))
+        for r in range(max(len(offsets) for _, _, offsets in runs)):
             parts_a, parts_b = [], []
-            for ha, hb, offsets in matchings:
+            for has, hbs, offsets in runs:
                 if r >= len(offsets):
                     continue
-                hb_r = hb[(np.arange(len(ha)) + offsets[r]) % len(hb)]
+                ha, hb = np.stack(has), np.stack(hbs)
+                hb_r = hb[:, (np.arange(ha.shape[1]) + offsets[r]) % hb.shape[1]].ravel()
+                ha = ha.ravel()
                 rails = np.minimum(ncards[ha], ncards[hb_r])
                 k = np.arange(rails.sum()) - np.repeat(np.cumsum(rails) - rails, rails)  # rail of each pair
                 parts_a.append(np.repeat(first[ha], rails) + k)
