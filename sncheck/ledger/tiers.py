@@ -186,7 +186,8 @@ def measured_figures(ref: str | Path) -> Figures:
     hosts = {h: sn.get("name") for sn in (results.get("topology") or {}).get("supernodes", [])
              if isinstance(sn, dict) for h in sn.get("hosts", [])}
     frames = read_frames(run_dir)
-    figs = frames_figures(frames.kind("p2p"), frames.kind("collective"), hosts, f"measured {run_dir}")
+    figs = frames_figures(frames.kind("p2p", FIGURES_P2P), frames.kind("collective", FIGURES_COLLECTIVE), hosts,
+                          f"measured {run_dir}")
     recorded = {t: d for t, d in (results.get("design") or {}).items() if isinstance(d, dict) and t in TIERS}
     fallback = Figures({t: TierFigures(t, float(d["latency_us"]) * 1e-6, float(d["bandwidth_GBps"]),
                                        f"{run_dir}: results.json design ({d.get('source', 'recorded')})")
@@ -230,6 +231,7 @@ def frames_figures(p2p: pd.DataFrame, coll: pd.DataFrame, host_supernode: Mappin
 P2P_COLUMNS = ("tier", "lat_us", "bw_GBps")
 COLLECTIVE_COLUMNS = ("group_kind", "group", "collective", "ranks", "size_bytes", "time_us", "wrong")
 _CHOOSING = ("layer", "confirms", "status")
+FIGURES_P2P, FIGURES_COLLECTIVE = P2P_COLUMNS + _CHOOSING, COLLECTIVE_COLUMNS + _CHOOSING   # what frames_figures reads
 
 
 def _usable(rows: pd.DataFrame, layer: str, columns: tuple[str, ...]) -> pd.DataFrame:
