@@ -127,8 +127,11 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
         lines.append(f"{host}:5330:5499 [3] NCCL INFO Ring 00 : 3 -> 11 [send] via NET/IB/0")
         values = [("transports.P2P/IPC", rings), ("transports.NET/IB", 1), ("channels", rings + 1),
                   ("net.devices[index=1].link", "RoCE"), ("len(hosts)", 0 if redacted else 1), ("processes", 1)]
+        if redacted:  # a WARN with its host removed is still a fault (host unknown)
+            lines += ["", f":5330:5512 [3] transport/net_ib.cc:775 NCCL WARN {_COMPLETION['2.8'].format(e=12, o=0, n=0, v=129)}"]
+            values += [("len(warnings)", 1), ("completion_errors[0].status", 12), ("faults", "(host removed)")]
         yield Variant("nccl-debug", f"2.5 ring lines{' host removed' if redacted else ''}", "\n".join(lines) + "\n",
-                      tuple(values), stream=True)
+                      tuple(values), stream=True, fails=redacted)
 
 
 _PG = {"2.2": "[Rank {r}] ", "2.3": "[PG 0 Rank {r}] ", "2.4": "[PG 0 (default_pg) Rank {r}] ",

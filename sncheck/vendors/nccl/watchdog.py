@@ -54,6 +54,7 @@ JSON::
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -105,15 +106,15 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
     ranks: dict[int, None] = {}
     works: dict[tuple[int | None, int, str], dict[str, Any]] = {}  # (rank, SeqNum, OpType) -> its timeout
     seen = 0
-    for tight, spaced in _logical_lines(text):
-        line = tight.strip()[:_LINE_MAX]  # the messages are short: a longer line is not one of them
+    for pieces in _logical_lines(text):
+        line = "".join(pieces).strip()[:_LINE_MAX]  # the messages are short: a longer line is not one of them
         if not line or ("NCCL" not in line and "Rank" not in line and "rank" not in line
                         and "Flight" not in line and "flight" not in line):
             continue
         rank, pg = _rank(line)
         hit = False
         if "Watchdog caught collective operation timeout" in line or "timed out in blocking wait" in line:
-            if m := _WORK.search(line) or _WORK.search(spaced):
+            if m := _joined_search(_WORK, pieces):
                 work = (rank, int(m["seq"]), m["op"])
                 if work in works:
                     # the same work restated ('... watchdog thread terminated with exception: [Rank 1]
@@ -129,7 +130,7 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
                 _incomplete(data, line)
             hit = True
         if "watchdog at work" in line or "Timeout at NCCL work" in line:
-            if m := _PROGRESS.search(line) or _PROGRESS.search(spaced):
+            if m := _joined_search(_PROGRESS, pieces):
                 if len(data["progress"]) < _MAX_LISTED:
                     data["progress"].append({"rank": rank, "pg": pg, "failed_seq": int(m["seq"]),
                                              "last_enqueued": int(m["enq"]), "last_completed": int(m["done"])})
@@ -170,28 +171,36 @@ _WRAP_MIN = 60    # a physical line this long or longer may have been wrapped by
 _WRAP_PIECES = 4  # a message wrapped into at most this many more lines
 
 
-def _logical_lines(text: str) -> list[tuple[str, str]]:
-    """The log's lines with a message that a paste wrapped at the terminal's width joined again:
-    (the pieces as printed, concatenated; the pieces stripped and joined by a blank, for a paste
-    that lost the blank at the wrap). A physical line continues the one before it when that one
-    was long (the terminal's width), is a watchdog message's head that did not end its sentence,
-    and this one starts no line of its own (no torch rank, glog or launcher prefix)."""
-    out: list[tuple[str, str]] = []
-    pieces = 0
+def _logical_lines(text: str) -> list[list[str]]:
+    """The log's lines, each as the physical lines a paste may have wrapped it into at the
+    terminal's width. A physical line continues the one before it when that one was long (the
+    terminal's width), is a watchdog message's head that did not end its sentence, and this one
+    starts no line of its own (no torch rank, glog or launcher prefix)."""
+    out: list[list[str]] = []
     prev = ""
     for raw in text.split("\n"):
-        cont = (out and pieces < _WRAP_PIECES and len(prev) >= _WRAP_MIN and not prev.rstrip().endswith(".")
+        if (out and len(out[-1]) <= _WRAP_PIECES and len(prev) >= _WRAP_MIN and not prev.rstrip().endswith(".")
                 and raw.strip() and not _STARTS_LINE.match(raw.strip())
-                and ("ProcessGroupNCCL" in out[-1][0] or "Rank " in out[-1][0]))
-        if cont:
-            tight, spaced = out[-1]
-            out[-1] = (tight + raw, spaced.rstrip() + " " + raw.strip())
-            pieces += 1
+                and ("ProcessGroupNCCL" in out[-1][0] or "Rank " in out[-1][0])):
+            out[-1].append(raw)
         else:
-            out.append((raw, raw.strip()))
-            pieces = 0
+            out.append([raw])
         prev = raw
     return out
+
+
+def _joined_search(rx: re.Pattern[str], pieces: list[str]) -> re.Match[str] | None:
+    """``rx`` in a line a paste wrapped into ``pieces``: each wrap fell inside a word or at a blank
+    the paste may have dropped, so each join is tried both ways (at most 2 ** _WRAP_PIECES)."""
+    if m := rx.search("".join(pieces)):
+        return m
+    for glue in itertools.product(("", " "), repeat=len(pieces) - 1):
+        joined = pieces[0].rstrip() if glue and glue[0] else pieces[0]
+        for sep, piece in zip(glue, pieces[1:]):
+            joined = (joined.rstrip() + " " + piece.strip()) if sep else joined + piece
+        if m := rx.search(joined):
+            return m
+    return None
 
 
 def _incomplete(data: dict[str, Any], line: str) -> None:
