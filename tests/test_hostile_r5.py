@@ -282,3 +282,50 @@ def test_c01_every_help_text_renders_its_examples_verbatim() -> None:
     helps = walk(main, [])
     assert len(helps) > 20
     assert [p for p, text in helps if "\\b" in text] == []
+
+
+# -- sncheck parse: options a view does not read ----------------------------------------------
+
+NCCL_LOG = Path(__file__).resolve().parent.parent / \
+    "fixtures/real/nccl-tests/all_gather_perf/01_a100_8gpu_oldcols_no_redop_validation0.txt"
+
+
+@pytest.mark.parametrize("args, words", [
+    (("nccl-tests", NCCL_LOG, "--collective", "allreduce"), "'allreduce' is no collective"),
+    (("nccl-tests", NCCL_LOG, "--ranks", "8"), "--ranks counts the ranks of hccl-test output, not nccl-tests"),
+    (("ibstat", NCCL_LOG, "--collective", "all_reduce"), "--collective names the collective of nccl-tests"),
+    (("ibstat", NCCL_LOG, "--rules", "default"), "--rules judges a kernel log (TOOL kernel-log), not ibstat"),
+])
+def test_p01_an_option_the_view_does_not_read_is_refused_not_ignored(args, words: str) -> None:
+    """P01: 'parse nccl-tests --collective bogus' printed '"collective": "bogus"' and exited 0
+    (hccl-test's busbw left null by a typo); '--ranks 8' on nccl-tests was ignored."""
+    r = _cli("parse", *args)
+    assert r.exit_code == 2 and words in r.output, r.output
+    for ok in ("all_gather", "all_gather_perf", "alltoallv"):
+        assert _cli("parse", "nccl-tests", NCCL_LOG, "--collective", ok).exit_code == 0, ok
+
+
+def test_n01_a_host_named_as_a_supernode_of_other_hosts_is_refused(tmp_path: Path) -> None:
+    """N01: a host 'sn0' inside supernode 'sn0' of two hosts loaded: 'isolate sn0' took the host,
+    and a finding on the supernode and one on the host shared one entity name in the store. A
+    one-host supernode named as its host (hgx-2su.yaml) stays allowed."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INV.replace('hosts: "n[1-2]"', 'hosts: "sn0,n2"'))
+    line = one_line_error(_cli("inventory", "check", inv))
+    assert "host 'sn0' has the name of supernode 'sn0' of 2 hosts" in line and f"{inv}:" in line
+    inv.write_text(INV.replace('{name: sn0, hosts: "n[1-2]", cards_per_host: 2}',
+                               '{name: n1, hosts: n1, cards_per_host: 2}\n  - {name: n2, hosts: n2, cards_per_host: 2}'))
+    assert _cli("inventory", "check", inv).exit_code == 0
+
+
+def test_f02_a_late_fault_in_a_run_without_a_retest_is_refused(tmp_path: Path) -> None:
+    """F02: 'late: true' (begins at the confirmation retest) in a playbook with 'confirm: false'
+    was never acted out: the run passed, exit 0, as if the fault had been tried."""
+    inv, pb, plan = tmp_path / "inv.yaml", tmp_path / "pb.yaml", tmp_path / "f.yaml"
+    inv.write_text(INV)
+    pb.write_text("name: noconf\nlayers: [connectivity]\ngate: warning\nconfirm: false\n")
+    plan.write_text("faults:\n  - {type: slow_card, target: n1/gpu0, factor: 0.3, late: true}\n")
+    line = one_line_error(_cli("run", pb, "-i", inv, "--backend", "mock", "--faults", plan, "--seed", "1",
+                               "--out", tmp_path / "r", "-q"))
+    assert f"{plan}:2: slow_card n1/gpu0 is late" in line and "confirm: false" in line
+    assert not (tmp_path / "r").exists()

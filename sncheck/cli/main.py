@@ -20,6 +20,8 @@ from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
 from sncheck.model import ExitCode, RunRecord
+from sncheck.rows import BUSBW_FACTOR
+from sncheck.vendors.nccltests.parse import collective_from_path, normalize_collective
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
 import importlib
@@ -347,11 +349,25 @@ def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed
                err=True)
 
 
+def _known_collective(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A collective the logs can name (a ``*_perf`` binary's, as the nccl-tests reader knows
+    them: all_reduce_perf or all_reduce) or whose bus bandwidth factor sncheck has: a typo
+    ('allreduce') was printed as the log's collective, and hccl-test's busbw left null."""
+    if value is None:
+        return None
+    name = normalize_collective(value)
+    if name not in BUSBW_FACTOR and collective_from_path(f"{name}_perf") != name:
+        raise click.BadParameter(f"{value!r} is no collective of nccl-tests, rccl-tests or hccl_test "
+                                 f"({', '.join(BUSBW_FACTOR)}, alltoall, gather, scatter, hypercube)", ctx, param)
+    return value
+
+
 @main.command("parse")
 @click.argument("tool")
 @click.argument("file", type=input_file("log"))
 @click.option("--json", "as_json", is_flag=True, help="Print the parsed JSON (the default output).")
-@click.option("--collective", help="nccl-tests: the collective when the log does not name it "
+@click.option("--collective", callback=_known_collective,
+              help="nccl-tests: the collective when the log does not name it "
               "(default: the collective a binary name in the file's path names).")
 @click.option("--ranks", type=click.IntRange(1, MAX_CARDS), help="hccl-test: ranks of the run (hccl_test prints "
               "no busbw; sncheck computes it with the nccl-tests factors).")
@@ -374,8 +390,14 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
     """
 
     get_parser(tool)  # an unknown TOOL lists the views before the file is read
-    if rules_ref is not None and tool != "kernel-log":
-        raise ConfigError(f"--rules judges a kernel log (TOOL kernel-log), not {tool} output")
+    # An option the view does not read is refused, never ignored: the operator meant it to
+    # change what is judged ('--ranks 8' on nccl-tests, '--collective' on an ibstat)
+    for given, views, says in ((rules_ref, ("kernel-log",), "--rules judges a kernel log (TOOL kernel-log)"),
+                               (collective, ("nccl-tests", "rccl-tests", "hccl-test"),
+                                "--collective names the collective of nccl-tests, rccl-tests or hccl-test output"),
+                               (ranks, ("hccl-test",), "--ranks counts the ranks of hccl-test output")):
+        if given is not None and tool not in views:
+            raise ConfigError(f"{says}, not {tool} output")
     raw = read_input(file, "log")  # /dev/zero or a 100 MB log: refused, not read
     text = raw.decode("utf-8", errors="replace")
     try:

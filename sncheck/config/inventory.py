@@ -332,6 +332,14 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
         if total_cards > MAX_CARDS:
             raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", sn, "hosts")
 
+    for sn_spec, sn in zip(supernodes, root["supernodes"]):
+        # A one-host supernode may bear its host's name (hgx01 of hgx-2su.yaml); any other
+        # supernode and a host of one name are one entity to findings, status and isolate.
+        clash = next((h for h in hosts if h == sn_spec.name and sn_spec.hosts != (h,)), None)
+        if clash is not None:
+            raise src.error(f"host {clash!r} has the name of supernode {sn_spec.name!r} of {len(sn_spec.hosts)} hosts: "
+                            "findings, status and isolate could not tell them apart", sn, "name")
+
     imex_of: dict[str, str] = {}  # IMEX address -> the host that claims it
     for h, over in (schema.hosts or {}).items():
         overrides = root["hosts"]

@@ -226,9 +226,22 @@ class Run:
             else:
                 self.scoped = target_cards(self.topo, self.opts.targets) if self.opts.targets else None
             self._refuse_unmeasured(faults)
+            self._refuse_late(faults)
         except BaseException:
             self.close()
             raise
+
+    def _refuse_late(self, faults: FaultPlan) -> None:
+        """A late fault begins at the confirmation retest: in a run with none (the playbook's
+        ``confirm: false``, or a run that judges nothing) nothing could ever show it, and the
+        run passed as if it had been tried (exit 2, its file and line)."""
+        if self.opts.judge and self.playbook.confirm:
+            return
+        for f in faults.faults:
+            if f.late:
+                why = "the playbook has confirm: false" if self.opts.judge else "this run judges nothing"
+                raise ConfigError(f"{f.type} {f.target} is late (it begins at the confirmation retest), but {why}: "
+                                  "no measurement could show it; drop late: true, or confirm", f.where or None)
 
     def _refuse_unmeasured(self, faults: FaultPlan) -> None:
         """A fault that no planned measurement can show is refused (exit 2, its file and
