@@ -28,8 +28,8 @@ import pandas as pd
 
 from sncheck.health.findings import jsonable
 from sncheck.model import EntityKind, Finding
-from sncheck.store.frames import kind_rows
 from sncheck.store.parts import PartFrames
+from sncheck.store.frames import fact_rows
 from sncheck.model import card_id
 
 if TYPE_CHECKING:
@@ -45,10 +45,9 @@ _SHOWN = 6
 
 def _reads(rows: pd.DataFrame, facts: tuple[str, ...]) -> list[tuple[str, str, list[dict]]]:
     """(host, fact, the values of its readable reads in order) for each host and fact."""
-    f = kind_rows(rows, "host_fact", ["host", "fact", "status", "value"])
+    f = fact_rows(rows, ["fact", "status"], lambda f: f["fact"].isin(facts) & (f["status"] == "ok"))
     if f.empty:
         return []
-    f = f[f["fact"].isin(facts) & (f["status"] == "ok")]
     out: dict[tuple[str, str], list[dict]] = {}
     for host, fact, value in zip(f["host"].astype(str), f["fact"].astype(str), f["value"]):
         if isinstance(value, dict):

@@ -214,7 +214,7 @@ def _distinct(values: pd.Series) -> set:
 
 def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] | None = None) -> list[Finding]:
     out = []
-    facts = kind_rows(rows, "host_fact")
+    facts = kind_rows(rows, "host_fact", ["host"])
     read = _distinct(facts["host"]) if not facts.empty else set()
     out += [_not_measured(h, "host", "connectivity", "no host facts were read")
             for h in _hosts(topo, targets) if h not in read]

@@ -50,7 +50,7 @@ import pandas as pd
 
 from sncheck.model import EntityKind, Finding, Severity, card_id
 from sncheck.rows import host_fact_row
-from sncheck.store.frames import kind_rows
+from sncheck.store.frames import fact_rows
 from sncheck.vendors.kernel_ghes import KINDS as GHES_KINDS, SEVERITIES as GHES_SEVERITIES
 from sncheck.vendors.kernel_log import HOST_SOURCES, describe, placed
 
@@ -295,10 +295,9 @@ def in_window(times: list[tuple[str, float] | None], at: tuple[str, float] | Non
 # ------------------------------------------------------------------------------ metric
 
 def _reads(rows: pd.DataFrame) -> list[tuple[str, dict]]:
-    f = kind_rows(rows, "host_fact")
+    f = fact_rows(rows, ["fact", "status"], lambda f: (f["fact"] == KERNEL_FACT) & (f["status"] == "ok"))
     if f.empty:
         return []
-    f = f[(f["fact"] == KERNEL_FACT) & (f["status"] == "ok")]
     return [(h, v) for h, v in zip(f["host"].astype(str), f["value"]) if isinstance(v, dict)]
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from sncheck.health import fabric, injob, kernel
 from sncheck.store import frames as columns
-from sncheck.store.frames import RowFrames
+from sncheck.store.frames import RowFrames, fact_rows
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
 from sncheck.topology import Topology
 from sncheck.model import card_id, card_of
@@ -282,10 +282,9 @@ def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: 
 def _failed_facts(rows: pd.DataFrame, warning: bool) -> pd.DataFrame:
     """Failed facts, one entry per culprit: the cards a row's ``cards`` names (the tool
     said which cards), else its host."""
-    facts = kind_rows(rows, "host_fact")
-    if facts.empty:
+    bad = fact_rows(rows, ["status", "ok"], lambda f: (f["status"] == "ok") & ~f["ok"].astype(bool))
+    if bad.empty:
         return pd.DataFrame(columns=["entity", "kind", "value"])
-    bad = facts[(facts["status"] == "ok") & ~facts["ok"].astype(bool)]
     is_warning = bad["severity"].eq("warning") if "severity" in bad else pd.Series(False, index=bad.index)
     bad = bad[is_warning if warning else ~is_warning]
     # A fact about a pair of hosts (a perftest pair on one rail) names its link.
@@ -329,9 +328,8 @@ def missing(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     """What should have been measured and was not: unreachable, timed out, tool
     missing, parse failed, not run. Always a finding, never a pass."""
     parts = []
-    facts = kind_rows(rows, "host_fact")
-    if not facts.empty:
-        bad = facts[~facts["status"].isin(["ok", "skipped"])]
+    bad = fact_rows(rows, ["status"], lambda f: ~f["status"].isin(["ok", "skipped"]))
+    if not bad.empty:
         message = bad["message"].astype(object).where(bad["message"].notna() & (bad["message"] != ""),
                                                       bad["host"].astype(str) + ": " + bad["fact"].astype(str)
                                                       + ": " + bad["status"].astype(str))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -336,3 +336,18 @@ def pick(frame: pd.DataFrame, columns: Sequence[str] | None) -> pd.DataFrame:
         if c not in out.columns:
             out[c] = pd.Series(None, index=frame.index, dtype=object)
     return out[list(columns)]
+
+
+def fact_rows(rows: pd.DataFrame | RowFrames, decide: Sequence[str],
+              keep: Callable[[pd.DataFrame], pd.Series | np.ndarray]) -> pd.DataFrame:
+    """The host_fact rows ``keep`` chooses, every column. Only the columns ``decide`` are
+    read to choose them: a fleet's facts carry every card's NVLink counters as JSON, and
+    only the chosen rows' values are decoded (from a run store, read back by position)."""
+    if not isinstance(rows, RowFrames):
+        f = kind_rows(rows, "host_fact")
+        return f if f.empty else f[np.asarray(keep(f), dtype=bool)]
+    light = rows.kind("host_fact", decide)
+    if light.empty:
+        return rows.kind("host_fact").iloc[:0]
+    at = np.flatnonzero(np.asarray(keep(light), dtype=bool))
+    return rows.rows_at("host_fact", at.tolist())
