@@ -195,9 +195,12 @@ def listing_problems(cmd: FactCommand, text: str, parsed: dict[str, Any], expect
     """What shows the listing ``cmd`` read is not the host's whole listing: cut mid-line or
     after a partial record, a device listed twice, a matrix without a row, or (a listing of
     the host's cards, ``Listing.cards``) another number of records than the inventory's cards."""
-    if cmd.listing is None or cmd.view is None:
+    if cmd.view is None:
         return []
-    found = [cut] if (cut := listings.cut_mid_line(text)) else []
+    left_out = [gap] if (gap := listings.elided(cmd.view, text)) else []  # as parse_text: one judgement
+    if cmd.listing is None:
+        return left_out
+    found = left_out + ([cut] if (cut := listings.cut_mid_line(text)) else [])
     # an empty listing is the tool saying there is none (no NVLink): the view's check judges that
     cards = expect.cards if cmd.listing.cards and expect.cards > 0 and listings.count(cmd.listing, parsed) else None
     found += listings.check(cmd.view, parsed, cards, listings={cmd.view: cmd.listing})

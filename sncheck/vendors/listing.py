@@ -103,6 +103,36 @@ def cut_mid_line(body: str) -> str | None:
     return f"the output ends mid-line ({last.strip()[-40:]!r}, no newline): cut short"
 
 
+# Views whose own grammar reads a reporter's "..." (issue 28): a log, where a line left out is a
+# shorter log as a cut between lines is (kernel-log, the NCCL and PyTorch logs, a grep-ed
+# ethtool -S or hccn_tool excerpt), and the views whose parsers tell an elision over lines that
+# carry no value (a rank list, a Legend) from one over values. Every other view's output holds a
+# value on every line: a line that is only "..." left some out, and the output is not whole.
+# (nvbandwidth: its parser reads a "..." over the device list and names a test it lost.)
+READS_ELISION = frozenset({"kernel-log", "nccl-debug", "torch-nccl", "nccl-mnnvl", "nccl-inspector",
+                           "ethtool-mlx5", "hccn-conf", "hccn-stat",
+                           "nccl-tests", "rccl-tests", "transferbench", "nvidia-smi-topo", "imex-ctl", "nvbandwidth"})
+# Views whose parsers still read round a '...' over values and exit 0 (nvlink -e's links left
+# out, a GPU section of -q): left open for their owner (issue 28, the NVIDIA views), as the SSH
+# and node-check tests serve such real captures (nvlink-errors 04, nvidia-smi-q 02) as a host's
+# output. Not a design: tests/test_elision.py holds this set to these two.
+ELISION_OPEN = frozenset({"nvlink-errors", "nvidia-smi-q"})
+_ELISION = re.compile(r"\s*(?:\.\.\.|\u2026|\[\.\.\.\]|\[\u2026\]|<snip>|\[snip\])\s*", re.IGNORECASE)
+
+
+def elided(view: str, body: str) -> str | None:
+    """A reporter's ``...`` (``…``, ``[...]``, ``<snip>``) on a line of its own in ``view``'s
+    output, where the view does not read it itself (:data:`READS_ELISION`): lines left out.
+    The tools print no such line; a parser reading round it kept the lines it saw and read
+    as whole (38 of 69 views did: ibv_devinfo without its board_id, nvidia-smi a GPU short)."""
+    if view in READS_ELISION or view in ELISION_OPEN:
+        return None
+    for i, line in enumerate(body.splitlines(), 1):
+        if _ELISION.fullmatch(line):
+            return f"line {i} is a reporter's {line.strip()!r}: lines of the output were left out, it is not whole"
+    return None
+
+
 def _ends_a_line(text: str, word: str) -> bool:
     """Whether a line of ``text`` ends in ``word`` as a whole word (blanks after it allowed).
 

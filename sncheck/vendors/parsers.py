@@ -145,6 +145,7 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
     data = parser(body, **hints) if hints else parser(body)
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
+        found += [gap] if (gap := listing.elided(tool, body)) else []
         found += check_listing(tool, data, expect)
         if found:
             errors = data.setdefault("errors", [])

@@ -50,6 +50,7 @@ def nvbandwidth(rng: random.Random) -> Iterator[Variant]:
             lines = [f"nvbandwidth Version: {version}", f"Built from Git version: {version}", ""]
             lines += note if minor < 6 else []
             lines += ["CUDA Runtime Version: 12040", "CUDA Driver Version: 12040", "Driver Version: 550.54.15", ""]
+            devices = (len(lines), len(lines) + n)  # a reporter's '...' may stand for the device list
             lines += [f"Device {i}: NVIDIA H100 80GB HBM3 (00000000:{0x18 + i:02x}:00)" for i in range(n)] + [""]
             names = rng.sample(sorted(_TESTS), rng.randrange(2, 5))
             if n == 1 and all(_TESTS[t][1] for t in names):  # one GPU waives every GPU-to-GPU test
@@ -86,7 +87,7 @@ def nvbandwidth(rng: random.Random) -> Iterator[Variant]:
                           "Performance can vary with software drivers, hardware clocks, and system topology.", ""]
             values.append(("len(tests)", ran))
             yield Variant("nvbandwidth", f"{version} {n} GPUs {len(names)} tests{' fails' if fail else ''}",
-                          "\n".join(lines) + "\n", tuple(values), fails=fail, count=ran, end=end)
+                          "\n".join(lines) + "\n", tuple(values), fails=fail, count=ran, end=end, elide=devices)
     yield Variant("nvbandwidth", "CUDA error", "nvbandwidth Version: v0.8\nBuilt from Git version: v0.8\n\n"
                   "CUDA Runtime Version: 12040\nCUDA Driver Version: 12040\nDriver Version: 550.54.15\n\n"
                   "Device 0: NVIDIA H100 80GB HBM3 (00000000:18:00)\n\nRunning host_to_device_memcpy_ce.\n"

@@ -83,9 +83,13 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
     version = driver = None
     waived = 0
     errors: list[str] = []
+    elided = False  # a reporter's '...': the device list may go, a test's name may not
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line in ("...", "[...]"):
+        if line in ("...", "[...]", "\u2026"):
+            elided = True
+            continue
+        if not line:
             continue
         if m := re.match(r"^nvbandwidth Version:\s*(\S+)", line):
             version = m.group(1)
@@ -125,6 +129,8 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
         raise ParseError("no 'Running <testcase>.' lines and no result matrix", tool="nvbandwidth")
     tests: dict[str, dict[str, Any]] = {}
     for i, t in enumerate(found):
+        if t["name"] is None and elided:  # its Running line left out, and no SUM line (before v0.5) names it
+            errors.append(f"a matrix ({t['title']}) whose 'Running' line a '...' left out: its test is unknown")
         name = t.pop("name") or f"untitled_{i}"
         tests[name] = t
         if not t["matrix"]:
