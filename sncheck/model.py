@@ -296,12 +296,14 @@ class RunRecord:
 
     @property
     def verdict(self) -> Verdict:
-        """error (unfinished, or an error, or a layer cut short), fail (a layer fails, a finding
+        """error (unfinished, an error, a layer cut short, or no layer measured), fail (a layer fails, a finding
         gates, the safety cap blocked the isolations), inconclusive (every gating finding is one
         the retest could not judge on a busy machine: exit 4), or pass."""
         verdicts = [self.layer_verdict(layer) for layer in self.layers]
-        # No layer recorded is nothing measured: never a pass (H10: a hand-made '"layers": []').
-        if self.finished is None or self.error is not None or not verdicts or Verdict.ERROR in verdicts:
+        # No layer recorded, or every one skipped, is nothing measured: never a pass (H10: a
+        # hand-made '"layers": []', or every layer's '"verdict": "skipped"').
+        measured = [v for v in verdicts if v != Verdict.SKIPPED]
+        if self.finished is None or self.error is not None or not measured or Verdict.ERROR in verdicts:
             return Verdict.ERROR
         if Verdict.FAIL in verdicts or self.isolation_blocked \
                 or any(self.gates(f) and not f.inconclusive for f in self.findings):

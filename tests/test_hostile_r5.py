@@ -45,6 +45,10 @@ def test_h10_a_record_without_layers_is_an_error_not_a_pass(tmp_path: Path) -> N
     assert "(error)" in r.output and "(pass)" not in r.output, r.output
     measured = _run_dir(tmp_path, "one", layers=[{"name": "connectivity", "verdict": "pass"}])
     assert read_record(measured).verdict == Verdict.PASS  # one layer that ran and found nothing
+    skipped = [{"name": "connectivity", "verdict": "skipped"}, {"name": "stress", "verdict": "skipped"}]
+    assert read_record(_run_dir(tmp_path, "skipped", layers=skipped)).verdict == Verdict.ERROR
+    partly = [{"name": "connectivity", "verdict": "pass"}, {"name": "stress", "verdict": "skipped"}]
+    assert read_record(_run_dir(tmp_path, "partly", layers=partly)).verdict == Verdict.PASS
 
 
 # -- the schema of a results.json --------------------------------------------------------------
