@@ -27,6 +27,8 @@ from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors import registry
 from sncheck.vendors.amd import sim as amd_sim
+from sncheck.model import card_id
+from sncheck.vendors import kernel_log
 from sncheck.vendors.parsers import failures, parse_text
 
 pytestmark = pytest.mark.sshd
@@ -46,12 +48,12 @@ def inventory(path: Path, cluster, checks: str = "") -> Path:
 
 
 def install_amd(host, monitor: str | None = None, ecc: str | None = None, metric: str | None = None,
-                kernel_log: str = "") -> None:
+                kernel_log: str = "", bdfs: tuple[str, ...] = amd_sim.BLOG_BDFS) -> None:
     """The fake tools of an 8-GPU MI300X host: each output the capture's (the one-GPU ECC and
     metric captures as each GPU's, the blog's truncation marker dropped: a real run prints it
     whole) unless given; dmesg replays ``kernel_log`` (whatever its arguments), no journal."""
     whole = amd("04").replace("[output truncated]\n", "")
-    install_replay(host, "amd-smi", {"monitor -putm": monitor or amd("05"),
+    install_replay(host, "amd-smi", {"list": amd_sim.gpu_list(bdfs), "monitor -putm": monitor or amd("05"),
                                      "metric --ecc-blocks": ecc or amd_sim.per_card(amd("09"), 8),
                                      "metric": metric or amd_sim.per_card(whole, 8)})
     install_replay(host, "rocm-smi", {"--showtopo": amd("13")})
@@ -62,6 +64,10 @@ def install_amd(host, monitor: str | None = None, ecc: str | None = None, metric
     install_fake_tool(host, "dmesg", f"#!/bin/sh\nexec cat '{data}'\n")
 
 
+# mi01's GPUs at the buses its log's amdgpu reports name (1b, 9d, dd) among five others
+MI01_BDFS = ("0000:0c:00.0", "0000:1b:00.0", "0000:2a:00.0", "0000:3b:00.0", "0000:9d:00.0", "0000:ad:00.0",
+             "0000:bd:00.0", "0000:dd:00.0")
+BDFS = {"mi01": MI01_BDFS, "mi02": amd_sim.BLOG_BDFS}
 KERNEL_LOGS = (  # real captures an AMD host's dmesg replays (the read keeps the lines kernel_log.PATTERN names)
     "harvest/kernel-log/01_dmesg_amdgpu_erREVENT_athub_aca_banks_mi300x_rocm6.2.3_rocm-issue4021_head.txt",
     "harvest5/kernel-log/15_kernel_prefix_aer_layer_line_then_apei_ghes_hardware_error_pcie_corrected_root_port_"
@@ -78,9 +84,10 @@ def test_amd_facts_that_fail_over_ssh_fail_sncheck_parse_too(sshd_cluster, tmp_p
 
     And each host's kernel log (a real capture its dmesg replays, read through sncheck's bounded
     read) judged by the shipped policy gives the verdicts ``sncheck parse kernel-log FILE --rules
-    default`` gives the same log: the same table keys, severities, actions and report counts (an
-    AMD host lists no bus ids, so a run names its host where parse names each GPU's bus id:
-    compared without the entity)."""
+    default`` gives the same log: the same entities, table keys, severities, actions and report
+    counts, parse's entity (a GPU's bus id, or "log") mapped through the host's ``amd-smi list``
+    to the card at that bus id (or the host): a run names the card, and a record at a bus id
+    that is no GPU of the host (a root port) names the host, never a card."""
     logs = {}
     for host, rel in zip(("mi01", "mi02"), KERNEL_LOGS):
         text = real(rel)
@@ -93,29 +100,35 @@ def test_amd_facts_that_fail_over_ssh_fail_sncheck_parse_too(sshd_cluster, tmp_p
     cut = metric[:metric.index("GPU: 5")]
     assert len({monitor, amd("05")}) == len({ecc, amd_sim.per_card(amd("09"), 8)}) == len({throttled, metric}) == 2
     cluster = sshd_cluster(3, ["mi01", "mi02", "mi03"])
-    install_amd(cluster["mi01"], monitor=monitor, ecc=ecc, kernel_log=logs["mi01"])
+    install_amd(cluster["mi01"], monitor=monitor, ecc=ecc, kernel_log=logs["mi01"], bdfs=MI01_BDFS)
     install_amd(cluster["mi02"], metric=throttled, kernel_log=logs["mi02"])
     install_amd(cluster["mi03"], metric=cut)
     outputs: dict[str, list[dict]] = {}
     rows, findings = host_facts(inventory(tmp_path / "inv.yaml", cluster), cluster, outputs)
     wrong, compared = disagreements(outputs, rows, registry.vendors()["amd"].commands, 8)
     assert not wrong, "\n".join(wrong)
-    assert compared == 3 * 5, compared  # monitor, showtopo, ecc_blocks, metric, ibstat of each host
+    assert compared == 3 * 6, compared  # list, monitor, showtopo, ecc_blocks, metric, ibstat of each host
     ok = {h: {f: r["ok"] for f, r in facts_of(rows, h).items()} for h in ("mi01", "mi02", "mi03")}
     assert (ok["mi01"]["card_count"], ok["mi01"]["ecc"], ok["mi02"]["throttle"], ok["mi03"]["throttle"]) == \
         (False, False, False, False), ok
     rules = load_rules("default")
+    named: dict[str, set[str]] = {}
     for host, text in logs.items():
         read = facts_of(rows, host)["kernel_log"]
         assert read["ok"], read["message"]
         parsed = parse_text("kernel-log", text)
         judged = kernel.judged(parsed, list(rules.rules), rows_context())
-        by_parse = sorted((j["rule"], j["key"], j["severity"], j["action"]) for j in judged for _ in range(j["reports"]))
-        by_run = sorted((f.rule, f.evidence["key"], f.severity, f.evidence["action"]) for f in findings
+        card = {kernel_log.bus_id(b): card_id(host, i) for i, b in enumerate(BDFS[host])}
+        by_parse = sorted((card.get(j["entity"], host if j["entity"] == "log" else j["entity"]), j["rule"], j["key"],
+                           j["severity"], j["action"]) for j in judged for _ in range(j["reports"]))
+        by_run = sorted((f.entity, f.rule, f.evidence["key"], f.severity, f.evidence["action"]) for f in findings
                         if f.entity.split("/")[0] == host and f.rule.startswith("kernel")
                         for _ in range(f.evidence["reports"]))
         assert by_run == by_parse and by_run, (host, by_run, by_parse)  # each log holds reports the policy judges
         assert len(read["value"]["events"]) == len(parsed["events"]), host
+        named[host] = {e for e, *_ in by_run}
+    # the amdgpu reports name three of mi01's cards; the GHES record at a root port, mi02 (no card)
+    assert named == {"mi01": {"mi01/gpu1", "mi01/gpu4", "mi01/gpu7"}, "mi02": {"mi02"}}, named
 
 
 

@@ -151,11 +151,11 @@ def test_cut_and_spliced_listings_over_ssh_are_findings(sshd_cluster, tmp_path: 
         _install_amd(cluster[name], amd("13"))
     metric = amd_sim.per_card(amd("04").replace("[output truncated]\n", ""), 8)
     head, gpus = sections(metric, r"^GPU: \d+")
-    install_replay(cluster["mi02"], "amd-smi", {"monitor -putm": amd("05"),
+    install_replay(cluster["mi02"], "amd-smi", {"list": amd_sim.gpu_list(), "monitor -putm": amd("05"),
                                                  "metric --ecc-blocks": amd_sim.per_card(amd("09"), 8),
                                                  "metric": head + "".join(gpus[:6])})
     ecc_head, ecc = sections(amd_sim.per_card(amd("09"), 8), r"^GPU: \d+")
-    install_replay(cluster["mi03"], "amd-smi", {"monitor -putm": amd("05"),
+    install_replay(cluster["mi03"], "amd-smi", {"list": amd_sim.gpu_list(), "monitor -putm": amd("05"),
                                                  "metric --ecc-blocks": ecc_head + "".join(ecc[:7]) + ecc[3],
                                                  "metric": metric})
     inv = write_inventory(tmp_path / "inv.yaml", cluster, "amd-mi300x",

@@ -334,7 +334,7 @@ def test_a_report_already_on_record_is_not_new_again() -> None:
     earlier = kernel_log.kept_reports([], [{**e, "card": 1} for e in parsed["events"][:1]], parsed["boot"])
     assert earlier == [{"source": "xid", "code": 13, "bus_id": "0000:2a:00", "card": 1,
                         "time": "2026-11-30T09:01:40.000000+00:00"}]
-    [row] = _check_kernel(lambda buses: {"0000:2a:00": 1}, True, None, earlier, None)("n1", parsed, Expect(cards=2))
+    [row] = _check_kernel(lambda buses, _gpus: {"0000:2a:00": 1}, True, None, earlier, None)("n1", parsed, Expect(cards=2))
     assert [(e["code"], e["time"]) for e in row["value"]["events"]] == [(13, "200.000000")]
     assert row["value"]["earlier"] == earlier and row["value"]["boot"] == 1796029200
 

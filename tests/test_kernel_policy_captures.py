@@ -36,7 +36,7 @@ def run_verdicts(text: str, rules: RuleSet, t: Topology) -> set[tuple]:
     """(GPU bus id or 'log', table key, severity, action, reports, in_window) of a run's judgement."""
     parsed = kernel_log.parse_kernel_log(text + "\n" + kernel_log.END_MARKER + "\n")
     gpus = sorted({e["bus_id"] for e in parsed["events"] if e["source"] in ("xid", "amdgpu") and e.get("bus_id")})
-    [row] = _check_kernel(lambda buses: {b: i for i, b in enumerate(gpus) if b in buses}, True, None, [], None)(
+    [row] = _check_kernel(lambda buses, _gpus: {b: i for i, b in enumerate(gpus) if b in buses}, True, None, [], None)(
         "n1", parsed, Expect(cards=8))
     assert row["status"] == "ok", row
     kernel_rules = [r for r in rules.rules if r.op == "kernel_events"]  # the others judge no kernel report
@@ -186,7 +186,7 @@ def test_a_nics_or_a_tasks_report_is_never_named_as_a_card() -> None:
     parsed = kernel_log.parse_kernel_log(strip_source_header((REAL / "harvest" / "kernel-log" / next(
         n for n in HOST_REPORTS if n.startswith("12_"))).read_text()).replace("> ", "") + kernel_log.END_MARKER + "\n")
     asked: list[str] = []
-    [row] = _check_kernel(lambda buses: asked.extend(buses) or {b: 0 for b in buses}, True, None, [], None)(
+    [row] = _check_kernel(lambda buses, _gpus: asked.extend(buses) or {b: 0 for b in buses}, True, None, [], None)(
         "n1", parsed, Expect(cards=8))
     assert [e["source"] for e in row["value"]["events"]] == ["mlx5", "hung_task"]
     assert asked == [] and all(e["card"] is None for e in row["value"]["events"])

@@ -305,6 +305,12 @@ def test_a_missing_gpu_is_named_by_bus_order_or_by_the_last_whole_listing():
     assert name_cards({a: None, c: None, d: None}, {b: 3}, 4, [b]) == {}
     # a whole listing names its cards; a bus id it lacks (not a GPU of this host) names none
     assert name_cards({a: 0, b: 1}, {}, 2, ["0000:99:00"]) == {a: 0, b: 1}
+    # an AER/GHES record at a root port is no GPU the driver named: it takes no rank, and the
+    # GPU a driver report names still does when the root port is beside it in the log
+    assert name_cards({a: None, c: None, d: None}, {}, 4, [b], gpu_buses=()) == {}
+    assert name_cards({a: None, d: None}, {}, 4, [b, "0000:20:03"], gpu_buses={b}) == {}
+    assert name_cards({a: None, c: None, d: None}, {}, 4, [b, "0000:20:03"], gpu_buses={b}) == \
+        {a: 0, b: 1, c: 2, d: 3}
 
 
 def test_a_count_over_a_window_spans_nights_by_the_logs_uptime_stamps(sshd_cluster, tmp_path):

@@ -307,7 +307,7 @@ def _install_amd(host, showtopo: str) -> None:
     # whole, so the replay drops the author's marker line.
     metric = amd("04").replace("[output truncated]\n", "")
     # and a real 8-GPU host lists every GPU's blocks: the one-GPU captures as each GPU's
-    install_replay(host, "amd-smi", {"monitor -putm": amd("05"),
+    install_replay(host, "amd-smi", {"list": amd_sim.gpu_list(), "monitor -putm": amd("05"),
                                      "metric --ecc-blocks": amd_sim.per_card(amd("09"), 8),
                                      "metric": amd_sim.per_card(metric, 8)})
     install_replay(host, "rocm-smi", {"--showtopo": showtopo})
@@ -334,7 +334,7 @@ def test_amd_node_with_an_xgmi_link_down_over_ssh(sshd_cluster, tmp_path: Path) 
     assert compared >= 2 * 4, compared  # every command of both hosts was compared, not skipped
     healthy = facts_of(rows, "mi01")
     assert {f: r["ok"] for f, r in healthy.items()} == dict.fromkeys(
-        ("reachable", "card_count", "xgmi_links", "ecc", "throttle", "pcie_width", "ib_ports",
+        ("reachable", "gpu_bus", "card_count", "xgmi_links", "ecc", "throttle", "pcie_width", "ib_ports",
          "ib_counters", "kernel_log"), True)  # the last two: what every SSH host is read for (hostreads)
     sick = facts_of(rows, "mi02")["xgmi_links"]
     assert (sick["ok"], sick["value"], sick["expected"]) == (False, 27, 28)

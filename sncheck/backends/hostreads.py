@@ -32,6 +32,7 @@ import json
 import logging
 import threading
 from pathlib import Path
+from collections.abc import Collection
 from typing import Any, Callable
 
 from sncheck.config.jsonio import read_json
@@ -48,7 +49,7 @@ log = logging.getLogger("sncheck.backends.hostreads")
 
 
 def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
-               buses: list[str]) -> dict[str, int]:
+               buses: list[str], gpu_buses: Collection[str] | None = None) -> dict[str, int]:
     """Bus id -> card index for the bus ids of a kernel log's reports.
 
     ``listed``: the bus ids of the host's ``nvidia-smi -q`` now, with the card each names
@@ -57,11 +58,14 @@ def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
     whole listing, kept in the state dir) or by its place in PCI bus order: nvidia-smi
     numbers GPUs in bus order, so when the listed bus ids and the reports' missing ones are
     together as many as the host's cards, each one's rank is its index. Else it names no
-    card (the host)."""
+    card (the host). ``gpu_buses``: the bus ids a GPU driver's own report names (None: all of
+    ``buses``); only those take a rank, so an AER or GHES record at a root port or a NIC
+    never takes a card's place."""
     out = {b: i for b, i in listed.items() if i is not None}
     missing = sorted({b for b in buses if b and b not in listed})
-    if missing and not out and len(listed) + len(missing) == cards:
-        out = {b: i for i, b in enumerate(sorted([*listed, *missing]))}
+    ranked = [b for b in missing if gpu_buses is None or b in gpu_buses]
+    if ranked and not out and len(listed) + len(ranked) == cards:
+        out = {b: i for i, b in enumerate(sorted([*listed, *ranked]))}
         if any(known.get(b) not in (None, i) for b, i in out.items()):
             return {}  # the last whole listing says otherwise (cards moved?): trust neither
     for b in missing:
@@ -70,7 +74,7 @@ def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
     return out
 
 
-def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool, after_time: str | None,
+def _check_kernel(namer: Callable[[list[str], Collection[str]], dict[str, int]], since_last: bool, after_time: str | None,
                   earlier: list[dict], driver: str | None):
     def check(host: str, parsed: dict[str, Any], _expect: hostfacts.Expect) -> list[dict]:
         kept = kernel_log.since(parsed, after_time)
@@ -79,7 +83,8 @@ def _check_kernel(namer: Callable[[list[str]], dict[str, int]], since_last: bool
         fresh = [e for e in kept["events"] if kernel_log.report_key(e, parsed.get("boot")) not in known]
         # a NIC's or a task's report names no card: its bus id is not a GPU that fell off the bus
         hosts_own = kernel_log.HOST_SOURCES
-        cards_of_bus = namer([e.get("bus_id") or "" for e in fresh if e["source"] not in hosts_own])
+        cards_of_bus = namer([e.get("bus_id") or "" for e in fresh if e["source"] not in hosts_own],
+                             {e.get("bus_id") or "" for e in fresh if e["source"] in kernel_log.GPU_SOURCES})
         events = [{**e, "card": cards_of_bus.get(e.get("bus_id") or "") if e["source"] not in hosts_own else None}
                   for e in fresh]
         errors = parsed.get("errors") or []
@@ -190,8 +195,8 @@ class HostReads:
             with self._lock:  # the next run names a card that has left the listing by this one
                 self.cursors[host] = {**self.cursors.get(host, {}), "bus_ids": whole}
 
-        def namer(buses: list[str]) -> dict[str, int]:
-            return name_cards(listed, known, expect.cards, buses)
+        def namer(buses: list[str], gpu_buses: Collection[str]) -> dict[str, int]:
+            return name_cards(listed, known, expect.cards, buses, gpu_buses)
 
         since_last = bool(cursor.get("cursor") or cursor.get("time"))
         stored = cursor.get("reports")

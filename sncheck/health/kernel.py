@@ -52,7 +52,7 @@ from sncheck.model import EntityKind, Finding, Severity, card_id
 from sncheck.rows import host_fact_row
 from sncheck.store.frames import fact_rows
 from sncheck.vendors.kernel_ghes import KINDS as GHES_KINDS, SEVERITIES as GHES_SEVERITIES
-from sncheck.vendors.kernel_log import HOST_SOURCES, describe, placed
+from sncheck.vendors.kernel_log import GPU_SOURCES, HOST_SOURCES, describe, placed
 
 if TYPE_CHECKING:
     from sncheck.health.metrics import DetectContext
@@ -400,7 +400,7 @@ def judge_log(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext, h
     AER at a root port) is ``host``'s. ``ctx``: a context without a topology
     (``metrics.rows_context()``)."""
     events = [e for e in parsed.get("events") or [] if isinstance(e, dict)]
-    gpus = {e["bus_id"] for e in events if e.get("source") in ("xid", "rm_init", "amdgpu")
+    gpus = {e["bus_id"] for e in events if e.get("source") in GPU_SOURCES
             and isinstance(e.get("bus_id"), str)}
     named = [{**e, "card": e["bus_id"] if e.get("source") not in HOST_SOURCES and e.get("bus_id") in gpus else None}
              for e in events]

@@ -130,6 +130,9 @@ GRAMMAR = {"kernel-log": Grammar(
 TOOL = "kernel-log"
 # reports that name no GPU (the host's finding): an NVSwitch tray's SXid, a NIC's mlx5 health, a hung task
 HOST_SOURCES = ("sxid", "mlx5", "hung_task")
+# the sources whose bus id is a GPU's by what the driver says (an AER or GHES record's bus id may
+# be a root port's or a NIC's: a GPU only where one of these, or a card listing, names it)
+GPU_SOURCES = ("xid", "rm_init", "amdgpu")
 END_MARKER = "# end of kernel log"
 MAX_LINES = 2000
 BOOT_DROP_S = 1.0  # printk stamps of two CPUs may interleave a little out of order; a reboot starts again near 0

@@ -2,6 +2,8 @@
 
 * ``card_count``: rows of ``amd-smi monitor`` against the inventory's cards (a CPX
   partitioned MI300X shows 4 or 8 logical GPUs per package: the platform's cards say so).
+* ``gpu_bus``: ``amd-smi list``: each card's BDF, as many as the inventory's cards; the
+  kernel log's reports are named to the card by it (:mod:`sncheck.vendors.amd.buses`).
 * ``xgmi_links``: ``rocm-smi --showtopo``: every GPU pair has Link Type XGMI and one
   hop (MI300X: a full mesh, 7 links per GPU). A pair over PCIE, or more hops, is a down
   XGMI link: the driver routes that pair around it. Named pair by pair.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sncheck.vendors.facts import Expect, command, fact_row, listed, on_cards as _on_cards
+from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards as _on_cards
 from sncheck.vendors.infiniband.checks import IB_FACTS, IBSTAT
 from sncheck.vendors.amd import amd_smi, rocm_smi
 
@@ -32,6 +34,25 @@ def check_card_count(host: str, parsed: dict[str, Any], expect: Expect) -> list[
     if errors:
         msg += f"; {listed(errors)}"
     return [fact_row(host, "card_count", n, expect.cards, n == expect.cards and not errors, msg, "amd-smi")]
+
+
+def check_gpu_list(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    """``amd-smi list``: every card listed once with its BDF (the bus ids a kernel report is
+    named to its card by, :mod:`sncheck.vendors.amd.buses`), as many as the inventory's cards."""
+    gpus = parsed.get("gpus") or []
+    errors = parsed.get("errors") or []
+    bdfs = [b for g in gpus if (b := g.get("BDF"))]
+    if not bdfs:  # value == expected: parse's judgement leaves an output that lists no BDF (a metric
+        # read given to the view they share) to that output's own checks; a run's fact fails on it
+        return [fact_row(host, "gpu_bus", 0, 0, False, "amd-smi list: no GPU bus id (BDF) listed: kernel "
+                         "reports name the host" + (f"; {listed(errors)}" if errors else ""), "amd-smi")]
+    msg = f"{len(bdfs)} GPU bus ids listed by amd-smi list, inventory says {expect.cards}"
+    if len(bdfs) < len(gpus):
+        errors = [*errors, f"{len(gpus) - len(bdfs)} GPUs listed without a BDF"]
+    if errors:
+        msg += f"; {listed(errors)}"
+    return [fact_row(host, "gpu_bus", len(bdfs), expect.cards, len(bdfs) == expect.cards and not errors, msg,
+                     "amd-smi", ids=device_ids(gpus, "BDF"))]
 
 
 def _gpu_index(name: str, cards: int) -> int | None:
@@ -216,6 +237,7 @@ def check_transferbench_p2p(host: str, parsed: dict[str, Any], *, pair_GBps: flo
 
 
 COMMANDS = {c.name: c for c in (
+    command("list", "amd-smi", ["amd-smi", "list"], amd_smi.parse_amd_smi, check_gpu_list, "gpu_bus"),
     command("monitor", "amd-smi", ["amd-smi", "monitor", "-putm"], amd_smi.parse_amd_smi_monitor,
             check_card_count, "card_count"),
     command("showtopo", "rocm-smi", ["rocm-smi", "--showtopo"], rocm_smi.parse_showtopo, check_xgmi_topo,
@@ -230,6 +252,7 @@ COMMANDS = {c.name: c for c in (
 FACTS = {
     "reachable": ("", "SSH connect, host key or login failed (one row, status unreachable)"),
     "card_count": ("monitor", "GPUs listed by amd-smi monitor differ from the inventory's cards"),
+    "gpu_bus": ("list", "GPUs listed with a BDF by amd-smi list differ from the inventory's cards"),
     "xgmi_links": ("showtopo", "a GPU pair not over XGMI in one hop (a down link the driver routes around)"),
     "xgmi_status": ("xgmi", "a link not U(p) in amd-smi's link status table, a bit rate below design"),
     "ecc": ("ecc_blocks", "uncorrectable or deferred ECC errors in any block"),

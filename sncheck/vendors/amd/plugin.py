@@ -6,7 +6,7 @@ from sncheck.vendors.base import CopyBench, Platform, Vendor, View
 from sncheck.vendors.infiniband.scaleout import SCALE_OUT
 from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccltests.tool import RCCL_TESTS
-from sncheck.vendors.amd import amd_smi, checks, rocm_smi, transferbench
+from sncheck.vendors.amd import amd_smi, buses, checks, rocm_smi, transferbench
 
 MI300X = Platform(
     name="amd-mi300x", vendor="amd",
@@ -15,7 +15,7 @@ MI300X = Platform(
     # XGMI: 7 links per GPU, 64 GB/s a direction each (one link per GPU pair);
     # scale-out one 400 Gb/s NIC per GPU.
     design={"scale_up": ("64 GB/s", "3 us"), "scale_out": ("400 Gb/s", "5 us")},
-    checks=("monitor", "showtopo", "ecc_blocks", "metric", "ibstat"),
+    checks=("list", "monitor", "showtopo", "ecc_blocks", "metric", "ibstat"),
     # p2p_GBps: TransferBench p2p's unidirectional GPU->GPU copy of a healthy MI300X (AMD's
     # acceptance guide prints a 48.44 GB/s average; fixtures/real/amd/22_...), judged at 80 %.
     params={"xgmi_links_per_gpu": 7, "xgmi_bit_rate_Gbps": 32.0, "pcie_width": 16, "p2p_GBps": 48.0},
@@ -57,6 +57,6 @@ VENDOR = Vendor(
     collective=RCCL_TESTS,
     torch_device="cuda", dist_backend="nccl",  # ROCm builds of torch: HIP behind torch.cuda, RCCL behind "nccl"
     visible_devices_env="HIP_VISIBLE_DEVICES",
-    scale_out=SCALE_OUT, copy_bench=TRANSFERBENCH,
+    scale_out=SCALE_OUT, copy_bench=TRANSFERBENCH, bus_listing=buses.BUS_LISTING,
     kernel_log_words=("amdgpu",),
 )

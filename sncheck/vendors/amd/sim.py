@@ -1,7 +1,7 @@
 """MI300X tool output for the simulator, from real captures, with ``xgmi_link_down`` acted
 out: the card's XGMI link to its neighbour (gpu N <-> gpu N^1) is gone, so
 ``rocm-smi --showtopo`` shows that pair over PCIE, 3 hops, weight 52 (the values of the
-real PCIe-only capture amd/16). Captures: amd-smi monitor (amd/05), ecc blocks (amd/09),
+real PCIe-only capture amd/16). Captures: amd-smi list (amd/01; the blog's eight BDFs), amd-smi monitor (amd/05), ecc blocks (amd/09),
 metric (amd/04, the blog author's "[output truncated]" marker dropped), rocm-smi
 --showtopo (amd/13), ibstat (ib/04)."""
 
@@ -55,6 +55,22 @@ def per_card(text: str, cards: int, edit=None) -> str:
     return head + "".join(f"GPU: {i}\n" + (edit(i, block) if edit else block) for i in range(cards))
 
 
+# the blog's 8x MI300X node: GPU 0..7 at these buses (amd/01 lists 0-2, its note all eight)
+BLOG_BDFS = ("0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0", "0000:85:00.0", "0000:a6:00.0",
+             "0000:c6:00.0", "0000:e5:00.0")
+
+
+def gpu_list(bdfs: Sequence[str] = BLOG_BDFS) -> str:
+    """``amd-smi list`` of a host whose GPU n sits at ``bdfs[n]``: amd/01's layout (its
+    command line, ``GPU: n``, indented BDF and UUID, a ' ' separator line), its UUID's
+    per-card first byte set to the card's (the capture shows three real ones)."""
+    text = capture("amd/01_amd-smi_list_mi300x_8gpu_blog_truncated.txt")
+    head = text[:text.index("GPU: 0\n")]
+    uuid = re.search(r"UUID: \S{2}(\S+)", text)
+    rest = uuid.group(1) if uuid else "ff74a1-0000-1000-8054-e92b0a5d57c8"
+    return head + "".join(f"GPU: {i}\n    BDF: {b}\n    UUID: {i:02x}{rest}\n \n" for i, b in enumerate(bdfs))
+
+
 def _card_faults(faults: Sequence[Any], host: str, index: int, ftype: str) -> list[Any]:
     return [f for f in faults if f.type == ftype and f.target == f"{host}/gpu{index}"]
 
@@ -90,6 +106,8 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
             gpu = int(f.target.rsplit("gpu", 1)[1])
             down.append((gpu, gpu ^ 1))
     return {
+        "list": gpu_list(BLOG_BDFS[:cards] if cards <= len(BLOG_BDFS) else
+                         [f"0000:{i:02x}:00.0" for i in range(1, cards + 1)]),
         "monitor": capture("amd/05_amd-smi_monitor_putm_mi300x_8gpu_blog.txt"),
         "showtopo": showtopo(down),
         "ecc_blocks": ecc_blocks(host, cards, faults),
