@@ -105,6 +105,13 @@ def ib_write_bw(rng: random.Random) -> Iterator[Variant]:
                 values.append((f"rows[bytes={last}].printed_avg", printed))
             yield Variant("ib-write-bw", f"{unit} {mode}", "\n".join(lines) + "\n", tuple(values),
                           count=len(sizes))
+    # a run that failed after its header (perftest_resources.c's post-send error, then
+    # write_bw.c's run_iter_bw failure; stderr, pasted with stdout): its cut after the header
+    # read as a whole run before
+    lines = _banner("RDMA_Write BW Test", "IB")
+    lines += [" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
+              " Couldn't post send: qp 0 scnt=128 ", " Failed to complete run_iter_bw function successfully"]
+    yield Variant("ib-write-bw", "post send failed", "\n".join(lines) + "\n", (("len(rows)", 0),), fails=True)
 
 
 @generator("ib-write-lat")

@@ -193,6 +193,8 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
         raise ParseError("no perftest header ('... BW Test' or '#bytes #iterations')", tool="ib-write-bw")
     if unit is None:
         errors.append("no result table (the test did not finish, or the peer never connected)")
+    elif not rows and not errors:  # the header printed, then nothing: never a whole run
+        errors.append("the result table has its header and no row: cut short")
     elif rows and not closed and not errors and not _forever(rows):
         errors.append("the result table has no closing line ('-----'): cut short")
     mtu = re.match(r"(\d+)", fields.get("Mtu", ""))
