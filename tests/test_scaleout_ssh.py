@@ -305,7 +305,8 @@ def test_a_slow_rail_pair_fails_the_gate_and_is_isolated_after_its_retest(sshd_c
     assert decisions.get(link) == "isolate", results["isolation"]
     retest = [r for r in read_rows(out) if r.get("confirms") == link and r["kind"] == "host_fact"]
     assert [(r["fact"], r["value"], r["ok"]) for r in retest] == [("ib_bw", 92.57, False)]
-    files = [out / f for f in bw["evidence"]["files"]]
+    # the evidence bundle is the culprit's (the link's), whether or not the ib_write_bw finding was folded into it
+    files = [out / f for f in finding["evidence"]["files"]]
     assert files and all(f.exists() for f in files)
     assert any("92.57" in f.read_text() and "ib_write_bw" in f.read_text() for f in files if f.suffix == ".txt")
 
