@@ -8,9 +8,10 @@ seen inside another suspect's retest (``late``), drift judged with a culprit pre
 state store with earlier runs), rail leaf and spine faults, one-direction, latency-only and
 above-a-size links, and faults no planned measurement can show (refused: exit 2).
 
-A scenario is drawn from its number: its inventory (by turns over :data:`INVENTORIES`),
-then one to three classes that the inventory can show, each on hosts of its own (a refused
-fault alone: the run stops before measuring). Every planted fault names its exact culprits;
+A scenario is drawn from its number: its first class by turns over :data:`CLASSES` (every
+class drawn evenly across scenario numbers), its inventory by turns over those that can
+show that class, then zero to two more classes the inventory can show, each on hosts of
+its own (a refused fault alone: the run stops before measuring). Every planted fault names its exact culprits;
 judging is strict: a finding is right only when it names exactly one of them, at the right
 level.
 """
@@ -137,9 +138,25 @@ def _slow(card: str, factor: float, extra: str = "") -> str:
     return f"{{type: slow_card, target: {card}, factor: {factor:.2f}{extra}}}"
 
 
+@lru_cache(maxsize=None)
+def showing(case: str) -> tuple[str, ...]:
+    """The inventories that can show ``case``, in :data:`INVENTORIES`' order."""
+    return tuple(n for n in INVENTORIES if case in classes_for(n))
+
+
+def first_class(number: int) -> tuple[str, str]:
+    """Scenario ``number``'s first class and its inventory: the classes by turns (every class
+    drawn evenly across scenario numbers, each once in any len(CLASSES) consecutive ones),
+    and for each class the inventories that can show it by turns."""
+    case = CLASSES[number % len(CLASSES)]
+    where = showing(case)
+    return case, where[(number // len(CLASSES)) % len(where)]
+
+
 def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Planted]]:
-    """Scenario ``number``: its inventory and its planted faults."""
-    name = INVENTORIES[number % len(INVENTORIES)]
+    """Scenario ``number``: its inventory and its planted faults (the first class by turns,
+    then up to ``max_cases - 1`` others drawn at random)."""
+    first, name = first_class(number)
     rnd = random.Random(number)
     inv = inventory(name)
     topo = topology(name)
@@ -156,9 +173,8 @@ def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Plante
         free.discard(h)
         return h
 
-    cases = rnd.sample(classes_for(name), rnd.randint(1, max_cases))
-    if any(c in ALONE for c in cases):
-        cases = [next(c for c in cases if c in ALONE)]
+    others = [c for c in classes_for(name) if c != first and c not in ALONE]  # a refused fault: alone
+    cases = [first] if first in ALONE else [first, *rnd.sample(others, rnd.randint(1, max_cases) - 1)]
     for case in cases:
         if case in DOMAIN_CLASSES:
             whole = [s for s, hosts in sns.items() if set(hosts) <= free]
