@@ -99,6 +99,9 @@ class Metric:
     unit: str
     fn: Callable[[pd.DataFrame, DetectContext], pd.DataFrame]
     description: str
+    # The row kinds it reads: where none is among a frame's rows its frame is empty and
+    # no rule of it can judge anything there (a retest re-reads one measurement's kinds).
+    reads: tuple[str, ...] = ()
 
 
 def kind_rows(rows: pd.DataFrame | RowFrames, kind: str, only: Sequence[str] | None = None) -> pd.DataFrame:
@@ -397,46 +400,47 @@ def golden_step_time(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
                          "value": g["step_time_s"] / ref, "measured": g["step_time_s"], "expected": ref})
 
 
+P2P, FACTS, COLL, GOLDEN, FR = ("p2p",), ("host_fact",), ("collective",), ("golden",), ("fr", "fr_pg")
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("p2p_bandwidth", "connectivity", PAIRS, "GB/s", p2p_bandwidth,
-           "one-direction bandwidth of a card pair (the mean of its two directions)"),
-    Metric("p2p_latency", "connectivity", PAIRS, "us", p2p_latency, "median one-way latency of a card pair"),
+           "one-direction bandwidth of a card pair (the mean of its two directions)", reads=P2P),
+    Metric("p2p_latency", "connectivity", PAIRS, "us", p2p_latency, "median one-way latency of a card pair", reads=P2P),
     Metric("p2p_latency_tail", "connectivity", PAIRS, "x median", p2p_latency_tail,
-           "p99 over median ping-pong latency of the same pair"),
+           "p99 over median ping-pong latency of the same pair", reads=P2P),
     Metric("p2p_checksum_failures", "connectivity", PAIRS, "pairs", p2p_checksum_failures,
-           "1 where a pair's payload arrived corrupted"),
+           "1 where a pair's payload arrived corrupted", reads=P2P),
     Metric("host_fact_failures", "connectivity", ENTITIES, "facts", host_fact_failures,
-           "host facts that do not match the inventory or show errors"),
+           "host facts that do not match the inventory or show errors", reads=FACTS),
     Metric("host_fact_warnings", "connectivity", ENTITIES, "facts", host_fact_warnings,
-           "host facts wrong at warning level (NVL72 fabric bandwidth Limited Capacity)"),
+           "host facts wrong at warning level (NVL72 fabric bandwidth Limited Capacity)", reads=FACTS),
     Metric("pair_busbw", "stress", PAIRS, "x tier median", pair_busbw,
-           "pairwise collective busbw at large sizes over the tier median"),
+           "pairwise collective busbw at large sizes over the tier median", reads=COLL),
     Metric("pair_small_time", "stress", PAIRS, "x tier median", pair_small_time,
-           "pairwise collective time at small sizes over the tier median"),
+           "pairwise collective time at small sizes over the tier median", reads=COLL),
     Metric("pair_wrong", "stress", PAIRS, "wrong elements", pair_wrong,
-           "elements that failed validation in pairwise collectives"),
-    Metric("rank_skew", "stress", ENTITIES, "us", rank_skew, "a card's median launch skew in collectives"),
-    Metric("golden_loss", "golden", GROUPS, "loss", golden_loss, "golden model loss per replica"),
+           "elements that failed validation in pairwise collectives", reads=COLL),
+    Metric("rank_skew", "stress", ENTITIES, "us", rank_skew, "a card's median launch skew in collectives", reads=("rank",)),
+    Metric("golden_loss", "golden", GROUPS, "loss", golden_loss, "golden model loss per replica", reads=GOLDEN),
     Metric("golden_step_time", "golden", ENTITIES, "x golden", golden_step_time,
-           "golden model step time over the reference's"),
-    Metric("missing", "any", ENTITIES, "", missing, "unreachable, timed out, tool missing, parse failed, not run"),
+           "golden model step time over the reference's", reads=GOLDEN),
+    Metric("missing", "any", ENTITIES, "", missing, "unreachable, timed out, tool missing, parse failed, not run", reads=("host_fact", "not_run")),
     # In-job signals (sncheck watch): sncheck/health/injob.py
     Metric("fr_arrival", "watch", ENTITIES, "share of the group's time", injob.fr_arrival,
-           "Flight Recorder: how often a rank enters its group's collectives last, and how long the group waits"),
+           "Flight Recorder: how often a rank enters its group's collectives last, and how long the group waits", reads=FR),
     Metric("fr_not_entered", "watch", ENTITIES, "collectives", injob.fr_not_entered,
-           "Flight Recorder: the first collective a rank's peers entered and it never did"),
+           "Flight Recorder: the first collective a rank's peers entered and it never did", reads=FR),
     Metric("fr_desync", "watch", ENTITIES, "collectives", injob.fr_desync,
-           "Flight Recorder: sequence ids where a rank recorded another collective or other sizes than its peers"),
+           "Flight Recorder: sequence ids where a rank recorded another collective or other sizes than its peers", reads=FR),
     Metric("fr_p2p_unmatched", "watch", ENTITIES, "ops", injob.fr_p2p_unmatched,
-           "Flight Recorder (NCCL): sends or recvs a rank never posted against its peer's"),
+           "Flight Recorder (NCCL): sends or recvs a rank never posted against its peer's", reads=("fr_p2p",)),
     Metric("comm_busbw", "watch", ENTITIES, "GB/s", injob.comm_busbw,
-           "NCCL Inspector / nccl-tests: a communicator's bus bandwidth over its tier's design (or baseline)"),
+           "NCCL Inspector / nccl-tests: a communicator's bus bandwidth over its tier's design (or baseline)", reads=("comm_bw",)),
     Metric("ras_state", "watch", ENTITIES, "states", injob.ras_state,
-           "NCCL RAS: INCOMPLETE, MISMATCH, NOCOMM, DEAD and ERROR states, per rank and card"),
+           "NCCL RAS: INCOMPLETE, MISMATCH, NOCOMM, DEAD and ERROR states, per rank and card", reads=("ras",)),
     # Fabric error counters (sncheck/health/fabric.py) and kernel logs (sncheck/health/kernel.py)
     Metric("fabric_counters", "connectivity", ENTITIES, "errors", fabric.fabric_counters,
-           "NVLink and IB port error counters before and after the run (growth = after - before)"),
+           "NVLink and IB port error counters before and after the run (growth = after - before)", reads=FACTS),
     Metric("kernel_events", "connectivity", ENTITIES, "reports", kernel.kernel_events,
            "Xid, SXid, RmInitAdapter, PCIe AER and amdgpu RAS reports in the kernel log lines new since "
-           "the last run (and those kept from earlier runs, for a count over a window)"),
+           "the last run (and those kept from earlier runs, for a count over a window)", reads=FACTS),
 )}

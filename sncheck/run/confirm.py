@@ -423,6 +423,9 @@ class Window:
         few pairs of each tier, and no peer statistic may mix them."""
         if rows.empty:
             return []
+        if "kind" in rows:  # a rule of kinds the retest did not re-read has nothing to judge here
+            kinds = set(rows["kind"].dropna().unique())
+            rules = [r for r in rules if not METRICS[r.metric].reads or set(METRICS[r.metric].reads) & kinds]
         if "kind" not in rows or not (rows["kind"] == "p2p").any():
             return evaluate(rules, rows, dctx)
         pairs = rows["kind"] == "p2p"

@@ -185,19 +185,23 @@ def report(stats: dict) -> str:
 @contextmanager
 def lean() -> Iterator[None]:
     """What a sweep need not redo each run, in this process: the rules file parsed once (a
-    sweep never changes it) and no evidence bundles written (files beside the record, after
-    the verdict and the retests: nothing judged here reads them). Put back on leaving."""
+    sweep never changes it), no evidence bundles written (files beside the record, after
+    the verdict and the retests) and no ledger forecast of the golden replicas'
+    communication share (a summary figure beside the golden layer's; 5% of a gate): nothing
+    judged here reads them. Put back on leaving."""
     from functools import lru_cache
 
+    from sncheck.layers import golden
     from sncheck.run import runner
 
-    saved = runner.load_rules, runner.collect_evidence
+    saved = runner.load_rules, runner.collect_evidence, golden.forecast_share
     runner.load_rules = lru_cache(maxsize=None)(runner.load_rules)
     runner.collect_evidence = lambda *a, **k: None
+    golden.forecast_share = lambda *a, **k: {"not_forecast": "not forecast in the accuracy sweep"}
     try:
         yield
     finally:
-        runner.load_rules, runner.collect_evidence = saved
+        runner.load_rules, runner.collect_evidence, golden.forecast_share = saved
 
 
 def _worker(nice: int) -> None:
