@@ -250,6 +250,10 @@ def _findings(culprits: list[Culprit], tiers: Mapping[str, FrameTier], bars: Bar
     by_name = {r.name: r for r in rules}
     out = []
     for c in culprits:
+        if c.note == "near":
+            near = _near_finding(c, bars, by_name, tiers, paths)
+            out.extend([near] if near is not None else [])
+            continue
         crossed = _crossed(c, bars, tiers)
         if not crossed:
             continue  # it explains measurements within every bar: noise around its level
@@ -291,6 +295,25 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
     judged = per_tier.get(tier or "", {"bad_pairs": ev["bad_pairs"], "pairs": ev["pairs"]})
     message = _message(c, rule, ev, judged["bad_pairs"], judged["pairs"])
     return Finding(c.entity, EntityKind(c.kind), rule.layer, rule.name, rule.severity, message, ev)
+
+
+def _near_finding(c: Culprit, bars: Bars, by_name: Mapping[str, "Rule"], tiers: Mapping[str, FrameTier],
+                  paths: FabricPaths) -> Finding | None:
+    """A card inside the card bar by less than its median's noise (pair measurements
+    only: the retest re-measures its pairs until it is clear of the bar,
+    sncheck.run.nearbar): a suspect of the card bar's rule, saying how near it is."""
+    bar = max(bars.of(CARD, PEERS), key=lambda b: b.level)
+    rule = by_name[bar.rule]
+    if METRICS[rule.metric].layer != "connectivity":
+        return None
+    [(tier, near)] = c.near.items()
+    f = _finding(c, rule, tiers, None, paths)
+    f.evidence.update(near_bar={k: jsonable(v) for k, v in near.items()}, bad_pairs=0)
+    side = "below" if "below" in rule.params else "above"
+    f.message = (f"card {c.entity}: {near['ratio']:.3f} of its peers on {near['pairs']} pairs ({tier}), inside "
+                 f"{rule.name}'s bar ({side} {rule.params[side]}) by less than its noise (2 x "
+                 f"{near['se']:.3f}): not clear of it; the retest re-measures it until it is")
+    return f
 
 
 def _switch_nics(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> list[str]:

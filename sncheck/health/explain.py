@@ -185,6 +185,9 @@ class Culprit:
     members: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     peers: dict[str, float] = field(default_factory=dict)  # tier -> the peers' level it was judged against
     rate: bool = False  # a symptom a pair shows or not: factors are the shares of its pairs that show it
+    # note "near": a card inside the card bar by less than its median's noise (tier -> its
+    # median over the peers' level, that median's standard error, pairs, the bar)
+    near: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def factor(self) -> float:

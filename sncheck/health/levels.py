@@ -22,6 +22,11 @@ from sncheck.topology import SCALE_OUT
 
 Hypothesis = list[tuple[Entity, dict[str, float]]]
 SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs, its own left out
+# A card whose median is inside the card bar by less than NEAR_Z standard errors of that
+# median is not clear of it: named "near" for the retest to re-measure until it is
+# (sncheck.run.nearbar). 1.2533: a median's standard error over a mean's, normal noise.
+NEAR_Z = 2.0
+NEAR_SPAN = 0.1  # candidates: cards whose raw median is within this share above the card bar
 
 
 class Level:
@@ -158,12 +163,15 @@ class Level:
     def initial(self) -> None:
         self.pair_ex = {t: x.exceptions() for t, x in self.tiers.items()}
         self.card_ex = {t: np.zeros(0, np.int64) for t in self.tiers}
+        self.card_near = {t: np.zeros(0, np.int64) for t in self.tiers}
         self.domain_ex = {t: np.zeros(0, np.int64) for t in self.tiers}
         for t, x in self.tiers.items():
             if self.card_bar is not None:
                 q = np.where(x.failed, np.nan, x.ratio)
                 cards, med, n = group_median(np.concatenate([x.a, x.b]), np.concatenate([q, q]))
-                self.card_ex[t] = cards[(med / self.peer_level(t, cards, []) < self.card_bar) & (n >= self.card_min)]
+                ratio = med / self.peer_level(t, cards, [])
+                self.card_ex[t] = cards[(ratio < self.card_bar) & (n >= self.card_min)]
+                self.card_near[t] = cards[(ratio < self.card_bar * (1 + NEAR_SPAN)) & (n >= self.card_min)]
             if self.domain_bar is not None and t != SCALE_OUT:
                 # (counted, not sorted: a fleet's tier is millions of pair ends over its cards)
                 ends = np.flatnonzero(np.bincount(x.a, minlength=self.n) + np.bincount(x.b, minlength=self.n))
@@ -411,7 +419,39 @@ class Level:
                                rivals[:4], note, separated=not self.ties.get(e.name) and not untold,
                                members=e.members, peers=peers))
         out += self._leftover_links({c.entity for c in out}) if left else []
-        return unlocalised(out, self.tiers, self.paths)
+        return unlocalised(out, self.tiers, self.paths) + self.near()
+
+    def near(self) -> list[Culprit]:
+        """Cards no culprit holds whose median residual (over their peers' level) is inside
+        the card bar by less than NEAR_Z standard errors of that median: the tier's pair
+        noise (its ratios' MAD, as a standard deviation) over the root of the card's pairs.
+        One per card, in the tier where it is nearest the bar."""
+        if self.card_bar is None:
+            return []
+        held = {m for e, _ in self.H if e.kind in END_KINDS for m in e.members.tolist()}
+        best: dict[int, tuple[float, str, dict[str, float]]] = {}
+        for t, x in self.tiers.items():
+            cards = np.array([c for c in self.card_near[t].tolist() if c not in held], np.int64)
+            if not len(cards):
+                continue
+            got, med, n = self.card_residuals(t, cards, self.H)
+            ratio = med / self.peer_level(t, got, self.H)
+            r = np.where(x.failed, np.nan, x.ratio) / self.level[t]
+            sd = 1.4826 * median(np.abs(r - median(r)))
+            se = 1.2533 * sd / np.sqrt(np.maximum(n, 1))
+            for k in np.flatnonzero((ratio >= self.card_bar) & (ratio < self.card_bar + NEAR_Z * se)
+                                    & (n >= self.card_min)).tolist():
+                gap = (ratio[k] - self.card_bar) / se[k]
+                c = int(got[k])
+                if c not in best or gap < best[c][0]:
+                    best[c] = (gap, t, {"ratio": float(ratio[k]), "se": float(se[k]), "pairs": int(n[k]),
+                                        "bar": float(self.card_bar)})
+        out = []
+        for c, (_, t, near) in sorted(best.items()):
+            at = self.tiers[t].pairs_of(np.array([c]))
+            out.append(Culprit(self.paths.cards[c], "card", {t: near["ratio"] * self.level[t]}, {}, {t: at},
+                               note="near", members=np.array([c]), peers={t: self.level[t]}, near={t: near}))
+        return out
 
     def untold(self, e: Entity, f: dict[str, float]) -> list[int]:
         """The members of a host or supernode culprit the evidence cannot tell slow on their

@@ -54,6 +54,7 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
+from sncheck.run.nearbar import NEAR_BATCHES, NEAR_REPEATS, near_verdict
 from sncheck.run.retestbar import has_bound, inward, partners, retest_noise
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
@@ -240,6 +241,8 @@ class Window:
         self.by_name = rules_by_name(ctx)
         self.syms = symptoms(f)
         self.repeats = max(repeats, rare_repeats(self.syms, self.by_name))
+        self.near = [s for s in self.syms if s.evidence.get("near_bar") and s.rule in self.by_name]
+        self.repeats = max(self.repeats, NEAR_REPEATS if self.near else 0)
         self.scope = set(cards_of(f, ctx.topo))
         self.controls: set[str] = set()
         self.measured: dict[str, str | None] = {}  # how -> None when measured, else what was not
@@ -250,7 +253,12 @@ class Window:
         hows = list(dict.fromkeys(measurement(s, self.by_name) for s in self.syms))
         self.ctx.progress(f"confirm: retesting {self.f.entity_kind} {self.f.entity} ({', '.join(hows)})")
         load = [self.ctx.backend.machine_load()]
-        for how in hows:
+        # a card near its bar (sncheck.run.nearbar): its pairs again, in batches, until it is clear of it
+        more = [P2P] * (NEAR_BATCHES - 1) if self.near else []
+        for k, how in enumerate(hows + more):
+            if k >= len(hows) and (self.measured.get(P2P) is not None or all(self._near(s)[0] is not None
+                                                                             for s in self.near)):
+                break
             try:
                 {REACH: self._reach, FACTS: self._facts, P2P: self._p2p, COLLECTIVES: self._collectives,
                  GOLDEN: self._golden}[how]()
@@ -436,6 +444,11 @@ class Window:
             out += evaluate(rules, p[tiers == tier], dctx)
         return out
 
+    def _near(self, s: Symptom) -> tuple[bool | None, str]:
+        """A near-the-bar card's samples so far, on its symptom's tier (sncheck.run.nearbar)."""
+        return near_verdict(self.by_name[s.rule], self._kind("p2p"), self.f.entity, s.evidence.get("tier"),
+                            _dctx(self.ctx, self.f))
+
     def _tied(self, g: Finding) -> bool:
         return g.evidence.get("separated") is False and any(
             r.get("entity") == self.f.entity for r in g.evidence.get("rivals") or [])
@@ -479,7 +492,8 @@ class Window:
         # finding of its own, and the suspect on that host can be neither confirmed nor
         # released by this retest.
         changed = [g for g in found if g.evidence.get("fact") == DEVICES_CHANGED]
-        found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED]
+        # (a card near a bar in the retest's few pairs is no symptom: only detection's near cards are re-measured)
+        found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED and "near_bar" not in g.evidence]
         # the suspect's symptom again: a finding holding its cards, or one the evidence could
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         hits = [g for g in found if self._cards(g) & self.scope or self._tied(g)]
@@ -558,6 +572,8 @@ class Window:
         rule = self.by_name.get(s.rule)
         if rule is None:
             return None, f"not judged: rule {s.rule} is not in the rules (or not enabled)"
+        if s in self.near:
+            return self._near(s)
         own = [g for g in hits if g.rule == rule.name]
         if own:
             return True, own[0].message

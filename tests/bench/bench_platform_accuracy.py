@@ -25,7 +25,8 @@ can be read while it goes (``python tests/bench/bench_platform_accuracy.py LOG..
 the figures of such logs). ``SNCHECK_ACCURACY_SHARD=K/N`` runs every N-th scenario from
 the K-th, so N processes (one a core) share a long run, each with its own log;
 ``SNCHECK_ACCURACY_FIRST_SEED=S`` starts the seeds at S (another process, other seeds);
-``SNCHECK_ACCURACY_RESUME=1`` counts the runs already in the log and runs only the others.
+``SNCHECK_ACCURACY_RESUME=1`` counts the runs already in the log and runs only the others
+(but those of the classes in ``SNCHECK_ACCURACY_RERUN=a,b``: run again, on changed code).
 """
 
 from __future__ import annotations
@@ -94,6 +95,10 @@ def run_one(tmp_path: Path, number: int, seed: int) -> dict:
     except ConfigError as e:  # a fault plan refused when the run resolves: exit 2
         return {"scenario": number, "seed": seed, "inventory": name, **judge(planted, [], [], refused=str(e))}
     verdict = judge(planted, outcome.results["findings"], outcome.results["isolation"])
+    # cards named near their bar (sncheck.run.nearbar) and how each ended
+    last = {i["entity"]: i["action"] for i in outcome.results["isolation"]}
+    verdict["near"] = [(f["entity"], last.get(f["entity"])) for f in outcome.results["findings"]
+                       if f["evidence"].get("near_bar")]
     if os.environ.get("SNCHECK_ACCURACY_LOG") and not any(verdict[k] for k in ("misses", "extras", "wrong_end",
                                                                                 "quarantined")):
         import shutil
@@ -106,7 +111,7 @@ def tally(results: list[dict]) -> dict:
     per = {c: [0, 0] for c in CLASSES}
     exact = {c: [0, 0] for c in CLASSES}
     out = {"runs": len(results), "exact": 0, "named": 0, "card<->host": 0, "card<->link": 0, "nic<->switch": 0,
-           "wrong_end": [], "misses": [], "extras": [], "quarantined": []}
+           "wrong_end": [], "misses": [], "extras": [], "quarantined": [], "near": []}
     drawn: Counter[str] = Counter()
     for r in results:
         for case, (n, hit) in r["per"].items():
@@ -124,6 +129,7 @@ def tally(results: list[dict]) -> dict:
         out["misses"] += [(*key, *m) for m in r["misses"]]
         out["extras"] += [(*key, *e) for e in r["extras"]]
         out["quarantined"] += [(*key, q) for q in r.get("quarantined", [])]
+        out["near"] += [(*key, *n) for n in r.get("near", [])]
         drawn.update(list(r.get("precision") or r["per"]))  # the classes planted in this run (one count a run)
     planted = sum(n for n, _ in per.values())
     found = sum(hit for _, hit in per.values())
@@ -179,6 +185,9 @@ def report(stats: dict) -> str:
     lines.append(f"extra findings: {stats['extras'][:40]}")
     lines.append(f"wrong ends: {stats['wrong_end'][:40]}")
     lines.append(f"left in quarantine: {stats['quarantined'][:40]}")
+    ended = Counter(str(n[-1]) for n in stats["near"])
+    lines.append(f"cards named near their bar and re-measured: {len(stats['near'])} "
+                 f"({', '.join(f'{k} {v}' for k, v in sorted(ended.items())) or 'none'}): {stats['near'][:20]}")
     return "\n".join(lines)
 
 
@@ -240,7 +249,8 @@ def resumed(wanted: set[tuple[int, int]]) -> list[dict]:
         return []
     with open(log) as fh:
         last = {(r["scenario"], r["seed"]): r for r in map(json.loads, filter(str.strip, fh))}
-    return [r for key, r in last.items() if key in wanted]
+    again = set(filter(None, os.environ.get("SNCHECK_ACCURACY_RERUN", "").split(",")))
+    return [r for key, r in last.items() if key in wanted and not again & {p.case for p in platform_scenario(key[0])[1]}]
 
 
 def _logged(results: Iterator[dict]) -> list[dict]:
@@ -271,7 +281,7 @@ def test_platform_accuracy(benchmark, request, tmp_path):
     shard, _, shards = os.environ.get("SNCHECK_ACCURACY_SHARD", "0/1").partition("/")
     scenarios = range(FIRST, FIRST + n) if full else PLAIN
     stats = benchmark.pedantic(measure, args=(tmp_path, scenarios, seeds), rounds=1, iterations=1)
-    benchmark.extra_info.update({k: v for k, v in stats.items() if k not in ("misses", "extras", "wrong_end")})
+    benchmark.extra_info.update({k: v for k, v in stats.items() if k not in ("misses", "extras", "wrong_end", "near")})
     print("\n" + report(stats))
     assert stats["runs"] == len(scenarios[int(shard) :: int(shards)]) * len(seeds)
     if not full:  # seeded: exact
