@@ -440,8 +440,8 @@ def test_a_refusal_of_an_unmeasurable_fault_is_right_for_it_and_no_other():
 
 
 if __name__ == "__main__":
-    logged = []
-    for name in sys.argv[1:]:
+    logged: dict[tuple[int, int], dict] = {}
+    for name in sys.argv[1:]:  # a run logged again (re-run on changed code): its last line
         with open(name) as fh:
-            logged += [json.loads(line) for line in fh if line.strip()]
-    print(report(tally(logged)))
+            logged.update({(r["scenario"], r["seed"]): r for r in map(json.loads, filter(str.strip, fh))})
+    print(report(tally(list(logged.values()))))
