@@ -41,7 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from platform_scenarios import CLASSES, REFUSED, STATE, inventory, judge, platform_scenario  # noqa: E402
+from platform_scenarios import (CLASSES, REFUSED, STATE, first_class, inventory, judge,  # noqa: E402
+                                platform_scenario, topology)
 
 FIRST = 5000
 PRIOR_RUNS = 2  # clean runs recorded in a state store before a drift scenario (drift needs 3 with its own)
@@ -294,6 +295,43 @@ def test_platform_accuracy(benchmark, request, tmp_path):
         assert stats["recall"] >= 0.98 and stats["precision"] >= 0.98
         assert stats["card<->host"] == 0 and stats["card<->link"] == 0 and stats["nic<->switch"] == 0
         assert not stats["wrong_end"] and not stats["quarantined"]
+
+
+def test_every_class_is_drawn_first_once_in_any_run_of_consecutive_numbers(request):
+    """The generator (opt-in: it loads every inventory): each class first in turn."""
+    import pytest
+
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("opt-in (--benchmark-enable): loads every inventory")
+    firsts = Counter(first_class(n)[0] for n in range(FIRST, FIRST + 3 * len(CLASSES)))
+    assert firsts == {c: 3 for c in CLASSES}
+
+
+def test_a_late_fault_is_planted_on_a_card_no_other_fault_holds(request):
+    """5041 (demo-2sn): drift_with_culprit slowed every card of node009, and retest_raised
+    planted its late fault on node009/gpu2, which no retest picks as a control (its host is
+    a suspect): the host finding held it, the card never named alone, a miss on every
+    seed. The late card is the first control beside every other planted suspect."""
+    import pytest
+
+    from sncheck.model import host_of
+    from sncheck.run.confirm import cards_of
+
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("opt-in (--benchmark-enable): loads every inventory")
+    checked = 0
+    for n in [5041, *(n for n in range(FIRST, FIRST + 6 * len(CLASSES)) if first_class(n)[0] == "retest_raised")]:
+        name, planted = platform_scenario(n)
+        late = [p for p in planted if p.case == "retest_raised"]
+        if not late:
+            continue
+        suspect = late[0].every[0][0]
+        [card] = [e for e, _ in late[0].culprits if e != suspect]
+        held = {c for p in planted if p is not late[0] for e, k in p.culprits if k != "switch"
+                for c in cards_of(e, topology(name), k)}
+        assert card not in held and host_of(card) != host_of(suspect), (n, planted)
+        checked += 1
+    assert checked >= 6
 
 
 SHIPPED = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "fixtures/inventories").glob("*.yaml"))
