@@ -11,15 +11,15 @@ import math
 import numpy as np
 import pytest
 
-from sncheck.backends.mock import _from_order, _inverse_normal, _median_p99_max, _normal_order_statistics
+from sncheck.backends.mockorder import from_order, inverse_normal, median_p99_max, normal_order_statistics
 
 
 @pytest.mark.parametrize("n", [50, 11, 101])
 def test_order_statistics_have_the_samples_distribution(n):
     m = 12_000
     rng = np.random.default_rng(n)
-    direct = _from_order(n, _normal_order_statistics(rng, m, n))
-    sampled = _median_p99_max(rng.standard_normal((m, n)))
+    direct = from_order(n, normal_order_statistics(rng, m, n))
+    sampled = median_p99_max(rng.standard_normal((m, n)))
     for name, d, s in zip(("median", "p99", "max"), direct, sampled):
         se = math.sqrt(np.var(s) / m + np.var(d) / m)
         assert abs(np.mean(d) - np.mean(s)) < 5 * se, (n, name)
@@ -34,14 +34,14 @@ def test_inverse_normal_is_exact():
 
     u = np.array([1e-12, 1e-6, 0.001, 0.02425, 0.1, 0.5, 0.77, 0.97575, 0.999, 1 - 1e-9])
     want = np.array([NormalDist().inv_cdf(x) for x in u])
-    np.testing.assert_allclose(_inverse_normal(u.copy()), want, rtol=1.2e-9 * 10, atol=1e-9)
+    np.testing.assert_allclose(inverse_normal(u.copy()), want, rtol=1.2e-9 * 10, atol=1e-9)
 
 
 def test_the_draws_are_the_published_formula_to_the_bit():
     """A seed's fleet rows stay the same (recorded runs, baselines): the column-wise sums
     and in-place Horner steps give exactly what np.cumsum and the nested formula give."""
     n, m = 50, 4_096
-    at = _normal_order_statistics(np.random.default_rng(7), m, n)
+    at = normal_order_statistics(np.random.default_rng(7), m, n)
     rng = np.random.default_rng(7)
     ranks = sorted({(n - 1) // 2, n // 2, 48, 49})
     gaps = np.diff(np.concatenate([[0.0], [r + 1.0 for r in ranks], [n + 1.0]]))
@@ -61,4 +61,4 @@ def test_the_draws_are_the_published_formula_to_the_bit():
     central = (u >= 0.02425) & (u <= 1 - 0.02425)
     for j, rank in enumerate(ranks):
         assert np.array_equal(at(rank)[central[:, j]], z[central[:, j], j]), rank
-        assert np.array_equal(at(rank), _inverse_normal(u[:, j].copy())), rank
+        assert np.array_equal(at(rank), inverse_normal(u[:, j].copy())), rank

@@ -58,6 +58,7 @@ from sncheck.rows import as_sink, not_run_row
 from sncheck.topology import SCALE_OUT, SCALE_UP, host_of, natural_key
 from sncheck.backends import mockfacts
 from sncheck.backends.base import Backend, Emit
+from sncheck.backends.mockorder import from_order, median_p99_max, normal_order_statistics
 from sncheck.backends.mockphysics import TIERS, Physics, gated_sizes, physics_at
 from sncheck.errors import ConfigError
 import pyarrow.compute as pc
@@ -151,98 +152,6 @@ def _joined(card_ids: Callable[[np.ndarray], pa.DictionaryArray], parts: list) -
 
 
 GOLDEN_REFERENCES = {4: "mock-demo", 8: "mock-8", 16: "mock-16"}  # replica ranks -> fixtures/golden/
-
-
-def _median_p99_max(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: the median, the 99th percentile (linear, as ``np.percentile``) and the
-    largest sample, from one sort of each row (numpy's vectorized sort of short rows is
-    several times faster than partitioning them at each order statistic). ``samples``
-    is sorted in place."""
-    n = samples.shape[1]
-    samples.sort(axis=1)
-    return _from_order(n, lambda r: samples[:, r])
-
-
-def _from_order(n: int, at) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Median, p99 (numpy's linear method) and max of n samples from their order
-    statistics (``at(r)``: the r-th smallest, 0-based)."""
-    lo, hi, frac = _p99_ranks(n)
-    median = (at((n - 1) // 2) + at(n // 2)) / 2
-    below, above = at(lo), at(hi)
-    diff = above - below
-    p99 = above - diff * (1 - frac) if frac >= 0.5 else below + diff * frac  # numpy's _lerp
-    return median, p99, at(n - 1)
-
-
-def _p99_ranks(n: int) -> tuple[int, int, float]:
-    at = (n - 1) * 0.99  # numpy's virtual index (the linear method)
-    lo = int(np.floor(at))
-    return lo, min(lo + 1, n - 1), at - lo
-
-
-def _normal_order_statistics(rng: np.random.Generator, m: int, n: int):
-    """For m sets of n standard normal samples, the order statistics the ping-pong summary
-    reads (the two middle ones, the two around the 99th percentile, the largest), drawn
-    jointly and exactly without the n samples: the k-th smallest of n uniforms is S_k /
-    S_(n+1), S the running sums of n+1 exponential gaps (so each stretch between the ranks
-    wanted is one gamma draw), mapped through the inverse normal distribution function.
-    Returns ``at(r)``, the r-th smallest (0-based) of each set."""
-    lo, hi, _ = _p99_ranks(n)
-    ranks = sorted({(n - 1) // 2, n // 2, lo, hi, n - 1})
-    ks = np.array([r + 1 for r in ranks], dtype=float)            # 1-based
-    gaps = np.diff(np.concatenate([[0.0], ks, [n + 1.0]]))        # gamma shapes, the last to S_(n+1)
-    draws = np.empty((m, len(gaps)))
-    one = gaps == 1                 # a gap of one is an exponential draw (cheaper than a gamma)
-    draws[:, one] = rng.standard_exponential((m, int(one.sum())))
-    draws[:, ~one] = rng.standard_gamma(gaps[~one], size=(m, int((~one).sum())))
-    # The running sums one column at a time, each a contiguous vector (the additions of
-    # np.cumsum along a row, in its order: the same values, without its strided pass).
-    sums = [draws[:, 0].copy()]
-    for j in range(1, len(gaps)):
-        sums.append(sums[-1] + draws[:, j])
-    z = {r: _inverse_normal(np.divide(sums[j], sums[-1], out=sums[j])) for j, r in enumerate(ranks)}
-    return lambda r: z[r]
-
-
-# Acklam's rational approximation of the inverse normal distribution function (relative
-# error below 1.2e-9: far below the model's 2% noise).
-_A = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
-      -3.066479806614716e+01, 2.506628277459239e+00)
-_B = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
-      -1.328068155288572e+01)
-_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
-      4.374664141464968e+00, 2.938163982698783e+00)
-_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
-
-
-def _inverse_normal(u: np.ndarray) -> np.ndarray:
-    """The inverse normal distribution function of ``u`` (in (0, 1)): the central formula
-    over every value, then the few tail values replaced."""
-    q = u - 0.5
-    r = q * q
-    # Horner's rule in place (the same operations in the same order as the nested
-    # expression, without a temporary array per step): millions of values per round.
-    num, den = _A[0] * r, _B[0] * r
-    for a in _A[1:5]:
-        num += a
-        num *= r
-    for b in _B[1:]:
-        den += b
-        den *= r
-    num += _A[5]
-    den += 1
-    num *= q
-    num /= den
-    out = num
-    low = 0.02425
-    tail = np.flatnonzero((u < low) | (u > 1 - low))
-    if len(tail):
-        v = u.flat[tail]
-        sign = np.where(v < 0.5, 1.0, -1.0)
-        t = np.sqrt(-2 * np.log(np.minimum(v, 1 - v)))
-        out.flat[tail] = sign * ((((((_C[0] * t + _C[1]) * t + _C[2]) * t + _C[3]) * t + _C[4]) * t + _C[5]) /
-                                 ((((_D[0] * t + _D[1]) * t + _D[2]) * t + _D[3]) * t + 1))
-    return out
 
 
 def golden_loss_curve(steps: int, rng: np.random.Generator, diverge: bool) -> list[float]:
@@ -408,7 +317,7 @@ class MockBackend(Backend):
             lat *= true_lat[:, None]
             self._jitter(lat, a[live], b[live])
             if k:
-                cols["lat_us"][live], cols["lat_p99_us"][live], cols["lat_max_us"][live] = _median_p99_max(lat)
+                cols["lat_us"][live], cols["lat_p99_us"][live], cols["lat_max_us"][live] = median_p99_max(lat)
         else:
             self._summaries_drawn(cols, a, b, live, true_lat, plan.lat_iters)
         checksum = np.zeros(n, dtype=bool)
@@ -428,7 +337,7 @@ class MockBackend(Backend):
         spiky = (phys.jit_p[a[live]] > 0) | (phys.jit_p[b[live]] > 0)
         plain = np.flatnonzero(~spiky)
         if len(plain):
-            z = _from_order(iters, _normal_order_statistics(self.rng, len(plain), iters))
+            z = from_order(iters, normal_order_statistics(self.rng, len(plain), iters))
             for name, stat in zip(("lat_us", "lat_p99_us", "lat_max_us"), z):
                 cols[name][live[plain]] = true_lat[plain] * (1.0 + NOISE_CV * stat)
         if spiky.any():
@@ -437,7 +346,7 @@ class MockBackend(Backend):
             lat *= true_lat[at, None]
             self._jitter(lat, a[live[at]], b[live[at]])
             cols["lat_us"][live[at]], cols["lat_p99_us"][live[at]], cols["lat_max_us"][live[at]] = \
-                _median_p99_max(lat)
+                median_p99_max(lat)
 
     def _emit_p2p(self, rounds: list[dict], plan: ConnectivityPlan, sink) -> None:
         cols = {k: np.concatenate([r[k] for r in rounds]) for k in rounds[0]}

@@ -20,6 +20,7 @@ refused unless ``--force`` (which starts it empty). Every row carries the run id
 from __future__ import annotations
 
 import errno
+import functools
 import fcntl
 import os
 import secrets
@@ -44,12 +45,15 @@ from sncheck.store.files import RunFiles, open_new, real_dir
 from sncheck.rows import Columns
 import pyarrow.parquet as pq
 
+
+@functools.cache
 def _memory_pool() -> None:
     """Arrow's allocator: jemalloc, handing freed pages back at once (decay 0), where this
     pyarrow has it; else the C library's malloc. Reading a fleet's parts back (16,384
     cards: 264 MB of columns) grew the RSS by 550 MB under glibc's malloc (its arenas keep
     the readers' buffers), 320 MB under jemalloc: 420 MB off the judging's peak. (mimalloc,
-    Arrow's default, kept about 400 MB on top of every later peak.)"""
+    Arrow's default, kept about 400 MB on top of every later peak.) Chosen once, when the
+    first run store is opened or the first run directory read, not at import."""
     try:
         pool = pa.jemalloc_memory_pool()
         pa.jemalloc_set_decay_ms(0)
@@ -57,8 +61,6 @@ def _memory_pool() -> None:
         pool = pa.system_memory_pool()
     pa.set_memory_pool(pool)
 
-
-_memory_pool()
 
 ROWS_DIR = "rows"
 FLUSH_AFTER_S = 0.5      # single rows are written within this long of their arrival
@@ -101,6 +103,7 @@ class RunStore:
     """
 
     def __init__(self, out_dir: Path, run_id: str | None = None, force: bool = False) -> None:
+        _memory_pool()
         self.dir = Path(out_dir)
         self.rows_dir = self.dir / ROWS_DIR
         self.run_id = run_id or new_run_id()
@@ -351,6 +354,7 @@ def read_frames(run_dir: Path) -> PartFrames:
     """Every row kind of a run directory (what a killed run kept, too), read per kind when
     asked for (:class:`~sncheck.store.parts.PartFrames`); every part's footer is read here:
     one that cannot be is a ConfigError naming it."""
+    _memory_pool()
     base = Path(run_dir) / ROWS_DIR
     parts: dict[str, list[Part]] = {}
     if base.is_dir():
