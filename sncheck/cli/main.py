@@ -21,12 +21,11 @@ from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
 from sncheck.model import ExitCode, RunRecord
 from sncheck.rows import BUSBW_FACTOR
-from sncheck.vendors.nccltests.parse import collective_from_path, normalize_collective
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
 import importlib
 from sncheck.store.files import route_log
-from sncheck.vendors.parsers import failures as parse_failures, get_parser, parse_text
+from sncheck.vendors.parsers import failures as parse_failures, get_parser, known_collective, parse_text
 from sncheck.config.fileio import read_input
 from sncheck.config.playbook import LAYERS
 
@@ -355,8 +354,7 @@ def _known_collective(ctx: click.Context, param: click.Parameter, value: str | N
     ('allreduce') was printed as the log's collective, and hccl-test's busbw left null."""
     if value is None:
         return None
-    name = normalize_collective(value)
-    if name not in BUSBW_FACTOR and collective_from_path(f"{name}_perf") != name:
+    if known_collective(value) is None:
         raise click.BadParameter(f"{value!r} is no collective of nccl-tests, rccl-tests or hccl_test "
                                  f"({', '.join(BUSBW_FACTOR)}, alltoall, gather, scatter, hypercube)", ctx, param)
     return value

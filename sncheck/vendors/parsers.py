@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from sncheck.errors import ConfigError
+from sncheck.rows import BUSBW_FACTOR
 from sncheck.vendors import kernel_log, listing, nccl_inspector, nccl_ras, registry
 from sncheck.vendors.base import View
 from sncheck.vendors.delivery import unwrap
@@ -231,6 +232,14 @@ def impossible_values(data: Any, path: str = "") -> list[str]:
             else:
                 out.extend(impossible_values(value, f"{path}[{i}]"))
     return out
+
+
+def known_collective(value: str) -> str | None:
+    """The collective ``value`` names (a ``*_perf`` binary's, as the nccl-tests reader knows
+    them: all_reduce_perf or all_reduce, or one whose bus bandwidth factor sncheck has), or
+    None: the CLI's check of ``parse --collective`` (it reaches the reader through here)."""
+    name = nccl_tests.normalize_collective(value)
+    return name if name in BUSBW_FACTOR or nccl_tests.collective_from_path(f"{name}_perf") == name else None
 
 
 def failures(data: object) -> list[str]:
