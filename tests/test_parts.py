@@ -112,3 +112,22 @@ def test_a_batch_the_disk_refused_is_read_back_from_memory(tmp_path, monkeypatch
     assert p2p["bw_GBps"].tolist() == [1.0, 2.0, 3.0, 5.0, 6.0, 7.0]
     assert np.array_equal(store.frames().rows_at("p2p", [6])["bw_GBps"].to_numpy(), [7.0])
     assert store.write_error is not None
+
+
+@pytest.mark.parametrize("special", ["fifo", "symlink"])
+def test_a_part_that_is_no_regular_file_is_an_error_naming_it_never_read(tmp_path, special):
+    """A FIFO named as a part blocked read_frames (and every command reading a run
+    directory) for ever on its open; a link led the read out of the run directory."""
+    import os
+
+    store = _store(tmp_path / "run")
+    store.close()
+    part = tmp_path / "run/rows/p2p/part-000003.parquet"
+    part.unlink()
+    if special == "fifo":
+        os.mkfifo(part)
+    else:
+        part.symlink_to(tmp_path / "run/rows/p2p/part-000001.parquet")
+    with pytest.raises(ConfigError) as e:
+        read_frames(tmp_path / "run")
+    assert "not a regular file" in str(e.value) and "part-000003" in str(e.value)

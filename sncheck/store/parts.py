@@ -16,6 +16,7 @@ store").
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
@@ -55,6 +56,7 @@ class Part:
     @classmethod
     def on_disk(cls, path: Path) -> "Part":
         """A part found in a run directory (its footer read; ConfigError if it cannot be)."""
+        _regular(path)
         try:
             meta = pq.read_metadata(path)
         except (OSError, pa.ArrowException) as e:
@@ -72,10 +74,22 @@ class Part:
 
     def read(self, columns: Sequence[str] | None) -> pa.Table:
         names = None if columns is None else [c for c in columns if c in self.names]
+        _regular(self.path)
         try:
             return pq.read_table(self.path, columns=names, use_threads=False, pre_buffer=False)
         except (OSError, pa.ArrowException) as e:
             raise ConfigError(f"not a readable part of a run's rows: {e}", str(self.path)) from e
+
+
+def _regular(path: Path) -> None:
+    """Only a regular file is read as a part: a FIFO blocks its reader for ever, a device
+    or a link leads out of the run directory (ConfigError naming it, never a shorter kind)."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError as e:
+        raise ConfigError(f"not a readable part of a run's rows: {e}", str(path)) from e
+    if not stat.S_ISREG(mode):
+        raise ConfigError("not a regular file: a part of a run's rows is only ever one", str(path))
 
 
 def read_kind(parts: Iterable[Part], held: Iterable[pa.Table], kind: str, equal: Mapping[str, Any],
