@@ -176,6 +176,13 @@ class Finding:
         return self.about == About.CHECK
 
     @property
+    def names_culprit(self) -> bool:
+        """A hardware finding whose pairs later rules set aside (drift, pairwise collectives):
+        not a card named only as near its bar (``evidence.near_bar``: inside it, a suspect
+        to re-measure, sncheck.run.nearbar), whose own pairs are still judged."""
+        return self.about == About.HARDWARE and "near_bar" not in self.evidence
+
+    @property
     def inconclusive(self) -> bool:
         """The confirmation retest could not tell on a busy machine (exit 4 when only these gate)."""
         return bool(self.evidence.get("inconclusive"))

@@ -48,7 +48,13 @@ def test_per_run_bars_flag_nothing_at_0_94_without_history(tmp_path):
                "-q", "--faults", _plan(tmp_path, 0.94))
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert r.exit_code == 0, r.output
-    assert results["findings"] == []
+    # Nothing gates. Since 1506617 a card inside its bar by less than its noise (this 0.94
+    # card: 0.937 of its peers on 3 pairs, the bar 0.93) is re-measured until clear of the
+    # bar: here inside it, released, an info finding saying so; nothing else is named.
+    assert all(f["severity"] == "info" and f["evidence"].get("near_bar") for f in results["findings"])
+    assert {f["entity"] for f in results["findings"]} <= {CARD}
+    assert [d["action"] for d in results["isolation"] if d["action"] != "quarantine"] == \
+        ["release"] * len(results["findings"])
 
 
 def _plan(tmp: Path, factor: float) -> Path:

@@ -13,8 +13,8 @@ from sncheck.model import LINK_SEP, About, Finding, card_of, host_of, hosts_of
 
 
 def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], str | None] | None = None) -> list[Finding]:
-    """One finding per entity: the most severe stays, the others become its evidence
-    (``related``). Who the culprit is was decided per measurement kind by the explainer
+    """One finding per entity: the most severe stays (of equal severity, not one only near
+    its bar), the others become its evidence (``related``). Who the culprit is was decided per measurement kind by the explainer
     (:mod:`sncheck.health.explain`); across kinds only what the cost model says one culprit
     causes in another measurement is its symptom:
 
@@ -28,7 +28,9 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
       absorbed by nothing: a card fault on a host without dcgmi is still the card.
     """
     by_key: dict[tuple[str, str], Finding] = {}
-    for f in sorted(findings, key=lambda f: -f.severity.rank):
+    # of equal severity, a finding of what was measured beyond a bar leads one of a card only
+    # near its bar (a suspect: sncheck.run.nearbar), which becomes its evidence
+    for f in sorted(findings, key=lambda f: (-f.severity.rank, not f.names_culprit)):
         main = by_key.get((f.entity, f.about))
         if main is None:
             by_key[(f.entity, f.about)] = f

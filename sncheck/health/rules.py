@@ -406,7 +406,7 @@ def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[
                 found = lift_cards(OPS[group[0].op].fn(rows, group[0], ctx), ctx)
             out.extend(found)
             # what is named is known to the later rules (drift, pairwise collectives)
-            ctx.known = ctx.known | {(f.entity, f.entity_kind) for f in found if f.about == "hardware"}
+            ctx.known = ctx.known | {(f.entity, f.entity_kind) for f in found if f.names_culprit}
             _forget(ctx.cache, {r.metric for g in groups[i + 1:] for r in g})
     finally:
         ctx.cache = None

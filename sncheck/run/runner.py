@@ -433,7 +433,7 @@ class Run:
                            reference=self.references.get("golden"), baseline=self.baseline,
                            history=self.history,
                            known=frozenset((f.entity, f.entity_kind) for f in recorder.findings
-                                           if f.about == About.HARDWARE and f.severity.rank >= Severity.WARNING.rank))
+                                           if f.names_culprit and f.severity.rank >= Severity.WARNING.rank))
         released_at = self.state.released_at if self.state is not None else _never_released
         return recorder.retest(ctx, confirm=self.playbook.confirm, released_at=released_at,
                                now=datetime.now(timezone.utc))
