@@ -352,6 +352,27 @@ def test_links_with_no_control_on_a_busy_machine_are_inconclusive(tmp_path, monk
         assert not {"isolate", "release"} & {a for _, a in decisions(res)}
 
 
+@pytest.mark.parametrize("runnable,expected", [(4.0, (4, "inconclusive")), (0.0, (1, "fail"))])
+def test_a_card_with_too_few_controls_on_a_busy_machine_is_inconclusive(tmp_path, monkeypatch, runnable, expected):
+    """CI's busy gate: a card slow beside its peers and a slow link at it on the only host of
+    4 cards; the link's other end is a suspect, so the card's retest has 2 partners, fewer
+    than its bar's min_pairs. On a busy shared machine that is its load, inconclusive (it
+    failed the gate); on a quiet one it stays quarantined, the gate failing, as before."""
+    monkeypatch.setattr(MockBackend, "machine_load", lambda self: {"runnable": runnable, "cores": 2, "steal": 0.0},
+                        raising=False)
+    one_host = tmp_path / "one-host.yaml"
+    one_host.write_text(ONE_HOST)
+    code, res = run(tmp_path, str(one_host), ["{type: slow_card, target: node003/gpu3, factor: 0.9}",
+                                              "{type: high_latency_link, target: node003/gpu2<->node003/gpu3, "
+                                              "factor: 10}"], playbook=CONNECTIVITY)
+    assert (code, res["verdict"]) == expected, res["findings"]
+    card = finding(res, "node003/gpu3")
+    assert "too few partners" in card["evidence"]["retest"], card
+    assert not {"isolate", "release"} & {a for e, a in decisions(res) if e == "node003/gpu3"}
+    if runnable:
+        assert card["evidence"]["inconclusive"].startswith("inconclusive: the machine was busy"), card
+
+
 def test_busy_means_load_or_degraded_controls():
     idle = {"runnable": 0.2, "cores": 2, "steal": 0.0}
     assert _busy_reason(None, ["p2p-latency-spikes"]) is None  # a backend without a shared machine

@@ -68,6 +68,7 @@ FACTS, P2P, COLLECTIVES, GOLDEN, REACH = ("host facts", "peer-to-peer pairs", "c
 FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "kernel_events")  # read from host facts
 MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the bar confirms
 NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
+FEW = "not judged (too few partners to apply its bar): "  # a retest that could not apply a per-card or domain bar
 MISS = 0.01  # a rare symptom's retest misses it at most this often (rare_repeats)
 MAX_REPEATS = 40
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
@@ -543,12 +544,11 @@ class Window:
                           symptoms=tuple(per), seen=seen)
         open_ = [p for p in per if p["outcome"] is None]
         why = "; ".join(f"{p['rule']}: {p['note']}" for p in open_[:4])
-        # On one shared machine (a backend reporting its load) what the retest could not tell
-        # may be the machine: a re-measurement too noisy to judge is its load; a speed no
-        # known-good control could re-measure (every card a suspect) is when it is busy.
+        # On one shared machine (a backend reporting its load) what the retest could not tell may be
+        # its load: too noisy to judge; a speed with no known-good control, or too few for its bar.
         noisy = all(p["note"].startswith(NOISY) for p in open_)
-        unmeasured = bool(open_) and all(self._speed(p["rule"]) and p["note"].startswith("not re-measured")
-                                         for p in open_)
+        few = ("not re-measured", FEW)
+        unmeasured = bool(open_) and all(self._speed(p["rule"]) and p["note"].startswith(few) for p in open_)
         busy = _busy_reason(load, ["noise"] if noisy else []) if noisy or unmeasured else None
         if busy:
             return Retest(None, how, f"{busy}; {why}", busy=busy, symptoms=tuple(per), seen=seen)
@@ -581,7 +581,7 @@ class Window:
             return False, f"{rule.name} re-measured and quiet"
         short = self._too_few_partners(rule, rows, s.evidence.get("tier"))
         if short:  # its bar could not judge the retest: never a release
-            return None, f"not judged: {short}"
+            return None, FEW + short
         near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._cards(g) & self.scope]
         if not near:
             return False, f"inside the bar by more than the measured noise ({noise:.1%})"
