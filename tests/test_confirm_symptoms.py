@@ -373,6 +373,33 @@ def test_a_card_with_too_few_controls_on_a_busy_machine_is_inconclusive(tmp_path
         assert card["evidence"]["inconclusive"].startswith("inconclusive: the machine was busy"), card
 
 
+def test_a_retest_that_could_not_run_on_a_busy_machine_stays_quarantined(tmp_path, monkeypatch):
+    """Only a speed re-measured against no or too few controls may be the machine's load: a
+    retest whose measurement broke ('the retest could not run') stays quarantined, the gate
+    failing, busy or not (the busy rule had matched every 'not re-measured' note)."""
+    from sncheck.errors import HarnessError
+
+    monkeypatch.setattr(MockBackend, "machine_load", lambda self: {"runnable": 4.0, "cores": 2, "steal": 0.0},
+                        raising=False)
+    p2p, begun = MockBackend.p2p, []
+    monkeypatch.setattr(MockBackend, "begin_confirmation", lambda self: begun.append(True))
+
+    def broken(self, plan, emit):
+        if begun:
+            raise HarnessError("the probe's workers died")
+        return p2p(self, plan, emit)
+
+    monkeypatch.setattr(MockBackend, "p2p", broken)
+    one_host = tmp_path / "one-host.yaml"
+    one_host.write_text(ONE_HOST)
+    code, res = run(tmp_path, str(one_host), ["{type: high_latency_link, target: node003/gpu0<->node003/gpu1, "
+                                              "factor: 4}"], playbook=CONNECTIVITY)
+    assert (code, res["verdict"]) == (1, "fail"), res["findings"]
+    link = finding(res, "node003/gpu0<->node003/gpu1")
+    assert "could not run" in link["evidence"]["retest"] and "inconclusive" not in link["evidence"], link
+    assert decisions(res)[-1] == ("node003/gpu0<->node003/gpu1", "quarantine")
+
+
 def test_busy_means_load_or_degraded_controls():
     idle = {"runnable": 0.2, "cores": 2, "steal": 0.0}
     assert _busy_reason(None, ["p2p-latency-spikes"]) is None  # a backend without a shared machine

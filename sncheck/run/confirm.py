@@ -69,6 +69,8 @@ FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "
 MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the bar confirms
 NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
 FEW = "not judged (too few partners to apply its bar): "  # a retest that could not apply a per-card or domain bar
+NO_PEERS = "no known-good peers to retest against"
+UNJUDGED = ("not re-measured: " + NO_PEERS, FEW)  # a speed re-measured against no control, or too few
 MISS = 0.01  # a rare symptom's retest misses it at most this often (rare_repeats)
 MAX_REPEATS = 40
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
@@ -353,7 +355,7 @@ class Window:
                             rounds.append(Round(len(rounds), "confirm", pairs))
         missing = sorted(tiers - set(measured))
         if not rounds:
-            self.measured[P2P] = f"no known-good peers to retest against on {', '.join(missing)}"
+            self.measured[P2P] = f"{NO_PEERS} on {', '.join(missing)}"
             return
         self.ctx.backend.p2p(ConnectivityPlan(rounds=tuple(rounds), hosts=(),
                                               **self.ctx.backend.plan_defaults("connectivity")),
@@ -378,7 +380,7 @@ class Window:
         peers = mates[:2] + far[:PEERS - min(2, len(mates))]
         peers += [c for c in mates[2:] if c not in peers][:PEERS - len(peers)]
         if not peers and (self.f.entity_kind == "card" or len(cards) < 2):
-            self.measured[COLLECTIVES] = "no known-good peers to retest against"
+            self.measured[COLLECTIVES] = NO_PEERS
             return  # a host's or a domain's own cards still run their collectives alone
         base = stress.build_plan(LayerContext(ctx.topo, ctx.backend, ctx.emit, ctx.design))
         sizes = tuple(ctx.backend.plan_defaults("stress").get("narrow_sizes", stress.NARROW_SIZES))
@@ -544,11 +546,9 @@ class Window:
                           symptoms=tuple(per), seen=seen)
         open_ = [p for p in per if p["outcome"] is None]
         why = "; ".join(f"{p['rule']}: {p['note']}" for p in open_[:4])
-        # On one shared machine (a backend reporting its load) what the retest could not tell may be
-        # its load: too noisy to judge; a speed with no known-good control, or too few for its bar.
+        # on one shared machine under load what the retest could not tell may be that load (noisy, no or few controls)
         noisy = all(p["note"].startswith(NOISY) for p in open_)
-        few = ("not re-measured", FEW)
-        unmeasured = bool(open_) and all(self._speed(p["rule"]) and p["note"].startswith(few) for p in open_)
+        unmeasured = bool(open_) and all(self._speed(p["rule"]) and p["note"].startswith(UNJUDGED) for p in open_)
         busy = _busy_reason(load, ["noise"] if noisy else []) if noisy or unmeasured else None
         if busy:
             return Retest(None, how, f"{busy}; {why}", busy=busy, symptoms=tuple(per), seen=seen)
