@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sncheck.errors import ConfigError
+from sncheck.errors import ConfigError, HarnessError
 from sncheck.health.fabric import fabric_counters
 from sncheck.health.metrics import DetectContext
 from sncheck.config.inventory import Inventory
@@ -65,7 +65,8 @@ def test_rows_at_gives_the_rows_of_those_positions_reading_only_their_parts(tmp_
     store.close()
     for rows in (store.frames(), read_frames(tmp_path), read_frames(tmp_path).where(status="ok")):
         whole = rows.kind("p2p")
-        for at in ([0], [len(whole) - 1, 1], list(range(len(whole)))):
+        # unsorted within one part too (part 0 holds rows 0-2)
+        for at in ([0], [len(whole) - 1, 1], [2, 0], [2, 0, 1], list(range(len(whole)))):
             got = rows.rows_at("p2p", at)
             assert got["src"].astype(object).tolist() == whole["src"].astype(object).iloc[at].tolist()
             assert got["bw_GBps"].tolist() == whole["bw_GBps"].iloc[at].tolist()
@@ -105,7 +106,7 @@ def test_a_batch_the_disk_refused_is_read_back_from_memory(tmp_path, monkeypatch
     def full(*_a, **_k):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(rundir.pq, "write_table", full)
-    with pytest.raises(Exception):
+    with pytest.raises(HarnessError):
         store.batch("p2p", {"round": 3, "src": ["e/gpu0"], "dst": ["a/gpu0"], "bw_GBps": [6.0], "status": "ok"})
     store.batch("p2p", {"round": 4, "src": ["e/gpu1"], "dst": ["a/gpu0"], "bw_GBps": [7.0], "status": "ok"})
     p2p = store.frames("connectivity").kind("p2p", ["src", "bw_GBps"])
@@ -114,7 +115,7 @@ def test_a_batch_the_disk_refused_is_read_back_from_memory(tmp_path, monkeypatch
     assert store.write_error is not None
 
 
-@pytest.mark.parametrize("special", ["fifo", "symlink"])
+@pytest.mark.parametrize("special", ["fifo", "symlink", "folder", "rows"])
 def test_a_part_that_is_no_regular_file_is_an_error_naming_it_never_read(tmp_path, special):
     """A FIFO named as a part blocked read_frames (and every command reading a run
     directory) for ever on its open; a link led the read out of the run directory."""
@@ -126,8 +127,15 @@ def test_a_part_that_is_no_regular_file_is_an_error_naming_it_never_read(tmp_pat
     part.unlink()
     if special == "fifo":
         os.mkfifo(part)
-    else:
+    elif special == "symlink":
         part.symlink_to(tmp_path / "run/rows/p2p/part-000001.parquet")
+    else:  # a kind's folder, or rows/ itself, a link to another run's rows
+        _store(tmp_path / "other").close()
+        link = tmp_path / ("run/rows/p2p" if special == "folder" else "run/rows")
+        os.rename(link, tmp_path / f"{special}-moved")
+        link.symlink_to(tmp_path / ("other/rows/p2p" if special == "folder" else "other/rows"))
     with pytest.raises(ConfigError) as e:
         read_frames(tmp_path / "run")
-    assert "not a regular file" in str(e.value) and "part-000003" in str(e.value)
+    said = {"fifo": ("not a regular file", "part-000003"), "symlink": ("not a regular file", "part-000003"),
+            "folder": ("a link", "rows/p2p"), "rows": ("a link", "run/rows")}[special]
+    assert all(w in str(e.value) for w in said), str(e.value)

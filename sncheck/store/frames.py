@@ -259,10 +259,6 @@ class RowFrames:
         rows lack comes back all missing)."""
         return pick(self._frames.get(kind, pd.DataFrame()), columns)
 
-    def table(self, kind: str, columns: Sequence[str] | None = None) -> pa.Table:
-        """The rows of ``kind`` as Arrow (categoricals dictionary-encoded)."""
-        return pa.Table.from_pandas(self.kind(kind, columns), preserve_index=False)
-
     def counts(self) -> dict[str, int]:
         return {k: len(f) for k, f in self._frames.items()}
 

@@ -221,18 +221,6 @@ class PartFrames(RowFrames):
             self._read[kind] = (union, frame)
         return pick(self._read[kind][1], columns)
 
-    def table(self, kind: str, columns: Sequence[str] | None = None) -> pa.Table:
-        """The selected rows of ``kind`` as Arrow (id columns dictionary-encoded)."""
-        want = None if columns is None else list(dict.fromkeys([*columns, *self._equal]))
-        tables = [p.read(want) for p in self._parts.get(kind, ()) if p.may_hold(self._equal)]
-        tables += list(self._held.get(kind, ()))
-        if self._equal:
-            tables = select_tables(tables, self._equal) or []
-        if not tables:
-            return pa.table({c: pa.array([], pa.null()) for c in columns or ()})
-        t = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
-        return t.select([c for c in columns if c in t.column_names]) if columns is not None else t
-
     def columns(self, kind: str) -> list[str]:
         """The columns the rows of ``kind`` carry (nothing read)."""
         if kind in self._schemas:
@@ -248,7 +236,9 @@ class PartFrames(RowFrames):
         """The selected rows of ``kind`` at these positions (of :meth:`kind`'s order), every
         column: only the parts that hold them are read (an evidence bundle's few rows,
         never the whole kind)."""
-        at = np.asarray(positions, dtype=np.int64)
+        asked = np.asarray(positions, dtype=np.int64)
+        order = np.argsort(asked, kind="stable")
+        at = asked[order]  # the parts give their rows in row order: read in that order
         tables, offset = [], 0
         sources: list[Part | pa.Table] = [*(p for p in self._parts.get(kind, ()) if p.may_hold(self._equal)),
                                           *self._held.get(kind, ())]
@@ -267,9 +257,8 @@ class PartFrames(RowFrames):
             offset += n
         schema = self._schemas.get(kind) or (_union_schema(tables) if tables else None)
         frame = _frame([conform(t, schema) for t in tables] if schema is not None else tables, kind)
-        # in the order asked for (the parts gave them in row order)
-        order = np.argsort(np.argsort(at, kind="stable"), kind="stable")
-        return frame.iloc[order] if len(frame) == len(at) and not (np.diff(at) >= 0).all() else frame
+        # in the order asked for
+        return frame.iloc[np.argsort(order)] if len(frame) == len(at) and not (np.diff(asked) >= 0).all() else frame
 
     def counts(self) -> dict[str, int]:
         """Rows per kind (of every row: the parts' counts, nothing read)."""

@@ -358,6 +358,9 @@ def read_frames(run_dir: Path) -> PartFrames:
     base = Path(run_dir) / ROWS_DIR
     parts: dict[str, list[Part]] = {}
     if base.is_dir():
+        for folder in sorted([base, *base.iterdir()]):
+            if folder.is_symlink():  # rows read through a link would be another directory's
+                raise ConfigError("a link, not a folder of the run's rows: refusing to read through it", str(folder))
         for folder in sorted(p for p in base.iterdir() if p.is_dir()):
             parts[folder.name] = [Part.on_disk(f) for f in sorted(folder.glob("part-*.parquet"))]
     return PartFrames(parts)
