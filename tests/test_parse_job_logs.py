@@ -126,6 +126,21 @@ def test_a_timeout_restated_by_the_terminated_thread_is_one_timeout(tmp_path):
     assert [t["rank"] for t in d["timeouts"]] == [1, 2]  # the same work on two ranks: two timeouts
 
 
+def test_a_ranks_own_line_after_a_long_one_is_never_joined_to_it(tmp_path):
+    """A paste's wrapped lines are joined again (044db82), but a line that names a rank of its
+    own (torch's '  what():  [PG 0 (default_pg) Rank 1] ...' under rank 0's long heartbeat
+    line) starts a line: it was glued to rank 0's and its timeout blamed on rank 0."""
+    heartbeat = ("[rank0]:[E1204 10:00:00.000000 123 ProcessGroupNCCL.cpp:1375] [PG 0 (default_pg) Rank 0] "
+                 "Heartbeat monitor timed out! Process will be terminated after dumping debug info. "
+                 "workMetaList_.size()=1\n")
+    what = ("  what():  [PG 0 (default_pg) Rank 1] Process group watchdog thread terminated with exception: "
+            "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, "
+            "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n")
+    code, d = parse(tmp_path, "torch-nccl", heartbeat + what)
+    assert code == 1 and d["ranks"] == [0, 1], d
+    assert [(t["rank"], t["seq"]) for t in d["timeouts"]] == [(1, 7)]
+
+
 INSPECTOR = ('{"header": {"id": "0x7f", "rank": 0, "n_ranks": 2, "nnodes": 1}, "metadata": {'
              '"inspector_output_format_version": "v4.0", "hostname": "h1", "pid": 9}, "coll_perf": {"coll": '
              '"AllReduce", "coll_sn": 3, "coll_msg_size_bytes": 1048576, "coll_exec_time_us": 50, '

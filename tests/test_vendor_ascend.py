@@ -41,6 +41,23 @@ def section(name: str, command: str) -> str:
 
 # --------------------------------------------------------------------------- npu-smi
 
+def test_a_listing_without_hbm_is_not_measured_never_the_cards_fault() -> None:
+    """The 310P layout prints no HBM column: where HBM is rated that is not a pass, and it named
+    every chip an 'HBM capacity' culprit; now not measured, no card named, unless another chip
+    listed its HBM short (that chip alone named)."""
+    from sncheck.model import Status
+
+    info = npu_smi.parse_info(asc("10"))
+    for c in info["chips"]:
+        c["hbm_total_MB"] = None
+    row = {r["fact"]: r for r in checks.check_info("cm01", info, expect())}["hbm_capacity"]
+    assert row["ok"] is False and row["status"] == Status.NOT_MEASURED and "cards" not in row, row
+    info["chips"][3]["hbm_total_MB"] = 1024
+    row = {r["fact"]: r for r in checks.check_info("cm01", info, expect())}["hbm_capacity"]
+    assert row["ok"] is False and row["status"] != Status.NOT_MEASURED, row
+    assert row["cards"] == {"3": "HBM capacity: NPU 1 chip 1: 1024 MB"}, row  # the short chip alone
+
+
 def test_a3_node_16_dies_two_per_package() -> None:
     info = npu_smi.parse_info(asc("10"))
     assert info["version"] == "25.2.0" and len(info["chips"]) == 16 and info["errors"] == []
@@ -253,6 +270,19 @@ def _collected(*sections: tuple[str, str]) -> str:
 
 
 _HCCN = "/usr/local/Ascend/driver/tools/hccn_tool"
+
+
+@pytest.mark.parametrize("pipe", ["grep -v Error", "head -1", "tee /tmp/x"])
+def test_a_section_through_a_pipe_of_its_own_is_held_to_its_views_end(pipe) -> None:
+    """Only the collection script's own filter ('| grep prese') is not held to its view's end:
+    a person's '| grep -v Error' dropped the Error Code line and the log exited 0, the same
+    section without the pipe exiting 1 ('cut short')."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    health = "\n".join(ln for ln in _HEALTH_OK.rstrip("\n").split("\n") if "Error" not in ln)
+    data = parse_text("ascend-collected", _collected((f"npu-smi info -i 0 -c 0 -t health | {pipe}", health)))
+    assert data["sections"][0]["filter"] == pipe
+    assert any("cut short" in f for f in failures(data)), failures(data)
 
 
 def test_a_collected_log_is_read_by_the_collection_scripts_grammar() -> None:

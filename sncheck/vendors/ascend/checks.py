@@ -61,15 +61,17 @@ def check_info(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
                          "npu-smi", cards=on_cards(sick, "npu-smi health")))
     rated = _params(expect).get("hbm_MB")
     if rated:
-        # a listing without an HBM column (the 310P layout) measured none: not a pass where HBM is rated
-        low = [(where[i], f"NPU {c['npu']} chip {c['chip']}: "
-                + (f"{c['hbm_total_MB']} MB" if c["hbm_total_MB"] is not None else "no HBM listed"))
-               for i, c in enumerate(chips) if c["hbm_total_MB"] is None or c["hbm_total_MB"] < 0.95 * rated]
+        # a listing without an HBM column (the 310P layout) measured none: not a pass where HBM
+        # is rated, and no card's fault (not measured, naming none) unless another chip is short
+        small = [(where[i], f"NPU {c['npu']} chip {c['chip']}: {c['hbm_total_MB']} MB") for i, c in enumerate(chips)
+                 if c["hbm_total_MB"] is not None and c["hbm_total_MB"] < 0.95 * rated]
+        unlisted = [f"NPU {c['npu']} chip {c['chip']}: no HBM listed" for c in chips if c["hbm_total_MB"] is None]
+        low = [t for _, t in small] + unlisted
         smallest = min((c["hbm_total_MB"] for c in chips if c["hbm_total_MB"] is not None), default=None)
-        rows.append(fact_row(host, "hbm_capacity", smallest, rated, not low and bool(chips),
-                             f"HBM capacity >= 95% of {rated} MB on {n - len(low)}/{n} devices"
-                             + (f"; {listed([t for _, t in low])}" if low else ""), "npu-smi",
-                             cards=on_cards(low, "HBM capacity")))
+        rows.append(_measured_or_not(fact_row(host, "hbm_capacity", smallest, rated, not low and bool(chips),
+                                              f"HBM capacity >= 95% of {rated} MB on {n - len(low)}/{n} devices"
+                                              + (f"; {listed(low)}" if low else ""), "npu-smi",
+                                              cards=on_cards(small, "HBM capacity")), [t for _, t in small], unlisted))
     return rows
 
 

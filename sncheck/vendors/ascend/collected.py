@@ -56,15 +56,20 @@ GRAMMAR = {"ascend-collected": Grammar(
               "npu-smi's DCMI init failure: not measured); every error its view finds (cut short) and every fault "
               "it and the run's checks find (health not OK or an error code, a link DOWN, net health not "
               "Success, an optical module not present or out of its thresholds, no RS FEC): the log's errors and "
-              "faults under the command; a '| grep' section is not held to its view's end (grep kept one line)"),
+              "faults under the command; a section through the script's own filter ('| grep prese') is not "
+              "held to its view's end (grep kept one line); through any other pipe its view's errors stand"),
     values="datetime, sections [{command, view, device, filter, parsed (its view's JSON), error}], faults, errors",
 )}
 
 # The commands the collection scripts echo (the tools with a view, and the rest: kept, unread),
 # after the shell prompt a person's paste may carry ('$ ', '# ', '[root@node7 ~]# ', 'root@node7:~# ')
 _PROMPT = r"(?:\[[^\]\s]+@[^\]]+\][#$]\s*|[\w.-]+@[\w.-]+:\S*[#$]\s*|[#$]\s+)?"
-_COMMAND = re.compile(rf"^\s*{_PROMPT}((?:/\S+/)?(npu-smi|hccn_tool|upgrade-tool|lspci|pip3?|cat)(?:\s.*?)?)"
-                      r"\s*(?:\|\s*(.*?)\s*)?$")
+# (matched on the line before its first '|': the filter after it is split off, never matched)
+_COMMAND = re.compile(rf"^\s*{_PROMPT}((?:/\S+/)?(npu-smi|hccn_tool|upgrade-tool|lspci|pip3?|cat)(?:\s.*)?)$")
+# The filters the collection script itself pipes a command through: grep keeps the lines a
+# check reads, so the section is not held to its view's end. Any other pipe (a person's
+# '| grep -v', '| head') leaves an output that is not the view's whole: its errors stand.
+SCRIPT_FILTERS = frozenset({"grep prese", "grep switch"})
 _DATETIME = re.compile(r"^\s*Datetime:\s*(.+?)\s*$")
 
 
@@ -104,7 +109,7 @@ def _read(sec: dict[str, Any], body: list[str]) -> None:
     except ParseError as e:
         sec["error"] = e.message
         return
-    if sec["filter"]:  # grep kept some of the lines: their values and faults, not the view's end
+    if sec["filter"] in SCRIPT_FILTERS:  # grep kept the lines the script wants: not the view's end
         sec["parsed"]["errors"] = []
 
 
@@ -120,13 +125,15 @@ def parse_collected(text: str) -> dict[str, Any]:
     body: list[str] = []
     when = None
     for raw in text.splitlines():
-        m = _COMMAND.match(raw)
-        if m and not raw.strip().startswith("|"):
+        command, bar, piped = raw.partition("|")
+        m = _COMMAND.match(command.rstrip())
+        if m:
             if sections:
                 _read(sections[-1], body)
             dev = re.search(r"-i\s+(\d+)", m.group(1))
             sections.append({"command": m.group(1).strip(), "view": None, "device": int(dev.group(1)) if dev else None,
-                             "filter": m.group(3), "parsed": None, "error": None})
+                             "filter": " ".join(piped.split()) or None if bar else None, "parsed": None,
+                             "error": None})
             body = []
         elif sections:
             body.append(raw)

@@ -175,12 +175,13 @@ def _logical_lines(text: str) -> list[list[str]]:
     """The log's lines, each as the physical lines a paste may have wrapped it into at the
     terminal's width. A physical line continues the one before it when that one was long (the
     terminal's width), is a watchdog message's head that did not end its sentence, and this one
-    starts no line of its own (no torch rank, glog or launcher prefix)."""
+    starts no line of its own (no torch rank, glog or launcher prefix, and names no rank of its own)."""
     out: list[list[str]] = []
     prev = ""
     for raw in text.split("\n"):
         if (out and len(out[-1]) <= _WRAP_PIECES and len(prev) >= _WRAP_MIN and not prev.rstrip().endswith(".")
                 and raw.strip() and not _STARTS_LINE.match(raw.strip())
+                and not _PG.search(raw) and not _TORCH_RANK.search(raw)  # a rank's own line ('  what():  [Rank 1]')
                 and ("ProcessGroupNCCL" in out[-1][0] or "Rank " in out[-1][0])):
             out[-1].append(raw)
         else:
