@@ -168,6 +168,14 @@ def test_k01_a_driver_range_no_version_satisfies_is_refused(tmp_path: Path) -> N
     f.write_text('extends: default\nrules:\n  - name: kernel-xid\n    table:\n'
                  f'      13: {{severity: critical, drivers: ">={"9" * 5000}"}}\n')
     assert len(one_line_error(_cli("rules", "check", f))) < 400  # the value quoted, not 5000 digits
+    many = ",".join(f">=0.{i}" for i in range(20000))  # its check of each bound against each: minutes
+    f.write_text('extends: default\nrules:\n  - name: kernel-xid\n    table:\n'
+                 f'      13: {{severity: critical, drivers: "{many}"}}\n')
+    line = one_line_error(_cli("rules", "check", f))
+    assert "at most 4 bounds" in line and len(line) < 400, line
+    f.write_text('extends: default\nrules:\n  - name: kernel-xid\n    table:\n'
+                 f'      13: {{severity: critical, drivers: ">={"9" * 60},<1"}}\n')
+    assert len(one_line_error(_cli("rules", "check", f))) < 400  # unsatisfiable: quoted cut too
 
 
 # -- the fabric: topology and switch-port counters files -------------------------------------

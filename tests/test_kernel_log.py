@@ -91,3 +91,28 @@ def test_apei_ghes_records_attacked() -> None:
     assert events[1]["error_type_name"] == "single-bit ECC" and "error_type" not in events[0]
     assert parse_kernel_log("\n".join(mixed) + "\n")["faults"] == [
         "APEI firmware-first fatal PCIe error on 0000:41:00.0"]
+
+
+def test_apei_ghes_decode_goes_to_the_newest_section_of_its_device_and_reads_a_padded_bit_line() -> None:
+    """Review of 654d237: the AER driver's decode was matched to any earlier record's section at
+    that device (another boot's too) by a scan of every record (quadratic in the records); a bit
+    line's name was read by a lazy pattern before blanks (cubic on a run of them); a headless
+    record whose first line held is its section's 'Error K, type: corrected' lost that severity."""
+    from sncheck.vendors.kernel_log import parse_kernel_log
+
+    def record(seq: int, severity: str) -> list[str]:
+        pre = "{%d}[Hardware Error]: " % seq
+        return [pre + "Hardware error from APEI Generic Hardware Error Source: 1", pre + f"event severity: {severity}",
+                pre + f" Error 0, type: {severity}", pre + "  section_type: PCIe error",
+                pre + "  device_id: 0000:41:00.0"]
+
+    decode = ["pcieport 0000:41:00.0: AER: aer_status: 0x00001000, aer_mask: 0x00000000",
+              "pcieport 0000:41:00.0: AER:    [12] Replay Timer Timeout" + " " * 3000 + "(First)"]
+    events = parse_kernel_log("\n".join(record(1, "corrected") + record(2, "corrected") + decode + decode) + "\n")[
+        "events"]
+    old, new = [e for e in events if e["source"] == "ghes"]
+    assert "aer_status" not in old and new["aer_status"] == "0x00001000"  # the newest, once: no older one taken
+    assert new["bits"] == [{"bit": 12, "name": "Replay Timer Timeout", "first": True}]
+    [e] = parse_kernel_log("{9}[Hardware Error]:  Error 0, type: corrected\n"
+                           "{9}[Hardware Error]:   section_type: memory error\n")["events"]
+    assert (e["head_missing"], e["class"], e["kind"]) == (True, "corrected", "memory")

@@ -125,11 +125,16 @@ def version(text: Any) -> tuple[int, ...] | None:
     return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
+MAX_CLAUSES = 4  # of a driver version range ('>=535.104,<560' has two)
+
+
 def _range(text: Any) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
     if not isinstance(text, (str, int, float)) or isinstance(text, bool):
         return None
+    if len(clauses := str(text).split(",")) > MAX_CLAUSES:  # a range is a bound or two: no check of thousands
+        return None
     out = []
-    for clause in str(text).split(","):
+    for clause in clauses:
         m = _CLAUSE.match(clause)
         if not m:
             return None
@@ -180,10 +185,12 @@ def _entry_error(where: str, entry: Any) -> str | None:
     if "below" in entry and count == 1:
         return f"{where}: below is the severity under the count: it needs a count above 1"
     if "drivers" in entry and (clauses := _range(entry["drivers"])) is None:
-        return f"{where}.drivers must be a driver version range such as '>=550' or '>=535.104,<560', " \
+        return f"{where}.drivers must be a driver version range such as '>=550' or '>=535.104,<560' " \
+               f"(at most {MAX_CLAUSES} bounds), " \
                f"got {str(entry['drivers'])[:40]!r}"
     if "drivers" in entry and clauses is not None and not _satisfiable(clauses):
-        return f"{where}.drivers {entry['drivers']!r} holds for no driver version: the entry could never apply"
+        return f"{where}.drivers {str(entry['drivers'])[:40]!r} holds for no driver version: " \
+               "the entry could never apply"
     when = entry.get("when", {})
     if not isinstance(when, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, bool)) and
                                              not isinstance(v, float) for k, v in when.items()):

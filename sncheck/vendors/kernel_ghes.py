@@ -105,16 +105,18 @@ _DEV = r"(?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 # each line: 'DEV: ' then what it says (the bit and TLP lines without 'AER: ' on some kernels)
 _AER = {name: re.compile(rf"(?:^|\s){_DEV}:\s+{what}\s*$") for name, what in (
     ("status", rf"AER: aer_status: ({_HEX}), aer_mask: ({_HEX})"),
-    ("layer", r"AER: aer_layer=([^,]+), aer_agent=(.+?)"),
+    # (words and the blanks between them as disjoint runs: no lazy match before a '\s*$', which
+    # backtracked over a run of blanks in cubic time on a hostile line)
+    ("layer", r"AER: aer_layer=([^,]+), aer_agent=(\S+(?:\s+\S+)*)"),
     ("uncor", rf"AER: aer_uncor_severity: ({_HEX})"),
-    ("bit", r"(?:AER:\s+)?\[\s*(?P<bit>\d{1,2})\] (?P<name>.+?)\s*(?P<first>\(First\))?"),
-    ("tlp", r"(?:AER:\s+)?(?:aer_tlp_header|TLP Header): (?P<h>[0-9a-fA-Fx ]+?)"))}
+    ("bit", r"(?:AER:\s+)?\[\s*(?P<bit>\d{1,2})\] (?P<name>\S+(?:\s+\S+)*)"),  # '(First)' in the name's tail
+    ("tlp", r"(?:AER:\s+)?(?:aer_tlp_header|TLP Header): (?P<h>[0-9a-fA-Fx]+(?: +[0-9a-fA-Fx]+)*)"))}
 
 
 def state() -> dict[str, Any]:
     """What :func:`event` keeps between lines: each record's events by its sequence number,
     and the section whose AER decode the lines after an ``aer_status`` line continue."""
-    return {"records": {}, "decode": None}
+    return {"records": {}, "decode": None, "by_port": {}}
 
 
 def event(body: str, st: dict[str, Any]) -> dict[str, Any] | None:
@@ -134,7 +136,11 @@ def event(body: str, st: dict[str, Any]) -> dict[str, Any] | None:
     if events is None:  # a record whose first line the log does not hold (an excerpt, a ring buffer wrapped)
         first = {**_record(seq, None), "head_missing": True}
         records[seq] = events = [first]
-        _value(first, events, rest)
+        if s := _SECTION.match(rest):  # its first line held is a section's: that section's severity
+            first.update(section=int(s.group(1)), **{"class": s.group(2)})
+        else:
+            _value(first, events, rest)
+            _at_port(st, first)
         return first
     last = events[-1]
     if s := _SECTION.match(rest):
@@ -150,7 +156,14 @@ def event(body: str, st: dict[str, Any]) -> dict[str, Any] | None:
         events.append(new)
         return new
     _value(last, events, rest)
+    _at_port(st, last)
     return {}
+
+
+def _at_port(st: dict[str, Any], e: dict[str, Any]) -> None:
+    """The newest section at its device: the one the AER driver's decode lines continue."""
+    if e.get("port"):
+        st["by_port"][e["port"]] = e
 
 
 def _record(seq: int, source_id: int | None) -> dict[str, Any]:
@@ -209,20 +222,20 @@ def _decode(body: str, st: dict[str, Any]) -> dict[str, Any] | None:
     """The AER driver's decode of a firmware-first PCIe section: ``{}`` for its lines where the
     log holds the section of that device; None for any other line."""
     if m := _AER["status"].search(body):
-        dev = m.group("dev").lower()
-        for events in reversed(list(st["records"].values())):
-            for e in reversed(events):
-                if e.get("port") == dev and "aer_status" not in e:
-                    e.update(aer_status=m.group(2).lower(), aer_mask=m.group(3).lower(), bits=[])
-                    st["decode"] = e
-                    return {}
+        e = st["by_port"].get(m.group("dev").lower())  # the newest section at that device, undecoded
+        if e is not None and "aer_status" not in e:
+            e.update(aer_status=m.group(2).lower(), aer_mask=m.group(3).lower(), bits=[])
+            st["decode"] = e
+            return {}
         st["decode"] = None
         return None
     e = st["decode"]
     if e is None:
         return None
     if (m := _AER["bit"].search(body)) and m.group("dev").lower() == e["port"]:
-        e["bits"].append({"bit": int(m.group("bit")), "name": m.group("name"), "first": bool(m.group("first"))})
+        name = m.group("name")
+        first = name.endswith("(First)")
+        e["bits"].append({"bit": int(m.group("bit")), "name": name.removesuffix("(First)").rstrip(), "first": first})
         return {}
     if (m := _AER["layer"].search(body)) and m.group("dev").lower() == e["port"]:
         e.update(aer_layer=m.group(2).strip(), aer_agent=m.group(3).strip())
