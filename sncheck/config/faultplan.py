@@ -307,6 +307,7 @@ def parse_faults(src: Source, topo: Topology, refusal: Refusal) -> FaultPlan:
     root = src.data if src.data is not None else LineDict()  # an empty file: no faults
     plan = validate(FaultPlanSchema, src, root)
     out: list[Fault] = []
+    by_key: dict[tuple, list[Fault]] = {}  # the faults of one type, target, port, tool, direction, size
     for i, item in enumerate(plan.faults or ()):
         name = item.get("type") if isinstance(item, dict) else None
         model = FAULT_MODELS.get(name) if isinstance(name, str) else None
@@ -334,20 +335,25 @@ def parse_faults(src: Source, topo: Topology, refusal: Refusal) -> FaultPlan:
         if why is not None:
             raise src.error(f"{why}; the simulator would drop it without a word (README: how each fault "
                             "type is acted out on each platform)", item, "type")
-        if (first := next((f for f in out if _same_fault(f, fault)), None)) is not None:
+        same = by_key.setdefault(_key(fault), [])
+        if (first := next((f for f in same if _at_once(f, fault)), None)) is not None:
             raise src.error(f"a second {fault.type} on {fault.target} (the first at {first.where}): the simulator "
                             "would compound one type's factors and keep the last of another's, so the plan would "
                             "not say what is acted out; write one fault with the value meant", item, "target")
+        same.append(fault)
         out.append(fault)
     return FaultPlan(tuple(out))
 
 
-def _same_fault(a: Fault, b: Fault) -> bool:
-    """Two faults of one type on one target (port, tool, direction and message sizes alike) in
-    effect at once: a transient one (before the retest) and a late one (from it) never are."""
-    return (a.type, a.target, a.port, a.tool, a.direction, a.above) == (b.type, b.target, b.port, b.tool,
-                                                                          b.direction, b.above) \
-        and not ((a.transient and b.late) or (a.late and b.transient))
+def _key(f: Fault) -> tuple:
+    """What makes two faults one: type and target (port, tool, direction and message sizes alike)."""
+    return f.type, f.target, f.port, f.tool, f.direction, f.above
+
+
+def _at_once(a: Fault, b: Fault) -> bool:
+    """Two faults of one key in effect at once: a transient one (before the retest) and a late
+    one (from it) never are."""
+    return not ((a.transient and b.late) or (a.late and b.transient))
 
 
 def load_faults(path: str | Path, topo: Topology, refusal: Refusal) -> FaultPlan:

@@ -293,10 +293,11 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
     supernodes: list[Supernode] = []
     platforms_used: dict[str | None, Platform | None] = {}
     hosts: dict[str, Host] = {}
-    n_cards = 0
+    sn_names: set[str] = set()  # the supernodes' names so far
+    n_cards = 0  # the cards of the hosts so far (the cap's running count)
     for spec, sn in zip(schema.supernodes, root["supernodes"]):
         sn_name = spec.name
-        if any(x.name == sn_name for x in supernodes):
+        if sn_name in sn_names:
             raise src.error(f"duplicate supernode name {sn_name!r}", sn, "name")
         plat = platforms[spec.platform] if spec.platform is not None else top_platform
         if spec.cards_per_host is not None:
@@ -327,18 +328,19 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
                             f"at most {plat.domain_hosts}{tip}", sn, "hosts")
         checks = {**top_checks, **(spec.checks or {})}
         supernodes.append(Supernode(sn_name, tuple(names), plat.name if plat else None, tuple(checks.items())))
+        sn_names.add(sn_name)
         platforms_used[plat.name if plat else None] = plat
-        total_cards = sum(x.cards for x in hosts.values())
-        if total_cards > MAX_CARDS:
+        n_cards += cards * len(names)
+        if n_cards > MAX_CARDS:
             raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", sn, "hosts")
 
     for sn_spec, sn in zip(supernodes, root["supernodes"]):
         # A one-host supernode may bear its host's name (hgx01 of hgx-2su.yaml); any other
         # supernode and a host of one name are one entity to findings, status and isolate.
-        clash = next((h for h in hosts if h == sn_spec.name and sn_spec.hosts != (h,)), None)
-        if clash is not None:
-            raise src.error(f"host {clash!r} has the name of supernode {sn_spec.name!r} of {len(sn_spec.hosts)} hosts: "
-                            "findings, status and isolate could not tell them apart", sn, "name")
+        if sn_spec.name in hosts and sn_spec.hosts != (sn_spec.name,):
+            raise src.error(f"host {sn_spec.name!r} has the name of supernode {sn_spec.name!r} of "
+                            f"{len(sn_spec.hosts)} hosts: findings, status and isolate could not tell them apart",
+                            sn, "name")
 
     imex_of: dict[str, str] = {}  # IMEX address -> the host that claims it
     for h, over in (schema.hosts or {}).items():
