@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
-from sncheck.errors import ConfigError
+from sncheck.errors import ConfigError, HarnessError
 from sncheck.model import RUN_SCHEMA, Verdict
 from sncheck.store.results import from_json, read_record
 from test_hardening import INV, one_line_error
@@ -221,7 +221,12 @@ def test_fb03_counters_of_another_fabric_judge_nothing_and_are_refused() -> None
     now = {"leaf:a[1]": {"symbol_error": 9}, "leaf:a[2]": {"symbol_error": 0}}
     with pytest.raises(ConfigError) as e:
         growth_findings({"leaf:other[1]": {"symbol_error": 0}}, now, Cabling({}, {}), "before.json")
-    assert "holds none of the 2 switch ports read now" in str(e.value)
+    assert "holds no counter of the 2 switch ports read now" in str(e.value)
+    for saved in ({"leaf:a[1]": {}}, {"leaf:a[1]": {"other": 0}}):  # a port in common, but no counter
+        with pytest.raises(ConfigError, match="holds no counter"):
+            growth_findings(saved, now, Cabling({}, {}), "before.json")
+    with pytest.raises(HarnessError, match="no switch port's counters were read now"):
+        growth_findings({"leaf:a[1]": {"symbol_error": 1}}, {}, Cabling({}, {}), "before.json")
     (f,) = growth_findings({"leaf:a[1]": {"symbol_error": 1}}, now, Cabling({}, {}), "before.json")
     assert f.entity == "leaf:a[1]"  # one port in common: judged, the other not read before
 

@@ -89,10 +89,14 @@ def _load_counters(path: str) -> dict[str, dict[str, int]]:
 
 def growth_findings(before: dict[str, dict[str, int]], counters: dict[str, dict[str, int]], found: Cabling,
                     since: str) -> list[Finding]:
-    """The ports whose counters grew since ``before``; a counters file that holds none of the
-    ports read now (another fabric's, or emptied) judges nothing and is refused, not a pass."""
-    if counters and not set(counters) & set(before):
-        raise ConfigError(f"holds none of the {len(counters)} switch ports read now (another fabric's?): "
+    """The ports whose counters grew since ``before``. What judges nothing is never a pass: no
+    port read now (exit 3), or a counters file that shares no counter of any port read now
+    (another fabric's, or emptied; exit 2)."""
+    if not counters:
+        raise HarnessError("no switch port's counters were read now: no growth since the saved file could be judged")
+    shared = sum(1 for port, vals in counters.items() for c in vals if c in before.get(port, {}))
+    if not shared:
+        raise ConfigError(f"holds no counter of the {len(counters)} switch ports read now (another fabric's?): "
                           "no counter's growth could be judged", since)
     return counter_growth_findings(before, counters, found)
 
