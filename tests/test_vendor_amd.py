@@ -380,3 +380,14 @@ def test_transferbench_p2p_runs_where_the_plan_names_it_over_ssh(sshd_cluster, t
     assert p2p["mi02"]["ok"] is False and "GPU 00->GPU 01 18.46 GB/s" in p2p["mi02"]["message"]
     findings = evaluate(load_rules("default").rules, pd.DataFrame(rows), DetectContext(topo, topo.inventory.design))
     assert [(f.entity, f.rule) for f in findings] == [("mi02", "host-fact")]
+
+
+def test_a_bus_id_listed_for_two_gpus_fails_the_listing() -> None:
+    """amd-smi list with one BDF under two GPUs passed gpu_bus (as many BDFs as cards), and the
+    bus listing then named that bus's reports to the last of them: no card can be named by it."""
+    gpus = [{"GPU": str(i), "BDF": f"0000:{0x1b + i:02x}:00.0"} for i in range(8)]
+    [row] = checks.check_gpu_list("mi01", {"gpus": gpus, "errors": []}, expect())
+    assert row["ok"] is True, row
+    gpus[5]["BDF"] = gpus[4]["BDF"]
+    [row] = checks.check_gpu_list("mi01", {"gpus": gpus, "errors": []}, expect())
+    assert row["ok"] is False and "1 bus ids listed twice" in row["message"], row

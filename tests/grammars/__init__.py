@@ -45,8 +45,8 @@ How to add a generator for a view
    ``...``); ``fails`` when the output shows a failure the grammar defines.
 3. Add the module's name to :data:`MODULES` below. The view is then under test; yield a few
    variants per shape (the rng picks), the plain run's CPU time is shared by every view.
-4. Take the view out of ``UNWRITTEN`` / ``UNGENERATED`` in ``tests/test_grammars.py`` and paste
-   the README's table of views afresh (``python3 -m sncheck.vendors.parsers`` prints it).
+4. ``tests/test_grammars.py`` holds every view to a written grammar and a generator; paste the
+   README's table of views afresh (``python3 -m sncheck.vendors.parsers`` prints it).
 """
 
 from __future__ import annotations

@@ -49,6 +49,8 @@ def check_gpu_list(host: str, parsed: dict[str, Any], expect: Expect) -> list[di
     msg = f"{len(bdfs)} GPU bus ids listed by amd-smi list, inventory says {expect.cards}"
     if len(bdfs) < len(gpus):
         errors = [*errors, f"{len(gpus) - len(bdfs)} GPUs listed without a BDF"]
+    if len(set(bdfs)) < len(bdfs):  # one bus id listed for two GPUs: no card could be named by it
+        errors = [*errors, f"{len(bdfs) - len(set(bdfs))} bus ids listed twice"]
     if errors:
         msg += f"; {listed(errors)}"
     return [fact_row(host, "gpu_bus", len(bdfs), expect.cards, len(bdfs) == expect.cards and not errors, msg,
