@@ -33,7 +33,8 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   ``Last error:`` with NCCL's own last WARN.
 
 A paste may wrap a long message at its terminal's width: the tail lines, starting no line of
-their own (no rank, glog or launcher prefix), are joined to the message again.
+their own (no rank, glog or launcher prefix, naming no rank of their own), are joined to the
+message again.
 
 There is no end marker: a log is a stream. Every one of these messages is a failure (exit 1):
 the watchdog prints nothing on a healthy job.

@@ -33,7 +33,8 @@ GRAMMAR = {"torch-nccl": Grammar(
            "work: E, last completed work: C' 2.4+), the Flight Recorder lines, the heartbeat monitor's, the "
            "process-down and thread-terminated lines, a blocking wait's timeout, an NCCL call's error; a paste "
            "may wrap a message at its terminal's width (its tail on lines of their own, no prefix: real capture "
-           "mila-iqia/milabench#269), read joined again"),
+           "mila-iqia/milabench#269), read joined again; a line naming a rank of its own (torch's '  what():  "
+           "[PG 0 Rank 1] ...' under another rank's line) is never a tail"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
     failures="every one of these messages (the watchdog prints nothing on a healthy job): faults",
     values=("ranks, timeout_ms, timeouts[{rank, pg, seq, op, numel_in, numel_out, timeout_ms, ran_ms}], "
