@@ -25,8 +25,11 @@ report before it), join several bit lines into one, or leave out ``severity=``: 
 
 Events: ``aer`` with ``class`` (``fatal`` | ``non-fatal`` | ``corrected``), ``bus_id`` and
 ``port`` (the reporting device, ``dddd:bb:dd.f``), ``type``, ``agent``, ``vendor_device``,
-``status``, ``mask``, ``bits`` ([{``bit``, ``name``, ``first``}]), ``tlp_header``. A
-``received`` line is kept only where no ``PCIe Bus Error`` line follows (kernels that print less).
+``status``, ``mask``, ``bits`` ([{``bit``, ``name``, ``first``}]), ``tlp_header``, and from the
+``received`` line before it: ``reported_by`` (the port that received the message: the line's own
+device, a root or downstream port; the ``PCIe Bus Error`` lines are printed by the device in error,
+``aer_print_error(dev, ...)``) and ``multiple`` (``Multiple``: more errors latched than reported).
+A ``received`` line is kept only where no ``PCIe Bus Error`` line follows (kernels that print less).
 """
 
 from __future__ import annotations
@@ -90,8 +93,11 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
             return {}
     if m := RECEIVED.search(body):
         src = m.group("src") or port
+        # the port that received the message (the line's own device: a root port, a downstream port)
+        # and 'Multiple': more errors were latched than this report shows (aer_print_port_info)
         return {"source": "aer", "code": None, "bus_id": src[:10].lower() if src else None,
-                "class": klass(m.group("sev")), "port": src.lower() if src else None, "received": True}
+                "class": klass(m.group("sev")), "port": src.lower() if src else None, "received": True,
+                "reported_by": port, "multiple": body[m.start():].startswith("AER: Multiple ")}
     return None
 
 

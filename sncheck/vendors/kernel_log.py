@@ -68,7 +68,9 @@ GRAMMAR = {"kernel-log": Grammar(
         "NV_DEV_PRINTF's 'NVRM: GPU %04x:%02x:%02x.%x: '), kernel-open/nvidia/nv.c ('rm_init_adapter failed, "
         "device minor number %d', 'NVRM: loading %s' with pNVRM_ID, 'API mismatch')",
         "torvalds/linux drivers/pci/pcie/aer.c (aer_print_error, __aer_print_error '   [%2d] %-22s%s', "
-        "aer_error_severity_string, aer_error_layer, aer_agent_string, the short bit names from 4.17) and "
+        "aer_error_severity_string, aer_error_layer, aer_agent_string, the short bit names from 4.17; "
+        "aer_print_port_info '%s%s error message received from %04x:%02x:%02x.%d' on the receiving port, the "
+        "'PCIe Bus Error' lines on the device in error; pr_fmt/dev_fmt 'AER: ' before every line of it) and "
         "drivers/pci/pcie/aer/aerdrv_errprint.c up to 4.16 ('id=%04x(%s)', the long bit names)",
         "torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, amdgpu_aca.c: see sncheck/vendors/amd/kernel_ras.py",
         "torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/health.c (3.x, 5.5, 5.15, 6.x: poll_health, "
@@ -113,7 +115,7 @@ GRAMMAR = {"kernel-log": Grammar(
             "caused_by, driver_version, recovery_action and recovery_action_name (Xid 154), xid_line false and pci_id "
             "(the fallen-off-the-bus message read as Xid 79); sxid device, link, "
             "engine_instance, message, driver_version, data_only (a Data line whose report line is not in the log); rm_init "
-            "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], "
+            "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], reported_by, multiple, "
             "tlp_header; amdgpu see kernel_ras; mlx5 port, sensor, synd, syndrome, ext_synd, fw_version, "
             "fw_severity, rfr, pci_unavailable, recovery; hung_task process, pid, seconds, tainted, kernel, state, "
             "trace, module, blocked_by, suppressed; ghes seq, source_id, record_severity, corrected_note, section, "
@@ -248,6 +250,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             if e:  # {}: a line that continues the report before it
                 e.update(time=when, text=body[:300], boot_seq=boots)
                 (received if e.get("received") else events).append(e)
+                if e["source"] == "aer" and not e.get("received") and received and received[-1]["port"] == e["port"]:
+                    # the message's receiver, printed on the line before (aer_print_port_info)
+                    e.update(reported_by=received[-1]["reported_by"], multiple=received[-1]["multiple"])
                 last = e
             continue
         elif (e := kernel_ras.event(body, last_amd, resets)) is not None:

@@ -161,6 +161,31 @@ class _Log:
         self.events += 1
         self.faults += fatal
 
+    def aer_native(self, port: str, dev: str, fatal: bool, multiple: bool) -> None:
+        """A report of the AER driver itself (no GHES record), as 6.x aer.c prints it: 'AER: ' (dev_fmt)
+        on every line; the receiving port's 'error message received from' line (aer_print_port_info),
+        then aer_print_error's lines on the device in error (an endpoint below the port, or the port)."""
+        sev = "Uncorrected (Fatal)" if fatal else "Corrected"
+        bits = self.rng.sample(_FATAL_BITS if fatal else _CORRECTED_BITS, self.rng.randint(1, 3))
+        first = self.rng.choice(bits)[0]
+        at = f"{'pcieport' if dev == port else 'nvidia'} {dev}: AER: "
+        self.lines += [f"pcieport {port}: AER: {'Multiple ' if multiple else ''}{sev} error message received from {dev}",
+                       at + f"PCIe Bus Error: severity={sev}, type={'Transaction Layer' if fatal else 'Physical Layer'}, "
+                       f"({'Requester ID' if fatal else 'Receiver ID'})"]
+        status = sum(1 << b for b, _, _ in bits)
+        self.lines.append(at + f"  device [10de:2330] error status/mask={status:08x}/0000e000")
+        self.lines += [at + f"   [{b:2d}] {short:<22s}" + (" (First)" if b == first else "") for b, _, short in sorted(bits)]
+        i = self.events
+        self.values += [(f"events[{i}].class", "fatal" if fatal else "corrected"), (f"events[{i}].port", dev),
+                        (f"events[{i}].reported_by", port), (f"events[{i}].multiple", multiple),
+                        (f"events[{i}].agent", "Requester ID" if fatal else "Receiver ID"),
+                        (f"events[{i}].vendor_device", "10de:2330"), (f"events[{i}].status", f"{status:08x}"),
+                        (f"events[{i}].mask", "0000e000"), (f"len(events[{i}].bits)", len(bits))]
+        self.values += [(f"events[{i}].bits[bit={b}].name", short) for b, _, short in bits]
+        self.values += [(f"events[{i}].bits[bit={b}].first", b == first) for b, _, _ in bits]
+        self.events += 1
+        self.faults += fatal
+
     def variant(self, style: str, case: str) -> Variant:
         """The log as printed in ``style`` (its stamps), with the values and faults it holds."""
         text = "".join(_stamp(style, i) + ln + "\n" for i, ln in enumerate(self.lines))
@@ -171,7 +196,8 @@ class _Log:
 @generator("kernel-log")
 def kernel_log(rng: random.Random) -> Iterator[Variant]:
     for style in _TIMES:
-        for case in rng.sample(("xid", "sxid", "aer", "rm_init", "quiet", "mixed", "fallen", "sxid-data", "aer-excerpt"), 3):
+        for case in rng.sample(("xid", "sxid", "aer", "rm_init", "quiet", "mixed", "fallen", "sxid-data", "aer-excerpt",
+                                    "aer-native"), 3):
             log = _Log(rng)
             driver = None
             if rng.random() < 0.7:
@@ -193,6 +219,11 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
                     log.aer(f"0000:{rng.randrange(0, 200):02x}:03.1", True, rng.random() < 0.4, rng.randint(1, 2))
             if case == "rm_init":
                 log.rm_init(f"0000:{rng.randrange(16, 250):02x}:00.0")
+            if case == "aer-native":
+                port = f"0000:{rng.randrange(0, 200):02x}:01.0"
+                below = f"0000:{rng.randrange(16, 250):02x}:00.0"
+                log.aer_native(port, below, False, False)
+                log.aer_native(port, rng.choice((port, below)), True, rng.random() < 0.5)
             if case == "aer-excerpt":
                 log.aer_excerpt(f"0000:{rng.randrange(0, 200):02x}:01.2")
             if case == "fallen":
