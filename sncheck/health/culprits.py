@@ -38,8 +38,22 @@ def _compare(values: pd.Series, rule: "Rule") -> pd.Series:
     return values > rule.params["above"]
 
 
-def _bound(rule: "Rule") -> tuple[str, float]:
-    return ("below", rule.params["below"]) if "below" in rule.params else ("above", rule.params["above"])
+def side_of(rule: "Rule") -> str:
+    """Which side of its bound is beyond it: "below" or "above" (a count's: above)."""
+    return "below" if "below" in rule.params else "above"
+
+
+def bound_of(rule: "Rule") -> tuple[str, float]:
+    """A bounded rule's side and bound, as its rules file says them."""
+    side = side_of(rule)
+    return side, rule.params[side]
+
+
+def bar_level(rule: "Rule") -> float:
+    """A bounded rule's bar in ratio space, where below is always worse (latency ``above
+    2.0`` is 0.5)."""
+    side, bound = bound_of(rule)
+    return float(bound) if side == "below" else (1.0 / bound if bound else math.inf)
 
 
 def _median(values: np.ndarray) -> float:
@@ -55,7 +69,7 @@ def kind_of(rule: "Rule") -> tuple[str, str, str] | None:
     ratio rules; a symptom a pair shows or not (a bound on a count, a robust z) by rate."""
     if METRICS[rule.metric].shape != PAIRS or rule.op not in EXPLAINED_OPS:
         return None
-    side = "below" if "below" in rule.params else "above"
+    side = side_of(rule)
     if rule.op == "ratio_to_design" or (rule.op == "peer_outlier" and rule.params.get("method") == "ratio"):
         return rule.metric, LEVEL, side
     return rule.metric, RATE, rule.name  # each symptom rule its own kind
@@ -64,8 +78,7 @@ def kind_of(rule: "Rule") -> tuple[str, str, str] | None:
 def bar_of(rule: "Rule", order: int) -> Bar:
     if "below" not in rule.params and "above" not in rule.params:  # a count: any is beyond
         return Bar(rule.name, rule.severity.rank, order, PAIR, DESIGN, 0.0)
-    side, bound = _bound(rule)
-    level = bound if side == "below" else (1.0 / bound if bound else math.inf)
+    level = bar_level(rule)
     per = rule.params.get("per", "pair")
     scope = {"pair": PAIR, "card": CARD, "supernode": DOMAIN}[per]
     ref = DESIGN if rule.op == "ratio_to_design" else PEERS
@@ -126,8 +139,8 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) 
         rule = rules[0]
         if "facts" in rule.params and "fact" in cells:
             cells = cells[cells["fact"].isin(rule.params["facts"])]
-        bound = 0 if rule.op == "counter_nonzero" else _bound(rule)[1]
-        above = rule.op == "counter_nonzero" or _bound(rule)[0] == "above"
+        bound = 0 if rule.op == "counter_nonzero" else bound_of(rule)[1]
+        above = rule.op == "counter_nonzero" or bound_of(rule)[0] == "above"
         if rule.op == "peer_outlier":  # a robust z per pair: the op's own scores say which pairs
             return _zscored(cells, rule, ctx)
         tiers = summarise(cells, ctx.topo, count_above=bound if above else None,
@@ -154,7 +167,7 @@ def without(cells: pd.DataFrame, cards: set[str]) -> pd.DataFrame:
 def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", ctx: DetectContext,
                       expected=None) -> list[Finding]:
     """Pairs judged against a stored reference (a baseline) by one ratio rule."""
-    side, _ = _bound(rule)
+    side, _ = bound_of(rule)
     bar = Bar(rule.name, rule.severity.rank, 0, PAIR, DESIGN,
               bar_of(rule, 0).level)
     bars = Bars(LEVEL, (bar,))
@@ -309,9 +322,9 @@ def _near_finding(c: Culprit, bars: Bars, by_name: Mapping[str, "Rule"], tiers: 
     [(tier, near)] = c.near.items()
     f = _finding(c, rule, tiers, None, paths)
     f.evidence.update(near_bar={k: jsonable(v) for k, v in near.items()}, bad_pairs=0)
-    side = "below" if "below" in rule.params else "above"
+    side, bound = bound_of(rule)
     f.message = (f"card {c.entity}: {near['ratio']:.3f} of its peers on {near['pairs']} pairs ({tier}), inside "
-                 f"{rule.name}'s bar ({side} {rule.params[side]}) by less than its noise (2 x "
+                 f"{rule.name}'s bar ({side} {bound}) by less than its noise (2 x "
                  f"{near['se']:.3f}): not clear of it; the retest re-measures it until it is")
     return f
 

@@ -59,6 +59,10 @@ SHARED_KINDS = ("link", "switch")
 SPECIFIC = {"card": 0, "nic": 1, "link": 2, "host": 3, "switch": 4, "supernode": 5}  # ties: lower first
 EVERY_TIER_MOVES = 0.05  # containers over this share of a tier's pairs: its level is read again
 TIER_TIE = 0.02  # factors of one culprit on two tiers this close are alike within the measurement noise
+# Robust noise, normal samples: a standard deviation is MAD_SD median absolute deviations;
+# a median's standard error is MEDIAN_SE times a mean's (sd / sqrt(n)).
+MAD_SD = 1.4826
+MEDIAN_SE = 1.2533
 
 
 @dataclass(frozen=True)

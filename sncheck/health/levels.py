@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MIN_PARTNERS, PAIR, PEERS,
-                                    SPECIFIC, Bars,
+from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
+                                    PAIR, PEERS, SPECIFIC, Bars,
                                     CostModel, Culprit, Entity, Paths, Rival, Tier, group_median, median, on_path,
                                     pairs_on)
 from sncheck.topology import SCALE_OUT
@@ -24,7 +24,7 @@ Hypothesis = list[tuple[Entity, dict[str, float]]]
 SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs, its own left out
 # A card whose median is inside the card bar by less than NEAR_Z standard errors of that
 # median is not clear of it: named "near" for the retest to re-measure until it is
-# (sncheck.run.nearbar). 1.2533: a median's standard error over a mean's, normal noise.
+# (sncheck.run.nearbar).
 NEAR_Z = 2.0
 NEAR_SPAN = 0.1  # candidates: cards whose raw median is within this share above the card bar
 
@@ -437,8 +437,8 @@ class Level:
             got, med, n = self.card_residuals(t, cards, self.H)
             ratio = med / self.peer_level(t, got, self.H)
             r = np.where(x.failed, np.nan, x.ratio) / self.level[t]
-            sd = 1.4826 * median(np.abs(r - median(r)))
-            se = 1.2533 * sd / np.sqrt(np.maximum(n, 1))
+            sd = MAD_SD * median(np.abs(r - median(r)))
+            se = MEDIAN_SE * sd / np.sqrt(np.maximum(n, 1))
             for k in np.flatnonzero((ratio >= self.card_bar) & (ratio < self.card_bar + NEAR_Z * se)
                                     & (n >= self.card_min)).tolist():
                 gap = (ratio[k] - self.card_bar) / se[k]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health import fabric, injob, kernel
-from sncheck.health.culprits import _bound, _compare, entity_findings, explain_reference, explain_rules
+from sncheck.health.culprits import _compare, bound_of, entity_findings, explain_reference, explain_rules
 from sncheck.health.drift import calibration_regression, card_baseline, drift
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
@@ -175,7 +175,7 @@ def threshold(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Find
     frame = ctx.metric(rule.metric, rows)
     if frame.empty:
         return []
-    return entity_findings(frame, _compare(frame["value"].astype(float), rule), rule, expected=_bound(rule)[1])
+    return entity_findings(frame, _compare(frame["value"].astype(float), rule), rule, expected=bound_of(rule)[1])
 
 
 def missing_op(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:

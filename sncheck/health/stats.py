@@ -42,7 +42,7 @@ The interface (stable: the explanation search builds on it)
 ``Noise`` per (k, t) (:meth:`JudgingStats.noise`): ``n_pairs`` cells, ``value`` the median
 value over the cells that measured, ``reference`` (design, else that median),
 ``median`` and ``mad`` of the cells' ratios, ``spread`` the robust sd of one pair's
-repeats (1.4826 x MAD around each pair's median, pooled; NaN where no pair repeats), and
+repeats (MAD_SD x MAD around each pair's median, pooled; NaN where no pair repeats), and
 ``bars``: every rule of the rules file on this kind, as :class:`Bar` (the rules file's
 thresholds ARE the noise bars: a rules change changes the verdict).
 
@@ -80,6 +80,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
 import numpy as np
 import pandas as pd
 
+from sncheck.health.explain import MAD_SD
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext
 from sncheck.health.statsql import KINDS, PairKind, bar_sql, cells_sql, frame_cells
 from sncheck.model import card_of, host_of, natural_key
@@ -327,7 +328,7 @@ class JudgingStats:
                  m AS (SELECT link, median(value) AS med, count(*) AS n FROM c GROUP BY link HAVING count(*) > 1)
             SELECT median(abs(c.value - m.med) / nullif(abs(m.med), 0)) AS mad FROM c JOIN m USING (link)""")
         v = r["mad"].iloc[0] if len(r) else None
-        return 1.4826 * float(v) if v is not None and pd.notna(v) else math.nan
+        return MAD_SD * float(v) if v is not None and pd.notna(v) else math.nan
 
     # ------------------------------------------------------------------ exceptions
     def exception_cells(self, kind: str) -> pd.DataFrame:

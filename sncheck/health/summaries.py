@@ -1,7 +1,7 @@
 """Per-run summaries: what the state store keeps of a run (summaries, not rows).
 
 One record per (kind, entity, metric): ``value`` (a median), ``spread`` (the noise of
-that median: a robust standard error, 1.2533 * 1.4826 * MAD / sqrt(n)) and ``n`` (how
+that median: a robust standard error, MEDIAN_SE * MAD_SD * MAD / sqrt(n)) and ``n`` (how
 many measurements it summarises). Kinds:
 
 * ``tier``: p2p bandwidth and latency per link tier (entity = the tier name);
@@ -28,12 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sncheck.health.explain import MAD_SD, MEDIAN_SE
 from sncheck.health.metrics import METRICS, kind_rows, rows_context
 from sncheck.model import About, EntityKind, RunRecord, Severity, card_of
 
 KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
 WORST_LINKS = 16          # per tier and metric, kept every run
-SE_MEDIAN = 1.2533 * 1.4826  # MAD -> sd (normal), sd of a median = 1.2533 sd / sqrt(n)
+SE_MEDIAN = MEDIAN_SE * MAD_SD  # MAD -> sd (normal), sd of a median = MEDIAN_SE sd / sqrt(n)
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,9 @@ def card_pair_values(cells: pd.DataFrame, culprits: frozenset[str] | set[str] = 
 
 
 def tier_noise(frame: pd.DataFrame) -> pd.Series:
-    """Robust sd of one pair's value in each tier (1.4826 x MAD over the tier's pairs)."""
+    """Robust sd of one pair's value in each tier (MAD_SD x MAD over the tier's pairs)."""
     med = frame.groupby("tier", observed=True)["value"].transform("median")
-    return 1.4826 * (frame["value"] - med).abs().groupby(frame["tier"], observed=True).median()
+    return MAD_SD * (frame["value"] - med).abs().groupby(frame["tier"], observed=True).median()
 
 
 def card_levels(cells: pd.DataFrame, culprits: frozenset[str] | set[str] = frozenset()) -> pd.DataFrame:
@@ -92,7 +93,7 @@ def card_levels(cells: pd.DataFrame, culprits: frozenset[str] | set[str] = froze
     card's pairs with a culprit card left out: :func:`card_pair_values`).
 
     The noise is the standard error of that median with the tier's pooled spread
-    (1.2533 x sd_tier / sqrt(n)): a card has few pairs in some tiers (three host mates),
+    (MEDIAN_SE x sd_tier / sqrt(n)): a card has few pairs in some tiers (three host mates),
     too few to estimate its own spread.
     """
     ok = cells[~cells["failed"] & cells["value"].notna()] if "failed" in cells else cells
@@ -103,7 +104,7 @@ def card_levels(cells: pd.DataFrame, culprits: frozenset[str] | set[str] = froze
     both = card_pair_values(ok, culprits)
     out = both.groupby(["card", "tier"], observed=True)["value"].agg(["median", "count"]).reset_index()
     out = out.rename(columns={"count": "n"})
-    out["se"] = 1.2533 * out["tier"].map(sd).astype(float) / np.sqrt(out["n"].clip(lower=1))
+    out["se"] = MEDIAN_SE * out["tier"].map(sd).astype(float) / np.sqrt(out["n"].clip(lower=1))
     return out
 
 
@@ -150,7 +151,7 @@ def summarize(record: RunRecord, rows: pd.DataFrame) -> list[Summary]:
         both["host"] = both["card"].str.rsplit("/", n=1).str[0]
         per_host = both.groupby(["host", "tier"], observed=True)["value"].agg(["median", "count"]).reset_index()
         for r in per_host.itertuples():
-            se = 1.2533 * float(sd.get(r.tier, 0.0)) / math.sqrt(max(int(r.count), 1))
+            se = MEDIAN_SE * float(sd.get(r.tier, 0.0)) / math.sqrt(max(int(r.count), 1))
             out.append(Summary("host", r.host, f"{metric}/{r.tier}", float(r.median), se, int(r.count)))
         # Links: the worst few per tier (lowest bandwidth, highest latency), and those named.
         ok["link"] = ok["link"].astype(str)

@@ -21,7 +21,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from sncheck.health.explain import median
+from sncheck.health.culprits import bar_level, bound_of
+from sncheck.health.explain import MAD_SD, MEDIAN_SE, median
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import Rule
 
@@ -42,9 +43,7 @@ def judge_samples(rule: Rule, cells: pd.DataFrame, card: str) -> tuple[bool | No
     """The card's samples in a retest's metric frame of one tier (``cells``: src, dst,
     value, failed) against the rule's bar: (True: beyond it, False: clear inside it,
     None: still within the noise or too few samples; what was measured)."""
-    side = "below" if "below" in rule.params else "above"
-    bound = float(rule.params[side])
-    bar = bound if side == "below" else 1.0 / bound
+    side, bar = bound_of(rule)[0], bar_level(rule)
     ok = cells[~cells["failed"].astype(bool)] if not cells.empty else cells
     if ok.empty:
         return None, "none of its pairs re-measured"
@@ -60,8 +59,8 @@ def judge_samples(rule: Rule, cells: pd.DataFrame, card: str) -> tuple[bool | No
     m = median(r)
     # the noise of a sample, pooled over the card's and the controls' (each about its own
     # median); the card's median and the controls' level each carry their own share of it
-    sd = 1.4826 * median(np.abs(np.concatenate([r - m, c - median(c)])))
-    se = 1.2533 * sd * math.sqrt(1 / len(r) + 1 / max(len(c), 1))
+    sd = MAD_SD * median(np.abs(np.concatenate([r - m, c - median(c)])))
+    se = MEDIAN_SE * sd * math.sqrt(1 / len(r) + 1 / max(len(c), 1))
     said = f"median {m:.3f} of its controls' level over {len(r)} samples (standard error {se:.4f}), bar {bar:.3f}"
     if m + DECIDE_Z * se < bar:
         return True, f"beyond the bar, clear of the noise: {said}"

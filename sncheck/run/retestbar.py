@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from sncheck.health.explain import group_median, median
+from sncheck.health.explain import MAD_SD, group_median, median
 
 from sncheck.health.rules import Rule
 from sncheck.topology import Topology
@@ -67,7 +67,7 @@ def retest_noise(rows: pd.DataFrame) -> float:
         owner = pair[0].astype(np.int64) * (int(pair[1].max()) + 1) + pair[1]
         per_pair = _spreads(owner, values[keep])
         if len(per_pair):
-            spreads.append(1.4826 * median(per_pair))
+            spreads.append(MAD_SD * median(per_pair))
     return max(s for s in spreads if math.isfinite(s))
 
 
