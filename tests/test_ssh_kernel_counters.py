@@ -295,16 +295,16 @@ def test_a_missing_gpu_is_named_by_bus_order_or_by_the_last_whole_listing():
 
     a, b, c, d = "0000:19:00", "0000:2a:00", "0000:3b:00", "0000:4c:00"
     # 3 of 4 listed, not whole: the Xid's bus id takes its rank among them
-    assert name_cards({a: None, c: None, d: None}, {}, 4, [b]) == {a: 0, b: 1, c: 2, d: 3}
+    assert name_cards({a: None, c: None, d: None}, {}, 4, [b], [b]) == {a: 0, b: 1, c: 2, d: 3}
     # two gone, both in the log: still as many as the cards
-    assert name_cards({a: None, d: None}, {}, 4, [c, b])[c] == 2
+    assert name_cards({a: None, d: None}, {}, 4, [c, b], [c, b])[c] == 2
     # too few to rank (one gone, not in the log): the last whole listing names it, or nothing
-    assert name_cards({a: None, d: None}, {b: 1, c: 2}, 4, [b]) == {b: 1}
-    assert name_cards({a: None, d: None}, {}, 4, [b]) == {}
+    assert name_cards({a: None, d: None}, {b: 1, c: 2}, 4, [b], [b]) == {b: 1}
+    assert name_cards({a: None, d: None}, {}, 4, [b], [b]) == {}
     # the last listing disagrees with the bus order: neither is trusted for the rank
-    assert name_cards({a: None, c: None, d: None}, {b: 3}, 4, [b]) == {}
+    assert name_cards({a: None, c: None, d: None}, {b: 3}, 4, [b], [b]) == {}
     # a whole listing names its cards; a bus id it lacks (not a GPU of this host) names none
-    assert name_cards({a: 0, b: 1}, {}, 2, ["0000:99:00"]) == {a: 0, b: 1}
+    assert name_cards({a: 0, b: 1}, {}, 2, ["0000:99:00"], ["0000:99:00"]) == {a: 0, b: 1}
     # an AER/GHES record at a root port is no GPU the driver named: it takes no rank, and the
     # GPU a driver report names still does when the root port is beside it in the log
     assert name_cards({a: None, c: None, d: None}, {}, 4, [b], gpu_buses=()) == {}

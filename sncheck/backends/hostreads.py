@@ -49,7 +49,7 @@ log = logging.getLogger("sncheck.backends.hostreads")
 
 
 def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
-               buses: list[str], gpu_buses: Collection[str] | None = None) -> dict[str, int]:
+               buses: list[str], gpu_buses: Collection[str]) -> dict[str, int]:
     """Bus id -> card index for the bus ids of a kernel log's reports.
 
     ``listed``: the bus ids of the host's ``nvidia-smi -q`` now, with the card each names
@@ -58,12 +58,12 @@ def name_cards(listed: dict[str, int | None], known: dict[str, int], cards: int,
     whole listing, kept in the state dir) or by its place in PCI bus order: nvidia-smi
     numbers GPUs in bus order, so when the listed bus ids and the reports' missing ones are
     together as many as the host's cards, each one's rank is its index. Else it names no
-    card (the host). ``gpu_buses``: the bus ids a GPU driver's own report names (None: all of
-    ``buses``); only those take a rank, so an AER or GHES record at a root port or a NIC
+    card (the host). ``gpu_buses``: the bus ids a GPU driver's own report names; only those
+    take a rank, so an AER or GHES record at a root port or a NIC
     never takes a card's place."""
     out = {b: i for b, i in listed.items() if i is not None}
     missing = sorted({b for b in buses if b and b not in listed})
-    ranked = [b for b in missing if gpu_buses is None or b in gpu_buses]
+    ranked = [b for b in missing if b in gpu_buses]
     if ranked and not out and len(listed) + len(ranked) == cards:
         out = {b: i for i, b in enumerate(sorted([*listed, *ranked]))}
         if any(known.get(b) not in (None, i) for b, i in out.items()):

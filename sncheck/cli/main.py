@@ -20,12 +20,11 @@ from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
 from sncheck.model import ExitCode, RunRecord
-from sncheck.rows import BUSBW_FACTOR
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
 import importlib
 from sncheck.store.files import route_log
-from sncheck.vendors.parsers import failures as parse_failures, get_parser, known_collective, parse_text
+from sncheck.vendors.parsers import failures as parse_failures, get_parser, known_collective, known_collectives, parse_text
 from sncheck.config.fileio import read_input
 from sncheck.config.playbook import LAYERS
 
@@ -355,8 +354,7 @@ def _known_collective(ctx: click.Context, param: click.Parameter, value: str | N
     if value is None:
         return None
     if known_collective(value) is None:
-        raise click.BadParameter(f"{value!r} is no collective of nccl-tests, rccl-tests or hccl_test "
-                                 f"({', '.join(BUSBW_FACTOR)}, alltoall, gather, scatter, hypercube)", ctx, param)
+        raise click.BadParameter(f"{value!r} is no collective ({', '.join(known_collectives())})", ctx, param)
     return value
 
 

@@ -55,6 +55,7 @@ aside, the names must be equal). An allowed skip is a finding at ``info`` that q
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field
@@ -366,12 +367,29 @@ def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
         if ("facts" in params or "not_facts" in params) and metric not in ("host_fact_failures", "host_fact_warnings"):
             raise src.error(f"rule {name!r}: facts and not_facts apply to host fact metrics only", node,
                             "facts" if "facts" in node else "not_facts")
+        _known_names(src, node, name, params)
         names.add(name)
         if spec.enabled:
             rules.append(Rule(name, op_name, metric, Severity(spec.severity), scope,
                               spec.summary if spec.summary is not None else METRICS[metric].description, params,
                               spec.description or "", src.where(node), spec.confirm))
     return RuleSet(tuple(rules), src.name, allowed_skips=skips, extends=files)
+
+
+# A rule parameter that names facts or counters -> (what it names, the names the views declare).
+_NAMED = {"facts": ("fact", registry.fact_names), "not_facts": ("fact", registry.fact_names),
+          "counters": ("counter", registry.counter_names)}
+
+
+def _known_names(src: Source, node: LineDict, rule: str, params: dict) -> None:
+    """Refuse a fact or counter no view declares: a misspelt name would judge nothing, silently."""
+    for key, (what, known) in _NAMED.items():
+        for given in params.get(key) or ():
+            if given not in known():
+                folded = {n.lower(): n for n in sorted(known())}  # 'ECC' is ecc; 'vl15_dropped' VL15_dropped
+                near = difflib.get_close_matches(str(given).lower(), list(folded), n=1)
+                hint = f"; did you mean {folded[near[0]]!r}?" if near else f"; see the {what}s sncheck's views declare"
+                raise src.error(f"rule {rule!r}: {key}: {given!r} is no {what} any view declares{hint}", node, key)
 
 
 def find_rules(ref: str) -> Path | None:

@@ -29,8 +29,8 @@ import threading
 import time
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
@@ -255,8 +255,7 @@ class StateStore:
             have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             version = 0
             for v in sorted(MIGRATIONS):
-                made = {st.split()[2] for st in MIGRATIONS[v] if st.lstrip().startswith("CREATE TABLE")}
-                if not made <= have:
+                if not TABLES_MADE[v] <= have:
                     break
                 version = v
             self.set_aside.note("meta", "key schema_version", f"value {str(row['value'])[:40]!r} is not a "
@@ -540,9 +539,21 @@ class StateStore:
 SQLITE_FILES = ("", "-wal", "-shm", "-journal")
 
 
-# Every table a version of the schema makes: any other is another program's.
-OWN_TABLES = frozenset({"meta"} | {st.split()[2] for sts in MIGRATIONS.values() for st in sts
-                                   if st.lstrip().startswith("CREATE TABLE")})
+def tables_made(migrations: Mapping[int, Sequence[str]]) -> dict[int, frozenset[str]]:
+    """Version -> the tables its statements make, as SQLite reads them (run in a database in
+    memory), never words picked out of SQL text ('CREATE TABLE IF NOT EXISTS t', "t", main.t)."""
+    out: dict[int, frozenset[str]] = {}
+    with closing(sqlite3.connect(":memory:")) as db:
+        for v in sorted(migrations):
+            for statement in migrations[v]:
+                db.execute(statement)
+            now = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            out[v] = frozenset(t for t in now if not t.startswith("sqlite_")).difference(*out.values())
+    return out
+
+
+TABLES_MADE = tables_made(MIGRATIONS)  # every table a version makes: any other is another program's
+OWN_TABLES = frozenset({"meta"}.union(*TABLES_MADE.values()))
 
 
 def _check_files(db_path: Path) -> None:

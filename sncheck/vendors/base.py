@@ -122,6 +122,7 @@ class ScaleOut:
     counters_argv: Callable[[str], list[str]] | None = None     # (sysfs root) -> argv
     parse_counters: Parser | None = None
     error_counters: tuple[str, ...] = ()             # the counters whose growth is a fault
+    counters: tuple[str, ...] = ()                   # every counter its read may name (rules name them)
     rails: Callable[[list[str]], dict[str, int]] | None = None  # NIC devices -> rail
 
 
@@ -135,6 +136,7 @@ class CopyBench:
     # (host, parsed, the inventory's scale-up design GB/s or None, the platform's params) -> rows
     check: Callable[[str, dict[str, Any], float | None, Mapping[str, Any]], list[dict]]
     card_fact: str              # the card-to-card fact a host of two or more cards must get
+    facts: tuple[str, ...] = ()  # the other facts its check may make (host-to-card copies)
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,9 @@ class FactCommand:
     # bound from the view whose parser ``parse`` is (hostjudge.bind), None where none lists records
     view: str | None = None
     listing: listings.Listing | None = None
+    # the error counters its fact's value records, by the names a rule's ``counters`` gives
+    # (sncheck.health.fabric judges their growth): the names rules are checked against
+    counters: tuple[str, ...] = ()
 
     @property
     def display(self) -> str:
@@ -79,8 +82,9 @@ class FactCommand:
 
 
 def command(name: str, tool: str, argv: Sequence[str], parse: Parser, check: Check, *facts: str,
-            retry_while: Callable[[dict[str, Any]], str | None] | None = None) -> FactCommand:
-    return FactCommand(name, tool, tuple(argv), parse, check, facts, retry_while)
+            retry_while: Callable[[dict[str, Any]], str | None] | None = None,
+            counters: Sequence[str] = ()) -> FactCommand:
+    return FactCommand(name, tool, tuple(argv), parse, check, facts, retry_while, counters=tuple(counters))
 
 
 # --------------------------------------------------------------------------- helpers for checks

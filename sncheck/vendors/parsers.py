@@ -175,7 +175,8 @@ def _commands_by_view() -> dict[str, list[Any]]:
                 carried.setdefault(view, set()).update(cmd.facts)
         for cmd in (vendor.commands[name] for name in vendor.default_checks):
             for view, facts in carried.items():
-                if view == view_of(cmd.parse) or set(cmd.facts) <= facts:
+                # (a command declaring no facts carries none of this view's: it judges its own view only)
+                if view == view_of(cmd.parse) or (cmd.facts and set(cmd.facts) <= facts):
                     out.setdefault(view, []).append(cmd)
     return out
 
@@ -239,7 +240,13 @@ def known_collective(value: str) -> str | None:
     them: all_reduce_perf or all_reduce, or one whose bus bandwidth factor sncheck has), or
     None: the CLI's check of ``parse --collective`` (it reaches the reader through here)."""
     name = nccl_tests.normalize_collective(value)
-    return name if name in BUSBW_FACTOR or nccl_tests.collective_from_path(f"{name}_perf") == name else None
+    return name if name in known_collectives() else None
+
+
+def known_collectives() -> tuple[str, ...]:
+    """Every collective :func:`known_collective` takes: the nccl-tests binaries' and those whose
+    bus bandwidth factor sncheck has (the CLI's error lists them)."""
+    return tuple(dict.fromkeys((*BUSBW_FACTOR, *nccl_tests.COLLECTIVES)))
 
 
 def failures(data: object) -> list[str]:

@@ -137,3 +137,36 @@ def fabric_discovery() -> Any:
     ``discovery`` module (ibnetdiscover's topology as cabling, perfquery's switch port
     counters). One fabric kind today; another is one more reader here."""
     return importlib.import_module("sncheck.vendors.infiniband.discovery")
+
+
+# The facts sncheck's own reads make, not a vendor's fact command: ``reachable`` and
+# ``devices_changed`` (vendors.hostjudge), ``host_facts`` (a backend that lost a host's facts),
+# ``kernel_log`` and ``ib_counters`` (backends.hostreads), ``cpu_count``, ``torch_version``,
+# ``dist_backend`` and ``card_count`` (the local backend). test_hostile_r6 reads every fact a row is made with
+# in the source against fact_names().
+ENGINE_FACTS = ("reachable", "devices_changed", "host_facts", "kernel_log", "ib_counters", "cpu_count",
+                "torch_version", "dist_backend", "card_count")
+
+
+@cache
+def fact_names() -> frozenset[str]:
+    """Every host fact a row may carry, from the declarations: each vendor's fact commands'
+    facts, its scale-out pair tests' and copy test's, and sncheck's own (ENGINE_FACTS). The
+    names a rule's ``facts``/``not_facts`` may give."""
+    out = set(ENGINE_FACTS)
+    for v in vendors().values():
+        out.update(f for c in v.commands.values() for f in c.facts)
+        out.update(v.facts)
+        if v.scale_out:
+            out.update(t.fact for t in v.scale_out.pair_tests.values())
+        if v.copy_bench:
+            out.update((v.copy_bench.card_fact, *v.copy_bench.facts))
+    return frozenset(out)
+
+
+@cache
+def counter_names() -> frozenset[str]:
+    """Every error counter a read names, as its fact command and scale-out NIC plug-in declare
+    them: the names a rule's ``counters`` may give."""
+    return frozenset(n for v in vendors().values() for n in (
+        *(n for c in v.commands.values() for n in c.counters), *(v.scale_out.counters if v.scale_out else ())))

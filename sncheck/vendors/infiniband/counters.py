@@ -114,6 +114,8 @@ ERROR_COUNTERS = ("symbol_error", "link_error_recovery", "link_downed", "port_rc
                   "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_discards",
                   "port_xmit_constraint_errors", "port_rcv_constraint_errors", "local_link_integrity_errors",
                   "excessive_buffer_overrun_errors", "VL15_dropped")
+# Every counter a read names (the sysfs counters/ files; perfquery's fields by their sysfs name).
+COUNTERS = tuple(dict.fromkeys((*ERROR_COUNTERS, *PMA_TO_SYSFS.values())))
 
 # The field each kind of perfquery block may end with (see the module docstring).
 _PQ_LAST = {"basic": ("PortXmitWait", "PortRcvPkts"),

@@ -72,5 +72,6 @@ SCALE_OUT = ScaleOut(
     base_port=BASE_PORT,
     not_listening=lambda text: bool(_NOT_LISTENING.search(text)),
     counters_tool="ib-counters", counters_argv=_counters_argv,
-    parse_counters=counters.parse_sysfs_counters, error_counters=counters.ERROR_COUNTERS, rails=counters.rails,
+    parse_counters=counters.parse_sysfs_counters, error_counters=counters.ERROR_COUNTERS,
+    counters=counters.COUNTERS, rails=counters.rails,
 )

@@ -129,9 +129,11 @@ GRAMMAR = {
 # mpirun --tag-output "[1,0]<stdout>:" and srun --label "0: " in front of every line.
 _LAUNCHER_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s*")
 _COLLECTIVE_HEADER = re.compile(r"Collective test (?:starting|concluded):\s*(\S+)")
+# The collectives of the nccl-tests binaries (<name>_perf, <name>_perf_mpi): the one list.
+COLLECTIVES = ("all_reduce", "all_gather", "alltoall", "alltoallv", "reduce_scatter", "sendrecv", "broadcast",
+               "reduce", "gather", "scatter", "hypercube")
 _BINARY_NAME = re.compile(
-    r"(?<![A-Za-z0-9])(all_reduce|all_gather|alltoallv?|reduce_scatter|sendrecv|broadcast|reduce|"
-    r"gather|scatter|hypercube)_perf(?:_mpi)?(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])(" + "|".join(sorted(COLLECTIVES, key=len, reverse=True)) + r")_perf(?:_mpi)?(?![A-Za-z0-9])"
 )
 _THREADS_LINE = re.compile(
     r"^nThreads?:?\s+(\d+)\s+nGpus:?\s+(\d+)(?:\s+nRanks:?\s+(\d+))?"

@@ -32,7 +32,7 @@ COMMANDS: dict[str, Any] = {c.name: c for c in (
     command("nvlink_status", "nvidia-smi", ["nvidia-smi", "nvlink", "-s"], nvidia_smi.parse_nvlink_status,
             check_nvlink, "nvlink"),
     command("nvlink_errors", "nvidia-smi", ["nvidia-smi", "nvlink", "-e"], nvidia_smi.parse_nvlink_errors,
-            check_nvlink_errors, "nvlink_errors"),
+            check_nvlink_errors, "nvlink_errors", counters=nvidia_smi.NVLINK_COUNTERS),
     command("query", "nvidia-smi", ["nvidia-smi", "-q"], nvidia_smi.parse_query, check_query,
             "gpu_report", "pcie_width", "pcie_gen", "ecc", "remapped_rows", "retired_pages", "clock_reasons"),
     command("query_fabric", "nvidia-smi", ["nvidia-smi", "-q", "-x"], fabric.parse_query_xml, check_fabric,

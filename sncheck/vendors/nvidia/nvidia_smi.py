@@ -318,6 +318,14 @@ def _links_cut_short(gpus: list[dict[str, Any]], gaps: bool = True) -> list[str]
 # link), the pre-FEC raw lane counters, the BER floats and traffic counts.
 _NOT_FAULTS = re.compile(r"^(?:fec_errors_\d+|raw_\w+|\w+_ber|[tr]x_(?:packets|bytes))$")
 _OLD_COUNTERS = ("replay_errors", "recovery_errors", "crc_errors")
+# Every counter name the grammar lists (nvidia_smi_grammar, nvlink-errors: the printed name in
+# snake case), the old three and NVLink 5's: the names a rule's ``counters`` may give.
+NVLINK_COUNTERS = (*_OLD_COUNTERS, "malformed_packet_errors", "buffer_overrun_errors", "rx_errors",
+                   "rx_remote_errors", "rx_general_errors", "local_link_integrity_errors", "tx_discards",
+                   "link_recovery_successful_events", "link_recovery_failed_events",
+                   "total_link_recovery_events", "effective_errors", "effective_ber", "symbol_errors",
+                   "symbol_ber", *(f"fec_errors_{b}" for b in range(16)), "raw_ber_lane_0", "raw_ber_lane_1",
+                   "raw_ber_total", "raw_errors_lane_0", "raw_errors_lane_1")
 
 
 def parse_nvlink_errors(text: str) -> dict[str, Any]:

@@ -41,7 +41,7 @@ NVBANDWIDTH = CopyBench(
     "nvbandwidth", ("nvbandwidth", "-t", *NVBANDWIDTH_TESTS), nvbandwidth.parse_nvbandwidth,
     lambda host, parsed, d2d, params: nvbandwidth.check_nvbandwidth(host, parsed, d2d_GBps=d2d,
                                                                     h2d_GBps=params.get("h2d_GBps")),
-    "nvbandwidth_d2d")
+    "nvbandwidth_d2d", ("nvbandwidth_h2d",))
 
 VENDOR = Vendor(
     name="nvidia",
