@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -88,7 +89,8 @@ def test_ib_counter_views_and_bad_counts() -> None:
                                             "mailing_list.txt").split("> Errors for \"rd240")[0])
     assert any("cut short" in e for e in cut["errors"])
     sysfs = "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error:4\n"
-    assert counters.parse_sysfs_counters(sysfs + counters.END_MARKER)["faults"] == ["mlx5_0 port 1 symbol_error=4"]
+    # a count since the port came up is no fault by itself: sncheck parse judges it as a run does
+    assert "faults" not in counters.parse_sysfs_counters(sysfs + counters.END_MARKER)
     assert any("cut short" in e for e in counters.parse_sysfs_counters(sysfs)["errors"])
     assert counters.rails(["mlx5_10", "mlx5_2", "mlx5_bond_0"]) == {"mlx5_2": 0, "mlx5_10": 1, "mlx5_bond_0": 2}
 
@@ -242,3 +244,39 @@ def test_a_runs_bounded_read_keeps_every_line_the_view_reads() -> None:
 
 
 _STACK = ("trace", "module", "state", "tainted", "kernel")
+
+
+def test_parse_ib_counters_judges_a_read_as_a_run_and_growth_only_since_an_earlier_one(tmp_path: Path) -> None:
+    """One judgement (issue 28): a read alone is the run's read before the traffic (info, exit 0);
+    --since an earlier read, the growth (exit 1 over the rules' bar); an earlier read that judges
+    nothing (cut, another host's ports, not the view's) is refused, exit 2, never a pass."""
+    def read(name: str, **values: int) -> str:
+        path = tmp_path / name
+        path.write_text("".join(f"/sys/class/infiniband/{dev}/ports/1/counters/{c}:{v}\n" for dev in ("mlx5_0",)
+                                for c, v in {"symbol_error": 0, "port_xmit_data": 10**6, **values}.items())
+                        + counters.END_MARKER + "\n")
+        return str(path)
+
+    def parse(*args: str):
+        r = CliRunner().invoke(main, ["parse", "ib-counters", *args])
+        data = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+        return r.exit_code, [(j["rule"], j["severity"], j["entity"]) for j in data.get("judged", [])], r.output
+
+    before, after = read("before.txt", symbol_error=4), read("after.txt", symbol_error=9, port_xmit_data=10**9)
+    assert parse(before)[:2] == (0, [("fabric-errors-before-run", "info", "log/nic0")])
+    code, judged, out = parse(after, "--since", before)
+    assert (code, judged) == (1, [("ib-port-errors-grew", "critical", "log/nic0")]), out
+    assert "symbol_error +5 (4 -> 9)" in out
+    assert parse(read("same.txt", symbol_error=4), "--since", before)[:2] == \
+        (0, [("fabric-errors-before-run", "info", "log/nic0")])  # nothing grew
+    cut = tmp_path / "cut.txt"
+    cut.write_text(Path(before).read_text().replace(counters.END_MARKER, ""))
+    other = tmp_path / "other.txt"
+    other.write_text(Path(before).read_text().replace("mlx5_0", "mlx5_7"))
+    for earlier, says in ((cut, "not whole"), (other, "holds no error counter"), (tmp_path / "x.txt", "not ib-counters")):
+        if earlier.name == "x.txt":
+            earlier.write_text("hello\n")
+        code, _, out = parse(after, "--since", str(earlier))
+        assert code == 2 and says in out and str(earlier) in out, out
+    r = CliRunner().invoke(main, ["parse", "perfquery", after, "--since", before])
+    assert r.exit_code == 2 and "--since judges a counter read" in r.output

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from sncheck.health.findings import merge_findings
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import evaluate, load_rules
 from sncheck.store.rundir import read_rows
+from sncheck.vendors import registry
 
 pytestmark = pytest.mark.sshd
 
@@ -194,26 +196,68 @@ def write_sysfs(root: Path, values: dict[tuple[str, str], int]) -> None:
             (d / name).write_text(f"{values.get((dev, name), 0)}\n")
 
 
+def _counter_read(sysfs: Path, to: Path) -> Path:
+    """What the run's counter command prints on the host (the same files, the same argv)."""
+    argv = registry.counter_reads()["ib-counters"].counters_argv(str(sysfs))
+    to.write_text(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    return to
+
+
+def _said(entity: str, rule: str, severity: str, message: str, counters: list[dict]) -> tuple:
+    """What a finding says, its NIC named by its rail (a run's host is the inventory's, a pasted
+    read's 'log')."""
+    kept = [{k: c[k] for k in ("device", "counter", "before", "after", "growth")} for c in counters]
+    return rule, str(severity), entity.rsplit("/", 1)[-1], message.split(": ", 1)[1], json.dumps(kept, default=str)
+
+
+def _parse_counters(*args: str) -> tuple[int, list[tuple]]:
+    r = CliRunner().invoke(main, ["parse", "ib-counters", *args])
+    judged = json.loads(r.stdout)["judged"] if r.stdout.strip().startswith("{") else []
+    return r.exit_code, sorted(_said(j["entity"], j["rule"], j["severity"], j["message"], j["counters"]) for j in judged)
+
+
 def test_ib_symbol_errors_that_grow_during_the_run_name_that_nic(sshd_cluster, tmp_path):
+    """...and sncheck parse ib-counters, given the output of the same reads, judges them alike
+    (issue 28: one parser, one judgement): the read before the run alone, then with --since."""
     cluster = sshd_cluster(1, ["node1"])
     install_fake_tools(cluster["node1"], cards=2)
     inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=2)
     sysfs = tmp_path / "sys"
-    write_sysfs(sysfs, {("mlx5_1", "port_xmit_data"): 10**9})
+    # last month's burst on mlx5_1 (rail 1), and discards on mlx5_0 that will stay under the warning's bar
+    write_sysfs(sysfs, {("mlx5_1", "port_xmit_data"): 10**9, ("mlx5_1", "symbol_error"): 5,
+                        ("mlx5_0", "port_xmit_discards"): 7})
     ssh = backend_for(inv, cluster, sysfs_root=str(sysfs))
     try:
         rows = collect(ssh.host_facts, ("node1",))
+        before = _counter_read(sysfs, tmp_path / "before.txt")
         ib = next(r for r in rows if r["fact"] == "ib_counters")
         assert ib["ok"] and len(ib["value"]["ports"]) == 2, ib
-        write_sysfs(sysfs, {("mlx5_1", "port_xmit_data"): 9 * 10**9, ("mlx5_1", "symbol_error"): 340})
+        before_rows = list(rows)
+        write_sysfs(sysfs, {("mlx5_1", "port_xmit_data"): 9 * 10**9, ("mlx5_1", "symbol_error"): 345,
+                            ("mlx5_0", "port_xmit_discards"): 57})
         rows += collect(ssh.fabric_counters, ("node1",))
+        after = _counter_read(sysfs, tmp_path / "after.txt")
     finally:
         ssh.close()
+
+    def ran(rows: list[dict]) -> list[tuple]:
+        return sorted(_said(f.entity, f.rule, f.severity, f.message, f.evidence["counters"])
+                      for f in _findings(rows, ssh.topo) if f.evidence.get("fact") == "ib_counters")
+
     found = [(f.entity, f.entity_kind, f.rule, f.severity) for f in _findings(rows, ssh.topo)]
-    # mlx5_1 is rail 1: the NIC of card 1; traffic counters grew too, and are no error
-    assert found == [("node1/nic1", "nic", "ib-port-errors-grew", "critical")], found
+    # mlx5_1 is rail 1: the NIC of card 1; traffic counters grew too, and are no error; nic0's
+    # discards grew by 50 (under the bar of 100): its value before the run is info, as nic1's is
+    # beside its growth (merged per NIC)
+    assert found == [("node1/nic1", "nic", "ib-port-errors-grew", "critical"),
+                     ("node1/nic0", "nic", "fabric-errors-before-run", "info")], found
     f = _findings(rows, ssh.topo)[0]
-    assert "mlx5_1 port 1 symbol_error +340 (0 -> 340)" in f.message and f.evidence["fact"] == "ib_counters"
+    assert "mlx5_1 port 1 symbol_error +340 (5 -> 345)" in f.message and f.evidence["fact"] == "ib_counters"
+    # sncheck parse: the read before the run alone is info (exit 0), as the run's is
+    assert [r[:3] for r in ran(before_rows)] == [("fabric-errors-before-run", "info", "nic0"),
+                                                 ("fabric-errors-before-run", "info", "nic1")]
+    assert _parse_counters(str(before)) == (0, ran(before_rows))
+    # with --since the earlier read: the growth, the same rule, severity, NIC and counts (exit 1)
+    assert _parse_counters(str(after), "--since", str(before)) == (1, ran(rows))
 
 
 def test_a_hanging_dmesg_times_out_for_that_host_only_and_says_so(sshd_cluster, tmp_path, monkeypatch):

@@ -103,7 +103,7 @@ def _check_kernel(namer: Callable[[list[str], Collection[str]], dict[str, int]],
     return check
 
 
-def _check_ib(read_no: int, so: ScaleOut):
+def check_ib(read_no: int, so: ScaleOut):
     def check(host: str, parsed: dict[str, Any], _expect: hostfacts.Expect) -> list[dict]:
         ports = parsed.get("ports") or []
         if so.rails is not None:
@@ -117,6 +117,13 @@ def _check_ib(read_no: int, so: ScaleOut):
         value = {"ports": ports, "read": read_no, "error_counters": list(so.error_counters)}
         return [hostfacts.fact_row(host, "ib_counters", value, None, not errors, msg, so.counters_tool)]
     return check
+
+
+def counter_rows(host: str, reads: list[dict[str, Any]], so: ScaleOut) -> list[dict]:
+    """The ``ib_counters`` rows of ``reads`` (parsed outputs of ``so``'s counter read, the
+    earliest first: read 0, 1, ...) as a run records them (:func:`check_ib`): a pasted read
+    (``sncheck parse ib-counters``) judged by the rules a run's reads are judged by."""
+    return [row for n, parsed in enumerate(reads) for row in check_ib(n, so)(host, parsed, hostfacts.Expect(cards=0))]
 
 
 class HostReads:
@@ -240,7 +247,7 @@ class HostReads:
            checks: dict[str, bool], read_no: int, so: ScaleOut) -> list[dict]:
         assert so.counters_argv is not None and so.parse_counters is not None
         cmd = bind(hostfacts.command("ib_counters", so.counters_tool, so.counters_argv(self.sysfs),
-                                     so.parse_counters, _check_ib(read_no, so), "ib_counters"))  # its listing too
+                                     so.parse_counters, check_ib(read_no, so), "ib_counters"))  # its listing too
         if hostfacts.switched_off(cmd, checks) or checks.get(so.nic_tool) is False:
             return hostfacts.skipped_rows(host, cmd)
         res = run(cmd)

@@ -19,6 +19,7 @@ from sncheck.config.playbook import INT_BOUNDS, Playbook, check_duration, single
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
+from sncheck.cli.parse_counters import judge as judge_counters, views as counter_views
 from sncheck.model import ExitCode, RunRecord
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
@@ -371,10 +372,14 @@ def _known_collective(ctx: click.Context, param: click.Parameter, value: str | N
               "cards, NICs or ports of the host; the rows of a sweep): another count is 'not judged', exit 1.")
 @click.option("--rules", "rules_ref", type=input_ref("yaml"), help="kernel-log: judge the reports by this rules "
               "file's kernel-log policy (a file or a shipped name: default), as a run does: 'judged' in the JSON, "
-              "exit 1 on a warning or critical report (not on every report).")
+              "exit 1 on a warning or critical report (not on every report). ib-counters: the rules its "
+              "counters are judged by (default: the shipped rules), as a run judges its reads.")
+@click.option("--since", type=input_file("log"), help="ib-counters: an earlier read of the same ports: judge each "
+              "error counter's growth since it (as 'fabric check --since'); without it a counter above zero is "
+              "judged as a run judges its read before the traffic (info, exit 0).")
 @handle_errors
 def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks: int | None,  # noqa: ARG001 -- --json names the default output; kept for scripts that pass it
-              expect: int | None, rules_ref: str | None) -> None:
+              expect: int | None, rules_ref: str | None, since: str | None) -> None:
     """Parse a log you already have. TOOL is a view of a vendor's tool (nccl-tests,
     nvidia-smi-qx, imex-ctl, amd-smi, rocm-smi-showtopo, npu-smi, hccn-net-health,
     hccl-test, ib-write-bw, nvbandwidth, ...; an unknown TOOL lists them all).
@@ -388,7 +393,10 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
     get_parser(tool)  # an unknown TOOL lists the views before the file is read
     # An option the view does not read is refused, never ignored: the operator meant it to
     # change what is judged ('--ranks 8' on nccl-tests, '--collective' on an ibstat)
-    for given, views, says in ((rules_ref, ("kernel-log",), "--rules judges a kernel log (TOOL kernel-log)"),
+    counted = counter_views()
+    for given, views, says in ((rules_ref, ("kernel-log", *counted), "--rules judges a kernel log (TOOL kernel-log) "
+                                f"or a counter read ({', '.join(counted)})"),
+                               (since, counted, f"--since judges a counter read's growth ({', '.join(counted)})"),
                                (collective, ("nccl-tests", "rccl-tests", "hccl-test"),
                                 "--collective names the collective of nccl-tests, rccl-tests or hccl-test output"),
                                (ranks, ("hccl-test",), "--ranks counts the ranks of hccl-test output")):
@@ -406,7 +414,10 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
     except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     failures = parse_failures(data)
-    if rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
+    if tool in counted:  # judged as a run judges its reads: the value before the traffic, or the growth since
+        data["judged"], bad = judge_counters(tool, data, since, rules_ref or "default")
+        failures += bad
+    elif rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
         from sncheck.health.kernel import judged  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
         from sncheck.health.metrics import rows_context  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
         from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them

@@ -22,7 +22,7 @@ The kernel log reports are judged in :mod:`sncheck.health.kernel` (the kernel-lo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -174,6 +174,17 @@ def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list
                                  for r in group.head(20).itertuples()]}
         out.append(Finding(str(entity), EntityKind(kind), rule.layer, rule.name, rule.severity, message, evidence))
     return out
+
+
+def judge_reads(rows: list[dict], rules: Sequence["Rule"], ctx: DetectContext) -> list[Finding]:
+    """Counter reads given as their ``host_fact`` rows (a pasted read, and an earlier one:
+    ``sncheck parse ib-counters FILE [--since EARLIER]``) judged by ``rules``' counter_growth
+    rules, as a run judges its reads: one read, each counter's value before the run (the
+    shipped rule: info); two, its growth from the first to the last. ``ctx``: a context
+    without a topology (``metrics.rows_context()``): each port is its host's."""
+    frame = pd.DataFrame(rows)
+    return [f for r in rules if r.op == "counter_growth" and r.metric == "fabric_counters"
+            for f in counter_growth(frame, r, ctx)]
 
 
 def _n(v: Any) -> str:

@@ -20,7 +20,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from sncheck.errors import ConfigError
-from sncheck.vendors.base import CollectiveTool, CopyBench, PairTest, Platform, Vendor
+from sncheck.vendors.base import CollectiveTool, CopyBench, PairTest, Platform, ScaleOut, Vendor
 
 DEFAULT_VENDOR = "nvidia"  # hosts whose inventory names no platform (sncheck before platforms)
 ENTRY_POINT_GROUP = "sncheck.vendors"
@@ -119,6 +119,13 @@ def pair_tools() -> dict[str, PairTest]:
 def copy_benches() -> dict[str, CopyBench]:
     """Every vendor's copy test inside a host by tool name (nvbandwidth, transferbench)."""
     return {v.copy_bench.tool: v.copy_bench for v in vendors().values() if v.copy_bench}
+
+
+def counter_reads() -> dict[str, ScaleOut]:
+    """Every vendor's NIC counter read by its parse view (``ib-counters``): the scale-out that
+    reads it and says which of its counters count faults (``sncheck parse`` judges it so)."""
+    return {v.scale_out.counters_tool: v.scale_out for v in vendors().values()
+            if v.scale_out and v.scale_out.parse_counters is not None}
 
 
 def scale_out_tools() -> tuple[str, ...]:

@@ -248,22 +248,21 @@ _SYSFS_NAMES = ("VL15_dropped", "excessive_buffer_overrun_errors", "link_downed"
 @generator("ib-counters")
 def ib_counters(rng: random.Random) -> Iterator[Variant]:
     """sysfs_read_command's output: grep -H of every counters/ file (a directory's files in
-    ls order), device by device, then the end line; a host without RDMA devices: the end line."""
+    ls order), device by device, then the end line; a host without RDMA devices: the end line.
+    An error counter above zero fails nothing by itself: sncheck parse judges the read as a run
+    judges its read before the traffic (info), growth only with --since (issue 28)."""
     for devices in (1, 4) + ((8, 18) if ALL else ()):
         root = rng.choice(("/sys/class/infiniband", "/host/sys/class/infiniband"))
         lines: list[str] = []
         values: list[tuple[str, object]] = [("len(ports)", devices)]
-        fails = False
         for d in range(devices):
             dev = f"mlx5_{d}"
             for name in _SYSFS_NAMES:
                 traffic = name.endswith(("_data", "_packets")) or name == "port_xmit_wait"
                 v = rng.randrange(10**6, 10**12) if traffic else (rng.randrange(1, 900) if rng.random() < 0.02 else 0)
-                fails |= v > 0 and not traffic
                 lines.append(f"{root}/{dev}/ports/1/counters/{name}:{v}")
                 if d == devices - 1 and name in ("symbol_error", "port_rcv_data"):
                     values.append((f"ports[device={dev}].counters.{name}", v))
         lines.append(END_MARKER)
-        yield Variant("ib-counters", f"{devices} devices", "\n".join(lines) + "\n", tuple(values), fails=fails,
-                      count=devices)
+        yield Variant("ib-counters", f"{devices} devices", "\n".join(lines) + "\n", tuple(values), count=devices)
     yield Variant("ib-counters", "no RDMA device", END_MARKER + "\n", (("len(ports)", 0),), count=0)

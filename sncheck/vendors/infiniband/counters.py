@@ -4,10 +4,11 @@
 Every view gives ``ports``: one entry per port with its counters under the sysfs names
 (``symbol_error``, ``link_error_recovery``, ``link_downed``, ``port_rcv_errors``,
 ``port_xmit_discards``, ...: :data:`PMA_TO_SYSFS` maps perfquery's and ibqueryerrors'
-names onto them), plus ``faults``: every error counter above zero (the traffic counters
-``port_xmit_data`` and the like, and ``port_xmit_wait``, are not errors), so ``sncheck
-parse`` exits 1 on them. Judging a run is another matter: a counter is judged by how much
-it grew during the run (:mod:`sncheck.health.fabric`), not by its value.
+names onto them). perfquery and ibqueryerrors give ``faults`` too: every error counter above
+zero (the traffic counters ``port_xmit_data`` and the like, and ``port_xmit_wait``, are not
+errors), so ``sncheck parse`` exits 1 on them. The sysfs read (``ib-counters``) is what a run
+reads and judges by growth (:mod:`sncheck.health.fabric`): ``sncheck parse ib-counters`` judges
+it the same way (:mod:`sncheck.cli.parse_counters`), never by its values alone.
 
 * ``perfquery -x``: ``# Port extended counters: Lid 1719 port 1 (CapMask: ...)`` then
   ``Name:....value`` lines; ``port`` from the header (from ``PortSelect`` when a paste left
@@ -81,8 +82,12 @@ GRAMMAR = {
                  "end line"),
         lines="'<root>/<dev>/ports/<port>/counters/<name>:<value>' lines",
         end="sncheck's '# end of counters' line (END_MARKER)",
-        failures="an error counter above zero (faults); a value that is no count, a read error (errors)",
-        values="ports[{device, port, counters{<name>: value}}], faults, errors",
+        failures="a value that is no count, a read error (errors). The counters count since the port came up: "
+                 "no value is a fault by itself. sncheck parse judges the read as a run judges its reads (the "
+                 "rules' counter_growth rules, sncheck.health.fabric.judge_reads): alone as the read before the "
+                 "traffic (a counter above zero: info, exit 0), with --since EARLIER by each error counter's growth",
+        values="ports[{device, port, counters{<name>: value}}], errors; sncheck parse adds judged[{entity, rule, "
+               "severity, message, counters}]",
     ),
 }
 
@@ -274,7 +279,8 @@ def parse_sysfs_counters(text: str) -> dict[str, Any]:
     if not ended:
         errors.append(f"no '{END_MARKER}' line: the read was cut short")
     ports = [by_port[k] for k in sorted(by_port, key=lambda k: (natural_key(k[0]), k[1]))]
-    return _result("ib-counters", ports, errors)
+    # no faults: a port's counters count since it came up; sncheck parse judges them as a run does
+    return {"tool": "ib-counters", "ports": ports, "errors": errors}
 
 
 def sysfs_read_command(root: str = SYSFS) -> str:

@@ -1,0 +1,81 @@
+"""``sncheck parse ib-counters FILE [--since EARLIER]``: a NIC counter read judged as a run
+judges its reads (one parser, one judgement). The read becomes the ``ib_counters`` row a run
+records (:func:`sncheck.backends.hostreads.counter_rows`) and the rules' counter_growth rules
+judge it (:func:`sncheck.health.fabric.judge_reads`): alone, as the run's read before the
+traffic (a counter above zero: the shipped rule says info, exit 0); after ``--since EARLIER``
+(an earlier read of the same ports), by each counter's growth since it, as ``sncheck fabric
+check --since`` judges the switch ports. An earlier read that is not whole, or that shares no
+counter with this one, judges nothing: refused (exit 2), never a pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sncheck.config.fileio import read_input
+from sncheck.config.inventory import Host, Inventory, Supernode
+from sncheck.errors import ConfigError, ParseError
+from sncheck.vendors import registry
+from sncheck.vendors.parsers import parse_text
+
+HOST = "log"  # a pasted read names no host: its NICs are this one's (as sncheck parse kernel-log --rules)
+
+
+def views() -> tuple[str, ...]:
+    """The views judged this way: every vendor's NIC counter read (``ib-counters``)."""
+    return tuple(registry.counter_reads())
+
+
+def _earlier(tool: str, since: str) -> dict[str, Any]:
+    text = read_input(since, "log").decode("utf-8", errors="replace")
+    try:
+        data = parse_text(tool, text)
+    except ParseError as e:
+        raise ConfigError(f"--since: not {tool} output: {e}", since) from e
+    if data.get("errors"):
+        raise ConfigError(f"--since: the earlier read is not whole ({'; '.join(map(str, data['errors'][:2]))}): "
+                          "no growth since it can be judged", since)
+    return data
+
+
+def _counted(data: dict[str, Any], faults: tuple[str, ...]) -> set[tuple[str, int, str]]:
+    return {(str(p.get("device")), p.get("port"), c) for p in data.get("ports") or []
+            for c, v in (p.get("counters") or {}).items() if c in faults and isinstance(v, int)}
+
+
+def _context(data: dict[str, Any]) -> Any:
+    """The run's context for a host of as many cards as the read has RDMA devices: each port
+    is its NIC's (``log/nic<rail>``), as a run names a NIC of its inventory's host."""
+    from sncheck.health.metrics import DetectContext, rows_context  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+    from sncheck.topology import Topology  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+
+    nics = len({p.get("device") for p in data.get("ports") or []})
+    if not nics:
+        return rows_context()
+    inventory = Inventory(name="<pasted read>", supernodes=(Supernode(HOST, (HOST,)),),
+                          hosts={HOST: Host(HOST, HOST, nics)}, source="<sncheck parse>")
+    return DetectContext(topo=Topology(inventory), design={})
+
+
+def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) -> tuple[list[dict], list[str]]:
+    """(what the rules found, as printed under 'judged'; the failures among them: warning or
+    critical) for the read ``data`` of ``tool``, after the read in ``since`` where given."""
+    from sncheck.backends.hostreads import counter_rows  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+    from sncheck.health.findings import merge_findings  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+    from sncheck.health.fabric import judge_reads  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+    from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+
+    so = registry.counter_reads()[tool]
+    reads = [data]
+    if since is not None:
+        earlier = _earlier(tool, since)
+        now = _counted(data, so.error_counters)
+        if not now & _counted(earlier, so.error_counters):
+            raise ConfigError(f"--since: holds no error counter of the {len(data.get('ports') or [])} ports read now "
+                              "(another host's?): no counter's growth could be judged", since)
+        reads = [earlier, data]
+    # merged per entity as a run's findings are (the worst first)
+    found = merge_findings(judge_reads(counter_rows(HOST, reads, so), list(load_rules(rules_ref).rules), _context(data)))
+    judged = [{"entity": f.entity, "rule": f.rule, "severity": str(f.severity), "message": f.message,
+               "counters": f.evidence.get("counters")} for f in found]
+    return judged, [f"{j['severity']}: {j['message']}" for j in judged if j["severity"] in ("warning", "critical")]
