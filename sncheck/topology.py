@@ -236,14 +236,15 @@ def rail_round_positions(topo: Topology, depth: int | None = None) -> list[tuple
                 runs[-1][1].append(hb)
             else:
                 runs.append(([ha], [hb], offsets))
-        for r in range(max(len(offsets) for _, _, offsets in runs)):
+        # Each run's host arrays stacked once for all its offsets (not once per offset).
+        stacks = [(np.stack(has), np.stack(hbs), offsets) for has, hbs, offsets in runs]
+        for r in range(max(len(offsets) for _, _, offsets in stacks)):
             parts_a, parts_b = [], []
-            for has, hbs, offsets in runs:
+            for a_hosts, hb, offsets in stacks:
                 if r >= len(offsets):
                     continue
-                ha, hb = np.stack(has), np.stack(hbs)
-                hb_r = hb[:, (np.arange(ha.shape[1]) + offsets[r]) % hb.shape[1]].ravel()
-                ha = ha.ravel()
+                hb_r = hb[:, (np.arange(a_hosts.shape[1]) + offsets[r]) % hb.shape[1]].ravel()
+                ha = a_hosts.ravel()
                 rails = np.minimum(ncards[ha], ncards[hb_r])
                 k = np.arange(rails.sum()) - np.repeat(np.cumsum(rails) - rails, rails)  # rail of each pair
                 parts_a.append(np.repeat(first[ha], rails) + k)

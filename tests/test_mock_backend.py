@@ -180,3 +180,30 @@ def test_golden_curve_band_is_sized_from_the_spread():
     assert (curve["step_time_s"], curve["comm_share"]) == (0.1, 0.2)
     with pytest.raises(ConfigError):
         curve_from_runs([run(float("nan"))], "t", "local", {})
+
+
+def test_sweep_batches_are_bounded_when_every_collective_times_out(monkeypatch):
+    """Sweeps whose collectives all time out have no rank rows: their collective rows alone
+    bound the batch (they were gathered into one batch for the whole pass)."""
+    import sncheck.backends.mock as mock
+
+    class Sink:
+        def __init__(self) -> None:
+            self.batches: list[tuple[str, int]] = []
+
+        def __call__(self, row: dict) -> None:
+            pass
+
+        def batch(self, kind: str, columns: dict) -> None:
+            self.batches.append((kind, max(len(v) for v in columns.values() if not isinstance(v, str))))
+
+    monkeypatch.setattr(mock, "BATCH_RANK_ROWS", 4)
+    b = backend('  - {type: dead_link, target: "node001/gpu0<->node001/gpu1"}\n'
+                '  - {type: dead_link, target: "node001/gpu2<->node001/gpu3"}')
+    pair, three = ("node001/gpu0", "node001/gpu1"), ("node001/gpu2", "node001/gpu3", "node001/gpu0")
+    groups = tuple(Group(f"g{i}", "host", pair if i % 2 else three) for i in range(20))   # each its own sweep
+    sink = Sink()
+    b.collectives(StressPlan(groups=groups, collectives=("all_reduce",), sizes=(8,)), sink)
+    assert {k for k, _ in sink.batches} == {"collective"}   # every one timed out: no rank rows
+    assert sum(n for _, n in sink.batches) == 20
+    assert len(sink.batches) >= 4 and max(n for _, n in sink.batches) <= 4

@@ -655,6 +655,21 @@ def test_prometheus_written_atomically_as_prom_only(tmp_path, monkeypatch) -> No
     prom_samples(path.read_text())
 
 
+def test_prometheus_busbw_names_no_missing_collective_or_group() -> None:
+    """A collective row without a collective (a kind whose rows lack the column, or one
+    row's value missing) or without a group names no series: never collective="nan"."""
+    rows = pd.DataFrame(collective_rows())
+    lacking = rows.drop(columns="collective")
+    text = render_prometheus(from_json(make_results(layers=[])), lacking)
+    assert "sncheck_busbw_bytes_per_second{" not in text
+    some = rows.astype({"collective": object, "group": object})
+    some.loc[some["group"].eq("host:node002"), "collective"] = None
+    some.loc[some["group"].eq("rail:sn0:gpu0"), "group"] = math.nan
+    samples = prom_samples(render_prometheus(from_json(make_results(layers=[])), some))["sncheck_busbw_bytes_per_second"]
+    assert [x.split("{")[1].split(",")[0] for x in samples] == ['group="host:node001"', 'group="rail:sn0:gpu1"']
+    assert all('collective="all_reduce"' in x for x in samples)
+
+
 def test_prometheus_label_escaping() -> None:
     assert escape_label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
     rows = pd.DataFrame(collective_rows()).assign(group='we"ird\\grp\n')

@@ -117,12 +117,20 @@ class _SweepBatch:
         self.coll: list[dict] = []
         self.rank: list[dict] = []
         self.rank_rows = 0
+        self.coll_rows = 0
 
     def add(self, coll: dict, rank: dict | None) -> None:
         self.coll.append(coll)
+        self.coll_rows += len(coll["time_us"])
         if rank is not None:
             self.rank.append(rank)
             self.rank_rows += len(rank["skew_us"])
+
+    @property
+    def full(self) -> bool:
+        """At least a batch of either kind (sweeps that all timed out have no rank rows:
+        their collective rows alone bound the batch)."""
+        return max(self.rank_rows, self.coll_rows) >= BATCH_RANK_ROWS
 
     def emit(self, card_ids: Callable[[np.ndarray], pa.DictionaryArray], sink) -> "_SweepBatch":
         """Write the gathered rows (nothing when there are none); returns an empty batch.
@@ -399,7 +407,7 @@ class MockBackend(Backend):
                         or self._jittery(run[0])):
                 pending.add(*self._sweep(run, plan, repeats))
                 run = []
-                if pending.rank_rows >= BATCH_RANK_ROWS:
+                if pending.full:
                     pending = pending.emit(self._card_ids, sink)
             run.append(part)
         if run:

@@ -13,7 +13,7 @@ import pandas as pd
 from sncheck.model import EntityKind, RunRecord
 from sncheck.report import svg
 from sncheck.report.codes import id_codes, merge_repeated
-from sncheck.report.tables import column, holds, isnan, of_kind, status_ok
+from sncheck.report.tables import REPORT_P2P, column, holds, isnan, of_kind, status_ok
 from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 
 # Past this many cards a domain's heatmap is drawn host x host (mean over card pairs),
@@ -31,7 +31,6 @@ WORST_PAIRS = 20       # rows of the worst-pairs table
 Cols = dict[str, np.ndarray]
 METRICS = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", True),
            ("latency", "lat_us", None, "\u00b5s", "latency_us", False))
-P2P_COLUMNS = ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us")   # what the view reads
 
 
 def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, dict]) -> dict:
@@ -41,7 +40,7 @@ def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, d
     supernode's directions are built, drawn and reduced to its tile and its worst pairs
     in turn, so only one supernode's directions are in memory at a time."""
     view: dict[str, Any] = {"fleet": None, "heatmaps": [], "worst_pairs": [], "closeups_left_out": []}
-    p2p = of_kind(rows, "p2p", P2P_COLUMNS)
+    p2p = of_kind(rows, "p2p", REPORT_P2P)   # (it reads all but lat_p99_us)
     if not holds(p2p, ("src", "dst")):
         return view
     domains = _Domains(record, p2p)

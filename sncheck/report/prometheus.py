@@ -35,9 +35,10 @@ import numpy as np
 import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
-from sncheck.report.tables import of_kind
+from sncheck.report.tables import REPORT_P2P, column, of_kind, status_ok
 from sncheck.report.codes import id_codes, merge_repeated
 from sncheck.config.fileio import write_atomic
+from sncheck.store.frames import fact_rows
 from sncheck.topology import host_of, natural_key
 
 RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INCONCLUSIVE)
@@ -230,14 +231,12 @@ def _supernode_of_host(record: RunRecord) -> dict[str, str]:
 
 def gpu_uuids(rows) -> dict[str, str]:
     """Card id -> its UUID, from the hosts' ``gpu_uuid`` facts (index -> UUID) that were read."""
-    facts = of_kind(rows, "host_fact", ("host", "fact", "value", "status"))
-    if facts.empty or not {"fact", "host", "value"} <= set(facts.columns):
+    # Only the gpu_uuid facts' values are read (the others carry every card's counters as JSON).
+    facts = fact_rows(rows, ("fact", "status"), lambda f: column(f, "fact").astype(str).eq("gpu_uuid") & status_ok(f))
+    if facts.empty:
         return {}
-    facts = facts[facts["fact"].astype(str).eq("gpu_uuid")]
-    if "status" in facts.columns:
-        facts = facts[facts["status"].fillna("ok").eq("ok")]
     out: dict[str, str] = {}
-    for host, value in zip(facts["host"].astype(str), facts["value"]):
+    for host, value in zip(column(facts, "host").astype(str), column(facts, "value")):
         if isinstance(value, str):
             try:
                 value = json.loads(value)
@@ -328,20 +327,17 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str
     latency (s) and failed pairs, over both ends of each pair. Cards and tiers are
     integer codes (no per-row strings); a pair measured in several rounds is merged to
     its median first, and the per-card statistics are one grouped pass."""
-    p2p = _of_kind(rows, "p2p", ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_p99_us"),
-                   ("src", "dst"))
+    p2p = _of_kind(rows, "p2p", REPORT_P2P, ("src", "dst"))   # (it reads all but lat_us)
     if p2p.empty:
         return pd.DataFrame()
-    ok = (p2p["status"].fillna("ok").eq("ok") if "status" in p2p.columns
-          else pd.Series(True, index=p2p.index)).to_numpy(bool)
+    ok = status_ok(p2p).to_numpy(bool)   # (every column asked for is there: one the rows lack is all missing)
     fwd = pd.to_numeric(p2p["bw_GBps"], errors="coerce").to_numpy(float)
-    rev = pd.to_numeric(p2p["bw_rev_GBps"], errors="coerce").to_numpy(float) if "bw_rev_GBps" in p2p.columns else fwd
+    rev = pd.to_numeric(p2p["bw_rev_GBps"], errors="coerce").to_numpy(float)
     count = ~np.isnan(fwd) * 1 + ~np.isnan(rev) * 1   # one direction may be missing
     with np.errstate(invalid="ignore", divide="ignore"):
         both = (np.nan_to_num(fwd) + np.nan_to_num(rev)) / np.where(count > 0, count, np.nan)
-    p99 = (pd.to_numeric(p2p["lat_p99_us"], errors="coerce").to_numpy(float) if "lat_p99_us" in p2p.columns
-           else np.full(len(p2p), np.nan))
-    tier = p2p["tier"] if "tier" in p2p.columns else pd.Series("", index=p2p.index)
+    p99 = pd.to_numeric(p2p["lat_p99_us"], errors="coerce").to_numpy(float)
+    tier = p2p["tier"]
     if not isinstance(tier.dtype, pd.CategoricalDtype):
         tier = tier.fillna("")
     (a, b), cards = id_codes(p2p["src"], p2p["dst"])
@@ -384,8 +380,7 @@ def card_skew(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, st
     ranks = _of_kind(rows, "rank", ("card", "group", "skew_us"), ("card",))
     if ranks.empty:
         return pd.DataFrame()
-    if "group" in ranks.columns:  # the pairwise narrowing pass is per pair, not a collective
-        ranks = ranks[~_starts_with(ranks["group"], "pair:")]
+    ranks = ranks[~_starts_with(ranks["group"], "pair:")]   # the pairwise narrowing pass is per pair, not a collective
     (card,), cards = id_codes(ranks["card"])
     skew = (pd.to_numeric(ranks["skew_us"], errors="coerce") * US).groupby(card).median()
     out = pd.DataFrame({"card": np.asarray(cards, dtype=object)[skew.index.to_numpy()], "skew": skew.to_numpy()})
@@ -423,16 +418,14 @@ def _busbw(rows: pd.DataFrame) -> list[tuple[dict, float]]:
                     ("group",))
     if coll.empty:
         return []
-    if "status" in coll.columns:
-        coll = coll[coll["status"].fillna("ok").eq("ok")]
-    if "group_kind" in coll.columns:
-        coll = coll[coll["group_kind"].astype(str) != "pair"]
-    coll = coll[~_starts_with(coll["group"], "pair:")]
-    df = pd.DataFrame({"group": coll["group"].astype(str), "collective": coll["collective"].astype(str),
+    coll = coll[status_ok(coll) & (coll["group_kind"].astype(str) != "pair") & ~_starts_with(coll["group"], "pair:")]
+    # A row without a group, collective, size or bandwidth names no series (its labels would read "nan").
+    df = pd.DataFrame({"group": coll["group"], "collective": coll["collective"],
                        "size": pd.to_numeric(coll["size_bytes"], errors="coerce"),
                        "busbw": pd.to_numeric(coll["busbw_GBps"], errors="coerce")}).dropna()
     if df.empty:
         return []
+    df = df.assign(group=df["group"].astype(str), collective=df["collective"].astype(str))
     largest = df.groupby(["group", "collective"])["size"].transform("max")
     med = df[df["size"] == largest].groupby(["group", "collective", "size"], sort=True)["busbw"].median()
     return [({"group": g, "collective": c, "size_bytes": int(s)}, float(v) * GB)

@@ -12,6 +12,12 @@ import pandas as pd
 from sncheck.store.frames import RowFrames, kind_rows
 
 
+# The p2p columns the connectivity view and Prometheus read, asked for by both: one read of
+# a run's pairs serves the two (the run store's view reads a kind again for a column set
+# that is not within what it read: 1 s CPU at 16,384 cards).
+REPORT_P2P = ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us", "lat_p99_us")
+
+
 def of_kind(rows: Any, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """``rows``: the run's frames per kind (or one frame with a ``kind`` column).
     ``columns``: the ones the view reads (the run store reads only those from its parts);
