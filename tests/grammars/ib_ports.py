@@ -182,7 +182,7 @@ def mlxlink(rng: random.Random) -> Iterator[Variant]:
         }
         if case.startswith("counters"):
             sections["Physical Counters and BER Info"] = [
-                ("Time Since Last Clear [Min]", "12631"), ("Effective Physical Errors", str(effective)),
+                ("Time Since Last Clear [Min]", "12631.4"), ("Effective Physical Errors", str(effective)),
                 ("Effective Physical BER", "15E-255" if not effective else "3E-14"),
                 ("Raw Physical Errors Per Lane", "0,0,0,0"), ("Raw Physical BER", "1E-12"),
                 ("Link Down Counter", str(link_down)), ("Link Error Recovery Counter", "0")]
@@ -190,7 +190,7 @@ def mlxlink(rng: random.Random) -> Iterator[Variant]:
             "Operational Info"][2][1]), ("firmware", "28.39.1002")]
         if case.startswith("counters"):
             values += [("counters.link_down", link_down), ("counters.effective_errors", effective),
-                       ("counters.minutes_since_clear", 12631)]
+                       ("counters.minutes_since_clear", 12631.4)]  # printed "%.1f"
         fails = not up or link_down > 0 or effective > 0
         if case.startswith("json"):
             doc = {"result": {"output": {t: {k: v for k, v in recs} for t, recs in sections.items()}},

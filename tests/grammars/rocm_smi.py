@@ -147,16 +147,18 @@ def rocm_smi_showtopo(rng: random.Random) -> Iterator[Variant]:
         yield Variant("rocm-smi-showtopo", f"{n} GPUs {kind}{' low-power warning' if warn else ''}",
                       "\n".join(lines) + "\n", tuple(values), count=n, fails=kind == "PCIE")
     # --showtoponuma: showNumaTopology alone between the banner and the footer (no link: not judged)
-    for n in (1, 8):
+    for n, label in ((1, "GPU[{}]\t\t"), (8, "GPU[{}]\t\t"), (4, "GPU {}          ")):
+        # the last: a page that lost printLog's brackets (harvest7's HPC-docs capture), the tabs as blanks
         lines = ["", "", _spacer(_HEADER, 90), _spacer(" Numa Nodes ", 90)]
         for i in range(n):
-            lines += [f"GPU[{i}]\t\t: (Topology) Numa Node: {i // 4}",
-                      f"GPU[{i}]\t\t: (Topology) Numa Affinity: {i // 4 if n > 1 else -1}"]
+            lines += [f"{label.format(i)}: (Topology) Numa Node: {i // 4}",
+                      f"{label.format(i)}: (Topology) Numa Affinity: {i // 4 if n > 1 else -1}"]
         lines += [_spacer(_FOOTER, 90)]
         values = [("len(gpus)", n), (f"numa.GPU{n - 1}", (n - 1) // 4),
                   (f"numa_affinity.GPU{n - 1}", (n - 1) // 4 if n > 1 else -1), ("weight", None),
                   ("link_type", None)]
-        yield Variant("rocm-smi-showtopo", f"--showtoponuma {n} GPUs", "\n".join(lines) + "\n", tuple(values), count=n)
+        yield Variant("rocm-smi-showtopo", f"--showtoponuma {n} GPUs{'' if '[' in label else ' no brackets'}",
+                      "\n".join(lines) + "\n", tuple(values), count=n)
 
 
 # ----------------------------------------------------------------------------- --showpids

@@ -39,8 +39,11 @@ def _cell(v: str) -> Any:
     return int(v) if re.fullmatch(r"-?\d+", v) else v  # a NUMA affinity of -1: no NUMA node
 
 
-# showNumaTopology: 'GPU[0]\t\t: (Topology) Numa Node: 0' and '... Numa Affinity: 0'
-_NUMA = re.compile(r"^GPU\[(\d+)\]\s*:\s*\(Topology\) Numa (Node|Affinity):\s*(\S+)")
+# showNumaTopology: 'GPU[0]\t\t: (Topology) Numa Node: 0' and '... Numa Affinity: 0' (printLog's 'GPU[%s]\t\t');
+# pasted, the tabs are blanks ('GPU[0]          :') or the brackets lost ('GPU 0          :', two HPC
+# centres' pages of the same 4-GPU node)
+_NUMA = re.compile(r"^GPU(?:\[(\d+)\]|\s+(\d+))\s*:\s*\(Topology\) Numa (Node|Affinity):\s*(\S+)")
+_MATRIX_ROW = re.compile(r"^GPU\d+\s")  # a 'between two GPUs' row: its GPU, then one cell a column
 
 
 def parse_showtopo(text: str) -> dict[str, Any]:
@@ -73,12 +76,16 @@ def parse_showtopo(text: str) -> dict[str, Any]:
                 cols = line.split()
                 out["gpus"] = out["gpus"] or cols
                 continue
+            if not _MATRIX_ROW.match(line):  # a reporter's line after the matrix ('****'): not a row
+                section = None
+                continue
             cells = line.split()
             if len(cells) - 1 != len(cols):
                 out["errors"].append(f"{section} row {cells[0]} has {len(cells) - 1} cells for {len(cols)} GPUs")
             out[section][cells[0]] = {c: _cell(v) for c, v in zip(cols, cells[1:])}
         elif section == "numa" and (m := _NUMA.match(line)):
-            out["numa" if m.group(2) == "Node" else "numa_affinity"][f"GPU{m.group(1)}"] = _cell(m.group(3))
+            gpu = m.group(1) or m.group(2)
+            out["numa" if m.group(3) == "Node" else "numa_affinity"][f"GPU{gpu}"] = _cell(m.group(4))
         elif re.search(r"(?i)error|not found|unable", line):
             out["errors"].append(line)
     if not out["weight"] and not out["link_type"] and not out["hops"]:

@@ -50,7 +50,9 @@ GRAMMAR = {
             "each cell followed by ' '), a row per GPU ('%-6s' its name, '%-12s' each cell: 0 on the diagonal, "
             "the weight or hop count, 'PCIE'/'XGMI'/'XXXX', 'N/A' where the library cannot read it)",
             f"{_SMI} showNumaTopology: the ' Numa Nodes ' spacer, 'GPU[%s]\\t\\t: (Topology) Numa Node: %s' and "
-            "'... Numa Affinity: %s' per GPU",
+            "'... Numa Affinity: %s' per GPU (pasted: the tabs as blanks, or the brackets lost, 'GPU 0          :' "
+            "in two HPC centres' pages of one node, harvest7); a matrix row starts with its 'GPU%d', so a "
+            "reporter's line after the matrix ('****') is not one",
             f"{_SMI} the low-power check: 'WARNING: AMD GPU device(s) is/are in a low-power state. Check power "
             f"control/runtime_status'; {_MAIN}",
         ),

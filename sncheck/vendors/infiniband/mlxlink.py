@@ -120,6 +120,14 @@ def _int(v: str | None) -> int | None:
     return int(v) if v.isdecimal() else None
 
 
+def _minutes(v: str | None) -> float | None:
+    """``Time Since Last Clear [Min]``: minutes with one decimal (``25074.8``), as mlxlink prints them."""
+    try:
+        return float((v or "").strip())
+    except ValueError:
+        return None
+
+
 def _judge(sections: dict[str, dict[str, str]], errors: list[str], fmt: str) -> dict[str, Any]:
     op = sections.get("Operational Info") or {}
     trouble = sections.get("Troubleshooting Info") or {}
@@ -129,7 +137,8 @@ def _judge(sections: dict[str, dict[str, str]], errors: list[str], fmt: str) -> 
     for key, name in _COUNTERS.items():
         if key in ber:
             value = ber[key]
-            counters[name] = _int(value) if name in _FAULT_COUNTERS or name == "minutes_since_clear" else value
+            counters[name] = (_int(value) if name in _FAULT_COUNTERS
+                              else _minutes(value) if name == "minutes_since_clear" else value)
     data: dict[str, Any] = {
         "tool": TOOL, "format": fmt, "sections": sections, "state": op.get("State"),
         "physical_state": op.get("Physical state"), "speed": op.get("Speed"), "width": op.get("Width"),

@@ -21,7 +21,8 @@ GRAMMAR = {"mlxlink": Grammar(
            "Info (State Active|Polling|Disable|Physical LinkUp..., Physical state, Speed IB-NDR|400G, Width 4x, FEC, "
            "Loopback Mode, Auto Negotiation), Supported Info, Troubleshooting Info (Status Opcode, Group Opcode, "
            "Recommendation), Tool Information (Firmware Version, amBER Version, MFT Version), Module Info, "
-           "Physical Counters and BER Info (Time Since Last Clear [Min], Effective Physical Errors, Effective "
+           "Physical Counters and BER Info (Time Since Last Clear [Min]: minutes as '%.1f', 25074.8 -- "
+           "mlxlink_commander.cpp prepareBerInfo, the amBER collector's field; Effective Physical Errors, Effective "
            "Physical BER '15E-255', Raw Physical Errors Per Lane '0,0,0,0', Raw Physical BER, Link Down Counter, "
            "Link Error Recovery Counter), EYE Opening Info; 'N/A' where the device does not say; --json: "
            "{result: {output: {TITLE: {KEY: VALUE | {values: [...]}}}}, status: {code, message}}"),
