@@ -54,7 +54,11 @@ GRAMMAR = {"nccl-ras": Grammar(
         "NOCOMM|INIT|RUNNING|FINALIZE|ABORT and errorStr OK|MISMATCH|ERROR|INCOMPLETE combinations, 'Errors' "
         "(INCOMPLETE, DEAD, '#%d-%d (%016lx) INCOMPLETE|ERROR'), 'Warnings' (TIMEOUT, '#%d-%d (%016lx) MISMATCH' "
         "with 'N ranks have status S', 'Communicator ranks have different %s operation counts', 'N ranks have "
-        "launched up to operation K', 'Rank R [has ...] -- GPU G managed by process P on node N'))",
+        "launched up to operation K', 'Rank R [has ...] -- GPU G managed by process P on node N'); 2.24 "
+        "listed a communicator's missing ranks on one line, '  The missing rank(s): R[, R...]' (the RAS docs' "
+        "example of 2.24, harvest7)",
+        "pastes: a report from its group table on (a page that left out the head: NCCL 2.24's release blog, its "
+        "blanks collapsed to one, harvest7)",
         "NVIDIA/nccl src/ras/client_support.cc @ v2.28.3-1+ (rasDumpCommsToJSON): the JSON document",
     ),
     lines=("version lines; 'Job summary' + '=====' + one of: uniform (Nodes total, Processes per node, GPUs per "
@@ -88,6 +92,11 @@ _NUMBERS = re.compile(r"^\s*\d+(?:\s+\d+)*\s*$")
 _OUTLIER = re.compile(r"^\s+Node (\S+) running process(?:es)? ([\d,]+)")
 _MISSING = re.compile(r"^\s+(?:Missing communicator data from )?(\d+) (?:job )?(?:rank|process)")
 _COLL = re.compile(r"^\s+Communicator ranks have different (\w+) operation counts")
+# NCCL 2.24's per-communicator list of the ranks it has no data from (the RAS docs' example: 'The missing
+# rank: 21'); later releases print a 'Rank N -- GPU ...' line a rank (_RANK)
+_MISSING_RANKS = re.compile(r"^\s+The missing ranks?: (\d+(?:-\d+)?(?:,\s*\d+(?:-\d+)?)*)\s*$")
+# the group table's header, however a page renders its blanks (NCCL 2.24's release blog collapses them)
+_TABLE_HEAD = re.compile(r"^\s*Group\s+Comms\s+Nodes\s+Ranks\s+Ranks\s+Ranks\s+Status\s+Errors\s*$", re.MULTILINE)
 _HEADINGS = ("Job summary", "Communicators...", "Errors", "Warnings")
 _TORCH = re.compile(r"^\s*\[(?:rank|Rank )?\d+\]:|ProcessGroupNCCL|^\s*[EWI]\d{4} \d\d:\d\d:\d\d")
 
@@ -110,7 +119,8 @@ class RasRecord:
 
 
 def looks_like_text(text: str) -> bool:
-    return "Communicators..." in text or ("Job summary" in text and "Group     Comms" in text)
+    """A RAS text report, or the part of one from its group table on (a paste that starts there)."""
+    return "Communicators..." in text or bool(_TABLE_HEAD.search(text))
 
 
 def _summary(rows: list[tuple[str, list[int]]]) -> dict[str, Any]:
@@ -233,6 +243,12 @@ def parse_text(text: str) -> dict:
             ahead = state == "MISMATCH" and majority_op is not None and mine is not None and mine > majority_op
             records.append(RasRecord(rank_state, comm, int(m[1]), _int(m["gpu"]), m["node"], _int(m["pid"]),
                                      detail or state, ahead, mine if state == "MISMATCH" else None))
+            continue
+        if m := _MISSING_RANKS.match(line):
+            for part in m[1].replace(" ", "").split(","):
+                first, _, last = part.partition("-")
+                for rank in range(int(first), int(last or first) + 1):
+                    records.append(RasRecord(state, comm, rank, None, None, None, "; ".join(context) or state))
             continue
         if m := _PROC.match(line):
             if state in ("INCOMPLETE", "DEAD") and comm is None:

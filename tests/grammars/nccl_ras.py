@@ -54,10 +54,14 @@ def nccl_ras(rng: random.Random) -> Iterator[Variant]:
             if case == "incomplete":
                 lines += ["INCOMPLETE", "  Missing communicator data from 1 job process",
                           "  Process 60004 on node 10.4.109.13 managing GPU 0", ""]
+                # 2.24 named a communicator's missing ranks in one line (the RAS docs: 'The missing rank: 21')
+                named = ("  The missing rank: 1" if version == "2.24.3"
+                         else "  Rank 1 -- GPU 0 managed by process 60004 on node 10.4.109.13")
                 for k in range(comms):
                     lines += [f"#0-{k} ({rng.getrandbits(64):016x}) INCOMPLETE", "  Missing communicator data from 1 rank",
-                              "  Rank 1 -- GPU 0 managed by process 60004 on node 10.4.109.13", ""]
-                values += [("comms[state=INCOMPLETE].missing", 1), ("records[state=INCOMPLETE].pid", 60004)]
+                              named, ""]
+                values += [("comms[state=INCOMPLETE].missing", 1), ("records[state=INCOMPLETE].pid", 60004),
+                           ("records[rank=1].state", "INCOMPLETE")]
             if case == "dead":
                 lines += ["DEAD", "  1 job process is considered dead (unreachable via the RAS network)",
                           "  Process 4242 on node 10.0.0.7 managing GPU 3", ""]
