@@ -49,6 +49,7 @@ class _Run:
     def __init__(self, rng: random.Random, layout: str, ranks: int, collective: str, fail: str | None) -> None:
         self.rng, self.layout, self.ranks, self.collective, self.fail = rng, layout, ranks, collective, fail
         self.rccl_version: str | None = None  # rocm-systems' '# rccl-tests version' line, when lines() prints it
+        self.nccl_release: str | None = None  # NCCL's own 'NCCL version X+cudaY' banner, when lines() prints it
         self.ngpus = rng.choice([g for g in (1, 2, 4, 8) if ranks % g == 0])
         self.nprocs = ranks // self.ngpus
         lo = rng.choice((8, 1024, 1 << 20))
@@ -109,7 +110,12 @@ class _Run:
             out.append(common + " agg iters: 1 validation: 1 graph: 0")
         if lay == "2.19-per-iteration":
             out.append("# Per-Iteration Report: CUDA event timing; i_* uses max over process rows ")
-        out += ["#", "# Using devices", *self.devices(), "#"]
+        out += ["#", "# Using devices", *self.devices()]
+        if not lay.startswith("rccl") and self.rng.random() < 0.5:
+            # NCCL's banner on rank 0 (init.cc showVersion), between the device list and the table
+            self.nccl_release = f"2.{self.rng.randint(9, 29)}.{self.rng.randint(1, 9)}"
+            out.append(f"NCCL version {self.nccl_release}+cuda12.{self.rng.randint(0, 9)}")
+        out.append("#")
         redop, root = COLLECTIVES[self.collective]
         op = "sum" if redop else "none"
         ts = lay == "2.18-timestamps"
@@ -148,7 +154,8 @@ class _Run:
                 out.append(self.row(size, halves, op, redop, root, ts))
         if lay.startswith("rccl"):
             out.append("# Errors with asterisks indicate errors that have exceeded the maximum threshold.")
-        oob = self.rng.randint(1, 9) if self.fail == "oob" else 0
+        # 2.10 prints no #wrong count: its wrong results are counted in the footer's 'Out of bounds values'
+        oob = self.rng.randint(1, 9) if self.fail == "oob" or (self.fail == "wrong" and lay == "2.10") else 0
         verdict = "FAILED" if oob else "OK"
         bw_check = " FAILED" if self.fail == "min-bw" else (" OK" if self.rng.random() < 0.2 else " ")
         if self.new:
@@ -188,7 +195,9 @@ class _Run:
             if lay == "rccl-in-place-only" and k == 0:
                 continue
             t, a, b = _time(h["time"], new), _bw(h["algbw"], new), _bw(h["busbw"], new)
-            check = "%5.0e" % 0.0 if lay == "2.10" else ("%6g" % h["wrong"] if new else "%5g" % h["wrong"])
+            # 2.10's 'error' column is the max error, not a count: a wrong result prints a nonzero one (1e+00)
+            check = ("%5.0e" % (1.0 if h["wrong"] else 0.0) if lay == "2.10"
+                     else ("%6g" % h["wrong"] if new else "%5g" % h["wrong"]))
             cells += f"  {t}  {a}  {b}  {check}"
             if lay == "2.19-per-iteration":
                 cells += "  " + "  ".join(_time(h["time"] * f, True) for f in (0.9, 1.3, 1.2)) + "  " + "%7.2f" % 3.5
@@ -200,6 +209,8 @@ class _Run:
         v: list[tuple[str, object]] = [("collective", self.collective), ("ranks", self.ranks)]
         if self.rccl_version:
             v += [("version", self.rccl_version), ("nccl_version", 22803)]
+        if self.nccl_release:
+            v.append(("nccl_release", self.nccl_release))
         if self.fail in ("nccl-failure", "timeout"):
             v.append(("len(rows)", len(self.sizes) - 1))
             return v

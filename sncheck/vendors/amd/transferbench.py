@@ -73,7 +73,8 @@ GRAMMAR = {"transferbench": Grammar(
         "GPU_MEM_TYPE lines, '[ERROR] Peer-to-peer preset currently not supported for multi-node')",
         "captures only: fixtures/real/amd 18/20/21/22 (v1.62 a2a, HIP error, example.cfg; the MI300X acceptance "
         "guide's p2p, whitespace collapsed) and real-r3 transferbench 01/02 (PR 50's pre-Executor config rows "
-        "with 'StandardDev | 4.887e-03 |', PR 45's scaling)",
+        "with 'StandardDev | 4.887e-03 |', PR 45's scaling); harvest7: PR 50's p2p table with its min/max/sd rows "
+        "pasted alone (the 'copy peak bandwidth' title names the p2p mode without 'Bytes Per Direction')",
     ),
     lines=("config run: 'TransferBench vX[.YY]', a '=' rule, '[Common]' and 'NAME = VALUE : text' env lines unless "
            "HIDE_ENV; per config line its '## comment' echoed; 'Test N:'; per executor 'Executor: TYPE NN | GB/s | "
@@ -209,6 +210,8 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             continue
         if "bandwidth GB/s" in line:
             title, saw = line, True
+            if "copy peak bandwidth GB/s" in line:  # RunPeerToPeerBenchmarks' tables: a p2p run even when
+                mode = mode or "p2p"                # pasted without its 'Bytes Per Direction' line (PR 50)
             continue
         if m := re.match(r"^(SRC\S*DST)\s+(.*)$", line):
             cols = re.findall(_DEV, m.group(2))

@@ -5,6 +5,7 @@
     {"tool": "nccl-tests",            # "rccl-tests" from parse_rccl_tests
      "version": "2.19.6",             # the "# nccl-tests version" line (2.18 on), else null
      "nccl_version": 22807,           # its nccl-library= code, else null
+     "nccl_release": "2.9.6",         # NCCL's own 'NCCL version 2.9.6+cuda11.2' banner line, else null
      "library": {"rccl_version": "2.28.3-..", "hip_version": "7.3.53390-..", "rocm_version": "..",
                  "hostname": "..", "librccl_path": ".."},  # rccl-tests' block; null when not printed;
                                       # rccl-tests' "version" is its "rccl-tests: Version develop:83d38d9"
@@ -79,7 +80,9 @@ GRAMMAR = {
             "PROG'; '# nThread T nGpus G minBytes B maxBytes B step: S(factor|bytes) warmup iters: W iters: I "
             "[agg iters: A] validation: V [graph: G] [unalign: U]'; optional '# Blocking Enabled', '# Per-Iteration "
             "Report', '# Parallel Init'; '#'; '# Using devices'; one '#  Rank R [Group g] Pid P on HOST device D "
-            "[BUS] NAME' per rank (a process's list cut at 2048 bytes ends '...'); '#'; the column header (two "
+            "[BUS] NAME' per rank (a process's list cut at 2048 bytes ends '...'); NCCL's own banner 'NCCL version "
+            "X.Y.Z+cudaA.B' on rank 0 (NVIDIA/nccl src/init.cc showVersion; 2.9.6 and 2.29.3 in harvest7's captures, "
+            "after the device list or between WARN lines): nccl_release; '#'; the column header (two "
             "or three '#' lines: 'size count type [redop] [root] time|cputime algbw busbw #wrong|error ...'); "
             "one row per size: size (B), count (elements), type, [redop], [root], then per half (out-of-place, "
             "in-place): time (us), algbw (GB/s), busbw (GB/s), #wrong (count, %6g) or error (float) or N/A, "
@@ -97,7 +100,7 @@ GRAMMAR = {
                   "(NCCL_TESTS_MIN_BW); 'Test NCCL failure', 'Test CUDA failure', 'Test failure', 'Test timeout'; "
                   "'# error: E' (2.18); a crash or launcher abort line (core dumped, MPI_ABORT, srun: error); a "
                   "next test's banner after this run; the JSON's errors[] and out_of_bounds.count."),
-        values="see the module docstring: version, nccl_version, collective, ranks, config, devices, rows, "
+        values="see the module docstring: version, nccl_version, nccl_release, collective, ranks, config, devices, rows, "
                "avg_busbw_GBps, out_of_bounds, errors",
     ),
     "rccl-tests": Grammar(
@@ -148,6 +151,9 @@ _VERSION = re.compile(r"^[nr]ccl-tests version (\S+)(?: \([0-9A-Za-z._-]+\))?(?:
 # rcclTestsGitHash)); 2025 builds add "RCCL version : 2.28.3-..", "HIP version  : ..", "ROCm version : ..",
 # "Hostname     : ..", "Librccl path : .." before the table (real captures: rccl-tests/01, r3, harvest)
 _RCCL_TESTS_VERSION = re.compile(r"^rccl-tests: Version (\S+)")
+# NCCL's own banner on rank 0 (init.cc showVersion: 'NCCL version %d.%d.%d%s' with '+cuda%d.%d'), printed
+# between the device list and the table of any nccl-tests release; RCCL prints the same line
+_NCCL_BANNER = re.compile(r"^NCCL version (\d+\.\d+\.\d+)(?:[+.-]\S*)?$")
 _RCCL_LIBRARY = re.compile(r"^(RCCL version|HIP version|ROCm version|Hostname|Librccl path)\s*:\s*(\S.*?)\s*$")
 _RANK_LINE = re.compile(
     r"^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)"
@@ -202,6 +208,7 @@ class _State:
     timestamps: bool = False  # 2.18 -Z: a "%Y-%m-%d %H:%M:%S" column after the in-place half
     version: str | None = None  # "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807"
     nccl_version: int | None = None
+    nccl_release: str | None = None  # "NCCL version 2.9.6+cuda11.2": the release NCCL's banner names
     library: dict[str, str] = field(default_factory=dict)  # rccl-tests' RCCL/HIP/ROCm version block
     config: dict[str, int] = field(default_factory=dict)
     devices: list[dict[str, Any]] = field(default_factory=list)
@@ -250,6 +257,7 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         "tool": tool,
         "version": state.version,
         "nccl_version": state.nccl_version,
+        "nccl_release": state.nccl_release,
         "library": state.library or None,
         "collective": _pick_collective(state.collective or state.binary, hint, text),
         # Rank ids run 0..n-1; the highest one still counts when an author elided the list.
@@ -340,6 +348,9 @@ def _scan_header_line(content: str, state: _State) -> bool:
         return True
     if m := _RCCL_TESTS_VERSION.match(content):
         state.version, state.header_seen = m.group(1), True
+        return True
+    if m := _NCCL_BANNER.match(content):
+        state.nccl_release = state.nccl_release or m.group(1)
         return True
     if m := _RCCL_LIBRARY.match(content):
         state.library[m.group(1).lower().replace(" ", "_")] = m.group(2)
