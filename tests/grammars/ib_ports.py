@@ -208,6 +208,13 @@ def mlxlink(rng: random.Random) -> Iterator[Variant]:
             if title == "Troubleshooting Info":
                 end = len(lines)  # through the Recommendation: what says the output is whole
         yield Variant("mlxlink", case, "\n".join(lines) + "\n", tuple(values), fails=fails, end=end)
+        if case == "counters clean":  # pasted after its command line: the sections -m/-c ask for say the end
+            sections["Physical Counters and BER Info"].append(sections["Physical Counters and BER Info"].pop(4))
+            lines = ["$ sudo mlxlink -d mlx5_0 -p 1 -c"]
+            for title, records in sections.items():
+                lines += ["", title, "-" * len(title)] + [_record(k, v) for k, v in records]
+            yield Variant("mlxlink", "counters after its command line", "\n".join(lines) + "\n", tuple(values),
+                          fails=fails, end=len(lines))
     yield Variant("mlxlink", "no device", "-E- Failed to open device: \"mlx5_9\", No such file or directory\n",
                   (("errors", "Failed to open device"),), fails=True)
 

@@ -89,7 +89,39 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
             sections[title][m["key"]] = m["value"].strip()
     if not sections and not errors:
         raise ParseError("no mlxlink section (a title over a '----' rule) and no -E- error", tool=TOOL)
-    return _judge(sections, errors, "text")
+    data = _judge(sections, errors, "text")
+    if not data["errors"]:
+        data["errors"] += _asked_sections(lines, sections)
+    return data
+
+
+# the sections a query option adds after Tool Information (mlxlink_commander.cpp: showModuleInfo -m,
+# showBer -c, showEye -e), and for -c the BER record every release prints (prepareBerInfo)
+_OPTION_SECTIONS = {"m": ("Module Info", None), "c": ("Physical Counters and BER Info", "Raw Physical BER"),
+                    "e": ("EYE Opening Info", None)}
+_OPTIONS = re.compile(r"\s-(?P<short>[a-z]+)\b|\s--show_(?P<long>module|counters|eye)\b")
+
+
+def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> list[str]:
+    """A pasted command line says what the output holds: each section its options ask for, whole through
+    its last fixed record (a cut after the Recommendation otherwise reads as a shorter whole output)."""
+    command = next((ln.strip() for ln in lines if _COMMAND.match(ln.strip())), None)
+    if command is None:
+        return []
+    asked = set()
+    for m in _OPTIONS.finditer(command):
+        flags = m["short"] or {"module": "m", "counters": "c", "eye": "e"}[m["long"]]
+        if m["short"] and m["short"] not in ("m", "c", "e", "mc", "cm", "me", "em", "ce", "ec", "mce"):
+            continue  # -d, -p and the others take a value or are not a query of these sections
+        asked |= set(flags)
+    out = []
+    for flag in sorted(asked):
+        title, last = _OPTION_SECTIONS[flag]
+        if title not in sections:
+            out.append(f"the command asks -{flag} but no '{title}' section follows: cut short")
+        elif last and last not in sections[title]:
+            out.append(f"'{title}' ends before its '{last}' record: cut short")
+    return out
 
 
 def _from_json(text: str) -> dict[str, Any]:

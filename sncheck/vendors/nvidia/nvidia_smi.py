@@ -301,7 +301,9 @@ def _links_cut_short(gpus: list[dict[str, Any]], gaps: bool = True) -> list[str]
             continue  # "Unable to retrieve NVLink information": said already, no links to count
         ids = [link["link"] for link in g["links"]]
         want = next((n for pattern, n in _LINKS_OF if pattern.search(g.get("name") or "")), None)
-        if ids != list(range(len(ids))):
+        if not ids:  # a GPU's line is followed by its links or NVML's line: a GPU without NVLink prints none
+            out.append(f"GPU {g['index']}: its line with no link and no NVML line after it: output cut short")
+        elif ids != list(range(len(ids))):
             if not gaps:
                 continue
             out.append(f"GPU {g['index']}: links {ids[:3]}... are not numbered 0..n-1: output cut or spliced")

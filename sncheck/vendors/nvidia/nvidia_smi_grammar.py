@@ -84,7 +84,8 @@ GRAMMAR = {
                "decimal: 25.781, 25, 26.562, 53.125) or 'Link K: <inactive>'; a GPU without NVLink prints nothing "
                "(the whole output empty on an A10)"),
         end="none printed: every GPU lists every link its board has (6, 12 or 18 by its name), so a GPU with fewer "
-            "links than its board, than the GPUs before it, or with a gap in its link numbers is cut; the GPUs "
+            "links than its board, than the GPUs before it, or with a gap in its link numbers is cut, and a GPU's "
+            "line with neither a link nor NVML's line under it is cut (a GPU without NVLink prints no line); the GPUs "
             "against the judge's count (--expect N, the inventory's cards)",
         failures=("'NVML: Unable to retrieve NVLink information as all links are inactive' ('Nvlink ... inActive' "
                   "on 595 and 610) or 'Nvlink queries are not supported for Devices in MIG mode' (590, a H200 in "
