@@ -69,6 +69,9 @@ def check_variant(v: Variant) -> list[str]:
                    f"{(failures(whole) if whole else 'ParseError')!s:.300}")
         return bad
     bad += [f"{v.name}: {w}" for w in _wrong_values(v, whole)]
+    said = "\n".join(failures(whole))
+    if v.fails and v.finding is not None and v.finding not in said:
+        bad.append(f"{v.name}: its failures do not say {v.finding!r}: {said[:300]!r}")
     if v.count is not None and outcome(v.view, v.text, v, v.count)[0] != want:
         bad.append(f"{v.name}: with --expect {v.count}: {failures(outcome(v.view, v.text, v, v.count)[1])}")
     rng = random.Random(f"{v.view}:{v.name}")

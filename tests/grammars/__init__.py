@@ -42,7 +42,10 @@ How to add a generator for a view
    ``tests/test_conformance.py`` reads it (``gpus[index=3].temp_C``, ``len(gpus)``).
    ``end`` is the number of lines through the one that says the output is whole (None: the
    last line); ``elide`` a span of lines that carry no value (a reporter may replace them by
-   ``...``); ``fails`` when the output shows a failure the grammar defines.
+   ``...``); ``fails`` when the output shows a failure the grammar defines, with ``finding``
+   the words (a substring) its failures must hold: the tool's failure line, or the value's
+   fault. Every view's generator writes every failure line its grammar lists
+   (``tests/test_grammars.py`` holds each to at least one failing variant).
 3. Add the module's name to :data:`MODULES` below. The view is then under test; yield a few
    variants per shape (the rng picks), the plain run's CPU time is shared by every view.
 4. ``tests/test_grammars.py`` holds every view to a written grammar and a generator; paste the
@@ -79,6 +82,7 @@ class Variant:
     elide: tuple[int, int] | None = None        # lines a reporter may replace by "..."
     records: tuple[int, ...] = ()               # the line each repeated record starts at (the sweep's cuts)
     hints: dict[str, Any] = field(default_factory=dict)  # parse_text hints (path=, collective=)
+    finding: str | None = None                  # a failing variant: what its failures must say (a substring)
 
 
 Generator = Callable[[random.Random], Iterator[Variant]]

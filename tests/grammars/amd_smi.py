@@ -101,3 +101,40 @@ def amd_smi_json(rng: random.Random) -> Iterator[Variant]:
                                               last["usage"]["gfx_activity"]["value"]),
                            (f"gpus[gpu={n - 1}].power.socket_power.value", last["power"]["socket_power"]["value"])),
                           count=n)
+
+
+# amd-smi's failure prints (ROCm/amdsmi amdsmi_cli): its init's logging.error before the CLI's
+# basicConfig (the root logger's 'LEVEL:name:' form), and the exceptions amdsmi_cli.py's
+# _print_error prints alone (amdsmi_cli_exceptions.py: '<message> Error code: <value>'; in
+# --json the json_message {"error", "code"}), each instead of the command's output
+FAILURES = (
+    ("ERROR:root:Unable to detect any GPU devices, check amdgpu version and module status (sudo modprobe amdgpu)",
+     "Unable to detect any GPU devices"),
+    ("ERROR:root:Unable to get devices, driver not initialized (amdgpu not found in modules)",
+     "driver not initialized"),
+    ("Can not find a device: GPU '9' Error code: -3", "Can not find a device"),
+    ("AMDSMI has returned error '-1007' - 'API call failed' Error code: -1007", "API call failed"),
+    ("Command 'xgmi' is not supported on the system. Run '--help' for more info. Error code: -7",
+     "not supported on the system"),
+)
+
+
+def failed(view: str, rng: random.Random, command: str, empty: str) -> Iterator[Variant]:
+    """Two of amd-smi's failure prints, each alone (with the command line half the time): no
+    value read (``empty`` holds none), the tool's line named, exit 1."""
+    for line, said in rng.sample(FAILURES, 2):
+        cmd = [f"$ amd-smi {command}"] if rng.random() < 0.5 else []
+        yield Variant(view, f"failed: {said}", "\n".join(cmd + [line]) + "\n", ((empty, 0),), fails=True, finding=said)
+
+
+@generator("amd-smi")
+def amd_smi_failed(rng: random.Random) -> Iterator[Variant]:
+    yield from failed("amd-smi", rng, "static --bus", "len(gpus)")
+
+
+@generator("amd-smi-json")
+def amd_smi_json_failed(rng: random.Random) -> Iterator[Variant]:
+    for line, said in rng.sample(FAILURES[2:], 2):
+        message, code = line.rsplit(" Error code: ", 1)
+        text = json.dumps({"error": message, "code": int(code)}) + "\n"
+        yield Variant("amd-smi-json", f"failed: {said}", text, (("len(gpus)", 0),), fails=True, finding=said)

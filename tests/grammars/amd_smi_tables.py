@@ -9,6 +9,7 @@ import random
 from collections.abc import Iterator
 
 from grammars import ALL, Variant, generator
+from grammars.amd_smi import failed
 
 # monitor's columns: (header, its width (rjust), the value in the row)
 _MONITOR = {
@@ -137,3 +138,30 @@ def amd_smi_xgmi(rng: random.Random) -> Iterator[Variant]:
         cmd = ["$ amd-smi xgmi"] if rng.random() < 0.5 else []
         yield Variant("amd-smi-xgmi", f"{n} GPUs{' short' if short else ''}", "\n".join(cmd + lines) + "\n",
                       tuple(values), count=n)
+
+
+@generator("amd-smi-monitor")
+def amd_smi_monitor_failed(rng: random.Random) -> Iterator[Variant]:
+    yield from failed("amd-smi-monitor", rng, "monitor -p -t", "len(gpus)")
+
+
+@generator("amd-smi-topology")
+def amd_smi_topology_failed(rng: random.Random) -> Iterator[Variant]:
+    yield from failed("amd-smi-topology", rng, "topology", "len(tables)")
+
+
+@generator("amd-smi-xgmi")
+def amd_smi_xgmi_failed(rng: random.Random) -> Iterator[Variant]:
+    yield from failed("amd-smi-xgmi", rng, "xgmi", "len(gpus)")
+    # newer amd-smi's LINK STATUS TABLE (U up, D down, X itself): a link down is the run's xgmi_status failure
+    n = 4
+    bdfs = [_bdf(g) for g in range(n)]
+    down = rng.randrange(1, n)
+    lines = ["LINK STATUS TABLE:", "       bdf".ljust(20) + " ".join(b.rjust(12) for b in bdfs)]
+    for g in range(n):
+        states = ["X" if p == g else "D" if {g, p} == {0, down} else "U" for p in range(n)]
+        lines.append(f"GPU{g}".ljust(7) + bdfs[g].ljust(13) + " ".join(s.rjust(12) for s in states))
+    yield Variant("amd-smi-xgmi", f"link status GPU0 <-> GPU{down} down", "\n".join(lines) + "\n",
+                  (("len(gpus)", n), (f"gpus[gpu=0].status.{bdfs[down]}", "D"), (f"gpus[gpu={down}].status.{bdfs[0]}", "D"),
+                   (f"gpus[gpu={n - 1}].status.{bdfs[0]}", "U" if down != n - 1 else "D")),
+                  fails=True, count=n, finding=f"GPU0 -> {bdfs[down]} D")

@@ -29,7 +29,11 @@ TABLE where the version prints one)::
     {"tool": "amd-smi-xgmi", "gpus": [{"gpu": 0, "bdf": "05:00.0", "bit_rate_Gbps": 32.0,
       "max_bandwidth_Gbps": 512.0, "link_type": "XGMI",
       "read_KB": {"26:00.0": 1259, ...}, "write_KB": {...}, "status": {"26:00.0": "U"}}],
-     "errors": []}
+     "faults": ["GPU0 -> 46:00.0 D: XGMI link not up"], "errors": []}
+
+A view's output that is only amd-smi's failure lines (``ERROR:root:Unable to detect any GPU
+devices, ...``, ``Can not find a device: GPU '9' Error code: -3``; in --json ``{"error": ...,
+"code": -3}``) reads as no GPU, its ``errors`` saying the tool failed: not measured (exit 1).
 """
 
 from __future__ import annotations
@@ -43,7 +47,18 @@ from sncheck.vendors import jsonprefix
 _OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
 _TRUNCATED = re.compile(r"^\[output truncated\]$|^(\.\.\.|…)$")
 _PROMPT = re.compile(r"^(\$|\[[^\]]*\][#$])\s")  # a shell prompt line (its command is read by asked())
-_ERROR = re.compile(r"(?i)^(error|amdsmi.*error|.*failed to|.*not initialized|.*no gpus? (?:found|detected))")
+# amd-smi's failure lines: its init's logging.error ('ERROR:root:Unable to detect any GPU devices, ...'),
+# and the CLI's exceptions (amdsmi_cli_exceptions.py), each printed alone and ending 'Error code: -N'
+# ("Can not find a device: GPU '9' Error code: -3", "AMDSMI has returned error '-1007' - 'API call
+# failed' Error code: -1007"); without the last form a not-found device read as a 'KEY: value' line
+_ERROR = re.compile(r"(?i)^(error|amdsmi.*error|.*failed to|.*not initialized|.*no gpus? (?:found|detected))"
+                    r"|.*\bError code: -\d+$")
+
+
+def _failed(errors: list[str]) -> list[str]:
+    """amd-smi's own failure lines among ``errors``, each said as not measured: the tool printed
+    them instead of its output (an output of nothing else is no parse error: the tool failed)."""
+    return [f"amd-smi failed: {e}: not measured" for e in errors if _ERROR.match(e)]
 
 
 def _value(v: str) -> Any:
@@ -105,6 +120,8 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
             parent[key] = _value(value)
     if not gpus and loose:
         gpus = [{"gpu": None, **loose}]
+    if not gpus and _failed(errors):
+        return {"tool": "amd-smi", "gpus": [], "errors": _failed(errors)}
     if not gpus:
         raise ParseError("no 'GPU: n' blocks and no KEY: value lines", tool="amd-smi")
     errors += _asked_not_printed(text, gpus)
@@ -201,6 +218,10 @@ def parse_amd_smi_json(text: str) -> dict[str, Any]:
         raise ParseError(str(e), tool="amd-smi-json") from None
     if not whole:  # the values printed before the cut are kept, and the output is not whole
         errors.append("the JSON document is cut short (it does not close): the values before the cut are kept")
+    if isinstance(doc, dict) and set(doc) == {"error", "code"}:
+        # the CLI's exception in --json (amdsmi_cli_exceptions.py: json_message), printed alone
+        return {"tool": "amd-smi-json", "gpus": [],
+                "errors": [f"amd-smi failed: {doc['error']} (code {doc['code']}): not measured", *errors]}
     if isinstance(doc, dict) and isinstance(doc.get("gpu_data"), list):
         gpus = doc["gpu_data"]
     elif isinstance(doc, list):
@@ -243,6 +264,8 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
                 errors.append(f"row '{body}': no GPU index under GPU")
                 continue
             gpus.append({"gpu": int(row.pop("GPU")), **row})
+    if not columns and _failed(errors):
+        return {"tool": "amd-smi-monitor", "columns": [], "gpus": [], "errors": _failed(errors)}
     if not columns:
         raise ParseError("no 'GPU ...' header row", tool="amd-smi-monitor")
     return {"tool": "amd-smi-monitor", "columns": columns, "gpus": gpus, "errors": errors}
@@ -265,6 +288,8 @@ def parse_amd_smi_topology(text: str) -> dict[str, Any]:
             if len(cells) - 1 != len(cols):
                 errors.append(f"{name} row {cells[0]} has {len(cells) - 1} cells for {len(cols)} GPUs")
             tables[name][cells[0]] = dict(zip(cols, (_value(c) for c in cells[1:])))
+    if not tables and _failed(errors):
+        return {"tool": "amd-smi-topology", "tables": {}, "errors": _failed(errors)}
     if not tables:
         raise ParseError("no '<NAME> TABLE:' section", tool="amd-smi-topology")
     # topology() prints a header naming every GPU and a row for each: a table short of them was cut
@@ -334,9 +359,14 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
                          "max_bandwidth_Gbps": None, "link_type": None, "read_KB": {}, "write_KB": {}, "status": {}}
                 gpus.append(entry)
             entry["status"] = dict(zip(peers, m.group(3).split()))
+    if not gpus and _failed(errors):
+        return {"tool": "amd-smi-xgmi", "gpus": [], "errors": _failed(errors)}
     if not gpus:
         raise ParseError("no GPU rows in a LINK METRIC or LINK STATUS table", tool="amd-smi-xgmi")
     # xgmi() prints a Read and a Write row under each GPU's, a cell for every peer of the header
     errors += [f"GPU{g['gpu']}: {len(g[key])} {key[:-3]} cells for {len(peers)} GPUs: cut short" for g in gpus
                if g["link_type"] is not None for key in ("read_KB", "write_KB") if len(g[key]) != len(peers)]
-    return {"tool": "amd-smi-xgmi", "gpus": gpus, "errors": errors}
+    # LINK STATUS: U up, X itself; any other state of a link to a peer is the run's xgmi_status failure
+    faults = [f"GPU{g['gpu']} -> {peer} {st}: XGMI link not up" for g in gpus for peer, st in g["status"].items()
+              if peer != g["bdf"] and st not in ("U", "X", "N/A", "-")]
+    return {"tool": "amd-smi-xgmi", "gpus": gpus, "faults": faults, "errors": errors}

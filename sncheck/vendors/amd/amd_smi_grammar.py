@@ -8,6 +8,19 @@ from sncheck.vendors.grammar import Grammar
 
 _CLI = "ROCm/amdsmi amdsmi_cli @ rocm-6.2.2"
 
+# amd-smi's own failure prints (ROCm/amdsmi amdsmi_cli.py, amdsmi_cli_exceptions.py), each printed alone
+# instead of the command's output: the init's logging.error ('ERROR:root:Unable to detect any GPU devices,
+# check amdgpu version ...', '... driver not initialized (amdgpu not found in modules)') and the CLI's
+# exceptions, '<message> Error code: <value>' ("Can not find a device: GPU '9' Error code: -3", "AMDSMI has
+# returned error '-1007' - 'API call failed' Error code: -1007", "Command 'xgmi' is not supported on the
+# system. ... Error code: -7")
+_FAILED_SOURCE = ("ROCm/amdsmi amdsmi_cli (0ceca28, 2024) amdsmi_commands.py __init__ (logging.error), "
+                  "amdsmi_cli_exceptions.py (stdout_message, json_message), amdsmi_cli.py _print_error: the failure "
+                  "prints")
+_FAILED = ("amd-smi's failure lines printed instead of the output ('ERROR:root:Unable to detect any GPU devices, "
+           "...', '<message> Error code: -N' of the CLI's exceptions): no value, errors naming the line: not "
+           "measured")
+
 GRAMMAR = {
     "amd-smi": Grammar(
         tool="amd-smi list, static, metric (human-readable text), also a grep-ed fragment",
@@ -23,6 +36,7 @@ GRAMMAR = {
             f"{_CLI} amdsmi_parser.py (_add_static_parser, _add_metric_parser: each option and its short "
             "flag; -g/--gpu takes one or more indices)",
             "ROCm/rocm-systems projects/amdsmi (ROCm 6.4+): the VBIOS section prints as IFWI (--ifwi, --vbios)",
+            _FAILED_SOURCE,
         ),
         lines=("'GPU: N' opens a device; then 'KEY: value' lines, 4 spaces deeper per level, a 'KEY:' with "
                "nothing after it opening a section; values as the library gives them: integers, strings "
@@ -31,7 +45,8 @@ GRAMMAR = {
                "were asked for."),
         end=("none in the text itself (a blank line follows each device); with the command line: every GPU -g "
              "names, each holding every section its options ask for; in a run: the inventory's cards"),
-        failures="'ERROR'/'...failed to'/'not initialized'/'No GPUs found' lines; '[output truncated]', '...'",
+        failures=("'ERROR'/'...failed to'/'not initialized'/'No GPUs found' lines; " + _FAILED
+                  + "; '[output truncated]', '...'"),
         values="gpus[{gpu, <SECTION>: {<KEY>: value}}], errors",
     ),
     "amd-smi-json": Grammar(
@@ -43,7 +58,9 @@ GRAMMAR = {
                "{\"value\": V, \"unit\": U}; 'N/A' strings), or {\"gpu_data\": [...]}, or one object (a jq "
                "fragment); a command line before it is skipped"),
         end="the document closes; a document cut short keeps every value printed before the cut (exit 1)",
-        failures="a document that does not close; no JSON at all is a parse error",
+        failures=("a document that does not close; the CLI's exception in --json, printed alone: "
+                  "'{\"error\": \"Can not find a device: GPU '9'\", \"code\": -3}' (amdsmi_cli_exceptions.py "
+                  "json_message: no GPU, errors: not measured); no JSON at all is a parse error"),
         values="gpus[{...the device object as printed...}], errors",
     ),
     "amd-smi-monitor": Grammar(
@@ -64,7 +81,7 @@ GRAMMAR = {
         lines="an optional command line, the header, one row per GPU (logical GPUs of a partitioned device too)",
         end=("none: no end line, no count; a row must have a cell per column (a cut row has fewer), and the "
              "judge's expectation (--expect, the inventory's cards) counts the rows"),
-        failures="a row with another number of cells than columns, 'ERROR'/'failed to' lines (errors)",
+        failures="a row with another number of cells than columns, 'ERROR'/'failed to' lines (errors); " + _FAILED,
         values="columns, gpus[{gpu, <COLUMN>: 'value unit'}], errors",
     ),
     "amd-smi-topology": Grammar(
@@ -82,7 +99,8 @@ GRAMMAR = {
         end=("each table is square (a row per BDF of its header); with the command line, every table its "
              "options ask for (none: ACCESS, WEIGHT, HOPS and LINK TYPE at least); without it nothing says "
              "which tables were asked for"),
-        failures="a row with another number of cells than GPUs, a table its command asked for missing (errors)",
+        failures=("a row with another number of cells than GPUs, a table its command asked for missing (errors); "
+                  + _FAILED),
         values="tables{<NAME>: {<bdf>: {<bdf>: value}}}, errors",
     ),
     "amd-smi-xgmi": Grammar(
@@ -99,7 +117,8 @@ GRAMMAR = {
         lines="an optional command line, the title, the header, three rows per GPU",
         end=("none: each GPU's Read and Write rows hold a cell per peer of the header; the judge's expectation "
              "counts the GPUs"),
-        failures="a Read/Write row without a cell per peer, 'ERROR' lines (errors); a link down (LINK STATUS D)",
+        failures=("a Read/Write row without a cell per peer, 'ERROR' lines (errors); a link to a peer in LINK "
+                  "STATUS neither U nor X (D: down; faults, the run's xgmi_status); " + _FAILED),
         values="gpus[{gpu, bdf, bit_rate_Gbps, max_bandwidth_Gbps, link_type, read_KB{peer: n}, write_KB, status}], errors",
     ),
 }
