@@ -11,6 +11,7 @@ import random
 from collections.abc import Iterator
 
 from grammars import Variant, generator
+from grammars.npu_smi import _DCMI
 
 
 def _echo(rng: random.Random, flag: str) -> list[str]:
@@ -216,3 +217,28 @@ def hccn_status(rng: random.Random) -> Iterator[Variant]:
              "\tLink detected: yes"]
     yield Variant("hccn-status", "settings unreadable", "\n".join(lines) + "\n",
                   (("device", "eth0"), ("speed_Mbps", None)), fails=True)
+
+
+# hccn_tool reaches the NIC through DCMI: where DCMI cannot reach the driver, every view prints
+# DCMI's init failure instead of its output (the lines npu-smi prints, tests/grammars/npu_smi.py)
+_FLAGS = {"hccn-net-health": ("-net_health", "net_health"), "hccn-link": ("-link", "link"), "hccn-fec": ("-fec", "fec"),
+          "hccn-optical": ("-optical", "present"), "hccn-stat": ("-stat", "len(counters)"),
+          "hccn-link-stat": ("-link_stat", "link_up_count"), "hccn-lldp": ("-lldp", "len(tlvs)"),
+          "hccn-ip": ("-ip", "ipaddr"), "hccn-route": ("-route", "len(routes)"), "hccn-status": ("-status", "device"),
+          "hccn-hw-stats": ("-hw_stats", "len(counters)"), "hccn-ping": ("-ping", "sent")}
+
+
+def _dcmi_failed(view: str, flag: str, at: str) -> None:
+    def gen(rng: random.Random) -> Iterator[Variant]:
+        lines = rng.choice(_DCMI)
+        text = "\n".join(_echo(rng, flag) + list(lines)) + "\n"
+        yield Variant(view, f"DCMI init failed: {lines[-1]}", text,
+                      ((at, 0 if at.startswith("len(") else None), ("tool_failed[0]", lines[-1])),
+                      fails=True, finding=f"hccn_tool failed before printing its output ({lines[-1]})",
+                      stream=view == "hccn-stat")  # as -stat's other outputs: a list with no end (its grammar)
+    gen.__name__ = view.replace("-", "_") + "_dcmi_failed"
+    generator(view)(gen)
+
+
+for _view, (_flag, _at) in _FLAGS.items():
+    _dcmi_failed(_view, _flag, _at)

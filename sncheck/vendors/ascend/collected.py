@@ -109,7 +109,8 @@ def _read(sec: dict[str, Any], body: list[str]) -> None:
     except ParseError as e:
         sec["error"] = e.message
         return
-    if sec["filter"] in SCRIPT_FILTERS:  # grep kept the lines the script wants: not the view's end
+    if sec["filter"] in SCRIPT_FILTERS and not sec["parsed"].get("tool_failed"):
+        # grep kept the lines the script wants: not the view's end (a tool that failed printed none)
         sec["parsed"]["errors"] = []
 
 

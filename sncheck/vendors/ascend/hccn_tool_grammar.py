@@ -10,14 +10,19 @@ from __future__ import annotations
 
 from sncheck.vendors.grammar import Grammar
 
-_CLOSED = "closed: Huawei hccn_tool command reference (Atlas A2/A3, CANN 23.0 and 24.1)"
+_CLOSED = ("closed: Huawei hccn_tool command reference (Atlas A2/A3, CANN 23.0 and 24.1); DCMI's init failure lines "
+           "as npu-smi prints them (npu_smi_grammar)")
 _CAPTURES = "closed: fixtures/real/ascend/ 11 (MindCluster doc, 23.0), 13 (ascend-fd fixture, 910A), 02a-d and 03 (910B)"
 _VERSIONS = "hccn_tool of Ascend driver 23.0 to 25.x (A2 910B, A3 910C; 910A where captured)"
 # the shared part: one device's output, 'key: value' lines, an optional '$ hccn_tool -i N ... -g'
 # echo above it; a failure prints a line without the key (no view: a parse error, exit 1)
 _KEY_VALUE = ("'key: value' lines for one device (-i N), after an optional echo of the command; a line without "
               "the view's key is no output of it")
-_NO_KEY = "an error line instead of the key (invalid device, no NIC, permission): no view, a parse error (exit 1)"
+_NO_KEY = ("DCMI's init failure printed instead of the output (hccn_tool reaches the NIC through DCMI, as npu-smi: an "
+           "optional 'DrvMngGetConsoleLogLevel failed. (...)' line, then 'dcmi module initialize failed. ret is -8005' "
+           "or 'dcmi model initialized failed, because the device is used. ret is -8020'): no value, tool_failed, "
+           "errors: not measured (exit 1); any other error line instead of the key (invalid device, no NIC, "
+           "permission): no view, a parse error (exit 1)")
 
 
 def _one_line(flag: str, key: str, states: str, fault: str, value: str) -> Grammar:

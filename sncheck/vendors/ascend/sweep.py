@@ -96,17 +96,22 @@ def parse_sweep(text: str) -> dict[str, Any]:
             continue
         try:
             devices[dev] = parse(body)
-            # what the view found wrong in a device's section (cut before its Error Code) is the sweep's
-            errors += [f"device {dev}: {e}" for e in devices[dev].get("errors") or []]
+            failed = devices[dev].get("tool_failed") or []  # an hccn_tool view reads DCMI's failure itself
         except ParseError as e:
             devices[dev] = None
-            if failed := npu_smi.tool_failed(body):
-                # the tool could not reach the driver for this device (DCMI's init line, as the
-                # single npu-smi view reads it): not measured, and no fault of the device
-                tool_failed[dev] = failed
-                errors.append(f"device {dev}: {_TOOL.get(view or '', 'hccn_tool')} failed ({failed[0]}): not measured")
-            else:
+            failed = npu_smi.tool_failed(body)
+            if not failed:
                 errors.append(f"device {dev}: {e.message}: {' '.join(body.split())[:120] or 'no output'}")
+                continue
+        if failed:
+            # the tool could not reach the driver for this device (DCMI's init line, as the
+            # single npu-smi view reads it): not measured, and no fault of the device
+            devices[dev] = None
+            tool_failed[dev] = failed
+            errors.append(f"device {dev}: {_TOOL.get(view or '', 'hccn_tool')} failed ({failed[0]}): not measured")
+            continue
+        # what the view found wrong in a device's section (cut before its Error Code) is the sweep's
+        errors += [f"device {dev}: {e}" for e in devices[dev].get("errors") or []]
     out: dict[str, Any] = {"tool": "ascend-sweep", "view": view, "devices": devices, "errors": errors}
     if tool_failed:
         out["tool_failed"] = tool_failed
