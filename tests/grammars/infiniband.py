@@ -163,3 +163,38 @@ def perfquery(rng: random.Random) -> Iterator[Variant]:
             end = len(lines) - 1 if extended and ports == 1 else None
             yield Variant("perfquery", f"{'-x ' if extended else ''}{ports} ports{' one error' if bad else ''}",
                           "\n".join(lines) + "\n", tuple(values), fails=bad is not None, count=ports, end=end)
+
+
+# perftest's failure prints (stderr with stdout): a setup that failed alone, before any banner
+# (write_lat.c / write_bw.c main, perftest_communication.c), and a test that failed after its
+# column header (perftest_resources.c run_iter_lat_write, write_lat.c's 'Test exited with Error')
+_SETUP_FAILED = ((" Unable to find the Infiniband/RoCE device",),
+                 ("Couldn't connect to 192.168.10.2:18515", " Unable to init the socket connection"),
+                 (" Couldn't get context for the device",),
+                 ("Failed to exchange data between server and clients",))
+
+
+@generator("ib-write-lat")
+def ib_write_lat_failed(rng: random.Random) -> Iterator[Variant]:
+    for lines in rng.sample(_SETUP_FAILED, 2):
+        yield Variant("ib-write-lat", f"setup failed: {lines[0].strip()}", "\n".join(lines) + "\n",
+                      (("len(rows)", 0), ("test", None)), fails=True, finding=lines[-1].strip())
+    for done in (0, 3):  # -a: the sizes before the one that failed, then its error
+        lines = _banner("RDMA_Write Latency Test", "IB")
+        lines.append(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+                     "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ")
+        for size in (2 ** k for k in range(1, 1 + done)):
+            t = 1.6 + size / 5000
+            lines.append(f" {size:<7d} {1000}          {t:<7.2f}        {t * 4:<7.2f}      {t * 1.02:<7.2f}  \t       "
+                         f"{t * 1.05:<7.2f}     \t{0.05:<7.2f}\t\t{t * 1.3:<7.2f} \t\t{t * 3:<7.2f}")
+        lines += [rng.choice(("Couldn't post send: scnt=1", "poll CQ failed -1")), "Test exited with Error"]
+        yield Variant("ib-write-lat", f"test failed after {done} sizes", "\n".join(lines) + "\n",
+                      (("len(rows)", done), ("test", "RDMA_Write Latency Test")), fails=True,
+                      finding="Test exited with Error")
+
+
+@generator("ib-write-bw")
+def ib_write_bw_setup_failed(rng: random.Random) -> Iterator[Variant]:
+    for lines in rng.sample(_SETUP_FAILED, 1):
+        yield Variant("ib-write-bw", f"setup failed: {lines[0].strip()}", "\n".join(lines) + "\n",
+                      (("len(rows)", 0), ("test", None)), fails=True, finding=lines[-1].strip())

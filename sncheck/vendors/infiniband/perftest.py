@@ -47,6 +47,16 @@ _BANNER = ("the banner: ' <Test name> Test' (RDMA_Write BW Test...), '----' line
            "a line (Dual-port, Device, Number of qps, Transport type, Connection type, Using SRQ, PCIe relax "
            "order, TX depth, CQ Moderation, Mtu, Link type, GID index, Max inline data, rdma_cm QPs, Data ex. "
            "method), local and remote address lines")
+# perftest's failure prints (stderr, pasted with stdout): before the banner, a setup that failed
+# alone (write_lat.c / write_bw.c main: ' Unable to find the Infiniband/RoCE device', " Couldn't get
+# context for the device", "Couldn't connect to HOST:PORT" then ' Unable to init the socket
+# connection', 'Failed to exchange data between server and clients'); after the column header,
+# the test's ("Couldn't post send: scnt=N", 'poll CQ failed N', then 'Test exited with Error' or
+# ' Failed to complete run_iter_bw function successfully')
+_FAILED = ("perftest's failure lines alone, before any banner (' Unable to find the Infiniband/RoCE device', "
+           "\"Couldn't connect to HOST:PORT\" and ' Unable to init the socket connection', ...): no row, errors "
+           "naming them, never a parse error; after the header (\"Couldn't post send: scnt=N\", 'Test exited "
+           "with Error'): the rows before it, errors")
 GRAMMAR = {
     "ib-write-bw": Grammar(
         tool="ib_write_bw (ib_read_bw, ib_send_bw, ib_atomic_bw print the same report)",
@@ -60,7 +70,8 @@ GRAMMAR = {
         lines=_BANNER + "; the column header; one row per message size: #bytes, #iterations, BW peak, BW average "
                         "(MiB/s or Gb/s), MsgRate (Mpps) [+ per port BW and MsgRate] [+ CPU_Util %]",
         end="the RESULT_LINE after the last row (run_infinitely: none, rows of one size until killed)",
-        failures="an error line (Couldn't connect, Unable to..., failed); no table; a table without its closing line",
+        failures=("an error line (Couldn't connect, Unable to..., failed); no table; a table without its closing line; "
+                  + _FAILED),
         values="test, device, link_type, transport, mtu, qps, gid_index, unit (Gb/s: MiB/s converted unrounded), "
                "printed_unit, rows[{bytes, iterations, bw_peak_Gbps, bw_avg_Gbps, msg_rate_Mpps, printed_peak, "
                "printed_avg (MiB/s as printed), sl, bw_port1_Gbps, msg_rate_port1_Mpps, cpu_util_pct}], errors",
@@ -70,10 +81,12 @@ GRAMMAR = {
         versions="perftest 4.x to 25.x",
         sources=(f"{_PT} src/perftest_parameters.h: RESULT_FMT_LAT (t_min, t_max, t_typical, t_avg, t_stdev, 99%, "
                  "99.9% percentile, usec), RESULT_FMT_LAT_DUR (-D: t_avg, tps average), REPORT_FMT_LAT",
-                 f"{_PT} src/write_lat.c: the header, the rows, RESULT_LINE after them"),
+                 f"{_PT} src/write_lat.c: the header, the rows, RESULT_LINE after them; its failure prints (stderr)",
+                 f"{_PT} src/perftest_resources.c run_iter_lat_write: 'Couldn't post send: scnt=N', 'poll CQ "
+                 "failed N'; src/perftest_communication.c: 'Couldn't connect to HOST:PORT'"),
         lines=_BANNER + "; the column header; one row per size: #bytes, #iterations and the times (usec)",
         end="the RESULT_LINE after the last row",
-        failures="an error line; no table; a table without its closing line",
+        failures="an error line; no table; a table without its closing line; " + _FAILED,
         values="test, device, link_type, transport, mtu, unit (us), rows[{bytes, iterations, t_min_us, t_max_us, "
                "t_typical_us, t_avg_us, t_stdev_us, p99_us, p999_us}], warnings, errors",
     ),
@@ -189,7 +202,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
             continue
         for name, value in _fields(line):
             fields.setdefault(name, value)
-    if test is None and unit is None:
+    if test is None and unit is None and not errors:
         raise ParseError("no perftest header ('... BW Test' or '#bytes #iterations')", tool="ib-write-bw")
     if unit is None:
         errors.append("no result table (the test did not finish, or the peer never connected)")
@@ -248,7 +261,7 @@ def parse_ib_lat(text: str) -> dict[str, Any]:
             continue
         for name, value in _fields(line):
             fields.setdefault(name, value)
-    if test is None and not header:
+    if test is None and not header and not errors:
         raise ParseError("no perftest latency header ('... Latency Test' or '#bytes #iterations t_min[usec]')",
                          tool="ib-write-lat")
     if not rows:
