@@ -192,3 +192,16 @@ def rocm_smi_showpids(rng: random.Random) -> Iterator[Variant]:
             lines += ["".join(c.ljust(w) + "\t" for c, w in zip(r, widths)) for r in rows]
         lines += [_spacer(None, 90), _spacer(_FOOTER, 90)]
         yield Variant("rocm-smi-showpids", f"{procs} processes", "\n".join(lines) + "\n", tuple(values), count=procs)
+
+
+@generator("rocm-smi-showpids")
+def rocm_smi_showpids_failed(rng: random.Random) -> Iterator[Variant]:
+    """getPidList's failed call: rsmi_ret_ok prints 'get_compute_process_info, <status>' and showPids
+    then 'No KFD PIDs currently running' though it read no list; no GPU: main's ERROR line alone."""
+    status = rng.choice(("Permission denied", "Not supported on the given system", "Problem accessing a file"))
+    lines = ["", "", _spacer(_HEADER, 90), _spacer(" KFD Processes ", 90), f"get_compute_process_info, {status}",
+             "No KFD PIDs currently running", _spacer(None, 90), _spacer(_FOOTER, 90)]
+    yield Variant("rocm-smi-showpids", f"process list failed: {status}", "\n".join(lines) + "\n",
+                  (("len(processes)", 0),), fails=True, finding=f"get_compute_process_info, {status}")
+    yield Variant("rocm-smi-showpids", "no DRM device", "\n\nERROR: No DRM devices available. Exiting\n",
+                  (("len(processes)", 0),), fails=True, finding="No DRM devices available")

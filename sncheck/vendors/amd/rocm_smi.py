@@ -218,6 +218,11 @@ def _count(cell: str) -> int | None:
     return None if cell == "UNKNOWN" else int(cell)
 
 
+# rsmi_ret_ok (rocm_smi.py) prints a failed call's metric and its status's rsmi_status_verbose_err_out
+# text ('get_compute_process_info, Permission denied'); this metric is getPidList's, the list itself
+_PIDS_FAILED = re.compile(r"^(get_compute_process_info, .+)$")
+
+
 def parse_showpids(text: str) -> dict[str, Any]:
     """``--showpids``: the KFD Processes spacer, then 'No KFD PIDs currently running' or the
     table, a bare '=' spacer, and the footer: without the footer the output was cut."""
@@ -234,6 +239,10 @@ def parse_showpids(text: str) -> dict[str, Any]:
             none = True
         elif line.startswith("ERROR:"):
             errors.append(line)
+        elif m := _PIDS_FAILED.match(line):
+            # getPidList's library call failed: showPids then prints 'No KFD PIDs currently running'
+            # though no list was read (rsmi_ret_ok's printLog of the metric and its status)
+            errors.append(f"rocm-smi could not list the KFD processes ({m.group(1)}): not measured")
         elif set(line) == {"="}:
             closed |= header or none  # printLogSpacer() after the table (the banners carry a title)
         elif line.startswith("=") and line.strip("=").strip() == _END:
@@ -244,6 +253,8 @@ def parse_showpids(text: str) -> dict[str, Any]:
                           "cu_occupancy": _count(m.group(6))})
         elif header and not closed and re.match(r"^\d+\s", line):
             errors.append(f"a process row the table does not hold: {line[:100]!r}")
+    if not header and not none and errors:  # 'ERROR: No DRM devices available. Exiting' alone
+        return {"tool": "rocm-smi-showpids", "processes": procs, "errors": errors}
     if not header and not none:
         raise ParseError("no KFD process table", tool="rocm-smi-showpids")
     if not ended:  # main() closes the output with the footer spacer

@@ -75,10 +75,15 @@ GRAMMAR = {
             "OCCUPANCY: each cell left-justified to its column's widest, then a tab; 'UNKNOWN' where the "
             "library cannot read the process), then a '=' spacer",
             f"{_SMI} {_MAIN}",
+            f"{_SMI} getPidList, rsmi_ret_ok (printLog(None, metric + ', ' + the status's text) for a status of "
+            "rsmiBindings.py's rsmi_status_verbose_err_out)",
         ),
         lines="the banner, the KFD Processes spacer, the table (or the no-process line), a '=' spacer, the footer",
         end="the ' End of ROCm SMI Log ' spacer",
-        failures="'ERROR:' lines, a row the table does not hold (errors)",
+        failures=("'ERROR:' lines ('ERROR: No DRM devices available. Exiting' alone: no process); getPidList's "
+                  "failed call, rsmi_ret_ok's 'get_compute_process_info, <status>' ('Permission denied', ...) "
+                  "before the 'No KFD PIDs currently running' it then prints: not measured; a row the table does not "
+                  "hold (errors)"),
         values="processes[{pid, name, gpus, vram_bytes, sdma, cu_occupancy (null: UNKNOWN)}], errors",
     ),
 }
