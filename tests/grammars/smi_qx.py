@@ -261,11 +261,15 @@ def smi_qx(rng: random.Random) -> Iterator[Variant]:
         "<attached_gpus>1<", "<attached_gpus>2<")
     yield Variant("nvidia-smi-qx", "one GPU listed twice", twice, (("len(gpus)", 2),), fails=True)
     # what nvidia-smi prints in place of the document when it cannot read the GPUs
-    failed = ("No devices were found", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
-              "driver. Make sure that the latest NVIDIA driver is installed and running.",
-              "Failed to initialize NVML: Driver/library version mismatch")
-    for line in failed if ALL else (rng.choice(failed),):
-        yield Variant("nvidia-smi-qx", line[:24], line + "\n", (("len(gpus)", 0),), fails=True)
+    for line in _FAILED if ALL else (rng.choice(_FAILED),):
+        yield Variant("nvidia-smi-qx", line[:24], line + "\n", (("len(gpus)", 0),), fails=True, finding=line)
+
+
+# what nvidia-smi prints in place of any view when it cannot read the GPUs (closed: its documentation
+# and the captures; smi_values.TOOL_ERROR)
+_FAILED = ("No devices were found", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
+           "driver. Make sure that the latest NVIDIA driver is installed and running.",
+           "Failed to initialize NVML: Driver/library version mismatch")
 
 
 # ----------------------------------------------------------------------------- Fabric (-q text)
@@ -360,3 +364,12 @@ def smi_fabric(rng: random.Random) -> Iterator[Variant]:
             ("Route Unhealthy", "Not Supported"), ("Access Timeout Recovery", "Not Supported"))] + [rule]
         values += [(f"gpus[{i}].uuid", uuid), (f"gpus[{i}].fabric.state", "Not Supported")]
     yield Variant("nvidia-smi-fabric", f"gpud table {n} GPUs", "\n".join(lines) + "\n", tuple(values), count=n)
+
+
+@generator("nvidia-smi-fabric")
+def smi_fabric_failed(rng: random.Random) -> Iterator[Variant]:
+    """nvidia-smi -q's failure prints, printed instead of the log (with the command line half the time)."""
+    for line in _FAILED if ALL else rng.sample(_FAILED, 2):
+        cmd = ["$ nvidia-smi -q"] if rng.random() < 0.5 else []
+        yield Variant("nvidia-smi-fabric", line[:24], "\n".join(cmd + [line]) + "\n", (("len(gpus)", 0),),
+                      fails=True, finding=line)
