@@ -8,6 +8,7 @@ import random
 from collections.abc import Iterator
 
 from grammars import Variant, generator
+from grammars.npu_smi import _DCMI
 
 _STATES = ("Healthy", "Warning", "Alarm", "Critical", "Unknown")
 
@@ -104,3 +105,11 @@ def ascend_dmi(rng: random.Random) -> Iterator[Variant]:
         lines.append(rule)
         yield Variant("ascend-dmi", f"compute {dtype} {len(devices)}", "\n".join(lines) + "\n",
                       (("len(compute)", len(devices)), ("compute[0].tflops", tf[0])))
+
+
+@generator("ascend-dmi")
+def ascend_dmi_failed(rng: random.Random) -> Iterator[Variant]:
+    """DCMI's init failure (libdcmi's lines, as npu-smi prints them) instead of any table."""
+    lines = rng.choice(_DCMI)
+    yield Variant("ascend-dmi", f"DCMI init failed: {lines[-1]}", "\n".join(lines) + "\n",
+                  (("tool_failed[0]", lines[-1]),), fails=True, finding=f"ascend-dmi failed before any test ({lines[-1]})")

@@ -376,3 +376,26 @@ def npu_smi_fields(rng: random.Random) -> Iterator[Variant]:
             lines += [_kv("Chip Count", 2 if a3 else 1), ""]
         yield Variant("npu-smi-fields", f"-l {npus} NPUs", "\n".join(lines) + "\n",
                       (("fields.Total Count", str(npus)), ("len(blocks)", npus + 1)))
+
+
+# npu-smi's failures in the views that read nothing else: DCMI's init failure (every view: the
+# tool could not reach the driver) and the spod view's own refusal (npucli on a device outside a
+# SuperPod); each a parse error naming the line (npu_smi_grammar)
+_REFUSED = {
+    "npu-smi-hbm": ("-t memory -i 0", ()),
+    "npu-smi-mapping": ("-m", ()),
+    "npu-smi-spod": ("-t spod-info -i 0 -c 0", (("This device does not support get spod info.",),)),
+}
+
+
+def _refused(view: str, args: str, own: tuple[tuple[str, ...], ...]) -> None:
+    def gen(rng: random.Random) -> Iterator[Variant]:
+        for lines in (rng.choice(_DCMI),) + own:
+            text = "\n".join(([f"$ npu-smi info {args}"] if rng.random() < 0.5 else []) + list(lines)) + "\n"
+            yield Variant(view, f"refused: {lines[-1]}", text, (), fails=True, finding=lines[-1])
+    gen.__name__ = view.replace("-", "_") + "_refused"
+    generator(view)(gen)
+
+
+for _view, (_args, _own) in _REFUSED.items():
+    _refused(_view, _args, _own)

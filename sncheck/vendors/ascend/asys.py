@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.ascend.npu_smi import tool_failed
 from sncheck.vendors.grammar import Grammar
 
 
@@ -161,6 +162,9 @@ def parse_ascend_dmi(text: str) -> dict[str, Any]:
             compute.append({"device": m.group(1), "tflops": float(m.group(4)), "power_W": float(m.group(5))})
             compute_open = True
     if not matrices and not bandwidth and not compute:
+        if failed := tool_failed(text):  # DCMI could not reach the driver: no test ran
+            return {"tool": "ascend-dmi", "tool_failed": failed,
+                    "errors": [f"ascend-dmi failed before any test ({failed[0]}): not measured"]}
         raise ParseError("no ascend-dmi result table", tool="ascend-dmi")
     if compute_open:
         errors.append("the compute table has no '-----' rule under its rows: output cut short")
@@ -216,7 +220,9 @@ GRAMMAR = {
         end=("P2P: a row for every column (the square), the bidirectional matrix after the unidirectional one; compute: the rule under its rows; bandwidth: none stated "
              "(the judge's count of rows, --expect N)"),
         failures=("a matrix row with fewer cells than columns, a matrix without a row, the compute table without "
-                  "its closing rule (errors: cut short); no table (a parse error)"),
+                  "its closing rule (errors: cut short); DCMI's init failure printed instead of any table (the "
+                  "lines of libdcmi's init, as npu-smi and hccn_tool print them: 'dcmi module initialize failed. ret "
+                  "is -8005'): no test, tool_failed, errors: not measured; no table otherwise (a parse error)"),
         values=("matrices {title: {i: {j: GB/s}}} (the diagonal's 0 kept), bandwidth [{id, size_bytes, GBps}], "
                 "compute [{device, tflops, power_W}] (each key only where its table is printed), errors"),
     ),

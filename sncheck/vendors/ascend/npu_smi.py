@@ -71,6 +71,16 @@ def tool_failed(text: str) -> list[str]:
     return [ln for ln in lines if ln[:5].lower() == "dcmi " and "fail" in ln.lower() and _DCMI_RET.search(ln)]
 
 
+def _refused(text: str, what: str, tool: str) -> ParseError:
+    """The parse error of a view that read nothing: DCMI's init failure named as the tool failed,
+    else what is missing and the line the tool printed instead ('This device does not support
+    get spod info.'), so the refusal says what npu-smi said."""
+    if failed := tool_failed(text):
+        return ParseError(f"npu-smi failed: {failed[0]}: not measured", tool=tool)
+    said = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("$")), "")
+    return ParseError(f"{what}; npu-smi printed {said[:120]!r}" if said else what, tool=tool)
+
+
 def _num(v: str) -> int | float | None:
     v = v.strip()
     if v in _NA:
@@ -264,9 +274,7 @@ def parse_fields(text: str) -> dict[str, Any]:
         order.append((key, value))
     blocks = [b for b in blocks if b]
     if not blocks:
-        failed = tool_failed(text)
-        raise ParseError(f"npu-smi failed: {failed[0]}: not measured" if failed else "no 'Key : Value' lines",
-                         tool="npu-smi-fields")
+        raise _refused(text, "no 'Key : Value' lines", "npu-smi-fields")
     merged: dict[str, str] = {}
     for b in blocks:
         for k, v in b.items():
@@ -395,5 +403,5 @@ def parse_mapping(text: str) -> dict[str, Any]:
             chips.append({"npu": int(m.group(1)), "chip": int(m.group(2)),
                           "logic_id": int(m.group(3)) if m.group(3).isdecimal() else None, "name": m.group(4)})
     if not chips:
-        raise ParseError("no 'NPU ID Chip ID Chip Logic ID Chip Name' rows", tool="npu-smi-mapping")
+        raise _refused(text, "no 'NPU ID Chip ID Chip Logic ID Chip Name' rows", "npu-smi-mapping")
     return {"tool": "npu-smi-mapping", "chips": chips, "errors": []}

@@ -18,6 +18,10 @@ _PRINT = ("hicann/driver src/custom/dev_prod/user/npucli/src @ ef377e9: npu_info
 _KV = ("one 'Key : Value' line a field, printed '\\t%-30s : %s' (the ECC counters pad the key to 40); "
        "'NA' where the chip does not say")
 
+# a view that reads nothing else refuses DCMI's init failure, printed instead of its output
+_DCMI_REFUSED = ("DCMI's init failure printed instead ('dcmi module initialize failed. ret is -8005', as the npu-smi "
+                 "view reads it): a parse error naming it, not measured")
+
 GRAMMAR = {
     "npu-smi": Grammar(
         tool="npu-smi info (the NPU table and its process table)",
@@ -90,8 +94,8 @@ GRAMMAR = {
         lines=(_KV + ": A3 'SDID', 'Super Pod Size', 'Super Pod ID', 'Server Index' (unsigned integers); the 950 "
                "'Super Pod Size', 'Super Pod ID', 'Chassis ID' (a pod mainboard) or 'Server Index', 'Super Pod Type'"),
         end="the last line of its form: 'Server Index' (A3) or 'Super Pod Type' (950)",
-        failures="'This device does not support get spod info.' (no fields: a parse error); the last line missing "
-                 "(errors: cut short)",
+        failures="'This device does not support get spod info.' (no fields: a parse error naming the line); " + _DCMI_REFUSED
+                 + "; the last line missing (errors: cut short)",
         values="sdid, super_pod_size, super_pod_id, server_index, chassis_id, super_pod_type, errors",
     ),
 }
@@ -116,7 +120,8 @@ GRAMMAR.update({
         lines=("'Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]', 'Commands:' with one command a line, "
                "'-t type  Show information for type' then 'type: a, b, ...,' wrapped over lines, the last ending "
                "'.'; a blank line; 'Options:' with -i, -c, -p"),
-        end="the blank line after the type list", failures="no 'type:' list (a parse error)",
+        end="the blank line after the type list", failures="no failure line of its own is known (the help is fixed text; closed: neither the guide nor a "
+                 "capture shows one); no 'type:' list (a parse error)",
         values="types, errors"),
     "npu-smi-mapping": Grammar(
         tool="npu-smi info -m",
@@ -125,7 +130,7 @@ GRAMMAR.update({
         lines=("a header 'NPU ID  Chip ID  Chip Logic ID  Chip Name' and a row a chip, tab-indented, cells padded to 30 "
                "or 31; an MCU row's logic id is '-'"),
         end="none stated: the judge's count of chips (--expect N) says whether every chip is listed",
-        failures="no row (a parse error); fewer chips than expected (errors)",
+        failures="no row (a parse error); " + _DCMI_REFUSED + "; fewer chips than expected (errors)",
         values="chips [{npu, chip, logic_id, name}], errors"),
     "npu-smi-hbm": Grammar(
         tool="npu-smi info -t memory -i N (or -t usages: its HBM Capacity line)",
@@ -136,7 +141,7 @@ GRAMMAR.update({
                "Capacity(MB)', 'HBM Clock Speed(MHz)', 'HBM Temperature(C)', 'HBM Manufacturer ID'; -t usages carries "
                "'HBM Capacity(MB)' among its rates; an NPU's form ('Chip Count') closes each chip with 'Chip ID'"),
         end="'HBM Manufacturer ID' (-t memory); with a 'Chip Count', that many 'Chip ID' lines",
-        failures="no 'HBM Capacity(MB)' line (a parse error); the end missing, '...' (errors: cut short)",
+        failures="no 'HBM Capacity(MB)' line (a parse error); " + _DCMI_REFUSED + "; the end missing, '...' (errors: cut short)",
         values="hbm_capacity_MB, errors"),
 })
 
