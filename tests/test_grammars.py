@@ -42,6 +42,15 @@ def outcome(view: str, text: str, v: Variant, expect: int | None = None) -> tupl
     return (1 if failures(data) else 0), data
 
 
+def refusal(v: Variant) -> str:
+    """The parse error ``sncheck parse`` prints for ``v``'s whole output ('' when it parses)."""
+    try:
+        parse_text(v.view, v.text, **v.hints)
+    except ParseError as e:
+        return str(e)
+    return ""
+
+
 def _wrong_values(v: Variant, data: Any) -> list[str]:
     out = []
     for at, value in v.values:
@@ -64,12 +73,15 @@ def check_variant(v: Variant) -> list[str]:
     bad: list[str] = []
     want = 1 if v.fails else 0
     code, whole = outcome(v.view, v.text, v)
-    if code != want or whole is None:
+    # a failure the grammar refuses as a parse error (no value: npu-smi's DCMI failure in a
+    # 'Key : Value' view) must name its finding in the error, as sncheck parse prints it
+    refused = whole is None and v.fails and v.finding is not None and not v.values
+    if code != want or (whole is None and not refused):
         bad.append(f"{v.name}: whole output exits {code}, want {want}: "
                    f"{(failures(whole) if whole else 'ParseError')!s:.300}")
         return bad
-    bad += [f"{v.name}: {w}" for w in _wrong_values(v, whole)]
-    said = "\n".join(failures(whole))
+    bad += [f"{v.name}: {w}" for w in _wrong_values(v, whole)] if whole is not None else []
+    said = refusal(v) if refused else "\n".join(failures(whole))
     if v.fails and v.finding is not None and v.finding not in said:
         bad.append(f"{v.name}: its failures do not say {v.finding!r}: {said[:300]!r}")
     if v.count is not None and outcome(v.view, v.text, v, v.count)[0] != want:
@@ -156,6 +168,29 @@ def test_every_view_has_its_grammar_and_generator() -> None:
     assert set(views()) - written == set(), "a view without its written grammar beside its parser"
     assert set(views()) - set(load()) == set(), "a view without its generator in tests/grammars/"
     assert not set(load()) - set(views()), "a generator for no view"
+
+
+# Views whose generator writes no failing variant, each because its grammar says the tool prints
+# no failure of its own (the view's Grammar.failures says why): the set may only shrink.
+NO_FAILURE_PRINTED: dict[str, str] = {
+    "hccn-conf": "a file: no failure line is ever written into it",
+    # sncheck's own read (grep -H 2>/dev/null): no failure line; judged by the rules' growth, --since
+    "ib-counters": "no value is a fault by itself",
+    "nccl-inspector": "none printed: Inspector reports performance",
+    "npu-smi-help": "no failure line of its own is known",
+    "imex-ctl": "no failure line of its own is known",  # its node states: a platform's run check judges them
+}
+
+
+def test_every_generator_writes_a_failing_variant() -> None:
+    """Issue 28: a generator writes every failure line its tool can print, so each view has at
+    least one whole variant that exits 1 and names its finding (the tool's line or the fault)."""
+    lacking = {view for view in load() if not any(v.fails for v in variants(view))}
+    assert lacking == set(NO_FAILURE_PRINTED), f"without a failing variant: {sorted(lacking - set(NO_FAILURE_PRINTED))}; " \
+        f"named but have one: {sorted(set(NO_FAILURE_PRINTED) - lacking)}"
+    for view, why in NO_FAILURE_PRINTED.items():  # the reason is the grammar's own
+        g = grammar.of(views()[view].parse, view)
+        assert g is not None and why in g.failures, (view, why)
 
 
 def test_the_readme_lists_every_view_with_its_versions() -> None:

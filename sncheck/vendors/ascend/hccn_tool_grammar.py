@@ -108,7 +108,8 @@ GRAMMAR.update({
         sources=(_CLOSED, _CAPTURES),
         lines="'key_N=value' lines, N the device: address, netmask, netdetect, gateway, send_arp_status, ...",
         end="none stated: the judge's count of devices (--expect N) says whether every one is listed",
-        failures="no 'key_N=value' line (a parse error)", values="devices {N: {key: value}}, errors"),
+        failures="a file: no failure line is ever written into it (hccn_tool reports its own on stderr); no "
+                 "'key_N=value' line (a parse error)", values="devices {N: {key: value}}, errors"),
     "hccn-route": Grammar(
         tool="hccn_tool -i N -route -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
         lines="'Routing table:', the route(8) header 'Destination Gateway Genmask Flags Metric Ref Use Iface', a row "

@@ -125,7 +125,8 @@ GRAMMAR = {
                "blank, ' Nodes From\\To' and the node numbers, one row per node: its number and a cell per node "
                "(C, N, I, R, D, A, !V!, !M!), a blank, 'Domain State: UP|DEGRADED|DOWN'"),
         end="'Domain State: S', the last line; the table has a row for every node listed",
-        failures=("a line saying error, failed, could not or unable (errors; the legend's lines aside); a cut "
+        failures=("no failure line of its own is known (closed: neither the IMEX guide nor a capture shows one); "
+                  "a line saying error, failed, could not or unable is read as one (errors; the legend's lines aside); a cut "
                   "(no Domain State, fewer rows than nodes, a row short of cells: errors); node states, cells "
                   "and the domain state are values: a run's imex check judges them (imex_domain, and imex_node "
                   "across the rack), sncheck parse exits 0 on them"),
