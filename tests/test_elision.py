@@ -85,3 +85,24 @@ def test_the_views_left_open_are_the_two_named() -> None:
     fix, with the SSH tests' elided captures): the set may only shrink."""
     assert listing.ELISION_OPEN == {"nvlink-errors", "nvidia-smi-q"}
     assert not listing.ELISION_OPEN & listing.READS_ELISION
+
+
+def test_an_elision_in_a_collected_log_is_its_sections_once() -> None:
+    """ascend-collected judges a reporter's '...' by the section it stands in: once (it was
+    reported by the section's view and again over the whole log), an error only where that
+    section's view does not read it (an hccn_tool -stat list may be elided; it failed the log)."""
+    v = next(v for v in variants("ascend-collected") if v.name == "1 NPUs x 1")
+    lines = v.text.split("\n")
+
+    def elided_after(command: str, k: int) -> list[str]:
+        at = lines.index(command) + k
+        data = outcome("ascend-collected", "\n".join(lines[:at] + ["..."] + lines[at + 1:]), v)[1]
+        return [e for e in data["errors"] if "..." in e or "elided" in e or "left out" in e]
+
+    hccn = "/usr/local/Ascend/driver/tools/hccn_tool -i 0"
+    for command, k in (("/usr/local/bin/npu-smi info", 3), (f"{hccn} -optical -g", 3),
+                       ("/usr/local/bin/npu-smi info -i 0 -c 0 -t health", 3), ("/usr/local/bin/npu-smi info -m", 1)):
+        said = elided_after(command, k)
+        assert len(said) == 1 and said[0].startswith(f"`{command}`"), (command, said)
+    assert elided_after(f"{hccn} -stat -g", 2) == []  # hccn-stat reads it: a shorter list
+    assert elided_after("lspci | grep acce", 1) == []  # no view reads the section: no value lost

@@ -109,7 +109,8 @@ def cut_mid_line(body: str) -> str | None:
 # carry no value (a rank list, a Legend) from one over values. Every other view's output holds a
 # value on every line: a line that is only "..." left some out, and the output is not whole.
 # (nvbandwidth: its parser reads a "..." over the device list and names a test it lost.)
-READS_ELISION = frozenset({"kernel-log", "nccl-debug", "torch-nccl", "nccl-mnnvl", "nccl-inspector",
+# (ascend-collected: each section's '...' is judged by the section's own view, in its parser.)
+READS_ELISION = frozenset({"ascend-collected", "kernel-log", "nccl-debug", "torch-nccl", "nccl-mnnvl", "nccl-inspector",
                            "ethtool-mlx5", "hccn-conf", "hccn-stat",
                            "nccl-tests", "rccl-tests", "transferbench", "nvidia-smi-topo", "imex-ctl", "nvbandwidth"})
 # Views whose parsers still read round a '...' over values and exit 0 (nvlink -e's links left

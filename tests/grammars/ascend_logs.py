@@ -63,9 +63,9 @@ class _Log:
         self.values += [(_under(prefix, at), value) for at, value in v.values]
         self.fails |= v.fails
 
-    def variant(self, view: str, name: str, count: int) -> Variant:
+    def variant(self, view: str, name: str, count: int, elide: tuple[int, int] | None = None) -> Variant:
         return Variant(view, name, "\n".join(self.lines) + "\n", tuple(self.values), fails=self.fails, end=self.end,
-                       count=count)
+                       count=count, elide=elide)
 
 
 # the sweep's VIEW word -> the view of one device's output
@@ -151,10 +151,13 @@ def ascend_collected(rng: random.Random) -> Iterator[Variant]:
             for cmd, view, name in (("ecc", "npu-smi-ecc", ""), ("board", "npu-smi-fields", "board -i N -c C"),
                                     ("usages", "npu-smi-hbm", "usages")):
                 sections += [(f"{_NPU_SMI} -i {n} -c {c} -t {cmd}", _pick(rng, view, name), None) for n, c in devices]
+        elide = None
         for k, (cmd, v, body) in enumerate(sections):
+            if cmd.startswith("lspci"):  # a section no view reads: a reporter's '...' there loses no value
+                elide = (len(log.lines) + 1, len(log.lines) + 1 + len(body or []))
             log.add([cmd], v, f"sections[{k}].parsed", body)
             log.lines += ["", ""]  # echo -e "\n"
             log.values.append((f"sections[{k}].command", cmd.split(" | ")[0]))
         log.values += [("len(sections)", len(sections)), ("datetime", f"2026-03-0{npus} 12:0{chips}:44.179645")]
         yield log.variant("ascend-collected", f"{'compatible ' if compatible else ''}{npus} NPUs x {chips}",
-                          len(sections))
+                          len(sections), elide)

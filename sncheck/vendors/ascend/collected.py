@@ -11,7 +11,9 @@ output, each output parsed by the view the command names (its grammar: :data:`GR
 
 Each section is judged as ``sncheck parse VIEW`` judges that output alone (one parser, one
 judgement): its view's errors are the log's errors, its faults and the run checks' verdict
-on it the log's faults, each under the command's name.
+on it the log's faults, each under the command's name. A reporter's ``...`` is judged so
+too: an error of the section it stands in, once, where that section's view does not read it
+(an ``hccn_tool -stat`` list may be elided; a section no view reads loses nothing read).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors import parsers
+from sncheck.vendors import listing, parsers
 from sncheck.vendors.grammar import Grammar
 
 _SCRIPT = "Ascend/mindcluster-deploy npu_collector/npu_info_collect.sh"
@@ -57,7 +59,9 @@ GRAMMAR = {"ascend-collected": Grammar(
               "it and the run's checks find (health not OK or an error code, a link DOWN, net health not "
               "Success, an optical module not present or out of its thresholds, no RS FEC): the log's errors and "
               "faults under the command; a section through the script's own filter ('| grep prese') is not "
-              "held to its view's end (grep kept one line); through any other pipe its view's errors stand"),
+              "held to its view's end (grep kept one line); through any other pipe its view's errors stand; a "
+              "reporter's '...' is an error of the section it stands in, once, where that section's view does "
+              "not read it (hccn-stat does; a section no view reads loses no value)"),
     values="datetime, sections [{command, view, device, filter, parsed (its view's JSON), error}], faults, errors",
 )}
 
@@ -112,6 +116,11 @@ def _read(sec: dict[str, Any], body: list[str]) -> None:
     if sec["filter"] in SCRIPT_FILTERS and not sec["parsed"].get("tool_failed"):
         # grep kept the lines the script wants: not the view's end (a tool that failed printed none)
         sec["parsed"]["errors"] = []
+    # a reporter's '...' in the section: lines of its output left out, as its own view judges it
+    # (once: a view whose parser names it already, or whose grammar reads it, adds nothing)
+    errors = sec["parsed"].setdefault("errors", [])
+    if (gap := listing.elided(view, out)) and not any("elided" in str(e) or "left out" in str(e) for e in errors):
+        errors.append(gap)
 
 
 def _faults(view: str, parsed: dict[str, Any]) -> list[str]:
