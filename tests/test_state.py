@@ -359,7 +359,7 @@ def test_a_special_file_at_any_of_the_stores_names_is_refused_and_left(tmp_path:
     each side file's, is refused before SQLite opens anything (exit 2 naming it) and left."""
     from adversary import mode_of, planted, special_files
 
-    from sncheck.store.state import SQLITE_FILES
+    from sncheck.store.statedir import SQLITE_FILES
 
     with StateStore(tmp_path / "good") as st:  # a store with a row, copied for each case
         st.record_run(results("20261129T103000Z-aaaa"))

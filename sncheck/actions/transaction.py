@@ -45,6 +45,7 @@ from sncheck.config.inventory import Inventory
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.model import Action as StepAction, EntityKind, IsolationStep
 from sncheck.store.state import StateStore
+from sncheck.store.statedir import refuse_foreign_dir
 
 LOCK_NAME = ".sncheck-isolation.lock"
 LOCK_WAIT_S = 600.0  # a second command waits this long for the first, then gives up (exit 3)
@@ -62,6 +63,7 @@ class StateLock:
         self.fd: int | None = None
 
     def __enter__(self) -> StateLock:
+        refuse_foreign_dir(self.path.parent)  # another program's directory: before the lock file is made
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)

@@ -28,6 +28,7 @@ from sncheck.store.files import route_log
 from sncheck.vendors.parsers import failures as parse_failures, get_parser, known_collective, known_collectives, parse_text
 from sncheck.config.fileio import read_input
 from sncheck.config.playbook import LAYERS
+from sncheck.cli.repeats import refuse_repeats
 
 __all__ = ["Failure", "handle_errors", "main"]  # the commands in other modules import them from here
 
@@ -88,6 +89,7 @@ class SncheckGroup(LazyGroup):
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         name, cmd, rest = super().resolve_command(ctx, args)
+        refuse_repeats(ctx, cmd, rest)  # '--out a --out b': Click would keep b silently
         sub = [rest[0]] if isinstance(cmd, click.Group) and rest and not rest[0].startswith("-") else []
         ctx.meta["sncheck.command"] = " ".join([name or "", *sub]).strip()  # for the crash line
         return name, cmd, rest

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import stat
 import threading
 import time
 import zlib
@@ -36,12 +35,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sncheck.config.fileio import kind_of
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.model import EntityKind, Finding, IsolationStep, RunRecord
+from sncheck.store.statedir import DB_NAME, check_files, refuse_foreign_dir
 from sncheck.store.setaside import SetAside, SetAsideLog, decode_row, json_object, parse_ts, timestamp
 
-DB_NAME = "state.db"
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
 ISOLATION_ACTIONS = ("quarantine", "isolate", "release")
@@ -117,6 +115,7 @@ class StateStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.dir = Path(path).expanduser()
+        refuse_foreign_dir(self.dir)  # another program's directory: before anything is written
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -124,7 +123,7 @@ class StateStore:
         self.db_path = self.dir / DB_NAME
         self._lock = threading.RLock()
         self.set_aside = SetAsideLog(str(self.db_path))  # rows that did not decode (sncheck status --check)
-        _check_files(self.db_path)
+        check_files(self.db_path)
         try:
             # isolation_level=None: no implicit transactions; _write() opens each one.
             self._db = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_MS / 1000,
@@ -536,7 +535,6 @@ class StateStore:
 # The database and the files SQLite keeps beside it. SQLite removes and recreates the -wal
 # and -shm itself: a FIFO planted as state.db-wal was replaced by `sncheck status`, and made
 # `isolate --apply` exit 3 ("disk I/O error") after the lock was taken.
-SQLITE_FILES = ("", "-wal", "-shm", "-journal")
 
 
 def tables_made(migrations: Mapping[int, Sequence[str]]) -> dict[int, frozenset[str]]:
@@ -554,23 +552,6 @@ def tables_made(migrations: Mapping[int, Sequence[str]]) -> dict[int, frozenset[
 
 TABLES_MADE = tables_made(MIGRATIONS)  # every table a version makes: any other is another program's
 OWN_TABLES = frozenset({"meta"}.union(*TABLES_MADE.values()))
-
-
-def _check_files(db_path: Path) -> None:
-    """Refuse (ConfigError, exit 2, naming it) a store whose database or SQLite side file
-    exists and is not a regular file, links followed: a FIFO, a device, a socket, a
-    directory, a dangling link. Before SQLite opens (or replaces) any of them."""
-    for suffix in SQLITE_FILES:
-        name = f"{db_path}{suffix}"
-        if not os.path.lexists(name):
-            continue
-        try:
-            mode = os.stat(name).st_mode
-        except OSError as e:
-            raise ConfigError(f"the state store's file cannot be used ({e.strerror}): a dangling link?", name) from e
-        if not stat.S_ISREG(mode):
-            raise ConfigError(f"is {kind_of(mode)}, not a regular file: the state store keeps only regular "
-                              "files here (remove it)", name)
 
 
 def _is_busy(e: sqlite3.OperationalError) -> bool:

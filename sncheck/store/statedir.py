@@ -1,0 +1,66 @@
+"""The state directory's files before SQLite opens any of them: what is sncheck's, and what is not.
+
+A state directory is sncheck's when it is new or empty, or holds one of :data:`MARKS`: the
+names sncheck writes there (the database and its side files, the isolation lock, the audit log,
+the file actions' outputs). A directory that holds anything else and none of them is another
+program's (``--state-dir /var/lib/slurm``, ``~``, a run directory): sncheck
+refuses it before it writes anything, naming it, rather than leave its database among another
+program's files.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from sncheck.config.fileio import kind_of
+from sncheck.errors import ConfigError
+
+DB_NAME = "state.db"
+SQLITE_FILES = ("", "-wal", "-shm", "-journal")
+# The names sncheck writes in a state directory: the database (sncheck.store.state), the isolation
+# lock (sncheck.actions.transaction.LOCK_NAME), the audit log (actions.base.AUDIT_NAME), the file
+# actions' outputs (actions.files: their ``renders``); test_hostile_r6 checks them against those homes.
+MARKS = (*(DB_NAME + s for s in SQLITE_FILES), ".sncheck-isolation.lock", "audit.jsonl", "exclude_hosts.txt",
+         "hostfile.txt", "cuda_visible_devices.json", "cuda_visible_devices.env")
+_SHOWN = 3  # entries a refusal names
+
+
+def refuse_foreign_dir(path: Path) -> None:
+    """Refuse (ConfigError naming it, exit 2) a state directory that holds entries and none of
+    sncheck's marks; a missing, empty or sncheck's directory passes. Nothing is written."""
+    try:
+        with os.scandir(path) as it:
+            names = sorted(e.name for e in it)
+    except FileNotFoundError:
+        return  # new: sncheck makes it
+    except NotADirectoryError as e:
+        raise ConfigError("is not a directory: the state directory must be one (use another --state-dir)",
+                          str(path)) from e
+    except OSError as e:
+        raise ConfigError(f"the state directory cannot be read ({e.strerror or e})", str(path)) from e
+    if not names or any(m in names for m in MARKS):
+        return
+    shown = ", ".join(repr(n) for n in names[:_SHOWN]) + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN
+                                                           else "")
+    raise ConfigError(f"holds {shown} and no sncheck state ({DB_NAME}): another program's directory; sncheck "
+                      "writes its state only into a new or empty directory or one it made (use another --state-dir)",
+                      str(path))
+
+
+def check_files(db_path: Path) -> None:
+    """Refuse (ConfigError, exit 2, naming it) a store whose database or SQLite side file
+    exists and is not a regular file, links followed: a FIFO, a device, a socket, a
+    directory, a dangling link. Before SQLite opens (or replaces) any of them."""
+    for suffix in SQLITE_FILES:
+        name = f"{db_path}{suffix}"
+        if not os.path.lexists(name):
+            continue
+        try:
+            mode = os.stat(name).st_mode
+        except OSError as e:
+            raise ConfigError(f"the state store's file cannot be used ({e.strerror}): a dangling link?", name) from e
+        if not stat.S_ISREG(mode):
+            raise ConfigError(f"is {kind_of(mode)}, not a regular file: the state store keeps only regular "
+                              "files here (remove it)", name)
