@@ -115,3 +115,178 @@ def test_l03_parse_collective_lists_every_collective_it_takes() -> None:
     for name in parsers.known_collectives():
         assert parsers.known_collective(name) == name and name in line, (name, line)
     assert "alltoallv" in line and parsers.known_collective("alltoallv_perf_mpi") == "alltoallv"
+
+
+# -- O01..O04: an option that takes one value, given twice -----------------------------------
+
+@pytest.mark.parametrize("args, named", [
+    (["run", "pre-upgrade-gate", "--out", "{t}/a", "--out", "{t}/b"], "option --out given twice"),      # O01
+    (["run", "pre-upgrade-gate", "--rules", "default", "--rules={t}/mine.yaml"], "option --rules given twice"),  # O02
+    (["run", "-i", "{t}/a.yaml", "--inventory={t}/b.yaml", "--out", "{t}/c"], "(as -i and --inventory)"),   # O03
+    (["fabric", "check", "--since", "{t}/a", "--since", "{t}/b"], "option --since given twice"),         # O04: a subgroup
+    (["history", "--last", "3", "--last=4"], "option --last given twice"),
+])
+def test_o01_o04_an_option_taking_one_value_given_twice_is_refused_before_anything_runs(
+        tmp_path: Path, args: list[str], named: str) -> None:
+    """O01-O04: Click kept the last value silently: '--out a --out b' wrote b, '--rules mine
+    --rules default' judged by the shipped rules alone. Now one line naming the option, exit 2,
+    and nothing written."""
+    from test_hardening import one_line_error_usage
+    r = _cli(*[a.replace("{t}", str(tmp_path)) for a in args])
+    line = one_line_error_usage(r)
+    assert named in line and "give it once" in line, line
+    assert list(tmp_path.iterdir()) == []  # no run directory, no state
+
+
+def test_o05_lists_counts_and_a_repeated_flag_are_still_taken(tmp_path: Path) -> None:
+    """O05: options declared multiple (--via, --compare, --design) and a flag said twice as
+    written ('-q -q') are no repeat; a value that looks like an option is a value."""
+    from sncheck.cli.repeats import refuse_repeats
+    run = main.get_command(None, "run")  # (get_command reads no context)
+    refuse_repeats(None, run, ["pre-upgrade-gate", "-q", "-q", "--out", "--out", "--seed", "1"])
+    refuse_repeats(None, run, ["--", "--out", "a", "--out", "b"])  # after '--': arguments
+    iso = main.get_command(None, "isolate")
+    refuse_repeats(None, iso, ["n1", "--via", "slurm", "--via", "hostfile"])
+    import click
+    with pytest.raises(click.UsageError, match="option --out given twice"):
+        refuse_repeats(None, run, ["--out=a", "--out", "b"])
+
+
+# -- S01..S03: a state directory that is another program's ---------------------------------
+
+def test_s01_a_directory_of_another_program_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """S01: '--state-dir /var/lib/slurm' (a directory of another program's files) got sncheck's
+    state.db, WAL and lock among them. Now exit 2 naming the directory; nothing written."""
+    from sncheck.actions.transaction import StateLock
+    from sncheck.store.state import StateStore
+    other = tmp_path / "slurm"
+    other.mkdir()
+    (other / "node_state").write_text("x")
+    (other / "job_state").write_text("y")
+    for opener in (StateStore, StateLock):
+        with pytest.raises(ConfigError, match=r"holds 'job_state', 'node_state' and no sncheck state") as e:
+            opener(other).__enter__()
+        assert str(other) in str(e.value)
+    assert sorted(p.name for p in other.iterdir()) == ["job_state", "node_state"]
+    line = one_line_error(_cli("isolate", "node003", "-i", ROOT / "fixtures" / "inventories" / "demo-2sn.yaml",
+                               "--via", "hostfile", "--apply", "--state-dir", other))
+    assert str(other) in line and "another program's directory" in line, line
+    assert sorted(p.name for p in other.iterdir()) == ["job_state", "node_state"]
+
+
+def test_s02_a_new_an_empty_and_sncheck_s_own_directory_are_state_directories(tmp_path: Path) -> None:
+    """S02: the refusal takes nothing real: a missing or empty directory, and one sncheck made
+    (its database, or only its lock from an isolation interrupted before the store opened)."""
+    from sncheck.actions import base, transaction
+    from sncheck.store import statedir
+    from sncheck.store.state import StateStore
+    from sncheck.actions import ACTIONS
+    renders = {n for a in ACTIONS.values() for n in getattr(a, "renders", {})}
+    assert {transaction.LOCK_NAME, base.AUDIT_NAME, statedir.DB_NAME} | renders <= set(statedir.MARKS)
+    StateStore(tmp_path / "new").close()
+    (tmp_path / "empty").mkdir()
+    StateStore(tmp_path / "empty").close()
+    (tmp_path / "new" / "notes.txt").write_text("an operator's note beside sncheck's state")
+    StateStore(tmp_path / "new").close()
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / transaction.LOCK_NAME).write_text("")
+    StateStore(tmp_path / "locked").close()
+
+
+# -- P01: plan -------------------------------------------------------------------------------
+
+def test_p01_what_is_counted_over_the_card_does_not_fit_though_activations_are_unknown() -> None:
+    """P01: 70B at TP=8 with Adam needs 130 GiB a card before activations; without --hidden and
+    --layers plan said 'cannot say whether it fits' and exited 0 on an 80 GB card."""
+    r = _cli("plan", "--params", "70B", "--layout", "tp=8,dp=4", "--card-memory", "80GB")
+    assert r.exit_code == 1 and "does NOT fit (short by 50.4 GiB per card, activations not counted)" in r.output, \
+        r.output
+    r = _cli("plan", "--params", "7B", "--layout", "tp=8,dp=4", "--card-memory", "80GB")
+    assert r.exit_code == 0 and "cannot say whether it fits: activations unknown" in r.output, r.output
+
+
+# -- FB01..FB02: the fabric's topology --------------------------------------------------------
+
+IB_TOPOLOGY = ROOT / "fixtures" / "real" / "ib-fabric" / "01_ibnetdiscover_ibsim_2leaf_1spine_8hosts_2rails.txt"
+
+
+def test_fb01_two_switches_of_one_description_are_two_switches() -> None:
+    """FB01: unmanaged switches keep their vendor's default description; two leaves described
+    alike were one 'leaf:<name>': their ports' cables merged, and one switch's perfquery
+    counters overwrote the other's under the same port ids."""
+    from sncheck.vendors.infiniband import discovery
+    parsed = discovery.parse_topology(IB_TOPOLOGY.read_text().replace('"su0-rail1"', '"su0-rail0"'))
+    ids = [s for s, _ in discovery.counter_commands(parsed)]
+    assert len(ids) == len(set(ids)) == 3, ids
+    assert "leaf:su0-rail0-0x0000000000200000" in ids and "leaf:su0-rail0-0x0000000000200001" in ids
+    cabled = discovery.cabling(parsed, {f"h{i:02d}": 2 for i in range(1, 9)})
+    assert len(set(cabled.nics.values())) == 16 and len(cabled.uplinks) == 2  # no two NICs on one port
+    # a switch of its own name keeps it
+    assert "spine:spine0" in ids
+
+
+def test_fb02_two_topology_outputs_spliced_together_do_not_read_whole(tmp_path: Path) -> None:
+    """FB02: 'cat before.txt after.txt' as the topology listed every node twice: each host had
+    4 adapters for 2 cards, eight 'cabling' findings blamed the hosts (exit 1). ibnetdiscover
+    records each node once: now exit 3, the topology named."""
+    topo, inv = tmp_path / "twice.txt", tmp_path / "ib8.yaml"
+    topo.write_text(IB_TOPOLOGY.read_text() * 2)
+    inv.write_text("name: ib8\nsupernodes:\n  - {name: a, hosts: 'h[01-04]', cards_per_host: 2}\n"
+                   "  - {name: b, hosts: 'h[05-08]', cards_per_host: 2}\nfabric:\n  spines: [spine0]\n")
+    line = one_line_error(_cli("fabric", "check", "-i", inv, "--topology", topo), code=3)
+    assert str(topo) in line and "recorded 2 times" in line, line
+
+
+# -- INV01: one machine by two spellings ------------------------------------------------------
+
+@pytest.mark.parametrize("second", ["H01", "h01."])
+def test_inv01_one_host_by_two_spellings_is_refused(tmp_path: Path, second: str) -> None:
+    """INV01: 'h01' in one supernode and 'H01' (or 'h01.') in another loaded as two hosts: DNS
+    reaches one machine by both, measured twice (its pairs with itself over the network), and
+    isolating 'h01' left 'H01' in service."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(f"name: t\nsupernodes:\n  - {{name: a, hosts: 'h01,h02', cards_per_host: 2}}\n"
+                   f"  - {{name: b, hosts: '{second}', cards_per_host: 2}}\n")
+    line = one_line_error(_cli("inventory", "check", inv))
+    assert f"{inv}:4" in line and f"host {second!r} is in two supernodes: 'a' and 'b' (as 'h01'" in line, line
+
+
+# -- SL01: Slurm's words are at the start of a line --------------------------------------------
+
+def test_sl01_a_task_line_quoting_srun_names_no_failed_node_and_cancels_no_step() -> None:
+    """SL01: the tasks' stderr reaches srun's: a task's log line quoting 'srun: error: node9:
+    task 0: Exited with exit code 1' (or a stepd's CANCELLED banner) mid-line made node9 a
+    failed node and its rows not_run. Slurm's log prefix starts the line."""
+    from sncheck.slurm.steps import allocation_gone, cancelled, failed_nodes
+    quoted = ("[rank3] retry after: srun: error: node9: task 0: Exited with exit code 1\n"
+              "[rank3] saw: slurmstepd: error: *** STEP 5.0 ON node9 CANCELLED AT 2026-12-04T22:41:12 ***\n"
+              "[rank3] saw: srun: error: Slurm job 5 has expired\n")
+    assert failed_nodes(quoted) == {} and cancelled(quoted) is None and allocation_gone(quoted) is None
+    real = quoted + "srun: error: node3: task 1: Killed\nslurmstepd-node3: error: *** STEP 5.0 ON node3 " \
+                    "CANCELLED AT 2026-12-04T22:41:13 DUE TO TIME LIMIT ***\n"
+    assert failed_nodes(real) == {"node3": "task 1: Killed"}
+    assert cancelled(real) == type(cancelled(real))("5.0", "node3", "2026-12-04T22:41:13", "TIME LIMIT")
+
+
+# -- DF01: diff says what it compares ---------------------------------------------------------
+
+def test_df01_diff_of_two_clusters_or_of_one_run_says_so(tmp_path: Path) -> None:
+    """DF01: 'sncheck diff' of a demo-2sn run and an hgx-2su run printed per-tier deltas and
+    every finding of the first as 'resolved', exit 0, not a word that these were two clusters;
+    a run against itself 'changed nothing' as if two nights agreed."""
+    import json
+
+    from test_hostile_r5 import _run_dir
+    finding = {"entity": "n1/gpu0", "entity_kind": "card", "rule": "r", "severity": "critical", "message": "m",
+               "layer": "connectivity"}
+    layers = [{"name": "connectivity", "verdict": "pass"}]
+    a = _run_dir(tmp_path, "a", layers=layers, findings=[finding], verdict="fail")
+    b = _run_dir(tmp_path, "b", layers=layers, inventory="other-cluster")
+    r = _cli("diff", a, b)
+    assert r.exit_code == 0 and "note: the runs are of different inventories (tiny -> other-cluster)" in r.output, \
+        r.output
+    d = json.loads(_cli("diff", a, b, "--json").output)
+    assert d["a"]["inventory"] == "tiny" and len(d["notes"]) == 1 and len(d["findings"]["resolved"]) == 1
+    r = _cli("diff", a, a)
+    assert "note: RUN_A and RUN_B are one run (a)" in r.output and "different inventories" not in r.output
+    assert "note:" not in _cli("diff", a, _run_dir(tmp_path, "c", layers=layers)).output

@@ -104,6 +104,8 @@ def _diff(run_a, run_b, state_dir, as_json) -> None:
         click.echo(json.dumps(d, indent=2, default=str))
         return
     click.echo(f"diff {d['a']['run_id']} ({d['a']['verdict']}) -> {d['b']['run_id']} ({d['b']['verdict']})")
+    for note in d["notes"]:
+        click.echo(f"note: {note}")
     click.echo("tiers and collectives:")
     for r in d["aggregates"]:
         click.echo(f"  {r['kind']:<11} {r['entity']:<22} {r['metric']:<16} {_fmt(r['a']):>10} -> "

@@ -48,7 +48,8 @@ def _one(p: Plan, opts: Options) -> None:
     else:
         head = (led.card_memory or 0) - led.total
         click.echo(f"memory: {'fits' if led.fits else 'does NOT fit'} "
-                   f"({'headroom' if head >= 0 else 'short by'} {abs(head) / GiB:,.1f} GiB per card)")
+                   f"({'headroom' if head >= 0 else 'short by'} {abs(head) / GiB:,.1f} GiB per card"
+                   f"{'' if led.activations is not None else ', activations not counted'})")
     cap = p.capacity
     if cap is not None:
         out = f", {len(cap['out'])} entities out of service" if cap["out"] else ""

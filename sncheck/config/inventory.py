@@ -293,6 +293,7 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
     supernodes: list[Supernode] = []
     platforms_used: dict[str | None, Platform | None] = {}
     hosts: dict[str, Host] = {}
+    spelt: dict[str, str] = {}  # a host's name as DNS compares it -> the name first given
     sn_names: set[str] = set()  # the supernodes' names so far
     n_cards = 0  # the cards of the hosts so far (the cap's running count)
     for spec, sn in zip(schema.supernodes, root["supernodes"]):
@@ -316,10 +317,15 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
         except ValueError as e:
             raise src.error(str(e), sn, "hosts") from e
         for h in names:
-            if h in hosts:
-                other = hosts[h].supernode
-                msg = (f"host {h!r} is listed twice in supernode {sn_name!r}" if other == sn_name
-                       else f"host {h!r} is in two supernodes: {other!r} and {sn_name!r}")
+            # DNS compares names without case, and 'h01.' is h01 rooted: one machine by two spellings
+            # would be measured twice, and isolating one name would leave the other in service
+            first = spelt.setdefault(h.lower().rstrip("."), h)
+            if first in hosts:
+                other = hosts[first].supernode
+                was = "" if first == h else f" (as {first!r}: host names are compared as DNS does, without case " \
+                                            "or a trailing dot)"
+                msg = (f"host {h!r} is listed twice in supernode {sn_name!r}{was}" if other == sn_name
+                       else f"host {h!r} is in two supernodes: {other!r} and {sn_name!r}{was}")
                 raise src.error(msg, sn, "hosts")
             hosts[h] = Host(h, sn_name, cards)
         if plat is not None and plat.domain_hosts and len(names) > plat.domain_hosts:

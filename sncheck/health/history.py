@@ -103,6 +103,7 @@ class RunRef:
             self.findings = [_brief(f) for f in run.findings]
             self.started: str | None = run.started
             self.verdict: str | None = run.verdict.value
+            self.inventory: str | None = run.inventory
             return
         if state_dir is None:
             raise ConfigError("not a run directory (no results.json); a run id needs --state-dir", ref)
@@ -117,6 +118,7 @@ class RunRef:
             self.findings = st.findings_of_run(self.run_id)
             self.started = stored.get("started")
             self.verdict = stored.get("verdict")
+            self.inventory = stored.get("inventory")
         if not self.summaries:
             raise ConfigError("the state store keeps no summaries of this run (recorded before "
                               "sncheck kept history); compare its run directory instead", ref)
@@ -176,9 +178,16 @@ def diff(a: RunRef, b: RunRef, move_z: float = MOVE_Z, move_rel: float = MOVE_RE
     fa = {_finding_key(f): f for f in a.findings}
     fb = {_finding_key(f): f for f in b.findings}
     brief = lambda f: {k: f.get(k) for k in ("entity", "entity_kind", "rule", "severity", "message")}  # noqa: E731
+    # what makes the comparison other than one cluster's two nights: said, never left to be read
+    # from its numbers ('findings resolved' on another cluster are findings it does not have)
+    notes = [f"RUN_A and RUN_B are one run ({a.run_id}): nothing can have changed"] if a.run_id == b.run_id else []
+    if a.inventory != b.inventory:
+        notes.append(f"the runs are of different inventories ({a.inventory} -> {b.inventory}): the deltas compare "
+                     "two clusters, and a finding 'resolved' is one the other cluster has not")
     return {
-        "a": {"run_id": a.run_id, "started": a.started, "verdict": a.verdict},
-        "b": {"run_id": b.run_id, "started": b.started, "verdict": b.verdict},
+        "a": {"run_id": a.run_id, "started": a.started, "verdict": a.verdict, "inventory": a.inventory},
+        "b": {"run_id": b.run_id, "started": b.started, "verdict": b.verdict, "inventory": b.inventory},
+        "notes": notes,
         "aggregates": aggregates, "moved": moved,
         "findings": {"new": [brief(fb[k]) for k in fb if k not in fa],
                      "resolved": [brief(fa[k]) for k in fa if k not in fb],

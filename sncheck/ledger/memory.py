@@ -143,10 +143,13 @@ class Ledger:
 
     @property
     def fits(self) -> bool | None:
-        """None when it cannot be said: no card memory, or activations unknown."""
-        if self.card_memory is None or self.activations is None:
+        """None when it cannot be said: no card memory, or activations unknown while what is
+        counted fits (activations only add: what is counted over the card does not fit)."""
+        if self.card_memory is None:
             return None
-        return self.total <= self.card_memory
+        if self.total > self.card_memory:
+            return False
+        return None if self.activations is None else True
 
     def to_dict(self) -> dict:
         d = asdict(self)

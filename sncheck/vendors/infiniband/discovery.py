@@ -2,7 +2,8 @@
 (sncheck.fabric.Cabling) and ``perfquery``'s counters of every switch port.
 
 Names. A switch is named by its node description, with every character a switch id may not
-hold (``:``, ``[``, ``]``, ``/``, blanks, ...) replaced by ``-`` (:func:`switch_name`); a switch
+hold (``:``, ``[``, ``]``, ``/``, blanks, ...) replaced by ``-`` (:func:`switch_name`), then its
+GUID appended where two switches' names would be one (``<name>-0x...``); a switch
 with a host adapter on it is a leaf, one with only switches on it a spine. A host adapter's
 node description is ``<host> <device>`` (the kernel's default: the host name, then the RDMA
 device, ``node001 mlx5_3``); its rail is the device's place among that host's adapters in the
@@ -47,9 +48,14 @@ def switch_kinds(parsed: dict[str, Any]) -> dict[str, str]:
 
 
 def _switches(parsed: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """Switch guid -> (kind, name)."""
+    """Switch guid -> (kind, name). Switches whose descriptions give one name (unmanaged
+    switches keep their vendor's default description; 'leaf 1' and 'leaf:1' read alike) are
+    told apart by their GUID, ``<name>-<guid>``: one name for two switches would merge their
+    ports' cables and counters."""
     kinds = switch_kinds(parsed)
-    return {n["guid"]: (kinds[n["guid"]], switch_name(n["desc"])) for n in parsed["nodes"] if n["type"] == "switch"}
+    names = {n["guid"]: switch_name(n["desc"]) for n in parsed["nodes"] if n["type"] == "switch"}
+    shared = {name for name in names.values() if sum(v == name for v in names.values()) > 1}
+    return {guid: (kinds[guid], f"{name}-{guid}" if name in shared else name) for guid, name in names.items()}
 
 
 def cabling(parsed: dict[str, Any], cards: Mapping[str, int]) -> Cabling:

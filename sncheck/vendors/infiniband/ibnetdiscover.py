@@ -110,6 +110,12 @@ def parse_ibnetdiscover(text: str) -> dict[str, Any]:
         errors.append(f"no record of the node it was run from ({initiator}): cut short")
     if len(nodes) > 1:  # discovery reaches a node through a link: one without any was cut
         errors += [f"{n['guid']} ({n['desc']}): a record with no link: cut short" for n in nodes if not n["links"]]
+    # ibnetdiscover visits each node once (a BFS marks it found): a node recorded twice is two
+    # outputs spliced together, and its links would count twice
+    twice = sorted({n["guid"] for n in nodes if sum(x["guid"] == n["guid"] for x in nodes) > 1})
+    errors += [f"{g}: recorded {sum(n['guid'] == g for n in nodes)} times, which ibnetdiscover never prints: "
+               "outputs spliced together?" for g in twice[:3]] + ([f"and {len(twice) - 3} more nodes recorded twice"]
+                                                                if len(twice) > 3 else [])
     return {"tool": "ibnetdiscover", "nodes": nodes, "errors": errors + _unmatched(nodes)}
 
 

@@ -34,7 +34,8 @@ GRAMMAR = {
         end=("none: the file is whole when every link is listed from both ends, each far node's record present "
              "(a cut leaves a link whose far node has no record, or does not list it back)"),
         failures=("'ibwarn:'/'ibpanic:'/'ibnetdiscover:' lines, 'Failed', a record line the grammar does not hold, "
-                  "a link not listed back (errors: the topology is not read as the fabric)"),
+                  "a link not listed back, a node recorded twice (the BFS of ibnetdiscover.c marks each node "
+                  "found once: two outputs spliced) (errors: the topology is not read as the fabric)"),
         values=("nodes[{type, guid, ports, desc, lid (a switch's), links[{port, remote_type, remote_guid, "
                 "remote_port, remote_desc, remote_lid, width, speed, lid and port_guid (a CA's port)}]}], errors"),
     ),
