@@ -290,3 +290,41 @@ def test_df01_diff_of_two_clusters_or_of_one_run_says_so(tmp_path: Path) -> None
     r = _cli("diff", a, a)
     assert "note: RUN_A and RUN_B are one run (a)" in r.output and "different inventories" not in r.output
     assert "note:" not in _cli("diff", a, _run_dir(tmp_path, "c", layers=layers)).output
+
+
+# -- NB01: a near-bar retest whose samples are no ratio --------------------------------------
+
+def test_nb01_a_near_bar_retest_of_zero_latencies_cannot_say_it_does_not_crash() -> None:
+    """NB01: a card whose every retest latency read 0 (a timer fault: no latency is 0) made
+    judge_samples divide by zero: 'internal error', exit 3, the run's other verdicts lost.
+    Nothing says where the card is: the retest cannot say, the card stays quarantined."""
+    import pandas as pd
+
+    from sncheck.health.rules import load_rules
+    from sncheck.run.nearbar import judge_samples
+    rule = next(r for r in load_rules("default").rules if r.params.get("above") is not None and "latency" in r.metric)
+    cells = pd.DataFrame({"src": ["c0", "c0", "c1", "c2"], "dst": ["c1", "c2", "c2", "c3"],
+                          "value": [0.0, 0.0, 5.0, 5.0], "failed": [False] * 4})
+    assert judge_samples(rule, cells, "c0") == (None, "none of its 2 samples is a finite ratio to its controls' level")
+    sane = cells.assign(value=[5.0, 5.1, 5.0, 5.05])
+    assert "median" in judge_samples(rule, sane, "c0")[1]  # samples that are ratios are judged
+
+
+# -- PQ01: a Parquet part whose numbers are text ----------------------------------------------
+
+def test_pq01_a_part_with_text_where_its_kind_holds_numbers_is_refused_naming_it(tmp_path: Path) -> None:
+    """PQ01: a p2p part whose bw_GBps column held text (another program's, or edited) was read,
+    and a metric's cast crashed: 'internal error in sncheck diff: ValueError: could not convert
+    string to float', exit 3. Numbers as text ('451.6') passed silently. Now exit 2 naming the part."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from test_hostile_r5 import _run_dir
+    run = _run_dir(tmp_path, "a", layers=[{"name": "connectivity", "verdict": "pass"}])
+    (run / "rows" / "p2p").mkdir()
+    part = run / "rows" / "p2p" / "part-000001.parquet"
+    for text in ("abc", "451.6"):
+        pq.write_table(pa.table({"kind": ["p2p"], "layer": ["connectivity"], "src": ["n1/gpu0"], "dst": ["n1/gpu1"],
+                                 "tier": ["intra_host"], "bw_GBps": [text]}), part)
+        line = one_line_error(_cli("diff", run, run))
+        assert str(part) in line and "its column 'bw_GBps' holds string, where p2p rows hold a float" in line, line

@@ -53,9 +53,13 @@ def judge_samples(rule: Rule, cells: pd.DataFrame, card: str) -> tuple[bool | No
     level = median(values[~mine])
     if not mine.sum() or not math.isfinite(level) or level <= 0:
         return None, "no control pairs beside its own to compare with"
-    r = values[mine] / level if side == "below" else level / values[mine]
-    c = values[~mine] / level if side == "below" else level / values[~mine]
+    with np.errstate(divide="ignore", invalid="ignore"):  # a latency of 0: inf, left out below
+        r = values[mine] / level if side == "below" else level / values[mine]
+        c = values[~mine] / level if side == "below" else level / values[~mine]
     r, c = r[np.isfinite(r)], c[np.isfinite(c)]
+    if not len(r) or not len(c):  # a latency of 0 is no ratio: no measurement says where the card is
+        return None, (f"none of its {int(mine.sum())} samples is a finite ratio to its controls' level" if not len(r)
+                      else "none of its controls' samples is a finite ratio to their level")
     m = median(r)
     # the noise of a sample, pooled over the card's and the controls' (each about its own
     # median); the card's median and the controls' level each carry their own share of it

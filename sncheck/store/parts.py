@@ -97,7 +97,7 @@ def read_kind(parts: Iterable[Part], held: Iterable[pa.Table], kind: str, equal:
     """The rows of ``kind`` in ``parts`` (and the tables ``held`` in memory) whose columns
     equal ``equal``, as one frame of ``columns`` (None: every column)."""
     want = None if columns is None else list(dict.fromkeys([*columns, *equal]))
-    tables = [p.read(want) for p in parts if p.may_hold(equal)]
+    tables = [_typed(p, p.read(want), kind) for p in parts if p.may_hold(equal)]
     tables += [t.select([c for c in want if c in t.column_names]) if want is not None else t for t in held]
     if schema is None and tables:
         schema = _union_schema(tables)
@@ -123,6 +123,20 @@ def _select(table: pa.Table, equal: Mapping[str, Any]) -> pa.Table:
         kept = RowFrames({"k": to_frame([table], "k")}).where(**equal).kind("k")
         return pa.Table.from_pandas(kept, preserve_index=False) if len(kept) else table.slice(0, 0)
     return chosen[0] if chosen else table.slice(0, 0)
+
+
+def _typed(part: Part, table: pa.Table, kind: str) -> pa.Table:
+    """A part's columns the kind declares numbers or truths hold numbers or truths: a part with
+    text there (another program's, or edited) is refused naming it and the column (ConfigError),
+    never cast to a crash in a metric further on."""
+    declared = dict(columns_of(kind))
+    for f in table.schema:
+        want = declared.get(f.name)
+        if want in ("int", "float", "bool") and not (pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+                                                    or pa.types.is_boolean(f.type) or pa.types.is_null(f.type)):
+            raise ConfigError(f"not a readable part of a run's rows: its column {f.name!r} holds {f.type}, where "
+                              f"{kind} rows hold a {want}", str(part.path))
+    return table
 
 
 def _declared(kind: str, column: str) -> pa.DataType:
