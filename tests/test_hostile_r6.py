@@ -328,3 +328,33 @@ def test_pq01_a_part_with_text_where_its_kind_holds_numbers_is_refused_naming_it
                                  "tier": ["intra_host"], "bw_GBps": [text]}), part)
         line = one_line_error(_cli("diff", run, run))
         assert str(part) in line and "its column 'bw_GBps' holds string, where p2p rows hold a float" in line, line
+
+
+# -- KL01: kernel-log reports no rule takes --------------------------------------------------
+
+def test_kl01_parse_kernel_log_with_rules_that_take_no_xid_says_not_judged(tmp_path: Path) -> None:
+    """KL01: 'parse kernel-log dmesg --rules mine.yaml' where mine.yaml disables kernel-xid (or
+    has no kernel rule at all): four Xid reports, "judged": [], exit 0: a pass from nothing
+    judged. Now exit 1, a line per source no rule takes; the shipped rules take every source."""
+    log = ROOT / "fixtures" / "real" / "kernel-log" / "01_dmesg_ctime_xid13_x3_xid109_gpud_readme.txt"
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: default\nrules:\n  - name: kernel-xid\n    enabled: false\n")
+    r = _cli("parse", "kernel-log", log, "--rules", mine)
+    assert r.exit_code == 1 and "not judged: 4 xid reports, and no kernel_events rule of these rules takes xid " \
+                                "reports" in r.output, r.output
+    assert '"judged": []' in r.output
+    assert "not judged" not in _cli("parse", "kernel-log", log, "--rules", "default").output
+
+
+def test_s03_status_of_another_programs_directory_is_no_empty_state(tmp_path: Path) -> None:
+    """S03: 'sncheck status --state-dir /var/lib/slurm' (a typo'd or wrong directory) said
+    'nothing is quarantined or isolated', exit 0: an operator read all clear from a directory
+    sncheck never used. A new directory still reads as nothing recorded."""
+    other = tmp_path / "slurm"
+    other.mkdir()
+    (other / "node_state").write_text("x")
+    line = one_line_error(_cli("status", "--state-dir", other))
+    assert str(other) in line and "another program's directory" in line, line
+    r = _cli("status", "--state-dir", tmp_path / "new")
+    assert r.exit_code == 0 and "nothing is quarantined or isolated" in r.output, r.output
+    assert not (tmp_path / "new").exists()

@@ -420,13 +420,15 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         data["judged"], bad = judge_counters(tool, data, since, rules_ref or "default")
         failures += bad
     elif rules_ref is not None:  # the policy's judgement replaces "every report is a failure"
-        from sncheck.health.kernel import judged  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+        from sncheck.health.kernel import judged, unjudged  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
         from sncheck.health.metrics import rows_context  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
         from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
-        data["judged"] = judged(data, list(load_rules(rules_ref).rules), rows_context())
+        policy = list(load_rules(rules_ref).rules)
+        data["judged"] = judged(data, policy, rows_context())
         failures = [str(e) for e in data.get("errors") or []] + \
-            [f"{j['severity']}: {j['message']}" for j in data["judged"] if j["severity"] in ("warning", "critical")]
+            [f"{j['severity']}: {j['message']}" for j in data["judged"] if j["severity"] in ("warning", "critical")] + \
+            unjudged(data, policy)
     click.echo(json.dumps(data, indent=2, default=str))
     for err in failures:
         click.echo(f"sncheck: {file}: {err}", err=True)

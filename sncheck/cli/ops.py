@@ -33,6 +33,7 @@ from sncheck.run.inputs import load_inventory
 from sncheck.model import is_switch
 from sncheck.report import outputs
 from sncheck.store.state import DB_NAME, StateStore, default_state_dir
+from sncheck.store.statedir import refuse_foreign_dir
 from sncheck.store.rundir import new_run_id
 from sncheck.topology import Topology, natural_key
 
@@ -225,6 +226,7 @@ def _existing(state_dir: str | None) -> Iterator[StateStore | None]:
         above = next(p for p in (sdir, *sdir.parents) if os.path.lexists(p))
         if not above.is_dir():
             raise ConfigError(f"cannot use the state directory: {above} is not a directory", str(sdir))
+        refuse_foreign_dir(sdir)  # another program's directory is no state directory with nothing in it
     store = StateStore(sdir) if os.path.lexists(sdir / DB_NAME) else None
     with store if store is not None else nullcontext():
         yield store

@@ -416,6 +416,18 @@ def judge_log(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext, h
     return [f for r in rules if r.op == "kernel_events" for f in kernel_op(frame, r, ctx)]
 
 
+def unjudged(parsed: dict[str, Any], rules: list["Rule"]) -> list[str]:
+    """The reports of a read that no ``kernel_events`` rule of ``rules`` takes (its source's rule
+    disabled, or a rules file without one): 'not judged', never a pass, one line per source."""
+    judging = {s for r in rules if r.op == "kernel_events" for s in SOURCES.get(r.params.get("source"), ())}
+    counts: dict[str, int] = {}
+    for e in parsed.get("events") or []:
+        if isinstance(e, dict) and e.get("source") not in judging:
+            counts[str(e.get("source"))] = counts.get(str(e.get("source")), 0) + 1
+    return [f"not judged: {n} {source} report{'s' if n > 1 else ''}, and no kernel_events rule of these rules "
+            f"takes {source} reports" for source, n in sorted(counts.items())]
+
+
 def judged(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext) -> list[dict[str, Any]]:
     """:func:`judge_log`'s findings as ``sncheck parse kernel-log --rules`` prints them ('judged')."""
     return [{"entity": f.entity, "rule": f.rule, "severity": f.severity, "action": f.evidence.get("action"),
