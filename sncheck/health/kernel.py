@@ -419,7 +419,7 @@ def judge_log(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext, h
 def unjudged(parsed: dict[str, Any], rules: list["Rule"]) -> list[str]:
     """The reports of a read that no ``kernel_events`` rule of ``rules`` takes (its source's rule
     disabled, or a rules file without one): 'not judged', never a pass, one line per source."""
-    judging = {s for r in rules if r.op == "kernel_events" for s in SOURCES.get(r.params.get("source"), ())}
+    judging = {s for r in rules if r.op == "kernel_events" for s in SOURCES.get(str(r.params.get("source")), ())}
     counts: dict[str, int] = {}
     for e in parsed.get("events") or []:
         if isinstance(e, dict) and e.get("source") not in judging:
