@@ -358,3 +358,12 @@ def test_s03_status_of_another_programs_directory_is_no_empty_state(tmp_path: Pa
     r = _cli("status", "--state-dir", tmp_path / "new")
     assert r.exit_code == 0 and "nothing is quarantined or isolated" in r.output, r.output
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("rule, key", [("host-fact-hardware-fault", "facts"), ("ib-port-errors-grew", "counters")])
+def test_r06_an_empty_list_of_facts_or_counters_is_refused(rule: str, key: str) -> None:
+    """R06: 'facts: []' (or 'counters: []') loaded, and the hardware-fault rule judged nothing:
+    a remapped row passed. 'enabled: false' says that on purpose; 'not_facts: []' is harmless."""
+    with pytest.raises(ConfigError, match=rf"{key}: an empty list names no .*set enabled: false"):
+        load_rules_text(f"extends: default\nrules:\n  - name: {rule}\n    {key}: []\n")
+    load_rules_text("extends: default\nrules:\n  - name: host-fact\n    not_facts: []\n")

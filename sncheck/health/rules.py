@@ -384,6 +384,9 @@ _NAMED = {"facts": ("fact", registry.fact_names), "not_facts": ("fact", registry
 def _known_names(src: Source, node: LineDict, rule: str, params: dict) -> None:
     """Refuse a fact or counter no view declares: a misspelt name would judge nothing, silently."""
     for key, (what, known) in _NAMED.items():
+        if key != "not_facts" and key in params and not params[key]:  # (not_facts: [] leaves nothing out)
+            raise src.error(f"rule {rule!r}: {key}: an empty list names no {what}, and the rule would judge nothing "
+                            "(to judge nothing, set enabled: false)", node, key)
         for given in params.get(key) or ():
             if given not in known():
                 folded = {n.lower(): n for n in sorted(known())}  # 'ECC' is ecc; 'vl15_dropped' VL15_dropped
