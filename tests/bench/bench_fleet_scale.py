@@ -4,7 +4,7 @@
   golden, confirmation retests, HTML + JUnit + Prometheus) at 512, 2,048, 8,192,
   16,384 and 131,072 cards (supernodes of 32 hosts x 8 cards): the cost-growth curve
   (131,072 cards with SNCHECK_BENCH_131K=1: minutes and 2 GB of rows on disk; its run is
-  capped at SNCHECK_BENCH_AS_GB of address space, 16 by default);
+  capped at SNCHECK_BENCH_AS_GB of address space, 12 by default);
 * the all-pairs acceptance plan (`post-delivery`) at 2,048 and 8,192 cards.
 
 Each run is a fresh process; its wall time, peak RSS (``wait4``), rows per kind, and
@@ -66,7 +66,7 @@ def run_fleet(tmp: Path, cards: int, playbook: str, browser: bool = True) -> dic
             str(tmp / "faults.yaml"), "--seed", "1", "--out", str(out), "-q", "--format", "html,junit,prometheus"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
-    limit = int(float(os.environ.get("SNCHECK_BENCH_AS_GB", "16")) * 2**30) if cards > 16384 else None
+    limit = int(float(os.environ.get("SNCHECK_BENCH_AS_GB", "12")) * 2**30) if cards > 16384 else None
 
     def cap() -> None:   # the address space of the 131,072-card run (a shared machine)
         if limit:
