@@ -207,3 +207,29 @@ def test_sweep_batches_are_bounded_when_every_collective_times_out(monkeypatch):
     assert {k for k, _ in sink.batches} == {"collective"}   # every one timed out: no rank rows
     assert sum(n for _, n in sink.batches) == 20
     assert len(sink.batches) >= 4 and max(n for _, n in sink.batches) <= 4
+
+
+def test_a_stress_pass_gives_the_rows_of_its_groups_run_one_at_a_time():
+    """The pass simulates runs of consecutive groups of one size at once (a jittery card's
+    group alone, a down host's cards left out): the same draws in the same order as each
+    group on its own, so the same rows."""
+    faults = ("  - {type: jittery_card, target: node002/gpu1, probability: 0.3, factor: 8}\n"
+              "  - {type: down_host, target: node005}\n  - {type: slow_card, target: node003/gpu2, factor: 0.7}")
+    plan = StressPlan(groups=stress_groups(TOPO), sizes=(8, 1 << 20))
+    assert len({len(g.members) for g in plan.groups}) > 1
+    whole: list[dict] = []
+    backend(faults, seed=5).collectives(plan, whole.append)
+    alone: list[dict] = []
+    b = backend(faults, seed=5)
+    for g in plan.groups:
+        b.collectives(StressPlan(groups=(g,), collectives=plan.collectives, sizes=plan.sizes), alone.append)
+    key = ["kind", "group", "collective", "size_bytes", "repeat", "card"]
+
+    def measured(rows: list[dict]) -> pd.DataFrame:
+        frame = pd.DataFrame([r for r in rows if r["kind"] in ("collective", "rank")])
+        return frame.reindex(columns=sorted(frame.columns)).sort_values(key, na_position="first").reset_index(drop=True)
+
+    got, want = measured(whole), measured(alone)
+    assert len(got) > 100 and (got["group"].str.contains("node002")).any()
+    assert not got["card"].dropna().str.startswith("node005").any()
+    pd.testing.assert_frame_equal(got, want)

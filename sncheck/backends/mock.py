@@ -397,32 +397,42 @@ class MockBackend(Backend):
         repeats = plan.repeats if plan.duration_s is None else max(plan.repeats, 1)
         reported: set[str] = set()
         run: list[Group] = []
+        run_idx: list[np.ndarray] = []  # their members' indices
+        run_jittery = False
         pending = _SweepBatch()
+        # every group's cards, whole or not, jittery or not: at once (per group, most of a pass's cost)
+        flat = self._idx([m for g in plan.groups for m in g.members])
+        bounds = np.concatenate(([0], np.cumsum([len(g.members) for g in plan.groups]))).astype(np.int64)
+        down = np.concatenate(([0], np.cumsum(~self.phys.up[flat])))[bounds]
+        jitter = np.concatenate(([0], np.cumsum(self.phys.jit_p[flat] > 0)))[bounds]
         for gi, group in enumerate(plan.groups):
             self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id}")
-            part = self._reachable_part(group, "stress", reported, sink)
-            if part is None:
-                continue
-            if run and (len(part.members) != len(run[0].members) or self._jittery(part)
-                        or self._jittery(run[0])):
-                pending.add(*self._sweep(run, plan, repeats))
-                run = []
+            idx = flat[bounds[gi]:bounds[gi + 1]]
+            if down[gi + 1] == down[gi]:
+                part, jittery = group, bool(jitter[gi + 1] > jitter[gi])
+            else:
+                cut = self._reachable_part(group, "stress", reported, sink, idx)
+                if cut is None:
+                    continue
+                part, idx = cut, self._idx(cut.members)
+                jittery = bool((self.phys.jit_p[idx] > 0).any())
+            if run and (len(part.members) != len(run[0].members) or jittery or run_jittery):
+                pending.add(*self._sweep(run, run_idx, plan, repeats))
+                run, run_idx = [], []
                 if pending.full:
                     pending = pending.emit(self._card_ids, sink)
+            run_jittery = run_jittery if run else jittery  # a run's first group's
             run.append(part)
+            run_idx.append(idx)
         if run:
-            pending.add(*self._sweep(run, plan, repeats))
+            pending.add(*self._sweep(run, run_idx, plan, repeats))
         pending.emit(self._card_ids, sink)
 
-    def _jittery(self, group: Group) -> bool:
-        return bool((self.phys.jit_p[self._idx(group.members)] > 0).any())
-
-    def _reachable_part(self, group: Group, layer: str, reported: set[str], emit) -> Group | None:
-        """The group without members on unreachable hosts (each such host reported once).
-
-        Returns None when too few members are left to run it.
-        """
-        idx = self._idx(group.members)
+    def _reachable_part(self, group: Group, layer: str, reported: set[str], emit,
+                        idx: np.ndarray | None = None) -> Group | None:
+        """The group without members on unreachable hosts (each such host reported once; ``idx``:
+        its members' indices, when known); None when too few members are left to run it."""
+        idx = self._idx(group.members) if idx is None else idx
         up = self.phys.up
         if up[idx].all():
             return group
@@ -436,7 +446,8 @@ class MockBackend(Backend):
         minimum = 1 if group.kind == "card" else 2
         return Group(group.id, group.kind, members) if len(members) >= minimum else None
 
-    def _sweep(self, groups: list[Group], plan: StressPlan, repeats: int) -> tuple[dict, dict | None]:
+    def _sweep(self, groups: list[Group], idx: list[np.ndarray], plan: StressPlan,
+               repeats: int) -> tuple[dict, dict | None]:
         """Every collective x repeat x size of groups of one size ``p``: its collective
         rows and rank rows (None: no collective ran), as :class:`_SweepBatch` columns.
 
@@ -444,7 +455,7 @@ class MockBackend(Backend):
         (a jittery member draws its spike after the skews); a collective that cannot run
         (a link carries nothing) draws nothing and is a timeout row.
         """
-        members = np.array([self._idx(g.members) for g in groups])      # (G, p)
+        members = np.array(idx)                                          # (G, p): the groups' cards
         G, p = members.shape
         sizes = np.tile(np.array(plan.sizes, dtype=np.int64), repeats)  # row r: repeat r // S
         reps = np.repeat(np.arange(repeats), len(plan.sizes))
@@ -465,7 +476,7 @@ class MockBackend(Backend):
                         [at.group_model(members, c)[1] for c in plan.collectives], axis=1)[:, :, None]
         skews = np.zeros((G, C, R, p))
         noise = np.ones((G, C, R))
-        if G == 1 and self._jittery(groups[0]):  # per row, spikes drawn between skews and noise
+        if G == 1 and (phys.jit_p[members[0]] > 0).any():  # per row, spikes drawn between skews and noise
             for c in np.flatnonzero(live[0]):
                 for r in range(R):
                     skews[0, c, r] = np.abs(BASE_SKEW_US * self.rng.standard_normal(p))
