@@ -220,25 +220,34 @@ def _worker(nice: int) -> None:
 
 
 def _task(task: tuple[Path, int, int]) -> dict:
-    return run_one(*task)
+    import time
+
+    began = time.process_time()
+    result = run_one(*task)
+    return {**result, "cpu_s": round(time.process_time() - began, 2)}  # what each run costs (not judged)
 
 
 def measure(tmp_path: Path, scenarios: Sequence[int], seeds: range) -> dict:
-    """Every scenario of this shard with every seed; ``SNCHECK_ACCURACY_WORKERS`` processes
-    (default 1: this one), each at ``SNCHECK_ACCURACY_NICE`` (default 10)."""
-    import multiprocessing
-
+    """Every scenario of this shard with every seed (but those resumed from the log)."""
     shard, _, shards = os.environ.get("SNCHECK_ACCURACY_SHARD", "0/1").partition("/")
-    workers = int(os.environ.get("SNCHECK_ACCURACY_WORKERS", "1"))
     tasks = [(tmp_path, number, seed) for number in scenarios[int(shard)::int(shards)] for seed in seeds]
     done = resumed({(number, seed) for _, number, seed in tasks})
-    tasks = [t for t in tasks if (t[1], t[2]) not in {(r["scenario"], r["seed"]) for r in done}]
+    finished = {(r["scenario"], r["seed"]) for r in done}
+    return tally(done + run_tasks([t for t in tasks if (t[1], t[2]) not in finished]))
+
+
+def run_tasks(tasks: list[tuple[Path, int, int]]) -> list[dict]:
+    """Each (tmp_path, scenario, seed) run, in ``SNCHECK_ACCURACY_WORKERS`` processes (default
+    1: this one), each at ``SNCHECK_ACCURACY_NICE`` (default 10); logged as they come."""
+    import multiprocessing
+
+    workers = int(os.environ.get("SNCHECK_ACCURACY_WORKERS", "1"))
     if workers > 1:
         nice = int(os.environ.get("SNCHECK_ACCURACY_NICE", "10"))
         with multiprocessing.get_context("fork").Pool(workers, initializer=_worker, initargs=(nice,)) as pool:
-            return tally(done + _logged(pool.imap_unordered(_task, tasks)))
+            return _logged(pool.imap_unordered(_task, tasks))
     with lean():
-        return tally(done + _logged(map(_task, tasks)))
+        return _logged(map(_task, tasks))
 
 
 def resumed(wanted: set[tuple[int, int]]) -> list[dict]:
@@ -477,9 +486,40 @@ def test_a_refusal_of_an_unmeasurable_fault_is_right_for_it_and_no_other():
     assert not refusal(truth, 2, other)["found"]
 
 
-if __name__ == "__main__":
+def logged_runs(logs: Sequence[str]) -> dict[tuple[int, int], dict]:
+    """Each (scenario, seed) of the logs: its last line (a run logged again on changed code)."""
     logged: dict[tuple[int, int], dict] = {}
-    for name in sys.argv[1:]:  # a run logged again (re-run on changed code): its last line
+    for name in logs:
         with open(name) as fh:
             logged.update({(r["scenario"], r["seed"]): r for r in map(json.loads, filter(str.strip, fh))})
-    print(report(tally(list(logged.values()))))
+    return logged
+
+
+def again(logs: Sequence[str], k: int) -> list[tuple[dict, dict]]:
+    """``k`` logged runs spread over the logs (every n/k-th by scenario and seed) run again as
+    the sweep runs them: the (logged, now) outcomes that differ in anything but the CPU time.
+    A change to the sweep's own harness must leave it empty."""
+    import tempfile
+
+    logged = logged_runs(logs)
+    keys = sorted(logged)[:: max(1, len(logged) // k)][:k]
+    os.environ.pop("SNCHECK_ACCURACY_LOG", None)  # nothing appended to the logs compared with
+    tmp = Path(tempfile.mkdtemp(prefix="accuracy-again-"))
+    now = run_tasks([(tmp, number, seed) for number, seed in keys])
+    return [(logged[(r["scenario"], r["seed"])], r) for r in now
+            if _outcome(r) != _outcome(logged[(r["scenario"], r["seed"])])]
+
+
+def _outcome(result: dict) -> dict:
+    """A logged run as it is judged: all but what it cost (a JSON round trip: tuples as lists)."""
+    return json.loads(json.dumps({k: v for k, v in result.items() if k != "cpu_s"}))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--again"]:  # --again K LOG...: K logged runs again, their outcomes compared
+        differ = again(sys.argv[3:], int(sys.argv[2]))
+        for was, now in differ:
+            print(f"logged {json.dumps(was, sort_keys=True)}\n   now {json.dumps(now, sort_keys=True)}")
+        print(f"{sys.argv[2]} logged runs again: {len(differ)} differ")
+        sys.exit(1 if differ else 0)
+    print(report(tally(list(logged_runs(sys.argv[1:]).values()))))
