@@ -496,13 +496,14 @@ def logged_runs(logs: Sequence[str]) -> dict[tuple[int, int], dict]:
 
 
 def again(logs: Sequence[str], k: int) -> list[tuple[dict, dict]]:
-    """``k`` logged runs spread over the logs (every n/k-th by scenario and seed) run again as
-    the sweep runs them: the (logged, now) outcomes that differ in anything but the CPU time.
-    A change to the sweep's own harness must leave it empty."""
+    """``k`` logged runs drawn from the logs (seeded: the same draw from the same logs) run
+    again as the sweep runs them: the (logged, now) outcomes that differ in anything but the
+    CPU time. A change to the sweep's own harness must leave it empty."""
+    import random
     import tempfile
 
     logged = logged_runs(logs)
-    keys = sorted(logged)[:: max(1, len(logged) // k)][:k]
+    keys = sorted(random.Random(29).sample(sorted(logged), min(k, len(logged))))
     os.environ.pop("SNCHECK_ACCURACY_LOG", None)  # nothing appended to the logs compared with
     tmp = Path(tempfile.mkdtemp(prefix="accuracy-again-"))
     now = run_tasks([(tmp, number, seed) for number, seed in keys])
