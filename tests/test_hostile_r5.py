@@ -313,6 +313,7 @@ NCCL_LOG = Path(__file__).resolve().parent.parent / \
     (("ibstat", NCCL_LOG, "--collective", "all_reduce"), "--collective names the collective of nccl-tests"),
     (("ibstat", NCCL_LOG, "--rules", "default"), "--rules judges a kernel log (TOOL kernel-log) or a counter read "
                                                  "(ib-counters), not ibstat"),
+    (("perfquery", NCCL_LOG, "--since", NCCL_LOG), "--since judges a counter read's growth (ib-counters), not perfquery"),
 ])
 def test_p01_an_option_the_view_does_not_read_is_refused_not_ignored(args, words: str) -> None:
     """P01: 'parse nccl-tests --collective bogus' printed '"collective": "bogus"' and exited 0
