@@ -106,3 +106,58 @@ def test_an_elision_in_a_collected_log_is_its_sections_once() -> None:
         assert len(said) == 1 and said[0].startswith(f"`{command}`"), (command, said)
     assert elided_after(f"{hccn} -stat -g", 2) == []  # hccn-stat reads it: a shorter list
     assert elided_after("lspci | grep acce", 1) == []  # no view reads the section: no value lost
+
+
+_ROW = r"^\s*\d+\s+\d+\s+(?:float|double|half|bfloat16|int8|uint8|int32|uint32|int64|uint64|fp8_e4m3|fp8_e5m2)\s"
+
+
+def _row_lines(text: str) -> list[int]:
+    import re  # noqa: PLC0415 -- this helper alone needs it
+    return [i for i, line in enumerate(text.split("\n")) if re.match(_ROW, line)]
+
+
+def test_a_reporters_dots_for_result_rows_are_not_whole_where_the_size_sequence_breaks() -> None:
+    """nccl-tests and rccl-tests read a '...' themselves (a device list carries no value), but a
+    '...' for result rows breaks the sizes the loop prints (minBytes to maxBytes by its step,
+    one row each, common.cu): not whole, exit 1. A '...' for other lines between two adjacent
+    rows (NCCL INFO) breaks nothing: the rows read, exit 0."""
+    checked = 0
+    for view in ("nccl-tests", "rccl-tests"):
+        for v in variants(view):
+            rows = _row_lines(v.text)
+            if v.fails or len(rows) < 3 or v.hints:
+                continue
+            lines = v.text.split("\n")
+            for k in (0, len(rows) // 2, len(rows) - 1):  # the first, a middle and the last row left out
+                text = "\n".join(lines[:rows[k]] + ["..."] + lines[rows[k] + 1:])
+                code, data = outcome(view, text, v)
+                said = data is not None and any("were left out" in str(e) for e in data["errors"])
+                assert code == 1 and said, (view, v.name, k, data and data["errors"])
+            text = "\n".join(lines[:rows[1]] + ["..."] + lines[rows[1]:])  # between two rows, none missing
+            code, data = outcome(view, text, v)
+            assert code == 0 and data is not None and len(data["rows"]) == len(rows), (view, v.name, data)
+            checked += 1
+    assert checked >= 4, checked
+
+
+def test_a_reporters_dots_for_a_transferbench_test_or_transfer_are_not_whole() -> None:
+    """TransferBench numbers its Tests ('Test %d:', one more each) and a Test's Transfers
+    ('Transfer %02d'): a '...' where a number skips left blocks out, exit 1."""
+    import re  # noqa: PLC0415 -- this helper alone needs it
+    checked = 0
+    for v in variants("transferbench"):
+        lines = v.text.split("\n")
+        heads = [i for i, line in enumerate(lines) if re.match(r"^\s*Test \d+:\s*$", line)]
+        if v.fails or len(heads) < 3:
+            continue
+        text = "\n".join(lines[:heads[1]] + ["..."] + lines[heads[2]:])  # Test 2 left out
+        code, data = outcome("transferbench", text, v)
+        assert code == 1 and any("Tests before Test" in e for e in data["errors"]), (v.name, data["errors"])
+        transfers = [i for i, line in enumerate(lines[:heads[1]]) if re.match(r"^\s*\|?\s*Transfer \d+ ", line)]
+        if len(transfers) >= 3:  # Test 1's second Transfer left out, with its iteration rows
+            text = "\n".join(lines[:transfers[1]] + ["..."] + lines[transfers[2]:])
+            checked += 1
+            code, data = outcome("transferbench", text, v)
+            assert code == 1 and any("Transfers before" in e for e in data["errors"]), (v.name, data["errors"])
+        checked += 1
+    assert checked >= 3, checked  # two runs of three Tests or more, one with its Transfers checked too

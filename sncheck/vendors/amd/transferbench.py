@@ -41,6 +41,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.delivery import ELISION
 from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {"transferbench": Grammar(
@@ -103,7 +104,9 @@ GRAMMAR = {"transferbench": Grammar(
     end=("a Test ends with its 'Aggregate (CPU)' line (the run's Tests against the judge's count, --expect N); a p2p "
          "table with its Averages line, and the run with the tables P2P_MODE names (0: both; unknown under "
          "HIDE_ENV: at least one); the a2a preset with its 'Aggregate bandwidth (CPU Timed)' line after a square "
-         "summary and RTotal; the scaling preset with a Best cell per column; every matrix row a cell per column"),
+         "summary and RTotal; the scaling preset with a Best cell per column; every matrix row a cell per column. "
+         "The Tests are numbered one more each ('Test %d:', from 1; 0 before v1.6x) and a Test's Transfers too "
+         "('Transfer %02d'): a reporter's '...' where a number skips left blocks out, not whole"),
     failures=("'[ERROR] ...' (PrintErrors, CheckForError, the presets' checks, data mismatches), 'Parsing error: ...' "
               "(ParseTransfers), 'HIP Error'/'failed'/'Segmentation fault'/'Aborted' lines: errors. '[WARN] ...' is a "
               "warning (kept, not a failure). An a2a run that printed no summary (its bare RunTransfers errors) and any "
@@ -181,9 +184,13 @@ def parse_transferbench(text: str) -> dict[str, Any]:
     mode = None
     p2p_bytes = None
     saw = False
+    gaps: list[tuple[int, int]] = []
     for raw in text.splitlines():
         line = raw.strip().replace("\\\\", "\\")
         if not line or line.startswith("##") or _rule(line):  # '##' comments echoed; a table's rules
+            continue
+        if ELISION.match(line):  # a reporter's '...': which Tests and Transfers it sits between (_left_out)
+            gaps.append((len(tests), len(tests[-1]["transfers"]) if tests else 0))
             continue
         line = _row(line)
         if tests and (m := _ITERS_RUN.match(line)):  # NUM_ITERATIONS < 0: how many the time allowed
@@ -330,12 +337,30 @@ def parse_transferbench(text: str) -> dict[str, Any]:
     p2p_mode = int(env["P2P_MODE"]) if env.get("P2P_MODE", "").isdecimal() else None
     if title is not None and not errors:  # a p2p table's title line is followed by its header and rows
         errors.append(f"'{title[:40]}' without its table (cut short)")
-    errors += _cut_short(mode, matrices, tests, scaling, out, p2p_mode, errors)
+    errors += _cut_short(mode, matrices, tests, scaling, out, p2p_mode, errors) + _left_out(tests, gaps)
     for table in matrices:
         table.pop("extra")
     return {"tool": "transferbench", "version": version, "mode": mode, "matrices": matrices, "averages": averages,
             "p2p_bytes": p2p_bytes, "p2p_mode": p2p_mode, "a2a": a2a, "tests": tests, "scaling": scaling, **out,
             "warnings": warnings, "errors": errors}
+
+
+def _left_out(tests: list[dict[str, Any]], gaps: list[tuple[int, int]]) -> list[str]:
+    """A reporter's '...' where the numbers the tool prints in sequence skip: the Tests
+    (PrintResults 'Test %d:', one more each, from 1 (0 before v1.6x)) or a Test's Transfers
+    ('Transfer %02d', one more each): blocks left out, the output is not whole. A '...' for
+    other lines (the env block, a Transfer's iterations) skips no number."""
+    out = []
+    for n, k in gaps:
+        nxt = tests[n]["test"] if n < len(tests) else None
+        if nxt is not None and (nxt - tests[n - 1]["test"] != 1 if n else nxt > 1):
+            out.append(f"a reporter's '...' stands for the Tests before Test {nxt}: lines of the output were left "
+                       "out, it is not whole")
+        transfers = tests[n - 1]["transfers"] if n else []
+        if 0 < k < len(transfers) and transfers[k]["transfer"] - transfers[k - 1]["transfer"] != 1:
+            out.append(f"a reporter's '...' stands for Test {tests[n - 1]['test']}'s Transfers before Transfer "
+                       f"{transfers[k]['transfer']}: lines of the output were left out, it is not whole")
+    return out
 
 
 def _cut_short(mode: str | None, matrices: list[dict[str, Any]], tests: list[dict[str, Any]],

@@ -12,7 +12,8 @@
      "collective": "all_reduce",      # null when neither the log nor the caller names it
      "ranks": 16,                     # null when the log does not show the ranks
      "config": {"nthreads": 1, "ngpus": 8, "minBytes": 8, "maxBytes": 8589934592, "warmup_iters": 5,
-                "iters": 20, "agg_iters": 1, "validation": 1, "graph": 0},  # the nThread line, null without
+                "iters": 20, "agg_iters": 1, "validation": 1, "graph": 0,   # the nThread line, null without;
+                "step_factor": 2},                # or step_bytes (-i): 'step: 2(factor)'
      "devices": [{"rank": 0, "host": "node1", "device": 0, "bus_id": "0000:1b:00",
                   "name": "NVIDIA H100 80GB HBM3"}],   # the "#  Rank" lines as printed
      "rows": [{"size_bytes": 8, "count": 2, "type": "float",
@@ -46,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.delivery import ELISION
 from sncheck.vendors.grammar import Grammar
 from sncheck.vendors.nccltests import nccl_json
 
@@ -95,7 +97,12 @@ GRAMMAR = {
             "'bandwidith' before 2.18), errors[], end_time}."
         ),
         end=("the 'Avg bus bandwidth' line; where the log has '# Collective test starting' (2.16 on), its "
-             "'# Collective test concluded' line. JSON: the document closes and holds end_time."),
+             "'# Collective test concluded' line. JSON: the document closes and holds end_time. The rows: one per "
+             "size of the loop (common.cu: minBytes to maxBytes, size*stepfactor or size+stepbytes, 'step: "
+             "%ld(factor|bytes)' on the nThread line, kept as config step_factor / step_bytes; a printed size is the "
+             "loop's rounded down to whole elements): a reporter's '...' where a size of the loop is missing (before "
+             "the first row: above minBytes; after the last: one more fits under maxBytes; between two: the next "
+             "is beyond the step) left rows out, not whole; a '...' between adjacent rows stood for other lines"),
         failures=("a #wrong above 0; 'Out of bounds values : N FAILED'; 'Avg bus bandwidth : X FAILED' "
                   "(NCCL_TESTS_MIN_BW); 'Test NCCL failure', 'Test CUDA failure', 'Test failure', 'Test timeout'; "
                   "'# error: E' (2.18); a crash or launcher abort line (core dumped, MPI_ABORT, srun: error); a "
@@ -123,7 +130,8 @@ GRAMMAR = {
             "(library.rccl_version ...)",
         ),
         lines="as nccl-tests 2.13 (see its grammar), with the rccl-tests lines above",
-        end="the 'Avg bus bandwidth' line; a wrapper's banner naming the next test after it is a log cut there",
+        end="the 'Avg bus bandwidth' line; a wrapper's banner naming the next test after it is a log cut there; "
+            "the rows' sizes as nccl-tests' (a '...' where one is missing: not whole)",
         failures="as nccl-tests; a '*' marks a #wrong above the threshold",
         values="as nccl-tests",
     ),
@@ -141,6 +149,7 @@ _BINARY_NAME = re.compile(
 _THREADS_LINE = re.compile(
     r"^nThreads?:?\s+(\d+)\s+nGpus:?\s+(\d+)(?:\s+nRanks:?\s+(\d+))?"
 )
+_STEP = re.compile(r"step:\s*(\d+)\((factor|bytes)\)")  # common.cu: "step: %ld(%s)", "factor" or "bytes"
 _CONFIG = re.compile(r"(minBytes|maxBytes|warmup iters|agg iters|iters|validation|graph|unalign):?\s+(\d+)")
 # 2.20 builds print their git hash after the version: "2.20.0 (b4d5bee) nccl-headers=23102 ..."
 # rocm-systems' rccl-tests (2.17.x) print the same line under their names: "# rccl-tests version 2.17.9-..
@@ -211,6 +220,7 @@ class _State:
     nccl_release: str | None = None  # "NCCL version 2.9.6+cuda11.2": the release NCCL's banner names
     library: dict[str, str] = field(default_factory=dict)  # rccl-tests' RCCL/HIP/ROCm version block
     config: dict[str, int] = field(default_factory=dict)
+    gaps: list[int] = field(default_factory=list)  # per reporter's '...' before the footer: the rows read before it
     devices: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -290,12 +300,61 @@ def _judge_end(state: _State) -> None:
         state.errors.append(
             f"{state.out_of_bounds} out-of-bounds values (wrong results) reported"
         )
+    state.errors += [f"a reporter's '...' after row {at} {why}: lines of the output were left out, it is not whole"
+                     for at in state.gaps if (why := _rows_left_out(state, at))]
     if state.more_runs:
         state.errors.append(
             "the log holds more than one run; only the first was parsed (split the log)"
         )
     elif state.next_test:
         state.errors.append(f"the next test began after this one ({state.next_test!r}) and the log ends there: cut short")
+
+
+def _step(state: _State) -> tuple[str, float] | None:
+    """The size loop's step (common.cu: size*stepfactor, or size+stepbytes): from the nThread
+    line, else the ratio every pair of adjacent rows shows; None when neither says."""
+    cfg = state.config
+    if cfg.get("step_factor", 0) > 1:
+        return "factor", float(cfg["step_factor"])
+    if cfg.get("step_bytes", 0) > 0:
+        return "bytes", float(cfg["step_bytes"])
+    sizes = [r["size_bytes"] for r in state.rows]
+    ratios = sorted(b / a for i, (a, b) in enumerate(zip(sizes, sizes[1:]), 1) if 0 < a < b and i not in state.gaps)
+    if not ratios:
+        return None
+    mid = ratios[len(ratios) // 2]  # the printed sizes are rounded: every ratio within 10% of one factor
+    return ("factor", mid) if all(abs(r - mid) <= 0.1 * mid for r in ratios) else None
+
+
+def _rows_left_out(state: _State, at: int) -> str | None:
+    """What the '...' read after ``at`` rows stands for, where the sizes the loop prints say a
+    row is missing there (common.cu: every size from minBytes to maxBytes by the step, one row
+    each; a printed size is its loop size rounded down to whole elements, never above it); None
+    where the rows on either side are adjacent (the '...' stood for other lines: NCCL INFO)."""
+    step = _step(state)
+    sizes = [r["size_bytes"] for r in state.rows]
+    lo, hi = state.config.get("minBytes"), state.config.get("maxBytes")
+    if not sizes:
+        return "stands for every result row (the table shows none)" if state.finished else None
+    a, b = (sizes[at - 1] if at > 0 else None), (sizes[at] if at < len(sizes) else None)
+    if step is None:
+        return None if b is None or a is None else f"sits between rows of {a} and {b} bytes, and the log names no step"
+
+    def after(x: int) -> float:
+        return x * step[1] if step[0] == "factor" else x + step[1]
+
+    if a is None:  # before the first row: the loop starts at minBytes
+        return f"stands for rows before {b} bytes (minBytes {lo})" if lo is not None and b is not None and b > lo \
+            else None
+    if b is None:  # after the last row: the loop ends at maxBytes
+        return f"stands for rows after {a} bytes (maxBytes {hi})" if state.finished and hi is not None and \
+            after(a) <= hi else None
+    if b <= a:  # the next sweep (-d all, -o all): this one ran to maxBytes, the next starts at minBytes
+        ended = hi is None or after(a) > hi
+        return None if ended and (lo is None or b <= lo) else f"sits between rows of {a} and {b} bytes"
+    # the next loop size, with room for the rounding of both printed sizes
+    bound = a * step[1] ** 1.5 if step[0] == "factor" else a + 1.5 * step[1]
+    return f"stands for rows between {a} and {b} bytes (step {step[1]:g} {step[0]})" if a > 0 and b > bound else None
 
 
 def _clean(raw: str) -> str:
@@ -306,7 +365,13 @@ def _clean(raw: str) -> str:
 
 
 def _scan_line(line: str, state: _State) -> None:
-    if not line or line.startswith("..."):
+    if not line:
+        return
+    if ELISION.match(line):  # a reporter's '...': lines left out; result rows among them? (_rows_left_out)
+        if not state.finished:
+            state.gaps.append(len(state.rows))
+        return
+    if line.startswith("..."):
         return
     commented = line.startswith("#")
     content = line.lstrip("#").strip()
@@ -359,7 +424,8 @@ def _scan_header_line(content: str, state: _State) -> bool:
     if m := _THREADS_LINE.match(content):
         state.header_seen = True
         state.config = {"nthreads": int(m.group(1)), "ngpus": int(m.group(2)),
-                        **{k.replace(" ", "_"): int(v) for k, v in _CONFIG.findall(content[m.end():])}}
+                        **{k.replace(" ", "_"): int(v) for k, v in _CONFIG.findall(content[m.end():])},
+                        **{f"step_{unit}": int(v) for v, unit in _STEP.findall(content[m.end():])}}
         if m.group(3) is not None:
             # rccl-tests prints nRanks as the MPI process count; each drives nThreads x nGpus.
             state.header_ranks = int(m.group(1)) * int(m.group(2)) * int(m.group(3))
