@@ -125,19 +125,21 @@ def test_a_reporters_dots_for_result_rows_are_not_whole_where_the_size_sequence_
     for view in ("nccl-tests", "rccl-tests"):
         for v in variants(view):
             rows = _row_lines(v.text)
-            if v.fails or len(rows) < 3 or v.hints:
+            if len(rows) < 3:
                 continue
             lines = v.text.split("\n")
             for k in (0, len(rows) // 2, len(rows) - 1):  # the first, a middle and the last row left out
                 text = "\n".join(lines[:rows[k]] + ["..."] + lines[rows[k] + 1:])
                 code, data = outcome(view, text, v)
                 said = data is not None and any("were left out" in str(e) for e in data["errors"])
-                assert code == 1 and said, (view, v.name, k, data and data["errors"])
+                # (a failing variant, a run cut short by its failure, may not reach the footer: its end unjudged)
+                assert code == 1 and (said or v.fails and k == len(rows) - 1), (view, v.name, k, data and data["errors"])
             text = "\n".join(lines[:rows[1]] + ["..."] + lines[rows[1]:])  # between two rows, none missing
             code, data = outcome(view, text, v)
-            assert code == 0 and data is not None and len(data["rows"]) == len(rows), (view, v.name, data)
+            assert data is not None and len(data["rows"]) == len(rows), (view, v.name, data)
+            assert not any("were left out" in str(e) for e in data["errors"]) and code == int(v.fails), (view, v.name)
             checked += 1
-    assert checked >= 4, checked
+    assert checked >= 10, checked
 
 
 def test_a_reporters_dots_for_a_transferbench_test_or_transfer_are_not_whole() -> None:
