@@ -96,7 +96,10 @@ def npu_smi_310p(rng: random.Random) -> Iterator[Variant]:
     and no HBM column, power 'NA' (captures: Syllo/nvtop#421 25.2.0, vllm-ascend#3316 25.0.rc1)."""
     widths = (31, 17, 54)
     total = sum(widths) + 2
-    for version, npus, per_npu in (("25.2.0", 1, 2), ("25.0.rc1.b033", rng.choice((2, 4)), rng.choice((1, 2)))):
+    # the last: an Atlas 200I DK A2's SoC (310B4, harvest7's davinci-mini capture): one chip, on no PCIe bus
+    for version, npus, per_npu, chip in (("25.2.0", 1, 2, "310P3"),
+                                         ("25.0.rc1.b033", rng.choice((2, 4)), rng.choice((1, 2)), "310P3"),
+                                         ("24.1.0", 1, 1, "310B4")):
         lines = ["+" + "-" * total + "+", "|" + f" npu-smi {version}".ljust(50) + f"Version: {version}".ljust(total - 50) + "|",
                  _rule(widths, "-"),
                  _row([" NPU     Name", " Health", " Power(W)     Temp(C)           Hugepages-Usage(page)"], widths),
@@ -107,16 +110,18 @@ def npu_smi_310p(rng: random.Random) -> Iterator[Variant]:
             for c in range(per_npu):
                 temp, total_mb = rng.randrange(30, 70), rng.choice((44280, 43693, 47304))
                 used = rng.randrange(0, total_mb)
-                lines += [_row([f" {n:<8}310P3", " OK", f" {'NA':<13}{temp:<18}{'0':<6}/ 0"], widths),
-                          _row([f" {c:<8}{device}", f" 0000:{0x01 + n:02x}:00.0", f" {rng.randrange(0, 101):<13}{used} / {total_mb}"],
+                bus = "NA" if chip == "310B4" else f"0000:{0x01 + n:02x}:00.0"
+                lines += [_row([f" {n:<8}{chip}", " OK", f" {'NA':<13}{temp:<18}{'0':<6}/ 0"], widths),
+                          _row([f" {c:<8}{device}", f" {bus}", f" {rng.randrange(0, 101):<13}{used} / {total_mb}"],
                                widths),
                           _rule(widths, "-" if c + 1 < per_npu else "=")]
                 values += [(f"chips[device_id={device}].memory_used_MB", used),
                            (f"chips[device_id={device}].memory_total_MB", total_mb),
                            (f"chips[device_id={device}].temp_C", temp), (f"chips[device_id={device}].npu", n),
-                           (f"chips[device_id={device}].hbm_total_MB", None), (f"chips[device_id={device}].phy_id", None)]
+                           (f"chips[device_id={device}].hbm_total_MB", None), (f"chips[device_id={device}].phy_id", None),
+                           (f"chips[device_id={device}].bus_id", None if bus == "NA" else bus)]
                 device += 1
-        yield Variant("npu-smi", f"310P {version} {npus} NPUs x {per_npu}", "\n".join(lines) + "\n", tuple(values),
+        yield Variant("npu-smi", f"{chip} {version} {npus} NPUs x {per_npu}", "\n".join(lines) + "\n", tuple(values),
                       count=npus * per_npu)
 
 

@@ -53,7 +53,8 @@ _ELIDED = re.compile(r"^(\.\.\.|…)$")
 _LINE1 = re.compile(r"^\|\s*(\d+)\s+(\S.*?)\s*\|\s*(\S+)\s*\|\s*(\S+)\s+(\S+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
 # the Bus-Id as printed; a reporter may mask its hex digits ('0000:xx:00.0'): read as given
 # the Atlas 300I (310P) layout has no HBM column: 'CHIP DEVICE | BUS-ID | AICORE USED / TOTAL'
-_LINE2 = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-fxX*]{4}:[0-9A-Fa-fxX*]{2}:[0-9A-Fa-fxX*]{2}\.\d)\s*\|"
+# an SoC NPU (the 310B of an Atlas 200I DK A2) sits on no PCIe bus: its Bus-Id reads NA (bus_id null)
+_LINE2 = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-fxX*]{4}:[0-9A-Fa-fxX*]{2}:[0-9A-Fa-fxX*]{2}\.\d|NA)\s*\|"
                     r"\s*(\d+)\s+(\d+)\s*/\s*(\d+)(?:\s+(\d+)\s*/\s*(\d+))?\s*\|\s*$")
 # the second header row names the chip row's second number: 'Chip Phy-ID' (A3), 'Chip Device' (310P)
 _DEVICE_HEADER = re.compile(r"^\|\s*Chip\s+Device\s*\|")
@@ -178,7 +179,7 @@ def parse_info(text: str) -> dict[str, Any]:
             ids[second] = int(m.group(2)) if m.group(2) else None
             chips.append({"npu": pending["npu"], "chip": int(m.group(1)), **ids, "name": pending["name"],
                           "health": pending["health"], "power_W": pending["power_W"], "temp_C": pending["temp_C"],
-                          "bus_id": m.group(3), "aicore_pct": int(m.group(4)),
+                          "bus_id": None if m.group(3) == "NA" else m.group(3), "aicore_pct": int(m.group(4)),
                           "memory_used_MB": int(m.group(5)), "memory_total_MB": int(m.group(6)),
                           "hbm_used_MB": _opt_int(m.group(7)), "hbm_total_MB": _opt_int(m.group(8))})
             pending, unclosed = None, chips[-1]

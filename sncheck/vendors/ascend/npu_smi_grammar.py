@@ -39,7 +39,7 @@ GRAMMAR = {
                "HBM-Usage(MB)' (Phy-ID on A3, 24.1 on; the 310P's 'Chip Device | Bus-Id | AICore(%) Memory-Usage(MB)', "
                "no HBM); a '+===+' rule; per chip two rows: 'NPU NAME | HEALTH | POWER "
                "TEMP USED / TOTAL' (W, C, pages) and 'CHIP [PHY|DEVICE] | BUS-ID | AICORE USED / TOTAL [USED / TOTAL]' "
-               "(%, MB, MB), closed by '+===+' (the last die of an NPU) or a full-width '+---+' (between the dies of one "
+               "(%, MB, MB; the BUS-ID 'NA' on an SoC NPU, the 310B4 of an Atlas 200I DK A2, harvest7: bus_id null), closed by '+===+' (the last die of an NPU) or a full-width '+---+' (between the dies of one "
                "NPU); the second die of a 910C prints power '-' (the package reports it once); health OK, Warning, "
                "Alarm, Critical or UNKNOWN (npucli npu_common.c); then the process table: a '+---+' rule, 'NPU Chip "
                "| Process id | Process name | Process memory(MB)', '+===+', per NPU either 'No running processes "
