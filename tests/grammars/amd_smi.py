@@ -83,6 +83,27 @@ def amd_smi(rng: random.Random) -> Iterator[Variant]:
                           "\n".join(lines) + "\n", tuple(values), count=n, end=end)
 
 
+    # amd-smi list (26.x) on a host with AMD AI NICs: 'AI_NIC: n' blocks after the GPUs' (rocm-systems PR 3654),
+    # pasted after bash's default prompt
+    for n_gpu, n_nic in ((1, 1), (8, 2)):
+        lines = ["user@node7:~/repos$ sudo amd-smi list"]
+        for g in range(n_gpu):
+            lines += [f"GPU: {g}", f"    BDF: 0000:{0x05 + 0x20 * g:02x}:00.0",
+                      f"    UUID: {rng.getrandbits(32):08x}-0000-1000-80e6-{rng.getrandbits(48):012x}",
+                      f"    KFD_ID: {rng.randrange(10000, 65535)}", f"    NODE_ID: {g + 2}", "    PARTITION_ID: 0", ""]
+        # nothing states how many AI NICs, nor entries, follow: whole through the GPUs (the judge counts them;
+        # one GPU: its first entry, as for the other views of one device)
+        end = 3 if n_gpu == 1 else len(lines) - 1
+        for k in range(n_nic):
+            lines += [f"AI_NIC: {k}", f"    BDF: 0000:{0xe2 + k:02x}:00.0", f"    PERMANENT_ADDRESS: 04:90:81:2c:77:{k:02x}",
+                      "    PRODUCT_NAME: POLLARA 1x400G QSFP112", "    PART_NUMBER: POLLARA-1Q400P",
+                      f"    SERIAL_NUMBER: FPL2503{k:05d}", "    VENDOR_NAME: AMD Pensando Systems, Inc.", ""]
+        values = [("len(gpus)", n_gpu), ("len(nics)", n_nic), (f"gpus[gpu={n_gpu - 1}].BDF", f"0000:{0x05 + 0x20 * (n_gpu - 1):02x}:00.0"),
+                  (f"nics[nic={n_nic - 1}].BDF", f"0000:{0xe2 + n_nic - 1:02x}:00.0")]
+        yield Variant("amd-smi", f"list {n_gpu} GPUs {n_nic} AI NICs after a prompt", "\n".join(lines) + "\n",
+                      tuple(values), count=n_gpu, end=end)
+
+
 @generator("amd-smi-json")
 def amd_smi_json(rng: random.Random) -> Iterator[Variant]:
     for n in (1, 4, 8):

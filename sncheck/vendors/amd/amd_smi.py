@@ -7,6 +7,7 @@ truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing i
     {"tool": "amd-smi", "gpus": [{"gpu": 0, "BDF": "0000:05:00.0",
                                   "ASIC": {"MARKET_NAME": "MI300X-O", ...},
                                   "ECC_BLOCKS": {"UMC": {"CORRECTABLE_COUNT": 0, ...}}}],
+     "nics": [{"nic": 0, "BDF": "0000:e2:00.0", "PRODUCT_NAME": "POLLARA 1x400G QSFP112", ...}],  # AI_NIC: n
      "errors": []}
 
   Values stay strings except plain integers; a fragment without ``GPU: n`` lines is one
@@ -46,7 +47,10 @@ from sncheck.vendors import jsonprefix
 
 _OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
 _TRUNCATED = re.compile(r"^\[output truncated\]$|^(\.\.\.|…)$")
-_PROMPT = re.compile(r"^(\$|\[[^\]]*\][#$])\s")  # a shell prompt line (its command is read by asked())
+# a shell prompt line (its command is read by asked()): '$ ', '[user@host dir]# ', and bash's default
+# 'user@host:~/dir$ ' (a conda env's '(base) ' before it)
+_PS1 = r"(?:\([\w.-]+\)\s*)?(?:\$|\[[^\]]*\][#$]|[\w.-]+@[\w.-]+:[^\s$#]*[#$])"
+_PROMPT = re.compile(rf"^{_PS1}\s")
 # amd-smi's failure lines: its init's logging.error ('ERROR:root:Unable to detect any GPU devices, ...'),
 # and the CLI's exceptions (amdsmi_cli_exceptions.py), each printed alone and ending 'Error code: -N'
 # ("Can not find a device: GPU '9' Error code: -3", "AMDSMI has returned error '-1007' - 'API call
@@ -97,12 +101,14 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     gpus: list[dict[str, Any]] = []
     loose: dict[str, Any] = {}
     stack: list[tuple[int, dict]] = []
+    nics: list[dict[str, Any]] = []
     for indent, body in _body_lines(text, errors):
-        m = re.match(r"^GPU:\s*(\d+)$", body)
+        m = re.match(r"^(GPU|AI_NIC):\s*(\d+)$", body)
         if m:
-            gpu = {"gpu": int(m.group(1))}
-            gpus.append(gpu)
-            stack = [(indent, gpu)]
+            # amd-smi 26.x lists an AMD AI NIC (Pollara) after the GPUs: 'AI_NIC: n' and its entries
+            entity = {"gpu": int(m.group(2))} if m.group(1) == "GPU" else {"nic": int(m.group(2))}
+            (gpus if m.group(1) == "GPU" else nics).append(entity)
+            stack = [(indent, entity)]
             continue
         kv = re.match(r"^([A-Za-z0-9_ ./()%-]+?):\s*(.*)$", body)
         if not kv:
@@ -127,7 +133,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     errors += _asked_not_printed(text, gpus)
     errors += [f"{where}: a section with nothing in it (yaml prints an empty one as {{}}): cut short"
                for where in _empty_sections(gpus)]
-    return {"tool": "amd-smi", "gpus": gpus, "errors": errors}
+    return {"tool": "amd-smi", "gpus": gpus, "nics": nics, "errors": errors}
 
 
 def _empty_sections(node: Any, where: str = "") -> list[str]:
@@ -163,7 +169,7 @@ _SECTIONS = {
 }
 # The prompt's own blanks only after a prompt: "^\s*(?:PROMPT)?\s*" split a run of blanks
 # between two \s* every way there is, on each line (10 KB of ' ': 2.85 s, 100 KB: 283 s).
-_COMMAND = re.compile(r"^\s*(?:(?:\$|#|>|\[[^\]]*\][#$])\s*)?(?:sudo\s+)?amd-smi\s+(\w+)\b(.*)$")
+_COMMAND = re.compile(rf"^\s*(?:(?:{_PS1}|#|>)\s*)?(?:sudo\s+)?amd-smi\s+(\w+)\b(.*)$")
 
 
 def asked(text: str) -> tuple[str | None, list[str], list[int] | None]:

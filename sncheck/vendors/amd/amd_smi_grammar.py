@@ -41,8 +41,10 @@ GRAMMAR = {
         lines=("'GPU: N' opens a device; then 'KEY: value' lines, 4 spaces deeper per level, a 'KEY:' with "
                "nothing after it opening a section; values as the library gives them: integers, strings "
                "('N/A', '32 GT/s', an IFWI VERSION '00154951' kept as a string), units inside the string. A "
-               "command line ('$ amd-smi static --bus -g 0 1') the capture shows says which sections and GPUs "
-               "were asked for."),
+               "command line ('$ amd-smi static --bus -g 0 1', also after bash's 'user@host:~/dir$ ' prompt) the capture "
+               "shows says which sections and GPUs were asked for. amd-smi list of 26.x lists an AMD AI NIC after "
+               "the GPUs: 'AI_NIC: N' and its BDF, PERMANENT_ADDRESS, PRODUCT_NAME, PART_NUMBER, SERIAL_NUMBER, "
+               "VENDOR_NAME (ROCm/rocm-systems PR 3654's run: nics[], never a GPU's entries)."),
         end=("none in the text itself (a blank line follows each device); with the command line: every GPU -g "
              "names, each holding every section its options ask for; in a run: the inventory's cards"),
         failures=("'ERROR'/'...failed to'/'not initialized'/'No GPUs found' lines; " + _FAILED
