@@ -84,3 +84,6 @@ def dcgmi_diag(rng: random.Random) -> Iterator[Variant]:
                 values.append((f"gpus[gpu={bad_gpu}].result", worst))
             yield Variant("dcgmi-diag", f"{version} r{level} {gpus} GPUs {case}", "\n".join(lines) + "\n",
                           tuple(values), fails=overall == "Fail")
+            if case == "pass":  # kept as a code comment: a package's example output (harvest7)
+                yield Variant("dcgmi-diag", f"{version} r{level} {gpus} GPUs in a code comment",
+                              "\n".join(f"  # {ln}" for ln in lines) + "\n", tuple(values))

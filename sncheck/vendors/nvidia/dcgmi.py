@@ -58,7 +58,8 @@ GRAMMAR = {"dcgmi-diag": Grammar(
     lines=("'Successfully ran diagnostic for group.' (4.x); the header box; Metadata rows; per category a "
            "separator row then per test a row 'name | result' (3.x: with its GPU scope), 'Warning' and 'Info' "
            "rows whose text wraps at 45 characters, (4.x) '|  | GPUn: result' rows; the footer border. Results: "
-           "Pass, Fail, Warn, Skip."),
+           "Pass, Fail, Warn, Skip. No line of the table starts with '#': a table whose every line carries one is "
+           "kept as a code comment (a Ramble package's 'Example Output', harvest7) and read without it."),
     end="the footer border '+---...---+' after the last category (a table printed twice is one run)",
     failures=("a test or GPU at Fail (result Fail); Warn rows are warnings; 'Error: ...' lines and Error rows "
               "outside a test; a table without its footer or with '...' rows is cut; every GPU-exercising test "
@@ -108,8 +109,13 @@ def _parse_table(text: str) -> dict[str, Any]:
     category: str | None = None
     tables: list[list[tuple[str | None, _Row]]] = [[]]
     is_open = False  # inside a table: a row was read since the last border
-    for raw in text.splitlines():
-        line = raw.strip()
+    lines = [raw.strip() for raw in text.splitlines()]
+    body = [ln for ln in lines if ln]
+    if body and all(ln.startswith("#") for ln in body) and any(re.match(r"^#\s*[|+]", ln) for ln in body):
+        # the table kept as a code comment ('  # | PCIe ... | Pass - All |': a package's example output):
+        # no line of dcgmi's own starts with '#', so the comment marker every line carries is not the tool's
+        lines = [re.sub(r"^#\s?", "", ln) for ln in lines]
+    for line in lines:
         if m := _CATEGORY.match(line):
             category, is_open = m.group(1).strip(), True
         elif line.startswith("|"):
