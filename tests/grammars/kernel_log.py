@@ -91,6 +91,24 @@ class _Log:
         self.events += 1
         self.faults += 1
 
+    def sxid_interleaved(self, switches: int) -> None:
+        """Switches serviced side by side (harvest7's service VM): every switch's report line, then their Severity
+        lines, then their Data lines, in another order, and a second Severity / Data pair each (two logged error
+        entries a report, error_nvswitch.c): one report a switch."""
+        heads = [f"nvidia-nvswitch{k}: SXid (PCI:0000:00:{7 + k:02x}.0): 11004, " for k in range(switches)]
+        self.lines += [h + f"Non-fatal, Link {40 + k} ingress invalid ACL (First)" for k, h in enumerate(heads)]
+        for _ in range(2):
+            order = list(range(switches))[::-1]
+            self.lines += [heads[k] + f"Severity 0 Engine instance {40 + k} Sub-engine instance 00" for k in order]
+            self.lines += [heads[k] + "Data {0x00000008, 0xff9fc39c, 0x00000008, 0xff9fc39c, 0x00000000, 0x00000000, "
+                           "0x00000000, 0x00000000, 0x00000000}" for k in order]
+        for k in range(switches):
+            i = self.events
+            self.values += [(f"events[{i}].link", 40 + k), (f"events[{i}].device", f"nvidia-nvswitch{k}"),
+                            (f"events[{i}].engine_instance", 40 + k)]
+            self.events += 1
+            self.faults += 1
+
     def fallen(self, dev: str, one_line: bool) -> None:
         """A GPU lost at the driver's probe, no Xid line: osinit.c's three lines, or the one-line form."""
         if one_line:
@@ -213,6 +231,8 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
                 for link in rng.sample(range(64), rng.randint(1, 3)):
                     log.sxid(rng.randrange(8), f"0000:{rng.randrange(1, 9):02x}:00", link, rng.random() < 0.3,
                              rng.random() < 0.5)
+            if case in ("sxid", "mixed") and rng.random() < 0.5:
+                log.sxid_interleaved(rng.randint(2, 4))
             if case in ("aer", "mixed"):
                 log.aer(f"0000:{rng.randrange(0, 200):02x}:02.0", False, rng.random() < 0.4, rng.randint(1, 2))
                 if rng.random() < 0.6:

@@ -11,7 +11,10 @@ Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prin
 - ``nvidia-nvswitchN: SXid (PCI:dddd:bb:dd.f): %05d, MSG`` (``src/common/nvswitch/kernel/inc/
   common_nvswitch.h``, ``NVSWITCH_PRINT_SXID``): one report is its ``Fatal``/``Non-fatal`` line
   (``..., Link NN ...``), then ``Severity S Engine instance E Sub-engine instance SS`` and
-  ``Data {0x..., ...}`` lines that belong to it (a report may print its Data line first).
+  ``Data {0x..., ...}`` lines that belong to it (a report may print its Data line first; error_nvswitch.c
+  ``_nvswitch_dump_error_entry`` prints the pair per logged error entry, two for one report on harvest7's
+  capture). Switches serviced side by side interleave their lines: within one burst of SXid lines a dump
+  belongs to the newest report of its own switch and code.
 - ``NVRM: GPU dddd:bb:dd.f: RmInitAdapter failed! (0xINIT:0xRM:LINE)`` (``src/nvidia/arch/
   nvalloc/unix/src/osinit.c``: ``NV_DEV_PRINTF``'s prefix) and ``NVRM: GPU dddd:bb:dd.f:
   rm_init_adapter failed, device minor number N`` (``kernel-open/nvidia/nv.c``): the GPU could
@@ -104,8 +107,9 @@ def event(body: str, last: dict[str, Any] | None, driver: str | None,
     ``head``: the caller's scratch for a message printed over several lines (the
     fallen-off-the-bus one: its GPU is on its first line, its meaning on its last)."""
     scratch = head if head is not None else {}
+    if not SXID.search(body):
+        scratch.pop("sxid_reports", None)  # a switch's dump lines follow its report within one burst of SXid lines
     if m := _FALLEN_HEAD.search(body):
-        scratch.clear()
         scratch.update(dev=m.group("dev").lower(), pci_id=None)
         return {}
     if m := _FALLEN_ID.search(body):
@@ -144,31 +148,39 @@ def event(body: str, last: dict[str, Any] | None, driver: str | None,
         rest = (m.group("rest") or "").strip()
         same = last is not None and last.get("source") == "sxid" and last.get("code") == int(m.group("code")) \
             and last.get("bus_id") == _bus(m.group("bus"))
+        # the switches' interrupts are serviced side by side: a switch's Severity and Data lines (error_nvswitch.c
+        # _nvswitch_dump_error_entry, one pair per logged error entry) may follow other switches' reports, so
+        # they belong to the newest report of their own switch and code, not only to the line before them
+        reports: dict[tuple, dict[str, Any]] = scratch.setdefault("sxid_reports", {})
+        key = (m.group("dev"), _bus(m.group("bus")), int(m.group("code")))
+        owner = last if same else reports.get(key)
         if re.match(r"Data\s*\{", rest) or (rest and any(w.startswith(rest) for w in ("Data", "Severity"))):
-            if same or not re.match(r"Data\s*\{", rest):
-                return {}  # the register dump belongs to the report before it; so does one of these lines
+            if owner is not None or not re.match(r"Data\s*\{", rest):
+                return {}  # the register dump belongs to its report; so does one of these lines
                 # cut inside its first word (a paste that ends mid-line): not a report
             # a Data line with no report before it: the report itself is not in the log (an excerpt
             # kept this line), or its line follows (a report may print the dump first): the SXid is
             # known by its code and switch; the report line after it fills it
-            return {"source": "sxid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": None,
-                    "device": m.group("dev"), "link": None, "engine_instance": None, "message": None,
-                    "data_only": True, "driver_version": driver}
+            reports[key] = {"source": "sxid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")),
+                            "class": None, "device": m.group("dev"), "link": None, "engine_instance": None,
+                            "message": None, "data_only": True, "driver_version": driver}
+            return reports[key]
         if engine := _ENGINE.match(rest):
-            if same and last is not None:
-                last["engine_instance"] = int(engine.group(2))  # the report just read: its engine
+            if owner is not None and owner.get("engine_instance") is None:
+                owner["engine_instance"] = int(engine.group(2))  # its report's engine
             return {}
         klass = "fatal" if re.match(r"fatal\b", rest, re.I) else "non-fatal" if re.match(r"non-fatal", rest, re.I) \
             else None
         link = _LINK.search(rest)
-        if same and last is not None and last.pop("data_only", False):  # the dump came first: this is its report
-            last.update({"class": klass, "link": int(link.group(1)) if link else None,
-                         "message": re.sub(r"^(?:Non-fatal|Fatal),\s*", "", rest, flags=re.I) or None})
+        if owner is not None and owner.pop("data_only", False):  # the dump came first: this is its report
+            owner.update({"class": klass, "link": int(link.group(1)) if link else None,
+                          "message": re.sub(r"^(?:Non-fatal|Fatal),\s*", "", rest, flags=re.I) or None})
             return {}
-        return {"source": "sxid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": klass,
-                "device": m.group("dev"), "link": int(link.group(1)) if link else None, "engine_instance": None,
-                "message": re.sub(r"^(?:Non-fatal|Fatal),\s*", "", rest, flags=re.I) or None,
-                "driver_version": driver}
+        reports[key] = {"source": "sxid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": klass,
+                        "device": m.group("dev"), "link": int(link.group(1)) if link else None, "engine_instance": None,
+                        "message": re.sub(r"^(?:Non-fatal|Fatal),\s*", "", rest, flags=re.I) or None,
+                        "driver_version": driver}
+        return reports[key]
     if m := _RM_INIT.search(body):
         return {"source": "rm_init", "code": m.group("code"), "bus_id": _bus(m.group("dev")), "class": "fatal",
                 "device": m.group("dev").lower(), "minor": None, "driver_version": driver}
