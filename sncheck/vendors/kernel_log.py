@@ -89,7 +89,9 @@ GRAMMAR = {"kernel-log": Grammar(
     lines=("any line, optionally timed ('[  12.345678]', '[Mon Mar  3 12:00:01 2025]', ISO, the journal's or syslog's "
            "'Mar 03 12:00:01 host kernel: ', that followed by dmesg's '[  12.3]'; a bare 'kernel: ' of such a line pasted "
            "without its date and host), dmesg --decode's 'kern  :err   : ' "
-           "before the stamp (util-linux dmesg.c print_record); the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
+           "before the stamp (util-linux dmesg.c print_record); a record glued to the line before it (its line end "
+           "lost: '... CmpltTO [  200.105524,009][  T292] igb ...: AER:   TLP Header: ...', harvest7) split at its "
+           "stamp; the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
            "Data and Severity lines, RmInitAdapter, the fallen-off-the-bus message without an Xid, loading, API mismatch), sncheck/vendors/kernel_aer.py (AER "
            "received / PCIe Bus Error / device status / one line per error bit / TLP Header), "
            "sncheck/vendors/amd/kernel_ras.py (amdgpu RAS counts, ERREVENT, ACA banks, resets, ring timeouts, "
@@ -157,6 +159,20 @@ _CURSOR = re.compile(r"^-- cursor: (\S+)")
 _DENIED = re.compile(r"Operation not permitted|Permission denied|read kernel buffer failed|not permitted", re.I)
 
 
+# a record glued to the end of the one before it (its line end lost in the paste: harvest7's igb AER,
+# '[14] CmpltTO [  200.105524,009][  T292] igb ...: AER:   TLP Header: ...'): printk's stamp, with its
+# sequence and caller id where the log has them, never stands inside a record's own text
+_GLUED = re.compile(r"(?<=\S)[ \t]+(?=\[\s*\d+\.\d{6}(?:,\d+)?\](?:\[\s*[TC]\d+\])?\s)")
+
+
+def _records(text: str) -> list[str]:
+    """The log's lines, a line holding two records split into them."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        out += _GLUED.split(raw) if "[" in raw else [raw]
+    return out
+
+
 def bus_id(text: str | None) -> str | None:
     """A PCI address as ``dddd:bb:dd`` (lower case, 4-digit domain, no function): the
     form Xid lines print, to compare with ``nvidia-smi -q``'s ``00000000:3B:00.0``."""
@@ -189,7 +205,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     ended = False
     boots = 0                   # the uptime resets the log shows (a paste across reboots)
     last_up: float | None = None
-    for raw in text.splitlines():
+    for raw in _records(text):
         line = raw.strip()
         if not line:
             continue

@@ -156,7 +156,7 @@ class _Log:
         self.events += 1
         self.faults += 1
 
-    def aer(self, port: str, fatal: bool, old_kernel: bool, nbits: int) -> None:
+    def aer(self, port: str, fatal: bool, old_kernel: bool, nbits: int, glued: bool = False) -> None:
         sev = "Uncorrected (Fatal)" if fatal else "Corrected"
         bits = self.rng.sample(_FATAL_BITS if fatal else _CORRECTED_BITS, nbits)
         pre = f"pcieport {port}: "
@@ -171,7 +171,12 @@ class _Log:
             name = long if old_kernel else short
             self.lines.append(pre + f"   [{bit:2d}] {name:<22s}" + (" (First)" if k == 0 and fatal else ""))
         if fatal:
-            self.lines.append(pre + "  TLP Header: 34000000 02000010 00000000 00000000")
+            tlp = pre + "  TLP Header: 34000000 02000010 00000000 00000000"
+            if glued:  # its line end lost: the record after it glued to the bit line, stamp and caller id (harvest7)
+                self.lines[-1] += " [  200.105524,009][  T292] " + tlp
+            else:
+                self.lines.append(tlp)
+            self.values.append((f"events[{self.events}].tlp_header", "34000000 02000010 00000000 00000000"))
         i = self.events
         self.values += [(f"events[{i}].class", "fatal" if fatal else "corrected"), (f"events[{i}].port", port),
                         (f"len(events[{i}].bits)", nbits), (f"events[{i}].status", f"{status:08x}")]
@@ -236,7 +241,8 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
             if case in ("aer", "mixed"):
                 log.aer(f"0000:{rng.randrange(0, 200):02x}:02.0", False, rng.random() < 0.4, rng.randint(1, 2))
                 if rng.random() < 0.6:
-                    log.aer(f"0000:{rng.randrange(0, 200):02x}:03.1", True, rng.random() < 0.4, rng.randint(1, 2))
+                    log.aer(f"0000:{rng.randrange(0, 200):02x}:03.1", True, rng.random() < 0.4, rng.randint(1, 2),
+                            glued=rng.random() < 0.3)
             if case == "rm_init":
                 log.rm_init(f"0000:{rng.randrange(16, 250):02x}:00.0")
             if case == "aer-native":
