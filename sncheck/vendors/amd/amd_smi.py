@@ -127,7 +127,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     if not gpus and loose:
         gpus = [{"gpu": None, **loose}]
     if not gpus and _failed(errors):
-        return {"tool": "amd-smi", "gpus": [], "errors": _failed(errors)}
+        return {"tool": "amd-smi", "gpus": [], "nics": [], "errors": _failed(errors)}
     if not gpus:
         raise ParseError("no 'GPU: n' blocks and no KEY: value lines", tool="amd-smi")
     errors += _asked_not_printed(text, gpus)
