@@ -533,3 +533,28 @@ def test_random_text_only_ever_raises_parse_error(parser, text):
 )
 def test_shuffled_and_cut_real_lines_only_ever_raise_parse_error(parser, lines, cut):
     only_parse_error_or_json(parser, "\n".join(line[: cut or None] for line in lines))
+
+
+def test_every_identity_value_the_grammar_lists_is_kept_in_q_and_qx():
+    """Issue 28's audit: -q and -q -x dropped VBIOS Version, Minor Number, GSP Firmware Version,
+    Virtualization Mode (and Persistence Mode, Serial Number, Board ID ...); now kept under one
+    name each in both views (smi_query.IDENTITY). Values read by hand from the raw captures."""
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415 -- the views, as sncheck parse reads them
+
+    q = parse_text("nvidia-smi-q", (REAL / Q_H100).read_text())["gpus"][0]
+    assert {k: q[k] for k in ("persistence_mode", "product_brand", "product_architecture", "serial_number",
+                              "minor_number", "vbios_version", "board_id", "gpu_part_number", "module_id",
+                              "gsp_firmware_version", "virtualization_mode")} == {
+        "persistence_mode": "Enabled", "product_brand": "NVIDIA", "product_architecture": "Hopper",
+        "serial_number": "1650124031592", "minor_number": 0, "vbios_version": "96.00.74.00.0D", "board_id": "0x1900",
+        "gpu_part_number": "2330-885-A1", "module_id": 2, "gsp_firmware_version": "535.161.08",
+        "virtualization_mode": "None"}
+    qx = parse_text("nvidia-smi-qx", (REAL / "r3/nvidia-smi-qx/02_qx_515.105.01_a10g_1gpu_remapped_rows_block.xml.txt")
+                    .read_text())["gpus"][0]
+    assert {k: qx[k] for k in ("persistence_mode", "product_architecture", "serial_number", "minor_number",
+                               "vbios_version", "board_id", "gpu_part_number", "module_id", "gsp_firmware_version",
+                               "virtualization_mode")} == {
+        "persistence_mode": "Disabled", "product_architecture": "Ampere", "serial_number": "0000000000000",
+        "minor_number": 0, "vbios_version": "94.02.75.00.01", "board_id": "0x1e",
+        "gpu_part_number": "000-00000-0000-000", "module_id": 0, "gsp_firmware_version": "515.105.01",
+        "virtualization_mode": "Pass-Through"}

@@ -131,6 +131,7 @@ def _xml_gpu(g: ET.Element) -> dict[str, Any]:
         "bus_id": g.get("id"),
         "product_name": text_value(g.findtext("product_name")),
         "uuid": text_value(g.findtext("uuid")),
+        **smi_query.identity(lambda _path, element: g.findtext(element)),
         "mig": _xml_mig(g),
         "temperature": _xml_measures(g.find("temperature"), {
             "gpu_temp": "gpu_C", "memory_temp": "memory_C", "gpu_temp_slow_threshold": "slowdown_C",

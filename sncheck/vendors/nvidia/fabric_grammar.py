@@ -55,7 +55,10 @@ GRAMMAR = {
                   "judged alike (faults: a link narrower than its max width, a volatile uncorrectable ECC "
                   "count, a pending row remap or page retirement, HW Slowdown active), as a run's query_fabric "
                   "judges them; the fabric's states are values, judged by a platform's fabric checks"),
-        values=("driver_version, cuda_version, attached_gpus, gpus[{bus_id, product_name, uuid, mig, temperature, "
+        values=("driver_version, cuda_version, attached_gpus, gpus[{bus_id, product_name, uuid, persistence_mode, "
+                "product_brand, product_architecture, serial_number (<serial>), minor_number, vbios_version, board_id, "
+                "gpu_part_number, module_id (<gpu_module_id>), gsp_firmware_version, virtualization_mode "
+                "(<gpu_virtualization_mode><virtualization_mode>), mig, temperature, "
                 "power, pcie, memory, utilization, performance_state, ecc{mode_current, mode_pending, "
                 "volatile{COUNTER: n} ('Double Bit/Total' as -q names it), aggregate}, retired_pages, "
                 "remapped_rows, clock_reasons, fabric, platform}], errors: the shape of nvidia-smi-q"),

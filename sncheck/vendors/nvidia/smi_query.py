@@ -46,6 +46,7 @@ one that can be true, or it is an error (exit 1 in ``sncheck parse``):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,12 +321,39 @@ def _closes(node: _Node, indent: int) -> bool:
     return node.value is not None and indent < node.indent + _INDENT_STEP
 
 
+# A GPU's identity and modes as -q prints them (key, or section and key) and -q -x (element path),
+# under one name each; minor_number and module_id ints, the rest as printed; N/A null.
+IDENTITY = {
+    "persistence_mode": (("Persistence Mode",), "persistence_mode"),
+    "product_brand": (("Product Brand",), "product_brand"),
+    "product_architecture": (("Product Architecture",), "product_architecture"),
+    "serial_number": (("Serial Number",), "serial"),
+    "minor_number": (("Minor Number",), "minor_number"),
+    "vbios_version": (("VBIOS Version",), "vbios_version"),
+    "board_id": (("Board ID",), "board_id"),
+    "gpu_part_number": (("GPU Part Number",), "gpu_part_number"),
+    "module_id": (("Module ID",), "gpu_module_id"),
+    "gsp_firmware_version": (("GSP Firmware Version",), "gsp_firmware_version"),
+    "virtualization_mode": (("GPU Virtualization Mode", "Virtualization Mode"), "gpu_virtualization_mode/virtualization_mode"),
+}
+
+
+def identity(read: Callable[[tuple[str, ...], str], str | None]) -> dict[str, Any]:
+    """The :data:`IDENTITY` values of one GPU, ``read`` giving the text at a -q path or -q -x element."""
+    out = {}
+    for name, (path, element) in IDENTITY.items():
+        value = na_or(read(path, element), str)
+        out[name] = int_or_none(value) if name in ("minor_number", "module_id") else value
+    return out
+
+
 def _gpu_summary(gpu: _Node) -> dict[str, Any]:
     bus = GPU_HEADER.match(gpu.key)
     return {
         "bus_id": bus.group(1) if bus else None,
         "product_name": na_or(gpu.value_at("Product Name"), str),
         "uuid": na_or(gpu.value_at("GPU UUID"), str),
+        **identity(lambda path, _element: gpu.value_at(*path)),
         "mig": _mig(gpu),
         "temperature": _temperature(gpu.get("Temperature")),
         "power": _power(gpu),

@@ -54,7 +54,10 @@ GRAMMAR = {"nvidia-smi-q": Grammar(
               "a PCIe link narrower than its max, a volatile uncorrectable ECC count above zero or SRAM Threshold "
               "Exceeded, a pending row remap or remapping failure, a pending page retirement, HW Slowdown, HW "
               "Thermal, HW Power Brake or SW Thermal Slowdown active"),
-    values=("driver_version, cuda_version, attached_gpus, gpus[{bus_id, product_name, uuid, mig{current, pending, "
+    values=("driver_version, cuda_version, attached_gpus, gpus[{bus_id, product_name, uuid, persistence_mode, "
+            "product_brand, product_architecture, serial_number, minor_number, vbios_version, board_id, gpu_part_number, "
+            "module_id, gsp_firmware_version, virtualization_mode (GPU Virtualization Mode's Virtualization Mode: "
+            "smi_query.IDENTITY, the same names from -q -x), mig{current, pending, "
             "devices}, temperature{gpu_C, memory_C, ...}, power{draw_W, instant_W, limit_W, default_limit_W, "
             "max_limit_W}, pcie{gen_current, gen_max, width_current, width_max, replays_since_reset, below_max}, "
             "memory{total_MiB, reserved_MiB, used_MiB, free_MiB}, utilization{gpu_pct, ...}, ecc{mode_current, "
