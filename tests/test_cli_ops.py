@@ -486,6 +486,7 @@ def test_killed_at_each_step_the_next_command_reconciles_and_says_so(fake_cluste
 def test_special_files_in_the_state_dir_stop_the_batch_before_it_acts(fake_cluster: FakeCluster,
                                                                        state_dir: Path) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
+    StateStore(state_dir).close()  # sncheck's state directory (a FIFO alone there is another program's)
     os.mkfifo(state_dir / "hostfile.txt")
     r = invoke_main("isolate", "node005", "-i", str(INVENTORY), "--via", "slurm", "--via", "hostfile", "--apply",
                     "--state-dir", str(state_dir))

@@ -1,8 +1,10 @@
 """The state directory's files before SQLite opens any of them: what is sncheck's, and what is not.
 
 A state directory is sncheck's when it is new or empty, or holds one of :data:`MARKS`: the
-names sncheck writes there (the database and its side files, the isolation lock, the audit log,
-the file actions' outputs). A directory that holds anything else and none of them is another
+database and its side files, or the isolation lock. Every other name sncheck writes there (the
+audit log, the file actions' ``hostfile.txt`` and the like) is written under that lock, which is
+never removed, so these mark every directory sncheck has used; generic names such as
+``hostfile.txt`` would take an MPI user's job directory for sncheck's. A directory that holds anything else and none of them is another
 program's (``--state-dir /var/lib/slurm``, ``~``, a run directory): sncheck
 refuses it before it writes anything, naming it, rather than leave its database among another
 program's files.
@@ -19,11 +21,8 @@ from sncheck.errors import ConfigError
 
 DB_NAME = "state.db"
 SQLITE_FILES = ("", "-wal", "-shm", "-journal")
-# The names sncheck writes in a state directory: the database (sncheck.store.state), the isolation
-# lock (sncheck.actions.transaction.LOCK_NAME), the audit log (actions.base.AUDIT_NAME), the file
-# actions' outputs (actions.files: their ``renders``); test_hostile_r6 checks them against those homes.
-MARKS = (*(DB_NAME + s for s in SQLITE_FILES), ".sncheck-isolation.lock", "audit.jsonl", "exclude_hosts.txt",
-         "hostfile.txt", "cuda_visible_devices.json", "cuda_visible_devices.env")
+# sncheck.actions.transaction.LOCK_NAME (test_hostile_r6 checks it against that home).
+MARKS = (*(DB_NAME + s for s in SQLITE_FILES), ".sncheck-isolation.lock")
 _SHOWN = 3  # entries a refusal names
 
 
