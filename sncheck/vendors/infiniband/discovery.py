@@ -19,10 +19,13 @@ from ``ibnetdiscover``'s ``port 0 lid``; opensm must have assigned LIDs), parsed
 
 from __future__ import annotations
 
+from collections import Counter
+
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from sncheck.errors import ParseError
 from sncheck.fabric import Cabling, port_id, switch_id
 from sncheck.topology import natural_key
 from sncheck.vendors.infiniband.counters import ERROR_COUNTERS, parse_perfquery
@@ -54,8 +57,17 @@ def _switches(parsed: dict[str, Any]) -> dict[str, tuple[str, str]]:
     ports' cables and counters."""
     kinds = switch_kinds(parsed)
     names = {n["guid"]: switch_name(n["desc"]) for n in parsed["nodes"] if n["type"] == "switch"}
-    shared = {name for name in names.values() if sum(v == name for v in names.values()) > 1}
-    return {guid: (kinds[guid], f"{name}-{guid}" if name in shared else name) for guid, name in names.items()}
+    count = Counter(names.values())
+    named = {guid: f"{name}-{guid}" if count[name] > 1 else name for guid, name in names.items()}
+    # A GUID-suffixed name can be another switch's own description ('a', 'a', 'a-0x1'): no
+    # name is then safe to give either, and a guess would merge two switches; refused.
+    count = Counter(named.values())
+    clash = next((name for name, n in count.items() if n > 1), None)
+    if clash is not None:
+        guids = sorted(g for g, name in named.items() if name == clash)
+        raise ParseError(f"switches {guids[0]} and {guids[1]} both read as '{clash}' (a description equal to "
+                         "another switch's with its GUID): rename one", tool="ibnetdiscover")
+    return {guid: (kinds[guid], name) for guid, name in named.items()}
 
 
 def cabling(parsed: dict[str, Any], cards: Mapping[str, int]) -> Cabling:

@@ -40,6 +40,8 @@ line comes from, are in :mod:`sncheck.vendors.infiniband.ibnetdiscover_grammar`.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import re
 from typing import Any
 
@@ -112,8 +114,9 @@ def parse_ibnetdiscover(text: str) -> dict[str, Any]:
         errors += [f"{n['guid']} ({n['desc']}): a record with no link: cut short" for n in nodes if not n["links"]]
     # ibnetdiscover visits each node once (a BFS marks it found): a node recorded twice is two
     # outputs spliced together, and its links would count twice
-    twice = sorted({n["guid"] for n in nodes if sum(x["guid"] == n["guid"] for x in nodes) > 1})
-    errors += [f"{g}: recorded {sum(n['guid'] == g for n in nodes)} times, which ibnetdiscover never prints: "
+    seen = Counter(n["guid"] for n in nodes)
+    twice = sorted(g for g, k in seen.items() if k > 1)
+    errors += [f"{g}: recorded {seen[g]} times, which ibnetdiscover never prints: "
                "outputs spliced together?" for g in twice[:3]] + ([f"and {len(twice) - 3} more nodes recorded twice"]
                                                                 if len(twice) > 3 else [])
     return {"tool": "ibnetdiscover", "nodes": nodes, "errors": errors + _unmatched(nodes)}
