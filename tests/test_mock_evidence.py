@@ -106,7 +106,9 @@ def test_a_bundles_rows_keep_every_value_and_drop_only_empty_cells() -> None:
         "note": ["a", None, "c"],
     })
     lines = _Lines(RowFrames({"p2p": frame}))
-    rows, total = lines.take([("p2p", np.array([False, True, True])), ("p2p", np.array([True, True, True]))], 4)
+    picked, total = lines.pick([("p2p", np.array([False, True, True])), ("p2p", np.array([True, True, True]))], 4)
+    lines.make()
+    rows = lines.lines(picked)
     assert total == 5
     assert rows == [
         '{"round": 4, "ok": false}',

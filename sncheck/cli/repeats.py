@@ -3,76 +3,45 @@
 Click keeps the last value of a repeated option silently: ``--out a --out b`` wrote to ``b``,
 ``--rules mine --rules default`` judged by the shipped rules only, and a wrapper script's
 ``--state-dir`` was replaced by the operator's. Options declared ``multiple`` (lists) and
-counts are given as often as one likes, a flag repeated as written too (``-q -q``); every
-other option once, and a flag never both ways (``--x --no-x``). The command line is walked
-as Click's parser reads it (``--name=value``, ``-ovalue``, ``-qv``, ``--`` ends the options),
-through the groups down to the command that runs, before any of it runs.
+counts are given as often as one likes, a flag too (``-q -q``, ``-q --quiet``); every other
+option once. The command line is read by Click's own parser (its ``order``: one entry per
+occurrence), through the groups down to the command that runs, before any of it runs.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
 import click
 
 
-def _options(cmd: click.Command) -> dict[str, click.Option]:
-    return {name: p for p in cmd.params if isinstance(p, click.Option) for name in (*p.opts, *p.secondary_opts)}
+def _once(p: click.Parameter) -> bool:
+    # A flag said twice says one thing ('-q -q', '-q --quiet'): sncheck has no two-way flag
+    # ('--x/--no-x'), whose two senses at once would contradict.
+    return isinstance(p, click.Option) and not (p.multiple or p.count or p.is_flag or p.name == "help")
 
 
-def _takes(p: click.Option) -> int:
-    """How many arguments after the option are its value."""
-    return 0 if p.is_flag or p.count else p.nargs
-
-
-def _once(p: click.Option) -> bool:
-    return not (p.multiple or p.count or p.name == "help")
-
-
-def refuse_repeats(ctx: click.Context, cmd: click.Command | None, args: list[str]) -> None:
+def refuse_repeats(ctx: click.Context | None, cmd: click.Command | None, args: list[str]) -> None:
     """Raise click.UsageError for an option of ``cmd`` (or of a command below it) that takes one
     value and is given more than once in ``args`` (what follows ``cmd``'s name)."""
+    if ctx is not None and ctx.resilient_parsing:
+        return  # shell completion: Click completes what it can, it refuses nothing
     while cmd is not None:
-        rest = _walk(cmd, args)
-        if not isinstance(cmd, click.Group) or rest is None:
+        sub = click.Context(cmd, parent=ctx, info_name=cmd.name, resilient_parsing=True)
+        try:
+            _, rest, order = cmd.make_parser(sub).parse_args(list(args))
+        except click.UsageError:
+            return  # an unknown option, a missing value: Click says so when it parses for real
+        given = Counter(p for p in order if _once(p))
+        for p in (p for p, n in given.items() if n > 1):
+            _refuse(p)
+        if not isinstance(cmd, click.Group) or not rest:
             return
-        cmd, args = cmd.get_command(ctx, rest[0]), rest[1:]
+        ctx, cmd, args = sub, cmd.get_command(sub, rest[0]), rest[1:]
 
 
-def _walk(cmd: click.Command, args: list[str]) -> list[str] | None:
-    """Check ``cmd``'s own options in ``args``; for a group, the arguments from its
-    subcommand's name on (None when there is none)."""
-    opts = _options(cmd)
-    seen: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        tok = args[i]
-        i += 1
-        if tok == "--":
-            return None
-        if not tok.startswith("-") or tok == "-":
-            if isinstance(cmd, click.Group):
-                return args[i - 1:]
-            continue
-        if tok.startswith("--"):
-            name, eq, _ = tok.partition("=")
-            given = [(name, 0 if eq else None)]
-        else:  # '-o VALUE', '-oVALUE', '-qv' (flags together, the last may take the rest as its value)
-            given = []
-            for k, ch in enumerate(tok[1:], start=1):
-                p = opts.get("-" + ch)
-                given.append(("-" + ch, 0 if p is not None and _takes(p) and k < len(tok) - 1 else None))
-                if p is None or _takes(p):
-                    break
-        for name, value_after in given:
-            p = opts.get(name)
-            if p is None:
-                break  # Click says what is wrong with an option it does not know
-            if _once(p) and p.name in seen and not (p.is_flag and seen[p.name] == name):  # '-q -q' says one thing
-                if p.is_flag:
-                    raise click.UsageError(f"options {seen[p.name]} and {name} both given: they contradict; "
-                                           "give one")
-                also = "" if seen[p.name] == name else f" (as {seen[p.name]} and {name})"
-                raise click.UsageError(f"option {name} given twice{also}: it takes one value, and the "
-                                       "second would replace the first silently; give it once")
-            seen[str(p.name)] = name
-            i += _takes(p) if value_after is None else 0
-    return None
+def _refuse(p: click.Parameter) -> None:
+    """``p``, an option taking one value, was given twice."""
+    assert isinstance(p, click.Option)
+    raise click.UsageError(f"option {'/'.join(p.opts)} given twice: it takes one value, and the second would "
+                           "replace the first silently; give it once")

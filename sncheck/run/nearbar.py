@@ -64,7 +64,7 @@ def judge_samples(rule: Rule, cells: pd.DataFrame, card: str) -> tuple[bool | No
     # the noise of a sample, pooled over the card's and the controls' (each about its own
     # median); the card's median and the controls' level each carry their own share of it
     sd = MAD_SD * median(np.abs(np.concatenate([r - m, c - median(c)])))
-    se = MEDIAN_SE * sd * math.sqrt(1 / len(r) + 1 / max(len(c), 1))
+    se = MEDIAN_SE * sd * math.sqrt(1 / len(r) + 1 / len(c))
     said = f"median {m:.3f} of its controls' level over {len(r)} samples (standard error {se:.4f}), bar {bar:.3f}"
     if m + DECIDE_Z * se < bar:
         return True, f"beyond the bar, clear of the noise: {said}"

@@ -43,12 +43,14 @@ from sncheck.config import hostlist
 
 # Each at the start of a line, as Slurm's log prefix puts it: the tasks' own stderr goes to the
 # same stream, and a task's line quoting one ('... srun: error: node9: task 0: Exited ...') is
-# no word of srun's (it named a node that never failed).
-_TASKS = re.compile(r"^srun: error: (\S+): tasks? ([\d,\-]+): (.+)", re.M)
-_NODE_FAILURE = re.compile(r"^srun: error: Node failure on (\S+)", re.M)
-_CANCELLED = re.compile(r"^(?:slurmstepd(?:-\S+)?: error: )?\*\*\* (STEP|JOB) (\S+) ON (\S+) CANCELLED AT (\S+)"
+# no word of srun's (it named a node that never failed). A task's progress bar ends in '\r',
+# not '\n': srun's line after it starts there too.
+_AT_LINE = r"(?:^|(?<=\r))"
+_TASKS = re.compile(_AT_LINE + r"srun: error: (\S+): tasks? ([\d,\-]+): (.+)", re.M)
+_NODE_FAILURE = re.compile(_AT_LINE + r"srun: error: Node failure on (\S+)", re.M)
+_CANCELLED = re.compile(_AT_LINE + r"(?:slurmstepd(?:-\S+)?: error: )?\*\*\* (STEP|JOB) (\S+) ON (\S+) CANCELLED AT (\S+)"
                         r"(?: DUE TO ([A-Z ]+?)(?:, SEE [^*]*)?)? \*\*\*", re.M)
-_EXPIRED = re.compile(r"^srun: error: (Slurm job (\d+) has expired|Unable to confirm allocation for job (\d+): .+)",
+_EXPIRED = re.compile(_AT_LINE + r"srun: error: (Slurm job (\d+) has expired|Unable to confirm allocation for job (\d+): .+)",
                       re.M)
 COLLATERAL = "Terminated"  # tasks srun stopped after another failed (--kill-on-bad-exit)
 

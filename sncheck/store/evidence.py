@@ -250,12 +250,6 @@ class _Lines:
     def lines(self, picked: list[tuple[str, np.ndarray]]) -> list[str]:
         return [self.made[kind][i] for kind, at in picked for i in at.tolist()]
 
-    def take(self, masks: list[tuple[str, np.ndarray]], limit: int) -> tuple[list[str], int]:
-        """The lines of the first ``limit`` rows the masks pick, in order; and how many they pick."""
-        picked, total = self.pick(masks, limit)
-        self.make()
-        return self.lines(picked), total
-
 
 class _Budget:
     def __init__(self, total: int, files: RunFiles) -> None:
