@@ -27,6 +27,9 @@ the K-th, so N processes (one a core) share a long run, each with its own log;
 ``SNCHECK_ACCURACY_FIRST_SEED=S`` starts the seeds at S (another process, other seeds);
 ``SNCHECK_ACCURACY_RESUME=1`` counts the runs already in the log and runs only the others
 (but those of the classes in ``SNCHECK_ACCURACY_RERUN=a,b``: run again, on changed code).
+Each logged run carries its CPU seconds (``cpu_s``). ``python tests/bench/bench_platform_accuracy.py
+--again K LOG...`` runs K logged runs again (a seeded draw) and lists those whose outcome
+differs: a change meant to keep every verdict (the harness, the simulator's speed) must list none.
 """
 
 from __future__ import annotations
