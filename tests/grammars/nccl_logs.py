@@ -236,3 +236,22 @@ def nccl_inspector(rng: random.Random) -> Iterator[Variant]:
                                                                            if k.endswith("msg_size_bytes"))))
             yield Variant("nccl-inspector", f"{'pretty' if pretty else 'lines'} {'+'.join(kinds)} {nranks} ranks",
                           text, values, stream=True)
+
+
+@generator("torch-nccl")
+def fr_trace_report(rng: random.Random) -> Iterator[Variant]:
+    """The Flight Recorder trace analyzer's report (pytorch PR 140969): ranks that never joined a collective."""
+    rng = random.Random(140969)  # its own draws: the watchdog generator's below stay as they were
+    for world in (2, 8):
+        missing = sorted(rng.sample(range(1, world), rng.randint(1, world - 1)))
+        seq = rng.randrange(10, 40000)
+        lines = [f"Not all ranks joining collective: sequence number: {seq}", f"internal record id: {seq - 1}",
+                 "group info: 0:default_pg", "collective: nccl:all_reduce",
+                 "missing ranks: {" + ", ".join(map(str, missing)) + "}", "input sizes: [[1571911]]",
+                 "output sizes: [[1571911]]", f"world size: {world}",
+                 "expected ranks: {" + ", ".join(map(str, range(world))) + "}", "collective state: scheduled",
+                 "collective stack trace:", " all_reduce at /torch/distributed/distributed_c10d.py:2707"]
+        yield Variant("torch-nccl", f"fr_trace report {world} ranks", "\n".join(lines) + "\n",
+                      (("flight_recorder.mismatches[0].seq", seq), ("len(flight_recorder.mismatches[0].missing_ranks)",
+                                                                    len(missing)),
+                       ("flight_recorder.mismatches[0].world_size", world)), fails=True, stream=True)

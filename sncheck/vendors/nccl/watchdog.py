@@ -48,7 +48,10 @@ JSON::
                    "last_completed": 20584}],
      "dump_signals": [{"rank": 1, "from": "rank 7" | "this local rank", "last_enqueued": ..,
                        "last_completed": ..}],
-     "flight_recorder": {"dumps": 2, "observed": 5, "stack_traces": 1},
+     "flight_recorder": {"dumps": 2, "observed": 5, "stack_traces": 1,
+                         "mismatches": [{"seq": 31117, "record_id": 31116, "pg": "0:default_pg",  # the trace
+                                         "op": "nccl:all_reduce", "missing_ranks": [3, 4], "world_size": 8,  # analyzer's
+                                         "expected_ranks": [0, ...], "state": "scheduled", ...}]},  # report
      "heartbeat_timeouts": [1], "process_down": 2, "nccl_errors": [{"result", "version", "where"}],
      "nccl_version": "2.21.5", "faults": [...], "errors": []}
 """
@@ -98,10 +101,44 @@ def _rank(line: str) -> tuple[int | None, str | None]:
     return None, None
 
 
+# The Flight Recorder trace analyzer's report of a collective not every rank joined (pytorch PR 140969's
+# wording, tools/flight_recorder: 'Not all ranks joining collective: sequence number: S' then one
+# 'key: value' line a field, then 'collective stack trace:' and its frames)
+_FR_HEAD = re.compile(r"^Not all ranks joining collective: sequence number: (\d+)\s*$")
+_FR_FIELD = re.compile(r"^(internal record id|group info|collective|missing ranks|input sizes|output sizes|"
+                       r"world size|expected ranks|collective state):\s*(.*?)\s*$")
+
+
+def _fr_mismatches(text: str) -> list[dict[str, Any]]:
+    """Each analyzer report in ``text``: seq, record_id, pg, op, missing_ranks, world_size, expected_ranks,
+    state, input_sizes, output_sizes (a field the report does not reach: null, and the report is cut)."""
+    out: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _FR_HEAD.match(line):
+            cur = {"seq": int(m[1]), "record_id": None, "pg": None, "op": None, "missing_ranks": None,
+                   "world_size": None, "expected_ranks": None, "state": None, "input_sizes": None,
+                   "output_sizes": None}
+            out.append(cur)
+        elif cur is not None and (m := _FR_FIELD.match(line)):
+            key = {"internal record id": "record_id", "group info": "pg", "collective": "op",
+                   "missing ranks": "missing_ranks", "world size": "world_size", "expected ranks": "expected_ranks",
+                   "collective state": "state", "input sizes": "input_sizes", "output sizes": "output_sizes"}[m[1]]
+            value: Any = m[2]
+            if key in ("missing_ranks", "expected_ranks"):
+                value = [int(r) for r in re.findall(r"\d+", value)]
+            elif key in ("record_id", "world_size") and value.isdecimal():
+                value = int(value)
+            cur[key] = value
+    return out
+
+
 def parse_torch_nccl(text: str) -> dict[str, Any]:
     """PyTorch NCCL watchdog / Flight Recorder messages (see the module)."""
     data: dict[str, Any] = {"tool": TOOL, "ranks": [], "timeout_ms": None, "timeouts": [], "progress": [],
-                            "dump_signals": [], "flight_recorder": {"dumps": 0, "observed": 0, "stack_traces": 0},
+                            "dump_signals": [], "flight_recorder": {"dumps": 0, "observed": 0, "stack_traces": 0,
+                                                                    "mismatches": _fr_mismatches(text)},
                             "heartbeat_timeouts": [], "process_down": 0, "terminated": 0, "blocking_wait": 0,
                             "nccl_errors": [], "nccl_version": None, "faults": [], "errors": []}
     ranks: dict[int, None] = {}
@@ -161,7 +198,7 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
             seen += 1
             if rank is not None:
                 ranks[rank] = None
-    if not seen:
+    if not seen and not data["flight_recorder"]["mismatches"]:
         raise ParseError("no PyTorch ProcessGroupNCCL watchdog or Flight Recorder message", tool=TOOL)
     data["ranks"] = sorted(ranks)
     data["faults"] = _faults(data)
@@ -229,6 +266,8 @@ def _faults(data: dict[str, Any]) -> list[str]:
         out.append(f"the watchdog thread terminated with an exception {data['terminated']} time(s)")
     if data["blocking_wait"]:
         out.append("a collective timed out in blocking wait")
-    if not out and any(data["flight_recorder"].values()):
+    out += [f"the Flight Recorder analyzer: ranks {', '.join(map(str, m['missing_ranks'] or []))} never joined "
+            f"{m['op']} (sequence number {m['seq']}, group {m['pg']})" for m in data["flight_recorder"]["mismatches"]]
+    if not out and any(v for k, v in data["flight_recorder"].items() if k != "mismatches"):
         out.append("a Flight Recorder dump was taken (a collective timed out on some rank)")
     return list(dict.fromkeys(out))[:_MAX_LISTED]

@@ -23,6 +23,11 @@ GRAMMAR = {"torch-nccl": Grammar(
         "NCCL version %s' then ncclGetLastError's text)",
         "google/glog and c10's logging: '[E ProcessGroupNCCL.cpp:475] ' (1.x, 2.0), '[E0709 17:05:38.162814866 "
         "ProcessGroupNCCL.cpp:2271] ' (2.2+), torch's '[rank3]:' prefix (2.3+)",
+        "pytorch/pytorch PR 140969 ('[fr][ez] better log messages', 2024-11, the Flight Recorder trace analyzer "
+        "fr_trace): 'Not all ranks joining collective: sequence number: S', then 'internal record id', 'group info', "
+        "'collective', 'missing ranks: {r, ...}', 'input sizes', 'output sizes', 'world size', 'expected ranks', "
+        "'collective state' lines and 'collective stack trace:' with its frames (harvest7's capture, the PR's test "
+        "plan)",
     ),
     lines=("glog lines '[E ProcessGroupNCCL.cpp:N] MSG' or '[EMMDD HH:MM:SS.NNNNNNNNN ProcessGroupNCCL.cpp:N] MSG', "
            "optionally after '[rankR]:' (2.3+) or a launcher's prefix, or the same MSG inside a Python exception; "
@@ -34,12 +39,14 @@ GRAMMAR = {"torch-nccl": Grammar(
            "process-down and thread-terminated lines, a blocking wait's timeout, an NCCL call's error; a paste "
            "may wrap a message at its terminal's width (its tail on lines of their own, no prefix: real capture "
            "mila-iqia/milabench#269), read joined again; a line naming a rank of its own (torch's '  what():  "
-           "[PG 0 Rank 1] ...' under another rank's line) is never a tail"),
+           "[PG 0 Rank 1] ...' under another rank's line) is never a tail; the Flight Recorder analyzer's report of "
+           "a collective not every rank joined (its 'key: value' lines after 'Not all ranks joining collective')"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
     failures="every one of these messages (the watchdog prints nothing on a healthy job): faults",
     values=("ranks, timeout_ms, timeouts[{rank, pg, seq, op, numel_in, numel_out, timeout_ms, ran_ms}], "
             "progress[{rank, pg, failed_seq, last_enqueued, last_completed}], dump_signals[{rank, from, "
-            "last_enqueued, last_completed}], flight_recorder{dumps, observed, stack_traces}, heartbeat_timeouts, "
+            "last_enqueued, last_completed}], flight_recorder{dumps, observed, stack_traces, mismatches[{seq, record_id, pg, op, "
+            "missing_ranks, world_size, expected_ranks, state, input_sizes, output_sizes}]}, heartbeat_timeouts, "
             "process_down, terminated, blocking_wait, nccl_errors[{where, result, version}], nccl_version, faults, "
             "errors"),
 )}
