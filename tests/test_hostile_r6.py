@@ -258,6 +258,7 @@ def test_fb03_a_guid_suffixed_name_equal_to_another_switchs_is_refused_not_merge
                                       .replace('"spine0"', '"su0-rail0-0x0000000000200000"'))
     with pytest.raises(ParseError, match=r"both read as 'su0-rail0-0x0000000000200000'.*rename one"):
         discovery.counter_commands(parsed)
+    assert any("both read as" in e for e in parsed["errors"])  # fabric check: exit 3 naming the topology
 
 
 def test_fb02_two_topology_outputs_spliced_together_do_not_read_whole(tmp_path: Path) -> None:

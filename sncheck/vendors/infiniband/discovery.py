@@ -41,7 +41,12 @@ def switch_name(desc: str) -> str:
 
 
 def parse_topology(text: str) -> dict[str, Any]:
-    return parse_ibnetdiscover(text)
+    parsed = parse_ibnetdiscover(text)
+    try:
+        _switches(parsed)
+    except ParseError as e:  # two switches one name: the topology does not read whole
+        parsed["errors"].append(e.message)
+    return parsed
 
 
 def switch_kinds(parsed: dict[str, Any]) -> dict[str, str]:
