@@ -503,13 +503,17 @@ def again(logs: Sequence[str], k: int) -> list[tuple[dict, dict]]:
     again as the sweep runs them: the (logged, now) outcomes that differ in anything but the
     CPU time. A change to the sweep's own harness must leave it empty."""
     import random
+    import shutil
     import tempfile
 
     logged = logged_runs(logs)
     keys = sorted(random.Random(29).sample(sorted(logged), min(k, len(logged))))
     os.environ.pop("SNCHECK_ACCURACY_LOG", None)  # nothing appended to the logs compared with
     tmp = Path(tempfile.mkdtemp(prefix="accuracy-again-"))
-    now = run_tasks([(tmp, number, seed) for number, seed in keys])
+    try:
+        now = run_tasks([(tmp, number, seed) for number, seed in keys])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # the runs' directories: nothing is logged
     return [(logged[(r["scenario"], r["seed"])], r) for r in now
             if _outcome(r) != _outcome(logged[(r["scenario"], r["seed"])])]
 
