@@ -54,7 +54,8 @@ class Verdict(StrEnum):
     ERROR = "error"
     SKIPPED = "skipped"
     NOT_JUDGED = "not_judged"
-    # The confirmation retest could not tell on a busy machine (exit 4): not a pass, nothing isolated.
+    # The confirmation retest could not tell on a busy machine, or a near-bar suspect no retest may
+    # judge (exit 4): not a pass, nothing isolated.
     INCONCLUSIVE = "inconclusive"
 
 
@@ -64,7 +65,7 @@ class ExitCode(IntEnum):
     FAIL = 1          # the gate failed (a finding at the gate, a layer that could not run), or a check found a failure
     BAD_INPUT = 2     # usage, config or input error: one line naming the file, line, host or command
     HARNESS = 3       # sncheck itself could not run (no backend, workers died, interrupted, a crash)
-    INCONCLUSIVE = 4  # the retest could not tell on a busy machine: nothing isolated or released for it
+    INCONCLUSIVE = 4  # the retest could not tell on a busy machine, or a near-bar suspect no retest may judge: nothing isolated or released for it
 
     @classmethod
     def of(cls, verdict: Verdict) -> ExitCode:
@@ -178,13 +179,20 @@ class Finding:
     @property
     def names_culprit(self) -> bool:
         """A hardware finding whose pairs later rules set aside (drift, pairwise collectives):
-        not a card named only as near its bar (``evidence.near_bar``: inside it, a suspect
-        to re-measure, sncheck.run.nearbar), whose own pairs are still judged."""
-        return self.about == About.HARDWARE and "near_bar" not in self.evidence
+        not one named only as near its bar (:attr:`near_only`), whose own pairs are still judged."""
+        return self.about == About.HARDWARE and not self.near_only
+
+    @property
+    def near_only(self) -> bool:
+        """Named only as near its bar, inside it (``evidence.near_bar`` without ``beyond``): a
+        suspect to re-measure (sncheck.run.nearbar), not a culprit."""
+        near = self.evidence.get("near_bar")
+        return bool(near) and not (isinstance(near, dict) and near.get("beyond"))
 
     @property
     def inconclusive(self) -> bool:
-        """The confirmation retest could not tell on a busy machine (exit 4 when only these gate)."""
+        """The confirmation retest could not tell on a busy machine, or a suspect near its bar was
+        not judged, no retest allowed (sncheck.run.nearbar): exit 4 when only these gate."""
         return bool(self.evidence.get("inconclusive"))
 
     @property

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from sncheck.health.rules import Rule
 
 EXPLAINED_OPS = ("ratio_to_design", "peer_outlier", "threshold", "counter_nonzero")
+NEAR_RETEST = "the retest re-measures it until it is"  # a near suspect's message ends so (sncheck.run.nearbar)
 # Measurements that mix both ends' compute and launch with the path (pairwise collectives):
 # a pair with a culprit already named at one end says nothing of the other.
 DERIVED = ("pair_busbw", "pair_small_time")
@@ -270,8 +271,10 @@ def _findings(culprits: list[Culprit], tiers: Mapping[str, FrameTier], bars: Bar
         crossed = _crossed(c, bars, tiers)
         if not crossed:
             continue  # it explains measurements within every bar: noise around its level
-        rule = by_name[_choose(c, crossed).rule]
-        out.append(_finding(c, rule, tiers, expected, paths))
+        bar = _choose(c, crossed)
+        out.append(_finding(c, by_name[bar.rule], tiers, expected, paths))
+        if c.near and bar.scope == (PAIR if c.kind == "link" else CARD)                 and METRICS[by_name[bar.rule].metric].layer == "connectivity":
+            _near_named(out[-1], c)
     return out
 
 
@@ -312,21 +315,34 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
 
 def _near_finding(c: Culprit, bars: Bars, by_name: Mapping[str, "Rule"], tiers: Mapping[str, FrameTier],
                   paths: FabricPaths) -> Finding | None:
-    """A card inside the card bar by less than its median's noise (pair measurements
-    only: the retest re-measures its pairs until it is clear of the bar,
-    sncheck.run.nearbar): a suspect of the card bar's rule, saying how near it is."""
-    bar = max(bars.of(CARD, PEERS), key=lambda b: b.level)
+    """A card inside the card bar by less than its median's noise, or a link inside a pair
+    bar by less than the tier's pair noise (pair measurements only: the retest re-measures
+    its pairs until it is clear of the bar, sncheck.run.nearbar): a suspect of that bar's
+    rule, saying how near it is."""
+    [(tier, near)] = c.near.items()
+    card = c.kind == "card"
+    bar = max(bars.of(CARD, PEERS) if card else bars.of(PAIR, near["ref"]), key=lambda b: b.level)
     rule = by_name[bar.rule]
     if METRICS[rule.metric].layer != "connectivity":
         return None
-    [(tier, near)] = c.near.items()
     f = _finding(c, rule, tiers, None, paths)
     f.evidence.update(near_bar={k: jsonable(v) for k, v in near.items()}, bad_pairs=0)
     side, bound = bound_of(rule)
-    f.message = (f"card {c.entity}: {near['ratio']:.3f} of its peers on {near['pairs']} pairs ({tier}), inside "
-                 f"{rule.name}'s bar ({side} {bound}) by less than its noise (2 x "
-                 f"{near['se']:.3f}): not clear of it; the retest re-measures it until it is")
+    what = f"of its peers on {near['pairs']} pairs" if card else ("of design" if near["ref"] == DESIGN
+                                                                 else "of its tier's level")
+    f.message = (f"{c.kind} {c.entity}: {near['ratio']:.3f} {what} ({tier}), inside {rule.name}'s bar ({side} {bound}) "
+                 f"by less than its noise (2 x {near['se']:.3f}): not clear of it; {NEAR_RETEST}")
     return f
+
+
+def _near_named(f: Finding, c: Culprit) -> None:
+    """A card or link named beyond its bar by less than its noise (a connectivity bar): the
+    retest re-measures it as a near suspect (sncheck.run.nearbar), never the one look of a
+    measured symptom."""
+    [(tier, near)] = c.near.items()
+    f.evidence["near_bar"] = {k: jsonable(v) for k, v in near.items()}
+    f.message += (f"; beyond the bar by less than its noise ({near['ratio']:.3f}, bar {near['bar']:.3f}, 2 x "
+                  f"{near['se']:.3f}, {tier}): not clear of it; {NEAR_RETEST}")
 
 
 def _switch_nics(c: Culprit, tiers: Mapping[str, FrameTier], paths: FabricPaths) -> list[str]:

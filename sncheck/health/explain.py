@@ -189,9 +189,11 @@ class Culprit:
     members: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     peers: dict[str, float] = field(default_factory=dict)  # tier -> the peers' level it was judged against
     rate: bool = False  # a symptom a pair shows or not: factors are the shares of its pairs that show it
-    # note "near": a card inside the card bar by less than its median's noise (tier -> its
+    # near its bar (sncheck.run.nearbar): note "near", a card inside the card bar by less
+    # than its median's noise or a link inside a pair bar by less than the pair noise (with
+    # ``beyond``, a named one beyond it by less) (tier -> its
     # median over the peers' level, that median's standard error, pairs, the bar)
-    near: dict[str, dict[str, float]] = field(default_factory=dict)
+    near: dict[str, dict] = field(default_factory=dict)
 
     @property
     def factor(self) -> float:

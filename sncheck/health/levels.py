@@ -47,6 +47,7 @@ class Level:
         self.ties: dict[str, list[Entity]] = {}    # culprit -> rivals explaining the same, not told apart
         self.entities: dict[tuple, Entity] = {}
         self.on: dict[tuple[str, str], np.ndarray] = {}
+        self.noise: dict[str, float] = {}  # tier -> one pair's noise over its level (pair_noise)
 
     # ---- entities
     def entity(self, kind: str, code: int, other: int = -1) -> Entity:
@@ -417,9 +418,16 @@ class Level:
                        for m in untold[:2]]
             out.append(Culprit(e.name, e.kind, {t: v for t, v in f.items() if t in touches}, explains, touches,
                                rivals[:4], note, separated=not self.ties.get(e.name) and not untold,
-                               members=e.members, peers=peers))
+                               members=e.members, peers=peers, near=self.near_named(e, f)))
         out += self._leftover_links({c.entity for c in out}) if left else []
-        return unlocalised(out, self.tiers, self.paths) + self.near()
+        for c in out:  # named, but within the noise of the bar it is beyond: re-measured (sncheck.run.nearbar)
+            if c.kind == "link" and not c.note and len(c.touches) == 1:
+                [(t, at)] = c.touches.items()
+                near = self.near_pair(t, int(at[0]), [h for h in self.H if h[0].name != c.entity]) \
+                    if len(at) == 1 else None
+                c.near = {t: near} if near is not None and near["beyond"] else {}
+        found = unlocalised(out, self.tiers, self.paths)
+        return found + self.near() + self.near_links({c.entity for c in found})
 
     def near(self) -> list[Culprit]:
         """Cards no culprit holds whose median residual (over their peers' level) is inside
@@ -436,9 +444,7 @@ class Level:
                 continue
             got, med, n = self.card_residuals(t, cards, self.H)
             ratio = med / self.peer_level(t, got, self.H)
-            r = np.where(x.failed, np.nan, x.ratio) / self.level[t]
-            sd = MAD_SD * median(np.abs(r - median(r)))
-            se = MEDIAN_SE * sd / np.sqrt(np.maximum(n, 1))
+            se = MEDIAN_SE * self.pair_noise(t) / np.sqrt(np.maximum(n, 1))
             for k in np.flatnonzero((ratio >= self.card_bar) & (ratio < self.card_bar + NEAR_Z * se)
                                     & (n >= self.card_min)).tolist():
                 gap = (ratio[k] - self.card_bar) / se[k]
@@ -451,6 +457,107 @@ class Level:
             at = self.tiers[t].pairs_of(np.array([c]))
             out.append(Culprit(self.paths.cards[c], "card", {t: near["ratio"] * self.level[t]}, {}, {t: at},
                                note="near", members=np.array([c]), peers={t: self.level[t]}, near={t: near}))
+        return out
+
+    def pair_noise(self, t: str) -> float:
+        """One pair's noise in tier t over its level: the MAD of the tier's ratios, as a
+        standard deviation (a card's median over n pairs: MEDIAN_SE times it over root n)."""
+        if t not in self.noise:
+            x = self.tiers[t]
+            r = np.where(x.failed, np.nan, x.ratio) / self.level[t]
+            self.noise[t] = MAD_SD * median(np.abs(r - median(r)))
+        return self.noise[t]
+
+    def near_named(self, e: Entity, f: Mapping[str, float]) -> dict[str, dict]:
+        """A card culprit beyond the card bar, in every tier where it is, by less than NEAR_Z
+        standard errors of its median (named, but not clear of the noise): the tier where
+        it is furthest beyond, as :meth:`near` says it (``beyond``: 1); else {}."""
+        if self.card_bar is None or e.kind != "card":
+            return {}
+        others = [h for h in self.H if h[0] is not e]
+        best: dict[str, dict] = {}
+        for t in f:
+            got, med, n = self.card_residuals(t, e.members, others)
+            if not len(got) or n[0] < self.card_min:
+                continue
+            ratio = float(med[0] / np.min(self.peer_level(t, got, others)))
+            se = MEDIAN_SE * self.pair_noise(t) / math.sqrt(int(n[0]))
+            if ratio >= self.card_bar:
+                continue  # not beyond it in this tier
+            if ratio <= self.card_bar - NEAR_Z * se or not math.isfinite(ratio) or not self.precise(se, self.card_bar):
+                return {}  # clear of the noise beyond it (or on a tier too noisy to say): no doubt to re-measure
+            if not best or ratio < next(iter(best.values()))["ratio"]:
+                best = {t: {"ratio": ratio, "se": se, "pairs": int(n[0]), "bar": float(self.card_bar), "beyond": 1}}
+        return best
+
+    def pair_margins(self, t: str, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pair residuals ``q`` (design units) against each pair bar: per pair, its margin to
+        the bar it is nearest inside (or furthest beyond: the lowest margin), that bar's
+        level and whether it is against design (else the tier's level), in that bar's units."""
+        values, bars, design = [], [], []
+        if self.pair_design is not None:
+            values.append(q - self.pair_design)
+            bars.append(self.pair_design)
+            design.append(True)
+        if self.pair_peers is not None:
+            values.append(q / self.level[t] - self.pair_peers)
+            bars.append(self.pair_peers)
+            design.append(False)
+        if not values:
+            return np.zeros(0), np.zeros(0), np.zeros(0, bool)
+        margins = np.vstack(values)
+        k = np.argmin(np.where(np.isnan(margins), np.inf, margins), axis=0)
+        at = np.arange(len(q))
+        return margins[k, at], np.asarray(bars)[k], np.asarray(design)[k]
+
+    def precise(self, se: float, bar: float) -> bool:
+        """Whether a noise band of NEAR_Z standard errors is narrow against the bar (within
+        NEAR_SPAN of it): on a noisier tier (a shared CPU machine's pairs) a pair or card
+        within the noise of its bar is the tier's noise, and re-measuring each would be
+        re-measuring the tier; there the rule's one look and the old retest judge."""
+        return math.isfinite(se) and NEAR_Z * se < NEAR_SPAN * bar
+
+    @staticmethod
+    def _near_pair(margin: float, bar: float, design: bool, sd: float) -> dict:
+        return {"ratio": float(bar + margin), "se": float(sd), "pairs": 1, "bar": float(bar),
+                "ref": DESIGN if design else PEERS, "beyond": int(margin < 0)}
+
+    def near_pair(self, t: str, i: int, H: Hypothesis) -> dict | None:
+        """Pair ``i`` of tier t (a link) within NEAR_Z of the tier's pair noise of its
+        nearest pair bar (or beyond every pair bar it is beyond by less), its residual under
+        ``H``: how near, else None."""
+        if self.tiers[t].failed[i]:
+            return None
+        margin, bar, design = (v[0] for v in self.pair_margins(t, self.residual(t, np.array([i]), H)))
+        sd = self.pair_noise(t)
+        if not math.isfinite(margin) or not self.precise(sd, bar) or abs(margin) >= NEAR_Z * sd:
+            return None
+        return self._near_pair(margin, bar, bool(design), sd)
+
+    def near_links(self, named: set[str]) -> list[Culprit]:
+        """Pairs no culprit explains whose residual is inside a pair bar by less than NEAR_Z
+        of the tier's pair noise: each a link named only as near its bar. (A residual is
+        never below its pair's ratio: pairs whose ratio is over NEAR_SPAN above every bar
+        are left out unread; a healthy fleet has none.)"""
+        top = max([b for b in (self.pair_design, self.pair_peers) if b is not None] or [0.0])
+        out = []
+        for t, x in self.tiers.items():
+            with np.errstate(invalid="ignore"):
+                cand = np.flatnonzero(~x.failed & (x.ratio < top * (1 + NEAR_SPAN) * max(1.0, self.level[t])))
+            if not top or not len(cand):
+                continue
+            sd = self.pair_noise(t)
+            margin, bar, design = self.pair_margins(t, self.residual(t, cand, self.H))
+            with np.errstate(invalid="ignore"):
+                keep = (margin >= 0) & (margin < NEAR_Z * sd) & (NEAR_Z * sd < NEAR_SPAN * bar)
+            for k in np.flatnonzero(keep).tolist():
+                i = int(cand[k])
+                link = self.paths.link(int(x.a[i]), int(x.b[i]))
+                if link in named:
+                    continue
+                named.add(link)
+                out.append(Culprit(link, "link", {t: float(x.ratio[i])}, {}, {t: np.array([i])}, note="near",
+                                   peers={t: self.level[t]}, near={t: self._near_pair(margin[k], bar[k], design[k], sd)}))
         return out
 
     def untold(self, e: Entity, f: dict[str, float]) -> list[int]:

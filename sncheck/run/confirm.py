@@ -495,8 +495,8 @@ class Window:
         # finding of its own, and the suspect on that host can be neither confirmed nor
         # released by this retest.
         changed = [g for g in found if g.evidence.get("fact") == DEVICES_CHANGED]
-        # (a card near a bar in the retest's few pairs is no symptom: only detection's near cards are re-measured)
-        found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED and "near_bar" not in g.evidence]
+        # (a card or link only near a bar in the retest's few pairs is no symptom: only detection's are re-measured)
+        found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED and not g.near_only]
         # the suspect's symptom again: a finding holding its cards, or one the evidence could
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         hits = [g for g in found if self._cards(g) & self.scope or self._tied(g)]
@@ -508,7 +508,10 @@ class Window:
             per.append({"rule": s.rule, "layer": s.layer, "how": how,
                         **dict(zip(("outcome", "note"), self._symptom(s, how, hits, rows, dctx, noise)))})
         symptom_rules = {s.rule for s in self.syms}
-        new = [g for g in hits if g.rule not in symptom_rules]
+        # (a near suspect's own measurement under a sibling bar is its near verdict's to judge, not a new fault)
+        near_metrics = {self.by_name[s.rule].metric for s in self.near}
+        new = [g for g in hits if g.rule not in symptom_rules
+               and not (g.entity == self.f.entity and self.by_name.get(g.rule) and self.by_name[g.rule].metric in near_metrics)]
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})

@@ -25,6 +25,7 @@ from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
 from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
+from sncheck.run.nearbar import is_near, not_retested
 
 
 def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
@@ -81,11 +82,17 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
     """Quarantine, retest and decide one wave of findings (into ``steps``); returns the
     findings its retests raised on their controls."""
     suspects = [f for f in findings if suspect(f)]
+    # within the noise of its bar (sncheck.run.nearbar): only a retest beyond it isolates, and
+    # with none allowed it is not judged (inconclusive), never released as healthy
+    near = {f.entity for f in suspects if is_near(f)}
+    for f in suspects if not confirm_enabled else ():
+        if f.entity in near:
+            not_retested(f)
     quarantined = quarantine_steps(suspects)
     steps.extend(quarantined)
     history = {f.entity: released_at(f.entity) for f in suspects}
-    repeat = {f.entity for f in suspects if is_repeat_offender(history[f.entity], now)}
-    hard = {f.entity: rule for f in suspects if (rule := hard_evidence(f, ctx))}
+    repeat = {f.entity for f in suspects if f.entity not in near and is_repeat_offender(history[f.entity], now)}
+    hard = {f.entity: rule for f in suspects if f.entity not in near and (rule := hard_evidence(f, ctx))}
     to_retest = [f for f in suspects if f.entity not in repeat | set(hard)]
     retests: dict[str, Retest] = {}
     if confirm_enabled and to_retest:
