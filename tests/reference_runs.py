@@ -54,9 +54,9 @@ class Case:
 
 
 def run_case(mock: str, inventory: str, playbook: str = "pre-upgrade-gate", faults: str | None = None,
-             seed: int = 0, *extra: str) -> list[str]:
+             seed: int = 0, *extra: str, out: str = "{out}") -> list[str]:
     argv = ["run", playbook, "-i", str(INV / f"{inventory}.yaml"), "--backend", "mock", "--seed", str(seed),
-            "--out", "{out}", "--format", FORMATS, "-q", *extra]
+            "--out", out, "--format", FORMATS, "-q", *extra]
     if faults:
         argv += ["--faults", faults if "/" in faults else str(FAULTS / f"{faults}.yaml")]
     return argv if mock == "run" else [mock, *argv[2:]]
@@ -73,8 +73,8 @@ CASES: list[Case] = [
     # (applied), then a second night on the same store, and the store read back.
     Case("gate-state", run_case("run", "demo-2sn", faults="demo-mixed", seed=3)
          + ["--state-dir", "{state}", "--via", "hostfile", "--apply"],
-         after=[run_case("run", "demo-2sn", "post-delivery", "demo-all-types", 4)
-                + ["--state-dir", "{state}", "--via", "hostfile", "--out", "{out2}"],
+         after=[run_case("run", "demo-2sn", "post-delivery", "demo-all-types", 4, out="{out2}")
+                + ["--state-dir", "{state}", "--via", "hostfile"],
                 ["status", "--state-dir", "{state}"], ["status", "--state-dir", "{state}", "--json"],
                 ["status", "--history", "--state-dir", "{state}"], ["history", "--runs", "--state-dir", "{state}"],
                 ["history", "node003/gpu2", "--state-dir", "{state}"], ["history", "scale_up", "--state-dir", "{state}"],
