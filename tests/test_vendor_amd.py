@@ -106,6 +106,41 @@ def test_xgmi_status_table_down_link() -> None:
     assert r["ok"] is False and "GPU0 -> 46:00.0 D" in r["message"] and "1/2 links up" in r["message"]
 
 
+def test_xgmi_status_links_not_read_are_never_a_pass() -> None:
+    """A LINK STATUS table whose peers are all N/A or '-', or no LINK STATUS table for several
+    GPUs, read no link: not measured (was ok, '0/0 links up', exit 0). The own X diagonal is no link."""
+    from sncheck.model import Status
+    from sncheck.vendors import parsers
+    bdfs = ["0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0"]
+    for na in ("N/A", "-"):
+        text = "LINK STATUS TABLE:\n       bdf          " + " ".join(bdfs) + "\n" + "".join(
+            f"GPU{g}   {bdfs[g]} " + " ".join("X" if p == g else na for p in range(4)) + "\n" for g in range(4))
+        parsed = amd_smi.parse_amd_smi_xgmi(text)
+        assert parsed["faults"] == [] and any("link status not read: not measured" in e for e in parsed["errors"])
+        r = checks.check_xgmi_status("n1", parsed, expect(4))[0]
+        assert r["ok"] is False and r["status"] == Status.NOT_MEASURED and "0/0 links up" in r["message"]
+        assert parsers.failures(parsers.parse_text("amd-smi-xgmi", text))
+    # one peer N/A among U links: the others are judged, that one not read
+    text = "LINK STATUS TABLE:\n       bdf          " + " ".join(bdfs[:3]) + "\n" + "".join(
+        f"GPU{g}   {bdfs[g]} " + " ".join("X" if p == g else "N/A" if {g, p} == {0, 2} else "U" for p in range(3))
+        + "\n" for g in range(3))
+    r = checks.check_xgmi_status("n1", amd_smi.parse_amd_smi_xgmi(text), expect(3))[0]
+    assert r["status"] == Status.NOT_MEASURED and "4/4 links up" in r["message"] and "GPU0: link status to 0000:46:00.0 N/A" in r["message"]
+    # a link down beside a cell not read: the down link is a measured failure, not "not measured"
+    r = checks.check_xgmi_status("n1", amd_smi.parse_amd_smi_xgmi(text.replace(" U", " D", 1)), expect(3))[0]
+    assert r["ok"] is False and r["status"] != Status.NOT_MEASURED
+    # several GPUs, the LINK METRIC table alone (no LINK STATUS table): not read
+    metric = "LINK METRIC TABLE:\n       bdf          bit_rate max_bandwidth link_type " + " ".join(bdfs) + "\n" + "".join(
+        f"GPU{g}   {bdfs[g]} 32 Gb/s  512 Gb/s      XGMI\nRead " + " ".join("N/A" if p == g else "1 KB" for p in range(4))
+        + "\nWrite " + " ".join("N/A" if p == g else "1 KB" for p in range(4)) + "\n" for g in range(4))
+    parsed = amd_smi.parse_amd_smi_xgmi(metric)
+    assert parsed["errors"] == ["no LINK STATUS table for 4 GPUs: link status not read: not measured"]
+    r = checks.check_xgmi_status("n1", parsed, expect(4))[0]
+    assert r["status"] == Status.NOT_MEASURED and not r["ok"]
+    # one GPU alone has no XGMI peer: nothing to read
+    assert amd_smi.parse_amd_smi_xgmi(metric.split("GPU1")[0])["errors"] == []
+
+
 def test_rocm_smi_showtopo_xgmi_mesh_and_pcie_only() -> None:
     mesh = rocm_smi.parse_showtopo(amd("13"))
     assert len(mesh["gpus"]) == 8 and mesh["hops"]["GPU7"]["GPU0"] == 1 and mesh["weight"]["GPU3"]["GPU4"] == 15

@@ -136,8 +136,9 @@ def amd_smi_xgmi(rng: random.Random) -> Iterator[Variant]:
                     values += [(f"gpus[gpu={g}].read_KB.{bdfs[0]}", int(reads[0].split()[0])),
                                (f"gpus[gpu={g}].write_KB.{bdfs[0]}", int(writes[0].split()[0]))]
         cmd = ["$ amd-smi xgmi"] if rng.random() < 0.5 else []
+        # without a LINK STATUS table (amd-smi 24.5 prints none) the links of more than one GPU are not read
         yield Variant("amd-smi-xgmi", f"{n} GPUs{' short' if short else ''}", "\n".join(cmd + lines) + "\n",
-                      tuple(values), count=n)
+                      tuple(values), count=n, fails=n > 1, finding="link status not read" if n > 1 else None)
 
 
 @generator("amd-smi-monitor")
@@ -165,3 +166,10 @@ def amd_smi_xgmi_failed(rng: random.Random) -> Iterator[Variant]:
                   (("len(gpus)", n), (f"gpus[gpu=0].status.{bdfs[down]}", "D"), (f"gpus[gpu={down}].status.{bdfs[0]}", "D"),
                    (f"gpus[gpu={n - 1}].status.{bdfs[0]}", "U" if down != n - 1 else "D")),
                   fails=True, count=n, finding=f"GPU0 -> {bdfs[down]} D")
+    # a peer's cell N/A or '-' states no link state: not read, never up ('0/0 links up' passed)
+    na = rng.choice(("N/A", "-"))
+    lines = lines[:2] + [f"GPU{g}".ljust(7) + bdfs[g].ljust(13) + " ".join(("X" if p == g else na).rjust(12)
+                                                                        for p in range(n)) for g in range(n)]
+    yield Variant("amd-smi-xgmi", f"link status every peer {na}", "\n".join(lines) + "\n",
+                  (("len(gpus)", n), (f"gpus[gpu=1].status.{bdfs[0]}", na)), fails=True, count=n,
+                  finding="link status not read")

@@ -372,7 +372,53 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
     # xgmi() prints a Read and a Write row under each GPU's, a cell for every peer of the header
     errors += [f"GPU{g['gpu']}: {len(g[key])} {key[:-3]} cells for {len(peers)} GPUs: cut short" for g in gpus
                if g["link_type"] is not None for key in ("read_KB", "write_KB") if len(g[key]) != len(peers)]
-    # LINK STATUS: U up, X itself; any other state of a link to a peer is the run's xgmi_status failure
-    faults = [f"GPU{g['gpu']} -> {peer} {st}: XGMI link not up" for g in gpus for peer, st in g["status"].items()
-              if peer != g["bdf"] and st not in ("U", "X", "N/A", "-")]
+    errors += [e for e in links_not_read(gpus) if e not in errors]
+    faults = [f"GPU{g['gpu']} -> {peer} {st}: XGMI link not up" for g in gpus for peer, st in link_states(g)[1]]
     return {"tool": "amd-smi-xgmi", "gpus": gpus, "faults": faults, "errors": errors}
+
+
+_UNREAD = ("N/A", "-")  # a peer's cell that states no link state
+
+
+def _own(peer: str, bdf: str | None) -> bool:
+    """Whether a LINK STATUS column is the row's own card (a version may print one short, 05:00.0,
+    and the other whole, 0000:05:00.0)."""
+    return bool(bdf) and (peer == bdf or peer.endswith(":" + str(bdf)) or str(bdf).endswith(":" + peer))
+
+
+def link_states(g: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+    """A GPU's LINK STATUS cells, its own column (X) left out: (peers up, (peer, state) down,
+    (peer, cell) not read). U is up; N/A, '-' or an X off the diagonal states no link state:
+    not read, never up; any other state (D) is down. The parser's faults and errors and the
+    run's xgmi_status fact are this one judgement."""
+    up: list[str] = []
+    down: list[tuple[str, str]] = []
+    unread: list[tuple[str, str]] = []
+    for peer, st in (g.get("status") or {}).items():
+        if _own(peer, g.get("bdf")):
+            continue
+        if st == "U":
+            up.append(peer)
+        elif st in _UNREAD or st == "X":
+            unread.append((peer, st))
+        else:
+            down.append((peer, st))
+    return up, down, unread
+
+
+def links_not_read(gpus: list[dict[str, Any]]) -> list[str]:
+    """The XGMI links whose state the output does not give, said as not measured: a peer cell
+    N/A or '-', a GPU without a LINK STATUS row, or (more than one GPU) no LINK STATUS table at
+    all (amd-smi 24.5 prints the LINK METRIC table alone). '0/0 links up' is never a pass."""
+    if len(gpus) < 2:
+        return []  # one GPU has no XGMI peer
+    if not any(g.get("status") for g in gpus):
+        return [f"no LINK STATUS table for {len(gpus)} GPUs: link status not read: not measured"]
+    out = []
+    for g in gpus:
+        if not g.get("status"):
+            out.append(f"GPU{g['gpu']}: no row in the LINK STATUS table: link status not read: not measured")
+        elif unread := link_states(g)[2]:
+            out.append(f"GPU{g['gpu']}: link status to {', '.join(f'{p} {st}' for p, st in unread)}: "
+                       "link status not read: not measured")
+    return out

@@ -120,7 +120,9 @@ GRAMMAR = {
         end=("none: each GPU's Read and Write rows hold a cell per peer of the header; the judge's expectation "
              "counts the GPUs"),
         failures=("a Read/Write row without a cell per peer, 'ERROR' lines (errors); a link to a peer in LINK "
-                  "STATUS neither U nor X (D: down; faults, the run's xgmi_status); " + _FAILED),
+                  "STATUS neither U nor X (D: down; faults, the run's xgmi_status); a peer's cell N/A or '-', a GPU "
+                  "without a LINK STATUS row, or no LINK STATUS table for more than one GPU: link status not read "
+                  "(errors: not measured, never '0/0 links up'); " + _FAILED),
         values="gpus[{gpu, bdf, bit_rate_Gbps, max_bandwidth_Gbps, link_type, read_KB{peer: n}, write_KB, status}], errors",
     ),
 }

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sncheck.model import Status
 from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards as _on_cards
 from sncheck.vendors.infiniband.checks import IB_FACTS, IBSTAT
 from sncheck.vendors.amd import amd_smi, rocm_smi
@@ -124,22 +125,22 @@ def check_xgmi_status(host: str, parsed: dict[str, Any], expect: Expect) -> list
     links = 0
     for g in listed_gpus:
         me = g["gpu"] if isinstance(g.get("gpu"), int) and g["gpu"] < expect.cards else None
-        for peer, st in (g.get("status") or {}).items():
-            if peer == g.get("bdf") or st in ("N/A", "X", "-"):
-                continue
-            links += 1
-            if st != "U":
-                text = f"GPU{g['gpu']} -> {peer} {st}"
-                bad.append(text)
-                other = by_bdf.get(peer)
-                down.append((me, other if isinstance(other, int) and other < expect.cards else None, text))
+        up, gone, _ = amd_smi.link_states(g)  # the parser's judgement of each cell, not a copy of it
+        links += len(up) + len(gone)
+        for peer, st in gone:
+            text = f"GPU{g['gpu']} -> {peer} {st}"
+            bad.append(text)
+            other = by_bdf.get(peer)
+            down.append((me, other if isinstance(other, int) and other < expect.cards else None, text))
         if want and g.get("bit_rate_Gbps") is not None and g["bit_rate_Gbps"] < want:
             bad.append(f"GPU{g['gpu']} bit rate {g['bit_rate_Gbps']:g} Gb/s (design {want:g})")
             on_card.append((me, bad[-1]))
         if g.get("link_type") not in (None, "XGMI"):
             bad.append(f"GPU{g['gpu']} link type {g['link_type']}")
             on_card.append((me, bad[-1]))
-    errors = parsed.get("errors") or []
+    errors = list(parsed.get("errors") or [])
+    not_read = amd_smi.links_not_read(listed_gpus)
+    errors += [e for e in not_read if e not in errors]
     bad += errors
     msg = f"amd-smi xgmi: {links - len(down)}/{links} links up" + (f"; {listed(bad)}" if bad else "")
     cards: dict[int, str] | None = None
@@ -154,7 +155,10 @@ def check_xgmi_status(host: str, parsed: dict[str, Any], expect: Expect) -> list
             own = _on_cards(on_card, "XGMI") or {}
             cards = {i: "; ".join(t for t in ((dead or {}).get(i), own.get(i)) if t)
                      for i in sorted({*(dead or {}), *own})} or None
-    return [fact_row(host, "xgmi_status", len(bad), 0, not bad, msg, "amd-smi", cards=cards, links=pair_links)]
+    row = fact_row(host, "xgmi_status", len(bad), 0, not bad, msg, "amd-smi", cards=cards, links=pair_links)
+    if not_read and not down and not on_card:  # nothing found down, some links not read: no pass, no fault
+        row["status"] = Status.NOT_MEASURED
+    return [row]
 
 
 def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
