@@ -52,7 +52,8 @@ _BIT = re.compile(r":\s+\[\s*(?P<bit>\d{1,2})\] (?P<name>.+?)\s*(?P<first>\(Firs
 # long name beside the short one: '[14] CmpltTO (Completion Timeout, First)   [18] MalfTLP'
 _BARE_BIT = re.compile(r"\[\s*(?P<bit>\d{1,2})\] (?P<name>[^\[(]+?)\s*(?:\((?P<note>[^)]*)\))?\s*(?=\[\s*\d{1,2}\]|$)")
 _TLP = re.compile(r"TLP Header: (?P<h>[0-9a-fA-Fx ]+?)\s*(?:\([^)]*\))?$")
-PATTERN = r"AER:|PCIe Bus Error|error status/mask|(: +|^ *|\] +)\[ ?[0-9]+\] [A-Za-z]|TLP Header"  # a bit line, its prefix cut too
+# a bit line, its device prefix cut too: after a blank whatever precedes it (an iso stamp's '+00:00 ')
+PATTERN = r"AER:|PCIe Bus Error|error status/mask|(^| )\[ ?[0-9]+\] [A-Za-z]|TLP Header"
 
 
 def klass(sev: str) -> str:
