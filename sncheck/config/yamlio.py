@@ -31,6 +31,9 @@ class LineDict(dict):
 
     line: int = 0
     key_lines: dict[str, int]
+    # a whole-number key as written where YAML reads another number from it (``0x0d``, ``013``
+    # octal, ``1_3``, ``+13``, ``1:05`` base 60): what its value is shown as -> the text
+    key_texts: dict[str, str] = {}  # noqa: RUF012 -- read-only default; a mapping with such keys gets its own
 
     def line_of(self, key: str) -> int:
         return self.key_lines.get(key, self.line)
@@ -149,6 +152,8 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
             own.add(key)
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines[str(key)] = key_node.start_mark.line + 1
+        if isinstance(key, int) and isinstance(key_node, yaml.ScalarNode) and key_node.value != str(key):
+            out.key_texts = {**out.key_texts, str(key): str(key_node.value)}
     return out
 
 

@@ -18,6 +18,10 @@ every isolation decision through :func:`may_release`.
   the reference.
 * A layer whose rows no enabled rule judges (a rules file covering other layers only,
   or every rule ``enabled: false``) is "not judged" at the gate's severity.
+* A kernel log report of this run (an Xid, SXid, AER, GHES, amdgpu ... report) that no
+  enabled ``kernel_events`` rule takes (its source's rule disabled, or a rules file without
+  one) is "not judged" at the gate's severity: one finding per host and source, about the
+  check (nothing is isolated for it), as ``sncheck parse kernel-log --rules`` says it.
 * A scoped run (``--targets``): a target's pairs whose peer was unreachable (or did not
   run) leave the target not measured against that peer: a not-measured finding on it.
 * Not-measured findings are never released by a confirmation retest: coming back at
@@ -38,6 +42,7 @@ import pandas as pd
 from sncheck.model import CHECK_STATUSES, About, Basis, EntityKind, Finding, Severity, Status
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
+from sncheck.health.kernel import not_judged, rule_source
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
 
 if TYPE_CHECKING:
@@ -48,6 +53,7 @@ NOT_MEASURED = "not-measured"
 NOT_JUDGED = "golden-not-judged"
 BASELINE_NOT_JUDGED = "baseline-not-judged"
 LAYER_NOT_JUDGED = "layer-not-judged"
+KERNEL_NOT_JUDGED = "kernel-not-judged"
 NON_FINITE = "golden-loss-non-finite"
 UNREACHABLE = "host-unreachable"
 NOT_RUN = "not-run"  # a status's finding: not-run-<status> (unreachable: host-unreachable)
@@ -63,16 +69,20 @@ def status_rule(status: str) -> str:
 
 def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None,
                    targets: frozenset[str] | None = None, rules: int | None = None,
-                   gate: str = SEVERITY, skips: tuple[AllowedSkip, ...] = ()) -> list[Finding]:
+                   gate: str = SEVERITY, skips: tuple[AllowedSkip, ...] = (),
+                   kernel: frozenset[str] | None = None) -> list[Finding]:
     """The invariant findings of one layer over that layer's rows. ``targets`` (a scoped
     run, ``--targets``): only those cards, and their hosts, must have been measured.
     ``rules``: how many enabled rules judge this layer (0: its rows are not judged,
     a finding at ``gate``); None where the caller judges by other means. ``skips``: the
-    tests whose skip the rules allow."""
+    tests whose skip the rules allow. ``kernel``: the kernel log report sources the rules
+    take (:func:`sncheck.health.kernel.judged_sources`); None where the caller judges by other means."""
     options = options or {}
     out = status_findings(rows, ctx, skips)
     if rules == 0 and not rows.empty:
         out += layer_not_judged(layer, ctx.topo, gate, targets)
+    if kernel is not None:
+        out += kernel_not_judged(layer, rows, ctx, kernel, gate)
     gaps: list[Finding] = []
     if layer == "connectivity":
         gaps = connectivity_coverage(rows, ctx.topo, targets)
@@ -162,6 +172,30 @@ def layer_not_judged(layer: str, topo: Topology, gate: Severity | str,
                     {"measured": "not judged", "expected": f"an enabled rule for the {layer} layer", "unit": None},
                     basis=Basis.NOT_JUDGED, about=About.CHECK)
             for sn in _supernodes(topo, targets)]
+
+
+def kernel_not_judged(layer: str, rows: pd.DataFrame, ctx: DetectContext, judged: frozenset[str],
+                      gate: Severity | str) -> list[Finding]:
+    """This run's kernel log reports (new since the last run) whose source no rule takes:
+    one finding per host and source, at ``gate``, about the check (the reports are kept)."""
+    if kind_rows(rows, "host_fact").empty:
+        return []
+    frame = ctx.metric("kernel_events", rows)
+    if frame.empty:
+        return []
+    left = frame[frame["new"] & ~frame["source"].isin(judged)]
+    out = []
+    for (host, source), group in left.groupby([left["entity"].map(host_of), left["source"].astype(str)], sort=True):
+        shown = [str(t) for t in group["text"].head(5)]
+        out.append(Finding(str(host), EntityKind.HOST, layer, KERNEL_NOT_JUDGED, Severity(gate),
+                           f"host {host}: kernel log: {not_judged(source, len(group))}: enable or add one "
+                           f"(`op: kernel_events`, `source: {rule_source(source)}`; the default rules have it). "
+                           f"Kernel log: {shown[0]}",
+                           {"measured": "not judged", "expected": f"a kernel_events rule for {rule_source(source)}",
+                            "unit": None, "fact": "kernel_log", "tool": "kernel log", "source": source,
+                            "reports": len(group), "lines": shown},
+                           basis=Basis.NOT_JUDGED, about=About.CHECK))
+    return out
 
 
 def unreachable_peers(rows: pd.DataFrame, targets: frozenset[str]) -> list[Finding]:

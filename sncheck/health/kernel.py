@@ -416,16 +416,31 @@ def judge_log(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext, h
     return [f for r in rules if r.op == "kernel_events" for f in kernel_op(frame, r, ctx)]
 
 
+def judged_sources(rules: list["Rule"]) -> frozenset[str]:
+    """The report sources (the parser's) that an enabled ``kernel_events`` rule of ``rules`` takes."""
+    return frozenset(s for r in rules if r.op == "kernel_events" for s in SOURCES.get(str(r.params.get("source")), ()))
+
+
+def rule_source(source: str) -> str:
+    """The rule ``source`` that takes the parser's ``source`` (``rm_init``: ``nvrm``)."""
+    return next((k for k, v in SOURCES.items() if source in v), source)
+
+
+def not_judged(source: str, n: int) -> str:
+    """What ``n`` reports of ``source`` that no rule takes are (one line)."""
+    return (f"not judged: {n} {source} report{'s' if n > 1 else ''}, and no kernel_events rule of these rules "
+            f"takes {source} reports")
+
+
 def unjudged(parsed: dict[str, Any], rules: list["Rule"]) -> list[str]:
     """The reports of a read that no ``kernel_events`` rule of ``rules`` takes (its source's rule
     disabled, or a rules file without one): 'not judged', never a pass, one line per source."""
-    judging = {s for r in rules if r.op == "kernel_events" for s in SOURCES.get(str(r.params.get("source")), ())}
+    judging = judged_sources(rules)
     counts: dict[str, int] = {}
     for e in parsed.get("events") or []:
         if isinstance(e, dict) and e.get("source") not in judging:
             counts[str(e.get("source"))] = counts.get(str(e.get("source")), 0) + 1
-    return [f"not judged: {n} {source} report{'s' if n > 1 else ''}, and no kernel_events rule of these rules "
-            f"takes {source} reports" for source, n in sorted(counts.items())]
+    return [not_judged(source, n) for source, n in sorted(counts.items())]
 
 
 def judged(parsed: dict[str, Any], rules: list["Rule"], ctx: DetectContext) -> list[dict[str, Any]]:

@@ -315,9 +315,22 @@ def _fact_tools() -> tuple[str, ...]:
     return tuple(sorted({c.tool for v in registry.vendors().values() for c in v.commands.values()}))
 
 
+def _written_codes(src: Source, items: Any) -> None:
+    """A kernel table's code written as YAML reads another number from it (``0x0d:`` is 13,
+    ``013:`` octal 11): refused at its line, whatever the number it makes. The kernel prints
+    Xid and SXid codes in decimal, and the table is read against what the log says."""
+    for node in items if isinstance(items, list) else ():
+        table = node.get("table") if isinstance(node, dict) else None
+        for key, text in (table.key_texts if isinstance(table, LineDict) else {}).items():
+            raise src.error(f"rule {node.get('name')!r}: table key {text}: YAML reads the number {key} from it; "
+                            "write the code in decimal, as the kernel log prints it (13, never 0x0d or 013)",
+                            table, key)
+
+
 def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:
     top = validate(RulesFileSchema, src, src.data, context={"fact_tools": _fact_tools()})
     root: LineDict = src.data
+    _written_codes(src, root.get("rules"))
     items, base_skips, files = _nodes(src, root, _seen)
     skips = base_skips + tuple(AllowedSkip(s.tool, s.test, s.why, src.where(node))
                                for s, node in zip(top.allow_skips, root.get("allow_skips") or ()))

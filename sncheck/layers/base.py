@@ -10,6 +10,7 @@ import pandas as pd
 from sncheck.backends.base import Backend, Emit, Progress
 from sncheck.store.frames import RowFrames, frames_of
 from sncheck.health import invariants
+from sncheck.health.kernel import judged_sources
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import RuleSet, evaluate
 from sncheck.config.inventory import TierDesign
@@ -71,7 +72,9 @@ class LayerContext:
         mine = self.frames("connectivity")
         ctx = self.detect_context()
         rules = [r for r in (self.rules.judging("connectivity") if self.rules else []) if r.metric in HOST_READ_METRICS]
-        return evaluate(rules, mine, ctx)
+        unjudged = [] if self.rules is None else invariants.kernel_not_judged(
+            "connectivity", mine, ctx, judged_sources(rules), self.gate)
+        return evaluate(rules, mine, ctx) + unjudged
 
     def detect(self, layer: str) -> list:
         """Evaluate the rules of ``layer`` over that layer's rows, then the verdict's
@@ -84,4 +87,5 @@ class LayerContext:
         return list(self.own_findings) + evaluate(rules, mine, ctx) + invariants.layer_findings(
             layer, mine, ctx, options=self.options, targets=self.targets,
             rules=len(rules) if self.rules is not None else None, gate=self.gate,
-            skips=self.rules.allowed_skips if self.rules is not None else ())
+            skips=self.rules.allowed_skips if self.rules is not None else (),
+            kernel=judged_sources(rules) if self.rules is not None else None)

@@ -397,7 +397,7 @@ class Run:
             if host_reads:
                 self.backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
                 recorder.collect(LayerContext(self.topo, self.backend, store, self.design, {}, self.progress,
-                                              rules=self.rules).detect_host_reads())
+                                              rules=self.rules, gate=self.gate).detect_host_reads())
             recorder.merge(self.topo.supernode_of_host)
             self.retest(recorder, store)
             tools = collect_evidence(recorder.findings, recorder.sections.get("topology"), store.frames(),
