@@ -283,3 +283,13 @@ def test_a_stream_cut_inside_a_line_the_view_reads_is_reported() -> None:
     assert not _partial_line_read(v, labelled, label_cut, outcome(v.view, label_cut, v))
     coloured = f"\x1b[1;31m{line}\x1b[0m\x1b[K\n"
     assert not _partial_line_read(v, coloured, coloured[:-4], outcome(v.view, coloured[:-4], v))
+
+
+def test_nvlink_errors_variants_name_every_counter_the_parser_reads() -> None:
+    """The counters the parser reads from nvlink-errors' generated outputs are exactly the names
+    a rule may give (nvidia_smi.NVLINK_COUNTERS): a name the grammar prints that the tuple lacks,
+    or one in the tuple no output prints, shows here."""
+    from sncheck.vendors.nvidia import nvidia_smi
+    read = {name for v in variants("nvlink-errors") for g in nvidia_smi.parse_nvlink_errors(v.text)["gpus"] for link in g["links"]
+            for name in link["counters"]}
+    assert read == set(nvidia_smi.NVLINK_COUNTERS)

@@ -426,3 +426,15 @@ def test_a_bus_id_listed_for_two_gpus_fails_the_listing() -> None:
     gpus[5]["BDF"] = gpus[4]["BDF"]
     [row] = checks.check_gpu_list("mi01", {"gpus": gpus, "errors": []}, expect())
     assert row["ok"] is False and "1 bus ids listed twice" in row["message"], row
+
+
+def test_amd_smi_failure_keeps_the_views_other_errors() -> None:
+    """A view that read nothing but amd-smi's failure line says the tool failed and keeps its
+    other errors (a '[output truncated]' line was dropped)."""
+    text = "ERROR:root:Unable to detect any GPU devices, check amdgpu version and module status (sudo modprobe amdgpu)\n" \
+        "[output truncated]\n"
+    for parse in (amd_smi.parse_amd_smi, amd_smi.parse_amd_smi_monitor, amd_smi.parse_amd_smi_topology,
+                  amd_smi.parse_amd_smi_xgmi):
+        errors = parse(text)["errors"]
+        assert len(errors) == 2 and errors[0].startswith("amd-smi failed: ERROR:root:Unable") \
+            and errors[0].endswith("not measured") and "truncated" in errors[1], (parse.__name__, errors)

@@ -44,8 +44,9 @@ How to add a generator for a view
    last line); ``elide`` a span of lines that carry no value (a reporter may replace them by
    ``...``); ``fails`` when the output shows a failure the grammar defines, with ``finding``
    the words (a substring) its failures must hold: the tool's failure line, or the value's
-   fault. Every view's generator writes every failure line its grammar lists
-   (``tests/test_grammars.py`` holds each to at least one failing variant).
+   fault. A view's generator writes the failure lines its grammar lists; ``tests/test_grammars.py``
+   holds each view to at least one failing variant (not to one per failure line: that is the
+   generator's author's to keep).
 3. Add the module's name to :data:`MODULES` below. The view is then under test; yield a few
    variants per shape (the rng picks), the plain run's CPU time is shared by every view.
 4. ``tests/test_grammars.py`` holds every view to a written grammar and a generator; paste the

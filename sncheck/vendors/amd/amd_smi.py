@@ -60,9 +60,12 @@ _ERROR = re.compile(r"(?i)^(error|amdsmi.*error|.*failed to|.*not initialized|.*
 
 
 def _failed(errors: list[str]) -> list[str]:
-    """amd-smi's own failure lines among ``errors``, each said as not measured: the tool printed
-    them instead of its output (an output of nothing else is no parse error: the tool failed)."""
-    return [f"amd-smi failed: {e}: not measured" for e in errors if _ERROR.match(e)]
+    """``errors`` of a view that read nothing, when amd-smi printed its own failure lines instead
+    of its output: each said as not measured, the view's other errors kept (a cut, a line not
+    read); [] when there is no failure line (then nothing recognisable: a parse error)."""
+    if not any(_ERROR.match(e) for e in errors):
+        return []
+    return [f"amd-smi failed: {e}: not measured" if _ERROR.match(e) else e for e in errors]
 
 
 def _value(v: str) -> Any:
@@ -126,8 +129,8 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
             parent[key] = _value(value)
     if not gpus and loose:
         gpus = [{"gpu": None, **loose}]
-    if not gpus and _failed(errors):
-        return {"tool": "amd-smi", "gpus": [], "nics": [], "errors": _failed(errors)}
+    if not gpus and (failed := _failed(errors)):
+        return {"tool": "amd-smi", "gpus": [], "nics": [], "errors": failed}
     if not gpus:
         raise ParseError("no 'GPU: n' blocks and no KEY: value lines", tool="amd-smi")
     errors += _asked_not_printed(text, gpus)
@@ -270,8 +273,8 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
                 errors.append(f"row '{body}': no GPU index under GPU")
                 continue
             gpus.append({"gpu": int(row.pop("GPU")), **row})
-    if not columns and _failed(errors):
-        return {"tool": "amd-smi-monitor", "columns": [], "gpus": [], "errors": _failed(errors)}
+    if not columns and (failed := _failed(errors)):
+        return {"tool": "amd-smi-monitor", "columns": [], "gpus": [], "errors": failed}
     if not columns:
         raise ParseError("no 'GPU ...' header row", tool="amd-smi-monitor")
     return {"tool": "amd-smi-monitor", "columns": columns, "gpus": gpus, "errors": errors}
@@ -294,8 +297,8 @@ def parse_amd_smi_topology(text: str) -> dict[str, Any]:
             if len(cells) - 1 != len(cols):
                 errors.append(f"{name} row {cells[0]} has {len(cells) - 1} cells for {len(cols)} GPUs")
             tables[name][cells[0]] = dict(zip(cols, (_value(c) for c in cells[1:])))
-    if not tables and _failed(errors):
-        return {"tool": "amd-smi-topology", "tables": {}, "errors": _failed(errors)}
+    if not tables and (failed := _failed(errors)):
+        return {"tool": "amd-smi-topology", "tables": {}, "errors": failed}
     if not tables:
         raise ParseError("no '<NAME> TABLE:' section", tool="amd-smi-topology")
     # topology() prints a header naming every GPU and a row for each: a table short of them was cut
@@ -365,8 +368,8 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
                          "max_bandwidth_Gbps": None, "link_type": None, "read_KB": {}, "write_KB": {}, "status": {}}
                 gpus.append(entry)
             entry["status"] = dict(zip(peers, m.group(3).split()))
-    if not gpus and _failed(errors):
-        return {"tool": "amd-smi-xgmi", "gpus": [], "errors": _failed(errors)}
+    if not gpus and (failed := _failed(errors)):
+        return {"tool": "amd-smi-xgmi", "gpus": [], "errors": failed}
     if not gpus:
         raise ParseError("no GPU rows in a LINK METRIC or LINK STATUS table", tool="amd-smi-xgmi")
     # xgmi() prints a Read and a Write row under each GPU's, a cell for every peer of the header
