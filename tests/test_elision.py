@@ -163,3 +163,13 @@ def test_a_reporters_dots_for_a_transferbench_test_or_transfer_are_not_whole() -
             assert code == 1 and any("Transfers before" in e for e in data["errors"]), (v.name, data["errors"])
         checked += 1
     assert checked >= 3, checked  # two runs of three Tests or more, one with its Transfers checked too
+
+
+def test_a_reporters_dots_in_an_ascend_view_are_said_once() -> None:
+    """``sncheck parse`` of npu-smi, npu-smi-fields, hccn-optical and hccn-status with one '...'
+    said it twice (the parser's own 'output elided' and listing.elided's): once now, by listing."""
+    for view in ("npu-smi", "npu-smi-fields", "hccn-optical", "hccn-status"):
+        v = next(v for v in variants(view) if not v.fails and v.text.count("\n") >= 4)
+        code, data = outcome(view, _elide_middle(v.text, v.end), v)
+        said = [e for e in (data or {}).get("errors", []) if "..." in str(e) or "elided" in str(e) or "left out" in str(e)]
+        assert code == 1 and len(said) == 1 and "lines of the output were left out" in said[0], (view, v.name, said)

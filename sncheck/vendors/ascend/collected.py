@@ -117,10 +117,9 @@ def _read(sec: dict[str, Any], body: list[str]) -> None:
         # grep kept the lines the script wants: not the view's end (a tool that failed printed none)
         sec["parsed"]["errors"] = []
     # a reporter's '...' in the section: lines of its output left out, as its own view judges it
-    # (once: a view whose parser names it already, or whose grammar reads it, adds nothing)
-    errors = sec["parsed"].setdefault("errors", [])
-    if (gap := listing.elided(view, out)) and not any("elided" in str(e) or "left out" in str(e) for e in errors):
-        errors.append(gap)
+    # (listing.elided alone says it; a view whose grammar reads it adds nothing)
+    if gap := listing.elided(view, out):
+        sec["parsed"].setdefault("errors", []).append(gap)
 
 
 def _faults(view: str, parsed: dict[str, Any]) -> list[str]:

@@ -1,5 +1,6 @@
-"""Parse ``npu-smi`` views. Pure ``text -> dict`` with an ``errors`` list ("..." elisions
-count as truncation); ``ParseError`` when nothing is recognisable.
+"""Parse ``npu-smi`` views. Pure ``text -> dict`` with an ``errors`` list; ``ParseError``
+when nothing is recognisable. A reporter's "..." line is read round here and said once by
+:func:`sncheck.vendors.listing.elided` (``sncheck parse``, a run's fact, a collected log).
 
 ``parse_info`` (``npu-smi``): the ``npu-smi info`` box::
 
@@ -99,15 +100,15 @@ _PROC_NPU = re.compile(r"^\|\s*(?:No running processes found in NPU\s+)?(\d+)\b"
 
 
 def _process_table_cut(chips: list[dict[str, Any]], table: set[int] | None, block: int | None,
-                       errors: list[str], tail: list[str]) -> list[str]:
+                       errors: list[str], tail: list[str], elided: bool) -> list[str]:
     """``npu-smi info`` ends with its process table: a block per NPU of the table above (its
     processes, or "No running processes found in NPU n"), each closed by a border. A cut
     between NPUs or inside a block shows here; one before the table reads as the NPU table
     alone, which users paste (the judge's count of NPUs is what catches a missing one), unless
     it leaves the process table's opening border (``tail``: the last two non-blank lines)."""
     npus = sorted({c["npu"] for c in chips})
-    if not npus or any("elided" in e or "missing" in e for e in errors):
-        return []  # an excerpt, said already
+    if not npus or elided or any("missing" in e for e in errors):
+        return []  # an excerpt, said already (a '...' by listing.elided)
     if table is None:
         # a paste of the NPU table alone (the conformance corpus holds such fragments) ends
         # with the NPU table's closing border or a chip row; the process table's own opening
@@ -137,6 +138,7 @@ def parse_info(text: str) -> dict[str, Any]:
     block: int | None = None       # the NPU whose process block is open
     unclosed: dict[str, Any] | None = None  # the last chip, while no border has closed its rows
     between: dict[str, Any] | None = None   # the last chip, when the border under it says another die follows
+    elided = False
     second = "phy_id"  # what the chip row's second number is (the header's 'Chip Phy-ID' / 'Chip Device')
     for raw in text.splitlines():
         line = raw.strip()
@@ -144,7 +146,7 @@ def parse_info(text: str) -> dict[str, Any]:
             version, saw_box = m.group(2), True
             continue
         if _ELIDED.match(line):
-            errors.append("output elided ('...'): some NPUs are not shown")
+            elided = True  # a reporter's '...': listing.elided says so (sncheck parse, a run's fact), once
             continue
         if table is not None and line.startswith("+="):
             if block is not None:
@@ -203,7 +205,7 @@ def parse_info(text: str) -> dict[str, Any]:
         errors.append(f"NPU {between['npu']} chip {between['chip']}: the border under it parts two dies of one NPU "
                       "and no die follows: output cut short")
     tail = [ln.strip() for ln in text.splitlines() if ln.strip()][-2:]
-    errors += _process_table_cut(chips, table, block, errors, tail)
+    errors += _process_table_cut(chips, table, block, errors, tail, elided)
     return {"tool": "npu-smi", "version": version, "chips": chips, "processes": procs, "errors": errors}
 
 
@@ -260,8 +262,7 @@ def parse_fields(text: str) -> dict[str, Any]:
         if not line or line.startswith(("$", "/usr/", "```")):
             continue
         if _ELIDED.match(line):
-            errors.append("output elided ('...')")
-            continue
+            continue  # a reporter's '...': listing.elided says so, once
         if _QUERY_FAILED.match(line):
             errors.append(f"npu-smi: '{line}': not measured")
             continue
