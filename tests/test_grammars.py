@@ -42,15 +42,6 @@ def outcome(view: str, text: str, v: Variant, expect: int | None = None) -> tupl
     return (1 if failures(data) else 0), data
 
 
-def refusal(v: Variant) -> str:
-    """The parse error ``sncheck parse`` prints for ``v``'s whole output ('' when it parses)."""
-    try:
-        parse_text(v.view, v.text, **v.hints)
-    except ParseError as e:
-        return str(e)
-    return ""
-
-
 def _wrong_values(v: Variant, data: Any) -> list[str]:
     out = []
     for at, value in v.values:
@@ -73,15 +64,12 @@ def check_variant(v: Variant) -> list[str]:
     bad: list[str] = []
     want = 1 if v.fails else 0
     code, whole = outcome(v.view, v.text, v)
-    # a failure the grammar refuses as a parse error (no value: npu-smi's DCMI failure in a
-    # 'Key : Value' view) must name its finding in the error, as sncheck parse prints it
-    refused = whole is None and v.fails and v.finding is not None and not v.values
-    if code != want or (whole is None and not refused):
+    if code != want or whole is None:
         bad.append(f"{v.name}: whole output exits {code}, want {want}: "
                    f"{(failures(whole) if whole else 'ParseError')!s:.300}")
         return bad
     bad += [f"{v.name}: {w}" for w in _wrong_values(v, whole)] if whole is not None else []
-    said = refusal(v) if refused else "\n".join(failures(whole))
+    said = "\n".join(failures(whole))
     if v.fails and v.finding is not None and v.finding not in said:
         bad.append(f"{v.name}: its failures do not say {v.finding!r}: {said[:300]!r}")
     if v.count is not None and outcome(v.view, v.text, v, v.count)[0] != want:

@@ -199,8 +199,17 @@ def test_npu_smi_failing_to_reach_the_driver_is_not_measured_not_a_parse_error()
     # a device held by another container, and in a -t view: the failure is named, not 'no Key : Value'
     busy = "dcmi model initialized failed, because the device is used. ret is -8020\n"
     assert parse_text("npu-smi", busy)["tool_failed"]
-    with pytest.raises(ParseError, match="npu-smi failed: dcmi model initialized failed"):
-        npu_smi.parse_health(busy)
+    for parse in (npu_smi.parse_health, npu_smi.parse_ecc, npu_smi.parse_fields, npu_smi.parse_spod,
+                  npu_smi.parse_hbm, npu_smi.parse_mapping):
+        got = parse(busy)
+        assert got["tool_failed"] == [busy.strip()] and got["errors"] == [
+            f"npu-smi failed before printing its output ({busy.strip()}): not measured"], (parse.__name__, got)
+    # a -t view's output it cannot read names the view asked for, not npu-smi-fields (whose
+    # Key : Value reader the spod, hbm, health and ecc views share)
+    for view, parse in (("npu-smi-spod", npu_smi.parse_spod), ("npu-smi-hbm", npu_smi.parse_hbm),
+                        ("npu-smi-health", npu_smi.parse_health), ("npu-smi-ecc", npu_smi.parse_ecc)):
+        with pytest.raises(ParseError, match=f"^{view}: no 'Key : Value' lines"):
+            parse("garbage\n")
 
 
 def _sweep(view: str, body: str, special: dict[int, str], devices: int = 16) -> str:

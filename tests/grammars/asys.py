@@ -112,4 +112,4 @@ def ascend_dmi_failed(rng: random.Random) -> Iterator[Variant]:
     """DCMI's init failure (libdcmi's lines, as npu-smi prints them) instead of any table."""
     lines = rng.choice(_DCMI)
     yield Variant("ascend-dmi", f"DCMI init failed: {lines[-1]}", "\n".join(lines) + "\n",
-                  (("tool_failed[0]", lines[-1]),), fails=True, finding=f"ascend-dmi failed before any test ({lines[-1]})")
+                  (("tool_failed[0]", lines[-1]),), fails=True, finding=f"ascend-dmi failed before printing its output ({lines[-1]})")

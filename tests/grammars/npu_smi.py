@@ -385,7 +385,7 @@ def npu_smi_fields(rng: random.Random) -> Iterator[Variant]:
 
 # npu-smi's failures in the views that read nothing else: DCMI's init failure (every view: the
 # tool could not reach the driver) and the spod view's own refusal (npucli on a device outside a
-# SuperPod); each a parse error naming the line (npu_smi_grammar)
+# SuperPod); each read as not measured, its errors naming the line (npu_smi_grammar)
 _REFUSED = {
     "npu-smi-hbm": ("-t memory -i 0", ()),
     "npu-smi-mapping": ("-m", ()),
@@ -397,7 +397,9 @@ def _refused(view: str, args: str, own: tuple[tuple[str, ...], ...]) -> None:
     def gen(rng: random.Random) -> Iterator[Variant]:
         for lines in (rng.choice(_DCMI),) + own:
             text = "\n".join(([f"$ npu-smi info {args}"] if rng.random() < 0.5 else []) + list(lines)) + "\n"
-            yield Variant(view, f"refused: {lines[-1]}", text, (), fails=True, finding=lines[-1])
+            dcmi = lines in _DCMI
+            yield Variant(view, f"failed: {lines[-1]}", text, (("tool_failed[0]", lines[-1]),) if dcmi else (),
+                          fails=True, finding=lines[-1])
     gen.__name__ = view.replace("-", "_") + "_refused"
     generator(view)(gen)
 

@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors.ascend.npu_smi import tool_failed
+from sncheck.vendors.ascend.npu_smi import dcmi_failed
 from sncheck.vendors.grammar import Grammar
 
 
@@ -117,6 +117,7 @@ def _report_cut(report: dict[str, Any]) -> list[str]:
 _DMI_RULE = re.compile(r"^-{20,}$")
 
 
+@dcmi_failed({}, "ascend-dmi")  # DCMI could not reach the driver: no test ran
 def parse_ascend_dmi(text: str) -> dict[str, Any]:
     """Each table after its own title or header (ascend-dmi prints them so): 'Bandwidth Test'
     and its 'ID Size(Bytes) ...' header, a '... Peer to Peer Test' title and its column ids,
@@ -162,9 +163,6 @@ def parse_ascend_dmi(text: str) -> dict[str, Any]:
             compute.append({"device": m.group(1), "tflops": float(m.group(4)), "power_W": float(m.group(5))})
             compute_open = True
     if not matrices and not bandwidth and not compute:
-        if failed := tool_failed(text):  # DCMI could not reach the driver: no test ran
-            return {"tool": "ascend-dmi", "tool_failed": failed,
-                    "errors": [f"ascend-dmi failed before any test ({failed[0]}): not measured"]}
         raise ParseError("no ascend-dmi result table", tool="ascend-dmi")
     if compute_open:
         errors.append("the compute table has no '-----' rule under its rows: output cut short")

@@ -25,14 +25,12 @@ saying the device was not measured (exit 1; the sweep's section of that device l
 
 from __future__ import annotations
 
-import copy
-import functools
 import re
 from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors.ascend.npu_smi import tool_failed
+from sncheck.vendors.ascend.npu_smi import dcmi_failed
 
 _NUM = re.compile(r"^(-?[0-9]+(?:\.[0-9]+)?)\s*(mW|mV|mA|C|dB|nm)?$")
 _PREFIX = re.compile(r"^\[dev(?:id|ice)? \d+\]\s?")
@@ -55,25 +53,7 @@ def _single(text: str, key: str, tool: str) -> str:
     raise ParseError(f"no '{key}:' line", tool=tool)
 
 
-def _dcmi_failed(empty: dict[str, Any]) -> Callable[[Callable[[str], dict[str, Any]]], Callable[[str], dict[str, Any]]]:
-    """A view that reads DCMI's init failure, printed instead of its output, as no value
-    (``empty``: the view's values, none read) and the tool failed, not as a parse error."""
-    def wrap(parse: Callable[[str], dict[str, Any]]) -> Callable[[str], dict[str, Any]]:
-        @functools.wraps(parse)
-        def read(text: str) -> dict[str, Any]:
-            try:
-                return parse(text)
-            except ParseError as e:
-                failed = tool_failed(text)
-                if not failed:
-                    raise
-                return {"tool": e.tool, **copy.deepcopy(empty), "tool_failed": failed,
-                        "errors": [f"hccn_tool failed before printing its output ({failed[0]}): not measured"]}
-        return read
-    return wrap
-
-
-@_dcmi_failed({"net_health": None, "faults": []})
+@dcmi_failed({"net_health": None, "faults": []}, "hccn_tool")
 def parse_net_health(text: str) -> dict[str, Any]:
     status = _single(text, "net health status", "hccn-net-health")
     # what the run's roce_net_health fact fails on (checks.check_net_health), said by parse too
@@ -81,13 +61,13 @@ def parse_net_health(text: str) -> dict[str, Any]:
             "faults": [] if status == "Success" else [f"net health {status}"], "errors": []}
 
 
-@_dcmi_failed({"link": None, "faults": []})
+@dcmi_failed({"link": None, "faults": []}, "hccn_tool")
 def parse_link(text: str) -> dict[str, Any]:
     status = _single(text, "link status", "hccn-link")
     return {"tool": "hccn-link", "link": status, "faults": [] if status == "UP" else [f"link {status}"], "errors": []}
 
 
-@_dcmi_failed({"fec": None, "faults": []})
+@dcmi_failed({"fec": None, "faults": []}, "hccn_tool")
 def parse_fec(text: str) -> dict[str, Any]:
     mode = _single(text, "fec mode", "hccn-fec")
     return {"tool": "hccn-fec", "fec": mode, "faults": [] if mode.lower().startswith("rs") else [f"fec {mode}"],
@@ -112,7 +92,7 @@ def optical_faults(p: dict[str, Any]) -> list[str]:
     return problems
 
 
-@_dcmi_failed({"present": None, "values": {}, "thresholds": {}, "flags": {}, "faults": []})
+@dcmi_failed({"present": None, "values": {}, "thresholds": {}, "flags": {}, "faults": []}, "hccn_tool")
 def parse_optical(text: str) -> dict[str, Any]:
     values: dict[str, Any] = {}
     thresholds: dict[str, float] = {}
@@ -153,7 +133,7 @@ def parse_optical(text: str) -> dict[str, Any]:
     return out
 
 
-@_dcmi_failed({"counters": {}})
+@dcmi_failed({"counters": {}}, "hccn_tool")
 def parse_stat(text: str) -> dict[str, Any]:
     counters = {}
     for line in _lines(text):
@@ -165,7 +145,7 @@ def parse_stat(text: str) -> dict[str, Any]:
     return {"tool": "hccn-stat", "counters": counters, "errors": []}
 
 
-@_dcmi_failed({"current_time": None, "link_up_count": None, "link_down_count": None, "changes": []})
+@dcmi_failed({"current_time": None, "link_up_count": None, "link_down_count": None, "changes": []}, "hccn_tool")
 def parse_link_stat(text: str) -> dict[str, Any]:
     count = down = now = None
     records = False
@@ -190,7 +170,7 @@ def parse_link_stat(text: str) -> dict[str, Any]:
             "changes": changes, "errors": errors}
 
 
-@_dcmi_failed({"tlvs": {}})
+@dcmi_failed({"tlvs": {}}, "hccn_tool")
 def parse_lldp(text: str) -> dict[str, Any]:
     tlvs: dict[str, list[str]] = {}
     cur = None
@@ -210,7 +190,7 @@ def parse_lldp(text: str) -> dict[str, Any]:
     return {"tool": "hccn-lldp", "tlvs": tlvs, "errors": cut}
 
 
-@_dcmi_failed({"ipaddr": None, "netmask": None})
+@dcmi_failed({"ipaddr": None, "netmask": None}, "hccn_tool")
 def parse_ip(text: str) -> dict[str, Any]:
     f = dict(re.findall(r"^\s*(ipaddr|netmask):(\S+)", text, re.M))
     if not f:
@@ -220,7 +200,7 @@ def parse_ip(text: str) -> dict[str, Any]:
     return {"tool": "hccn-ip", "ipaddr": f.get("ipaddr"), "netmask": f.get("netmask"), "errors": cut}
 
 
-@_dcmi_failed({"routes": []})
+@dcmi_failed({"routes": []}, "hccn_tool")
 def parse_route(text: str) -> dict[str, Any]:
     routes = []
     for line in _lines(text):
@@ -236,7 +216,7 @@ _SETTING = re.compile(r"^([A-Z][\w -]*?):(.*)$")
 _SETTINGS_FAILED = re.compile(r"^(?:Netdev status:\s*)?(?:Cannot get|No data available)")
 
 
-@_dcmi_failed({"device": None, "speed_Mbps": None, "duplex": None, "link_detected": None, "supported_fec": None, "advertised_fec": None, "settings": {}, "faults": []})
+@dcmi_failed({"device": None, "speed_Mbps": None, "duplex": None, "link_detected": None, "supported_fec": None, "advertised_fec": None, "settings": {}, "faults": []}, "hccn_tool")
 def parse_status(text: str) -> dict[str, Any]:
     """``hccn_tool -i N -status -g``: 'Netdev status:' and the device's ``ethtool ethN``
     (``Settings for ethN:``, a ``key: value`` line a setting, link modes continued on
@@ -279,7 +259,7 @@ def parse_status(text: str) -> dict[str, Any]:
             "settings": settings, "faults": faults, "errors": errors}
 
 
-@_dcmi_failed({"counters": {}})
+@dcmi_failed({"counters": {}}, "hccn_tool")
 def parse_hw_stats(text: str) -> dict[str, Any]:
     c = {k: int(v) for k, v in re.findall(r"\]\s*(\w+):\s*(\d+)", text)}
     if not c:
@@ -290,7 +270,7 @@ def parse_hw_stats(text: str) -> dict[str, Any]:
 _PING_SUMMARY = re.compile(r"(?<!\d)(\d+) packets transmitted, (\d+) received, ([\d.]+)% packet loss")
 
 
-@_dcmi_failed({"sent": None, "received": None, "loss_pct": None, "times_ms": [], "faults": []})
+@dcmi_failed({"sent": None, "received": None, "loss_pct": None, "times_ms": [], "faults": []}, "hccn_tool")
 def parse_ping(text: str) -> dict[str, Any]:
     # (?<!\d): a match starts only where a run of digits does; without it a run of n digits
     # was tried from each of its n starts, each scanning to its end (20 KB of '0': 8.8 s).

@@ -44,7 +44,10 @@ when nothing is recognisable. A reporter's "..." line is read round here and sai
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ParseError
@@ -73,12 +76,32 @@ def tool_failed(text: str) -> list[str]:
     return [ln for ln in lines if ln[:5].lower() == "dcmi " and "fail" in ln.lower() and _DCMI_RET.search(ln)]
 
 
+_View = Callable[[str], dict[str, Any]]
+
+
+def dcmi_failed(empty: dict[str, Any], tool: str = "npu-smi") -> Callable[[_View], _View]:
+    """A view that reads DCMI's init failure, printed instead of its output (npu-smi, hccn_tool
+    and ascend-dmi reach the driver through DCMI), as no value (``empty``: the view's values,
+    none read) and the tool failed: ``tool_failed`` the lines, ``errors`` not measured (exit 1,
+    a run's facts ``not_measured``). Any other output the view cannot read stays a parse error."""
+    def wrap(parse: _View) -> _View:
+        @functools.wraps(parse)
+        def read(text: str) -> dict[str, Any]:
+            try:
+                return parse(text)
+            except ParseError as e:
+                failed = tool_failed(text)
+                if not failed:
+                    raise
+                return {"tool": e.tool, **copy.deepcopy(empty), "tool_failed": failed,
+                        "errors": [f"{tool} failed before printing its output ({failed[0]}): not measured"]}
+        return read
+    return wrap
+
+
 def _refused(text: str, what: str, tool: str) -> ParseError:
-    """The parse error of a view that read nothing: DCMI's init failure named as the tool failed,
-    else what is missing and the line the tool printed instead ('This device does not support
-    get spod info.'), so the refusal says what npu-smi said."""
-    if failed := tool_failed(text):
-        return ParseError(f"npu-smi failed: {failed[0]}: not measured", tool=tool)
+    """The parse error of a view that read nothing: what is missing and the line the tool printed
+    instead, so the refusal says what npu-smi said (DCMI's init failure: :func:`dcmi_failed`)."""
     said = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("$")), "")
     return ParseError(f"{what}; npu-smi printed {said[:120]!r}" if said else what, tool=tool)
 
@@ -124,6 +147,7 @@ def _process_table_cut(chips: list[dict[str, Any]], table: set[int] | None, bloc
     return []
 
 
+_SPOD_REFUSED = re.compile(r"^\s*This device does not support get spod info\.?\s*$")
 _DIE_BORDER = re.compile(r"^\+-+\+$")  # the border between two dies of one NPU (no column junctions)
 
 
@@ -251,7 +275,13 @@ def _fields_cut(order: list[tuple[str, str]]) -> list[str]:
     return []
 
 
+@dcmi_failed({"fields": {}, "blocks": [], "chips": []})
 def parse_fields(text: str) -> dict[str, Any]:
+    return _fields(text, "npu-smi-fields")
+
+
+def _fields(text: str, tool: str) -> dict[str, Any]:
+    """The ``Key : Value`` lines of a ``-t`` view; a refusal names ``tool``, the view asked for."""
     blocks: list[dict[str, str]] = [{}]
     order: list[tuple[str, str]] = []
     errors: list[str] = []
@@ -276,7 +306,7 @@ def parse_fields(text: str) -> dict[str, Any]:
         order.append((key, value))
     blocks = [b for b in blocks if b]
     if not blocks:
-        raise _refused(text, "no 'Key : Value' lines", "npu-smi-fields")
+        raise _refused(text, "no 'Key : Value' lines", tool)
     merged: dict[str, str] = {}
     for b in blocks:
         for k, v in b.items():
@@ -293,8 +323,9 @@ def parse_fields(text: str) -> dict[str, Any]:
     return {"tool": "npu-smi-fields", "fields": merged, "blocks": blocks, "chips": chips, "errors": errors}
 
 
+@dcmi_failed({"health": None, "error_codes": [], "error_information": None, "faults": []})
 def parse_health(text: str) -> dict[str, Any]:
-    f = parse_fields(text)
+    f = _fields(text, "npu-smi-health")
     fields = f["fields"]
     health = fields.get("Health Status", fields.get("Health"))
     if health is None:
@@ -314,10 +345,11 @@ def _is_ecc_counter(key: str) -> bool:
     return "Err" in key or "Pages" in key
 
 
+@dcmi_failed({"counters": {}, "chips": [], "faults": []})
 def parse_ecc(text: str) -> dict[str, Any]:
     """``counters`` sums each counter over the chips an NPU lists (``-i N``: ``Chip Count``
     blocks, each closed by its ``Chip ID`` line); ``chips`` keeps each chip's own."""
-    f = parse_fields(text)
+    f = _fields(text, "npu-smi-ecc")
     chips: list[dict[str, Any]] = []
     for b in f["blocks"]:
         own = {k: _num(v) for k, v in b.items() if _is_ecc_counter(k)}
@@ -336,11 +368,18 @@ def parse_ecc(text: str) -> dict[str, Any]:
     return {"tool": "npu-smi-ecc", "counters": counters, "chips": chips, "faults": faults, "errors": errors}
 
 
+@dcmi_failed({"sdid": None, "super_pod_size": None, "super_pod_id": None, "server_index": None,
+              "chassis_id": None, "super_pod_type": None})
 def parse_spod(text: str) -> dict[str, Any]:
     """A2/A3 print SDID, Super Pod Size, Super Pod ID, Server Index; the 950 no SDID, then
     Chassis ID (a pod mainboard) or Server Index, and Super Pod Type last (npucli
     print_npu_spod_info): the last line of each form is its end."""
-    f = parse_fields(text)
+    if said := next((ln.strip() for ln in text.splitlines() if _SPOD_REFUSED.search(ln)), None):
+        # npucli on a device outside a SuperPod prints this line alone: the view was not measured
+        return {"tool": "npu-smi-spod", "sdid": None, "super_pod_size": None, "super_pod_id": None,
+                "server_index": None, "chassis_id": None, "super_pod_type": None,
+                "errors": [f"npu-smi: '{said[:120]}': spod info not measured"]}
+    f = _fields(text, "npu-smi-spod")
     fields = f["fields"]
     if "SDID" not in fields and "Super Pod ID" not in fields:
         raise ParseError("no SDID / Super Pod ID", tool="npu-smi-spod")
@@ -352,8 +391,9 @@ def parse_spod(text: str) -> dict[str, Any]:
             "super_pod_type": _num(fields.get("Super Pod Type", "")), "errors": f["errors"] + cut}
 
 
+@dcmi_failed({"hbm_capacity_MB": None})
 def parse_hbm(text: str) -> dict[str, Any]:
-    f = parse_fields(text)
+    f = _fields(text, "npu-smi-hbm")
     cap = f["fields"].get("HBM Capacity(MB)")
     if cap is None:
         raise ParseError("no 'HBM Capacity(MB)' line", tool="npu-smi-hbm")
@@ -396,6 +436,7 @@ def parse_help(text: str) -> dict[str, Any]:
     return {"tool": "npu-smi-help", "types": types, "errors": []}
 
 
+@dcmi_failed({"chips": []})
 def parse_mapping(text: str) -> dict[str, Any]:
     """``npu-smi info -m``: NPU ID, Chip ID, Chip Logic ID, Chip Name per chip."""
     chips = []

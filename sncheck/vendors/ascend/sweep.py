@@ -96,13 +96,11 @@ def parse_sweep(text: str) -> dict[str, Any]:
             continue
         try:
             devices[dev] = parse(body)
-            failed = devices[dev].get("tool_failed") or []  # an hccn_tool view reads DCMI's failure itself
         except ParseError as e:
             devices[dev] = None
-            failed = npu_smi.tool_failed(body)
-            if not failed:
-                errors.append(f"device {dev}: {e.message}: {' '.join(body.split())[:120] or 'no output'}")
-                continue
+            errors.append(f"device {dev}: {e.message}: {' '.join(body.split())[:120] or 'no output'}")
+            continue
+        failed = devices[dev].get("tool_failed") or []  # every view reads DCMI's failure itself (dcmi_failed)
         if failed:
             # the tool could not reach the driver for this device (DCMI's init line, as the
             # single npu-smi view reads it): not measured, and no fault of the device
