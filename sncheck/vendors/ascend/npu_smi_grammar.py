@@ -18,9 +18,9 @@ _PRINT = ("hicann/driver src/custom/dev_prod/user/npucli/src @ ef377e9: npu_info
 _KV = ("one 'Key : Value' line a field, printed '\\t%-30s : %s' (the ECC counters pad the key to 40); "
        "'NA' where the chip does not say")
 
-# a view that reads nothing else refuses DCMI's init failure, printed instead of its output
+# DCMI's init failure, printed instead of a view's output (npu_smi.dcmi_failed): no value, not measured
 _DCMI_REFUSED = ("DCMI's init failure printed instead ('dcmi module initialize failed. ret is -8005', as the npu-smi "
-                 "view reads it): a parse error naming it, not measured")
+                 "view reads it): no value, tool_failed, errors naming it (not measured)")
 
 GRAMMAR = {
     "npu-smi": Grammar(
@@ -94,7 +94,7 @@ GRAMMAR = {
         lines=(_KV + ": A3 'SDID', 'Super Pod Size', 'Super Pod ID', 'Server Index' (unsigned integers); the 950 "
                "'Super Pod Size', 'Super Pod ID', 'Chassis ID' (a pod mainboard) or 'Server Index', 'Super Pod Type'"),
         end="the last line of its form: 'Server Index' (A3) or 'Super Pod Type' (950)",
-        failures="'This device does not support get spod info.' (no fields: a parse error naming the line); " + _DCMI_REFUSED
+        failures="'This device does not support get spod info.' (no fields: errors naming the line, not measured); " + _DCMI_REFUSED
                  + "; the last line missing (errors: cut short)",
         values="sdid, super_pod_size, super_pod_id, server_index, chassis_id, super_pod_type, errors",
     ),
