@@ -103,11 +103,13 @@ def _check_kernel(namer: Callable[[list[str], Collection[str]], dict[str, int]],
     return check
 
 
-def check_ib(read_no: int, so: ScaleOut):
+def check_ib(read_no: int, so: ScaleOut, devices: list[str] | None = None):
+    """The ``ib_counters`` row of one read; its ports' rails from ``devices`` where given (every
+    read's: a device missing from one read must not move the others' rails), else its own."""
     def check(host: str, parsed: dict[str, Any], _expect: hostfacts.Expect) -> list[dict]:
         ports = parsed.get("ports") or []
         if so.rails is not None:
-            rail = so.rails([p["device"] for p in ports if p.get("device")])
+            rail = so.rails(devices if devices is not None else [p["device"] for p in ports if p.get("device")])
             ports = [{**p, "rail": rail.get(p.get("device"))} for p in ports]
         errors = parsed.get("errors") or []
         msg = (f"IB port counters of {len(ports)} ports read (judged by their growth during the run)"
@@ -123,7 +125,9 @@ def counter_rows(host: str, reads: list[dict[str, Any]], so: ScaleOut) -> list[d
     """The ``ib_counters`` rows of ``reads`` (parsed outputs of ``so``'s counter read, the
     earliest first: read 0, 1, ...) as a run records them (:func:`check_ib`): a pasted read
     (``sncheck parse ib-counters``) judged by the rules a run's reads are judged by."""
-    return [row for n, parsed in enumerate(reads) for row in check_ib(n, so)(host, parsed, hostfacts.Expect(cards=0))]
+    devices = [p["device"] for parsed in reads for p in parsed.get("ports") or [] if p.get("device")]
+    return [row for n, parsed in enumerate(reads)
+            for row in check_ib(n, so, devices)(host, parsed, hostfacts.Expect(cards=0))]
 
 
 class HostReads:

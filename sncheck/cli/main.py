@@ -19,7 +19,7 @@ from sncheck.config.playbook import INT_BOUNDS, Playbook, check_duration, single
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
-from sncheck.cli.parse_counters import judge as judge_counters, views as counter_views
+from sncheck.cli.parse_counters import failing, judge as judge_counters, views as counter_views
 from sncheck.model import ExitCode, RunRecord
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
@@ -426,9 +426,7 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
 
         policy = list(load_rules(rules_ref).rules)
         data["judged"] = judged(data, policy, rows_context())
-        failures = [str(e) for e in data.get("errors") or []] + \
-            [f"{j['severity']}: {j['message']}" for j in data["judged"] if j["severity"] in ("warning", "critical")] + \
-            unjudged(data, policy)
+        failures = [str(e) for e in data.get("errors") or []] + failing(data["judged"], unjudged(data, policy))
     click.echo(json.dumps(data, indent=2, default=str))
     for err in failures:
         click.echo(f"sncheck: {file}: {err}", err=True)

@@ -43,13 +43,13 @@ def _counted(data: dict[str, Any], faults: tuple[str, ...]) -> set[tuple[str, in
             for c, v in (p.get("counters") or {}).items() if c in faults and isinstance(v, int)}
 
 
-def _context(data: dict[str, Any]) -> Any:
-    """The run's context for a host of as many cards as the read has RDMA devices: each port
+def _context(reads: list[dict[str, Any]]) -> Any:
+    """The run's context for a host of as many cards as the reads have RDMA devices: each port
     is its NIC's (``log/nic<rail>``), as a run names a NIC of its inventory's host."""
     from sncheck.health.metrics import DetectContext, rows_context  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
     from sncheck.topology import Topology  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
-    nics = len({p.get("device") for p in data.get("ports") or []})
+    nics = len({p.get("device") for data in reads for p in data.get("ports") or []})
     if not nics:
         return rows_context()
     inventory = Inventory(name="<pasted read>", supernodes=(Supernode(HOST, (HOST,)),),
@@ -67,6 +67,7 @@ def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) ->
 
     so = registry.counter_reads()[tool]
     reads = [data]
+    lost: set[tuple[str, Any]] = set()
     if since is not None:
         earlier = _earlier(tool, since)
         now = _counted(data, so.error_counters)
@@ -74,8 +75,34 @@ def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) ->
             raise ConfigError(f"--since: holds no error counter of the {len(data.get('ports') or [])} ports read now "
                               "(another host's?): no counter's growth could be judged", since)
         reads = [earlier, data]
-    # merged per entity as a run's findings are (the worst first)
-    found = merge_findings(judge_reads(counter_rows(HOST, reads, so), list(load_rules(rules_ref).rules), _context(data)))
+        lost |= _ports(earlier) - _ports(data)
+    rules = list(load_rules(rules_ref).rules)
+    # merged per entity as a run's findings are (the worst first); rails from both reads' devices
+    found = merge_findings(judge_reads(counter_rows(HOST, reads, so), rules, _context(reads)))
     judged = [{"entity": f.entity, "rule": f.rule, "severity": str(f.severity), "message": f.message,
                "counters": f.evidence.get("counters")} for f in found]
-    return judged, [f"{j['severity']}: {j['message']}" for j in judged if j["severity"] in ("warning", "critical")]
+    missing = [f"{len(lost)} port(s) of the earlier read are missing from this one (a NIC lost?), not judged: "
+               + ", ".join(f"{d} port {p}" for d, p in sorted(lost, key=str))] if lost else []
+    return judged, failing(judged, missing + unjudged(data, rules, so, "growth" if since is not None else "before"))
+
+
+def failing(judged: list[dict[str, Any]], not_judged: list[str]) -> list[str]:
+    """A judged read's failures as ``sncheck parse`` prints them: each warning or critical
+    finding, then what no rule judged ('not judged': never a pass)."""
+    return [f"{j['severity']}: {j['message']}" for j in judged if str(j["severity"]) in ("warning", "critical")] + \
+        not_judged
+
+
+def unjudged(data: dict[str, Any], rules: list[Any], so: Any, of: str) -> list[str]:
+    """The error counters of the read no enabled counter_growth rule on fabric_counters judges by
+    ``of`` (growth with --since, the value before the run without): 'not judged', as
+    :func:`sncheck.health.kernel.unjudged` says of the kernel log's reports."""
+    covered = {c for r in rules if r.op == "counter_growth" and r.metric == "fabric_counters"
+               and r.params.get("of", "growth") == of for c in r.params.get("counters") or ()}
+    left = sorted({c for _, _, c in _counted(data, so.error_counters)} - covered)
+    return [f"not judged: counter(s) {', '.join(left)} of the read, and no counter_growth rule of these rules "
+            f"judges their {of}"] if left else []
+
+
+def _ports(data: dict[str, Any]) -> set[tuple[str, Any]]:
+    return {(str(p.get("device")), p.get("port")) for p in data.get("ports") or []}

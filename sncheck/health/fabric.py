@@ -180,8 +180,9 @@ def judge_reads(rows: list[dict], rules: Sequence["Rule"], ctx: DetectContext) -
     """Counter reads given as their ``host_fact`` rows (a pasted read, and an earlier one:
     ``sncheck parse ib-counters FILE [--since EARLIER]``) judged by ``rules``' counter_growth
     rules, as a run judges its reads: one read, each counter's value before the run (the
-    shipped rule: info); two, its growth from the first to the last. ``ctx``: a context
-    without a topology (``metrics.rows_context()``): each port is its host's."""
+    shipped rule: info); two, its growth from the first to the last. ``ctx``: the reads' host
+    as a topology of one NIC per RDMA device (``parse_counters._context``: each port its NIC's),
+    or one without a topology (``metrics.rows_context()``: each port its host's)."""
     frame = pd.DataFrame(rows)
     return [f for r in rules if r.op == "counter_growth" and r.metric == "fabric_counters"
             for f in counter_growth(frame, r, ctx)]

@@ -42,7 +42,7 @@ _PREFIX = re.compile(rf"(?:^|\s)(?:[\w.-]+ )?{_DEV}: ")
 _DETAIL = re.compile(r"PCIe Bus Error: (?:severity=)?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Uncorrectable(?: \((?:Fatal|"
                      r"Non-Fatal)\))?|Corrected|Correctable|Uncorrected),\s*type=(?P<type>[^,]+)(?:,\s*(?:id=\w+)?"
                      r"\(?(?P<agent>[^)]*)\)?)?", re.I)
-RECEIVED = re.compile(r"AER: (?:Multiple )?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected|Correctable|"
+RECEIVED = re.compile(r"AER: (?P<multiple>Multiple )?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected|Correctable|"
                       r"Uncorrectable \((?:Fatal|Non-Fatal)\)) error (?:message )?received(?::| from) "
                       r"(?:id=\w+|(?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?))", re.I)
 _STATUS = re.compile(r"device \[(?P<vd>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\] error status/mask=(?P<s>[0-9a-fA-F]{8})/"
@@ -98,7 +98,7 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
         # and 'Multiple': more errors were latched than this report shows (aer_print_port_info)
         return {"source": "aer", "code": None, "bus_id": src[:10].lower() if src else None,
                 "class": klass(m.group("sev")), "port": src.lower() if src else None, "received": True,
-                "reported_by": port, "multiple": body[m.start():].startswith("AER: Multiple ")}
+                "reported_by": port, "multiple": bool(m.group("multiple"))}
     return None
 
 

@@ -55,8 +55,8 @@ GRAMMAR = {"nccl-ras": Grammar(
         "(INCOMPLETE, DEAD, '#%d-%d (%016lx) INCOMPLETE|ERROR'), 'Warnings' (TIMEOUT, '#%d-%d (%016lx) MISMATCH' "
         "with 'N ranks have status S', 'Communicator ranks have different %s operation counts', 'N ranks have "
         "launched up to operation K', 'Rank R [has ...] -- GPU G managed by process P on node N'); 2.24 "
-        "listed a communicator's missing ranks on one line, '  The missing rank(s): R[, R...]' (the RAS docs' "
-        "example of 2.24, harvest7)",
+        "listed a communicator's missing ranks on one line, '  The missing rank(s): R[, R...]', an item R or a range F-L (the RAS docs' "
+        "example of 2.24, harvest7): a range is one record, rank F and last_rank L",
         "pastes: a report from its group table on (a page that left out the head: NCCL 2.24's release blog, its "
         "blanks collapsed to one, harvest7)",
         "NVIDIA/nccl src/ras/client_support.cc @ v2.28.3-1+ (rasDumpCommsToJSON): the JSON document",
@@ -73,7 +73,7 @@ GRAMMAR = {"nccl-ras": Grammar(
     values=("nccl_version, cuda_compiled, cuda_runtime, cuda_driver, job, node_groups, process_groups, "
             "outlier_nodes, groups[{group, comms, nodes, ranks_per_node, ranks_per_comm, ranks_in_group, status, "
             "errors}], comms[{comm, hash, state, missing, collective, operation_counts}], records[{state, comm, "
-            "rank, gpu, node, pid, detail, ahead, operation}], torch, errors"),
+            "rank, gpu, node, pid, detail, ahead, operation, last_rank}], torch, errors"),
 )}
 
 STATES = ("INCOMPLETE", "MISMATCH", "NOCOMM", "DEAD", "ERROR")
@@ -113,6 +113,7 @@ class RasRecord:
     detail: str                 # the words RAS gave
     ahead: bool = False         # MISMATCH: the named ranks launched more operations than the rest
     operation: int | None = None  # MISMATCH: the operation this rank launched up to
+    last_rank: int | None = None  # 2.24's 'The missing ranks: F-L': the range's last rank (rank its first)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -247,8 +248,12 @@ def parse_text(text: str) -> dict:
         if m := _MISSING_RANKS.match(line):
             for part in m[1].replace(" ", "").split(","):
                 first, _, last = part.partition("-")
-                for rank in range(int(first), int(last or first) + 1):
-                    records.append(RasRecord(state, comm, rank, None, None, None, "; ".join(context) or state))
+                lo, hi = int(first), int(last or first)
+                if hi < lo:
+                    raise ParseError(f"line {i + 1}: the missing ranks' range {part} ends before it starts")
+                # a range is one record (first, last): one per rank would be as many as its bounds say
+                records.append(RasRecord(state, comm, lo, None, None, None, "; ".join(context) or state,
+                                         last_rank=hi if hi != lo else None))
             continue
         if m := _PROC.match(line):
             if state in ("INCOMPLETE", "DEAD") and comm is None:

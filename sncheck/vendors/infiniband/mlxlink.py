@@ -96,8 +96,9 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
 
 
 # the sections a query option adds after Tool Information (mlxlink_commander.cpp: showModuleInfo -m,
-# showBer -c, showEye -e), and for -c the BER record every release prints (prepareBerInfo)
-_OPTION_SECTIONS = {"m": ("Module Info", None), "c": ("Physical Counters and BER Info", "Raw Physical BER"),
+# showBer -c, showEye -e), and for -c the BER record every release prints (prepareBerInfo); -m's last record
+# is prepareBerModuleInfo's last field (showModuleInfo prints it last, whatever the module: N/A where not given)
+_OPTION_SECTIONS = {"m": ("Module Info", "Tx Adaptive EQ Fault [per lane]"), "c": ("Physical Counters and BER Info", "Raw Physical BER"),
                     "e": ("EYE Opening Info", None)}
 _OPTIONS = re.compile(r"\s-(?P<short>[a-z]+)\b|\s--show_(?P<long>module|counters|eye)\b")
 
@@ -111,7 +112,7 @@ def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> li
     asked = set()
     for m in _OPTIONS.finditer(command):
         flags = m["short"] or {"module": "m", "counters": "c", "eye": "e"}[m["long"]]
-        if m["short"] and m["short"] not in ("m", "c", "e", "mc", "cm", "me", "em", "ce", "ec", "mce"):
+        if m["short"] and not set(m["short"]) <= set("mce"):  # -m -c -e bundled in any order: -cme, -emc
             continue  # -d, -p and the others take a value or are not a query of these sections
         asked |= set(flags)
     out = []

@@ -49,7 +49,7 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors.delivery import ELISION
 from sncheck.vendors.grammar import Grammar
-from sncheck.vendors.nccltests import nccl_json
+from sncheck.vendors.nccltests import nccl_json, sweep
 
 _SRC = "NVIDIA/nccl-tests"
 GRAMMAR = {
@@ -150,6 +150,7 @@ _THREADS_LINE = re.compile(
     r"^nThreads?:?\s+(\d+)\s+nGpus:?\s+(\d+)(?:\s+nRanks:?\s+(\d+))?"
 )
 _STEP = re.compile(r"step:\s*(\d+)\((factor|bytes)\)")  # common.cu: "step: %ld(%s)", "factor" or "bytes"
+_REDUCED = re.compile(r"^Reducing maxBytes to (\d+) due to memory limitation")
 _CONFIG = re.compile(r"(minBytes|maxBytes|warmup iters|agg iters|iters|validation|graph|unalign):?\s+(\d+)")
 # 2.20 builds print their git hash after the version: "2.20.0 (b4d5bee) nccl-headers=23102 ..."
 # rocm-systems' rccl-tests (2.17.x) print the same line under their names: "# rccl-tests version 2.17.9-..
@@ -220,7 +221,7 @@ class _State:
     nccl_release: str | None = None  # "NCCL version 2.9.6+cuda11.2": the release NCCL's banner names
     library: dict[str, str] = field(default_factory=dict)  # rccl-tests' RCCL/HIP/ROCm version block
     config: dict[str, int] = field(default_factory=dict)
-    gaps: list[int] = field(default_factory=list)  # per reporter's '...' before the footer: the rows read before it
+    gaps: set[int] = field(default_factory=set)  # per reporter's '...' before the footer: the rows read before it
     devices: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -300,8 +301,11 @@ def _judge_end(state: _State) -> None:
         state.errors.append(
             f"{state.out_of_bounds} out-of-bounds values (wrong results) reported"
         )
+    step = _step(state)  # once: every gap is judged by the same step
     state.errors += [f"a reporter's '...' after row {at} {why}: lines of the output were left out, it is not whole"
-                     for at in state.gaps if (why := _rows_left_out(state, at))]
+                     for at in sorted(state.gaps) if (why := _rows_left_out(state, at, step))]
+    if state.finished:
+        state.errors += sweep.rows_missing(state.rows, state.config, state.gaps)
     if state.more_runs:
         state.errors.append(
             "the log holds more than one run; only the first was parsed (split the log)"
@@ -326,12 +330,11 @@ def _step(state: _State) -> tuple[str, float] | None:
     return ("factor", mid) if all(abs(r - mid) <= 0.1 * mid for r in ratios) else None
 
 
-def _rows_left_out(state: _State, at: int) -> str | None:
+def _rows_left_out(state: _State, at: int, step: tuple[str, float] | None) -> str | None:
     """What the '...' read after ``at`` rows stands for, where the sizes the loop prints say a
     row is missing there (common.cu: every size from minBytes to maxBytes by the step, one row
     each; a printed size is its loop size rounded down to whole elements, never above it); None
     where the rows on either side are adjacent (the '...' stood for other lines: NCCL INFO)."""
-    step = _step(state)
     sizes = [r["size_bytes"] for r in state.rows]
     lo, hi = state.config.get("minBytes"), state.config.get("maxBytes")
     if not sizes:
@@ -367,11 +370,11 @@ def _clean(raw: str) -> str:
 def _scan_line(line: str, state: _State) -> None:
     if not line:
         return
-    if ELISION.match(line):  # a reporter's '...': lines left out; result rows among them? (_rows_left_out)
+    # a reporter's '...' ('...', '... 9 rows omitted ...'): lines left out; result rows among them?
+    # (_rows_left_out). No row, header or footer starts with '...'
+    if ELISION.match(line) or line.startswith("..."):
         if not state.finished:
-            state.gaps.append(len(state.rows))
-        return
-    if line.startswith("..."):
+            state.gaps.add(len(state.rows))
         return
     commented = line.startswith("#")
     content = line.lstrip("#").strip()
@@ -429,6 +432,10 @@ def _scan_header_line(content: str, state: _State) -> bool:
         if m.group(3) is not None:
             # rccl-tests prints nRanks as the MPI process count; each drives nThreads x nGpus.
             state.header_ranks = int(m.group(1)) * int(m.group(2)) * int(m.group(3))
+        return True
+    if (m := _REDUCED.match(content)) and state.config:  # common.cu: after the banner, the loop's own bound
+        state.config["maxBytes"] = int(m.group(1))
+        state.config["minBytes"] = min(state.config.get("minBytes", 0), int(m.group(1)))
         return True
     if m := _RANK_LINE.match(content):
         state.rank_ids.add(int(m.group(1)))
