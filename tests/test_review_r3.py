@@ -190,3 +190,25 @@ def test_a_backwards_ras_range_is_a_parse_error(ranks: str) -> None:
     from sncheck.errors import ParseError
     with pytest.raises(ParseError, match="ends before it starts"):
         nccl_ras.parse(_RAS.format(ranks=ranks))
+
+
+def test_a_runs_second_counter_read_keeps_the_rails_of_the_first() -> None:
+    """A run's reads (HostReads.ib): a NIC lost between the read before the traffic and the one
+    after moved the other's rail (mlx5_1 read as rail 0 after, rail 1 before)."""
+    from types import SimpleNamespace
+
+    from sncheck.backends.hostreads import HostReads
+    from sncheck.vendors import facts as hostfacts, registry
+
+    so = registry.counter_reads()["ib-counters"]
+    reads = HostReads("inv", None)
+
+    def rails(*devices: str) -> dict[str, int]:
+        text = "".join(f"/sys/class/infiniband/{d}/ports/1/counters/symbol_error:0\n" for d in devices)
+        out = SimpleNamespace(exit_code=0, stdout=text + counters.END_MARKER + "\n", stderr="", timed_out=False,
+                              duration=0.1)
+        rows = reads.ib("h1", hostfacts.Expect(cards=0), lambda _cmd: out, {}, 0, so)
+        return {p["device"]: p["rail"] for r in rows for p in r["value"]["ports"]}
+
+    assert rails("mlx5_0", "mlx5_1") == {"mlx5_0": 0, "mlx5_1": 1}
+    assert rails("mlx5_1") == {"mlx5_1": 1}

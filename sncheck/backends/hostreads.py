@@ -104,12 +104,12 @@ def _check_kernel(namer: Callable[[list[str], Collection[str]], dict[str, int]],
 
 
 def check_ib(read_no: int, so: ScaleOut, devices: list[str] | None = None):
-    """The ``ib_counters`` row of one read; its ports' rails from ``devices`` where given (every
-    read's: a device missing from one read must not move the others' rails), else its own."""
+    """The ``ib_counters`` row of one read; its ports' rails from its own devices and ``devices``
+    (the host's other reads': a device missing from one read must not move the others' rails)."""
     def check(host: str, parsed: dict[str, Any], _expect: hostfacts.Expect) -> list[dict]:
         ports = parsed.get("ports") or []
         if so.rails is not None:
-            rail = so.rails(devices if devices is not None else [p["device"] for p in ports if p.get("device")])
+            rail = so.rails([*(devices or ()), *(p["device"] for p in ports if p.get("device"))])
             ports = [{**p, "rail": rail.get(p.get("device"))} for p in ports]
         errors = parsed.get("errors") or []
         msg = (f"IB port counters of {len(ports)} ports read (judged by their growth during the run)"
@@ -140,6 +140,7 @@ class HostReads:
         self.cursors: dict[str, dict] = self._load()
         self.kernel_text: dict[str, str] = {}  # host -> the last kernel log read, for the evidence
         self.reads: dict[str, int] = {}
+        self.ib_devices: dict[str, list[str]] = {}  # host -> the RDMA devices its counter reads named
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------- cursors
@@ -251,12 +252,18 @@ class HostReads:
            checks: dict[str, bool], read_no: int, so: ScaleOut) -> list[dict]:
         assert so.counters_argv is not None and so.parse_counters is not None
         cmd = bind(hostfacts.command("ib_counters", so.counters_tool, so.counters_argv(self.sysfs),
-                                     so.parse_counters, check_ib(read_no, so), "ib_counters"))  # its listing too
+                                     so.parse_counters, check_ib(read_no, so, self.ib_devices.get(host)),
+                                     "ib_counters"))  # its listing too
         if hostfacts.switched_off(cmd, checks) or checks.get(so.nic_tool) is False:
             return hostfacts.skipped_rows(host, cmd)
         res = run(cmd)
-        return hostfacts.outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
+        rows = hostfacts.outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
                                  timed_out=res.timed_out, duration=res.duration)[1]
+        with self._lock:  # the next read's rails count the devices this one named (a NIC lost between them)
+            seen = self.ib_devices.setdefault(host, [])
+            seen += [d for r in rows if isinstance(r.get("value"), dict) for p in r["value"].get("ports") or []
+                     if (d := p.get("device")) and d not in seen]
+        return rows
 
     def counters(self, host: str, expect: hostfacts.Expect, commands: list[hostfacts.FactCommand],
                  run: Callable[[hostfacts.FactCommand], Any], checks: dict[str, bool], again: bool,
