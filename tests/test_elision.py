@@ -80,11 +80,10 @@ def test_nvbandwidth_keeps_a_tests_name_or_says_it_is_lost() -> None:
     assert code == 1 and any("'Running' line a '...' left out" in e for e in data["errors"]), data["errors"]
 
 
-def test_the_views_left_open_are_the_two_named() -> None:
-    """nvlink-errors and nvidia-smi-q still read an elided output as whole (their owner's to
-    fix, with the SSH tests' elided captures): the set may only shrink."""
-    assert listing.ELISION_OPEN == {"nvlink-errors", "nvidia-smi-q"}
-    assert not listing.ELISION_OPEN & listing.READS_ELISION
+def test_no_view_is_left_open() -> None:
+    """Every view reads a reporter's '...' over values as not whole (nvlink-errors and
+    nvidia-smi-q were the last two): the set stays empty."""
+    assert listing.ELISION_OPEN == frozenset()
 
 
 def test_an_elision_in_a_collected_log_is_its_sections_once() -> None:

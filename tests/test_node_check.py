@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_ssh_backend import CSV_LINES, FAKE_NVIDIA_SMI, PROFILES, REAL, first_cards
+from test_ssh_backend import CSV_LINES, FAKE_NVIDIA_SMI, PROFILES, REAL, first_cards, profile_output
 
 from sncheck.run.nodecheck import OWN_PREFIX, Problem, drain_reason
 from sncheck.vendors.parsers import strip_source_header
@@ -40,8 +40,7 @@ def install_tools(bin_dir: Path, profile: str, cards: int = CARDS) -> None:
     data = bin_dir / "data"
     data.mkdir(exist_ok=True)
     for key in ("topo", "nvlink_s", "nvlink_e", "q"):
-        rel = spec[key]
-        (data / key).write_text(first_cards(key, strip_source_header((REAL / rel).read_text()), cards) if rel else "")
+        (data / key).write_text(profile_output(spec, key, cards))
     (data / "csv").write_text("\n".join(CSV_LINES[spec["csv"]][:cards]) + "\n")
     tools = {"nvidia-smi": FAKE_NVIDIA_SMI.format(data=shlex.quote(str(data)))}
     for tool, src in (("ibstat", PROFILES["a100"]["ibstat"]), ("dcgmi", PROFILES["a100"]["dcgmi"])):
@@ -76,7 +75,8 @@ def test_health_check_program_drains_only_the_node_with_a_pending_remap(slurm_cl
                             health_interval=10, _defer=True)
     for node in cluster.names:
         install_tools(cluster.bin_dir(node), "sick" if node == "node2" else "a100")
-    # sick: nvidia-smi -q capture 02 (A100, Remapped Rows Pending: Yes), NVLinks inactive.
+    # sick: nvidia-smi -q with the last card's Remapped Rows Pending: Yes (the simulator's, whole,
+    # the section of capture 02), NVLinks inactive.
     # Keep node2's other tools healthy so the remap is what drains it.
     for key in ("nvlink_s", "topo"):
         healthy = strip_source_header((REAL / PROFILES["a100"][key]).read_text())
@@ -92,10 +92,10 @@ def test_health_check_program_drains_only_the_node_with_a_pending_remap(slurm_cl
     wait_runs(cluster, cluster.names, 1)
     wait_runs(cluster, ["node4"], after_drain + 1)  # node4 checked since the operator drained it
     reason = cluster.node_reason("node2")
-    # The capture is an excerpt (1 GPU listed of 8 attached): gpu_report fails too, the
-    # other facts of the listing are not judged, and which of the node's cards has the remap
-    # cannot be told: the reason names the node.
-    assert reason.startswith(f"{OWN_PREFIX} node2 gpu_report (+6 more): "), reason
+    # The listing is whole (every card's section, as a host prints it): the reason names the
+    # card with the remap and the rule. (Capture 02 itself, an excerpt with '[...]', names
+    # only the node: test_a_card_is_named_only_where_the_tool_says_which.)
+    assert reason.startswith(f"{OWN_PREFIX} node2/gpu{CARDS - 1} remapped_rows: ") and "row remap pending" in reason, reason
     assert {n: cluster.node_state(n) for n in ("node1", "node3")} == {"node1": "idle", "node3": "idle"}
     assert cluster.node_state("node4") == "drained" and cluster.node_reason("node4") == foreign
     log2 = (cluster.root / "nc-node2.log").read_text()

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -26,6 +27,7 @@ from sshd_harness import SshdCluster, SshdHost, install_fake_tool, known_hosts_n
 
 from sncheck.backends.ssh import SshBackend
 from sncheck.cli.main import main
+from sncheck.config.faultplan import Fault
 from sncheck.run.inputs import load_inventory
 from sncheck.probeplan import Group, StressPlan, connectivity_plan
 from sncheck.vendors.nvidia.checks import COMMANDS, DEFAULT_CHECKS
@@ -34,6 +36,8 @@ from sncheck.vendors.nccltests.tool import collective_rows as nccl_collective_ro
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.topology import Topology
 from sncheck.store.rundir import read_rows
+from sncheck.vendors.nvidia import sim as nvidia_sim
+from sncheck.vendors.sim import HostState
 
 pytestmark = pytest.mark.sshd
 
@@ -58,11 +62,31 @@ CSV_LINES = {
          "535.154.05, 4, 4, 16, 16, 41, 49.88 W, [N/A]"),
     ],
 }
-PROFILES = {
+
+
+def nvlink_errors_whole(cards: int) -> str:
+    """``nvidia-smi nvlink -e`` of a healthy host of ``cards`` GPUs, every link's counters 0:
+    the simulator's, whole. The real capture of that class (nvidia-smi-nvlink/04) elides 15
+    of its 18 links with the author's '[...]', so it is not whole output and is not a host's."""
+    return nvidia_sim.render_nvlink_errors(HostState("host", cards))
+
+
+def query_remap_pending(cards: int) -> str:
+    """``nvidia-smi -q`` of a host of ``cards`` GPUs whose last card has a row remap pending: the
+    simulator's, whole, with that card's Remapped Rows section of the real capture
+    nvidia-smi-q/02 (an excerpt with '[...]': not whole, so not a host's output itself)."""
+    fault = Fault("remap_pending", f"host/gpu{cards - 1}")
+    return nvidia_sim.render_query(HostState("host", cards, None, (fault,)))
+
+
+# Each tool's output: a real capture (fixtures/real; a host's first cards of it) or, where no
+# whole real capture of the class exists, a function of the host's cards rendering it.
+Source = str | Callable[[int], str] | None
+PROFILES: dict[str, dict[str, Any]] = {  # tool -> Source; "csv" -> a CSV_LINES key
     # healthy: every fact passes
     "a100": {"topo": "nvidia-smi-topo/05_a100_8gpu_nv12_2numa_author_compacted_spacing.txt",
              "nvlink_s": "nvidia-smi-nvlink/05_status_a100_8gpu_12links_25GBs.txt",
-             "nvlink_e": "nvidia-smi-nvlink/04_errors_h100_18links_elided.txt",
+             "nvlink_e": nvlink_errors_whole,
              "q": "nvidia-smi-q/01_q_d_page_retirement_8gpu_a100_clean.txt",
              "ibstat": "ib/06_ibstat_2CA_cx6dx_roce_100g_space_indented.txt",
              "dcgmi": "dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt", "csv": "a100"},
@@ -75,8 +99,7 @@ PROFILES = {
     # sick: all NVLinks inactive, a row remap pending, DCGM fails, and no ibstat installed
     "sick": {"topo": "nvidia-smi-topo/05_a100_8gpu_nv12_2numa_author_compacted_spacing.txt",
              "nvlink_s": "nvidia-smi-nvlink/02_status_a100_all_links_inactive_error.txt",
-             "nvlink_e": "nvidia-smi-nvlink/04_errors_h100_18links_elided.txt",
-             "q": "nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt",
+             "nvlink_e": nvlink_errors_whole, "q": query_remap_pending,
              "ibstat": None, "dcgmi": "dcgmi-diag/03_r2_fragment_gpu_memory_fail_gpu0_thermal_warning.txt",
              "csv": "a100"},
 }
@@ -125,13 +148,20 @@ def first_cards(key: str, text: str, cards: int) -> str:
                            + "  ".join(cells[1 + n:]))
         return "\n".join(out) + "\n"
     at = [m.start() for m in re.finditer(_GPU_START[key], text, re.MULTILINE)]
-    if key == "nvlink_e" and 0 < len(at) < cards:  # the excerpt's GPU (all counters 0) as each GPU's
-        last = text[at[-1]:]
-        return text + "".join(re.sub(r"^GPU \d+:", f"GPU {i}:", last) for i in range(len(at), cards))
     if len(at) <= cards:
         return text
     text = text[: at[cards]]
     return re.sub(r"^(Attached GPUs\s*:\s*)\d+", lambda m: f"{m.group(1)}{cards}", text, flags=re.MULTILINE)
+
+
+def profile_output(spec: dict[str, Any], key: str, cards: int) -> str:
+    """What the fake nvidia-smi prints for ``key`` on a host of ``cards`` cards."""
+    source = spec[key]
+    if source is None:
+        return ""
+    if callable(source):
+        return source(cards)
+    return first_cards(key, strip_source_header((REAL / source).read_text()), cards)
 
 
 def install_profile(host: SshdHost, profile: str, cards: int) -> None:
@@ -139,9 +169,7 @@ def install_profile(host: SshdHost, profile: str, cards: int) -> None:
     data = host.directory / "data"
     data.mkdir(exist_ok=True)
     for key in ("topo", "nvlink_s", "nvlink_e", "q"):
-        rel = spec[key]
-        text = strip_source_header((REAL / rel).read_text()) if rel else ""
-        (data / key).write_text(first_cards(key, text, cards) if text else "")
+        (data / key).write_text(profile_output(spec, key, cards))
     (data / "csv").write_text("\n".join(CSV_LINES[spec["csv"]][:cards]) + "\n")
     install_fake_tool(host, "nvidia-smi", FAKE_NVIDIA_SMI.format(data=sh_quote(data)))
     for tool in ("ibstat", "dcgmi"):
@@ -242,7 +270,8 @@ def test_connectivity_names_the_sick_and_the_down_host_only(sshd_cluster, tmp_pa
     assert results["verdict"] == "fail" and results["backend"] == "ssh"
     by_entity = {f["entity"]: f for f in results["findings"] if f.get("about") != "check"}
 
-    sick = " ".join(all_text(f) for f in results["findings"] if f["entity"] == "node3")
+    # node3's host findings, and its card's: the -q listing is whole, so the remap names gpu0
+    sick = " ".join(all_text(f) for f in results["findings"] if f["entity"] in ("node3", "node3/gpu0"))
     assert "node3" in sick
     for expected in ("all links are inactive", "row remap pending", "ibstat not found on the PATH",
                      "dcgmi diag: Fail: GPU Memory"):
@@ -259,7 +288,8 @@ def test_connectivity_names_the_sick_and_the_down_host_only(sshd_cluster, tmp_pa
     healthy = [f for f in results["findings"] if any(h in f["entity"] for h in ("node1", "node2", "node4"))
                and f not in skipped]
     assert healthy == [], healthy
-    assert set(by_entity) == {"node3", "node5"}
+    assert set(by_entity) == {"node3", "node3/gpu0", "node5"}, sorted(by_entity)
+    assert by_entity["node3/gpu0"]["entity_kind"] == "card" and "row remap pending" in all_text(by_entity["node3/gpu0"])
     # The missing ibstat is a finding about the check, apart from node3's hardware findings.
     assert sorted(f["rule"] for f in results["findings"] if f.get("about") == "check") == \
         ["not-measured", "not-run-missing-tool"]

@@ -1,6 +1,7 @@
 """Verdicts on real sshd test hosts with confirmation on (issue 8 "Done when"):
 
-* a host whose `nvidia-smi -q` replays the real pending-remap capture is isolated (not
+* a host whose `nvidia-smi -q` shows a pending row remap (a whole listing, the Remapped Rows
+  section of the real capture nvidia-smi-q/02, an excerpt) is isolated (not
   released) and the gate fails, both as hard evidence (shipped rules, confirm: none) and
   after a retest that re-reads the host's facts (confirm: retest);
 * `checks: {dcgmi: false}` skips dcgmi (recorded as skipped, no finding); dcgmi expected
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from test_ssh_backend import PROFILES, install_profile, rules_without_timing_peers, write_inventory
+from test_ssh_backend import PROFILES, install_profile, query_remap_pending, rules_without_timing_peers, write_inventory
 
 from sncheck.cli.main import main
 from sncheck.store.rundir import read_rows
@@ -30,7 +31,7 @@ PLAYBOOK = ("name: ssh-verdict\nlayers:\n  - connectivity: {bw_bytes: 1M, lat_it
 @pytest.fixture(autouse=True)
 def remap_profile():
     # The healthy A100 host, except that `nvidia-smi -q` shows a pending row remap.
-    PROFILES["remap"] = {**PROFILES["a100"], "q": "nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt"}
+    PROFILES["remap"] = {**PROFILES["a100"], "q": query_remap_pending}
     PROFILES["a100-no-dcgmi"] = {**PROFILES["a100"], "dcgmi": None}
     yield
     PROFILES.pop("remap")
@@ -59,10 +60,13 @@ def test_pending_remap_is_isolated_not_released(sshd_cluster, tmp_path: Path) ->
     rules = rules_without_timing_peers(tmp_path / "rules.yaml")
     r, res, _ = run(tmp_path, cluster, inv, rules, "hard")
     assert r.exit_code == 1, r.output
-    remap = [f for f in res["findings"] if f["entity"] == "node3"]
+    # the listing is whole (every card's section): the card with the remap is named, not the host
+    remap = [f for f in res["findings"] if f["entity"].startswith("node3")]
+    assert {f["entity"] for f in remap} == {"node3/gpu0"}, res["findings"]
     assert [f["rule"] for f in remap] == ["host-fact-hardware-fault"], res["findings"]
     assert "row remap pending" in remap[0]["message"] and remap[0]["evidence"]["confirm"] == "none"
-    assert [(i["entity"], i["action"]) for i in res["isolation"]] == [("node3", "quarantine"), ("node3", "isolate")]
+    assert [(i["entity"], i["action"]) for i in res["isolation"]] == \
+        [("node3/gpu0", "quarantine"), ("node3/gpu0", "isolate")], res["isolation"]
 
     # The same with confirm: retest: the retest re-reads node3's facts and confirms.
     data = yaml.safe_load(rules.read_text())
@@ -71,9 +75,10 @@ def test_pending_remap_is_isolated_not_released(sshd_cluster, tmp_path: Path) ->
     rules.write_text(yaml.safe_dump(data, sort_keys=False))
     r, res, rows = run(tmp_path, cluster, inv, rules, "retest")
     assert r.exit_code == 1, r.output
-    assert [(i["entity"], i["action"]) for i in res["isolation"]] == [("node3", "quarantine"), ("node3", "isolate")]
+    assert [(i["entity"], i["action"]) for i in res["isolation"]] == \
+        [("node3/gpu0", "quarantine"), ("node3/gpu0", "isolate")], res["isolation"]
     assert res["isolation"][1]["reason"].startswith("confirmed by the retest")
-    f = next(f for f in res["findings"] if f["entity"] == "node3")
+    f = next(f for f in res["findings"] if f["entity"] == "node3/gpu0")
     assert f["evidence"]["confirmed"] is True and f["evidence"]["retest"].startswith("host facts: reproduced")
     retest = [r for r in rows if r.get("layer") == "confirm"]
     assert retest and {r["kind"] for r in retest} == {"host_fact"} and {r["host"] for r in retest} == {"node3"}

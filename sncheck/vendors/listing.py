@@ -113,11 +113,10 @@ def cut_mid_line(body: str) -> str | None:
 READS_ELISION = frozenset({"ascend-collected", "kernel-log", "nccl-debug", "torch-nccl", "nccl-mnnvl", "nccl-inspector",
                            "ethtool-mlx5", "hccn-conf", "hccn-stat",
                            "nccl-tests", "rccl-tests", "transferbench", "nvidia-smi-topo", "imex-ctl", "nvbandwidth"})
-# Views whose parsers still read round a '...' over values and exit 0 (nvlink -e's links left
-# out, a GPU section of -q): left open for their owner (issue 28, the NVIDIA views), as the SSH
-# and node-check tests serve such real captures (nvlink-errors 04, nvidia-smi-q 02) as a host's
-# output. Not a design: tests/test_elision.py holds this set to these two.
-ELISION_OPEN = frozenset({"nvlink-errors", "nvidia-smi-q"})
+# Views whose parsers still read round a '...' over values: none (nvlink-errors and nvidia-smi-q
+# were the last, until issue 28's audit: their SSH tests serve whole captures now). It stays
+# empty: tests/test_elision.py holds it so.
+ELISION_OPEN: frozenset[str] = frozenset()
 _ELISION = re.compile(r"\s*(?:\.\.\.|\u2026|\[\.\.\.\]|\[\u2026\]|<snip>|\[snip\])\s*", re.IGNORECASE)
 
 

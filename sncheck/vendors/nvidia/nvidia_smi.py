@@ -341,7 +341,8 @@ def parse_nvlink_errors(text: str) -> dict[str, Any]:
               for name, value in sorted(ln["counters"].items())
               if isinstance(value, int) and value > 0 and not _NOT_FAULTS.match(name)]
     # like nvlink -s, nvlink -e lists every link of the board and has no end marker (a capture
-    # whose author elided links, "[...]", keeps its gap: the links it shows are read)
+    # whose author elided links, "[...]": the links it shows are read, and the output is not
+    # whole, one error per output from listing.elided, the one home of that judgement)
     return {"tool": "nvlink-errors", "gpus": gpus, "faults": faults,
             "errors": errors + _links_cut_short(gpus, gaps=False) + _counters_cut_short(gpus)}
 

@@ -115,7 +115,7 @@ GRAMMAR = {
                "'Link recovery failed events', 'Total link recovery events', 'Effective Errors', 'Effective BER' "
                "(a float as NVML prints it: '15e-255'), 'Symbol Errors', 'Symbol BER', 'FEC Errors - 0' to '- 15' "
                "(codewords by the symbols corrected: bucket 0 none), 'Raw BER Lane 0/1', 'Raw BER Total', 'Raw "
-               "Errors Lane 0/1' (pre-FEC); counts decimal; a reporter's '[...]' for elided links"),
+               "Errors Lane 0/1' (pre-FEC); counts decimal; a reporter's '[...]' for elided links: not whole"),
         end="none printed: every GPU lists every link its board has, each link the same counters (the old three, "
             "or the counters NVLink 5's first link lists: a link short of them is cut); the GPUs against the "
             "judge's count",
