@@ -132,3 +132,69 @@ def test_a_domain_bar_the_retest_could_not_apply_never_releases():
     rows = pd.DataFrame([{"kind": "p2p", "status": "ok", "src": a, "dst": b}
                          for i, a in enumerate(sample) for b in sample[i + 1:]])
     assert w._too_few_partners(bar, rows, "scale_up") is None
+
+
+# ---- issue 29, the sweep at 3753b8d: a host slowed whole named as its card 0 (5107, 5128)
+def mock_rows(late_across: dict[str, float], late_within: dict[str, float] = {},  # noqa: B006 -- read only
+              pairs: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Rank rows as the mock's stress layer plans them: each host's cards together
+    (``host:``), card 0 of every host together (``cross:gpu0``, the rail-0 groups), and
+    narrowing pairs of ``pairs``' cards with another host's same-index card. A card starts
+    ``late_within`` us late beside its own host's cards and ``late_across`` us beside
+    other hosts' (a host slowed whole: its cards are late only beside other hosts')."""
+    out = []
+    for k in range(12):
+        for i, c in enumerate(TOPO.cards):
+            noise = 1.0 + 0.05 * ((i * 7) % 5 - 2) + 0.01 * k
+            out.append({"kind": "rank", "group": f"host:{c.id.split('/')[0]}", "card": c.id,
+                        "skew_us": noise + late_within.get(c.id, 0.0)})
+            if c.id.endswith("/gpu0"):
+                out.append({"kind": "rank", "group": "cross:gpu0", "card": c.id,
+                            "skew_us": noise + late_across.get(c.id, 0.0)})
+        for j, c in enumerate(pairs):
+            partner = c.replace("hgx02/", "hgx01/")
+            group = f"pair:{partner}<->{c}"
+            out += [{"kind": "rank", "group": group, "card": partner, "skew_us": 0.0},
+                    {"kind": "rank", "group": group, "card": c, "skew_us": 0.05 * (j % 3) + late_across.get(c, 0.0)}]
+    return pd.DataFrame(out)
+
+
+def judged(frame: pd.DataFrame, untold: bool) -> dict[str, str]:
+    ctx = DetectContext(TOPO, {}, known=frozenset({("hgx02", "host")}) if untold else frozenset(),
+                        untold=frozenset({"hgx02"}) if untold else frozenset())
+    return {f.entity: f.entity_kind.value for f in peer_outlier(frame, RULE, ctx)}
+
+
+def test_a_host_slowed_whole_that_no_bandwidth_named_is_the_host_not_its_card_0():
+    """5128 seed 2 (mi04 at 0.889: only card 0 late, in the rail-0 groups; its mates on
+    time beside each other only): main named mi04/gpu0 a straggler, a card<->host
+    mis-level. No mate is measured on time beside another host's card: the host."""
+    whole = {c: 32.0 for c in HOST}
+    assert judged(mock_rows(whole), untold=False) == {"hgx02": "host"}
+
+
+def test_a_host_slowed_whole_and_named_keeps_its_finding_from_card_0():
+    """5107 (every hgx04 card at 0.60, the host named by bandwidth, not told from its
+    cards): main told card 0 apart (late beside other hosts, its mates 'on time' beside
+    each other), and the merge gave it the host's critical verdict. The narrowing pairs
+    measure every mate late beside other hosts' cards: nothing told apart."""
+    whole = {c: 32.0 for c in HOST}
+    assert judged(mock_rows(whole, pairs=tuple(HOST)), untold=True) == {}
+
+
+@pytest.mark.parametrize("card", ["hgx02/gpu0", "hgx02/gpu3"])
+def test_a_slow_card_late_beside_its_own_mates_is_still_the_card(card):
+    """One slow card is late beside its host's cards too, which no host fault does: the card."""
+    rows = mock_rows({card: 32.0}, {card: 32.0})
+    assert judged(rows, untold=False) == {card: "card"}
+
+
+def test_seven_late_cards_of_a_named_host_beside_a_mate_on_time_against_other_hosts():
+    """The HGX case stays: seven slow cards, the eighth measured on time in its narrowing
+    pairs with other hosts' cards (a healthy reference): seven card findings."""
+    late = {c: 32.0 for c in HOST if c != "hgx02/gpu3"}
+    rows = mock_rows(late, late, pairs=tuple(HOST))
+    assert judged(rows, untold=True) == dict.fromkeys(late, "card")
+    # the same seven with no mate measured beside other hosts' cards, and late only
+    # beside them: nothing tells them from the host
+    assert judged(mock_rows(late, pairs=tuple(c for c in HOST if c != "hgx02/gpu3")), untold=True) == {}

@@ -18,8 +18,8 @@ from sncheck.health import fabric, injob, kernel
 from sncheck.health.culprits import _compare, bound_of, entity_findings, explain_reference, explain_rules
 from sncheck.health.drift import calibration_regression, card_baseline, drift
 from sncheck.health.findings import jsonable
-from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
-from sncheck.model import Basis, EntityKind, Finding, Status
+from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, kind_rows
+from sncheck.model import Basis, EntityKind, Finding, Status, host_of
 from sncheck.vendors.nccl_ras import STATES as RAS_STATES
 
 if TYPE_CHECKING:
@@ -80,9 +80,18 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     if frame.empty or len(frame) < rule.params["min_peers"]:
         return []
     bad = _beyond(frame, frame, rule)
-    out = entity_findings(frame, bad, rule, expected=jsonable(frame["value"].median()))
-    if not untold.empty:
-        out += _told_apart(untold, frame, rule, ctx)
+    sides = _Sides(rows, frame, rule) if rule.metric in DERIVED_CARDS else None
+    if sides is not None and bad.any():
+        # a late card is its own culprit only where the evidence tells it from its host;
+        # else its host is (every card of it started late, its mates only measured together)
+        lone = bad.copy()
+        lone[bad] = ~frame.loc[bad, "entity"].astype(str).map(sides.told_apart).astype(bool)
+        out = entity_findings(frame, bad & ~lone, rule, expected=jsonable(frame["value"].median()))
+        out += sides.host_findings(frame[lone])
+    else:
+        out = entity_findings(frame, bad, rule, expected=jsonable(frame["value"].median()))
+    if not untold.empty and sides is not None:
+        out += _told_apart(untold, frame, rule, ctx, sides)
     return out
 
 
@@ -103,22 +112,88 @@ def _beyond(frame: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", share: float
     return over & ((values - med).abs() >= share * rule.params["min_excess"])
 
 
-def _told_apart(untold: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
+def _told_apart(untold: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", ctx: DetectContext,
+                sides: "_Sides") -> list[Finding]:
     """The cards of hosts (domains) the explanation could not tell from their cards, each
     judged against the peers: where some of a host's cards are beyond the bar and others
     measure healthy (inside half of it: an HGX host's eighth card, on time beside seven
     late ones), the late cards are findings of their own, and the host's finding yields to
-    them (sncheck.health.findings.merge_findings). Cards all late, or none clearly on time
-    (a faint host: all near the bar), say nothing the host's finding does not."""
+    them (sncheck.health.findings.merge_findings), if the evidence tells each from its
+    host (:meth:`_Sides.told_apart`). Cards all late, or none clearly on time (a faint
+    host: all near the bar), say nothing the host's finding does not."""
     out: list[Finding] = []
     entity = untold["entity"].astype(str)
     for cards in ctx.untold_members().values():
         mine = untold[entity.isin(cards)]
         bad = _beyond(mine, peers, rule)
+        bad[bad] = mine.loc[bad, "entity"].astype(str).map(sides.told_apart).astype(bool)
         healthy = ~_beyond(mine, peers, rule, share=0.5)
         if bad.any() and (healthy & ~bad).any():
             out += entity_findings(mine, bad, rule, expected=jsonable(peers["value"].median()))
     return out
+
+
+class _Sides:
+    """Where a card's launch skew was measured: each card's median skew in the groups of
+    its own host's cards only (``within``) and in the groups holding another host's card
+    (``across``; the narrowing pairs count: they are what measures a suspect host's every
+    card beside other hosts'). A card late beside other hosts' cards is told from its host
+    only when the evidence separates them (issue 29):
+
+    * it is late beside its own host's cards too (a slow host delays all its cards alike,
+      so it cannot make one late beside its mates), or
+    * a mate of it is measured on time beside other hosts' cards (inside half the bar):
+      a healthy reference, not a mate on time only beside its equally slow mates (a host
+      slowed whole: card 0 is late in the rail-0 groups it shares with other hosts, its
+      mates measured only together look on time).
+
+    A card no mate of which has rank rows is all its host measured: nothing to tell apart."""
+
+    def __init__(self, rows: pd.DataFrame, peers: pd.DataFrame, rule: "Rule"):
+        self.rows, self.peers, self.rule = rows, peers, rule
+        self.late_within: set[str] | None = None  # measured on the first late card only (600k rank rows)
+        self.on_time_across: dict[str, set[str]] = {}  # host -> its cards on time beside other hosts'
+        self.measured: dict[str, set[str]] = {}  # host -> its cards with rank rows
+
+    def _measure(self) -> set[str]:
+        ranks = kind_rows(self.rows, "rank", ["group", "card", "skew_us"])
+        card = ranks["card"].astype(str)
+        host = card.str.rsplit("/", n=1).str[0]
+        group = ranks["group"].astype(str)
+        across = group.map(host.groupby(group).nunique()).to_numpy() > 1
+        skew = ranks["skew_us"].astype(float)
+        within = skew[~across].groupby(card[~across]).median()
+        beside = skew[across].groupby(card[across]).median()
+        on_time = beside[~_beyond(pd.DataFrame({"value": beside}), self.peers, self.rule, share=0.5)]
+        for c in on_time.index:
+            self.on_time_across.setdefault(host_of(c), set()).add(c)
+        for c in set(card):
+            self.measured.setdefault(host_of(c), set()).add(c)
+        return set(within[_beyond(pd.DataFrame({"value": within}), self.peers, self.rule)].index)
+
+    def told_apart(self, card: str) -> bool:
+        if self.late_within is None:
+            self.late_within = self._measure()
+        host = host_of(card)
+        return (card in self.late_within or bool(self.on_time_across.get(host, set()) - {card})
+                or not self.measured.get(host, set()) - {card})
+
+    def host_findings(self, lone: pd.DataFrame) -> list[Finding]:
+        """One finding per host of late cards not told from it: the host, the cards its evidence."""
+        unit = METRICS[self.rule.metric].unit
+        out = []
+        cards = lone["entity"].astype(str)
+        for host, mine in lone.groupby(cards.map(host_of)):
+            worst = mine.loc[mine["value"].astype(float).idxmax()]
+            names = ", ".join(sorted(mine["entity"].astype(str)))
+            message = (f"host {host}: {self.rule.summary} ({jsonable(worst['value'])} {unit} on {names}, "
+                       f"late beside other hosts' cards; no card of it measured on time beside them, "
+                       f"so not told from its host)")
+            out.append(Finding(str(host), EntityKind.HOST, self.rule.layer, self.rule.name, self.rule.severity,
+                               message, {"measured": jsonable(worst["value"]),
+                                         "expected": jsonable(self.peers["value"].median()), "unit": unit,
+                                         "cards": sorted(mine["entity"].astype(str))}))
+        return out
 
 
 DERIVED_CARDS = ("rank_skew",)  # per-card measurements of collectives: a slow card's compute shows in them
