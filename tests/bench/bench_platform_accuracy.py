@@ -473,6 +473,22 @@ def test_round3_scenarios(benchmark, request, tmp_path):
     assert all(a["rc"] in (0, 1, None) or a["rc"] == 2 and a["found"] and not a["missed"] for a in got.values())
 
 
+def test_a_host_slowed_whole_is_named_as_its_host_not_its_first_card(request, tmp_path):
+    """The sweep at 3753b8d (failed before fee292d): every card of a host slowed alike is named as one
+    card of it, card 0, 'told from its host by collective-straggler' (card 0 starts late in
+    the groups it shares with other hosts' cards; its host-mates are on time only beside each
+    other, equally slow): 5107 (hgx-2su, drift_with_culprit, hgx04 at 0.60) on every seed and
+    5128 seed 2 (mi300x-pod, mi04 at 0.889, only the card's collective-straggler warning).
+    A card<->host mis-level: the host must be named."""
+    import pytest
+
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("opt-in (--benchmark-enable): two gates, one with a state store")
+    got = {key: run_one(tmp_path, *key) for key in ((5107, 1), (5128, 2))}
+    assert {key: (r["misses"], r["mislevel"]["card<->host"]) for key, r in got.items()} == \
+        {key: ([], 0) for key in got}
+
+
 def test_a_refusal_of_an_unmeasurable_fault_is_right_for_it_and_no_other():
     """Issue 29: r3-16 is refused by design (a cable the bounded plan never measures); the
     round-3 scoring counts that refusal as the fault found, the others not run, and any
