@@ -55,7 +55,7 @@ from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import NEAR_BATCHES, NEAR_REPEATS, near_verdict
-from sncheck.run.retestbar import has_bound, inward, partners, retest_noise
+from sncheck.run.retestbar import has_bound, inward, partners, rare_repeats, retest_noise
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -71,8 +71,6 @@ NOISY = "within the measured noise of the bar, and the retest is too noisy to te
 FEW = "not judged (too few partners to apply its bar): "  # a retest that could not apply a per-card or domain bar
 NO_PEERS = "no known-good peers to retest against"
 UNJUDGED = ("not re-measured: " + NO_PEERS, FEW)  # a speed re-measured against no control, or too few
-MISS = 0.01  # a rare symptom's retest misses it at most this often (rare_repeats)
-MAX_REPEATS = 40
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
 
 
@@ -198,24 +196,6 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
         except HarnessError as e:  # this retest could not run: the suspect stays quarantined
             outcome[f.entity] = Retest(None, "retest", f"the retest could not run: {e}")
     return outcome
-
-
-def rare_repeats(syms: list[Symptom], by_name: dict[str, Rule], miss: float = MISS, peers: int = PEERS) -> int:
-    """Repeats enough to see a rare symptom again: one a pair shows or not (a latency
-    spike), seen on a share ``rate`` of the suspect's pairs (its finding's ``factor``),
-    is missed by ``m`` pair tests with probability (1 - rate)^m; the retest measures the
-    suspect with ``peers`` controls a repeat, so it repeats until that is below ``miss``
-    (1%; at most MAX_REPEATS). 0 for other symptoms."""
-    out = 0
-    for s in syms:
-        rule = by_name.get(s.rule)
-        rate = s.evidence.get("factor")
-        if rule is None or rule.op not in ("threshold", "counter_nonzero") or METRICS[rule.metric].shape != PAIRS \
-                or not isinstance(rate, (int, float)) or not 0 < rate < 1:
-            continue
-        tests = math.log(miss) / math.log(1 - rate)
-        out = max(out, min(MAX_REPEATS, math.ceil(tests / max(1, peers))))
-    return out
 
 
 def _judged_inside(f: Finding) -> bool:

@@ -1,20 +1,30 @@
 """How a confirmation retest's own rows are held to a rule's bar (:mod:`sncheck.run.confirm`):
 the retest's measured noise, the bar moved inward by it (what must stay quiet to release),
-and how many partners a card was measured with (a bar of ``min_pairs`` needs that many)."""
+how many partners a card was measured with (a bar of ``min_pairs`` needs that many), and how
+many repeats a rare symptom needs to be seen again."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Set
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from sncheck.health.explain import MAD_SD, group_median, median
 
+from sncheck.health.metrics import METRICS, PAIRS
 from sncheck.health.rules import Rule
+from sncheck.run.controls import PEERS
 from sncheck.topology import Topology
+
+if TYPE_CHECKING:
+    from sncheck.run.confirm import Symptom
+
+MISS = 0.01  # a rare symptom's retest misses it at most this often (rare_repeats)
+MAX_REPEATS = 40
 
 
 def partners(rows: pd.DataFrame, card: str, topo: Topology, tier: str | None, among: Set[str] | None = None) -> int:
@@ -78,3 +88,21 @@ def _spreads(owner: np.ndarray, values: np.ndarray) -> np.ndarray:
     centre = med[np.searchsorted(codes, owner)]
     _, mad, _ = group_median(owner, np.abs(values - centre))
     return (mad / med)[n >= 2]
+
+
+def rare_repeats(syms: list[Symptom], by_name: dict[str, Rule], miss: float = MISS, peers: int = PEERS) -> int:
+    """Repeats enough to see a rare symptom again: one a pair shows or not (a latency
+    spike), seen on a share ``rate`` of the suspect's pairs (its finding's ``factor``),
+    is missed by ``m`` pair tests with probability (1 - rate)^m; the retest measures the
+    suspect with ``peers`` controls a repeat, so it repeats until that is below ``miss``
+    (1%; at most MAX_REPEATS). 0 for other symptoms."""
+    out = 0
+    for s in syms:
+        rule = by_name.get(s.rule)
+        rate = s.evidence.get("factor")
+        if rule is None or rule.op not in ("threshold", "counter_nonzero") or METRICS[rule.metric].shape != PAIRS \
+                or not isinstance(rate, (int, float)) or not 0 < rate < 1:
+            continue
+        tests = math.log(miss) / math.log(1 - rate)
+        out = max(out, min(MAX_REPEATS, math.ceil(tests / max(1, peers))))
+    return out
