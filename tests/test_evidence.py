@@ -35,7 +35,7 @@ EOF
 def test_ssh_run_evidence_holds_the_replayed_tool_output_and_kernel_log(sshd_cluster, tmp_path):
     pytest.importorskip("torch")
     from sshd_harness import install_fake_tool
-    from test_ssh_backend import REAL, install_profile, rules_without_timing_peers, write_inventory
+    from test_ssh_backend import install_profile, query_remap_pending, rules_without_timing_peers, write_inventory
 
     cluster = sshd_cluster(2, ["node1", "node2"])
     install_profile(cluster["node1"], "a100", cards=1)
@@ -56,11 +56,11 @@ def test_ssh_run_evidence_holds_the_replayed_tool_output_and_kernel_log(sshd_clu
     files = {Path(p).name: out / p for p in sick["evidence"]["files"]}
     for path in files.values():
         assert path.is_file() and path.stat().st_size > 0
-    # The replayed nvidia-smi -q capture is in the bundle, as the host printed it.
-    q = (REAL / "nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt").read_text()
-    from sncheck.vendors.parsers import strip_source_header
-
-    assert strip_source_header(q).strip().splitlines()[5] in files["nvidia-smi.txt"].read_text()
+    # The host's nvidia-smi -q (whole: the simulator's, with capture 02's pending remap on its
+    # card) is in the bundle, as the host printed it.
+    printed = files["nvidia-smi.txt"].read_text()
+    gpu = next(ln for ln in query_remap_pending(1).splitlines() if ln.startswith("GPU "))
+    assert gpu in printed and "Pending                           : Yes" in printed, printed[:2000]
     assert "# command: nvidia-smi -q" in files["nvidia-smi.txt"].read_text()
     assert "dcgmi.txt" in files
     kernel = files["kernel.log"].read_text()
