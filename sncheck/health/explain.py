@@ -42,6 +42,7 @@ own pairs: a clean fleet costs nothing here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -289,3 +290,37 @@ def group_median(owner: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.
     grouped = pd.Series(values).groupby(owner, sort=True)
     med, counts = grouped.median(), grouped.size()
     return med.index.to_numpy(np.int64), med.to_numpy(float), counts.to_numpy(np.int64)
+
+
+def holds_cards(rival: Entity, e: Entity) -> bool:
+    """A rival that competed for the culprit's measurements: one holding all its cards."""
+    if rival.name == e.name or rival.kind not in END_KINDS or e.kind not in END_KINDS:
+        return False
+    return bool(set(e.members.tolist()) <= set(rival.members.tolist()))
+
+
+def unlocalised(found: list[Culprit], tiers: Mapping[str, Tier], paths: Paths) -> list[Culprit]:
+    """A link whose end was measured in that pair alone cannot be told from the card: both
+    ends are named, "card or link, not localised" (never the link "between two otherwise
+    healthy cards"); on one host, that host, the one entity holding every alternative."""
+    out = []
+    for c in found:
+        if c.kind != "link" or c.note:
+            out.append(c)
+            continue
+        a, b = (int(np.flatnonzero(np.array(paths.cards) == e)[0]) for e in c.entity.split("<->"))
+        seen = [sum(len(x.pairs_of(np.array([end]))) for x in tiers.values()) for end in (a, b)]
+        if min(seen) >= MIN_PARTNERS:
+            out.append(c)
+            continue
+        why = [Rival(c.entity, "link", "each end was measured in this pair alone")]
+        if paths.host[a] == paths.host[b]:  # one finding holding every alternative: their host
+            h = int(paths.host[a])
+            out.append(Culprit(paths.hosts[h], "host", dict(c.factors), c.explains, c.touches,
+                               why + [Rival(paths.cards[e], "card", why[0].why) for e in (a, b)], "unlocalised",
+                               separated=False, members=paths.members("host", h)))
+            continue
+        for end in (a, b):
+            out.append(Culprit(paths.cards[end], "card", dict(c.factors), c.explains, c.touches, list(why),
+                               "unlocalised", separated=False, members=np.array([end])))
+    return out

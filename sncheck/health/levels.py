@@ -16,8 +16,8 @@ import numpy as np
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
                                     PAIR, PEERS, SPECIFIC, Bars,
-                                    CostModel, Culprit, Entity, Paths, Rival, Tier, group_median, median, on_path,
-                                    pairs_on)
+                                    CostModel, Culprit, Entity, Paths, Rival, Tier, group_median, holds_cards, median,
+                                    on_path, pairs_on, unlocalised)
 from sncheck.topology import SCALE_OUT
 
 Hypothesis = list[tuple[Entity, dict[str, float]]]
@@ -406,7 +406,7 @@ class Level:
                 if len(at):
                     touches[t] = at
                     explains[t] = np.intersect1d(at, self.pair_ex[t], assume_unique=True)
-            rivals = [Rival(r.name, r.kind, why) for r, why in self.lost if _holds(r, e)]
+            rivals = [Rival(r.name, r.kind, why) for r, why in self.lost if holds_cards(r, e)]
             rivals += [Rival(r.name, r.kind, "explains the same measurements: the evidence cannot tell them apart")
                        for r in self.ties.get(e.name, [])]
             note = "independent" if e.kind == "link" and self._beside_sick(e) else ""
@@ -598,39 +598,3 @@ class Level:
                     r = 0.0 if x.failed[i] else float(x.ratio[i])
                     out.append(Culprit(link, "link", {t: r}, {t: np.array([i])}, {t: np.array([i])}))
         return out
-
-
-
-
-def _holds(rival: Entity, e: Entity) -> bool:
-    """A rival that competed for the culprit's measurements: one holding all its cards."""
-    if rival.name == e.name or rival.kind not in END_KINDS or e.kind not in END_KINDS:
-        return False
-    return bool(set(e.members.tolist()) <= set(rival.members.tolist()))
-
-
-def unlocalised(found: list[Culprit], tiers: Mapping[str, Tier], paths: Paths) -> list[Culprit]:
-    """A link whose end was measured in that pair alone cannot be told from the card: both
-    ends are named, "card or link, not localised" (never the link "between two otherwise
-    healthy cards"); on one host, that host, the one entity holding every alternative."""
-    out = []
-    for c in found:
-        if c.kind != "link" or c.note:
-            out.append(c)
-            continue
-        a, b = (int(np.flatnonzero(np.array(paths.cards) == e)[0]) for e in c.entity.split("<->"))
-        seen = [sum(len(x.pairs_of(np.array([end]))) for x in tiers.values()) for end in (a, b)]
-        if min(seen) >= MIN_PARTNERS:
-            out.append(c)
-            continue
-        why = [Rival(c.entity, "link", "each end was measured in this pair alone")]
-        if paths.host[a] == paths.host[b]:  # one finding holding every alternative: their host
-            h = int(paths.host[a])
-            out.append(Culprit(paths.hosts[h], "host", dict(c.factors), c.explains, c.touches,
-                               why + [Rival(paths.cards[e], "card", why[0].why) for e in (a, b)], "unlocalised",
-                               separated=False, members=paths.members("host", h)))
-            continue
-        for end in (a, b):
-            out.append(Culprit(paths.cards[end], "card", dict(c.factors), c.explains, c.touches, list(why),
-                               "unlocalised", separated=False, members=np.array([end])))
-    return out
