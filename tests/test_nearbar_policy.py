@@ -124,3 +124,23 @@ def test_detection_names_links_and_cards_within_the_noise_of_their_bars_and_only
         noisy = cells_of(pod, link={link_id(*host[:2]): 0.85}, noise=0.2, seed=seed,
                          pairs=[(x, y) for i, x in enumerate(host) for y in host[i + 1:]])
         assert not any(f.evidence.get("near_bar") and f.entity_kind == "link" for f in findings(noisy, pod))
+
+
+def test_hard_evidence_folded_under_a_near_bar_lead_still_isolates_without_a_retest() -> None:
+    """Review of 7595f0b: a near-bar card finding leading a merge left its entity out of the hard
+    evidence, so a critical Xid (a `confirm: none` rule) folded into it went to a retest of the
+    card's pairs and could be released. The near finding's own rule is no hard evidence; the
+    folded one still is."""
+    from types import SimpleNamespace
+
+    from sncheck.model import EntityKind, Finding, Severity
+    from sncheck.run.isolation import hard_of
+
+    xid = Finding("n1/gpu0", EntityKind.CARD, "connectivity", "kernel-xid", Severity.CRITICAL, "Xid 79",
+                  {"confirm": "none"})
+    lead = Finding("n1/gpu0", EntityKind.CARD, "connectivity", "card-slow", Severity.CRITICAL, "near its bar",
+                   {"near_bar": {"ratio": 0.93}}, folded=[xid])
+    alone = Finding("n2/gpu0", EntityKind.CARD, "connectivity", "card-slow", Severity.CRITICAL, "near its bar",
+                    {"near_bar": {"ratio": 0.93}, "confirm": "none"})
+    ctx = SimpleNamespace(rules=SimpleNamespace(rules=[SimpleNamespace(name="kernel-xid", confirm="none")]))
+    assert hard_of([lead, alone], {"n1/gpu0", "n2/gpu0"}, ctx) == {"n1/gpu0": "kernel-xid"}  # type: ignore[arg-type]

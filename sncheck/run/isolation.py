@@ -39,6 +39,14 @@ def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
     return next((n for n in names if n in none), None)
 
 
+def hard_of(suspects: list[Finding], near: set[str], ctx: LayerContext) -> dict[str, str]:
+    """Entity -> the ``confirm: none`` rule that isolates it without a retest. A finding within
+    the noise of its bar is no hard evidence by its own rule, but the hard evidence folded into
+    it (a critical Xid under a near-bar card's lead) still is."""
+    return {f.entity: rule for f in suspects
+            if (rule := hard_evidence(f, ctx)) and not (f.entity in near and rule == f.rule)}
+
+
 WAVES = 4  # retests of findings first raised in a retest, of those raised in theirs, ...
 def suspect(f: Finding) -> bool:
     """Quarantined at the first anomaly: a warning or worse about the hardware."""
@@ -85,14 +93,14 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
     # within the noise of its bar (sncheck.run.nearbar): only a retest beyond it isolates, and
     # with none allowed it is not judged (inconclusive), never released as healthy
     near = {f.entity for f in suspects if is_near(f)}
+    hard = hard_of(suspects, near, ctx)
     for f in suspects if not confirm_enabled else ():
-        if f.entity in near:
+        if f.entity in near and f.entity not in hard:
             not_retested(f)
     quarantined = quarantine_steps(suspects)
     steps.extend(quarantined)
     history = {f.entity: released_at(f.entity) for f in suspects}
     repeat = {f.entity for f in suspects if f.entity not in near and is_repeat_offender(history[f.entity], now)}
-    hard = {f.entity: rule for f in suspects if f.entity not in near and (rule := hard_evidence(f, ctx))}
     to_retest = [f for f in suspects if f.entity not in repeat | set(hard)]
     retests: dict[str, Retest] = {}
     if confirm_enabled and to_retest:
