@@ -133,6 +133,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     loader.flatten_mapping(node)
     merged = len(node.value) - own_pairs
     own: set = set()
+    texts: dict[str, str] = {}  # keys whose written text is not the number YAML read (0x0d, 013)
     out = LineDict()
     out.line = node.start_mark.line + 1
     out.key_lines = {}
@@ -152,8 +153,11 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
             own.add(key)
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines[str(key)] = key_node.start_mark.line + 1
-        if isinstance(key, int) and isinstance(key_node, yaml.ScalarNode) and key_node.value != str(key):
-            out.key_texts = {**out.key_texts, str(key): str(key_node.value)}
+        if isinstance(key, int) and not isinstance(key, bool) and isinstance(key_node, yaml.ScalarNode) \
+                and key_node.value != str(key):
+            texts[str(key)] = str(key_node.value)  # one dict, filled in place (a copy per key was quadratic)
+    if texts:
+        out.key_texts = texts
     return out
 
 
