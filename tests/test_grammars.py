@@ -198,15 +198,25 @@ def test_the_readme_lists_every_view_with_its_versions() -> None:
 
 
 def test_a_broken_parser_is_caught() -> None:
-    """The harness can fail: a parser that drops the last row, or reads an elided log as
-    whole, is reported (run on the nccl-tests generator with the parser swapped)."""
+    """The harness can fail: output whose rows or values are not what the generator wrote is
+    reported, whether the parser sees it (a row gone: the banner's loop names its size) or only
+    the values do (a number changed in place: the grammar cannot tell)."""
     v = next(v for v in variants("nccl-tests") if not v.fails and v.text.startswith("#"))
     lines = v.text.split("\n")
     rows = [i for i, ln in enumerate(lines) if re.match(r"^\s+\d+\s+\d+\s+\w+", ln)]
     without_row = "\n".join(lines[: rows[-1]] + lines[rows[-1] + 1:])
-    assert outcome(v.view, without_row, v)[0] == 0  # a row gone, footer kept: whole by the grammar ...
+    assert outcome(v.view, without_row, v)[0] == 1  # the loop's last size missing: cut short
     assert check_variant(Variant(v.view, "row gone", without_row, v.values, end=v.end, count=v.count,
-                                 hints=v.hints)), "... so its values must be found missing"
+                                 hints=v.hints))
+    at, busbw = next((at, x) for at, x in v.values if at.startswith("rows[") and at.endswith("out_of_place.busbw_GBps"))
+    row = lines[rows[-1]].split()
+    assert f"{busbw:.2f}" == row[7], (at, row)  # the value the generator wrote is that row's busbw
+    row[7] = f"{busbw + 5:.2f}"
+    changed = "\n".join(lines[: rows[-1]] + ["  ".join(row)] + lines[rows[-1] + 1:])
+    assert outcome(v.view, changed, v)[0] == 0  # whole by the grammar ...
+    bad = check_variant(Variant(v.view, "value changed", changed, v.values, end=v.end, count=v.count,
+                                hints=v.hints))
+    assert any(at in b for b in bad), bad  # ... so its value must be found wrong
 
 
 # ----------------------------------------------------------------------------- delivery
