@@ -144,3 +144,21 @@ def test_hard_evidence_folded_under_a_near_bar_lead_still_isolates_without_a_ret
                     {"near_bar": {"ratio": 0.93}, "confirm": "none"})
     ctx = SimpleNamespace(rules=SimpleNamespace(rules=[SimpleNamespace(name="kernel-xid", confirm="none")]))
     assert hard_of([lead, alone], {"n1/gpu0", "n2/gpu0"}, ctx) == {"n1/gpu0": "kernel-xid"}  # type: ignore[arg-type]
+
+
+def test_a_pair_of_a_named_card_is_not_also_a_near_link() -> None:
+    """CI at 420a9b5 (test_slow_card_is_the_card_not_its_links, a busy machine): a card at
+    half speed, and one of its pairs measured a little slower still, inside the pair bar by
+    less than the pair noise. That pair's residual carries the card's factor's error: the
+    card's retest re-measures it; it is no link of its own. A like pair of two healthy cards
+    is still a near link."""
+    pod = Topology(POD)
+    card, mate = "mi07/gpu4", "mi07/gpu3"
+    beside, healthy = link_id(card, mate), link_id("mi03/gpu2", "mi03/gpu6")
+    cells = cells_of(pod, speed={card: 0.5}, noise=0.014, seed=5)
+    for link, f in ((beside, 0.5 * 0.805), (healthy, 0.805)):
+        at = (cells["link"] == link).to_numpy()
+        cells.loc[at, "value"] = cells.loc[at, "design"] * f
+    got = {f.entity: f.entity_kind for f in findings(cells, pod)}
+    assert got.get(card) == "card" and healthy in got, got
+    assert beside not in got, got
