@@ -73,6 +73,22 @@ def test_with_no_retest_allowed_a_near_card_is_not_judged(tmp_path):
     assert res["verdict"] == Verdict.INCONCLUSIVE and code == ExitCode.INCONCLUSIVE == 4
 
 
+def test_with_no_retest_allowed_a_clear_fault_folded_under_a_near_lead_decides(tmp_path):
+    """Review of 7595f0b: a link beyond its bandwidth bar by less than its noise led its merged
+    finding, and under confirm: false the whole finding was not judged (exit 4), though the
+    link's latency, 3x design, was folded into it clear of its bar. The clear fault decides
+    (exit 1); only the near part is not judged."""
+    faults = (f'{{type: degraded_link, target: "{LINK}", factor: 0.795}}\n'
+              f'  - {{type: high_latency_link, target: "{LINK}", factor: 3}}')
+    res, actions, code = gate(tmp_path, faults, seed=3, confirm=False)
+    [f] = [f for f in res["findings"] if f["entity"] == LINK]
+    assert f["evidence"]["near_bar"] and "p2p-latency-above-design" in [r["rule"] for r in f["evidence"]["related"]]
+    assert "inconclusive" not in f["evidence"] and not f["not_judged"], f
+    assert "its near part not judged" in f["message"] and "the retest re-measures" not in f["message"], f["message"]
+    assert actions == {LINK: ["quarantine"]}, actions
+    assert res["verdict"] == Verdict.FAIL and code == ExitCode.FAIL == 1
+
+
 def link_cells(ratio: float, samples: int, seed: int = 0, noise: float = 0.014) -> pd.DataFrame:
     """A link's retest frame of one tier (design 100): the link measured ``samples`` times,
     its ends and 3 controls as often among themselves."""

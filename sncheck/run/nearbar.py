@@ -21,6 +21,8 @@ the bar the rule names, the rule's threshold unchanged:
 
 With no retest allowed (the playbook's ``confirm: false``) such a suspect is not judged
 (:func:`not_retested`): inconclusive, never released as healthy, never isolated on noise.
+Only its near part: a clearly measured fault folded into it (a symptom of another rule
+clear of its own bar) decides, and the finding gates as measured (exit 1, not 4).
 A near suspect is never hard evidence nor a repeat offender's trip: only a retest beyond
 its bar isolates it.
 """
@@ -36,13 +38,15 @@ from sncheck.health.culprits import NEAR_RETEST, bar_level, side_of
 from sncheck.health.explain import MAD_SD, MEDIAN_SE, median
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import Rule
-from sncheck.model import LINK_SEP, Basis, Finding, split_link
+from sncheck.model import LINK_SEP, About, Basis, Finding, Severity, split_link
 
 NEAR_REPEATS = 8  # repeats of the suspect's pairs with its controls, a batch
 NEAR_BATCHES = 6  # batches at most: ~240 samples of a card with 5 controls (a median to ~0.1%)
 DECIDE_Z = 3.0  # a decision at every batch (six looks at most): 3 standard errors, ~1% wrong in all
 NOT_RETESTED = ("not judged: the playbook allows no retest (confirm: false) to re-measure it, so it is neither "
                 "isolated nor released: it stays quarantined and the run is inconclusive")
+NEAR_PART_NOT_RETESTED = ("its near part not judged (the playbook allows no retest, confirm: false, to re-measure "
+                          "it); {rule} folded into it is clear of its bar and decides: it stays quarantined and gates")
 
 
 def is_near(f: Finding) -> bool:
@@ -51,9 +55,22 @@ def is_near(f: Finding) -> bool:
     return bool(f.evidence.get("near_bar"))
 
 
+def clear_fault(f: Finding) -> Finding | None:
+    """A symptom folded into a near suspect that is a fault measured clear of its own bar
+    (a hardware warning or worse, measured, not near): it decides the finding, near or not."""
+    return next((g for g in f.folded if g.severity.rank >= Severity.WARNING.rank and g.about == About.HARDWARE
+                 and g.basis == Basis.MEASURED and not is_near(g)), None)
+
+
 def not_retested(f: Finding) -> None:
     """A near suspect the playbook allows no retest: not judged, inconclusive (exit 4 where
-    only such findings gate), its message saying so instead of promising a retest."""
+    only such findings gate), its message saying so instead of promising a retest. With a
+    clearly measured fault folded into it only the near part is not judged: the fault
+    decides, the finding stays measured and gates (exit 1)."""
+    if (g := clear_fault(f)) is not None:
+        f.evidence["near_not_judged"] = True
+        f.message = f.message.removesuffix(NEAR_RETEST) + NEAR_PART_NOT_RETESTED.format(rule=g.rule)
+        return
     f.evidence["inconclusive"] = NOT_RETESTED
     f.basis = Basis.NOT_JUDGED
     f.message = f.message.removesuffix(NEAR_RETEST) + NOT_RETESTED
