@@ -89,6 +89,46 @@ def test_with_no_retest_allowed_a_clear_fault_folded_under_a_near_lead_decides(t
     assert res["verdict"] == Verdict.FAIL and code == ExitCode.FAIL == 1
 
 
+def test_a_near_suspects_retest_keeps_a_sibling_bar_it_is_clear_beyond(tmp_path):
+    """Review of 7595f0b: a near suspect's retest dropped its own findings under a sibling bar
+    however far beyond it they were. Detection saw a link within the noise of its design bar;
+    the inventory's design is conservative (the fleet runs at 1/0.6 of it) and the link at half
+    its peers' speed: 0.83 of design, clear inside that bar, so the near verdict released it,
+    the 0.5 of its peers under p2p-bandwidth-below-peers dropped. That clear fault confirms; a
+    sibling finding still within its noise stays the near verdict's to judge."""
+    from dataclasses import replace
+    from datetime import datetime, timezone
+
+    from sncheck.backends.mock import MockBackend
+    from sncheck.layers.base import LayerContext
+    from sncheck.model import Finding
+    from sncheck.run import isolation
+    from sncheck.run.inputs import load_faults
+
+    def retest(factor: float, declared: float) -> tuple[list[str], Finding]:
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(f'faults:\n  - {{type: degraded_link, target: "{LINK}", factor: {factor}}}\n')
+        topo, rows = Topology(POD), []
+        design = {t: replace(d, bandwidth_GBps=d.bandwidth_GBps * declared) for t, d in POD.design.items()}
+        ctx = LayerContext(topo, MockBackend(topo, load_faults(str(plan), topo), seed=1), rows.append, design,
+                           rules=load_rules("default"), rows=rows)
+        near = {"ratio": 0.805, "se": 0.004, "pairs": 1, "bar": 0.8, "ref": "design", "beyond": 0}
+        f = Finding(LINK, "link", "connectivity", "p2p-bandwidth-below-design", "critical",
+                    f"link {LINK}: 0.805 of design, inside the bar by less than its noise",
+                    {"tier": "intra_host", "near_bar": near})
+        steps = isolation.isolation_steps([f], ctx, True, lambda e: None, datetime.now(timezone.utc))
+        return [s.action.value for s in steps if s.entity == LINK], f
+
+    actions, f = retest(0.5, 0.6)
+    outcome = {s["rule"]: s["outcome"] for s in f.evidence["retest_symptoms"]}
+    assert outcome == {"p2p-bandwidth-below-design": False, "p2p-bandwidth-below-peers": True}, outcome
+    assert actions == ["quarantine", "isolate"], (actions, f.evidence["retest"])
+    # at design as declared, a 0.805 link sits near both bars: the near verdict alone decides
+    actions, f = retest(0.805, 1.0)
+    assert actions == ["quarantine", "quarantine"], (actions, f.evidence["retest"])
+    assert [s["rule"] for s in f.evidence["retest_symptoms"]] == ["p2p-bandwidth-below-design"]
+
+
 def link_cells(ratio: float, samples: int, seed: int = 0, noise: float = 0.014) -> pd.DataFrame:
     """A link's retest frame of one tier (design 100): the link measured ``samples`` times,
     its ends and 3 controls as often among themselves."""

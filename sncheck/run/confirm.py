@@ -488,10 +488,12 @@ class Window:
             per.append({"rule": s.rule, "layer": s.layer, "how": how,
                         **dict(zip(("outcome", "note"), self._symptom(s, how, hits, rows, dctx, noise)))})
         symptom_rules = {s.rule for s in self.syms}
-        # (a near suspect's own measurement under a sibling bar is its near verdict's to judge, not a new fault)
+        # (a near suspect's own measurement within the noise of a sibling bar is its near verdict's
+        # to judge, not a new fault; clear beyond that bar it is one, however the near bar reads)
         near_metrics = {self.by_name[s.rule].metric for s in self.near}
         new = [g for g in hits if g.rule not in symptom_rules
-               and not (g.entity == self.f.entity and self.by_name.get(g.rule) and self.by_name[g.rule].metric in near_metrics)]
+               and not (g.entity == self.f.entity and g.evidence.get("near_bar") and self.by_name.get(g.rule)
+                        and self.by_name[g.rule].metric in near_metrics)]
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})
