@@ -655,6 +655,37 @@ def test_prometheus_written_atomically_as_prom_only(tmp_path, monkeypatch) -> No
     prom_samples(path.read_text())
 
 
+def test_prometheus_file_written_in_pieces_whole_and_atomic(tmp_path, monkeypatch) -> None:
+    """The file is written a piece at a time (never the whole text in memory: ~250 MB at
+    131,072 cards), is byte for byte the text rendered whole, and a failure half-way leaves
+    the old file as it was, with no temporary file beside it."""
+    import sncheck.report.prometheus as prom
+    monkeypatch.setattr(prom, "PIECE_LINES", 5)   # the 16 cards' families in several pieces
+    pieces: list[str] = []
+    prom.expose(from_json(make_results()), make_rows(), pieces.append)
+    whole = render_prometheus(from_json(make_results()), make_rows())
+    assert "".join(pieces) == whole and all(p.endswith("\n") for p in pieces)
+    per_card = [p for p in pieces if p.startswith("sncheck_card_")]   # samples, not heads
+    assert len(per_card) > 10 and max(p.count("\n") for p in per_card) == 5   # 16 cards: 4 pieces a family
+    path = tmp_path / "sncheck.prom"
+    get_renderer("prometheus")(from_json(make_results()), make_rows(), path)
+    assert path.read_text() == whole
+    old = path.read_bytes()
+    written: list[str] = []
+
+    def fail_late(record, rows, put) -> None:
+        for p in pieces[:-3]:
+            put(p)
+            written.append(p)
+        raise RuntimeError("cut half-way")
+
+    monkeypatch.setattr(prom, "expose", fail_late)
+    with pytest.raises(RuntimeError, match="half-way"):
+        get_renderer("prometheus")(from_json(make_results()), make_rows(), path)
+    assert len(written) > 10 and path.read_bytes() == old
+    assert [p.name for p in tmp_path.iterdir()] == ["sncheck.prom"]
+
+
 def test_prometheus_busbw_names_no_missing_collective_or_group() -> None:
     """A collective row without a collective (a kind whose rows lack the column, or one
     row's value missing) or without a group names no series: never collective="nan"."""

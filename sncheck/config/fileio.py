@@ -28,7 +28,10 @@ import os
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from sncheck.errors import ConfigError, HarnessError
 
@@ -162,6 +165,16 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, durable: bool 
     told from a write in progress and removed by the next write (:func:`clean_stale_temps`).
     ``durable``: the data reaches the disk (``fsync``) before the rename; without it a
     reader still sees the old file or the new one whole, but a power loss may lose the new one."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    with atomic_writer(path, durable) as fh:
+        fh.write(raw)
+
+
+@contextmanager
+def atomic_writer(path: str | os.PathLike[str], durable: bool = True) -> Iterator[BinaryIO]:
+    """:func:`write_atomic` as a binary file to write in pieces: a large file (a fleet's
+    Prometheus text, ~250 MB at 131,072 cards) is never held whole in memory. The file
+    replaces ``path`` when the block ends; an exception in it leaves ``path`` as it was."""
     path = Path(path)
     check_output(path)
     parent = path.parent
@@ -169,12 +182,11 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, durable: bool 
     if parent.is_symlink():
         raise HarnessError(f"{parent} is a symlink; sncheck never writes through a link")
     clean_stale_temps(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fcntl.flock(fd, fcntl.LOCK_EX)  # ours until renamed: clean_stale_temps leaves it
-            fh.write(raw)
+            yield fh
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())

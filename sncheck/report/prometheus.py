@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,7 @@ import pandas as pd
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
 from sncheck.report.tables import REPORT_P2P, column, of_kind, status_ok
 from sncheck.report.codes import id_codes, merge_repeated
-from sncheck.config.fileio import write_atomic
+from sncheck.config.fileio import atomic_writer
 from sncheck.store.frames import fact_rows
 from sncheck.topology import host_of, natural_key
 
@@ -45,6 +45,7 @@ RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INCONCLUSIVE)
 LAYER_VERDICTS = tuple(Verdict)  # pass, fail, error, skipped, not_judged, inconclusive
 GB = 1e9
 US = 1e-6
+PIECE_LINES = 65_536   # samples of a per-card family written at a time
 CARD = ["hostname", "gpu", "UUID", "supernode"]   # a card's labels, dcgm-exporter's names first
 
 
@@ -98,13 +99,20 @@ def _shorts(values: np.ndarray) -> list[str]:
 
 
 class _Exposition:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
+    """The exposition's lines, handed to ``put`` a piece at a time (a family, or
+    :data:`PIECE_LINES` samples of a per-card one), each piece ending in a newline: at
+    131,072 cards the text is ~250 MB, never held whole."""
+
+    def __init__(self, put: Callable[[str], object]) -> None:
+        self.put = put
         self._label_text: dict[tuple, tuple[pd.DataFrame, list[str]]] = {}
+
+    def _lines(self, lines: list[str]) -> None:
+        self.put("\n".join(lines) + "\n")
 
     def _head(self, name: str, kind: str, help_: str) -> None:
         help_ = help_.replace("\\", "\\\\").replace("\n", "\\n")
-        self.lines += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"]
+        self._lines([f"# HELP {name} {help_}", f"# TYPE {name} {kind}"])
 
     def family(self, name: str, kind: str, help_: str,
                samples: Iterable[tuple[dict, float]]) -> None:
@@ -112,7 +120,7 @@ class _Exposition:
         if not samples:
             return
         self._head(name, kind, help_)
-        self.lines += [f"{name}{_labels(**labels)} {_value(v)}" for labels, v in samples]
+        self._lines([f"{name}{_labels(**labels)} {_value(v)}" for labels, v in samples])
 
     def frame(self, name: str, kind: str, help_: str, df: pd.DataFrame, labels: list[str],
               value: str) -> None:
@@ -123,8 +131,12 @@ class _Exposition:
         if not has.any():
             return
         self._head(name, kind, help_)
-        text = np.asarray(self._labels_of(df, labels), dtype=object)[has]
-        self.lines += [f"{name}{t} {v}" for t, v in zip(text.tolist(), _shorts(df[value].to_numpy()[has]))]
+        at = np.flatnonzero(has)
+        text = np.asarray(self._labels_of(df, labels), dtype=object)
+        values = df[value].to_numpy()
+        for lo in range(0, len(at), PIECE_LINES):
+            rows = at[lo:lo + PIECE_LINES]
+            self._lines([f"{name}{t} {v}" for t, v in zip(text[rows].tolist(), _shorts(values[rows]))])
 
     def _labels_of(self, df: pd.DataFrame, labels: list[str]) -> list[str]:
         """``{a="..",b=".."}`` per row of ``df``, escaped; built once per frame and label
@@ -143,13 +155,20 @@ class _Exposition:
             self._label_text[key] = cached
         return cached[1]
 
-    def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
 
 
 def render_prometheus(record: RunRecord, rows: pd.DataFrame | None) -> str:
+    """The exposition text whole (tests, small runs); a run's file is written in pieces
+    (:func:`write_prometheus`)."""
+    pieces: list[str] = []
+    expose(record, rows, pieces.append)
+    return "".join(pieces)
+
+
+def expose(record: RunRecord, rows: pd.DataFrame | None, put: Callable[[str], object]) -> None:
+    """The exposition, piece by piece into ``put`` (see :class:`_Exposition`)."""
     rows = rows if rows is not None else pd.DataFrame()
-    out = _Exposition()
+    out = _Exposition(put)
     info = {"run_id": record.run_id, "playbook": record.playbook, "backend": record.backend,
             "inventory": record.inventory}
     out.family("sncheck_run_info", "gauge", "The run these metrics come from.", [(info, 1)])
@@ -210,11 +229,12 @@ def render_prometheus(record: RunRecord, rows: pd.DataFrame | None) -> str:
               skew, CARD, "skew")
     out.family("sncheck_busbw_bytes_per_second", "gauge",
                "Median bus bandwidth of a stress group at the largest message size, bytes/s.", _busbw(rows))
-    return out.text()
 
 
 def write_prometheus(path: str | os.PathLike, record: RunRecord, rows: pd.DataFrame | None) -> None:
-    write_atomic(path, render_prometheus(record, rows))
+    """The file written as its pieces come (atomically: a temporary sibling renamed whole)."""
+    with atomic_writer(path) as fh:
+        expose(record, rows, lambda piece: fh.write(piece.encode("utf-8")))
 
 
 def _in_scope(cards: pd.DataFrame, scope: dict | None) -> pd.DataFrame:
