@@ -5,9 +5,11 @@ The plan is pure data derived from the topology; backends execute it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeVar, cast
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -20,6 +22,9 @@ from sncheck.errors import ConfigError
 from dataclasses import replace
 
 COLLECTIVES = ("all_reduce", "all_to_all")
+T = TypeVar("T")
+# Plans derived from a topology, per topology (weakly: dropped with it); see _per_topology.
+_DERIVED: WeakKeyDictionary[Topology, dict[tuple, object]] = WeakKeyDictionary()
 # The connectivity option tools_coverage (config/playbook.py) when a playbook gives none.
 DEFAULT_TOOLS_COVERAGE = 2
 
@@ -289,7 +294,23 @@ class GoldenPlan:
     seed: int = 0
 
 
+def _per_topology(topo: Topology, key: tuple, build: Callable[[], T]) -> T:
+    """What ``build`` derives from ``topo`` alone (plans are frozen), made once per topology
+    and kept as long as it lives: a run asks each layer's plan of the fleet twice (the
+    faults' check, then the layer) and the stress groups a third time (the retests)."""
+    memo = _DERIVED.setdefault(topo, {})
+    if key not in memo:
+        memo[key] = build()
+    return cast(T, memo[key])
+
+
 def connectivity_plan(topo: Topology, cross_supernode: str = "bounded", **opts) -> ConnectivityPlan:
+    """:func:`_connectivity_plan`, once per topology and options."""
+    key = ("connectivity", cross_supernode, repr(sorted(opts.items())))
+    return _per_topology(topo, key, lambda: _connectivity_plan(topo, cross_supernode, **opts))
+
+
+def _connectivity_plan(topo: Topology, cross_supernode: str = "bounded", **opts) -> ConnectivityPlan:
     """Every pair inside each scale-up domain (domains at once, n-1 rounds), then
     rail-aligned pairs across supernodes.
 
@@ -337,6 +358,11 @@ def connectivity_plan(topo: Topology, cross_supernode: str = "bounded", **opts) 
 
 
 def stress_groups(topo: Topology) -> tuple[Group, ...]:
+    """:func:`_stress_groups`, once per topology."""
+    return _per_topology(topo, ("stress",), lambda: _stress_groups(topo))
+
+
+def _stress_groups(topo: Topology) -> tuple[Group, ...]:
     """Host groups and rail groups form a grid over each domain.
 
     A card is the only member shared by its host group and its rail group, so a fault
@@ -367,6 +393,10 @@ def stress_groups(topo: Topology) -> tuple[Group, ...]:
 
 def golden_groups(topo: Topology) -> tuple[Group, ...]:
     """Data-parallel golden runs: one per host (its cards); a single-host cluster runs once."""
+    return _per_topology(topo, ("golden",), lambda: _golden_groups(topo))
+
+
+def _golden_groups(topo: Topology) -> tuple[Group, ...]:
     return tuple(Group(f"host:{h}", "host", tuple(topo.cards_of_host(h))) for h in topo.hosts)
 
 

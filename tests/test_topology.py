@@ -149,3 +149,28 @@ def test_cross_supernode_is_a_checked_playbook_option():
         assert "cross_supernode: must be one of bounded, all-pairs" in str(e) and "p.yaml" in str(e)
     else:
         raise AssertionError("an unknown cross_supernode mode was accepted")
+
+
+def test_plans_are_built_once_per_topology_and_options():
+    """A run asks each layer's plan twice (the faults' check, the layer) and the stress
+    groups again for its retests: built once per topology and options, the same frozen
+    object; other options or another topology build anew, and the plan goes with its topology."""
+    import gc
+    import weakref
+
+    from sncheck import probeplan
+
+    topo = Topology(inventory([3, 2], 4))
+    plan = connectivity_plan(topo)
+    assert connectivity_plan(topo) is plan and connectivity_plan(topo, cross_supernode="bounded") is plan
+    assert stress_groups(topo) is stress_groups(topo) and probeplan.golden_groups(topo) is probeplan.golden_groups(topo)
+    full = connectivity_plan(topo, cross_supernode="all-pairs")
+    assert full is not plan and full.cross_supernode == "all-pairs"
+    assert connectivity_plan(topo, lat_iters=7).lat_iters == 7 != plan.lat_iters
+    other = Topology(inventory([3, 2], 4))
+    assert connectivity_plan(other) is not plan
+    assert [list(r.pairs) for r in connectivity_plan(other).rounds] == [list(r.pairs) for r in plan.rounds]
+    gone = weakref.ref(other)
+    del other
+    gc.collect()
+    assert gone() is None and len(probeplan._DERIVED) >= 1 and all(t is not None for t in probeplan._DERIVED)
