@@ -128,6 +128,39 @@ def test_writes_refuse_paths_outside_the_run(tmp_path: Path) -> None:
     assert not (tmp_path.parent / "x").exists()
 
 
+def test_each_directory_checked_once_and_a_swap_mid_run_still_refused(tmp_path: Path, monkeypatch) -> None:
+    """RunFiles checks a directory's whole path once per run (a fleet run writes tens of
+    thousands of evidence files), yet a directory swapped for a link after that check, at
+    any depth, is refused and nothing lands outside; one removed is made again."""
+    checks: list[str] = []
+    real = run_files.real_dir
+    monkeypatch.setattr(run_files, "real_dir", lambda root, rel="": checks.append(str(rel)) or real(root, rel))
+    out, outside = tmp_path / "run", tmp_path / "outside"
+    out.mkdir()
+    outside.mkdir()
+    files = RunFiles(out)
+    for i in range(5):
+        for d in ("evidence/a", "evidence/b"):
+            assert files.write(f"{d}/f{i}.txt", f"{i}\n")
+    assert sorted(checks) == ["evidence/a", "evidence/b"]
+    assert (out / "evidence/b/f4.txt").read_text() == "4\n"
+    # the last directory moved out of the run and a link to it left in its place
+    (out / "evidence/a").rename(outside / "a")
+    (out / "evidence/a").symlink_to(outside / "a")
+    with pytest.raises(HarnessError, match="symlink"):
+        files.write("evidence/a/late.txt", "x")
+    # a directory higher up swapped the same way: the deeper one (checked) is not trusted
+    (out / "evidence").rename(outside / "evidence")
+    (out / "evidence").symlink_to(outside / "evidence")
+    with pytest.raises(HarnessError, match="symlink"):
+        files.write("evidence/b/late.txt", "x")
+    assert not list(outside.rglob("late.txt"))
+    # a directory removed mid-run is made again (checked again), as a first write would
+    (out / "evidence").unlink()
+    assert files.write("evidence/b/again.txt", "y") and (out / "evidence/b/again.txt").read_text() == "y"
+    assert checks.count("evidence/b") == 3
+
+
 def test_evidence_of_entities_that_read_alike_does_not_collide(tmp_path: Path) -> None:
     ids = ["n/gpu0", "n_gpu0", "h" * 130 + "/gpu0", "h" * 130 + "/gpu1"]
     findings = [Finding(e, "card", "connectivity", "r", "warning", e) for e in ids]

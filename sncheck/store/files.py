@@ -68,6 +68,9 @@ class RunFiles:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.error: str | None = None
+        # per directory written in: each directory from the root down as checked (its path,
+        # device and inode); a later write re-reads only these (one lstat each, nothing made)
+        self._checked: dict[Path, list[tuple[str, int, int]]] = {}
 
     def write(self, rel: str, data: bytes | str) -> bool:
         """Write ``root/rel``; False once the disk is full (nothing more is written)."""
@@ -77,14 +80,42 @@ class RunFiles:
         if rel_path.is_absolute() or ".." in rel_path.parts:
             raise HarnessError(f"run directory: refusing to write {rel!r} outside {self.root}")
         try:
-            parent = real_dir(self.root, rel_path.parent)
-            write_atomic(parent / rel_path.name, data, durable=False)
+            write_atomic(self._dir(rel_path.parent) / rel_path.name, data, durable=False)
         except OSError as e:
             if e.errno not in FULL:
                 raise HarnessError(f"run directory: cannot write {self.root / rel}: {e.strerror or e}") from e
             self.error = f"writing {self.root / rel}: {e.strerror or e}"
             return False
         return True
+
+
+    def _dir(self, rel: Path) -> Path:
+        """``root / rel``, checked by :func:`real_dir` once per run (a bundle writes a dozen
+        files, a fleet run tens of thousands); later writes find each directory on the way
+        still the one checked (the same inode, not a link) or check it again whole, so a
+        directory swapped for a link mid-run is still refused."""
+        chain = self._checked.get(rel)
+        if chain is not None and _unchanged(chain):
+            return self.root / rel
+        path = real_dir(self.root, rel)
+        chain = []
+        for at in [self.root / Path(*rel.parts[:i + 1]) for i in range(len(rel.parts))]:
+            st = os.lstat(at)
+            chain.append((os.fspath(at), st.st_dev, st.st_ino))
+        self._checked[rel] = chain
+        return path
+
+
+def _unchanged(chain: list[tuple[str, int, int]]) -> bool:
+    """Whether each directory of ``chain`` is still the one recorded (lstat: never followed)."""
+    for path, dev, ino in chain:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        if st.st_ino != ino or st.st_dev != dev or not stat.S_ISDIR(st.st_mode):
+            return False
+    return True
 
 
 _ROUTED = "sncheck.route_log"
