@@ -53,7 +53,9 @@ def history_cmd(entity: str | None, state_dir: str, last: int | None, list_runs:
 
 
 def _history(entity, state_dir, last, list_runs, as_json) -> None:
-    if list_runs or not entity:
+    if list_runs and entity is not None:  # the entity was dropped unsaid, the runs listed
+        raise ConfigError(f"give ENTITY ({entity!r}) or --runs, not both")
+    if list_runs or entity is None:
         if not Path(state_dir, "state.db").is_file():
             raise ConfigError("no state store here (no state.db)", state_dir)
         with StateStore(state_dir) as st:
@@ -70,7 +72,8 @@ def _history(entity, state_dir, last, list_runs, as_json) -> None:
         click.echo(json.dumps(h, indent=2, default=str))
         return
     if not h["runs"] and not h["isolation"]:
-        click.echo(f"{entity}: nothing recorded in {state_dir}")
+        within = f"the last {last} runs of " if last else ""  # measured before them, or found in no run kept
+        click.echo(f"{entity}: nothing recorded in {within}{state_dir}")
         return
     metrics = sorted({m for r in h["runs"] for m in r["metrics"]})
     click.echo(f"{entity}: {len(h['runs'])} runs")

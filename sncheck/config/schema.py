@@ -240,10 +240,14 @@ def refusal(src: Source, err: Any, at: tuple[Any, ...] = (), within: Within | No
     document has, the path as ``a.b[2].c``."""
     node, path, line = within if within is not None else (src.data, "", None)
     line = node.line if isinstance(node, LineDict) else line
+    why = _why(err)
     for part in (*at, *err["loc"]):
         if isinstance(node, dict) and part in node:
             line = node.line_of(str(part)) if isinstance(node, LineDict) else line
-            path += f".{part}" if path else str(part)
+            written = node.key_texts.get(str(part)) if isinstance(node, LineDict) else None
+            if written is not None:  # a key written 013: said as written, and what YAML made of it
+                why += f" (the key {written}, which YAML reads as the number {part}: quote it)"
+            path += f".{written or part}" if path else str(written or part)
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             path += f"[{part}]"
@@ -256,7 +260,7 @@ def refusal(src: Source, err: Any, at: tuple[Any, ...] = (), within: Within | No
                 path += f".{part}" if path else str(part)
             break
     where = f"{src.name}:{line}" if line else src.name
-    return ConfigError(f"{path or '(top level)'}: {_why(err)}", where)
+    return ConfigError(f"{path or '(top level)'}: {why}", where)
 
 
 def _why(err: Any) -> str:

@@ -12,6 +12,7 @@ is counted in microseconds, never expanded). Recursive aliases are refused too.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,62 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+# A whole number YAML 1.1 reads as another number than its digits say: hex, octal (``0o17``
+# and a leading 0: ``022`` is 18), binary, base 60 (``1:05`` is 65). Where sncheck reads a
+# number it is an identifier or a count (a port, a card count, a fault's port, an Xid): the
+# value is refused at its line, never read as another number; quoted it stays text. ``+13``
+# and ``1_000`` read the number their digits say and stay numbers. A mapping key keeps its
+# text instead (LineDict.key_texts: the kernel table's refusal names it).
+_OTHER_BASE = re.compile(r"[-+]?0[xXoObB0-9_]|.*:")
+_BASE = (("0x", "hexadecimal"), ("0o", "octal"), ("0b", "binary"))
+
+
+def written_otherwise(text: str) -> str | None:
+    """Why YAML reads another number than ``text``'s digits say (None when it does not)."""
+    if not _OTHER_BASE.match(text):
+        return None
+    bare = text.lstrip("+-").lower()
+    if ":" in bare:
+        return "base 60"
+    return next((why for prefix, why in _BASE if bare.startswith(prefix)), "octal: a leading 0")
+
+
+class WrittenNumber(yaml.constructor.ConstructorError):
+    """A number YAML reads otherwise than written (not malformed YAML: said in its own words)."""
+
+
+def _number(loader: _LineLoader, node: yaml.ScalarNode, base: Any) -> Any:
+    value = base(loader, node)
+    why = written_otherwise(str(node.value))
+    if why is not None and (base is _INT or why == "base 60"):  # 00.5 is 0.5: a float's 0 is no base
+        raise WrittenNumber(None, None, f"{node.value} is read by YAML as the number {value:g} ({why}); "
+                            "write the number in decimal, or quote it to keep the text", node.start_mark)
+    return value
+
+
+_INT, _FLOAT = yaml.SafeLoader.construct_yaml_int, yaml.SafeLoader.construct_yaml_float
+
+
+def _int(loader: _LineLoader, node: yaml.ScalarNode) -> Any:
+    return _number(loader, node, _INT)
+
+
+def _float(loader: _LineLoader, node: yaml.ScalarNode) -> Any:
+    return _number(loader, node, _FLOAT)
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:int", _int)
+_LineLoader.add_constructor("tag:yaml.org,2002:float", _float)
+
+
+def _key(loader: _LineLoader, node: yaml.Node) -> Any:
+    """A mapping key: a number written otherwise is read as YAML reads it (its text kept by
+    the caller in key_texts), not refused here."""
+    if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:int":
+        return _INT(loader, node)
+    return loader.construct_object(node, deep=True)
+
+
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     # A merge key's (``<<: *base``) pairs come first and the mapping's own keys override
     # them, as YAML says; a key written twice in the mapping itself is refused.
@@ -138,7 +195,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     out.line = node.start_mark.line + 1
     out.key_lines = {}
     for i, (key_node, value_node) in enumerate(node.value):
-        key = loader.construct_object(key_node, deep=True)
+        key = _key(loader, key_node)
         try:
             hash(key)
         except TypeError as e:
@@ -209,7 +266,7 @@ def load_text(text: str, name: str) -> Source:
         mark = e.problem_mark or e.context_mark
         where = f"{name}:{mark.line + 1}" if mark else name
         problem = e.problem or e.context or "invalid YAML"
-        raise ConfigError(f"malformed YAML: {problem}", where) from e
+        raise ConfigError(problem if isinstance(e, WrittenNumber) else f"malformed YAML: {problem}", where) from e
     except yaml.YAMLError as e:
         raise ConfigError(f"malformed YAML: {e}", name) from e
     except RecursionError as e:  # thousands of nested brackets

@@ -1,0 +1,120 @@
+"""Hostile inputs, round 7: round 6's leftovers (history of an empty or unknown entity; YAML
+numbers read as another number wherever sncheck reads one) and attacks on what the last two
+sessions changed. Each test names its case id; the report's table lists them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+from sncheck.config import yamlio
+from sncheck.errors import ConfigError
+from sncheck.health.summaries import Summary
+from sncheck.store.state import StateStore
+from test_hardening import one_line_error
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = (ROOT / "fixtures" / "inventories" / "demo-2sn.yaml").read_text()
+
+
+def _cli(*args: object, env: dict[str, str] | None = None):
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+
+# -- H01..H05: history of an empty, unknown or mistaken ENTITY --------------------------------
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A store of two runs: node001/gpu0 measured in the older one only."""
+    with StateStore(tmp_path) as st:
+        for i, entity in enumerate(("node001/gpu0", "node002/gpu0")):
+            run_id = f"2026120{i + 1}T000000Z-000{i}"
+            st.record_run({"run_id": run_id, "verdict": "pass", "started": f"2026-12-0{i + 1}T00:00:00Z",
+                           "playbook": "p", "inventory": "demo-2sn", "backend": "mock"})
+            st.record_summaries(run_id, [Summary("card", entity, "p2p_bandwidth/scale_up", 450.0, 1.0, 3)])
+    return tmp_path
+
+
+@pytest.mark.parametrize("entity", ["", "  "])
+def test_h01_history_of_an_empty_entity_is_refused_not_the_run_list(store: Path, entity: str) -> None:
+    """H01: `history ''` listed the runs (exit 0), as if no ENTITY had been given."""
+    line = one_line_error(_cli("history", entity, "--state-dir", store))
+    assert "an empty ENTITY" in line and str(store) in line, line
+
+
+def test_h02_history_of_an_unknown_entity_is_refused_with_the_nearest_names(store: Path) -> None:
+    """H02: `history node01` said 'node01: nothing recorded', exit 0: a mistyped name read as a
+    clean history. Now exit 2 naming what was asked and the nearest names the store holds."""
+    r = _cli("history", "node002/gpu", "--state-dir", store)
+    assert r.exit_code == 2 and "'node002/gpu': no such entity" in r.output \
+        and "did you mean 'node002/gpu0'" in r.output, r.output
+    r = _cli("history", "node002/gpu", "--state-dir", store, "--json")
+    assert r.exit_code == 2 and "no such entity" in r.output, r.output
+
+
+def test_h03_an_entity_measured_before_the_last_runs_is_no_error(store: Path) -> None:
+    """H03: the refusal is for names no run holds; one measured only before --last N is real."""
+    r = _cli("history", "node001/gpu0", "--state-dir", store, "--last", 1)
+    assert r.exit_code == 0 and "nothing recorded in the last 1 runs" in r.output, r.output
+    r = _cli("history", "node001/gpu0", "--state-dir", store)
+    assert r.exit_code == 0 and "20261201T000000Z-0000" in r.output, r.output
+
+
+def test_h04_a_run_id_given_as_entity_is_said_to_be_one(store: Path) -> None:
+    line = one_line_error(_cli("history", "20261202T000000Z-0001", "--state-dir", store))
+    assert "that is a run id, not an entity" in line, line
+
+
+def test_h05_runs_and_an_entity_together_are_refused(store: Path) -> None:
+    """H05: `history --runs node001/gpu0` listed the runs and dropped the entity unsaid."""
+    line = one_line_error(_cli("history", "--runs", "node001/gpu0", "--state-dir", store))
+    assert "'node001/gpu0') or --runs, not both" in line, line
+
+
+# -- Y01..Y08: a number YAML reads as another (hex, octal, binary, base 60) -------------------
+
+@pytest.mark.parametrize("extra,written,read", [
+    ("ssh: {port: 022}\n", "022", 18),                          # Y01: port 22 would dial 18
+    ("hosts:\n  node001: {port: 0x16}\n", "0x16", 22),        # Y02: a host's port in hex
+    ("hosts:\n  node001: {cards: 010}\n", "010", 8),            # Y03: a count in octal
+    ("launcher: {parallel_steps: 0b11}\n", "0b11", 3),          # Y04: binary
+    ("ssh: {connect_timeout: 1:30}\n", "1:30", 90),             # Y05: base 60 (a time, read as 90)
+])
+def test_y01_y05_an_inventory_number_yaml_reads_otherwise_is_refused_at_its_line(
+        tmp_path: Path, extra: str, written: str, read: int) -> None:
+    path = tmp_path / "inv.yaml"
+    path.write_text(DEMO + extra)
+    line = one_line_error(_cli("inventory", "check", path))
+    at = len(DEMO.splitlines()) + extra.count("\n")
+    assert f"{path}:{at}: {written} is read by YAML as the number {read}" in line and "decimal" in line, line
+
+
+def test_y06_a_fault_plan_port_in_octal_and_a_rule_bar_in_base_60_are_refused() -> None:
+    """Y06: a fault's port (the host's port-th IB port) written 010 acted on port 8."""
+    from sncheck.run.inputs import load_faults_text, load_inventory_text
+    from sncheck.topology import Topology
+    topo = Topology(load_inventory_text(DEMO))
+    with pytest.raises(ConfigError, match=r"f\.yaml:2: 010 is read by YAML as the number 8 \(octal"):
+        load_faults_text("faults:\n  - {type: ib_port_down, target: node001, port: 010}\n", topo, "f.yaml")
+    with pytest.raises(ConfigError, match=r"r\.yaml:4: 1:30 is read by YAML as the number 90 \(base 60\)"):
+        yamlio.load_text("rules:\n  - name: x\n    op: counter_nonzero\n    bar: 1:30\n", "r.yaml")
+
+
+def test_y07_a_host_key_yaml_reads_as_a_number_is_said_as_written(tmp_path: Path) -> None:
+    """Y07: a host named 013 (a key) was refused as 'hosts.11: must be a string, got 11'."""
+    path = tmp_path / "inv.yaml"
+    path.write_text(DEMO + "hosts:\n  013: {port: 22}\n")
+    line = one_line_error(_cli("inventory", "check", path))
+    assert "hosts.013: must be a string" in line and "the key 013, which YAML reads as the number 11" in line, line
+
+
+def test_y08_numbers_that_read_as_written_stay_numbers_and_quoted_texts_stay_text() -> None:
+    """Y08: the refusal is only for other bases: +22, 1_000, 0, 0.5 and 00.5 read as their
+    digits say; '022' quoted is the text; a key keeps its text (the kernel table refuses it)."""
+    data = yamlio.load_text("a: +22\nb: 1_000\nc: 0\nd: 0.5\ne: '022'\nf: 00.5\n0x0d: k\n", "t.yaml").data
+    assert data == {"a": 22, "b": 1000, "c": 0, "d": 0.5, "e": "022", "f": 0.5, 13: "k"}
+    assert data.key_texts == {"13": "0x0d"}
+    assert yamlio.written_otherwise("-0X1f") == "hexadecimal" and yamlio.written_otherwise("10") is None
