@@ -126,17 +126,29 @@ def _select(table: pa.Table, equal: Mapping[str, Any]) -> pa.Table:
 
 
 def _typed(part: Part, table: pa.Table, kind: str) -> pa.Table:
-    """A part's columns the kind declares numbers or truths hold numbers or truths: a part with
-    text there (another program's, or edited) is refused naming it and the column (ConfigError),
-    never cast to a crash in a metric further on."""
+    """A part's columns hold what the kind declares: numbers or truths where it declares them,
+    text where it declares names and text (sncheck writes every declared column so:
+    frames._column). A part with another type there (another program's, or edited) is refused
+    naming it and the column (ConfigError), never cast to a crash in a metric further on, nor
+    read on: a tier or card column of numbers made a baseline of tier '7' and card '0', exit 0."""
     declared = dict(columns_of(kind))
     for f in table.schema:
         want = declared.get(f.name)
-        if want in ("int", "float", "bool") and not (pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
-                                                    or pa.types.is_boolean(f.type) or pa.types.is_null(f.type)):
+        if want is not None and not pa.types.is_null(f.type) and not _holds(want, f.type):
             raise ConfigError(f"not a readable part of a run's rows: its column {f.name!r} holds {f.type}, where "
-                              f"{kind} rows hold a {want}", str(part.path))
+                              f"{kind} rows hold {'a ' + want if want in _NUMBERS else 'text'}", str(part.path))
     return table
+
+
+_NUMBERS = ("int", "float", "bool")
+
+
+def _holds(want: str, held: pa.DataType) -> bool:
+    if want in _NUMBERS:
+        return pa.types.is_integer(held) or pa.types.is_floating(held) or pa.types.is_boolean(held)
+    if pa.types.is_dictionary(held):
+        held = held.value_type
+    return pa.types.is_string(held) or pa.types.is_large_string(held)
 
 
 def _declared(kind: str, column: str) -> pa.DataType:
