@@ -118,3 +118,47 @@ def test_y08_numbers_that_read_as_written_stay_numbers_and_quoted_texts_stay_tex
     assert data == {"a": 22, "b": 1000, "c": 0, "d": 0.5, "e": "022", "f": 0.5, 13: "k"}
     assert data.key_texts == {"13": "0x0d"}
     assert yamlio.written_otherwise("-0X1f") == "hexadecimal" and yamlio.written_otherwise("10") is None
+
+
+# -- PQ02: a Parquet part whose names are numbers ---------------------------------------------
+
+@pytest.mark.parametrize("column,values,held", [
+    ("tier", [7, 7], "int64"),                          # a baseline of tier '7', exit 0
+    ("src", [0, 1], "int64"),                           # cards '0' and '1'
+    ("dst", [[1, 2], [3]], "list<element: int64>"),     # a list where a card's name stands
+])
+def test_pq02_a_part_with_numbers_where_its_kind_holds_names_is_refused_naming_it(
+        tmp_path: Path, column: str, values: list, held: str) -> None:
+    """PQ02: PQ01 refused text where numbers stand; the converse was read on: a p2p part whose
+    tier held 7 made 'baseline make' a baseline of tier '7' (exit 0), and diff compared it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from test_hostile_r5 import _run_dir
+    run = _run_dir(tmp_path, "a", layers=[{"name": "connectivity", "verdict": "pass"}])
+    (run / "rows" / "p2p").mkdir()
+    part = run / "rows" / "p2p" / "part-000001.parquet"
+    table = {"kind": ["p2p"] * 2, "layer": ["connectivity"] * 2, "src": ["n1/gpu0"] * 2, "dst": ["n1/gpu1"] * 2,
+             "tier": ["intra_host"] * 2, "bw_GBps": [450.0, 451.0]}
+    pq.write_table(pa.table({**table, column: values}), part)
+    for args in (("diff", run, run), ("baseline", "make", run, "--out", tmp_path / "b.json")):
+        line = one_line_error(_cli(*args))
+        assert str(part) in line and f"its column {column!r} holds {held}, where p2p rows hold text" in line, line
+    assert not (tmp_path / "b.json").exists()
+
+
+# -- IB01: parse ib-counters FILE --since FILE ------------------------------------------------
+
+def test_ib01_a_counter_read_since_itself_is_refused(tmp_path: Path) -> None:
+    """IB01: `parse ib-counters after.txt --since after.txt` (a typo for the earlier read, or the
+    same file through a link) judged no growth: symbol_error 500 passed, exit 0."""
+    read = tmp_path / "after.txt"
+    read.write_text("/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error:500\n"
+                    "/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed:0\n# end of counters\n")
+    (tmp_path / "link.txt").symlink_to(read)
+    for since in (read, tmp_path / "link.txt"):
+        r = _cli("parse", "ib-counters", read, "--since", since)
+        assert r.exit_code == 2 and "--since names the read itself" in r.output and r.stdout.count("{") == 0, r.output
+    earlier = tmp_path / "before.txt"
+    earlier.write_text(read.read_text().replace(":500", ":0"))
+    assert _cli("parse", "ib-counters", read, "--since", earlier).exit_code == 1  # the growth fails, as before

@@ -19,7 +19,7 @@ from sncheck.config.playbook import INT_BOUNDS, Playbook, check_duration, single
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
-from sncheck.cli.parse_counters import failing, judge as judge_counters, views as counter_views
+from sncheck.cli.parse_counters import failing, judge as judge_counters, refuse_itself, views as counter_views
 from sncheck.model import ExitCode, RunRecord
 from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
@@ -417,6 +417,8 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     failures = parse_failures(data)
     if tool in counted:  # judged as a run judges its reads: the value before the traffic, or the growth since
+        if since is not None:
+            refuse_itself(file, since)
         data["judged"], bad = judge_counters(tool, data, since, rules_ref or "default")
         failures += bad
     elif rules_ref is not None:  # the policy's judgement replaces "every report is a failure"

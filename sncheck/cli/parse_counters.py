@@ -10,6 +10,7 @@ counter with this one, judges nothing: refused (exit 2), never a pass.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from sncheck.config.fileio import read_input
@@ -36,6 +37,18 @@ def _earlier(tool: str, since: str) -> dict[str, Any]:
         raise ConfigError(f"--since: the earlier read is not whole ({'; '.join(map(str, data['errors'][:2]))}): "
                           "no growth since it can be judged", since)
     return data
+
+
+def refuse_itself(file: str, since: str) -> None:
+    """``--since`` naming FILE itself (the same file, by any path): a read since itself shows no
+    growth, so every counter would pass (exit 0) whatever it counts: refused, exit 2."""
+    try:
+        same = os.path.samefile(file, since)
+    except OSError:
+        return  # the reads' own checks say what is wrong with either
+    if same:
+        raise ConfigError("--since names the read itself (FILE): a read since itself shows no growth and would "
+                          "pass every counter; give the earlier read", since)
 
 
 def _counted(data: dict[str, Any], faults: tuple[str, ...]) -> set[tuple[str, int, str]]:
