@@ -198,3 +198,22 @@ def test_seven_late_cards_of_a_named_host_beside_a_mate_on_time_against_other_ho
     # the same seven with no mate measured beside other hosts' cards, and late only
     # beside them: nothing tells them from the host
     assert judged(mock_rows(late, pairs=tuple(c for c in HOST if c != "hgx02/gpu3")), untold=True) == {}
+
+
+def test_a_host_slowed_whole_beside_a_slower_named_host_is_not_told_from_its_card_0():
+    """The sweep at 3753b8d, 5275 seed 1 (hgx-2su: hgx07 slowed whole at 0.674, hgx02 at 0.60,
+    both named by bandwidth, not told from their cards): hgx07's narrowing pairs were with
+    hgx02's cards, later still, so its mates were 'on time beside another host's card' and
+    card 0 was told from its host (a card<->host mis-level). A mate on time only beside
+    cards a named culprit holds is no healthy reference: nothing told apart."""
+    whole = {c: 24.0 for c in HOST} | {c.replace("hgx02/", "hgx01/"): 32.0 for c in HOST}
+    frame = mock_rows(whole, pairs=tuple(HOST))
+    pair = frame["group"].str.startswith("pair:")
+    frame.loc[pair, "skew_us"] = frame.loc[pair, "card"].str.startswith("hgx01/") * 8.0  # the slower host's late
+    ctx = DetectContext(TOPO, {}, known=frozenset({("hgx01", "host"), ("hgx02", "host")}),
+                        untold=frozenset({"hgx01", "hgx02"}))
+    assert {f.entity for f in peer_outlier(frame, RULE, ctx)} == set()
+    # beside a host no culprit names the same mates on time tell card 0 apart, as before
+    frame.loc[pair, "skew_us"] = 0.0
+    ctx = DetectContext(TOPO, {}, known=frozenset({("hgx02", "host")}), untold=frozenset({"hgx02"}))
+    assert {f.entity for f in peer_outlier(frame, RULE, ctx) if f.entity.startswith("hgx02")} == {"hgx02/gpu0"}

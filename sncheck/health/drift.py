@@ -49,8 +49,10 @@ def drift(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]
     low = "below" in p
     bound = p["below"] if low else p["above"]
     # A card a named culprit holds (a slow host's) has drifted by that culprit: its symptom;
-    # and its pairs say nothing of the cards at their other ends.
+    # and its pairs say nothing of the cards at their other ends. So do the pairs through a
+    # named link or switch (a slow spine's): its symptom, not their ends' drift.
     # (a retest's own suspect is judged: only the others are known)
+    cells = cells[~ctx.explained_pairs(cells["src"], cells["dst"])]
     now = card_levels(cells, ctx.culprit_cards())
     now = now[(now["n"] >= p["min_pairs"]) & ~now["card"].isin(ctx.culprit_cards(subject=False))]
     unit = METRICS[rule.metric].unit

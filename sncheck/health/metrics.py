@@ -23,7 +23,7 @@ from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames, fact_rows
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
 from sncheck.topology import Topology
-from sncheck.model import card_id, card_of
+from sncheck.model import card_id, card_of, link_id
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 
@@ -55,6 +55,28 @@ class DetectContext:
         for entity, kind in self.known:
             if subject or entity != self.subject:
                 out |= set(cards_held(entity, kind, self.topo))
+        return out
+
+    def explained_pairs(self, src: pd.Series, dst: pd.Series) -> np.ndarray:
+        """Per pair (card ids): whether its path crosses a known link or switch culprit (not
+        the retest's subject). Such a culprit holds no card of its own (:func:`cards_held`),
+        but the pairs through it are its symptom and say nothing of the cards at their ends."""
+        out = np.zeros(len(src), bool)
+        links = {e for e, k in self.known if k == "link" and e != self.subject}
+        switches = [e for e, k in self.known if k == "switch" and e != self.subject]
+        if not links and not switches:
+            return out
+        a, b = src.astype(str).to_numpy(), dst.astype(str).to_numpy()
+        if links:
+            out |= np.fromiter((link_id(x, y) in links for x, y in zip(a, b)), bool, len(a))
+        if switches:
+            fab = self.topo.fabric
+            pos = {c: fab.card_position(c) for c in {*a, *b} if c in self.topo.by_id}
+            known = np.array([x in pos and y in pos for x, y in zip(a, b)], bool)
+            pa = np.array([pos.get(x, 0) for x in a], np.int64)
+            pb = np.array([pos.get(y, 0) for y in b], np.int64)
+            for switch in switches:
+                out |= known & fab.through(switch, pa, pb)
         return out
 
     def untold_members(self) -> dict[str, list[str]]:

@@ -80,7 +80,7 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     if frame.empty or len(frame) < rule.params["min_peers"]:
         return []
     bad = _beyond(frame, frame, rule)
-    sides = _Sides(rows, frame, rule) if rule.metric in DERIVED_CARDS else None
+    sides = _Sides(rows, frame, rule, ctx.culprit_cards(subject=False)) if rule.metric in DERIVED_CARDS else None
     if sides is not None and bad.any():
         # a late card is its own culprit only where the evidence tells it from its host;
         # else its host is (every card of it started late, its mates only measured together)
@@ -145,12 +145,13 @@ class _Sides:
     * a mate of it is measured on time beside other hosts' cards (inside half the bar):
       a healthy reference, not a mate on time only beside its equally slow mates (a host
       slowed whole: card 0 is late in the rail-0 groups it shares with other hosts, its
-      mates measured only together look on time).
+      mates measured only together look on time), nor beside cards a named culprit holds
+      (another slowed host's: later still, so a slow mate is on time beside them).
 
     A card no mate of which has rank rows is all its host measured: nothing to tell apart."""
 
-    def __init__(self, rows: pd.DataFrame, peers: pd.DataFrame, rule: "Rule"):
-        self.rows, self.peers, self.rule = rows, peers, rule
+    def __init__(self, rows: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", culprits: set[str]):
+        self.rows, self.peers, self.rule, self.culprits = rows, peers, rule, culprits
         self.late_within: set[str] | None = None  # measured on the first late card only (600k rank rows)
         self.on_time_across: dict[str, set[str]] = {}  # host -> its cards on time beside other hosts'
         self.measured: dict[str, set[str]] = {}  # host -> its cards with rank rows
@@ -163,7 +164,13 @@ class _Sides:
         across = group.map(host.groupby(group).nunique()).to_numpy() > 1
         skew = ranks["skew_us"].astype(float)
         within = skew[~across].groupby(card[~across]).median()
-        beside = skew[across].groupby(card[across]).median()
+        healthy = across  # a healthy reference: a group holding a card of another host no named culprit holds
+        if self.culprits:
+            ref = ~card.isin(self.culprits)
+            others = group.map(host[ref].groupby(group[ref]).nunique()).fillna(0).to_numpy()
+            mine = pd.MultiIndex.from_arrays([group, host]).isin(pd.MultiIndex.from_arrays([group[ref], host[ref]]))
+            healthy = others - mine > 0
+        beside = skew[healthy].groupby(card[healthy]).median()
         on_time = beside[~_beyond(pd.DataFrame({"value": beside}), self.peers, self.rule, share=0.5)]
         for c in on_time.index:
             self.on_time_across.setdefault(host_of(c), set()).add(c)
