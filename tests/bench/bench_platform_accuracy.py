@@ -489,6 +489,20 @@ def test_a_host_slowed_whole_is_named_as_its_host_not_its_first_card(request, tm
         {key: ([], 0) for key in got}
 
 
+def test_a_second_host_slowed_whole_beside_a_spine_fault_is_its_host_and_nothing_else(request, tmp_path):
+    """The sweep at 3753b8d, 5275 seed 1 (hgx-2su: spine1 at 0.45, hgx02 at 0.60 with drift
+    history, hgx07 slowed whole at 0.674): hgx07 was named as hgx07/gpu0 (its mates on time
+    only beside hgx02's later cards, told apart by collective-straggler) and 13 cards of
+    healthy hosts behind the spine ended quarantined with p2p-bandwidth-drift. Every culprit
+    exactly, nothing else, nothing left in quarantine."""
+    import pytest
+
+    if not request.config.getoption("benchmark_enable"):
+        pytest.skip("opt-in (--benchmark-enable): a gate with a state store on 128 cards")
+    r = run_one(tmp_path, 5275, 1)
+    assert (r["misses"], r["extras"], r["quarantined"], r["wrong_end"], r["exact"], r["named"]) == ([], [], [], [], 3, 3)
+
+
 def test_a_refusal_of_an_unmeasurable_fault_is_right_for_it_and_no_other():
     """Issue 29: r3-16 is refused by design (a cable the bounded plan never measures); the
     round-3 scoring counts that refusal as the fault found, the others not run, and any
