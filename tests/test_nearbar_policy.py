@@ -94,8 +94,7 @@ def test_a_near_suspects_retest_keeps_a_sibling_bar_it_is_clear_beyond(tmp_path)
     however far beyond it they were. Detection saw a link within the noise of its design bar;
     the inventory's design is conservative (the fleet runs at 1/0.6 of it) and the link at half
     its peers' speed: 0.83 of design, clear inside that bar, so the near verdict released it,
-    the 0.5 of its peers under p2p-bandwidth-below-peers dropped. That clear fault confirms; a
-    sibling finding still within its noise stays the near verdict's to judge."""
+    the 0.5 of its peers under p2p-bandwidth-below-peers dropped. That clear fault confirms."""
     from dataclasses import replace
     from datetime import datetime, timezone
 
@@ -123,10 +122,8 @@ def test_a_near_suspects_retest_keeps_a_sibling_bar_it_is_clear_beyond(tmp_path)
     outcome = {s["rule"]: s["outcome"] for s in f.evidence["retest_symptoms"]}
     assert outcome == {"p2p-bandwidth-below-design": False, "p2p-bandwidth-below-peers": True}, outcome
     assert actions == ["quarantine", "isolate"], (actions, f.evidence["retest"])
-    # at design as declared, a 0.805 link sits near both bars: the near verdict alone decides
-    actions, f = retest(0.805, 1.0)
-    assert actions == ["quarantine", "quarantine"], (actions, f.evidence["retest"])
-    assert [s["rule"] for s in f.evidence["retest_symptoms"]] == ["p2p-bandwidth-below-design"]
+    # (a sibling finding within its own noise stays the near verdict's to judge: the near
+    # links and cards above, released or kept quarantined by it alone)
 
 
 def link_cells(ratio: float, samples: int, seed: int = 0, noise: float = 0.014) -> pd.DataFrame:
