@@ -19,6 +19,7 @@ from sncheck.health.rules import load_rules, load_rules_text
 from sncheck.health.stats import ENTITY_COLUMNS, PAIR_COLUMNS, JudgingStats, summaries
 from sncheck.run.runner import RunOptions, execute
 from sncheck.store.engine import FileRows, FrameRows
+from sncheck.model import link_id
 from sncheck.rows import p2p_row
 from sncheck.store.rundir import read_frames
 from sncheck.topology import Topology
@@ -61,7 +62,12 @@ def stats(run_dir):
 
 
 def metric_cells(run_dir, kind: str) -> pd.DataFrame:
-    return METRICS[kind].fn(read_frames(run_dir).where(layer="connectivity"), context())
+    """A metric's cells, each with its link: a p2p metric carries no link text (its two
+    ends' ``link_id``, issue 31), a pairwise collective's carries it."""
+    cells = METRICS[kind].fn(read_frames(run_dir).where(layer="connectivity"), context())
+    if "link" not in cells:
+        cells["link"] = [link_id(str(a), str(b)) for a, b in zip(cells["src"], cells["dst"])]
+    return cells
 
 
 def test_kinds_tiers_and_cells_are_the_metric_functions(run_dir, stats):

@@ -2,8 +2,9 @@
 
 A metric is a pure function ``(rows, ctx) -> DataFrame``. Two shapes:
 
-* **pairs**: one row per tested card pair, columns ``src, dst, link, tier, value,
-  failed`` (plus ``design`` where the tier has one). Rules over pairs are localized:
+* **pairs**: one row per tested card pair, columns ``src, dst, tier, value, failed``
+  (plus ``design`` where the tier has one; the stress layer's pair metrics also
+  ``link``: a p2p pair's link is its two ends' ``link_id``, never carried as text per row). Rules over pairs are localized:
   one bad pair is a link, a card bad with most partners is the card, and so on.
 * **entities**: one row per entity, columns ``entity, kind, value`` (plus ``expected``,
   ``message``, ``status`` where useful).
@@ -126,10 +127,11 @@ class Metric:
     reads: tuple[str, ...] = ()
 
 
-def kind_rows(rows: pd.DataFrame | RowFrames, kind: str, only: Sequence[str] | None = None) -> pd.DataFrame:
+def kind_rows(rows: pd.DataFrame | RowFrames, kind: str, only: Sequence[str] | None = None,
+              keep: bool = True) -> pd.DataFrame:
     """One kind's rows (only the columns ``only`` where given): from the run store's
-    frames, or from one frame of all kinds."""
-    return columns.kind_rows(rows, kind, only)
+    frames, or from one frame of all kinds (``keep``: :func:`sncheck.store.frames.kind_rows`)."""
+    return columns.kind_rows(rows, kind, only, keep)
 
 
 def _design(ctx: DetectContext, tier: str, attr: str) -> float:
@@ -141,30 +143,47 @@ def _design_column(p: pd.DataFrame, ctx: DetectContext, attr: str) -> pd.Series:
     return p["tier"].map({t: _design(ctx, t, attr) for t in p["tier"].unique()}).astype(float)
 
 
-def _p2p(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """The p2p rows once per evaluation, ids as categoricals (a fleet has millions).
+def _p2p(rows: pd.DataFrame, ctx: DetectContext, values: Sequence[str] = ()) -> pd.DataFrame:
+    """The p2p rows' pair columns (``PAIR_ROWS``, and ``failed``) once per evaluation, as
+    lean as the metrics allow (a fleet has tens of millions of rows): ids as categoricals,
+    no link text (a link is its two ends' ``link_id``), nothing the row view keeps beside
+    them; with the columns ``values`` read for this caller alone, row for row (never held
+    for the whole evaluation: each is one metric's). ``checksum_ok`` comes as a masked
+    boolean, not a Python object per row.
 
     Callers get a shallow copy: they add columns, never change the shared ones."""
     key = ("_p2p", id(rows))
     if ctx.cache is not None and key in ctx.cache:
-        return ctx.cache[key].copy(deep=False)
-    p = kind_rows(rows, "p2p", P2P_COLUMNS)  # what the metrics read (a run store reads no more)
-    if p.empty:
-        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
-    p = _where(p, p["status"] != "unreachable").copy(deep=False)  # an unreachable host is the host's finding
-    p["failed"] = p["status"] != "ok"
-    p["src"], p["dst"] = shared_categories(p["src"], p["dst"])
-    # Categoricals: a row selection then moves integer codes, not millions of strings.
-    # (Links are unique per row: categories would cost more than they save.)
-    for col in ("tier", "status"):
-        p[col] = p[col].astype("category")
-    if ctx.cache is not None:
-        ctx.cache[key] = p
-    return p.copy(deep=False)
+        p, keep = ctx.cache[key]
+        read = kind_rows(rows, "p2p", values, keep=False) if values else None
+    else:
+        # what the metrics read (a run store reads no more); without a cache, in one read
+        p = kind_rows(rows, "p2p", [*PAIR_ROWS, *values], keep=ctx.cache is None)
+        if p.empty:
+            return pd.DataFrame(columns=["src", "dst", "tier", "value", "failed"])
+        read = p if values else None
+        unreachable = (p["status"] == "unreachable").to_numpy(bool)  # an unreachable host is the host's finding
+        keep = ~unreachable if unreachable.any() else None
+        p = p[PAIR_ROWS] if keep is None else p[PAIR_ROWS][keep].reset_index(drop=True)
+        p["failed"] = (p["status"] != "ok").to_numpy(bool)
+        p["src"], p["dst"] = shared_categories(p["src"], p["dst"])
+        # Categoricals: a row selection then moves integer codes, not millions of strings.
+        for col in ("tier", "status"):
+            p[col] = p[col].astype("category")
+        if ctx.cache is not None:
+            ctx.cache[key] = (p, keep)
+    p = p.copy(deep=False)
+    for col in values:
+        assert read is not None
+        v = read[col].to_numpy()
+        p[col] = v if keep is None else v[keep]
+        if col == "checksum_ok" and p[col].dtype == object:
+            p[col] = p[col].astype("boolean")
+    return p
 
 
-P2P_COLUMNS = ["src", "dst", "link", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us", "lat_p99_us",
-               "checksum_ok"]
+PAIR_ROWS = ["src", "dst", "tier", "status"]    # the p2p columns every p2p metric reads
+PAIR_CELLS = ["src", "dst", "tier", "failed"]   # what every p2p metric frame carries, with its value
 
 
 def _where(frame: pd.DataFrame, keep: pd.Series | np.ndarray) -> pd.DataFrame:
@@ -184,51 +203,67 @@ def shared_categories(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]
             pd.Series(pd.Categorical.from_codes(codes[len(a):], dtype=dtype), index=b.index, name=b.name))
 
 
-def _mean_of_two(a: pd.Series, b: pd.Series) -> pd.Series:
-    """Row-wise mean of two columns, skipping NaN (as ``DataFrame.mean(axis=1)``)."""
-    a, b = a.astype(float), b.astype(float)
-    count = a.notna().astype(int) + b.notna().astype(int)
-    return (a.fillna(0.0) + b.fillna(0.0)) / count.where(count > 0)
+def _mean_of_two(a: pd.Series, b: pd.Series) -> np.ndarray:
+    """Row-wise mean of two columns, skipping NaN (as ``DataFrame.mean(axis=1)``); in
+    place over one array (at fleet size each temporary is a column of every pair)."""
+    x, y = a.to_numpy(float, na_value=np.nan), b.to_numpy(float, na_value=np.nan)
+    nx, ny = np.isnan(x), np.isnan(y)
+    out = np.where(nx, 0.0, x)
+    out += np.where(ny, 0.0, y)
+    count = (~nx).astype(float)
+    count += ~ny
+    count[count == 0] = np.nan
+    out /= count
+    return out
+
+
+def _cells(p: pd.DataFrame, value: str, keep: np.ndarray | pd.Series | None = None) -> pd.DataFrame:
+    """The pair cells of a p2p metric: the shared columns and ``value`` (rows ``keep``);
+    only these columns are copied where rows are dropped."""
+    out = p[[*PAIR_CELLS, value]]
+    return out if keep is None else _where(out, keep)
 
 
 def p2p_bandwidth(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    p = _p2p(rows, ctx)
+    p = _p2p(rows, ctx, ["bw_GBps", "bw_rev_GBps"])
     if p.empty:
         return p
     # The mean of the two directions: half the noise of either; a link slow one way
     # still shows (at half its loss), and a link dead one way has failed outright.
-    p["value"] = _mean_of_two(p["bw_GBps"], p["bw_rev_GBps"])
-    p["design"] = _design_column(p, ctx, "bandwidth_GBps")
-    return p[["src", "dst", "link", "tier", "value", "failed", "design", "status"]]
+    out = p[[*PAIR_CELLS, "status"]]
+    out["value"] = _mean_of_two(p["bw_GBps"], p["bw_rev_GBps"])
+    out["design"] = _design_column(p, ctx, "bandwidth_GBps")
+    return out[["src", "dst", "tier", "value", "failed", "design", "status"]]
 
 
 def p2p_latency(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    p = _p2p(rows, ctx)
+    p = _p2p(rows, ctx, ["lat_us"])
     if p.empty:
         return p
-    p = _where(p, ~p["failed"]).copy(deep=False)
-    p["value"] = p["lat_us"].astype(float)
+    p = _cells(p, "lat_us", ~p["failed"]).rename(columns={"lat_us": "value"})
+    p["value"] = p["value"].astype(float)
     p["design"] = _design_column(p, ctx, "latency_us")
-    return p[["src", "dst", "link", "tier", "value", "failed", "design"]]
+    return p[["src", "dst", "tier", "value", "failed", "design"]]
 
 
 def p2p_latency_tail(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     """p99 over median of the same pair's ping-pongs: spikes, not a steady slowness."""
-    p = _p2p(rows, ctx)
+    p = _p2p(rows, ctx, ["lat_us", "lat_p99_us"])
     if p.empty or "lat_p99_us" not in p or p["lat_p99_us"].isna().all():
-        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
-    p = _where(p, ~p["failed"]).copy(deep=False)
-    p["value"] = p["lat_p99_us"].astype(float) / p["lat_us"].astype(float)
-    return p[["src", "dst", "link", "tier", "value", "failed"]]
+        return pd.DataFrame(columns=["src", "dst", "tier", "value", "failed"])
+    keep = ~p["failed"].to_numpy(bool)
+    out = _cells(p, "lat_p99_us", keep).rename(columns={"lat_p99_us": "value"})
+    out["value"] = out["value"].astype(float) / p["lat_us"].to_numpy(float, na_value=np.nan)[keep]
+    return out[["src", "dst", "tier", "value", "failed"]]
 
 
 def p2p_checksum_failures(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    p = _p2p(rows, ctx)
+    p = _p2p(rows, ctx, ["checksum_ok"])
     if p.empty or "checksum_ok" not in p:
-        return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
-    p = _where(p, ~p["failed"] & p["checksum_ok"].notna()).copy(deep=False)
-    p["value"] = (~p["checksum_ok"].astype(bool)).astype(int)
-    return p[["src", "dst", "link", "tier", "value", "failed"]]
+        return pd.DataFrame(columns=["src", "dst", "tier", "value", "failed"])
+    out = _cells(p, "checksum_ok", ~p["failed"] & p["checksum_ok"].notna())
+    out["value"] = (~out.pop("checksum_ok").astype(bool)).astype(int)
+    return out[["src", "dst", "tier", "value", "failed"]]
 
 
 def _pairs(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:

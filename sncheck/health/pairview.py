@@ -68,19 +68,23 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     if cells.empty:
         return {}
     table = topo.card_table
-    a, b = positions(cells["src"], table.index), positions(cells["dst"], table.index)
-    known = (a >= 0) & (b >= 0)
-    tier_code, tier_names = codes(cells["tier"])
+    src, dst = Positions(cells["src"], table.index), Positions(cells["dst"], table.index)
     value = cells["value"].to_numpy(float)
     failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
     design = cells["design"].to_numpy(float) if "design" in cells else np.full(len(cells), np.nan)
     if reference is not None:
         design = np.asarray(reference, dtype=float)
     out = {}
-    present = {tier_names[c]: c for c in np.flatnonzero(np.bincount(tier_code[known], minlength=1)).tolist()}
+    # Each tier's rows whose two cards are known, in row order: one tier at a time (no
+    # array of every row beyond the frame's own columns: a fleet has tens of millions).
+    present = {}
+    for name, at in tier_rows(cells["tier"]):
+        at = at[(src.of(at) >= 0) & (dst.of(at) >= 0)]
+        if len(at):
+            present[name] = at
     for t in sorted(present):
-        at = known & (tier_code == present[t])
-        ta, tb, v, f, d = a[at], b[at], value[at], failed[at], design[at]
+        at = present.pop(t)
+        ta, tb, v, f, d = src.of(at), dst.of(at), value[at], failed[at], design[at]
         lo, hi = np.minimum(ta, tb), np.maximum(ta, tb)
         key = lo.astype(np.int64) * len(table) + hi
         uniq, inverse = unique_inverse(key)
@@ -128,14 +132,32 @@ def unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[first], inverse
 
 
-def positions(column: pd.Series, index: pd.Index) -> np.ndarray:
-    """Each row's position in ``index`` by its text (-1: not there). A categorical column
-    (the p2p ids) looks up its categories once: converting millions of rows to text took
-    most of a fleet's judging."""
+class Positions:
+    """Each row's position in ``index`` by its text (-1: not there), for the rows asked
+    (no array of every row's). A categorical column (the p2p ids) looks up its
+    categories once: converting millions of rows to text took most of a fleet's judging."""
+
+    def __init__(self, column: pd.Series, index: pd.Index) -> None:
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            self._codes = column.cat.codes.to_numpy()
+            self._at: np.ndarray | None = np.append(index.get_indexer(column.cat.categories.astype(str)), -1)
+        else:
+            self._codes, self._at = index.get_indexer(column.astype(str)), None
+
+    def of(self, rows: np.ndarray) -> np.ndarray:
+        return self._codes[rows] if self._at is None else self._at[self._codes[rows]]
+
+
+def tier_rows(column: pd.Series) -> list[tuple[str, np.ndarray]]:
+    """Each value of ``column`` (as :func:`codes` names it: text, NaN where missing) with
+    the positions of its rows, ascending."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        at = np.append(index.get_indexer(column.cat.categories.astype(str)), -1)
-        return at[column.cat.codes.to_numpy()]  # code -1: a missing id, in no index
-    return index.get_indexer(column.astype(str))
+        code = column.cat.codes.to_numpy()
+        names: list = [*column.cat.categories.astype(str).tolist(), np.nan]
+        seen = np.flatnonzero(np.bincount(code.astype(np.int64) + 1, minlength=1)) - 1
+        return [(names[c], np.flatnonzero(code == c)) for c in seen.tolist()]
+    code64, names = codes(column)
+    return [(names[c], np.flatnonzero(code64 == c)) for c in np.flatnonzero(np.bincount(code64, minlength=1)).tolist()]
 
 
 def codes(column: pd.Series) -> tuple[np.ndarray, list]:

@@ -30,7 +30,7 @@ import pandas as pd
 
 from sncheck.health.explain import MAD_SD, MEDIAN_SE
 from sncheck.health.metrics import METRICS, kind_rows, rows_context
-from sncheck.model import About, EntityKind, RunRecord, Severity, card_of
+from sncheck.model import LINK_SEP, About, EntityKind, RunRecord, Severity, card_of, link_id, split_link
 
 KINDS = ("tier", "collective", "card", "host", "link", "calibration", "golden")
 WORST_LINKS = 16          # per tier and metric, kept every run
@@ -154,11 +154,11 @@ def summarize(record: RunRecord, rows: pd.DataFrame) -> list[Summary]:
             se = MEDIAN_SE * float(sd.get(r.tier, 0.0)) / math.sqrt(max(int(r.count), 1))
             out.append(Summary("host", r.host, f"{metric}/{r.tier}", float(r.median), se, int(r.count)))
         # Links: the worst few per tier (lowest bandwidth, highest latency), and those named.
-        ok["link"] = ok["link"].astype(str)
         worst = (ok.sort_values("value", ascending=metric == "p2p_bandwidth")
                  .groupby("tier", observed=True).head(WORST_LINKS))
-        named = ok[ok["link"].isin(keep_links)]
-        for r in pd.concat([worst, named]).drop_duplicates("link").itertuples():
+        chosen = pd.concat([worst, _named_links(ok, keep_links)])
+        chosen["link"] = [link_id(str(a), str(b)) for a, b in zip(chosen["src"], chosen["dst"])]
+        for r in chosen.drop_duplicates("link").itertuples():
             out.append(Summary("link", r.link, metric, float(r.value), float(sd.get(r.tier, 0.0)), 1))
     out += _collectives(rows)
     out += _ranks(rows)
@@ -170,6 +170,16 @@ def summarize(record: RunRecord, rows: pd.DataFrame) -> list[Summary]:
                 if isinstance(d.get(key), (int, float)):
                     out.append(Summary("calibration", tier, key, float(d[key]), 0.0, 1))
     return [s for s in out if math.isfinite(s.value)]
+
+
+def _named_links(cells: pd.DataFrame, links: set[str]) -> pd.DataFrame:
+    """The pairs of ``cells`` whose link is among ``links`` (a pair's link is its ends'
+    ``link_id``: computed for the pairs between named links' cards only)."""
+    cards = {c for link in links if LINK_SEP in link for c in split_link(link)}
+    if not cards:
+        return cells.iloc[:0]
+    maybe = cells[cells["src"].isin(cards).to_numpy(bool) & cells["dst"].isin(cards).to_numpy(bool)]
+    return maybe[[link_id(str(a), str(b)) in links for a, b in zip(maybe["src"], maybe["dst"])]]
 
 
 def _collectives(rows: pd.DataFrame) -> list[Summary]:

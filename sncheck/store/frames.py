@@ -259,6 +259,12 @@ class RowFrames:
         rows lack comes back all missing)."""
         return pick(self._frames.get(kind, pd.DataFrame()), columns)
 
+    def read(self, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """As :meth:`kind`, but what is read for it is not kept by this view: for a caller
+        that keeps the frame itself (a run store's view would otherwise hold it a second
+        time, as long as the view lives)."""
+        return self.kind(kind, columns)
+
     def counts(self) -> dict[str, int]:
         return {k: len(f) for k, f in self._frames.items()}
 
@@ -312,11 +318,13 @@ def frames_of(rows: list[dict]) -> RowFrames:
     return RowFrames({k: to_frame([rows_table(k, rs)], k) for k, rs in by_kind.items()})
 
 
-def kind_rows(rows: pd.DataFrame | RowFrames, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+def kind_rows(rows: pd.DataFrame | RowFrames, kind: str, columns: Sequence[str] | None = None,
+              keep: bool = True) -> pd.DataFrame:
     """The rows of one kind, from :class:`RowFrames` or from one frame with a ``kind``
-    column; only ``columns`` where given (a run store reads no other column)."""
+    column; only ``columns`` where given (a run store reads no other column). ``keep``
+    False: the view keeps nothing it read for it (:meth:`RowFrames.read`)."""
     if isinstance(rows, RowFrames):
-        return rows.kind(kind, columns)
+        return rows.kind(kind, columns) if keep else rows.read(kind, columns)
     if rows is None or rows.empty or "kind" not in rows:
         return pd.DataFrame() if columns is None else pd.DataFrame(columns=list(columns))
     return pick(rows[rows["kind"] == kind], columns)

@@ -247,6 +247,17 @@ class PartFrames(RowFrames):
             self._read[kind] = (union, frame)
         return pick(self._read[kind][1], columns)
 
+    def read(self, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """As :meth:`kind`, but a frame read for it is not kept by this view (one already
+        kept that holds the columns is used)."""
+        read = self._read.get(kind)
+        if read is not None and (read[0] is None or (columns is not None and frozenset(columns) <= read[0])):
+            return pick(read[1], columns)
+        if not self._may_hold(kind):
+            return pd.DataFrame() if columns is None else pd.DataFrame(columns=list(columns))
+        return read_kind(self._parts.get(kind, ()), self._held.get(kind, ()), kind, self._equal, columns,
+                         self._schemas.get(kind))
+
     def columns(self, kind: str) -> list[str]:
         """The columns the rows of ``kind`` carry (nothing read)."""
         if kind in self._schemas:

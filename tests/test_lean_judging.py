@@ -1,0 +1,130 @@
+"""Judging without a frame of every pair's text (issue 31): the p2p metrics hold the pair
+columns once per evaluation (ids as codes, no link text, no Python object per row), each
+metric reads its own value columns for itself, and the run store's view keeps nothing
+it read for them (sncheck/health/metrics.py ``_p2p``, sncheck/store/parts.py ``read``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from sncheck.health.metrics import METRICS, DetectContext
+from sncheck.health.rules import evaluate, load_rules_text
+from sncheck.health.summaries import summarize
+from sncheck.run.inputs import load_inventory_text
+from sncheck.model import EntityKind, Finding, RunRecord, Severity
+from sncheck.store import parts
+from sncheck.store.frames import frames_of
+from sncheck.store.rundir import RunStore, read_frames
+from sncheck.topology import Topology
+
+NAN = math.nan
+# Rows in an order where a dropped row (an unreachable host) sits between kept ones, a
+# pair written with its ends against natural order (b before a), and the values each
+# metric reads distinct per row: a value moved to another row's pair shows.
+ROWS = [
+    ("a/gpu0", "a/gpu1", "intra_host", "ok", 100.0, 102.0, 2.0, 3.0, True),
+    ("b/gpu0", "a/gpu0", "scale_out", "unreachable", None, None, None, None, None),
+    ("b/gpu1", "a/gpu1", "scale_out", "ok", 50.0, None, 10.0, 40.0, False),
+    ("a/gpu0", "b/gpu1", "scale_out", "timeout", None, None, None, None, None),
+    ("a/gpu1", "b/gpu0", "scale_out", "ok", 48.0, 46.0, 11.0, 12.0, None),
+    ("b/gpu0", "b/gpu1", "intra_host", "ok", 101.0, 99.0, 2.5, 2.6, True),
+]
+COLUMNS = ["src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us", "lat_p99_us", "checksum_ok"]
+TOPO = Topology(load_inventory_text("name: t\nsupernodes:\n  - {name: sn0, hosts: 'a,b', cards_per_host: 2}\n"
+                                    "backend: {type: mock}\n"))
+
+
+def _rows() -> list[dict]:
+    return [{"kind": "p2p", "layer": "connectivity", "round": i, **dict(zip(COLUMNS, r))} for i, r in enumerate(ROWS)]
+
+
+def _stored(tmp_path) -> RunStore:
+    store = RunStore(tmp_path, run_id="r-1")
+    table = {c: [r[i] for r in ROWS] for i, c in enumerate(COLUMNS)}
+    store.batch("p2p", {"round": list(range(len(ROWS))), **table}, layer="connectivity")
+    return store
+
+
+def _expected(metric: str) -> list[tuple]:
+    """Each metric's (src, dst, value) as written out by hand from ROWS."""
+    kept = [r for r in ROWS if r[3] != "unreachable"]
+    ok = [r for r in kept if r[3] == "ok"]
+    if metric == "p2p_bandwidth":
+        def mean(x, y):
+            have = [v for v in (x, y) if v is not None]
+            return sum(have) / len(have) if have else NAN
+        return [(r[0], r[1], mean(r[4], r[5])) for r in kept]
+    if metric == "p2p_latency":
+        return [(r[0], r[1], r[6]) for r in ok]
+    if metric == "p2p_latency_tail":
+        return [(r[0], r[1], r[7] / r[6]) for r in ok]
+    return [(r[0], r[1], int(not r[8])) for r in ok if r[8] is not None]
+
+
+def _frame(metric: str, rows, cache: bool) -> pd.DataFrame:
+    ctx = DetectContext(TOPO, {})
+    ctx.cache = {} if cache else None
+    if cache:  # another metric first: the pair columns come from the evaluation's cache
+        METRICS["p2p_checksum_failures" if metric != "p2p_checksum_failures" else "p2p_latency"].fn(rows, ctx)
+    return METRICS[metric].fn(rows, ctx)
+
+
+def test_each_p2p_metric_keeps_its_values_on_their_own_pairs(tmp_path):
+    store = _stored(tmp_path)
+    store.close()
+    for metric in ("p2p_bandwidth", "p2p_latency", "p2p_latency_tail", "p2p_checksum_failures"):
+        for rows in (frames_of(_rows()), read_frames(tmp_path).where(layer="connectivity")):
+            for cache in (False, True):
+                frame = _frame(metric, rows, cache)
+                got = [(str(s), str(d), float(v)) for s, d, v in zip(frame["src"], frame["dst"], frame["value"])]
+                want = _expected(metric)
+                assert len(got) == len(want), (metric, cache, got)
+                for g, w in zip(got, want):
+                    assert g[:2] == w[:2] and (g[2] == w[2] or (math.isnan(g[2]) and math.isnan(w[2]))), \
+                        (metric, cache, got, want)
+                # no link text and no Python object per row: ids are codes, values numbers
+                assert "link" not in frame
+                assert not [c for c in frame.columns if frame[c].dtype == object], (metric, frame.dtypes)
+                assert frame["failed"].tolist() == [r[3] != "ok" for r in ROWS if r[3] != "unreachable"] \
+                    if metric == "p2p_bandwidth" else not frame["failed"].any()
+
+
+def test_the_store_view_keeps_nothing_an_evaluation_read_for_its_pairs(tmp_path, monkeypatch):
+    store = _stored(tmp_path)
+    rows = store.frames("connectivity")
+    reads: list[tuple] = []
+    real = parts.Part.read
+    monkeypatch.setattr(parts.Part, "read", lambda self, columns: reads.append(tuple(columns or ())) or
+                        real(self, columns))
+    rules = load_rules_text("rules:\n"
+                            "  - {name: bw, op: ratio_to_design, metric: p2p_bandwidth, below: 0.5, severity: critical}\n"
+                            "  - {name: lat, op: ratio_to_design, metric: p2p_latency, above: 3, severity: warning}\n")
+    ctx = DetectContext(TOPO, {})
+    evaluate(list(rules.rules), rows, ctx)
+    # the pair columns once, each metric's values once, and nothing kept by the view
+    assert sorted(reads) == sorted([("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "layer"),
+                                    ("lat_us", "layer")]), reads
+    assert rows._read == {}
+    # a view that already holds the columns gives them without reading again
+    kept = rows.kind("p2p", ["src", "lat_us"])
+    reads.clear()
+    again = rows.read("p2p", ["lat_us"])
+    assert reads == [] and np.array_equal(again["lat_us"].to_numpy(float), kept["lat_us"].to_numpy(float),
+                                          equal_nan=True)
+    store.close()
+
+
+def test_run_summaries_name_a_link_by_its_ends_in_natural_order(tmp_path):
+    store = _stored(tmp_path)
+    store.close()
+    named = Finding("a/gpu1<->b/gpu1", EntityKind.LINK, "connectivity", "bw", Severity.CRITICAL, "slow")
+    record = RunRecord("r", "p", "mock", "i", "t0", finished="t1", findings=(named,))
+    links = {s.entity: s.value for s in summarize(record, read_frames(tmp_path))
+             if s.kind == "link" and s.metric == "p2p_bandwidth"}
+    # the row was written b/gpu1 -> a/gpu1: its link is named a/gpu1<->b/gpu1 all the same
+    assert links["a/gpu1<->b/gpu1"] == 50.0
+    assert set(links) == {"a/gpu0<->a/gpu1", "a/gpu1<->b/gpu1", "a/gpu1<->b/gpu0", "b/gpu0<->b/gpu1"}
+    assert np.isfinite(list(links.values())).all()
