@@ -6,6 +6,7 @@ is not judged: inconclusive, never released as healthy, never isolated on noise.
 from pathlib import Path
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from sncheck.health.rules import load_rules
@@ -215,3 +216,19 @@ def test_a_pair_of_a_named_card_is_not_also_a_near_link() -> None:
     got = {f.entity: f.entity_kind for f in findings(cells, pod)}
     assert got.get(card) == "card" and healthy in got, got
     assert beside not in got, got
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_a_pair_of_a_near_card_can_still_be_a_near_link(seed) -> None:
+    """Reviewer's finding on e72b258: a near card is no culprit whose factor the pair's
+    residual is divided by, so a pair at 0.805 on it is a near link in its own right (it hid
+    the link, and a full gate then isolated the card on the link's pair). Only a pair a
+    culprit's factor scales is left to that culprit's retest."""
+    pod = Topology(POD)
+    card, mate = "mi07/gpu4", "mi07/gpu3"
+    beside = link_id(card, mate)
+    cells = cells_of(pod, speed={card: 0.935}, noise=0.014, seed=seed)
+    at = (cells["link"] == beside).to_numpy()
+    cells.loc[at, "value"] = cells.loc[at, "design"] * 0.805
+    got = {f.entity: f.evidence.get("near_bar") for f in findings(cells, pod)}
+    assert got.get(beside), got

@@ -427,8 +427,7 @@ class Level:
                     if len(at) == 1 else None
                 c.near = {t: near} if near is not None and near["beyond"] else {}
         found = unlocalised(out, self.tiers, self.paths)
-        found += self.near()
-        return found + self.near_links(found)
+        return found + self.near() + self.near_links({c.entity for c in found})
 
     def near(self) -> list[Culprit]:
         """Cards no culprit holds whose median residual (over their peers' level) is inside
@@ -535,21 +534,19 @@ class Level:
             return None
         return self._near_pair(margin, bar, bool(design), sd)
 
-    def near_links(self, found: list[Culprit]) -> list[Culprit]:
-        """Pairs no culprit touches whose residual is inside a pair bar by less than NEAR_Z
-        of the tier's pair noise: each a link named only as near its bar. (A pair of a named
-        card, host or supernode is re-measured with it: its residual carries that culprit's
-        factor's error too, so it cannot be told near on its own. A residual is never below
-        its pair's ratio: pairs whose ratio is over NEAR_SPAN above every bar are left out
-        unread; a healthy fleet has none.)"""
+    def near_links(self, named: set[str]) -> list[Culprit]:
+        """Pairs no culprit explains whose residual is inside a pair bar by less than NEAR_Z
+        of the tier's pair noise: each a link named only as near its bar. (A pair whose
+        prediction a culprit scales is left out: its residual carries that culprit's factor's
+        error too, so it cannot be told near on its own, and the culprit's retest re-measures
+        it. A residual is never below its pair's ratio: pairs whose ratio is over NEAR_SPAN
+        above every bar are left out unread; a healthy fleet has none.)"""
         top = max([b for b in (self.pair_design, self.pair_peers) if b is not None] or [0.0])
-        named = {c.entity for c in found}
         out = []
         for t, x in self.tiers.items():
             with np.errstate(invalid="ignore"):
                 cand = np.flatnonzero(~x.failed & (x.ratio < top * (1 + NEAR_SPAN) * max(1.0, self.level[t])))
-            held = [c.touches[t] for c in found if t in c.touches]
-            cand = cand[~np.isin(cand, np.concatenate(held))] if held else cand
+            cand = cand[self.pred(t, cand, self.H) >= 1.0]
             if not top or not len(cand):
                 continue
             sd = self.pair_noise(t)
