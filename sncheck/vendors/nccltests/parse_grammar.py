@@ -57,7 +57,9 @@ GRAMMAR = {
              "%ld(factor|bytes)' on the nThread line, kept as config step_factor / step_bytes; a printed size is the "
              "loop's rounded down to whole elements): a reporter's '...' where a size of the loop is missing (before "
              "the first row: above minBytes; after the last: one more fits under maxBytes; between two: the next "
-             "is beyond the step) left rows out, not whole; a '...' between adjacent rows stood for other lines"),
+             "is beyond the step) left rows out, not whole; a '...' between adjacent rows stood for other lines. A loop "
+             "stepping by a factor (an integer, at least 2) prints no size above 0 twice in a sweep: a size repeated is "
+             "a row duplicated, not whole (the row count it keeps would hide a row lost)"),
         failures=("a #wrong above 0; 'Out of bounds values : N FAILED'; 'Avg bus bandwidth : X FAILED' "
                   "(NCCL_TESTS_MIN_BW); 'Test NCCL failure', 'Test CUDA failure', 'Test failure', 'Test timeout'; "
                   "'# error: E' (2.18); a crash or launcher abort line (core dumped, MPI_ABORT, srun: error); a "

@@ -70,6 +70,8 @@ def rows_missing(rows: list[dict[str, Any]], config: dict[str, int], gaps: set[i
     errors: list[str] = []
     whole_sweeps = [(s, e) for s, e in _sweeps(rows, gaps) if s not in gaps and e not in gaps]
     if (n := loop_sizes(config)) is not None:
+        if n > 1 and config.get("step_factor", 0) > 1:
+            errors += _repeated(rows, whole_sweeps)
         for s, e in whole_sweeps:
             if (e - s) % n:
                 what = rows[s]
@@ -81,8 +83,19 @@ def rows_missing(rows: list[dict[str, Any]], config: dict[str, int], gaps: set[i
         sizes = [r["size_bytes"] for r in rows[s:e]]
         if (factor := _seen_step(sizes)) is None:
             continue
+        errors += _repeated(rows, [(s, e)])
         for a, b in zip(sizes, sizes[1:]):
             if 0 < a < b and round(math.log(b / a) / math.log(factor)) >= 2:
                 errors.append(f"rows between {a} and {b} bytes are missing (the rows' step {factor:g} factor): "
                               "cut short")
     return errors
+
+
+def _repeated(rows: list[dict[str, Any]], sweeps: list[tuple[int, int]]) -> list[str]:
+    """A size printed twice in a row of a sweep whose loop steps by a factor: the loop's next
+    size is at least twice the last, so two rows round down to one size only at 0 (all_gather's
+    per-rank share of a small size); a repeated size above 0 is a row duplicated, and the row
+    count that would show a row cut out then holds (a row lost behind a pasted one read whole)."""
+    return [f"the row of {a['size_bytes']} bytes is printed twice in the sweep of {a.get('type') or 'rows'} "
+            "(its loop steps by a factor: no size above 0 repeats): a row duplicated, not the run as printed"
+            for s, e in sweeps for a, b in zip(rows[s:e], rows[s + 1:e]) if 0 < a["size_bytes"] == b["size_bytes"]]
