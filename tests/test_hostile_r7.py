@@ -162,3 +162,48 @@ def test_ib01_a_counter_read_since_itself_is_refused(tmp_path: Path) -> None:
     earlier = tmp_path / "before.txt"
     earlier.write_text(read.read_text().replace(":500", ":0"))
     assert _cli("parse", "ib-counters", read, "--since", earlier).exit_code == 1  # the growth fails, as before
+
+
+# -- ND01: nccl-tests, a row duplicated where another is lost ---------------------------------
+
+NCCL = ROOT / "fixtures" / "real" / "nccl-tests"
+
+
+@pytest.mark.parametrize("banner", [True, False])
+def test_nd01_a_row_duplicated_beside_a_row_lost_is_not_whole(tmp_path: Path, banner: bool) -> None:
+    """ND01: the loop-size check counts a sweep's rows; a row pasted twice (65536) and one lost
+    (64 MiB) kept the count: 31 rows read whole, exit 0, the 64 MiB row gone. A loop stepping by
+    a factor prints no size above 0 twice; an excerpt without the banner likewise."""
+    lines = (NCCL / "all_reduce_perf" / "01_h100_16ranks_2nodes_float_newcols.txt").read_text().splitlines(True)
+    at = {ln.split()[0]: i for i, ln in enumerate(lines) if ln.split()[2:3] == ["float"]}
+    kept = [ln for i, ln in enumerate(lines) if i != at["67108864"] and (banner or "minBytes" not in ln)]
+    kept.insert(kept.index(lines[at["65536"]]), lines[at["65536"]])
+    path = tmp_path / "dup.txt"
+    path.write_text("".join(kept))
+    r = _cli("parse", "nccl-tests", path)
+    assert r.exit_code == 1 and "the row of 65536 bytes is printed twice in the sweep of float" in r.output, r.output
+    for view, name in (("all_gather_perf", "01_a100_8gpu_oldcols_no_redop_validation0.txt"),
+                       ("all_reduce_perf", "01_h100_16ranks_2nodes_float_newcols.txt")):
+        assert _cli("parse", "nccl-tests", NCCL / view / name).exit_code == 0  # sizes of 0 repeat: whole
+
+
+# -- ST01: status of an unknown or empty ENTITY ------------------------------------------------
+
+def test_st01_status_of_an_unknown_entity_is_refused_not_all_clear(store: Path) -> None:
+    """ST01: `status node01` (for node001) said 'nothing is quarantined or isolated', exit 0, and
+    `status ''` too: a mistyped name read as all clear (H02's class, in status)."""
+    for args in (("node002/gpu",), ("--history", "node002/gpu")):
+        line = one_line_error(_cli("status", *args, "--state-dir", store))
+        assert "status 'node002/gpu': no such entity" in line and "did you mean 'node002/gpu0'" in line, line
+    assert "an empty ENTITY" in one_line_error(_cli("status", "", "--state-dir", store))
+    r = _cli("status", "node002/gpu0", "--state-dir", store)  # measured, never quarantined: all clear
+    assert r.exit_code == 0 and "nothing is quarantined or isolated" in r.output, r.output
+
+
+def test_st02_a_store_of_manual_isolations_only_cannot_tell_a_name(tmp_path: Path) -> None:
+    """ST02: isolate's manual runs measure nothing: the store does not know the fleet's names, so
+    status of a host it never isolated is all clear (not refused), as before."""
+    with StateStore(tmp_path) as st:
+        st.record_run({"run_id": "20261201T000000Z-0000", "verdict": "pass", "playbook": "manual isolate"})
+    r = _cli("status", "node009", "--state-dir", tmp_path)
+    assert r.exit_code == 0 and "nothing is quarantined or isolated" in r.output, r.output

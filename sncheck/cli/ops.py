@@ -170,7 +170,11 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
         return
     rows: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
+    from sncheck.health.history import known_entity  # noqa: PLC0415 -- pandas: the CLI starts without it
     with _existing(state_dir) as store:
+        for e in entities:  # a mistyped name is refused, never 'nothing isolated'
+            if store is not None:
+                known_entity(store, e, str(store.dir), "status")
         if store is not None and history:
             rows = [r for e in entities for r in store.history(e)] if entities else store.history()
         elif store is not None:

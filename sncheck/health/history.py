@@ -204,10 +204,9 @@ def entity_history(state_dir: str | Path, entity: str, limit: int | None = None)
     as 'nothing recorded', exit 0, looked like a clean history)."""
     if not Path(state_dir, "state.db").is_file():
         raise ConfigError("no state store here (no state.db)", str(state_dir))
-    if not entity.strip():
-        raise ConfigError("history of '' (an empty ENTITY): name a card, host, link, tier or collective, "
-                          "or leave ENTITY out to list the runs", str(state_dir))
     with StateStore(state_dir) as st:
+        if not entity.strip():
+            known_entity(st, entity, str(state_dir))
         runs = list(reversed(st.runs(limit)))
         findings = st.findings_for(entity)
         actions = st.history(entity)
@@ -223,26 +222,34 @@ def entity_history(state_dir: str | Path, entity: str, limit: int | None = None)
                         "inventory": r["inventory"], "backend": r["backend"], "metrics": metrics,
                         "findings": [{k: f.get(k) for k in ("rule", "severity", "message")} for f in mine]})
         if not out and not actions and not findings:
-            _known(st, entity, str(state_dir), runs)
+            known_entity(st, entity, str(state_dir))
     return {"entity": entity, "runs": out, "isolation": actions}
 
 
-def _known(st: StateStore, entity: str, where: str, looked: list[dict]) -> None:
-    """Refuse ``entity`` unless some recorded run (not only the ``looked`` ones: --last)
-    measured it; the refusal says what was asked and the nearest names the newest run holds."""
-    seen = {r["run_id"] for r in looked}
+def known_entity(st: StateStore, entity: str, where: str, asked: str = "history") -> None:
+    """Refuse (ConfigError, exit 2) an empty ``entity``, or one no recorded run measured, found or
+    isolated where runs measured others: a mistyped name read as a clean record, exit 0. The
+    refusal says what was ``asked`` and the nearest names the newest measured run holds. A store
+    whose runs measured nothing (isolate's manual runs) cannot tell a name: it passes."""
+    if not entity.strip():
+        raise ConfigError(f"{asked} of '' (an empty ENTITY): name a card, host, link, tier or collective", where)
+    if st.history(entity) or st.findings_for(entity):
+        return
     every = st.runs()
-    for r in every:
-        if r["run_id"] not in seen and any(k[1] == entity for k in st.run_summaries(r["run_id"])):
-            return  # measured before the --last runs: nothing recorded in them, said as such
     if any(r["run_id"] == entity for r in every):
-        raise ConfigError(f"history {entity!r}: that is a run id, not an entity; 'history --runs' lists the runs, "
+        raise ConfigError(f"{asked} {entity!r}: that is a run id, not an entity; 'history --runs' lists the runs, "
                           "'diff RUN_A RUN_B --state-dir' compares two", where)
-    names = sorted({k[1] for k in st.run_summaries(every[0]["run_id"])}) if every else []
-    near = difflib.get_close_matches(entity, names, n=3)
-    hint = f"; did you mean {', '.join(map(repr, near))}?" if near else \
-        ("" if every else "; no run is recorded here yet")
-    raise ConfigError(f"history {entity!r}: no such entity: no recorded run measured, found or isolated it "
+    names: set[str] = set()  # the newest measured run's, for the hint
+    for r in every:
+        keys = st.run_summaries(r["run_id"])
+        if any(k[1] == entity for k in keys):
+            return
+        names = names or {k[1] for k in keys}
+    if not names:
+        return
+    near = difflib.get_close_matches(entity, sorted(names), n=3)
+    hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
+    raise ConfigError(f"{asked} {entity!r}: no such entity: no recorded run measured, found or isolated it "
                       f"(a card node001/gpu0, host node001, link, tier scale_up or collective all_reduce/domain){hint}",
                       where)
 
