@@ -207,3 +207,47 @@ def test_st02_a_store_of_manual_isolations_only_cannot_tell_a_name(tmp_path: Pat
         st.record_run({"run_id": "20261201T000000Z-0000", "verdict": "pass", "playbook": "manual isolate"})
     r = _cli("status", "node009", "--state-dir", tmp_path)
     assert r.exit_code == 0 and "nothing is quarantined or isolated" in r.output, r.output
+
+
+# -- RB01: a ratio's bar no ratio can cross ----------------------------------------------------
+
+@pytest.mark.parametrize("rule,bar,says", [
+    ("p2p-bandwidth-card-slow", "below: 0", "a ratio is 0 or more, never below it, so the rule would judge nothing"),
+    ("p2p-bandwidth-domain-below-design", "below: -0.9", "never below it"),   # a sign slip silenced it
+    ("p2p-latency-above-design", "above: -2", "every ratio (0 or more) is above it"),
+])
+def test_rb01_a_ratio_bar_no_ratio_can_cross_is_refused(tmp_path: Path, rule: str, bar: str, says: str) -> None:
+    """RB01: 'below: 0' (or a sign slip, -0.9) on a ratio rule loaded and judged nothing, silently,
+    as 'facts: []' did before a1af340; robust_z bars may be negative and still load."""
+    path = tmp_path / "r.yaml"
+    path.write_text(f"extends: default\nrules:\n  - name: {rule}\n    {bar}\n")
+    line = one_line_error(_cli("rules", "check", path))
+    assert f"{path}:4" in line and says in line, line
+    path.write_text("extends: default\nrules:\n  - name: collective-straggler\n    above: -1\n")
+    assert _cli("rules", "check", path).exit_code == 0
+
+
+# -- HD01, PL01: attacks that held (kept so that they keep holding) ---------------------------
+
+def test_hd01_a_run_directory_diffed_with_its_copy_or_a_link_is_said_to_be_one_run(tmp_path: Path) -> None:
+    """HD01: a copy of a run directory (same run id) or a link to it is the same run: diff says
+    so (9e6e861's note), by run id, not by path."""
+    import shutil
+
+    from test_hostile_r5 import _run_dir
+    run = _run_dir(tmp_path, "a", layers=[{"name": "connectivity", "verdict": "pass"}])
+    shutil.copytree(run, tmp_path / "copy")
+    (tmp_path / "link").symlink_to(run)
+    for other in (tmp_path / "copy", tmp_path / "link"):
+        r = _cli("diff", run, other)
+        assert r.exit_code == 0 and "note: RUN_A and RUN_B are one run (a)" in r.output, r.output
+
+
+@pytest.mark.parametrize("layout,says", [
+    ("tp=8,tp=4,dp=2", "--layout names tp twice"),
+    ("tp=010,pp=4,dp=2", None),              # a leading 0 on the command line is decimal 10: TP=10 divides no 8192
+])
+def test_pl01_plan_layout_a_degree_twice_is_refused_and_digits_read_as_decimal(layout: str, says: str | None) -> None:
+    r = _cli("plan", "--params", "70B", "--layout", layout, "--hidden", 8192, "--layers", 80, "--card-memory", "80GB")
+    assert r.exit_code == 2, r.output
+    assert (says or "TP=10 must divide the hidden size 8192") in r.output, r.output

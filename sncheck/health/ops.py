@@ -7,8 +7,9 @@ a card bad with most partners is the card, all cards of a host alike is the host
 
 from __future__ import annotations
 
+
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -367,15 +368,34 @@ def golden_verdicts(curves: pd.DataFrame, reference: dict) -> pd.DataFrame:
 BOUND = {"below": Param((int, float), None, "bad when the value is below this"),
          "above": Param((int, float), None, "bad when the value is above this")}
 
+
+def _ratio_bar(key: str) -> Callable[[object, dict], str | None]:
+    """The check of a ratio's ``key`` bar: one no ratio can cross (below 0 or less: a rule judging
+    nothing, silently), or that every ratio crosses (above less than 0). robust_z is no ratio:
+    its bars may be negative."""
+    def check(value: object, node: dict) -> str | None:
+        if node.get("method", "ratio") != "ratio" or not isinstance(value, (int, float)):
+            return None
+        if key == "below" and value <= 0:
+            return (f"below: {value}: a ratio is 0 or more, never below it, so the rule would judge nothing "
+                    "(to judge nothing, set enabled: false)")
+        if key == "above" and value < 0:
+            return f"above: {value}: every ratio (0 or more) is above it, so every entity would be a finding"
+        return None
+    return check
+
+
+RATIO_BOUND = {k: replace(p, check=_ratio_bar(k)) for k, p in BOUND.items()}
+
 OPS: dict[str, Op] = {op.name: op for op in (
     Op("ratio_to_design", ratio_to_design, (PAIRS,), {
-        **BOUND,
+        **RATIO_BOUND,
         "per": Param(str, "pair", "judge each pair, or each scale-up domain by the median of its pairs "
                      "inside it (scope: supernode)", ("pair", "supernode")),
         "min_pairs": Param(int, 3, "per supernode: fewest pairs of a domain in a tier for its median to count"),
     }, ("below", "above"), "value over the tier's design value (e.g. below 0.8 of design bandwidth)"),
     Op("peer_outlier", peer_outlier, (PAIRS, ENTITIES), {
-        **BOUND,
+        **RATIO_BOUND,
         "method": Param(str, "ratio", "ratio to the peer median, or robust_z = 0.6745 (x - median) / MAD",
                         ("ratio", "robust_z")),
         "per": Param(str, "pair", "pairs: judge each pair, or each card by the median of its pairs",
