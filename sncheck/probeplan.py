@@ -23,7 +23,7 @@ from dataclasses import replace
 
 COLLECTIVES = ("all_reduce", "all_to_all")
 T = TypeVar("T")
-# Plans derived from a topology, per topology (weakly: dropped with it); see _per_topology.
+# Groups derived from a topology, per topology (weakly: dropped with it); see _per_topology.
 _DERIVED: WeakKeyDictionary[Topology, dict[tuple, object]] = WeakKeyDictionary()
 # The connectivity option tools_coverage (config/playbook.py) when a playbook gives none.
 DEFAULT_TOOLS_COVERAGE = 2
@@ -295,9 +295,11 @@ class GoldenPlan:
 
 
 def _per_topology(topo: Topology, key: tuple, build: Callable[[], T]) -> T:
-    """What ``build`` derives from ``topo`` alone (plans are frozen), made once per topology
-    and kept as long as it lives: a run asks each layer's plan of the fleet twice (the
-    faults' check, then the layer) and the stress groups a third time (the retests)."""
+    """What ``build`` derives from ``topo`` alone (frozen groups), made once per topology and
+    kept as long as it lives: a run asks for the stress groups three times (the faults'
+    check, the layer, the retests) and the golden groups twice. Only small things are kept
+    so: the connectivity plan's pair arrays (64 MB at 16,384 cards) are built again rather
+    than held through judging, where the run's memory peaks."""
     memo = _DERIVED.setdefault(topo, {})
     if key not in memo:
         memo[key] = build()
@@ -305,12 +307,6 @@ def _per_topology(topo: Topology, key: tuple, build: Callable[[], T]) -> T:
 
 
 def connectivity_plan(topo: Topology, cross_supernode: str = "bounded", **opts) -> ConnectivityPlan:
-    """:func:`_connectivity_plan`, once per topology and options."""
-    key = ("connectivity", cross_supernode, repr(sorted(opts.items())))
-    return _per_topology(topo, key, lambda: _connectivity_plan(topo, cross_supernode, **opts))
-
-
-def _connectivity_plan(topo: Topology, cross_supernode: str = "bounded", **opts) -> ConnectivityPlan:
     """Every pair inside each scale-up domain (domains at once, n-1 rounds), then
     rail-aligned pairs across supernodes.
 

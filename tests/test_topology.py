@@ -151,26 +151,28 @@ def test_cross_supernode_is_a_checked_playbook_option():
         raise AssertionError("an unknown cross_supernode mode was accepted")
 
 
-def test_plans_are_built_once_per_topology_and_options():
-    """A run asks each layer's plan twice (the faults' check, the layer) and the stress
-    groups again for its retests: built once per topology and options, the same frozen
-    object; other options or another topology build anew, and the plan goes with its topology."""
+def test_groups_are_built_once_per_topology_and_the_pair_plan_is_not_kept():
+    """A run asks for the stress groups three times (the faults' check, the layer, the
+    retests): built once per topology, the same frozen tuple, dropped with the topology.
+    The connectivity plan is built anew each time: its pair arrays (64 MB at 16,384 cards)
+    held with the topology raised the gate's peak RSS (1,539 -> 1,622 MB), so none is kept."""
     import gc
     import weakref
 
     from sncheck import probeplan
 
     topo = Topology(inventory([3, 2], 4))
-    plan = connectivity_plan(topo)
-    assert connectivity_plan(topo) is plan and connectivity_plan(topo, cross_supernode="bounded") is plan
     assert stress_groups(topo) is stress_groups(topo) and probeplan.golden_groups(topo) is probeplan.golden_groups(topo)
-    full = connectivity_plan(topo, cross_supernode="all-pairs")
-    assert full is not plan and full.cross_supernode == "all-pairs"
-    assert connectivity_plan(topo, lat_iters=7).lat_iters == 7 != plan.lat_iters
+    plan = connectivity_plan(topo)
+    again = connectivity_plan(topo)
+    assert again is not plan and [list(r.pairs) for r in again.rounds] == [list(r.pairs) for r in plan.rounds]
+    kept = weakref.ref(plan)
+    del plan, again
+    gc.collect()
+    assert kept() is None   # nothing holds a pair plan once its user lets it go
     other = Topology(inventory([3, 2], 4))
-    assert connectivity_plan(other) is not plan
-    assert [list(r.pairs) for r in connectivity_plan(other).rounds] == [list(r.pairs) for r in plan.rounds]
+    assert stress_groups(other) is not stress_groups(topo) and stress_groups(other) == stress_groups(topo)
     gone = weakref.ref(other)
     del other
     gc.collect()
-    assert gone() is None and len(probeplan._DERIVED) >= 1 and all(t is not None for t in probeplan._DERIVED)
+    assert gone() is None and all(t is not None for t in probeplan._DERIVED)
