@@ -159,3 +159,10 @@ def amd_smi_json_failed(rng: random.Random) -> Iterator[Variant]:
         message, code = line.rsplit(" Error code: ", 1)
         text = json.dumps({"error": message, "code": int(code)}) + "\n"
         yield Variant("amd-smi-json", f"failed: {said}", text, (("len(gpus)", 0),), fails=True, finding=said)
+    # a reader's paste of the document's middle (harvest7's ajean capture starts inside "clock"): refused
+    gpus = [{"gpu": i, "clock": {f"gfx_{k}": {"clk": {"value": 100 * k, "unit": "MHz"}, "clk_locked": "N/A"}
+                                 for k in range(4)}} for i in range(2)]
+    lines = json.dumps(gpus, indent=4).split("\n")
+    inside = rng.randrange(4, 12)
+    yield Variant("amd-smi-json", "a fragment from inside a GPU's clock", "\n".join(lines[inside:]) + "\n",
+                  (("len(gpus)", 0),), fails=True, finding="a fragment starting inside an object")

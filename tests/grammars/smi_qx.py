@@ -260,6 +260,13 @@ def smi_qx(rng: random.Random) -> Iterator[Variant]:
     twice = "\n".join(lines[:stop + 1] + lines[start:stop + 1] + lines[stop + 1:]).replace(
         "<attached_gpus>1<", "<attached_gpus>2<")
     yield Variant("nvidia-smi-qx", "one GPU listed twice", twice, (("len(gpus)", 2),), fails=True)
+    # a reader's paste of the document's middle (harvest7's netdata capture, from inside <pci>): refused,
+    # naming the elements it starts inside
+    text, _ = _document(rng, rng.choice(tuple(_ERAS)), 2)
+    lines = text.split("\n")
+    inside = lines.index(next(ln for ln in lines if ln.strip() == "<pci>")) + rng.randrange(1, 4)
+    yield Variant("nvidia-smi-qx", "a fragment from inside <pci>", "\n".join(lines[inside:inside + 60]) + "\n",
+                  (("len(gpus)", 0),), fails=True, finding="a fragment starting inside <")
     # what nvidia-smi prints in place of the document when it cannot read the GPUs
     for line in _FAILED if ALL else (rng.choice(_FAILED),):
         yield Variant("nvidia-smi-qx", line[:24], line + "\n", (("len(gpus)", 0),), fails=True, finding=line)

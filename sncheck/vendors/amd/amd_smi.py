@@ -44,6 +44,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import jsonprefix
+from sncheck.vendors.fragment import json_fragment
 
 _OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
 _TRUNCATED = re.compile(r"^\[output truncated\]$|^(\.\.\.|…)$")
@@ -220,6 +221,8 @@ def parse_amd_smi_json(text: str) -> dict[str, Any]:
     start = min((i for i in (text.find("["), text.find("{")) if i >= 0), default=-1)
     if start < 0:
         raise ParseError("no JSON document", tool="amd-smi-json")
+    if fragment := json_fragment(text[:start], "amd-smi --json"):  # pasted from inside (harvest7's ajean capture)
+        return {"tool": "amd-smi-json", "gpus": [], "errors": [fragment]}
     errors: list[str] = []
     try:
         doc, whole = jsonprefix.load(text[start:])

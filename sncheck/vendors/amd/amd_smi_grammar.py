@@ -62,7 +62,9 @@ GRAMMAR = {
         end="the document closes; a document cut short keeps every value printed before the cut (exit 1)",
         failures=("a document that does not close; the CLI's exception in --json, printed alone: "
                   "'{\"error\": \"Can not find a device: GPU '9'\", \"code\": -3}' (amdsmi_cli_exceptions.py "
-                  "json_message: no GPU, errors: not measured); no JSON at all is a parse error"),
+                  "json_message: no GPU, errors: not measured); a reader's paste from inside the document (a member's "
+                  "key or a close before the first brace: sncheck.vendors.fragment) is refused, no GPU read; no "
+                  "JSON at all is a parse error"),
         values="gpus[{...the device object as printed...}], errors",
     ),
     "amd-smi-monitor": Grammar(

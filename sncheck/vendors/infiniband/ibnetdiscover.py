@@ -46,6 +46,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.infiniband.ibnetdiscover_ports import is_ports_report, parse_ports_report
 
 _TYPES = {"Switch": "switch", "Ca": "ca", "Rt": "router"}
 _PREFIX = {"S": "switch", "H": "ca", "R": "router"}
@@ -75,7 +76,10 @@ def _guid(hex_text: str) -> str:
 
 
 def parse_ibnetdiscover(text: str) -> dict[str, Any]:
-    """``ibnetdiscover``: every node with its connected ports (``links``)."""
+    """``ibnetdiscover``: every node with its connected ports (``links``); ``-p``'s ports report
+    as ``ports`` (:mod:`sncheck.vendors.infiniband.ibnetdiscover_ports`)."""
+    if is_ports_report(text):
+        return parse_ports_report(text, _other)
     nodes: list[dict[str, Any]] = []
     errors: list[str] = []
     node: dict[str, Any] | None = None

@@ -26,18 +26,26 @@ GRAMMAR = {
             "' s=%d w=%d v=%d'; an Xsigo far end ' slot %d' or ' (scp)'",
             f"{_DIAGS} ibdiag_common.c dump_linkwidth_compat / dump_linkspeed(ext)_compat: widths 1x 2x 4x 8x 12x "
             f"(?? unknown), speeds {_SPEEDS}",
+            f"{_DIAGS} ibnetdiscover.c dump_ports_report (-p, --ports; through ibnd_iter_nodes, every node, its "
+            "ports from the highest down to 1): '%2s %5d %2d 0x%016llx %s %s' (SW/CA/RT/??, a switch's smalid or "
+            "the port's base LID, port, port GUID, width, speed), then ' - %2s %5d %2d 0x%016llx ( '%s' - '%s' )' "
+            "(the far end's, the node's and the far node's descriptions) or, with no far end, \"%36s'%s'\"",
         ),
         lines=("the '#' header; per node: vendid, devid, [sysimgguid], its guid line, its type line, then one "
                "line per connected port (ports without a link are not listed), the far end's node, port, "
                "description and LID, and the link's width and speed ('4xHDR'); a blank line between nodes. "
-               "Grouping (-g) and the -s/-l/-H lists are other layouts, not this view"),
+               "Grouping (-g) and the -s/-l/-H lists are other layouts, not this view. -p's ports report (no "
+               "header, one line per port of every node, linked or not) is read as ports[]"),
         end=("none: the file is whole when every link is listed from both ends, each far node's record present "
-             "(a cut leaves a link whose far node has no record, or does not list it back)"),
+             "(a cut leaves a link whose far node has no record, or does not list it back); -p: every link's "
+             "line listed back by its far port's line"),
         failures=("'ibwarn:'/'ibpanic:'/'ibnetdiscover:' lines, 'Failed', a record line the grammar does not hold, "
                   "a link not listed back, a node recorded twice (the BFS of ibnetdiscover.c marks each node "
                   "found once: two outputs spliced) (errors: the topology is not read as the fabric)"),
         values=("nodes[{type, guid, ports, desc, lid (a switch's), links[{port, remote_type, remote_guid, "
-                "remote_port, remote_desc, remote_lid, width, speed, lid and port_guid (a CA's port)}]}], errors"),
+                "remote_port, remote_desc, remote_lid, width, speed, lid and port_guid (a CA's port)}]}], errors; "
+                "-p: format 'ports', ports[{type, lid, port, guid, width, speed, desc, remote: {type, lid, port, "
+                "guid, desc} or null}]"),
     ),
     "iblinkinfo": Grammar(
         tool="iblinkinfo [-l] [-a] [--switches-only, --cas-only] (infiniband-diags)",

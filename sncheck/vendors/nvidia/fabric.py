@@ -52,6 +52,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
+from sncheck.vendors.fragment import xml_fragment
 from sncheck.vendors.nvidia import smi_query
 from sncheck.vendors.nvidia.smi_query import fabric_from_text_node, platform_from_text_node
 from sncheck.vendors.nvidia.smi_values import TOOL_ERROR, clique_value, int_value, leading_int, text_value
@@ -75,6 +76,8 @@ def parse_query_xml(text: str) -> dict[str, Any]:
     if start < 0:
         # nvidia-smi prints its failure line in place of the document ("No devices were found")
         failed = [ln.strip() for ln in text.splitlines() if TOOL_ERROR.search(ln.strip())]
+        # or a reader pasted a part of the document (harvest7's netdata capture starts inside <pci>)
+        failed = failed or [why for why in [xml_fragment(text, "nvidia-smi -q -x")] if why]
         if failed:
             return {"tool": "nvidia-smi-qx", "driver_version": None, "cuda_version": None, "attached_gpus": None,
                     "gpus": [], "errors": failed}

@@ -50,7 +50,9 @@ GRAMMAR = {
             "'attached_gpus' states how many <gpu> elements follow",
         failures=("'No devices were found', 'NVIDIA-SMI has failed because it couldn't communicate with the "
                   "NVIDIA driver ...', 'Failed to initialize NVML: ...' printed in place of the document "
-                  "(errors); a document not well-formed (cut: errors, what closed before the cut kept), fewer "
+                  "(errors); a reader's paste from inside the document (no <nvidia_smi_log>, elements closed "
+                  "before any opening: refused, naming where it starts, sncheck.vendors.fragment; no GPU read); "
+                  "a document not well-formed (cut: errors, what closed before the cut kept), fewer "
                   "<gpu> elements than attached_gpus, a bus id or UUID twice (errors); what -q's query checks judge, "
                   "judged alike (faults: a link narrower than its max width, a volatile uncorrectable ECC "
                   "count, a pending row remap or page retirement, HW Slowdown active), as a run's query_fabric "
