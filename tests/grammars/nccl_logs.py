@@ -203,6 +203,26 @@ def torch_nccl(rng: random.Random) -> Iterator[Variant]:
         values = (("timeouts[rank=3].seq", seq), ("timeouts[rank=3].ran_ms", ran),
                   ("progress[rank=3].last_enqueued", seq + 12), ("progress[rank=3].last_completed", seq - 1))
         yield Variant("torch-nccl", f"wrapped at {width}", "\n".join(wrapped) + "\n", values, fails=True, stream=True)
+    # a logger's or reporter's break after 'timeout:' (the WorkNCCL on its own line, no 'ran for': harvest8's
+    # GB200 excerpt), under a launcher's bare '[rank3]' tag
+    seq, r = rng.randrange(100, 90000), rng.randrange(8)
+    text = (f"[rank{r}] Watchdog caught collective operation timeout:\n"
+            f"WorkNCCL(SeqNum={seq}, OpType=ALLGATHER, NumelIn=1, NumelOut=32, Timeout(ms)=600000)\n")
+    yield Variant("torch-nccl", "broken after 'timeout:'", text,
+                  (("ranks", r), ("timeouts[0].seq", seq), ("timeouts[0].numel_out", 32), ("timeouts[0].ran_ms", None)),
+                  fails=True, stream=True)
+    # checkForNCCLErrorsInternal's asynchronous error ("NCCL error: " + ncclGetErrorWithVersion, no FILE:LINE) ending
+    # the watchdog, then getNcclErrorDetailStr's lines
+    version = rng.choice(("2.18.1", "2.20.5", "2.21.5"))
+    lines = [_glog("2.3", 9, 1414, 0) + "[PG 0 Rank 9] Process group watchdog thread terminated with exception: NCCL "
+             f"error: remote process exited or there was a network error, NCCL version {version}",
+             "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+             "Last error:",
+             "NET/IB : Got completion from peer 10.5.0.34<33956> with error 5, opcode 0, len 1, vendor err 244 (Recv)"]
+    yield Variant("torch-nccl", "watchdog ended by an asynchronous NCCL error", "\n".join(lines) + "\n",
+                  (("ranks", 9), ("nccl_version", version), ("nccl_errors[0].where", None),
+                   ("nccl_errors[0].result", "remote process exited or there was a network error")),
+                  fails=True, stream=True, finding="remote process exited")
 
 
 @generator("nccl-inspector")

@@ -31,10 +31,16 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
 - an NCCL call that failed (``NCCLUtils.hpp`` ``C10D_NCCL_CHECK``): ``NCCL error in:
   FILE:LINE, <ncclGetErrorString>, NCCL version X.Y.Z`` then ``ncclSystemError: ...`` and
   ``Last error:`` with NCCL's own last WARN.
+- a communicator's asynchronous error the watchdog found (``checkForNCCLErrorsInternal``, 1.x
+  to 2.8): ``NCCL error: <ncclGetErrorString>, NCCL version X.Y.Z`` (no FILE:LINE: ``where`` is
+  null), inside ``Process group watchdog thread terminated with exception: ...``, then
+  ``getNcclErrorDetailStr``'s ``ncclRemoteError: ...`` and ``Last error:`` lines.
 
 A paste may wrap a long message at its terminal's width: the tail lines, starting no line of
 their own (no rank, glog or launcher prefix, naming no rank of their own), are joined to the
-message again.
+message again; a timeout message broken after its ``timeout:`` (the ``WorkNCCL(...)`` on the
+next line, as a logger or a reporter wraps it) is joined whatever its width. A bare ``[rank3]``
+(a launcher's tag, no colon) names the rank as torch's ``[rank3]:`` does.
 
 There is no end marker: a log is a stream. Every one of these messages is a failure (exit 1):
 the watchdog prints nothing on a healthy job.
@@ -68,7 +74,7 @@ TOOL = "torch-nccl"
 # "[PG ID 0 PG GUID 0(default_pg) Rank 3] ", "[PG 0 (default_pg) Rank 3] " (2.4), "[PG 0 Rank 3] ", "[Rank 3] "
 _PG = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\w+)(?: \((?P<desc>[^)\]]*)\))?(?: PG GUID (?P<guid>[^\s\]]+))? )?"
                  r"Rank (?P<rank>\d+)\]")
-_TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\]:")
+_TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\](?::|\s)")
 # what starts a line of its own (not the tail of a wrapped message): torch's rank prefix, glog's, a launcher's
 _STARTS_LINE = re.compile(r"^(?:\[rank\d+\]:|\[[EWIF]\d*[ \]]|\[[EWIF] |[EWIF]\d{4} |\S+ \[std(?:out|err)\] )")
 _WORK = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<nin>-?\d+), "
@@ -79,6 +85,9 @@ _PROGRESS = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work|de
 _DUMP_SIGNAL = re.compile(r"Received a dump signal due to a collective timeout from\s+(?P<src>this local rank|rank \d+)"
                           r"(?:.*?Last enqueued \w+ work: (?P<enq>-?\d+), last completed \w+ work: (?P<done>-?\d+))?")
 _NCCL_ERROR = re.compile(r"NCCL error in: (?P<where>\S+?),? (?P<result>[^,]*(?:\([^)]*\))?),? NCCL version (?P<v>[\d.]+)")
+# checkForNCCLErrorsInternal: "NCCL error: " + ncclGetErrorWithVersion(err) (no FILE:LINE)
+_NCCL_ASYNC_ERROR = re.compile(r"NCCL error: (?P<result>[^,]+(?:\([^)]*\))?), NCCL version (?P<v>[\d.]+)")
+_TIMEOUT_HEAD = "collective operation timeout:"  # a message broken here continues with its WorkNCCL(...)
 _FAILED_TEXT = {
     "Heartbeat monitor timed out": "heartbeat", "NCCL monitor thread timeout": "heartbeat",
     "watchdog got stuck for": "heartbeat",
@@ -180,8 +189,9 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
                 data["dump_signals"].append({"rank": rank, "from": m["src"], "last_enqueued": _int(m["enq"]),
                                              "last_completed": _int(m["done"])})
             hit = True
-        if "NCCL error in:" in line and (m := _NCCL_ERROR.search(line)):
-            data["nccl_errors"].append({"where": m["where"], "result": m["result"].strip(), "version": m["v"]})
+        if "NCCL error" in line and (m := _NCCL_ERROR.search(line) or _NCCL_ASYNC_ERROR.search(line)):
+            where = m["where"] if "where" in m.groupdict() else None
+            data["nccl_errors"].append({"where": where, "result": m["result"].strip(), "version": m["v"]})
             data["nccl_version"] = data["nccl_version"] or m["v"]
             hit = True
         for needle, what in _FAILED_TEXT.items():
@@ -217,7 +227,9 @@ def _logical_lines(text: str) -> list[list[str]]:
     out: list[list[str]] = []
     prev = ""
     for raw in text.split("\n"):
-        if (out and len(out[-1]) <= _WRAP_PIECES and len(prev) >= _WRAP_MIN and not prev.rstrip().endswith(".")
+        if out and prev.rstrip().endswith(_TIMEOUT_HEAD) and raw.strip().startswith("WorkNCCL("):
+            out[-1].append(" " + raw.strip())  # the message broken after its 'timeout:'
+        elif (out and len(out[-1]) <= _WRAP_PIECES and len(prev) >= _WRAP_MIN and not prev.rstrip().endswith(".")
                 and raw.strip() and not _STARTS_LINE.match(raw.strip())
                 and not _PG.search(raw) and not _TORCH_RANK.search(raw)  # a rank's own line ('  what():  [Rank 1]')
                 and ("ProcessGroupNCCL" in out[-1][0] or "Rank " in out[-1][0])):
@@ -259,7 +271,7 @@ def _faults(data: dict[str, Any]) -> list[str]:
             for p in data["progress"]]
     out += [f"rank {d['rank']}: Flight Recorder dump signal from {d['from']}" for d in data["dump_signals"]]
     out += [f"rank {r}: watchdog heartbeat timed out" for r in data["heartbeat_timeouts"]]
-    out += [f"NCCL error in {e['where']}: {e['result']}" for e in data["nccl_errors"]]
+    out += [f"NCCL error{' in ' + e['where'] if e['where'] else ''}: {e['result']}" for e in data["nccl_errors"]]
     if data["process_down"]:
         out.append(f"the watchdog took {data['process_down']} process(es) down")
     if data["terminated"]:

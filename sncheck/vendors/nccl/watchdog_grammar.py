@@ -21,6 +21,10 @@ GRAMMAR = {"torch-nccl": Grammar(
         "taking the entire process down.'; 'Process group watchdog thread terminated with exception')",
         "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.hpp (C10D_NCCL_CHECK: 'NCCL error in: %s:%d, %s, "
         "NCCL version %s' then ncclGetLastError's text)",
+        "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp checkForNCCLErrorsInternal (1.x to 2.8): a "
+        "communicator's asynchronous error, '\"NCCL error: \" + ncclGetErrorWithVersion(err)' ('<ncclGetErrorString>, "
+        "NCCL version %s', no FILE:LINE) then getNcclErrorDetailStr's '\\n<ncclRemoteError: ...>\\nLast error:\\n<NCCL's "
+        "WARN>', inside 'Process group watchdog thread terminated with exception: ...' (harvest8's p2p-test README)",
         "google/glog and c10's logging: '[E ProcessGroupNCCL.cpp:475] ' (1.x, 2.0), '[E0709 17:05:38.162814866 "
         "ProcessGroupNCCL.cpp:2271] ' (2.2+), torch's '[rank3]:' prefix (2.3+)",
         "pytorch/pytorch PR 140969 ('[fr][ez] better log messages', 2024-11, the Flight Recorder trace analyzer "
@@ -38,7 +42,9 @@ GRAMMAR = {"torch-nccl": Grammar(
            "work: E, last completed work: C' 2.4+), the Flight Recorder lines, the heartbeat monitor's, the "
            "process-down and thread-terminated lines, a blocking wait's timeout, an NCCL call's error; a paste "
            "may wrap a message at its terminal's width (its tail on lines of their own, no prefix: real capture "
-           "mila-iqia/milabench#269), read joined again; a line naming a rank of its own (torch's '  what():  "
+           "mila-iqia/milabench#269), read joined again; a timeout message broken after its 'timeout:' with its "
+           "WorkNCCL(...) on the next line (a logger's or reporter's break: harvest8's GB200 excerpt) joined whatever "
+           "its width; a launcher's bare '[rankR]' tag names the rank as '[rankR]:' does; a line naming a rank of its own (torch's '  what():  "
            "[PG 0 Rank 1] ...' under another rank's line) is never a tail; the Flight Recorder analyzer's report of "
            "a collective not every rank joined (its 'key: value' lines after 'Not all ranks joining collective')"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
