@@ -163,6 +163,25 @@ def perfquery(rng: random.Random) -> Iterator[Variant]:
             end = len(lines) - 1 if extended and ports == 1 else None
             yield Variant("perfquery", f"{'-x ' if extended else ''}{ports} ports{' one error' if bad else ''}",
                           "\n".join(lines) + "\n", tuple(values), fails=bad is not None, count=ports, end=end)
+    # -E / -D: perfquery.c common_func's '# <set> counters: Lid N port P' and libibmad's detail counters
+    for name, counters in (("PortRcvErrorDetails", _RCV_DETAILS), ("PortXmitDiscardDetails", _XMIT_DETAILS)):
+        ports = rng.choice((1, 2))
+        bad = (rng.randrange(ports), rng.choice(counters)) if rng.random() < 0.5 else None
+        lines, values = [], [("len(ports)", ports)]
+        for p in range(1, ports + 1):
+            lines.append(f"# {name} counters: Lid {1700 + p} port {p}")
+            fields = [("PortSelect", str(p)), ("CounterSelect", "0x0000")]
+            fields += [(n, "3" if bad == (p - 1, n) else "0") for n in counters]
+            lines += [f"{n + ':':.<33}{v}" for n, v in fields]
+            values.append((f"ports[port={p}].lid", 1700 + p))
+        yield Variant("perfquery", f"{name} {ports} ports{' one error' if bad else ''}", "\n".join(lines) + "\n",
+                      tuple(values), fails=bad is not None, count=ports)
+
+
+_RCV_DETAILS = ("PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors", "PortDLIDMappingErrors",
+                "PortVLMappingErrors", "PortLoopingErrors")
+_XMIT_DETAILS = ("PortInactiveDiscards", "PortNeighborMTUDiscards", "PortSwLifetimeLimitDiscards",
+                 "PortSwHOQLifetimeLimitDiscards")
 
 
 # perftest's failure prints (stderr with stdout): a setup that failed alone, before any banner

@@ -16,7 +16,12 @@ it the same way (:mod:`sncheck.cli.parse_counters`), never by its values alone.
   ``dump_perfcounters`` / ``dump_perfcounters_ext``, libibmad's field order): PortCounters
   at ``PortXmitWait`` (``PortRcvPkts`` before libibmad printed it), PortCountersExtended at
   ``PortRcvPkts``, ``PortMulticastRcvPkts`` (CapMask bit 9) or ``QP1Dropped`` (CapMask2's
-  additional counters). A block ending elsewhere was cut short.
+  additional counters). A block ending elsewhere was cut short. ``-E`` and ``-D`` print
+  ``# PortRcvErrorDetails counters: Lid N port P`` / ``# PortXmitDiscardDetails counters: ...``
+  (perfquery.c ``common_func``: ``"# %s counters: %s port %d"``) with their six / four counters
+  (libibmad's IB_PC_RCV_LOCAL_PHY_ERR_F .. IB_PC_RCV_LOOPING_ERR_F, IB_PC_XMT_INACT_DISC_F ..
+  IB_PC_XMT_SW_HOL_DISC_F), kept under their printed names, every one an error count; the other
+  counter sets ``common_func`` prints (per-VL and per-SL counters) are not read (an error).
 * ``ibqueryerrors``: ``Errors for "<node>"`` then ``GUID 0x... port N: [Name == v] ...``
   (switches print ``port ALL`` too); the ``## Summary`` line ends it. Only ports with
   counts are listed: that is the tool's design.
@@ -46,10 +51,16 @@ GRAMMAR = {
                  "counters: %s port %d (CapMask: 0x%02X CapMask2: 0x%07X)' then the counters "
                  "(libibmad dump.c mad_dump_perfcounters / _ext: 'Name:' padded with dots to the value, one a "
                  "line, PortSelect and CounterSelect first)",),
-        lines="per port: its header, then 'Name:....value' lines (decimal counts, 0x.. masks)",
+        lines="per port: its header, then 'Name:....value' lines (decimal counts, 0x.. masks); -E / -D: "
+              "'# PortRcvErrorDetails counters: %s port %d' / '# PortXmitDiscardDetails counters: ...' (perfquery.c "
+              "common_func) then their counters (libibmad PortLocalPhysicalErrors .. PortLoopingErrors, "
+              "PortInactiveDiscards .. PortSwHOQLifetimeLimitDiscards); the other counter sets common_func prints "
+              "(per VL, per SL) are not read (errors)",
         end="each block's last field (dump_perfcounters / _ext, libibmad's order): PortCounters at PortXmitWait "
             "(PortRcvPkts before libibmad printed it), PortCountersExtended at PortRcvPkts, PortMulticastRcvPkts "
-            "(CapMask bit 9) or QP1Dropped (CapMask2's additional counters); a block ending elsewhere is cut",
+            "(CapMask bit 9) or QP1Dropped (CapMask2's additional counters), PortRcvErrorDetails at "
+            "PortLoopingErrors, PortXmitDiscardDetails at PortSwHOQLifetimeLimitDiscards; a block ending elsewhere "
+            "is cut",
         failures="an error counter above zero (faults); 'ibwarn'/'ibpanic' and 'failed' lines (errors)",
         values="ports[{lid, port, cap_mask, counters{<sysfs name>: value}}], faults, errors",
     ),
@@ -124,7 +135,12 @@ COUNTERS = tuple(dict.fromkeys((*ERROR_COUNTERS, *PMA_TO_SYSFS.values())))
 
 # The field each kind of perfquery block may end with (see the module docstring).
 _PQ_LAST = {"basic": ("PortXmitWait", "PortRcvPkts"),
-            "extended": ("PortRcvPkts", "PortMulticastRcvPkts", "QP1Dropped")}
+            "extended": ("PortRcvPkts", "PortMulticastRcvPkts", "QP1Dropped"),
+            "PortRcvErrorDetails": ("PortLoopingErrors",), "PortXmitDiscardDetails": ("PortSwHOQLifetimeLimitDiscards",)}
+# -E / -D's counters (libibmad's names as printed): each an error count
+DETAIL_ERRORS = ("PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors",
+                 "PortDLIDMappingErrors", "PortVLMappingErrors", "PortLoopingErrors", "PortInactiveDiscards",
+                 "PortNeighborMTUDiscards", "PortSwLifetimeLimitDiscards", "PortSwHOQLifetimeLimitDiscards")
 _PQ_CAPS = re.compile(r"CapMask: (0x[0-9A-Fa-f]+)(?: CapMask2: (0x[0-9A-Fa-f]+))?")
 _CAP_XMIT_WAIT, _CAP_EXT_WIDTH, _CAP2_ADDL_EXT = 0x1000, 0x200, 0x2  # the header's bits perfquery.c tests
 
@@ -134,6 +150,8 @@ def _pq_ends(kind: str | None, header: str, fields: set[str]) -> tuple[str, ...]
     the fields it printed (once CounterSelect2 is printed, the block runs to QP1Dropped)."""
     if kind is None:
         return _PQ_LAST["basic"] + _PQ_LAST["extended"]
+    if kind not in ("basic", "extended"):
+        return _PQ_LAST[kind]
     m = _PQ_CAPS.search(header)
     cap = int(m.group(1), 16) if m else 0
     cap2 = int(m.group(2), 16) if m and m.group(2) else 0
@@ -143,6 +161,7 @@ def _pq_ends(kind: str | None, header: str, fields: set[str]) -> tuple[str, ...]
         return ("QP1Dropped",)
     return _PQ_LAST["extended"][1:] if cap & _CAP_EXT_WIDTH else _PQ_LAST["extended"]
 _PQ_HEADER = re.compile(r"^# Port (?:extended )?counters: Lid (\d+) port (\d+|ALL|255)\b", re.I)
+_PQ_OTHER_HEADER = re.compile(r"^# (\w+) counters: Lid (\d+) port (\d+|ALL|255)\b")  # common_func's sets
 _PQ_LINE = re.compile(r"^([A-Za-z0-9]+):\.*\s*(\S+)\s*$")
 _IQE_NODE = re.compile(r'^Errors for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
 _IQE_PORT = re.compile(r"^GUID (0x[0-9a-fA-F]+) port (\d+|ALL):(.*)$")
@@ -163,7 +182,7 @@ def _number(text: str) -> int | None:
 def _faults(ports: list[dict[str, Any]]) -> list[str]:
     return [f"{p['device'] or 'lid ' + str(p.get('lid'))} port {p['port']} {name}={value}"
             for p in ports for name, value in sorted(p["counters"].items())
-            if name in ERROR_COUNTERS and isinstance(value, int) and value > 0]
+            if (name in ERROR_COUNTERS or name in DETAIL_ERRORS) and isinstance(value, int) and value > 0]
 
 
 def _result(tool: str, ports: list[dict], errors: list[str], **extra: Any) -> dict[str, Any]:
@@ -187,6 +206,17 @@ def parse_perfquery(text: str) -> dict[str, Any]:
             ports.append({"device": None, "lid": int(m.group(1)), "port": int(port) if port.isdecimal() else port,
                           "counters": {}})
             kinds.append("extended" if "extended" in line.lower() else "basic")
+            last.append("")
+            headers.append(line)
+            fields.append(set())
+        elif m := _PQ_OTHER_HEADER.match(line):
+            if m.group(1) not in _PQ_LAST:
+                errors.append(f"a {m.group(1)} block (perfquery's per-VL or per-SL counters): not read")
+                continue
+            port = m.group(3)
+            ports.append({"device": None, "lid": int(m.group(2)), "port": int(port) if port.isdecimal() else port,
+                          "counters": {}})
+            kinds.append(m.group(1))
             last.append("")
             headers.append(line)
             fields.append(set())
