@@ -104,19 +104,19 @@ def ibnetdiscover(rng: random.Random) -> Iterator[Variant]:
         (("len(nodes)", 5),), fails=True, end=len(lines))
 
 
-def _ports_report_lines(nodes: list[_Node], speed: str, unlinked: bool) -> list[str]:
+def _ports_report_lines(nodes: list[_Node], speed: str, bare: bool = False) -> list[str]:
     """dump_ports_report through ibnd_iter_nodes: the nodes in the reverse of their discovery (the
-    host's adapter, found first, last), each node's ports from its highest down to 1; a switch's
-    ports without a far end listed alone (``unlinked``: the leaves' two ports below the uplinks)."""
+    host's adapter, found first, last), each node's ports from its highest down to 1: every port
+    of a switch (recv_port0_info queries them all), linked or not; a CA's linked ports. ``bare``:
+    a port without a far end shows its description without quotes (the exporter's test3)."""
     types = {"switch": "SW", "ca": "CA"}
     lines = []
     for n in nodes[::-1]:
-        free = {p for p in range(n.nports - 3, n.nports - 1) if p not in n.links} if unlinked and \
-            n.kind == "switch" else set()
-        for p in sorted(set(n.links) | free, reverse=True):
+        listed = range(1, n.nports + 1) if n.kind == "switch" else sorted(n.links)
+        for p in sorted(listed, reverse=True):
             head = f"{types[n.kind]} {n.lid:5d} {p:2d} 0x{n.port_guid(p):016x} 4x {speed}"
             if p not in n.links:
-                lines.append(f"{head}{'':36s}'{n.desc}'")
+                lines.append(f"{head}{'':36s}" + (n.desc if bare else f"'{n.desc}'"))
                 continue
             far, fp = n.links[p]
             lines.append(f"{head} - {types[far.kind]} {far.lid:5d} {fp:2d} 0x{far.port_guid(fp):016x} "
@@ -126,12 +126,13 @@ def _ports_report_lines(nodes: list[_Node], speed: str, unlinked: bool) -> list[
 
 @generator("ibnetdiscover")
 def ibnetdiscover_ports(rng: random.Random) -> Iterator[Variant]:
-    """-p's ports report: no header, no end line; every link listed from both its ends, so the
-    last line (the host adapter's port 1, its switch listed before it) is the end."""
+    """-p's ports report: no header, no end line; every link listed from both its ends and every
+    switch port listed, so the last line (the host adapter's port 1, its switch listed before it)
+    is the end."""
     for hcas, leaves, spines in ((1, 1, 0), (8, 1, 1), (72, 4, 2) if ALL else (16, 2, 1)):
         speed = rng.choice(("EDR", "HDR", "NDR", "FDR10", "SDR"))
-        nodes = _fabric(rng, hcas, leaves, spines)
-        lines = _ports_report_lines(nodes, speed, unlinked=rng.random() < 0.5)
+        nodes = _fabric(rng, hcas, leaves, spines, radix=40 if ALL else 24)  # every switch port is a line
+        lines = _ports_report_lines(nodes, speed, bare=rng.random() < 0.3)
         host, leaf = nodes[-1], nodes[0]
         far, fp = host.links[1]
         values = [("format", "ports"), ("len(ports)", len(lines)),
@@ -141,10 +142,15 @@ def ibnetdiscover_ports(rng: random.Random) -> Iterator[Variant]:
                   (f"ports[guid=0x{leaf.guid:016x}].lid", leaf.lid)]
         yield Variant("ibnetdiscover", f"-p ports report {hcas} HCAs {leaves}x{spines} {speed}",
                       "\n".join(lines) + "\n", tuple(values))
-    nodes = _fabric(rng, 4, 1, 0)
-    lines = _ports_report_lines(nodes, "HDR", False)
+    nodes = _fabric(rng, 4, 1, 0, radix=16)
+    lines = _ports_report_lines(nodes, "HDR")
     yield Variant("ibnetdiscover", "-p ports report, a port's far end not listed back", "\n".join(lines[1:]) + "\n",
                   (("format", "ports"),), fails=True, finding="does not list it back")
+    # an excerpt of the unlinked ports: a switch's port with the ports below it missing (the exporter's test3)
+    gone = [ln for ln in lines if " - " not in ln][rng.randrange(3, 10)]
+    yield Variant("ibnetdiscover", "-p ports report, an unlinked switch port left out",
+                  "\n".join(ln for ln in lines if ln != gone) + "\n", (("format", "ports"),), fails=True,
+                  finding="not listed")
 
 
 # ----------------------------------------------------------------------------- iblinkinfo

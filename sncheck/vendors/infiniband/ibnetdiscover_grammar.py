@@ -29,7 +29,11 @@ GRAMMAR = {
             f"{_DIAGS} ibnetdiscover.c dump_ports_report (-p, --ports; through ibnd_iter_nodes, every node, its "
             "ports from the highest down to 1): '%2s %5d %2d 0x%016llx %s %s' (SW/CA/RT/??, a switch's smalid or "
             "the port's base LID, port, port GUID, width, speed), then ' - %2s %5d %2d 0x%016llx ( '%s' - '%s' )' "
-            "(the far end's, the node's and the far node's descriptions) or, with no far end, \"%36s'%s'\"",
+            "(the far end's, the node's and the far node's descriptions) or, with no far end, \"%36s'%s'\" (the "
+            "description without its quotes in infiniband_exporter's test3 fixture, read alike)",
+            "linux-rdma/rdma-core libibnetdisc/ibnetdisc.c recv_port0_info: PortInfo queried on every port 1..numports "
+            "of a switch found (linked or not), so -p lists each switch port once; create_node puts each new node "
+            "first in the list ibnd_iter_nodes walks, so the node it started from comes last",
         ),
         lines=("the '#' header; per node: vendid, devid, [sysimgguid], its guid line, its type line, then one "
                "line per connected port (ports without a link are not listed), the far end's node, port, "
@@ -38,7 +42,7 @@ GRAMMAR = {
                "header, one line per port of every node, linked or not) is read as ports[]"),
         end=("none: the file is whole when every link is listed from both ends, each far node's record present "
              "(a cut leaves a link whose far node has no record, or does not list it back); -p: every link's "
-             "line listed back by its far port's line"),
+             "line listed back by its far port's line, and every switch's ports 1..N each listed once"),
         failures=("'ibwarn:'/'ibpanic:'/'ibnetdiscover:' lines, 'Failed', a record line the grammar does not hold, "
                   "a link not listed back, a node recorded twice (the BFS of ibnetdiscover.c marks each node "
                   "found once: two outputs spliced) (errors: the topology is not read as the fabric)"),

@@ -14,8 +14,12 @@ number down to 1, port 0 never)::
 Width ``dump_linkwidth_compat`` (1x 2x 4x 8x 12x, ``??``), speed ``dump_linkspeed_compat`` /
 ``dump_linkspeedext_compat`` (SDR DDR QDR FDR10 FDR EDR HDR NDR XDR, ``???``). The report has
 no header and no end line; every node of the fabric is in it, so every link is listed from
-both its ends: a link listed from one end only is a cut (or an excerpt), an error. A line the
-grammar does not hold (a cut inside one: its tail, a quote not closed) is an error.
+both its ends: a link listed from one end only is a cut (or an excerpt), an error. A switch's
+ports are all there, from its highest down to 1 (libibnetdisc ``recv_port0_info`` queries
+PortInfo on every port 1..numports of a switch it finds, linked or not): a switch whose ports
+are not 1..N, each once, is an excerpt or a cut, an error. A line the grammar does not hold (a
+cut inside one: its tail, a quote not closed) is an error. A port without a far end whose
+description stands without quotes (infiniband_exporter's test3 fixture) is read alike.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 PORT_LINE = re.compile(r"^(SW|CA|RT|\?\?)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{16})\s+(\S+)\s+(\S+)(.*)$")
 _LINKED = re.compile(r"^\s+-\s+(SW|CA|RT|\?\?)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{16})\s+\( '(.*)' - '(.*)' \)\s*$")
 _UNLINKED = re.compile(r"^\s+'(.*)'\s*$")
+_UNLINKED_BARE = re.compile(r"^\s{2,}([^'\s].*?)\s*$")  # the description without its quotes
 _WIDTHS = {"1x", "2x", "4x", "8x", "12x", "??"}
 _SPEEDS = {"SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR", "???"}
 _TYPES = {"SW": "switch", "CA": "ca", "RT": "router", "??": None}
@@ -58,7 +63,7 @@ def parse_ports_report(text: str, other: Any) -> dict[str, Any]:
             continue
         ports.append(entry)
     return {"tool": "ibnetdiscover", "format": "ports", "ports": ports, "nodes": [],
-            "errors": errors + _one_ended(ports)}
+            "errors": errors + _one_ended(ports) + _switch_gaps(ports)}
 
 
 def _port(m: re.Match) -> dict[str, Any] | None:
@@ -71,7 +76,7 @@ def _port(m: re.Match) -> dict[str, Any] | None:
         entry["desc"] = far.group(5)
         entry["remote"] = {"type": _TYPES[far.group(1)], "lid": int(far.group(2)), "port": int(far.group(3)),
                            "guid": f"0x{far.group(4).lower()}", "desc": far.group(6)}
-    elif alone := _UNLINKED.match(tail):
+    elif alone := _UNLINKED.match(tail) or _UNLINKED_BARE.match(tail):
         entry["desc"] = alone.group(1)
         entry["remote"] = None
     else:
@@ -93,4 +98,20 @@ def _one_ended(ports: list[dict[str, Any]]) -> list[str]:
                 (p["guid"], p["port"]):
             out.append(f"{p['guid']} port {p['port']} ({p['desc']!r}) links to {far['guid']} port {far['port']}, "
                        "whose line does not list it back (cut short, or an excerpt)")
+    return out
+
+
+def _switch_gaps(ports: list[dict[str, Any]]) -> list[str]:
+    """A switch lists every port 1..N once (recv_port0_info): its missing or repeated ports."""
+    by_switch: dict[str, list[int]] = {}
+    for p in ports:
+        if p["type"] == "switch":
+            by_switch.setdefault(p["guid"], []).append(p["port"])
+    out = []
+    for guid, listed in by_switch.items():
+        missing = sorted(set(range(1, max(listed) + 1)) - set(listed))
+        if missing or len(listed) != len(set(listed)):
+            shown = ", ".join(map(str, missing[:8])) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+            out.append(f"switch {guid}: {'ports ' + shown + ' not listed' if missing else 'a port listed twice'} "
+                       "(the report lists every port of a switch once: an excerpt or a cut)")
     return out
