@@ -110,6 +110,39 @@ def rocm_smi(rng: random.Random) -> Iterator[Variant]:
 
 # ----------------------------------------------------------------------------- --showtopo
 
+@generator("rocm-smi")
+def rocm_smi_log_form(rng: random.Random) -> Iterator[Variant]:
+    """printLog's pairs: '--json' ({"cardN": {metricName: value}, "system": {...}}, one line as rocm_smi.py
+    prints it or indented as a paste keeps it) and the 'GPU[N]\\t\\t: metric: value' lines of --showmetrics,
+    ended by main's footer; metric names of ROCm 4-5 ('Average Graphics Package Power (W)') and 6
+    ('Current Socket Graphics Package Power (W)')."""
+    import json
+    for n, era in ((1, 5), (4, 6)) + (((8, 6), (16, 5)) if ALL else ()):
+        cards, values = {}, [("len(gpus)", n)]
+        for d in range(n):
+            temp, power, sclk = rng.randrange(30, 90), rng.randrange(5, 700), rng.choice((300, 500, 1700))
+            power_key = "Average Graphics Package Power (W)" if era == 5 else "Current Socket Graphics Package Power (W)"
+            cards[f"card{d}"] = {"Device ID": "0x738c", "Temperature (Sensor edge) (C)": f"{temp}.0",
+                                 "sclk clock speed:": f"({sclk}Mhz)", "mclk clock speed:": "(1200Mhz)",
+                                 power_key: f"{power}.0", "Max Graphics Package Power (W)": "290.0",
+                                 "GPU use (%)": "0", "PCI Bus": f"0000:{0x83 + 0x20 * d:02X}:00.0"}
+            values += [(f"gpus[device={d}].temp_C", temp), (f"gpus[device={d}].power_W", power),
+                       (f"gpus[device={d}].sclk_MHz", sclk)]
+        doc = {**cards, "system": {"Driver version": "6.3.6"}}
+        text = json.dumps(doc, indent=4 if rng.random() < 0.5 else None) + "\n"
+        yield Variant("rocm-smi", f"--json {n} cards ROCm {era}", text, tuple(values + [("driver_version", "6.3.6")]),
+                      count=n)
+    width = 90
+    lines = ["", "", _spacer(" ROCm System Management Interface ", width), _spacer(" GPU Metrics ", width)]
+    temp, power = rng.randrange(30, 90), rng.randrange(5, 700)
+    for key, value in (("Metric Version and Size (Bytes)", "1.3 120"), ("temperature_edge (C)", temp),
+                       ("average_socket_power (W)", power), ("current_gfxclk (MHz)", 41), ("throttle_status", 0)):
+        lines.append(f"GPU[0]\t\t: {key}: {value}")
+    lines += [_spacer(None, width), _spacer(" End of ROCm SMI Log ", width)]
+    yield Variant("rocm-smi", "--showmetrics one GPU", "\n".join(lines) + "\n",
+                  (("gpus[device=0].temp_C", temp), ("gpus[device=0].power_W", power)), count=1)
+
+
 def _matrix(title: str, n: int, cell: Callable[[int, int], object]) -> list[str]:
     """showWeightTopology & co.: the spacer, printTableRow's header ('      ' then '%-12s' a
     GPU, each followed by ' '), then a row per GPU ('%-6s' its name, '%-12s' a cell)."""

@@ -30,6 +30,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.amd.rocm_smi_log import is_log_form, parse_log_form
 
 _SECTIONS = {"Weight between two GPUs": "weight", "Hops between two GPUs": "hops",
              "Link Type between two GPUs": "link_type"}
@@ -198,6 +199,8 @@ def parse_concise(text: str) -> dict[str, Any]:
             gpus.append(g)
         elif saw and gpus and line.startswith(" ") and body and not body.startswith(("(", "=")):
             gpus[-1]["name"] = body  # the old layout's second line: "AMD Instinct MI300X"
+    if not saw and not errors and is_log_form(text):  # --json, or the printLog lines of a --show* option
+        return parse_log_form(text)
     if not saw and not errors:
         raise ParseError("no 'Concise Info' table", tool="rocm-smi")
     if saw and not ended:

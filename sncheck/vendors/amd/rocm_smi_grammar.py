@@ -30,14 +30,22 @@ GRAMMAR = {
             "AvgPwr  SCLK  MCLK  Fan  Perf  PwrCap  VRAM%  GPU%', the temperature '35.0c', VRAM% '% 3.0f%%', no "
             "subheader; ROCm 2.x-3.x 'GPU Temp AvgPwr ...' (the captures under fixtures/real/r3/rocm-smi)",
             f"{_SMI} {_SPACER}; {_MAIN}",
+            "ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py printLog(device, metricName, value): 'GPU[%d]\\t\\t: %s: "
+            "%s' in text (--showmetrics' 'GPU Metrics' section, --showallinfo), formatJson's {\"card%d\": {metricName: "
+            "value}} under --json (printSysLog's pairs under \"system\"), printed once at the end: the metric names "
+            "by ROCm version (telegraf's amd_rocm_smi test data: ROCm 4.3.0 'GPU ID', 6.0.2 'Device ID'; 'Average "
+            "Graphics Package Power (W)' to 5.x, 'Current Socket Graphics Package Power (W)' on 6.x; harvest8): "
+            "sncheck.vendors.amd.rocm_smi_log",
         ),
         lines=("the banner, the ' Concise Info ' spacer, the header (and subheader), a '=' spacer, one row per "
-               "GPU (ROCm 6.0: and its name line), a '=' spacer, the footer"),
-        end="the ' End of ROCm SMI Log ' spacer; without it the output was cut",
+               "GPU (ROCm 6.0: and its name line), a '=' spacer, the footer; or --json's document, or a --show* "
+               "option's 'GPU[N]\\t\\t: metric: value' lines (read by metric name into the same values)"),
+        end="the ' End of ROCm SMI Log ' spacer; without it the output was cut; --json: the document closes",
         failures=("'ERROR: No DRM devices available. Exiting'; rocm-smi --json's 'WARNING: No JSON data to "
                   "report' (errors); a row with fewer cells than the whole ones (cut)"),
         values=("gpus[{device, temp_C, power_W, partitions, sclk_MHz, mclk_MHz, fan_pct, perf, pwrcap_W, vram_pct, "
-                "gpu_pct, name (ROCm 6.0)}], warnings, errors"),
+                "gpu_pct, name (ROCm 6.0); the log form: metrics {metricName: value as printed}}], driver_version "
+                "(--json's system), warnings, errors"),
     ),
     "rocm-smi-showtopo": Grammar(
         tool="rocm-smi --showtopo",

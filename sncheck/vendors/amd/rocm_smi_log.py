@@ -1,0 +1,103 @@
+"""rocm-smi's per-GPU log form: ``--json`` and the ``GPU[N]\\t\\t: metric: value`` lines.
+
+Every ``--show*`` option of ``rocm_smi.py`` reports through ``printLog(device, metricName,
+value)``: in text ``GPU[%d]\\t\\t: %s: %s`` (the ``--showmetrics`` section, ``--showallinfo``),
+under ``--json`` the same pair into ``{"card%d": {metricName: value}}`` (``formatJson``), the
+system's values (``printSysLog``: ``Driver version``, the topology) under ``"system"``, the
+whole printed once, as JSON, at the end. So one reader serves both: the metrics the ``rocm-smi``
+view reports are read from their ``metricName`` as each ROCm version names it (a name not
+listed is kept in ``metrics`` as printed, never guessed at):
+
+- temperature: ``Temperature (Sensor edge) (C)`` (``junction`` where no edge sensor),
+  ``temperature_edge (C)`` in ``--showmetrics``;
+- power: ``Average Graphics Package Power (W)`` (to ROCm 5.x), ``Current Socket Graphics
+  Package Power (W)`` (6.x), ``Current Graphics Package Power (W)``, ``average_socket_power (W)``
+  / ``current_socket_power (W)`` (``--showmetrics``); the cap ``Max Graphics Package Power (W)``;
+- clocks: ``sclk clock speed:`` / ``mclk clock speed:`` as ``(500Mhz)``, ``current_gfxclk (MHz)``
+  / ``current_uclk (MHz)``;
+- use: ``GPU use (%)``, ``average_gfx_activity (%)``; VRAM ``GPU memory use (%)`` or ``GPU Memory
+  Allocated (VRAM%)``; fan ``Fan speed (%)``; ``Performance Level``.
+
+Whole: the JSON document closes (jsonprefix: a cut one keeps what was printed before the cut,
+exit 1); the text lines end at ``main``'s `` End of ROCm SMI Log `` spacer (without it: cut).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sncheck.vendors import jsonprefix
+
+_CARD = re.compile(r"^card(\d+)$")
+_LOG_LINE = re.compile(r"^GPU\[(\d+)\]\s*:\s*(.+?):\s+(\S.*?)\s*$")  # printLog's 'GPU[%d]\t\t: %s: %s'
+_END = "End of ROCm SMI Log"
+# the view's value: the metric names that report it, first found wins
+_METRICS: dict[str, tuple[str, ...]] = {
+    "temp_C": ("Temperature (Sensor edge) (C)", "temperature_edge (C)", "Temperature (Sensor junction) (C)"),
+    "power_W": ("Average Graphics Package Power (W)", "Current Socket Graphics Package Power (W)",
+                "Current Graphics Package Power (W)", "average_socket_power (W)", "current_socket_power (W)"),
+    "pwrcap_W": ("Max Graphics Package Power (W)",),
+    "sclk_MHz": ("sclk clock speed:", "current_gfxclk (MHz)"),
+    "mclk_MHz": ("mclk clock speed:", "current_uclk (MHz)"),
+    "gpu_pct": ("GPU use (%)", "average_gfx_activity (%)"),
+    "vram_pct": ("GPU memory use (%)", "GPU Memory Allocated (VRAM%)"),
+    "fan_pct": ("Fan speed (%)",),
+    "perf": ("Performance Level",),
+}
+_NUMBER = re.compile(r"^\(?(-?\d+(?:\.\d+)?)\s*(?:Mhz|MHz|W|C|%)?\)?$")
+
+
+def is_log_form(text: str) -> bool:
+    """Whether ``text`` holds rocm-smi's JSON (a ``cardN`` key) or printLog lines."""
+    return bool(re.search(r'"card\d+"\s*:', text) or re.search(r"^\s*GPU\[\d+\]\s*:\s*\S.*?:\s+\S", text, re.M))
+
+
+def _value(text: Any) -> Any:
+    if not isinstance(text, str) or text in ("N/A", ""):
+        return None
+    m = _NUMBER.match(text.strip())
+    if not m:
+        return text
+    return float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+
+
+def _gpu(device: int, metrics: dict[str, Any]) -> dict[str, Any]:
+    g: dict[str, Any] = {"device": device, "name": metrics.get("Card series") or metrics.get("Device Name")}
+    for key, names in _METRICS.items():
+        found = next((metrics[n] for n in names if n in metrics), None)
+        g[key] = _value(found)
+    g["metrics"] = metrics
+    return g
+
+
+def parse_log_form(text: str) -> dict[str, Any]:
+    """The rocm-smi view's values from ``--json`` or printLog lines (see the module)."""
+    errors: list[str] = []
+    start = text.find("{")
+    if re.search(r'"card\d+"\s*:', text) and start >= 0:
+        try:
+            doc, whole = jsonprefix.load(text[start:])
+        except ValueError as e:
+            return {"tool": "rocm-smi", "gpus": [], "warnings": [], "errors": [f"rocm-smi --json: {e}"]}
+        if not whole:
+            errors.append("the JSON document is cut short (it does not close): the values before the cut are kept")
+        cards = doc if isinstance(doc, dict) else {}
+        gpus = [_gpu(int(m.group(1)), v) for k, v in cards.items()
+                if (m := _CARD.match(k)) and isinstance(v, dict)]
+        system = cards.get("system")
+        system = system if isinstance(system, dict) else {}
+        return {"tool": "rocm-smi", "driver_version": system.get("Driver version"), "gpus": gpus, "warnings": [],
+                "errors": errors}
+    per: dict[int, dict[str, Any]] = {}
+    ended = False
+    for raw in text.splitlines():
+        body = raw.strip()
+        if _END in body:
+            ended = True
+        elif m := _LOG_LINE.match(body):
+            per.setdefault(int(m.group(1)), {})[m.group(2)] = m.group(3)
+    if not ended:
+        errors.append(f"no '{_END}' line: output cut short")
+    return {"tool": "rocm-smi", "driver_version": None, "gpus": [_gpu(d, v) for d, v in sorted(per.items())],
+            "warnings": [], "errors": errors}
