@@ -72,19 +72,27 @@ def npu_smi_info(rng: random.Random) -> Iterator[Variant]:
             end = len(lines)  # the NPU table: a paste may stop here (the judge's count says whole)
             procs = 0
             if rng.random() < 0.7:
-                lines += [_rule(widths, "-"), _row([" NPU     Chip", " Process id", " Process name".ljust(26)
-                                                    + "| Process memory(MB)"], widths), _rule(widths, "=")]
+                # the wide box's table adds 'Process id in container' ('NA' outside one: nyaterm#268)
+                inside = "| Process id in container " if wide else ""
+                lines += [_rule(widths, "-"), _row([" NPU     Chip", " Process id", " Process name".ljust(20)
+                                                    + "| Process memory(MB)".ljust(24) + inside], widths),
+                          _rule(widths, "=")]
                 for n in range(npus):
                     if n in busy:
                         for c in range(per_npu):
                             pname = rng.choice(("python3", "python3.11", ""))
-                            lines.append(_row([f" {n:<8}{c}", f" {rng.randrange(1000, 4000000)}",
-                                               f" {pname}".ljust(26) + f"| {rng.randrange(100, 60000)}"], widths))
+                            pid, mem = rng.randrange(1000, 4000000), rng.randrange(100, 60000)
+                            ctr = rng.choice(("NA", str(rng.randrange(1, 900)))) if wide else None
+                            cells = f" {pname}".ljust(20) + f"| {mem}".ljust(24) + (f"| {ctr}".ljust(26) if ctr else "")
+                            lines.append(_row([f" {n:<8}{c}", f" {pid}", cells], widths))
+                            if not procs:  # each whole row kept: the first one's values
+                                values += [("process_rows[0].pid", pid), ("process_rows[0].memory_MB", mem),
+                                           ("process_rows[0].container_pid", int(ctr) if ctr and ctr != "NA" else None)]
                             procs += 1
                     else:
                         lines.append("|" + f" No running processes found in NPU {n}".ljust(total) + "|")
                     lines.append(_rule(widths, "="))
-                values.append(("processes", procs))
+                values += [("processes", procs), ("len(process_rows)", procs)]
             yield Variant("npu-smi", f"{version} {npus} NPUs x {per_npu}{' ' + str(sick) + ' sick' if sick is not None else ''}",
                           "\n".join(lines) + "\n", tuple(values), fails=sick is not None, end=end,
                           count=npus * per_npu)

@@ -8,7 +8,12 @@ when nothing is recognisable. A reporter's "..." line is read round here and sai
      "chips": [{"npu": 0, "chip": 0, "phy_id": 0, "name": "Ascend910", "health": "OK",
                 "power_W": 211.3, "temp_C": 43, "bus_id": "0000:9D:00.0", "aicore_pct": 7,
                 "memory_used_MB": 0, "memory_total_MB": 0, "hbm_used_MB": 61609, "hbm_total_MB": 65536}],
-     "processes": 18, "errors": []}
+     "processes": 18, "process_rows": [{"npu": 0, "chip": 0, "pid": 692318, "name": "python3",
+                                         "memory_MB": 12417, "container_pid": null}], "errors": []}
+
+  ``processes`` counts the process table's rows; ``process_rows`` keeps each whole one (the
+  container's pid where the wide layout's 'Process id in container' column prints one, null for
+  'NA'); a row the paste cut is counted, not kept.
 
   ``phy_id`` is null on layouts without a Phy-ID column; the Atlas 300I (310P) layout names
   the column ``Device`` (``device_id``, a key of that layout only) and prints no HBM (``hbm_*`` null); the second die of a 910C prints
@@ -63,6 +68,8 @@ _LINE2 = re.compile(r"^\|\s*(\d+)(?:\s+(\d+))?\s*\|\s*([0-9A-Fa-fxX*]{4}:[0-9A-F
 # the second header row names the chip row's second number: 'Chip Phy-ID' (A3), 'Chip Device' (310P)
 _DEVICE_HEADER = re.compile(r"^\|\s*Chip\s+Device\s*\|")
 _PROC = re.compile(r"^\|\s*\d+\s+\d+\s*\|\s*\d+\s*\|")
+# a whole process row: 'NPU CHIP | PID | NAME | MB |' and, in the wide layout, '| PID in container |'
+_PROC_ROW = re.compile(r"^\|\s*(\d+)\s+(\d+)\s*\|\s*(\d+)\s*\|\s*(.*?)\s*\|\s*(\d+)\s*\|(?:\s*(\S+)\s*\|)?$")
 _VERSION = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
 # npu-smi's own failure to reach the driver, printed instead of any view: DCMI's init line
 # ("dcmi module initialize failed. ret is -8005", "dcmi model initialized failed, because the
@@ -157,6 +164,7 @@ def parse_info(text: str) -> dict[str, Any]:
     errors: list[str] = []
     pending: dict[str, Any] | None = None
     procs = 0
+    rows: list[dict[str, Any]] = []
     saw_box = False
     table: set[int] | None = None  # the NPUs whose block of the process table closed
     block: int | None = None       # the NPU whose process block is open
@@ -212,6 +220,10 @@ def parse_info(text: str) -> dict[str, Any]:
             continue
         if _PROC.match(line):
             procs += 1
+            if m := _PROC_ROW.match(line):
+                rows.append({"npu": int(m.group(1)), "chip": int(m.group(2)), "pid": int(m.group(3)),
+                             "name": m.group(4) or None, "memory_MB": int(m.group(5)),
+                             "container_pid": int(m.group(6)) if m.group(6) and m.group(6).isdecimal() else None})
     if not saw_box:
         if failed := tool_failed(text):
             return {"tool": "npu-smi", "version": None, "chips": [], "processes": 0, "tool_failed": failed,
@@ -230,7 +242,8 @@ def parse_info(text: str) -> dict[str, Any]:
                       "and no die follows: output cut short")
     tail = [ln.strip() for ln in text.splitlines() if ln.strip()][-2:]
     errors += _process_table_cut(chips, table, block, errors, tail, elided)
-    return {"tool": "npu-smi", "version": version, "chips": chips, "processes": procs, "errors": errors}
+    return {"tool": "npu-smi", "version": version, "chips": chips, "processes": procs, "process_rows": rows,
+            "errors": errors}
 
 
 def _opt_int(v: str | None) -> int | None:

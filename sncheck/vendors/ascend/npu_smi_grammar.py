@@ -43,7 +43,8 @@ GRAMMAR = {
                "NPU); the second die of a 910C prints power '-' (the package reports it once); health OK, Warning, "
                "Alarm, Critical or UNKNOWN (npucli npu_common.c); then the process table: a '+---+' rule, 'NPU Chip "
                "| Process id | Process name | Process memory(MB)', '+===+', per NPU either 'No running processes "
-               "found in NPU n' or a row per process 'NPU CHIP | PID | NAME | MB' (the name blank in a container), "
+               "found in NPU n' or a row per process 'NPU CHIP | PID | NAME | MB' (the name blank in a container; the wide "
+               "layout adds '| Process id in container |', 'NA' outside one: nyaterm#268, harvest8), "
                "each NPU's block closed by '+===+'"),
         end=("the NPU table: every chip's rows closed by their border, the last one by '+===' (on an A3 the plain "
              "'+---' border under a die says the NPU's next die follows: a table ending on it is cut; a paste often "
@@ -58,7 +59,8 @@ GRAMMAR = {
                   "other lines outside the box naming an error (errors); a chip's first row without its second, "
                   "rows without their border, a process block unclosed or missing, '...' (errors: cut short)"),
         values=("version, chips[{npu, chip, phy_id, device_id (310P), name, health, power_W, temp_C, bus_id, aicore_pct, "
-                "memory_used_MB, memory_total_MB, hbm_used_MB, hbm_total_MB (null without an HBM column)}], processes (process rows), tool_failed (the DCMI "
+                "memory_used_MB, memory_total_MB, hbm_used_MB, hbm_total_MB (null without an HBM column)}], processes (process rows), process_rows[{npu, chip, pid, name, "
+                "memory_MB, container_pid}] (each whole row), tool_failed (the DCMI "
                 "failure lines), errors"),
     ),
     "npu-smi-health": Grammar(
