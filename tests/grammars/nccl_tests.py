@@ -247,6 +247,26 @@ def _runs(rng: random.Random, layouts: tuple[str, ...], tool: str) -> Iterator[V
 
 
 @generator("nccl-tests")
+def prepend_rank_chunks(rng: random.Random) -> Iterator[Variant]:
+    """MPICH hydra's -prepend-rank labels each chunk a rank writes: a row, printed in three pieces
+    (common.cu: its size/count/type/redop/root, then each half's timing), carries '[0] ' before
+    each piece (nccl#1453); every other line one label at its start."""
+    run = _Run(rng, "2.18", 1, "all_reduce", None)
+    lines, end = run.lines()
+
+    def pieced(ln: str) -> str:
+        tokens = ln.split()
+        if ln.startswith("#") or not tokens or not tokens[0].isdigit() or len(tokens) < 12:
+            return ln
+        head, oop, ip = tokens[:-8], tokens[-8:-4], tokens[-4:]
+        return f"{'  '.join(head)}[0]   {'  '.join(oop)}[0]   {'  '.join(ip)}"
+    # the label at each line's start is the delivery's (DELIVERIES' 'mpiexec -prepend-rank' puts it back): the
+    # output holds the labels hydra put before the second and third piece of each row
+    text = "\n".join(pieced(ln) for ln in lines) + ("\n" if lines[-1] else "")
+    yield Variant("nccl-tests", "rows in pieces under -prepend-rank", text, tuple(run.values()), end=end)
+
+
+@generator("nccl-tests")
 def nccl_tests(rng: random.Random) -> Iterator[Variant]:
     yield from _runs(rng, NCCL_LAYOUTS, "nccl-tests")
     yield from _json_report(rng)

@@ -52,6 +52,11 @@ from sncheck.vendors.nccltests import nccl_json, sweep
 
 # mpirun --tag-output "[1,0]<stdout>:" and srun --label "0: " in front of every line.
 _LAUNCHER_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s*")
+# MPICH hydra's -prepend-rank labels each chunk it forwards, not each line: a row printed in three
+# pieces (common.cu: the size/count/type/redop/root part, then each half's timing) carries '[0] '
+# before each (nccl#1453); the label at the line's start is the delivery's, these are read out of a
+# line that then reads as a whole row (never out of any other line: NCCL INFO's '0[0] -> 1[1]')
+_CHUNK_LABEL = re.compile(r"(?<=\S)\[\d+\] ?")
 _COLLECTIVE_HEADER = re.compile(r"Collective test (?:starting|concluded):\s*(\S+)")
 # The collectives of the nccl-tests binaries (<name>_perf, <name>_perf_mpi): the one list.
 COLLECTIVES = ("all_reduce", "all_gather", "alltoall", "alltoallv", "reduce_scatter", "sendrecv", "broadcast",
@@ -303,6 +308,8 @@ def _scan_line(line: str, state: _State) -> None:
         if (m := _BINARY_NAME.search(content)) and not state.binary and not state.table_seen:
             state.binary = m.group(1)  # the command line: "mpirun ... build/all_reduce_perf -b 8"
         row = _parse_row(content, state)
+        if row is None and _CHUNK_LABEL.search(content):
+            row = _parse_row(_CHUNK_LABEL.sub(" ", content), state)
         if row is not None:
             state.rows.append(row)
             state.table_seen = True

@@ -49,7 +49,10 @@ GRAMMAR = {
             "-J JSON: {version, start_time, args, env, nccl_version, config{..., devices[]}, results[{size, "
             "count, type, redop, root (\"%6i\"), out_of_place{time|cpu_time, alg_bw, bus_bw, nwrong}, in_place, "
             "[*_per_iter]}], out_of_bounds{count, okay}, average_bus_bandwidth{bandwidth, okay} (spelt "
-            "'bandwidith' before 2.18), errors[], end_time}."
+            "'bandwidith' before 2.18), errors[], end_time}. Delivered under MPICH hydra's -prepend-rank, whose label "
+            "comes before each chunk a rank writes: a row printed in its three pieces (the size/count/type/redop/"
+            "root part, each half's timing) carries '[0] ' before each (nccl#1453, harvest8), read out of a line "
+            "that then reads as a row."
         ),
         end=("the 'Avg bus bandwidth' line; where the log has '# Collective test starting' (2.16 on), its "
              "'# Collective test concluded' line. JSON: the document closes and holds end_time. The rows: one per "
