@@ -8,7 +8,7 @@ import json
 import random
 from collections.abc import Iterator
 
-from grammars import Variant, generator
+from grammars import ALL, Variant, generator
 
 STATIC = ("asic", "bus", "ifwi", "driver", "board", "ras", "vram")
 METRIC = ("usage", "power", "temperature", "pcie", "ecc")
@@ -166,3 +166,38 @@ def amd_smi_json_failed(rng: random.Random) -> Iterator[Variant]:
     inside = rng.randrange(4, 12)
     yield Variant("amd-smi-json", "a fragment from inside a GPU's clock", "\n".join(lines[inside:]) + "\n",
                   (("len(gpus)", 0),), fails=True, finding="a fragment starting inside an object")
+
+
+@generator("amd-smi")
+def amd_smi_summary(rng: random.Random) -> Iterator[Variant]:
+    """'amd-smi' with no command (26.x): the GPU box (two rows a GPU, '|---+---|' between them,
+    '+---+---+' after the last), then the Processes box ('No running processes found' or a row
+    per process); the VBIOS line from 26.2 on (sncheck.vendors.amd.amd_smi_summary)."""
+    bar = "+" + "-" * 78 + "+"
+    for n, vbios in ((1, True), (4, False)) + (((8, True),) if ALL else ()):
+        lines = [bar, f"| {'AMD-SMI 26.2.1+fc0010cf6a    amdgpu version: 6.16.13  ROCm version: 7.2.0':<76} |"]
+        lines += [f"| {'VBIOS version: 00107962':<76} |"] if vbios else []
+        lines += [f"| {'Platform: Linux Baremetal':<76} |", "|" + "-" * 37 + "+" + "-" * 40 + "|",
+                  "| BDF                        GPU-Name | Mem-Uti   Temp   UEC       Power-Usage |",
+                  "| GPU  HIP-ID  OAM-ID  Partition-Mode | GFX-Uti    Fan               Mem-Usage |",
+                  "|" + "=" * 37 + "+" + "=" * 40 + "|"]
+        values: list[tuple[str, object]] = [("format", "summary"), ("len(gpus)", n), ("rocm_version", "7.2.0")]
+        for g in range(n):
+            bdf, temp, used = f"0000:{0x0d + 0x18 * g:02x}:00.0", rng.randrange(30, 90), rng.randrange(100, 290000)
+            power = rng.choice((rng.randrange(40, 1400), None))  # 'N/A/1400 W': no power read, its cap
+            shown = f"{power if power is not None else 'N/A'}/1400 W"
+            lines += [f"| {bdf} {'AMD Instinct MI355X':>22} | {'0 %':<8} {f'{temp} °C':>5}   0 {shown:>17} |",
+                      f"| {g:>3} {g:>7} {g + 1:>7} {'SPX/NPS1':>15} | {'0 %':<8} {'N/A':<5} {f'{used}/294896 MB':>24} |",
+                      ("|" + "-" * 37 + "+" + "-" * 40 + "|") if g + 1 < n else ("+" + "-" * 37 + "+" + "-" * 40 + "+")]
+            values += [(f"gpus[gpu={g}].BDF", bdf), (f"gpus[gpu={g}].temp_C", temp), (f"gpus[gpu={g}].power_W", power),
+                       (f"gpus[gpu={g}].mem_used_MB", used)]
+        lines += [bar, f"| {'Processes:':<76} |",
+                  "|  GPU        PID  Process Name          GTT_MEM  VRAM_MEM  MEM_USAGE     CU % |",
+                  "|" + "=" * 78 + "|"]
+        if rng.random() < 0.5:
+            lines.append(f"| {' No running processes found':<76} |")
+        else:
+            lines.append("|    0      36750  python3.12             2.0 MB    9.3 GB     9.5 GB  N/A     |")
+            values.append(("processes[0].pid", 36750))
+        lines.append(bar)
+        yield Variant("amd-smi", f"summary {n} GPUs", "\n".join(lines) + "\n", tuple(values), count=n)

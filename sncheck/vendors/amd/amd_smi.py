@@ -44,6 +44,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import jsonprefix
+from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
 from sncheck.vendors.fragment import json_fragment
 
 _OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
@@ -101,6 +102,8 @@ def _body_lines(text: str, errors: list[str]) -> list[tuple[int, str]]:
 
 
 def parse_amd_smi(text: str) -> dict[str, Any]:
+    if is_summary(text):  # 'amd-smi' with no command (26.x): the boxed summary
+        return parse_summary(text)
     errors: list[str] = []
     gpus: list[dict[str, Any]] = []
     loose: dict[str, Any] = {}

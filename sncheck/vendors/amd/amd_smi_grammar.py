@@ -23,9 +23,16 @@ _FAILED = ("amd-smi's failure lines printed instead of the output ('ERROR:root:U
 
 GRAMMAR = {
     "amd-smi": Grammar(
-        tool="amd-smi list, static, metric (human-readable text), also a grep-ed fragment",
+        tool="amd-smi list, static, metric (human-readable text), also a grep-ed fragment; amd-smi with no command "
+             "(26.x): the boxed summary",
         versions="amd-smi 24.x (ROCm 6.0) to 26.x (ROCm 7.x)",
         sources=(
+            "amd-smi with no command, 26.0.0 to 26.2.2, from eight real captures (ROCm/amdsmi PR 110, MI300X VFs, "
+            "MI355X, RX 6800/9070 XT, APUs; sncheck.vendors.amd.amd_smi_summary): the banner box ('AMD-SMI <ver>  "
+            "amdgpu version: <drv>  ROCm version: <rocm>', 'VBIOS version' from 26.2, 'Platform'), the GPU box (two "
+            "rows a GPU: BDF, name right-aligned | Mem-Uti, Temp, UEC, Power-Usage W[/cap]; GPU, HIP-ID, OAM-ID, "
+            "Partition-Mode | GFX-Uti, Fan, used/total MB; '|---+---|' between GPUs, '+---+---+' after the last), "
+            "then the Processes box closed by its '+---+' (whole only when both boxes close)",
             f"{_CLI} amdsmi_logger.py (_convert_json_to_human_readable: the device dict capitalised "
             "(_capitalize_keys), yaml.dump'ed, quotes removed, '- ' list markers made indentation, one block a "
             "device joined by blank lines)",
