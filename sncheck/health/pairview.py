@@ -78,16 +78,24 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     # Each tier's rows whose two cards are known, in row order: one tier at a time (no
     # array of every row beyond the frame's own columns: a fleet has tens of millions).
     present = {}
+    small = len(cells) < 2**31  # (positions as int32: half the memory of every tier's rows)
     for name, at in tier_rows(cells["tier"]):
         at = at[(src.of(at) >= 0) & (dst.of(at) >= 0)]
         if len(at):
-            present[name] = at
+            present[name] = at.astype(np.int32) if small else at
     for t in sorted(present):
         at = present.pop(t)
-        ta, tb, v, f, d = src.of(at), dst.of(at), value[at], failed[at], design[at]
-        lo, hi = np.minimum(ta, tb), np.maximum(ta, tb)
-        key = lo.astype(np.int64) * len(table) + hi
+        ta, tb = src.of(at), dst.of(at)
+        v, f, d = value[at], failed[at], design[at]
+        del at
+        # the pair's key, built in place; each array of the tier's rows let go when done
+        # (at 131,072 cards a tier is 40 M rows: every int64 array of them 320 MB)
+        key = np.minimum(ta, tb).astype(np.int64, copy=False)
+        key *= len(table)
+        key += np.maximum(ta, tb)
+        del ta, tb
         uniq, inverse = unique_inverse(key)
+        del key
         if count_above is not None or count_below is not None:
             beyond = (v > count_above) if count_above is not None else (v < count_below)
             beyond &= ~f
@@ -127,9 +135,13 @@ def unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.empty(len(key), bool)
     first[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    uniq = ordered[first]
+    del ordered
+    rank = np.cumsum(first)
+    rank -= 1
     inverse = np.empty(len(key), np.int64)
-    inverse[order] = np.cumsum(first) - 1
-    return ordered[first], inverse
+    inverse[order] = rank
+    return uniq, inverse
 
 
 class Positions:
