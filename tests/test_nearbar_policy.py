@@ -3,15 +3,20 @@ noise of its pair bar and a card named beyond its card bar by less than its nois
 re-measured as a near card is; with no retest allowed (``confirm: false``) a near suspect
 is not judged: inconclusive, never released as healthy, never isolated on noise."""
 
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pytest
 import pandas as pd
 
+from sncheck.backends.mock import MockBackend
 from sncheck.health.rules import load_rules
-from sncheck.model import ExitCode, Verdict, link_id
-from sncheck.run.inputs import load_inventory, load_playbook_text
+from sncheck.layers.base import LayerContext
+from sncheck.model import ExitCode, Finding, Verdict, link_id
+from sncheck.run import isolation
+from sncheck.run.inputs import load_faults, load_inventory, load_playbook_text
 from sncheck.run.nearbar import NOT_RETESTED, judge_samples
 from sncheck.run.runner import RunOptions, execute
 from sncheck.topology import Topology
@@ -90,41 +95,58 @@ def test_with_no_retest_allowed_a_clear_fault_folded_under_a_near_lead_decides(t
     assert res["verdict"] == Verdict.FAIL and code == ExitCode.FAIL == 1
 
 
+def near_link_retest(tmp_path: Path, factor: float, declared: float, seed: int = 1) -> tuple[list[str], Finding]:
+    """LINK at ``factor`` of its design on the mock, the inventory's design declared at
+    ``declared`` of it, detected within the noise of its design bar: its retest's isolation
+    steps and the finding (its retest_symptoms)."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f'faults:\n  - {{type: degraded_link, target: "{LINK}", factor: {factor}}}\n')
+    topo, rows = Topology(POD), []
+    design = {t: replace(d, bandwidth_GBps=d.bandwidth_GBps * declared) for t, d in POD.design.items()}
+    ctx = LayerContext(topo, MockBackend(topo, load_faults(str(plan), topo), seed=seed), rows.append, design,
+                       rules=load_rules("default"), rows=rows)
+    near = {"ratio": 0.805, "se": 0.004, "pairs": 1, "bar": 0.8, "ref": "design", "beyond": 0}
+    f = Finding(LINK, "link", "connectivity", "p2p-bandwidth-below-design", "critical",
+                f"link {LINK}: 0.805 of design, inside the bar by less than its noise",
+                {"tier": "intra_host", "near_bar": near})
+    steps = isolation.isolation_steps([f], ctx, True, lambda e: None, datetime.now(timezone.utc))
+    return [s.action.value for s in steps if s.entity == LINK], f
+
+
 def test_a_near_suspects_retest_keeps_a_sibling_bar_it_is_clear_beyond(tmp_path):
     """Review of 7595f0b: a near suspect's retest dropped its own findings under a sibling bar
     however far beyond it they were. Detection saw a link within the noise of its design bar;
     the inventory's design is conservative (the fleet runs at 1/0.6 of it) and the link at half
     its peers' speed: 0.83 of design, clear inside that bar, so the near verdict released it,
     the 0.5 of its peers under p2p-bandwidth-below-peers dropped. That clear fault confirms."""
-    from dataclasses import replace
-    from datetime import datetime, timezone
-
-    from sncheck.backends.mock import MockBackend
-    from sncheck.layers.base import LayerContext
-    from sncheck.model import Finding
-    from sncheck.run import isolation
-    from sncheck.run.inputs import load_faults
-
-    def retest(factor: float, declared: float) -> tuple[list[str], Finding]:
-        plan = tmp_path / "plan.yaml"
-        plan.write_text(f'faults:\n  - {{type: degraded_link, target: "{LINK}", factor: {factor}}}\n')
-        topo, rows = Topology(POD), []
-        design = {t: replace(d, bandwidth_GBps=d.bandwidth_GBps * declared) for t, d in POD.design.items()}
-        ctx = LayerContext(topo, MockBackend(topo, load_faults(str(plan), topo), seed=1), rows.append, design,
-                           rules=load_rules("default"), rows=rows)
-        near = {"ratio": 0.805, "se": 0.004, "pairs": 1, "bar": 0.8, "ref": "design", "beyond": 0}
-        f = Finding(LINK, "link", "connectivity", "p2p-bandwidth-below-design", "critical",
-                    f"link {LINK}: 0.805 of design, inside the bar by less than its noise",
-                    {"tier": "intra_host", "near_bar": near})
-        steps = isolation.isolation_steps([f], ctx, True, lambda e: None, datetime.now(timezone.utc))
-        return [s.action.value for s in steps if s.entity == LINK], f
-
-    actions, f = retest(0.5, 0.6)
+    actions, f = near_link_retest(tmp_path, 0.5, 0.6)
     outcome = {s["rule"]: s["outcome"] for s in f.evidence["retest_symptoms"]}
     assert outcome == {"p2p-bandwidth-below-design": False, "p2p-bandwidth-below-peers": True}, outcome
     assert actions == ["quarantine", "isolate"], (actions, f.evidence["retest"])
-    # (a sibling finding within its own noise stays the near verdict's to judge: the near
-    # links and cards above, released or kept quarantined by it alone)
+
+
+def test_a_near_suspects_sibling_bar_is_judged_on_its_samples_not_its_last_look(tmp_path):
+    """Review of b750c98: a retest finding on the near suspect under a sibling bar of its
+    metric counted as clear beyond that bar when one look carried no ``near_bar`` (attached
+    only where the level is precise), and was dropped unjudged when it did. Both are judged
+    like the near bar, on all the suspect's samples against the noise (nearbar.near_verdict).
+    A link at 0.795 of design, the design declared at 0.97 of it: 0.82 of design, clear inside
+    that bar, and about 0.80 of its peers: one look below p2p-bandwidth-below-peers isolated
+    it (seed 3), 0.005 from a bar whose 3-se band is ~0.014; at its peers' bar it stays
+    quarantined. A link at 0.79 of a 0.95 design, one look near its peers' bar and beyond it
+    (seed 2), was released on the design bar alone; its samples are clear beyond the peers'
+    bar: isolated."""
+    def outcomes(f: Finding) -> dict[str, object]:
+        return {s["rule"]: s["outcome"] for s in f.evidence["retest_symptoms"]}
+
+    actions, f = near_link_retest(tmp_path, 0.795, 0.97, seed=3)
+    assert outcomes(f) == {"p2p-bandwidth-below-design": False, "p2p-bandwidth-below-peers": None}, outcomes(f)
+    assert actions == ["quarantine", "quarantine"], (actions, f.evidence["retest"])
+    assert "still within the noise" in f.evidence["retest_symptoms"][1]["note"]
+    actions, f = near_link_retest(tmp_path, 0.79, 0.95, seed=2)
+    assert outcomes(f) == {"p2p-bandwidth-below-design": False, "p2p-bandwidth-below-peers": True}, outcomes(f)
+    assert actions == ["quarantine", "isolate"], (actions, f.evidence["retest"])
+    assert "beyond the bar, clear of the noise" in f.evidence["retest_symptoms"][1]["note"]
 
 
 def link_cells(ratio: float, samples: int, seed: int = 0, noise: float = 0.014) -> pd.DataFrame:

@@ -54,7 +54,7 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
-from sncheck.run.nearbar import NEAR_BATCHES, NEAR_REPEATS, near_verdict
+from sncheck.run.nearbar import NEAR_BATCHES, NEAR_REPEATS, near_verdict, siblings
 from sncheck.run.retestbar import has_bound, inward, partners, rare_repeats, retest_noise
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
@@ -226,6 +226,7 @@ class Window:
         self.repeats = max(repeats, rare_repeats(self.syms, self.by_name))
         self.near = [s for s in self.syms if s.evidence.get("near_bar") and s.rule in self.by_name]
         self.repeats = max(self.repeats, NEAR_REPEATS if self.near else 0)
+        self.beside: dict[str, object] = {}  # a near suspect's sibling bars found passed: their tiers
         self.scope = set(cards_of(f, ctx.topo))
         self.controls: set[str] = set()
         self.measured: dict[str, str | None] = {}  # how -> None when measured, else what was not
@@ -239,8 +240,7 @@ class Window:
         # a card near its bar (sncheck.run.nearbar): its pairs again, in batches, until it is clear of it
         more = [P2P] * (NEAR_BATCHES - 1) if self.near else []
         for k, how in enumerate(hows + more):
-            if k >= len(hows) and (self.measured.get(P2P) is not None or all(self._near(s)[0] is not None
-                                                                             for s in self.near)):
+            if k >= len(hows) and (self.measured.get(P2P) is not None or self._decided()):
                 break
             try:
                 {REACH: self._reach, FACTS: self._facts, P2P: self._p2p, COLLECTIVES: self._collectives,
@@ -427,10 +427,26 @@ class Window:
             out += evaluate(rules, p[tiers == tier], dctx)
         return out
 
-    def _near(self, s: Symptom) -> tuple[bool | None, str]:
-        """A near-the-bar card's samples so far, on its symptom's tier (sncheck.run.nearbar)."""
-        return near_verdict(self.by_name[s.rule], self._kind("p2p"), self.f.entity, s.evidence.get("tier"),
-                            _dctx(self.ctx, self.f))
+    def _near(self, s: Symptom, p2p: pd.DataFrame | None = None) -> tuple[bool | None, str]:
+        """A near-the-bar card's samples so far (``p2p``, else re-read), on its symptom's tier."""
+        return near_verdict(self.by_name[s.rule], self._kind("p2p") if p2p is None else p2p, self.f.entity,
+                            s.evidence.get("tier"), _dctx(self.ctx, self.f))
+
+    def _decided(self) -> bool:
+        """A near suspect's samples so far clear of the noise of its near bars and of the
+        sibling bars the retest found it beyond (nearbar.siblings): no more batches needed."""
+        p2p = self._kind("p2p")
+        if any(self._near(s, p2p)[0] is None for s in self.near):
+            return False
+        metrics, mine = {self.by_name[s.rule].metric for s in self.near}, {s.rule for s in self.syms}
+        found = self._evaluate([r for r in self.by_name.values() if r.metric in metrics and r.name not in mine],
+                               p2p, _dctx(self.ctx, self.f))
+        return all(v is not None for v, _ in self._siblings(found, p2p).values())
+
+    def _siblings(self, found: list[Finding], p2p: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+        near = [(self.by_name[s.rule], s.evidence.get("tier")) for s in self.near]
+        return siblings(found, self.f.entity, near, {s.rule for s in self.syms}, self.by_name, self.beside, p2p,
+                        _dctx(self.ctx, self.f))
 
     def _tied(self, g: Finding) -> bool:
         return g.evidence.get("separated") is False and any(
@@ -488,12 +504,11 @@ class Window:
             per.append({"rule": s.rule, "layer": s.layer, "how": how,
                         **dict(zip(("outcome", "note"), self._symptom(s, how, hits, rows, dctx, noise)))})
         symptom_rules = {s.rule for s in self.syms}
-        # (a near suspect's own measurement within the noise of a sibling bar is its near verdict's
-        # to judge, not a new fault; clear beyond that bar it is one, however the near bar reads)
-        near_metrics = {self.by_name[s.rule].metric for s in self.near}
-        new = [g for g in hits if g.rule not in symptom_rules
-               and not (g.entity == self.f.entity and g.evidence.get("near_bar") and self.by_name.get(g.rule)
-                        and self.by_name[g.rule].metric in near_metrics)]
+        siblings = self._siblings(hits, self._kind("p2p"))
+        per += [{"rule": rule, "layer": NAME, "how": "retest", "outcome": outcome,
+                 "note": f"beside its near bar, on the suspect's samples: {note}"}
+                for rule, (outcome, note) in siblings.items()]
+        new = [g for g in hits if g.rule not in symptom_rules and not (g.entity == self.f.entity and g.rule in siblings)]
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})

@@ -19,6 +19,10 @@ the bar the rule names, the rule's threshold unchanged:
 * else another batch, at most :data:`NEAR_BATCHES`. Still within the noise then: the retest
   cannot say, and the suspect stays quarantined, the gate failing on it, never a release.
 
+A bar of the same metric the retest finds the suspect beyond (a link near its design bar
+found below its peers' bar by one look) is judged the same way on the same samples
+(:func:`siblings`), and decides as the near bar does: one look is no verdict.
+
 With no retest allowed (the playbook's ``confirm: false``) such a suspect is not judged
 (:func:`not_retested`): inconclusive, never released as healthy, never isolated on noise.
 Only its near part: a clearly measured fault folded into it (a symptom of another rule
@@ -30,6 +34,7 @@ its bar isolates it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -83,6 +88,23 @@ def near_verdict(rule: Rule, p2p: pd.DataFrame, entity: str, tier: object,
         return None, "none of its pairs re-measured"
     tiers = ctx.topo.tiers(p2p["src"].astype(str), p2p["dst"].astype(str)).to_numpy()
     return judge_samples(rule, ctx.metric(rule.metric, p2p[tiers == tier]), entity)
+
+
+def siblings(found: list[Finding], entity: str, near: list[tuple[Rule, object]], skip: set[str],
+             by_name: Mapping[str, Rule], beside: dict[str, object], p2p: pd.DataFrame,
+             ctx: DetectContext) -> dict[str, tuple[bool | None, str]]:
+    """A near suspect's sibling bars in its retest: the rules of a near symptom's metric
+    (``near``: its rules and tiers) other than its symptoms' (``skip``) that the retest found
+    the suspect itself beyond at any batch so far (``found`` now, ``beside`` before: rule ->
+    tier, updated), each judged like the near bar on all the suspect's samples (``p2p``)
+    against the noise, whatever evidence one look carried (``near_bar`` needs a precise
+    level, enough pairs, ...) and whether the last look fired: True beyond it (confirms),
+    False clear inside it (no new fault), None within its noise (stays quarantined)."""
+    metrics = {rule.metric for rule, _ in near}
+    for g in found:
+        if g.entity == entity and g.rule not in skip and g.rule in by_name and by_name[g.rule].metric in metrics:
+            beside.setdefault(g.rule, g.evidence.get("tier") or next((t for _, t in near), None))
+    return {rule: near_verdict(by_name[rule], p2p, entity, tier, ctx) for rule, tier in beside.items()}
 
 
 def judge_samples(rule: Rule, cells: pd.DataFrame, entity: str) -> tuple[bool | None, str]:
