@@ -254,3 +254,41 @@ def test_a_pair_of_a_near_card_can_still_be_a_near_link(seed) -> None:
     cells.loc[at, "value"] = cells.loc[at, "design"] * 0.805
     got = {f.entity: f.evidence.get("near_bar") for f in findings(cells, pod)}
     assert got.get(beside), got
+
+
+def test_with_no_retest_allowed_only_a_fold_on_the_suspect_as_severe_as_it_decides():
+    """Review of 862fe54: any folded finding of warning or worse decided a near lead under
+    confirm: false, but the finding then gates at the lead's severity: a critical near link
+    with only a clear warning folded into it was a measured critical (exit 1 under ``gate:
+    critical``), and a fold from another entity (a host's step time merged into a card on it)
+    decided for the suspect. Only a fold on the suspect at least as severe decides; else the
+    whole finding is not judged."""
+    from sncheck.health.findings import fold, merge_findings
+    from sncheck.model import Severity
+    from sncheck.run.nearbar import not_retested
+
+    def near_lead(*folds: Finding) -> Finding:
+        f = Finding(LINK, "link", "connectivity", "p2p-bandwidth-below-design", "critical", f"link {LINK}: near",
+                    {"tier": "intra_host", "near_bar": {"ratio": 0.805, "se": 0.004, "bar": 0.8, "beyond": 0}})
+        for g in folds:
+            fold(f, g, named=g.entity != f.entity)
+        not_retested(f)
+        return f
+
+    warning = Finding(LINK, "link", "connectivity", "p2p-bandwidth-below-peers", "warning", "below its peers")
+    step = Finding("mi02", "host", "golden", "golden-step-time-regression", "critical", "step time 2x")
+    latency = Finding(LINK, "link", "connectivity", "p2p-latency-above-design", "critical", "latency 3x")
+    for weak in (near_lead(warning), near_lead(step)):
+        assert weak.inconclusive and weak.not_judged and weak.message.endswith(NOT_RETESTED), weak
+        assert weak.gates(Severity.CRITICAL)  # gates, but as not judged: exit 4, never a measured critical
+    strong = near_lead(warning, step, latency)
+    assert not strong.inconclusive and not strong.not_judged and "p2p-latency-above-design folded" in strong.message
+
+    # the host's step time folds into the culprit named on the host, not a card only near its bar
+    near_card = Finding("mi02/gpu3", "card", "connectivity", "p2p-card-below-peers", "critical", "near",
+                        {"near_bar": {"ratio": 0.935, "bar": 0.93, "beyond": 0}})
+    culprit = Finding("mi02/gpu5", "card", "connectivity", "p2p-card-below-peers", "warning", "0.5 of its peers")
+    slow = Finding("mi02", "host", "golden", "golden-step-time-regression", "warning", "step time 2x")
+    merged = merge_findings([near_card, culprit, slow])
+    assert [g.rule for g in culprit.folded] == ["golden-step-time-regression"] and not near_card.folded, merged
+    assert {f.entity for f in merged} == {"mi02/gpu3", "mi02/gpu5"}

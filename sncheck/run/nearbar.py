@@ -26,7 +26,8 @@ found below its peers' bar by one look) is judged the same way on the same sampl
 With no retest allowed (the playbook's ``confirm: false``) such a suspect is not judged
 (:func:`not_retested`): inconclusive, never released as healthy, never isolated on noise.
 Only its near part: a clearly measured fault folded into it (a symptom of another rule
-clear of its own bar) decides, and the finding gates as measured (exit 1, not 4).
+clear of its own bar, on the suspect itself, at least as severe) decides, and the finding
+gates as measured (exit 1, not 4).
 A near suspect is never hard evidence nor a repeat offender's trip: only a retest beyond
 its bar isolates it.
 """
@@ -62,9 +63,14 @@ def is_near(f: Finding) -> bool:
 
 def clear_fault(f: Finding) -> Finding | None:
     """A symptom folded into a near suspect that is a fault measured clear of its own bar
-    (a hardware warning or worse, measured, not near): it decides the finding, near or not."""
-    return next((g for g in f.folded if g.severity.rank >= Severity.WARNING.rank and g.about == About.HARDWARE
-                 and g.basis == Basis.MEASURED and not is_near(g)), None)
+    (hardware, measured, not near) on the suspect itself and at least as severe as it: it
+    decides the finding, near or not, which then gates at the lead's severity. A weaker fold
+    would gate as the lead's (a clear warning passing a critical near lead under ``gate:
+    critical``), another entity's would decide for the suspect (a host's step time folded
+    into a card on it): neither decides, and the finding stays not judged."""
+    return next((g for g in f.folded if g.entity == f.entity
+                 and g.severity.rank >= max(f.severity.rank, Severity.WARNING.rank)
+                 and g.about == About.HARDWARE and g.basis == Basis.MEASURED and not is_near(g)), None)
 
 
 def not_retested(f: Finding) -> None:
