@@ -50,12 +50,46 @@ def test_a_view_reads_an_elision_only_where_its_grammar_says_so() -> None:
 
 
 def test_an_elided_line_alone_is_the_mark_not_dots_in_a_line() -> None:
-    assert listing.elided("ibstat", "CA 'mlx5_0'\n\t...\n") is not None
-    assert listing.elided("ibstat", "CA 'mlx5_0'\n  [snip]  \n") is not None
+    assert listing.elided("ibstat", "CA 'mlx5_0'\n\t...\n") != []
+    assert listing.elided("ibstat", "CA 'mlx5_0'\n  [snip]  \n") != []
     # a tool's own dots: a process list cut at 2048 bytes, asys's '......' row past five codes
-    assert listing.elided("ibstat", "node0 device 1 [0000:1b:00] NVIDIA H100 ...\n") is None
-    assert listing.elided("asys", "| ...... |\n......\n") is None
-    assert listing.elided("kernel-log", "a\n...\nb\n") is None  # a log: a shorter log
+    assert listing.elided("ibstat", "node0 device 1 [0000:1b:00] NVIDIA H100 ...\n") == []
+    assert listing.elided("asys", "| ...... |\n......\n") == []
+    assert listing.elided("kernel-log", "a\n...\nb\n") == []  # a log: a shorter log
+
+
+def test_every_elision_is_said_once_with_its_line() -> None:
+    """Two '...' in an output: each named once, by its line, and nothing else says them (issue
+    28: listing.elided named the first alone; the amd-smi views said each again as 'output
+    truncated or elided', dcgmi as 'rows elided', iblinkinfo and ibnetdiscover as a line the
+    grammar does not hold, --query-gpu as a row of 1 value)."""
+    wrong = []
+    for view in sorted(set(views()) - listing.READS_ELISION):
+        whole = [v for v in variants(view) if not v.fails and "\n..." not in v.text]
+        if not whole:
+            continue
+        v = max(whole, key=lambda v: len(v.text.split("\n")))
+        lines = v.text.split("\n")
+        end = v.end if v.end is not None else len(lines) - 1
+        if end < 6:
+            continue
+        a, b = end // 3, 2 * end // 3
+        text = "\n".join(lines[:a] + ["..."] + lines[a + 1:b] + ["…"] + lines[b + 1:])
+        code, data = outcome(view, text, v)
+        if data is None:
+            continue  # a parse error: exit 1, one message
+        said = [str(e) for e in data.get("errors", []) if "'...'" in str(e) or "'…'" in str(e) or "elided" in str(e)]
+        want = [f"line {a + 1} is a reporter's '...'", f"line {b + 1} is a reporter's '…'"]
+        if code != 1 or len(said) != 2 or not all(any(s.startswith(w) for s in said) for w in want):
+            wrong.append(f"{view} ({v.name}): exit {code}, {said}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_many_elisions_are_counted_past_twenty() -> None:
+    body = "CA 'mlx5_0'\n" + "\tx\n...\n" * 25
+    said = listing.elided("ibstat", body)
+    assert len(said) == 21 and said[0].startswith("line 3 ") and said[19].startswith("line 41 ")
+    assert said[20].startswith("5 more reporter's elision lines (lines 43 to 51)"), said[20]
 
 
 def test_a_runs_fact_on_an_elided_listing_is_not_a_pass() -> None:

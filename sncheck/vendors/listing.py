@@ -120,17 +120,33 @@ ELISION_OPEN: frozenset[str] = frozenset()
 _ELISION = re.compile(r"\s*(?:\.\.\.|\u2026|\[\.\.\.\]|\[\u2026\]|<snip>|\[snip\])\s*", re.IGNORECASE)
 
 
-def elided(view: str, body: str) -> str | None:
-    """A reporter's ``...`` (``…``, ``[...]``, ``<snip>``) on a line of its own in ``view``'s
-    output, where the view does not read it itself (:data:`READS_ELISION`): lines left out.
-    The tools print no such line; a parser reading round it kept the lines it saw and read
-    as whole (38 of 69 views did: ibv_devinfo without its board_id, nvidia-smi a GPU short)."""
+def is_elision(line: str) -> bool:
+    """Whether ``line`` is a reporter's elision mark alone (``...``, ``…``, ``[...]``, ``<snip>``):
+    the one test of it. A view's parser skips such a line (its grammar holds no such line) and
+    :func:`elided` says it, once."""
+    return bool(_ELISION.fullmatch(line))
+
+
+_SAID = 20  # elision lines named one by one; any further ones are counted in one more line
+
+
+def elided(view: str, body: str, first: int = 1) -> list[str]:
+    """Each reporter's ``...`` (``…``, ``[...]``, ``<snip>``) on a line of its own in ``view``'s
+    output, where the view does not read it itself (:data:`READS_ELISION`), with its line: lines
+    left out. The tools print no such line; a parser reading round it kept the lines it saw and
+    read as whole (38 of 69 views did: ibv_devinfo without its board_id, nvidia-smi a GPU
+    short). Every one is said, once (the first alone was, issue 28); past the first
+    :data:`_SAID`, one line counts the rest (a hostile paste of 100,000 is not 100,000 errors).
+    ``first``: the number of ``body``'s first line in the file (after a ``# source:`` header)."""
     if view in READS_ELISION or view in ELISION_OPEN:
-        return None
-    for i, line in enumerate(body.splitlines(), 1):
-        if _ELISION.fullmatch(line):
-            return f"line {i} is a reporter's {line.strip()!r}: lines of the output were left out, it is not whole"
-    return None
+        return []
+    marks = [(i, line.strip()) for i, line in enumerate(body.splitlines(), first) if _ELISION.fullmatch(line)]
+    out = [f"line {i} is a reporter's {mark!r}: lines of the output were left out, it is not whole"
+           for i, mark in marks[:_SAID]]
+    if rest := marks[_SAID:]:
+        out.append(f"{len(rest)} more reporter's elision lines (lines {rest[0][0]} to {rest[-1][0]}): "
+                   "lines of the output were left out, it is not whole")
+    return out
 
 
 def _ends_a_line(text: str, word: str) -> bool:

@@ -142,11 +142,13 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
     ``expect``: how many records (cards, CAs, rows: :mod:`listing`) the output must hold;
     whatever the expectation, a listing whose last record is partial is cut short."""
     parser = get_parser(tool)
-    body = unwrap(strip_source_header(text), stamped=views()[tool].stamped)
+    output = strip_source_header(text)
+    first = text.count("\n", 0, len(text) - len(output)) + 1  # the output's first line in the file
+    body = unwrap(output, stamped=views()[tool].stamped)
     data = parser(body, **hints) if hints else parser(body)
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
-        found += [gap] if (gap := listing.elided(tool, body)) else []
+        found += listing.elided(tool, body, first)
         found += check_listing(tool, data, expect)
         if found:
             errors = data.setdefault("errors", [])

@@ -43,12 +43,12 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors import jsonprefix
+from sncheck.vendors import jsonprefix, listing
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
 from sncheck.vendors.fragment import json_fragment
 
 _OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
-_TRUNCATED = re.compile(r"^\[output truncated\]$|^(\.\.\.|…)$")
+_TRUNCATED = re.compile(r"^\[output truncated\]$")  # a blog's marker (a reporter's '...': listing.is_elision)
 # a shell prompt line (its command is read by asked()): '$ ', '[user@host dir]# ', and bash's default
 # 'user@host:~/dir$ ' (a conda env's '(base) ' before it)
 _PS1 = r"(?:\([\w.-]+\)\s*)?(?:\$|\[[^\]]*\][#$]|[\w.-]+@[\w.-]+:[^\s$#]*[#$])"
@@ -84,8 +84,10 @@ def _body_lines(text: str, errors: list[str]) -> list[tuple[int, str]]:
         body = line.strip()
         if not body or _PROMPT.match(body):
             continue
+        if listing.is_elision(body):
+            continue  # a reporter's '...': listing.elided says so, once, with its line
         if _TRUNCATED.match(body):
-            errors.append("output truncated or elided ('" + body + "')")
+            errors.append("output truncated ('" + body + "')")
             continue
         if _ERROR.match(body):
             errors.append(body)

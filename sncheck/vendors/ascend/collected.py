@@ -118,8 +118,8 @@ def _read(sec: dict[str, Any], body: list[str]) -> None:
         sec["parsed"]["errors"] = []
     # a reporter's '...' in the section: lines of its output left out, as its own view judges it
     # (listing.elided alone says it; a view whose grammar reads it adds nothing)
-    if gap := listing.elided(view, out):
-        sec["parsed"].setdefault("errors", []).append(gap)
+    if gaps := listing.elided(view, out):
+        sec["parsed"].setdefault("errors", []).extend(gaps)
 
 
 def _faults(view: str, parsed: dict[str, Any]) -> list[str]:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import listing
 from sncheck.vendors.ascend.npu_smi import dcmi_failed
 
 _NUM = re.compile(r"^(-?[0-9]+(?:\.[0-9]+)?)\s*(mW|mV|mA|C|dB|nm)?$")
@@ -100,7 +101,7 @@ def parse_optical(text: str) -> dict[str, Any]:
     present = None
     errors: list[str] = []
     for line in _lines(text):
-        if line in ("...", "…"):
+        if listing.is_elision(line):
             continue  # a reporter's '...': listing.elided says so, once
         m = re.match(r"^([A-Za-z][A-Za-z0-9 ]*?)\s*:\s*(.*)$", line)
         if not m:
@@ -233,7 +234,7 @@ def parse_status(text: str) -> dict[str, Any]:
         if _SETTINGS_FAILED.match(line):
             errors.append(f"ethtool could not read the port ('{line[:120]}'): not measured")
             continue
-        if line in ("...", "…"):
+        if listing.is_elision(line):
             continue  # a reporter's '...' (not a link mode continued): listing.elided says so, once
         if m := re.match(r"^(?:Netdev status:\s*)?Settings for (\S+?):$", line):
             device = m.group(1)

@@ -28,6 +28,7 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.fabric import Cabling, port_id, switch_id
 from sncheck.topology import natural_key
+from sncheck.vendors import listing
 from sncheck.vendors.infiniband.counters import ERROR_COUNTERS, parse_perfquery
 from sncheck.vendors.infiniband.ibnetdiscover import parse_ibnetdiscover
 
@@ -42,6 +43,7 @@ def switch_name(desc: str) -> str:
 
 def parse_topology(text: str) -> dict[str, Any]:
     parsed = parse_ibnetdiscover(text)
+    parsed["errors"] += listing.elided("ibnetdiscover", text)  # (as parse_text says it: the parser skips it)
     try:
         _switches(parsed)
     except ParseError as e:  # two switches one name: the topology does not read whole

@@ -46,6 +46,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import listing
 from sncheck.vendors.infiniband.ibnetdiscover_ports import is_ports_report, parse_ports_report
 
 _TYPES = {"Switch": "switch", "Ca": "ca", "Rt": "router"}
@@ -90,6 +91,8 @@ def parse_ibnetdiscover(text: str) -> dict[str, Any]:
         if not line:
             node = None  # a blank line ends a record
             continue
+        if listing.is_elision(line):
+            continue  # a reporter's '...': listing.elided says so, once, with its line
         if line.startswith("#"):
             started |= line.startswith("# Topology file")
             if m := _INITIATED.match(line):
@@ -204,8 +207,8 @@ def parse_iblinkinfo(text: str) -> dict[str, Any]:
     bare: str | None = None  # a node header no port line followed yet
     for raw in text.splitlines():
         line = raw.strip()
-        if not line:
-            continue
+        if not line or listing.is_elision(line):
+            continue  # (a reporter's '...': listing.elided says so, once, with its line)
         if m := _LI_HEADER.match(line):
             if bare is not None:
                 errors.append(f"{bare}: a node header with no port under it: cut short")

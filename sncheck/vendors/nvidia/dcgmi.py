@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors import jsonprefix
+from sncheck.vendors import jsonprefix, listing
 from sncheck.vendors.grammar import Grammar
 
 _DIAG = "NVIDIA/DCGM dcgmi/Diag.cpp"
@@ -128,8 +128,8 @@ def _parse_table(text: str) -> dict[str, Any]:
             is_open = is_open and line.startswith("+=")
         elif line and not line.startswith("+") and _TOOL_ERROR.search(line):
             result["errors"].append(line)
-        elif line in ("...", "[...]", "…"):
-            result["errors"].append("rows elided ('...'): the table is not complete")
+        elif listing.is_elision(line):
+            pass  # rows a reporter left out: listing.elided says so, once, with its line
     seen: list[list[dict[str, Any]]] = []
     for rows in tables:
         one = _empty("table")

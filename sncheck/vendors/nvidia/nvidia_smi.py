@@ -49,6 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import listing
 from sncheck.vendors.nvidia.smi_values import (
     ELISION,
     NA_VALUES,
@@ -117,7 +118,8 @@ def parse_query_gpu_csv(
     names = list(fields)
     gpus: list[dict[str, Any]] = []
     errors: list[str] = []
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # (a reporter's '...' is skipped: listing.elided says so, once, with its line)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not listing.is_elision(ln)]
     for number, line in enumerate(lines, start=1):
         cells = [c.strip() for c in next(csv.reader([line], skipinitialspace=True), [])]
         if TOOL_ERROR.search(line):
