@@ -18,10 +18,11 @@ when nothing is recognisable. A reporter's "..." line is read round here and sai
   ``phy_id`` is null on layouts without a Phy-ID column; the Atlas 300I (310P) layout names
   the column ``Device`` (``device_id``, a key of that layout only) and prints no HBM (``hbm_*`` null); the second die of a 910C prints
   power "-" (null): the package reports it once. Where npu-smi could not reach the driver
-  (``dcmi module initialize failed. ret is -8005``: no box) the NPUs are not measured:
+  (``dcmi module initialize failed. ret is -8005``: no box) the NPUs are not measured, read as
+  every Ascend view reads it (:func:`dcmi_failed`, the one home):
   ``{"chips": [], "tool_failed": ["dcmi module initialize failed. ret is -8005"],
-  "errors": ["npu-smi failed ...: not measured"]}`` (exit 1; a run's facts are
-  ``not_measured``).
+  "errors": ["npu-smi failed before printing its output (...): not measured"]}`` (exit 1; a
+  run's facts are ``not_measured``).
 
 ``parse_fields`` (``npu-smi-fields``): any ``-t <type>`` view of ``Key : Value`` lines
 (health, ecc, usages, memory, board, common, spod-info) and ``-l``::
@@ -56,9 +57,9 @@ from collections.abc import Callable
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import listing
 
 _NA = {"NA", "N/A", "-", ""}
-_ELIDED = re.compile(r"^(\.\.\.|…)$")
 _LINE1 = re.compile(r"^\|\s*(\d+)\s+(\S.*?)\s*\|\s*(\S+)\s*\|\s*(\S+)\s+(\S+)\s+(\d+)\s*/\s*(\d+)\s*\|\s*$")
 # the Bus-Id as printed; a reporter may mask its hex digits ('0000:xx:00.0'): read as given
 # the Atlas 300I (310P) layout has no HBM column: 'CHIP DEVICE | BUS-ID | AICORE USED / TOTAL'
@@ -158,6 +159,7 @@ _SPOD_REFUSED = re.compile(r"^\s*This device does not support get spod info\.?\s
 _DIE_BORDER = re.compile(r"^\+-+\+$")  # the border between two dies of one NPU (no column junctions)
 
 
+@dcmi_failed({"version": None, "chips": [], "processes": 0, "process_rows": []})
 def parse_info(text: str) -> dict[str, Any]:
     version = None
     chips: list[dict[str, Any]] = []
@@ -177,7 +179,7 @@ def parse_info(text: str) -> dict[str, Any]:
         if m := _VERSION.search(line):
             version, saw_box = m.group(2), True
             continue
-        if _ELIDED.match(line):
+        if listing.is_elision(line):
             elided = True  # a reporter's '...': listing.elided says so (sncheck parse, a run's fact), once
             continue
         if table is not None and line.startswith("+="):
@@ -224,11 +226,8 @@ def parse_info(text: str) -> dict[str, Any]:
                 rows.append({"npu": int(m.group(1)), "chip": int(m.group(2)), "pid": int(m.group(3)),
                              "name": m.group(4) or None, "memory_MB": int(m.group(5)),
                              "container_pid": int(m.group(6)) if m.group(6) and m.group(6).isdecimal() else None})
-    if not saw_box:
-        if failed := tool_failed(text):
-            return {"tool": "npu-smi", "version": None, "chips": [], "processes": 0, "tool_failed": failed,
-                    "errors": [f"npu-smi failed before listing any NPU ({failed[0]}): not measured"]}
-        raise ParseError("no npu-smi info table", tool="npu-smi")
+    if not saw_box:  # (DCMI's init failure printed instead: dcmi_failed reads it, as every Ascend view's)
+        raise _refused(text, "no npu-smi info table", "npu-smi")
     if pending is not None:
         errors.append(f"NPU {pending['npu']}: second row missing (truncated output?)")
     elif unclosed is not None:
@@ -304,7 +303,7 @@ def _fields(text: str, tool: str) -> dict[str, Any]:
             blocks.append({})  # npucli parts the header, each chip and the MCU by a blank line
         if not line or line.startswith(("$", "/usr/", "```")):
             continue
-        if _ELIDED.match(line):
+        if listing.is_elision(line):
             continue  # a reporter's '...': listing.elided says so, once
         if _QUERY_FAILED.match(line):
             errors.append(f"npu-smi: '{line}': not measured")

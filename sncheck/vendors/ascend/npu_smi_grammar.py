@@ -20,7 +20,8 @@ _KV = ("one 'Key : Value' line a field, printed '\\t%-30s : %s' (the ECC counter
 
 # DCMI's init failure, printed instead of a view's output (npu_smi.dcmi_failed): no value, not measured
 _DCMI_REFUSED = ("DCMI's init failure printed instead ('dcmi module initialize failed. ret is -8005', as the npu-smi "
-                 "view reads it): no value, tool_failed, errors naming it (not measured)")
+                 "view and every other Ascend view read it, in one home: npu_smi.dcmi_failed): no value, tool_failed, "
+                 "errors naming it (not measured)")
 
 GRAMMAR = {
     "npu-smi": Grammar(
