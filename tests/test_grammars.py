@@ -235,6 +235,35 @@ def test_a_prefix_is_removed_only_where_every_line_has_it() -> None:
     assert unwrap("[n1] out: A\n[n2] err: B\n[n1] out: C\n") == "A\nC\nB\n"
     sxid = "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20009\nnvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028\n"
     assert unwrap(sxid) == sxid  # a device's own "name: " stays: no stream word
+    # Open MPI 5's PRRTE tags '<stdout>: ', 4's ORTE '<stdout>:': a blank after the tag is the
+    # tag's only where every tagged line has one (an ORTE line's own leading blank is the line's)
+    assert unwrap("[1,0]<stdout>: a\n[1,0]<stdout>:  b\n") == "a\n b\n"
+    assert unwrap("[1,0]<stdout>:we\n[1,0]<stdout>: are\n") == "we\n are\n"
+
+
+def test_a_wrapped_watchdog_log_tagged_by_mpirun_reads_its_numbers() -> None:
+    """A watchdog log wrapped at a terminal's width and then tagged line by line by mpirun
+    (ORTE: no blank after the tag) at every width from 60 columns: a piece starting with the
+    blank the wrap fell on kept it (the tag's optional blank took it: 'we are' read 'weare', the
+    timeout's numbers lost at width 66, issue 28). Under PRRTE's tag the same."""
+    from grammars.nccl_logs import _PG, _PROGRESS, _glog  # noqa: PLC0415 -- the generator's own lines
+    seq, ran = 4242, 600017
+    logical = [_glog("2.4", 3, 1709, 0) + _PG["2.4"].format(r=3) + "Watchdog caught collective operation timeout: "
+               f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for {ran} "
+               "milliseconds before timing out.",
+               _glog("2.2", 3, 1709, 1) + _PG["2.4"].format(r=3) + _PROGRESS["2.2"].format(s=seq, e=seq + 12, c=seq - 1)]
+    base = Variant("torch-nccl", "tagged", "\n".join(logical) + "\n", (
+        ("timeouts[rank=3].seq", seq), ("timeouts[rank=3].ran_ms", ran), ("progress[rank=3].last_enqueued", seq + 12),
+        ("progress[rank=3].last_completed", seq - 1)), fails=True, stream=True)
+    wrong = []
+    for width in range(60, 141):
+        pieces = [ln[i:i + width] for ln in logical for i in range(0, len(ln), width)]
+        for tag in ("[1,3]<stdout>:", "[1,3]<stdout>: "):
+            text = "".join(f"{tag}{p}\n" for p in pieces)
+            code, data = outcome("torch-nccl", text, base)
+            if code != 1 or data is None or data["errors"] or _wrong_values(base, data):
+                wrong.append(f"width {width} {tag!r}: {data and (data['errors'] or _wrong_values(base, data))}")
+    assert not wrong, "\n".join(wrong[:5])
 
 
 def test_fences_quotes_and_stamps() -> None:

@@ -43,7 +43,7 @@ ELISION = re.compile(r"^\s*(?:\.\.\.+|…|\[\.\.\.\]|\(\.\.\.\)|<snip>|\[snip\]|
 # (regex, group naming the task or None). Labels first: srun's "0: " would also take
 # the hour of "03:04:05", which no label regex below can meet (a label is followed by a blank).
 _LABELS = (
-    re.compile(r"^(?P<task>\[\d+,\d+\])<std(?:out|err)>: ?"),  # mpirun --tag-output
+    re.compile(r"^(?P<task>\[\d+,\d+\])<std(?:out|err)>: ?"),  # mpirun --tag-output (ORTE ':', PRRTE ': ')
     re.compile(r"^ *(?P<task>\d+):(?: |$)"),                    # srun --label ("0:" alone: a blank line)
     re.compile(r"^(?P<task>\[\d+\]) "),                         # mpiexec -prepend-rank
     # a remote runner's host and stream (Fabric's "[host] out: ", a job log's "nid005113 out: "):
@@ -153,13 +153,21 @@ def _every(lines: list[str], prefix: re.Pattern[str], ended: bool) -> bool:
 
 
 def _by_task(lines: list[str], label: re.Pattern[str]) -> list[str]:
-    """Label-less lines, each task's lines together (tasks in the order they first printed)."""
+    """Label-less lines, each task's lines together (tasks in the order they first printed).
+
+    A blank a label may end with is the label's only where every labelled line has it: Open
+    MPI 5's PRRTE tags ``[1,0]<stdout>: line``, Open MPI 4's ORTE ``[1,0]<stdout>:line``, so
+    under ORTE a line's own leading blank (the tail of a line a paste wrapped at a blank) is
+    the line's, and taking it glued two words ("we" "are" -> "weare": issue 28, a watchdog
+    message wrapped at 66 read without its numbers)."""
+    matches = [label.match(ln) for ln in lines]
+    own_blank = any(m and m.end() < len(ln) and not m.group(0).endswith(" ") for m, ln in zip(matches, lines))
     tasks: dict[str, list[str]] = {}
     last = ""
-    for ln in lines:
-        m = label.match(ln)
+    for m, ln in zip(matches, lines):
         if m:
             last = m.group("task").strip()
-            ln = ln[m.end():]
+            end = m.end() - 1 if own_blank and m.group(0).endswith(" ") else m.end()
+            ln = ln[end:]
         tasks.setdefault(last, []).append(ln)
     return [ln for group in tasks.values() for ln in group]

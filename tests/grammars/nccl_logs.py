@@ -199,10 +199,18 @@ def torch_nccl(rng: random.Random) -> Iterator[Variant]:
                  f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for {ran} "
                  "milliseconds before timing out.",
                  _glog("2.2", 3, 1709, 1) + _PG["2.4"].format(r=3) + _PROGRESS["2.2"].format(s=seq, e=seq + 12, c=seq - 1)]
-        wrapped = [piece for ln in lines for piece in (ln[i:i + width] for i in range(0, len(ln), width))]
         values = (("timeouts[rank=3].seq", seq), ("timeouts[rank=3].ran_ms", ran),
                   ("progress[rank=3].last_enqueued", seq + 12), ("progress[rank=3].last_completed", seq - 1))
-        yield Variant("torch-nccl", f"wrapped at {width}", "\n".join(wrapped) + "\n", values, fails=True, stream=True)
+        yield Variant("torch-nccl", f"wrapped at {width}", "\n".join(_wrapped(lines, width)) + "\n", values,
+                      fails=True, stream=True)
+        # under mpirun --tag-output (issue 28): Open MPI 4's ORTE tags '[1,3]<stdout>:line', 5's PRRTE
+        # '[1,3]<stdout>: line'; the terminal wraps the tagged line, its tail untagged. (A log wrapped
+        # before the launcher tagged it, every piece tagged, is the 'mpirun --tag-output' delivery of
+        # the variant above: test_grammars.test_a_wrapped_watchdog_log_tagged_by_mpirun...)
+        for tag in ("[1,3]<stdout>:", "[1,3]<stdout>: "):
+            for w in (66, width):
+                yield Variant("torch-nccl", f"tagged {tag!r} then wrapped at {w}",
+                              "\n".join(_wrapped([tag + ln for ln in lines], w)) + "\n", values, fails=True, stream=True)
     # a logger's or reporter's break after 'timeout:' (the WorkNCCL on its own line, no 'ran for': harvest8's
     # GB200 excerpt), under a launcher's bare '[rank3]' tag
     seq, r = rng.randrange(100, 90000), rng.randrange(8)
@@ -223,6 +231,11 @@ def torch_nccl(rng: random.Random) -> Iterator[Variant]:
                   (("ranks", 9), ("nccl_version", version), ("nccl_errors[0].where", None),
                    ("nccl_errors[0].result", "remote process exited or there was a network error")),
                   fails=True, stream=True, finding="remote process exited")
+
+
+def _wrapped(lines: list[str], width: int) -> list[str]:
+    """``lines`` as a terminal ``width`` columns wide shows them: each cut every ``width`` characters."""
+    return [piece for ln in lines for piece in (ln[i:i + width] for i in range(0, len(ln), width))]
 
 
 @generator("nccl-inspector")
