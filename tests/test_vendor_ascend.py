@@ -65,7 +65,7 @@ def test_a3_node_16_dies_two_per_package() -> None:
     assert info["chips"][1] == {"npu": 0, "chip": 1, "phy_id": 1, "name": "Ascend910", "health": "OK",
                                 "power_W": None, "temp_C": 44, "bus_id": "0000:9F:00.0", "aicore_pct": 7,
                                 "memory_used_MB": 0, "memory_total_MB": 0, "hbm_used_MB": 61625,
-                                "hbm_total_MB": 65536}
+                                "hbm_total_MB": 65536, "hugepages_used": 0, "hugepages_total": 0}
     rows = {r["fact"]: r for r in checks.check_info("cm01", info, expect())}
     assert all(r["ok"] for r in rows.values())
     assert "(8 packages x 2 dies)" in rows["card_count"]["message"] and rows["hbm_capacity"]["value"] == 65536

@@ -207,6 +207,10 @@ class _Run:
 
     def values(self, layout_rows: bool = True) -> list[tuple[str, object]]:
         v: list[tuple[str, object]] = [("collective", self.collective), ("ranks", self.ranks)]
+        # the last rank's device line: its Pid, and its Group where the layout prints one (issue 28's spot-check)
+        last_rank = self.ranks - 1
+        v += [(f"devices[rank={last_rank}].pid", 4000 + last_rank),
+              (f"devices[rank={last_rank}].group", None if self.layout == "2.10" or self.layout.startswith("rccl") else 0)]
         if self.rccl_version:
             v += [("version", self.rccl_version), ("nccl_version", 22803)]
         if self.nccl_release:

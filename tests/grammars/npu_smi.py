@@ -55,16 +55,19 @@ def npu_smi_info(rng: random.Random) -> Iterator[Variant]:
                     health = rng.choice(_HEALTH_BAD) if k == sick else "OK"
                     power = "-" if c else f"{rng.uniform(60, 260):.1f}"
                     temp, used = rng.randrange(28, 70), rng.randrange(0, hbm)
+                    pages = rng.choice((0, 1024, 16384))  # Hugepages-Usage(page): kept (issue 28's spot-check)
+                    taken = rng.randrange(0, pages + 1)
                     bus = f"0000:{0x01 + 2 * k:02X}:00.0"
                     ident = f" {c:<6}{k:<20}" if per_npu > 1 else f" {c}"
-                    lines += [_row([f" {n:<6}{name}", f" {health}", f" {power:<{col[0]}}{temp:<{col[1]}}{_pair(0, 0, 14)}"],
+                    lines += [_row([f" {n:<6}{name}", f" {health}", f" {power:<{col[0]}}{temp:<{col[1]}}{_pair(taken, pages, 14)}"],
                                    widths),
                               _row([ident, f" {bus}", f" {rng.randrange(0, 101):<{col[0]}}{_pair(0, 0, col[1] - 7)}"
                                     f"{_pair(used, hbm, 14)}"], widths)]
                     lines.append("+" + "-" * total + "+" if c + 1 < per_npu else _rule(widths, "="))
                     values += [(f"chips[bus_id={bus}].hbm_used_MB", used), (f"chips[bus_id={bus}].temp_C", temp),
                                (f"chips[bus_id={bus}].health", health), (f"chips[bus_id={bus}].npu", n),
-                               (f"chips[bus_id={bus}].hbm_total_MB", hbm)]
+                               (f"chips[bus_id={bus}].hbm_total_MB", hbm),
+                               (f"chips[bus_id={bus}].hugepages_used", taken), (f"chips[bus_id={bus}].hugepages_total", pages)]
                     if per_npu > 1:
                         values.append((f"chips[bus_id={bus}].phy_id", k))
                     if c == 0:

@@ -132,6 +132,21 @@ def _old_row(columns: list[str], cells: list[str]) -> dict[str, Any]:
 _CONCISE_HEADER = re.compile(r"^Device\s+(?:Node\s+IDs|\[Model : Revision\])\s+Temp\b")
 
 
+# the identity cells after Device: 'Node  IDs (DID, GUID)' (rocm-6.1.0 on: '2     0x75a0,   24959') or
+# '[Model : Revision]' (rocm-6.0.0: '[0x74a1 : 0x00]'); read by place, before any other cell
+_NODE_IDS = re.compile(r"^\s*\d+\s+(\d+)\s+(0x[0-9a-fA-F]+),\s*(\d+)(?:\s|$)")
+_MODEL_REV = re.compile(r"^\s*\d+\s+\[(0x[0-9a-fA-F]+)\s*:\s*(0x[0-9a-fA-F]+)\]")
+
+
+def _ids(line: str) -> dict[str, Any]:
+    """A row's identity cells (null in a layout without them): issue 28's value spot-check found
+    them dropped though the grammar names them."""
+    ids, model = _NODE_IDS.match(line), _MODEL_REV.match(line)
+    return {"node": int(ids.group(1)) if ids else None, "did": ids.group(2) if ids else None,
+            "guid": int(ids.group(3)) if ids else None,
+            "model": model.group(1) if model else None, "revision": model.group(2) if model else None}
+
+
 def parse_concise(text: str) -> dict[str, Any]:
     """The Concise Info table (ROCm 5 on), or the banner-less one-line table of ROCm 2.x/3.x
     (``GPU Temp AvgPwr SCLK ...``, ``24.0c 3.0W``). The table ends at ``End of ROCm SMI Log``:
@@ -167,7 +182,7 @@ def parse_concise(text: str) -> dict[str, Any]:
                 errors.append(f"GPU {cells[0]}: {len(cells)} cells for {len(old_columns)} columns: {body!r}")
             gpus.append(_old_row(old_columns, cells))
         elif saw and (row := _ROW.match(line)):
-            g: dict[str, Any] = {"device": int(row.group(1))}
+            g: dict[str, Any] = {"device": int(row.group(1)), **_ids(line)}
             temp = re.search(r"([\d.]+)(?:°C|c(?=\s|$))", line)  # ROCm 6: '43.0°C'; 4.x-5.x: '35.0c'
             watts = re.findall(r"([\d.]+)W\b", line)
             clocks = re.findall(r"(\d+)Mhz", line)

@@ -43,9 +43,10 @@ GRAMMAR = {
         end="the ' End of ROCm SMI Log ' spacer; without it the output was cut; --json: the document closes",
         failures=("'ERROR: No DRM devices available. Exiting'; rocm-smi --json's 'WARNING: No JSON data to "
                   "report' (errors); a row with fewer cells than the whole ones (cut)"),
-        values=("gpus[{device, temp_C, power_W, partitions, sclk_MHz, mclk_MHz, fan_pct, perf, pwrcap_W, vram_pct, "
-                "gpu_pct, name (ROCm 6.0); the log form: metrics {metricName: value as printed}}], driver_version "
-                "(--json's system), warnings, errors"),
+        values=("gpus[{device, node, did, guid (6.1 on: Node, IDs (DID, GUID)), model, revision (6.0: [Model : "
+                "Revision]), temp_C, power_W, partitions, sclk_MHz, mclk_MHz, fan_pct, perf, pwrcap_W, vram_pct, "
+                "gpu_pct, name (ROCm 6.0) (a layout's missing cells null); the log form: metrics {metricName: value "
+                "as printed}}], driver_version (--json's system), warnings, errors"),
     ),
     "rocm-smi-showtopo": Grammar(
         tool="rocm-smi --showtopo",

@@ -6,7 +6,8 @@ when nothing is recognisable. A reporter's "..." line is read round here and sai
 
     {"tool": "npu-smi", "version": "25.2.0",
      "chips": [{"npu": 0, "chip": 0, "phy_id": 0, "name": "Ascend910", "health": "OK",
-                "power_W": 211.3, "temp_C": 43, "bus_id": "0000:9D:00.0", "aicore_pct": 7,
+                "power_W": 211.3, "temp_C": 43, "hugepages_used": 0, "hugepages_total": 0,
+                "bus_id": "0000:9D:00.0", "aicore_pct": 7,
                 "memory_used_MB": 0, "memory_total_MB": 0, "hbm_used_MB": 61609, "hbm_total_MB": 65536}],
      "processes": 18, "process_rows": [{"npu": 0, "chip": 0, "pid": 692318, "name": "python3",
                                          "memory_MB": 12417, "container_pid": null}], "errors": []}
@@ -203,7 +204,8 @@ def parse_info(text: str) -> dict[str, Any]:
         if m := _LINE1.match(line):
             between = None
             pending = {"npu": int(m.group(1)), "name": m.group(2), "health": m.group(3),
-                       "power_W": _num(m.group(4)), "temp_C": _num(m.group(5))}
+                       "power_W": _num(m.group(4)), "temp_C": _num(m.group(5)),
+                       "hugepages_used": int(m.group(6)), "hugepages_total": int(m.group(7))}
             saw_box = True
             continue
         if _DEVICE_HEADER.match(line):
@@ -215,6 +217,7 @@ def parse_info(text: str) -> dict[str, Any]:
             ids[second] = int(m.group(2)) if m.group(2) else None
             chips.append({"npu": pending["npu"], "chip": int(m.group(1)), **ids, "name": pending["name"],
                           "health": pending["health"], "power_W": pending["power_W"], "temp_C": pending["temp_C"],
+                          "hugepages_used": pending["hugepages_used"], "hugepages_total": pending["hugepages_total"],
                           "bus_id": None if m.group(3) == "NA" else m.group(3), "aicore_pct": int(m.group(4)),
                           "memory_used_MB": int(m.group(5)), "memory_total_MB": int(m.group(6)),
                           "hbm_used_MB": _opt_int(m.group(7)), "hbm_total_MB": _opt_int(m.group(8))})

@@ -59,7 +59,8 @@ GRAMMAR = {
                   "ret is -8020': no NPU measured (tool_failed, errors: exit 1; a run's info facts not_measured); "
                   "other lines outside the box naming an error (errors); a chip's first row without its second, "
                   "rows without their border, a process block unclosed or missing, '...' (errors: cut short)"),
-        values=("version, chips[{npu, chip, phy_id, device_id (310P), name, health, power_W, temp_C, bus_id, aicore_pct, "
+        values=("version, chips[{npu, chip, phy_id, device_id (310P), name, health, power_W, temp_C, hugepages_used, "
+                "hugepages_total (Hugepages-Usage(page), the NPU row's; kept since issue 28's spot-check), bus_id, aicore_pct, "
                 "memory_used_MB, memory_total_MB, hbm_used_MB, hbm_total_MB (null without an HBM column)}], processes (process rows), process_rows[{npu, chip, pid, name, "
                 "memory_MB, container_pid}] (each whole row), tool_failed (the DCMI "
                 "failure lines), errors"),

@@ -15,7 +15,8 @@
                 "iters": 20, "agg_iters": 1, "validation": 1, "graph": 0,   # the nThread line, null without;
                 "step_factor": 2},                # or step_bytes (-i): 'step: 2(factor)'
      "devices": [{"rank": 0, "host": "node1", "device": 0, "bus_id": "0000:1b:00",
-                  "name": "NVIDIA H100 80GB HBM3"}],   # the "#  Rank" lines as printed
+                  "name": "NVIDIA H100 80GB HBM3",
+                  "group": 0, "pid": 6899}],   # the "#  Rank" lines as printed (group null before 2.13)
      "rows": [{"size_bytes": 8, "count": 2, "type": "float",
                "redop": "sum",        # null when the column is absent or blank
                "root": -1,            # null when the column is absent
@@ -84,7 +85,7 @@ _RCCL_TESTS_VERSION = re.compile(r"^rccl-tests: Version (\S+)")
 _NCCL_BANNER = re.compile(r"^NCCL version (\d+\.\d+\.\d+)(?:[+.-]\S*)?$")
 _RCCL_LIBRARY = re.compile(r"^(RCCL version|HIP version|ROCm version|Hostname|Librccl path)\s*:\s*(\S.*?)\s*$")
 _RANK_LINE = re.compile(
-    r"^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)"
+    r"^Rank\s+(\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(\S+)\s+device\s+(\d+)"
     r"(?:\s+\[([^\]]*)\])?\s*(.*)"
 )
 _OUT_OF_BOUNDS = re.compile(r"^Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
@@ -359,8 +360,11 @@ def _scan_header_line(content: str, state: _State) -> bool:
         return True
     if m := _RANK_LINE.match(content):
         state.rank_ids.add(int(m.group(1)))
-        state.devices.append({"rank": int(m.group(1)), "host": m.group(2), "device": int(m.group(3)),
-                              "bus_id": m.group(4), "name": m.group(5).strip() or None})
+        # the Group (2.13 on) and Pid cells are kept too (issue 28's spot-check: both were dropped)
+        state.devices.append({"rank": int(m.group(1)), "host": m.group(4), "device": int(m.group(5)),
+                              "bus_id": m.group(6), "name": m.group(7).strip() or None,
+                              "group": int(m.group("group")) if m.group("group") else None,
+                              "pid": int(m.group("pid")) if m.group("pid") else None})
         state.header_seen = True
         return True
     if m := _OUT_OF_BOUNDS.match(content):
