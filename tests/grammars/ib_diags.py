@@ -281,7 +281,7 @@ def ibqueryerrors(rng: random.Random) -> Iterator[Variant]:
                       "## Thresholds: ", "##          0 PMA query failures" if rng.random() < 0.5 else ""]
             while lines[-1] == "":
                 lines.pop()
-            end = next(i for i, ln in enumerate(lines) if ln.startswith("## Summary")) + 1
+            end = next(i for i, ln in enumerate(lines) if ln.startswith("## Summary")) + 2  # and its ports line
             values += [("summary.nodes", nodes_checked), ("summary.bad_nodes", bad)]
             yield Variant("ibqueryerrors", f"{nodes_checked} nodes {bad} bad{' with guids' if with_guid else ''}",
                           "\n".join(lines) + "\n", tuple(values), fails=bad > 0, end=end)

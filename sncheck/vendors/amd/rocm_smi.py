@@ -147,6 +147,18 @@ def _ids(line: str) -> dict[str, Any]:
             "model": model.group(1) if model else None, "revision": model.group(2) if model else None}
 
 
+# a whole row's last five cells: Fan, Perf, PwrCap, VRAM%, GPU% (a value the library could not read: N/A)
+_TAIL = re.compile(r"(?:\d+(?:\.\d+)?%|N/A) [a-z_/]+ (?:[\d.]+W|N/A) (?:\d+%|N/A) (?:\d+%|N/A)")
+
+
+def _mhz(cell: str) -> int | None:
+    return int(m.group(1)) if (m := re.fullmatch(r"(\d+)Mhz", cell)) else None
+
+
+def _watts(cell: str) -> float | None:
+    return float(m.group(1)) if (m := re.fullmatch(r"([\d.]+)W", cell)) else None
+
+
 def parse_concise(text: str) -> dict[str, Any]:
     """The Concise Info table (ROCm 5 on), or the banner-less one-line table of ROCm 2.x/3.x
     (``GPU Temp AvgPwr SCLK ...``, ``24.0c 3.0W``). The table ends at ``End of ROCm SMI Log``:
@@ -202,7 +214,7 @@ def parse_concise(text: str) -> dict[str, Any]:
             # whole: its three % cells and two W cells, or (a partition's N/A cells) as many cells as
             # the table's first whole row
             cells = body.split()
-            if (len(pcts) < 3 or len(watts) < 2) and len(cells) != width:
+            if (len(pcts) < 3 or len(watts) < 2) and len(cells) != width and not _TAIL.fullmatch(" ".join(cells[-5:])):
                 errors.append(f"device {g['device']}: row cut short: {body!r}")
             else:
                 width = width or len(cells)
@@ -211,6 +223,12 @@ def parse_concise(text: str) -> dict[str, Any]:
                 fan, perf_cell, cap, vram, use = (_old_value(c) for c in cells[-5:])
                 g.update({"fan_pct": fan, "perf": perf_cell if perf_cell != "n/a" else None,
                           "pwrcap_W": cap, "vram_pct": vram, "gpu_pct": use})
+                # SCLK and MCLK by place too (the two cells before Fan), and Power as the cell after Temp:
+                # a clock the library could not read prints 'None' or 'N/A' ('None  900Mhz': MCLK was
+                # read as SCLK), a Power of 'N/A' beside a PwrCap ('N/A ... 1000.0W': the cap as power)
+                at = 4 if g["node"] is not None or g["model"] is not None else 1  # Temp's cell
+                g.update({"sclk_MHz": _mhz(cells[-7]), "mclk_MHz": _mhz(cells[-6]),
+                          "power_W": _watts(cells[at + 1]) if len(cells) > at + 8 else g["power_W"]})
             gpus.append(g)
         elif saw and gpus and line.startswith(" ") and body and not body.startswith(("(", "=")):
             gpus[-1]["name"] = body  # the old layout's second line: "AMD Instinct MI300X"

@@ -74,7 +74,8 @@ GRAMMAR = {
                  "'## Suppressed: ...', '##          %d PMA query failures'",),
         lines="per node with errors: its 'Errors for' line, then a line per port (ALL first on a switch); then the "
               "summary lines",
-        end="the '## Summary' line (only nodes and ports with errors are listed: that is the tool's design)",
+        end="the '## Summary' line and the ports-checked line under it (print_summary prints both; only nodes and "
+            "ports with errors are listed: that is the tool's design)",
         failures="every counter it lists (faults); PMA query failures; 'Failed' and SA errors (errors)",
         values="ports[{node, guid, port, counters{<sysfs name>: value}}], summary{nodes, bad_nodes, ports, "
                "bad_ports}, faults, errors",
@@ -279,6 +280,8 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
         raise ParseError("no 'Errors for' nodes and no summary found", tool="ibqueryerrors")
     if summary is None:
         errors.append("no '## Summary' line: the output was cut short")
+    elif "ports" not in summary:  # print_summary prints both lines: the ports line is the end
+        errors.append("no '##  N ports checked' line after the summary: the output was cut short")
     return _result("ibqueryerrors", ports, errors, summary=summary)
 
 
