@@ -213,7 +213,11 @@ def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Plante
             out.append(Planted(case, (f"{{type: slow_card, target: {card}, factor: {rnd.uniform(0.88, 0.93):.3f}}}",),
                                frozenset({(card, "card")})))
         elif case == "inside_bar":  # just inside it: must not be flagged
-            out.append(Planted(case, (f"{{type: slow_card, target: {card}, factor: 0.95}}",), frozenset(), None))
+            # with a state store (a drift class drawn beside it) 0.95 is on p2p-bandwidth-drift's
+            # own bar (5% below its first recorded level), a coin toss: 5249 named it on every
+            # seed; inside that bar by twice the drift's noise (~1% of the level) instead
+            factor = 0.97 if any(c in STATE for c in cases) else 0.95
+            out.append(Planted(case, (f"{{type: slow_card, target: {card}, factor: {factor}}}",), frozenset(), None))
         elif case == "high_latency_card":
             out.append(Planted(case, (f"{{type: high_latency_card, target: {card}, factor: {rnd.uniform(2.5, 5):.1f}}}",),
                                frozenset({(card, "card")})))
