@@ -409,6 +409,15 @@ class Window:
     def _cards(self, g: Finding) -> set[str]:
         return set(cards_of(g, self.ctx.topo))
 
+    def _mine(self, g: Finding) -> bool:
+        """A retest finding that is the suspect's symptom again: one holding its cards. A link
+        suspect's is that link or an end of it, never another link sharing one end: a 0.95
+        card's link host016/gpu2<->host037/gpu6 was "reproduced" by host003/gpu2<->host016/gpu2
+        and isolated (5183 seeds 1-2); that other link is a finding of its own (``seen``)."""
+        if self.f.entity_kind == "link" and g.entity_kind == "link":
+            return set(split_link(g.entity)) == self.scope
+        return bool(self._cards(g) & self.scope)
+
     def _evaluate(self, rules: list[Rule], rows: pd.DataFrame, dctx: DetectContext) -> list[Finding]:
         """The rules over the retest's rows, pair rows one tier at a time: a retest holds a
         few pairs of each tier, and no peer statistic may mix them."""
@@ -495,7 +504,7 @@ class Window:
         found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED and not g.near_only]
         # the suspect's symptom again: a finding holding its cards, or one the evidence could
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
-        hits = [g for g in found if self._cards(g) & self.scope or self._tied(g)]
+        hits = [g for g in found if self._mine(g) or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
         noise = retest_noise(rows)
         per: list[dict] = []
@@ -516,7 +525,7 @@ class Window:
         # A control the explanation names on its own (not a culprit holding the suspect) is
         # a finding of its own, retested in turn (sncheck.run.isolation).
         seen = tuple(_seen(g, self.f, busy_now if self._speed(g.rule) else None) for g in on_controls
-                     if not (self._cards(g) & self.scope) and not self._tied(g))
+                     if not self._mine(g) and not self._tied(g))
         seen += tuple(_seen(g, self.f, None) for g in changed)
         how = ", ".join(hows)
         moved = [g for g in changed if self._cards(g) & self.scope]
@@ -582,7 +591,7 @@ class Window:
         short = self._too_few_partners(rule, rows, s.evidence.get("tier"))
         if short:  # its bar could not judge the retest: never a release
             return None, FEW + short
-        near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._cards(g) & self.scope]
+        near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._mine(g)]
         if not near:
             return False, f"inside the bar by more than the measured noise ({noise:.1%})"
         if noise <= MAX_NOISE:  # a precise retest still at the bar: the fault, not noise
