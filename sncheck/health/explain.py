@@ -64,6 +64,11 @@ TIER_TIE = 0.02  # factors of one culprit on two tiers this close are alike with
 # a median's standard error is MEDIAN_SE times a mean's (sd / sqrt(n)).
 MAD_SD = 1.4826
 MEDIAN_SE = 1.2533
+# A card whose median is inside the card bar by less than NEAR_Z standard errors of that
+# median is not clear of it: named "near" for the retest to re-measure until it is
+# (sncheck.run.nearbar); a candidate within NEAR_Z of its container's other cards is not
+# told apart from them (sncheck.health.separation).
+NEAR_Z = 2.0
 
 
 @dataclass(frozen=True)

@@ -15,17 +15,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
-                                    PAIR, PEERS, SPECIFIC, Bars,
-                                    CostModel, Culprit, Entity, Paths, Rival, Tier, group_median, holds_cards, median,
-                                    on_path, pairs_on, unlocalised)
+                                    NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
+                                    group_median, holds_cards, median, on_path, pairs_on, unlocalised)
+from sncheck.health.separation import beside_sick, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
 Hypothesis = list[tuple[Entity, dict[str, float]]]
 SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs, its own left out
-# A card whose median is inside the card bar by less than NEAR_Z standard errors of that
-# median is not clear of it: named "near" for the retest to re-measure until it is
-# (sncheck.run.nearbar).
-NEAR_Z = 2.0
 NEAR_SPAN = 0.1  # candidates: cards whose raw median is within this share above the card bar
 
 
@@ -276,7 +272,23 @@ class Level:
             per[t] = values[clean] if clean.any() else values / np.where(rest > 0, rest, 1.0)
         if e.kind == "card" and per:
             return self.card_factors(per)
-        return {t: min(1.0, median(v)) for t, v in per.items() if len(v)}
+        out = {t: min(1.0, median(v)) for t, v in per.items() if len(v)}
+        sn = self.domain_of(e)
+        for t in out if sn >= 0 and self.domain_bar is not None else ():
+            # a domain's level as its bar reads it (its cards' medians' median), not its pairs'
+            # median: at 0.9295 against 0.93 by that reading and 0.9301 by this one, the domain
+            # was an exception no candidate of its could be beyond (a host of it was named)
+            level = float(self.domain_levels(t, np.array([sn]), self.H)[0]) if t != SCALE_OUT else math.nan
+            out[t] = min(1.0, level) if math.isfinite(level) else out[t]
+        return out
+
+    def domain_of(self, e: Entity) -> int:
+        """The domain an end entity is (a supernode, a host alone in its domain), or -1."""
+        if e.kind not in ("supernode", "host") or not len(e.members):
+            return -1
+        sn = int(self.paths.sn[e.members[0]])
+        whole = e.kind == "supernode" or bool(self.paths.one_host_domain[sn])
+        return sn if whole and len(self.paths.members("supernode", sn)) == len(e.members) else -1
 
     def card_factors(self, per: dict[str, np.ndarray]) -> dict[str, float]:
         """A card's one factor over the tiers its speed acts on alike; over scale-out the
@@ -362,24 +374,14 @@ class Level:
                     best = (score, e, f)
             if best is None:
                 break  # what is left no candidate explains: the exceptions' links, below
+            best = wider(self, best, tied)
             self.ties[best[1].name] = [e for s, e in tied if s[0] == best[0][0] and e is not best[1]
-                                       and self.same_ground(e, best[1])]
+                                       and same_ground(self, e, best[1])]
             self.H.append((best[1], best[2]))
             self.relevel()
             total = self.left(self.H)
         self.prune()
         return self.culprits(total)
-
-    def same_ground(self, a: Entity, b: Entity) -> bool:
-        """Two candidates the measurements cannot tell apart: over the same cards (a card and
-        its NIC), or shared elements on the paths of the same exceptions (two leaves that
-        every measured pair crosses together)."""
-        if a.kind in END_KINDS and b.kind in END_KINDS:
-            return set(a.members.tolist()) == set(b.members.tolist())
-        if a.kind in END_KINDS or b.kind in END_KINDS:
-            return False
-        return all(np.array_equal(np.intersect1d(self.pairs(a, t), self.pair_ex[t]),
-                                  np.intersect1d(self.pairs(b, t), self.pair_ex[t])) for t in self.tiers)
 
     def relevel(self) -> None:
         """A culprit over a large share of a tier moves the tier's level (one domain slow of
@@ -409,15 +411,15 @@ class Level:
             rivals = [Rival(r.name, r.kind, why) for r, why in self.lost if holds_cards(r, e)]
             rivals += [Rival(r.name, r.kind, "explains the same measurements: the evidence cannot tell them apart")
                        for r in self.ties.get(e.name, [])]
-            note = "independent" if e.kind == "link" and self._beside_sick(e) else ""
+            note = "independent" if e.kind == "link" and beside_sick(self, e) else ""
             peers = {t: float(np.min(self.peer_level(t, e.members, self.H))) if len(e.members) else self.level[t]
                      for t in touches}
-            untold = self.untold(e, f) if e.kind in ("host", "supernode") else []
+            not_told = untold(self, e, f) if e.kind in ("host", "supernode") else []
             rivals += [Rival(self.paths.cards[m], "card", "measured only beside its own "
                              f"{e.kind}'s cards where its effect shows: the evidence cannot tell it from them")
-                       for m in untold[:2]]
+                       for m in not_told[:2]]
             out.append(Culprit(e.name, e.kind, {t: v for t, v in f.items() if t in touches}, explains, touches,
-                               rivals[:4], note, separated=not self.ties.get(e.name) and not untold,
+                               rivals[:4], note, separated=not self.ties.get(e.name) and not not_told,
                                members=e.members, peers=peers, near=self.near_named(e, f)))
         out += self._leftover_links({c.entity for c in out}) if left else []
         for c in out:  # named, but within the noise of the bar it is beyond: re-measured (sncheck.run.nearbar)
@@ -562,30 +564,6 @@ class Level:
                 out.append(Culprit(link, "link", {t: float(x.ratio[i])}, {}, {t: np.array([i])}, note="near",
                                    peers={t: self.level[t]}, near={t: self._near_pair(margin[k], bar[k], design[k], sd)}))
         return out
-
-    def untold(self, e: Entity, f: dict[str, float]) -> list[int]:
-        """The members of a host or supernode culprit the evidence cannot tell slow on their
-        own: in no tier where its factor is beyond the card bar have they pairs with partners
-        outside it that nothing else holds slow (an HGX host's eighth card, all its NVLink
-        pairs with its slow host mates and its scale-out pairs at the NIC's cap either way)."""
-        bar = self.card_bar if self.card_bar is not None else (self.pair_design or self.pair_peers or 1.0)
-        told: set[int] = set()
-        others = [h for h in self.H if h[0] is not e]
-        for t, ft in f.items():
-            if ft / self.level[t] >= bar:
-                continue  # its effect does not show in this tier
-            x = self.tiers[t]
-            at = self.pairs(e, t)
-            inside = e.holds(x.a[at], self.n) & e.holds(x.b[at], self.n)
-            clean = self.pred(t, at, others) >= 1.0
-            for end in (x.a[at], x.b[at]):
-                told |= set(end[~inside & clean & e.holds(end, self.n)].tolist())
-        return [m for m in e.members.tolist() if m not in told]
-
-    def _beside_sick(self, link: Entity) -> bool:
-        """A link culprit one of whose ends another culprit holds slow: a link of its own."""
-        ends = np.array([link.key[1], link.key[2]])
-        return any(e.kind in END_KINDS and e.holds(ends, self.n).any() for e, _ in self.H if e is not link)
 
     def _leftover_links(self, named: set[str]) -> list[Culprit]:
         """Exceptions no candidate explains without contradicting a measurement: each its

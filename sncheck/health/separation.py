@@ -1,0 +1,80 @@
+"""What separates a culprit from its rivals in the explanation search over level kinds
+(:class:`sncheck.health.levels.Level`): the more specific entity is the culprit only where
+the evidence separates it from the container holding it, and the container's members the
+evidence cannot tell slow on their own are said so (README "Localization")."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sncheck.health.explain import END_KINDS, MEDIAN_SE, NEAR_Z, Entity, holds_cards, median
+
+if TYPE_CHECKING:
+    from sncheck.health.levels import Level
+
+
+def wider(lv: "Level", best: tuple, tied: list[tuple[tuple, Entity]]) -> tuple:
+    """The more specific candidate is preferred only where the evidence separates it: a
+    container explaining as much (a supernode holding the best host) whose other cards
+    measure as slow as it, within the noise, is the culprit instead. A faint domain at
+    0.929 of design against its 0.93 bar: any one host of it nudged the domain's median
+    over the bar and was named for the whole domain (5227 seed 2)."""
+    score, e, f = best
+    if e.kind not in END_KINDS or not f:
+        return best
+    t = min(f, key=lambda k: f[k])
+    x = lv.tiers[t]
+    for s, r in sorted(tied, key=lambda sr: len(sr[1].members)):
+        if s[0] != score[0] or not holds_cards(r, e):
+            continue
+        at = x.pairs_of(np.setdiff1d(r.members, e.members))
+        at = at[~e.holds(x.a[at], lv.n) & ~e.holds(x.b[at], lv.n)]  # the rest, on its own
+        rest = lv.residual(t, at, lv.H)
+        n_rest, n_own = int(np.sum(~np.isnan(rest))), len(lv.pairs(e, t))
+        if not n_rest or not n_own:
+            continue
+        se = MEDIAN_SE * lv.pair_noise(t) * lv.level[t] * math.sqrt(1 / n_own + 1 / n_rest)
+        if median(rest) - f[t] <= NEAR_Z * se:  # as slow as it: not told apart
+            return (s, r, lv.factors(r))
+    return best
+
+
+def same_ground(lv: "Level", a: Entity, b: Entity) -> bool:
+    """Two candidates the measurements cannot tell apart: over the same cards (a card and
+    its NIC), or shared elements on the paths of the same exceptions (two leaves that
+    every measured pair crosses together)."""
+    if a.kind in END_KINDS and b.kind in END_KINDS:
+        return set(a.members.tolist()) == set(b.members.tolist())
+    if a.kind in END_KINDS or b.kind in END_KINDS:
+        return False
+    return all(np.array_equal(np.intersect1d(lv.pairs(a, t), lv.pair_ex[t]),
+                              np.intersect1d(lv.pairs(b, t), lv.pair_ex[t])) for t in lv.tiers)
+
+
+def untold(lv: "Level", e: Entity, f: dict[str, float]) -> list[int]:
+    """The members of a host or supernode culprit the evidence cannot tell slow on their
+    own: in no tier where its factor is beyond the card bar have they pairs with partners
+    outside it that nothing else holds slow (an HGX host's eighth card, all its NVLink
+    pairs with its slow host mates and its scale-out pairs at the NIC's cap either way)."""
+    bar = lv.card_bar if lv.card_bar is not None else (lv.pair_design or lv.pair_peers or 1.0)
+    told: set[int] = set()
+    others = [h for h in lv.H if h[0] is not e]
+    for t, ft in f.items():
+        if ft / lv.level[t] >= bar:
+            continue  # its effect does not show in this tier
+        x = lv.tiers[t]
+        at = lv.pairs(e, t)
+        inside = e.holds(x.a[at], lv.n) & e.holds(x.b[at], lv.n)
+        clean = lv.pred(t, at, others) >= 1.0
+        for end in (x.a[at], x.b[at]):
+            told |= set(end[~inside & clean & e.holds(end, lv.n)].tolist())
+    return [m for m in e.members.tolist() if m not in told]
+
+
+def beside_sick(lv: "Level", link: Entity) -> bool:
+    """A link culprit one of whose ends another culprit holds slow: a link of its own."""
+    ends = np.array([link.key[1], link.key[2]])
+    return any(e.kind in END_KINDS and e.holds(ends, lv.n).any() for e, _ in lv.H if e is not link)
