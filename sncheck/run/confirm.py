@@ -55,7 +55,7 @@ from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import NEAR_BATCHES, NEAR_REPEATS, near_verdict, siblings
-from sncheck.run.retestbar import has_bound, inward, partners, rare_repeats, retest_noise
+from sncheck.run.retestbar import has_bound, inward, rare_repeats, retest_noise, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -469,22 +469,7 @@ class Window:
                     if r is not None and r.params.get("per") in ("card", "supernode")] or [3])
 
     def _too_few_partners(self, rule: Rule, rows: pd.DataFrame, tier: object) -> str | None:
-        """A symptom of a per-card bar (a card's median over ``min_pairs`` partners at least,
-        on the symptom's tier) or of a per-domain one (the median of two such cards at
-        least, partners inside the domain) that the retest measured with fewer: what is
-        short, else None."""
-        need = int(rule.params.get("min_pairs", 3))
-        topo, where = self.ctx.topo, tier if isinstance(tier, str) else None
-        per, kind = rule.params.get("per"), self.f.entity_kind
-        if per == "card" and kind == "card" and self.f.entity in topo.by_id:
-            got = partners(rows, self.f.entity, topo, where)
-            return f"measured with {got} partners, fewer than {rule.name}'s min_pairs ({need})" if got < need else None
-        if per == "supernode" and kind == "supernode":
-            mine = set(topo.cards_of_supernode(self.f.entity))
-            judged = sum(1 for c in sorted(mine) if partners(rows, c, topo, where, mine) >= need)
-            return (f"{judged} of its cards measured with {need} partners inside it or more, fewer than two "
-                    f"({rule.name}'s min_pairs: {need})") if judged < 2 else None
-        return None
+        return too_few_partners(rule, rows, self.f, self.ctx.topo, tier)
 
     def _speed(self, rule: str) -> bool:
         """A rule that bars a measured time or bandwidth: what a busy machine can move."""

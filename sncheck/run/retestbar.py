@@ -17,6 +17,7 @@ from sncheck.health.explain import MAD_SD, group_median, median
 
 from sncheck.health.metrics import METRICS, PAIRS
 from sncheck.health.rules import Rule
+from sncheck.model import Finding
 from sncheck.run.controls import PEERS
 from sncheck.topology import Topology
 
@@ -106,3 +107,22 @@ def rare_repeats(syms: list[Symptom], by_name: dict[str, Rule], miss: float = MI
         tests = math.log(miss) / math.log(1 - rate)
         out = max(out, min(MAX_REPEATS, math.ceil(tests / max(1, peers))))
     return out
+
+
+def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology, tier: object) -> str | None:
+    """A symptom of a per-card bar (a card's median over ``min_pairs`` partners at least,
+    on the symptom's tier) or of a per-domain one (the median of two such cards at
+    least, partners inside the domain) that the retest of ``f`` measured with fewer: what
+    is short, else None."""
+    need = int(rule.params.get("min_pairs", 3))
+    where = tier if isinstance(tier, str) else None
+    per, kind = rule.params.get("per"), f.entity_kind
+    if per == "card" and kind == "card" and f.entity in topo.by_id:
+        got = partners(rows, f.entity, topo, where)
+        return f"measured with {got} partners, fewer than {rule.name}'s min_pairs ({need})" if got < need else None
+    if per == "supernode" and kind == "supernode":
+        mine = set(topo.cards_of_supernode(f.entity))
+        judged = sum(1 for c in sorted(mine) if partners(rows, c, topo, where, mine) >= need)
+        return (f"{judged} of its cards measured with {need} partners inside it or more, fewer than two "
+                f"({rule.name}'s min_pairs: {need})") if judged < 2 else None
+    return None
