@@ -107,6 +107,30 @@ def test_a_switch_port_whose_error_counters_grow_is_named(fabric, monkeypatch):
     assert "switch port leaf:su0-rail0[3] (h03/nic0<->leaf:su0-rail0[3])" in port["message"]
 
 
+def test_parse_perfquery_since_judges_the_growth_fabric_check_finds(fabric, monkeypatch, tmp_path):
+    """One judgement (issue 28): the real perfquery's read of a switch before and after a link
+    went down, given to ``sncheck parse perfquery --since``, fails on the growth that ``fabric
+    check --since`` names at that port; alone, the after read (a count above zero) is info, exit 0
+    (it exited 1 on any error counter above zero)."""
+    from sncheck.vendors.infiniband.discovery import counter_commands, parse_topology  # noqa: PLC0415
+
+    sim, work = fabric
+    argv = dict(counter_commands(parse_topology(sim.run(["ibnetdiscover"]).stdout)))["leaf:su0-rail1"]
+    saved, before, after = work / "pq-before.json", tmp_path / "before.txt", tmp_path / "after.txt"
+    assert cli(sim, monkeypatch, "fabric", "check", "-i", str(work / "inv.yaml"), "--save", str(saved)).exit_code == 1
+    before.write_text(sim.run(list(argv)).stdout)
+    sim.set_counter("su0-rail1", 5, "LinkDownedCounter", 3)
+    after.write_text(sim.run(list(argv)).stdout)
+    checked = cli(sim, monkeypatch, "fabric", "check", "-i", str(work / "inv.yaml"), "--since", str(saved), "--json")
+    grew = [f["evidence"]["counters"] for f in json.loads(checked.stdout)["findings"]
+            if f["rule"] == "switch-port-counter-growth" and f["evidence"]["switch_port"] == "leaf:su0-rail1[5]"]
+    assert checked.exit_code == 1 and grew == [{"link_downed": {"before": 0, "after": 3, "growth": 3}}], checked.output
+    parsed = CliRunner().invoke(main, ["parse", "perfquery", str(after), "--since", str(before)])
+    assert parsed.exit_code == 1 and "port 5 link_downed +3 (0 -> 3)" in parsed.output, parsed.output
+    alone = CliRunner().invoke(main, ["parse", "perfquery", str(after)])
+    assert alone.exit_code == 0 and '"severity": "info"' in alone.stdout, alone.output
+
+
 def test_discover_writes_the_fabric_as_an_inventory_block_that_loads_back(fabric, monkeypatch):
     sim, _ = fabric
     result = cli(sim, monkeypatch, "fabric", "discover")

@@ -6,6 +6,12 @@ traffic (a counter above zero: the shipped rule says info, exit 0); after ``--si
 (an earlier read of the same ports), by each counter's growth since it, as ``sncheck fabric
 check --since`` judges the switch ports. An earlier read that is not whole, or that shares no
 counter with this one, judges nothing: refused (exit 2), never a pass.
+
+The fabric's own reads of the same counters, ``perfquery`` and ``ibqueryerrors``
+(``ScaleOut.counter_views``), are judged by the same function (issue 28: they exited 1 on any
+error counter above zero): each port named by its LID or node GUID for its NIC. ibqueryerrors
+lists only the ports over its thresholds: with ``--since`` a port it no longer lists is not
+lost, and a port it lists now and not before grew by an unknown amount: not judged (exit 1).
 """
 
 from __future__ import annotations
@@ -23,8 +29,22 @@ HOST = "log"  # a pasted read names no host: its NICs are this one's (as sncheck
 
 
 def views() -> tuple[str, ...]:
-    """The views judged this way: every vendor's NIC counter read (``ib-counters``)."""
+    """The views judged this way: every vendor's NIC counter read (``ib-counters``) and the other
+    views of the same counters (``perfquery``, ``ibqueryerrors``)."""
     return tuple(registry.counter_reads())
+
+
+_LISTS_OVER_THRESHOLD = ("ibqueryerrors",)  # a view listing only the ports whose counters are over its thresholds
+
+
+def _named(tool: str, so: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with every port named by a device, as the counter read names its ports: a fabric
+    read's port by its node GUID (ibqueryerrors) or LID (perfquery), the NIC it is judged as."""
+    if tool == so.counters_tool:
+        return data
+    def device(p: dict[str, Any]) -> str:
+        return str(p.get("guid") or (f"lid {p['lid']}" if p.get("lid") is not None else "the queried port"))
+    return {**data, "ports": [{**p, "device": device(p)} for p in data.get("ports") or []]}
 
 
 def _earlier(tool: str, since: str) -> dict[str, Any]:
@@ -79,16 +99,21 @@ def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) ->
     from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
     so = registry.counter_reads()[tool]
+    data = _named(tool, so, data)
     reads = [data]
     lost: set[tuple[str, Any]] = set()
+    unknown: set[tuple[str, Any]] = set()
     if since is not None:
-        earlier = _earlier(tool, since)
+        earlier = _named(tool, so, _earlier(tool, since))
         now = _counted(data, so.error_counters)
-        if not now & _counted(earlier, so.error_counters):
+        if tool in _LISTS_OVER_THRESHOLD:  # a port not listed had no count over the thresholds: not lost
+            unknown |= {(d, p) for d, p, _ in now} - _ports(earlier)
+        elif not now & _counted(earlier, so.error_counters):
             raise ConfigError(f"--since: holds no error counter of the {len(data.get('ports') or [])} ports read now "
                               "(another host's?): no counter's growth could be judged", since)
+        else:
+            lost |= _ports(earlier) - _ports(data)
         reads = [earlier, data]
-        lost |= _ports(earlier) - _ports(data)
     rules = list(load_rules(rules_ref).rules)
     # merged per entity as a run's findings are (the worst first); rails from both reads' devices
     found = merge_findings(judge_reads(counter_rows(HOST, reads, so), rules, _context(reads)))
@@ -96,6 +121,9 @@ def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) ->
                "counters": f.evidence.get("counters")} for f in found]
     missing = [f"{len(lost)} port(s) of the earlier read are missing from this one (a NIC lost?), not judged: "
                + ", ".join(f"{d} port {p}" for d, p in sorted(lost, key=str))] if lost else []
+    missing += [f"not judged: {len(unknown)} port(s) listed now and not in the earlier read (under {tool}'s "
+                "thresholds then: their growth is unknown): "
+                + ", ".join(f"{d} port {p}" for d, p in sorted(unknown, key=str)[:10])] if unknown else []
     return judged, failing(judged, missing + unjudged(data, rules, so, "growth" if since is not None else "before"))
 
 

@@ -124,6 +124,9 @@ class ScaleOut:
     error_counters: tuple[str, ...] = ()             # the counters whose growth is a fault
     counters: tuple[str, ...] = ()                   # every counter its read may name (rules name them)
     rails: Callable[[list[str]], dict[str, int]] | None = None  # NIC devices -> rail
+    # other views of the same port counters (the fabric's PMA reads: perfquery, ibqueryerrors),
+    # judged as the counter read is (sncheck parse: a lone read the value before, --since growth)
+    counter_views: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -122,10 +122,12 @@ def copy_benches() -> dict[str, CopyBench]:
 
 
 def counter_reads() -> dict[str, ScaleOut]:
-    """Every vendor's NIC counter read by its parse view (``ib-counters``): the scale-out that
-    reads it and says which of its counters count faults (``sncheck parse`` judges it so)."""
-    return {v.scale_out.counters_tool: v.scale_out for v in vendors().values()
-            if v.scale_out and v.scale_out.parse_counters is not None}
+    """Every vendor's NIC counter read by its parse view (``ib-counters``), and the other views of
+    the same counters (``perfquery``, ``ibqueryerrors``: ``ScaleOut.counter_views``): the
+    scale-out that reads them and says which of its counters count faults (``sncheck parse``
+    judges each so: one judgement)."""
+    return {view: v.scale_out for v in vendors().values() if v.scale_out and v.scale_out.parse_counters is not None
+            for view in (v.scale_out.counters_tool, *v.scale_out.counter_views)}
 
 
 def scale_out_tools() -> tuple[str, ...]:

@@ -284,7 +284,11 @@ def ibqueryerrors(rng: random.Random) -> Iterator[Variant]:
             end = next(i for i, ln in enumerate(lines) if ln.startswith("## Summary")) + 2  # and its ports line
             values += [("summary.nodes", nodes_checked), ("summary.bad_nodes", bad)]
             yield Variant("ibqueryerrors", f"{nodes_checked} nodes {bad} bad{' with guids' if with_guid else ''}",
-                          "\n".join(lines) + "\n", tuple(values), fails=bad > 0, end=end)
+                          "\n".join(lines) + "\n", tuple(values), end=end)  # (its counts: judged as ib-counters')
+            if bad and nodes_checked == 8:  # ibqueryerrors.c print_summary: ports whose PMA query failed
+                failed = "\n".join(lines[:end + 1]) + "\n##          3 PMA query failures\n"
+                yield Variant("ibqueryerrors", f"{nodes_checked} nodes, 3 PMA query failures", failed,
+                              tuple(values), fails=True, end=end, finding="3 PMA query failures")
 
 
 _SYSFS_NAMES = ("VL15_dropped", "excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",

@@ -161,8 +161,9 @@ def perfquery(rng: random.Random) -> Iterator[Variant]:
                 values.append((f"ports[port={p}].lid", 1700 + p))
             # one port of -x: its QP1Dropped after PortXmitWait is what older libibmad does not print
             end = len(lines) - 1 if extended and ports == 1 else None
+            # an error counter above zero is a value, judged as ib-counters' (sncheck.cli.parse_counters)
             yield Variant("perfquery", f"{'-x ' if extended else ''}{ports} ports{' one error' if bad else ''}",
-                          "\n".join(lines) + "\n", tuple(values), fails=bad is not None, count=ports, end=end)
+                          "\n".join(lines) + "\n", tuple(values), count=ports, end=end)
     # -E / -D: perfquery.c common_func's '# <set> counters: Lid N port P' and libibmad's detail counters
     for name, counters in (("PortRcvErrorDetails", _RCV_DETAILS), ("PortXmitDiscardDetails", _XMIT_DETAILS)):
         ports = rng.choice((1, 2))
@@ -174,8 +175,15 @@ def perfquery(rng: random.Random) -> Iterator[Variant]:
             fields += [(n, "3" if bad == (p - 1, n) else "0") for n in counters]
             lines += [f"{n + ':':.<33}{v}" for n, v in fields]
             values.append((f"ports[port={p}].lid", 1700 + p))
+        if bad:  # a detail counter above zero is a value, judged as the others (sncheck.cli.parse_counters)
+            values.append((f"ports[port={bad[0] + 1}].counters.{bad[1]}", 3))
         yield Variant("perfquery", f"{name} {ports} ports{' one error' if bad else ''}", "\n".join(lines) + "\n",
-                      tuple(values), fails=bad is not None, count=ports)
+                      tuple(values), count=ports)
+    # perfquery.c's failures: libibumad's port open (ibwarn), then ibpanic/iberror instead of any block
+    failed = ("ibwarn: [28754] mad_rpc_open_port: can't open UMAD port ((null):0)\n"
+              "perfquery: iberror: failed: Failed to open '(null)' port '0'\n")
+    yield Variant("perfquery", "UMAD port not opened", failed, (("len(ports)", 0),), fails=True,
+                  finding="perfquery: iberror: failed")
 
 
 _RCV_DETAILS = ("PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors", "PortDLIDMappingErrors",

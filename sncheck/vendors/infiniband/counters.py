@@ -4,11 +4,13 @@
 Every view gives ``ports``: one entry per port with its counters under the sysfs names
 (``symbol_error``, ``link_error_recovery``, ``link_downed``, ``port_rcv_errors``,
 ``port_xmit_discards``, ...: :data:`PMA_TO_SYSFS` maps perfquery's and ibqueryerrors'
-names onto them). perfquery and ibqueryerrors give ``faults`` too: every error counter above
-zero (the traffic counters ``port_xmit_data`` and the like, and ``port_xmit_wait``, are not
-errors), so ``sncheck parse`` exits 1 on them. The sysfs read (``ib-counters``) is what a run
-reads and judges by growth (:mod:`sncheck.health.fabric`): ``sncheck parse ib-counters`` judges
-it the same way (:mod:`sncheck.cli.parse_counters`), never by its values alone.
+names onto them). No view gives ``faults``: a port's counters count since it came up (or was
+last cleared), so no value is a fault by itself. The sysfs read (``ib-counters``) is what a run
+reads and judges by growth (:mod:`sncheck.health.fabric`); ``sncheck parse`` judges every one
+of the three views the same way (:mod:`sncheck.cli.parse_counters`, one judgement: alone, the
+value before the traffic, info; with ``--since EARLIER``, each error counter's growth against
+the rules' bars), as ``sncheck fabric check --since`` judges perfquery's switch ports by growth.
+Until issue 28's audit perfquery and ibqueryerrors exited 1 on any error counter above zero.
 
 * ``perfquery -x``: ``# Port extended counters: Lid 1719 port 1 (CapMask: ...)`` then
   ``Name:....value`` lines; ``port`` from the header (from ``PortSelect`` when a paste left
@@ -61,7 +63,9 @@ GRAMMAR = {
             "(CapMask bit 9) or QP1Dropped (CapMask2's additional counters), PortRcvErrorDetails at "
             "PortLoopingErrors, PortXmitDiscardDetails at PortSwHOQLifetimeLimitDiscards; a block ending elsewhere "
             "is cut",
-        failures="an error counter above zero (faults); 'ibwarn'/'ibpanic' and 'failed' lines (errors)",
+        failures="'ibwarn'/'ibpanic' and 'failed' lines (errors). No value is a fault by itself: sncheck parse "
+                 "judges the counters as ib-counters' (alone the value before the traffic, info; --since their growth; "
+                 "-E / -D's detail counters too, by the rules naming them)",
         values="ports[{lid, port, cap_mask, counters{<sysfs name>: value}}], faults, errors",
     ),
     "ibqueryerrors": Grammar(
@@ -76,7 +80,9 @@ GRAMMAR = {
               "summary lines",
         end="the '## Summary' line and the ports-checked line under it (print_summary prints both; only nodes and "
             "ports with errors are listed: that is the tool's design)",
-        failures="every counter it lists (faults); PMA query failures; 'Failed' and SA errors (errors)",
+        failures="PMA query failures; 'Failed' and SA errors (errors). The counters it lists are over its "
+                 "thresholds since they were cleared: sncheck parse judges them as ib-counters' (alone info; "
+                 "--since their growth; a port listed now and not before: its growth unknown, not judged)",
         values="ports[{node, guid, port, counters{<sysfs name>: value}}], summary{nodes, bad_nodes, ports, "
                "bad_ports}, faults, errors",
     ),
@@ -180,14 +186,9 @@ def _number(text: str) -> int | None:
     return value if value >= 0 else None
 
 
-def _faults(ports: list[dict[str, Any]]) -> list[str]:
-    return [f"{p['device'] or 'lid ' + str(p.get('lid'))} port {p['port']} {name}={value}"
-            for p in ports for name, value in sorted(p["counters"].items())
-            if (name in ERROR_COUNTERS or name in DETAIL_ERRORS) and isinstance(value, int) and value > 0]
-
-
 def _result(tool: str, ports: list[dict], errors: list[str], **extra: Any) -> dict[str, Any]:
-    return {"tool": tool, "ports": ports, **extra, "faults": _faults(ports), "errors": errors}
+    # no faults: the counters are judged as ib-counters' are (sncheck.cli.parse_counters)
+    return {"tool": tool, "ports": ports, **extra, "errors": errors}
 
 
 def parse_perfquery(text: str) -> dict[str, Any]:
@@ -274,6 +275,8 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
             summary = {"nodes": int(m.group(1)), "bad_nodes": int(m.group(2))}
         elif m := re.match(r"^##\s+(\d+) ports checked, (\d+) ports have errors", line):
             summary = {**(summary or {}), "ports": int(m.group(1)), "bad_ports": int(m.group(2))}
+        elif (m := re.match(r"^##\s+(\d+) PMA query failures", line)) and int(m.group(1)):
+            errors.append(f"{m.group(1)} PMA query failures: those ports' counters were not read")
         elif _TOOL_ERROR.search(line):
             errors.append(line)
     if not ports and summary is None and not errors:

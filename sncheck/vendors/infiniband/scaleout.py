@@ -73,5 +73,5 @@ SCALE_OUT = ScaleOut(
     not_listening=lambda text: bool(_NOT_LISTENING.search(text)),
     counters_tool="ib-counters", counters_argv=_counters_argv,
     parse_counters=counters.parse_sysfs_counters, error_counters=counters.ERROR_COUNTERS,
-    counters=counters.COUNTERS, rails=counters.rails,
+    counters=counters.COUNTERS, rails=counters.rails, counter_views=("perfquery", "ibqueryerrors"),
 )

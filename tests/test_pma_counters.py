@@ -1,0 +1,77 @@
+"""perfquery and ibqueryerrors judged as ib-counters is (issue 28): one judgement of one kind of
+counter. Before, both views exited 1 on any error counter above zero, while ``sncheck parse
+ib-counters`` and a run judged the same counters by their growth against the rules' bars: a
+lone read is the value before the traffic (info, exit 0); ``--since EARLIER`` judges each
+error counter's growth (exit 1 over a bar, 0 under it)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+PERFQUERY = REAL / "r4/ib-counters/02_perfquery_x_lid2052_port1_linkdowned1_xmitdiscards20046_switchrelay7_infiniband_exporter_fixture.txt"
+IBQUERYERRORS = REAL / "ib-counters/03_ibqueryerrors_sx6036_fabric_symbol65535_linkdowned_mailing_list.txt"
+
+
+def _parse(view: str, *args: str | Path) -> tuple[int, list[tuple[str, str]], str]:
+    r = CliRunner().invoke(main, ["parse", view, *map(str, args)])
+    data = json.loads(r.stdout[: r.stdout.rindex("}") + 1]) if r.stdout.startswith("{") else {}
+    return r.exit_code, [(j["rule"], j["severity"]) for j in data.get("judged", [])], r.output
+
+
+def _with(path: Path, tmp: Path, name: str, **values: int) -> Path:
+    """``path`` with the given perfquery fields ('LinkDownedCounter') or ibqueryerrors counts set."""
+    text = path.read_text()
+    for field, value in values.items():
+        text, n = re.subn(rf"^({field}:\.+)\d+$|(\[{field} == )\d+\]",
+                          lambda m: f"{m.group(1)}{value}" if m.group(1) else f"{m.group(2)}{value}]", text,
+                          flags=re.MULTILINE)
+        assert n, field
+    out = tmp / name
+    out.write_text(text)
+    return out
+
+
+def test_a_lone_perfquery_read_is_the_value_before_the_run() -> None:
+    code, judged, out = _parse("perfquery", PERFQUERY)  # link_downed 1, port_xmit_discards 20046
+    assert (code, judged) == (0, [("fabric-errors-before-run", "info")]), out
+
+
+def test_perfquery_since_an_earlier_read_judges_growth_by_the_rules_bars(tmp_path: Path) -> None:
+    before = _with(PERFQUERY, tmp_path, "before.txt", LinkDownedCounter=0)
+    code, judged, out = _parse("perfquery", PERFQUERY, "--since", before)
+    assert (code, judged) == (1, [("ib-port-errors-grew", "critical")]), out
+    assert "lid 2052 port 1 link_downed +1 (0 -> 1)" in out
+    assert _parse("perfquery", PERFQUERY, "--since", PERFQUERY)[:2] == (0, [("fabric-errors-before-run", "info")])
+    # discards: congestion drops some; the shipped bar is 100 in a run
+    few = _with(PERFQUERY, tmp_path, "few.txt", PortXmitDiscards=20046 - 100)
+    assert _parse("perfquery", PERFQUERY, "--since", few)[0] == 0
+    many = _with(PERFQUERY, tmp_path, "many.txt", PortXmitDiscards=20046 - 101)
+    assert _parse("perfquery", PERFQUERY, "--since", many)[:2] == (1, [("ib-port-discards-grew", "warning")])
+
+
+def test_ibqueryerrors_alone_and_since(tmp_path: Path) -> None:
+    code, judged, out = _parse("ibqueryerrors", IBQUERYERRORS)  # symbol errors 65535, links downed 48
+    assert code == 0 and {s for _, s in judged} == {"info"}, out
+    assert _parse("ibqueryerrors", IBQUERYERRORS, "--since", IBQUERYERRORS)[0] == 0
+    before = _with(IBQUERYERRORS, tmp_path, "before.txt", VL15Dropped=14)
+    grew = _with(IBQUERYERRORS, tmp_path, "grew.txt", VL15Dropped=15)
+    code, judged, out = _parse("ibqueryerrors", grew, "--since", before)
+    assert code == 1 and ("ib-port-errors-grew", "critical") in judged, out
+    # it lists only the ports over its thresholds: a port no longer listed is not lost; one listed
+    # now and not before grew by an amount it does not say: not judged, never a pass
+    fewer = tmp_path / "fewer.txt"
+    fewer.write_text("".join(ln for ln in IBQUERYERRORS.read_text().splitlines(keepends=True)
+                             if "0x7cfe900300179b31 port 1" not in ln and "0xe41d2d0300e0bae2 port 2" not in ln))
+    assert _parse("ibqueryerrors", fewer, "--since", IBQUERYERRORS)[0] == 0
+    code, _, out = _parse("ibqueryerrors", IBQUERYERRORS, "--since", fewer)
+    assert code == 1 and "not judged: 1 port(s) listed now and not in the earlier read" in out, out
+    said = out[out.rindex("not judged: "):]
+    # (VL15Dropped 14; the other port counts only PortXmitWait, no error counter: nothing unknown)
+    assert "0x7cfe900300179b31 port 1" in said and "0xe41d2d0300e0bae2" not in said, said
