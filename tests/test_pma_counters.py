@@ -73,3 +73,31 @@ def test_ibqueryerrors_alone_and_since(tmp_path: Path) -> None:
     said = out[out.rindex("not judged: "):]
     # (VL15Dropped 14; the other port counts only PortXmitWait, no error counter: nothing unknown)
     assert "0x7cfe900300179b31 port 1" in said and "0xe41d2d0300e0bae2" not in said, said
+
+
+def _details(tmp: Path, name: str, kind: str, **values: int) -> Path:
+    """A perfquery -E (PortRcvErrorDetails) or -D (PortXmitDiscardDetails) read of lid 5 port 1, as
+    perfquery.c common_func and libibmad print it, with ``values`` set (the others 0)."""
+    fields = {"PortRcvErrorDetails": ("PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors",
+                                      "PortDLIDMappingErrors", "PortVLMappingErrors", "PortLoopingErrors"),
+              "PortXmitDiscardDetails": ("PortInactiveDiscards", "PortNeighborMTUDiscards",
+                                         "PortSwLifetimeLimitDiscards", "PortSwHOQLifetimeLimitDiscards")}[kind]
+    lines = [f"# {kind} counters: Lid 5 port 1", f"{'PortSelect:':.<33}1", f"{'CounterSelect:':.<33}0x0000"]
+    lines += [f"{n + ':':.<33}{values.get(n, 0)}" for n in fields]
+    out = tmp / name
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_perfquery_detail_counters_are_judged_with_the_others(tmp_path: Path) -> None:
+    """-E / -D's detail counters (d331417: each an error count) are judged as every other
+    counter of the read, by the rules naming them: alone the value before (info), --since their
+    growth (the parts of port_rcv_errors critical above 0; of port_xmit_discards warning above 100)."""
+    rcv = _details(tmp_path, "rcv.txt", "PortRcvErrorDetails", PortLocalPhysicalErrors=3)
+    assert _parse("perfquery", rcv)[:2] == (0, [("fabric-errors-before-run", "info")])
+    code, judged, out = _parse("perfquery", rcv, "--since", _details(tmp_path, "rcv0.txt", "PortRcvErrorDetails"))
+    assert (code, judged) == (1, [("ib-port-errors-grew", "critical")]), out
+    assert "PortLocalPhysicalErrors +3 (0 -> 3)" in out, out
+    xmit = _details(tmp_path, "xmit.txt", "PortXmitDiscardDetails", PortNeighborMTUDiscards=101)
+    code, judged, out = _parse("perfquery", xmit, "--since", _details(tmp_path, "xmit0.txt", "PortXmitDiscardDetails"))
+    assert (code, judged) == (1, [("ib-port-discards-grew", "warning")]), out

@@ -72,6 +72,10 @@ SCALE_OUT = ScaleOut(
     base_port=BASE_PORT,
     not_listening=lambda text: bool(_NOT_LISTENING.search(text)),
     counters_tool="ib-counters", counters_argv=_counters_argv,
-    parse_counters=counters.parse_sysfs_counters, error_counters=counters.ERROR_COUNTERS,
-    counters=counters.COUNTERS, rails=counters.rails, counter_views=("perfquery", "ibqueryerrors"),
+    parse_counters=counters.parse_sysfs_counters,
+    # perfquery -E / -D's detail counters (no sysfs file holds them) are error counters of its view,
+    # judged by the rules that name them as every other (sncheck parse perfquery; one judgement)
+    error_counters=(*counters.ERROR_COUNTERS, *counters.DETAIL_ERRORS),
+    counters=(*counters.COUNTERS, *counters.DETAIL_ERRORS), rails=counters.rails,
+    counter_views=("perfquery", "ibqueryerrors"),
 )
