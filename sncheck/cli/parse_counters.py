@@ -34,9 +34,6 @@ def views() -> tuple[str, ...]:
     return tuple(registry.counter_reads())
 
 
-_LISTS_OVER_THRESHOLD = ("ibqueryerrors",)  # a view listing only the ports whose counters are over its thresholds
-
-
 def _named(tool: str, so: Any, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with every port named by a device, as the counter read names its ports: a fabric
     read's port by its node GUID (ibqueryerrors) or LID (perfquery), the NIC it is judged as."""
@@ -106,7 +103,7 @@ def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) ->
     if since is not None:
         earlier = _named(tool, so, _earlier(tool, since))
         now = _counted(data, so.error_counters)
-        if tool in _LISTS_OVER_THRESHOLD:  # a port not listed had no count over the thresholds: not lost
+        if tool in so.over_threshold_views:  # a port not listed had no count over the thresholds: not lost
             unknown |= {(d, p) for d, p, _ in now} - _ports(earlier)
         elif not now & _counted(earlier, so.error_counters):
             raise ConfigError(f"--since: holds no error counter of the {len(data.get('ports') or [])} ports read now "

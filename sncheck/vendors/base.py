@@ -127,6 +127,9 @@ class ScaleOut:
     # other views of the same port counters (the fabric's PMA reads: perfquery, ibqueryerrors),
     # judged as the counter read is (sncheck parse: a lone read the value before, --since growth)
     counter_views: tuple[str, ...] = ()
+    # those of them listing only the ports whose counters are over the tool's thresholds (ibqueryerrors):
+    # with --since a port no longer listed is not lost, one listed now and not before is not judged
+    over_threshold_views: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

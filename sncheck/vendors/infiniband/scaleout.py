@@ -77,5 +77,5 @@ SCALE_OUT = ScaleOut(
     # judged by the rules that name them as every other (sncheck parse perfquery; one judgement)
     error_counters=(*counters.ERROR_COUNTERS, *counters.DETAIL_ERRORS),
     counters=(*counters.COUNTERS, *counters.DETAIL_ERRORS), rails=counters.rails,
-    counter_views=("perfquery", "ibqueryerrors"),
+    counter_views=("perfquery", "ibqueryerrors"), over_threshold_views=("ibqueryerrors",),
 )
