@@ -10,7 +10,9 @@ retested by the kind of measurement it came from, at the tier it was seen on:
   the same window, ``repeats`` times. The controls are of the symptom's tier: host
   mates and the same supernode for scale-up, same-rail cards of other supernodes for a
   scale-out symptom (a NIC); a whole supernode re-measures its own domain's pairs (one
-  card per host), with another domain as the control where there is one;
+  card per host), with another domain as the control where there is one; a host, a
+  switch or a link with no known-good control left re-measures its own pairs against the
+  design bar (a bar judged against controls then has too few partners: never a release);
 * a collective symptom: the same collectives at the narrowing sizes, over pairs of the
   suspect's cards with known-good peers, a small group of them together, and a control
   group of the peers alone;
@@ -318,13 +320,14 @@ class Window:
                 peers = peers_for(cards, topo, avoid, tier)
                 groups = [cards + peers]
             own = self.f.entity_kind == "supernode" and tier != "scale_out" or \
-                self.f.entity_kind == "host" and tier == "intra_host" or self.f.entity_kind == "switch"
+                self.f.entity_kind == "host" and tier == "intra_host" or self.f.entity_kind in ("switch", "link")
             if not peers and not own:
                 continue  # no known-good controls on this tier
-            # A domain's, a host's or a switch's own pairs are re-measured against the design
-            # bar even with no control beside them (a one-host inventory, as on the local
-            # backend; a leaf carrying a whole rail); a shared machine's load then shows in
-            # its load, not in a control.
+            # A domain's, a host's, a switch's or a link's own pairs are re-measured against
+            # the design bar even with no control beside them (a one-host inventory, as on
+            # the local backend, where the suspect links cover every card; a leaf carrying a
+            # whole rail); a shared machine's load then shows in its load, not in a control,
+            # and a bar judged against the controls has too few partners (never a release).
             self.controls |= set(peers)
             measured.append(tier)
             for _ in range(self.repeats):  # only pairs of the symptom's tier
