@@ -9,7 +9,8 @@ from pathlib import Path
 
 from sncheck.run.inputs import load_inventory_text
 from sncheck.fabric import Cabling, Fabric
-from sncheck.health.cabling import cabling_findings, counter_growth_findings
+from sncheck.health.cabling import cabling_findings, counter_growth_findings, growth_bars
+from sncheck.health.rules import load_rules
 from sncheck.vendors import registry
 from sncheck.vendors.parsers import strip_source_header
 
@@ -60,11 +61,15 @@ def test_counters_judge_growth_only_between_two_reads():
     found = Cabling({"h03/nic0": ("su0-rail0", 3)}, {("su0-rail0", 9): ("spine0", 1)})
     before = {"leaf:su0-rail0[3]": {"symbol_error": 5, "link_downed": 2}, "spine:spine0[1]": {"port_rcv_errors": 0}}
     after = {"leaf:su0-rail0[3]": {"symbol_error": 5, "link_downed": 2}, "spine:spine0[1]": {"port_rcv_errors": 3},
-             "leaf:su0-rail0[4]": {"symbol_error": 900}}   # not read before: nothing to judge
-    (f,) = counter_growth_findings(before, after, found)
+             "leaf:su0-rail0[4]": {"symbol_error": 900}}   # not read before: not judged
+    bars = growth_bars(load_rules().rules)
+    (new, f) = counter_growth_findings(before, after, found, bars)   # in port order
     assert f.entity == "leaf:su0-rail0[9]<->spine:spine0[1]" and f.evidence["switch_port"] == "spine:spine0[1]"
-    assert counter_growth_findings(after, before, found) == []   # a counter read lower (reset) is no growth
-    (bare,) = counter_growth_findings({"leaf:x[7]": {"symbol_error": 0}}, {"leaf:x[7]": {"symbol_error": 1}})
+    assert new.not_judged and new.evidence["switch_port"] == "leaf:su0-rail0[4]"  # growth unknown: never a pass
+    del after["leaf:su0-rail0[4]"]
+    assert counter_growth_findings(after, before, found, bars) == []   # a counter read lower (reset) is no growth
+    (bare,) = counter_growth_findings({"leaf:x[7]": {"symbol_error": 0}}, {"leaf:x[7]": {"symbol_error": 1}},
+                                      None, bars)
     assert bare.entity == "leaf:x[7]"   # nothing known cabled there: the port itself
 
 

@@ -10,14 +10,14 @@ import click
 import yaml
 
 from sncheck.actions.base import LocalRunner
-from sncheck.cli.paths import input_file, output_file
+from sncheck.cli.paths import input_file, input_ref, output_file
 from sncheck.config.jsonio import read_json
 from sncheck.config.fileio import read_input, write_atomic
 from sncheck.config.inventory import Inventory
 from sncheck.run.inputs import load_inventory
 from sncheck.errors import ConfigError, HarnessError, ParseError
 from sncheck.fabric import Cabling, inventory_block
-from sncheck.health.cabling import cabling_findings, counter_growth_findings
+from sncheck.health.cabling import cabling_findings, counter_growth_findings, growth_bars
 from sncheck.model import Finding
 from sncheck.store.results import finding_to_json
 from sncheck.cli.main import handle_errors
@@ -88,7 +88,7 @@ def _load_counters(path: str) -> dict[str, dict[str, int]]:
 
 
 def growth_findings(before: dict[str, dict[str, int]], counters: dict[str, dict[str, int]], found: Cabling,
-                    since: str) -> list[Finding]:
+                    since: str, rules_ref: str) -> list[Finding]:
     """The ports whose counters grew since ``before``. What judges nothing is never a pass: no
     port read now (exit 3), or a counters file that shares no counter of any port read now
     (another fabric's, or emptied; exit 2)."""
@@ -98,7 +98,9 @@ def growth_findings(before: dict[str, dict[str, int]], counters: dict[str, dict[
     if not shared:
         raise ConfigError(f"holds no counter of the {len(counters)} switch ports read now (another fabric's?): "
                           "no counter's growth could be judged", since)
-    return counter_growth_findings(before, counters, found)
+    from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
+
+    return counter_growth_findings(before, counters, found, growth_bars(load_rules(rules_ref).rules))
 
 
 @click.group("fabric")
@@ -112,10 +114,14 @@ def fabric_group() -> None:
 @click.option("--topology", type=input_file("log"), help="The fabric's topology file (its discovery tool's output) to read instead of running the tool.")
 @click.option("--save", type=output_file(), help="Write the switch ports' error counters read now.")
 @click.option("--since", type=input_file("json"),
-              help="Counters saved by an earlier check: name every switch port whose error counters grew.")
+              help="Counters saved by an earlier check: name every switch port whose error counters grew "
+                   "beyond the rules' bars.")
+@click.option("--rules", "rules_ref", type=input_ref("yaml"), default="default", show_default=True,
+              help="--since: the rules whose counter_growth rules on fabric_counters judge each counter's growth.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @handle_errors
-def check_cmd(inventory_path: str, topology: str | None, save: str | None, since: str | None, as_json: bool) -> None:
+def check_cmd(inventory_path: str, topology: str | None, save: str | None, since: str | None, rules_ref: str,
+              as_json: bool) -> None:
     """Compare the fabric's cabling with the inventory's; with --save/--since, read every switch
     port's error counters (exit 0: as declared, 1: findings, 2: bad input, 3: the fabric
     could not be read).
@@ -136,7 +142,7 @@ def check_cmd(inventory_path: str, topology: str | None, save: str | None, since
     if save or before is not None:
         counters = _counters(disc, parsed)
         if before is not None:
-            findings += growth_findings(before, counters, found, str(since))
+            findings += growth_findings(before, counters, found, str(since), rules_ref)
         if save:
             write_atomic(save, json.dumps({"schema": COUNTERS_SCHEMA, "ports": counters}, indent=1) + "\n")
     summary = {"nics_found": len(found.nics), "nics_declared": len(fabric.declared_cabling().nics),

@@ -10,17 +10,24 @@ fabric (``sncheck fabric check``: ibnetdiscover and perfquery through the Infini
   leaf-spine uplink not found or found elsewhere, an uplink found that the fabric does not
   declare. Entity: the declared cable (``<host>/nic<r><->leaf:<name>[<port>]``, kind link), or
   the host.
-* rule ``switch-port-counter-growth`` (warning): an error counter of a switch port that grew
-  between the two reads (a read that saw the port once judges nothing). Entity: the cable at
-  that port as found (kind link), the switch port itself when nothing is cabled there.
+* rule ``switch-port-counter-growth``: an error counter of a switch port that grew between the
+  two reads beyond the bar of a counter_growth rule of the rules file that judges it (the
+  shipped ``ib-port-errors-grew``: above 0, critical; ``ib-port-discards-grew``: above 100,
+  warning), at the worst crossed rule's severity, as a run judges its NICs' reads; what no
+  rule judges, and a port read once, is not judged (warning). Entity: the cable at that port
+  as found (kind link), the switch port itself when nothing is cabled there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
 
 from sncheck.fabric import LEAF, SPINE, Cabling, Fabric, port_id, switch_id
-from sncheck.model import LINK_SEP, EntityKind, Finding, Severity, natural_key
+from sncheck.model import LINK_SEP, Basis, EntityKind, Finding, Severity, natural_key
+
+if TYPE_CHECKING:
+    from sncheck.health.rules import Rule
 
 CABLING = "cabling"
 GROWTH = "switch-port-counter-growth"
@@ -79,11 +86,32 @@ def cabling_findings(fabric: Fabric, found: Cabling) -> list[Finding]:
     return out
 
 
+class Bar(NamedTuple):
+    """A rule's bar for a counter's growth: the rule, the growth it allows, its severity."""
+    rule: str
+    above: float
+    severity: Severity
+
+
+def growth_bars(rules: Iterable[Rule]) -> dict[str, list[Bar]]:
+    """Each counter's bars: the counter_growth rules on ``fabric_counters`` that judge its growth
+    (as a run judges its NICs' reads: :func:`sncheck.health.fabric.counter_growth`)."""
+    bars: dict[str, list[Bar]] = {}
+    for r in rules:
+        if r.op == "counter_growth" and r.metric == "fabric_counters" and r.params.get("of", "growth") == "growth":
+            for c in r.params.get("counters") or ():
+                bars.setdefault(str(c), []).append(Bar(r.name, float(r.params["above"]), r.severity))
+    return bars
+
+
 def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]],
-                            found: Cabling | None = None, above: int = 0) -> list[Finding]:
+                            found: Cabling | None, bars: Mapping[str, list[Bar]]) -> list[Finding]:
     """A finding per switch port (``leaf:<name>[<p>]``) whose error counters (the reader
-    gives only error counters: sncheck.vendors.infiniband.discovery) grew by more than
-    ``above`` from ``before`` to ``after``, named as the cable found at that port."""
+    gives only error counters: sncheck.vendors.infiniband.discovery) grew from ``before`` to
+    ``after`` beyond a rule's bar (``bars``: :func:`growth_bars`), at the worst crossed rule's
+    severity, named as the cable found at that port. What cannot be judged is a finding of its
+    own (not judged), never a pass: a counter that grew and no rule judges, a port read only
+    now (its growth unknown), a port or counter read before and not now."""
     at_port = {}
     if found is not None:
         at_port = {port_id(switch_id(LEAF, sw), p): _cable(nic, sw, p) for nic, (sw, p) in found.nics.items()}
@@ -92,19 +120,40 @@ def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapp
             at_port[port_id(switch_id(LEAF, up[0]), up[1])] = cable
             at_port[port_id(switch_id(SPINE, down[0]), down[1])] = cable
     out = []
-    for port in sorted(after, key=natural_key):
-        was = before.get(port)
-        if was is None:
-            continue
-        grew = {c: (was[c], v) for c, v in sorted(after[port].items())
-                if isinstance(was.get(c), int) and isinstance(v, int) and v - was[c] > above}
-        if not grew:
-            continue
+    for port in sorted(after.keys() | before.keys(), key=natural_key):
         entity = at_port.get(port, port)
-        said = ", ".join(f"{c} {a} -> {b}" for c, (a, b) in grew.items())
-        out.append(Finding(entity, EntityKind.LINK, LAYER, GROWTH, Severity.WARNING,
-                           f"switch port {port}{f' ({entity})' if entity != port else ''}: error counters grew "
-                           f"during the run: {said}",
-                           {"switch_port": port, "counters": {c: {"before": a, "after": b, "growth": b - a}
-                                                              for c, (a, b) in grew.items()}}))
+        where = f"switch port {port}{f' ({entity})' if entity != port else ''}"
+        was, now = before.get(port), after.get(port)
+        if was is None or now is None:
+            said = "read only now: its growth is unknown" if was is None else "read before and not now"
+            out.append(_unjudged(entity, f"{where}: {said}", {"switch_port": port}))
+            continue
+        gone = sorted(set(was) - set(now))
+        grew = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v - was[c] > 0}
+        crossed = {c: [b for b in bars.get(c, ()) if v - a > b.above] for c, (a, v) in grew.items()}
+        unruled = [c for c in grew if c not in bars]
+        if unruled or gone:
+            why = ([f"no rule judges the growth of {', '.join(unruled)}"] if unruled else []) + \
+                ([f"{', '.join(gone)} read before and not now"] if gone else [])
+            out.append(_unjudged(entity, f"{where}: not judged: {'; '.join(why)}",
+                                 {"switch_port": port, "counters": _grown(grew, unruled)}))
+        failed = [c for c in grew if crossed.get(c)]
+        if not failed:
+            continue
+        worst = max((b for c in failed for b in crossed[c]), key=lambda b: b.severity.rank)
+        said = ", ".join(f"{c} {a} -> {b} (over {', '.join(f'{x.rule} +{x.above:g}' for x in crossed[c])})"
+                         for c, (a, b) in grew.items() if c in failed)
+        out.append(Finding(entity, EntityKind.LINK, LAYER, GROWTH, worst.severity,
+                           f"{where}: error counters grew during the run beyond the rules' bars: {said}",
+                           {"switch_port": port, "counters": _grown(grew, failed),
+                            "rules": sorted({b.rule for c in failed for b in crossed[c]})}))
     return out
+
+
+def _grown(grew: Mapping[str, tuple[int, int]], names: list[str]) -> dict:
+    return {c: {"before": grew[c][0], "after": grew[c][1], "growth": grew[c][1] - grew[c][0]} for c in names}
+
+
+def _unjudged(entity: str, message: str, evidence: dict) -> Finding:
+    return Finding(entity, EntityKind.LINK, LAYER, GROWTH, Severity.WARNING, message, evidence,
+                   basis=Basis.NOT_JUDGED)
