@@ -40,3 +40,48 @@ def test_fabric_growth_no_rule_judges_is_not_judged_never_a_pass():
     gone = counter_growth_findings({"leaf:a[1]": {"symbol_error": 0}, "leaf:a[2]": {"symbol_error": 0}},
                                    {"leaf:a[1]": {"symbol_error": 0}}, None, _bars())
     assert [(g.entity, g.not_judged) for g in gone] == [("leaf:a[2]", True)]   # a port read before and not now
+
+
+# ---------------------------------------------------------------- gap 2: torch-nccl wrapped narrow
+
+def _watchdog_log() -> tuple[list[str], int, int]:
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+    sys.path.insert(0, str(Path(__file__).parent))
+    from grammars.nccl_logs import _PG, _PROGRESS, _glog  # noqa: PLC0415 -- the generator's own lines
+    seq, ran = 4242, 600017
+    return [_glog("2.4", 3, 1709, 0) + _PG["2.4"].format(r=3) + "Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for {ran} "
+            "milliseconds before timing out.",
+            _glog("2.2", 3, 1709, 1) + _PG["2.4"].format(r=3) + _PROGRESS["2.2"].format(s=seq, e=seq + 12, c=seq - 1)], \
+        seq, ran
+
+
+def _wrap_misses(widths: range, word: bool) -> list[str]:
+    import textwrap  # noqa: PLC0415
+
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    logical, seq, ran = _watchdog_log()
+    wrong = []
+    for width in widths:
+        pieces = [p for ln in logical for p in (textwrap.wrap(ln, width) if word else
+                                                 [ln[i:i + width] for i in range(0, len(ln), width)])]
+        data = parse_text("torch-nccl", "\n".join(pieces) + "\n")
+        got = ([(t["rank"], t["pg"], t["seq"], t["ran_ms"]) for t in data["timeouts"]],
+               [(p["rank"], p["pg"], p["failed_seq"], p["last_enqueued"], p["last_completed"]) for p in data["progress"]],
+               data["errors"])
+        if got != ([(3, "0", seq, ran)], [(3, "0", seq, seq + 12, seq - 1)], []):
+            wrong.append(f"width {width}: {got}")
+    return wrong
+
+
+def test_a_watchdog_log_hard_wrapped_narrower_than_60_columns_reads_its_numbers():
+    """A terminal 20 to 59 columns wide (main: nothing joined below 60, 'without its numbers')."""
+    assert not (wrong := _wrap_misses(range(20, 141), word=False)), "\n".join(wrong[:5])
+
+
+def test_a_watchdog_log_word_wrapped_reads_its_rank_group_and_time():
+    """A reporter's word wrap drops the blank it breaks at: '[PG 0' / '(default_pg) Rank 3]' lost the
+    group and the progress's rank, 'ran for 600017' / 'milliseconds' the time it ran, at 80 columns
+    too (main). Word wraps narrower than 31 columns (a piece shorter than 20) are not joined."""
+    assert not (wrong := _wrap_misses(range(31, 141), word=True)), "\n".join(wrong[:5])

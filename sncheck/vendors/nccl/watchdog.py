@@ -36,9 +36,12 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   null), inside ``Process group watchdog thread terminated with exception: ...``, then
   ``getNcclErrorDetailStr``'s ``ncclRemoteError: ...`` and ``Last error:`` lines.
 
-A paste may wrap a long message at its terminal's width: the tail lines, starting no line of
-their own (no rank, glog or launcher prefix, naming no rank of their own), are joined to the
-message again; a timeout message broken after its ``timeout:`` (the ``WorkNCCL(...)`` on the
+A paste may wrap a long message at its terminal's width (20 columns and wider; a reporter's
+word wrap, which drops the blank it breaks at, from about 31): the tail lines, starting no line
+of their own (no rank, glog or launcher prefix, naming no rank of their own), after a piece at
+least 20 long that ends no sentence (a number's point is no full stop), are joined to the
+message again, each join tried with and without a blank (past 5 pieces, matched with every blank
+taken out: the numbers and names read hold none); a timeout message broken after its ``timeout:`` (the ``WorkNCCL(...)`` on the
 next line, as a logger or a reporter wraps it) is joined whatever its width. A bare ``[rank3]``
 (a launcher's tag, no colon) names the rank as torch's ``[rank3]:`` does.
 
@@ -64,8 +67,10 @@ JSON::
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from sncheck.errors import ParseError
@@ -102,8 +107,9 @@ _MAX_LISTED = 200
 _LINE_MAX = 4096
 
 
-def _rank(line: str) -> tuple[int | None, str | None]:
-    if m := _PG.search(line):
+def _rank(line: str, pieces: list[str] | None = None) -> tuple[int | None, str | None]:
+    # the group's prefix is at the message's head: a word wrap may have dropped a blank inside it
+    if m := _PG.search(line) or (pieces and len(pieces) > 1 and _joined_search(_PG, pieces[:3])):
         return int(m["rank"]), m["pg"]
     if m := _TORCH_RANK.match(line):
         return int(m["rank"]), None
@@ -155,10 +161,13 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
     seen = 0
     for pieces in _logical_lines(text):
         line = "".join(pieces).strip()[:_LINE_MAX]  # the messages are short: a longer line is not one of them
+        # a word wrap dropped the blank it broke at: the pieces joined by a blank read as printed
+        spaced = " ".join(p.strip() for p in pieces)[:_LINE_MAX] if len(pieces) > 1 else line
+        line = line if line == spaced else f"{line}\n{spaced}"  # a needle is looked for in both joins
         if not line or ("NCCL" not in line and "Rank" not in line and "rank" not in line
                         and "Flight" not in line and "flight" not in line):
             continue
-        rank, pg = _rank(line)
+        rank, pg = _rank(line, pieces)
         hit = False
         if "Watchdog caught collective operation timeout" in line or "timed out in blocking wait" in line:
             if m := _joined_search(_WORK, pieces):
@@ -184,7 +193,7 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
             else:
                 _incomplete(data, line)
             hit = True
-        if "Received a dump signal" in line and (m := _DUMP_SIGNAL.search(line)):
+        if "Received a dump signal" in line and (m := _DUMP_SIGNAL.search(line)):  # (each join a line of its own)
             if len(data["dump_signals"]) < _MAX_LISTED:
                 data["dump_signals"].append({"rank": rank, "from": m["src"], "last_enqueued": _int(m["enq"]),
                                              "last_completed": _int(m["done"])})
@@ -215,8 +224,9 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
     return data
 
 
-_WRAP_MIN = 60    # a physical line this long or longer may have been wrapped by the paste's terminal
-_WRAP_PIECES = 4  # a message wrapped into at most this many more lines
+_WRAP_MIN = 20     # a physical line this long or longer may have been wrapped by the paste's terminal
+_WRAP_PIECES = 16  # a message wrapped into at most this many more lines (a 2.5 timeout at 20 columns: 15)
+_GLUE_PIECES = 5   # joins tried both ways up to this many pieces; past it, matched with every blank taken out
 
 
 def _logical_lines(text: str) -> list[list[str]]:
@@ -229,10 +239,10 @@ def _logical_lines(text: str) -> list[list[str]]:
     for raw in text.split("\n"):
         if out and prev.rstrip().endswith(_TIMEOUT_HEAD) and raw.strip().startswith("WorkNCCL("):
             out[-1].append(" " + raw.strip())  # the message broken after its 'timeout:'
-        elif (out and len(out[-1]) <= _WRAP_PIECES and len(prev) >= _WRAP_MIN and not prev.rstrip().endswith(".")
+        elif (out and len(out[-1]) <= _WRAP_PIECES and len(prev) >= _WRAP_MIN and not _ends_sentence(prev, raw)
                 and raw.strip() and not _STARTS_LINE.match(raw.strip())
                 and not _PG.search(raw) and not _TORCH_RANK.search(raw)  # a rank's own line ('  what():  [Rank 1]')
-                and ("ProcessGroupNCCL" in out[-1][0] or "Rank " in out[-1][0])):
+                and _message_head("".join(out[-1]))):
             out[-1].append(raw)
         else:
             out.append([raw])
@@ -240,18 +250,56 @@ def _logical_lines(text: str) -> list[list[str]]:
     return out
 
 
+def _ends_sentence(prev: str, raw: str) -> bool:
+    """``prev`` ends its message with a full stop: not a number's point a wrap broke after
+    ('[E0709 17:05:38.' then '162814866 ProcessGroupNCCL.cpp...')."""
+    return prev.rstrip().endswith(".") and not (prev.endswith(".") and prev[-2:-1].isdigit() and raw[:1].isdigit())
+
+
+def _message_head(head: str) -> bool:
+    """A line whose wrapped tail may follow it: a watchdog message's, or any glog or torch rank line
+    (at a narrow width its first piece ends before the file name or the group's prefix)."""
+    return "ProcessGroupNCCL" in head or "Rank " in head or bool(_STARTS_LINE.match(head.strip()))
+
+
 def _joined_search(rx: re.Pattern[str], pieces: list[str]) -> re.Match[str] | None:
     """``rx`` in a line a paste wrapped into ``pieces``: each wrap fell inside a word or at a blank
-    the paste may have dropped, so each join is tried both ways (at most 2 ** _WRAP_PIECES)."""
+    the paste may have dropped, so each join is tried both ways (at most 2 ** (_GLUE_PIECES - 1));
+    a line wrapped into more pieces (a narrow terminal) is matched with every blank taken out of
+    it and of ``rx`` (the fields read are numbers and names, which hold no blank). Of the joins
+    that match, the one that reads the most of ``rx``'s optional fields wins (a blank dropped
+    before 'milliseconds' lost the time the work ran)."""
+    best: re.Match[str] | None = None
+    for m in _matches(rx, pieces):
+        if best is None or _filled(m) > _filled(best):
+            best = m
+        if _filled(best) == len(best.groups()):
+            break
+    return best
+
+
+def _filled(m: re.Match[str]) -> int:
+    return sum(g is not None for g in m.groups())
+
+
+def _matches(rx: re.Pattern[str], pieces: list[str]) -> Iterator[re.Match[str]]:
     if m := rx.search("".join(pieces)):
-        return m
+        yield m
+    if len(pieces) > _GLUE_PIECES:
+        if m := _compact(rx).search(re.sub(r"\s+", "", "".join(pieces))):
+            yield m
+        return
     for glue in itertools.product(("", " "), repeat=len(pieces) - 1):
         joined = pieces[0].rstrip() if glue and glue[0] else pieces[0]
         for sep, piece in zip(glue, pieces[1:]):
             joined = (joined.rstrip() + " " + piece.strip()) if sep else joined + piece
         if m := rx.search(joined):
-            return m
-    return None
+            yield m
+
+
+@functools.cache
+def _compact(rx: re.Pattern[str]) -> re.Pattern[str]:
+    return re.compile(rx.pattern.replace(" ", ""))
 
 
 def _incomplete(data: dict[str, Any], line: str) -> None:
