@@ -85,3 +85,27 @@ def test_a_watchdog_log_word_wrapped_reads_its_rank_group_and_time():
     group and the progress's rank, 'ran for 600017' / 'milliseconds' the time it ran, at 80 columns
     too (main). Word wraps narrower than 31 columns (a piece shorter than 20) are not joined."""
     assert not (wrong := _wrap_misses(range(31, 141), word=True)), "\n".join(wrong[:5])
+
+
+# ---------------------------------------------------------------- gap 3: rocm-smi's N/A partitions
+
+ROCM_PARTITIONED = """\
+========================================= ROCm System Management Interface =========================================
+=================================================== Concise Info ===================================================
+Device  Node  IDs              Temp        Power     Partitions          SCLK     MCLK     Fan  Perf    PwrCap   VRAM%  GPU%
+              (DID,     GUID)  (Junction)  (Socket)  (Mem, Compute, ID)
+==============================================================================================================================
+0       2     0x75a0,   24959  60.0°C      319.0W    NPS1, DPX, 0        2203Mhz  1900Mhz  0%   manual  1000.0W  0%     0%
+1       3     0x75a0,   20862  N/A         N/A       N/A, N/A, 1         N/A      N/A      0%   n/a     N/A      0%     N/A
+==============================================================================================================================
+=============================================== End of ROCm SMI Log ================================================
+"""
+
+
+def test_rocm_smi_keeps_a_partition_cell_of_n_a_as_printed():
+    """showAllConcise prints getMemoryPartition, getComputePartition, getPartitionId joined by ', ',
+    'N/A' where the library cannot read one: a secondary partition's 'N/A, N/A, 1' (harvest's MI355X
+    capture) was read as null (main), its ID lost."""
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    data = parse_text("rocm-smi", ROCM_PARTITIONED)
+    assert [g["partitions"] for g in data["gpus"]] == ["NPS1, DPX, 0", "N/A, N/A, 1"] and not data["errors"]

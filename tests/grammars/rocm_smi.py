@@ -73,11 +73,12 @@ def rocm_smi(rng: random.Random) -> Iterator[Variant]:
                              sclk, "N/A" if secondary else "900Mhz", "0%", perf, cap, f"{vram}%", busy_cell])
                 # the identity cells (Node, IDs (DID, GUID)): kept (issue 28's value spot-check)
                 values += [(f"gpus[device={d}].node", d + 2), (f"gpus[device={d}].did", "0x74a1"),
-                           (f"gpus[device={d}].guid", guid)]
+                           (f"gpus[device={d}].guid", guid), (f"gpus[device={d}].partitions", part)]
             elif layout == "old":
                 rows.append([str(d), "[0x74a1 : 0x00]", temp, power, "NPS1, SPX", sclk, "900Mhz", "0%", perf, cap,
                              f"{vram}%", busy_cell])
-                values += [(f"gpus[device={d}].model", "0x74a1"), (f"gpus[device={d}].revision", "0x00")]
+                values += [(f"gpus[device={d}].model", "0x74a1"), (f"gpus[device={d}].revision", "0x00"),
+                           (f"gpus[device={d}].partitions", "NPS1, SPX")]
                 names.append("AMD Instinct MI300X")
             else:  # ROCm 4.x-5.x: the edge temperature as '35.0c', VRAM% as '% 3.0f%%'
                 temp = "N/A" if secondary else temp.replace("°C", "c")

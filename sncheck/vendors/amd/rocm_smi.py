@@ -151,6 +151,12 @@ def _ids(line: str) -> dict[str, Any]:
 _TAIL = re.compile(r"(?:\d+(?:\.\d+)?%|N/A) [a-z_/]+ (?:[\d.]+W|N/A) (?:\d+%|N/A) (?:\d+%|N/A)")
 
 
+# the Partitions cell as printed: getMemoryPartition ', ' getComputePartition[', ' getPartitionId] (rocm-6.1.2
+# on: the ID; 6.0: '(Mem, Compute)'); a partition the library cannot read prints 'N/A' (a secondary
+# partition's 'N/A, N/A, 1'), kept as text: the cell is never null where the row prints it
+_PARTITIONS = re.compile(r"(?<!\S)((?:NPS\d+|N/A|UNKNOWN),\s*(?:[A-Z]PX|N/A|UNKNOWN)(?:,\s*(?:\d+|N/A))?)(?=\s|$)")
+
+
 def _mhz(cell: str) -> int | None:
     return int(m.group(1)) if (m := re.fullmatch(r"(\d+)Mhz", cell)) else None
 
@@ -199,7 +205,7 @@ def parse_concise(text: str) -> dict[str, Any]:
             watts = re.findall(r"([\d.]+)W\b", line)
             clocks = re.findall(r"(\d+)Mhz", line)
             pcts = re.findall(r"(\d+)%", line)
-            part = re.search(r"(NPS\d(?:,\s*[A-Z]PX)?(?:,\s*\d+)?)", line)
+            part = _PARTITIONS.search(line)
             perf = re.search(r"\b(auto|low|high|manual|determinism|stable_std|stable_peak|\S+_power)\b", line)
             g.update({"temp_C": float(temp.group(1)) if temp else None,
                       "power_W": float(watts[0]) if watts else None,

@@ -22,7 +22,10 @@ GRAMMAR = {
             "the power's '(Socket)'/'(Avg)', '(Mem, Compute, ID)'), each column as wide as its widest word + 2; "
             "cells '43.0°C', '155.0W', 'NPS1, SPX, 0', '94Mhz', '0%', perf lower-cased ('auto', 'manual', 'n/a', "
             "'unsupported'), 'N/A' where a partition past the first has no power management; '=' spacers around "
-            "the rows, the footer after",
+            "the rows, the footer after; the Partitions cell getMemoryPartition + ', ' + getComputePartition + "
+            "', ' + getPartitionId: each 'N/A' where the library cannot read it ('N/A, N/A, 1': a secondary "
+            "partition), the ID '{:d}' (a failed ID read returns None, which the concatenation cannot print), "
+            "kept as printed (partitions: the text, never null where the row prints it)",
             f"{_SMI} history: 'Device [Model : Revision]' with the name on a second line and '(Mem, Compute)' "
             "(755e14d, 3602447: rocm-6.0.0); Node and IDs (4b5ccb5: rocm-6.1.0); the partition ID (c2035fa: "
             "rocm-6.1.2)",
