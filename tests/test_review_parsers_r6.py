@@ -109,3 +109,21 @@ def test_rocm_smi_keeps_a_partition_cell_of_n_a_as_printed():
     from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
     data = parse_text("rocm-smi", ROCM_PARTITIONED)
     assert [g["partitions"] for g in data["gpus"]] == ["NPS1, DPX, 0", "N/A, N/A, 1"] and not data["errors"]
+
+
+# ---------------------------------------------------------------- gap 4: the PCIe width's bar
+
+def test_the_pcie_width_bar_is_the_max_the_card_and_system_report(tmp_path):
+    """Not a gap (no change): NVML's max link width is 'the maximum PCIe link width possible with
+    this device and system' (an x16 card in an x8 slot reports 8), and the check's bar is that
+    reported max, never a fixed x16. harvest8's T4 and P2000 (both x16 cards) report 16x and run
+    8x: trained narrower than card and slot allow, a fault; the same card reporting 8x passes."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    t4 = next((Path(__file__).parents[1] / "fixtures/real/harvest8/nvidia-smi-qx").glob("06_*tesla_t4*"))
+    text = t4.read_text()
+    assert parse_text("nvidia-smi-qx", text)["faults"] == [
+        "PCIe link width: 0/1 GPUs fine; GPU 00000000:00:1E.0: PCIe x8 of x16"]
+    slot8 = parse_text("nvidia-smi-qx", text.replace("<max_link_width>16x", "<max_link_width>8x"))
+    assert not slot8.get("faults") and not slot8["errors"] and slot8["gpus"][0]["pcie"]["width_current"] == 8
