@@ -127,3 +127,23 @@ def test_the_pcie_width_bar_is_the_max_the_card_and_system_report(tmp_path):
         "PCIe link width: 0/1 GPUs fine; GPU 00000000:00:1E.0: PCIe x8 of x16"]
     slot8 = parse_text("nvidia-smi-qx", text.replace("<max_link_width>16x", "<max_link_width>8x"))
     assert not slot8.get("faults") and not slot8["errors"] and slot8["gpus"][0]["pcie"]["width_current"] == 8
+
+
+# ---------------------------------------------------------------- gap 5: elision lines in fences
+
+def test_an_elision_inside_a_markdown_fence_is_named_by_the_file_s_line():
+    """The reporter's prose and fence are lines of the file: main numbered the '...' by the
+    fenced body (line 3 for the file's line 6)."""
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    text = ("# source: test\nHere is ibstat:\n\n```\nCA 'mlx5_0'\n\tCA type: MT4123\n...\n"
+            "\tNumber of ports: 1\n```\nand more prose\n```text\n...\n```\n")
+    said = [e for e in parse_text("ibstat", text)["errors"] if "reporter's" in e]
+    assert [e.split(" is ")[0] for e in said] == ["line 7", "line 12"], said
+
+
+def test_an_elision_under_launcher_tags_regrouped_is_named_by_the_file_s_line():
+    """srun --label's tasks regrouped task by task: the '...' keeps the line it had in the file."""
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    text = "1: CA 'mlx5_1'\n0: CA 'mlx5_0'\n1: \tCA type: MT4123\n...\n0: \tCA type: MT4123\n"
+    said = [e for e in parse_text("ibstat", text)["errors"] if "reporter's" in e]
+    assert [e.split(" is ")[0] for e in said] == ["line 4"], said

@@ -74,12 +74,20 @@ def clean(text: str) -> str:
 def unwrap(text: str, *, stamped: bool = False) -> str:
     """``text`` with every certain delivery wrapping removed (see the module); ``stamped``:
     the view's grammar has the timestamps, keep them."""
-    text = clean(text)
-    lines = text.split("\n")
+    return unwrap_lines(text, stamped=stamped)[0]
+
+
+def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
+    """:func:`unwrap`'s text, and for each of its lines the line of ``text`` it came from
+    (0 for the first: fences drop lines, a launcher's tasks are regrouped, a lone CR splits
+    one line of the file into two), so a message can name the line as the file numbers it."""
+    lines, origins = _cleaned_lines(text)
     ended = lines[-1] == ""  # the text ends with a newline (the last line is whole)
     if ended:
         lines.pop()
-    lines, closed = _fenced(lines, ended)
+        origins.pop()
+    kept, closed = _fenced(list(range(len(lines))), lines, ended)
+    lines, origins = [lines[i] for i in kept], [origins[i] for i in kept]
     ended = ended or closed
     for _ in range(8):  # nested quoting: "> > "
         if not _every(lines, _QUOTE, ended):
@@ -87,7 +95,7 @@ def unwrap(text: str, *, stamped: bool = False) -> str:
         lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
     for label in _LABELS:
         if _every(lines, label, ended):
-            lines = _by_task(lines, label)
+            lines, origins = _by_task(lines, origins, label)
             break
     if not stamped:
         for stamp in _STAMPS:
@@ -96,7 +104,18 @@ def unwrap(text: str, *, stamped: bool = False) -> str:
                 break
     lines = _dedented(lines)
     out = "\n".join(lines)
-    return out + "\n" if ended and lines else out
+    return (out + "\n" if ended and lines else out), origins
+
+
+def _cleaned_lines(text: str) -> tuple[list[str], list[int]]:
+    """:func:`clean`'s lines, each with the line of ``text`` (split at LF) it is on."""
+    lines: list[str] = []
+    origins: list[int] = []
+    for i, line in enumerate(_ANSI.sub("", text).replace("\r\n", "\n").split("\n")):
+        for part in line.split("\r"):
+            lines.append(part)
+            origins.append(i)
+    return lines, origins
 
 
 def _dedented(lines: list[str]) -> list[str]:
@@ -113,28 +132,29 @@ def _dedented(lines: list[str]) -> list[str]:
     return [ln[len(shared):] if ln.strip() else ln.strip(" \t") for ln in lines] if shared else lines
 
 
-def _fenced(lines: list[str], ended: bool) -> tuple[list[str], bool]:
-    """The lines inside markdown fences, or all lines when there is no fence, and whether a
-    closing fence ended the text (its last line whole). A last line without its newline is
-    no fence (a cut "```te"), unless it closes one: it stays, for the view to see the cut."""
+def _fenced(index: list[int], lines: list[str], ended: bool) -> tuple[list[int], bool]:
+    """The indices (of ``index``) of the lines inside markdown fences, or all of them when there
+    is no fence, and whether a closing fence ended the text (its last line whole). A last line
+    without its newline is no fence (a cut "```te"), unless it closes one: it stays, for the
+    view to see the cut."""
     def fence(i: int, ln: str, inside: bool) -> bool:
         if ended or i < len(lines) - 1:
             return bool(_FENCE.match(ln))
         return inside and ln.strip() in ("```", "~~~")  # a closing fence pasted without its newline
 
-    kept: list[str] = []
+    kept: list[int] = []
     inside = closed = False
     fences = 0
-    for i, ln in enumerate(lines):
+    for i, ln in zip(index, lines):
         if fence(i, ln, inside):
             closed, inside = inside, not inside
             fences += 1
         else:
             closed = False
             if inside:
-                kept.append(ln)
+                kept.append(i)
     if not fences:
-        return lines, False
+        return index, False
     return kept, closed
 
 
@@ -152,8 +172,9 @@ def _every(lines: list[str], prefix: re.Pattern[str], ended: bool) -> bool:
     return seen
 
 
-def _by_task(lines: list[str], label: re.Pattern[str]) -> list[str]:
-    """Label-less lines, each task's lines together (tasks in the order they first printed).
+def _by_task(lines: list[str], origins: list[int], label: re.Pattern[str]) -> tuple[list[str], list[int]]:
+    """Label-less lines, each task's lines together (tasks in the order they first printed),
+    with the line each came from (``origins``).
 
     A blank a label may end with is the label's only where every labelled line has it: Open
     MPI 5's PRRTE tags ``[1,0]<stdout>: line``, Open MPI 4's ORTE ``[1,0]<stdout>:line``, so
@@ -162,12 +183,14 @@ def _by_task(lines: list[str], label: re.Pattern[str]) -> list[str]:
     message wrapped at 66 read without its numbers)."""
     matches = [label.match(ln) for ln in lines]
     own_blank = any(m and m.end() < len(ln) and not m.group(0).endswith(" ") for m, ln in zip(matches, lines))
-    tasks: dict[str, list[str]] = {}
+    tasks: dict[str, list[tuple[str, int]]] = {}
     last = ""
-    for m, ln in zip(matches, lines):
+    for m, ln, at in zip(matches, lines, origins):
         if m:
             last = m.group("task").strip()
             end = m.end() - 1 if own_blank and m.group(0).endswith(" ") else m.end()
             ln = ln[end:]
-        tasks.setdefault(last, []).append(ln)
-    return [ln for group in tasks.values() for ln in group]
+        tasks.setdefault(last, []).append((ln, at))
+    regrouped = [x for group in tasks.values() for x in group]
+    return [ln for ln, _ in regrouped], [at for _, at in regrouped]
+

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # Keys every view carries that are not records.
@@ -130,17 +130,21 @@ def is_elision(line: str) -> bool:
 _SAID = 20  # elision lines named one by one; any further ones are counted in one more line
 
 
-def elided(view: str, body: str, first: int = 1) -> list[str]:
+def elided(view: str, body: str, first: int = 1, origins: Sequence[int] | None = None) -> list[str]:
     """Each reporter's ``...`` (``…``, ``[...]``, ``<snip>``) on a line of its own in ``view``'s
     output, where the view does not read it itself (:data:`READS_ELISION`), with its line: lines
     left out. The tools print no such line; a parser reading round it kept the lines it saw and
     read as whole (38 of 69 views did: ibv_devinfo without its board_id, nvidia-smi a GPU
     short). Every one is said, once (the first alone was, issue 28); past the first
     :data:`_SAID`, one line counts the rest (a hostile paste of 100,000 is not 100,000 errors).
-    ``first``: the number of ``body``'s first line in the file (after a ``# source:`` header)."""
+    ``first``: the number of ``body``'s first line in the file (after a ``# source:`` header);
+    ``origins``: each body line's line in the output, where the delivery dropped or moved lines
+    (:func:`sncheck.vendors.delivery.unwrap_lines`: the text outside markdown fences, a
+    launcher's tasks regrouped), so the line named is the file's."""
     if view in READS_ELISION or view in ELISION_OPEN:
         return []
-    marks = [(i, line.strip()) for i, line in enumerate(body.splitlines(), first) if _ELISION.fullmatch(line)]
+    marks = [(first + (origins[i] if origins is not None and i < len(origins) else i), line.strip())
+             for i, line in enumerate(body.split("\n")) if _ELISION.fullmatch(line)]
     out = [f"line {i} is a reporter's {mark!r}: lines of the output were left out, it is not whole"
            for i, mark in marks[:_SAID]]
     if rest := marks[_SAID:]:

@@ -22,7 +22,7 @@ from sncheck.errors import ConfigError
 from sncheck.rows import BUSBW_FACTOR
 from sncheck.vendors import kernel_log, listing, nccl_inspector, nccl_ras, registry
 from sncheck.vendors.base import View
-from sncheck.vendors.delivery import unwrap
+from sncheck.vendors.delivery import unwrap_lines
 from sncheck.vendors.infiniband import counters, ethtool, ibnetdiscover, ibstat, mlxlink, perftest, ports
 from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccl import debug_log, watchdog
@@ -145,11 +145,11 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
     parser = get_parser(tool)
     output = strip_source_header(text)
     first = text.count("\n", 0, len(text) - len(output)) + 1  # the output's first line in the file
-    body = unwrap(output, stamped=views()[tool].stamped)
+    body, origins = unwrap_lines(output, stamped=views()[tool].stamped)
     data = parser(body, **hints) if hints else parser(body)
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
-        found += listing.elided(tool, body, first)
+        found += listing.elided(tool, body, first, origins)
         found += check_listing(tool, data, expect)
         if found:
             errors = data.setdefault("errors", [])
