@@ -147,3 +147,27 @@ def test_an_elision_under_launcher_tags_regrouped_is_named_by_the_file_s_line():
     text = "1: CA 'mlx5_1'\n0: CA 'mlx5_0'\n1: \tCA type: MT4123\n...\n0: \tCA type: MT4123\n"
     said = [e for e in parse_text("ibstat", text)["errors"] if "reporter's" in e]
     assert [e.split(" is ")[0] for e in said] == ["line 4"], said
+
+
+# ---------------------------------------------------------------- f1c4920: ibnetdiscover -p
+
+PORTS_REPORT = """\
+SW     1  2 0x0002c90000000001 4x EDR                                    'leaf1'
+SW     1  1 0x0002c90000000001 4x EDR - CA     2  1 0x0002c90000000002 ( 'leaf1' - 'h01 mlx5_0' )
+CA     2  1 0x0002c90000000002 4x EDR - SW     1  1 0x0002c90000000001 ( 'h01 mlx5_0' - 'leaf1' )
+"""
+
+
+def test_fabric_refuses_a_ports_report_as_its_topology(tmp_path):
+    """A whole 'ibnetdiscover -p' report given as --topology read as a fabric of no node
+    (main: check 'h01: no adapter of it in the fabric', a critical cabling finding; discover an
+    empty fabric, exit 0): refused, exit 3, naming the -p report."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from sncheck.cli.main import main  # noqa: PLC0415
+    topo, inv = tmp_path / "ports.txt", tmp_path / "inv.yaml"
+    topo.write_text(PORTS_REPORT)
+    inv.write_text("name: t\nsupernodes:\n  - {name: a, hosts: h01, cards_per_host: 1}\n")
+    for argv in (["fabric", "check", "-i", str(inv)], ["fabric", "discover"]):
+        result = CliRunner().invoke(main, [*argv, "--topology", str(topo)])
+        assert result.exit_code == 3 and "ports report" in result.output, (argv, result.output)

@@ -43,6 +43,9 @@ def switch_name(desc: str) -> str:
 
 def parse_topology(text: str) -> dict[str, Any]:
     parsed = parse_ibnetdiscover(text)
+    if parsed.get("format") == "ports":  # -p's report: no node records, so no adapter, switch or cable would be found
+        raise ParseError("an 'ibnetdiscover -p' ports report, not the topology: it holds no node records; "
+                         "give ibnetdiscover's default output (no -p)", tool="ibnetdiscover")
     parsed["errors"] += listing.elided("ibnetdiscover", text)  # (as parse_text says it: the parser skips it)
     try:
         _switches(parsed)
