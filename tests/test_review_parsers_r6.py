@@ -171,3 +171,24 @@ def test_fabric_refuses_a_ports_report_as_its_topology(tmp_path):
     for argv in (["fabric", "check", "-i", str(inv)], ["fabric", "discover"]):
         result = CliRunner().invoke(main, [*argv, "--topology", str(topo)])
         assert result.exit_code == 3 and "ports report" in result.output, (argv, result.output)
+
+
+# ---------------------------------------------------------------- 8f6a603 / 1741e57: npu-smi info
+
+def test_npu_smi_info_cut_before_its_first_npu_row_is_cut(tmp_path):
+    """The banner and the header alone (a paste cut before the first NPU's rows) read as a whole
+    table of no NPU, exit 0 (main): npu-smi info lists every NPU it found."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from sncheck.cli.main import main  # noqa: PLC0415
+    header = ("+------------------------------------------------------------------------------------------------+\n"
+              "| npu-smi 23.0.5                   Version: 23.0.5                                               |\n"
+              "+---------------------------+---------------+----------------------------------------------------+\n"
+              "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n"
+              "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n"
+              "+===========================+===============+====================================================+\n")
+    for cut in (header, "\n".join(header.split("\n")[:3]) + "\n"):
+        f = tmp_path / "npu.txt"
+        f.write_text(cut)
+        result = CliRunner().invoke(main, ["parse", "npu-smi", str(f)])
+        assert result.exit_code == 1 and "no NPU row" in result.output, result.output

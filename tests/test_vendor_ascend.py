@@ -87,7 +87,10 @@ def test_an_a3_table_cut_at_the_border_between_two_dies_is_cut_short() -> None:
     for i in die:
         info = npu_smi.parse_info("\n".join(lines[: i + 1]) + "\n")
         assert any("no die follows: output cut short" in e for e in info["errors"]), (i, info["errors"])
-    for i in closed[:8]:
+    # the first '+===' closes the header: a table cut there has no NPU row (review1: it read whole)
+    assert npu_smi.parse_info("\n".join(lines[: closed[0] + 1]) + "\n")["errors"] == [
+        "the table has no NPU row (the banner or header alone): output cut short"]
+    for i in closed[1:9]:
         assert npu_smi.parse_info("\n".join(lines[: i + 1]) + "\n")["errors"] == [], i
 
 

@@ -233,6 +233,10 @@ def parse_info(text: str) -> dict[str, Any]:
         raise _refused(text, "no npu-smi info table", "npu-smi")
     if pending is not None:
         errors.append(f"NPU {pending['npu']}: second row missing (truncated output?)")
+    elif not chips and not errors:
+        # the banner or the header without an NPU row: npu-smi info lists every NPU it found (with
+        # none, DCMI's failure is what it prints): cut short, never a pass of nothing read
+        errors.append("the table has no NPU row (the banner or header alone): output cut short")
     elif unclosed is not None:
         # every chip's two rows are closed by a border ('+===' or, between the dies of one
         # NPU, '+---'): rows with none under them are where the paste was cut
