@@ -192,3 +192,22 @@ def test_npu_smi_info_cut_before_its_first_npu_row_is_cut(tmp_path):
         f.write_text(cut)
         result = CliRunner().invoke(main, ["parse", "npu-smi", str(f)])
         assert result.exit_code == 1 and "no NPU row" in result.output, result.output
+
+
+# ---------------------------------------------------------------- 5ba3dd1: torch-nccl NCCL errors
+
+def test_an_nccl_error_with_an_unknown_or_suffixed_version_is_kept():
+    """getNcclVersion prints 'Unknown NCCL version' where ncclGetVersion failed and appends '.'
+    NCCL_SUFFIX where NCCL was built with one: the first dropped the error (and its rank) with no
+    word (main), the second read the version as '2.21.5.' (a dot and nothing)."""
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    text = ("[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), "
+            "NCCL version 2.21.5.meta1\n"
+            "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+            "NCCL version Unknown NCCL version\n")
+    data = parse_text("torch-nccl", text)
+    assert [(e["result"].split(" (")[0], e["version"]) for e in data["nccl_errors"]] == [
+        ("unhandled system error", "2.21.5.meta1"), ("unhandled cuda error", None)]
+    assert data["ranks"] == [0, 1] and data["nccl_version"] == "2.21.5.meta1"

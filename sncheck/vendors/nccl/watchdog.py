@@ -30,7 +30,9 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   ``Work WorkNCCL(...) timed out in blocking wait`` (``TORCH_NCCL_BLOCKING_WAIT``).
 - an NCCL call that failed (``NCCLUtils.hpp`` ``C10D_NCCL_CHECK``): ``NCCL error in:
   FILE:LINE, <ncclGetErrorString>, NCCL version X.Y.Z`` then ``ncclSystemError: ...`` and
-  ``Last error:`` with NCCL's own last WARN.
+  ``Last error:`` with NCCL's own last WARN. The version is ``NCCLUtils.cpp`` ``getNcclVersion``'s:
+  ``M.m.p``, ``M.m.p.SUFFIX`` where NCCL was built with a suffix, or ``Unknown NCCL version``
+  where ``ncclGetVersion`` failed (the error kept, its ``version`` null).
 - a communicator's asynchronous error the watchdog found (``checkForNCCLErrorsInternal``, 1.x
   to 2.8): ``NCCL error: <ncclGetErrorString>, NCCL version X.Y.Z`` (no FILE:LINE: ``where`` is
   null), inside ``Process group watchdog thread terminated with exception: ...``, then
@@ -89,9 +91,12 @@ _PROGRESS = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work|de
                        r"last completed (?:NCCL )?work: (?P<done>-?\d+)")
 _DUMP_SIGNAL = re.compile(r"Received a dump signal due to a collective timeout from\s+(?P<src>this local rank|rank \d+)"
                           r"(?:.*?Last enqueued \w+ work: (?P<enq>-?\d+), last completed \w+ work: (?P<done>-?\d+))?")
-_NCCL_ERROR = re.compile(r"NCCL error in: (?P<where>\S+?),? (?P<result>[^,]*(?:\([^)]*\))?),? NCCL version (?P<v>[\d.]+)")
+# getNcclVersion (NCCLUtils.cpp): 'M.m.p', then '.' NCCL_SUFFIX where NCCL was built with one, or 'Unknown NCCL
+# version' where ncclGetVersion failed (every release: the error is kept, its version null)
+_VERSION = r"NCCL version (?:(?P<v>\d+\.\d+\.\d+(?:\.[^\s,]+)?)|Unknown NCCL version)"
+_NCCL_ERROR = re.compile(r"NCCL error in: (?P<where>\S+?),? (?P<result>[^,]*(?:\([^)]*\))?),? " + _VERSION)
 # checkForNCCLErrorsInternal: "NCCL error: " + ncclGetErrorWithVersion(err) (no FILE:LINE)
-_NCCL_ASYNC_ERROR = re.compile(r"NCCL error: (?P<result>[^,]+(?:\([^)]*\))?), NCCL version (?P<v>[\d.]+)")
+_NCCL_ASYNC_ERROR = re.compile(r"NCCL error: (?P<result>[^,]+(?:\([^)]*\))?), " + _VERSION)
 _TIMEOUT_HEAD = "collective operation timeout:"  # a message broken here continues with its WorkNCCL(...)
 _FAILED_TEXT = {
     "Heartbeat monitor timed out": "heartbeat", "NCCL monitor thread timeout": "heartbeat",
