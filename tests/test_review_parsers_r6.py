@@ -211,3 +211,20 @@ def test_an_nccl_error_with_an_unknown_or_suffixed_version_is_kept():
     assert [(e["result"].split(" (")[0], e["version"]) for e in data["nccl_errors"]] == [
         ("unhandled system error", "2.21.5.meta1"), ("unhandled cuda error", None)]
     assert data["ranks"] == [0, 1] and data["nccl_version"] == "2.21.5.meta1"
+
+
+# ---------------------------------------------------------------- 37daf33: rocm-smi --json
+
+def test_rocm_smi_json_cards_with_nothing_read_are_not_a_pass(tmp_path):
+    """formatJson writes each card as an object of its metrics: a card of another value, an empty
+    one, read as no GPU at all and exit 0 (main)."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from sncheck.cli.main import main  # noqa: PLC0415
+    for doc, said in (('{"card0": 5}', "card0: not an object of metrics"),
+                      ('{"card0": {}}', "card0: no metric in its object"),
+                      ('{"card0": {"Temperature (Sensor edge) (C)": "45.0"}, "card1": []}', "card1: not an object")):
+        f = tmp_path / "r.json"
+        f.write_text(doc + "\n")
+        result = CliRunner().invoke(main, ["parse", "rocm-smi", str(f)])
+        assert result.exit_code == 1 and said in result.output, (doc, result.output)

@@ -85,6 +85,14 @@ def parse_log_form(text: str) -> dict[str, Any]:
         cards = doc if isinstance(doc, dict) else {}
         gpus = [_gpu(int(m.group(1)), v) for k, v in cards.items()
                 if (m := _CARD.match(k)) and isinstance(v, dict)]
+        # formatJson writes each card's metrics as an object: a card of another value read nothing
+        errors += [f"{k}: not an object of metrics ({type(v).__name__}): nothing of it read"
+                   for k, v in cards.items() if _CARD.match(k) and not isinstance(v, dict)]
+        # formatJson makes a card's object for the first metric printLog gives it: an empty one was emptied
+        errors += [f"{k}: no metric in its object: nothing of it read" for k, v in cards.items()
+                   if _CARD.match(k) and v == {}]
+        if not gpus and not errors:
+            errors.append("no card's metrics in the JSON document: no GPU was read")
         system = cards.get("system")
         system = system if isinstance(system, dict) else {}
         return {"tool": "rocm-smi", "driver_version": system.get("Driver version"), "gpus": gpus, "warnings": [],
