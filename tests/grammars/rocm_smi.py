@@ -6,6 +6,7 @@ showHopsTopology, showTypeTopology, showNumaTopology) and --showpids (showPids).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterator
 
 from grammars import ALL, Variant, generator
@@ -116,6 +117,17 @@ def rocm_smi(rng: random.Random) -> Iterator[Variant]:
             lines += body + [_spacer(None, width), _spacer(_FOOTER, width)]
         yield Variant("rocm-smi", f"{n} GPUs {layout}{' partitioned' if partitioned else ''}", "\n".join(lines) + "\n",
                       tuple(values), count=n)
+        if layout != "v5" and n > 1:
+            # a reporter's paste of the rows alone, from inside the table (legacy-rocm-build issue
+            # 4750: MI300X CPX partitions 15 to 25): no banner, no header, no End line; its rows
+            # read, the paste an excerpt (never a whole table)
+            first = rng.randrange(1, n)
+            rows_at = [i for i, ln in enumerate(body) if re.match(r"\d+\s", ln)]
+            frag = body[rows_at[first]:]
+            last = [(at, v) for at, v in values if at.startswith(f"gpus[device={n - 1}].")]
+            yield Variant("rocm-smi", f"{n} GPUs {layout} rows from device {first} alone", "\n".join(frag) + "\n",
+                          tuple([("len(gpus)", n - first)] + last), fails=True,
+                          finding="banner and header are not in the paste")
     yield Variant("rocm-smi", "no DRM device", "\n\nERROR: No DRM devices available. Exiting\n",
                   (("len(gpus)", 0),), fails=True)
 

@@ -165,10 +165,22 @@ def _watts(cell: str) -> float | None:
     return float(m.group(1)) if (m := re.fullmatch(r"([\d.]+)W", cell)) else None
 
 
+def _headless_row(line: str) -> bool:
+    """A Concise Info row of ROCm 5 on pasted without the table's banner and header: its device
+    number, then the identity cells (``17  0x74a1,   48427`` or ``[0x74a1 : 0x00]``) or both a
+    temperature (``42.0°C``) and a clock (``145Mhz``), the cells only that table prints together."""
+    if not _ROW.match(line):
+        return False
+    if _NODE_IDS.match(line) or _MODEL_REV.match(line):
+        return True
+    return bool(re.search(r"\d°C(?:\s|$)", line) and re.search(r"\d+Mhz\b", line))
+
+
 def parse_concise(text: str) -> dict[str, Any]:
     """The Concise Info table (ROCm 5 on), or the banner-less one-line table of ROCm 2.x/3.x
     (``GPU Temp AvgPwr SCLK ...``, ``24.0c 3.0W``). The table ends at ``End of ROCm SMI Log``:
-    without it the output was cut short."""
+    without it the output was cut short. A paste of its rows alone (no banner, no header: a
+    reporter's excerpt from inside the table) reads its rows and is an excerpt, never whole."""
     gpus: list[dict[str, Any]] = []
     errors: list[str] = []
     warnings: list[str] = []
@@ -194,6 +206,10 @@ def parse_concise(text: str) -> dict[str, Any]:
         if re.match(r"^GPU\[\d+\]\s*:\s*WARNING", body):
             warnings.append(re.sub(r"\s+", " ", body))
             continue
+        if not saw and _headless_row(line):
+            saw = True  # rows pasted from inside the table: read them, and say the paste is an excerpt
+            errors.append(f"the table's banner and header are not in the paste (it starts at device "
+                          f"{line.split()[0]}): its rows are an excerpt")
         if saw and old_columns and _ROW.match(body):  # ROCm 1.x indents its rows (" 0   35c ...")
             cells = body.split()
             if len(cells) != len(old_columns):

@@ -45,7 +45,10 @@ GRAMMAR = {
                "option's 'GPU[N]\\t\\t: metric: value' lines (read by metric name into the same values)"),
         end="the ' End of ROCm SMI Log ' spacer; without it the output was cut; --json: the document closes",
         failures=("'ERROR: No DRM devices available. Exiting'; rocm-smi --json's 'WARNING: No JSON data to "
-                  "report' (errors); a row with fewer cells than the whole ones (cut)"),
+                  "report' (errors); a row with fewer cells than the whole ones (cut); rows pasted without the "
+                  "banner and header (a reporter's excerpt from inside the table, told from other lines by the "
+                  "identity cells or a '°C' beside a 'Mhz': legacy-rocm-build issue 4750, harvest 9): read, and an "
+                  "excerpt, never whole"),
         values=("gpus[{device, node, did, guid (6.1 on: Node, IDs (DID, GUID)), model, revision (6.0: [Model : "
                 "Revision]), temp_C, power_W, partitions, sclk_MHz, mclk_MHz, fan_pct, perf, pwrcap_W, vram_pct, "
                 "gpu_pct, name (ROCm 6.0) (a layout's missing cells null); the log form: metrics {metricName: value "
