@@ -209,6 +209,25 @@ def test_mlxlink_text_json_and_their_failures(tmp_path):
     assert parse(tmp_path, "mlxlink", pretty)[0] == 0
 
 
+def test_mlxlink_tool_information_ends_at_its_package_version_and_long_options_abbreviate(tmp_path):
+    """runningVersion prints Tool Information's records ending with PKG_NAME ' Version' (MFT or
+    mstflint); getopt_long takes a unique prefix of a long option ('--show_mo': harvest 9's capture)."""
+    tool = {"Tool Information": {"Firmware Version": "28.46.3048", "amBER Version": "6.4", "MFT Version": "4.35.0-159"}}
+    whole = _mlx({**MLX_OK, **tool})
+    assert parse(tmp_path, "mlxlink", whole)[0] == 0
+    assert parse(tmp_path, "mlxlink", whole.replace("MFT Version", "mstflint Version"))[0] == 0
+    for last in ("amBER Version", "MFT Version"):  # cut before either record: Tool Information not whole
+        code, d = parse(tmp_path, "mlxlink", whole[: whole.index(last)])
+        assert code == 1 and "Tool Information" in d["errors"][-1], last
+    module = {"Module Info": {"Identifier": "OSFP", "Tx Adaptive EQ Fault [per lane]": "0,0,0,0"}}
+    asked = "$ sudo mlxlink -d mlx5_0 --show_mo\n" + _mlx({**MLX_OK, **tool, **module})
+    assert parse(tmp_path, "mlxlink", asked)[0] == 0
+    code, d = parse(tmp_path, "mlxlink", asked[: asked.index("Module Info")])
+    assert code == 1 and "asks -m" in d["errors"][-1]
+    # '--show_m' is also --show_multi_port_info's prefix: not taken for Module Info
+    assert parse(tmp_path, "mlxlink", asked.replace("--show_mo", "--show_m")[: asked.index("Module Info") - 1])[0] == 0
+
+
 DEVINFO = ("hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
            "\tnode_guid:\t\t\tb83f:d203:00a1:3c10\n\tvendor_part_id:\t\t\t4129\n\tboard_id:\t\t\tMT_0000000838\n"
            "\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
@@ -230,6 +249,12 @@ def test_ibv_devinfo_port_states_and_a_device_cut_before_its_ports(tmp_path):
     assert code == 1 and d["devices"][0]["name"] is None and d["devices"][0]["ports"][0]["phys_state"] == "DISABLED"
     assert d["faults"] == ["the port before the first hca_id: physical state DISABLED"]
     assert d["errors"] == ["port lines before any 'hca_id:' line: the start of the output is cut away"]
+    # a port is whole through its link_layer line (print_hca_cap: every port, after port_lmc): a cut
+    # at any line end between its state and its link_layer is cut short (harvest 9's random cuts)
+    start, stop = DEVINFO.index("\t\t\tmax_mtu"), DEVINFO.index("\t\t\tlink_layer")
+    for at in [i + 1 for i, ch in enumerate(DEVINFO) if ch == "\n" and start <= i + 1 <= stop]:
+        code, d = parse(tmp_path, "ibv-devinfo", DEVINFO[:at])
+        assert code == 1 and "no link_layer line" in d["errors"][0], at
 
 
 PORTSTATE = ("CA/RT PortInfo:\n# Port info: Lid 17 port 1\nLinkState:.......................Active\n"

@@ -54,10 +54,10 @@ def ibv_devinfo(rng: random.Random) -> Iterator[Variant]:
                     phys = _PHYS[0] if state == "PORT_ACTIVE" else rng.choice(_PHYS[1:])
                     layer = rng.choice(("InfiniBand", "Ethernet"))
                     lines += [f"\t\tport:\t{p}", _kv(3, "state", f"{state} ({code})")]
-                    end = len(lines)
                     lines += [_kv(3, "max_mtu", "4096 (5)"), _kv(3, "active_mtu", "4096 (5)"),
                               _kv(3, "sm_lid", "1"), _kv(3, "port_lid", str(10 + d)), _kv(3, "port_lmc", "0x00"),
                               _kv(3, "link_layer", layer)]
+                    end = len(lines)  # a port is whole through its link_layer (-v's fields after it vary)
                     if verbose:
                         lines += [_kv(3, "max_msg_sz", "0x40000000"), _kv(3, "active_width", "4X (2)"),
                                   _kv(3, "active_speed", "50.0 Gbps (64)")]
@@ -215,6 +215,15 @@ def mlxlink(rng: random.Random) -> Iterator[Variant]:
                 lines += ["", title, "-" * len(title)] + [_record(k, v) for k, v in records]
             yield Variant("mlxlink", "counters after its command line", "\n".join(lines) + "\n", tuple(values),
                           fails=fails, end=len(lines))
+        if case == "ib up":  # a long option abbreviated as getopt_long takes it ('--show_mo', harvest 9): Module Info
+            module = [("Temperature [C]", "0 [0..0]"), ("Identifier", "OSFP"), ("Cable Type", "Passive copper cable"),
+                      ("Vendor Part Number", "OSFPFL-400G-PC01"), ("Rx LOS [per lane]", "0,0,0,0"),
+                      ("Tx Adaptive EQ Fault [per lane]", "0,0,0,0")]
+            lines = ["$ sudo mlxlink -d /dev/mst/mt4129_pciconf0 --show_mo"]
+            for title, records in [*sections.items(), ("Module Info", module)]:
+                lines += ["", title, "-" * len(title)] + [_record(k, v) for k, v in records]
+            yield Variant("mlxlink", "module info after '--show_mo'", "\n".join(lines) + "\n",
+                          tuple(values + [("sections.Module Info.Identifier", "OSFP")]), fails=fails, end=len(lines))
     yield Variant("mlxlink", "no device", "-E- Failed to open device: \"mlx5_9\", No such file or directory\n",
                   (("errors", "Failed to open device"),), fails=True)
 

@@ -92,6 +92,11 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
     data = _judge(sections, errors, "text")
     if not data["errors"]:
         data["errors"] += _asked_sections(lines, sections)
+    tool_info = sections.get("Tool Information")
+    if tool_info is not None and not data["errors"] and \
+            not any(k.endswith(" Version") and k not in _TOOL_FIXED for k in tool_info):
+        data["errors"].append("'Tool Information' ends before its package's Version record (MFT Version, "
+                              "mstflint Version): cut short")
     return data
 
 
@@ -100,7 +105,13 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
 # is prepareBerModuleInfo's last field (showModuleInfo prints it last, whatever the module: N/A where not given)
 _OPTION_SECTIONS = {"m": ("Module Info", "Tx Adaptive EQ Fault [per lane]"), "c": ("Physical Counters and BER Info", "Raw Physical BER"),
                     "e": ("EYE Opening Info", None)}
-_OPTIONS = re.compile(r"\s-(?P<short>[a-z]+)\b|\s--show_(?P<long>module|counters|eye)\b")
+_OPTIONS = re.compile(r"\s-(?P<short>[a-z]+)\b|\s--show_(?P<long>[a-z_]+)\b")
+# the long options, as getopt_long takes them: any prefix unique among mlxlink's --show_* options
+# ('--show_mo' is --show_module, '--show_m' also --show_multi_port_info: not taken)
+_LONG = {"module": ("m", 2), "counters": ("c", 2), "eye": ("e", 1)}
+# runningVersion: 'Tool Information' is Firmware Version, amBER Version (16 nm devices on), then
+# PKG_NAME ' Version' (MFT Version, mstflint Version): its last record
+_TOOL_FIXED = ("Firmware Version", "amBER Version")
 
 
 def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> list[str]:
@@ -111,10 +122,13 @@ def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> li
         return []
     asked = set()
     for m in _OPTIONS.finditer(command):
-        flags = m["short"] or {"module": "m", "counters": "c", "eye": "e"}[m["long"]]
-        if m["short"] and not set(m["short"]) <= set("mce"):  # -m -c -e bundled in any order: -cme, -emc
+        if m["long"]:
+            asked |= {flag for name, (flag, least) in _LONG.items()
+                      if len(m["long"]) >= least and name.startswith(m["long"])}
+            continue
+        if not set(m["short"]) <= set("mce"):  # -m -c -e bundled in any order: -cme, -emc
             continue  # -d, -p and the others take a value or are not a query of these sections
-        asked |= set(flags)
+        asked |= set(m["short"])
     out = []
     for flag in sorted(asked):
         title, last = _OPTION_SECTIONS[flag]

@@ -29,7 +29,10 @@ GRAMMAR = {"mlxlink": Grammar(
     end=("Operational Info with its State (printed first, whatever the options) and Troubleshooting Info with its "
          "Recommendation (every run but a PRBS test); where the command line is pasted with it, the sections its "
          "-m / -c / -e (--show_module, --show_counters, --show_eye) add, -c's through its 'Raw Physical BER' record "
-         "(harvest7's BlueField-3 capture: a cut inside Module Info read as whole); JSON that parses whole"),
+         "(harvest7's BlueField-3 capture: a cut inside Module Info read as whole), a long option as getopt_long "
+         "takes it, abbreviated to a unique prefix ('--show_mo', harvest 9); Tool Information, where printed, through "
+         "its last record, runningVersion's PKG_NAME ' Version' (MFT Version / mstflint Version; amBER Version only "
+         "on 16 nm devices on: mlxlink_commander.cpp); JSON that parses whole"),
     failures=("'-E- ...' lines or JSON status code 1 (errors); State not Active, a Status Opcode other than 0, "
               "Link Down Counter, Link Error Recovery Counter or Effective Physical Errors above zero (faults)"),
     values=("format, sections{TITLE: {KEY: VALUE}}, state, physical_state, speed, width, fec, status_opcode, "

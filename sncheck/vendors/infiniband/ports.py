@@ -14,7 +14,9 @@ layout unchanged since rdma-core v15 / libibverbs 1.1.8):
   ``active_speed: 25.0 Gbps (32)``, ``phys_state: LINK_UP (5)`` (IB transport only), GIDs;
   a blank line ends each device.
 - errors (stderr): ``No IB devices found``, ``Failed to open device``, ``Failed to query port``.
-- whole: every device has ``phys_port_cnt`` ports listed, each with its ``state``.
+- whole: every device has ``phys_port_cnt`` ports listed, each with its ``state`` and through its
+  ``link_layer`` (print_hca_cap prints it for every port after ``port_lmc``; harvest 9: a cut
+  between a port's state and its link_layer read as whole).
 - failures (exit 1): a port whose state is not ``PORT_ACTIVE``; a ``phys_state`` other than
   ``LINK_UP``; the error lines.
 
@@ -150,7 +152,10 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
             if p["state"] is None:
                 if d["name"] is not None:  # the cut-away port's state line went with its start
                     errors.append(f"{where}: no state line: cut short")
-            elif p["state"] != "PORT_ACTIVE":
+            elif p["link_layer"] is None:
+                # devinfo.c prints state .. port_lmc then link_layer for every port (-v: more after it)
+                errors.append(f"{where}: no link_layer line (printed for every port after port_lmc): cut short")
+            if p["state"] not in (None, "PORT_ACTIVE"):
                 faults.append(f"{where}: {p['state']}")
             if p["phys_state"] and p["phys_state"] != "LINK_UP":
                 faults.append(f"{where}: physical state {p['phys_state']}")

@@ -25,7 +25,9 @@ GRAMMAR = {
                "max_mtu/active_mtu '4096 (5)', sm_lid, port_lid, port_lmc '0x00', link_layer InfiniBand|Ethernet; "
                "-v adds capability lines and, per port, active_width '4X (2)', active_speed '25.0 Gbps (32)', "
                "phys_state 'LINK_UP (5)', GIDs"),
-        end="every device lists phys_port_cnt ports, each with its state line",
+        end=("every device lists phys_port_cnt ports, each with its state line and through its link_layer line "
+             "(print_hca_cap prints it for every port after port_lmc; -v's fields after it vary: harvest 9's random "
+             "cuts of a one-port capture between state and link_layer read as whole)"),
         failures=("a port whose state is not PORT_ACTIVE, a phys_state other than LINK_UP (faults); 'No IB devices "
                   "found', 'Failed to open device', 'Failed to query port' (errors)"),
         values=("devices[{name, transport, fw_ver, node_guid, board_id, vendor_part_id, phys_port_cnt, ports[{port, "
