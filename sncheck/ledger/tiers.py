@@ -201,29 +201,48 @@ def measured_figures(ref: str | Path) -> Figures:
 def frames_figures(p2p: pd.DataFrame, coll: pd.DataFrame, host_supernode: Mapping[str, str | None],
                    source: str) -> Figures:
     """Figures from a run's rows: connectivity ``p2p`` and stress ``collective`` rows."""
-    p2p = _usable(p2p, "connectivity", P2P_COLUMNS)
+    by_tier = _p2p_by_tier(p2p, _kept(p2p, "connectivity"))
     coll = _usable(coll, "stress", COLLECTIVE_COLUMNS)
     if not coll.empty:
-        coll = coll.assign(tier=[_group_tier(k, g, host_supernode) for k, g in zip(coll["group_kind"], coll["group"])])
+        coll = coll.assign(tier=_group_tiers(coll["group_kind"], coll["group"], host_supernode))
         coll = coll[coll["tier"].notna() & (pd.to_numeric(coll["time_us"], errors="coerce") > 0)]
         if "wrong" in coll:
             coll = coll[pd.to_numeric(coll["wrong"], errors="coerce").fillna(0) == 0]
     out: dict[str, TierFigures] = {}
     for tier in TIERS:
-        mine = p2p[p2p["tier"] == tier] if not p2p.empty and "tier" in p2p else p2p.iloc[0:0]
-        lat = pd.to_numeric(mine.get("lat_us"), errors="coerce").dropna() if not mine.empty else pd.Series(dtype=float)
-        bw = pd.to_numeric(mine.get("bw_GBps"), errors="coerce").dropna() if not mine.empty else pd.Series(dtype=float)
+        lat, bw = by_tier.get(tier, (_NONE, _NONE))
         curves = _curves(coll[coll["tier"] == tier]) if not coll.empty else {}
-        if lat.empty and bw.empty and not curves:
+        if not len(lat) and not len(bw) and not curves:
             continue
         best_bus = max((float((s * busfactor(op, n) / t).max()) for (op, n), (s, t) in curves.items()), default=0.0)
-        alpha = float(lat[lat > 0].median()) * 1e-6 if (lat > 0).any() else _alpha_from_curves(curves)
-        p2p_bw = float(bw[bw > 0].median()) if (bw > 0).any() else None
+        alpha = float(np.median(lat[lat > 0])) * 1e-6 if (lat > 0).any() else _alpha_from_curves(curves)
+        p2p_bw = float(np.median(bw[bw > 0])) if (bw > 0).any() else None
         bandwidth = max(best_bus / 1e9, p2p_bw or 0.0)
         if bandwidth <= 0 or alpha <= 0:
             continue
         out[tier] = TierFigures(tier, alpha, bandwidth, source, curves, p2p_bw)
     return Figures(out)
+
+
+_NONE = np.empty(0)
+
+
+def _p2p_by_tier(p2p: pd.DataFrame, keep: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Tier -> the latencies and bandwidths of its rows ``keep`` picks (each without its
+    missing values), as arrays: one pass over a fleet's millions of pair rows, without a
+    copy of them or a frame per tier."""
+    if p2p is None or p2p.empty or "tier" not in p2p:
+        return {}
+    code, tiers = pd.factorize(p2p["tier"])   # (a categorical's codes: no string per row)
+    values = [pd.to_numeric(p2p[c], errors="coerce").to_numpy(float) if c in p2p else np.full(len(p2p), np.nan)
+              for c in ("lat_us", "bw_GBps")]
+    out = {}
+    for i, tier in enumerate(tiers.tolist()):
+        if tier in TIERS:
+            mine = (code == i) & keep
+            lat, bw = (v[mine] for v in values)
+            out[tier] = (lat[~np.isnan(lat)], bw[~np.isnan(bw)])
+    return out
 
 
 # The columns the figures read (and those choosing the rows): at fleet size the p2p rows
@@ -239,12 +258,31 @@ def _usable(rows: pd.DataFrame, layer: str, columns: tuple[str, ...]) -> pd.Data
     if rows is None or rows.empty:
         return pd.DataFrame()
     rows = rows[[c for c in dict.fromkeys(columns + _CHOOSING) if c in rows.columns]]
-    keep = rows["layer"] == layer if "layer" in rows else pd.Series(True, index=rows.index)
+    return rows[_kept(rows, layer)]
+
+
+def _kept(rows: pd.DataFrame | None, layer: str) -> np.ndarray:
+    """Which ``rows`` are the layer's own (not a retest's) and ran."""
+    if rows is None or rows.empty:
+        return np.zeros(0, dtype=bool)
+    keep = (rows["layer"] == layer).to_numpy(bool, copy=True) if "layer" in rows else np.ones(len(rows), dtype=bool)
     if "confirms" in rows:
-        keep &= rows["confirms"].isna()
+        keep &= rows["confirms"].isna().to_numpy(bool)
     if "status" in rows:
-        keep &= rows["status"] == "ok"
-    return rows[keep]
+        keep &= (rows["status"] == "ok").to_numpy(bool)
+    return keep
+
+
+def _group_tiers(kinds: pd.Series, groups: pd.Series, host_supernode: Mapping[str, str | None]) -> np.ndarray:
+    """The tier of each stress group (:func:`_group_tier`), worked out once per distinct
+    (kind, group): a fleet's stress pass has a hundred thousand rows of a few thousand groups."""
+    k_at, k_names = pd.factorize(kinds, use_na_sentinel=False)
+    g_at, g_names = pd.factorize(groups, use_na_sentinel=False)
+    pairs, at = np.unique(k_at.astype(np.int64) * max(len(g_names), 1) + g_at, return_inverse=True)
+    k_names, g_names = list(k_names), list(g_names)
+    tiers = [_group_tier(k_names[p // max(len(g_names), 1)], g_names[p % max(len(g_names), 1)], host_supernode)
+             for p in pairs.tolist()]
+    return np.array(tiers, dtype=object)[at.ravel()]
 
 
 def _group_tier(kind, group, host_supernode: Mapping[str, str | None]) -> str | None:
