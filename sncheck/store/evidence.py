@@ -22,6 +22,7 @@ import json
 import re
 from collections import defaultdict
 from pathlib import Path
+from collections.abc import Collection
 from typing import Any, Callable
 
 import numpy as np
@@ -137,17 +138,38 @@ class Who:
         self.n = len(f)
         self.columns = {c: _codes(f[c]) for c in ("src", "dst", "card", "host", "entity") if c in f}
         self.groups = _Groups(f["group"]) if "group" in f else None
+        self._host_of: dict[str, np.ndarray] = {}
 
     def touching(self, column: str, pred: Callable[[str], bool]) -> np.ndarray:
         """Mask of the rows whose value in ``column`` satisfies ``pred`` (all False where
         the kind lacks it); ``pred`` runs once per distinct value, not once per row."""
         if column not in self.columns:
             return np.zeros(self.n, dtype=bool)
-        codes, names = self.columns[column]
-        hit = np.fromiter((isinstance(v, str) and pred(v) for v in names.tolist()), dtype=bool, count=len(names))
+        names = self.columns[column][1]
+        return self._rows(column, np.fromiter((isinstance(v, str) and pred(v) for v in names.tolist()), dtype=bool,
+                                              count=len(names)))
+
+    def among(self, column: str, names: Collection[str], *, by_host: bool = False) -> np.ndarray:
+        """Mask of the rows whose value in ``column`` is one of ``names`` (``by_host``: whose
+        host is): one set look-up over the column's distinct values (a fleet's 16,384 cards,
+        asked by every finding's bundle), never a call per value."""
+        if column not in self.columns or not names:
+            return np.zeros(self.n, dtype=bool)
+        values = self._hosts(column) if by_host else self.columns[column][1]
+        return self._rows(column, pd.Index(values, dtype=object).isin(list(names)))
+
+    def _hosts(self, column: str) -> np.ndarray:
+        """The host of each distinct value of ``column`` (made once per column)."""
+        if column not in self._host_of:
+            self._host_of[column] = np.array([_host_of(v) if isinstance(v, str) else None
+                                              for v in self.columns[column][1].tolist()], dtype=object)
+        return self._host_of[column]
+
+    def _rows(self, column: str, hit: np.ndarray) -> np.ndarray:
+        """The rows whose code in ``column`` is a hit (``hit``: per distinct value)."""
         if not hit.any():
             return np.zeros(self.n, dtype=bool)
-        return np.append(hit, False)[codes]  # code -1 (missing): the appended False
+        return np.append(hit, False)[self.columns[column][0]]  # code -1 (missing): the appended False
 
 
 def row_masks(whos: dict[str, Who], cards: set[str], hosts: set[str],
@@ -155,30 +177,29 @@ def row_masks(whos: dict[str, Who], cards: set[str], hosts: set[str],
     """Which rows of each kind involve an entity (kind, mask): a link's own pair rows (and
     its hosts' facts); a card's pairs, groups and ranks; every row of a host's cards.
     ``whos``: each kind's :class:`Who`, in the order of the frames' kinds."""
-    if not cards and hosts:  # a host or supernode: its cards are what the rows name
-        def card_hit(c: str) -> bool:
-            return _host_of(c) in hosts
-    else:
-        def card_hit(c: str) -> bool:
-            return c in cards
+    by_host = not cards and bool(hosts)  # a host or supernode: its cards are what the rows name
+
+    def card_hit(c: str) -> bool:
+        return _host_of(c) in hosts if by_host else c in cards
+
     out: list[tuple[str, np.ndarray]] = []
     for kind, who in whos.items():
         if link is not None:
             a, b = link
             mask = np.zeros(who.n, dtype=bool)
             if "src" in who.columns and "dst" in who.columns:
-                mask |= who.touching("src", lambda c: c in link) & who.touching("dst", lambda c: c in link)
+                mask |= who.among("src", link) & who.among("dst", link)
             if who.groups is not None:
                 mask |= who.groups.link(a, b)
             if kind == "host_fact":
-                mask |= who.touching("host", lambda h: h in hosts)
+                mask |= who.among("host", hosts)
         else:
             mask = np.zeros(who.n, dtype=bool)
             for col in ("src", "dst", "card"):
-                mask |= who.touching(col, card_hit)
+                mask |= who.among(col, hosts if by_host else cards, by_host=by_host)
             if who.groups is not None:
                 mask |= who.groups.touching(cards, hosts)
-            mask |= who.touching("host", lambda h: h in hosts)
+            mask |= who.among("host", hosts)
             if kind == "not_run":
                 mask |= who.touching("entity", lambda e: card_hit(e) if "/" in e else e in hosts)
         if mask.any():
