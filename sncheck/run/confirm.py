@@ -56,7 +56,7 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
-from sncheck.run.nearbar import NEAR_BATCHES, NEAR_REPEATS, near_verdict, siblings
+from sncheck.run.nearbar import NEAR_SAMPLES, at_bound, batch_repeats, decided, look
 from sncheck.run.retestbar import has_bound, inward, rare_repeats, retest_noise, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
@@ -73,6 +73,7 @@ NOISY = "within the measured noise of the bar, and the retest is too noisy to te
 FEW = "not judged (too few partners to apply its bar): "  # a retest that could not apply a per-card or domain bar
 NO_PEERS = "no known-good peers to retest against"
 UNJUDGED = ("not re-measured: " + NO_PEERS, FEW)  # a speed re-measured against no control, or too few
+BESIDE = "beside its near bar, on the suspect's samples: "  # a sibling bar's note (sncheck.run.nearbar)
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
 
 
@@ -85,11 +86,15 @@ class Retest:
     busy: str | None = None
     symptoms: tuple[dict, ...] = ()  # per symptom: rule, how, outcome, note
     seen: tuple[Finding, ...] = field(default=(), compare=False)  # new faults on the controls
+    # "not judged: ... at the bound of N samples": a near suspect still within the noise of its bar
+    undecided: str | None = None
 
     def to_dict(self) -> dict:
         d = {"confirmed": self.confirmed, "how": self.how, "note": self.note, "symptoms": list(self.symptoms)}
         if self.busy:
             d["busy"] = self.busy
+        if self.undecided:
+            d["undecided"] = self.undecided
         return d
 
 
@@ -227,8 +232,9 @@ class Window:
         self.syms = symptoms(f)
         self.repeats = max(repeats, rare_repeats(self.syms, self.by_name))
         self.near = [s for s in self.syms if s.evidence.get("near_bar") and s.rule in self.by_name]
-        self.repeats = max(self.repeats, NEAR_REPEATS if self.near else 0)
+        self.repeats = max(self.repeats, batch_repeats(1) if self.near else 0)
         self.beside: dict[str, object] = {}  # a near suspect's sibling bars found passed: their tiers
+        self.looked: dict[str, tuple[bool | None, str]] = {}  # the near and sibling bars at the last look
         self.scope = set(cards_of(f, ctx.topo))
         self.controls: set[str] = set()
         self.measured: dict[str, str | None] = {}  # how -> None when measured, else what was not
@@ -239,18 +245,25 @@ class Window:
         hows = list(dict.fromkeys(measurement(s, self.by_name) for s in self.syms))
         self.ctx.progress(f"confirm: retesting {self.f.entity_kind} {self.f.entity} ({', '.join(hows)})")
         load = [self.ctx.backend.machine_load()]
-        # a card near its bar (sncheck.run.nearbar): its pairs again, in batches, until it is clear of it
-        more = [P2P] * (NEAR_BATCHES - 1) if self.near else []
-        for k, how in enumerate(hows + more):
-            if k >= len(hows) and (self.measured.get(P2P) is not None or self._decided()):
-                break
-            try:
-                {REACH: self._reach, FACTS: self._facts, P2P: self._p2p, COLLECTIVES: self._collectives,
-                 GOLDEN: self._golden}[how]()
-            except HarnessError as e:
-                self.measured[how] = f"the retest could not run ({e})"
+        for how in hows:
+            self._measure(how)
+        # a suspect near its bar (sncheck.run.nearbar): its pairs again, in growing batches, until
+        # its samples decide or reach the bound; every look judges its near and sibling bars
+        batch, repeats = 1, self.repeats
+        while self.near and self.measured.get(P2P) is None and not self._decided() and repeats < NEAR_SAMPLES:
+            batch += 1
+            self.repeats = batch_repeats(batch)
+            repeats += self.repeats
+            self._measure(P2P)
         load.append(self.ctx.backend.machine_load())
         return self._judge(hows, window(load))
+
+    def _measure(self, how: str) -> None:
+        try:
+            {REACH: self._reach, FACTS: self._facts, P2P: self._p2p, COLLECTIVES: self._collectives,
+             GOLDEN: self._golden}[how]()
+        except HarnessError as e:
+            self.measured[how] = f"the retest could not run ({e})"
 
     def rows(self) -> pd.DataFrame:
         return self.ctx.frames(NAME, confirms=self.f.entity).frame()
@@ -439,26 +452,16 @@ class Window:
             out += evaluate(rules, p[tiers == tier], dctx)
         return out
 
-    def _near(self, s: Symptom, p2p: pd.DataFrame | None = None) -> tuple[bool | None, str]:
-        """A near-the-bar card's samples so far (``p2p``, else re-read), on its symptom's tier."""
-        return near_verdict(self.by_name[s.rule], self._kind("p2p") if p2p is None else p2p, self.f.entity,
-                            s.evidence.get("tier"), _dctx(self.ctx, self.f))
-
     def _decided(self) -> bool:
-        """A near suspect's samples so far clear of the noise of its near bars and of the
-        sibling bars the retest found it beyond (nearbar.siblings): no more batches needed."""
-        p2p = self._kind("p2p")
-        if any(self._near(s, p2p)[0] is None for s in self.near):
-            return False
-        metrics, mine = {self.by_name[s.rule].metric for s in self.near}, {s.rule for s in self.syms}
-        found = self._evaluate([r for r in self.by_name.values() if r.metric in metrics and r.name not in mine],
-                               p2p, _dctx(self.ctx, self.f))
-        return all(v is not None for v, _ in self._siblings(found, p2p).values())
-
-    def _siblings(self, found: list[Finding], p2p: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+        """One look at a near suspect's samples so far (nearbar.look: its near bars and the
+        sibling bars the retest found it beyond, each judged once; ``looked``, what the
+        verdict reads): no more batches when each is decided or can be no more."""
+        p2p, dctx, skip = self._kind("p2p"), _dctx(self.ctx, self.f), {s.rule for s in self.syms}
         near = [(self.by_name[s.rule], s.evidence.get("tier")) for s in self.near]
-        return siblings(found, self.f.entity, near, {s.rule for s in self.syms}, self.by_name, self.beside, p2p,
-                        _dctx(self.ctx, self.f))
+        found = self._evaluate([r for r in self.by_name.values() if r.metric in {n.metric for n, _ in near}
+                                and r.name not in skip], p2p, dctx)
+        self.looked = look(near, found, self.f.entity, skip, self.by_name, self.beside, p2p, dctx)
+        return decided(self.looked)
 
     def _tied(self, g: Finding) -> bool:
         return g.evidence.get("separated") is False and any(
@@ -501,9 +504,9 @@ class Window:
             per.append({"rule": s.rule, "layer": s.layer, "how": how,
                         **dict(zip(("outcome", "note"), self._symptom(s, how, hits, rows, dctx, noise)))})
         symptom_rules = {s.rule for s in self.syms}
-        siblings = self._siblings(hits, self._kind("p2p"))
+        siblings = {rule: v for rule, v in self.looked.items() if rule not in symptom_rules}
         per += [{"rule": rule, "layer": NAME, "how": "retest", "outcome": outcome,
-                 "note": f"beside its near bar, on the suspect's samples: {note}"}
+                 "note": f"{BESIDE}{note}"}
                 for rule, (outcome, note) in siblings.items()]
         new = [g for g in hits if g.rule not in symptom_rules and not (g.entity == self.f.entity and g.rule in siblings)]
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
@@ -549,6 +552,8 @@ class Window:
         busy = _busy_reason(load, ["noise"] if noisy else []) if noisy or unmeasured else None
         if busy:
             return Retest(None, how, f"{busy}; {why}", busy=busy, symptoms=tuple(per), seen=seen)
+        if all(at_bound(p["note"].removeprefix(BESIDE)) for p in open_):  # a near suspect the bound left undecided
+            return Retest(None, how, why, undecided=why, symptoms=tuple(per), seen=seen)
         return Retest(None, how, why, symptoms=tuple(per), seen=seen)
 
     def _symptom(self, s: Symptom, how: str, hits: list[Finding], rows: pd.DataFrame, dctx: DetectContext,
@@ -570,7 +575,7 @@ class Window:
         if rule is None:
             return None, f"not judged: rule {s.rule} is not in the rules (or not enabled)"
         if s in self.near:
-            return self._near(s)
+            return self.looked.get(s.rule, (None, "none of its pairs re-measured"))
         own = [g for g in hits if g.rule == rule.name]
         if own:
             return True, own[0].message

@@ -25,7 +25,7 @@ from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
 from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
-from sncheck.run.nearbar import is_near, not_retested
+from sncheck.run.nearbar import is_near, not_retested, undecided
 
 
 def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
@@ -132,6 +132,9 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
             if r.busy:
                 f.evidence["inconclusive"] = r.busy
                 step.reason = f"{r.busy}: neither isolated nor released, stays quarantined: {q.reason}"
+            elif r.undecided:  # a near suspect still within the noise at the bound on samples
+                undecided(f, r.undecided)
+                step.reason = f"{r.undecided}: neither isolated nor released, stays quarantined: {q.reason}"
             elif r.confirmed is None:
                 step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"
             steps.append(step)

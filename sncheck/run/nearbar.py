@@ -1,27 +1,43 @@
-"""A suspect within the noise of its bar is re-measured by its retest until it is clear of
-the bar, on one side or the other (issue 29: a 0.922 card with 7 partners, median 0.940
-over the 0.93 bar, was a miss no single measurement could avoid). The one home of that
-policy; detection names them (:meth:`sncheck.health.levels.Level.near`, evidence
-``near_bar``):
+"""A suspect within the noise of its bar is re-measured by its retest until its samples
+decide, on one side of the bar or the other, or reach a bound on samples (issue 29: a 0.922
+card with 7 partners, median 0.940 over the 0.93 bar, was a miss no single measurement could
+avoid). The one home of that policy; detection names them
+(:meth:`sncheck.health.levels.Level.near`, evidence ``near_bar``):
 
 * a card whose median over its peers is within NEAR_Z standard errors of its card bar,
   inside it (named only as near) or beyond it (named, but not clear of the noise);
 * a link (one pair) within NEAR_Z of the tier's pair noise of its pair bar, either side.
 
-The retest measures the suspect's pairs with known-good controls of the symptom's tier,
-:data:`NEAR_REPEATS` times a batch; after each batch its samples (each of its pair
-measurements over the bar's reference: the controls' level in the same window, or the
-design for a bar against design; latency inverted, so below is worse) are judged against
-the bar the rule names, the rule's threshold unchanged:
+The retest measures the suspect's pairs with known-good controls of the symptom's tier in
+growing batches (:func:`batch_repeats`: 8, 16, 24, ... repeats); after each batch its
+samples (each of its pair measurements over the bar's reference: the controls' level in the
+same window, or the design for a bar against design; latency inverted, so below is worse)
+are judged against the bar the rule names, the rule's threshold unchanged, by a sequential
+test: z = (median - bar) / its standard error at n samples against :func:`boundary`,
+``BOUND_Z * sqrt(NEAR_SAMPLES / n)`` (O'Brien-Fleming's shape: a Brownian motion's crossing
+of a constant in its own scale, 2 P(Z > BOUND_Z) a side by the reflection principle, so a
+suspect exactly at its bar is decided either way with at most :data:`NEAR_ALPHA` over every
+look, however many and wherever they fall):
 
-* median + DECIDE_Z standard errors below the bar: beyond it, confirmed (isolate);
-* median - DECIDE_Z standard errors at or above the bar: clear of it, released;
-* else another batch, at most :data:`NEAR_BATCHES`. Still within the noise then: the retest
-  cannot say, and the suspect stays quarantined, the gate failing on it, never a release.
+* beyond the bar by the boundary: confirmed (isolate);
+* inside it by the boundary: clear of it, released;
+* else another batch, until the suspect's samples reach :data:`NEAR_SAMPLES`. Still within
+  the noise then, the suspect is **not judged** (:func:`undecided`): inconclusive (exit 4
+  where only such findings gate), its evidence the samples, median, standard error and bar;
+  never released, never isolated, never a quarantine gating as if measured.
+
+The bound, from the mock's published noise (README "Mock backend cost model": 2% a sample
+each way): a sample (the mean of both ways) carries 1.41%, a card's ratio to its controls'
+level (twice its samples among 5 controls) a standard error of 1.2533 x 1.41% x sqrt(1.5 / n)
+= 2.16% / sqrt(n). A card 1% of the bar from it is decided by n = ((BOUND_Z + 2.33) x 2.16 /
+1)^2 = 123 samples with 99% power; one 0.3% from it (0.927 at a 0.93 bar, the sweep's 5084
+seed 5) by ((BOUND_Z + 1.64) x 2.16 / 0.3)^2 = 1027 with 95%: NEAR_SAMPLES, 205 repeats of
+its 5 pairs (7 looks; a link, one sample a repeat: 16). A card nearer still (0.929: 5182 seed 5 needs
+~9,000) is decided only as the samples fall; a card at its bar, never (not judged).
 
 A bar of the same metric the retest finds the suspect beyond (a link near its design bar
-found below its peers' bar by one look) is judged the same way on the same samples
-(:func:`siblings`), and decides as the near bar does: one look is no verdict.
+found below its peers' bar by one look) is judged the same way on the same samples in the
+same loop (:func:`siblings`), and decides as the near bar does: one look is no verdict.
 
 With no retest allowed (the playbook's ``confirm: false``) such a suspect is not judged
 (:func:`not_retested`): inconclusive, never released as healthy, never isolated on noise.
@@ -31,10 +47,10 @@ gates as measured (exit 1, not 4).
 A near suspect is never hard evidence nor a repeat offender's trip: only a retest beyond
 its bar isolates it.
 """
-
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from collections.abc import Mapping
 
 import numpy as np
@@ -46,11 +62,16 @@ from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import Rule
 from sncheck.model import LINK_SEP, About, Basis, Finding, Severity, split_link
 
-NEAR_REPEATS = 8  # repeats of the suspect's pairs with its controls, a batch
-NEAR_BATCHES = 6  # batches at most: ~240 samples of a card with 5 controls (a median to ~0.1%)
-DECIDE_Z = 3.0  # a decision at every batch (six looks at most): 3 standard errors, ~1% wrong in all
+NEAR_REPEATS = 8  # repeats of the suspect's pairs with its controls, the first batch (each next one 8 more)
+NEAR_ALPHA = 0.01  # the chance, over every look, that a suspect at its bar is decided either way
+BOUND_Z = NormalDist().inv_cdf(1 - NEAR_ALPHA / 4)  # 2.807: the boundary at the bound, 2 P(Z > it) a side
+NEAR_SAMPLES = 1024  # the suspect's samples at most: a card 0.3% from its bar decided (the docstring)
+WITHIN = "still within the noise of the bar"  # a look that needs more samples
+UNDECIDED = "not judged: still within the noise of the bar at the bound of {n} samples"
 NOT_RETESTED = ("not judged: the playbook allows no retest (confirm: false) to re-measure it, so it is neither "
                 "isolated nor released: it stays quarantined and the run is inconclusive")
+NEAR_UNDECIDED = ("not judged: its retest reached the bound on samples still within the noise of the bar, so it is "
+                  "neither isolated nor released: it stays quarantined and the run is inconclusive")
 NEAR_PART_NOT_RETESTED = ("its near part not judged (the playbook allows no retest, confirm: false, to re-measure "
                           "it); {rule} folded into it is clear of its bar and decides: it stays quarantined and gates")
 
@@ -94,6 +115,22 @@ def near_verdict(rule: Rule, p2p: pd.DataFrame, entity: str, tier: object,
         return None, "none of its pairs re-measured"
     tiers = ctx.topo.tiers(p2p["src"].astype(str), p2p["dst"].astype(str)).to_numpy()
     return judge_samples(rule, ctx.metric(rule.metric, p2p[tiers == tier]), entity)
+
+
+def look(near: list[tuple[Rule, object]], found: list[Finding], entity: str, skip: set[str],
+         by_name: Mapping[str, Rule], beside: dict[str, object], p2p: pd.DataFrame,
+         ctx: DetectContext) -> dict[str, tuple[bool | None, str]]:
+    """One look at a near suspect's samples so far (``p2p``): each near bar (``near``: its
+    rules and tiers) and each sibling bar it was found beyond (:func:`siblings`), judged once
+    on the same samples: rule -> (verdict, what was measured)."""
+    return {rule.name: near_verdict(rule, p2p, entity, tier, ctx) for rule, tier in near} | \
+        siblings(found, entity, near, skip, by_name, beside, p2p, ctx)
+
+
+def decided(looked: Mapping[str, tuple[bool | None, str]]) -> bool:
+    """No more batches after this look: each bar decided, at the bound, or beyond what more of
+    the same can judge (no control, no sample re-measured)."""
+    return not any(v is None and note.startswith(WITHIN) for v, note in looked.values())
 
 
 def siblings(found: list[Finding], entity: str, near: list[tuple[Rule, object]], skip: set[str],
@@ -148,8 +185,37 @@ def judge_samples(rule: Rule, cells: pd.DataFrame, entity: str) -> tuple[bool | 
     sd = MAD_SD * median(np.abs(np.concatenate([r - m, c - median(c)])))
     se = MEDIAN_SE * sd * math.sqrt(1 / len(r) + (0.0 if design else 1 / len(c)))
     said = f"median {m:.3f} of {what} over {len(r)} samples (standard error {se:.4f}), bar {bar:.3f}"
-    if m + DECIDE_Z * se < bar:
+    z = boundary(len(r))
+    if m + z * se < bar:
         return True, f"beyond the bar, clear of the noise: {said}"
-    if m - DECIDE_Z * se >= bar:
+    if m - z * se >= bar:
         return False, f"inside the bar, clear of the noise: {said}"
-    return None, f"still within the noise of the bar: {said}"
+    if len(r) >= NEAR_SAMPLES:
+        return None, f"{UNDECIDED.format(n=NEAR_SAMPLES)}: {said}"
+    return None, f"{WITHIN}: {said}"
+
+
+def boundary(n: int) -> float:
+    """How many standard errors from the bar a look at ``n`` samples must find the median:
+    BOUND_Z at the bound and past it, more before (the sequential test of the docstring)."""
+    return BOUND_Z * math.sqrt(max(NEAR_SAMPLES / max(n, 1), 1.0))
+
+
+def batch_repeats(k: int) -> int:
+    """The repeats of a near suspect's ``k``-th batch (from 1): each 8 more than the last, so
+    the looks come at 8, 24, 48, ... repeats and the bound is reached in a few of them."""
+    return NEAR_REPEATS * k
+
+
+def at_bound(note: str) -> bool:
+    """A verdict's note saying the samples reached the bound still within the noise."""
+    return note.startswith(UNDECIDED.split("{")[0])
+
+
+def undecided(f: Finding, why: str) -> None:
+    """A near suspect whose retest reached the bound still within the noise of its bar: not
+    judged, inconclusive (exit 4 where only such findings gate), neither isolated nor
+    released, its evidence saying why (the samples, median, standard error and bar)."""
+    f.evidence["inconclusive"] = why
+    f.basis = Basis.NOT_JUDGED
+    f.message = f.message.removesuffix(NEAR_RETEST) + NEAR_UNDECIDED
