@@ -80,3 +80,21 @@ def test_a_rail_leaf_at_half_speed_under_eight_hosts_is_one_switch_finding(tmp_p
     [f] = [f for f in res["findings"] if f["entity"] == "leaf:su0-rail3"]
     assert f["evidence"]["nics"] == [f"hgx{h:02d}/nic3" for h in range(1, 9)]
     assert actions["leaf:su0-rail3"] == ["quarantine", "isolate"], actions
+
+
+def test_a_rare_persistent_symptom_is_re_measured_until_a_miss_is_one_in_a_thousand():
+    """The sweep at 9f2e6b0, 5070 seed 7 (cm384-2pod, rare_jitter): cm016/gpu15 spiked on 312
+    of 815 pair tests; its retest measured 10 (2 repeats of 5 controls), none spiked, and the
+    persistent card was released. (1 - 312/815)^10 = 0.8%: the 1% the retest was sized for.
+    A release is a pass of a fault: sized now so a persistent rare symptom is missed at most
+    one time in a thousand."""
+    from sncheck.run.confirm import Symptom
+    from sncheck.run.controls import PEERS
+    from sncheck.health.rules import load_rules
+    from sncheck.run.retestbar import rare_repeats
+
+    by_name = {r.name: r for r in load_rules().rules}
+    for rate in (312 / 815, 0.2, 0.05):
+        sym = Symptom("connectivity", "p2p-latency-spikes", {"factor": rate, "tier": "scale_up"})
+        tests = rare_repeats([sym], by_name) * PEERS
+        assert (1 - rate) ** tests <= 0.001, (rate, tests)

@@ -24,7 +24,7 @@ from sncheck.topology import Topology
 if TYPE_CHECKING:
     from sncheck.run.confirm import Symptom
 
-MISS = 0.01  # a rare symptom's retest misses it at most this often (rare_repeats)
+MISS = 0.001  # a persistent rare symptom is missed by its retest (and released) at most this often (rare_repeats)
 MAX_REPEATS = 40
 
 
@@ -96,7 +96,7 @@ def rare_repeats(syms: list[Symptom], by_name: dict[str, Rule], miss: float = MI
     spike), seen on a share ``rate`` of the suspect's pairs (its finding's ``factor``),
     is missed by ``m`` pair tests with probability (1 - rate)^m; the retest measures the
     suspect with ``peers`` controls a repeat, so it repeats until that is below ``miss``
-    (1%; at most MAX_REPEATS). 0 for other symptoms."""
+    (0.1%; at most MAX_REPEATS). 0 for other symptoms."""
     out = 0
     for s in syms:
         rule = by_name.get(s.rule)
