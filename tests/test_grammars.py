@@ -233,6 +233,10 @@ def test_a_prefix_is_removed_only_where_every_line_has_it() -> None:
     assert unwrap("1: x1\n0: y1\n1: x2\n0: y2\n") == "x1\nx2\ny1\ny2\n"
     # a reporter's "..." and a cut last line need not carry the label
     assert unwrap("0: a\n...\n0: b\n0") == "a\n...\nb\n0"
+    # a cut last line stays last whatever its task: where the paste stops (harvest 9: an
+    # mpirun-tagged NCCL log cut inside rank 2's line, regrouped into the middle, read as whole)
+    assert unwrap("[1,2]<stdout>:a\n[1,3]<stdout>:b\n[1,2]<stdout>:c") == "a\nb\nc"
+    assert unwrap("0: a\n1: b\n0: c\n1: d\n0: e") == "a\nc\nb\nd\ne"
     # a remote runner's "host out: " (wandb PR 5449's rocm-smi), with or without Fabric's brackets
     assert unwrap("nid005113 out: A\nnid005113 out: B\n") == "A\nB\n"
     assert unwrap("[n1] out: A\n[n2] err: B\n[n1] out: C\n") == "A\nC\nB\n"
@@ -284,6 +288,9 @@ def test_fences_quotes_and_stamps() -> None:
     iso = "2025-03-03T12:00:01,000001+00:00 # error: X\n2025-03-03T12:00:02,000002+00:00 # done\n"
     assert unwrap(iso) == "# error: X\n# done\n"
     assert unwrap("\x1b[1;32mPASS\x1b[0m\r\nok\r\n") == "PASS\nok\n"
+    # a whole line in markdown inline code is that line (nccl-issue296's WARN); other backticks stay
+    assert unwrap("NCCL version 2.4.8\n\n`init.cc:1247 NCCL WARN x`\n") == "NCCL version 2.4.8\n\ninit.cc:1247 NCCL WARN x\n"
+    assert unwrap("run `ls` now\n`a` and `b`\n") == "run `ls` now\n`a` and `b`\n"
 
 
 def test_an_iso_stamp_takes_a_host_and_unit_only_as_the_journal_prints_them() -> None:

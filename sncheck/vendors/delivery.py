@@ -6,7 +6,8 @@ certain, so every view reads the tool's own lines:
 
 - terminal escape codes (colour, underline, OSC titles) and CR LF / lone CR line ends;
 - markdown code fences (```` ``` ````, ``~~~``): only the fenced lines are the output (an
-  unclosed fence runs to the end: a paste cut short keeps what it has);
+  unclosed fence runs to the end: a paste cut short keeps what it has); a whole line wrapped in
+  inline code (`` `...` ``, one backtick each side) is that line;
 - ``> `` quoting (mail, GitHub), as many levels as every line has, and the indentation every
   line shares (a paste nested in a markdown list);
 - launcher labels on every line: ``srun --label`` (``0: ``, right-aligned `` 7: ``),
@@ -38,6 +39,9 @@ import re
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-Z\\\\-_=>]")
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w.+-]*[ \t]*$")
 _QUOTE = re.compile(r"^[ \t]*> ?")
+# a whole line a reporter wrapped in markdown's inline code (one backtick each side, none inside:
+# nccl-issue296's "`init.cc:1247 NCCL WARN Mismatched collective detected ...`"); no tool prints one
+_INLINE_CODE = re.compile(r"^[ \t]*`([^`\n]+)`[ \t]*$")
 ELISION = re.compile(r"^\s*(?:\.\.\.+|…|\[\.\.\.\]|\(\.\.\.\)|<snip>|\[snip\]|\[output truncated\]|"
                      r"\[\.\.\. ?\d* ?(?:more )?lines?.*\])\s*$", re.IGNORECASE)
 # (regex, group naming the task or None). Labels first: srun's "0: " would also take
@@ -95,14 +99,14 @@ def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
         lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
     for label in _LABELS:
         if _every(lines, label, ended):
-            lines, origins = _by_task(lines, origins, label)
+            lines, origins = _by_task(lines, origins, label, ended)
             break
     if not stamped:
         for stamp in _STAMPS:
             if _every(lines, stamp, ended):
                 lines = [stamp.sub("", ln, count=1) for ln in lines]
                 break
-    lines = _dedented(lines)
+    lines = _dedented([_INLINE_CODE.sub(r"\1", ln) for ln in lines])  # inside whatever carried the line
     out = "\n".join(lines)
     return (out + "\n" if ended and lines else out), origins
 
@@ -172,9 +176,13 @@ def _every(lines: list[str], prefix: re.Pattern[str], ended: bool) -> bool:
     return seen
 
 
-def _by_task(lines: list[str], origins: list[int], label: re.Pattern[str]) -> tuple[list[str], list[int]]:
+def _by_task(lines: list[str], origins: list[int], label: re.Pattern[str],
+             ended: bool = True) -> tuple[list[str], list[int]]:
     """Label-less lines, each task's lines together (tasks in the order they first printed),
-    with the line each came from (``origins``).
+    with the line each came from (``origins``). A last line cut mid-way (``ended`` false: no
+    newline after it) stays last, whatever its task: it is where the paste stops, and the view
+    reads the cut there (harvest 9: an mpirun-tagged NCCL log cut inside rank 2's line was
+    regrouped into the middle, and read as whole).
 
     A blank a label may end with is the label's only where every labelled line has it: Open
     MPI 5's PRRTE tags ``[1,0]<stdout>: line``, Open MPI 4's ORTE ``[1,0]<stdout>:line``, so
@@ -191,6 +199,7 @@ def _by_task(lines: list[str], origins: list[int], label: re.Pattern[str]) -> tu
             end = m.end() - 1 if own_blank and m.group(0).endswith(" ") else m.end()
             ln = ln[end:]
         tasks.setdefault(last, []).append((ln, at))
-    regrouped = [x for group in tasks.values() for x in group]
+    cut = tasks[last].pop() if not ended and lines else None
+    regrouped = [x for group in tasks.values() for x in group] + ([cut] if cut else [])
     return [ln for ln, _ in regrouped], [at for _, at in regrouped]
 
