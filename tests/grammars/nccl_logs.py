@@ -132,6 +132,16 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
             values += [("len(warnings)", 1), ("completion_errors[0].status", 12), ("faults", "(host removed)")]
         yield Variant("nccl-debug", f"2.5 ring lines{' host removed' if redacted else ''}", "\n".join(lines) + "\n",
                       tuple(values), stream=True, fails=redacted)
+    # a reporter's paste of the version line and a WARN with its whole HOST:PID:TID [DEV] removed, the
+    # WARN in markdown inline code (nccl-issue296): NCCL's by its 'FILE:LINE NCCL WARN' layout alone
+    rank = rng.randrange(8, 64)
+    lines = ["NCCL version 2.4.8+cuda10.0", "",
+             f"`init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and "
+             f"around rank {rank}. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs`"]
+    yield Variant("nccl-debug", "2.4 WARN pasted without its prefix", "\n".join(lines) + "\n",
+                  (("nccl_version", "2.4.8"), ("len(warnings)", 1), ("warnings[0].file", "init.cc"),
+                   ("warnings[0].line", 1247), ("warnings[0].message", f"around rank {rank}."), ("len(hosts)", 0)),
+                  stream=True, fails=True, finding="Mismatched collective detected")
 
 
 _PG = {"2.2": "[Rank {r}] ", "2.3": "[PG 0 Rank {r}] ", "2.4": "[PG 0 (default_pg) Rank {r}] ",

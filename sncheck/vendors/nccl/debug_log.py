@@ -21,7 +21,9 @@ v2.26.2, v2.27.3 and v2.30):
   same connection is ``Ring RR : R[BUSID] -> P[BUSID] via TRANSPORT`` (``transport/p2p.cc`` @ v2.5.6:
   ``"Ring %02d : %d[%lx] -> %d[%lx] via P2P/IPC"``).
 - HOST is empty where a reporter removed the host name and kept the rest (``:22901:22901 [0]
-  NCCL INFO ...``): the line is NCCL's, its host unknown (not listed in ``hosts``).
+  NCCL INFO ...``): the line is NCCL's, its host unknown (not listed in ``hosts``). A WARN whose
+  whole ``HOST:PID:TID [DEV]`` was removed (``init.cc:1247 NCCL WARN ...``: NCCL-issue 296) is
+  still NCCL's by its ``FILE:LINE NCCL WARN`` layout: its host, pid and tid null.
 - the IB completion error (``transport/net_ib.cc``, ``net_ib/p2p.cc``), a WARN whose layout
   changed: up to 2.9 ``NET/IB : Got completion with error E, opcode O, len L, vendor err V``;
   2.11 to 2.19 ``... from peer ADDR with error E, opcode O, len L, vendor err V[ (TYPE)...]``;
@@ -135,6 +137,11 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
     if level != "CALL" and tokens and (m := _DEV.match(tokens[-1])):
         out["device"] = int(m[1])
         tokens.pop()
+    if level == "WARN" and not tokens and out["file"]:
+        # 'FILE:LINE NCCL WARN MSG': a reporter removed the whole HOST:PID:TID [DEV] before it
+        # (nccl-issue296); the layout is NCCL's WARN alone: the line is NCCL's, its process unknown
+        out.update(host=None, pid=None, tid=None)
+        return out
     who = tokens[-1].rsplit(":", 2) if tokens else []
     if len(who) != 3 or not who[1].isdecimal() or not who[2].isdecimal():
         return None
@@ -190,7 +197,8 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
     data["nranks"] = max(nranks) if nranks else None  # a comm's size, from its Init START or comm line too
     net.pop("from", None)
     faults = [f"NCCL WARN {w['file'] or ''}{':' + str(w['line']) if w['line'] else ''} on "
-              f"{w['host'] or '(host removed)'}:{w['pid']}: {w['message'][:200]}" for w in data["warnings"]]
+              f"{w['host'] or '(host removed)'}{':' + str(w['pid']) if w['pid'] is not None else ''}: "
+              f"{w['message'][:200]}" for w in data["warnings"]]
     faults += [f"NCCL error: {r}" for r in data["nccl_errors"]]
     data["faults"] = list(dict.fromkeys(faults))[:_MAX_LISTED]
     return data

@@ -22,7 +22,9 @@ GRAMMAR = {"nccl-debug": Grammar(
         "NVIDIA/nccl src/transport/p2p.cc, shm.cc, net.cc ('Channel %02d/%d : %d[%d] -> %d[%d] via %s'; up to 2.6 "
         "'Ring %02d : %d[%lx] -> %d[%lx] via P2P/IPC', read at v2.5.6 and in RCCL's copy; real capture "
         "NVIDIA/nccl#302, 2.5.6); a reporter's removed host name leaves ':PID:TID [DEV]' (real capture "
-        "autoscriptlabs/nccl-mesh-plugin#56): the line is NCCL's, its host unknown; "
+        "autoscriptlabs/nccl-mesh-plugin#56): the line is NCCL's, its host unknown; a WARN whose whole "
+        "'HOST:PID:TID [DEV] ' was removed, 'FILE:LINE NCCL WARN MSG' (real capture NVIDIA/nccl#296, in markdown "
+        "inline code): NCCL's by that layout alone, its host, pid and tid null; "
         "linux-rdma/rdma-core libibverbs/enum_strs.c (ibv_wc_status_str: the completion status names)",
     ),
     lines=("'[TS ]HOST:PID:TID [DEV] NCCL INFO MSG'; '[TS ]HOST:PID:TID [DEV] FILE:LINE[ (FUNC)] NCCL WARN MSG' "
@@ -32,7 +34,8 @@ GRAMMAR = {"nccl-debug": Grammar(
            "P2P/IPC|SHM/direct/direct|NET/IB/0[/GDRDMA]...' (to 2.6: 'Ring RR : R[BUSID] -> P[BUSID] via ...'); the NET/IB completion error in its five layouts; "
            "NCCL's error results where its callers print them ('NCCL error in: FILE:LINE, unhandled system error', "
            "ncclSystemError); every other line is another program's"),
-    end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
+    end=("none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut "
+         "(under a launcher's tags too: the cut line stays last when the tasks' lines are regrouped, horovod#3751)"),
     failures=("every WARN (NCCL's documentation: WARN prints only fatal errors) and every error result named "
               "('unhandled cuda error', 'unhandled system error', 'internal error', 'invalid argument', 'invalid "
               "usage', 'remote process exited or there was a network error'): faults"),
