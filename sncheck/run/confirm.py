@@ -91,11 +91,7 @@ class Retest:
 
     def to_dict(self) -> dict:
         d = {"confirmed": self.confirmed, "how": self.how, "note": self.note, "symptoms": list(self.symptoms)}
-        if self.busy:
-            d["busy"] = self.busy
-        if self.undecided:
-            d["undecided"] = self.undecided
-        return d
+        return d | {k: v for k, v in (("busy", self.busy), ("undecided", self.undecided)) if v}
 
 
 @dataclass(frozen=True)
