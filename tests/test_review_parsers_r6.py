@@ -228,3 +228,25 @@ def test_rocm_smi_json_cards_with_nothing_read_are_not_a_pass(tmp_path):
         f.write_text(doc + "\n")
         result = CliRunner().invoke(main, ["parse", "rocm-smi", str(f)])
         assert result.exit_code == 1 and said in result.output, (doc, result.output)
+
+
+# ---------------------------------------------------------------- a01f8a2 / 47dfc5b: ibqueryerrors' end
+
+def test_ibqueryerrors_cut_before_its_suppressed_line_is_cut(tmp_path):
+    """print_summary prints the summary, the ports line, the thresholds, the PMA query failures
+    (only above zero), then report_suppressed's '## Suppressed:' always: a paste cut after the
+    thresholds had lost the failures line and read whole, its counters judged, exit 0 (main)."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from sncheck.cli.main import main  # noqa: PLC0415
+    whole = ('Errors for "sw1"\n   GUID 0x1 port 3: [LinkDownedCounter == 2]\n\n'
+             "## Summary: 4 nodes checked, 1 bad nodes found\n"
+             "##          43 ports checked, 1 ports have errors beyond threshold\n## Thresholds: \n"
+             "##          2 PMA query failures\n## Suppressed:\n")
+    f = tmp_path / "iqe.txt"
+    for text, code, said in ((whole.replace("##          2 PMA query failures\n", ""), 0, None),
+                             (whole, 1, "2 PMA query failures"),
+                             ("\n".join(whole.split("\n")[:6]) + "\n", 1, "no '## Suppressed:' line")):
+        f.write_text(text)
+        result = CliRunner().invoke(main, ["parse", "ibqueryerrors", str(f)])
+        assert result.exit_code == code and (said is None or said in result.output), result.output

@@ -73,13 +73,16 @@ GRAMMAR = {
         versions="infiniband-diags 1.6 to rdma-core 60",
         sources=(f"{_DIAGS} ibqueryerrors.c: 'Errors for 0x%x \"%s\"' / 'Errors for \"%s\"', '   GUID 0x%x port "
                  "ALL:%s' and '   GUID 0x%x port %d:%s' with ' [%s == %u]' per counter over its threshold, "
-                 "'       Link info: ...' (-r), the summary '## Summary: %d nodes checked, %d bad nodes found', "
-                 "'##          %d ports checked, %d ports have errors beyond threshold', '## Thresholds: ...', "
-                 "'## Suppressed: ...', '##          %d PMA query failures'",),
+                 "'       Link info: ...' (-r), the summary (print_summary, in this order): '\\n## Summary: %d nodes "
+                 "checked, %d bad nodes found', '##          %d ports checked, %d ports have errors beyond threshold', "
+                 "'## %s' (the thresholds: 'Thresholds: [name = v]...'), '##          %d PMA query failures' (only "
+                 "when above zero), then report_suppressed's '## Suppressed:' with each suppressed field's name, "
+                 "always",),
         lines="per node with errors: its 'Errors for' line, then a line per port (ALL first on a switch); then the "
               "summary lines",
-        end="the '## Summary' line and the ports-checked line under it (print_summary prints both; only nodes and "
-            "ports with errors are listed: that is the tool's design)",
+        end="the '## Suppressed:' line after the '## Summary' and ports-checked lines (print_summary ends with "
+            "report_suppressed, always; a paste cut before it may have lost the PMA query failures line); only nodes "
+            "and ports with errors are listed: that is the tool's design",
         failures="PMA query failures; 'Failed' and SA errors (errors). The counters it lists are over its "
                  "thresholds since they were cleared: sncheck parse judges them as ib-counters' (alone info; "
                  "--since their growth; a port listed now and not before: its growth unknown, not judged)",
@@ -260,6 +263,7 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
     errors: list[str] = []
     node = None
     summary = None
+    ended = False
     for raw in text.splitlines():
         line = raw.strip().lstrip(">").strip()  # mail quotes ("> ") are not the tool's
         if not line:
@@ -275,6 +279,8 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
             summary = {"nodes": int(m.group(1)), "bad_nodes": int(m.group(2))}
         elif m := re.match(r"^##\s+(\d+) ports checked, (\d+) ports have errors", line):
             summary = {**(summary or {}), "ports": int(m.group(1)), "bad_ports": int(m.group(2))}
+        elif summary is not None and line.startswith("## Suppressed:"):
+            ended = True  # print_summary's last line (report_suppressed)
         elif (m := re.match(r"^##\s+(\d+) PMA query failures", line)) and int(m.group(1)):
             errors.append(f"{m.group(1)} PMA query failures: those ports' counters were not read")
         elif _TOOL_ERROR.search(line):
@@ -283,8 +289,11 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
         raise ParseError("no 'Errors for' nodes and no summary found", tool="ibqueryerrors")
     if summary is None:
         errors.append("no '## Summary' line: the output was cut short")
-    elif "ports" not in summary:  # print_summary prints both lines: the ports line is the end
+    elif "ports" not in summary:  # print_summary prints both lines, then the thresholds and '## Suppressed:'
         errors.append("no '##  N ports checked' line after the summary: the output was cut short")
+    elif not ended:  # the PMA query failures line, printed before it, may be what was cut
+        errors.append("no '## Suppressed:' line after the summary (print_summary ends with it): the output was cut "
+                      "short")
     return _result("ibqueryerrors", ports, errors, summary=summary)
 
 
