@@ -16,7 +16,9 @@ layout unchanged since rdma-core v15 / libibverbs 1.1.8):
 - errors (stderr): ``No IB devices found``, ``Failed to open device``, ``Failed to query port``.
 - whole: every device has ``phys_port_cnt`` ports listed, each with its ``state`` and through its
   ``link_layer`` (print_hca_cap prints it for every port after ``port_lmc``; harvest 9: a cut
-  between a port's state and its link_layer read as whole).
+  between a port's state and its link_layer read as whole); under ``-v`` (a device printing
+  ``max_mr_size`` first) each port's lines go on to ``active_speed`` and, on an InfiniBand
+  transport, ``phys_state`` before its GIDs (review1: a cut between them read as whole).
 - failures (exit 1): a port whose state is not ``PORT_ACTIVE``; a ``phys_state`` other than
   ``LINK_UP``; the error lines.
 
@@ -100,6 +102,7 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
     devices: list[dict[str, Any]] = []
     errors: list[str] = []
     port: dict[str, Any] | None = None
+    verbose: set[int] = set()  # the devices (and their ports) -v printed: each port ends at active_speed/phys_state
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -127,6 +130,10 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
         elif key == "port" and value.isdecimal():
             port = _port(int(value))
             devices[-1]["ports"].append(port)
+            if id(devices[-1]) in verbose:
+                verbose.add(id(port))  # a -v device's port prints -v's lines too
+        elif port is None and key == "max_mr_size":
+            verbose.add(id(devices[-1]))  # -v: the device's attributes, then each port's -v lines
         elif port is None and key in ("transport", "fw_ver", "node_guid", "board_id", "vendor_part_id",
                                       "phys_port_cnt"):
             devices[-1][key] = int(value) if key in ("vendor_part_id", "phys_port_cnt") and value.isdecimal() else value
@@ -155,6 +162,11 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
             elif p["link_layer"] is None:
                 # devinfo.c prints state .. port_lmc then link_layer for every port (-v: more after it)
                 errors.append(f"{where}: no link_layer line (printed for every port after port_lmc): cut short")
+            elif id(p) in verbose and (p["active_speed"] is None or (
+                    p["phys_state"] is None and str(d["transport"]).startswith("InfiniBand"))):
+                ib = str(d["transport"]).startswith("InfiniBand")
+                errors.append(f"{where}: -v's lines end before its active_speed{' and phys_state' if ib else ''}: "
+                              "cut short")
             if p["state"] not in (None, "PORT_ACTIVE"):
                 faults.append(f"{where}: {p['state']}")
             if p["phys_state"] and p["phys_state"] != "LINK_UP":
