@@ -42,6 +42,26 @@ def test_fabric_growth_no_rule_judges_is_not_judged_never_a_pass():
     assert [(g.entity, g.not_judged) for g in gone] == [("leaf:a[2]", True)]   # a port read before and not now
 
 
+
+def test_fabric_check_rules_judge_growth_and_need_since(tmp_path):
+    """--rules R: R's bars judge the growth (a discards bar of 1000 lets +490 pass); --rules
+    without --since judges nothing: refused, exit 2."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from sncheck.cli.fabric import growth_findings  # noqa: PLC0415
+    from sncheck.cli.main import main  # noqa: PLC0415
+    from sncheck.fabric import Cabling  # noqa: PLC0415
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - {name: lax-discards, op: counter_growth, metric: fabric_counters, "
+                     "counters: [port_xmit_discards], above: 1000, severity: warning, scope: nic, summary: d}\n")
+    before, after = {"leaf:a[2]": {"port_xmit_discards": 10}}, {"leaf:a[2]": {"port_xmit_discards": 500}}
+    assert growth_findings(before, after, Cabling({}, {}), "before.json", str(rules)) == []
+    assert [f.severity for f in growth_findings(before, after, Cabling({}, {}), "before.json", "default")] == ["warning"]
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("name: t\nsupernodes:\n  - {name: a, hosts: h01, cards_per_host: 1}\n")
+    result = CliRunner().invoke(main, ["fabric", "check", "-i", str(inv), "--rules", str(rules)])
+    assert result.exit_code == 2 and "give --since FILE" in result.output, result.output
+
 # ---------------------------------------------------------------- gap 2: torch-nccl wrapped narrow
 
 def _watchdog_log() -> tuple[list[str], int, int]:
@@ -277,3 +297,23 @@ def test_ibv_devinfo_cut_inside_a_port_is_cut():
     verbose = verbose.replace("InfiniBand\n\n\t\t\tmax_msg_sz", "InfiniBand\n\t\t\tmax_msg_sz")
     for text in (verbose, verbose[:verbose.index("\t\t\tmax_msg_sz")]):
         assert any("-v's lines end before its active_speed" in e for e in parse_text("ibv-devinfo", text)["errors"])
+
+
+# ---------------------------------------------------------------- one parser, one judgement
+
+def test_a_cut_npu_smi_info_fails_the_run_s_host_facts_as_it_fails_parse():
+    """The run's fact check reads npu-smi info's stdout with the view's parser: the cut before the
+    first NPU row that sncheck parse now refuses is no pass of the host's facts either."""
+    from sncheck.vendors.ascend.checks import COMMANDS  # noqa: PLC0415
+    from sncheck.vendors.facts import Expect, outcome as fact_outcome  # noqa: PLC0415
+    from sncheck.vendors.hostjudge import bind  # noqa: PLC0415
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    header = ("+------------------------------------------------------------------------------------------------+\n"
+              "| npu-smi 23.0.5                   Version: 23.0.5                                               |\n"
+              "+---------------------------+---------------+----------------------------------------------------+\n"
+              "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n"
+              "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n"
+              "+===========================+===============+====================================================+\n")
+    assert parse_text("npu-smi", header)["errors"]
+    _, rows = fact_outcome("cm01", bind(COMMANDS["info"]), Expect(cards=16), exit_code=0, stdout=header)
+    assert rows and not any(r["ok"] for r in rows), [(r["fact"], r["ok"], r["message"][:120]) for r in rows]

@@ -116,12 +116,13 @@ def fabric_group() -> None:
 @click.option("--since", type=input_file("json"),
               help="Counters saved by an earlier check: name every switch port whose error counters grew "
                    "beyond the rules' bars.")
-@click.option("--rules", "rules_ref", type=input_ref("yaml"), default="default", show_default=True,
-              help="--since: the rules whose counter_growth rules on fabric_counters judge each counter's growth.")
+@click.option("--rules", "rules_ref", type=input_ref("yaml"),
+              help="--since: the rules whose counter_growth rules on fabric_counters judge each counter's growth "
+                   "(default: the shipped rules).")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @handle_errors
-def check_cmd(inventory_path: str, topology: str | None, save: str | None, since: str | None, rules_ref: str,
-              as_json: bool) -> None:
+def check_cmd(inventory_path: str, topology: str | None, save: str | None, since: str | None,
+              rules_ref: str | None, as_json: bool) -> None:
     """Compare the fabric's cabling with the inventory's; with --save/--since, read every switch
     port's error counters (exit 0: as declared, 1: findings, 2: bad input, 3: the fabric
     could not be read).
@@ -132,6 +133,8 @@ def check_cmd(inventory_path: str, topology: str | None, save: str | None, since
       sncheck fabric check -i cluster.yaml --save before.json     # then run the workload, then:
       sncheck fabric check -i cluster.yaml --since before.json --json
     """
+    if rules_ref is not None and since is None:
+        raise ConfigError("--rules judges the counters' growth since an earlier read: give --since FILE", rules_ref)
     inventory = load_inventory(inventory_path)
     fabric = Topology(inventory).fabric
     disc = registry.fabric_discovery()
@@ -142,7 +145,7 @@ def check_cmd(inventory_path: str, topology: str | None, save: str | None, since
     if save or before is not None:
         counters = _counters(disc, parsed)
         if before is not None:
-            findings += growth_findings(before, counters, found, str(since), rules_ref)
+            findings += growth_findings(before, counters, found, str(since), rules_ref or "default")
         if save:
             write_atomic(save, json.dumps({"schema": COUNTERS_SCHEMA, "ports": counters}, indent=1) + "\n")
     summary = {"nics_found": len(found.nics), "nics_declared": len(fabric.declared_cabling().nics),
