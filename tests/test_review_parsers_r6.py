@@ -317,3 +317,22 @@ def test_a_cut_npu_smi_info_fails_the_run_s_host_facts_as_it_fails_parse():
     assert parse_text("npu-smi", header)["errors"]
     _, rows = fact_outcome("cm01", bind(COMMANDS["info"]), Expect(cards=16), exit_code=0, stdout=header)
     assert rows and not any(r["ok"] for r in rows), [(r["fact"], r["ok"], r["message"][:120]) for r in rows]
+
+
+# ---------------------------------------------------------------- 2057450: amd-smi's summary UEC
+
+def test_amd_smi_summary_judges_its_uncorrectable_ecc_count():
+    """UEC is amdsmi_get_gpu_total_ecc_count's uncorrectable_count (subcommands/default.py): a GPU
+    with UEC 5 read as a whole summary, exit 0 (main), while amd-smi metric's ECC blocks and
+    nvidia-smi's Volatile Uncorr. ECC above zero fail."""
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+    sys.path.insert(0, str(Path(__file__).parent))
+    from grammars import variants  # noqa: PLC0415
+    from test_grammars import outcome  # noqa: PLC0415
+    v = next(v for v in variants("amd-smi") if v.name == "summary 4 GPUs")
+    assert outcome("amd-smi", v.text, v)[0] == 0
+    row = next(ln for ln in v.text.split("\n") if ln.startswith("| 0000:25:00.0"))
+    sick = v.text.replace(row, row.replace("°C   0 ", "°C   5 "))
+    code, data = outcome("amd-smi", sick, v)
+    assert code == 1 and data["faults"] == ["GPU 1 (0000:25:00.0): 5 uncorrectable ECC errors (UEC)"], data

@@ -32,7 +32,9 @@ GRAMMAR = {
             "amdgpu version: <drv>  ROCm version: <rocm>', 'VBIOS version' from 26.2, 'Platform'), the GPU box (two "
             "rows a GPU: BDF, name right-aligned | Mem-Uti, Temp, UEC, Power-Usage W[/cap]; GPU, HIP-ID, OAM-ID, "
             "Partition-Mode | GFX-Uti, Fan, used/total MB; '|---+---|' between GPUs, '+---+---+' after the last), "
-            "then the Processes box closed by its '+---+' (whole only when both boxes close)",
+            "then the Processes box closed by its '+---+' (whole only when both boxes close); UEC is the GPU's "
+            "accumulated uncorrectable ECC count (ROCm/rocm-systems projects/amdsmi/amdsmi_cli/subcommands/default.py: "
+            "amdsmi_get_gpu_total_ecc_count's uncorrectable_count): above zero a fault",
             f"{_CLI} amdsmi_logger.py (_convert_json_to_human_readable: the device dict capitalised "
             "(_capitalize_keys), yaml.dump'ed, quotes removed, '- ' list markers made indentation, one block a "
             "device joined by blank lines)",

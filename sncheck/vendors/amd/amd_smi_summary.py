@@ -22,7 +22,10 @@ Halo, an RX 6800, an RX 9070 XT, MI300X VFs, four MI355X, a Radeon 780M/890M APU
     |  No running processes found  |  a row per process                            |
     +------------------------------------------------------------------------------+
 
-N/A where the GPU does not say (a power 'N/A/1400 W', a temperature 'N/A'). Whole: the GPU
+N/A where the GPU does not say (a power 'N/A/1400 W', a temperature 'N/A'). UEC is the GPU's
+accumulated uncorrectable ECC count (rocm-systems projects/amdsmi/amdsmi_cli/subcommands/default.py:
+``amdsmi_get_gpu_total_ecc_count``'s ``uncorrectable_count``, 'uncorr_ecc'): above zero a fault
+(exit 1), as ``amd-smi metric``'s ECC blocks and nvidia-smi's Volatile Uncorr. ECC. Whole: the GPU
 box closed ('+---+---+' after a GPU's two rows) and the Processes box closed after its rows;
 a paste ending before either is cut (an error). The GPU name is right-aligned in its cell, a
 long one cut from the left ('...Instinct MI300X OAM').
@@ -97,4 +100,8 @@ def parse_summary(text: str) -> dict[str, Any]:
         out["errors"].append("the GPU box is not closed: output cut short")
     elif not procs_closed:
         out["errors"].append("no closed Processes box after the GPUs: output cut short")
+    # UEC is amdsmi_get_gpu_total_ecc_count's uncorrectable_count (subcommands/default.py 'uncorr_ecc'):
+    # above zero a fault, as amd-smi metric's ECC blocks and nvidia-smi's Volatile Uncorr. ECC are judged
+    out["faults"] = [f"GPU {g['gpu']} ({g['BDF']}): {g['uec']} uncorrectable ECC errors (UEC)" for g in out["gpus"]
+                     if isinstance(g["uec"], (int, float)) and g["uec"] > 0]
     return out
