@@ -67,7 +67,11 @@ def test_counters_judge_growth_only_between_two_reads():
     assert f.entity == "leaf:su0-rail0[9]<->spine:spine0[1]" and f.evidence["switch_port"] == "spine:spine0[1]"
     assert new.not_judged and new.evidence["switch_port"] == "leaf:su0-rail0[4]"  # growth unknown: never a pass
     del after["leaf:su0-rail0[4]"]
-    assert counter_growth_findings(after, before, found, bars) == []   # a counter read lower (reset) is no growth
+    # a counter read lower (reset, wrapped, another port): no growth, and not judged either (it
+    # passed: hostile round 8, H8-05)
+    (lower,) = counter_growth_findings(after, before, found, bars)
+    assert lower.not_judged and lower.evidence["counters"] == {"port_rcv_errors": {"before": 3, "after": 0,
+                                                                                   "growth": None}}
     (bare,) = counter_growth_findings({"leaf:x[7]": {"symbol_error": 0}}, {"leaf:x[7]": {"symbol_error": 1}},
                                       None, bars)
     assert bare.entity == "leaf:x[7]"   # nothing known cabled there: the port itself

@@ -220,15 +220,17 @@ def test_fb03_counters_of_another_fabric_judge_nothing_and_are_refused() -> None
 
     now = {"leaf:a[1]": {"symbol_error": 9}, "leaf:a[2]": {"symbol_error": 0}}
     with pytest.raises(ConfigError) as e:
-        growth_findings({"leaf:other[1]": {"symbol_error": 0}}, now, Cabling({}, {}), "before.json")
+        growth_findings({"leaf:other[1]": {"symbol_error": 0}}, now, Cabling({}, {}), "before.json", "default")
     assert "holds no counter of the 2 switch ports read now" in str(e.value)
     for saved in ({"leaf:a[1]": {}}, {"leaf:a[1]": {"other": 0}}):  # a port in common, but no counter
         with pytest.raises(ConfigError, match="holds no counter"):
-            growth_findings(saved, now, Cabling({}, {}), "before.json")
+            growth_findings(saved, now, Cabling({}, {}), "before.json", "default")
     with pytest.raises(HarnessError, match="no switch port's counters were read now"):
-        growth_findings({"leaf:a[1]": {"symbol_error": 1}}, {}, Cabling({}, {}), "before.json")
-    (f,) = growth_findings({"leaf:a[1]": {"symbol_error": 1}}, now, Cabling({}, {}), "before.json")
-    assert f.entity == "leaf:a[1]"  # one port in common: judged, the other not read before
+        growth_findings({"leaf:a[1]": {"symbol_error": 1}}, {}, Cabling({}, {}), "before.json", "default")
+    f, other = growth_findings({"leaf:a[1]": {"symbol_error": 1}}, now, Cabling({}, {}), "before.json", "default")
+    assert f.entity == "leaf:a[1]" and not f.not_judged  # one port in common: judged
+    # the other, not read before: not judged (46ade99: it was skipped, a pass)
+    assert other.entity == "leaf:a[2]" and other.not_judged
 
 
 # -- plan ----------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ fabric (``sncheck fabric check``: ibnetdiscover and perfquery through the Infini
   two reads beyond the bar of a counter_growth rule of the rules file that judges it (the
   shipped ``ib-port-errors-grew``: above 0, critical; ``ib-port-discards-grew``: above 100,
   warning), at the worst crossed rule's severity, as a run judges its NICs' reads; what no
-  rule judges, and a port read once, is not judged (warning). Entity: the cable at that port
-  as found (kind link), the switch port itself when nothing is cabled there.
+  rule judges, a port read once, and a counter read lower after than before, is not judged
+  (warning). Entity: the cable at that port as found (kind link), the switch port itself when
+  nothing is cabled there.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapp
     ``after`` beyond a rule's bar (``bars``: :func:`growth_bars`), at the worst crossed rule's
     severity, named as the cable found at that port. What cannot be judged is a finding of its
     own (not judged), never a pass: a counter that grew and no rule judges, a port read only
-    now (its growth unknown), a port or counter read before and not now."""
+    now (its growth unknown), a port or counter read before and not now, a counter read lower
+    now than before (a reset, a wrap, another port's read: its growth unknown)."""
     at_port = {}
     if found is not None:
         at_port = {port_id(switch_id(LEAF, sw), p): _cable(nic, sw, p) for nic, (sw, p) in found.nics.items()}
@@ -132,11 +134,17 @@ def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapp
         grew = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v - was[c] > 0}
         crossed = {c: [b for b in bars.get(c, ()) if v - a > b.above] for c, (a, v) in grew.items()}
         unruled = [c for c in grew if c not in bars]
-        if unruled or gone:
+        # read lower now (reset, wrapped, another port's read): its growth is unknown (round 8)
+        lower = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v < was[c]}
+        if unruled or gone or lower:
             why = ([f"no rule judges the growth of {', '.join(unruled)}"] if unruled else []) + \
-                ([f"{', '.join(gone)} read before and not now"] if gone else [])
+                ([f"{', '.join(gone)} read before and not now"] if gone else []) + \
+                ([", ".join(f"{c} {a} -> {b}" for c, (a, b) in lower.items()) + " went down (reset, wrapped, or "
+                  "another port read): the growth is unknown"] if lower else [])
+            counters = {**_grown(grew, unruled), **{c: {"before": a, "after": b, "growth": None}
+                                                    for c, (a, b) in lower.items()}}
             out.append(_unjudged(entity, f"{where}: not judged: {'; '.join(why)}",
-                                 {"switch_port": port, "counters": _grown(grew, unruled)}))
+                                 {"switch_port": port, "counters": counters}))
         failed = [c for c in grew if crossed.get(c)]
         if not failed:
             continue

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import pandas as pd
 
 from sncheck.health.findings import jsonable
-from sncheck.model import EntityKind, Finding
+from sncheck.model import About, Basis, EntityKind, Finding
 from sncheck.store.parts import PartFrames
 from sncheck.store.frames import fact_rows
 from sncheck.model import card_id
@@ -135,9 +135,10 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
         columns["fact"] += [fact] * len(keys)
         columns["before"] += before
         columns["after"] += after if after is not None else [None] * len(keys)
-        # a counter that went down was reset (or wrapped): its growth is what it reads now
+        # a counter that went down (reset, wrapped, or another port's read): its growth is
+        # unknown (None), never what it reads now; counter_growth says it is not judged
         growth += [None] * len(keys) if after is None else \
-            [None if a is None else (a - b if b is not None and a >= b else a) for b, a in zip(before, after)]
+            [None if a is None or (b is not None and a < b) else a - (b or 0) for b, a in zip(before, after)]
     frame = pd.DataFrame({"entity": columns["entity"], "kind": columns["kind"], "value": growth,
                           "fact": columns["fact"], "device": columns["device"], "counter": columns["counter"],
                           "before": columns["before"], "after": columns["after"], "growth": growth},
@@ -156,7 +157,7 @@ def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list
     column = "growth" if of == "growth" else "before"
     values = pd.to_numeric(frame[column], errors="coerce")
     bad = frame[values.notna() & (values > above)]
-    out = []
+    out = went_down(frame, rule) if of == "growth" else []
     for (entity, kind), group in bad.groupby(["entity", "kind"], sort=True):
         what = COUNTER_FACTS.get(group["fact"].iloc[0], "")
         parts = [f"{r.device} {r.counter} +{int(r.growth)} ({_n(r.before)} -> {_n(r.after)})" if of == "growth"
@@ -173,6 +174,31 @@ def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list
                                   "after": jsonable(r.after), "growth": jsonable(r.growth)}
                                  for r in group.head(20).itertuples()]}
         out.append(Finding(str(entity), EntityKind(kind), rule.layer, rule.name, rule.severity, message, evidence))
+    return out
+
+
+def went_down(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
+    """The counters of ``rule`` that read less after the run than before it: reset (a driver
+    reload, ``perfquery -R``), wrapped, or another port read under the same name. How much they
+    grew is unknown, so they are not judged: one finding per entity at the rule's severity, about
+    the check (never a pass; read as growth, a reset to 0 passed and a reset to 3 counted 3)."""
+    before = pd.to_numeric(frame["before"], errors="coerce")
+    after = pd.to_numeric(frame["after"], errors="coerce")
+    down = frame[before.notna() & after.notna() & (after < before)]
+    out = []
+    for (entity, kind), group in down.groupby(["entity", "kind"], sort=True):
+        what = COUNTER_FACTS.get(group["fact"].iloc[0], "")
+        parts = [f"{r.device} {r.counter} {_n(r.before)} -> {_n(r.after)}" for r in group.itertuples()]
+        shown = ", ".join(parts[:_SHOWN]) + (f", ... ({len(parts)} in all)" if len(parts) > _SHOWN else "")
+        out.append(Finding(str(entity), EntityKind(kind), rule.layer, rule.name, rule.severity,
+                           f"{kind} {entity}: {rule.summary} not judged: {what} error counters went down during "
+                           f"the run (reset, wrapped, or another port read): their growth is unknown: {shown}",
+                           {"measured": "not judged", "expected": f"at most {rule.params['above']:g}",
+                            "unit": "errors", "fact": group["fact"].iloc[0],
+                            "counters": [{"device": r.device, "counter": r.counter, "before": jsonable(r.before),
+                                          "after": jsonable(r.after), "growth": None}
+                                         for r in group.head(20).itertuples()]},
+                           basis=Basis.NOT_JUDGED, about=About.CHECK))
     return out
 
 
