@@ -262,6 +262,13 @@ def test_baseline_from_nonfinite_rows_does_not_break_the_next_run(tmp_path, inv)
     p2p["lat_us"] = -np.inf
     p2p.to_parquet(parts[0])
     base = tmp_path / "base.json"
+    # (hostile round 8, H8-01) an infinite or negative measurement is refused, never left out:
+    # left out, a tier of them vanished from the baseline without a word
+    line = one_line_error(cli("baseline", "make", str(first), "--out", str(base)))
+    assert str(first) in line and "no measurement gives (first: inf" in line and not base.exists(), line
+    p2p["bw_GBps"] = np.where(p2p["src"].astype(str).str.startswith("n1"), np.nan, 450.0)
+    p2p["lat_us"] = np.nan  # not measured: no value, left out as before
+    p2p.to_parquet(parts[0])
     made = cli("baseline", "make", str(first), "--out", str(base))
     assert made.exit_code == 0, made.output
     data = json.loads(base.read_text())  # strict JSON: no NaN, and only finite values kept

@@ -17,7 +17,7 @@ from sncheck.errors import ConfigError
 from sncheck.config.jsonio import Baseline, read_json, validate
 from sncheck.store.frames import RowFrames
 from sncheck.store.results import from_json
-from sncheck.store.rundir import ROWS_DIR, is_run_dir, read_frames
+from sncheck.store.rundir import ROWS_DIR, is_run_dir, read_frames, refuse_impossible, refuse_running
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
 
@@ -54,10 +54,13 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
         path = Path(d)
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
+        refuse_running(path)
         verdict = _verdict(path / "results.json")
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
-        frames.append(read_frames(path).kind("p2p"))  # a part that cannot be read: ConfigError
+        frame = read_frames(path).kind("p2p")  # a part that cannot be read: ConfigError
+        refuse_impossible(frame, path, "made into a baseline")
+        frames.append(frame)
     p2p = pd.concat(frames, ignore_index=True)
     if p2p.empty:
         raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))

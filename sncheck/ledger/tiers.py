@@ -58,7 +58,8 @@ from sncheck.config.inventory import TIERS, tier_design
 from sncheck.errors import ConfigError
 from sncheck.model import LINK_SEP, Tier, host_of
 from sncheck.rows import BUSBW_FACTOR
-from sncheck.store.rundir import read_frames
+from sncheck.store.results import from_json
+from sncheck.store.rundir import read_frames, refuse_impossible
 from sncheck.config.inventory import TierDesign
 from sncheck.config.units import parse_bandwidth, parse_latency
 
@@ -183,10 +184,13 @@ def measured_figures(ref: str | Path) -> Figures:
         raise ConfigError("not a run directory (no results.json) or a baseline (sncheck baseline make)", str(p))
 
     results = _read_json(run_dir / "results.json", "a run's results.json")
+    from_json(results, str(run_dir / "results.json"))  # a newer or older layout is refused, never read as v1
     hosts = {h: sn.get("name") for sn in (results.get("topology") or {}).get("supernodes", [])
              if isinstance(sn, dict) for h in sn.get("hosts", [])}
     frames = read_frames(run_dir)
-    figs = frames_figures(frames.kind("p2p", FIGURES_P2P), frames.kind("collective", FIGURES_COLLECTIVE), hosts,
+    p2p = frames.kind("p2p", FIGURES_P2P)
+    refuse_impossible(p2p, run_dir, "taken as the tiers' figures")
+    figs = frames_figures(p2p, frames.kind("collective", FIGURES_COLLECTIVE), hosts,
                           f"measured {run_dir}")
     recorded = {t: d for t, d in (results.get("design") or {}).items() if isinstance(d, dict) and t in TIERS}
     fallback = Figures({t: TierFigures(t, float(d["latency_us"]) * 1e-6, float(d["bandwidth_GBps"]),

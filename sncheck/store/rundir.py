@@ -378,3 +378,46 @@ def read_rows(run_dir: Path) -> list[dict]:
 
 def is_run_dir(path: Path) -> bool:
     return (Path(path) / ROWS_DIR).is_dir()
+
+
+def refuse_running(path: Path) -> None:
+    """A run directory whose run still holds its lock (``.sncheck.lock``, flock) is refused
+    (ConfigError naming it): its rows are still being written and nothing in them is judged yet,
+    so ``baseline make`` read it as a run killed before its results.json and made a norm of it."""
+    try:
+        fd = os.open(Path(path) / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return  # no lock file (a run of another layout), or one the reader's own checks refuse
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise ConfigError("a run is still writing this run directory (it holds its lock): wait for it to finish",
+                          str(path)) from None
+    finally:
+        os.close(fd)
+
+
+MEASURED = ("bw_GBps", "bw_rev_GBps", "lat_us")  # the p2p values a norm or a tier's figure is made of
+
+
+def refuse_impossible(p2p: pd.DataFrame, run: Path, use: str) -> None:
+    """A measured (``ok``) p2p value no measurement gives (infinite, zero or below) is refused
+    (ConfigError naming the run, the column and the first such row), never left out: an ``inf``
+    on every pair of a tier dropped that tier from ``baseline make`` without a word, and ``plan
+    --measured`` took the tier at inf GB/s. A missing value (NaN: a direction not measured) is no
+    value and stays out, as before. ``use``: what the run was being read for."""
+    if p2p.empty or "status" not in p2p:
+        return
+    ok = (p2p["status"] == "ok").to_numpy(bool)
+    for col in MEASURED:
+        if col not in p2p:
+            continue
+        v = pd.to_numeric(p2p[col], errors="coerce").to_numpy(float)
+        bad = ok & ~np.isnan(v) & (~np.isfinite(v) | (v <= 0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            row = p2p.iloc[i]
+            pair = f"{row['src']}<->{row['dst']}, " if "src" in p2p and "dst" in p2p else ""
+            raise ConfigError(f"{int(bad.sum())} measured p2p row(s) hold a {col} no measurement gives (first: "
+                              f"{v[i]:g}, {pair}tier {row.get('tier')}); a run records finite values above 0: not "
+                              f"{use}", str(run))
