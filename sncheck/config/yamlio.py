@@ -36,8 +36,8 @@ class LineDict(dict):
     # octal, ``1_3``, ``+13``, ``1:05`` base 60): what its value is shown as -> the text
     key_texts: dict[str, str] = {}  # noqa: RUF012 -- read-only default; a mapping with such keys gets its own
 
-    def line_of(self, key: str) -> int:
-        return self.key_lines.get(key, self.line)
+    def line_of(self, key: object) -> int:  # a key as YAML read it: text, a number, a bool
+        return self.key_lines.get(str(key), self.line)  # kept by its text (str of what YAML read)
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -250,12 +250,12 @@ class Source:
         self.name = name
         self.data = data
 
-    def where(self, node: Any = None, key: str | None = None) -> str:
+    def where(self, node: Any = None, key: object = None) -> str:
         if isinstance(node, LineDict):
-            return f"{self.name}:{node.line_of(key) if key else node.line}"
+            return f"{self.name}:{node.line_of(key) if key is not None else node.line}"
         return self.name
 
-    def error(self, message: str, node: Any = None, key: str | None = None) -> ConfigError:
+    def error(self, message: str, node: Any = None, key: object = None) -> ConfigError:
         return ConfigError(message, self.where(node, key))
 
 

@@ -325,6 +325,13 @@ def _written_codes(src: Source, items: Any) -> None:
             raise src.error(f"rule {node.get('name')!r}: table key {text}: YAML reads the number {key} from it; "
                             "write the code in decimal, as the kernel log prints it (13, never 0x0d or 013)",
                             table, key)
+        for key in table if isinstance(table, dict) else ():
+            # 13.0 (or true, which is 1) equals the code 13 as a key: merged over the default
+            # table it replaced Xid 13's entry, and rules check said ok (hostile round 8)
+            if isinstance(key, (float, bool)):
+                raise src.error(f"rule {node.get('name')!r}: table key {key!r}: YAML reads a "
+                                f"{type(key).__name__}, not a code; write the code as a whole number in decimal, "
+                                "as the kernel log prints it (13, never 13.0), or a class as text", table, key)
 
 
 def parse_rules(src: Source, _seen: tuple[str, ...] = ()) -> RuleSet:

@@ -1,7 +1,7 @@
 """The state directory's files before SQLite opens any of them: what is sncheck's, and what is not.
 
 A state directory is sncheck's when it is new or empty, or holds one of :data:`MARKS`: the
-database and its side files, or the isolation lock. Every other name sncheck writes there (the
+database, or the isolation lock (a side file of the database alone is none). Every other name sncheck writes there (the
 audit log, the file actions' ``hostfile.txt`` and the like) is written under that lock, which is
 never removed, so these mark every directory sncheck has used; generic names such as
 ``hostfile.txt`` would take an MPI user's job directory for sncheck's. A directory that holds anything else and none of them is another
@@ -21,8 +21,11 @@ from sncheck.errors import ConfigError
 
 DB_NAME = "state.db"
 SQLITE_FILES = ("", "-wal", "-shm", "-journal")
-# sncheck.actions.transaction.LOCK_NAME (test_hostile_r6 checks it against that home).
-MARKS = (*(DB_NAME + s for s in SQLITE_FILES), ".sncheck-isolation.lock")
+# sncheck.actions.transaction.LOCK_NAME (test_hostile_r6 checks it against that home). The
+# database's side files are no mark alone: SQLite never leaves one without the database, so a
+# stray ``state.db-wal`` is another program's (copied, or its own ``state.db``'s) and would be
+# replayed into the database sncheck makes beside it (hostile round 8).
+MARKS = (DB_NAME, ".sncheck-isolation.lock")
 _SHOWN = 3  # entries a refusal names
 
 
