@@ -431,7 +431,7 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         failures = [str(e) for e in data.get("errors") or []] + failing(data["judged"], unjudged(data, policy))
     click.echo(json.dumps(data, indent=2, default=str))
     for err in failures:
-        click.echo(f"sncheck: {file}: {err}", err=True)
+        click.echo(shown(f"sncheck: {file}: {err}"), err=True)  # an input's text: one terminal line
     if failures:
         sys.exit(ExitCode.FAIL)
 

@@ -18,6 +18,12 @@ _BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # never a leading '-': it would read as an option
 
 
+def is_host_name(name: str) -> bool:
+    """Whether ``name`` is one host's name as a hostlist may give it (no blank, no shell
+    metacharacter, never a leading '-')."""
+    return _NAME.fullmatch(name) is not None
+
+
 class HostlistTooLarge(ValueError):
     """The expression names more hosts than :data:`MAX_HOSTS`."""
 

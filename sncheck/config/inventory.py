@@ -30,6 +30,9 @@ T = TypeVar("T")
 DIST_BACKENDS = ("gloo", "nccl", "hccl")  # torch.distributed backends the probe runs on (hccl: torch_npu)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
+# a login name: POSIX's portable set, '_' first, a directory user's '@realm', Samba's trailing '$';
+# never a blank, a shell metacharacter or a leading '-' (an ssh option)
+_SAFE_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*\$?$")
 
 # Bounds (README "Input bounds"): far above any real cluster, low enough that a typo
 # cannot make sncheck plan for days or allocate gigabytes.
@@ -194,7 +197,7 @@ def _backend(value: object) -> object:
 
 class SshSchema(Schema):
     what = "ssh"
-    user: Path_ | None = None
+    user: Annotated[str, Text(_SAFE_USER)] | None = None  # as hosts.NAME.user ('root;id' was taken here)
     port: Port | None = None
     identity_file: Path_ | None = None
     known_hosts: Path_ | None = None
@@ -231,7 +234,7 @@ class HostSchema(Schema):
     what = "host overrides"
     address: Annotated[str, Text(_SAFE_ADDRESS)] | None = None
     port: Port | None = None
-    user: Annotated[str, Text(_SAFE_NAME)] | None = None
+    user: Annotated[str, Text(_SAFE_USER)] | None = None
     identity_file: Path_ | None = None
     cards: Count | None = None
     imex_address: Annotated[str, Text(), AfterValidator(_ip)] | None = None
@@ -254,6 +257,11 @@ class InventorySchema(Schema):
                      Shape("a mapping of host name to overrides")] | None = None
     launcher: LauncherSchema | None = None
     fabric: FabricSchema | None = None
+
+
+def is_address(text: str) -> bool:
+    """Whether ``text`` is an address a host's ``address`` may hold (a name, IPv4 or IPv6)."""
+    return _SAFE_ADDRESS.fullmatch(text) is not None
 
 
 def _design(schema: DesignSchema | None, raw: object) -> dict[str, TierDesign]:

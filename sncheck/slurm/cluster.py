@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sncheck.config import hostlist
+from sncheck.config.inventory import is_address
 from sncheck.errors import ConfigError, HarnessError
 
 if TYPE_CHECKING:  # the runner is the caller's (actions sit above the backends that read Slurm)
@@ -170,6 +171,7 @@ def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmVi
     if not res.ok:
         raise HarnessError(f"could not read Slurm's nodes: {res}")
     nodes = {r["NodeName"]: r for r in parse_scontrol_records(res.stdout) if r.get("NodeName")}
+    _refuse_unusable(nodes)
     if partition is not None:
         res = runner.run(["sinfo", "-h", "-N", "-p", partition, "-o", "%N"])
         if not res.ok:
@@ -185,6 +187,23 @@ def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmVi
     topo = runner.run(["scontrol", "show", "topology"])
     groups, kind = supernode_groups(topo.stdout if topo.ok else "", order)
     return SlurmView(nodes, groups, kind, partition)
+
+
+def _refuse_unusable(nodes: dict[str, dict[str, str]]) -> None:
+    """A node whose name or address is no host name or address an inventory takes (a blank, a
+    shell metacharacter, a leading '-') is refused, naming the command and the node: the
+    inventory written from it would not load (from-slurm wrote 'gpu$(id)' and an address
+    'a;touch x', exit 0)."""
+    for name, rec in nodes.items():
+        addr = rec.get("NodeAddr")
+        if not hostlist.is_host_name(name):
+            why = f"NodeName {name!r} is not a host name (letters, digits, '.', '_', '-'; never a leading '-')"
+        elif addr and not is_address(addr):
+            why = f"node {name}: NodeAddr {addr!r} is not an address (a name, IPv4 or IPv6)"
+        else:
+            continue
+        raise ConfigError(f"{why}: an inventory of it would not load; fix the node in slurm.conf",
+                          "scontrol show nodes -o")
 
 
 def _natural(name: str) -> list[Any]:

@@ -29,7 +29,7 @@ def load(text: str) -> tuple[Any, bool]:
     """(the value, whole?) of the JSON document ``text`` starts with; ValueError when it is not
     JSON at all (not even a cut document), or nests deeper than :data:`MAX_DEPTH`."""
     try:
-        return json.loads(text), True
+        return json.loads(text, object_pairs_hook=_once), True
     except RecursionError:
         raise ValueError("JSON nested too deep") from None
     except json.JSONDecodeError as e:
@@ -46,6 +46,17 @@ def load(text: str) -> tuple[Any, bool]:
 
 
 _NOTHING = object()
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose every key is given once: no tool prints a key twice in one object, and
+    json keeps the last silently (a rocm-smi document with 'card0' twice lost a card, exit 0)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} is given twice in one object: two outputs spliced, or an edited one")
+        out[key] = value
+    return out
 
 
 class _Reader:
@@ -113,6 +124,9 @@ class _Reader:
                     if self.text[self.pos] != '"':
                         raise ValueError(f"not JSON at offset {self.pos}")
                     key = self.string()
+                    if key in out:
+                        raise ValueError(f"the key {key!r} is given twice in one object: two outputs spliced, "
+                                         "or an edited one")
                     self.skip()
                     if self.text[self.pos] != ":":
                         raise ValueError(f"not JSON at offset {self.pos}")

@@ -66,13 +66,23 @@ def parse_ports_report(text: str, other: Any) -> dict[str, Any]:
             "errors": errors + _one_ended(ports) + _switch_gaps(ports)}
 
 
+MAX_PORT = 255    # a port number is a byte (ib_types' PortInfo, SMP port select): 1..254 on a switch
+MAX_LID = 0xFFFF  # a LID is 16 bits
+
+
 def _port(m: re.Match) -> dict[str, Any] | None:
     if m.group(5) not in _WIDTHS or m.group(6) not in _SPEEDS:
+        return None
+    # a port or LID no fabric has is no line of the tool's (switch port 4294967295 made the gap
+    # check build every number up to it: memory ran out)
+    if not (0 < int(m.group(3)) <= MAX_PORT and int(m.group(2)) <= MAX_LID):
         return None
     entry: dict[str, Any] = {"type": _TYPES[m.group(1)], "lid": int(m.group(2)), "port": int(m.group(3)),
                              "guid": f"0x{m.group(4).lower()}", "width": m.group(5), "speed": m.group(6)}
     tail = m.group(7)
     if far := _LINKED.match(tail):
+        if not (0 < int(far.group(3)) <= MAX_PORT and int(far.group(2)) <= MAX_LID):
+            return None
         entry["desc"] = far.group(5)
         entry["remote"] = {"type": _TYPES[far.group(1)], "lid": int(far.group(2)), "port": int(far.group(3)),
                            "guid": f"0x{far.group(4).lower()}", "desc": far.group(6)}
