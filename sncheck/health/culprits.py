@@ -152,7 +152,7 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) 
         return _findings(explain(tiers, paths, bars), tiers, bars, rules, expected, paths)
     bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
     tiers = summarise(cells, ctx.topo, invert=side == "above",
-                      exception=lambda _t, r, f, level: beyond(bars, r, f, level))
+                      exception=lambda _t, r, f, level: beyond(bars, r, f, level), apart=ctx.subject_cards())
     paths = paths_of(ctx)
     return _findings(explain(tiers, paths, bars, _model(metric, ctx)), tiers, bars, rules, None, paths)
 

@@ -115,6 +115,7 @@ class Tier(Protocol):
     ratio: np.ndarray  # design units (NaN where failed); RATE: exceptions beyond the bar (count)
     failed: np.ndarray
     level: float  # the tier's median ratio (its peers' level)
+    peers: np.ndarray  # the pairs a level is read from: all but a retest subject's where others were measured
 
     def pairs_of(self, cards: np.ndarray) -> np.ndarray: ...
 

@@ -137,7 +137,7 @@ class Level:
         q = self.residual(t, np.arange(len(x.a)), H)
         out = np.full(len(cards), self.level[t])
         for i, c in enumerate(np.asarray(cards).tolist()):
-            level = median(q[(x.a != c) & (x.b != c)])
+            level = median(q[(x.a != c) & (x.b != c) & x.peers])
             if not math.isnan(level):
                 out[i] = level
         return out

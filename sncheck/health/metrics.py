@@ -58,6 +58,10 @@ class DetectContext:
                 out |= set(cards_held(entity, kind, self.topo))
         return out
 
+    def subject_cards(self) -> set[str]:
+        """The cards the retest's subject holds (none outside a retest, none for a link)."""
+        return {c for entity, kind in self.known if entity == self.subject for c in cards_held(entity, kind, self.topo)}
+
     def explained_pairs(self, src: pd.Series, dst: pd.Series) -> np.ndarray:
         """Per pair (card ids): whether its path crosses a known link or switch culprit (not
         the retest's subject). Such a culprit holds no card of its own (:func:`cards_held`),

@@ -13,6 +13,7 @@ showed it. ``pairs_of`` reads one card's pairs through an index built once.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from functools import cached_property
 
 import numpy as np
@@ -27,8 +28,9 @@ class FrameTier:
 
     def __init__(self, name: str, a: np.ndarray, b: np.ndarray, ratio: np.ndarray, failed: np.ndarray,
                  n_cards: int, exception: np.ndarray, level: float, values: np.ndarray | None = None,
-                 design: float = math.nan) -> None:
+                 design: float = math.nan, peers: np.ndarray | None = None) -> None:
         self.name, self.a, self.b, self.ratio, self.failed = name, a, b, ratio, failed
+        self.peers = peers if peers is not None else np.ones(len(a), bool)
         self.n_cards, self._exception, self.level = n_cards, exception, level
         self.values = values if values is not None else ratio  # the measured values (for evidence)
         self.design = design
@@ -57,14 +59,17 @@ class FrameTier:
 
 def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, count_above: float | None = None,
               count_below: float | None = None, reference: np.ndarray | None = None,
-              exception=None) -> dict[str, FrameTier]:
+              exception=None, apart: Collection[str] = ()) -> dict[str, FrameTier]:
     """Per tier, one summary per measured pair of a metric frame (columns src, dst, tier,
     value, failed, and design where the tier has one).
 
     ``invert``: a time (smaller is better); ``count_above``/``count_below``: a symptom kind
     (each repeat beyond the bound counts); ``reference``: per row, what the value is judged
     against (a stored baseline) instead of the design; ``exception(tier, ratio, failed,
-    level) -> bool array``: which summaries are beyond a bar (the explainer's first look)."""
+    level) -> bool array``: which summaries are beyond a bar (the explainer's first look);
+    ``apart``: cards whose pairs do not set a tier's level where other pairs were measured
+    (a retest's suspect: its pairs with its controls outnumber theirs, and a host slowed
+    whole was its own level, released as healthy)."""
     if cells.empty:
         return {}
     table = topo.card_table
@@ -75,6 +80,8 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     if reference is not None:
         design = np.asarray(reference, dtype=float)
     out = {}
+    kept = table.index.get_indexer(list(apart))
+    kept = kept[kept >= 0]
     # Each tier's rows whose two cards are known, in row order: one tier at a time (no
     # array of every row beyond the frame's own columns: a fleet has tens of millions).
     present = {}
@@ -116,13 +123,17 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
             values = _median_by(inverse, ok_v, len(uniq))
             summary_failed = ~(ratio > 0)
             ratio = np.where(summary_failed, np.nan, ratio)
-            level = float(np.nanmedian(ratio)) if np.isfinite(ratio).any() else math.nan
         pa, pb = uniq // len(table), uniq % len(table)
+        peers = ~(np.isin(pa, kept) | np.isin(pb, kept)) if len(kept) else np.ones(len(uniq), bool)
+        if not np.isfinite(ratio[peers]).any():
+            peers[:] = True  # nothing measured beside the subject's own pairs: they are the level
+        if count_above is None and count_below is None:
+            level = float(np.nanmedian(ratio[peers])) if np.isfinite(ratio[peers]).any() else math.nan
         exc = exception(t, ratio, summary_failed, level) if exception is not None else \
             (summary_failed | (ratio > 0) if count_above is not None or count_below is not None else summary_failed)
         out[t] = FrameTier(t, pa.astype(np.int64), pb.astype(np.int64), ratio, summary_failed, len(table),
                            np.asarray(exc, bool), level, values,
-                           float(np.nanmedian(d)) if np.isfinite(d).any() else math.nan)
+                           float(np.nanmedian(d)) if np.isfinite(d).any() else math.nan, peers)
     return out
 
 

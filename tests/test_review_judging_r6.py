@@ -1,0 +1,69 @@
+"""Review of last session's judging landings (issues 29, 31): the inputs that made them
+name the wrong entity or release a real fault, each found by an adversarial case.
+
+Mock backend through the CLI (as tests/test_confirm_symptoms.py), and hand-built retest
+frames under the mock's cost model (tests/test_explain.py's cells_of)."""
+
+import pytest
+
+from sncheck.health.culprits import explain_cells, kind_of
+from sncheck.health.metrics import DetectContext
+from test_confirm_symptoms import CONNECTIVITY, DEMO, decisions, finding, run
+from test_explain import RULES, cells_of, topo_of
+
+
+
+def slow_host(host: str, factor: float, cards: int = 4, transient: bool = False) -> list[str]:
+    extra = ", transient: true" if transient else ""
+    return [f"{{type: slow_card, target: {host}/gpu{i}, factor: {factor}{extra}}}" for i in range(cards)]
+
+
+# ------------------------------------------------------------------ a host retest's own level
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_host_slowed_whole_is_confirmed_by_its_retest_not_released(tmp_path, seed):
+    """Before: a host whose four cards all run at 0.9 (inside the 0.8 pair bar, beyond the
+    card bar's 0.93 of its peers) was found (p2p-bandwidth-card-slow, factor 0.90 over 112
+    pairs) and then released as healthy: its retest measures its four cards with five
+    controls, so 4 x 5 of the tier's 30 pair summaries are its own and the tier's level (the
+    peers' level) was the host itself: 1.0 of it, "inside the bar by more than the measured
+    noise". The controls' pairs are the level now; the fault is persistent, so confirmed."""
+    code, res = run(tmp_path, DEMO, slow_host("node003", 0.9), playbook=CONNECTIVITY, seed=seed)
+    f = finding(res, "node003")
+    assert f["evidence"].get("confirmed") is True, f["message"]
+    assert ("node003", "isolate") in decisions(res) and ("node003", "release") not in decisions(res)
+    assert code == 1
+
+
+def test_a_transient_slow_host_is_still_released(tmp_path):
+    """The guard the other way: the same host slow only until the retest is released."""
+    code, res = run(tmp_path, DEMO, slow_host("node003", 0.9, transient=True), playbook=CONNECTIVITY, seed=1)
+    assert ("node003", "release") in decisions(res) and ("node003", "isolate") not in decisions(res)
+    assert code == 0
+
+
+def retest_cells(topo, suspect: list[str], controls: list[str], speed: dict, repeats: int = 2, seed: int = 0):
+    """A retest's p2p frame: the suspect's cards and its controls, every pair of them on the
+    tier, ``repeats`` times (sncheck.run.confirm.Window._p2p)."""
+    group = [*suspect, *controls]
+    pairs = [(a, b) for i, a in enumerate(group) for b in group[i + 1:]
+             if topo.tier(a, b) == "scale_up"] * repeats
+    return cells_of(topo, speed=speed, pairs=pairs, noise=0.02, seed=seed)
+
+
+def test_a_retest_reads_its_level_from_the_controls_not_the_suspect():
+    """The explanation over one host's retest frame, the host the retest's subject: named,
+    as it is over the whole domain; without a subject (the old reading) the host's 20 pairs
+    of 30 were the tier's level and nothing was named."""
+    demo = topo_of("demo-2sn")
+    host = demo.cards_of_host("node003")
+    controls = ["node001/gpu0", "node002/gpu0", "node004/gpu0", "node005/gpu0", "node006/gpu0"]
+    cells = retest_cells(demo, host, controls, {c: 0.9 for c in host}, seed=1)
+    rules = [r for r in RULES.rules if r.metric == "p2p_bandwidth" and kind_of(r)]
+    subject = DetectContext(demo, dict(demo.inventory.design), known=frozenset({("node003", "host")}),
+                            subject="node003")
+    got = {(f.entity, f.entity_kind) for f in explain_cells(cells, rules, subject)}
+    assert got == {("node003", "host")}
+    # a healthy host's retest names nothing (its controls and it measure alike)
+    clean = retest_cells(demo, host, controls, {}, seed=1)
+    assert explain_cells(clean, rules, subject) == []
+
