@@ -67,3 +67,32 @@ def test_a_retest_reads_its_level_from_the_controls_not_the_suspect():
     clean = retest_cells(demo, host, controls, {}, seed=1)
     assert explain_cells(clean, rules, subject) == []
 
+
+# ------------------------------------------------------------------ a near suspect's sibling bars
+def test_a_near_cards_retest_keeps_a_baseline_regression_it_finds_as_a_new_fault():
+    """a9631b6 judges every same-metric rule the retest finds a near suspect beyond on its
+    samples against its controls' level (nearbar.siblings). A bar against a stored reference
+    is no such level: a near card (p2p-bandwidth-card-slow) that its retest finds below its
+    baseline (0.85 of it: a real regression) measures level with its controls, so the baseline
+    bar (0.9) read "inside the bar, clear of the noise" and the regression was dropped, the
+    card released on its card bar. Only level bars (design, peers) are siblings now; the
+    baseline finding stays the retest's new fault (it confirms). A peers bar still is one."""
+    from sncheck.model import EntityKind, Finding, Severity
+    from sncheck.run.nearbar import siblings
+
+    demo = topo_of("demo-2sn")
+    card = "node003/gpu1"
+    controls = ["node001/gpu1", "node002/gpu1", "node004/gpu1", "node005/gpu1", "node006/gpu1"]
+    cells = retest_cells(demo, [card], controls, {}, repeats=8, seed=2)
+    p2p = cells.assign(kind="p2p", status="ok", bw_GBps=cells["value"], bw_rev_GBps=cells["value"])
+    by_name = {r.name: r for r in RULES.rules}
+    near = [(by_name["p2p-bandwidth-card-slow"], "scale_up")]
+
+    def on_card(rule: str) -> Finding:
+        return Finding(card, EntityKind.CARD, "connectivity", rule, Severity.WARNING, rule, {"tier": "scale_up"})
+
+    found = [on_card("p2p-bandwidth-below-baseline"), on_card("p2p-bandwidth-below-peers")]
+    got = siblings(found, card, near, {"p2p-bandwidth-card-slow"}, by_name, {}, p2p,
+                   DetectContext(demo, dict(demo.inventory.design)))
+    assert "p2p-bandwidth-below-baseline" not in got, got
+    assert got["p2p-bandwidth-below-peers"][0] is False  # level with its controls: clear inside that bar

@@ -37,7 +37,9 @@ its 5 pairs (7 looks; a link, one sample a repeat: 16). A card nearer still (0.9
 
 A bar of the same metric the retest finds the suspect beyond (a link near its design bar
 found below its peers' bar by one look) is judged the same way on the same samples in the
-same loop (:func:`siblings`), and decides as the near bar does: one look is no verdict.
+same loop (:func:`siblings`), and decides as the near bar does: one look is no verdict. Only a
+level bar (against design or the peers): a bar against a stored reference (baseline,
+history) is no level of the controls, and its finding stays the retest's new fault.
 
 With no retest allowed (the playbook's ``confirm: false``) such a suspect is not judged
 (:func:`not_retested`): inconclusive, never released as healthy, never isolated on noise.
@@ -56,8 +58,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from sncheck.health.culprits import NEAR_RETEST, bar_level, side_of
-from sncheck.health.explain import MAD_SD, MEDIAN_SE, median
+from sncheck.health.culprits import NEAR_RETEST, bar_level, kind_of, side_of
+from sncheck.health.explain import LEVEL, MAD_SD, MEDIAN_SE, median
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import Rule
 from sncheck.model import LINK_SEP, About, Basis, Finding, Severity, split_link
@@ -145,9 +147,19 @@ def siblings(found: list[Finding], entity: str, near: list[tuple[Rule, object]],
     False clear inside it (no new fault), None within its noise (stays quarantined)."""
     metrics = {rule.metric for rule, _ in near}
     for g in found:
-        if g.entity == entity and g.rule not in skip and g.rule in by_name and by_name[g.rule].metric in metrics:
+        if g.entity == entity and g.rule not in skip and g.rule in by_name and by_name[g.rule].metric in metrics \
+                and levelled(by_name[g.rule]):
             beside.setdefault(g.rule, g.evidence.get("tier") or next((t for _, t in near), None))
     return {rule: near_verdict(by_name[rule], p2p, entity, tier, ctx) for rule, tier in beside.items()}
+
+
+def levelled(rule: Rule) -> bool:
+    """A bar :func:`judge_samples` reads as the rule does: against design or the peers'
+    level (the explainer's level rules). A bar against a stored reference (a baseline, the
+    card's own history, a first calibration) is not its controls' level: a card 0.85 of its
+    baseline and level with its controls read "clear inside" 0.9 and was dropped."""
+    kind = kind_of(rule)
+    return kind is not None and kind[1] == LEVEL
 
 
 def judge_samples(rule: Rule, cells: pd.DataFrame, entity: str) -> tuple[bool | None, str]:
