@@ -9,7 +9,7 @@ import pytest
 from sncheck.health.culprits import explain_cells, kind_of
 from sncheck.health.metrics import DetectContext
 from test_confirm_symptoms import CONNECTIVITY, DEMO, decisions, finding, run
-from test_explain import RULES, cells_of, topo_of
+from test_explain import RULES, cells_of, findings, topo_of
 
 
 
@@ -96,3 +96,21 @@ def test_a_near_cards_retest_keeps_a_baseline_regression_it_finds_as_a_new_fault
                    DetectContext(demo, dict(demo.inventory.design)))
     assert "p2p-bandwidth-below-baseline" not in got, got
     assert got["p2p-bandwidth-below-peers"][0] is False  # level with its controls: clear inside that bar
+
+
+# ------------------------------------------------------------------ a host slower than its faint domain
+@pytest.mark.parametrize("seed", [1, 3, 5])
+def test_a_faint_domain_with_a_slower_host_in_it_is_the_domain(seed):
+    """09ece4e's wider() keeps the host where it measures slower than its mates (told apart),
+    but its mates are then the faint domain on their own: demo-2sn at 0.928 (the 0.93 domain
+    bar), node003 at 0.9 in it, seed 5: the host was named, the domain's median of card
+    medians then 0.9301 by a hair and the domain not named, its other 28 cards left near
+    their card bar and quarantined. The domain alone explains every pair within its bars
+    (node003 is 0.97 of it, inside the card bar): the domain is named, first; the host is
+    then judged against it."""
+    demo = topo_of("demo-2sn")
+    speed = {c: 0.928 for c in demo.cards_of_supernode("sn0")}
+    speed.update({c: 0.9 for c in demo.cards_of_host("node003")})
+    out = findings(cells_of(demo, speed=speed, noise=0.02, seed=seed), demo)
+    assert {(f.entity, f.entity_kind) for f in out if not f.evidence.get("near_bar")} == {("sn0", "supernode")}
+    assert not [f.entity for f in out if f.evidence.get("near_bar") and f.entity in speed]  # none of sn0's cards
