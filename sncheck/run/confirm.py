@@ -57,7 +57,7 @@ from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import NEAR_SAMPLES, at_bound, batch_repeats, decided, look
-from sncheck.run.retestbar import has_bound, inward, rare_repeats, retest_noise, too_few_partners
+from sncheck.run.retestbar import has_bound, inward, pair_repeats, rare_repeats, retest_noise, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -384,7 +384,7 @@ class Window:
             groups.append(Group(f"control:{tag}", "confirm", tuple(peers)))
         self.controls |= set(peers)
         plan = StressPlan(groups=tuple(groups), collectives=base.collectives, sizes=sizes, warmup=base.warmup,
-                          iters=base.iters, repeats=1)
+                          iters=base.iters, repeats=pair_repeats(self.syms, self.by_name))
         ctx.backend.collectives(plan, _emit_as(ctx, tag))
         coll = self._kind("collective")
         ok = coll[coll["status"] == "ok"] if not coll.empty else coll

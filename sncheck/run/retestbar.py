@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 MISS = 0.001  # a persistent rare symptom is missed by its retest (and released) at most this often (rare_repeats)
 MAX_REPEATS = 40
+PAIR_REPEATS = 5  # a pair collective's symptom re-measured: its median over 2 x 5 looks (pair_repeats)
 
 
 def partners(rows: pd.DataFrame, card: str, topo: Topology, tier: str | None, among: Set[str] | None = None) -> int:
@@ -107,6 +108,19 @@ def rare_repeats(syms: list[Symptom], by_name: dict[str, Rule], miss: float = MI
         tests = math.log(miss) / math.log(1 - rate)
         out = max(out, min(MAX_REPEATS, math.ceil(tests / max(1, peers))))
     return out
+
+
+def pair_repeats(syms: list[Symptom], by_name: dict[str, Rule]) -> int:
+    """Repeats of a retest's collectives when a symptom is a pair collective's time or
+    bandwidth (a per-link median over its sized looks, against a bar of the tier median):
+    PAIR_REPEATS, so the link's median is over 2 x 5 looks, not the one of detection. One
+    look at a latency-bound size is mostly its ranks' launch skew (a 0.95 card starts 2.6 us
+    late: 17% of its all-to-all looks at 8 KiB read over twice the median, 2% of a healthy
+    pair's); the median of ten is its level (issue 29, the sweep's 5183 seed 4: two links of
+    a card inside its bars isolated on one retest look each). Else 1."""
+    pair = any((r := by_name.get(s.rule)) is not None and METRICS[r.metric].layer == "stress"
+               and METRICS[r.metric].shape == PAIRS and r.op == "peer_outlier" for s in syms)
+    return PAIR_REPEATS if pair else 1
 
 
 def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology, tier: object) -> str | None:
