@@ -195,18 +195,21 @@ def test_fabric_refuses_a_ports_report_as_its_topology(tmp_path):
 
 # ---------------------------------------------------------------- 8f6a603 / 1741e57: npu-smi info
 
+NPU_HEADER = ("+------------------------------------------------------------------------------------------------+\n"
+              "| npu-smi 23.0.5                   Version: 23.0.5                                               |\n"
+              "+---------------------------+---------------+----------------------------------------------------+\n"
+              "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n"
+              "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n"
+              "+===========================+===============+====================================================+\n")
+
+
 def test_npu_smi_info_cut_before_its_first_npu_row_is_cut(tmp_path):
     """The banner and the header alone (a paste cut before the first NPU's rows) read as a whole
     table of no NPU, exit 0 (main): npu-smi info lists every NPU it found."""
     from click.testing import CliRunner  # noqa: PLC0415
 
     from sncheck.cli.main import main  # noqa: PLC0415
-    header = ("+------------------------------------------------------------------------------------------------+\n"
-              "| npu-smi 23.0.5                   Version: 23.0.5                                               |\n"
-              "+---------------------------+---------------+----------------------------------------------------+\n"
-              "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n"
-              "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n"
-              "+===========================+===============+====================================================+\n")
+    header = NPU_HEADER
     for cut in (header, "\n".join(header.split("\n")[:3]) + "\n"):
         f = tmp_path / "npu.txt"
         f.write_text(cut)
@@ -308,12 +311,7 @@ def test_a_cut_npu_smi_info_fails_the_run_s_host_facts_as_it_fails_parse():
     from sncheck.vendors.facts import Expect, outcome as fact_outcome  # noqa: PLC0415
     from sncheck.vendors.hostjudge import bind  # noqa: PLC0415
     from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
-    header = ("+------------------------------------------------------------------------------------------------+\n"
-              "| npu-smi 23.0.5                   Version: 23.0.5                                               |\n"
-              "+---------------------------+---------------+----------------------------------------------------+\n"
-              "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n"
-              "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n"
-              "+===========================+===============+====================================================+\n")
+    header = NPU_HEADER
     assert parse_text("npu-smi", header)["errors"]
     _, rows = fact_outcome("cm01", bind(COMMANDS["info"]), Expect(cards=16), exit_code=0, stdout=header)
     assert rows and not any(r["ok"] for r in rows), [(r["fact"], r["ok"], r["message"][:120]) for r in rows]
