@@ -334,3 +334,17 @@ def test_amd_smi_summary_judges_its_uncorrectable_ecc_count():
     sick = v.text.replace(row, row.replace("°C   0 ", "°C   5 "))
     code, data = outcome("amd-smi", sick, v)
     assert code == 1 and data["faults"] == ["GPU 1 (0000:25:00.0): 5 uncorrectable ECC errors (UEC)"], data
+
+
+# ---------------------------------------------------------------- d5e7f2c / a01f8a2: rocm-smi identity cells
+
+def test_rocm_smi_identity_cells_of_n_a_keep_the_power_in_its_place(tmp_path):
+    """getNodeId, getDRMDeviceId and getGUID print 'N/A' where the library cannot say: a row
+    '1  N/A  N/A,  N/A  41.0°C  156.0W ...' was read with Temp's cell at 1, and its power lost
+    (null, exit 0: main); the header says the identity cells are there."""
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    row = "1       N/A   N/A,      N/A    41.0°C      156.0W    NPS1, SPX, 0        91Mhz   900Mhz  0%   auto  650.0W  0%     0%"
+    text = ROCM_PARTITIONED.replace(ROCM_PARTITIONED.split("\n")[6], row)
+    (g,) = [g for g in parse_text("rocm-smi", text)["gpus"] if g["device"] == 1]
+    assert (g["node"], g["did"], g["guid"], g["temp_C"], g["power_W"], g["pwrcap_W"], g["sclk_MHz"]) == \
+        (None, None, None, 41.0, 156.0, 650.0, 91)

@@ -187,11 +187,15 @@ def parse_concise(text: str) -> dict[str, Any]:
     saw = ended = False
     old_columns: list[str] | None = None
     width: int | None = None  # the cells of the first whole row
+    identity = False  # the header names the identity cells after Device
     for raw in text.splitlines():
         line = raw.rstrip()
         body = line.strip()
         if "Concise Info" in body or (_CONCISE_HEADER.match(body) and not old_columns):
             saw = True  # the banner, or the column header of a paste that left the banner out
+            # the header says the identity cells are there (Node, IDs / [Model : Revision]): three cells
+            # before Temp in every row, whatever they read ('N/A' where the library cannot say)
+            identity = identity or bool(_CONCISE_HEADER.match(body))
             continue
         if _END in body:
             ended = True
@@ -248,7 +252,9 @@ def parse_concise(text: str) -> dict[str, Any]:
                 # SCLK and MCLK by place too (the two cells before Fan), and Power as the cell after Temp:
                 # a clock the library could not read prints 'None' or 'N/A' ('None  900Mhz': MCLK was
                 # read as SCLK), a Power of 'N/A' beside a PwrCap ('N/A ... 1000.0W': the cap as power)
-                at = 4 if g["node"] is not None or g["model"] is not None else 1  # Temp's cell
+                # Temp's cell: after the identity cells where the header or the row shows them (getNodeId,
+                # getDRMDeviceId and getGUID print 'N/A' where the library cannot say: 'N/A  N/A,  N/A')
+                at = 4 if identity or g["node"] is not None or g["model"] is not None else 1
                 g.update({"sclk_MHz": _mhz(cells[-7]), "mclk_MHz": _mhz(cells[-6]),
                           "power_W": _watts(cells[at + 1]) if len(cells) > at + 8 else g["power_W"]})
             gpus.append(g)

@@ -25,7 +25,9 @@ GRAMMAR = {
             "the rows, the footer after; the Partitions cell getMemoryPartition + ', ' + getComputePartition + "
             "', ' + getPartitionId: each 'N/A' where the library cannot read it ('N/A, N/A, 1': a secondary "
             "partition), the ID '{:d}' (a failed ID read returns None, which the concatenation cannot print), "
-            "kept as printed (partitions: the text, never null where the row prints it)",
+            "kept as printed (partitions: the text, never null where the row prints it); the identity cells "
+            "getNodeId, getDRMDeviceId + ', ', getGUID each 'N/A' where the library cannot say (null; the cells "
+            "after them are read by the header's place, never shifted)",
             f"{_SMI} history: 'Device [Model : Revision]' with the name on a second line and '(Mem, Compute)' "
             "(755e14d, 3602447: rocm-6.0.0); Node and IDs (4b5ccb5: rocm-6.1.0); the partition ID (c2035fa: "
             "rocm-6.1.2)",
