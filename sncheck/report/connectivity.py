@@ -13,7 +13,7 @@ import pandas as pd
 from sncheck.model import EntityKind, RunRecord
 from sncheck.report import svg
 from sncheck.report.codes import id_codes, merge_repeated
-from sncheck.report.tables import REPORT_P2P, column, holds, isnan, of_kind, status_ok
+from sncheck.report.tables import REPORT_P2P, column, floats, holds, isnan, of_kind, status_ok
 from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 
 # Past this many cards a domain's heatmap is drawn host x host (mean over card pairs),
@@ -45,11 +45,7 @@ def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, d
         return view
     domains = _Domains(record, p2p)
     flagged = _flagged_supernodes(record, domains)
-    # The maps are per supernode: only the rows inside one, and not across supernodes.
-    dom_src = domains.dom[domains.src]
-    inside = np.flatnonzero((domains.tier != domains.tier_code(SCALE_OUT)) & (dom_src >= 0)
-                            & (dom_src == domains.dom[domains.dst]))
-    rows_in = _Inside(domains, inside)
+    inside, rows_in = domains.inside()
     metrics = []
     for name, col, rev, unit, dkey, higher in METRICS:
         if col in p2p.columns:
@@ -111,10 +107,10 @@ class _Metric:
     def __init__(self, name: str, unit: str, higher: bool, p2p: pd.DataFrame, col: str,
                  rev_col: str | None, at: np.ndarray) -> None:
         self.name, self.unit, self.higher = name, unit, higher
-        self.fwd = pd.to_numeric(p2p[col], errors="coerce").to_numpy(float)[at]
+        self.fwd = floats(p2p[col])[at]
         self.back = self.fwd
         if rev_col and rev_col in p2p.columns:
-            back = pd.to_numeric(p2p[rev_col], errors="coerce").to_numpy(float)[at]
+            back = floats(p2p[rev_col])[at]
             self.back = np.where(np.isnan(back), self.fwd, back)
         self.ok = status_ok(p2p).to_numpy(bool)[at]
         self.any_failed = bool((~self.ok).any())
@@ -147,10 +143,14 @@ class _Domains:
     the rows name: every lookup below is an array index, never a scan of the rows."""
 
     def __init__(self, record: RunRecord, p2p: pd.DataFrame) -> None:
-        (self.src, self.dst), self.cards = id_codes(p2p["src"], p2p["dst"])
+        (src, dst), self.cards = id_codes(p2p["src"], p2p["dst"])
+        # per row until inside() (narrow: a fleet's millions of rows; codes of at most its cards)
+        self.src, self.dst = src.astype(np.int32), dst.astype(np.int32)
+        del src, dst
         host = pd.Series([host_of(c) for c in self.cards.tolist()], dtype=object)
         self.hosts = pd.unique(host)
-        (self.tier,), tiers = id_codes(_tiers(p2p))  # per row
+        (tier,), tiers = id_codes(_tiers(p2p))
+        self.tier = tier.astype(np.int16)
         self.tiers = list(tiers)
         sns = (record.topology or {}).get("supernodes") or []
         if sns:
@@ -162,6 +162,17 @@ class _Domains:
             host_dom = {h: 0 for h in self.hosts}
             self.hosts_of = [sorted(set(self.hosts), key=natural_key)]
         self.dom = host.map(host_dom).fillna(-1).to_numpy(int)   # per card code
+
+    def inside(self) -> tuple[np.ndarray, "_Inside"]:
+        """The rows inside a supernode (not across supernodes: the maps are per supernode),
+        as positions and as :class:`_Inside`; the per-row codes are dropped after it."""
+        dom_src = self.dom[self.src]
+        at = np.flatnonzero((self.tier != self.tier_code(SCALE_OUT)) & (dom_src >= 0)
+                            & (dom_src == self.dom[self.dst]))
+        del dom_src
+        rows = _Inside(self, at)
+        self.src = self.dst = self.tier = np.empty(0, dtype=np.int32)
+        return at, rows
 
     def tier_code(self, tier: str) -> int:
         return self.tiers.index(tier) if tier in self.tiers else -1

@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sncheck.store.frames import RowFrames, kind_rows
@@ -50,6 +51,14 @@ def records(df: pd.DataFrame, cols: Sequence[str]) -> list[dict]:
 
 def isnan(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA
+
+
+def floats(col: pd.Series) -> np.ndarray:
+    """A column as float64 values, NaN where missing: a float column's own array (no copy
+    of a fleet's millions of rows; callers take what they need from it), else converted."""
+    if col.dtype == np.float64:
+        return col.to_numpy()
+    return pd.to_numeric(col, errors="coerce").to_numpy(float)
 
 
 def status_ok(df: pd.DataFrame) -> pd.Series:

@@ -1,0 +1,54 @@
+"""The Prometheus card series are grouped a slice of the cards at a time (issue 31: the
+16k gate's peak memory): every slicing gives what one pass over every pair end gives,
+values and row order, including cards whose natural-order keys tie (``h01`` and ``h1``)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sncheck.report.prometheus as prom
+from sncheck.rows import p2p_row
+from sncheck.topology import link_id
+
+
+def _rows(seed: int) -> pd.DataFrame:
+    rnd = random.Random(seed)
+    hosts = ["h01", "h1", "h2", "node3", "node10"]
+    cards = [f"{h}/gpu{g}" for h in hosts for g in range(4)]
+    rows = []
+    for rnd_i in range(3):   # pairs measured in several rounds: merged to their median first
+        for _ in range(60):
+            a, b = rnd.sample(cards, 2)
+            tier = "intra_host" if a.split("/")[0] == b.split("/")[0] else rnd.choice(["scale_up", "scale_out"])
+            row = p2p_row(rnd_i, a, b, link_id(a, b), tier, 1 << 20, bw=rnd.uniform(10, 400),
+                          lat=rnd.uniform(1, 20))
+            row["bw_rev_GBps"] = rnd.choice([None, rnd.uniform(10, 400)])   # one direction may be missing
+            row["lat_p99_us"] = rnd.uniform(2, 40)
+            if rnd.random() < 0.1:
+                row["status"] = "timeout"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_card_series_the_same_in_slices(monkeypatch, seed) -> None:
+    rows = _rows(seed)
+    whole = prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"})
+    assert len(whole) > 20 and whole["failed"].sum() > 0 and whole["bw_min"].notna().sum() > 20
+    for per_pass in (1, 7, 64):
+        monkeypatch.setattr(prom, "ENDS_PER_PASS", per_pass)
+        pd.testing.assert_frame_equal(prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"}), whole)
+
+
+def test_card_series_first_seen_order_in_slices(monkeypatch) -> None:
+    """Each slice's cards are put back in the order one pass meets them (a then b ends)."""
+    pair = {"a": np.array([3, 0, 2]), "b": np.array([1, 3, 0]), "bw": np.array([1.0, 2.0, 3.0]),
+            "p99": np.array([1.0, 1.0, 1.0]), "failed": np.array([False, True, False])}
+    monkeypatch.setattr(prom, "ENDS_PER_PASS", 2)
+    out = prom._ends_by_card(pair, 4)
+    assert out.index.tolist() == [3, 0, 2, 1]
+    assert out["bw_min"].tolist() == [1.0, 2.0, 3.0, 1.0] and out["failed"].tolist() == [1, 1, 0, 0]
