@@ -185,6 +185,20 @@ def smi_query(rng: random.Random) -> Iterator[Variant]:
                           elide=(clocks + 1, clocks + 4))
     for n in (1, 8, 16) if ALL else (rng.choice((1, 8)),):
         yield _ecc_listing(n, rng.choice((None, rng.randrange(n))))
+    # a pasted command line that selects GPUs: 'nvidia-smi -q -i 3' (or '--id=1,2') prints 'Attached GPUs : 8'
+    # and the sections of the GPUs it names only: whole (harvest 9: an H800's and an A100's '-q -i 0')
+    for ids in ((rng.randrange(8),), (1, 2)):
+        flag = f"-i {ids[0]}" if len(ids) == 1 else "--id=" + ",".join(map(str, ids))
+        lines = [f"{rng.choice(('$ ', '$', '> ', 'root@node:~# '))}nvidia-smi -q {flag}", "",
+                 "==============NVSMI LOG==============", "", _kv(0, "Timestamp", "Fri Jun 30 17:20:02 2023"),
+                 _kv(0, "Driver Version", "535.161.08"), _kv(0, "CUDA Version", "12.2"), "", _kv(0, "Attached GPUs", 8)]
+        values = [("attached_gpus", 8), ("len(gpus)", len(ids))]
+        for i in ids:
+            gl, gv = _gpu(rng, "535", i, None, False)
+            lines += gl + [""]
+            values += gv
+        yield Variant("nvidia-smi-q", f"-q {flag} of 8 attached", "\n".join(lines) + "\n", tuple(values),
+                      count=len(ids), records=_sections(lines))
     # a reporter's excerpt that starts inside one GPU's section (after its header and first fields):
     # that GPU's fields, bus id unknown, cut short (real capture NVIDIA/DCGM#152)
     gl, _ = _gpu(rng, rng.choice(sorted(_ERAS)), 0, None, False)

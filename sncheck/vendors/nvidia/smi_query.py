@@ -115,9 +115,11 @@ def parse_query(text: str) -> dict[str, Any]:
                       "output cut short")
     if not gpu_nodes and attached is None and not tool_errors:
         raise ParseError("no 'GPU <bus id>' sections found", tool="nvidia-smi-q")
-    if attached is not None and attached > len(gpu_nodes):
+    selected = _selected(text)
+    if attached is not None and min(attached, selected or attached) > len(gpu_nodes):
         errors.append(
-            f"{attached} GPUs attached but {len(gpu_nodes)} listed (truncated or excerpted output)"
+            f"{attached} GPUs attached" + (f", {selected} selected by the command's -i," if selected else "")
+            + f" but {len(gpu_nodes)} listed (truncated or excerpted output)"
         )
     gpus = [_gpu_summary(node) for node in gpu_nodes]
     errors += impossible_listing(attached, gpus)
@@ -131,6 +133,24 @@ def parse_query(text: str) -> dict[str, Any]:
         "gpus": gpus,
         "errors": errors,
     }
+
+
+# a pasted command line above the listing: 'nvidia-smi -q -i 0' (or '-a', '--query', '--id=0,1') prints
+# 'Attached GPUs : 8' and the sections of the GPUs -i names only (an index, bus id, UUID or serial; a comma list)
+_COMMAND = re.compile(r"^(?:\S*[#$>]\s*)?(?:sudo\s+)?nvidia-smi(\s.*)$")
+_QUERY = re.compile(r"\s(?:-q|-a|--query)(?:\s|$)")
+_ID = re.compile(r"\s(?:-i|--id)(?:\s+|=)(\S+)")
+
+
+def _selected(text: str) -> int | None:
+    """How many GPUs a pasted ``nvidia-smi -q -i ID[,ID...]`` line above the listing selects (None: no such line)."""
+    for line in text.splitlines():
+        body = line.strip()
+        if body.startswith("==="):
+            return None
+        if (c := _COMMAND.match(body)) and _QUERY.search(c.group(1)) and (m := _ID.search(c.group(1))):
+            return len([i for i in m.group(1).split(",") if i])
+    return None
 
 
 def _version(root: _Node, *keys: str) -> str | None:

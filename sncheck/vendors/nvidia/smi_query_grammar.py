@@ -42,7 +42,9 @@ GRAMMAR = {"nvidia-smi-q": Grammar(
            "('None', or per process GPU/Compute instance ID, Process ID, Type, Name, Used GPU Memory), "
            "Capabilities (560 on); 'N/A' where the GPU does not say. -d prints the header and only the sections "
            "asked for under each GPU (no Product Name)"),
-    end="'Attached GPUs' states the GPU count: that many GPU sections; a full listing (with Product Name) ends "
+    end="'Attached GPUs' states the GPU count: that many GPU sections (as many as a pasted command line above "
+        "the listing selects: 'nvidia-smi -q -i 0' or '--id=1,2' still prints 'Attached GPUs : 8' and lists only the "
+        "GPUs it names, harvest 9's H800 and A100 captures); a full listing (with Product Name) ends "
         "each GPU at Processes (at Capabilities from driver 560); each section through its last entry (ECC Mode "
         "and MIG Mode at Pending, a GPU's ECC Errors at Aggregate holding every counter Volatile holds, Retired Pages at "
         "its Pending entry, the histogram at None, FB/BAR1 Memory Usage at Free, Utilization at Decoder); each process through 'Used GPU Memory'; ECC Mode followed "
