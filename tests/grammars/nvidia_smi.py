@@ -295,5 +295,22 @@ def topo(rng: random.Random) -> Iterator[Variant]:
                 end -= 1
             yield Variant("nvidia-smi-topo", f"{era} {n} GPUs {nics} NICs NV{nv}", "\n".join(lines) + "\n",
                           tuple(values), count=n, end=end, elide=(end - 6, end - 1) if not nics else None)
+    # a paste that lost part of each line (harvest 9's 8x H800: the NIC columns cropped from the header and the
+    # GPU rows, the NIC rows left with their GPU cells; the CPU Affinity's first characters gone): an excerpt
+    for lost in ("columns", "cpus"):
+        cols, nics = [f"GPU{i}" for i in range(4)], [f"NIC{k}" for k in range(2)]
+        head = cols + (nics if lost == "cpus" else [])
+        lines = ["\t" + "\t".join(head + ["CPU Affinity", "NUMA Affinity"])]
+        for i, a in enumerate(cols):
+            cpus = ("-31,64-95" if lost == "cpus" and i == 1 else "0-31,64-95") if i < 2 else "32-63,96-127"
+            lines.append("\t".join([a] + [" X " if a == b else "NV8" for b in cols]
+                                   + (["PIX", "SYS"] if lost == "cpus" else []) + [cpus, str(i // 2)]))
+        for k, nic in enumerate(nics):
+            lines.append("\t".join([nic] + ["PIX" if i // 2 == k else "SYS" for i in range(4)]
+                                   + ([" X " if k == j else "PIX" for j in range(2)] if lost == "cpus" else [])))
+        lines += ["", "Legend:", ""] + [f"  {k:<4} = {text}" for k, text in _LEGEND]
+        lines += ["", "NIC Legend:", ""] + [f"  {nic}: mlx5_{k}" for k, nic in enumerate(nics)]
+        yield Variant("nvidia-smi-topo", f"paste lost {lost}", "\n".join(lines) + "\n",
+                      (("matrix.GPU0.GPU3", "NV8"), ("affinity.GPU2.cpu", "32-63,96-127")), fails=True)
     yield Variant("nvidia-smi-topo", "no driver", "NVIDIA-SMI has failed because it couldn't communicate with the "
                   "NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n", (), fails=True)

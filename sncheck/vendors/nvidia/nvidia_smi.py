@@ -184,6 +184,7 @@ def parse_topo(text: str) -> dict[str, Any]:
     affinity: dict[str, dict[str, Any]] = {}
     legend: dict[str, str] = {}
     errors: list[str] = []
+    stray: list[str] = []
     for line in lines[header_at + 1 :]:
         tokens = line.split()
         if not tokens:
@@ -197,8 +198,20 @@ def parse_topo(text: str) -> dict[str, Any]:
             matrix[tokens[0]] = dict(zip(devices, cells))
             if tokens[0].startswith("GPU"):
                 affinity[tokens[0]] = _topo_affinity(labels, tokens[1 + len(devices) :])
+                cpu = affinity[tokens[0]]["cpu"]
+                if cpu is not None and not _CPU_LIST.match(cpu):
+                    errors.append(f"{tokens[0]}'s CPU Affinity {cpu!r} is no CPU list (N-M,...): "
+                                  "the paste lost characters")
+        elif re.match(r"^(?:GPU|NIC)[0-9]+$", tokens[0]) and len(tokens) > 1 and _LINK.match(tokens[1]):
+            # a row for a device the header lacks: its columns were cropped from the paste
+            # (harvest 9's H800 topo: NIC rows under a header of GPU columns only)
+            stray.append(tokens[0])
+            matrix[tokens[0]] = dict(zip(devices, tokens[1 : 1 + len(devices)]))
         elif TOOL_ERROR.search(line):
             errors.append(line.strip())
+    if stray:
+        errors.append(f"rows for {', '.join(stray[:4])}{' ...' if len(stray) > 4 else ''} that the header has no "
+                      "column for: the paste lost columns")
     if not matrix:
         errors.append("header row without any device rows")
     errors += _topo_cut_short(lines[header_at + 1 :], devices, matrix, legend)
@@ -214,6 +227,12 @@ def parse_topo(text: str) -> dict[str, Any]:
         "affinity": affinity,
         "errors": errors,
     }
+
+
+# a matrix cell: X on itself, a PCIe path or NV# (bonded NVLinks)
+_LINK = re.compile(r"^(?:X|SYS|NODE|PHB|PXB|PIX|NV[0-9]+)$")
+# topo -m's CPU Affinity: the GPU's CPUs as a list of ranges (0-47,96-143) or single CPUs
+_CPU_LIST = re.compile(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")
 
 
 def _topo_cut_short(lines: list[str], devices: list[str], matrix: dict, legend: dict) -> list[str]:

@@ -64,7 +64,9 @@ GRAMMAR = {
             "cut right after its PIX entry reads as a whole -mp: the output cannot tell them apart",
         failures=("'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver ...' and the other "
                   "NVML lines (errors); a row short of cells, a device column without its row, a Legend cut short, "
-                  "a NIC column the NIC Legend does not name (errors: cut short). The matrix is recorded, judged "
+                  "a NIC column the NIC Legend does not name (errors: cut short); a CPU Affinity that is no CPU list ('-31,64-95') "
+                  "or a row for a device the header has no column for (a paste that lost characters or columns, "
+                  "harvest 9's 8x H800: errors). The matrix is recorded, judged "
                   "only against a platform (topo_sanity)"),
         values=("gpus [GPU names], nics[{name, device}] (device null without a NIC Legend), matrix{row: {column: "
                 "cell}} ('X' on itself), affinity{GPU: {cpu, numa, gpu_numa_id}} (null for N/A), errors"),
