@@ -141,40 +141,48 @@ def nvlink_status(gpus: int = 4, links: int = LINKS, faults: Sequence[Any] = (),
     return "".join(out)
 
 
-def imex(down: Sequence[int] = (), addresses: Sequence[str | None] = ()) -> str:
-    """The 18-node ``nvidia-imex-ctl -N`` with nodes ``down`` (0-based) not READY; node #k
-    listed at ``addresses[k]`` where that is given (the inventory's imex_address of the
-    k-th host), else at the capture's address."""
+def imex(down: Sequence[int] = (), addresses: Sequence[str | None] = (), nodes: int = 18) -> str:
+    """The ``nvidia-imex-ctl -N`` of a domain of ``nodes`` trays (at most the capture's 18:
+    its first ``nodes`` node lines and the matrix's first ``nodes`` rows and columns, as the
+    daemon lists the nodes of its nodes_config, a domain of 9 trays 9 of them) with nodes
+    ``down`` (0-based) not READY; node #k listed at ``addresses[k]`` where that is given (the
+    inventory's imex_address of the k-th host), else at the capture's address."""
     lines = []
     for line in capture(IMEX).splitlines():
         m = re.match(r"^(Node #(\d+)\s+- )(\S+)(\s+- )READY(\s+- Version)", line)
+        if m and int(m.group(2)) >= nodes:
+            continue
         address = addresses[int(m.group(2))] if m and int(m.group(2)) < len(addresses) else None
         if m and address:
             line = f"{m.group(1)}{address + ' ':<16}- {line[m.end(4):]}"
         if m and int(m.group(2)) in down:
             line = line.replace("READY      ", "UNAVAILABLE", 1)
         cells = line.split()
+        if cells[:2] == ["Nodes", "From\\To"]:
+            line = " Nodes From\\To  " + "".join(f"{k:<4}" for k in range(nodes)).rstrip()
         if cells and cells[0].isdecimal() and len(cells) == 19:
             row = int(cells[0])
-            vals = ["N" if (row in down or j in down) else c for j, c in enumerate(cells[1:])]
+            if row >= nodes:
+                continue
+            vals = ["N" if (row in down or j in down) else c for j, c in enumerate(cells[1:nodes + 1])]
             line = f"{cells[0]:>8}        " + "   ".join(vals)
         lines.append(line)
     return "\n".join(lines) + "\n"
 
 
 def _outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequence[int] = (),
-             addresses: Sequence[str | None] = (), cards: int = 4) -> dict[str, Callable[[], str]]:
+             addresses: Sequence[str | None] = (), cards: int = 4, domain_hosts: int = 18) -> dict[str, Callable[[], str]]:
     """Command name -> the output of an NVL72 tray, rendered when called (a read asks for one
     command at a time): ``index`` is its place in the rack (0-based); ``faults`` are the fault
     plan's faults on this host; ``down_in_domain`` the rack indices of trays with ``imex_down``
-    (every tray's IMEX view shows them)."""
+    (every tray's IMEX view shows them); ``domain_hosts`` the trays of its domain (IMEX nodes)."""
     return {
         "query_gpu": lambda: query_gpu_csv(faults, host),
         "nvlink_status": lambda: nvlink_status(faults=faults, host=host),
         "query_fabric": lambda: tray_qx(index + 1, clique=3 if any(f.type == "clique_split" for f in faults) else 2,
                                         in_progress=any(f.type == "fabric_incomplete" for f in faults),
                                         faults=faults, host=host),
-        "imex": lambda: imex(down_in_domain, addresses),
+        "imex": lambda: imex(down_in_domain, addresses, domain_hosts),
         # one InfiniBand adapter per GPU (rail-aligned), ib_port_down acted out on its rail
         "ibstat": lambda: infiniband_sim.render_ibstat(HostState(host, cards, PLATFORM, tuple(faults))),
         "dcgmi_diag": lambda: capture("dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt"),
@@ -185,5 +193,5 @@ def render(command: str, state: HostState) -> ToolOutput | None:
     """The output of fact command ``command`` on the NVL72 tray ``state`` (its place in the
     rack is ``state.index``), or None for a command a tray does not run."""
     out = _outputs(state.host, state.index, state.faults, state.down_in_domain, state.domain_addresses,
-                   state.cards).get(command)
+                   state.cards, state.domain_hosts or 18).get(command)
     return None if out is None else ToolOutput(0, out())
