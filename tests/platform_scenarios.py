@@ -173,24 +173,12 @@ def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Plante
         free.discard(h)
         return h
 
-    others = [c for c in classes_for(name) if c != first and c not in ALONE]  # a refused fault: alone
-    cases = [first] if first in ALONE else [first, *rnd.sample(others, rnd.randint(1, max_cases) - 1)]
-    cases.sort(key=lambda c: c == "retest_raised")  # last: its late card is the control the retest picks beside every other suspect
+    cases = draw_cases(rnd, first, classes_for(name), max_cases)
     for case in cases:
         if case in DOMAIN_CLASSES:
-            whole = [s for s, hosts in sns.items() if set(hosts) <= free]
-            if any(p.case in DOMAIN_CLASSES for p in out) or not whole:
-                continue
-            sn = rnd.choice(whole)
-            free.difference_update(sns[sn])
             # faint: near the domain's design bar (0.93), as the NVL72 rack at 0.9 of the issue
-            factor = rnd.uniform(0.5, 0.75) if case == "whole_supernode" else rnd.uniform(0.88, 0.93)
-            # three places, as faint_card: at two, a tenth of the faint draws (0.925-0.93)
-            # rounded onto the bar itself, where any detector is a coin toss
-            lines = tuple(f"{{type: slow_card, target: {h}/gpu{k}, factor: {factor:.3f}}}"
-                          for h in sns[sn] for k in range(inv.hosts[h].cards))
-            one_host = len(sns[sn]) == 1  # a domain of one host (MI300X) is that host
-            out.append(Planted(case, lines, frozenset({(sns[sn][0], "host") if one_host else (sn, "supernode")})))
+            domain = plant_domain(case, rnd, inv, sns, free, out, (0.5, 0.75) if case == "whole_supernode" else (0.88, 0.93))
+            out.extend([domain] if domain else [])
             continue
         if case in SWITCH_CLASSES:
             planted = _switch(case, rnd, topo, out)
@@ -270,6 +258,34 @@ def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Plante
                 out.append(Planted(case, (f"{{type: slow_nic, target: {h}, port: {port}, factor: {factor:.2f}}}",),
                                    frozenset({(nic, "nic")})))
     return name, out
+
+
+def draw_cases(rnd: random.Random, first: str, available: tuple[str, ...], max_cases: int) -> list[str]:
+    """A scenario's classes: ``first``, then up to ``max_cases - 1`` others of ``available``
+    (a refused class alone: the run stops before measuring); retest_raised last (its late
+    card is the control the retest picks beside every other suspect)."""
+    others = [c for c in available if c != first and c not in ALONE]
+    cases = [first] if first in ALONE else [first, *rnd.sample(others, rnd.randint(1, max_cases) - 1)]
+    cases.sort(key=lambda c: c == "retest_raised")
+    return cases
+
+
+def plant_domain(case: str, rnd: random.Random, inv: Inventory, sns: dict[str, list[str]], free: set[str],
+                 out: list[Planted], factors: tuple[float, float]) -> Planted | None:
+    """Every card of one whole free domain slow at one factor drawn in ``factors`` (one such
+    class a scenario): the supernode, or the host of a one-host domain (MI300X, HGX)."""
+    whole = [s for s, hosts in sns.items() if set(hosts) <= free]
+    if any(p.case in DOMAIN_CLASSES for p in out) or not whole:
+        return None
+    sn = rnd.choice(whole)
+    free.difference_update(sns[sn])
+    factor = rnd.uniform(*factors)
+    # three places, as faint_card: at two, a tenth of the faint draws (0.925-0.93)
+    # rounded onto the bar itself, where any detector is a coin toss
+    lines = tuple(f"{{type: slow_card, target: {h}/gpu{k}, factor: {factor:.3f}}}"
+                  for h in sns[sn] for k in range(inv.hosts[h].cards))
+    one_host = len(sns[sn]) == 1
+    return Planted(case, lines, frozenset({(sns[sn][0], "host") if one_host else (sn, "supernode")}))
 
 
 def _issue29(case: str, rnd: random.Random, name: str, topo: Topology, h: str, card: str,

@@ -38,9 +38,10 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -51,9 +52,10 @@ FIRST = 5000
 PRIOR_RUNS = 2  # clean runs recorded in a state store before a drift scenario (drift needs 3 with its own)
 
 
-def _state_dir(tmp_path: Path, name: str, seed: int) -> Path:
+def _state_dir(tmp_path: Path, name: str, seed: int, load: Callable[[str], Any] = inventory) -> Path:
     """A state store holding PRIOR_RUNS clean pre-upgrade gates of the inventory (made once
-    per inventory and seed, copied for each scenario that needs one)."""
+    per inventory and seed, copied for each scenario that needs one; ``load``: the
+    generator's inventory by name)."""
     import shutil
 
     from sncheck.run.inputs import load_playbook
@@ -70,7 +72,7 @@ def _state_dir(tmp_path: Path, name: str, seed: int) -> Path:
             making = tmp_path / f"state-{name}-{seed}.making"
             shutil.rmtree(making, ignore_errors=True)
             for k in range(PRIOR_RUNS):
-                Run.build(gate, inventory(name), state_dir=str(making), backend="mock", seed=seed * 100 + k,
+                Run.build(gate, load(name), state_dir=str(making), backend="mock", seed=seed * 100 + k,
                           out=str(tmp_path / f"prior-{name}-{seed}-{k}")).execute()
             making.rename(cached)
     fresh = Path(tempfile.mkdtemp(prefix=f"state-{name}-{seed}-", dir=tmp_path)) / "state"
@@ -78,12 +80,15 @@ def _state_dir(tmp_path: Path, name: str, seed: int) -> Path:
     return fresh
 
 
-def run_one(tmp_path: Path, number: int, seed: int) -> dict:
+def run_one(tmp_path: Path, number: int, seed: int, draw: Callable[[int], tuple[str, list[Any]]] = platform_scenario,
+            load: Callable[[str], Any] = inventory) -> dict:
+    """Scenario ``number`` of the generator ``draw`` (number -> inventory name and planted
+    faults; ``load``: its inventory by name) on seed ``seed``, judged."""
     from sncheck.errors import ConfigError
     from sncheck.run.inputs import load_playbook
     from sncheck.run.runner import Run, RunOptions, execute
 
-    name, planted = platform_scenario(number)
+    name, planted = draw(number)
     out = tmp_path / f"{number}-{seed}"
     out.mkdir(parents=True, exist_ok=True)
     plan = out / "faults.yaml"
@@ -91,10 +96,10 @@ def run_one(tmp_path: Path, number: int, seed: int) -> dict:
     gate = load_playbook(str(Path(__file__).resolve().parents[2] / "playbooks/pre-upgrade-gate.yaml"))
     try:
         if any(p.case in STATE for p in planted):
-            outcome = Run.build(gate, inventory(name), state_dir=str(_state_dir(tmp_path, name, seed)),
+            outcome = Run.build(gate, load(name), state_dir=str(_state_dir(tmp_path, name, seed, load)),
                                 backend="mock", faults=str(plan), seed=seed, out=str(out / "run")).execute()
         else:
-            outcome = execute(gate, inventory(name), RunOptions(backend="mock", faults=str(plan), seed=seed,
+            outcome = execute(gate, load(name), RunOptions(backend="mock", faults=str(plan), seed=seed,
                                                                 out=str(out / "run")))
     except ConfigError as e:  # a fault plan refused when the run resolves: exit 2
         return {"scenario": number, "seed": seed, "inventory": name, **judge(planted, [], [], refused=str(e))}
@@ -111,9 +116,10 @@ def run_one(tmp_path: Path, number: int, seed: int) -> dict:
     return {"scenario": number, "seed": seed, "inventory": name, **verdict}
 
 
-def tally(results: list[dict]) -> dict:
-    per = {c: [0, 0] for c in CLASSES}
-    exact = {c: [0, 0] for c in CLASSES}
+def tally(results: list[dict], classes: Sequence[str] = CLASSES,
+          draw: Callable[[int], tuple[str, list[Any]]] = platform_scenario) -> dict:
+    per = {c: [0, 0] for c in classes}
+    exact = {c: [0, 0] for c in classes}
     out = {"runs": len(results), "exact": 0, "named": 0, "card<->host": 0, "card<->link": 0, "nic<->switch": 0,
            "wrong_end": [], "misses": [], "extras": [], "quarantined": [], "near": []}
     drawn: Counter[str] = Counter()
@@ -137,21 +143,22 @@ def tally(results: list[dict]) -> dict:
         drawn.update(list(r.get("precision") or r["per"]))  # the classes planted in this run (one count a run)
     planted = sum(n for n, _ in per.values())
     found = sum(hit for _, hit in per.values())
-    out.update(per_class=per, precision_per_class=exact, planted=planted, found=found, ends_per_class=ends(results),
+    out.update(per_class=per, precision_per_class=exact, planted=planted, found=found, ends_per_class=ends(results, draw),
                drawn=dict(drawn),
                recall=found / planted if planted else 1.0,
                precision=out["exact"] / out["named"] if out["named"] else 1.0)
     return out
 
 
-def ends(results: list[dict]) -> dict[str, dict[str, list[int]]]:
+def ends(results: list[dict], draw: Callable[[int], tuple[str, list[Any]]] = platform_scenario
+         ) -> dict[str, dict[str, list[int]]]:
     """Per class and end its culprits must reach (isolate, release, refused): [reached,
     expected]. The scenario's faults are drawn again from its number (the generator is
     seeded by it); a culprit reached its end unless the run missed it (never named, or its
     plan not refused) or ended it otherwise (``wrong_end``)."""
     out: dict[str, dict[str, list[int]]] = {}
     for r in results:
-        _, planted = platform_scenario(r["scenario"])
+        _, planted = draw(r["scenario"])
         missed = {(case, e) for case, culprits in r["misses"] for e, _ in culprits}
         wrong = {(w[0], w[1]) for w in r["wrong_end"]}
         for p in planted:
@@ -168,7 +175,7 @@ def ends(results: list[dict]) -> dict[str, dict[str, list[int]]]:
     return out
 
 
-def report(stats: dict) -> str:
+def report(stats: dict, classes: Sequence[str] = CLASSES) -> str:
     lines = [f"{stats['runs']} runs: recall {stats['found']}/{stats['planted']} = {stats['recall']:.3f}; "
              f"strict precision {stats['exact']}/{stats['named']} = {stats['precision']:.3f}; mis-levels "
              f"card<->host {stats['card<->host']}, card<->link {stats['card<->link']}, "
@@ -183,7 +190,7 @@ def report(stats: dict) -> str:
             lines.append(f"{case:28} {hit:>5}/{n:<5} {hit / n:>7.3f} {ex:>7}/+{near:<6} {prec:>9.3f}  {reached}")
         elif stats["drawn"].get(case):  # nothing to find (inside_bar): its extra findings only
             lines.append(f"{case:28} {'-':>11} {'-':>7} {ex:>7}/+{near:<6} {prec:>9.3f}  (in {stats['drawn'][case]} runs)")
-    never = [c for c in CLASSES if not stats["drawn"].get(c)]
+    never = [c for c in classes if not stats["drawn"].get(c)]
     lines.append(f"never drawn: {', '.join(never) or 'none'}")
     lines.append(f"misses: {stats['misses'][:40]}")
     lines.append(f"extra findings: {stats['extras'][:40]}")
