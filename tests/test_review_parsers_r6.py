@@ -40,6 +40,9 @@ def test_fabric_growth_no_rule_judges_is_not_judged_never_a_pass():
     gone = counter_growth_findings({"leaf:a[1]": {"symbol_error": 0}, "leaf:a[2]": {"symbol_error": 0}},
                                    {"leaf:a[1]": {"symbol_error": 0}}, None, _bars())
     assert [(g.entity, g.not_judged) for g in gone] == [("leaf:a[2]", True)]   # a port read before and not now
+    (new,) = counter_growth_findings({"leaf:a[1]": {"symbol_error": 0}},
+                                     {"leaf:a[1]": {"symbol_error": 0, "link_downed": 4}}, None, _bars())
+    assert new.not_judged and "link_downed=4 read only now" in new.message   # a counter the earlier file lacked
 
 
 

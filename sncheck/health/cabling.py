@@ -136,9 +136,12 @@ def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapp
         unruled = [c for c in grew if c not in bars]
         # read lower now (reset, wrapped, another port's read): its growth is unknown (round 8)
         lower = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v < was[c]}
-        if unruled or gone or lower:
+        # a counter the earlier read did not hold (another sncheck's file) above zero now: its growth is unknown
+        new = sorted(c for c, v in now.items() if c not in was and v > 0)
+        if unruled or gone or lower or new:
             why = ([f"no rule judges the growth of {', '.join(unruled)}"] if unruled else []) + \
                 ([f"{', '.join(gone)} read before and not now"] if gone else []) + \
+                ([f"{', '.join(f'{c}={now[c]}' for c in new)} read only now: the growth is unknown"] if new else []) + \
                 ([", ".join(f"{c} {a} -> {b}" for c, (a, b) in lower.items()) + " went down (reset, wrapped, or "
                   "another port read): the growth is unknown"] if lower else [])
             counters = {**_grown(grew, unruled), **{c: {"before": a, "after": b, "growth": None}
