@@ -351,3 +351,26 @@ def test_rocm_smi_identity_cells_of_n_a_keep_the_power_in_its_place(tmp_path):
     (g,) = [g for g in parse_text("rocm-smi", text)["gpus"] if g["device"] == 1]
     assert (g["node"], g["did"], g["guid"], g["temp_C"], g["power_W"], g["pwrcap_W"], g["sclk_MHz"]) == \
         (None, None, None, 41.0, 156.0, 650.0, 91)
+
+
+# ---------------------------------------------------------------- d331417: perfquery's unread counter sets
+
+def test_perfquery_an_unread_counter_set_is_one_error_not_a_headerless_port():
+    """common_func's per-VL / per-SL sets are named and not read: their field lines became a
+    headerless port 1 of VL counters (main), said 'cut short' twice over (its last counter, and the
+    counters every other port has)."""
+    from sncheck.vendors.parsers import parse_text  # noqa: PLC0415
+    block = ("# Port counters: Lid 1719 port 1 (CapMask: 0x1600)\nPortSelect:......................1\n"
+             "CounterSelect:...................0x0000\nSymbolErrorCounter:..............0\nLinkErrorRecoveryCounter:........0\n"
+             "LinkDownedCounter:...............0\nPortRcvErrors:...................0\nPortRcvRemotePhysicalErrors:.....0\n"
+             "PortRcvSwitchRelayErrors:........0\nPortXmitDiscards:................0\nPortXmitConstraintErrors:........0\n"
+             "PortRcvConstraintErrors:.........0\nCounterSelect2:..................0x00\n"
+             "LocalLinkIntegrityErrors:........0\nExcessiveBufferOverrunErrors:....0\nQP1Dropped:......................0\n"
+             "VL15Dropped:.....................0\nPortXmitData:....................16480432\nPortRcvData:.....................16480432\n"
+             "PortXmitPkts:....................232\nPortRcvPkts:.....................232\nPortXmitWait:....................239508\n")
+    assert parse_text("perfquery", block)["errors"] == []
+    vl = ("# PortVLOpPackets counters: Lid 1719 port 1\nPortSelect:......................1\n"
+          "CounterSelect:...................0x0000\nVLOpPackets0:....................12\nVLOpPackets1:....................0\n")
+    data = parse_text("perfquery", block + vl)
+    assert data["errors"] == ["a PortVLOpPackets block (perfquery's per-VL or per-SL counters): not read"]
+    assert [p["port"] for p in data["ports"]] == [1]

@@ -202,11 +202,13 @@ def parse_perfquery(text: str) -> dict[str, Any]:
     last: list[str] = []  # per block: the last field it printed
     headers: list[str] = []
     fields: list[set[str]] = []
+    unread = False  # inside a counter set perfquery prints and this view does not read
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
             continue
         if m := _PQ_HEADER.match(line):
+            unread = False
             port = m.group(2)
             ports.append({"device": None, "lid": int(m.group(1)), "port": int(port) if port.isdecimal() else port,
                           "counters": {}})
@@ -217,7 +219,9 @@ def parse_perfquery(text: str) -> dict[str, Any]:
         elif m := _PQ_OTHER_HEADER.match(line):
             if m.group(1) not in _PQ_LAST:
                 errors.append(f"a {m.group(1)} block (perfquery's per-VL or per-SL counters): not read")
+                unread = True  # its field lines are its own, never another port's or a headerless block
                 continue
+            unread = False
             port = m.group(3)
             ports.append({"device": None, "lid": int(m.group(2)), "port": int(port) if port.isdecimal() else port,
                           "counters": {}})
@@ -225,6 +229,8 @@ def parse_perfquery(text: str) -> dict[str, Any]:
             last.append("")
             headers.append(line)
             fields.append(set())
+        elif unread and _PQ_LINE.match(line):
+            continue
         elif (m := _PQ_LINE.match(line)) and (ports or m.group(1) == "PortSelect"):
             name = m.group(1)
             if name == "PortSelect" and (not ports or last[-1]):
