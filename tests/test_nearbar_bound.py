@@ -129,3 +129,35 @@ def test_a_transient_near_bar_card_is_released(tmp_path):
     [f] = [f for f in res["findings"] if f["entity"] == "mi02/gpu3"]
     assert f["evidence"]["near_bar"] and "inside the bar, clear of the noise" in f["evidence"]["retest"], f
     assert ends(res) == {"mi02/gpu3": "release"} and f["severity"] == "info" and res["verdict"] == "pass"
+
+
+def test_a_near_link_whose_end_card_is_the_culprit_names_the_card_not_the_link(tmp_path):
+    """A link named near its design bar (0.805 of design) whose end card is slow at 0.8: its
+    retest named the card, and main took that as the link reproduced ("new in the retest:
+    card mi02/gpu3 ..."): the link isolated, the card never a finding, left in service. The
+    card explains the link's pair: it is a finding of its own, retested and isolated; the
+    link is released, explained by it."""
+    from datetime import datetime, timezone
+
+    from sncheck.backends.mock import MockBackend
+    from sncheck.layers.base import LayerContext
+    from sncheck.model import Finding, link_id
+    from sncheck.run import isolation
+    from sncheck.run.inputs import load_faults
+    from sncheck.topology import Topology
+
+    pod = load_inventory(ROOT / "fixtures/inventories/mi300x-pod.yaml")
+    link = link_id("mi02/gpu3", "mi02/gpu5")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("faults:\n  - {type: slow_card, target: mi02/gpu3, factor: 0.8}\n")
+    topo, rows = Topology(pod), []
+    ctx = LayerContext(topo, MockBackend(topo, load_faults(str(plan), topo), seed=1), rows.append, pod.design,
+                       rules=load_rules("default"), rows=rows)
+    f = Finding(link, "link", "connectivity", "p2p-bandwidth-below-design", "critical",
+                f"link {link}: 0.805 of design, inside the bar by less than its noise",
+                {"tier": "intra_host", "near_bar": {"ratio": 0.805, "se": 0.004, "pairs": 1, "bar": 0.8,
+                                                    "ref": "design", "beyond": 0}})
+    steps = isolation.isolation_steps([f], ctx, True, lambda e: None, datetime.now(timezone.utc))
+    assert [(s.entity, s.action.value) for s in steps] == [(link, "quarantine"), (link, "release"),
+                                                           ("mi02/gpu3", "quarantine"), ("mi02/gpu3", "isolate")]
+    assert "explained by card mi02/gpu3, named in the retest" in f.evidence["retest"], f.evidence["retest"]

@@ -56,8 +56,9 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
-from sncheck.run.nearbar import NEAR_SAMPLES, at_bound, batch_repeats, decided, look
-from sncheck.run.retestbar import has_bound, inward, pair_repeats, rare_repeats, retest_noise, too_few_partners
+from sncheck.run.nearbar import BESIDE, NEAR_SAMPLES, at_bound, batch_repeats, decided, look
+from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
+    too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -73,7 +74,6 @@ NOISY = "within the measured noise of the bar, and the retest is too noisy to te
 FEW = "not judged (too few partners to apply its bar): "  # a retest that could not apply a per-card or domain bar
 NO_PEERS = "no known-good peers to retest against"
 UNJUDGED = ("not re-measured: " + NO_PEERS, FEW)  # a speed re-measured against no control, or too few
-BESIDE = "beside its near bar, on the suspect's samples: "  # a sibling bar's note (sncheck.run.nearbar)
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
 
 
@@ -423,11 +423,12 @@ class Window:
 
     def _mine(self, g: Finding) -> bool:
         """A retest finding that is the suspect's symptom again: one holding its cards. A link
-        suspect's is that link or an end of it, never another link sharing one end: a 0.95
-        card's link host016/gpu2<->host037/gpu6 was "reproduced" by host003/gpu2<->host016/gpu2
-        and isolated (5183 seeds 1-2); that other link is a finding of its own (``seen``)."""
-        if self.f.entity_kind == "link" and g.entity_kind == "link":
-            return set(split_link(g.entity)) == self.scope
+        suspect's is that link only: never another link sharing one end (a 0.95 card's link
+        host016/gpu2<->host037/gpu6 was "reproduced" by host003/gpu2<->host016/gpu2, 5183
+        seeds 1-2), nor an end of it (a card at one end, its host): those explain its pair and
+        are findings of their own (``seen``, retestbar.explained)."""
+        if self.f.entity_kind == "link":
+            return g.entity_kind == "link" and set(split_link(g.entity)) == self.scope
         return bool(self._cards(g) & self.scope)
 
     def _evaluate(self, rules: list[Rule], rows: pd.DataFrame, dctx: DetectContext) -> list[Finding]:
@@ -470,9 +471,6 @@ class Window:
         return max([int(r.params.get("min_pairs", 3)) for r in rules
                     if r is not None and r.params.get("per") in ("card", "supernode")] or [3])
 
-    def _too_few_partners(self, rule: Rule, rows: pd.DataFrame, tier: object) -> str | None:
-        return too_few_partners(rule, rows, self.f, self.ctx.topo, tier)
-
     def _speed(self, rule: str) -> bool:
         """A rule that bars a measured time or bandwidth: what a busy machine can move."""
         return rule in self.by_name and has_bound(self.by_name[rule])
@@ -493,6 +491,7 @@ class Window:
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         hits = [g for g in found if self._mine(g) or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
+        ends = [g for g in found if self.f.entity_kind == "link" and not self._mine(g) and self._cards(g) & self.scope]
         noise = retest_noise(rows)
         per: list[dict] = []
         for s in self.syms:
@@ -508,12 +507,13 @@ class Window:
         for g in new:  # a fault the retest saw that detection did not: the suspect is not clear
             per.append({"rule": g.rule, "layer": NAME, "how": "retest", "outcome": True,
                         "note": f"new in the retest: {g.message}"})
+        per = explained(per, ends) if ends and not hits else per  # a link's pair its end explains
         busy_now = _busy_reason(load, [])
         # A control the explanation names on its own (not a culprit holding the suspect) is
         # a finding of its own, retested in turn (sncheck.run.isolation).
         seen = tuple(_seen(g, self.f, busy_now if self._speed(g.rule) else None) for g in on_controls
                      if not self._mine(g) and not self._tied(g))
-        seen += tuple(_seen(g, self.f, None) for g in changed)
+        seen += tuple(_seen(g, self.f, None) for g in changed + ends)
         how = ", ".join(hows)
         moved = [g for g in changed if self._cards(g) & self.scope]
         if moved:
@@ -577,7 +577,7 @@ class Window:
             return True, own[0].message
         if METRICS[rule.metric].shape != PAIRS or not has_bound(rule):
             return False, f"{rule.name} re-measured and quiet"
-        short = self._too_few_partners(rule, rows, s.evidence.get("tier"))
+        short = too_few_partners(rule, rows, self.f, self.ctx.topo, s.evidence.get("tier"))
         if short:  # its bar could not judge the retest: never a release
             return None, FEW + short
         near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._mine(g)]

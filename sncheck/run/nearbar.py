@@ -69,6 +69,7 @@ NEAR_ALPHA = 0.01  # the chance, over every look, that a suspect at its bar is d
 BOUND_Z = NormalDist().inv_cdf(1 - NEAR_ALPHA / 4)  # 2.807: the boundary at the bound, 2 P(Z > it) a side
 NEAR_SAMPLES = 1024  # the suspect's samples at most: a card 0.3% from its bar decided (the docstring)
 WITHIN = "still within the noise of the bar"  # a look that needs more samples
+BESIDE = "beside its near bar, on the suspect's samples: "  # a sibling bar's note in the retest's record
 UNDECIDED = "not judged: still within the noise of the bar at the bound of {n} samples"
 NOT_RETESTED = ("not judged: the playbook allows no retest (confirm: false) to re-measure it, so it is neither "
                 "isolated nor released: it stays quarantined and the run is inconclusive")

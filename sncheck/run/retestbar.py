@@ -19,6 +19,7 @@ from sncheck.health.metrics import METRICS, PAIRS
 from sncheck.health.rules import Rule
 from sncheck.model import Finding
 from sncheck.run.controls import PEERS
+from sncheck.run.nearbar import BESIDE, UNDECIDED, WITHIN
 from sncheck.topology import Topology
 
 if TYPE_CHECKING:
@@ -121,6 +122,19 @@ def pair_repeats(syms: list[Symptom], by_name: dict[str, Rule]) -> int:
     pair = any((r := by_name.get(s.rule)) is not None and METRICS[r.metric].layer == "stress"
                and METRICS[r.metric].shape == PAIRS and r.op == "peer_outlier" for s in syms)
     return PAIR_REPEATS if pair else 1
+
+
+def explained(per: list[dict], ends: list[Finding]) -> list[dict]:
+    """A link suspect's symptoms (``per``: rule, outcome, note) when its retest names an end of
+    it (``ends``: a card at one end, its host) and not the link: its pair's measurements are
+    that end's, a culprit of its own retested in turn (a near link isolated "reproduced" by
+    its end card, the card left in service). Each symptom measured again, reproduced or still
+    within the noise of its bar, is explained, not the link's: released; one not re-measured
+    stays open."""
+    by = f"explained by {ends[0].entity_kind} {ends[0].entity}, named in the retest (a finding of its own)"
+    return [{**p, "outcome": False, "note": f"{by}: {p['note']}"}
+            if p["outcome"] is True or p["note"].removeprefix(BESIDE).startswith((WITHIN, UNDECIDED.split("{")[0]))
+            else p for p in per]
 
 
 def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology, tier: object) -> str | None:
