@@ -374,3 +374,20 @@ def test_perfquery_an_unread_counter_set_is_one_error_not_a_headerless_port():
     data = parse_text("perfquery", block + vl)
     assert data["errors"] == ["a PortVLOpPackets block (perfquery's per-VL or per-SL counters): not read"]
     assert [p["port"] for p in data["ports"]] == [1]
+
+
+def test_npu_smi_a_process_row_it_cannot_read_is_said():
+    """A row counted in 'processes' that the row grammar does not hold (its memory '85 MB', a layout
+    not met) was kept nowhere, its pid and name lost with no word (main): processes 2, rows 1."""
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+    sys.path.insert(0, str(Path(__file__).parent))
+    from grammars import variants  # noqa: PLC0415
+    from test_grammars import outcome  # noqa: PLC0415
+    v = next(v for v in variants("npu-smi") if "Process id in container" in v.text and not v.fails)
+    lines = v.text.split("\n")
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("| ") and ln.count("|") >= 5
+             and ln.split("|")[2].strip().isdigit())
+    odd = lines[i].rsplit("|", 2)[0].rstrip()[:-2] + " MB |"
+    code, data = outcome("npu-smi", "\n".join(lines[:i] + [odd] + lines[i + 1:]), v)
+    assert code == 1 and any("a process row the grammar does not hold" in e for e in data["errors"]), data

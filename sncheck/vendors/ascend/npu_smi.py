@@ -229,6 +229,8 @@ def parse_info(text: str) -> dict[str, Any]:
                 rows.append({"npu": int(m.group(1)), "chip": int(m.group(2)), "pid": int(m.group(3)),
                              "name": m.group(4) or None, "memory_MB": int(m.group(5)),
                              "container_pid": int(m.group(6)) if m.group(6) and m.group(6).isdecimal() else None})
+            else:  # counted in 'processes' and kept nowhere: its pid, name and memory would be lost unsaid
+                errors.append(f"a process row the grammar does not hold (cut, or another layout): {line[:120]!r}")
     if not saw_box:  # (DCMI's init failure printed instead: dcmi_failed reads it, as every Ascend view's)
         raise _refused(text, "no npu-smi info table", "npu-smi")
     if pending is not None:
