@@ -4,6 +4,8 @@ name the wrong entity or release a real fault, each found by an adversarial case
 Mock backend through the CLI (as tests/test_confirm_symptoms.py), and hand-built retest
 frames under the mock's cost model (tests/test_explain.py's cells_of)."""
 
+from pathlib import Path
+
 import pytest
 
 from sncheck.health.culprits import explain_cells, kind_of
@@ -11,6 +13,7 @@ from sncheck.health.metrics import DetectContext
 from test_confirm_symptoms import CONNECTIVITY, DEMO, decisions, finding, run
 from test_explain import RULES, cells_of, findings, topo_of
 
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def slow_host(host: str, factor: float, cards: int = 4, transient: bool = False) -> list[str]:
@@ -114,3 +117,32 @@ def test_a_faint_domain_with_a_slower_host_in_it_is_the_domain(seed):
     out = findings(cells_of(demo, speed=speed, noise=0.02, seed=seed), demo)
     assert {(f.entity, f.entity_kind) for f in out if not f.evidence.get("near_bar")} == {("sn0", "supernode")}
     assert not [f.entity for f in out if f.evidence.get("near_bar") and f.entity in speed]  # none of sn0's cards
+
+
+# ------------------------------------------------------------------ a faint leaf
+@pytest.mark.parametrize("factor", [0.88, 0.85])
+def test_a_faint_leaf_is_the_switch_and_its_retest_confirms_it(tmp_path, factor):
+    """hgx-2su with leaf:su0-rail3 at 0.88 (inside the 0.8 pair bar, every NIC behind it
+    beyond the 0.93 card bar) was named as its eight NICs, hgx01/nic3 ... hgx08/nic3: a card
+    exception's candidates were its card, NIC, host and domain, never its leaf, which only
+    a pair beyond a pair bar put forward (at 0.75 the switch is named). Named, its retest
+    then released it: every retest pair touches a NIC behind it, so they were the tier's
+    level. The leaf is a candidate of its NICs' exceptions, and a switch's NICs' pairs set no
+    level in its retest (DetectContext.subject_cards): one switch finding, isolated."""
+    inv = str(ROOT / "fixtures/inventories/hgx-2su.yaml")
+    code, res = run(tmp_path, inv, [f'{{type: slow_switch, target: "leaf:su0-rail3", factor: {factor}}}'],
+                    playbook=str(ROOT / "playbooks/post-delivery.yaml"), seed=1)
+    assert {(f["entity"], f["entity_kind"]) for f in res["findings"]} == {("leaf:su0-rail3", "switch")}
+    assert finding(res, "leaf:su0-rail3")["evidence"].get("confirmed") is True
+    assert ("leaf:su0-rail3", "isolate") in decisions(res) and code == 1
+
+
+def test_a_leaf_is_named_only_where_every_nic_behind_it_is_slow():
+    """The guard: six of a leaf's eight NICs at 0.85 are six NICs (the leaf would predict
+    the other two slow: contradicted); all eight are the one leaf."""
+    hgx = topo_of("hgx-2su")
+    behind = [c for c in hgx.card_ids if c.endswith("/gpu3") and hgx.by_id[c].supernode <= "hgx08"]
+    six = findings(cells_of(hgx, nic={c: 0.85 for c in behind[:6]}, noise=0.02, seed=1), hgx)
+    assert {f.entity for f in six} == {c.replace("/gpu3", "/nic3") for c in behind[:6]}
+    eight = findings(cells_of(hgx, nic={c: 0.85 for c in behind}, noise=0.02, seed=1), hgx)
+    assert {(f.entity, f.entity_kind) for f in eight} == {("leaf:su0-rail3", "switch")}

@@ -387,8 +387,8 @@ def _message(c: Culprit, rule: "Rule", ev: dict, bad: int, n: int) -> str:
         share = f"on {bad} of {n}" if bad else f"across its {n}"
         what = (f"nic {c.entity} (serving {card_of(c.entity)}): {rule.summary} over the scale-out network "
                 f"{share} pair tests there; its pairs inside the domain are healthy")
-    elif c.kind == "switch":
-        what = f"switch {c.entity}: {rule.summary}{where} on {bad} of {n} pair tests through it"
+    elif c.kind == "switch":  # a faint one (its NICs' medians beyond the card bar, no pair beyond its bar): all
+        what = f"switch {c.entity}: {rule.summary}{where} {f'on {bad} of' if bad else 'across its'} {n} pair tests through it"
     elif not bad:
         what = f"{c.kind} {c.entity}: {rule.summary}{where} across its pairs as a whole"
     else:

@@ -232,8 +232,10 @@ class Level:
                 got = got[med / self.peer_level(t, got, self.H) < (self.card_bar or 0.0)]
                 for kind, codes in (("card", got), ("host", p.host[got]), ("supernode", p.sn[got])):
                     count(kind, codes)
-                if t == SCALE_OUT:
+                if t == SCALE_OUT:  # and their leaves: a faint leaf is its NICs' medians alone
                     count("nic", got)
+                    leaf = p.leaf[got]
+                    count("leaf", leaf[leaf >= 0])
             if len(self.domain_ex[t]):
                 sns = self.domain_ex[t][self.domain_levels(t, self.domain_ex[t], self.H) < self.domain_bar]
                 count("supernode", sns)  # and each host in it, which may be all the domain measured

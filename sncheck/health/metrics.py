@@ -59,8 +59,14 @@ class DetectContext:
         return out
 
     def subject_cards(self) -> set[str]:
-        """The cards the retest's subject holds (none outside a retest, none for a link)."""
-        return {c for entity, kind in self.known if entity == self.subject for c in cards_held(entity, kind, self.topo)}
+        """The cards whose pairs are the retest's subject's own: the cards it holds, a
+        switch's NICs' (none outside a retest, none for a link)."""
+        out: set[str] = set()
+        for entity, kind in self.known:
+            if entity == self.subject:
+                out |= {card_of(n) for n in self.topo.fabric.nics_of(entity)} if kind == "switch" else \
+                    set(cards_held(entity, kind, self.topo))
+        return out
 
     def explained_pairs(self, src: pd.Series, dst: pd.Series) -> np.ndarray:
         """Per pair (card ids): whether its path crosses a known link or switch culprit (not
