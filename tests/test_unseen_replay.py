@@ -34,3 +34,43 @@ def test_a_tray_down_in_a_nine_tray_domain_is_that_tray():
     rows = _facts(NVL36X2, "  - {type: imex_down, target: ra-t04}\n")
     bad = {r["host"] for r in rows if not r["ok"]}
     assert bad == {"ra-t04"}, bad
+
+
+def test_a_leaf_under_whole_rails_of_every_host_is_the_leaf_and_no_card(tmp_path):
+    """mi355-pod (two leaves, each taking rails 0-3 or 4-7 of every host), its leaf tor-hi
+    at 0.55: half the scale-out tier's pairs were slow, the tier's pair noise was read from
+    the raw ratios (MAD 0.1), and each of the 24 healthy cards of rails 4-7 was named
+    'inside p2p-bandwidth-card-slow's bar by less than its noise' and left in quarantine
+    (no known-good scale-out peer to retest against). The noise is now the residuals'
+    under the explanation: the leaf, isolated, and nothing else."""
+    from sncheck.run.inputs import load_playbook
+    from sncheck.run.runner import RunOptions, execute
+
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n  - {type: slow_switch, target: 'leaf:tor-hi', factor: 0.55}\n")
+    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
+                      load_inventory(ROOT / "tests/data/inventories-unseen/mi355-pod.yaml"),
+                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
+    named = {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")}
+    assert named == {"leaf:tor-hi"}
+    assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == {"leaf:tor-hi": "isolate"}
+
+
+def test_two_hosts_six_slow_cards_of_one_leave_its_two_healthy_cards_in_service(tmp_path):
+    """hgx-pair (two HGX hosts), six of dgx-b's eight cards at 0.684 and a link of dgx-a at
+    0.64: half the intra-host tier's pairs were slow, its noise read from the raw ratios
+    (2 x 0.109), and dgx-b's two healthy cards were named near the card bar; with them
+    suspects, the six slow cards' retest had no known-good host mate and all eight stayed
+    in quarantine. Now: the six cards and the link, each isolated."""
+    from sncheck.run.inputs import load_playbook
+    from sncheck.run.runner import RunOptions, execute
+
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n  - {type: degraded_link, target: \"dgx-a/gpu1<->dgx-a/gpu2\", factor: 0.64}\n"
+                    + "".join(f"  - {{type: slow_card, target: dgx-b/gpu{k}, factor: 0.684}}\n" for k in range(1, 7)))
+    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
+                      load_inventory(ROOT / "tests/data/inventories-unseen/hgx-pair.yaml"),
+                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
+    want = {f"dgx-b/gpu{k}" for k in range(1, 7)} | {"dgx-a/gpu1<->dgx-a/gpu2"}
+    assert {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")} == want
+    assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == dict.fromkeys(want, "isolate")

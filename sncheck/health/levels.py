@@ -43,7 +43,7 @@ class Level:
         self.ties: dict[str, list[Entity]] = {}    # culprit -> rivals explaining the same, not told apart
         self.entities: dict[tuple, Entity] = {}
         self.on: dict[tuple[str, str], np.ndarray] = {}
-        self.noise: dict[str, float] = {}  # tier -> one pair's noise over its level (pair_noise)
+        self.noise: dict[tuple, float] = {}  # (tier, hypothesis) -> one pair's noise over its level (pair_noise)
 
     # ---- entities
     def entity(self, kind: str, code: int, other: int = -1) -> Entity:
@@ -464,13 +464,17 @@ class Level:
         return out
 
     def pair_noise(self, t: str) -> float:
-        """One pair's noise in tier t over its level: the MAD of the tier's ratios, as a
-        standard deviation (a card's median over n pairs: MEDIAN_SE times it over root n)."""
-        if t not in self.noise:
-            x = self.tiers[t]
-            r = np.where(x.failed, np.nan, x.ratio) / self.level[t]
-            self.noise[t] = MAD_SD * median(np.abs(r - median(r)))
-        return self.noise[t]
+        """One pair's noise in tier t over its level: the MAD of the tier's residuals under
+        the hypothesis (measured over what its culprits predict), as a standard deviation (a
+        card's median over n pairs: MEDIAN_SE times it over root n). Over the raw ratios, the
+        pairs a culprit explains are noise too: a leaf at 0.55 under half a tier's pairs
+        (mi355-pod: a leaf that takes rails 4-7 of every host) made its MAD 0.1, and every
+        healthy card of those rails read 'inside the card bar by less than its noise'."""
+        key = (t, tuple((e.name, f.get(t, 1.0)) for e, f in self.H))
+        if key not in self.noise:
+            r = self.residual(t, np.arange(len(self.tiers[t].a)), self.H) / self.level[t]
+            self.noise[key] = MAD_SD * median(np.abs(r - median(r)))
+        return self.noise[key]
 
     def near_named(self, e: Entity, f: Mapping[str, float]) -> dict[str, dict]:
         """A card culprit beyond the card bar, in every tier where it is, by less than NEAR_Z
