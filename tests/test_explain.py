@@ -267,3 +267,27 @@ def test_pair_keys_grouped_as_numpy_unique_groups_them() -> None:
         key = np.asarray(key, np.int64)
         got, want = unique_inverse(key), np.unique(key, return_inverse=True)
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+def test_card_medians_and_residuals_taken_in_chunks_name_the_same(fleet, monkeypatch):
+    """Each card's median over its pairs is taken a range of cards at a time (issue 31: at
+    fleet size a tier's pair ends are tens of millions): the same findings, to the last digit
+    of every message, as in one piece, on a noisy fleet with a slow card, a slow host and a
+    weak link."""
+    from sncheck.health import levels
+
+    host = host_of(fleet.card_ids[40])
+    cells = cells_of(fleet, speed={fleet.card_ids[3]: 0.85, **{c: 0.9 for c in fleet.cards_of_host(host)}},
+                     link={link_id(fleet.card_ids[60], fleet.card_ids[61]): 0.5}, noise=0.01, seed=3)
+
+    def said() -> list[tuple]:
+        return sorted((f.entity, f.entity_kind, f.rule, f.message) for f in findings(cells, fleet))
+
+    whole = said()
+    calls = []
+    group_median = levels.group_median
+    monkeypatch.setattr(levels, "group_median", lambda *a: calls.append(len(a[0])) or group_median(*a))
+    monkeypatch.setattr(levels, "CARD_CHUNK", 7)
+    monkeypatch.setattr(levels, "ENDS_AT_ONCE", 64)
+    assert said() == whole and len(whole) >= 3
+    assert calls and max(calls) < sum(calls) / 4  # taken in many pieces, none the whole tier

@@ -23,6 +23,8 @@ from sncheck.topology import SCALE_OUT
 Hypothesis = list[tuple[Entity, dict[str, float]]]
 SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs, its own left out
 NEAR_SPAN = 0.1  # candidates: cards whose raw median is within this share above the card bar
+CARD_CHUNK = 4096  # cards whose residuals are taken at once (every temporary is a column of their pairs)
+ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once
 
 
 class Level:
@@ -116,9 +118,17 @@ class Level:
         """Per card of ``cards`` with pairs in tier t: its median residual (measured over
         predicted, in design units: 1 is as the hypothesis says), over how many pairs.
         Against the card bar it is read over the tier's level (its peers)."""
-        x = self.tiers[t]
         if not len(cards):
             return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+        if len(cards) > CARD_CHUNK:  # each card's median is over its own pairs: a chunk of cards at a time
+            cards = np.unique(cards)
+            parts = [self._card_residuals(t, cards[i:i + CARD_CHUNK], H) for i in range(0, len(cards), CARD_CHUNK)]
+            got, med, n = (np.concatenate(column) for column in zip(*parts))
+            return got, med, n
+        return self._card_residuals(t, cards, H)
+
+    def _card_residuals(self, t: str, cards: np.ndarray, H: Hypothesis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        x = self.tiers[t]
         at = x.pairs_of(cards)
         q = self.residual(t, at, H)
         mask = np.zeros(self.n, bool)
@@ -142,6 +152,23 @@ class Level:
                 out[i] = level
         return out
 
+    def card_medians(self, t: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each card's median pair ratio in tier t as measured (a failed pair left out), and
+        over how many pairs: per range of card codes, every temporary a column of that
+        range's pair ends, not of the tier's (tens of millions at fleet size)."""
+        x = self.tiers[t]
+        q = np.where(x.failed, np.nan, x.ratio)
+        ranges = max(1, -(-2 * len(x.a) // ENDS_AT_ONCE))
+        step = -(-self.n // ranges)
+        if ranges == 1:
+            return group_median(np.concatenate([x.a, x.b]), np.concatenate([q, q]))
+        parts = []
+        for lo in range(0, self.n, step):
+            in_a, in_b = (x.a >= lo) & (x.a < lo + step), (x.b >= lo) & (x.b < lo + step)
+            parts.append(group_median(np.concatenate([x.a[in_a], x.b[in_b]]), np.concatenate([q[in_a], q[in_b]])))
+        cards, med, n = (np.concatenate(column) for column in zip(*parts))
+        return cards, med, n
+
     def domain_levels(self, t: str, sns: np.ndarray, H: Hypothesis) -> np.ndarray:
         """Each domain's level in an inside tier: the median of its cards' medians over their
         pairs in the domain (against design), over the cards with enough pairs."""
@@ -164,8 +191,7 @@ class Level:
         self.domain_ex = {t: np.zeros(0, np.int64) for t in self.tiers}
         for t, x in self.tiers.items():
             if self.card_bar is not None:
-                q = np.where(x.failed, np.nan, x.ratio)
-                cards, med, n = group_median(np.concatenate([x.a, x.b]), np.concatenate([q, q]))
+                cards, med, n = self.card_medians(t)
                 ratio = med / self.peer_level(t, cards, [])
                 self.card_ex[t] = cards[(ratio < self.card_bar) & (n >= self.card_min)]
                 self.card_near[t] = cards[(ratio < self.card_bar * (1 + NEAR_SPAN)) & (n >= self.card_min)]

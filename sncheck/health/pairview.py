@@ -50,7 +50,10 @@ class FrameTier:
             return np.sort(order[starts[cards[0]]:starts[cards[0] + 1]])
         if not len(cards):
             return np.zeros(0, np.int64)
-        at = np.sort(np.concatenate([order[starts[c]:starts[c + 1]] for c in cards.tolist()]))
+        lo, counts = starts[cards], starts[cards + 1] - starts[cards]
+        # every card's run of the index at once: run k's i-th position is lo[k] + i
+        shift = np.repeat(lo - (np.cumsum(counts) - counts), counts)
+        at = np.sort(order[shift + np.arange(len(shift))])
         return at[np.r_[True, at[1:] != at[:-1]]] if len(at) else at
 
     def exceptions(self) -> np.ndarray:
@@ -123,15 +126,16 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
             values = _median_by(inverse, ok_v, len(uniq))
             summary_failed = ~(ratio > 0)
             ratio = np.where(summary_failed, np.nan, ratio)
-        pa, pb = uniq // len(table), uniq % len(table)
-        peers = ~(np.isin(pa, kept) | np.isin(pb, kept)) if len(kept) else np.ones(len(uniq), bool)
+        pa, pb = np.divmod(uniq, len(table))  # (int64: the pairs' ends, as the explainer reads them)
+        del uniq
+        peers = ~(np.isin(pa, kept) | np.isin(pb, kept)) if len(kept) else np.ones(len(pa), bool)
         if not np.isfinite(ratio[peers]).any():
             peers[:] = True  # nothing measured beside the subject's own pairs: they are the level
         if count_above is None and count_below is None:
             level = float(np.nanmedian(ratio[peers])) if np.isfinite(ratio[peers]).any() else math.nan
         exc = exception(t, ratio, summary_failed, level) if exception is not None else \
             (summary_failed | (ratio > 0) if count_above is not None or count_below is not None else summary_failed)
-        out[t] = FrameTier(t, pa.astype(np.int64), pb.astype(np.int64), ratio, summary_failed, len(table),
+        out[t] = FrameTier(t, pa, pb, ratio, summary_failed, len(table),
                            np.asarray(exc, bool), level, values,
                            float(np.nanmedian(d)) if np.isfinite(d).any() else math.nan, peers)
     return out
@@ -148,9 +152,12 @@ def unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     uniq = ordered[first]
     del ordered
-    rank = np.cumsum(first)
+    # the group codes as int32 where they fit (a tier of a fleet is tens of millions of rows)
+    code = np.int32 if len(key) < 2**31 else np.int64
+    rank = np.cumsum(first, dtype=code)
+    del first
     rank -= 1
-    inverse = np.empty(len(key), np.int64)
+    inverse = np.empty(len(key), code)
     inverse[order] = rank
     return uniq, inverse
 
@@ -163,7 +170,9 @@ class Positions:
     def __init__(self, column: pd.Series, index: pd.Index) -> None:
         if isinstance(column.dtype, pd.CategoricalDtype):
             self._codes = column.cat.codes.to_numpy()
-            self._at: np.ndarray | None = np.append(index.get_indexer(column.cat.categories.astype(str)), -1)
+            at = np.append(index.get_indexer(column.cat.categories.astype(str)), -1)
+            # int32 where the index fits: each row asked for gets one (tens of millions at fleet size)
+            self._at: np.ndarray | None = at.astype(np.int32) if len(index) < 2**31 else at
         else:
             self._codes, self._at = index.get_indexer(column.astype(str)), None
 
