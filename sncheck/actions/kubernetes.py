@@ -12,8 +12,9 @@ The inventory's host name is taken to be the Kubernetes node name.
 Ownership of a cordon: when sncheck cordons a node it also annotates it
 ``sncheck.io/cordoned=<run id>``. A release uncordons only a node that carries that
 annotation; a node cordoned by someone else (already unschedulable before sncheck came)
-is never annotated and never uncordoned. A failed annotate after a successful cordon
-errs on the safe side: the node stays cordoned on release.
+is never annotated and never uncordoned. The mark is written before the cordon, so a
+command killed between them leaves a mark the next one completes, never a cordon no
+release lifts.
 
 Every run first reads the node (``kubectl get node NAME -o json``) and changes only
 what differs, so running an action twice is harmless.
@@ -103,10 +104,16 @@ class KubernetesAction:
             node = json.loads(res.stdout)
         except json.JSONDecodeError:
             return None
-        if req.kind == "host":
-            marked = CORDON_ANNOTATION in (node.get("metadata", {}).get("annotations") or {})
-            return marked if req.action == "isolate" else not marked
         taint = _our_taint(node)
+        if req.kind == "host":
+            # Any step of a host's action counts (hostile round 9): an isolation killed after its
+            # taint left the node tainted, and a release killed after its untaint left it without
+            # one, while the cordon mark alone said "not taken effect" and the store said otherwise.
+            marked = CORDON_ANNOTATION in (node.get("metadata", {}).get("annotations") or {})
+            ours = taint is not None and taint.get("value") == label_value(req.label or "host")
+            if req.action == "isolate":
+                return marked or ours
+            return not marked or not ours or not node.get("spec", {}).get("unschedulable")
         named = taint is not None and req.entity.rsplit("/", 1)[-1] in str(taint.get("value", "")).split(".")
         return named if req.action == "isolate" else None
 
@@ -124,8 +131,8 @@ class KubernetesAction:
             steps.append(Step("remove the sncheck taint if present", tuple(untaint_argv(host))))
         whole, _ = ctx.isolated_on_host(host)
         if whole:
-            steps += [Step("cordon unless already cordoned", tuple(cordon_argv(host))),
-                      Step("mark the cordon as sncheck's", tuple(mark_argv(host, req.run_id)))]
+            steps += [Step("mark the cordon as sncheck's, unless already cordoned", tuple(mark_argv(host, req.run_id))),
+                      Step("cordon", tuple(cordon_argv(host)))]
         elif req.kind == "host":
             steps += [Step("uncordon only if sncheck cordoned it", tuple(uncordon_argv(host))),
                       Step("remove the sncheck mark", tuple(unmark_argv(host)))]
@@ -164,12 +171,13 @@ class KubernetesAction:
 
         whole, _ = ctx.isolated_on_host(host)
         if whole and not cordoned:
-            res = t.run(cordon_argv(host))
-            if not res.ok:
-                return t.failed(f"cordoning {host}", res)
+            # the mark first: a cordon killed before its mark was a cordon no release would lift
             res = t.run(mark_argv(host, req.run_id))
             if not res.ok:
-                return t.failed(f"marking the cordon of {host} as sncheck's (it stays cordoned)", res)
+                return t.failed(f"marking {host} as cordoned by sncheck (not cordoned)", res)
+            res = t.run(cordon_argv(host))
+            if not res.ok:
+                return t.failed(f"cordoning {host} (marked as sncheck's: a release lifts the mark)", res)
             done.append("cordoned")
         elif whole and not marked:
             notes.append("already cordoned by someone else; sncheck will not uncordon it")

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from sncheck.cli.errors import shown
 from sncheck.cli.numbers import MAX_RUNS
 from sncheck.cli.paths import directory, input_ref, output_file
 from sncheck.errors import ConfigError
@@ -64,7 +65,7 @@ def _history(entity, state_dir, last, list_runs, as_json) -> None:
             click.echo(json.dumps(runs, indent=2))
             return
         for r in runs:
-            click.echo(f"{r['run_id']}  {r['started'] or '-':<22} {r['verdict'] or '-':<6} "
+            _say(f"{r['run_id']}  {r['started'] or '-':<22} {r['verdict'] or '-':<6} "
                        f"{r['playbook'] or '-'} {r['inventory'] or '-'} {r['backend'] or '-'}")
         return
     h = entity_history(state_dir, entity, last)
@@ -73,19 +74,25 @@ def _history(entity, state_dir, last, list_runs, as_json) -> None:
         return
     if not h["runs"] and not h["isolation"]:
         within = f"the last {last} runs of " if last else ""  # measured before them, or found in no run kept
-        click.echo(f"{entity}: nothing recorded in {within}{state_dir}")
+        _say(f"{entity}: nothing recorded in {within}{state_dir}")
         return
     metrics = sorted({m for r in h["runs"] for m in r["metrics"]})
-    click.echo(f"{entity}: {len(h['runs'])} runs")
+    _say(f"{entity}: {len(h['runs'])} runs")
     header = ["run", "verdict"] + metrics + ["findings"]
-    click.echo("  ".join(header))
+    _say("  ".join(header))
     for r in h["runs"]:
         cells = [r["run_id"], r["verdict"] or "-"]
         cells += [_fmt(r["metrics"][m]["value"]) if m in r["metrics"] else "-" for m in metrics]
         cells.append("; ".join(f"[{f['severity']}] {f['rule']}" for f in r["findings"]) or "-")
-        click.echo("  ".join(cells))
+        _say("  ".join(cells))
     for a in h["isolation"]:
-        click.echo(f"  {a['ts']} {a['action']} ({a['rule'] or '-'}) run {a['run_id']}")
+        _say(f"  {a['ts']} {a['action']} ({a['rule'] or '-'}) run {a['run_id']}")
+
+
+def _say(text: str) -> None:
+    """One line of the text view: names and rules from the store (an operator's ``--rule``, an
+    ENTITY as typed) with their controls and bidi marks shown, never sent to the terminal."""
+    click.echo(shown(text))
 
 
 @click.command("diff")

@@ -23,6 +23,7 @@ from sncheck.actions.slurm import describe, is_ours, node_states
 from sncheck.cli.errors import handle_errors, shown
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
+from sncheck.config.hostlist import check_name
 from sncheck.errors import CapBlocked, ConfigError, HarnessError
 from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
@@ -83,6 +84,7 @@ def _runner(control_host: str | None, inventory: Inventory, ssh_config: str | No
             known_hosts: str | None) -> CommandRunner:
     if not control_host:
         return LocalRunner()
+    check_name(control_host, "--control-host")  # '-oProxyCommand=...' is no host (hostile round 9)
 
     host = inventory.hosts.get(control_host)
     overrides = {k: getattr(host, k) for k in ("address", "port", "user", "identity_file")
@@ -95,11 +97,16 @@ def _runner(control_host: str | None, inventory: Inventory, ssh_config: str | No
     return SshRunner(conn, timeout=ssh.command_timeout)
 
 
+def _named(entity: str, limit: int = 80) -> str:
+    """An entity as a refusal names it: quoted, a long one cut (a 10 KB name was a 10 KB line)."""
+    return repr(entity) if len(entity) <= limit else f"{entity[:limit]!r}... ({len(entity)} characters)"
+
+
 def _classify(entity: str, topo: Topology) -> str:
     """The kind of an entity of the inventory; anything else is refused (exit 2)."""
     inv = topo.inventory
     if entity.startswith("-") or not entity.strip():
-        raise ConfigError(f"{entity!r} is not an entity name: names never begin with '-'")
+        raise ConfigError(f"{_named(entity)} is not an entity name: names never begin with '-'")
     if entity in topo.by_id:
         return "card"
     if entity in inv.hosts:
@@ -110,7 +117,7 @@ def _classify(entity: str, topo: Topology) -> str:
         return "supernode"
     if is_switch(entity) and topo.is_entity(entity):
         return "switch"
-    raise ConfigError(f"{entity!r} is not a card, host or switch of inventory {inv.name} ({inv.source}); "
+    raise ConfigError(f"{_named(entity)} is not a card, host or switch of inventory {inv.name} ({inv.source}); "
                       "cards are named <host>/gpu<index>, e.g. node003/gpu2, switches leaf:<name> or spine:<name>")
 
 
@@ -347,7 +354,18 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
         known = {r["entity"]: r for r in store.current_status()}
     requests = []
     for entity in dict.fromkeys(entities):
-        k = _classify(entity, topo)  # in the inventory, whatever the state store holds
+        try:
+            k = _classify(entity, topo)  # in the inventory, whatever the state store holds
+        except ConfigError:
+            if entity not in known:
+                raise
+            if after_repair:
+                raise ConfigError(f"{entity} is not in inventory {inventory.name}: --after-repair cannot validate "
+                                  "it; release it without --after-repair") from None
+            # taken out, then dropped from the inventory: still released (it stayed isolated for good)
+            k = known[entity]["entity_kind"]
+            click.echo(f"note: {entity} is not in inventory {inventory.name}; released as the {k} the state "
+                       "store holds", err=True)
         if entity not in known:
             click.echo(f"note: {entity} is not quarantined or isolated in the state store", err=True)
         rule = known[entity]["rule"] if entity in known else "manual"

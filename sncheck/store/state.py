@@ -495,8 +495,14 @@ class StateStore:
         return self._findings(self._read("SELECT * FROM findings WHERE entity = ? ORDER BY id", (entity,)))
 
     def last_release(self, entity: str) -> datetime | None:
-        rows = self._read("SELECT id, ts FROM isolation WHERE entity = ? AND action = 'release' "
-                          "ORDER BY id DESC", (entity,))
+        """When ``entity`` was last put back: a release that ended a quarantine or an isolation.
+        A release of what was never taken out is on record but puts nothing back (an operator's
+        such release made the next first offence a 'repeat offender': hostile round 9)."""
+        rows = self._read(
+            """SELECT i.id, i.ts FROM isolation i WHERE i.entity = ? AND i.action = 'release'
+                 AND (SELECT p.action FROM isolation p WHERE p.entity = i.entity AND p.id < i.id
+                      ORDER BY p.id DESC LIMIT 1) IN ('quarantine', 'isolate')
+               ORDER BY i.id DESC""", (entity,))
         for r in rows:  # newest first; a release whose time does not decode is passed over (noted)
             ts = timestamp(r["ts"])
             if not isinstance(ts, str):

@@ -54,7 +54,8 @@ def refuse_foreign_dir(path: Path) -> None:
 def check_files(db_path: Path) -> None:
     """Refuse (ConfigError, exit 2, naming it) a store whose database or SQLite side file
     exists and is not a regular file, links followed: a FIFO, a device, a socket, a
-    directory, a dangling link. Before SQLite opens (or replaces) any of them."""
+    directory, a dangling link; or is a link to a regular file (SQLite writes through it:
+    hostile round 9). Before SQLite opens (or replaces) any of them."""
     for suffix in SQLITE_FILES:
         name = f"{db_path}{suffix}"
         if not os.path.lexists(name):
@@ -66,3 +67,6 @@ def check_files(db_path: Path) -> None:
         if not stat.S_ISREG(mode):
             raise ConfigError(f"is {kind_of(mode)}, not a regular file: the state store keeps only regular "
                               "files here (remove it)", name)
+        if os.path.islink(name):  # SQLite writes through a link: another file would become sncheck's database
+            raise ConfigError(f"is a symbolic link (to {os.path.realpath(name)}): the state store writes through "
+                              "no link (put the state directory itself there, or remove the link)", name)
