@@ -462,3 +462,25 @@ def test_h9_23_a_cap_given_as_a_percentage_is_refused(tmp_path: Path, cluster: F
         r = _act(state, "isolate", "node001", "--via", "slurm", "--apply", "--cap", cap)
         assert r.exit_code == 2 and "--cap" in r.output and "Traceback" not in r.output, r.output
     assert cluster.log() == [] and not state.exists()
+
+
+def test_h9_24_status_shows_a_state_dir_path_on_one_line(tmp_path: Path) -> None:
+    """H9-24: `status --state-dir` of a path with a newline and a bidi mark that does not exist:
+    'no state directory at PATH' was printed raw, over two lines."""
+    r = _cli("status", "--state-dir", tmp_path / "x\ny\u202e")
+    assert r.exit_code == 0 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "x\\u000ay\\u202e" in r.output, r.output
+
+
+def test_h9_25_the_cap_counts_only_the_fleet_of_the_inventory(tmp_path: Path, cluster: FakeCluster) -> None:
+    """H9-25: node016 isolated, then retired from the inventory (15 hosts): the first isolation of
+    the 15 counted node016 too, '2 of 15 hosts', and was refused at the 10% cap."""
+    state = tmp_path / "state"
+    assert _act(state, "isolate", "node016", "--via", "hostfile", "--apply").exit_code == 0
+    smaller = tmp_path / "smaller.yaml"
+    smaller.write_text(INVENTORY.read_text().replace("node[009-016]", "node[009-015]"))
+    r = _act(state, "isolate", "node001", "--via", "hostfile", "--apply", inventory=smaller)
+    assert r.exit_code == 0, r.output
+    assert "4 of 60 cards (6.7%) and 1 of 15 hosts" in read_audit(state)[-1]["cap_check"]
+    r = _act(state, "isolate", "node002", "--via", "hostfile", "--apply", inventory=smaller)
+    assert r.exit_code == 1 and "2 of 15 hosts" in r.output, r.output

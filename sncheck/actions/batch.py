@@ -14,7 +14,7 @@ from typing import Any
 
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.fabric import Fabric
-from sncheck.model import Action, EntityKind, Finding, IsolationStep, RunRecord, Verdict, card_of, hosts_of
+from sncheck.model import Action, EntityKind, Finding, IsolationStep, RunRecord, Verdict, card_of, host_of, hosts_of
 from sncheck.health.policy import DEFAULT_CAP, CapResult, check_cap
 from sncheck.config.inventory import Inventory
 from sncheck.store.state import StateStore
@@ -56,6 +56,18 @@ def in_service_after(store: StateStore, requests: Iterable[ActionRequest]) -> di
     return out
 
 
+def in_fleet(entity: Isolated, inventory: Inventory) -> bool:
+    """Whether an isolation keeps part of this inventory's fleet out of service: a host, card or
+    NIC of its hosts, one of its supernodes, a switch (counted by its rail's cards). One the
+    inventory no longer has (a host retired while isolated) is no share of the fleet the cap
+    bounds: counted, 2 of 15 hosts blocked the first isolation of the fleet (hostile round 9)."""
+    if entity.kind == EntityKind.SUPERNODE:
+        return any(sn.name == entity.entity for sn in inventory.supernodes)
+    if entity.kind in (EntityKind.HOST, EntityKind.CARD, EntityKind.NIC):
+        return host_of(entity.entity) in inventory.hosts
+    return True
+
+
 def switch_cards(inventory: Inventory, isolated: Mapping[str, Isolated]) -> dict[str, list[str]]:
     """The cards whose rail each isolated switch carries (what draining it takes from the
     cap's count); a name that is no switch of the inventory's fabric counts nothing."""
@@ -93,7 +105,8 @@ def run_batch(requests: Sequence[ActionRequest], *, store: StateStore, inventory
         if inventory is None:
             raise ConfigError("the fleet cap needs the inventory's size: give -i INVENTORY")
         result.cap = check_cap(
-            [{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"} for i in isolated.values()],
+            [{"entity": i.entity, "entity_kind": i.kind, "action": "isolate"} for i in isolated.values()
+             if in_fleet(i, inventory)],
             inventory.card_count, len(inventory.hosts), cap,
             host_cards={h: spec.cards for h, spec in inventory.hosts.items()},
             supernode_hosts={sn.name: sn.hosts for sn in inventory.supernodes},

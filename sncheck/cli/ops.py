@@ -214,7 +214,7 @@ def status(entities: tuple[str, ...], history: bool, as_json: bool, with_slurm: 
         for row in table:
             click.echo(shown("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]))
     elif not os.path.lexists(_state_dir(state_dir)):  # a mistyped --state-dir is no all-clear
-        click.echo(f"no state directory at {_state_dir(state_dir)}: nothing recorded")
+        click.echo(shown(f"no state directory at {_state_dir(state_dir)}: nothing recorded"))
     else:
         click.echo("no decisions recorded" if history else "nothing is quarantined or isolated")
     if slurm_states is not None:
