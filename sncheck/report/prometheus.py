@@ -440,9 +440,11 @@ def card_skew(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, st
     ranks = _of_kind(rows, "rank", ("card", "group", "skew_us"), ("card",))
     if ranks.empty:
         return pd.DataFrame()
-    ranks = ranks[~_starts_with(ranks["group"], "pair:")]   # the pairwise narrowing pass is per pair, not a collective
+    # the pairwise narrowing pass is per pair, not a collective (its rows left out by a mask:
+    # no copy of a fleet's millions of rank rows)
+    keep = ~_starts_with(ranks["group"], "pair:")
     (card,), cards = id_codes(ranks["card"])
-    skew = (pd.to_numeric(ranks["skew_us"], errors="coerce") * US).groupby(card).median()
+    skew = pd.Series(floats(ranks["skew_us"])[keep] * US).groupby(card[keep]).median()
     out = pd.DataFrame({"card": np.asarray(cards, dtype=object)[skew.index.to_numpy()], "skew": skew.to_numpy()})
     out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
     return _natural(out, ["hostname", "gpu"])
