@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.nvidia.smi_select import selected_gpus
 from sncheck.vendors.nvidia.smi_values import (
     ELISION,
     TOOL_ERROR,
@@ -115,7 +116,7 @@ def parse_query(text: str) -> dict[str, Any]:
                       "output cut short")
     if not gpu_nodes and attached is None and not tool_errors:
         raise ParseError("no 'GPU <bus id>' sections found", tool="nvidia-smi-q")
-    selected = _selected(text)
+    selected = selected_gpus(text)
     if attached is not None and min(attached, selected or attached) > len(gpu_nodes):
         errors.append(
             f"{attached} GPUs attached" + (f", {selected} selected by the command's -i," if selected else "")
@@ -133,24 +134,6 @@ def parse_query(text: str) -> dict[str, Any]:
         "gpus": gpus,
         "errors": errors,
     }
-
-
-# a pasted command line above the listing: 'nvidia-smi -q -i 0' (or '-a', '--query', '--id=0,1') prints
-# 'Attached GPUs : 8' and the sections of the GPUs -i names only (an index, bus id, UUID or serial; a comma list)
-_COMMAND = re.compile(r"^(?:\S*[#$>]\s*)?(?:sudo\s+)?nvidia-smi(\s.*)$")
-_QUERY = re.compile(r"\s(?:-q|-a|--query)(?:\s|$)")
-_ID = re.compile(r"\s(?:-i|--id)(?:\s+|=)(\S+)")
-
-
-def _selected(text: str) -> int | None:
-    """How many GPUs a pasted ``nvidia-smi -q -i ID[,ID...]`` line above the listing selects (None: no such line)."""
-    for line in text.splitlines():
-        body = line.strip()
-        if body.startswith("==="):
-            return None
-        if (c := _COMMAND.match(body)) and _QUERY.search(c.group(1)) and (m := _ID.search(c.group(1))):
-            return len([i for i in m.group(1).split(",") if i])
-    return None
 
 
 def _version(root: _Node, *keys: str) -> str | None:
