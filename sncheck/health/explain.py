@@ -298,6 +298,29 @@ def group_median(owner: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.
     return med.index.to_numpy(np.int64), med.to_numpy(float), counts.to_numpy(np.int64)
 
 
+def end_medians(a: np.ndarray, b: np.ndarray, q: np.ndarray, n: int,
+                at_once: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per card code (of ``n``) at either end of pairs (a, b): the median of its pairs'
+    values ``q`` and their count (group_median of both ends), a range of card codes at a
+    time so every temporary is a column of at most ``at_once`` pair ends, not of the
+    tier's (tens of millions at fleet size). A median is of a set: the ranges only split
+    the cards, so the medians are the same to the bit."""
+    ranges = max(1, -(-2 * len(a) // at_once))
+    if ranges == 1:
+        return group_median(np.concatenate([a, b]), np.concatenate([q, q]))
+    step, parts = -(-n // ranges), []
+    for lo in range(0, n, step):
+        in_a, in_b = (a >= lo) & (a < lo + step), (b >= lo) & (b < lo + step)
+        parts.append(group_median(np.concatenate([a[in_a], b[in_b]]), np.concatenate([q[in_a], q[in_b]])))
+    return joined(parts)
+
+
+def joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-card (cards, values, counts) taken a range of cards at a time, as one."""
+    cards, values, counts = (np.concatenate(column) for column in zip(*parts))
+    return cards, values, counts
+
+
 def holds_cards(rival: Entity, e: Entity) -> bool:
     """A rival that competed for the culprit's measurements: one holding all its cards."""
     if rival.name == e.name or rival.kind not in END_KINDS or e.kind not in END_KINDS:

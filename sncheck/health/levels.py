@@ -16,7 +16,7 @@ import numpy as np
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
-                                    group_median, holds_cards, median, on_path, pairs_on, unlocalised)
+                                    end_medians, group_median, holds_cards, joined, median, on_path, pairs_on, unlocalised)
 from sncheck.health.separation import beside_sick, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
@@ -24,7 +24,7 @@ Hypothesis = list[tuple[Entity, dict[str, float]]]
 SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs, its own left out
 NEAR_SPAN = 0.1  # candidates: cards whose raw median is within this share above the card bar
 CARD_CHUNK = 4096  # cards whose residuals are taken at once (every temporary is a column of their pairs)
-ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once
+ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once (explain.end_medians)
 
 
 class Level:
@@ -123,8 +123,7 @@ class Level:
         if len(cards) > CARD_CHUNK:  # each card's median is over its own pairs: a chunk of cards at a time
             cards = np.unique(cards)
             parts = [self._card_residuals(t, cards[i:i + CARD_CHUNK], H) for i in range(0, len(cards), CARD_CHUNK)]
-            got, med, n = (np.concatenate(column) for column in zip(*parts))
-            return got, med, n
+            return joined(parts)
         return self._card_residuals(t, cards, H)
 
     def _card_residuals(self, t: str, cards: np.ndarray, H: Hypothesis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -153,21 +152,9 @@ class Level:
         return out
 
     def card_medians(self, t: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each card's median pair ratio in tier t as measured (a failed pair left out), and
-        over how many pairs: per range of card codes, every temporary a column of that
-        range's pair ends, not of the tier's (tens of millions at fleet size)."""
+        """Each card's median pair ratio in tier t as measured (a failed pair left out), over how many pairs."""
         x = self.tiers[t]
-        q = np.where(x.failed, np.nan, x.ratio)
-        ranges = max(1, -(-2 * len(x.a) // ENDS_AT_ONCE))
-        step = -(-self.n // ranges)
-        if ranges == 1:
-            return group_median(np.concatenate([x.a, x.b]), np.concatenate([q, q]))
-        parts = []
-        for lo in range(0, self.n, step):
-            in_a, in_b = (x.a >= lo) & (x.a < lo + step), (x.b >= lo) & (x.b < lo + step)
-            parts.append(group_median(np.concatenate([x.a[in_a], x.b[in_b]]), np.concatenate([q[in_a], q[in_b]])))
-        cards, med, n = (np.concatenate(column) for column in zip(*parts))
-        return cards, med, n
+        return end_medians(x.a, x.b, np.where(x.failed, np.nan, x.ratio), self.n, ENDS_AT_ONCE)
 
     def domain_levels(self, t: str, sns: np.ndarray, H: Hypothesis) -> np.ndarray:
         """Each domain's level in an inside tier: the median of its cards' medians over their
