@@ -310,9 +310,9 @@ def _domain_heatmap(d: int, dom: str, metric: str, unit: str, sub: Cols, cards: 
         fails = np.bincount(flat, weights=n_fail, minlength=n * n)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where((count > 0) & (oks > 0), total / count, np.nan)
-        drawing = svg.block_heatmap(labels, mean.reshape(n, n).tolist(), title=title,
-                                    failed=((oks == 0) & (fails > 0)).reshape(n, n).tolist(),
-                                    partial=((oks > 0) & (fails > 0)).reshape(n, n).tolist())
+        drawing = svg.block_heatmap(labels, mean.reshape(n, n), title=title,
+                                    failed=((oks == 0) & (fails > 0)).reshape(n, n),
+                                    partial=((oks > 0) & (fails > 0)).reshape(n, n))
     return {"domain": dom, "metric": metric, "level": level, "cards": len(cards),
             "axis": len(labels), "anchor": anchor, "closeup": closeup,
             "reference": _ref_text(refs, sub, unit, domains), "worst": _worst(sub, unit, domains),

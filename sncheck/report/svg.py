@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 
+import numpy as np
 from markupsafe import escape
 
 MISSING_FILL = "#d9d9d9"
@@ -360,13 +361,15 @@ def _legend(series: Sequence[Series], hlines: Sequence[HLine], bands: Sequence[B
 QUANTUM = 0.025  # compact maps bin scores to 2.5 % steps, so runs of like cells merge
 
 
-def block_heatmap(labels: Sequence[str], score: Sequence[Sequence[float]], *, title: str,
-                  failed: Sequence[Sequence[bool]] | None = None,
-                  partial: Sequence[Sequence[bool]] | None = None, max_px: int = 640) -> str:
+def block_heatmap(labels: Sequence[str], score: Sequence[Sequence[float]] | np.ndarray, *, title: str,
+                  failed: Sequence[Sequence[bool]] | np.ndarray | None = None,
+                  partial: Sequence[Sequence[bool]] | np.ndarray | None = None, max_px: int = 640) -> str:
     """A heatmap for aggregated (host x host) cells, sized for a fleet: one ``<path>`` per
     colour, each row's runs of like cells merged into one rectangle, no per-cell hover
-    text. ``score`` holds NaN where nothing was measured. Failed cells are black with a
-    white ✕; partly failed cells get a black outline. Colours are binned to QUANTUM.
+    text. ``score`` holds NaN (or None) where nothing was measured. Failed cells are black
+    with a white ✕; partly failed cells get a black outline. Colours are binned to QUANTUM.
+    The cells are arrays: a colour per distinct bin, then a string per run of like cells
+    (a fleet's map is 64 supernodes of 32 x 32 hosts), never a call per cell.
     """
     n = len(labels)
     if n == 0:
@@ -380,26 +383,20 @@ def block_heatmap(labels: Sequence[str], score: Sequence[Sequence[float]], *, ti
     width, height = max(margin + grid + 10, LEGEND_W), top + grid + 40
     out = [_open("heatmap block", width, height, title)]
     out += _axis_labels(labels, every, margin, top, cs, font)
+    bad = _cells(failed, n)
+    fill_of, fills = _block_fills(np.array(score, dtype=float).reshape(n, n), bad)
+    change = np.ones((n, n), dtype=bool)
+    change[:, 1:] = fill_of[:, 1:] != fill_of[:, :-1]
+    rows, starts = np.nonzero(change)   # row-major: each row's runs in order
+    ends = np.append(starts[1:], n)
+    ends[np.append(rows[1:] != rows[:-1], True)] = n   # a row's last run ends at its edge
     runs: dict[str, list[str]] = {}
-    crosses, outlines = [], []
-    for i in range(n):
-        y = top + cs * i
-        row_fail = failed[i] if failed is not None else [False] * n
-        fills = [_block_fill(v, f) for v, f in zip(score[i], row_fail)]
-        j = 0
-        while j < n:
-            fill = fills[j]
-            k = j + 1
-            while k < n and fills[k] == fill:
-                k += 1
-            runs.setdefault(fill, []).append(f"M{margin + cs * j} {y}h{cs * (k - j)}v{cs}h{-cs * (k - j)}z")
-            j = k
-        for j in range(n):
-            x = margin + cs * j
-            if failed is not None and failed[i][j]:
-                crosses.append(f"M{x + 1} {y + 1}l{cs - 2} {cs - 2}m0 {2 - cs}l{2 - cs} {cs - 2}")
-            elif partial is not None and partial[i][j]:
-                outlines.append(f"M{x} {y}h{cs}v{cs}h{-cs}z")
+    for i, j, k, f in zip(rows.tolist(), starts.tolist(), ends.tolist(), fill_of[rows, starts].tolist()):
+        runs.setdefault(fills[f], []).append(f"M{margin + cs * j} {top + cs * i}h{cs * (k - j)}v{cs}h{-cs * (k - j)}z")
+    crosses = [f"M{margin + cs * j + 1} {top + cs * i + 1}l{cs - 2} {cs - 2}m0 {2 - cs}l{2 - cs} {cs - 2}"
+               for i, j in zip(*(a.tolist() for a in np.nonzero(bad)))]
+    outlines = [f"M{margin + cs * j} {top + cs * i}h{cs}v{cs}h{-cs}z"
+                for i, j in zip(*(a.tolist() for a in np.nonzero(_cells(partial, n) & ~bad)))]
     for fill, parts in runs.items():
         out.append(f'<path fill="{fill}" d="{"".join(parts)}"/>')
     if outlines:
@@ -411,6 +408,27 @@ def block_heatmap(labels: Sequence[str], score: Sequence[Sequence[float]], *, ti
     out.append(_heatmap_legend(4, top + grid + 12))
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _cells(flags: Sequence[Sequence[bool]] | np.ndarray | None, n: int) -> np.ndarray:
+    """An n x n boolean array of cell flags (all False when there are none)."""
+    if flags is None:
+        return np.zeros((n, n), dtype=bool)
+    return np.array(flags, dtype=bool).reshape(n, n)
+
+
+def _block_fills(score: np.ndarray, failed: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Each cell's fill as an index into the distinct fills (as :func:`_block_fill` colours
+    a cell: failed, missing, or its score's bin), the fills in order of their index."""
+    with np.errstate(invalid="ignore"):
+        q = np.floor(score / QUANTUM)
+    code = np.where(failed, np.inf, np.where(np.isnan(q), -np.inf, q))   # (no bin is infinite)
+    distinct, at = np.unique(code, return_inverse=True)
+    names = [FAILED_FILL if c == math.inf else MISSING_FILL if c == -math.inf else _binned_color(int(c))
+             for c in distinct.tolist()]
+    fills = list(dict.fromkeys(names))   # two bins may share a colour (clamped): one fill
+    index = np.array([fills.index(name) for name in names], dtype=np.int64)
+    return index[at.reshape(score.shape)], fills
 
 
 def _block_fill(score: float, failed: bool) -> str:
