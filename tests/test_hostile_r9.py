@@ -484,3 +484,21 @@ def test_h9_25_the_cap_counts_only_the_fleet_of_the_inventory(tmp_path: Path, cl
     assert "4 of 60 cards (6.7%) and 1 of 15 hosts" in read_audit(state)[-1]["cap_check"]
     r = _act(state, "isolate", "node002", "--via", "hostfile", "--apply", inventory=smaller)
     assert r.exit_code == 1 and "2 of 15 hosts" in r.output, r.output
+
+
+def test_h9_26_an_isolation_applied_in_part_counts_as_applied(tmp_path: Path, cluster: FakeCluster) -> None:
+    """H9-26: node005 drained in Slurm and left out of the hostfile, its cordon failed (no such
+    Kubernetes node): recorded 'not applied', so the next command put node005 back into the
+    hostfile while Slurm kept it drained, and the cap let node006 out too (2 of 16 hosts at 10%)."""
+    st = cluster.state()
+    del st["k8s"]["node005"]
+    cluster.write_state(st)
+    state = tmp_path / "state"
+    r = _act(state, "isolate", "node005", "--via", "slurm", "--via", "kubernetes", "--via", "hostfile", "--apply")
+    assert r.exit_code == 3 and "1 of 3 actions failed" in r.output, r.output
+    with StateStore(state) as store:
+        assert [(s["entity"], s["applied"]) for s in store.current_status()] == [("node005", True)]
+    r = _act(state, "isolate", "node006", "--via", "slurm", "--via", "hostfile", "--apply")
+    assert r.exit_code == 1 and "2 of 16 hosts" in r.output, r.output
+    assert "node005" not in (state / "hostfile.txt").read_text()
+    assert disagreements(state, cluster) == []

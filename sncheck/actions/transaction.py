@@ -182,7 +182,9 @@ def apply_each(requests: Sequence[ActionRequest], *, store: StateStore, actions:
         ctx = ActionContext(isolated_after(req), inventory, tuple(out_dirs))
         done = [perform(a, req, ctx, runner, True, None, now) for a in actions]
         outcomes = [r["outcome"] for r in done]
-        applied[req.entity] = "failed" not in outcomes and "ok" in outcomes
+        # taken out (or put back) wherever one action did: a drain beside a failed cordon was
+        # 'not applied', so the cap left it out and the hostfile offered it again (hostile round 9)
+        applied[req.entity] = "ok" in outcomes
         store.commit_txn(txn, run_id, _step(req, req.reason, applied[req.entity]), req.evidence, now)
         for r in done:
             r.update(txn=txn, phase="end", **extra)
@@ -222,9 +224,10 @@ def reconcile(store: StateStore, *, actions_by_name: dict[str, Action], isolated
                 after.pop(req.entity, None)
             ctx = ActionContext(after, inventory, tuple(out_dirs))
             done = [perform(actions_by_name[n], req, ctx, runner, True, None) for n in names]
-            ok = all(r["outcome"] != "failed" for r in done) and any(r["outcome"] == "ok" for r in done)
+            ok = all(r["outcome"] != "failed" for r in done)
             store.commit_txn(t["txn"], req.run_id or t["txn"],
-                             _step(req, f"{req.reason} (completed after an interruption)", ok), req.evidence)
+                             _step(req, f"{req.reason} (completed after an interruption)",
+                                   any(r["outcome"] == "ok" for r in done)), req.evidence)
             for r in done:
                 r.update(txn=t["txn"], phase="end", reconciled="completed")
                 audit.append(r)
