@@ -52,8 +52,9 @@ def test_a_faint_host_in_a_healthy_domain_is_the_host(demo):
 def test_a_link_retest_is_reproduced_by_that_link_not_a_neighbour_sharing_one_end():
     """5183 seeds 1-2 (pod-384): link host016/gpu2<->host037/gpu6 was isolated "confirmed by
     the retest: reproduced: link host003/gpu2<->host016/gpu2" (a control's link sharing one
-    end). The suspect's symptom again is that link only; the neighbour, and an end of it
-    (tests/test_nearbar_bound.py), are findings of their own, retested in turn."""
+    end). The suspect's symptom again is that link (or a host holding it); the neighbour, and
+    a card at one end (tests/test_nearbar_bound.py), are findings of their own, retested in
+    turn."""
     from types import SimpleNamespace
 
     from sncheck.model import EntityKind, Finding, Severity
@@ -67,8 +68,8 @@ def test_a_link_retest_is_reproduced_by_that_link_not_a_neighbour_sharing_one_en
     w.ctx, w.f = SimpleNamespace(topo=pod), finding("host016/gpu2<->host037/gpu6", "link")
     w.scope = {"host016/gpu2", "host037/gpu6"}
     assert w._mine(finding("host016/gpu2<->host037/gpu6", "link"))
-    # an end of it (a card at one end, its host) explains its pair: a finding of its own
-    assert not w._mine(finding("host016/gpu2", "card")) and not w._mine(finding("host037", "host"))
+    # a card at one end explains its pair: a finding of its own; a host holding it is its own
+    assert not w._mine(finding("host016/gpu2", "card")) and w._mine(finding("host037", "host"))
     assert not w._mine(finding("host003/gpu2<->host016/gpu2", "link"))
     w.f, w.scope = finding("host016/gpu2", "card"), {"host016/gpu2"}  # a card's retest: a link at it still is
     assert w._mine(finding("host003/gpu2<->host016/gpu2", "link"))

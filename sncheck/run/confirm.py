@@ -423,11 +423,11 @@ class Window:
 
     def _mine(self, g: Finding) -> bool:
         """A retest finding that is the suspect's symptom again: one holding its cards. A link
-        suspect's is that link only: never another link sharing one end (a 0.95 card's link
-        host016/gpu2<->host037/gpu6 was "reproduced" by host003/gpu2<->host016/gpu2, 5183
-        seeds 1-2), nor an end of it (a card at one end, its host): those explain its pair and
-        are findings of their own (``seen``, retestbar.explained)."""
-        if self.f.entity_kind == "link":
+        suspect's is that link or a host or domain holding it: never another link sharing one
+        end (a 0.95 card's link host016/gpu2<->host037/gpu6 was "reproduced" by
+        host003/gpu2<->host016/gpu2, 5183 seeds 1-2), nor a card at one end: those explain its
+        pair and are findings of their own (``seen``, retestbar.explained)."""
+        if self.f.entity_kind == "link" and g.entity_kind in ("link", "card"):
             return g.entity_kind == "link" and set(split_link(g.entity)) == self.scope
         return bool(self._cards(g) & self.scope)
 
@@ -491,7 +491,7 @@ class Window:
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         hits = [g for g in found if self._mine(g) or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
-        ends = [g for g in found if self.f.entity_kind == "link" and not self._mine(g) and self._cards(g) & self.scope]
+        ends = [g for g in found if self.f.entity_kind == "link" and g.entity_kind == "card" and g.entity in self.scope]
         noise = retest_noise(rows)
         per: list[dict] = []
         for s in self.syms:

@@ -126,7 +126,7 @@ def pair_repeats(syms: list[Symptom], by_name: dict[str, Rule]) -> int:
 
 def explained(per: list[dict], ends: list[Finding]) -> list[dict]:
     """A link suspect's symptoms (``per``: rule, outcome, note) when its retest names an end of
-    it (``ends``: a card at one end, its host) and not the link: its pair's measurements are
+    it (``ends``: a card at one end) and not the link: its pair's measurements are
     that end's, a culprit of its own retested in turn (a near link isolated "reproduced" by
     its end card, the card left in service). Each symptom measured again, reproduced or still
     within the noise of its bar, is explained, not the link's: released; one not re-measured
