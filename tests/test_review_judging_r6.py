@@ -146,3 +146,23 @@ def test_a_leaf_is_named_only_where_every_nic_behind_it_is_slow():
     assert {f.entity for f in six} == {c.replace("/gpu3", "/nic3") for c in behind[:6]}
     eight = findings(cells_of(hgx, nic={c: 0.85 for c in behind}, noise=0.02, seed=1), hgx)
     assert {(f.entity, f.entity_kind) for f in eight} == {("leaf:su0-rail3", "switch")}
+
+
+# ------------------------------------------------------------------ a host's step time beside a near card
+def test_a_hosts_step_time_is_not_folded_into_a_card_only_near_its_bar():
+    """8902762 folds a host's golden-step-time-regression into a culprit named on the host
+    before one only near its bar, but with only a near card there it still folded into it:
+    the card's retest then re-measures the golden model on that card alone (a card's golden
+    retest is its solo group, never the host's cards), so a host slow on another card was
+    released with it; and under ``confirm: false`` the measured regression hid inside a
+    finding not judged (exit 4, nearbar.clear_fault: another entity's fold never decides).
+    A near card is a suspect, not a culprit: the host's step time stays its own finding."""
+    from sncheck.health.findings import merge_findings
+    from sncheck.model import Finding
+
+    near_card = Finding("mi02/gpu3", "card", "connectivity", "p2p-bandwidth-card-slow", "warning", "near",
+                        {"near_bar": {"ratio": 0.935, "bar": 0.93, "beyond": 0}})
+    slow = Finding("mi02", "host", "golden", "golden-step-time-regression", "warning", "step time 2x")
+    merged = merge_findings([near_card, slow])
+    assert not near_card.folded and {(f.entity, f.rule) for f in merged} == {
+        ("mi02/gpu3", "p2p-bandwidth-card-slow"), ("mi02", "golden-step-time-regression")}

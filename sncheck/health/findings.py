@@ -47,8 +47,8 @@ def merge_findings(findings: list[Finding], supernode_of_host: Callable[[str], s
         if f.entity_kind == "supernode":
             domains[f.entity] = f
         elif f.entity_kind in ("card", "link", "nic", "host") and f.rule != "host-unreachable":
-            for host in hosts_of(f.entity):  # a culprit named, before one only near its bar
-                if host not in on_host or f.names_culprit and not on_host[host].names_culprit:
+            for host in hosts_of(f.entity):  # a culprit named: never one only near its bar, a suspect
+                if host not in on_host and f.names_culprit:  # (its retest re-measures it, not the host)
                     on_host[host] = f
     untold = _told_apart(hardware)
     out = []
