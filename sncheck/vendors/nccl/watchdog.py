@@ -258,7 +258,7 @@ def _logical_lines(text: str) -> list[list[str]]:
 def _ends_sentence(prev: str, raw: str) -> bool:
     """``prev`` ends its message with a full stop: not a number's point a wrap broke after
     ('[E0709 17:05:38.' then '162814866 ProcessGroupNCCL.cpp...')."""
-    return prev.rstrip().endswith(".") and not (prev.endswith(".") and prev[-2:-1].isdigit() and raw[:1].isdigit())
+    return prev.rstrip().endswith(".") and not (prev.endswith(".") and prev[-2:-1].isdecimal() and raw[:1].isdecimal())
 
 
 def _message_head(head: str) -> bool:
