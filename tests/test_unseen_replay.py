@@ -74,3 +74,25 @@ def test_two_hosts_six_slow_cards_of_one_leave_its_two_healthy_cards_in_service(
     want = {f"dgx-b/gpu{k}" for k in range(1, 7)} | {"dgx-a/gpu1<->dgx-a/gpu2"}
     assert {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")} == want
     assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == dict.fromkeys(want, "isolate")
+
+
+def test_a_faint_card_beside_a_slow_host_of_two_is_named(tmp_path):
+    """hgx-pair: every card of dgx-a at 0.494 and dgx-b/gpu7 at 0.91. dgx-a is half the
+    intra-host tier's pairs, so gpu7's first look read it against a level of 0.494 (1.84
+    of its peers): never a card exception, never named; the search re-read the tier's
+    level under dgx-a but not its cards. Now the cards are read again under the
+    hypothesis: gpu7 is named and isolated beside the host."""
+    from sncheck.run.inputs import load_playbook
+    from sncheck.run.runner import RunOptions, execute
+
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {{type: slow_card, target: dgx-a/gpu{k}, factor: 0.494}}\n"
+                                          for k in range(8))
+                    + "  - {type: slow_card, target: dgx-b/gpu7, factor: 0.910}\n")
+    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
+                      load_inventory(ROOT / "tests/data/inventories-unseen/hgx-pair.yaml"),
+                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
+    named = {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")}
+    assert named == {"dgx-a", "dgx-b/gpu7"}
+    assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == {"dgx-a": "isolate",
+                                                                                 "dgx-b/gpu7": "isolate"}

@@ -17,7 +17,7 @@ import numpy as np
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     end_medians, group_median, holds_cards, joined, median, on_path, pairs_on, unlocalised)
-from sncheck.health.separation import beside_sick, same_ground, untold, wider
+from sncheck.health.separation import beside_sick, reread_cards, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
 Hypothesis = list[tuple[Entity, dict[str, float]]]
@@ -407,6 +407,7 @@ class Level:
                 level = median(self.residual(t, np.arange(len(x.a)), self.H))
                 if math.isfinite(level) and level > 0:
                     self.level[t] = level
+                reread_cards(self, t, NEAR_SPAN)
 
     def prune(self) -> None:
         for i in range(len(self.H) - 1, -1, -1):
@@ -477,12 +478,10 @@ class Level:
         return out
 
     def pair_noise(self, t: str) -> float:
-        """One pair's noise in tier t over its level: the MAD of the tier's residuals under
-        the hypothesis (measured over what its culprits predict), as a standard deviation (a
-        card's median over n pairs: MEDIAN_SE times it over root n). Over the raw ratios, the
-        pairs a culprit explains are noise too: a leaf at 0.55 under half a tier's pairs
-        (mi355-pod: a leaf that takes rails 4-7 of every host) made its MAD 0.1, and every
-        healthy card of those rails read 'inside the card bar by less than its noise'."""
+        """One pair's noise in tier t over its level: the MAD of its residuals under the
+        hypothesis, as a standard deviation (a card's median over n pairs: MEDIAN_SE times it
+        over root n). Not the raw ratios': mi355-pod's leaf at 0.55 under half a tier made its
+        MAD 0.1, and each healthy card of its rails read near the card bar."""
         key = (t, tuple((e.name, f.get(t, 1.0)) for e, f in self.H))
         if key not in self.noise:
             r = self.residual(t, np.arange(len(self.tiers[t].a)), self.H) / self.level[t]

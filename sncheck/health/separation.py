@@ -1,7 +1,8 @@
 """What separates a culprit from its rivals in the explanation search over level kinds
 (:class:`sncheck.health.levels.Level`): the more specific entity is the culprit only where
 the evidence separates it from the container holding it, and the container's members the
-evidence cannot tell slow on their own are said so (README "Localization")."""
+evidence cannot tell slow on their own are said so (README "Localization"); a card read
+again against a level a culprit moved."""
 
 from __future__ import annotations
 
@@ -91,3 +92,21 @@ def beside_sick(lv: "Level", link: Entity) -> bool:
     """A link culprit one of whose ends another culprit holds slow: a link of its own."""
     ends = np.array([link.key[1], link.key[2]])
     return any(e.kind in END_KINDS and e.holds(ends, lv.n).any() for e, _ in lv.H if e is not link)
+
+
+def reread_cards(lv: "Level", t: str, span: float) -> None:
+    """The cards no culprit holds read against the card bar of tier t again, under the
+    hypothesis (``span``: the near share above it): where a culprit moved the tier's level,
+    a card its first look read against the culprit's level is told from it now (hgx-pair:
+    dgx-a whole at 0.494 is half the intra-host tier, and dgx-b/gpu7 at 0.91 read 1.84 of
+    its peers, never a candidate). Added to the first look's, never taken from it."""
+    if lv.card_bar is None:
+        return
+    x = lv.tiers[t]
+    held = [m for e, _ in lv.H if e.kind in END_KINDS for m in e.members.tolist()]
+    got, med, n = lv.card_residuals(t, np.setdiff1d(np.unique(np.concatenate([x.a, x.b])), np.array(held, np.int64)), lv.H)
+    if len(got):
+        ratio = med / lv.peer_level(t, got, lv.H)
+        enough = n >= lv.card_min
+        lv.card_ex[t] = np.union1d(lv.card_ex[t], got[(ratio < lv.card_bar) & enough])
+        lv.card_near[t] = np.union1d(lv.card_near[t], got[(ratio < lv.card_bar * (1 + span)) & enough])
