@@ -198,7 +198,11 @@ def platform_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Plante
         elif case == "slow_card":
             out.append(Planted(case, (_slow(card, rnd.uniform(0.5, 0.8)),), frozenset({(card, "card")})))
         elif case == "faint_card":  # near the per-card bar of 0.93
-            out.append(Planted(case, (f"{{type: slow_card, target: {card}, factor: {rnd.uniform(0.88, 0.93):.3f}}}",),
+            # beyond it by 0.5% at least: the near-bar retest's bound (sncheck.run.nearbar) is
+            # sized to decide a card 0.3% from its bar under the mock's noise; one closer (5182
+            # drew 0.929: 0.1%, ~9,000 samples) ends not judged, exit 4 (tests/test_nearbar_bound.py)
+            factor = min(rnd.uniform(0.88, 0.93), 0.925)
+            out.append(Planted(case, (f"{{type: slow_card, target: {card}, factor: {factor:.3f}}}",),
                                frozenset({(card, "card")})))
         elif case == "inside_bar":  # just inside it: must not be flagged
             # with a state store (a drift class drawn beside it) 0.95 is on p2p-bandwidth-drift's
