@@ -87,3 +87,16 @@ def dcgmi_diag(rng: random.Random) -> Iterator[Variant]:
             if case == "pass":  # kept as a code comment: a package's example output (harvest7)
                 yield Variant("dcgmi-diag", f"{version} r{level} {gpus} GPUs in a code comment",
                               "\n".join(f"  # {ln}" for ln in lines) + "\n", tuple(values))
+
+
+@generator("dcgmi-diag")
+def mig_refusals(rng: random.Random) -> Iterator[Variant]:
+    """NVVS's refusal of a MIG layout it cannot test (NvidiaValidationSuite.cpp BuildCommonGpusList): dcgmi
+    prints the system error alone, no table (DCGM issues 70 and 94): the diagnostic did not run."""
+    gpu = rng.randrange(8)
+    for line in (f"GPU {gpu}'s MIG configuration is incompatible with the diagnostic because it prevents access "
+                 "to the entire GPU.",
+                 "Cannot run diagnostic: CUDA does not support enumerating GPUs with MIG mode enabled",
+                 "MIG is enabled, but no compute instances are configured"):
+        yield Variant("dcgmi-diag", f"MIG refusal: {line[:30]}", line + "\n",
+                      (("len(tests)", 0), ("errors", line[:40])), fails=True, finding=line[:40])

@@ -502,3 +502,16 @@ def ghes_records(rng: random.Random) -> Iterator[Variant]:
         for _ in range(rng.randint(0, 1)):
             log.noise()
         yield log.variant(style, f"ghes {case} {'5.x+' if new_kernel else '3.x-4.x'}")
+
+
+@generator("kernel-log")
+def masked_xids(rng: random.Random) -> Iterator[Variant]:
+    """An Xid whose GPU address a reporter masked ('NVRM: Xid (PCI:...): 145, ...', nccl-issue2241): the
+    driver's report all the same (kernel_rc.c's layout), its GPU unknown."""
+    code = rng.choice((13, 45, 79, 145))
+    mask = rng.choice(("...", "xxxx:xx:xx", "****"))
+    lines = [f"kernel: NVRM: Xid (PCI:{mask}): {code}, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)",
+             f"kernel: NVRM: Xid (PCI:0000:3b:00): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error"]
+    yield Variant("kernel-log", f"Xid {code} with its PCI address masked as {mask}", "\n".join(lines) + "\n",
+                  (("len(events)", 2), ("events[0].code", code), ("events[0].bus_id", None),
+                   ("events[1].bus_id", "0000:3b:00")), fails=True, stream=True)

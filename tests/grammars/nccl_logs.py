@@ -298,3 +298,18 @@ def fr_trace_report(rng: random.Random) -> Iterator[Variant]:
                       (("flight_recorder.mismatches[0].seq", seq), ("len(flight_recorder.mismatches[0].missing_ranks)",
                                                                     len(missing)),
                        ("flight_recorder.mismatches[0].world_size", world)), fails=True, stream=True)
+
+
+@generator("nccl-debug")
+def masked_prefixes(rng: random.Random) -> Iterator[Variant]:
+    """A WARN whose PID (or 'PID:TID', as one) a reporter masked behind NCCL's own timestamp
+    ('[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN ...', nccl-issue2013):
+    NCCL's line by its layout, its process unknown."""
+    dev = rng.randrange(8)
+    for who in ("XXXXXX", "XXXXXX:XXXXXX", f"{rng.randrange(100, 9999)}:xxxx"):
+        line = (f"[2026-03-13 22:26:02] host-01.example.com:{who} [{dev}] ibvwrap.c:262 NCCL WARN Call to "
+                "ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_3:1, curr state INIT, next state RTR")
+        yield Variant("nccl-debug", f"WARN with {who} masked", line + "\n",
+                      (("len(warnings)", 1), ("warnings[0].file", "ibvwrap.c"), ("warnings[0].line", 262),
+                       ("warnings[0].device", dev), ("warnings[0].pid", None if who.startswith("X") else int(who.split(":")[0])),
+                       ("hosts", "host-01.example.com")), fails=True, stream=True)

@@ -23,7 +23,9 @@ v2.26.2, v2.27.3 and v2.30):
 - HOST is empty where a reporter removed the host name and kept the rest (``:22901:22901 [0]
   NCCL INFO ...``): the line is NCCL's, its host unknown (not listed in ``hosts``). A WARN whose
   whole ``HOST:PID:TID [DEV]`` was removed (``init.cc:1247 NCCL WARN ...``: NCCL-issue 296) is
-  still NCCL's by its ``FILE:LINE NCCL WARN`` layout: its host, pid and tid null.
+  still NCCL's by its ``FILE:LINE NCCL WARN`` layout: its host, pid and tid null. A PID or TID a
+  reporter masked (``host:XXXXXX:XXXXXX``, or ``PID:TID`` as one mask ``host:XXXXXX``: NCCL-issue 2013)
+  leaves the line NCCL's, that number null.
 - the IB completion error (``transport/net_ib.cc``, ``net_ib/p2p.cc``), a WARN whose layout
   changed: up to 2.9 ``NET/IB : Got completion with error E, opcode O, len L, vendor err V``;
   2.11 to 2.19 ``... from peer ADDR with error E, opcode O, len L, vendor err V[ (TYPE)...]``;
@@ -68,6 +70,7 @@ from sncheck.errors import ParseError
 TOOL = "nccl-debug"
 _LEVELS = (" NCCL INFO", " NCCL WARN", " NCCL TRACE", " NCCL CALL")
 _DEV = re.compile(r"\[(\d+)\]$")
+_MASKED = re.compile(r"X+|x+|\*+")  # a number a reporter masked
 _FILE_LINE = re.compile(r"(?P<file>[\w./+-]+):(?P<line>\d+)$")
 _VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)(?P<suffix>[\w.-]*)(?:\+cuda(?P<cuda>\d+\.\d+))?")
 _INIT = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+|\(nil\)) rank (?P<rank>\d+) nr?anks (?P<nranks>\d+) "
@@ -143,10 +146,15 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
         out.update(host=None, pid=None, tid=None)
         return out
     who = tokens[-1].rsplit(":", 2) if tokens else []
-    if len(who) != 3 or not who[1].isdecimal() or not who[2].isdecimal():
+    if len(who) == 2 and _MASKED.fullmatch(who[1]):
+        who = [":".join(who[:-1]), who[-1], who[-1]]  # 'HOST:XXXXXX': the reporter masked PID:TID as one
+    if len(who) != 3 or not all(w.isdecimal() or _MASKED.fullmatch(w) for w in who[1:]):
         return None
-    # an empty HOST: the reporter removed the host name (':PID:TID [DEV]'); the line is still NCCL's
-    out.update(host=who[0].rsplit("]", 1)[-1] or None, pid=int(who[1]), tid=int(who[2]))
+    # an empty HOST: the reporter removed the host name (':PID:TID [DEV]'); the line is still NCCL's. A PID or
+    # TID masked by the reporter ('host-01.example.com:XXXXXX [5]', nccl-issue2013: PID:TID as one mask) is
+    # unknown: the line is NCCL's by its layout
+    out.update(host=who[0].rsplit("]", 1)[-1] or None, pid=int(who[1]) if who[1].isdecimal() else None,
+               tid=int(who[2]) if who[2].isdecimal() else None)
     head = " ".join(tokens[:-1]).strip()
     out["time"] = head.strip("[]") or None
     return out

@@ -61,7 +61,9 @@ GRAMMAR = {"dcgmi-diag": Grammar(
            "Pass, Fail, Warn, Skip. No line of the table starts with '#': a table whose every line carries one is "
            "kept as a code comment (a Ramble package's 'Example Output', harvest7) and read without it."),
     end="the footer border '+---...---+' after the last category (a table printed twice is one run)",
-    failures=("a test or GPU at Fail (result Fail); Warn rows are warnings; 'Error: ...' lines and Error rows "
+    failures=("a test or GPU at Fail (result Fail); Warn rows are warnings; 'Error: ...' lines, NVVS's MIG refusals "
+              "('GPU N's MIG configuration is incompatible with the diagnostic ...', 'Cannot run diagnostic: ...': "
+              "NvidiaValidationSuite.cpp BuildCommonGpusList) and Error rows "
               "outside a test; a table without its footer or with '...' rows is cut; every GPU-exercising test "
               "at Skip is not measured (never Pass: parse exits 0, a run's dcgmi_diag is not_measured)"),
     values="result, metadata, tests[{name, category, result, all_gpus, gpus[{gpu, result}], warnings, errors, "
@@ -78,8 +80,14 @@ _BORDER = re.compile(r"^\+[-=]+\+[-=]+\+$")  # "+----+----+": opens or closes th
 _MESSAGE_LABEL = re.compile(r"^(Warning|Error|Info)\b\s*(?::\s*GPU\s*([0-9]+))?$", re.IGNORECASE)
 # Test categories whose tests run on the GPUs (Deployment only checks the software stack).
 _MEASURING = ("integration", "hardware", "stress", "performance")
+# NVVS's system errors for a MIG layout it cannot test (NvidiaValidationSuite.cpp BuildCommonGpusList,
+# the strings DCGM's own tests match: "GPU N's MIG configuration is incompatible with the diagnostic
+# because it prevents access to the entire GPU.", "Cannot run diagnostic: CUDA does not support
+# enumerating GPUs with MIG mode ...", "MIG is enabled, but no compute instances are configured"): dcgmi
+# prints the message alone, no table: the diagnostic did not run
 _TOOL_ERROR = re.compile(
-    r"^Error:|^Error\s+\w|Unable to|Diagnostic could not", re.IGNORECASE
+    r"^Error:|^Error\s+\w|Unable to|Diagnostic could not|MIG configuration is incompatible with the diagnostic|"
+    r"Cannot run diagnostic:|MIG is enabled, but no compute instances are configured", re.IGNORECASE
 )
 _MESSAGE_KINDS = {"warning": "warnings", "error": "errors", "info": "info"}
 

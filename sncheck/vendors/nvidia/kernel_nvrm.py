@@ -8,6 +8,7 @@ Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prin
   MIG instance where the error is attributed to one; ``pid='<unknown>'`` when no process;
   the cause from 555 on for Xid 45 "preemptive removal"). Drivers before 400 print ``Xid
   (0000:3b:00)`` without ``PCI:``.
+  A reporter may mask the address (``Xid (PCI:...): 145, ...``: NCCL-issue 2241): the driver's Xid, ``bus_id`` null.
 - ``nvidia-nvswitchN: SXid (PCI:dddd:bb:dd.f): %05d, MSG`` (``src/common/nvswitch/kernel/inc/
   common_nvswitch.h``, ``NVSWITCH_PRINT_SXID``): one report is its ``Fatal``/``Non-fatal`` line
   (``..., Link NN ...``), then ``Severity S Engine instance E Sub-engine instance SS`` and
@@ -54,8 +55,9 @@ import re
 from typing import Any
 
 _BUS = r"(?:PCI:)?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?"
-XID = re.compile(rf"NVRM: Xid \({_BUS}(?: GPU-I:(?P<gi>\d+))?(?: GPU-CI:(?P<ci>\d+))?\): (?P<code>\d+)"
-                 r"(?:,\s*(?P<rest>.*))?")
+# a reporter may mask the GPU's address ('Xid (PCI:...): 145, ...', nccl-issue2241): the Xid is the driver's, its GPU unknown
+XID = re.compile(rf"NVRM: Xid \((?:{_BUS}|PCI:(?P<masked>[.xX*]+(?::[.xX*]+)*))(?: GPU-I:(?P<gi>\d+))?(?: GPU-CI:(?P<ci>\d+))?\): "
+                 r"(?P<code>\d+)(?:,\s*(?P<rest>.*))?")
 SXID = re.compile(rf"(?:(?P<dev>nvidia-nvswitch\d+): )?SXid \({_BUS}\): (?P<code>\d+)(?:,\s*(?P<rest>.*))?")
 # 'pid=PID, name=NAME, ' (a reporter may cut the pid and keep the name: both optional apart)
 _PID = re.compile(r"^(?:pid=(?P<pid>'[^']*'|\S+?), )?name=(?P<name>.*?), ")
@@ -134,7 +136,7 @@ def event(body: str, last: dict[str, Any] | None, driver: str | None,
             pid, name, rest = (p.group("pid") or "").strip("'") or None, p.group("name"), rest[p.end():].strip()
         if c := _CAUSE.search(rest):
             cause, rest = int(c.group(1)), rest[: c.start()]
-        out = {"source": "xid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")), "class": None,
+        out = {"source": "xid", "code": int(m.group("code")), "bus_id": _bus(m.group("bus")) if m.group("bus") else None, "class": None,
                "gpu_instance": int(m.group("gi")) if m.group("gi") else None,
                "compute_instance": int(m.group("ci")) if m.group("ci") else None,
                "pid": pid, "process": name, "message": rest or None, "caused_by": cause, "driver_version": driver}
