@@ -511,7 +511,7 @@ def masked_xids(rng: random.Random) -> Iterator[Variant]:
     code = rng.choice((13, 45, 79, 145))
     mask = rng.choice(("...", "xxxx:xx:xx", "****"))
     lines = [f"kernel: NVRM: Xid (PCI:{mask}): {code}, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)",
-             f"kernel: NVRM: Xid (PCI:0000:3b:00): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error"]
+             "kernel: NVRM: Xid (PCI:0000:3b:00): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error"]
     yield Variant("kernel-log", f"Xid {code} with its PCI address masked as {mask}", "\n".join(lines) + "\n",
                   (("len(events)", 2), ("events[0].code", code), ("events[0].bus_id", None),
                    ("events[1].bus_id", "0000:3b:00")), fails=True, stream=True)
