@@ -165,6 +165,20 @@ def rocm_smi_log_form(rng: random.Random) -> Iterator[Variant]:
     lines += [_spacer(None, width), _spacer(" End of ROCm SMI Log ", width)]
     yield Variant("rocm-smi", "--showmetrics one GPU", "\n".join(lines) + "\n",
                   (("gpus[device=0].temp_C", temp), ("gpus[device=0].power_W", power)), count=1)
+    # ROCm 4.x '-a' / '-c': showCurrentClocks prints each clock's current level with its frequency in one
+    # pair ('sclk clock level: 2 (2100Mhz)', rocm_smi_lib-issue77), a spacer around each section
+    n, sclk, mclk = rng.choice((1, 2, 8)), rng.choice((852, 2100)), rng.choice((100, 167, 1000))
+    lines = [_spacer("ROCm System Management Interface", 80, "="), "Driver version: 5.6.19", _spacer(None, 80)]
+    for d in range(n):
+        lines += [f"GPU[{d}]\t\t: Temperature (Sensor edge) (C): {60 + d}.0"]
+    lines += [_spacer(None, 80), _spacer(None, 80)]
+    for d in range(n):
+        lines += [f"GPU[{d}]\t\t: fclk clock level: 1 (1085Mhz)", f"GPU[{d}]\t\t: mclk clock level: 0 ({mclk}Mhz)",
+                  f"GPU[{d}]\t\t: pcie clock level: 1 (16.0GT/s, x16 619Mhz)", f"GPU[{d}]\t\t: sclk clock level: 2 ({sclk}Mhz)"]
+    lines += [_spacer(None, 80), _spacer("End of ROCm SMI Log", 80)]
+    yield Variant("rocm-smi", f"-a clock levels {n} GPUs", "\n".join(lines) + "\n",
+                  (("len(gpus)", n), (f"gpus[device={n - 1}].temp_C", 59 + n), (f"gpus[device={n - 1}].sclk_MHz", sclk),
+                   ("gpus[device=0].mclk_MHz", mclk)), count=n)
 
 
 def _matrix(title: str, n: int, cell: Callable[[int, int], object]) -> list[str]:

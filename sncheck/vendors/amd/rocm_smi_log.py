@@ -14,7 +14,8 @@ listed is kept in ``metrics`` as printed, never guessed at):
   Package Power (W)`` (6.x), ``Current Graphics Package Power (W)``, ``average_socket_power (W)``
   / ``current_socket_power (W)`` (``--showmetrics``); the cap ``Max Graphics Package Power (W)``;
 - clocks: ``sclk clock speed:`` / ``mclk clock speed:`` as ``(500Mhz)``, ``current_gfxclk (MHz)``
-  / ``current_uclk (MHz)``;
+  / ``current_uclk (MHz)``; ROCm 4.x's ``showCurrentClocks`` (``-a``, ``-c``) prints the current level
+  with its clock in one pair, ``sclk clock level: 2 (2100Mhz)`` (rocm_smi_lib-issue77): the clock;
 - use: ``GPU use (%)``, ``average_gfx_activity (%)``; VRAM ``GPU memory use (%)`` or ``GPU Memory
   Allocated (VRAM%)``; fan ``Fan speed (%)``; ``Performance Level``.
 
@@ -46,6 +47,9 @@ _METRICS: dict[str, tuple[str, ...]] = {
     "perf": ("Performance Level",),
 }
 _NUMBER = re.compile(r"^\(?(-?\d+(?:\.\d+)?)\s*(?:Mhz|MHz|W|C|%)?\)?$")
+# ROCm 4.x showCurrentClocks: printLog(device, '%s clock level' % clk, '%s (%sMhz)' % (level, freq))
+_LEVEL_CLOCK = {"sclk_MHz": "sclk clock level", "mclk_MHz": "mclk clock level"}
+_LEVEL_VALUE = re.compile(r"^\d+\s+\((\d+(?:\.\d+)?)\s*Mhz\)$", re.I)
 
 
 def is_log_form(text: str) -> bool:
@@ -67,6 +71,8 @@ def _gpu(device: int, metrics: dict[str, Any]) -> dict[str, Any]:
     for key, names in _METRICS.items():
         found = next((metrics[n] for n in names if n in metrics), None)
         g[key] = _value(found)
+        if g[key] is None and key in _LEVEL_CLOCK and (lv := _LEVEL_VALUE.match(metrics.get(_LEVEL_CLOCK[key], ""))):
+            g[key] = _value(lv.group(1))
     g["metrics"] = metrics
     return g
 
