@@ -276,3 +276,25 @@ def rocm_smi_showpids_failed(rng: random.Random) -> Iterator[Variant]:
                   (("len(processes)", 0),), fails=True, finding=f"get_compute_process_info, {status}")
     yield Variant("rocm-smi-showpids", "no DRM device", "\n\nERROR: No DRM devices available. Exiting\n",
                   (("len(processes)", 0),), fails=True, finding="No DRM devices available")
+
+
+@generator("rocm-smi")
+def rocm_smi_2017(rng: random.Random) -> Iterator[Variant]:
+    """The 2017 ROC-smi concise table (AMDGPU-PRO 17.x, ROC-smi-issue10): a DID column after GPU, 'OverDrive'
+    and 'ECC' last, fixed-width cells; a device without PowerPlay prints N/A, 'None%' for its fan and a blank
+    Perf cell (the row is read by the header's column places), and 'GPU[N] : PowerPlay not enabled' lines."""
+    n = rng.choice((2, 7))
+    lines = ["", "====================    ROCm System Management Interface    ====================",
+             "=" * 80, " GPU  DID    Temp     AvgPwr   SCLK     MCLK     Fan      Perf    OverDrive  ECC",
+             "GPU[0]         : PowerPlay not enabled - Cannot get supported clocks"]
+    values: list[tuple[str, object]] = [("len(gpus)", n), ("gpus[device=0].temp_C", None), ("gpus[device=0].perf", None),
+                                        ("gpus[device=0].fan_pct", None)]
+    lines.append("  " + f"{0:<4}{'0402':<7}{'N/A':<9}{'N/A':<9}{'N/A':<9}{'N/A':<9}{'None%':<9}{'':<10}{'N/A':<9}{'N/A':<9}")
+    for d in range(1, n):
+        temp, sclk, fan = rng.randrange(40, 80), rng.choice((300, 600)), rng.choice((42.75, 85.88))
+        lines.append("  " + f"{d:<4}{'67df':<7}{f'{temp}.0c':<9}{'N/A':<9}{f'{sclk}Mhz':<9}{'1750Mhz':<9}{f'{fan}%':<9}"
+                     f"{'auto':<10}{'0%':<9}{'N/A':<9}")
+        values += [(f"gpus[device={d}].temp_C", temp), (f"gpus[device={d}].sclk_MHz", sclk),
+                   (f"gpus[device={d}].fan_pct", fan), (f"gpus[device={d}].perf", "auto")]
+    lines += ["=" * 80, "====================           End of ROCm SMI Log          ===================="]
+    yield Variant("rocm-smi", f"2017 DID layout {n} GPUs", "\n".join(lines) + "\n", tuple(values), count=n)

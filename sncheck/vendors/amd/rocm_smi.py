@@ -105,15 +105,18 @@ def parse_showtopo(text: str) -> dict[str, Any]:
 
 _ROW = re.compile(r"^(\d+)\s+")
 # ROCm 2.x/3.x print no "Concise Info" banner: one header line, one cell a column.
-_OLD_HEADER = re.compile(r"^GPU\s+Temp\s+AvgPwr\b")
+# The 2017 ROC-smi (AMDGPU-PRO 17.x) adds a DID column after GPU and ends 'OverDrive  ECC' (ROC-smi-issue10);
+# a device without PowerPlay prints its Perf cell blank: the row is then read by the header's column places
+_OLD_HEADER = re.compile(r"^GPU\s+(?:DID\s+)?Temp\s+AvgPwr\b")
 _OLD_COLUMNS = {"GPU": "device", "Temp": "temp_C", "AvgPwr": "power_W", "SCLK": "sclk_MHz", "MCLK": "mclk_MHz",
                 "PCLK": "pclk_MHz", "Fan": "fan_pct", "Perf": "perf", "PwrCap": "pwrcap_W", "VRAM%": "vram_pct",
-                "GPU%": "gpu_pct", "SCLK OD": "sclk_od_pct", "MCLK OD": "mclk_od_pct"}
+                "GPU%": "gpu_pct", "SCLK OD": "sclk_od_pct", "MCLK OD": "mclk_od_pct", "DID": "device_id",
+                "OverDrive": "overdrive_pct", "ECC": "ecc"}
 _END = "End of ROCm SMI Log"
 
 
 def _old_value(value: str) -> Any:
-    if value == "N/A":
+    if value in ("N/A", "None", "None%"):  # 'None%': the 2017 tool's fan it could not read ('%s%%' of None)
         return None
     m = re.fullmatch(r"([\d.]+)(?:c|°C|W|Mhz|MHz|%)?", value)
     if not m:
@@ -122,7 +125,7 @@ def _old_value(value: str) -> Any:
 
 
 def _old_row(columns: list[str], cells: list[str]) -> dict[str, Any]:
-    g = {_OLD_COLUMNS.get(c, c): _old_value(v) for c, v in zip(columns, cells)}
+    g = {_OLD_COLUMNS.get(c, c): v if c == "DID" else _old_value(v) for c, v in zip(columns, cells)}  # DID: hex
     g["device"] = int(cells[0])
     g.setdefault("name", None)
     return g
@@ -186,6 +189,7 @@ def parse_concise(text: str) -> dict[str, Any]:
     warnings: list[str] = []
     saw = ended = False
     old_columns: list[str] | None = None
+    starts: list[int] = []
     width: int | None = None  # the cells of the first whole row
     identity = False  # the header names the identity cells after Device
     for raw in text.splitlines():
@@ -206,6 +210,7 @@ def parse_concise(text: str) -> dict[str, Any]:
         if _OLD_HEADER.match(body):
             saw, old_columns = True, re.sub(r"\b(SCLK|MCLK) OD\b", r"\1_OD", body).split()
             old_columns = [c.replace("_OD", " OD") for c in old_columns]
+            starts = [m.start() for m in re.finditer(r"\S+(?: OD\b)?", line)]  # each column's place in the header
             continue
         if re.match(r"^GPU\[\d+\]\s*:\s*WARNING", body):
             warnings.append(re.sub(r"\s+", " ", body))
@@ -216,6 +221,9 @@ def parse_concise(text: str) -> dict[str, Any]:
                           f"{line.split()[0]}): its rows are an excerpt")
         if saw and old_columns and _ROW.match(body):  # ROCm 1.x indents its rows (" 0   35c ...")
             cells = body.split()
+            if len(cells) != len(old_columns) and len(starts) == len(old_columns) and len(line) > starts[-1]:
+                # a blank cell (no PowerPlay: no Perf): the row's cells by the header's column places
+                cells = [line[a:b].strip() or "N/A" for a, b in zip([0, *starts[1:]], [*starts[1:], None])]
             if len(cells) != len(old_columns):
                 errors.append(f"GPU {cells[0]}: {len(cells)} cells for {len(old_columns)} columns: {body!r}")
             gpus.append(_old_row(old_columns, cells))

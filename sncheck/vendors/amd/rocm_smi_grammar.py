@@ -33,7 +33,9 @@ GRAMMAR = {
             "rocm-6.1.2)",
             "ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py @ rocm-5.7.0 showAllConcise: 'GPU  Temp (DieEdge)  "
             "AvgPwr  SCLK  MCLK  Fan  Perf  PwrCap  VRAM%  GPU%', the temperature '35.0c', VRAM% '% 3.0f%%', no "
-            "subheader; ROCm 2.x-3.x 'GPU Temp AvgPwr ...' (the captures under fixtures/real/r3/rocm-smi)",
+            "subheader; ROCm 2.x-3.x 'GPU Temp AvgPwr ...' (the captures under fixtures/real/r3/rocm-smi); the 2017 "
+            "ROC-smi (AMDGPU-PRO 17.x) 'GPU  DID  Temp  AvgPwr  SCLK  MCLK  Fan  Perf  OverDrive  ECC' in fixed-width "
+            "cells, a device without PowerPlay 'None%' fan and a blank Perf (ROC-smi-issue10: read by column place)",
             f"{_SMI} {_SPACER}; {_MAIN}",
             "ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py printLog(device, metricName, value): 'GPU[%d]\\t\\t: %s: "
             "%s' in text (--showmetrics' 'GPU Metrics' section, --showallinfo), formatJson's {\"card%d\": {metricName: "
