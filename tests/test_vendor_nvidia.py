@@ -219,6 +219,19 @@ def test_ib_write_bw_views() -> None:
     assert half["rows"] == [] and perftest.check_ib_write_bw("h1", half, nic_Gbps=200)[0]["ok"] is False
 
 
+def test_a_perftest_row_cut_inside_is_not_a_measurement() -> None:
+    """A paste that ends inside a row ('... 1.6035' of a '%.6f' MsgRate, ucx-issue8852): the rows before it
+    are read, the cut one is not (its figures may be cut too), and the paste is cut short."""
+    whole = real("perftest/02_ib_write_bw_loopback_all_sizes_interleaved.txt")
+    rows = perftest.parse_ib_write_bw(whole)["rows"]
+    lines = whole.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.split()[:1] == [str(rows[5]["bytes"])])
+    cut = "\n".join(lines[:at]) + "\n" + lines[at][:-3]  # the row's MsgRate cut: no newline at the end
+    got = perftest.parse_ib_write_bw(cut)
+    assert [r["bytes"] for r in got["rows"]] == [r["bytes"] for r in rows[:5]]
+    assert got["errors"]
+
+
 # --------------------------------------------------------------------------- per-tray checks
 
 def test_real_gb200_tray_passes_every_fabric_fact() -> None:

@@ -13,7 +13,9 @@ MB/sec becomes Gb/s as x 8 x 2^20 / 1e9, unrounded, and a row then keeps the fig
 printed too: ``printed_peak``, ``printed_avg``, in ``printed_unit``). The server and client of a loopback run often
 land in one log, interleaved or one after the other: a repeated row (same bytes,
 iterations and numbers) is kept once. ``WARNING: BW peak won't be measured`` gives
-peak 0.00 in the rows; it is kept as printed and the check reads the average.
+peak 0.00 in the rows; it is kept as printed and the check reads the average. A paste that lost
+the ``#`` before ``iterations`` (ucx-issue8852) has the same header; a row the paste ends inside
+(no newline after it) is not read: its figures may be cut (``1.6035`` of a ``%.6f`` MsgRate).
 
 ``parse_ib_lat`` (``ib-write-lat``)::
 
@@ -92,7 +94,7 @@ GRAMMAR = {
     ),
 }
 
-_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(MB/sec|Gb/sec|MiB/sec)\]\s+BW average\[(?:MB/sec|Gb/sec|MiB/sec)\]")
+_HEADER = re.compile(r"#bytes\s+#?iterations\s+BW peak\[(MB/sec|Gb/sec|MiB/sec)\]\s+BW average\[(?:MB/sec|Gb/sec|MiB/sec)\]")
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)((?:\s+[0-9.]+)*)\s*$")
 _QOS_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
 _RULE = re.compile(r"^\s*-{20,}\s*$")  # RESULT_LINE / RESULT_LINE_PER_PORT: the table's closing line
@@ -155,8 +157,12 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     errors: list[str] = []
     extra: list[str] = []  # the header's columns after MsgRate (per port, CPU_Util)
     qos = closed = False
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    cut_last = bool(text) and not text.endswith(("\n", "\r"))  # the paste ends inside its last line
+    for n, raw in enumerate(lines):
         line = _untab(raw)
+        if cut_last and n == len(lines) - 1 and unit and (_QOS_ROW if qos else _ROW).match(line):
+            continue  # a row cut inside (its MsgRate '1.6035' of '%.6f'): not a measurement (listing says cut)
         if (m := _TEST.match(line)) and test is None:
             test = m.group(1).strip()
             continue
