@@ -110,7 +110,7 @@ _ROW = re.compile(r"^(\d+)\s+")
 _OLD_HEADER = re.compile(r"^GPU\s+(?:DID\s+)?Temp\s+AvgPwr\b")
 _OLD_COLUMNS = {"GPU": "device", "Temp": "temp_C", "AvgPwr": "power_W", "SCLK": "sclk_MHz", "MCLK": "mclk_MHz",
                 "PCLK": "pclk_MHz", "Fan": "fan_pct", "Perf": "perf", "PwrCap": "pwrcap_W", "VRAM%": "vram_pct",
-                "GPU%": "gpu_pct", "SCLK OD": "sclk_od_pct", "MCLK OD": "mclk_od_pct", "DID": "device_id",
+                "GPU%": "gpu_pct", "SCLK OD": "sclk_od_pct", "MCLK OD": "mclk_od_pct", "DID": "did",
                 "OverDrive": "overdrive_pct", "ECC": "ecc"}
 _END = "End of ROCm SMI Log"
 
