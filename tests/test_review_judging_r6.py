@@ -166,3 +166,35 @@ def test_a_hosts_step_time_is_not_folded_into_a_card_only_near_its_bar():
     merged = merge_findings([near_card, slow])
     assert not near_card.folded and {(f.entity, f.rule) for f in merged} == {
         ("mi02/gpu3", "p2p-bandwidth-card-slow"), ("mi02", "golden-step-time-regression")}
+
+
+def test_p2p_rows_written_with_no_tier_are_judged_in_their_pairs_tier():
+    """review2: a p2p row with no tier (rows.p2p_row writes None where the job names no
+    supernode for a host of the pair; a run-store part whose tier column is all null passes
+    the type check) crashed judging: "'<' not supported between 'str' and 'float'" from the
+    pair summaries' sorted tiers, a traceback. Such a row of two inventory cards is judged
+    in its pair's tier under the inventory: the same findings as the same rows with tiers."""
+    import pandas as pd
+
+    from sncheck.health.rules import evaluate
+
+    topo = topo_of("demo-2sn")
+    ids = topo.card_ids
+
+    def rows(blank: bool) -> pd.DataFrame:
+        out = []
+        for i, a in enumerate(ids):
+            for j in range(i + 1, len(ids)):
+                b, tier = ids[j], topo.tier(a, ids[j])
+                slow = 0.5 if ids[3] in (a, b) else 1.0
+                bw = (45.0 if tier == "scale_out" else 440.0) * slow
+                out.append({"kind": "p2p", "src": a, "dst": b, "tier": None if blank and (i + j) % 3 == 0 else tier,
+                            "status": "ok", "bw_GBps": bw, "bw_rev_GBps": bw, "lat_us": 3.0, "lat_p99_us": 3.5,
+                            "checksum_ok": True})
+        return pd.DataFrame(out)
+
+    def named(blank: bool) -> list[tuple[str, str, str]]:
+        found = evaluate(RULES.rules, rows(blank), DetectContext(topo, dict(topo.inventory.design)))
+        return sorted((f.entity, f.rule, f.severity.value) for f in found)
+
+    assert named(True) == named(False) and (ids[3], "p2p-bandwidth-below-design", "critical") in named(False)

@@ -176,6 +176,7 @@ def _p2p(rows: pd.DataFrame, ctx: DetectContext, values: Sequence[str] = ()) -> 
         keep = ~unreachable if unreachable.any() else None
         p = p[PAIR_ROWS] if keep is None else p[PAIR_ROWS][keep].reset_index(drop=True)
         p["failed"] = (p["status"] != "ok").to_numpy(bool)
+        p["tier"] = _tiers_filled(p, ctx)
         p["src"], p["dst"] = shared_categories(p["src"], p["dst"])
         # Categoricals: a row selection then moves integer codes, not millions of strings.
         for col in ("tier", "status"):
@@ -190,6 +191,22 @@ def _p2p(rows: pd.DataFrame, ctx: DetectContext, values: Sequence[str] = ()) -> 
         if col == "checksum_ok" and p[col].dtype == object:
             p[col] = p[col].astype("boolean")
     return p
+
+
+def _tiers_filled(p: pd.DataFrame, ctx: DetectContext) -> pd.Series:
+    """The rows' tiers; a row written with none (a job that named no supernode for a host of
+    the pair, a part whose tier column is null) takes its pair's tier under the inventory,
+    where both cards are the inventory's: judged in its tier, never a crash nor left out."""
+    tier = p["tier"]
+    blank = np.flatnonzero(tier.isna().to_numpy())
+    if not len(blank):
+        return tier
+    out = tier.astype(object).to_numpy(copy=True)
+    known = ctx.topo.by_id
+    for i, a, b in zip(blank.tolist(), p["src"].to_numpy()[blank].tolist(), p["dst"].to_numpy()[blank].tolist()):
+        if a in known and b in known:
+            out[i] = ctx.topo.tier(a, b)
+    return pd.Series(out, index=tier.index)
 
 
 PAIR_ROWS = ["src", "dst", "tier", "status"]    # the p2p columns every p2p metric reads
