@@ -82,22 +82,19 @@ def test_a_card_bar_the_retest_could_not_apply_never_releases():
     """A per-card symptom retested with fewer partners on its tier than the bar's min_pairs
     is not judged (stays quarantined), never "inside the bar" (main: released)."""
     from sncheck.model import EntityKind, Finding, Severity
-    from sncheck.run.confirm import Window
+    from sncheck.run.retestbar import too_few_partners
 
-    topo = FLEET
     card_bar = RULES["p2p-bandwidth-card-slow"]
-    w = object.__new__(Window)
-    w.f = Finding("s06n2/gpu6", EntityKind.CARD, "connectivity", card_bar.name, Severity.WARNING, "", {})
-    w.ctx = type("Ctx", (), {"topo": topo})()
+    f = Finding("s06n2/gpu6", EntityKind.CARD, "connectivity", card_bar.name, Severity.WARNING, "", {})
 
     def rows(partners):
         return pd.DataFrame([{"kind": "p2p", "status": "ok", "src": "s06n2/gpu6", "dst": p} for p in partners]
                             + [{"kind": "p2p", "status": "ok", "src": "s06n1/gpu6", "dst": "s06n3/gpu6"}])
 
-    assert "2 partners" in w._too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6"] * 2), "scale_up")
-    assert w._too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6", "s06n1/gpu0"]), "scale_up") is None
+    assert "2 partners" in too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6"] * 2), f, FLEET, "scale_up")
+    assert too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6", "s06n1/gpu0"]), f, FLEET, "scale_up") is None
     # partners on another tier do not count for this one
-    assert w._too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6", "s06n2/gpu0"]), "scale_up")
+    assert too_few_partners(card_bar, rows(["s06n1/gpu6", "s06n3/gpu6", "s06n2/gpu0"]), f, FLEET, "scale_up")
 
 
 def test_a_three_host_domains_retest_gives_each_sampled_card_the_partners_its_bar_needs():
@@ -116,22 +113,20 @@ def test_a_three_host_domains_retest_gives_each_sampled_card_the_partners_its_ba
 
 def test_a_domain_bar_the_retest_could_not_apply_never_releases():
     from sncheck.model import EntityKind, Finding, Severity
-    from sncheck.run.confirm import Window
+    from sncheck.run.retestbar import too_few_partners
 
     bar = RULES["p2p-bandwidth-domain-below-design"]
-    w = object.__new__(Window)
-    w.f = Finding("sn01", EntityKind.SUPERNODE, "connectivity", bar.name, Severity.WARNING, "", {})
-    w.ctx = type("Ctx", (), {"topo": FLEET})()
+    f = Finding("sn01", EntityKind.SUPERNODE, "connectivity", bar.name, Severity.WARNING, "", {})
     one_a_host = ["s01n1/gpu0", "s01n2/gpu1", "s01n3/gpu2"]
     rows = pd.DataFrame([{"kind": "p2p", "status": "ok", "src": a, "dst": b}
                          for i, a in enumerate(one_a_host) for b in one_a_host[i + 1:]])
-    assert "fewer than two" in w._too_few_partners(bar, rows, "scale_up")
+    assert "fewer than two" in too_few_partners(bar, rows, f, FLEET, "scale_up")
     from sncheck.run.controls import domain_sample
 
     sample = domain_sample(FLEET, "sn01", "scale_up")
     rows = pd.DataFrame([{"kind": "p2p", "status": "ok", "src": a, "dst": b}
                          for i, a in enumerate(sample) for b in sample[i + 1:]])
-    assert w._too_few_partners(bar, rows, "scale_up") is None
+    assert too_few_partners(bar, rows, f, FLEET, "scale_up") is None
 
 
 # ---- issue 29, the sweep at 3753b8d: a host slowed whole named as its card 0 (5107, 5128)
