@@ -177,7 +177,12 @@ class KubernetesAction:
                 return t.failed(f"marking {host} as cordoned by sncheck (not cordoned)", res)
             res = t.run(cordon_argv(host))
             if not res.ok:
-                return t.failed(f"cordoning {host} (marked as sncheck's: a release lifts the mark)", res)
+                if res.timed_out or res.exit_code is None:  # it may have cordoned: the mark stays
+                    return t.failed(f"cordoning {host} (marked as sncheck's: a release lifts the mark)", res)
+                # a refused cordon takes its mark back: left, it claimed an admin's later cordon
+                # of the node as sncheck's, and a release lifted it (review of 961f32d)
+                kept = "" if t.run(unmark_argv(host)).ok else "; its mark could not be removed either"
+                return t.failed(f"cordoning {host} (not cordoned{kept})", res)
             done.append("cordoned")
         elif whole and not marked:
             notes.append("already cordoned by someone else; sncheck will not uncordon it")
