@@ -14,7 +14,8 @@ Ownership of a cordon: when sncheck cordons a node it also annotates it
 annotation; a node cordoned by someone else (already unschedulable before sncheck came)
 is never annotated and never uncordoned. The mark is written before the cordon, so a
 command killed between them leaves a mark the next one completes, never a cordon no
-release lifts.
+release lifts; a refused cordon takes its mark back (left, it claimed a later cordon of
+someone else's).
 
 Every run first reads the node (``kubectl get node NAME -o json``) and changes only
 what differs, so running an action twice is harmless.
