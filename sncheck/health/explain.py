@@ -309,10 +309,28 @@ def end_medians(a: np.ndarray, b: np.ndarray, q: np.ndarray, n: int,
     if ranges == 1:
         return group_median(np.concatenate([a, b]), np.concatenate([q, q]))
     step, parts = -(-n // ranges), []
-    for lo in range(0, n, step):
-        in_a, in_b = (a >= lo) & (a < lo + step), (b >= lo) & (b < lo + step)
-        parts.append(group_median(np.concatenate([a[in_a], b[in_b]]), np.concatenate([q[in_a], q[in_b]])))
+    (at_a, cut_a), (at_b, cut_b) = _by_range(a, step, ranges), _by_range(b, step, ranges)
+    for k in range(ranges):
+        ia, ib = _range_at(at_a, cut_a, k), _range_at(at_b, cut_b, k)
+        parts.append(group_median(np.concatenate([a[ia], b[ib]]), np.concatenate([q[ia], q[ib]])))
     return joined(parts)
+
+
+def _by_range(codes: np.ndarray, step: int, ranges: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """The positions of ``codes`` by range of ``step`` codes, and where each range starts
+    among them, in one pass: a slice of each range where the codes are sorted (a tier's
+    first ends are), else a stable counting sort of the range numbers; never a pass over
+    every code per range (that grows with the square of a fleet's pairs)."""
+    if len(codes) < 2 or bool((codes[1:] >= codes[:-1]).all()):
+        return None, np.searchsorted(codes, np.arange(ranges + 1, dtype=np.int64) * step)
+    rid = (codes // step).astype(np.int16 if ranges < 2**15 else np.int32)
+    order = np.argsort(rid, kind="stable")  # (a radix sort of small integers)
+    return order, np.concatenate([[0], np.cumsum(np.bincount(rid, minlength=ranges))])
+
+
+def _range_at(order: np.ndarray | None, cut: np.ndarray, k: int) -> np.ndarray | slice:
+    """Range k's positions (:func:`_by_range`): a slice where the codes are sorted."""
+    return slice(int(cut[k]), int(cut[k + 1])) if order is None else order[cut[k]:cut[k + 1]]
 
 
 def joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
