@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
 from test_confirm_symptoms import decisions, finding, run
 
@@ -24,7 +23,6 @@ def one_unit(tmp_path: Path) -> str:
     return str(path)
 
 
-@pytest.mark.xfail(strict=True, reason="open (review3): a faint leaf with no rail mate is released by its retest")
 def test_a_faint_leaf_of_a_one_unit_fabric_is_confirmed_not_released(tmp_path: Path) -> None:
     """3a74d82 names a faint leaf (0.88: inside the 0.8 pair bar, its NICs beyond the 0.93
     card bar) and its retest judges it against its controls. On a fabric of one unit every

@@ -577,7 +577,7 @@ class Window:
             return True, own[0].message
         if METRICS[rule.metric].shape != PAIRS or not has_bound(rule):
             return False, f"{rule.name} re-measured and quiet"
-        short = too_few_partners(rule, rows, self.f, self.ctx.topo, s.evidence.get("tier"))
+        short = too_few_partners(rule, rows, self.f, self.ctx.topo, s.evidence.get("tier"), self.scope)
         if short:  # its bar could not judge the retest: never a release
             return None, FEW + short
         near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._mine(g)]

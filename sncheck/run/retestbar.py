@@ -137,13 +137,22 @@ def explained(per: list[dict], ends: list[Finding]) -> list[dict]:
             else p for p in per]
 
 
-def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology, tier: object) -> str | None:
+def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology, tier: object,
+                     scope: Set[str] = frozenset()) -> str | None:
     """A symptom of a per-card bar (a card's median over ``min_pairs`` partners at least,
     on the symptom's tier) or of a per-domain one (the median of two such cards at
-    least, partners inside the domain) that the retest of ``f`` measured with fewer: what
-    is short, else None."""
+    least, partners inside the domain) that the retest of ``f`` measured with fewer, or
+    of a bar against its peers' level (peer_outlier) with no pair on its tier beside the
+    suspect's own (``scope``: its cards; a leaf whose rail mates are all behind it): the
+    level would be the suspect's own, and a faint fault read as its own level is no
+    release. What is short, else None."""
     need = int(rule.params.get("min_pairs", 3))
     where = tier if isinstance(tier, str) else None
+    if rule.op == "peer_outlier" and scope and not rows.empty and {"src", "dst"} <= set(rows.columns):
+        p = rows[rows["kind"] == "p2p"] if "kind" in rows else rows
+        p = p[p["tier"] == where] if where is not None and "tier" in p else p
+        if len(p) and (p["src"].isin(scope) | p["dst"].isin(scope)).all():
+            return f"no pair on its tier beside the suspect's own to set the level {rule.name} judges against"
     per, kind = rule.params.get("per"), f.entity_kind
     if per == "card" and kind == "card" and f.entity in topo.by_id:
         got = partners(rows, f.entity, topo, where)
