@@ -51,7 +51,6 @@ def _refuse_resume(cluster: FakeCluster, wrap: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("PATH", f"{wrap}{os.pathsep}{os.environ['PATH']}")
 
 
-@pytest.mark.xfail(strict=True, reason="open (review3): a release recorded is a release, whatever failed")
 def test_a_release_slurm_refused_keeps_the_host_counted_and_shown(tmp_path: Path, fake_cluster: FakeCluster,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """b3dfdf6: a step is applied where any action took effect. For a release: node005's
@@ -66,6 +65,10 @@ def test_a_release_slurm_refused_keeps_the_host_counted_and_shown(tmp_path: Path
     r = _act(state, "release", "node005", "--via", "slurm", "--via", "hostfile", "--apply")
     assert r.exit_code == 3, r.output
     assert fake_cluster.slurm("node005")["state"].upper().startswith("DRAIN")
+    from test_hostile_r9 import _cli
+
+    [line] = [ln for ln in _cli("status", "--state-dir", state).output.splitlines() if ln.startswith("node005")]
+    assert "isolate" in line and "release failed in part (slurm)" in line, line
     r = _act(state, "isolate", "node006", "--via", "slurm", "--via", "hostfile", "--apply")
     assert r.exit_code == 1 and "2 of 16 hosts" in r.output, r.output
 
