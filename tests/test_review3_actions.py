@@ -73,7 +73,6 @@ def test_a_release_slurm_refused_keeps_the_host_counted_and_shown(tmp_path: Path
     assert r.exit_code == 1 and "2 of 16 hosts" in r.output, r.output
 
 
-@pytest.mark.xfail(strict=True, reason="open (review3): status shows a partly applied isolation as applied")
 def test_status_says_an_isolation_applied_in_part(tmp_path: Path, fake_cluster: FakeCluster) -> None:
     """b3dfdf6 records node005 drained in Slurm but not cordoned (no such Kubernetes node) as
     applied: `status` then shows a plain 'isolate', the cordon's failure only in the audit

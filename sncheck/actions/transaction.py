@@ -185,12 +185,13 @@ def apply_each(requests: Sequence[ActionRequest], *, store: StateStore, actions:
         # taken out (or put back) wherever one action did: a drain beside a failed cordon was
         # 'not applied', so the cap left it out and the hostfile offered it again (hostile round 9)
         applied[req.entity] = "ok" in outcomes
-        step = _step(req, req.reason, applied[req.entity])
-        if req.action == "release" and "failed" in outcomes:
+        failed = ", ".join(r["via"] for r in done if r["outcome"] == "failed")
+        step = _step(req, f"{req.reason} (applied in part: {failed} failed)" if failed and applied[req.entity]
+                     else req.reason, applied[req.entity])
+        if req.action == "release" and failed:
             # a release is whole or it is none: an action that kept the host out (Slurm's
             # resume refused) leaves it isolated, counted by the cap and shown (review3)
             applied[req.entity] = False
-            failed = ", ".join(r["via"] for r in done if r["outcome"] == "failed")
             step = IsolationStep(req.entity, EntityKind(req.kind), StepAction.ISOLATE,
                                  f"release failed in part ({failed}): still isolated: {req.reason}", True, req.rule)
         store.commit_txn(txn, run_id, step, req.evidence, now)
