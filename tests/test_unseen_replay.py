@@ -96,3 +96,23 @@ def test_a_faint_card_beside_a_slow_host_of_two_is_named(tmp_path):
     assert named == {"dgx-a", "dgx-b/gpu7"}
     assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == {"dgx-a": "isolate",
                                                                                  "dgx-b/gpu7": "isolate"}
+
+
+def test_a_high_latency_card_beside_a_slow_spine_is_retested_against_its_own_leaf(tmp_path):
+    """hgx-h200-3su, spine core-a at 0.53 and h200-11/gpu0's latency at 2.53x: every card
+    sits behind the spine, so the card's scale-out retest refused every card as a control
+    ('no known-good peers to retest against on scale_out') and it stayed in quarantine.
+    Cards on the card's own leaf never cross a spine: they are its controls now."""
+    from sncheck.run.inputs import load_playbook
+    from sncheck.run.runner import RunOptions, execute
+
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n  - {type: slow_switch, target: 'spine:core-a', factor: 0.53}\n"
+                    "  - {type: high_latency_card, target: h200-11/gpu0, factor: 2.53}\n")
+    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
+                      load_inventory(ROOT / "tests/data/inventories-unseen/hgx-h200-3su.yaml"),
+                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
+    named = {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")}
+    assert named == {"spine:core-a", "h200-11/gpu0"}
+    assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == {"spine:core-a": "isolate",
+                                                                                 "h200-11/gpu0": "isolate"}

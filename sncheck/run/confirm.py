@@ -55,7 +55,7 @@ from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
-from sncheck.run.controls import PEERS, domain_sample, peers_for, switch_sample
+from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import BESIDE, NEAR_SAMPLES, at_bound, batch_repeats, decided, look
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
     too_few_partners
@@ -191,11 +191,12 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
         {c for e, k in ctx.known if k == "switch" for c in cards_of(e, ctx.topo, k)}
     behind -= {c for f in suspects if f.entity_kind != "switch" for c in cards_of(f, ctx.topo)} | \
         {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic") for c in cards_of(e, ctx.topo, k)}
+    switches = {f.entity for f in suspects if f.entity_kind == "switch"} | {e for e, k in ctx.known if k == "switch"}
     outcome: dict[str, Retest] = {}
     for f in suspects:
         avoid = bad_cards - inside if f.entity_kind in ("nic", "switch") else bad_cards
         try:
-            outcome[f.entity] = Window(ctx, f, avoid | bad_hosts, repeats, behind).run()
+            outcome[f.entity] = Window(ctx, f, avoid | bad_hosts, repeats, behind, switches).run()
         except HarnessError as e:  # this retest could not run: the suspect stays quarantined
             outcome[f.entity] = Retest(None, "retest", f"the retest could not run: {e}")
     return outcome
@@ -221,8 +222,8 @@ class Window:
     """One suspect's retest: every symptom's measurement, its controls, and the judging."""
 
     def __init__(self, ctx: LayerContext, f: Finding, avoid: set[str], repeats: int,
-                 behind: Set[str] = frozenset()) -> None:
-        self.ctx, self.f, self.avoid = ctx, f, avoid
+                 behind: Set[str] = frozenset(), switches: Set[str] = frozenset()) -> None:
+        self.ctx, self.f, self.avoid, self.switches = ctx, f, avoid, switches
         self.inside = avoid - behind  # the controls to avoid on pairs that cross no switch
         self.by_name = rules_by_name(ctx)
         self.syms = symptoms(f)
@@ -326,7 +327,7 @@ class Window:
             else:
                 cards = sorted(self.scope) if self.f.entity_kind != "supernode" else \
                     domain_sample(topo, self.f.entity, "scale_up")
-                peers = peers_for(cards, topo, avoid, tier)
+                peers = peers_for(cards, topo, avoid - clear_of(topo, cards, avoid - self.inside, self.switches), tier)
                 groups = [cards + peers]
             own = self.f.entity_kind == "supernode" and tier != "scale_out" or \
                 self.f.entity_kind == "host" and tier == "intra_host" or self.f.entity_kind in ("switch", "link")

@@ -129,3 +129,22 @@ def switch_sample(topo: Topology, switch: str, cards: list[str]) -> list[str]:
     if len(taken) < 2:  # its NICs in one domain (a rack's leaf): its pairs cross it with the controls only
         return _spread_over(order, host_of, DOMAIN_SAMPLE)
     return [order[k] for k in taken]
+
+
+def clear_of(topo: Topology, cards: list[str], behind: Set[str], switches: Set[str]) -> set[str]:
+    """Of ``behind`` (cards refused as controls only for being behind a suspect switch),
+    those whose every scale-out pair with ``cards`` (the suspect's) crosses none of
+    ``switches``: with a spine suspect, the cards on the suspect's own leaf (a pair under
+    one leaf never climbs to a spine). Every card sits behind a spine: a card's scale-out
+    retest refused them all and the card stayed in quarantine."""
+    fabric = topo.fabric
+    if not switches or not behind or not cards:
+        return set()
+    them = sorted(behind)
+    a = np.repeat(np.array([fabric.card_position(c) for c in cards], np.int64), len(them))
+    b = np.tile(np.array([fabric.card_position(c) for c in them], np.int64), len(cards))
+    crossed = np.zeros(len(a), bool)
+    for s in sorted(switches):
+        crossed |= fabric.through(s, a, b)
+    hit = crossed.reshape(len(cards), len(them)).any(axis=0)
+    return {them[k] for k in np.flatnonzero(~hit)}
