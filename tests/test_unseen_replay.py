@@ -98,21 +98,28 @@ def test_a_faint_card_beside_a_slow_host_of_two_is_named(tmp_path):
                                                                                  "dgx-b/gpu7": "isolate"}
 
 
+
+def _gate(tmp_path: Path, inventory: str, faults: str, seed: int = 1) -> tuple[set[str], dict[str, str]]:
+    """The pre-upgrade gate on the mock over an unseen inventory with ``faults`` (the
+    faults file's list items): the entities named (warning or critical) and each one's end."""
+    from sncheck.run.inputs import load_playbook
+    from sncheck.run.runner import RunOptions, execute
+
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n" + faults)
+    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
+                      load_inventory(ROOT / f"tests/data/inventories-unseen/{inventory}.yaml"),
+                      RunOptions(backend="mock", faults=str(plan), seed=seed, out=str(tmp_path / "run")))
+    return ({f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")},
+            {i["entity"]: i["action"] for i in outcome.results["isolation"]})
+
+
 def test_a_high_latency_card_beside_a_slow_spine_is_retested_against_its_own_leaf(tmp_path):
     """hgx-h200-3su, spine core-a at 0.53 and h200-11/gpu0's latency at 2.53x: every card
     sits behind the spine, so the card's scale-out retest refused every card as a control
     ('no known-good peers to retest against on scale_out') and it stayed in quarantine.
     Cards on the card's own leaf never cross a spine: they are its controls now."""
-    from sncheck.run.inputs import load_playbook
-    from sncheck.run.runner import RunOptions, execute
-
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n  - {type: slow_switch, target: 'spine:core-a', factor: 0.53}\n"
-                    "  - {type: high_latency_card, target: h200-11/gpu0, factor: 2.53}\n")
-    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
-                      load_inventory(ROOT / "tests/data/inventories-unseen/hgx-h200-3su.yaml"),
-                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
-    named = {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")}
+    named, ends = _gate(tmp_path, "hgx-h200-3su", "  - {type: slow_switch, target: 'spine:core-a', factor: 0.53}\n"
+                        "  - {type: high_latency_card, target: h200-11/gpu0, factor: 2.53}\n")
     assert named == {"spine:core-a", "h200-11/gpu0"}
-    assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == {"spine:core-a": "isolate",
-                                                                                 "h200-11/gpu0": "isolate"}
+    assert ends == {"spine:core-a": "isolate", "h200-11/gpu0": "isolate"}
