@@ -456,3 +456,28 @@ def test_a_control_beside_a_slow_host_is_never_judged_drifting(tmp_path):
     # it quarantined)
     assert "drifting" not in host.evidence["retest"].split("reproduced:")[0], host.evidence["retest"]
     assert [(s.entity, s.action) for s in steps] == [("node003", "quarantine"), ("node003", "isolate")]
+
+
+@pytest.mark.parametrize("confirmed,action", [(False, "release"), (True, "isolate")])
+def test_a_finding_seen_busy_in_anothers_retest_and_decided_by_its_own_is_not_inconclusive(confirmed, action,
+                                                                                          monkeypatch):
+    """A local run on a busy machine (test_slow_card_is_the_card_not_its_links): gpu0, seen
+    during gpu1's retest while the machine was busy, was tagged inconclusive; its own retest
+    then released it, and the finding said both 'inconclusive' and released. A finding its
+    own retest decided carries that decision only."""
+    from types import SimpleNamespace
+
+    from sncheck.model import EntityKind, Severity
+
+    busy = "inconclusive: the machine was busy (load 3.4 on 2 cores)"
+    f = Finding("localhost/gpu0", EntityKind.CARD, "confirm", "p2p-latency-spikes", Severity.WARNING,
+                "card localhost/gpu0: latency spikes (seen during the confirmation retest of card localhost/gpu1)",
+                {"seen_in_retest_of": "localhost/gpu1", "inconclusive": busy, "tier": "intra_host"})
+    monkeypatch.setattr(isolation, "confirm", lambda ctx, fs: {
+        g.entity: Retest(confirmed, "peer-to-peer pairs", "decided") for g in fs})
+    monkeypatch.setattr(isolation, "hard_of", lambda *a: {})
+    ctx = SimpleNamespace(backend=SimpleNamespace(begin_confirmation=lambda: None), progress=lambda *a: None,
+                          known=frozenset())
+    steps = isolation.isolation_steps([f], ctx, True, lambda e: None, datetime.now(timezone.utc))
+    assert [s.action.value for s in steps] == ["quarantine", action]
+    assert "inconclusive" not in f.evidence and f.evidence["confirmed"] is confirmed

@@ -125,6 +125,8 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
                 r = Retest(None, r.how, f"{r.note}; not measured in the first place, so never released",
                            r.busy, r.symptoms)
             f.evidence["confirmed"] = r.confirmed
+            if r.confirmed is not None and not r.busy:  # seen on a busy machine in another's retest, decided by its own
+                f.evidence.pop("inconclusive", None)
             f.evidence["retest"] = f"{r.how}: {r.note}"
             if r.symptoms:
                 f.evidence["retest_symptoms"] = list(r.symptoms)
