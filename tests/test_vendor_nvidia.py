@@ -232,6 +232,19 @@ def test_a_perftest_row_cut_inside_is_not_a_measurement() -> None:
     assert got["errors"]
 
 
+def test_perftest_rows_with_a_reporters_bold_under_two_headers_are_two_unclosed_tables() -> None:
+    """perftest-issue65: two ib_send_bw results pasted as header + one row each, the BW average in
+    markdown bold ('**5544.28**'). The rows read without the bold; two headers' one-size rows are
+    two runs (not --run_infinitely's one table), and neither has its closing line: cut short."""
+    got = perftest.parse_ib_write_bw(real("harvest11/ib-write-bw/01_ib_send_bw_two_pastes_header_and_one_row_each_"
+                                          "1024B_1000_iters_bw_avg_in_markdown_bold_5544.28_and_920.13_MBps_no_banner_"
+                                          "perftest-issue65.txt"))
+    assert [(r["printed_avg"], r["msg_rate_Mpps"]) for r in got["rows"]] == [(5544.28, 5.67734), (920.13, 0.942218)]
+    assert got["errors"] == ["the result table has no closing line ('-----'): cut short"]
+    forever = real("perftest/03_ib_write_bw_roce_dgx_spark_run_infinitely_gbits.txt")
+    assert perftest.parse_ib_write_bw(forever)["errors"] == []  # one header's rows of one size: still whole
+
+
 # --------------------------------------------------------------------------- per-tray checks
 
 def test_real_gb200_tray_passes_every_fabric_fact() -> None:

@@ -16,6 +16,9 @@ iterations and numbers) is kept once. ``WARNING: BW peak won't be measured`` giv
 peak 0.00 in the rows; it is kept as printed and the check reads the average. A paste that lost
 the ``#`` before ``iterations`` (ucx-issue8852) has the same header; a row the paste ends inside
 (no newline after it) is not read: its figures may be cut (``1.6035`` of a ``%.6f`` MsgRate).
+A reporter's markdown bold around a figure (``**5544.28**``, perftest-issue65) is not perftest's:
+the row is read without it. ``--run_infinitely`` (rows of one size and no closing line) is one
+header's rows: two pasted tables of one size each are two runs, each needing its closing line.
 
 ``parse_ib_lat`` (``ib-write-lat``)::
 
@@ -157,17 +160,20 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     errors: list[str] = []
     extra: list[str] = []  # the header's columns after MsgRate (per port, CPU_Util)
     qos = closed = False
+    table: list[dict[str, Any]] = []  # the rows under the last header (run_infinitely is one table's)
     lines = text.splitlines()
     cut_last = bool(text) and not text.endswith(("\n", "\r"))  # the paste ends inside its last line
     for n, raw in enumerate(lines):
         line = _untab(raw)
+        if "**" in line and unit and (_QOS_ROW if qos else _ROW).match(line.replace("**", "")):
+            line = line.replace("**", "")  # a reporter's bold around a figure (perftest prints no '*' in a row)
         if cut_last and n == len(lines) - 1 and unit and (_QOS_ROW if qos else _ROW).match(line):
             continue  # a row cut inside (its MsgRate '1.6035' of '%.6f'): not a measurement (listing says cut)
         if (m := _TEST.match(line)) and test is None:
             test = m.group(1).strip()
             continue
         if m := _HEADER.search(line):
-            unit, closed = m.group(1), False
+            unit, closed, table = m.group(1), False, []
             qos = "#sl" in line
             extra = re.findall(r"(BW Port\d|MsgRate Port\d|CPU_Util)", line.split("MsgRate[Mpps]", 1)[-1])
             continue
@@ -199,6 +205,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 else:
                     row["cpu_util_pct"] = float(cell)
             rows.append(row)
+            table.append(row)
             closed = False
             continue
         if _WARNING.match(line):
@@ -214,7 +221,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
         errors.append("no result table (the test did not finish, or the peer never connected)")
     elif not rows and not errors:  # the header printed, then nothing: never a whole run
         errors.append("the result table has its header and no row: cut short")
-    elif rows and not closed and not errors and not _forever(rows):
+    elif rows and not closed and not errors and not _forever(table):
         errors.append("the result table has no closing line ('-----'): cut short")
     mtu = re.match(r"(\d+)", fields.get("Mtu", ""))
     qps = fields.get("Number of qps")
