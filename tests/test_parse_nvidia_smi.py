@@ -484,6 +484,19 @@ def test_query_gpu_csv_with_header_and_units_takes_fields_from_the_header():
     ]
 
 
+def test_query_gpu_csv_header_under_a_pasted_command_line_names_the_fields():
+    """HPE e-learning's paste: the '# nvidia-smi --query-gpu ...' line above the CSV is the
+    reporter's; the header under it still names the fields (not 13 defaults), the rows read."""
+    text = (
+        "        # nvidia-smi --query-gpu gpu_name temperature.gpu memory.free --format csv\n"
+        "        name, temperature.gpu, memory.free [MiB]\n"
+        "        NVIDIA A100-PCIE-40GB, 39, 40447 MiB\n"
+    )
+    result = parse_query_gpu_csv(text)
+    assert result["errors"] == []
+    assert result["gpus"] == [{"name": "NVIDIA A100-PCIE-40GB", "temperature.gpu": 39, "memory.free": 40447}]
+
+
 def test_query_gpu_csv_wrong_column_count_and_tool_errors_are_reported():
     result = parse_query_gpu_csv(
         H100_CSV.splitlines()[0] + "\n0, NVIDIA H100\nNo devices were found\n"

@@ -50,6 +50,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import listing
+from sncheck.vendors.nvidia.smi_select import pasted_command
 from sncheck.vendors.nvidia.smi_values import (
     ELISION,
     NA_VALUES,
@@ -113,13 +114,15 @@ def parse_query_gpu_csv(
 ) -> dict[str, Any]:
     """Parse ``nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]``.
 
-    A header row, when present, names the fields and wins over ``fields``.
+    A header row, when present, names the fields and wins over ``fields``; a pasted command line
+    above it (``# nvidia-smi --query-gpu ...``) is the reporter's, not a row.
     """
     names = list(fields)
     gpus: list[dict[str, Any]] = []
     errors: list[str] = []
     # (a reporter's '...' is skipped: listing.elided says so, once, with its line)
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not listing.is_elision(ln)]
+    lines = [ln.strip() for ln in text.splitlines()
+             if ln.strip() and not listing.is_elision(ln) and not pasted_command(ln)]
     for number, line in enumerate(lines, start=1):
         cells = [c.strip() for c in next(csv.reader([line], skipinitialspace=True), [])]
         if TOOL_ERROR.search(line):

@@ -13,6 +13,12 @@ _QUERY = re.compile(r"\s(?:-q|-a|--query)(?:\s|$)")
 _ID = re.compile(r"\s(?:-i|--id)(?:\s+|=)(\S+)")
 
 
+def pasted_command(line: str) -> bool:
+    """Whether ``line`` is a reporter's pasted ``nvidia-smi ...`` command line (a prompt before it or
+    not): the reporter's, not the tool's output (HPE e-learning's '# nvidia-smi --query-gpu ...')."""
+    return _COMMAND.match(line.strip()) is not None
+
+
 def selected_gpus(text: str) -> int | None:
     """How many GPUs a pasted ``nvidia-smi -q -i ID[,ID...]`` line above the listing selects (None: no such line)."""
     for line in text.splitlines():
