@@ -161,6 +161,11 @@ def why_not_judged(tool: str, body: str, off: int, expect: int | None, several: 
         # v0.6+ closes with printInfo()'s NOTE, but users paste without it (r3's issue-50
         # capture ends at its SUM, hand-read as whole): the cut drops a waived test's line only
         return "nvbandwidth's closing lines alone ('Waived:', the NOTE): what users leave out"
+    if tool == "ibportstate" and re.search(r"^\s*PortInfo:\s*$", body[:off], re.M) and \
+            body[off:].lstrip().startswith("Peer PortInfo:"):
+        # before infiniband-diags 1.5 the block's line is 'PortInfo:' alone (exadata-issue2): it names
+        # no node type, and a CA port's whole block is the same fields a switch port prints before its peer
+        return "ibportstate's old 'PortInfo:' names no node type: a switch port cut before its peer reads as a CA's"
     if several:
         return "two whole outputs in one capture: the cut leaves the first"
     if after_the_output:

@@ -47,6 +47,9 @@ ibportstate.c``, libibmad ``mad_dump_field``; the same since infiniband-diags 1.
   switch port other than 0 ``Peer PortInfo:`` and the peer's block. So an MLNX ext block with
   no port block before it, a ``... PortInfo:`` line with no block after it, a change without
   its ``After PortInfo set:`` block and an Active switch port without its peer are cut short.
+  Before 1.5 the line is ``PortInfo:`` alone and the block the port states and widths and speeds
+  only (exadata-issue2): it names no node type, so a switch port's block cut before its ``Peer
+  PortInfo:`` is a CA port's whole block (random cuts: a named exception, not a guess).
 - failures (exit 1): ``LinkState`` not ``Active``, ``PhysLinkState`` not ``LinkUp``, the
   ``Peer ports operating at ...`` warnings, errors.
 
