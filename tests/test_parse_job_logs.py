@@ -404,3 +404,21 @@ def test_kernel_log_nvlink5_xids_name_unit_severity_and_link(tmp_path):
     assert code == 1 and (nonfatal["unit"], nonfatal["class"], nonfatal["link"]) == ("RLW_RXPIPE", "non-fatal", 13)
     assert (fatal["unit"], fatal["class"], fatal["link"], fatal["status"][0]) == ("NETIR", "fatal", -1, "0x000fe406")
     assert "unit" not in ecc and ecc["class"] is None and ecc["process"] == "python3"
+
+
+def test_mlxlink_cut_after_a_section_title_is_cut_short():
+    """The whole suite's random cuts (harvest 9's NVLink mlxlink capture cut right after its
+    'Tool Information' title, before the '----' rule under it): the title was no record and
+    no section, so the output read as whole, exit 0. A last line that is a title with no rule
+    under it is a cut; a shell prompt pasted after the output is not."""
+    from sncheck.vendors.infiniband.mlxlink import parse_mlxlink
+
+    body = ("Operational Info\n----------------\nState                              : Active\n\n"
+            "Troubleshooting Info\n--------------------\nStatus Opcode                      : 0\n"
+            "Recommendation                     : No issue was observed\n\n")
+    tool = "Tool Information\n----------------\nFirmware Version                   : 36.2014.1676\n" \
+           "MFT Version                        : mft 4.32.0-120\n\n"
+    assert parse_mlxlink(body + tool)["errors"] == []
+    assert parse_mlxlink(body + tool + "user@gpu1:~$ \n")["errors"] == []
+    cut = parse_mlxlink(body + "Tool Information\n")["errors"]
+    assert cut and "'Tool Information', a section title with no '----' rule under it: cut short" in cut[0], cut

@@ -48,6 +48,7 @@ _RECORD = re.compile(r"^(?P<key>\S(?:[^:]*\S)?)\s*: (?P<value>.*)$")
 _RULE = re.compile(r"^-{3,}$")
 _JSON_START = re.compile(r"^\{\s*$", re.MULTILINE)
 _COMMAND = re.compile(r"^(?:\S*[#$>]\s*)?(?:sudo\s+)?mlxlink\b")
+_PROMPT = re.compile(r"^\S*[#$>%]$")  # a shell prompt a user pasted after the output ('user@host:~$')
 _COUNTERS = {"Link Down Counter": "link_down", "Link Error Recovery Counter": "link_error_recovery",
              "Effective Physical Errors": "effective_errors", "Effective Physical BER": "effective_ber",
              "Raw Physical BER": "raw_ber", "Raw Physical Errors Per Lane": "raw_errors_per_lane",
@@ -92,6 +93,11 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
     data = _judge(sections, errors, "text")
     if not data["errors"]:
         data["errors"] += _asked_sections(lines, sections)
+    last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
+    if not data["errors"] and not (_RULE.match(last) or _RECORD.match(last) or last.startswith(("-E-", "-W-"))
+                                   or _COMMAND.match(last) or _PROMPT.match(last)):  # a title whose '----' rule and records were cut
+        data["errors"].append(f"the output ends at {last[:80]!r}, a section title with no '----' rule under it: "
+                              "cut short")
     tool_info = sections.get("Tool Information")
     if tool_info is not None and not data["errors"] and \
             not any(k.endswith(" Version") and k not in _TOOL_FIXED for k in tool_info):
