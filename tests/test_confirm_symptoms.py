@@ -481,3 +481,26 @@ def test_a_finding_seen_busy_in_anothers_retest_and_decided_by_its_own_is_not_in
     steps = isolation.isolation_steps([f], ctx, True, lambda e: None, datetime.now(timezone.utc))
     assert [s.action.value for s in steps] == ["quarantine", action]
     assert "inconclusive" not in f.evidence and f.evidence["confirmed"] is confirmed
+
+
+@pytest.mark.parametrize("runnable,expected", [(4.0, (4, "inconclusive")), (0.0, (1, "fail"))])
+def test_a_near_card_with_no_control_pair_on_a_busy_machine_is_inconclusive(tmp_path, monkeypatch, runnable,
+                                                                            expected):
+    """A local run on a busy machine (test_slow_card_is_the_card_not_its_links): a card named
+    near its card bar whose one control left (its other mates a suspect and a suspect link's
+    end) gives no control pair to set the level: 'no control pairs beside its own to compare
+    with'. On a busy shared machine that is its load, inconclusive (it failed the gate, exit 1,
+    a healthy card's); on a quiet one it stays quarantined and gates, as before."""
+    monkeypatch.setattr(MockBackend, "machine_load", lambda self: {"runnable": runnable, "cores": 2, "steal": 0.0},
+                        raising=False)
+    one_host = tmp_path / "one-host.yaml"
+    one_host.write_text(ONE_HOST)
+    code, res = run(tmp_path, str(one_host), ["{type: slow_card, target: node003/gpu1, factor: 0.5}",
+                                              "{type: slow_card, target: node003/gpu3, factor: 0.925}",
+                                              "{type: high_latency_link, target: node003/gpu2<->node003/gpu3, "
+                                              "factor: 10}"], playbook=CONNECTIVITY, seed=0)
+    assert (code, res["verdict"]) == expected, res["findings"]
+    card = finding(res, "node003/gpu3")
+    assert card["evidence"].get("near_bar") and "no control pairs beside its own" in card["evidence"]["retest"], card
+    assert not {"isolate", "release"} & {a for e, a in decisions(res) if e == "node003/gpu3"}
+    assert bool(card["evidence"].get("inconclusive")) == bool(runnable), card

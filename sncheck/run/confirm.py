@@ -56,7 +56,7 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
-from sncheck.run.nearbar import BESIDE, NEAR_SAMPLES, at_bound, batch_repeats, decided, look
+from sncheck.run.nearbar import BESIDE, NEAR_SAMPLES, NO_CONTROL_PAIRS, at_bound, batch_repeats, decided, look
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
     too_few_partners
 from sncheck.topology import Topology, round_robin
@@ -73,7 +73,7 @@ MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the
 NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
 FEW = "not judged (too few partners to apply its bar): "  # a retest that could not apply a per-card or domain bar
 NO_PEERS = "no known-good peers to retest against"
-UNJUDGED = ("not re-measured: " + NO_PEERS, FEW)  # a speed re-measured against no control, or too few
+UNJUDGED = ("not re-measured: " + NO_PEERS, FEW, NO_CONTROL_PAIRS)  # a speed with no control, too few
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
 
 

@@ -71,6 +71,7 @@ NEAR_SAMPLES = 1024  # the suspect's samples at most: a card 0.3% from its bar d
 WITHIN = "still within the noise of the bar"  # a look that needs more samples
 BESIDE = "beside its near bar, on the suspect's samples: "  # a sibling bar's note in the retest's record
 UNDECIDED = "not judged: still within the noise of the bar at the bound of {n} samples"
+NO_CONTROL_PAIRS = "no control pairs beside its own to compare with"  # a near suspect's retest with no level
 NOT_RETESTED = ("not judged: the playbook allows no retest (confirm: false) to re-measure it, so it is neither "
                 "isolated nor released: it stays quarantined and the run is inconclusive")
 NEAR_UNDECIDED = ("not judged: its retest reached the bound on samples still within the noise of the bar, so it is "
@@ -183,7 +184,7 @@ def judge_samples(rule: Rule, cells: pd.DataFrame, entity: str) -> tuple[bool | 
     level = median(ok["design"].to_numpy(float)[mine]) if design else median(values[~mine])
     what = "design" if design else "its controls' level"
     if not mine.sum() or not math.isfinite(level) or level <= 0 or (not design and not (~mine).sum()):
-        return None, "no control pairs beside its own to compare with"
+        return None, NO_CONTROL_PAIRS
     with np.errstate(divide="ignore", invalid="ignore"):  # a latency of 0: inf, left out below
         r = values[mine] / level if side == "below" else level / values[mine]
         c = values[~mine] / level if side == "below" else level / values[~mine]
