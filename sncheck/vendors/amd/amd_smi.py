@@ -45,13 +45,12 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors import jsonprefix, listing
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
+from sncheck.vendors.delivery import PS1 as _PS1
 from sncheck.vendors.fragment import json_fragment
 
 _OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
 _TRUNCATED = re.compile(r"^\[output truncated\]$")  # a blog's marker (a reporter's '...': listing.is_elision)
-# a shell prompt line (its command is read by asked()): '$ ', '[user@host dir]# ', and bash's default
-# 'user@host:~/dir$ ' (a conda env's '(base) ' before it)
-_PS1 = r"(?:\([\w.-]+\)\s*)?(?:\$|\[[^\]]*\][#$]|[\w.-]+@[\w.-]+:[^\s$#]*[#$])"
+# a shell prompt line (its command is read by asked()): delivery.PS1
 _PROMPT = re.compile(rf"^{_PS1}\s")
 # amd-smi's failure lines: its init's logging.error ('ERROR:root:Unable to detect any GPU devices, ...'),
 # and the CLI's exceptions (amdsmi_cli_exceptions.py), each printed alone and ending 'Error code: -N'
