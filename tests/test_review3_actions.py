@@ -89,4 +89,26 @@ def test_status_says_an_isolation_applied_in_part(tmp_path: Path, fake_cluster: 
     r = _act(state, "isolate", "node005", "--via", "slurm", "--via", "kubernetes", "--apply")
     assert r.exit_code == 3, r.output
     [line] = [ln for ln in _cli_status(state).splitlines() if ln.startswith("node005")]
-    assert "in part" in line or "not applied" in line, line
+    assert "in part" in line and "not applied" not in line, line
+
+
+def test_the_step_is_the_same_for_a_request_done_at_once_and_one_completed_after_an_interruption() -> None:
+    """final review: reconcile (an interrupted request completed) built its step apart from
+    apply_each's, so an interrupted release completed with Slurm's resume refused was
+    recorded as released. Both record transaction._outcome_step: a release with a failed
+    action is the entity still isolated; an isolation with one is applied in part."""
+    from sncheck.actions.base import ActionRequest
+    from sncheck.actions.transaction import _outcome_step
+
+    def done(*outcomes: tuple[str, str]) -> list[dict]:
+        return [{"via": via, "outcome": outcome} for via, outcome in outcomes]
+
+    release = ActionRequest("node005", "host", "release", "operator", None, {}, None)
+    step, applied = _outcome_step(release, done(("slurm", "failed"), ("hostfile", "ok")), "operator (completed)")
+    assert (step.action.value, step.applied, applied) == ("isolate", True, False)
+    assert step.reason == "release failed in part (slurm): still isolated: operator (completed)"
+    isolate = ActionRequest("node005", "host", "isolate", "rule x", None, {}, None)
+    step, applied = _outcome_step(isolate, done(("slurm", "ok"), ("kubernetes", "failed")), "rule x")
+    assert (step.action.value, applied, step.reason) == ("isolate", True, "rule x (applied in part: kubernetes failed)")
+    step, applied = _outcome_step(release, done(("slurm", "ok"), ("hostfile", "ok")), "operator")
+    assert (step.action.value, applied, step.reason) == ("release", True, "operator")

@@ -181,19 +181,7 @@ def apply_each(requests: Sequence[ActionRequest], *, store: StateStore, actions:
                       f"{', '.join(a.name for a in actions)}", "plan": [], "summary": ""})
         ctx = ActionContext(isolated_after(req), inventory, tuple(out_dirs))
         done = [perform(a, req, ctx, runner, True, None, now) for a in actions]
-        outcomes = [r["outcome"] for r in done]
-        # taken out (or put back) wherever one action did: a drain beside a failed cordon was
-        # 'not applied', so the cap left it out and the hostfile offered it again (hostile round 9)
-        applied[req.entity] = "ok" in outcomes
-        failed = ", ".join(r["via"] for r in done if r["outcome"] == "failed")
-        step = _step(req, f"{req.reason} (applied in part: {failed} failed)" if failed and applied[req.entity]
-                     else req.reason, applied[req.entity])
-        if req.action == "release" and failed:
-            # a release is whole or it is none: an action that kept the host out (Slurm's
-            # resume refused) leaves it isolated, counted by the cap and shown (review3)
-            applied[req.entity] = False
-            step = IsolationStep(req.entity, EntityKind(req.kind), StepAction.ISOLATE,
-                                 f"release failed in part ({failed}): still isolated: {req.reason}", True, req.rule)
+        step, applied[req.entity] = _outcome_step(req, done, req.reason)
         store.commit_txn(txn, run_id, step, req.evidence, now)
         for r in done:
             r.update(txn=txn, phase="end", **extra)
@@ -235,8 +223,7 @@ def reconcile(store: StateStore, *, actions_by_name: dict[str, Action], isolated
             done = [perform(actions_by_name[n], req, ctx, runner, True, None) for n in names]
             ok = all(r["outcome"] != "failed" for r in done)
             store.commit_txn(t["txn"], req.run_id or t["txn"],
-                             _step(req, f"{req.reason} (completed after an interruption)",
-                                   any(r["outcome"] == "ok" for r in done)), req.evidence)
+                             _outcome_step(req, done, f"{req.reason} (completed after an interruption)")[0], req.evidence)
             for r in done:
                 r.update(txn=t["txn"], phase="end", reconciled="completed")
                 audit.append(r)
@@ -280,6 +267,21 @@ def resync_files(file_actions: Sequence[Action], inventory: Inventory, isolated:
                     write_atomic(path, text)
                     notes.append(f"{path} did not match the state store's isolations: rewritten from it")
     return notes
+
+
+def _outcome_step(req: ActionRequest, done: list[dict[str, Any]], reason: str) -> tuple[IsolationStep, bool]:
+    """The step a request's action outcomes record, and whether it was applied. Taken out (or
+    put back) wherever one action did: a drain beside a failed cordon was 'not applied', so the
+    cap left it out and the hostfile offered it again (hostile round 9); its reason says the
+    part that failed. A release is whole or none: one an action kept out (Slurm's resume
+    refused) leaves the entity isolated, counted by the cap and shown (review3). The same for
+    a request done at once and one completed after an interruption."""
+    failed = ", ".join(r["via"] for r in done if r["outcome"] == "failed")
+    applied = any(r["outcome"] == "ok" for r in done)
+    if req.action == "release" and failed:
+        return IsolationStep(req.entity, EntityKind(req.kind), StepAction.ISOLATE,
+                             f"release failed in part ({failed}): still isolated: {reason}", True, req.rule), False
+    return _step(req, f"{reason} (applied in part: {failed} failed)" if failed and applied else reason, applied), applied
 
 
 def _step(req: ActionRequest, reason: str, applied: bool) -> IsolationStep:
