@@ -391,3 +391,13 @@ def test_npu_smi_a_process_row_it_cannot_read_is_said():
     odd = lines[i].rsplit("|", 2)[0].rstrip()[:-2] + " MB |"
     code, data = outcome("npu-smi", "\n".join(lines[:i] + [odd] + lines[i + 1:]), v)
     assert code == 1 and any("a process row the grammar does not hold" in e for e in data["errors"]), data
+
+
+def test_rocm_smi_json_with_a_number_where_a_clock_level_text_goes_is_read_not_a_crash():
+    """final review: rocm-smi --json's card objects hold any JSON type; a 'sclk clock level'
+    given as a number reached the level's text pattern and raised TypeError (a traceback).
+    A value that is not the level's text is kept as printed and gives no clock."""
+    from sncheck.vendors.amd.rocm_smi_log import parse_log_form
+
+    got = parse_log_form('{"card0": {"GPU[0]": 1, "sclk clock level": 2}}')
+    assert got["gpus"][0]["sclk_MHz"] is None and got["gpus"][0]["metrics"]["sclk clock level"] == 2

@@ -202,10 +202,10 @@ def _tiers_filled(p: pd.DataFrame, ctx: DetectContext) -> pd.Series:
     if not len(blank):
         return tier
     out = tier.astype(object).to_numpy(copy=True)
-    known = ctx.topo.by_id
-    for i, a, b in zip(blank.tolist(), p["src"].to_numpy()[blank].tolist(), p["dst"].to_numpy()[blank].tolist()):
-        if a in known and b in known:
-            out[i] = ctx.topo.tier(a, b)
+    index = ctx.topo.card_table.index
+    src, dst = p["src"].iloc[blank].astype(str), p["dst"].iloc[blank].astype(str)
+    known = (index.get_indexer(src) >= 0) & (index.get_indexer(dst) >= 0)
+    out[blank[known]] = ctx.topo.tiers(src[known], dst[known]).to_numpy()  # the columns at once
     return pd.Series(out, index=tier.index)
 
 

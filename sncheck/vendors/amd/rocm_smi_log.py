@@ -71,7 +71,8 @@ def _gpu(device: int, metrics: dict[str, Any]) -> dict[str, Any]:
     for key, names in _METRICS.items():
         found = next((metrics[n] for n in names if n in metrics), None)
         g[key] = _value(found)
-        if g[key] is None and key in _LEVEL_CLOCK and (lv := _LEVEL_VALUE.match(metrics.get(_LEVEL_CLOCK[key], ""))):
+        level = metrics.get(_LEVEL_CLOCK[key]) if key in _LEVEL_CLOCK else None  # --json: any JSON type
+        if g[key] is None and isinstance(level, str) and (lv := _LEVEL_VALUE.match(level)):
             g[key] = _value(lv.group(1))
     g["metrics"] = metrics
     return g

@@ -66,7 +66,7 @@ GRAMMAR = {
         failures="'ibwarn'/'ibpanic' and 'failed' lines (errors). No value is a fault by itself: sncheck parse "
                  "judges the counters as ib-counters' (alone the value before the traffic, info; --since their growth; "
                  "-E / -D's detail counters too, by the rules naming them)",
-        values="ports[{lid, port, cap_mask, counters{<sysfs name>: value}}], faults, errors",
+        values="ports[{lid, port, cap_mask, counters{<sysfs name>: value}}], errors",
     ),
     "ibqueryerrors": Grammar(
         tool="ibqueryerrors (infiniband-diags)",
@@ -87,7 +87,7 @@ GRAMMAR = {
                  "thresholds since they were cleared: sncheck parse judges them as ib-counters' (alone info; "
                  "--since their growth; a port listed now and not before: its growth unknown, not judged)",
         values="ports[{node, guid, port, counters{<sysfs name>: value}}], summary{nodes, bad_nodes, ports, "
-               "bad_ports}, faults, errors",
+               "bad_ports}, errors",
     ),
     "ib-counters": Grammar(
         tool="the port counters in sysfs, as sncheck's read prints them (grep -H of /sys/class/infiniband/*/ports/*/"
