@@ -452,3 +452,15 @@ def test_h8_26_watch_reads_no_fifo_or_device_as_a_dump(tmp_path: Path) -> None:
     assert r.exit_code == 1, r.output
     assert "fr_0.json: dump unreadable: is a FIFO" in r.output and "fr_1.pkl: dump unreadable: is a character device" \
         in r.output, r.output
+
+
+def test_h8_25b_from_slurm_refuses_a_node_name_the_actions_would_refuse() -> None:
+    """final review: from-slurm's name check (hostlist.is_host_name) was check_name without its
+    255-character bound, so a 256-character NodeName went into an inventory whose Slurm and
+    Kubernetes actions then refused it. One rule now: check_name's."""
+    from sncheck.errors import ConfigError
+    from sncheck.slurm.cluster import _refuse_unusable
+
+    _refuse_unusable({"n" * 255: {"NodeAddr": "10.0.0.1"}})
+    with pytest.raises(ConfigError, match="is not a host name"):
+        _refuse_unusable({"n" * 256: {"NodeAddr": "10.0.0.1"}})

@@ -18,10 +18,13 @@ _BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # never a leading '-': it would read as an option
 
 
-def is_host_name(name: str) -> bool:
-    """Whether ``name`` is one host's name as a hostlist may give it (no blank, no shell
-    metacharacter, never a leading '-')."""
-    return _NAME.fullmatch(name) is not None
+def is_host_name(name: object) -> bool:
+    """Whether ``name`` is one host's name as :func:`check_name` takes it."""
+    try:
+        check_name(name)
+    except ConfigError:
+        return False
+    return True
 
 
 class HostlistTooLarge(ValueError):
