@@ -247,3 +247,16 @@ def test_span_reports_the_worst_group() -> None:
     lay = ParallelLayout(tp=4, dp=3)
     span = Placement(lay, Domains((6,), (6,))).span(tp_groups(lay))
     assert isinstance(span, Span) and span.crossing == 0 and span.tier == "intra_host"
+
+
+def test_a_non_finite_measurement_is_no_tier_figure() -> None:
+    """final review: plan --measured refuses a run holding an inf bandwidth (d24a99e), but the
+    golden layer's forecast reads the run's own rows through frames_figures, where an inf
+    bandwidth was kept (only NaN left out) and the tier's figure could read inf. An inf is no
+    figure, as a missing value is not."""
+    p2p = pd.DataFrame([
+        {"kind": "p2p", "layer": "connectivity", "confirms": None, "status": "ok", "tier": "scale_up",
+         "bw_GBps": bw, "lat_us": lat} for bw, lat in ((400, 2.0), (420, 3.0), (float("inf"), float("inf")),
+                                                       (float("inf"), 4.0))])
+    up = frames_figures(p2p, pd.DataFrame(), {}, "rows").get("scale_up")
+    assert up.p2p_GBps == 410 and up.alpha_s == pytest.approx(3e-6)

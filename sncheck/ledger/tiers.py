@@ -245,7 +245,7 @@ def _p2p_by_tier(p2p: pd.DataFrame, keep: np.ndarray) -> dict[str, tuple[np.ndar
         if tier in TIERS:
             mine = (code == i) & keep
             lat, bw = (v[mine] for v in values)
-            out[tier] = (lat[~np.isnan(lat)], bw[~np.isnan(bw)])
+            out[tier] = (lat[np.isfinite(lat)], bw[np.isfinite(bw)])  # an inf is no figure either
     return out
 
 
