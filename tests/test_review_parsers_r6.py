@@ -401,3 +401,16 @@ def test_rocm_smi_json_with_a_number_where_a_clock_level_text_goes_is_read_not_a
 
     got = parse_log_form('{"card0": {"GPU[0]": 1, "sclk clock level": 2}}')
     assert got["gpus"][0]["sclk_MHz"] is None and got["gpus"][0]["metrics"]["sclk clock level"] == 2
+
+
+def test_nccl_ras_json_with_a_key_given_twice_is_refused_not_the_last_kept():
+    """final review: the key-twice check (hostile round 8, H8-08) covered the views reading
+    through jsonprefix.load; NCCL RAS's JSON went through json.loads and kept the last of a
+    key given twice (two outputs spliced), silently. It reads through jsonprefix.loads now."""
+    import pytest
+
+    from sncheck.errors import ParseError
+    from sncheck.vendors.nccl_ras import parse as parse_nccl_ras
+
+    with pytest.raises(ParseError, match="given twice"):
+        parse_nccl_ras('{"nccl_version": "2.26.2", "nccl_version": "2.27.3", "communicators": []}')

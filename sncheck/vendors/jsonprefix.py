@@ -25,11 +25,17 @@ class _Cut(Exception):
     """The text ended inside a value."""
 
 
+def loads(text: str) -> Any:
+    """``json.loads`` of a whole document whose every object gives each key once (ValueError
+    naming a key given twice): what every JSON view reads a document with."""
+    return json.loads(text, object_pairs_hook=_once)
+
+
 def load(text: str) -> tuple[Any, bool]:
     """(the value, whole?) of the JSON document ``text`` starts with; ValueError when it is not
     JSON at all (not even a cut document), or nests deeper than :data:`MAX_DEPTH`."""
     try:
-        return json.loads(text, object_pairs_hook=_once), True
+        return loads(text), True
     except RecursionError:
         raise ValueError("JSON nested too deep") from None
     except json.JSONDecodeError as e:

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import jsonprefix
 from sncheck.vendors.grammar import Grammar
 from sncheck.vendors.nccl import watchdog
 import json
@@ -282,7 +283,7 @@ def parse(text: str) -> dict:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            out = parse_json(json.loads(stripped))
+            out = parse_json(jsonprefix.loads(stripped))
         except (json.JSONDecodeError, ValueError) as e:
             raise ParseError(f"not NCCL RAS JSON: {e}") from e
     elif looks_like_text(text):
