@@ -99,16 +99,14 @@ def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) ->
     data = _named(tool, so, data)
     reads = [data]
     lost: set[tuple[str, Any]] = set()
-    unknown: set[tuple[str, Any]] = set()
     if since is not None:
         earlier = _named(tool, so, _earlier(tool, since))
-        now = _counted(data, so.error_counters)
-        if tool in so.over_threshold_views:  # a port not listed had no count over the thresholds: not lost
-            unknown |= {(d, p) for d, p, _ in now} - _ports(earlier)
-        elif not now & _counted(earlier, so.error_counters):
-            raise ConfigError(f"--since: holds no error counter of the {len(data.get('ports') or [])} ports read now "
-                              "(another host's?): no counter's growth could be judged", since)
-        else:
+        # (a view of the ports over its thresholds only: a port it no longer lists is not lost; one it
+        # lists only now is not judged, as counter_growth judges every counter the earlier read lacks)
+        if tool not in so.over_threshold_views:
+            if not _counted(data, so.error_counters) & _counted(earlier, so.error_counters):
+                raise ConfigError(f"--since: holds no error counter of the {len(data.get('ports') or [])} ports read "
+                                  "now (another host's?): no counter's growth could be judged", since)
             lost |= _ports(earlier) - _ports(data)
         reads = [earlier, data]
     rules = list(load_rules(rules_ref).rules)
@@ -118,9 +116,6 @@ def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) ->
                "counters": f.evidence.get("counters")} for f in found]
     missing = [f"{len(lost)} port(s) of the earlier read are missing from this one (a NIC lost?), not judged: "
                + ", ".join(f"{d} port {p}" for d, p in sorted(lost, key=str))] if lost else []
-    missing += [f"not judged: {len(unknown)} port(s) listed now and not in the earlier read (under {tool}'s "
-                "thresholds then: their growth is unknown): "
-                + ", ".join(f"{d} port {p}" for d, p in sorted(unknown, key=str)[:10])] if unknown else []
     return judged, failing(judged, missing + unjudged(data, rules, so, "growth" if since is not None else "before"))
 
 

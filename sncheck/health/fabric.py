@@ -13,7 +13,8 @@ an IB port (rail: the device's place among the host's RDMA devices in natural or
 device the inventory has no card for stays the host's.
 
 * op ``counter_growth`` (``of: growth``, the default): a counter of ``counters`` that grew
-  by more than ``above`` during the run;
+  by more than ``above`` during the run; one whose growth is unknown (read lower after than
+  before, or not in the earlier read and above zero now) is not judged (:func:`unknown_growth`);
 * op ``counter_growth`` with ``of: before``: a counter already above ``above`` when the
   run began. The shipped rule is ``info``: last month's CRC burst is not tonight's failure.
 
@@ -22,7 +23,7 @@ The kernel log reports are judged in :mod:`sncheck.health.kernel` (the kernel-lo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -135,10 +136,11 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
         columns["fact"] += [fact] * len(keys)
         columns["before"] += before
         columns["after"] += after if after is not None else [None] * len(keys)
-        # a counter that went down (reset, wrapped, or another port's read): its growth is
-        # unknown (None), never what it reads now; counter_growth says it is not judged
+        # a counter that went down (reset, wrapped, or another port's read), or that the earlier
+        # read did not hold (a port or link up only now): its growth is unknown (None), never
+        # what it reads now; counter_growth says it is not judged
         growth += [None] * len(keys) if after is None else \
-            [None if a is None or (b is not None and a < b) else a - (b or 0) for b, a in zip(before, after)]
+            [None if a is None or b is None or a < b else a - b for b, a in zip(before, after)]
     frame = pd.DataFrame({"entity": columns["entity"], "kind": columns["kind"], "value": growth,
                           "fact": columns["fact"], "device": columns["device"], "counter": columns["counter"],
                           "before": columns["before"], "after": columns["after"], "growth": growth},
@@ -157,48 +159,62 @@ def counter_growth(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list
     column = "growth" if of == "growth" else "before"
     values = pd.to_numeric(frame[column], errors="coerce")
     bad = frame[values.notna() & (values > above)]
-    out = went_down(frame, rule) if of == "growth" else []
-    for (entity, kind), group in bad.groupby(["entity", "kind"], sort=True):
-        what = COUNTER_FACTS.get(group["fact"].iloc[0], "")
-        parts = [f"{r.device} {r.counter} +{int(r.growth)} ({_n(r.before)} -> {_n(r.after)})" if of == "growth"
-                 else f"{r.device} {r.counter}={int(r.before)}" for r in group.itertuples()]
+    judged = lambda group: {"measured": int(group[column].max()),  # noqa: E731
+                            "expected": f"at most {above:g}" if of == "growth" else above, "unit": "errors"}
+    if of == "before":
+        return _per_entity(bad, rule, lambda r: f"{r.device} {r.counter}={int(r.before)}",
+                           lambda _group, what, shown: f": {what} error counters were already above zero before the "
+                           f"run: {shown} (not judged as tonight's failure: only growth during the run is)", judged)
+    return unknown_growth(frame, rule) + \
+        _per_entity(bad, rule, lambda r: f"{r.device} {r.counter} +{int(r.growth)} ({_n(r.before)} -> {_n(r.after)})",
+                    lambda _group, what, shown: f": {what} error counters grew during the run: {shown}", judged)
+
+
+def unknown_growth(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
+    """The counters of ``rule`` whose growth over the run is unknown, so they are not judged:
+    one finding per entity at the rule's severity, about the check (never a pass, never a
+    fail by assumption), as the cabling check judges a switch port's counters
+    (:func:`sncheck.health.cabling.counter_growth_findings`):
+
+    * read less after the run than before it: reset (a driver reload, ``perfquery -R``),
+      wrapped, or another port read under the same name (read as growth, a reset to 0 passed
+      and a reset to 3 counted 3);
+    * not in the earlier read and above zero now (a port or link up only during the run, a
+      port ``ibqueryerrors`` lists only now): read as growth, its whole count failed."""
+    before = pd.to_numeric(frame["before"], errors="coerce")
+    after = pd.to_numeric(frame["after"], errors="coerce")
+    down, new = before.notna() & after.notna() & (after < before), before.isna() & (after > 0)
+
+    def message(group: pd.DataFrame, what: str, shown: str) -> str:
+        why = (["went down during the run (reset, wrapped, or another port read)"] if down[group.index].any() else []) \
+            + (["were not in the earlier read"] if new[group.index].any() else [])
+        return f" not judged: {what} error counters {', or '.join(why)}: their growth is unknown: {shown}"
+
+    return _per_entity(frame[down | new], rule, lambda r: f"{r.device} {r.counter} {_n(r.before)} -> {_n(r.after)}",
+                       message, lambda _group: {"measured": "not judged",
+                                                "expected": f"at most {rule.params['above']:g}", "unit": "errors"},
+                       basis=Basis.NOT_JUDGED, about=About.CHECK)
+
+
+def _per_entity(part: pd.DataFrame, rule: "Rule", line: Callable[[Any], str],
+                message: Callable[[pd.DataFrame, str, str], str], judged: Callable[[pd.DataFrame], dict],
+                **flags: Any) -> list[Finding]:
+    """One finding of ``rule`` per entity of ``part`` (its counters to report), in entity order:
+    ``"<kind> <entity>: <summary>"`` then ``message(group, what, shown)`` (``what``: the counters'
+    kind, ``shown``: the first counters' ``line``); the evidence is ``judged(group)`` with the fact
+    and the first 20 counters as read."""
+    out = []
+    for (entity, kind), group in part.groupby(["entity", "kind"], sort=True):
+        fact = group["fact"].iloc[0]
+        parts = [line(r) for r in group.itertuples()]
         shown = ", ".join(parts[:_SHOWN]) + (f", ... ({len(parts)} in all)" if len(parts) > _SHOWN else "")
-        when = "grew during the run" if of == "growth" else "were already above zero before the run"
-        message = f"{kind} {entity}: {rule.summary}: {what} error counters {when}: {shown}"
-        if of == "before":
-            message += " (not judged as tonight's failure: only growth during the run is)"
-        measured = int(group[column].max())
-        evidence = {"measured": measured, "expected": f"at most {above:g}" if of == "growth" else above,
-                    "unit": "errors", "fact": group["fact"].iloc[0],
+        evidence = {**judged(group), "fact": fact,
                     "counters": [{"device": r.device, "counter": r.counter, "before": jsonable(r.before),
                                   "after": jsonable(r.after), "growth": jsonable(r.growth)}
                                  for r in group.head(20).itertuples()]}
-        out.append(Finding(str(entity), EntityKind(kind), rule.layer, rule.name, rule.severity, message, evidence))
-    return out
-
-
-def went_down(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
-    """The counters of ``rule`` that read less after the run than before it: reset (a driver
-    reload, ``perfquery -R``), wrapped, or another port read under the same name. How much they
-    grew is unknown, so they are not judged: one finding per entity at the rule's severity, about
-    the check (never a pass; read as growth, a reset to 0 passed and a reset to 3 counted 3)."""
-    before = pd.to_numeric(frame["before"], errors="coerce")
-    after = pd.to_numeric(frame["after"], errors="coerce")
-    down = frame[before.notna() & after.notna() & (after < before)]
-    out = []
-    for (entity, kind), group in down.groupby(["entity", "kind"], sort=True):
-        what = COUNTER_FACTS.get(group["fact"].iloc[0], "")
-        parts = [f"{r.device} {r.counter} {_n(r.before)} -> {_n(r.after)}" for r in group.itertuples()]
-        shown = ", ".join(parts[:_SHOWN]) + (f", ... ({len(parts)} in all)" if len(parts) > _SHOWN else "")
         out.append(Finding(str(entity), EntityKind(kind), rule.layer, rule.name, rule.severity,
-                           f"{kind} {entity}: {rule.summary} not judged: {what} error counters went down during "
-                           f"the run (reset, wrapped, or another port read): their growth is unknown: {shown}",
-                           {"measured": "not judged", "expected": f"at most {rule.params['above']:g}",
-                            "unit": "errors", "fact": group["fact"].iloc[0],
-                            "counters": [{"device": r.device, "counter": r.counter, "before": jsonable(r.before),
-                                          "after": jsonable(r.after), "growth": None}
-                                         for r in group.head(20).itertuples()]},
-                           basis=Basis.NOT_JUDGED, about=About.CHECK))
+                           f"{kind} {entity}: {rule.summary}{message(group, COUNTER_FACTS.get(fact, ''), shown)}",
+                           evidence, **flags))
     return out
 
 
