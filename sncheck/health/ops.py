@@ -69,7 +69,7 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
     if metric.shape != ENTITIES:
         return explain_rules([rule], rows, ctx)  # pairs (or a card's median, per: card) against their tier
     frame = ctx.metric(rule.metric, rows)
-    untold = frame.iloc[:0]
+    untold, everyone = frame.iloc[:0], frame
     if rule.metric in DERIVED_CARDS and ctx.known and not frame.empty:
         # a card a named culprit holds is late by that culprit (a slow host's cards start
         # every collective late): its symptom, and no peer of the others; but the cards of a
@@ -79,7 +79,11 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
         untold = frame[held & entity.isin({c for cards in ctx.untold_members().values() for c in cards})]
         frame = frame[~held]
     if frame.empty or len(frame) < rule.params["min_peers"]:
-        return []
+        if untold.empty or len(everyone) < rule.params["min_peers"]:
+            return []
+        # every card measured is held by a named culprit (hgx-pair: both hosts named): the
+        # untold hosts' cards are judged against every card measured
+        return _told_apart(untold, everyone, rule, ctx, _Sides(rows, everyone, rule, ctx.culprit_cards(subject=False)))
     bad = _beyond(frame, frame, rule)
     sides = _Sides(rows, frame, rule, ctx.culprit_cards(subject=False)) if rule.metric in DERIVED_CARDS else None
     if sides is not None and bad.any():

@@ -1,0 +1,41 @@
+"""The unseen replay's three runs on the two-host hgx-pair (issue 29; README "The unseen
+replay"), each a full pre-upgrade gate on the mock, retests included: 7018 (seven of
+eight cards slow beside a faint whole host), 7025 (a dead leaf beside a whole slow host)
+and 7052 (a slow NIC measured in one pair: refused, and the replay plants none there)."""
+
+from pathlib import Path
+
+
+from sncheck.run.inputs import load_inventory, load_playbook
+from sncheck.run.runner import RunOptions, execute
+
+ROOT = Path(__file__).resolve().parent.parent
+GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
+PAIR = ROOT / "tests/data/inventories-unseen/hgx-pair.yaml"
+
+
+def gate(tmp_path: Path, faults: list[str], seed: int = 1):
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+    res = execute(GATE, load_inventory(PAIR), RunOptions(backend="mock", faults=str(plan), seed=seed,
+                                                         out=str(tmp_path / "run"))).results
+    named = {(f["entity"], f["entity_kind"]) for f in res["findings"] if f["severity"] in ("warning", "critical")}
+    actions: dict[str, list[str]] = {}
+    for step in res["isolation"]:
+        actions.setdefault(step["entity"], []).append(step["action"])
+    return res, named, actions
+
+
+def slow(cards: list[str], factor: float) -> list[str]:
+    return [f"{{type: slow_card, target: {c}, factor: {factor}}}" for c in cards]
+
+
+def test_seven_slow_cards_beside_a_faint_host_are_seven_cards(tmp_path):
+    """main: host dgx-a named and isolated with its healthy gpu0. Both hosts are culprits,
+    so no card was left to be the launch skew's peers, and the stress layer never read
+    gpu0 on time beside its seven late mates (unseen 7018)."""
+    a = [f"dgx-a/gpu{k}" for k in range(8)]
+    res, named, actions = gate(tmp_path, slow(a[1:], 0.698) + slow([f"dgx-b/gpu{k}" for k in range(8)], 0.898))
+    assert named == {(c, "card") for c in a[1:]} | {("dgx-b", "host")}, named
+    assert all(actions[c] == ["quarantine", "isolate"] for c in a[1:]), actions
+    assert "dgx-a" not in actions and "dgx-a/gpu0" not in actions, actions  # the eighth stays in service
