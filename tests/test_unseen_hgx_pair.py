@@ -39,3 +39,16 @@ def test_seven_slow_cards_beside_a_faint_host_are_seven_cards(tmp_path):
     assert named == {(c, "card") for c in a[1:]} | {("dgx-b", "host")}, named
     assert all(actions[c] == ["quarantine", "isolate"] for c in a[1:]), actions
     assert "dgx-a" not in actions and "dgx-a/gpu0" not in actions, actions  # the eighth stays in service
+
+
+def test_a_dead_leaf_beside_a_whole_slow_host_is_the_leaf_and_the_host(tmp_path):
+    """main: the host's scale-out factor 0, read from the leaf's failed pairs, explained the
+    dead fabric; the leaf was never named, and a card of the other host, named in the
+    host's retest, was left in quarantine (unseen 7025)."""
+    res, named, actions = gate(tmp_path, ["{type: dead_switch, target: 'leaf:only-leaf'}",
+                                          *slow([f"dgx-b/gpu{k}" for k in range(8)], 0.574)])
+    assert named == {("dgx-b", "host"), ("leaf:only-leaf", "switch")}, named
+    assert actions["dgx-b"][-1] == "isolate" and actions["leaf:only-leaf"][-1] == "isolate", actions
+    [host] = [f for f in res["findings"] if f["entity"] == "dgx-b"]
+    assert host["evidence"]["bad_pairs"] == 28, host["evidence"]  # the failed pairs are the leaf's, not its
+    assert host["evidence"]["tiers"]["scale_out"]["bad_pairs"] == 0, host["evidence"]

@@ -17,7 +17,7 @@ import numpy as np
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     end_medians, group_median, holds_cards, joined, median, on_path, pairs_on, unlocalised)
-from sncheck.health.separation import beside_sick, reread_cards, same_ground, untold, wider
+from sncheck.health.separation import beside_sick, moved, reread_cards, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
 Hypothesis = list[tuple[Entity, dict[str, float]]]
@@ -287,7 +287,7 @@ class Level:
             per[t] = values[clean] if clean.any() else values / np.where(rest > 0, rest, 1.0)
         if e.kind == "card" and per:
             return self.card_factors(per)
-        out = {t: min(1.0, median(v)) for t, v in per.items() if len(v)}
+        out = moved(self, e, per) if e.kind in ("host", "supernode") else {t: min(1.0, median(v)) for t, v in per.items() if len(v)}
         sn = self.domain_of(e)
         for t in out if sn >= 0 and self.domain_bar is not None else ():
             # a domain's level as its bar reads it (its cards' medians' median), not its pairs'
@@ -423,7 +423,7 @@ class Level:
                 at = self.pairs(e, t)
                 if len(at):
                     touches[t] = at
-                    explains[t] = np.intersect1d(at, self.pair_ex[t], assume_unique=True)
+                    explains[t] = np.intersect1d(at, self.pair_ex[t], assume_unique=True) if t in f else at[:0]
             rivals = [Rival(r.name, r.kind, why) for r, why in self.lost if holds_cards(r, e)]
             rivals += [Rival(r.name, r.kind, "explains the same measurements: the evidence cannot tell them apart")
                        for r in self.ties.get(e.name, [])]

@@ -47,6 +47,23 @@ def wider(lv: "Level", best: tuple, tied: list[tuple[tuple, Entity]]) -> tuple:
     return best
 
 
+def moved(lv: "Level", e: Entity, per: dict[str, np.ndarray]) -> dict[str, float]:
+    """A host's or domain's factor per tier (``per``: its pairs' values there, a failed
+    pair 0). Where it moved data slow at a factor beyond a bar, it is its cards at that
+    factor, and a card slow at a factor makes no pair fail (README "Mock backend cost
+    model": only a dead link, NIC, port or switch does): its factor on each tier is read
+    from its pairs that moved data, and a tier whose every pair of it failed is none of its
+    effect (hgx-pair: dgx-b whole at 0.57 and the one leaf dead under both hosts; the
+    host's scale-out factor 0, read from the leaf's failed pairs, explained the dead
+    fabric, and the leaf was never named). A host healthy where it moved data and dead on
+    scale-out is every NIC of it down: the host."""
+    out = {t: min(1.0, median(v)) for t, v in per.items() if len(v)}
+    if all((v > 0).all() for v in per.values()):
+        return out  # nothing failed
+    alive = {t: min(1.0, median(v[v > 0])) for t, v in per.items() if (v > 0).any()}
+    return alive if alive and lv.beyond_a_bar(e, alive) else out
+
+
 def faint(lv: "Level", r: Entity, level: float, t: str) -> bool:
     """A domain ``r`` whose ``level`` on an inside tier ``t`` (as its bar reads it) is beyond
     the domain bar: a host of it explaining as much is told apart from its mates, but its mates are
