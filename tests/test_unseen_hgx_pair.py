@@ -3,9 +3,12 @@ replay"), each a full pre-upgrade gate on the mock, retests included: 7018 (seve
 eight cards slow beside a faint whole host), 7025 (a dead leaf beside a whole slow host)
 and 7052 (a slow NIC measured in one pair: refused, and the replay plants none there)."""
 
+import sys
 from pathlib import Path
 
+import pytest
 
+from sncheck.errors import ConfigError
 from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.run.runner import RunOptions, execute
 
@@ -52,3 +55,27 @@ def test_a_dead_leaf_beside_a_whole_slow_host_is_the_leaf_and_the_host(tmp_path)
     [host] = [f for f in res["findings"] if f["entity"] == "dgx-b"]
     assert host["evidence"]["bad_pairs"] == 28, host["evidence"]  # the failed pairs are the leaf's, not its
     assert host["evidence"]["tiers"]["scale_out"]["bad_pairs"] == 0, host["evidence"]
+
+
+def test_a_slow_nic_measured_beside_one_card_is_refused(tmp_path):
+    """main: the run named the pair's link (the NIC, the partner's NIC and the link explain
+    the same one pair, in every layer) and exited on it; now exit 2 naming the line and why
+    (unseen 7052)."""
+    with pytest.raises(ConfigError) as got:
+        gate(tmp_path, ["{type: slow_card, target: dgx-a/gpu3, factor: 0.6}",
+                        "{type: slow_nic, target: dgx-b, port: 1, factor: 0.67}"])
+    text = str(got.value)
+    assert "faults.yaml:3" in text and "dgx-b/nic0" in text and "dgx-a/gpu0" in text, text
+
+
+def test_the_replay_plants_no_nic_fault_no_measurement_can_tell_from_its_link():
+    """The held-out generator drew a transient NIC on hgx-pair (7052) that the run now
+    refuses: it plants none there, and a NIC fault elsewhere still."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from unseen_scenarios import unseen_scenario
+
+    name, planted = unseen_scenario(7052)
+    assert name == "hgx-pair" and planted, planted
+    assert not [line for p in planted for line in p.lines if "slow_nic" in line or "ib_port_down" in line], planted
+    nics = [p for n in range(7000, 7070) for p in unseen_scenario(n)[1] if p.case in ("slow_nic", "transient_nic")]
+    assert nics, "no NIC class planted anywhere"

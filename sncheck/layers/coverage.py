@@ -14,6 +14,7 @@ import numpy as np
 
 from sncheck.config.faultplan import FAULT_TYPES, Fault
 from sncheck.fabric import Measured
+from sncheck.health.explain import MIN_PARTNERS
 from sncheck.model import rail_of, split_link
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
 from sncheck.topology import SCALE_OUT, Topology
@@ -83,7 +84,7 @@ def unmeasured(fault: Fault, topo: Topology, plans: list[Measured]) -> str | Non
     element = f"{fault.target}/nic{(fault.port or 1) - 1}" if fault.type == "slow_nic" else fault.target
     through = [m for m in plans if fabric.crosses(element, m)]
     if any(fault.above is None or m.size > fault.above for m in through):
-        return None
+        return _alone(element, topo, through) if fault.type == "slow_nic" else None
     if ftype.target != "link" and len(topo.supernode_names) < 2:
         return (f"inventory {topo.inventory.name} has one supernode, so no pair crosses the scale-out tier: no "
                 f"measurement goes through a NIC, a switch or a switch port")
@@ -97,3 +98,25 @@ def unmeasured(fault: Fault, topo: Topology, plans: list[Measured]) -> str | Non
                     f"other hosts (rail-aligned), and {a} and {b} are on rails {rail_of(a)} and {rail_of(b)}")
         return "the plan never measures this pair"
     return "no planned pair goes through it"
+
+
+def _alone(nic: str, topo: Topology, plans: list[Measured]) -> str | None:
+    """Why a NIC's own fault cannot be told from a pair's path, or None: it is measured
+    beside fewer than MIN_PARTNERS cards of other supernodes (hgx-pair: two hosts, card k
+    meets card k of the other host alone, in every layer), and the explanation names a
+    NIC only where it shows with two partners at least; with one, the NIC, the partner's
+    NIC and the link between them explain the same measurements."""
+    fabric = topo.fabric
+    x = fabric.card_position(nic)
+    seen: set[int] = set()
+    for m in plans:
+        out = fabric.card_sn[m.a] != fabric.card_sn[m.b]
+        seen.update(m.b[out & (m.a == x)].tolist() + m.a[out & (m.b == x)].tolist())
+        for g in m.groups:
+            if x in g:
+                seen.update(g[fabric.card_sn[g] != fabric.card_sn[x]].tolist())
+    if len(seen) >= MIN_PARTNERS:
+        return None
+    partner = ", ".join(topo.card_ids[i] for i in sorted(seen))
+    return (f"{nic} is measured beside one card of another supernode only ({partner}): its fault and that "
+            f"pair's link (or the partner's NIC) explain the same measurements, and no measurement tells them apart")
