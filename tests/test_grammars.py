@@ -278,6 +278,11 @@ def test_fences_quotes_and_stamps() -> None:
     assert unwrap("intro\n```\nA\nB") == "A\nB"  # an unclosed fence: a paste cut short keeps what it has
     assert unwrap("```\nA\nB\n```") == "A\nB\n"  # a closing fence pasted without its newline
     assert unwrap("intro\n\n```te") == "intro\n\n```te"  # a fence cut in its opener is text: a cut
+    # a paste copied from inside a fence, its opener left behind: the first fence closes it
+    # (harvest 12's nvlink -e loop read as no GPU at all, exit 0)
+    assert unwrap("A\nB\n```\n") == "A\nB\n" and unwrap("A\nB\n```") == "A\nB\n"
+    assert unwrap("A\n```text\n") == ""  # an info string only opens: an empty output after it
+    assert unwrap("say:\n```\n```\n") == ""  # paired fences around nothing: an empty output
     assert unwrap("> > A\n> >\n> > B\n") == "A\n\nB\n"
     assert unwrap("> A\nB\n") == "> A\nB\n"
     log = "[Mon Mar  3 12:00:01 2025] NVRM: Xid (PCI:0000:3b:00): 79\n"

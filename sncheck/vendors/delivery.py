@@ -6,7 +6,8 @@ certain, so every view reads the tool's own lines:
 
 - terminal escape codes (colour, underline, OSC titles) and CR LF / lone CR line ends;
 - markdown code fences (```` ``` ````, ``~~~``): only the fenced lines are the output (an
-  unclosed fence runs to the end: a paste cut short keeps what it has); a whole line wrapped in
+  unclosed fence runs to the end: a paste cut short keeps what it has; a paste copied from
+  inside a fence, its opener left behind, ends at the first fence, which closes it); a whole line wrapped in
   inline code (`` `...` ``, one backtick each side) is that line;
 - ``> `` quoting (mail, GitHub), as many levels as every line has, and the indentation every
   line shares (a paste nested in a markdown list);
@@ -143,26 +144,37 @@ def _fenced(index: list[int], lines: list[str], ended: bool) -> tuple[list[int],
     """The indices (of ``index``) of the lines inside markdown fences, or all of them when there
     is no fence, and whether a closing fence ended the text (its last line whole). A last line
     without its newline is no fence (a cut "```te"), unless it closes one: it stays, for the
-    view to see the cut."""
+    view to see the cut. Fences pair from the first, an opener first; where that reading leaves an
+    opener unclosed with nothing after it (``A\nB\n```` ``: one bare fence after the output), the
+    paste began inside a fence whose opener was not copied, and the first fence (bare: an info
+    string, ```` ```text ````, only opens) closes it. Paired fences around nothing are an empty output."""
     def fence(i: int, ln: str, inside: bool) -> bool:
         if ended or i < len(lines) - 1:
             return bool(_FENCE.match(ln))
         return inside and ln.strip() in ("```", "~~~")  # a closing fence pasted without its newline
 
-    kept: list[int] = []
-    inside = closed = False
-    fences = 0
-    for i, ln in zip(index, lines):
-        if fence(i, ln, inside):
-            closed, inside = inside, not inside
-            fences += 1
-        else:
-            closed = False
-            if inside:
-                kept.append(i)
-    if not fences:
-        return index, False
-    return kept, closed
+    def scan(inside: bool) -> tuple[list[int], bool, int]:
+        kept: list[int] = []
+        closed = False
+        fences = 0
+        for i, ln in zip(index, lines):
+            if fence(i, ln, inside):
+                closed, inside = inside, not inside
+                fences += 1
+            else:
+                closed = False
+                if inside:
+                    kept.append(i)
+        return kept, closed, fences
+
+    kept, closed, fences = scan(False)
+    first = next((ln for i, ln in zip(index, lines) if fence(i, ln, True)), "")
+    if fences % 2 or not fences:  # an opener left unclosed, or a lone closing fence at the end
+        began_inside, closed_inside, fences_inside = scan(True)
+        if (fences_inside and first.strip() in ("```", "~~~") and not any(lines[i].strip() for i in kept)
+                and any(lines[i].strip() for i in began_inside)):
+            return began_inside, closed_inside
+    return (kept, closed) if fences else (index, False)
 
 
 def _every(lines: list[str], prefix: re.Pattern[str], ended: bool) -> bool:

@@ -169,6 +169,7 @@ DELIVERIES: tuple[Delivery, ...] = (
     Delivery("markdown fence", head=("```",), tail=("```",)),
     Delivery("markdown fence with prose", head=("Here is what it printed on node7:", "", "```text"),
              tail=("```", "", "Any idea?")),
+    Delivery("copied from inside a fence, its opener left behind", tail=("```",)),
     Delivery("indented fence", lambda i, ln, rng: f"    {ln}" if ln else ln, head=("    ```console",),
              tail=("    ```",)),
 )
