@@ -116,3 +116,22 @@ def test_apei_ghes_decode_goes_to_the_newest_section_of_its_device_and_reads_a_p
     [e] = parse_kernel_log("{9}[Hardware Error]:  Error 0, type: corrected\n"
                            "{9}[Hardware Error]:   section_type: memory error\n")["events"]
     assert (e["head_missing"], e["class"], e["kind"]) == (True, "corrected", "memory")
+
+
+def test_an_aer_report_without_its_bit_lines_takes_its_bits_from_the_status() -> None:
+    """Harvest 12 (vgpu_unlock issue 114): a reporter's paste put the fatal report's bit line,
+    hand-written '[5 ] SDES', above its 'PCIe Bus Error' header; the report was read with no bit.
+    aer.c prints one bit line per bit of status & ~mask, named from its tables: the status names
+    them. Printed bit lines stay the report's own; a masked bit is not the report's."""
+    from sncheck.vendors.kernel_log import parse_kernel_log
+
+    text = ("pcieport 0000:00:01.1:    [5 ] SDES        (First)\n"
+            "pcieport 0000:00:01.1: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)\n"
+            "pcieport 0000:00:01.1:  device [8086:6f03] error status/mask=00005020/00001000\n")
+    [e] = parse_kernel_log(text)["events"]
+    assert [(b["bit"], b["name"], b["first"]) for b in e["bits"]] == [(5, "SDES", None), (14, "CmpltTO", None)]
+    corrected = ("pcieport 0000:00:1c.5: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=00e5(Receiver ID)\n"
+                 "pcieport 0000:00:1c.5:   device [8086:9d15] error status/mask=00000001/00002000\n"
+                 "pcieport 0000:00:1c.5:    [ 0] Receiver Error        \n")
+    [c] = parse_kernel_log(corrected)["events"]
+    assert c["bits"] == [{"bit": 0, "name": "Receiver Error", "first": False}]  # as printed, none added

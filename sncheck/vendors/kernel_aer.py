@@ -22,6 +22,12 @@ every line prefixed by the reporting device (``pcieport 0000:00:02.0: ``, ``nvid
 
 A reporter's excerpt may cut the device prefixes (then a status, bit or TLP line continues the
 report before it), join several bit lines into one, or leave out ``severity=``: read as the same.
+The bit lines are the status register's: ``__aer_print_error`` prints one for each bit set in
+``status & ~mask`` (``for_each_set_bit``), its name from ``aer_correctable_error_string`` or
+``aer_uncorrectable_error_string``. A report whose status was read but none of its bit lines (a
+paste that lost them, or put them before the header: harvest 12's ``[5 ] SDES`` above its
+``PCIe Bus Error`` line) takes its bits from the status, named as the kernel's tables name them
+(4.17+), ``first`` null (the First Error Pointer is not in the status) and ``from_status``.
 
 Events: ``aer`` with ``class`` (``fatal`` | ``non-fatal`` | ``corrected``), ``bus_id`` and
 ``port`` (the reporting device, ``dddd:bb:dd.f``), ``type``, ``agent``, ``vendor_device``,
@@ -54,6 +60,27 @@ _BARE_BIT = re.compile(r"\[\s*(?P<bit>\d{1,2})\] (?P<name>[^\[(]+?)\s*(?:\((?P<n
 _TLP = re.compile(r"TLP Header: (?P<h>[0-9a-fA-Fx ]+?)\s*(?:\([^)]*\))?$")
 # a bit line, its device prefix cut too: after a blank whatever precedes it (an iso stamp's '+00:00 ')
 PATTERN = r"AER:|PCIe Bus Error|error status/mask|(^| )\[ ?[0-9]+\] [A-Za-z]|TLP Header"
+
+
+# aer.c's aer_correctable_error_string / aer_uncorrectable_error_string (4.17 on; NULL entries
+# print as "Unknown Error Bit")
+_CORRECTABLE = {0: "RxErr", 6: "BadTLP", 7: "BadDLLP", 8: "Rollover", 12: "Timeout", 13: "NonFatalErr",
+                14: "CorrIntErr", 15: "HeaderOF"}
+_UNCORRECTABLE = {0: "Undefined", 4: "DLP", 5: "SDES", 12: "TLP", 13: "FCP", 14: "CmpltTO", 15: "CmpltAbrt",
+                  16: "UnxCmplt", 17: "RxOF", 18: "MalfTLP", 19: "ECRC", 20: "UnsupReq", 21: "ACSViol",
+                  22: "UncorrIntErr", 23: "BlockedTLP", 24: "AtomicOpBlocked", 25: "TLPBlockedErr",
+                  26: "PoisonTLPBlocked"}
+
+
+def finish(events: list[dict[str, Any]]) -> None:
+    """Each report with its status read and no bit line: its bits from ``status & ~mask`` (the
+    module's docstring)."""
+    for e in events:
+        if e.get("source") == "aer" and e.get("status") and not e.get("bits") and "bits" in e:
+            set_bits = int(e["status"], 16) & ~int(e.get("mask") or "0", 16)
+            names = _CORRECTABLE if e["class"] == "corrected" else _UNCORRECTABLE
+            e["bits"] = [{"bit": i, "name": names.get(i, "Unknown Error Bit"), "first": None, "from_status": True}
+                         for i in range(32) if set_bits >> i & 1]
 
 
 def klass(sev: str) -> str:

@@ -281,6 +281,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         elif body.startswith("dmesg:") or body.startswith("Failed to") or _DENIED.search(body):
             errors.append(f"the kernel log cannot be read: {body[:200]}")
     kernel_ghes.finish(events)
+    kernel_aer.finish(events)
     if not any(e["source"] == "aer" for e in events):
         events += received  # an older kernel: the 'error received' lines are all there is
     for e in events:  # how many boots before the log's last one each report's is (kept only where > 0)

@@ -156,6 +156,20 @@ class _Log:
         self.events += 1
         self.faults += 1
 
+    def aer_status_only(self, port: str) -> None:
+        """A reporter's paste that kept a fatal report's header and status line and lost its bit
+        lines: the bits are the status's (aer.c prints one line per bit of status & ~mask)."""
+        bits = sorted(self.rng.sample(_FATAL_BITS, 2))
+        status = sum(1 << b for b, _, _ in bits) | 1 << 12  # bit 12 (TLP) masked: not the report's
+        pre = f"pcieport {port}: "
+        self.lines += [pre + "PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)",
+                       pre + f"  device [8086:6f03] error status/mask={status:08x}/00001000"]
+        i = self.events
+        self.values += [(f"events[{i}].class", "fatal"), (f"len(events[{i}].bits)", 2)]
+        self.values += [(f"events[{i}].bits[bit={b}].name", short) for b, _, short in bits]
+        self.events += 1
+        self.faults += 1
+
     def aer(self, port: str, fatal: bool, old_kernel: bool, nbits: int, glued: bool = False) -> None:
         sev = "Uncorrected (Fatal)" if fatal else "Corrected"
         bits = self.rng.sample(_FATAL_BITS if fatal else _CORRECTED_BITS, nbits)
@@ -252,6 +266,8 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
                 log.aer_native(port, rng.choice((port, below)), True, rng.random() < 0.5)
             if case == "aer-excerpt":
                 log.aer_excerpt(f"0000:{rng.randrange(0, 200):02x}:01.2")
+                if rng.random() < 0.5:
+                    log.aer_status_only(f"0000:{rng.randrange(0, 200):02x}:01.1")
             if case == "fallen":
                 log.fallen(f"0000:{rng.randrange(16, 250):02x}:00.0", rng.random() < 0.4)
             if case == "sxid-data":
