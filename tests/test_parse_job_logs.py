@@ -422,3 +422,19 @@ def test_mlxlink_cut_after_a_section_title_is_cut_short():
     assert parse_mlxlink(body + tool + "user@gpu1:~$ \n")["errors"] == []
     cut = parse_mlxlink(body + "Tool Information\n")["errors"]
     assert cut and "'Tool Information', a section title with no '----' rule under it: cut short" in cut[0], cut
+
+
+def test_nccl_merged_ib_devices_are_read_with_their_members() -> None:
+    """Harvest 12 (nccl-tests issue 373): NCCL_IB_MERGE_NICS prints a merged device as
+    '[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}' (net_ib.cc ncclIbInit, from 2.19); each was read
+    as a device named '={'. A plain device after a merged one keeps its own reading."""
+    from sncheck.vendors.nccl.debug_log import parse_nccl_debug
+
+    line = ("bigo:1884:2298 [0] NCCL INFO NET/IB : Using [0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE} "
+            "[1]={[2] mlx5_0:1/RoCE, [3] mlx5_1:1/RoCE} [2]mlx5_4:1/IB [RO]; OOB bond0.526:169.136.106.9<0>\n")
+    net = parse_nccl_debug(line)["net"]
+    assert [(d["index"], d["device"], d["port"], d["link"]) for d in net["devices"]] == [
+        (0, "mlx5_2+mlx5_3", None, "RoCE"), (1, "mlx5_0+mlx5_1", None, "RoCE"), (2, "mlx5_4", 1, "IB")]
+    assert net["devices"][1]["members"] == [{"index": 2, "device": "mlx5_0", "port": 1, "link": "RoCE"},
+                                            {"index": 3, "device": "mlx5_1", "port": 1, "link": "RoCE"}]
+    assert net["oob"] == "bond0.526:169.136.106.9<0>"

@@ -50,9 +50,18 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
             if level == "INFO":
                 host, pid, dev, _ = ranks[0]
                 pre = _prefix(version, host, pid, dev, False)
+                # from 2.19 NCCL_IB_MERGE_NICS prints a merged device as '[D]={[I] dev:port/link, ...}'
+                merged = _v(version) >= (2, 19) and rng.random() < 0.5
+                using = ("[0]={[0] mlx5_0:1/IB, [1] mlx5_3:1/IB} [1]={[2] mlx5_1:1/RoCE, [3] mlx5_2:1/RoCE}" if merged
+                         else "[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE")
                 lines += [f"{pre} NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>",
-                          f"{pre} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>",
+                          f"{pre} NCCL INFO NET/IB : Using {using} [RO]; OOB ib0:10.0.0.1<0>",
                           f"{pre} NCCL INFO Using network IB"]
+                if merged:
+                    values += [("net.devices[index=1].device", "mlx5_1+mlx5_2"), ("net.devices[index=1].port", None),
+                               ("net.devices[index=1].members[index=2].device", "mlx5_1"),
+                               ("net.devices[index=0].members[index=1].device", "mlx5_3"),
+                               ("len(net.devices)", 2), ("len(net.devices[index=0].members)", 2)]
                 if rng.random() < 0.5:
                     lines.append(f"NCCL version {nccl_v}+cuda12.2")  # the VERSION level: bare
                 else:
@@ -69,8 +78,8 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
                                      f"[{(dev + 1) % per}] via {via}")
                         n_channels += 1
                 values += [("nranks", nranks), ("len(ranks)", nranks), ("channels", n_channels),
-                           ("net.network", "IB"), ("net.devices[index=1].device", "mlx5_1"),
-                           ("net.devices[index=1].link", "RoCE"), ("net.oob", "ib0:10.0.0.1<0>")]
+                           ("net.network", "IB"), ("net.devices[index=1].link", "RoCE"), ("net.oob", "ib0:10.0.0.1<0>")]
+                values += [] if merged else [("net.devices[index=1].device", "mlx5_1")]
             # the failure: a completion error's WARN (an empty line before it), then the callers' results
             host, pid, dev, _ = ranks[-1]
             if level == "WARN" or rng.random() < 0.5:

@@ -14,7 +14,9 @@ v2.26.2, v2.27.3 and v2.30):
 - ``comm 0x.. rank R nranks N cudaDev D [nvmlDev M] busId B [commId ..|parent ..] - Init COMPLETE``
   (``init.cc``; ``nvmlDev`` from 2.19, the function name before ``comm`` from 2.21).
 - ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>`` (``net_ib``),
-  ``NET/Socket : Using [0]eth0:10.0.0.1<0>``; ``Using network IB`` (``init.cc``).
+  ``NET/Socket : Using [0]eth0:10.0.0.1<0>``; ``Using network IB`` (``init.cc``). From 2.19 a
+  merged device (``NCCL_IB_MERGE_NICS``) prints as ``[D]={[I] mlx5_2:1/RoCE, [J] mlx5_3:1/RoCE}``
+  (``ncclIbInit``: ``" [%d]={"``, then ``"[%d] %s:%d/%s%s"`` per member, ``", "`` between, ``"}"``).
 - ``Channel CC/S : R[D] -> P[E] [send|receive] via TRANSPORT`` (``transport/{p2p,shm,net}.cc``):
   ``P2P/IPC``, ``P2P/CUMEM``, ``P2P/direct pointer``, ``SHM/direct/direct``, ``NET/IB/0``,
   ``NET/Socket/0``, ``NET/IB/0/GDRDMA``, ``CollNet`` ...; up to 2.6 (and RCCL of that age) the
@@ -51,6 +53,7 @@ JSON::
      "lines": 812, "hosts": ["node1", "node2"], "processes": 16, "nranks": 16,
      "ranks": [{"host", "pid", "rank", "nranks", "cuda_dev", "nvml_dev", "bus_id", "comm"}],
      "net": {"network": "IB", "devices": [{"index": 0, "device": "mlx5_0", "port": 1, "link": "IB"}],
+             (a merged device: "device": "mlx5_2+mlx5_3", "port": null, "members": [{index, device, port, link}])
              "oob": "ib0:10.0.0.1<0>"},
      "transports": {"P2P/IPC": 48, "NET/IB": 16}, "channels": 64,
      "warnings": [{"host", "pid", "tid", "device", "file", "line", "func", "time", "message"}],
@@ -80,6 +83,34 @@ _NET_USING = re.compile(r"^NET/(?P<net>\w+) ?: Using(?P<rest>.*)$")
 # its address, the port in '<>' 0); a Socket device's ':' is followed by its address, not a port
 _NET_DEV = re.compile(r"\[(?P<i>\d+)\](?P<dev>[^\s:\[\];]+)(?::(?P<port>\d+)(?![\d.:<])|:(?P<addr>[^\s<\[\];]+)<\d+>)?"
                       r"(?:/(?P<link>\w+))?")
+# NCCL_IB_MERGE_NICS (2.19 on, net_ib.cc ncclIbInit): a merged device ' [D]={[I] mlx5_2:1/RoCE, [J] mlx5_3:1/RoCE}'
+_NET_MERGED = re.compile(r"\[(?P<i>\d+)\]=\{(?P<members>[^}]*)\}?")
+_NET_MEMBER = re.compile(r"\[(?P<i>\d+)\] (?P<dev>[^\s:,\[\]{}]+):(?P<port>\d+)/(?P<link>\w+)")
+
+
+def _net_devices(listed: str) -> list[dict[str, Any]]:
+    """The devices of a 'NET/IB : Using' line, in order: a plain one's index, device, port and link (a
+    Socket device's address); a merged one (``[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}``) its index,
+    ``device`` its members' names joined by '+' (as NCCL names a merged device), the members' common
+    link, and ``members`` [{index, device, port, link}] (each the IB device's own index)."""
+    out: list[dict[str, Any]] = []
+    at = 0
+    for merged in _NET_MERGED.finditer(listed):
+        out += _plain_devices(listed[at:merged.start()])
+        members = [{"index": int(d["i"]), "device": d["dev"], "port": int(d["port"]), "link": d["link"]}
+                   for d in _NET_MEMBER.finditer(merged["members"])]
+        links = {d["link"] for d in members}
+        out.append({"index": int(merged["i"]), "device": "+".join(d["device"] for d in members) or None, "port": None,
+                    "link": links.pop() if len(links) == 1 else None, "members": members})
+        at = merged.end()
+    return out + _plain_devices(listed[at:])
+
+
+def _plain_devices(listed: str) -> list[dict[str, Any]]:
+    return [{"index": int(d["i"]), "device": d["dev"], "port": int(d["port"]) if d["port"] else None,
+             "link": d["link"], **({"address": d["addr"]} if d["addr"] else {})} for d in _NET_DEV.finditer(listed)]
+
+
 # 'comm 0x.. rank R nranks N ... - Init START', 'comm 0x.. rank R nRanks N nNodes M localRanks ..': the size
 _COMM_SIZE = re.compile(r"comm (?:0x[0-9a-fA-F]+|\(nil\)) rank \d+ nr?anks (\d+)", re.I)
 _OOB = re.compile(r"OOB (\S+)")
@@ -249,9 +280,7 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
         if replace:
             net["network"] = m["net"] if net.get("from") is not None else net["network"] or m["net"]
             net["from"] = m["net"]
-            net["devices"] = [{"index": int(d["i"]), "device": d["dev"], "port": int(d["port"]) if d["port"] else None,
-                               "link": d["link"], **({"address": d["addr"]} if d["addr"] else {})}
-                              for d in _NET_DEV.finditer(m["rest"].split("; OOB")[0])]
+            net["devices"] = _net_devices(m["rest"].split("; OOB")[0])
         if oob := _OOB.search(m["rest"]):
             net["oob"] = oob[1]
     if m := _COMM_SIZE.search(msg):
