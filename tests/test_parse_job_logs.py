@@ -228,6 +228,25 @@ def test_mlxlink_tool_information_ends_at_its_package_version_and_long_options_a
     assert parse(tmp_path, "mlxlink", asked.replace("--show_mo", "--show_m")[: asked.index("Module Info") - 1])[0] == 0
 
 
+def test_mlxlink_show_ber_monitor_asks_its_section_or_the_hcas_refusal(tmp_path):
+    """Harvest 12: a loop of 'mlxlink --show_ber_monitor' on 8 HCAs, each run ending in mlxlink's
+    '-E- "--show_ber_monitor" option is not supported for HCA'; cut after the first run's
+    Troubleshooting Info it read as a whole output (exit 0). The option asks showBerMonitorInfo's
+    'BER Monitor Info' section (mstflint mlxlink_commander.cpp), or that refusal in its place."""
+    tool = {"Tool Information": {"Firmware Version": "20.36.1010", "MFT Version": "mft 4.24.0-72"}}
+    cmd = "$ sudo mlxlink -d /dev/mst/mt4123_pciconf0 --show_ber_monitor\n"
+    refused = cmd + _mlx({**MLX_OK, **tool}) + ' \n-E- "--show_ber_monitor" option is not supported for HCA\n'
+    code, d = parse(tmp_path, "mlxlink", refused)
+    assert code == 1 and d["errors"] == ['-E- "--show_ber_monitor" option is not supported for HCA']
+    code, d = parse(tmp_path, "mlxlink", refused[: refused.index("Tool Information")])
+    assert code == 1 and "asks --show_ber_monitor" in d["errors"][-1]
+    monitor = {"BER Monitor Info": {"BER Monitor State": "Normal", "BER Monitor Type": "Post FEC/No FEC BER monitoring"}}
+    switch = cmd + _mlx({**MLX_OK, **tool, **monitor})
+    assert parse(tmp_path, "mlxlink", switch)[0] == 0
+    code, d = parse(tmp_path, "mlxlink", switch[: switch.index("BER Monitor Type")])
+    assert code == 1 and "'BER Monitor Info' ends before its 'BER Monitor Type'" in d["errors"][-1]
+
+
 DEVINFO = ("hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
            "\tnode_guid:\t\t\tb83f:d203:00a1:3c10\n\tvendor_part_id:\t\t\t4129\n\tboard_id:\t\t\tMT_0000000838\n"
            "\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"

@@ -224,6 +224,18 @@ def mlxlink(rng: random.Random) -> Iterator[Variant]:
                 lines += ["", title, "-" * len(title)] + [_record(k, v) for k, v in records]
             yield Variant("mlxlink", "module info after '--show_mo'", "\n".join(lines) + "\n",
                           tuple(values + [("sections.Module Info.Identifier", "OSFP")]), fails=fails, end=len(lines))
+        if case == "ib up":  # --show_ber_monitor (showBerMonitorInfo): its section on a switch, an HCA's refusal
+            for hca in (False, True):
+                lines = ["$ sudo mlxlink -d /dev/mst/mt4129_pciconf0 --show_ber_monitor"]
+                for title, records in sections.items():
+                    lines += ["", title, "-" * len(title)] + [_record(k, v) for k, v in records]
+                if hca:  # harvest 12's 8-HCA loop: each run ends in the refusal, ' ' lines around it
+                    lines += [" ", '-E- "--show_ber_monitor" option is not supported for HCA']
+                else:
+                    lines += ["", "BER Monitor Info", "-" * 16, _record("BER Monitor State", "Normal"),
+                              _record("BER Monitor Type", "Post FEC/No FEC BER monitoring")]
+                yield Variant("mlxlink", f"--show_ber_monitor {'refused on an HCA' if hca else 'on a switch'}",
+                              "\n".join(lines) + "\n", tuple(values), fails=fails or hca, end=len(lines))
     yield Variant("mlxlink", "no device", "-E- Failed to open device: \"mlx5_9\", No such file or directory\n",
                   (("errors", "Failed to open device"),), fails=True)
 

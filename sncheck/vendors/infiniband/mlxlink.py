@@ -111,11 +111,15 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
 # showBer -c, showEye -e), and for -c the BER record every release prints (prepareBerInfo); -m's last record
 # is prepareBerModuleInfo's last field (showModuleInfo prints it last, whatever the module: N/A where not given)
 _OPTION_SECTIONS = {"m": ("Module Info", "Tx Adaptive EQ Fault [per lane]"), "c": ("Physical Counters and BER Info", "Raw Physical BER"),
-                    "e": ("EYE Opening Info", None)}
+                    "e": ("EYE Opening Info", None),
+                    # showBerMonitorInfo: 'BER Monitor Info' (BER Monitor State, BER Monitor Type); on an HCA mlxlink
+                    # refuses it instead, '-E- "--show_ber_monitor" option is not supported for HCA' (harvest 12)
+                    "ber_monitor": ("BER Monitor Info", "BER Monitor Type")}
 _OPTIONS = re.compile(r"\s-(?P<short>[a-z]+)\b|\s--show_(?P<long>[a-z_]+)\b")
 # the long options, as getopt_long takes them: any prefix unique among mlxlink's --show_* options
 # ('--show_mo' is --show_module, '--show_m' also --show_multi_port_info: not taken)
-_LONG = {"module": ("m", 2), "counters": ("c", 2), "eye": ("e", 1)}
+_LONG = {"module": ("m", 2), "counters": ("c", 2), "eye": ("e", 1), "ber_monitor": ("ber_monitor", len("ber_monitor"))}
+_REFUSED = re.compile(r'^-E- "--show_(?P<long>[a-z_]+)" option is not supported')  # the option's section not printed
 # runningVersion: 'Tool Information' is Firmware Version, amBER Version (16 nm devices on), then
 # PKG_NAME ' Version' (MFT Version, mstflint Version): its last record
 _TOOL_FIXED = ("Firmware Version", "amBER Version")
@@ -136,11 +140,15 @@ def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> li
         if not set(m["short"]) <= set("mce"):  # -m -c -e bundled in any order: -cme, -emc
             continue  # -d, -p and the others take a value or are not a query of these sections
         asked |= set(m["short"])
+    refused = {m["long"] for ln in lines if (m := _REFUSED.match(ln.strip()))}
     out = []
     for flag in sorted(asked):
         title, last = _OPTION_SECTIONS[flag]
+        option = f"--show_{flag}" if len(flag) > 1 else f"-{flag}"
+        if len(flag) > 1 and flag in refused:
+            continue  # mlxlink said so instead of printing the section: its -E- line is the run's error
         if title not in sections:
-            out.append(f"the command asks -{flag} but no '{title}' section follows: cut short")
+            out.append(f"the command asks {option} but no '{title}' section follows: cut short")
         elif last and last not in sections[title]:
             out.append(f"'{title}' ends before its '{last}' record: cut short")
     return out

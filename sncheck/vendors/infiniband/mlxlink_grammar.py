@@ -28,7 +28,9 @@ GRAMMAR = {"mlxlink": Grammar(
            "{result: {output: {TITLE: {KEY: VALUE | {values: [...]}}}}, status: {code, message}}"),
     end=("Operational Info with its State (printed first, whatever the options) and Troubleshooting Info with its "
          "Recommendation (every run but a PRBS test); where the command line is pasted with it, the sections its "
-         "-m / -c / -e (--show_module, --show_counters, --show_eye) add, -c's through its 'Raw Physical BER' record "
+         "-m / -c / -e (--show_module, --show_counters, --show_eye) add, -c's through its 'Raw Physical BER' record, "
+         "--show_ber_monitor's 'BER Monitor Info' through 'BER Monitor Type' (showBerMonitorInfo) unless mlxlink's "
+         "'-E- \"--show_ber_monitor\" option is not supported for HCA' stands in its place (harvest 12's 8-HCA loop) "
          "(harvest7's BlueField-3 capture: a cut inside Module Info read as whole), a long option as getopt_long "
          "takes it, abbreviated to a unique prefix ('--show_mo', harvest 9); Tool Information, where printed, through "
          "its last record, runningVersion's PKG_NAME ' Version' (MFT Version / mstflint Version; amBER Version only "
