@@ -325,6 +325,27 @@ def test_ibportstate_blocks_in_the_order_main_prints_them(tmp_path):
     assert parse(tmp_path, "ibportstate", switch + peer)[0] == 0
 
 
+def test_ibportstate_before_1_5_cannot_tell_a_switch_port_cut_before_its_peer(tmp_path):
+    """Decision (harvest 12) on harvest 11's named exception in test_random_cuts: infiniband-diags
+    1.4.3's ibportstate.c main() prints 'PortInfo:' and get_port_info()'s block (the port states,
+    widths and speeds) for a CA and a switch alike; is_switch, from get_node_info(), is printed
+    nowhere, and only an Active switch port other than 0 then prints 'Peer PortInfo:'. So a switch
+    port's old output cut before its peer is, byte for byte, a CA port's whole output: no grammar
+    can tell them, and the exception stays. From 1.5 the line names the node ('Switch PortInfo:'),
+    and the same cut exits 1."""
+    block = ("# Port info: Lid 2 port 15\nLinkState:.......................Active\n"
+             "PhysLinkState:...................LinkUp\nLinkWidthSupported:..............1X or 4X\n"
+             "LinkWidthEnabled:................1X or 4X\nLinkWidthActive:.................4X\n"
+             "LinkSpeedSupported:..............2.5 Gbps or 5.0 Gbps or 10.0 Gbps\n"
+             "LinkSpeedEnabled:................2.5 Gbps or 5.0 Gbps or 10.0 Gbps\n"
+             "LinkSpeedActive:.................10.0 Gbps\n")
+    peer = "Peer PortInfo:\n" + block.replace("Lid 2 port 15", "Lid 2 DR path slid 65535; dlid 65535; 0,15 port 16")
+    assert parse(tmp_path, "ibportstate", "PortInfo:\n" + block + peer)[0] == 0  # a 1.4 switch port, whole
+    assert parse(tmp_path, "ibportstate", "PortInfo:\n" + block)[0] == 0  # a 1.4 CA port whole = that switch port cut
+    code, d = parse(tmp_path, "ibportstate", "Switch PortInfo:\n" + block)  # 1.5+: the node is named
+    assert code == 1 and any("Peer PortInfo" in e for e in d["errors"]), d["errors"]
+
+
 def test_ethtool_mlx5_error_counters_fail_drops_are_kept(tmp_path):
     text = ("NIC statistics:\n     rx_packets: 1200\n     rx_out_of_buffer: 7\n     rx_discards_phy: 3\n"
             "     rx_crc_errors_phy: 0\n     rx_symbol_err_phy: 0\n     link_down_events_phy: 0\n"

@@ -165,6 +165,8 @@ def why_not_judged(tool: str, body: str, off: int, expect: int | None, several: 
             body[off:].lstrip().startswith("Peer PortInfo:"):
         # before infiniband-diags 1.5 the block's line is 'PortInfo:' alone (exadata-issue2): it names
         # no node type, and a CA port's whole block is the same fields a switch port prints before its peer
+        # (1.4.3's ibportstate.c prints is_switch nowhere; kept after reading it in harvest 12:
+        # test_parse_job_logs' test_ibportstate_before_1_5_cannot_tell_a_switch_port_cut_before_its_peer)
         return "ibportstate's old 'PortInfo:' names no node type: a switch port cut before its peer reads as a CA's"
     if several:
         return "two whole outputs in one capture: the cut leaves the first"
