@@ -62,6 +62,31 @@ def test_nvlink_one_inactive_or_slow_link_fails() -> None:
     assert "cards" not in run("nvlink_status", "\n".join(lines), cards=3)["nvlink"]  # no card 3 here
 
 
+def test_inactive_links_of_a_pcie_board_are_its_design_not_a_fault() -> None:
+    """Decision (harvest 12), on harvest 11's PCIe captures: a PCIe board's NVLink is a bridge pair's
+    (NVIDIA's H100/A100 PCIe briefs: up to 3 bridges, 12 links), and nvidia-smi nvlink -s lists every
+    link of the chip. The links no bridge wires are inactive by design: 6 of a bridged H100 PCIe's 18,
+    all of a bridgeless A100 PCIe (NVML's all-inActive line). Without a platform's NVLink design the
+    host fact passes on the links up, and `sncheck parse` agrees (exit 0); an SXM board's inactive
+    link still fails, and a PCIe board's slow link too."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    for rel, up in (("harvest11/nvlink-status/02_nvlink_s_555.42.02_2x_h100_pcie_18_links_12_at_26.562GBs_links_4_5_"
+                     "10_11_16_17_inactive_root_prompt_hpe-japan-e-learning.txt", 24),
+                    ("harvest11/nvlink-status/01_nvlink_s_555.42.02_2x_a100_pcie_no_nvlink_nvml_unable_to_retrieve_"
+                     "all_links_inactive_after_each_gpu_hpe-japan-e-learning.txt", 0)):
+        text = real(rel)
+        r = run("nvlink_status", text, cards=2)["nvlink"]
+        assert (r["ok"], r["value"], r["expected"]) == (True, up, up), r["message"]
+        data = parse_text("nvlink-status", text, expect=2)
+        assert not failures(data), (data["faults"], data["errors"])
+    slow = real("harvest11/nvlink-status/02_nvlink_s_555.42.02_2x_h100_pcie_18_links_12_at_26.562GBs_links_4_5_10_11_"
+                "16_17_inactive_root_prompt_hpe-japan-e-learning.txt").replace("Link 0: 26.562", "Link 0: 13.281", 1)
+    assert run("nvlink_status", slow, cards=2)["nvlink"]["ok"] is False
+    sxm = real("nvidia-smi-nvlink/05_status_a100_8gpu_12links_25GBs.txt").replace("Link 4: 25 GB/s", "Link 4: <inactive>", 1)
+    assert run("nvlink_status", sxm)["nvlink"]["ok"] is False
+
+
 def test_no_nvlink_at_all_passes_with_a_message() -> None:
     r = run("nvlink_status", real("nvidia-smi-nvlink/06_status_a10_no_nvlink.txt"))["nvlink"]
     assert (r["ok"], r["value"]) == (True, 0)

@@ -138,6 +138,20 @@ def nvlink_status(rng: random.Random) -> Iterator[Variant]:
             yield Variant("nvlink-status", f"{name} {n} GPUs {case}", "\n".join(lines) + "\n", tuple(values),
                           fails=fails, count=n)
     yield Variant("nvlink-status", "no NVLink (prints nothing)", "", (("len(gpus)", 0),))
+    # PCIe boards (harvest 12's decision): NVLink only over bridges; the links no bridge wires are
+    # inactive by design, and without a bridge NVML's all-inactive line is the board's normal
+    for bridged in (False, True):
+        lines, values = [], [("len(gpus)", 2), ("len(faults)", 0)]
+        for i in range(2):
+            lines.append(_gpu_line(rng, i, "NVIDIA H100 PCIe" if bridged else "NVIDIA A100-PCIE-40GB", True))
+            if bridged:  # 3 bridges wire 12 of the 18 links (harvest 11's capture: 4, 5, 10, 11, 16, 17 idle)
+                lines += [f"\t Link {k}: " + ("<inactive>" if k % 6 in (4, 5) else "26.562 GB/s") for k in range(18)]
+                values += [(f"gpus[index={i}].links[link=4].active", False), (f"len(gpus[index={i}].links)", 18)]
+            else:
+                lines.append("NVML: Unable to retrieve NVLink information as all links are inActive")
+                values += [(f"len(gpus[index={i}].links)", 0), (f"gpus[index={i}].nvml", "all links are inActive")]
+        yield Variant("nvlink-status", f"PCIe boards {'bridged, 12 of 18 links' if bridged else 'without a bridge'}",
+                      "\n".join(lines) + "\n", tuple(values), count=2)
     # a GPU in MIG mode (590, H200): its links cannot be read, so they are not judged (a finding, exit 1)
     yield Variant("nvlink-status", "MIG mode", "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)\n"
                   "Nvlink queries are not supported for Devices in MIG mode\n", (("len(gpus[index=0].links)", 0),),

@@ -300,14 +300,35 @@ def _topo_affinity(labels: list[str], values: list[str]) -> dict[str, Any]:
 def parse_nvlink_status(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi nvlink -s``: per GPU, each link's speed or inactive state. ``faults``
     names what the host facts' nvlink check fails too (gpu_checks): a link ``<inactive>``
-    among listed links, or slower than the fastest link the output lists."""
+    among listed links (not on a PCIe board: :func:`pcie_board`), or slower than the fastest link
+    the output lists."""
     gpus, errors = _nvlink_blocks(text, _status_link, tool="nvlink-status")
+    for g in gpus:  # a PCIe board without its NVLink bridge: NVML's all-inactive line is its normal, no error
+        if pcie_board(g.get("name")) and g["errors"] and all(_ALL_INACTIVE.search(e) for e in g["errors"]):
+            g["nvml"] = g["errors"].pop()
+            errors = [e for e in errors if not e.startswith(f"GPU {g['index']}: ")]
     top = max((ln["speed_GBps"] for g in gpus for ln in g["links"] if ln.get("speed_GBps")), default=None)
-    faults = [f"GPU {g['index']} link {ln['link']} inactive" for g in gpus for ln in g["links"] if not ln["active"]]
+    faults = [f"GPU {g['index']} link {ln['link']} inactive" for g in gpus for ln in g["links"]
+              if not ln["active"] and not pcie_board(g.get("name"))]
     faults += [f"GPU {g['index']} link {ln['link']} at {ln['speed_GBps']:g} GB/s (others {top:g} GB/s)"
                for g in gpus for ln in g["links"]
                if top is not None and ln.get("speed_GBps") is not None and ln["speed_GBps"] < top * 0.99]
     return {"tool": "nvlink-status", "gpus": gpus, "faults": faults, "errors": errors + _links_cut_short(gpus)}
+
+
+# A PCIe board (H100 PCIe, A100-PCIE-40GB, A100 80GB PCIe) has NVLink only through NVLink bridges to
+# one other board (NVIDIA's product briefs: up to 3 bridges, 12 links, 600 GB/s), and nvidia-smi lists
+# every link of its chip: the links no bridge wires (6 of an H100 PCIe's 18 always, all without a
+# bridge: NVML's all-inactive line) are inactive by design. Decided in harvest 12 from `nvidia-smi
+# nvlink -s` ('Display link state (active/inactive)') and those briefs: an inactive link of a PCIe
+# board is the platform's normal, not a fault; an active link slower than the others still is.
+_PCIE_BOARD = re.compile(r"\bPCI[Ee]\b|-PCIE-")
+_ALL_INACTIVE = re.compile(r"Unable to retrieve NV[Ll]ink information as all links are in[Aa]ctive")
+
+
+def pcie_board(name: str | None) -> bool:
+    """Whether ``name`` (nvidia-smi's product name) is a PCIe board: its NVLink, if any, a bridge pair's."""
+    return bool(_PCIE_BOARD.search(name or ""))
 
 
 # Links nvidia-smi lists for a board (it lists every link, an unused one as <inactive>).
@@ -321,7 +342,7 @@ def _links_cut_short(gpus: list[dict[str, Any]], gaps: bool = True) -> list[str]
     out = []
     most = max((len(g["links"]) for g in gpus), default=0)
     for g in gpus:
-        if g["errors"]:
+        if g["errors"] or g.get("nvml"):
             continue  # "Unable to retrieve NVLink information": said already, no links to count
         ids = [link["link"] for link in g["links"]]
         want = next((n for pattern, n in _LINKS_OF if pattern.search(g.get("name") or "")), None)

@@ -91,9 +91,12 @@ GRAMMAR = {
             "against the judge's count (--expect N, the inventory's cards)",
         failures=("'NVML: Unable to retrieve NVLink information as all links are inactive' ('Nvlink ... inActive' "
                   "on 595 and 610) or 'Nvlink queries are not supported for Devices in MIG mode' (590, a H200 in "
-                  "MIG mode) under a GPU's line in place of its links (errors, the GPU's own errors); a link <inactive> among active ones or "
-                  "slower than the fastest link listed (faults); the nvidia-smi/NVML failure lines (errors)"),
-        values="gpus[{index, name, uuid, links[{link, active, speed_GBps}], errors}], faults, errors",
+                  "MIG mode) under a GPU's line in place of its links (errors, the GPU's own errors), but on a PCIe board (NVLink only "
+                  "through bridges: a bridgeless board's normal, kept as the GPU's 'nvml'); a link <inactive> among active ones "
+                  "(but on a PCIe board, whose links no bridge wires are inactive by design: NVIDIA's H100/A100 PCIe briefs, "
+                  "up to 3 bridges and 12 links; harvest 12's decision) or slower than the fastest link listed (faults); the "
+                  "nvidia-smi/NVML failure lines (errors)"),
+        values="gpus[{index, name, uuid, links[{link, active, speed_GBps}], errors, nvml (a PCIe board's all-inactive line)}], faults, errors",
     ),
     "nvlink-errors": Grammar(
         tool="nvidia-smi nvlink -e",
