@@ -140,7 +140,7 @@ def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> li
         if not set(m["short"]) <= set("mce"):  # -m -c -e bundled in any order: -cme, -emc
             continue  # -d, -p and the others take a value or are not a query of these sections
         asked |= set(m["short"])
-    refused = {m["long"] for ln in lines if (m := _REFUSED.match(ln.strip()))}
+    refused = {r["long"] for ln in lines if (r := _REFUSED.match(ln.strip()))}
     out = []
     for flag in sorted(asked):
         title, last = _OPTION_SECTIONS[flag]

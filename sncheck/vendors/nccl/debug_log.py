@@ -97,10 +97,10 @@ def _net_devices(listed: str) -> list[dict[str, Any]]:
     at = 0
     for merged in _NET_MERGED.finditer(listed):
         out += _plain_devices(listed[at:merged.start()])
-        members = [{"index": int(d["i"]), "device": d["dev"], "port": int(d["port"]), "link": d["link"]}
-                   for d in _NET_MEMBER.finditer(merged["members"])]
-        links = {d["link"] for d in members}
-        out.append({"index": int(merged["i"]), "device": "+".join(d["device"] for d in members) or None, "port": None,
+        found = list(_NET_MEMBER.finditer(merged["members"]))
+        members = [{"index": int(d["i"]), "device": d["dev"], "port": int(d["port"]), "link": d["link"]} for d in found]
+        links = {d["link"] for d in found}
+        out.append({"index": int(merged["i"]), "device": "+".join(d["dev"] for d in found) or None, "port": None,
                     "link": links.pop() if len(links) == 1 else None, "members": members})
         at = merged.end()
     return out + _plain_devices(listed[at:])
