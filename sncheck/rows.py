@@ -54,7 +54,8 @@ kind = "calibration" measured design values of a tier (local backend)
     tier, bandwidth_GBps, latency_us
 
 Rows of a confirmation retest carry ``layer: "confirm"`` and ``confirms``: the entity
-under retest (see :mod:`sncheck.run.confirm`).
+under retest (see :mod:`sncheck.run.confirm`); a link retested again after its release was
+withdrawn, ``<link> (retest N)`` (:func:`sncheck.run.retestbar.retest_tag`).
 
 kind = "not_run"     something that should have been measured and was not
     layer, entity, entity_kind, status ("unreachable" | "not_run" | "timeout" |

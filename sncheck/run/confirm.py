@@ -58,7 +58,7 @@ from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, Stress
 from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import BESIDE, NEAR_SAMPLES, NO_CONTROL_PAIRS, at_bound, batch_repeats, decided, look
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    too_few_partners
+    retest_tag, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -232,7 +232,7 @@ class Window:
         self.repeats = max(self.repeats, batch_repeats(1) if self.near else 0)
         self.beside: dict[str, object] = {}  # a near suspect's sibling bars found passed: their tiers
         self.looked: dict[str, tuple[bool | None, str]] = {}  # the near and sibling bars at the last look
-        self.scope = set(cards_of(f, ctx.topo))
+        self.scope, self.tag = set(cards_of(f, ctx.topo)), retest_tag(f)  # tag: its rows' ``confirms``
         self.controls: set[str] = set()
         self.measured: dict[str, str | None] = {}  # how -> None when measured, else what was not
         self.notes: dict[str, str] = {}  # how -> what the measurement itself showed
@@ -263,7 +263,7 @@ class Window:
             self.measured[how] = f"the retest could not run ({e})"
 
     def rows(self) -> pd.DataFrame:
-        return self.ctx.frames(NAME, confirms=self.f.entity).frame()
+        return self.ctx.frames(NAME, confirms=self.tag).frame()
 
     def _kind(self, kind: str) -> pd.DataFrame:
         rows = self.rows()
@@ -273,7 +273,7 @@ class Window:
         return [self.f.entity] if self.f.entity_kind == "host" else sorted({host_of(c) for c in self.scope})
 
     def _reach(self) -> None:
-        self.ctx.backend.host_facts(tuple(self._hosts()), _emit_as(self.ctx, self.f.entity))
+        self.ctx.backend.host_facts(tuple(self._hosts()), _emit_as(self.ctx, self.tag))
         facts = self._kind("host_fact")
         down = sorted(set(facts.loc[facts["status"].isin(["unreachable", "timeout", "error"]), "host"])) \
             if not facts.empty else []
@@ -289,10 +289,10 @@ class Window:
             tools = tuple(dict.fromkeys(tool_of[x] for x in pair_facts))
             plan = ConnectivityPlan(rounds=(Round(0, "scale_out", ((a, b),)),), hosts=(), tools=tools,
                                     tools_coverage="all")
-            self.ctx.backend.scale_out(plan, _emit_as(self.ctx, self.f.entity))
+            self.ctx.backend.scale_out(plan, _emit_as(self.ctx, self.tag))
         if self.f.entity_kind != "link" or len(pair_facts) < sum(measurement(s, self.by_name) == FACTS
                                                                  for s in self.syms):
-            self.ctx.backend.host_facts(tuple(self._hosts()), _emit_as(self.ctx, self.f.entity))
+            self.ctx.backend.host_facts(tuple(self._hosts()), _emit_as(self.ctx, self.tag))
         self.measured[FACTS] = None
 
     def _p2p(self) -> None:
@@ -352,7 +352,7 @@ class Window:
             return
         self.ctx.backend.p2p(ConnectivityPlan(rounds=tuple(rounds), hosts=(),
                                               **self.ctx.backend.plan_defaults("connectivity")),
-                             _emit_as(self.ctx, self.f.entity))
+                             _emit_as(self.ctx, self.tag))
         p = self._kind("p2p")
         p = p[p["status"] != "unreachable"] if not p.empty else p
         seen = set()
@@ -386,7 +386,7 @@ class Window:
         self.controls |= set(peers)
         plan = StressPlan(groups=tuple(groups), collectives=base.collectives, sizes=sizes, warmup=base.warmup,
                           iters=base.iters, repeats=pair_repeats(self.syms, self.by_name))
-        ctx.backend.collectives(plan, _emit_as(ctx, tag))
+        ctx.backend.collectives(plan, _emit_as(ctx, self.tag))
         coll = self._kind("collective")
         ok = coll[coll["status"] == "ok"] if not coll.empty else coll
         ran = any(not g.startswith(("pair:", "control:")) or set(g[5:].split("<->")) & set(cards)
@@ -401,7 +401,7 @@ class Window:
         else:
             groups = tuple(Group(f"host:{h}", "host", tuple(ctx.topo.cards_of_host(h)))
                            for h in sorted({host_of(c) for c in self.scope}))
-        ctx.backend.golden(GoldenPlan(groups=groups, steps=steps), _emit_as(ctx, self.f.entity))
+        ctx.backend.golden(GoldenPlan(groups=groups, steps=steps), _emit_as(ctx, self.tag))
         rows = self._kind("golden")
         curves = golden_loss(rows, _dctx(ctx)) if not rows.empty else pd.DataFrame()
         if curves.empty:

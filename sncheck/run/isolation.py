@@ -10,7 +10,10 @@
   confirmed -> isolate; not confirmed (the retest ran with known-good peers and measured
   the symptom) -> release; the retest cannot say -> stays quarantined;
 * a finding first raised inside another's retest gets the same: quarantined, retested by
-  the measurement that showed it, decided.
+  the measurement that showed it, decided;
+* a link released as explained by an end card its retest named holds only while that card
+  ends confirmed; otherwise its release is withdrawn and it is retested again or stays
+  quarantined (:mod:`sncheck.run.withdraw`).
 
 Nothing here is applied: entries are dry runs until ``--apply`` or ``sncheck isolate``.
 """
@@ -26,6 +29,7 @@ from sncheck.layers.base import LayerContext
 from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
 from sncheck.run.nearbar import is_near, not_retested, undecided
+from sncheck.run.withdraw import again_note, withdrawn
 
 
 def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
@@ -70,17 +74,20 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
     wave = list(findings)
     known = {f.entity for f in findings}
     first = True
-    for _ in range(WAVES):
+    for n in range(WAVES):
         seen = _wave(wave, ctx, confirm_enabled, released_at, now, steps, first)
         first = False
         wave = [g for g in seen if g.entity not in known]
         known |= {g.entity for g in wave}
         findings.extend(wave)
         ctx.known = ctx.known | {(g.entity, g.entity_kind) for g in wave}
+        # a link released as its end card's holds only while that card ends confirmed (sncheck.run.withdraw)
+        wave += withdrawn(findings, steps, {g.entity for g in wave}, left=n + 1 < WAVES)
         if not wave:
             break
     for g in wave:  # raised in the last wave's retests: quarantined, not retested
         steps.extend(quarantine_steps([g]))
+    withdrawn(findings, steps, set(), left=False)
     return steps
 
 
@@ -127,7 +134,7 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
             f.evidence["confirmed"] = r.confirmed
             if r.confirmed is not None and not r.busy:  # seen on a busy machine in another's retest, decided by its own
                 f.evidence.pop("inconclusive", None)
-            f.evidence["retest"] = f"{r.how}: {r.note}"
+            f.evidence["retest"] = f"{again_note(f)}{r.how}: {r.note}"
             if r.symptoms:
                 f.evidence["retest_symptoms"] = list(r.symptoms)
             step = decide_entry(q, r.confirmed, history[f.entity], now)

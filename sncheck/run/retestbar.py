@@ -129,12 +129,21 @@ def explained(per: list[dict], ends: list[Finding]) -> list[dict]:
     it (``ends``: a card at one end) and not the link: its pair's measurements are
     that end's, a culprit of its own retested in turn (a near link isolated "reproduced" by
     its end card, the card left in service). Each symptom measured again, reproduced or still
-    within the noise of its bar, is explained, not the link's: released; one not re-measured
-    stays open."""
+    within the noise of its bar, is explained, not the link's: released (``explained_by``: the
+    card; the release holds only while that card ends confirmed, sncheck.run.withdraw); one not
+    re-measured stays open."""
     by = f"explained by {ends[0].entity_kind} {ends[0].entity}, named in the retest (a finding of its own)"
-    return [{**p, "outcome": False, "note": f"{by}: {p['note']}"}
+    return [{**p, "outcome": False, "note": f"{by}: {p['note']}", "explained_by": ends[0].entity}
             if p["outcome"] is True or p["note"].removeprefix(BESIDE).startswith((WITHIN, UNDECIDED.split("{")[0]))
             else p for p in per]
+
+
+def retest_tag(f: Finding) -> str:
+    """The ``confirms`` tag of a suspect's retest rows: its entity, and a link whose release was
+    withdrawn (sncheck.run.withdraw) is retested on rows of its own: its earlier retest's rows
+    hold the slowness of the card that no longer explains them."""
+    n = len(f.evidence.get("withdrawn") or ())
+    return f"{f.entity} (retest {n + 1})" if n else f.entity
 
 
 def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology, tier: object,
