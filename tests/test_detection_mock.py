@@ -5,12 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from mock_gate import GATE, mock_gate, named
 from sncheck.run.inputs import load_inventory, load_playbook
-from sncheck.run.runner import RunOptions, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = load_inventory(ROOT / "fixtures/inventories/demo-2sn.yaml")
-GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
 
 # fault line -> the culprit it must produce (entity, kind)
 FAULTS = {
@@ -31,11 +30,7 @@ FAULTS = {
 
 
 def run(tmp_path, faults: list[str], seed: int, playbook=GATE):
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
-    outcome = execute(playbook, DEMO, RunOptions(backend="mock", faults=str(plan), seed=seed,
-                                                 out=str(tmp_path / "run")))
+    outcome = mock_gate(tmp_path, DEMO, faults, seed, playbook)
     return outcome, {(f["entity"], f["entity_kind"]) for f in outcome.results["findings"]}
 
 
@@ -114,11 +109,7 @@ def test_all_pairs_names_a_slow_card_not_its_links(tmp_path):
     inv = tmp_path / "inv.yaml"
     inv.write_text("name: wide\ndesign:\n  scale_up: {bandwidth: '450 GB/s', latency: '3 us'}\n"
                    "  scale_out: {bandwidth: '400 Gb/s', latency: '15 us'}\nsupernodes:\n" + sns)
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n  - {type: slow_card, target: h03/gpu1, factor: 0.5}\n")
-    outcome = execute(load_playbook(str(ROOT / "playbooks/post-delivery.yaml")), load_inventory(inv),
-                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
-    named = {(f["entity"], f["entity_kind"]) for f in outcome.results["findings"]
-             if f["severity"] in ("warning", "critical")}
-    assert ("h03/gpu1", "card") in named, named
-    assert not {e for e, kind in named if kind == "link"}, named
+    found = named(mock_gate(tmp_path, load_inventory(inv), ["{type: slow_card, target: h03/gpu1, factor: 0.5}"],
+                            playbook=load_playbook(str(ROOT / "playbooks/post-delivery.yaml"))).results)
+    assert ("h03/gpu1", "card") in found, found
+    assert not {e for e, kind in found if kind == "link"}, found

@@ -5,28 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from mock_gate import actions, mock_gate, named
 from sncheck.model import link_id
-from sncheck.run.inputs import load_inventory, load_playbook
-from sncheck.run.runner import RunOptions, execute
-
-ROOT = Path(__file__).resolve().parent.parent
-GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
 
 
 def gate(tmp_path: Path, inventory: str, faults: list[str], seed: int = 1):
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
-    path = ROOT / "fixtures/inventories" / f"{inventory}.yaml"
-    if not path.exists():
-        path = ROOT / "tests/data/inventories" / f"{inventory}.yaml"
-    outcome = execute(GATE, load_inventory(path), RunOptions(backend="mock", faults=str(plan), seed=seed,
-                                                             out=str(tmp_path / "run")))
-    res = outcome.results
-    named = {(f["entity"], f["entity_kind"]) for f in res["findings"] if f["severity"] in ("warning", "critical")}
-    actions: dict[str, list[str]] = {}
-    for step in res["isolation"]:
-        actions.setdefault(step["entity"], []).append(step["action"])
-    return res, named, actions
+    res = mock_gate(tmp_path, inventory, faults, seed).results
+    return res, named(res), actions(res)
 
 
 @pytest.mark.parametrize("slow", [7, 6])

@@ -3,30 +3,22 @@ its retest until it is clear of the bar (sncheck.run.nearbar), the rules' thresh
 unchanged; still within the noise at the bound on samples, it is not judged (inconclusive),
 never released nor isolated."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
+from mock_gate import mock_gate
 from sncheck.health.culprits import NEAR_RETEST
 from sncheck.health.rules import load_rules
 from sncheck.model import ExitCode, Verdict
-from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.run.nearbar import NEAR_SAMPLES, NEAR_UNDECIDED, at_bound, judge_samples
-from sncheck.run.runner import RunOptions, execute
 
-ROOT = Path(__file__).resolve().parent.parent
-GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
 CARD_SLOW = next(r for r in load_rules("default").rules if r.name == "p2p-bandwidth-card-slow")  # below 0.93
 
 
 def test_a_faint_card_measured_just_inside_the_bar_is_re_measured_and_isolated(tmp_path):
     """main: a 0.925 card of an MI300X host (7 XGMI partners) measured a median of 0.932
     of its peers on seed 3, inside the 0.93 bar: no finding, the card in service."""
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n  - {type: slow_card, target: mi02/gpu3, factor: 0.925}\n")
-    res = execute(GATE, load_inventory(ROOT / "fixtures/inventories/mi300x-pod.yaml"),
-                  RunOptions(backend="mock", faults=str(plan), seed=3, out=str(tmp_path / "run"))).results
+    res = mock_gate(tmp_path, "mi300x-pod", ["{type: slow_card, target: mi02/gpu3, factor: 0.925}"], seed=3).results
     [f] = [f for f in res["findings"] if f["severity"] in ("warning", "critical")]
     assert (f["entity"], f["rule"]) == ("mi02/gpu3", "p2p-bandwidth-card-slow"), f
     near = f["evidence"]["near_bar"]
@@ -75,10 +67,7 @@ def test_a_card_at_the_bar_is_not_judged_when_the_bound_is_reached(tmp_path):
     neither isolated nor released: not judged, inconclusive (exit 4), the evidence saying
     why with the samples, median, standard error and bar (main: 240 samples, then a
     quarantine gating as if measured, exit 1)."""
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n  - {type: slow_card, target: mi02/gpu3, factor: 0.93}\n")
-    outcome = execute(GATE, load_inventory(ROOT / "fixtures/inventories/mi300x-pod.yaml"),
-                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
+    outcome = mock_gate(tmp_path, "mi300x-pod", ["{type: slow_card, target: mi02/gpu3, factor: 0.93}"])
     res = outcome.results
     [f] = [f for f in res["findings"] if f["entity"] == "mi02/gpu3"]
     assert f["severity"] == "warning" and f["evidence"]["near_bar"] and f["not_judged"]

@@ -10,13 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mock_gate import ends, mock_gate
 from sncheck.health.rules import load_rules
-from sncheck.run.inputs import load_inventory, load_playbook
+from sncheck.run.inputs import load_inventory
 from sncheck.run.nearbar import BOUND_Z, NEAR_ALPHA, NEAR_SAMPLES, at_bound, batch_repeats, boundary, judge_samples
-from sncheck.run.runner import RunOptions, execute
 
 ROOT = Path(__file__).resolve().parent.parent
-GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
 CARD_SLOW = next(r for r in load_rules("default").rules if r.name == "p2p-bandwidth-card-slow")  # below 0.93
 
 
@@ -87,25 +86,14 @@ def test_a_card_at_its_bar_is_decided_either_way_at_most_alpha_of_the_time_over_
     assert decided <= 2 and decided + undecided == 60, (decided, undecided)
 
 
-def gate(tmp_path: Path, inventory: str, faults: list[str], seed: int) -> dict:
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n" + "".join(f"  - {line}\n" for line in faults))
-    return execute(GATE, load_inventory(ROOT / f"fixtures/inventories/{inventory}.yaml"),
-                   RunOptions(backend="mock", faults=str(plan), seed=seed, out=str(tmp_path / "run"))).results
-
-
-def ends(res: dict) -> dict[str, str]:
-    return {i["entity"]: i["action"] for i in res["isolation"]}
-
-
 def test_a_faint_card_0p3_percent_beyond_its_bar_is_isolated(tmp_path):
     """The sweep's 5084 seed 5 (nvl72-rack): a 0.927 card named beyond the 0.93 card bar
     within its noise; main left it quarantined after 240 samples ("median 0.927 ...
     standard error 0.0014"), the gate failing on it. Its samples decide before the bound."""
-    res = gate(tmp_path, "nvl72-rack", ["{type: slow_card, target: tray10/gpu2, factor: 0.95}",
-                                        '{type: degraded_link, target: "tray17/gpu0<->tray17/gpu1", factor: 0.21, '
-                                        'above: 1M}',
-                                        "{type: slow_card, target: tray06/gpu0, factor: 0.927}"], seed=5)
+    res = mock_gate(tmp_path, "nvl72-rack", ["{type: slow_card, target: tray10/gpu2, factor: 0.95}",
+                                             '{type: degraded_link, target: "tray17/gpu0<->tray17/gpu1", factor: 0.21, '
+                                             'above: 1M}',
+                                             "{type: slow_card, target: tray06/gpu0, factor: 0.927}"], seed=5).results
     [f] = [f for f in res["findings"] if f["entity"] == "tray06/gpu0"]
     assert f["evidence"]["near_bar"] and "beyond the bar, clear of the noise" in f["evidence"]["retest"], f
     assert ends(res)["tray06/gpu0"] == "isolate"
@@ -115,7 +103,7 @@ def test_a_faint_card_0p3_percent_beyond_its_bar_is_isolated(tmp_path):
 def test_a_faint_card_0p1_percent_beyond_its_bar_is_isolated_when_its_samples_tell(tmp_path):
     """The sweep's 5182 seed 5 (pod-384): a 0.929 card, median 0.927 over 240 samples in
     main's retest, left quarantined; more samples, up to the bound, tell it on this seed."""
-    res = gate(tmp_path, "pod-384", ["{type: slow_card, target: host031/gpu4, factor: 0.929}"], seed=5)
+    res = mock_gate(tmp_path, "pod-384", ["{type: slow_card, target: host031/gpu4, factor: 0.929}"], seed=5).results
     [f] = [f for f in res["findings"] if f["entity"] == "host031/gpu4"]
     assert "beyond the bar, clear of the noise" in f["evidence"]["retest"], f["evidence"]["retest"]
     assert ends(res) == {"host031/gpu4": "isolate"} and res["verdict"] == "fail"
@@ -124,8 +112,8 @@ def test_a_faint_card_0p1_percent_beyond_its_bar_is_isolated_when_its_samples_te
 def test_a_transient_near_bar_card_is_released(tmp_path):
     """A card at 0.925 (named near its bar on seed 3) that is gone by the retest: released,
     the gate passing; never isolated on its first look, never left undecided."""
-    res = gate(tmp_path, "mi300x-pod", ["{type: slow_card, target: mi02/gpu3, factor: 0.925, transient: true}"],
-               seed=3)
+    res = mock_gate(tmp_path, "mi300x-pod", ["{type: slow_card, target: mi02/gpu3, factor: 0.925, transient: true}"],
+                    seed=3).results
     [f] = [f for f in res["findings"] if f["entity"] == "mi02/gpu3"]
     assert f["evidence"]["near_bar"] and "inside the bar, clear of the noise" in f["evidence"]["retest"], f
     assert ends(res) == {"mi02/gpu3": "release"} and f["severity"] == "info" and res["verdict"] == "pass"

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import pandas as pd
 
+from mock_gate import actions, mock_gate
 from sncheck.backends.mock import MockBackend
 from sncheck.health.rules import load_rules
 from sncheck.layers.base import LayerContext
@@ -18,7 +19,6 @@ from sncheck.model import ExitCode, Finding, Verdict, link_id
 from sncheck.run import isolation
 from sncheck.run.inputs import load_faults, load_inventory, load_playbook_text
 from sncheck.run.nearbar import NEAR_SAMPLES, NOT_RETESTED, judge_samples
-from sncheck.run.runner import RunOptions, execute
 from sncheck.topology import Topology
 from test_explain import cells_of, findings
 
@@ -29,16 +29,10 @@ LINK = link_id("mi02/gpu3", "mi02/gpu5")
 
 
 def gate(tmp_path: Path, fault: str, seed: int, confirm: bool = True):
-    plan = tmp_path / "faults.yaml"
-    plan.write_text(f"faults:\n  - {fault}\n")
     playbook = load_playbook_text("name: conn\nlayers:\n  - connectivity: {}\ngate: warning\n"
                                   + ("" if confirm else "confirm: false\n"))
-    outcome = execute(playbook, POD, RunOptions(backend="mock", faults=str(plan), seed=seed, out=str(tmp_path / "run")))
-    res = outcome.results
-    actions: dict[str, list[str]] = {}
-    for step in res["isolation"]:
-        actions.setdefault(step["entity"], []).append(step["action"])
-    return res, actions, outcome.exit_code
+    outcome = mock_gate(tmp_path, POD, [fault], seed, playbook)
+    return outcome.results, actions(outcome.results), outcome.exit_code
 
 
 def test_a_link_inside_its_bar_measured_just_beyond_it_is_re_measured_not_isolated(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mock_gate import ends, mock_gate, named
 from sncheck.backends.mock import MockBackend
 from sncheck.health.rules import load_rules
 from sncheck.layers.base import LayerContext
@@ -65,16 +66,10 @@ def test_the_sweeps_5183_seed_4_names_only_its_planted_culprits(tmp_path):
     """The whole gate of 5183 seed 4 (pod-384: a 0.95 card inside its bars, a faint-latency
     card, a corrupting card). main: links host016/gpu2<->host019/gpu1 and
     host016/gpu2<->host022/gpu6 isolated beside the two planted cards."""
-    from sncheck.run.inputs import load_playbook
-    from sncheck.run.runner import RunOptions, execute
-
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n  - {type: slow_card, target: host016/gpu2, factor: 0.95}\n"
-                    "  - {type: high_latency_card, target: host038/gpu6, factor: 1.75}\n"
-                    "  - {type: corrupt_card, target: host021/gpu2}\n")
-    res = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")), POD,
-                  RunOptions(backend="mock", faults=str(plan), seed=4, out=str(tmp_path / "run"))).results
-    named = {f["entity"] for f in res["findings"] if f["severity"] in ("warning", "critical")}
-    assert named == {"host038/gpu6", "host021/gpu2"}, named
-    last = {i["entity"]: i["action"] for i in res["isolation"]}
+    res = mock_gate(tmp_path, POD, ["{type: slow_card, target: host016/gpu2, factor: 0.95}",
+                                    "{type: high_latency_card, target: host038/gpu6, factor: 1.75}",
+                                    "{type: corrupt_card, target: host021/gpu2}"], seed=4).results
+    found = {e for e, _ in named(res)}
+    assert found == {"host038/gpu6", "host021/gpu2"}, found
+    last = ends(res)
     assert {e: a for e, a in last.items() if a != "release"} == {"host038/gpu6": "isolate", "host021/gpu2": "isolate"}

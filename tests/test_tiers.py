@@ -8,23 +8,18 @@ import pytest
 
 from sncheck.actions.base import Isolated
 from sncheck.actions.files import service_view
-from sncheck.run.inputs import load_inventory, load_playbook
+from mock_gate import mock_gate
+from sncheck.run.inputs import load_inventory
 from sncheck.health.policy import check_cap, entity_kind
-from sncheck.run.runner import RunOptions, execute
 from sncheck.store.rundir import read_rows
 from sncheck.model import link_id
 
 ROOT = Path(__file__).resolve().parent.parent
-GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
 INVENTORIES = ROOT / "fixtures/inventories"
 
 
 def run(tmp_path: Path, inventory: str, faults: list[str], seed: int = 1):
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
-    outcome = execute(GATE, load_inventory(INVENTORIES / f"{inventory}.yaml"),
-                      RunOptions(backend="mock", faults=str(plan), seed=seed, out=str(tmp_path / "run")))
+    outcome = mock_gate(tmp_path, inventory, faults, seed)
     hardware = [f for f in outcome.results["findings"] if f.get("about", "hardware") == "hardware"]
     return outcome, hardware
 

@@ -3,6 +3,7 @@ tests/data/inventories-unseen) found, one test a class of cause."""
 
 from pathlib import Path
 
+from mock_gate import ends, mock_gate, named
 from sncheck.backends.mock import MockBackend
 from sncheck.run.inputs import load_faults_text, load_inventory
 from sncheck.topology import Topology
@@ -43,17 +44,9 @@ def test_a_leaf_under_whole_rails_of_every_host_is_the_leaf_and_no_card(tmp_path
     'inside p2p-bandwidth-card-slow's bar by less than its noise' and left in quarantine
     (no known-good scale-out peer to retest against). The noise is now the residuals'
     under the explanation: the leaf, isolated, and nothing else."""
-    from sncheck.run.inputs import load_playbook
-    from sncheck.run.runner import RunOptions, execute
-
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n  - {type: slow_switch, target: 'leaf:tor-hi', factor: 0.55}\n")
-    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
-                      load_inventory(ROOT / "tests/data/inventories-unseen/mi355-pod.yaml"),
-                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
-    named = {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")}
-    assert named == {"leaf:tor-hi"}
-    assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == {"leaf:tor-hi": "isolate"}
+    res = mock_gate(tmp_path, "mi355-pod", ["{type: slow_switch, target: 'leaf:tor-hi', factor: 0.55}"]).results
+    assert {e for e, _ in named(res)} == {"leaf:tor-hi"}
+    assert ends(res) == {"leaf:tor-hi": "isolate"}
 
 
 def test_two_hosts_six_slow_cards_of_one_leave_its_two_healthy_cards_in_service(tmp_path):
@@ -62,18 +55,11 @@ def test_two_hosts_six_slow_cards_of_one_leave_its_two_healthy_cards_in_service(
     (2 x 0.109), and dgx-b's two healthy cards were named near the card bar; with them
     suspects, the six slow cards' retest had no known-good host mate and all eight stayed
     in quarantine. Now: the six cards and the link, each isolated."""
-    from sncheck.run.inputs import load_playbook
-    from sncheck.run.runner import RunOptions, execute
-
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n  - {type: degraded_link, target: \"dgx-a/gpu1<->dgx-a/gpu2\", factor: 0.64}\n"
-                    + "".join(f"  - {{type: slow_card, target: dgx-b/gpu{k}, factor: 0.684}}\n" for k in range(1, 7)))
-    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
-                      load_inventory(ROOT / "tests/data/inventories-unseen/hgx-pair.yaml"),
-                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
+    res = mock_gate(tmp_path, "hgx-pair", ['{type: degraded_link, target: "dgx-a/gpu1<->dgx-a/gpu2", factor: 0.64}']
+                    + [f"{{type: slow_card, target: dgx-b/gpu{k}, factor: 0.684}}" for k in range(1, 7)]).results
     want = {f"dgx-b/gpu{k}" for k in range(1, 7)} | {"dgx-a/gpu1<->dgx-a/gpu2"}
-    assert {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")} == want
-    assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == dict.fromkeys(want, "isolate")
+    assert {e for e, _ in named(res)} == want
+    assert ends(res) == dict.fromkeys(want, "isolate")
 
 
 def test_a_faint_card_beside_a_slow_host_of_two_is_named(tmp_path):
@@ -82,36 +68,11 @@ def test_a_faint_card_beside_a_slow_host_of_two_is_named(tmp_path):
     of its peers): never a card exception, never named; the search re-read the tier's
     level under dgx-a but not its cards. Now the cards are read again under the
     hypothesis: gpu7 is named and isolated beside the host."""
-    from sncheck.run.inputs import load_playbook
-    from sncheck.run.runner import RunOptions, execute
+    res = mock_gate(tmp_path, "hgx-pair", [f"{{type: slow_card, target: dgx-a/gpu{k}, factor: 0.494}}" for k in range(8)]
+                    + ["{type: slow_card, target: dgx-b/gpu7, factor: 0.910}"]).results
+    assert {e for e, _ in named(res)} == {"dgx-a", "dgx-b/gpu7"}
+    assert ends(res) == {"dgx-a": "isolate", "dgx-b/gpu7": "isolate"}
 
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n" + "".join(f"  - {{type: slow_card, target: dgx-a/gpu{k}, factor: 0.494}}\n"
-                                          for k in range(8))
-                    + "  - {type: slow_card, target: dgx-b/gpu7, factor: 0.910}\n")
-    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
-                      load_inventory(ROOT / "tests/data/inventories-unseen/hgx-pair.yaml"),
-                      RunOptions(backend="mock", faults=str(plan), seed=1, out=str(tmp_path / "run")))
-    named = {f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")}
-    assert named == {"dgx-a", "dgx-b/gpu7"}
-    assert {i["entity"]: i["action"] for i in outcome.results["isolation"]} == {"dgx-a": "isolate",
-                                                                                 "dgx-b/gpu7": "isolate"}
-
-
-
-def _gate(tmp_path: Path, inventory: str, faults: str, seed: int = 1) -> tuple[set[str], dict[str, str]]:
-    """The pre-upgrade gate on the mock over an unseen inventory with ``faults`` (the
-    faults file's list items): the entities named (warning or critical) and each one's end."""
-    from sncheck.run.inputs import load_playbook
-    from sncheck.run.runner import RunOptions, execute
-
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n" + faults)
-    outcome = execute(load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml")),
-                      load_inventory(ROOT / f"tests/data/inventories-unseen/{inventory}.yaml"),
-                      RunOptions(backend="mock", faults=str(plan), seed=seed, out=str(tmp_path / "run")))
-    return ({f["entity"] for f in outcome.results["findings"] if f["severity"] in ("warning", "critical")},
-            {i["entity"]: i["action"] for i in outcome.results["isolation"]})
 
 
 def test_a_high_latency_card_beside_a_slow_spine_is_retested_against_its_own_leaf(tmp_path):
@@ -119,7 +80,7 @@ def test_a_high_latency_card_beside_a_slow_spine_is_retested_against_its_own_lea
     sits behind the spine, so the card's scale-out retest refused every card as a control
     ('no known-good peers to retest against on scale_out') and it stayed in quarantine.
     Cards on the card's own leaf never cross a spine: they are its controls now."""
-    named, ends = _gate(tmp_path, "hgx-h200-3su", "  - {type: slow_switch, target: 'spine:core-a', factor: 0.53}\n"
-                        "  - {type: high_latency_card, target: h200-11/gpu0, factor: 2.53}\n")
-    assert named == {"spine:core-a", "h200-11/gpu0"}
-    assert ends == {"spine:core-a": "isolate", "h200-11/gpu0": "isolate"}
+    res = mock_gate(tmp_path, "hgx-h200-3su", ["{type: slow_switch, target: 'spine:core-a', factor: 0.53}",
+                                               "{type: high_latency_card, target: h200-11/gpu0, factor: 2.53}"]).results
+    assert {e for e, _ in named(res)} == {"spine:core-a", "h200-11/gpu0"}
+    assert ends(res) == {"spine:core-a": "isolate", "h200-11/gpu0": "isolate"}
