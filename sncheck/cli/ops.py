@@ -23,7 +23,7 @@ from sncheck.actions.slurm import describe, is_ours, node_states
 from sncheck.cli.errors import handle_errors, shown
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
-from sncheck.config.hostlist import check_name
+from sncheck.config.hostlist import check_name, quoted
 from sncheck.errors import CapBlocked, ConfigError, HarnessError
 from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
@@ -97,16 +97,11 @@ def _runner(control_host: str | None, inventory: Inventory, ssh_config: str | No
     return SshRunner(conn, timeout=ssh.command_timeout)
 
 
-def _named(entity: str, limit: int = 80) -> str:
-    """An entity as a refusal names it: quoted, a long one cut (a 10 KB name was a 10 KB line)."""
-    return repr(entity) if len(entity) <= limit else f"{entity[:limit]!r}... ({len(entity)} characters)"
-
-
 def _classify(entity: str, topo: Topology) -> str:
     """The kind of an entity of the inventory; anything else is refused (exit 2)."""
     inv = topo.inventory
     if entity.startswith("-") or not entity.strip():
-        raise ConfigError(f"{_named(entity)} is not an entity name: names never begin with '-'")
+        raise ConfigError(f"{quoted(entity, 80)} is not an entity name: names never begin with '-'")
     if entity in topo.by_id:
         return "card"
     if entity in inv.hosts:
@@ -117,7 +112,7 @@ def _classify(entity: str, topo: Topology) -> str:
         return "supernode"
     if is_switch(entity) and topo.is_entity(entity):
         return "switch"
-    raise ConfigError(f"{_named(entity)} is not a card, host or switch of inventory {inv.name} ({inv.source}); "
+    raise ConfigError(f"{quoted(entity, 80)} is not a card, host or switch of inventory {inv.name} ({inv.source}); "
                       "cards are named <host>/gpu<index>, e.g. node003/gpu2, switches leaf:<name> or spine:<name>")
 
 

@@ -42,20 +42,22 @@ def _split_top(expr: str) -> list[str]:
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"unbalanced ']' in hostlist {_short(expr)}")
+                raise ValueError(f"unbalanced ']' in hostlist {quoted(expr)}")
         if ch == "," and depth == 0:
             parts.append("".join(cur))
             cur = []
         else:
             cur.append(ch)
     if depth != 0:
-        raise ValueError(f"unbalanced '[' in hostlist {_short(expr)}")
+        raise ValueError(f"unbalanced '[' in hostlist {quoted(expr)}")
     parts.append("".join(cur))
     return [p.strip() for p in parts]
 
 
-def _short(expr: str, limit: int = 60) -> str:
-    return repr(expr if len(expr) <= limit else expr[:limit] + "...")
+def quoted(text: str, limit: int = 60) -> str:
+    """``text`` as an error names it: quoted, a long one cut at ``limit`` characters with its
+    length (a 10 KB name was a 10 KB error line)."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def _ranges(body: str, expr: str) -> list[tuple[int, int, int]]:
@@ -65,11 +67,11 @@ def _ranges(body: str, expr: str) -> list[tuple[int, int, int]]:
         item = item.strip()
         m = re.fullmatch(r"(\d{1,%d})(?:-(\d{1,%d}))?" % (MAX_DIGITS, MAX_DIGITS), item)
         if not m:
-            raise ValueError(f"bad range {_short(item)} in hostlist {_short(expr)}")
+            raise ValueError(f"bad range {quoted(item)} in hostlist {quoted(expr)}")
         lo_s, hi_s = m.group(1), m.group(2) or m.group(1)
         lo, hi = int(lo_s), int(hi_s)
         if hi < lo:
-            raise ValueError(f"range {item!r} runs backwards in hostlist {_short(expr)}")
+            raise ValueError(f"range {item!r} runs backwards in hostlist {quoted(expr)}")
         width = len(lo_s) if lo_s.startswith("0") and len(lo_s) > 1 else 0
         out.append((lo, hi, width))
     return out
@@ -94,7 +96,7 @@ def _expand_one(part: str, expr: str) -> list[str]:
     m = _BRACKET.search(part)
     if not m:
         if not _NAME.fullmatch(part):
-            raise ValueError(f"bad host name {_short(part)} in hostlist {_short(expr)}")
+            raise ValueError(f"bad host name {quoted(part)} in hostlist {quoted(expr)}")
         return [part]
     head, tail = part[: m.start()], part[m.end():]
     return [h for lo, hi, width in _ranges(m.group(1), expr) for i in range(lo, hi + 1)
@@ -107,7 +109,7 @@ def check_name(name: object, what: str = "host name") -> str:
     (``n01 State=RESUME`` would be another argument). Raises :class:`ConfigError`."""
 
     if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 255:
-        raise ConfigError(f"bad {what} {_short(str(name))}: letters, digits, '.', '_' and '-' only, "
+        raise ConfigError(f"bad {what} {quoted(str(name))}: letters, digits, '.', '_' and '-' only, "
                           "not starting with '-'")
     return name
 
@@ -146,7 +148,7 @@ def expand(expr: str | list, limit: int = MAX_HOSTS) -> list[str]:
         text = _check_expr(item)
         for part in _split_top(text):
             if not part:
-                raise ValueError(f"empty item in hostlist {_short(text)}")
+                raise ValueError(f"empty item in hostlist {quoted(text)}")
             total += _count_one(part, text)
             if total > limit:
                 raise HostlistTooLarge(f"hostlist names more than {limit} hosts (the cap); "
