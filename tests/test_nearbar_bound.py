@@ -13,7 +13,8 @@ import pandas as pd
 from mock_gate import ends, mock_gate
 from sncheck.health.rules import load_rules
 from sncheck.run.inputs import load_inventory
-from sncheck.run.nearbar import BOUND_Z, NEAR_ALPHA, NEAR_SAMPLES, at_bound, batch_repeats, boundary, judge_samples
+from sncheck.run.nearbar import (BOUND_Z, NEAR_ALPHA, NEAR_SAMPLES, at_bound, batch_repeats, boundary, judge_samples,
+                                 later_batches)
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD_SLOW = next(r for r in load_rules("default").rules if r.name == "p2p-bandwidth-card-slow")  # below 0.93
@@ -21,12 +22,13 @@ CARD_SLOW = next(r for r in load_rules("default").rules if r.name == "p2p-bandwi
 
 def looks(per_repeat: int) -> np.ndarray:
     """The samples at each look of a suspect measured ``per_repeat`` times a repeat (a card
-    with 5 controls: 5; a link: 1), as Window.run batches them, the last at the bound."""
-    out, repeats, k = [], 0, 0
-    while not out or out[-1] < NEAR_SAMPLES and repeats < NEAR_SAMPLES:
-        k += 1
-        repeats += batch_repeats(k)
-        out.append(repeats * per_repeat)
+    with 5 controls: 5; a link: 1), as Window.run batches them (its first batch, then
+    nearbar.later_batches), the last at the bound (a look there decides: near_verdict)."""
+    out = [batch_repeats(1) * per_repeat]
+    for repeats in later_batches(batch_repeats(1)):
+        if out[-1] >= NEAR_SAMPLES:
+            break
+        out.append(out[-1] + repeats * per_repeat)
     return np.array(out)
 
 

@@ -56,7 +56,7 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
-from sncheck.run.nearbar import BESIDE, NEAR_SAMPLES, NO_CONTROL_PAIRS, at_bound, batch_repeats, decided, look
+from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, at_bound, batch_repeats, decided, later_batches, look
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
     retest_tag, too_few_partners
 from sncheck.topology import Topology, round_robin
@@ -246,11 +246,10 @@ class Window:
             self._measure(how)
         # a suspect near its bar (sncheck.run.nearbar): its pairs again, in growing batches, until
         # its samples decide or reach the bound; every look judges its near and sibling bars
-        batch, repeats = 1, self.repeats
-        while self.near and self.measured.get(P2P) is None and not self._decided() and repeats < NEAR_SAMPLES:
-            batch += 1
-            self.repeats = batch_repeats(batch)
-            repeats += self.repeats
+        for repeats in later_batches(self.repeats):
+            if not self.near or self.measured.get(P2P) is not None or self._decided():
+                break
+            self.repeats = repeats
             self._measure(P2P)
         load.append(self.ctx.backend.machine_load())
         return self._judge(hows, window(load))

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import pandas as pd
@@ -219,6 +219,17 @@ def batch_repeats(k: int) -> int:
     """The repeats of a near suspect's ``k``-th batch (from 1): each 8 more than the last, so
     the looks come at 8, 24, 48, ... repeats and the bound is reached in a few of them."""
     return NEAR_REPEATS * k
+
+
+def later_batches(first: int) -> Iterator[int]:
+    """The repeats of each batch of a near suspect's retest after its first of ``first``
+    repeats (:func:`batch_repeats` of 2, 3, ...), while the repeats so far are fewer than
+    NEAR_SAMPLES: a look after each (``confirm.Window.run``), until one decides."""
+    k, total = 1, first
+    while total < NEAR_SAMPLES:
+        k += 1
+        total += batch_repeats(k)
+        yield batch_repeats(k)
 
 
 def at_bound(note: str) -> bool:
