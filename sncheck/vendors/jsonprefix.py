@@ -25,9 +25,19 @@ class _Cut(Exception):
     """The text ended inside a value."""
 
 
+class KeyGivenTwice(ValueError):
+    """An object gives a key twice: no tool prints that, and json keeps the last silently (a
+    rocm-smi document with 'card0' twice lost a card, exit 0): two outputs spliced, or an edited
+    one. A ValueError, not a ``json.JSONDecodeError``: a reader's fallback for text that is not
+    JSON (or is cut) must not take it for that."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} is given twice in one object: two outputs spliced, or an edited one")
+
+
 def loads(text: str) -> Any:
-    """``json.loads`` of a whole document whose every object gives each key once (ValueError
-    naming a key given twice): what every JSON view reads a document with."""
+    """``json.loads`` of a whole document whose every object gives each key once
+    (:class:`KeyGivenTwice` names one given twice): what every JSON view reads a document with."""
     return json.loads(text, object_pairs_hook=_once)
 
 
@@ -55,12 +65,11 @@ _NOTHING = object()
 
 
 def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose every key is given once: no tool prints a key twice in one object, and
-    json keeps the last silently (a rocm-smi document with 'card0' twice lost a card, exit 0)."""
+    """An object whose every key is given once (:class:`KeyGivenTwice`)."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"the key {key!r} is given twice in one object: two outputs spliced, or an edited one")
+            raise KeyGivenTwice(key)
         out[key] = value
     return out
 
@@ -131,8 +140,7 @@ class _Reader:
                         raise ValueError(f"not JSON at offset {self.pos}")
                     key = self.string()
                     if key in out:
-                        raise ValueError(f"the key {key!r} is given twice in one object: two outputs spliced, "
-                                         "or an edited one")
+                        raise KeyGivenTwice(key)
                     self.skip()
                     if self.text[self.pos] != ":":
                         raise ValueError(f"not JSON at offset {self.pos}")

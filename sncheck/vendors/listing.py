@@ -26,10 +26,11 @@ stream: there is no count to expect).
 from __future__ import annotations
 
 from dataclasses import dataclass
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from sncheck.vendors import jsonprefix
 
 # Keys every view carries that are not records.
 _META = frozenset({"tool", "errors", "faults", "warnings", "version", "format", "info"})
@@ -68,7 +69,9 @@ def _whole_document(body: str, last: str) -> bool:
         if start < 0:
             return False
         try:
-            doc = json.loads(body[start:])
+            doc = jsonprefix.loads(body[start:])
+        except jsonprefix.KeyGivenTwice:
+            return True  # it closes, not cut: its view's reader refuses it, naming the key
         except (ValueError, RecursionError):
             return False
         return isinstance(doc, dict) or isinstance(doc, list) and all(isinstance(d, (dict, list)) for d in doc)

@@ -40,34 +40,45 @@ _FORK = re.compile(r'^\{"identifier": "nccl-tests structured output"', re.MULTIL
 def load(text: str) -> Any | None:
     """The JSON document (or list of JSON lines) ``text`` holds, or None when it is a text log.
     A document cut short is returned as ``{"_cut": text}`` (nothing whole in it) or as
-    ``{"_partial": value}`` (the whole values before the cut) so the parser can say so. The
-    fork's document may follow a text preamble: ``{"_preamble": lines, "_doc": ...}``."""
+    ``{"_partial": value}`` (the whole values before the cut) so the parser can say so; one
+    that gives a key twice in an object (:class:`jsonprefix.KeyGivenTwice`: two outputs
+    spliced) as ``{"_refused": why}``, a JSON line that does as ``{"_refused": why}`` among the
+    lines. The fork's document may follow a text preamble: ``{"_preamble": lines, "_doc": ...}``."""
     body = text.strip()
     if not body.startswith("{") and (fork := _FORK.search(body)):
         return {"_preamble": body[: fork.start()], "_doc": load(body[fork.start():])}
     if not body.startswith("{"):  # a text log may start with "[1,0]<stdout>:"
         return None
+    twice = None
     try:
-        return json.loads(body)
+        return jsonprefix.loads(body)
     except (json.JSONDecodeError, RecursionError):
         pass
+    except jsonprefix.KeyGivenTwice as e:  # the document, or the first of JSON lines
+        twice = str(e)
     if "\n" not in body.strip() or body.lstrip("{").lstrip().startswith('"') and body.count("\n{") == 0:
+        if twice:
+            return {"_refused": twice}
         try:  # one document over several lines (or one line), cut: what it printed before the cut
             value, _ = jsonprefix.load(body)
             if isinstance(value, dict) and value:
                 return {"_partial": value}
+        except jsonprefix.KeyGivenTwice as e:  # (in what it printed before the cut)
+            return {"_refused": str(e)}
         except ValueError:
             pass
     lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
     rows = []
     for ln in lines:
         try:
-            rows.append(json.loads(ln))
+            rows.append(jsonprefix.loads(ln))
         except (json.JSONDecodeError, RecursionError):
             rows.append({"_cut": ln})
+        except jsonprefix.KeyGivenTwice as e:
+            rows.append({"_refused": str(e)})
     if rows and all(isinstance(r, dict) for r in rows) and any("_cut" not in r for r in rows):
         return rows
-    return {"_cut": body}
+    return {"_refused": twice} if twice else {"_cut": body}
 
 
 def _number(value: Any) -> float | None:
@@ -117,6 +128,10 @@ def parse(doc: Any, hint: str | None, tool: str) -> dict[str, Any]:
         return out
     if isinstance(doc, dict) and "benchmark" in doc:
         return _parse_fork(doc, hint, tool)
+    if isinstance(doc, dict) and "_refused" in doc:
+        return {"tool": tool, "format": "json", "collective": hint, "ranks": None, "rows": [],
+                "avg_busbw_GBps": None, "out_of_bounds": None,
+                "errors": [f"not one JSON document: {doc['_refused']}"]}
     if isinstance(doc, dict) and "_cut" in doc:
         return {"tool": tool, "format": "json", "collective": hint, "ranks": None, "rows": [],
                 "avg_busbw_GBps": None, "out_of_bounds": None,
@@ -192,6 +207,9 @@ def _parse_lines(records: list[dict[str, Any]], hint: str | None, tool: str) -> 
     for i, r in enumerate(records):
         if "_cut" in r:
             errors.append(f"line {i + 1}: not a whole JSON record (cut short): {r['_cut'][:60]!r}")
+            continue
+        if "_refused" in r:
+            errors.append(f"line {i + 1}: not one JSON record: {r['_refused']}")
             continue
         where = f"record {i + 1} (size {r.get('size')})"
         names.add(str(r.get("name", "")))
