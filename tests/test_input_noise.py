@@ -52,7 +52,7 @@ def test_a_host_that_sends_no_banner_prints_no_traceback(silent_host: int, tmp_p
                    "supernodes: [{name: sn0, hosts: 'h[1-2]', cards_per_host: 1}]\n"
                    "ssh: {connect_timeout: 1}\n"
                    f"hosts: {{h1: {{address: 127.0.0.1, port: {silent_host}}}, "
-                   f"h2: {{address: 127.0.0.1, port: {silent_host}}}}}\n")
+                   f"h2: {{address: 127.0.0.2, port: {silent_host}}}}}\n")  # one endpoint each (H10-09)
     known = tmp_path / "known_hosts"
     known.write_text("")
     cfg = tmp_path / "ssh_config"

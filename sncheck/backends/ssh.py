@@ -64,7 +64,8 @@ from sncheck.vendors import registry
 from sncheck.vendors.kernel_log import evidence_command
 from sncheck.rows import host_fact_row, not_run_row, p2p_row
 from sncheck.topology import Topology, host_of, link_id
-from sncheck.transport import Ahead, Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host
+from sncheck.transport import (Ahead, Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host,
+                               shared_endpoints)
 from sncheck.backends.base import Backend, Emit
 from sncheck.backends.hostreads import KERNEL_LOG_TIMEOUT_S, HostReads
 from sncheck.backends.sshjobs import JOB_LAYER, SshJobs, cause_of
@@ -132,6 +133,10 @@ class SshBackend(SshJobs, Backend):
             over = {"address": host.address, "port": host.port, "user": host.user,
                     "identity_file": host.identity_file}
             self.specs[h] = resolve_host(h, over, defaults, config)
+        for a, b, where in shared_endpoints(self.specs):
+            raise ConfigError(f"hosts {a} and {b} are both reached at {where}: one machine would be measured and "
+                              f"judged as two hosts, and {b}'s own machine never; give each host its own address "
+                              "(inventory hosts.NAME.address, or HostName in the ssh config)")
         self._conns: dict[str, Connection] = {}
         self._conns_lock = threading.Lock()
         self.down: dict[str, str] = {}  # host -> why it is out of this run

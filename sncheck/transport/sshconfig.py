@@ -55,6 +55,29 @@ class HostSpec:
         return f"{self.user}@{self.hostname}:{self.port}{via}"
 
 
+def shared_endpoints(specs: Mapping[str, HostSpec]) -> list[tuple[str, str, str]]:
+    """Hosts that would be dialled at one endpoint (the same address and port, through the
+    same jump): ``(earlier host, host, endpoint)`` for each host after the first. One machine
+    reached under two inventory names would be measured and judged twice and the second name's
+    machine never (hostile round 10). Addresses are compared as DNS compares names (case and a
+    trailing dot ignored); two users on one machine are one machine."""
+    def key(spec: HostSpec | None) -> tuple | None:
+        if spec is None:
+            return None
+        return (spec.hostname.lower().rstrip("."), spec.port, key(spec.proxy_jump))
+
+    first: dict[tuple | None, str] = {}
+    out = []
+    for name, spec in specs.items():
+        k = key(spec)
+        if k in first:
+            via = f" via {spec.proxy_jump.hostname}" if spec.proxy_jump else ""
+            out.append((first[k], name, f"{spec.hostname} port {spec.port}{via}"))
+        else:
+            first[k] = name
+    return out
+
+
 def load_ssh_config(path: str | os.PathLike[str] | None = None) -> paramiko.SSHConfig:
     """Parse an ssh config file; with no path, ``~/.ssh/config`` if it exists, else nothing."""
     if path is None:
