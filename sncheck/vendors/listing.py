@@ -156,6 +156,30 @@ def elided(view: str, body: str, first: int = 1, origins: Sequence[int] | None =
     return out
 
 
+# Views whose output is a log of other programs' text (a driver's, a job's): bytes a tool's own
+# table never prints may be in a log line, and the view reads each line for what it knows.
+LOG_VIEWS = frozenset({"kernel-log", "nccl-debug", "torch-nccl", "nccl-inspector"})
+_NOT_TEXT = re.compile("[\x00\ufffd]")
+
+
+def not_text(view: str, body: str, first: int = 1, origins: Sequence[int] | None = None) -> list[str]:
+    """Each line of ``view``'s output holding a NUL byte or bytes that are not UTF-8 (read as
+    U+FFFD): no tool's table prints them, so a section header or key holding one was read as
+    none (a listing with its "Retired Pages" header corrupted passed: the section unread,
+    hostile round 10). The output is not whole; the first :data:`_SAID` lines are named, the
+    rest counted. ``first`` and ``origins`` as :func:`elided`."""
+    if view in LOG_VIEWS or not _NOT_TEXT.search(body):
+        return []
+    bad = [first + (origins[i] if origins is not None and i < len(origins) else i)
+           for i, line in enumerate(body.split("\n")) if _NOT_TEXT.search(line)]
+    out = [f"line {i} holds a NUL byte or bytes that are not UTF-8: not the tool's text, the output is not whole"
+           for i in bad[:_SAID]]
+    if rest := bad[_SAID:]:
+        out.append(f"{len(rest)} more lines (lines {rest[0]} to {rest[-1]}) hold NUL bytes or bytes that are not "
+                   "UTF-8: the output is not whole")
+    return out
+
+
 def _ends_a_line(text: str, word: str) -> bool:
     """Whether a line of ``text`` ends in ``word`` as a whole word (blanks after it allowed).
 

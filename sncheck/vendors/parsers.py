@@ -150,6 +150,7 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
         found += listing.elided(tool, body, first, origins)
+        found += listing.not_text(tool, body, first, origins)
         found += check_listing(tool, data, expect)
         if found:
             errors = data.setdefault("errors", [])
