@@ -109,12 +109,24 @@ def p2p_row(round_: int, src: str, dst: str, link: str, tier: str | None, nbytes
             "checksum_ok": checksum_ok, "status": status, "error": error}
 
 
+MAX_MESSAGE = 4000  # characters of a fact's message: a tool's 2 MB line quoted whole filled every report
+
+
+def bounded(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message`` cut to ``limit`` characters, saying how long it was (hostile round 10: a
+    listing with a 2,000,000-character line made a finding whose message held it all, copied
+    into results.json, the report and the terminal)."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}... (cut: {len(message):,} characters in all)"
+
+
 def host_fact_row(host: str, fact: str, value, expected, ok: bool, *, status: str = "ok",
                   message: str = "", tool: str | None = None, severity: str | None = None,
                   cards: dict[str, str] | None = None) -> dict:
     row = {"kind": "host_fact", "layer": "connectivity", "host": host, "fact": fact,
            "value": value, "expected": expected, "ok": ok, "status": status,
-           "message": message, "tool": tool}
+           "message": bounded(message), "tool": tool}
     if severity is not None:
         row["severity"] = severity  # "warning": a failed fact judged by the host-fact-warning rule
     if cards:
