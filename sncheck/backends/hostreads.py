@@ -87,7 +87,7 @@ def _check_kernel(namer: Callable[[list[str], Collection[str]], dict[str, int]],
                              {e.get("bus_id") or "" for e in fresh if e["source"] in kernel_log.GPU_SOURCES})
         events = [{**e, "card": cards_of_bus.get(e.get("bus_id") or "") if e["source"] not in hosts_own else None}
                   for e in fresh]
-        errors = parsed.get("errors") or []
+        errors = kept.get("errors") or []  # the parser's, and since's: a clock gone back
         if not parsed.get("complete"):
             errors = [*errors, "the read ended before its end marker (cut short)"]
         shown = ", ".join(kernel_log.describe(e) for e in events[:6]) or "none"

@@ -36,7 +36,8 @@ report, so ``sncheck parse kernel-log`` exits 1 on them; corrected AER is counte
 ``read_command`` is the bounded read an SSH host runs: the journal when it has kernel
 entries (``--after-cursor`` of the last run's cursor), else ``dmesg --time-format iso``
 (the lines after the last run's newest stamp are kept by :func:`since`; the read prints the
-boot time first, ``# boot: EPOCH``, so dmesg's uptime stamps place too), filtered to these
+boot time first, ``# boot: EPOCH``, so dmesg's uptime stamps place too, and the host's clock,
+``# now: EPOCH``, so a clock gone back behind that stamp is told), filtered to these
 reports, at most :data:`MAX_LINES` lines, then an end marker, so a read cut short is told
 from a quiet log.
 """
@@ -101,7 +102,8 @@ GRAMMAR = {"kernel-log": Grammar(
            "sncheck/vendors/kernel_ghes.py ('{SEQ}[Hardware Error]: ' records: source, severity, per section its "
            "severity, type and values; the AER driver's 'aer_status' decode of a record's PCIe device); every "
            "other line is counted, not read. sncheck's read adds "
-           "'# boot: EPOCH' (/proc/stat btime: places the uptime stamps), '-- cursor: C' (journalctl --show-cursor) and "
+           "'# boot: EPOCH' (/proc/stat btime: places the uptime stamps), '# now: EPOCH' (the host's clock), "
+           "'-- cursor: C' (journalctl --show-cursor) and "
            "its end line '# end of kernel log'."),
     end="none: a log is a stream, any line may be its last; sncheck's read ends with '# end of kernel log' "
         "(complete: true). A last line without its newline is a cut.",
@@ -154,6 +156,7 @@ _DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|
 _TIME = re.compile(r"^(?:\[\s*(?P<mono>\d+\.\d+)\]|\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
                    r"\d\d:\d\d:\d\d \d{4})\]|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
                    r"(?:[+-]\d\d:?\d\d|Z)?))\s*")
+_NOW = re.compile(r"^# now: (\d{1,12})$")  # sncheck's read: the host's clock as the read ran (date +%s)
 _BOOT = re.compile(r"^# boot: (\d{1,12})$")  # sncheck's read: /proc/stat's btime, so dmesg's uptime stamps place
 _CURSOR = re.compile(r"^-- cursor: (\S+)")
 _DENIED = re.compile(r"Operation not permitted|Permission denied|read kernel buffer failed|not permitted", re.I)
@@ -192,6 +195,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     cursor = last_time = None
     last_t: float | None = None
     boot: int | None = None  # the boot's wall time (sncheck's read prints it): an uptime stamp's epoch
+    now: int | None = None   # the host's clock when it was read (sncheck's read prints it)
     cursor_lost = False
     last_amd: dict[str, Any] | None = None  # the amdgpu event an ACA register or total line continues
     last: dict[str, Any] | None = None      # the NVIDIA or AER report a Data, status or bit line continues
@@ -214,6 +218,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if m := _BOOT.match(line):
             boot = int(m.group(1))
+            continue
+        if m := _NOW.match(line):
+            now = int(m.group(1))
             continue
         if line.startswith("# source:") or line.startswith("# "):
             continue  # the read command's own notes
@@ -291,7 +298,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         raise ParseError("no kernel log lines and no end marker", tool=TOOL)
     faults = [describe(e) for e in events if is_fault(e)]
     return {"tool": TOOL, "driver_version": driver, "events": events, "lines": lines, "cursor": cursor,
-            "last_time": last_time, "boot": boot,
+            "last_time": last_time, "boot": boot, "now": now,
             "complete": ended, "cursor_lost": cursor_lost, "faults": faults, "errors": errors}
 
 
@@ -349,7 +356,23 @@ def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:
         return w is None or w[0] != "wall" or round(w[1] * 1e6) > round(after[1] * 1e6)  # to the microsecond
 
     kept = [e for e in parsed["events"] if new(e)]
-    return {**parsed, "events": kept, "faults": [describe(e) for e in kept if is_fault(e)]}
+    errors = list(parsed.get("errors") or [])
+    now = parsed.get("now")
+    if len(kept) < len(parsed["events"]) and isinstance(now, int) and after[1] > now + CLOCK_SLACK_S:
+        # The host's clock is behind the last read's newest stamp: it went back since (a clock
+        # 3 days fast, then set right), and dmesg stamps every line by the clock as it is now, so
+        # a report since the last run may be stamped before it. Which are new cannot be told.
+        errors.append(f"{len(parsed['events']) - len(kept)} reports are stamped before the last read's newest "
+                      f"stamp ({after_time}), but the host's clock now ({_iso(now)}) is behind that stamp: the "
+                      "clock went back since the last run, so which reports are new cannot be told (not judged)")
+    return {**parsed, "events": kept, "faults": [describe(e) for e in kept if is_fault(e)], "errors": errors}
+
+
+CLOCK_SLACK_S = 300  # a host's clock this far behind the last read's newest stamp went back (NTP slews less)
+
+
+def _iso(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
@@ -434,7 +457,7 @@ def read_command(cursor: str | None = None) -> str:
     """The shell line an SSH host runs (see the module); ``cursor`` from the last run."""
     after = f" --after-cursor={shlex.quote(cursor)}" if cursor else ""
     pat = shlex.quote(PATTERN)
-    return ("echo \"# boot: $(awk '/^btime /{print $2}' /proc/stat 2>/dev/null)\"; "
+    return ("echo \"# boot: $(awk '/^btime /{print $2}' /proc/stat 2>/dev/null)\"; echo \"# now: $(date +%s)\"; "
             "if [ -n \"$(journalctl -k -n 1 -q --no-pager 2>/dev/null)\" ]; then "
             "echo '# source: journalctl -k'; "
             f"journalctl -k -o short-iso --no-pager --show-cursor{after} 2>&1 | grep -E {pat} | tail -n {MAX_LINES}; "
