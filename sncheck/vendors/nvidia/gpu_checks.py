@@ -316,7 +316,8 @@ def check_dcgmi(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]
     failed = [t["name"] for t in tests if t.get("result") == "Fail"]
     skipped = [t["name"] for t in tests if t.get("result") == "Skip"]
     notes = failed + [str(e) for e in parsed.get("errors") or []]
-    ok = result in ("Pass", "Warn") and not skipped
+    # an error beside a Pass (dcgmi printing every test passed, then exiting 226) is no pass
+    ok = result in ("Pass", "Warn") and not skipped and not parsed.get("errors")
     msg = f"dcgmi diag: {result or 'no result'}"
     if notes:
         msg += f": {listed(notes)}"
