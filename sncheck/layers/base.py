@@ -20,6 +20,10 @@ from sncheck.topology import Topology
 
 # What a host read (kernel log, fabric counters) is judged by, whatever the layers.
 HOST_READ_METRICS = ("fabric_counters", "kernel_events", "host_fact_failures", "host_fact_warnings")
+# The metric a layer's verdict rests on, where one does: without an enabled rule of it the layer
+# is not judged, whatever else its rules judge (hostile round 10: the golden loss band rule
+# disabled, the step-time rule left: a diverging card's golden layer passed, no word said).
+VERDICT_METRIC = {"golden": "golden_loss"}
 
 
 @dataclass
@@ -84,8 +88,9 @@ class LayerContext:
         # The invariants report every not-measured status; a rules file's `missing` op
         # would only repeat them (or soften them), so it is not evaluated here.
         rules = self.rules.judging(layer) if self.rules else []
+        core = [r for r in rules if r.metric == VERDICT_METRIC[layer]] if layer in VERDICT_METRIC else rules
         return list(self.own_findings) + evaluate(rules, mine, ctx) + invariants.layer_findings(
             layer, mine, ctx, options=self.options, targets=self.targets,
-            rules=len(rules) if self.rules is not None else None, gate=self.gate,
+            rules=len(core) if self.rules is not None else None, gate=self.gate,
             skips=self.rules.allowed_skips if self.rules is not None else (),
             kernel=judged_sources(rules) if self.rules is not None else None)
