@@ -283,6 +283,10 @@ def test_fences_quotes_and_stamps() -> None:
     assert unwrap("A\nB\n```\n") == "A\nB\n" and unwrap("A\nB\n```") == "A\nB\n"
     assert unwrap("A\n```text\n") == ""  # an info string only opens: an empty output after it
     assert unwrap("say:\n```\n```\n") == ""  # paired fences around nothing: an empty output
+    # a paste cut right after a launcher's label or a stamp: the cut line stays (harvest 9's tagged
+    # NCCL log cut after '[1,0]<stdout>:' read as whole once the label was taken)
+    assert unwrap("[1,0]<stdout>:A\n[1,0]<stdout>:B\n[1,0]<stdout>:") == "A\nB\n[1,0]<stdout>:"
+    assert unwrap("[  1.000000] A\n[  2.000000] B\n[  3.000000] ") == "A\nB\n[  3.000000] "
     assert unwrap("> > A\n> >\n> > B\n") == "A\n\nB\n"
     assert unwrap("> A\nB\n") == "> A\nB\n"
     log = "[Mon Mar  3 12:00:01 2025] NVRM: Xid (PCI:0000:3b:00): 79\n"

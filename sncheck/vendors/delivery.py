@@ -26,7 +26,8 @@ certain, so every view reads the tool's own lines:
 A prefix is removed only when *every* line carries one: a log where some lines merely look
 like it (``1: ...`` in a table) is left alone. Lines a reporter put in for elided text
 (``...``, ``[...]``, ``<snip>``) and a last line without its newline (a cut, which the view
-reports) need not carry the prefix. Tabs turned into spaces and a reporter's ``...`` are
+reports) need not carry the prefix; a cut last line that is only a prefix stays as it came (its
+text was cut: taking the prefix would leave a whole-looking text). Tabs turned into spaces and a reporter's ``...`` are
 the parsers' business: they read any run of blanks as one separator and skip elision lines
 where their grammar allows.
 """
@@ -97,6 +98,7 @@ def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
     kept, closed = _fenced(list(range(len(lines))), lines, ended)
     lines, origins = [lines[i] for i in kept], [origins[i] for i in kept]
     ended = ended or closed
+    cut_line = lines[-1] if lines and not ended else None
     for _ in range(8):  # nested quoting: "> > "
         if not _every(lines, _QUOTE, ended):
             break
@@ -111,6 +113,10 @@ def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
                 lines = [stamp.sub("", ln, count=1) for ln in lines]
                 break
     lines = _dedented([_INLINE_CODE.sub(r"\1", ln) for ln in lines])  # inside whatever carried the line
+    if cut_line is not None and cut_line.strip() and lines and not lines[-1].strip():
+        # the paste stops right after a line's label or stamp ('[1,0]<stdout>:', no newline): taking
+        # the prefix would leave an empty last line, read as a whole text; the cut line stays as it came
+        lines[-1] = cut_line
     out = "\n".join(lines)
     return (out + "\n" if ended and lines else out), origins
 
