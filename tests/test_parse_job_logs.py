@@ -325,6 +325,22 @@ def test_ibportstate_blocks_in_the_order_main_prints_them(tmp_path):
     assert parse(tmp_path, "ibportstate", switch + peer)[0] == 0
 
 
+def test_mlxlink_as_new_as_4_18_is_cut_without_its_tool_information(tmp_path):
+    """showPddr calls runningVersion (Tool Information) since mstflint 4.18 (121a3904, which also added
+    --amber_collect); 'Physical state : N/A' is PR 1103's (2025). Harvest 12's random cuts of harvest 9's
+    NVLink capture ('mlxlink ... --amber_collect ...') cut before Tool Information read as whole (exit 0).
+    An output that does not show it is that new (SONiC's 2018 mlxlink) may still end at Troubleshooting Info."""
+    tool = {"Tool Information": {"Firmware Version": "36.2014.1676", "MFT Version": "mft 4.32.0-120"}}
+    amber = "/usr/bin/mlxlink -d /dev/mst/netir10497_00.cc.00_gpu7 --amber_collect /tmp/mlx96.csv\n"
+    assert parse(tmp_path, "mlxlink", amber + _mlx({**MLX_OK, **tool}))[0] == 0
+    code, d = parse(tmp_path, "mlxlink", amber + _mlx(MLX_OK))
+    assert code == 1 and "Tool Information" in d["errors"][-1]
+    na = {**MLX_OK, "Operational Info": {**MLX_OK["Operational Info"], "Physical state": "N/A"}}
+    code, d = parse(tmp_path, "mlxlink", _mlx(na))
+    assert code == 1 and "since mstflint 4.18" in d["errors"][-1]
+    assert parse(tmp_path, "mlxlink", _mlx(MLX_OK))[0] == 0  # nothing says how new: an older mlxlink's whole output
+
+
 def test_ibportstate_before_1_5_cannot_tell_a_switch_port_cut_before_its_peer(tmp_path):
     """Decision (harvest 12) on harvest 11's named exception in test_random_cuts: infiniband-diags
     1.4.3's ibportstate.c main() prints 'PortInfo:' and get_port_info()'s block (the port states,

@@ -236,6 +236,13 @@ def mlxlink(rng: random.Random) -> Iterator[Variant]:
                               _record("BER Monitor Type", "Post FEC/No FEC BER monitoring")]
                 yield Variant("mlxlink", f"--show_ber_monitor {'refused on an HCA' if hca else 'on a switch'}",
                               "\n".join(lines) + "\n", tuple(values), fails=fails or hca, end=len(lines))
+        if case == "ib up":  # as new as 4.18 by its 'Physical state : N/A' (PR 1103): Tool Information is its end
+            lines = []
+            for title, records in sections.items():
+                recs = [("Physical state", "N/A") if k == "Physical state" else (k, v) for k, v in records]
+                lines += ["", title, "-" * len(title)] + [_record(k, v) for k, v in recs]
+            yield Variant("mlxlink", "physical state N/A (mstflint 4.3x): through Tool Information", "\n".join(lines) + "\n",
+                          tuple(values), fails=fails, end=len(lines))
     yield Variant("mlxlink", "no device", "-E- Failed to open device: \"mlx5_9\", No such file or directory\n",
                   (("errors", "Failed to open device"),), fails=True)
 

@@ -48,7 +48,7 @@ TOOL = "mlxlink"
 _RECORD = re.compile(r"^(?P<key>\S(?:[^:]*\S)?)\s*: (?P<value>.*)$")
 _RULE = re.compile(r"^-{3,}$")
 _JSON_START = re.compile(r"^\{\s*$", re.MULTILINE)
-_COMMAND = re.compile(r"^(?:\S*[#$>]\s*)?(?:sudo\s+)?mlxlink\b")
+_COMMAND = re.compile(r"^(?:\S*[#$>]\s*)?(?:sudo\s+)?(?:\S*/)?mlxlink\b")  # a path too: /usr/bin/mlxlink
 _PROMPT = re.compile(rf"^{PS1}$")  # a shell prompt a user pasted after the output ('user@host:~$')
 _COUNTERS = {"Link Down Counter": "link_down", "Link Error Recovery Counter": "link_error_recovery",
              "Effective Physical Errors": "effective_errors", "Effective Physical BER": "effective_ber",
@@ -100,6 +100,9 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
         data["errors"].append(f"the output ends at {last[:80]!r}, a section title with no '----' rule under it: "
                               "cut short")
     tool_info = sections.get("Tool Information")
+    if tool_info is None and not data["errors"] and _since_4_18(lines, sections):
+        data["errors"].append("no 'Tool Information' after Troubleshooting Info, which mlxlink prints since mstflint "
+                              "4.18 (this output is of one as new): cut short")
     if tool_info is not None and not data["errors"] and \
             not any(k.endswith(" Version") and k not in _TOOL_FIXED for k in tool_info):
         data["errors"].append("'Tool Information' ends before its package's Version record (MFT Version, "
@@ -123,6 +126,15 @@ _REFUSED = re.compile(r'^-E- "--show_(?P<long>[a-z_]+)" option is not supported'
 # runningVersion: 'Tool Information' is Firmware Version, amBER Version (16 nm devices on), then
 # PKG_NAME ' Version' (MFT Version, mstflint Version): its last record
 _TOOL_FIXED = ("Firmware Version", "amBER Version")
+
+
+def _since_4_18(lines: list[str], sections: dict[str, dict[str, str]]) -> bool:
+    """Whether the output is certainly of an mlxlink that prints 'Tool Information' (showPddr calls
+    runningVersion since mstflint 4.18, 121a3904, the commit that added --amber_collect): a pasted
+    command line with --amber_collect, or 'Physical state : N/A' (mstflint PR 1103, 2025: N/A where it
+    printed Disabled). An older mlxlink ends at Troubleshooting Info (SONiC's 2018 output)."""
+    command = next((ln.strip() for ln in lines if _COMMAND.match(ln.strip())), "")
+    return "--amber_collect" in command or sections.get("Operational Info", {}).get("Physical state") == "N/A"
 
 
 def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> list[str]:

@@ -33,7 +33,9 @@ GRAMMAR = {"mlxlink": Grammar(
          "'-E- \"--show_ber_monitor\" option is not supported for HCA' stands in its place (harvest 12's 8-HCA loop) "
          "(harvest7's BlueField-3 capture: a cut inside Module Info read as whole), a long option as getopt_long "
          "takes it, abbreviated to a unique prefix ('--show_mo', harvest 9); Tool Information, where printed, through "
-         "its last record, runningVersion's PKG_NAME ' Version' (MFT Version / mstflint Version; amBER Version only "
+         "its last record, runningVersion's PKG_NAME ' Version' (printed by every mlxlink since mstflint 4.18, 121a3904: "
+         "required where the output shows it is that new, a pasted '--amber_collect' or 'Physical state : N/A'; "
+         "harvest 12's random cuts of cluster-toolkit's NVLink capture) (MFT Version / mstflint Version; amBER Version only "
          "on 16 nm devices on: mlxlink_commander.cpp); JSON that parses whole"),
     failures=("'-E- ...' lines or JSON status code 1 (errors); State not Active, a Status Opcode other than 0, "
               "Link Down Counter, Link Error Recovery Counter or Effective Physical Errors above zero (faults)"),
