@@ -507,3 +507,18 @@ def test_h10_22_the_golden_loss_rule_disabled_leaves_the_golden_layer_not_judged
     # with the loss rule enabled, the diverging card is the finding
     r = _cli("run", pb, "-i", DEMO, "--backend", "mock", "--seed", 1, "--faults", faults, "--out", tmp_path / "on", "-q")
     assert r.exit_code == 1 and "node003/gpu2" in (tmp_path / "on" / "results.json").read_text(), r.output
+
+
+def test_h10_09_one_endpoint_is_one_address_port_and_jump() -> None:
+    """H10-09, the comparison: a name as DNS compares it (case, a trailing dot) and the port make
+    an endpoint; the same address behind two jump hosts is two machines, and another port is
+    another sshd (a container each, as the SSH tests' hosts are)."""
+    from sncheck.transport import HostSpec, shared_endpoints
+
+    jump_a, jump_b = HostSpec("ja", "10.0.0.1"), HostSpec("jb", "10.0.0.2")
+    specs = {"n1": HostSpec("n1", "gpu01.example", 22), "n2": HostSpec("n2", "GPU01.Example.", 22, "other"),
+             "n3": HostSpec("n3", "gpu01.example", 2222), "n4": HostSpec("n4", "localhost", 22, proxy_jump=jump_a),
+             "n5": HostSpec("n5", "localhost", 22, proxy_jump=jump_b), "n6": HostSpec("n6", "LOCALHOST", 22,
+                                                                                     proxy_jump=jump_a)}
+    assert shared_endpoints(specs) == [("n1", "n2", "GPU01.Example. port 22"),
+                                       ("n4", "n6", "LOCALHOST port 22 via 10.0.0.1")]
