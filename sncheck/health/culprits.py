@@ -118,10 +118,12 @@ def paths_of(ctx: DetectContext) -> FabricPaths:
 
 
 # ------------------------------------------------------------------ the explainer, per kind
-def explain_rules(rules: list["Rule"], rows: pd.DataFrame, ctx: DetectContext) -> list[Finding]:
+def explain_rules(rules: list["Rule"], rows: pd.DataFrame, ctx: DetectContext, last: bool = False) -> list[Finding]:
     """One measurement kind judged by its rules: the fewest culprits explaining every pair,
-    each a finding of the rule whose bar it is beyond."""
-    return explain_cells(ctx.metric(rules[0].metric, rows), rules, ctx)
+    each a finding of the rule whose bar it is beyond. ``last``: no later rule reads the
+    metric, so its frame goes once the pair summaries are made (DetectContext.take)."""
+    # (no local holds the frame: explain_cells lets it go after summarising)
+    return explain_cells((ctx.take if last else ctx.metric)(rules[0].metric, rows), rules, ctx)
 
 
 def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) -> list[Finding]:
@@ -146,6 +148,7 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) 
             return _zscored(cells, rule, ctx)
         tiers = summarise(cells, ctx.topo, count_above=bound if above else None,
                           count_below=None if above else bound)
+        del cells  # the summaries are what the search reads (the frame may be its last reader's)
         bars = Bars(RATE, (bar_of(rule, 0),))
         expected = 0 if rule.op == "counter_nonzero" else bound
         paths = paths_of(ctx)
@@ -153,6 +156,7 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) 
     bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
     tiers = summarise(cells, ctx.topo, invert=side == "above",
                       exception=lambda _t, r, f, level: beyond(bars, r, f, level), apart=ctx.subject_cards())
+    del cells  # the summaries are what the search reads (the frame may be its last reader's)
     paths = paths_of(ctx)
     return _findings(explain(tiers, paths, bars, _model(metric, ctx)), tiers, bars, rules, None, paths)
 

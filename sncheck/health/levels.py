@@ -16,7 +16,8 @@ import numpy as np
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
-                                    end_medians, group_median, holds_cards, joined, median, on_path, pairs_on, unlocalised)
+                                    end_medians, every_residual, group_median, holds_cards, joined, median, on_path,
+                                    pairs_on, unlocalised)
 from sncheck.health.separation import beside_sick, moved, reread_cards, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
@@ -404,7 +405,7 @@ class Level:
         for t, x in self.tiers.items():
             touched = sum(len(self.pairs(e, t)) for e, f in self.H if f.get(t, 1.0) < 1.0)
             if touched >= EVERY_TIER_MOVES * len(x.a):
-                level = median(self.residual(t, np.arange(len(x.a)), self.H))
+                level = median(every_residual(self, t))
                 if math.isfinite(level) and level > 0:
                     self.level[t] = level
                 reread_cards(self, t, NEAR_SPAN)
@@ -484,7 +485,7 @@ class Level:
         MAD 0.1, and each healthy card of its rails read near the card bar."""
         key = (t, tuple((e.name, f.get(t, 1.0)) for e, f in self.H))
         if key not in self.noise:
-            r = self.residual(t, np.arange(len(self.tiers[t].a)), self.H) / self.level[t]
+            r = every_residual(self, t) / self.level[t]
             self.noise[key] = MAD_SD * median(np.abs(r - median(r)))
         return self.noise[key]
 

@@ -94,6 +94,15 @@ class DetectContext:
         """Each known culprit not told from its cards: its cards."""
         return {e: cards_held(e, k, self.topo) for e, k in self.known if e in self.untold and e != self.subject}
 
+    def take(self, name: str, rows: pd.DataFrame) -> pd.DataFrame:
+        """A metric's frame for its last reader: out of the cache (or computed), so it goes
+        with that reader, not with the evaluation (at fleet size its value columns are
+        hundreds of MB, not needed once the pair summaries are made)."""
+        frame = self.metric(name, rows)
+        if self.cache is not None:
+            self.cache.pop((name, id(rows)), None)
+        return frame
+
     def metric(self, name: str, rows: pd.DataFrame) -> pd.DataFrame:
         """A metric's frame; computed once per evaluation when several rules share it."""
         if self.cache is None:

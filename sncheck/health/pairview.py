@@ -37,10 +37,24 @@ class FrameTier:
 
     @cached_property
     def _index(self) -> tuple[np.ndarray, np.ndarray]:
-        ends = np.concatenate([self.a, self.b])
-        order = np.argsort(ends, kind="stable")
-        starts = np.searchsorted(ends[order], np.arange(self.n_cards + 1))
-        return order % len(self.a), starts
+        """Every pair end's pair position, by card (a card's pairs where it is the first end,
+        ascending, then where it is the second), and where each card's run starts: the
+        stable sort of both ends, built a column of ends at a time and held for the whole
+        search as int32 where the pairs fit (8 bytes a pair, not 16)."""
+        n, cards = len(self.a), self.n_cards
+        count_a, count_b = (np.bincount(ends, minlength=cards)[:cards] for ends in (self.a, self.b))
+        starts = np.zeros(cards + 1, np.int64)
+        np.cumsum(count_a + count_b, out=starts[1:])
+        order: np.ndarray = np.empty(2 * n, position_dtype(n))
+        wide = position_dtype(2 * n)
+        for ends, count, before in ((self.a, count_a, 0), (self.b, count_b, count_a)):
+            # each end's place: its card's run start (after the card's first ends, for the
+            # second ends) plus its rank among the card's ends of this column
+            place: np.ndarray = np.repeat((starts[:-1] + before - (np.cumsum(count) - count)).astype(wide), count)
+            place += np.arange(n, dtype=wide)
+            order[place] = stable_order(ends, position_dtype(n))
+            del place
+        return order, starts
 
     def pairs_of(self, cards: np.ndarray) -> np.ndarray:
         """Every pair with an end among ``cards`` (positions, ascending, each once)."""
@@ -106,39 +120,71 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
         del ta, tb
         uniq, inverse = unique_inverse(key)
         del key
+        # each column of the tier's rows let go as soon as the summaries no longer need it
+        # (at 131,072 cards every one is 40 M values: what is alive at once is the peak)
+        tier_design = float(np.nanmedian(d)) if np.isfinite(d).any() else math.nan
         if count_above is not None or count_below is not None:
+            del d
             beyond = (v > count_above) if count_above is not None else (v < count_below)
             beyond &= ~f
-            ratio = np.bincount(inverse, weights=beyond.astype(float), minlength=len(uniq))
+            weights = beyond.astype(float)
+            del beyond
+            ratio = np.bincount(inverse, weights=weights, minlength=len(uniq))
+            del weights
             summary_failed = np.zeros(len(uniq), bool)
-            values = _median_by(inverse, np.where(f, np.nan, v), len(uniq))
+            measured = np.where(f, np.nan, v)
+            del v, f
+            values = _median_by(inverse, measured, len(uniq))
             level = 1.0
+            del measured, inverse
         else:
             ok_v = np.where(f | ~np.isfinite(v), np.nan, v)
-            ref = d if np.isfinite(d).any() else np.full(len(v), np.nan)
+            del v
+            ref = d if np.isfinite(d).any() else np.full(len(ok_v), np.nan)
+            del d
             if not np.isfinite(ref).all():
                 med = float(np.nanmedian(ok_v)) if np.isfinite(ok_v).any() else math.nan
                 ref = np.where(np.isfinite(ref) & (ref > 0), ref, med)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = ref / ok_v if invert else ok_v / ref
-            r = np.where(f, 0.0, r)  # a repeat that carried nothing counts 0
+            del ref
+            r[f] = 0.0  # a repeat that carried nothing counts 0
+            del f
             ratio = _median_by(inverse, r, len(uniq))
+            del r
             values = _median_by(inverse, ok_v, len(uniq))
+            del ok_v, inverse
             summary_failed = ~(ratio > 0)
-            ratio = np.where(summary_failed, np.nan, ratio)
-        pa, pb = np.divmod(uniq, len(table))  # (int64: the pairs' ends, as the explainer reads them)
+            ratio[summary_failed] = np.nan  # (a fresh array: _median_by's own)
+        pa, pb = np.divmod(uniq, len(table))  # the pairs' ends, held for the search: int32 where the cards fit
         del uniq
+        pa, pb = pa.astype(position_dtype(len(table)), copy=False), pb.astype(position_dtype(len(table)), copy=False)
         peers = ~(np.isin(pa, kept) | np.isin(pb, kept)) if len(kept) else np.ones(len(pa), bool)
-        if not np.isfinite(ratio[peers]).any():
+        if not np.isfinite(_at(ratio, peers)).any():
             peers[:] = True  # nothing measured beside the subject's own pairs: they are the level
         if count_above is None and count_below is None:
-            level = float(np.nanmedian(ratio[peers])) if np.isfinite(ratio[peers]).any() else math.nan
+            of_peers = _at(ratio, peers)
+            level = float(np.nanmedian(of_peers)) if np.isfinite(of_peers).any() else math.nan
+            del of_peers
         exc = exception(t, ratio, summary_failed, level) if exception is not None else \
             (summary_failed | (ratio > 0) if count_above is not None or count_below is not None else summary_failed)
         out[t] = FrameTier(t, pa, pb, ratio, summary_failed, len(table),
-                           np.asarray(exc, bool), level, values,
-                           float(np.nanmedian(d)) if np.isfinite(d).any() else math.nan, peers)
+                           np.asarray(exc, bool), level, values, tier_design, peers)
     return out
+
+
+def position_dtype(n: int) -> type:
+    """The narrowest of int32 and int64 holding codes below ``n`` (a fleet's pair
+    summaries and their index are tens of millions of them, held for the whole search)."""
+    return np.int32 if n < 2**31 else np.int64
+
+
+def stable_order(codes: np.ndarray, dtype: type) -> np.ndarray:
+    """``np.argsort(codes, kind="stable")`` as ``dtype``; a column already in order (a
+    tier's first ends: its pairs are sorted by them) needs no sort."""
+    if len(codes) < 2 or bool((codes[1:] >= codes[:-1]).all()):
+        return np.arange(len(codes), dtype=dtype)
+    return np.argsort(codes, kind="stable").astype(dtype)
 
 
 def unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +196,7 @@ def unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.empty(len(key), bool)
     first[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    uniq = ordered[first]
+    uniq = ordered if first.all() else ordered[first]  # (every pair once, as a fleet's rounds measure: no copy)
     del ordered
     # the group codes as int32 where they fit (a tier of a fleet is tens of millions of rows)
     code = np.int32 if len(key) < 2**31 else np.int64
@@ -203,12 +249,20 @@ def codes(column: pd.Series) -> tuple[np.ndarray, list]:
     return np.where(code < 0, len(names), code), [*names, np.nan]  # missing stays missing, as astype(str)
 
 
+def _at(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``values[mask]``, without a copy where the mask keeps every value."""
+    return values if mask.all() else values[mask]
+
+
 def _median_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     """The median of ``values`` per group code (NaN skipped; NaN where a group has none)."""
     out = np.full(n, np.nan)
-    if len(group) == n and (np.bincount(group, minlength=n) == 1).all():
-        out[group] = values
-        return out
+    if len(group) == n:
+        seen = np.zeros(n, bool)  # n codes below n, every one seen: each group once (a mask, not counts)
+        seen[group] = True
+        if seen.all():
+            out[group] = values
+            return out
     keep = ~np.isnan(values)
     if keep.any():  # pandas' grouped median: a linear selection per group, not a sort of every value
         med = pd.Series(values[keep]).groupby(group[keep]).median()

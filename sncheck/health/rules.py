@@ -441,14 +441,15 @@ def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[
     try:
         groups = group_rules(rules)
         for i, group in enumerate(groups):
+            later = {r.metric for g in groups[i + 1:] for r in g}
             if kind_of(group[0]) is not None:  # one measurement kind: one explanation over its bars
-                found = explain_rules(group, rows, ctx)
+                found = explain_rules(group, rows, ctx, last=group[0].metric not in later)
             else:  # cards a measurement flagged each on its own: a host when every card of it is
                 found = lift_cards(OPS[group[0].op].fn(rows, group[0], ctx), ctx)
             out.extend(found)
             # what is named is known to the later rules (drift, pairwise collectives)
             ctx.known = ctx.known | {(f.entity, f.entity_kind) for f in found if f.names_culprit}
-            _forget(ctx.cache, {r.metric for g in groups[i + 1:] for r in g})
+            _forget(ctx.cache, later)
     finally:
         ctx.cache = None
     return out

@@ -1,0 +1,108 @@
+"""Judging's memory at fleet size (issue 31): what the explanation search holds per pair
+and what it builds over a whole tier, each the same to the bit as the wider form it
+replaces (sncheck/health/pairview.py, explain.py, levels.py, culprits.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sncheck.health import culprits
+from sncheck.health.explain import LARGE, LEVEL, Bars, CostModel, every_residual, median
+from sncheck.health.levels import Level
+from sncheck.health.metrics import DetectContext
+from sncheck.health.pairview import FabricPaths, FrameTier, summarise
+from sncheck.health.rules import evaluate
+from sncheck.model import host_of, link_id
+from test_explain import RULES, cells_of, fleet  # noqa: F401  (the fixture)
+from test_lean_judging import TOPO, _rows
+
+
+def _tiers(rng: np.random.Generator, cards: int, pairs: int, sorted_first: bool) -> tuple[np.ndarray, np.ndarray]:
+    a, b = rng.integers(0, cards, pairs), rng.integers(0, cards, pairs)
+    keep = a != b
+    a, b = a[keep], b[keep]
+    if sorted_first:  # a tier's pairs come sorted by their first end
+        at = np.argsort(a, kind="stable")
+        a, b = a[at], b[at]
+    return a.astype(np.int32), b.astype(np.int32)
+
+
+def test_the_pairs_index_is_the_stable_sort_of_both_ends_held_as_int32():
+    """Each card's pairs are read through an index held for the whole search: the stable
+    sort of both ends (first ends, then second), built a column at a time, as int32; the
+    same positions and run starts as the argsort of every end, and pairs_of as a scan."""
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        cards = int(rng.integers(2, 40))
+        a, b = _tiers(rng, cards, int(rng.integers(0, 200)), trial % 2 == 0)
+        n = len(a)
+        x = FrameTier("t", a, b, np.ones(n), np.zeros(n, bool), cards, np.zeros(n, bool), 1.0)
+        order, starts = x._index
+        assert order.dtype == np.int32, trial
+        ends = np.concatenate([a, b])
+        want = np.argsort(ends, kind="stable")
+        assert order.tolist() == (want % max(n, 1)).tolist(), trial
+        assert starts.tolist() == np.searchsorted(ends[want], np.arange(cards + 1)).tolist(), trial
+        some = rng.integers(0, cards, 3)
+        assert x.pairs_of(some).tolist() == np.flatnonzero(np.isin(a, some) | np.isin(b, some)).tolist(), trial
+
+
+def test_the_summaries_hold_their_pairs_ends_as_int32(fleet):  # noqa: F811
+    cells = cells_of(fleet, speed={fleet.card_ids[3]: 0.8})
+    for x in summarise(cells, fleet).values():
+        assert x.a.dtype == x.b.dtype == np.int32
+        assert (x.a < x.b).all() and x.a.tolist() == sorted(x.a.tolist())  # sorted by the first end
+
+
+def test_every_pair_s_residual_is_the_residual_of_every_pair_to_the_bit(fleet):  # noqa: F811
+    """The pair noise and a tier's level read every pair's residual under the hypothesis:
+    ratio where no culprit acts (NaN where failed), computed where one does; the same
+    values as the residual of every pair, for culprits of every kind together."""
+    host = host_of(fleet.card_ids[40])
+    cells = cells_of(fleet, speed={fleet.card_ids[3]: 0.85, **{c: 0.9 for c in fleet.cards_of_host(host)}},
+                     link={link_id(fleet.card_ids[60], fleet.card_ids[61]): 0.0,
+                           link_id(fleet.card_ids[70], fleet.card_ids[200]): 0.5}, noise=0.01, seed=3)
+    tiers = summarise(cells, fleet)
+    lv = Level(tiers, FabricPaths(fleet), Bars(LEVEL, ()), CostModel())
+    paths = lv.paths
+    kinds = [lv.entity("card", 3), lv.entity("host", int(paths.host[40])), lv.entity("supernode", 1),
+             lv.entity("link", 60, 61), lv.entity("link", 70, 200), lv.entity("nic", 9)]
+    kinds += [lv.entity("leaf", 0)] if paths.leaves else []
+    kinds += [lv.entity("spine", 0)] if paths.spines else []
+    for upto in range(len(kinds) + 1):
+        lv.H = [(e, {t: 0.8 - 0.05 * i for t in tiers}) for i, e in enumerate(kinds[:upto])]
+        for t, x in tiers.items():
+            want = lv.residual(t, np.arange(len(x.a)), lv.H)
+            got = every_residual(lv, t)
+            assert np.array_equal(got, want, equal_nan=True), (upto, t)
+            assert np.isnan(got).sum() >= int(x.failed.sum())
+
+
+def test_a_large_median_selects_the_same_middle_values():
+    rng = np.random.default_rng(2)
+    for n in (LARGE + 1, LARGE + 2, 3 * LARGE):
+        x = rng.integers(0, 50, n).astype(float)  # ties
+        x[rng.random(n) < 0.05] = np.nan
+        keep = x[~np.isnan(x)].copy()
+        assert median(x) == float(np.median(keep))
+        assert np.array_equal(x[~np.isnan(x)], keep)  # the input left as it was
+
+
+def test_a_metric_frame_goes_before_its_search(monkeypatch):
+    """A metric no later rule reads is out of the evaluation's cache while its culprits are
+    searched for (at fleet size its value columns are hundreds of MB the search never reads)."""
+    rows = pd.DataFrame(_rows())
+    ctx = DetectContext(TOPO, {})
+    held: dict[str, set] = {}
+    explain = culprits.explain
+
+    def watch(tiers, paths, bars, model=CostModel()):
+        rule = next(r for r in RULES.rules if r.name == bars.bars[0].rule)
+        held[rule.metric] = {k[0] for k in ctx.cache or {} if isinstance(k[0], str) and not k[0].startswith("_")}
+        return explain(tiers, paths, bars, model)
+
+    monkeypatch.setattr(culprits, "explain", watch)
+    mine = [r for r in RULES.judging("connectivity") if r.metric in ("p2p_latency", "p2p_bandwidth")]
+    evaluate(mine, rows, ctx)
+    assert "p2p_latency" in held and "p2p_latency" not in held["p2p_latency"]
