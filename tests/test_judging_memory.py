@@ -92,17 +92,37 @@ def test_a_large_median_selects_the_same_middle_values():
 def test_a_metric_frame_goes_before_its_search(monkeypatch):
     """A metric no later rule reads is out of the evaluation's cache while its culprits are
     searched for (at fleet size its value columns are hundreds of MB the search never reads)."""
-    rows = pd.DataFrame(_rows())
-    ctx = DetectContext(TOPO, {})
+    mine = [r for r in RULES.judging("connectivity") if r.metric in ("p2p_latency", "p2p_bandwidth")]
+    held = _held_at_explain(monkeypatch, mine, DetectContext(TOPO, {}), pd.DataFrame(_rows()))
+    assert "p2p_latency" in held and "p2p_latency" not in held["p2p_latency"]
+
+
+def _held_at_explain(monkeypatch, rules, ctx, rows) -> dict[str, set]:
+    """Each explained metric -> the metric frames the evaluation's cache holds during its search."""
     held: dict[str, set] = {}
     explain = culprits.explain
 
     def watch(tiers, paths, bars, model=CostModel()):
-        rule = next(r for r in RULES.rules if r.name == bars.bars[0].rule)
+        rule = next(r for r in rules if r.name == bars.bars[0].rule)
         held[rule.metric] = {k[0] for k in ctx.cache or {} if isinstance(k[0], str) and not k[0].startswith("_")}
         return explain(tiers, paths, bars, model)
 
     monkeypatch.setattr(culprits, "explain", watch)
-    mine = [r for r in RULES.judging("connectivity") if r.metric in ("p2p_latency", "p2p_bandwidth")]
-    evaluate(mine, rows, ctx)
-    assert "p2p_latency" in held and "p2p_latency" not in held["p2p_latency"]
+    evaluate(rules, rows, ctx)
+    return held
+
+
+def test_a_rule_against_a_baseline_there_is_none_of_keeps_no_frame(monkeypatch):
+    """A later rule against a baseline, history or first calibration the run has none of
+    reads nothing (drift.compares): the bandwidth frame goes before the bandwidth search;
+    with a baseline of bandwidth it stays for that rule, which judges against it."""
+    rows = pd.DataFrame(_rows())
+    mine = [r for r in RULES.judging("connectivity") if r.metric == "p2p_bandwidth"
+            and r.op in ("ratio_to_design", "peer_outlier", "baseline_regression", "drift", "calibration_regression")]
+    assert {r.op for r in mine} >= {"peer_outlier", "baseline_regression", "drift"}
+    assert "p2p_bandwidth" not in _held_at_explain(monkeypatch, mine, DetectContext(TOPO, {}), rows)["p2p_bandwidth"]
+    with_base = DetectContext(TOPO, {}, baseline={"metrics": {"p2p_bandwidth": {"tier": {"intra_host": 200.0}}}})
+    assert "p2p_bandwidth" in _held_at_explain(monkeypatch, mine, with_base, rows)["p2p_bandwidth"]
+    found = evaluate(mine, rows, DetectContext(TOPO, {}, baseline={"metrics": {"p2p_bandwidth": {
+        "tier": {"intra_host": 200.0}}}}))
+    assert any(f.rule == "p2p-bandwidth-below-baseline" for f in found)

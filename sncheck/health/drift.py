@@ -39,8 +39,25 @@ def card_series(ctx: DetectContext, card: str, key: str) -> list[tuple[float, fl
     return [(v, s) for v, s in hist if v is not None and math.isfinite(v)]
 
 
+def compares(rule: "Rule", ctx: DetectContext) -> bool:
+    """Whether a rule against history has what it compares with in this context (a stored
+    baseline of its metric, per card for card_baseline; the state store's history; this
+    machine's first calibration). Without it the rule reads no rows and finds nothing, so
+    an evaluation keeps no metric frame for it (sncheck.health.rules.evaluate)."""
+    base = ((ctx.baseline or {}).get("metrics") or {}).get(rule.metric) or {}
+    if rule.op == "baseline_regression":
+        return bool(base)
+    if rule.op == "card_baseline":
+        return bool(base.get("card"))
+    if rule.op == "drift":
+        return bool(ctx.history)
+    if rule.op == "calibration_regression":
+        return bool((ctx.history or {}).get("calibration"))
+    return True
+
+
 def drift(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
-    if not ctx.history:
+    if not compares(rule, ctx):
         return []
     cells = ctx.metric(rule.metric, rows)
     if cells.empty:
@@ -92,10 +109,12 @@ def calibration_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext)
     on its first recorded run (the local backend calibrates on every run, so judging a
     run only against itself cannot see a machine that became uniformly slower).
     Flagged cards are localized like any card: all cards of the host alike is the host."""
+    if not compares(rule, ctx):
+        return []
     first = (ctx.history or {}).get("calibration") or {}
     key = "bandwidth_GBps" if METRICS[rule.metric].unit == "GB/s" else "latency_us"
     cells = ctx.metric(rule.metric, rows)
-    if not first or cells.empty:
+    if cells.empty:
         return []
 
     def ref(tier: str) -> float:
@@ -129,10 +148,12 @@ def card_baseline(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[
     The median over a card's pairs, not each pair: where single pairs are noisy (worker
     ranks sharing CPU cores move 20-30% pair to pair), a per-pair bar near the baseline
     flags noise, while a card (or a whole machine) that became slower moves its median."""
+    if not compares(rule, ctx):
+        return []
     base = ((ctx.baseline or {}).get("metrics") or {}).get(rule.metric) or {}
     per_card = base.get("card") or {}
     cells = ctx.metric(rule.metric, rows)
-    if not per_card or cells.empty:
+    if cells.empty:
         return []
     p = rule.params
     levels = card_levels(cells)

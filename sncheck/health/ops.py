@@ -17,7 +17,7 @@ import pandas as pd
 
 from sncheck.health import fabric, injob, kernel
 from sncheck.health.culprits import _compare, bound_of, entity_findings, explain_reference, explain_rules
-from sncheck.health.drift import calibration_regression, card_baseline, drift
+from sncheck.health.drift import calibration_regression, card_baseline, compares, drift
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, kind_rows
 from sncheck.model import Basis, EntityKind, Finding, Status, host_of
@@ -229,9 +229,11 @@ def _per_card_reference(cells: pd.DataFrame, per_card: dict) -> pd.Series:
 def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
     """Below a fraction of a stored baseline (per tier, or per card where the baseline
     keeps one: a pair against the lower of its two cards' own histories)."""
+    if not compares(rule, ctx):
+        return []
     base = (ctx.baseline or {}).get("metrics", {}).get(rule.metric)
     cells = ctx.metric(rule.metric, rows)
-    if not base or cells.empty:
+    if cells.empty:
         return []
     if rule.params["key"] == "card" and base.get("card"):
         ref = _per_card_reference(cells, base["card"])  # tier -> card -> value

@@ -70,6 +70,7 @@ from pydantic_core import PydanticCustomError
 from sncheck.errors import ConfigError
 from sncheck.config.shipped import resolve
 from sncheck.health.culprits import explain_rules, group_rules, kind_of, lift_cards
+from sncheck.health.drift import compares
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
 from sncheck.model import EntityKind, Finding, Severity
@@ -441,7 +442,7 @@ def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[
     try:
         groups = group_rules(rules)
         for i, group in enumerate(groups):
-            later = {r.metric for g in groups[i + 1:] for r in g}
+            later = {r.metric for g in groups[i + 1:] for r in g if compares(r, ctx)}  # what they will read
             if kind_of(group[0]) is not None:  # one measurement kind: one explanation over its bars
                 found = explain_rules(group, rows, ctx, last=group[0].metric not in later)
             else:  # cards a measurement flagged each on its own: a host when every card of it is
