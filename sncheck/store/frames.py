@@ -137,8 +137,9 @@ def merge_schema(schema: pa.Schema | None, table: pa.Table) -> pa.Schema:
     return pa.schema(fields)
 
 
-def to_frame(tables: list[pa.Table], kind: str, release: bool = False) -> pd.DataFrame:
-    """Tables of one kind as one pandas frame (JSON columns decoded to values).
+def to_frame(tables: list[pa.Table], kind: str, release: bool = False, decode: bool = True) -> pd.DataFrame:
+    """Tables of one kind as one pandas frame (JSON columns decoded to values; ``decode``
+    False: left as their text, for a reader that decodes them itself).
 
     ``release``: the tables are the caller's to give up: the list is emptied and each
     column's Arrow memory is freed as it is converted (never two copies of a kind)."""
@@ -151,11 +152,15 @@ def to_frame(tables: list[pa.Table], kind: str, release: bool = False) -> pd.Dat
         del table
     else:
         df = table.to_pandas(split_blocks=True)
-    for name, type_name in columns_of(kind):
+    for name, type_name in columns_of(kind) if decode else ():
         if type_name == "json" and name in df:
-            df[name] = pd.Series([None if v is None or v != v else json.loads(v) for v in df[name]],
-                                 index=df.index, dtype=object)
+            df[name] = pd.Series([json_value(v) for v in df[name]], index=df.index, dtype=object)
     return df
+
+
+def json_value(text: Any) -> Any:
+    """A JSON column's stored text as its value (None where missing)."""
+    return None if text is None or text != text else json.loads(text)
 
 
 def select_tables(tables: Iterable[pa.Table], equal: Mapping[str, Any]) -> list[pa.Table] | None:
@@ -272,8 +277,11 @@ class RowFrames:
         """The columns the rows of ``kind`` carry."""
         return list(self.kind(kind).columns)
 
-    def rows_at(self, kind: str, positions: Sequence[int]) -> pd.DataFrame:
-        """The rows of ``kind`` at these positions (of :meth:`kind`'s order), every column."""
+    def rows_at(self, kind: str, positions: Sequence[int],
+                decode: bool = True) -> pd.DataFrame:  # noqa: ARG002 -- held rows hold their values: nothing to leave as text
+        """The rows of ``kind`` at these positions (of :meth:`kind`'s order), every column
+        (``decode`` False: JSON columns as their text where they are read from parts; rows
+        held in memory hold their values)."""
         return self.kind(kind).iloc[list(positions)]
 
     @property
@@ -343,10 +351,12 @@ def pick(frame: pd.DataFrame, columns: Sequence[str] | None) -> pd.DataFrame:
 
 
 def fact_rows(rows: pd.DataFrame | RowFrames, decide: Sequence[str],
-              keep: Callable[[pd.DataFrame], pd.Series | np.ndarray]) -> pd.DataFrame:
+              keep: Callable[[pd.DataFrame], pd.Series | np.ndarray], decode: bool = True) -> pd.DataFrame:
     """The host_fact rows ``keep`` chooses, every column. Only the columns ``decide`` are
     read to choose them: a fleet's facts carry every card's NVLink counters as JSON, and
-    only the chosen rows' values are decoded (from a run store, read back by position)."""
+    only the chosen rows' values are decoded (from a run store, read back by position;
+    ``decode`` False: the values read back are left as their JSON text, see
+    :func:`json_value`, and rows held in memory hold their values)."""
     if not isinstance(rows, RowFrames):
         f = kind_rows(rows, "host_fact")
         return f if f.empty else f[np.asarray(keep(f), dtype=bool)]
@@ -354,4 +364,4 @@ def fact_rows(rows: pd.DataFrame | RowFrames, decide: Sequence[str],
     if light.empty:
         return rows.kind("host_fact").iloc[:0]
     at = np.flatnonzero(np.asarray(keep(light), dtype=bool))
-    return rows.rows_at("host_fact", at.tolist())
+    return rows.rows_at("host_fact", at.tolist(), decode=decode)

@@ -168,14 +168,14 @@ def _union_schema(tables: list[pa.Table]) -> pa.Schema:
     return schema
 
 
-def _frame(tables: list[pa.Table], kind: str) -> pd.DataFrame:
+def _frame(tables: list[pa.Table], kind: str, decode: bool = True) -> pd.DataFrame:
     """Tables as one frame: each id column one dictionary (src and dst the same one)."""
     if not tables:
-        return to_frame([], kind)
+        return to_frame([], kind, decode=decode)
     table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
     tables.clear()
     table = share_dictionaries(table.unify_dictionaries(), SHARED)
-    return to_frame([table], kind, release=True)
+    return to_frame([table], kind, release=True, decode=decode)
 
 
 def share_dictionaries(table: pa.Table, names: Sequence[str]) -> pa.Table:
@@ -272,10 +272,10 @@ class PartFrames(RowFrames):
             names.update(dict.fromkeys(t.column_names))
         return list(names)
 
-    def rows_at(self, kind: str, positions: Sequence[int]) -> pd.DataFrame:
+    def rows_at(self, kind: str, positions: Sequence[int], decode: bool = True) -> pd.DataFrame:
         """The selected rows of ``kind`` at these positions (of :meth:`kind`'s order), every
         column: only the parts that hold them are read (an evidence bundle's few rows,
-        never the whole kind)."""
+        never the whole kind; ``decode`` False: JSON columns as their text)."""
         asked = np.asarray(positions, dtype=np.int64)
         order = np.argsort(asked, kind="stable")
         at = asked[order]  # the parts give their rows in row order: read in that order
@@ -296,7 +296,7 @@ class PartFrames(RowFrames):
                 tables.append(table.take(pa.array(mine)))
             offset += n
         schema = self._schemas.get(kind) or (_union_schema(tables) if tables else None)
-        frame = _frame([conform(t, schema) for t in tables] if schema is not None else tables, kind)
+        frame = _frame([conform(t, schema) for t in tables] if schema is not None else tables, kind, decode)
         # in the order asked for
         return frame.iloc[np.argsort(order)] if len(frame) == len(at) and not (np.diff(asked) >= 0).all() else frame
 
