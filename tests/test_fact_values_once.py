@@ -1,7 +1,7 @@
 """Host facts' JSON values at fleet size (issue 31: 16,384 cards read 20 MB of NVLink
-counters, one text of zeros per host): each distinct text is decoded once by the fabric
-counters, and their frame is the same, row for row and type for type, as each host's reads
-give it alone."""
+counters, one text of zeros per host): a value several rows hold is encoded once when the
+rows are written, each distinct text is decoded once by the fabric counters, and their frame
+is the same, row for row and type for type, as each host's reads give it alone."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 from sncheck.config.inventory import Host, Inventory, Supernode
 from sncheck.health.fabric import fabric_counters
 from sncheck.health.metrics import DetectContext
-from sncheck.store.frames import frames_of
+from sncheck.store.frames import frames_of, rows_table
 from sncheck.store.rundir import RunStore, read_frames
 from sncheck.topology import Topology
 
@@ -80,3 +80,16 @@ def test_each_distinct_read_is_decoded_once_and_the_frame_is_each_hosts_own(tmp_
     assert pd.isna(by.loc[("h3", "mlx5_3 port 1", "symbol_error"), "after"])  # not in h3's last read
     assert list(dict.fromkeys(e.split("/")[0] for e in frame["entity"])) == HOSTS
 
+
+def test_a_value_several_rows_hold_is_encoded_once_and_each_row_holds_its_text(monkeypatch):
+    shared = _nvlink(0, 5)   # (as the mock's hosts in one state hold one rendering's values)
+    rows = [{"kind": "host_fact", "host": h, "fact": "nvlink_errors", "status": "ok", "value": shared}
+            for h in HOSTS] + [{"kind": "host_fact", "host": "h9", "fact": "nvlink_errors", "status": "ok",
+                                "value": _nvlink(0, 5)}, {"kind": "host_fact", "host": "h8", "value": None}]
+    encoded = []
+    dumps = json.dumps
+    monkeypatch.setattr(json, "dumps", lambda v, *a, **k: encoded.append(v) or dumps(v, *a, **k))
+    table = rows_table("host_fact", rows)
+    monkeypatch.undo()
+    assert len(encoded) == 2   # the shared value once, the equal one of its own once, None not at all
+    assert table.column("value").to_pylist() == [dumps(shared)] * (len(HOSTS) + 1) + [None]
