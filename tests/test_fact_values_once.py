@@ -1,7 +1,8 @@
 """Host facts' JSON values at fleet size (issue 31: 16,384 cards read 20 MB of NVLink
 counters, one text of zeros per host): a value several rows hold is encoded once when the
 rows are written, each distinct text is decoded once by the fabric counters, and their frame
-is the same, row for row and type for type, as each host's reads give it alone."""
+is the same, row for row and type for type, as each host's reads give it alone; the kernel
+log's not-judged check decodes none but the kernel log's."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pandas as pd
 
 from sncheck.config.inventory import Host, Inventory, Supernode
 from sncheck.health.fabric import fabric_counters
+from sncheck.health.invariants import kernel_not_judged
 from sncheck.health.metrics import DetectContext
 from sncheck.store.frames import frames_of, rows_table
 from sncheck.store.rundir import RunStore, read_frames
@@ -93,3 +95,20 @@ def test_a_value_several_rows_hold_is_encoded_once_and_each_row_holds_its_text(m
     monkeypatch.undo()
     assert len(encoded) == 2   # the shared value once, the equal one of its own once, None not at all
     assert table.column("value").to_pylist() == [dumps(shared)] * (len(HOSTS) + 1) + [None]
+
+
+def test_the_kernel_logs_check_decodes_no_other_facts_value(tmp_path, monkeypatch):
+    kernel = {"events": [{"source": "xid", "code": 79, "card": 1, "text": "NVRM: Xid (PCI:0000:2a:00): 79, ..."}],
+              "earlier": [], "boot": None, "driver_version": None}
+    rows = _rows() + [{"kind": "host_fact", "layer": "connectivity", "host": "h1", "fact": "kernel_log",
+                       "status": "ok", "ok": True, "value": kernel}]
+    store = RunStore(tmp_path, run_id="r-1")
+    store.emit_rows(rows)
+    store.close()
+    decoded = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda s, *a, **k: decoded.append(s) or loads(s, *a, **k))
+    found = kernel_not_judged("connectivity", read_frames(tmp_path), _context(), frozenset(), "warning")
+    monkeypatch.undo()
+    assert [(f.entity, f.evidence["source"]) for f in found] == [("h1", "xid")]
+    assert decoded == [json.dumps(kernel)]   # the kernel log's value alone, not the fleet's counters
