@@ -491,7 +491,8 @@ class Window:
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         hits = [g for g in found if self._mine(g) or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
-        ends = [g for g in found if self.f.entity_kind == "link" and g.entity_kind == "card" and g.entity in self.scope]
+        ends = [g for g in found if self.f.entity_kind == "link" and g.entity_kind == "card" and g.entity in self.scope
+                and not self._tied(g)]  # an end not told from the link ("card or link") is the link again
         noise = retest_noise(rows)
         per: list[dict] = []
         for s in self.syms:
