@@ -179,7 +179,9 @@ def test_what_a_planned_measurement_shows_is_accepted(tmp_path):
     two = hgx_text(2)
     resolve(two, "  - {type: degraded_link, target: 'h01/gpu3<->h02/gpu3', factor: 0.4}\n", tmp_path=tmp_path)
     resolve(two, "  - {type: slow_switch, target: leaf:su0-rail3, factor: 0.5}\n", tmp_path=tmp_path)
-    resolve(two, "  - {type: switch_port_down, target: 'leaf:su0-rail3[2]'}\n", tmp_path=tmp_path)
+    # a host port's cable down: h02/nic3 meets h01/gpu3 and h03/gpu3 (two hosts alone: one
+    # partner, refused as its slow NIC is: tests/test_review29.py)
+    resolve(hgx_text(3), "  - {type: switch_port_down, target: 'leaf:su0-rail3[2]'}\n", tmp_path=tmp_path)
     # two racks have a scale-out tier: the same slow NIC shows
     racks = "name: two\nplatform: nvidia-nvl72\nsupernodes:\n  - {name: r0, hosts: 'a[01-02]'}\n" \
             "  - {name: r1, hosts: 'b[01-02]'}\n"

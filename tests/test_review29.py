@@ -4,6 +4,10 @@ two-host hgx-pair, where each NIC meets one card of the other supernode only."""
 
 from pathlib import Path
 
+import pytest
+
+from sncheck.errors import ConfigError
+
 from mock_gate import ends, mock_gate, named as named_in
 
 
@@ -28,3 +32,33 @@ def test_a_dead_link_between_the_two_hosts_is_the_link_alone(tmp_path):
     res, named, last = gate(tmp_path, ["{type: dead_link, target: 'dgx-a/gpu0<->dgx-b/gpu0'}"])
     assert named == {("dgx-a/gpu0<->dgx-b/gpu0", "link")}, named
     assert last == {"dgx-a/gpu0<->dgx-b/gpu0": "isolate"}, last
+
+
+@pytest.mark.parametrize("faults, line, nic, partner", [
+    # ibstat not on the PATH: only the pair's measurement shows the NIC port down (main: the
+    # link isolated, the NIC's collective finding released "not confirmed", gpu0 of both
+    # hosts quarantined for ever)
+    (["{type: missing_tool, target: dgx-a, tool: ibstat}", "{type: ib_port_down, target: dgx-a, port: 1}"],
+     3, "dgx-a/nic0", "dgx-b/gpu0"),
+    # the cable at a host port carries nothing: the same pair fails, the same three explain it
+    (["{type: switch_port_down, target: 'leaf:only-leaf[18]'}"], 2, "dgx-b/nic1", "dgx-a/gpu1"),
+])
+def test_a_nic_fault_only_its_one_pair_shows_is_refused(tmp_path, faults, line, nic, partner):
+    """fb4f378 refused a slow NIC measured beside one card of another supernode, since the
+    NIC, the partner's NIC and the link explain the same pair; a NIC port down that no
+    listing reads, and a switch port down at a host port, are the same fault to every
+    measurement and were accepted (main: the link named and isolated, exit 1)."""
+    with pytest.raises(ConfigError) as got:
+        gate(tmp_path, faults)
+    text = str(got.value)
+    assert f"faults.yaml:{line}" in text and nic in text and partner in text, text
+
+
+def test_a_nic_port_down_no_listing_reads_is_still_run_where_it_has_partners(tmp_path):
+    """The refusal is for one partner only: on demo-2sn the NIC meets cards of eight hosts,
+    and the measurement names it (the unseen class dead_nic_no_ibstat)."""
+    res, named, last = gate(tmp_path, ["{type: missing_tool, target: node003, tool: ibstat}",
+                                       "{type: ib_port_down, target: node003, port: 2}"],
+                            inventory="demo-2sn")
+    assert ("node003/nic1", "nic") in named, named
+    assert last["node003/nic1"] == "isolate", last

@@ -10,12 +10,15 @@ ring edges of each replica's gradient all-reduce (large messages).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from sncheck.config.faultplan import FAULT_TYPES, Fault
 from sncheck.fabric import Measured
 from sncheck.health.explain import MIN_PARTNERS
-from sncheck.model import rail_of, split_link
+from sncheck.model import LINK_SEP, parse_switch, rail_of, split_link
+from sncheck.vendors import registry
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
 from sncheck.topology import SCALE_OUT, Topology
 
@@ -71,20 +74,42 @@ def measured(topo: Topology, plan: ConnectivityPlan | StressPlan | GoldenPlan) -
     return Measured(*_rings(topo, plan.groups))
 
 
-def unmeasured(fault: Fault, topo: Topology, plans: list[Measured]) -> str | None:
+def unlisted(faults: Iterable[Fault], topo: Topology) -> frozenset[str]:
+    """The hosts whose NIC listing (their platform's scale-out ``nic_tool``: ibstat) is not
+    read at the run's first look: a ``missing_tool`` fault (not late) names it, or the
+    inventory switches its check off. A NIC port down there (``ib_port_down``) shows in its
+    pairs' measurements alone, as a slow NIC does."""
+    faults = tuple(faults)
+    out = set()
+    for f in faults:
+        if f.type != "ib_port_down":
+            continue
+        so = registry.vendor_of(topo.inventory.platform_of(f.host)).scale_out
+        if so is None:
+            continue
+        if topo.inventory.checks_of(f.host).get(so.nic_tool) is False or any(
+                g.type == "missing_tool" and g.host == f.host and g.tool == so.nic_tool and not g.late for g in faults):
+            out.add(f.host)
+    return frozenset(out)
+
+
+def unmeasured(fault: Fault, topo: Topology, plans: list[Measured], unread: frozenset[str] = frozenset()) -> str | None:
     """Why no measurement of ``plans`` (the run's layers, ``sncheck.layers.coverage``) can
     show ``fault``, or None. Judged for the faults the mock acts out on the network between
-    cards (links, NICs, switches, switch ports) through the fabric's paths; a card fault
+    cards (links, NICs, switches, switch ports) through the fabric's paths, and a NIC port
+    down on a host in ``unread`` (:func:`unlisted`: its facts do not show it); a card fault
     shows on every layer, a host's tool fault in its facts
     (:func:`sncheck.vendors.sim.cannot_act_out`)."""
     ftype = FAULT_TYPES[fault.type]
-    if ftype.acted != "network" or fault.type == "down_host":
+    nic_down = fault.type == "ib_port_down" and fault.host in unread
+    if (ftype.acted != "network" and not nic_down) or fault.type == "down_host":
         return None
     fabric = topo.fabric
-    element = f"{fault.target}/nic{(fault.port or 1) - 1}" if fault.type == "slow_nic" else fault.target
+    element = f"{fault.target}/nic{(fault.port or 1) - 1}" if fault.type == "slow_nic" or nic_down else fault.target
     through = [m for m in plans if fabric.crosses(element, m)]
     if any(fault.above is None or m.size > fault.above for m in through):
-        return _alone(element, topo, through) if fault.type == "slow_nic" else None
+        nic = element if fault.type == "slow_nic" or nic_down else _host_end(element, topo)
+        return _alone(nic, topo, through) if nic is not None else None
     if ftype.target != "link" and len(topo.supernode_names) < 2:
         return (f"inventory {topo.inventory.name} has one supernode, so no pair crosses the scale-out tier: no "
                 f"measurement goes through a NIC, a switch or a switch port")
@@ -98,6 +123,16 @@ def unmeasured(fault: Fault, topo: Topology, plans: list[Measured]) -> str | Non
                     f"other hosts (rail-aligned), and {a} and {b} are on rails {rail_of(a)} and {rail_of(b)}")
         return "the plan never measures this pair"
     return "no planned pair goes through it"
+
+
+def _host_end(element: str, topo: Topology) -> str | None:
+    """The NIC cabled to a switch port (``switch_port_down`` at a host port: its NIC's pairs
+    fail, as a NIC port down), or None (a link, a switch, an uplink port)."""
+    parsed = parse_switch(element)
+    if parsed is None or parsed[2] is None:
+        return None
+    nic = topo.fabric.cable_at(element).partition(LINK_SEP)[0]
+    return nic if parse_switch(nic) is None else None
 
 
 def _alone(nic: str, topo: Topology, plans: list[Measured]) -> str | None:

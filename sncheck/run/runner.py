@@ -249,15 +249,16 @@ class Run:
         layer's plan for this cluster (the playbook's options for its layers, the defaults
         for the others), never of a --targets scope or a one-layer command: the fault plan
         describes the cluster, and those choose where to look."""
-        if not any(f.type in NETWORK_FAULTS for f in faults.faults):
+        if not any(f.type in NETWORK_FAULTS or f.type == "ib_port_down" for f in faults.faults):
             return
         given = {spec.name: spec.options for spec in self.playbook.layers}
         plans = []
         for name, module in LAYER_MODULES.items():
             options = {k: v for k, v in given.get(name, {}).items() if k not in ("reference", "duration")}
             plans.append(coverage.measured(self.topo, module.build_plan(self.context(None, options))))
+        unread = coverage.unlisted(faults.faults, self.topo)
         for f in faults.faults:
-            why = coverage.unmeasured(f, self.topo, plans)
+            why = coverage.unmeasured(f, self.topo, plans, unread)
             if why is not None:
                 raise ConfigError(f"{f.type} {f.target}: no planned measurement can show it: {why}; widen the "
                                   f"plan to measure it, or drop the fault", f.where or None)
