@@ -84,3 +84,21 @@ def test_a_high_latency_card_beside_a_slow_spine_is_retested_against_its_own_lea
                                                "{type: high_latency_card, target: h200-11/gpu0, factor: 2.53}"]).results
     assert {e for e, _ in named(res)} == {"spine:core-a", "h200-11/gpu0"}
     assert ends(res) == {"spine:core-a": "isolate", "h200-11/gpu0": "isolate"}
+
+
+def test_the_added_shapes_are_drawn_from_7500_and_the_first_numbers_draw_as_before():
+    """Scenarios 7500 on draw the three shapes added for issue 29's held-out set (a 4-rack
+    GB200 NVL72 on rack-pair leaves, two CloudMatrix pods of 18 and 9 nodes, nine HGX B200
+    hosts in two units), every class of each shape first within 3 x 35 numbers; numbers below
+    draw the first five shapes only (their logged runs stay replayable)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from unseen_scenarios import ADDED, ADDED_FIRST, CLASSES, UNSEEN, classes_for, first_class
+
+    added = [first_class(n) for n in range(ADDED_FIRST, ADDED_FIRST + 3 * len(CLASSES))]
+    assert {name for _, name in added} == set(ADDED)
+    for name in ADDED:
+        assert {case for case, where in added if where == name} == set(classes_for(name)), name
+    assert {first_class(n)[1] for n in range(7000, ADDED_FIRST)} == set(UNSEEN)
+    assert first_class(7003) == ("high_latency_card", "hgx-pair")

@@ -2,7 +2,10 @@
 planted on inventories that generator has never seen (tests/data/inventories-unseen: an HGX
 H200 cluster of three scalable units of odd sizes with explicit leaves and two spines, a pair
 of NVL36x2 racks, an AMD pod on two four-rail leaves, a two-host HGX on one leaf, three small
-CloudMatrix-like pods), with numbers of its own: other factor and probability ranges, faults
+CloudMatrix-like pods; from scenario 7500 on, three shapes added later: four GB200 NVL72
+racks with a leaf per rail per pair of racks and rail-split spines, two CloudMatrix-like pods
+of 18 and 9 nodes in scalable units that straddle them, nine HGX B200 hosts in two units with
+port-mapped leaves), with numbers of its own: other factor and probability ranges, faults
 on the first and the last card and on hosts at a leaf's or a domain's boundary, and two
 combined classes, several faults on one host (``host_combo``) and on one rail of two hosts
 (``rail_combo``).
@@ -28,8 +31,10 @@ from sncheck.vendors import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 WHERE = ROOT / "tests/data/inventories-unseen"
-UNSEEN = ("hgx-h200-3su", "nvl36x2-pair", "mi355-pod", "hgx-pair", "cm-3pod")
-STATE_INVENTORIES = ("hgx-pair", "mi355-pod")  # small: cheap earlier runs for drift
+UNSEEN = ("hgx-h200-3su", "nvl36x2-pair", "mi355-pod", "hgx-pair", "cm-3pod")  # scenarios 7000-7499
+ADDED = ("gb200-4rack", "cm-2pod", "hgx-b200-2su")  # scenarios from ADDED_FIRST on (7000-7499 draw as before)
+ADDED_FIRST = 7500
+STATE_INVENTORIES = ("hgx-pair", "mi355-pod", "hgx-b200-2su")  # small: cheap earlier runs for drift
 COMBOS = ("host_combo", "rail_combo")
 CLASSES = (*TEAM_CLASSES, *COMBOS)
 FIRST = 7000
@@ -79,12 +84,18 @@ def _spine_measured(name: str) -> bool:
     return len(rails) > len(set(rails))
 
 
+def shapes(number: int) -> tuple[str, ...]:
+    """The inventories scenario ``number`` draws from: the first five below
+    :data:`ADDED_FIRST` (those numbers draw what they always drew), the added three from it on."""
+    return UNSEEN if number < ADDED_FIRST else ADDED
+
+
 def first_class(number: int) -> tuple[str, str]:
-    """Scenario ``number``'s first class (by turns) and its inventory (by turns, offset by
-    the class so consecutive classes land on different shapes)."""
+    """Scenario ``number``'s first class (by turns) and its inventory (by turns over
+    :func:`shapes`, offset by the class so consecutive classes land on different shapes)."""
     k = number % len(CLASSES)
     case = CLASSES[k]
-    where = [n for n in UNSEEN if case in classes_for(n)]
+    where = [n for n in shapes(number) if case in classes_for(n)]
     return case, where[(number // len(CLASSES) + k) % len(where)]
 
 

@@ -9,7 +9,9 @@ Run (one worker, niced: the figures of the report of the session that wrote it):
     SNCHECK_UNSEEN_SCENARIOS=70 SNCHECK_UNSEEN_SEEDS=2 nice -n 10 \\
         python -m pytest tests/bench/bench_unseen_accuracy.py --benchmark-enable -s -q
 ``SNCHECK_ACCURACY_LOG`` appends each run as it ends (a long run can be read while it goes);
-``SNCHECK_UNSEEN_ONLY=7003,7010`` replays those scenario numbers only.
+``SNCHECK_UNSEEN_ONLY=7003,7010`` replays those scenario numbers only; ``SNCHECK_UNSEEN_FIRST=7500``
+starts the numbers there (7500 on: the three shapes added later, ``unseen_scenarios.ADDED``),
+``SNCHECK_UNSEEN_FIRST_SEED=3`` the seeds.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def test_unseen_accuracy(benchmark, request, tmp_path):
     only = [int(n) for n in os.environ.get("SNCHECK_UNSEEN_ONLY", "").split(",") if n]
     first = int(os.environ.get("SNCHECK_UNSEEN_FIRST_SEED", "1"))
     seeds = range(first, first + int(os.environ.get("SNCHECK_UNSEEN_SEEDS", "2")))
-    scenarios = only or list(range(FIRST, FIRST + int(os.environ.get("SNCHECK_UNSEEN_SCENARIOS", "70"))))
+    start = int(os.environ.get("SNCHECK_UNSEEN_FIRST", str(FIRST)))
+    scenarios = only or list(range(start, start + int(os.environ.get("SNCHECK_UNSEEN_SCENARIOS", "70"))))
     stats = benchmark.pedantic(replay, args=(tmp_path, scenarios, seeds), rounds=1, iterations=1)
     benchmark.extra_info.update({k: stats[k] for k in ("runs", "recall", "precision", "card<->host", "card<->link",
                                                         "nic<->switch")})
