@@ -102,3 +102,22 @@ def test_the_added_shapes_are_drawn_from_7500_and_the_first_numbers_draw_as_befo
         assert {case for case, where in added if where == name} == set(classes_for(name)), name
     assert {first_class(n)[1] for n in range(7000, ADDED_FIRST)} == set(UNSEEN)
     assert first_class(7003) == ("high_latency_card", "hgx-pair")
+
+
+def test_a_refused_run_read_again_in_another_folder_is_the_same_outcome():
+    """--again compares a logged run with the same run made again: a refusal names the fault
+    plan's file, which lies in that run's own temporary folder, so every refused run (7522,
+    unmeasurable on gb200-4rack) read as 'differs'. The folder is not the outcome."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests/bench"))
+    from bench_platform_accuracy import _outcome
+
+    said = ("{}/7522-3/faults.yaml:2: degraded_link a/gpu0<->b/gpu1: no planned measurement can show it: the plan "
+            "never measures this pair: across supernodes it pairs card k with card k (its rail)")
+    logged = {"scenario": 7522, "seed": 3, "refused": said.format("/tmp/u3sweep-s3/test_unseen_accuracy0")[:200],
+              "cpu_s": 1}
+    again = {**logged, "refused": said.format("/tmp/accuracy-again-x1y2")[:200], "cpu_s": 2}
+    assert _outcome(logged) == _outcome(again)
+    other = said.replace("gpu1:", "gpu2:").format("/tmp/x")[:200]
+    assert _outcome(logged) != _outcome({**again, "refused": other})

@@ -229,7 +229,9 @@ def _worker(nice: int) -> None:
     lean().__enter__()  # a worker process of the sweep: lean for its whole life
 
 
-def _task(task: tuple[Path, int, int]) -> dict:
+def _task(task: tuple) -> dict:
+    """One run: (tmp_path, scenario, seed), or with the generator and its inventories last
+    (``run_one``'s ``draw`` and ``load``: another generator's logged runs run again)."""
     import time
 
     began = time.process_time()
@@ -246,7 +248,7 @@ def measure(tmp_path: Path, scenarios: Sequence[int], seeds: range) -> dict:
     return tally(done + run_tasks([t for t in tasks if (t[1], t[2]) not in finished]))
 
 
-def run_tasks(tasks: list[tuple[Path, int, int]]) -> list[dict]:
+def run_tasks(tasks: list[tuple]) -> list[dict]:
     """Each (tmp_path, scenario, seed) run, in ``SNCHECK_ACCURACY_WORKERS`` processes (default
     1: this one), each at ``SNCHECK_ACCURACY_NICE`` (default 10); logged as they come."""
     import multiprocessing
@@ -561,10 +563,12 @@ def logged_runs(logs: Sequence[str]) -> dict[tuple[int, int], dict]:
     return logged
 
 
-def again(logs: Sequence[str], k: int) -> list[tuple[dict, dict]]:
+def again(logs: Sequence[str], k: int, draw: Callable[[int], tuple[str, list[Any]]] = platform_scenario,
+          load: Callable[[str], Any] = inventory) -> list[tuple[dict, dict]]:
     """``k`` logged runs drawn from the logs (seeded: the same draw from the same logs) run
-    again as the sweep runs them: the (logged, now) outcomes that differ in anything but the
-    CPU time. A change to the sweep's own harness must leave it empty."""
+    again as the sweep runs them (scenarios of the generator ``draw``, inventories by
+    ``load``): the (logged, now) outcomes that differ in anything but the CPU time. A change
+    to the sweep's own harness must leave it empty."""
     import random
     import shutil
     import tempfile
@@ -574,7 +578,7 @@ def again(logs: Sequence[str], k: int) -> list[tuple[dict, dict]]:
     os.environ.pop("SNCHECK_ACCURACY_LOG", None)  # nothing appended to the logs compared with
     tmp = Path(tempfile.mkdtemp(prefix="accuracy-again-"))
     try:
-        now = run_tasks([(tmp, number, seed) for number, seed in keys])
+        now = run_tasks([(tmp, number, seed, draw, load) for number, seed in keys])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # the runs' directories: nothing is logged
     return [(logged[(r["scenario"], r["seed"])], r) for r in now
@@ -582,15 +586,31 @@ def again(logs: Sequence[str], k: int) -> list[tuple[dict, dict]]:
 
 
 def _outcome(result: dict) -> dict:
-    """A logged run as it is judged: all but what it cost (a JSON round trip: tuples as lists)."""
-    return json.loads(json.dumps({k: v for k, v in result.items() if k != "cpu_s"}))
+    """A logged run as it is judged: all but what it cost (a JSON round trip: tuples as lists),
+    a refusal's text without the run folder its fault plan was written in (the log keeps 200
+    characters with the folder: the first 100 without it, the fault and its entity, are
+    what every run keeps whatever its folder)."""
+    import re
+
+    kept = {k: v for k, v in result.items() if k != "cpu_s"}
+    if isinstance(kept.get("refused"), str):
+        kept["refused"] = re.sub(r"^\S*/faults\.yaml:", "faults.yaml:", kept["refused"])[:100]
+    return json.loads(json.dumps(kept))
+
+
+def main(argv: list[str], draw: Callable[[int], tuple[str, list[Any]]] = platform_scenario,
+         load: Callable[[str], Any] = inventory, classes: Sequence[str] = CLASSES) -> int:
+    """``--again K LOG...``: K logged runs of the generator ``draw`` again, their outcomes
+    compared (exit 1 when one differs); ``LOG...``: the logs' report."""
+    if argv[:1] == ["--again"]:
+        differ = again(argv[2:], int(argv[1]), draw, load)
+        for was, now in differ:
+            print(f"logged {json.dumps(was, sort_keys=True)}\n   now {json.dumps(now, sort_keys=True)}")
+        print(f"{argv[1]} logged runs again: {len(differ)} differ")
+        return 1 if differ else 0
+    print(report(tally(list(logged_runs(argv).values()), classes, draw), classes))
+    return 0
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--again"]:  # --again K LOG...: K logged runs again, their outcomes compared
-        differ = again(sys.argv[3:], int(sys.argv[2]))
-        for was, now in differ:
-            print(f"logged {json.dumps(was, sort_keys=True)}\n   now {json.dumps(now, sort_keys=True)}")
-        print(f"{sys.argv[2]} logged runs again: {len(differ)} differ")
-        sys.exit(1 if differ else 0)
-    print(report(tally(list(logged_runs(sys.argv[1:]).values()))))
+    sys.exit(main(sys.argv[1:]))

@@ -11,7 +11,9 @@ Run (one worker, niced: the figures of the report of the session that wrote it):
 ``SNCHECK_ACCURACY_LOG`` appends each run as it ends (a long run can be read while it goes);
 ``SNCHECK_UNSEEN_ONLY=7003,7010`` replays those scenario numbers only; ``SNCHECK_UNSEEN_FIRST=7500``
 starts the numbers there (7500 on: the three shapes added later, ``unseen_scenarios.ADDED``),
-``SNCHECK_UNSEEN_FIRST_SEED=3`` the seeds.
+``SNCHECK_UNSEEN_FIRST_SEED=3`` the seeds. A log read again, as bench_platform_accuracy's:
+    python tests/bench/bench_unseen_accuracy.py --again 20 tests/data/sweeps/unseen-....log
+    python tests/bench/bench_unseen_accuracy.py tests/data/sweeps/unseen-....log    # its report
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_platform_accuracy import _logged, lean, report, run_one, tally  # noqa: E402
+from bench_platform_accuracy import _logged, lean, main, report, run_one, tally  # noqa: E402
 from unseen_scenarios import CLASSES, FIRST, inventory, unseen_scenario  # noqa: E402
 
 
@@ -51,3 +53,7 @@ def test_unseen_accuracy(benchmark, request, tmp_path):
     assert stats["recall"] >= 0.98 and stats["precision"] >= 0.98, report(stats, CLASSES)
     assert stats["card<->host"] == 0 and stats["card<->link"] == 0 and stats["nic<->switch"] == 0
     assert not stats["wrong_end"] and not stats["quarantined"]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], unseen_scenario, inventory, CLASSES))
