@@ -121,3 +121,18 @@ def test_a_refused_run_read_again_in_another_folder_is_the_same_outcome():
     assert _outcome(logged) == _outcome(again)
     other = said.replace("gpu1:", "gpu2:").format("/tmp/x")[:200]
     assert _outcome(logged) != _outcome({**again, "refused": other})
+
+
+def test_a_link_retested_through_a_slow_spine_named_beside_it_is_not_confirmed_by_the_spine(tmp_path):
+    """hgx-b200-2su, seed 4 (the unseen replay's 7710): spine-hi (rails 4-7) at 0.59 and
+    b200-05/gpu4 jittering (transient). One look at b200-05/gpu4<->b200-07/gpu4 (SU 1 to SU 2,
+    through spine-hi) read its latency above design: the link was named. Its retest re-measured
+    the pair: the latency was gone, but the pair's bandwidth, the spine's 0.59, read as 'card or
+    link, not localised', new in the retest, and the link was isolated "confirmed" beside the
+    spine that explains it. Pairs through a known culprit are that culprit's symptom."""
+    res = mock_gate(tmp_path, "hgx-b200-2su",
+                    ["{type: jittery_card, target: b200-05/gpu4, probability: 0.32, factor: 17.2, transient: true}",
+                     "{type: slow_card, target: b200-08/gpu0, factor: 0.960}",
+                     "{type: slow_switch, target: 'spine:spine-hi', factor: 0.59}"], seed=4).results
+    assert ("spine:spine-hi", "switch") in named(res)
+    assert {e: end for e, end in ends(res).items() if end != "release"} == {"spine:spine-hi": "isolate"}, ends(res)

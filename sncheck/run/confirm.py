@@ -58,7 +58,7 @@ from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, Stress
 from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, at_bound, batch_repeats, decided, later_batches, look
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    retest_tag, too_few_partners
+    retest_tag, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -485,8 +485,9 @@ class Window:
         # finding of its own, and the suspect on that host can be neither confirmed nor
         # released by this retest.
         changed = [g for g in found if g.evidence.get("fact") == DEVICES_CHANGED]
-        # (a card or link only near a bar in the retest's few pairs is no symptom: only detection's are re-measured)
-        found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED and not g.near_only]
+        # (near a bar only in the retest's few pairs; another's seen only through a known culprit: retestbar.through_known)
+        found = [g for g in found if g.evidence.get("fact") != DEVICES_CHANGED and not g.near_only and (
+            self._mine(g) or not through_known(self._cards(g), rows, dctx, self.by_name.get(g.rule)))]
         # the suspect's symptom again: a finding holding its cards, or one the evidence could
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         hits = [g for g in found if self._mine(g) or self._tied(g)]

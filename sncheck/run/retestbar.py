@@ -15,7 +15,7 @@ import pandas as pd
 
 from sncheck.health.explain import MAD_SD, group_median, median
 
-from sncheck.health.metrics import METRICS, PAIRS
+from sncheck.health.metrics import METRICS, P2P, PAIRS, DetectContext
 from sncheck.health.rules import Rule
 from sncheck.model import Finding
 from sncheck.run.controls import PEERS
@@ -172,3 +172,20 @@ def too_few_partners(rule: Rule, rows: pd.DataFrame, f: Finding, topo: Topology,
         return (f"{judged} of its cards measured with {need} partners inside it or more, fewer than two "
                 f"({rule.name}'s min_pairs: {need})") if judged < 2 else None
     return None
+
+
+def through_known(cards: Set[str], rows: pd.DataFrame, dctx: DetectContext, rule: Rule | None) -> bool:
+    """Whether a pair finding of a retest (``cards``: the cards it holds; ``rule``: the rule
+    that raised it) was measured only on pairs whose path crosses a known link or switch
+    culprit other than the retest's subject (``DetectContext.explained_pairs``): those pairs
+    are that culprit's symptom and say nothing of the cards at their ends. A link's retest
+    re-measures its own pair; through a slow spine named beside it, the pair's bandwidth
+    read as "card or link, not localised", new in the retest, and isolated a link whose
+    latency symptom (a transient card's spikes) was gone (the unseen replay's 7710 seed 4)."""
+    if rule is None or not set(METRICS[rule.metric].reads) & set(P2P) or not cards or rows.empty \
+            or not {"kind", "src", "dst"} <= set(rows):
+        return False
+    p = rows[rows["kind"] == "p2p"]
+    src, dst = p["src"].astype(str), p["dst"].astype(str)
+    theirs = (src.isin(cards) | dst.isin(cards)).to_numpy()
+    return bool(theirs.any()) and bool(dctx.explained_pairs(src[theirs], dst[theirs]).all())
