@@ -93,7 +93,8 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     src, dst = Positions(cells["src"], table.index), Positions(cells["dst"], table.index)
     value = cells["value"].to_numpy(float)
     failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
-    design = cells["design"].to_numpy(float) if "design" in cells else np.full(len(cells), np.nan)
+    # no design column (spikes, corruption): none, not a column of NaN for every row
+    design = cells["design"].to_numpy(float) if "design" in cells else None
     if reference is not None:
         design = np.asarray(reference, dtype=float)
     out = {}
@@ -110,7 +111,8 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     for t in sorted(present):
         at = present.pop(t)
         ta, tb = src.of(at), dst.of(at)
-        v, f, d = value[at], failed[at], design[at]
+        v, f = value[at], failed[at]
+        d = design[at] if design is not None else None
         del at
         # the pair's key, built in place; each array of the tier's rows let go when done
         # (at 131,072 cards a tier is 40 M rows: every int64 array of them 320 MB)
@@ -122,7 +124,7 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
         del key
         # each column of the tier's rows let go as soon as the summaries no longer need it
         # (at 131,072 cards every one is 40 M values: what is alive at once is the peak)
-        tier_design = float(np.nanmedian(d)) if np.isfinite(d).any() else math.nan
+        tier_design = float(np.nanmedian(d)) if d is not None and np.isfinite(d).any() else math.nan
         if count_above is not None or count_below is not None:
             del d
             beyond = (v > count_above) if count_above is not None else (v < count_below)
@@ -140,7 +142,7 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
         else:
             ok_v = np.where(f | ~np.isfinite(v), np.nan, v)
             del v
-            ref = d if np.isfinite(d).any() else np.full(len(ok_v), np.nan)
+            ref = d if d is not None and np.isfinite(d).any() else np.full(len(ok_v), np.nan)
             del d
             if not np.isfinite(ref).all():
                 med = float(np.nanmedian(ok_v)) if np.isfinite(ok_v).any() else math.nan
