@@ -287,3 +287,23 @@ def test_shuffled_and_cut_real_lines_only_ever_raise_parse_error(lines, cut):
 )
 def test_random_json_documents_only_ever_raise_parse_error(doc):
     only_parse_error_or_json(parse_dcgmi_diag, "{" + json.dumps({"DCGM GPU Diagnostic": doc})[1:])
+
+
+HARVEST13 = Path(__file__).parent.parent / "fixtures" / "real" / "harvest13" / "dcgmi-diag"
+
+
+def test_a_json_document_pasted_from_inside_an_object_is_a_fragment_not_no_output():
+    """DCGM issue 215 quotes one '"info" :' member of a -j document alone: it had been refused as
+    'no diagnostic table rows' with no JSON (a paste read as nothing); it is a fragment now, no test
+    read, its one error saying where it starts. A tail that reaches later objects is one too."""
+    (path,) = HARVEST13.glob("02_*dcgm-issue215.txt")
+    result = parse_dcgmi_diag(strip_source_header(path.read_text()))
+    assert (result["tests"], result["format"]) == ([], "json")
+    assert result["errors"] == ['a fragment starting inside an object (at its member "info"): '
+                                "not a whole dcgmi diag -j document"]
+    tail = '            "results": [\n                {\n                    "gpu_id": "0",\n' \
+           '                    "status": "Fail"\n                }\n            ]\n        }\n    ]\n}\n'
+    result = parse_dcgmi_diag(tail)
+    assert result["tests"] == [] and result["errors"][0].startswith('a fragment starting inside an object (at its member "results")')
+    with pytest.raises(ParseError):  # no key and no table: still not this view's output
+        parse_dcgmi_diag("GPU 0 GPU to Host bandwidth: 24.02 GB/s\n")

@@ -5,6 +5,7 @@ the footer border."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 
@@ -100,3 +101,29 @@ def mig_refusals(rng: random.Random) -> Iterator[Variant]:
                  "MIG is enabled, but no compute instances are configured"):
         yield Variant("dcgmi-diag", f"MIG refusal: {line[:30]}", line + "\n",
                       (("len(tests)", 0), ("errors", line[:40])), fails=True, finding=line[:40])
+
+
+@generator("dcgmi-diag")
+def json_fragments(rng: random.Random) -> Iterator[Variant]:
+    """A ``dcgmi diag -j`` document (Diag.cpp 3.3.9's 'DCGM GPU Diagnostic' with 'test_categories',
+    per-GPU 'results') pasted from inside an object: from one of its member lines on, or the one
+    '"info" :' member DCGM issue 215 quotes alone. The head is gone, so its values belong to no
+    test the output names: a fragment (sncheck.vendors.fragment), no test read, exit 1."""
+    gpus = rng.choice((1, 2, 8))
+    doc = {"DCGM GPU Diagnostic": {"test_categories": [
+        {"category": "Deployment", "tests": [
+            {"name": "Denylist", "results": [{"gpu_ids": ",".join(map(str, range(gpus))), "status": "PASS"}]}]},
+        {"category": "Integration", "tests": [
+            {"name": "PCIe", "results": [{"gpu_id": str(g), "status": "Pass",
+                                          "info": f"GPU {g} GPU to Host bandwidth:\t\t24.02 GB/s"}
+                                         for g in range(gpus)]}]}],
+        "version": "3.3.9"}}
+    lines = json.dumps(doc, indent=4).splitlines()
+    members = [i for i, ln in enumerate(lines) if i > 1 and ln.lstrip().startswith('"')]
+    start = rng.choice(members)
+    values = (("len(tests)", 0), ("errors", "a fragment starting inside"))
+    yield Variant("dcgmi-diag", f"-j from inside an object (line {start + 1})", "\n".join(lines[start:]) + "\n",
+                  values, fails=True, finding="a fragment starting inside")
+    yield Variant("dcgmi-diag", "-j: one info member alone (DCGM issue 215)",
+                  '"info" : "GPU 0 GPU to Host bandwidth:\\t\\t24.02 GB/s, GPU 0 bidirectional latency:\\t\\t5.019 us",\n',
+                  values, fails=True, finding="a fragment starting inside")

@@ -22,7 +22,10 @@ Hardware and Stress test was skipped the result is ``Skip`` (not measured), neve
 A table printed twice (the same rows) is one run. A table without its closing border, or
 with rows elided (``...``), is cut short: an error. So is a cut JSON document, which keeps
 every test printed whole before the cut (:mod:`sncheck.vendors.jsonprefix`), and one where a
-reporter put ``{"..."}`` or ``...`` for an element (read around it, DCGM issue 139).
+reporter put ``{"..."}`` or ``...`` for an element (read around it, DCGM issue 139). A ``-j``
+document pasted from inside an object (a member's key or a close before its first brace, DCGM
+issue 215's lone ``"info" :`` member) is a fragment (:mod:`sncheck.vendors.fragment`): no test,
+one error saying where it starts, exit 1 -- never "no output".
 
 Text wrapped across table rows is joined back. Fragments (a table without its border,
 a last row without its closing ``|``) still parse. ``errors`` holds Error rows that sit
@@ -38,6 +41,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import jsonprefix, listing
+from sncheck.vendors.fragment import json_fragment
 from sncheck.vendors.grammar import Grammar
 
 _DIAG = "NVIDIA/DCGM dcgmi/Diag.cpp"
@@ -64,8 +68,10 @@ GRAMMAR = {"dcgmi-diag": Grammar(
     failures=("a test or GPU at Fail (result Fail); Warn rows are warnings; 'Error: ...' lines, NVVS's MIG refusals "
               "('GPU N's MIG configuration is incompatible with the diagnostic ...', 'Cannot run diagnostic: ...': "
               "NvidiaValidationSuite.cpp BuildCommonGpusList) and Error rows "
-              "outside a test; a table without its footer or with '...' rows is cut; every GPU-exercising test "
-              "at Skip is not measured (never Pass: parse exits 0, a run's dcgmi_diag is not_measured)"),
+              "outside a test; -j text that starts inside an object (a member's '\"key\" :' or a close before "
+              "its first '{', no table line: DCGM issue 215 quotes one '\"info\" :' member alone) is a fragment "
+              "(sncheck.vendors.fragment), no test read; a table without its footer or with '...' rows is cut; "
+              "every GPU-exercising test at Skip is not measured (never Pass: parse exits 0, a run's dcgmi_diag is not_measured)"),
     values="result, metadata, tests[{name, category, result, all_gpus, gpus[{gpu, result}], warnings, errors, "
            "info}], warnings, info, errors, gpus, not_measured, format",
 )}
@@ -90,6 +96,7 @@ _TOOL_ERROR = re.compile(
     r"Cannot run diagnostic:|MIG is enabled, but no compute instances are configured", re.IGNORECASE
 )
 _MESSAGE_KINDS = {"warning": "warnings", "error": "errors", "info": "info"}
+_TABLE_LINE = re.compile(r"^\s*[|+]", re.MULTILINE)  # a row or border of the boxed table
 
 
 @dataclass
@@ -102,8 +109,15 @@ class _Row:
 
 
 def parse_dcgmi_diag(text: str) -> dict[str, Any]:
-    """Parse ``dcgmi diag`` output in either form; JSON is recognised by its first ``{``."""
+    """Parse ``dcgmi diag`` output in either form; JSON is recognised by its first ``{``. A ``-j``
+    document pasted from inside an object (a member's key, or a close, before any brace and no
+    table line) is a fragment: no test is read, and its one error says where it starts."""
     json_start = _json_start(text)
+    before = text if json_start is None else text[:json_start]
+    if not _TABLE_LINE.search(before) and (fragment := json_fragment(before, "dcgmi diag -j")):
+        result = _empty("json")
+        result["errors"].append(fragment)  # DCGM issue 215: one "info" member quoted alone
+        return _finish(result)
     if json_start is not None:
         return _parse_json(text[json_start:])
     return _parse_table(text)
