@@ -83,3 +83,25 @@ def test_a_rare_persistent_symptom_is_re_measured_until_a_miss_is_one_in_a_thous
         sym = Symptom("connectivity", "p2p-latency-spikes", {"factor": rate, "tier": "scale_up"})
         tests = rare_repeats([sym], by_name) * PEERS
         assert (1 - rate) ** tests <= 0.001, (rate, tests)
+
+
+def test_a_tray_is_not_named_for_two_slow_cards_while_its_healthy_mates_measure_clear(tmp_path):
+    """The sweep of seeds 8-9 at e80c12c, 5039 seed 9 (nvl72-4rack, masked_link_throttle):
+    ra07/gpu2 at 0.85 and gpu1 throttled to 0.8 made the tray's scale-up factor the median
+    of its pairs, 0.929, and gpu0 and gpu3, at 1.00 on 68 scale-up pairs each with healthy
+    partners, were inside the card tolerance of it: the tray was named (and isolated with
+    its two healthy cards), gpu2 never. A host stands for every card of it at its factor.
+    The link's retest measures the tray's six pairs alone: gpu0<->gpu3 at 1.00 there, both
+    its ends healthy, contradicts the tray at 0.83 (inside the pair bars' 1.25 of it), and
+    the retest names no tray either."""
+    a, b = "ra07/gpu2", "ra07/gpu1"
+    res, named, actions = gate(tmp_path, "nvl72-4rack", [
+        f"{{type: slow_card, target: {a}, factor: 0.85}}", f"{{type: thermal_throttle, target: {b}, factor: 0.8}}",
+        f'{{type: degraded_link, target: "{link_id(b, a)}", factor: 0.5}}'], seed=9)
+    assert named == {(a, "card"), (b, "card"), (link_id(b, a), "link")}, named
+    assert "ra07" not in actions and not any(c in actions for c in ("ra07/gpu0", "ra07/gpu3")), actions
+    rivals = [r["why"] for f in res["findings"] for r in f["evidence"].get("rivals", []) if r["entity"] == "ra07"]
+    assert any("not part of the host finding" in why for why in rivals), rivals
+    notes = [s["note"] for f in res["findings"] for s in f["evidence"].get("retest_symptoms", [])
+             if s["rule"].startswith("p2p-")]  # (the golden model is judged per host)
+    assert not any("host ra07" in note for note in notes), notes

@@ -24,8 +24,9 @@ A hypothesis explains the measurements when every pair's residual ``r / pred`` i
 the pair bars, every card's residual median inside the card bar (a faint card whose every
 pair passes) and every domain's level inside the domain bar; it is contradicted where a
 pair or a card is healthier than it predicts by more than the same bars ("gpu7 measured
-0.99 on 23 pairs": not part of the host). Peer bars compare with the tier's level (the
-median residual), design bars with 1.
+0.99 on 23 pairs": not part of the host), and a container where a member is healthy on
+its own evidence (``separation.healthy_member``). Peer bars compare with the tier's level
+(the median residual), design bars with 1.
 
 **Rate kinds** (latency spikes, corrupted payloads, wrong results): a pair either showed
 the symptom or not. A card (or NIC) is the culprit when it explains two or more of them

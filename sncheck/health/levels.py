@@ -18,7 +18,7 @@ from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     end_medians, every_residual, group_median, holds_cards, joined, median, on_path,
                                     pairs_on, unlocalised)
-from sncheck.health.separation import beside_sick, moved, reread_cards, same_ground, untold, wider
+from sncheck.health.separation import beside_sick, healthy_member, moved, reread_cards, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
 Hypothesis = list[tuple[Entity, dict[str, float]]]
@@ -375,7 +375,7 @@ class Level:
                 if not f or not self.beyond_a_bar(e, f):
                     continue
                 H2 = self.H + [(e, f)]
-                why = self.contradiction(e, f, H2)
+                why = self.contradiction(e, f, H2) or healthy_member(self, e, f)
                 if why is not None:
                     self.lost.append((e, why))
                     continue

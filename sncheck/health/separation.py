@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sncheck.health.explain import END_KINDS, MEDIAN_SE, NEAR_Z, Entity, holds_cards, median
+from sncheck.health.explain import END_KINDS, MEDIAN_SE, NEAR_Z, Entity, group_median, holds_cards, median
 from sncheck.topology import SCALE_OUT
 
 if TYPE_CHECKING:
@@ -103,6 +103,47 @@ def untold(lv: "Level", e: Entity, f: dict[str, float]) -> list[int]:
         for end in (x.a[at], x.b[at]):
             told |= set(end[~inside & clean & e.holds(end, lv.n)].tolist())
     return [m for m in e.members.tolist() if m not in told]
+
+
+def healthy_member(lv: "Level", e: Entity, f: dict[str, float]) -> str | None:
+    """A host or supernode stands for every card of it at its factor (README "Mock backend
+    cost model": a card's speed acts on each tier inside its domain alike, on bandwidth's
+    scale-out only through its NIC's cap). A member healthy on its own evidence is a card
+    the container would take with it, and contradicts it: its pairs there with partners
+    outside it that the rest of the hypothesis holds healthy read inside the card bar and
+    above the container's factor by more than NEAR_Z standard errors of their median, or a
+    pair of two members reads inside the card bar and healthier than the container's
+    factor beyond the card bar's tolerance, its noise bar (a pair runs at its slower end:
+    both are healthy; a 6-pair retest's pair noise is its slow pairs' spread). 5039 seed 9, nvl72-4rack: ra07's gpu2 at 0.85 and gpu1
+    throttled to 0.8 read as the tray at 0.929 on scale-up, while gpu0 and gpu3 measured
+    1.00 there on 68 pairs each; in the tray's own retest, gpu0<->gpu3 1.00 against its 0.83."""
+    if e.kind not in ("host", "supernode") or len(e.members) < 2 or lv.card_bar is None:
+        return None
+    others = [h for h in lv.H if h[0] is not e]
+    for t, ft in f.items():
+        if ft >= 1.0 or (lv.model.out_cap is not None and t == SCALE_OUT):
+            continue
+        x, level = lv.tiers[t], lv.level[t]
+        at = lv.pairs(e, t)
+        in_a, in_b = e.holds(x.a[at], lv.n), e.holds(x.b[at], lv.n)
+        clean = ~x.failed[at] & (lv.pred(t, at, others) >= 1.0)
+        mine = (in_a != in_b) & clean
+        cards, med, n = group_median(np.where(in_a, x.a[at], x.b[at])[mine], x.ratio[at][mine])
+        se = MEDIAN_SE * lv.pair_noise(t) / np.sqrt(np.maximum(n, 1))
+        off = (n >= lv.card_min) & (med / level >= lv.card_bar) & ((med - ft) / level > NEAR_Z * se)
+        if off.any():
+            k = int(np.argmax(np.where(off, med, -np.inf)))
+            return (f"{lv.paths.cards[int(cards[k])]} measured {med[k]:.2f} of design on {int(n[k])} pairs ({t}) "
+                    f"with healthy partners, not the {ft:.2f} of the {e.kind}: not part of the {e.kind} finding")
+        both = at[in_a & in_b & clean]
+        r = x.ratio[both]
+        with np.errstate(invalid="ignore"):
+            off = (r / level >= lv.card_bar) & (r * lv.card_bar > ft)
+        if off.any():
+            i = int(both[int(np.argmax(np.where(off, r, -np.inf)))])
+            return (f"{lv.paths.link(int(x.a[i]), int(x.b[i]))} measured {x.ratio[i]:.2f} of design ({t}), not the "
+                    f"{ft:.2f} of the {e.kind} its two ends are in: not part of the {e.kind} finding")
+    return None
 
 
 def beside_sick(lv: "Level", link: Entity) -> bool:
