@@ -142,8 +142,11 @@ def nvlink_status(rng: random.Random) -> Iterator[Variant]:
     # inactive by design, and without a bridge NVML's all-inactive line is the board's normal
     for bridged in (False, True):
         lines, values = [], [("len(gpus)", 2), ("len(faults)", 0)]
+        # nvidia-smi names some PCIe boards without 'PCIe' (H100 NVL, H200 NVL, A40, A30: review 28)
+        board = rng.choice(("NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL") if bridged
+                           else ("NVIDIA A100-PCIE-40GB", "NVIDIA A40", "NVIDIA A30"))
         for i in range(2):
-            lines.append(_gpu_line(rng, i, "NVIDIA H100 PCIe" if bridged else "NVIDIA A100-PCIE-40GB", True))
+            lines.append(_gpu_line(rng, i, board, True))
             if bridged:  # 3 bridges wire 12 of the 18 links (harvest 11's capture: 4, 5, 10, 11, 16, 17 idle)
                 lines += [f"\t Link {k}: " + ("<inactive>" if k % 6 in (4, 5) else "26.562 GB/s") for k in range(18)]
                 values += [(f"gpus[index={i}].links[link=4].active", False), (f"len(gpus[index={i}].links)", 18)]

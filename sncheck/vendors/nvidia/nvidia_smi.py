@@ -322,7 +322,10 @@ def parse_nvlink_status(text: str) -> dict[str, Any]:
 # bridge: NVML's all-inactive line) are inactive by design. Decided in harvest 12 from `nvidia-smi
 # nvlink -s` ('Display link state (active/inactive)') and those briefs: an inactive link of a PCIe
 # board is the platform's normal, not a fault; an active link slower than the others still is.
-_PCIE_BOARD = re.compile(r"\bPCI[Ee]\b|-PCIE-")
+# nvidia-smi names some PCIe boards without 'PCIe': the H100 NVL and H200 NVL (their briefs: PCIe
+# Gen5 cards, NVLink through 2- or 4-way bridges; 'NVIDIA H100 NVL' as thamada/nvidia-smi's capture
+# prints it; 'NVL' alone, never the rack's 'NVL72'), the A40 and A30 (PCIe only, NVLink bridge).
+_PCIE_BOARD = re.compile(r"\bPCI[Ee]\b|-PCIE-|\bNVL\b|\bA[34]0\b")
 _ALL_INACTIVE = re.compile(r"Unable to retrieve NV[Ll]ink information as all links are in[Aa]ctive")
 
 

@@ -94,7 +94,8 @@ GRAMMAR = {
                   "MIG mode) under a GPU's line in place of its links (errors, the GPU's own errors), but on a PCIe board (NVLink only "
                   "through bridges: a bridgeless board's normal, kept as the GPU's 'nvml'); a link <inactive> among active ones "
                   "(but on a PCIe board, whose links no bridge wires are inactive by design: NVIDIA's H100/A100 PCIe briefs, "
-                  "up to 3 bridges and 12 links; harvest 12's decision) or slower than the fastest link listed (faults); the "
+                  "up to 3 bridges and 12 links; harvest 12's decision; named 'PCIe', '-PCIE-', or without it the H100 NVL, "
+                  "H200 NVL, A40 and A30, PCIe cards with NVLink bridges by their briefs) or slower than the fastest link listed (faults); the "
                   "nvidia-smi/NVML failure lines (errors)"),
         values="gpus[{index, name, uuid, links[{link, active, speed_GBps}], errors, nvml (a PCIe board's all-inactive line)}], faults, errors",
     ),

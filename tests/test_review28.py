@@ -1,0 +1,47 @@
+"""Review 28: held-out attacks on this session's parser landings (issue 28), each a capture-shaped
+text with the grammar it comes from. Each test failed on main before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sncheck.vendors import facts as hf
+from sncheck.vendors.nvidia import checks as nv
+from sncheck.vendors.parsers import failures, parse_text, strip_source_header
+
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+_H100_PCIE_BRIDGED = ("harvest11/nvlink-status/02_nvlink_s_555.42.02_2x_h100_pcie_18_links_12_at_26.562GBs_links_4_5_"
+                      "10_11_16_17_inactive_root_prompt_hpe-japan-e-learning.txt")
+_A100_PCIE_BRIDGELESS = ("harvest11/nvlink-status/01_nvlink_s_555.42.02_2x_a100_pcie_no_nvlink_nvml_unable_to_retrieve_"
+                         "all_links_inactive_after_each_gpu_hpe-japan-e-learning.txt")
+
+
+def _real(rel: str) -> str:
+    return strip_source_header((REAL / rel).read_text(encoding="utf-8"))
+
+
+def _host_fact(text: str) -> dict:
+    [row] = [r for r in hf.evaluate("node1", nv.COMMANDS["nvlink_status"], hf.Expect(2), exit_code=0, stdout=text)
+             if r["fact"] == "nvlink"]
+    return row
+
+
+def test_pcie_boards_nvidia_smi_names_without_pcie_keep_their_unbridged_links_normal() -> None:
+    """46af88f (decision b) excused the inactive links of a board named '... PCIe' / '-PCIE-' only.
+    nvidia-smi names other PCIe boards with NVLink bridges without that word: 'NVIDIA H100 NVL' (its
+    product brief: PCIe Gen5 card, NVLink 600 GB/s through bridges; the name as thamada/nvidia-smi's
+    capture, harvest 12, prints it), 'NVIDIA H200 NVL' (2- or 4-way bridges), 'NVIDIA A40' and
+    'NVIDIA A30' (PCIe only, NVLink bridge). Harvest 11's bridged H100 PCIe and bridgeless A100 PCIe
+    captures under those names read as faults, exit 1, where the same board named 'PCIe' passes.
+    An SXM board named beside them ('NVIDIA H100 80GB HBM3') still fails on an inactive link, and the
+    rack's 'NVL72' is no board name."""
+    for name in ("NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A40", "NVIDIA A30"):
+        for rel, old, up in ((_H100_PCIE_BRIDGED, "NVIDIA H100 PCIe", 24), (_A100_PCIE_BRIDGELESS, "NVIDIA A100-PCIE-40GB", 0)):
+            text = _real(rel).replace(old, name)
+            data = parse_text("nvlink-status", text, expect=2)
+            assert not failures(data), (name, data["faults"], data["errors"])
+            row = _host_fact(text)
+            assert (row["ok"], row["value"]) == (True, up), (name, row["message"])
+    for name in ("NVIDIA H100 80GB HBM3", "NVIDIA GB200 NVL72"):
+        text = _real(_H100_PCIE_BRIDGED).replace("NVIDIA H100 PCIe", name)
+        assert parse_text("nvlink-status", text, expect=2)["faults"], name
