@@ -45,3 +45,36 @@ def test_pcie_boards_nvidia_smi_names_without_pcie_keep_their_unbridged_links_no
     for name in ("NVIDIA H100 80GB HBM3", "NVIDIA GB200 NVL72"):
         text = _real(_H100_PCIE_BRIDGED).replace("NVIDIA H100 PCIe", name)
         assert parse_text("nvlink-status", text, expect=2)["faults"], name
+
+
+def _ib_using(devices: str) -> list[dict]:
+    from sncheck.vendors.nccl.debug_log import parse_nccl_debug
+
+    line = f"gpu1:2841:2841 [0] NCCL INFO NET/IB : Using{devices} [RO]; OOB ib0:10.0.0.1<0>\n"
+    return parse_nccl_debug(line)["net"]["devices"]
+
+
+def test_nccl_2_30_ib_device_with_rail_and_plane_keeps_its_port_and_link() -> None:
+    """NCCL 2.30.7's net_ib/init.cc prints ' [%d]%s:%d', then ':%d' (railId) or ':' (no rail, a
+    plane), then ':%d' (planeId) where NCCL_IB_HCA names them ('mlx5_0:1:RAIL:PLANE', utils.cc
+    parseStringList), then '/%s' (link layer). main read '[0]mlx5_0:1:0:1/IB' with port and link
+    null. A Socket device's address (IPv4, IPv6) stays an address."""
+    got = [(d["device"], d["port"], d["link"], d.get("rail"), d.get("plane"))
+           for d in _ib_using(" [0]mlx5_0:1:0:1/IB [1]mlx5_1:1:3/RoCE [2]mlx5_2:2::0/IB")]
+    assert got == [("mlx5_0", 1, "IB", 0, 1), ("mlx5_1", 1, "RoCE", 3, None), ("mlx5_2", 2, "IB", None, 0)]
+    from sncheck.vendors.nccl.debug_log import parse_nccl_debug
+
+    sock = parse_nccl_debug("h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:2001:db8::1<0>\n")
+    assert [(d["port"], d.get("address")) for d in sock["net"]["devices"]] == [(None, "10.0.0.1"), (None, "2001:db8::1")]
+
+
+def test_nccl_plain_ib_device_beside_a_merged_one_keeps_nccl_s_index() -> None:
+    """NCCL 2.20.3 to 2.23 (net_ib.cc ncclIbInit, v2.21.5-1 lines 517-533) loop d over the merged
+    devices: a merged one prints ' [%d]={' with d, a plain one ' [%d]%s:%d/%s' with ibDev, its IB
+    device's index. main kept the printed number as NCCL's index: after a merged pair the next
+    plain NIC read as index 2 where NCCL numbers it 1 (its 'NET/IB/1' channels)."""
+    devices = _ib_using(" [0]={[0] mlx5_0:1/IB, [1] mlx5_1:1/IB} [2]mlx5_4:1/IB [3]mlx5_5:1/IB")
+    assert [(d["index"], d["device"], d.get("ib_index")) for d in devices] == [
+        (0, "mlx5_0+mlx5_1", None), (1, "mlx5_4", 2), (2, "mlx5_5", 3)]
+    plain = _ib_using(" [0]mlx5_0:1/IB [1]mlx5_1:1/IB")  # no merged device: the printed index is d
+    assert [(d["index"], "ib_index" in d) for d in plain] == [(0, False), (1, False)]

@@ -50,10 +50,17 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
             if level == "INFO":
                 host, pid, dev, _ = ranks[0]
                 pre = _prefix(version, host, pid, dev, False)
-                # from 2.19 NCCL_IB_MERGE_NICS prints a merged device as '[D]={[I] dev:port/link, ...}'
-                merged = _v(version) >= (2, 19) and rng.random() < 0.5
-                using = ("[0]={[0] mlx5_0:1/IB, [1] mlx5_3:1/IB} [1]={[2] mlx5_1:1/RoCE, [3] mlx5_2:1/RoCE}" if merged
-                         else "[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE")
+                # 2.20.3 to 2.23: NCCL_IB_MERGE_NICS prints a merged device as '[D]={[I] dev:port/link, ...}'
+                merged = (2, 20) <= _v(version) < (2, 24) and rng.random() < 0.5
+                # ... and a plain device beside them with its IB device's index ('[4]mlx5_4', NCCL's 2)
+                using = ("[0]={[0] mlx5_0:1/IB, [1] mlx5_3:1/IB} [1]={[2] mlx5_1:1/RoCE, [3] mlx5_2:1/RoCE} [4]mlx5_4:1/IB"
+                         if merged else "[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE")
+                # from 2.30.7 a rail and plane NCCL_IB_HCA names follow the port: '[0]mlx5_0:1:0:0/IB'
+                railed = not merged and _v(version) >= (2, 30) and rng.random() < 0.5
+                if railed:
+                    using = "[0]mlx5_0:1:0:0/IB [1]mlx5_1:1:1:0/RoCE"
+                    values += [("net.devices[index=1].port", 1), ("net.devices[index=1].rail", 1),
+                               ("net.devices[index=0].plane", 0)]
                 lines += [f"{pre} NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>",
                           f"{pre} NCCL INFO NET/IB : Using {using} [RO]; OOB ib0:10.0.0.1<0>",
                           f"{pre} NCCL INFO Using network IB"]
@@ -61,7 +68,8 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
                     values += [("net.devices[index=1].device", "mlx5_1+mlx5_2"), ("net.devices[index=1].port", None),
                                ("net.devices[index=1].members[index=2].device", "mlx5_1"),
                                ("net.devices[index=0].members[index=1].device", "mlx5_3"),
-                               ("len(net.devices)", 2), ("len(net.devices[index=0].members)", 2)]
+                               ("len(net.devices)", 3), ("len(net.devices[index=0].members)", 2),
+                               ("net.devices[index=2].device", "mlx5_4"), ("net.devices[index=2].ib_index", 4)]
                 if rng.random() < 0.5:
                     lines.append(f"NCCL version {nccl_v}+cuda12.2")  # the VERSION level: bare
                 else:

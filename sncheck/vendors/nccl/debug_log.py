@@ -14,8 +14,11 @@ v2.26.2, v2.27.3 and v2.30):
 - ``comm 0x.. rank R nranks N cudaDev D [nvmlDev M] busId B [commId ..|parent ..] - Init COMPLETE``
   (``init.cc``; ``nvmlDev`` from 2.19, the function name before ``comm`` from 2.21).
 - ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>`` (``net_ib``),
-  ``NET/Socket : Using [0]eth0:10.0.0.1<0>``; ``Using network IB`` (``init.cc``). From 2.19 a
+  ``NET/Socket : Using [0]eth0:10.0.0.1<0>``; ``Using network IB`` (``init.cc``). From 2.20.3 to 2.23 a
   merged device (``NCCL_IB_MERGE_NICS``) prints as ``[D]={[I] mlx5_2:1/RoCE, [J] mlx5_3:1/RoCE}``
+  (a plain device beside it with its IB device's index, ``ibDev``; from 2.24.3 merged devices are not
+  on this line); from 2.30.7 a device NCCL_IB_HCA gives a rail or plane prints them after its port,
+  ``[0]mlx5_0:1:RAIL:PLANE/IB`` (``:RAIL``, ``::PLANE``; ``net_ib/init.cc``)
   (``ncclIbInit``: ``" [%d]={"``, then ``"[%d] %s:%d/%s%s"`` per member, ``", "`` between, ``"}"``).
 - ``Channel CC/S : R[D] -> P[E] [send|receive] via TRANSPORT`` (``transport/{p2p,shm,net}.cc``):
   ``P2P/IPC``, ``P2P/CUMEM``, ``P2P/direct pointer``, ``SHM/direct/direct``, ``NET/IB/0``,
@@ -53,7 +56,8 @@ JSON::
      "lines": 812, "hosts": ["node1", "node2"], "processes": 16, "nranks": 16,
      "ranks": [{"host", "pid", "rank", "nranks", "cuda_dev", "nvml_dev", "bus_id", "comm"}],
      "net": {"network": "IB", "devices": [{"index": 0, "device": "mlx5_0", "port": 1, "link": "IB"}],
-             (a merged device: "device": "mlx5_2+mlx5_3", "port": null, "members": [{index, device, port, link}])
+             (a merged device: "device": "mlx5_2+mlx5_3", "port": null, "members": [{index, device, port, link}];
+              a plain one beside it: "ib_index", the index it printed; "rail", "plane" where printed)
              "oob": "ib0:10.0.0.1<0>"},
      "transports": {"P2P/IPC": 48, "NET/IB": 16}, "channels": 64,
      "warnings": [{"host", "pid", "tid", "device", "file", "line", "func", "time", "message"}],
@@ -80,10 +84,13 @@ _INIT = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+|\(nil\)) rank (?P<rank>\d+) nr
                    r"cudaDev (?P<dev>\d+)(?: nvmlDev (?P<nvml>\d+))? busId (?P<bus>[0-9a-fA-F]+)\b")
 _NET_USING = re.compile(r"^NET/(?P<net>\w+) ?: Using(?P<rest>.*)$")
 # '[0]mlx5_0:1/IB' (net_ib: device, port, link layer), '[0]eth0:10.0.0.1<0>' (net_socket: interface and
-# its address, the port in '<>' 0); a Socket device's ':' is followed by its address, not a port
-_NET_DEV = re.compile(r"\[(?P<i>\d+)\](?P<dev>[^\s:\[\];]+)(?::(?P<port>\d+)(?![\d.:<])|:(?P<addr>[^\s<\[\];]+)<\d+>)?"
-                      r"(?:/(?P<link>\w+))?")
-# NCCL_IB_MERGE_NICS (2.19 on, net_ib.cc ncclIbInit): a merged device ' [D]={[I] mlx5_2:1/RoCE, [J] mlx5_3:1/RoCE}'
+# its address, the port in '<>' 0); a Socket device's ':' is followed by its address, not a port. From
+# 2.30.7 (net_ib/init.cc, NCCL_IB_HCA naming a rail and plane) the port may be followed by ':RAIL',
+# ':RAIL:PLANE' or '::PLANE' before the link: '[0]mlx5_0:1:0:1/IB'
+_NET_DEV = re.compile(r"\[(?P<i>\d+)\](?P<dev>[^\s:\[\];]+)(?::(?P<port>\d+)(?::(?P<rail>\d*)(?::(?P<plane>\d+))?(?=/)|(?![\d.:<]))"
+                      r"|:(?P<addr>[^\s<\[\];]+)<\d+>)?(?:/(?P<link>\w+))?")
+# NCCL_IB_MERGE_NICS (2.20.3 to 2.23, net_ib.cc ncclIbInit): a merged device ' [D]={[I] mlx5_2:1/RoCE, [J] mlx5_3:1/RoCE}';
+# a plain device beside it prints its IB device's index, not D ('" [%d]%s:%d/%s", ibDev')
 _NET_MERGED = re.compile(r"\[(?P<i>\d+)\]=\{(?P<members>[^}]*)\}?")
 _NET_MEMBER = re.compile(r"\[(?P<i>\d+)\] (?P<dev>[^\s:,\[\]{}]+):(?P<port>\d+)/(?P<link>\w+)")
 
@@ -92,7 +99,9 @@ def _net_devices(listed: str) -> list[dict[str, Any]]:
     """The devices of a 'NET/IB : Using' line, in order: a plain one's index, device, port and link (a
     Socket device's address); a merged one (``[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}``) its index,
     ``device`` its members' names joined by '+' (as NCCL names a merged device), the members' common
-    link, and ``members`` [{index, device, port, link}] (each the IB device's own index)."""
+    link, and ``members`` [{index, device, port, link}] (each the IB device's own index). NCCL prints
+    its devices in index order; a plain one beside a merged one prints its IB device's index (2.20 to
+    2.23): ``index`` is then its place, ``ib_index`` the printed one."""
     out: list[dict[str, Any]] = []
     at = 0
     for merged in _NET_MERGED.finditer(listed):
@@ -103,12 +112,19 @@ def _net_devices(listed: str) -> list[dict[str, Any]]:
         out.append({"index": int(merged["i"]), "device": "+".join(d["dev"] for d in found) or None, "port": None,
                     "link": links.pop() if len(links) == 1 else None, "members": members})
         at = merged.end()
-    return out + _plain_devices(listed[at:])
+    out += _plain_devices(listed[at:])
+    if at:  # a merged device in the line: each plain one's printed index is its IB device's
+        for place, d in enumerate(out):
+            if "members" not in d and d["index"] != place:
+                d["ib_index"], d["index"] = d["index"], place
+    return out
 
 
 def _plain_devices(listed: str) -> list[dict[str, Any]]:
     return [{"index": int(d["i"]), "device": d["dev"], "port": int(d["port"]) if d["port"] else None,
-             "link": d["link"], **({"address": d["addr"]} if d["addr"] else {})} for d in _NET_DEV.finditer(listed)]
+             "link": d["link"], **({"address": d["addr"]} if d["addr"] else {}),
+             **({"rail": int(d["rail"])} if d["rail"] else {}), **({"plane": int(d["plane"])} if d["plane"] else {})}
+            for d in _NET_DEV.finditer(listed)]
 
 
 # 'comm 0x.. rank R nranks N ... - Init START', 'comm 0x.. rank R nRanks N nNodes M localRanks ..': the size

@@ -16,8 +16,9 @@ GRAMMAR = {"nccl-debug": Grammar(
         "nNodes %d localRanks %d localRank %d MNNVL %d' and '... cudaDev %d nvmlDev %d busId %lx ... - Init "
         "COMPLETE'; 'Using network %s'; ncclGetErrorString's results)",
         "NVIDIA/nccl src/transport/net_ib.cc, net_ib/p2p.cc, net_socket.cc ('NET/IB : Using [%d]%s:%d/%s ...; OOB "
-        "%s', from 2.19 a merged device ' [%d]={' '[%d] %s:%d/%s' ', ' ... '}' (ncclIbInit; real capture "
-        "NVIDIA/nccl-tests#373, IBext_v8); the completion error's layouts: '... with error %d, opcode %d, len %d, vendor err %d' to 2.9, "
+        "%s', 2.20.3 to 2.23 a merged device ' [%d]={' '[%d] %s:%d/%s' ', ' ... '}' and a plain one beside it with its "
+        "IB device's index (ncclIbInit, v2.21.5-1; real capture NVIDIA/nccl-tests#373, IBext_v8); from 2.30.7 "
+        "' [%d]%s:%d' then ':%d' rail or ':' and ':%d' plane where NCCL_IB_HCA names them, then '/%s' (net_ib/init.cc); the completion error's layouts: '... with error %d, opcode %d, len %d, vendor err %d' to 2.9, "
         "'from peer %s with error ...' 2.11-2.19, 'with status=%d opcode=%d len=%d vendor err %d (%s)' 2.20-2.28 "
         "with ' localGid %s remoteGids%s hca %s' from 2.22, 'status=%s(%d) opcode=%s(%d) vendor_err=%u' from 2.29)",
         "NVIDIA/nccl src/transport/p2p.cc, shm.cc, net.cc ('Channel %02d/%d : %d[%d] -> %d[%d] via %s'; up to 2.6 "
@@ -42,7 +43,8 @@ GRAMMAR = {"nccl-debug": Grammar(
               "usage', 'remote process exited or there was a network error'): faults"),
     values=("nccl_version, cuda_version, lines, hosts, processes, nranks, ranks[{host, pid, rank, nranks, cuda_dev, "
             "nvml_dev, bus_id, comm}], net{network, devices[{index, device, port, link, address (a Socket device's), "
-            "members (a merged device's: [{index, device, port, link}], its device the names joined by '+')}], oob}, transports{KIND: n}, "
+            "members (a merged device's: [{index, device, port, link}], its device the names joined by '+'), ib_index (a "
+            "plain device's printed index beside a merged one), rail, plane (2.30.7, where printed)}], oob}, transports{KIND: n}, "
             "channels, warnings[{host, pid, tid, device, file, line, func, time, message}], completion_errors[{peer, "
             "status, status_name, opcode, len, vendor_err, type, hca, local_gid, remote_gids, host, pid}], "
             "nccl_errors, faults, errors"),
