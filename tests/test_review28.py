@@ -78,3 +78,16 @@ def test_nccl_plain_ib_device_beside_a_merged_one_keeps_nccl_s_index() -> None:
         (0, "mlx5_0+mlx5_1", None), (1, "mlx5_4", 2), (2, "mlx5_5", 3)]
     plain = _ib_using(" [0]mlx5_0:1/IB [1]mlx5_1:1/IB")  # no merged device: the printed index is d
     assert [(d["index"], "ib_index" in d) for d in plain] == [(0, False), (1, False)]
+
+
+def test_aer_status_only_report_names_pcie_r6_bits_as_the_kernel_does() -> None:
+    """a129717 names a status-only report's bits from aer.c's tables; aer.c names bits 27-31 of the
+    Uncorrectable Error Status since 6633875250b3 ('PCI/AER: Support errors introduced by PCIe r6.0',
+    2025, in stable down to 5.15): DMWrReqBlocked, IDECheck, MisIDETLP, PCRC_CHECK, TLPXlatBlocked.
+    main named them 'Unknown Error Bit'."""
+    from sncheck.vendors.kernel_log import parse_kernel_log
+
+    text = ("pcieport 0000:00:01.1: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)\n"
+            "pcieport 0000:00:01.1:   device [8086:6f03] error status/mask=88000020/00000000\n")
+    [e] = parse_kernel_log(text)["events"]
+    assert [(b["bit"], b["name"]) for b in e["bits"]] == [(5, "SDES"), (27, "DMWrReqBlocked"), (31, "TLPXlatBlocked")]

@@ -63,13 +63,15 @@ PATTERN = r"AER:|PCIe Bus Error|error status/mask|(^| )\[ ?[0-9]+\] [A-Za-z]|TLP
 
 
 # aer.c's aer_correctable_error_string / aer_uncorrectable_error_string (4.17 on; NULL entries
-# print as "Unknown Error Bit")
+# print as "Unknown Error Bit"); bits 27-31 (PCIe r6.0's) named by 6633875250b3 "PCI/AER: Support
+# errors introduced by PCIe r6.0" (2025, backported to stable down to 5.15), "Unknown Error Bit" before
 _CORRECTABLE = {0: "RxErr", 6: "BadTLP", 7: "BadDLLP", 8: "Rollover", 12: "Timeout", 13: "NonFatalErr",
                 14: "CorrIntErr", 15: "HeaderOF"}
 _UNCORRECTABLE = {0: "Undefined", 4: "DLP", 5: "SDES", 12: "TLP", 13: "FCP", 14: "CmpltTO", 15: "CmpltAbrt",
                   16: "UnxCmplt", 17: "RxOF", 18: "MalfTLP", 19: "ECRC", 20: "UnsupReq", 21: "ACSViol",
                   22: "UncorrIntErr", 23: "BlockedTLP", 24: "AtomicOpBlocked", 25: "TLPBlockedErr",
-                  26: "PoisonTLPBlocked"}
+                  26: "PoisonTLPBlocked", 27: "DMWrReqBlocked", 28: "IDECheck", 29: "MisIDETLP", 30: "PCRC_CHECK",
+                  31: "TLPXlatBlocked"}
 
 
 def finish(events: list[dict[str, Any]]) -> None:
