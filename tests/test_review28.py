@@ -91,3 +91,30 @@ def test_aer_status_only_report_names_pcie_r6_bits_as_the_kernel_does() -> None:
             "pcieport 0000:00:01.1:   device [8086:6f03] error status/mask=88000020/00000000\n")
     [e] = parse_kernel_log(text)["events"]
     assert [(b["bit"], b["name"]) for b in e["bits"]] == [(5, "SDES"), (27, "DMWrReqBlocked"), (31, "TLPXlatBlocked")]
+
+
+def test_inspector_record_giving_a_key_twice_is_refused_like_every_json_view() -> None:
+    """ee03628 moved nccl-tests JSON and the listing onto jsonprefix so that an object giving a key
+    twice (two outputs spliced, or an edited one) is refused 'where every other JSON view refuses it';
+    the nccl-inspector view (json_stream, a plain JSONDecoder) still kept the last value silently:
+    harvest 9's Inspector record with a second 'coll_busbw_gbs' read busbw 0.5, exit 0. Inspector
+    (plugins/profiler/inspector/inspector_json.cc) writes each key once. The record before stays read."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+    from sncheck.vendors.nccl_inspector import parse_inspector
+
+    rel = ("harvest9/nccl-inspector/02_inspector_v4.0_record_cw_dfw_h100_rank31_of_32_4_nodes_reducescatter_sn129_64KiB_"
+           "busbw_18.469236_json_fence_inspector-analysis-tool-readme.txt")
+    whole = _real(rel).replace("```json\n", "").replace("```", "")
+    twice = whole.replace('"coll_busbw_gbs": 18.469236', '"coll_busbw_gbs": 18.469236,\n    "coll_busbw_gbs": 0.5')
+    data = parse_inspector(whole + twice)
+    assert [r["busbw_GBps"] for r in data["records"]] == [18.469236]
+    assert data["errors"] and "'coll_busbw_gbs' is given twice" in data["errors"][0], data["errors"]
+    assert "cut short" not in data["errors"][0]
+    assert not parse_inspector(whole + whole)["errors"]  # two whole records: no refusal
+    runner = CliRunner()
+    with runner.isolated_filesystem():
+        Path("twice.json").write_text(twice, encoding="utf-8")
+        r = runner.invoke(main, ["parse", "nccl-inspector", "twice.json"])
+    assert r.exit_code != 0 and "given twice" in r.output, r.output

@@ -74,6 +74,10 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# For a stream of documents (``raw_decode``, Inspector's records): each object's keys given once too
+DECODER = json.JSONDecoder(object_pairs_hook=_once)
+
+
 class _Reader:
     def __init__(self, text: str) -> None:
         self.text, self.pos = text, 0

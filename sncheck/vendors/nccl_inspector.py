@@ -35,16 +35,21 @@ import json
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import jsonprefix
 
 TOOL = "nccl-inspector"
 PERF_KEYS = ("coll_perf", "p2p_perf")
 
 
+_REFUSED = "not one JSON record"
+
+
 def json_stream(text: str, decoder: json.JSONDecoder | None = None) -> tuple[list[Any], str]:
     """Every JSON document in ``text`` (one, or a stream as Inspector writes), and why
     the rest could not be read ("" when all of it was). ``decoder``: the watcher's, which
-    refuses NaN and Infinity."""
-    dec = decoder or json.JSONDecoder()
+    refuses NaN and Infinity; by default :data:`jsonprefix.DECODER`, which refuses an object
+    giving a key twice (no Inspector writes one: two records spliced, or an edited one)."""
+    dec = decoder or jsonprefix.DECODER
     out: list[Any] = []
     i, n = 0, len(text)
     while i < n:
@@ -59,6 +64,8 @@ def json_stream(text: str, decoder: json.JSONDecoder | None = None) -> tuple[lis
             obj, i = dec.raw_decode(text, i)
         except (json.JSONDecodeError, RecursionError) as e:
             return out, (f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else "nested too deep")
+        except jsonprefix.KeyGivenTwice as e:
+            return out, f"line {text.count(chr(10), 0, i) + 1}: {_REFUSED}: {e}"
         out.append(obj)
     return out, ""
 
@@ -116,7 +123,8 @@ def parse_inspector(text: str) -> dict[str, Any]:
         raise ParseError("no NCCL Inspector record (a JSON object with header and coll_perf / p2p_perf)"
                          + (f" ({tail})" if tail else ""), tool=TOOL)
     records = [r for o in objects if is_record(o) and (r := record(o)) is not None]
-    errors = [f"cut short after {len(records)} records ({tail})"] if tail else []
+    errors = [(f"{tail} (after {len(records)} records)" if _REFUSED in tail
+               else f"cut short after {len(records)} records ({tail})")] if tail else []
     others = sum(1 for o in objects if not is_record(o))
     if others:
         errors.append(f"{others} JSON objects that are not Inspector records")
