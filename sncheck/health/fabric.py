@@ -14,7 +14,7 @@ device the inventory has no card for stays the host's.
 
 * op ``counter_growth`` (``of: growth``, the default): a counter of ``counters`` that grew
   by more than ``above`` during the run; one whose growth is unknown (read lower after than
-  before, or not in the earlier read and above zero now) is not judged (:func:`unknown_growth`);
+  before, or not in the earlier read and above ``above`` now) is not judged (:func:`unknown_growth`);
 * op ``counter_growth`` with ``of: before``: a counter already above ``above`` when the
   run began. The shipped rule is ``info``: last month's CRC burst is not tonight's failure.
 
@@ -211,11 +211,14 @@ def unknown_growth(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
     * read less after the run than before it: reset (a driver reload, ``perfquery -R``),
       wrapped, or another port read under the same name (read as growth, a reset to 0 passed
       and a reset to 3 counted 3);
-    * not in the earlier read and above zero now (a port or link up only during the run, a
-      port ``ibqueryerrors`` lists only now): read as growth, its whole count failed."""
+    * not in the earlier read and above the rule's ``above`` now (a port or link up only during
+      the run, a port ``ibqueryerrors`` lists only now): read as growth, its whole count failed;
+      at or under the bar now it grew by no more than the bar."""
     before = pd.to_numeric(frame["before"], errors="coerce")
     after = pd.to_numeric(frame["after"], errors="coerce")
-    down, new = before.notna() & after.notna() & (after < before), before.isna() & (after > 0)
+    # a counter read only now grew by at most what it reads (it starts at 0 or more): at or
+    # under the bar it cannot have grown past it (at 0, as the cabling check)
+    down, new = before.notna() & after.notna() & (after < before), before.isna() & (after > rule.params["above"])
 
     def message(group: pd.DataFrame, what: str, shown: str) -> str:
         why = (["went down during the run (reset, wrapped, or another port read)"] if down[group.index].any() else []) \
