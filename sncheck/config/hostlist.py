@@ -110,7 +110,7 @@ def check_name(name: object, what: str = "host name") -> str:
 
     if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 255:
         raise ConfigError(f"bad {what} {quoted(str(name))}: letters, digits, '.', '_' and '-' only, "
-                          "not starting with '-'")
+                          "not starting with '-', at most 255 characters")
     return name
 
 
