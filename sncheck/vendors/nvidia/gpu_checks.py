@@ -327,7 +327,8 @@ def check_dcgmi(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]
         msg += f" (warnings: {listed(warnings)})"
     row = fact_row(host, "dcgmi_diag", result, "Pass", ok, msg, "dcgmi")
     if skipped and result in ("Pass", "Warn", "Skip") and not failed:
-        row["ok"], row["status"] = False, Status.NOT_MEASURED
         row["message"] += f"; not judged: {listed(skipped)} skipped by dcgmi (a skip measures nothing)"
-        row["skipped"] = skipped  # the rules may allow a named test's skip (allow_skips)
+        if not parsed.get("errors"):  # an error beside the skip fails the fact: no skip's allowance passes it
+            row["ok"], row["status"] = False, Status.NOT_MEASURED
+            row["skipped"] = skipped  # the rules may allow a named test's skip (allow_skips)
     return [row]
