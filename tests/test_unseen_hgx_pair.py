@@ -9,24 +9,14 @@ from pathlib import Path
 import pytest
 
 from sncheck.errors import ConfigError
-from sncheck.run.inputs import load_inventory, load_playbook
-from sncheck.run.runner import RunOptions, execute
+from mock_gate import actions, mock_gate, named
 
 ROOT = Path(__file__).resolve().parent.parent
-GATE = load_playbook(str(ROOT / "playbooks/pre-upgrade-gate.yaml"))
-PAIR = ROOT / "tests/data/inventories-unseen/hgx-pair.yaml"
 
 
 def gate(tmp_path: Path, faults: list[str], seed: int = 1):
-    plan = tmp_path / "faults.yaml"
-    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
-    res = execute(GATE, load_inventory(PAIR), RunOptions(backend="mock", faults=str(plan), seed=seed,
-                                                         out=str(tmp_path / "run"))).results
-    named = {(f["entity"], f["entity_kind"]) for f in res["findings"] if f["severity"] in ("warning", "critical")}
-    actions: dict[str, list[str]] = {}
-    for step in res["isolation"]:
-        actions.setdefault(step["entity"], []).append(step["action"])
-    return res, named, actions
+    res = mock_gate(tmp_path, "hgx-pair", faults, seed).results
+    return res, named(res), actions(res)
 
 
 def slow(cards: list[str], factor: float) -> list[str]:
