@@ -59,3 +59,21 @@ def test_a_host_name_refused_for_its_length_is_told_the_bound() -> None:
     with pytest.raises(ConfigError, match="at most 255 characters"):
         check_name("n" * 256)
     assert check_name("n" * 255) == "n" * 255
+
+
+def test_an_nccl_log_read_for_its_mnnvl_lines_keeps_a_job_line_that_is_not_utf8() -> None:
+    """fce0218: NUL or non-UTF-8 bytes make a tool's own table not whole, but a log holds
+    other programs' text (LOG_VIEWS). ``nccl-mnnvl`` reads the same NCCL_DEBUG=INFO log as
+    ``nccl-debug`` (a log to READS_ELISION too) and was left out of LOG_VIEWS: a training
+    script's one line in GBK made the log 'not whole' under nccl-mnnvl and read under
+    nccl-debug."""
+    from sncheck.vendors.parsers import parse_text
+
+    log = ("node1:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8\n"
+           "node1:1:1 [0] NCCL INFO MNNVL 1 cliqueId 2 cliqueSize 72 cliqueRank 0\n"
+           + b"epoch 1 \xd1\xb5\xc1\xb7 loss 2.31\n".decode("utf-8", "replace")
+           + "node1:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 72 nNodes 18 localRanks 4 localRank 0 MNNVL 1\n")
+    said = [e for view in ("nccl-debug", "nccl-mnnvl") for e in parse_text(view, log).get("errors") or []
+            if "not UTF-8" in e]
+    assert said == [], said
+    assert parse_text("nccl-mnnvl", log)["mnnvl"] is True

@@ -157,8 +157,9 @@ def elided(view: str, body: str, first: int = 1, origins: Sequence[int] | None =
 
 
 # Views whose output is a log of other programs' text (a driver's, a job's): bytes a tool's own
-# table never prints may be in a log line, and the view reads each line for what it knows.
-LOG_VIEWS = frozenset({"kernel-log", "nccl-debug", "torch-nccl", "nccl-inspector"})
+# table never prints may be in a log line, and the view reads each line for what it knows
+# (nccl-mnnvl reads the NCCL_DEBUG=INFO log nccl-debug reads).
+LOG_VIEWS = frozenset({"kernel-log", "nccl-debug", "nccl-mnnvl", "torch-nccl", "nccl-inspector"})
 _NOT_TEXT = re.compile("[\x00\ufffd]")
 
 
