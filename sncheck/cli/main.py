@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from sncheck import __version__
-from sncheck.errors import ConfigError
+from sncheck.errors import ConfigError, ParseError
 from sncheck.backends import BACKENDS
 from sncheck.config.inventory import DIST_BACKENDS, MAX_CARDS, MAX_FORKS, MAX_LOCAL_CARDS, Inventory, local_inventory
 from sncheck.run.inputs import load_inventory, load_playbook
@@ -415,6 +415,8 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
             data = parse_text(tool, text, expect)
     except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
+    except ParseError as e:  # 'no table found' names the file it looked in (an empty one among many)
+        raise ParseError(e.message, tool=f"{file}: {e.tool or tool}", line=e.line) from e
     failures = parse_failures(data)
     if tool in counted:  # judged as a run judges its reads: the value before the traffic, or the growth since
         if since is not None:

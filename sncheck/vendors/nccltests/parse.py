@@ -140,6 +140,7 @@ class _State:
     nccl_release: str | None = None  # "NCCL version 2.9.6+cuda11.2": the release NCCL's banner names
     library: dict[str, str] = field(default_factory=dict)  # rccl-tests' RCCL/HIP/ROCm version block
     config: dict[str, int] = field(default_factory=dict)
+    rows_after_end: int = 0  # result rows after the footer, without a run's header before them
     gaps: set[int] = field(default_factory=set)  # per reporter's '...' before the footer: the rows read before it
     devices: list[dict[str, Any]] = field(default_factory=list)
 
@@ -225,12 +226,30 @@ def _judge_end(state: _State) -> None:
                      for at in sorted(state.gaps) if (why := _rows_left_out(state, at, step))]
     if state.finished:
         state.errors += sweep.rows_missing(state.rows, state.config, state.gaps)
+    if state.rows_after_end:
+        state.errors.append(f"{state.rows_after_end} result row(s) after the run's footer, with no header of their "
+                            "own: another task's or run's output, not read (split the log per task)")
+    state.errors += _unchecked(state)
     if state.more_runs:
         state.errors.append(
             "the log holds more than one run; only the first was parsed (split the log)"
         )
     elif state.next_test:
         state.errors.append(f"the next test began after this one ({state.next_test!r}) and the log ends there: cut short")
+
+
+def _unchecked(state: _State) -> list[str]:
+    """Rows whose out-of-place check cell is N/A under a banner that says ``validation: 1``:
+    common.cu prints N/A only where it did not check (-c 0); the in-place half of a collective
+    that has none to check (alltoall, sendrecv) prints N/A beside a checked out-of-place one."""
+    if state.config.get("validation") != 1:
+        return []
+    bare = [r["size_bytes"] for r in state.rows if r["out_of_place"]["time_us"] is not None
+            and r["out_of_place"]["wrong"] is None and r["out_of_place"]["max_error"] is None]
+    if not bare:
+        return []
+    return [f"{len(bare)} row(s) (first: {bare[0]} bytes) show N/A for the out-of-place check while the banner "
+            "says 'validation: 1': their results were not checked, not judged"]
 
 
 def _step(state: _State) -> tuple[str, float] | None:
@@ -311,7 +330,11 @@ def _scan_line(line: str, state: _State) -> None:
         row = _parse_row(content, state)
         if row is None and _CHUNK_LABEL.search(content):
             row = _parse_row(_CHUNK_LABEL.sub(" ", content), state)
-        if row is not None:
+        if row is not None and state.finished:
+            # common.cu prints no row after the footer: another task's or run's table (two srun
+            # tasks each printing theirs, regrouped task by task), never more rows of this run
+            state.rows_after_end += 1
+        elif row is not None:
             state.rows.append(row)
             state.table_seen = True
         elif (state.table_seen or state.rows) and _row_shaped(content):

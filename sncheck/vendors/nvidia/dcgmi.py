@@ -83,6 +83,7 @@ _GPU_IDS = re.compile(r"^GPUs?\s*:\s*([0-9][0-9,\s]*)$")
 # DCGM 4.x: a line per GPU under the test's own result ("| memory | Pass |", "|  | GPU0: Pass |").
 _GPU_STATUS = re.compile(r"^GPU\s*([0-9]+)\s*:\s*(Pass|Fail|Warn|Skip)\b\s*(?:-\s*(.*))?$", re.IGNORECASE)
 _BORDER = re.compile(r"^\+[-=]+\+[-=]+\+$")  # "+----+----+": opens or closes the table
+_BANNER = re.compile(r"^Successfully ran diagnostic")  # before each table (printed twice: between them)
 _MESSAGE_LABEL = re.compile(r"^(Warning|Error|Info)\b\s*(?::\s*GPU\s*([0-9]+))?$", re.IGNORECASE)
 # Test categories whose tests run on the GPUs (Deployment only checks the software stack).
 _MEASURING = ("integration", "hardware", "stress", "performance")
@@ -137,7 +138,11 @@ def _parse_table(text: str) -> dict[str, Any]:
         # the table kept as a code comment ('  # | PCIe ... | Pass - All |': a package's example output):
         # no line of dcgmi's own starts with '#', so the comment marker every line carries is not the tool's
         lines = [re.sub(r"^#\s?", "", ln) for ln in lines]
-    for line in lines:
+    closed, after = False, None  # the footer border read; the first line of something else after it
+    for at, line in enumerate(lines, 1):
+        if closed and line and after is None and not (line[0] in "|+" or _TOOL_ERROR.search(line) or
+                                                      listing.is_elision(line) or _BANNER.match(line)):
+            after = (at, line)  # dcgmi prints nothing after its footer: another tool's output appended
         if m := _CATEGORY.match(line):
             category, is_open = m.group(1).strip(), True
         elif line.startswith("|"):
@@ -147,6 +152,7 @@ def _parse_table(text: str) -> dict[str, Any]:
             _add_cells(tables[-1], category, line)
             is_open = True
         elif _BORDER.match(line):
+            closed = is_open and not line.startswith("+=")
             is_open = is_open and line.startswith("+=")
         elif line and not line.startswith("+") and _TOOL_ERROR.search(line):
             result["errors"].append(line)
@@ -169,6 +175,9 @@ def _parse_table(text: str) -> dict[str, Any]:
         )
     if any(tables) and is_open:
         result["errors"].append("the table has no closing border: output cut short")
+    if after is not None:
+        result["errors"].append(f"line {after[0]} follows the table's closing border ({after[1][:60]!r}): dcgmi "
+                                "prints nothing there; another tool's output appended, not one diagnostic")
     return _finish(result)
 
 

@@ -318,6 +318,8 @@ def check_dcgmi(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]
     notes = failed + [str(e) for e in parsed.get("errors") or []]
     # an error beside a Pass (dcgmi printing every test passed, then exiting 226) is no pass
     ok = result in ("Pass", "Warn") and not skipped and not parsed.get("errors")
+    # a test at Warn with no Warning row beside it said nothing of which test warned (hostile round 11)
+    notes += [f"{t['name']} at Warn" for t in tests if t.get("result") == "Warn"]
     msg = f"dcgmi diag: {result or 'no result'}"
     if notes:
         msg += f": {listed(notes)}"
