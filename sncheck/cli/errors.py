@@ -24,8 +24,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # C0 and C1 controls, DEL, and the bidi marks, embeddings, overrides and isolates: a name from
 # an input file that carries them moves the cursor, clears the screen, forges a line of its own
-# ('sncheck: verdict pass') or reorders the rest of its line on the reader's terminal.
-_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# ('sncheck: verdict pass') or reorders the rest of its line on the reader's terminal. U+2028 and
+# U+2029 end a line for every reader that follows Unicode (Python's splitlines, JavaScript, log
+# shippers): a name holding one is two lines of a log (hostile round 11, H11-13).
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
 
 
 def shown(text: str) -> str:

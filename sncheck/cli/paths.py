@@ -24,6 +24,7 @@ from typing import Any
 
 import click
 
+from sncheck.cli.errors import shown
 from sncheck.config.fileio import LIMITS, check_input, check_output, kind_of
 from sncheck.errors import ConfigError
 
@@ -42,6 +43,11 @@ class PathOption(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         text = os.fspath(value)
         try:
+            if shown(text) != text:
+                # a newline in a run directory's name splits 'results in DIR/results.json' over
+                # two lines of the summary (and of every later listing that names the run)
+                raise ConfigError("has a control or bidi character in its name; name a path without one",
+                                  shown(text))
             self.check(text)
         except ConfigError as e:
             self.fail(str(e), param, ctx)

@@ -482,4 +482,5 @@ def write_reports(record: RunRecord, store: RunStore, opts: RunOptions) -> None:
     rows = store.frames()
     for report in opts.reports:
         if report.name != "json":  # results.json is always written by the store
+            store.check_dir()  # never through a link put where the run directory was
             report.write(record, rows, store.dir / report.filename, opts.template_dirs)

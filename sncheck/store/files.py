@@ -20,14 +20,32 @@ from pathlib import Path
 from sncheck.config.fileio import write_atomic
 from sncheck.errors import HarnessError
 
-__all__ = ["FULL", "RunFiles", "open_new", "real_dir", "route_log", "write_atomic"]
+__all__ = ["FULL", "RunFiles", "open_new", "real_dir", "route_log", "same_root", "write_atomic"]
 
 FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
+def same_root(root: Path, identity: tuple[int, int] | None) -> None:
+    """HarnessError unless ``root`` is still the directory whose (device, inode) the run
+    opened: one moved away and replaced by a link (or another directory) while the run goes
+    gets nothing of the run written into it (hostile round 11, H11-06). ``root`` itself may
+    be a link the user named: it is followed, and must lead to the same directory."""
+    if identity is None:
+        return
+    try:
+        st = os.stat(root)
+    except OSError as e:
+        raise HarnessError(f"run directory: {root} is gone ({e.strerror or e}); it was moved or removed "
+                           "while the run went") from e
+    if (st.st_dev, st.st_ino) != identity:
+        raise HarnessError(f"run directory: {root} is no longer the directory the run opened (moved, and a link "
+                           "or another directory put in its place, while the run went); nothing more is written there")
+
+
 def real_dir(root: Path, rel: str | os.PathLike[str] = "") -> Path:
     """``root / rel`` as a real directory: each component below ``root`` is created if
-    missing and refused if it is a symlink or not a directory (HarnessError)."""
+    missing and refused if it is a symlink or not a directory (HarnessError). ``root``
+    itself is the caller's to check (:func:`same_root`)."""
     path = Path(root)
     for part in Path(rel).parts:
         if part in ("", ".", "..") or os.sep in part:
@@ -65,8 +83,9 @@ class RunFiles:
     a busy machine's wall time). ``results.json``, the rows and the state store stay
     durable."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], identity: tuple[int, int] | None = None) -> None:
         self.root = Path(root)
+        self.identity = identity  # the run directory's (device, inode) when the run opened it
         self.error: str | None = None
         # per directory written in: each directory from the root down as checked (its path,
         # device and inode); a later write re-reads only these (one lstat each, nothing made)
@@ -94,6 +113,7 @@ class RunFiles:
         files, a fleet run tens of thousands); later writes find each directory on the way
         still the one checked (the same inode, not a link) or check it again whole, so a
         directory swapped for a link mid-run is still refused."""
+        same_root(self.root, self.identity)
         chain = self._checked.get(rel)
         if chain is not None and _unchanged(chain):
             return self.root / rel

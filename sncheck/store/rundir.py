@@ -42,7 +42,7 @@ from sncheck.store.parts import Part, PartFrames
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.model import RunRecord
 from sncheck.store.results import write_record
-from sncheck.store.files import RunFiles, open_new, real_dir
+from sncheck.store.files import RunFiles, open_new, real_dir, same_root
 from sncheck.rows import Columns
 import pyarrow.parquet as pq
 
@@ -129,7 +129,9 @@ class RunStore:
         self.run_id = run_id or new_run_id()
         self._rows_error: str | None = None  # why rows stopped being written (a full disk)
         self._lock_directory(force)
-        self.files = RunFiles(self.dir)  # every other file of the run (evidence) goes through it
+        st = os.stat(self.dir)
+        self._identity = (st.st_dev, st.st_ino)  # every write checks the directory is still this one
+        self.files = RunFiles(self.dir, self._identity)  # every other file of the run (evidence) goes through it
         # Each kind's parts as written (path, rows, the layers and retests they hold), and
         # the batches a full disk could not take (kept in memory: never lost).
         self._written: dict[str, list[Part]] = defaultdict(list)
@@ -271,6 +273,7 @@ class RunStore:
         tmp = folder / f".{name}.tmp"  # readers skip dot-names: a cut write is never read
 
         try:
+            self.check_dir()
             real_dir(self.dir, Path(ROWS_DIR) / kind)
             names = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
             with os.fdopen(open_new(tmp), "wb") as fh:
@@ -306,8 +309,13 @@ class RunStore:
         with self._lock:
             return PartFrames(self._written, self._unwritten).counts()
 
+    def check_dir(self) -> None:
+        """HarnessError unless the run directory is still the one opened (:func:`same_root`)."""
+        same_root(self.dir, self._identity)
+
     def write_results(self, record: RunRecord) -> Path:
         path = self.dir / "results.json"
+        self.check_dir()
         if self.write_error and self._reserve:  # the disk filled up: spend the reserve on the results
             self._reserve.unlink(missing_ok=True)
             self._reserve = None
