@@ -58,7 +58,7 @@ from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, Stress
 from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, at_bound, batch_repeats, decided, later_batches, look
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    retest_tag, through_known, too_few_partners
+    no_longer, retest_tag, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -493,7 +493,7 @@ class Window:
         hits = [g for g in found if self._mine(g) or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
         ends = [g for g in found if self.f.entity_kind == "link" and g.entity_kind == "card" and g.entity in self.scope
-                and not self._tied(g)]  # an end not told from the link ("card or link") is the link again
+                and not self._tied(g) and g.entity not in no_longer(self.f)]  # (a tied end: the link again)
         noise = retest_noise(rows)
         per: list[dict] = []
         for s in self.syms:

@@ -138,6 +138,12 @@ def explained(per: list[dict], ends: list[Finding]) -> list[dict]:
             else p for p in per]
 
 
+def no_longer(f: Finding) -> set[str]:
+    """The cards a link's release was withdrawn from (sncheck.run.withdraw, ``evidence.withdrawn``):
+    its retest again re-measures its pair with none of them as its explanation."""
+    return {w["explained_by"] for w in f.evidence.get("withdrawn") or ()}
+
+
 def retest_tag(f: Finding) -> str:
     """The ``confirms`` tag of a suspect's retest rows: its entity, and a link whose release was
     withdrawn (sncheck.run.withdraw) is retested on rows of its own: its earlier retest's rows
