@@ -79,6 +79,21 @@ def test_a_link_whose_release_was_withdrawn_is_not_released_again_by_the_same_ca
     assert len(link["evidence"]["withdrawn"]) == 1, link["evidence"]["withdrawn"]
 
 
+def test_seven_slow_cards_beside_a_host_as_slow_are_seven_cards(tmp_path):
+    """ca0b7b2's case (7018) with the whole host as slow as the seven (0.7, not 0.9): gpu0
+    starts every collective on time beside its seven late mates. main: host dgx-a named and
+    isolated with it. ca0b7b2 judged the untold hosts' cards against every card measured:
+    7 of those 16 are dgx-a's late cards (21.3-21.7 us) and dgx-b's, measured only beside each
+    other, read ~1 us, so the median was 5.9 us and the MAD ~5.4 us; the seven sat at robust
+    z ~2, inside collective-straggler's 5, and so did their skews beside their own mates
+    (_Sides judged those against the same 16)."""
+    cards = [f"{{type: slow_card, target: dgx-a/gpu{k}, factor: 0.7}}" for k in range(1, 8)]
+    cards += [f"{{type: slow_card, target: dgx-b/gpu{k}, factor: 0.7}}" for k in range(8)]
+    res, named, last = gate(tmp_path, cards)
+    assert named == {(f"dgx-a/gpu{k}", "card") for k in range(1, 8)} | {("dgx-b", "host")}, named
+    assert "dgx-a" not in last and "dgx-a/gpu0" not in last, last
+
+
 @pytest.mark.xfail(strict=True, reason="the explanation does not count a NIC its host's listing shows Down "
                    "(host-fact-hardware-fault, hard evidence) as the culprit of its pairs: with one partner it "
                    "names the pair's link 'between two otherwise healthy cards', and the retest isolates the "

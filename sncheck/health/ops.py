@@ -125,16 +125,23 @@ def _told_apart(untold: pd.DataFrame, peers: pd.DataFrame, rule: "Rule", ctx: De
     late ones), the late cards are findings of their own, and the host's finding yields to
     them (sncheck.health.findings.merge_findings), if the evidence tells each from its
     host (:meth:`_Sides.told_apart`). Cards all late, or none clearly on time (a faint
-    host: all near the bar), say nothing the host's finding does not."""
+    host: all near the bar), say nothing the host's finding does not. Each host's cards are
+    judged against the peers outside it where those are enough (``peers`` every card measured,
+    all held by culprits: its own late cards would set the level and spread they are judged by)."""
     out: list[Finding] = []
     entity = untold["entity"].astype(str)
     for cards in ctx.untold_members().values():
         mine = untold[entity.isin(cards)]
-        bad = _beyond(mine, peers, rule)
-        bad[bad] = mine.loc[bad, "entity"].astype(str).map(sides.told_apart).astype(bool)
-        healthy = ~_beyond(mine, peers, rule, share=0.5)
+        # the host's cards against the others' (every card measured held by a culprit: its own
+        # late cards would set the level and the spread they are judged by)
+        ref = peers[~peers["entity"].astype(str).isin(cards)]
+        ref = ref if len(ref) >= rule.params["min_peers"] else peers
+        told = sides if len(ref) == len(peers) else _Sides(sides.rows, ref, rule, sides.culprits)
+        bad = _beyond(mine, ref, rule)
+        bad[bad] = mine.loc[bad, "entity"].astype(str).map(told.told_apart).astype(bool)
+        healthy = ~_beyond(mine, ref, rule, share=0.5)
         if bad.any() and (healthy & ~bad).any():
-            out += entity_findings(mine, bad, rule, expected=jsonable(peers["value"].median()))
+            out += entity_findings(mine, bad, rule, expected=jsonable(ref["value"].median()))
     return out
 
 
