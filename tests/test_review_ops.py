@@ -77,3 +77,22 @@ def test_an_nccl_log_read_for_its_mnnvl_lines_keeps_a_job_line_that_is_not_utf8(
             if "not UTF-8" in e]
     assert said == [], said
     assert parse_text("nccl-mnnvl", log)["mnnvl"] is True
+
+
+def test_a_switch_port_counter_read_only_now_under_its_bar_is_judged_as_the_hosts_are() -> None:
+    """The cabling check 2322675 took its rule from: a switch port counter the saved read
+    lacked, at or under every bar on it now, cannot have grown past one (port_xmit_discards:
+    the shipped bar is more than 100); it was not judged at any value above 0. Above the
+    lowest bar, or with no rule on it, it stays not judged."""
+    from sncheck.health.cabling import counter_growth_findings, growth_bars
+    from sncheck.health.rules import load_rules
+
+    bars = growth_bars(load_rules().rules)
+
+    def found(**now: int) -> list:
+        return [(f.rule, f.not_judged) for f in counter_growth_findings(
+            {"leaf:x[7]": {"port_rcv_errors": 0}}, {"leaf:x[7]": {"port_rcv_errors": 0, **now}}, None, bars)]
+
+    assert found(port_xmit_discards=40) == [] and found(port_xmit_discards=100) == []
+    assert [j for _, j in found(port_xmit_discards=101)] == [True]
+    assert [j for _, j in found(symbol_error=1)] == [True]  # its bar is 0

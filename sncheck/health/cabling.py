@@ -136,8 +136,9 @@ def counter_growth_findings(before: Mapping[str, Mapping[str, int]], after: Mapp
         unruled = [c for c in grew if c not in bars]
         # read lower now (reset, wrapped, another port's read): its growth is unknown (round 8)
         lower = {c: (was[c], v) for c, v in sorted(now.items()) if c in was and v < was[c]}
-        # a counter the earlier read did not hold (another sncheck's file) above zero now: its growth is unknown
-        new = sorted(c for c, v in now.items() if c not in was and v > 0)
+        # a counter the earlier read did not hold (another sncheck's file): it grew by at most what it reads, so
+        # above the lowest bar on it now (above zero with none) its growth is unknown; at or under, it crossed none
+        new = sorted(c for c, v in now.items() if c not in was and v > min((b.above for b in bars.get(c, ())), default=0))
         if unruled or gone or lower or new:
             why = ([f"no rule judges the growth of {', '.join(unruled)}"] if unruled else []) + \
                 ([f"{', '.join(gone)} read before and not now"] if gone else []) + \
