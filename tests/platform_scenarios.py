@@ -19,6 +19,7 @@ level.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -51,6 +52,7 @@ ALONE = ("unmeasurable",)  # refused when the run resolves: nothing else of the 
 STATE = ("drift_with_culprit",)  # needs a state store holding earlier runs of the inventory
 STATE_INVENTORIES = ("demo-2sn", "mi300x-pod", "fleet-12sn", "nvl72-rack", "hgx-2su")  # small: cheap earlier runs
 REFUSED = "refused"  # a Planted's ends: the run exits 2 naming the fault
+UNMEASURABLE = "no planned measurement can show it"  # the refusal's words (sncheck.run.runner)
 
 
 @dataclass(frozen=True)
@@ -405,6 +407,14 @@ def _unmeasurable(rnd: random.Random, name: str, topo: Topology) -> Planted:
                    frozenset({(link_id(a, b), "link")}), REFUSED)
 
 
+def refuses(said: str, culprit: str) -> bool:
+    """Whether the refusal ``said`` names ``culprit``'s fault as one no planned measurement can
+    show: a link by its id, a NIC by its host (the fault plan's target), never a name that only
+    begins like it (``s00n1`` in ``s00n10/gpu3``) or another fault's refusal on its host."""
+    target = culprit if "<->" in culprit else host_of(culprit)
+    return f" {target}: {UNMEASURABLE}" in said
+
+
 def judge(planted: list[Planted], findings: list[dict], isolation: list[dict], refused: str | None = None) -> dict:
     """Strict judging of one run: per class [planted, found] and [exact, extra] findings;
     exact and all warning or critical findings; mis-levels (card<->host, card<->link,
@@ -415,10 +425,10 @@ def judge(planted: list[Planted], findings: list[dict], isolation: list[dict], r
         for p in planted:
             tally = per.setdefault(p.case, [0, 0])
             tally[0] += 1
-            tally[1] += p.ends == REFUSED and all(host_of(e.split("<->")[0]) in refused for e, _ in p.culprits)
+            tally[1] += p.ends == REFUSED and all(refuses(refused, e) for e, _ in p.culprits)
         return {"per": per, "exact": 0, "named": 0, "extras": [], "misses": [], "wrong_end": [],
                 "mislevel": {"card<->host": 0, "card<->link": 0, "nic<->switch": 0}, "precision": {},
-                "quarantined": [], "refused": refused[:200]}
+                "quarantined": [], "refused": re.sub(r"^\S*/faults\.yaml:", "faults.yaml:", refused)[:200]}
     named = [(f["entity"], f["entity_kind"]) for f in findings if f["severity"] in ("warning", "critical")]
     every = {(f["entity"], f["entity_kind"]) for f in findings}
     last = {i["entity"]: i["action"] for i in isolation}

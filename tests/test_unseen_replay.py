@@ -111,16 +111,49 @@ def test_a_refused_run_read_again_in_another_folder_is_the_same_outcome():
     import sys
 
     sys.path.insert(0, str(ROOT / "tests/bench"))
-    from bench_platform_accuracy import _outcome
+    from bench_platform_accuracy import _same
 
     said = ("{}/7522-3/faults.yaml:2: degraded_link a/gpu0<->b/gpu1: no planned measurement can show it: the plan "
             "never measures this pair: across supernodes it pairs card k with card k (its rail)")
     logged = {"scenario": 7522, "seed": 3, "refused": said.format("/tmp/u3sweep-s3/test_unseen_accuracy0")[:200],
               "cpu_s": 1}
     again = {**logged, "refused": said.format("/tmp/accuracy-again-x1y2")[:200], "cpu_s": 2}
-    assert _outcome(logged) == _outcome(again)
+    assert _same(again, logged)
     other = said.replace("gpu1:", "gpu2:").format("/tmp/x")[:200]
-    assert _outcome(logged) != _outcome({**again, "refused": other})
+    assert not _same({**again, "refused": other}, logged)
+
+
+def test_a_refusal_whose_reason_changed_past_its_first_100_characters_differs():
+    """Final read: --again compared a refusal's first 100 characters without its folder (the
+    fault and its entity), so a refusal whose reason changed read as '0 differ'. The judge now
+    keeps 200 characters without the folder, and old logs compare over what both kept."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests/bench"))
+    from bench_platform_accuracy import _same
+    from platform_scenarios import judge
+
+    head = "faults.yaml:2: degraded_link a/gpu0<->b/gpu1: no planned measurement can show it: "
+    one = judge([], [], [], refused="/tmp/r1/" + head + "the plan never measures this pair")
+    two = judge([], [], [], refused="/tmp/r2/" + head + "it is measured beside one card of another supernode only")
+    assert one["refused"].startswith("faults.yaml:2:")
+    assert not _same({"scenario": 1, **one}, {"scenario": 1, **two})
+
+
+def test_a_refusal_is_credited_only_to_the_fault_it_names():
+    """Final read: a refused class was credited when its host's name appeared anywhere in the
+    refusal (s00n1 inside s00n10/gpu3, or another fault's refusal on the same host)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests/bench"))
+    from platform_scenarios import REFUSED, Planted, judge
+
+    nic = Planted("unmeasurable", ("{type: slow_nic, target: s00n1, port: 1, factor: 0.5}",),
+                  frozenset({("s00n1/nic0", "nic")}), REFUSED)
+    elsewhere = "faults.yaml:3: degraded_link s00n10/gpu3<->s01n2/gpu1: no planned measurement can show it: x"
+    assert judge([nic], [], [], refused=elsewhere)["per"]["unmeasurable"] == [1, 0]
+    named = "faults.yaml:2: slow_nic s00n1: no planned measurement can show it: inventory has no scale-out tier"
+    assert judge([nic], [], [], refused=named)["per"]["unmeasurable"] == [1, 1]
 
 
 def test_a_link_retested_through_a_slow_spine_named_beside_it_is_not_confirmed_by_the_spine(tmp_path):

@@ -45,7 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from platform_scenarios import (CLASSES, REFUSED, STATE, first_class, inventory, judge,  # noqa: E402
+from platform_scenarios import (CLASSES, REFUSED, STATE, UNMEASURABLE, first_class, inventory, judge,  # noqa: E402
                                 platform_scenario, topology)
 
 FIRST = 5000
@@ -396,7 +396,6 @@ def _round3_dir() -> Path | None:
     return next((d for d in found if (d / "run-r3.py").exists()), None)
 
 
-UNMEASURABLE = "no planned measurement can show it"  # the refusal's words (sncheck.run.runner)
 
 
 def refusal(truth: list[dict], rc: int | None, said: str) -> dict:
@@ -581,20 +580,29 @@ def again(logs: Sequence[str], k: int, draw: Callable[[int], tuple[str, list[Any
         now = run_tasks([(tmp, number, seed, draw, load) for number, seed in keys])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # the runs' directories: nothing is logged
-    return [(logged[(r["scenario"], r["seed"])], r) for r in now
-            if _outcome(r) != _outcome(logged[(r["scenario"], r["seed"])])]
+    return [(logged[(r["scenario"], r["seed"])], r) for r in now if not _same(r, logged[(r["scenario"], r["seed"])])]
+
+
+def _same(now: dict, logged: dict) -> bool:
+    """Whether two runs are judged alike: all but what they cost, a refusal's text over the
+    length both logs kept (a log before the judge stripped the run folder kept 200 characters
+    with it, so fewer without)."""
+    a, b = _outcome(now), _outcome(logged)
+    ra, rb = a.pop("refused", None), b.pop("refused", None)
+    if isinstance(ra, str) and isinstance(rb, str):
+        n = min(len(ra), len(rb))
+        ra, rb = ra[:n], rb[:n]
+    return a == b and ra == rb
 
 
 def _outcome(result: dict) -> dict:
     """A logged run as it is judged: all but what it cost (a JSON round trip: tuples as lists),
-    a refusal's text without the run folder its fault plan was written in (the log keeps 200
-    characters with the folder: the first 100 without it, the fault and its entity, are
-    what every run keeps whatever its folder)."""
+    a refusal's text without the run folder its fault plan was written in."""
     import re
 
     kept = {k: v for k, v in result.items() if k != "cpu_s"}
     if isinstance(kept.get("refused"), str):
-        kept["refused"] = re.sub(r"^\S*/faults\.yaml:", "faults.yaml:", kept["refused"])[:100]
+        kept["refused"] = re.sub(r"^\S*/faults\.yaml:", "faults.yaml:", kept["refused"])
     return json.loads(json.dumps(kept))
 
 
