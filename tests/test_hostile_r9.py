@@ -469,10 +469,14 @@ def test_h9_23_a_cap_given_as_a_percentage_is_refused(tmp_path: Path, cluster: F
 
 def test_h9_24_status_shows_a_state_dir_path_on_one_line(tmp_path: Path) -> None:
     """H9-24: `status --state-dir` of a path with a newline and a bidi mark that does not exist:
-    'no state directory at PATH' was printed raw, over two lines."""
+    'no state directory at PATH' was printed raw, over two lines. Since hostile round 11 (H11-05)
+    a path option naming a control or bidi character is refused (exit 2): the refusal too names
+    the path escaped, on one line."""
     r = _cli("status", "--state-dir", tmp_path / "x\ny\u202e")
-    assert r.exit_code == 0 and len(r.output.strip().splitlines()) == 1, r.output
-    assert "x\\u000ay\\u202e" in r.output, r.output
+    assert r.exit_code == 2, r.output
+    said = [line for line in r.output.splitlines() if "--state-dir" in line and "Usage" not in line]
+    assert len(said) == 1 and "x\\u000ay\\u202e" in said[0], r.output
+    assert "\u202e" not in r.output and "x\ny" not in r.output, r.output
 
 
 def test_h9_25_the_cap_counts_only_the_fleet_of_the_inventory(tmp_path: Path, cluster: FakeCluster) -> None:
