@@ -63,3 +63,22 @@ def test_an_nvlink_link_read_only_after_the_run_is_not_judged(tmp_path: Path) ->
     assert [(f.rule, f.basis) for f in found] == [("nvlink-errors-grew", Basis.NOT_JUDGED)], found
     assert "GPU 1 link 5 replay_errors ? -> 300" in found[0].message and found[0].evidence["counters"] == \
         [{"device": "GPU 1 link 5", "counter": "replay_errors", "before": None, "after": 300, "growth": None}]
+
+
+def test_an_nvlink_link_read_before_the_run_and_not_after_it_is_not_judged(tmp_path: Path) -> None:
+    """The reads swapped: link 5 of card 1, with 3 replays before the traffic, is missing from
+    the read after it (a link gone down, a read cut short): no growth was measured, so it is
+    not judged (as the cabling check's "read before and not now"), never a pass. A run that
+    read once has no after to miss: its counters stay as they were (no finding of growth)."""
+    t = topo(tmp_path)
+    before = nvlink_row("n1", 0, None)
+    before["value"]["gpus"][0]["links"]["5"] = {"replay_errors": 3, "crc_errors": 0}
+    found = [f for f in judge([before, nvlink_row("n1", 0, 1)], t) if f.entity == "n1/gpu1"
+             and f.rule != "fabric-errors-before-run"]  # (the info finding of what it read before: as ever)
+    assert [(f.rule, f.basis) for f in found] == [("nvlink-errors-grew", Basis.NOT_JUDGED)], found
+    assert "were read before and not after" in found[0].message, found[0].message
+    assert "GPU 1 link 5 crc_errors 0 -> ?, GPU 1 link 5 replay_errors 3 -> ?" in found[0].message, found[0].message
+    assert {"device": "GPU 1 link 5", "counter": "replay_errors", "before": 3, "after": None, "growth": None} in \
+        found[0].evidence["counters"], found[0].evidence
+    once = [f for f in judge([before], t) if f.entity == "n1/gpu1" and f.rule == "nvlink-errors-grew"]
+    assert once == [], once

@@ -14,7 +14,8 @@ device the inventory has no card for stays the host's.
 
 * op ``counter_growth`` (``of: growth``, the default): a counter of ``counters`` that grew
   by more than ``above`` during the run; one whose growth is unknown (read lower after than
-  before, or not in the earlier read and above ``above`` now) is not judged (:func:`unknown_growth`);
+  before, not in the earlier read and above ``above`` now, or read before and not after) is
+  not judged (:func:`unknown_growth`);
 * op ``counter_growth`` with ``of: before``: a counter already above ``above`` when the
   run began. The shipped rule is ``info``: last month's CRC burst is not tonight's failure.
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from sncheck.health.rules import Rule
 
 COUNTER_FACTS = {"nvlink_errors": "NVLink", "ib_counters": "IB port"}
-_COUNTER_COLUMNS = ["entity", "kind", "value", "fact", "device", "counter", "before", "after", "growth"]
+_COUNTER_COLUMNS = ["entity", "kind", "value", "fact", "device", "counter", "before", "after", "growth", "reread"]
 _SHOWN = 6
 
 
@@ -128,7 +129,8 @@ def fabric_counters(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
 def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
     reads = _reads(rows, tuple(COUNTER_FACTS))
     cards = {h: hosts[h].cards if h in hosts else 0 for h, _, _ in reads}
-    columns: dict[str, list] = {c: [] for c in ("entity", "kind", "fact", "device", "counter", "before", "after")}
+    columns: dict[str, list] = {c: [] for c in ("entity", "kind", "fact", "device", "counter", "before", "after",
+                                                "reread")}
     growth: list = []
     shapes: dict[tuple, tuple] = {}  # a read's counters with the host's name left out: one per distinct read
     for host, fact, values in reads:
@@ -148,11 +150,13 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
         columns["fact"] += [fact] * len(ends)
         columns["before"] += before
         columns["after"] += after
+        columns["reread"] += [last is not None] * len(ends)  # (a run that read once has no after to miss)
         growth += grew
     names = {c: _texts(columns[c]) for c in ("entity", "kind", "fact", "device", "counter")}
     frame = pd.DataFrame({"entity": names["entity"], "kind": names["kind"], "value": growth,
                           "fact": names["fact"], "device": names["device"], "counter": names["counter"],
-                          "before": columns["before"], "after": columns["after"], "growth": growth},
+                          "before": columns["before"], "after": columns["after"], "growth": growth,
+                          "reread": pd.Series(columns["reread"], dtype=bool)},
                          columns=_COUNTER_COLUMNS)
     return frame
 
@@ -213,19 +217,25 @@ def unknown_growth(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
       and a reset to 3 counted 3);
     * not in the earlier read and above the rule's ``above`` now (a port or link up only during
       the run, a port ``ibqueryerrors`` lists only now): read as growth, its whole count failed;
-      at or under the bar now it grew by no more than the bar."""
+      at or under the bar now it grew by no more than the bar;
+    * read before the run and not in the read after it (a link or port gone, a read cut short),
+      where the run read twice: it had no growth to judge, and nothing said so."""
     before = pd.to_numeric(frame["before"], errors="coerce")
     after = pd.to_numeric(frame["after"], errors="coerce")
     # a counter read only now grew by at most what it reads (it starts at 0 or more): at or
     # under the bar it cannot have grown past it (at 0, as the cabling check)
     down, new = before.notna() & after.notna() & (after < before), before.isna() & (after > rule.params["above"])
+    # read before and missing from the read after the run (a link or port down, a read cut short): its growth
+    # is unknown, as the cabling check's "read before and not now"; a run that read once has no after to miss
+    gone = before.notna() & after.isna() & frame["reread"].astype(bool)
 
     def message(group: pd.DataFrame, what: str, shown: str) -> str:
         why = (["went down during the run (reset, wrapped, or another port read)"] if down[group.index].any() else []) \
-            + (["were not in the earlier read"] if new[group.index].any() else [])
+            + (["were not in the earlier read"] if new[group.index].any() else []) \
+            + (["were read before and not after"] if gone[group.index].any() else [])
         return f" not judged: {what} error counters {', or '.join(why)}: their growth is unknown: {shown}"
 
-    return _per_entity(frame[down | new], rule, lambda r: f"{r.device} {r.counter} {_n(r.before)} -> {_n(r.after)}",
+    return _per_entity(frame[down | new | gone], rule, lambda r: f"{r.device} {r.counter} {_n(r.before)} -> {_n(r.after)}",
                        message, lambda _group: {"measured": "not judged",
                                                 "expected": f"at most {rule.params['above']:g}", "unit": "errors"},
                        basis=Basis.NOT_JUDGED, about=About.CHECK)
