@@ -124,3 +124,26 @@ def test_with_no_retest_left_a_withdrawn_near_link_stays_quarantined_not_judged(
     assert [s.action.value for s in steps] == ["quarantine", "quarantine", "quarantine", "quarantine"]
     assert steps[1].reason.startswith(f"release withdrawn: card {CARD}") and "stays quarantined" in steps[1].reason
     assert f.severity == "critical" and f.not_judged and f.inconclusive and not f.message.endswith("released)")
+
+
+def test_a_link_released_again_with_no_symptoms_is_not_withdrawn_again_by_its_old_explanation(tmp_path, monkeypatch):
+    """The withdrawn link's second retest releases it with no symptom records (a retest that
+    says not reproduced and lists none): the first retest's records, which named the card,
+    were kept, so the card's release withdrew the link's genuine release a second time and left
+    it quarantined. Now a retest with no symptoms leaves none of the earlier one's."""
+    from sncheck.run.confirm import Retest
+
+    real, calls = isolation.confirm, []
+
+    def confirm(c, suspects):
+        calls.append([g.entity for g in suspects])
+        if len(calls) == 3:  # the link's retest again, the card no longer its explanation
+            assert calls[-1] == [LINK], calls
+            return {LINK: Retest(False, "peer-to-peer pairs", "not reproduced")}
+        return real(c, suspects)
+
+    monkeypatch.setattr(isolation, "confirm", confirm)
+    f, steps = steps_of(tmp_path, monkeypatch, card_passes)
+    assert last(steps) == {LINK: "release", CARD: "release"}, steps
+    assert [w["explained_by"] for w in f.evidence["withdrawn"]] == [CARD], f.evidence["withdrawn"]
+    assert "retest_symptoms" not in f.evidence, f.evidence["retest_symptoms"]

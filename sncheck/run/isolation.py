@@ -135,6 +135,9 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
             if r.confirmed is not None and not r.busy:  # seen on a busy machine in another's retest, decided by its own
                 f.evidence.pop("inconclusive", None)
             f.evidence["retest"] = f"{again_note(f)}{r.how}: {r.note}"
+            # this retest's symptoms only: an earlier retest's (a withdrawn link's, naming the card that
+            # explained it) would withdraw a release this retest gave on its own (sncheck.run.withdraw)
+            f.evidence.pop("retest_symptoms", None)
             if r.symptoms:
                 f.evidence["retest_symptoms"] = list(r.symptoms)
             step = decide_entry(q, r.confirmed, history[f.entity], now)
