@@ -49,7 +49,8 @@ def steps_of(tmp_path: Path, monkeypatch, after_first_retest, faults: list[str] 
 
     monkeypatch.setattr(isolation, "confirm", confirm)
     steps = isolation.isolation_steps([f], ctx, True, lambda e: None, datetime.now(timezone.utc))
-    assert calls[:2] == [[LINK], [CARD]], calls  # the card a finding of its own, retested in the next wave
+    # the card a finding of its own, retested in the next wave (if there is one)
+    assert calls[:2] == [[LINK], [CARD]][:isolation.WAVES], calls
     return f, [(s.entity, s.action.value, s.reason) for s in steps]
 
 
@@ -147,3 +148,15 @@ def test_a_link_released_again_with_no_symptoms_is_not_withdrawn_again_by_its_ol
     assert last(steps) == {LINK: "release", CARD: "release"}, steps
     assert [w["explained_by"] for w in f.evidence["withdrawn"]] == [CARD], f.evidence["withdrawn"]
     assert "retest_symptoms" not in f.evidence, f.evidence["retest_symptoms"]
+
+
+def test_a_link_explained_by_a_card_raised_in_the_last_wave_says_the_card_was_never_retested(tmp_path, monkeypatch):
+    """The card is raised in the last wave's retest (here the only wave): quarantined, with no
+    wave left to retest it. The link's release is withdrawn saying so, not that the card's own
+    retest did not confirm it (it had none)."""
+    monkeypatch.setattr(isolation, "WAVES", 1)
+    f, steps = steps_of(tmp_path, monkeypatch, card_passes)
+    assert last(steps)[CARD] == "quarantine" and last(steps)[LINK] == "quarantine", steps
+    [w] = f.evidence["withdrawn"]
+    assert w["explained_by"] == CARD and w["card"] == "never retested", w
+    assert f"card {CARD}, named in its retest as what explains its pair, was never retested" in f.evidence["retest"]

@@ -87,7 +87,7 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
             break
     for g in wave:  # raised in the last wave's retests: quarantined, not retested
         steps.extend(quarantine_steps([g]))
-    withdrawn(findings, steps, set(), left=False)
+    withdrawn(findings, steps, set(), left=False, unretested={g.entity for g in wave})
     return steps
 
 
