@@ -266,28 +266,16 @@ def pairs_on(e: Entity, t: Tier, paths: Paths) -> np.ndarray:
     return at[on_path(e, paths, t.a, t.b)]
 
 
-def acted_on(e: Entity, t: Tier, paths: Paths) -> np.ndarray:
-    """Every pair of the tier whose prediction an entity of a hypothesis scales
-    (``Level.pred``: an end kind holds one of its ends, a shared one is on its path;
-    positions, ascending)."""
-    if e.kind in END_KINDS:
-        return t.pairs_of(e.members)
-    if e.key[0] == "leaf":
-        return t.pairs_of(paths.members("leaf", e.key[1]))
-    if e.key[0] == "link":
-        mine = t.pairs_of(np.array([e.key[1]]))
-        return mine[on_path(e, paths, t.a[mine], t.b[mine])]
-    return np.flatnonzero(on_path(e, paths, t.a, t.b))
-
-
 def every_residual(lv, t: str) -> np.ndarray:
     """``lv.residual(t, at, lv.H)`` of every pair of tier t (``lv``: the search,
     :class:`sncheck.health.levels.Level`), to the bit, holding one column of its pairs: a
     pair no culprit of the hypothesis scales is predicted 1, so its residual is its ratio
-    (NaN where failed); the pairs they act on are computed as ``residual`` does."""
+    (NaN where failed); the pairs they act on (``lv.pairs``: a culprit's factors are on the
+    tiers it has pairs on, :meth:`~sncheck.health.levels.Level.factors`) are computed as
+    ``residual`` does."""
     x = lv.tiers[t]
     q = np.where(x.failed, np.nan, x.ratio)
-    acting = [acted_on(e, x, lv.paths) for e, f in lv.H if f.get(t, 1.0) < 1.0]
+    acting = [lv.pairs(e, t) for e, f in lv.H if f.get(t, 1.0) < 1.0]
     if acting:
         at = np.unique(np.concatenate(acting))
         q[at] = lv.residual(t, at, lv.H)
