@@ -37,16 +37,20 @@ def test_a_kind_is_read_back_from_its_parts_with_only_the_columns_asked(tmp_path
     # every column, in the declared order, from the same view
     assert rows.kind("p2p")["round"].tolist() == [0, 0, 0, 2]
     # nothing is held: a part removed from disk is an error naming it (no copy in memory,
-    # and no row silently lost)
+    # and no row silently lost); a part this run wrote, gone under it, is the harness's
+    # (exit 3, hostile round 11's H11-06), not the user's input
     (tmp_path / "rows/p2p/part-000003.parquet").unlink()
-    with pytest.raises(ConfigError, match="part-000003"):
+    with pytest.raises(HarnessError, match="part-000003.*gone or changed under the run"):
         store.frames("connectivity").kind("p2p", ["bw_GBps"])
     # a retest's rows come from its own part: the others are never opened
     (tmp_path / "rows/p2p/part-000001.parquet").write_bytes(b"not parquet")
     assert store.frame("p2p", layer="confirm", columns=["src"])["src"].tolist() == ["c/gpu0"]
-    with pytest.raises(ConfigError, match="part-000001"):
+    with pytest.raises(HarnessError, match="part-000001"):
         store.frames("connectivity").kind("p2p", ["src"])
     store.close()
+    # the same parts read as a run directory's (sncheck.store.read_frames): the input's fault
+    with pytest.raises(ConfigError, match="part-000001"):
+        read_frames(tmp_path).kind("p2p", ["src"])
 
 
 def test_src_and_dst_share_one_category_set(tmp_path):
