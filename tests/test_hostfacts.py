@@ -87,6 +87,27 @@ def test_inactive_links_of_a_pcie_board_are_its_design_not_a_fault() -> None:
     assert run("nvlink_status", sxm)["nvlink"]["ok"] is False
 
 
+def test_a_pcie_board_with_fewer_links_up_than_its_bridged_peer_fails() -> None:
+    """A bridge joins two boards: on harvest 11's bridged H100 PCIe pair, GPU 1 with 8 of its 12 bridged
+    links down (4 up) read "16/16 links up", ok, before. Each bridged board (any link up) has as many links
+    up as the most any bridged board has; a board with no link up has no bridge and still reads 0/0."""
+    rel = ("harvest11/nvlink-status/02_nvlink_s_555.42.02_2x_h100_pcie_18_links_12_at_26.562GBs_links_4_5_"
+           "10_11_16_17_inactive_root_prompt_hpe-japan-e-learning.txt")
+    head, gpu1 = real(rel).split("GPU 1:")
+    broken = head + "GPU 1:" + gpu1.replace(": 26.562 GB/s", ": <inactive>", 12).replace("<inactive>", "26.562 GB/s", 4)
+    assert broken.count("26.562 GB/s") == 16
+    r = run("nvlink_status", broken, cards=2)["nvlink"]
+    assert (r["ok"], r["value"], r["expected"]) == (False, 16, 24), r["message"]
+    assert "GPU 1: 4 links up, its bridged peer 12" in r["message"]
+    assert r["cards"] == {"1": "NVLink: GPU 1: 4 links up, its bridged peer 12"}
+    from sncheck.vendors.parsers import parse_text  # `sncheck parse` finds the same fault
+    assert parse_text("nvlink-status", broken, expect=2)["faults"] == ["GPU 1: 4 links up, its bridged peer 12"]
+    none = real("harvest11/nvlink-status/01_nvlink_s_555.42.02_2x_a100_pcie_no_nvlink_nvml_unable_to_retrieve_"
+                "all_links_inactive_after_each_gpu_hpe-japan-e-learning.txt")
+    r = run("nvlink_status", none, cards=2)["nvlink"]
+    assert (r["ok"], r["value"], r["expected"]) == (True, 0, 0), r["message"]
+
+
 def test_no_nvlink_at_all_passes_with_a_message() -> None:
     r = run("nvlink_status", real("nvidia-smi-nvlink/06_status_a10_no_nvlink.txt"))["nvlink"]
     assert (r["ok"], r["value"]) == (True, 0)

@@ -127,28 +127,32 @@ def check_nvlink(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict
     whose = "design" if designed_speed else "others"
     up = sum(1 for g in gpus for ln in g["links"] if ln.get("active"))
     # a PCIe board's links no bridge wires are inactive by design (nvidia_smi.pcie_board): without a
-    # platform's design, such a board is judged by the links it has up
-    bridged = {i for i, g in enumerate(gpus) if not designed_links and nvidia_smi.pcie_board(g.get("name"))}
+    # platform's design, such a board with no link up has no bridge (0/0); a bridge joins two boards,
+    # so each bridged board (any link up) has as many links up as the most any bridged board has
+    pcie = {i for i, g in enumerate(gpus) if not designed_links and nvidia_smi.pcie_board(g.get("name"))}
+    bridged, peer = nvidia_smi.bridged_ups(gpus) if not designed_links else ({}, 0)
     problems: list[tuple[int | None, str]] = []
     for i, g in enumerate(gpus):
         name, card = f"GPU {g.get('index', i)}", _listed_card(g, expect)
         for err in g.get("errors") or []:
             problems.append((card, f"{name}: {err}"))
+        if bridged.get(i, peer) < peer:
+            problems.append((card, f"{name}: {bridged[i]} links up, its bridged peer {peer}"))
         for ln in g["links"]:
             if not ln.get("active"):
-                if i not in bridged:
+                if i not in pcie:
                     problems.append((card, f"{name} link {ln['link']} inactive"))
             elif top is not None and ln.get("speed_GBps") is not None and ln["speed_GBps"] < top * 0.99:
                 problems.append((card, f"{name} link {ln['link']} at {ln['speed_GBps']:g} GB/s "
                                        f"({whose} {top:g} GB/s)"))
-        if len(g["links"]) < per_gpu and i not in bridged:
+        if len(g["links"]) < per_gpu and i not in pcie:
             problems.append((card, f"{name} lists {len(g['links'])} links, "
                              + (f"platform has {per_gpu}" if designed_links else f"others {per_gpu}")))
     loose = [e for e in parsed.get("errors") or [] if not e.startswith("GPU ")]
     problems += [(None, e) for e in loose]
     bad = [text for _, text in problems]
     n_gpus = max(len(gpus), expect.cards) if designed_links else len(gpus)
-    expected = per_gpu * (n_gpus - len(bridged)) + sum(1 for i in bridged for ln in gpus[i]["links"] if ln.get("active"))
+    expected = per_gpu * (n_gpus - len(pcie)) + peer * len(bridged)
     speed = f" at {top:g} GB/s" if top is not None else ""
     msg = f"NVLink {up}/{expected} links up{speed} on {len(gpus)} GPUs"
     if bad:

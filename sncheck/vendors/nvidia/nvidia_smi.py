@@ -313,6 +313,8 @@ def parse_nvlink_status(text: str) -> dict[str, Any]:
     faults += [f"GPU {g['index']} link {ln['link']} at {ln['speed_GBps']:g} GB/s (others {top:g} GB/s)"
                for g in gpus for ln in g["links"]
                if top is not None and ln.get("speed_GBps") is not None and ln["speed_GBps"] < top * 0.99]
+    bridged, peer = bridged_ups(gpus)
+    faults += [f"GPU {gpus[i]['index']}: {n} links up, its bridged peer {peer}" for i, n in bridged.items() if n < peer]
     return {"tool": "nvlink-status", "gpus": gpus, "faults": faults, "errors": errors + _links_cut_short(gpus)}
 
 
@@ -332,6 +334,15 @@ _ALL_INACTIVE = re.compile(r"Unable to retrieve NV[Ll]ink information as all lin
 def pcie_board(name: str | None) -> bool:
     """Whether ``name`` (nvidia-smi's product name) is a PCIe board: its NVLink, if any, a bridge pair's."""
     return bool(_PCIE_BOARD.search(name or ""))
+
+
+def bridged_ups(gpus: list[dict[str, Any]]) -> tuple[dict[int, int], int]:
+    """The links up of each bridged PCIe board (by its place in ``gpus``: a PCIe board with any link
+    up; one with none has no bridge) and the most any of them has up. A bridge joins two boards: each
+    bridged board has as many links up as the most any has, fewer is a broken bridge link."""
+    ups = {i: sum(1 for ln in g["links"] if ln.get("active")) for i, g in enumerate(gpus) if pcie_board(g.get("name"))}
+    bridged = {i: n for i, n in ups.items() if n}
+    return bridged, max(bridged.values(), default=0)
 
 
 # Links nvidia-smi lists for a board (it lists every link, an unused one as <inactive>).
