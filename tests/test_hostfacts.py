@@ -108,6 +108,22 @@ def test_a_pcie_board_with_fewer_links_up_than_its_bridged_peer_fails() -> None:
     assert (r["ok"], r["value"], r["expected"]) == (True, 0, 0), r["message"]
 
 
+def test_a_bridgeless_pcie_board_passes_nvlink_e_as_it_passes_nvlink_s() -> None:
+    """NVML's all-inactive line after a bridgeless PCIe board's GPU line is its normal in `nvlink -e`
+    as in `nvlink -s` (both read the blocks through nvidia_smi._nvlink_blocks); before, only -s knew,
+    and harvest 11's two A100 PCIe failed nvlink_errors. An SXM board's all-inactive line still fails."""
+    from sncheck.vendors.nvidia.nvidia_smi import parse_nvlink_errors
+
+    text = real("harvest11/nvlink-status/01_nvlink_s_555.42.02_2x_a100_pcie_no_nvlink_nvml_unable_to_retrieve_"
+                "all_links_inactive_after_each_gpu_hpe-japan-e-learning.txt").replace("nvlink -s", "nvlink -e")
+    assert parse_nvlink_errors(text)["errors"] == []
+    assert run("nvlink_errors", text, cards=2)["nvlink_errors"]["ok"] is True
+    sxm = text.replace("A100-PCIE-40GB", "A100-SXM4-40GB", 1)
+    assert parse_nvlink_errors(sxm)["errors"] == [
+        "GPU 0: NVML: Unable to retrieve NVLink information as all links are inActive"]
+    assert run("nvlink_errors", sxm, cards=2)["nvlink_errors"]["ok"] is False
+
+
 def test_no_nvlink_at_all_passes_with_a_message() -> None:
     r = run("nvlink_status", real("nvidia-smi-nvlink/06_status_a10_no_nvlink.txt"))["nvlink"]
     assert (r["ok"], r["value"]) == (True, 0)

@@ -303,10 +303,6 @@ def parse_nvlink_status(text: str) -> dict[str, Any]:
     among listed links (not on a PCIe board: :func:`pcie_board`), or slower than the fastest link
     the output lists."""
     gpus, errors = _nvlink_blocks(text, _status_link, tool="nvlink-status")
-    for g in gpus:  # a PCIe board without its NVLink bridge: NVML's all-inactive line is its normal, no error
-        if pcie_board(g.get("name")) and g["errors"] and all(_ALL_INACTIVE.search(e) for e in g["errors"]):
-            g["nvml"] = g["errors"].pop()
-            errors = [e for e in errors if not e.startswith(f"GPU {g['index']}: ")]
     top = max((ln["speed_GBps"] for g in gpus for ln in g["links"] if ln.get("speed_GBps")), default=None)
     faults = [f"GPU {g['index']} link {ln['link']} inactive" for g in gpus for ln in g["links"]
               if not ln["active"] and not pcie_board(g.get("name"))]
@@ -448,6 +444,10 @@ def _nvlink_blocks(
             errors.append(f"GPU {gpus[-1]['index']}: {line}" if gpus else line)
     if not gpus and not errors and text.strip():
         raise ParseError("no 'GPU n: ...' blocks found", tool=tool)
+    for g in gpus:  # a PCIe board without its NVLink bridge: NVML's all-inactive line is its normal, no error
+        if pcie_board(g.get("name")) and g["errors"] and all(_ALL_INACTIVE.search(e) for e in g["errors"]):
+            g["nvml"] = g["errors"].pop()
+            errors = [e for e in errors if not e.startswith(f"GPU {g['index']}: ")]
     return gpus, errors
 
 
