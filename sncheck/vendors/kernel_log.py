@@ -363,16 +363,12 @@ def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:
         # 3 days fast, then set right), and dmesg stamps every line by the clock as it is now, so
         # a report since the last run may be stamped before it. Which are new cannot be told.
         errors.append(f"{len(parsed['events']) - len(kept)} reports are stamped before the last read's newest "
-                      f"stamp ({after_time}), but the host's clock now ({_iso(now)}) is behind that stamp: the "
+                      f"stamp ({after_time}), but the host's clock now ({iso(now)}) is behind that stamp: the "
                       "clock went back since the last run, so which reports are new cannot be told (not judged)")
     return {**parsed, "events": kept, "faults": [describe(e) for e in kept if is_fault(e)], "errors": errors}
 
 
 CLOCK_SLACK_S = 300  # a host's clock this far behind the last read's newest stamp went back (NTP slews less)
-
-
-def _iso(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
