@@ -365,6 +365,30 @@ def test_big_inspector_log_read_from_its_tail(tmp_path, monkeypatch):
     assert 0 < len(d.data) < 100 and d.data[-1]["coll_perf"]["coll_sn"] == 1999
 
 
+def test_an_inspector_record_giving_a_key_twice_is_refused_as_that_not_cut_short(tmp_path):
+    """A record giving coll_busbw_gbs twice (two records spliced, or an edited one): the watcher kept
+    the last value silently (its decoder had no once-per-object hook), so rank 7's 300 GB/s read 450.
+    Now the records before it are read and the refusal is said as what it is, as `sncheck parse` says it."""
+    from sncheck.watch import dumps
+
+    sn = {"supernodes": [{"name": "sn0", "hosts": "node01", "cards_per_host": 8}]}
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump({"name": "bw", "design": {"scale_up": {"bandwidth": "450 GB/s", "latency": "3 us"}}, **sn}))
+    d = _inspector(tmp_path / "job", "node01", 450.0)
+    log = d / "inspector.log"
+    lines = log.read_text().splitlines()
+    lines[7] = lines[7].replace('"coll_busbw_gbs": 450.0}', '"coll_busbw_gbs": 300.0, "coll_busbw_gbs": 450.0}')
+    assert lines[7].count("coll_busbw_gbs") == 2
+    log.write_text("\n".join(lines) + "\n")
+    dump = dumps.read_dump(log)
+    assert len(dump.data) == 7, dump.data
+    assert dump.notes == ["line 8: not one JSON record: the key 'coll_busbw_gbs' is given twice in one object: "
+                          "two outputs spliced, or an edited one (after 7 records)"]
+    code, res, out = watch(str(d), "-i", str(inv), "--out", str(tmp_path / "o"))
+    said = [f["message"] for f in res["findings"] if "given twice" in f["message"]]
+    assert code == 1 and len(said) == 1 and "cut short" not in said[0], out
+
+
 def test_rank_map_from_the_slurm_environment():
     from sncheck.watch.rankmap import from_slurm
 

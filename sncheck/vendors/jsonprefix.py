@@ -38,7 +38,7 @@ class KeyGivenTwice(ValueError):
 def loads(text: str) -> Any:
     """``json.loads`` of a whole document whose every object gives each key once
     (:class:`KeyGivenTwice` names one given twice): what every JSON view reads a document with."""
-    return json.loads(text, object_pairs_hook=_once)
+    return json.loads(text, object_pairs_hook=once)
 
 
 def load(text: str) -> tuple[Any, bool]:
@@ -64,8 +64,9 @@ def load(text: str) -> tuple[Any, bool]:
 _NOTHING = object()
 
 
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose every key is given once (:class:`KeyGivenTwice`)."""
+def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose every key is given once (:class:`KeyGivenTwice`): the ``object_pairs_hook``
+    of every JSON reader here (a decoder of its own, the watcher's, passes it too)."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -75,7 +76,7 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 # For a stream of documents (``raw_decode``, Inspector's records): each object's keys given once too
-DECODER = json.JSONDecoder(object_pairs_hook=_once)
+DECODER = json.JSONDecoder(object_pairs_hook=once)
 
 
 class _Reader:

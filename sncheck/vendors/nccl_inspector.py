@@ -70,6 +70,12 @@ def json_stream(text: str, decoder: json.JSONDecoder | None = None) -> tuple[lis
     return out, ""
 
 
+def unread(tail: str, records: int) -> str:
+    """Why a stream was read only to its first ``records`` records (``tail``, from :func:`json_stream`):
+    a record refused (a key given twice) is said as that, anything else is the stream cut short."""
+    return f"{tail} (after {records} records)" if _REFUSED in tail else f"cut short after {records} records ({tail})"
+
+
 def is_record(obj: Any) -> bool:
     """Whether ``obj`` is one Inspector record (a header and a collective or p2p perf)."""
     return isinstance(obj, dict) and "header" in obj and any(k in obj for k in PERF_KEYS)
@@ -123,8 +129,7 @@ def parse_inspector(text: str) -> dict[str, Any]:
         raise ParseError("no NCCL Inspector record (a JSON object with header and coll_perf / p2p_perf)"
                          + (f" ({tail})" if tail else ""), tool=TOOL)
     records = [r for o in objects if is_record(o) and (r := record(o)) is not None]
-    errors = [(f"{tail} (after {len(records)} records)" if _REFUSED in tail
-               else f"cut short after {len(records)} records ({tail})")] if tail else []
+    errors = [unread(tail, len(records))] if tail else []
     others = sum(1 for o in objects if not is_record(o))
     if others:
         errors.append(f"{others} JSON objects that are not Inspector records")

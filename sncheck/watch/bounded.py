@@ -28,6 +28,7 @@ import pickle
 from itertools import chain
 from typing import Any, Callable
 
+from sncheck.vendors import jsonprefix
 from sncheck.vendors import nccl_inspector as inspector
 
 MAX_OPS = 4_000_000        # opcodes of one pickle: a 20k-entry Flight Recorder dump runs ~1.6 M
@@ -95,12 +96,13 @@ def _no_constant(name: str) -> float:
     raise DumpRefused(f"a number is {name}, not a finite number")
 
 
-DECODER = json.JSONDecoder(parse_constant=_no_constant)
+DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=jsonprefix.once)
 
 
 def json_documents(text: str) -> tuple[list[Any], str]:
     """Every JSON document in ``text`` (one, or a stream as Inspector writes), and why the
-    rest could not be read ("" when all of it was); NaN and Infinity refused, and at most
+    rest could not be read ("" when all of it was); NaN and Infinity refused, an object giving a
+    key twice refused (:func:`jsonprefix.once`), and at most
     about :data:`MAX_ITEMS` values (counted from the separators before any is built)."""
     values = text.count(",") + text.count("[") + text.count("{") + text.count(":")
     if values > MAX_ITEMS:

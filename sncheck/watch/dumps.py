@@ -136,7 +136,7 @@ def _read_dump(path: Path) -> Dump | Unreadable:
         if inspector.is_record(first):
             dump = Dump(path, "nccl_inspector", objects, rank, job, st.st_mtime_ns)
             if tail:
-                dump.notes.append(f"cut short after {len(objects)} records ({tail})")
+                dump.notes.append(inspector.unread(tail, len(objects)))
             return dump
         if tail or len(objects) > 1:
             return Unreadable(path, f"not valid JSON ({tail or 'more than one document'})")
