@@ -106,6 +106,11 @@ def cut_mid_line(body: str) -> str | None:
     return f"the output ends mid-line ({last.strip()[-40:]!r}, no newline): cut short"
 
 
+# Views whose output is a log of other programs' text (a driver's, a job's): bytes a tool's own
+# table never prints may be in a log line, and the view reads each line for what it knows
+# (nccl-mnnvl reads the NCCL_DEBUG=INFO log nccl-debug reads).
+LOG_VIEWS = frozenset({"kernel-log", "nccl-debug", "nccl-mnnvl", "torch-nccl", "nccl-inspector"})
+
 # Views whose own grammar reads a reporter's "..." (issue 28): a log, where a line left out is a
 # shorter log as a cut between lines is (kernel-log, the NCCL and PyTorch logs, a grep-ed
 # ethtool -S or hccn_tool excerpt), and the views whose parsers tell an elision over lines that
@@ -113,9 +118,8 @@ def cut_mid_line(body: str) -> str | None:
 # value on every line: a line that is only "..." left some out, and the output is not whole.
 # (nvbandwidth: its parser reads a "..." over the device list and names a test it lost.)
 # (ascend-collected: each section's '...' is judged by the section's own view, in its parser.)
-READS_ELISION = frozenset({"ascend-collected", "kernel-log", "nccl-debug", "torch-nccl", "nccl-mnnvl", "nccl-inspector",
-                           "ethtool-mlx5", "hccn-conf", "hccn-stat",
-                           "nccl-tests", "rccl-tests", "transferbench", "nvidia-smi-topo", "imex-ctl", "nvbandwidth"})
+READS_ELISION = LOG_VIEWS | {"ascend-collected", "ethtool-mlx5", "hccn-conf", "hccn-stat",
+                             "nccl-tests", "rccl-tests", "transferbench", "nvidia-smi-topo", "imex-ctl", "nvbandwidth"}
 # Views whose parsers still read round a '...' over values: none (nvlink-errors and nvidia-smi-q
 # were the last, until issue 28's audit: their SSH tests serve whole captures now). It stays
 # empty: tests/test_elision.py holds it so.
@@ -156,10 +160,6 @@ def elided(view: str, body: str, first: int = 1, origins: Sequence[int] | None =
     return out
 
 
-# Views whose output is a log of other programs' text (a driver's, a job's): bytes a tool's own
-# table never prints may be in a log line, and the view reads each line for what it knows
-# (nccl-mnnvl reads the NCCL_DEBUG=INFO log nccl-debug reads).
-LOG_VIEWS = frozenset({"kernel-log", "nccl-debug", "nccl-mnnvl", "torch-nccl", "nccl-inspector"})
 _NOT_TEXT = re.compile("[\x00\ufffd]")
 
 

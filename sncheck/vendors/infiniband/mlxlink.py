@@ -128,19 +128,23 @@ _REFUSED = re.compile(r'^-E- "--show_(?P<long>[a-z_]+)" option is not supported'
 _TOOL_FIXED = ("Firmware Version", "amBER Version")
 
 
+def _command(lines: list[str]) -> str | None:
+    """The pasted ``mlxlink`` command line of the output, if any (stripped)."""
+    return next((ln.strip() for ln in lines if _COMMAND.match(ln.strip())), None)
+
+
 def _since_4_18(lines: list[str], sections: dict[str, dict[str, str]]) -> bool:
     """Whether the output is certainly of an mlxlink that prints 'Tool Information' (showPddr calls
     runningVersion since mstflint 4.18, 121a3904, the commit that added --amber_collect): a pasted
     command line with --amber_collect, or 'Physical state : N/A' (mstflint PR 1103, 2025: N/A where it
     printed Disabled). An older mlxlink ends at Troubleshooting Info (SONiC's 2018 output)."""
-    command = next((ln.strip() for ln in lines if _COMMAND.match(ln.strip())), "")
-    return "--amber_collect" in command or sections.get("Operational Info", {}).get("Physical state") == "N/A"
+    return "--amber_collect" in (_command(lines) or "") or sections.get("Operational Info", {}).get("Physical state") == "N/A"
 
 
 def _asked_sections(lines: list[str], sections: dict[str, dict[str, str]]) -> list[str]:
     """A pasted command line says what the output holds: each section its options ask for, whole through
     its last fixed record (a cut after the Recommendation otherwise reads as a shorter whole output)."""
-    command = next((ln.strip() for ln in lines if _COMMAND.match(ln.strip())), None)
+    command = _command(lines)
     if command is None:
         return []
     asked = set()
