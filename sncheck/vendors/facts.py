@@ -201,7 +201,7 @@ def listing_problems(cmd: FactCommand, text: str, parsed: dict[str, Any], expect
     the host's cards, ``Listing.cards``) another number of records than the inventory's cards."""
     if cmd.view is None:
         return []
-    left_out = listings.elided(cmd.view, text) + listings.not_text(cmd.view, text)  # as parse_text: one judgement
+    left_out = listings.left_out(cmd.view, text)
     if cmd.listing is None:
         return left_out
     found = left_out + ([cut] if (cut := listings.cut_mid_line(text)) else [])

@@ -181,6 +181,12 @@ def not_text(view: str, body: str, first: int = 1, origins: Sequence[int] | None
     return out
 
 
+def left_out(view: str, body: str, first: int = 1, origins: Sequence[int] | None = None) -> list[str]:
+    """The lines ``view``'s output lost: its reporter's elisions (:func:`elided`) and its lines that are
+    not the tool's text (:func:`not_text`); one judgement, of ``sncheck parse`` and the host facts."""
+    return elided(view, body, first, origins) + not_text(view, body, first, origins)
+
+
 def _ends_a_line(text: str, word: str) -> bool:
     """Whether a line of ``text`` ends in ``word`` as a whole word (blanks after it allowed).
 

@@ -149,8 +149,7 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
     data = parser(body, **hints) if hints else parser(body)
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
-        found += listing.elided(tool, body, first, origins)
-        found += listing.not_text(tool, body, first, origins)
+        found += listing.left_out(tool, body, first, origins)
         found += check_listing(tool, data, expect)
         if found:
             errors = data.setdefault("errors", [])
