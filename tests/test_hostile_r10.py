@@ -251,19 +251,13 @@ def test_h10_09_two_inventory_hosts_that_are_one_machine_are_refused(sshd_cluste
 def test_h10_10_a_python3_that_is_python_3_6_is_not_run(sshd_cluster, tmp_path: Path) -> None:
     """H10-10: node2's python3 is a Python 3.6: sncheck's probe does not compile there."""
     from sshd_harness import install_fake_tool
-    from test_ssh_backend import backend_for, collect
-
-    from sncheck.probeplan import connectivity_plan
+    from test_ssh_backend import probe_rows
 
     cluster, inv = _two_hosts(sshd_cluster, tmp_path)
     install_fake_tool(cluster["node2"], "python3", "#!/bin/sh\necho '  File \"<string>\", line 1' >&2\n"
                                                    "echo 'SyntaxError: future feature annotations is not defined' >&2\n"
                                                    "exit 1\n")
-    backend = backend_for(inv, cluster)
-    try:
-        rows = collect(backend.p2p, connectivity_plan(backend.topo))
-    finally:
-        backend.close()
+    rows = probe_rows(inv, cluster)
     not_run = {r["entity"]: r for r in rows if r["kind"] == "not_run"}
     assert not_run["node2"]["status"] == "error"
     assert "node2: torch probe check failed: SyntaxError: future feature annotations is not defined" in \

@@ -216,6 +216,15 @@ def collect(fn: Callable[..., None], *args) -> list[dict]:
     return rows
 
 
+def probe_rows(inventory: Path, cluster: SshdCluster) -> list[dict]:
+    """The connectivity probe over ``cluster``: every row it gives."""
+    backend = backend_for(inventory, cluster)
+    try:
+        return collect(backend.p2p, connectivity_plan(backend.topo))
+    finally:
+        backend.close()
+
+
 def rules_without_timing_peers(path: Path) -> Path:
     """The shipped rules minus those judging timing against peers or the pair's own tail.
 
@@ -421,12 +430,7 @@ def test_torch_missing_remotely_is_not_run_naming_the_module(sshd_cluster, tmp_p
     for host in cluster:  # an interpreter without site-packages: sncheck (PYTHONPATH) but no torch
         install_fake_tool(host, "python3", f"#!/bin/sh\nexport PYTHONPATH={sh_quote(REPO)}\n"
                                            f'exec {sh_quote(sys.executable)} -S "$@"\n')
-    inv = write_inventory(tmp_path / "inv.yaml", cluster)
-    backend = backend_for(inv, cluster)
-    try:
-        rows = collect(backend.p2p, connectivity_plan(backend.topo))
-    finally:
-        backend.close()
+    rows = probe_rows(write_inventory(tmp_path / "inv.yaml", cluster), cluster)
     not_run = {r["entity"]: r for r in rows if r["kind"] == "not_run"}
     assert set(not_run) == {"node1", "node2"}
     for name, r in not_run.items():
