@@ -29,7 +29,7 @@ from sncheck.layers.base import LayerContext
 from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
 from sncheck.run.nearbar import is_near, not_retested, undecided
-from sncheck.run.withdraw import again_note, withdrawn
+from sncheck.run.withdraw import RELEASED, again_note, withdrawn
 
 
 def hard_evidence(f: Finding, ctx: LayerContext) -> str | None:
@@ -154,7 +154,7 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
                 # Kept on record, but a symptom the retest could not reproduce does not gate.
                 f.evidence["severity_before_retest"] = f.severity.value
                 f.severity = Severity.INFO
-                f.message += " (not reproduced by the confirmation retest; released)"
+                f.message += RELEASED
     seen: dict[str, Finding] = {}
     for r in retests.values():
         for g in r.seen:
