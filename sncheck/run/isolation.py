@@ -85,9 +85,9 @@ def isolation_steps(findings: list[Finding], ctx: LayerContext, confirm_enabled:
         wave += withdrawn(findings, steps, {g.entity for g in wave}, left=n + 1 < WAVES)
         if not wave:
             break
+    withdrawn(findings, steps, set(), left=False)  # the last wave's new cards have no step yet: "never retested"
     for g in wave:  # raised in the last wave's retests: quarantined, not retested
         steps.extend(quarantine_steps([g]))
-    withdrawn(findings, steps, set(), left=False, unretested={g.entity for g in wave})
     return steps
 
 

@@ -42,12 +42,11 @@ def again_note(f: Finding) -> str:
     return f"retested again ({w[-1]['why']}): " if w else ""
 
 
-def withdrawn(findings: list[Finding], steps: list[IsolationStep], waiting: Set[str], left: bool,
-              unretested: Set[str] = frozenset()) -> list[Finding]:
+def withdrawn(findings: list[Finding], steps: list[IsolationStep], waiting: Set[str], left: bool) -> list[Finding]:
     """Withdraw the release of each link released as explained by a card whose own retest
     has ended (not in ``waiting``) other than isolated; ``steps`` is changed in place.
-    Returns the links to retest again (``left``: a wave is left for them). ``unretested``:
-    the cards raised in the last wave, quarantined with no wave left to retest them."""
+    Returns the links to retest again (``left``: a wave is left for them). A card with no
+    step yet (raised in the last wave, quarantined after this) was never retested."""
     last = {s.entity: s for s in steps}
     again = []
     for f in findings:
@@ -57,7 +56,7 @@ def withdrawn(findings: list[Finding], steps: list[IsolationStep], waiting: Set[
         end = last.get(card)
         if end is not None and end.action == Action.ISOLATE:
             continue  # confirmed: the card explains the link's pair, and the release holds
-        outcome = "never retested" if end is None or card in unretested else \
+        outcome = "never retested" if end is None else \
             "released by its own retest" if end.action == Action.RELEASE else \
             "not confirmed by its own retest (it stays quarantined)"
         retest = left and not f.evidence.get("withdrawn")
