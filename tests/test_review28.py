@@ -118,3 +118,15 @@ def test_inspector_record_giving_a_key_twice_is_refused_like_every_json_view() -
         Path("twice.json").write_text(twice, encoding="utf-8")
         r = runner.invoke(main, ["parse", "nccl-inspector", "twice.json"])
     assert r.exit_code != 0 and "given twice" in r.output, r.output
+
+
+def test_a_pasted_mlxlink_command_behind_a_bracketed_or_conda_prompt_is_its_command():
+    """Final read: mlxlink's command pattern kept its own prompt form (``\\S*[#$>]``), not
+    delivery.PS1, so RHEL's ``[root@h ~]#`` and a conda ``(base) user@h:~$`` prompt hid the
+    pasted command: no sections asked, and an output cut before an asked section read whole."""
+    from sncheck.vendors.infiniband import mlxlink
+
+    for line in ("[root@h ~]# mlxlink -d mlx5_0 -m", "(base) user@h:~$ sudo mlxlink -d mlx5_0 -c",
+                 "$ /usr/bin/mlxlink -d mlx5_0 -e", "mlxlink -d mlx5_0"):
+        assert mlxlink._command([line, "Operational Info"]) == line, line
+    assert mlxlink._command(["[root@h ~]# ibstat", "Operational Info"]) is None
