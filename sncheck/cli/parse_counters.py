@@ -108,6 +108,9 @@ def judge(tool: str, data: dict[str, Any], since: str | None, rules_ref: str) ->
                 raise ConfigError(f"--since: holds no error counter of the {len(data.get('ports') or [])} ports read "
                                   "now (another host's?): no counter's growth could be judged", since)
             lost |= _ports(earlier) - _ports(data)
+        # a port absent now has no growth to judge here: the missing-port line says so, or the view
+        # lists it no more (under its thresholds); its entry stays, so every device keeps its rail
+        earlier = _only_counted(earlier, _ports(data))
         reads = [earlier, data]
     rules = list(load_rules(rules_ref).rules)
     # merged per entity as a run's findings are (the worst first); rails from both reads' devices
@@ -135,6 +138,12 @@ def unjudged(data: dict[str, Any], rules: list[Any], so: Any, of: str) -> list[s
     left = sorted({c for _, _, c in _counted(data, so.error_counters)} - covered)
     return [f"not judged: counter(s) {', '.join(left)} of the read, and no counter_growth rule of these rules "
             f"judges their {of}"] if left else []
+
+
+def _only_counted(data: dict[str, Any], ports: set[tuple[str, Any]]) -> dict[str, Any]:
+    """``data`` with the counters of each port not in ``ports`` left out (the port itself kept)."""
+    return {**data, "ports": [p if (str(p.get("device")), p.get("port")) in ports else {**p, "counters": {}}
+                              for p in data.get("ports") or []]}
 
 
 def _ports(data: dict[str, Any]) -> set[tuple[str, Any]]:
