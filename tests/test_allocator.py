@@ -6,12 +6,14 @@ store (``rundir._memory_pool``): the system allocator, and every block of at lea
 from __future__ import annotations
 
 import ctypes
+import subprocess
+import sys
+from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
-from sncheck.store.rundir import MMAP_THRESHOLD, _memory_pool
+from sncheck.store.rundir import _memory_pool
 
 
 class _MallInfo2(ctypes.Structure):
@@ -37,16 +39,28 @@ def test_blocks_above_the_threshold_are_mapped_even_after_a_larger_one_was_freed
     """glibc's default threshold slides up to the largest mapped block freed (to 32 MiB), and
     blocks below it then stay in its heaps when freed: a fleet's millions of rows in arrays
     of a few MiB each would never go back. Fixed, a 4 MiB block is mapped after a 16 MiB one
-    was freed, numpy's and Arrow's alike."""
-    _memory_pool()
-    size = 4 << 20
-    assert size >= MMAP_THRESHOLD
-    big = np.ones((16 << 20) // 8)
-    del big  # (what raises glibc's sliding threshold to 16 MiB)
-    before = _mapped()
-    array = np.ones(size // 8)
-    assert _mapped() >= before + size
-    buffer = pa.allocate_buffer(size)
-    assert _mapped() >= before + 2 * size
-    del array, buffer
-    assert _mapped() < before + size
+    was freed, numpy's and Arrow's alike. In a fresh interpreter, as a run starts: in this one
+    the earlier tests' freed heap chunks of 4 MiB or more would serve the block (malloc reuses
+    a free chunk before it asks the system), which says nothing of the threshold."""
+    _mapped()  # (skips where there is no mallinfo2)
+    code = """
+import sys
+import numpy as np, pyarrow as pa
+sys.path.insert(0, {tests!r})
+from test_allocator import _mapped
+from sncheck.store.rundir import MMAP_THRESHOLD, _memory_pool
+_memory_pool()
+size = 4 << 20
+assert size >= MMAP_THRESHOLD
+big = np.ones((16 << 20) // 8)
+del big  # (what raises glibc's sliding threshold to 16 MiB)
+before = _mapped()
+array = np.ones(size // 8)
+assert _mapped() >= before + size, ("numpy", before, _mapped())
+buffer = pa.allocate_buffer(size)
+assert _mapped() >= before + 2 * size, ("arrow", before, _mapped())
+del array, buffer
+assert _mapped() < before + size, ("freed", before, _mapped())
+""".format(tests=str(Path(__file__).parent))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
