@@ -16,8 +16,9 @@ import numpy as np
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
-                                    end_medians, every_residual, group_median, holds_cards, joined, median, on_path,
+                                    every_residual, group_median, holds_cards, joined, median, on_path,
                                     pairs_on, unlocalised)
+from sncheck.health.firstlook import FirstLook, card_residuals
 from sncheck.health.separation import beside_sick, healthy_member, moved, reread_cards, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
@@ -46,6 +47,7 @@ class Level:
         self.ties: dict[str, list[Entity]] = {}    # culprit -> rivals explaining the same, not told apart
         self.entities: dict[tuple, Entity] = {}
         self.on: dict[tuple[str, str], np.ndarray] = {}
+        self.looks: dict[str, FirstLook] = {}
         self.noise: dict[tuple, float] = {}  # (tier, hypothesis) -> one pair's noise over its level (pair_noise)
 
     # ---- entities
@@ -117,15 +119,11 @@ class Level:
 
     def card_residuals(self, t: str, cards: np.ndarray, H: Hypothesis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per card of ``cards`` with pairs in tier t: its median residual (measured over
-        predicted, in design units: 1 is as the hypothesis says), over how many pairs.
+        predicted, in design units: 1 is as the hypothesis says), over how many pairs, by
+        card: the first look's where no culprit acts on its pairs (firstlook.card_residuals).
         Against the card bar it is read over the tier's level (its peers)."""
-        if not len(cards):
-            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
-        if len(cards) > CARD_CHUNK:  # each card's median is over its own pairs: a chunk of cards at a time
-            cards = np.unique(cards)
-            parts = [self._card_residuals(t, cards[i:i + CARD_CHUNK], H) for i in range(0, len(cards), CARD_CHUNK)]
-            return joined(parts)
-        return self._card_residuals(t, cards, H)
+        return card_residuals(self, t, cards, H, lambda again: joined(
+            [self._card_residuals(t, again[i:i + CARD_CHUNK], H) for i in range(0, len(again), CARD_CHUNK)]))
 
     def _card_residuals(self, t: str, cards: np.ndarray, H: Hypothesis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         x = self.tiers[t]
@@ -152,10 +150,11 @@ class Level:
                 out[i] = level
         return out
 
-    def card_medians(self, t: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each card's median pair ratio in tier t as measured (a failed pair left out), over how many pairs."""
-        x = self.tiers[t]
-        return end_medians(x.a, x.b, np.where(x.failed, np.nan, x.ratio), self.n, ENDS_AT_ONCE)
+    def look(self, t: str) -> FirstLook:
+        """Tier t's first look: each card's median pair ratio as measured (a failed pair left out), over how many pairs."""
+        if t not in self.looks:
+            self.looks[t] = FirstLook(self.tiers[t], self.n, ENDS_AT_ONCE)
+        return self.looks[t]
 
     def domain_levels(self, t: str, sns: np.ndarray, H: Hypothesis) -> np.ndarray:
         """Each domain's level in an inside tier: the median of its cards' medians over their
@@ -179,7 +178,8 @@ class Level:
         self.domain_ex = {t: np.zeros(0, np.int64) for t in self.tiers}
         for t, x in self.tiers.items():
             if self.card_bar is not None:
-                cards, med, n = self.card_medians(t)
+                first = self.look(t)
+                cards, med, n = first.cards, first.med, first.n
                 ratio = med / self.peer_level(t, cards, [])
                 self.card_ex[t] = cards[(ratio < self.card_bar) & (n >= self.card_min)]
                 self.card_near[t] = cards[(ratio < self.card_bar * (1 + NEAR_SPAN)) & (n >= self.card_min)]

@@ -1,0 +1,82 @@
+"""The explainer's first look (issue 31): per tier, each card's median pair ratio as
+measured (a failed pair left out) and over how many pairs, taken once from the tier's pair
+summaries and kept per card: O(cards), not O(pairs).
+
+The explanation search (:class:`sncheck.health.levels.Level`) reads every card's median
+residual through :func:`card_residuals`: a card none of whose pairs a culprit of the
+hypothesis acts on has every pair predicted 1, so each residual is its ratio to the bit
+(as :func:`sncheck.health.explain.every_residual` reads them) and its median is its first
+look's. Only the cards at an end of a pair a culprit acts on are computed from their
+pairs (at 16,384 cards the near cards' pass read every pair of thousands of cards again
+per tier for what the first look already held).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sncheck.health.explain import Tier, end_medians, joined
+
+if TYPE_CHECKING:
+    from sncheck.health.levels import Hypothesis, Level
+
+PerCard = tuple[np.ndarray, np.ndarray, np.ndarray]  # (card codes ascending, medians, counts)
+MASKS_KEPT = 4  # hypotheses whose acting ends are remembered per tier (the search alternates H and H + one)
+
+
+class FirstLook:
+    """One tier's per-card statistics: ``cards`` (codes, ascending: each card with a
+    measured pair), their median ratio ``med`` and pair count ``n``."""
+
+    def __init__(self, x: Tier, n_cards: int, at_once: int) -> None:
+        self.cards, self.med, self.n = end_medians(x.a, x.b, np.where(x.failed, np.nan, x.ratio), n_cards, at_once)
+        self._row = np.full(n_cards, -1, np.int64)  # card code -> its place in cards (-1: no measured pair)
+        self._row[self.cards] = np.arange(len(self.cards))
+        self._acting: dict[Hashable, np.ndarray | None] = {}
+
+    def of(self, cards: np.ndarray) -> PerCard:
+        """The first look of ``cards`` (each once, ascending; a card with no measured pair left out)."""
+        k = self._row[np.unique(cards)]
+        k = k[k >= 0]
+        return self.cards[k], self.med[k], self.n[k]
+
+    def acting_ends(self, lv: "Level", t: str, H: "Hypothesis") -> np.ndarray | None:
+        """Which cards (a mask over card codes) are an end of a pair of tier t a culprit of
+        ``H`` acts on (its factor there below 1: :meth:`Level.pred` scales it); None: no
+        culprit acts on the tier."""
+        acting = [e for e, f in H if f.get(t, 1.0) < 1.0]
+        key = tuple((e.kind, e.name) for e in acting)
+        if key not in self._acting:
+            mask = None
+            if acting:
+                x = lv.tiers[t]
+                mask = np.zeros(lv.n, bool)
+                for e in acting:
+                    at = lv.pairs(e, t)
+                    mask[x.a[at]] = True
+                    mask[x.b[at]] = True
+            if len(self._acting) >= MASKS_KEPT:
+                del self._acting[next(iter(self._acting))]
+            self._acting[key] = mask
+        return self._acting[key]
+
+
+def card_residuals(lv: "Level", t: str, cards: np.ndarray, H: "Hypothesis",
+                   compute: Callable[[np.ndarray], PerCard]) -> PerCard:
+    """Per card of ``cards`` with a measured pair in tier t: its median residual under
+    ``H`` and over how many pairs (ascending by card): the first look's where no culprit
+    acts on the card's pairs, ``compute``'s (from the card's pairs) where one does."""
+    cards = np.unique(np.asarray(cards, np.int64))
+    first = lv.look(t)
+    acting = first.acting_ends(lv, t, H)
+    if acting is None:
+        return first.of(cards)
+    again = acting[cards]
+    if not again.any():
+        return first.of(cards)
+    got, med, n = joined([first.of(cards[~again]), compute(cards[again])])
+    order = np.argsort(got, kind="stable")
+    return got[order], med[order], n[order]
