@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sncheck.health import firstlook
 from sncheck.health.explain import LEVEL, Bars, CostModel, group_median
 from sncheck.health.levels import Level
 from sncheck.health.pairview import FabricPaths, summarise
@@ -58,3 +59,30 @@ def test_card_residuals_read_the_first_look_and_equal_every_pair_s_to_the_bit(fl
             asked = set(np.concatenate(computed).tolist()) if computed else set()
             assert asked <= ends, (len(H), t)
             assert bool(asked) == bool(ends), (len(H), t)
+
+
+def test_domain_levels_read_the_first_look_where_no_culprit_acts_on_the_domain(fleet, monkeypatch):  # noqa: F811
+    """A domain's level (the median of its cards' medians) is the first look's where every
+    pair of the tier is inside one domain and no culprit acts on the domain's pairs; from
+    the domain's pairs otherwise (a tier with pairs between domains: every domain): the
+    same levels to the bit as from the pairs."""
+    lv = _search(fleet)
+    lv.domain_min = 3
+    computed: list[int] = []
+    from_pairs = firstlook.from_pairs
+    monkeypatch.setattr(firstlook, "from_pairs", lambda lv, t, sns, H: computed.extend(sns.tolist())
+                        or from_pairs(lv, t, sns, H))
+    sns = np.arange(len(lv.paths.supernodes))
+    for H in _hypotheses(lv):
+        for t, x in lv.tiers.items():
+            computed.clear()
+            got = lv.domain_levels(t, sns, H)
+            want = from_pairs(lv, t, sns, H)
+            assert np.array_equal(got, want, equal_nan=True), (len(H), t)
+            inside = bool((lv.paths.sn[x.a] == lv.paths.sn[x.b]).all())
+            acting = [lv.pairs(e, t) for e, f in H if f.get(t, 1.0) < 1.0]
+            at = np.concatenate(acting) if acting else np.zeros(0, np.int64)
+            touched = set(lv.paths.sn[np.concatenate([x.a[at], x.b[at]])].tolist())
+            assert set(computed) == (set(sns.tolist()) if not inside else touched), (len(H), t)
+            if inside:
+                assert np.isfinite(got).sum() >= 2, t  # levels the first look gave, not NaN

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sncheck.health.explain import Tier, end_medians, joined
+from sncheck.health.explain import Tier, end_medians, group_median, joined
 
 if TYPE_CHECKING:
     from sncheck.health.levels import Hypothesis, Level
 
 PerCard = tuple[np.ndarray, np.ndarray, np.ndarray]  # (card codes ascending, medians, counts)
+STEP = 1 << 22  # pairs whose ends' domains are compared at once
 MASKS_KEPT = 4  # hypotheses whose acting ends are remembered per tier (the search alternates H and H + one)
 
 
@@ -36,6 +37,8 @@ class FirstLook:
         self._row = np.full(n_cards, -1, np.int64)  # card code -> its place in cards (-1: no measured pair)
         self._row[self.cards] = np.arange(len(self.cards))
         self._acting: dict[Hashable, np.ndarray | None] = {}
+        self._domains: np.ndarray | None = None  # per supernode code: its level with no culprit (NaN: none)
+        self._inside: bool | None = None  # whether every pair of the tier is inside one domain
 
     def of(self, cards: np.ndarray) -> PerCard:
         """The first look of ``cards`` (each once, ascending; a card with no measured pair left out)."""
@@ -62,6 +65,55 @@ class FirstLook:
                 del self._acting[next(iter(self._acting))]
             self._acting[key] = mask
         return self._acting[key]
+
+    def domain_levels(self, lv: "Level", t: str) -> np.ndarray | None:
+        """Per supernode code, its level in tier t with no culprit: the median of its
+        cards' first looks over the cards with at least ``lv.domain_min`` pairs, NaN with
+        fewer than two; None where a pair of the tier joins two domains."""
+        if self._inside is None:
+            x, sn = lv.tiers[t], lv.paths.sn
+            self._inside = not any(bool((sn[x.a[i:i + STEP]] != sn[x.b[i:i + STEP]]).any())
+                                   for i in range(0, len(x.a), STEP))
+        if self._inside and self._domains is None:
+            sn = lv.paths.sn
+            enough = self.n >= lv.domain_min
+            owners, level, count = group_median(sn[self.cards[enough]], self.med[enough])
+            self._domains = np.full(len(lv.paths.supernodes), np.nan)
+            self._domains[owners[count >= 2]] = level[count >= 2]
+        return self._domains if self._inside else None
+
+
+def domain_levels(lv: "Level", t: str, sns: np.ndarray, H: "Hypothesis") -> np.ndarray:
+    """Each domain's level in an inside tier (the median of its cards' medians over their
+    pairs in the domain, over the cards with enough pairs): from the first look for a
+    domain none of whose pairs a culprit acts on, where every pair of the tier is inside
+    one domain (each card's pairs in its domain are then all its pairs); from the domain's
+    pairs (:func:`from_pairs`) for the others."""
+    first = lv.look(t)
+    levels = first.domain_levels(lv, t)
+    if levels is None:
+        return from_pairs(lv, t, sns, H)
+    out = levels[sns]
+    acting = first.acting_ends(lv, t, H)
+    if acting is not None:
+        again = np.isin(sns, lv.paths.sn[acting])
+        if again.any():
+            out[again] = from_pairs(lv, t, sns[again], H)
+    return out
+
+
+def from_pairs(lv: "Level", t: str, sns: np.ndarray, H: "Hypothesis") -> np.ndarray:
+    """Each domain's level in tier t under ``H``, from the pairs with an end in it."""
+    x = lv.tiers[t]
+    out = np.full(len(sns), np.nan)
+    for i, s in enumerate(sns.tolist()):
+        at = x.pairs_of(lv.paths.members("supernode", s))
+        q = lv.residual(t, at, H)
+        _, med, n = group_median(np.concatenate([x.a[at], x.b[at]]), np.concatenate([q, q]))
+        med = med[n >= lv.domain_min]
+        if len(med) >= 2:
+            out[i] = float(np.median(med))
+    return out
 
 
 def card_residuals(lv: "Level", t: str, cards: np.ndarray, H: "Hypothesis",

@@ -18,7 +18,7 @@ from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     every_residual, group_median, holds_cards, joined, median, on_path,
                                     pairs_on, unlocalised)
-from sncheck.health.firstlook import FirstLook, card_residuals
+from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels
 from sncheck.health.separation import beside_sick, healthy_member, moved, reread_cards, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
@@ -118,10 +118,9 @@ class Level:
         return unexplained, contradicted
 
     def card_residuals(self, t: str, cards: np.ndarray, H: Hypothesis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per card of ``cards`` with pairs in tier t: its median residual (measured over
-        predicted, in design units: 1 is as the hypothesis says), over how many pairs, by
-        card: the first look's where no culprit acts on its pairs (firstlook.card_residuals).
-        Against the card bar it is read over the tier's level (its peers)."""
+        """Per card of ``cards`` with pairs in tier t: its median residual (measured over predicted,
+        in design units), over how many pairs, by card (firstlook.card_residuals); against the
+        card bar it is read over the tier's level (its peers)."""
         return card_residuals(self, t, cards, H, lambda again: joined(
             [self._card_residuals(t, again[i:i + CARD_CHUNK], H) for i in range(0, len(again), CARD_CHUNK)]))
 
@@ -158,17 +157,9 @@ class Level:
 
     def domain_levels(self, t: str, sns: np.ndarray, H: Hypothesis) -> np.ndarray:
         """Each domain's level in an inside tier: the median of its cards' medians over their
-        pairs in the domain (against design), over the cards with enough pairs."""
-        x = self.tiers[t]
-        out = np.full(len(sns), np.nan)
-        for i, s in enumerate(sns.tolist()):
-            at = x.pairs_of(self.paths.members("supernode", s))
-            q = self.residual(t, at, H)
-            _, med, n = group_median(np.concatenate([x.a[at], x.b[at]]), np.concatenate([q, q]))
-            med = med[n >= self.domain_min]
-            if len(med) >= 2:
-                out[i] = float(np.median(med))
-        return out
+        pairs in the domain (against design), over the cards with enough pairs; the first
+        look's where no culprit acts on the domain (firstlook.domain_levels)."""
+        return domain_levels(self, t, np.asarray(sns, np.int64), H)
 
     # ---- exceptions
     def initial(self) -> None:
