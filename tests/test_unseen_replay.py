@@ -169,3 +169,19 @@ def test_a_link_retested_through_a_slow_spine_named_beside_it_is_not_confirmed_b
                      "{type: slow_switch, target: 'spine:spine-hi', factor: 0.59}"], seed=4).results
     assert ("spine:spine-hi", "switch") in named(res)
     assert {e: end for e, end in ends(res).items() if end != "release"} == {"spine:spine-hi": "isolate"}, ends(res)
+
+
+def test_no_inside_bar_card_is_planted_beside_a_state_stores_history():
+    """7585 seed 5 (hgx-b200-2su): an inside-bar card (0.96) planted in a drift scenario's run
+    read as p2p-bandwidth-drift at 94.8% of its first level: 4% below its history is a coin
+    toss on the drift's 5% bar, so neither 'no finding' nor 'drift' is its truth. The replay
+    keeps the scenario's first class and drops the other (7200 and 7585 lose the card, 7562
+    its drift class)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from unseen_scenarios import unseen_scenario
+
+    for n, first in ((7200, "drift_with_culprit"), (7562, "inside_bar"), (7585, "drift_with_culprit")):
+        cases = [p.case for p in unseen_scenario(n)[1]]
+        assert cases[0] == first and not {"inside_bar", "drift_with_culprit"} <= set(cases), (n, cases)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from platform_scenarios import (CLASSES as TEAM_CLASSES, DOMAIN_CLASSES, NIC_CLASSES, REFUSED, SWITCH_CLASSES,
+from platform_scenarios import (CLASSES as TEAM_CLASSES, DOMAIN_CLASSES, NIC_CLASSES, REFUSED, STATE, SWITCH_CLASSES,
                                 Planted, _first_control, _port_clear_of_switches, _switch, draw_cases, plant_domain)
 from sncheck.config.inventory import Inventory
 from sncheck.model import link_id, nic_id
@@ -36,6 +36,7 @@ ADDED = ("gb200-4rack", "cm-2pod", "hgx-b200-2su")  # scenarios from ADDED_FIRST
 ADDED_FIRST = 7500
 STATE_INVENTORIES = ("hgx-pair", "mi355-pod", "hgx-b200-2su")  # small: cheap earlier runs for drift
 COMBOS = ("host_combo", "rail_combo")
+NIC_FAULTS = (*NIC_CLASSES, "transient_nic", "rail_combo")  # a NIC fault planted: only where _nic_told
 CLASSES = (*TEAM_CLASSES, *COMBOS)
 FIRST = 7000
 
@@ -59,10 +60,14 @@ def classes_for(name: str) -> tuple[str, ...]:
     inv = inventory(name)
     multi_host = any(len(sn.hosts) > 1 for sn in inv.supernodes)
     plat = registry.platform(platform_of(name))
+    topo = topology(name)
+    nics = any(_nic_told(topo, h) for h in inv.hosts)
     out = []
     for c in CLASSES:
         if c == "spine_switch" and not _spine_measured(name):
             continue
+        if c in NIC_FAULTS and not nics:
+            continue  # every NIC meets one card of another supernode: the run refuses its fault (_nic_told)
         if c == "dead_nic_no_ibstat" and "ibstat" not in plat.checks:
             continue
         if c == "retest_raised" and not multi_host:
@@ -151,7 +156,7 @@ def unseen_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Planted]
         return h
 
     ranges = {"whole_supernode": (0.45, 0.8), "faint_supernode": (0.86, 0.92)}
-    for case in draw_cases(rnd, first, classes_for(name), max_cases):
+    for case in _honest(draw_cases(rnd, first, classes_for(name), max_cases)):
         one = (plant_domain(case, rnd, inv, sns, free, out, ranges[case]) if case in DOMAIN_CLASSES
                else _switch(case, rnd, topo, out) if case in SWITCH_CLASSES
                else _unmeasurable(rnd, topo) if case == "unmeasurable" else False)
@@ -166,6 +171,19 @@ def unseen_scenario(number: int, max_cases: int = 3) -> tuple[str, list[Planted]
         if planted is not None:
             out.append(planted)
     return name, out
+
+
+def _honest(cases: list[str]) -> list[str]:
+    """The drawn classes but an inside-bar card beside a state store's history (a drift class
+    drawn with it; the first class kept): a card at 0.96 is 4% below its own recorded level,
+    and p2p-bandwidth-drift's bar is 5% (below: 0.95 over its noise), so whether it drifts is
+    the mock's noise's coin toss (7585 seed 5 read 94.8%: a real drop, rightly flagged). Neither
+    'no finding' nor 'drift' is its truth there; the team's generator plants it at 0.97 there,
+    the replay none."""
+    if "inside_bar" not in cases or not any(c in STATE for c in cases):
+        return cases
+    drop = "inside_bar" if cases[0] != "inside_bar" else next(c for c in cases if c in STATE)
+    return [c for c in cases if c != drop]
 
 
 def _plant(case: str, rnd: random.Random, name: str, topo: Topology, h: str, cards: list[str],
