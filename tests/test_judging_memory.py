@@ -103,10 +103,10 @@ def _held_at_explain(monkeypatch, rules, ctx, rows) -> dict[str, set]:
     held: dict[str, set] = {}
     explain = culprits.explain
 
-    def watch(tiers, paths, bars, model=CostModel()):
+    def watch(tiers, paths, bars, *more):
         rule = next(r for r in rules if r.name == bars.bars[0].rule)
         held[rule.metric] = {k[0] for k in ctx.cache or {} if isinstance(k[0], str) and not k[0].startswith("_")}
-        return explain(tiers, paths, bars, model)
+        return explain(tiers, paths, bars, *more)
 
     monkeypatch.setattr(culprits, "explain", watch)
     evaluate(rules, rows, ctx)

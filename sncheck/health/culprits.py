@@ -17,8 +17,9 @@ from sncheck.health.explain import (CARD, DESIGN, DOMAIN, LEVEL, PAIR, PEERS, RA
                                     Paths, Tier, beyond)
 from sncheck.health.levels import Level
 from sncheck.health.findings import jsonable
-from sncheck.health.metrics import METRICS, PAIRS, DetectContext
+from sncheck.health.metrics import METRICS, PAIRS, DetectContext, kind_rows
 from sncheck.health.pairview import FabricPaths, FrameTier, summarise
+from sncheck.store.frames import RowFrames
 from sncheck.health.rates import containers, explain_rates
 from sncheck.model import EntityKind, Finding, Severity, card_of
 from sncheck.topology import SCALE_OUT, SCALE_UP
@@ -123,12 +124,24 @@ def explain_rules(rules: list["Rule"], rows: pd.DataFrame, ctx: DetectContext, l
     each a finding of the rule whose bar it is beyond. ``last``: no later rule reads the
     metric, so its frame goes once the pair summaries are made (DetectContext.take)."""
     # (no local holds the frame: explain_cells lets it go after summarising)
-    return explain_cells((ctx.take if last else ctx.metric)(rules[0].metric, rows), rules, ctx)
+    return explain_cells((ctx.take if last else ctx.metric)(rules[0].metric, rows), rules, ctx, listed_nics(rows))
 
 
-def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) -> list[Finding]:
+def listed_nics(rows: pd.DataFrame | RowFrames) -> frozenset[str]:
+    """The NICs a host's own listing names at fault: a failed host fact whose tool named the
+    NIC (ibstat's port Down, ``sncheck.vendors.hostjudge.per_device``). The search tells
+    them from their pairs' links by it (:func:`sncheck.health.explain.alone`)."""
+    facts = kind_rows(rows, "host_fact", ("entity", "entity_kind", "ok"))
+    if facts.empty or "entity_kind" not in facts:
+        return frozenset()
+    named = (facts["entity_kind"] == "nic").to_numpy(bool) & ~facts["ok"].fillna(True).astype(bool).to_numpy()
+    return frozenset(facts["entity"][named].astype(str))
+
+
+def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
+                  listed: frozenset[str] = frozenset()) -> list[Finding]:
     """:func:`explain_rules` over a metric's frame (columns src, dst, tier, value, failed,
-    design)."""
+    design); ``listed``: :func:`listed_nics`."""
     metric, mode, side = kind_of(rules[0])  # type: ignore[misc]  # group_rules gives explained groups only
     if metric in DERIVED and ctx.known:
         cells = without(cells, ctx.culprit_cards(subject=False))
@@ -158,7 +171,7 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext) 
                       exception=lambda _t, r, f, level: beyond(bars, r, f, level), apart=ctx.subject_cards())
     del cells  # the summaries are what the search reads (the frame may be its last reader's)
     paths = paths_of(ctx)
-    return _findings(explain(tiers, paths, bars, _model(metric, ctx)), tiers, bars, rules, None, paths)
+    return _findings(explain(tiers, paths, bars, _model(metric, ctx), listed), tiers, bars, rules, None, paths)
 
 
 def without(cells: pd.DataFrame, cards: set[str]) -> pd.DataFrame:
@@ -182,12 +195,14 @@ def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", 
     return _findings(explain(tiers, paths, bars, _model(rule.metric, ctx)), tiers, bars, [rule], expected, paths)
 
 
-def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel = CostModel()) -> list[Culprit]:
-    """The fewest culprits that explain every measurement of one kind (sncheck.health.explain)."""
+def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel = CostModel(),
+            listed: frozenset[str] = frozenset()) -> list[Culprit]:
+    """The fewest culprits that explain every measurement of one kind (sncheck.health.explain);
+    ``listed``: end entities a host's listing names at fault (:func:`listed_nics`)."""
     tiers = {t: x for t, x in tiers.items() if len(x.a)}
     if not tiers:
         return []
-    return explain_rates(tiers, paths) if bars.mode == RATE else Level(tiers, paths, bars, model).run()
+    return explain_rates(tiers, paths) if bars.mode == RATE else Level(tiers, paths, bars, model, listed).run()
 
 
 def _zscored(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:

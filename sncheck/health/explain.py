@@ -266,6 +266,16 @@ def pairs_on(e: Entity, t: Tier, paths: Paths) -> np.ndarray:
     return at[on_path(e, paths, t.a, t.b)]
 
 
+def alone(lv, e: Entity) -> bool:
+    """Whether a card or NIC candidate of the search ``lv`` (:class:`sncheck.health.levels.Level`)
+    cannot be told from its pairs' links: measured in fewer than MIN_PARTNERS pairs, and no
+    listing of its host names it at fault (``lv.listed``). A NIC ibstat shows Down is told
+    apart by that listing, not by its pairs: on a two-host cluster it meets one card of the
+    other host, and it, not that pair's link, is the culprit of its pair (review 29)."""
+    return e.kind in ("card", "nic") and e.name not in lv.listed and \
+        sum(len(lv.pairs(e, t)) for t in lv.tiers) < MIN_PARTNERS
+
+
 def every_residual(lv, t: str) -> np.ndarray:
     """``lv.residual(t, at, lv.H)`` of every pair of tier t (``lv``: the search,
     :class:`sncheck.health.levels.Level`), to the bit, holding one column of its pairs: a

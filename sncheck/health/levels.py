@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, MIN_PARTNERS,
+from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, alone,
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     every_residual, group_median, holds_cards, joined, median, on_path,
                                     pairs_on, unlocalised)
@@ -30,13 +30,13 @@ ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once (expl
 
 
 class Level:
-    def __init__(self, tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel) -> None:
-        self.tiers, self.paths, self.bars, self.model = tiers, paths, bars, model
+    def __init__(self, tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel,
+                 listed: frozenset[str] = frozenset()) -> None:  # listed: explain.alone
+        self.tiers, self.paths, self.bars, self.model, self.listed = tiers, paths, bars, model, listed
         self.n = len(paths.cards)
         self.H: Hypothesis = []
         self.level = {t: (x.level if math.isfinite(x.level) and x.level > 0 else 1.0) for t, x in tiers.items()}
-        self.pair_design = bars.bound(PAIR, DESIGN)
-        self.pair_peers = bars.bound(PAIR, PEERS)
+        self.pair_design, self.pair_peers = bars.bound(PAIR, DESIGN), bars.bound(PAIR, PEERS)
         self.card_bar = bars.bound(CARD, PEERS)
         self.card_min = max([b.min_pairs for b in bars.of(CARD)] or [1])
         self.domain_bar = bars.bound(DOMAIN, DESIGN)
@@ -360,7 +360,7 @@ class Level:
             for bound, e in self.candidates():
                 if best is not None and bound < best[0][0]:
                     break  # it cannot explain as much as the best one found
-                if e.kind in ("card", "nic") and sum(len(self.pairs(e, t)) for t in self.tiers) < MIN_PARTNERS:
+                if alone(self, e):
                     continue  # measured in one pair alone: it cannot be told from that link
                 f = self.factors(e)
                 if not f or not self.beyond_a_bar(e, f):
