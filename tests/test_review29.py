@@ -103,3 +103,13 @@ def test_a_nic_port_down_its_listing_shows_is_the_nic_alone(tmp_path):
     res, named, last = gate(tmp_path, ["{type: ib_port_down, target: dgx-a, port: 1}"])
     assert named == {("dgx-a/nic0", "nic")}, named
     assert last == {"dgx-a/nic0": "isolate"}, last
+
+
+def test_a_listed_nic_explains_its_own_pair_only(tmp_path):
+    """The listing lifts the one-pair guard for dgx-a/nic0 alone: a degraded link on another
+    scale-out pair of the same two hosts is still that link, not the listed NIC's, and the
+    NIC's own pair names no link."""
+    res, named, last = gate(tmp_path, ["{type: ib_port_down, target: dgx-a, port: 1}",
+                                       "{type: degraded_link, target: 'dgx-a/gpu5<->dgx-b/gpu5', factor: 0.4}"])
+    assert named == {("dgx-a/nic0", "nic"), ("dgx-a/gpu5<->dgx-b/gpu5", "link")}, named
+    assert last == {"dgx-a/nic0": "isolate", "dgx-a/gpu5<->dgx-b/gpu5": "isolate"}, last
