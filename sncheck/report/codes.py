@@ -10,28 +10,30 @@ import numpy as np
 import pandas as pd
 
 
-def id_codes(*cols: pd.Series) -> tuple[list[np.ndarray], pd.Index]:
-    """Codes (int64, one array per column) into one index of the distinct values (as
+def id_codes(*cols: pd.Series, dtype: type = np.int64) -> tuple[list[np.ndarray], pd.Index]:
+    """Codes (``dtype``, one array per column) into one index of the distinct values (as
     strings) the columns hold; only values that occur are in the index. A missing value
-    is the string ``"nan"``, as ``astype(str)`` writes it."""
+    is the string ``"nan"``, as ``astype(str)`` writes it. A categorical column's codes
+    index a table of its categories' codes: one array of ``dtype`` per column is made,
+    nothing wider (a fleet's 50 M pair ends as int32 are 200 MB a column, not 400 and a
+    temporary)."""
     if all(isinstance(c.dtype, pd.CategoricalDtype) for c in cols):
         cats = [np.append(c.cat.categories.astype(str).to_numpy(dtype=object), "nan") for c in cols]
         shared, values = pd.factorize(np.concatenate(cats))
         codes, start = [], 0
         for c, k in zip(cols, cats):
-            local = c.cat.codes.to_numpy().astype(np.int64)
-            local[local < 0] = len(k) - 1            # a missing value: the "nan" entry
-            codes.append(shared[start:start + len(k)][local])
+            # a missing value's code, -1, takes the table's last entry: the "nan" one
+            codes.append(shared[start:start + len(k)].astype(dtype)[c.cat.codes.to_numpy()])
             start += len(k)
     else:
         shared, values = pd.factorize(pd.concat([c.astype(str) for c in cols], ignore_index=True))
         bounds = np.cumsum([0] + [len(c) for c in cols])
-        codes = [shared[lo:hi].astype(np.int64) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        codes = [shared[lo:hi].astype(dtype) for lo, hi in zip(bounds[:-1], bounds[1:])]
     used = np.zeros(len(values), dtype=bool)
     for c in codes:
         used[c] = True
     if not used.all():  # categories no row holds (a filtered frame): leave them out
-        renumber = np.cumsum(used) - 1
+        renumber: np.ndarray = (np.cumsum(used) - 1).astype(dtype)
         codes = [renumber[c] for c in codes]
         values = values[used]
     return codes, pd.Index(values, dtype=object)
@@ -67,3 +69,9 @@ def merge_repeated(key: np.ndarray, cols: dict[str, np.ndarray], how: dict[str, 
         if h != "first":
             out[k][where] = getattr(g[k], h)().to_numpy()
     return out
+
+
+def narrow_positions(positions: np.ndarray) -> np.ndarray:
+    """Row positions as int32 where they are below 2**31 (half the memory of a fleet's
+    tens of millions of positions)."""
+    return positions.astype(np.int32) if len(positions) and positions.max() < 2**31 else positions

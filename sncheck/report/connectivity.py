@@ -5,6 +5,7 @@ worst pairs, from the p2p rows (millions at fleet size)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord
 from sncheck.report import svg
-from sncheck.report.codes import id_codes, merge_repeated
+from sncheck.report.codes import id_codes, merge_repeated, narrow_positions
 from sncheck.report.tables import REPORT_P2P, column, floats, holds, isnan, of_kind, status_ok
 from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 
@@ -46,10 +47,11 @@ def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, d
     domains = _Domains(record, p2p)
     flagged = _flagged_supernodes(record, domains)
     inside, rows_in = domains.inside()
+    ok = status_ok(p2p).to_numpy(bool)   # (one mask of every row, both metrics' own)
     metrics = []
     for name, col, rev, unit, dkey, higher in METRICS:
         if col in p2p.columns:
-            m = _Metric(name, unit, higher, p2p, col, rev, inside)
+            m = _Metric(name, unit, higher, p2p, col, rev, inside, ok)
             if m.any_ok or m.any_failed:
                 m.refs = _tier_refs(m, rows_in.tier, design, dkey, domains)
                 metrics.append(m)
@@ -85,45 +87,67 @@ def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, d
 
 class _Inside:
     """The p2p rows inside the supernodes (positions ``at``): their card, tier and
-    supernode codes, and their positions grouped by supernode."""
+    supernode codes (narrow: 14 bytes a row; one supernode's are widened as it is drawn),
+    and their positions grouped by supernode."""
 
     def __init__(self, domains: "_Domains", at: np.ndarray) -> None:
-        self.src, self.dst = domains.src[at].astype(np.int64), domains.dst[at].astype(np.int64)
-        self.tier = domains.tier[at].astype(np.int64)
+        self.src, self.dst = domains.src[at], domains.dst[at]
+        self.tier = domains.tier[at]
         self.dom = domains.dom[self.src]
 
     def by_domain(self) -> list[tuple[int, np.ndarray]]:
         """(supernode code, positions of its rows), supernodes in inventory order."""
-        order = np.argsort(self.dom, kind="stable")
+        order = narrow_positions(np.argsort(self.dom, kind="stable"))
         doms, starts = np.unique(self.dom[order], return_index=True)
         return [(int(d), part) for d, part in zip(doms, np.split(order, starts[1:]))]
 
 
+CHUNK_ROWS = 1 << 20   # rows a metric's whole-fleet passes (its tier references) take at once
+
+
 class _Metric:
-    """One pair metric over the rows inside the supernodes: forward and reverse value
-    (a row without a reverse measurement stands for both directions; latency is half a
-    round trip anyway) and whether the probe succeeded."""
+    """One pair metric over the rows inside the supernodes (positions ``at`` of the p2p
+    rows): forward and reverse value (a row without a reverse measurement stands for both
+    directions; latency is half a round trip anyway) and whether the probe succeeded
+    (``ok``, every row's). The values stay the rows' own columns: a supernode's are taken
+    as it is drawn, and the passes over every row go :data:`CHUNK_ROWS` at a time."""
 
     def __init__(self, name: str, unit: str, higher: bool, p2p: pd.DataFrame, col: str,
-                 rev_col: str | None, at: np.ndarray) -> None:
+                 rev_col: str | None, at: np.ndarray, ok: np.ndarray) -> None:
         self.name, self.unit, self.higher = name, unit, higher
-        self.fwd = floats(p2p[col])[at]
-        self.back = self.fwd
-        if rev_col and rev_col in p2p.columns:
-            back = floats(p2p[rev_col])[at]
-            self.back = np.where(np.isnan(back), self.fwd, back)
-        self.ok = status_ok(p2p).to_numpy(bool)[at]
-        self.any_failed = bool((~self.ok).any())
-        self.any_ok = bool((self.ok & ~(np.isnan(self.fwd) & np.isnan(self.back))).any())
+        self.at, self.ok_all = at, ok
+        self.fwd_all = floats(p2p[col])
+        self.rev_all = floats(p2p[rev_col]) if rev_col and rev_col in p2p.columns else None
+        self.any_failed = self.any_ok = False
+        for _, fwd, back, ok_ in self.chunks():
+            self.any_failed = self.any_failed or bool((~ok_).any())
+            self.any_ok = self.any_ok or bool((ok_ & ~(np.isnan(fwd) & np.isnan(back))).any())
         self.refs: dict[str, tuple] = {}
+
+    def values(self, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Forward value, reverse value and ok of the inside rows ``at``."""
+        rows = self.at[at]
+        fwd = self.fwd_all[rows]
+        back = fwd
+        if self.rev_all is not None:
+            back = self.rev_all[rows]
+            back = np.where(np.isnan(back), fwd, back)
+        return fwd, back, self.ok_all[rows]
+
+    def chunks(self) -> Iterator[tuple[slice, np.ndarray, np.ndarray, np.ndarray]]:
+        """(the inside rows' slice, forward, reverse, ok) :data:`CHUNK_ROWS` rows at a time."""
+        for lo in range(0, len(self.at), CHUNK_ROWS):
+            part = slice(lo, lo + CHUNK_ROWS)
+            yield (part, *self.values(np.arange(lo, min(lo + CHUNK_ROWS, len(self.at)))))
 
     def directed(self, rows: _Inside, at: np.ndarray, domains: "_Domains") -> Cols:
         """One record per measured direction (codes ``a -> b``, value, score) of rows ``at``."""
-        v = np.concatenate([self.fwd[at], self.back[at]])
-        ok = np.concatenate([self.ok[at], self.ok[at]])
-        tier, dom = rows.tier[at], rows.dom[at]
-        pairs = {"a": np.concatenate([rows.src[at], rows.dst[at]]),
-                 "b": np.concatenate([rows.dst[at], rows.src[at]]),
+        fwd, back, ok = self.values(at)
+        v = np.concatenate([fwd, back])
+        ok = np.concatenate([ok, ok])
+        tier, dom = rows.tier[at].astype(np.int64), rows.dom[at].astype(np.int64)
+        src, dst = rows.src[at].astype(np.int64), rows.dst[at].astype(np.int64)
+        pairs = {"a": np.concatenate([src, dst]), "b": np.concatenate([dst, src]),
                  "tier": np.concatenate([tier, tier]), "value": v,
                  "ok": ok & ~np.isnan(v), "failed": ~ok, "dom": np.concatenate([dom, dom])}
         pairs["score"] = _scores(pairs, self.refs, self.higher, domains)
@@ -143,14 +167,11 @@ class _Domains:
     the rows name: every lookup below is an array index, never a scan of the rows."""
 
     def __init__(self, record: RunRecord, p2p: pd.DataFrame) -> None:
-        (src, dst), self.cards = id_codes(p2p["src"], p2p["dst"])
         # per row until inside() (narrow: a fleet's millions of rows; codes of at most its cards)
-        self.src, self.dst = src.astype(np.int32), dst.astype(np.int32)
-        del src, dst
+        (self.src, self.dst), self.cards = id_codes(p2p["src"], p2p["dst"], dtype=np.int32)
         host = pd.Series([host_of(c) for c in self.cards.tolist()], dtype=object)
         self.hosts = pd.unique(host)
-        (tier,), tiers = id_codes(_tiers(p2p))
-        self.tier = tier.astype(np.int16)
+        (self.tier,), tiers = id_codes(_tiers(p2p), dtype=np.int16)
         self.tiers = list(tiers)
         sns = (record.topology or {}).get("supernodes") or []
         if sns:
@@ -161,14 +182,14 @@ class _Domains:
             self.names = ["all"]
             host_dom = {h: 0 for h in self.hosts}
             self.hosts_of = [sorted(set(self.hosts), key=natural_key)]
-        self.dom = host.map(host_dom).fillna(-1).to_numpy(int)   # per card code
+        self.dom = host.map(host_dom).fillna(-1).to_numpy(np.int32)   # per card code
 
     def inside(self) -> tuple[np.ndarray, "_Inside"]:
         """The rows inside a supernode (not across supernodes: the maps are per supernode),
         as positions and as :class:`_Inside`; the per-row codes are dropped after it."""
         dom_src = self.dom[self.src]
-        at = np.flatnonzero((self.tier != self.tier_code(SCALE_OUT)) & (dom_src >= 0)
-                            & (dom_src == self.dom[self.dst]))
+        at = narrow_positions(np.flatnonzero((self.tier != self.tier_code(SCALE_OUT)) & (dom_src >= 0)
+                                    & (dom_src == self.dom[self.dst])))
         del dom_src
         rows = _Inside(self, at)
         self.src = self.dst = self.tier = np.empty(0, dtype=np.int32)
@@ -215,17 +236,23 @@ def _tier_refs(m: _Metric, tier: np.ndarray, design: dict[str, dict], dkey: str,
                domains: _Domains) -> dict[str, tuple]:
     """Reference per tier that has a measurement (in either direction): the design value,
     or the tier's median over both directions when design is missing."""
-    ok_f, ok_b = m.ok & ~np.isnan(m.fwd), m.ok & ~np.isnan(m.back)
-    measured = np.bincount(np.concatenate([tier[ok_f], tier[ok_b]]), minlength=len(domains.tiers))
+    measured = np.zeros(len(domains.tiers), dtype=np.int64)
+    for part, fwd, back, ok in m.chunks():
+        t = tier[part]
+        measured += np.bincount(np.concatenate([t[ok & ~np.isnan(fwd)], t[ok & ~np.isnan(back)]]),
+                                minlength=len(domains.tiers))
     refs = {}
     for code in np.flatnonzero(measured):
         name = domains.tiers[code]
         d = (design.get(name) or {}).get(dkey)
         if d and d > 0:
             refs[name] = (d, "design")
-        else:
-            here = tier == code
-            med = float(np.median(np.concatenate([m.fwd[ok_f & here], m.back[ok_b & here]])))
+        else:   # the tier's values over both directions (their order: no matter to a median)
+            values = []
+            for part, fwd, back, ok in m.chunks():
+                here = ok & (tier[part] == code)
+                values += [fwd[here & ~np.isnan(fwd)], back[here & ~np.isnan(back)]]
+            med = float(np.median(np.concatenate(values)))
             refs[name] = (med, "median") if med > 0 else (None, "none")
     return refs
 

@@ -36,7 +36,7 @@ import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
 from sncheck.report.tables import REPORT_P2P, column, floats, of_kind, status_ok
-from sncheck.report.codes import id_codes, merge_repeated
+from sncheck.report.codes import id_codes, merge_repeated, narrow_positions
 from sncheck.config.fileio import atomic_writer
 from sncheck.store.frames import fact_rows
 from sncheck.topology import host_of, natural_key
@@ -358,26 +358,15 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str
     tier = p2p["tier"]
     if not isinstance(tier.dtype, pd.CategoricalDtype):
         tier = tier.fillna("")
-    (a_all, b_all), cards = id_codes(p2p["src"], p2p["dst"])
-    a_all, b_all = a_all.astype(np.int32), b_all.astype(np.int32)   # (codes of at most a fleet's cards)
-    (t,), tiers = id_codes(tier)
+    (a_all, b_all), cards = id_codes(p2p["src"], p2p["dst"], dtype=np.int32)   # (codes of at most a fleet's cards)
+    (t,), tiers = id_codes(tier, dtype=np.int16)
     tiers = ["" if v == "nan" else v for v in tiers]   # a missing tier
     n = len(cards)
+    columns = {"a": a_all, "b": b_all, "ok": ok_all, "fwd": fwd_all, "rev": rev_all, "p99": p99_all}
     parts = []
     for code in np.unique(t):
-        at = np.flatnonzero(t == code)
-        ok = ok_all[at]
-        bw = _pair_mean(fwd_all[at], rev_all[at])
-        bw *= GB
-        bw[~ok] = np.nan
-        p99 = p99_all[at] * US
-        p99[~ok] = np.nan
-        a, b = a_all[at].astype(np.int64), b_all[at].astype(np.int64)
-        del at
         # One value per pair (the median over its rounds), then both ends of it.
-        pair = merge_repeated(a * n + b, {"a": a, "b": b, "bw": bw, "p99": p99, "failed": ~ok},
-                              {"bw": "median", "p99": "median", "failed": "all"})
-        del ok, bw, p99, a, b
+        pair = _tier_pairs(narrow_positions(np.flatnonzero(t == code)), columns, n)
         part = _ends_by_card(pair, n)
         del pair
         part.insert(0, "card", np.asarray(cards, dtype=object)[part.index.to_numpy()])
@@ -386,6 +375,56 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str
     out = pd.concat(parts, ignore_index=True)
     out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
     return _natural(out, ["hostname", "gpu", "tier"])
+
+
+PAIRS_PER_PASS = 1 << 20   # a tier's rows merged to pairs at once (card_p2p's memory: a few arrays of this many)
+
+
+def _tier_pairs(at: np.ndarray, columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """One entry per pair of the rows ``at`` (a tier's; ``columns``: every row's card
+    codes ``a``, ``b``, ``ok``, bandwidth ``fwd``, ``rev`` and ``p99``): the mean of its
+    directions in bytes/s and its p99 in s (NaN where the probe failed), each the median
+    over its rounds, and whether every round failed; pairs in the order of their first row.
+    The rows are merged a range of ``a`` codes at a time (a pair's rounds share it), into
+    arrays of the tier's length: no key or value array of every row of the tier (at
+    131,072 cards the scale-out tier is 33 M rows)."""
+    passes = max(1, -(-len(at) // PAIRS_PER_PASS))
+    if passes == 1:
+        pair = _merged(at, columns, n)
+        del pair["row"]
+        return pair
+    bounds = np.linspace(0, n, passes + 1).astype(np.int64)[1:-1]
+    which = np.searchsorted(bounds, columns["a"][at], side="right").astype(np.int32)
+    out: dict[str, np.ndarray] = {}
+    filled = 0
+    for s in range(passes):
+        pair = _merged(at[which == s], columns, n)
+        got = len(pair["a"])
+        for k, v in pair.items():
+            if k not in out:
+                out[k] = np.empty(len(at), dtype=v.dtype)
+            out[k][filled:filled + got] = v
+        filled += got
+        del pair
+    del which
+    order = np.argsort(out.pop("row")[:filled], kind="stable")   # back in the order of the rows
+    for k in list(out):
+        out[k] = out[k][:filled][order]   # one column at a time: its buffer goes as it is replaced
+    return out
+
+
+def _merged(at: np.ndarray, columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """:func:`_tier_pairs` over the rows ``at`` at once (``row``: each pair's first row)."""
+    a, b, ok = columns["a"][at], columns["b"][at], columns["ok"][at]
+    bw = _pair_mean(columns["fwd"][at], columns["rev"][at])
+    bw *= GB
+    bw[~ok] = np.nan
+    p99 = columns["p99"][at]
+    p99 *= US
+    p99[~ok] = np.nan
+    return merge_repeated(a.astype(np.int64) * n + b,   # (int32 codes: the key alone is wide)
+                          {"a": a, "b": b, "bw": bw, "p99": p99, "failed": ~ok, "row": at},
+                          {"bw": "median", "p99": "median", "failed": "all"})
 
 
 def _pair_mean(fwd: np.ndarray, rev: np.ndarray) -> np.ndarray:
@@ -447,8 +486,10 @@ def card_skew(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, st
     # the pairwise narrowing pass is per pair, not a collective (its rows left out by a mask:
     # no copy of a fleet's millions of rank rows)
     keep = ~_starts_with(ranks["group"], "pair:")
-    (card,), cards = id_codes(ranks["card"])
-    skew = pd.Series(floats(ranks["skew_us"])[keep] * US).groupby(card[keep]).median()
+    (card,), cards = id_codes(ranks["card"], dtype=np.int32)
+    values = floats(ranks["skew_us"])[keep]
+    values *= US
+    skew = pd.Series(values).groupby(card[keep]).median()
     out = pd.DataFrame({"card": np.asarray(cards, dtype=object)[skew.index.to_numpy()], "skew": skew.to_numpy()})
     out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
     return _natural(out, ["hostname", "gpu"])

@@ -1,0 +1,79 @@
+"""The report's views over a fleet's pair rows hold narrow codes and take a supernode's
+values as it is drawn (issue 31: the report phase's memory): int32 card codes equal to the
+int64 ones, and the connectivity view's passes over every row, a chunk at a time, give
+what one pass gives (tier references from design and from the tiers' medians, a missing
+reverse direction, failed probes)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sncheck.report.connectivity as conn
+from sncheck.report.codes import id_codes
+from sncheck.rows import p2p_row
+from sncheck.store.results import from_json
+from sncheck.topology import link_id
+
+
+def test_id_codes_narrow_equal_wide() -> None:
+    src = pd.Series(["a/gpu1", None, "b/gpu0", "a/gpu1", "c/gpu2"], dtype="category")
+    dst = pd.Series(["b/gpu0", "a/gpu1", None, "d/gpu3", "b/gpu0"], dtype="category")
+    src = src.cat.add_categories(["zz/gpu9"])   # a category no row holds (a filtered frame)
+    wide, names = id_codes(src, dst)
+    narrow, narrow_names = id_codes(src, dst, dtype=np.int32)
+    assert [c.dtype for c in narrow] == [np.dtype(np.int32)] * 2
+    assert [c.tolist() for c in narrow] == [c.tolist() for c in wide]
+    assert narrow_names.tolist() == names.tolist() and "zz/gpu9" not in names
+    assert [names[c].tolist() for c in narrow] == [["a/gpu1", "nan", "b/gpu0", "a/gpu1", "c/gpu2"],
+                                                   ["b/gpu0", "a/gpu1", "nan", "d/gpu3", "b/gpu0"]]
+    plain = (src.dropna().astype(object), dst.dropna().astype(object))   # rows held in memory: not categorical
+    (a, b), names = id_codes(*plain, dtype=np.int32)
+    assert a.dtype == b.dtype == np.int32
+    assert [names[a].tolist(), names[b].tolist()] == [p.tolist() for p in plain]
+
+
+def _record(design: bool) -> object:
+    hosts = {"sn0": ["h1", "h2"], "sn1": ["h3", "h4"]}
+    return from_json({"schema": "sncheck.run/1", "run_id": "r", "playbook": "p", "backend": "mock",
+                      "inventory": "i", "verdict": "pass", "gate": "critical", "seed": 0,
+                      "design": ({"intra_host": {"bandwidth_GBps": 300, "latency_us": 1},
+                                  "scale_up": {"bandwidth_GBps": 200, "latency_us": 2}} if design else {}),
+                      "topology": {"supernodes": [{"name": k, "hosts": v} for k, v in hosts.items()]},
+                      "layers": [], "findings": [], "isolation": []})
+
+
+def _rows(seed: int) -> pd.DataFrame:
+    rnd = random.Random(seed)
+    cards = [f"h{h}/gpu{g}" for h in range(1, 5) for g in range(4)]
+    rows = []
+    for round_ in range(3):   # some pairs measured in several rounds
+        for _ in range(50):
+            a, b = sorted(rnd.sample(cards, 2))
+            same_sn = (a[1] in "12") == (b[1] in "12")
+            tier = ("intra_host" if a.split("/")[0] == b.split("/")[0] else "scale_up" if same_sn
+                    else "scale_out")
+            row = p2p_row(round_, a, b, link_id(a, b), tier, 1 << 20, bw=rnd.uniform(50, 400),
+                          lat=rnd.uniform(1, 20))
+            row["bw_rev_GBps"] = rnd.choice([None, rnd.uniform(50, 400)])   # one direction may be missing
+            if rnd.random() < 0.1:
+                row.update(status="timeout", bw_GBps=None, bw_rev_GBps=None, lat_us=None)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("design", [True, False])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_connectivity_view_the_same_in_chunks(monkeypatch, seed, design) -> None:
+    record, rows = _record(design), _rows(seed)
+    refs = {"intra_host": {"bandwidth_GBps": 300.0, "latency_us": 1.0},
+            "scale_up": {"bandwidth_GBps": 200.0, "latency_us": 2.0}} if design else {}
+    whole = conn.connectivity_view(record, rows, refs)
+    assert whole["heatmaps"] and whole["worst_pairs"] and whole["fleet"]["flagged"] >= 1  # failed directions
+    assert any("median" in h["reference"] for h in whole["heatmaps"]) != design
+    for rows_at_once in (1, 7, 64):
+        monkeypatch.setattr(conn, "CHUNK_ROWS", rows_at_once)
+        assert conn.connectivity_view(record, rows, refs) == whole
