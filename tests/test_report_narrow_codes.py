@@ -77,3 +77,33 @@ def test_connectivity_view_the_same_in_chunks(monkeypatch, seed, design) -> None
     for rows_at_once in (1, 7, 64):
         monkeypatch.setattr(conn, "CHUNK_ROWS", rows_at_once)
         assert conn.connectivity_view(record, rows, refs) == whole
+
+
+def test_prometheus_lets_go_of_the_pairs_the_reports_read(tmp_path, monkeypatch) -> None:
+    """The run store's view keeps the p2p rows html read for the card series, which use
+    them and then let them go (issue 31: at 131,072 cards 2 GB beside the rank rows read
+    next); rows a view was given, not read, stay."""
+    from sncheck.report.prometheus import render_prometheus
+    from sncheck.report.tables import REPORT_P2P
+    from sncheck.store.frames import RowFrames
+    from sncheck.store.parts import Part
+    from sncheck.store.rundir import RunStore
+
+    store = RunStore(tmp_path, run_id="r-1")
+    store.batch("p2p", {"round": 0, "src": ["h1/gpu0", "h1/gpu1", "h3/gpu0"], "dst": ["h1/gpu1", "h2/gpu0", "h1/gpu0"],
+                        "bw_GBps": [300.0, 190.0, 40.0], "bw_rev_GBps": [301.0, 180.0, 41.0],
+                        "lat_us": 2.0, "lat_p99_us": 3.0, "status": "ok",
+                        "tier": ["intra_host", "scale_up", "scale_out"]})
+    store.close()
+    reads: list[str] = []
+    real = Part.read
+    monkeypatch.setattr(Part, "read", lambda self, columns: reads.append(str(self.path)) or real(self, columns))
+    rows = store.frames()
+    rows.kind("p2p", REPORT_P2P)   # html's read, kept for the reports after it
+    read_once = len(reads)
+    text = render_prometheus(_record(True), rows)
+    assert len(reads) == read_once and 'hostname="h1",gpu="0"' in text   # the kept rows, not a new read
+    rows.kind("p2p", REPORT_P2P)
+    assert len(reads) == 2 * read_once   # let go: read again when asked again
+    given = RowFrames({"p2p": rows.kind("p2p")})
+    assert render_prometheus(_record(True), given) == text and len(given.kind("p2p")) == 3

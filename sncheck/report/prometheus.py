@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
-from sncheck.report.tables import REPORT_P2P, column, floats, of_kind, status_ok
+from sncheck.report.tables import REPORT_P2P, column, floats, let_go, of_kind, status_ok
 from sncheck.report.codes import id_codes, merge_repeated, narrow_positions
 from sncheck.config.fileio import atomic_writer
 from sncheck.store.frames import fact_rows
@@ -208,6 +208,7 @@ def expose(record: RunRecord, rows: pd.DataFrame | None, put: Callable[[str], ob
     out.family("sncheck_design_p2p_latency_seconds", "gauge", "Design latency of a link tier, s.",
                _design(record, "latency_us", US))
     cards = _in_scope(card_p2p(rows, supernode, uuids), scope)
+    let_go(rows, "p2p")   # read for the card series (and html before them): not needed again here
     skew = _in_scope(card_skew(rows, supernode, uuids), scope)
     out.frame("sncheck_card_info", "gauge", "A card the run measured, with its labels (value 1): "
               "join DCGM series on (hostname, gpu).",

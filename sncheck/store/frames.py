@@ -284,6 +284,10 @@ class RowFrames:
         time, as long as the view lives)."""
         return self.kind(kind, columns)
 
+    def forget(self, kind: str) -> None:
+        """Let go of what this view read for ``kind`` (a later ask reads it again); rows
+        it was given, not read, stay."""
+
     def counts(self) -> dict[str, int]:
         return {k: len(f) for k, f in self._frames.items()}
 

@@ -271,6 +271,9 @@ class PartFrames(RowFrames):
         return read_kind(self._parts.get(kind, ()), self._held.get(kind, ()), kind, self._equal, columns,
                          self._schemas.get(kind))
 
+    def forget(self, kind: str) -> None:
+        self._read.pop(kind, None)
+
     def columns(self, kind: str) -> list[str]:
         """The columns the rows of ``kind`` carry (nothing read)."""
         if kind in self._schemas:
