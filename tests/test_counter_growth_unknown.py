@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from sncheck.cli.main import main
 from sncheck.model import Basis
+from sncheck.rows import host_fact_row
 from test_kernel_counters import judge, nvlink_row, topo
 
 SYSFS = "/sys/class/infiniband/mlx5_0/ports/1/counters/{}:{}\n"
@@ -81,4 +82,30 @@ def test_an_nvlink_link_read_before_the_run_and_not_after_it_is_not_judged(tmp_p
     assert {"device": "GPU 1 link 5", "counter": "replay_errors", "before": 3, "after": None, "growth": None} in \
         found[0].evidence["counters"], found[0].evidence
     once = [f for f in judge([before], t) if f.entity == "n1/gpu1" and f.rule == "nvlink-errors-grew"]
+    assert once == [], once
+
+
+def test_a_host_whose_read_after_the_run_is_missing_is_not_judged_when_another_host_read_twice(
+        tmp_path: Path) -> None:
+    """The run read the NVLink counters twice on n1 (before and after the traffic) but only
+    once on n2 (down by the second read, or its read failed): n2's counters have no after to
+    judge, so they are not judged, never a pass. `reread` was per (host, fact): n2 read once
+    looked like a run that read once and gave no finding. A run that read every host once
+    still judges nothing of growth."""
+    t = topo(tmp_path)
+    rows = [nvlink_row("n1", 0, None), nvlink_row("n1", 0, 1), nvlink_row("n2", 4, None)]
+    found = [f for f in judge(rows, t) if f.rule == "nvlink-errors-grew"]
+    assert [(f.entity, f.basis) for f in found] == [("n2/gpu1", Basis.NOT_JUDGED)], found
+    assert "were read before and not after" in found[0].message and "GPU 1 link 2 replay_errors 4 -> ?" in \
+        found[0].message, found[0].message
+    # the IB port counters alike, fact by fact: n2's IB ports read twice are judged as ever
+    ib = {"ports": [{"device": "mlx5_0", "port": 1, "rail": 0, "counters": {"symbol_error": 2}}],
+          "error_counters": ["symbol_error"]}
+    ib_rows = [host_fact_row(h, "ib_counters", {**ib, "read": n}, None, True, tool="sysfs")
+               for h in ("n1", "n2") for n in (0, 1)]
+    assert [f.entity for f in judge(rows + ib_rows, t) if f.rule == "nvlink-errors-grew"] == ["n2/gpu1"]
+    lost = [f for f in judge(ib_rows[:3], t) if f.basis == Basis.NOT_JUDGED]
+    assert [f.entity for f in lost] == ["n2/nic0"], lost
+    once = [f for f in judge([nvlink_row("n1", 0, None), nvlink_row("n2", 4, None)], t)
+            if f.rule == "nvlink-errors-grew"]
     assert once == [], once

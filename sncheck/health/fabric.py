@@ -133,6 +133,9 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
                                                 "reread")}
     growth: list = []
     shapes: dict[tuple, tuple] = {}  # a read's counters with the host's name left out: one per distinct read
+    # a run that read a fact twice on any host expects the read after the run on every host it
+    # read before: one whose second read is missing (down by then, its read failed) is not judged
+    twice = {fact for _, fact, values in reads if len(values) > 1}
     for host, fact, values in reads:
         last = values[-1] if len(values) > 1 else None
         # (the values are shared by hosts that read the same text, and held by ``reads``)
@@ -150,7 +153,7 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
         columns["fact"] += [fact] * len(ends)
         columns["before"] += before
         columns["after"] += after
-        columns["reread"] += [last is not None] * len(ends)  # (a run that read once has no after to miss)
+        columns["reread"] += [fact in twice] * len(ends)  # (a run that read once has no after to miss)
         growth += grew
     names = {c: _texts(columns[c]) for c in ("entity", "kind", "fact", "device", "counter")}
     frame = pd.DataFrame({"entity": names["entity"], "kind": names["kind"], "value": growth,
@@ -219,7 +222,9 @@ def unknown_growth(frame: pd.DataFrame, rule: "Rule") -> list[Finding]:
       the run, a port ``ibqueryerrors`` lists only now): read as growth, its whole count failed;
       at or under the bar now it grew by no more than the bar;
     * read before the run and not in the read after it (a link or port gone, a read cut short),
-      where the run read twice: it had no growth to judge, and nothing said so."""
+      where the run read the fact twice on any host (so also every counter of a host whose
+      read after the run is missing: down by then, or its read failed): it had no growth to
+      judge, and nothing said so."""
     before = pd.to_numeric(frame["before"], errors="coerce")
     after = pd.to_numeric(frame["after"], errors="coerce")
     # a counter read only now grew by at most what it reads (it starts at 0 or more): at or
