@@ -93,6 +93,19 @@ def _locked(emit: Emit) -> Emit:
 
 
 
+def _shared_endpoints_error(shared: Sequence[tuple[str, str, str]]) -> str:
+    """One error naming every host dialled at an earlier host's endpoint (``shared_endpoints``),
+    so that an inventory is mended in one pass, not one pair a run."""
+    (a, b, where), later = shared[0], [b for _, b, _ in shared]
+    pairs = hostfacts.listed([f"hosts {a} and {b} are both reached at {where}"]
+                             + [f"{x} and {y} at {at}" for x, y, at in shared[1:]])
+    lost = f"one machine would be measured and judged as two hosts, and {b}'s own machine never" if len(shared) == 1 \
+        else f"each such machine would be measured and judged as two hosts or more, and the own machines of " \
+        f"{hostfacts.listed(later)} never"
+    return f"{pairs}: {lost}; give each host its own address (inventory hosts.NAME.address, or HostName in the ssh " \
+        "config)"
+
+
 class SshBackend(SshJobs, Backend):
     name = "ssh"
 
@@ -133,10 +146,9 @@ class SshBackend(SshJobs, Backend):
             over = {"address": host.address, "port": host.port, "user": host.user,
                     "identity_file": host.identity_file}
             self.specs[h] = resolve_host(h, over, defaults, config)
-        for a, b, where in shared_endpoints(self.specs):
-            raise ConfigError(f"hosts {a} and {b} are both reached at {where}: one machine would be measured and "
-                              f"judged as two hosts, and {b}'s own machine never; give each host its own address "
-                              "(inventory hosts.NAME.address, or HostName in the ssh config)")
+        shared = shared_endpoints(self.specs)
+        if shared:
+            raise ConfigError(_shared_endpoints_error(shared))
         self._conns: dict[str, Connection] = {}
         self._conns_lock = threading.Lock()
         self.down: dict[str, str] = {}  # host -> why it is out of this run
