@@ -98,6 +98,7 @@ SAMPLES: dict[tuple[type[BaseModel], str], Callable[[], tuple[Doc, Doc]]] = {
     (HostSchema, "identity_file"): lambda: at(HOST, "identity_file", "/keys/ops"),
     (HostSchema, "cards"): lambda: at(HOST, "cards", 1),
     (HostSchema, "imex_address"): lambda: at(HOST, "imex_address", "10.0.0.1"),
+    (HostSchema, "ssh_gateway"): lambda: at(HOST, "ssh_gateway", True),
     (FabricSchema, "scalable_unit"): lambda: at(("fabric",), "scalable_unit", 1, SPINES),
     (FabricSchema, "leaves"): lambda: (SPINES, {**LEAVES, "fabric": {**LEAVES["fabric"], "spines": [{"name": "s0"}]}}),
     (FabricSchema, "spines"): lambda: at(("fabric",), "spines", 3, SPINES),

@@ -23,6 +23,8 @@ REFERENCE = ROOT / "tests/data/schema/inputs.json"
 # Fields the schemas added to the loaded objects since the reference: (section, field) -> value
 # every recorded input has.
 ADDED = {("inventories", "description"): None}
+# ... and to every inventory host: field -> value
+ADDED_HOST = {"ssh_gateway": False}
 
 
 def test_recorded_inputs_load_to_the_same_objects() -> None:
@@ -31,6 +33,10 @@ def test_recorded_inputs_load_to_the_same_objects() -> None:
     for (section, field), value in ADDED.items():
         for name, loaded in now[section].items():
             assert loaded.pop(field) == value, (name, field)
+    for name, loaded in now["inventories"].items():
+        for host in (loaded.get("hosts") or {}).values() if isinstance(loaded, dict) else ():
+            for field, value in ADDED_HOST.items():
+                assert host.pop(field) == value, (name, field)
     assert now.keys() == ref.keys()
     for section in ref:
         assert sorted(now[section]) == sorted(ref[section]), section

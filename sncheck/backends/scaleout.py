@@ -200,7 +200,7 @@ class ScaleOutTests:
         dev_c, rate = nics[p.client][p.rail]
         dev_s = nics[p.server][p.rail][0]
         port = so.base_port + p.rail
-        address = self.b.specs[p.server].hostname
+        address = self.b.peer_address(p.server)
         limit = self.timeout
         server_argv = bounded(test.argv(dev_s, port, None), limit)
         client_argv = bounded(test.argv(dev_c, port, address), limit)

@@ -103,7 +103,8 @@ def _shared_endpoints_error(shared: Sequence[tuple[str, str, str]]) -> str:
         else f"each such machine would be measured and judged as two hosts or more, and the own machines of " \
         f"{hostfacts.listed(later)} never"
     return f"{pairs}: {lost}; give each host its own address (inventory hosts.NAME.address, or HostName in the ssh " \
-        "config)"
+        "config), or, behind a gateway that routes SSH by user (sshpiper), give each host its own user and " \
+        "ssh_gateway: true (inventory hosts.NAME)"
 
 
 class SshBackend(SshJobs, Backend):
@@ -146,7 +147,7 @@ class SshBackend(SshJobs, Backend):
             over = {"address": host.address, "port": host.port, "user": host.user,
                     "identity_file": host.identity_file}
             self.specs[h] = resolve_host(h, over, defaults, config)
-        shared = shared_endpoints(self.specs)
+        shared = shared_endpoints(self.specs, {h for h in topo.hosts if inv.hosts[h].ssh_gateway})
         if shared:
             raise ConfigError(_shared_endpoints_error(shared))
         self._conns: dict[str, Connection] = {}

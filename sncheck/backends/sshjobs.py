@@ -67,6 +67,12 @@ class SshJobs:
     _mark_down: Callable[[str, TransportError], None]
     pass_worker_rows: Callable[[list[dict | str], str, str, Emit], int]
 
+    def peer_address(self, host: str) -> str:
+        """What the other hosts dial to reach ``host`` (a rendezvous, mpirun's hostfile, a
+        perftest server): the address sncheck dials; behind an SSH gateway that routes by user
+        (``ssh_gateway: true``) that address is the gateway's, no host's, so its inventory name."""
+        return host if self.topo.inventory.hosts[host].ssh_gateway else self.specs[host].hostname
+
     # ------------------------------------------------------------------ torch jobs
 
     def _torch_job(self, job_layer: str, hosts: list[str], plan: Any, emit: Emit) -> None:
@@ -147,7 +153,7 @@ class SshJobs:
                 log.warning("%s: could not remove %s: %s", h, workdirs[h], r)
 
     def _free_port(self, host: str) -> int:
-        address = self.specs[host].hostname
+        address = self.peer_address(host)
         r = self._conn(host).run(launch.free_port_argv(address, self.python), timeout=self.command_timeout)
         if not r.ok or not r.stdout.strip().isdecimal():
             raise HarnessError(f"{host}: cannot find a free port on {address} for the rendezvous: {cause_of(r)}")
@@ -170,7 +176,7 @@ class SshJobs:
             for h in hosts:
                 emit(not_run_row(layer, h, "host", "error", f"{h}: {layer} not run: {e}"))
             return False
-        endpoint = launch.format_endpoint(self.specs[first].hostname, port)
+        endpoint = launch.format_endpoint(self.peer_address(first), port)
         out_path = f"{workdirs[first]}/rows.jsonl"
         pidfiles = {h: f"{workdirs[h]}/torchrun.pid" for h in hosts}
         self.progress(f"{layer}: torchrun on {len(hosts)} hosts, rendezvous {endpoint}")
@@ -265,7 +271,7 @@ class SshJobs:
         parts = []
         for h, idx in by_host.items():
             devices = None if sorted(idx) == list(range(len(idx))) else tuple(sorted(idx))
-            name = self.specs[h].hostname if launcher == "mpirun" else h
+            name = self.peer_address(h) if launcher == "mpirun" else h
             parts.append(launch.LaunchPart(name, len(idx), devices))
         return parts
 

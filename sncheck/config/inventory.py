@@ -72,6 +72,10 @@ class Host:
     # The tray's IMEX address as nvidia-imex-ctl -N lists it (NVL72), canonical IP text;
     # None: its ``address`` is tried in its place.
     imex_address: str | None = None
+    # Reached through an SSH gateway that routes by user (sshpiper): its address and port are
+    # the gateway's, which other such hosts share, each with a user of its own; the hosts reach
+    # each other by their inventory names (``SshJobs.peer_address``).
+    ssh_gateway: bool = False
 
 
 @dataclass(frozen=True)
@@ -238,6 +242,7 @@ class HostSchema(Schema):
     identity_file: Path_ | None = None
     cards: Count | None = None
     imex_address: Annotated[str, Text(), AfterValidator(_ip)] | None = None
+    ssh_gateway: Annotated[bool, Flag()] = False
 
 
 class InventorySchema(Schema):
@@ -370,7 +375,8 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
             imex_of[imex] = h
         base = hosts[h]
         hosts[h] = Host(h, base.supernode, o.cards if o.cards is not None else base.cards, address=o.address,
-                        port=o.port, user=o.user, identity_file=o.identity_file, imex_address=imex)
+                        port=o.port, user=o.user, identity_file=o.identity_file, imex_address=imex,
+                        ssh_gateway=o.ssh_gateway)
     design = {**_platform_design(top_platform, platforms_used), **_design(schema.design, root.get("design"))}
     if sum(h.cards for h in hosts.values()) > MAX_CARDS:
         raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", root, "hosts")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import getpass
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,26 +55,35 @@ class HostSpec:
         return f"{self.user}@{self.hostname}:{self.port}{via}"
 
 
-def shared_endpoints(specs: Mapping[str, HostSpec]) -> list[tuple[str, str, str]]:
+def shared_endpoints(specs: Mapping[str, HostSpec], gateways: Collection[str] = ()) -> list[tuple[str, str, str]]:
     """Hosts that would be dialled at one endpoint (the same address and port, through the
     same jump): ``(earlier host, host, endpoint)`` for each host after the first. One machine
     reached under two inventory names would be measured and judged twice and the second name's
     machine never (hostile round 10). Addresses are compared as DNS compares names (case and a
-    trailing dot ignored); two users on one machine are one machine."""
+    trailing dot ignored); two users on one machine are one machine, except at a gateway that
+    routes SSH by user (sshpiper): hosts named in ``gateways`` (the inventory's ``ssh_gateway:
+    true``) share an endpoint with each other, one user each; never with a host not so named."""
     def key(spec: HostSpec | None) -> tuple | None:
         if spec is None:
             return None
         return (spec.hostname.lower().rstrip("."), spec.port, key(spec.proxy_jump))
 
-    first: dict[tuple | None, str] = {}
+    first: dict[tuple | None, str] = {}  # endpoint -> the first host dialled there
+    plain: dict[tuple | None, str] = {}  # endpoint -> the first host there not behind a gateway
+    routed: dict[tuple, str] = {}  # (endpoint, user) -> the first gateway host dialled there as that user
     out = []
     for name, spec in specs.items():
-        k = key(spec)
-        if k in first:
+        k, gateway = key(spec), name in gateways
+        earlier = (plain.get(k) or routed.get((k, spec.user))) if gateway else first.get(k)
+        if earlier is not None:
             via = f" via {spec.proxy_jump.hostname}" if spec.proxy_jump else ""
-            out.append((first[k], name, f"{spec.hostname} port {spec.port}{via}"))
+            user = f" as user {spec.user}" if gateway and earlier in gateways else ""
+            out.append((earlier, name, f"{spec.hostname} port {spec.port}{via}{user}"))
+        first.setdefault(k, name)
+        if gateway:
+            routed.setdefault((k, spec.user), name)
         else:
-            first[k] = name
+            plain.setdefault(k, name)
     return out
 
 
