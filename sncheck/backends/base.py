@@ -15,6 +15,7 @@ from sncheck.worker.golden_config import GoldenConfig
 
 Emit = Callable[[dict], None]
 Progress = Callable[[str], None]
+NEAR_BUDGET_S = 600.0  # real hosts: ten minutes a near suspect, at what its repeats cost there
 
 
 class Backend(ABC):
@@ -28,6 +29,9 @@ class Backend(ABC):
     # Whether host_facts can read a command again while its output says "not ready yet"
     # (NVL72 fabric In Progress); a backend that collects every outcome at once cannot.
     rereads_facts = True
+    # Seconds a suspect near its bar may spend re-measuring its pairs (sncheck.run.nearbar.NearClock:
+    # the batches its measured cost a repeat fits in); the option ``near_budget_s`` overrides it.
+    near_budget_s: float | None = NEAR_BUDGET_S
 
     def __init__(self, topo: Topology, faults: FaultPlan | None = None, seed: int = 0,
                  progress: Progress | None = None, **options) -> None:
@@ -117,6 +121,12 @@ class Backend(ABC):
     def fabric_counters(self, hosts: tuple[str, ...], emit: Emit) -> None:
         """Read the fabric error counters again once a layer's traffic is over (their
         growth is judged, sncheck.health.fabric); a backend without real fabric has none."""
+
+    def near_budget(self) -> float | None:
+        """The wall time a near suspect's re-measurement may take here (None: no bound but the
+        samples' own, :data:`sncheck.run.nearbar.NEAR_SAMPLES`)."""
+        given = self.options.get("near_budget_s")
+        return float(given) if given is not None else self.near_budget_s
 
     def begin_confirmation(self) -> None:
         """Called before confirmation retests: transient faults end here."""

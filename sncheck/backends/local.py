@@ -92,6 +92,9 @@ CALIBRATION_LAT_ITERS, CALIBRATION_BW_ITERS = 20, 3
 
 class LocalBackend(Backend):
     name = "local"
+    # one CPU machine shared with its controls: a repeat of a near card's gloo pairs costs
+    # seconds (~4 s beside other work), so the samples a GPU cluster gets in minutes take hours
+    near_budget_s = 120.0
 
     def __init__(self, topo: Topology, faults=None, seed: int = 0, progress=None, **options) -> None:
         super().__init__(topo, faults, seed, progress, **options)

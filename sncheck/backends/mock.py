@@ -177,6 +177,7 @@ def golden_loss_curve(steps: int, rng: np.random.Generator, diverge: bool) -> li
 
 class MockBackend(Backend):
     name = "mock"
+    near_budget_s = None  # simulated rounds: their wall time is the harness's, not the cluster's
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -76,7 +76,7 @@ log = logging.getLogger("sncheck.backends.ssh")
 KNOWN_OPTIONS = ("forks", "ssh_config", "known_hosts", "accept_new_host_keys", "connect_timeout",
                  "command_timeout", "dist_backend", "python", "job_timeout_s", "op_timeout_s",
                  "retries", "backoff", "poll_s", "fabric_retry_s", "fabric_retry_every_s",
-                 "act_faults_on_real_hosts", "state_dir", "sysfs_root")
+                 "act_faults_on_real_hosts", "state_dir", "sysfs_root", "near_budget_s")
 GLOO_P2P_BYTES = 8 << 20
 
 

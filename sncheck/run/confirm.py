@@ -56,7 +56,8 @@ from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
 from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
-from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, at_bound, batch_repeats, decided, later_batches, look
+from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
+    later_batches, look
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
     no_longer, retest_tag, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
@@ -241,16 +242,16 @@ class Window:
     def run(self) -> Retest:
         hows = list(dict.fromkeys(measurement(s, self.by_name) for s in self.syms))
         self.ctx.progress(f"confirm: retesting {self.f.entity_kind} {self.f.entity} ({', '.join(hows)})")
-        load = [self.ctx.backend.machine_load()]
+        load, self.clock = [self.ctx.backend.machine_load()], NearClock(self.ctx.backend.near_budget())
         for how in hows:
-            self._measure(how)
-        # a suspect near its bar (sncheck.run.nearbar): its pairs again, in growing batches, until
-        # its samples decide or reach the bound; every look judges its near and sibling bars
+            self.clock.timed(self._measure, how, self.repeats if how == P2P and self.near else None)
+        # a suspect near its bar (sncheck.run.nearbar): its pairs again, in growing batches, until its samples
+        # decide, reach the bound, or the next batch would spend the backend's budget; each look judges its bars
         for repeats in later_batches(self.repeats):
-            if not self.near or self.measured.get(P2P) is not None or self._decided():
+            if not self.near or self.measured.get(P2P) is not None or self._decided() or not self.clock.fits(repeats):
                 break
             self.repeats = repeats
-            self._measure(P2P)
+            self.clock.timed(self._measure, P2P, repeats)
         load.append(self.ctx.backend.machine_load())
         return self._judge(hows, window(load))
 
@@ -354,11 +355,8 @@ class Window:
                              _emit_as(self.ctx, self.tag))
         p = self._kind("p2p")
         p = p[p["status"] != "unreachable"] if not p.empty else p
-        seen = set()
-        for r in p.itertuples() if not p.empty else ():
-            if r.src in self.scope or r.dst in self.scope:
-                if r.src in topo.by_id and r.dst in topo.by_id:
-                    seen.add(topo.tier(r.src, r.dst))
+        seen = {topo.tier(r.src, r.dst) for r in (p.itertuples() if not p.empty else ())
+                if (r.src in self.scope or r.dst in self.scope) and r.src in topo.by_id and r.dst in topo.by_id}
         gaps = sorted(tiers - seen)
         self.measured[P2P] = f"the suspect's pairs on {', '.join(gaps)} were not measured" if gaps else None
 
@@ -550,6 +548,8 @@ class Window:
         busy = _busy_reason(load, ["noise"] if noisy else []) if noisy or unmeasured else None
         if busy:
             return Retest(None, how, f"{busy}; {why}", busy=busy, symptoms=tuple(per), seen=seen)
+        if spent := self.clock.spent(open_, busy_now):  # a near suspect the budget left within the noise
+            return Retest(None, how, f"{spent}; {why}", busy=spent, symptoms=tuple(per), seen=seen)
         if all(at_bound(p["note"].removeprefix(BESIDE)) for p in open_):  # a near suspect the bound left undecided
             return Retest(None, how, why, undecided=why, symptoms=tuple(per), seen=seen)
         return Retest(None, how, why, symptoms=tuple(per), seen=seen)

@@ -41,6 +41,14 @@ same loop (:func:`siblings`), and decides as the near bar does: one look is no v
 level bar (against design or the peers): a bar against a stored reference (baseline,
 history) is no level of the controls, and its finding stays the retest's new fault.
 
+What the batches cost is bounded on the backend too (:class:`NearClock`): each measurement of
+the suspect's pairs is timed, and a later batch runs only when the cost a repeat measured so
+far says it ends within the backend's budget (``Backend.near_budget``: 120 s on the local
+backend, whose gloo repeats cost seconds on a shared CPU; 600 s on real hosts; none on the
+mock, whose rounds are simulated). A suspect the budget leaves within the noise is
+inconclusive as on a busy machine (exit 4 where only such findings gate): neither isolated
+nor released, its evidence saying the budget, the cost a repeat and the load.
+
 With no retest allowed (the playbook's ``confirm: false``) such a suspect is not judged
 (:func:`not_retested`): inconclusive, never released as healthy, never isolated on noise.
 Only its near part: a clearly measured fault folded into it (a symptom of another rule
@@ -52,8 +60,9 @@ its bar isolates it.
 from __future__ import annotations
 
 import math
+import time
 from statistics import NormalDist
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -244,3 +253,46 @@ def undecided(f: Finding, why: str) -> None:
     f.evidence["inconclusive"] = why
     f.basis = Basis.NOT_JUDGED
     f.message = f.message.removesuffix(NEAR_RETEST) + NEAR_UNDECIDED
+
+
+class NearClock:
+    """What a near suspect's pair measurements cost on its backend, against the backend's
+    budget (``budget_s``; None: no bound but the samples'). :meth:`timed` times each
+    measurement of its pairs with its repeats; :meth:`fits` says whether a batch of more
+    repeats, at the cost a repeat measured so far, ends within the budget, and when not, why
+    (``over``): the retest stops there, and a suspect still within the noise is inconclusive
+    (:meth:`spent`), never a release or an isolation on the samples it had."""
+
+    def __init__(self, budget_s: float | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.budget_s, self.clock = budget_s, clock
+        self.spent_s, self.repeats = 0.0, 0
+        self.over: str | None = None
+
+    def timed(self, measure: Callable[[str], None], how: str, repeats: int | None) -> None:
+        """``measure(how)``, timed as ``repeats`` repeats of the suspect's pairs (None: not them)."""
+        start = self.clock()
+        try:
+            measure(how)
+        finally:
+            if repeats:
+                self.spent_s += self.clock() - start
+                self.repeats += repeats
+
+    def fits(self, repeats: int) -> bool:
+        if self.budget_s is None or not self.repeats:
+            return True
+        cost = self.spent_s / self.repeats
+        if self.spent_s + cost * repeats <= self.budget_s:
+            return True
+        self.over = (f"inconclusive: the machine was too busy for the retest to decide (its near-bar budget of "
+                     f"{self.budget_s:g} s cannot hold {repeats} more repeats of its pairs at {cost:.2f} s a repeat, "
+                     f"{self.repeats} repeats in {self.spent_s:.0f} s so far)")
+        return False
+
+    def spent(self, open_: Sequence[Mapping[str, object]], busy: str | None) -> str | None:
+        """Why a retest is inconclusive when the budget stopped it with every open symptom
+        (``open_``: rule, outcome None, note) a near or sibling bar still within the noise;
+        ``busy``: the machine's load, where it was busy. Else None."""
+        within = all(str(p["note"]).removeprefix(BESIDE).startswith(WITHIN) for p in open_)
+        return None if self.over is None or not open_ or not within else \
+            self.over + (f"; {busy.removeprefix('inconclusive: ')}" if busy else "")
