@@ -20,7 +20,7 @@ from sncheck.actions import ACTIONS, ActionContext, ActionRequest, AuditLog, Iso
 from sncheck.actions.base import SshRunner, read_audit
 from sncheck.actions.files import service_view
 from sncheck.actions.kubernetes import TAINT_KEY, desired_taint, label_value
-from sncheck.actions.slurm import drain_reason, parse_reason
+from sncheck.actions.slurm import drain_reason, is_ours, parse_reason
 from sncheck.errors import ConfigError
 from sncheck.run.inputs import load_inventory
 
@@ -344,7 +344,9 @@ def test_slurm_failure_is_a_failed_outcome(fake_cluster: FakeCluster) -> None:
 def test_slurm_reason_parsing_and_shape() -> None:
     assert parse_reason("none\nnone\n") is None
     assert parse_reason("") is None
-    assert parse_reason("\nsncheck: x (run r)\nsncheck: x (run r)\n") == "sncheck: x (run r)"
+    assert parse_reason("sncheck: x (run r)\nsncheck: x (run r)\n") == "sncheck: x (run r)"  # two partitions
+    # sinfo -h prints no blank line of its own: one is a newline in the reason, never sncheck's (hostile round 12)
+    assert not is_ours(parse_reason("\nsncheck: x (run r)\nsncheck: x (run r)\n"))
     reason = drain_reason(req("node1", "host", rule="a\nb" + "x" * 300))
     assert reason.startswith("sncheck: a b") and len(reason) <= 120 and "\n" not in reason
 

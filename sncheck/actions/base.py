@@ -50,8 +50,8 @@ class LocalRunner:
 
     host = "localhost"
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.timeout = timeout
+    def __init__(self, timeout: float | None = None) -> None:
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout  # read when made, not when defined
 
     def run(self, argv: list[str]) -> Result:
         command = build_command(argv)  # for messages; also refuses str argv and NUL bytes

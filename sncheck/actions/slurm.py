@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import re
 
-from sncheck.config.hostlist import check_name
+from sncheck.config.hostlist import check_name, quoted
 from sncheck.errors import HarnessError
+from sncheck.transport import Result
 from sncheck.actions.base import ActionContext, ActionRequest, CommandRunner, Outcome, Plan, Step, Tracker, switch_plan
 
 REASON_PREFIX = "sncheck:"
 MAX_REASON = 120
+SHOWN_REASON = 200  # a foreign reason in a message: cut there, with its length (hostile round 12)
 _NO_REASON = {"", "none", "(null)"}
+_ERROR_LINE = re.compile(r"\berror\b", re.IGNORECASE)
 
 
 def drain_reason(req: ActionRequest) -> str:
@@ -61,18 +64,28 @@ def resume_argv(host: str) -> list[str]:
 def parse_reason(sinfo_stdout: str) -> str | None:
     """The node's reason from ``sinfo -h -N -n HOST -o %E``; None when it has none.
 
-    A node in several partitions prints one line per partition, all alike: the first
-    non-empty line is the reason.
+    A node in several partitions prints one line per partition, all alike: that line is
+    the reason. Lines that differ, or a blank line before the text, are one reason that
+    holds a newline (someone's ``Reason=$'hold\\nsncheck: x'``): returned whole, never
+    cut to the line that reads like sncheck's (hostile round 12). sncheck writes none.
     """
-    for line in sinfo_stdout.splitlines():
-        text = line.strip()
-        if text:
-            return None if text.lower() in _NO_REASON else text
-    return None
+    lines = [line.strip() for line in sinfo_stdout.rstrip("\n").splitlines()]
+    if len(set(lines)) > 1:
+        return "\n".join(lines)
+    text = lines[0] if lines else ""
+    return None if text.lower() in _NO_REASON else text
+
+
+def refused(res: Result) -> bool:
+    """Whether ``scontrol update`` failed: its exit, or an error it printed beside exit 0.
+    It prints nothing when the update is done; its refusals are ``slurm_update error: ...``
+    and ``scontrol: error: ...`` (slurm_perror, error()), and a wrapper or an older build
+    that printed one and exited 0 was taken for a drain done (hostile round 12)."""
+    return not res.ok or any(_ERROR_LINE.search(line) for line in (res.stdout + "\n" + res.stderr).splitlines())
 
 
 def is_ours(reason: str | None) -> bool:
-    return reason is not None and reason.startswith(REASON_PREFIX)
+    return reason is not None and reason.startswith(REASON_PREFIX) and "\n" not in reason
 
 
 class SlurmAction:
@@ -120,17 +133,18 @@ class SlurmAction:
         if current is not None and not is_ours(current):
             verb = "drain" if req.action == "isolate" else "resume"
             return t.outcome("skipped", f"{host} is already unavailable for another reason "
-                                        f"({current!r}); not sncheck's, so sncheck did not {verb} it")
+                                        f"({quoted(current, SHOWN_REASON)}); not sncheck's, so sncheck did not "
+                                        f"{verb} it")
         if req.action == "isolate":
             reason = drain_reason(req)
             res = t.run(drain_argv(host, reason))
-            if not res.ok:
+            if refused(res):
                 return t.failed(f"draining {host}", res)
             return t.outcome("ok", f"drained {host} (Reason={reason})")
         if current is None:
             return t.outcome("skipped", f"{host} is not drained; nothing to resume")
         res = t.run(resume_argv(host))
-        if not res.ok:
+        if refused(res):
             return t.failed(f"resuming {host}", res)
         return t.outcome("ok", f"resumed {host} (was drained: {current!r})")
 

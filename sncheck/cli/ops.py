@@ -345,8 +345,8 @@ def release(entities: tuple[str, ...], reason: str, after_repair: bool, playbook
     inventory = _inventory(inventory_path)
     topo = Topology(inventory)
     run_id = new_run_id()
-    with StateStore(_state_dir(state_dir)) as store:
-        known = {r["entity"]: r for r in store.current_status()}
+    with _existing(state_dir) as store:  # a release refused below leaves no state store behind (hostile round 12)
+        known = {r["entity"]: r for r in store.current_status()} if store is not None else {}
     requests = []
     for entity in dict.fromkeys(entities):
         try:
