@@ -36,10 +36,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BeforeValidator, Field, create_model
 
+from sncheck.errors import ConfigError
 from sncheck.config.schema import Choice, Flag, Int, Num, Schema, Shape, Text, validate
 from sncheck.config.units import parse_size
 from sncheck.config.yamlio import LineDict, Source, load_file, load_text
-from sncheck.model import host_of, link_id, parse_switch, split_link
+from sncheck.model import host_of, hosts_of, link_id, parse_switch, split_link
 
 if TYPE_CHECKING:  # the cluster a plan is checked against (a layer above config: passed in)
     from sncheck.topology import Topology
@@ -342,7 +343,24 @@ def parse_faults(src: Source, topo: Topology, refusal: Refusal) -> FaultPlan:
                             "not say what is acted out; write one fault with the value meant", item, "target")
         same.append(fault)
         out.append(fault)
+    _refuse_on_down_hosts(out)
     return FaultPlan(tuple(out))
+
+
+def _refuse_on_down_hosts(faults: list[Fault]) -> None:
+    """A fault on a host that is down for the whole run (its card, NIC, link or the host itself)
+    contradicts it: nothing is measured there, so the plan names a fault no run can show, and
+    a test of it passes on the down host's finding alone (hostile round 12). A transient or
+    late down host leaves the rest of the run to show it."""
+    down = {f.target: f for f in faults if f.type == "down_host" and not (f.transient or f.late)}
+    for f in faults:
+        if f.type == "down_host" or f.target.startswith(("leaf:", "spine:")):
+            continue
+        hit = next((h for h in hosts_of(f.target) if h in down), None)
+        if hit is not None:
+            raise ConfigError(f"{f.type} on {f.target}: {hit} is down for the whole run (down_host at "
+                              f"{down[hit].where}), so nothing measures it and the fault cannot show; plant it "
+                              "on another host, or make the down_host transient", f.where)
 
 
 def _key(f: Fault) -> tuple:

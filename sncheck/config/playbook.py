@@ -198,9 +198,13 @@ def parse_playbook(src: Source, *, scale_out_tools: Collection[str]) -> Playbook
     them; :mod:`sncheck.run.inputs` does)."""
     spec = validate(PlaybookSchema, src, src.data, context={"scale_out_tools": tuple(scale_out_tools)})
     root: LineDict = src.data
-    layers = []
+    layers: list[LayerSpec] = []
     for layer, item in zip(spec.layers, root["layers"]):
         (name,) = layer.model_fields_set
+        if any(earlier.name == name for earlier in layers):  # results.json, the rows, JUnit and diff key a layer by name
+            raise src.error(f"layers: {name} is listed twice; a layer runs once in a playbook (its rows, "
+                            "findings and verdict are kept by its name): give it once, with the options meant",
+                            item if isinstance(item, LineDict) else root, None if isinstance(item, LineDict) else "layers")
         options = getattr(layer, name)
         clean = options.model_dump(exclude_unset=True) if options is not None else {}
         if "tools" in clean:

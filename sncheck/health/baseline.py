@@ -16,7 +16,7 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.config.jsonio import Baseline, read_json, validate
 from sncheck.store.frames import RowFrames
-from sncheck.store.results import from_json
+from sncheck.store.results import from_json, own_record
 from sncheck.store.rundir import ROWS_DIR, is_run_dir, read_frames, refuse_impossible, refuse_running
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
@@ -44,7 +44,7 @@ def _verdict(path: Path) -> str | None:
     (it was taken for a killed run, so a failed run's rows entered the baseline)."""
     if not os.path.lexists(path):
         return None
-    data = read_json(path, "results.json")  # a file that is not JSON: its error names it
+    data = read_json(own_record(path), "results.json")  # a file that is not JSON: its error names it
     return from_json(data, str(path)).verdict.value if isinstance(data, dict) else "unreadable"
 
 

@@ -22,6 +22,9 @@ every isolation decision through :func:`may_release`.
   enabled ``kernel_events`` rule takes (its source's rule disabled, or a rules file without
   one) is "not judged" at the gate's severity: one finding per host and source, about the
   check (nothing is isolated for it), as ``sncheck parse kernel-log --rules`` says it.
+* A host fact that failed (or warned) and that no enabled rule of its metric takes (a rules
+  file written for another vendor's facts) is "not judged" at the gate's severity: one
+  finding per host naming the facts, about the check.
 * A scoped run (``--targets``): a target's pairs whose peer was unreachable (or did not
   run) leave the target not measured against that peer: a not-measured finding on it.
 * Not-measured findings are never released by a confirmation retest: coming back at
@@ -46,7 +49,9 @@ from sncheck.health.kernel import not_judged, rule_source
 from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
 
 if TYPE_CHECKING:
-    from sncheck.health.rules import AllowedSkip
+    from collections.abc import Sequence
+
+    from sncheck.health.rules import AllowedSkip, Rule
 
 SEVERITY = Severity.CRITICAL  # "not run" is never a pass, whatever the gate
 NOT_MEASURED = "not-measured"
@@ -54,6 +59,8 @@ NOT_JUDGED = "golden-not-judged"
 BASELINE_NOT_JUDGED = "baseline-not-judged"
 LAYER_NOT_JUDGED = "layer-not-judged"
 KERNEL_NOT_JUDGED = "kernel-not-judged"
+FACT_NOT_JUDGED = "fact-not-judged"
+FACT_METRICS = ("host_fact_failures", "host_fact_warnings")
 NON_FINITE = "golden-loss-non-finite"
 UNREACHABLE = "host-unreachable"
 NOT_RUN = "not-run"  # a status's finding: not-run-<status> (unreachable: host-unreachable)
@@ -70,19 +77,22 @@ def status_rule(status: str) -> str:
 def layer_findings(layer: str, rows: pd.DataFrame, ctx: DetectContext, *, options: dict | None = None,
                    targets: frozenset[str] | None = None, rules: int | None = None,
                    gate: str = SEVERITY, skips: tuple[AllowedSkip, ...] = (),
-                   kernel: frozenset[str] | None = None) -> list[Finding]:
+                   kernel: frozenset[str] | None = None, fact_rules: Sequence[Rule] | None = None) -> list[Finding]:
     """The invariant findings of one layer over that layer's rows. ``targets`` (a scoped
     run, ``--targets``): only those cards, and their hosts, must have been measured.
     ``rules``: how many enabled rules judge this layer (0: its rows are not judged,
     a finding at ``gate``); None where the caller judges by other means. ``skips``: the
     tests whose skip the rules allow. ``kernel``: the kernel log report sources the rules
-    take (:func:`sncheck.health.kernel.judged_sources`); None where the caller judges by other means."""
+    take (:func:`sncheck.health.kernel.judged_sources`); None where the caller judges by other means.
+    ``fact_rules``: the enabled rules of the host fact metrics (:data:`FACT_METRICS`); None likewise."""
     options = options or {}
     out = status_findings(rows, ctx, skips)
     if rules == 0 and not rows.empty:
         out += layer_not_judged(layer, ctx.topo, gate, targets)
     if kernel is not None:
         out += kernel_not_judged(layer, rows, ctx, kernel, gate)
+    if fact_rules is not None:
+        out += fact_not_judged(layer, rows, ctx, fact_rules, gate)
     gaps: list[Finding] = []
     if layer == "connectivity":
         gaps = connectivity_coverage(rows, ctx.topo, targets)
@@ -172,6 +182,41 @@ def layer_not_judged(layer: str, topo: Topology, gate: Severity | str,
                     {"measured": "not judged", "expected": f"an enabled rule for the {layer} layer", "unit": None},
                     basis=Basis.NOT_JUDGED, about=About.CHECK)
             for sn in _supernodes(topo, targets)]
+
+
+def _takes(rule: Rule, fact: str) -> bool:
+    """Whether a host fact rule judges ``fact`` (its ``facts``, or all but its ``not_facts``)."""
+    if "facts" in rule.params:
+        return fact in rule.params["facts"]
+    return fact not in (rule.params.get("not_facts") or ())
+
+
+def fact_not_judged(layer: str, rows: pd.DataFrame, ctx: DetectContext, fact_rules: Sequence[Rule],
+                    gate: Severity | str) -> list[Finding]:
+    """Host facts that failed (or warned) that no enabled rule of their metric takes: one
+    finding per host naming them, at ``gate``, about the check (a rules file for Ascend's facts
+    on NVIDIA hosts passed an uncorrectable ECC error: hostile round 12)."""
+    if kind_rows(rows, "host_fact", ["host"]).empty:
+        return []
+    left: dict[str, set[str]] = {}
+    for metric in FACT_METRICS:
+        frame = ctx.metric(metric, rows)
+        if frame.empty or "fact" not in frame:
+            continue
+        mine = [r for r in fact_rules if r.metric == metric]
+        bad = frame[frame["value"].fillna(0) > 0]
+        for entity, fact in zip(bad["entity"].astype(str), bad["fact"].astype(str)):
+            if not any(_takes(r, fact) for r in mine):
+                left.setdefault(host_of(entity), set()).add(fact)
+    return [Finding(host, EntityKind.HOST, layer, FACT_NOT_JUDGED, Severity(gate),
+                    f"host {host}: {', '.join(sorted(facts))} failed, and no enabled rule of these rules judges "
+                    f"{'it' if len(facts) == 1 else 'them'}: not judged. Add or enable a host fact rule that takes "
+                    f"{'it' if len(facts) == 1 else 'them'} (`metric: host_fact_failures`; the default rules take "
+                    "every fact)",
+                    {"measured": "not judged", "expected": "a host fact rule", "unit": None,
+                     "facts": sorted(facts)},
+                    basis=Basis.NOT_JUDGED, about=About.CHECK)
+            for host, facts in sorted(left.items(), key=lambda kv: natural_key(kv[0]))]
 
 
 def kernel_not_judged(layer: str, rows: pd.DataFrame, ctx: DetectContext, judged: frozenset[str],

@@ -77,7 +77,8 @@ class LayerContext:
         ctx = self.detect_context()
         rules = [r for r in (self.rules.judging("connectivity") if self.rules else []) if r.metric in HOST_READ_METRICS]
         unjudged = [] if self.rules is None else invariants.kernel_not_judged(
-            "connectivity", mine, ctx, judged_sources(rules), self.gate)
+            "connectivity", mine, ctx, judged_sources(rules), self.gate) + invariants.fact_not_judged(
+            "connectivity", mine, ctx, [r for r in rules if r.metric in invariants.FACT_METRICS], self.gate)
         return evaluate(rules, mine, ctx) + unjudged
 
     def detect(self, layer: str) -> list:
@@ -93,4 +94,5 @@ class LayerContext:
             layer, mine, ctx, options=self.options, targets=self.targets,
             rules=len(core) if self.rules is not None else None, gate=self.gate,
             skips=self.rules.allowed_skips if self.rules is not None else (),
-            kernel=judged_sources(rules) if self.rules is not None else None)
+            kernel=judged_sources(rules) if self.rules is not None else None,
+            fact_rules=[r for r in rules if r.metric in invariants.FACT_METRICS] if self.rules is not None else None)

@@ -39,11 +39,18 @@ MAX_RUN_BYTES = 32 << 20          # all bundles of a run
 MAX_ROWS = 2000                   # rows per bundle
 MAX_KERNEL_HOSTS = 32             # hosts whose kernel log is read per run
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+# Windows' device names: a file named one of them, with any extension (``nul.txt``,
+# ``con.nvidia-smi.txt``), is the device there, so a run directory copied to a Windows share
+# or unzipped on a laptop lost that bundle (hostile round 12).
+_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", *(f"{d}{i}" for d in ("COM", "LPT") for i in range(10))})
 
 
 def safe_name(text: object) -> str:
-    """A file name from a tool, host or rule name: only [A-Za-z0-9._-], at most 120."""
-    return (_UNSAFE.sub("_", str(text).replace("<->", "--")).strip("._") or "entity")[:120]
+    """A file name from a tool, host or rule name: only [A-Za-z0-9._-], at most 120, never
+    beginning or ending with ``.`` or ``_``, nor a Windows device name before its first dot
+    (that one gets a leading ``_``, which no other name is given)."""
+    name = (_UNSAFE.sub("_", str(text).replace("<->", "--")).strip("._") or "entity")[:120]
+    return f"_{name}"[:120] if name.split(".", 1)[0].upper() in _DEVICES else name
 
 
 def entity_dir(entity: str) -> str:

@@ -172,7 +172,22 @@ def read_record(path: str | os.PathLike) -> RunRecord:
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
-    return from_json(read_json(p, "results.json", kind="results"), str(p))
+    return from_json(read_json(own_record(p), "results.json", kind="results"), str(p))
+
+
+def own_record(path: Path) -> Path:
+    """``path`` (a run directory's results.json), refused when it is a link out of its run
+    directory: another run's record read beside this directory's rows made one run of two
+    (``diff`` said "one run" of runs whose tiers differed; hostile round 12). sncheck
+    writes results.json as a file; a link inside the directory is still its own, and a link to
+    a special file is the reader's to refuse (naming what it is)."""
+    if path.is_symlink() and path.is_file():
+        target = Path(os.path.realpath(path))
+        if target.parent != Path(os.path.realpath(path.parent)):
+            raise ConfigError(f"results.json is a link to {target}, outside its run directory: another run's "
+                              "record beside this directory's rows; copy the run directory whole instead",
+                              str(path))
+    return path
 
 
 def _plain(v: Any) -> Any:
