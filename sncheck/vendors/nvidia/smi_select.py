@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import re
 
+from sncheck.vendors.delivery import PS1
+
 # a pasted command line above the listing: 'nvidia-smi -q -i 0' (or '-a', '--query', '--id=0,1') prints
-# 'Attached GPUs : 8' and the sections of the GPUs -i names only (an index, bus id, UUID or serial; a comma list)
-_COMMAND = re.compile(r"^(?:\S*[#$>]\s*)?(?:sudo\s+)?nvidia-smi(\s.*)$")
+# 'Attached GPUs : 8' and the sections of the GPUs -i names only (an index, bus id, UUID or serial; a comma list);
+# behind any prompt delivery.PS1 knows ('[root@h ~]#', '(base) user@h:~$') or a bare '#', '$', '>', 'host$'
+_COMMAND = re.compile(rf"^(?:(?:{PS1}|\S*[#$>])\s*)?(?:sudo\s+)?nvidia-smi(\s.*)$")
 _QUERY = re.compile(r"\s(?:-q|-a|--query)(?:\s|$)")
 _ID = re.compile(r"\s(?:-i|--id)(?:\s+|=)(\S+)")
 
