@@ -37,3 +37,26 @@ def test_a_pasted_nvidia_smi_command_behind_a_bracketed_or_conda_prompt_is_its_c
         assert [g["temperature.gpu"] for g in json.loads(r.stdout)["gpus"]] == [39, 37], prompt
         assert pasted_command(f"{prompt} nvidia-smi -q -i 0,1") and selected_gpus(f"{prompt} nvidia-smi -q -i 0,1") == 2
     assert not pasted_command("[root@h ~]# ibstat") and selected_gpus("[root@h ~]# nvidia-smi -i 0") is None
+
+
+def test_a_refused_json_record_has_one_wording_and_the_reader_keeps_why_it_stopped() -> None:
+    """nccl_json and nccl_inspector each wrote "not one JSON record" (two copies that had to agree),
+    and nccl_inspector.unread told a refusal from a cut by finding that phrase in its own message.
+    Now jsonprefix.refused words it for both, and json_stream says whether it refused (Tail.refused)."""
+    from sncheck.vendors import jsonprefix
+    from sncheck.vendors import nccl_inspector as inspector
+    from sncheck.vendors.nccltests import nccl_json
+
+    rec = '{"header": {"id": "0x1", "rank": 0}, "coll_perf": {"coll": "AllReduce", "coll_busbw_gbs": 1.0}}'
+    twice = rec.replace('"coll_busbw_gbs": 1.0', '"coll_busbw_gbs": 1.0, "coll_busbw_gbs": 2.0')
+    objects, tail = inspector.json_stream(f"{rec}\n{twice}\n")
+    said = jsonprefix.refused("line 2", jsonprefix.KeyGivenTwice("coll_busbw_gbs"))
+    assert len(objects) == 1 and tail == inspector.Tail(said, refused=True)
+    assert inspector.unread(tail, 1) == f"{said} (after 1 records)"
+    _, cut = inspector.json_stream(f"{rec}\n{rec[:30]}")
+    assert not cut.refused and inspector.unread(cut, 1).startswith("cut short after 1 records (line 2: ")
+    line = '{"numCycle": 0, "name": "AllReduce", "size": 8, "type": "float", "redop": "sum", "inPlace": 0, ' \
+           '"time": 2.0, "algBw": 1.0, "busBw": 2.0, "busBw": 9.0, "wrong": 0}'
+    lines = line.replace(', "busBw": 9.0', "") + "\n" + line.replace('"inPlace": 0', '"inPlace": 1') + "\n"
+    errors = nccl_json.parse(nccl_json.load(lines), None, "rccl-tests")["errors"]
+    assert jsonprefix.refused("line 2", jsonprefix.KeyGivenTwice("busBw")) in errors, errors

@@ -35,6 +35,12 @@ class KeyGivenTwice(ValueError):
         super().__init__(f"the key {key!r} is given twice in one object: two outputs spliced, or an edited one")
 
 
+def refused(where: str, why: KeyGivenTwice | str) -> str:
+    """The one wording of a record refused for :class:`KeyGivenTwice` at ``where`` ('line 8'),
+    in every JSON view's errors and the watcher's notes."""
+    return f"{where}: not one JSON record: {why}"
+
+
 def loads(text: str) -> Any:
     """``json.loads`` of a whole document whose every object gives each key once
     (:class:`KeyGivenTwice` names one given twice): what every JSON view reads a document with."""

@@ -32,6 +32,7 @@ View JSON: ``{"tool": "nccl-inspector", "format_version": "v4.0", "records": [{"
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from sncheck.errors import ParseError
@@ -41,12 +42,18 @@ TOOL = "nccl-inspector"
 PERF_KEYS = ("coll_perf", "p2p_perf")
 
 
-_REFUSED = "not one JSON record"
+@dataclass(frozen=True)
+class Tail:
+    """Why the rest of a stream was not read (``why`` "" when all of it was): ``refused``, a
+    record giving a key twice (:func:`jsonprefix.refused` words it), else the stream cut short."""
+
+    why: str = ""
+    refused: bool = False
 
 
-def json_stream(text: str, decoder: json.JSONDecoder | None = None) -> tuple[list[Any], str]:
+def json_stream(text: str, decoder: json.JSONDecoder | None = None) -> tuple[list[Any], Tail]:
     """Every JSON document in ``text`` (one, or a stream as Inspector writes), and why
-    the rest could not be read ("" when all of it was). ``decoder``: the watcher's, which
+    the rest could not be read (:class:`Tail`). ``decoder``: the watcher's, which
     refuses NaN and Infinity; by default :data:`jsonprefix.DECODER`, which refuses an object
     giving a key twice (no Inspector writes one: two records spliced, or an edited one)."""
     dec = decoder or jsonprefix.DECODER
@@ -59,21 +66,21 @@ def json_stream(text: str, decoder: json.JSONDecoder | None = None) -> tuple[lis
             break
         if text[i] not in "{[":  # records are objects: a stream of bare numbers is not Inspector's
             line = text.count("\n", 0, i) + 1
-            return out, f"line {line}: not a JSON object"
+            return out, Tail(f"line {line}: not a JSON object")
         try:
             obj, i = dec.raw_decode(text, i)
         except (json.JSONDecodeError, RecursionError) as e:
-            return out, (f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else "nested too deep")
+            return out, Tail(f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else "nested too deep")
         except jsonprefix.KeyGivenTwice as e:
-            return out, f"line {text.count(chr(10), 0, i) + 1}: {_REFUSED}: {e}"
+            return out, Tail(jsonprefix.refused(f"line {text.count(chr(10), 0, i) + 1}", e), refused=True)
         out.append(obj)
-    return out, ""
+    return out, Tail()
 
 
-def unread(tail: str, records: int) -> str:
+def unread(tail: Tail, records: int) -> str:
     """Why a stream was read only to its first ``records`` records (``tail``, from :func:`json_stream`):
     a record refused (a key given twice) is said as that, anything else is the stream cut short."""
-    return f"{tail} (after {records} records)" if _REFUSED in tail else f"cut short after {records} records ({tail})"
+    return f"{tail.why} (after {records} records)" if tail.refused else f"cut short after {records} records ({tail.why})"
 
 
 def is_record(obj: Any) -> bool:
@@ -127,9 +134,9 @@ def parse_inspector(text: str) -> dict[str, Any]:
     objects, tail = json_stream(text.strip())
     if not objects or not any(is_record(o) for o in objects):
         raise ParseError("no NCCL Inspector record (a JSON object with header and coll_perf / p2p_perf)"
-                         + (f" ({tail})" if tail else ""), tool=TOOL)
+                         + (f" ({tail.why})" if tail.why else ""), tool=TOOL)
     records = [r for o in objects if is_record(o) and (r := record(o)) is not None]
-    errors = [unread(tail, len(records))] if tail else []
+    errors = [unread(tail, len(records))] if tail.why else []
     others = sum(1 for o in objects if not is_record(o))
     if others:
         errors.append(f"{others} JSON objects that are not Inspector records")

@@ -99,9 +99,9 @@ def _no_constant(name: str) -> float:
 DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=jsonprefix.once)
 
 
-def json_documents(text: str) -> tuple[list[Any], str]:
+def json_documents(text: str) -> tuple[list[Any], inspector.Tail]:
     """Every JSON document in ``text`` (one, or a stream as Inspector writes), and why the
-    rest could not be read ("" when all of it was); NaN and Infinity refused, an object giving a
+    rest could not be read (:class:`inspector.Tail`); NaN and Infinity refused, an object giving a
     key twice refused (:func:`jsonprefix.once`), and at most
     about :data:`MAX_ITEMS` values (counted from the separators before any is built)."""
     values = text.count(",") + text.count("[") + text.count("{") + text.count(":")

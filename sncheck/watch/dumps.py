@@ -131,15 +131,15 @@ def _read_dump(path: Path) -> Dump | Unreadable:
         for obj in objects:
             check_tree(obj)
         if not objects:
-            return Unreadable(path, f"not valid JSON ({tail})")
+            return Unreadable(path, f"not valid JSON ({tail.why})")
         first = objects[0]
         if inspector.is_record(first):
             dump = Dump(path, "nccl_inspector", objects, rank, job, st.st_mtime_ns)
-            if tail:
+            if tail.why:
                 dump.notes.append(inspector.unread(tail, len(objects)))
             return dump
-        if tail or len(objects) > 1:
-            return Unreadable(path, f"not valid JSON ({tail or 'more than one document'})")
+        if tail.why or len(objects) > 1:
+            return Unreadable(path, f"not valid JSON ({tail.why or 'more than one document'})")
         if isinstance(first, dict) and "entries" in first and "version" in first:
             return _flight_recorder(path, first, rank, job, st.st_mtime_ns)
         if isinstance(first, dict) and "communicators" in first and "nccl_version" in first:

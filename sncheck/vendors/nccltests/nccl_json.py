@@ -209,7 +209,7 @@ def _parse_lines(records: list[dict[str, Any]], hint: str | None, tool: str) -> 
             errors.append(f"line {i + 1}: not a whole JSON record (cut short): {r['_cut'][:60]!r}")
             continue
         if "_refused" in r:
-            errors.append(f"line {i + 1}: not one JSON record: {r['_refused']}")
+            errors.append(jsonprefix.refused(f"line {i + 1}", r["_refused"]))
             continue
         where = f"record {i + 1} (size {r.get('size')})"
         names.add(str(r.get("name", "")))
