@@ -4,6 +4,7 @@ test failed on main before its fix."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -60,3 +61,71 @@ def test_a_refused_json_record_has_one_wording_and_the_reader_keeps_why_it_stopp
     lines = line.replace(', "busBw": 9.0', "") + "\n" + line.replace('"inPlace": 0', '"inPlace": 1') + "\n"
     errors = nccl_json.parse(nccl_json.load(lines), None, "rccl-tests")["errors"]
     assert jsonprefix.refused("line 2", jsonprefix.KeyGivenTwice("busBw")) in errors, errors
+
+
+_DCGM4 = REAL / "r3/dcgmi-diag/01_dcgm4.4.2_r2_1gpu_580.105.08_all_pass_issue124.txt"
+_DCGM3 = REAL / "dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt"
+_CUDA_MISSING = "The CUDA main library could not be found.Skipping remainder of tests."  # Software.cpp CHECK_LIBCUDA
+
+
+def _warned_tables() -> dict[str, str]:
+    """A software test at Warn as each layout prints it (Diag.cpp): 4.x the test's row 'Warn', its GPU's
+    row 'Fail' (an entity's Warn shown without DDR_DISPLAY_WARN) and a Warning row; 3.x 'Warn - All'."""
+    four = _DCGM4.read_text(encoding="utf-8").replace(
+        "| software                  | Pass                                           |\n"
+        "|                           | GPU0: Pass                                     |\n",
+        "| software                  | Warn                                           |\n"
+        "| Warning                   | The CUDA main library could not be found.Skipp |\n"
+        "|                           | ing remainder of tests.                        |\n"
+        "|                           | GPU0: Fail                                     |\n")
+    three = re.sub(r"(\| PCIe\s+\| )Pass - All", r"\1Warn - All", _DCGM3.read_text(encoding="utf-8"))
+    assert "Warn" in four and "Warn - All" in three
+    return {"4.x": four, "3.x": three}
+
+
+def test_a_dcgmi_test_at_warn_is_a_warning_naming_the_test_and_its_text(tmp_path: Path) -> None:
+    """A test at Warn 'passed with warnings' (dcgm_structs.h DCGM_DIAG_RESULT_WARN): the dcgmi_diag fact
+    passed it (ok, no finding), and 4.x's per-GPU 'Fail' row under the test's 'Warn' (Diag.cpp prints an
+    entity's Warn so) made it a hardware Fail. Now a warning-level fact, never a pass, never a critical;
+    `parse` exits 1 on it and names the test."""
+    from sncheck.vendors.nvidia.dcgmi import parse_dcgmi_diag
+    from sncheck.vendors.nvidia.gpu_checks import check_dcgmi
+
+    for layout, text in _warned_tables().items():
+        parsed = parse_dcgmi_diag(text)
+        assert parsed["result"] == "Warn", (layout, parsed["result"])
+        [row] = check_dcgmi("h1", parsed, None)
+        assert not row["ok"] and row["status"] == "ok" and row.get("severity") == "warning", (layout, row)
+        p, r = _parse(tmp_path, "dcgmi-diag", text)
+        assert r.exit_code == 1, (layout, r.output)
+        assert json.loads(r.stdout)["faults"] == [row["message"].removeprefix("h1: ")], r.stdout
+    [row] = check_dcgmi("h1", parse_dcgmi_diag(_warned_tables()["4.x"]), None)
+    assert row["message"] == f"h1: dcgmi diag: Warn: software at Warn ({_CUDA_MISSING})", row["message"]
+    assert parse_dcgmi_diag(_warned_tables()["4.x"])["gpus"] == [{"gpu": 0, "result": "Warn"}]
+    # a GPU row 'Fail' under a test row 'Fail' stays a Fail
+    fail = _warned_tables()["4.x"].replace("| software                  | Warn", "| software                  | Fail")
+    assert parse_dcgmi_diag(fail)["result"] == "Fail"
+
+
+def test_a_run_judges_a_dcgmi_warn_at_warning_level_even_beside_an_allowed_skip(tmp_path: Path) -> None:
+    """The run's side of the same fact: the host-fact-warning rule finds it (severity warning, on the
+    host, naming the test), and no hardware rule does. A Warn beside a test dcgmi skipped: the skip's
+    'not measured' row may be allowed by name (allow_skips), which must not take the Warn with it."""
+    from test_kernel_counters import judge, topo
+
+    from sncheck.health.invariants import _allowed
+    from sncheck.health.rules import AllowedSkip
+    from sncheck.vendors.nvidia.dcgmi import parse_dcgmi_diag
+    from sncheck.vendors.nvidia.gpu_checks import check_dcgmi
+
+    t = topo(tmp_path)
+    parsed = parse_dcgmi_diag(_warned_tables()["4.x"])
+    found = [(f.rule, str(f.severity), f.entity) for f in judge(check_dcgmi("n1", parsed, None), t)]
+    assert found == [("host-fact-warning", "warning", "n1")], found
+    parsed["tests"].append({"name": "Targeted Power", "category": "Stress", "result": "Skip", "gpus": [],
+                            "warnings": [], "errors": [], "info": []})
+    skip, warn = check_dcgmi("n1", parsed, None)
+    allowance = AllowedSkip(tool="dcgmi", test="Targeted Power", why="no power capping on this SKU")
+    assert skip["status"] == "not_measured" and _allowed(skip["tool"], skip.get("skipped"), (allowance,))
+    assert warn["severity"] == "warning" and "software at Warn" in warn["message"]
+    assert [f.rule for f in judge([skip, warn], t)] == ["host-fact-warning"]

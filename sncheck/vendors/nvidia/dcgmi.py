@@ -65,7 +65,14 @@ GRAMMAR = {"dcgmi-diag": Grammar(
            "Pass, Fail, Warn, Skip. No line of the table starts with '#': a table whose every line carries one is "
            "kept as a code comment (a Ramble package's 'Example Output', harvest7) and read without it."),
     end="the footer border '+---...---+' after the last category (a table printed twice is one run)",
-    failures=("a test or GPU at Fail (result Fail); Warn rows are warnings; 'Error: ...' lines, NVVS's MIG refusals "
+    failures=("a test or GPU at Fail (result Fail); a test at Warn passed with warnings (dcgm_structs.h "
+              "DCGM_DIAG_RESULT_WARN 'This test passed with warnings'; NVVS sets it for e.g. the software test's "
+              "missing CUDA libraries, Software.cpp): result Warn, a warning-level fact naming the test and its "
+              "Warning rows, never a pass and never a hardware fault. Only the table prints the word: the test's row "
+              "(3.x 'Warn - All' / 'Warn - GPUs: 1', 4.x 'Warn'); 4.x's per-GPU rows and -j's statuses (3.x and "
+              "4.x HelperDisplayDiagResult) print a Warn as 'Fail', so a GPU row 'Fail' under a test row 'Warn' is "
+              "that GPU's Warn, and -j cannot tell a Warn from a Fail (a -j 'Warn' is read as the table's); "
+              "Warning rows outside a test make the result Warn; 'Error: ...' lines, NVVS's MIG refusals "
               "('GPU N's MIG configuration is incompatible with the diagnostic ...', 'Cannot run diagnostic: ...': "
               "NvidiaValidationSuite.cpp BuildCommonGpusList) and Error rows "
               "outside a test; -j text that starts inside an object (a member's '\"key\" :' or a close before "
@@ -259,6 +266,11 @@ def _attach_message(
 def _add_status(test: dict[str, Any], entry: str) -> None:
     if g := _GPU_STATUS.match(entry):
         status = g.group(2).capitalize()
+        if status == "Fail" and test["result"] == "Warn":
+            # 4.x prints an entity at Warn as 'Fail' (HelperDisplayEntityResults calls HelperDisplayDiagResult
+            # without DDR_DISPLAY_WARN); a test at Warn has no entity at Fail (Plugin::GetOverallResult,
+            # ResultHelpers: any Fail makes the test Fail), so under the test's own 'Warn' it is that GPU's Warn
+            status = "Warn"
         test["gpus"] = [x for x in test["gpus"] if x["gpu"] != int(g.group(1))]
         test["gpus"].append({"gpu": int(g.group(1)), "result": status})
         test["result"] = _worst(test["result"], status)

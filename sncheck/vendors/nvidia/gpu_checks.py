@@ -314,27 +314,37 @@ def _note_correctable(rows: list[dict], gpus: list[dict]) -> None:
 def check_dcgmi(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:  # noqa: ARG001 -- the host check interface (host, parsed, expect)
     """The diagnostic's result. A test dcgmi skipped (``Skip``, ``Skip - All``: a GPU the
     DCGM version does not support, a plugin not installed) measured nothing: it is "not
-    measured" (a check finding: the gate fails, nothing is isolated), never a pass."""
+    measured" (a check finding: the gate fails, nothing is isolated), never a pass. A test at
+    ``Warn`` passed with warnings (DCGM's ``DCGM_DIAG_RESULT_WARN``, dcgm_structs.h): a
+    warning-level fact (the host-fact-warning rule) naming each such test and its text, never a
+    pass and never a hardware fault."""
     result = parsed.get("result")
     tests = parsed.get("tests") or []
     failed = [t["name"] for t in tests if t.get("result") == "Fail"]
     skipped = [t["name"] for t in tests if t.get("result") == "Skip"]
     notes = failed + [str(e) for e in parsed.get("errors") or []]
     # an error beside a Pass (dcgmi printing every test passed, then exiting 226) is no pass
-    ok = result in ("Pass", "Warn") and not skipped and not parsed.get("errors")
-    # a test at Warn with no Warning row beside it said nothing of which test warned (hostile round 11)
-    notes += [f"{t['name']} at Warn" for t in tests if t.get("result") == "Warn"]
+    ok = result == "Pass" and not skipped and not parsed.get("errors")
+    # each test at Warn with what it said (hostile round 11: 'Warn' alone named no test)
+    warned = [t for t in tests if t.get("result") == "Warn"]
+    notes += [f"{t['name']} at Warn" + (f" ({listed(t['warnings'])})" if t.get("warnings") else "") for t in warned]
     msg = f"dcgmi diag: {result or 'no result'}"
     if notes:
         msg += f": {listed(notes)}"
-    warnings = [w for t in tests for w in t.get("warnings") or []]
+    warnings = [w for t in tests if t not in warned for w in t.get("warnings") or []]
     warnings += list(parsed.get("warnings") or [])
     if warnings:
         msg += f" (warnings: {listed(warnings)})"
     row = fact_row(host, "dcgmi_diag", result, "Pass", ok, msg, "dcgmi")
+    warning = result == "Warn" and not parsed.get("errors")
+    if warning:
+        row["severity"] = "warning"  # passed with warnings: judged by the host-fact-warning rule
     if skipped and result in ("Pass", "Warn", "Skip") and not failed:
         row["message"] += f"; not judged: {listed(skipped)} skipped by dcgmi (a skip measures nothing)"
         if not parsed.get("errors"):  # an error beside the skip fails the fact: no skip's allowance passes it
             row["ok"], row["status"] = False, Status.NOT_MEASURED
             row["skipped"] = skipped  # the rules may allow a named test's skip (allow_skips)
+            row.pop("severity", None)
+            if warning:  # a skip the rules allow must not take the warning with it
+                return [row, {**fact_row(host, "dcgmi_diag", result, "Pass", False, msg, "dcgmi"), "severity": "warning"}]
     return [row]
