@@ -129,3 +129,24 @@ def test_a_run_judges_a_dcgmi_warn_at_warning_level_even_beside_an_allowed_skip(
     assert skip["status"] == "not_measured" and _allowed(skip["tool"], skip.get("skipped"), (allowance,))
     assert warn["severity"] == "warning" and "software at Warn" in warn["message"]
     assert [f.rule for f in judge([skip, warn], t)] == ["host-fact-warning"]
+
+
+def test_reports_stamped_before_a_clock_that_went_back_are_named_not_only_counted() -> None:
+    """reviewops on H10-08 (b3d1ea8): the kernel_log fact said '5 reports are stamped before the last
+    read's newest stamp ...' and named none of them; the operator had to reread the log to learn which.
+    Now the first three are named as the view names a report, then how many more."""
+    from sncheck.vendors import kernel_log
+
+    line = "{t} NVRM: Xid (PCI:0000:3b:00): {code}, pid=2712, name=python3, Graphics Exception\n"
+    codes = (13, 79, 48, 31, 94)
+    text = "# now: {}\n".format(1796466600) + "".join(
+        line.format(t=f"2026-12-05T10:0{i}:00,000000+00:00", code=c) for i, c in enumerate(codes))
+    parsed = kernel_log.parse_kernel_log(text)
+    assert parsed["now"] == 1796466600 and len(parsed["events"]) == 5, parsed
+    [said] = kernel_log.since(parsed, "2026-12-08T10:00:00+00:00")["errors"]
+    named = [kernel_log.describe(e) for e in parsed["events"]]
+    assert said.startswith(f"5 reports ({named[0]}; {named[1]}; {named[2]}; and 2 more) are stamped before "
+                           "the last read's newest stamp (2026-12-08T10:00:00+00:00)"), said
+    [one] = kernel_log.since(kernel_log.parse_kernel_log(text.split("\n", 2)[0] + "\n" + text.split("\n")[1] + "\n"),
+                             "2026-12-08T10:00:00+00:00")["errors"]
+    assert one.startswith(f"1 report ({named[0]}) is stamped before"), one

@@ -362,10 +362,18 @@ def since(parsed: dict[str, Any], after_time: str | None) -> dict[str, Any]:
         # The host's clock is behind the last read's newest stamp: it went back since (a clock
         # 3 days fast, then set right), and dmesg stamps every line by the clock as it is now, so
         # a report since the last run may be stamped before it. Which are new cannot be told.
-        errors.append(f"{len(parsed['events']) - len(kept)} reports are stamped before the last read's newest "
+        old = [e for e in parsed["events"] if not new(e)]
+        errors.append(f"{_named(old)} {'is' if len(old) == 1 else 'are'} stamped before the last read's newest "
                       f"stamp ({after_time}), but the host's clock now ({iso(now)}) is behind that stamp: the "
                       "clock went back since the last run, so which reports are new cannot be told (not judged)")
     return {**parsed, "events": kept, "faults": [describe(e) for e in kept if is_fault(e)], "errors": errors}
+
+
+def _named(events: list[dict[str, Any]], shown: int = 3) -> str:
+    """``events`` counted and named: the first ``shown`` as :func:`describe` says them, then how many more."""
+    names = [describe(e) for e in events[:shown]]
+    more = f"; and {len(events) - shown} more" if len(events) > shown else ""
+    return f"{len(events)} report{'s' if len(events) != 1 else ''} ({'; '.join(names)}{more})"
 
 
 CLOCK_SLACK_S = 300  # a host's clock this far behind the last read's newest stamp went back (NTP slews less)
