@@ -150,3 +150,41 @@ def test_reports_stamped_before_a_clock_that_went_back_are_named_not_only_counte
     [one] = kernel_log.since(kernel_log.parse_kernel_log(text.split("\n", 2)[0] + "\n" + text.split("\n")[1] + "\n"),
                              "2026-12-08T10:00:00+00:00")["errors"]
     assert one.startswith(f"1 report ({named[0]}) is stamped before"), one
+
+
+_NCCL = REAL / "nccl-tests/all_reduce_perf/01_h100_16ranks_2nodes_float_newcols.txt"
+_IBSTAT = REAL / "ib/04_ibstat_h100_roce_12CA_all_active_eth.txt"
+_SMI = REAL / "harvest/nvidia-smi/02_nvidia-smi_550.90.07_8xh100_idle_no_processes_gpud.txt"
+
+
+def _body(path: Path) -> str:
+    from sncheck.vendors.parsers import strip_source_header
+
+    return strip_source_header(path.read_text(encoding="utf-8")).rstrip("\n") + "\n"
+
+
+def test_what_follows_an_output_s_end_is_read_as_a_second_run_or_said_not_read(tmp_path: Path) -> None:
+    """Stop 42's open decision: text after an nccl-tests footer, after an ibstat listing or after an
+    nvidia-smi table was dropped silently (exit 0). Now one home (sncheck.vendors.after_end): the tool
+    begun again is 'two runs in one file' (only the first read), other text 'not read: N lines after
+    the end', exit 1; a prompt the reporter pasted after the output, and what the job itself prints
+    after nccl-tests' footer (NCCL's log lines), stay nothing."""
+    stray = "stray note after the end\nand a second line\n"
+    views = {"nccl-tests": (_body(_NCCL), "nThread 1 nGpus 1 minBytes 8", ("--collective", "all_reduce")),
+             "ibstat": (_body(_IBSTAT), "[root@h ~]# ibstat", ()),
+             "nvidia-smi": (_body(_SMI), "| NVIDIA-SMI 550.90.07", ())}
+    for view, (whole, start, extra) in views.items():
+        p, r = _parse(tmp_path, view, whole + "(base) user@h:~$\n", *extra)
+        assert r.exit_code == 0, (view, r.output)
+        count = {k: len(v) for k, v in json.loads(r.stdout).items() if k in ("rows", "cas", "gpus")}
+        p, r = _parse(tmp_path, view, whole + stray, *extra)
+        assert r.exit_code == 1, (view, r.output)
+        assert f"sncheck: {p}: not read: 2 lines after the end (the first: 'stray note after the end'): " in r.output
+        second = f"{start}\n" + whole.replace("mlx5_", "mlx5_9") if view == "ibstat" else whole  # another host's
+        p, r = _parse(tmp_path, view, whole + second, *extra)
+        assert r.exit_code == 1, (view, r.output)
+        assert f"sncheck: {p}: two runs in one file: the log holds more than one run (the second begins at " \
+               f"'{start}" in r.output, (view, r.output)
+        assert {k: len(v) for k, v in json.loads(r.stdout).items() if k in count} == count, view  # the first only
+    nccl_job = _body(_NCCL) + "gpu-1:47507:47507 [0] NCCL INFO ENV/Plugin: Closing env plugin ncclEnvDefault\n"
+    assert _parse(tmp_path, "nccl-tests", nccl_job, "--collective", "all_reduce")[1].exit_code == 0

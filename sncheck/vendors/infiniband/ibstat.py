@@ -31,6 +31,8 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import after_end
+from sncheck.vendors.delivery import PS1
 from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {
@@ -49,7 +51,8 @@ GRAMMAR = {
         ),
         lines="per CA: its header and 6 fields, then per port: 'Port N:' and its fields in that order",
         end=("each CA lists 'Number of ports' port blocks and each port ends with 'Link layer'; the count of CAs "
-             "is the judge's (the inventory's rails)"),
+             "is the judge's (the inventory's rails). After the listing ibstat prints nothing: the ibstat command "
+             "again (a prompt's or not) is two runs in one file, other lines are not read (sncheck.vendors.after_end)"),
         failures="a port not Active or not LinkUp (faults); an ibpanic/error line (errors)",
         values="cas[{name, ca_type, num_ports, firmware_version, hardware_version, node_guid, system_image_guid, "
                "ports[{port, state, physical_state, rate_gbps, effective_speed, base_lid, lmc, sm_lid, "
@@ -70,6 +73,8 @@ GRAMMAR = {
     ),
 }
 
+# the command pasted with its output ('[root@h ~]# ibstat', '$ sudo /usr/sbin/ibstat mlx5_0')
+_COMMAND = re.compile(rf"^(?:(?:{PS1}|\S*[#$>])\s*)?(?:sudo\s+)?(?:(?:/[\w.-]+)*/)?ibstat(?:\s.*)?$")
 _CA_LINE = re.compile(r"^CA\s+'([^']+)'\s*$")
 _PORT_LINE = re.compile(r"^Port\s+([0-9]+):\s*$")
 _KEY_VALUE = re.compile(r"^([A-Za-z][A-Za-z _]*?)\s*:\s*(.*?)\s*$")
@@ -95,14 +100,20 @@ _INT_FIELDS = frozenset({"num_ports", "base_lid", "lmc", "sm_lid"})
 
 
 def parse_ibstat(text: str) -> dict[str, Any]:
-    """Parse ``ibstat``: every CA with its ports; ``ibpanic``/``ibwarn`` lines go to ``errors``."""
+    """Parse ``ibstat``: every CA with its ports; ``ibpanic``/``ibwarn`` lines go to ``errors``. After the
+    listing, the ibstat command pasted again is a second run (only the first is read), and lines that are
+    no part of the grammar are not read (:mod:`sncheck.vendors.after_end`)."""
     cas: list[dict[str, Any]] = []
     errors: list[str] = []
     port: dict[str, Any] | None = None
+    after: list[str] = []  # the lines since the last one the grammar reads
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
             continue
+        if cas and _COMMAND.match(line):
+            after.append(line)  # the command again, behind a prompt or not: a second run begins
+            break
         if m := _CA_LINE.match(line):
             cas.append(_new_ca(m.group(1)))
             port = None
@@ -113,9 +124,14 @@ def parse_ibstat(text: str) -> dict[str, Any]:
             cas[-1]["ports"].append(port)
         elif cas and (m := _KEY_VALUE.match(line)):
             _store(cas[-1], port, m.group(1), m.group(2))
+        elif cas:
+            after.append(line)
+            continue
+        after = []
     if not cas and not errors:
         raise ParseError("no \"CA '<name>'\" sections found", tool="ibstat")
-    return {"tool": "ibstat", "cas": cas, "faults": _ports_down(cas), "errors": errors + _cut_short(cas)}
+    errors += _cut_short(cas) + after_end.judge(after, "ibstat", lambda ln: bool(_COMMAND.match(ln)))
+    return {"tool": "ibstat", "cas": cas, "faults": _ports_down(cas), "errors": errors}
 
 
 def _ports_down(cas: list[dict[str, Any]]) -> list[str]:

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import after_end
 from sncheck.vendors.delivery import ELISION
 from sncheck.vendors.nccltests import nccl_json, sweep
 
@@ -109,6 +110,8 @@ _ERROR_TEXT = re.compile(
 _NEXT_TEST = re.compile(r"(?<![A-Za-z0-9])(?:all_reduce|all_gather|alltoallv?|reduce_scatter|sendrecv|broadcast|"
                         r"reduce|gather|scatter|hypercube)(?:_p\w*)?(?![A-Za-z0-9])")
 _MAX_ERRORS = 50
+# NCCL's own log lines ('host:pid:tid [dev] NCCL INFO ...'): the job's, printed after the footer too
+_NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 
 
 @dataclass
@@ -128,7 +131,7 @@ class _State:
     header_seen: bool = False  # the run's own header: nThread line, device list, Collective line
     binary: str | None = None  # the *_perf binary named on a command line in the log
     finished: bool = False  # the Avg bus bandwidth footer closed the first run
-    more_runs: bool = False  # a second run started after that footer; it is not parsed
+    more_runs: str = ""  # the line a second run started with after that footer; it is not parsed
     started: bool = False  # "# Collective test starting" (2.16 on): "concluded" must close the run
     concluded: bool = False
     next_test: str | None = None  # a line after the run naming the next test (a wrapper's banner)
@@ -141,6 +144,7 @@ class _State:
     library: dict[str, str] = field(default_factory=dict)  # rccl-tests' RCCL/HIP/ROCm version block
     config: dict[str, int] = field(default_factory=dict)
     rows_after_end: int = 0  # result rows after the footer, without a run's header before them
+    after_end: list[str] = field(default_factory=list)  # other text after the footer (not NCCL's, not common.cu's)
     gaps: set[int] = field(default_factory=set)  # per reporter's '...' before the footer: the rows read before it
     devices: list[dict[str, Any]] = field(default_factory=list)
 
@@ -183,7 +187,7 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
         raise ParseError(
             "no nccl-tests results table and no error text found", tool=tool
         )
-    _judge_end(state)
+    _judge_end(state, tool)
     return {
         "tool": tool,
         "version": state.version,
@@ -202,7 +206,7 @@ def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
     }
 
 
-def _judge_end(state: _State) -> None:
+def _judge_end(state: _State, tool: str) -> None:
     """What the grammar's end says of the log: the footer, "concluded" after "starting", a
     next test begun after it."""
     if state.header_seen and not state.table_seen and not state.rows and not state.errors:
@@ -227,15 +231,14 @@ def _judge_end(state: _State) -> None:
     if state.finished:
         state.errors += sweep.rows_missing(state.rows, state.config, state.gaps)
     if state.rows_after_end:
-        state.errors.append(f"{state.rows_after_end} result row(s) after the run's footer, with no header of their "
-                            "own: another task's or run's output, not read (split the log per task)")
+        state.errors.append(after_end.records_without_start(state.rows_after_end, "result row", "footer"))
     state.errors += _unchecked(state)
     if state.more_runs:
-        state.errors.append(
-            "the log holds more than one run; only the first was parsed (split the log)"
-        )
+        state.errors.append(after_end.two_runs(state.more_runs))
     elif state.next_test:
         state.errors.append(f"the next test began after this one ({state.next_test!r}) and the log ends there: cut short")
+    elif said := after_end.not_read(state.after_end, tool):
+        state.errors.append(said)
 
 
 def _unchecked(state: _State) -> list[str]:
@@ -339,12 +342,14 @@ def _scan_line(line: str, state: _State) -> None:
             state.table_seen = True
         elif (state.table_seen or state.rows) and _row_shaped(content):
             _add_error(state, f"unreadable result row (a #wrong or bandwidth no run prints): {content!r}")
+        elif state.finished and not _NCCL_LOG.search(content):
+            state.after_end.append(content)  # common.cu prints only '#' lines there: not this run's
 
 
 def _scan_header_line(content: str, state: _State) -> bool:
     """Handle header, device-list, column-header and footer lines. True when consumed."""
     if state.finished and _starts_run(content):
-        state.more_runs = True
+        state.more_runs = content
         return True
     if m := _COLLECTIVE_HEADER.search(content):
         state.collective = state.collective or normalize_collective(m.group(1))

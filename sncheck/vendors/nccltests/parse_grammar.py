@@ -62,7 +62,10 @@ GRAMMAR = {
              "the first row: above minBytes; after the last: one more fits under maxBytes; between two: the next "
              "is beyond the step) left rows out, not whole; a '...' between adjacent rows stood for other lines. A loop "
              "stepping by a factor (an integer, at least 2) prints no size above 0 twice in a sweep: a size repeated is "
-             "a row duplicated, not whole (the row count it keeps would hide a row lost)"),
+             "a row duplicated, not whole (the row count it keeps would hide a row lost). After the footer "
+             "common.cu and util.cu print only '#' lines ('#', '# Collective test concluded', '# GPU memory usage', "
+             "'# error:') and the failure lines; the job adds NCCL's own log lines: a run begun again there is two "
+             "runs in one file, rows without a header another task's, other text not read (sncheck.vendors.after_end)"),
         failures=("a #wrong above 0; 'Out of bounds values : N FAILED'; 'Avg bus bandwidth : X FAILED' "
                   "(NCCL_TESTS_MIN_BW); 'Test NCCL failure', 'Test CUDA failure', 'Test failure', 'Test timeout'; "
                   "'# error: E' (2.18); a crash or launcher abort line (core dumped, MPI_ABORT, srun: error); a "

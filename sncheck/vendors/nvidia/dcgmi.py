@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors import jsonprefix, listing
+from sncheck.vendors import after_end, jsonprefix, listing
 from sncheck.vendors.fragment import json_fragment
 from sncheck.vendors.grammar import Grammar
 
@@ -145,11 +145,11 @@ def _parse_table(text: str) -> dict[str, Any]:
         # the table kept as a code comment ('  # | PCIe ... | Pass - All |': a package's example output):
         # no line of dcgmi's own starts with '#', so the comment marker every line carries is not the tool's
         lines = [re.sub(r"^#\s?", "", ln) for ln in lines]
-    closed, after = False, None  # the footer border read; the first line of something else after it
-    for at, line in enumerate(lines, 1):
-        if closed and line and after is None and not (line[0] in "|+" or _TOOL_ERROR.search(line) or
-                                                      listing.is_elision(line) or _BANNER.match(line)):
-            after = (at, line)  # dcgmi prints nothing after its footer: another tool's output appended
+    closed, after = False, []  # the footer border read; the lines of something else after it
+    for line in lines:
+        if closed and line and not (line[0] in "|+" or _TOOL_ERROR.search(line) or
+                                    listing.is_elision(line) or _BANNER.match(line)):
+            after.append(line)  # dcgmi prints nothing after its footer: another tool's output appended
         if m := _CATEGORY.match(line):
             category, is_open = m.group(1).strip(), True
         elif line.startswith("|"):
@@ -182,9 +182,8 @@ def _parse_table(text: str) -> dict[str, Any]:
         )
     if any(tables) and is_open:
         result["errors"].append("the table has no closing border: output cut short")
-    if after is not None:
-        result["errors"].append(f"line {after[0]} follows the table's closing border ({after[1][:60]!r}): dcgmi "
-                                "prints nothing there; another tool's output appended, not one diagnostic")
+    if said := after_end.not_read(after, "dcgmi diag"):
+        result["errors"].append(said)
     return _finish(result)
 
 

@@ -20,6 +20,8 @@ nvidia-smi is closed: this grammar comes from NVIDIA's nvidia-smi documentation 
   TYPE NAME USAGE``; before 450 ``GPU PID Type Process name Usage``) or ``No running processes
   found``, closed by ``+---+``.
 - whole: the last GPU block is followed by its ``+---+---+---+`` rule.
+- the end: the Processes box's closing rule; nothing follows it (a second table's banner there is
+  two runs in one file, other text is "not read: N lines after the end", :mod:`sncheck.vendors.after_end`).
 - failures printed instead of the table: ``NVIDIA-SMI has failed because it couldn't
   communicate with the NVIDIA driver``, ``No devices were found``, ``Unable to determine the
   device handle for GPU... : Unknown Error`` / ``GPU is lost`` (a GPU fallen off the bus, with
@@ -47,6 +49,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import after_end
 
 TOOL = "nvidia-smi"
 # driver 610 renamed them: 'KMD Version: 610.57.04   CUDA UMD Version: 13.3'
@@ -94,10 +97,15 @@ def parse_smi_table(text: str) -> dict[str, Any]:
     gpu_table_closed = processes_closed = processes_seen = False
     block: list[list[str]] = []
     headless = False        # an excerpt that starts inside the GPU table: no banner, no header
-    for raw in text.split("\n"):
+    lines = text.split("\n")
+    after: list[str] = []   # what follows the closed Processes box, nvidia-smi's last line
+    for at, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
+        if processes_closed and section is None:
+            after = lines[at:]
+            break
         if any(f in line for f in _FAILURES):
             faults.append(line.strip("| ")[:300])
             if m := _LOST.search(line):  # which GPU nvidia-smi could not reach, and why
@@ -157,6 +165,7 @@ def parse_smi_table(text: str) -> dict[str, Any]:
         errors.append("the Processes table is not closed: cut short")
     if data["driver_version"] is not None and gpu_table_closed and not processes_seen and not faults:
         errors.append("no Processes box after the GPU table (nvidia-smi always prints one): cut short")
+    errors += after_end.judge(after, TOOL, lambda ln: bool(_VERSIONS.search(ln)))  # a second table: two runs
     for g in gpus:
         bad = [k for k, v in g.items() if v == "ERR!"]
         if bad:
