@@ -317,6 +317,30 @@ def fr_trace_report(rng: random.Random) -> Iterator[Variant]:
                        ("flight_recorder.mismatches[0].world_size", world)), fails=True, stream=True)
 
 
+@generator("torch-nccl")
+def fr_trace_report_heads(rng: random.Random) -> Iterator[Variant]:
+    """The analyzer's report head as other versions log it (tools/flight_recorder/components/utils.py):
+    2.5's 'Not all ranks joining collective S at entry R' (its 'expected ranks: N' their count, no record
+    or world size line), 2.6+'s EntryState.log 'Not all ranks joining collective, sequence number: S'."""
+    rng = random.Random(2025)  # its own draws, as fr_trace_report's
+    for world, v25 in ((2, True), (8, False)):
+        missing = sorted(rng.sample(range(1, world), rng.randint(1, world - 1)))
+        seq = rng.randrange(10, 40000)
+        head = ([f"Not all ranks joining collective {seq} at entry {seq - 1}"] if v25 else
+                [f"Not all ranks joining collective, sequence number: {seq}", f"internal record id: {seq - 1}"])
+        lines = head + ["group info: 0:default_pg", "collective: nccl:all_reduce",
+                        "missing ranks: {" + ", ".join(map(str, missing)) + "}", "input sizes: [[3, 4]]",
+                        "output sizes: [[3, 4]]"]
+        lines += [f"expected ranks: {world}"] if v25 else [f"world size: {world}", "expected ranks: {"
+                                                           + ", ".join(map(str, range(world))) + "}"]
+        lines += ["collective state: scheduled", "collective stack trace:",
+                  "  all_reduce at /torch/distributed/distributed_c10d.py:2696"]
+        yield Variant("torch-nccl", f"fr_trace report {'2.5' if v25 else '2.6+'} head {world} ranks", "\n".join(lines) + "\n",
+                      (("flight_recorder.mismatches[0].seq", seq), ("flight_recorder.mismatches[0].record_id", seq - 1),
+                       ("len(flight_recorder.mismatches[0].missing_ranks)", len(missing)),
+                       ("flight_recorder.mismatches[0].world_size", world)), fails=True, stream=True)
+
+
 @generator("nccl-debug")
 def masked_prefixes(rng: random.Random) -> Iterator[Variant]:
     """A WARN whose PID (or 'PID:TID', as one) a reporter masked behind NCCL's own timestamp

@@ -20,7 +20,9 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   rank|rank R) and we will try our best to dump the debug info. Last enqueued NCCL work: E,
   last completed NCCL work: C.``; ``Observed flight recorder dump signal from another rank via
   TCPStore.``; ``ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1``;
-  ``First PG on this rank to signal dumping.``; ``Stack trace of the failed collective:``.
+  ``First PG on this rank to signal dumping.``; ``Stack trace of the failed collective:``; the
+  trace analyzer's (tools/flight_recorder) ``Not all ranks joining collective S at entry R`` (2.5),
+  ``...: sequence number: S`` (PR 140969), ``..., sequence number: S`` (2.6+) and its field lines.
 - the heartbeat monitor: ``Heartbeat monitor timed out! Process will be terminated after
   dumping debug info. workMetaList_.size()=N`` (2.3+), ``[Rank R] NCCL monitor thread
   timeout.`` (2.2); ``ProcessGroupNCCL's watchdog got stuck for N seconds``.
@@ -121,10 +123,14 @@ def _rank(line: str, pieces: list[str] | None = None) -> tuple[int | None, str |
     return None, None
 
 
-# The Flight Recorder trace analyzer's report of a collective not every rank joined (pytorch PR 140969's
-# wording, tools/flight_recorder: 'Not all ranks joining collective: sequence number: S' then one
-# 'key: value' line a field, then 'collective stack trace:' and its frames)
-_FR_HEAD = re.compile(r"^Not all ranks joining collective: sequence number: (\d+)\s*$")
+# The Flight Recorder trace analyzer's report of a collective not every rank joined (pytorch
+# tools/flight_recorder/components/utils.py; one 'key: value' line a field after the head, then
+# 'collective stack trace:' and its frames). The head as each version's logger prints it:
+# 'Not all ranks joining collective S at entry R' (2.5, the tutorial's torchfrtrace; its 'expected
+# ranks: N' is their count), 'Not all ranks joining collective: sequence number: S' (PR 140969's
+# test plan), 'Not all ranks joining collective, sequence number: S' (EntryState.log, 2.6+: 'internal
+# record id', 'world size', 'expected ranks: {r, ...}')
+_FR_HEAD = re.compile(r"^Not all ranks joining collective(?:[:,] sequence number: (\d+)| (\d+) at entry (\d+))\s*$")
 _FR_FIELD = re.compile(r"^(internal record id|group info|collective|missing ranks|input sizes|output sizes|"
                        r"world size|expected ranks|collective state):\s*(.*?)\s*$")
 
@@ -137,16 +143,18 @@ def _fr_mismatches(text: str) -> list[dict[str, Any]]:
     for raw in text.splitlines():
         line = raw.strip()
         if m := _FR_HEAD.match(line):
-            cur = {"seq": int(m[1]), "record_id": None, "pg": None, "op": None, "missing_ranks": None,
-                   "world_size": None, "expected_ranks": None, "state": None, "input_sizes": None,
-                   "output_sizes": None}
+            cur = {"seq": int(m[1] or m[2]), "record_id": int(m[3]) if m[3] else None, "pg": None, "op": None,
+                   "missing_ranks": None, "world_size": None, "expected_ranks": None, "state": None,
+                   "input_sizes": None, "output_sizes": None}
             out.append(cur)
         elif cur is not None and (m := _FR_FIELD.match(line)):
             key = {"internal record id": "record_id", "group info": "pg", "collective": "op",
                    "missing ranks": "missing_ranks", "world size": "world_size", "expected ranks": "expected_ranks",
                    "collective state": "state", "input sizes": "input_sizes", "output sizes": "output_sizes"}[m[1]]
             value: Any = m[2]
-            if key in ("missing_ranks", "expected_ranks"):
+            if key == "expected_ranks" and value.isdecimal():  # 2.5: 'expected ranks: %d', len(expected_ranks)
+                key, value = "world_size", int(value)
+            elif key in ("missing_ranks", "expected_ranks"):
                 value = [int(r) for r in re.findall(r"\d+", value)]
             elif key in ("record_id", "world_size") and value.isdecimal():
                 value = int(value)
@@ -332,7 +340,7 @@ def _faults(data: dict[str, Any]) -> list[str]:
     if data["blocking_wait"]:
         out.append("a collective timed out in blocking wait")
     out += [f"the Flight Recorder analyzer: ranks {', '.join(map(str, m['missing_ranks'] or []))} never joined "
-            f"{m['op']} (sequence number {m['seq']}, group {m['pg']})" for m in data["flight_recorder"]["mismatches"]]
+            f"{m['op']} (sequence number {m['seq']}{', group ' + m['pg'] if m['pg'] else ''})" for m in data["flight_recorder"]["mismatches"]]
     if not out and any(v for k, v in data["flight_recorder"].items() if k != "mismatches"):
         out.append("a Flight Recorder dump was taken (a collective timed out on some rank)")
     return list(dict.fromkeys(out))[:_MAX_LISTED]

@@ -32,6 +32,11 @@ GRAMMAR = {"torch-nccl": Grammar(
         "'collective', 'missing ranks: {r, ...}', 'input sizes', 'output sizes', 'world size', 'expected ranks', "
         "'collective state' lines and 'collective stack trace:' with its frames (harvest7's capture, the PR's test "
         "plan)",
+        "pytorch/pytorch tools/flight_recorder/components/utils.py: the head as 2.5 logs it, 'Not all ranks joining "
+        "collective S at entry R' ('expected ranks: %d' then the count, len(expected_ranks): the world size; the "
+        "PyTorch tutorial's torchfrtrace output, harvest 14), and as EntryState.log does from 2.6, 'Not all ranks "
+        "joining collective, sequence number: S' ('internal record id', 'world size: %d', 'expected ranks: {...}'; "
+        "the torchcomms tutorial's fr_trace output, harvest 14)",
     ),
     lines=("glog lines '[E ProcessGroupNCCL.cpp:N] MSG' or '[EMMDD HH:MM:SS.NNNNNNNNN ProcessGroupNCCL.cpp:N] MSG', "
            "optionally after '[rankR]:' (2.3+) or a launcher's prefix, or the same MSG inside a Python exception; "
@@ -46,7 +51,8 @@ GRAMMAR = {"torch-nccl": Grammar(
            "WorkNCCL(...) on the next line (a logger's or reporter's break: harvest8's GB200 excerpt) joined whatever "
            "its width; a launcher's bare '[rankR]' tag names the rank as '[rankR]:' does; a line naming a rank of its own (torch's '  what():  "
            "[PG 0 Rank 1] ...' under another rank's line) is never a tail; the Flight Recorder analyzer's report of "
-           "a collective not every rank joined (its 'key: value' lines after 'Not all ranks joining collective')"),
+           "a collective not every rank joined (its 'key: value' lines after 'Not all ranks joining collective', "
+           "': sequence number: S', ', sequence number: S' or ' S at entry R')"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
     failures="every one of these messages (the watchdog prints nothing on a healthy job): faults",
     values=("ranks, timeout_ms, timeouts[{rank, pg, seq, op, numel_in, numel_out, timeout_ms, ran_ms}], "
