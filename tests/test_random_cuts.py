@@ -345,7 +345,7 @@ def test_an_expectation_no_view_can_count_is_not_judged() -> None:
      "| NPU     Chip              | Process id", "process table's opening border"),
     # amd-smi topology with its command line: no option, so every table; WEIGHT cut away
     ("amd/06_amd-smi_topology_access_weight_mi300x_8gpu_blog_truncated.txt", "amd-smi-topology",
-     "WEIGHT TABLE:", "prints the WEIGHT, HOPS, LINK TYPE tables: missing"),
+     "WEIGHT TABLE:", "prints the WEIGHT, HOPS, LINK TYPE, NUMA BW tables: missing"),
     # a collected log's npu-smi health section cut before its Error Code line
     ("ascend/12_npu-smi_info_health_ecc_board_usages_mindcluster_doc.txt", "ascend-collected",
      "         Error Code                     : NA\n         Error Information              : NA\n        ...",

@@ -71,9 +71,11 @@ _STAMPS = (
     re.compile(rf"^[A-Z][a-z]{{2}} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?{_HOST_UNIT}"),     # journalctl, syslog
 )
 
-# a shell prompt a reporter pasted with the output: '$', '[user@host dir]#', and bash's default
-# 'user@host:~/dir$' (a conda env's '(base) ' before it); what follows it is a command line
-PS1 = r"(?:\([\w.-]+\)\s*)?(?:\$|\[[^\]]*\][#$]|[\w.-]+@[\w.-]+:[^\s$#]*[#$])"
+# a shell prompt a reporter pasted with the output: '$', '[user@host dir]#', bash's default
+# 'user@host:~/dir$' (a conda env's '(base) ' before it), and the working directory alone ('~$',
+# '/opt/rocm#': bash's '\w\$ ', its PROMPTING escapes: \w the directory with $HOME as '~', \$ '#'
+# for root else '$'; AMD SMI's README shows '~$ amd-smi static'); what follows it is a command line
+PS1 = r"(?:\([\w.-]+\)\s*)?(?:\$|\[[^\]]*\][#$]|[\w.-]+@[\w.-]+:[^\s$#]*[#$]|[~/][^\s$#]*[#$])"
 
 def clean(text: str) -> str:
     """Escape codes removed, CR LF and lone CR (progress lines, Windows copies) made LF."""

@@ -104,6 +104,30 @@ def amd_smi(rng: random.Random) -> Iterator[Variant]:
                       tuple(values), count=n_gpu, end=end)
 
 
+@generator("amd-smi")
+def amd_smi_rocm_6_0(rng: random.Random) -> Iterator[Variant]:
+    """ROCm 6.0's layout (amdsmi_logger yaml-dumps the device dict as is: a GPU's sections at its own
+    'GPU: n' column), with ESMI's 'CPU: n' blocks first on an APU host, pasted behind bash's '~$ '
+    prompt as AMD SMI's README shows it (harvest 14)."""
+    for n, cpus in ((1, 0), (4, 2)):
+        lines = ["~$ amd-smi static"]
+        for c in range(cpus):
+            lines += [f"CPU: {c}", "SMU:", "    FW_VERSION: 85:81:0", "INTERFACE_VERSION:", "    PROTO VERSION: 6", ""]
+        first = len(lines)
+        gpus = [{"gpu": i, **{s: _section(s, i, rng) for s in ("asic", "bus", "driver")}} for i in range(n)]
+        for g in gpus:
+            lines.append(f"GPU: {g['gpu']}")
+            for sec in ("asic", "bus", "driver"):
+                lines.append(f"{sec.upper()}:")
+                lines += [f"    {k.upper()}: {v}" for k, v in g[sec].items()]
+            lines.append("")
+        values = [("len(gpus)", n), (f"gpus[gpu={n - 1}].BUS.BDF", gpus[-1]["bus"]["bdf"]),
+                  (f"gpus[gpu={n - 1}].DRIVER.VERSION", "6.10.5")] + ([("len(cpus)", cpus)] if cpus else [])
+        # no option: nothing says which sections; one GPU is whole once its first section has a value
+        yield Variant("amd-smi", f"static ROCm 6.0 layout {n} GPUs {cpus} CPUs after '~$'", "\n".join(lines) + "\n",
+                      tuple(values), count=n, end=first + 3 if n == 1 else None)
+
+
 @generator("amd-smi-json")
 def amd_smi_json(rng: random.Random) -> Iterator[Variant]:
     for n in (1, 4, 8):

@@ -61,6 +61,31 @@ def amd_smi_monitor(rng: random.Random) -> Iterator[Variant]:
                       tuple(values), count=n)
 
 
+@generator("amd-smi-monitor")
+def amd_smi_monitor_q(rng: random.Random) -> Iterator[Variant]:
+    """monitor -q (ROCm 6.2+): the rows, then '\\nPROCESS INFO:', the secondary header and a row for
+    every GPU: a process, or its 'No running processes detected' (amdsmi_logger's secondary table);
+    PCIE_BW's 'N/A Mb/s' (helpers.unit_format puts the unit after N/A too)."""
+    for n in (1, 4):
+        cols = _MONITOR["-p"] + _MONITOR["-v"] + [("PCIE_BW", 12, lambda r, g: r.choice(("N/A Mb/s", f"{r.randrange(9, 900)} Mb/s")))]
+        lines = ["$ amd-smi monitor -p -v --pcie -q", "GPU" + "".join(name.rjust(w) for name, w, _ in cols)]
+        values: list[tuple[str, object]] = [("len(gpus)", n)]
+        rows = []
+        for g in range(n):
+            cells = [(name, make(rng, g)) for name, _, make in cols]
+            lines.append(str(g).rjust(3) + "".join(v.rjust(w) for (_, v), (_, w, _) in zip(cells, cols)))
+            values += [(f"gpus[gpu={g}].PCIE_BW", cells[-1][1])] if g == n - 1 else []
+            pid = rng.randrange(1000, 4000000) if g == 0 or rng.random() < 0.5 else None
+            rows.append(str(g).rjust(3) + ("No running processes detected".rjust(31) if pid is None else
+                                           "rvs".rjust(22) + str(pid).rjust(9) + "0.0 B".rjust(10) * 2 + "1.1 GB".rjust(10)
+                                           + "0.0 B".rjust(11) + "0 ns".rjust(8) * 2))
+            values += [("processes[gpu=0].PID", pid)] if g == 0 else []
+        lines += ["", "PROCESS INFO:", "GPU".rjust(3) + "NAME".rjust(22) + "PID".rjust(9) + "GTT_MEM".rjust(10)
+                  + "CPU_MEM".rjust(10) + "VRAM_MEM".rjust(10) + "MEM_USAGE".rjust(11) + "GFX".rjust(8) + "ENC".rjust(8)]
+        yield Variant("amd-smi-monitor", f"{n} GPUs -q with processes", "\n".join(lines + rows) + "\n",
+                      tuple(values), count=n)
+
+
 # ----------------------------------------------------------------------------- topology
 
 def _bdf(g: int) -> str:
@@ -85,22 +110,47 @@ def amd_smi_topology(rng: random.Random) -> Iterator[Variant]:
         printed = [t for t in tables if t in wanted]  # topology() prints them in its own order
         cmd = rng.random() < 0.6
         lines = [f"$ amd-smi topology {flags}".rstrip()] if cmd else []
-        first_end = link_end = 0
+        first_end = last_end = 0
         for t in printed:
             lines += [f"{t} TABLE:", "".rjust(12) + "".join(_bdf(j).rjust(13) for j in range(n))]
             lines += [f"{_bdf(i)} " + "".join(str(tables[t](i, j)).ljust(13) for j in range(n)) for i in range(n)]
             first_end = first_end or len(lines)
-            link_end = len(lines) if t == "LINK TYPE" else link_end
+            last_end = len(lines)
             lines.append("")
         last = _bdf(n - 1)
         values: list[tuple[str, object]] = [(f"len(tables.{printed[0]})", n)]
         values += [(f"tables.{t}.{last}.{_bdf(0)}", tables[t](n - 1, 0)) for t in printed]
         # without its command line nothing says which tables were asked for: whole once the first
-        # table is square (the options may have asked for it alone); with it and no option, every
-        # version prints ACCESS to LINK TYPE, the tables after it only some
-        end = (link_end if not flags else None) if cmd else first_end
+        # table is square (the options may have asked for it alone); with it, the tables it asks for
+        # (no option: ACCESS to NUMA BW in every version, these 6.2-era outputs print no Legend)
+        end = last_end if cmd else first_end
         yield Variant("amd-smi-topology", f"{n} GPUs {kind} {flags or 'all'}{' with command' if cmd else ''}",
                       "\n".join(lines) + "\n", tuple(values), count=n, end=end)
+    yield from _topology_links(rng)
+
+
+def _topology_links(rng: random.Random) -> Iterator[Variant]:
+    """ROCm 6.3's io-link tables (-c -n -d -z, argparse's '-cndz' too: CACHE COHERANCY, ATOMICS, DMA,
+    BI-DIRECTIONAL) and the 'Legend:' topology() prints after the last table."""
+    legend = ["", "", "Legend:", "  SELF = Current GPU", "  ENABLED / DISABLED = Link is enabled or disabled",
+              "  N/A = Not supported", "  T/F = True / False", "  C/NC = Coherant / Non-Coherant io links",
+              "  64,32 = 64 bit and 32 bit atomic support", "  <BW from>-<BW to>"]
+    cells = {"CACHE COHERANCY": ("C", "NC"), "ATOMICS": ("64,32", "64", "32", "N/A"), "DMA": ("T", "F"),
+             "BI-DIRECTIONAL": ("T", "F")}
+    for n, flags in ((2, "-cndz"), (8, "-c -z")):
+        wanted = {"-c": "CACHE COHERANCY", "-n": "ATOMICS", "-d": "DMA", "-z": "BI-DIRECTIONAL"}
+        asked = [wanted[f"-{c}"] for c in flags.replace("-", "").replace(" ", "")]
+        lines, values = [f"$ amd-smi topology {flags}"], []
+        for t in (t for t in cells if t in asked):
+            grid = [["SELF" if i == j else rng.choice(cells[t]) for j in range(n)] for i in range(n)]
+            lines += [f"{t} TABLE:", "".rjust(12) + "".join(_bdf(j).rjust(13) for j in range(n))]
+            lines += [f"{_bdf(i)} " + "".join(c.ljust(13) for c in grid[i]) for i in range(n)] + [""]
+            cell = grid[n - 1][0]  # a bare number ('64': 64-bit atomics alone) reads as the view's integers do
+            values.append((f"tables.{t}.{_bdf(n - 1)}.{_bdf(0)}", int(cell) if cell.isdigit() else cell))
+        last = len(lines) - 1  # the command asks for these tables: whole once the last is square
+        lines = lines[:-1] + legend
+        yield Variant("amd-smi-topology", f"{n} GPUs io-link tables {flags} and the legend", "\n".join(lines) + "\n",
+                      tuple(values), count=n, end=last)
 
 
 # ----------------------------------------------------------------------------- xgmi

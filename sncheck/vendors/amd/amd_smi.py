@@ -11,7 +11,8 @@ truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing i
      "errors": []}
 
   Values stay strings except plain integers; a fragment without ``GPU: n`` lines is one
-  entry with ``gpu`` null.
+  entry with ``gpu`` null. ESMI's ``CPU: n`` / ``CORE: n`` blocks (ROCm 6.1+) are ``cpus``;
+  up to ROCm 6.0.x a device's sections start at its own column (the device's all the same).
 
 ``parse_amd_smi_json`` (``amd-smi-json``): ``amd-smi <view> --json`` -- a list of GPUs,
 ``{"gpu_data": [...]}``, or a single object (a ``jq`` fragment) -- as ``{"gpus": [...]}``.
@@ -19,7 +20,9 @@ truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing i
 ``parse_amd_smi_monitor`` (``amd-smi-monitor``)::
 
     {"tool": "amd-smi-monitor", "columns": ["GPU", "POWER", ...],
-     "gpus": [{"gpu": 0, "POWER": "182 W", "GPU_TEMP": "42 °C", ...}], "errors": []}
+     "gpus": [{"gpu": 0, "POWER": "182 W", "GPU_TEMP": "42 °C", ...}],
+     "processes": [{"gpu": 0, "NAME": "rvs", "PID": 1564865, "VRAM_MEM": "1.1 GB", ...}],  # -q only
+     "errors": []}
 
 ``parse_amd_smi_topology`` (``amd-smi-topology``): every ``<NAME> TABLE:`` of
 ``amd-smi topology`` as ``{"tables": {"ACCESS": {"0000:05:00.0": {"0000:26:00.0": "ENABLED"}}}}``.
@@ -110,13 +113,18 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     loose: dict[str, Any] = {}
     stack: list[tuple[int, dict]] = []
     nics: list[dict[str, Any]] = []
+    cpus: list[dict[str, Any]] = []
     for indent, body in _body_lines(text, errors):
-        m = re.match(r"^(GPU|AI_NIC):\s*(\d+)$", body)
+        m = re.match(r"^(GPU|AI_NIC|CPU|CORE):\s*(\d+)$", body)
         if m:
-            # amd-smi 26.x lists an AMD AI NIC (Pollara) after the GPUs: 'AI_NIC: n' and its entries
-            entity = {"gpu": int(m.group(2))} if m.group(1) == "GPU" else {"nic": int(m.group(2))}
-            (gpus if m.group(1) == "GPU" else nics).append(entity)
-            stack = [(indent, entity)]
+            # amd-smi 26.x lists an AMD AI NIC (Pollara) after the GPUs: 'AI_NIC: n' and its entries;
+            # with ESMI (ROCm 6.1+) 'CPU: n' / 'CORE: n' blocks come before them (cpus, never GPUs)
+            kind = m.group(1).lower().replace("ai_nic", "nic")
+            entity = {kind: int(m.group(2))}
+            {"gpu": gpus, "nic": nics}.get(kind, cpus).append(entity)
+            # up to ROCm 6.0.x a device's sections start at its own column ('GPU: 0' then 'ASIC:' under
+            # it, not indented): the device holds every line until the next device line
+            stack = [(indent - 1, entity)]
             continue
         kv = re.match(r"^([A-Za-z0-9_ ./()%-]+?):\s*(.*)$", body)
         if not kv:
@@ -136,12 +144,18 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
         gpus = [{"gpu": None, **loose}]
     if not gpus and (failed := _failed(errors)):
         return {"tool": "amd-smi", "gpus": [], "nics": [], "errors": failed}
+    if not gpus and cpus:  # ESMI's CPU blocks, and the GPUs' after them never printed (or cut off)
+        return {"tool": "amd-smi", "gpus": [], "nics": nics, "cpus": cpus,
+                "errors": errors + ["no 'GPU: n' block after the CPU blocks: no GPU measured"]}
     if not gpus:
         raise ParseError("no 'GPU: n' blocks and no KEY: value lines", tool="amd-smi")
+    # every device amd-smi prints holds at least one entry under its line: one without is cut there
+    errors += [f"{kind.upper()} {n}: nothing printed under it: cut short"
+               for e in gpus + nics + cpus if len(e) == 1 for kind, n in e.items()]
     errors += _asked_not_printed(text, gpus)
     errors += [f"{where}: a section with nothing in it (yaml prints an empty one as {{}}): cut short"
                for where in _empty_sections(gpus)]
-    return {"tool": "amd-smi", "gpus": gpus, "nics": nics, "errors": errors}
+    return {"tool": "amd-smi", "gpus": gpus, "nics": nics, **({"cpus": cpus} if cpus else {}), "errors": errors}
 
 
 def _empty_sections(node: Any, where: str = "") -> list[str]:
@@ -255,18 +269,66 @@ def _monitor_cells(row: str) -> list[str]:
     ('1000 W' under POWER's 7) leaves one blank before it; a unit is joined to its number."""
     cells: list[str] = []
     for token in row.split():
-        if cells and re.fullmatch(r"[^\d\s/]+(?:/s)?", token) and re.fullmatch(r"-?[\d.]+", cells[-1]):
-            cells[-1] += f" {token}"  # 'W', '°C', '%', 'MHz', 'MB', 'GB/s'
+        if cells and _UNIT.fullmatch(token) and re.fullmatch(r"-?[\d.]+|N/A", cells[-1]):
+            cells[-1] += f" {token}"  # 'W', '°C', '%', 'MHz', 'MB', 'GB/s'; 'N/A Mb/s' (helpers.unit_format)
         else:
             cells.append(token)
     return cells
+
+
+# the units amd-smi's helpers.unit_format puts after a value (a process's NAME beside its GPU index is
+# no unit: 'rvs')
+_UNIT = re.compile(r"[KMGTP]?i?B|[KMGT]?[bB]/s|m?W|°C|%|[KMG]?Hz|[mu]?V|[nmu]?s|u?J")
+
+
+def _process_row(body: str, columns: list[str], errors: list[str]) -> tuple[dict[str, Any] | None, Any]:
+    """A row of monitor -q's PROCESS INFO table and its GPU: one process, or the GPU's 'No running
+    processes detected' (no process); (None, None) for a row that is not whole."""
+    cells = _monitor_cells(body)
+    at = columns.index("GPU") if "GPU" in columns else 0  # --watch: TIMESTAMP first
+    if len(cells) == at + 5 and " ".join(cells[at + 1:]) == "No running processes detected":
+        return None, _value(cells[at])
+    if len(cells) != len(columns):
+        errors.append(f"process row '{body}' has {len(cells)} cells for {len(columns)} columns")
+        return None, None
+    row: dict[str, Any] = {k: _value(v) for k, v in zip(columns, cells)}
+    gpu = row.pop("GPU", None)
+    return {"gpu": gpu, **row}, gpu
+
+
+_MONITOR_COMMAND = re.compile(rf"^[ \t]*(?:(?:{_PS1}|#|>)[ \t]*)?(?:sudo[ \t]+)?\S*amd-smi[ \t]+(?:monitor|dmon)\b(.*)$",
+                              re.MULTILINE)
+
+
+def _asks_processes(text: str) -> bool:
+    """Whether the pasted monitor command asks for the process table (amdsmi_parser.py: -q, --process;
+    argparse's combined short flags too: '-pq')."""
+    m = _MONITOR_COMMAND.search(text)
+    return m is not None and any(a == "--process" or re.fullmatch(r"-[a-z]*q[a-z]*", a) for a in m.group(1).split())
 
 
 def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
     errors: list[str] = []
     columns: list[str] = []
     gpus: list[dict[str, Any]] = []
+    # monitor -q (ROCm 6.2+) prints its process table after the GPUs' rows: 'PROCESS INFO:', its
+    # header ('GPU', 'NAME', 'PID', 'GTT_MEM', 'CPU_MEM', 'VRAM_MEM', 'MEM_USAGE', 'GFX', 'ENC'), a row
+    # a process (amdsmi_logger._print_tabular_output's secondary table)
+    processes: list[dict[str, Any]] | None = None
+    process_columns: list[str] = []
+    process_gpus: set[Any] = set()
     for _, body in _body_lines(text, errors):
+        if body == "PROCESS INFO:" and columns:
+            processes = []
+            continue
+        if processes is not None:
+            if not process_columns:
+                process_columns = body.split()
+            elif re.match(r"^(?:\S+\s+)?\d+\s", body):
+                proc, gpu = _process_row(body, process_columns, errors)
+                process_gpus |= {gpu} if gpu is not None else set()
+                processes += [proc] if proc else []
+            continue
         if (body.startswith("GPU ") or body.startswith("TIMESTAMP ") and " GPU " in body) and not columns:
             columns = body.split()  # --watch: TIMESTAMP first
             continue
@@ -284,7 +346,17 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
         return {"tool": "amd-smi-monitor", "columns": [], "gpus": [], "errors": failed}
     if not columns:
         raise ParseError("no 'GPU ...' header row", tool="amd-smi-monitor")
-    return {"tool": "amd-smi-monitor", "columns": columns, "gpus": gpus, "errors": errors}
+    if processes is None and columns and _asks_processes(text):
+        errors.append("the command asked for the PROCESS INFO table (-q, --process): not printed, cut short")
+    if processes is not None and not process_columns:
+        errors.append("'PROCESS INFO:' without its header: cut short")
+    elif processes is not None:
+        # every GPU of the rows has a row of its own in the table (a process, or its 'No running processes
+        # detected': monitor's N/A placeholder), in the rows' order: one without was cut off
+        errors += [f"GPU {g['gpu']}: no row in the PROCESS INFO table: cut short"
+                   for g in gpus if g["gpu"] not in process_gpus]
+    return {"tool": "amd-smi-monitor", "columns": columns, "gpus": gpus,
+            **({"processes": processes} if processes is not None else {}), "errors": errors}
 
 
 def parse_amd_smi_topology(text: str) -> dict[str, Any]:
@@ -294,7 +366,9 @@ def parse_amd_smi_topology(text: str) -> dict[str, Any]:
     name = None
     cols: list[str] = []
     for _, body in _body_lines(text, errors):
-        if m := re.match(r"^([A-Z][A-Z ]+) TABLE:$", body):
+        if body == "Legend:":
+            break  # ROCm 6.3+ prints its legend after the last table: the rest is the legend's
+        if m := re.match(r"^([A-Z][A-Z -]+) TABLE:$", body):  # 'BI-DIRECTIONAL TABLE:'
             name, cols = m.group(1).strip(), []
             tables[name] = {}
         elif name and not cols:
@@ -318,24 +392,33 @@ def parse_amd_smi_topology(text: str) -> dict[str, Any]:
 # amd-smi topology's table options, and the tables every version prints without one
 _TABLE_FLAGS = {"-a": "ACCESS", "--access": "ACCESS", "-w": "WEIGHT", "--weight": "WEIGHT", "-o": "HOPS",
                 "--hops": "HOPS", "-t": "LINK TYPE", "--link-type": "LINK TYPE", "-b": "NUMA BW",
-                "--numa-bw": "NUMA BW"}
-_DEFAULT_TABLES = ("ACCESS", "WEIGHT", "HOPS", "LINK TYPE")
+                "--numa-bw": "NUMA BW", "-c": "CACHE COHERANCY", "--coherent": "CACHE COHERANCY",
+                "-n": "ATOMICS", "--atomics": "ATOMICS", "-d": "DMA", "--dma": "DMA", "-z": "BI-DIRECTIONAL",
+                "--bi-dir": "BI-DIRECTIONAL"}
+# (amdsmi_commands.py topology, rocm-6.0.2 to rocm-systems' subcommands/topology.py: no option sets every
+# table's flag; ROCm 6.3 added the four io-link tables, and the Legend after them says a version that has them)
+_DEFAULT_TABLES = ("ACCESS", "WEIGHT", "HOPS", "LINK TYPE", "NUMA BW")
+_IOLINK_TABLES = ("CACHE COHERANCY", "ATOMICS", "DMA", "BI-DIRECTIONAL")
 # one line's blanks only: \s from each line start ran over every later blank line (quadratic)
 _TOPOLOGY_COMMAND = re.compile(r"^[ \t]*\$[ \t]*(?:sudo[ \t]+)?amd-smi[ \t]+topology\b(.*)$", re.MULTILINE)
 
 
 def _tables_missing(text: str, tables: dict[str, Any]) -> list[str]:
     """With its command line in the log (``$ amd-smi topology -a -w``), the options say which
-    tables it prints (none: every table, ACCESS, WEIGHT, HOPS and LINK TYPE at least); one of
-    those missing was cut. Without the command line the options are unknown: nothing to say."""
+    tables it prints (none: every table, ACCESS to NUMA BW, and the four io-link tables where the
+    Legend shows a 6.3+ version); one of those missing was cut. Without the command line the
+    options are unknown: nothing to say."""
     m = _TOPOLOGY_COMMAND.search(text)
     if m is None:
         return []
     args = m.group(1).split()
-    flags = [a for a in args if a.startswith("-") and a not in ("-g", "--gpu")]
+    # argparse's combined short flags: '-cndz' is -c -n -d -z
+    flags = [f for a in args if a.startswith("-") and a not in ("-g", "--gpu")
+             for f in ([f"-{c}" for c in a[1:]] if re.fullmatch(r"-[a-z]{2,}", a) else [a])]
     if any(f not in _TABLE_FLAGS for f in flags):
         return []  # an option this view does not know the tables of (--json, a newer table)
-    wanted = [_TABLE_FLAGS[f] for f in flags] or list(_DEFAULT_TABLES)
+    legend = re.search(r"^[ \t]*Legend:[ \t]*$", text, re.MULTILINE) is not None
+    wanted = [_TABLE_FLAGS[f] for f in flags] or list(_DEFAULT_TABLES) + (list(_IOLINK_TABLES) if legend else [])
     missing = [t for t in dict.fromkeys(wanted) if t not in tables]
     return [f"`amd-smi topology{(' ' + ' '.join(args)) if args else ''}` prints the {', '.join(missing)} "
             f"table{'s' if len(missing) > 1 else ''}: missing, output cut short"] if missing else []

@@ -38,6 +38,13 @@ GRAMMAR = {
             f"{_CLI} amdsmi_logger.py (_convert_json_to_human_readable: the device dict capitalised "
             "(_capitalize_keys), yaml.dump'ed, quotes removed, '- ' list markers made indentation, one block a "
             "device joined by blank lines)",
+            "ROCm/amdsmi rocm-6.0.0/6.0.2 amdsmi_logger.py: the device dict yaml.dump'ed as is, so a device's "
+            "sections start at its own 'GPU: n' column (the CLI README of 5018a57, 2023-10, and f586135, 2024-02: "
+            "harvest 14's captures); from rocm-6.1.0 (180f893 'Unified human readable output tabbing with Host') "
+            "every key but GPU/CPU/CORE goes under AMDSMI_SPACING_REMOVAL, 4 deeper",
+            "ROCm/amdsmi rocm-6.1.0+ amdsmi_commands.py static_cpu/metric_cpu (ESMI): 'CPU: n' blocks (SMU "
+            "FW_VERSION, INTERFACE_VERSION PROTO VERSION, ...) and 'CORE: n' blocks, printed before the GPUs when "
+            "the host has amd_hsmp (the README's MI300A example)",
             f"{_CLI} amdsmi_commands.py (static_gpu: sections asic, bus, vbios, limit, driver, board, ras, "
             "partition, soc_pstate, xgmi_plpd, process_isolation, numa, vram, cache_info in that order, each "
             "printed when asked for, all when none is; metric_gpu: usage, power, clock, temperature, pcie, ecc, "
@@ -49,8 +56,11 @@ GRAMMAR = {
         ),
         lines=("'GPU: N' opens a device; then 'KEY: value' lines, 4 spaces deeper per level, a 'KEY:' with "
                "nothing after it opening a section; values as the library gives them: integers, strings "
-               "('N/A', '32 GT/s', an IFWI VERSION '00154951' kept as a string), units inside the string. A "
-               "command line ('$ amd-smi static --bus -g 0 1', also after bash's 'user@host:~/dir$ ' prompt) the capture "
+               "('N/A', '32 GT/s', an IFWI VERSION '00154951' kept as a string), units inside the string; up to "
+               "ROCm 6.0.x the sections at the device line's own column (each line until the next device line is "
+               "the device's). 'CPU: N' and 'CORE: N' blocks (ESMI) are cpus[], never GPUs. A "
+               "command line ('$ amd-smi static --bus -g 0 1', also after bash's 'user@host:~/dir$ ' or '~$ ' prompt: "
+               "delivery.PS1) the capture "
                "shows says which sections and GPUs were asked for. amd-smi list of 26.x lists an AMD AI NIC after "
                "the GPUs: 'AI_NIC: N' and its BDF, PERMANENT_ADDRESS, PRODUCT_NAME, PART_NUMBER, SERIAL_NUMBER, "
                "VENDOR_NAME (ROCm/rocm-systems PR 3654's run: nics[], never a GPU's entries)."),
@@ -58,7 +68,7 @@ GRAMMAR = {
              "names, each holding every section its options ask for; in a run: the inventory's cards"),
         failures=("'ERROR'/'...failed to'/'not initialized'/'No GPUs found' lines; " + _FAILED
                   + "; '[output truncated]', '...'"),
-        values="gpus[{gpu, <SECTION>: {<KEY>: value}}], errors",
+        values="gpus[{gpu, <SECTION>: {<KEY>: value}}], nics[{nic, ...}], cpus[{cpu|core, <SECTION>: {...}}], errors",
     ),
     "amd-smi-json": Grammar(
         tool="amd-smi list, static, metric, ... --json",
@@ -90,28 +100,42 @@ GRAMMAR = {
             "widths (the GPU index to 3): a value as wide as its column leaves one blank before it",
             "ROCm 7 (amd-smi 26.x, ROCm/rocm-systems, not stored): POWER PWR_CAP GPU_T MEM_T GFX_CLK GFX% "
             "MEM% MEM_CLOCK, read from fixtures/real/amd/12",
+            "ROCm/amdsmi 0ceca28 (ROCm 6.2+) amdsmi_commands.py monitor -q and amdsmi_logger.py "
+            "_print_tabular_output: after the rows, '\\nPROCESS INFO:', the secondary header ('GPU'.rjust(3), "
+            "'NAME'.rjust(22), PID 9, GTT_MEM, CPU_MEM, VRAM_MEM 10, MEM_USAGE 11, GFX, ENC 8; TIMESTAMP first "
+            "under --watch) and a row a process ('0.0 B', '1.1 GB', '0 ns'), or the GPU's 'No running processes "
+            "detected' (its N/A placeholder: every GPU has a row); helpers.unit_format puts a unit after N/A too ('N/A Mb/s' under PCIE_BW: the changelog's "
+            "6.2.0 example)",
         ),
-        lines="an optional command line, the header, one row per GPU (logical GPUs of a partitioned device too)",
+        lines=("an optional command line, the header, one row per GPU (logical GPUs of a partitioned device too); "
+               "with -q the PROCESS INFO table"),
         end=("none: no end line, no count; a row must have a cell per column (a cut row has fewer), and the "
              "judge's expectation (--expect, the inventory's cards) counts the rows"),
-        failures="a row with another number of cells than columns, 'ERROR'/'failed to' lines (errors); " + _FAILED,
-        values="columns, gpus[{gpu, <COLUMN>: 'value unit'}], errors",
+        failures=("a row with another number of cells than columns, a GPU without its PROCESS INFO row (-q), "
+                  "'ERROR'/'failed to' lines (errors); " + _FAILED),
+        values="columns, gpus[{gpu, <COLUMN>: 'value unit'}], processes[{gpu, NAME, PID, <COLUMN>: ...}] (-q), errors",
     ),
     "amd-smi-topology": Grammar(
         tool="amd-smi topology [-a -w -o -t -b]",
         versions="amd-smi 24.x (ROCm 6.0) to 26.x (ROCm 7.x)",
         sources=(
-            f"{_CLI} amdsmi_commands.py topology: with no option every table (ACCESS, WEIGHT, HOPS, LINK TYPE, "
-            "NUMA BW, then the newer CACHE COHERANCY, ATOMICS, DMA, BI-DIRECTIONAL), each '<NAME> TABLE:', a "
+            f"{_CLI} amdsmi_commands.py topology (and rocm-6.0.2, rocm-6.1.0, rocm-6.2.0, ROCm/rocm-systems "
+            "projects/amdsmi subcommands/topology.py: the same default): with no option every table (ACCESS, WEIGHT, "
+            "HOPS, LINK TYPE, NUMA BW, then from 6.3 CACHE COHERANCY, ATOMICS, DMA, BI-DIRECTIONAL), each "
+            "'<NAME> TABLE:', a "
             "header (''.rjust(12), then each GPU's BDF .rjust(13)) and a row per GPU ('<bdf> ' then a cell a "
             "GPU .ljust(13): ENABLED/DISABLED/N/A, a weight or hop count, SELF/XGMI/PCIE/UNKNOWN/N/A, "
             "'<min>-<max>' NUMA bandwidth or N/A); print_output leaves a blank line between tables",
             f"{_CLI} amdsmi_logger.py _convert_json_to_tabular: 'gpu_' keys ljust(13)",
+            "ROCm/amdsmi 0ceca28 (ROCm 6.3) amdsmi_parser.py topology: -c/--coherent, -n/--atomics, -d/--dma, "
+            "-z/--bi-dir ask for the CACHE COHERANCY, ATOMICS, DMA and BI-DIRECTIONAL tables (argparse: '-cndz' "
+            "is the four); amdsmi_commands.py topology prints its 'Legend:' lines (SELF, ENABLED / DISABLED, N/A, "
+            "T/F, C/NC, 64,32, <BW from>-<BW to>) after the last table (the changelog's 6.3.0 example)",
         ),
-        lines="an optional command line, then the asked-for tables in topology()'s order",
+        lines="an optional command line, then the asked-for tables in topology()'s order, then (6.3+) the Legend",
         end=("each table is square (a row per BDF of its header); with the command line, every table its "
-             "options ask for (none: ACCESS, WEIGHT, HOPS and LINK TYPE at least); without it nothing says "
-             "which tables were asked for"),
+             "options ask for (none: ACCESS to NUMA BW, and the four io-link tables where the 6.3+ Legend is "
+             "printed); without it nothing says which tables were asked for"),
         failures=("a row with another number of cells than GPUs, a table its command asked for missing (errors); "
                   + _FAILED),
         values="tables{<NAME>: {<bdf>: {<bdf>: value}}}, errors",
