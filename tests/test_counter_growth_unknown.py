@@ -109,3 +109,18 @@ def test_a_host_whose_read_after_the_run_is_missing_is_not_judged_when_another_h
     once = [f for f in judge([nvlink_row("n1", 0, None), nvlink_row("n2", 4, None)], t)
             if f.rule == "nvlink-errors-grew"]
     assert once == [], once
+
+
+def test_a_host_read_only_after_the_run_is_judged_as_counters_not_in_the_earlier_read(tmp_path: Path) -> None:
+    """n2's read before the run failed and its read after it holds (read 1; n1 read 0 and 1):
+    its counters are the after read's, not a read before the run missing after it. One at or
+    under the bar now cannot have grown past it (judged); one above it now has unknown growth
+    ("not in the earlier read"), never "read before and not after"."""
+    t = topo(tmp_path)
+    after = nvlink_row("n2", 0, 1)
+    after["value"]["gpus"][0]["links"]["5"] = {"replay_errors": 60, "crc_errors": 0}
+    found = [f for f in judge([nvlink_row("n1", 0, None), nvlink_row("n1", 0, 1), after], t)
+             if f.entity.startswith("n2")]
+    assert [(f.rule, f.basis) for f in found] == [("nvlink-errors-grew", Basis.NOT_JUDGED)], found
+    assert "were not in the earlier read" in found[0].message and "before and not after" not in found[0].message
+    assert [c["counter"] for c in found[0].evidence["counters"]] == ["replay_errors"], found[0].evidence

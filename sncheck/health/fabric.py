@@ -136,13 +136,18 @@ def _counters(rows: pd.DataFrame, hosts: Mapping[str, Any]) -> pd.DataFrame:
     # a run that read a fact twice on any host expects the read after the run on every host it
     # read before: one whose second read is missing (down by then, its read failed) is not judged
     twice = {fact for _, fact, values in reads if len(values) > 1}
+    earliest: dict[str, int] = {}  # the number of the run's first read of each fact (HostReads' ``read``)
+    for _, fact, values in reads:
+        earliest[fact] = min(earliest.get(fact, values[0].get("read", 0)), values[0].get("read", 0))
     for host, fact, values in reads:
-        last = values[-1] if len(values) > 1 else None
+        first, last = values[0], values[-1] if len(values) > 1 else None
+        if fact in twice and last is None and first.get("read", 0) > earliest[fact]:
+            first, last = {}, first  # its one read is the read after the run (the one before failed)
         # (the values are shared by hosts that read the same text, and held by ``reads``)
-        key = (fact, id(values[0]), id(last), cards[host] if fact != "nvlink_errors" else 0)
+        key = (fact, id(first), id(last), cards[host] if fact != "nvlink_errors" else 0)
         shape = shapes.get(key)
         if shape is None:
-            shape = shapes[key] = _shape(fact, values[0], last, cards[host])
+            shape = shapes[key] = _shape(fact, first, last, cards[host])
         ends, kinds, devices, counters, before, after, grew = shape
         if not ends:
             continue
