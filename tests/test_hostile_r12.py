@@ -432,22 +432,29 @@ def test_h12_21_a_playbook_that_lists_a_layer_twice_or_none(tmp_path: Path) -> N
         assert not out.exists(), name
 
 
+ASCEND_RULES = ("rules:\n  - name: ascend-npu-health\n    op: counter_nonzero\n    metric: host_fact_failures\n"
+                "    facts: [npu_health, npu_health_codes, roce_link, roce_net_health]\n    severity: critical\n"
+                "    scope: host\n    confirm: none\n    summary: npu fault\n")
+
+
+def _ascend_rules_run(tmp_path: Path, fault: str) -> dict:
+    """demo-2sn on the mock with ``fault`` planted, judged by a rules file of Ascend's host facts
+    alone: exit 1 asserted, its results.json returned."""
+    rules, faults, out = tmp_path / "ascend.yaml", tmp_path / "f.yaml", tmp_path / "run"
+    rules.write_text(ASCEND_RULES)
+    faults.write_text(f"faults:\n  - {fault}\n")
+    r = _cli("connectivity", "-i", INVENTORY, "--backend", "mock", "--faults", faults, "--rules", rules,
+             "--seed", "1", "-q", "--out", out)
+    assert r.exit_code == 1, r.output
+    return json.loads((out / "results.json").read_text())
+
+
 def test_h12_22_rules_for_another_vendor_s_facts_only(tmp_path: Path) -> None:
     """H12-22: a rules file whose one rule judges Ascend's facts (npu-smi health, RoCE links),
     on NVIDIA hosts with an uncorrectable ECC error: exit 0, PASS, no finding. A host fact that
     fails and no enabled rule takes is 'not judged' on its host (as a kernel report no rule
     takes), at the gate's severity: the gate fails, nothing is isolated for it."""
-    rules = tmp_path / "ascend.yaml"
-    rules.write_text("rules:\n  - name: ascend-npu-health\n    op: counter_nonzero\n    metric: host_fact_failures\n"
-                     "    facts: [npu_health, npu_health_codes, roce_link, roce_net_health]\n    severity: critical\n"
-                     "    scope: host\n    confirm: none\n    summary: npu fault\n")
-    faults = tmp_path / "f.yaml"
-    faults.write_text("faults:\n  - {type: ecc_uncorrectable, target: node009/gpu2, count: 3}\n")
-    out = tmp_path / "run"
-    r = _cli("connectivity", "-i", INVENTORY, "--backend", "mock", "--faults", faults, "--rules", rules,
-             "--seed", "1", "-q", "--out", out)
-    assert r.exit_code == 1, r.output
-    doc = json.loads((out / "results.json").read_text())
+    doc = _ascend_rules_run(tmp_path, "{type: ecc_uncorrectable, target: node009/gpu2, count: 3}")
     said = {(f["entity"], f["rule"]) for f in doc["findings"]}
     assert ("node009", "fact-not-judged") in said, said
     judged = next(f for f in doc["findings"] if f["rule"] == "fact-not-judged")
@@ -503,3 +510,13 @@ def test_h12_25_a_golden_reference_of_another_configuration(tmp_path: Path) -> N
     doc = json.loads((out / "results.json").read_text())
     assert [(f["rule"], f["severity"]) for f in doc["findings"]] == [("golden-not-judged", "critical")]
     assert "no golden reference for replicas of 2 ranks" in doc["findings"][0]["message"]
+
+
+def test_h12_26_rules_that_judge_no_pair_of_the_connectivity_layer(tmp_path: Path) -> None:
+    """H12-26: the same rules file of Ascend's host facts alone, a card at 0.3 of its bandwidth:
+    no rule read a pair, yet the layer counted as judged by the fact rule: exit 0, PASS. A layer
+    whose pairs (collectives, for stress) no enabled rule reads is not judged."""
+    doc = _ascend_rules_run(tmp_path, "{type: slow_card, target: node003/gpu1, factor: 0.3}")
+    assert {(f["entity"], f["rule"]) for f in doc["findings"]} == {("sn0", "layer-not-judged"),
+                                                                   ("sn1", "layer-not-judged")}
+    assert doc["verdict"] == "fail"

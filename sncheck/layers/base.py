@@ -11,7 +11,7 @@ from sncheck.backends.base import Backend, Emit, Progress
 from sncheck.store.frames import RowFrames, frames_of
 from sncheck.health import invariants
 from sncheck.health.kernel import judged_sources
-from sncheck.health.metrics import DetectContext
+from sncheck.health.metrics import METRICS, DetectContext, kind_rows
 from sncheck.health.rules import RuleSet, evaluate
 from sncheck.config.inventory import TierDesign
 from sncheck.rows import RowSink, as_sink
@@ -24,6 +24,10 @@ HOST_READ_METRICS = ("fabric_counters", "kernel_events", "host_fact_failures", "
 # is not judged, whatever else its rules judge (hostile round 10: the golden loss band rule
 # disabled, the step-time rule left: a diverging card's golden layer passed, no word said).
 VERDICT_METRIC = {"golden": "golden_loss"}
+# The rows a layer's verdict rests on: where the layer measured them and no enabled rule reads
+# them, it is not judged, whatever else its rules judge (hostile round 12: a rules file of host
+# fact rules alone judged no pair of the connectivity layer, and a slow card passed).
+VERDICT_ROWS = {"connectivity": "p2p", "stress": "collective"}
 
 
 @dataclass
@@ -90,6 +94,8 @@ class LayerContext:
         # would only repeat them (or soften them), so it is not evaluated here.
         rules = self.rules.judging(layer) if self.rules else []
         core = [r for r in rules if r.metric == VERDICT_METRIC[layer]] if layer in VERDICT_METRIC else rules
+        if layer in VERDICT_ROWS and not kind_rows(mine, VERDICT_ROWS[layer], ["layer"]).empty:
+            core = [r for r in core if VERDICT_ROWS[layer] in METRICS[r.metric].reads]
         return list(self.own_findings) + evaluate(rules, mine, ctx) + invariants.layer_findings(
             layer, mine, ctx, options=self.options, targets=self.targets,
             rules=len(core) if self.rules is not None else None, gate=self.gate,
