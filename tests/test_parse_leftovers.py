@@ -188,3 +188,23 @@ def test_what_follows_an_output_s_end_is_read_as_a_second_run_or_said_not_read(t
         assert {k: len(v) for k, v in json.loads(r.stdout).items() if k in count} == count, view  # the first only
     nccl_job = _body(_NCCL) + "gpu-1:47507:47507 [0] NCCL INFO ENV/Plugin: Closing env plugin ncclEnvDefault\n"
     assert _parse(tmp_path, "nccl-tests", nccl_job, "--collective", "all_reduce")[1].exit_code == 0
+
+
+def test_a_launched_job_s_stderr_is_no_text_after_its_end() -> None:
+    """The SSH and Slurm backends parsed stdout + stderr: since text after nccl-tests' footer is 'not
+    read' (exit 1), a clean run's stderr (ssh's known-hosts line, Open MPI's help aggregation) after
+    the footer made the group's collectives an error. after_end.job_log reads stderr first: its failure
+    lines still count, and stdout alone holds the end. UCX's log lines on stdout are the job's too."""
+    from sncheck.vendors.after_end import job_log
+    from sncheck.vendors.nccltests.parse import parse_nccl_tests
+
+    out = _body(_NCCL)
+    err = ("Warning: Permanently added 'node2' (ED25519) to the list of known hosts.\n"
+           "[node1:01234] 3 more processes have sent help message help-mpi-btl-openib.txt / no device params found\n")
+    assert parse_nccl_tests(out + "\n" + err, collective="all_reduce")["errors"], "the old order: not read"
+    assert parse_nccl_tests(job_log(out, err), collective="all_reduce")["errors"] == []
+    assert parse_nccl_tests(job_log(out, ""), collective="all_reduce")["errors"] == []
+    crash = "srun: error: node2: task 1: Exited with exit code 1\n"
+    assert any("srun: error" in e for e in parse_nccl_tests(job_log(out, crash), collective="all_reduce")["errors"])
+    ucx = "[1733474410.2:0:1733] ib_iface.c:746 UCX  WARN  IB: ibv_create_cq() failed\n"
+    assert parse_nccl_tests(out + ucx, collective="all_reduce")["errors"] == []

@@ -66,7 +66,7 @@ from sncheck.rows import host_fact_row, not_run_row
 from sncheck.slurm.steps import allocation_gone, cancelled, failed_nodes
 from sncheck.topology import Topology, host_of
 from sncheck.vendors import facts as hostfacts
-from sncheck.vendors import hostjudge, registry
+from sncheck.vendors import after_end, hostjudge, registry
 from sncheck.vendors.base import CollectiveTool
 from sncheck.vendors.sim import ToolOutput
 from sncheck.backends.base import Backend, Emit, Progress
@@ -277,7 +277,7 @@ class SlurmBackend(Backend):
                                          f"{group.id}: `{shown}` ran past {self.job_timeout_s:g}s and was cancelled"))
                         continue
                     try:
-                        parsed = tool.parse(out + "\n" + err, collective=collective)
+                        parsed = tool.parse(after_end.job_log(out, err), collective=collective)
                     except ParseError as e:
                         failed = failed_nodes(err)
                         where = "; ".join(f"{h}: {c}" for h, c in failed.items()) or (err.strip().splitlines()

@@ -27,7 +27,7 @@ from sncheck.rows import JsonLines, not_run_row
 from sncheck.topology import Topology
 from sncheck.model import host_of, rail_of
 from sncheck.transport import Connection, HostTaskError, Result, fan_out
-from sncheck.vendors import facts as hostfacts
+from sncheck.vendors import after_end, facts as hostfacts
 from sncheck.vendors import registry
 from sncheck.vendors.base import CollectiveTool
 from sncheck.backends.base import Emit
@@ -329,7 +329,7 @@ class SshJobs:
             return [not_run_row(layer, group.id, "group", "error",
                                 f"{group.id}: `{argv[0]}` not found on {conn.host}: {cause_of(res)}")]
         try:
-            parsed = tool.parse(res.stdout + "\n" + res.stderr, collective=collective)
+            parsed = tool.parse(after_end.job_log(res.stdout, res.stderr), collective=collective)
         except ParseError as e:
             status = "error" if res.exit_code else "parse_failed"
             return [not_run_row(layer, group.id, "group", status,

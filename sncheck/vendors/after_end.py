@@ -57,6 +57,13 @@ def not_read(lines: Sequence[str], tool: str) -> str | None:
             f"{tool} prints nothing there; another tool's output or a note appended, not this output")
 
 
+def job_log(stdout: str, stderr: str) -> str:
+    """A launched job's output as its parser reads it: stderr first, then stdout. The launcher's and
+    libraries' stderr (ssh's known-hosts line, Open MPI's help aggregation, a crash) is read for its
+    failure lines wherever it stands, but is no text after the tool's end: only stdout holds the end."""
+    return f"{stderr}\n{stdout}" if stderr.strip() else stdout
+
+
 def judge(lines: Sequence[str], tool: str, starts: Callable[[str], bool]) -> list[str]:
     """The finding for ``lines``, all that follows the end of ``tool``'s output: two runs where a
     line ``starts`` the tool's output again, else :func:`not_read`'s; [] where nothing is there."""

@@ -110,8 +110,9 @@ _ERROR_TEXT = re.compile(
 _NEXT_TEST = re.compile(r"(?<![A-Za-z0-9])(?:all_reduce|all_gather|alltoallv?|reduce_scatter|sendrecv|broadcast|"
                         r"reduce|gather|scatter|hypercube)(?:_p\w*)?(?![A-Za-z0-9])")
 _MAX_ERRORS = 50
-# NCCL's own log lines ('host:pid:tid [dev] NCCL INFO ...'): the job's, printed after the footer too
-_NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
+# NCCL's own log lines ('host:pid:tid [dev] NCCL INFO ...') and UCX's (its log goes to stdout by
+# default: '[1733.2:0:1733] ... UCX  WARN ...'): the job's libraries', printed after the footer too
+_NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|\bUCX\s+(?:ERROR|WARN|DIAG|INFO|DEBUG)\b")
 
 
 @dataclass
