@@ -186,6 +186,9 @@ def test_what_follows_an_output_s_end_is_read_as_a_second_run_or_said_not_read(t
         assert f"sncheck: {p}: two runs in one file: the log holds more than one run (the second begins at " \
                f"'{start}" in r.output, (view, r.output)
         assert {k: len(v) for k, v in json.loads(r.stdout).items() if k in count} == count, view  # the first only
+    p, r = _parse(tmp_path, "ibstat", _body(_IBSTAT) + "Note: copied from node 7\n")  # ibstat.c: 'Link layer' ends a port
+    assert r.exit_code == 1 and "not read: 1 line after the end (the first: 'Note: copied from node 7')" in r.output
+    assert "note" not in json.loads(r.stdout)["cas"][-1]["ports"][-1], r.stdout
     nccl_job = _body(_NCCL) + "gpu-1:47507:47507 [0] NCCL INFO ENV/Plugin: Closing env plugin ncclEnvDefault\n"
     assert _parse(tmp_path, "nccl-tests", nccl_job, "--collective", "all_reduce")[1].exit_code == 0
 

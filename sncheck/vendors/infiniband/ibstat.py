@@ -122,9 +122,9 @@ def parse_ibstat(text: str) -> dict[str, Any]:
         elif cas and (m := _PORT_LINE.match(line)):
             port = {"port": int(m.group(1))}
             cas[-1]["ports"].append(port)
-        elif cas and (m := _KEY_VALUE.match(line)):
+        elif cas and (m := _KEY_VALUE.match(line)) and not (port is not None and "link_layer" in port):
             _store(cas[-1], port, m.group(1), m.group(2))
-        elif cas:
+        elif cas:  # (a 'key: value' after a port's last line, 'Link layer', is no field of it)
             after.append(line)
             continue
         after = []
