@@ -552,7 +552,7 @@ class Window:
             return Retest(None, how, f"{spent}; {why}", busy=spent, symptoms=tuple(per), seen=seen)
         if all(at_bound(p["note"].removeprefix(BESIDE)) for p in open_):  # a near suspect the bound left undecided
             return Retest(None, how, why, undecided=why, symptoms=tuple(per), seen=seen)
-        return Retest(None, how, why, symptoms=tuple(per), seen=seen)
+        return Retest(None, how, self.clock.said(why), symptoms=tuple(per), seen=seen)
 
     def _symptom(self, s: Symptom, how: str, hits: list[Finding], rows: pd.DataFrame, dctx: DetectContext,
                  noise: float) -> tuple[bool | None, str]:

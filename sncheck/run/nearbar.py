@@ -45,9 +45,11 @@ What the batches cost is bounded on the backend too (:class:`NearClock`): each m
 the suspect's pairs is timed, and a later batch runs only when the cost a repeat measured so
 far says it ends within the backend's budget (``Backend.near_budget``: 120 s on the local
 backend, whose gloo repeats cost seconds on a shared CPU; 600 s on real hosts; none on the
-mock, whose rounds are simulated). A suspect the budget leaves within the noise is
-inconclusive as on a busy machine (exit 4 where only such findings gate): neither isolated
-nor released, its evidence saying the budget, the cost a repeat and the load.
+mock, whose rounds are simulated). A suspect the budget leaves within the noise on a busy
+machine is inconclusive (exit 4 where only such findings gate), its evidence saying the
+budget, the cost a repeat and the load; on a quiet machine (or a backend reporting no load) it
+stays quarantined and the gate fails, as any speed the retest could not judge there. Never
+isolated nor released on the samples it had.
 
 With no retest allowed (the playbook's ``confirm: false``) such a suspect is not judged
 (:func:`not_retested`): inconclusive, never released as healthy, never isolated on noise.
@@ -284,15 +286,22 @@ class NearClock:
         cost = self.spent_s / self.repeats
         if self.spent_s + cost * repeats <= self.budget_s:
             return True
-        self.over = (f"inconclusive: the machine was too busy for the retest to decide (its near-bar budget of "
-                     f"{self.budget_s:g} s cannot hold {repeats} more repeats of its pairs at {cost:.2f} s a repeat, "
-                     f"{self.repeats} repeats in {self.spent_s:.0f} s so far)")
+        self.over = (f"its near-bar budget of {self.budget_s:g} s cannot hold {repeats} more repeats of its pairs "
+                     f"at {cost:.2f} s a repeat, {self.repeats} repeats in {self.spent_s:.0f} s so far")
         return False
 
     def spent(self, open_: Sequence[Mapping[str, object]], busy: str | None) -> str | None:
-        """Why a retest is inconclusive when the budget stopped it with every open symptom
-        (``open_``: rule, outcome None, note) a near or sibling bar still within the noise;
-        ``busy``: the machine's load, where it was busy. Else None."""
+        """Why a retest is inconclusive when the budget stopped it on a busy machine (``busy``:
+        the machine's load, where it was busy) with every open symptom (``open_``: rule,
+        outcome None, note) a near or sibling bar still within the noise. Else None: on a
+        quiet machine, or a backend that reports no load, what the retest could not judge
+        stays quarantined and the gate fails (:meth:`said`), as a speed the retest could not
+        judge there does (review s43: a card beyond its bar exited 4 with nothing busy)."""
         within = all(str(p["note"]).removeprefix(BESIDE).startswith(WITHIN) for p in open_)
-        return None if self.over is None or not open_ or not within else \
-            self.over + (f"; {busy.removeprefix('inconclusive: ')}" if busy else "")
+        return None if self.over is None or not open_ or not within or not busy else \
+            f"inconclusive: the machine was too busy for the retest to decide ({self.over}); " \
+            f"{busy.removeprefix('inconclusive: ')}"
+
+    def said(self, why: str) -> str:
+        """A retest's note ``why``, with the budget that stopped its batches first (None: none did)."""
+        return why if self.over is None else f"not decided: {self.over}; {why}"
