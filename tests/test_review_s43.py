@@ -42,7 +42,7 @@ def _sparse(topo, seed: int) -> Level:
 
 
 def _hypotheses(lv: Level, rng):
-    ends = [lv.entity("card", 5), lv.entity("card", 7), lv.entity("host", int(lv.paths.host[40])),
+    ends = [lv.entity("card", 5), lv.entity("card", 7), lv.entity("host", int(lv.paths.host[min(40, lv.n - 1)])),
             lv.entity("supernode", 2), lv.entity("card", int(rng.integers(lv.n)))]
     x = next(iter(lv.tiers.values()))
     if len(x.a):
@@ -124,3 +124,43 @@ def test_a_spent_near_budget_never_makes_a_truly_bad_card_inconclusive(tmp_path)
     assert "inconclusive" not in f["evidence"], f["evidence"]
     assert [i["action"] for i in res["isolation"] if i["entity"] == "mi02/gpu3"][-1] == "isolate"
     assert outcome.exit_code == ExitCode.FAIL
+
+
+ONE_CARD = """name: one-card
+design:
+  scale_up:  {bandwidth: "450 GB/s", latency: "3 us"}
+  scale_out: {bandwidth: "400 Gb/s", latency: "15 us"}
+supernodes:
+  - {name: sn00, hosts: 'a[1-4]', cards_per_host: 1}
+  - {name: sn01, hosts: 'b[1-2]', cards_per_host: 4}
+  - {name: sn02, hosts: 'c1', cards_per_host: 1}
+  - {name: sn03, hosts: 'd1', cards_per_host: 3}
+backend:
+  type: mock
+"""
+
+
+def test_first_look_equals_the_pairs_with_one_card_hosts_and_one_host_domains(tmp_path):
+    """One-card hosts, a domain of one one-card host (no pair inside it: an empty share of
+    the inside tier), a domain of one host: every pair and a sparse plan, under culprits
+    acting on one end only (a card at 0), a one-card host, a whole domain."""
+    from sncheck.run.inputs import load_inventory
+    from sncheck.topology import Topology
+    inv = tmp_path / "one-card.yaml"
+    inv.write_text(ONE_CARD)
+    topo = Topology(load_inventory(inv))
+    for seed in (1, 2):
+        lv = _sparse(topo, seed) if seed == 2 else Level(summarise(cells_of(topo, speed={topo.card_ids[5]: 0.0},
+                                                                            noise=0.02, seed=seed), topo),
+                                                         FabricPaths(topo), Bars(LEVEL, ()), CostModel())
+        lv.domain_min = 1
+        sns = np.arange(len(lv.paths.supernodes))
+        rng = np.random.default_rng(seed)
+        for H in _hypotheses(lv, rng):
+            for t, x in lv.tiers.items():
+                q = lv.residual(t, np.arange(len(x.a)), H)
+                want = group_median(np.concatenate([x.a, x.b]), np.concatenate([q, q]))
+                for g, w in zip(lv.card_residuals(t, np.arange(lv.n), H), want):
+                    assert np.array_equal(g, w, equal_nan=True), (seed, len(H), t)
+                assert np.array_equal(lv.domain_levels(t, sns, H), firstlook.from_pairs(lv, t, sns, H),
+                                      equal_nan=True), (seed, len(H), t)
