@@ -211,3 +211,21 @@ def test_a_launched_job_s_stderr_is_no_text_after_its_end() -> None:
     assert any("srun: error" in e for e in parse_nccl_tests(job_log(out, crash), collective="all_reduce")["errors"])
     ucx = "[1733474410.2:0:1733] ib_iface.c:746 UCX  WARN  IB: ibv_create_cq() failed\n"
     assert parse_nccl_tests(out + ucx, collective="all_reduce")["errors"] == []
+
+
+def test_the_launcher_s_own_lines_after_the_footer_are_no_text_after_the_end(tmp_path: Path) -> None:
+    """A pasted nccl-tests log (stdout and stderr together, as a reporter's terminal shows them) ends
+    with what mpirun and the shell print when the job ends: Open MPI's help aggregation
+    (orte/util/show_help.c; fixtures/real/harvest9's alltoall capture has them inside the table) and
+    `time`'s lines. They are the launcher's, no note appended: the read stays whole, exit 0. An
+    aggregated help topic that is an abort is the job's failure, exit 1."""
+    chatter = ("[node1:01234] 7 more processes have sent help message help-mpi-btl-openib.txt / no device params found\n"
+               "[node1:01234] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error messages\n"
+               "\nreal\t0m41.332s\nuser\t2m3.010s\nsys\t0m12.500s\n")
+    p, r = _parse(tmp_path, "nccl-tests", _body(_NCCL) + chatter, "--collective", "all_reduce")
+    assert r.exit_code == 0 and "not read" not in r.output, r.output
+    abort = "[node1:01234] 1 more process has sent help message help-mpi-api.txt / mpi-abort\n"
+    p, r = _parse(tmp_path, "nccl-tests", _body(_NCCL) + abort, "--collective", "all_reduce")
+    assert r.exit_code == 1 and "mpi-abort" in r.output, r.output
+    p, r = _parse(tmp_path, "nccl-tests", _body(_NCCL) + chatter + "a note after it\n", "--collective", "all_reduce")
+    assert r.exit_code == 1 and "not read: 1 line after the end (the first: 'a note after it')" in r.output, r.output

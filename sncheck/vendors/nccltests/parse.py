@@ -113,6 +113,15 @@ _MAX_ERRORS = 50
 # NCCL's own log lines ('host:pid:tid [dev] NCCL INFO ...') and UCX's (its log goes to stdout by
 # default: '[1733.2:0:1733] ... UCX  WARN ...'): the job's libraries', printed after the footer too
 _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|\bUCX\s+(?:ERROR|WARN|DIAG|INFO|DEBUG)\b")
+# The launcher's own lines, printed when the job ends, after the footer: Open MPI's help
+# aggregation (orte/util/show_help.c, prrte's help_output: '[host:pid] N more processes have
+# sent help message help-X.txt / topic' and 'Set MCA parameter "orte_base_help_aggregate" to 0
+# to see all help / error messages') and the shell's `time` (real/user/sys). A topic that is an
+# abort or a fatal error is the job's failure, never the launcher's chatter.
+_LAUNCHER = re.compile(r"^(?:\[[^\]\s]+:\d+\]\s+)?(?:\d+ more process(?:es)? ha(?:s|ve) sent help message (?P<topic>.*)|"
+                       r"Set MCA parameter \"\w*help_aggregate\" to 0 to see all help / error messages)\s*$|"
+                       r"^(?:real|user|sys)\s+\d+m[\d.]+s\s*$")
+_LAUNCHER_FAILURE = re.compile(r"abort|fatal|errors?\b", re.IGNORECASE)
 
 
 @dataclass
@@ -343,6 +352,9 @@ def _scan_line(line: str, state: _State) -> None:
             state.table_seen = True
         elif (state.table_seen or state.rows) and _row_shaped(content):
             _add_error(state, f"unreadable result row (a #wrong or bandwidth no run prints): {content!r}")
+        elif state.finished and (m := _LAUNCHER.match(content)):
+            if m.group("topic") and _LAUNCHER_FAILURE.search(m.group("topic")):
+                _add_error(state, content)  # 'help-mpi-api.txt / mpi-abort': the job aborted
         elif state.finished and not _NCCL_LOG.search(content):
             state.after_end.append(content)  # common.cu prints only '#' lines there: not this run's
 
