@@ -74,8 +74,11 @@ _STAMPS = (
 # a shell prompt a reporter pasted with the output: '$', '[user@host dir]#', bash's default
 # 'user@host:~/dir$' (a conda env's '(base) ' before it), and the working directory alone ('~$',
 # '/opt/rocm#': bash's '\w\$ ', its PROMPTING escapes: \w the directory with $HOME as '~', \$ '#'
-# for root else '$'; AMD SMI's README shows '~$ amd-smi static'); what follows it is a command line
-PS1 = r"(?:\([\w.-]+\)\s*)?(?:\$|\[[^\]]*\][#$]|[\w.-]+@[\w.-]+:[^\s$#]*[#$]|[~/][^\s$#]*[#$])"
+# for root else '$'; AMD SMI's README shows '~$ amd-smi static'); what follows it is a command line.
+# A prompt lies on one line (readline prints it once, before the command): nothing in it crosses a
+# newline, so a MULTILINE search reads each line once ('[' starting many lines searched to the end for
+# its ']' from each: amd-smi monitor's command search took 15 s on 200 KB)
+PS1 = r"(?:\([\w.-]+\)[ \t]*)?(?:\$|\[[^\]\n]*\][#$]|[\w.-]+@[\w.-]+:[^\s$#]*[#$]|[~/][^\s$#]*[#$])"
 
 def clean(text: str) -> str:
     """Escape codes removed, CR LF and lone CR (progress lines, Windows copies) made LF."""
