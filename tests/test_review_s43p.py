@@ -46,3 +46,13 @@ def test_a_command_split_over_two_lines_is_no_monitor_command(tmp_path: Path) ->
     res = _parse(tmp_path, "amd-smi-monitor", "[ 12.3 note\nsee]# amd-smi monitor -q\n" + _table())
     assert res.exit_code == 0, res.output
     assert '"gpu": 7' in res.output
+
+
+def test_text_after_an_amd_smi_monitor_table_is_not_read_as_part_of_it(tmp_path: Path) -> None:
+    """amd-smi monitor's grammar (amdsmi_logger._print_tabular_output) is a command line, the header,
+    a row per GPU and -q's PROCESS INFO table; any other line after the header is no part of it. A
+    note or another tool's output appended after the rows was dropped with no word, exit 0."""
+    res = _parse(tmp_path, "amd-smi-monitor", _table() + "GPU 3 was reset by the operator before this read\n"
+                 "Fri Dec  5 10:00:01 2026 kernel: amdgpu 0000:05:00.0: ring gfx timeout\n")
+    assert res.exit_code == 1, res.output
+    assert "not read: 2 lines after the end" in res.output, res.output

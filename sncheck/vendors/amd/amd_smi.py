@@ -46,7 +46,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors import jsonprefix, listing
+from sncheck.vendors import after_end, jsonprefix, listing
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
 from sncheck.vendors.delivery import PS1 as _PS1
 from sncheck.vendors.fragment import json_fragment
@@ -317,6 +317,7 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
     processes: list[dict[str, Any]] | None = None
     process_columns: list[str] = []
     process_gpus: set[Any] = set()
+    unread: list[str] = []  # after the header, lines no part of the grammar: not read, never dropped
     for _, body in _body_lines(text, errors):
         if body == "PROCESS INFO:" and columns:
             processes = []
@@ -328,6 +329,8 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
                 proc, gpu = _process_row(body, process_columns, errors)
                 process_gpus |= {gpu} if gpu is not None else set()
                 processes += [proc] if proc else []
+            else:
+                unread.append(body)
             continue
         if (body.startswith("GPU ") or body.startswith("TIMESTAMP ") and " GPU " in body) and not columns:
             columns = body.split()  # --watch: TIMESTAMP first
@@ -342,10 +345,13 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
                 errors.append(f"row '{body}': no GPU index under GPU")
                 continue
             gpus.append({"gpu": int(row.pop("GPU")), **row})
+        elif columns and body.split() != columns:
+            unread.append(body)  # no line of the grammar: a note or another tool's output (a header again: --watch's)
     if not columns and (failed := _failed(errors)):
         return {"tool": "amd-smi-monitor", "columns": [], "gpus": [], "errors": failed}
     if not columns:
         raise ParseError("no 'GPU ...' header row", tool="amd-smi-monitor")
+    errors += [said] if (said := after_end.not_read(unread, "amd-smi monitor")) else []
     if processes is None and columns and _asks_processes(text):
         errors.append("the command asked for the PROCESS INFO table (-q, --process): not printed, cut short")
     if processes is not None and not process_columns:
