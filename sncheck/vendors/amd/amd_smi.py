@@ -346,7 +346,7 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
                 continue
             gpus.append({"gpu": int(row.pop("GPU")), **row})
         elif columns and body.split() != columns:
-            unread.append(body)  # no line of the grammar: a note or another tool's output (a header again: --watch's)
+            unread.append(body)  # no line of the grammar: a note or another tool's output (the header again is skipped, as before)
     if not columns and (failed := _failed(errors)):
         return {"tool": "amd-smi-monitor", "columns": [], "gpus": [], "errors": failed}
     if not columns:
