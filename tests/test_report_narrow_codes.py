@@ -36,6 +36,17 @@ def test_id_codes_narrow_equal_wide() -> None:
     assert [names[a].tolist(), names[b].tolist()] == [p.tolist() for p in plain]
 
 
+@pytest.mark.parametrize("dtype", [object, "str", "string"])
+def test_a_missing_end_of_a_plain_column_is_nan_not_the_last_card(dtype: object) -> None:
+    """id_codes' docstring: a missing value is "nan". Through astype(str) pandas 3 keeps it
+    missing, and factorize's -1 then indexed the last value: a pair with no src read as the
+    fleet's last card."""
+    src = pd.Series(["a/gpu0", None, "b/gpu1"], dtype=dtype)
+    dst = pd.Series(["b/gpu1", "a/gpu0", "a/gpu0"], dtype=dtype)
+    (s, d), names = id_codes(src, dst, dtype=np.int32)
+    assert [names[i] for i in s] == ["a/gpu0", "nan", "b/gpu1"] and [names[i] for i in d] == ["b/gpu1", "a/gpu0", "a/gpu0"]
+
+
 def _record(design: bool) -> object:
     hosts = {"sn0": ["h1", "h2"], "sn1": ["h3", "h4"]}
     return from_json({"schema": "sncheck.run/1", "run_id": "r", "playbook": "p", "backend": "mock",

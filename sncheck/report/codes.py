@@ -26,7 +26,8 @@ def id_codes(*cols: pd.Series, dtype: type = np.int64) -> tuple[list[np.ndarray]
             codes.append(shared[start:start + len(k)].astype(dtype)[c.cat.codes.to_numpy()])
             start += len(k)
     else:
-        shared, values = pd.factorize(pd.concat([c.astype(str) for c in cols], ignore_index=True))
+        # (pandas 3 keeps a missing value missing through astype(str): factorize would give it -1, the last value)
+        shared, values = pd.factorize(pd.concat([c.astype(str).fillna("nan") for c in cols], ignore_index=True))
         bounds = np.cumsum([0] + [len(c) for c in cols])
         codes = [shared[lo:hi].astype(dtype) for lo, hi in zip(bounds[:-1], bounds[1:])]
     used = np.zeros(len(values), dtype=bool)
