@@ -109,29 +109,32 @@ def test_h11_05_out_with_a_newline_in_its_name_is_refused(tmp_path: Path, small:
     assert "x\\u202ey.yaml" in line, line
 
 
-def test_h11_06_run_directory_swapped_for_a_link_while_the_run_goes(tmp_path: Path, small: Path) -> None:
-    """H11-06 (TOCTOU): once the first part is written, a thread moves the run directory away
-    and puts a link to another directory in its place. Nothing is written through the link;
+def test_h11_06_run_directory_swapped_for_a_link_while_the_run_goes(tmp_path: Path, small: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """H11-06 (TOCTOU): once the first part is written, the run directory is moved away and a
+    link to another directory put in its place. Nothing is written through the link;
     the run ended exit 2 ('not a readable part of a run's rows', the user's input blamed): it is
     the harness that could not go on, exit 3, one line naming the run directory. And where the
     swap came between two parts, the next part's rows/<kind> was made through the link, in the
-    other directory (the run directory itself was never checked, only what lies below it)."""
+    other directory (the run directory itself was never checked, only what lies below it).
+    The swap is made right after the first part's write returns (it was a thread polling for
+    the part: on a busy machine it could come after the run had ended, and the test failed)."""
+    from sncheck.store.rundir import RunStore
+
     out, moved, victim = tmp_path / "run", tmp_path / "moved", tmp_path / "victim"
     victim.mkdir()
     swapped = threading.Event()
+    write_part = RunStore._write_part
 
-    def swap() -> None:
-        deadline = time.monotonic() + 50
-        while time.monotonic() < deadline and not any((out / "rows").glob("*/part-*.parquet")):
-            time.sleep(0.01)
-        os.rename(out, moved)
-        os.symlink(victim, out)
-        swapped.set()
+    def write_then_swap(self: RunStore, kind: str, table: object) -> None:
+        write_part(self, kind, table)
+        if not swapped.is_set():
+            os.rename(out, moved)
+            os.symlink(victim, out)
+            swapped.set()
 
-    t = threading.Thread(target=swap, daemon=True)
-    t.start()
+    monkeypatch.setattr(RunStore, "_write_part", write_then_swap)
     r = _cli("run", "pre-upgrade-gate", "-i", small, "--backend", "mock", "--seed", "1", "-q", "--out", out)
-    t.join(60)
     assert swapped.is_set()
     line = one_line_error(r, code=3)
     assert str(out) in line and ("is no longer the directory the run opened" in line or
