@@ -36,7 +36,11 @@ REASON_PREFIX = "sncheck:"
 MAX_REASON = 120
 SHOWN_REASON = 200  # a foreign reason in a message: cut there, with its length (hostile round 12)
 _NO_REASON = {"", "none", "(null)"}
-_ERROR_LINE = re.compile(r"\berror\b", re.IGNORECASE)
+# Slurm's refusals at a line's start: slurm_perror's 'MSG: STRERROR' ('slurm_update error: ...',
+# 'slurm_load_node: Unable to contact slurm controller ...') and error()'s '[PROG: ]error: ...'.
+# A word 'error' elsewhere (a wrapper echoing a reason 'sncheck: pcie-error') is none (review s43o).
+_PERROR_LINE = re.compile(r"^\s*slurm_\w+: ")
+_ERROR_LINE = re.compile(r"^\s*(?:[\w./-]+:? )?error:|" + _PERROR_LINE.pattern, re.IGNORECASE)
 
 
 def drain_reason(req: ActionRequest) -> str:
@@ -84,6 +88,15 @@ def refused(res: Result) -> bool:
     return not res.ok or any(_ERROR_LINE.search(line) for line in (res.stdout + "\n" + res.stderr).splitlines())
 
 
+def unread(res: Result) -> bool:
+    """Whether ``sinfo`` failed to read a reason: its exit, slurm_perror's or error()'s line on
+    stderr, or slurm_perror's on stdout beside exit 0 (a wrapper's 2>&1; review s43o: read as a
+    foreign reason, or on stderr as no reason). An operator's reason 'error: ...' on stdout stays a
+    reason: only 'slurm_...: ' there is sinfo's."""
+    return (not res.ok or any(_ERROR_LINE.search(line) for line in res.stderr.splitlines())
+            or any(_PERROR_LINE.match(line) for line in res.stdout.splitlines()))
+
+
 def is_ours(reason: str | None) -> bool:
     return reason is not None and reason.startswith(REASON_PREFIX) and "\n" not in reason
 
@@ -97,7 +110,7 @@ class SlurmAction:
         if req.kind != "host":
             return None  # cards, links: Slurm is not how they are isolated
         res = runner.run(query_argv(req.entity))
-        if not res.ok:
+        if unread(res):
             return None
         ours = is_ours(parse_reason(res.stdout))
         return ours if req.action == "isolate" else not ours
@@ -127,7 +140,7 @@ class SlurmAction:
         host = req.entity
         t = Tracker(runner)
         res = t.run(query_argv(host))
-        if not res.ok:
+        if unread(res):
             return t.failed(f"reading the drain reason of {host}", res)
         current = parse_reason(res.stdout)
         if current is not None and not is_ours(current):
