@@ -82,3 +82,32 @@ def test_an_operators_reason_starting_error_colon_stays_a_foreign_reason(tmp_pat
         assert r.exit_code == 0 and "not sncheck's" in r.output, r.output
     assert cluster.slurm("node006") == {"state": "DRAIN", "reason": "error: xid 79 on gpu2"}
 
+
+# -- ssh_gateway (eb623eb): the name the other hosts dial ------------------------------------------
+
+def test_a_gateway_hosts_name_that_another_host_is_dialled_at_is_refused(tmp_path: Path) -> None:
+    """Behind the gateway the other hosts reach a host by its inventory name (peer_address). Where
+    that name is the address sncheck dials for another host (node3 at 'node1', or the gateway's own
+    name 'gw'), the rendezvous, mpirun's hostfile and perftest's server for node1 went to node3's
+    machine (or the gateway's): two machines read as one, with no word. Refused, exit 2, nothing run."""
+    from click.testing import CliRunner
+    from test_hardening import one_line_error
+    from test_ssh_endpoints import _inventory
+
+    from sncheck.cli.main import main
+
+    inv = _inventory(tmp_path / "inv.yaml", {
+        "node1": "address: gw, port: 2222, user: a, ssh_gateway: true",
+        "node2": "address: gw, port: 2222, user: b, ssh_gateway: true", "node3": "address: node1, port: 22"})
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(inv), "--backend", "ssh", "-q",
+                                  "--out", str(tmp_path / "run")])
+    line = one_line_error(r)
+    assert r.exit_code == 2 and "node1 is reached by the other hosts at its name, which is node3's address" in line, line
+    assert not (tmp_path / "run").exists()
+    inv = _inventory(tmp_path / "inv.yaml", {
+        "gw": "address: gw, port: 2222, user: a, ssh_gateway: true",
+        "node2": "address: gw, port: 2222, user: b, ssh_gateway: true"})
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(inv), "--backend", "ssh", "-q",
+                                  "--out", str(tmp_path / "run2")])
+    line = one_line_error(r)
+    assert r.exit_code == 2 and "gw is reached by the other hosts at its name, which is gw's address" in line, line

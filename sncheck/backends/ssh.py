@@ -65,7 +65,7 @@ from sncheck.vendors.kernel_log import evidence_command
 from sncheck.rows import host_fact_row, not_run_row, p2p_row
 from sncheck.topology import Topology, host_of, link_id
 from sncheck.transport import (Ahead, Connection, HostTaskError, Result, fan_out, load_ssh_config, resolve_host,
-                               shared_endpoints)
+                               peer_names_dialled, shared_endpoints)
 from sncheck.backends.base import Backend, Emit
 from sncheck.backends.hostreads import KERNEL_LOG_TIMEOUT_S, HostReads
 from sncheck.backends.sshjobs import JOB_LAYER, SshJobs, cause_of
@@ -147,9 +147,15 @@ class SshBackend(SshJobs, Backend):
             over = {"address": host.address, "port": host.port, "user": host.user,
                     "identity_file": host.identity_file}
             self.specs[h] = resolve_host(h, over, defaults, config)
-        shared = shared_endpoints(self.specs, {h for h in topo.hosts if inv.hosts[h].ssh_gateway})
+        gateways = {h for h in topo.hosts if inv.hosts[h].ssh_gateway}
+        shared = shared_endpoints(self.specs, gateways)
         if shared:
             raise ConfigError(_shared_endpoints_error(shared))
+        if named := peer_names_dialled(self.specs, gateways):
+            raise ConfigError(hostfacts.listed([f"{g} is reached by the other hosts at its name, which is {o}'s "
+                                                "address" for g, o in named])
+                              + ": they would reach that machine for it; behind an SSH gateway give each host a "
+                              "name no host is dialled at (inventory hosts.NAME.address)")
         self._conns: dict[str, Connection] = {}
         self._conns_lock = threading.Lock()
         self.down: dict[str, str] = {}  # host -> why it is out of this run

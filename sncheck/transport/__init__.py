@@ -11,7 +11,7 @@ from sncheck.transport.command import build_command
 from sncheck.transport.connection import Connection
 from sncheck.transport.group import Ahead, GroupResult, HostTaskError, fan_out, run_on_all
 from sncheck.transport.result import Result
-from sncheck.transport.sshconfig import HostSpec, load_ssh_config, resolve_host, shared_endpoints
+from sncheck.transport.sshconfig import HostSpec, load_ssh_config, peer_names_dialled, resolve_host, shared_endpoints
 
 __all__ = [
     "Ahead",
@@ -23,6 +23,7 @@ __all__ = [
     "build_command",
     "fan_out",
     "load_ssh_config",
+    "peer_names_dialled",
     "resolve_host",
     "run_on_all",
     "shared_endpoints",

@@ -87,6 +87,19 @@ def shared_endpoints(specs: Mapping[str, HostSpec], gateways: Collection[str] = 
     return out
 
 
+def peer_names_dialled(specs: Mapping[str, HostSpec], gateways: Collection[str]) -> list[tuple[str, str]]:
+    """``(gateway host, host)`` where a host behind an SSH gateway (``gateways``), which the other
+    hosts reach by its inventory name, has a name that sncheck dials for a host (another one, or
+    the gateway's own name): the others would reach that machine for it (review s43o)."""
+    def norm(name: str) -> str:
+        return name.lower().rstrip(".")
+
+    at: dict[str, str] = {}
+    for name, spec in specs.items():
+        at.setdefault(norm(spec.hostname), name)
+    return [(g, at[norm(g)]) for g in specs if g in gateways and norm(g) in at]
+
+
 def load_ssh_config(path: str | os.PathLike[str] | None = None) -> paramiko.SSHConfig:
     """Parse an ssh config file; with no path, ``~/.ssh/config`` if it exists, else nothing."""
     if path is None:
