@@ -111,3 +111,44 @@ def test_a_gateway_hosts_name_that_another_host_is_dialled_at_is_refused(tmp_pat
                                   "--out", str(tmp_path / "run2")])
     line = one_line_error(r)
     assert r.exit_code == 2 and "gw is reached by the other hosts at its name, which is gw's address" in line, line
+
+
+def test_a_gateway_hosts_name_that_does_not_resolve_ends_the_job_at_once_naming_it(
+        sshd_cluster, tmp_path: Path) -> None:
+    """peer_address by inventory name where the name resolves nowhere (this machine knows no
+    'node1'): the torch job's rendezvous is on the first host at its name, so the free-port read
+    there fails and the job is not run, naming node1 and the name, at once; no rendezvous is
+    waited on until the job's timeout (held on main; the other hosts' names are not dialled by the
+    torch job)."""
+    pytest.importorskip("torch")
+    import socket
+    import time
+
+    from test_ssh_backend import backend_for, collect, install_python, write_inventory
+
+    from sncheck.probeplan import Group, StressPlan
+
+    try:
+        socket.getaddrinfo("node1", None)
+        pytest.skip("node1 resolves on this machine")
+    except OSError:
+        pass
+    cluster = sshd_cluster(2)
+    for host in cluster:
+        install_python(host)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1)
+    inv.write_text(inv.read_text().replace(f"port: {cluster['node1'].port}}}",
+                                           f"port: {cluster['node1'].port}, ssh_gateway: true}}"))
+    assert "ssh_gateway: true" in inv.read_text()
+    backend = backend_for(inv, cluster, job_timeout_s=300)
+    plan = StressPlan(groups=(Group("domain:sn0", "domain", ("node1/gpu0", "node2/gpu0")),),
+                      collectives=("all_reduce",), sizes=(4096,), warmup=1, iters=1)
+    started = time.monotonic()
+    try:
+        rows = collect(backend.collectives, plan)
+    finally:
+        backend.close()
+    assert time.monotonic() - started < 120
+    not_run = [r for r in rows if r["kind"] == "not_run"]
+    assert not_run and all("cannot find a free port on node1" in r["message"] for r in not_run), not_run
+    assert [r for r in rows if r["kind"] == "collective" and r["status"] == "ok"] == []
