@@ -14,30 +14,88 @@ def id_codes(*cols: pd.Series, dtype: type = np.int64) -> tuple[list[np.ndarray]
     """Codes (``dtype``, one array per column) into one index of the distinct values (as
     strings) the columns hold; only values that occur are in the index. A missing value
     is the string ``"nan"``, as ``astype(str)`` writes it. A categorical column's codes
-    index a table of its categories' codes: one array of ``dtype`` per column is made,
-    nothing wider (a fleet's 50 M pair ends as int32 are 200 MB a column, not 400 and a
-    temporary)."""
-    if all(isinstance(c.dtype, pd.CategoricalDtype) for c in cols):
+    index a table of its categories' codes (:class:`IdTable`): one array of ``dtype`` per
+    column is made, nothing wider (a fleet's 50 M pair ends as int32 are 200 MB a column,
+    not 400 and a temporary)."""
+    table = IdTable(*cols, dtype=dtype)
+    return [table.every(i) for i in range(len(cols))], table.values
+
+
+TAKE_ROWS = 1 << 20   # rows IdTable reads at once (a few arrays of this many)
+
+
+class IdTable:
+    """Codes of id columns into one index of the values they hold, as :func:`id_codes`
+    gives them, taken for the rows asked (``take``, ``rows_of``) instead of for every row
+    at once: a categorical column's own codes are read through a table of its
+    categories' codes (one entry a category), so no array of every row's codes is made
+    (at 131,072 cards the p2p rows' src, dst and tier codes were 550 MB). A plain column
+    is coded whole, as :func:`id_codes` does."""
+
+    def __init__(self, *cols: pd.Series, dtype: type = np.int64) -> None:
+        self._raw: list[np.ndarray] = []
+        self._tables: list[np.ndarray] = []
+        self._codes: list[np.ndarray] = []
+        if not all(isinstance(c.dtype, pd.CategoricalDtype) for c in cols):
+            # (pandas 3 keeps a missing value missing through astype(str): factorize would give it -1, the last value)
+            shared, values = pd.factorize(pd.concat([c.astype(str).fillna("nan") for c in cols], ignore_index=True))
+            bounds = np.cumsum([0] + [len(c) for c in cols])
+            self._codes = [shared[lo:hi].astype(dtype) for lo, hi in zip(bounds[:-1], bounds[1:])]
+            self.values = pd.Index(values, dtype=object)
+            return
+        self._raw = [c.cat.codes.to_numpy() for c in cols]   # (views of the columns' codes)
         cats = [np.append(c.cat.categories.astype(str).to_numpy(dtype=object), "nan") for c in cols]
         shared, values = pd.factorize(np.concatenate(cats))
-        codes, start = [], 0
-        for c, k in zip(cols, cats):
-            # a missing value's code, -1, takes the table's last entry: the "nan" one
-            codes.append(shared[start:start + len(k)].astype(dtype)[c.cat.codes.to_numpy()])
+        used, start = np.zeros(len(values), dtype=bool), 0
+        for raw, k in zip(self._raw, cats):
+            table = shared[start:start + len(k)].astype(dtype)
             start += len(k)
-    else:
-        # (pandas 3 keeps a missing value missing through astype(str): factorize would give it -1, the last value)
-        shared, values = pd.factorize(pd.concat([c.astype(str).fillna("nan") for c in cols], ignore_index=True))
-        bounds = np.cumsum([0] + [len(c) for c in cols])
-        codes = [shared[lo:hi].astype(dtype) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    used = np.zeros(len(values), dtype=bool)
-    for c in codes:
-        used[c] = True
-    if not used.all():  # categories no row holds (a filtered frame): leave them out
-        renumber: np.ndarray = (np.cumsum(used) - 1).astype(dtype)
-        codes = [renumber[c] for c in codes]
-        values = values[used]
-    return codes, pd.Index(values, dtype=object)
+            held = np.zeros(len(k), dtype=bool)
+            held[raw] = True   # (a missing value's code, -1, marks the last entry: the "nan" one)
+            used[table[held]] = True
+            self._tables.append(table)
+        if not used.all():  # categories no row holds (a filtered frame): leave them out
+            renumber: np.ndarray = (np.cumsum(used) - 1).astype(dtype)
+            self._tables = [renumber[t] for t in self._tables]
+            values = values[used]
+        self.values = pd.Index(values, dtype=object)
+
+    def every(self, i: int) -> np.ndarray:
+        """Column ``i``'s codes, every row's."""
+        return self._tables[i][self._raw[i]] if self._tables else self._codes[i]
+
+    def take(self, i: int, at: np.ndarray, through: np.ndarray | None = None) -> np.ndarray:
+        """Column ``i``'s codes at the rows ``at`` (positions), or ``through[code]`` for
+        each (``through``: one entry a value), ``TAKE_ROWS`` rows at a time."""
+        if not self._tables:
+            codes = self._codes[i]
+            return codes[at] if through is None else through[codes[at]]
+        table = self._tables[i] if through is None else through[self._tables[i]]
+        raw = self._raw[i]
+        out = np.empty(len(at), dtype=table.dtype)
+        for lo in range(0, len(at), TAKE_ROWS):
+            out[lo:lo + TAKE_ROWS] = table[raw[at[lo:lo + TAKE_ROWS]]]
+        return out
+
+    def rows_of(self, i: int, code: int) -> np.ndarray:
+        """Positions (int32 where they fit) of the rows whose column ``i`` holds the value
+        ``code``, found ``TAKE_ROWS`` rows at a time."""
+        if not self._tables:
+            return narrow_positions(np.flatnonzero(self._codes[i] == code))
+        table, raw = self._tables[i], self._raw[i]
+        hit = np.flatnonzero(table == code)
+        hit[hit == len(table) - 1] = -1   # the table's last entry is a missing value's, -1
+        if not len(hit):
+            return np.zeros(0, dtype=np.int32)
+        hit = hit.astype(raw.dtype)
+        wide = len(raw) >= 2**31
+        parts = []
+        for lo in range(0, len(raw), TAKE_ROWS):
+            chunk = raw[lo:lo + TAKE_ROWS]
+            mask = chunk == hit[0] if len(hit) == 1 else np.isin(chunk, hit)
+            at = np.flatnonzero(mask)
+            parts.append(at + lo if wide else (at + lo).astype(np.int32))
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
 def repeated(key: np.ndarray) -> np.ndarray:

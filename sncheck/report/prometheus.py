@@ -36,7 +36,7 @@ import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
 from sncheck.report.tables import REPORT_P2P, column, floats, let_go, of_kind, status_ok
-from sncheck.report.codes import id_codes, merge_repeated, narrow_positions
+from sncheck.report.codes import IdTable, id_codes, merge_repeated
 from sncheck.config.fileio import atomic_writer
 from sncheck.store.frames import fact_rows
 from sncheck.topology import host_of, natural_key
@@ -346,9 +346,11 @@ def _card_labels(card: pd.Series, supernode: dict[str, str], uuids: dict[str, st
 def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str] | None = None) -> pd.DataFrame:
     """Per card and tier: min and median pair bandwidth (bytes/s), median pair p99
     latency (s) and failed pairs, over both ends of each pair. Cards and tiers are
-    integer codes (no per-row strings); a pair measured in several rounds is merged to
-    its median first, and the per-card statistics are grouped passes. One tier's rows at
-    a time, and each tier's pair ends a slice of the cards at a time (:func:`_ends_by_card`):
+    integer codes (no per-row strings), taken a tier's rows at a time through the
+    categoricals' tables (:class:`IdTable`: no code array of every row); a pair measured
+    in several rounds is merged to its median first, and the per-card statistics are
+    grouped passes. One tier's rows at a time, and each tier's pair ends a slice of the
+    cards at a time (:func:`_ends_by_card`):
     at 16,384 cards, every row's values at once and every end of every pair at once took
     400 MB over the rows read; now about 200."""
     p2p = _of_kind(rows, "p2p", REPORT_P2P, ("src", "dst"))   # (it reads all but lat_us)
@@ -359,15 +361,16 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str
     tier = p2p["tier"]
     if not isinstance(tier.dtype, pd.CategoricalDtype):
         tier = tier.fillna("")
-    (a_all, b_all), cards = id_codes(p2p["src"], p2p["dst"], dtype=np.int32)   # (codes of at most a fleet's cards)
-    (t,), tiers = id_codes(tier, dtype=np.int16)
-    tiers = ["" if v == "nan" else v for v in tiers]   # a missing tier
+    ends = IdTable(p2p["src"], p2p["dst"], dtype=np.int32)   # (codes of at most a fleet's cards, taken a tier at a time)
+    by_tier = IdTable(tier, dtype=np.int16)
+    cards = ends.values
+    tiers = ["" if v == "nan" else v for v in by_tier.values]   # a missing tier
     n = len(cards)
-    columns = {"a": a_all, "b": b_all, "ok": ok_all, "fwd": fwd_all, "rev": rev_all, "p99": p99_all}
+    columns = {"ok": ok_all, "fwd": fwd_all, "rev": rev_all, "p99": p99_all}
     parts = []
-    for code in np.unique(t):
+    for code in range(len(tiers)):   # (every value IdTable keeps is held by a row)
         # One value per pair (the median over its rounds), then both ends of it.
-        pair = _tier_pairs(narrow_positions(np.flatnonzero(t == code)), columns, n)
+        pair = _tier_pairs(by_tier.rows_of(0, code), ends, columns, n)
         part = _ends_by_card(pair, n)
         del pair
         part.insert(0, "card", np.asarray(cards, dtype=object)[part.index.to_numpy()])
@@ -381,9 +384,9 @@ def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str
 PAIRS_PER_PASS = 1 << 20   # a tier's rows merged to pairs at once (card_p2p's memory: a few arrays of this many)
 
 
-def _tier_pairs(at: np.ndarray, columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """One entry per pair of the rows ``at`` (a tier's; ``columns``: every row's card
-    codes ``a``, ``b``, ``ok``, bandwidth ``fwd``, ``rev`` and ``p99``): the mean of its
+def _tier_pairs(at: np.ndarray, ends: IdTable, columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """One entry per pair of the rows ``at`` (a tier's; ``ends``: the rows' src and dst
+    card codes; ``columns``: every row's ``ok``, bandwidth ``fwd``, ``rev`` and ``p99``): the mean of its
     directions in bytes/s and its p99 in s (NaN where the probe failed), each the median
     over its rounds, and whether every round failed; pairs in the order of their first row.
     The rows are merged a range of ``a`` codes at a time (a pair's rounds share it), into
@@ -391,15 +394,16 @@ def _tier_pairs(at: np.ndarray, columns: dict[str, np.ndarray], n: int) -> dict[
     131,072 cards the scale-out tier is 33 M rows)."""
     passes = max(1, -(-len(at) // PAIRS_PER_PASS))
     if passes == 1:
-        pair = _merged(at, columns, n)
+        pair = _merged(at, ends, columns, n)
         del pair["row"]
         return pair
     bounds = np.linspace(0, n, passes + 1).astype(np.int64)[1:-1]
-    which = np.searchsorted(bounds, columns["a"][at], side="right").astype(np.int32)
+    pass_of = np.searchsorted(bounds, np.arange(n), side="right").astype(np.int16 if passes < 2**15 else np.int32)
+    which = ends.take(0, at, through=pass_of)   # each row's pass, by its src card (no array of the rows' codes)
     out: dict[str, np.ndarray] = {}
     filled = 0
     for s in range(passes):
-        pair = _merged(at[which == s], columns, n)
+        pair = _merged(at[which == s], ends, columns, n)
         got = len(pair["a"])
         for k, v in pair.items():
             if k not in out:
@@ -414,9 +418,9 @@ def _tier_pairs(at: np.ndarray, columns: dict[str, np.ndarray], n: int) -> dict[
     return out
 
 
-def _merged(at: np.ndarray, columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+def _merged(at: np.ndarray, ends: IdTable, columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """:func:`_tier_pairs` over the rows ``at`` at once (``row``: each pair's first row)."""
-    a, b, ok = columns["a"][at], columns["b"][at], columns["ok"][at]
+    a, b, ok = ends.take(0, at), ends.take(1, at), columns["ok"][at]
     bw = _pair_mean(columns["fwd"][at], columns["rev"][at])
     bw *= GB
     bw[~ok] = np.nan
