@@ -258,7 +258,13 @@ def _opt_int(v: str | None) -> int | None:
     return int(v) if v is not None else None
 
 
-_FIELD = re.compile(r"^\s*([A-Za-z][^:]*?)\s*:\s*(.*?)\s*$")
+# npucli's key line, printf("\t%-30s : %s"): a key of words (letters, digits, blanks, '()%/.-_'),
+# a blank, the colon, a blank and the value; a line of another shape is not npu-smi's
+_FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()%/._-]{0,59}?)\s+:(?:\s+(.{1,256}?))?\s*$")
+# the keys that open or close each form npucli prints (npu_smi_grammar: the NPU form, -l, -t
+# board, -t common, health, spod-info): output with none of them is not npu-smi's ('k : v' of another tool)
+_FORM_KEYS = frozenset({"NPU ID", "Chip ID", "Chip Count", "Total Count", "Card Count", "Health Status", "Health",
+                        "SDID", "Super Pod Size", "Chip Name"})
 # npucli's lines for a chip it could not read (npu_card_info.c show_ascend_card_info)
 _QUERY_FAILED = re.compile(r"^Failed to query (?:(?:npu |mcu )?chip(?: count|: \d+ info))\.$")
 
@@ -317,7 +323,7 @@ def _fields(text: str, tool: str) -> dict[str, Any]:
         if _QUERY_FAILED.match(line):
             errors.append(f"npu-smi: '{line}': not measured")
             continue
-        m = _FIELD.match(line)
+        m = _FIELD.match(line) if len(line) <= 400 else None
         if not m or not m.group(2):
             continue  # npucli prints a value after every key: a key alone is prose, or a line cut
         key, value = m.group(1), m.group(2)
@@ -327,7 +333,10 @@ def _fields(text: str, tool: str) -> dict[str, Any]:
         order.append((key, value))
     blocks = [b for b in blocks if b]
     if not blocks:
-        raise _refused(text, "no 'Key : Value' lines", tool)
+        raise _refused(text, "no 'Key : Value' lines as npu-smi prints them (not npu-smi's output)", tool)
+    if not _FORM_KEYS.intersection(k for k, _ in order):
+        raise _refused(text, f"not npu-smi's output: no key of an npu-smi form ({', '.join(sorted(_FORM_KEYS))}) "
+                       f"among its {len(order)} 'Key : Value' lines (first {order[0][0][:40]!r})", tool)
     merged: dict[str, str] = {}
     for b in blocks:
         for k, v in b.items():
@@ -457,15 +466,39 @@ def parse_help(text: str) -> dict[str, Any]:
     return {"tool": "npu-smi-help", "types": types, "errors": []}
 
 
+# npu-smi info -m: its header, then a chip a row of four cells (npu, chip, logic id or '-' on an
+# MCU, the chip's name: a word with a letter, 'Ascend 910B3', 'Ascend910', 'MCU')
+_MAP_HEADER = re.compile(r"^\s*NPU ID\s+Chip ID\s+Chip Logic ID\s+Chip Name\s*$")
+_MAP_ROW = re.compile(r"^\s*(\d{1,4})\s+(\d{1,4})\s+(\d{1,5}|-)\s+((?=[\w .-]*[A-Za-z])[A-Za-z0-9][\w .-]{0,47}?)\s*$")
+
+
 @dcmi_failed({"chips": []})
 def parse_mapping(text: str) -> dict[str, Any]:
-    """``npu-smi info -m``: NPU ID, Chip ID, Chip Logic ID, Chip Name per chip."""
-    chips = []
-    for raw in text.splitlines():
-        m = re.match(r"^\s*(\d+)\s+(\d+)\s+(\d+|-)\s+(\S.*?)\s*$", raw)
-        if m:
+    """``npu-smi info -m``: NPU ID, Chip ID, Chip Logic ID, Chip Name per chip, under its header;
+    a line under the header that is no such row (another column count, a name with no letter)
+    is said, never read as a chip; text without the header is not npu-smi's."""
+    chips: list[dict[str, Any]] = []
+    errors: list[str] = []
+    header = False
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not header:
+            header = bool(_MAP_HEADER.match(line))
+            continue
+        if not line:
+            if chips:
+                break  # the table ends at its first blank line (a collected log's next command follows)
+            continue
+        if listing.is_elision(line):
+            continue  # a reporter's '...': listing.elided says so, once
+        if m := _MAP_ROW.match(line):
             chips.append({"npu": int(m.group(1)), "chip": int(m.group(2)),
                           "logic_id": int(m.group(3)) if m.group(3).isdecimal() else None, "name": m.group(4)})
+        else:
+            errors.append(f"line {n}: not a chip row of npu-smi info -m (NPU ID, Chip ID, Chip Logic ID, "
+                          f"Chip Name): {line[:120]!r}")
+    if not header:
+        raise _refused(text, "not npu-smi's output: no 'NPU ID Chip ID Chip Logic ID Chip Name' header", "npu-smi-mapping")
     if not chips:
         raise _refused(text, "no 'NPU ID Chip ID Chip Logic ID Chip Name' rows", "npu-smi-mapping")
-    return {"tool": "npu-smi-mapping", "chips": chips, "errors": []}
+    return {"tool": "npu-smi-mapping", "chips": chips, "errors": errors}

@@ -132,9 +132,12 @@ GRAMMAR.update({
         versions="npu-smi 23.0 to 25.x (910A, 910B, A3 two chips an NPU)",
         sources=(_CLOSED, "closed: fixtures/real/ascend/13 (910A)"),
         lines=("a header 'NPU ID  Chip ID  Chip Logic ID  Chip Name' and a row a chip, tab-indented, cells padded to 30 "
-               "or 31; an MCU row's logic id is '-'"),
-        end="none stated: the judge's count of chips (--expect N) says whether every chip is listed",
-        failures="no row (a parse error); " + _DCMI_REFUSED + "; fewer chips than expected (errors)",
+               "or 31: four cells, NPU ID, Chip ID, the logic id ('-' on an MCU row) and a name with a letter"),
+        end="none stated: the judge's count of chips (--expect N) says whether every chip is listed; the table ends at "
+            "its first blank line after a row",
+        failures="no header (a parse error: not npu-smi's output); no row (a parse error); a line under the header "
+                 "that is no such row, another column count or a name with no letter (errors naming its line); "
+                 + _DCMI_REFUSED + "; fewer chips than expected (errors)",
         values="chips [{npu, chip, logic_id, name}], errors"),
     "npu-smi-hbm": Grammar(
         tool="npu-smi info -t memory -i N (or -t usages: its HBM Capacity line)",
@@ -172,7 +175,11 @@ GRAMMAR["npu-smi-fields"] = Grammar(
          "them are optional), -l's N records each closed by 'Chip Count', -t board -i N's 'Chip "
          "Count', -t board -i N -c C's 'Firmware Version' (310/310B SoC modules print none: read as cut); other -c "
          "forms (a line or two of one chip) state no end"),
-    failures=("'Failed to query chip count.', 'Failed to query npu chip: C info.', 'Failed to query mcu chip: C "
+    failures=("text with no line of npucli's key shape ('Key : Value': a key of words, a blank before the colon, "
+              "a value under 257 characters) or with none of the keys that open or close a form (NPU ID, Chip ID, "
+              "Chip Count, Total Count, Card Count, Health Status, Health, SDID, Super Pod Size, Chip Name): a "
+              "parse error, not npu-smi's output; "
+              "'Failed to query chip count.', 'Failed to query npu chip: C info.', 'Failed to query mcu chip: C "
               "info.' (errors: not measured); the DCMI init failure instead of any line (a parse error naming it: "
               "not measured); fewer 'Chip ID' lines or records than stated, the closing key missing, '...' "
               "(errors: cut short)"),
