@@ -6,7 +6,8 @@ Each step in turn, in this process: its CPU time, RSS before it, the high-water 
 during it (reset first with /proc/self/clear_refs) and RSS after. ``html``, ``junit``,
 ``prom``: the writers (files under /tmp/report-memory/); ``p2p``: the pair rows the two
 views read; ``view``: the connectivity view; ``card_p2p``, ``skew``: Prometheus' card
-series; ``drop``: a fresh, unread view of the rows. TM=1 adds tracemalloc's peak."""
+series; ``let_go``: the view lets go of the p2p rows it kept (as sncheck.prom does after
+``card_p2p``); ``drop``: a fresh, unread view of the rows. TM=1 adds tracemalloc's peak."""
 import gc
 import os
 import sys
@@ -39,6 +40,7 @@ STEPS = {
     "view": lambda: connectivity.connectivity_view(record, rows, DESIGN),
     "card_p2p": lambda: prometheus.card_p2p(rows, SUPERNODE, {}),
     "skew": lambda: prometheus.card_skew(rows, SUPERNODE, {}),
+    "let_go": lambda: tables.let_go(rows, "p2p"),   # as sncheck.prom does between its card series
     "html": lambda: html.write(record, rows, out / "report.html"),
     "junit": lambda: junit.write(record, rows, out / "junit.xml"),
     "prom": lambda: prometheus.write(record, rows, out / "sncheck.prom"),
