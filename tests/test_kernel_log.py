@@ -135,3 +135,25 @@ def test_an_aer_report_without_its_bit_lines_takes_its_bits_from_the_status() ->
                  "pcieport 0000:00:1c.5:    [ 0] Receiver Error        \n")
     [c] = parse_kernel_log(corrected)["events"]
     assert c["bits"] == [{"bit": 0, "name": "Receiver Error", "first": False}]  # as printed, none added
+
+
+def test_an_aer_header_line_cut_after_pcie_bus_error_is_a_cut() -> None:
+    """Harvest 15's captures moved the seeded random cuts: harvest 8's dmesg cut mid-line at
+    '[    3.499304] pcieport 0000:00:1d.0: PCIe Bus Error' exited 0, the last word 'Error' ending
+    a bit line too ('[ 0] Receiver Error        '). aer.c prints the phrase only as the head of
+    'PCIe Bus Error: severity=SEV, type=LAYER, ...' (aer_print_error): without its type it is cut.
+    The same line whole, or ended by its newline where a reporter stopped, is not."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    report = ("[    3.499207] pcieport 0000:00:1d.0: AER: Multiple Corrected error received: id=00e8\n"
+              "[    3.499241] pcieport 0000:00:1d.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+              "id=00e8(Receiver ID)\n"
+              "[    3.499242] pcieport 0000:00:1d.0:   device [8086:a29a] error status/mask=00000001/00002000\n"
+              "[    3.499242] pcieport 0000:00:1d.0:    [ 0] Receiver Error        \n")
+    for cut in ("PCIe Bus Error", "PCIe Bus Error:", "PCIe Bus Error: severity=Corrected",
+                "PCIe Bus Error: severity=Corrected, type"):
+        got = parse_text("kernel-log", report + "[    3.499304] pcieport 0000:00:1d.0: " + cut)
+        assert any("cut short" in f for f in failures(got)), (cut, failures(got))
+    whole = "[    3.499304] pcieport 0000:00:1d.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=00e8(Receiver ID)"
+    assert not failures(parse_text("kernel-log", report + whole + "\n"))
+    assert not failures(parse_text("kernel-log", report + "[    3.499304] pcieport 0000:00:1d.0: PCIe Bus Error\n"))

@@ -74,6 +74,14 @@ _UNCORRECTABLE = {0: "Undefined", 4: "DLP", 5: "SDES", 12: "TLP", 13: "FCP", 14:
                   31: "TLPXlatBlocked"}
 
 
+def cut_short(line: str) -> bool:
+    """Whether ``line``, a log's last and without its newline, is a header cut before its type:
+    aer.c prints ``PCIe Bus Error`` only as the head of ``PCIe Bus Error: severity=SEV,
+    type=LAYER, ...`` (``aer_print_error``), so the phrase alone, or with its severity only, is cut
+    (the word ``Error`` ends a whole bit line too: ``[ 0] Receiver Error``)."""
+    return "PCIe Bus Error" in line and not _DETAIL.search(line)
+
+
 def finish(events: list[dict[str, Any]]) -> None:
     """Each report with its status read and no bit line: its bits from ``status & ~mask`` (the
     module's docstring)."""

@@ -51,7 +51,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors.grammar import Grammar
-from sncheck.vendors import kernel_aer, kernel_ghes, kernel_hung
+from sncheck.vendors import kernel_aer, kernel_ghes, kernel_hung, listing
 from sncheck.vendors.amd import kernel_ras
 from sncheck.vendors.infiniband import kernel_mlx5
 from sncheck.vendors.nvidia import kernel_nvrm
@@ -289,6 +289,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             errors.append(f"the kernel log cannot be read: {body[:200]}")
     kernel_ghes.finish(events)
     kernel_aer.finish(events)
+    if text and not text.endswith("\n") and kernel_aer.cut_short(tail := text.rsplit("\n", 1)[-1]):
+        errors.append(listing.mid_line(tail))
     if not any(e["source"] == "aer" for e in events):
         events += received  # an older kernel: the 'error received' lines are all there is
     for e in events:  # how many boots before the log's last one each report's is (kept only where > 0)

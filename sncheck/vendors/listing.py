@@ -103,6 +103,12 @@ def cut_mid_line(body: str) -> str | None:
             and re.search(r"[A-Za-z]", token) \
             and _ends_a_line(rest, token):
         return None
+    return mid_line(last)
+
+
+def mid_line(last: str) -> str:
+    """The error of an output whose last line, ``last``, was cut mid-way (a view whose grammar
+    tells a cut line :func:`cut_mid_line` cannot, ``kernel_aer.cut_short``, says it so too)."""
     return f"the output ends mid-line ({last.strip()[-40:]!r}, no newline): cut short"
 
 
