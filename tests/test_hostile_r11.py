@@ -491,3 +491,36 @@ def test_h11_29_parse_on_a_directory_or_a_fifo_never_hangs(tmp_path: Path) -> No
     for view, path, what in (("nccl-tests", tmp_path, "a directory"), ("dcgmi-diag", fifo, "a FIFO")):
         r = _cli("parse", view, path)
         assert r.exit_code == 2 and f"{path}: is {what}, not a regular file" in r.output, r.output
+
+
+def test_h11_06b_run_directory_swapped_between_the_check_and_the_write(tmp_path: Path, small: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """H11-06 in the window the check cannot close: the run directory is swapped for a link after
+    a part's check passed and before its file is opened (codes31 saw the thread form land there
+    once: 'No such file or directory' on a host_fact part, not H11-06's line). The write's own
+    error is then read again against the directory the run opened: exit 3, the same one line,
+    nothing written through the link."""
+    import sncheck.store.rundir as rundir
+
+    out, moved, victim = tmp_path / "run", tmp_path / "moved", tmp_path / "victim"
+    victim.mkdir()
+    swapped = threading.Event()
+    real_open_new = rundir.open_new
+    calls = {"parts": 0}
+
+    def swap_then_open(path: Path) -> int:
+        if path.name.startswith(".part-"):
+            calls["parts"] += 1
+            if calls["parts"] == 2 and not swapped.is_set():
+                os.rename(out, moved)
+                os.symlink(victim, out)
+                swapped.set()
+        return real_open_new(path)
+
+    monkeypatch.setattr(rundir, "open_new", swap_then_open)
+    r = _cli("run", "pre-upgrade-gate", "-i", small, "--backend", "mock", "--seed", "1", "-q", "--out", out)
+    assert swapped.is_set()
+    line = one_line_error(r, code=3)
+    assert str(out) in line and ("is no longer the directory the run opened" in line or
+                                 "a part of this run's rows is gone or changed under the run" in line), line
+    assert list(victim.iterdir()) == []

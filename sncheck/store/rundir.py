@@ -283,6 +283,7 @@ class RunStore:
         except OSError as e:
             tmp.unlink(missing_ok=True)
             if e.errno not in _FULL:
+                self.check_dir()  # swapped after the check above (a link put in its place): say so
                 raise
             self._rows_error = f"writing {folder / name}: {e.strerror or e}"
             raise HarnessError(f"run directory: {self.write_error}") from e
