@@ -174,3 +174,40 @@ def test_random_text_only_ever_raises_parse_error(parser, text):
 )
 def test_shuffled_and_cut_real_lines_only_ever_raise_parse_error(parser, lines, cut):
     only_parse_error_or_json(parser, "\n".join(line[: cut or None] for line in lines))
+
+
+def test_the_one_port_form_of_ibstat_ca_port() -> None:
+    """Harvest 15 (Heioy/Books): 'ibstat mlx4_0 2' was refused ('no CA sections'). ibstat.c's
+    ca_stat prints one port so: "%s: '%s'" (node type, CA name), then port_dump(port, alone=1),
+    its lines unindented. Read as the CA with that one port; the header with no port block after
+    it, or a port cut before 'Link layer', is cut."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    port = ("CA: 'mlx4_0'\nPort 2:\nState: Active\nPhysical state: LinkUp\nRate: 56\nBase lid: 12\nLMC: 0\n"
+            "SM lid: 9\nCapability mask: 0x02514868\nPort GUID: 0xec0d9a03000c8982\nLink layer: InfiniBand\n")
+    got = parse_text("ibstat", port)
+    assert not failures(got), failures(got)
+    [ca] = got["cas"]
+    assert ca["name"] == "mlx4_0" and [(p["port"], p["state"], p["rate_gbps"], p["base_lid"], p["sm_lid"])
+                                       for p in ca["ports"]] == [(2, "Active", 56, 12, 9)]
+    for cut in ("CA: 'mlx4_0'\n", port.split("Link layer")[0]):
+        assert any("cut short" in f for f in failures(parse_text("ibstat", cut))), cut
+
+
+def test_ibstat_s_lists_cas_without_ports() -> None:
+    """Harvest 15 (Heioy/Books): 'ibstat -s' was read as cut ('0 of its 2 ports listed').
+    ibstat.c's ca_stat returns after ca_dump when short_format: no CA has a port block. Whole where
+    the pasted command says -s/--short, or where two CAs or more list none (a cut leaves the
+    first CA's ports); one CA with none and no command line is still a cut."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    ca = ("CA '{n}'\n\tCA type: MT4099\n\tNumber of ports: 2\n\tFirmware version: 2.42.5000\n\tHardware version: 1\n"
+          "\tNode GUID: 0xec0d9a03000c8980\n\tSystem image GUID: 0xec0d9a03000c8983\n")
+    two = ca.format(n="mlx4_0") + ca.format(n="mlx4_1")
+    for whole in ("#ibstat -s\n" + two, two, "$ ibstat --short mlx4_0\n" + ca.format(n="mlx4_0"),
+                  "#ibstat -s\n" + ca.format(n="mlx4_0")):
+        got = parse_text("ibstat", whole)
+        assert not failures(got) and len(got["cas"]) in (1, 2), (whole, failures(got))
+    for cut in (ca.format(n="mlx4_0"), "#ibstat\n" + ca.format(n="mlx4_0"),
+                two + "\tPort 1:\n\t\tState: Active\n"):
+        assert any("cut short" in f for f in failures(parse_text("ibstat", cut))), cut

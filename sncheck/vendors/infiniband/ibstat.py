@@ -49,7 +49,9 @@ GRAMMAR = {
             "'SM lid', 'Capability mask: 0x%08x', 'Port GUID: 0x%016x', 'Link layer: %s')",
             "the same file: 'ibpanic: ... stat of IB device ... failed' for a CA name that is not there",
         ),
-        lines="per CA: its header and 6 fields, then per port: 'Port N:' and its fields in that order",
+        lines="per CA: its header and 6 fields, then per port: 'Port N:' and its fields in that order; "
+              "'ibstat CA PORT' (ca_stat): \"CA: 'name'\" and that one port's block, unindented (port_dump alone); "
+              "'ibstat -s': the CA blocks alone (short_format: ca_stat returns after ca_dump)",
         end=("each CA lists 'Number of ports' port blocks and each port ends with 'Link layer'; the count of CAs "
              "is the judge's (the inventory's rails). After the listing ibstat prints nothing: the ibstat command "
              "again (a prompt's or not) is two runs in one file, other lines are not read (sncheck.vendors.after_end)"),
@@ -76,6 +78,9 @@ GRAMMAR = {
 # the command pasted with its output ('[root@h ~]# ibstat', '$ sudo /usr/sbin/ibstat mlx5_0')
 _COMMAND = re.compile(rf"^(?:(?:{PS1}|\S*[#$>])\s*)?(?:sudo\s+)?(?:(?:/[\w.-]+)*/)?ibstat(?:\s.*)?$")
 _CA_LINE = re.compile(r"^CA\s+'([^']+)'\s*$")
+_SHORT = re.compile(r"(?:^|[\s#$>/])ibstat\s(?:.*\s)?(?:-s|--short)(?:\s|$)")
+# 'ibstat CA PORT': ca_stat's "%s: '%s'" (node type, CA name), then that one port, unindented
+_ONE_PORT = re.compile(r"^(?:CA|Switch|Router|\?\?\?):\s+'([^']+)'\s*$")
 _PORT_LINE = re.compile(r"^Port\s+([0-9]+):\s*$")
 _KEY_VALUE = re.compile(r"^([A-Za-z][A-Za-z _]*?)\s*:\s*(.*?)\s*$")
 _TOOL_ERROR = re.compile(
@@ -107,6 +112,8 @@ def parse_ibstat(text: str) -> dict[str, Any]:
     errors: list[str] = []
     port: dict[str, Any] | None = None
     after: list[str] = []  # the lines since the last one the grammar reads
+    alone: set[int] = set()  # the CAs of the one-port form: no CA fields, one port
+    short = False  # the pasted command line says -s/--short
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -114,7 +121,11 @@ def parse_ibstat(text: str) -> dict[str, Any]:
         if cas and _COMMAND.match(line):
             after.append(line)  # the command again, behind a prompt or not: a second run begins
             break
-        if m := _CA_LINE.match(line):
+        if not cas and _COMMAND.match(line):
+            short = bool(_SHORT.search(line))
+            continue
+        if m := _CA_LINE.match(line) or _ONE_PORT.match(line):
+            alone |= {len(cas)} if line.split()[0].endswith(":") else set()
             cas.append(_new_ca(m.group(1)))
             port = None
         elif _TOOL_ERROR.search(line):
@@ -130,7 +141,10 @@ def parse_ibstat(text: str) -> dict[str, Any]:
         after = []
     if not cas and not errors:
         raise ParseError("no \"CA '<name>'\" sections found", tool="ibstat")
-    errors += _cut_short(cas) + after_end.judge(after, "ibstat", lambda ln: bool(_COMMAND.match(ln)))
+    # -s: ca_stat returns after ca_dump, no CA lists a port; a cut leaves the first CA's ports,
+    # so two CAs or more with none are the short form too (one alone is a cut unless the command says it)
+    short = (short or len(cas) > 1) and not alone and not any(ca["ports"] for ca in cas)
+    errors += _cut_short(cas, alone, short) + after_end.judge(after, "ibstat", lambda ln: bool(_COMMAND.match(ln)))
     return {"tool": "ibstat", "cas": cas, "faults": _ports_down(cas), "errors": errors}
 
 
@@ -145,14 +159,18 @@ def _ports_down(cas: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _cut_short(cas: list[dict[str, Any]]) -> list[str]:
+def _cut_short(cas: list[dict[str, Any]], alone: set[int], short: bool) -> list[str]:
     """ibstat has no end marker, but each CA says how many ports follow and each port block
-    ends with ``Link layer``: a CA short of its ports, or a port without it, was cut."""
+    ends with ``Link layer``: a CA short of its ports, or a port without it, was cut. The
+    one-port form (``alone``) prints no CA fields and its one port; ``-s`` (``short``) no port."""
     out = []
-    for ca in cas:
-        if ca.get("num_ports") is None:
+    for i, ca in enumerate(cas):
+        if i in alone:
+            if not ca["ports"]:
+                out.append(f"CA {ca['name']}: its port's block is missing: output cut short")
+        elif ca.get("num_ports") is None:
             out.append(f"CA {ca['name']}: no 'Number of ports' line: output cut short")
-        elif len(ca["ports"]) < ca["num_ports"]:
+        elif len(ca["ports"]) < ca["num_ports"] and not short:
             out.append(f"CA {ca['name']}: {len(ca['ports'])} of its {ca['num_ports']} ports listed: output cut short")
         for port in ca["ports"]:
             if "link_layer" not in port:
