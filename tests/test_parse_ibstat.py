@@ -209,5 +209,5 @@ def test_ibstat_s_lists_cas_without_ports() -> None:
         got = parse_text("ibstat", whole)
         assert not failures(got) and len(got["cas"]) in (1, 2), (whole, failures(got))
     for cut in (ca.format(n="mlx4_0"), "#ibstat\n" + ca.format(n="mlx4_0"),
-                two + "\tPort 1:\n\t\tState: Active\n"):
+                two + "\tPort 1:\n\t\tState: Active\n", "#ibstat -s\n" + two.rsplit("\tHardware version: 1\n\tNode", 1)[0] + "\n"):
         assert any("cut short" in f for f in failures(parse_text("ibstat", cut))), cut

@@ -170,6 +170,8 @@ def _cut_short(cas: list[dict[str, Any]], alone: set[int], short: bool) -> list[
                 out.append(f"CA {ca['name']}: its port's block is missing: output cut short")
         elif ca.get("num_ports") is None:
             out.append(f"CA {ca['name']}: no 'Number of ports' line: output cut short")
+        elif short and (lost := [k for k in _CA_FIELDS.values() if ca.get(k) is None]):
+            out.append(f"CA {ca['name']}: no {', '.join(lost)}: output cut short")  # ca_dump prints all 6
         elif len(ca["ports"]) < ca["num_ports"] and not short:
             out.append(f"CA {ca['name']}: {len(ca['ports'])} of its {ca['num_ports']} ports listed: output cut short")
         for port in ca["ports"]:
