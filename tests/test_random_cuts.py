@@ -218,7 +218,7 @@ def run_cuts(n: int = CUTS) -> dict[str, list]:
             elif code == 1:
                 out["caught"].append(line)
             elif at_line_boundary(body, off) and (why := why_not_judged(tool, body, off, expect, several,
-                                                                       body[off - 1] == "\n"
+                                                                       "\n" in (body[off - 1], body[off])
                                                                        and _only_errors_differ(full, got))):
                 out["not_judgeable"].append((why, line))
             else:
