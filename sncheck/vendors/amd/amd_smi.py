@@ -406,7 +406,7 @@ _TABLE_FLAGS = {"-a": "ACCESS", "--access": "ACCESS", "-w": "WEIGHT", "--weight"
 _DEFAULT_TABLES = ("ACCESS", "WEIGHT", "HOPS", "LINK TYPE", "NUMA BW")
 _IOLINK_TABLES = ("CACHE COHERANCY", "ATOMICS", "DMA", "BI-DIRECTIONAL")
 # one line's blanks only: \s from each line start ran over every later blank line (quadratic)
-_TOPOLOGY_COMMAND = re.compile(r"^[ \t]*\$[ \t]*(?:sudo[ \t]+)?amd-smi[ \t]+topology\b(.*)$", re.MULTILINE)
+_TOPOLOGY_COMMAND = re.compile(rf"^[ \t]*(?:(?:{_PS1}|#|>)[ \t]*)(?:sudo[ \t]+)?\S*amd-smi[ \t]+topology\b(.*)$", re.MULTILINE)
 
 
 def _tables_missing(text: str, tables: dict[str, Any]) -> list[str]:

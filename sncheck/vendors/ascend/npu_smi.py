@@ -108,11 +108,13 @@ def dcmi_failed(empty: dict[str, Any], tool: str = "npu-smi") -> Callable[[_View
     return wrap
 
 
-def _refused(text: str, what: str, tool: str) -> ParseError:
+def _refused(text: str, what: str, tool: str, *, ours: bool = True) -> ParseError:
     """The parse error of a view that read nothing: what is missing and the line the tool printed
-    instead, so the refusal says what npu-smi said (DCMI's init failure: :func:`dcmi_failed`)."""
+    instead, so the refusal says what npu-smi said (DCMI's init failure: :func:`dcmi_failed`);
+    ``ours`` False: the text is not npu-smi's, and its first line is shown as the text's."""
     said = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("$")), "")
-    return ParseError(f"{what}; npu-smi printed {said[:120]!r}" if said else what, tool=tool)
+    by = "npu-smi printed" if ours else "the text begins"
+    return ParseError(f"{what}; {by} {said[:120]!r}" if said else what, tool=tool)
 
 
 def _num(v: str) -> int | float | None:
@@ -265,6 +267,9 @@ _FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()%/._-]{0,59}?)\s+:(?:\s+(.{1,256
 # board, -t common, health, spod-info): output with none of them is not npu-smi's ('k : v' of another tool)
 _FORM_KEYS = frozenset({"NPU ID", "Chip ID", "Chip Count", "Total Count", "Card Count", "Health Status", "Health",
                         "SDID", "Super Pod Size", "Chip Name"})
+# a -c form's reading of one chip (-t power -i N -c C: 'NPU Real-time Power(W) : 68.8'; -t temp, -t
+# usages -c): no form key, a line or two whose keys each end in their unit, as npucli names them
+_UNIT_KEY = re.compile(r"\s?\((?:W|C|%|MB|GB|KB|MHz|GHz|V|mV|A|RPM|MB/s|GB/s)\)$")
 # npucli's lines for a chip it could not read (npu_card_info.c show_ascend_card_info)
 _QUERY_FAILED = re.compile(r"^Failed to query (?:(?:npu |mcu )?chip(?: count|: \d+ info))\.$")
 
@@ -334,9 +339,10 @@ def _fields(text: str, tool: str) -> dict[str, Any]:
     blocks = [b for b in blocks if b]
     if not blocks:
         raise _refused(text, "no 'Key : Value' lines as npu-smi prints them (not npu-smi's output)", tool)
-    if not _FORM_KEYS.intersection(k for k, _ in order):
-        raise _refused(text, f"not npu-smi's output: no key of an npu-smi form ({', '.join(sorted(_FORM_KEYS))}) "
-                       f"among its {len(order)} 'Key : Value' lines (first {order[0][0][:40]!r})", tool)
+    if not _FORM_KEYS.intersection(k for k, _ in order) and not all(_UNIT_KEY.search(k) for k, _ in order):
+        raise _refused(text, f"not npu-smi's output: no key of an npu-smi form ({', '.join(sorted(_FORM_KEYS))}), "
+                       f"nor a one-chip -c reading (every key with its unit, 'NPU Real-time Power(W)'), among its "
+                       f"{len(order)} 'Key : Value' lines (first {order[0][0][:40]!r})", tool, ours=False)
     merged: dict[str, str] = {}
     for b in blocks:
         for k, v in b.items():
@@ -498,7 +504,8 @@ def parse_mapping(text: str) -> dict[str, Any]:
             errors.append(f"line {n}: not a chip row of npu-smi info -m (NPU ID, Chip ID, Chip Logic ID, "
                           f"Chip Name): {line[:120]!r}")
     if not header:
-        raise _refused(text, "not npu-smi's output: no 'NPU ID Chip ID Chip Logic ID Chip Name' header", "npu-smi-mapping")
+        raise _refused(text, "not npu-smi's output: no 'NPU ID Chip ID Chip Logic ID Chip Name' header", "npu-smi-mapping",
+                       ours=False)
     if not chips:
         raise _refused(text, "no 'NPU ID Chip ID Chip Logic ID Chip Name' rows", "npu-smi-mapping")
     return {"tool": "npu-smi-mapping", "chips": chips, "errors": errors}

@@ -121,7 +121,7 @@ _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|\bUCX\s+(?:ERROR|WARN|DIAG
 _LAUNCHER = re.compile(r"^(?:\[[^\]\s]+:\d+\]\s+)?(?:\d+ more process(?:es)? ha(?:s|ve) sent help message (?P<topic>.*)|"
                        r"Set MCA parameter \"\w*help_aggregate\" to 0 to see all help / error messages)\s*$|"
                        r"^(?:real|user|sys)\s+\d+m[\d.]+s\s*$")
-_LAUNCHER_FAILURE = re.compile(r"abort|fatal|errors?\b", re.IGNORECASE)
+_LAUNCHER_FAILURE = re.compile(r"abort|fatal", re.IGNORECASE)  # (not "error": "error in device init" is a warning)
 
 
 @dataclass

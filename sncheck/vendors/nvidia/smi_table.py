@@ -88,6 +88,17 @@ def _num(v: str | None, unit: str = "") -> float | int | None:
             return None
 
 
+def _fault(line: str, data: dict[str, Any]) -> bool:
+    """Whether ``line`` is one of nvidia-smi's failure lines; kept in ``data``'s faults (and the
+    GPU it could not reach, with why, in its unreachable) where it is."""
+    if not any(f in line for f in _FAILURES):
+        return False
+    data["faults"].append(line.strip("| ")[:300])
+    if m := _LOST.search(line):  # which GPU nvidia-smi could not reach, and why
+        data["unreachable"].append({"bus_id": m["bus"], "reason": m["why"].strip()})
+    return True
+
+
 def parse_smi_table(text: str) -> dict[str, Any]:
     """The plain ``nvidia-smi`` output (see the module)."""
     data: dict[str, Any] = {"tool": TOOL, "nvidia_smi_version": None, "driver_version": None, "cuda_version": None,
@@ -104,12 +115,10 @@ def parse_smi_table(text: str) -> dict[str, Any]:
         if not line:
             continue
         if processes_closed and section is None:
-            after = lines[at:]
+            # (a failure line there is still nvidia-smi's: a GPU it lost, printed after the table)
+            after = [ln for ln in lines[at:] if not _fault(ln.strip(), data)]
             break
-        if any(f in line for f in _FAILURES):
-            faults.append(line.strip("| ")[:300])
-            if m := _LOST.search(line):  # which GPU nvidia-smi could not reach, and why
-                data["unreachable"].append({"bus_id": m["bus"], "reason": m["why"].strip()})
+        if _fault(line, data):
             continue
         if m := _VERSIONS.search(line):
             data["nvidia_smi_version"], data["driver_version"] = m["smi"], m["drv"]
