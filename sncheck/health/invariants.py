@@ -61,6 +61,7 @@ LAYER_NOT_JUDGED = "layer-not-judged"
 KERNEL_NOT_JUDGED = "kernel-not-judged"
 FACT_NOT_JUDGED = "fact-not-judged"
 FACT_METRICS = ("host_fact_failures", "host_fact_warnings")
+_WHAT = {"host_fact_failures": "failed", "host_fact_warnings": "warned"}  # what each metric says of a fact
 NON_FINITE = "golden-loss-non-finite"
 UNREACHABLE = "host-unreachable"
 NOT_RUN = "not-run"  # a status's finding: not-run-<status> (unreachable: host-unreachable)
@@ -198,7 +199,7 @@ def fact_not_judged(layer: str, rows: pd.DataFrame, ctx: DetectContext, fact_rul
     on NVIDIA hosts passed an uncorrectable ECC error: hostile round 12)."""
     if kind_rows(rows, "host_fact", ["host"]).empty:
         return []
-    left: dict[str, set[str]] = {}
+    left: dict[str, dict[str, set[str]]] = {}  # host -> metric -> its facts no rule takes
     for metric in FACT_METRICS:
         frame = ctx.metric(metric, rows)
         if frame.empty or "fact" not in frame:
@@ -207,16 +208,15 @@ def fact_not_judged(layer: str, rows: pd.DataFrame, ctx: DetectContext, fact_rul
         bad = frame[frame["value"].fillna(0) > 0]
         for entity, fact in zip(bad["entity"].astype(str), bad["fact"].astype(str)):
             if not any(_takes(r, fact) for r in mine):
-                left.setdefault(host_of(entity), set()).add(fact)
+                left.setdefault(host_of(entity), {}).setdefault(metric, set()).add(fact)
     return [Finding(host, EntityKind.HOST, layer, FACT_NOT_JUDGED, Severity(gate),
-                    f"host {host}: {', '.join(sorted(facts))} failed, and no enabled rule of these rules judges "
-                    f"{'it' if len(facts) == 1 else 'them'}: not judged. Add or enable a host fact rule that takes "
-                    f"{'it' if len(facts) == 1 else 'them'} (`metric: host_fact_failures`; the default rules take "
-                    "every fact)",
+                    f"host {host}: " + "; ".join(f"{', '.join(sorted(f))} {_WHAT[m]}" for m, f in by.items())
+                    + ", and no enabled rule of these rules judges it: not judged. Add or enable a host fact rule "
+                    "that takes it (" + ", ".join(f"`metric: {m}`" for m in by) + "; the default rules take every fact)",
                     {"measured": "not judged", "expected": "a host fact rule", "unit": None,
-                     "facts": sorted(facts)},
+                     "facts": sorted(set().union(*by.values()))},
                     basis=Basis.NOT_JUDGED, about=About.CHECK)
-            for host, facts in sorted(left.items(), key=lambda kv: natural_key(kv[0]))]
+            for host, by in sorted(left.items(), key=lambda kv: natural_key(kv[0]))]
 
 
 def kernel_not_judged(layer: str, rows: pd.DataFrame, ctx: DetectContext, judged: frozenset[str],

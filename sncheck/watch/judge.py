@@ -30,7 +30,7 @@ from sncheck.run.isolation import suspect
 from sncheck.run.recorder import RunRecorder
 from sncheck.run.runner import RunOptions, write_reports
 from sncheck.run.state import RunState
-from sncheck.store.results import from_json, to_json
+from sncheck.store.results import from_json, own_record, to_json
 from sncheck.store.rundir import RunStore, new_run_id
 from sncheck.store.state import StateStore
 from sncheck.topology import Topology, natural_key
@@ -215,7 +215,7 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
     p = Path(ref)
     run_dir = p.parent if p.is_file() else p
     if p.is_file() or (p.is_dir() and os.path.lexists(p / "results.json")):  # a FIFO there: the reader names it
-        data = read_json(run_dir / "results.json", "results.json", kind="results")
+        data = read_json(own_record(run_dir / "results.json"), "results.json", kind="results")  # not a link out
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ConfigError(f"not a run's results.json (schema {SCHEMA})", str(p))
         verdict = from_json(data, str(p)).verdict
