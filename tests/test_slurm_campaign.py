@@ -224,7 +224,10 @@ def test_a_gate_runs_each_supernode_in_its_own_step_side_by_side_and_a_cancelled
     sn0, sn1, rail = (step_records[f"connectivity: {k}"] for k in
                       ("supernode sn0", "supernode sn1", "rail gpu0 across supernodes"))
     assert sn0["start"] < sn1["end"] and sn1["start"] < sn0["end"], step_records
-    assert _overlap(sn0, sn1) >= 0.8 * (sn1["end"] - sn1["start"]) and sn1["end"] < sn0["end"], step_records
+    # (that sn1's step ended before sn0's was cancelled is sn1_ended_first, read from Slurm; the records'
+    # ends are when sncheck reaped each srun, which on a busy machine may come a moment apart either way:
+    # the suite of stop 43 saw sn1's reaped 0.3 ms after the cancelled sn0's)
+    assert _overlap(sn0, sn1) >= 0.8 * (sn1["end"] - sn1["start"]) and sn1["end"] < sn0["end"] + 1.0, step_records
     assert sn1["rc"] == 0 and sn0["rc"] != 0 and not sn0["timed_out"], step_records
     assert rail["start"] >= max(sn0["end"], sn1["end"]) and rail["rc"] == 0, step_records
 
