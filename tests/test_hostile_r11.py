@@ -109,6 +109,17 @@ def test_h11_05_out_with_a_newline_in_its_name_is_refused(tmp_path: Path, small:
     assert "x\\u202ey.yaml" in line, line
 
 
+def _swapped_run(small: Path, out: Path, victim: Path, swapped: threading.Event) -> None:
+    """A gate into ``out`` whose run directory is swapped for a link to ``victim`` mid-run: exit 3,
+    one line naming the run directory, nothing written through the link."""
+    r = _cli("run", "pre-upgrade-gate", "-i", small, "--backend", "mock", "--seed", "1", "-q", "--out", out)
+    assert swapped.is_set()
+    line = one_line_error(r, code=3)
+    assert str(out) in line and ("is no longer the directory the run opened" in line or
+                                 "a part of this run's rows is gone or changed under the run" in line), line
+    assert list(victim.iterdir()) == []
+
+
 def test_h11_06_run_directory_swapped_for_a_link_while_the_run_goes(tmp_path: Path, small: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """H11-06 (TOCTOU): once the first part is written, the run directory is moved away and a
@@ -134,12 +145,7 @@ def test_h11_06_run_directory_swapped_for_a_link_while_the_run_goes(tmp_path: Pa
             swapped.set()
 
     monkeypatch.setattr(RunStore, "_write_part", write_then_swap)
-    r = _cli("run", "pre-upgrade-gate", "-i", small, "--backend", "mock", "--seed", "1", "-q", "--out", out)
-    assert swapped.is_set()
-    line = one_line_error(r, code=3)
-    assert str(out) in line and ("is no longer the directory the run opened" in line or
-                                 "a part of this run's rows is gone or changed under the run" in line), line
-    assert list(victim.iterdir()) == []
+    _swapped_run(small, out, victim, swapped)
 
 
 def test_h11_07_a_rows_link_is_refused_then_replaced_never_followed(tmp_path: Path, small: Path) -> None:
@@ -518,9 +524,4 @@ def test_h11_06b_run_directory_swapped_between_the_check_and_the_write(tmp_path:
         return real_open_new(path)
 
     monkeypatch.setattr(rundir, "open_new", swap_then_open)
-    r = _cli("run", "pre-upgrade-gate", "-i", small, "--backend", "mock", "--seed", "1", "-q", "--out", out)
-    assert swapped.is_set()
-    line = one_line_error(r, code=3)
-    assert str(out) in line and ("is no longer the directory the run opened" in line or
-                                 "a part of this run's rows is gone or changed under the run" in line), line
-    assert list(victim.iterdir()) == []
+    _swapped_run(small, out, victim, swapped)
