@@ -111,3 +111,10 @@ def test_a_warned_fact_no_rule_takes_is_said_to_have_warned() -> None:
                                          fact_rules, "critical")
     assert "dcgmi_diag warned" in found.message and "failed" not in found.message, found.message
     assert "`metric: host_fact_warnings`" in found.message and "host_fact_failures" not in found.message
+
+
+def test_ssh_s_closing_line_after_the_footer_is_the_launcher_s():
+    """Final read (parsers, B8): a log run through `ssh -t node2 ...` ends with ssh's own
+    'Connection to node2 closed.' (clientloop.c): the launcher's, no text after the end."""
+    assert parse_nccl_tests(NCCL_OK.read_text() + "Connection to node2 closed.\n")["errors"] == []
+    assert parse_nccl_tests(NCCL_OK.read_text() + "Connection to node2 closed. and more\n")["errors"]

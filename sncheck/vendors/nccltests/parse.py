@@ -116,11 +116,13 @@ _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|\bUCX\s+(?:ERROR|WARN|DIAG
 # The launcher's own lines, printed when the job ends, after the footer: Open MPI's help
 # aggregation (orte/util/show_help.c, prrte's help_output: '[host:pid] N more processes have
 # sent help message help-X.txt / topic' and 'Set MCA parameter "orte_base_help_aggregate" to 0
-# to see all help / error messages') and the shell's `time` (real/user/sys). A topic that is an
+# to see all help / error messages'), the shell's `time` (real/user/sys) and ssh -t's 'Connection to
+# HOST closed.' (clientloop.c). A topic that is an
 # abort or a fatal error is the job's failure, never the launcher's chatter.
 _LAUNCHER = re.compile(r"^(?:\[[^\]\s]+:\d+\]\s+)?(?:\d+ more process(?:es)? ha(?:s|ve) sent help message (?P<topic>.*)|"
                        r"Set MCA parameter \"\w*help_aggregate\" to 0 to see all help / error messages)\s*$|"
-                       r"^(?:real|user|sys)\s+\d+m[\d.]+s\s*$")
+                       r"^(?:real|user|sys)\s+\d+m[\d.]+s\s*$|"
+                       r"^Connection to \S+ closed\.$")  # ssh -t's own, at its end (clientloop.c)
 _LAUNCHER_FAILURE = re.compile(r"abort|fatal", re.IGNORECASE)  # (not "error": "error in device init" is a warning)
 
 

@@ -59,7 +59,7 @@ GRAMMAR = {
              "UCX's log lines, Open MPI's help aggregation (orte/util/show_help.c: '[host:pid] N more processes "
              "have sent help message FILE / TOPIC', 'Set MCA parameter \"orte_base_help_aggregate\" to 0 to see "
              "all help / error messages'; a TOPIC naming an abort or a fatal error is a failure) and the shell's "
-             "`time` lines (real/user/sys); any other text there is not this run's (after_end.not_read). JSON: the document closes and holds end_time. The rows: one per "
+             "`time` lines (real/user/sys), ssh -t's 'Connection to HOST closed.' (clientloop.c); any other text there is not this run's (after_end.not_read). JSON: the document closes and holds end_time. The rows: one per "
              "size of the loop (common.cu: minBytes to maxBytes, size*stepfactor or size+stepbytes, 'step: "
              "%ld(factor|bytes)' on the nThread line, kept as config step_factor / step_bytes; a printed size is the "
              "loop's rounded down to whole elements): a reporter's '...' where a size of the loop is missing (before "
