@@ -386,7 +386,9 @@ def test_two_concurrent_cli_runs_cannot_mix_rows(tmp_path, inv):
     procs = [subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
     results = [(p.wait(120), p.stderr.read()) for p in procs]
     codes = sorted(code for code, _ in results)
-    assert codes[0] == 0 and codes[1] == 2, results
+    # overlapping, the second is refused (exit 2); where one process started only after the other had
+    # ended (a busy machine schedules them apart: stop 43's suite), --force replaces a finished run, both 0
+    assert codes in ([0, 2], [0, 0]), results
     rows = read_rows(out)
     run_id = json.loads((out / "results.json").read_text())["run_id"]
     assert {r["run_id"] for r in rows} == {run_id}
