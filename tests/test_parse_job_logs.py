@@ -494,3 +494,16 @@ def test_nccl_merged_ib_devices_are_read_with_their_members() -> None:
     assert net["devices"][1]["members"] == [{"index": 2, "device": "mlx5_0", "port": 1, "link": "RoCE"},
                                             {"index": 3, "device": "mlx5_1", "port": 1, "link": "RoCE"}]
     assert net["oob"] == "bond0.526:169.136.106.9<0>"
+
+
+def test_nccl_2_7_direct_pointer_and_direct_shared_memory_are_their_transports(tmp_path):
+    """p2p.cc prints 'via P2P/direct pointer%s' (useReadStr '/read' or empty) and 2.4-2.8's shm.cc 'via direct
+    shared memory' (the transport later printed SHM/direct/direct). Harvest 16's nccl-issue 644 read them as
+    'P2P/direct' and 'direct': the transport's name cut at its first blank."""
+    lines = ["h:1:2 [4] NCCL INFO Channel 00 : 4[84000] -> 3[9000] via direct shared memory",
+             "h:1:3 [1] NCCL INFO Channel 00 : 1[5000] -> 0[4000] via P2P/direct pointer",
+             "h:1:3 [1] NCCL INFO Channel 01 : 1[5000] -> 2[8000] via P2P/direct pointer/read",
+             "h:1:4 [2] NCCL INFO Ring 00 : 2[2] -> 3[3] via direct shared memory"]
+    code, doc = parse(tmp_path, "nccl-debug", "\n".join(lines) + "\n")
+    assert code == 0, doc
+    assert doc["transports"] == {"SHM/direct": 2, "P2P/direct pointer": 2} and doc["channels"] == 4

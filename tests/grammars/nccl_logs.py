@@ -149,6 +149,21 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
             values += [("len(warnings)", 1), ("completion_errors[0].status", 12), ("faults", "(host removed)")]
         yield Variant("nccl-debug", f"2.5 ring lines{' host removed' if redacted else ''}", "\n".join(lines) + "\n",
                       tuple(values), stream=True, fails=redacted)
+    # NCCL 2.7-2.8 in one process: p2p.cc's 'via P2P/direct pointer%s' (useReadStr '/read' or empty) and shm.cc's
+    # 'via direct shared memory' (the transport later printed SHM/direct/direct), nccl-issue 644
+    p2p = shm = 0
+    lines = []
+    for c in range(rng.randint(1, 3)):
+        for r in range(4):
+            if rng.random() < 0.5:
+                via, p2p = rng.choice(("P2P/direct pointer", "P2P/direct pointer/read")), p2p + 1
+            else:
+                via, shm = "direct shared memory", shm + 1
+            lines.append(f"dgx1:12291:{12321 + r} [{r}] NCCL INFO Channel {c:02d} : {r}[{(r + 1) * 0x1000:x}] -> "
+                         f"{(r + 1) % 4}[{((r + 1) % 4 + 1) * 0x1000:x}] via {via}")
+    yield Variant("nccl-debug", "2.7 direct pointer and direct shared memory", "\n".join(lines) + "\n",
+                  (("channels", p2p + shm), ("transports.P2P/direct pointer", p2p or None),
+                   ("transports.SHM/direct", shm or None), ("len(hosts)", 1)), stream=True)
     # a reporter's paste of the version line and a WARN with its whole HOST:PID:TID [DEV] removed, the
     # WARN in markdown inline code (nccl-issue296): NCCL's by its 'FILE:LINE NCCL WARN' layout alone
     rank = rng.randrange(8, 64)

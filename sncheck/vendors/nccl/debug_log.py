@@ -21,8 +21,11 @@ v2.26.2, v2.27.3 and v2.30):
   ``[0]mlx5_0:1:RAIL:PLANE/IB`` (``:RAIL``, ``::PLANE``; ``net_ib/init.cc``)
   (``ncclIbInit``: ``" [%d]={"``, then ``"[%d] %s:%d/%s%s"`` per member, ``", "`` between, ``"}"``).
 - ``Channel CC/S : R[D] -> P[E] [send|receive] via TRANSPORT`` (``transport/{p2p,shm,net}.cc``):
-  ``P2P/IPC``, ``P2P/CUMEM``, ``P2P/direct pointer``, ``SHM/direct/direct``, ``NET/IB/0``,
-  ``NET/Socket/0``, ``NET/IB/0/GDRDMA``, ``CollNet`` ...; up to 2.6 (and RCCL of that age) the
+  ``P2P/IPC``, ``P2P/CUMEM``, ``P2P/direct pointer`` (``"via P2P/direct pointer%s"``, ``useReadStr``
+  ``/read`` or empty: kind ``P2P/direct pointer``), ``SHM/direct/direct``, ``NET/IB/0``,
+  ``NET/Socket/0``, ``NET/IB/0/GDRDMA``, ``CollNet`` ...; 2.4 to 2.8's ``shm.cc`` names its connection
+  ``via direct shared memory`` (the kind later printed ``SHM/direct/direct``: kind ``SHM/direct``,
+  nccl-issue 644); up to 2.6 (and RCCL of that age) the
   same connection is ``Ring RR : R[BUSID] -> P[BUSID] via TRANSPORT`` (``transport/p2p.cc`` @ v2.5.6:
   ``"Ring %02d : %d[%lx] -> %d[%lx] via P2P/IPC"``).
 - HOST is empty where a reporter removed the host name and kept the rest (``:22901:22901 [0]
@@ -132,7 +135,9 @@ _COMM_SIZE = re.compile(r"comm (?:0x[0-9a-fA-F]+|\(nil\)) rank \d+ nr?anks (\d+)
 _OOB = re.compile(r"OOB (\S+)")
 _USING_NETWORK = re.compile(r"^Using network (\S+)")
 # 'Channel 00/0 : ...' (2.7 on), 'Ring 00 : ...' (to 2.6): one connection of a channel, by its transport
-_CHANNEL = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? : .* via (?P<via>\S+(?: direct pointer)?)")
+_CHANNEL = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? : .* via (?P<via>direct shared memory|P2P/direct pointer|\S+)")
+# the words shm.cc printed (2.4 to 2.8) for the transport it later names SHM/direct/direct
+_OLD_SHM = "direct shared memory"
 _COMPLETION = re.compile(
     r"NET/IB ?: Got completion (?:from peer (?P<peer>\S+) )?with "
     r"(?:error (?P<e1>\d+)(?:, opcode (?P<o1>\d+)(?:, len (?P<l1>\d+)(?:, vendor err (?P<v1>\d+))?)?)?"
@@ -282,7 +287,7 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
     if msg.startswith(("Channel ", "Ring ")):
         data["channels"] += 1
         if m := _CHANNEL.match(msg):
-            via = m["via"].split("/")
+            via = ["SHM", "direct"] if m["via"] == _OLD_SHM else m["via"].split("/")
             kind = "/".join(via[:2]) if via[0] in ("NET", "P2P", "SHM") and len(via) > 1 else via[0]
             data["transports"][kind] = data["transports"].get(kind, 0) + 1
     elif "Init COMPLETE" in msg and (m := _INIT.search(msg)):
