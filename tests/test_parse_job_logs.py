@@ -507,3 +507,18 @@ def test_nccl_2_7_direct_pointer_and_direct_shared_memory_are_their_transports(t
     code, doc = parse(tmp_path, "nccl-debug", "\n".join(lines) + "\n")
     assert code == 0, doc
     assert doc["transports"] == {"SHM/direct": 2, "P2P/direct pointer": 2} and doc["channels"] == 4
+
+
+def test_a_watchdog_message_cut_inside_its_first_words_is_that_message_cut(tmp_path):
+    """Harvest 16 (LlamaFactory-issue 8261): the paste ends inside '[Rank 5] Watchdog caught collective operati',
+    glued after a progress bar, its month unpadded ('E602'): the view refused it as holding no watchdog message.
+    A ProcessGroupNCCL.cpp error line cut (no newline) inside the first words of a failure message is that
+    message cut: its rank kept, exit 1. A warning line or other words stay not the view's."""
+    head = "[1763]   1%|          | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 " \
+           "ProcessGroupNCCL.cpp:632] [Rank 5] "
+    for cut in ("Watchdog caught collective operati", "Heartbeat monitor ti", ""):
+        code, doc = parse(tmp_path, "torch-nccl", "[1762]   1%|          | 23/1752\n" + head + cut)
+        assert code == 1 and doc["ranks"] == [5] and any("cut" in e for e in doc["errors"]), (cut, doc)
+    for other in (head.replace("[E602", "[W602") + "Watchdog caught", head + "TORCH_NCCL_AVOID_RECORD_STREAMS is"):
+        code, doc = parse(tmp_path, "torch-nccl", other)
+        assert code == 1 and doc == {}, (other, code, doc)  # refused: no JSON

@@ -50,7 +50,10 @@ next line, as a logger or a reporter wraps it) is joined whatever its width. A b
 (a launcher's tag, no colon) names the rank as torch's ``[rank3]:`` does.
 
 There is no end marker: a log is a stream. Every one of these messages is a failure (exit 1):
-the watchdog prints nothing on a healthy job.
+the watchdog prints nothing on a healthy job. A paste cut inside one of them before its numbers
+(the last line without its newline: a ``ProcessGroupNCCL.cpp`` error line, its group's prefix,
+then the first words of a message above, ``[Rank 5] Watchdog caught collective operati``, harvest
+16's LlamaFactory-issue 8261 glued after a progress bar) is that message cut: its rank kept, an error.
 
 JSON::
 
@@ -112,6 +115,15 @@ _FAILED_TEXT = {
 }
 _MAX_LISTED = 200
 _LINE_MAX = 4096
+# an error line of ProcessGroupNCCL.cpp (glog's 'E' and MMDD, c10's own logger MDD: 'E602'; 1.x and 2.0 no date)
+_GLOG_ERROR = re.compile(r"\[E(?:\d{3,4} [\d:.]+)? ProcessGroupNCCL\.cpp:\d+\] (?P<msg>.*)$")
+# the failure messages' first words, as a cut last line may show only a head of one of them
+_HEADS = ("Watchdog caught collective operation timeout", "Exception (either an error or timeout) detected by watchdog",
+          "failure detected by watchdog at work", "Timeout at NCCL work", "Heartbeat monitor timed out",
+          "NCCL monitor thread timeout", "Received a dump signal due to a collective timeout",
+          "Process group watchdog thread terminated with exception", "Some NCCL operations have failed or timed out",
+          "To avoid data inconsistency, we are taking the entire process down", "ProcessGroupNCCL preparing to dump",
+          "Observed flight recorder dump signal", "Stack trace of the failed collective")
 
 
 def _rank(line: str, pieces: list[str] | None = None) -> tuple[int | None, str | None]:
@@ -230,11 +242,29 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
             seen += 1
             if rank is not None:
                 ranks[rank] = None
+    if (cut := _cut_head(text)) is not None:
+        seen += 1
+        if cut[0] is not None:
+            ranks[cut[0]] = None
+        data["errors"].append(f"a watchdog message cut inside its first words ('{cut[1][-80:]}'): cut short")
     if not seen and not data["flight_recorder"]["mismatches"]:
         raise ParseError("no PyTorch ProcessGroupNCCL watchdog or Flight Recorder message", tool=TOOL)
     data["ranks"] = sorted(ranks)
     data["faults"] = _faults(data)
     return data
+
+
+def _cut_head(text: str) -> tuple[int | None, str] | None:
+    """(rank, line) of a last line cut (no newline) inside the first words of a failure message:
+    a ProcessGroupNCCL.cpp error line whose message, after its group's prefix, is a proper head
+    of one of ``_HEADS`` (the whole head is read by the messages' own needles above)."""
+    last = text.rsplit("\n", 1)[-1][-_LINE_MAX:]
+    if not last.strip() or not (m := _GLOG_ERROR.search(last)) or not (pg := _PG.match(m["msg"])):
+        return None
+    msg = m["msg"][pg.end():].strip()
+    if any(head.startswith(msg) and msg != head for head in _HEADS):
+        return int(pg["rank"]), last.strip()
+    return None
 
 
 _WRAP_MIN = 20     # a physical line this long or longer may have been wrapped by the paste's terminal
