@@ -522,3 +522,17 @@ def test_a_watchdog_message_cut_inside_its_first_words_is_that_message_cut(tmp_p
     for other in (head.replace("[E602", "[W602") + "Watchdog caught", head + "TORCH_NCCL_AVOID_RECORD_STREAMS is"):
         code, doc = parse(tmp_path, "torch-nccl", other)
         assert code == 1 and doc == {}, (other, code, doc)  # refused: no JSON
+
+
+def test_the_mig_devices_box_pasted_alone_is_an_nvidia_smi_excerpt(tmp_path):
+    """Harvest 16 (nvitop-PR 8): the '| MIG devices: |' box pasted without the GPU table above it was refused
+    as not nvidia-smi's; it is nvidia-smi's box: no GPUs, an error naming the excerpt, exit 1. The words
+    outside a box line stay not the view's."""
+    box = ("+-----------------------------------------------------------------------------+\n"
+           "| MIG devices:                                                                |\n"
+           "+------------------+----------------------+-----------+-----------------------+\n"
+           "|  1    3   0   0  |  14366MiB / 19968MiB | 28      0 |  2   0    1    0    0 |\n"
+           "+------------------+----------------------+-----------+-----------------------+\n")
+    code, doc = parse(tmp_path, "nvidia-smi", box)
+    assert code == 1 and doc["gpus"] == [] and "MIG devices table alone" in doc["errors"][0]
+    assert parse(tmp_path, "nvidia-smi", "MIG devices: none configured\n") == (1, {})

@@ -1,7 +1,8 @@
 """The plain ``nvidia-smi`` table, from its grammar (sncheck/vendors/nvidia/smi_table_grammar.py:
 NVIDIA's documentation and the real captures): the 2-line GPU block to 440, the 3-line block
 with ``MIG M.`` from 450 in the narrow (to 525) and the wide (530+) box, its banner's rule joined
-by '+' on 580; 1 to 16 GPUs; the
+by '+' on 580; 1 to 16 GPUs; a MIG-enabled GPU's ``MIG devices:`` box after the table, and that
+box pasted alone (an excerpt: no GPUs); the
 Processes box in the old and the GI/CI layout; ``ERR!`` cells and volatile uncorrected ECC."""
 
 from __future__ import annotations
@@ -18,6 +19,21 @@ _LAYOUTS = {"418": ("418.87.01", "10.1", (31, 22, 22), 2, "old"),
             "580": ("580.105.08", "13.0", (41, 24, 22), 3, "gi"),  # the banner's rule joined by '+'
             "610": ("610.57.04", "13.3", (41, 24, 22), 3, "gi")}  # 'KMD Version', 'CUDA UMD Version'
 _NAMES = ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2...", "NVIDIA GeForce ...")
+_MIG = (18, 22, 11, 23)  # the 'MIG devices:' box's cells as 470 prints them (nvitop-PR 8)
+
+
+def _mig_box(gpu: int, instances: int) -> list[str]:
+    """The ``MIG devices:`` box nvidia-smi prints after the GPU table of a MIG-enabled GPU."""
+    total = sum(_MIG) + 3
+    lines = ["+" + "-" * total + "+", "|" + " MIG devices:".ljust(total) + "|", _rule(_MIG, "+", "+", "-"),
+             _row([" GPU  GI  CI  MIG ", "         Memory-Usage ", "        Vol", "         Shared        "], _MIG),
+             _row(["      ID  ID  Dev ", "           BAR1-Usage ", " SM     Unc", " CE  ENC  DEC  OFA  JPG"], _MIG),
+             _row(["", "", "        ECC", ""], _MIG), _rule(_MIG, "|", "+", "=")]
+    for k in range(instances):
+        lines += [_row([f"  {gpu}    {3 + k}   0   {k}  ", f"  {1000 + k:>6}MiB / 19968MiB ", " 28      0 ",
+                        "  2   0    1    0    0 "], _MIG),
+                  _row(["", "      4MiB / 32767MiB ", "", ""], _MIG), _rule(_MIG, "+", "+", "-")]
+    return lines
 
 
 def _row(cells: list[str], widths: tuple[int, ...]) -> str:
@@ -52,6 +68,7 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
             gpu_name = rng.choice(_NAMES)
             if widths[0] < 40 and len(gpu_name) > 18:  # the narrow box cuts the name to fit
                 gpu_name = gpu_name[:15] + "..."
+            mig = block == 3 and n == 8 and rng.random() < 0.5  # GPU 0 in MIG mode: its devices' box follows
             starts = []  # where each GPU's block begins: a reporter's excerpt starts inside one
             for i in range(n):
                 starts.append(len(lines))
@@ -64,7 +81,8 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
                           _row([f" {fan:<4}  {temp}C    P0   {power:>4}W / {cap}W ", f"  {used:>6}MiB / {tot}MiB ",
                                 f"     {rng.randrange(0, 101)}%      Default "], widths)]
                 if block == 3:
-                    lines.append(_row(["", "", "             Disabled "], widths))
+                    lines.append(_row(["", "", "              Enabled " if mig and i == 0 else "             Disabled "],
+                                      widths))
                 lines.append(_rule(widths, "+", "+", "-"))
                 values += [(f"gpus[index={i}].bus_id", bus), (f"gpus[index={i}].temp_C", temp),
                            (f"gpus[index={i}].power_W", power), (f"gpus[index={i}].memory_used_MiB", used),
@@ -77,6 +95,13 @@ def nvidia_smi(rng: random.Random) -> Iterator[Variant]:
                 kept = [(at, v) for at, v in values if any(at.startswith(f"gpus[index={i}]") for i in (1, 2, 3))]
                 yield Variant("nvidia-smi", f"{name} excerpt of GPUs 1-3", "\n".join(part) + "\n",
                               tuple(kept + [("len(gpus)", 3), ("driver_version", None)]), fails=True)
+            if mig:
+                box = _mig_box(0, rng.randint(1, 3))
+                lines += [""] + box
+                values.append(("gpus[index=0].mig_mode", "Enabled"))
+                # the box pasted alone: nvidia-smi's, no GPU table in it
+                yield Variant("nvidia-smi", f"{name} MIG devices box alone", "\n".join(box) + "\n",
+                              (("len(gpus)", 0), ("driver_version", None)), fails=True)
             procs = rng.randrange(0, 3)
             lines += ["", "+" + "-" * total + "+"]
             if plist == "old":

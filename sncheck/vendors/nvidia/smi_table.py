@@ -29,6 +29,8 @@ nvidia-smi is closed: this grammar comes from NVIDIA's nvidia-smi documentation 
 
 An excerpt that starts inside the GPU table (a reporter's paste without the banner and header)
 is read from its first whole GPU block on: its GPUs as printed, ``errors`` saying the head is cut.
+An excerpt of the ``| MIG devices: |`` box alone (nvitop-PR 8, harvest 16: no banner, no GPU
+block) is nvidia-smi's too: no GPUs, ``errors`` saying the GPU table is not in it.
 
 Whole: the GPU table closed by its ``+---+`` rule and every GPU block with its second line,
 then the ``Processes:`` box, closed (nvidia-smi prints it under every table, ``No running
@@ -108,6 +110,7 @@ def parse_smi_table(text: str) -> dict[str, Any]:
     gpu_table_closed = processes_closed = processes_seen = False
     block: list[list[str]] = []
     headless = False        # an excerpt that starts inside the GPU table: no banner, no header
+    mig_box = False         # the '| MIG devices: |' box's title line
     lines = text.split("\n")
     after: list[str] = []   # what follows the closed Processes box, nvidia-smi's last line
     for at, raw in enumerate(lines):
@@ -143,6 +146,7 @@ def parse_smi_table(text: str) -> dict[str, Any]:
             section, processes_closed, processes_seen = "processes", False, True
             continue
         if "MIG devices:" in line:
+            mig_box = mig_box or (line.startswith("|") and line.endswith("|"))
             if section == "gpus":
                 _close_block(block, gpus, errors)
                 block = []
@@ -165,7 +169,10 @@ def parse_smi_table(text: str) -> dict[str, Any]:
     if block and section == "gpus":
         _close_block(block, gpus, errors)
     if data["driver_version"] is None and not faults and not gpus:
-        raise ParseError("no 'NVIDIA-SMI ... Driver Version:' line and no nvidia-smi failure line", tool=TOOL)
+        if not mig_box:
+            raise ParseError("no 'NVIDIA-SMI ... Driver Version:' line and no nvidia-smi failure line", tool=TOOL)
+        errors.append("no 'NVIDIA-SMI ... Driver Version:' banner and no GPU block: the MIG devices table alone "
+                      "(an excerpt)")
     if headless:
         errors.insert(0, "no 'NVIDIA-SMI ... Driver Version:' banner: the output starts inside the GPU table (an excerpt)")
     if (data["driver_version"] is not None or headless) and not gpu_table_closed and not faults:
