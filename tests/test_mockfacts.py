@@ -156,3 +156,22 @@ def test_every_platform_renders_every_fact_command_through_one_interface(invento
     mine = {r["fact"] for r in rows if r["host"] == host}
     assert mine >= {f for cmd in registry.vendor_of(plat).commands_for(plat) for f in cmd.facts}
     assert not any(w in r["message"].lower() for r in rows for w in SIM_WORDS)
+
+
+def test_a_sixteen_card_host_lists_each_card_once_and_names_the_ecc_card():
+    """A host on no platform with more cards than the -q capture's eight (round 5's r5-22:
+    every clean 16-card server failed 'uuid listed twice', and r5-23's ECC card past the
+    eighth was named as its host): each card has a UUID of its own."""
+    topo = Topology(load_inventory(ROOT / "tests/data/scenarios-r5/inv-910b-16.yaml"))
+    clean = MockBackend(topo, load_faults_text("faults: []", topo), seed=0)
+    rows: list[dict] = []
+    clean.host_facts(("ay2",), rows.append)
+    assert rows and not failed(rows)
+    uuids = [line.split(":", 1)[1].strip() for line in nvidia_sim.render("query", mockfacts.host_state(topo, "ay2", ()))
+             .stdout.splitlines() if line.strip().startswith("GPU UUID")]
+    assert len(uuids) == 16 == len(set(uuids))
+    plan = load_faults_text("faults: [{type: ecc_uncorrectable, target: ay2/gpu12, count: 2}]", topo)
+    rows = []
+    MockBackend(topo, plan, seed=0).host_facts(("ay2",), rows.append)
+    bad = failed(rows)
+    assert list(bad) == [("ay2", "ecc")] and bad[("ay2", "ecc")].get("entity") == "ay2/gpu12"

@@ -7,7 +7,8 @@ HGX-class host by :mod:`sncheck.vendors.infiniband.sim`; the rest here.
 The simulated host is the HGX H100 of the full ``nvidia-smi -q`` capture
 ``nvidia-smi-q/03_535.161.08_8xH100_full_hw_slowdown_power_brake_active.txt``: card i
 gets GPU block i mod 8 of that capture (its serial and UUID), with a bus id unique
-per card. That capture has HW Slowdown and HW Power Brake active on every GPU
+per card; a card past the capture's eight (a 16-card host) gets its block's UUID with the
+last group counted on by its lap (``_uuid``): one machine never lists a UUID twice. That capture has HW Slowdown and HW Power Brake active on every GPU
 (a real fault); a healthy card shows them Not Active. What each fault changes:
 
 * ``ecc_uncorrectable`` (count): ``ECC Errors`` Volatile and Aggregate ``DRAM
@@ -137,11 +138,22 @@ def _template(index: int) -> _Block:
     return blocks[index % len(blocks)]
 
 
+def _uuid(index: int) -> str:
+    """Card ``index``'s UUID: its block's, the last group moved on by the lap (0 for the first eight)."""
+    uuid = _template(index).value("GPU UUID")
+    lap = index // len(_q_parts()[1])
+    if not lap:
+        return uuid
+    head, last = uuid.rsplit("-", 1)
+    return f"{head}-{(int(last, 16) + lap) % (1 << 4 * len(last)):0{len(last)}x}"
+
+
 def _gpu_block(state: HostState, index: int) -> list[str]:
     t = _template(index)
     lines = list(t.lines)
     bus = _bus_id(index)
     lines[0] = f"GPU {bus}"
+    _put(lines, t.find("GPU UUID"), _uuid(index))
     _put(lines, t.find("PCI", "Bus Id"), bus)
     _put(lines, t.find("PCI", "Bus"), f"0x{bus[9:11]}")
     _put(lines, t.find("Minor Number"), str(index))
@@ -182,7 +194,7 @@ def render_query_gpu(state: HostState) -> str:
         t = _template(i)
         ecc = sum(int(f.count or 1) for f in state.card_faults(i, "ecc_uncorrectable"))
         out.append(", ".join([
-            str(i), t.value("Product Name"), t.value("GPU UUID"), _bus_id(i),
+            str(i), t.value("Product Name"), _uuid(i), _bus_id(i),
             t.value("FB Memory Usage", "Total"), driver,
             t.value("PCIe Generation", "Current"), t.value("PCIe Generation", "Max"),
             t.value("Link Width", "Current").rstrip("x"), t.value("Link Width", "Max").rstrip("x"),
@@ -192,7 +204,7 @@ def render_query_gpu(state: HostState) -> str:
 
 def _gpu_header(index: int) -> str:
     t = _template(index)
-    return f"GPU {index}: {t.value('Product Name')} (UUID: {t.value('GPU UUID')})"
+    return f"GPU {index}: {t.value('Product Name')} (UUID: {_uuid(index)})"
 
 
 @lru_cache(maxsize=1)
