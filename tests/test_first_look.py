@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from sncheck.health import firstlook
-from sncheck.health.explain import LEVEL, Bars, CostModel, group_median
-from sncheck.health.levels import Level
+from sncheck.health import firstlook, separation
+from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, LEVEL, MAD_SD, PEERS, Bar, Bars, CostModel,
+                                    group_median, median)
+from sncheck.health.levels import NEAR_SPAN, Level
 from sncheck.health.pairview import FabricPaths, summarise
 from sncheck.model import host_of, link_id
+from sncheck.topology import SCALE_OUT
 from test_explain import cells_of, fleet  # noqa: F401  (the fixture)
 
 
@@ -86,3 +88,88 @@ def test_domain_levels_read_the_first_look_where_no_culprit_acts_on_the_domain(f
             assert set(computed) == (set(sns.tolist()) if not inside else touched), (len(H), t)
             if inside:
                 assert np.isfinite(got).sum() >= 2, t  # levels the first look gave, not NaN
+
+
+def test_every_residual_sorted_from_the_first_look_equals_every_pair_s(fleet):  # noqa: F811
+    """The tier's residuals under culprits of every kind, from the first look's sorted
+    ratios with the acting pairs' taken out and their residuals put in: every pair's
+    residual, sorted, to the bit; with no culprit acting, the first look's own array."""
+    lv = _search(fleet)
+    for H in _hypotheses(lv):
+        for t, x in lv.tiers.items():
+            q = lv.residual(t, np.arange(len(x.a)), H)
+            got = firstlook.residuals(lv, t, H)
+            assert np.array_equal(got, np.sort(q[~np.isnan(q)])), (len(H), t)
+            if not len(firstlook.acting_pairs(lv, t, H)):
+                assert got is lv.look(t).spread(x)
+
+
+def test_pair_noise_and_a_tier_s_level_are_selected_from_the_first_look(fleet, monkeypatch):  # noqa: F811
+    """Level.pair_noise (the MAD of every residual over the tier's level) and a re-levelled
+    tier's level (their median) are read from the first look's sorted ratios, sorted once
+    per tier, never from a column of every pair's residual: the same values to the bit."""
+    lv = _search(fleet)
+    sorts = []
+    spread = firstlook.FirstLook.spread
+    monkeypatch.setattr(firstlook.FirstLook, "spread", lambda self, x: sorts.append(x.name) or spread(self, x))
+    for H in _hypotheses(lv):
+        lv.H = H
+        for t, x in lv.tiers.items():
+            q = lv.residual(t, np.arange(len(x.a)), H)
+            r = q / lv.level[t]
+            assert lv.pair_noise(t) == MAD_SD * median(np.abs(r - median(r))), (len(H), t)
+            assert firstlook.sorted_median(firstlook.residuals(lv, t, H)) == median(q), (len(H), t)
+    assert set(sorts) == set(lv.tiers)
+    assert all(look._sorted is not None for look in lv.looks.values())  # noqa: SLF001  (sorted once, kept)
+
+
+def test_the_spread_s_mad_is_the_median_of_the_distances_to_the_bit():
+    """spread_noise against numpy's median of |r - median(r)|: odd and even counts, ties,
+    every value on one side of the median, one value, a level that is not 1."""
+    rng = np.random.default_rng(7)
+    cases = [np.array([1.0]), np.array([0.5, 2.0]), np.full(9, 0.93), np.r_[np.full(6, 0.5), np.full(5, 1.0)]]
+    cases += [rng.normal(1.0, 0.02, n) for n in (2, 3, 10, 11, 1000, 1001)]
+    cases += [rng.integers(80, 100, n) / 100.0 for n in (7, 64, 513)]  # ties
+    cases += [np.r_[rng.normal(1.0, 0.01, 300), rng.normal(0.5, 0.01, 200)]]  # a slow share
+    for s in cases:
+        s = np.sort(s)
+        for level in (1.0, 0.97, 1.13):
+            r = s / level
+            want = float(np.median(np.abs(r - np.median(r))))
+            assert firstlook.spread_noise(s, level) == want, (len(s), level)
+    assert np.isnan(firstlook.spread_noise(np.zeros(0), 1.0))
+
+
+def test_a_search_s_cards_and_domains_are_the_first_look_s(fleet):  # noqa: F811
+    """The exceptions' first reading (Level.initial) and a re-levelled tier's second one
+    (separation.reread_cards) take their cards and domains from the first look, not from a
+    pass over every pair end: the same card and domain exceptions as from every end, a dead
+    card (every pair of it failed) and a slow domain among them, under culprits of every kind."""
+    host = host_of(fleet.card_ids[40])
+    cells = cells_of(fleet, speed={fleet.card_ids[3]: 0.85, fleet.card_ids[9]: 0.0,
+                                   **{c: 0.9 for c in fleet.cards_of_host(host)},
+                                   **{c: 0.88 for c in fleet.card_ids if fleet.supernode_of_host(host_of(c)) == "sn02"}},
+                     noise=0.01, seed=5)
+    bars = Bars(LEVEL, (Bar("card", 2, 0, CARD, PEERS, 0.93, 3), Bar("domain", 2, 1, DOMAIN, DESIGN, 0.93, 3)))
+    lv = Level(summarise(cells, fleet), FabricPaths(fleet), bars, CostModel())
+    lv.initial()
+    for t, x in lv.tiers.items():
+        ends = np.unique(np.concatenate([x.a, x.b]))
+        assert 9 in ends.tolist() and 9 not in lv.look(t).cards.tolist(), t  # the dead card: ends, no measured pair
+        if t != SCALE_OUT:
+            sns = np.unique(lv.paths.sn[ends])
+            assert np.array_equal(lv.domain_ex[t], sns[lv.domain_levels(t, sns, []) < 0.93]), t
+    assert any(len(v) for v in lv.domain_ex.values()) and any(len(v) for v in lv.card_ex.values())
+    for H in _hypotheses(lv):
+        lv.H = H
+        for t, x in lv.tiers.items():
+            held = np.array([m for e, _ in H if e.kind in END_KINDS for m in e.members.tolist()], np.int64)
+            every = np.setdiff1d(np.unique(np.concatenate([x.a, x.b])), held)
+            want = lv.card_residuals(t, every, H)
+            before_ex, before_near = lv.card_ex[t], lv.card_near[t]
+            separation.reread_cards(lv, t, NEAR_SPAN)
+            ratio = want[1] / lv.peer_level(t, want[0], H)
+            enough = want[2] >= lv.card_min
+            assert np.array_equal(lv.card_ex[t], np.union1d(before_ex, want[0][(ratio < 0.93) & enough])), (len(H), t)
+            assert np.array_equal(lv.card_near[t], np.union1d(before_near, want[0][(ratio < 0.93 * (1 + NEAR_SPAN))
+                                                                                   & enough])), (len(H), t)

@@ -9,10 +9,18 @@ hypothesis acts on has every pair predicted 1, so each residual is its ratio to 
 look's. Only the cards at an end of a pair a culprit acts on are computed from their
 pairs (at 16,384 cards the near cards' pass read every pair of thousands of cards again
 per tier for what the first look already held).
+
+The tier's order statistics are the first look's too (:meth:`FirstLook.spread`): its
+measured ratios, sorted once; under a hypothesis only the pairs a culprit acts on are
+taken out and their residuals put in (:func:`residuals`), and the median and the MAD of
+every residual (``Level.pair_noise``, a re-levelled tier) are selected from that sorted
+order, with no column of every pair's residual made, sorted or partitioned per hypothesis.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
@@ -39,12 +47,20 @@ class FirstLook:
         self._acting: dict[Hashable, np.ndarray | None] = {}
         self._domains: np.ndarray | None = None  # per supernode code: its level with no culprit (NaN: none)
         self._inside: bool | None = None  # whether every pair of the tier is inside one domain
+        self._sorted: np.ndarray | None = None  # every measured pair's ratio, ascending (spread)
 
     def of(self, cards: np.ndarray) -> PerCard:
         """The first look of ``cards`` (each once, ascending; a card with no measured pair left out)."""
         k = self._row[np.unique(cards)]
         k = k[k >= 0]
         return self.cards[k], self.med[k], self.n[k]
+
+    def spread(self, x: Tier) -> np.ndarray:
+        """Every measured pair's ratio (a failed pair left out), ascending: taken once per tier."""
+        if self._sorted is None:
+            q = np.where(x.failed, np.nan, x.ratio)
+            self._sorted = np.sort(q[~np.isnan(q)])
+        return self._sorted
 
     def acting_ends(self, lv: "Level", t: str, H: "Hypothesis") -> np.ndarray | None:
         """Which cards (a mask over card codes) are an end of a pair of tier t a culprit of
@@ -132,3 +148,72 @@ def card_residuals(lv: "Level", t: str, cards: np.ndarray, H: "Hypothesis",
     got, med, n = joined([first.of(cards[~again]), compute(cards[again])])
     order = np.argsort(got, kind="stable")
     return got[order], med[order], n[order]
+
+
+def acting_pairs(lv: "Level", t: str, H: "Hypothesis") -> np.ndarray:
+    """The pairs of tier t a culprit of ``H`` acts on (its factor there below 1), each once, ascending."""
+    acting = [lv.pairs(e, t) for e, f in H if f.get(t, 1.0) < 1.0]
+    return np.unique(np.concatenate(acting)) if acting else np.zeros(0, np.int64)
+
+
+def residuals(lv: "Level", t: str, H: "Hypothesis") -> np.ndarray:
+    """Every measured residual of tier t under ``H`` (``lv.residual`` of every pair, NaN
+    left out), ascending: the first look's sorted ratios (a pair no culprit scales is
+    predicted 1: its residual is its ratio), less the ratios of the pairs a culprit acts
+    on, plus their residuals. The same values as sorting every pair's residual; no culprit
+    acting on the tier: the first look's own array, not a copy."""
+    x = lv.tiers[t]
+    s = lv.look(t).spread(x)
+    at = acting_pairs(lv, t, H)
+    if not len(at):
+        return s
+    out = np.where(x.failed[at], np.nan, x.ratio[at])
+    out = np.sort(out[~np.isnan(out)])
+    # one copy of each value taken out: equal values' first places in s, in turn
+    first = np.searchsorted(s, out, "left")
+    keep = np.ones(len(s), bool)
+    keep[first + np.arange(len(out)) - np.searchsorted(out, out, "left")] = False
+    put = lv.residual(t, at, H)
+    put = np.sort(put[~np.isnan(put)])
+    rest = s[keep]
+    return np.insert(rest, np.searchsorted(rest, put), put)
+
+
+def sorted_median(s: np.ndarray) -> float:
+    """The median of ascending values ``s`` (NaN if none), as :func:`sncheck.health.explain.median` gives it."""
+    n = len(s)
+    return float((s[(n - 1) // 2] + s[n // 2]) / 2) if n else math.nan
+
+
+def spread_noise(s: np.ndarray, level: float) -> float:
+    """The MAD of ``s / level`` (``s`` ascending, ``level`` > 0), to the bit as
+    ``median(abs(r - median(r)))`` of ``r = s / level``: dividing by a positive level keeps
+    the order, and the distances to the median are two sorted runs (those below it, read
+    backwards, and the rest), whose middle values are selected by bisection."""
+    n = len(s)
+    if not n:
+        return math.nan
+    m = (s[(n - 1) // 2] / level + s[n // 2] / level) / 2
+    split = bisect.bisect_left(range(n), True, key=lambda i: bool(s[i] / level >= m))
+
+    def below(i: int) -> float:
+        return abs(s[split - 1 - i] / level - m)
+
+    def above(i: int) -> float:
+        return abs(s[split + i] / level - m)
+
+    def kth(k: int) -> float:
+        """The k-th smallest (from 0) of the two runs (lengths split and n - split)."""
+        p, q = split, n - split
+        lo, hi = max(0, k + 1 - q), min(k + 1, p)
+        while True:
+            i = (lo + hi) // 2
+            j = k + 1 - i
+            if i < p and j > 0 and above(j - 1) > below(i):
+                lo = i + 1
+            elif i > 0 and j < q and below(i - 1) > above(j):
+                hi = i - 1
+            else:
+                return max(below(i - 1) if i > 0 else -math.inf, above(j - 1) if j > 0 else -math.inf)
+
+    return float((kth((n - 1) // 2) + kth(n // 2)) / 2)

@@ -16,9 +16,10 @@ import numpy as np
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, alone,
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
-                                    every_residual, group_median, holds_cards, joined, median, on_path,
+                                    group_median, holds_cards, joined, median, on_path,
                                     pairs_on, unlocalised)
-from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels
+from sncheck.health.firstlook import (FirstLook, card_residuals, domain_levels, residuals, sorted_median,
+                                      spread_noise)
 from sncheck.health.separation import beside_sick, healthy_member, moved, reread_cards, same_ground, untold, wider
 from sncheck.topology import SCALE_OUT
 
@@ -167,7 +168,7 @@ class Level:
         self.card_ex = {t: np.zeros(0, np.int64) for t in self.tiers}
         self.card_near = {t: np.zeros(0, np.int64) for t in self.tiers}
         self.domain_ex = {t: np.zeros(0, np.int64) for t in self.tiers}
-        for t, x in self.tiers.items():
+        for t in self.tiers:
             if self.card_bar is not None:
                 first = self.look(t)
                 cards, med, n = first.cards, first.med, first.n
@@ -175,9 +176,9 @@ class Level:
                 self.card_ex[t] = cards[(ratio < self.card_bar) & (n >= self.card_min)]
                 self.card_near[t] = cards[(ratio < self.card_bar * (1 + NEAR_SPAN)) & (n >= self.card_min)]
             if self.domain_bar is not None and t != SCALE_OUT:
-                # (counted, not sorted: a fleet's tier is millions of pair ends over its cards)
-                ends = np.flatnonzero(np.bincount(x.a, minlength=self.n) + np.bincount(x.b, minlength=self.n))
-                sns = np.unique(self.paths.sn[ends])
+                # the domains of the cards with a measured pair (the first look's, which the
+                # levels read anyway; a domain with none has no level)
+                sns = np.unique(self.paths.sn[self.look(t).cards])
                 self.domain_ex[t] = sns[self.domain_levels(t, sns, []) < self.domain_bar]
 
     def left(self, H: Hypothesis, scope: dict[str, np.ndarray] | None = None, domains: bool = True) -> int:
@@ -396,7 +397,7 @@ class Level:
         for t, x in self.tiers.items():
             touched = sum(len(self.pairs(e, t)) for e, f in self.H if f.get(t, 1.0) < 1.0)
             if touched >= EVERY_TIER_MOVES * len(x.a):
-                level = median(every_residual(self, t))
+                level = sorted_median(residuals(self, t, self.H))
                 if math.isfinite(level) and level > 0:
                     self.level[t] = level
                 reread_cards(self, t, NEAR_SPAN)
@@ -473,11 +474,11 @@ class Level:
         """One pair's noise in tier t over its level: the MAD of its residuals under the
         hypothesis, as a standard deviation (a card's median over n pairs: MEDIAN_SE times it
         over root n). Not the raw ratios': mi355-pod's leaf at 0.55 under half a tier made its
-        MAD 0.1, and each healthy card of its rails read near the card bar."""
+        MAD 0.1, and each healthy card of its rails read near the card bar. Selected from the
+        first look's sorted ratios with the acting pairs' residuals put in (firstlook.residuals)."""
         key = (t, tuple((e.name, f.get(t, 1.0)) for e, f in self.H))
         if key not in self.noise:
-            r = every_residual(self, t) / self.level[t]
-            self.noise[key] = MAD_SD * median(np.abs(r - median(r)))
+            self.noise[key] = MAD_SD * spread_noise(residuals(self, t, self.H), self.level[t])
         return self.noise[key]
 
     def near_named(self, e: Entity, f: Mapping[str, float]) -> dict[str, dict]:

@@ -160,9 +160,10 @@ def reread_cards(lv: "Level", t: str, span: float) -> None:
     its peers, never a candidate). Added to the first look's, never taken from it."""
     if lv.card_bar is None:
         return
-    x = lv.tiers[t]
     held = [m for e, _ in lv.H if e.kind in END_KINDS for m in e.members.tolist()]
-    got, med, n = lv.card_residuals(t, np.setdiff1d(np.unique(np.concatenate([x.a, x.b])), np.array(held, np.int64)), lv.H)
+    # the cards with a measured pair (the first look's: no pass over every pair end); a
+    # card none of whose pairs was measured has no residual either way
+    got, med, n = lv.card_residuals(t, np.setdiff1d(lv.look(t).cards, np.array(held, np.int64)), lv.H)
     if len(got):
         ratio = med / lv.peer_level(t, got, lv.H)
         enough = n >= lv.card_min
