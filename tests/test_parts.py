@@ -78,7 +78,9 @@ def test_rows_at_gives_the_rows_of_those_positions_reading_only_their_parts(tmp_
     assert store.frames().rows_at("p2p", [3])["bw_GBps"].tolist() == [4.0]  # part 1 not opened
 
 
-def test_the_fabric_counters_are_built_once_per_run_and_again_for_new_reads(tmp_path):
+def test_the_fabric_counters_are_built_once_per_run_and_again_for_new_reads(tmp_path, monkeypatch):
+    import sncheck.store.rundir as rundir
+
     inv = Inventory("t", (), {})
     ctx = DetectContext(Topology(inv), {})
     store = RunStore(tmp_path, run_id="r-1")
@@ -98,7 +100,15 @@ def test_the_fabric_counters_are_built_once_per_run_and_again_for_new_reads(tmp_
     assert fabric_counters(store.frames("connectivity"), ctx)["growth"].tolist() == [2]
     read(2, 7)  # a later read (a retest's): other parts, another frame
     assert fabric_counters(store.frames("connectivity"), ctx)["growth"].tolist() == [6]
+    view = store.frames("connectivity")
+    trims = []
+    monkeypatch.setattr(rundir, "trim_heap", lambda: trims.append(1) or True)
     store.close()
+    # judged: the run's frames go with it before the reports (a view made before shares them),
+    # and the heap's free pages go back to the system (once: closing again is nothing)
+    store.close()
+    assert store.memos == {} and trims == [1]
+    assert fabric_counters(view, ctx)["growth"].tolist() == [6]   # a later reader builds its own
     # a run directory read back builds its own (no module-level cache keeps frames)
     assert fabric_counters(read_frames(tmp_path).where(layer="connectivity"), ctx)["growth"].tolist() == [6]
 
