@@ -75,4 +75,21 @@ def test_card_series_the_same_merged_in_ranges(monkeypatch, seed) -> None:
         monkeypatch.setattr(prom, "PAIRS_PER_PASS", per_pass)
         pd.testing.assert_frame_equal(prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"}), whole)
         merged = prom._tier_pairs(at, ends, columns, 4)
+        if per_pass < len(at):   # in several passes: the pairs in the passes' order, each with its first row
+            back = np.argsort(merged.pop("row"), kind="stable")
+            merged = {k: v[back] for k, v in merged.items()}
         assert {k: v.tolist() for k, v in merged.items()} == {k: v.tolist() for k, v in one.items()}
+
+
+def test_card_series_order_cards_by_their_pairs_first_rows(monkeypatch) -> None:
+    """Pairs out of row order (several merge passes), with each one's first row: the cards
+    in the order one pass over the pairs in row order meets them (a then b ends), in one
+    slice of the cards or several (issue 31: no reorder of a tier's 33 M pairs)."""
+    pair = {"a": np.array([2, 3, 0], dtype=np.int32), "b": np.array([0, 1, 3], dtype=np.int32),
+            "bw": np.array([3.0, 1.0, 2.0]), "p99": np.ones(3), "failed": np.array([False, False, True]),
+            "row": np.array([9, 0, 4], dtype=np.int32)}   # in row order: (3, 1), (0, 3), (2, 0)
+    for per_pass in (1 << 20, 2):
+        monkeypatch.setattr(prom, "ENDS_PER_PASS", per_pass)
+        out = prom._ends_by_card(pair, 4)
+        assert out.index.tolist() == [3, 0, 2, 1]
+        assert out["bw_min"].tolist() == [1.0, 2.0, 3.0, 1.0] and out["failed"].tolist() == [1, 1, 0, 0]

@@ -388,13 +388,16 @@ def _tier_pairs(at: np.ndarray, ends: IdTable, columns: dict[str, np.ndarray], n
     """One entry per pair of the rows ``at`` (a tier's; ``ends``: the rows' src and dst
     card codes; ``columns``: every row's ``ok``, bandwidth ``fwd``, ``rev`` and ``p99``): the mean of its
     directions in bytes/s and its p99 in s (NaN where the probe failed), each the median
-    over its rounds, and whether every round failed; pairs in the order of their first row.
-    The rows are merged a range of ``a`` codes at a time (a pair's rounds share it), into
-    arrays of the tier's length: no key or value array of every row of the tier (at
-    131,072 cards the scale-out tier is 33 M rows)."""
+    over its rounds, whether every round failed. The rows are
+    merged a range of ``a`` codes at a time (a pair's rounds share it), into arrays of the
+    tier's length: no key or value array of every row of the tier (at 131,072 cards the
+    scale-out tier is 33 M rows). In one pass the pairs come in the order of their first
+    rows; in several, in the order of the passes, each with its first ``row``:
+    :func:`_ends_by_card` orders the cards by it (putting 33 M pairs back in row order took
+    an int64 argsort and a column's copy beside them, about 0.5 GB)."""
     passes = max(1, -(-len(at) // PAIRS_PER_PASS))
     if passes == 1:
-        pair = _merged(at, ends, columns, n)
+        pair = _merged(at, ends, columns, n)   # (in the order of their first rows)
         del pair["row"]
         return pair
     bounds = np.linspace(0, n, passes + 1).astype(np.int64)[1:-1]
@@ -412,9 +415,8 @@ def _tier_pairs(at: np.ndarray, ends: IdTable, columns: dict[str, np.ndarray], n
         filled += got
         del pair
     del which
-    order = np.argsort(out.pop("row")[:filled], kind="stable")   # back in the order of the rows
-    for k in list(out):
-        out[k] = out[k][:filled][order]   # one column at a time: its buffer goes as it is replaced
+    for k in list(out):   # (rounds merged: shorter than the rows; one column's copy at a time)
+        out[k] = out[k][:filled] if filled == len(at) else out[k][:filled].copy()
     return out
 
 
@@ -450,10 +452,12 @@ ENDS_PER_PASS = 1 << 20   # pair ends grouped at once (card_p2p's memory: a few 
 
 def _ends_by_card(pair: dict[str, np.ndarray], n: int) -> pd.DataFrame:
     """Per card (index: its code, in order of first appearance among the ends ``a`` then
-    ``b``): min and median of ``bw``, median of ``p99`` and how many ``failed``, over both
-    ends of each pair. The cards are taken in slices of their codes, each slice's ends in
-    their order (a card's values as one pass over every end would group them)."""
+    ``b`` of the pairs, in the order of their first ``row`` where given): min and median of ``bw``,
+    median of ``p99`` and how many ``failed``, over both ends of each pair. The cards are
+    taken in slices of their codes, each slice's ends in their order (a card's values as
+    one pass over every end would group them)."""
     a, b = pair["a"], pair["b"]
+    row = pair.get("row")   # (given: the pairs are not in the order of their first rows)
     slices = max(1, -(-2 * len(a) // ENDS_PER_PASS))
     parts = []
     for lo, hi in zip(*(np.linspace(0, n, slices + 1).astype(np.int64)[s] for s in (slice(None, -1), slice(1, None)))):
@@ -464,15 +468,17 @@ def _ends_by_card(pair: dict[str, np.ndarray], n: int) -> pd.DataFrame:
         parts.append(pd.DataFrame({"bw_min": e["bw"].min(), "bw_median": e["bw"].median(),
                                    "lat_p99": e["p99"].median(), "failed": e["failed"].sum()}))
         del ends, e
-    if len(parts) == 1:
+    if len(parts) == 1 and row is None:
         return parts[0]
-    # The cards in order of first appearance, as one pass gives them: where each card's first
-    # end is among a's ends then b's, a pass of ENDS_PER_PASS ends at a time (no array of every end).
-    first = np.full(n, 2 * len(a), dtype=np.int64)
-    for ends, offset in ((a, 0), (b, len(a))):
+    # The cards in order of first appearance, as one pass over the pairs in row order gives
+    # them: each card's first end among a's ends then b's, by the pairs' first rows (or their
+    # places), ENDS_PER_PASS ends at a time (no array of every end).
+    order = np.arange(len(a), dtype=np.int64) if row is None else row
+    after = int(order.max()) + 1 if len(order) else 0   # (b's ends after every a's)
+    first = np.full(n, 2 * after, dtype=np.int64)
+    for ends, offset in ((a, 0), (b, after)):
         for lo in range(0, len(ends), ENDS_PER_PASS):
-            chunk = ends[lo:lo + ENDS_PER_PASS]
-            np.minimum.at(first, chunk, np.arange(offset + lo, offset + lo + len(chunk)))
+            np.minimum.at(first, ends[lo:lo + ENDS_PER_PASS], order[lo:lo + ENDS_PER_PASS].astype(np.int64) + offset)
     out = pd.concat(parts)
     return out.iloc[np.argsort(first[out.index.to_numpy()], kind="stable")]
 
