@@ -79,6 +79,35 @@ _STAMPS = (
 # newline, so a MULTILINE search reads each line once ('[' starting many lines searched to the end for
 # its ']' from each: amd-smi monitor's command search took 15 s on 200 KB)
 PS1 = r"(?:\([\w.-]+\)[ \t]*)?(?:\$|\[[^\]\n]*\][#$]|[\w.-]+@[\w.-]+:[^\s$#]*[#$]|[~/][^\s$#]*[#$])"
+# The prompt a pasted command line may stand behind (command_line): PS1's forms and, the command's own
+# name making it certain, any one word ending in one sigil ('#', '$', '>': 'host$', '/opt/rocm#',
+# 'C:\>') or PowerShell's 'PS C:\Users\me>'. One sigil only: Python's '>>> ' is no shell's prompt;
+# no bracket in the word: 'see]# amd-smi' is the tail of a '[...]#' prompt split over two lines, not one.
+# Each part reads a line's characters one way only (no run split two ways): linear on any line.
+_PROMPT_BEFORE = r"(?:\([\w.-]+\)[ \t]*)?(?:\[[^\]\n]*\][#$]|PS [^>\n]*>|[\w.@:~/\\-]*[#$>])"
+
+
+def command_line(tool: str) -> re.Pattern[str]:
+    r"""The pattern of a pasted command line running ``tool`` (a regex: ``ibstat``,
+    ``amd-smi[ \t]+topology``): one home for every view that reads the command a reporter pasted
+    with the output. Its grammar, one line::
+
+        [blanks] [PROMPT [blanks]] ["sudo" [" -FLAG"...] blanks] [DIR/...] TOOL [blank ARGS]
+
+    PROMPT is the shell's prompt as people paste it: ``$``, ``#``, ``>`` alone; bash's default
+    ``user@host:~/dir$`` (``\u@\h:\w\$``), ``~$``, ``/opt/rocm#``, ``host$`` (one word of
+    letters, digits and ``.@:~/\-``, one sigil: ``see]#``, a bracketed prompt's tail, is none);
+    RHEL's ``[user@host dir]$`` / ``]#``; PowerShell's ``PS C:\>``, cmd's ``C:\>``; any of them
+    after a virtualenv's or conda's ``(venv) ``. Not a prompt: Python's ``>>> `` (``>>> ibstat`` is
+    no command line); zsh's ``%``. A prompt *alone* on a line (after an output) is :data:`PS1`'s
+    forms only: there no command name makes a bare ``word#`` certain. DIR is any ``dir/`` run
+    (``/usr/sbin/``, ``./``, ``/opt/rocm/bin/``). After TOOL comes the line's end or a blank
+    (``ibstat: ...`` is ibstat's own error line, ``ibstatus`` another tool). Groups: ``command``
+    (DIR, TOOL and ARGS), ``tool``, ``args`` (``""`` without). MULTILINE: ``.match`` reads a line,
+    ``.search`` a text (no part crosses a newline: each line is read once)."""
+    return re.compile(rf"^[ \t]*(?:{_PROMPT_BEFORE}[ \t]*)?(?:sudo(?:[ \t]+-[\w-]+)*[ \t]+)?"
+                      rf"(?P<command>(?:[^\s/]*/)*(?P<tool>{tool})(?P<args>(?:[ \t].*)?))$", re.MULTILINE)
+
 
 def clean(text: str) -> str:
     """Escape codes removed, CR LF and lone CR (progress lines, Windows copies) made LF."""

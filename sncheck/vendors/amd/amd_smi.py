@@ -49,6 +49,7 @@ from sncheck.errors import ParseError
 from sncheck.vendors import after_end, jsonprefix, listing
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
 from sncheck.vendors.delivery import PS1 as _PS1
+from sncheck.vendors.delivery import command_line
 from sncheck.vendors.fragment import json_fragment
 
 _OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
@@ -189,17 +190,15 @@ _SECTIONS = {
                "-l": "PERF_LEVEL", "--perf-level": "PERF_LEVEL", "-x": "XGMI_ERR", "--xgmi-err": "XGMI_ERR",
                "-E": "ENERGY", "--energy": "ENERGY", "-T": "THROTTLE", "--throttle": "THROTTLE"},
 }
-# The prompt's own blanks only after a prompt: "^\s*(?:PROMPT)?\s*" split a run of blanks
-# between two \s* every way there is, on each line (10 KB of ' ': 2.85 s, 100 KB: 283 s).
-_COMMAND = re.compile(rf"^\s*(?:(?:{_PS1}|#|>)\s*)?(?:sudo\s+)?amd-smi\s+(\w+)\b(.*)$")
+_COMMAND = command_line(r"amd-smi[ \t]+(?P<sub>\w+)")
 
 
 def asked(text: str) -> tuple[str | None, list[str], list[int] | None]:
     """The ``amd-smi`` command line a capture shows: (subcommand, the sections its options ask
     for, the GPUs ``-g`` names), or (None, [], None) without one."""
     for line in text.splitlines():
-        if (m := _COMMAND.match(line)) and "|" not in m.group(2):  # "| grep -A3 umc": a fragment, by design
-            words = m.group(2).split()
+        if (m := _COMMAND.match(line)) and "|" not in m["args"]:  # "| grep -A3 umc": a fragment, by design
+            words = m["args"].split()
             sections, gpus, i = [], None, 0
             while i < len(words):
                 w = words[i]
@@ -210,11 +209,11 @@ def asked(text: str) -> tuple[str | None, list[str], list[int] | None]:
                         i += 1
                     continue
                 if re.fullmatch(r"-[A-Za-z]{2,}", w):  # combined short flags: -ab
-                    sections += [_SECTIONS.get(m.group(1), {}).get(f"-{c}", "") for c in w[1:]]
+                    sections += [_SECTIONS.get(m["sub"], {}).get(f"-{c}", "") for c in w[1:]]
                 else:
-                    sections.append(_SECTIONS.get(m.group(1), {}).get(w, ""))
+                    sections.append(_SECTIONS.get(m["sub"], {}).get(w, ""))
                 i += 1
-            return m.group(1), [x for x in sections if x], gpus
+            return m["sub"], [x for x in sections if x], gpus
     return None, [], None
 
 
@@ -296,15 +295,14 @@ def _process_row(body: str, columns: list[str], errors: list[str]) -> tuple[dict
     return {"gpu": gpu, **row}, gpu
 
 
-_MONITOR_COMMAND = re.compile(rf"^[ \t]*(?:(?:{_PS1}|#|>)[ \t]*)?(?:sudo[ \t]+)?\S*amd-smi[ \t]+(?:monitor|dmon)\b(.*)$",
-                              re.MULTILINE)
+_MONITOR_COMMAND = command_line(r"amd-smi[ \t]+(?:monitor|dmon)")
 
 
 def _asks_processes(text: str) -> bool:
     """Whether the pasted monitor command asks for the process table (amdsmi_parser.py: -q, --process;
     argparse's combined short flags too: '-pq')."""
     m = _MONITOR_COMMAND.search(text)
-    return m is not None and any(a == "--process" or re.fullmatch(r"-[a-z]*q[a-z]*", a) for a in m.group(1).split())
+    return m is not None and any(a == "--process" or re.fullmatch(r"-[a-z]*q[a-z]*", a) for a in m["args"].split())
 
 
 def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
@@ -406,7 +404,7 @@ _TABLE_FLAGS = {"-a": "ACCESS", "--access": "ACCESS", "-w": "WEIGHT", "--weight"
 _DEFAULT_TABLES = ("ACCESS", "WEIGHT", "HOPS", "LINK TYPE", "NUMA BW")
 _IOLINK_TABLES = ("CACHE COHERANCY", "ATOMICS", "DMA", "BI-DIRECTIONAL")
 # one line's blanks only: \s from each line start ran over every later blank line (quadratic)
-_TOPOLOGY_COMMAND = re.compile(rf"^[ \t]*(?:(?:{_PS1}|#|>)[ \t]*)(?:sudo[ \t]+)?\S*amd-smi[ \t]+topology\b(.*)$", re.MULTILINE)
+_TOPOLOGY_COMMAND = command_line(r"amd-smi[ \t]+topology")
 
 
 def _tables_missing(text: str, tables: dict[str, Any]) -> list[str]:
@@ -417,7 +415,7 @@ def _tables_missing(text: str, tables: dict[str, Any]) -> list[str]:
     m = _TOPOLOGY_COMMAND.search(text)
     if m is None:
         return []
-    args = m.group(1).split()
+    args = m["args"].split()
     # argparse's combined short flags: '-cndz' is -c -n -d -z
     flags = [f for a in args if a.startswith("-") and a not in ("-g", "--gpu")
              for f in ([f"-{c}" for c in a[1:]] if re.fullmatch(r"-[a-z]{2,}", a) else [a])]

@@ -23,6 +23,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import listing, parsers
+from sncheck.vendors.delivery import command_line
 from sncheck.vendors.grammar import Grammar
 
 _SCRIPT = "Ascend/mindcluster-deploy npu_collector/npu_info_collect.sh"
@@ -66,10 +67,9 @@ GRAMMAR = {"ascend-collected": Grammar(
 )}
 
 # The commands the collection scripts echo (the tools with a view, and the rest: kept, unread),
-# after the shell prompt a person's paste may carry ('$ ', '# ', '[root@node7 ~]# ', 'root@node7:~# ')
-_PROMPT = r"(?:\[[^\]\s]+@[^\]]+\][#$]\s*|[\w.-]+@[\w.-]+:\S*[#$]\s*|[#$]\s+)?"
-# (matched on the line before its first '|': the filter after it is split off, never matched)
-_COMMAND = re.compile(rf"^\s*{_PROMPT}((?:/\S+/)?(npu-smi|hccn_tool|upgrade-tool|lspci|pip3?|cat)(?:\s.*)?)$")
+# after the shell prompt a person's paste may carry ('$ ', '# ', '[root@node7 ~]# ', 'root@node7:~# ':
+# delivery.command_line), matched on the line before its first '|' (the filter is split off, never matched)
+_COMMAND = command_line("npu-smi|hccn_tool|upgrade-tool|lspci|pip3?|cat")
 # The filters the collection script itself pipes a command through: grep keeps the lines a
 # check reads, so the section is not held to its view's end. Any other pipe (a person's
 # '| grep -v', '| head') leaves an output that is not the view's whole: its errors stand.
@@ -139,8 +139,8 @@ def parse_collected(text: str) -> dict[str, Any]:
         if m:
             if sections:
                 _read(sections[-1], body)
-            dev = re.search(r"-i\s+(\d+)", m.group(1))
-            sections.append({"command": m.group(1).strip(), "view": None, "device": int(dev.group(1)) if dev else None,
+            dev = re.search(r"-i\s+(\d+)", m["command"])
+            sections.append({"command": m["command"].strip(), "view": None, "device": int(dev.group(1)) if dev else None,
                              "filter": " ".join(piped.split()) or None if bar else None, "parsed": None,
                              "error": None})
             body = []

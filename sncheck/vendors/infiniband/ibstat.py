@@ -32,7 +32,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import after_end
-from sncheck.vendors.delivery import PS1
+from sncheck.vendors.delivery import command_line
 from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {
@@ -76,7 +76,7 @@ GRAMMAR = {
 }
 
 # the command pasted with its output ('[root@h ~]# ibstat', '$ sudo /usr/sbin/ibstat mlx5_0')
-_COMMAND = re.compile(rf"^(?:(?:{PS1}|\S*[#$>])\s*)?(?:sudo\s+)?(?:(?:/[\w.-]+)*/)?ibstat(?:\s.*)?$")
+_COMMAND = command_line("ibstat")
 _CA_LINE = re.compile(r"^CA\s+'([^']+)'\s*$")
 _SHORT = re.compile(r"(?:^|[\s#$>/])ibstat\s(?:.*\s)?(?:-s|--short)(?:\s|$)")
 # 'ibstat CA PORT': ca_stat's "%s: '%s'" (node type, CA name), then that one port, unindented

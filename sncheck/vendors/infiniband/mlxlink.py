@@ -42,13 +42,13 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import jsonprefix
-from sncheck.vendors.delivery import PS1
+from sncheck.vendors.delivery import PS1, command_line
 
 TOOL = "mlxlink"
 _RECORD = re.compile(r"^(?P<key>\S(?:[^:]*\S)?)\s*: (?P<value>.*)$")
 _RULE = re.compile(r"^-{3,}$")
 _JSON_START = re.compile(r"^\{\s*$", re.MULTILINE)
-_COMMAND = re.compile(rf"^(?:(?:{PS1}|\S*[#$>])\s*)?(?:sudo\s+)?(?:\S*/)?mlxlink\b")  # a path too: /usr/bin/mlxlink
+_COMMAND = command_line("mlxlink")  # a path too: /usr/bin/mlxlink
 _PROMPT = re.compile(rf"^{PS1}$")  # a shell prompt a user pasted after the output ('user@host:~$')
 _COUNTERS = {"Link Down Counter": "link_down", "Link Error Recovery Counter": "link_error_recovery",
              "Effective Physical Errors": "effective_errors", "Effective Physical BER": "effective_ber",

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-from sncheck.vendors.delivery import PS1
+from sncheck.vendors.delivery import command_line
 
 # a pasted command line above the listing: 'nvidia-smi -q -i 0' (or '-a', '--query', '--id=0,1') prints
 # 'Attached GPUs : 8' and the sections of the GPUs -i names only (an index, bus id, UUID or serial; a comma list);
-# behind any prompt delivery.PS1 knows ('[root@h ~]#', '(base) user@h:~$') or a bare '#', '$', '>', 'host$'
-_COMMAND = re.compile(rf"^(?:(?:{PS1}|\S*[#$>])\s*)?(?:sudo\s+)?nvidia-smi(\s.*)$")
+# behind any prompt delivery.command_line knows ('[root@h ~]#', '(base) user@h:~$', '#', '$', 'host$', 'PS C:\>')
+_COMMAND = command_line(r"nvidia-smi(?:\.exe)?")
 _QUERY = re.compile(r"\s(?:-q|-a|--query)(?:\s|$)")
 _ID = re.compile(r"\s(?:-i|--id)(?:\s+|=)(\S+)")
 
@@ -28,6 +28,6 @@ def selected_gpus(text: str) -> int | None:
         body = line.strip()
         if body.startswith("==="):
             return None
-        if (c := _COMMAND.match(body)) and _QUERY.search(c.group(1)) and (m := _ID.search(c.group(1))):
+        if (c := _COMMAND.match(body)) and _QUERY.search(c["args"]) and (m := _ID.search(c["args"])):
             return len([i for i in m.group(1).split(",") if i])
     return None
