@@ -38,3 +38,23 @@ def test_every_view_reads_its_command_line_behind_the_same_prompts() -> None:
         d = parse_amd_smi_topology("\n".join([command, *body]) + "\n")
         assert any("NUMA BW" in e for e in d["errors"]), (command, d["errors"])
 
+
+def test_dcgmi_text_after_the_footer_names_its_line_as_the_file_numbers_it(tmp_path: Path) -> None:
+    """d4fdc24 moved dcgmi's 'line N follows the table's closing border' to after_end.not_read,
+    which dropped the line. Now the finding says where the unread text begins, as the file numbers
+    it: after the two '# source:' lines and a markdown fence (the body the view reads starts lower)."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    table = (REPO / "fixtures/real/dcgmi-diag/01_r2_dcgm3.3.3_p4de_8xA100_all_pass.txt").read_text()
+    head, _, body = table.partition("Successfully")
+    text = head + "```\nSuccessfully" + body + "\n\nall_reduce_perf: 1 GB/s\nsecond note\n```\n"
+    p = tmp_path / "diag.txt"
+    p.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(main, ["parse", "dcgmi-diag", str(p)])
+    assert r.exit_code == 1, r.output
+    at = text.splitlines().index("all_reduce_perf: 1 GB/s") + 1  # the file's numbering (1 for its first line)
+    assert f"sncheck: {p}: not read: 2 lines after the end (the first: 'all_reduce_perf: 1 GB/s', line {at}): " \
+        in r.output, r.output
+

@@ -47,14 +47,34 @@ def records_without_start(count: int, noun: str, end: str) -> str:
             "output, not read (split the log per task)")
 
 
-def not_read(lines: Sequence[str], tool: str) -> str | None:
+def not_read(lines: Sequence[str], tool: str, numbers: Sequence[int] | None = None) -> str | None:
     """The lines after the end that are not blank or a pasted prompt, counted, the first shown;
-    None where there are none."""
-    kept = [ln for ln in lines if ln.strip() and not PROMPT.match(ln)]
+    None where there are none. ``numbers``: each line's number in the text the view read (1 for
+    its first), so the finding says where the unread text begins (``, line K``; ``sncheck
+    parse`` renumbers it as the file numbers it: :func:`in_file`)."""
+    kept = [(at, ln) for at, ln in zip(numbers or [0] * len(lines), lines) if ln.strip() and not PROMPT.match(ln)]
     if not kept:
         return None
-    return (f"not read: {len(kept)} line{'s' if len(kept) != 1 else ''} after the end (the first: {_shown(kept[0])}): "
-            f"{tool} prints nothing there; another tool's output or a note appended, not this output")
+    where = f", line {kept[0][0]}" if numbers is not None else ""
+    return (f"not read: {len(kept)} line{'s' if len(kept) != 1 else ''} after the end (the first: "
+            f"{_shown(kept[0][1])}{where}): {tool} prints nothing there; another tool's output or a note appended, "
+            "not this output")
+
+
+# (greedy: the shown text may hold ', line 3): ' itself; the words after the number never do)
+_FROM_LINE = re.compile(r"^(not read: \d+ lines? after the end \(the first: .*, line )(\d+)(?=\): )")
+
+
+def in_file(error: str, first: int, origins: Sequence[int]) -> str:
+    """:func:`not_read`'s finding with its line numbered as the file numbers it: ``first``, the
+    output's first line in the file (after a ``# source:`` header), ``origins`` each read line's
+    line in the output (:func:`sncheck.vendors.delivery.unwrap_lines`: fences dropped, tasks
+    regrouped). Any other error comes back as it was."""
+    m = _FROM_LINE.match(error)
+    if m is None:
+        return error
+    at = int(m.group(2)) - 1
+    return f"{m.group(1)}{first + (origins[at] if at < len(origins) else at)}{error[m.end():]}"
 
 
 def job_log(stdout: str, stderr: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from sncheck.errors import ConfigError
 from sncheck.rows import BUSBW_FACTOR
-from sncheck.vendors import kernel_log, listing, nccl_inspector, nccl_ras, registry
+from sncheck.vendors import after_end, kernel_log, listing, nccl_inspector, nccl_ras, registry
 from sncheck.vendors.base import View
 from sncheck.vendors.delivery import unwrap_lines
 from sncheck.vendors.infiniband import counters, ethtool, ibnetdiscover, ibstat, mlxlink, perftest, ports
@@ -151,6 +151,8 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
         found += listing.left_out(tool, body, first, origins)
         found += check_listing(tool, data, expect)
+        if data.get("errors"):  # a line the view names in what it read, named as the file numbers it
+            data["errors"] = [after_end.in_file(e, first, origins) if isinstance(e, str) else e for e in data["errors"]]
         if found:
             errors = data.setdefault("errors", [])
             errors.extend(e for e in found if e not in errors)

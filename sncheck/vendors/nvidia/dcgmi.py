@@ -145,11 +145,12 @@ def _parse_table(text: str) -> dict[str, Any]:
         # the table kept as a code comment ('  # | PCIe ... | Pass - All |': a package's example output):
         # no line of dcgmi's own starts with '#', so the comment marker every line carries is not the tool's
         lines = [re.sub(r"^#\s?", "", ln) for ln in lines]
-    closed, after = False, []  # the footer border read; the lines of something else after it
-    for line in lines:
+    closed = False  # the footer border read
+    after: list[tuple[int, str]] = []  # the lines of something else after it, with their numbers
+    for at, line in enumerate(lines, 1):
         if closed and line and not (line[0] in "|+" or _TOOL_ERROR.search(line) or
                                     listing.is_elision(line) or _BANNER.match(line)):
-            after.append(line)  # dcgmi prints nothing after its footer: another tool's output appended
+            after.append((at, line))  # dcgmi prints nothing after its footer: another tool's output appended
         if m := _CATEGORY.match(line):
             category, is_open = m.group(1).strip(), True
         elif line.startswith("|"):
@@ -182,7 +183,7 @@ def _parse_table(text: str) -> dict[str, Any]:
         )
     if any(tables) and is_open:
         result["errors"].append("the table has no closing border: output cut short")
-    if said := after_end.not_read(after, "dcgmi diag"):
+    if said := after_end.not_read([ln for _, ln in after], "dcgmi diag", [at for at, _ in after]):
         result["errors"].append(said)
     return _finish(result)
 
