@@ -58,3 +58,47 @@ def test_dcgmi_text_after_the_footer_names_its_line_as_the_file_numbers_it(tmp_p
     assert f"sncheck: {p}: not read: 2 lines after the end (the first: 'all_reduce_perf: 1 GB/s', line {at}): " \
         in r.output, r.output
 
+
+# One AER report in each form aer.c has printed: 6.x (dev_fmt's 'AER: ', 'Correctable ... message received
+# from'), 4.x-5.x ('error received: BDF', the header without 'AER: '), 3.x ('id=00e0', 'id=00e0(AGENT)')
+_AER_REPORTS = {
+    "6.x": ["[   12.000001] pcieport 0000:00:1c.5: AER: Correctable error message received from 0000:3b:00.0",
+            "[   12.000002] nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=Correctable, type=Physical Layer, (Receiver ID)",
+            "[   12.000003] nvidia 0000:3b:00.0: AER:   device [10de:2330] error status/mask=00000001/0000e000",
+            "[   12.000004] nvidia 0000:3b:00.0: AER:    [ 0] RxErr                  (First)"],
+    "4.x": ["[    5.100000] pcieport 0000:00:03.0: AER: Corrected error received: 0000:05:00.0",
+            "[    5.200000] pcieport 0000:05:00.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Transmitter ID)",
+            "[    5.300000] pcieport 0000:05:00.0:   device [10de:1af1] error status/mask=00001000/00002000",
+            "[    5.400000] pcieport 0000:05:00.0:    [12] Timeout               "],
+    "3.x": ["[    7.100000] pcieport 0000:00:1c.0: AER: Corrected error received: id=00e0",
+            "[    7.200000] pcieport 0000:00:1c.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=00e0(Receiver ID)",
+            "[    7.300000] pcieport 0000:00:1c.0:   device [8086:a110] error status/mask=00000001/00002000",
+            "[    7.400000] pcieport 0000:00:1c.0:    [ 0] Receiver Error         (First)"],
+}
+# aer.c's pci_print_aer (a firmware-first report) before them: its last line ends in 'ID', as a header
+# cut before its ')' does, so the generic mid-line test (a last word that ends another line is whole) passed it
+_FIRMWARE_FIRST = ["[    8.000001] pcieport 0000:00:1c.5: AER: aer_status: 0x00000001, aer_mask: 0x00002000",
+                   "[    8.000002] pcieport 0000:00:1c.5: AER:    [ 0] RxErr                 ",
+                   "[    8.000003] pcieport 0000:00:1c.5: AER: aer_layer=Physical Layer, aer_agent=Receiver ID"]
+
+
+def test_an_aer_header_cut_at_any_character_is_a_cut() -> None:
+    """kernel_aer.cut_short took a header line as whole once it had a type ('...type=Phys' passed):
+    now each header line (received, 'PCIe Bus Error', 'device [...] error status/mask') cut at any
+    character is a cut, by aer.c's format (the view's own error, whatever the log's other lines end
+    in); from its device prefix on where the line before left the report open, from 'AER' on the
+    received line (nothing before it says a report begins). The same lines whole are not cut."""
+    from sncheck.vendors.kernel_log import parse_kernel_log
+    from sncheck.vendors.parsers import failures, parse_text
+
+    for form, report in _AER_REPORTS.items():
+        for i in range(3):
+            first = report[i].index("AER") + 1 if i == 0 else 1
+            for k in range(first, len(report[i])):
+                text = "\n".join([*report, *report[:i], report[i][:k]])
+                assert any("mid-line" in e for e in parse_kernel_log(text)["errors"]), (form, report[i][:k])
+            assert not parse_kernel_log("\n".join([*report, *report[: i + 1]]))["errors"], (form, i)
+        cut = report[1][: report[1].rindex(")")]  # '... (Receiver ID': through `sncheck parse`, exit 1
+        got = parse_text("kernel-log", "\n".join([*_FIRMWARE_FIRST, *report, report[0], cut]))
+        assert any("cut short" in f for f in failures(got)), (form, failures(got))
+

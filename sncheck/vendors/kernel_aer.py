@@ -74,12 +74,92 @@ _UNCORRECTABLE = {0: "Undefined", 4: "DLP", 5: "SDES", 12: "TLP", 13: "FCP", 14:
                   31: "TLPXlatBlocked"}
 
 
-def cut_short(line: str) -> bool:
-    """Whether ``line``, a log's last and without its newline, is a header cut before its type:
-    aer.c prints ``PCIe Bus Error`` only as the head of ``PCIe Bus Error: severity=SEV,
-    type=LAYER, ...`` (``aer_print_error``), so the phrase alone, or with its severity only, is cut
-    (the word ``Error`` ends a whole bit line too: ``[ 0] Receiver Error``)."""
-    return "PCIe Bus Error" in line and not _DETAIL.search(line)
+# A header line whole (aer.c: aer_print_port_info / aer_isr_one_error's 'received' line, aer_print_error's
+# 'PCIe Bus Error' and 'device [...] error status/mask' lines, __print_tlp_header), read after the device
+# prefix and its 'AER: ' (dev_fmt, 4.20 on): each field ends where the kernel's format says
+_SEV = r"(?:Uncorrected|Uncorrectable) \((?:Fatal|Non-Fatal)\)|Corrected|Correctable|Uncorrected|Uncorrectable"
+_HEADER_WHOLE = re.compile(rf"PCIe Bus Error: (?:severity=)?(?:{_SEV}),\s*type=(?:Physical Layer|Data Link Layer|"
+                           r"Transaction Layer|Inaccessible|Unaccessible),\s*(?:id=[0-9a-fA-F]{4})?"
+                           r"\((?:Receiver|Requester|Completer|Transmitter|Unregistered Agent) ID\)\s*$")
+_WHOLE = {
+    "PCIe Bus Error": _HEADER_WHOLE,
+    "device [": re.compile(r"device \[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\] error status/mask=[0-9a-fA-F]{8}/[0-9a-fA-F]{8}$"),
+    "TLP Header": re.compile(r"TLP Header(?: \(Flit\))?: [0-9a-fA-F]{8}(?: [0-9a-fA-F]{8}){3}(?:\s.*)?$"),
+}
+_RECEIVED_WHOLE = re.compile(rf"(?:Multiple )?(?:{_SEV}) error (?:message )?received(?::| from) (?:id=[0-9a-fA-F]{{4}}|"
+                             r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: \(no details found\))?$")
+_RECEIVED_HEAD = re.compile(rf"(?:Multiple )?(?:{_SEV}) error")
+# what each header line begins with, for a cut before its first field ('AER: Corrected err', 'PCIe Bus Er')
+_HEADS = ("PCIe Bus Error: ", "device [", "TLP Header: ", "AER: PCIe Bus Error: ", "AER: device [", "AER: TLP Header: ",
+          *(f"AER: {many}{sev} error {how}" for many in ("", "Multiple ")
+            for sev in ("Corrected", "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", "Correctable",
+                        "Uncorrectable (Non-Fatal)", "Uncorrectable (Fatal)")
+            for how in ("received: ", "message received from ")))
+
+
+# the names a bit line may print: aer.c's tables before 4.17 (long) and after (short, _CORRECTABLE and
+# _UNCORRECTABLE), and a bit neither names
+_LONG_NAMES = ("Receiver Error", "Bad TLP", "Bad DLLP", "RELAY_NUM Rollover", "Replay Timer Timeout",
+               "Advisory Non-Fatal", "Corrected Internal Error", "Header Log Overflow", "Undefined",
+               "Data Link Protocol", "Surprise Down Error", "Poisoned TLP", "Flow Control Protocol",
+               "Completion Timeout", "Completer Abort", "Unexpected Completion", "Receiver Overflow",
+               "Malformed TLP", "ECRC", "Unsupported Request", "ACS Violation", "Uncorrectable Internal Error",
+               "MC Blocked TLP", "AtomicOp Egress Blocked", "TLP Prefix Blocked Error", "Unknown Error Bit")
+_BIT_LINE = re.compile(r"\[\s*\d{1,2}\] (?P<name>[^\[(]*?)\s*(?:\(First\))?\s*$")
+
+
+def _whole(line: str) -> bool | None:
+    """Whether ``line`` is a whole AER line by aer.c's formats; None for a line no format starts."""
+    if "PCIe Bus Error" in line:  # its device prefix may be cut off, or any text before it
+        return bool(_HEADER_WHOLE.search(line))
+    m = _PREFIX.search(line)
+    tail = (line[m.end():] if m else line).strip()
+    aer = tail.startswith("AER: ")
+    body = tail[5:].strip() if aer else tail
+    for head, whole in _WHOLE.items():
+        if body.startswith(head):
+            return bool(whole.match(body))
+    if aer and _RECEIVED_HEAD.match(body):
+        return bool(_RECEIVED_WHOLE.match(body))
+    if b := _BIT_LINE.match(body):
+        return b["name"] in _LONG_NAMES or b["name"] in _CORRECTABLE.values() or b["name"] in _UNCORRECTABLE.values()
+    return None
+
+
+def cut_short(line: str, report_open: bool = False) -> bool:
+    """Whether ``line``, a log's last and without its newline, is an AER report's line cut before
+    its end (the module's grammar; ``tests/test_parse_leftovers_s44.py`` cuts each header line at
+    every character). Each line ends where aer.c's format ends it: the ``(AGENT)`` of ``PCIe Bus
+    Error: severity=SEV, type=LAYER, (AGENT)``, the 8-digit mask of ``device [VVVV:DDDD] error
+    status/mask=S/M``, the reporter's address of ``AER: SEV error received: dddd:bb:dd.f``, the
+    fourth dword of ``TLP Header:``, a bit's whole name (``[ 0] RxErr``, `` (First)``); a line
+    holding only the start of one after a device prefix (``AER: Corrected err``, ``PCIe Bus Er``)
+    is cut too. ``report_open``: the line before was a report's and the report is not yet whole
+    (:func:`unfinished`): a cut line there that is no whole AER line, its device prefix too, is
+    the report's, cut."""
+    if (whole := _whole(line)) is not None:
+        return not whole
+    if report_open and line.strip():
+        return True
+    m = _PREFIX.search(line)
+    tail = (line[m.end():] if m else line).strip()
+    return m is not None and bool(tail) and any(h.startswith(tail) for h in _HEADS)
+
+
+def unfinished(e: dict[str, Any] | None) -> bool:
+    """Whether the AER report ``e`` has lines still to come by aer.c's order: a ``received`` line
+    (the ``PCIe Bus Error`` header follows), a header with no status line (all but the
+    ``Inaccessible`` form print one), a status with fewer bit lines than ``status & ~mask`` has
+    bits (``__aer_print_error``: one line per bit)."""
+    if e is None or e.get("source") != "aer":
+        return False
+    if e.get("received"):
+        return True
+    if e.get("type") in ("Inaccessible", "Unaccessible"):
+        return False
+    if not e.get("status"):
+        return True
+    return len(e.get("bits") or []) < bin(int(e["status"], 16) & ~int(e.get("mask") or "0", 16)).count("1")
 
 
 def finish(events: list[dict[str, Any]]) -> None:

@@ -209,10 +209,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     ended = False
     boots = 0                   # the uptime resets the log shows (a paste across reboots)
     last_up: float | None = None
+    report_open = open_before = False  # the line before was an AER report's, its report not yet whole
     for raw in _records(text):
         line = raw.strip()
         if not line:
             continue
+        open_before, report_open = report_open, False
         if line == END_MARKER:
             ended = True
             continue
@@ -277,6 +279,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                     # the message's receiver, printed on the line before (aer_print_port_info)
                     e.update(reported_by=received[-1]["reported_by"], multiple=received[-1]["multiple"])
                 last = e
+            report_open = kernel_aer.unfinished(last)
             continue
         elif (e := kernel_ras.event(body, last_amd, resets)) is not None:
             e.update(bus_id=bus_id(e["bus_id"]), time=when, text=body[:300], boot_seq=boots)  # dddd:bb:dd
@@ -289,7 +292,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             errors.append(f"the kernel log cannot be read: {body[:200]}")
     kernel_ghes.finish(events)
     kernel_aer.finish(events)
-    if text and not text.endswith("\n") and kernel_aer.cut_short(tail := text.rsplit("\n", 1)[-1]):
+    if text and not text.endswith("\n") and kernel_aer.cut_short(tail := text.rsplit("\n", 1)[-1], open_before):
         errors.append(listing.mid_line(tail))
     if not any(e["source"] == "aer" for e in events):
         events += received  # an older kernel: the 'error received' lines are all there is
