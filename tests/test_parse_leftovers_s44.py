@@ -102,3 +102,51 @@ def test_an_aer_header_cut_at_any_character_is_a_cut() -> None:
         got = parse_text("kernel-log", "\n".join([*_FIRMWARE_FIRST, *report, report[0], cut]))
         assert any("cut short" in f for f in failures(got)), (form, failures(got))
 
+
+def _dcgm4_json(*warnings: dict[str, object]) -> str:
+    """A DCGM 4.x ``dcgmi diag -j`` document as Diag.cpp's HelperJsonBuildOutput writes it: the
+    Software test's GPU 0 entry and test_summary at "Fail" (HelperDisplayDiagResult without
+    DDR_DISPLAY_WARN writes a Warn so) with ``warnings``, GPU 1 and the memory test at Pass."""
+    import json
+
+    gpu = {"entity_group": "GPU", "entity_group_id": 1}
+    return json.dumps({"DCGM Diagnostic": {"test_categories": [
+        {"category": "Deployment", "tests": [{"name": "software", "results": [
+            {**gpu, "entity_id": 0, "status": "Fail", "warnings": list(warnings)}, {**gpu, "entity_id": 1, "status": "Pass"}],
+            "test_summary": {"status": "Fail", "warnings": list(warnings)}}]},
+        {"category": "Hardware", "tests": [{"name": "memory", "results": [
+            {**gpu, "entity_id": g, "status": "Pass"} for g in (0, 1)], "test_summary": {"status": "Pass"}}]}]},
+        "metadata": {"version": "4.2.3"}}, indent=4) + "\n"
+
+
+def test_dcgmi_json_of_4x_reads_the_software_test_s_warn_as_the_table_does() -> None:
+    """DCGM 4.x's -j writes a Warn as 'Fail' (Diag.cpp HelperJsonAddResult, 4.0.0 to 4.6.0), so a
+    Software test warned for persistence mode read as a hardware Fail where the table of the same run
+    reads 'software at Warn', a warning. Its messages' error_ids say the Warn (Software.cpp sets Warn,
+    never Fail, for them): the same finding as the table's. NVML's library missing (error 22 for
+    libnvidia-ml) or a Fail's message beside a Warn's stays a Fail."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    msg = 'Persistence mode for GPU 0 is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.'
+    persistence = {"warning": msg, "error_id": 29, "error_category": 5, "error_severity": 1}
+    border = "+---------------------------+------------------------------------------------+"
+    table = "\n".join(["Successfully ran diagnostic for group.", border, f"| {'Diagnostic':<25} | {'Result':<46} |",
+                       "+===========================+" + "=" * 48 + "+",
+                       "|-----  Deployment  --------+------------------------------------------------|",
+                       f"| {'software':<25} | {'Warn':<46} |",
+                       *[f"| {'Warning' if i == 0 else '':<25} | {msg[i:i + 45]:<46} |" for i in range(0, len(msg), 45)],
+                       f"| {'':<25} | {'GPU0: Fail':<46} |", f"| {'':<25} | {'GPU1: Pass':<46} |",
+                       "+-----  Hardware  ----------+------------------------------------------------+",
+                       f"| {'memory':<25} | {'Pass':<46} |", f"| {'':<25} | {'GPU0: Pass':<46} |",
+                       f"| {'':<25} | {'GPU1: Pass':<46} |", border]) + "\n"
+    as_table, as_json = parse_text("dcgmi-diag", table), parse_text("dcgmi-diag", _dcgm4_json(persistence))
+    assert as_json["result"] == as_table["result"] == "Warn"
+    assert as_json["tests"][0]["result"] == "Warn" and as_json["gpus"] == as_table["gpus"]
+    assert failures(as_json) == failures(as_table) == [f"dcgmi diag: Warn: software at Warn ({msg})"]
+    nvml = {"warning": "Cannot open library libnvidia-ml.so.1: 'not found'", "error_id": 22}
+    cuda = {"warning": "Cannot open library libcudart.so.12: 'not found'", "error_id": 22}
+    pending = {"warning": "GPU 0 has pending page retirements", "error_id": 34}
+    assert parse_text("dcgmi-diag", _dcgm4_json(cuda))["result"] == "Warn"
+    for said in ((nvml,), (persistence, pending), ({"warning": msg},)):
+        assert parse_text("dcgmi-diag", _dcgm4_json(*said))["result"] == "Fail", said
+

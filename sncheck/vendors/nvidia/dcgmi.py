@@ -71,7 +71,10 @@ GRAMMAR = {"dcgmi-diag": Grammar(
               "Warning rows, never a pass and never a hardware fault. Only the table prints the word: the test's row "
               "(3.x 'Warn - All' / 'Warn - GPUs: 1', 4.x 'Warn'); 4.x's per-GPU rows and -j's statuses (3.x and "
               "4.x HelperDisplayDiagResult) print a Warn as 'Fail', so a GPU row 'Fail' under a test row 'Warn' is "
-              "that GPU's Warn, and -j cannot tell a Warn from a Fail (a -j 'Warn' is read as the table's); "
+              "that GPU's Warn; -j's 'Fail' is a Warn where the test is 4.x's Software test and every message's "
+              "error_id is one Software.cpp raises only with a Warn (persistence mode, graphics processes, CUDA "
+              "environment or libraries, device count, SRAM threshold: _WARN_CODES), else the document cannot tell "
+              "(a -j 'Warn' is read as the table's); "
               "Warning rows outside a test make the result Warn; 'Error: ...' lines, NVVS's MIG refusals "
               "('GPU N's MIG configuration is incompatible with the diagnostic ...', 'Cannot run diagnostic: ...': "
               "NvidiaValidationSuite.cpp BuildCommonGpusList) and Error rows "
@@ -377,7 +380,35 @@ def _json_test(doc: dict[str, Any], category: Any) -> dict[str, Any]:
     )
     if status in _SEVERITY:
         test["result"] = _worst(test["result"], status)
+    if test["result"] == "Fail" and _warn_written_as_fail(doc):
+        test["result"] = "Warn"
+        test["gpus"] = [{**g, "result": "Warn" if g["result"] == "Fail" else g["result"]} for g in test["gpus"]]
     return test
+
+
+# -j writes a Warn as "Fail" (Diag.cpp HelperJsonAddResult: HelperDisplayDiagResult without
+# DDR_DISPLAY_WARN, DCGM 4.0.0 to 4.6.0; 3.3.9's has no Warn at all), yet 4.x gives each message its
+# error_id (dcgm_errors.h). The Software test sets Warn, never Fail, for these (nvvs/src/Software.cpp
+# 4.0.0 to 4.6.0, SetResult(..., NVVS_RESULT_WARN) after each): 20 DEVICE_COUNT_MISMATCH, 25
+# GRAPHICS_PROCESSES, 28 BAD_CUDA_ENV, 29 PERSISTENCE_MODE, 118 SRAM_THRESHOLD, and 22 CANNOT_OPEN_LIB for
+# the CUDA libraries (checkLibraries' CHECK_CUDA, CHECK_CUDATK; NVML's own, libnvidia-ml, is a Fail)
+_WARN_CODES = frozenset({20, 25, 28, 29, 118})
+_CANNOT_OPEN_LIB = 22
+
+
+def _warn_written_as_fail(doc: dict[str, Any]) -> bool:
+    """Whether a -j test at "Fail" is the table's Warn: the Software test ("software"), every message
+    of it one the source raises only with a Warn. A message without an error_id (3.x), or any other
+    one, leaves it a Fail: the document cannot tell."""
+    if str(doc.get("name", "")).lower() != "software":
+        return False
+    summary = doc.get("test_summary")
+    entries = [e for e in [*_list(doc.get("results")), summary] if isinstance(e, dict)]
+    said = [w for e in entries for w in _list(e.get("warnings"))]
+    return bool(said) and all(
+        isinstance(w, dict) and (w.get("error_id") in _WARN_CODES
+                                 or (w.get("error_id") == _CANNOT_OPEN_LIB and "libnvidia-ml" not in str(w.get("warning"))))
+        for w in said)
 
 
 def _json_gpu_ids(entry: dict[str, Any]) -> list[int]:
