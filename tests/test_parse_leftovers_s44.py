@@ -150,3 +150,46 @@ def test_dcgmi_json_of_4x_reads_the_software_test_s_warn_as_the_table_does() -> 
     for said in ((nvml,), (persistence, pending), ({"warning": msg},)):
         assert parse_text("dcgmi-diag", _dcgm4_json(*said))["result"] == "Fail", said
 
+
+def _monitor_watch(rounds: int, gpus: int = 2, processes: bool = False, last_gpus: int | None = None) -> str:
+    """``amd-smi monitor -ptu [-q] -w 1`` on stdout as amdsmi_cli prints it (rocm-6.2.0: handle_watch's
+    Ctrl-C line, each round's header with TIMESTAMP first, the rows right-justified by
+    _convert_json_to_tabular, -q's PROCESS INFO table with a GPU's N/A row where it runs no process,
+    print("\\n")); ``last_gpus`` rows in the last round."""
+    head = "TIMESTAMP".rjust(10) + "  " + "GPU" + "POWER".rjust(7) + "GPU_TEMP".rjust(10) + "MEM_TEMP".rjust(10) + \
+        "GFX_UTIL".rjust(10) + "GFX_CLOCK".rjust(11)
+    proc = "TIMESTAMP".rjust(10) + "  " + "GPU".rjust(3) + "NAME".rjust(22) + "PID".rjust(9) + "GTT_MEM".rjust(10) + \
+        "CPU_MEM".rjust(10) + "VRAM_MEM".rjust(10) + "MEM_USAGE".rjust(11) + "GFX".rjust(8) + "ENC".rjust(8)
+    out = ["$ amd-smi monitor -ptu" + (" -q" if processes else "") + " -w 1", "'CTRL' + 'C' to stop watching output:"]
+    for r in range(rounds):
+        ts = str(1733468400 + r)
+        shown = range(last_gpus if r == rounds - 1 and last_gpus is not None else gpus)
+        out += [head, *(ts.rjust(10) + "  " + str(g).rjust(3) + f"{170 + r} W".rjust(7) + "32 °C".rjust(10) +
+                        "33 °C".rjust(10) + f"{r} %".rjust(10) + "114 MHz".rjust(11) for g in shown)]
+        if processes:
+            out += ["", "PROCESS INFO:", proc,
+                    *(ts.rjust(10) + "  " + str(g).rjust(3) + "  " + "N/A".rjust(20) + "N/A".rjust(9) +
+                      "".join("N/A".rjust(w) for w in (10, 10, 10, 11, 8, 8)) for g in shown)]  # no process
+        out += ["", "", ""]
+    return "\n".join(out) + "\n"
+
+
+def test_amd_smi_monitor_watch_reads_every_round_and_keeps_the_last() -> None:
+    """amd-smi monitor -w N prints a round every N seconds, each with its TIMESTAMP header (handle_watch):
+    the view appended every round's rows (two GPUs over three rounds read as six), and under -q read the
+    second round's header as a line of the process table (not read, exit 1). Each round is read; the
+    last one's values are the view's, ``rounds`` counts them; a last round cut short (a GPU's row or
+    the process table the first round has missing) is cut."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    for processes in (False, True):
+        got = parse_text("amd-smi-monitor", _monitor_watch(3, processes=processes))
+        assert not failures(got), (processes, failures(got))
+        assert got["rounds"] == 3 and [(g["gpu"], g["TIMESTAMP"], g["POWER"]) for g in got["gpus"]] == \
+            [(0, "1733468402", "172 W"), (1, "1733468402", "172 W")], processes
+        assert len(got.get("processes") or []) == (2 if processes else 0)
+        cut = parse_text("amd-smi-monitor", _monitor_watch(3, processes=processes, last_gpus=1))
+        assert "round 3 has no row for GPU 1 of round 1: cut short" in failures(cut), failures(cut)
+    one = parse_text("amd-smi-monitor", _monitor_watch(1))
+    assert "rounds" not in one and len(one["gpus"]) == 2 and not failures(one)
+

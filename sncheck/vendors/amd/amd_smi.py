@@ -47,6 +47,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import after_end, jsonprefix, listing
+from sncheck.vendors.amd import amd_smi_watch
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
 from sncheck.vendors.delivery import PS1 as _PS1
 from sncheck.vendors.delivery import command_line
@@ -306,6 +307,8 @@ def _asks_processes(text: str) -> bool:
 
 
 def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
+    if (watched := amd_smi_watch.rounds(text)) is not None:  # -w N: a round every N seconds, the last wins
+        return amd_smi_watch.read(watched, parse_amd_smi_monitor)
     errors: list[str] = []
     columns: list[str] = []
     gpus: list[dict[str, Any]] = []

@@ -108,12 +108,14 @@ GRAMMAR = {
             "6.2.0 example)",
         ),
         lines=("an optional command line, the header, one row per GPU (logical GPUs of a partitioned device too); "
-               "with -q the PROCESS INFO table"),
+               "with -q the PROCESS INFO table; under -w N each round again, TIMESTAMP first (sncheck.vendors.amd."
+               "amd_smi_watch: handle_watch, rocm-6.1.0 on): every round read, the last one's values kept"),
         end=("none: no end line, no count; a row must have a cell per column (a cut row has fewer), and the "
              "judge's expectation (--expect, the inventory's cards) counts the rows"),
         failures=("a row with another number of cells than columns, a GPU without its PROCESS INFO row (-q), "
                   "'ERROR'/'failed to' lines (errors); " + _FAILED),
-        values="columns, gpus[{gpu, <COLUMN>: 'value unit'}], processes[{gpu, NAME, PID, <COLUMN>: ...}] (-q), errors",
+        values="columns, gpus[{gpu, <COLUMN>: 'value unit'}], processes[{gpu, NAME, PID, <COLUMN>: ...}] (-q), "
+               "rounds (-w: how many; gpus and processes are the last round's), errors",
     ),
     "amd-smi-topology": Grammar(
         tool="amd-smi topology [-a -w -o -t -b]",
