@@ -193,3 +193,22 @@ def test_amd_smi_monitor_watch_reads_every_round_and_keeps_the_last() -> None:
     one = parse_text("amd-smi-monitor", _monitor_watch(1))
     assert "rounds" not in one and len(one["gpus"]) == 2 and not failures(one)
 
+
+def test_npu_smi_chip_memory_form_is_npu_smi_s() -> None:
+    """_FORM_KEYS came from the grammar text: a chip's -t memory -c form (no NPU ID line; npucli's
+    print_ddr_info then print_hbm_info, whose 'HBM Manufacturer ID' carries no unit) was refused as
+    not npu-smi's output (awesome-ascend-skills issue 78's capture). Every real capture of a form reads;
+    a foreign 'Key : Value' text is still refused."""
+    import pytest
+
+    from sncheck.errors import ParseError
+    from sncheck.vendors.parsers import parse_text
+
+    capture = next((REPO / "fixtures/real/ascend").glob("19_*"))
+    assert parse_text("npu-smi-hbm", capture.read_text(encoding="utf-8")) == \
+        {"tool": "npu-smi-hbm", "hbm_capacity_MB": 65536, "errors": []}
+    for name in ("07", "08", "16", "18a", "18b"):
+        got = parse_text("npu-smi-fields", next((REPO / "fixtures/real/ascend").glob(f"{name}_*")).read_text())
+        assert got["fields"] and not got["errors"], name
+    with pytest.raises(ParseError, match="not npu-smi's output"):
+        parse_text("npu-smi-fields", "    Product Name                          : NVIDIA A100\n    Power Draw   : 69.03 W\n")

@@ -33,7 +33,7 @@ VIEW = {
     "ascend/09": "hccl-test", "ascend/10": "npu-smi", "ascend/11": "ascend-collected",
     "ascend/12": "ascend-collected", "ascend/13": "ascend-collected", "ascend/14": "asys", "ascend/15": "asys",
     "ascend/16": "npu-smi-spod", "ascend/17": "ascend-dmi", "ascend/18a": "npu-smi-hbm",
-    "ascend/18b": "npu-smi-health",
+    "ascend/18b": "npu-smi-health", "ascend/19": "npu-smi-hbm",
     "perftest/01": "ib-write-bw", "perftest/02": "ib-write-bw", "perftest/03": "ib-write-bw",
     "perftest/04": "ib-write-lat",
     "nvbandwidth/01": "nvbandwidth", "nvbandwidth/02": "nvbandwidth", "nvbandwidth/03": "nvbandwidth",

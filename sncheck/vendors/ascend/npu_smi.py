@@ -263,10 +263,17 @@ def _opt_int(v: str | None) -> int | None:
 # npucli's key line, printf("\t%-30s : %s"): a key of words (letters, digits, blanks, '()%/.-_'),
 # a blank, the colon, a blank and the value; a line of another shape is not npu-smi's
 _FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()%/._-]{0,59}?)\s+:(?:\s+(.{1,256}?))?\s*$")
-# the keys that open or close each form npucli prints (npu_smi_grammar: the NPU form, -l, -t
-# board, -t common, health, spod-info): output with none of them is not npu-smi's ('k : v' of another tool)
+# the keys that open or close each form npucli prints: output with none of them is not npu-smi's ('k :
+# v' of another tool). Read from npucli (hicann/driver 999c25d src/custom/dev_prod/user/npucli/src:
+# npu_info_print.c, npu_card_info.c) and checked on every real capture (fixtures/real/ascend 07, 08, 12, 13,
+# 16, 18a, 18b, 19): 'NPU ID' and 'Chip Count' open the NPU form and close each -l record after 'Total Count'
+# / 'Card Count' (npu_info_print.c 731-756), 'Chip ID' each chip block (npu_card_info.c 610-616), 'Chip
+# Name' the mcu block (capture 08), 'Health Status' / 950's 'Health' the health form (12, 18b), 'SDID' and
+# 'Super Pod Size' spod-info (16); a chip's -t memory -c form has no NPU ID: print_ddr_info opens it with
+# 'DDR Capacity(MB)' and print_hbm_info closes it with 'HBM Manufacturer ID' on 910B / A3 / 950, a key
+# without a unit (capture 19, awesome-ascend-skills issue 78, was refused as not npu-smi's)
 _FORM_KEYS = frozenset({"NPU ID", "Chip ID", "Chip Count", "Total Count", "Card Count", "Health Status", "Health",
-                        "SDID", "Super Pod Size", "Chip Name"})
+                        "SDID", "Super Pod Size", "Chip Name", "DDR Capacity(MB)", "HBM Manufacturer ID"})
 # a -c form's reading of one chip (-t power -i N -c C: 'NPU Real-time Power(W) : 68.8'; -t temp, -t
 # usages -c): no form key, a line or two whose keys each end in their unit, as npucli names them
 _UNIT_KEY = re.compile(r"\s?\((?:W|C|%|MB|GB|KB|MHz|GHz|V|mV|A|RPM|MB/s|GB/s)\)$")

@@ -177,7 +177,9 @@ GRAMMAR["npu-smi-fields"] = Grammar(
          "forms (a line or two of one chip) state no end"),
     failures=("text with no line of npucli's key shape ('Key : Value': a key of words, a blank before the colon, "
               "a value under 257 characters) or with none of the keys that open or close a form (NPU ID, Chip ID, "
-              "Chip Count, Total Count, Card Count, Health Status, Health, SDID, Super Pod Size, Chip Name) and not "
+              "Chip Count, Total Count, Card Count, Health Status, Health, SDID, Super Pod Size, Chip Name, and a chip's "
+              "-t memory -c form's DDR Capacity(MB) and HBM Manufacturer ID: npucli npu_info_print.c print_ddr_info, "
+              "print_hbm_info, hicann/driver 999c25d; each checked on a real capture, npu_smi._FORM_KEYS) and not "
               "a one-chip -c reading (every key ending in its unit: 'NPU Real-time Power(W)'): a "
               "parse error, not npu-smi's output; "
               "'Failed to query chip count.', 'Failed to query npu chip: C info.', 'Failed to query mcu chip: C "
