@@ -59,7 +59,7 @@ from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, swit
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    no_longer, retest_tag, through_known, too_few_partners
+    beneath_known, no_longer, retest_tag, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -427,7 +427,7 @@ class Window:
         pair and are findings of their own (``seen``, retestbar.explained)."""
         if self.f.entity_kind == "link" and g.entity_kind in ("link", "card"):
             return g.entity_kind == "link" and set(split_link(g.entity)) == self.scope
-        return bool(self._cards(g) & self.scope)
+        return bool((c := self._cards(g)) & self.scope) and not beneath_known(self.f, g, c, _dctx(self.ctx, self.f))
 
     def _evaluate(self, rules: list[Rule], rows: pd.DataFrame, dctx: DetectContext) -> list[Finding]:
         """The rules over the retest's rows, pair rows one tier at a time: a retest holds a

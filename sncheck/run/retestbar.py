@@ -195,3 +195,13 @@ def through_known(cards: Set[str], rows: pd.DataFrame, dctx: DetectContext, rule
     src, dst = p["src"].astype(str), p["dst"].astype(str)
     theirs = (src.isin(cards) | dst.isin(cards)).to_numpy()
     return bool(theirs.any()) and bool(dctx.explained_pairs(src[theirs], dst[theirs]).all())
+
+
+def beneath_known(subject: Finding, g: Finding, cards: Set[str], dctx: DetectContext) -> bool:
+    """Whether a switch suspect's retest finding ``g`` (its ``cards``) lies beneath the switch
+    and every card it holds is a known culprit's other than the switch (a NIC, a card, a link
+    end already named): that culprit's symptom, never the switch's again. Round 5's r5-42: a
+    leaf slow during the run only was "confirmed" by its retest's pairs of pb05/nic5, a slow
+    NIC below it named and isolated on its own, while its 180 other pairs read at design."""
+    return subject.entity_kind == "switch" and g.entity != subject.entity and bool(cards) \
+        and cards <= dctx.culprit_cards(subject=False)
