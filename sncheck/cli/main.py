@@ -405,7 +405,8 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         if given is not None and tool not in views:
             raise ConfigError(f"{says}, not {tool} output")
     raw = read_input(file, "log")  # /dev/zero or a 100 MB log: refused, not read
-    text = raw.decode("utf-8", errors="replace")
+    # a byte-order mark (a capture saved by an editor on Windows) is no text of the tool's
+    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
     try:
         if tool in ("nccl-tests", "rccl-tests"):  # the log's own name first, the file's path last
             data = parse_text(tool, text, expect, collective=collective, path=file)

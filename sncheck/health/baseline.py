@@ -48,12 +48,28 @@ def _verdict(path: Path) -> str | None:
     return from_json(data, str(path)).verdict.value if isinstance(data, dict) else "unreadable"
 
 
+def _run_ids(path: Path) -> list[str]:
+    """The run ids the run directory's p2p rows carry (its own directory when they carry none)."""
+    frame = read_frames(path).kind("p2p")
+    ids = sorted(map(str, frame["run_id"].dropna().unique())) if "run_id" in frame.columns else []
+    return ids or [str(path.resolve())]
+
+
 def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
     frames = []
+    seen: dict[str, Path] = {}
     for d in run_dirs:
         path = Path(d)
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
+        # one run given twice (its directory with a slash, through a link, a copy) would count twice
+        # in every median and be said 'from 2 runs': the run is named by its rows' run ids
+        ids = _run_ids(path)
+        for rid in ids:
+            if rid in seen:
+                raise ConfigError(f"is run {rid} again (given as {seen[rid]}): a baseline counts each run once",
+                                  str(path))
+        seen.update(dict.fromkeys(ids, path))
         refuse_running(path)
         verdict = _verdict(path / "results.json")
         if verdict not in (None, "pass"):

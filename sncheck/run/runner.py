@@ -418,9 +418,15 @@ class Run:
             recorder.section(capacity=layout_capacity(self.topo, recorder.steps, self.playbook.layout))
         failure = self.act(recorder, out_dir)
         record = recorder.finish()
-        # Every output is rendered once, from the final record.
+        # Every output is rendered once, from the final record; results.json last, so a report
+        # the disk refuses never leaves a finished record that reads as a pass beside it
+        try:
+            write_reports(record, store, self.opts)
+        except OSError as e:
+            recorder.fail(f"cannot write the reports{f' ({e.filename})' if e.filename else ''}: {e.strerror or e}")
+            store.write_results(recorder.finish())
+            raise
         store.write_results(record)
-        write_reports(record, store, self.opts)
         store.release()
         if failure is not None:
             raise failure

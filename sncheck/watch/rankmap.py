@@ -87,10 +87,17 @@ _TASKS = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
 
 
 def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
-    """Block distribution from a job step's environment; None outside Slurm."""
+    """Block distribution from a job step's environment; None outside Slurm, and None where
+    the environment contradicts itself (``SLURM_JOB_NODELIST`` against ``SLURM_NODELIST``, the
+    tasks against ``SLURM_NTASKS``, the nodes against ``SLURM_NNODES``) or counts more than a
+    rank map may hold (a node of more than 4096 tasks, more than :data:`MAX_RANKS` in all):
+    no map rather than a wrong one, and never a list built from a count as written
+    (``1(x999999999999)`` was a MemoryError, ``50000000`` on one node a hang)."""
     env = dict(os.environ) if env is None else env
     nodes, tasks = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST"), env.get("SLURM_TASKS_PER_NODE")
     if not nodes or not tasks:
+        return None
+    if env.get("SLURM_NODELIST") and env["SLURM_NODELIST"] != nodes:
         return None
     if (env.get("SLURM_DISTRIBUTION") or "block").split(":")[0] not in ("block", ""):
         return None  # cyclic or arbitrary placement: the map must come from the job
@@ -103,11 +110,15 @@ def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
     per_node: list[int] = []
     for part in tasks.split(","):
         m = _TASKS.match(part.strip())
-        if not m:
-            return None
+        if not m or int(m[1]) > 4096 or int(m[2] or 1) > len(hosts) - len(per_node):
+            return None  # a node of more tasks than cards a host has, or more nodes than the list
         per_node += [int(m[1])] * int(m[2] or 1)
-    if len(per_node) != len(hosts):
+    if len(per_node) != len(hosts) or sum(per_node) > MAX_RANKS:
         return None
+    for var, count in (("SLURM_NTASKS", sum(per_node)), ("SLURM_NPROCS", sum(per_node)), ("SLURM_NNODES", len(hosts)),
+                       ("SLURM_JOB_NUM_NODES", len(hosts))):
+        if env.get(var) and env[var].strip() != str(count):
+            return None
     out, rank = {}, 0
     for host, n in zip(hosts, per_node):
         for local in range(n):

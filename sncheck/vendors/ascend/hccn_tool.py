@@ -93,6 +93,9 @@ def optical_faults(p: dict[str, Any]) -> list[str]:
     return problems
 
 
+_OPTICAL_KEY = re.compile(r"^(?:[TR]x (?:Power|Bias)\d?|Vcc|temperature|xsfp .*|(?:Host|Media) SNR Lane\d)$", re.I)
+
+
 @dcmi_failed({"present": None, "values": {}, "thresholds": {}, "flags": {}, "faults": []}, "hccn_tool")
 def parse_optical(text: str) -> dict[str, Any]:
     values: dict[str, Any] = {}
@@ -123,8 +126,9 @@ def parse_optical(text: str) -> dict[str, Any]:
         else:
             n = _NUM.match(value)
             values[key] = float(n.group(1)) if n else value
-    if present is None and not values:
-        raise ParseError("no optical module fields", tool="hccn-optical")
+    if present is None and not (thresholds or flags or any(_OPTICAL_KEY.match(k) for k in values)):
+        # another tool's 'key: value' lines (nvidia-smi -q, amd-smi static) are no module's readings
+        raise ParseError("no optical module fields (present, Tx/Rx Power, thresholds, flags)", tool="hccn-optical")
     if present == "present" and "Rx LoL Flag" not in flags:
         # a present module's readings run through its four LoS/LoL flags (SNR lines may follow)
         errors.append("no 'Rx LoL Flag' line after the module's readings: output cut short")
@@ -203,13 +207,19 @@ def parse_ip(text: str) -> dict[str, Any]:
 
 @dcmi_failed({"routes": []}, "hccn_tool")
 def parse_route(text: str) -> dict[str, Any]:
-    routes = []
+    """Rows of eight cells under route(8)'s header only: another tool's table of eight cells
+    (dcgmi's, nccl-tests') is no routing table."""
+    routes: list[dict[str, str]] = []
+    header = False
     for line in _lines(text):
         cells = line.split()
-        if len(cells) == 8 and cells[0] != "Destination":
+        if cells == ["Destination", "Gateway", "Genmask", "Flags", "Metric", "Ref", "Use", "Iface"]:
+            header = True
+        elif header and len(cells) == 8:
             routes.append(dict(zip(("destination", "gateway", "genmask", "flags", "metric", "ref", "use", "iface"), cells)))
     if not routes:
-        raise ParseError("no routing table rows", tool="hccn-route")
+        raise ParseError("no routing table rows under route's 'Destination Gateway Genmask ...' header",
+                         tool="hccn-route")
     return {"tool": "hccn-route", "routes": routes, "errors": []}
 
 
@@ -262,7 +272,9 @@ def parse_status(text: str) -> dict[str, Any]:
 
 @dcmi_failed({"counters": {}}, "hccn_tool")
 def parse_hw_stats(text: str) -> dict[str, Any]:
-    c = {k: int(v) for k, v in re.findall(r"\]\s*(\w+):\s*(\d+)", text)}
+    # a whole line '[devid N] name: count': '\s' would run from another tool's ']' over the
+    # newline into its next line (amd-smi static's 'SUBVENDOR_ID: 0x1002' read as 0)
+    c = {k: int(v) for k, v in re.findall(r"^[ \t]*\[dev(?:id|ice)? \d+\][ \t]*(\w+):[ \t]*(\d+)[ \t]*$", text, re.M)}
     if not c:
         raise ParseError("no '[devid n] name: count' lines", tool="hccn-hw-stats")
     return {"tool": "hccn-hw-stats", "counters": c, "errors": []}
