@@ -81,6 +81,7 @@ SAMPLES: dict[tuple[type[BaseModel], str], Callable[[], tuple[Doc, Doc]]] = {
     (SupernodeSchema, "checks"): lambda: at(SN, "checks", {"ibstat": False}),
     (BackendSchema, "type"): lambda: at(("backend",), "type", "mock"),
     (BackendSchema, "dist_backend"): lambda: at(("backend",), "dist_backend", "gloo"),
+    (BackendSchema, "near_budget_s"): lambda: at(("backend",), "near_budget_s", 90),
     (SshSchema, "user"): lambda: at(("ssh",), "user", "alice"),
     (SshSchema, "port"): lambda: at(("ssh",), "port", 2222),
     (SshSchema, "identity_file"): lambda: at(("ssh",), "identity_file", "/keys/id_ed25519"),

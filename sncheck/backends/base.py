@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Callable
 
 from sncheck.config.faultplan import TORCH_PROBE_FAULTS, FaultPlan
 from sncheck.config.inventory import TierDesign
+from sncheck.errors import ConfigError
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
 from sncheck.rows import not_run_row
 from sncheck.topology import Topology
@@ -41,6 +43,10 @@ class Backend(ABC):
         self.progress = progress or (lambda _: None)
         self.options = options
         self.transient_ended = False  # set by begin_confirmation: transient faults are over
+        given = options.get("near_budget_s")
+        if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
+                                  or not math.isfinite(given) or given <= 0):
+            raise ConfigError(f"backend option near_budget_s must be a positive number of seconds, got {given!r}")
 
     def plan_defaults(self, layer: str) -> dict:  # noqa: ARG002 -- the Backend interface: no defaults unless a backend has its own
         """Plan options that suit this backend (a playbook's options override them).
@@ -124,8 +130,12 @@ class Backend(ABC):
 
     def near_budget(self) -> float | None:
         """The wall time a near suspect's re-measurement may take here (None: no bound but the
-        samples' own, :data:`sncheck.run.nearbar.NEAR_SAMPLES`)."""
+        samples' own, :data:`sncheck.run.nearbar.NEAR_SAMPLES`): the option ``near_budget_s``
+        (checked when the backend is made), else the inventory's ``backend.near_budget_s``, else
+        this backend's own."""
         given = self.options.get("near_budget_s")
+        if given is None:
+            given = self.topo.inventory.near_budget_s
         return float(given) if given is not None else self.near_budget_s
 
     def begin_confirmation(self) -> None:

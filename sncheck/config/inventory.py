@@ -118,6 +118,7 @@ class Inventory:
     design: dict[str, TierDesign] = field(default_factory=dict)
     backend: str | None = None
     dist_backend: str | None = None
+    near_budget_s: float | None = None  # backend.near_budget_s: None, the backend's own (Backend.near_budget)
     ssh: SshDefaults = SshDefaults()
     launcher: Launcher = Launcher()
     source: str = "<embedded>"
@@ -193,6 +194,7 @@ class BackendSchema(Schema):
     nullable = frozenset({"dist_backend"})
     type: Annotated[str, Text(), told("backends", lambda v, known: f"must be one of {', '.join(known)}, got {v!r}")]
     dist_backend: Annotated[str, Choice(DIST_BACKENDS)] | None = None
+    near_budget_s: Seconds | None = None  # a near suspect's re-measurement, at most (Backend.near_budget)
 
 
 def _backend(value: object) -> object:
@@ -297,6 +299,7 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
     top_checks = schema.checks or {}
     backend = schema.backend.type if schema.backend else None
     dist_backend = schema.backend.dist_backend if schema.backend else None
+    near_budget_s = schema.backend.near_budget_s if schema.backend else None
     s = schema.ssh or SshSchema()
     ssh = SshDefaults(user=s.user, port=s.port, identity_file=s.identity_file, known_hosts=s.known_hosts,
                       connect_timeout=s.connect_timeout, command_timeout=s.command_timeout, forks=s.forks)
@@ -383,8 +386,8 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
     fabric = parse_fabric(src, schema.fabric, root["fabric"], {h: x.cards for h, x in hosts.items()}) \
         if schema.fabric is not None else None
     return Inventory(name=schema.name or Path(src.name).stem, supernodes=tuple(supernodes), hosts=hosts,
-                     design=design, backend=backend, dist_backend=dist_backend, ssh=ssh, launcher=launcher,
-                     source=src.name, fabric=fabric, description=schema.description,
+                     design=design, backend=backend, dist_backend=dist_backend, near_budget_s=near_budget_s,
+                     ssh=ssh, launcher=launcher, source=src.name, fabric=fabric, description=schema.description,
                      platforms={p.name: p for p in platforms_used.values() if p is not None})
 
 

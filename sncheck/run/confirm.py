@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -58,6 +58,7 @@ from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, Stress
 from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
+from sncheck.run.retest import Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
     beneath_known, no_longer, retest_tag, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
@@ -76,23 +77,6 @@ FEW = "not judged (too few partners to apply its bar): "  # a retest that could 
 NO_PEERS = "no known-good peers to retest against"
 UNJUDGED = ("not re-measured: " + NO_PEERS, FEW, NO_CONTROL_PAIRS)  # a speed with no control, too few
 DEVICES_CHANGED = "devices_changed"  # the fact hostjudge.FactJudge.changed writes
-
-
-@dataclass(frozen=True)
-class Retest:
-    confirmed: bool | None  # None: the retest cannot say (stays quarantined)
-    how: str  # the measurements that were repeated
-    note: str  # what they showed, for the finding's evidence
-    # "inconclusive: the machine was busy (...)": on a shared machine, not a pass and not an isolation
-    busy: str | None = None
-    symptoms: tuple[dict, ...] = ()  # per symptom: rule, how, outcome, note
-    seen: tuple[Finding, ...] = field(default=(), compare=False)  # new faults on the controls
-    # "not judged: ... at the bound of N samples": a near suspect still within the noise of its bar
-    undecided: str | None = None
-
-    def to_dict(self) -> dict:
-        d = {"confirmed": self.confirmed, "how": self.how, "note": self.note, "symptoms": list(self.symptoms)}
-        return d | {k: v for k, v in (("busy", self.busy), ("undecided", self.undecided)) if v}
 
 
 @dataclass(frozen=True)
@@ -552,7 +536,8 @@ class Window:
             return Retest(None, how, f"{spent}; {why}", busy=spent, symptoms=tuple(per), seen=seen)
         if all(at_bound(p["note"].removeprefix(BESIDE)) for p in open_):  # a near suspect the bound left undecided
             return Retest(None, how, why, undecided=why, symptoms=tuple(per), seen=seen)
-        return Retest(None, how, self.clock.said(why), symptoms=tuple(per), seen=seen)
+        return Retest(None, how, self.clock.said(why), symptoms=tuple(per), seen=seen,
+                      spent=self.clock.quiet(open_, why))  # a near suspect the budget stopped on a quiet machine
 
     def _symptom(self, s: Symptom, how: str, hits: list[Finding], rows: pd.DataFrame, dctx: DetectContext,
                  noise: float) -> tuple[bool | None, str]:

@@ -28,7 +28,7 @@ from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
 from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
-from sncheck.run.nearbar import is_near, not_retested, undecided
+from sncheck.run.nearbar import budget_spent, is_near, not_retested, undecided
 from sncheck.run.withdraw import RELEASED, again_note, withdrawn
 
 
@@ -147,6 +147,9 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
             elif r.undecided:  # a near suspect still within the noise at the bound on samples
                 undecided(f, r.undecided)
                 step.reason = f"{r.undecided}: neither isolated nor released, stays quarantined: {q.reason}"
+            elif r.spent:  # a near suspect the budget stopped within the noise on a quiet machine
+                budget_spent(f, r.spent)
+                step.reason = f"{r.spent}: neither isolated nor released, stays quarantined: {q.reason}"
             elif r.confirmed is None:
                 step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"
             steps.append(step)

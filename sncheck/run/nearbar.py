@@ -48,8 +48,9 @@ backend, whose gloo repeats cost seconds on a shared CPU; 600 s on real hosts; n
 mock, whose rounds are simulated). A suspect the budget leaves within the noise on a busy
 machine is inconclusive (exit 4 where only such findings gate), its evidence saying the
 budget, the cost a repeat and the load; on a quiet machine (or a backend reporting no load) it
-stays quarantined and the gate fails, as any speed the retest could not judge there. Never
-isolated nor released on the samples it had.
+is not judged (:func:`budget_spent`: ``evidence.not_decided`` with the budget and its samples),
+stays quarantined and the gate fails (exit 1), as any speed the retest could not judge there.
+Never isolated nor released on the samples it had.
 
 With no retest allowed (the playbook's ``confirm: false``) such a suspect is not judged
 (:func:`not_retested`): inconclusive, never released as healthy, never isolated on noise.
@@ -87,6 +88,9 @@ NOT_RETESTED = ("not judged: the playbook allows no retest (confirm: false) to r
                 "isolated nor released: it stays quarantined and the run is inconclusive")
 NEAR_UNDECIDED = ("not judged: its retest reached the bound on samples still within the noise of the bar, so it is "
                   "neither isolated nor released: it stays quarantined and the run is inconclusive")
+NEAR_BUDGET_SPENT = ("not judged: its retest's near-bar budget ran out with it still within the noise of the bar on a "
+                     "machine that was not busy, so it is neither isolated nor released: it stays quarantined and "
+                     "the gate fails")
 NEAR_PART_NOT_RETESTED = ("its near part not judged (the playbook allows no retest, confirm: false, to re-measure "
                           "it); {rule} folded into it is clear of its bar and decides: it stays quarantined and gates")
 
@@ -257,6 +261,17 @@ def undecided(f: Finding, why: str) -> None:
     f.message = f.message.removesuffix(NEAR_RETEST) + NEAR_UNDECIDED
 
 
+def budget_spent(f: Finding, why: str) -> None:
+    """A near suspect the backend's near-bar budget stopped still within the noise of its bar
+    on a quiet machine (``why``: the budget, what a repeat cost, each open bar's samples): not
+    judged (its basis ``not_judged``, ``evidence.not_decided`` saying why), neither isolated nor
+    released, and the gate fails (exit 1): no busy machine excuses it, and the finding no more
+    keeps the first look's measured basis as if the retest had judged it (final read a #1)."""
+    f.evidence["not_decided"] = why
+    f.basis = Basis.NOT_JUDGED
+    f.message = f.message.removesuffix(NEAR_RETEST) + NEAR_BUDGET_SPENT
+
+
 class NearClock:
     """What a near suspect's pair measurements cost on its backend, against the backend's
     budget (``budget_s``; None: no bound but the samples'). :meth:`timed` times each
@@ -297,10 +312,22 @@ class NearClock:
         quiet machine, or a backend that reports no load, what the retest could not judge
         stays quarantined and the gate fails (:meth:`said`), as a speed the retest could not
         judge there does (review s43: a card beyond its bar exited 4 with nothing busy)."""
-        within = all(str(p["note"]).removeprefix(BESIDE).startswith(WITHIN) for p in open_)
-        return None if self.over is None or not open_ or not within or not busy else \
+        return None if not self._stopped(open_) or not busy else \
             f"inconclusive: the machine was too busy for the retest to decide ({self.over}); " \
             f"{busy.removeprefix('inconclusive: ')}"
+
+    def quiet(self, open_: Sequence[Mapping[str, object]], why: str) -> str | None:
+        """Why the budget left a near suspect not decided where the machine was not busy (the
+        retest's note ``why`` on every open symptom ``open_``, each still within the noise of a
+        near or sibling bar, with the budget first): not judged, but the gate fails
+        (:func:`budget_spent`). None where the budget did not stop it, or a symptom is open for
+        another reason (no control: the retest could not say, not the budget)."""
+        return self.said(why) if self._stopped(open_) else None
+
+    def _stopped(self, open_: Sequence[Mapping[str, object]]) -> bool:
+        """The budget stopped the batches with every open symptom still within the noise."""
+        return self.over is not None and bool(open_) and \
+            all(str(p["note"]).removeprefix(BESIDE).startswith(WITHIN) for p in open_)
 
     def said(self, why: str) -> str:
         """A retest's note ``why``, with the budget that stopped its batches first (None: none did)."""
