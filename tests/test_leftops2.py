@@ -3,6 +3,8 @@ machine says the suspect was not judged, the budget is an inventory option, vali
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 from mock_gate import ROOT, mock_gate
@@ -71,3 +73,22 @@ def test_a_bad_near_budget_option_is_refused_when_the_backend_is_made(value) -> 
     with pytest.raises(ConfigError, match="backend option near_budget_s must be a positive number of seconds"):
         MockBackend(topo, near_budget_s=value)
     assert MockBackend(topo, near_budget_s=30).near_budget() == 30.0
+
+
+def test_a_baseline_rule_names_the_nic_its_listing_shows_down_as_the_design_rule_does(tmp_path) -> None:
+    """hgx-pair (two hosts, each NIC meeting one card of the other) against a baseline of its
+    own clean run, ibstat showing dgx-a/nic0 Down: the design rule's search is told the NICs a
+    host's listing names (culprits.listed_nics) and names the NIC alone; the baseline rule's
+    (explain_reference) was not, and named the link 'dgx-a/gpu0<->dgx-b/gpu0' beside it, which
+    the retest isolated too (final read a #4). One search, one input: the NIC alone."""
+    from mock_gate import ends, named
+
+    from sncheck.health.baseline import make_baseline
+    assert mock_gate(tmp_path / "clean", "hgx-pair", []).exit_code == ExitCode.PASS
+    (tmp_path / "b.json").write_text(json.dumps(make_baseline([tmp_path / "clean/run"], "b")))
+    res = mock_gate(tmp_path / "bad", "hgx-pair", ["{type: ib_port_down, target: dgx-a, port: 1}"],
+                    baseline=str(tmp_path / "b.json")).results
+    assert named(res) == {("dgx-a/nic0", "nic")}, named(res)
+    assert ends(res) == {"dgx-a/nic0": "isolate"}, ends(res)
+    [nic] = res["findings"]
+    assert "p2p-bandwidth-below-baseline" in {r["rule"] for r in nic["evidence"]["related"]}, nic["evidence"]

@@ -183,8 +183,9 @@ def without(cells: pd.DataFrame, cards: set[str]) -> pd.DataFrame:
 
 
 def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", ctx: DetectContext,
-                      expected=None) -> list[Finding]:
-    """Pairs judged against a stored reference (a baseline) by one ratio rule."""
+                      expected=None, listed: frozenset[str] = frozenset()) -> list[Finding]:
+    """Pairs judged against a stored reference (a baseline) by one ratio rule; ``listed``:
+    :func:`listed_nics`, as the design and peer rules' search is told them."""
     side, _ = bound_of(rule)
     bar = Bar(rule.name, rule.severity.rank, 0, PAIR, DESIGN,
               bar_of(rule, 0).level)
@@ -192,7 +193,8 @@ def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", 
     tiers = summarise(cells, ctx.topo, invert=side == "above", reference=reference,
                       exception=lambda _t, r, f, level: beyond(bars, r, f, level))
     paths = paths_of(ctx)
-    return _findings(explain(tiers, paths, bars, _model(rule.metric, ctx)), tiers, bars, [rule], expected, paths)
+    return _findings(explain(tiers, paths, bars, _model(rule.metric, ctx), listed), tiers, bars, [rule], expected,
+                     paths)
 
 
 def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostModel = CostModel(),

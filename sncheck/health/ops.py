@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from sncheck.health import fabric, injob, kernel
-from sncheck.health.culprits import _compare, bound_of, entity_findings, explain_reference, explain_rules
+from sncheck.health.culprits import _compare, bound_of, entity_findings, explain_reference, explain_rules, \
+    listed_nics
 from sncheck.health.drift import calibration_regression, card_baseline, compares, drift
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, kind_rows
@@ -247,7 +248,8 @@ def baseline_regression(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) ->
     else:
         ref = cells["tier"].astype(str).map(base.get("tier", {})).astype(float)
     known = ref.notna().to_numpy(bool)
-    return explain_reference(cells[known], ref.to_numpy(float)[known], rule, ctx, expected=jsonable(ref.median()))
+    return explain_reference(cells[known], ref.to_numpy(float)[known], rule, ctx, expected=jsonable(ref.median()),
+                             listed=listed_nics(rows))
 
 
 def counter_nonzero(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
