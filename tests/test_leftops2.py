@@ -92,3 +92,43 @@ def test_a_baseline_rule_names_the_nic_its_listing_shows_down_as_the_design_rule
     assert ends(res) == {"dgx-a/nic0": "isolate"}, ends(res)
     [nic] = res["findings"]
     assert "p2p-bandwidth-below-baseline" in {r["rule"] for r in nic["evidence"]["related"]}, nic["evidence"]
+
+
+def test_a_results_json_linked_into_a_subfolder_of_its_run_directory_is_its_own(tmp_path) -> None:
+    """own_record's docstring said a link inside the run directory is its own; its check
+    refused any target not directly in it, so a link into a subfolder (``archive/record.json``,
+    which a copy of the directory whole keeps) was 'outside its run directory' (final read a #5).
+    The contract (CONTRACTS.md: a link *out of* the directory is refused) is the docstring's:
+    inside is its own, in a subfolder too, unless a folder on the way is another run's
+    directory nested in this one (it holds rows of its own), or the link leaves the directory."""
+    from sncheck.store.results import own_record
+
+    run = tmp_path / "run"
+    (run / "rows").mkdir(parents=True)
+    (run / "archive").mkdir()
+    (run / "archive/record.json").write_text("{}")
+    (run / "results.json").symlink_to("archive/record.json")
+    assert own_record(run / "results.json") == run / "results.json"
+    (run / "results.json").unlink()
+    (run / "results.json").symlink_to(run / "archive/record.json")  # absolute, still inside
+    assert own_record(run / "results.json") == run / "results.json"
+
+    (run / "archive/nested/rows").mkdir(parents=True)  # another run's directory inside this one
+    (run / "archive/nested/deep").mkdir()
+    (run / "archive/nested/deep/results.json").write_text("{}")
+    (run / "results.json").unlink()
+    (run / "results.json").symlink_to("archive/nested/deep/results.json")
+    with pytest.raises(ConfigError, match=r"in another run's directory \(.*archive/nested\) inside this one"):
+        own_record(run / "results.json")
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results.json").write_text("{}")
+    (run / "results.json").unlink()
+    (run / "results.json").symlink_to(other / "results.json")
+    with pytest.raises(ConfigError, match="outside its run directory"):
+        own_record(run / "results.json")
+    (run / "results.json").unlink()
+    (run / "results.json").symlink_to("archive/../../other/results.json")  # climbs out through a subfolder
+    with pytest.raises(ConfigError, match="outside its run directory"):
+        own_record(run / "results.json")

@@ -179,14 +179,22 @@ def own_record(path: Path) -> Path:
     """``path`` (a run directory's results.json), refused when it is a link out of its run
     directory: another run's record read beside this directory's rows made one run of two
     (``diff`` said "one run" of runs whose tiers differed; hostile round 12). sncheck
-    writes results.json as a file; a link inside the directory is still its own, and a link to
-    a special file is the reader's to refuse (naming what it is)."""
+    writes results.json as a file; a link to a file inside the directory, in a subfolder of it
+    too, is still its own (a copy of the directory whole keeps it), unless a folder on the way
+    holds rows of its own (``rows/``): another run's directory nested in this one. A link to a
+    special file is the reader's to refuse (naming what it is)."""
     if path.is_symlink() and path.is_file():
         target = Path(os.path.realpath(path))
-        if target.parent != Path(os.path.realpath(path.parent)):
+        run = Path(os.path.realpath(path.parent))
+        if not target.is_relative_to(run):
             raise ConfigError(f"results.json is a link to {target}, outside its run directory: another run's "
                               "record beside this directory's rows; copy the run directory whole instead",
                               str(path))
+        from sncheck.store.rundir import is_run_dir  # noqa: PLC0415 -- rundir writes records with this module's writer
+        nested = next((d for d in target.relative_to(run).parents if d != Path(".") and is_run_dir(run / d)), None)
+        if nested is not None:
+            raise ConfigError(f"results.json is a link to {target}, in another run's directory ({run / nested}) "
+                              "inside this one: that run's record beside this directory's rows", str(path))
     return path
 
 
