@@ -345,6 +345,8 @@ def test_slurm_reason_parsing_and_shape() -> None:
     assert parse_reason("none\nnone\n") is None
     assert parse_reason("") is None
     assert parse_reason("sncheck: x (run r)\nsncheck: x (run r)\n") == "sncheck: x (run r)"  # two partitions
+    # a wrapper's whitespace-only lines after the text end the output (leftops2)
+    assert parse_reason("sncheck: x (run r)\nsncheck: x (run r)\n \t\n\r\n") == "sncheck: x (run r)"
     # sinfo -h prints no blank line of its own: one is a newline in the reason, never sncheck's (hostile round 12)
     assert not is_ours(parse_reason("\nsncheck: x (run r)\nsncheck: x (run r)\n"))
     reason = drain_reason(req("node1", "host", rule="a\nb" + "x" * 300))

@@ -5,6 +5,8 @@ drain is left alone, and ``sncheck status --slurm`` shows what Slurm says."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,26 @@ def test_the_cap_still_refuses_a_second_host_on_four(cluster, inventory: Path, t
     assert res.exit_code == 1, res.output  # a cap block fails the gate (exit 1), nothing applied
     assert "safety cap" in res.output and "2 of 4 hosts" in res.output
     assert cluster.node_state("node1") == "idle" and cluster.node_state("node4") == "idle"
+
+
+def test_a_wrappers_whitespace_line_after_sncheck_s_reason_leaves_it_sncheck_s(  # type: ignore[no-untyped-def]
+        cluster, inventory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site's sinfo wrapper that prints a whitespace-only line after sinfo's own output:
+    node3, drained by sncheck, read as drained for someone else's reason (the reason and a
+    line of spaces, 'a reason that holds a newline'), so release skipped it and the node stayed
+    drained for ever (stop 43's note, final read a #6). Blank lines after the text end the
+    output; one before it is still a newline in a reason (hostile round 12)."""
+    state = str(tmp_path / "state")
+    res = sncheck("isolate", "node3", "-i", str(inventory), "--via", "slurm", "--apply", "--state-dir", state)
+    assert res.exit_code == 0 and "drained node3" in res.output, res.output
+    cluster.wait_state("node3", ("drained",))
+    real = shutil.which("sinfo")
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    (wrapper / "sinfo").write_text(f'#!/bin/sh\n{real} "$@"\nrc=$?\necho "   "\nexit $rc\n')
+    (wrapper / "sinfo").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper}{os.pathsep}{os.environ['PATH']}")
+    assert shutil.which("sinfo") == str(wrapper / "sinfo")
+    res = sncheck("release", "node3", "-i", str(inventory), "--via", "slurm", "--apply", "--state-dir", state)
+    assert res.exit_code == 0 and "resumed node3" in res.output, res.output
+    assert cluster.wait_state("node3", ("idle",)) == "idle"

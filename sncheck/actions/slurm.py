@@ -72,8 +72,13 @@ def parse_reason(sinfo_stdout: str) -> str | None:
     the reason. Lines that differ, or a blank line before the text, are one reason that
     holds a newline (someone's ``Reason=$'hold\\nsncheck: x'``): returned whole, never
     cut to the line that reads like sncheck's (hostile round 12). sncheck writes none.
+    Blank lines after the text, empty or whitespace only (a wrapper's ``echo " "``, a CRLF
+    pipe), end the output and are no part of the reason: a whitespace-only last line made
+    sncheck's own reason read as someone else's (its node never resumed; stop 43's note).
     """
-    lines = [line.strip() for line in sinfo_stdout.rstrip("\n").splitlines()]
+    lines = [line.strip() for line in sinfo_stdout.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
     if len(set(lines)) > 1:
         return "\n".join(lines)
     text = lines[0] if lines else ""
