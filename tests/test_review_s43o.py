@@ -122,11 +122,10 @@ def test_a_gateway_hosts_name_that_does_not_resolve_ends_the_job_at_once_naming_
     torch job)."""
     pytest.importorskip("torch")
     import socket
-    import time
 
-    from test_ssh_backend import backend_for, collect, install_python, write_inventory
+    from test_ssh_backend import all_reduce_rows, backend_for, install_python, write_inventory
 
-    from sncheck.probeplan import Group, StressPlan
+    from sncheck.probeplan import Group
 
     try:
         socket.getaddrinfo("node1", None)
@@ -141,14 +140,8 @@ def test_a_gateway_hosts_name_that_does_not_resolve_ends_the_job_at_once_naming_
                                            f"port: {cluster['node1'].port}, ssh_gateway: true}}"))
     assert "ssh_gateway: true" in inv.read_text()
     backend = backend_for(inv, cluster, job_timeout_s=300)
-    plan = StressPlan(groups=(Group("domain:sn0", "domain", ("node1/gpu0", "node2/gpu0")),),
-                      collectives=("all_reduce",), sizes=(4096,), warmup=1, iters=1)
-    started = time.monotonic()
-    try:
-        rows = collect(backend.collectives, plan)
-    finally:
-        backend.close()
-    assert time.monotonic() - started < 120
+    rows, took = all_reduce_rows(backend, Group("domain:sn0", "domain", ("node1/gpu0", "node2/gpu0")))
+    assert took < 120
     not_run = [r for r in rows if r["kind"] == "not_run"]
     assert not_run and all("cannot find a free port on node1" in r["message"] for r in not_run), not_run
     assert [r for r in rows if r["kind"] == "collective" and r["status"] == "ok"] == []

@@ -216,6 +216,18 @@ def collect(fn: Callable[..., None], *args) -> list[dict]:
     return rows
 
 
+def all_reduce_rows(backend: SshBackend, group: Group) -> tuple[list[dict], float]:
+    """One small all_reduce over ``group`` on ``backend``, closed after: its rows, and the
+    seconds it took (a job that fails must not wait out a rendezvous)."""
+    plan = StressPlan(groups=(group,), collectives=("all_reduce",), sizes=(4096,), warmup=1, iters=1)
+    started = time.monotonic()
+    try:
+        rows = collect(backend.collectives, plan)
+    finally:
+        backend.close()
+    return rows, time.monotonic() - started
+
+
 def probe_rows(inventory: Path, cluster: SshdCluster) -> list[dict]:
     """The connectivity probe over ``cluster``: every row it gives."""
     backend = backend_for(inventory, cluster)
@@ -586,14 +598,8 @@ def test_a_failing_node_stops_the_job_everywhere(sshd_cluster, tmp_path: Path) -
     inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1)
     said: list[str] = []
     backend = backend_for(inv, cluster, poll_s=0.1, progress=said.append)
-    plan = StressPlan(groups=(Group("rail:sn0:gpu0", "rail", ("node1/gpu0", "node2/gpu0")),),
-                      collectives=("all_reduce",), sizes=(4096,), warmup=1, iters=1)
-    started = time.monotonic()
-    try:
-        rows = collect(backend.collectives, plan)
-    finally:
-        backend.close()
-    assert time.monotonic() - started < 20  # node1 does not wait out the rendezvous
+    rows, took = all_reduce_rows(backend, Group("rail:sn0:gpu0", "rail", ("node1/gpu0", "node2/gpu0")))
+    assert took < 20  # node1 does not wait out the rendezvous
     not_run = [r for r in rows if r["kind"] == "not_run"]
     assert [(r["entity"], r["status"]) for r in not_run] == [("node2", "error")]
     assert not_run[0]["message"] == "node2: torchrun for the stress job exited 1: RuntimeError: node2 is broken"
