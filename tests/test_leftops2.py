@@ -4,6 +4,7 @@ machine says the suspect was not judged, the budget is an inventory option, vali
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -132,3 +133,66 @@ def test_a_results_json_linked_into_a_subfolder_of_its_run_directory_is_its_own(
     (run / "results.json").symlink_to("archive/../../other/results.json")  # climbs out through a subfolder
     with pytest.raises(ConfigError, match="outside its run directory"):
         own_record(run / "results.json")
+
+
+def _gateway_pair(sshd_cluster, tmp_path, gateways: tuple[str, ...]):
+    """Two loopback hosts (one machine), python3 on each this interpreter, ``gateways`` marked
+    ``ssh_gateway: true``: (cluster, inventory path)."""
+    from test_ssh_backend import install_python, write_inventory
+
+    cluster = sshd_cluster(2)
+    for host in cluster:
+        install_python(host)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1)
+    text = inv.read_text()
+    for g in gateways:
+        text = text.replace(f"port: {cluster[g].port}}}", f"port: {cluster[g].port}, ssh_gateway: true}}")
+    inv.write_text(text)
+    assert text.count("ssh_gateway: true") == len(gateways)
+    return cluster, inv
+
+
+def test_a_gateway_name_a_peer_cannot_resolve_fails_the_job_before_torchrun_naming_both(sshd_cluster,
+                                                                                        tmp_path) -> None:
+    """node1 behind an SSH gateway, reached by the others at its name 'node1', which resolves on
+    node1 (its free-port read answers) and not on node2: main launched torchrun on both, and
+    node2's agent waited for a rendezvous at a name it cannot resolve until job_timeout_s
+    (review s43o). Now every other host is asked first: the job is not run, one line naming
+    node2, the name node1 and the gateway, and no torchrun starts."""
+    pytest.importorskip("torch")
+    import socket
+
+    from test_ssh_backend import REPO, all_reduce_rows, backend_for, sh_quote
+    from sshd_harness import install_fake_tool
+
+    from sncheck.probeplan import Group
+
+    try:
+        socket.getaddrinfo("node1", None)
+        pytest.skip("node1 resolves on this machine")
+    except OSError:
+        pass
+    cluster, inv = _gateway_pair(sshd_cluster, tmp_path, ("node1",))
+    started = tmp_path / "torchrun-started"
+    python = sh_quote(sys.executable)
+    install_fake_tool(cluster["node1"], "python3", (  # node1 resolves its own name: its free port is 127.0.0.1's
+        "#!/bin/sh\n"
+        f"export GLOO_SOCKET_IFNAME=lo PYTHONPATH={sh_quote(REPO)}\n"
+        'if [ "$1" = "-c" ] && [ "$3" = "node1" ] && [ $# -eq 3 ]; then set -- "$1" "$2" 127.0.0.1; fi\n'
+        f'case "$2" in torch.distributed.run) echo node1 >> {sh_quote(started)} ;; esac\n'
+        f'exec {python} "$@"\n'))
+    install_fake_tool(cluster["node2"], "python3", (
+        "#!/bin/sh\n"
+        f"export GLOO_SOCKET_IFNAME=lo PYTHONPATH={sh_quote(REPO)}\n"
+        f'case "$2" in torch.distributed.run) echo node2 >> {sh_quote(started)} ;; esac\n'
+        f'exec {python} "$@"\n'))
+    backend = backend_for(inv, cluster, job_timeout_s=60)
+    rows, took = all_reduce_rows(backend, Group("domain:sn0", "domain", ("node1/gpu0", "node2/gpu0")))
+    assert not started.exists(), started.read_text()
+    not_run = [r for r in rows if r["kind"] == "not_run"]
+    assert sorted(r["entity"] for r in not_run) == ["node1", "node2"], not_run
+    for r in not_run:
+        assert f"node2 cannot resolve node1, the name the hosts reach node1 at behind its SSH gateway " \
+            f"({cluster['node1'].address} port {cluster['node1'].port}, ssh_gateway: true)" in r["message"], r
+        assert "\n" not in r["message"], r
+    assert took < 45

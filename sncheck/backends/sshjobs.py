@@ -159,6 +159,25 @@ class SshJobs:
             raise HarnessError(f"{host}: cannot find a free port on {address} for the rendezvous: {cause_of(r)}")
         return int(r.stdout.strip())
 
+    def _unresolved(self, first: str, hosts: Sequence[str]) -> str | None:
+        """Behind an SSH gateway (``ssh_gateway: true``) the other hosts reach the rendezvous
+        host ``first`` at its inventory name; a host where that name does not resolve would wait
+        for the rendezvous until job_timeout_s (review s43o). Each is asked first: why the job
+        cannot run (the first such host, the name and the gateway), or None."""
+        if not self.topo.inventory.hosts[first].ssh_gateway or len(hosts) < 2:
+            return None
+        others = [h for h in hosts if h != first]
+        outcome = fan_out([self._conn(h) for h in others],
+                          lambda c: c.run(launch.resolve_argv(first, self.python), timeout=self.command_timeout),
+                          forks=self.forks)
+        for h in others:  # one unreachable here is the launch's to say
+            if isinstance(r := outcome[h], Result) and not r.ok:
+                cause = "timed out" if r.timed_out else cause_of(r)
+                return (f"{h} cannot resolve {first}, the name the hosts reach {first} at behind its SSH gateway "
+                        f"({self.specs[first].hostname} port {self.specs[first].port}, ssh_gateway: true): {cause}; "
+                        f"make {first} resolve on every host (DNS or /etc/hosts)")
+        return None
+
     def _launch(self, job_layer: str, hosts: list[str], workdirs: dict[str, str], emit: Emit,
                 last_try: bool) -> bool:
         """One torchrun attempt. True when it should be retried (the rendezvous port was taken)."""
@@ -175,6 +194,10 @@ class SshJobs:
         except HarnessError as e:
             for h in hosts:
                 emit(not_run_row(layer, h, "host", "error", f"{h}: {layer} not run: {e}"))
+            return False
+        if (unresolved := self._unresolved(first, hosts)) is not None:
+            for h in hosts:
+                emit(not_run_row(layer, h, "host", "error", f"{h}: {layer} not run: {unresolved}"))
             return False
         endpoint = launch.format_endpoint(self.peer_address(first), port)
         out_path = f"{workdirs[first]}/rows.jsonl"

@@ -50,6 +50,10 @@ _FREE_PORT = (
     "s.bind((sys.argv[1], 0))\n"
     "print(s.getsockname()[1])\n"
 )
+_RESOLVES = (
+    "import socket, sys\n"
+    "socket.getaddrinfo(sys.argv[1], None)\n"
+)
 _FIND_MODULES = (
     "import importlib.util, sys\n"
     "missing = []\n"
@@ -221,6 +225,11 @@ def needs_hostfile(launcher: str, parts: Sequence[LaunchPart]) -> bool:
 def free_port_argv(address: str, python: str = "python3") -> list[str]:
     """Print a TCP port that is free on ``address`` of the host it runs on."""
     return [python, "-c", _FREE_PORT, address]
+
+
+def resolve_argv(name: str, python: str = "python3") -> list[str]:
+    """Exit 0 when ``name`` resolves on the host it runs on (a traceback naming why, else)."""
+    return [python, "-c", _RESOLVES, name]
 
 
 def module_check_argv(modules: Sequence[str], python: str = "python3") -> list[str]:
