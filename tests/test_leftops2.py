@@ -196,3 +196,32 @@ def test_a_gateway_name_a_peer_cannot_resolve_fails_the_job_before_torchrun_nami
             f"({cluster['node1'].address} port {cluster['node1'].port}, ssh_gateway: true)" in r["message"], r
         assert "\n" not in r["message"], r
     assert took < 45
+
+
+def test_two_gateway_hosts_that_answer_as_one_machine_are_refused_before_anything_runs(sshd_cluster,
+                                                                                       tmp_path) -> None:
+    """node1 and node2 both behind SSH gateways (ssh_gateway: true), each its own route, both
+    landing on one machine (the loopback hosts are one: one /etc/machine-id). main measured
+    and judged that machine as two hosts (review s43o: no machine identity read). Now one error
+    naming both, exit 2, no run directory. Given machines of their own (node2's machine id its
+    own), the same inventory passes the check."""
+    from test_ssh_backend import backend_for
+
+    from sshd_harness import install_fake_tool
+
+    cluster, inv = _gateway_pair(sshd_cluster, tmp_path, ("node1", "node2"))
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(inv), "--backend", "ssh", "--known-hosts",
+                                  str(cluster.known_hosts), "--ssh-config", str(cluster.ssh_config), "-q",
+                                  "--out", str(tmp_path / "run")])
+    line = one_line_error(r)
+    assert line.startswith("sncheck: error: hosts node1, node2 answer as one machine (machine id "), line
+    assert "ssh_gateway: true" in line and "measured and judged as two hosts" in line, line
+    assert not (tmp_path / "run").exists()
+
+    install_fake_tool(cluster["node2"], "cat", '#!/bin/sh\nif [ "$1" = /etc/machine-id ]; then echo node2-own-id; '
+                                               'exit 0; fi\nexec /bin/cat "$@"\n')
+    backend = backend_for(inv, cluster)
+    try:
+        backend.preflight()  # two machines: nothing to refuse
+    finally:
+        backend.close()

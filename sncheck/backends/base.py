@@ -128,6 +128,11 @@ class Backend(ABC):
         """Read the fabric error counters again once a layer's traffic is over (their
         growth is judged, sncheck.health.fabric); a backend without real fabric has none."""
 
+    def preflight(self) -> None:
+        """What only a reach of the hosts can check before a run begins (no run directory yet):
+        a :class:`sncheck.errors.ConfigError` here is exit 2 and nothing is measured. Nothing
+        to check on a backend whose hosts the inventory fully describes."""
+
     def near_budget(self) -> float | None:
         """The wall time a near suspect's re-measurement may take here (None: no bound but the
         samples' own, :data:`sncheck.run.nearbar.NEAR_SAMPLES`): the option ``near_budget_s``

@@ -162,6 +162,30 @@ class SshBackend(SshJobs, Backend):
         # the kernel log since the last run, the fabric counters before and after it
         self.reads = HostReads(inv.name, options.get("state_dir"), str(options.get("sysfs_root") or "/sys"))
 
+    def preflight(self) -> None:
+        """Hosts behind SSH gateways (``ssh_gateway: true``) share an endpoint, each routed by its
+        own user; two users routed to one machine would be measured and judged as two hosts, and
+        nothing in the inventory or the ssh config says so (review s43o). Each such host's machine
+        identity is read (``launch.machine_id_argv``) and hosts that answer with one are refused
+        in one error naming them all (exit 2, nothing measured). A host not reached here is the
+        run's to find unreachable."""
+        gateways = [h for h in self.topo.hosts if self.topo.inventory.hosts[h].ssh_gateway]
+        if len(gateways) < 2:
+            return
+        outcome = fan_out([self._conn(h) for h in gateways],
+                          lambda c: c.run(launch.machine_id_argv(), timeout=self.command_timeout), forks=self.forks)
+        machines: dict[str, list[str]] = {}
+        for h in gateways:
+            if isinstance(r := outcome[h], Result) and r.ok and (ident := r.stdout.strip()) and "\n" not in ident:
+                machines.setdefault(ident, []).append(h)
+        twins = [(ident, hosts) for ident, hosts in machines.items() if len(hosts) > 1]
+        if twins:
+            raise ConfigError(hostfacts.listed([f"hosts {hostfacts.listed(hosts)} answer as one machine (machine id "
+                                                f"{ident[:32]})" for ident, hosts in twins])
+                              + ", each reached through an SSH gateway (ssh_gateway: true) by a route of its own: "
+                              "one machine would be measured and judged as two hosts or more; route each host's "
+                              "user to its own machine at the gateway, or list the machine once")
+
     def calibrate(self, emit: Emit) -> dict:  # noqa: ARG002 -- the Backend interface: nothing measured, nothing emitted
         """Nothing: an SSH inventory carries the cluster's design values."""
         return {}

@@ -79,6 +79,8 @@ _KILL_PIDFILE = ('pid=$(cat "$1" 2>/dev/null) && [ -n "$pid" ] || exit 0; '
                  f'while kill -0 -"$pid" 2>/dev/null && [ "$i" -lt {STOP_GRACE_S * 10} ]; do sleep 0.1; i=$((i+1)); done; '
                  'kill -KILL -"$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null; exit 0')
 _WHICH = 'command -v "$1"'
+# the machine's identity (systemd's machine-id; the kernel's boot id where there is none)
+_MACHINE_ID = "cat /etc/machine-id 2>/dev/null || cat /proc/sys/kernel/random/boot_id"
 
 MISSING_MODULES_EXIT = 3  # what module_check_argv's program exits with when a module is missing
 
@@ -235,6 +237,11 @@ def resolve_argv(name: str, python: str = "python3") -> list[str]:
 def module_check_argv(modules: Sequence[str], python: str = "python3") -> list[str]:
     """Exit 3 and print the names of ``modules`` that ``python`` cannot import (0: all found)."""
     return [python, "-c", _FIND_MODULES, *modules]
+
+
+def machine_id_argv() -> list[str]:
+    """Print the identity of the machine it runs on: one line, the same for every login to it."""
+    return ["sh", "-c", _MACHINE_ID]
 
 
 def which_argv(program: str) -> list[str]:
