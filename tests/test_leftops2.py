@@ -1,5 +1,8 @@
 """Stop 43's leftovers of the run and ops code (leftops2): the near-bar budget on a quiet
-machine says the suspect was not judged, the budget is an inventory option, validated."""
+machine says the suspect was not judged, the budget is an inventory option, validated; a
+baseline rule is told the NICs a listing names; a results.json linked into a subfolder of its
+run directory is its own; SSH gateway hosts that are one machine, or whose rendezvous name a
+peer cannot resolve, fail at once. The Slurm reason's case is in tests/test_slurm_cluster.py."""
 
 from __future__ import annotations
 
@@ -135,23 +138,6 @@ def test_a_results_json_linked_into_a_subfolder_of_its_run_directory_is_its_own(
         own_record(run / "results.json")
 
 
-def _gateway_pair(sshd_cluster, tmp_path, gateways: tuple[str, ...]):
-    """Two loopback hosts (one machine), python3 on each this interpreter, ``gateways`` marked
-    ``ssh_gateway: true``: (cluster, inventory path)."""
-    from test_ssh_backend import install_python, write_inventory
-
-    cluster = sshd_cluster(2)
-    for host in cluster:
-        install_python(host)
-    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1)
-    text = inv.read_text()
-    for g in gateways:
-        text = text.replace(f"port: {cluster[g].port}}}", f"port: {cluster[g].port}, ssh_gateway: true}}")
-    inv.write_text(text)
-    assert text.count("ssh_gateway: true") == len(gateways)
-    return cluster, inv
-
-
 def test_a_gateway_name_a_peer_cannot_resolve_fails_the_job_before_torchrun_naming_both(sshd_cluster,
                                                                                         tmp_path) -> None:
     """node1 behind an SSH gateway, reached by the others at its name 'node1', which resolves on
@@ -160,19 +146,13 @@ def test_a_gateway_name_a_peer_cannot_resolve_fails_the_job_before_torchrun_nami
     (review s43o). Now every other host is asked first: the job is not run, one line naming
     node2, the name node1 and the gateway, and no torchrun starts."""
     pytest.importorskip("torch")
-    import socket
-
-    from test_ssh_backend import REPO, all_reduce_rows, backend_for, sh_quote
+    from test_ssh_backend import REPO, all_reduce_rows, backend_for, gateway_pair, sh_quote, skip_where_resolves
     from sshd_harness import install_fake_tool
 
     from sncheck.probeplan import Group
 
-    try:
-        socket.getaddrinfo("node1", None)
-        pytest.skip("node1 resolves on this machine")
-    except OSError:
-        pass
-    cluster, inv = _gateway_pair(sshd_cluster, tmp_path, ("node1",))
+    skip_where_resolves("node1")
+    cluster, inv = gateway_pair(sshd_cluster, tmp_path, ("node1",))
     started = tmp_path / "torchrun-started"
     python = sh_quote(sys.executable)
     install_fake_tool(cluster["node1"], "python3", (  # node1 resolves its own name: its free port is 127.0.0.1's
@@ -205,11 +185,10 @@ def test_two_gateway_hosts_that_answer_as_one_machine_are_refused_before_anythin
     and judged that machine as two hosts (review s43o: no machine identity read). Now one error
     naming both, exit 2, no run directory. Given machines of their own (node2's machine id its
     own), the same inventory passes the check."""
-    from test_ssh_backend import backend_for
-
+    from test_ssh_backend import backend_for, gateway_pair
     from sshd_harness import install_fake_tool
 
-    cluster, inv = _gateway_pair(sshd_cluster, tmp_path, ("node1", "node2"))
+    cluster, inv = gateway_pair(sshd_cluster, tmp_path, ("node1", "node2"))
     r = CliRunner().invoke(main, ["connectivity", "-i", str(inv), "--backend", "ssh", "--known-hosts",
                                   str(cluster.known_hosts), "--ssh-config", str(cluster.ssh_config), "-q",
                                   "--out", str(tmp_path / "run")])

@@ -121,24 +121,12 @@ def test_a_gateway_hosts_name_that_does_not_resolve_ends_the_job_at_once_naming_
     waited on until the job's timeout (held on main; the other hosts' names are not dialled by the
     torch job)."""
     pytest.importorskip("torch")
-    import socket
-
-    from test_ssh_backend import all_reduce_rows, backend_for, install_python, write_inventory
+    from test_ssh_backend import all_reduce_rows, backend_for, gateway_pair, skip_where_resolves
 
     from sncheck.probeplan import Group
 
-    try:
-        socket.getaddrinfo("node1", None)
-        pytest.skip("node1 resolves on this machine")
-    except OSError:
-        pass
-    cluster = sshd_cluster(2)
-    for host in cluster:
-        install_python(host)
-    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1)
-    inv.write_text(inv.read_text().replace(f"port: {cluster['node1'].port}}}",
-                                           f"port: {cluster['node1'].port}, ssh_gateway: true}}"))
-    assert "ssh_gateway: true" in inv.read_text()
+    skip_where_resolves("node1")
+    cluster, inv = gateway_pair(sshd_cluster, tmp_path, ("node1",))
     backend = backend_for(inv, cluster, job_timeout_s=300)
     rows, took = all_reduce_rows(backend, Group("domain:sn0", "domain", ("node1/gpu0", "node2/gpu0")))
     assert took < 120

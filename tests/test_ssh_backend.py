@@ -204,6 +204,32 @@ def write_inventory(path: Path, cluster: SshdCluster, cards: int = 1, extra: str
     return path
 
 
+def gateway_pair(sshd_cluster: Callable[..., SshdCluster], tmp_path: Path,
+                 gateways: tuple[str, ...]) -> tuple[SshdCluster, Path]:
+    """Two loopback hosts (one machine), python3 on each this interpreter, ``gateways`` marked
+    ``ssh_gateway: true`` in their inventory: (cluster, inventory path)."""
+    cluster = sshd_cluster(2)
+    for host in cluster:
+        install_python(host)
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1)
+    text = inv.read_text()
+    for g in gateways:
+        text = text.replace(f"port: {cluster[g].port}}}", f"port: {cluster[g].port}, ssh_gateway: true}}")
+    inv.write_text(text)
+    assert text.count("ssh_gateway: true") == len(gateways)
+    return cluster, inv
+
+
+def skip_where_resolves(name: str) -> None:
+    """Skip a test that needs ``name`` to resolve nowhere on this machine."""
+    import socket  # noqa: PLC0415 -- this helper alone needs it
+    try:
+        socket.getaddrinfo(name, None)
+    except OSError:
+        return
+    pytest.skip(f"{name} resolves on this machine")
+
+
 def backend_for(inventory: Path, cluster: SshdCluster, **options) -> SshBackend:
     options.setdefault("known_hosts", str(cluster.known_hosts))
     options.setdefault("ssh_config", str(cluster.ssh_config))
