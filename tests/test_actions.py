@@ -20,7 +20,7 @@ from sncheck.actions import ACTIONS, ActionContext, ActionRequest, AuditLog, Iso
 from sncheck.actions.base import SshRunner, read_audit
 from sncheck.actions.files import service_view
 from sncheck.actions.kubernetes import TAINT_KEY, desired_taint, label_value
-from sncheck.actions.slurm import drain_reason, is_ours, parse_reason
+from sncheck.actions.slurm import drain_reason, is_ours, parse_node_states, parse_reason
 from sncheck.errors import ConfigError
 from sncheck.run.inputs import load_inventory
 
@@ -347,6 +347,10 @@ def test_slurm_reason_parsing_and_shape() -> None:
     assert parse_reason("sncheck: x (run r)\nsncheck: x (run r)\n") == "sncheck: x (run r)"  # two partitions
     # a wrapper's whitespace-only lines after the text end the output (leftops2)
     assert parse_reason("sncheck: x (run r)\nsncheck: x (run r)\n \t\n\r\n") == "sncheck: x (run r)"
+    # a whitespace-only reason is someone's (Slurm keeps Reason="   "), never none
+    assert parse_reason("   \n   \n") == "   " and not is_ours(parse_reason("   \n"))
+    assert parse_node_states("node2|drained|   \nnode1|idle|none\n") == {"node2": ("drained", "   "),
+                                                                         "node1": ("idle", None)}
     # sinfo -h prints no blank line of its own: one is a newline in the reason, never sncheck's (hostile round 12)
     assert not is_ours(parse_reason("\nsncheck: x (run r)\nsncheck: x (run r)\n"))
     reason = drain_reason(req("node1", "host", rule="a\nb" + "x" * 300))

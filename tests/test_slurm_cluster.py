@@ -136,3 +136,22 @@ def test_a_wrappers_whitespace_line_after_sncheck_s_reason_leaves_it_sncheck_s( 
     res = sncheck("release", "node3", "-i", str(inventory), "--via", "slurm", "--apply", "--state-dir", state)
     assert res.exit_code == 0 and "resumed node3" in res.output, res.output
     assert cluster.wait_state("node3", ("idle",)) == "idle"
+
+
+def test_a_drain_whose_reason_is_whitespace_only_is_someone_elses(  # type: ignore[no-untyped-def]
+        cluster, inventory: Path, tmp_path: Path) -> None:
+    """Slurm keeps a drain reason of spaces (``Reason="   "``) and sinfo prints it as is (a node
+    with no reason prints 'none'). sncheck read it as no reason: isolate drained node2 over the
+    operator's drain with its own reason, so a later release would resume a node someone else
+    had drained. It is someone's reason: isolate and release leave node2 and its reason alone."""
+    state = str(tmp_path / "state")
+    done = cluster.run(["scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=   "])
+    assert done.returncode == 0, done.stderr
+    cluster.wait_state("node2", ("drained",))
+    assert cluster.run(["sinfo", "-h", "-N", "-n", "node2", "-o", "%E"], check=True).stdout == "   \n"
+    res = sncheck("isolate", "node2", "-i", str(inventory), "--via", "slurm", "--apply", "--state-dir", state)
+    assert res.exit_code == 0 and "not sncheck's, so sncheck did not drain it" in res.output, res.output
+    res = sncheck("release", "node2", "-i", str(inventory), "--via", "slurm", "--apply", "--state-dir", state)
+    assert res.exit_code == 0 and "did not resume it" in res.output, res.output
+    assert cluster.node_state("node2") == "drained"
+    assert cluster.run(["sinfo", "-h", "-N", "-n", "node2", "-o", "%E"], check=True).stdout == "   \n"

@@ -75,10 +75,16 @@ def parse_reason(sinfo_stdout: str) -> str | None:
     Blank lines after the text, empty or whitespace only (a wrapper's ``echo " "``, a CRLF
     pipe), end the output and are no part of the reason: a whitespace-only last line made
     sncheck's own reason read as someone else's (its node never resumed; stop 43's note).
+    A reason that is whitespace only (``Reason="   "``: Slurm keeps it, and sinfo prints it
+    where a node without one prints ``none``) is someone's reason, never none: read as none,
+    sncheck drained over it and later resumed the operator's drain (leftops2).
     """
-    lines = [line.strip() for line in sinfo_stdout.splitlines()]
+    raw = [line.rstrip("\r\n") for line in sinfo_stdout.splitlines()]
+    lines = [line.strip() for line in raw]
     while lines and not lines[-1]:
         lines.pop()
+    if not lines:
+        return next((line for line in raw if line), None)  # whitespace only: a reason, not none
     if len(set(lines)) > 1:
         return "\n".join(lines)
     text = lines[0] if lines else ""
@@ -181,10 +187,12 @@ def parse_node_states(sinfo_stdout: str) -> dict[str, tuple[str, str | None]]:
     """
     out: dict[str, tuple[str, str | None]] = {}
     for line in sinfo_stdout.splitlines():
-        parts = line.strip().split("|", 2)
+        parts = line.rstrip("\r\n").split("|", 2)
+        parts[0] = parts[0].strip()
         if len(parts) < 2 or not parts[0]:
             continue
-        reason = parts[2].strip() if len(parts) == 3 else ""
+        raw = parts[2].rstrip("\r\n") if len(parts) == 3 else ""
+        reason = raw.strip() or raw  # whitespace only is someone's reason (parse_reason)
         out.setdefault(parts[0], (parts[1].strip().lower(), None if reason.lower() in _NO_REASON else reason))
     return out
 
