@@ -17,7 +17,8 @@ from sncheck.errors import ConfigError
 from sncheck.config.jsonio import Baseline, read_json, validate
 from sncheck.store.frames import RowFrames
 from sncheck.store.results import from_json, own_record
-from sncheck.store.rundir import ROWS_DIR, is_run_dir, read_frames, refuse_impossible, refuse_running
+from sncheck.store.layout import ROWS_DIR, is_run_dir
+from sncheck.store.rundir import read_frames, refuse_impossible, refuse_running
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
 from sncheck.health.ops import robust_z
 

@@ -28,6 +28,7 @@ import pandas as pd
 from sncheck.config.jsonio import read_json
 from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
+from sncheck.store.layout import is_run_dir
 from sncheck.model import RUN_SCHEMA, About, Basis, Finding, IsolationStep, LayerRecord, RunRecord, Severity
 
 # Contract keys first, in DESIGN.md order; any extension keys follow, sorted.
@@ -190,7 +191,6 @@ def own_record(path: Path) -> Path:
             raise ConfigError(f"results.json is a link to {target}, outside its run directory: another run's "
                               "record beside this directory's rows; copy the run directory whole instead",
                               str(path))
-        from sncheck.store.rundir import is_run_dir  # noqa: PLC0415 -- rundir writes records with this module's writer
         nested = next((d for d in target.relative_to(run).parents if d != Path(".") and is_run_dir(run / d)), None)
         if nested is not None:
             raise ConfigError(f"results.json is a link to {target}, in another run's directory ({run / nested}) "

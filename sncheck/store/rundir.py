@@ -38,6 +38,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sncheck.store.frames import batch_table, conform, merge_schema, rows_table
+from sncheck.store.layout import ROWS_DIR
 from sncheck.store.parts import Part, PartFrames
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.model import RunRecord
@@ -95,7 +96,6 @@ def trim_heap() -> bool:
     return True
 
 
-ROWS_DIR = "rows"
 FLUSH_AFTER_S = 0.5      # single rows are written within this long of their arrival
 FLUSH_ROWS = 20_000      # or as soon as this many are waiting
 # Names repeat per row: dictionary pages keep them small; measurements and links are
@@ -423,10 +423,6 @@ def read_rows(run_dir: Path) -> list[dict]:
         f = frames.kind(kind).astype(object)
         out.extend(f.where(f.notna(), None).to_dict("records"))
     return out
-
-
-def is_run_dir(path: Path) -> bool:
-    return (Path(path) / ROWS_DIR).is_dir()
 
 
 def refuse_running(path: Path) -> None:
