@@ -49,9 +49,8 @@ def _verdict(path: Path) -> str | None:
     return from_json(data, str(path)).verdict.value if isinstance(data, dict) else "unreadable"
 
 
-def _run_ids(path: Path) -> list[str]:
-    """The run ids the run directory's p2p rows carry (its own directory when they carry none)."""
-    frame = read_frames(path).kind("p2p")
+def _run_ids(frame: pd.DataFrame, path: Path) -> list[str]:
+    """The run ids a run directory's p2p rows carry (its own directory when they carry none)."""
     ids = sorted(map(str, frame["run_id"].dropna().unique())) if "run_id" in frame.columns else []
     return ids or [str(path.resolve())]
 
@@ -63,20 +62,20 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
         path = Path(d)
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
-        # one run given twice (its directory with a slash, through a link, a copy) would count twice
-        # in every median and be said 'from 2 runs': the run is named by its rows' run ids
-        ids = _run_ids(path)
-        for rid in ids:
-            if rid in seen:
-                raise ConfigError(f"is run {rid} again (given as {seen[rid]}): a baseline counts each run once",
-                                  str(path))
-        seen.update(dict.fromkeys(ids, path))
         refuse_running(path)
         verdict = _verdict(path / "results.json")
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
         frame = read_frames(path).kind("p2p")  # a part that cannot be read: ConfigError
         refuse_impossible(frame, path, "made into a baseline")
+        # one run given twice (its directory with a slash, through a link, a copy) would count twice
+        # in every median and be said 'from 2 runs': the run is named by its rows' run ids
+        ids = _run_ids(frame, path)
+        for rid in ids:
+            if rid in seen:
+                raise ConfigError(f"is run {rid} again (given as {seen[rid]}): a baseline counts each run once",
+                                  str(path))
+        seen.update(dict.fromkeys(ids, path))
         frames.append(frame)
     p2p = pd.concat(frames, ignore_index=True)
     if p2p.empty:
