@@ -26,6 +26,7 @@ from sncheck.run.safety import crash_report, install_signal_handlers, restore_si
 import importlib
 from sncheck.store.files import route_log
 from sncheck.vendors.parsers import failures as parse_failures, get_parser, known_collective, known_collectives, parse_text
+from sncheck.vendors.delivery import decode
 from sncheck.config.fileio import read_input
 from sncheck.config.playbook import LAYERS
 from sncheck.cli.repeats import refuse_repeats
@@ -405,8 +406,7 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
         if given is not None and tool not in views:
             raise ConfigError(f"{says}, not {tool} output")
     raw = read_input(file, "log")  # /dev/zero or a 100 MB log: refused, not read
-    # a byte-order mark (a capture saved by an editor on Windows) is no text of the tool's
-    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    text = decode(raw)  # a BOM, UTF-16, a Windows editor's save: sncheck.vendors.delivery
     try:
         if tool in ("nccl-tests", "rccl-tests"):  # the log's own name first, the file's path last
             data = parse_text(tool, text, expect, collective=collective, path=file)

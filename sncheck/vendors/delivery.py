@@ -4,18 +4,27 @@ A tool prints its grammar; what reaches ``sncheck parse`` (or a run's fact check
 grammar wrapped by whatever carried it. :func:`unwrap` removes each wrapping that is
 certain, so every view reads the tool's own lines:
 
-- terminal escape codes (colour, underline, OSC titles) and CR LF / lone CR line ends;
+- the file's encoding (:func:`decode`: a BOM, UTF-16 with its BOM, a Windows-1252 save);
+- terminal escape codes (colour, underline, OSC titles) and CR LF / lone CR line ends; what a
+  web page or an editor puts in a copy (zero-width spaces, NBSP, typographic quotes), a
+  backspace's erasure; a pager's ``(END)`` / ``--More--(45%)``; a ``script(1)`` typescript's
+  ``Script started/done on`` lines and its prompt lines;
+- GitHub's ``<details><pre>`` (a ``<pre>``, with its ``<code>``, is a fence) and HTML entities
+  (a text that holds an entity and no ``<`` or ``>`` but those tags is escaped);
 - markdown code fences (```` ``` ````, ``~~~``): only the fenced lines are the output (an
   unclosed fence runs to the end: a paste cut short keeps what it has; a paste copied from
   inside a fence, its opener left behind, ends at the first fence, which closes it); a whole line wrapped in
   inline code (`` `...` ``, one backtick each side) is that line;
-- ``> `` quoting (mail, GitHub), as many levels as every line has, and the indentation every
-  line shares (a paste nested in a markdown list);
+- ``> `` and ``| `` quoting (mail, GitHub, forums; ``| `` not where every line ends with
+  ``|``: a table's rows), as many levels as every line has, ``cat -n`` / ``nl`` numbers
+  (counting up by one), and the indentation every line shares (a paste nested in a markdown list);
+- ansible's ``host | CHANGED | rc=0 >>`` header before a host's output;
 - launcher labels on every line: ``srun --label`` (``0: ``, right-aligned `` 7: ``),
   ``mpirun --tag-output`` (``[1,0]<stdout>:``), MPICH / Intel MPI ``-prepend-rank``
   (``[0] ``), a remote runner's host and stream (Fabric's ``[node7] out: ``,
-  ``nid005113 out: ``; a bare ``node7: `` is not taken: ``nvidia-nvswitch0: `` is the
-  kernel's own). Several tasks' lines are regrouped task by task, in the order each first
+  ``nid005113 out: ``), ``kubectl logs --prefix`` (``[pod/x/c] ``), ``docker compose``
+  (``svc-1  | ``), pdsh / clush's ``node7: `` (a host name has a digit or a dot; never
+  ``nvidia-nvswitch0: ``, the kernel's own). Several tasks' lines are regrouped task by task, in the order each first
   printed, so one task's output reads contiguously;
 - a timestamp on every line: ``dmesg`` (``[  12.345678]``), ``dmesg -T`` / ``--ctime``
   (``[Mon Jan  2 03:04:05 2025]``), ISO (``dmesg --time-format iso``, ``kubectl logs
@@ -23,6 +32,7 @@ certain, so every view reads the tool's own lines:
   kernel:``), the journal's ``Jan 02 03:04:05 host unit[pid]:``. A view whose own grammar
   carries the time (``kernel-log``: ``View.stamped``) keeps it.
 
+One wrapping may sit inside another (a quote inside a launcher's label): up to four rounds.
 A prefix is removed only when *every* line carries one: a log where some lines merely look
 like it (``1: ...`` in a table) is left alone. Lines a reporter put in for elided text
 (``...``, ``[...]``, ``<snip>``) and a last line without its newline (a cut, which the view
@@ -34,6 +44,7 @@ where their grammar allows.
 
 from __future__ import annotations
 
+import html
 import re
 
 # Terminal control sequences a saved log may hold: CSI (colours, underline: ESC [ 4 m),
@@ -55,7 +66,18 @@ _LABELS = (
     # a remote runner's host and stream (Fabric's "[host] out: ", a job log's "nid005113 out: "):
     # the stream word makes it certain (a bare "name: " is also a kernel device's own prefix)
     re.compile(r"^(?P<task>\[?[A-Za-z0-9][\w.-]*\]?) (?:out|err): ?"),
+    re.compile(r"^(?P<task>\[pod/[^\]\s]+\]) "),                 # kubectl logs --prefix
+    re.compile(r"^(?P<task>[A-Za-z0-9][\w.-]*) +\| ?"),          # docker compose logs ('svc-1  | ')
+    # pdsh / clush's 'host: ': a host name has a digit or a dot (node07, gpu-a17.cluster; a tool's
+    # own 'key: ' on every line has neither), never the kernel's 'nvidia-nvswitch0: '
+    re.compile(r"^(?!nvidia-nvswitch\d)(?P<task>[A-Za-z][\w-]*(?:\d[\w-]*(?:\.[\w-]+)*|(?:\.[\w-]+)+)): "),
 )
+# ansible's ad-hoc header before each host's output ('node7 | CHANGED | rc=0 >>')
+_ANSIBLE = re.compile(r"^[\w.-]+ \| (?:CHANGED|SUCCESS|FAILED|UNREACHABLE!?) \| rc=-?\d+ >>\s*$")
+# '| ' quoting (a forum's, a chat's): not a table's own '| ... |' rows (nvidia-smi's box pasted alone)
+_BAR_QUOTE = re.compile(r"^\|(?: |$)")
+# cat -n's '     1\t' and nl's (a blank line: blanks only), numbers counting up by one
+_NUMBERED = re.compile(r"^ *(\d+)\t")
 _HOST_UNIT = r" [A-Za-z0-9][\w.-]* [\w./@-]+(?:\[\d+\])?: ?"  # the journal's "host unit[pid]: "
 # After an ISO stamp the host and unit are taken only as journalctl prints them: the unit with
 # its [pid], or the kernel's (no pid: its entries have none). An ISO-stamped one-line output
@@ -109,6 +131,26 @@ def command_line(tool: str) -> re.Pattern[str]:
                       rf"(?P<command>(?:[^\s/]*/)*(?P<tool>{tool})(?P<args>(?:[ \t].*)?))$", re.MULTILINE)
 
 
+# Characters a web page, an editor or a mail client puts in a copy: zero-width spaces and joiners
+# and a byte order mark dropped, no-break spaces made blanks, typographic quotes made the ASCII ones
+# a tool prints (no tool view's grammar holds any of them)
+_INVISIBLE = {0x200B: None, 0x200C: None, 0x200D: None, 0x2060: None, 0xFEFF: None, 0x00A0: " ", 0x202F: " ",
+              0x2018: "'", 0x2019: "'", 0x201C: '"', 0x201D: '"'}
+_BACKSPACE = re.compile(r"[^\x08]\x08")  # a character and the backspace that erased it
+# an HTML <pre> (GitHub's <details> paste: '<pre>', '<pre><code>', with attributes): a fence; its
+# text is HTML-escaped (html_unescaped)
+_PRE_OPEN = re.compile(r"<pre\b[^>]*>(?:<code\b[^>]*>)?", re.IGNORECASE)
+_PRE_CLOSE = re.compile(r"(?:</code>)?</pre>", re.IGNORECASE)
+_HTML_WRAP = re.compile(r"</?(?:details|summary|code)\b[^>]*>", re.IGNORECASE)
+_ENTITY = re.compile(r"&(?:gt|lt|amp|quot|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
+# lines no tool prints that a pager or a typescript adds: less's '(END)', more's '--More--(45%)',
+# script(1)'s 'Script started on ...' / 'Script done on ...'
+_TYPESCRIPT = re.compile(r"\s*Script started on ")
+_NOT_OUTPUT = re.compile(r"^\s*(?:\(END\)|--More--(?:\(\d+%\))?|Script (?:started|done) on .*)\s*$")
+
+_PROMPT_LINE = re.compile(rf"^[ \t]*{PS1}(?:[ \t]|$)")
+
+
 def clean(text: str) -> str:
     """Escape codes removed, CR LF and lone CR (progress lines, Windows copies) made LF."""
     return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
@@ -125,27 +167,22 @@ def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
     (0 for the first: fences drop lines, a launcher's tasks are regrouped, a lone CR splits
     one line of the file into two), so a message can name the line as the file numbers it."""
     lines, origins = _cleaned_lines(text)
+    if not lines:
+        return "", []
     ended = lines[-1] == ""  # the text ends with a newline (the last line is whole)
     if ended:
         lines.pop()
         origins.pop()
     kept, closed = _fenced(list(range(len(lines))), lines, ended)
     lines, origins = [lines[i] for i in kept], [origins[i] for i in kept]
+    if _escaped(text):
+        lines = [html.unescape(ln) for ln in lines]
     ended = ended or closed
     cut_line = lines[-1] if lines and not ended else None
-    for _ in range(8):  # nested quoting: "> > "
-        if not _every(lines, _QUOTE, ended):
+    for _ in range(4):  # a wrapping inside another ('0: ' inside a host's 'node7 out: ', a quoted journal)
+        lines, origins, changed = _unprefixed(lines, origins, ended, stamped)
+        if not changed:
             break
-        lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
-    for label in _LABELS:
-        if _every(lines, label, ended):
-            lines, origins = _by_task(lines, origins, label, ended)
-            break
-    if not stamped:
-        for stamp in _STAMPS:
-            if _every(lines, stamp, ended):
-                lines = [stamp.sub("", ln, count=1) for ln in lines]
-                break
     lines = _dedented([_INLINE_CODE.sub(r"\1", ln) for ln in lines])  # inside whatever carried the line
     if cut_line is not None and cut_line.strip() and lines and not lines[-1].strip():
         # the paste stops right after a line's label or stamp ('[1,0]<stdout>:', no newline): taking
@@ -155,14 +192,57 @@ def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
     return (out + "\n" if ended and lines else out), origins
 
 
+def _unprefixed(lines: list[str], origins: list[int], ended: bool,
+                stamped: bool) -> tuple[list[str], list[int], bool]:
+    """One round of the prefixes every line carries taken off (quoting, line numbers, a launcher's
+    labels, a timestamp), and whether any was."""
+    before = lines
+    for _ in range(8):  # nested quoting ("> > ", "| > "), line numbers of a quoted listing
+        for quote in (_QUOTE, _BAR_QUOTE):
+            if _every(lines, quote, ended) and (quote is not _BAR_QUOTE or not _boxed(lines, ended)):
+                lines = [quote.sub("", ln, count=1) for ln in lines]
+                break
+        else:
+            if not _numbered(lines, ended):
+                break
+            lines = [_NUMBERED.sub("", ln, count=1) for ln in lines]
+    if [ln for ln in lines if _ANSIBLE.match(ln)] and not _ANSIBLE.match(lines[-1]):
+        keep = [i for i, ln in enumerate(lines) if not _ANSIBLE.match(ln)]
+        lines, origins = [lines[i] for i in keep], [origins[i] for i in keep]
+    for label in _LABELS:
+        if _every(lines, label, ended):
+            lines, origins = _by_task(lines, origins, label, ended)
+            break
+    if not stamped:
+        for stamp in _STAMPS:
+            if _every(lines, stamp, ended):
+                lines = [stamp.sub("", ln, count=1) for ln in lines]
+                break
+    return lines, origins, lines != before
+
+
 def _cleaned_lines(text: str) -> tuple[list[str], list[int]]:
-    """:func:`clean`'s lines, each with the line of ``text`` (split at LF) it is on."""
+    """:func:`clean`'s lines, each with the line of ``text`` (split at LF) it is on; the characters
+    an editor or a web page put in (:data:`_INVISIBLE`) made plain, a backspace's erasure done, an
+    HTML ``<pre>`` (with its ``<code>``) read as a fence, a pager's and ``script(1)``'s own lines
+    left out (:data:`_NOT_OUTPUT`)."""
+    text = _ANSI.sub("", text).translate(_INVISIBLE).replace("\r\n", "\n")
+    pre = bool(_PRE_OPEN.search(text) and _PRE_CLOSE.search(text))
+    # a script(1) typescript: its prompt lines (the command typed, 'exit') are no output either
+    typescript = _TYPESCRIPT.match(text) is not None
     lines: list[str] = []
     origins: list[int] = []
-    for i, line in enumerate(_ANSI.sub("", text).replace("\r\n", "\n").split("\n")):
+    for i, line in enumerate(text.split("\n")):
+        while "\x08" in line:
+            line, n = _BACKSPACE.subn("", line)
+            if not n:
+                line = line.replace("\x08", "")
+        if pre:
+            line = _PRE_CLOSE.sub("\r```\r", _PRE_OPEN.sub("\r```\r", line)).strip("\r")
         for part in line.split("\r"):
-            lines.append(part)
-            origins.append(i)
+            if not _NOT_OUTPUT.match(part) and not (typescript and _PROMPT_LINE.match(part)):
+                lines.append(part)
+                origins.append(i)
     return lines, origins
 
 
@@ -258,3 +338,61 @@ def _by_task(lines: list[str], origins: list[int], label: re.Pattern[str],
     regrouped = [x for group in tasks.values() for x in group] + ([cut] if cut else [])
     return [ln for ln, _ in regrouped], [at for _, at in regrouped]
 
+
+
+
+def _escaped(text: str) -> bool:
+    """Whether ``text`` is HTML-escaped (an HTML ``<pre>``'s, a page's): entities, and no ``<``
+    or ``>`` but a ``<pre>``'s own tags (an escaped text has none)."""
+    if not _ENTITY.search(text):
+        return False
+    rest = _PRE_CLOSE.sub("", _PRE_OPEN.sub("", _HTML_WRAP.sub("", text)))
+    return "<" not in rest and ">" not in rest
+
+
+def _boxed(lines: list[str], ended: bool) -> bool:
+    """Every non-blank line ends with ``|``: a table's rows, not a ``| `` quote (a last line cut
+    short, no newline after it, aside: a box cut inside a row is still a box)."""
+    return all(ln.rstrip().endswith("|") for ln in (lines if ended else lines[:-1]) if ln.strip())
+
+
+def _numbered(lines: list[str], ended: bool) -> bool:
+    """Every line carries ``cat -n``'s (or ``nl``'s) number, counting up by one."""
+    if not _every(lines, _NUMBERED, ended):
+        return False
+    numbers = [int(m.group(1)) for ln in lines if (m := _NUMBERED.match(ln))]
+    return all(b == a + 1 for a, b in zip(numbers, numbers[1:]))
+
+
+def _utf8_cut(raw: bytes) -> bool:
+    """Whether ``raw`` is UTF-8 cut inside its last character (a capture cut at a byte)."""
+    for k in (1, 2, 3):
+        try:
+            raw[:-k].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return True
+    return False
+
+
+def decode(raw: bytes) -> str:
+    """A capture's bytes as text, as ``sncheck parse`` reads a file: UTF-8 (its byte order mark
+    dropped); UTF-16 where a byte order mark says so (PowerShell's ``>``, Notepad's 'Unicode');
+    Windows-1252 where the bytes are no UTF-8 and are that (a Windows editor's save); else UTF-8
+    with each undecodable byte replaced (the view then refuses what it cannot read)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            pass
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    high = sum(1 for b in raw if b >= 0x80)
+    if b"\0" not in raw and high * 5 <= len(raw) and not _utf8_cut(raw):  # a text's few typographic characters, not binary
+        try:
+            return raw.decode("cp1252")
+        except UnicodeDecodeError:
+            pass
+    return raw.decode("utf-8", errors="replace")
