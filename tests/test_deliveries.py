@@ -49,6 +49,8 @@ KNOWN = {
     ("worker-1  | GPU 0: ok\nworker-1  | GPU 1: failed\n", "docker compose"),
     ("\u200bGPU\u00a00: ok\nGPU 1: failed\n", "zero-width space, NBSP"),
     ("0: > GPU 0: ok\n0: > GPU 1: failed\n", "a quote inside a launcher's label"),
+    ("> Here it is:\n>\n> ```console\n> GPU 0: ok\n> GPU 1: failed\n> ```\n", "a fence inside a quote"),
+    ("0: ```\n0: GPU 0: ok\n0: GPU 1: failed\n0: ```\n", "a fence inside a launcher's label"),
 ])
 def test_each_wrapping_is_undone(wrapped: str, why: str) -> None:
     assert unwrap(wrapped) == OUT, why

@@ -174,6 +174,7 @@ def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
         lines.pop()
         origins.pop()
     kept, closed = _fenced(list(range(len(lines))), lines, ended)
+    fenced = len(kept) < len(lines)
     lines, origins = [lines[i] for i in kept], [origins[i] for i in kept]
     if _escaped(text):
         lines = [html.unescape(ln) for ln in lines]
@@ -183,6 +184,10 @@ def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
         lines, origins, changed = _unprefixed(lines, origins, ended, stamped)
         if not changed:
             break
+    if not fenced and any(_FENCE.match(ln) for ln in lines):  # a fence inside the quote or the labels
+        kept, closed = _fenced(list(range(len(lines))), lines, ended)
+        lines, origins = [lines[i] for i in kept], [origins[i] for i in kept]
+        ended = ended or closed
     lines = _dedented([_INLINE_CODE.sub(r"\1", ln) for ln in lines])  # inside whatever carried the line
     if cut_line is not None and cut_line.strip() and lines and not lines[-1].strip():
         # the paste stops right after a line's label or stamp ('[1,0]<stdout>:', no newline): taking
