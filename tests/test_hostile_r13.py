@@ -109,11 +109,18 @@ def test_h13_05_the_main_views_fed_another_tool_s_capture(view: str, other: Path
 @pytest.mark.parametrize("view,capture", [("ibstat", IBSTAT), ("nccl-tests", NCCL), ("nvidia-smi-q", SMI_Q)])
 def test_h13_06_a_capture_in_utf16_or_gzip_is_not_read(tmp_path: Path, view: str, capture: Path,
                                                        encode: str) -> None:
-    """H13-06: a capture saved as UTF-16 (PowerShell's `>`) or gzip'd (a log shipper's): exit 1,
-    one line naming the file, never an empty pass (held)."""
+    """H13-06: a capture saved as UTF-16 (PowerShell's `>`, its byte order mark first) reads as
+    the capture itself (delivery28: sncheck.vendors.delivery.decode); gzip'd (a log shipper's):
+    exit 1, one line naming the file, never an empty pass (held)."""
     text = capture.read_text()
     path = tmp_path / f"cap.{encode}"
     path.write_bytes(text.encode("utf-16") if encode == "utf-16" else gzip.compress(text.encode()))
+    if encode == "utf-16":
+        plain = tmp_path / "plain.txt"
+        plain.write_bytes(capture.read_bytes())
+        want, got = _parse(view, plain), _parse(view, path)
+        assert (got.exit_code, json.loads(got.output)) == (want.exit_code, json.loads(want.output))
+        return
     line = one_line_error(_parse(view, path), 1)
     assert str(path) in line, line
 
