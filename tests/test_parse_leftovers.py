@@ -179,7 +179,9 @@ def test_what_follows_an_output_s_end_is_read_as_a_second_run_or_said_not_read(t
         count = {k: len(v) for k, v in json.loads(r.stdout).items() if k in ("rows", "cas", "gpus")}
         p, r = _parse(tmp_path, view, whole + stray, *extra)
         assert r.exit_code == 1, (view, r.output)
-        assert f"sncheck: {p}: not read: 2 lines after the end (the first: 'stray note after the end'): " in r.output
+        at = (whole + stray).splitlines().index("stray note after the end") + 1  # (since notread2: its line)
+        assert f"sncheck: {p}: not read: 2 lines after the end (the first: 'stray note after the end', line {at}): " \
+            in r.output, (view, r.output)
         second = f"{start}\n" + whole.replace("mlx5_", "mlx5_9") if view == "ibstat" else whole  # another host's
         p, r = _parse(tmp_path, view, whole + second, *extra)
         assert r.exit_code == 1, (view, r.output)
@@ -187,7 +189,9 @@ def test_what_follows_an_output_s_end_is_read_as_a_second_run_or_said_not_read(t
                f"'{start}" in r.output, (view, r.output)
         assert {k: len(v) for k, v in json.loads(r.stdout).items() if k in count} == count, view  # the first only
     p, r = _parse(tmp_path, "ibstat", _body(_IBSTAT) + "Note: copied from node 7\n")  # ibstat.c: 'Link layer' ends a port
-    assert r.exit_code == 1 and "not read: 1 line after the end (the first: 'Note: copied from node 7')" in r.output
+    at = len(_body(_IBSTAT).splitlines()) + 1
+    assert r.exit_code == 1 and f"not read: 1 line after the end (the first: 'Note: copied from node 7', line {at})" \
+        in r.output, r.output
     assert "note" not in json.loads(r.stdout)["cas"][-1]["ports"][-1], r.stdout
     nccl_job = _body(_NCCL) + "gpu-1:47507:47507 [0] NCCL INFO ENV/Plugin: Closing env plugin ncclEnvDefault\n"
     assert _parse(tmp_path, "nccl-tests", nccl_job, "--collective", "all_reduce")[1].exit_code == 0
@@ -228,4 +232,6 @@ def test_the_launcher_s_own_lines_after_the_footer_are_no_text_after_the_end(tmp
     p, r = _parse(tmp_path, "nccl-tests", _body(_NCCL) + abort, "--collective", "all_reduce")
     assert r.exit_code == 1 and "mpi-abort" in r.output, r.output
     p, r = _parse(tmp_path, "nccl-tests", _body(_NCCL) + chatter + "a note after it\n", "--collective", "all_reduce")
-    assert r.exit_code == 1 and "not read: 1 line after the end (the first: 'a note after it')" in r.output, r.output
+    at = len((_body(_NCCL) + chatter).splitlines()) + 1
+    assert r.exit_code == 1 and f"not read: 1 line after the end (the first: 'a note after it', line {at})" in r.output, \
+        r.output

@@ -212,3 +212,64 @@ def test_npu_smi_chip_memory_form_is_npu_smi_s() -> None:
         assert got["fields"] and not got["errors"], name
     with pytest.raises(ParseError, match="not npu-smi's output"):
         parse_text("npu-smi-fields", "    Product Name                          : NVIDIA A100\n    Power Draw   : 69.03 W\n")
+
+
+def _pasted(tmp_path: Path, view: str, body: str, *extra: str) -> tuple[Path, str, str]:
+    """``body`` pasted as a reporter keeps it: two '# source:' lines, a markdown fence, then a note
+    after the output's end; the file, ``sncheck parse``'s output and the note's line as the file numbers it."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    text = f"# source: a reporter's paste\n# note: fenced\n```text\n{body}\nthe note after it\nits second line\n```\n"
+    p = tmp_path / f"{view}.txt"
+    p.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(main, ["parse", view, str(p), *extra])
+    assert r.exit_code == 1, (view, r.output)
+    return p, r.output, str(text.split("\n").index("the note after it") + 1)  # (the file's lines: at LF)
+
+
+def test_every_view_s_text_after_its_end_names_its_line_as_the_file_numbers_it(tmp_path: Path) -> None:
+    """3164c75 numbered dcgmi's 'not read' only: ibstat, the nvidia-smi table, nccl-tests and amd-smi
+    monitor said 'not read: 2 lines after the end (the first: ...)' with no line. Each names the
+    file's line now, past the '# source:' header and the fence (after_end.numbered counts, in_file renumbers);
+    a form feed, a line for str.splitlines but none for the file, numbers nothing twice."""
+    real = REPO / "fixtures/real"
+    views = {"ibstat": (real / "ib/04_ibstat_h100_roce_12CA_all_active_eth.txt", ()),
+             "nvidia-smi": (real / "harvest/nvidia-smi/02_nvidia-smi_550.90.07_8xh100_idle_no_processes_gpud.txt", ()),
+             "nccl-tests": (real / "nccl-tests/all_reduce_perf/01_h100_16ranks_2nodes_float_newcols.txt",
+                            ("--collective", "all_reduce")),
+             "amd-smi-monitor": (real / "harvest14/amd-smi-monitor/04_amd_smi_monitor_ptumv_rocm_6.1.0_8_gpus_171_to_178w_"
+                                 "gfx_clock_113_mhz_vram_283_of_196300_mb_whole_amdsmi-changelog.txt", ())}
+    for view, (path, extra) in views.items():
+        from sncheck.vendors.parsers import strip_source_header
+
+        body = strip_source_header(path.read_text(encoding="utf-8")).rstrip("\n")
+        for shown in (body, body + "\n\x0c"):  # (a form feed alone: blank, and one line of the file)
+            p, out, at = _pasted(tmp_path, view, shown, *extra)
+            assert f"sncheck: {p}: not read: 2 lines after the end (the first: 'the note after it', line {at}): " \
+                in out, (view, out)
+
+
+def test_amd_smi_monitor_watch_names_a_round_s_unread_line_as_the_file_numbers_it(tmp_path: Path) -> None:
+    """-w N: each round is read alone (amd_smi_watch), so a round's 'not read' counted its lines from
+    the round's header: the line named was not the file's. A note in the first round and one in the
+    last each name their own line."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    lines = _monitor_watch(3).splitlines()
+    second = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("TIMESTAMP")][1]
+    lines.insert(second - 1, "a note in round one")
+    text = "# source: x\n```\n" + "\n".join(lines) + "\nthe last round's note\n```\n"
+    p = tmp_path / "watch.txt"
+    p.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(main, ["parse", "amd-smi-monitor", str(p)])
+    assert r.exit_code == 1, r.output
+    numbers = text.splitlines()
+    one, last = numbers.index("a note in round one") + 1, numbers.index("the last round's note") + 1
+    assert f"round 1: not read: 1 line after the end (the first: 'a note in round one', line {one}): " in r.output, \
+        r.output
+    assert f"{p}: not read: 1 line after the end (the first: \"the last round's note\", line {last}): " in r.output, \
+        r.output

@@ -47,22 +47,37 @@ def records_without_start(count: int, noun: str, end: str) -> str:
             "output, not read (split the log per task)")
 
 
-def not_read(lines: Sequence[str], tool: str, numbers: Sequence[int] | None = None) -> str | None:
-    """The lines after the end that are not blank or a pasted prompt, counted, the first shown;
-    None where there are none. ``numbers``: each line's number in the text the view read (1 for
-    its first), so the finding says where the unread text begins (``, line K``; ``sncheck
-    parse`` renumbers it as the file numbers it: :func:`in_file`)."""
-    kept = [(at, ln) for at, ln in zip(numbers or [0] * len(lines), lines) if ln.strip() and not PROMPT.match(ln)]
+def numbered(text: str) -> list[tuple[int, str]]:
+    """``text.splitlines()``, each line with its number as ``sncheck parse`` counts the text's lines
+    (at LF, 1 for the first: :func:`in_file`): a form feed, a lone CR or U+2028 splits a line for
+    splitlines, not for the file, so the parts share their line's number."""
+    rows = text.split("\n")
+    if rows[-1] == "":
+        rows.pop()
+    return [(at, part) for at, row in enumerate(rows, 1) for part in (row.splitlines() or [""])]
+
+
+def not_read(lines: Sequence[tuple[int, str]], tool: str) -> str | None:
+    """The lines after the end that are not blank or a pasted prompt, counted, the first shown with
+    its number in the text the view read (``, line K``: :func:`numbered`; ``sncheck parse``
+    renumbers it as the file numbers it: :func:`in_file`); None where there are none."""
+    kept = [(at, ln) for at, ln in lines if ln.strip() and not PROMPT.match(ln)]
     if not kept:
         return None
-    where = f", line {kept[0][0]}" if numbers is not None else ""
     return (f"not read: {len(kept)} line{'s' if len(kept) != 1 else ''} after the end (the first: "
-            f"{_shown(kept[0][1])}{where}): {tool} prints nothing there; another tool's output or a note appended, "
-            "not this output")
+            f"{_shown(kept[0][1])}, line {kept[0][0]}): {tool} prints nothing there; another tool's output or a note "
+            "appended, not this output")
 
 
-# (greedy: the shown text may hold ', line 3): ' itself; the words after the number never do)
-_FROM_LINE = re.compile(r"^(not read: \d+ lines? after the end \(the first: .*, line )(\d+)(?=\): )")
+# (greedy: the shown text may hold ', line 3): ' itself; the words after the number never do. A watch's
+# earlier round says which: 'round 2: not read: ...', amd_smi_watch)
+_FROM_LINE = re.compile(r"^((?:round \d+: )?not read: \d+ lines? after the end \(the first: .*, line )(\d+)(?=\): )")
+
+
+def renumbered(error: str, line: Callable[[int], int]) -> str:
+    """:func:`not_read`'s finding with its line K as ``line(K)``; any other error as it was."""
+    m = _FROM_LINE.match(error)
+    return error if m is None else f"{m.group(1)}{line(int(m.group(2)))}{error[m.end():]}"
 
 
 def in_file(error: str, first: int, origins: Sequence[int]) -> str:
@@ -70,11 +85,7 @@ def in_file(error: str, first: int, origins: Sequence[int]) -> str:
     output's first line in the file (after a ``# source:`` header), ``origins`` each read line's
     line in the output (:func:`sncheck.vendors.delivery.unwrap_lines`: fences dropped, tasks
     regrouped). Any other error comes back as it was."""
-    m = _FROM_LINE.match(error)
-    if m is None:
-        return error
-    at = int(m.group(2)) - 1
-    return f"{m.group(1)}{first + (origins[at] if at < len(origins) else at)}{error[m.end():]}"
+    return renumbered(error, lambda k: first + (origins[k - 1] if k - 1 < len(origins) else k - 1))
 
 
 def job_log(stdout: str, stderr: str) -> str:
@@ -84,10 +95,11 @@ def job_log(stdout: str, stderr: str) -> str:
     return f"{stderr}\n{stdout}" if stderr.strip() else stdout
 
 
-def judge(lines: Sequence[str], tool: str, starts: Callable[[str], bool]) -> list[str]:
-    """The finding for ``lines``, all that follows the end of ``tool``'s output: two runs where a
-    line ``starts`` the tool's output again, else :func:`not_read`'s; [] where nothing is there."""
-    if second := next((ln for ln in lines if starts(ln.strip())), None):
+def judge(lines: Sequence[tuple[int, str]], tool: str, starts: Callable[[str], bool]) -> list[str]:
+    """The finding for ``lines`` (numbered: :func:`numbered`), all that follows the end of ``tool``'s
+    output: two runs where a line ``starts`` the tool's output again, else :func:`not_read`'s; []
+    where nothing is there."""
+    if second := next((ln for _, ln in lines if starts(ln.strip())), None):
         return [two_runs(second)]
     said = not_read(lines, tool)
     return [said] if said else []

@@ -81,9 +81,10 @@ def _value(v: str) -> Any:
     return v
 
 
-def _body_lines(text: str, errors: list[str]) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    for raw in text.splitlines():
+def _body_lines(text: str, errors: list[str]) -> list[tuple[int, int, str]]:
+    """Each line to read: its number (:func:`after_end.numbered`), its indentation, its text."""
+    out: list[tuple[int, int, str]] = []
+    for at, raw in after_end.numbered(text):
         line = raw.rstrip()
         body = line.strip()
         if not body or _PROMPT.match(body):
@@ -96,14 +97,14 @@ def _body_lines(text: str, errors: list[str]) -> list[tuple[int, str]]:
         if _ERROR.match(body):
             errors.append(body)
             continue
-        if out and _OPEN_LIST.search(out[-1][1]):
+        if out and _OPEN_LIST.search(out[-1][2]):
             # amd-smi wraps a long list value ('JPEG_ACTIVITY: [N/A, ..., N/A,') onto indented
             # lines until its ']': those lines are the value's, not entries of their own
-            out[-1] = (out[-1][0], f"{out[-1][1]} {body}")
+            out[-1] = (out[-1][0], out[-1][1], f"{out[-1][2]} {body}")
             continue
-        out.append((len(line) - len(line.lstrip()), body))
-    if out and _OPEN_LIST.search(out[-1][1]):
-        errors.append(f"a list value without its closing ']' ({out[-1][1][:60]}...): cut short")
+        out.append((at, len(line) - len(line.lstrip()), body))
+    if out and _OPEN_LIST.search(out[-1][2]):
+        errors.append(f"a list value without its closing ']' ({out[-1][2][:60]}...): cut short")
     return out
 
 
@@ -116,7 +117,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     stack: list[tuple[int, dict]] = []
     nics: list[dict[str, Any]] = []
     cpus: list[dict[str, Any]] = []
-    for indent, body in _body_lines(text, errors):
+    for _, indent, body in _body_lines(text, errors):
         m = re.match(r"^(GPU|AI_NIC|CPU|CORE):\s*(\d+)$", body)
         if m:
             # amd-smi 26.x lists an AMD AI NIC (Pollara) after the GPUs: 'AI_NIC: n' and its entries;
@@ -318,8 +319,8 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
     processes: list[dict[str, Any]] | None = None
     process_columns: list[str] = []
     process_gpus: set[Any] = set()
-    unread: list[str] = []  # after the header, lines no part of the grammar: not read, never dropped
-    for _, body in _body_lines(text, errors):
+    unread: list[tuple[int, str]] = []  # after the header, lines no part of the grammar: not read, never dropped
+    for at, _, body in _body_lines(text, errors):
         if body == "PROCESS INFO:" and columns:
             processes = []
             continue
@@ -331,7 +332,7 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
                 process_gpus |= {gpu} if gpu is not None else set()
                 processes += [proc] if proc else []
             else:
-                unread.append(body)
+                unread.append((at, body))
             continue
         if (body.startswith("GPU ") or body.startswith("TIMESTAMP ") and " GPU " in body) and not columns:
             columns = body.split()  # --watch: TIMESTAMP first
@@ -347,7 +348,7 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
                 continue
             gpus.append({"gpu": int(row.pop("GPU")), **row})
         elif columns and body.split() != columns:
-            unread.append(body)  # no line of the grammar: a note or another tool's output (the header again is skipped, as before)
+            unread.append((at, body))  # no line of the grammar: a note or another tool's output (the header again is skipped, as before)
     if not columns and (failed := _failed(errors)):
         return {"tool": "amd-smi-monitor", "columns": [], "gpus": [], "errors": failed}
     if not columns:
@@ -372,7 +373,7 @@ def parse_amd_smi_topology(text: str) -> dict[str, Any]:
     headers: dict[str, list[str]] = {}
     name = None
     cols: list[str] = []
-    for _, body in _body_lines(text, errors):
+    for _, _, body in _body_lines(text, errors):
         if body == "Legend:":
             break  # ROCm 6.3+ prints its legend after the last table: the rest is the legend's
         if m := re.match(r"^([A-Z][A-Z -]+) TABLE:$", body):  # 'BI-DIRECTIONAL TABLE:'
@@ -439,7 +440,7 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
     gpus: list[dict[str, Any]] = []
     peers: list[str] = []
     section = None
-    for _, body in _body_lines(text, errors):
+    for _, _, body in _body_lines(text, errors):
         if m := re.match(r"^([A-Z][A-Z ]+) TABLE:$", body):
             section = m.group(1)
             continue

@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from sncheck.vendors import after_end
+
 _HEADER = re.compile(r"^\s*TIMESTAMP\s+GPU\b")
 
 
@@ -46,6 +48,9 @@ def read(pieces: list[str], view: Callable[[str], dict[str, Any]]) -> dict[str, 
     """The rounds read by ``view`` (the one-round monitor view): the last one's values, ``rounds``,
     the earlier rounds' errors and what the last one lacks of the first (module docstring)."""
     results = [view(piece) for piece in pieces]
+    for k, r in enumerate(results):  # a line a round names ('not read: ...'), numbered as the whole text numbers it
+        before = sum(p.count("\n") for p in pieces[:k])
+        r["errors"] = [after_end.renumbered(e, lambda at: at + before) for e in r["errors"]]
     first, last, n = results[0], results[-1], len(results)
     errors = [f"round {k}: {e}" for k, r in enumerate(results[:-1], 1) for e in r["errors"]]
     errors += last["errors"]

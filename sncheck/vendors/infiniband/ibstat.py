@@ -111,15 +111,15 @@ def parse_ibstat(text: str) -> dict[str, Any]:
     cas: list[dict[str, Any]] = []
     errors: list[str] = []
     port: dict[str, Any] | None = None
-    after: list[str] = []  # the lines since the last one the grammar reads
+    after: list[tuple[int, str]] = []  # the lines since the last one the grammar reads, numbered
     alone: set[int] = set()  # the CAs of the one-port form: no CA fields, one port
     short = False  # the pasted command line says -s/--short
-    for raw in text.splitlines():
+    for at, raw in after_end.numbered(text):
         line = raw.strip()
         if not line:
             continue
         if cas and _COMMAND.match(line):
-            after.append(line)  # the command again, behind a prompt or not: a second run begins
+            after.append((at, line))  # the command again, behind a prompt or not: a second run begins
             break
         if not cas and _COMMAND.match(line):
             short = bool(_SHORT.search(line))
@@ -136,7 +136,7 @@ def parse_ibstat(text: str) -> dict[str, Any]:
         elif cas and (m := _KEY_VALUE.match(line)) and not (port is not None and "link_layer" in port):
             _store(cas[-1], port, m.group(1), m.group(2))
         elif cas:  # (a 'key: value' after a port's last line, 'Link layer', is no field of it)
-            after.append(line)
+            after.append((at, line))
             continue
         after = []
     if not cas and not errors:

@@ -156,7 +156,9 @@ class _State:
     library: dict[str, str] = field(default_factory=dict)  # rccl-tests' RCCL/HIP/ROCm version block
     config: dict[str, int] = field(default_factory=dict)
     rows_after_end: int = 0  # result rows after the footer, without a run's header before them
-    after_end: list[str] = field(default_factory=list)  # other text after the footer (not NCCL's, not common.cu's)
+    after_end: list[tuple[int, str]] = field(default_factory=list)  # other text after the footer (not NCCL's,
+    # not common.cu's), with its line's number
+    at: int = 0  # the number of the line read now (after_end.numbered)
     gaps: set[int] = field(default_factory=set)  # per reporter's '...' before the footer: the rows read before it
     devices: list[dict[str, Any]] = field(default_factory=list)
 
@@ -191,7 +193,7 @@ def normalize_collective(name: str) -> str:
 
 def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
     state = _State()
-    for raw in text.splitlines():
+    for state.at, raw in after_end.numbered(text):
         _scan_line(_clean(raw), state)
         if state.more_runs:
             break
@@ -358,7 +360,7 @@ def _scan_line(line: str, state: _State) -> None:
             if m.group("topic") and _LAUNCHER_FAILURE.search(m.group("topic")):
                 _add_error(state, content)  # 'help-mpi-api.txt / mpi-abort': the job aborted
         elif state.finished and not _NCCL_LOG.search(content):
-            state.after_end.append(content)  # common.cu prints only '#' lines there: not this run's
+            state.after_end.append((state.at, content))  # common.cu prints only '#' lines there: not this run's
 
 
 def _scan_header_line(content: str, state: _State) -> bool:

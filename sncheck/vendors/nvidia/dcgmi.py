@@ -142,7 +142,8 @@ def _parse_table(text: str) -> dict[str, Any]:
     category: str | None = None
     tables: list[list[tuple[str | None, _Row]]] = [[]]
     is_open = False  # inside a table: a row was read since the last border
-    lines = [raw.strip() for raw in text.splitlines()]
+    numbered = after_end.numbered(text)  # each line with its number, for what follows the footer
+    lines = [raw.strip() for _, raw in numbered]
     body = [ln for ln in lines if ln]
     if body and all(ln.startswith("#") for ln in body) and any(re.match(r"^#\s*[|+]", ln) for ln in body):
         # the table kept as a code comment ('  # | PCIe ... | Pass - All |': a package's example output):
@@ -150,7 +151,7 @@ def _parse_table(text: str) -> dict[str, Any]:
         lines = [re.sub(r"^#\s?", "", ln) for ln in lines]
     closed = False  # the footer border read
     after: list[tuple[int, str]] = []  # the lines of something else after it, with their numbers
-    for at, line in enumerate(lines, 1):
+    for (at, _), line in zip(numbered, lines):
         if closed and line and not (line[0] in "|+" or _TOOL_ERROR.search(line) or
                                     listing.is_elision(line) or _BANNER.match(line)):
             after.append((at, line))  # dcgmi prints nothing after its footer: another tool's output appended
@@ -186,7 +187,7 @@ def _parse_table(text: str) -> dict[str, Any]:
         )
     if any(tables) and is_open:
         result["errors"].append("the table has no closing border: output cut short")
-    if said := after_end.not_read([ln for _, ln in after], "dcgmi diag", [at for at, _ in after]):
+    if said := after_end.not_read(after, "dcgmi diag"):
         result["errors"].append(said)
     return _finish(result)
 

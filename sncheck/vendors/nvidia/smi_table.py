@@ -112,14 +112,14 @@ def parse_smi_table(text: str) -> dict[str, Any]:
     headless = False        # an excerpt that starts inside the GPU table: no banner, no header
     mig_box = False         # the '| MIG devices: |' box's title line
     lines = text.split("\n")
-    after: list[str] = []   # what follows the closed Processes box, nvidia-smi's last line
+    after: list[tuple[int, str]] = []  # what follows the closed Processes box, nvidia-smi's last line (numbered)
     for at, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
         if processes_closed and section is None:
             # (a failure line there is still nvidia-smi's: a GPU it lost, printed after the table)
-            after = [ln for ln in lines[at:] if not _fault(ln.strip(), data)]
+            after = [(k, ln) for k, ln in enumerate(lines[at:], at + 1) if not _fault(ln.strip(), data)]
             break
         if _fault(line, data):
             continue
