@@ -427,8 +427,8 @@ class Run:
         # the disk refuses never leaves a finished record that reads as a pass beside it
         try:
             write_reports(record, store, self.opts)
-        except OSError as e:
-            recorder.fail(f"cannot write the reports{f' ({e.filename})' if e.filename else ''}: {e.strerror or e}")
+        except BaseException as e:  # whatever stopped them, the final record (its isolation) is written
+            recorder.fail(_reports_failed(e))
             store.write_results(recorder.finish())
             raise
         store.write_results(record)
@@ -495,3 +495,11 @@ def write_reports(record: RunRecord, store: RunStore, opts: RunOptions) -> None:
         if report.name != "json":  # results.json is always written by the store
             store.check_dir()  # never through a link put where the run directory was
             report.write(record, rows, store.dir / report.filename, opts.template_dirs)
+
+
+def _reports_failed(e: BaseException) -> str:
+    """The run's error when its reports could not be written: the file and the system's words
+    for a refused write; the exception's kind for anything else (a template's error, memory)."""
+    if isinstance(e, OSError):
+        return f"cannot write the reports{f' ({e.filename})' if e.filename else ''}: {e.strerror or e}"
+    return f"cannot write the reports: {type(e).__name__}{f': {e}' if str(e) else ''}"

@@ -13,7 +13,8 @@ begins the next round.
 Read: every round by the monitor view; the **last round wins** (``gpus``, ``processes``: the newest
 reading, as a run reads the card now), ``rounds`` counts them, an earlier round's errors are kept
 (``round K: ...``). A last round with fewer GPUs than the first, without the process table the first
-has, or with other columns is cut (a paste or a Ctrl-C stops mid-round).
+has, or with other columns is cut (a paste or a Ctrl-C stops mid-round); a last round cut inside its
+header (no row under it to read) is cut too, and the round before it is the reading.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from sncheck.errors import ParseError
 from sncheck.vendors import after_end
 
 _HEADER = re.compile(r"^\s*TIMESTAMP\s+GPU\b")
@@ -47,13 +49,18 @@ def rounds(text: str) -> list[str] | None:
 def read(pieces: list[str], view: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
     """The rounds read by ``view`` (the one-round monitor view): the last one's values, ``rounds``,
     the earlier rounds' errors and what the last one lacks of the first (module docstring)."""
-    results = [view(piece) for piece in pieces]
+    results = [view(piece) for piece in pieces[:-1]]
+    try:
+        results.append(view(pieces[-1]))
+        cut_header = ""
+    except ParseError:  # the last round cut inside its header (review s44q): the one before is the reading
+        cut_header = f"round {len(pieces)} is cut inside its header: cut short"
     for k, r in enumerate(results):  # a line a round names ('not read: ...'), numbered as the whole text numbers it
         before = sum(p.count("\n") for p in pieces[:k])
         r["errors"] = [after_end.renumbered(e, lambda at: at + before) for e in r["errors"]]
     first, last, n = results[0], results[-1], len(results)
     errors = [f"round {k}: {e}" for k, r in enumerate(results[:-1], 1) for e in r["errors"]]
-    errors += last["errors"]
+    errors += last["errors"] + ([cut_header] if cut_header else [])
     if last["columns"] != first["columns"]:
         errors.append(f"round {n} has the columns {' '.join(last['columns'])}, round 1 "
                       f"{' '.join(first['columns'])}: not one watch run")

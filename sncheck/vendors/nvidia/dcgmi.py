@@ -398,18 +398,22 @@ _CANNOT_OPEN_LIB = 22
 
 
 def _warn_written_as_fail(doc: dict[str, Any]) -> bool:
-    """Whether a -j test at "Fail" is the table's Warn: the Software test ("software"), every message
-    of it one the source raises only with a Warn. A message without an error_id (3.x), or any other
-    one, leaves it a Fail: the document cannot tell."""
+    """Whether a -j test at "Fail" is the table's Warn: the Software test ("software"), every entry
+    at "Fail" (each GPU's, the test_summary) saying why in messages of its own, each one the source
+    raises only with a Warn. A message without an error_id (3.x), any other one, or an entry at
+    "Fail" with no message of its own (review s44q: another GPU's warning made it a Warn) leaves it
+    a Fail: the document cannot tell."""
     if str(doc.get("name", "")).lower() != "software":
         return False
-    summary = doc.get("test_summary")
-    entries = [e for e in [*_list(doc.get("results")), summary] if isinstance(e, dict)]
-    said = [w for e in entries for w in _list(e.get("warnings"))]
-    return bool(said) and all(
-        isinstance(w, dict) and (w.get("error_id") in _WARN_CODES
-                                 or (w.get("error_id") == _CANNOT_OPEN_LIB and "libnvidia-ml" not in str(w.get("warning"))))
-        for w in said)
+    entries = [e for e in [*_list(doc.get("results")), doc.get("test_summary")] if isinstance(e, dict)]
+    failed = [_list(e.get("warnings")) for e in entries if str(e.get("status", "")).capitalize() == "Fail"]
+    return bool(failed) and all(said and all(map(_warn_only, said)) for said in failed)
+
+
+def _warn_only(w: Any) -> bool:
+    """A -j message the Software test raises only with a Warn (:data:`_WARN_CODES`, a CUDA library)."""
+    return isinstance(w, dict) and (w.get("error_id") in _WARN_CODES or (
+        w.get("error_id") == _CANNOT_OPEN_LIB and "libnvidia-ml" not in str(w.get("warning"))))
 
 
 def _json_gpu_ids(entry: dict[str, Any]) -> list[int]:
