@@ -411,7 +411,8 @@ class Window:
         pair and are findings of their own (``seen``, retestbar.explained)."""
         if self.f.entity_kind == "link" and g.entity_kind in ("link", "card"):
             return g.entity_kind == "link" and set(split_link(g.entity)) == self.scope
-        return bool((c := self._cards(g)) & self.scope) and not beneath_known(self.f, g, c, _dctx(self.ctx, self.f))
+        return bool((c := self._cards(g)) & self.scope) and \
+            not beneath_known(self.f, g, c, lambda: _dctx(self.ctx, self.f).culprit_cards(subject=False))
 
     def _evaluate(self, rules: list[Rule], rows: pd.DataFrame, dctx: DetectContext) -> list[Finding]:
         """The rules over the retest's rows, pair rows one tier at a time: a retest holds a

@@ -6,7 +6,7 @@ many repeats a rare symptom needs to be seen again."""
 from __future__ import annotations
 
 import math
-from collections.abc import Set
+from collections.abc import Callable, Set
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -197,11 +197,11 @@ def through_known(cards: Set[str], rows: pd.DataFrame, dctx: DetectContext, rule
     return bool(theirs.any()) and bool(dctx.explained_pairs(src[theirs], dst[theirs]).all())
 
 
-def beneath_known(subject: Finding, g: Finding, cards: Set[str], dctx: DetectContext) -> bool:
+def beneath_known(subject: Finding, g: Finding, cards: Set[str], known: Callable[[], Set[str]]) -> bool:
     """Whether a switch suspect's retest finding ``g`` (its ``cards``) lies beneath the switch
     and every card it holds is a known culprit's other than the switch (a NIC, a card, a link
     end already named): that culprit's symptom, never the switch's again. Round 5's r5-42: a
     leaf slow during the run only was "confirmed" by its retest's pairs of pb05/nic5, a slow
-    NIC below it named and isolated on its own, while its 180 other pairs read at design."""
-    return subject.entity_kind == "switch" and g.entity != subject.entity and bool(cards) \
-        and cards <= dctx.culprit_cards(subject=False)
+    NIC below it named and isolated on its own, while its 180 other pairs read at design.
+    ``known``: the known culprits' cards, asked only of a switch suspect."""
+    return subject.entity_kind == "switch" and g.entity != subject.entity and bool(cards) and cards <= known()

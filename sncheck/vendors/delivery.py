@@ -356,9 +356,14 @@ def _escaped(text: str) -> bool:
 
 
 def _boxed(lines: list[str], ended: bool) -> bool:
-    """Every non-blank line ends with ``|``: a table's rows, not a ``| `` quote (a last line cut
-    short, no newline after it, aside: a box cut inside a row is still a box)."""
-    return all(ln.rstrip().endswith("|") for ln in (lines if ended else lines[:-1]) if ln.strip())
+    """Every non-blank line ends with ``|``: a table's rows, not a ``| `` quote. The last row aside
+    where there are others: a box cut inside its last row, with or without a newline after it (a
+    published dcgmi fragment's last row lacks its closing bar: read as a quote, every row lost its
+    first column)."""
+    rows = [ln.rstrip() for ln in lines if ln.strip()]
+    if len(rows) > 1 or not ended:
+        rows = rows[:-1]
+    return all(ln.endswith("|") for ln in rows)
 
 
 def _numbered(lines: list[str], ended: bool) -> bool:
