@@ -69,7 +69,7 @@ def test_a_bad_near_budget_in_the_inventory_is_one_line_naming_the_key(tmp_path,
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), "600", True])
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), 8 * 86400.0, "600", True])
 def test_a_bad_near_budget_option_is_refused_when_the_backend_is_made(value) -> None:
     """The Python API's option was read with an unvalidated float() when the first near
     suspect's retest began ('600' read as 600 s, -1 stopped every batch, nan never did)."""

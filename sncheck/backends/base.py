@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from typing import Callable
 
 from sncheck.config.faultplan import TORCH_PROBE_FAULTS, FaultPlan
-from sncheck.config.inventory import TierDesign
+from sncheck.config.inventory import MAX_TIMEOUT_S, TierDesign
 from sncheck.errors import ConfigError
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, StressPlan
 from sncheck.rows import not_run_row
@@ -45,8 +44,9 @@ class Backend(ABC):
         self.transient_ended = False  # set by begin_confirmation: transient faults are over
         given = options.get("near_budget_s")
         if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
-                                  or not math.isfinite(given) or given <= 0):
-            raise ConfigError(f"backend option near_budget_s must be a positive number of seconds, got {given!r}")
+                                  or not 0 < given <= MAX_TIMEOUT_S):  # the inventory's Seconds: NaN fails too
+            raise ConfigError(f"backend option near_budget_s must be a positive number of seconds up to "
+                              f"{MAX_TIMEOUT_S:g}, got {given!r}")
 
     def plan_defaults(self, layer: str) -> dict:  # noqa: ARG002 -- the Backend interface: no defaults unless a backend has its own
         """Plan options that suit this backend (a playbook's options override them).

@@ -365,14 +365,10 @@ class Run:
         """The whole run: resolve, measure (collect), retest and isolate, act, record."""
         self.resolve()
         assert self.backend is not None
-        try:
-            self.backend.preflight()  # what only a reach of the hosts can refuse: before a run directory exists
-        except BaseException:
-            self.close()
-            raise
         run_id = new_run_id()
         out_dir = Path(self.opts.out) if self.opts.out else default_out_dir(run_id)
         try:
+            self.backend.preflight()  # what only a reach of the hosts can refuse: before a run directory exists
             store = RunStore(out_dir, run_id, force=self.opts.force)
         except BaseException:
             self.close()
