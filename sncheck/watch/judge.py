@@ -18,19 +18,18 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from sncheck.config.jsonio import read_json
 from sncheck.config.inventory import Inventory
 from sncheck.config.shipped import provenance
 from sncheck.errors import ConfigError
 from sncheck.health.metrics import DetectContext
 from sncheck.health.rules import RuleSet
-from sncheck.model import RUN_SCHEMA, About, Basis, EntityKind, ExitCode, Finding, RunRecord, Severity, Verdict
+from sncheck.model import About, Basis, EntityKind, ExitCode, Finding, RunRecord, Severity, Verdict
 from sncheck.report import outputs
 from sncheck.run.isolation import suspect
 from sncheck.run.recorder import RunRecorder
 from sncheck.run.runner import RunOptions, write_reports
 from sncheck.run.state import RunState
-from sncheck.store.results import from_json, own_record, to_json
+from sncheck.store.results import read_record, to_json
 from sncheck.store.rundir import RunStore, new_run_id
 from sncheck.store.state import StateStore
 from sncheck.topology import Topology, natural_key
@@ -44,7 +43,6 @@ from sncheck.store.rundir import read_frames
 from sncheck.config.inventory import Host, Supernode
 import json
 
-SCHEMA = RUN_SCHEMA
 LAYER = "watch"
 CONFIRM_PLAYBOOK = "nightly-stress"   # launch skew and pairwise collectives: what a straggler shows
 
@@ -215,10 +213,7 @@ def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topolo
     p = Path(ref)
     run_dir = p.parent if p.is_file() else p
     if p.is_file() or (p.is_dir() and os.path.lexists(p / "results.json")):  # a FIFO there: the reader names it
-        data = read_json(own_record(run_dir / "results.json"), "results.json", kind="results")  # not a link out
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            raise ConfigError(f"not a run's results.json (schema {SCHEMA})", str(p))
-        verdict = from_json(data, str(p)).verdict
+        verdict = read_record(run_dir).verdict  # not a link out; another schema refused
         if verdict != Verdict.PASS:
             raise ConfigError(f"its verdict is {verdict.value!r}: a baseline must be a known-good run", str(p))
         bw = read_frames(run_dir).kind("comm_bw")
