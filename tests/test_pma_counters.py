@@ -102,3 +102,12 @@ def test_perfquery_detail_counters_are_judged_with_the_others(tmp_path: Path) ->
     xmit = _details(tmp_path, "xmit.txt", "PortXmitDiscardDetails", PortNeighborMTUDiscards=101)
     code, judged, out = _parse("perfquery", xmit, "--since", _details(tmp_path, "xmit0.txt", "PortXmitDiscardDetails"))
     assert (code, judged) == (1, [("ib-port-discards-grew", "warning")]), out
+
+
+def test_since_reads_an_earlier_read_saved_as_utf16_as_parse_reads_its_file(tmp_path: Path) -> None:
+    """`parse` decodes its file (a BOM, UTF-16: delivery.decode); `--since` read its earlier file as
+    UTF-8 with replacements, so the same earlier read saved by PowerShell was 'not perfquery's'."""
+    before = _with(PERFQUERY, tmp_path, "before.txt", LinkDownedCounter=0)
+    wide = tmp_path / "before-utf16.txt"
+    wide.write_bytes(before.read_text().encode("utf-16"))
+    assert _parse("perfquery", PERFQUERY, "--since", wide)[:2] == (1, [("ib-port-errors-grew", "critical")])

@@ -23,6 +23,7 @@ from sncheck.store.results import finding_to_json
 from sncheck.cli.main import handle_errors
 from sncheck.topology import Topology
 from sncheck.vendors import registry
+from sncheck.vendors.delivery import decode
 
 COUNTERS_SCHEMA = "sncheck.fabric-counters/1"
 
@@ -39,7 +40,7 @@ def _run(argv: tuple[str, ...]) -> str:
 
 
 def _topology(disc: Any, topology: str | None) -> dict:
-    text = read_input(topology, "log").decode("utf-8", "replace") if topology else _run(disc.TOPOLOGY_ARGV)
+    text = decode(read_input(topology, "log")) if topology else _run(disc.TOPOLOGY_ARGV)
     source = topology or " ".join(disc.TOPOLOGY_ARGV)
     try:
         parsed = disc.parse_topology(text)

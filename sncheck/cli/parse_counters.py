@@ -24,6 +24,7 @@ from sncheck.config.inventory import Host, Inventory, Supernode
 from sncheck.errors import ConfigError, ParseError
 from sncheck.vendors import registry
 from sncheck.vendors.parsers import parse_text
+from sncheck.vendors.delivery import decode
 
 HOST = "log"  # a pasted read names no host: its NICs are this one's (as sncheck parse kernel-log --rules)
 
@@ -45,7 +46,7 @@ def _named(tool: str, so: Any, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _earlier(tool: str, since: str) -> dict[str, Any]:
-    text = read_input(since, "log").decode("utf-8", errors="replace")
+    text = decode(read_input(since, "log"))
     try:
         data = parse_text(tool, text)
     except ParseError as e:
