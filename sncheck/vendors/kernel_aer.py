@@ -112,8 +112,7 @@ def _whole(line: str) -> bool | None:
     """Whether ``line`` is a whole AER line by aer.c's formats; None for a line no format starts."""
     if "PCIe Bus Error" in line:  # its device prefix may be cut off, or any text before it
         return bool(_HEADER_WHOLE.search(line))
-    m = _PREFIX.search(line)
-    tail = (line[m.end():] if m else line).strip()
+    tail = _after_prefix(line)[1]
     aer = tail.startswith("AER: ")
     body = tail[5:].strip() if aer else tail
     for head, whole in _WHOLE.items():
@@ -141,9 +140,14 @@ def cut_short(line: str, report_open: bool = False) -> bool:
         return not whole
     if report_open and line.strip():
         return True
+    prefixed, tail = _after_prefix(line)
+    return prefixed and bool(tail) and any(h.startswith(tail) for h in _HEADS)
+
+
+def _after_prefix(line: str) -> tuple[bool, str]:
+    """Whether ``line`` carries a device prefix (``_PREFIX``), and its text after it (all of it without)."""
     m = _PREFIX.search(line)
-    tail = (line[m.end():] if m else line).strip()
-    return m is not None and bool(tail) and any(h.startswith(tail) for h in _HEADS)
+    return m is not None, (line[m.end():] if m else line).strip()
 
 
 def unfinished(e: dict[str, Any] | None) -> bool:
