@@ -13,7 +13,7 @@ import pytest
 from sncheck.run.inputs import load_inventory
 from sncheck.health.culprits import explain_cells, kind_of
 from sncheck.health.metrics import DetectContext
-from sncheck.health.pairview import unique_inverse
+from sncheck.health.pairgroups import unique_inverse
 from sncheck.health.rules import load_rules, load_rules_text
 from sncheck.model import host_of, link_id, nic_of
 from sncheck.topology import Topology

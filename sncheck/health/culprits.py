@@ -160,7 +160,7 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
         if rule.op == "peer_outlier":  # a robust z per pair: the op's own scores say which pairs
             return _zscored(cells, rule, ctx)
         tiers = summarise(cells, ctx.topo, count_above=bound if above else None,
-                          count_below=None if above else bound)
+                          count_below=None if above else bound, cache=ctx.cache)
         del cells  # the summaries are what the search reads (the frame may be its last reader's)
         bars = Bars(RATE, (bar_of(rule, 0),))
         expected = 0 if rule.op == "counter_nonzero" else bound
@@ -168,7 +168,8 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
         return _findings(explain(tiers, paths, bars), tiers, bars, rules, expected, paths)
     bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
     tiers = summarise(cells, ctx.topo, invert=side == "above",
-                      exception=lambda _t, r, f, level: beyond(bars, r, f, level), apart=ctx.subject_cards())
+                      exception=lambda _t, r, f, level: beyond(bars, r, f, level), apart=ctx.subject_cards(),
+                      cache=ctx.cache)
     del cells  # the summaries are what the search reads (the frame may be its last reader's)
     paths = paths_of(ctx)
     return _findings(explain(tiers, paths, bars, _model(metric, ctx), listed), tiers, bars, rules, None, paths)
@@ -191,7 +192,7 @@ def explain_reference(cells: pd.DataFrame, reference: np.ndarray, rule: "Rule", 
               bar_of(rule, 0).level)
     bars = Bars(LEVEL, (bar,))
     tiers = summarise(cells, ctx.topo, invert=side == "above", reference=reference,
-                      exception=lambda _t, r, f, level: beyond(bars, r, f, level))
+                      exception=lambda _t, r, f, level: beyond(bars, r, f, level), cache=ctx.cache)
     paths = paths_of(ctx)
     return _findings(explain(tiers, paths, bars, _model(rule.metric, ctx), listed), tiers, bars, [rule], expected,
                      paths)
@@ -209,7 +210,7 @@ def explain(tiers: Mapping[str, Tier], paths: Paths, bars: Bars, model: CostMode
 
 def _zscored(cells: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Finding]:
     bad = pair_scores(cells, rule)
-    tiers = summarise(cells.assign(value=bad.astype(float)), ctx.topo, count_above=0.5)
+    tiers = summarise(cells.assign(value=bad.astype(float)), ctx.topo, count_above=0.5, cache=ctx.cache)
     bars = Bars(RATE, (bar_of(rule, 0),))
     paths = paths_of(ctx)
     return _findings(explain(tiers, paths, bars), tiers, bars, [rule], None, paths)
@@ -226,7 +227,7 @@ def flagged_findings(cells: pd.DataFrame, flagged: Mapping[str, set[str]], rule:
     if not codes:
         return []
     tiers = summarise(cells, ctx.topo, invert="above" in rule.params,
-                      exception=lambda _t, r, _f, _level: np.zeros(len(r), bool))
+                      exception=lambda _t, r, _f, _level: np.zeros(len(r), bool), cache=ctx.cache)
     bars = Bars(RATE, (bar_of(rule, 0),))
     culprits = []
     for kind, entity, members in containers(codes, set(), paths):

@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from sncheck.health.pairgroups import position_dtype, tier_groups
 from sncheck.model import link_id
 from sncheck.topology import Topology
 
@@ -76,7 +77,7 @@ class FrameTier:
 
 def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, count_above: float | None = None,
               count_below: float | None = None, reference: np.ndarray | None = None,
-              exception=None, apart: Collection[str] = ()) -> dict[str, FrameTier]:
+              exception=None, apart: Collection[str] = (), cache: dict | None = None) -> dict[str, FrameTier]:
     """Per tier, one summary per measured pair of a metric frame (columns src, dst, tier,
     value, failed, and design where the tier has one).
 
@@ -86,11 +87,12 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     level) -> bool array``: which summaries are beyond a bar (the explainer's first look);
     ``apart``: cards whose pairs do not set a tier's level where other pairs were measured
     (a retest's suspect: its pairs with its controls outnumber theirs, and a host slowed
-    whole was its own level, released as healthy)."""
+    whole was its own level, released as healthy); ``cache``: the evaluation's, where the
+    rows' grouping into pairs is shared by the metrics of one frame of pairs
+    (:func:`sncheck.health.pairgroups.tier_groups`)."""
     if cells.empty:
         return {}
     table = topo.card_table
-    src, dst = Positions(cells["src"], table.index), Positions(cells["dst"], table.index)
     value = cells["value"].to_numpy(float)
     failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
     # no design column (spikes, corruption): none, not a column of NaN for every row
@@ -100,29 +102,13 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     out = {}
     kept = table.index.get_indexer(list(apart))
     kept = kept[kept >= 0]
-    # Each tier's rows whose two cards are known, in row order: one tier at a time (no
-    # array of every row beyond the frame's own columns: a fleet has tens of millions).
-    present = {}
-    small = len(cells) < 2**31  # (positions as int32: half the memory of every tier's rows)
-    for name, at in tier_rows(cells["tier"]):
-        at = at[(src.of(at) >= 0) & (dst.of(at) >= 0)]
-        if len(at):
-            present[name] = at.astype(np.int32) if small else at
-    for t in sorted(present):
-        at = present.pop(t)
-        ta, tb = src.of(at), dst.of(at)
+    for item in tier_groups(cells, table, cache):
+        t, at, inverse, pa, pb = item
+        item.clear()  # (each column of the tier's rows let go as soon as the summaries no longer need it)
         v, f = value[at], failed[at]
         d = design[at] if design is not None else None
         del at
-        # the pair's key, built in place; each array of the tier's rows let go when done
-        # (at 131,072 cards a tier is 40 M rows: every int64 array of them 320 MB)
-        key = np.minimum(ta, tb).astype(np.int64, copy=False)
-        key *= len(table)
-        key += np.maximum(ta, tb)
-        del ta, tb
-        uniq, inverse = unique_inverse(key)
-        del key
-        # each column of the tier's rows let go as soon as the summaries no longer need it
+        n = len(pa)
         # (at 131,072 cards every one is 40 M values: what is alive at once is the peak)
         tier_design = float(np.nanmedian(d)) if d is not None and np.isfinite(d).any() else math.nan
         if count_above is not None or count_below is not None:
@@ -131,12 +117,12 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
             beyond &= ~f
             weights = beyond.astype(float)
             del beyond
-            ratio = np.bincount(inverse, weights=weights, minlength=len(uniq))
+            ratio = np.bincount(inverse, weights=weights, minlength=n)
             del weights
-            summary_failed = np.zeros(len(uniq), bool)
+            summary_failed = np.zeros(n, bool)
             measured = np.where(f, np.nan, v)
             del v, f
-            values = _median_by(inverse, measured, len(uniq))
+            values = _median_by(inverse, measured, n)
             level = 1.0
             del measured, inverse
         else:
@@ -152,15 +138,12 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
             del ref
             r[f] = 0.0  # a repeat that carried nothing counts 0
             del f
-            ratio = _median_by(inverse, r, len(uniq))
+            ratio = _median_by(inverse, r, n)
             del r
-            values = _median_by(inverse, ok_v, len(uniq))
+            values = _median_by(inverse, ok_v, n)
             del ok_v, inverse
             summary_failed = ~(ratio > 0)
             ratio[summary_failed] = np.nan  # (a fresh array: _median_by's own)
-        pa, pb = np.divmod(uniq, len(table))  # the pairs' ends, held for the search: int32 where the cards fit
-        del uniq
-        pa, pb = pa.astype(position_dtype(len(table)), copy=False), pb.astype(position_dtype(len(table)), copy=False)
         peers = ~(np.isin(pa, kept) | np.isin(pb, kept)) if len(kept) else np.ones(len(pa), bool)
         if not np.isfinite(_at(ratio, peers)).any():
             peers[:] = True  # nothing measured beside the subject's own pairs: they are the level
@@ -175,80 +158,12 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     return out
 
 
-def position_dtype(n: int) -> type:
-    """The narrowest of int32 and int64 holding codes below ``n`` (a fleet's pair
-    summaries and their index are tens of millions of them, held for the whole search)."""
-    return np.int32 if n < 2**31 else np.int64
-
-
 def stable_order(codes: np.ndarray, dtype: type) -> np.ndarray:
     """``np.argsort(codes, kind="stable")`` as ``dtype``; a column already in order (a
     tier's first ends: its pairs are sorted by them) needs no sort."""
     if len(codes) < 2 or bool((codes[1:] >= codes[:-1]).all()):
         return np.arange(len(codes), dtype=dtype)
     return np.argsort(codes, kind="stable").astype(dtype)
-
-
-def unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(key, return_inverse=True)``, by a stable sort: the rows come round by
-    round, each round's pairs in order, and a stable sort (timsort) takes such runs in
-    one pass where ``np.unique``'s quicksort sorts from scratch (6x faster at fleet size)."""
-    order = np.argsort(key, kind="stable")
-    ordered = key[order]
-    first = np.empty(len(key), bool)
-    first[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    uniq = ordered if first.all() else ordered[first]  # (every pair once, as a fleet's rounds measure: no copy)
-    del ordered
-    # the group codes as int32 where they fit (a tier of a fleet is tens of millions of rows)
-    code = np.int32 if len(key) < 2**31 else np.int64
-    rank = np.cumsum(first, dtype=code)
-    del first
-    rank -= 1
-    inverse = np.empty(len(key), code)
-    inverse[order] = rank
-    return uniq, inverse
-
-
-class Positions:
-    """Each row's position in ``index`` by its text (-1: not there), for the rows asked
-    (no array of every row's). A categorical column (the p2p ids) looks up its
-    categories once: converting millions of rows to text took most of a fleet's judging."""
-
-    def __init__(self, column: pd.Series, index: pd.Index) -> None:
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            self._codes = column.cat.codes.to_numpy()
-            at = np.append(index.get_indexer(column.cat.categories.astype(str)), -1)
-            # int32 where the index fits: each row asked for gets one (tens of millions at fleet size)
-            self._at: np.ndarray | None = at.astype(np.int32) if len(index) < 2**31 else at
-        else:
-            self._codes, self._at = index.get_indexer(column.astype(str)), None
-
-    def of(self, rows: np.ndarray) -> np.ndarray:
-        return self._codes[rows] if self._at is None else self._at[self._codes[rows]]
-
-
-def tier_rows(column: pd.Series) -> list[tuple[str, np.ndarray]]:
-    """Each value of ``column`` (as :func:`codes` names it: text, NaN where missing) with
-    the positions of its rows, ascending."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        code = column.cat.codes.to_numpy()
-        names: list = [*column.cat.categories.astype(str).tolist(), np.nan]
-        seen = np.flatnonzero(np.bincount(code.astype(np.int64) + 1, minlength=1)) - 1
-        return [(names[c], np.flatnonzero(code == c)) for c in seen.tolist()]
-    code64, names = codes(column)
-    return [(names[c], np.flatnonzero(code64 == c)) for c in np.flatnonzero(np.bincount(code64, minlength=1)).tolist()]
-
-
-def codes(column: pd.Series) -> tuple[np.ndarray, list]:
-    """Each row's code and the text of each code (``astype(str)``; a missing value is NaN,
-    the last code): a categorical column through its categories, no text per row."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        code, names = column.cat.codes.to_numpy(np.int64), column.cat.categories.astype(str).tolist()
-    else:
-        code, uniques = pd.factorize(column.astype(str))
-        names = list(uniques)
-    return np.where(code < 0, len(names), code), [*names, np.nan]  # missing stays missing, as astype(str)
 
 
 def _at(values: np.ndarray, mask: np.ndarray) -> np.ndarray:

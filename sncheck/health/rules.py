@@ -73,6 +73,7 @@ from sncheck.health.culprits import explain_rules, group_rules, kind_of, lift_ca
 from sncheck.health.drift import compares
 from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext
 from sncheck.health.ops import OPS, REQUIRED
+from sncheck.health.pairgroups import FAMILY
 from sncheck.model import EntityKind, Finding, Severity
 from sncheck.vendors import registry
 from sncheck.config.schema import Choice, Flag, Schema, Shape, Text, told, validate
@@ -459,7 +460,8 @@ def evaluate(rules: list[Rule], rows: pd.DataFrame, ctx: DetectContext) -> list[
 def _forget(cache: dict, wanted: set[str]) -> None:
     """Drop what no later rule reads: a metric's frame and scores, and the pair rows
     behind the pair metrics once none is left (at fleet size each holds millions of rows)."""
-    behind = {"_p2p": "p2p_", "_pairs": "pair_"}  # the rows behind a family of metrics
+    # the rows behind a family of metrics, and the p2p rows' grouping into pairs (health.pairgroups)
+    behind = {"_p2p": "p2p_", "_pairs": "pair_", FAMILY: "p2p_"}
     for key in list(cache):
         if key[0] == "_paths":
             continue  # the fabric's view: one per topology, kept
