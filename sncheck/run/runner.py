@@ -425,9 +425,18 @@ class Run:
             write_reports(record, store, self.opts)
         except BaseException as e:  # whatever stopped them, the final record (its isolation) is written
             recorder.fail(_reports_failed(e))
-            store.write_results(recorder.finish())
+            failed = recorder.finish()
+            try:
+                store.write_results(failed)
+            finally:
+                self._record_failure(failed, out_dir, failure)
             raise
-        store.write_results(record)
+        try:
+            store.write_results(record)
+        except BaseException as e:  # the final results.json refused (a full disk)
+            recorder.fail(str(e) or type(e).__name__)
+            self._record_failure(recorder.finish(), out_dir, failure)
+            raise
         store.release()
         if failure is not None:
             raise failure
@@ -462,6 +471,14 @@ class Run:
             recorder.fail(str(e))
             return e
         return None
+
+    def _record_failure(self, record: RunRecord, out_dir: Path, failure: HarnessError | None) -> None:
+        """The state store kept the run's verdict before its outputs were written (:meth:`act`):
+        when they fail, it keeps the failed verdict instead, so that ``history --runs``,
+        ``baseline make --passed-only`` and ``baseline: last-pass`` never take the run for a pass.
+        Nothing to mend where the store itself failed (``failure``)."""
+        if self.state is not None and failure is None:
+            self.state.record_verdict(record, out_dir)
 
 
 def execute(playbook: Playbook, inventory: Inventory, opts: RunOptions,

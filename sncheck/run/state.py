@@ -83,3 +83,9 @@ class RunState:
     def record(self, run: RunRecord, run_dir: Path) -> int:
         """Keep the run's summaries, with its final verdict (``sncheck history``/``diff``)."""
         return record_summaries(self.state_dir, run, run_dir)
+
+    def record_verdict(self, run: RunRecord, run_dir: Path) -> None:
+        """The run's verdict again, changed after :meth:`record` (its outputs failed); its
+        summaries stay, kept under the failed verdict."""
+        with StateStore(self.state_dir) as st:
+            st.record_run(run, run_dir / "results.json")
