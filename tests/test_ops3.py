@@ -1,8 +1,11 @@
-"""Operations (ops3): the state store's record of a run whose outputs fail."""
+"""Operations (ops3): the state store's record of a run whose outputs fail; the names behind SSH
+gateways that mpirun's hostfile and perftest's servers are dialled at, checked before they run."""
 
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,3 +103,118 @@ def test_a_final_results_json_the_disk_refuses_leaves_the_failed_verdict_in_the_
         _api_run(tmp_path, small).execute()
     [run] = _runs(tmp_path / "state")
     assert run["verdict"] == "error", run
+
+
+# -- names behind SSH gateways: mpirun's hostfile, perftest's servers --------------------------------
+
+def _mark(inv: Path, cluster: Any, hosts: tuple[str, ...]) -> Path:
+    """``inv`` with ``hosts`` marked ``ssh_gateway: true`` (reached by the others at their names)."""
+    text = inv.read_text()
+    for h in hosts:
+        text = text.replace(f"port: {cluster[h].port}}}", f"port: {cluster[h].port}, ssh_gateway: true}}")
+    assert text.count("ssh_gateway: true") == len(hosts), text
+    out = inv.with_name(f"{inv.stem}-{'-'.join(hosts)}.yaml")
+    out.write_text(text)
+    return out
+
+
+def test_mpirun_is_not_started_with_a_gateway_name_the_first_host_cannot_resolve(sshd_cluster, tmp_path) -> None:
+    """node2 behind an SSH gateway: mpirun on node1 reaches it by the name 'node2' (its hostfile
+    line), which node1 cannot resolve. main started mpirun anyway and the group failed with
+    mpirun's own words (or its wait), never naming the gateway. Now node1 is asked first: the
+    group is not run, one line naming node1, the name node2 and the gateway, and mpirun never
+    starts. node1 marked instead (its own line of the hostfile, dialled by no peer): mpirun runs."""
+    from sshd_harness import install_fake_tool
+    from test_ssh_backend import FAKE_MPIRUN, REAL, backend_for, install_python, sh_quote, skip_where_resolves, \
+        write_inventory
+
+    from sncheck.probeplan import Group, StressPlan
+    from sncheck.vendors.parsers import strip_source_header
+
+    skip_where_resolves("node2")
+    cluster = sshd_cluster(2)
+    for host in cluster:
+        install_python(host)
+    tests_dir = tmp_path / "nccl-tests"
+    tests_dir.mkdir()
+    out = tests_dir / "all_reduce_perf.out"
+    out.write_text(strip_source_header(
+        (REAL / "nccl-tests/all_reduce_perf/01_h100_16ranks_2nodes_float_newcols.txt").read_text()))
+    (tests_dir / "all_reduce_perf").write_text(f"#!/bin/sh\nexec cat {sh_quote(out)}\n")
+    (tests_dir / "all_reduce_perf").chmod(0o755)
+    log = tmp_path / "mpirun.log"
+    install_fake_tool(cluster["node1"], "mpirun", FAKE_MPIRUN.format(log=sh_quote(log)))
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, cards=1, extra=(
+        f"launcher:\n  type: mpirun\n  nccl_tests_dir: {json.dumps(str(tests_dir))}\n"))
+    plan = StressPlan(groups=(Group("domain:sn0", "domain", ("node1/gpu0", "node2/gpu0")),),
+                      collectives=("all_reduce",), sizes=(8, 16), warmup=1, iters=1)
+
+    def rows(marked: tuple[str, ...]) -> list[dict]:
+        backend = backend_for(_mark(inv, cluster, marked), cluster)
+        got: list[dict] = []
+        try:
+            backend.collectives(plan, got.append)
+        finally:
+            backend.close()
+        return got
+
+    got = rows(("node2",))
+    assert not log.exists(), log.read_text()
+    [row] = got
+    assert (row["kind"], row["entity"], row["status"]) == ("not_run", "domain:sn0", "error"), row
+    assert row["message"].startswith(
+        f"domain:sn0: nccl-tests not run: node1 cannot resolve node2, the name the hosts reach node2 at behind its "
+        f"SSH gateway ({cluster['node2'].address} port {cluster['node2'].port}, ssh_gateway: true): "), row
+    assert "make node2 resolve on every host" in row["message"] and "\n" not in row["message"], row
+
+    ran = rows(("node1",))
+    assert log.exists() and "node1 slots=1\n" in (tmp_path / "mpirun.log.hostfiles").read_text()
+    assert [r for r in ran if r["kind"] == "collective" and r["status"] == "ok"], ran
+
+
+def test_a_perftest_server_behind_a_gateway_its_client_cannot_resolve_is_not_started(sshd_cluster, tmp_path) -> None:
+    """n2 (the server of both rail pairs) behind an SSH gateway: its client n1 dials it at 'n2',
+    which n1 cannot resolve. main started the server, the client failed to connect five times and
+    the server waited for it until the command timeout, a row per rail naming no gateway. Now n1 is
+    asked first: each rail pair is not run, naming n1, the name n2 and the gateway, and no perftest
+    starts. n1 marked instead (a client, dialled by nobody): both rails are measured."""
+    from fake_tool import install_fake_tools
+    from sshd_harness import install_fake_tool
+    from test_scaleout_ssh import FAKE, _inventory, _replay
+    from test_ssh_backend import backend_for, skip_where_resolves
+
+    from sncheck.probeplan import connectivity_plan
+
+    skip_where_resolves("n2")
+    cluster = sshd_cluster(2, ["n1", "n2"])
+    started = tmp_path / "perftest-started"
+    for h in cluster:
+        install_fake_tools(h, 2)
+        install_fake_tool(h, "ib_write_bw", (
+            f"#!/bin/sh\necho {h.name} >> {shlex.quote(str(started))}\nexec {shlex.quote(sys.executable)} "
+            f"{shlex.quote(str(FAKE))} {shlex.quote(str(_replay(h, cluster)))} ib_write_bw \"$@\"\n"))
+    inv = _inventory(tmp_path, cluster, "  scale_up: {bandwidth: 270 GB/s, latency: 3 us}\n"
+                                         "  scale_out: {bandwidth: 400 Gb/s, latency: 15 us}\n", 2, "n1", "n2")
+
+    def rows(marked: tuple[str, ...]) -> list[dict]:
+        backend = backend_for(_mark(inv, cluster, marked), cluster, command_timeout=20)
+        got: list[dict] = []
+        try:
+            backend.scale_out(connectivity_plan(backend.topo, tools=("ib_write_bw",)), got.append)
+        finally:
+            backend.close()
+        return got
+
+    got = rows(("n2",))
+    assert not started.exists(), started.read_text()
+    not_run = sorted((r["entity"], r["status"], r["message"]) for r in got if r["kind"] == "not_run")
+    assert [(e, s) for e, s, _ in not_run] == [("n1/gpu0<->n2/gpu0", "error"), ("n1/gpu1<->n2/gpu1", "error")], got
+    for entity, _, message in not_run:
+        assert message.startswith(
+            f"{entity}: ib_write_bw not run: n1 cannot resolve n2, the name the hosts reach n2 at behind its SSH "
+            f"gateway ({cluster['n2'].address} port {cluster['n2'].port}, ssh_gateway: true): "), message
+    assert not [r for r in got if r["kind"] == "host_fact" and r.get("fact") == "ib_bw"], got
+
+    measured = [r for r in rows(("n1",)) if r["kind"] == "host_fact" and r.get("fact") == "ib_bw"]
+    assert sorted(r["entity"] for r in measured) == ["n1/gpu0<->n2/gpu0", "n1/gpu1<->n2/gpu1"], measured
+

@@ -70,6 +70,7 @@ class ScaleOutTests:
         self.inv = backend.topo.inventory
         self.timeout = backend.command_timeout
         self._missing: set[tuple[str, str]] = set()  # (host, tool): reported once, then skipped
+        self._unresolved: dict[tuple[str, str], str] = {}  # (client, server): a gateway name it cannot resolve
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ entry
@@ -112,6 +113,10 @@ class ScaleOutTests:
                 if self._off(h, t):
                     self._skipped(h, t, facts[t])
         nics = self._nics(hosts)
+        dials: dict[str, set[str]] = {}  # each client dials its servers by peer_address
+        for p in (p for rnd in rounds for p in rnd if p.client in nics and p.server in nics):
+            dials.setdefault(p.client, set()).add(p.server)
+        self._unresolved = self.b.unresolved(dials)
         for i, rnd in enumerate(rounds):
             self.b.progress(f"connectivity: scale-out round {i + 1}/{len(rounds)} "
                             f"({len(rnd)} rail pairs, {', '.join(tools)})")
@@ -187,6 +192,10 @@ class ScaleOutTests:
             return  # the host's not-run row says why; the pair is not measured
         if p.client not in nics or p.server not in nics:
             return  # reported by _nics (or the host is down)
+        if (p.client, p.server) in self._unresolved:  # it would wait for a server it cannot find
+            self.emit(not_run_row(LAYER, p.link, "link", "error",
+                                  f"{p.link}: {tool} not run: {self._unresolved[p.client, p.server]}"))
+            return
         so = self._scale_out(p.client)
         assert so is not None  # a host without one has no NICs listed
         test = so.pair_tests[tool]

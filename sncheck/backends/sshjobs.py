@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -159,24 +159,35 @@ class SshJobs:
             raise HarnessError(f"{host}: cannot find a free port on {address} for the rendezvous: {cause_of(r)}")
         return int(r.stdout.strip())
 
-    def _unresolved(self, first: str, hosts: Sequence[str]) -> str | None:
-        """Behind an SSH gateway (``ssh_gateway: true``) the other hosts reach the rendezvous
-        host ``first`` at its inventory name; a host where that name does not resolve would wait
-        for the rendezvous until job_timeout_s (review s43o). Each is asked first: why the job
-        cannot run (the first such host, the name and the gateway), or None."""
-        if not self.topo.inventory.hosts[first].ssh_gateway or len(hosts) < 2:
-            return None
-        others = [h for h in hosts if h != first]
-        outcome = fan_out([self._conn(h) for h in others],
-                          lambda c: c.run(launch.resolve_argv(first, self.python), timeout=self.command_timeout),
+    def unresolved(self, dials: Mapping[str, Iterable[str]]) -> dict[tuple[str, str], str]:
+        """Behind an SSH gateway (``ssh_gateway: true``) the other hosts reach a host at its
+        inventory name (:meth:`peer_address`: a rendezvous, mpirun's hostfile, a perftest
+        server); a host where that name does not resolve would wait for it (the rendezvous
+        until job_timeout_s, a perftest server until the command timeout) or fail saying
+        nothing of the gateway (review s43o). ``dials``: each host and the hosts it will
+        dial; each is asked at once for the marked ones' names. What cannot be dialled:
+        (host, the host it cannot reach) -> one line naming both and the gateway. A host not
+        reached here is the job's to find unreachable."""
+        hosts = self.topo.inventory.hosts
+        asked = {h: names for h, targets in dials.items()
+                 if (names := sorted({t for t in targets if hosts[t].ssh_gateway}))}
+        if not asked:
+            return {}
+        outcome = fan_out([self._conn(h) for h in asked],
+                          lambda c: c.run(launch.resolve_argv(asked[c.host], self.python), timeout=self.command_timeout),
                           forks=self.forks)
-        for h in others:  # one unreachable here is the launch's to say
-            if isinstance(r := outcome[h], Result) and not r.ok:
-                cause = "timed out" if r.timed_out else cause_of(r)
-                return (f"{h} cannot resolve {first}, the name the hosts reach {first} at behind its SSH gateway "
-                        f"({self.specs[first].hostname} port {self.specs[first].port}, ssh_gateway: true): {cause}; "
-                        f"make {first} resolve on every host (DNS or /etc/hosts)")
-        return None
+        out = {}
+        for h, names in asked.items():
+            if not isinstance(r := outcome[h], Result) or r.ok:
+                continue
+            causes = launch.unresolved_names(r.stdout, names) or dict.fromkeys(
+                names, "timed out" if r.timed_out else cause_of(r))
+            for name, cause in causes.items():
+                spec = self.specs[name]
+                out[h, name] = (f"{h} cannot resolve {name}, the name the hosts reach {name} at behind its SSH "
+                                f"gateway ({spec.hostname} port {spec.port}, ssh_gateway: true): {cause}; "
+                                f"make {name} resolve on every host (DNS or /etc/hosts)")
+        return out
 
     def _launch(self, job_layer: str, hosts: list[str], workdirs: dict[str, str], emit: Emit,
                 last_try: bool) -> bool:
@@ -195,9 +206,9 @@ class SshJobs:
             for h in hosts:
                 emit(not_run_row(layer, h, "host", "error", f"{h}: {layer} not run: {e}"))
             return False
-        if (unresolved := self._unresolved(first, hosts)) is not None:
+        if unresolved := list(self.unresolved({h: (first,) for h in hosts if h != first}).values()):
             for h in hosts:
-                emit(not_run_row(layer, h, "host", "error", f"{h}: {layer} not run: {unresolved}"))
+                emit(not_run_row(layer, h, "host", "error", f"{h}: {layer} not run: {unresolved[0]}"))
             return False
         endpoint = launch.format_endpoint(self.peer_address(first), port)
         out_path = f"{workdirs[first]}/rows.jsonl"
@@ -310,9 +321,15 @@ class SshJobs:
             return
         sizes = sorted(plan.sizes)
         factor = max(2, sizes[1] // sizes[0]) if len(sizes) > 1 else 2
+        # mpirun on the first host dials the other hosts of its hostfile (or --host) by those names
+        unresolved = self.unresolved({first: {host_of(m) for g in plan.groups for m in g.members} - {first}}) \
+            if launcher.type == "mpirun" else {}
         try:
             for gi, group in enumerate(plan.groups):
                 self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id} ({tool.name} via {launcher.type})")
+                if why := [unresolved[first, host_of(m)] for m in group.members if (first, host_of(m)) in unresolved]:
+                    emit(not_run_row(layer, group.id, "group", "error", f"{group.id}: {tool.name} not run: {why[0]}"))
+                    continue
                 parts = self._parts(group)
                 hostfile = None
                 if launch.needs_hostfile(launcher.type, parts):

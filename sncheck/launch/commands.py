@@ -52,7 +52,14 @@ _FREE_PORT = (
 )
 _RESOLVES = (
     "import socket, sys\n"
-    "socket.getaddrinfo(sys.argv[1], None)\n"
+    "bad = 0\n"
+    "for name in sys.argv[1:]:\n"
+    "    try:\n"
+    "        socket.getaddrinfo(name, None)\n"
+    "    except Exception as e:\n"
+    "        print(name + '\\t' + (str(e) or type(e).__name__))\n"
+    "        bad = 1\n"
+    "sys.exit(bad)\n"
 )
 _FIND_MODULES = (
     "import importlib.util, sys\n"
@@ -229,9 +236,20 @@ def free_port_argv(address: str, python: str = "python3") -> list[str]:
     return [python, "-c", _FREE_PORT, address]
 
 
-def resolve_argv(name: str, python: str = "python3") -> list[str]:
-    """Exit 0 when ``name`` resolves on the host it runs on (a traceback naming why, else)."""
-    return [python, "-c", _RESOLVES, name]
+def resolve_argv(names: Sequence[str], python: str = "python3") -> list[str]:
+    """Exit 0 when every one of ``names`` resolves on the host it runs on; else exit 1 and a
+    line ``NAME<tab>WHY`` for each that does not (:func:`unresolved_names` reads them)."""
+    return [python, "-c", _RESOLVES, *names]
+
+
+def unresolved_names(stdout: str, names: Sequence[str]) -> dict[str, str]:
+    """The names :func:`resolve_argv` said it could not resolve, with why."""
+    out = {}
+    for line in stdout.splitlines():
+        name, tab, why = line.partition("\t")
+        if tab and name in names:
+            out[name] = why.strip() or "does not resolve"
+    return out
 
 
 def module_check_argv(modules: Sequence[str], python: str = "python3") -> list[str]:
