@@ -218,3 +218,55 @@ def test_a_perftest_server_behind_a_gateway_its_client_cannot_resolve_is_not_sta
     measured = [r for r in rows(("n1",)) if r["kind"] == "host_fact" and r.get("fact") == "ib_bw"]
     assert sorted(r["entity"] for r in measured) == ["n1/gpu0<->n2/gpu0", "n1/gpu1<->n2/gpu1"], measured
 
+
+# -- watch's rank map from Slurm's environment: a step's own shape, never the job's nodes with its tasks --
+
+_WHERE = ("import json, os\n"
+          "from sncheck.watch.rankmap import from_slurm\n"
+          "m = from_slurm()\n"
+          "p = m and m.placements.get(int(os.environ['SLURM_PROCID']))\n"
+          "print(json.dumps([os.environ['SLURM_PROCID'], os.environ['SLURMD_NODENAME'], os.environ['SLURM_LOCALID'],"
+          " p and [p.host, p.local_rank], m and len(m.placements)]))\n")
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("job, step", [(["-N3", "-n6"], ["-N2", "-n3"]),
+                                       (["-N2", "-n4"], ["--preserve-env", "-m", "block", "-N2", "-n2"])],
+                         ids=["a-step-on-part-of-the-job", "preserve-env"])
+def test_the_slurm_rank_map_is_the_steps_own_as_srun_placed_it(slurm_cluster, job: list[str],
+                                                              step: list[str]) -> None:
+    """Inside a job step srun sets the step's shape in SLURM_STEP_NODELIST and
+    SLURM_STEP_TASKS_PER_NODE; SLURM_JOB_NODELIST stays the job's, and SLURM_TASKS_PER_NODE is the
+    step's (the job's under --preserve-env). main paired the job's node list with
+    SLURM_TASKS_PER_NODE: a step on part of the job had no map at all (ranks named as ranks), and
+    under --preserve-env every rank was placed as the job's tasks are (the job's 3,1: rank 1 on
+    node1, where srun ran it on node2: the wrong card named; -m block, as srun's default for two
+    tasks on two nodes is cyclic, which has no map from the environment). Each rank of the step, on the loopback cluster, must
+    find itself in the map where srun ran it (its node and SLURM_LOCALID)."""
+    cluster = slurm_cluster(nodes=3)
+    env = {**cluster.env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    r = cluster.run(["salloc", *job, "srun", *step, sys.executable, "-c", _WHERE], env=env, timeout=120)
+    assert r.returncode == 0, r.stderr[-1500:]
+    seen = sorted(json.loads(line) for line in r.stdout.splitlines() if line.startswith("["))
+    tasks = int(step[-1][2:])
+    assert len(seen) == tasks, r.stdout
+    for rank, node, local, placed, size in seen:
+        assert (placed, size) == ([node, int(local)], tasks), (rank, node, local, placed, size)
+
+
+def test_a_step_environment_that_contradicts_itself_makes_no_rank_map() -> None:
+    """The step's variables as srun set them for `srun -N2 -n3` in a 3-node job (seen on the
+    loopback cluster) give the step's map; a step listing a node its job does not hold, or its
+    tasks against SLURM_STEP_NUM_TASKS or its nodes against SLURM_STEP_NUM_NODES, is no map."""
+    from sncheck.watch.rankmap import from_slurm
+
+    step = {"SLURM_JOB_NODELIST": "node[1-3]", "SLURM_NODELIST": "node[1-3]", "SLURM_JOB_NUM_NODES": "3",
+            "SLURM_NNODES": "2", "SLURM_NTASKS": "3", "SLURM_TASKS_PER_NODE": "2,1", "SLURM_DISTRIBUTION": "block",
+            "SLURM_STEP_NODELIST": "node[1-2]", "SLURM_STEP_TASKS_PER_NODE": "2,1", "SLURM_STEP_NUM_NODES": "2",
+            "SLURM_STEP_NUM_TASKS": "3"}
+    m = from_slurm(step)
+    assert m is not None and [(p.host, p.local_rank) for p in m.placements.values()] == \
+        [("node1", 0), ("node1", 1), ("node2", 0)]
+    for lie in ({"SLURM_STEP_NODELIST": "node[3-4]"}, {"SLURM_STEP_NUM_TASKS": "4"}, {"SLURM_STEP_NUM_NODES": "3"},
+                {"SLURM_STEP_TASKS_PER_NODE": ""}):
+        assert from_slurm({**step, **lie}) is None, lie

@@ -4,8 +4,9 @@ A rank map is a JSON list of ``{rank, host, local_rank}`` (what every launcher k
 :mod:`sncheck.watch.torch` writes one as ``ranks.json``, with the ``job`` too). The card
 is ``<host>/gpu<local_rank>``, where ``host`` is the inventory's name for it: an
 inventory host of that name, or the one whose ``address`` it is, or whose name is its
-short name (``node3`` for ``node3.cluster``). Without a map: the Slurm environment of a
-job step (``SLURM_JOB_NODELIST`` and ``SLURM_TASKS_PER_NODE``, block distribution), or
+short name (``node3`` for ``node3.cluster``). Without a map: the Slurm environment (a job
+step's ``SLURM_STEP_NODELIST`` and ``SLURM_STEP_TASKS_PER_NODE``, else the job's
+``SLURM_JOB_NODELIST`` and ``SLURM_TASKS_PER_NODE``; block distribution), or
 what the dumps themselves say (NCCL RAS names the node and GPU of each rank it reports).
 
 A rank none of these cover is named as the rank (``rank7``) and says so.
@@ -86,23 +87,53 @@ def load_rank_map(path: str | Path) -> RankMap:
 _TASKS = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
 
 
+# Which of Slurm's variables describe the ranks (srun(1), sbatch(1), salloc(1) "OUTPUT ENVIRONMENT
+# VARIABLES"; src/common/env.c env_array_for_step and setup_env). In a job step (srun):
+#   SLURM_STEP_NODELIST        "List of nodes allocated to the step."
+#   SLURM_STEP_TASKS_PER_NODE  "Number of processes per node within the step."
+#   SLURM_STEP_NUM_NODES       "Number of nodes allocated to the step."
+#   SLURM_STEP_NUM_TASKS       "Number of processes in the job step or whole heterogeneous job step."
+# while SLURM_JOB_NODELIST ("List of nodes allocated to the job."), SLURM_JOB_NUM_NODES and
+# SLURM_NODELIST stay the job's, and SLURM_TASKS_PER_NODE, SLURM_NNODES, SLURM_NTASKS are
+# overwritten with the step's, unless srun --preserve-env keeps the job's (env_array_for_step's
+# preserve_env). Outside a step (the batch script, an salloc shell) the job's: SLURM_JOB_NODELIST
+# (SLURM_NODELIST "Included for backwards compatibility"), SLURM_TASKS_PER_NODE ("Number of
+# tasks to be initiated on each node ... in the same order as SLURM_JOB_NODELIST"), SLURM_NTASKS
+# (SLURM_NPROCS), SLURM_JOB_NUM_NODES (SLURM_NNODES). Seen so on the loopback cluster (Slurm
+# 22.05: salloc -N3 -n6, then srun -N2 -n3: job list node[1-3], step list node[1-2],
+# SLURM_TASKS_PER_NODE 2,1, SLURM_NNODES 2, SLURM_JOB_NUM_NODES 3).
+_STEP = ("SLURM_STEP_NODELIST", "SLURM_STEP_TASKS_PER_NODE",
+         (("SLURM_STEP_NUM_TASKS", "tasks"), ("SLURM_STEP_NUM_NODES", "nodes")))
+_JOB = ("SLURM_JOB_NODELIST", "SLURM_TASKS_PER_NODE",
+        (("SLURM_NTASKS", "tasks"), ("SLURM_NPROCS", "tasks"), ("SLURM_NNODES", "nodes"),
+         ("SLURM_JOB_NUM_NODES", "nodes")))
+
+
 def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
-    """Block distribution from a job step's environment; None outside Slurm, and None where
-    the environment contradicts itself (``SLURM_JOB_NODELIST`` against ``SLURM_NODELIST``, the
-    tasks against ``SLURM_NTASKS``, the nodes against ``SLURM_NNODES``) or counts more than a
-    rank map may hold (a node of more than 4096 tasks, more than :data:`MAX_RANKS` in all):
-    no map rather than a wrong one, and never a list built from a count as written
+    """Block distribution from Slurm's environment: a job step's own shape inside a step
+    (``SLURM_STEP_NODELIST``, ``SLURM_STEP_TASKS_PER_NODE``), the job's outside one
+    (``SLURM_JOB_NODELIST``, ``SLURM_TASKS_PER_NODE``), never the job's nodes with a step's
+    tasks (see ``_STEP``/``_JOB`` for which variable is which). None outside Slurm, and None
+    where the environment contradicts itself (the job's two node lists, a step's nodes outside
+    its job's, the tasks against their count, the nodes against theirs) or counts more than a
+    rank map may hold (a node of more than 4096 tasks, more than :data:`MAX_RANKS` in all): no
+    map rather than a wrong one, and never a list built from a count as written
     (``1(x999999999999)`` was a MemoryError, ``50000000`` on one node a hang)."""
     env = dict(os.environ) if env is None else env
-    nodes, tasks = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST"), env.get("SLURM_TASKS_PER_NODE")
+    in_step = bool(env.get("SLURM_STEP_NODELIST"))
+    list_var, tasks_var, counts = _STEP if in_step else _JOB
+    job_nodes = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
+    nodes, tasks = env.get(list_var) or job_nodes, env.get(tasks_var)
     if not nodes or not tasks:
         return None
-    if env.get("SLURM_NODELIST") and env["SLURM_NODELIST"] != nodes:
+    if env.get("SLURM_NODELIST") and job_nodes and env["SLURM_NODELIST"] != job_nodes:
         return None
     if (env.get("SLURM_DISTRIBUTION") or "block").split(":")[0] not in ("block", ""):
         return None  # cyclic or arbitrary placement: the map must come from the job
     try:
         hosts = expand_hostlist(nodes)
+        if in_step and job_nodes and not set(hosts) <= set(expand_hostlist(job_nodes)):
+            return None  # a step runs on nodes of its job's allocation
     except (ConfigError, ValueError):
         return None
     if any(safe_host(h) is None for h in hosts):
@@ -115,9 +146,8 @@ def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
         per_node += [int(m[1])] * int(m[2] or 1)
     if len(per_node) != len(hosts) or sum(per_node) > MAX_RANKS:
         return None
-    for var, count in (("SLURM_NTASKS", sum(per_node)), ("SLURM_NPROCS", sum(per_node)), ("SLURM_NNODES", len(hosts)),
-                       ("SLURM_JOB_NUM_NODES", len(hosts))):
-        if env.get(var) and env[var].strip() != str(count):
+    for var, what in counts:
+        if env.get(var) and env[var].strip() != str(sum(per_node) if what == "tasks" else len(hosts)):
             return None
     out, rank = {}, 0
     for host, n in zip(hosts, per_node):
