@@ -536,9 +536,9 @@ class Window:
         if spent := self.clock.spent(open_, busy_now):  # a near suspect the budget left within the noise
             return Retest(None, how, f"{spent}; {why}", busy=spent, symptoms=tuple(per), seen=seen)
         if all(at_bound(p["note"].removeprefix(BESIDE)) for p in open_):  # a near suspect the bound left undecided
-            return Retest(None, how, why, undecided=why, symptoms=tuple(per), seen=seen)
+            return Retest(None, how, why, undecided=True, symptoms=tuple(per), seen=seen)
         return Retest(None, how, self.clock.said(why), symptoms=tuple(per), seen=seen,
-                      spent=self.clock.quiet(open_, why))  # a near suspect the budget stopped on a quiet machine
+                      spent=self.clock.stopped(open_))  # a near suspect the budget stopped on a quiet machine
 
     def _symptom(self, s: Symptom, how: str, hits: list[Finding], rows: pd.DataFrame, dctx: DetectContext,
                  noise: float) -> tuple[bool | None, str]:

@@ -145,11 +145,11 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
                 f.evidence["inconclusive"] = r.busy
                 step.reason = f"{r.busy}: neither isolated nor released, stays quarantined: {q.reason}"
             elif r.undecided:  # a near suspect still within the noise at the bound on samples
-                undecided(f, r.undecided)
-                step.reason = f"{r.undecided}: neither isolated nor released, stays quarantined: {q.reason}"
+                undecided(f, r.note)
+                step.reason = f"{r.note}: neither isolated nor released, stays quarantined: {q.reason}"
             elif r.spent:  # a near suspect the budget stopped within the noise on a quiet machine
-                budget_spent(f, r.spent)
-                step.reason = f"{r.spent}: neither isolated nor released, stays quarantined: {q.reason}"
+                budget_spent(f, r.note)
+                step.reason = f"{r.note}: neither isolated nor released, stays quarantined: {q.reason}"
             elif r.confirmed is None:
                 step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"
             steps.append(step)

@@ -312,20 +312,16 @@ class NearClock:
         quiet machine, or a backend that reports no load, what the retest could not judge
         stays quarantined and the gate fails (:meth:`said`), as a speed the retest could not
         judge there does (review s43: a card beyond its bar exited 4 with nothing busy)."""
-        return None if not self._stopped(open_) or not busy else \
+        return None if not self.stopped(open_) or not busy else \
             f"inconclusive: the machine was too busy for the retest to decide ({self.over}); " \
             f"{busy.removeprefix('inconclusive: ')}"
 
-    def quiet(self, open_: Sequence[Mapping[str, object]], why: str) -> str | None:
-        """Why the budget left a near suspect not decided where the machine was not busy (the
-        retest's note ``why`` on every open symptom ``open_``, each still within the noise of a
-        near or sibling bar, with the budget first): not judged, but the gate fails
-        (:func:`budget_spent`). None where the budget did not stop it, or a symptom is open for
-        another reason (no control: the retest could not say, not the budget)."""
-        return self.said(why) if self._stopped(open_) else None
-
-    def _stopped(self, open_: Sequence[Mapping[str, object]]) -> bool:
-        """The budget stopped the batches with every open symptom still within the noise."""
+    def stopped(self, open_: Sequence[Mapping[str, object]]) -> bool:
+        """The budget stopped the batches with every open symptom (``open_``: rule, outcome None,
+        note) still within the noise of a near or sibling bar. Where the machine was not busy
+        such a suspect is not decided: not judged, but the gate fails (:func:`budget_spent`);
+        False where a symptom is open for another reason (no control: the retest could not say,
+        not the budget)."""
         return self.over is not None and bool(open_) and \
             all(str(p["note"]).removeprefix(BESIDE).startswith(WITHIN) for p in open_)
 

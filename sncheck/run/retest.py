@@ -17,12 +17,8 @@ class Retest:
     busy: str | None = None
     symptoms: tuple[dict, ...] = ()  # per symptom: rule, how, outcome, note
     seen: tuple[Finding, ...] = field(default=(), compare=False)  # new faults on the controls
-    # "not judged: ... at the bound of N samples": a near suspect still within the noise of its bar
-    undecided: str | None = None
-    # "not decided: its near-bar budget of B s ...": a near suspect the backend's budget stopped
-    # still within the noise on a quiet machine (sncheck.run.nearbar.budget_spent): exit 1, not 4
-    spent: str | None = None
-
-    def to_dict(self) -> dict:
-        d = {"confirmed": self.confirmed, "how": self.how, "note": self.note, "symptoms": list(self.symptoms)}
-        return d | {k: v for k, v in (("busy", self.busy), ("undecided", self.undecided), ("spent", self.spent)) if v}
+    # a near suspect still within the noise of its bar, the note saying why: at the bound on samples
+    # ("not judged: ... at the bound of N samples"), or stopped by the backend's near-bar budget on a
+    # quiet machine ("not decided: its near-bar budget of B s ...": exit 1, not 4; sncheck.run.nearbar)
+    undecided: bool = False
+    spent: bool = False
