@@ -28,7 +28,7 @@ from sncheck.health.policy import decide_entry, is_repeat_offender
 from sncheck.layers.base import LayerContext
 from sncheck.model import About, Action, Finding, IsolationStep, Severity
 from sncheck.run.confirm import Retest, confirm
-from sncheck.run.nearbar import budget_spent, is_near, not_retested, undecided
+from sncheck.run.nearbar import is_near, left_within_noise, not_retested
 from sncheck.run.withdraw import RELEASED, again_note, withdrawn
 
 
@@ -144,11 +144,8 @@ def _wave(findings: list[Finding], ctx: LayerContext, confirm_enabled: bool,
             if r.busy:
                 f.evidence["inconclusive"] = r.busy
                 step.reason = f"{r.busy}: neither isolated nor released, stays quarantined: {q.reason}"
-            elif r.undecided:  # a near suspect still within the noise at the bound on samples
-                undecided(f, r.note)
-                step.reason = f"{r.note}: neither isolated nor released, stays quarantined: {q.reason}"
-            elif r.spent:  # a near suspect the budget stopped within the noise on a quiet machine
-                budget_spent(f, r.note)
+            elif r.undecided or r.spent:  # a near suspect within the noise: at the bound on samples, or
+                left_within_noise(f, r.note, spent=r.spent)  # the budget stopped it on a quiet machine
                 step.reason = f"{r.note}: neither isolated nor released, stays quarantined: {q.reason}"
             elif r.confirmed is None:
                 step.reason = f"the retest could not say ({r.note}); stays quarantined: {q.reason}"

@@ -22,7 +22,7 @@ look, however many and wherever they fall):
 * beyond the bar by the boundary: confirmed (isolate);
 * inside it by the boundary: clear of it, released;
 * else another batch, until the suspect's samples reach :data:`NEAR_SAMPLES`. Still within
-  the noise then, the suspect is **not judged** (:func:`undecided`): inconclusive (exit 4
+  the noise then, the suspect is **not judged** (:func:`left_within_noise`): inconclusive (exit 4
   where only such findings gate), its evidence the samples, median, standard error and bar;
   never released, never isolated, never a quarantine gating as if measured.
 
@@ -48,7 +48,7 @@ backend, whose gloo repeats cost seconds on a shared CPU; 600 s on real hosts; n
 mock, whose rounds are simulated). A suspect the budget leaves within the noise on a busy
 machine is inconclusive (exit 4 where only such findings gate), its evidence saying the
 budget, the cost a repeat and the load; on a quiet machine (or a backend reporting no load) it
-is not judged (:func:`budget_spent`: ``evidence.not_decided`` with the budget and its samples),
+is not judged (:func:`left_within_noise`: ``evidence.not_decided`` with the budget and its samples),
 stays quarantined and the gate fails (exit 1), as any speed the retest could not judge there.
 Never isolated nor released on the samples it had.
 
@@ -252,24 +252,18 @@ def at_bound(note: str) -> bool:
     return note.startswith(UNDECIDED.split("{")[0])
 
 
-def undecided(f: Finding, why: str) -> None:
-    """A near suspect whose retest reached the bound still within the noise of its bar: not
-    judged, inconclusive (exit 4 where only such findings gate), neither isolated nor
-    released, its evidence saying why (the samples, median, standard error and bar)."""
-    f.evidence["inconclusive"] = why
+def left_within_noise(f: Finding, why: str, *, spent: bool) -> None:
+    """A near suspect its retest left still within the noise of its bar (``why``: the samples,
+    median, standard error and bar): not judged (its basis ``not_judged``), neither isolated nor
+    released. At the bound on samples (``spent`` False): inconclusive, ``evidence.inconclusive``
+    (exit 4 where only such findings gate). Stopped by the backend's near-bar budget on a quiet
+    machine (``spent``; ``why`` names the budget and what a repeat cost first):
+    ``evidence.not_decided``, and the gate fails (exit 1): no busy machine excuses it, and the
+    finding no more keeps the first look's measured basis as if the retest had judged it (final
+    read a #1)."""
+    f.evidence["not_decided" if spent else "inconclusive"] = why
     f.basis = Basis.NOT_JUDGED
-    f.message = f.message.removesuffix(NEAR_RETEST) + NEAR_UNDECIDED
-
-
-def budget_spent(f: Finding, why: str) -> None:
-    """A near suspect the backend's near-bar budget stopped still within the noise of its bar
-    on a quiet machine (``why``: the budget, what a repeat cost, each open bar's samples): not
-    judged (its basis ``not_judged``, ``evidence.not_decided`` saying why), neither isolated nor
-    released, and the gate fails (exit 1): no busy machine excuses it, and the finding no more
-    keeps the first look's measured basis as if the retest had judged it (final read a #1)."""
-    f.evidence["not_decided"] = why
-    f.basis = Basis.NOT_JUDGED
-    f.message = f.message.removesuffix(NEAR_RETEST) + NEAR_BUDGET_SPENT
+    f.message = f.message.removesuffix(NEAR_RETEST) + (NEAR_BUDGET_SPENT if spent else NEAR_UNDECIDED)
 
 
 class NearClock:
@@ -319,7 +313,7 @@ class NearClock:
     def stopped(self, open_: Sequence[Mapping[str, object]]) -> bool:
         """The budget stopped the batches with every open symptom (``open_``: rule, outcome None,
         note) still within the noise of a near or sibling bar. Where the machine was not busy
-        such a suspect is not decided: not judged, but the gate fails (:func:`budget_spent`);
+        such a suspect is not decided: not judged, but the gate fails (:func:`left_within_noise`);
         False where a symptom is open for another reason (no control: the retest could not say,
         not the budget)."""
         return self.over is not None and bool(open_) and \
