@@ -127,7 +127,8 @@ STREAMS = {"kernel-log", "nccl-debug"}  # a log has no end and no count: a read 
 SECTIONED = {"amd-smi", "nvidia-smi-fabric", "perfquery", "npu-smi-fields", "amd-smi-topology",
              "asys",
              "nvidia-smi-q",  # -d's sections of one GPU: the option chose them, the output names none
-             "ethtool-mlx5"}  # one port's counters: en_stats.c's set varies by driver version, queues and options
+             "ethtool-mlx5",  # one port's counters: en_stats.c's set varies by driver version, queues and options
+             "ibstatus"}  # one CA's ports: the ibstatus script prints each port of /sys, no count (harvest17's 2014 log)
 _EXCERPT = re.compile(r"\s*(?:\.\.\.|\[\.\.\.\]|\[output truncated\])\s*(?:\n|$)")
 
 

@@ -13,8 +13,9 @@ pretty-printed), each ``{"header": {...}, "metadata": {...}, "coll_perf" | "p2p_
 - ``coll_perf``: ``coll`` (``AllReduce``, ``AllGather``, ``ReduceScatter``, ``Broadcast``,
   ``Reduce``...), ``coll_sn``, ``coll_msg_size_bytes``, ``coll_exec_time_us``,
   ``coll_timing_source`` (``kernel_gpu``, ``kernel_cpu``, ``collective_cpu``),
-  ``coll_algobw_gbs``, ``coll_busbw_gbs`` (GB/s), and in verbose mode ``event_trace_sn`` /
-  ``event_trace_ts`` with per-channel ``kernel_events``;
+  ``coll_algobw_gbs``, ``coll_busbw_gbs`` (GB/s), from format ``v4.2`` ``coll_algo`` and
+  ``coll_proto`` (the algorithm and protocol NCCL ran it with: ``RING``, ``LL``), and in verbose
+  mode ``event_trace_sn`` / ``event_trace_ts`` with per-channel ``kernel_events``;
 - ``p2p_perf`` (point-to-point, newer plug-ins): ``p2p`` (``Send``/``Recv``), ``p2p_sn``,
   ``p2p_peer``, ``p2p_msg_size_bytes``, ``p2p_exec_time_us``, ``p2p_timing_source``,
   ``p2p_algobw_gbs``, ``p2p_busbw_gbs``.
@@ -25,7 +26,7 @@ not failures: a whole stream exits 0 (``sncheck watch`` judges the bandwidth).
 
 View JSON: ``{"tool": "nccl-inspector", "format_version": "v4.0", "records": [{"comm",
 "comm_name", "rank", "n_ranks", "nnodes", "host", "pid", "kind": "coll"|"p2p", "op", "sn",
-"peer", "size_bytes", "exec_time_us", "timing_source", "algbw_GBps", "busbw_GBps"}],
+"peer", "size_bytes", "exec_time_us", "timing_source", "algbw_GBps", "busbw_GBps", "algo", "proto"}],
 "communicators": N, "ranks": N, "faults": [], "errors": [...]}``.
 """
 
@@ -113,7 +114,9 @@ def record(obj: dict[str, Any]) -> dict[str, Any] | None:
             "kind": kind, "op": None if p.get(kind) is None else str(p.get(kind)), "sn": _num(p.get(f"{kind}_sn")),
             "peer": _num(p.get("p2p_peer")), "size_bytes": _num(p.get(f"{kind}_msg_size_bytes")),
             "exec_time_us": _num(p.get(f"{kind}_exec_time_us")), "timing_source": p.get(f"{kind}_timing_source"),
-            "algbw_GBps": _num(p.get(f"{kind}_algobw_gbs")), "busbw_GBps": _num(p.get(f"{kind}_busbw_gbs"))}
+            "algbw_GBps": _num(p.get(f"{kind}_algobw_gbs")), "busbw_GBps": _num(p.get(f"{kind}_busbw_gbs")),
+            # v4.2 on: the algorithm and protocol of the operation (null before, as the record lacks them)
+            "algo": p.get(f"{kind}_algo"), "proto": p.get(f"{kind}_proto")}
 
 
 def rows(objects: list[Any], dump: str) -> list[dict[str, Any]]:

@@ -8,16 +8,25 @@ a table of communicator groups with their status and errors, then two sections:
   communicator ``#G-C (hash) INCOMPLETE`` (ranks missing: ``Rank R -- GPU G managed by
   process P on node N``) or ``ERROR`` (``Rank R reported E -- GPU ...``);
 * ``Warnings``: ``TIMEOUT`` and per communicator ``#G-C (hash) MISMATCH``: ranks with a
-  different status or different operation counts (``N ranks have launched up to
-  operation K`` then the outlier ranks, or ``Rank R has launched up to operation K --
-  GPU ...``).
+  different status (``N ranks have status S`` then the ranks of that status: each record's
+  ``detail`` ends ``status S``, a ``NOCOMM`` one's state NOCOMM) or different operation counts
+  (``N ranks have launched up to operation K`` then the outlier ranks, or ``Rank R has launched
+  up to operation K -- GPU ...``). A block's ``missing`` is the count of an INCOMPLETE or DEAD
+  line (``Missing communicator data from N ...``, ``N job processes are considered dead``) alone.
 
 RAS names at most 10 outliers (and none beyond a quarter of the communicator); the
 ranks it does not name are not guessed. A rank line names the communicator rank, its
 GPU (the CUDA index) and its node (an IP address).
 
 The JSON report lists every communicator with its ranks (status flags, collective
-counts) and ``missing_ranks`` (``unresponsive``, ``considered_dead``).
+counts) and ``missing_ranks`` (``unresponsive``, ``considered_dead``), after its head: ``nccl_version``,
+``cuda_runtime_version``, ``cuda_driver_version``, ``timestamp`` (kept as ``nccl_version``,
+``cuda_runtime``, ``cuda_driver``, ``timestamp``) and ``ras`` (``timeouts_count``: ``timeouts``, a
+failure above zero as the text's TIMEOUT block is).
+
+A paste that leaves a section's heading out (a reporter's ``[...]`` between the group table and a
+``#G-C (hash) STATE`` block, as the RAS docs print their excerpts) still has its blocks read: the
+state names the section (INCOMPLETE, ERROR: Errors; MISMATCH: Warnings).
 
 Every value the text carries is kept: ``nccl_version`` and ``cuda_compiled`` (``NCCL version
 2.26.2 compiled with CUDA 12.4``), ``cuda_runtime`` and ``cuda_driver``; ``job`` (``nodes``,
@@ -91,7 +100,12 @@ _VERSION = re.compile(r"^NCCL version (\d+\.\d+\.\d+)(\S*) compiled with CUDA (\
 _CUDA = re.compile(r"^CUDA runtime version (-?\d+), driver version (-?\d+)")
 _NUMBERS = re.compile(r"^\s*\d+(?:\s+\d+)*\s*$")
 _OUTLIER = re.compile(r"^\s+Node (\S+) running process(?:es)? ([\d,]+)")
-_MISSING = re.compile(r"^\s+(?:Missing communicator data from )?(\d+) (?:job )?(?:rank|process)")
+# a block's count of what is missing: 'Missing communicator data from N job process(es)' / 'from N rank(s)'
+# (INCOMPLETE), 'N job process(es) is/are considered dead' (DEAD); never a MISMATCH block's 'N ranks have ...'
+_MISSING = re.compile(r"^\s+(?:Missing communicator data from (\d+) (?:job )?(?:ranks?|process(?:es)?)"
+                      r"|(\d+) job process(?:es)? (?:is|are) considered dead)")
+# a status MISMATCH's groups ('N ranks have status S', rasClientRunComms): the ranks named under one have S
+_STATUS_COUNT = re.compile(r"^\s+(\d+) ranks? ha(?:ve|s) status (\S+)\s*$")
 _COLL = re.compile(r"^\s+Communicator ranks have different (\w+) operation counts")
 # NCCL 2.24's per-communicator list of the ranks it has no data from (the RAS docs' example: 'The missing
 # rank: 21'); later releases print a 'Rank N -- GPU ...' line a rank (_RANK)
@@ -153,6 +167,7 @@ def parse_text(text: str) -> dict:
     context: list[str] = []
     majority_op: int | None = None
     counts: list[tuple[int, int]] = []
+    group_status: str | None = None  # the status of the ranks named next in a status MISMATCH ('N ranks have status S')
     headers: list[tuple[str, str, int, list[str]]] = []  # (comm, state, records before it, its lines)
     head: dict[str, Any] = {"nccl_version": None, "cuda_compiled": None, "cuda_runtime": None, "cuda_driver": None}
     tables: list[tuple[str, list[int]]] = []
@@ -205,6 +220,11 @@ def parse_text(text: str) -> dict:
                            "ranks_per_node": m.group(4), "ranks_per_comm": int(m.group(5)),
                            "ranks_in_group": int(m.group(6)), "status": m.group(7), "errors": m.group(8).split(",")})
             continue
+        if section in (None, "Communicators...") and groups and (m := _COMM.match(line)):
+            # a communicator's block after the group table where a paste left its section's heading out (a
+            # reporter's '[...]'): its state says the section (rasClientRunComms: INCOMPLETE and ERROR under
+            # Errors, MISMATCH under Warnings), so its ranks are read; the gap itself is said (not whole)
+            section = "Warnings" if m[4] == "MISMATCH" else "Errors"
         if section in (None, "Job summary") or (section == "Communicators..." and not stripped.startswith(
                 ("Group", "#", "No communicator"))):
             other.append(line)
@@ -212,12 +232,12 @@ def parse_text(text: str) -> dict:
         if section not in ("Errors", "Warnings"):
             continue
         if stripped in ("INCOMPLETE", "DEAD", "TIMEOUT"):
-            comm, state, context, counts = None, stripped, [], []
+            comm, state, context, counts, group_status = None, stripped, [], [], None
             comms.append({"comm": None, "hash": None, "state": stripped, "missing": None, "collective": None,
                           "operation_counts": []})
             continue
         if m := _COMM.match(line):
-            comm, state, context, counts = m[3].lower(), m[4], [], []
+            comm, state, context, counts, group_status = m[3].lower(), m[4], [], [], None
             headers.append((comm, state, len(records), context))
             comms.append({"comm": f"{m[1]}-{m[2]}", "hash": comm, "state": state, "missing": None,
                           "collective": None, "operation_counts": []})
@@ -226,7 +246,10 @@ def parse_text(text: str) -> dict:
             other.append(line)
             continue
         if m := _MISSING.match(line):
-            comms[-1]["missing"] = int(m[1])
+            comms[-1]["missing"] = int(m[1] or m[2])
+        if m := _STATUS_COUNT.match(line):
+            group_status = m[2]
+            continue
         if m := _COLL.match(line):
             comms[-1]["collective"] = m[1]
         if m := _COUNTS.match(line):
@@ -235,8 +258,8 @@ def parse_text(text: str) -> dict:
             continue
         if m := _RANK.match(line):
             what = (m["what"] or "").strip()
-            rank_state = "NOCOMM" if "status NOCOMM" in what else state
-            detail = "; ".join(context + ([what] if what else []))
+            rank_state = "NOCOMM" if "status NOCOMM" in what or group_status == "NOCOMM" else state
+            detail = "; ".join(context + ([what] if what else []) + ([f"status {group_status}"] if group_status else []))
             op = re.search(r"operation (\d+)", what)
             majority_op = max(counts)[1] if counts else None
             mine = int(op[1]) if op else 0 if "not launched" in what else None
@@ -365,7 +388,13 @@ def parse_json(data: dict) -> dict:
                 records.append(_json_record("INCOMPLETE", comm, where, "missing communicator data (unresponsive)"))
             else:
                 records.append(_json_record("NOCOMM", comm, where, "process answered but is not in the communicator"))
-    return {"format": "json", "groups": [], "records": records, "errors": errors}
+    ras = data.get("ras")
+    if (timeouts := _int(ras.get("timeouts_count") if isinstance(ras, dict) else None)):  # the text report's TIMEOUT block, as a count
+        errors.append(f"TIMEOUT: {timeouts} communication timeout(s) while gathering communicator data")
+    # the document's head (rasClientRunJson / rasDumpCommsToJSON): what the text prints as its version lines
+    return {"format": "json", "nccl_version": data.get("nccl_version"), "cuda_runtime": _int(data.get("cuda_runtime_version")),
+            "cuda_driver": _int(data.get("cuda_driver_version")), "timestamp": data.get("timestamp"),
+            "timeouts": timeouts, "groups": [], "records": records, "errors": errors}
 
 
 def _json_record(state: str, comm: str, where: tuple, detail: str, ahead: bool = False) -> RasRecord:

@@ -83,6 +83,22 @@ def amd_smi(rng: random.Random) -> Iterator[Variant]:
                           "\n".join(lines) + "\n", tuple(values), count=n, end=end)
 
 
+    # static --profile (ROCm 7.12, the changelog): PROFILES a list of scalars under its NUM_PROFILES count, one item
+    # a line ('- ' markers made indentation); a list cut short holds fewer items than its count
+    profiles = ["CUSTOM", "VIDEO", "POWER_SAVING", "COMPUTE", "VR", "3D_FULL_SCREEN", "BOOTUP_DEFAULT"]
+    for n in (1, 2):
+        lines = ["$ amd-smi static --profile"] if rng.random() < 0.5 else []
+        for g in range(n):
+            lines += [f"GPU: {g}", "    POWER_PROFILE:", "        CURRENT: COMPUTE", f"        NUM_PROFILES: {len(profiles)}",
+                      "        PROFILES:"] + [f"            {p}" for p in profiles] + [""]
+        values = [("len(gpus)", n), (f"gpus[gpu={n - 1}].POWER_PROFILE.PROFILES", "BOOTUP_DEFAULT"),
+                  (f"len(gpus[gpu={n - 1}].POWER_PROFILE.PROFILES)", len(profiles))]
+        # one GPU: whole once its section has a value (nothing states its keys; a cut inside the list falls short
+        # of NUM_PROFILES); two: the last holds what the first does, its list its count
+        end = (len(lines) - len(profiles) - 3) if n == 1 else None
+        yield Variant("amd-smi", f"static --profile {n} GPUs (7.12, a list under its count)", "\n".join(lines) + "\n",
+                      tuple(values), count=n, end=end)
+
     # amd-smi list (26.x) on a host with AMD AI NICs: 'AI_NIC: n' blocks after the GPUs' (rocm-systems PR 3654),
     # pasted after bash's default prompt
     for n_gpu, n_nic in ((1, 1), (8, 2)):

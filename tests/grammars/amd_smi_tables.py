@@ -59,6 +59,19 @@ def amd_smi_monitor(rng: random.Random) -> Iterator[Variant]:
         cmd = [f"$ amd-smi monitor {flags}"] if flags != "7.x" and rng.random() < 0.5 else []
         yield Variant("amd-smi-monitor", f"{n} GPUs {flags}{' --watch' if watch else ''}", "\n".join(cmd + lines) + "\n",
                       tuple(values), count=n)
+    # ROCm 7.0's monitor -V (the changelog's 7.0.0 example): violation columns, the last ones a list a cell,
+    # one value an XCC ('[0 %, 0 %, ...]', its blanks inside the cell)
+    for n in (1, 8):
+        cols = [("XCP", 5), ("PVIOL", 7), ("TVIOL", 7), ("TVIOL_ACTIVE", 14), ("GFX_CLKVIOL", 13),
+                ("GFXCLK_PVIOL", 58), ("LOW_UTILVIOL", 58)]
+        lines = ["GPU" + "".join(name.rjust(w) for name, w in cols)]
+        for g in range(n):
+            row = ["0", f"{rng.randrange(3)} %", "0 %", "False", "N/A",
+                   "[" + ", ".join(f"{rng.choice((0, 0, 3))} %" for _ in range(8)) + "]",
+                   "[" + ", ".join(rng.choice(("100 %", "N/A")) for _ in range(8)) + "]"]
+            lines.append(str(g).rjust(3) + "".join(v.rjust(w) for v, (_, w) in zip(row, cols)))
+        values = [("len(gpus)", n), (f"gpus[gpu={n - 1}].LOW_UTILVIOL", row[-1]), (f"gpus[gpu={n - 1}].GFXCLK_PVIOL", row[-2])]
+        yield Variant("amd-smi-monitor", f"{n} GPUs -V (7.0, list cells)", "\n".join(lines) + "\n", tuple(values), count=n)
 
 
 @generator("amd-smi-monitor")

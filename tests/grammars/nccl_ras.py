@@ -36,7 +36,7 @@ def _summary(rng: random.Random, nodes: int, ppn: int, gpp: int, odd: bool) -> t
 @generator("nccl-ras")
 def nccl_ras(rng: random.Random) -> Iterator[Variant]:
     for version in ("2.24.3", "2.26.2", "2.27.3", "2.30.4"):
-        for case in rng.sample(("ok", "mismatch", "incomplete", "dead", "timeout", "ok+torch"), 3):
+        for case in rng.sample(("ok", "mismatch", "incomplete", "dead", "timeout", "ok+torch", "status"), 3):
             nodes, ppn, gpp = rng.choice(((2, 8, 1), (4, 8, 1), (32, 8, 1), (18, 4, 1), (2, 1, 8)))
             lines = [f"NCCL version {version} compiled with CUDA 12.{rng.randint(2, 9)}",
                      "CUDA runtime version 12040, driver version 12040", ""]
@@ -44,10 +44,11 @@ def nccl_ras(rng: random.Random) -> Iterator[Variant]:
             lines += summary + ["", f"Communicators... ({rng.random():.2f}s)", "=============", ""]
             comms = rng.randint(1, 3)
             errors = {"ok": "OK", "ok+torch": "OK", "mismatch": "MISMATCH", "incomplete": "INCOMPLETE",
-                      "dead": "OK", "timeout": "OK"}[case]
+                      "dead": "OK", "timeout": "OK", "status": "MISMATCH"}[case]
+            status = "FINALIZE" if case == "status" else "RUNNING"
             lines += ["Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors",
                       "    #  in group  per comm  per node  per comm  in group",
-                      f"{0:5d}  {comms:8d}  {nodes:8d}  {ppn * gpp:8d}  {gpus:8d}  {gpus:8d}  {'RUNNING':>8s}  {errors:>6s}"]
+                      f"{0:5d}  {comms:8d}  {nodes:8d}  {ppn * gpp:8d}  {gpus:8d}  {gpus:8d}  {status:>8s}  {errors:>6s}"]
             values += [("nccl_version", version), ("groups[group=0].comms", comms),
                        ("groups[group=0].ranks_per_comm", gpus), ("groups[group=0].errors", errors)]
             lines += ["", "Errors", "======", ""]
@@ -81,6 +82,19 @@ def nccl_ras(rng: random.Random) -> Iterator[Variant]:
                               for r in sorted(ahead)] + [""]
                 values += [("comms[0].collective", "AllGather"), ("comms[0].operation_counts[1].operation", 641),
                            (f"records[rank={sorted(ahead)[0]}].ahead", True)]
+            if case == "status":  # a communicator torn down: ranks of different status, each status's ranks named
+                named = rng.sample(range(gpus), min(3, gpus))
+                for k in range(comms):
+                    lines += [f"#0-{k} ({rng.getrandbits(64):016x}) MISMATCH", "  Communicator ranks have different status",
+                              f"  {gpus - len(named)} ranks have status {'NOCOMM' if version >= '2.26' else 'UNKNOWN'}",
+                              f"  {len(named) - 1} ranks have status RUNNING"]
+                    lines += [f"  Rank {r} -- GPU {r % 8} managed by process {507285 + r} on node 172.16.64.210"
+                              for r in sorted(named[:-1])]
+                    lines += ["  1 rank has status FINALIZE",
+                              f"  Rank {named[-1]} -- GPU {named[-1] % 8} managed by process {507285 + named[-1]} on node "
+                              "172.16.64.213", ""]
+                values += [("groups[group=0].status", "FINALIZE"), (f"records[rank={named[-1]}].detail", "status FINALIZE"),
+                           (f"records[rank={named[-1]}].node", "172.16.64.213"), ("comms[0].missing", None)]
             if case == "ok+torch":
                 lines += ["[rank118]:[E603 17:48:01.005271823 ProcessGroupNCCL.cpp:632] [Rank 118] Watchdog caught "
                           "collective operation timeout: WorkNCCL(SeqNum=2398459, OpType=ALLREDUCE, NumelIn=8652160, "

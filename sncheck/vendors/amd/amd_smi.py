@@ -117,6 +117,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     stack: list[tuple[int, dict]] = []
     nics: list[dict[str, Any]] = []
     cpus: list[dict[str, Any]] = []
+    owners: dict[int, tuple[dict, str]] = {}  # a section opened by 'KEY:' (its dict's id): where its key is
     for _, indent, body in _body_lines(text, errors):
         m = re.match(r"^(GPU|AI_NIC|CPU|CORE):\s*(\d+)$", body)
         if m:
@@ -130,6 +131,13 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
             stack = [(indent - 1, entity)]
             continue
         kv = re.match(r"^([A-Za-z0-9_ ./()%-]+?):\s*(.*)$", body)
+        if not kv and stack and indent > stack[-1][0] and not stack[-1][1] and id(stack[-1][1]) in owners:
+            # a list of scalars: amdsmi_logger yaml-dumps it and makes its '- ' markers indentation, one item a
+            # line under its key ('PROFILES:' then 'CUSTOM', 'VIDEO', ...: static --profile, ROCm 7.12)
+            parent, key = owners[id(stack[-1][1])]
+            items = parent[key] if isinstance(parent[key], list) else []
+            parent[key] = [*items, _value(body)]
+            continue
         if not kv:
             errors.append(f"unrecognised line: {body}")
             continue
@@ -140,6 +148,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
         if value == "":
             child: dict[str, Any] = {}
             parent[key] = child
+            owners[id(child)] = (parent, key)
             stack.append((indent, child))
         else:
             parent[key] = _value(value)
@@ -158,7 +167,23 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     errors += _asked_not_printed(text, gpus)
     errors += [f"{where}: a section with nothing in it (yaml prints an empty one as {{}}): cut short"
                for where in _empty_sections(gpus)]
+    errors += _short_lists(gpus)
     return {"tool": "amd-smi", "gpus": gpus, "nics": nics, **({"cpus": cpus} if cpus else {}), "errors": errors}
+
+
+def _short_lists(gpus: list[dict[str, Any]]) -> list[str]:
+    """A list printed under its count ('NUM_PROFILES: 7' then 'PROFILES:' and its items, static --profile):
+    fewer items than the count is a list cut short (its last items are lines like any other)."""
+    out = []
+    for g in gpus:
+        for name, sec in g.items():
+            if not isinstance(sec, dict):
+                continue
+            for key, items in sec.items():
+                want = sec.get(f"NUM_{key}")
+                if isinstance(items, list) and isinstance(want, int) and len(items) < want:
+                    out.append(f"GPU {g.get('gpu')} {name} {key}: {len(items)} of its {want} items: cut short")
+    return out
 
 
 def _empty_sections(node: Any, where: str = "") -> list[str]:
@@ -267,10 +292,13 @@ def parse_amd_smi_json(text: str) -> dict[str, Any]:
 
 def _monitor_cells(row: str) -> list[str]:
     """A monitor row's cells: each right-justified to its column's fixed width, so a wide value
-    ('1000 W' under POWER's 7) leaves one blank before it; a unit is joined to its number."""
+    ('1000 W' under POWER's 7) leaves one blank before it; a unit is joined to its number, and a
+    list value ('[0 %, 0 %, N/A]', one item an XCC: monitor -V's GFXCLK_* columns) is one cell."""
     cells: list[str] = []
     for token in row.split():
-        if cells and _UNIT.fullmatch(token) and re.fullmatch(r"-?[\d.]+|N/A", cells[-1]):
+        if cells and cells[-1].startswith("[") and not cells[-1].endswith("]"):
+            cells[-1] += f" {token}"  # a list cell, one value a partition ('[0 %, 0 %, N/A]': monitor -V, ROCm 7.0)
+        elif cells and _UNIT.fullmatch(token) and re.fullmatch(r"-?[\d.]+|N/A", cells[-1]):
             cells[-1] += f" {token}"  # 'W', '°C', '%', 'MHz', 'MB', 'GB/s'; 'N/A Mb/s' (helpers.unit_format)
         else:
             cells.append(token)
@@ -339,6 +367,9 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
             continue
         if columns and re.match(r"^\d+\s", body):
             cells = _monitor_cells(body)
+            if cells and cells[-1].startswith("[") and not cells[-1].endswith("]"):
+                errors.append(f"row '{body}': a list cell without its ']': cut short")
+                continue
             if len(cells) != len(columns):
                 errors.append(f"row '{body}' has {len(cells)} cells for {len(columns)} columns")
                 continue

@@ -63,8 +63,12 @@ GRAMMAR = {
                "delivery.PS1) the capture "
                "shows says which sections and GPUs were asked for. amd-smi list of 26.x lists an AMD AI NIC after "
                "the GPUs: 'AI_NIC: N' and its BDF, PERMANENT_ADDRESS, PRODUCT_NAME, PART_NUMBER, SERIAL_NUMBER, "
-               "VENDOR_NAME (ROCm/rocm-systems PR 3654's run: nics[], never a GPU's entries)."),
-        end=("none in the text itself (a blank line follows each device); with the command line: every GPU -g "
+               "VENDOR_NAME (ROCm/rocm-systems PR 3654's run: nics[], never a GPU's entries). A list of scalars "
+               "(its '- ' markers made indentation) is one item a line under its 'KEY:', deeper than it: static "
+               "--profile's PROFILES under NUM_PROFILES (the changelog of ROCm 7.12, harvest17): the key's list; a "
+               "flow list ('[0, 0, N/A]', yaml's inner lists: metric -v's XCP_n) is kept as printed."),
+        end=("none in the text itself (a blank line follows each device; a list printed under its NUM_<KEY> count "
+             "holds that many items); with the command line: every GPU -g "
              "names, each holding every section its options ask for; in a run: the inventory's cards"),
         failures=("'ERROR'/'...failed to'/'not initialized'/'No GPUs found' lines; " + _FAILED
                   + "; '[output truncated]', '...'"),
@@ -106,13 +110,17 @@ GRAMMAR = {
             "under --watch) and a row a process ('0.0 B', '1.1 GB', '0 ns'), or the GPU's 'No running processes "
             "detected' (its N/A placeholder: every GPU has a row); helpers.unit_format puts a unit after N/A too ('N/A Mb/s' under PCIE_BW: the changelog's "
             "6.2.0 example)",
+            "ROCm 7.0 monitor -V (the changelog's 7.0.0 example, harvest17): GPU, XCP, PVIOL, TVIOL, TVIOL_ACTIVE, "
+            "PHOT_TVIOL, VR_TVIOL, HBM_TVIOL, GFX_CLKVIOL, then GFXCLK_PVIOL, GFXCLK_TVIOL, GFXCLK_TOTALVIOL, "
+            "LOW_UTILVIOL as lists, one value an XCC ('[0 %, 0 %, N/A]': one cell, its blanks inside it)",
         ),
         lines=("an optional command line, the header, one row per GPU (logical GPUs of a partitioned device too); "
                "with -q the PROCESS INFO table; under -w N each round again, TIMESTAMP first (sncheck.vendors.amd."
                "amd_smi_watch: handle_watch, rocm-6.1.0 on): every round read, the last one's values kept"),
         end=("none: no end line, no count; a row must have a cell per column (a cut row has fewer), and the "
              "judge's expectation (--expect, the inventory's cards) counts the rows"),
-        failures=("a row with another number of cells than columns, a GPU without its PROCESS INFO row (-q), "
+        failures=("a row with another number of cells than columns or a list cell without its ']', a GPU without "
+                  "its PROCESS INFO row (-q), "
                   "'ERROR'/'failed to' lines (errors); " + _FAILED),
         values="columns, gpus[{gpu, <COLUMN>: 'value unit'}], processes[{gpu, NAME, PID, <COLUMN>: ...}] (-q), "
                "rounds (-w: how many; gpus and processes are the last round's), errors",

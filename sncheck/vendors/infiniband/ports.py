@@ -43,7 +43,8 @@ ibportstate.c``, libibmad ``mad_dump_field``; the same since infiniband-diags 1.
   the ``... PortInfo:`` line, the port's block, its ``# MLNX ext`` block (Mellanox devices:
   ``StateChangeEnable`` .. ``LinkSpeedActive``, libibmad ``mad_dump_mlnx_ext_port_info``),
   then for a change (``Initial ... PortInfo:``) ``After PortInfo set:`` and the port's block
-  again (``Port is already in enable state`` for ``on`` instead), and for a query of an Active
+  again (``Port is already in enable state`` for ``on`` instead; a ``disable`` / ``off`` prints
+  ``Disable may be irreversible`` before it: kept in ``warnings``), and for a query of an Active
   switch port other than 0 ``Peer PortInfo:`` and the peer's block. So an MLNX ext block with
   no port block before it, a ``... PortInfo:`` line with no block after it, a change without
   its ``After PortInfo set:`` block and an Active switch port without its peer are cut short.
@@ -180,6 +181,8 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
 _PORTINFO = re.compile(r"^(?:(?P<when>Initial|After) )?(?P<role>CA/RT|Switch|Peer|MLNX ext)? ?"
                        r"(?P<what>PortInfo|MLNXExtendedPortInfo)(?: set)?:$")
 _MLNX_LAST = "LinkSpeedActive"  # the last field mad_dump_mlnx_ext_port_info prints
+# main()'s printf for 'disable' / 'off', between the initial block and 'After PortInfo set:' (kept, not judged)
+_DISABLE_WARNING = "Disable may be irreversible"
 _PORT_HEADER = re.compile(r"^# (?:MLNX ext )?Port info: (?P<where>.*?) ?port (?P<port>\d+)$")
 _LID = re.compile(r"\bLid (\d+)")
 _DOTTED = re.compile(r"^(?P<key>[A-Za-z][\w/]*):\.*(?P<value>.*)$")
@@ -197,7 +200,7 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
         line = raw.strip()
         if not line:
             continue
-        if line.startswith("ibwarn:") or "Peer ports operating at" in line:
+        if line.startswith("ibwarn:") or "Peer ports operating at" in line or line == _DISABLE_WARNING:
             warnings.append(line[:300])
             continue
         if line.startswith("ibpanic:") or "iberror:" in line or line.startswith("ibportstate: "):
@@ -230,7 +233,9 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
     errors += _order_errors(ports, pending, change and not done and not errors)
     # ibwarn also prints -d debug lines (umad_*): only the peer mismatch is a finding
     faults = [f"ibportstate: {w}" for w in warnings if "Peer ports operating at" in w]
+    node = None  # the node type the change's initial block named: its 'After PortInfo set:' block is that port's
     for p in ports:
+        node = p["role"] if p["role"] in ("CA/RT", "Switch") else node
         f = p["fields"]
         p["link_state"], p["phys_state"] = f.get("LinkState"), f.get("PhysLinkState")
         p["width"], p["speed"] = f.get("LinkWidthActive"), f.get("LinkSpeedExtActive") or f.get("LinkSpeedActive")
@@ -249,8 +254,10 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
             faults.append(f"{where}: LinkState {p['link_state']}")
         if p["phys_state"] != "LinkUp":
             faults.append(f"{where}: PhysLinkState {p['phys_state']}")
-        # Every port prints up to LinkSpeedActive; a CA's (not a switch port's) ends with ProtectBits
-        last = "ProtectBits" if p["role"] == "CA/RT" else "LinkSpeedActive"
+        # Every port prints up to LinkSpeedActive; a CA's (not a switch port's) ends with ProtectBits, after a
+        # change too (main() shows the same port again: harvest17's reset and disable of a CA cut before it)
+        last = "ProtectBits" if p["role"] == "CA/RT" or (p["role"] == "after set" and node == "CA/RT") \
+            else "LinkSpeedActive"
         if last not in f:
             errors.append(f"{where}: no {last} line (the last a {p['role']} port prints): cut short")
     return {"tool": "ibportstate", "ports": ports, "warnings": warnings, "faults": faults, "errors": errors}

@@ -42,7 +42,7 @@ GRAMMAR = {
             "('CA/RT', 'Switch'; 'Initial %s PortInfo:' before a change), then show_port_info's '# Port info: %s "
             "port %d' and the fields; on a Mellanox device the '# MLNX ext Port info: %s port %d' block; a change "
             "prints 'After PortInfo set:' and the block again ('Port is already in enable state' for an enable "
-            "that changes nothing); an Active switch port other than 0 'Peer PortInfo:' and the peer's block; "
+            "that changes nothing; 'Disable may be irreversible' printed before it for disable/off, harvest17); an Active switch port other than 0 'Peer PortInfo:' and the peer's block; "
             "the width and speed check 'Peer ports operating at active width %d rather than %d' (IBWARN))",
             "linux-rdma/rdma-core libibmad/dump.c (mad_dump_portinfo, the field names and value words "
             "LinkState Down/Init/Armed/Active, PhysLinkState Sleep/Polling/Disabled/PortConfigurationTraining/"
@@ -59,8 +59,8 @@ GRAMMAR = {
         end=("main()'s order: each port block down to LinkSpeedActive (a CA's to ProtectBits), its MLNX ext block "
              "down to LinkSpeedActive, a change's 'After PortInfo set:' block, an Active switch port's peer block"),
         failures=("LinkState not Active, PhysLinkState not LinkUp, 'Peer ports operating at active width/speed ...' "
-                  "(faults); 'ibpanic: ...', 'ibportstate: iberror: ...' (errors; other ibwarn lines are -d debug: "
-                  "kept in warnings, not judged)"),
+                  "(faults); 'ibpanic: ...', 'ibportstate: iberror: ...' (errors; other ibwarn lines are -d debug, and "
+                  "'Disable may be irreversible' main()'s own note: kept in warnings, not judged)"),
         values="ports[{role, lid, port, fields{Name: value}, link_state, phys_state, width, speed}], warnings, faults, errors",
     ),
 }
