@@ -172,14 +172,16 @@ def _at(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def _median_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """The median of ``values`` per group code (NaN skipped; NaN where a group has none)."""
-    out = np.full(n, np.nan)
+    """The median of ``values`` per group code (NaN skipped; NaN where a group has none).
+    ``group``: a grouping's codes (:func:`sncheck.health.pairgroups.tier_groups`: every
+    code below ``n`` has a row), so as many rows as codes is one row each: no mask of
+    which codes were seen (a fleet's pairs are each measured once: two scatters of every
+    pair per metric were one)."""
     if len(group) == n:
-        seen = np.zeros(n, bool)  # n codes below n, every one seen: each group once (a mask, not counts)
-        seen[group] = True
-        if seen.all():
-            out[group] = values
-            return out
+        out = np.empty(n)
+        out[group] = values
+        return out
+    out = np.full(n, np.nan)
     keep = ~np.isnan(values)
     if keep.any():  # pandas' grouped median: a linear selection per group, not a sort of every value
         med = pd.Series(values[keep]).groupby(group[keep]).median()
