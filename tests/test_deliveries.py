@@ -30,8 +30,6 @@ KNOWN = {
     # the capture is itself a fenced paste: a fence inside a fence (markdown does not nest them)
     *(("ibqueryerrors", t) for t in ("fence ```console", "fence ```text", "fence ~~~", "<details><pre>",
                                      "<details><pre><code>")),
-    # rccl-tests reads a run whose rows a reporter cut to '...' as a whole run (exit 0): the view's own
-    *(("rccl-tests", t) for t in ("a reporter's ...", "a reporter's [snip]")),
 }
 
 

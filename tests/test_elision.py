@@ -9,13 +9,14 @@ short, ibstat a CA short)."""
 from __future__ import annotations
 
 from grammars import load, variants
+from grammars.delivery import TRANSFORMS, judge, samples
 from test_grammars import outcome
 
 from sncheck.vendors import listing
 from sncheck.vendors.facts import Expect, outcome as fact_outcome
 from sncheck.vendors.hostjudge import bind
 from sncheck.vendors.nvidia.checks import COMMANDS
-from sncheck.vendors.parsers import views
+from sncheck.vendors.parsers import parse_text, views
 
 
 def _elide_middle(text: str, end: int | None) -> str:
@@ -105,13 +106,36 @@ def test_a_runs_fact_on_an_elided_listing_is_not_a_pass() -> None:
 
 
 def test_nvbandwidth_keeps_a_tests_name_or_says_it_is_lost() -> None:
-    """nvbandwidth reads '...' itself: over the device list it loses nothing; over a test's
-    'Running' line before v0.5 (no SUM line names the matrix) the test is unknown: exit 1."""
-    v = next(v for v in variants("nvbandwidth") if v.name.startswith("v0.4") and not v.fails)
+    """nvbandwidth reads '...' itself: over the device list it loses nothing; over the device list
+    and a test's 'Running' line before v0.5 (no SUM line names the matrix) the test is unknown:
+    exit 1. Over a 'Running' line after others (a Waived line, another test) lines were left out."""
+    v = next(v for v in variants("nvbandwidth") if v.name.startswith("v0.4 4 GPUs") and not v.fails)
     lines = v.text.split("\n")
     k = next(i for i, ln in enumerate(lines) if ln.startswith("Running "))
+    a = next(i for i, ln in enumerate(lines) if ln.startswith("Device "))
+    code, data = outcome("nvbandwidth", "\n".join(lines[:a] + ["..."] + lines[k + 1:]), v)
+    assert code == 1 and data["errors"] == [next(e for e in data["errors"] if "'Running' line a '...' left out" in e)]
+    v = next(v for v in variants("nvbandwidth") if v.name.startswith("v0.4 1 GPUs") and not v.fails)
+    lines = v.text.split("\n")
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("Running "))
+    assert lines[k - 1].startswith("Waived")
     code, data = outcome("nvbandwidth", "\n".join(lines[:k] + ["..."] + lines[k + 1:]), v)
-    assert code == 1 and any("'Running' line a '...' left out" in e for e in data["errors"]), data["errors"]
+    assert code == 1 and data["errors"] == [listing.elision(k + 1, "...")], data["errors"]
+
+
+def test_a_dots_in_nvbandwidth_is_read_over_the_device_list_alone() -> None:
+    """Before: a '...' over the header's 'Driver Version' line, a matrix row or a whole test read
+    as whole (exit 0, the value gone: the delivery matrix's nvbandwidth cell)."""
+    v = next(v for v in variants("nvbandwidth") if v.name.startswith("v0.8 2 GPUs") and not v.fails)
+    lines = v.text.split("\n")
+    for what, k in (("Driver Version", next(i for i, ln in enumerate(lines) if ln.startswith("Driver Version"))),
+                    ("a matrix row", next(i for i, ln in enumerate(lines) if ln.strip().startswith("1 "))),
+                    ("a test", [i for i, ln in enumerate(lines) if ln.startswith("Running ")][1])):
+        code, data = outcome("nvbandwidth", "\n".join(lines[:k] + ["..."] + lines[k + 1:]), v)
+        assert code == 1 and listing.elision(k + 1, "...") in data["errors"], (what, data["errors"])
+    a, b = v.elide  # the device list: no value read from it
+    code, data = outcome("nvbandwidth", "\n".join(lines[:a] + ["..."] + lines[b:]), v)
+    assert code == 0 and data["errors"] == [], data["errors"]
 
 
 def test_no_view_is_left_open() -> None:
@@ -123,11 +147,11 @@ def test_no_view_is_left_open() -> None:
 def test_an_elision_in_a_collected_log_is_its_sections_once() -> None:
     """ascend-collected judges a reporter's '...' by the section it stands in: once (it was
     reported by the section's view and again over the whole log), an error only where that
-    section's view does not read it (an hccn_tool -stat list may be elided; it failed the log)."""
+    section's view does not read it (none of the views below reads one over values: an hccn_tool
+    -stat list read a '...' as a shorter list, exit 0, until issue 28's last cells)."""
     v = next(v for v in variants("ascend-collected") if v.name == "1 NPUs x 1")
-    lines = v.text.split("\n")
 
-    def elided_after(command: str, k: int) -> list[str]:
+    def elided_after(command: str, k: int, lines: list[str] = v.text.split("\n")) -> list[str]:
         at = lines.index(command) + k
         data = outcome("ascend-collected", "\n".join(lines[:at] + ["..."] + lines[at + 1:]), v)[1]
         return [e for e in data["errors"] if "..." in e or "elided" in e or "left out" in e]
@@ -137,8 +161,11 @@ def test_an_elision_in_a_collected_log_is_its_sections_once() -> None:
                        ("/usr/local/bin/npu-smi info -i 0 -c 0 -t health", 3), ("/usr/local/bin/npu-smi info -m", 1)):
         said = elided_after(command, k)
         assert len(said) == 1 and said[0].startswith(f"`{command}`"), (command, said)
-    assert elided_after(f"{hccn} -stat -g", 2) == []  # hccn-stat reads it: a shorter list
     assert elided_after("lspci | grep acce", 1) == []  # no view reads the section: no value lost
+    # a counter on every line (the first variant's -stat section is DCMI's failure: this one's lists them)
+    said = elided_after(f"{hccn} -stat -g", 2, next(v for v in variants("ascend-collected") if v.name == "1 NPUs x 2")
+                        .text.split("\n"))
+    assert len(said) == 1 and said[0].startswith(f"`{hccn} -stat -g`: line 2 is a reporter's"), said
 
 
 _ROW = r"^\s*\d+\s+\d+\s+(?:float|double|half|bfloat16|int8|uint8|int32|uint32|int64|uint64|fp8_e4m3|fp8_e5m2)\s"
@@ -175,27 +202,45 @@ def test_a_reporters_dots_for_result_rows_are_not_whole_where_the_size_sequence_
     assert checked >= 10, checked
 
 
-def test_a_reporters_dots_for_a_transferbench_test_or_transfer_are_not_whole() -> None:
-    """TransferBench numbers its Tests ('Test %d:', one more each) and a Test's Transfers
-    ('Transfer %02d'): a '...' where a number skips left blocks out, exit 1."""
+def test_a_reporters_dots_for_a_transferbench_test_transfer_or_iteration_are_not_whole() -> None:
+    """TransferBench's '...' is read over its env block alone (and a2a's Test block, which its
+    Summary repeats): one for a Test, a Transfer or a SHOW_ITERATIONS row left values out, exit 1
+    with its line. Before, an 'Iter' row (their numbers are not in order: nothing skips) or a Test
+    whose number did not skip read as whole."""
     import re  # noqa: PLC0415 -- this helper alone needs it
     checked = 0
     for v in variants("transferbench"):
         lines = v.text.split("\n")
         heads = [i for i, line in enumerate(lines) if re.match(r"^\s*Test \d+:\s*$", line)]
-        if v.fails or len(heads) < 3:
+        iters = [i for i, line in enumerate(lines) if re.match(r"^\s*[|\u2502]?\s*Iter \d+ ", line)]
+        transfers = [i for i, line in enumerate(lines[:heads[1]] if len(heads) > 1 else [])
+                     if re.match(r"^\s*[|\u2502]?\s*Transfer \d+ ", line)]
+        if v.fails or len(heads) < 2:
             continue
-        text = "\n".join(lines[:heads[1]] + ["..."] + lines[heads[2]:])  # Test 2 left out
-        code, data = outcome("transferbench", text, v)
-        assert code == 1 and any("Tests before Test" in e for e in data["errors"]), (v.name, data["errors"])
-        transfers = [i for i, line in enumerate(lines[:heads[1]]) if re.match(r"^\s*\|?\s*Transfer \d+ ", line)]
-        if len(transfers) >= 3:  # Test 1's second Transfer left out, with its iteration rows
-            text = "\n".join(lines[:transfers[1]] + ["..."] + lines[transfers[2]:])
+        cases = [("a Test", heads[1], heads[2] if len(heads) > 2 else len(lines) - 1)]
+        cases += [("a Transfer", transfers[1], transfers[2])] if len(transfers) >= 3 else []
+        cases += [("an iteration", iters[1], iters[1] + 1)] if len(iters) >= 2 else []
+        for what, a, b in cases:
+            code, data = outcome("transferbench", "\n".join(lines[:a] + ["..."] + lines[b:]), v)
+            assert code == 1 and listing.elision(a + 1, "...") in data["errors"], (v.name, what, data["errors"])
             checked += 1
-            code, data = outcome("transferbench", text, v)
-            assert code == 1 and any("Transfers before" in e for e in data["errors"]), (v.name, data["errors"])
-        checked += 1
-    assert checked >= 3, checked  # two runs of three Tests or more, one with its Transfers checked too
+    assert checked >= 6, checked
+
+
+def test_a_reporters_dots_over_transferbenchs_env_block_is_read_unless_p2p_mode_is_behind_it() -> None:
+    """DisplayEnvVars' lines carry no value read but P2P_MODE (the tables a p2p run prints): a '...'
+    over them reads as whole, except in a p2p run whose P2P_MODE it may stand for."""
+    for v in variants("transferbench"):
+        if v.fails or v.elide is None or "P2P_MODE" not in v.text:
+            continue
+        lines = v.text.split("\n")
+        a, b = v.elide
+        assert outcome("transferbench", "\n".join(lines[:a] + ["..."] + lines[b:]), v)[0] == 0, v.name
+        k = next(i for i, ln in enumerate(lines) if ln.startswith("P2P_MODE"))
+        code, data = outcome("transferbench", "\n".join(lines[:k] + ["..."] + lines[k + 1:]), v)
+        assert code == 1 and data["errors"] == [listing.elision(k + 1, "...")], (v.name, data["errors"])
+        return
+    raise AssertionError("no p2p variant with its env block")
 
 
 def test_a_reporters_dots_in_an_ascend_view_are_said_once() -> None:
@@ -206,3 +251,56 @@ def test_a_reporters_dots_in_an_ascend_view_are_said_once() -> None:
         code, data = outcome(view, _elide_middle(v.text, v.end), v)
         said = [e for e in (data or {}).get("errors", []) if "..." in str(e) or "elided" in str(e) or "left out" in str(e)]
         assert code == 1 and len(said) == 1 and "lines of the output were left out" in said[0], (view, v.name, said)
+
+
+# The views whose grammar reads some '...' and read one over value lines as whole (the delivery
+# matrix's last 16 cells: a reporter's '...' and '[snip]' over two lines a third into the output)
+_READ_OVER_VALUES = ("ethtool-mlx5", "hccn-conf", "hccn-stat", "imex-ctl", "nccl-mnnvl", "nvbandwidth",
+                     "rccl-tests", "transferbench")
+
+
+def test_a_dots_over_value_lines_is_not_whole_in_the_delivery_matrix() -> None:
+    wrong = [f"{view} | {t.name} | {name}: {why}" for view, texts in samples(3).items() if view in _READ_OVER_VALUES
+             for name, text in texts for t in TRANSFORMS if t.name.startswith("a reporter's")
+             if (why := judge(view, text, t)) is not None]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_dots_over_values_is_said_with_its_line_where_every_line_is_a_value() -> None:
+    """ethtool -S and hccn_tool -stat print a counter on every line, hccn.conf a device's key, an
+    NCCL INFO log's every line may be a rank's MNNVL evidence: a '...' there is listing.elided's."""
+    for view in ("ethtool-mlx5", "hccn-conf", "hccn-stat", "nccl-mnnvl"):
+        v = max((v for v in variants(view) if not v.fails), key=lambda v: len(v.text.split("\n")))
+        lines = v.text.split("\n")
+        k = len(lines) // 2
+        code, data = outcome(view, "\n".join(lines[:k] + ["..."] + lines[k + 1:]), v)
+        assert code == 1 and data["errors"] == [listing.elision(k + 1, "...")], (view, v.name, data["errors"])
+
+
+def test_imex_ctl_reads_a_dots_in_its_legend_alone() -> None:
+    v = next(v for v in variants("imex-ctl") if not v.fails and v.count and v.count > 2)
+    lines = v.text.split("\n")
+    a, b = v.elide
+    assert outcome("imex-ctl", "\n".join(lines[:a] + ["..."] + lines[b:]), v)[0] == 0  # the legend: no value
+    for what, k in (("a node", next(i for i, ln in enumerate(lines) if ln.startswith("Node #1 "))),
+                    ("Nodes: and the first node", lines.index("Nodes:")),
+                    ("a matrix row", next(i for i, ln in enumerate(lines) if ln.split()[:1] == ["1"])),
+                    ("the domain state", next(i for i, ln in enumerate(lines) if ln.startswith("Domain State")))):
+        text = "\n".join(lines[:k] + ["..."] + lines[k + (2 if what.startswith("Nodes:") else 1):])
+        code, data = outcome("imex-ctl", text, v)
+        assert code == 1 and listing.elision(k + 1, "...") in data["errors"], (what, data["errors"])
+    # the line named is the file's: after a '# source:' header, in a fence
+    data = parse_text("imex-ctl", "# source: a paste\n```\n" + text)
+    assert listing.elision(k + 3, "...") in data["errors"], data["errors"]
+
+
+def test_rccl_tests_dots_before_the_footer_with_no_maxbytes_is_not_whole() -> None:
+    """A '...' after the last row and before the footer, in a log that names no maxBytes (its
+    header not pasted): rows may be among what it left out (it read as a whole run, exit 0)."""
+    v = next(v for v in variants("rccl-tests") if not v.fails and len(_row_lines(v.text)) >= 3)
+    lines = [ln for ln in v.text.split("\n") if "maxBytes" not in ln]
+    rows = _row_lines("\n".join(lines))
+    assert outcome("rccl-tests", "\n".join(lines), v)[0] == 0
+    text = "\n".join(lines[:rows[-1]] + ["..."] + lines[rows[-1] + 1:])
+    code, data = outcome("rccl-tests", text, v)
+    assert code == 1 and any("names no maxBytes" in e and "were left out" in e for e in data["errors"]), data["errors"]

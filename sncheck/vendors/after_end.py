@@ -72,16 +72,19 @@ def not_read(lines: Sequence[tuple[int, str]], tool: str) -> str | None:
 # (greedy: the shown text may hold ', line 3): ' itself; the words after the number never do. A watch's
 # earlier round says which: 'round 2: not read: ...', amd_smi_watch)
 _FROM_LINE = re.compile(r"^((?:round \d+: )?not read: \d+ lines? after the end \(the first: .*, line )(\d+)(?=\): )")
+# a reporter's '...' a view's parser could not read (over value lines: listing.elision)
+_ELIDED_LINE = re.compile(r"^((?:round \d+: )?line )(\d+)(?= is a reporter's )")
 
 
 def renumbered(error: str, line: Callable[[int], int]) -> str:
-    """:func:`not_read`'s finding with its line K as ``line(K)``; any other error as it was."""
-    m = _FROM_LINE.match(error)
+    """:func:`not_read`'s finding, or a view's own :func:`sncheck.vendors.listing.elision`, with its
+    line K as ``line(K)``; any other error as it was."""
+    m = _FROM_LINE.match(error) or _ELIDED_LINE.match(error)
     return error if m is None else f"{m.group(1)}{line(int(m.group(2)))}{error[m.end():]}"
 
 
 def in_file(error: str, first: int, origins: Sequence[int]) -> str:
-    """:func:`not_read`'s finding with its line numbered as the file numbers it: ``first``, the
+    """:func:`renumbered`'s findings with their line numbered as the file numbers it: ``first``, the
     output's first line in the file (after a ``# source:`` header), ``origins`` each read line's
     line in the output (:func:`sncheck.vendors.delivery.unwrap_lines`: fences dropped, tasks
     regrouped). Any other error comes back as it was."""

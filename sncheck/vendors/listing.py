@@ -118,14 +118,16 @@ def mid_line(last: str) -> str:
 LOG_VIEWS = frozenset({"kernel-log", "nccl-debug", "nccl-mnnvl", "torch-nccl", "nccl-inspector"})
 
 # Views whose own grammar reads a reporter's "..." (issue 28): a log, where a line left out is a
-# shorter log as a cut between lines is (kernel-log, the NCCL and PyTorch logs, a grep-ed
-# ethtool -S or hccn_tool excerpt), and the views whose parsers tell an elision over lines that
-# carry no value (a rank list, a Legend) from one over values. Every other view's output holds a
-# value on every line: a line that is only "..." left some out, and the output is not whole.
-# (nvbandwidth: its parser reads a "..." over the device list and names a test it lost.)
+# shorter log as a cut between lines is (kernel-log, the NCCL and PyTorch logs), and the views whose
+# parsers tell an elision over lines that carry no value (a rank list, a legend, a device list, an
+# env block) from one over values, saying the latter themselves with :func:`elision`. Every other
+# view's output holds a value on every line: a line that is only "..." left some out, and the
+# output is not whole. nccl-mnnvl reads a log too, but every line of it may be a rank's MNNVL
+# evidence (its flag, its fabric state, the WARN that it is not working): a '...' may hide any of
+# them. ethtool -S and hccn_tool -stat print a counter on every line, hccn.conf a device's key.
 # (ascend-collected: each section's '...' is judged by the section's own view, in its parser.)
-READS_ELISION = LOG_VIEWS | {"ascend-collected", "ethtool-mlx5", "hccn-conf", "hccn-stat",
-                             "nccl-tests", "rccl-tests", "transferbench", "nvidia-smi-topo", "imex-ctl", "nvbandwidth"}
+READS_ELISION = (LOG_VIEWS - {"nccl-mnnvl"}) | {"ascend-collected", "nccl-tests", "rccl-tests", "transferbench",
+                                               "nvidia-smi-topo", "imex-ctl", "nvbandwidth"}
 # Views whose parsers still read round a '...' over values: none (nvlink-errors and nvidia-smi-q
 # were the last, until issue 28's audit: their SSH tests serve whole captures now). It stays
 # empty: tests/test_elision.py holds it so.
@@ -138,6 +140,24 @@ def is_elision(line: str) -> bool:
     the one test of it. A view's parser skips such a line (its grammar holds no such line) and
     :func:`elided` says it, once."""
     return bool(_ELISION.fullmatch(line))
+
+
+def elision(at: int, mark: str) -> str:
+    """The one line saying the reporter's ``mark`` on line ``at`` left lines of the output out:
+    :func:`elided`'s, and a view's whose parser reads some elisions (:data:`READS_ELISION`) for
+    one it cannot read (over value lines), ``at`` then numbered in the text it read
+    (``sncheck parse`` renumbers it as the file numbers it: :func:`sncheck.vendors.after_end.in_file`)."""
+    return f"line {at} is a reporter's {mark.strip()!r}: lines of the output were left out, it is not whole"
+
+
+def beside(lines: Sequence[tuple[int, str]], k: int) -> tuple[str, str]:
+    """The nearest lines before and after ``lines[k]`` (numbered: :func:`sncheck.vendors.after_end.numbered`)
+    that are not blank, stripped ("" where there is none): what a reporter's '...' there stands
+    between, for a view whose grammar reads some. (Walked, not sliced: a paste of many '...' is
+    not copied again for each.)"""
+    prev = next((ln.strip() for _, ln in (lines[i] for i in range(k - 1, -1, -1)) if ln.strip()), "")
+    nxt = next((ln.strip() for _, ln in (lines[i] for i in range(k + 1, len(lines))) if ln.strip()), "")
+    return prev, nxt
 
 
 _SAID = 20  # elision lines named one by one; any further ones are counted in one more line
@@ -158,8 +178,7 @@ def elided(view: str, body: str, first: int = 1, origins: Sequence[int] | None =
         return []
     marks = [(first + (origins[i] if origins is not None and i < len(origins) else i), line.strip())
              for i, line in enumerate(body.split("\n")) if _ELISION.fullmatch(line)]
-    out = [f"line {i} is a reporter's {mark!r}: lines of the output were left out, it is not whole"
-           for i, mark in marks[:_SAID]]
+    out = [elision(i, mark) for i, mark in marks[:_SAID]]
     if rest := marks[_SAID:]:
         out.append(f"{len(rest)} more reporter's elision lines (lines {rest[0][0]} to {rest[-1][0]}): "
                    "lines of the output were left out, it is not whole")

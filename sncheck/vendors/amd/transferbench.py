@@ -41,6 +41,7 @@ import re
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors import after_end, listing
 from sncheck.vendors.delivery import ELISION
 from sncheck.vendors.grammar import Grammar
 
@@ -105,8 +106,10 @@ GRAMMAR = {"transferbench": Grammar(
          "table with its Averages line, and the run with the tables P2P_MODE names (0: both; unknown under "
          "HIDE_ENV: at least one); the a2a preset with its 'Aggregate bandwidth (CPU Timed)' line after a square "
          "summary and RTotal; the scaling preset with a Best cell per column; every matrix row a cell per column. "
-         "The Tests are numbered one more each ('Test %d:', from 1; 0 before v1.6x) and a Test's Transfers too "
-         "('Transfer %02d'): a reporter's '...' where a number skips left blocks out, not whole"),
+         "A reporter's '...' is read over the env block (its lines carry no value read but P2P_MODE: a p2p run "
+         "without it is not whole) and over the a2a preset's Test block or whole preamble before 'Summary:' (the "
+         "Summary holds each pair again; v1.6x's its bytes and CUs too); "
+         "anywhere else it left values out (a Test, a Transfer, an iteration row, a matrix row): not whole"),
     failures=("'[ERROR] ...' (PrintErrors, CheckForError, the presets' checks, data mismatches), 'Parsing error: ...' "
               "(ParseTransfers), 'HIP Error'/'failed'/'Segmentation fault'/'Aborted' lines: errors. '[WARN] ...' is a "
               "warning (kept, not a failure). An a2a run that printed no summary (its bare RunTransfers errors) and any "
@@ -184,13 +187,21 @@ def parse_transferbench(text: str) -> dict[str, Any]:
     mode = None
     p2p_bytes = None
     saw = False
-    gaps: list[tuple[int, int]] = []
-    for raw in text.splitlines():
+    env_gaps: list[str] = []  # a reporter's '...' read in the env block (P2P_MODE may be behind it)
+    elided: list[str] = []    # one it cannot read: lines left out (said after the cuts, which the tool's failures hide)
+    lines = after_end.numbered(text)
+    for k, (at, raw) in enumerate(lines):
         line = raw.strip().replace("\\\\", "\\")
         if not line or line.startswith("##") or _rule(line):  # '##' comments echoed; a table's rules
             continue
-        if ELISION.match(line):  # a reporter's '...': which Tests and Transfers it sits between (_left_out)
-            gaps.append((len(tests), len(tests[-1]["transfers"]) if tests else 0))
+        if ELISION.match(line):  # a reporter's '...': read over the env block or a2a's Test block alone
+            if not matrices and (a2a is not None and a2a["bytes"] is not None or
+                                 listing.beside(lines, k)[1].startswith("Summary:")):
+                pass  # a2a's Test block (or its whole preamble): the Summary holds each pair's bandwidth again
+            elif not (tests or matrices or mode or scaling) and _in_env(lines, k):
+                env_gaps.append(listing.elision(at, line))
+            else:
+                elided.append(listing.elision(at, line))
             continue
         line = _row(line)
         if tests and (m := _ITERS_RUN.match(line)):  # NUM_ITERATIONS < 0: how many the time allowed
@@ -337,7 +348,9 @@ def parse_transferbench(text: str) -> dict[str, Any]:
     p2p_mode = int(env["P2P_MODE"]) if env.get("P2P_MODE", "").isdecimal() else None
     if title is not None and not errors:  # a p2p table's title line is followed by its header and rows
         errors.append(f"'{title[:40]}' without its table (cut short)")
-    errors += _cut_short(mode, matrices, tests, scaling, out, p2p_mode, errors) + _left_out(tests, gaps)
+    if mode == "p2p" and p2p_mode is None:  # the env block's '...' may stand for P2P_MODE: its tables unknown
+        elided = env_gaps + elided
+    errors += _cut_short(mode, matrices, tests, scaling, out, p2p_mode, errors) + elided
     for table in matrices:
         table.pop("extra")
     return {"tool": "transferbench", "version": version, "mode": mode, "matrices": matrices, "averages": averages,
@@ -345,22 +358,14 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             "warnings": warnings, "errors": errors}
 
 
-def _left_out(tests: list[dict[str, Any]], gaps: list[tuple[int, int]]) -> list[str]:
-    """A reporter's '...' where the numbers the tool prints in sequence skip: the Tests
-    (PrintResults 'Test %d:', one more each, from 1 (0 before v1.6x)) or a Test's Transfers
-    ('Transfer %02d', one more each): blocks left out, the output is not whole. A '...' for
-    other lines (the env block, a Transfer's iterations) skips no number."""
-    out = []
-    for n, k in gaps:
-        nxt = tests[n]["test"] if n < len(tests) else None
-        if nxt is not None and (nxt - tests[n - 1]["test"] != 1 if n else nxt > 1):
-            out.append(f"a reporter's '...' stands for the Tests before Test {nxt}: lines of the output were left "
-                       "out, it is not whole")
-        transfers = tests[n - 1]["transfers"] if n else []
-        if 0 < k < len(transfers) and transfers[k]["transfer"] - transfers[k - 1]["transfer"] != 1:
-            out.append(f"a reporter's '...' stands for Test {tests[n - 1]['test']}'s Transfers before Transfer "
-                       f"{transfers[k]['transfer']}: lines of the output were left out, it is not whole")
-    return out
+def _in_env(lines: list[tuple[int, str]], k: int) -> bool:
+    """Whether the '...' on ``lines[k]`` stood in DisplayEnvVars' block, whose lines carry no value
+    read but P2P_MODE (the caller's check): between the version line, its rule, a section or an env
+    line and an env line, a section, or the first line after the block (a Test, a preset's banner)."""
+    prev, nxt = listing.beside(lines, k)
+    return bool(prev.startswith("TransferBench") or set(prev) == {"="} or _SECTION.match(prev) or _ENV.match(prev)) and \
+        bool(_ENV.match(nxt) or _SECTION.match(nxt) or nxt.startswith("##") or
+             re.match(r"^(?:Test \d+:|Bytes Per Direction|GPU-(?:GFX|DMA) (?:All-To-All|Scaling) benchmark:)", nxt))
 
 
 def _cut_short(mode: str | None, matrices: list[dict[str, Any]], tests: list[dict[str, Any]],

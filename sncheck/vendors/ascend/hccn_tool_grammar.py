@@ -66,7 +66,7 @@ GRAMMAR = {
                "mac_tx/rx_pfc_pkt_num, roce_rx/tx_err_pkt_num, roce_qp_status_err_num, nic_tx/rx_all_pkg/oct_num; "
                "the set differs by NIC and version"),
         end="none: nothing states how many counters a NIC prints (a cut between lines is a shorter list; one "
-            "inside a line is told by its missing newline)",
+            "inside a line is told by its missing newline; a reporter's '...' stands for counters left out: not whole)",
         failures=f"none of its own (the counters are values; the run judges no fact on them); {_NO_KEY}",
         values="counters {name: count}, errors"),
     "hccn-link-stat": Grammar(
@@ -107,7 +107,8 @@ GRAMMAR.update({
         tool="cat /etc/hccn.conf (what hccn_tool -i N -ip -s and friends write)", versions=_VERSIONS,
         sources=(_CLOSED, _CAPTURES),
         lines="'key_N=value' lines, N the device: address, netmask, netdetect, gateway, send_arp_status, ...",
-        end="none stated: the judge's count of devices (--expect N) says whether every one is listed",
+        end="none stated: the judge's count of devices (--expect N) says whether every one is listed (a "
+            "reporter's '...' stands for a device's keys left out: not whole)",
         failures="a file: no failure line is ever written into it (hccn_tool reports its own on stderr); no "
                  "'key_N=value' line (a parse error)", values="devices {N: {key: value}}, errors"),
     "hccn-route": Grammar(

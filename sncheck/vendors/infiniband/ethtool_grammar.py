@@ -18,7 +18,8 @@ GRAMMAR = {"ethtool-mlx5": Grammar(
     lines=("'NIC statistics:' (or 6.x 'Standard stats for IFACE:'), then one '     NAME: VALUE' line a counter, VALUE "
            "an unsigned 64-bit decimal, NAME as the driver gives it (mlx5: rx_packets, rx_crc_errors_phy, "
            "rx_symbol_err_phy, link_down_events_phy, rx_discards_phy, rx_out_of_buffer, rx_err_lane_0_phy ...)"),
-    end="none: ethtool prints the driver's whole list and a grep keeps what it keeps; a last line cut mid-way is a cut",
+    end=("none: ethtool prints the driver's whole list and a grep keeps what it keeps; a last line cut mid-way is a "
+         "cut; a reporter's '...' stands for counters left out (every line is one): not whole"),
     failures=("'Cannot get stats information', 'no stats available', 'Operation not supported', 'No such device' "
               "(errors); an error counter above zero (the _phy error counters, module faults, PCIe signal integrity: "
               "faults); drop counters are kept in drops, not judged"),

@@ -295,6 +295,8 @@ def _rows_left_out(state: _State, at: int, step: tuple[str, float] | None) -> st
     if not sizes:
         return "stands for every result row (the table shows none)" if state.finished else None
     a, b = (sizes[at - 1] if at > 0 else None), (sizes[at] if at < len(sizes) else None)
+    if a is not None and b is None and state.finished and hi is None:  # a '...' before the footer, no bound
+        return f"stands for what follows the row of {a} bytes, and the log names no maxBytes (rows may be among it)"
     if step is None:
         return None if b is None or a is None else f"sits between rows of {a} and {b} bytes, and the log names no step"
 

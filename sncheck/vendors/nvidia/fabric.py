@@ -52,6 +52,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
+from sncheck.vendors import after_end, listing
 from sncheck.vendors.fragment import xml_fragment
 from sncheck.vendors.nvidia import smi_query
 from sncheck.vendors.nvidia.smi_query import fabric_from_text_node, platform_from_text_node
@@ -404,18 +405,32 @@ def _fabric_only(g: dict[str, Any]) -> dict[str, Any]:
 
 _IMEX_NODE = re.compile(r"^Node\s*#\s*(\d+)\s*-\s*(\S+)\s*-\s*([A-Z_ ]+?)\s*-\s*Version:\s*(\S+)\s*$")
 _IMEX_DOMAIN = re.compile(r"^Domain State:\s*(\S+)")
+# what the legend block is, and the two lines that close it ('5/12/2025 06:08:10.580', 'Nodes:')
+_IMEX_LEGEND = re.compile(r"^(?:Connectivity Table Legend:|(?:I|N|R|D|A|C|!V!|!M!) - |\d+/\d+/\d{4} \d|Nodes:$)")
+
+
+def _legend_elided(lines: list[tuple[int, str]], k: int) -> bool:
+    """Whether the '...' on ``lines[k]``, before any node, stood in the legend: the next line that
+    is not blank is the legend's, its timestamp or 'Nodes:' (a node or a row next: nodes left out)."""
+    return bool(_IMEX_LEGEND.match(listing.beside(lines, k)[1]))
 
 
 def parse_imex_ctl(text: str) -> dict[str, Any]:
-    """``nvidia-imex-ctl -N``: node states and versions, the connectivity matrix, domain state."""
+    """``nvidia-imex-ctl -N``: node states and versions, the connectivity matrix, domain state.
+    A reporter's '...' in the legend stands for lines that carry no value; anywhere else for
+    nodes, rows or the domain state: lines left out (:func:`_legend_elided`)."""
     nodes: list[dict[str, Any]] = []
     matrix: dict[str, dict[str, str]] = {}
     columns: list[str] = []
     domain = None
     errors: list[str] = []
-    for raw in text.splitlines():
+    lines = after_end.numbered(text)
+    for k, (at, raw) in enumerate(lines):
         line = raw.strip()
-        if m := _IMEX_NODE.match(line):
+        if listing.is_elision(line):
+            if nodes or columns or domain is not None or not _legend_elided(lines, k):
+                errors.append(listing.elision(at, line))
+        elif m := _IMEX_NODE.match(line):
             nodes.append({"index": int(m.group(1)), "address": m.group(2), "state": m.group(3).strip(),
                           "version": m.group(4)})
         elif m := _IMEX_DOMAIN.match(line):

@@ -129,7 +129,8 @@ GRAMMAR = {
                "- Version: V' line per node of the config (K from 0, padded; STATE READY, UNAVAILABLE, ...), a "
                "blank, ' Nodes From\\To' and the node numbers, one row per node: its number and a cell per node "
                "(C, N, I, R, D, A, !V!, !M!), a blank, 'Domain State: UP|DEGRADED|DOWN'"),
-        end="'Domain State: S', the last line; the table has a row for every node listed",
+        end="'Domain State: S', the last line; the table has a row for every node listed (a reporter's '...' is read "
+            "in the legend, which carries no value; anywhere else it stands for nodes, rows or the state: not whole)",
         failures=("no failure line of its own is known (closed: neither the IMEX guide nor a capture shows one); "
                   "a line saying error, failed, could not or unable is read as one (errors; the legend's lines aside); a cut "
                   "(no Domain State, fewer rows than nodes, a row short of cells: errors); node states, cells "
@@ -158,7 +159,8 @@ GRAMMAR = {
                "GPU reports fabric info, the cliqueSize line where MNNVL is checked and on, the comm line with "
                "nRanks and 'MNNVL 0|1', the NVLS line; nccl-tests' '#  Rank  N Group ...' lines"),
         end="none: a log is a stream (a cut between lines is a shorter log; a cut inside a line reads no "
-            "partial number: the last line without its newline is a cut)",
+            "partial number: the last line without its newline is a cut; a reporter's '...' may stand for any rank's "
+            "MNNVL lines, its WARN among them: not whole)",
         failures=("the 'is available but not working' WARN (faults: the rank's init fails with ncclSystemError); "
                   "MNNVL 0 is a value (mnnvl false: a run's fabric checks judge the domain)"),
         values=("nccl_version, mnnvl (true when every cliqueSize/comm line says MNNVL 1, false when one says 0 or "

@@ -26,6 +26,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 
+from sncheck.vendors import after_end, listing
 from sncheck.vendors.facts import fact_row, listed
 from sncheck.vendors.grammar import Grammar
 
@@ -50,7 +51,9 @@ GRAMMAR = {"nvbandwidth": Grammar(
            "apply (a GPU-to-GPU test on one GPU); the NOTE lines ('The reported results may not reflect ...') after "
            "the first test or at the end from v0.6"),
     end="none printed for the run: each testcase ends at its SUM (v0.5 on), then its COEFFICIENT_OF_VARIATION "
-        "(v0.10); a GPU x GPU matrix has a row per column; the testcases against the judge's count (--expect N)",
+        "(v0.10); a GPU x GPU matrix has a row per column; the testcases against the judge's count (--expect N). "
+        "A reporter's '...' is read over the 'Device N' lines alone (between 'Driver Version' or a device and a "
+        "device, the first test or a Waived line: no value is read from them); anywhere else it left values out: not whole",
     failures=("' Invalid value when checking the pattern at 0x...' and ' Current offset [ a/b ]' (the data check), "
               "'[CUDA_ERROR_X] description' (CU_ASSERT, then the tool exits), 'Aborted (core dumped)', "
               "'Segmentation fault', 'terminate called ...': errors, and a testcase that started without a matrix"),
@@ -71,6 +74,19 @@ _HEADER = re.compile(r"^(nvbandwidth Version|Built from Git version|CUDA Runtime
                      r"Current offset)\b")
 
 
+_DEVICE = re.compile(r"^Device \d+:")
+
+
+def _in_device_list(lines: list[tuple[int, str]], k: int) -> bool:
+    """Whether the '...' on ``lines[k]``, before the first test, stood for 'Device N' lines only (no
+    value is read from them): the line before it that is not blank is the header's last ('Driver
+    Version: X') or a device's, the line after it a device's or the first test's ('Running NAME.', its
+    title, or 'Waived:' for a test that does not apply)."""
+    prev, nxt = listing.beside(lines, k)
+    return bool(re.match(r"^Driver Version:", prev) or _DEVICE.match(prev)) and \
+        bool(_DEVICE.match(nxt) or _RUNNING.match(nxt) or _TITLE.search(nxt) or nxt.startswith("Waived"))
+
+
 def _new_test(name: str | None) -> dict[str, Any]:
     return {"name": name, "title": None, "unit": None, "columns": [], "matrix": {}, "sum": None, "cv": None}
 
@@ -84,10 +100,14 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
     waived = 0
     errors: list[str] = []
     elided = False  # a reporter's '...': the device list may go, a test's name may not
-    for raw in text.splitlines():
+    lines = after_end.numbered(text)
+    for k, (at, raw) in enumerate(lines):
         line = raw.strip()
-        if line in ("...", "[...]", "\u2026"):
-            elided = True
+        if listing.is_elision(line):
+            if found or not _in_device_list(lines, k):
+                errors.append(listing.elision(at, line))  # over the header's versions, a test's rows, a test
+            else:
+                elided = True
             continue
         if not line:
             continue
