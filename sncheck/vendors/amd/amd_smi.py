@@ -118,6 +118,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     nics: list[dict[str, Any]] = []
     cpus: list[dict[str, Any]] = []
     owners: dict[int, tuple[dict, str]] = {}  # a section opened by 'KEY:' (its dict's id): where its key is
+    foreign: list[str] = []  # lines amd-smi never prints (a key not upper case: another tool's 'key: value')
     for _, indent, body in _body_lines(text, errors):
         m = re.match(r"^(GPU|AI_NIC|CPU|CORE):\s*(\d+)$", body)
         if m:
@@ -138,8 +139,9 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
             items = parent[key] if isinstance(parent[key], list) else []
             parent[key] = [*items, _value(body)]
             continue
-        if not kv:
+        if not kv or kv.group(1) != kv.group(1).upper():  # every key amd-smi prints is upper case
             errors.append(f"unrecognised line: {body}")
+            foreign.append(body)
             continue
         while stack and indent <= stack[-1][0]:
             stack.pop()
@@ -152,6 +154,9 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
             stack.append((indent, child))
         else:
             parent[key] = _value(value)
+    if foreign and not (gpus or nics or cpus or _failed(errors)):  # no device line, and text amd-smi never prints
+        raise ParseError(f"no 'GPU: n' blocks, and {foreign[0][:60]!r} is no line amd-smi prints (its keys are "
+                         "upper case: amdsmi_logger's _capitalize_keys): another tool's output?", tool="amd-smi")
     if not gpus and loose:
         gpus = [{"gpu": None, **loose}]
     if not gpus and (failed := _failed(errors)):

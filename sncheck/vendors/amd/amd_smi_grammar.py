@@ -54,7 +54,9 @@ GRAMMAR = {
             "ROCm/rocm-systems projects/amdsmi (ROCm 6.4+): the VBIOS section prints as IFWI (--ifwi, --vbios)",
             _FAILED_SOURCE,
         ),
-        lines=("'GPU: N' opens a device; then 'KEY: value' lines, 4 spaces deeper per level, a 'KEY:' with "
+        lines=("'GPU: N' opens a device; then 'KEY: value' lines, 4 spaces deeper per level, every KEY upper case "
+               "(amdsmi_logger's _capitalize_keys, rocm-5.5 on: a 'Chip Count : 1' or 'nvidia-peermem x:' line is "
+               "another tool's; with no device line, a parse error), a 'KEY:' with "
                "nothing after it opening a section; values as the library gives them: integers, strings "
                "('N/A', '32 GT/s', an IFWI VERSION '00154951' kept as a string), units inside the string; up to "
                "ROCm 6.0.x the sections at the device line's own column (each line until the next device line is "
