@@ -35,6 +35,7 @@ from sncheck.config.fileio import read_input
 from sncheck.errors import ConfigError
 from sncheck.watch.bounded import INT64, DumpRefused, check_tree, json_documents, load_pickle
 from sncheck.watch import frtime
+from sncheck.vendors.delivery import decode
 from sncheck.vendors.parsers import strip_source_header
 
 MAX_DUMP_BYTES = 64 << 20    # a Flight Recorder of 20k entries is ~10 MB of JSON; parsed, a dump takes ~10x its size
@@ -120,9 +121,10 @@ def _read_dump(path: Path) -> Dump | Unreadable:
             return Unreadable(path, f"not a readable pickle ({type(e).__name__}: {str(e)[:80]})")
         check_tree(data)
         return _flight_recorder(path, data, rank, job, st.st_mtime_ns)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
+    # as `sncheck parse` reads a file (one home: a UTF-8 BOM dropped, UTF-16 by its BOM, Windows-1252);
+    # bytes that are none of them (gzip, a core file) stay binary data, never text read round them
+    text = decode(raw)
+    if "\ufffd" in text and "\ufffd".encode() not in raw:
         return Unreadable(path, "neither JSON, a pickle nor text (binary data)")
     text = _strip_source(text)
     stripped = text.lstrip()
