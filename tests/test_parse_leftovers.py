@@ -217,6 +217,23 @@ def test_a_launched_job_s_stderr_is_no_text_after_its_end() -> None:
     assert parse_nccl_tests(out + ucx, collective="all_reduce")["errors"] == []
 
 
+def test_a_launched_job_s_not_read_names_its_stdout_s_line() -> None:
+    """A run's "not read: ..., line K" of a launched job counted the text the view was given,
+    stderr's lines first (after_end.job_log): K was no line of the job's stdout file. Read through
+    after_end.read_job (the SSH and Slurm backends), K is stdout's own line (parse28e)."""
+    from sncheck.vendors.after_end import read_job
+    from sncheck.vendors.nccltests.parse import parse_nccl_tests
+
+    out = _body(_NCCL) + "a note someone appended\n"
+    at = out.count("\n")
+    err = "Warning: Permanently added 'node2' (ED25519) to the list of known hosts.\nsecond\nthird\n"
+    alone = parse_nccl_tests(out, collective="all_reduce")["errors"]
+    assert [e for e in alone if f", line {at})" in e], alone
+    assert read_job(parse_nccl_tests, out, err, collective="all_reduce")["errors"] == alone
+    assert read_job(parse_nccl_tests, out, err.rstrip("\n"), collective="all_reduce")["errors"] == alone
+    assert read_job(parse_nccl_tests, out, "", collective="all_reduce")["errors"] == alone
+
+
 def test_the_launcher_s_own_lines_after_the_footer_are_no_text_after_the_end(tmp_path: Path) -> None:
     """A pasted nccl-tests log (stdout and stderr together, as a reporter's terminal shows them) ends
     with what mpirun and the shell print when the job ends: Open MPI's help aggregation

@@ -277,7 +277,7 @@ class SlurmBackend(Backend):
                                          f"{group.id}: `{shown}` ran past {self.job_timeout_s:g}s and was cancelled"))
                         continue
                     try:
-                        parsed = tool.parse(after_end.job_log(out, err), collective=collective)
+                        parsed = after_end.read_job(tool.parse, out, err, collective=collective)
                     except ParseError as e:
                         failed = failed_nodes(err)
                         where = "; ".join(f"{h}: {c}" for h, c in failed.items()) or (err.strip().splitlines()

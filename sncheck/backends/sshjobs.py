@@ -369,7 +369,7 @@ class SshJobs:
             return [not_run_row(layer, group.id, "group", "error",
                                 f"{group.id}: `{argv[0]}` not found on {conn.host}: {cause_of(res)}")]
         try:
-            parsed = tool.parse(after_end.job_log(res.stdout, res.stderr), collective=collective)
+            parsed = after_end.read_job(tool.parse, res.stdout, res.stderr, collective=collective)
         except ParseError as e:
             status = "error" if res.exit_code else "parse_failed"
             return [not_run_row(layer, group.id, "group", status,

@@ -98,6 +98,18 @@ def job_log(stdout: str, stderr: str) -> str:
     return f"{stderr}\n{stdout}" if stderr.strip() else stdout
 
 
+def read_job(parse: Callable[..., dict], stdout: str, stderr: str, **hints: object) -> dict:
+    """``parse`` of a launched job's :func:`job_log`, its findings' line K (:func:`renumbered`) stdout's
+    own: the end and what follows it are stdout's, and a reader opens the job's stdout file, not the
+    text the view was given (stderr's lines first). A line of stderr keeps its number (stderr's own)."""
+    parsed = parse(job_log(stdout, stderr), **hints)
+    before = stderr.count("\n") + 1 if stderr.strip() else 0  # job_log's lines before stdout's first
+    if before and isinstance(parsed.get("errors"), list):
+        parsed["errors"] = [renumbered(e, lambda k: k - before if k > before else k) if isinstance(e, str) else e
+                            for e in parsed["errors"]]
+    return parsed
+
+
 def judge(lines: Sequence[tuple[int, str]], tool: str, starts: Callable[[str], bool]) -> list[str]:
     """The finding for ``lines`` (numbered: :func:`numbered`), all that follows the end of ``tool``'s
     output: two runs where a line ``starts`` the tool's output again, else :func:`not_read`'s; []
