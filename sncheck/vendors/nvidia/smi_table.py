@@ -111,15 +111,15 @@ def parse_smi_table(text: str) -> dict[str, Any]:
     block: list[list[str]] = []
     headless = False        # an excerpt that starts inside the GPU table: no banner, no header
     mig_box = False         # the '| MIG devices: |' box's title line
-    lines = text.split("\n")
+    lines = after_end.numbered(text)  # each line with its number as the file counts it (the one count)
     after: list[tuple[int, str]] = []  # what follows the closed Processes box, nvidia-smi's last line (numbered)
-    for at, raw in enumerate(lines):
+    for i, (_, raw) in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
         if processes_closed and section is None:
             # (a failure line there is still nvidia-smi's: a GPU it lost, printed after the table)
-            after = [(k, ln) for k, ln in enumerate(lines[at:], at + 1) if not _fault(ln.strip(), data)]
+            after = [(k, ln) for k, ln in lines[i:] if not _fault(ln.strip(), data)]
             break
         if _fault(line, data):
             continue
