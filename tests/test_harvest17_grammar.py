@@ -84,6 +84,19 @@ def test_ras_mismatch_counts_are_no_missing_count_and_incomplete_ones_are() -> N
         [("DEAD", 1), ("INCOMPLETE", 1), ("MISMATCH", None)], data["comms"]
 
 
+def test_ras_2_24_s_collective_operation_counts_name_no_operation() -> None:
+    """2.24/2.25 print 'Communicator ranks have different collective operation counts' (every operation
+    together; 2.26 on names one: 'different AllGather operation counts'): 'collective' had been kept as the
+    operation's name."""
+    text = ("Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+            "    #  in group  per comm  per node  per comm  in group\n"
+            "    0         1         4         8        32        32   RUNNING  MISMATCH\n\nWarnings\n========\n\n"
+            "#0-0 (27a079b828ff1a75) MISMATCH\n  Communicator ranks have different {} operation counts\n"
+            "  26 ranks have launched up to operation 6650\n  6 ranks have launched up to operation 6649\n")
+    assert parse_text("nccl-ras", text.format("collective"))["comms"][0]["collective"] is None
+    assert parse_text("nccl-ras", text.format("AllGather"))["comms"][0]["collective"] == "AllGather"
+
+
 def test_inspector_v4_2_keeps_the_algorithm_and_protocol() -> None:
     """Format v4.2 adds coll_algo and coll_proto to coll_perf (the Inspector's change note and README):
     they had been dropped; older records have neither (null)."""

@@ -10,7 +10,9 @@ a table of communicator groups with their status and errors, then two sections:
 * ``Warnings``: ``TIMEOUT`` and per communicator ``#G-C (hash) MISMATCH``: ranks with a
   different status (``N ranks have status S`` then the ranks of that status: each record's
   ``detail`` ends ``status S``, a ``NOCOMM`` one's state NOCOMM) or different operation counts
-  (``N ranks have launched up to operation K`` then the outlier ranks, or ``Rank R has launched
+  (``Communicator ranks have different AllGather operation counts``: ``collective``, null where
+  2.24/2.25 say ``collective`` for all of them together; ``N ranks have launched up to operation K``
+  then the outlier ranks, or ``Rank R has launched
   up to operation K -- GPU ...``). A block's ``missing`` is the count of an INCOMPLETE or DEAD
   line (``Missing communicator data from N ...``, ``N job processes are considered dead``) alone.
 
@@ -251,7 +253,9 @@ def parse_text(text: str) -> dict:
             group_status = m[2]
             continue
         if m := _COLL.match(line):
-            comms[-1]["collective"] = m[1]
+            # 2.26 on names the operation ('different AllGather operation counts'); 2.24/2.25 said 'collective'
+            # (every operation counted together, the RAS docs' 2.24 example): no operation named, null
+            comms[-1]["collective"] = None if m[1] == "collective" else m[1]
         if m := _COUNTS.match(line):
             counts.append((int(m[1]), int(m[2] or 0)))
             comms[-1]["operation_counts"].append({"ranks": int(m[1]), "operation": int(m[2]) if m[2] else 0})
