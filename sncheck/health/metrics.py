@@ -364,10 +364,13 @@ def pair_wrong(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
     return out
 
 
+RANK_SKEW = ["group", "card", "skew_us"]  # what rank_skew reads of the rank rows (millions at fleet size)
+
+
 def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: ARG001 -- the metric interface (rows, ctx)
     """Each card's median launch skew over the collectives it took part in (not the
     narrowing pairs). A slow rank arrives last and waits least: skew is the signal."""
-    ranks = kind_rows(rows, "rank")
+    ranks = kind_rows(rows, "rank", RANK_SKEW)
     if ranks.empty:
         return pd.DataFrame(columns=["entity", "kind", "value"])
     ranks = ranks[~ranks["group"].str.startswith("pair:")]

@@ -109,8 +109,12 @@ def read_kind(parts: Iterable[Part], held: Iterable[pa.Table], kind: str, equal:
               columns: Sequence[str] | None, schema: pa.Schema | None = None) -> pd.DataFrame:
     """The rows of ``kind`` in ``parts`` (and the tables ``held`` in memory) whose columns
     equal ``equal``, as one frame of ``columns`` (None: every column)."""
+    parts = [p for p in parts if p.may_hold(equal)]
+    held = list(held)
+    if equal and all(p.all_match(equal) for p in parts) and not any(len(t) for t in held):
+        equal = {}  # every row is selected (the parts' values say so): no selecting column read
     want = None if columns is None else list(dict.fromkeys([*columns, *equal]))
-    tables = [_typed(p, p.read(want), kind) for p in parts if p.may_hold(equal)]
+    tables = [_typed(p, p.read(want), kind) for p in parts]
     tables += [t.select([c for c in want if c in t.column_names]) if want is not None else t for t in held]
     if schema is None and tables:
         schema = _union_schema(tables)
@@ -246,19 +250,33 @@ class PartFrames(RowFrames):
         a column the rows lack comes back all missing)."""
         if not self._may_hold(kind):
             return pd.DataFrame() if columns is None else pd.DataFrame(columns=list(columns))
-        read = self._read.get(kind)
+        read = self._read.pop(kind, None)
         want = None if columns is None else frozenset(columns)
-        if read is None or (read[0] is not None and (want is None or not want <= read[0])):
-            # read again with every column read before (one frame per kind, never two)
-            have = frozenset() if read is None else read[0]
-            union = None if want is None or have is None else want | have
-            order = None if union is None else [*(columns or ()), *sorted(union - set(columns or ()))]
-            read = None
-            self._read.pop(kind, None)
-            frame = read_kind(self._parts.get(kind, ()), self._held.get(kind, ()), kind, self._equal, order,
-                              self._schemas.get(kind))
-            self._read[kind] = (union, frame)
+        if read is not None and (read[0] is None or (want is not None and want <= read[0])):
+            self._read[kind] = read
+        elif read is not None and read[0] is not None and want is not None:
+            # only the columns not read before, beside those kept (one frame per kind)
+            self._read[kind] = (want | read[0], self._widen(kind, read[1], read[0], want - read[0]))
+        else:
+            read = None  # (every column: read again, the frame kept before let go first)
+            self._read[kind] = (want, self._read_kind(kind, columns))
         return pick(self._read[kind][1], columns)
+
+    def _read_kind(self, kind: str, columns: Sequence[str] | None) -> pd.DataFrame:
+        return read_kind(self._parts.get(kind, ()), self._held.get(kind, ()), kind, self._equal, columns,
+                         self._schemas.get(kind))
+
+    def _widen(self, kind: str, kept: pd.DataFrame, have: frozenset, new: frozenset) -> pd.DataFrame:
+        """``kept`` (the selected rows' columns ``have``) with the columns ``new`` read
+        beside it: the same parts and selection give the same rows in the same order.
+        ``src`` and ``dst`` are read together, so they keep one set of categories."""
+        if new & set(SHARED):
+            new = new | (have & set(SHARED))
+        order = sorted(new)
+        extra = self._read_kind(kind, order)
+        merged = {c: kept[c] for c in kept.columns if c not in new}
+        merged.update({c: extra[c] for c in order})
+        return pd.DataFrame(merged, copy=False)
 
     def read(self, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """As :meth:`kind`, but a frame read for it is not kept by this view (one already
@@ -268,8 +286,7 @@ class PartFrames(RowFrames):
             return pick(read[1], columns)
         if not self._may_hold(kind):
             return pd.DataFrame() if columns is None else pd.DataFrame(columns=list(columns))
-        return read_kind(self._parts.get(kind, ()), self._held.get(kind, ()), kind, self._equal, columns,
-                         self._schemas.get(kind))
+        return self._read_kind(kind, columns)
 
     def forget(self, kind: str) -> None:
         self._read.pop(kind, None)

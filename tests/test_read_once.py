@@ -1,0 +1,96 @@
+"""A view of the run store reads each column of a kind once (issue 31, reads31): the
+columns a reader adds to a kind are read beside those kept, never the kept ones again; a
+selection every part's values already satisfy reads no selecting column; rank_skew reads
+only its own columns of the rank rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from sncheck.health.metrics import RANK_SKEW, DetectContext, rank_skew
+from sncheck.config.inventory import Inventory
+from sncheck.store import parts
+from sncheck.store.rundir import RunStore, read_frames
+from sncheck.topology import Topology
+
+
+def _store(tmp_path) -> RunStore:
+    store = RunStore(tmp_path, run_id="r-1")
+    for n in range(3):  # three parts of the connectivity layer
+        store.batch("p2p", {"round": n, "src": [f"a/gpu{n}", "b/gpu0"], "dst": ["b/gpu1", f"c/gpu{n}"],
+                            "bw_GBps": [1.0 + n, 2.0 + n], "lat_us": [3.0, 4.0 + n], "status": "ok",
+                            "tier": "scale_out"})
+        store.flush()
+    store.tagged(layer="confirm", confirms="a/gpu0").batch("p2p", {"round": [9], "src": ["z/gpu0"],
+                                                                     "dst": ["a/gpu0"], "bw_GBps": [9.0],
+                                                                     "status": ["ok"]})
+    store.flush()
+    return store
+
+
+def _reads(monkeypatch) -> list[tuple[str, ...] | None]:
+    """The columns of every part read from now on."""
+    seen: list[tuple[str, ...] | None] = []
+    read = parts.Part.read
+
+    def recorded(self, columns):
+        seen.append(None if columns is None else tuple(columns))
+        return read(self, columns)
+
+    monkeypatch.setattr(parts.Part, "read", recorded)
+    return seen
+
+
+def test_a_column_added_to_a_kind_is_read_alone(tmp_path, monkeypatch):
+    store = _store(tmp_path)
+    view = store.frames("connectivity")
+    whole = store.frames("connectivity").kind("p2p", ["src", "dst", "bw_GBps", "lat_us"])
+    seen = _reads(monkeypatch)
+    assert view.kind("p2p", ["bw_GBps"])["bw_GBps"].tolist() == whole["bw_GBps"].tolist()
+    # the three connectivity parts, the selecting column 'layer' never read (their values say
+    # every row is of the layer); the retest's part never opened
+    assert seen == [("bw_GBps",)] * 3
+    seen.clear()
+    both = view.kind("p2p", ["lat_us", "bw_GBps"])
+    assert seen == [("lat_us",)] * 3  # bw_GBps is kept: not read again
+    pd.testing.assert_frame_equal(both, whole[["lat_us", "bw_GBps"]])
+    seen.clear()
+    ends = view.kind("p2p", ["src"])
+    assert seen == [("src",)] * 3
+    seen.clear()
+    # dst joins src's categories: src is read again beside it, one category set for both
+    got = view.kind("p2p", ["dst", "src", "bw_GBps"])
+    assert seen == [("dst", "src")] * 3
+    assert got["src"].dtype == got["dst"].dtype
+    pd.testing.assert_frame_equal(got, whole[["dst", "src", "bw_GBps"]])
+    assert ends["src"].tolist() == whole["src"].tolist()
+    seen.clear()
+    assert view.kind("p2p", ["lat_us", "dst"]).equals(whole[["lat_us", "dst"]]) and seen == []
+    # every column: one read of each part, whole
+    assert len(view.kind("p2p")) == 6 and seen == [None] * 3
+
+
+def test_a_selection_the_parts_cannot_vouch_for_is_read_and_applied(tmp_path, monkeypatch):
+    store = _store(tmp_path)
+    store.close()
+    view = read_frames(tmp_path).where(layer="connectivity")  # a run directory's parts: values unknown
+    seen = _reads(monkeypatch)
+    got = view.kind("p2p", ["bw_GBps"])
+    assert got["bw_GBps"].tolist() == [1.0, 2.0, 2.0, 3.0, 3.0, 4.0]  # the retest's row left out
+    assert seen == [("bw_GBps", "layer")] * 4
+    seen.clear()
+    retest = store.frames("confirm", confirms="a/gpu0")
+    assert retest.kind("p2p", ["src"])["src"].tolist() == ["z/gpu0"] and seen == [("src",)]
+
+
+def test_rank_skew_reads_only_its_columns_of_the_rank_rows(tmp_path, monkeypatch):
+    store = RunStore(tmp_path, run_id="r-1")
+    store.batch("rank", {"group": ["host:a", "host:a", "pair:a/gpu0<->a/gpu1"], "collective": "all_reduce",
+                         "size_bytes": 8, "repeat": 0, "card": ["a/gpu0", "a/gpu1", "a/gpu0"],
+                         "skew_us": [1.0, 3.0, 50.0], "op_us": 2.0, "wrong": 0})
+    store.flush()
+    seen = _reads(monkeypatch)
+    ctx = DetectContext(topo=Topology(Inventory("t", (), {})), design={})
+    out = rank_skew(store.frames("stress"), ctx)
+    assert dict(zip(out["entity"], out["value"])) == {"a/gpu0": 1.0, "a/gpu1": 3.0}
+    assert [sorted(c) for c in seen if c is not None] == [sorted(RANK_SKEW)] and None not in seen
