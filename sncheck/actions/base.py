@@ -20,14 +20,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sncheck.model import card_of, host_of
 from sncheck.errors import ConfigError, TransportError
 from sncheck.config.fileio import append_text
 from sncheck.config.inventory import Inventory
 from sncheck.fabric import Fabric
-from sncheck.transport import Connection, Result, build_command
+from sncheck.transport.command import build_command
+from sncheck.transport.result import Result
+
+if TYPE_CHECKING:
+    from sncheck.transport.connection import Connection
 
 AUDIT_NAME = "audit.jsonl"
 DEFAULT_TIMEOUT = 60.0
