@@ -5,13 +5,19 @@ only its own columns of the rank rows."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
+from sncheck.health.invariants import stress_coverage
 from sncheck.health.metrics import RANK_SKEW, DetectContext, rank_skew
 from sncheck.config.inventory import Inventory
+from sncheck.run.inputs import load_inventory
 from sncheck.store import parts
 from sncheck.store.rundir import RunStore, read_frames
 from sncheck.topology import Topology
+
+DEMO = Path(__file__).resolve().parents[1] / "fixtures/inventories/demo-2sn.yaml"
 
 
 def _store(tmp_path) -> RunStore:
@@ -94,3 +100,18 @@ def test_rank_skew_reads_only_its_columns_of_the_rank_rows(tmp_path, monkeypatch
     out = rank_skew(store.frames("stress"), ctx)
     assert dict(zip(out["entity"], out["value"])) == {"a/gpu0": 1.0, "a/gpu1": 3.0}
     assert [sorted(c) for c in seen if c is not None] == [sorted(RANK_SKEW)] and None not in seen
+
+
+def test_the_stress_evaluation_reads_the_rank_rows_once_with_three_columns(tmp_path, monkeypatch):
+    store = RunStore(tmp_path, run_id="r-1")
+    store.batch("rank", {"group": "host:h01", "collective": "all_reduce", "size_bytes": 8, "repeat": 0,
+                         "card": ["h01/gpu0", "h01/gpu1"], "skew_us": [1.0, 3.0], "op_us": 2.0, "wrong": 0})
+    store.flush()
+    topo = Topology(load_inventory(str(DEMO)))
+    seen = _reads(monkeypatch)
+    view = store.frames("stress")
+    rank_skew(view, DetectContext(topo=topo, design={}))
+    assert stress_coverage(view, topo)  # (no collective ran: findings)
+    # the coverage asks for two of the columns rank_skew read: the kept frame gives them
+    ranks = [c for c in seen if c is None or "group" in c]  # (the collective and not_run reads aside)
+    assert [sorted(c) for c in ranks if c is not None] == [sorted(RANK_SKEW)] and None not in ranks, seen

@@ -312,7 +312,7 @@ def stress_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] 
     if not planned:
         return []
     coll = kind_rows(rows, "collective")
-    ranks = kind_rows(rows, "rank")
+    ranks = kind_rows(rows, "rank", ["group", "card"])  # (two of its columns: millions of rows at fleet size)
     nr = kind_rows(rows, "not_run")
     ran_groups = _distinct(coll["group"]) if not coll.empty else set()
     reported = _distinct(nr["entity"]) if not nr.empty else set()
