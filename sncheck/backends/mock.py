@@ -34,15 +34,15 @@ whole rounds and sweeps (cards are indices; every quantity below is an array):
 
 The same seed gives the same rows: the random draws come in a fixed order (per round:
 bandwidth samples, ping-pong samples, jitter; per group and collective: skews and noise;
-per golden replica: step noise). A fleet-size round (at least ``ORDER_STATISTICS_FROM``
-ping-pong samples) draws the summaries of its pairs without a jittery end directly, as the
+per golden replica: step noise). A fleet-size round (at least
+``mockp2p.ORDER_STATISTICS_FROM`` ping-pong samples) draws the summaries of its pairs without a jittery end directly, as the
 order statistics of ``lat_iters`` normal samples (the same distribution, without the
 samples: a 131,072-card plan would draw and sort 1.6 G of them), then the jittery pairs'
 samples and spikes. ``ecc_uncorrectable``, ``remap_pending``,
 ``missing_tool`` and the platform faults show only in the host facts.
 
 The state the faults make, and the noise-free bandwidth and latency of any pair, are
-``sncheck.backends.mockphysics``. Detection never sees any of this; it only sees the rows.
+``sncheck.backends.mockphysics``; the card pairs' rounds ``sncheck.backends.mockp2p``. Detection never sees any of this; it only sees the rows.
 """
 
 from __future__ import annotations
@@ -53,45 +53,33 @@ from typing import Any, Callable
 import numpy as np
 import pyarrow as pa
 
-from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Pairs, StressPlan
+from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, StressPlan
 from sncheck.rows import as_sink, not_run_row
 from sncheck.topology import SCALE_OUT, SCALE_UP, host_of, natural_key
-from sncheck.backends import mockfacts
+from sncheck.backends import mockfacts, mockp2p
 from sncheck.backends.base import Backend, Emit
-from sncheck.backends.mockorder import from_order, median_p99_max, normal_order_statistics
-from sncheck.backends.mockphysics import TIERS, Physics, gated_sizes, physics_at
+from sncheck.backends.mockp2p import OK, STATUSES, TIMEOUT
+from sncheck.backends.mockp2p import names as code_names
+from sncheck.backends.mockphysics import NOISE_CV, TIERS, Physics, gated_sizes, physics_at
 from sncheck.errors import ConfigError
-import pyarrow.compute as pc
 
-NOISE_CV = 0.02
 BASE_SKEW_US = 2.0
 COMPUTE_US = 50.0
 GOLDEN_COMPUTE_S = 0.05
 GOLDEN_GRAD_BYTES = 100e6
 PCIE_FALLBACK_GBPS = 25.0
 DTYPE_BYTES = 4
-# Rows are written as one Parquet part per batch: p2p rounds go out together up to at least
-# this many pairs, a stress pass's sweeps up to at least this many rank rows (a part's cost is
-# mostly per part below that: 16,384 cards wrote 400 parts of ~20,000 rows).
-BATCH_PAIRS = 262_144
+# Rows are written as one Parquet part per batch: a stress pass's sweeps go out together up to
+# at least this many rank rows (a part's cost is mostly per part below that; the p2p rounds':
+# mockp2p.BATCH_PAIRS).
 BATCH_RANK_ROWS = 262_144
-# A round of at least this many ping-pong samples (live pairs x lat_iters: a fleet's round,
-# 4,096 pairs of 50) draws each pair's summary as order statistics instead of every sample.
-ORDER_STATISTICS_FROM = 204_800
-STATUSES = ("ok", "timeout", "unreachable")  # p2p status codes 0, 1, 2
-OK, TIMEOUT, UNREACHABLE = 0, 1, 2
-
-
-def _names(codes: np.ndarray, names: tuple[str, ...]) -> pa.DictionaryArray:
-    """Codes into ``names`` as an Arrow dictionary column (nothing hashed per row)."""
-    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names))
 
 
 def _ids(names: list[str], at: np.ndarray) -> pa.DictionaryArray:
     """``names[at]`` as an Arrow dictionary column: one entry per distinct name."""
     distinct = list(dict.fromkeys(names))
     code = {name: i for i, name in enumerate(distinct)}
-    return _names(np.array([code[n] for n in names], dtype=np.int32)[at], tuple(distinct))
+    return code_names(np.array([code[n] for n in names], dtype=np.int32)[at], tuple(distinct))
 
 
 class _Names:
@@ -225,7 +213,7 @@ class MockBackend(Backend):
         return {"reference": GOLDEN_REFERENCES.get(ranks, "mock-demo")}
 
     # -- physics: every function takes card index arrays a, b --------------------------
-    def _noise(self, size=None):
+    def noise(self, size=None):
         """``1 + 0.02 N(0, 1)`` per sample (arrays computed in place: millions at a time)."""
         z = self.rng.standard_normal(size)
         if size is None:
@@ -234,18 +222,12 @@ class MockBackend(Backend):
         z += 1.0
         return z
 
-    def _idx(self, cards) -> np.ndarray:
+    def idx(self, cards) -> np.ndarray:
         return np.fromiter((self.index[c] for c in cards), dtype=np.int64, count=len(cards))
 
-    def _card_ids(self, idx: np.ndarray) -> pa.DictionaryArray:
+    def card_ids(self, idx: np.ndarray) -> pa.DictionaryArray:
         """Card names as a dictionary over every card (no hashing of strings per batch)."""
         return pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int32)), self.labels)
-
-    def _link_ids(self, a: np.ndarray, b: np.ndarray) -> pa.Array:
-        lo = np.where(self.rank[a] <= self.rank[b], a, b)
-        hi = np.where(self.rank[a] <= self.rank[b], b, a)
-
-        return pc.binary_join_element_wise(self.labels.take(lo), self.labels.take(hi), "<->")
 
     # -- layers ----------------------------------------------------------------------
     def host_facts(self, hosts: tuple[str, ...], emit: Emit) -> None:
@@ -279,115 +261,8 @@ class MockBackend(Backend):
         return super().raw_outputs(host)
 
     def p2p(self, plan: ConnectivityPlan, emit: Emit) -> None:
-        """Every pair of a round at once; rounds go out in batches of at least
-        ``BATCH_PAIRS`` pairs (a killed run keeps every batch written before it)."""
-        sink = as_sink(emit)
-        pending: list[dict] = []
-        size = 0
-        for rnd in plan.rounds:
-            self.progress(f"connectivity round {rnd.index + 1}/{len(plan.rounds)} ({rnd.phase})")
-            if not rnd.pairs:
-                continue
-            cols = self._p2p_round(rnd, plan)
-            pending.append(cols)
-            size += len(cols["src"])
-            if size >= BATCH_PAIRS:
-                self._emit_p2p(pending, plan, sink)
-                pending, size = [], 0
-        if pending:
-            self._emit_p2p(pending, plan, sink)
-
-    def _p2p_round(self, rnd, plan: ConnectivityPlan) -> dict:
-        """One round's pairs as columns of card indices and measurements."""
-        if isinstance(rnd.pairs, Pairs) and rnd.pairs.cards is self.topo.card_ids:
-            a, b = rnd.pairs.a, rnd.pairs.b  # positions in topo.card_ids: our indices
-        else:
-            a = self._idx([p[0] for p in rnd.pairs])
-            b = self._idx([p[1] for p in rnd.pairs])
-        phys = self.phys_at(plan.bw_bytes)  # the bandwidth message; latency has no size-gated fault
-        tier = phys.tier(a, b)
-        reach = phys.up[a] & phys.up[b]
-        fwd, rev = phys.true_bw(a, b, tier), phys.true_bw(b, a, tier)  # each way: a link may fail one
-        both = np.minimum(fwd, rev)  # a ping-pong needs both ways
-        live = np.flatnonzero(reach & (both > 0))
-        n, k = len(a), len(live)
-        # One draw per round: 3 bandwidth samples (a->b, b->a, both at once) and lat_iters ping-pongs per live pair.
-        bws = self._noise((k, 3))
-        bws[:, 0] *= fwd[live]
-        bws[:, 1] *= rev[live]
-        bws[:, 2] *= fwd[live] + rev[live]
-        cols = {name: np.full(n, np.nan) for name in ("bw_GBps", "bw_rev_GBps", "bibw_GBps",
-                                                      "lat_us", "lat_p99_us", "lat_max_us")}
-        cols["bw_GBps"][live], cols["bw_rev_GBps"][live] = bws[:, 0], bws[:, 1]
-        cols["bibw_GBps"][live] = bws[:, 2]
-        true_lat = phys.true_lat(a[live], b[live], tier[live])
-        if k * plan.lat_iters < ORDER_STATISTICS_FROM:   # every ping-pong sample drawn, then summarised
-            lat = self._noise((k, plan.lat_iters))
-            lat *= true_lat[:, None]
-            self._jitter(lat, a[live], b[live])
-            if k:
-                cols["lat_us"][live], cols["lat_p99_us"][live], cols["lat_max_us"][live] = median_p99_max(lat)
-        else:
-            self._summaries_drawn(cols, a, b, live, true_lat, plan.lat_iters)
-        checksum = np.zeros(n, dtype=bool)
-        checksum[live] = ~(phys.corrupt[a[live]] | phys.corrupt[b[live]])
-        measured = np.zeros(n, dtype=bool)
-        measured[live] = True
-        status = np.where(~reach, UNREACHABLE, np.where(both <= 0, TIMEOUT, OK))
-        return {"round": np.full(n, rnd.index), "src": a, "dst": b, "tier": tier, **cols,
-                "checksum_ok": checksum, "measured": measured, "status": status}
-
-    def _summaries_drawn(self, cols: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray, live: np.ndarray,
-                         true_lat: np.ndarray, iters: int) -> None:
-        """A fleet-size round's ping-pong summaries (median, p99, max of ``iters`` samples),
-        in place: drawn as order statistics, except where a jittery end spikes single
-        samples (those few pairs draw every sample, then the spikes)."""
-        phys = self.phys
-        spiky = (phys.jit_p[a[live]] > 0) | (phys.jit_p[b[live]] > 0)
-        plain = np.flatnonzero(~spiky)
-        if len(plain):
-            z = from_order(iters, normal_order_statistics(self.rng, len(plain), iters))
-            for name, stat in zip(("lat_us", "lat_p99_us", "lat_max_us"), z):
-                cols[name][live[plain]] = true_lat[plain] * (1.0 + NOISE_CV * stat)
-        if spiky.any():
-            at = np.flatnonzero(spiky)
-            lat = self._noise((len(at), iters))
-            lat *= true_lat[at, None]
-            self._jitter(lat, a[live[at]], b[live[at]])
-            cols["lat_us"][live[at]], cols["lat_p99_us"][live[at]], cols["lat_max_us"][live[at]] = \
-                median_p99_max(lat)
-
-    def _emit_p2p(self, rounds: list[dict], plan: ConnectivityPlan, sink) -> None:
-        cols = {k: np.concatenate([r[k] for r in rounds]) for k in rounds[0]}
-        a, b, status = cols.pop("src"), cols.pop("dst"), cols.pop("status")
-        measured = cols.pop("measured")
-        links = self._link_ids(a, b)
-        # Arrow columns built from arrays (a fleet's batch is a million pairs: no object per row)
-        checksum = pa.array(cols.pop("checksum_ok"), mask=~measured)
-        bad = np.flatnonzero(status != OK)
-        texts = [f"{host_of(self.ids[a[i] if not self.phys.up[a[i]] else b[i]])} unreachable"
-                 if status[i] == UNREACHABLE else f"no data across {links[i].as_py()} within the timeout"
-                 for i in bad.tolist()]
-        at = np.zeros(len(a), dtype=np.int32)
-        at[bad] = np.arange(len(bad), dtype=np.int32)
-        error = pa.DictionaryArray.from_arrays(pa.array(at, mask=status == OK), pa.array(texts, pa.string()))
-        sink.batch("p2p", {"round": cols.pop("round"), "link": links, "src": self._card_ids(a),
-                           "dst": self._card_ids(b), "tier": _names(cols.pop("tier"), TIERS),
-                           "bytes": plan.bw_bytes, **cols, "checksum_ok": checksum,
-                           "status": _names(status, STATUSES), "error": error})
-
-    def _jitter(self, lat: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
-        """Spike the ping-pong samples of pairs with a jittery end, in place: for each
-        pair in order, end a then end b, one uniform draw per sample."""
-        ends = np.stack([a, b], axis=1).ravel()            # a0, b0, a1, b1, ...
-        jit_p, jit_f = self.phys.jit_p, self.phys.jit_f
-        hit = np.flatnonzero(jit_p[ends] > 0)
-        if not len(hit):
-            return
-        u = self.rng.random((len(hit), lat.shape[1]))
-        card = ends[hit]
-        factor = np.where(u < jit_p[card, None], jit_f[card, None], 1.0)
-        np.multiply.at(lat, hit // 2, factor)
+        """Every pair of a plan (:func:`sncheck.backends.mockp2p.p2p`)."""
+        mockp2p.p2p(self, plan, as_sink(emit))
 
     # -- collectives -----------------------------------------------------------------
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
@@ -402,7 +277,7 @@ class MockBackend(Backend):
         run_jittery = False
         pending = _SweepBatch()
         # every group's cards, whole or not, jittery or not: at once (per group, most of a pass's cost)
-        flat = self._idx([m for g in plan.groups for m in g.members])
+        flat = self.idx([m for g in plan.groups for m in g.members])
         bounds = np.concatenate(([0], np.cumsum([len(g.members) for g in plan.groups]))).astype(np.int64)
         down = np.concatenate(([0], np.cumsum(~self.phys.up[flat])))[bounds]
         jitter = np.concatenate(([0], np.cumsum(self.phys.jit_p[flat] > 0)))[bounds]
@@ -415,25 +290,25 @@ class MockBackend(Backend):
                 cut = self._reachable_part(group, "stress", reported, sink, idx)
                 if cut is None:
                     continue
-                part, idx = cut, self._idx(cut.members)
+                part, idx = cut, self.idx(cut.members)
                 jittery = bool((self.phys.jit_p[idx] > 0).any())
             if run and (len(part.members) != len(run[0].members) or jittery or run_jittery):
                 pending.add(*self._sweep(run, run_idx, plan, repeats))
                 run, run_idx = [], []
                 if pending.full:
-                    pending = pending.emit(self._card_ids, sink)
+                    pending = pending.emit(self.card_ids, sink)
             run_jittery = run_jittery if run else jittery  # a run's first group's
             run.append(part)
             run_idx.append(idx)
         if run:
             pending.add(*self._sweep(run, run_idx, plan, repeats))
-        pending.emit(self._card_ids, sink)
+        pending.emit(self.card_ids, sink)
 
     def _reachable_part(self, group: Group, layer: str, reported: set[str], emit,
                         idx: np.ndarray | None = None) -> Group | None:
         """The group without members on unreachable hosts (each such host reported once; ``idx``:
         its members' indices, when known); None when too few members are left to run it."""
-        idx = self._idx(group.members) if idx is None else idx
+        idx = self.idx(group.members) if idx is None else idx
         up = self.phys.up
         if up[idx].all():
             return group
@@ -484,7 +359,7 @@ class MockBackend(Backend):
                     for i, m in enumerate(members[0]):
                         if phys.jit_p[m] > 0 and self.rng.random() < phys.jit_p[m]:
                             skews[0, c, r, i] += alpha[0, c] * phys.jit_f[m]
-                    noise[0, c, r] = self._noise()
+                    noise[0, c, r] = self.noise()
         else:
             z = self.rng.standard_normal((int(live.sum()), R, p + 1))
             skews[live] = np.abs(BASE_SKEW_US * z[..., :p])
@@ -570,7 +445,7 @@ class MockBackend(Backend):
         comm: list[float] = []
         compute: list[float] = []
         phys = self.phys_at(GOLDEN_GRAD_BYTES)
-        members = [self._idx(group.members) for group in live]
+        members = [self.idx(group.members) for group in live]
         ring = self._rings(phys, members)
         for i, m in enumerate(members):
             p = len(m)
@@ -586,7 +461,7 @@ class MockBackend(Backend):
             else:
                 comm.append(0.0)
             compute.append(GOLDEN_COMPUTE_S / phys.speed[m].min())
-        z = self._noise((len(live), plan.steps, 2))  # per step: comm noise, compute noise
+        z = self.noise((len(live), plan.steps, 2))  # per step: comm noise, compute noise
         c = np.array(comm)[:, None] * z[..., 0]
         k = np.array(compute)[:, None] * z[..., 1]
         step_time = c + k

@@ -24,6 +24,7 @@ DESIGN_NVLINKS = 18  # NVLink 4 links per card (H100), as the mock's nvidia-smi 
 EXACT_ALL_PAIRS = 16  # all-to-all groups up to this size: every pair; above: the bound below
 TIERS = ("intra_host", SCALE_UP, SCALE_OUT)  # tier codes 0, 1, 2
 INTRA, UP, OUT = 0, 1, 2
+NOISE_CV = 0.02  # every bandwidth and latency sample is multiplied by 1 + NOISE_CV N(0, 1)
 
 
 def gated_sizes(faults: Sequence[Fault]) -> tuple[int, ...]:
