@@ -42,95 +42,114 @@ def names(codes: np.ndarray, names: tuple[str, ...]) -> pa.DictionaryArray:
 
 
 def p2p(m: MockBackend, plan: ConnectivityPlan, sink) -> None:
-    """Every pair of a round at once; rounds go out in batches of at least
-    ``BATCH_PAIRS`` pairs (a killed run keeps every batch written before it)."""
-    pending: list[dict] = []
+    """Every pair of the plan, a batch of rounds at once: consecutive rounds up to at least
+    ``BATCH_PAIRS`` pairs are simulated together and go out as one batch (a killed run
+    keeps every batch written before it)."""
+    rounds: list[tuple[int, np.ndarray, np.ndarray]] = []
     size = 0
     for rnd in plan.rounds:
         m.progress(f"connectivity round {rnd.index + 1}/{len(plan.rounds)} ({rnd.phase})")
         if not rnd.pairs:
             continue
-        cols = _p2p_round(m, rnd, plan)
-        pending.append(cols)
-        size += len(cols["src"])
+        if isinstance(rnd.pairs, Pairs) and rnd.pairs.cards is m.topo.card_ids:
+            a, b = rnd.pairs.a, rnd.pairs.b  # positions in topo.card_ids: our indices
+        else:
+            a, b = m.idx([p[0] for p in rnd.pairs]), m.idx([p[1] for p in rnd.pairs])
+        rounds.append((rnd.index, a, b))
+        size += len(a)
         if size >= BATCH_PAIRS:
-            _emit_p2p(m, pending, plan, sink)
-            pending, size = [], 0
-    if pending:
-        _emit_p2p(m, pending, plan, sink)
+            _emit_p2p(m, _simulated(m, rounds, plan), plan, sink)
+            rounds, size = [], 0
+    if rounds:
+        _emit_p2p(m, _simulated(m, rounds, plan), plan, sink)
 
 
-def _p2p_round(m: MockBackend, rnd, plan: ConnectivityPlan) -> dict:
-    """One round's pairs as columns of card indices and measurements."""
-    if isinstance(rnd.pairs, Pairs) and rnd.pairs.cards is m.topo.card_ids:
-        a, b = rnd.pairs.a, rnd.pairs.b  # positions in topo.card_ids: our indices
-    else:
-        a = m.idx([p[0] for p in rnd.pairs])
-        b = m.idx([p[1] for p in rnd.pairs])
+def _simulated(m: MockBackend, rounds: list[tuple[int, np.ndarray, np.ndarray]], plan: ConnectivityPlan) -> dict:
+    """Consecutive rounds' pairs as columns of card indices and measurements over them all,
+    each round simulated on its own (a round's arrays stay in the processor's cache: one
+    pass over a batch's is slower) and written into its rows of the columns."""
+    lengths = [len(r[1]) for r in rounds]
+    n = sum(lengths)
+    cols = {"round": np.repeat([r[0] for r in rounds], lengths), "src": np.concatenate([r[1] for r in rounds]),
+            "dst": np.concatenate([r[2] for r in rounds]), "tier": np.empty(n, dtype=np.int64),
+            **{name: np.full(n, np.nan) for name in MEASURES}, "checksum_ok": np.zeros(n, dtype=bool),
+            "measured": np.zeros(n, dtype=bool), "status": np.empty(n, dtype=np.int64)}
+    at = 0
+    for length in lengths:
+        _round(m, plan, {k: v[at:at + length] for k, v in cols.items() if k != "round"})
+        at += length
+    return cols
+
+
+MEASURES = ("bw_GBps", "bw_rev_GBps", "bibw_GBps", "lat_us", "lat_p99_us", "lat_max_us")
+
+
+def _round(m: MockBackend, plan: ConnectivityPlan, cols: dict[str, np.ndarray]) -> None:
+    """One round's measurements into its rows of the batch's columns (``cols``: views of
+    them; ``src`` and ``dst`` given, the rest filled in)."""
+    a, b = cols["src"], cols["dst"]
     phys = m.phys_at(plan.bw_bytes)  # the bandwidth message; latency has no size-gated fault
-    tier = phys.tier(a, b)
+    tier = cols["tier"]
+    tier[:] = phys.tier(a, b)
     reach = phys.up[a] & phys.up[b]
-    fwd, rev = phys.true_bw(a, b, tier), phys.true_bw(b, a, tier)  # each way: a link may fail one
+    fwd, rev = phys.both_ways(a, b, tier)  # each way: a link may fail one
     both = np.minimum(fwd, rev)  # a ping-pong needs both ways
     live = np.flatnonzero(reach & (both > 0))
-    n, k = len(a), len(live)
+    k = len(live)
+    at = live if k < len(a) else slice(None)   # the live pairs' rows (every row: views, not copies)
+    la, lb = a[at], b[at]
     # One draw per round: 3 bandwidth samples (a->b, b->a, both at once) and lat_iters ping-pongs per live pair.
     bws = m.noise((k, 3))
-    bws[:, 0] *= fwd[live]
-    bws[:, 1] *= rev[live]
-    bws[:, 2] *= fwd[live] + rev[live]
-    cols = {name: np.full(n, np.nan) for name in ("bw_GBps", "bw_rev_GBps", "bibw_GBps",
-                                                  "lat_us", "lat_p99_us", "lat_max_us")}
-    cols["bw_GBps"][live], cols["bw_rev_GBps"][live] = bws[:, 0], bws[:, 1]
-    cols["bibw_GBps"][live] = bws[:, 2]
-    true_lat = phys.true_lat(a[live], b[live], tier[live])
+    bws[:, 0] *= fwd[at]
+    bws[:, 1] *= rev[at]
+    bws[:, 2] *= fwd[at] + rev[at]
+    cols["bw_GBps"][at], cols["bw_rev_GBps"][at], cols["bibw_GBps"][at] = bws.T
+    true_lat = phys.true_lat(la, lb, tier[at])
     if k * plan.lat_iters < ORDER_STATISTICS_FROM:   # every ping-pong sample drawn, then summarised
         lat = m.noise((k, plan.lat_iters))
         lat *= true_lat[:, None]
-        _jitter(m, lat, a[live], b[live])
+        _jitter(m, lat, la, lb)
         if k:
-            cols["lat_us"][live], cols["lat_p99_us"][live], cols["lat_max_us"][live] = median_p99_max(lat)
+            cols["lat_us"][at], cols["lat_p99_us"][at], cols["lat_max_us"][at] = median_p99_max(lat)
     else:
-        _summaries_drawn(m, cols, a, b, live, true_lat, plan.lat_iters)
-    checksum = np.zeros(n, dtype=bool)
-    checksum[live] = ~(phys.corrupt[a[live]] | phys.corrupt[b[live]])
-    measured = np.zeros(n, dtype=bool)
-    measured[live] = True
-    status = np.where(~reach, UNREACHABLE, np.where(both <= 0, TIMEOUT, OK))
-    return {"round": np.full(n, rnd.index), "src": a, "dst": b, "tier": tier, **cols,
-            "checksum_ok": checksum, "measured": measured, "status": status}
+        cols["lat_us"][at], cols["lat_p99_us"][at], cols["lat_max_us"][at] = \
+            _summaries_drawn(m, la, lb, true_lat, plan.lat_iters)
+    cols["checksum_ok"][at] = ~(phys.corrupt[la] | phys.corrupt[lb])
+    cols["measured"][at] = True
+    cols["status"][:] = np.where(~reach, UNREACHABLE, np.where(both <= 0, TIMEOUT, OK))
 
 
-def _summaries_drawn(m: MockBackend, cols: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray, live: np.ndarray,
-                     true_lat: np.ndarray, iters: int) -> None:
-    """A fleet-size round's ping-pong summaries (median, p99, max of ``iters`` samples),
-    in place: drawn as order statistics, except where a jittery end spikes single
-    samples (those few pairs draw every sample, then the spikes)."""
+def _summaries_drawn(m: MockBackend, a: np.ndarray, b: np.ndarray, true_lat: np.ndarray, iters: int) -> np.ndarray:
+    """A fleet-size round's ping-pong summaries (median, p99, max of ``iters`` samples) of
+    its live pairs ``a``, ``b``, as rows of a (3, pairs) array: drawn as order statistics,
+    except where a jittery end spikes single samples (those few pairs draw every sample,
+    then the spikes)."""
+    out = np.empty((3, len(a)))
     phys = m.phys
-    spiky = (phys.jit_p[a[live]] > 0) | (phys.jit_p[b[live]] > 0)
-    plain = np.flatnonzero(~spiky)
-    if len(plain):
-        z = from_order(iters, normal_order_statistics(m.rng, len(plain), iters))
-        for name, stat in zip(("lat_us", "lat_p99_us", "lat_max_us"), z):
-            cols[name][live[plain]] = true_lat[plain] * (1.0 + NOISE_CV * stat)
-    if spiky.any():
-        at = np.flatnonzero(spiky)
-        lat = m.noise((len(at), iters))
-        lat *= true_lat[at, None]
-        _jitter(m, lat, a[live[at]], b[live[at]])
-        cols["lat_us"][live[at]], cols["lat_p99_us"][live[at]], cols["lat_max_us"][live[at]] = \
-            median_p99_max(lat)
+    spiky = (phys.jit_p[a] > 0) | (phys.jit_p[b] > 0)
+    spikes = np.flatnonzero(spiky)
+    plain = np.flatnonzero(~spiky) if len(spikes) else slice(None)
+    count = len(a) - len(spikes)
+    if count:
+        z = from_order(iters, normal_order_statistics(m.rng, count, iters))
+        for i, stat in enumerate(z):
+            out[i, plain] = true_lat[plain] * (1.0 + NOISE_CV * stat)
+    if len(spikes):
+        lat = m.noise((len(spikes), iters))
+        lat *= true_lat[spikes, None]
+        _jitter(m, lat, a[spikes], b[spikes])
+        out[:, spikes] = median_p99_max(lat)
+    return out
 
 
 def _link_ids(m: MockBackend, a: np.ndarray, b: np.ndarray) -> pa.Array:
-    lo = np.where(m.rank[a] <= m.rank[b], a, b)
-    hi = np.where(m.rank[a] <= m.rank[b], b, a)
-
+    """Each pair's link, its ends in natural order (``a<->b``)."""
+    swap = m.rank[a] > m.rank[b]
+    lo, hi = np.where(swap, b, a), np.where(swap, a, b)
     return pc.binary_join_element_wise(m.labels.take(lo), m.labels.take(hi), "<->")
 
 
-def _emit_p2p(m: MockBackend, rounds: list[dict], plan: ConnectivityPlan, sink) -> None:
-    cols = {k: np.concatenate([r[k] for r in rounds]) for k in rounds[0]}
+def _emit_p2p(m: MockBackend, cols: dict, plan: ConnectivityPlan, sink) -> None:
     a, b, status = cols.pop("src"), cols.pop("dst"), cols.pop("status")
     measured = cols.pop("measured")
     links = _link_ids(m, a, b)

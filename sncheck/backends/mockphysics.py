@@ -108,6 +108,10 @@ class Physics:
             elif t == "switch_port_down":
                 self._port_down(f.target)
         self.switched = bool((self.leaf_f != 1).any() or (self.spine_f != 1).any() or self.uplink_down)
+        # what each card's end allows (true_bw's terms that are one card's, once per card):
+        # its NVLink share at its speed, and its NIC's cap (0 where the NIC is down)
+        self._share = self.speed * self.nvlink
+        self._nic_cap = np.where(self.nic_down, 0.0, np.minimum(self.speed * B[UP], B[OUT] * self.nic_speed))
         keys = sorted(self.link_bw)
         self._bw_keys = np.array(keys, dtype=np.int64)
         self._bw_vals = np.array([self.link_bw[k] for k in keys])
@@ -181,22 +185,39 @@ class Physics:
     def true_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
         """Noise-free bandwidth from ``a`` to ``b`` in GB/s (0: nothing gets across)."""
         tier = self.tier(a, b) if tier is None else tier
-        B = self.B
-        # each end moves its own share: a slow card at its speed over its links, the pair at the lower
-        nvlink = B[tier] * np.minimum(self.speed[a] * self.nvlink[a], self.speed[b] * self.nvlink[b])
-        nic = np.minimum(B[OUT], np.minimum(self.speed[a], self.speed[b]) * B[UP])
-        nic = np.minimum(nic, B[OUT] * np.minimum(self.nic_speed[a], self.nic_speed[b]))  # a slow NIC caps
-        nic = np.where(self.nic_down[a] | self.nic_down[b], 0.0, nic)
-        if self.switched:
-            out = tier == OUT
-            if out.any():
-                nic = nic.copy()
-                nic[out] *= self.switch_factor(a[out], b[out])
-        return np.where(tier == OUT, nic, nvlink) * self.link_factor(a, b)
+        return self._way(a, b, self._ends(a, b, tier))
+
+    def both_ways(self, a: np.ndarray, b: np.ndarray,
+                  tier: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`true_bw` from ``a`` to ``b`` and from ``b`` to ``a`` (what the ends allow,
+        the same either way, computed once)."""
+        tier = self.tier(a, b) if tier is None else tier
+        ends = self._ends(a, b, tier)
+        return self._way(a, b, ends), self._way(b, a, ends)
+
+    def _ends(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What the two ends allow, either way: each end moves its own share (a slow card at
+        its speed over its links, the pair at the lower); scale-out at the slower end's
+        speed and NIC, capped at the design (nothing where a NIC is down). The minimum of
+        the cards' own products is the product of their minimum (rounding keeps order)."""
+        nvlink = self.B[tier] * np.minimum(self._share[a], self._share[b])
+        nic = np.minimum(np.minimum(self._nic_cap[a], self._nic_cap[b]), self.B[OUT])
+        return nvlink, nic, tier == OUT
+
+    def _way(self, a: np.ndarray, b: np.ndarray, ends: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+        """One direction: the ends' bandwidth through the switches on the path and the link's factor."""
+        nvlink, nic, out = ends
+        if self.switched and out.any():
+            nic = nic.copy()
+            nic[out] *= self.switch_factor(a[out], b[out])
+        bw = np.where(out, nic, nvlink)
+        if len(self._bw_keys):   # (a factor of 1 elsewhere)
+            bw *= self.link_factor(a, b)
+        return bw
 
     def edge_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
         """A collective's edge carries both ways: the slower of the two directions."""
-        return np.minimum(self.true_bw(a, b, tier), self.true_bw(b, a, tier))
+        return np.minimum(*self.both_ways(a, b, tier))
 
     def true_lat(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
         tier = self.tier(a, b) if tier is None else tier
