@@ -153,3 +153,25 @@ def test_a_part_that_is_no_regular_file_is_an_error_naming_it_never_read(tmp_pat
     said = {"fifo": ("not a regular file", "part-000003"), "symlink": ("not a regular file", "part-000003"),
             "folder": ("a link", "rows/p2p"), "rows": ("a link", "run/rows")}[special]
     assert all(w in str(e.value) for w in said), str(e.value)
+
+
+def test_a_written_part_knows_the_layers_and_retests_its_rows_hold_and_no_others(tmp_path):
+    """``Part.of_table`` reads an id column's values from the codes its rows use (no
+    string per row): a dictionary entry no row uses is not a value of the part, a missing
+    value is None, and a column of several chunks gives the values of all of them."""
+    import pyarrow as pa
+
+    from sncheck.store.parts import Part
+
+    def ids(codes, names):
+        return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(names))
+
+    table = pa.table({"layer": pa.chunked_array([ids([0, 0], ["stress", "confirm"]), ids([1], ["x", "connectivity"])]),
+                      "confirms": pa.chunked_array([ids([None, None], ["a/gpu0"]), ids([0], ["b/gpu1"])])})
+    part = Part.of_table(tmp_path / "part-000001.parquet", table)
+    assert part.values == {"layer": {"stress", "connectivity"}, "confirms": {None, "b/gpu1"}}
+    assert part.may_hold({"layer": "stress"}) and not part.may_hold({"layer": "confirm"})
+    assert not part.may_hold({"confirms": "a/gpu0"})
+    # a column of plain text keeps its values as before
+    plain = Part.of_table(tmp_path / "p.parquet", pa.table({"layer": ["golden", None, "golden"]}))
+    assert plain.values == {"layer": {"golden", None}}

@@ -35,6 +35,18 @@ SHARED = ("src", "dst")              # id columns that name the same things: one
 T = TypeVar("T")
 
 
+def _distinct(column: pa.ChunkedArray) -> frozenset:
+    """The distinct values of a column as text (None: a missing value); an id column's
+    from the codes its rows use, without a string per row."""
+    if not pa.types.is_dictionary(column.type):
+        return frozenset(pc.unique(column.cast(pa.string())).to_pylist())
+    out: set = set()
+    for chunk in column.chunks:
+        used = pc.unique(chunk.indices)
+        out.update(chunk.dictionary.cast(pa.string()).take(used).to_pylist())
+    return frozenset(out)
+
+
 class Part:
     """A Parquet part: its path, rows, column names, and the values of the columns a
     reader selects by that its rows hold (None: not known, it may hold any)."""
@@ -52,7 +64,7 @@ class Part:
         values = {}
         for name in SELECTED_BY:
             if name in table.column_names:
-                values[name] = frozenset(pc.unique(table.column(name).cast(pa.string())).to_pylist())
+                values[name] = _distinct(table.column(name))
         return cls(path, len(table), table.column_names, values, own=True)
 
     @classmethod
