@@ -158,7 +158,6 @@ class _State:
     rows_after_end: int = 0  # result rows after the footer, without a run's header before them
     after_end: list[tuple[int, str]] = field(default_factory=list)  # other text after the footer (not NCCL's,
     # not common.cu's), with its line's number
-    at: int = 0  # the number of the line read now (after_end.numbered)
     gaps: set[int] = field(default_factory=set)  # per reporter's '...' before the footer: the rows read before it
     devices: list[dict[str, Any]] = field(default_factory=list)
 
@@ -193,8 +192,8 @@ def normalize_collective(name: str) -> str:
 
 def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
     state = _State()
-    for state.at, raw in after_end.numbered(text):
-        _scan_line(_clean(raw), state)
+    for at, raw in after_end.numbered(text):
+        _scan_line(_clean(raw), at, state)
         if state.more_runs:
             break
     if not state.table_seen and not state.rows and not state.errors and not state.header_seen:
@@ -324,7 +323,8 @@ def _clean(raw: str) -> str:
     return line.strip()
 
 
-def _scan_line(line: str, state: _State) -> None:
+def _scan_line(line: str, at: int, state: _State) -> None:
+    """Read one line (``at``: its number, after_end.numbered) into ``state``."""
     if not line:
         return
     # a reporter's '...' ('...', '... 9 rows omitted ...'): lines left out; result rows among them?
@@ -362,7 +362,7 @@ def _scan_line(line: str, state: _State) -> None:
             if m.group("topic") and _LAUNCHER_FAILURE.search(m.group("topic")):
                 _add_error(state, content)  # 'help-mpi-api.txt / mpi-abort': the job aborted
         elif state.finished and not _NCCL_LOG.search(content):
-            state.after_end.append((state.at, content))  # common.cu prints only '#' lines there: not this run's
+            state.after_end.append((at, content))  # common.cu prints only '#' lines there: not this run's
 
 
 def _scan_header_line(content: str, state: _State) -> bool:
