@@ -118,10 +118,10 @@ def parse_ibstat(text: str) -> dict[str, Any]:
         line = raw.strip()
         if not line:
             continue
-        if cas and _COMMAND.match(line):
-            after.append((at, line))  # the command again, behind a prompt or not: a second run begins
-            break
-        if not cas and _COMMAND.match(line):
+        if _COMMAND.match(line):
+            if cas:
+                after.append((at, line))  # the command again, behind a prompt or not: a second run begins
+                break
             short = bool(_SHORT.search(line))
             continue
         if m := _CA_LINE.match(line) or _ONE_PORT.match(line):
