@@ -252,3 +252,19 @@ def test_the_launcher_s_own_lines_after_the_footer_are_no_text_after_the_end(tmp
     at = len((_body(_NCCL) + chatter).splitlines()) + 1
     assert r.exit_code == 1 and f"not read: 1 line after the end (the first: 'a note after it', line {at})" in r.output, \
         r.output
+
+
+def test_a_prompt_alone_after_amd_smi_s_output_is_the_reporter_s() -> None:
+    """amd-smi kept its own prompt test (a prompt followed by a blank: a command behind it), a twin of
+    delivery's: a reporter's prompt alone after the output ('user@node7:~$', '[root@node7 ~]#', '$')
+    was an 'unrecognised line' (text) or 'Extra data' (--json: a parse error). One test now,
+    delivery.PROMPT_LINE: the prompt is the reporter's, as after every other view's output (parse28e)."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    for view, name in (("amd-smi", "09_amd-smi_metric_ecc_blocks_all_zero_incl_xgmi_wafl_changelog.txt"),
+                       ("amd-smi-json", "03_amd-smi_static_json_jq_vram_fragment_mi300x_blog.txt")):
+        text = (REAL / "amd" / name).read_text()
+        plain = parse_text(view, text)
+        for prompt in ("user@node7:~$", "[root@node7 ~]#", "$"):
+            got = parse_text(view, text.rstrip("\n") + "\n" + prompt + "\n")
+            assert (got, failures(got)) == (plain, failures(plain)), (view, prompt, failures(got))

@@ -148,7 +148,8 @@ _ENTITY = re.compile(r"&(?:gt|lt|amp|quot|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
 _TYPESCRIPT = re.compile(r"\s*Script started on ")
 _NOT_OUTPUT = re.compile(r"^\s*(?:\(END\)|--More--(?:\(\d+%\))?|Script (?:started|done) on .*)\s*$")
 
-_PROMPT_LINE = re.compile(rf"^[ \t]*{PS1}(?:[ \t]|$)")
+# a line that starts with a shell prompt (PS1's forms), a command behind it or alone: the one test of it
+PROMPT_LINE = re.compile(rf"^[ \t]*{PS1}(?:[ \t]|$)")
 
 
 def clean(text: str) -> str:
@@ -245,7 +246,7 @@ def _cleaned_lines(text: str) -> tuple[list[str], list[int]]:
         if pre:
             line = _PRE_CLOSE.sub("\r```\r", _PRE_OPEN.sub("\r```\r", line)).strip("\r")
         for part in line.split("\r"):
-            if not _NOT_OUTPUT.match(part) and not (typescript and _PROMPT_LINE.match(part)):
+            if not _NOT_OUTPUT.match(part) and not (typescript and PROMPT_LINE.match(part)):
                 lines.append(part)
                 origins.append(i)
     return lines, origins

@@ -49,14 +49,11 @@ from sncheck.errors import ParseError
 from sncheck.vendors import after_end, jsonprefix, listing
 from sncheck.vendors.amd import amd_smi_watch
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
-from sncheck.vendors.delivery import PS1 as _PS1
-from sncheck.vendors.delivery import command_line
+from sncheck.vendors.delivery import PROMPT_LINE, command_line
 from sncheck.vendors.fragment import json_fragment
 
 _OPEN_LIST = re.compile(r":\s*\[[^\]]*$")  # "KEY: [a, b," : a list value that goes on
 _TRUNCATED = re.compile(r"^\[output truncated\]$")  # a blog's marker (a reporter's '...': listing.is_elision)
-# a shell prompt line (its command is read by asked()): delivery.PS1
-_PROMPT = re.compile(rf"^{_PS1}\s")
 # amd-smi's failure lines: its init's logging.error ('ERROR:root:Unable to detect any GPU devices, ...'),
 # and the CLI's exceptions (amdsmi_cli_exceptions.py), each printed alone and ending 'Error code: -N'
 # ("Can not find a device: GPU '9' Error code: -3", "AMDSMI has returned error '-1007' - 'API call
@@ -87,7 +84,7 @@ def _body_lines(text: str, errors: list[str]) -> list[tuple[int, int, str]]:
     for at, raw in after_end.numbered(text):
         line = raw.rstrip()
         body = line.strip()
-        if not body or _PROMPT.match(body):
+        if not body or PROMPT_LINE.match(body):  # a prompt, alone or before a command (read by asked())
             continue
         if listing.is_elision(body):
             continue  # a reporter's '...': listing.elided says so, once, with its line
@@ -266,7 +263,7 @@ def _asked_not_printed(text: str, gpus: list[dict[str, Any]]) -> list[str]:
 
 
 def parse_amd_smi_json(text: str) -> dict[str, Any]:
-    text = "\n".join(ln for ln in text.splitlines() if not _PROMPT.match(ln.strip()) and not _COMMAND.match(ln))
+    text = "\n".join(ln for ln in text.splitlines() if not PROMPT_LINE.match(ln) and not _COMMAND.match(ln))
     start = min((i for i in (text.find("["), text.find("{")) if i >= 0), default=-1)
     if start < 0:
         raise ParseError("no JSON document", tool="amd-smi-json")
