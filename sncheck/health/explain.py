@@ -276,22 +276,6 @@ def alone(lv, e: Entity) -> bool:
         sum(len(lv.pairs(e, t)) for t in lv.tiers) < MIN_PARTNERS
 
 
-def every_residual(lv, t: str) -> np.ndarray:
-    """``lv.residual(t, at, lv.H)`` of every pair of tier t (``lv``: the search,
-    :class:`sncheck.health.levels.Level`), to the bit, holding one column of its pairs: a
-    pair no culprit of the hypothesis scales is predicted 1, so its residual is its ratio
-    (NaN where failed); the pairs they act on (``lv.pairs``: a culprit's factors are on the
-    tiers it has pairs on, :meth:`~sncheck.health.levels.Level.factors`) are computed as
-    ``residual`` does."""
-    x = lv.tiers[t]
-    q = np.where(x.failed, np.nan, x.ratio)
-    acting = [lv.pairs(e, t) for e, f in lv.H if f.get(t, 1.0) < 1.0]
-    if acting:
-        at = np.unique(np.concatenate(acting))
-        q[at] = lv.residual(t, at, lv.H)
-    return q
-
-
 LARGE = 1 << 16  # values: above this a median selects its middle values (np.partition), no sort of them all
 
 

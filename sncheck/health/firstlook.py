@@ -5,10 +5,9 @@ summaries and kept per card: O(cards), not O(pairs).
 The explanation search (:class:`sncheck.health.levels.Level`) reads every card's median
 residual through :func:`card_residuals`: a card none of whose pairs a culprit of the
 hypothesis acts on has every pair predicted 1, so each residual is its ratio to the bit
-(as :func:`sncheck.health.explain.every_residual` reads them) and its median is its first
-look's. Only the cards at an end of a pair a culprit acts on are computed from their
-pairs (at 16,384 cards the near cards' pass read every pair of thousands of cards again
-per tier for what the first look already held).
+and its median is its first look's. Only the cards at an end of a pair a culprit acts on
+are computed from their pairs (at 16,384 cards the near cards' pass read every pair of
+thousands of cards again per tier for what the first look already held).
 
 The tier's order statistics are the first look's too (:meth:`FirstLook.spread`): its
 measured ratios, sorted once; under a hypothesis only the pairs a culprit acts on are
