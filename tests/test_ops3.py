@@ -20,6 +20,7 @@ from sncheck.run.inputs import load_inventory
 from sncheck.run.runner import Run
 from sncheck.store import rundir
 
+ROOT = Path(__file__).resolve().parents[1]
 SMALL = ("name: small\ndesign:\n  scale_up: {bandwidth: '450 GB/s', latency: '3 us'}\n"
          "supernodes:\n  - {name: sn0, hosts: 'h[1-3]', cards_per_host: 2}\n")
 
@@ -104,6 +105,34 @@ def test_a_final_results_json_the_disk_refuses_leaves_the_failed_verdict_in_the_
     [run] = _runs(tmp_path / "state")
     assert run["verdict"] == "error", run
 
+
+
+def test_a_watch_whose_report_the_disk_refuses_is_not_recorded_passed(tmp_path: Path, monkeypatch) -> None:
+    """`watch --state-dir` of a RAS dump (exit 0: a pass) whose JUnit report the disk refuses.
+    main wrote results.json before the reports and the state store's record before both: the
+    run exited 3 but results.json said `pass`, no error, the state store too (`history --runs`, and
+    a later `watch --baseline` of that run, took it as known-good). Now as a run: the reports
+    first, results.json and the state store's verdict `error` naming the report."""
+    import errno
+
+    from sncheck.report import junit
+
+    def full(_record: Any, _rows: Any, path: Path, *_more: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(junit, "write", full)
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "ras.txt").write_bytes((ROOT / "fixtures/real/nccl-ras/01_mismatch_allgather_2.26.2_issue1911.txt")
+                                    .read_bytes())
+    r = _cli("watch", dumps, "--once", "--out", tmp_path / "out", "--state-dir", tmp_path / "state",
+             "--format", "junit")
+    assert r.exit_code == 3, r.output
+    record = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert record["verdict"] == "error", record.get("error")
+    assert record["error"].startswith("cannot write the reports (") and "No space left" in record["error"], record
+    [run] = _runs(tmp_path / "state")
+    assert (run["run_id"], run["verdict"]) == (record["run_id"], "error"), run
 
 # -- names behind SSH gateways: mpirun's hostfile, perftest's servers --------------------------------
 

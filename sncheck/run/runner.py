@@ -419,24 +419,7 @@ class Run:
             recorder.section(capacity=layout_capacity(self.topo, recorder.steps, self.playbook.layout))
         failure = self.act(recorder, out_dir)
         record = recorder.finish()
-        # Every output is rendered once, from the final record; results.json last, so a report
-        # the disk refuses never leaves a finished record that reads as a pass beside it
-        try:
-            write_reports(record, store, self.opts)
-        except BaseException as e:  # whatever stopped them, the final record (its isolation) is written
-            recorder.fail(_reports_failed(e))
-            failed = recorder.finish()
-            try:
-                store.write_results(failed)
-            finally:
-                self._record_failure(failed, out_dir, failure)
-            raise
-        try:
-            store.write_results(record)
-        except BaseException as e:  # the final results.json refused (a full disk)
-            recorder.fail(str(e) or type(e).__name__)
-            self._record_failure(recorder.finish(), out_dir, failure)
-            raise
+        write_outputs(record, recorder, store, self.opts, lambda failed: self._record_failure(failed, out_dir, failure))
         store.release()
         if failure is not None:
             raise failure
@@ -500,6 +483,31 @@ def baseline_not_judged(info: dict | None, playbook: Playbook, topo: Topology) -
                     {"measured": "nothing to compare with", "expected": f"baseline {info['ref']}", "unit": None},
                     basis=Basis.NOT_JUDGED, about=About.CHECK)
             for sn in topo.supernode_names]
+
+
+def write_outputs(record: RunRecord, recorder: RunRecorder, store: RunStore, opts: RunOptions,
+                  failed: Callable[[RunRecord], None]) -> None:
+    """Every output rendered once, from the final ``record``: results.json last, so a report
+    the disk refuses never leaves a finished record that reads as a pass beside it. Whatever
+    stops them, the record's error says so, results.json is written with it (the isolation
+    kept), and ``failed`` is given that record (the state store kept the verdict before the
+    outputs: it must not keep a pass), before the error is raised."""
+    try:
+        write_reports(record, store, opts)
+    except BaseException as e:
+        recorder.fail(_reports_failed(e))
+        record = recorder.finish()
+        try:
+            store.write_results(record)
+        finally:
+            failed(record)
+        raise
+    try:
+        store.write_results(record)
+    except BaseException as e:  # the final results.json refused (a full disk)
+        recorder.fail(str(e) or type(e).__name__)
+        failed(recorder.finish())
+        raise
 
 
 def write_reports(record: RunRecord, store: RunStore, opts: RunOptions) -> None:

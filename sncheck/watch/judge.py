@@ -27,7 +27,7 @@ from sncheck.model import About, Basis, EntityKind, ExitCode, Finding, RunRecord
 from sncheck.report import outputs
 from sncheck.run.isolation import suspect
 from sncheck.run.recorder import RunRecorder
-from sncheck.run.runner import RunOptions, write_reports
+from sncheck.run.runner import RunOptions, write_outputs
 from sncheck.run.state import RunState
 from sncheck.store.results import read_record, to_json
 from sncheck.store.rundir import RunStore, new_run_id
@@ -201,9 +201,13 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set[tuple
         with StateStore(state_dir) as st:
             st.record_run(record, out_dir / "results.json")
             st.record_findings(run_id, record.findings)
-    store.write_results(record)
-    write_reports(record, store, RunOptions(reports=outputs(opts.report_formats)))
+    write_outputs(record, recorder, store, RunOptions(reports=outputs(opts.report_formats)),
+                  (lambda failed: RunState(state_dir).record_verdict(failed, out_dir)) if state_dir else _unrecorded)
     return Outcome(record, out_dir)
+
+
+def _unrecorded(_record: RunRecord) -> None:
+    """A pass the state store did not record: nothing there to mend when its outputs fail."""
 
 
 def load_baseline(ref: str, inventory: Inventory, names: CardNames, topo: Topology) -> dict:
