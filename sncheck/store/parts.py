@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -302,6 +302,33 @@ class PartFrames(RowFrames):
 
     def forget(self, kind: str) -> None:
         self._read.pop(kind, None)
+
+    def pieces(self, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        """The selected rows of ``kind`` a part at a time (and each table held in memory),
+        in :meth:`kind`'s order, only ``columns``, never kept: each piece's values are
+        those :meth:`kind` gives (a part's columns typed and conformed as its read does,
+        ids as categoricals of the piece's own), so a reader that reduces the rows as they
+        come holds one part's (at 131,072 cards the p2p rows read whole were 2.97 GB). A
+        frame this view already keeps with the columns is the one piece."""
+        read = self._read.get(kind)
+        if read is not None and (read[0] is None or frozenset(columns) <= read[0]):
+            if len(read[1]):
+                yield pick(read[1], columns)
+            return
+        if not self._may_hold(kind):
+            return
+        want = list(dict.fromkeys([*columns, *self._equal]))
+        known = self._schemas.get(kind)
+        for source in [*(p for p in self._parts.get(kind, ()) if p.may_hold(self._equal)), *self._held.get(kind, ())]:
+            if isinstance(source, Part):
+                table = _typed(source, source.read(want), kind)
+            else:
+                table = source.select([c for c in want if c in source.column_names])
+            have = known if known is not None else table.schema
+            table = _select(conform(table, pa.schema([have.field(c) if c in have.names else pa.field(c, _declared(kind, c))
+                                                      for c in want])), self._equal)
+            if len(table):
+                yield pick(_frame([table], kind), columns)
 
     def columns(self, kind: str) -> list[str]:
         """The columns the rows of ``kind`` carry (nothing read)."""
