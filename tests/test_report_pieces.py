@@ -1,8 +1,9 @@
 """The reports read a run's p2p rows a part at a time (issue 31: at 131,072 cards the rows
 read whole for report.html and sncheck.prom were 2.97 GB, held through both):
 ``PartFrames.pieces`` gives ``kind()``'s values part by part, and the connectivity view and
-the card series read so are what they are over the same rows held whole, neither asking
-the run store's view for a frame of every p2p row (nor leaving one kept)."""
+the card series (and the cards' launch skew, over the rank rows) read so are what they are
+over the same rows held whole, none asking the run store's view for a frame of every row
+of its kind (nor leaving one kept)."""
 
 from __future__ import annotations
 
@@ -56,9 +57,18 @@ def _rows(seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _store(tmp_path, rows: pd.DataFrame, per_part: int) -> RunStore:
+def _ranks(seed: int) -> list[dict]:
+    """Rank rows of collectives and of the pairwise narrowing pass (left out of the skew),
+    some without a skew."""
+    rnd = random.Random(seed)
+    cards = [f"h{h}/gpu{g}" for h in range(1, 5) for g in range(3)]
+    return [{"kind": "rank", "card": c, "group": rnd.choice(["host:h1", "rail:0", f"pair:{c}<->h1/gpu0"]),
+             "skew_us": rnd.choice([None, rnd.uniform(0, 50)])} for _ in range(4) for c in cards]
+
+
+def _store(tmp_path, rows: pd.DataFrame, per_part: int, seed: int = 1) -> RunStore:
     """A run store holding ``rows`` in parts of ``per_part`` rows (the first without a
-    reverse bandwidth column, as an older part may be)."""
+    reverse bandwidth column, as an older part may be), and rank rows in parts too."""
     store = RunStore(tmp_path / "run", run_id="r-1")
     for lo in range(0, len(rows), per_part):
         part = rows.iloc[lo:lo + per_part]
@@ -66,6 +76,9 @@ def _store(tmp_path, rows: pd.DataFrame, per_part: int) -> RunStore:
             part = part.drop(columns=["bw_rev_GBps"])
         store.emit_rows(part.astype(object).where(part.notna(), None).to_dict("records"))
         store.flush()
+    ranks = _ranks(seed)
+    for lo in range(0, len(ranks), per_part):
+        store.emit_rows(ranks[lo:lo + per_part])
     return store
 
 
@@ -93,18 +106,19 @@ def test_pieces_are_the_kind_a_part_at_a_time(tmp_path) -> None:
 def test_reports_read_the_pairs_a_part_at_a_time(tmp_path, monkeypatch, seed) -> None:
     record = _record()
     design = {"intra_host": {"bandwidth_GBps": 300.0, "latency_us": 1.0}} if seed == 1 else {}
-    store = _store(tmp_path, _rows(seed), 7)
-    held = RowFrames({"p2p": store.frames().kind("p2p")})   # the same rows, one frame
+    store = _store(tmp_path, _rows(seed), 7, seed)
+    held = RowFrames({k: store.frames().kind(k) for k in ("p2p", "rank")})   # the same rows, one frame a kind
     whole_view = conn.connectivity_view(record, held, design)
     whole_cards = card_p2p(held, {h: sn for sn, hs in HOSTS.items() for h in hs})
     whole_text = render_prometheus(record, held)
     assert whole_view["heatmaps"] and whole_view["worst_pairs"] and len(whole_cards) > 20
+    assert "sncheck_card_launch_skew_seconds{" in whole_text
     # the card only scale-out rows name is one of its supernode's measured cards
     assert whole_view["fleet"]["supernodes"][1]["cards"] == 7
 
     def no_frame(self, kind, columns=None):
-        if kind == "p2p":
-            raise AssertionError("a frame of every p2p row asked for")
+        if kind in ("p2p", "rank"):
+            raise AssertionError(f"a frame of every {kind} row asked for")
         return real_kind(self, kind, columns)
 
     real_kind = PartFrames.kind
