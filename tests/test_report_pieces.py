@@ -17,6 +17,7 @@ import sncheck.report.connectivity as conn
 from sncheck.report.prometheus import card_p2p, render_prometheus
 from sncheck.rows import p2p_row
 from sncheck.store.frames import RowFrames
+from sncheck.store import parts
 from sncheck.store.parts import PartFrames
 from sncheck.store.results import from_json
 from sncheck.store.rundir import RunStore
@@ -88,13 +89,16 @@ def _plain(df: pd.DataFrame) -> list[list]:
     return out.where(out.notna(), None).values.tolist()
 
 
-def test_pieces_are_the_kind_a_part_at_a_time(tmp_path) -> None:
+@pytest.mark.parametrize("piece_rows", [1, 60])
+def test_pieces_are_the_kind_a_part_at_a_time(tmp_path, monkeypatch, piece_rows) -> None:
     rows = _rows(1)
     store = _store(tmp_path, rows, 25)
+    monkeypatch.setattr(parts, "PIECE_ROWS", piece_rows)   # a part a piece, or parts up to 60 rows and more
     cols = ["src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_p99_us"]
     view = store.frames()
     got = list(view.pieces("p2p", cols))
-    assert len(got) == -(-len(rows) // 25) and all(len(p) <= 25 for p in got)
+    sizes = [min(25, len(rows) - lo) for lo in range(0, len(rows), 25)]
+    assert [len(p) for p in got] == (sizes if piece_rows == 1 else [75] * (len(rows) // 75) + [len(rows) % 75])
     assert [r for p in got for r in _plain(p)] == _plain(store.frames().kind("p2p", cols))
     picked = store.frames().where(round=1)   # a selection: each part's rows of it
     assert [r for p in picked.pieces("p2p", cols) for r in _plain(p)] == _plain(picked.kind("p2p", cols))
@@ -104,6 +108,7 @@ def test_pieces_are_the_kind_a_part_at_a_time(tmp_path) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_reports_read_the_pairs_a_part_at_a_time(tmp_path, monkeypatch, seed) -> None:
+    monkeypatch.setattr(parts, "PIECE_ROWS", 10 * seed)   # (pieces of 2, 3 and 5 parts of 7 rows)
     record = _record()
     design = {"intra_host": {"bandwidth_GBps": 300.0, "latency_us": 1.0}} if seed == 1 else {}
     store = _store(tmp_path, _rows(seed), 7, seed)
