@@ -50,8 +50,8 @@ v2.26.2, v2.27.3 and v2.30):
   ``Test NCCL failure``) and as ``ncclSystemError`` etc. by PyTorch.
 
 A log has no end marker: it is a stream. Failures (exit 1): every WARN (the NCCL
-documentation: WARN "prints only messages indicating a fatal error") and every error result
-named in the log. A line cut mid-way is reported by ``sncheck parse`` (no newline at the end).
+documentation: WARN "prints only messages indicating a fatal error"), every error result
+named in the log, and two NCCL versions in one log (ranks on two releases, or two logs spliced). A line cut mid-way is reported by ``sncheck parse`` (no newline at the end).
 
 JSON::
 
@@ -83,6 +83,7 @@ _DEV = re.compile(r"\[(\d+)\]$")
 _MASKED = re.compile(r"X+|x+|\*+")  # a number a reporter masked
 _FILE_LINE = re.compile(r"(?P<file>[\w./+-]+):(?P<line>\d+)$")
 _VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)(?P<suffix>[\w.-]*)(?:\+cuda(?P<cuda>\d+\.\d+))?")
+_RAS_BANNER = re.compile(r"^NCCL version \S+ compiled with CUDA ", re.MULTILINE)
 _INIT = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+|\(nil\)) rank (?P<rank>\d+) nr?anks (?P<nranks>\d+) "
                    r"cudaDev (?P<dev>\d+)(?: nvmlDev (?P<nvml>\d+))? busId (?P<bus>[0-9a-fA-F]+)\b")
 _NET_USING = re.compile(r"^NET/(?P<net>\w+) ?: Using(?P<rest>.*)$")
@@ -221,13 +222,16 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
     hosts: dict[str, None] = {}
     procs: set[tuple[str, int]] = set()
     results: dict[str, None] = {}
+    versions: dict[str, str] = {}  # every NCCL version the log prints -> its first line
     net: dict[str, Any] = {"network": None, "devices": [], "oob": None}
     for raw in text.split("\n"):
         line = raw.strip()[:_LINE_MAX]  # NCCL's buffer is 1024 bytes a line: longer is not NCCL's
         if not line:
             continue
-        if "NCCL version " in line and (m := _VERSION.search(line)) and data["nccl_version"] is None:
-            data["nccl_version"], data["cuda_version"] = m["v"], m["cuda"]
+        if "NCCL version " in line and (m := _VERSION.search(line)):
+            versions.setdefault(m["v"], line[:120])
+            if data["nccl_version"] is None:
+                data["nccl_version"], data["cuda_version"] = m["v"], m["cuda"]
         for m in _RESULT.finditer(line):
             results[next(r for r in _RESULTS if m.group(0).startswith(r))] = None
         for m in _RESULT_NAME.finditer(line):
@@ -247,8 +251,11 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
             _warn(data, who, msg)
         elif level == "INFO":
             _info(data, net, who, msg)
-    if not data["lines"] and not results and data["nccl_version"] is None:
-        raise ParseError("no NCCL_DEBUG line (HOST:PID:TID [DEV] NCCL INFO/WARN ...) and no NCCL error", tool=TOOL)
+    if not data["lines"] and not results and (data["nccl_version"] is None or _RAS_BANNER.search(text)):
+        # NCCL_DEBUG=VERSION prints 'NCCL version 2.x.y+cudaA.B' alone; the RAS client's report opens with
+        # 'NCCL version 2.x.y compiled with CUDA A.B' (ras/client.cc): no NCCL_DEBUG log's
+        raise ParseError("no NCCL_DEBUG line (HOST:PID:TID [DEV] NCCL INFO/WARN ...) and no NCCL error"
+                         + (" (an NCCL RAS report: view nccl-ras)" if _RAS_BANNER.search(text) else ""), tool=TOOL)
     data["hosts"], data["processes"] = list(hosts), len(procs)
     data["nccl_errors"] = list(results)
     if net["network"] or net["devices"]:
@@ -260,6 +267,9 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
               f"{w['host'] or '(host removed)'}{':' + str(w['pid']) if w['pid'] is not None else ''}: "
               f"{w['message'][:200]}" for w in data["warnings"]]
     faults += [f"NCCL error: {r}" for r in data["nccl_errors"]]
+    if len(versions) > 1:  # the ranks of a job run one NCCL (its wire protocol is the version's); or two logs spliced
+        faults.append(f"{len(versions)} NCCL versions in one log ({', '.join(versions)}): ranks on different NCCL "
+                      "releases, or two jobs' logs spliced")
     data["faults"] = list(dict.fromkeys(faults))[:_MAX_LISTED]
     return data
 
