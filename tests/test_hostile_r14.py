@@ -17,10 +17,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from test_hardening import one_line_error
-
-from sncheck.cli.main import main
+from test_hostile_r13 import SMALL, _cli
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "fixtures" / "real"
@@ -28,18 +26,12 @@ RAS = REAL / "nccl-ras" / "01_mismatch_allgather_2.26.2_issue1911.txt"
 INSPECTOR = next((REAL / "harvest7" / "nccl-inspector").iterdir())
 MONITOR = next((REAL / "harvest14" / "amd-smi-monitor").glob("04_*"))
 NPU = next((REAL / "harvest7" / "npu-smi").iterdir())
-SMALL = ("name: small\ndesign:\n  scale_up: {bandwidth: '450 GB/s', latency: '3 us'}\n"
-         "supernodes:\n  - {name: sn0, hosts: 'h[1-3]', cards_per_host: 2}\n")
-
-
-def _cli(*args: object):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture
-def small(tmp_path: Path) -> Path:
-    p = tmp_path / "small.yaml"
-    p.write_text(SMALL)
+def inv3(tmp_path: Path) -> Path:
+    """Round 13's inventory: three hosts of two cards."""
+    (p := tmp_path / "small.yaml").write_text(SMALL)
     return p
 
 
@@ -328,16 +320,16 @@ def test_h14_21_windows_of_nothing_forever_or_no_duration(tmp_path: Path, window
 
 # -- records edited, clocks that lie ----------------------------------------------------------------
 
-def _run(small: Path, out: Path, seed: int = 1, *extra: object) -> None:
-    r = _cli("connectivity", "-i", small, "--backend", "mock", "--seed", seed, "-q", "--out", out, *extra)
+def _run(inv3: Path, out: Path, seed: int = 1, *extra: object) -> None:
+    r = _cli("connectivity", "-i", inv3, "--backend", "mock", "--seed", seed, "-q", "--out", out, *extra)
     assert r.exit_code == 0, r.output
 
 
-def test_h14_22_a_results_json_edited_to_name_a_card_its_run_never_had(tmp_path: Path, small: Path) -> None:
+def test_h14_22_a_results_json_edited_to_name_a_card_its_run_never_had(tmp_path: Path, inv3: Path) -> None:
     """H14-22: a passing run's results.json given by hand a critical finding on `ghost9/gpu0` (no
     host of its inventory): `diff` listed it as a new critical finding of the run, exit 0. Now
     every reader of a record (diff, baseline make, watch --baseline) refuses it, exit 2."""
-    _run(small, tmp_path / "a")
+    _run(inv3, tmp_path / "a")
     edited = tmp_path / "b"
     shutil.copytree(tmp_path / "a", edited)
     doc = json.loads((edited / "results.json").read_text())
@@ -353,14 +345,14 @@ def test_h14_22_a_results_json_edited_to_name_a_card_its_run_never_had(tmp_path:
 
 
 @pytest.mark.parametrize("skew", ["2031-01-01T00:00:00Z", "2019-01-01T00:00:00Z"], ids=["ahead", "behind"])
-def test_h14_23_a_run_whose_clock_lies_is_ordered_as_recorded(tmp_path: Path, small: Path, skew: str) -> None:
+def test_h14_23_a_run_whose_clock_lies_is_ordered_as_recorded(tmp_path: Path, inv3: Path, skew: str) -> None:
     """H14-23: two runs into one store, then the first's start rewritten 5 years ahead (a host
     whose clock ran ahead), or the second's 7 years behind: the skewed run was "the last run" for
     good, `history --runs --last 1` showed it and `baseline make --from-state --last 1` built
     the baseline of it. The store now orders runs as it recorded them."""
     state = tmp_path / "state"
-    _run(small, tmp_path / "r1", 1, "--state-dir", state)
-    _run(small, tmp_path / "r2", 2, "--state-dir", state)
+    _run(inv3, tmp_path / "r1", 1, "--state-dir", state)
+    _run(inv3, tmp_path / "r2", 2, "--state-dir", state)
     with sqlite3.connect(state / "state.db") as db:
         first, second = [r[0] for r in db.execute("SELECT run_id FROM runs ORDER BY rowid")]
         db.execute("UPDATE runs SET started = ? WHERE run_id = ?", (skew, first if skew > "2026" else second))
@@ -373,11 +365,11 @@ def test_h14_23_a_run_whose_clock_lies_is_ordered_as_recorded(tmp_path: Path, sm
 
 # -- capacity and plans of what the store holds ------------------------------------------------------
 
-def test_h14_24_plan_with_a_store_holding_a_host_the_inventory_dropped(tmp_path: Path, small: Path) -> None:
+def test_h14_24_plan_with_a_store_holding_a_host_the_inventory_dropped(tmp_path: Path, inv3: Path) -> None:
     """H14-24: h3 isolated, then the inventory shrinks to h1-h2: `plan --state-dir` counts 4 of 4
     healthy cards, never takes h3's out of the two hosts left (held)."""
     state = tmp_path / "state"
-    r = _cli("isolate", "h3", "-i", small, "--cap", "1", "--via", "hostfile", "--apply", "--state-dir", state)
+    r = _cli("isolate", "h3", "-i", inv3, "--cap", "1", "--via", "hostfile", "--apply", "--state-dir", state)
     assert r.exit_code == 0, r.output
     two = tmp_path / "two.yaml"
     two.write_text(SMALL.replace("h[1-3]", "h[1-2]"))
