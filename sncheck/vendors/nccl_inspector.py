@@ -21,8 +21,8 @@ pretty-printed), each ``{"header": {...}, "metadata": {...}, "coll_perf" | "p2p_
   ``p2p_algobw_gbs``, ``p2p_busbw_gbs``.
 
 One record per rank and operation: a rank outside ``0..n_ranks-1``, a negative ``sn``, size or
-time, a communicator given two sizes and one rank's operation twice (two dumps spliced) are
-errors (exit 1). No end marker: the log grows all job long. A stream whose last object does not close is
+time, a communicator given two sizes and one rank's operation twice with other values (two dumps
+spliced) are errors (exit 1). No end marker: the log grows all job long. A stream whose last object does not close is
 cut short (an error, exit 1); what it holds before is read. Inspector reports performance,
 not failures: a whole stream exits 0 (``sncheck watch`` judges the bandwidth).
 
@@ -137,9 +137,10 @@ def rows(objects: list[Any], dump: str) -> list[dict[str, Any]]:
 def _contradictions(records: list[dict[str, Any]]) -> list[str]:
     """What no Inspector writes (inspector_json.cc): a rank outside its communicator's 0..n_ranks-1, a
     negative sequence number or size, one communicator of two sizes, and one rank's operation (its
-    sequence number) twice: two dumps spliced or a record edited. Each is said, never read as a pass."""
+    sequence number) twice with other values: two dumps spliced or a record edited (the same record
+    again is a dump repeated). Each is said, never read as a pass."""
     out: list[str] = []
-    seen: set[tuple[Any, ...]] = set()
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     sizes: dict[Any, Any] = {}
     for i, r in enumerate(records, 1):
         rank, n, sn = r["rank"], r["n_ranks"], r["sn"]
@@ -151,10 +152,9 @@ def _contradictions(records: list[dict[str, Any]]) -> list[str]:
         if sizes.setdefault(r["comm"], n) != n:
             out.append(f"record {i}: communicator {r['comm']} of {n} ranks, {sizes[r['comm']]} in an earlier record")
         key = (r["comm"], rank, r["kind"], sn)
-        if sn is not None and key in seen:
-            out.append(f"record {i}: rank {rank}'s {r['kind']} {sn} of communicator {r['comm']} is listed twice: "
-                       "dumps spliced or repeated")
-        seen.add(key)
+        if sn is not None and seen.setdefault(key, r) != r:  # the same record again is a repeated dump, no lie
+            out.append(f"record {i}: rank {rank}'s {r['kind']} {sn} of communicator {r['comm']} is listed twice "
+                       "with other values: dumps spliced or edited")
     return out[:20]
 
 
