@@ -61,7 +61,9 @@ JSON::
      "net": {"network": "IB", "devices": [{"index": 0, "device": "mlx5_0", "port": 1, "link": "IB"}],
              (a merged device: "device": "mlx5_2+mlx5_3", "port": null, "members": [{index, device, port, link}];
               a plain one beside it: "ib_index", the index it printed; "rail", "plane" where printed)
-             "oob": "ib0:10.0.0.1<0>"},
+             "oob": "ib0:10.0.0.1<0>"},  (the first process's line: its devices and its OOB)
+     "net_hosts": [{"host": "node2", "network": "IB", "devices": ["mlx5_0", ...], "oob": "ib0:10.0.0.2<0>"}],
+             (each host's own 'NET/<net> : Using' line: a host listing fewer NICs than another shows here)
      "transports": {"P2P/IPC": 48, "NET/IB": 16}, "channels": 64,
      "warnings": [{"host", "pid", "tid", "device", "file", "line", "func", "time", "message"}],
      "completion_errors": [{"peer", "status", "status_name", "opcode", "len", "vendor_err", "hca",
@@ -216,7 +218,8 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
 def parse_nccl_debug(text: str) -> dict[str, Any]:
     """An ``NCCL_DEBUG`` log (see the module)."""
     data: dict[str, Any] = {"tool": TOOL, "nccl_version": None, "cuda_version": None, "lines": 0, "hosts": [],
-                            "processes": 0, "nranks": None, "ranks": [], "net": None, "transports": {},
+                            "processes": 0, "nranks": None, "ranks": [], "net": None, "net_hosts": [],
+                            "transports": {},
                             "channels": 0, "warnings": [], "completion_errors": [], "nccl_errors": [],
                             "faults": [], "errors": []}
     hosts: dict[str, None] = {}
@@ -258,8 +261,11 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
                          + (" (an NCCL RAS report: view nccl-ras)" if _RAS_BANNER.search(text) else ""), tool=TOOL)
     data["hosts"], data["processes"] = list(hosts), len(procs)
     data["nccl_errors"] = list(results)
+    by_host = net.pop("hosts", {})
     if net["network"] or net["devices"]:
         data["net"] = {k: v for k, v in net.items() if k not in ("sizes", "from")}
+    data["net_hosts"] = [{"host": h, "network": n["network"], "devices": [d["device"] for d in n["devices"]],
+                          "oob": n["oob"]} for h, n in by_host.items()]
     nranks = [r["nranks"] for r in data["ranks"]] + net.pop("sizes", [])
     data["nranks"] = max(nranks) if nranks else None  # a comm's size, from its Init START or comm line too
     net.pop("from", None)
@@ -293,6 +299,18 @@ def _opt(v: str | None) -> int | None:
     return int(v) if v else None  # an excerpt that wrapped the line keeps its head only
 
 
+def _net_line(net: dict[str, Any], m: re.Match[str]) -> None:
+    """A 'NET/<net> : Using' line into ``net``: NCCL up to 2.5 prints 'NET/Socket : Using' for its bootstrap
+    too; a 'NET/IB : Using' line says the IB transport came up and is the network (net.cc tries IB first):
+    it replaces a Socket line's. The OOB is the chosen line's own (another process's line names its host's)."""
+    if not net["devices"] or (net.get("from") == "Socket" and m["net"] != "Socket"):
+        net["network"] = m["net"] if net.get("from") is not None else net["network"] or m["net"]
+        net["from"] = m["net"]
+        net["devices"] = _net_devices(m["rest"].split("; OOB")[0])
+        oob = _OOB.search(m["rest"])
+        net["oob"] = oob[1] if oob else None
+
+
 def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: str) -> None:
     if msg.startswith(("Channel ", "Ring ")):
         data["channels"] += 1
@@ -305,15 +323,12 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
                               "nranks": int(m["nranks"]), "cuda_dev": int(m["dev"]),
                               "nvml_dev": int(m["nvml"]) if m["nvml"] else None, "bus_id": m["bus"], "comm": m["comm"]})
     elif m := _NET_USING.match(msg):
-        # NCCL up to 2.5 prints 'NET/Socket : Using' for its bootstrap too; a 'NET/IB : Using' line says
-        # the IB transport came up and is the network (net.cc tries IB first): it replaces a Socket line's
-        replace = not net["devices"] or (net.get("from") == "Socket" and m["net"] != "Socket")
-        if replace:
-            net["network"] = m["net"] if net.get("from") is not None else net["network"] or m["net"]
-            net["from"] = m["net"]
-            net["devices"] = _net_devices(m["rest"].split("; OOB")[0])
-        if oob := _OOB.search(m["rest"]):
-            net["oob"] = oob[1]
+        # each process prints its own line (ncclIbInit / ncclNetSocketInit, once a process): the OOB a line
+        # names is its own host's, kept with that line's devices; every host's own line in net_hosts
+        _net_line(net, m)
+        if who["host"] is not None:
+            _net_line(net.setdefault("hosts", {}).setdefault(who["host"], {"network": None, "devices": [],
+                                                                           "oob": None}), m)
     if m := _COMM_SIZE.search(msg):
         net.setdefault("sizes", []).append(int(m[1]))
     if m := _USING_NETWORK.match(msg):
