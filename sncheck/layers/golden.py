@@ -14,7 +14,7 @@ from pathlib import Path
 from sncheck.errors import ConfigError
 from sncheck.config.inventory import tier_design
 from sncheck.ledger.golden import MARGIN, forecast
-from sncheck.ledger.tiers import FIGURES_COLLECTIVE, FIGURES_P2P, frames_figures
+from sncheck.ledger.tiers import view_figures
 from sncheck.model import About, EntityKind, Finding, Severity
 from sncheck.config.jsonio import GoldenCurve, read_json, validate
 from sncheck.config.shipped import resolve
@@ -92,8 +92,7 @@ def forecast_share(ctx: LayerContext, golden, members: dict[str, tuple[str, ...]
     instead."""
     frames = ctx.frames()
     hosts = {h: ctx.topo.supernode_of_host(h) for h in ctx.topo.hosts}
-    figs = frames_figures(frames.kind("p2p", FIGURES_P2P), frames.kind("collective", FIGURES_COLLECTIVE), hosts,
-                          "measured (this run)")   # (only the columns they read: the store reads only those)
+    figs = view_figures(frames, hosts, "measured (this run)")   # (the store reads only the columns they read)
     groups = {gid: (len(m), ctx.topo.group_tier(m)) for gid, m in members.items()}
     tiers = {tier for n, tier in groups.values() if n > 1}
     missing = sorted(t for t in tiers if tier_design(figs.tiers, t) is None)

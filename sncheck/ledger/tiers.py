@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +59,7 @@ from sncheck.errors import ConfigError
 from sncheck.model import LINK_SEP, Tier, host_of
 from sncheck.rows import BUSBW_FACTOR
 from sncheck.store.results import from_json, own_record
+from sncheck.store.frames import RowFrames
 from sncheck.store.rundir import read_frames, refuse_impossible
 from sncheck.config.inventory import TierDesign
 from sncheck.config.units import parse_bandwidth, parse_latency
@@ -205,7 +206,24 @@ def measured_figures(ref: str | Path) -> Figures:
 def frames_figures(p2p: pd.DataFrame, coll: pd.DataFrame, host_supernode: Mapping[str, str | None],
                    source: str) -> Figures:
     """Figures from a run's rows: connectivity ``p2p`` and stress ``collective`` rows."""
-    by_tier = _p2p_by_tier(p2p, _kept(p2p, "connectivity"))
+    return _figures(_p2p_by_tier(p2p, _kept(p2p, "connectivity")), coll, host_supernode, source)
+
+
+def view_figures(frames: RowFrames, host_supernode: Mapping[str, str | None], source: str) -> Figures:
+    """:func:`frames_figures` of a view's rows (``frames``: a run store's, read as asked
+    for), the pair rows read a column at a time: the choosing columns and the tiers once
+    (a few bytes a row), then each number alone, taken for the rows kept and let go. A
+    frame of the six columns of every pair row, with its Arrow read beside it, was the
+    16,384-card gate's peak; the same rows in the same order give the same medians."""
+    chosen = frames.read("p2p", ("tier", *_CHOOSING))
+    keep, tiers = _kept(chosen, "connectivity"), chosen["tier"] if "tier" in chosen else None
+    del chosen
+    by_tier = _p2p_by_tier(tiers, keep, lambda c: frames.read("p2p", (c,))[c])
+    return _figures(by_tier, frames.kind("collective", FIGURES_COLLECTIVE), host_supernode, source)
+
+
+def _figures(by_tier: dict[str, tuple[np.ndarray, np.ndarray]], coll: pd.DataFrame,
+             host_supernode: Mapping[str, str | None], source: str) -> Figures:
     coll = _usable(coll, "stress", COLLECTIVE_COLUMNS)
     if not coll.empty:
         coll = coll.assign(tier=_group_tiers(coll["group_kind"], coll["group"], host_supernode))
@@ -231,22 +249,31 @@ def frames_figures(p2p: pd.DataFrame, coll: pd.DataFrame, host_supernode: Mappin
 _NONE = np.empty(0)
 
 
-def _p2p_by_tier(p2p: pd.DataFrame, keep: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Tier -> the latencies and bandwidths of its rows ``keep`` picks (each without its
+def _p2p_by_tier(p2p: pd.DataFrame | pd.Series | None, keep: np.ndarray,
+                 column: Callable[[str], pd.Series] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Tier -> the latencies and bandwidths of the rows ``keep`` picks (each without its
     missing values), as arrays: one pass over a fleet's millions of pair rows, without a
-    copy of them or a frame per tier."""
-    if p2p is None or p2p.empty or "tier" not in p2p:
+    copy of them or a frame per tier. ``p2p``: the rows, or only their tiers with
+    ``column`` reading each number column of the same rows when asked for (one at a time)."""
+    tier_of = p2p["tier"] if isinstance(p2p, pd.DataFrame) and "tier" in p2p else p2p
+    if tier_of is None or isinstance(tier_of, pd.DataFrame) or tier_of.empty:
         return {}
-    code, tiers = pd.factorize(p2p["tier"])   # (a categorical's codes: no string per row)
-    values = [pd.to_numeric(p2p[c], errors="coerce").to_numpy(float) if c in p2p else np.full(len(p2p), np.nan)
-              for c in ("lat_us", "bw_GBps")]
-    out = {}
-    for i, tier in enumerate(tiers.tolist()):
-        if tier in TIERS:
-            mine = (code == i) & keep
-            lat, bw = (v[mine] for v in values)
-            out[tier] = (lat[np.isfinite(lat)], bw[np.isfinite(bw)])  # an inf is no figure either
-    return out
+    code, tiers = pd.factorize(tier_of)   # (a categorical's codes: no string per row)
+    rows = [(i, tier) for i, tier in enumerate(tiers.tolist()) if tier in TIERS]
+    mine = {tier: (code == i) & keep for i, tier in rows}
+    out: dict[str, list[np.ndarray]] = {tier: [] for _, tier in rows}
+    for c in ("lat_us", "bw_GBps"):
+        if column is not None:
+            v = pd.to_numeric(column(c), errors="coerce").to_numpy(float)
+        elif isinstance(p2p, pd.DataFrame) and c in p2p:
+            v = pd.to_numeric(p2p[c], errors="coerce").to_numpy(float)
+        else:
+            v = np.full(len(code), np.nan)
+        for tier, at in mine.items():
+            x = v[at]
+            out[tier].append(x[np.isfinite(x)])  # an inf is no figure either
+        del v
+    return {tier: (lat, bw) for tier, (lat, bw) in out.items()}
 
 
 # The columns the figures read (and those choosing the rows): at fleet size the p2p rows
