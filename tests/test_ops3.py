@@ -260,8 +260,11 @@ _WHERE = ("import json, os\n"
 
 @pytest.mark.slurm
 @pytest.mark.parametrize("job, step", [(["-N3", "-n6"], ["-N2", "-n3"]),
-                                       (["-N2", "-n4"], ["--preserve-env", "-m", "block", "-N2", "-n2"])],
-                         ids=["a-step-on-part-of-the-job", "preserve-env"])
+                                       (["-N2", "-n4"], ["--preserve-env", "-m", "block", "-N2", "-n2"]),
+                                       (["-N2", "-n4"], ["-m", "cyclic", "-N2", "-n4"]),
+                                       (["-N2", "-n4"], ["-m", "plane=3", "-N2", "-n4"]),
+                                       (["-N3", "-n3"], ["-N3", "-n3"])],
+                         ids=["a-step-on-part-of-the-job", "preserve-env", "cyclic", "plane", "srun-default-cyclic"])
 def test_the_slurm_rank_map_is_the_steps_own_as_srun_placed_it(slurm_cluster, job: list[str],
                                                               step: list[str]) -> None:
     """Inside a job step srun sets the step's shape in SLURM_STEP_NODELIST and
@@ -269,8 +272,8 @@ def test_the_slurm_rank_map_is_the_steps_own_as_srun_placed_it(slurm_cluster, jo
     step's (the job's under --preserve-env). main paired the job's node list with
     SLURM_TASKS_PER_NODE: a step on part of the job had no map at all (ranks named as ranks), and
     under --preserve-env every rank was placed as the job's tasks are (the job's 3,1: rank 1 on
-    node1, where srun ran it on node2: the wrong card named; -m block, as srun's default for two
-    tasks on two nodes is cyclic, which has no map from the environment). Each rank of the step, on the loopback cluster, must
+    node1, where srun ran it on node2: the wrong card named). Cyclic (srun's default where tasks
+    are no more than nodes) and plane distributions are dealt as srun deals them. Each rank of the step, on the loopback cluster, must
     find itself in the map where srun ran it (its node and SLURM_LOCALID)."""
     cluster = slurm_cluster(nodes=3)
     env = {**cluster.env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

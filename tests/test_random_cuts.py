@@ -21,15 +21,13 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+from corpora import CORPORA, ROOT, named
 from test_vendor_captures import VIEW
 
 from sncheck.errors import ParseError
 from sncheck.vendors import listing
 from sncheck.vendors.parsers import failures, listings, parse_text, parsers, strip_source_header
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPORA = [ROOT / "fixtures" / "real"] + sorted(Path("/work/shared/fixtures").glob("real*"))
 CUTS = int(os.environ.get("SNCHECK_CUTS", "20"))  # per capture: 20 x ~280 captures take ~6 s of CPU
 SEED = 20261201
 
@@ -65,16 +63,12 @@ def captures() -> list[tuple[str, Path, str]]:
     for corpus in CORPORA:
         if not corpus.is_dir():
             continue
-        named = {}
-        for expect in corpus.rglob("expect.yaml"):
-            for e in yaml.safe_load(expect.read_text(encoding="utf-8")) or []:
-                if e.get("tool") != "none-yet":  # real-r4: a format sncheck had no view for when it was read
-                    named[(expect.parent / e["file"]).resolve()] = e["tool"]
+        views = dict(named(corpus))  # (real-r4's "none-yet", a format sncheck had no view for, left out)
         for path in sorted(corpus.rglob("*.txt")):
             if path.name.startswith("00_"):
                 continue
             rel = str(path.relative_to(corpus))
-            tool = named.get(path.resolve()) or _by_directory(rel)
+            tool = views.get(path.resolve()) or _by_directory(rel)
             if tool in listings() or tool in parsers():  # "none-yet": a format no view reads yet
                 out[path.resolve()] = (f"{corpus.name}/{rel}", path, tool)
     return sorted(out.values())

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 import sncheck.report.prometheus as prom
-from sncheck.report.codes import IdTable
 from sncheck.rows import p2p_row
 from sncheck.topology import link_id
 
@@ -62,20 +61,22 @@ def test_card_series_the_same_merged_in_ranges(monkeypatch, seed) -> None:
     the natural-order ties (``h01``, ``h1``) in the order of their first row."""
     rows = _rows(seed)
     whole = prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"})
-    cats = pd.CategoricalDtype(["c0", "c1", "c2", "c3"])   # (codes 0..3: the categories' own)
-    ends = IdTable(*(pd.Series([f"c{i}" for i in v], dtype=cats) for v in ([2, 0, 2, 1, 0, 2], [3, 1, 3, 3, 1, 0])))
-    columns = {"ok": np.array([True, True, False, True, True, True]),
-               "fwd": np.array([1.0, 2.0, np.nan, 4.0, 6.0, 5.0]), "rev": np.full(6, np.nan),
-               "p99": np.ones(6)}
-    at = np.arange(6)
-    one = prom._tier_pairs(at, ends, columns, 4)
+    ok = np.array([True, True, False, True, True, True])
+    tier = {"a": np.array([2, 0, 2, 1, 0, 2], dtype=np.int32), "b": np.array([3, 1, 3, 3, 1, 0], dtype=np.int32),
+            "bw": np.where(ok, np.array([1.0, 2.0, np.nan, 4.0, 6.0, 5.0]) * prom.GB, np.nan),
+            "p99": np.where(ok, 1e-6, np.nan), "failed": ~ok, "row": np.arange(6, dtype=np.int32)}
+
+    def at() -> dict:   # (a tier's rows as _tier_rows gives them: _tier_pairs may use them up)
+        return {k: v.copy() for k, v in tier.items()}
+
+    one = prom._tier_pairs(at(), 4)
     assert one["a"].tolist() == [2, 0, 1, 2] and one["b"].tolist() == [3, 1, 3, 0]   # first rows 0, 1, 3, 5
     assert (one["bw"] / prom.GB).tolist() == [1.0, 4.0, 4.0, 5.0] and not one["failed"].any()
     for per_pass in (1, 7, 64):
         monkeypatch.setattr(prom, "PAIRS_PER_PASS", per_pass)
         pd.testing.assert_frame_equal(prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"}), whole)
-        merged = prom._tier_pairs(at, ends, columns, 4)
-        if per_pass < len(at):   # in several passes: the pairs in the passes' order, each with its first row
+        merged = prom._tier_pairs(at(), 4)
+        if per_pass < len(tier["a"]):   # in several passes: the pairs in the passes' order, each with its first row
             back = np.argsort(merged.pop("row"), kind="stable")
             merged = {k: v[back] for k, v in merged.items()}
         assert {k: v.tolist() for k, v in merged.items()} == {k: v.tolist() for k, v in one.items()}

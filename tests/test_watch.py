@@ -396,11 +396,34 @@ def test_rank_map_from_the_slurm_environment():
     assert [(p.rank, p.host, p.local_rank) for p in m.placements.values()] == \
         [(0, "node01", 0), (1, "node01", 1), (2, "node02", 0), (3, "node02", 1), (4, "node03", 0)]
     assert m.jobs == {"42"}
-    # cyclic placement, or counts that do not match the nodes: no map rather than a wrong one
-    assert from_slurm({"SLURM_JOB_NODELIST": "node[01-02]", "SLURM_TASKS_PER_NODE": "2(x2)",
-                       "SLURM_DISTRIBUTION": "cyclic"}) is None
+    # cyclic placement under --overcommit, an arbitrary one, or counts that do not match the nodes:
+    # no map rather than a wrong one
+    for dist in ({"SLURM_DISTRIBUTION": "cyclic", "SLURM_OVERCOMMIT": "1"}, {"SLURM_DISTRIBUTION": "arbitrary"},
+                 {"SLURM_DISTRIBUTION": "plane"}, {"SLURM_DISTRIBUTION": "plane=0"}):
+        assert from_slurm({"SLURM_JOB_NODELIST": "node[01-02]", "SLURM_TASKS_PER_NODE": "2(x2)", **dist}) is None
     assert from_slurm({"SLURM_JOB_NODELIST": "node[01-02]", "SLURM_TASKS_PER_NODE": "2(x3)"}) is None
     assert from_slurm({}) is None
+
+
+def test_rank_map_dealt_cyclic_and_by_plane_as_srun_deals_them():
+    """srun's cyclic deals one rank a node a round, a plane of N deals N, a node leaving the
+    round once it holds its count (srun(1); slurm_step_layout.c's example: plane 2, six tasks
+    counted 4,1,1 over three nodes: 0 1 | 2 | 3, then 4 5 on the first). main gave no map for
+    cyclic, srun's own default where tasks are no more than nodes."""
+    from sncheck.watch.rankmap import from_slurm
+
+    def placed(dist: dict) -> list[tuple[str, int]]:
+        m = from_slurm({"SLURM_JOB_NODELIST": "n[1-3]", "SLURM_TASKS_PER_NODE": "4,1,1", **dist})
+        assert m is not None, dist
+        return [(p.host, p.local_rank) for p in m.placements.values()]
+
+    assert placed({"SLURM_DISTRIBUTION": "plane=2"}) == \
+        [("n1", 0), ("n1", 1), ("n2", 0), ("n3", 0), ("n1", 2), ("n1", 3)]
+    assert placed({"SLURM_DISTRIBUTION": "plane", "SLURM_DIST_PLANESIZE": "2"}) == placed({"SLURM_DISTRIBUTION": "plane=2"})
+    assert placed({"SLURM_DISTRIBUTION": "cyclic:block"}) == \
+        [("n1", 0), ("n2", 0), ("n3", 0), ("n1", 1), ("n1", 2), ("n1", 3)]
+    assert placed({"SLURM_DISTRIBUTION": "block:cyclic"}) == placed({}) == \
+        [("n1", 0), ("n1", 1), ("n1", 2), ("n1", 3), ("n2", 0), ("n3", 0)]
 
 
 def test_follow_rewrites_one_run(jobs, tmp_path):

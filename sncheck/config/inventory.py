@@ -357,6 +357,11 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
             raise src.error(f"the inventory has more than {MAX_CARDS} cards (the cap)", sn, "hosts")
 
     for sn_spec, sn in zip(supernodes, root["supernodes"]):
+        for name in (sn_spec.name, *sn_spec.hosts):  # history and findings read a tier's name as the tier
+            if name.lower().rstrip(".") in TIERS:
+                raise src.error(f"{'supernode' if name == sn_spec.name else 'host'} {name!r} has the name of a "
+                                "link tier: history and findings could not tell them apart",
+                                sn, "name" if name == sn_spec.name else "hosts")
         # A one-host supernode may bear its host's name (hgx01 of hgx-2su.yaml); any other
         # supernode and a host of one name are one entity to findings, status and isolate.
         if sn_spec.name in hosts and sn_spec.hosts != (sn_spec.name,):

@@ -77,6 +77,7 @@ KEYS: dict[str, tuple[bool, tuple[str, ...]]] = {
     # APEI GHES records: by section kind and severity ('memory-corrected'), then by severity
     "ghes": (False, (*GHES_SEVERITIES, *(f"{k}-{s}" for k in GHES_KINDS for s in GHES_SEVERITIES)))}
 CLASSES = tuple(dict.fromkeys(c for _, classes in KEYS.values() for c in classes))
+MIN_WINDOW_S = 1.0  # the shortest window: dmesg -T and journalctl times are whole seconds
 MAX_WINDOW_S = 30 * 86400  # how long the state dir keeps a host's reports: the longest window
 MAX_COUNT = 10_000
 ENTRY_KEYS = ("severity", "action", "summary", "confirm", "count", "window", "below", "drivers", "when")
@@ -180,10 +181,16 @@ def _entry_error(where: str, entry: Any) -> str | None:
         if w is None or w > MAX_WINDOW_S:
             return (f"{where}.window must be a duration up to 30d (24h, 30m, 7d, or seconds), "
                     f"got {entry['window']!r}")
+        if w < MIN_WINDOW_S:  # dmesg -T and journal stamps are whole seconds, raw dmesg's microseconds
+            return (f"{where}.window must be at least 1s (dmesg -T and journal times are whole seconds: a shorter "
+                    f"window would judge the same {count} reports by the log's form), got {entry['window']!r}")
         if count == 1:
             return f"{where}: a window needs a count above 1 (how many reports within it)"
     if "below" in entry and count == 1:
         return f"{where}: below is the severity under the count: it needs a count above 1"
+    if "below" in entry and Severity(entry["below"]).rank >= Severity(entry["severity"]).rank:
+        return (f"{where}: below ({entry['below']}) must be less severe than severity ({entry['severity']}): "
+                "fewer reports would weigh as much or more")
     if "drivers" in entry and (clauses := _range(entry["drivers"])) is None:
         return f"{where}.drivers must be a driver version range such as '>=550' or '>=535.104,<560' " \
                f"(at most {MAX_CLAUSES} bounds), " \

@@ -120,13 +120,14 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
             ratio = np.bincount(inverse, weights=weights, minlength=n)
             del weights
             summary_failed = np.zeros(n, bool)
-            measured = np.where(f, np.nan, v)
-            del v, f
-            values = _median_by(inverse, measured, n)
+            v[f] = np.nan  # (the tier's own copy of its values: the measured ones in place, no second column)
+            del f
+            values = _median_by(inverse, v, n)
             level = 1.0
-            del measured, inverse
+            del v, inverse
         else:
-            ok_v = np.where(f | ~np.isfinite(v), np.nan, v)
+            ok_v = v  # (the tier's own copy of its values: the measured ones in place, no second column)
+            ok_v[f | ~np.isfinite(v)] = np.nan
             del v
             ref = d if d is not None and np.isfinite(d).any() else np.full(len(ok_v), np.nan)
             del d

@@ -134,3 +134,22 @@ def narrow_positions(positions: np.ndarray) -> np.ndarray:
     """Row positions as int32 where they are below 2**31 (half the memory of a fleet's
     tens of millions of positions)."""
     return positions.astype(np.int32) if len(positions) and positions.max() < 2**31 else positions
+
+
+class Codes:
+    """One index of names over pieces read one after another (a run's p2p rows a part at a
+    time, each with its own categories): :meth:`of` gives a piece's values (an
+    :class:`IdTable`'s, in its order) their codes in the index, new names appended in the
+    order they first come, so a name keeps one code over every piece."""
+
+    def __init__(self) -> None:
+        self.values = pd.Index([], dtype=object)
+
+    def of(self, values: pd.Index, dtype: type = np.int32) -> np.ndarray:
+        """The codes of ``values`` (each a name), new ones added."""
+        at = self.values.get_indexer(values)
+        new = at < 0
+        if new.any():
+            self.values = self.values.append(pd.Index(values[new], dtype=object))
+            at = self.values.get_indexer(values)
+        return at.astype(dtype)

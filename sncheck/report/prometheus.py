@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
-from sncheck.report.tables import REPORT_P2P, column, floats, let_go, of_kind, status_ok
-from sncheck.report.codes import IdTable, id_codes, merge_repeated
+from sncheck.report.tables import column, floats, let_go, of_kind, pieces, status_ok
+from sncheck.report.codes import Codes, IdTable, id_codes, merge_repeated
 from sncheck.config.fileio import atomic_writer
 from sncheck.store.frames import fact_rows
 from sncheck.topology import host_of, natural_key
@@ -343,95 +343,128 @@ def _card_labels(card: pd.Series, supernode: dict[str, str], uuids: dict[str, st
                         index=card.index)
 
 
+CARD_P2P = ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_p99_us")   # what the card series read
+
+
 def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str] | None = None) -> pd.DataFrame:
     """Per card and tier: min and median pair bandwidth (bytes/s), median pair p99
-    latency (s) and failed pairs, over both ends of each pair. Cards and tiers are
-    integer codes (no per-row strings), taken a tier's rows at a time through the
-    categoricals' tables (:class:`IdTable`: no code array of every row); a pair measured
-    in several rounds is merged to its median first, and the per-card statistics are
-    grouped passes. One tier's rows at a time, and each tier's pair ends a slice of the
-    cards at a time (:func:`_ends_by_card`):
-    at 16,384 cards, every row's values at once and every end of every pair at once took
-    400 MB over the rows read; now about 200."""
-    p2p = _of_kind(rows, "p2p", REPORT_P2P, ("src", "dst"))   # (it reads all but lat_us)
-    if p2p.empty:
+    latency (s) and failed pairs, over both ends of each pair. The p2p rows are read a
+    part at a time (:func:`~sncheck.report.tables.pieces`) into what the series need of
+    each row, by tier (:func:`_tier_rows`: card codes, the pair's value, its p99, whether it
+    failed, its place; 29 bytes a row, where the rows read whole were 59); a pair
+    measured in several rounds is merged to its median first (:func:`_tier_pairs`), and
+    the per-card statistics are grouped passes, each tier's pair ends a slice of the
+    cards at a time (:func:`_ends_by_card`)."""
+    cards, by_tier = _tier_rows(rows)
+    if not by_tier:
         return pd.DataFrame()
-    ok_all = status_ok(p2p).to_numpy(bool)   # (every column asked for is there: one the rows lack is all missing)
-    fwd_all, rev_all, p99_all = (floats(p2p[c]) for c in ("bw_GBps", "bw_rev_GBps", "lat_p99_us"))
-    tier = p2p["tier"]
-    if not isinstance(tier.dtype, pd.CategoricalDtype):
-        tier = tier.fillna("")
-    ends = IdTable(p2p["src"], p2p["dst"], dtype=np.int32)   # (codes of at most a fleet's cards, taken a tier at a time)
-    by_tier = IdTable(tier, dtype=np.int16)
-    cards = ends.values
-    tiers = ["" if v == "nan" else v for v in by_tier.values]   # a missing tier
-    n = len(cards)
-    columns = {"ok": ok_all, "fwd": fwd_all, "rev": rev_all, "p99": p99_all}
+    n = len(cards.values)
+    names = np.asarray(cards.values, dtype=object)
     parts = []
-    for code in range(len(tiers)):   # (every value IdTable keeps is held by a row)
+    for tier in list(by_tier):
         # One value per pair (the median over its rounds), then both ends of it.
-        pair = _tier_pairs(by_tier.rows_of(0, code), ends, columns, n)
+        pair = _tier_pairs(_joined(by_tier.pop(tier)), n)
         part = _ends_by_card(pair, n)
         del pair
-        part.insert(0, "card", np.asarray(cards, dtype=object)[part.index.to_numpy()])
-        part["tier"] = tiers[code]
+        part.insert(0, "card", names[part.index.to_numpy()])
+        part["tier"] = "" if tier == "nan" else tier   # a missing tier
         parts.append(part.reset_index(drop=True))
     out = pd.concat(parts, ignore_index=True)
     out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
     return _natural(out, ["hostname", "gpu", "tier"])
 
 
+def _tier_rows(rows: pd.DataFrame) -> tuple[Codes, dict[str, list[dict[str, np.ndarray]]]]:
+    """The p2p rows, a piece at a time, as what the card series need of each, by tier
+    (its name; "nan": missing), in row order: ``a`` and ``b`` (src and dst codes in the
+    returned index of cards; a missing end is the card "nan"), ``bw`` (the mean of the two
+    directions in bytes/s) and ``p99`` (s), NaN where the probe failed, ``failed``, and
+    ``row`` (its place among every p2p row). Nothing where no row names a src, or none
+    a dst."""
+    cards = Codes()
+    out: dict[str, list[dict[str, np.ndarray]]] = {}
+    named = [False, False]
+    offset = 0
+    for p2p in pieces(rows, "p2p", CARD_P2P):
+        named = [named[0] or bool(p2p["src"].notna().any()), named[1] or bool(p2p["dst"].notna().any())]
+        ok_all = status_ok(p2p).to_numpy(bool)
+        fwd_all, rev_all, p99_all = (floats(p2p[c]) for c in ("bw_GBps", "bw_rev_GBps", "lat_p99_us"))
+        tier = p2p["tier"]
+        if not isinstance(tier.dtype, pd.CategoricalDtype):
+            tier = tier.fillna("")
+        wide = offset + len(p2p) >= 2**31   # (a place past int32: every row's as int64)
+        ends = IdTable(p2p["src"], p2p["dst"], dtype=np.int32)
+        code = cards.of(ends.values)   # (this piece's card codes -> the run's)
+        tiers = IdTable(tier, dtype=np.int16)
+        for t, name in enumerate(tiers.values):   # (every value IdTable keeps is held by a row)
+            at = tiers.rows_of(0, t)
+            ok = ok_all[at]
+            bw = _pair_mean(fwd_all[at], rev_all[at])
+            bw *= GB
+            bw[~ok] = np.nan
+            p99 = p99_all[at]
+            p99 *= US
+            p99[~ok] = np.nan
+            out.setdefault(str(name), []).append({"a": code[ends.take(0, at)], "b": code[ends.take(1, at)], "bw": bw,
+                                                  "p99": p99, "failed": ~ok,
+                                                  "row": (at.astype(np.int64) if wide else at) + offset})
+        offset += len(p2p)
+        del p2p, ends, tiers, ok_all, fwd_all, rev_all, p99_all
+    return cards, out if all(named) else {}
+
+
+def _joined(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """A tier's pieces as one array per column, each piece's column let go as it is
+    joined (one column's copy at a time)."""
+    out = {}
+    for k in list(chunks[0]) if chunks else ():
+        out[k] = np.concatenate([c.pop(k) for c in chunks])
+    return out
+
+
 PAIRS_PER_PASS = 1 << 20   # a tier's rows merged to pairs at once (card_p2p's memory: a few arrays of this many)
 
 
-def _tier_pairs(at: np.ndarray, ends: IdTable, columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """One entry per pair of the rows ``at`` (a tier's; ``ends``: the rows' src and dst
-    card codes; ``columns``: every row's ``ok``, bandwidth ``fwd``, ``rev`` and ``p99``): the mean of its
-    directions in bytes/s and its p99 in s (NaN where the probe failed), each the median
-    over its rounds, whether every round failed. The rows are
-    merged a range of ``a`` codes at a time (a pair's rounds share it), into arrays of the
-    tier's length: no key or value array of every row of the tier (at 131,072 cards the
-    scale-out tier is 33 M rows). In one pass the pairs come in the order of their first
-    rows; in several, in the order of the passes, each with its first ``row``:
-    :func:`_ends_by_card` orders the cards by it (putting 33 M pairs back in row order took
-    an int64 argsort and a column's copy beside them, about 0.5 GB)."""
-    passes = max(1, -(-len(at) // PAIRS_PER_PASS))
+def _tier_pairs(rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """One entry per pair of a tier's ``rows`` (:func:`_tier_rows`): its ``bw`` and ``p99``
+    each the median over its rounds, whether every round failed. The rows are merged a
+    range of ``a`` codes at a time (a pair's rounds share it; no key array of every row
+    of the tier: at 131,072 cards the scale-out tier is 33 M rows). In one pass the pairs
+    come in the order of their first rows; in several, in the order of the passes, each
+    with its first ``row``: :func:`_ends_by_card` orders the cards by it (putting 33 M
+    pairs back in row order took an int64 argsort and a column's copy beside them,
+    about 0.5 GB)."""
+    total = len(rows["a"])
+    passes = max(1, -(-total // PAIRS_PER_PASS))
     if passes == 1:
-        pair = _merged(at, ends, columns, n)   # (in the order of their first rows)
+        pair = _merged(rows, n)   # (in the order of their first rows)
         del pair["row"]
         return pair
     bounds = np.linspace(0, n, passes + 1).astype(np.int64)[1:-1]
     pass_of = np.searchsorted(bounds, np.arange(n), side="right").astype(np.int16 if passes < 2**15 else np.int32)
-    which = ends.take(0, at, through=pass_of)   # each row's pass, by its src card (no array of the rows' codes)
+    which = pass_of[rows["a"]]   # each row's pass, by its src card
     out: dict[str, np.ndarray] = {}
     filled = 0
     for s in range(passes):
-        pair = _merged(at[which == s], ends, columns, n)
+        mine = which == s
+        pair = _merged({k: v[mine] for k, v in rows.items()}, n)
         got = len(pair["a"])
         for k, v in pair.items():
             if k not in out:
-                out[k] = np.empty(len(at), dtype=v.dtype)
+                out[k] = np.empty(total, dtype=v.dtype)
             out[k][filled:filled + got] = v
         filled += got
-        del pair
-    del which
+        del pair, mine
+    del which, rows
     for k in list(out):   # (rounds merged: shorter than the rows; one column's copy at a time)
-        out[k] = out[k][:filled] if filled == len(at) else out[k][:filled].copy()
+        out[k] = out[k][:filled] if filled == total else out[k][:filled].copy()
     return out
 
 
-def _merged(at: np.ndarray, ends: IdTable, columns: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """:func:`_tier_pairs` over the rows ``at`` at once (``row``: each pair's first row)."""
-    a, b, ok = ends.take(0, at), ends.take(1, at), columns["ok"][at]
-    bw = _pair_mean(columns["fwd"][at], columns["rev"][at])
-    bw *= GB
-    bw[~ok] = np.nan
-    p99 = columns["p99"][at]
-    p99 *= US
-    p99[~ok] = np.nan
-    return merge_repeated(a.astype(np.int64) * n + b,   # (int32 codes: the key alone is wide)
-                          {"a": a, "b": b, "bw": bw, "p99": p99, "failed": ~ok, "row": at},
-                          {"bw": "median", "p99": "median", "failed": "all"})
+def _merged(rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """:func:`_tier_pairs` over ``rows`` at once (``row``: each pair's first row)."""
+    return merge_repeated(rows["a"].astype(np.int64) * n + rows["b"],   # (int32 codes: the key alone is wide)
+                          rows, {"bw": "median", "p99": "median", "failed": "all"})
 
 
 def _pair_mean(fwd: np.ndarray, rev: np.ndarray) -> np.ndarray:
@@ -491,17 +524,28 @@ def _per_card_total(cards: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def card_skew(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str] | None = None) -> pd.DataFrame:
-    ranks = _of_kind(rows, "rank", ("card", "group", "skew_us"), ("card",))
-    if ranks.empty:
+    """Per card: the median of its launch skew (s) over the collectives it took part in.
+    The rank rows are read a part at a time (:func:`~sncheck.report.tables.pieces`; 23 M
+    at 131,072 cards, 1.3 GB read whole), each kept as its card's code and its value."""
+    cards = Codes()
+    codes, values = [], []
+    named = False
+    for ranks in pieces(rows, "rank", ("card", "group", "skew_us")):
+        named = named or bool(ranks["card"].notna().any())
+        # the pairwise narrowing pass is per pair, not a collective (its rows left out by a mask:
+        # no copy of a fleet's millions of rank rows)
+        keep = ~_starts_with(ranks["group"], "pair:")
+        (card,), names = id_codes(ranks["card"], dtype=np.int32)
+        codes.append(cards.of(names)[card[keep]])
+        values.append(floats(ranks["skew_us"])[keep])
+        del ranks, card, keep
+    if not named:
         return pd.DataFrame()
-    # the pairwise narrowing pass is per pair, not a collective (its rows left out by a mask:
-    # no copy of a fleet's millions of rank rows)
-    keep = ~_starts_with(ranks["group"], "pair:")
-    (card,), cards = id_codes(ranks["card"], dtype=np.int32)
-    values = floats(ranks["skew_us"])[keep]
-    values *= US
-    skew = pd.Series(values).groupby(card[keep]).median()
-    out = pd.DataFrame({"card": np.asarray(cards, dtype=object)[skew.index.to_numpy()], "skew": skew.to_numpy()})
+    value = np.concatenate(values)
+    value *= US
+    skew = pd.Series(value).groupby(np.concatenate(codes)).median()
+    out = pd.DataFrame({"card": np.asarray(cards.values, dtype=object)[skew.index.to_numpy()],
+                        "skew": skew.to_numpy()})
     out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
     return _natural(out, ["hostname", "gpu"])
 

@@ -4,19 +4,13 @@ default, rows as plain records, and the small numeric helpers the views share.""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sncheck.store.frames import RowFrames, kind_rows
-
-
-# The p2p columns the connectivity view and Prometheus read, asked for by both: one read of
-# a run's pairs serves the two (the run store's view reads a kind again for a column set
-# that is not within what it read: 1 s CPU at 16,384 cards).
-REPORT_P2P = ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us", "lat_p99_us")
 
 
 def of_kind(rows: Any, kind: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -27,6 +21,18 @@ def of_kind(rows: Any, kind: str, columns: Sequence[str] | None = None) -> pd.Da
         return rows.kind(kind, columns)
     df = kind_rows(rows, kind)
     return df if columns is None else RowFrames({kind: df}).kind(kind, columns)
+
+
+def pieces(rows: Any, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+    """The ``columns`` of ``kind`` a piece at a time, in the rows' order: a run store's
+    view reads a part at a time and keeps nothing (``RowFrames.pieces``); one frame of
+    rows is one piece."""
+    if isinstance(rows, RowFrames):
+        yield from rows.pieces(kind, columns)
+        return
+    df = of_kind(rows, kind, columns)
+    if len(df):
+        yield df
 
 
 def let_go(rows: Any, kind: str) -> None:

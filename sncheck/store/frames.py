@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -287,6 +287,15 @@ class RowFrames:
     def forget(self, kind: str) -> None:
         """Let go of what this view read for ``kind`` (a later ask reads it again); rows
         it was given, not read, stay."""
+
+    def pieces(self, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        """The rows of ``kind`` a piece at a time, in :meth:`kind`'s order (only ``columns``;
+        the values :meth:`kind` gives), for a reader that reduces them as they come: rows
+        held in memory are one piece; a run store's view reads a part at a time, never
+        keeping them (:meth:`sncheck.store.parts.PartFrames.pieces`)."""
+        frame = self.kind(kind, columns)
+        if len(frame):
+            yield frame
 
     def counts(self) -> dict[str, int]:
         return {k: len(f) for k, f in self._frames.items()}

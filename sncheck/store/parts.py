@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,10 @@ from sncheck.store.frames import ARROW_TYPES, RowFrames, conform, merge_schema, 
 
 SELECTED_BY = ("layer", "confirms")  # the columns readers select parts by
 SHARED = ("src", "dst")              # id columns that name the same things: one category set
+# Rows a piece of PartFrames.pieces holds at least (but the last): each part's ids are a
+# dictionary of every card (131,072 at fleet size), turned into categories once a piece
+# (per part: 0.3 s a part, 194 p2p parts, 68 s of one read at 131,072 cards).
+PIECE_ROWS = 1 << 21
 T = TypeVar("T")
 
 
@@ -302,6 +306,39 @@ class PartFrames(RowFrames):
 
     def forget(self, kind: str) -> None:
         self._read.pop(kind, None)
+
+    def pieces(self, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        """The selected rows of ``kind`` a few parts at a time (at least :data:`PIECE_ROWS`
+        rows a piece, but for the last; each table held in memory counts as a part), in
+        :meth:`kind`'s order, only ``columns``, never kept: each piece's values are those
+        :meth:`kind` gives (its parts typed, conformed and selected as their read does, ids as
+        the piece's own categoricals), so a reader that reduces the rows as they come holds
+        one piece's (at 131,072 cards the p2p rows read whole were 2.97 GB). A frame this
+        view already keeps with the columns is the one piece."""
+        read = self._read.get(kind)
+        if read is not None and (read[0] is None or frozenset(columns) <= read[0]):
+            if len(read[1]):
+                yield pick(read[1], columns)
+            return
+        if not self._may_hold(kind):
+            return
+        want = list(dict.fromkeys([*columns, *self._equal]))
+        known = self._schemas.get(kind)
+        tables: list[pa.Table] = []
+        for source in [*(p for p in self._parts.get(kind, ()) if p.may_hold(self._equal)), *self._held.get(kind, ())]:
+            if isinstance(source, Part):
+                table = _typed(source, source.read(want), kind)
+            else:
+                table = source.select([c for c in want if c in source.column_names])
+            have = known if known is not None else table.schema
+            table = _select(conform(table, pa.schema([have.field(c) if c in have.names else pa.field(c, _declared(kind, c))
+                                                      for c in want])), self._equal)
+            if len(table):
+                tables.append(table)
+            if sum(len(t) for t in tables) >= PIECE_ROWS:
+                yield pick(_frame(tables, kind), columns)   # (_frame empties the list)
+        if tables:
+            yield pick(_frame(tables, kind), columns)
 
     def columns(self, kind: str) -> list[str]:
         """The columns the rows of ``kind`` carry (nothing read)."""

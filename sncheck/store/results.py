@@ -29,7 +29,8 @@ from sncheck.config.jsonio import read_json
 from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
 from sncheck.store.layout import is_run_dir
-from sncheck.model import RUN_SCHEMA, About, Basis, Finding, IsolationStep, LayerRecord, RunRecord, Severity
+from sncheck.model import (RUN_SCHEMA, About, Basis, EntityKind, Finding, IsolationStep, LayerRecord, RunRecord, Severity,
+                           hosts_of)
 
 # Contract keys first, in DESIGN.md order; any extension keys follow, sorted.
 TOP_LEVEL_ORDER = ("schema", "run_id", "playbook", "backend", "inventory", "started",
@@ -153,7 +154,7 @@ def from_json(data: Any, where: str = "results.json") -> RunRecord:
             verdict = layer.get("verdict")
             layers.append(LayerRecord(str(layer["name"]), dict(layer.get("summary") or {}),
                                       cut_short=verdict == "error", skipped=verdict == "skipped"))
-        return RunRecord(
+        record = RunRecord(
             run_id=str(data.get("run_id", "")), playbook=str(data.get("playbook", "")),
             backend=str(data.get("backend", "")), inventory=str(data.get("inventory", "")),
             started=str(data.get("started", "")),
@@ -166,6 +167,33 @@ def from_json(data: Any, where: str = "results.json") -> RunRecord:
             extra={k: v for k, v in data.items() if k not in _KNOWN})
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ConfigError(f"not a run's results.json: {type(e).__name__}: {e}", where) from e
+    if (stranger := _outside_topology(data)) is not None:
+        raise ConfigError(stranger, where)
+    return record
+
+
+_HELD = (EntityKind.CARD, EntityKind.NIC, EntityKind.HOST, EntityKind.LINK)  # named by their hosts (a switch's
+# end of a link, 'leaf:NAME', is no host: a host name holds no ':')
+
+
+def _outside_topology(data: dict[str, Any]) -> str | None:
+    """A finding naming a host or supernode the run's own ``topology`` lacks: no run writes one (it
+    measures and judges only its inventory), so the record was edited or spliced from another run's.
+    (Isolation steps may name what the state store holds and the inventory dropped: hostile round 9.)"""
+    topo = data.get("topology")
+    sns = topo.get("supernodes") if isinstance(topo, dict) else None
+    if not isinstance(sns, list) or not all(isinstance(sn, dict) and isinstance(sn.get("hosts"), list) for sn in sns):
+        return None  # a record without its topology (watch's, the first layouts): nothing to hold it to
+    hosts = {str(h) for sn in sns for h in sn["hosts"]}
+    names = {str(sn.get("name")) for sn in sns}
+    for i, f in enumerate(data.get("findings") or []):
+        kind, entity = f.get("entity_kind"), str(f.get("entity"))
+        outside = (entity not in names if kind == EntityKind.SUPERNODE else
+                   [h for h in hosts_of(entity) if h not in hosts and ":" not in h] if kind in _HELD else [])
+        if outside:
+            return (f"findings[{i}] names the {kind} {entity[:80]!r}, not of the run's own topology (its "
+                    "supernodes and hosts): the record was edited or is another run's")
+    return None
 
 
 def read_record(path: str | os.PathLike) -> RunRecord:

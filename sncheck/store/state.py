@@ -407,14 +407,16 @@ class StateStore:
 
     def summary_runs(self, inventory: str | None = None, backend: str | None = None,
                      verdict: str | None = None) -> list[dict[str, Any]]:
-        """Runs that have summaries, oldest first (optionally of one inventory/backend/verdict)."""
+        """Runs that have summaries, oldest first (optionally of one inventory/backend/verdict). Oldest as
+        recorded, never by the time a run claims: a host whose clock ran years ahead made its run the
+        newest for good (``baseline make --last 1`` took it; hostile round 14)."""
         sql = "SELECT r.* FROM runs r JOIN summaries s ON s.run_id = r.run_id WHERE 1 = 1"
         params: list[Any] = []
         for col, val in (("inventory", inventory), ("backend", backend), ("verdict", verdict)):
             if val is not None:
                 sql += f" AND r.{col} = ?"
                 params.append(val)
-        return [dict(r) for r in self._read(sql + " ORDER BY r.started, r.rowid", params)]
+        return [dict(r) for r in self._read(sql + " ORDER BY r.rowid", params)]
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         rows = self._read("SELECT * FROM runs WHERE run_id = ?", (run_id,))
@@ -511,8 +513,8 @@ class StateStore:
         return None
 
     def runs(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """Recorded runs, newest first."""
-        sql = "SELECT * FROM runs ORDER BY started DESC, rowid DESC"
+        """Recorded runs, newest (the last recorded) first: see :meth:`summary_runs`."""
+        sql = "SELECT * FROM runs ORDER BY rowid DESC"
         rows = self._read(sql + " LIMIT ?", (limit,)) if limit is not None else self._read(sql)
         return [dict(r) for r in rows]
 

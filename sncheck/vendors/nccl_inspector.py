@@ -20,7 +20,9 @@ pretty-printed), each ``{"header": {...}, "metadata": {...}, "coll_perf" | "p2p_
   ``p2p_peer``, ``p2p_msg_size_bytes``, ``p2p_exec_time_us``, ``p2p_timing_source``,
   ``p2p_algobw_gbs``, ``p2p_busbw_gbs``.
 
-No end marker: the log grows all job long. A stream whose last object does not close is
+One record per rank and operation: a rank outside ``0..n_ranks-1``, a negative ``sn``, size or
+time, a communicator given two sizes and one rank's operation twice with other values (two dumps
+spliced) are errors (exit 1). No end marker: the log grows all job long. A stream whose last object does not close is
 cut short (an error, exit 1); what it holds before is read. Inspector reports performance,
 not failures: a whole stream exits 0 (``sncheck watch`` judges the bandwidth).
 
@@ -132,6 +134,30 @@ def rows(objects: list[Any], dump: str) -> list[dict[str, Any]]:
     return out
 
 
+def _contradictions(records: list[dict[str, Any]]) -> list[str]:
+    """What no Inspector writes (inspector_json.cc): a rank outside its communicator's 0..n_ranks-1, a
+    negative sequence number or size, one communicator of two sizes, and one rank's operation (its
+    sequence number) twice with other values: two dumps spliced or a record edited (the same record
+    again is a dump repeated). Each is said, never read as a pass."""
+    out: list[str] = []
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    sizes: dict[Any, Any] = {}
+    for i, r in enumerate(records, 1):
+        rank, n, sn = r["rank"], r["n_ranks"], r["sn"]
+        if isinstance(rank, (int, float)) and isinstance(n, (int, float)) and not 0 <= rank < n:
+            out.append(f"record {i}: rank {rank} of a communicator of {n} ranks")
+        for name in ("sn", "size_bytes", "exec_time_us"):
+            if isinstance(r[name], (int, float)) and r[name] < 0:
+                out.append(f"record {i}: {name} {r[name]} is negative")
+        if sizes.setdefault(r["comm"], n) != n:
+            out.append(f"record {i}: communicator {r['comm']} of {n} ranks, {sizes[r['comm']]} in an earlier record")
+        key = (r["comm"], rank, r["kind"], sn)
+        if sn is not None and seen.setdefault(key, r) != r:  # the same record again is a repeated dump, no lie
+            out.append(f"record {i}: rank {rank}'s {r['kind']} {sn} of communicator {r['comm']} is listed twice "
+                       "with other values: dumps spliced or edited")
+    return out[:20]
+
+
 def parse_inspector(text: str) -> dict[str, Any]:
     """An Inspector JSON log (see the module)."""
     objects, tail = json_stream(text.strip())
@@ -143,6 +169,7 @@ def parse_inspector(text: str) -> dict[str, Any]:
     others = sum(1 for o in objects if not is_record(o))
     if others:
         errors.append(f"{others} JSON objects that are not Inspector records")
+    errors += _contradictions(records)
     versions = [r["format_version"] for r in records if r["format_version"]]
     return {"tool": TOOL, "format_version": versions[0] if versions else None, "records": records,
             "communicators": len({r["comm"] for r in records}), "ranks": len({(r["comm"], r["rank"]) for r in records}),

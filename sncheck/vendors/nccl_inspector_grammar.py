@@ -24,7 +24,9 @@ GRAMMAR = {"nccl-inspector": Grammar(
            "sizes in bytes, times in microseconds, bandwidths in GB/s; timing_source kernel_gpu | kernel_cpu | "
            "collective_cpu"),
     end="none: the file grows all job long; an object that does not close is a cut",
-    failures="none printed: Inspector reports performance; a stream cut inside an object or not JSON (errors)",
+    failures=("none printed: Inspector reports performance; a stream cut inside an object or not JSON, a rank "
+              "outside 0..n_ranks-1, a negative sn/size/time, one communicator of two sizes, one rank's operation "
+              "twice with other values (errors)"),
     values=("format_version, records[{comm, comm_name, rank, n_ranks, nnodes, host, pid, kind, op, sn, peer, "
             "size_bytes, exec_time_us, timing_source, algbw_GBps, busbw_GBps, algo, proto}], communicators, ranks, "
             "faults, errors"),

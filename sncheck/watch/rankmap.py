@@ -6,7 +6,7 @@ is ``<host>/gpu<local_rank>``, where ``host`` is the inventory's name for it: an
 inventory host of that name, or the one whose ``address`` it is, or whose name is its
 short name (``node3`` for ``node3.cluster``). Without a map: the Slurm environment (a job
 step's ``SLURM_STEP_NODELIST`` and ``SLURM_STEP_TASKS_PER_NODE``, else the job's
-``SLURM_JOB_NODELIST`` and ``SLURM_TASKS_PER_NODE``; block distribution), or
+``SLURM_JOB_NODELIST`` and ``SLURM_TASKS_PER_NODE``; block, cyclic or plane distribution), or
 what the dumps themselves say (NCCL RAS names the node and GPU of each rank it reports).
 
 A rank none of these cover is named as the rank (``rank7``) and says so.
@@ -110,8 +110,8 @@ _JOB = ("SLURM_JOB_NODELIST", "SLURM_TASKS_PER_NODE",
 
 
 def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
-    """Block distribution from Slurm's environment: a job step's own shape inside a step
-    (``SLURM_STEP_NODELIST``, ``SLURM_STEP_TASKS_PER_NODE``), the job's outside one
+    """The ranks' places from Slurm's environment, dealt as ``SLURM_DISTRIBUTION`` says
+    (:func:`_plane`): a job step's own shape inside a step (``SLURM_STEP_NODELIST``, ``SLURM_STEP_TASKS_PER_NODE``), the job's outside one
     (``SLURM_JOB_NODELIST``, ``SLURM_TASKS_PER_NODE``), never the job's nodes with a step's
     tasks (see ``_STEP``/``_JOB`` for which variable is which). None outside Slurm, and None
     where the environment contradicts itself (the job's two node lists, a step's nodes outside
@@ -128,8 +128,9 @@ def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
         return None
     if env.get("SLURM_NODELIST") and job_nodes and env["SLURM_NODELIST"] != job_nodes:
         return None
-    if (env.get("SLURM_DISTRIBUTION") or "block").split(":")[0] not in ("block", ""):
-        return None  # cyclic or arbitrary placement: the map must come from the job
+    plane = _plane(env)
+    if plane is None:
+        return None  # arbitrary placement (a hostfile), or a distribution not told whole
     try:
         hosts = expand_hostlist(nodes)
         if in_step and job_nodes and not set(hosts) <= set(expand_hostlist(job_nodes)):
@@ -149,12 +150,50 @@ def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
     for var, what in counts:
         if env.get(var) and env[var].strip() != str(sum(per_node) if what == "tasks" else len(hosts)):
             return None
-    out, rank = {}, 0
-    for host, n in zip(hosts, per_node):
-        for local in range(n):
-            out[rank] = Placement(rank, host, local, env.get("SLURM_JOB_ID"))
-            rank += 1
+    out = {rank: Placement(rank, hosts[node], local, env.get("SLURM_JOB_ID"))
+           for rank, (node, local) in enumerate(_dealt(per_node, plane))}
     return RankMap(out, "Slurm environment")
+
+
+def _plane(env: dict[str, str]) -> int | None:
+    """How many consecutive ranks a node takes in turn, from ``SLURM_DISTRIBUTION`` (srun's
+    ``-m``; its first level places tasks on nodes, what follows a ``:`` places them within
+    one): ``block`` all of a node's (0: no limit), ``cyclic`` one (round-robin), ``plane=N`` (or
+    ``plane`` with ``SLURM_DIST_PLANESIZE``) N. None for ``arbitrary`` (a hostfile's order), a
+    plane without its size, or cyclic under ``--overcommit`` (``SLURM_OVERCOMMIT``): srun's
+    cyclic layout (src/common/slurm_step_layout.c, ``_task_layout_cyclic``) deals a round to
+    the nodes with CPUs left, then to every node once all are taken, an order the task counts
+    alone do not tell. Without an overcommit the counts tell it: a node takes a task in round
+    j exactly when it holds more than j; block and plane are dealt from the counts as srun deals
+    them ("the number of tasks distributed to each node is the same as for cyclic
+    distribution, but the taskids assigned to each node depend on the plane size", srun(1))."""
+    dist = (env.get("SLURM_DISTRIBUTION") or "block").split(":")[0].strip()
+    if dist in ("block", "", "*"):
+        return 0
+    if dist == "cyclic":
+        return None if env.get("SLURM_OVERCOMMIT", "").strip() not in ("", "0") else 1
+    if dist.split("=")[0] == "plane":
+        size = dist.partition("=")[2] or env.get("SLURM_DIST_PLANESIZE", "")
+        return int(size) if size.strip().isdigit() and 0 < int(size) <= 4096 else None
+    return None
+
+
+def _dealt(per_node: list[int], plane: int) -> list[tuple[int, int]]:
+    """(node, local rank) of each rank in turn: the nodes dealt ``plane`` ranks each per round,
+    in the node list's order, a node leaving the round when it holds its count (0: a node's
+    whole count at once, block)."""
+    if plane == 0:
+        return [(node, local) for node, n in enumerate(per_node) for local in range(n)]
+    out: list[tuple[int, int]] = []
+    held = [0] * len(per_node)
+    dealing = [node for node, n in enumerate(per_node) if n]
+    while dealing:  # each round deals a rank at least to each node still dealt: O(ranks) in all
+        for node in dealing:
+            take = min(plane, per_node[node] - held[node])
+            out += [(node, held[node] + k) for k in range(take)]
+            held[node] += take
+        dealing = [node for node in dealing if held[node] < per_node[node]]
+    return out
 
 
 class CardNames:

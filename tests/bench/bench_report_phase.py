@@ -51,8 +51,10 @@ print(json.dumps({"writers": stats, "rise_mb": round(top - start), "start_mb": r
 # The phase's highest RSS over the process that holds the record and an unread view of the
 # rows (MB, 16,384 cards; the view keeps the p2p rows html read for Prometheus): 459 before
 # the connectivity view and the card series held narrow codes and merged a tier's pairs a
-# range of cards at a time (html +423, prometheus +243 over html's), 386 after (+308, +165).
-REPORT_RISE_MB = {16384: 420}
+# range of cards at a time (html +423, prometheus +243 over html's), 386 after (+308, +165);
+# 353 before the views read the p2p and rank rows a part at a time (round 9: html +300,
+# prometheus +132 over the p2p rows html kept), 286-296 after (+200, +221-231).
+REPORT_RISE_MB = {16384: 340}
 
 
 def rerender(run: Path, out: Path) -> dict:

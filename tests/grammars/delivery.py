@@ -26,14 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sncheck.errors import ParseError
 from sncheck.vendors.delivery import decode
 from sncheck.vendors.parsers import failures, parse_text, strip_source_header, views
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPORA = (ROOT / "fixtures" / "real", ROOT.parent.parent / "shared" / "fixtures")
 
 
 @dataclass(frozen=True)
@@ -199,16 +195,15 @@ def outcome(view: str, raw: bytes) -> tuple[int, Any]:
 
 def captures() -> Iterator[tuple[str, Path]]:
     """(view, capture) for every expect.yaml entry whose tool is a parse view, each file once."""
+    from corpora import CORPORA, named  # noqa: PLC0415 -- tests/ is on the path once run (see __main__)
+
     known = views()
     seen: set[tuple[str, Path]] = set()
     for corpus in CORPORA:
-        for expect in sorted(corpus.rglob("expect.yaml")):
-            for entry in yaml.safe_load(expect.read_text(encoding="utf-8")) or []:
-                path = (expect.parent / entry["file"]).resolve()
-                key = (entry.get("tool", ""), path)
-                if key[0] in known and path.is_file() and key not in seen:
-                    seen.add(key)
-                    yield key
+        for path, view in named(corpus):
+            if view in known and path.is_file() and (view, path) not in seen:
+                seen.add((view, path))
+                yield view, path
 
 
 def _values(data: Any) -> str:
@@ -263,7 +258,7 @@ def matrix(per_view: int = 3) -> dict[str, dict[str, list[str]]]:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: corpora, grammars
     per = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     m = matrix(per)
     cells = sum(len(row) for row in m.values())

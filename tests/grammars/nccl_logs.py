@@ -128,7 +128,8 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
         values: list[tuple[str, object]] = [("nranks", 4), ("len(ranks)", 0), ("nccl_version", "2.4.7"),
                                             ("net.network", "IB" if ib else "Socket"), ("len(hosts)", 2)]
         values += [("net.devices[index=0].device", "mlx5_0"), ("net.devices[index=0].port", 1),
-                   ("net.oob", "ib0:192.168.11.")] if ib else \
+                   ("net.oob", "ib0:192.168.11.1<0>"), ("net_hosts[host=worker].oob", "ib0:192.168.11.2<0>"),
+                   ("net_hosts[host=worker].network", "IB")] if ib else \
                   [("net.devices[index=0].device", "ib0"), ("net.devices[index=0].address", "192.168.11.1"),
                    ("net.devices[index=0].port", None)]
         yield Variant("nccl-debug", f"2.4 {'IB' if ib else 'Socket'} init start", "\n".join(lines) + "\n",

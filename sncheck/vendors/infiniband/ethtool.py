@@ -23,6 +23,8 @@ module events ``module_unplug``, ``module_bus_stuck``, ``module_high_temp``,
 
 Whole: ethtool prints the driver's whole list; a paste filtered by ``grep`` holds what it
 holds (no count says how many). A last line cut mid-way is reported by ``sncheck parse``.
+A counter named twice (two reads spliced: the larger value is kept) and a judged counter whose
+value is no unsigned decimal (``-5``, ``0x10``) are errors (exit 1), never a counter left out.
 Failures (exit 1): a counter of :data:`ERROR_COUNTERS` above zero (the port's physical and
 MAC error counters, module faults, PCIe signal integrity); the drop counters
 (:data:`DROP_COUNTERS`: discards, out of buffer) are kept in ``drops``, not judged here: a
@@ -41,6 +43,7 @@ from sncheck.errors import ParseError
 
 TOOL = "ethtool-mlx5"
 _LINE = re.compile(r"^(?P<name>[A-Za-z][\w.\-\[\]]*)\s*:\s*(?P<value>\d+)$")
+_JUDGED = re.compile(r"^(?P<name>[A-Za-z][\w.\-\[\]]*)\s*:\s*(?P<value>\S.*)$")  # a counter line whose value is no count
 ERROR_COUNTERS = (
     "rx_crc_errors_phy", "rx_symbol_err_phy", "rx_in_range_len_errors_phy", "rx_out_of_range_len_phy",
     "rx_oversize_pkts_phy", "rx_undersize_pkts_phy", "rx_fragments_phy", "rx_jabbers_phy", "tx_errors_phy",
@@ -69,7 +72,13 @@ def parse_ethtool_stats(text: str) -> dict[str, Any]:
             errors.append(line[:200])
             continue
         if m := _LINE.match(line):
-            counters[m["name"]] = int(m["value"])
+            if m["name"] in counters:  # the driver names each counter once: two reads spliced or pasted twice
+                errors.append(f"counter {m['name']} is listed twice ({counters[m['name']]}, then {m['value']}): "
+                              "two outputs spliced or repeated")
+            counters[m["name"]] = max(int(m["value"]), counters.get(m["name"], 0))
+        elif (m := _JUDGED.match(line)) and (m["name"] in ERROR_COUNTERS or m["name"] in DROP_COUNTERS):
+            errors.append(f"counter {m['name']} reads {m['value'][:40]!r}, not ethtool's unsigned decimal: "
+                          "not judged")
     if not counters and not errors:
         raise ParseError("no 'NAME: VALUE' counter line and no ethtool error", tool=TOOL)
     if not header and not errors and not any(n.endswith("_phy") or n in ERROR_COUNTERS for n in counters):

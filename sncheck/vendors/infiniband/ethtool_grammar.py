@@ -22,6 +22,7 @@ GRAMMAR = {"ethtool-mlx5": Grammar(
          "cut; a reporter's '...' stands for counters left out (every line is one): not whole"),
     failures=("'Cannot get stats information', 'no stats available', 'Operation not supported', 'No such device' "
               "(errors); an error counter above zero (the _phy error counters, module faults, PCIe signal integrity: "
-              "faults); drop counters are kept in drops, not judged"),
+              "faults); drop counters are kept in drops, not judged; a counter named twice, or a judged one whose value is "
+              "no unsigned decimal (errors)"),
     values="counters{NAME: n}, errors_nonzero{NAME: n}, drops{NAME: n}, lanes{LANE: n}, faults, errors",
 )}

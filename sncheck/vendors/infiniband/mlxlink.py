@@ -68,6 +68,7 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
                                                    for ln in stripped[: m.start()].split("\n")):
         return _from_json(stripped[m.start():])
     sections: dict[str, dict[str, str]] = {}
+    outputs = [sections]  # one a device: a loop over devices (or a splice) prints Operational Info again
     errors: list[str] = []
     title: str | None = None
     lines = text.split("\n")
@@ -82,6 +83,9 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
             continue
         if _RULE.match(line) and i > 0 and lines[i - 1].strip():
             title = lines[i - 1].strip()
+            if title == "Operational Info" and title in sections:
+                sections = {}
+                outputs.append(sections)
             sections.setdefault(title, {})
             continue
         nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
@@ -91,7 +95,12 @@ def parse_mlxlink(text: str) -> dict[str, Any]:
             sections[title][m["key"]] = m["value"].strip()
     if not sections and not errors:
         raise ParseError("no mlxlink section (a title over a '----' rule) and no -E- error", tool=TOOL)
-    data = _judge(sections, errors, "text")
+    data = _judge(outputs[0], errors, "text")
+    if len(outputs) > 1:  # each output judged: a later device's never hides an earlier one's fault
+        data["outputs"] = len(outputs)
+        judged = [data] + [_judge(later, [], "text") for later in outputs[1:]]
+        data["faults"] = [f"output {n} of {len(outputs)}: {f}" for n, d in enumerate(judged, 1) for f in d["faults"]]
+        data["errors"] += [f"output {n} of {len(outputs)}: {e}" for n, d in enumerate(judged[1:], 2) for e in d["errors"]]
     if not data["errors"]:
         data["errors"] += _asked_sections(lines, sections)
     last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")

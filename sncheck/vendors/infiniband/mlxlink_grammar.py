@@ -38,7 +38,8 @@ GRAMMAR = {"mlxlink": Grammar(
          "harvest 12's random cuts of cluster-toolkit's NVLink capture) (MFT Version / mstflint Version; amBER Version only "
          "on 16 nm devices on: mlxlink_commander.cpp); JSON that parses whole"),
     failures=("'-E- ...' lines or JSON status code 1 (errors); State not Active, a Status Opcode other than 0, "
-              "Link Down Counter, Link Error Recovery Counter or Effective Physical Errors above zero (faults)"),
+              "Link Down Counter, Link Error Recovery Counter or Effective Physical Errors above zero (faults), in each "
+              "output a file holds (a loop over devices: 'output K of N: ...')"),
     values=("format, sections{TITLE: {KEY: VALUE}}, state, physical_state, speed, width, fec, status_opcode, "
             "recommendation, firmware, counters{link_down, link_error_recovery, effective_errors, effective_ber, "
             "raw_ber, raw_errors_per_lane, symbol_errors, symbol_ber, minutes_since_clear}, faults, errors"),

@@ -158,6 +158,7 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
             errors.append(f"{d['name']}: {len(d['ports'])} of its {want} ports listed: cut short")
         elif want is None and not d["ports"]:
             errors.append(f"{d['name']}: no phys_port_cnt and no port: cut short")
+        errors += _port_numbers(d)
         for p in d["ports"]:
             where = f"{d['name']} port {p['port']}" if d["name"] is not None else "the port before the first hca_id"
             if p["state"] is None:
@@ -176,6 +177,22 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
             if p["phys_state"] and p["phys_state"] != "LINK_UP":
                 faults.append(f"{where}: physical state {p['phys_state']}")
     return {"tool": "ibv-devinfo", "devices": devices, "faults": faults, "errors": errors}
+
+
+def _port_numbers(d: dict[str, Any]) -> list[str]:
+    """devinfo.c lists a device's ports 1 to phys_port_cnt, each once: a port twice (its lines spliced
+    or repeated: a port not listed in its place) or numbered outside them is no output of it."""
+    if d["name"] is None:
+        return []  # the cut-away device: its ports' numbers went with its start
+    want, seen, out = d["phys_port_cnt"], set(), []
+    for p in d["ports"]:
+        n = p["port"]
+        if n in seen:
+            out.append(f"{d['name']}: port {n} is listed twice: output spliced or repeated")
+        elif isinstance(want, int) and not 1 <= n <= want:
+            out.append(f"{d['name']}: port {n} is not one of its ports 1 to {want} (phys_port_cnt)")
+        seen.add(n)
+    return out
 
 
 _PORTINFO = re.compile(r"^(?:(?P<when>Initial|After) )?(?P<role>CA/RT|Switch|Peer|MLNX ext)? ?"

@@ -29,7 +29,8 @@ GRAMMAR = {
              "(print_hca_cap prints it for every port after port_lmc; -v's fields after it vary: harvest 9's random "
              "cuts of a one-port capture between state and link_layer read as whole)"),
         failures=("a port whose state is not PORT_ACTIVE, a phys_state other than LINK_UP (faults); 'No IB devices "
-                  "found', 'Failed to open device', 'Failed to query port' (errors)"),
+                  "found', 'Failed to open device', 'Failed to query port', a port listed twice or outside 1..phys_port_cnt "
+                  "(errors: devinfo.c's loop prints each once)"),
         values=("devices[{name, transport, fw_ver, node_guid, board_id, vendor_part_id, phys_port_cnt, ports[{port, "
                 "state, state_code, phys_state, link_layer, active_mtu, active_width, active_speed, port_lid, "
                 "sm_lid}]}], faults, errors"),

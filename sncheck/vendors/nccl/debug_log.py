@@ -50,8 +50,8 @@ v2.26.2, v2.27.3 and v2.30):
   ``Test NCCL failure``) and as ``ncclSystemError`` etc. by PyTorch.
 
 A log has no end marker: it is a stream. Failures (exit 1): every WARN (the NCCL
-documentation: WARN "prints only messages indicating a fatal error") and every error result
-named in the log. A line cut mid-way is reported by ``sncheck parse`` (no newline at the end).
+documentation: WARN "prints only messages indicating a fatal error"), every error result
+named in the log, and two NCCL versions in one log (ranks on two releases, or two logs spliced). A line cut mid-way is reported by ``sncheck parse`` (no newline at the end).
 
 JSON::
 
@@ -61,7 +61,9 @@ JSON::
      "net": {"network": "IB", "devices": [{"index": 0, "device": "mlx5_0", "port": 1, "link": "IB"}],
              (a merged device: "device": "mlx5_2+mlx5_3", "port": null, "members": [{index, device, port, link}];
               a plain one beside it: "ib_index", the index it printed; "rail", "plane" where printed)
-             "oob": "ib0:10.0.0.1<0>"},
+             "oob": "ib0:10.0.0.1<0>"},  (the first process's line: its devices and its OOB)
+     "net_hosts": [{"host": "node2", "network": "IB", "devices": ["mlx5_0", ...], "oob": "ib0:10.0.0.2<0>"}],
+             (each host's own 'NET/<net> : Using' line: a host listing fewer NICs than another shows here)
      "transports": {"P2P/IPC": 48, "NET/IB": 16}, "channels": 64,
      "warnings": [{"host", "pid", "tid", "device", "file", "line", "func", "time", "message"}],
      "completion_errors": [{"peer", "status", "status_name", "opcode", "len", "vendor_err", "hca",
@@ -83,6 +85,7 @@ _DEV = re.compile(r"\[(\d+)\]$")
 _MASKED = re.compile(r"X+|x+|\*+")  # a number a reporter masked
 _FILE_LINE = re.compile(r"(?P<file>[\w./+-]+):(?P<line>\d+)$")
 _VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)(?P<suffix>[\w.-]*)(?:\+cuda(?P<cuda>\d+\.\d+))?")
+_RAS_BANNER = re.compile(r"^NCCL version \S+ compiled with CUDA ", re.MULTILINE)
 _INIT = re.compile(r"comm (?P<comm>0x[0-9a-fA-F]+|\(nil\)) rank (?P<rank>\d+) nr?anks (?P<nranks>\d+) "
                    r"cudaDev (?P<dev>\d+)(?: nvmlDev (?P<nvml>\d+))? busId (?P<bus>[0-9a-fA-F]+)\b")
 _NET_USING = re.compile(r"^NET/(?P<net>\w+) ?: Using(?P<rest>.*)$")
@@ -215,19 +218,23 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
 def parse_nccl_debug(text: str) -> dict[str, Any]:
     """An ``NCCL_DEBUG`` log (see the module)."""
     data: dict[str, Any] = {"tool": TOOL, "nccl_version": None, "cuda_version": None, "lines": 0, "hosts": [],
-                            "processes": 0, "nranks": None, "ranks": [], "net": None, "transports": {},
+                            "processes": 0, "nranks": None, "ranks": [], "net": None, "net_hosts": [],
+                            "transports": {},
                             "channels": 0, "warnings": [], "completion_errors": [], "nccl_errors": [],
                             "faults": [], "errors": []}
     hosts: dict[str, None] = {}
     procs: set[tuple[str, int]] = set()
     results: dict[str, None] = {}
+    versions: dict[str, str] = {}  # every NCCL version the log prints -> its first line
     net: dict[str, Any] = {"network": None, "devices": [], "oob": None}
     for raw in text.split("\n"):
         line = raw.strip()[:_LINE_MAX]  # NCCL's buffer is 1024 bytes a line: longer is not NCCL's
         if not line:
             continue
-        if "NCCL version " in line and (m := _VERSION.search(line)) and data["nccl_version"] is None:
-            data["nccl_version"], data["cuda_version"] = m["v"], m["cuda"]
+        if "NCCL version " in line and (m := _VERSION.search(line)):
+            versions.setdefault(m["v"], line[:120])
+            if data["nccl_version"] is None:
+                data["nccl_version"], data["cuda_version"] = m["v"], m["cuda"]
         for m in _RESULT.finditer(line):
             results[next(r for r in _RESULTS if m.group(0).startswith(r))] = None
         for m in _RESULT_NAME.finditer(line):
@@ -247,12 +254,18 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
             _warn(data, who, msg)
         elif level == "INFO":
             _info(data, net, who, msg)
-    if not data["lines"] and not results and data["nccl_version"] is None:
-        raise ParseError("no NCCL_DEBUG line (HOST:PID:TID [DEV] NCCL INFO/WARN ...) and no NCCL error", tool=TOOL)
+    if not data["lines"] and not results and (data["nccl_version"] is None or _RAS_BANNER.search(text)):
+        # NCCL_DEBUG=VERSION prints 'NCCL version 2.x.y+cudaA.B' alone; the RAS client's report opens with
+        # 'NCCL version 2.x.y compiled with CUDA A.B' (ras/client.cc): no NCCL_DEBUG log's
+        raise ParseError("no NCCL_DEBUG line (HOST:PID:TID [DEV] NCCL INFO/WARN ...) and no NCCL error"
+                         + (" (an NCCL RAS report: view nccl-ras)" if _RAS_BANNER.search(text) else ""), tool=TOOL)
     data["hosts"], data["processes"] = list(hosts), len(procs)
     data["nccl_errors"] = list(results)
+    by_host = net.pop("hosts", {})
     if net["network"] or net["devices"]:
         data["net"] = {k: v for k, v in net.items() if k not in ("sizes", "from")}
+    data["net_hosts"] = [{"host": h, "network": n["network"], "devices": [d["device"] for d in n["devices"]],
+                          "oob": n["oob"]} for h, n in by_host.items()]
     nranks = [r["nranks"] for r in data["ranks"]] + net.pop("sizes", [])
     data["nranks"] = max(nranks) if nranks else None  # a comm's size, from its Init START or comm line too
     net.pop("from", None)
@@ -260,6 +273,9 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
               f"{w['host'] or '(host removed)'}{':' + str(w['pid']) if w['pid'] is not None else ''}: "
               f"{w['message'][:200]}" for w in data["warnings"]]
     faults += [f"NCCL error: {r}" for r in data["nccl_errors"]]
+    if len(versions) > 1:  # the ranks of a job run one NCCL (its wire protocol is the version's); or two logs spliced
+        faults.append(f"{len(versions)} NCCL versions in one log ({', '.join(versions)}): ranks on different NCCL "
+                      "releases, or two jobs' logs spliced")
     data["faults"] = list(dict.fromkeys(faults))[:_MAX_LISTED]
     return data
 
@@ -283,6 +299,18 @@ def _opt(v: str | None) -> int | None:
     return int(v) if v else None  # an excerpt that wrapped the line keeps its head only
 
 
+def _net_line(net: dict[str, Any], m: re.Match[str]) -> None:
+    """A 'NET/<net> : Using' line into ``net``: NCCL up to 2.5 prints 'NET/Socket : Using' for its bootstrap
+    too; a 'NET/IB : Using' line says the IB transport came up and is the network (net.cc tries IB first):
+    it replaces a Socket line's. The OOB is the chosen line's own (another process's line names its host's)."""
+    if not net["devices"] or (net.get("from") == "Socket" and m["net"] != "Socket"):
+        net["network"] = m["net"] if net.get("from") is not None else net["network"] or m["net"]
+        net["from"] = m["net"]
+        net["devices"] = _net_devices(m["rest"].split("; OOB")[0])
+        oob = _OOB.search(m["rest"])
+        net["oob"] = oob[1] if oob else None
+
+
 def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: str) -> None:
     if msg.startswith(("Channel ", "Ring ")):
         data["channels"] += 1
@@ -295,15 +323,12 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
                               "nranks": int(m["nranks"]), "cuda_dev": int(m["dev"]),
                               "nvml_dev": int(m["nvml"]) if m["nvml"] else None, "bus_id": m["bus"], "comm": m["comm"]})
     elif m := _NET_USING.match(msg):
-        # NCCL up to 2.5 prints 'NET/Socket : Using' for its bootstrap too; a 'NET/IB : Using' line says
-        # the IB transport came up and is the network (net.cc tries IB first): it replaces a Socket line's
-        replace = not net["devices"] or (net.get("from") == "Socket" and m["net"] != "Socket")
-        if replace:
-            net["network"] = m["net"] if net.get("from") is not None else net["network"] or m["net"]
-            net["from"] = m["net"]
-            net["devices"] = _net_devices(m["rest"].split("; OOB")[0])
-        if oob := _OOB.search(m["rest"]):
-            net["oob"] = oob[1]
+        # each process prints its own line (ncclIbInit / ncclNetSocketInit, once a process): the OOB a line
+        # names is its own host's, kept with that line's devices; every host's own line in net_hosts
+        _net_line(net, m)
+        if who["host"] is not None:
+            _net_line(net.setdefault("hosts", {}).setdefault(who["host"], {"network": None, "devices": [],
+                                                                           "oob": None}), m)
     if m := _COMM_SIZE.search(msg):
         net.setdefault("sizes", []).append(int(m[1]))
     if m := _USING_NETWORK.match(msg):

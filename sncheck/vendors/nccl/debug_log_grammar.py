@@ -40,7 +40,8 @@ GRAMMAR = {"nccl-debug": Grammar(
          "(under a launcher's tags too: the cut line stays last when the tasks' lines are regrouped, horovod#3751)"),
     failures=("every WARN (NCCL's documentation: WARN prints only fatal errors) and every error result named "
               "('unhandled cuda error', 'unhandled system error', 'internal error', 'invalid argument', 'invalid "
-              "usage', 'remote process exited or there was a network error'): faults"),
+              "usage', 'remote process exited or there was a network error'), two NCCL versions in one log: faults; only "
+              "the RAS client's 'NCCL version ... compiled with CUDA' banner: not this view's (parse error)"),
     values=("nccl_version, cuda_version, lines, hosts, processes, nranks, ranks[{host, pid, rank, nranks, cuda_dev, "
             "nvml_dev, bus_id, comm}], net{network, devices[{index, device, port, link, address (a Socket device's), "
             "members (a merged device's: [{index, device, port, link}], its device the names joined by '+'), ib_index (a "
