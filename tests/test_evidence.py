@@ -241,8 +241,8 @@ def test_bundles_read_each_part_at_most_twice_however_many_findings(tmp_path, mo
     lines = [json.loads(x) for x in (tmp_path / "run" / "evidence" / entity_dir(f"{a}<->{b}") / "rows.jsonl")
              .read_text().splitlines()]
     assert [(r["kind"], r.get("src"), r.get("host"), r.get("fact")) for r in lines] == [
-        ("p2p", a, None, None), *[("host_fact", None, h, f) for h in sorted({a.split("/")[0], b.split("/")[0]})
-                                  for f in ("reachable", "card_count")]]
+        *[("host_fact", None, h, f) for h in sorted({a.split("/")[0], b.split("/")[0]})
+          for f in ("reachable", "card_count")], ("p2p", a, None, None)]
     card = cards[5]
     mine = [json.loads(x) for x in (tmp_path / "run" / "evidence" / entity_dir(card) / "rows.jsonl")
             .read_text().splitlines()]
@@ -250,4 +250,34 @@ def test_bundles_read_each_part_at_most_twice_however_many_findings(tmp_path, mo
     assert [(r["src"], r["dst"]) for r in p2p] == [p for p in pairs if card in p]
     assert [r["bw_GBps"] for r in p2p] == sorted(r["bw_GBps"] for r in p2p)
     assert {r["host"] for r in mine if r["kind"] == "host_fact"} == {card.split("/")[0]}
+    store.close()
+
+
+@pytest.mark.parametrize("facts_first", [True, False])
+def test_a_capped_bundle_keeps_the_same_rows_whichever_kind_the_store_wrote_first(tmp_path, monkeypatch,
+                                                                                  facts_first):
+    """A bundle over MAX_ROWS keeps its kinds in a fixed order (facts first), not in the order the
+    store first wrote each kind's part (where a timed flush cut the rows): main kept the down
+    host's facts in one run and lost them past the cap in another run of the same tree."""
+    from sncheck.store import evidence as evidence_mod
+    from sncheck.store.rundir import RunStore
+
+    monkeypatch.setattr(evidence_mod, "MAX_ROWS", 5)
+    store = RunStore(tmp_path / "run", run_id="r-1")
+    cards = [f"h0/gpu{g}" for g in range(4)] + [f"h1/gpu{g}" for g in range(4)]
+    p2p = {"round": 0, "src": ["h0/gpu0"] * 7, "dst": cards[1:], "link": [f"h0/gpu0<->{c}" for c in cards[1:]],
+           "bw_GBps": [float(i) for i in range(7)], "status": "ok", "tier": "scale_out"}
+    facts = {"host": "h0", "fact": ["reachable", "card_count"], "value": [True, 4], "status": "ok"}
+    for kind, batch in ([("host_fact", facts), ("p2p", p2p)] if facts_first else [("p2p", p2p), ("host_fact", facts)]):
+        store.batch(kind, batch)
+        store.flush()
+    collect_evidence([Finding("h0/gpu0", "card", "connectivity", "r", "warning", "m")], None, store.frames(),
+                     tmp_path / "run")
+    lines = [json.loads(x) for x in (tmp_path / "run" / "evidence" / entity_dir("h0/gpu0") / "rows.jsonl")
+             .read_text().splitlines()]
+    assert [(r.get("kind"), r.get("fact"), r.get("dst")) for r in lines] == [
+        ("host_fact", "reachable", None), ("host_fact", "card_count", None),
+        ("p2p", None, "h0/gpu1"), ("p2p", None, "h0/gpu2"), ("p2p", None, "h0/gpu3"),
+        (None, None, None)]  # the cap's note
+    assert "7 more rows" not in lines[-1]["note"] and "4 more rows not kept" in lines[-1]["note"]
     store.close()

@@ -342,12 +342,23 @@ def collect_evidence(findings: list[Finding], topology: dict | None, rows: RowFr
     return None
 
 
+# The kinds in a bundle, in the order the layers make them (facts first: few rows, and what
+# an operator reads first), any other kind after them by name. Not the order the store first
+# wrote each kind's part: that is where a timed flush cut the rows, and with a bundle capped at
+# MAX_ROWS two runs of one tree kept different rows (a down host's facts in or out, mock31).
+_BUNDLE_ORDER = ("host_fact", "not_run", "p2p", "collective", "rank", "golden")
+
+
+def _in_bundle_order(kind: str) -> tuple[int, str]:
+    return (_BUNDLE_ORDER.index(kind) if kind in _BUNDLE_ORDER else len(_BUNDLE_ORDER), kind)
+
+
 def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFrames, files: RunFiles, backend: Any,
                    progress: Callable[[str], None], max_run_bytes: int) -> None:
     if not findings:
         return
     budget = _Budget(max_run_bytes, files)
-    whos = {kind: Who(rows, kind) for kind in rows.kinds}  # who each row is about, read once
+    whos = {kind: Who(rows, kind) for kind in sorted(rows.kinds, key=_in_bundle_order)}  # read once
     made = _Lines(rows)
     picks = []  # each finding's members and rows, picked before any row is read
     for f in findings:
