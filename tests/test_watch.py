@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from sncheck.cli.main import main
+from sncheck.errors import ConfigError
 from watch_harness import gating, watch
 from sncheck.vendors.parsers import strip_source_header
 from sncheck.vendors import nccl_ras as ras
@@ -230,6 +231,19 @@ def test_unmapped_rank_says_so(jobs, tmp_path):
     f = next(f for f in res["findings"] if f["rule"] == "watch-straggler")
     assert f["entity"] == "rank2" and "not mapped" in f["message"] and f["evidence"]["mapped"] is False
     assert res["isolation"] == []  # nothing to quarantine: the card is unknown
+    # the record reads back (diff, report, baseline): watch's own unmapped rank is no edit (reviewr:
+    # d782f5e refused it in every reader); the same finding claimed mapped is one
+    from sncheck.store.results import read_record
+    results = tmp_path / "o" / "results.json"
+    assert read_record(results).findings[0].entity
+    r = CliRunner().invoke(main, ["diff", str(tmp_path / "o"), str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    data = json.loads(results.read_text())
+    for g in data["findings"]:
+        g["evidence"]["mapped"] = True
+    results.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="rank2"):
+        read_record(results)
 
 
 def test_follow_stops_cleanly_on_sigterm(jobs, tmp_path):

@@ -179,15 +179,20 @@ _HELD = (EntityKind.CARD, EntityKind.NIC, EntityKind.HOST, EntityKind.LINK)  # n
 def _outside_topology(data: dict[str, Any]) -> str | None:
     """A finding naming a host or supernode the run's own ``topology`` lacks: no run writes one (it
     measures and judges only its inventory), so the record was edited or spliced from another run's.
-    (Isolation steps may name what the state store holds and the inventory dropped: hostile round 9.)"""
+    (Isolation steps may name what the state store holds and the inventory dropped: hostile round 9.
+    ``watch``'s findings on a rank no map covers, or on a dump's node outside the inventory, name
+    it as the dumps do, marked ``evidence.mapped: false``: its own, not an edit.)"""
     topo = data.get("topology")
     sns = topo.get("supernodes") if isinstance(topo, dict) else None
     if not isinstance(sns, list) or not all(isinstance(sn, dict) and isinstance(sn.get("hosts"), list) for sn in sns):
         return None  # a record without its topology (watch's, the first layouts): nothing to hold it to
     hosts = {str(h) for sn in sns for h in sn["hosts"]}
     names = {str(sn.get("name")) for sn in sns}
+    watched = data.get("playbook") == "watch"
     for i, f in enumerate(data.get("findings") or []):
         kind, entity = f.get("entity_kind"), str(f.get("entity"))
+        if watched and isinstance(f.get("evidence"), dict) and f["evidence"].get("mapped") is False:
+            continue  # watch names what the job's dumps name and no map covers (rank7, a RAS node), and says so
         outside = (entity not in names if kind == EntityKind.SUPERNODE else
                    [h for h in hosts_of(entity) if h not in hosts and ":" not in h] if kind in _HELD else [])
         if outside:
