@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from sncheck.vendors.amd.amd_smi import parse_amd_smi
+from sncheck.vendors.nccl_ras import parse_text as ras_text
 from sncheck.vendors.parsers import failures, parse_text
 
 # NCCL RAS -f json (NCCL 2.28.7+, the user guide's sample of 2.29.1): the document's head, then the comms
@@ -185,3 +187,59 @@ def test_ibportstate_a_ca_s_block_after_a_change_ends_at_protectbits_too() -> No
     assert not failures(parse_text("ibportstate", text))
     cut = text[:text.rindex("ProtectBits")]
     assert any("ProtectBits" in f for f in failures(parse_text("ibportstate", cut))), parse_text("ibportstate", cut)
+
+
+# reviewr's attacks on this harvest's fixes (each failed on main a749b05)
+AMD_LOST_VALUE = """GPU: 0
+    POWER:
+        SOCKET_POWER: 120 W
+    CLOCK:
+        GFX_0
+        MEM_0: 1300 MHz
+
+"""
+
+
+def test_amd_smi_a_line_without_its_value_under_a_section_loses_nothing_silently():
+    # reviewr: 5a3090c: 'GFX_0' (its ': value' lost) is taken for a list of scalars; CLOCK becomes
+    # ['GFX_0'] and 'MEM_0: 1300 MHz' goes into the orphaned dict: dropped, errors [], exit 0
+    out = parse_amd_smi(AMD_LOST_VALUE)
+    clock = out["gpus"][0]["CLOCK"]
+    assert out["errors"] or (isinstance(clock, dict) and clock.get("MEM_0") == "1300 MHz")
+
+
+RAS_TWO_GROUPS = """Warnings
+========
+
+#0-0 (9e17999afaa87dbb) MISMATCH
+  Communicator ranks have different status
+  29 ranks have status RUNNING
+  3 ranks have status NOCOMM
+  Rank 4 -- GPU 4 managed by process 507289 on node 172.16.64.210
+  Rank 20 -- GPU 4 managed by process 3500075 on node 172.16.64.213
+  Rank 21 -- GPU 5 managed by process 3500076 on node 172.16.64.213
+  Communicator ranks have different collective operation counts
+  31 ranks have launched up to operation 6650
+  Rank 7 has launched up to operation 6649 -- GPU 7 managed by process 507292 on node 172.16.64.210
+
+"""
+
+
+def test_nccl_ras_a_status_group_ends_where_the_operation_counts_begin():
+    # rasClientRunComms prints the status breakdown, then 'Communicator ranks have different
+    # collective operation counts' and its groups in the same MISMATCH block: rank 7 lags (in the
+    # communicator, RUNNING); 5a3090c's group_status carries NOCOMM onto it
+    lag = [r for r in ras_text(RAS_TWO_GROUPS)["records"] if r.rank == 7]
+    assert len(lag) == 1 and lag[0].state == "MISMATCH" and "NOCOMM" not in lag[0].detail, lag
+
+
+def test_nccl_ras_a_single_rank_keeps_its_own_status():
+    # a group of one prints 'Rank R has status S -- ...' (no 'N ranks have status' line): its S, not the last group's
+    text = RAS_TWO_GROUPS.replace("  Communicator ranks have different collective operation counts\n"
+                       "  31 ranks have launched up to operation 6650\n"
+                       "  Rank 7 has launched up to operation 6649 -- GPU 7 managed by process 507292 on node 172.16.64.210\n",
+                       "  Rank 9 has status FINALIZE -- GPU 1 managed by process 507282 on node 172.16.64.210\n")
+    one = [r for r in ras_text(text)["records"] if r.rank == 9]
+    assert len(one) == 1 and one[0].state != "NOCOMM" and "status NOCOMM" not in one[0].detail, one
+
+

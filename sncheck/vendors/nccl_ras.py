@@ -252,7 +252,10 @@ def parse_text(text: str) -> dict:
         if m := _STATUS_COUNT.match(line):
             group_status = m[2]
             continue
+        if stripped == "Communicator ranks have different status":
+            group_status = None  # the status groups begin: none is named yet
         if m := _COLL.match(line):
+            group_status = None  # the status groups end where the operation counts begin (rasClientRunComms)
             # 2.26 on names the operation ('different AllGather operation counts'); 2.24/2.25 said 'collective'
             # (every operation counted together, the RAS docs' 2.24 example): no operation named, null
             comms[-1]["collective"] = None if m[1] == "collective" else m[1]
@@ -262,8 +265,10 @@ def parse_text(text: str) -> dict:
             continue
         if m := _RANK.match(line):
             what = (m["what"] or "").strip()
-            rank_state = "NOCOMM" if "status NOCOMM" in what or group_status == "NOCOMM" else state
-            detail = "; ".join(context + ([what] if what else []) + ([f"status {group_status}"] if group_status else []))
+            own = re.search(r"has status (\S+)", what)  # a group of one: 'Rank R has status S -- ...', its own S
+            status = own[1] if own else group_status
+            rank_state = "NOCOMM" if status == "NOCOMM" else state
+            detail = "; ".join(context + ([what] if what else []) + ([f"status {status}"] if status and not own else []))
             op = re.search(r"operation (\d+)", what)
             majority_op = max(counts)[1] if counts else None
             mine = int(op[1]) if op else 0 if "not launched" in what else None

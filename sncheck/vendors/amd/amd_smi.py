@@ -115,6 +115,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     nics: list[dict[str, Any]] = []
     cpus: list[dict[str, Any]] = []
     owners: dict[int, tuple[dict, str]] = {}  # a section opened by 'KEY:' (its dict's id): where its key is
+    listed: set[int] = set()  # the sections read as a list of scalars (their dicts' ids)
     foreign: list[str] = []  # lines amd-smi never prints (a key not upper case: another tool's 'key: value')
     for _, indent, body in _body_lines(text, errors):
         m = re.match(r"^(GPU|AI_NIC|CPU|CORE):\s*(\d+)$", body)
@@ -135,6 +136,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
             parent, key = owners[id(stack[-1][1])]
             items = parent[key] if isinstance(parent[key], list) else []
             parent[key] = [*items, _value(body)]
+            listed.add(id(stack[-1][1]))
             continue
         if not kv or kv.group(1) != kv.group(1).upper():  # every key amd-smi prints is upper case
             errors.append(f"unrecognised line: {body}")
@@ -142,6 +144,10 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
             continue
         while stack and indent <= stack[-1][0]:
             stack.pop()
+        if stack and id(stack[-1][1]) in listed:  # a 'KEY: value' among a list's items: no section holds it
+            errors.append(f"unrecognised line: {body} (a key among the items of the list "
+                          f"{owners[id(stack[-1][1])][1]})")
+            continue
         parent = stack[-1][1] if stack else loose
         key, value = kv.group(1).strip(), kv.group(2)
         if value == "":
