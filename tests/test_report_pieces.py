@@ -151,3 +151,19 @@ def test_view_keeps_no_scale_out_row(tmp_path, monkeypatch) -> None:
     conn.connectivity_view(_record(), RowFrames({"p2p": rows}), {})
     assert kept == [int((rows["tier"] != "scale_out").sum())] and kept[0] < len(rows)
     assert np.isin(["scale_out"], rows["tier"]).all()
+
+
+def test_a_missing_tier_is_one_tier_whichever_type_each_piece_reads_it_as(monkeypatch):
+    """A piece whose tier column is categorical names a missing tier "nan", a plain one named it
+    "": the same pairs over two such pieces made two series of identical labels (an invalid
+    exposition; reviewr). One tier, one series a card."""
+    import sncheck.report.prometheus as prom
+
+    frame = pd.DataFrame({"src": ["h1/gpu0", "h1/gpu1"], "dst": ["h1/gpu1", "h1/gpu2"], "tier": [None, None],
+                          "status": "ok", "bw_GBps": [100.0, 90.0], "bw_rev_GBps": [100.0, 90.0],
+                          "lat_p99_us": [5.0, 6.0]})
+    categorical = frame.assign(tier=frame["tier"].astype("category"))
+    monkeypatch.setattr(prom, "pieces", lambda rows, kind, columns: iter([categorical, frame.copy()]))
+    out = card_p2p(pd.DataFrame(), {})
+    assert not out.duplicated(["card", "tier"]).any(), out
+    assert sorted(out["card"]) == ["h1/gpu0", "h1/gpu1", "h1/gpu2"] and set(out["tier"]) == {""}

@@ -390,8 +390,8 @@ def _tier_rows(rows: pd.DataFrame) -> tuple[Codes, dict[str, list[dict[str, np.n
         ok_all = status_ok(p2p).to_numpy(bool)
         fwd_all, rev_all, p99_all = (floats(p2p[c]) for c in ("bw_GBps", "bw_rev_GBps", "lat_p99_us"))
         tier = p2p["tier"]
-        if not isinstance(tier.dtype, pd.CategoricalDtype):
-            tier = tier.fillna("")
+        if not isinstance(tier.dtype, pd.CategoricalDtype):  # a missing tier: "nan", as a categorical's
+            tier = tier.fillna("nan")                           # (one tier, not two: reviewr)
         wide = offset + len(p2p) >= 2**31   # (a place past int32: every row's as int64)
         ends = IdTable(p2p["src"], p2p["dst"], dtype=np.int32)
         code = cards.of(ends.values)   # (this piece's card codes -> the run's)
