@@ -41,10 +41,11 @@ def tier_groups(cells: pd.DataFrame, table: pd.DataFrame, cache: dict | None = N
                 yield from family.restricted(cells, table, code)
                 return
         if _whole(cells.index):  # the rows its selections come from: group them once, for all
-            cache[key] = family = Family(cells)
+            family = Family(cells)
             for item in _grouped(cells, table):
                 family.record(item)
                 yield item
+            cache[key] = family  # kept once every tier is recorded: a reader stopped part-way keeps none
             return
     yield from _grouped(cells, table)
 
