@@ -243,7 +243,8 @@ def test_html_golden_at_fleet_size_one_fleet_chart_then_the_worst_groups() -> No
             drift = diverging.get(group, 0.0) * max(0, step - 10)
             rows.append({"kind": "golden", "layer": "golden", "group": group, "stage": "group", "step": step,
                          "loss": ref * (1.0 + 0.003 + drift), "step_time_s": 0.1, "comm_share": 0.2})
-    results = make_results(findings=[{"entity": "h0123", "entity_kind": "host", "layer": "golden",
+    results = make_results(topology={"supernodes": [{"name": "sn0", "hosts": [g[5:] for g in groups]}]},
+                           findings=[{"entity": "h0123", "entity_kind": "host", "layer": "golden",
                                       "rule": "golden-step-time-regression", "severity": "warning",
                                       "message": "slow", "evidence": {}}])
     golden = render_html(from_json(results), pd.DataFrame(rows)).split('id="golden-charts"')[1].split("</section>")[0]
@@ -324,7 +325,7 @@ def test_html_repeated_directions_are_the_median_of_their_rounds() -> None:
     for r, bw in enumerate((100.0, 300.0, 200.0)):
         rows.append(p2p_row(10 + r, *slow, link_id(*slow), "scale_up", 64 << 20, bw=bw, bw_rev=bw, lat=3.0))
     rows.append(p2p_row(20, *flaky, link_id(*flaky), "scale_up", 64 << 20, status="error", error="reset"))
-    results = make_results(topology={"supernodes": [{"name": "sn0", "hosts": sns["sn0"]}]})
+    results = make_results(topology={"supernodes": [{"name": "sn0", "hosts": sns["sn0"]}]}, findings=[])
     charts = render_html(from_json(results), pd.DataFrame(rows)).split('id="connectivity-charts"')[1].split("</section>")[0]
     worst = charts.split("Worst: ")[1].split(".</")[0]
     assert worst.startswith("node001/gpu0 \u2192 node002/gpu3: 200 GB/s (44%)")
@@ -533,11 +534,11 @@ def test_junit_error_for_hosts_that_could_not_run() -> None:
 def test_junit_passing_layer_and_hostile_text() -> None:
     results = make_results(verdict="pass",
                            layers=[{"name": "connectivity", "verdict": "pass", "summary": {}}],
-                           findings=[{"entity": "x", "entity_kind": "host", "layer": "connectivity", "rule": "r",
-                                      "severity": "info", "message": f"{EVIL}\x1b[0m"}])
+                           findings=[{"entity": "node003", "entity_kind": "host", "layer": "connectivity",
+                                      "rule": "r", "severity": "info", "message": f"{EVIL}\x1b[0m"}])
     text = render_junit(from_json(results))
     root = ET.fromstring(text)
-    assert root.findall(".//failure") == [] and root.get("tests") == "5"   # 4 hosts + "x"
+    assert root.findall(".//failure") == [] and root.get("tests") == "4"   # the 4 hosts
     assert EVIL in root.find(".//system-out").text and "<script>" not in text
 
 
