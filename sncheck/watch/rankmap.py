@@ -174,7 +174,7 @@ def _plane(env: dict[str, str]) -> int | None:
         return None if env.get("SLURM_OVERCOMMIT", "").strip() not in ("", "0") else 1
     if dist.split("=")[0] == "plane":
         size = dist.partition("=")[2] or env.get("SLURM_DIST_PLANESIZE", "")
-        return int(size) if size.strip().isdigit() and 0 < int(size) <= 4096 else None
+        return int(size) if size.strip().isdecimal() and 0 < int(size) <= 4096 else None
     return None
 
 
