@@ -161,8 +161,11 @@ def test_a_jittery_card_is_found_on_the_local_backend(tmp_path):
     assert not unsure & {i["entity"] for i in results["isolation"] if i["action"] in ("isolate", "release")}
     findings = [f for f in results["findings"] if f["severity"] in ("warning", "critical")
                 and not f["evidence"].get("inconclusive")]
-    if outcome.exit_code == 4:  # everything that gates was inconclusive: the jittery card among it
-        assert not findings and "localhost/gpu1" in unsure, results["findings"]
+    if outcome.exit_code == 4:  # everything that gates was inconclusive: the jittery card among it, as
+        # the card or as its links (under load 15+ the other ranks' pairs spike too and the search may
+        # name three of its four links and a loaded card: "could not tell", nothing isolated or released)
+        assert not findings, results["findings"]
+        assert any("localhost/gpu1" in e.split("<->") for e in unsure), results["findings"]
         return
     # the spikes rule fired on the card: as its finding, or folded into another finding of
     # the same card (merge_findings keeps one per entity; a jittery card's median can also
