@@ -9,7 +9,9 @@ a table of communicator groups with their status and errors, then two sections:
   process P on node N``) or ``ERROR`` (``Rank R reported E -- GPU ...``);
 * ``Warnings``: ``TIMEOUT`` and per communicator ``#G-C (hash) MISMATCH``: ranks with a
   different status (``N ranks have status S`` then the ranks of that status: each record's
-  ``detail`` ends ``status S``, a ``NOCOMM`` one's state NOCOMM) or different operation counts
+  ``detail`` ends ``status S``, a ``NOCOMM`` one's state NOCOMM; a group of one is the rank's own
+  ``Rank R has status S -- GPU ...``; the groups end where the operation counts begin, in the same
+  block: rasClientRunComms) or different operation counts
   (``Communicator ranks have different AllGather operation counts``: ``collective``, null where
   2.24/2.25 say ``collective`` for all of them together; ``N ranks have launched up to operation K``
   then the outlier ranks, or ``Rank R has launched

@@ -13,6 +13,9 @@ truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing i
   Values stay strings except plain integers; a fragment without ``GPU: n`` lines is one
   entry with ``gpu`` null. ESMI's ``CPU: n`` / ``CORE: n`` blocks (ROCm 6.1+) are ``cpus``;
   up to ROCm 6.0.x a device's sections start at its own column (the device's all the same).
+  A list of scalars is yaml-dumped one item a line under its ``KEY:`` (amdsmi_logger; ``static
+  --profile``'s PROFILES): only items follow it at that depth, a ``KEY: value`` there is no line
+  amd-smi prints (an unrecognised line).
 
 ``parse_amd_smi_json`` (``amd-smi-json``): ``amd-smi <view> --json`` -- a list of GPUs,
 ``{"gpu_data": [...]}``, or a single object (a ``jq`` fragment) -- as ``{"gpus": [...]}``.
