@@ -440,6 +440,31 @@ def test_harness_kill_and_restart(sshd_cluster: Callable[..., SshdCluster]) -> N
 
 
 @SSHD
+def test_a_close_the_dead_connection_cannot_send_keeps_the_runs_outcome(
+        sshd_cluster: Callable[..., SshdCluster], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closing a channel sends CLOSE unless paramiko has already seen it closed; once the peer
+    is gone that send raises EOFError (CI's random-order suite: sshd killed mid-command, the
+    host's facts read `host_facts: error` from the EOFError instead of `unreachable`). Here
+    every close raises as on a dead socket: a finished command still gives its Result, and a
+    command whose host dies gives ConnectError."""
+    def dead_close(chan: paramiko.Channel) -> None:
+        raise EOFError
+
+    monkeypatch.setattr(paramiko.Channel, "close", dead_close)
+    c = sshd_cluster(1, names=["alpha"])
+    with c.connection("alpha", retries=0) as conn:
+        done = conn.run(["sh", "-c", "echo fine"])
+        assert (done.stdout, done.exit_code) == ("fine\n", 0)
+        killer = threading.Timer(1.0, c["alpha"].kill)
+        killer.start()
+        try:
+            with pytest.raises(ConnectError, match="alpha"):
+                conn.run(["sleep", "30"], timeout=20)
+        finally:
+            killer.join()
+
+
+@SSHD
 def test_wrong_key_is_auth_error_and_not_retried(
     cluster: SshdCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -372,7 +372,7 @@ class _Runner:
         except (paramiko.SSHException, EOFError, OSError) as e:
             raise ConnectError(self.host, f"connection failed while running {self.command!r}: {e}") from e
         finally:
-            chan.close()
+            self._close()
         status = chan.exit_status if chan.exit_status_ready() and not timed_out else -1
         return Result(
             host=self.host,
@@ -383,6 +383,18 @@ class _Runner:
             duration=time.monotonic() - start,
             timed_out=timed_out,
         )
+
+    def _close(self) -> None:
+        """Close the channel; a connection that died meanwhile cannot take the CLOSE message.
+
+        paramiko sends CLOSE on a channel it has not yet seen closed, and that send raises
+        EOFError or OSError once the peer is gone: the run's own outcome (its Result, or the
+        ConnectError saying the connection dropped) must not be replaced by that.
+        """
+        try:
+            self.chan.close()
+        except (paramiko.SSHException, EOFError, OSError) as e:
+            log.debug("%s: closing the channel of %r failed: %s", self.host, self.command, e)
 
     def _wait(self, deadline: float | None) -> bool:
         """Read until the command has exited and its output ended; False at the deadline."""
