@@ -33,7 +33,10 @@ A paste that leaves a section's heading out (a reporter's ``[...]`` between the 
 state names the section (INCOMPLETE, ERROR: Errors; MISMATCH: Warnings).
 
 Every value the text carries is kept: ``nccl_version`` and ``cuda_compiled`` (``NCCL version
-2.26.2 compiled with CUDA 12.4``), ``cuda_runtime`` and ``cuda_driver``; ``job`` (``nodes``,
+2.26.2 compiled with CUDA 12.4``), ``cuda_runtime`` and ``cuda_driver``; RCCL's own banner (``RCCL
+version 2.28.3 compiled with ROCm "7.2.0.0-43-..."``, ``HIP runtime version N, amdgpu driver version
+N``) as ``nccl_version``, ``library: RCCL``, ``rocm_compiled``, ``hip_runtime``, ``amdgpu_driver``;
+the job summary's headers read by their words, however a page renders their blanks; ``job`` (``nodes``,
 ``processes``, ``gpus`` in total, ``processes_per_node`` and ``gpus_per_process`` where every
 node and process has the same), ``node_groups`` / ``process_groups`` (the distributions RAS
 prints when they differ) and ``outlier_nodes`` (``node``, ``pids``); per group
@@ -41,7 +44,10 @@ prints when they differ) and ``outlier_nodes`` (``node``, ``pids``); per group
 ``#G-C (hash) STATE`` block with ``missing`` (ranks or processes it says are missing),
 ``collective`` and ``operation_counts`` ([{``ranks``, ``operation``}]); per record its
 ``operation``. Lines around the report that are PyTorch's (a watchdog timeout pasted with
-it) are read by the ``torch-nccl`` view, under ``torch``; its failures are the report's.
+it) are read by the ``torch-nccl`` view, under ``torch``; its failures are the report's. The
+``ncclras`` client's own failure lines printed instead of a report (``read socket: Connection reset
+by peer``, ``Connecting to H:P: ...``, ``Failed to connect to the NCCL RAS service!``: client.cc) are
+kept in ``client_failed``: nothing measured, exit 1.
 The grammar, with its sources, is :data:`GRAMMAR`.
 """
 
@@ -59,7 +65,7 @@ import json
 
 GRAMMAR = {"nccl-ras": Grammar(
     tool="NCCL RAS status: `ncclras` (text), `ncclras -f json` / SET FORMAT json (2.28 on)",
-    versions="NCCL 2.24 to 2.30 text; 2.28 to 2.30 JSON",
+    versions="NCCL 2.24 to 2.30 text; 2.28 to 2.30 JSON; RCCL 2.28 text",
     sources=(
         "NVIDIA/nccl src/ras/client_support.cc @ v2.24.3-1, v2.26.2-1, v2.27.3-1, v2.30.7-1 (rasClientRunInit: "
         "'NCCL version %s compiled with CUDA %d.%d', 'CUDA runtime version %d, driver version %d', 'Job summary' "
@@ -71,6 +77,12 @@ GRAMMAR = {"nccl-ras": Grammar(
         "launched up to operation K', 'Rank R [has ...] -- GPU G managed by process P on node N'); 2.24 "
         "listed a communicator's missing ranks on one line, '  The missing rank(s): R[, R...]', an item R or a range F-L (the RAS docs' "
         "example of 2.24, harvest7): a range is one record, rank F and last_rank L",
+        "ROCm/rocm-systems projects/rccl src/ras/client_support.cc (RCCL 2.28, rasClientRunInit): 'RCCL version %s "
+        "compiled with ROCm <ROCM_BUILD_INFO>', 'HIP runtime version %d, amdgpu driver version %d'; the rest NCCL's "
+        "(harvest19: AMD CVS's rcclras -v captures of a MI300X cluster)",
+        "NVIDIA/nccl src/ras/client.cc @ v2.30.7-1: the client's failures printed instead of a report (perror "
+        "'read socket', 'Connecting to %s:%s: %s', 'Failed to connect to the NCCL RAS service!', 'NCCL unexpectedly "
+        "closed the connection', 'Unexpected response from NCCL: %s', 'Connection timed out')",
         "pastes: a report from its group table on (a page that left out the head: NCCL 2.24's release blog, its "
         "blanks collapsed to one, harvest7)",
         "NVIDIA/nccl src/ras/client_support.cc @ v2.28.3-1+ (rasDumpCommsToJSON): the JSON document",
@@ -82,9 +94,10 @@ GRAMMAR = {"nccl-ras": Grammar(
            "and its blocks; 'Warnings' + '========' and its blocks. RAS names at most 10 outliers (none beyond a "
            "quarter of the communicator): others are counted, not named."),
     end="the 'Warnings' header (its blocks may be empty); the JSON document closes",
-    failures="a group whose Errors is not OK or whose Status is not RUNNING/FINALIZE; every block of Errors and "
+    failures="the client's own failure lines instead of a report (not measured); a group whose Errors is not OK or whose Status is not RUNNING/FINALIZE; every block of Errors and "
              "Warnings (INCOMPLETE, DEAD, ERROR, TIMEOUT, MISMATCH); a torch-nccl failure pasted with it",
-    values=("nccl_version, cuda_compiled, cuda_runtime, cuda_driver, job, node_groups, process_groups, "
+    values=("nccl_version, cuda_compiled, cuda_runtime, cuda_driver (RCCL: library, rocm_compiled, hip_runtime, "
+            "amdgpu_driver), client_failed, job, node_groups, process_groups, "
             "outlier_nodes, groups[{group, comms, nodes, ranks_per_node, ranks_per_comm, ranks_in_group, status, "
             "errors}], comms[{comm, hash, state, missing, collective, operation_counts}], records[{state, comm, "
             "rank, gpu, node, pid, detail, ahead, operation, last_rank}], torch, errors"),
@@ -102,6 +115,20 @@ _COUNTS = re.compile(r"^\s+(\d+) ranks have (?:launched up to operation (\d+)|no
 _TABLE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(NOCOMM|INIT|RUNNING|FINALIZE|ABORT)\s+(\S+)\s*$")
 _VERSION = re.compile(r"^NCCL version (\d+\.\d+\.\d+)(\S*) compiled with CUDA (\d+\.\d+)")
 _CUDA = re.compile(r"^CUDA runtime version (-?\d+), driver version (-?\d+)")
+# RCCL's banner (ROCm/rocm-systems projects/rccl src/ras/client_support.cc rasClientRunInit: 'RCCL version
+# X.Y.Z<suffix> compiled with ROCm <ROCM_BUILD_INFO>', the build string quoted; 'HIP runtime version %d, amdgpu
+# driver version %d'): RCCL 2.28's report is NCCL's otherwise
+_RCCL_VERSION = re.compile(r'^RCCL version (\d+\.\d+\.\d+)(\S*) compiled with ROCm "?([^"]*?)"?\s*$')
+_HIP = re.compile(r"^HIP runtime version (-?\d+), amdgpu driver version (-?\d+)")
+# the ncclras client's own failures (NVIDIA/nccl src/ras/client.cc @ v2.30.7-1: perror's 'read socket: <error>',
+# 'write to socket: ...', 'socket: ...'; 'Resolving H:P: ...', 'Connecting to H:P: ...', 'Failed to connect to the
+# NCCL RAS service!', 'NCCL unexpectedly closed the connection', 'Unexpected response from NCCL: ...', 'Connection
+# timed out' (not its '; retrying...'), 'Connection closed by server', 'Invalid format|timeout: ...'), printed
+# instead of a report: nothing measured
+_CLIENT_FAILED = re.compile(r"^(?:read socket|write to socket|socket|setsockopt): \S|^(?:Resolving|Connecting to) \S+: |"
+                            r"^Failed to connect to the NCCL RAS service!|^NCCL unexpectedly closed the connection|"
+                            r"^Unexpected response from NCCL: |^Connection timed out\s*$|^Connection closed by (?:server|"
+                            r"the NCCL job)|^Invalid (?:format|timeout): ")
 _NUMBERS = re.compile(r"^\s*\d+(?:\s+\d+)*\s*$")
 _OUTLIER = re.compile(r"^\s+Node (\S+) running process(?:es)? ([\d,]+)")
 # a block's count of what is missing: 'Missing communicator data from N job process(es)' / 'from N rank(s)'
@@ -194,6 +221,12 @@ def parse_text(text: str) -> dict:
         if m := _CUDA.match(stripped):
             head.update(cuda_runtime=int(m[1]), cuda_driver=int(m[2]))
             continue
+        if m := _RCCL_VERSION.match(stripped):
+            head.update(nccl_version=m[1] + m[2], library="RCCL", rocm_compiled=m[3])
+            continue
+        if m := _HIP.match(stripped):
+            head.update(hip_runtime=int(m[1]), amdgpu_driver=int(m[2]))
+            continue
         if stripped == "Job summary" or stripped.startswith("Communicators...") or \
                 (stripped in ("Errors", "Warnings") and underline):
             section = next(h for h in _HEADINGS if stripped.startswith(h))
@@ -203,13 +236,14 @@ def parse_text(text: str) -> dict:
         if not stripped or set(stripped) == {"="}:
             continue
         if section == "Job summary":
-            if stripped.startswith("Nodes  Processes") or stripped.startswith("Processes         GPUs"):
+            heading = " ".join(stripped.split())  # the header line's words, however a page renders their blanks
+            if heading.startswith("Nodes Processes") or heading == "Processes GPUs":
                 table = "?"
                 continue
             if table == "?":  # the second header line names the table
-                table = ("uniform" if "per process    (total)" in stripped else "totals" if "(total)" in stripped
-                         else "per process" if stripped == "per process" else "per node")
-                if stripped.startswith("per node") or stripped.startswith("per process") or "(total)" in stripped:
+                table = ("uniform" if "per process (total)" in heading else "totals" if "(total)" in heading
+                         else "per process" if heading == "per process" else "per node")
+                if heading.startswith("per node") or heading.startswith("per process") or "(total)" in heading:
                     continue
             if _NUMBERS.match(line):
                 tables.append((table, [int(x) for x in line.split()]))
@@ -303,8 +337,9 @@ def parse_text(text: str) -> dict:
             records.append(RasRecord(st, c, None, None, None, None, "; ".join(words) or st))
     errors = [] if groups or "No communicator data collected" in text else \
         ["no communicator table (the report was cut short, or this is not RAS output)"]
-    # whole once its last section began (sncheck watch reads a cut report's records all the same)
-    complete = "Warnings" in seen or "No communicator data collected" in text
+    # whole once its last section began (sncheck watch reads a cut report's records all the same); a report with
+    # 'No communicator data collected!' still prints its Errors and Warnings after it (rasClientRunComms, 2.24 on)
+    complete = "Warnings" in seen
     return {"format": "text", "complete": complete, **head, **_summary(tables), "outlier_nodes": outliers, "groups": groups,
             "comms": comms, "records": records, "other_lines": other, "errors": errors}
 
@@ -322,6 +357,10 @@ def parse(text: str) -> dict:
             raise ParseError(f"not NCCL RAS JSON: {e}") from e
     elif looks_like_text(text):
         out = parse_text(text)
+    elif failed := [ln.strip() for ln in text.splitlines() if _CLIENT_FAILED.match(ln.strip())]:
+        return {"tool": "nccl-ras", "format": "text", "complete": False, "groups": [], "comms": [], "records": [],
+                "client_failed": failed, "errors": [f"the RAS client failed before any report ({failed[-1]}): "
+                                                    "not measured"]}
     else:
         raise ParseError("not NCCL RAS output (no 'Communicators...' report, no RAS JSON)")
     errors = list(out["errors"])

@@ -282,5 +282,10 @@ def ethtool_mlx5(rng: random.Random) -> Iterator[Variant]:
                        ("lanes", counters["rx_err_lane_2_phy"])]
         yield Variant("ethtool-mlx5", case, "\n".join(lines) + "\n", tuple(values), fails=case == "crc errors",
                       stream=True)
+    # ethtool -S eth0 | grep rdma: the vport group's RoCE counters alone (en_stats.c vport_stats_desc), no _phy line
+    rdma = {f"{d}x_vport_rdma_{k}_{u}": rng.randrange(10**6, 10**12) if k == "unicast" else 0
+            for d in "rt" for k in ("unicast", "multicast") for u in ("packets", "bytes")}
+    yield Variant("ethtool-mlx5", "grep rdma", "".join(f"     {n}: {v}\n" for n, v in rdma.items()),
+                  tuple((f"counters.{n}", v) for n, v in rdma.items()), stream=True)
     yield Variant("ethtool-mlx5", "no stats", "Cannot get stats information: Operation not supported\n",
                   (("errors", "Cannot get stats"),), fails=True, stream=True)

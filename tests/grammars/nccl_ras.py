@@ -35,11 +35,15 @@ def _summary(rng: random.Random, nodes: int, ppn: int, gpp: int, odd: bool) -> t
 
 @generator("nccl-ras")
 def nccl_ras(rng: random.Random) -> Iterator[Variant]:
-    for version in ("2.24.3", "2.26.2", "2.27.3", "2.30.4"):
+    # RCCL 2.28 prints its own banner (projects/rccl src/ras/client_support.cc rasClientRunInit), the rest NCCL's
+    for version, lib in (("2.24.3", "NCCL"), ("2.26.2", "NCCL"), ("2.27.3", "NCCL"), ("2.30.4", "NCCL"),
+                         ("2.28.3", "RCCL")):
         for case in rng.sample(("ok", "mismatch", "incomplete", "dead", "timeout", "ok+torch", "status"), 3):
             nodes, ppn, gpp = rng.choice(((2, 8, 1), (4, 8, 1), (32, 8, 1), (18, 4, 1), (2, 1, 8)))
-            lines = [f"NCCL version {version} compiled with CUDA 12.{rng.randint(2, 9)}",
-                     "CUDA runtime version 12040, driver version 12040", ""]
+            lines = ([f"NCCL version {version} compiled with CUDA 12.{rng.randint(2, 9)}",
+                      "CUDA runtime version 12040, driver version 12040", ""] if lib == "NCCL" else
+                     [f'RCCL version {version} compiled with ROCm "7.2.0.0-43-fc0010cf6a"',
+                      "HIP runtime version 70226015, amdgpu driver version 70226015", ""])
             summary, values, procs, gpus = _summary(rng, nodes, ppn, gpp, case == "incomplete" and ppn >= 3)
             lines += summary + ["", f"Communicators... ({rng.random():.2f}s)", "=============", ""]
             comms = rng.randint(1, 3)
@@ -49,6 +53,8 @@ def nccl_ras(rng: random.Random) -> Iterator[Variant]:
             lines += ["Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors",
                       "    #  in group  per comm  per node  per comm  in group",
                       f"{0:5d}  {comms:8d}  {nodes:8d}  {ppn * gpp:8d}  {gpus:8d}  {gpus:8d}  {status:>8s}  {errors:>6s}"]
+            if lib == "RCCL":
+                values += [("library", "RCCL"), ("hip_runtime", 70226015), ("rocm_compiled", "7.2.0.0-43-fc0010cf6a")]
             values += [("nccl_version", version), ("groups[group=0].comms", comms),
                        ("groups[group=0].ranks_per_comm", gpus), ("groups[group=0].errors", errors)]
             lines += ["", "Errors", "======", ""]
@@ -102,5 +108,5 @@ def nccl_ras(rng: random.Random) -> Iterator[Variant]:
                 values.append(("torch", 1800000))
             text = "\n".join(lines) + "\n"
             # every block the table promises is checked, so a cut inside the blocks is told too
-            yield Variant("nccl-ras", f"{version} {case} {nodes}x{ppn}", text, tuple(values),
+            yield Variant("nccl-ras", f"{lib} {version} {case} {nodes}x{ppn}", text, tuple(values),
                           fails=case != "ok", end=end if case in ("ok", "dead", "timeout", "ok+torch") else None)

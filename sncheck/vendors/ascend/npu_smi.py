@@ -185,6 +185,8 @@ def parse_info(text: str) -> dict[str, Any]:
         if listing.is_elision(line):
             elided = True  # a reporter's '...': listing.elided says so (sncheck parse, a run's fact), once
             continue
+        if re.fullmatch(r"\+[-=+]*[-=]", line):  # npucli closes every border with its '+': one without is cut
+            errors.append(f"a border cut mid-line ({len(line)} characters, no closing '+'): output cut short")
         if table is not None and line.startswith("+="):
             if block is not None:
                 table.add(block)  # an NPU's process block ends with its border

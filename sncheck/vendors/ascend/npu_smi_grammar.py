@@ -58,7 +58,9 @@ GRAMMAR = {
                   "device held by another container) or 'dcmi model initialized failed, because the device is used. "
                   "ret is -8020': no NPU measured (tool_failed, errors: exit 1; a run's info facts not_measured); "
                   "other lines outside the box naming an error (errors); a chip's first row without its second, "
-                  "rows without their border, a process block unclosed or missing, '...' (errors: cut short)"),
+                  "rows without their border, a border without its closing '+' (cut mid-line, then another "
+                  "command pasted: vllm-ascend 834, harvest19), a process block unclosed or missing, '...' (errors: "
+                  "cut short)"),
         values=("version, chips[{npu, chip, phy_id, device_id (310P), name, health, power_W, temp_C, hugepages_used, "
                 "hugepages_total (Hugepages-Usage(page), the NPU row's; kept since issue 28's spot-check), bus_id, aicore_pct, "
                 "memory_used_MB, memory_total_MB, hbm_used_MB, hbm_total_MB (null without an HBM column)}], processes (process rows), process_rows[{npu, chip, pid, name, "

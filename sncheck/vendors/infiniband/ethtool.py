@@ -21,6 +21,10 @@ PCIe ``rx_pci_signal_integrity``, ``tx_pci_signal_integrity``, ``outbound_pci_st
 module events ``module_unplug``, ``module_bus_stuck``, ``module_high_temp``,
 ``module_bad_shorted``.
 
+The vport group (``vport_stats_desc``: ``rx_vport_unicast_packets`` ... ``tx_vport_rdma_multicast_bytes``,
+RoCE traffic under ``*_vport_rdma_*``) names an mlx5 port as a ``_phy`` counter does: a paste grep-ed for
+them (``ethtool -S eth0 | grep rdma``, harvest19) is read without the header.
+
 Whole: ethtool prints the driver's whole list; a paste filtered by ``grep`` holds what it
 holds (no count says how many). A last line cut mid-way is reported by ``sncheck parse``.
 A counter named twice (two reads spliced: the larger value is kept) and a judged counter whose
@@ -53,6 +57,10 @@ ERROR_COUNTERS = (
 )
 DROP_COUNTERS = ("rx_discards_phy", "tx_discards_phy", "rx_out_of_buffer", "rx_buffer_passed_thres_phy",
                  "rx_if_down_packets", "rx_steer_missed_packets", "rx_wqe_err", "tx_cqe_err")
+# en_stats.c's vport group (vport_stats_desc: the NIC vport's own counters, RoCE's as *_vport_rdma_*), a name no
+# other driver prints: a paste grep-ed for them (ethtool -S eth0 | grep rdma) is an mlx5 port's without a _phy line
+VPORT_COUNTERS = frozenset(f"{d}x_vport_{kind}_{unit}" for d in "rt" for unit in ("packets", "bytes")
+                           for kind in ("unicast", "multicast", "broadcast", "rdma_unicast", "rdma_multicast"))
 _ERRORS = ("Cannot get stats", "no stats available", "Operation not supported", "No such device")
 
 
@@ -81,8 +89,9 @@ def parse_ethtool_stats(text: str) -> dict[str, Any]:
                           "not judged")
     if not counters and not errors:
         raise ParseError("no 'NAME: VALUE' counter line and no ethtool error", tool=TOOL)
-    if not header and not errors and not any(n.endswith("_phy") or n in ERROR_COUNTERS for n in counters):
-        raise ParseError("no 'NIC statistics:' header and no mlx5 port counter (..._phy)", tool=TOOL)
+    if not header and not errors and not any(n.endswith("_phy") or n in ERROR_COUNTERS or n in VPORT_COUNTERS
+                                             for n in counters):
+        raise ParseError("no 'NIC statistics:' header and no mlx5 port counter (..._phy, *_vport_*)", tool=TOOL)
     nonzero = {n: counters[n] for n in ERROR_COUNTERS if counters.get(n)}
     lanes = {m[1]: v for n, v in counters.items() if (m := re.fullmatch(r"rx_err_lane_(\d+)_phy", n))}
     faults = [f"{n} = {v}" for n, v in nonzero.items()]

@@ -13,7 +13,9 @@ GRAMMAR = {"ethtool-mlx5": Grammar(
         "eth-phy-, eth-mac-, rmon- groups)",
         "torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/en_stats.c @ 01dd742 (the counter names: software "
         "rx_*/tx_*, ch<N>_*, rx<N>_*, tx<N>_*; the port's _phy counters of IEEE 802.3, RFC 2863, RFC 2819, the "
-        "physical layer with rx_err_lane_<N>_phy, per priority; PCIe rx/tx_pci_signal_integrity; module events)",
+        "physical layer with rx_err_lane_<N>_phy, per priority; PCIe rx/tx_pci_signal_integrity; module events; the "
+        "vport group, vport_stats_desc: rx/tx_vport_{unicast,multicast,broadcast,rdma_unicast,rdma_multicast}_"
+        "{packets,bytes}, mlx5's own names: a paste grep-ed for them is an mlx5 port's, harvest19)",
     ),
     lines=("'NIC statistics:' (or 6.x 'Standard stats for IFACE:'), then one '     NAME: VALUE' line a counter, VALUE "
            "an unsigned 64-bit decimal, NAME as the driver gives it (mlx5: rx_packets, rx_crc_errors_phy, "
