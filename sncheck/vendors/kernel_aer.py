@@ -4,21 +4,36 @@
 Grammar (Linux ``drivers/pci/pcie/aer.c``; before 4.17 ``drivers/pci/pcie/aer/aerdrv_errprint.c``),
 every line prefixed by the reporting device (``pcieport 0000:00:02.0: ``, ``nvidia 0000:3b:00.0: ``):
 
-- ``AER: Corrected error received: id=0010`` (up to 4.x: the requester id) or ``: 0000:00:1c.5``
-  (4.x-6.x), ``AER: Multiple Uncorrected (Fatal) error received: ...``, 6.x ``AER: Correctable
-  error message received from 0000:...``: which device reported (``aer_isr_one_error``);
+- SEV, ``aer_error_severity_string[]``, one table (:data:`SEVERITY`) that every line below reads:
+  ``"Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", "Corrected"`` up to 6.7 (aerdrv_errprint.c
+  from 2.6.19 on, aer.c from 4.17), ``"Uncorrectable (Non-Fatal)", "Uncorrectable (Fatal)",
+  "Correctable"`` from 6.8 ("PCI/AER: Use 'Correctable' and 'Uncorrectable' spec terms for errors",
+  Bjorn Helgaas, 2023-12-06: ``- pcieport 0000:00:1c.5: AER: Corrected error received: 0000:00:1c.5``
+  ``+ ... AER: Correctable error received: 0000:00:1c.5``); exactly so, case and all;
+- the receiving port's line (``aer_print_port_info``, ``aer_print_source`` from 6.16):
+  ``AER: %s%s error received: id=%04x`` in 3.x-4.x (``dev_info(&dev->dev, "AER: ...")``, the
+  requester id), ``%s%s error received: %04x:%02x:%02x.%d`` 4.x-6.7, ``%s%s error message
+  received from %04x:%02x:%02x.%d`` from 6.8 ("PCI/AER: Decode Requester ID when no error info
+  found", backported to the stable kernels with the old SEV: ``AER: Corrected error message received
+  from``), ``...%d%s`` with ``found ? "" : " (no details found"`` from 6.16 ("PCI/AER: Consolidate
+  Error Source ID logging in aer_isr_one_error_type()", 2025: the kernel prints no closing
+  parenthesis); the first ``%s`` is ``"Multiple "`` where more errors were latched; a reporter's
+  ``error received from`` (harvest 5) reads as the same;
 - ``PCIe Bus Error: severity=SEV, type=LAYER, id=%04x(AGENT)`` (up to 4.x) or ``..., (AGENT)``
-  (``aer_print_error``): SEV ``Corrected`` | ``Uncorrected (Non-Fatal)`` | ``Uncorrected (Fatal)``
-  (``aer_error_severity_string``), LAYER ``Physical Layer`` | ``Data Link Layer`` |
+  (``aer_print_error``): LAYER ``Physical Layer`` | ``Data Link Layer`` |
   ``Transaction Layer``, AGENT ``Receiver ID`` | ``Requester ID`` | ``Completer ID`` |
-  ``Transmitter ID``; ``type=Inaccessible, (Unregistered Agent ID)`` when the status reads 0;
+  ``Transmitter ID``; ``type=Inaccessible, (Unregistered Agent ID)`` when the status reads 0
+  (``type=Unaccessible, id=%04x(Unregistered Agent ID)`` before);
 - ``  device [VVVV:DDDD] error status/mask=SSSSSSSS/MMMMMMMM``: the vendor:device and registers;
 - one line per error bit set: ``   [%2d] %-22s%s``: the bit, its name (``Receiver Error``,
   ``Bad TLP``, ``Bad DLLP``, ``RELAY_NUM Rollover``, ``Replay Timer Timeout``, ``Surprise Down
   Error``, ``Completion Timeout``, ``Unsupported Request``..., from 4.17 the short names
   ``RxErr``, ``BadTLP``, ``Timeout``, ``SDES``, ``CmpltTO``, ``UnsupReq``...; ``Unknown Error
   Bit``), `` (First)`` on the First Error Pointer;
-- ``  TLP Header: ...``: the header of the TLP in error.
+- ``  TLP Header: ...``: the header of the TLP in error;
+- lines that say no detail follows, counted, not read: ``can't find device of ID%04x`` (to 6.7),
+  ``found no error details for %04x:%02x:%02x.%d`` (6.8-6.15), and ``  Error of this Agent(%04x)
+  is reported first`` / ``  Error of this Agent is reported first``.
 
 A reporter's excerpt may cut the device prefixes (then a status, bit or TLP line continues the
 report before it), join several bit lines into one, or leave out ``severity=``: read as the same.
@@ -43,14 +58,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# aer.c's aer_error_severity_string, the only SEV any line prints (the module's grammar), and the class each names
+SEVERITY = {"Uncorrected (Non-Fatal)": "non-fatal", "Uncorrected (Fatal)": "fatal", "Corrected": "corrected",  # to 6.7
+            "Uncorrectable (Non-Fatal)": "non-fatal", "Uncorrectable (Fatal)": "fatal", "Correctable": "corrected"}
+_SEV = "|".join(re.escape(sev) for sev in SEVERITY)
+# the receiving port's verb: 'error received: ' (to 6.7), 'error message received from ' (6.8 on, stable too),
+# a reporter's 'error received from ' (harvest 5)
+_RECEIVED_VERBS = ("received: ", "message received from ", "received from ")
+_RECEIVED_VERB = r"error (?:message )?received(?::| from) "
+
 _DEV = r"(?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 _PREFIX = re.compile(rf"(?:^|\s)(?:[\w.-]+ )?{_DEV}: ")
-_DETAIL = re.compile(r"PCIe Bus Error: (?:severity=)?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Uncorrectable(?: \((?:Fatal|"
-                     r"Non-Fatal)\))?|Corrected|Correctable|Uncorrected),\s*type=(?P<type>[^,]+)(?:,\s*(?:id=\w+)?"
-                     r"\(?(?P<agent>[^)]*)\)?)?", re.I)
-RECEIVED = re.compile(r"AER: (?P<multiple>Multiple )?(?P<sev>Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected|Correctable|"
-                      r"Uncorrectable \((?:Fatal|Non-Fatal)\)) error (?:message )?received(?::| from) "
-                      r"(?:id=\w+|(?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?))", re.I)
+_DETAIL = re.compile(rf"PCIe Bus Error: (?:severity=)?(?P<sev>{_SEV}),\s*type=(?P<type>[^,]+)(?:,\s*(?:id=\w+)?"
+                     r"\(?(?P<agent>[^)]*)\)?)?")
+RECEIVED = re.compile(rf"AER: (?P<multiple>Multiple )?(?P<sev>{_SEV}) {_RECEIVED_VERB}"
+                      r"(?:id=\w+|(?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?))")
 _STATUS = re.compile(r"device \[(?P<vd>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\] error status/mask=(?P<s>[0-9a-fA-F]{8})/"
                      r"(?P<m>[0-9a-fA-F]{8})")
 _BIT = re.compile(r":\s+\[\s*(?P<bit>\d{1,2})\] (?P<name>.+?)\s*(?P<first>\(First\))?\s*$")
@@ -77,7 +99,6 @@ _UNCORRECTABLE = {0: "Undefined", 4: "DLP", 5: "SDES", 12: "TLP", 13: "FCP", 14:
 # A header line whole (aer.c: aer_print_port_info / aer_isr_one_error's 'received' line, aer_print_error's
 # 'PCIe Bus Error' and 'device [...] error status/mask' lines, __print_tlp_header), read after the device
 # prefix and its 'AER: ' (dev_fmt, 4.20 on): each field ends where the kernel's format says
-_SEV = r"(?:Uncorrected|Uncorrectable) \((?:Fatal|Non-Fatal)\)|Corrected|Correctable|Uncorrected|Uncorrectable"
 _HEADER_WHOLE = re.compile(rf"PCIe Bus Error: (?:severity=)?(?:{_SEV}),\s*type=(?:Physical Layer|Data Link Layer|"
                            r"Transaction Layer|Inaccessible|Unaccessible),\s*(?:id=[0-9a-fA-F]{4})?"
                            r"\((?:Receiver|Requester|Completer|Transmitter|Unregistered Agent) ID\)\s*$")
@@ -86,15 +107,12 @@ _WHOLE = {
     "device [": re.compile(r"device \[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\] error status/mask=[0-9a-fA-F]{8}/[0-9a-fA-F]{8}$"),
     "TLP Header": re.compile(r"TLP Header(?: \(Flit\))?: [0-9a-fA-F]{8}(?: [0-9a-fA-F]{8}){3}(?:\s.*)?$"),
 }
-_RECEIVED_WHOLE = re.compile(rf"(?:Multiple )?(?:{_SEV}) error (?:message )?received(?::| from) (?:id=[0-9a-fA-F]{{4}}|"
-                             r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: \(no details found\))?$")
+_RECEIVED_WHOLE = re.compile(rf"(?:Multiple )?(?:{_SEV}) {_RECEIVED_VERB}(?:id=[0-9a-fA-F]{{4}}|"
+                             r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: \(no details found\)?)?$")
 _RECEIVED_HEAD = re.compile(rf"(?:Multiple )?(?:{_SEV}) error")
 # what each header line begins with, for a cut before its first field ('AER: Corrected err', 'PCIe Bus Er')
 _HEADS = ("PCIe Bus Error: ", "device [", "TLP Header: ", "AER: PCIe Bus Error: ", "AER: device [", "AER: TLP Header: ",
-          *(f"AER: {many}{sev} error {how}" for many in ("", "Multiple ")
-            for sev in ("Corrected", "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", "Correctable",
-                        "Uncorrectable (Non-Fatal)", "Uncorrectable (Fatal)")
-            for how in ("received: ", "message received from ")))
+          *(f"AER: {many}{sev} error {verb}" for many in ("", "Multiple ") for sev in SEVERITY for verb in _RECEIVED_VERBS))
 
 
 # the names a bit line may print: aer.c's tables before 4.17 (long) and after (short, _CORRECTABLE and
@@ -177,13 +195,6 @@ def finish(events: list[dict[str, Any]]) -> None:
                          for i in range(32) if set_bits >> i & 1]
 
 
-def klass(sev: str) -> str:
-    s = sev.lower()
-    if s in ("corrected", "correctable"):
-        return "corrected"
-    return "non-fatal" if "non-fatal" in s else "fatal"
-
-
 def bdf(body: str) -> str | None:
     m = _PREFIX.search(body)
     return m.group("dev").lower() if m else None
@@ -194,7 +205,7 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
     status, an error bit, the TLP header: ``last`` updated); None for a line not AER's."""
     port = bdf(body)
     if m := _DETAIL.search(body):
-        return {"source": "aer", "code": None, "bus_id": port[:10] if port else None, "class": klass(m.group("sev")),
+        return {"source": "aer", "code": None, "bus_id": port[:10] if port else None, "class": SEVERITY[m.group("sev")],
                 "port": port, "type": m.group("type").strip(), "agent": (m.group("agent") or "").strip() or None,
                 "vendor_device": None, "status": None, "mask": None, "bits": []}
     # a line without a device prefix continues the report before it (a reporter cut the prefixes)
@@ -218,7 +229,7 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
         # the port that received the message (the line's own device: a root port, a downstream port)
         # and 'Multiple': more errors were latched than this report shows (aer_print_port_info)
         return {"source": "aer", "code": None, "bus_id": src[:10].lower() if src else None,
-                "class": klass(m.group("sev")), "port": src.lower() if src else None, "received": True,
+                "class": SEVERITY[m.group("sev")], "port": src.lower() if src else None, "received": True,
                 "reported_by": port, "multiple": bool(m.group("multiple"))}
     return None
 

@@ -58,7 +58,8 @@ from sncheck.vendors.nvidia import kernel_nvrm
 
 GRAMMAR = {"kernel-log": Grammar(
     tool="kernel log: `dmesg` (any time format), `journalctl -k`, syslog, and sncheck's bounded read",
-    versions="Linux 3.x to 6.12 (AER, amdgpu RAS/ACA, mlx5 health, APEI GHES records), 2.6.30 to 6.15 (hung tasks); NVIDIA driver "
+    versions="Linux 3.x to 6.16 (AER), 3.x to 6.12 (amdgpu RAS/ACA, mlx5 health, APEI GHES records), 2.6.30 to 6.15 (hung "
+             "tasks); NVIDIA driver "
              "3xx to 595 (Xid, SXid, RmInitAdapter)",
     sources=(
         "NVIDIA/open-gpu-kernel-modules @ 595.45.04: src/nvidia/src/kernel/gpu/rc/kernel_rc.c (XID_PRINT_WITH_ATTR: "
@@ -69,8 +70,10 @@ GRAMMAR = {"kernel-log": Grammar(
         "NV_DEV_PRINTF's 'NVRM: GPU %04x:%02x:%02x.%x: '), kernel-open/nvidia/nv.c ('rm_init_adapter failed, "
         "device minor number %d', 'NVRM: loading %s' with pNVRM_ID, 'API mismatch')",
         "torvalds/linux drivers/pci/pcie/aer.c (aer_print_error, __aer_print_error '   [%2d] %-22s%s', "
-        "aer_error_severity_string, aer_error_layer, aer_agent_string, the short bit names from 4.17; "
-        "aer_print_port_info '%s%s error message received from %04x:%02x:%02x.%d' on the receiving port, the "
+        "aer_error_severity_string ('Corrected' to 6.7, 'Correctable' from 6.8: one table, kernel_aer.SEVERITY), "
+        "aer_error_layer, aer_agent_string, the short bit names from 4.17; "
+        "aer_print_port_info '%s%s error message received from %04x:%02x:%02x.%d' on the receiving port (6.16's "
+        "aer_print_source adds ' (no details found', no closing parenthesis), the "
         "'PCIe Bus Error' lines on the device in error; pr_fmt/dev_fmt 'AER: ' before every line of it) and "
         "drivers/pci/pcie/aer/aerdrv_errprint.c up to 4.16 ('id=%04x(%s)', the long bit names)",
         "torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, amdgpu_aca.c: see sncheck/vendors/amd/kernel_ras.py",

@@ -1,0 +1,64 @@
+"""Issue 28's parse leftovers named by stop 45 (task parse28f): each test failed on main before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# aer.c's aer_error_severity_string before and after 6.8, with the class each names
+_KERNEL_SEV = {"Uncorrected (Non-Fatal)": "non-fatal", "Uncorrected (Fatal)": "fatal", "Corrected": "corrected",
+               "Uncorrectable (Non-Fatal)": "non-fatal", "Uncorrectable (Fatal)": "fatal", "Correctable": "corrected"}
+# what no aer.c prints: the old twins' extra alternatives (a bare 'Uncorrected', any case)
+_FOREIGN_SEV = ("Uncorrected", "Uncorrectable", "corrected", "CORRECTABLE", "uncorrected (fatal)", "Corrected (Fatal)")
+
+
+def _aer_lines(sev: str) -> list[str]:
+    """Every header line shape aer.c prints with ``sev``, each as its kernel prints it."""
+    port = "pcieport 0000:00:1c.5: "
+    return [port + f"AER: {sev} error received: id=00e5",  # 3.x-4.x
+            port + f"AER: {sev} error received: 0000:00:1c.5",  # 4.x-6.7
+            port + f"AER: Multiple {sev} error received: 0000:00:1c.5",
+            port + f"AER: {sev} error message received from 0000:3b:00.0",  # 6.8 on, stable backports
+            port + f"AER: {sev} error message received from 0000:3b:00.0 (no details found",  # 6.16 on
+            "nvidia 0000:3b:00.0: " + f"AER: PCIe Bus Error: severity={sev}, type=Physical Layer, (Receiver ID)",
+            port + f"PCIe Bus Error: severity={sev}, type=Transaction Layer, id=00e5(Requester ID)",
+            port + f"PCIe Bus Error: severity={sev}, type=Inaccessible, (Unregistered Agent ID)"]
+
+
+def test_aer_reads_one_severity_table_and_a_line_it_reads_is_the_line_it_calls_whole() -> None:
+    """kernel_aer spelled aer.c's severities four times: the event regexes took any case and a bare
+    'Uncorrected' / 'Uncorrectable' (read as fatal), the received line's event regex took no bare one,
+    the whole-line regexes were case-sensitive and took the bare ones, the cut heads listed six. So
+    'AER: Uncorrected error received: ...' was a whole line the view did not read, and 'PCIe Bus Error:
+    severity=corrected, ...' a read report whose line was called cut. Now one table (aer.c's six
+    strings): a header line is read exactly where it is whole, with the class the table names; and
+    6.16's received line, which ends in ' (no details found' (no closing parenthesis: aer_print_source
+    prints it so), is whole, not a cut."""
+    from sncheck.vendors import kernel_aer
+
+    for sev, klass in _KERNEL_SEV.items():
+        for line in _aer_lines(sev):
+            e = kernel_aer.event(line, None)
+            assert e and e["class"] == klass, (line, e)
+            assert not kernel_aer.cut_short(line), line
+    for sev in _FOREIGN_SEV:  # neither read nor called a whole AER line (the old twins did one or the other)
+        for line in _aer_lines(sev):
+            read, whole = bool(kernel_aer.event(line, None)), kernel_aer._whole(line) is True
+            assert read == whole, (line, read, whole)
+
+
+def test_a_6_16_log_ending_in_a_received_line_without_details_is_whole_and_read() -> None:
+    """The same through the kernel-log view: a log whose last line (no newline after it, as pastes
+    end) is 6.16's 'error message received from ... (no details found' said 'cut mid-line'; now it
+    reads the report, whole. Cut inside that line it is still a cut."""
+    from sncheck.vendors.kernel_log import parse_kernel_log
+
+    line = "[ 9.5] pcieport 0000:00:01.0: AER: Correctable error message received from 0000:02:00.0 (no details found"
+    got = parse_kernel_log("[ 9.4] pci 0000:02:00.0: [1234:5678] type 00 class 0x010802\n" + line)
+    assert not got["errors"], got["errors"]
+    assert [(e["class"], e["port"], e["reported_by"]) for e in got["events"]] == [
+        ("corrected", "0000:02:00.0", "0000:00:01.0")]
+    for k in range(line.index("AER") + 1, line.index(" (no")):
+        assert any("mid-line" in e for e in parse_kernel_log(line[:k])["errors"]), line[:k]
+
