@@ -62,3 +62,42 @@ def test_a_6_16_log_ending_in_a_received_line_without_details_is_whole_and_read(
     for k in range(line.index("AER") + 1, line.index(" (no")):
         assert any("mid-line" in e for e in parse_kernel_log(line[:k])["errors"]), line[:k]
 
+
+# another tool's 'KEY: value' text in capitals: a Kubernetes pod's env block, a sensor dump
+_UPPER_FOREIGN = ("NCCL_DEBUG: INFO\nNCCL_IB_HCA: mlx5_0,mlx5_1\nNCCL_SOCKET_IFNAME: eth0\n",
+                  "GPU: 0\n    NCCL_DEBUG: INFO\n    NCCL_IB_HCA: mlx5_0\n",
+                  "SENSOR_ID: CPU0_TEMP\nREADING_C: 45\nUPPER_CRITICAL_C: 95\n")
+
+
+def test_amd_smi_refuses_upper_case_text_none_of_whose_keys_amd_smi_prints(tmp_path: Path) -> None:
+    """amd-smi's upper-case rule (parse28e) let all-upper-case foreign text through: a pod's NCCL env
+    block read as one GPU with no id, exit 0. Now one key at least must be amd-smi's, by the key
+    vocabulary read from its source (sncheck/vendors/amd/amd_smi_keys.py, scripts/amd-smi-keys.py):
+    exit 1, one line naming the file. A block of amd-smi's keys with an unknown key beside them
+    still reads (a newer amd-smi's key)."""
+    from click.testing import CliRunner
+    from test_hardening import one_line_error
+
+    from sncheck.cli.main import main
+    from sncheck.vendors.parsers import parse_text
+
+    for i, text in enumerate(_UPPER_FOREIGN):
+        f = tmp_path / f"other{i}.txt"
+        f.write_text(text)
+        line = one_line_error(CliRunner().invoke(main, ["parse", "amd-smi", str(f), "--json"]), 1)
+        assert str(f) in line and "no key amd-smi prints" in line, line
+    newer = "GPU: 0\n    ASIC:\n        MARKET_NAME: MI300X\n        NEW_KEY_OF_ROCM_9: 1\n"
+    assert parse_text("amd-smi", newer)["gpus"][0]["ASIC"] == {"MARKET_NAME": "MI300X", "NEW_KEY_OF_ROCM_9": 1}
+
+
+def test_every_key_the_amd_checks_read_is_in_the_vocabulary_from_amd_smi_s_source() -> None:
+    """The checks read amd-smi's keys by name (ECC_BLOCKS, THROTTLE_STATUS, PCIE WIDTH...): each such
+    name is one amd-smi's source prints (a typo there, or a vocabulary that lost a command, shows here)."""
+    import re
+
+    from sncheck.vendors.amd.amd_smi_keys import KEYS
+
+    named = set(re.findall(r'\.get\("([A-Z][A-Z0-9_]+)"\)', (REPO / "sncheck/vendors/amd/checks.py").read_text()))
+    assert {"BDF", "ECC_BLOCKS", "THROTTLE_STATUS", "WIDTH"} <= named, named
+    assert named <= KEYS, sorted(named - KEYS)
+

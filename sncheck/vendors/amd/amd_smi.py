@@ -51,6 +51,7 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors import after_end, jsonprefix, listing
 from sncheck.vendors.amd import amd_smi_watch
+from sncheck.vendors.amd.amd_smi_keys import KEYS
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
 from sncheck.vendors.delivery import PROMPT_LINE, command_line
 from sncheck.vendors.fragment import json_fragment
@@ -120,6 +121,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     owners: dict[int, tuple[dict, str]] = {}  # a section opened by 'KEY:' (its dict's id): where its key is
     listed: set[int] = set()  # the sections read as a list of scalars (their dicts' ids)
     foreign: list[str] = []  # lines amd-smi never prints (a key not upper case: another tool's 'key: value')
+    keys: set[str] = set()  # every key read: one at least must be amd-smi's (amd_smi_keys, from its source)
     for _, indent, body in _body_lines(text, errors):
         m = re.match(r"^(GPU|AI_NIC|CPU|CORE):\s*(\d+)$", body)
         if m:
@@ -153,6 +155,7 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
             continue
         parent = stack[-1][1] if stack else loose
         key, value = kv.group(1).strip(), kv.group(2)
+        keys.add(key)
         if value == "":
             child: dict[str, Any] = {}
             parent[key] = child
@@ -163,6 +166,10 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     if foreign and not (gpus or nics or cpus or _failed(errors)):  # no device line, and text amd-smi never prints
         raise ParseError(f"no 'GPU: n' blocks, and {foreign[0][:60]!r} is no line amd-smi prints (its keys are "
                          "upper case: amdsmi_logger's _capitalize_keys): another tool's output?", tool="amd-smi")
+    if keys and not keys & KEYS and not _failed(errors):  # upper case all, and none of them amd-smi's
+        raise ParseError(f"no key amd-smi prints ({', '.join(sorted(keys)[:3])}{', ...' if len(keys) > 3 else ''}: "
+                         "none is in amd-smi's key vocabulary, read from its source: amd_smi_keys): another "
+                         "tool's output?", tool="amd-smi")
     if not gpus and loose:
         gpus = [{"gpu": None, **loose}]
     if not gpus and (failed := _failed(errors)):

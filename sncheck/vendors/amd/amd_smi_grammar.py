@@ -56,7 +56,10 @@ GRAMMAR = {
         ),
         lines=("'GPU: N' opens a device; then 'KEY: value' lines, 4 spaces deeper per level, every KEY upper case "
                "(amdsmi_logger's _capitalize_keys, rocm-5.5 on: a 'Chip Count : 1' or 'nvidia-peermem x:' line is "
-               "another tool's; with no device line, a parse error), a 'KEY:' with "
+               "another tool's; with no device line, a parse error) and one KEY at least amd-smi's own "
+               "(sncheck/vendors/amd/amd_smi_keys.py: the dict keys amdsmi_commands.py and amdsmi_interface.py "
+               "write, rocm-5.5.0 to rocm-6.2.2 and amd-staging 0ceca28, made by scripts/amd-smi-keys.py: "
+               "upper-case text none of whose keys amd-smi prints is another tool's, a parse error), a 'KEY:' with "
                "nothing after it opening a section; values as the library gives them: integers, strings "
                "('N/A', '32 GT/s', an IFWI VERSION '00154951' kept as a string), units inside the string; up to "
                "ROCm 6.0.x the sections at the device line's own column (each line until the next device line is "
