@@ -101,3 +101,47 @@ def test_every_key_the_amd_checks_read_is_in_the_vocabulary_from_amd_smi_s_sourc
     assert {"BDF", "ECC_BLOCKS", "THROTTLE_STATUS", "WIDTH"} <= named, named
     assert named <= KEYS, sorted(named - KEYS)
 
+
+_MI50 = REPO / "fixtures/real/harvest17/rocm-smi-showtopo" / ("01_rocm_smi_showtopo_4x_mi50_gfx906_pcie_weight_40_hops_2_link_type_"
+                                                           "pcie_numa_node_0_affinity_0_end_of_log_whole_gfx906-wiki-perf-vs-pcie.txt")
+
+
+def test_a_pcie_only_topology_without_a_platform_is_not_judged_and_names_no_card() -> None:
+    """rocm-smi --showtopo of four MI50s (no XGMI hive: every pair PCIE, harvest 17's real capture)
+    with no platform said 'XGMI: 0/6 GPU pairs direct over XGMI ...; down or rerouted' (exit 1), and a
+    run's row named all four cards dead (each card's every link 'down'): a PCIe-only board and a dead
+    XGMI fabric read the same, and only a design that expects XGMI tells them apart. Now 'not
+    judged: no XGMI link in this topology; give a platform' (exit 1: never a pass), no card named; with
+    --platform amd-mi300x (XGMI on every pair) it stays the failure, its cards named."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+    from sncheck.vendors.amd import checks, rocm_smi
+    from sncheck.vendors.facts import Expect
+    from sncheck.vendors.registry import platform
+
+    got = CliRunner().invoke(main, ["parse", "rocm-smi-showtopo", str(_MI50)])
+    assert got.exit_code == 1, got.output
+    assert "XGMI: not judged: no XGMI link in this topology (all 6 GPU pairs PCIE); give a platform" in got.output
+    assert "down or rerouted" not in got.output
+    parsed = rocm_smi.parse_showtopo(_MI50.read_text())
+    (row,) = checks.check_xgmi_topo("h1", parsed, Expect(cards=4))
+    assert not row["ok"] and "not judged" in row["message"] and not row.get("cards") and not row.get("links"), row
+    mi300x = CliRunner().invoke(main, ["parse", "rocm-smi-showtopo", "--platform", "amd-mi300x", str(_MI50)])
+    assert mi300x.exit_code == 1 and "down or rerouted" in mi300x.output, mi300x.output
+    (row,) = checks.check_xgmi_topo("h1", parsed, Expect(cards=4, platform=platform("amd-mi300x")))
+    assert not row["ok"] and "down or rerouted" in row["message"] and row.get("cards"), row
+
+
+def test_parse_platform_is_refused_where_it_judges_nothing_or_is_unknown() -> None:
+    """--platform names a platform whose checks judge the view: another vendor's, or no platform, exit 2."""
+    from click.testing import CliRunner
+    from test_hardening import one_line_error
+
+    from sncheck.cli.main import main
+
+    other = one_line_error(CliRunner().invoke(main, ["parse", "rocm-smi-showtopo", "--platform", "nvidia-nvl72", str(_MI50)]))
+    assert "--platform nvidia-nvl72 judges none of rocm-smi-showtopo's facts" in other, other
+    unknown = one_line_error(CliRunner().invoke(main, ["parse", "rocm-smi-showtopo", "--platform", "mi50", str(_MI50)]))
+    assert "unknown platform 'mi50'" in unknown, unknown
+

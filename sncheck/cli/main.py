@@ -25,7 +25,9 @@ from sncheck.report import outputs
 from sncheck.run.safety import crash_report, install_signal_handlers, restore_signal_handlers, set_run_dir
 import importlib
 from sncheck.store.files import route_log
-from sncheck.vendors.parsers import failures as parse_failures, get_parser, known_collective, known_collectives, parse_text
+from sncheck.vendors.parsers import (failures as parse_failures, get_parser, judged_views, known_collective,
+                                      known_collectives, parse_text)
+from sncheck.vendors.registry import platform
 from sncheck.vendors.delivery import decode
 from sncheck.config.fileio import read_input
 from sncheck.config.playbook import LAYERS
@@ -377,12 +379,15 @@ def _known_collective(ctx: click.Context, param: click.Parameter, value: str | N
               "file's kernel-log policy (a file or a shipped name: default), as a run does: 'judged' in the JSON, "
               "exit 1 on a warning or critical report (not on every report). ib-counters: the rules its "
               "counters are judged by (default: the shipped rules), as a run judges its reads.")
+@click.option("--platform", "platform_name", help="Judge the output as a run judges a host of this platform "
+              "(its checks, against its design: amd-mi300x expects XGMI on every GPU pair); without it, as a host "
+              "whose inventory names no platform (a topology with no XGMI link is then 'not judged', exit 1).")
 @click.option("--since", type=input_file("log"), help="ib-counters: an earlier read of the same ports: judge each "
               "error counter's growth since it (as 'fabric check --since'); without it a counter above zero is "
               "judged as a run judges its read before the traffic (info, exit 0).")
 @handle_errors
 def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks: int | None,  # noqa: ARG001 -- --json names the default output; kept for scripts that pass it
-              expect: int | None, rules_ref: str | None, since: str | None) -> None:
+              expect: int | None, platform_name: str | None, rules_ref: str | None, since: str | None) -> None:
     """Parse a log you already have. TOOL is a view of a vendor's tool (nccl-tests,
     nvidia-smi-qx, imex-ctl, amd-smi, rocm-smi-showtopo, npu-smi, hccn-net-health,
     hccl-test, ib-write-bw, nvbandwidth, ...; an unknown TOOL lists them all).
@@ -405,15 +410,18 @@ def parse_cmd(tool: str, file: str, as_json: bool, collective: str | None, ranks
                                (ranks, ("hccl-test",), "--ranks counts the ranks of hccl-test output")):
         if given is not None and tool not in views:
             raise ConfigError(f"{says}, not {tool} output")
+    if platform_name is not None and tool not in judged_views(platform(platform_name).name):
+        raise ConfigError(f"--platform {platform_name} judges none of {tool}'s facts (it judges "
+                          f"{', '.join(sorted(judged_views(platform_name)))})")
     raw = read_input(file, "log")  # /dev/zero or a 100 MB log: refused, not read
     text = decode(raw)  # a BOM, UTF-16, a Windows editor's save: sncheck.vendors.delivery
     try:
         if tool in ("nccl-tests", "rccl-tests"):  # the log's own name first, the file's path last
-            data = parse_text(tool, text, expect, collective=collective, path=file)
+            data = parse_text(tool, text, expect, platform_name, collective=collective, path=file)
         elif tool == "hccl-test":
-            data = parse_text(tool, text, expect, collective=collective, ranks=ranks)
+            data = parse_text(tool, text, expect, platform_name, collective=collective, ranks=ranks)
         else:
-            data = parse_text(tool, text, expect)
+            data = parse_text(tool, text, expect, platform_name)
     except (csv.Error, RecursionError, ValueError, IndexError) as e:  # input a parser cannot take
         raise ConfigError(f"cannot parse as {tool} output: {_one_line(str(e), 120)}", file) from e
     except ParseError as e:  # 'no table found' names the file it looked in (an empty one among many)

@@ -136,12 +136,14 @@ def strip_source_header(text: str) -> str:
     return "".join(lines[start:])
 
 
-def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) -> dict[str, Any]:
+def parse_text(tool: str, text: str, expect: int | None = None, platform: str | None = None,
+               **hints: Any) -> dict[str, Any]:
     """Parse ``text`` (a captured file or a command's stdout) as ``tool``: the provenance
     header and the delivery (escape codes, fences, quoting, launcher labels, timestamps:
     :func:`sncheck.vendors.delivery.unwrap`) removed first. ``hints`` go to the views that take them.
     ``expect``: how many records (cards, CAs, rows: :mod:`listing`) the output must hold;
-    whatever the expectation, a listing whose last record is partial is cut short."""
+    whatever the expectation, a listing whose last record is partial is cut short. ``platform``: the
+    output judged as a run judges a host of that platform (:func:`judgement`)."""
     parser = get_parser(tool)
     output = strip_source_header(text)
     first = text.count("\n", 0, len(text) - len(output)) + 1  # the output's first line in the file
@@ -156,7 +158,7 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
         if found:
             errors = data.setdefault("errors", [])
             errors.extend(e for e in found if e not in errors)
-        if judged := judgement(tool, data, expect):
+        if judged := judgement(tool, data, expect, platform):
             faults = data.setdefault("faults", [])
             # a check that restates a fault the parser named ('NVLink 4/6 links up ...: GPU 3
             # link 3 inactive') adds no second line for it
@@ -165,20 +167,24 @@ def parse_text(tool: str, text: str, expect: int | None = None, **hints: Any) ->
 
 
 @cache
-def _commands_by_view() -> dict[str, list[Any]]:
+def _commands_by_view(platform: str | None = None) -> dict[str, list[Any]]:
     """View -> the fact commands that judge its output: of those a run gives a host its
-    inventory names no platform for (``Vendor.default_checks``), each whose facts the view's
+    inventory names no platform for (``Vendor.default_checks``), or with ``platform`` a host of
+    that platform (``Platform.checks``, its vendor's views alone), each whose facts the view's
     output carries, read there by the command itself or by a platform's command of the same
     view (``nvidia-smi -q -x``, a GB200 tray's query_fabric, carries every fact of ``-q``'s
     query: the same checks judge both views). A platform's own checks judge against its
     design (NVLink on every pair, a fabric clique), which the output alone does not state."""
     out: dict[str, list[Any]] = {}
+    plat = registry.platform(platform) if platform else None
     for vendor in registry.vendors().values():
+        if plat is not None and vendor.name != plat.vendor:
+            continue  # a platform's own checks judge its vendor's views alone
         carried: dict[str, set[str]] = {}
         for cmd in vendor.commands.values():
             if (view := view_of(cmd.parse)) is not None:
                 carried.setdefault(view, set()).update(cmd.facts)
-        for cmd in (vendor.commands[name] for name in vendor.default_checks):
+        for cmd in (vendor.commands[name] for name in (plat.checks if plat else vendor.default_checks)):
             for view, facts in carried.items():
                 # (a command declaring no facts carries none of this view's: it judges its own view only)
                 if view == view_of(cmd.parse) or (cmd.facts and set(cmd.facts) <= facts):
@@ -186,21 +192,28 @@ def _commands_by_view() -> dict[str, list[Any]]:
     return out
 
 
-def judgement(tool: str, data: dict[str, Any], expect: int | None = None) -> list[str]:
+def judged_views(platform: str | None = None) -> set[str]:
+    """The views whose output the checks of ``platform`` (else the default checks) judge."""
+    return set(_commands_by_view(platform))
+
+
+def judgement(tool: str, data: dict[str, Any], expect: int | None = None, platform: str | None = None) -> list[str]:
     """What a run's checks of the same output find wrong (one parser, one judgement): every
     failing row of the fact commands whose output ``tool`` reads, judged with the cards
     ``expect`` says (else the cards the output lists) and no platform, as a run judges a host
     its inventory names no platform for. ``sncheck parse`` exits 1 on them as a run's host
     facts fail on them; a test DCGM skipped (``not_measured``) stays a run's own finding (the
-    output shows no fault: parse exits 0 on it, README, dcgmi-diag)."""
+    output shows no fault: parse exits 0 on it, README, dcgmi-diag). ``platform``: judge as a run
+    judges a host of that platform (its checks, against its design: XGMI on every pair of an MI300X)."""
 
-    cmds = _commands_by_view().get(tool)
+    cmds = _commands_by_view(platform).get(tool)
     if not cmds or data.get("errors"):
         return []  # an output not whole is judged by its errors alone, as a run does (facts.unjudged)
     cards = expect if expect is not None else listing.count(listings().get(tool), data) or 0
     out: list[str] = []
+    plat = registry.platform(platform) if platform else None
     for cmd in cmds:
-        for row in cmd.check("", copy.deepcopy(data), Expect(cards=cards)):
+        for row in cmd.check("", copy.deepcopy(data), Expect(cards=cards, platform=plat)):
             if row.get("ok") or row.get("status") in ("skipped", "not_measured"):
                 continue
             # A failed row counting nothing wrong (value == expected: 'ECC: 0 blocks read') says

@@ -91,6 +91,14 @@ def check_xgmi_topo(host: str, parsed: dict[str, Any], expect: Expect) -> list[d
         return [fact_row(host, "xgmi_links", 0, 0, False, "XGMI: the topology output holds no link matrix "
                          "(its NUMA section alone): not judged", "rocm-smi")]
     pairs = [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1:]]
+    if expect.platform is None and links and pairs and len(gpus) == expect.cards and not parsed.get("errors") and not any(
+            (links.get(a) or {}).get(b) == "XGMI" for a, b in pairs):
+        # a PCIe-only board (MI50/MI100 without a hive, a workstation) reads so, and so does an XGMI fabric all
+        # down: only a design that expects XGMI (a platform) tells them apart. Not judged: never a pass, no card
+        kinds = "/".join(sorted({str((links.get(a) or {}).get(b) or "?") for a, b in pairs}))
+        return [fact_row(host, "xgmi_links", 0, len(pairs), False, f"XGMI: not judged: no XGMI link in this topology "
+                         f"(all {len(pairs)} GPU pairs {kinds}); give a platform that expects XGMI (--platform, or "
+                         "the inventory's) to judge it", "rocm-smi")]
     bad: list[str] = []
     named: list[tuple[int | None, int | None, str]] = []
     for a, b in pairs:
