@@ -145,3 +145,25 @@ def test_parse_platform_is_refused_where_it_judges_nothing_or_is_unknown() -> No
     unknown = one_line_error(CliRunner().invoke(main, ["parse", "rocm-smi-showtopo", "--platform", "mi50", str(_MI50)]))
     assert "unknown platform 'mi50'" in unknown, unknown
 
+
+_NCCL = REPO / "fixtures/real/nccl-tests/all_reduce_perf/01_h100_16ranks_2nodes_float_newcols.txt"
+
+
+def test_nccl_tests_names_a_reporters_dots_for_rows_by_the_file_s_line(tmp_path: Path) -> None:
+    """nccl-tests' '...' over result rows said 'a reporter's '...' after row 2 ...': a row count, where
+    the one-line error contract names the file's line (as every other view's elision does,
+    listing.elision, renumbered behind a '# source:' header by after_end.in_file). Now 'line K is a
+    reporter's '...' that stands for ...', K the file's line."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    lines = _NCCL.read_text().split("\n")
+    k = next(i for i, ln in enumerate(lines) if ln.strip().startswith("64 "))  # the 64-byte row left out
+    f = tmp_path / "elided.txt"
+    f.write_text("\n".join(lines[:k] + ["..."] + lines[k + 1:]))
+    got = CliRunner().invoke(main, ["parse", "nccl-tests", str(f)])
+    assert got.exit_code == 1, got.output
+    said = [ln for ln in got.output.splitlines() if ln.startswith("sncheck:") and "reporter's" in ln]
+    assert said == [f"sncheck: {f}: line {k + 1} is a reporter's '...' that stands for rows between 32 and 128 bytes "
+                    "(step 2 factor): lines of the output were left out, it is not whole"], said

@@ -142,12 +142,14 @@ def is_elision(line: str) -> bool:
     return bool(_ELISION.fullmatch(line))
 
 
-def elision(at: int, mark: str) -> str:
+def elision(at: int, mark: str, why: str = "") -> str:
     """The one line saying the reporter's ``mark`` on line ``at`` left lines of the output out:
     :func:`elided`'s, and a view's whose parser reads some elisions (:data:`READS_ELISION`) for
     one it cannot read (over value lines), ``at`` then numbered in the text it read
-    (``sncheck parse`` renumbers it as the file numbers it: :func:`sncheck.vendors.after_end.in_file`)."""
-    return f"line {at} is a reporter's {mark.strip()!r}: lines of the output were left out, it is not whole"
+    (``sncheck parse`` renumbers it as the file numbers it: :func:`sncheck.vendors.after_end.in_file`);
+    ``why``: what the view knows it stands for ('stands for rows after 64 bytes (maxBytes 128)')."""
+    return (f"line {at} is a reporter's {mark.strip()[:40]!r}{f' that {why}' if why else ''}: lines of the output "
+            "were left out, it is not whole")
 
 
 def beside(lines: Sequence[tuple[int, str]], k: int) -> tuple[str, str]:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.errors import ParseError
-from sncheck.vendors import after_end
+from sncheck.vendors import after_end, listing
 from sncheck.vendors.delivery import ELISION
 from sncheck.vendors.nccltests import nccl_json, sweep
 
@@ -158,7 +158,8 @@ class _State:
     rows_after_end: int = 0  # result rows after the footer, without a run's header before them
     after_end: list[tuple[int, str]] = field(default_factory=list)  # other text after the footer (not NCCL's,
     # not common.cu's), with its line's number
-    gaps: set[int] = field(default_factory=set)  # per reporter's '...' before the footer: the rows read before it
+    # per reporter's '...' before the footer: the rows read before it -> the first such mark's line and text
+    gaps: dict[int, tuple[int, str]] = field(default_factory=dict)
     devices: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -239,10 +240,10 @@ def _judge_end(state: _State, tool: str) -> None:
             f"{state.out_of_bounds} out-of-bounds values (wrong results) reported"
         )
     step = _step(state)  # once: every gap is judged by the same step
-    state.errors += [f"a reporter's '...' after row {at} {why}: lines of the output were left out, it is not whole"
+    state.errors += [listing.elision(*state.gaps[at], why)
                      for at in sorted(state.gaps) if (why := _rows_left_out(state, at, step))]
     if state.finished:
-        state.errors += sweep.rows_missing(state.rows, state.config, state.gaps)
+        state.errors += sweep.rows_missing(state.rows, state.config, set(state.gaps))
     if state.rows_after_end:
         state.errors.append(after_end.records_without_start(state.rows_after_end, "result row", "footer"))
     state.errors += _unchecked(state)
@@ -331,7 +332,7 @@ def _scan_line(line: str, at: int, state: _State) -> None:
     # (_rows_left_out). No row, header or footer starts with '...'
     if ELISION.match(line) or line.startswith("..."):
         if not state.finished:
-            state.gaps.add(len(state.rows))
+            state.gaps.setdefault(len(state.rows), (at, line))
         return
     commented = line.startswith("#")
     content = line.lstrip("#").strip()

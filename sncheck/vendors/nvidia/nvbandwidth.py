@@ -99,7 +99,7 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
     version = driver = None
     waived = 0
     errors: list[str] = []
-    elided = False  # a reporter's '...': the device list may go, a test's name may not
+    elided: tuple[int, str] | None = None  # a reporter's '...' (its line, its mark): the device list may go, a test's name may not
     lines = after_end.numbered(text)
     for k, (at, raw) in enumerate(lines):
         line = raw.strip()
@@ -107,7 +107,7 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
             if found or not _in_device_list(lines, k):
                 errors.append(listing.elision(at, line))  # over the header's versions, a test's rows, a test
             else:
-                elided = True
+                elided = elided or (at, line)
             continue
         if not line:
             continue
@@ -150,7 +150,8 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
     tests: dict[str, dict[str, Any]] = {}
     for i, t in enumerate(found):
         if t["name"] is None and elided:  # its Running line left out, and no SUM line (before v0.5) names it
-            errors.append(f"a matrix ({t['title']}) whose 'Running' line a '...' left out: its test is unknown")
+            errors.append(f"line {elided[0]} is a reporter's {elided[1]!r}: a matrix ({t['title']}) whose 'Running' "
+                          "line a '...' left out: its test is unknown")
         name = t.pop("name") or f"untitled_{i}"
         tests[name] = t
         if not t["matrix"]:
