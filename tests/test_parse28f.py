@@ -32,9 +32,9 @@ def test_aer_reads_one_severity_table_and_a_line_it_reads_is_the_line_it_calls_w
     the whole-line regexes were case-sensitive and took the bare ones, the cut heads listed six. So
     'AER: Uncorrected error received: ...' was a whole line the view did not read, and 'PCIe Bus Error:
     severity=corrected, ...' a read report whose line was called cut. Now one table (aer.c's six
-    strings): a header line is read exactly where it is whole, with the class the table names; and
-    6.16's received line, which ends in ' (no details found' (no closing parenthesis: aer_print_source
-    prints it so), is whole, not a cut."""
+    strings, any case as review r3 #7 reads 'Multiple'): a header line is read exactly where it is
+    whole, with the class the table names; and 6.16's received line, which ends in ' (no details
+    found' (no closing parenthesis: aer_print_source prints it so), is whole, not a cut."""
     from sncheck.vendors import kernel_aer
 
     for sev, klass in _KERNEL_SEV.items():
@@ -44,7 +44,7 @@ def test_aer_reads_one_severity_table_and_a_line_it_reads_is_the_line_it_calls_w
             assert not kernel_aer.cut_short(line), line
     for sev in _FOREIGN_SEV:  # neither read nor called a whole AER line (the old twins did one or the other)
         for line in _aer_lines(sev):
-            read, whole = bool(kernel_aer.event(line, None)), kernel_aer._whole(line) is True
+            read, whole = bool(kernel_aer.event(line, None)), kernel_aer.whole(line) is True
             assert read == whole, (line, read, whole)
 
 
@@ -167,3 +167,4 @@ def test_nccl_tests_names_a_reporters_dots_for_rows_by_the_file_s_line(tmp_path:
     said = [ln for ln in got.output.splitlines() if ln.startswith("sncheck:") and "reporter's" in ln]
     assert said == [f"sncheck: {f}: line {k + 1} is a reporter's '...' that stands for rows between 32 and 128 bytes "
                     "(step 2 factor): lines of the output were left out, it is not whole"], said
+

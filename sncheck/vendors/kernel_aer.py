@@ -9,7 +9,8 @@ every line prefixed by the reporting device (``pcieport 0000:00:02.0: ``, ``nvid
   from 2.6.19 on, aer.c from 4.17), ``"Uncorrectable (Non-Fatal)", "Uncorrectable (Fatal)",
   "Correctable"`` from 6.8 ("PCI/AER: Use 'Correctable' and 'Uncorrectable' spec terms for errors",
   Bjorn Helgaas, 2023-12-06: ``- pcieport 0000:00:1c.5: AER: Corrected error received: 0000:00:1c.5``
-  ``+ ... AER: Correctable error received: 0000:00:1c.5``); exactly so, case and all;
+  ``+ ... AER: Correctable error received: 0000:00:1c.5``); those six alone (a bare ``Uncorrected`` is no
+  severity), read in any case (review r3: a paste may change it) by every line alike;
 - the receiving port's line (``aer_print_port_info``, ``aer_print_source`` from 6.16):
   ``AER: %s%s error received: id=%04x`` in 3.x-4.x (``dev_info(&dev->dev, "AER: ...")``, the
   requester id), ``%s%s error received: %04x:%02x:%02x.%d`` 4.x-6.7, ``%s%s error message
@@ -61,7 +62,8 @@ from typing import Any
 # aer.c's aer_error_severity_string, the only SEV any line prints (the module's grammar), and the class each names
 SEVERITY = {"Uncorrected (Non-Fatal)": "non-fatal", "Uncorrected (Fatal)": "fatal", "Corrected": "corrected",  # to 6.7
             "Uncorrectable (Non-Fatal)": "non-fatal", "Uncorrectable (Fatal)": "fatal", "Correctable": "corrected"}
-_SEV = "|".join(re.escape(sev) for sev in SEVERITY)
+_SEV = "|".join(re.escape(sev) for sev in SEVERITY)  # read in any case, as review r3 #7 has it (a paste's case)
+_CLASS = {sev.lower(): klass for sev, klass in SEVERITY.items()}
 # the receiving port's verb: 'error received: ' (to 6.7), 'error message received from ' (6.8 on, stable too),
 # a reporter's 'error received from ' (harvest 5)
 _RECEIVED_VERBS = ("received: ", "message received from ", "received from ")
@@ -70,9 +72,9 @@ _RECEIVED_VERB = r"error (?:message )?received(?::| from) "
 _DEV = r"(?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 _PREFIX = re.compile(rf"(?:^|\s)(?:[\w.-]+ )?{_DEV}: ")
 _DETAIL = re.compile(rf"PCIe Bus Error: (?:severity=)?(?P<sev>{_SEV}),\s*type=(?P<type>[^,]+)(?:,\s*(?:id=\w+)?"
-                     r"\(?(?P<agent>[^)]*)\)?)?")
+                     r"\(?(?P<agent>[^)]*)\)?)?", re.I)
 RECEIVED = re.compile(rf"AER: (?P<multiple>Multiple )?(?P<sev>{_SEV}) {_RECEIVED_VERB}"
-                      r"(?:id=\w+|(?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?))")
+                      r"(?:id=\w+|(?P<src>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?))", re.I)
 _STATUS = re.compile(r"device \[(?P<vd>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\] error status/mask=(?P<s>[0-9a-fA-F]{8})/"
                      r"(?P<m>[0-9a-fA-F]{8})")
 _BIT = re.compile(r":\s+\[\s*(?P<bit>\d{1,2})\] (?P<name>.+?)\s*(?P<first>\(First\))?\s*$")
@@ -101,18 +103,19 @@ _UNCORRECTABLE = {0: "Undefined", 4: "DLP", 5: "SDES", 12: "TLP", 13: "FCP", 14:
 # prefix and its 'AER: ' (dev_fmt, 4.20 on): each field ends where the kernel's format says
 _HEADER_WHOLE = re.compile(rf"PCIe Bus Error: (?:severity=)?(?:{_SEV}),\s*type=(?:Physical Layer|Data Link Layer|"
                            r"Transaction Layer|Inaccessible|Unaccessible),\s*(?:id=[0-9a-fA-F]{4})?"
-                           r"\((?:Receiver|Requester|Completer|Transmitter|Unregistered Agent) ID\)\s*$")
+                           r"\((?:Receiver|Requester|Completer|Transmitter|Unregistered Agent) ID\)\s*$", re.I)
 _WHOLE = {
     "PCIe Bus Error": _HEADER_WHOLE,
     "device [": re.compile(r"device \[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\] error status/mask=[0-9a-fA-F]{8}/[0-9a-fA-F]{8}$"),
     "TLP Header": re.compile(r"TLP Header(?: \(Flit\))?: [0-9a-fA-F]{8}(?: [0-9a-fA-F]{8}){3}(?:\s.*)?$"),
 }
 _RECEIVED_WHOLE = re.compile(rf"(?:Multiple )?(?:{_SEV}) {_RECEIVED_VERB}(?:id=[0-9a-fA-F]{{4}}|"
-                             r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: \(no details found\)?)?$")
-_RECEIVED_HEAD = re.compile(rf"(?:Multiple )?(?:{_SEV}) error")
+                             r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: \(no details found\)?)?$", re.I)
+_RECEIVED_HEAD = re.compile(rf"(?:Multiple )?(?:{_SEV}) error", re.I)
 # what each header line begins with, for a cut before its first field ('AER: Corrected err', 'PCIe Bus Er')
-_HEADS = ("PCIe Bus Error: ", "device [", "TLP Header: ", "AER: PCIe Bus Error: ", "AER: device [", "AER: TLP Header: ",
-          *(f"AER: {many}{sev} error {verb}" for many in ("", "Multiple ") for sev in SEVERITY for verb in _RECEIVED_VERBS))
+_HEADS = tuple(h.lower() for h in ("PCIe Bus Error: ", "device [", "TLP Header: ", "AER: PCIe Bus Error: ", "AER: device [",
+                                    "AER: TLP Header: ", *(f"AER: {many}{sev} error {verb}" for many in ("", "Multiple ")
+                                                            for sev in SEVERITY for verb in _RECEIVED_VERBS)))
 
 
 # the names a bit line may print: aer.c's tables before 4.17 (long) and after (short, _CORRECTABLE and
@@ -126,12 +129,12 @@ _LONG_NAMES = ("Receiver Error", "Bad TLP", "Bad DLLP", "RELAY_NUM Rollover", "R
 _BIT_LINE = re.compile(r"\[\s*\d{1,2}\] (?P<name>[^\[(]*?)\s*(?:\(First\))?\s*$")
 
 
-def _whole(line: str) -> bool | None:
+def whole(line: str) -> bool | None:
     """Whether ``line`` is a whole AER line by aer.c's formats; None for a line no format starts."""
-    if "PCIe Bus Error" in line:  # its device prefix may be cut off, or any text before it
+    if "pcie bus error" in line.lower():  # its device prefix may be cut off, or any text before it
         return bool(_HEADER_WHOLE.search(line))
     tail = _after_prefix(line)[1]
-    aer = tail.startswith("AER: ")
+    aer = tail[:5].upper() == "AER: "
     body = tail[5:].strip() if aer else tail
     for head, whole in _WHOLE.items():
         if body.startswith(head):
@@ -154,12 +157,12 @@ def cut_short(line: str, report_open: bool = False) -> bool:
     is cut too. ``report_open``: the line before was a report's and the report is not yet whole
     (:func:`unfinished`): a cut line there that is no whole AER line, its device prefix too, is
     the report's, cut."""
-    if (whole := _whole(line)) is not None:
-        return not whole
+    if (is_whole := whole(line)) is not None:
+        return not is_whole
     if report_open and line.strip():
         return True
     prefixed, tail = _after_prefix(line)
-    return prefixed and bool(tail) and any(h.startswith(tail) for h in _HEADS)
+    return prefixed and bool(tail) and any(h.startswith(tail.lower()) for h in _HEADS)
 
 
 def _after_prefix(line: str) -> tuple[bool, str]:
@@ -205,7 +208,7 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
     status, an error bit, the TLP header: ``last`` updated); None for a line not AER's."""
     port = bdf(body)
     if m := _DETAIL.search(body):
-        return {"source": "aer", "code": None, "bus_id": port[:10] if port else None, "class": SEVERITY[m.group("sev")],
+        return {"source": "aer", "code": None, "bus_id": port[:10] if port else None, "class": _CLASS[m.group("sev").lower()],
                 "port": port, "type": m.group("type").strip(), "agent": (m.group("agent") or "").strip() or None,
                 "vendor_device": None, "status": None, "mask": None, "bits": []}
     # a line without a device prefix continues the report before it (a reporter cut the prefixes)
@@ -229,7 +232,7 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
         # the port that received the message (the line's own device: a root port, a downstream port)
         # and 'Multiple': more errors were latched than this report shows (aer_print_port_info)
         return {"source": "aer", "code": None, "bus_id": src[:10].lower() if src else None,
-                "class": SEVERITY[m.group("sev")], "port": src.lower() if src else None, "received": True,
+                "class": _CLASS[m.group("sev").lower()], "port": src.lower() if src else None, "received": True,
                 "reported_by": port, "multiple": bool(m.group("multiple"))}
     return None
 
