@@ -332,7 +332,7 @@ def _scan_line(line: str, at: int, state: _State) -> None:
     # (_rows_left_out). No row, header or footer starts with '...'
     if ELISION.match(line) or line.startswith("..."):
         if not state.finished:
-            state.gaps.setdefault(len(state.rows), (at, line))
+            state.gaps.setdefault(len(state.rows), (at, "..." if line.startswith("...") else line))
         return
     commented = line.startswith("#")
     content = line.lstrip("#").strip()
