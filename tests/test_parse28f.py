@@ -168,3 +168,36 @@ def test_nccl_tests_names_a_reporters_dots_for_rows_by_the_file_s_line(tmp_path:
     assert said == [f"sncheck: {f}: line {k + 1} is a reporter's '...' that stands for rows between 32 and 128 bytes "
                     "(step 2 factor): lines of the output were left out, it is not whole"], said
 
+
+def test_a_journal_line_journalctl_or_its_pager_cut_is_read_as_cut(tmp_path: Path) -> None:
+    """journalctl without --full ellipsizes a message wider than the screen with '…' (systemd
+    logs-show.c print_multiline -> ellipsize_mem: at 90% of the width, the message's tail after it);
+    its pager, less -S, marks a line it chopped with '>'. Both read as whole lines: an Xid whose text
+    lost its middle, an AER header without its agent, exit 0 where nothing else failed. Now a report's
+    line holding '…' (printk writes none) is cut, and so is an AER line ending '>' that aer.c's formats
+    say is not whole, each named by its line in the file (exit 1). A '…' or '>' on any other line (a
+    hung task's '<TASK>', a USB message) is no report's: not said."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+
+    day = "Dec 06 12:00:0{} gpu7 kernel: "
+    log = ["# source: a journalctl -k excerpt", day.format(1) + "usb 1-1: new high-speed USB device … using xhci_hcd",
+           day.format(2) + "pcieport 0000:00:01.0: AER: Corrected error message received from 0000:3b:00.0",
+           day.format(3) + "nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver I>",
+           day.format(4) + "nvidia 0000:3b:00.0: AER:   device [10de:2330] error status/mask=00000001/0000e000",
+           day.format(5) + "nvidia 0000:3b:00.0: AER:    [ 0] RxErr                  (First)",
+           day.format(6) + "NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python3, Graphics SM Warp Exc…ESR 0x514730=0x0",
+           day.format(7) + " <TASK>"]
+    f = tmp_path / "journal.txt"
+    f.write_text("\n".join(log) + "\n")
+    got = CliRunner().invoke(main, ["parse", "kernel-log", str(f)])
+    said = [ln for ln in got.output.splitlines() if ln.startswith("sncheck:") and "is cut by" in ln]
+    assert got.exit_code == 1 and len(said) == 2, got.output
+    assert said[0].startswith(f"sncheck: {f}: line 4 is cut by a pager"), said
+    assert said[1].startswith(f"sncheck: {f}: line 7 is cut by journalctl"), said
+    whole = [ln.replace(" (Receiver I>", " (Receiver ID)").replace("Exc…ESR", "Exception on (GPC 0, TPC 1): ESR")
+             for ln in log if "Xid" not in ln]
+    f.write_text("\n".join(whole) + "\n")
+    got = CliRunner().invoke(main, ["parse", "kernel-log", str(f)])
+    assert got.exit_code == 0 and "is cut by" not in got.output, got.output

@@ -51,7 +51,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors.grammar import Grammar
-from sncheck.vendors import kernel_aer, kernel_ghes, kernel_hung, listing
+from sncheck.vendors import after_end, kernel_aer, kernel_ghes, kernel_hung, listing
 from sncheck.vendors.amd import kernel_ras
 from sncheck.vendors.infiniband import kernel_mlx5
 from sncheck.vendors.nvidia import kernel_nvrm
@@ -109,7 +109,10 @@ GRAMMAR = {"kernel-log": Grammar(
            "'-- cursor: C' (journalctl --show-cursor) and "
            "its end line '# end of kernel log'."),
     end="none: a log is a stream, any line may be its last; sncheck's read ends with '# end of kernel log' "
-        "(complete: true). A last line without its newline is a cut.",
+        "(complete: true). A last line without its newline is a cut; so is, anywhere, a report's line holding "
+        "journalctl's '…' (systemd src/shared/logs-show.c print_multiline: without --full a message wider than "
+        "the screen goes through ellipsize_mem, '…' in a UTF-8 locale; printk writes none) and an AER line "
+        "ending in less -S's '>' (journalctl's pager marks a line it chopped so) that is no whole line of aer.c's.",
     failures=("every Xid, SXid, RmInitAdapter failure, API mismatch, uncorrected AER report, amdgpu fault, "
               "mlx5 health report (but a recovery's success alone), hung task and fatal, recoverable or "
               "unknown-severity APEI GHES section "
@@ -171,12 +174,32 @@ _DENIED = re.compile(r"Operation not permitted|Permission denied|read kernel buf
 _GLUED = re.compile(r"(?<=\S)[ \t]+(?=\[\s*\d+\.\d{6}(?:,\d+)?\](?:\[\s*[TC]\d+\])?\s)")
 
 
-def _records(text: str) -> list[str]:
-    """The log's lines, a line holding two records split into them."""
-    out: list[str] = []
-    for raw in text.splitlines():
-        out += _GLUED.split(raw) if "[" in raw else [raw]
-    return out
+def _records(text: str) -> list[tuple[int, str]]:
+    """The log's lines, each with its number (:func:`after_end.numbered`), a line holding two records
+    split into them."""
+    return [(at, part) for at, raw in after_end.numbered(text)
+            for part in (_GLUED.split(raw) if "[" in raw else [raw])]
+
+
+# journalctl's ellipsis (systemd src/shared/logs-show.c print_multiline: without --full, a message wider
+# than the screen goes through ellipsize_mem, which writes '…' in a UTF-8 locale, at 90% of the width
+# with the message's tail after it, or at its end); printk writes no '…'. less -S (journalctl's pager,
+# SYSTEMD_LESS=FRSXMK) marks a line it chopped at the screen's edge with '>' (its --rscroll default)
+_ELLIPSIS = "\u2026"
+_REPORT_LINE = re.compile(PATTERN)
+
+
+def chopped(at: int, body: str) -> str | None:
+    """Why the report line ``body`` (line ``at``) is not whole, where the grammar can tell: a line the
+    view reads (:data:`PATTERN`) holding journalctl's '…'; an AER line that is no whole line of aer.c's
+    and ends in less's '>' (kernel_aer's grammar). None for any other line."""
+    if _ELLIPSIS in body and _REPORT_LINE.search(body):
+        return (f"line {at} is cut by journalctl (its '…': --no-full, or a screen narrower than the line): part of "
+                "a report's line was left out, it is not whole")
+    if body.endswith(">") and kernel_aer.whole(body) is False:
+        return (f"line {at} is cut by a pager (less -S marks a line it chopped at the screen's edge with '>'): "
+                "part of an AER report's line was left out, it is not whole")
+    return None
 
 
 def bus_id(text: str | None) -> str | None:
@@ -213,7 +236,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     boots = 0                   # the uptime resets the log shows (a paste across reboots)
     last_up: float | None = None
     report_open = open_before = False  # the line before was an AER report's, its report not yet whole
-    for raw in _records(text):
+    for at, raw in _records(text):
         line = raw.strip()
         if not line:
             continue
@@ -253,6 +276,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             # where the next read starts (dmesg without a journal): the newest placed stamp
             last_t, last_time = w[1], (t.group("iso") if t and t.group("iso") else iso(w[1]))
         body = rest[t.end():] if t else rest
+        if (cut := chopped(at, body)) and cut not in errors:
+            errors.append(cut)
         if m := kernel_nvrm.LOADING.search(body):
             driver = m.group("version")
             continue
