@@ -136,9 +136,9 @@ def whole(line: str) -> bool | None:
     tail = _after_prefix(line)[1]
     aer = tail[:5].upper() == "AER: "
     body = tail[5:].strip() if aer else tail
-    for head, whole in _WHOLE.items():
+    for head, pattern in _WHOLE.items():
         if body.startswith(head):
-            return bool(whole.match(body))
+            return bool(pattern.match(body))
     if aer and _RECEIVED_HEAD.match(body):
         return bool(_RECEIVED_WHOLE.match(body))
     if b := _BIT_LINE.match(body):
