@@ -189,7 +189,7 @@ _ELLIPSIS = "\u2026"
 _REPORT_LINE = re.compile(PATTERN)
 
 
-def chopped(at: int, body: str) -> str | None:
+def _chopped(at: int, body: str) -> str | None:
     """Why the report line ``body`` (line ``at``) is not whole, where the grammar can tell: a line the
     view reads (:data:`PATTERN`) holding journalctl's '…'; an AER line that is no whole line of aer.c's
     and ends in less's '>' (kernel_aer's grammar). None for any other line."""
@@ -276,7 +276,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             # where the next read starts (dmesg without a journal): the newest placed stamp
             last_t, last_time = w[1], (t.group("iso") if t and t.group("iso") else iso(w[1]))
         body = rest[t.end():] if t else rest
-        if (cut := chopped(at, body)) and cut not in errors:
+        if (cut := _chopped(at, body)) and cut not in errors:
             errors.append(cut)
         if m := kernel_nvrm.LOADING.search(body):
             driver = m.group("version")
