@@ -211,10 +211,78 @@ def test_a_cancelled_step_is_not_run_for_its_supernode_only(topo: Topology, back
     assert {r["status"] for r in rows} == {"timeout"} and len(rows) == 6
     backend._step_ended("stress", steps["a"], _ended("", rc=0), rows.append)
     assert len(rows) == 6
+    rows = []  # after Slurm's cancel a task's exit code is the cancel's doing (a SIGTERM handler that exits);
+    # Slurm's own word about a node (a task out of memory: the step's cgroup) still names it
+    cancel_b = ("slurmstepd-b01: error: *** STEP 5.1 ON b01 CANCELLED AT 2026-12-04T22:41:12 ***\n"
+                "srun: error: b02: task 4: Exited with exit code 143\n"
+                "srun: launch/slurm: _step_signal: Terminating StepId=5.1\nsrun: error: b03: task 8: Out Of Memory\n")
+    backend._step_ended("stress", steps["b"], _ended(cancel_b), rows.append)
+    got = {r["entity"]: r for r in rows}
+    assert got["b03"]["status"] == "error" and "Out Of Memory" in got["b03"]["message"], got["b03"]
+    assert got["b02"]["status"] == "not_run" and "stopped when it failed on b03" in got["b02"]["message"], got["b02"]
     rows = []  # exit 0 without a row is not a pass: a lost rail step's pairs are covered by nothing else
     backend._step_ended("connectivity", steps["gpu1"], _ended("", rc=0), rows.append, 0)
     assert [(r["entity"], r["status"]) for r in rows] == [(f"{h}/gpu1", "not_run") for h in topo.hosts]
     assert "rail gpu1 across supernodes exited 0 but its rank 0 wrote no row" in rows[0]["message"]
+
+
+# srun's stderr of steps cancelled on the loopback cluster under load (Slurm 22.05.8, 6 busy loops
+# beside it; ops4): slurmstepd's CANCELLED line lost (srun drops the tasks' unread output once a task
+# ended by a signal), srun's own "Job step aborted" kept. The first is a job's scancel (the tasks get
+# SIGTERM); the second the same with a step's scancel (SIGKILL), where CI's random-order suite saw
+# both hosts `error` ("failed there: task 0: Killed").
+LOST_CANCEL_LINE = ("srun: Job step aborted: Waiting up to 4 seconds for job step to finish.\n"
+                    "srun: error: b02: task 1: Terminated\n"
+                    "srun: launch/slurm: _step_signal: Terminating StepId=1.3\n"
+                    "srun: error: b01: task 0: Terminated\n")
+
+
+@pytest.mark.parametrize("signal", ["Terminated", "Killed"])
+def test_a_cancel_whose_slurmstepd_line_srun_dropped_is_still_slurms_cancel(
+        topo: Topology, backend, signal: str) -> None:  # type: ignore[no-untyped-def]
+    from sncheck.slurm.steps import cancelled
+
+    stderr = LOST_CANCEL_LINE.replace("Terminated", signal)
+    c = cancelled(stderr)
+    assert c is not None and (c.step, c.node, c.at, c.due_to) == ("1.3", None, None, None), c
+    steps = {s.key: s for s in split_connectivity(topo, connectivity_plan(topo))}
+    rows: list[dict] = []
+    backend._step_ended("stress", steps["b"], _ended(stderr, rc=143 if signal == "Terminated" else 137), rows.append)
+    assert [(r["entity"], r["status"]) for r in rows] == [(h, "not_run") for h in topo.hosts_of_supernode("b")], rows
+    assert all("the stress step of supernode b did not finish: Slurm cancelled step 1.3 (srun: \"Job step aborted\""
+               in r["message"] for r in rows), rows
+    # srun's own aborts print their reason first (step_launch.c, launch_slurm.c, srun_job.c): not Slurm's cancel
+    for own in ("srun: error: Task launch for StepId=1.3 failed on node b02: Communication connection failure\n",
+                "srun: error: timeout waiting for task launch, started 1 of 2 tasks\n",
+                "srun: forcing job termination\n", "srun: error: Application launch failed: Invalid job credential\n"):
+        assert cancelled(own + stderr) is None, own
+    assert cancelled(stderr.replace("srun: Job step aborted", "srun: Force Terminated StepId=1.3\nsrun: x")) is None
+
+
+# srun's stderr of a step whose task on node2 exited 3 (tests/test_srun_launcher.py on the loopback
+# cluster): srun's --kill-on-bad-exit signals the step, and slurmstepd prints the same CANCELLED line
+# a scancel makes, after srun's "Terminating"; srun got no word from slurmctld ("Force Terminated")
+KILL_ON_BAD_EXIT = ("CUDA error: uncorrectable ECC error\nsrun: error: b02: tasks 2-3: Exited with exit code 3\n"
+                    "srun: launch/slurm: _step_signal: Terminating StepId=1.0\n"
+                    "slurmstepd-b01: error: *** STEP 1.0 ON b01 CANCELLED AT 2026-12-06T13:14:57 ***\n"
+                    "srun: error: b04: tasks 6-7: Terminated\nsrun: error: b01: tasks 0-1: Terminated\n"
+                    "srun: Force Terminated StepId=1.0\n")
+
+
+def test_srun_kill_on_bad_exit_is_no_cancel_and_the_task_that_failed_is_named(topo: Topology, backend) -> None:  # type: ignore[no-untyped-def]
+    from sncheck.slurm.steps import cancelled
+
+    assert cancelled(KILL_ON_BAD_EXIT) is None
+    steps = {s.key: s for s in split_connectivity(topo, connectivity_plan(topo))}
+    rows: list[dict] = []
+    backend._step_ended("stress", steps["b"], _ended(KILL_ON_BAD_EXIT, rc=3), rows.append)
+    got = {r["entity"]: r for r in rows}
+    assert got["b02"]["status"] == "error" and "exit code 3" in got["b02"]["message"], got["b02"]
+    assert {got[h]["status"] for h in got if h != "b02"} == {"not_run"}, rows
+    # the same CANCELLED line before srun's "Terminating" (or with a DUE TO) is Slurm's
+    before = KILL_ON_BAD_EXIT.replace("srun: launch/slurm: _step_signal: Terminating StepId=1.0\n", "")
+    assert cancelled(before.replace("Force Terminated", "launch/slurm: _step_signal: Terminating")) is not None
+    assert cancelled(KILL_ON_BAD_EXIT.replace(":57 ***", ":57 DUE TO TIME LIMIT ***")).due_to == "TIME LIMIT"  # type: ignore[union-attr]
 
 
 # --------------------------------------------------------------------------- the runner

@@ -292,15 +292,19 @@ def test_both_supernode_steps_cancelled_then_the_allocation_revoked(
         assert not thread.is_alive(), "the backend hung after the cancel"
         assert time.monotonic() - start < 45
         nr = {r["entity"]: r for r in rows if r["kind"] == "not_run"}
+        # on failure every row whole, and srun's stderr of the last step that ended badly (CI's random-order
+        # suite once saw a host `error` here, and pytest's repr cut the rows short)
+        shown = "\n".join(f"{r.get('entity', r['kind'])} {r.get('status')}: {r.get('message', r)}" for r in rows) + \
+            f"\nsrun's stderr (last): {backend.last_stderr!r}"
         for host, sn in (("node1", "sn0"), ("node2", "sn0"), ("node3", "sn1"), ("node4", "sn1")):
-            assert nr[host]["status"] == "not_run", nr
+            assert host in nr and nr[host]["status"] == "not_run", shown
             assert f"the stress step of supernode {sn} did not finish: Slurm cancelled step " \
-                   f"{ids['sncheck-collectives-' + sn]}" in nr[host]["message"], nr[host]["message"]
+                   f"{ids['sncheck-collectives-' + sn]}" in nr[host]["message"], shown
         if not revoke:  # the allocation is still there: the rail step runs and its row is passed on
-            assert set(nr) == {"node1", "node2", "node3", "node4"}, nr
-            assert [r["kind"] for r in rows if r["kind"] != "not_run"] == ["wrapper"], rows
+            assert set(nr) == {"node1", "node2", "node3", "node4"}, shown
+            assert [r["kind"] for r in rows if r["kind"] != "not_run"] == ["wrapper"], shown
         else:  # it is gone: the rail step cannot be created, and its cards are not run, saying why
-            assert set(nr) == {"node1", "node2", "node3", "node4", "node1/gpu0", "node3/gpu0"}, nr
+            assert set(nr) == {"node1", "node2", "node3", "node4", "node1/gpu0", "node3/gpu0"}, shown
             rail = nr["node1/gpu0"]["message"]
             # srun's words: "Slurm job N has expired", or "Unable to confirm allocation for job N: ..."
             # while the job is still completing

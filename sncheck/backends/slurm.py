@@ -353,10 +353,7 @@ class SlurmBackend(Backend):
             return
         self.last_stderr = end.stderr
         gone = cancelled(end.stderr)
-        failed = failed_nodes(end.stderr)
-        if gone is not None:  # the tasks' "Killed" lines are the cancellation's doing, not causes
-            failed = {h: c for h, c in failed.items() if "exit code" in c or "node failure" in c
-                      or "Out Of Memory" in c}
+        failed = failed_nodes(end.stderr, cancelled=gone is not None)  # after a cancel: Slurm's word only
         last = (end.stderr.strip().splitlines() or ["no error output"])[-1]
         expired = allocation_gone(end.stderr)
         for entity, kind in spec.entities():
