@@ -263,8 +263,11 @@ _WHERE = ("import json, os\n"
                                        (["-N2", "-n4"], ["--preserve-env", "-m", "block", "-N2", "-n2"]),
                                        (["-N2", "-n4"], ["-m", "cyclic", "-N2", "-n4"]),
                                        (["-N2", "-n4"], ["-m", "plane=3", "-N2", "-n4"]),
-                                       (["-N3", "-n3"], ["-N3", "-n3"])],
-                         ids=["a-step-on-part-of-the-job", "preserve-env", "cyclic", "plane", "srun-default-cyclic"])
+                                       (["-N3", "-n3"], ["-N3", "-n3"]),
+                                       (["-N2", "-n2"], ["--overcommit", "-m", "cyclic", "-N2", "-n7"]),
+                                       (["-N3", "-n4"], ["--overcommit", "-m", "cyclic", "-N3", "-n10"])],
+                         ids=["a-step-on-part-of-the-job", "preserve-env", "cyclic", "plane", "srun-default-cyclic",
+                              "cyclic-overcommit", "cyclic-overcommit-uneven-cpus"])
 def test_the_slurm_rank_map_is_the_steps_own_as_srun_placed_it(slurm_cluster, job: list[str],
                                                               step: list[str]) -> None:
     """Inside a job step srun sets the step's shape in SLURM_STEP_NODELIST and
@@ -273,7 +276,8 @@ def test_the_slurm_rank_map_is_the_steps_own_as_srun_placed_it(slurm_cluster, jo
     SLURM_TASKS_PER_NODE: a step on part of the job had no map at all (ranks named as ranks), and
     under --preserve-env every rank was placed as the job's tasks are (the job's 3,1: rank 1 on
     node1, where srun ran it on node2: the wrong card named). Cyclic (srun's default where tasks
-    are no more than nodes) and plane distributions are dealt as srun deals them. Each rank of the step, on the loopback cluster, must
+    are no more than nodes) and plane distributions are dealt as srun deals them, cyclic under
+    --overcommit too (ops4: main gave no map there). Each rank of the step, on the loopback cluster, must
     find itself in the map where srun ran it (its node and SLURM_LOCALID)."""
     cluster = slurm_cluster(nodes=3)
     env = {**cluster.env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

@@ -410,10 +410,10 @@ def test_rank_map_from_the_slurm_environment():
     assert [(p.rank, p.host, p.local_rank) for p in m.placements.values()] == \
         [(0, "node01", 0), (1, "node01", 1), (2, "node02", 0), (3, "node02", 1), (4, "node03", 0)]
     assert m.jobs == {"42"}
-    # cyclic placement under --overcommit, an arbitrary one, or counts that do not match the nodes:
-    # no map rather than a wrong one
-    for dist in ({"SLURM_DISTRIBUTION": "cyclic", "SLURM_OVERCOMMIT": "1"}, {"SLURM_DISTRIBUTION": "arbitrary"},
-                 {"SLURM_DISTRIBUTION": "plane"}, {"SLURM_DISTRIBUTION": "plane=0"}):
+    # an arbitrary placement, a plane without its size, or counts that do not match the nodes:
+    # no map rather than a wrong one (cyclic under --overcommit is dealt from the counts: tests/test_ops4.py)
+    for dist in ({"SLURM_DISTRIBUTION": "arbitrary"}, {"SLURM_DISTRIBUTION": "plane"},
+                 {"SLURM_DISTRIBUTION": "plane=0"}):
         assert from_slurm({"SLURM_JOB_NODELIST": "node[01-02]", "SLURM_TASKS_PER_NODE": "2(x2)", **dist}) is None
     assert from_slurm({"SLURM_JOB_NODELIST": "node[01-02]", "SLURM_TASKS_PER_NODE": "2(x3)"}) is None
     assert from_slurm({}) is None

@@ -159,19 +159,29 @@ def _plane(env: dict[str, str]) -> int | None:
     """How many consecutive ranks a node takes in turn, from ``SLURM_DISTRIBUTION`` (srun's
     ``-m``; its first level places tasks on nodes, what follows a ``:`` places them within
     one): ``block`` all of a node's (0: no limit), ``cyclic`` one (round-robin), ``plane=N`` (or
-    ``plane`` with ``SLURM_DIST_PLANESIZE``) N. None for ``arbitrary`` (a hostfile's order), a
-    plane without its size, or cyclic under ``--overcommit`` (``SLURM_OVERCOMMIT``): srun's
-    cyclic layout (src/common/slurm_step_layout.c, ``_task_layout_cyclic``) deals a round to
-    the nodes with CPUs left, then to every node once all are taken, an order the task counts
-    alone do not tell. Without an overcommit the counts tell it: a node takes a task in round
-    j exactly when it holds more than j; block and plane are dealt from the counts as srun deals
-    them ("the number of tasks distributed to each node is the same as for cyclic
-    distribution, but the taskids assigned to each node depend on the plane size", srun(1))."""
+    ``plane`` with ``SLURM_DIST_PLANESIZE``) N. None where the layout is not told by the
+    environment: ``arbitrary`` (a hostfile's order) and a plane without its size.
+
+    Cyclic is dealt from the node counts alone, with or without ``--overcommit``
+    (``SLURM_OVERCOMMIT``): ``_task_layout_cyclic`` (src/common/slurm_step_layout.c,
+    slurm-22-05-8-1 l.723-760, unchanged at master 2026-08) gives node i a task in round j
+    exactly when ``j < cpus[i]``, or, once over-subscribing, ``j < cpus[i] +
+    max_over_subscribe`` (l.742-744), in node order, until the tasks run out. Every node has
+    one limit over all rounds: ``max_over_subscribe`` is fixed before the first round (l.731-736)
+    and is 0 unless the tasks outnumber the CPUs from the start, so the ``over_subscribe`` a
+    full round sets later (l.756-757) changes no limit. A node with limit L therefore takes a task
+    in exactly the rounds j below its count (L, or fewer where the tasks ran out), which is
+    ``SLURM_STEP_TASKS_PER_NODE``: the CPUs, which the environment does not give, are not
+    needed (checked against a transcription of l.723-760 on random CPU and task counts,
+    tests/test_ops4.py, and on the loopback cluster, tests/test_ops3.py). Block and plane are
+    dealt from the counts as srun deals them ("the number of tasks distributed to each node is
+    the same as for cyclic distribution, but the taskids assigned to each node depend on the
+    plane size", srun(1))."""
     dist = (env.get("SLURM_DISTRIBUTION") or "block").split(":")[0].strip()
     if dist in ("block", "", "*"):
         return 0
     if dist == "cyclic":
-        return None if env.get("SLURM_OVERCOMMIT", "").strip() not in ("", "0") else 1
+        return 1
     if dist.split("=")[0] == "plane":
         size = dist.partition("=")[2] or env.get("SLURM_DIST_PLANESIZE", "")
         return int(size) if size.strip().isdecimal() and 0 < int(size) <= 4096 else None
