@@ -5,6 +5,7 @@ replaces (sncheck/health/pairview.py, explain.py, levels.py, culprits.py)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from sncheck.health import culprits, firstlook
@@ -128,3 +129,79 @@ def test_a_rule_against_a_baseline_there_is_none_of_keeps_no_frame(monkeypatch):
     found = evaluate(mine, rows, DetectContext(TOPO, {}, baseline={"metrics": {"p2p_bandwidth": {
         "tier": {"intra_host": 200.0}}}}))
     assert any(f.rule == "p2p-bandwidth-below-baseline" for f in found)
+
+
+def _symptoms(fleet, rng, sick: list[str], links: list[tuple[str, str]], scatter: int) -> pd.DataFrame:  # noqa: F811
+    """Corrupted-payload cells over every pair of ``fleet``, each pair measured in two rounds
+    (the second a repeat of the first): every pair at a ``sick`` card shows it in its first
+    round, each of ``links`` in one round, ``scatter`` random pairs in one round; plus a
+    row naming a card the topology lacks, showing it, and a repeat of a pair of ids[150]."""
+    base = cells_of(fleet)[["src", "dst", "tier", "failed"]]
+    n = len(base)
+    showing = base["src"].isin(sick).to_numpy() | base["dst"].isin(sick).to_numpy()
+    for a, b in links:
+        showing |= ((base["src"] == a) & (base["dst"] == b)).to_numpy()
+    showing[rng.choice(n, scatter, replace=False)] = True
+    first = base.assign(value=showing.astype(int))
+    second = base.assign(value=np.zeros(n, int))
+    # a repeat written with its ends the other way round: the same pair
+    second["src"], second["dst"] = base["dst"], base["src"]
+    ends = [("ghost/gpu0", fleet.card_ids[3]), (fleet.card_ids[150], fleet.card_ids[160])]
+    stray = pd.DataFrame({"src": [a for a, _ in ends], "dst": [b for _, b in ends], "failed": [False, False],
+                          "tier": ["scale_out", fleet.tiers(pd.Series([ends[1][0]]), pd.Series([ends[1][1]]))[0]],
+                          "value": [1, 1]})
+    return pd.concat([first, second, stray], ignore_index=True)
+
+
+def _named(cells, fleet, monkeypatch, every: bool):  # noqa: F811
+    if every:
+        monkeypatch.setattr(culprits, "rows_read", lambda c, _b: c)
+    else:
+        monkeypatch.undo()
+    rules = [r for r in RULES.rules if r.metric == "p2p_checksum_failures" and culprits.kind_of(r)]
+    return [(f.entity, f.entity_kind, f.rule, f.message, f.evidence)
+            for f in culprits.explain_cells(cells, rules, DetectContext(fleet, dict(fleet.inventory.design)))]
+
+
+def test_a_symptom_kind_summarises_only_the_rows_its_search_reads(fleet, monkeypatch):  # noqa: F811
+    """A symptom kind (corrupted payloads) summarises every row of its exceptions and of the
+    pairs at a card that shows it with two partners or more in a tier (rates.rows_read),
+    none other: at fleet size a few corrupted pairs were tens of millions summarised."""
+    ids = fleet.card_ids
+    cells = _symptoms(fleet, np.random.default_rng(0), [ids[5]], [(ids[100], ids[101])], 0)
+    seen: list[pd.DataFrame] = []
+    real = culprits.summarise
+    monkeypatch.setattr(culprits, "summarise", lambda c, *a, **k: (seen.append(c), real(c, *a, **k))[1])
+    names = _named(cells, fleet, pytest.MonkeyPatch(), every=False)
+    assert {(e, k) for e, k, *_ in names} == {(ids[5], "card"), (link_id(ids[100], ids[101]), "link"),
+                                              (link_id(ids[150], ids[160]), "link")}
+    [read] = seen
+    ends = read[["src", "dst"]].astype(str)
+    at_card = (ends["src"] == ids[5]) | (ends["dst"] == ids[5])
+    # the card's pairs (both rounds); each link's rows (ids[150]'s: its two rounds and the
+    # stray showing it; none of its other pairs: one partner); the stranger's row (a pair
+    # with a row beyond: its own; the summaries leave it out as a card the topology lacks)
+    assert int(at_card.sum()) == 2 * (len(ids) - 1)
+    assert sorted(map(tuple, ends[~at_card].to_numpy().tolist())) == sorted(
+        [(ids[100], ids[101]), (ids[101], ids[100]), (ids[150], ids[160]), (ids[160], ids[150]), (ids[150], ids[160]),
+         ("ghost/gpu0", ids[3])])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_symptom_kind_names_what_summarising_every_pair_names(fleet, monkeypatch, seed):  # noqa: F811
+    """The same findings, to the message and the evidence, as the search over every pair's
+    summary: sick cards alone and side by side (a whole host), links, a card whose two
+    exceptions are in two tiers (one partner in each: a link each), scattered pairs,
+    rows repeated the other way round, a stranger card."""
+    rng = np.random.default_rng(seed)
+    ids = fleet.card_ids
+    host = fleet.cards_of_host(host_of(ids[int(rng.integers(0, len(ids)))]))
+    sick = [ids[int(i)] for i in rng.choice(len(ids), int(rng.integers(0, 4)), replace=False)]
+    sick += host if seed % 2 else []
+    out = [t for t in range(len(ids)) if fleet.tiers(pd.Series([ids[0]]), pd.Series([ids[t]]))[0] == "scale_out"]
+    links = [(ids[10], ids[11]), (ids[0], ids[out[0]]), (ids[0], ids[1])]  # ids[0]: one partner in each of two tiers
+    cells = _symptoms(fleet, rng, sick, links, int(rng.integers(0, 40)))
+    every = _named(cells, fleet, monkeypatch, every=True)
+    assert every  # (the case names something)
+    assert _named(cells, fleet, monkeypatch, every=False) == every
+

@@ -18,9 +18,9 @@ from sncheck.health.explain import (CARD, DESIGN, DOMAIN, LEVEL, PAIR, PEERS, RA
 from sncheck.health.levels import Level
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext, kind_rows
-from sncheck.health.pairview import FabricPaths, FrameTier, summarise
+from sncheck.health.pairview import FabricPaths, FrameTier, beyond_bound, summarise
 from sncheck.store.frames import RowFrames
-from sncheck.health.rates import containers, explain_rates
+from sncheck.health.rates import containers, explain_rates, rows_read
 from sncheck.model import EntityKind, Finding, Severity, card_of
 from sncheck.topology import SCALE_OUT, SCALE_UP
 
@@ -159,8 +159,11 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
         above = rule.op == "counter_nonzero" or bound_of(rule)[0] == "above"
         if rule.op == "peer_outlier":  # a robust z per pair: the op's own scores say which pairs
             return _zscored(cells, rule, ctx)
-        tiers = summarise(cells, ctx.topo, count_above=bound if above else None,
-                          count_below=None if above else bound, cache=ctx.cache)
+        over, under = (bound, None) if above else (None, bound)
+        failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
+        # only the pairs its search reads (rates.rows_read)
+        cells = rows_read(cells, beyond_bound(cells["value"].to_numpy(float), failed, over, under))
+        tiers = summarise(cells, ctx.topo, count_above=over, count_below=under, cache=ctx.cache)
         del cells  # the summaries are what the search reads (the frame may be its last reader's)
         bars = Bars(RATE, (bar_of(rule, 0),))
         expected = 0 if rule.op == "counter_nonzero" else bound

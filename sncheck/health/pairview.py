@@ -113,8 +113,7 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
         tier_design = float(np.nanmedian(d)) if d is not None and np.isfinite(d).any() else math.nan
         if count_above is not None or count_below is not None:
             del d
-            beyond = (v > count_above) if count_above is not None else (v < count_below)
-            beyond &= ~f
+            beyond = beyond_bound(v, f, count_above, count_below)
             weights = beyond.astype(float)
             del beyond
             ratio = np.bincount(inverse, weights=weights, minlength=n)
@@ -156,6 +155,15 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
             (summary_failed | (ratio > 0) if count_above is not None or count_below is not None else summary_failed)
         out[t] = FrameTier(t, pa, pb, ratio, summary_failed, len(table),
                            np.asarray(exc, bool), level, values, tier_design, peers)
+    return out
+
+
+def beyond_bound(value: np.ndarray, failed: np.ndarray, above: float | None, below: float | None) -> np.ndarray:
+    """Which rows of a symptom kind count (:func:`summarise`'s ``count_above`` or
+    ``count_below``): beyond the bound and not failed (NaN is never beyond)."""
+    with np.errstate(invalid="ignore"):
+        out = (value > above) if above is not None else (value < below)
+    out &= ~failed
     return out
 
 

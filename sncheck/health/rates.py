@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import pandas as pd
 
 from sncheck.health.explain import MIN_PARTNERS, Culprit, Paths, Tier
+from sncheck.health.metrics import shared_categories
+from sncheck.health.pairgroups import codes
 from sncheck.topology import SCALE_OUT
 
 
@@ -83,6 +86,43 @@ class _Rate:
 
         return [Culprit(entity, kind, *rates(members), members=members, rate=True)
                 for kind, entity, members in containers(set(cards) - nics, nics, self.paths)]
+
+
+def rows_read(cells: pd.DataFrame, beyond: np.ndarray) -> pd.DataFrame:
+    """The rows of a symptom kind's frame its search reads, ``beyond``: which rows showed
+    the symptom (``pairview.beyond_bound``). Its exceptions are the pairs with such a row,
+    and it weighs by their own pairs only the cards that show it with MIN_PARTNERS
+    partners or more in a tier (:class:`_Rate`: each card it names does; a host,
+    supernode or leaf it names holds only such cards; what is left are the exceptions'
+    links). Kept: every row of an exception and of a pair at such a card; no other. A
+    fleet with a few corrupted pairs summarises a few cards' pairs, not tens of millions
+    (issue 31)."""
+    beyond = np.asarray(beyond, bool)
+    if beyond.all() or not len(cells):
+        return cells
+    ends = shared_categories(cells["src"], cells["dst"])  # (the p2p frame's own: no copy)
+    src, dst = (e.cat.codes.to_numpy() for e in ends)  # (a missing card: -1, the masks' last place)
+    n = len(ends[0].cat.categories)
+    showed = np.zeros(n + 1, bool)
+    showed[src[beyond]] = True
+    showed[dst[beyond]] = True
+    showed[n] = False  # (a missing card: in no topology)
+    # the rows between two cards that showed it: each one's pair (tier, lower end, higher end) as a number
+    at = np.flatnonzero(showed[src] & showed[dst])
+    tier, _ = codes(cells["tier"].iloc[at])
+    a, b = src[at].astype(np.int64), dst[at].astype(np.int64)
+    pair = (tier * (n + 1) + np.minimum(a, b)) * (n + 1) + np.maximum(a, b)
+    shown = np.unique(pair[beyond[at]])  # the exceptions
+    pair_tier, rest = np.divmod(shown, (n + 1) ** 2)
+    # a card's exceptions (each pair once per tier) are its partners there
+    owner, k = np.unique(np.concatenate([pair_tier, pair_tier]) * (n + 1)
+                         + np.concatenate([rest // (n + 1), rest % (n + 1)]), return_counts=True)
+    named = np.zeros(n + 1, bool)
+    named[owner[k >= MIN_PARTNERS] % (n + 1)] = True
+    keep = named[src]
+    keep |= named[dst]
+    keep[at[np.isin(pair, shown)]] = True
+    return cells if keep.all() else cells[keep]
 
 
 def containers(cards: set[int], nics: set[int], paths: Paths) -> list[tuple[str, str, np.ndarray]]:
