@@ -12,7 +12,7 @@ from sncheck.health import culprits, firstlook
 from sncheck.health.explain import LARGE, LEVEL, Bars, CostModel, median
 from sncheck.health.levels import Level
 from sncheck.health.metrics import DetectContext
-from sncheck.health.pairview import FabricPaths, FrameTier, summarise
+from sncheck.health.pairview import FabricPaths, FrameTier, design_of, summarise
 from sncheck.health.rules import evaluate
 from sncheck.model import host_of, link_id
 from test_explain import RULES, cells_of, fleet  # noqa: F401  (the fixture)
@@ -205,3 +205,21 @@ def test_a_symptom_kind_names_what_summarising_every_pair_names(fleet, monkeypat
     assert every  # (the case names something)
     assert _named(cells, fleet, monkeypatch, every=False) == every
 
+
+def test_a_tier_s_design_is_the_median_of_its_rows_design_to_the_bit():
+    """summarise reads a tier's design without a median of its column where every row
+    gives one value (pairview.design_of); the same float as np.nanmedian, sign and
+    overflow included, for one value, NaN among them, several values, zeros and extremes."""
+    rng = np.random.default_rng(4)
+    for trial in range(4000):
+        n = int(rng.integers(1, 40))
+        d = np.full(n, float(rng.choice([0.0, -0.0, 5e-324, 3.7, -2.5, 9e299, 1e308, np.inf, -np.inf])))
+        if trial % 3 == 1:
+            d[rng.random(n) < 0.3] = np.nan
+        elif trial % 3 == 2:
+            d = rng.choice([1.0, 2.0, np.nan, np.inf, 1e308], n)
+        if not np.isfinite(d).any():
+            continue
+        with np.errstate(over="ignore"):  # (the mean of two of the largest floats)
+            want, got = float(np.nanmedian(d)), design_of(d)
+        assert np.array_equal([got], [want], equal_nan=True) and np.signbit(got) == np.signbit(want), d

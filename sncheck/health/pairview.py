@@ -110,7 +110,7 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
         del at
         n = len(pa)
         # (at 131,072 cards every one is 40 M values: what is alive at once is the peak)
-        tier_design = float(np.nanmedian(d)) if d is not None and np.isfinite(d).any() else math.nan
+        tier_design = design_of(d) if d is not None and np.isfinite(d).any() else math.nan
         if count_above is not None or count_below is not None:
             del d
             beyond = beyond_bound(v, f, count_above, count_below)
@@ -156,6 +156,14 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
         out[t] = FrameTier(t, pa, pb, ratio, summary_failed, len(table),
                            np.asarray(exc, bool), level, values, tier_design, peers)
     return out
+
+
+def design_of(d: np.ndarray) -> float:
+    """``np.nanmedian(d)``, the tier's design value, to the bit; where every value given is
+    one (an inventory gives one design per tier) that value, read in two passes without a
+    copy of the column (a fleet's tier: tens of millions of rows; a median partitions a copy)."""
+    lo, hi = np.nanmin(d), np.nanmax(d)  # (zero and the largest floats: as the median gives them, -0.0 and overflow)
+    return float(lo) if lo == hi and 0 < abs(lo) < 1e300 else float(np.nanmedian(d))
 
 
 def beyond_bound(value: np.ndarray, failed: np.ndarray, above: float | None, below: float | None) -> np.ndarray:
