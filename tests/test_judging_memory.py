@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import pandas as pd
 
-from sncheck.health import culprits, firstlook
+from sncheck.health import culprits, firstlook, pairview
 from sncheck.health.explain import LARGE, LEVEL, Bars, CostModel, median
 from sncheck.health.levels import Level
 from sncheck.health.metrics import DetectContext
@@ -223,3 +223,44 @@ def test_a_tier_s_design_is_the_median_of_its_rows_design_to_the_bit():
         with np.errstate(over="ignore"):  # (the mean of two of the largest floats)
             want, got = float(np.nanmedian(d)), design_of(d)
         assert np.array_equal([got], [want], equal_nan=True) and np.signbit(got) == np.signbit(want), d
+
+
+def _summaries(cells, fleet, **how):  # noqa: F811
+    return {t: (x.a.tolist(), x.b.tolist(), x.ratio.tobytes(), x.values.tobytes(), x.failed.tolist(),
+                x.exceptions().tolist(), repr(x.level), repr(x.design), x.peers.tolist())
+            for t, x in summarise(cells, fleet, **how).items()}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_tier_s_one_design_divides_as_its_column_did(fleet, monkeypatch, seed):  # noqa: F811
+    """A tier whose rows give one design is judged against that value, not a copy of its
+    column (pairview.tier_reference): every summary the same to the bit as against the
+    column, with repeats, failed rows and NaN values, a tier whose design varies or has
+    gaps, one of zero, no design column, times inverted, and a stored reference per row."""
+    rng = np.random.default_rng(seed)
+    cells = cells_of(fleet, speed={fleet.card_ids[3]: 0.8}, noise=0.05, seed=seed)
+    cells = pd.concat([cells, cells.sample(frac=0.3, random_state=seed)], ignore_index=True)  # repeats
+    cells.loc[rng.random(len(cells)) < 0.02, "failed"] = True
+    cells.loc[rng.random(len(cells)) < 0.01, "value"] = np.nan
+    tiers = cells["tier"].to_numpy()
+    if seed == 1:  # one tier's design varies, another's has gaps, a third's is zero
+        cells.loc[(tiers == "scale_up") & (rng.random(len(cells)) < 0.1), "design"] *= 1.5
+        cells.loc[(tiers == "scale_out") & (rng.random(len(cells)) < 0.1), "design"] = np.nan
+        cells.loc[tiers == "intra_host", "design"] = 0.0
+    if seed == 2:
+        cells = cells.drop(columns="design")
+    how = [{"invert": bool(seed % 2)},
+           {"reference": np.full(len(cells), 123.0), "apart": [fleet.card_ids[3]]},
+           {"count_above": 1.0}]
+    monkeypatch.setattr(pairview, "STEP", 7)  # (a tier's rows read a few at a time)
+    read = pairview.tier_reference
+    ones: list[float] = []
+    monkeypatch.setattr(pairview, "tier_reference", lambda *a: (ones.append(r) if isinstance(r := read(*a), float)
+                                                                else None) or r)
+    for kw in how:
+        one = _summaries(cells, fleet, **kw)
+        with monkeypatch.context() as m:
+            m.setattr(pairview, "tier_reference", lambda design, at: None if design is None else design[at])
+            column = _summaries(cells, fleet, **kw)
+        assert one == column, kw
+    assert len(ones) >= (3 if seed == 1 else 0 if seed == 2 else 6)  # (the tiers of one value: as one)

@@ -106,11 +106,12 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
         t, at, inverse, pa, pb = item
         item.clear()  # (each column of the tier's rows let go as soon as the summaries no longer need it)
         v, f = value[at], failed[at]
-        d = design[at] if design is not None else None
+        d = tier_reference(design, at)
         del at
         n = len(pa)
         # (at 131,072 cards every one is 40 M values: what is alive at once is the peak)
-        tier_design = design_of(d) if d is not None and np.isfinite(d).any() else math.nan
+        tier_design = d if isinstance(d, float) else \
+            design_of(d) if d is not None and np.isfinite(d).any() else math.nan
         if count_above is not None or count_below is not None:
             del d
             beyond = beyond_bound(v, f, count_above, count_below)
@@ -128,11 +129,12 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
             ok_v = v  # (the tier's own copy of its values: the measured ones in place, no second column)
             ok_v[f | ~np.isfinite(v)] = np.nan
             del v
-            ref = d if d is not None and np.isfinite(d).any() else np.full(len(ok_v), np.nan)
+            # what each row is over: the tier's one design, the rows' own, else their median
+            ref = d if d is None or isinstance(d, float) or np.isfinite(d).any() else None
             del d
-            if not np.isfinite(ref).all():
+            if not isinstance(ref, float) and (ref is None or not np.isfinite(ref).all()):
                 med = float(np.nanmedian(ok_v)) if np.isfinite(ok_v).any() else math.nan
-                ref = np.where(np.isfinite(ref) & (ref > 0), ref, med)
+                ref = med if ref is None else np.where(np.isfinite(ref) & (ref > 0), ref, med)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = ref / ok_v if invert else ok_v / ref
             del ref
@@ -156,6 +158,28 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
         out[t] = FrameTier(t, pa, pb, ratio, summary_failed, len(table),
                            np.asarray(exc, bool), level, values, tier_design, peers)
     return out
+
+
+STEP = 1 << 20  # rows whose design values are read at once (tier_reference)
+
+
+def tier_reference(design: np.ndarray | None, at: np.ndarray) -> float | np.ndarray | None:
+    """What a tier's rows ``at`` are judged against (a column per row: the design, or a
+    stored baseline): the one value they all give, where it is finite and positive (an
+    inventory gives one design per tier), read a slice of rows at a time and never
+    copied whole; else their own values (a copy); None without a column. Divided by
+    that one value, each row's ratio is the same float as by a column of it."""
+    if design is None:
+        return None
+    lo, hi, gaps = math.inf, -math.inf, False
+    for i in range(0, len(at), STEP):
+        part = design[at[i:i + STEP]]
+        lo, hi, gaps = min(lo, float(part.min())), max(hi, float(part.max())), gaps or bool(np.isnan(part).any())
+        if gaps or lo != hi:
+            break
+    if len(at) and not gaps and lo == hi and 0 < lo < 1e300:
+        return lo
+    return design[at]
 
 
 def design_of(d: np.ndarray) -> float:
