@@ -201,3 +201,26 @@ def test_a_journal_line_journalctl_or_its_pager_cut_is_read_as_cut(tmp_path: Pat
     f.write_text("\n".join(whole) + "\n")
     got = CliRunner().invoke(main, ["parse", "kernel-log", str(f)])
     assert got.exit_code == 0 and "is cut by" not in got.output, got.output
+
+
+def test_an_aer_message_the_kernel_found_no_details_for_is_kept_beside_other_reports() -> None:
+    """A received line is kept only where no report follows it; but the view kept them only where the
+    log held no report at all, so a fatal message the kernel found no details for (6.16's '... (no
+    details found', 6.8-6.15's 'found no error details for BDF' line after it) was dropped from a log
+    that also held a corrected report: exit 0 on a fatal AER. Now such a message is an event of its own
+    (details false), its class judged; one whose report follows is still that report's alone."""
+    from sncheck.vendors.kernel_log import parse_kernel_log
+    from sncheck.vendors.parsers import failures, parse_text
+
+    corrected = ["[ 1.1] pcieport 0000:00:01.0: AER: Correctable error message received from 0000:02:00.0",
+                 "[ 1.2] nvme 0000:02:00.0: AER: PCIe Bus Error: severity=Correctable, type=Physical Layer, (Receiver ID)",
+                 "[ 1.3] nvme 0000:02:00.0: AER:   device [144d:a808] error status/mask=00000001/0000e000",
+                 "[ 1.4] nvme 0000:02:00.0: AER:    [ 0] RxErr                  (First)"]
+    for tail in (["[ 2.1] pcieport 0000:00:03.1: AER: Uncorrectable (Fatal) error message received from 0000:3b:00.0"
+                  " (no details found"],
+                 ["[ 2.1] pcieport 0000:00:03.1: AER: Uncorrected (Fatal) error message received from 0000:3b:00.0",
+                  "[ 2.2] pcieport 0000:00:03.1: AER: found no error details for 0000:3b:00.0"]):
+        got = parse_kernel_log("\n".join(corrected + tail) + "\n")
+        assert [(e["class"], e["port"], e.get("details")) for e in got["events"]] == [
+            ("corrected", "0000:02:00.0", None), ("fatal", "0000:3b:00.0", False)], got["events"]
+        assert any("fatal" in f for f in failures(parse_text("kernel-log", "\n".join(corrected + tail) + "\n")))

@@ -32,9 +32,9 @@ every line prefixed by the reporting device (``pcieport 0000:00:02.0: ``, ``nvid
   ``RxErr``, ``BadTLP``, ``Timeout``, ``SDES``, ``CmpltTO``, ``UnsupReq``...; ``Unknown Error
   Bit``), `` (First)`` on the First Error Pointer;
 - ``  TLP Header: ...``: the header of the TLP in error;
-- lines that say no detail follows, counted, not read: ``can't find device of ID%04x`` (to 6.7),
-  ``found no error details for %04x:%02x:%02x.%d`` (6.8-6.15), and ``  Error of this Agent(%04x)
-  is reported first`` / ``  Error of this Agent is reported first``.
+- lines that say no detail follows the received line (``details`` false on it): ``can't find device of
+  ID%04x`` (to 6.7), ``found no error details for %04x:%02x:%02x.%d`` (6.8-6.15); counted, not read:
+  ``  Error of this Agent(%04x) is reported first`` / ``  Error of this Agent is reported first``.
 
 A reporter's excerpt may cut the device prefixes (then a status, bit or TLP line continues the
 report before it), join several bit lines into one, or leave out ``severity=``: read as the same.
@@ -51,7 +51,10 @@ Events: ``aer`` with ``class`` (``fatal`` | ``non-fatal`` | ``corrected``), ``bu
 ``received`` line before it: ``reported_by`` (the port that received the message: the line's own
 device, a root or downstream port; the ``PCIe Bus Error`` lines are printed by the device in error,
 ``aer_print_error(dev, ...)``) and ``multiple`` (``Multiple``: more errors latched than reported).
-A ``received`` line is kept only where no ``PCIe Bus Error`` line follows (kernels that print less).
+A ``received`` line is kept only where no ``PCIe Bus Error`` line follows (kernels that print less),
+or where the kernel says none will (``details`` false: ``(no details found``, ``found no error details
+for``, ``can't find device of ID``): the message is then all there is of that error, kept beside the
+log's other reports.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ _BIT = re.compile(r":\s+\[\s*(?P<bit>\d{1,2})\] (?P<name>.+?)\s*(?P<first>\(Firs
 _BARE_BIT = re.compile(r"\[\s*(?P<bit>\d{1,2})\] (?P<name>[^\[(]+?)\s*(?:\((?P<note>[^)]*)\))?\s*(?=\[\s*\d{1,2}\]|$)")
 _TLP = re.compile(r"TLP Header: (?P<h>[0-9a-fA-Fx ]+?)\s*(?:\([^)]*\))?$")
 # a bit line, its device prefix cut too: after a blank whatever precedes it (an iso stamp's '+00:00 ')
-PATTERN = r"AER:|PCIe Bus Error|error status/mask|(^| )\[ ?[0-9]+\] [A-Za-z]|TLP Header"
+PATTERN = r"AER:|PCIe Bus Error|error status/mask|can.t find device of ID|(^| )\[ ?[0-9]+\] [A-Za-z]|TLP Header"
 
 
 # aer.c's aer_correctable_error_string / aer_uncorrectable_error_string (4.17 on; NULL entries
@@ -112,6 +115,10 @@ _WHOLE = {
 _RECEIVED_WHOLE = re.compile(rf"(?:Multiple )?(?:{_SEV}) {_RECEIVED_VERB}(?:id=[0-9a-fA-F]{{4}}|"
                              r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: \(no details found\)?)?$", re.I)
 _RECEIVED_HEAD = re.compile(rf"(?:Multiple )?(?:{_SEV}) error", re.I)
+# the kernel found no device with the error logged, so no report follows the message: 6.16's ' (no details
+# found' on the received line, 6.8-6.15's 'found no error details for %04x:%02x:%02x.%d' and before it
+# "can't find device of ID%04x" (find_source_device) on the line after it
+_NO_DETAILS = re.compile(r"\(no details found\)?\s*$|found no error details for |can't find device of ID[0-9a-fA-F]{4}")
 # what each header line begins with, for a cut before its first field ('AER: Corrected err', 'PCIe Bus Er')
 _HEADS = tuple(h.lower() for h in ("PCIe Bus Error: ", "device [", "TLP Header: ", "AER: PCIe Bus Error: ", "AER: device [",
                                     "AER: TLP Header: ", *(f"AER: {many}{sev} error {verb}" for many in ("", "Multiple ")
@@ -179,7 +186,7 @@ def unfinished(e: dict[str, Any] | None) -> bool:
     if e is None or e.get("source") != "aer":
         return False
     if e.get("received"):
-        return True
+        return e.get("details") is not False  # a message with no details found: nothing follows it
     if e.get("type") in ("Inaccessible", "Unaccessible"):
         return False
     if not e.get("status"):
@@ -227,13 +234,17 @@ def event(body: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
         if m := _TLP.search(body):
             last["tlp_header"] = m.group("h").strip()
             return {}
+    if last is not None and last.get("received") and _NO_DETAILS.search(body):
+        last["details"] = False  # 'found no error details for ...' after the message: no report follows
+        return {}
     if m := RECEIVED.search(body):
         src = m.group("src") or port
         # the port that received the message (the line's own device: a root port, a downstream port)
         # and 'Multiple': more errors were latched than this report shows (aer_print_port_info)
         return {"source": "aer", "code": None, "bus_id": src[:10].lower() if src else None,
                 "class": _CLASS[m.group("sev").lower()], "port": src.lower() if src else None, "received": True,
-                "reported_by": port, "multiple": bool(m.group("multiple"))}
+                "reported_by": port, "multiple": bool(m.group("multiple")),
+                **({"details": False} if _NO_DETAILS.search(body) else {})}
     return None
 
 

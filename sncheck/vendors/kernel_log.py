@@ -126,7 +126,7 @@ GRAMMAR = {"kernel-log": Grammar(
             "(the fallen-off-the-bus message read as Xid 79); sxid device, link, "
             "engine_instance, message, driver_version, data_only (a Data line whose report line is not in the log); rm_init "
             "device, code, minor; aer port, type, agent, vendor_device, status, mask, bits[{bit, name, first}], reported_by, multiple, "
-            "tlp_header; amdgpu see kernel_ras; mlx5 port, sensor, synd, syndrome, ext_synd, fw_version, "
+            "tlp_header, details (false: the kernel found no details for the message); amdgpu see kernel_ras; mlx5 port, sensor, synd, syndrome, ext_synd, fw_version, "
             "fw_severity, rfr, pci_unavailable, recovery; hung_task process, pid, seconds, tainted, kernel, state, "
             "trace, module, blocked_by, suppressed; ghes seq, source_id, record_severity, corrected_note, section, "
             "section_type, kind, fru_id, fru_text, tstamp, head_missing, fields{name: value}, pcie port_type, "
@@ -324,6 +324,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         errors.append(listing.mid_line(tail))
     if not any(e["source"] == "aer" for e in events):
         events += received  # an older kernel: the 'error received' lines are all there is
+    else:  # a message the kernel found no details for: all there is of that error (kernel_aer's grammar)
+        events += [r for r in received if r.get("details") is False]
     for e in events:  # how many boots before the log's last one each report's is (kept only where > 0)
         if (back := boots - e.pop("boot_seq", boots)) > 0:
             e["boot_back"] = back

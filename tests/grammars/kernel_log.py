@@ -18,6 +18,9 @@ _MON = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "N
 _TIMES = ("none", "mono", "ctime", "iso", "journal", "short-iso", "decode")
 _CORRECTED_BITS = [(0, "Receiver Error", "RxErr"), (6, "Bad TLP", "BadTLP"), (7, "Bad DLLP", "BadDLLP"),
                    (12, "Replay Timer Timeout", "Timeout"), (8, "RELAY_NUM Rollover", "Rollover")]
+# aer.c's aer_error_severity_string by (fatal, 6.8 on): kernel_aer.SEVERITY
+_SEV = {(False, False): "Corrected", (True, False): "Uncorrected (Fatal)", (False, True): "Correctable",
+        (True, True): "Uncorrectable (Fatal)"}
 _FATAL_BITS = [(5, "Surprise Down Error", "SDES"), (14, "Completion Timeout", "CmpltTO"),
                (18, "Malformed TLP", "MalfTLP"), (20, "Unsupported Request", "UnsupReq")]
 
@@ -198,11 +201,12 @@ class _Log:
         self.events += 1
         self.faults += fatal
 
-    def aer_native(self, port: str, dev: str, fatal: bool, multiple: bool) -> None:
+    def aer_native(self, port: str, dev: str, fatal: bool, multiple: bool, spec: bool = False) -> None:
         """A report of the AER driver itself (no GHES record), as 6.x aer.c prints it: 'AER: ' (dev_fmt)
         on every line; the receiving port's 'error message received from' line (aer_print_port_info),
-        then aer_print_error's lines on the device in error (an endpoint below the port, or the port)."""
-        sev = "Uncorrected (Fatal)" if fatal else "Corrected"
+        then aer_print_error's lines on the device in error (an endpoint below the port, or the port).
+        ``spec``: 6.8's severity strings ('Correctable', 'Uncorrectable (Fatal)': kernel_aer.SEVERITY)."""
+        sev = _SEV[fatal, spec]
         bits = self.rng.sample(_FATAL_BITS if fatal else _CORRECTED_BITS, self.rng.randint(1, 3))
         first = self.rng.choice(bits)[0]
         at = f"{'pcieport' if dev == port else 'nvidia'} {dev}: AER: "
@@ -220,6 +224,19 @@ class _Log:
                         (f"events[{i}].mask", "0000e000"), (f"len(events[{i}].bits)", len(bits))]
         self.values += [(f"events[{i}].bits[bit={b}].name", short) for b, _, short in bits]
         self.values += [(f"events[{i}].bits[bit={b}].first", b == first) for b, _, _ in bits]
+        self.events += 1
+        self.faults += fatal
+
+    def aer_no_details(self, port: str, dev: str, fatal: bool, spec: bool) -> None:
+        """A message the kernel found no details for: 6.16's received line ending ' (no details found'
+        (aer_print_source: no closing parenthesis), or 6.8-6.15's 'found no error details for' after it;
+        the view keeps it beside the log's other reports, last, ``details`` false."""
+        sev = _SEV[fatal, spec]
+        head = f"pcieport {port}: AER: {sev} error message received from {dev}"
+        self.lines += [head + " (no details found"] if spec else [head, f"pcieport {port}: AER: found no error details for {dev}"]
+        i = self.events
+        self.values += [(f"events[{i}].class", "fatal" if fatal else "corrected"), (f"events[{i}].port", dev),
+                        (f"events[{i}].details", False), (f"events[{i}].reported_by", port)]
         self.events += 1
         self.faults += fatal
 
@@ -262,8 +279,11 @@ def kernel_log(rng: random.Random) -> Iterator[Variant]:
             if case == "aer-native":
                 port = f"0000:{rng.randrange(0, 200):02x}:01.0"
                 below = f"0000:{rng.randrange(16, 250):02x}:00.0"
-                log.aer_native(port, below, False, False)
-                log.aer_native(port, rng.choice((port, below)), True, rng.random() < 0.5)
+                spec = rng.random() < 0.5  # 6.8's 'Correctable' / 'Uncorrectable (...)'
+                log.aer_native(port, below, False, False, spec)
+                log.aer_native(port, rng.choice((port, below)), True, rng.random() < 0.5, spec)
+                # a message the kernel found no details for: its event after the reports', last in the case
+                log.aer_no_details(port, f"0000:{rng.randrange(16, 250):02x}:00.0", rng.random() < 0.5, spec)
             if case == "aer-excerpt":
                 log.aer_excerpt(f"0000:{rng.randrange(0, 200):02x}:01.2")
                 if rng.random() < 0.5:
