@@ -18,6 +18,7 @@ from sncheck.errors import ParseError
 from sncheck.vendors import nccl_ras
 from sncheck.vendors.ascend.npu_smi import parse_info
 from sncheck.vendors.infiniband.ethtool import parse_ethtool_stats
+from sncheck.vendors.infiniband.ibnetdiscover import parse_iblinkinfo, parse_ibnetdiscover
 
 # rasClientRunComms's group table (header lines and '%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s'), then the two sections
 _GROUP = "%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s" % (0, 1, 1, "8", 8, 8, "RUNNING", "OK")
@@ -128,3 +129,40 @@ def test_a_report_without_communicators_is_whole_only_with_its_warnings() -> Non
     assert whole["complete"] and whole["records"][0]["state"] == "DEAD"
     cut = nccl_ras.parse(head)
     assert not cut["complete"] and any("cut short" in e for e in cut["errors"])
+
+
+_CA_PORT = ('CA: centos-data-200 HCA-1:\n'
+            '    0x0002c903000d81f9      4    1[  ] ==( 4X          10.0 Gbps Active/  LinkUp)==>       2    3[  ] '
+            '"Infiniscale-IV Mellanox Technologies" ( )\n')
+
+
+@pytest.mark.parametrize("command", ["$ iblinkinfo", "root@n01:~# sudo iblinkinfo --ca", "[root@n01 HPL]# iblinkinfo"])
+def test_iblinkinfos_pasted_command_line_is_the_reporters(command: str) -> None:
+    """'$ iblinkinfo' above the output was 'a line the grammar does not hold' (exit 1 on a whole
+    listing): the command line is delivery's (delivery.command_line), as every view reads it."""
+    out = parse_iblinkinfo(command + "\n" + _CA_PORT)
+    assert out["errors"] == [] and out["ports"][0]["remote"]["port"] == 3
+
+
+def test_a_label_or_a_command_after_a_record_is_still_an_error() -> None:
+    assert parse_iblinkinfo("link info:\n" + _CA_PORT)["errors"]
+    assert parse_iblinkinfo(_CA_PORT + "$ iblinkinfo\n")["errors"]
+
+
+def test_ibnetdiscovers_pasted_command_line_is_the_reporters() -> None:
+    report = ("CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0 ( 'o0001 HCA-1' - 'ib-i1l1s01' )\n"
+              "SW  1719 10 0x7cfe9003009ce5b0 4x EDR - CA   134  1 0x7cfe9003003b4bde ( 'ib-i1l1s01' - 'o0001 HCA-1' )\n")
+    assert parse_ibnetdiscover("$ sudo ibnetdiscover -p\n" + report) == parse_ibnetdiscover(report)
+
+
+def test_a_link_to_a_port_its_listed_node_does_not_hold_is_a_cut() -> None:
+    """harvest7's SB7700 listing stops at switch port 18 while a CA names its link to port 36: that
+    capture exited 1 only for its pasted command line; with the command line read, the listing read
+    whole. print_node prints every port of a node it prints, so the switch's listing is cut."""
+    sw = ('Switch: 0x7cfe9003009ce5b0 MF0;SB7700:MSB7700/U1:\n'
+          '           2    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       4    1[  ] "n02 HCA-1" ( )\n')
+    ca = ('CA: n02 HCA-1:\n      0xec0d9a03003d62be      4    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       2 '
+          '%4d[  ] "MF0;SB7700:MSB7700/U1" ( )\n')
+    assert parse_iblinkinfo(ca % 1 + sw)["errors"] == []
+    assert any("does not hold (cut short?)" in e for e in parse_iblinkinfo(ca % 36 + sw)["errors"])
+    assert parse_iblinkinfo(ca % 36)["errors"] == []  # the far switch not listed at all: a partial scan's

@@ -47,6 +47,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import listing
+from sncheck.vendors.delivery import command_line
 from sncheck.vendors.infiniband.ibnetdiscover_ports import is_ports_report, parse_ports_report
 
 _TYPES = {"Switch": "switch", "Ca": "ca", "Rt": "router"}
@@ -67,6 +68,17 @@ _TOOL_ERROR = re.compile(r"^(?:ibwarn|ibpanic|ibnetdiscover|iblinkinfo|ibnd_\w+|
                          r"can't open|No such|Permission denied", re.I)
 
 
+# the command line a reporter pasted above the output ('$ iblinkinfo', 'root@h:~# sudo ibnetdiscover -p'):
+# delivery's one grammar of it, the output's first line (one after a record is another command's)
+_COMMAND = command_line(r"ibnetdiscover|iblinkinfo")
+
+
+def _after_command(text: str) -> str:
+    """The output without the command line pasted above it (its first line that is not blank)."""
+    head, _, rest = text.lstrip("\n").partition("\n")
+    return rest if _COMMAND.match(head) else text
+
+
 def _other(line: str) -> str:
     """A line no record holds: the tool's own error line as it is, anything else named so."""
     return line if _TOOL_ERROR.search(line) else f"a line the grammar does not hold: {line[:120]!r}"
@@ -79,6 +91,7 @@ def _guid(hex_text: str) -> str:
 def parse_ibnetdiscover(text: str) -> dict[str, Any]:
     """``ibnetdiscover``: every node with its connected ports (``links``); ``-p``'s ports report
     as ``ports`` (:mod:`sncheck.vendors.infiniband.ibnetdiscover_ports`)."""
+    text = _after_command(text)
     if is_ports_report(text):
         return parse_ports_report(text, _other)
     nodes: list[dict[str, Any]] = []
@@ -205,7 +218,7 @@ def parse_iblinkinfo(text: str) -> dict[str, Any]:
     errors: list[str] = []
     node: dict[str, Any] | None = None
     bare: str | None = None  # a node header no port line followed yet
-    for raw in text.splitlines():
+    for raw in _after_command(text).splitlines():
         line = raw.strip()
         if not line or listing.is_elision(line):
             continue  # (a reporter's '...': listing.elided says so, once, with its line)
@@ -230,7 +243,19 @@ def parse_iblinkinfo(text: str) -> dict[str, Any]:
         errors.append(f"{bare}: a node header with no port under it: cut short")
     if not ports and not errors:
         raise ParseError("no 'Switch:' or 'CA:' nodes with ports found", tool="iblinkinfo")
-    return {"tool": "iblinkinfo", "ports": ports, "errors": errors}
+    return {"tool": "iblinkinfo", "ports": ports, "errors": errors + _li_not_listed_back(ports)}
+
+
+def _li_not_listed_back(ports: list[dict[str, Any]]) -> list[str]:
+    """iblinkinfo.c prints every port of a node it prints (1..numports, print_node): a link to a
+    port of a node the listing holds, where that node lists no such port, is a cut listing (an
+    18-port excerpt of a 36-port switch a CA names port 36 of); a far node not listed at all is
+    a partial scan's, said by nothing."""
+    have = {(p["lid"], p["port"]) for p in ports}
+    listed = {lid for lid, _ in have}
+    return [f"{p['node']} port {p['port']} links to lid {r['lid']} port {r['port']}, which the listing of lid "
+            f"{r['lid']} does not hold (cut short?)" for p in ports if (r := p["remote"]) is not None
+            and r["lid"] in listed and (r["lid"], r["port"]) not in have]
 
 
 def _li_port(node: dict[str, Any], m: re.Match, errors: list[str]) -> dict[str, Any] | None:

@@ -39,7 +39,8 @@ GRAMMAR = {
                "line per connected port (ports without a link are not listed), the far end's node, port, "
                "description and LID, and the link's width and speed ('4xHDR'); a blank line between nodes. "
                "Grouping (-g) and the -s/-l/-H lists are other layouts, not this view. -p's ports report (no "
-               "header, one line per port of every node, linked or not) is read as ports[]"),
+               "header, one line per port of every node, linked or not) is read as ports[]; a command line pasted above "
+               "the output ('$ ibnetdiscover -p': delivery.command_line) is the reporter's, not a record"),
         end=("none: the file is whole when every link is listed from both ends, each far node's record present "
              "(a cut leaves a link whose far node has no record, or does not list it back); -p: every link's "
              "line listed back by its far port's line, and every switch's ports 1..N each listed once"),
@@ -72,10 +73,13 @@ GRAMMAR = {
         ),
         lines=("per node with ports to show: its header, then one line per port (1..numports): LID, port, the "
                "link's width, speed, state and physical state, and its far end. --diff prints '< '/'> ' pairs: "
-               "not this view"),
+               "not this view. A command line pasted above the output ('$ iblinkinfo': delivery.command_line) is "
+               "the reporter's; any other line (a label such as 'link info:') is none of the grammar's"),
         end=("none: no end line, no count; a cut inside a line leaves a link field or a far end that is not "
              "whole, a cut between lines a shorter listing, so the judge's expectation (--expect, the ports it "
-             "knows) counts the ports; a node header is always followed by its first port"),
+             "knows) counts the ports; a node header is always followed by its first port; print_node prints every port "
+             "of a node it prints, so a link to a port of a listed node that lists no such port is a cut (harvest7's "
+             "SB7700 listed to port 18, its CA on port 36: harvest19)"),
         failures=("'ibwarn:'/'iblinkinfo:' lines, 'Failed to open', 'discover failed', a line the grammar does not "
                   "hold, a '...' elision (errors); a Down port is the fabric's state, not a failure of the view"),
         values=("ports[{node, node_type, guid, lid, port, ext_port, width, speed, state, physical_state, "
