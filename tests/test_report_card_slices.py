@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import sncheck.report.cardstats as stats
 import sncheck.report.prometheus as prom
 from sncheck.rows import p2p_row
 from sncheck.topology import link_id
@@ -40,7 +41,7 @@ def test_card_series_the_same_in_slices(monkeypatch, seed) -> None:
     whole = prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"})
     assert len(whole) > 20 and whole["failed"].sum() > 0 and whole["bw_min"].notna().sum() > 20
     for per_pass in (1, 7, 64):
-        monkeypatch.setattr(prom, "ENDS_PER_PASS", per_pass)
+        monkeypatch.setattr(stats, "ENDS_PER_PASS", per_pass)
         pd.testing.assert_frame_equal(prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"}), whole)
 
 
@@ -48,8 +49,8 @@ def test_card_series_first_seen_order_in_slices(monkeypatch) -> None:
     """Each slice's cards are put back in the order one pass meets them (a then b ends)."""
     pair = {"a": np.array([3, 0, 2]), "b": np.array([1, 3, 0]), "bw": np.array([1.0, 2.0, 3.0]),
             "p99": np.array([1.0, 1.0, 1.0]), "failed": np.array([False, True, False])}
-    monkeypatch.setattr(prom, "ENDS_PER_PASS", 2)
-    out = prom._ends_by_card(pair, 4)
+    monkeypatch.setattr(stats, "ENDS_PER_PASS", 2)
+    out = stats._ends_by_card(pair, 4)
     assert out.index.tolist() == [3, 0, 2, 1]
     assert out["bw_min"].tolist() == [1.0, 2.0, 3.0, 1.0] and out["failed"].tolist() == [1, 1, 0, 0]
 
@@ -63,19 +64,19 @@ def test_card_series_the_same_merged_in_ranges(monkeypatch, seed) -> None:
     whole = prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"})
     ok = np.array([True, True, False, True, True, True])
     tier = {"a": np.array([2, 0, 2, 1, 0, 2], dtype=np.int32), "b": np.array([3, 1, 3, 3, 1, 0], dtype=np.int32),
-            "bw": np.where(ok, np.array([1.0, 2.0, np.nan, 4.0, 6.0, 5.0]) * prom.GB, np.nan),
+            "bw": np.where(ok, np.array([1.0, 2.0, np.nan, 4.0, 6.0, 5.0]) * stats.GB, np.nan),
             "p99": np.where(ok, 1e-6, np.nan), "failed": ~ok, "row": np.arange(6, dtype=np.int32)}
 
-    def at() -> dict:   # (a tier's rows as _tier_rows gives them: _tier_pairs may use them up)
+    def at() -> dict:   # (a tier's rows as TierRows keeps them: _tier_pairs may use them up)
         return {k: v.copy() for k, v in tier.items()}
 
-    one = prom._tier_pairs(at(), 4)
+    one = stats._tier_pairs(at(), 4)
     assert one["a"].tolist() == [2, 0, 1, 2] and one["b"].tolist() == [3, 1, 3, 0]   # first rows 0, 1, 3, 5
-    assert (one["bw"] / prom.GB).tolist() == [1.0, 4.0, 4.0, 5.0] and not one["failed"].any()
+    assert (one["bw"] / stats.GB).tolist() == [1.0, 4.0, 4.0, 5.0] and not one["failed"].any()
     for per_pass in (1, 7, 64):
-        monkeypatch.setattr(prom, "PAIRS_PER_PASS", per_pass)
+        monkeypatch.setattr(stats, "PAIRS_PER_PASS", per_pass)
         pd.testing.assert_frame_equal(prom.card_p2p(rows, {"h01": "sn0", "h1": "sn0"}), whole)
-        merged = prom._tier_pairs(at(), 4)
+        merged = stats._tier_pairs(at(), 4)
         if per_pass < len(tier["a"]):   # in several passes: the pairs in the passes' order, each with its first row
             back = np.argsort(merged.pop("row"), kind="stable")
             merged = {k: v[back] for k, v in merged.items()}
@@ -90,7 +91,7 @@ def test_card_series_order_cards_by_their_pairs_first_rows(monkeypatch) -> None:
             "bw": np.array([3.0, 1.0, 2.0]), "p99": np.ones(3), "failed": np.array([False, False, True]),
             "row": np.array([9, 0, 4], dtype=np.int32)}   # in row order: (3, 1), (0, 3), (2, 0)
     for per_pass in (1 << 20, 2):
-        monkeypatch.setattr(prom, "ENDS_PER_PASS", per_pass)
-        out = prom._ends_by_card(pair, 4)
+        monkeypatch.setattr(stats, "ENDS_PER_PASS", per_pass)
+        out = stats._ends_by_card(pair, 4)
         assert out.index.tolist() == [3, 0, 2, 1]
         assert out["bw_min"].tolist() == [1.0, 2.0, 3.0, 1.0] and out["failed"].tolist() == [1, 1, 0, 0]

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import sncheck.report.cardstats as stats
 import sncheck.report.codes as codes
 import sncheck.report.prometheus as prom
 from sncheck.report.codes import IdTable, id_codes
@@ -115,5 +116,5 @@ def test_card_series_the_same_from_categoricals_and_plain_columns(monkeypatch, s
     assert "nan" in want["card"].tolist() and "" in want["tier"].tolist() and "spine" not in want["tier"].tolist()
     for take_rows, per_pass in ((1 << 20, 1 << 20), (1, 1), (7, 7), (64, 64)):
         monkeypatch.setattr(codes, "TAKE_ROWS", take_rows)
-        monkeypatch.setattr(prom, "PAIRS_PER_PASS", per_pass)
+        monkeypatch.setattr(stats, "PAIRS_PER_PASS", per_pass)
         pd.testing.assert_frame_equal(prom.card_p2p(cat, supernode), want)

@@ -95,7 +95,7 @@ def test_prometheus_lets_go_of_the_pairs_the_reports_read(tmp_path, monkeypatch)
     them and then let them go (issue 31: at 131,072 cards 2 GB beside the rank rows read
     next); rows a view was given, not read, stay."""
     from sncheck.report.prometheus import render_prometheus
-    from sncheck.report.prometheus import CARD_P2P as REPORT_P2P   # (a frame kept with the card series' columns)
+    from sncheck.report.cardstats import TierRows
     from sncheck.store.frames import RowFrames
     from sncheck.store.parts import Part
     from sncheck.store.rundir import RunStore
@@ -110,6 +110,7 @@ def test_prometheus_lets_go_of_the_pairs_the_reports_read(tmp_path, monkeypatch)
     real = Part.read
     monkeypatch.setattr(Part, "read", lambda self, columns: reads.append(str(self.path)) or real(self, columns))
     rows = store.frames()
+    REPORT_P2P = TierRows.columns   # (a frame kept with the card series' columns)
     rows.kind("p2p", REPORT_P2P)   # html's read, kept for the reports after it
     read_once = len(reads)
     text = render_prometheus(_record(True), rows)

@@ -157,13 +157,13 @@ def test_a_missing_tier_is_one_tier_whichever_type_each_piece_reads_it_as(monkey
     """A piece whose tier column is categorical names a missing tier "nan", a plain one named it
     "": the same pairs over two such pieces made two series of identical labels (an invalid
     exposition; reviewr). One tier, one series a card."""
-    import sncheck.report.prometheus as prom
+    import sncheck.report.p2pstats as p2pstats   # (the reports' reader of the p2p pieces)
 
     frame = pd.DataFrame({"src": ["h1/gpu0", "h1/gpu1"], "dst": ["h1/gpu1", "h1/gpu2"], "tier": [None, None],
                           "status": "ok", "bw_GBps": [100.0, 90.0], "bw_rev_GBps": [100.0, 90.0],
                           "lat_p99_us": [5.0, 6.0]})
     categorical = frame.assign(tier=frame["tier"].astype("category"))
-    monkeypatch.setattr(prom, "pieces", lambda rows, kind, columns: iter([categorical, frame.copy()]))
+    monkeypatch.setattr(p2pstats, "pieces", lambda rows, kind, columns: iter([categorical, frame.copy()]))
     out = card_p2p(pd.DataFrame(), {})
     assert not out.duplicated(["card", "tier"]).any(), out
     assert sorted(out["card"]) == ["h1/gpu0", "h1/gpu1", "h1/gpu2"] and set(out["tier"]) == {""}

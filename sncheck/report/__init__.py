@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import import_module
+from typing import Any
 
 from sncheck.errors import ConfigError
 
@@ -51,4 +52,16 @@ class Output:
 def outputs(names: Iterable[str]) -> tuple[Output, ...]:
     """The reports a run renders at its end, by format name (an unknown name is the
     one-line error, before anything runs)."""
-    return tuple(Output(name, default_filename(name), get_renderer(name)) for name in names)
+    names = tuple(names)
+    return tuple(Output(name, default_filename(name), _one_of(get_renderer(name), names)) for name in names)
+
+
+def _one_of(write: Renderer, formats: tuple[str, ...]) -> Renderer:
+    """``write``, saying first that the reports ``formats`` will read the same rows: the
+    ones that read the p2p rows share one pass over them (:mod:`sncheck.report.p2pstats`)."""
+
+    def together(record: Any, rows: Any, path: Any, template_dirs: tuple = ()) -> None:
+        import_module("sncheck.report.p2pstats").expect(rows, formats)   # (as the formats' modules: when used)
+        write(record, rows, path, template_dirs)
+
+    return together

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord
-from sncheck.report import svg
-from sncheck.report.codes import Codes, IdTable, id_codes, merge_repeated, narrow_positions
-from sncheck.report.tables import column, floats, isnan, pieces, status_ok
+from sncheck.report import p2pstats, svg
+from sncheck.report.codes import merge_repeated, narrow_positions
+from sncheck.report.tables import isnan
 from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP, host_of, natural_key
 
 # Past this many cards a domain's heatmap is drawn host x host (mean over card pairs),
@@ -37,12 +37,12 @@ METRICS = (("bandwidth", "bw_GBps", "bw_rev_GBps", "GB/s", "bandwidth_GBps", Tru
 def connectivity_view(record: RunRecord, rows: pd.DataFrame, design: dict[str, dict]) -> dict:
     """The fleet overview (one tile per supernode), the heatmaps per supernode and the
     worst pairs from the p2p rows (millions at fleet size). The rows are read a part at
-    a time, and only those a map can draw are kept (:class:`_Drawn`: no scale-out row,
+    a time, and only those a map can draw are kept (:class:`~sncheck.report.p2pstats.Drawn`: no scale-out row,
     codes and values only); the references are one pass over them, then each
     supernode's directions are built, drawn and reduced to its tile and its worst pairs
     in turn, so only one supernode's directions are in memory at a time."""
     view: dict[str, Any] = {"fleet": None, "heatmaps": [], "worst_pairs": [], "closeups_left_out": []}
-    drawn = _Drawn(rows)
+    drawn = p2pstats.drawn(rows)
     if not drawn.named:
         return view
     domains = _Domains(record, drawn)
@@ -107,7 +107,7 @@ CHUNK_ROWS = 1 << 20   # rows a metric's whole-fleet passes (its tier references
 
 class _Metric:
     """One pair metric over the rows inside the supernodes (positions ``at`` of the rows
-    drawn, :class:`_Drawn`): forward and reverse value (a row without a reverse measurement stands for both
+    drawn, :class:`~sncheck.report.p2pstats.Drawn`): forward and reverse value (a row without a reverse measurement stands for both
     directions; latency is half a round trip anyway) and whether the probe succeeded
     (``ok``, every row's). The values stay the rows' own columns: a supernode's are taken
     as it is drawn, and the passes over every row go :data:`CHUNK_ROWS` at a time."""
@@ -161,49 +161,11 @@ def _tally(sub: Cols, d: int, worst: dict[int, float], failed: dict[int, int]) -
     failed[d] = failed.get(d, 0) + int(((sub["n_ok"] == 0) & (sub["n_fail"] > 0)).sum())
 
 
-VIEW_P2P = ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us")   # what the view reads
-
-
-class _Drawn:
-    """The p2p rows a map can draw, read a piece at a time (:func:`pieces`): every row
-    but the scale-out ones (between supernodes, never drawn), as card codes (``src``,
-    ``dst``: int32, into ``cards``, every card any row names, scale-out ones too), tier
-    codes (``tier``: int16, into ``tiers``, a row without one intra_host or scale_up by
-    host, :func:`_tiers`), ``ok`` and each metric's columns (``values``). At 131,072
-    cards the view read every p2p row whole (50.2 M, 2.97 GB); 33 M of them are
-    scale-out. ``named``: whether some row names a src and some a dst."""
-
-    def __init__(self, rows: Any) -> None:
-        cards, tiers = Codes(), Codes()
-        columns = ("bw_GBps", "bw_rev_GBps", "lat_us")
-        got: dict[str, list[np.ndarray]] = {k: [] for k in ("src", "dst", "tier", "ok", *columns)}
-        named = [False, False]
-        for p2p in pieces(rows, "p2p", VIEW_P2P):
-            named = [named[0] or bool(p2p["src"].notna().any()), named[1] or bool(p2p["dst"].notna().any())]
-            ends = IdTable(p2p["src"], p2p["dst"], dtype=np.int32)
-            code = cards.of(ends.values)   # (this piece's codes -> the run's)
-            (tier,), names = id_codes(_tiers(p2p), dtype=np.int16)
-            tier = tiers.of(names, np.int16)[tier]
-            at = narrow_positions(np.flatnonzero(tier != tiers.values.get_indexer([SCALE_OUT])[0]))
-            got["src"].append(code[ends.take(0, at)])
-            got["dst"].append(code[ends.take(1, at)])
-            got["tier"].append(tier[at])
-            got["ok"].append(status_ok(p2p).to_numpy(bool)[at])
-            for c in columns:
-                got[c].append(floats(p2p[c])[at])
-            del p2p, ends, tier, at
-        self.named = all(named)
-        self.cards, self.tiers = cards.values, list(tiers.values)
-        joined = {k: np.concatenate(v) if v else np.zeros(0) for k, v in got.items()}
-        self.src, self.dst, self.tier, self.ok = (joined.pop(k) for k in ("src", "dst", "tier", "ok"))
-        self.values = joined
-
-
 class _Domains:
     """Scale-up domains (supernodes), hosts, cards and tiers as integer codes over what
     the rows name: every lookup below is an array index, never a scan of the rows."""
 
-    def __init__(self, record: RunRecord, drawn: _Drawn) -> None:
+    def __init__(self, record: RunRecord, drawn: p2pstats.Drawn) -> None:
         # per row drawn until inside() (narrow: a fleet's millions of rows; codes of at most its cards)
         self.src, self.dst, self.cards = drawn.src, drawn.dst, drawn.cards
         host = pd.Series([host_of(c) for c in self.cards.tolist()], dtype=object)
@@ -256,25 +218,6 @@ def _per_direction(pairs: Cols, domains: _Domains) -> Cols:
             "n_fail": pairs["failed"].astype(np.int64)}
     return merge_repeated(a * len(domains.cards) + b, cols,
                           {"value": "median", "score": "median", "n_ok": "sum", "n_fail": "sum"})
-
-
-def _tiers(p2p: pd.DataFrame) -> pd.Series:
-    """The row's tier; where a backend left it out, intra_host or scale_up by host."""
-    tier = column(p2p, "tier")
-    if tier.notna().all():
-        return tier if isinstance(tier.dtype, pd.CategoricalDtype) else tier.astype(str)
-    same_host = _host_part(p2p["src"]) == _host_part(p2p["dst"])
-    # (as names: a categorical's fill must be among its categories, a part's may lack it)
-    return tier.astype(object).fillna(same_host.map({True: INTRA_HOST, False: SCALE_UP})).astype(str)
-
-
-def _host_part(ids: pd.Series) -> pd.Series:
-    """Each card id's host part (``h/gpu0`` -> ``h``); missing where the id is (a piece of
-    the rows may name no card at all: missing, never equal)."""
-    text = ids.astype(str)
-    if not text.notna().any():
-        return pd.Series(np.nan, index=ids.index)
-    return text.str.rsplit("/", n=1).str[0]
 
 
 def _tier_refs(m: _Metric, tier: np.ndarray, design: dict[str, dict], dkey: str,

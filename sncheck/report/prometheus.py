@@ -36,15 +36,15 @@ import pandas as pd
 
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
 from sncheck.report.tables import column, floats, let_go, of_kind, pieces, status_ok
-from sncheck.report.codes import Codes, IdTable, id_codes, merge_repeated
+from sncheck.report import p2pstats
+from sncheck.report.codes import Codes, id_codes
+from sncheck.report.cardstats import GB, US
 from sncheck.config.fileio import atomic_writer
 from sncheck.store.frames import fact_rows
 from sncheck.topology import host_of, natural_key
 
 RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INCONCLUSIVE)
 LAYER_VERDICTS = tuple(Verdict)  # pass, fail, error, skipped, not_judged, inconclusive
-GB = 1e9
-US = 1e-6
 PIECE_LINES = 65_536   # samples of a per-card family written at a time
 CARD = ["hostname", "gpu", "UUID", "supernode"]   # a card's labels, dcgm-exporter's names first
 
@@ -343,177 +343,16 @@ def _card_labels(card: pd.Series, supernode: dict[str, str], uuids: dict[str, st
                         index=card.index)
 
 
-CARD_P2P = ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_p99_us")   # what the card series read
-
-
 def card_p2p(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str] | None = None) -> pd.DataFrame:
     """Per card and tier: min and median pair bandwidth (bytes/s), median pair p99
-    latency (s) and failed pairs, over both ends of each pair. The p2p rows are read a
-    part at a time (:func:`~sncheck.report.tables.pieces`) into what the series need of
-    each row, by tier (:func:`_tier_rows`: card codes, the pair's value, its p99, whether it
-    failed, its place; 29 bytes a row, where the rows read whole were 59); a pair
-    measured in several rounds is merged to its median first (:func:`_tier_pairs`), and
-    the per-card statistics are grouped passes, each tier's pair ends a slice of the
-    cards at a time (:func:`_ends_by_card`)."""
-    cards, by_tier = _tier_rows(rows)
-    if not by_tier:
-        return pd.DataFrame()
-    n = len(cards.values)
-    names = np.asarray(cards.values, dtype=object)
-    parts = []
-    for tier in list(by_tier):
-        # One value per pair (the median over its rounds), then both ends of it.
-        pair = _tier_pairs(_joined(by_tier.pop(tier)), n)
-        part = _ends_by_card(pair, n)
-        del pair
-        part.insert(0, "card", names[part.index.to_numpy()])
-        part["tier"] = "" if tier == "nan" else tier   # a missing tier
-        parts.append(part.reset_index(drop=True))
-    out = pd.concat(parts, ignore_index=True)
+    latency (s) and failed pairs, over both ends of each pair
+    (:func:`sncheck.report.p2pstats.card_stats`: the reports' one pass over the p2p
+    rows), with each card's labels, in natural order of hosts and gpus."""
+    out = p2pstats.card_stats(rows)
+    if out.empty:
+        return out
     out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
     return _natural(out, ["hostname", "gpu", "tier"])
-
-
-def _tier_rows(rows: pd.DataFrame) -> tuple[Codes, dict[str, list[dict[str, np.ndarray]]]]:
-    """The p2p rows, a piece at a time, as what the card series need of each, by tier
-    (its name; "nan": missing), in row order: ``a`` and ``b`` (src and dst codes in the
-    returned index of cards; a missing end is the card "nan"), ``bw`` (the mean of the two
-    directions in bytes/s) and ``p99`` (s), NaN where the probe failed, ``failed``, and
-    ``row`` (its place among every p2p row). Nothing where no row names a src, or none
-    a dst."""
-    cards = Codes()
-    out: dict[str, list[dict[str, np.ndarray]]] = {}
-    named = [False, False]
-    offset = 0
-    for p2p in pieces(rows, "p2p", CARD_P2P):
-        named = [named[0] or bool(p2p["src"].notna().any()), named[1] or bool(p2p["dst"].notna().any())]
-        ok_all = status_ok(p2p).to_numpy(bool)
-        fwd_all, rev_all, p99_all = (floats(p2p[c]) for c in ("bw_GBps", "bw_rev_GBps", "lat_p99_us"))
-        tier = p2p["tier"]
-        if not isinstance(tier.dtype, pd.CategoricalDtype):  # a missing tier: "nan", as a categorical's
-            tier = tier.fillna("nan")                           # (one tier, not two: reviewr)
-        wide = offset + len(p2p) >= 2**31   # (a place past int32: every row's as int64)
-        ends = IdTable(p2p["src"], p2p["dst"], dtype=np.int32)
-        code = cards.of(ends.values)   # (this piece's card codes -> the run's)
-        tiers = IdTable(tier, dtype=np.int16)
-        for t, name in enumerate(tiers.values):   # (every value IdTable keeps is held by a row)
-            at = tiers.rows_of(0, t)
-            ok = ok_all[at]
-            bw = _pair_mean(fwd_all[at], rev_all[at])
-            bw *= GB
-            bw[~ok] = np.nan
-            p99 = p99_all[at]
-            p99 *= US
-            p99[~ok] = np.nan
-            out.setdefault(str(name), []).append({"a": code[ends.take(0, at)], "b": code[ends.take(1, at)], "bw": bw,
-                                                  "p99": p99, "failed": ~ok,
-                                                  "row": (at.astype(np.int64) if wide else at) + offset})
-        offset += len(p2p)
-        del p2p, ends, tiers, ok_all, fwd_all, rev_all, p99_all
-    return cards, out if all(named) else {}
-
-
-def _joined(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """A tier's pieces as one array per column, each piece's column let go as it is
-    joined (one column's copy at a time)."""
-    out = {}
-    for k in list(chunks[0]) if chunks else ():
-        out[k] = np.concatenate([c.pop(k) for c in chunks])
-    return out
-
-
-PAIRS_PER_PASS = 1 << 20   # a tier's rows merged to pairs at once (card_p2p's memory: a few arrays of this many)
-
-
-def _tier_pairs(rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """One entry per pair of a tier's ``rows`` (:func:`_tier_rows`): its ``bw`` and ``p99``
-    each the median over its rounds, whether every round failed. The rows are merged a
-    range of ``a`` codes at a time (a pair's rounds share it; no key array of every row
-    of the tier: at 131,072 cards the scale-out tier is 33 M rows). In one pass the pairs
-    come in the order of their first rows; in several, in the order of the passes, each
-    with its first ``row``: :func:`_ends_by_card` orders the cards by it (putting 33 M
-    pairs back in row order took an int64 argsort and a column's copy beside them,
-    about 0.5 GB)."""
-    total = len(rows["a"])
-    passes = max(1, -(-total // PAIRS_PER_PASS))
-    if passes == 1:
-        pair = _merged(rows, n)   # (in the order of their first rows)
-        del pair["row"]
-        return pair
-    bounds = np.linspace(0, n, passes + 1).astype(np.int64)[1:-1]
-    pass_of = np.searchsorted(bounds, np.arange(n), side="right").astype(np.int16 if passes < 2**15 else np.int32)
-    which = pass_of[rows["a"]]   # each row's pass, by its src card
-    out: dict[str, np.ndarray] = {}
-    filled = 0
-    for s in range(passes):
-        mine = which == s
-        pair = _merged({k: v[mine] for k, v in rows.items()}, n)
-        got = len(pair["a"])
-        for k, v in pair.items():
-            if k not in out:
-                out[k] = np.empty(total, dtype=v.dtype)
-            out[k][filled:filled + got] = v
-        filled += got
-        del pair, mine
-    del which, rows
-    for k in list(out):   # (rounds merged: shorter than the rows; one column's copy at a time)
-        out[k] = out[k][:filled] if filled == total else out[k][:filled].copy()
-    return out
-
-
-def _merged(rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """:func:`_tier_pairs` over ``rows`` at once (``row``: each pair's first row)."""
-    return merge_repeated(rows["a"].astype(np.int64) * n + rows["b"],   # (int32 codes: the key alone is wide)
-                          rows, {"bw": "median", "p99": "median", "failed": "all"})
-
-
-def _pair_mean(fwd: np.ndarray, rev: np.ndarray) -> np.ndarray:
-    """The mean of each pair's two directions (one may be missing; NaN when both are),
-    in place over ``fwd`` and ``rev`` (copies: a tier's rows)."""
-    count = (~np.isnan(fwd)).astype(float)
-    count += ~np.isnan(rev)
-    count[count == 0] = np.nan
-    both = np.nan_to_num(fwd, copy=False)
-    both += np.nan_to_num(rev, copy=False)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        both /= count
-    return both
-
-
-ENDS_PER_PASS = 1 << 20   # pair ends grouped at once (card_p2p's memory: a few arrays of this many)
-
-
-def _ends_by_card(pair: dict[str, np.ndarray], n: int) -> pd.DataFrame:
-    """Per card (index: its code, in order of first appearance among the ends ``a`` then
-    ``b`` of the pairs, in the order of their first ``row`` where given): min and median of ``bw``,
-    median of ``p99`` and how many ``failed``, over both ends of each pair. The cards are
-    taken in slices of their codes, each slice's ends in their order (a card's values as
-    one pass over every end would group them)."""
-    a, b = pair["a"], pair["b"]
-    row = pair.get("row")   # (given: the pairs are not in the order of their first rows)
-    slices = max(1, -(-2 * len(a) // ENDS_PER_PASS))
-    parts = []
-    for lo, hi in zip(*(np.linspace(0, n, slices + 1).astype(np.int64)[s] for s in (slice(None, -1), slice(1, None)))):
-        in_a, in_b = (a >= lo) & (a < hi), (b >= lo) & (b < hi)
-        ends = pd.DataFrame({k: np.concatenate([pair[k][in_a], pair[k][in_b]]) for k in ("bw", "p99", "failed")})
-        ends["failed"] = ends["failed"].astype(np.int64)
-        e = ends.groupby(np.concatenate([a[in_a], b[in_b]]), sort=False)
-        parts.append(pd.DataFrame({"bw_min": e["bw"].min(), "bw_median": e["bw"].median(),
-                                   "lat_p99": e["p99"].median(), "failed": e["failed"].sum()}))
-        del ends, e
-    if len(parts) == 1 and row is None:
-        return parts[0]
-    # The cards in order of first appearance, as one pass over the pairs in row order gives
-    # them: each card's first end among a's ends then b's, by the pairs' first rows (or their
-    # places), ENDS_PER_PASS ends at a time (no array of every end).
-    order = np.arange(len(a), dtype=np.int64) if row is None else row
-    after = int(order.max()) + 1 if len(order) else 0   # (b's ends after every a's)
-    first = np.full(n, 2 * after, dtype=np.int64)
-    for ends, offset in ((a, 0), (b, after)):
-        for lo in range(0, len(ends), ENDS_PER_PASS):
-            np.minimum.at(first, ends[lo:lo + ENDS_PER_PASS], order[lo:lo + ENDS_PER_PASS].astype(np.int64) + offset)
-    out = pd.concat(parts)
-    return out.iloc[np.argsort(first[out.index.to_numpy()], kind="stable")]
 
 
 def _per_card_total(cards: pd.DataFrame, column: str) -> pd.DataFrame:
