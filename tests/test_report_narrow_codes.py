@@ -119,3 +119,35 @@ def test_prometheus_lets_go_of_the_pairs_the_reports_read(tmp_path, monkeypatch)
     assert len(reads) == 2 * read_once   # let go: read again when asked again
     given = RowFrames({"p2p": rows.kind("p2p")})
     assert render_prometheus(_record(True), given) == text and len(given.kind("p2p")) == 3
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_worst_pairs_from_the_first_k_of_each_supernode(monkeypatch, seed) -> None:
+    """A supernode's candidates for the run's worst pairs are its first k in the run's order
+    (issue 31: a down host's failed directions all tie at margin 0, and each became a
+    candidate record: thousands at 16,384 cards): the table is the one every tied direction
+    gives, natural-order ties (``h01`` and ``h1``) and listing order included."""
+    rnd = random.Random(seed)
+    hosts = {"sn0": ["h01", "h1", "h2"], "sn1": ["h3", "h4"]}
+    record = from_json({"schema": "sncheck.run/1", "run_id": "r", "playbook": "p", "backend": "mock",
+                        "inventory": "i", "verdict": "pass", "gate": "critical", "seed": 0, "design": {},
+                        "topology": {"supernodes": [{"name": k, "hosts": v} for k, v in hosts.items()]},
+                        "layers": [], "findings": [], "isolation": []})
+    cards = [f"{h}/gpu{g}" for hs in hosts.values() for h in hs for g in range(4)]
+    rows = []
+    for a in cards:
+        for b in cards:
+            if a < b and (a[:2] in ("h0", "h1", "h2")) == (b[:2] in ("h0", "h1", "h2")):
+                tier = "intra_host" if a.split("/")[0] == b.split("/")[0] else "scale_up"
+                row = p2p_row(0, a, b, link_id(a, b), tier, 1 << 20, bw=rnd.choice([100.0, 200.0, 300.0]),
+                              lat=rnd.choice([2.0, 4.0]))
+                if "h1/" in (a[:3], b[:3]) or rnd.random() < 0.05:   # a down host: every pair of its failed
+                    row.update(status="timeout", bw_GBps=None, lat_us=None)
+                rows.append(row)
+    rows = pd.DataFrame(rnd.sample(rows, len(rows)))   # listed in no order
+    got = conn.connectivity_view(record, rows, {})
+    real = conn._worst_candidates
+    monkeypatch.setattr(conn, "_worst_candidates", lambda sub, m, domains: real(sub, m, domains, k=10**9))
+    every = conn.connectivity_view(record, rows, {})   # every direction a candidate
+    assert sum(r["failed"] for r in every["worst_pairs"]) == conn.WORST_PAIRS
+    assert got["worst_pairs"] == every["worst_pairs"]

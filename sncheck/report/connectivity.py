@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -192,6 +193,19 @@ class _Domains:
         rows = _Inside(self, at)
         self.src = self.dst = self.tier = np.empty(0, dtype=np.int32)
         return at, rows
+
+    @cached_property
+    def natural_rank(self) -> np.ndarray:
+        """Each card code's place in natural order (:func:`natural_key`), cards whose keys
+        are equal (``h01``, ``h1``) at one place."""
+        keys = [natural_key(c) for c in self.cards.tolist()]
+        rank = np.empty(len(keys), dtype=np.int64)
+        place, last = -1, None
+        for i in sorted(range(len(keys)), key=keys.__getitem__):
+            if keys[i] != last:
+                place, last = place + 1, keys[i]
+            rank[i] = place
+        return rank
 
     def tier_code(self, tier: str) -> int:
         return self.tiers.index(tier) if tier in self.tiers else -1
@@ -412,14 +426,20 @@ def _fleet_overview(record: RunRecord, domains: _Domains, worst: dict[int, float
 
 
 def _worst_candidates(sub: Cols, m: _Metric, domains: _Domains, k: int = WORST_PAIRS) -> list[dict]:
-    """A supernode's k worst directions of a metric (lowest margin; failed ones at 0),
-    with every direction tied with the k-th, so the run's worst k are among them."""
+    """A supernode's k worst directions of a metric (lowest margin; failed ones at 0), in
+    the order they are listed, so the run's worst k are among them."""
     failed = (sub["n_ok"] == 0) & (sub["n_fail"] > 0)
     margin = np.where(failed, 0.0, sub["score"].astype(float))
     at = np.flatnonzero(~np.isnan(margin))
     if len(at) > k:
         kth = np.partition(margin[at], k - 1)[k - 1]
         at = at[margin[at] <= kth]
+    if len(at) > k:   # ties with the k-th (a down host's failed directions, all at 0): only the first k
+        # in the run's order (:func:`_worst_pairs`: margin, then source and destination in natural
+        # order, then as listed) can be among its worst k
+        rank = domains.natural_rank
+        first = np.lexsort((rank[sub["b"][at]], rank[sub["a"][at]], margin[at]))[:k]
+        at = at[np.sort(first)]
     ref = _ref_values(m.refs, domains)[sub["tier"][at]]
     value = sub["value"].astype(float)[at]
     a, b, tier, dom = (sub[c][at] for c in ("a", "b", "tier", "dom"))
