@@ -281,3 +281,20 @@ def test_a_capped_bundle_keeps_the_same_rows_whichever_kind_the_store_wrote_firs
         (None, None, None)]  # the cap's note
     assert "7 more rows" not in lines[-1]["note"] and "4 more rows not kept" in lines[-1]["note"]
     store.close()
+
+
+def test_group_ids_read_through_a_categorical_as_through_their_text():
+    """A categorical group column (the store's ids: millions of rank rows at fleet size) is
+    read through its codes, no string per row; which rows a link or a card's groups pick
+    is what the same ids as text pick, missing ids and categories no row holds included."""
+    import numpy as np
+    from sncheck.store.evidence import _Groups
+
+    text = pd.Series(["pair:h1/gpu0<->h2/gpu1", "host:h1", None, "card:h2/gpu1", "pair:h2/gpu1<->h1/gpu0",
+                      "rail:0", "pair:h3/gpu0<->h1/gpu1", None, "host:h2"] * 3, dtype=object)
+    cat = text.astype(pd.CategoricalDtype(["unused:x", *sorted(set(text.dropna()))]))
+    for a, b in ((_Groups(text), _Groups(cat)),):
+        assert np.array_equal(a.link("h1/gpu0", "h2/gpu1"), b.link("h1/gpu0", "h2/gpu1"))
+        for cards, hosts in (({"h2/gpu1"}, {"h2"}), (set(), {"h1"}), ({"h9/gpu0"}, {"h9"})):
+            assert np.array_equal(a.touching(cards, hosts), b.touching(cards, hosts))
+        assert a.link("h1/gpu0", "h2/gpu1").sum() == 6 and b.touching(set(), {"h1"}).sum() == 12

@@ -99,9 +99,15 @@ class _Groups:
     and each row's position among the distinct ids."""
 
     def __init__(self, col: pd.Series) -> None:
-        self.codes, uniques = pd.factorize(col.astype(object).where(col.notna(), ""))
+        if isinstance(col.dtype, pd.CategoricalDtype):   # the store's ids: its codes, no string per row
+            uniques = [*col.cat.categories.astype(str).tolist(), ""]   # (a missing id: "", the last)
+            self.codes = col.cat.codes.to_numpy().astype(np.int64)
+            self.codes[self.codes < 0] = len(uniques) - 1
+        else:
+            self.codes, found = pd.factorize(col.astype(object).where(col.notna(), ""))
+            uniques = found.tolist()
         kind, a, b = [], [], []
-        for g in map(str, uniques.tolist()):
+        for g in map(str, uniques):
             k, _, rest = g.partition(":")
             x, _, y = rest.partition("<->") if k == "pair" else (rest, "", "")
             kind.append(k)
