@@ -151,3 +151,22 @@ def test_worst_pairs_from_the_first_k_of_each_supernode(monkeypatch, seed) -> No
     every = conn.connectivity_view(record, rows, {})   # every direction a candidate
     assert sum(r["failed"] for r in every["worst_pairs"]) == conn.WORST_PAIRS
     assert got["worst_pairs"] == every["worst_pairs"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_domain_members_in_natural_order(seed) -> None:
+    """Each supernode's cards in natural order from one sort of every card's natural place
+    (issue 31: a natural_key sort per supernode), cards whose keys tie (``h01``, ``h1``) in
+    the order the rows named them, as ``sorted`` gives them; a card of no supernode in none."""
+    from sncheck.model import natural_key
+
+    rnd = random.Random(seed)
+    hosts = [rnd.choice(["h", "node", "x"]) + rnd.choice(["1", "01", "001", "2", "10", "02"]) for _ in range(12)]
+    cards = list(dict.fromkeys(f"{h}/gpu{rnd.randint(0, 11)}" for h in hosts for _ in range(4)))
+    rnd.shuffle(cards)
+    domains = conn._Domains.__new__(conn._Domains)   # (only what members() reads)
+    domains.cards, domains.names = pd.Index(cards, dtype=object), ["a", "b", "c"]
+    domains.dom = np.array([rnd.choice([-1, 0, 1, 2, 2]) for _ in cards], dtype=np.int32)
+    want = {name: sorted(domains.cards[domains.dom == d], key=natural_key) for d, name in enumerate(domains.names)}
+    assert domains.members() == {k: v for k, v in want.items() if v}
+    assert any(natural_key(x) == natural_key(y) and x != y for x in cards for y in cards)

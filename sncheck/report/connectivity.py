@@ -212,11 +212,13 @@ class _Domains:
 
     def members(self) -> dict[str, list[str]]:
         """Domain -> its measured cards in natural order, domains in inventory order."""
+        order = np.lexsort((self.natural_rank, self.dom))   # (stable: equal keys in code order, as sorted())
+        dom = self.dom[order]
+        starts = np.searchsorted(dom, np.arange(len(self.names) + 1))
         out = {}
         for d, name in enumerate(self.names):
-            mine = sorted(self.cards[self.dom == d], key=natural_key)
-            if mine:
-                out[name] = mine
+            if starts[d] < starts[d + 1]:
+                out[name] = self.cards[order[starts[d]:starts[d + 1]]].tolist()
         return out
 
 
