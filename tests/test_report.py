@@ -633,8 +633,43 @@ def test_prometheus_skew_and_p99_per_card() -> None:
     samples = prom_samples(render_prometheus(from_json(make_results()), rows))
     assert samples["sncheck_card_launch_skew_seconds"] == [
         'sncheck_card_launch_skew_seconds{hostname="node001",gpu="0",supernode="sn0"} 3e-06']
-    assert ('sncheck_card_p2p_latency_p99_seconds{hostname="node001",gpu="1",supernode="sn0",'
-            'tier="intra_host"} 9e-06') in samples["sncheck_card_p2p_latency_p99_seconds"]
+    assert samples["sncheck_host_p2p_latency_p99_seconds"] == [   # (per host: the p99 of its cards' pairs)
+        'sncheck_host_p2p_latency_p99_seconds{hostname="node001",supernode="sn0",tier="intra_host"} 9e-06']
+
+
+def test_prometheus_typical_figures_per_host_the_alerts_per_card() -> None:
+    """sncheck.prom bounded (issue 31: 12 series a card, 250 MB at 131,072 cards): per card
+    what an alert is written on (its worst pair per tier, its failed pairs, its skew), per
+    host and tier the median over its cards of each card's median bandwidth and p99; a
+    card with nothing measured in a tier is left out of its host's median there."""
+    def pair(a: str, b: str, bw: float, p99: float, status: str = "ok") -> dict:
+        tier = "intra_host" if a.split("/")[0] == b.split("/")[0] else "scale_up"
+        row = p2p_row(0, a, b, f"{a}<->{b}", tier, 1 << 20, bw=bw, lat=3.0)
+        return {**row, "bw_rev_GBps": bw, "lat_p99_us": p99, "status": status}
+
+    rows = pd.DataFrame([pair("node001/gpu0", "node001/gpu1", 100.0, 10.0),
+                         pair("node001/gpu0", "node001/gpu2", 300.0, 30.0),
+                         pair("node001/gpu1", "node001/gpu2", 200.0, 20.0),
+                         pair("node001/gpu0", "node002/gpu0", 400.0, 40.0),
+                         pair("node001/gpu3", "node002/gpu1", 0.0, 0.0, status="timeout")])
+    samples = prom_samples(render_prometheus(from_json(make_results()), rows))
+    # cards' medians in intra_host: gpu0 (100, 300) 200, gpu1 (100, 200) 150, gpu2 (300, 200) 250
+    assert samples["sncheck_host_p2p_bandwidth_median_bytes_per_second"] == [
+        'sncheck_host_p2p_bandwidth_median_bytes_per_second{hostname="node001",supernode="sn0",'
+        'tier="intra_host"} 200000000000',
+        'sncheck_host_p2p_bandwidth_median_bytes_per_second{hostname="node001",supernode="sn0",'
+        'tier="scale_up"} 400000000000',   # (gpu3's one pair failed: no median of its own)
+        'sncheck_host_p2p_bandwidth_median_bytes_per_second{hostname="node002",supernode="sn0",'
+        'tier="scale_up"} 400000000000']
+    assert 'sncheck_host_p2p_latency_p99_seconds{hostname="node001",supernode="sn0",tier="intra_host"} 2e-05' \
+        in samples["sncheck_host_p2p_latency_p99_seconds"]
+    assert not any(name.startswith("sncheck_card_p2p_") and ("median" in name or "latency" in name)
+                   for name in samples)
+    per_card = [name for name in samples if name.startswith("sncheck_card_")]
+    assert sorted(per_card) == ["sncheck_card_info", "sncheck_card_p2p_bandwidth_min_bytes_per_second",
+                                "sncheck_card_p2p_failed_pairs"]
+    assert 'sncheck_card_p2p_failed_pairs{hostname="node001",gpu="3",supernode="sn0"} 1' \
+        in samples["sncheck_card_p2p_failed_pairs"]
 
 
 def test_prometheus_written_atomically_as_prom_only(tmp_path, monkeypatch) -> None:
