@@ -9,7 +9,9 @@ The reports of a run are rendered one after another, each from the same view of 
 run renders, :func:`sncheck.report.outputs`); the first to ask builds what every expected
 one needs in one pass, and the others take theirs, each given once and then let go (the
 view's rows are never kept). A report that was not expected, or asks again, gets a pass of
-its own: the values are the same either way (each builder sees every piece, in order).
+its own: the values are the same either way (each builder sees every piece, in order). A view's
+rows are fixed when it is made (a run store's view holds the parts written by then), so what
+waits for a report is what its own pass over the view would give.
 
 These are the run's raw values over every p2p row (every layer's rounds; an unreachable
 host's rows are failed pairs): judging's per-card statistics are per evaluation and in
