@@ -16,6 +16,7 @@ store").
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence, TypeVar
@@ -28,6 +29,7 @@ import pyarrow.parquet as pq
 
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.rows import columns_of
+from sncheck.store.columncache import ColumnCache, Identity, identity
 from sncheck.store.frames import ARROW_TYPES, RowFrames, conform, merge_schema, pick, select_tables, to_frame
 
 SELECTED_BY = ("layer", "confirms")  # the columns readers select parts by
@@ -53,23 +55,28 @@ def _distinct(column: pa.ChunkedArray) -> frozenset:
 
 class Part:
     """A Parquet part: its path, rows, column names, and the values of the columns a
-    reader selects by that its rows hold (None: not known, it may hold any)."""
+    reader selects by that its rows hold (None: not known, it may hold any). A part this
+    run wrote keeps what its reads decoded in its run's ``cache`` (its file as written:
+    ``identity``; :mod:`sncheck.store.columncache`)."""
 
-    __slots__ = ("path", "rows", "names", "values", "own")
+    __slots__ = ("path", "rows", "names", "values", "own", "cache", "identity")
 
     def __init__(self, path: Path, rows: int, names: Sequence[str], values: dict[str, frozenset] | None,
-                 own: bool = False) -> None:
+                 own: bool = False, cache: ColumnCache | None = None, written: Identity | None = None) -> None:
         self.path, self.rows, self.names, self.values = path, rows, tuple(names), values
         self.own = own  # written by this process (of_table), not found in a run directory
+        self.cache: ColumnCache | None = cache if written is not None else None
+        self.identity: Identity | None = written
 
     @classmethod
-    def of_table(cls, path: Path, table: pa.Table) -> "Part":
+    def of_table(cls, path: Path, table: pa.Table, cache: ColumnCache | None = None) -> "Part":
         """A part as written from ``table`` (its selecting values: a pass over small codes)."""
         values = {}
         for name in SELECTED_BY:
             if name in table.column_names:
                 values[name] = _distinct(table.column(name))
-        return cls(path, len(table), table.column_names, values, own=True)
+        written = identity(path.stat()) if cache is not None else None
+        return cls(path, len(table), table.column_names, values, own=True, cache=cache, written=written)
 
     @classmethod
     def on_disk(cls, path: Path) -> "Part":
@@ -91,16 +98,23 @@ class Part:
         return self.values is not None and all(self.values.get(c) == {v} for c, v in equal.items())
 
     def read(self, columns: Sequence[str] | None) -> pa.Table:
-        names = None if columns is None else [c for c in columns if c in self.names]
+        """The part's ``columns`` (None: every column), in that order: those its run's cache
+        keeps for the file as written from there, the others decoded (and, named, kept)."""
+        names = None if columns is None else list(dict.fromkeys(c for c in columns if c in self.names))
         try:
-            _regular(self.path)
-            try:
-                # the file itself (read_table's dataset machinery cost 5x the read of one
-                # column: 0.75 against 0.13 s CPU over a 16,384-card run's 127 p2p parts)
-                with pq.ParquetFile(self.path, pre_buffer=False) as f:
-                    return f.read(columns=names, use_threads=False)
-            except (OSError, pa.ArrowException) as e:
-                raise ConfigError(f"not a readable part of a run's rows: {e}", str(self.path)) from e
+            now = identity(_regular(self.path))
+            cache = self.cache if now == self.identity else None
+            want = list(self.names) if names is None else names
+            kept = cache.columns(str(self.path), now, want) if cache is not None else {}
+            todo = [n for n in want if n not in kept]
+            read = self._decode(todo if kept else names) if todo or not want else None
+            if cache is not None and names is not None and read is not None:
+                cache.keep(str(self.path), now, read)  # (a whole part, evidence's rows: not kept)
+            if not kept:
+                assert read is not None  # (every column asked for was decoded)
+                return read
+            got = {**kept, **({f.name: (f, c) for f, c in zip(read.schema, read.columns)} if read is not None else {})}
+            return pa.Table.from_arrays([got[n][1] for n in want], schema=pa.schema([got[n][0] for n in want]))
         except ConfigError as e:
             if not self.own:  # a part found in a run directory: the input's fault
                 raise
@@ -109,16 +123,27 @@ class Part:
             raise HarnessError(f"{self.path}: a part of this run's rows is gone or changed under the run "
                                f"({e.message}); the run directory was moved, replaced or edited while it ran") from e
 
+    def _decode(self, names: list[str] | None) -> pa.Table:
+        try:
+            # the file itself (read_table's dataset machinery cost 5x the read of one
+            # column: 0.75 against 0.13 s CPU over a 16,384-card run's 127 p2p parts)
+            with pq.ParquetFile(self.path, pre_buffer=False) as f:
+                return f.read(columns=names, use_threads=False)
+        except (OSError, pa.ArrowException) as e:
+            raise ConfigError(f"not a readable part of a run's rows: {e}", str(self.path)) from e
 
-def _regular(path: Path) -> None:
+
+def _regular(path: Path) -> os.stat_result:
     """Only a regular file is read as a part: a FIFO blocks its reader for ever, a device
-    or a link leads out of the run directory (ConfigError naming it, never a shorter kind)."""
+    or a link leads out of the run directory (ConfigError naming it, never a shorter kind).
+    Its status (lstat) where it is one."""
     try:
-        mode = path.lstat().st_mode
+        st = path.lstat()
     except OSError as e:
         raise ConfigError(f"not a readable part of a run's rows: {e}", str(path)) from e
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(st.st_mode):
         raise ConfigError("not a regular file: a part of a run's rows is only ever one", str(path))
+    return st
 
 
 def read_kind(parts: Iterable[Part], held: Iterable[pa.Table], kind: str, equal: Mapping[str, Any],
@@ -204,8 +229,31 @@ def _frame(tables: list[pa.Table], kind: str, decode: bool = True) -> pd.DataFra
         return to_frame([], kind, decode=decode)
     table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
     tables.clear()
-    table = share_dictionaries(table.unify_dictionaries(), SHARED)
+    table = share_dictionaries(unify_dictionaries(table), SHARED)
     return to_frame([table], kind, release=True, decode=decode)
+
+
+def unify_dictionaries(table: pa.Table) -> pa.Table:
+    """``table.unify_dictionaries()``, but a dictionary column whose chunks all hold one
+    dictionary of distinct values (a run's parts: each names every card, in the same order)
+    is given that dictionary as one object, without hashing it again per chunk. Arrow's
+    unification hashes every chunk's dictionary (it found no shortcut for equal ones): at
+    131,072 cards, about 12 ms a p2p part and id column, 4-5 s for src and dst over the 194
+    parts of one read of the kind. The same codes and categories either way: unified, equal
+    dictionaries of distinct values give the first's values in its order, codes unchanged."""
+    for i, field in enumerate(table.schema):
+        if not pa.types.is_dictionary(field.type) or table.column(i).num_chunks < 2:
+            continue
+        column = table.column(i)
+        first = column.chunk(0).dictionary
+        if first.null_count == 0 and all(c.dictionary.equals(first) for c in column.chunks[1:]) \
+                and pc.count_distinct(first).as_py() == len(first):
+            one = [pa.DictionaryArray.from_arrays(c.indices, first, safe=False) for c in column.chunks]
+            column = pa.chunked_array(one, field.type)
+        else:
+            column = column.unify_dictionaries()
+        table = table.set_column(i, field, column)
+    return table
 
 
 def share_dictionaries(table: pa.Table, names: Sequence[str]) -> pa.Table:

@@ -39,6 +39,7 @@ import pyarrow as pa
 
 from sncheck.store.frames import batch_table, conform, merge_schema, rows_table
 from sncheck.store.layout import ROWS_DIR
+from sncheck.store.columncache import ColumnCache
 from sncheck.store.parts import Part, PartFrames
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.model import RunRecord
@@ -152,6 +153,8 @@ class RunStore:
         self._schemas: dict[str, pa.Schema] = {}
         # what readers derive from the rows, once per run (PartFrames.memo): dropped with the run
         self.memos: dict = {}
+        # the columns readers decoded from the parts, for the next reader (up to its budget)
+        self.column_cache = ColumnCache()
         self._parts: dict[str, int] = defaultdict(int)
         self._pending: dict[str, list[dict]] = defaultdict(list)
         self._pending_rows = 0
@@ -292,7 +295,7 @@ class RunStore:
             with os.fdopen(open_new(tmp), "wb") as fh:
                 pq.write_table(table, fh, use_dictionary=names, **_PARQUET)
             tmp.replace(folder / name)
-            self._written[kind].append(Part.of_table(folder / name, table))
+            self._written[kind].append(Part.of_table(folder / name, table, self.column_cache))
         except OSError as e:
             tmp.unlink(missing_ok=True)
             if e.errno not in _FULL:

@@ -1,0 +1,86 @@
+"""Decoded columns of a run's own Parquet parts, kept for the next reader up to a byte budget.
+
+A gate's readers decode the same columns of the same parts again and again: at 16,384
+cards the ``src`` and ``dst`` of every p2p part 69 times each, ``status`` 67, ``tier`` and
+``bw_GBps`` 51 (the metrics, the coverage, the golden forecast, evidence and the two
+reports each read them for themselves; README "Fleet scale", round 10). A run store's
+parts (:meth:`sncheck.store.parts.Part.of_table`) keep here what a read of named columns
+decoded, first come first kept, until :data:`BUDGET` bytes are held; nothing is evicted
+and nothing is let in after. The readers of a fleet scan the parts in order, so a
+least-recently-used cache smaller than a kind would let each part go before its next
+reader came and keep nothing; kept from the first, a budget smaller than the kind serves
+the first parts of every later scan. The run's store holds the cache and lets it go with
+itself (:meth:`sncheck.store.rundir.RunStore.close` keeps it for the reports).
+
+A part is answered from memory only while its file is the one written: the same device,
+inode, size and modification time as when it was written (a part gone, replaced or edited
+under the run is read from disk, which says what happened to it, as before).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Sequence
+
+import pyarrow as pa
+
+# Bytes of decoded columns a run keeps. At 16,384 cards the p2p columns the judging reads
+# first (src, dst, tier, status, bw_GBps, bw_rev_GBps: 4.15 M rows, ~150 MB with the parts'
+# card dictionaries) fit; at 131,072 cards (50 M rows) the first ~1/8 of the parts of each.
+BUDGET = 192 << 20
+
+Identity = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+
+
+def identity(st: os.stat_result) -> Identity:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class ColumnCache:
+    """Columns by part (its path) and name, with the file identity they were decoded from."""
+
+    def __init__(self, budget: int = BUDGET) -> None:
+        self.budget = budget
+        self.held = 0
+        self._parts: dict[str, tuple[Identity, dict[str, tuple[pa.Field, pa.ChunkedArray]]]] = {}
+        self._lock = threading.Lock()
+
+    def columns(self, path: str, now: Identity, names: Sequence[str]) -> dict[str, tuple[pa.Field, pa.ChunkedArray]]:
+        """The columns of ``names`` kept for the part at ``path``, if its file is still
+        ``now`` (else none, and what was kept of it is let go)."""
+        with self._lock:
+            kept = self._parts.get(path)
+            if kept is None:
+                return {}
+            if kept[0] != now:
+                self._drop(path)
+                return {}
+            return {n: kept[1][n] for n in names if n in kept[1]}
+
+    def keep(self, path: str, now: Identity, table: pa.Table) -> None:
+        """``table``'s columns (read from the part at ``path``, its file ``now``), each
+        while the budget has room for it."""
+        with self._lock:
+            kept = self._parts.get(path)
+            if kept is not None and kept[0] != now:
+                self._drop(path)
+                kept = None
+            for field, column in zip(table.schema, table.columns):
+                size = column.nbytes
+                if self.held + size > self.budget:
+                    continue
+                if kept is None:
+                    kept = self._parts[path] = (now, {})
+                if field.name not in kept[1]:
+                    kept[1][field.name] = (field, column)
+                    self.held += size
+
+    def _drop(self, path: str) -> None:
+        _, columns = self._parts.pop(path)
+        self.held -= sum(c.nbytes for _, c in columns.values())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._parts.clear()
+            self.held = 0
