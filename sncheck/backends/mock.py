@@ -58,7 +58,7 @@ from sncheck.rows import as_sink, not_run_row
 from sncheck.topology import SCALE_OUT, SCALE_UP, host_of, natural_key
 from sncheck.backends import mockfacts, mockp2p
 from sncheck.backends.base import Backend, Emit
-from sncheck.backends.mockp2p import OK, STATUSES, TIMEOUT
+from sncheck.backends.mockp2p import OK, STATUSES, TIMEOUT, part_rows
 from sncheck.backends.mockp2p import names as code_names
 from sncheck.backends.mockphysics import NOISE_CV, TIERS, Physics, gated_sizes, physics_at
 from sncheck.errors import ConfigError
@@ -101,7 +101,8 @@ class _SweepBatch:
     """Sweeps' collective and rank rows gathered into one batch of each kind (in order:
     a sweep's collective rows, then its rank rows, each batch complete sweeps only)."""
 
-    def __init__(self) -> None:
+    def __init__(self, rows: int) -> None:
+        self.limit = rows  # rows of either kind that fill a batch
         self.coll: list[dict] = []
         self.rank: list[dict] = []
         self.rank_rows = 0
@@ -118,7 +119,7 @@ class _SweepBatch:
     def full(self) -> bool:
         """At least a batch of either kind (sweeps that all timed out have no rank rows:
         their collective rows alone bound the batch)."""
-        return max(self.rank_rows, self.coll_rows) >= BATCH_RANK_ROWS
+        return max(self.rank_rows, self.coll_rows) >= self.limit
 
     def emit(self, card_ids: Callable[[np.ndarray], pa.DictionaryArray], sink) -> "_SweepBatch":
         """Write the gathered rows (nothing when there are none); returns an empty batch.
@@ -126,7 +127,7 @@ class _SweepBatch:
         for kind, parts in (("collective", self.coll), ("rank", self.rank)):
             if parts:
                 sink.batch(kind, {k: _joined(card_ids, [p[k] for p in parts]) for k in parts[0]})
-        return _SweepBatch()
+        return _SweepBatch(self.limit)
 
 
 def _joined(card_ids: Callable[[np.ndarray], pa.DictionaryArray], parts: list) -> Any:
@@ -267,15 +268,15 @@ class MockBackend(Backend):
     # -- collectives -----------------------------------------------------------------
     def collectives(self, plan: StressPlan, emit: Emit) -> None:
         """Runs of consecutive groups of one size are simulated at once; their rows go out
-        together, a batch of at least ``BATCH_RANK_ROWS`` rank rows (and their collective
-        rows) or the pass's last."""
+        together, a batch of at least ``BATCH_RANK_ROWS`` rank rows (times :func:`part_rows`'
+        factor in a large fleet; and their collective rows) or the pass's last."""
         sink = as_sink(emit)
         repeats = plan.repeats if plan.duration_s is None else max(plan.repeats, 1)
         reported: set[str] = set()
         run: list[Group] = []
         run_idx: list[np.ndarray] = []  # their members' indices
         run_jittery = False
-        pending = _SweepBatch()
+        pending = _SweepBatch(part_rows(BATCH_RANK_ROWS, len(self.ids)))
         # every group's cards, whole or not, jittery or not: at once (per group, most of a pass's cost)
         flat = self.idx([m for g in plan.groups for m in g.members])
         bounds = np.concatenate(([0], np.cumsum([len(g.members) for g in plan.groups]))).astype(np.int64)

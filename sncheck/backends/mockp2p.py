@@ -27,8 +27,20 @@ if TYPE_CHECKING:
 
 # Rows are written as one Parquet part per batch: p2p rounds go out together up to at least
 # this many pairs (a part's cost is mostly per part below that: 16,384 cards wrote 400
-# parts of ~20,000 rows).
+# parts of ~20,000 rows), times part_rows' factor in a fleet of more than CARDS_PER_PART.
 BATCH_PAIRS = 262_144
+# A part's card columns each hold every card's name (src, dst; a rank row's card), and every
+# read of such a column hashes those names again, per part: at 131,072 cards, 22 ms a part
+# and column against 3 ms at 16,384 (131,072 cards: 194 p2p parts of 262,144 pairs, 4.3 s a
+# read of src). So a part holds BATCH_PAIRS rows for every CARDS_PER_PART cards or part of them:
+# at most one name a part for 8 of its rows.
+CARDS_PER_PART = 32_768
+
+
+def part_rows(least: int, cards: int) -> int:
+    """The rows a batch gathers before it goes out as a part: ``least``, times the fleet's
+    cards over :data:`CARDS_PER_PART` (a fleet of 131,072 cards: 4x)."""
+    return least * max(1, -(-cards // CARDS_PER_PART))
 # A round of at least this many ping-pong samples (live pairs x lat_iters: a fleet's round,
 # 4,096 pairs of 50) draws each pair's summary as order statistics instead of every sample.
 ORDER_STATISTICS_FROM = 204_800
@@ -43,10 +55,10 @@ def names(codes: np.ndarray, names: tuple[str, ...]) -> pa.DictionaryArray:
 
 def p2p(m: MockBackend, plan: ConnectivityPlan, sink) -> None:
     """Every pair of the plan, a batch of rounds at once: consecutive rounds up to at least
-    ``BATCH_PAIRS`` pairs are simulated together and go out as one batch (a killed run
-    keeps every batch written before it)."""
+    ``BATCH_PAIRS`` pairs (:func:`part_rows`) are simulated together and go out as one batch
+    (a killed run keeps every batch written before it)."""
     rounds: list[tuple[int, np.ndarray, np.ndarray]] = []
-    size = 0
+    size, batch = 0, part_rows(BATCH_PAIRS, len(m.ids))
     for rnd in plan.rounds:
         m.progress(f"connectivity round {rnd.index + 1}/{len(plan.rounds)} ({rnd.phase})")
         if not rnd.pairs:
@@ -57,7 +69,7 @@ def p2p(m: MockBackend, plan: ConnectivityPlan, sink) -> None:
             a, b = m.idx([p[0] for p in rnd.pairs]), m.idx([p[1] for p in rnd.pairs])
         rounds.append((rnd.index, a, b))
         size += len(a)
-        if size >= BATCH_PAIRS:
+        if size >= batch:
             _emit_p2p(m, _simulated(m, rounds, plan), plan, sink)
             rounds, size = [], 0
     if rounds:
