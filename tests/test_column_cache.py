@@ -60,15 +60,22 @@ def test_a_column_read_again_is_not_decoded_again(tmp_path, decoded):
     store.close()
 
 
-def test_nothing_is_kept_past_the_budget(tmp_path, decoded):
-    store = _store(tmp_path)
-    store.column_cache.budget = store.column_cache.held + 9000   # room for one float column of one part
+def test_a_column_is_kept_only_where_every_part_s_of_it_fits(tmp_path, decoded):
+    store = _store(tmp_path)          # two parts of 1,000 rows: a float column is 8,000 bytes a part
+    cache = store.column_cache
+    cache.budget = 20_000             # room for one column of the kind, not two
     store.frames().kind("p2p", ["bw_GBps", "lat_us"])
-    assert store.column_cache.held <= store.column_cache.budget
+    assert 16_000 <= cache.held <= cache.promised <= cache.budget
     decoded.clear()
     store.frames().kind("p2p", ["bw_GBps", "lat_us"])
-    assert decoded == [["lat_us"], ["bw_GBps", "lat_us"]]   # the first part's bw_GBps alone was kept
+    assert decoded == [["lat_us"]] * 2   # bw_GBps kept in both parts; lat_us in none
+    # a kind larger than the budget keeps nothing, not its first parts (131,072 cards' pairs)
+    store2 = _store(tmp_path / "two")
+    store2.column_cache.budget = 9_000   # one part's column, not the kind's
+    store2.frames().kind("p2p", ["bw_GBps"])
+    assert store2.column_cache.held == 0
     store.close()
+    store2.close()
 
 
 def test_a_part_changed_under_the_run_is_read_from_its_file(tmp_path, decoded):

@@ -5,11 +5,12 @@ cards the ``src`` and ``dst`` of every p2p part 69 times each, ``status`` 67, ``
 ``bw_GBps`` 51 (the metrics, the coverage, the golden forecast, evidence and the two
 reports each read them for themselves; README "Fleet scale", round 10). A run store's
 parts (:meth:`sncheck.store.parts.Part.of_table`) keep here what a read of named columns
-decoded, first come first kept, until :data:`BUDGET` bytes are held; nothing is evicted
-and nothing is let in after. The readers of a fleet scan the parts in order, so a
-least-recently-used cache smaller than a kind would let each part go before its next
-reader came and keep nothing; kept from the first, a budget smaller than the kind serves
-the first parts of every later scan. The run's store holds the cache and lets it go with
+decoded, first come first kept: a column of a kind is let in where every part's of it fits
+in what is left of :data:`BUDGET` bytes; nothing is evicted. The readers of a fleet scan
+the parts in order, so a least-recently-used cache smaller than a kind would let each part
+go before its next reader came and keep nothing, and a column kept for the first parts
+alone would serve only the start of each scan, its memory held throughout: at 131,072 cards
+(a p2p column of 200-400 MB) nothing of the pairs is kept. The run's store holds the cache and lets it go with
 itself (:meth:`sncheck.store.rundir.RunStore.close` keeps it for the reports).
 
 A part is answered from memory only while its file is the one written: the same device,
@@ -27,7 +28,7 @@ import pyarrow as pa
 
 # Bytes of decoded columns a run keeps. At 16,384 cards the p2p columns the judging reads
 # first (src, dst, tier, status, bw_GBps, bw_rev_GBps: 4.15 M rows, ~150 MB with the parts'
-# card dictionaries) fit; at 131,072 cards (50 M rows) the first ~1/8 of the parts of each.
+# card dictionaries) fit; at 131,072 cards (50 M rows) none does.
 BUDGET = 192 << 20
 
 Identity = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
@@ -43,6 +44,8 @@ class ColumnCache:
     def __init__(self, budget: int = BUDGET) -> None:
         self.budget = budget
         self.held = 0
+        self.promised = 0  # the bytes the admitted columns take in every part of their kinds
+        self._admitted: set[tuple[str, str]] = set()  # (kind, column) kept in every part, budget allowing
         self._parts: dict[str, tuple[Identity, dict[str, tuple[pa.Field, pa.ChunkedArray]]]] = {}
         self._lock = threading.Lock()
 
@@ -58,9 +61,12 @@ class ColumnCache:
                 return {}
             return {n: kept[1][n] for n in names if n in kept[1]}
 
-    def keep(self, path: str, now: Identity, table: pa.Table) -> None:
-        """``table``'s columns (read from the part at ``path``, its file ``now``), each
-        while the budget has room for it."""
+    def keep(self, path: str, now: Identity, table: pa.Table, kind: str = "", scale: float = 1.0) -> None:
+        """``table``'s columns (read from the part at ``path`` of ``kind``, its file ``now``).
+        A column is kept only where the budget has room for it in every part of the kind
+        (``scale``: the kind's rows over the part's): kept for its first parts alone, a
+        kind larger than the budget (131,072 cards' pairs) would serve only the start of
+        each later scan, its memory held throughout."""
         with self._lock:
             kept = self._parts.get(path)
             if kept is not None and kept[0] != now:
@@ -68,6 +74,12 @@ class ColumnCache:
                 kept = None
             for field, column in zip(table.schema, table.columns):
                 size = column.nbytes
+                if (kind, field.name) not in self._admitted:
+                    whole = int(size * scale)
+                    if self.promised + whole > self.budget:
+                        continue
+                    self._admitted.add((kind, field.name))
+                    self.promised += whole
                 if self.held + size > self.budget:
                     continue
                 if kept is None:
@@ -83,4 +95,5 @@ class ColumnCache:
     def clear(self) -> None:
         with self._lock:
             self._parts.clear()
-            self.held = 0
+            self._admitted.clear()
+            self.held = self.promised = 0

@@ -59,24 +59,28 @@ class Part:
     run wrote keeps what its reads decoded in its run's ``cache`` (its file as written:
     ``identity``; :mod:`sncheck.store.columncache`)."""
 
-    __slots__ = ("path", "rows", "names", "values", "own", "cache", "identity")
+    __slots__ = ("path", "rows", "names", "values", "own", "cache", "identity", "kin")
 
     def __init__(self, path: Path, rows: int, names: Sequence[str], values: dict[str, frozenset] | None,
-                 own: bool = False, cache: ColumnCache | None = None, written: Identity | None = None) -> None:
+                 own: bool = False, cache: ColumnCache | None = None, written: Identity | None = None,
+                 kin: Sequence["Part"] = ()) -> None:
         self.path, self.rows, self.names, self.values = path, rows, tuple(names), values
         self.own = own  # written by this process (of_table), not found in a run directory
         self.cache: ColumnCache | None = cache if written is not None else None
         self.identity: Identity | None = written
+        self.kin = kin  # every part of its kind (the store's list, growing as parts are written)
 
     @classmethod
-    def of_table(cls, path: Path, table: pa.Table, cache: ColumnCache | None = None) -> "Part":
-        """A part as written from ``table`` (its selecting values: a pass over small codes)."""
+    def of_table(cls, path: Path, table: pa.Table, cache: ColumnCache | None = None,
+                 kin: Sequence["Part"] = ()) -> "Part":
+        """A part as written from ``table`` (its selecting values: a pass over small codes);
+        ``kin``: the parts of its kind, for its ``cache`` to weigh a column of them all."""
         values = {}
         for name in SELECTED_BY:
             if name in table.column_names:
                 values[name] = _distinct(table.column(name))
         written = identity(path.stat()) if cache is not None else None
-        return cls(path, len(table), table.column_names, values, own=True, cache=cache, written=written)
+        return cls(path, len(table), table.column_names, values, own=True, cache=cache, written=written, kin=kin)
 
     @classmethod
     def on_disk(cls, path: Path) -> "Part":
@@ -109,7 +113,9 @@ class Part:
             todo = [n for n in want if n not in kept]
             read = self._decode(todo if kept else names) if todo or not want else None
             if cache is not None and names is not None and read is not None:
-                cache.keep(str(self.path), now, read)  # (a whole part, evidence's rows: not kept)
+                # (a whole part, evidence's rows: not kept) the kind's rows weigh its columns
+                cache.keep(str(self.path), now, read, self.path.parent.name,
+                           (sum(p.rows for p in self.kin) or self.rows) / max(self.rows, 1))
             if not kept:
                 assert read is not None  # (every column asked for was decoded)
                 return read

@@ -295,7 +295,7 @@ class RunStore:
             with os.fdopen(open_new(tmp), "wb") as fh:
                 pq.write_table(table, fh, use_dictionary=names, **_PARQUET)
             tmp.replace(folder / name)
-            self._written[kind].append(Part.of_table(folder / name, table, self.column_cache))
+            self._written[kind].append(Part.of_table(folder / name, table, self.column_cache, self._written[kind]))
         except OSError as e:
             tmp.unlink(missing_ok=True)
             if e.errno not in _FULL:
