@@ -102,8 +102,9 @@ def test_bad_golden_reference(tmp_path, inv, golden):
     assert str(ref) in line
 
 
-@pytest.mark.parametrize("reference", ["[a, b]", "{x: 1}", "3"])
+@pytest.mark.parametrize("reference", ["[]", "[a, 3]", "[a, a]", "{x: 1}", "3"])
 def test_golden_reference_field_must_be_a_name(tmp_path, inv, reference):
+    # a name, or a non-empty list of names (one per replica size, ops4): "[a, b]" is such a list now
     line = one_line_error(mock_run(inv, tmp_path, f"layers:\n  - golden: {{reference: {reference}}}\n"))
     assert "pb.yaml:2" in line and "reference" in line
 

@@ -209,9 +209,13 @@ class MockBackend(Backend):
         if layer != "golden":
             return {}
         # Golden curves recorded on the mock (sncheck golden record --backend mock), one per
-        # replica size: a replica is one host's cards. Another size is "not judged".
-        ranks = max((self.topo.inventory.hosts[h].cards for h in self.topo.hosts), default=0)
-        return {"reference": GOLDEN_REFERENCES.get(ranks, "mock-demo")}
+        # replica size: a replica is one host's cards. Another size is "not judged". Hosts of
+        # several card counts (mixed SKUs) get the curves of their sizes, a list (one per size).
+        sizes = {self.topo.inventory.hosts[h].cards for h in self.topo.hosts}
+        if len(sizes) > 1:
+            return {"reference": [GOLDEN_REFERENCES[r] for r in sorted(sizes) if r in GOLDEN_REFERENCES]
+                    or [GOLDEN_REFERENCES[max(GOLDEN_REFERENCES)]]}
+        return {"reference": GOLDEN_REFERENCES.get(max(sizes, default=0), "mock-demo")}
 
     # -- physics: every function takes card index arrays a, b --------------------------
     def noise(self, size=None):

@@ -141,7 +141,15 @@ class StressOptions(Schema):
 class GoldenOptions(Schema):
     what = "golden options"
     steps: Annotated[int, Int(*INT_BOUNDS["steps"])] | None = None
-    reference: Annotated[str, Text()] | None = None  # the name or path of a golden curve
+    # the name or path of a golden curve, or a list of them: one per replica size (each curve's
+    # config.ranks), a replica judged by its size's (sncheck/layers/golden.py reference_set)
+    reference: Annotated[
+        Union[Annotated[str, Text(), Tag("<name>")],
+              Annotated[list[Annotated[str, Text()]], Field(min_length=1), AfterValidator(_unique("golden curve")),
+                        Tag("<list>")]],
+        Discriminator(by_type(name=str, list=list)),
+        Shape("a golden curve's name or path, or a non-empty list of them (one per replica size)", over=True)] \
+        | None = None
     optional: Annotated[bool, Flag()] | None = None
 
 

@@ -46,7 +46,7 @@ from sncheck.model import CHECK_STATUSES, About, Basis, EntityKind, Finding, Sev
 from sncheck.probeplan import golden_groups, scope_groups, stress_groups
 from sncheck.topology import Topology, host_of, natural_key
 from sncheck.health.kernel import not_judged, rule_source
-from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing
+from sncheck.health.metrics import DetectContext, golden_loss, kind_rows, missing, reference_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -374,19 +374,30 @@ def golden_judged(rows: pd.DataFrame, ctx: DetectContext, optional: bool,
     if curves.empty:
         return out
     why = reference_mismatch(ctx.reference, ctx.topo)
-    if why is None:
-        return out
     # Optional: on record at info (it does not gate), and the layer reads "not judged".
     severity, fix = (Severity.INFO, "; the layer is optional, so this does not fail the gate") if optional else \
         (SEVERITY, ", or mark the layer optional (`- golden: {optional: true}`)")
+    if why is None:  # a reference per replica size: the hosts whose size has none are not judged
+        sizes = sorted((ctx.reference or {}).get("sizes") or ())
+        for g in scope_groups(golden_groups(ctx.topo), targets) if targets else golden_groups(ctx.topo):
+            if g.kind == "host" and reference_of(ctx.reference, len(g.members)) is None:
+                host = g.id.removeprefix("host:")
+                out.append(_golden_not_judged(host, EntityKind.HOST, f"no golden reference for its replica of "
+                                              f"{len(g.members)} ranks (the references are for "
+                                              f"{', '.join(map(str, sizes))})", severity, fix))
+        return out
     for sn in _supernodes(ctx.topo, targets):
-        out.append(Finding(sn, EntityKind.SUPERNODE, "golden", NOT_JUDGED, severity,
-                           f"golden model on {sn} not judged: {why}. Record a reference on a known-good "
-                           f"system with `sncheck golden record --out fixtures/golden/NAME.json` and name it "
-                           f"in the playbook (`- golden: {{reference: path/to/NAME.json}}`){fix}",
-                           {"measured": "not judged", "expected": "a golden reference", "unit": None},
-                           basis=Basis.NOT_JUDGED, about=About.CHECK))
+        out.append(_golden_not_judged(sn, EntityKind.SUPERNODE, why, severity, fix))
     return out
+
+
+def _golden_not_judged(entity: str, kind: EntityKind, why: str, severity: Severity, fix: str) -> Finding:
+    return Finding(entity, kind, "golden", NOT_JUDGED, severity,
+                   f"golden model on {entity} not judged: {why}. Record a reference on a known-good "
+                   f"system with `sncheck golden record --out fixtures/golden/NAME.json` and name it "
+                   f"in the playbook (`- golden: {{reference: path/to/NAME.json}}`){fix}",
+                   {"measured": "not judged", "expected": "a golden reference", "unit": None},
+                   basis=Basis.NOT_JUDGED, about=About.CHECK)
 
 
 def replica_ranks(topo: Topology) -> set[int]:
@@ -398,6 +409,11 @@ def reference_mismatch(reference: dict | None, topo: Topology) -> str | None:
     if not reference:
         sizes = ", ".join(str(n) for n in sorted(replica_ranks(topo)))
         return f"no golden reference for replicas of {sizes} ranks"
+    if reference.get("sizes") is not None:  # one per replica size: judged where one fits (golden_judged)
+        if replica_ranks(topo) & set(reference["sizes"]):
+            return None
+        return (f"the golden references are for replicas of {', '.join(map(str, sorted(reference['sizes'])))} "
+                f"ranks, this cluster's replicas have {', '.join(str(n) for n in sorted(replica_ranks(topo)))}")
     ranks = (reference.get("config") or {}).get("ranks")
     if isinstance(ranks, int) and replica_ranks(topo) - {ranks}:
         sizes = ", ".join(str(n) for n in sorted(replica_ranks(topo)))

@@ -24,7 +24,7 @@ from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames, fact_rows
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
 from sncheck.topology import Topology
-from sncheck.model import card_id, card_of, link_id
+from sncheck.model import card_id, card_of, host_of, link_id
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 
@@ -33,7 +33,7 @@ PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 class DetectContext:
     topo: Topology
     design: dict[str, TierDesign]
-    reference: dict | None = None   # golden curve
+    reference: dict | None = None   # golden curve (or one per replica size: reference_of)
     baseline: dict | None = None    # from `sncheck baseline make`
     large_bytes: int = 1 << 20      # from here busbw is bandwidth-bound
     small_bytes: int = 64 << 10     # up to here time is latency-bound
@@ -486,14 +486,37 @@ def golden_loss(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
 
 
 def golden_step_time(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """Per host replica: median step time over the golden reference's."""
+    """Per host replica: median step time over its size's golden reference's (:func:`reference_of`)."""
     g = golden_loss(rows, ctx)
-    ref = (ctx.reference or {}).get("step_time_s")
-    if g.empty or not ref:
+    if g.empty or not ctx.reference:
         return pd.DataFrame(columns=["entity", "kind", "value"])
     g = g[(g["stage"] == "group") & g["group"].str.startswith("host:")]
+    ref = pd.Series([(reference_of(ctx.reference, len(m)) or {}).get("step_time_s") for m in g["members"]],
+                    index=g.index, dtype=float)
+    g, ref = g[ref > 0], ref[ref > 0]
+    if g.empty:
+        return pd.DataFrame(columns=["entity", "kind", "value"])
     return pd.DataFrame({"entity": g["group"].str.removeprefix("host:"), "kind": "host",
                          "value": g["step_time_s"] / ref, "measured": g["step_time_s"], "expected": ref})
+
+
+def reference_of(reference: dict | None, ranks: int) -> dict | None:
+    """The golden curve that judges a replica of ``ranks`` ranks: a reference set's curve of
+    that size (``sizes``: one curve per replica size, :func:`sncheck.layers.golden.reference_set`),
+    None where its size has none; else the one reference (which fits every replica: the runner
+    drops one recorded for another size)."""
+    if not reference:
+        return None
+    sizes = reference.get("sizes")
+    return reference if sizes is None else sizes.get(ranks)
+
+
+def replica_ranks_of(members: tuple, stage: str, topo: Topology | None) -> int:
+    """The ranks of the replica a curve judges: its own, or for a card trained alone its host's
+    replica (a replica is a host's cards: probeplan.golden_groups)."""
+    if stage == "solo" and topo is not None and members and members[0] in topo.by_id:
+        return len(topo.cards_of_host(host_of(members[0])))
+    return len(members)
 
 
 P2P, FACTS, COLL, GOLDEN, FR = ("p2p",), ("host_fact",), ("collective",), ("golden",), ("fr", "fr_pg")

@@ -20,12 +20,14 @@ from sncheck.health.culprits import _compare, bound_of, entity_findings, explain
     listed_nics
 from sncheck.health.drift import calibration_regression, card_baseline, compares, drift
 from sncheck.health.findings import jsonable
-from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, kind_rows
+from sncheck.health.metrics import ENTITIES, GROUPS, METRICS, PAIRS, DetectContext, kind_rows, reference_of, \
+    replica_ranks_of
 from sncheck.model import Basis, EntityKind, Finding, Status, host_of
 from sncheck.vendors.nccl_ras import STATES as RAS_STATES
 
 if TYPE_CHECKING:
     from sncheck.health.rules import Rule
+    from sncheck.topology import Topology
 
 REQUIRED = object()
 
@@ -301,7 +303,7 @@ def golden_band(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[Fi
     the card whose own run diverged."""
     if not ctx.reference:
         return []
-    verdicts = golden_verdicts(ctx.metric(rule.metric, rows), ctx.reference)
+    verdicts = golden_verdicts(ctx.metric(rule.metric, rows), ctx.reference, ctx.topo)
     solo_bad = {v.group.removeprefix("card:"): v for v in verdicts.itertuples() if v.stage == "solo" and not v.ok}
     solo_ran = {v.group.removeprefix("card:") for v in verdicts.itertuples() if v.stage == "solo"}
     out = []
@@ -350,15 +352,20 @@ def outside_band(loss, ref, rel: float) -> np.ndarray:
         return ~np.isfinite(loss) | (np.abs(loss - ref) > np.abs(ref) * rel)
 
 
-def golden_verdicts(curves: pd.DataFrame, reference: dict) -> pd.DataFrame:
-    """Per replica: within band or not, and why (also used by the golden layer)."""
+def golden_verdicts(curves: pd.DataFrame, reference: dict, topo: Topology | None = None) -> pd.DataFrame:
+    """Per replica: within band or not, and why (also used by the golden layer). Each replica
+    against its size's curve (:func:`reference_of`); one whose size has none is left out (not
+    judged: ``invariants.golden_judged`` says so)."""
     cols = ["group", "stage", "ok", "reason", "final", "ref_final", "members"]
     if curves.empty:
         return pd.DataFrame(columns=cols)
-    ref = np.asarray(reference["loss"], dtype=float)
-    step_rel, final_rel = band_of(reference)
     out = []
     for c in curves.itertuples():
+        curve = reference_of(reference, replica_ranks_of(tuple(c.members), c.stage, topo))
+        if curve is None:
+            continue
+        ref = np.asarray(curve["loss"], dtype=float)
+        step_rel, final_rel = band_of(curve)
         loss = c.loss
         n = min(len(loss), len(ref))
         ok, reason = True, "within band"

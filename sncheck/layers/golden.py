@@ -45,6 +45,29 @@ def load_reference(ref: str) -> dict:
     return data
 
 
+def reference_set(refs: list[str], sizes: set[int]) -> dict:
+    """Golden curves named as a list, one per replica size (each says its ``config.ranks``), as
+    one reference: the curve of the size with the most ranks this cluster has a curve for (its
+    steps and band head the layer's summary and report), with ``sizes``: ranks -> curve, the
+    curves of the sizes this cluster's replicas have. A replica is judged by its size's curve
+    (``health.metrics.reference_of``); a size with none is "not judged" on its hosts. A list
+    none of whose sizes this cluster has is kept whole, and the runner ignores it saying so."""
+    by_ranks: dict[int, dict] = {}
+    for ref in refs:
+        curve = load_reference(ref)
+        ranks = (curve.get("config") or {}).get("ranks")
+        if not isinstance(ranks, int) or isinstance(ranks, bool):
+            raise ConfigError(f"golden curve {ref!r} does not say its ranks per replica (config.ranks): a list "
+                              "of golden references is one per replica size", curve["_path"])
+        if ranks in by_ranks:
+            raise ConfigError(f"golden curves {by_ranks[ranks].get('name')!r} and {curve.get('name')!r} are both "
+                              f"for replicas of {ranks} ranks: a list of golden references is one per replica size",
+                              curve["_path"])
+        by_ranks[ranks] = curve
+    fit = {r: c for r, c in by_ranks.items() if r in sizes} or by_ranks
+    return {**fit[max(fit)], "sizes": fit}
+
+
 def build_plan(ctx: LayerContext) -> GoldenPlan:
     opts = {**ctx.backend.plan_defaults(NAME), **ctx.options}
     steps = opts.get("steps") or (len(ctx.reference["loss"]) if ctx.reference else 60)
@@ -66,8 +89,10 @@ def run(ctx: LayerContext) -> dict:
         summary["reference"] = {"name": reference.get("name"), "loss": reference["loss"],
                                 "band": reference.get("band", {}),
                                 "step_time_s": reference.get("step_time_s")}
+        if reference.get("sizes") is not None:
+            summary["references"] = {str(r): c.get("name") for r, c in sorted(reference["sizes"].items())}
         curves = golden_loss(ctx.frames(NAME), DetectContext(ctx.topo, ctx.design))
-        verdicts = golden_verdicts(curves, reference)
+        verdicts = golden_verdicts(curves, reference, ctx.topo)
         failing = [v.group for v in verdicts.itertuples() if not v.ok and v.stage == "group"]
         members = {g.id: g.members for g in plan.groups}
         cards = [c for g in failing for c in members.get(g, ())]

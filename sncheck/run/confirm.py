@@ -394,7 +394,7 @@ class Window:
                 self.notes[GOLDEN] = f"{c.group}: the loss became non-finite"
                 return
         if ctx.reference:
-            verdicts = golden_verdicts(curves, ctx.reference)
+            verdicts = golden_verdicts(curves, ctx.reference, ctx.topo)
             if (~verdicts["ok"]).any():
                 bad = verdicts[~verdicts["ok"]].iloc[0]
                 self.notes[GOLDEN] = f"{bad['group']}: {bad['reason']}"

@@ -22,7 +22,7 @@ from sncheck.config.faultplan import NETWORK_FAULTS, FaultPlan
 from sncheck.health.baseline import load_baseline
 from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
-from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch
+from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch, replica_ranks
 from sncheck.health.rules import RuleSet, load_rules
 from sncheck.config.inventory import Inventory
 from sncheck.layers import connectivity, coverage, golden, stress
@@ -293,8 +293,15 @@ class Run:
         for spec in self.playbook.layers:
             if spec.name == "golden":
                 ref = spec.options.get("reference") or backend.plan_defaults("golden").get("reference")
-                curve = golden.load_reference(ref) if ref else None
-                self.inputs["golden_reference"] = provenance(ref, (curve or {}).get("_path"))
+                curve: dict | None
+                if isinstance(ref, list):  # one per replica size
+                    refs = golden.reference_set(ref, replica_ranks(self.topo))
+                    self.inputs["golden_reference"] = {**provenance(refs["name"], refs["_path"]), "by_ranks": {
+                        str(r): provenance(c["name"], c["_path"]) for r, c in sorted(refs["sizes"].items())}}
+                    curve = refs
+                else:
+                    curve = golden.load_reference(ref) if ref else None
+                    self.inputs["golden_reference"] = provenance(ref, (curve or {}).get("_path"))
                 mismatch = reference_mismatch(curve, self.topo) if curve else None
                 if mismatch:  # a curve for another configuration cannot judge this one
                     self.inputs["golden_reference"]["ignored"] = mismatch
