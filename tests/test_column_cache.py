@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sncheck.errors import HarnessError
-from sncheck.store import parts
+from sncheck.store import columncache, parts
 from sncheck.store.rundir import RunStore
 
 
@@ -60,7 +60,8 @@ def test_a_column_read_again_is_not_decoded_again(tmp_path, decoded):
     store.close()
 
 
-def test_a_column_is_kept_only_where_every_part_s_of_it_fits(tmp_path, decoded):
+def test_a_column_is_kept_only_where_every_part_s_of_it_fits(tmp_path, decoded, monkeypatch):
+    monkeypatch.setattr(columncache, "COLUMN_SHARE", 1)   # (its own rule: the last case)
     store = _store(tmp_path)          # two parts of 1,000 rows: a float column is 8,000 bytes a part
     cache = store.column_cache
     cache.budget = 20_000             # room for one column of the kind, not two
@@ -74,8 +75,16 @@ def test_a_column_is_kept_only_where_every_part_s_of_it_fits(tmp_path, decoded):
     store2.column_cache.budget = 9_000   # one part's column, not the kind's
     store2.frames().kind("p2p", ["bw_GBps"])
     assert store2.column_cache.held == 0
+    # nor a column of a kind that would take more than a quarter of it, room or not (at 131,072
+    # cards an int32 column of the pairs, 200 MB, fit the whole 192 MiB budget)
+    monkeypatch.setattr(columncache, "COLUMN_SHARE", 4)
+    store3 = _store(tmp_path / "three")
+    store3.column_cache.budget = 60_000  # the kind's bw_GBps: 16,250 bytes, more than 15,000
+    store3.frames().kind("p2p", ["bw_GBps"])
+    assert store3.column_cache.held == 0
     store.close()
     store2.close()
+    store3.close()
 
 
 def test_a_part_changed_under_the_run_is_read_from_its_file(tmp_path, decoded):

@@ -6,7 +6,7 @@ cards the ``src`` and ``dst`` of every p2p part 69 times each, ``status`` 67, ``
 reports each read them for themselves; README "Fleet scale", round 10). A run store's
 parts (:meth:`sncheck.store.parts.Part.of_table`) keep here what a read of named columns
 decoded, first come first kept: a column of a kind is let in where every part's of it fits
-in what is left of :data:`BUDGET` bytes; nothing is evicted. The readers of a fleet scan
+in what is left of :data:`BUDGET` bytes, and in a quarter of it; nothing is evicted. The readers of a fleet scan
 the parts in order, so a least-recently-used cache smaller than a kind would let each part
 go before its next reader came and keep nothing, and a column kept for the first parts
 alone would serve only the start of each scan, its memory held throughout: at 131,072 cards
@@ -30,6 +30,11 @@ import pyarrow as pa
 # first (src, dst, tier, status, bw_GBps, bw_rev_GBps: 4.15 M rows, ~150 MB with the parts'
 # card dictionaries) fit; at 131,072 cards (50 M rows) none does.
 BUDGET = 192 << 20
+# A column of a kind is kept only where all its parts' take at most this share of the budget:
+# 16,384 cards' p2p columns 17-33 MB, rank 11-23 MB; 131,072 cards' p2p 200-400 MB, rank
+# 92-184 MB (an int32 layer or status column of the 131k pairs would fit the whole budget,
+# held through judging for a column read twice).
+COLUMN_SHARE = 4
 
 Identity = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
 
@@ -64,9 +69,9 @@ class ColumnCache:
     def keep(self, path: str, now: Identity, table: pa.Table, kind: str = "", scale: float = 1.0) -> None:
         """``table``'s columns (read from the part at ``path`` of ``kind``, its file ``now``).
         A column is kept only where the budget has room for it in every part of the kind
-        (``scale``: the kind's rows over the part's): kept for its first parts alone, a
-        kind larger than the budget (131,072 cards' pairs) would serve only the start of
-        each later scan, its memory held throughout."""
+        (``scale``: the kind's rows over the part's), within 1/:data:`COLUMN_SHARE` of it:
+        kept for its first parts alone, a kind larger than the budget (131,072 cards'
+        pairs) would serve only the start of each later scan, its memory held throughout."""
         with self._lock:
             kept = self._parts.get(path)
             if kept is not None and kept[0] != now:
@@ -76,7 +81,7 @@ class ColumnCache:
                 size = column.nbytes
                 if (kind, field.name) not in self._admitted:
                     whole = int(size * scale)
-                    if self.promised + whole > self.budget:
+                    if whole > self.budget // COLUMN_SHARE or self.promised + whole > self.budget:
                         continue
                     self._admitted.add((kind, field.name))
                     self.promised += whole
