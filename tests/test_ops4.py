@@ -98,6 +98,8 @@ def test_each_replica_is_judged_by_its_sizes_golden_reference(tmp_path: Path) ->
     golden = next(layer for layer in res["layers"] if layer["name"] == "golden")
     assert golden["summary"]["references"] == {"4": "mock-demo", "8": "mock-8"}, golden["summary"]
     assert set(res["inputs"]["golden_reference"]["by_ranks"]) == {"4", "8"}, res["inputs"]
+    html = (tmp_path / "run" / "report.html").read_text()  # the report's inputs name every curve that judged
+    assert "golden_reference (4 ranks)" in html and "mock-demo" in html, html[:2000]
 
 
 def test_a_list_of_golden_references_is_one_per_replica_size(tmp_path: Path) -> None:

@@ -170,6 +170,11 @@ def provenance(record: RunRecord) -> dict:
     for name, d in (record.inputs or {}).items():
         if isinstance(d, dict):
             inputs.append({"input": name, "name": d.get("name"), "path": d.get("path"), "sha256": d.get("sha256")})
+            by_ranks = d.get("by_ranks")
+            for ranks, sub in (by_ranks.items() if isinstance(by_ranks, dict) else ()):
+                if isinstance(sub, dict):  # a golden curve per replica size (ops4): each one judged
+                    inputs.append({"input": f"{name} ({ranks} ranks)", "name": sub.get("name"),
+                                   "path": sub.get("path"), "sha256": sub.get("sha256")})
     tools = record.tools or {}
     base = record.baseline if isinstance(record.baseline, dict) else None
     return {"sncheck": __version__, "python": platform.python_version(),
