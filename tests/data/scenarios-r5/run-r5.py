@@ -153,8 +153,9 @@ def analyze(name, out):
                 findings=[(f["entity"], f["entity_kind"], f["layer"], f["rule"], f["severity"], f.get("about"),
                            last.get(f["entity"]), f["message"]) for f in res.get("findings", [])])
 
-if __name__ == "__main__":
-    names = [os.path.basename(a) for a in sys.argv[1:]] or sorted(n for n in os.listdir(D) if n.startswith("r5-") and n.endswith(".yaml"))
+def main(prefix="r5-"):
+    """Run the scenarios named on the command line (default: every PREFIX*.yaml in D) and print the totals."""
+    names = [os.path.basename(a) for a in sys.argv[1:]] or sorted(n for n in os.listdir(D) if n.startswith(prefix) and n.endswith(".yaml"))
     seeds = [int(s) for s in os.environ.get("SEEDS", "1 2 3").split()]
     force = os.environ.get("FORCE") == "1"
     allres, tot = {}, dict(found=0, total=0, findings=0, exact=0, wl=0, wiso=0)
@@ -178,3 +179,6 @@ if __name__ == "__main__":
     print(f"TOTAL recall {tot['found']}/{tot['total']} strict precision {tot['exact']}/{tot['findings']} "
           f"wrong level {tot['wl']} wrong isolation {tot['wiso']}", flush=True)
     json.dump(allres, open(os.environ.get("OUTJSON", os.path.join(WORK, "results.json")), "w"), indent=1)
+
+if __name__ == "__main__":
+    main()
