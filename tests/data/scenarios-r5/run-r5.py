@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import yaml
-import time
 D = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, D)  # score.py sits beside this file
 import score as S  # noqa: E402 -- beside this file, on the path just above
@@ -161,7 +160,6 @@ def main(prefix="r5-"):
     allres, tot = {}, dict(found=0, total=0, findings=0, exact=0, wl=0, wiso=0)
     for n in names:
         for s in seeds:
-            t0 = time.time()
             out, rc = run(n, s, force)
             a = analyze(n, out)
             a["rc"] = rc
