@@ -26,7 +26,11 @@ The JSON report lists every communicator with its ranks (status flags, collectiv
 counts) and ``missing_ranks`` (``unresponsive``, ``considered_dead``), after its head: ``nccl_version``,
 ``cuda_runtime_version``, ``cuda_driver_version``, ``timestamp`` (kept as ``nccl_version``,
 ``cuda_runtime``, ``cuda_driver``, ``timestamp``) and ``ras`` (``timeouts_count``: ``timeouts``, a
-failure above zero as the text's TIMEOUT block is).
+failure above zero as the text's TIMEOUT block is). Its counts are of the lists they precede
+(``communicators_count``, ``ranks_count``, ``missing_ranks_count``) and a communicator's ranks and
+missing ranks hold each of its ``size`` ranks once (``nMissingRanks = commNRanks - nRanks``,
+collectives.cc): a document that says otherwise was cut or edited (an error, exit 1; hostile r15);
+a rank, its ``status`` or ``collective_counts`` that is no object is no RAS JSON.
 
 A paste that leaves a section's heading out (a reporter's ``[...]`` between the group table and a
 ``#G-C (hash) STATE`` block, as the RAS docs print their excerpts) still has its blocks read: the
@@ -404,11 +408,13 @@ def parse_json(data: dict) -> dict:
     comms = data.get("communicators")
     if not isinstance(comms, list):
         raise ValueError("RAS JSON without a communicators list")
+    errors += _count_of(data, "communicators_count", comms, "communicator(s)", "the document")
     for c in comms:
         if not isinstance(c, dict):
             raise ValueError("RAS JSON: a communicator is not an object")
         comm = str(c.get("hash", "?")).lower().removeprefix("0x")
-        ranks = [r for r in c.get("ranks") or [] if isinstance(r, dict)]
+        ranks = _rank_list(c, "ranks", comm, "collective_counts")
+        errors += _shape_errors(c, comm, ranks, _rank_list(c, "missing_ranks", comm))
         counts = {}
         for r in ranks:
             cc = r.get("collective_counts") or {}
@@ -428,8 +434,6 @@ def parse_json(data: dict) -> dict:
             if st.get("abort_flag"):
                 records.append(_json_record("ERROR", comm, where, "communicator aborted"))
         for r in c.get("missing_ranks") or []:
-            if not isinstance(r, dict):
-                continue
             st = r.get("status") or {}
             where = (r.get("rank"), r.get("cuda_dev"), r.get("host"), r.get("pid"))
             if st.get("considered_dead"):
@@ -445,6 +449,52 @@ def parse_json(data: dict) -> dict:
     return {"format": "json", "nccl_version": data.get("nccl_version"), "cuda_runtime": _int(data.get("cuda_runtime_version")),
             "cuda_driver": _int(data.get("cuda_driver_version")), "timestamp": data.get("timestamp"),
             "timeouts": timeouts, "groups": [], "records": records, "errors": errors}
+
+
+def _rank_list(c: dict, key: str, comm: str, *objects: str) -> list[dict]:
+    """``c[key]``, a list of rank objects whose ``status`` (and ``objects``) are objects, as
+    jsonWriteRankData / jsonWriteMissingRank print them; anything else is no RAS JSON (a status
+    "ERROR" was an AttributeError, an item that is no object was dropped unsaid)."""
+    items = c.get(key) or []
+    if not isinstance(items, list):
+        raise ValueError(f"communicator {comm}: {key} is not a list")
+    for i, r in enumerate(items):
+        if not isinstance(r, dict):
+            raise ValueError(f"communicator {comm}: {key}[{i}] is not an object")
+        for field in ("status", *objects):
+            if not isinstance(r.get(field) or {}, dict):
+                raise ValueError(f"communicator {comm}: rank {r.get('rank')}: {field} is not an object")
+    return items
+
+
+def _count_of(obj: dict, key: str, items: list, what: str, where: str) -> list[str]:
+    """A count the document prints beside the list it counts (rasDumpCommsToJSON prints each from
+    the list that follows it) that says otherwise: the list cut or edited."""
+    n = obj.get(key)
+    if isinstance(n, int) and not isinstance(n, bool) and n != len(items):
+        return [f"{where}: {key} {n}, but {len(items)} {what} listed (the document cut or edited)"]
+    return []
+
+
+def _shape_errors(c: dict, comm: str, ranks: list[dict], missing: list[dict]) -> list[str]:
+    """A communicator whose lists do not hold it whole: its ranks and its ``commNRanks - nRanks``
+    missing ones (collectives.cc) are each of 0 to size-1 once."""
+    where = f"communicator {comm}"
+    out = _count_of(c, "ranks_count", ranks, "rank(s)", where)
+    out += _count_of(c, "missing_ranks_count", missing, "missing rank(s)", where)
+    size, seen = _int(c.get("size")), set()
+    for r in ranks + missing:
+        rank = _int(r.get("rank"))
+        if rank in seen:
+            out.append(f"{where}: rank {rank} is listed twice (among its ranks or missing ones): spliced or edited")
+        elif rank is None or rank < 0 or (size is not None and rank >= size):
+            out.append(f"{where}: rank {r.get('rank')!r} is outside the communicator's ranks 0 to "
+                       f"{'?' if size is None else size - 1}")
+        seen.add(rank)
+    if size is not None and size > len(ranks) + len(missing):
+        out.append(f"{where}: size {size}, but {len(ranks)} rank(s) listed and {len(missing)} missing: "
+                   f"{size - len(ranks) - len(missing)} rank(s) not accounted for (the document cut or edited)")
+    return out
 
 
 def _json_record(state: str, comm: str, where: tuple, detail: str, ahead: bool = False) -> RasRecord:
