@@ -51,7 +51,10 @@ v2.26.2, v2.27.3 and v2.30):
 
 A log has no end marker: it is a stream. Failures (exit 1): every WARN (the NCCL
 documentation: WARN "prints only messages indicating a fatal error"), every error result
-named in the log, and two NCCL versions in one log (ranks on two releases, or two logs spliced). A line cut mid-way is reported by ``sncheck parse`` (no newline at the end).
+named in the log, two NCCL versions in one log (ranks on two releases, or two logs spliced), and two
+networks in one log (hosts whose own 'Using network X' lines differ: one fell back to sockets after
+'NET/IB : No device found.'; up to 2.5 a NET/Socket line is the bootstrap's, no choice). A line cut
+mid-way is reported by ``sncheck parse`` (no newline at the end).
 
 JSON::
 
@@ -263,7 +266,7 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
     data["nccl_errors"] = list(results)
     by_host = net.pop("hosts", {})
     if net["network"] or net["devices"]:
-        data["net"] = {k: v for k, v in net.items() if k not in ("sizes", "from")}
+        data["net"] = {k: v for k, v in net.items() if k not in ("sizes", "from", "chosen")}
     data["net_hosts"] = [{"host": h, "network": n["network"], "devices": [d["device"] for d in n["devices"]],
                           "oob": n["oob"]} for h, n in by_host.items()]
     nranks = [r["nranks"] for r in data["ranks"]] + net.pop("sizes", [])
@@ -276,8 +279,21 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
     if len(versions) > 1:  # the ranks of a job run one NCCL (its wire protocol is the version's); or two logs spliced
         faults.append(f"{len(versions)} NCCL versions in one log ({', '.join(versions)}): ranks on different NCCL "
                       "releases, or two jobs' logs spliced")
+    faults += _networks(net.pop("chosen", {}))
     data["faults"] = list(dict.fromkeys(faults))[:_MAX_LISTED]
     return data
+
+
+def _networks(chosen: dict[str, list[str]]) -> list[str]:
+    """Hosts whose processes chose different networks ('Using network IB' on one, 'Using network Socket'
+    on another after its 'NET/IB : No device found.'): init.cc picks a process's network alone, and a
+    job's ranks connect over one."""
+    nets = {n: list(dict.fromkeys(hs)) for n, hs in chosen.items()}
+    if len(nets) < 2:
+        return []
+    said = ", ".join(f"{n} on {hs[0]}" + (f" and {len(hs) - 1} more" if len(hs) > 1 else "") for n, hs in nets.items())
+    return [f"{len(nets)} networks in one log ({said}): a host fell back to another transport (its ranks "
+            "cannot reach the others' over it, or run at its speed)"]
 
 
 def _warn(data: dict[str, Any], who: dict[str, Any], msg: str) -> None:
@@ -333,3 +349,5 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
         net.setdefault("sizes", []).append(int(m[1]))
     if m := _USING_NETWORK.match(msg):
         net["network"] = m[1]
+        if who["host"] is not None:  # init.cc's choice, a process's own: up to 2.5 a NET/Socket line is the bootstrap's too
+            net.setdefault("chosen", {}).setdefault(m[1], []).append(who["host"])
