@@ -52,7 +52,8 @@ ibportstate.c``, libibmad ``mad_dump_field``; the same since infiniband-diags 1.
   only (exadata-issue2): it names no node type, so a switch port's block cut before its ``Peer
   PortInfo:`` is a CA port's whole block (random cuts: a named exception, not a guess).
 - failures (exit 1): ``LinkState`` not ``Active``, ``PhysLinkState`` not ``LinkUp``, the
-  ``Peer ports operating at ...`` warnings, errors.
+  ``Peer ports operating at ...`` warnings, errors (a field given twice in one block: the first
+  kept and judged, the splice an error; hostile r15).
 
 JSON (both): ``{"tool", "devices"|"ports": [...], "faults", "errors"}``; ``ibv-devinfo``:
 ``devices: [{"name", "transport", "fw_ver", "node_guid", "board_id", "vendor_part_id",
@@ -244,7 +245,11 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
             if not ports:  # fields without their '# Port info' header (a pasted excerpt)
                 ports.append({"role": role, "lid": None, "port": None, "fields": {}, "link_state": None,
                               "phys_state": None, "width": None, "speed": None})
-            ports[-1]["fields"][m["key"]] = m["value"].strip()
+            fields, value = ports[-1]["fields"], m["value"].strip()
+            if m["key"] in fields:  # mad_dump_portinfo prints a field once a block: the first kept, the splice said
+                ports[-1].setdefault("twice", []).append((m["key"], fields[m["key"]], value))
+            else:
+                fields[m["key"]] = value
     if not ports and not errors:
         raise ParseError("no '# Port info:' block and no ibportstate error", tool="ibportstate")
     errors += _order_errors(ports, pending, change and not done and not errors)
@@ -258,6 +263,7 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
         p["width"], p["speed"] = f.get("LinkWidthActive"), f.get("LinkSpeedExtActive") or f.get("LinkSpeedActive")
         where = ("" if p["role"] == "port" else f"{p['role']} ") + f"port {p['port']}" + \
             (f" (lid {p['lid']})" if p["lid"] is not None else "")
+        errors += [f"{where}: {k} is listed twice ({a}, then {b}): outputs spliced" for k, a, b in p.pop("twice", ())]
         if empty := [k for k, v in f.items() if not v]:
             errors.append(f"{where}: {empty[0]} without its value: cut short")
         if p["role"] == "MLNX ext":  # MLNXExtendedPortInfo: speeds and state-change flags, no link state
