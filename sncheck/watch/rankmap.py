@@ -114,8 +114,8 @@ def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
     (:func:`_plane`): a job step's own shape inside a step (``SLURM_STEP_NODELIST``, ``SLURM_STEP_TASKS_PER_NODE``), the job's outside one
     (``SLURM_JOB_NODELIST``, ``SLURM_TASKS_PER_NODE``), never the job's nodes with a step's
     tasks (see ``_STEP``/``_JOB`` for which variable is which). None outside Slurm, and None
-    where the environment contradicts itself (the job's two node lists, a step's nodes outside
-    its job's, the tasks against their count, the nodes against theirs) or counts more than a
+    where the environment contradicts itself (the job's two node lists, a node listed twice, a step's
+    nodes outside its job's, the tasks against their count, the nodes against theirs) or counts more than a
     rank map may hold (a node of more than 4096 tasks, more than :data:`MAX_RANKS` in all): no
     map rather than a wrong one, and never a list built from a count as written
     (``1(x999999999999)`` was a MemoryError, ``50000000`` on one node a hang)."""
@@ -137,8 +137,8 @@ def from_slurm(env: dict[str, str] | None = None) -> RankMap | None:
             return None  # a step runs on nodes of its job's allocation
     except (ConfigError, ValueError):
         return None
-    if any(safe_host(h) is None for h in hosts):
-        return None
+    if any(safe_host(h) is None for h in hosts) or len(set(hosts)) != len(hosts):
+        return None  # an allocation holds a node once: a list naming one twice put two ranks on one card
     per_node: list[int] = []
     for part in tasks.split(","):
         m = _TASKS.match(part.strip())
@@ -160,7 +160,8 @@ def _plane(env: dict[str, str]) -> int | None:
     ``-m``; its first level places tasks on nodes, what follows a ``:`` places them within
     one): ``block`` all of a node's (0: no limit), ``cyclic`` one (round-robin), ``plane=N`` (or
     ``plane`` with ``SLURM_DIST_PLANESIZE``) N. None where the layout is not told by the
-    environment: ``arbitrary`` (a hostfile's order) and a plane without its size.
+    environment: ``arbitrary`` (a hostfile's order) and a plane without its size or with two
+    (``plane=N`` beside another ``SLURM_DIST_PLANESIZE``).
 
     Cyclic is dealt from the node counts alone, with or without ``--overcommit``
     (``SLURM_OVERCOMMIT``): ``_task_layout_cyclic`` (src/common/slurm_step_layout.c,
@@ -183,7 +184,10 @@ def _plane(env: dict[str, str]) -> int | None:
     if dist == "cyclic":
         return 1
     if dist.split("=")[0] == "plane":
-        size = dist.partition("=")[2] or env.get("SLURM_DIST_PLANESIZE", "")
+        size, other = dist.partition("=")[2], env.get("SLURM_DIST_PLANESIZE", "")
+        if size and other.strip() and other.strip() != size.strip():
+            return None  # srun sets both from one '-m plane=N': two sizes contradict
+        size = size or other
         return int(size) if size.strip().isdecimal() and 0 < int(size) <= 4096 else None
     return None
 
