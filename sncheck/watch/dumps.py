@@ -25,6 +25,7 @@ an Unreadable for whatever a file holds, and never raises.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,12 +76,12 @@ class Unreadable:
 def dump_files(directory: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
     """The candidate files of a directory: not hidden (a helper's temp files start with a
     dot), not the rank map, not a sub-directory; sorted by name. A FIFO, device, socket or
-    dangling link is a candidate too: :func:`read_dump` refuses it without opening it, so it
+    dangling link or a symlink loop is a candidate too: :func:`read_dump` refuses it without opening it, so it
     is an unreadable dump (a finding), never a dump silently not judged."""
-    skipped = {p.resolve() for p in skip}
+    skipped = {os.path.realpath(p) for p in skip}  # realpath, not resolve(): a symlink loop is a candidate, no error
     return sorted(p for p in directory.iterdir()
                   if not p.is_dir() and not p.name.startswith(".") and p.name not in RANK_MAP_NAMES
-                  and p.resolve() not in skipped)
+                  and os.path.realpath(p) not in skipped)
 
 
 def read_dump(path: Path) -> Dump | Unreadable:
