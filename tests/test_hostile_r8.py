@@ -461,6 +461,9 @@ def test_h8_25b_from_slurm_refuses_a_node_name_the_actions_would_refuse() -> Non
     from sncheck.errors import ConfigError
     from sncheck.slurm.cluster import _refuse_unusable
 
-    _refuse_unusable({"n" * 255: {"NodeAddr": "10.0.0.1"}})
+    # 255 characters in DNS labels of 63 (hostile r15: a label holds at most 63)
+    _refuse_unusable({".".join(["n" * 63] * 4): {"NodeAddr": "10.0.0.1"}})
     with pytest.raises(ConfigError, match="is not a host name"):
-        _refuse_unusable({"n" * 256: {"NodeAddr": "10.0.0.1"}})
+        _refuse_unusable({".".join(["n" * 63] * 3 + ["n" * 62, "n"]): {"NodeAddr": "10.0.0.1"}})
+    with pytest.raises(ConfigError, match="is not a host name"):
+        _refuse_unusable({"n" * 64: {"NodeAddr": "10.0.0.1"}})

@@ -92,11 +92,31 @@ def _count_one(part: str, expr: str) -> int:
     return n
 
 
+def _label_fault(name: str) -> str | None:
+    """What is no DNS name in ``name``'s dot-separated labels (RFC 1123: 1 to 63 characters, no '-' at
+    either end; one trailing dot, the root's, is a name's absolute form): a resolver cannot send
+    ``h1..x`` or a 64-character label as a query, so the host would read 'unreachable' for a fault
+    the inventory holds."""
+    labels = name.split(".")
+    if labels[-1] == "" and len(labels) > 1:
+        labels.pop()  # 'h1.': the absolute form (inventory compares it as 'h1')
+    for label in labels:
+        if not label:
+            return "an empty label ('..')"
+        if len(label) > 63:
+            return f"a label of {len(label)} characters (at most 63)"
+        if label.startswith("-") or label.endswith("-"):
+            return f"a label {'starting with' if label.startswith('-') else 'ending in'} '-'"
+    return None
+
+
 def _expand_one(part: str, expr: str) -> list[str]:
     m = _BRACKET.search(part)
     if not m:
         if not _NAME.fullmatch(part):
             raise ValueError(f"bad host name {quoted(part)} in hostlist {quoted(expr)}")
+        if (why := _label_fault(part)) is not None:
+            raise ValueError(f"bad host name {quoted(part)} in hostlist {quoted(expr)}: {why}, which DNS refuses")
         return [part]
     head, tail = part[: m.start()], part[m.end():]
     return [h for lo, hi, width in _ranges(m.group(1), expr) for i in range(lo, hi + 1)
@@ -111,6 +131,8 @@ def check_name(name: object, what: str = "host name") -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 255:
         raise ConfigError(f"bad {what} {quoted(str(name))}: letters, digits, '.', '_' and '-' only, "
                           "not starting with '-', at most 255 characters")
+    if (why := _label_fault(name)) is not None:
+        raise ConfigError(f"bad {what} {quoted(name)}: {why}, which DNS refuses")
     return name
 
 

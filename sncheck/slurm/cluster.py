@@ -197,7 +197,8 @@ def _refuse_unusable(nodes: dict[str, dict[str, str]]) -> None:
     for name, rec in nodes.items():
         addr = rec.get("NodeAddr")
         if not hostlist.is_host_name(name):
-            why = f"NodeName {name!r} is not a host name (letters, digits, '.', '_', '-'; never a leading '-')"
+            why = (f"NodeName {name!r} is not a host name (letters, digits, '.', '_', '-'; never a leading '-'; "
+                   "DNS labels of 1 to 63 characters, no '-' at either end)")
         elif addr and not is_address(addr):
             why = f"node {name}: NodeAddr {addr!r} is not an address (a name, IPv4 or IPv6)"
         else:
