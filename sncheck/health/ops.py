@@ -409,12 +409,28 @@ def _ratio_bar(key: str) -> Callable[[object, dict], str | None]:
 
 RATIO_BOUND = {k: replace(p, check=_ratio_bar(k)) for k, p in BOUND.items()}
 
+
+def _at_least(key: str, low: float, most: float | None = None, what: str = "") -> Callable[[object, dict], str | None]:
+    """The check of a count or bar below which (or above ``most``) the rule judges every entity or
+    none (a hung rank only when 200% of its peers entered; a drift over 1 run; a noise bar of -3 z)."""
+    def check(value: object, node: dict) -> str | None:  # noqa: ARG001 -- Param.check's signature
+        if not isinstance(value, (int, float)) or (low <= value and (most is None or value <= most)):
+            return None
+        return f"{key}: {value}: {what or f'at least {low:g}'}, or the rule would judge every entity or none"
+    return check
+
+
+def _param(p: Param, key: str, low: float, most: float | None = None, what: str = "") -> Param:
+    return replace(p, check=_at_least(key, low, most, what))
+
+
 OPS: dict[str, Op] = {op.name: op for op in (
     Op("ratio_to_design", ratio_to_design, (PAIRS,), {
         **RATIO_BOUND,
         "per": Param(str, "pair", "judge each pair, or each scale-up domain by the median of its pairs "
                      "inside it (scope: supernode)", ("pair", "supernode")),
-        "min_pairs": Param(int, 3, "per supernode: fewest pairs of a domain in a tier for its median to count"),
+        "min_pairs": _param(Param(int, 3, "per supernode: fewest pairs of a domain in a tier for its median to count"),
+                            "min_pairs", 1),
     }, ("below", "above"), "value over the tier's design value (e.g. below 0.8 of design bandwidth)"),
     Op("peer_outlier", peer_outlier, (PAIRS, ENTITIES), {
         **RATIO_BOUND,
@@ -422,8 +438,9 @@ OPS: dict[str, Op] = {op.name: op for op in (
                         ("ratio", "robust_z")),
         "per": Param(str, "pair", "pairs: judge each pair, or each card by the median of its pairs",
                      ("pair", "card")),
-        "min_peers": Param(int, 3, "fewest peers for a median to mean anything"),
-        "min_excess": Param((int, float), 0.0, "entities: also at least this far from the median"),
+        "min_peers": _param(Param(int, 3, "fewest peers for a median to mean anything"), "min_peers", 1),
+        "min_excess": _param(Param((int, float), 0.0, "entities: also at least this far from the median"),
+                             "min_excess", 0),
     }, ("below", "above"), "against peers of the same tier (pairs) or all entities"),
     Op("baseline_regression", baseline_regression, (PAIRS,), {
         **BOUND, "key": Param(str, "tier", "compare per tier, or per card with its own history", ("tier", "card")),
@@ -443,10 +460,11 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("straggler", injob.straggler, (ENTITIES,), {
         "share_above": Param((int, float), 1.5, "last in collectives at least this many times its share (1/n)"),
         "blame_above": Param((int, float), 0.3, "and its group waited for it this share of its time"),
-        "min_collectives": Param(int, 8, "fewest collectives every member recorded"),
+        "min_collectives": _param(Param(int, 8, "fewest collectives every member recorded"), "min_collectives", 1),
     }, (), "a rank that enters its group's collectives last, against its peers (Flight Recorder)"),
     Op("behind_peers", injob.behind_peers, (ENTITIES,), {
-        "min_peer_share": Param((int, float), 1.0, "share of its peers that entered the collective it did not"),
+        "min_peer_share": _param(Param((int, float), 1.0, "share of its peers that entered the collective it did "
+                                       "not"), "min_peer_share", 1e-9, 1, "a share is 0 to 1 (above 0)"),
     }, (), "a rank that never entered a collective its peers entered (Flight Recorder)"),
     Op("p2p_unmatched", injob.p2p_unmatched, (ENTITIES,), {}, (),
        "a rank that never posted the send or recv its peer posted (Flight Recorder, NCCL)"),
@@ -456,9 +474,10 @@ OPS: dict[str, Op] = {op.name: op for op in (
     # Against history: sncheck/health/drift.py (the state store's runs and baselines)
     Op("drift", drift, (PAIRS,), {
         **BOUND,
-        "min_runs": Param(int, 3, "runs on record, this one included, before a drift can be called"),
-        "min_pairs": Param(int, 3, "fewest pairs of a card in a tier for its median to count"),
-        "z": Param((int, float), 3.0, "the fall must exceed this many standard errors (its noise)"),
+        "min_runs": _param(Param(int, 3, "runs on record, this one included, before a drift can be called"),
+                           "min_runs", 2),
+        "min_pairs": _param(Param(int, 3, "fewest pairs of a card in a tier for its median to count"), "min_pairs", 1),
+        "z": _param(Param((int, float), 3.0, "the fall must exceed this many standard errors (its noise)"), "z", 0),
     }, ("below", "above"), "a card against its own first recorded level (history in the state store)"),
     Op("calibration_regression", calibration_regression, (PAIRS,), {
         **BOUND,
@@ -474,7 +493,8 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("counter_growth", fabric.counter_growth, (ENTITIES,), {
         "counters": Param(list, REQUIRED, "the counters this rule judges "
                           "(replay_errors, recovery_errors, crc_errors; symbol_error, link_downed, ...)"),
-        "above": Param((int, float), 0, "fires when the value is above this"),
+        "above": _param(Param((int, float), 0, "fires when the value is above this"), "above", 0, None,
+                        "every count (0 or more) is above it"),
         "of": Param(str, "growth", "growth: how much it grew during the run; before: its value when "
                                    "the run began", ("growth", "before")),
     }, (), "fabric error counters: their growth during the run, or their value before it"),
