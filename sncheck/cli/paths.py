@@ -42,6 +42,9 @@ class PathOption(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         text = os.fspath(value)
+        if not text:  # '--faults "$FAULTS"' with the variable unset: no faults, the shipped rules, runs/<id>
+            self.fail("an empty path names no file (an unset variable?); give a path, or leave the option out",
+                      param, ctx)
         try:
             if shown(text) != text:
                 # a newline in a run directory's name splits 'results in DIR/results.json' over
