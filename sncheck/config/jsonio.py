@@ -73,8 +73,10 @@ class _Open(BaseModel):
 
 
 class GoldenBand(_Open):
-    step_rel: float = Field(0.05, ge=0, le=100, allow_inf_nan=False)
-    final_rel: float = Field(0.03, ge=0, le=100, allow_inf_nan=False)
+    """Relative to the reference loss: below 1, for a band of 1 (100%) or more holds a loss of 0 (a
+    band of 100 held every loss up to 101 times the reference: a diverged model passed; hostile r15)."""
+    step_rel: float = Field(0.05, ge=0, lt=1, allow_inf_nan=False)
+    final_rel: float = Field(0.03, ge=0, lt=1, allow_inf_nan=False)
 
 
 class GoldenCurve(_Open):

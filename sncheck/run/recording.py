@@ -53,6 +53,9 @@ def curve_from_runs(runs_rows: list[list[dict]], name: str, backend: str, config
                   if r.get("kind") == "golden" and r.get("stage", "group") == "group"]
     times = [r["step_time_s"] for r in group_rows if r.get("step_time_s") is not None]
     shares = [r["comm_share"] for r in group_rows if r.get("comm_share") is not None]
+    if SPREAD_MARGIN * max(spread) >= 1:  # the band would hold a loss of 0 (a reference refuses it when it loads)
+        raise ConfigError(f"the runs' losses differ by up to {max(spread):.0%} of their mean at a step: a band of "
+                          f"{SPREAD_MARGIN:g} times that holds any loss; these are not clean runs of one model")
     return {
         "schema": SCHEMA, "name": name, "backend": backend, "config": dict(config),
         "runs": len(runs), "loss": [round(v, 6) for v in mean], "loss_spread": [round(v, 6) for v in spread],
