@@ -48,9 +48,10 @@ from pathlib import Path
               help="Tier figures from a run directory (its connectivity and stress rows) or a baseline JSON.")
 @click.option("--design", "design", multiple=True, metavar="TIER=BW@LAT",
               help="A tier's figures where neither --measured nor the inventory has them: scale_out=400Gb/s@5us.")
-@click.option("--mfu", type=finite(0, 1, min_open=True), default=DEFAULT_MFU, show_default=True,
+# floors: --peak-tflops 1e-300 printed a step of 10^290 s and "leave the network alone" (hostile r15)
+@click.option("--mfu", type=finite(0.001, 1), default=DEFAULT_MFU, show_default=True,
               help="Model FLOPs utilisation: the share of the card's peak the model's 6N FLOPs a token reach.")
-@click.option("--peak-tflops", type=finite(0, 1e6, min_open=True),
+@click.option("--peak-tflops", type=finite(0.001, 1e6),
               help="Dense TFLOP/s per card in the training precision (default: the platform's).")
 @click.option("--overlap", is_flag=True, help="DP gradients and PP sends overlap compute (Megatron's --overlap-*).")
 @click.option("--domain", "domain_cards", type=click.IntRange(1, 1 << 22),
