@@ -46,7 +46,8 @@ def resolve(ref: str, package: str, folder: str | None, suffixes: tuple[str, ...
     if "/" in ref or os.sep in ref or ref.startswith((".", "~")) or Path(ref).suffix in suffixes:
         p = Path(ref).expanduser()
         check_input(p)  # a FIFO or a device named as a file: refused, naming it
-        return p if p.is_file() else None
+        # a link that leads nowhere (a loop, a dangling link) is that file: its reader says why, never 'no such name'
+        return p if p.is_file() or (p.is_symlink() and not p.exists()) else None
     if not ref:
         return None
     return shipped(package, *([folder] if folder else []), ref + suffixes[0])

@@ -115,7 +115,7 @@ def _usable(v: object) -> bool:
 
 def load_baseline(ref: str) -> dict:
     path = Path(ref)  # a path only: nothing is looked up in the working directory
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a loop or a dangling link: read_json says which
         raise ConfigError("no such baseline file; make one with 'sncheck baseline make RUN_DIR... --out FILE'", ref)
     data = read_json(path, "baseline")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
