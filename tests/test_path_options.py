@@ -41,6 +41,7 @@ NOT_PATHS = {
     "confirm_playbook",  # printed into each finding's confirmation command, never read here
     "force_cap",  # a reason for the audit
     "compare", "design",  # plan: layouts to rank, TIER=BW@LAT figures
+    "platform_name",  # parse --platform: a platform's name, looked up among the shipped ones
 }
 
 
