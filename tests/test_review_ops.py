@@ -58,7 +58,8 @@ def test_a_host_name_refused_for_its_length_is_told_the_bound() -> None:
 
     with pytest.raises(ConfigError, match="at most 255 characters"):
         check_name("n" * 256)
-    assert check_name("n" * 255) == "n" * 255
+    longest = ".".join(["n" * 63] * 4)  # 255 characters in labels of at most 63 (RFC 1123; hostile r15's H15-13)
+    assert check_name(longest) == longest
 
 
 def test_an_nccl_log_read_for_its_mnnvl_lines_keeps_a_job_line_that_is_not_utf8() -> None:
