@@ -254,7 +254,9 @@ def test_a_cancel_whose_slurmstepd_line_srun_dropped_is_still_slurms_cancel(
     # srun's own aborts print their reason first (step_launch.c, launch_slurm.c, srun_job.c): not Slurm's cancel
     for own in ("srun: error: Task launch for StepId=1.3 failed on node b02: Communication connection failure\n",
                 "srun: error: timeout waiting for task launch, started 1 of 2 tasks\n",
-                "srun: forcing job termination\n", "srun: error: Application launch failed: Invalid job credential\n"):
+                "srun: forcing job termination\n", "srun: error: Application launch failed: Invalid job credential\n",
+                # step_launch.c l.1742 prints the function's name first (the reviewer's case of stop 46)
+                "srun: error: step_launch_notify_io_failure: aborting, io error with slurmstepd on node 2\n"):
         assert cancelled(own + stderr) is None, own
     assert cancelled(stderr.replace("srun: Job step aborted", "srun: Force Terminated StepId=1.3\nsrun: x")) is None
 

@@ -97,9 +97,10 @@ _TERMINATING = re.compile(_AT_LINE + r"srun: (?:\S+: )*Terminating StepId=(\S+)$
 # "Aborting, ..."/"aborting, io error ..."/"Cannot communicate with node", l.1657 "Task launch for
 # %ps failed on node"; launch_slurm.c l.844/855 "Application launch (add) failed"; srun_job.c
 # "srun prolog failed", "Failure in local plugin stack", "forcing job termination" (srun got
-# SIGTERM/SIGHUP/SIGQUIT), "First task exited %ds ago" (--wait)). After one of them srun's
-# "Job step aborted" is srun's doing, not Slurm's.
-_SRUN_ABORTS = re.compile(_AT_LINE + r"srun: (?:error: )?(?:timeout waiting for task launch|[Aa]borting, |"
+# SIGTERM/SIGHUP/SIGQUIT), "First task exited %ds ago" (--wait)), some printed after the
+# function's name (step_launch.c l.1742: "%s: aborting, io error with slurmstepd on node %d",
+# __func__). After one of them srun's "Job step aborted" is srun's doing, not Slurm's.
+_SRUN_ABORTS = re.compile(_AT_LINE + r"srun: (?:error: )?(?:\w+: )?(?:timeout waiting for task launch|[Aa]borting, |"
                           r"Cannot communicate with node|Task launch for \S+ failed on node|Application launch "
                           r"(?:add )?failed|srun prolog failed|Failure in local plugin stack|forcing job termination|"
                           r"First task exited)", re.M)
