@@ -205,6 +205,17 @@ def finish(events: list[dict[str, Any]]) -> None:
                          for i in range(32) if set_bits >> i & 1]
 
 
+_ANY_SEVERITY = re.compile(r"PCIe Bus Error: severity=(?P<sev>[^,]*),", re.I)
+
+
+def foreign_severity(body: str) -> str | None:
+    """The severity of a ``PCIe Bus Error: severity=SEV,`` line whose SEV is none aer.c prints
+    (a bare 'Uncorrected', a paste's own word), or None: such a report is no line of the
+    grammar, and reading no event from it would pass the uncorrectable bits after it."""
+    m = _ANY_SEVERITY.search(body)
+    return m.group("sev").strip() if m and m.group("sev").strip().lower() not in _CLASS else None
+
+
 def bdf(body: str) -> str | None:
     m = _PREFIX.search(body)
     return m.group("dev").lower() if m else None

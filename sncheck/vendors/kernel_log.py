@@ -309,6 +309,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                 last = e
             report_open = kernel_aer.unfinished(last)
             continue
+        elif (sev := kernel_aer.foreign_severity(body)) is not None:
+            errors.append(f"line {at}: an AER report whose severity {sev!r} aer.c never prints "
+                          "(aer_error_severity_string): not read")
         elif (e := kernel_ras.event(body, last_amd, resets)) is not None:
             e.update(bus_id=bus_id(e["bus_id"]), time=when, text=body[:300], boot_seq=boots)  # dddd:bb:dd
             events.append(e)
