@@ -92,6 +92,11 @@ def parse_ethtool_stats(text: str) -> dict[str, Any]:
     if not header and not errors and not any(n.endswith("_phy") or n in ERROR_COUNTERS or n in VPORT_COUNTERS
                                              for n in counters):
         raise ParseError("no 'NIC statistics:' header and no mlx5 port counter (..._phy, *_vport_*)", tool=TOOL)
+    if not header and counters and not errors and not any(n in ERROR_COUNTERS for n in counters):
+        # a paste grep-ed for traffic counters (| grep rdma): read, but no error counter judged (ethtool -S
+        # prints every counter under its header; a header's list the reporter thinned is read as the reporter says)
+        errors.append("not judged: the paste holds none of mlx5's error counters "
+                      f"({', '.join(sorted(ERROR_COUNTERS)[:3])}, ...): nothing says the port is clean")
     nonzero = {n: counters[n] for n in ERROR_COUNTERS if counters.get(n)}
     lanes = {m[1]: v for n, v in counters.items() if (m := re.fullmatch(r"rx_err_lane_(\d+)_phy", n))}
     faults = [f"{n} = {v}" for n, v in nonzero.items()]
