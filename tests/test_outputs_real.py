@@ -114,6 +114,59 @@ def test_one_min_bandwidth_series_per_card_and_tier(prom, run_dir):
     assert sorted(r["metric"]["gpu"] for r in down) == ["0", "1", "2", "3"]
 
 
+def expected_card_figures(run: Path) -> tuple[dict, dict, dict]:
+    """What the README says the card and host p2p series hold, computed here with pandas
+    from the run's rows: each pair (its two ends, as measured, per tier) one value over its
+    rounds (the median; a failed round counts as none), then per card over both ends of its
+    pairs the highest p99, per host the median over its cards of each card's median
+    bandwidth and median p99. Keys: (hostname, gpu, tier) and (hostname, tier)."""
+    p2p = pd.read_parquet(run / "rows" / "p2p")
+    ok = p2p["status"].fillna("ok") == "ok"
+    bw = p2p[["bw_GBps", "bw_rev_GBps"]].mean(axis=1).where(ok) * 1e9   # (one direction missing: the other)
+    p2p = pd.DataFrame({"src": p2p["src"].astype(str), "dst": p2p["dst"].astype(str),
+                        "tier": p2p["tier"].astype(str), "bw": bw, "p99": p2p["lat_p99_us"].where(ok) * 1e-6})
+    pairs = p2p.groupby(["src", "dst", "tier"], sort=False)[["bw", "p99"]].median().reset_index()
+    ends = pd.concat([pairs.rename(columns={"src": "card"}).drop(columns="dst"),
+                      pairs.rename(columns={"dst": "card"}).drop(columns="src")])
+    cards = ends.groupby(["card", "tier"]).agg(bw=("bw", "median"), p99=("p99", "median"),
+                                               p99_max=("p99", "max")).reset_index()
+    split = cards["card"].str.rsplit("/gpu", n=1)
+    cards["hostname"], cards["gpu"] = split.str[0], split.str[1]
+    worst = {(h, g, t): v for h, g, t, v in zip(cards["hostname"], cards["gpu"], cards["tier"], cards["p99_max"])
+             if pd.notna(v)}
+    hosts = cards.groupby(["hostname", "tier"])[["bw", "p99"]].median()
+    return (worst, {k: v for k, v in hosts["bw"].items() if pd.notna(v)},
+            {k: v for k, v in hosts["p99"].items() if pd.notna(v)})
+
+
+@needs_prometheus
+def test_card_worst_p99_and_host_medians_through_prometheus(prom, run_dir):
+    """Review #5 (stop 46): per card and tier the worst pair's p99 latency, beside its
+    worst pair's bandwidth with the same labels, and the two per-host families, each asked
+    of Prometheus by name: one series per card (host) and tier, each value the rows'."""
+    worst, host_bw, host_p99 = expected_card_figures(run_dir)
+    assert len(worst) > 60 and len(host_bw) > 15 and len(host_p99) > 15   # (every card, host: not a blind check)
+    got = prom.query("sncheck_card_p2p_latency_p99_max_seconds")
+    by_card = {(r["metric"]["hostname"], r["metric"]["gpu"], r["metric"]["tier"]): float(r["value"][1]) for r in got}
+    assert len(by_card) == len(got) and set(by_card) == set(worst)
+    for key, value in worst.items():
+        assert by_card[key] == pytest.approx(value, rel=1e-5), key
+    # The same label set as the worst bandwidth's: one joins the other card for card.
+    joined = prom.query("sncheck_card_p2p_latency_p99_max_seconds"
+                        " * on(hostname, gpu, UUID, supernode, tier) group_left()"
+                        " (0 * sncheck_card_p2p_bandwidth_min_bytes_per_second + 1)")
+    assert {(r["metric"]["hostname"], r["metric"]["gpu"], r["metric"]["tier"]) for r in joined} == set(worst)
+    assert all(r["metric"].get("supernode") for r in joined)
+    for name, want in (("sncheck_host_p2p_bandwidth_median_bytes_per_second", host_bw),
+                       ("sncheck_host_p2p_latency_p99_seconds", host_p99)):
+        got = prom.query(name)
+        by_host = {(r["metric"]["hostname"], r["metric"]["tier"]): float(r["value"][1]) for r in got}
+        assert len(by_host) == len(got) and set(by_host) == set(want), name
+        assert all("gpu" not in r["metric"] and r["metric"].get("supernode") for r in got), name
+        for key, value in want.items():
+            assert by_host[key] == pytest.approx(value, rel=1e-5), (name, key)
+
+
 def readme_joins() -> list[str]:
     """The PromQL the README documents for joining with dcgm-exporter (```promql blocks)."""
     text = (ROOT / "README.md").read_text()

@@ -663,13 +663,40 @@ def test_prometheus_typical_figures_per_host_the_alerts_per_card() -> None:
         'tier="scale_up"} 400000000000']
     assert 'sncheck_host_p2p_latency_p99_seconds{hostname="node001",supernode="sn0",tier="intra_host"} 2e-05' \
         in samples["sncheck_host_p2p_latency_p99_seconds"]
-    assert not any(name.startswith("sncheck_card_p2p_") and ("median" in name or "latency" in name)
-                   for name in samples)
+    assert not any(name.startswith("sncheck_card_p2p_") and "median" in name for name in samples)
     per_card = [name for name in samples if name.startswith("sncheck_card_")]
     assert sorted(per_card) == ["sncheck_card_info", "sncheck_card_p2p_bandwidth_min_bytes_per_second",
-                                "sncheck_card_p2p_failed_pairs"]
+                                "sncheck_card_p2p_failed_pairs", "sncheck_card_p2p_latency_p99_max_seconds"]
+    # per card and tier its worst pair's p99 (review #5), the worst bandwidth's labels; gpu3's one pair
+    # failed: no value of its own (and node002/gpu1's)
+    assert samples["sncheck_card_p2p_latency_p99_max_seconds"] == [
+        f'sncheck_card_p2p_latency_p99_max_seconds{{hostname="{h}",gpu="{g}",supernode="sn0",tier="{t}"}} {v}'
+        for h, g, t, v in (("node001", 0, "intra_host", "3e-05"), ("node001", 0, "scale_up", "4e-05"),
+                           ("node001", 1, "intra_host", "2e-05"), ("node001", 2, "intra_host", "3e-05"),
+                           ("node002", 0, "scale_up", "4e-05"))]
+    assert [line.split(" ")[0] for line in samples["sncheck_card_p2p_latency_p99_max_seconds"]] == [
+        line.split(" ")[0].replace("bandwidth_min_bytes_per_second", "latency_p99_max_seconds")
+        for line in samples["sncheck_card_p2p_bandwidth_min_bytes_per_second"]]
     assert 'sncheck_card_p2p_failed_pairs{hostname="node001",gpu="3",supernode="sn0"} 1' \
         in samples["sncheck_card_p2p_failed_pairs"]
+
+
+def test_prometheus_card_worst_p99_is_over_pairs_each_the_median_of_its_rounds() -> None:
+    """The worst pair's p99 of a card (review #5): each pair's p99 is the median over its
+    rounds (a failed round counts as none), the card's the highest over its pairs in the
+    tier, at either end: one spike in one round of three moves nothing."""
+    def pair(a: str, b: str, p99: float, status: str = "ok") -> dict:
+        return {**p2p_row(0, a, b, f"{a}<->{b}", "intra_host", 1 << 20, bw=100.0, lat=3.0),
+                "lat_p99_us": p99, "status": status}
+
+    rows = pd.DataFrame([pair("node001/gpu0", "node001/gpu1", 10.0), pair("node001/gpu0", "node001/gpu1", 900.0),
+                         pair("node001/gpu0", "node001/gpu1", 12.0),            # median of its rounds: 12
+                         pair("node001/gpu2", "node001/gpu0", 11.0),
+                         pair("node001/gpu2", "node001/gpu0", 5000.0, status="timeout")])   # a failed round: none
+    samples = prom_samples(render_prometheus(from_json(make_results()), rows))
+    assert samples["sncheck_card_p2p_latency_p99_max_seconds"] == [
+        f'sncheck_card_p2p_latency_p99_max_seconds{{hostname="node001",gpu="{g}",supernode="sn0",'
+        f'tier="intra_host"}} {v}' for g, v in ((0, "1.2e-05"), (1, "1.2e-05"), (2, "1.1e-05"))]
 
 
 def test_prometheus_written_atomically_as_prom_only(tmp_path, monkeypatch) -> None:

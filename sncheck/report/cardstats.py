@@ -1,9 +1,10 @@
 """The per-card statistics of a run's p2p rows (sncheck.prom's card series; issue 31):
 per card and tier, the min and the median of its pairs' bandwidth (each pair: the mean of
-its two directions, the median over its rounds), the median of its pairs' p99 latency, and
-its failed pairs. :class:`TierRows` takes the rows a piece at a time (in the reports' one
-pass over them, :mod:`sncheck.report.p2pstats`), keeping 29 bytes a row, and reduces them
-to the table when the pass ends, so what the pass hands on is one row per card and tier."""
+its two directions, the median over its rounds), the median and the max of its pairs' p99
+latency (each pair's: the median over its rounds), and its failed pairs. :class:`TierRows`
+takes the rows a piece at a time (in the reports' one pass over them,
+:mod:`sncheck.report.p2pstats`), keeping 29 bytes a row, and reduces them to the table when
+the pass ends, so what the pass hands on is one row per card and tier."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def pair_mean(fwd: np.ndarray, rev: np.ndarray) -> np.ndarray:
 
 
 def card_stats(cards: Codes, by_tier: dict[str, list[dict[str, np.ndarray]]]) -> pd.DataFrame:
-    """Per card and tier (columns card, bw_min, bw_median, lat_p99, failed, tier; a
+    """Per card and tier (columns card, bw_min, bw_median, lat_p99, lat_p99_max, failed, tier; a
     missing tier ""): each tier's rows (:class:`TierRows`) merged to one entry per pair
     (the median over its rounds, :func:`_tier_pairs`), then grouped by both ends of each
     pair a slice of the cards at a time (:func:`_ends_by_card`); each tier's rows let go
@@ -161,7 +162,7 @@ ENDS_PER_PASS = 1 << 20   # pair ends grouped at once (card_p2p's memory: a few 
 def _ends_by_card(pair: dict[str, np.ndarray], n: int) -> pd.DataFrame:
     """Per card (index: its code, in order of first appearance among the ends ``a`` then
     ``b`` of the pairs, in the order of their first ``row`` where given): min and median of ``bw``,
-    median of ``p99`` and how many ``failed``, over both ends of each pair. The cards are
+    median and max of ``p99`` and how many ``failed``, over both ends of each pair. The cards are
     taken in slices of their codes, each slice's ends in their order (a card's values as
     one pass over every end would group them)."""
     a, b = pair["a"], pair["b"]
@@ -174,7 +175,8 @@ def _ends_by_card(pair: dict[str, np.ndarray], n: int) -> pd.DataFrame:
         ends["failed"] = ends["failed"].astype(np.int64)
         e = ends.groupby(np.concatenate([a[in_a], b[in_b]]), sort=False)
         parts.append(pd.DataFrame({"bw_min": e["bw"].min(), "bw_median": e["bw"].median(),
-                                   "lat_p99": e["p99"].median(), "failed": e["failed"].sum()}))
+                                   "lat_p99": e["p99"].median(), "lat_p99_max": e["p99"].max(),
+                                   "failed": e["failed"].sum()}))
         del ends, e
     if len(parts) == 1 and row is None:
         return parts[0]

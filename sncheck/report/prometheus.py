@@ -2,11 +2,12 @@
 
 Run-level state plus **per-card** and **per-host** series, never per-pair ones: a fleet of
 N cards has ~N² pairs, which no Prometheus wants as series. Per card (and link tier) the
-file carries what an alert is written on: the minimum of its pairs' bandwidth (its worst
-link), the count of its failed pairs and its median launch skew in collectives; per host
-and tier, the typical figures a dashboard draws: the median over its cards of each card's
-median pair bandwidth and median pair p99 latency (per card these were 6 of a card's 12
-series: 250 MB at 131,072 cards, more than a textfile collector should be fed).
+file carries what an alert is written on: the minimum of its pairs' bandwidth and the
+maximum of its pairs' p99 latency (its worst links), the count of its failed pairs and its
+median launch skew in collectives; per host and tier, the typical figures a dashboard
+draws: the median over its cards of each card's median pair bandwidth and median pair p99
+latency (per card these were 6 of a card's 12 series: 250 MB at 131,072 cards, more than a
+textfile collector should be fed).
 
 Card series carry the label names current dcgm-exporter uses (``hostname``, ``gpu``, and
 ``UUID`` where the host facts list it: NVIDIA's ``gpu_uuid`` fact) plus ``supernode`` and
@@ -221,6 +222,9 @@ def expose(record: RunRecord, rows: pd.DataFrame | None, put: Callable[[str], ob
     out.frame("sncheck_card_p2p_bandwidth_min_bytes_per_second", "gauge",
               "Lowest bandwidth over a card's pairs in a link tier (each pair: the mean of its "
               "two directions, median over rounds), bytes/s.", cards, labels, "bw_min")
+    out.frame("sncheck_card_p2p_latency_p99_max_seconds", "gauge",
+              "Highest p99 ping-pong latency over a card's pairs in a link tier (each pair: its p99, "
+              "median over rounds), s.", cards, labels, "lat_p99_max")
     hosts = _per_host(cards)
     out.frame("sncheck_host_p2p_bandwidth_median_bytes_per_second", "gauge",
               "Median over a host's cards of each card's median pair bandwidth in a link tier, bytes/s.",
