@@ -226,7 +226,7 @@ def test_a_rules_file_covering_one_layer_leaves_the_others_not_judged(tmp_path):
 
 def test_an_optional_golden_layer_without_a_reference_is_not_judged_in_every_output(tmp_path):
     inv = tmp_path / "tiny.yaml"
-    inv.write_text(TINY)  # 2-rank replicas: the mock's reference (another size) cannot judge them
+    inv.write_text(TINY.replace("cards_per_host: 2", "cards_per_host: 3"))  # 3-rank replicas: the mock has no such reference
     pb = tmp_path / "pb.yaml"
     pb.write_text("name: opt\nlayers:\n  - golden: {optional: true}\n")
     code, res, out = run(tmp_path, "run", str(pb), "-i", str(inv))

@@ -101,8 +101,9 @@ def test_a_link_whose_retest_points_at_its_host_is_confirmed(tmp_path):
 
 
 def test_golden_without_a_reference_for_this_configuration_is_not_judged(tmp_path):
-    # Two cards per host: the shipped mock reference was recorded with 4 ranks per replica.
-    inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n[1-4]', cards_per_host: 2}\n")
+    # Three cards per host: the mock ships no 3-rank golden reference and falls back to its
+    # 4-rank one (mock-demo), which the runner drops for 3-rank replicas.
+    inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n[1-4]', cards_per_host: 3}\n")
     pb = tmp_path / "pb.yaml"
     pb.write_text("name: long\nlayers:\n  - golden: {steps: 330}\n")  # the mock's loss reaches inf by then
     r, res = cli(tmp_path, ["run", str(pb)], inv, ["{type: diverge, target: n2/gpu0}"])
@@ -117,7 +118,7 @@ def test_golden_without_a_reference_for_this_configuration_is_not_judged(tmp_pat
 
 
 def test_golden_marked_optional_passes_without_a_reference(tmp_path):
-    inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n[1-4]', cards_per_host: 2}\n")
+    inv = inventory(tmp_path, "  - {name: sn0, hosts: 'n[1-4]', cards_per_host: 3}\n")  # no 3-rank reference
     pb = tmp_path / "pb.yaml"
     pb.write_text("name: opt\nlayers:\n  - golden: {optional: true}\n")
     r, res = cli(tmp_path, ["run", str(pb)], inv)
