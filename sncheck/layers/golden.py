@@ -91,6 +91,7 @@ def run(ctx: LayerContext) -> dict:
                                 "step_time_s": reference.get("step_time_s")}
         if reference.get("sizes") is not None:
             summary["references"] = {str(r): c.get("name") for r, c in sorted(reference["sizes"].items())}
+            summary.update(_per_size(reference["sizes"], plan.groups))
         curves = golden_loss(ctx.frames(NAME), DetectContext(ctx.topo, ctx.design))
         verdicts = golden_verdicts(curves, reference, ctx.topo)
         failing = [v.group for v in verdicts.itertuples() if not v.ok and v.stage == "group"]
@@ -107,6 +108,21 @@ def run(ctx: LayerContext) -> dict:
         summary["comm_share"] = float(g["comm_share"].median())
         summary["forecast"] = forecast_share(ctx, g, {grp.id: grp.members for grp in plan.groups})
     return summary
+
+
+def _per_size(curves: dict[int, dict], groups) -> dict:
+    """What the report needs to draw each replica against its own size's band, where the
+    replicas differ in size: ``reference_curves`` (ranks -> name, loss, band of each size's
+    curve) and ``replica_ranks`` (ranks -> the groups of that size; a size with no curve is
+    drawn without a band). Replicas of one size add nothing: ``reference`` is theirs."""
+    by_ranks: dict[str, list[str]] = {}
+    for g in groups:
+        by_ranks.setdefault(str(len(g.members)), []).append(g.id)
+    if len(by_ranks) < 2:
+        return {}
+    return {"reference_curves": {str(r): {"name": c.get("name"), "loss": c["loss"], "band": c.get("band", {})}
+                                 for r, c in sorted(curves.items())},
+            "replica_ranks": dict(sorted(by_ranks.items(), key=lambda kv: int(kv[0])))}
 
 
 def forecast_share(ctx: LayerContext, golden, members: dict[str, tuple[str, ...]]) -> dict:

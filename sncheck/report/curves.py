@@ -3,6 +3,7 @@ collective, and the golden loss curves against their reference band."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -80,7 +81,8 @@ GOLDEN_NAMED = 50      # out-of-band groups named in the summary line
 def golden_view(record: RunRecord, rows: pd.DataFrame) -> dict:
     """The golden section: its charts and, at fleet size, a summary of the groups.
 
-    Every group's band check is one grouped pass over the rows; only the charts shown
+    Every group's band check is one grouped pass over the rows (one per replica size where
+    the sizes differ: each replica against its own size's reference); only the charts shown
     are drawn."""
     view: dict[str, Any] = {"golden_charts": [], "golden_summary": None}
     gold = of_kind(rows, "golden", ("group", "stage", "step", "loss", "step_time_s", "comm_share"))
@@ -95,24 +97,25 @@ def golden_view(record: RunRecord, rows: pd.DataFrame) -> dict:
     df = df[df["step"].notna()]
     if df.empty:
         return view
-    ref = _reference(record, first_step=df["step"].min())
+    refs = _references(record, first_step=df["step"].min())
     curves = df.groupby(["group", "stage", "step"], sort=True)["loss"].median()
     by_group = df.groupby("group", sort=False)
     stats = pd.DataFrame({"steps": by_group["step"].nunique(), "step_time_s": by_group["step_time_s"].median(),
                           "comm_share": by_group["comm_share"].median()})
-    stats = stats.join(_band_checks(df, curves, ref))
+    stats = stats.join(_band_checks(df, curves, refs))
     groups = sorted(stats.index, key=natural_key)
     if len(groups) <= GOLDEN_CHARTS:
-        view["golden_charts"] = [_golden_chart(g, curves.loc[g], ref, stats.loc[g]) for g in groups]
+        view["golden_charts"] = [_golden_chart(g, curves.loc[g], refs.of(g), stats.loc[g]) for g in groups]
         return view
     bad = stats[(stats["out_of_band"].fillna(0) > 0) | stats["final_ok"].eq(False)]
     named = _golden_named(record, groups)
     flagged = sorted(set(bad.index) | named, key=lambda g: (-(stats.at[g, "out_of_band"] or 0),
                                                              stats.at[g, "final_ok"] is not False,
                                                              natural_key(g)))
-    shown = flagged[:GOLDEN_CHARTS - 1]
-    view["golden_charts"] = [_fleet_golden_chart(curves, stats, ref, len(bad))] + [
-        _golden_chart(g, curves.loc[g], ref, stats.loc[g]) for g in shown]
+    fleet = [_fleet_golden_chart(curves, stats, ref, bad.index, ranks, members)
+             for ranks, ref, members in refs.fleets(stats.index)]
+    shown = flagged[:max(1, GOLDEN_CHARTS - len(fleet))]
+    view["golden_charts"] = fleet + [_golden_chart(g, curves.loc[g], refs.of(g), stats.loc[g]) for g in shown]
     out_names = sorted(bad.index, key=natural_key)
     view["golden_summary"] = {"groups": len(groups), "out_of_band": len(out_names),
                               "named": out_names[:GOLDEN_NAMED], "more": max(0, len(out_names) - GOLDEN_NAMED),
@@ -132,35 +135,93 @@ def _golden_named(record: RunRecord, groups: list[str]) -> set[str]:
     return {g for g in groups if g in entities or g.partition(":")[2] in entities}
 
 
-def _reference(record: RunRecord, first_step: float) -> dict | None:
-    """The golden layer's reference curve, placed on the run's step numbering: the
-    reference lists one loss per step, starting at the run's first step."""
+@dataclass(frozen=True)
+class _References:
+    """The golden references the charts draw, placed on the run's step numbering: ``main``
+    (the layer's ``reference``, the one the verdict names) and, where the replicas differ
+    in size, each size's groups (``sizes``: ranks -> groups) and the curve that judged them
+    (``own``: group -> curve, None where its size has none: drawn without a band)."""
+    main: dict | None = None
+    sizes: dict[str, list[str]] = field(default_factory=dict)
+    own: dict[str, dict | None] = field(default_factory=dict)
+
+    def of(self, group: str) -> dict | None:
+        """The reference of a group: its size's; a card trained alone (``card:H/gpuN``) is
+        judged by its host's replica's (``health.metrics.replica_ranks_of``)."""
+        if not self.own:
+            return self.main
+        kind, _, rest = group.partition(":")
+        key = f"host:{host_of(rest)}" if kind == "card" else group
+        return self.own[key] if key in self.own else self.main
+
+    def fleets(self, groups: pd.Index) -> list[tuple[str | None, dict | None, list[str] | None]]:
+        """The fleet charts (ranks, reference, groups): one for all groups, or one per replica
+        size where sizes differ."""
+        if not self.sizes:
+            return [(None, self.main, None)]
+        present = set(groups)
+        return [(ranks, self.own.get(gs[0]), gs) for ranks, gs in self.sizes.items() if present.intersection(gs)]
+
+
+def _references(record: RunRecord, first_step: float) -> _References:
+    """The golden layer's references (see :class:`_References`): the layer's summary holds
+    ``reference``, and where its replicas differ in size ``reference_curves`` and
+    ``replica_ranks`` (:func:`sncheck.layers.golden.run`)."""
     for layer in record.layers:
-        ref = layer.summary.get("reference") if layer.name == "golden" else None
-        if isinstance(ref, dict) and ref.get("loss"):
-            step_rel, final_rel = band_of(ref)  # the verdict's band, defaults included
-            loss = [number(v) for v in ref["loss"]]
-            return {"name": str(ref.get("name", "reference")),
-                    "steps": {first_step + i: v for i, v in enumerate(loss) if v is not None},
-                    "step_rel": step_rel, "final_rel": final_rel}
-    return None
+        summary = layer.summary if layer.name == "golden" else {}
+        main = _placed(summary.get("reference"), first_step)
+        sizes = {str(r): [str(g) for g in gs] for r, gs in (summary.get("replica_ranks") or {}).items()
+                 if isinstance(gs, list)}
+        curves = summary.get("reference_curves") or {}
+        own: dict[str, dict | None] = {}
+        for ranks, groups in sizes.items():
+            own.update(dict.fromkeys(groups, _placed(curves.get(ranks), first_step)))
+        if main is not None or any(own.values()):
+            return _References(main, sizes, own)
+    return _References()
 
 
-def _band_checks(df: pd.DataFrame, curves: pd.Series, ref: dict | None) -> pd.DataFrame:
-    """Per group: steps outside the per-step band, and whether its last step is inside
-    the final band (None where nothing is comparable). A group is judged on its
-    ``group`` stage (else its first stage); a non-finite loss is outside any band."""
+def _placed(ref: object, first_step: float) -> dict | None:
+    """A reference curve placed on the run's step numbering: the reference lists one loss
+    per step, starting at the run's first step."""
+    if not isinstance(ref, dict) or not ref.get("loss"):
+        return None
+    step_rel, final_rel = band_of(ref)  # the verdict's band, defaults included
+    loss = [number(v) for v in ref["loss"]]
+    return {"name": str(ref.get("name", "reference")),
+            "steps": {first_step + i: v for i, v in enumerate(loss) if v is not None},
+            "step_rel": step_rel, "final_rel": final_rel}
+
+
+def _band_checks(df: pd.DataFrame, curves: pd.Series, refs: _References) -> pd.DataFrame:
+    """Per group: steps outside the per-step band of its reference, and whether its last
+    step is inside the final band (None where nothing is comparable). A group is judged on
+    its ``group`` stage (else its first stage); a non-finite loss is outside any band."""
     cols = ["out_of_band", "final_ok"]
-    if ref is None:
-        return pd.DataFrame(columns=cols, dtype=object)
+    empty = pd.DataFrame(columns=cols, dtype=object)
+    if refs.main is None and not any(refs.own.values()):
+        return empty
     is_group = df["stage"].eq("group").groupby(df["group"], sort=False).any()
     first = df.groupby("group", sort=False)["stage"].first()
     judged = pd.Series(np.where(is_group, "group", first), index=is_group.index)
     c = curves.reset_index()
     c = c[c["stage"].to_numpy() == judged.reindex(c["group"]).to_numpy()]
+    if refs.own:  # one pass per reference: the replicas of each size against their own
+        of = {g: refs.of(g) for g in c["group"].unique()}
+        which = c["group"].map(lambda g: id(of[g]))
+        pieces = [(of[sub["group"].iat[0]], sub) for _, sub in c.groupby(which, sort=False)]
+    else:
+        pieces = [(refs.main, c)]
+    checked = [_checks(sub, ref) for ref, sub in pieces if ref is not None]
+    checked = [x for x in checked if not x.empty]
+    return pd.concat(checked) if checked else empty
+
+
+def _checks(c: pd.DataFrame, ref: dict) -> pd.DataFrame:
+    """:func:`_band_checks` of the groups ``c`` (their judged curves) against one reference."""
     c = c[c["step"].isin(list(ref["steps"]))]
     if c.empty:
-        return pd.DataFrame(columns=cols, dtype=object)
+        return pd.DataFrame(columns=["out_of_band", "final_ok"], dtype=object)
     refs = c["step"].map(ref["steps"]).to_numpy(float)
     out = pd.Series(outside_band(c["loss"].to_numpy(), refs, ref["step_rel"]), index=c.index)
     last = c.groupby("group", sort=False).tail(1)   # curves are sorted by step
@@ -180,7 +241,7 @@ def _ref_series(ref: dict) -> tuple[list, list[svg.Series], list[svg.Band]]:
 
 
 def _golden_chart(group: str, curve: pd.Series, ref: dict | None, stat: pd.Series) -> dict:
-    """``curve``: the group's median loss per (stage, step)."""
+    """``curve``: the group's median loss per (stage, step); ``ref``: its size's reference."""
     series = []
     for k, (stage, cs) in enumerate(curve.groupby(level="stage", sort=True)):
         cs = cs.droplevel("stage")
@@ -203,14 +264,20 @@ def _check_of(stat: pd.Series) -> dict:
             "final_ok": None if isnan(final) else bool(final)}
 
 
-def _fleet_golden_chart(curves: pd.Series, stats: pd.DataFrame, ref: dict | None, out_of_band: int) -> dict:
-    """All groups in one chart: the median over groups per step, and the lowest and
-    highest group per step (the spread), against the reference and its band."""
+def _fleet_golden_chart(curves: pd.Series, stats: pd.DataFrame, ref: dict | None, bad: pd.Index,
+                        ranks: str | None = None, members: list[str] | None = None) -> dict:
+    """All groups in one chart (or, where replicas differ in size, the ``members`` of
+    ``ranks`` ranks): the median over groups per step, and the lowest and highest group per
+    step (the spread), against their reference and its band."""
     c = curves.reset_index()
+    if members is not None:
+        c = c[c["group"].isin(members)]
+        stats = stats[stats.index.isin(members)]
     c = c[c["stage"] == "group"] if (c["stage"] == "group").any() else c
     per_step = c.groupby("step")["loss"]
     med, lo, hi = per_step.median(), per_step.min(), per_step.max()
     n = int(c["group"].nunique())
+    of = f" of {ranks} ranks" if ranks is not None else ""
     series = [svg.Series(f"median of {n} groups", list(med.index), list(med.values), svg.PALETTE[0]),
               svg.Series("lowest group", list(lo.index), list(lo.values), svg.PALETTE[1]),
               svg.Series("highest group", list(hi.index), list(hi.values), svg.PALETTE[3])]
@@ -218,9 +285,9 @@ def _fleet_golden_chart(curves: pd.Series, stats: pd.DataFrame, ref: dict | None
     if ref:
         _, ref_line, bands = _ref_series(ref)
         series += ref_line
-    return {"group": f"all {n} groups", "fleet": True,
-            "svg": svg.line_chart(series, title=f"golden: {n} groups", xlabel="step", ylabel="loss",
+    return {"group": f"all {n} groups{of}", "fleet": True,
+            "svg": svg.line_chart(series, title=f"golden: {n} groups{of}", xlabel="step", ylabel="loss",
                                   bands=bands, width=480, height=260, y_from_zero=False),
             "steps": int(stats["steps"].max()), "step_time_s": number(stats["step_time_s"].median()),
             "comm_share": number(stats["comm_share"].median()),
-            "out_of_band": out_of_band if ref else None, "final_ok": None}
+            "out_of_band": int(stats.index.isin(bad).sum()) if ref else None, "final_ok": None}
