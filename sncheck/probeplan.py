@@ -371,8 +371,11 @@ def _stress_groups(topo: Topology) -> tuple[Group, ...]:
         cards = topo.cards_of_host(h)
         if len(cards) >= 2:
             groups.append(Group(f"host:{h}", "host", tuple(cards)))
+    by_supernode: dict[str, list[str]] = {}  # each supernode's hosts in topo.hosts order, in one pass
+    for h in topo.hosts:
+        by_supernode.setdefault(topo.supernode_of_host(h), []).append(h)
     for sn in topo.supernode_names:
-        hosts = [h for h in topo.hosts if topo.supernode_of_host(h) == sn]
+        hosts = by_supernode.get(sn, [])
         rails = max(topo.inventory.hosts[h].cards for h in hosts)
         if len(hosts) >= 2:
             for k in range(rails):

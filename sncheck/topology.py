@@ -271,11 +271,10 @@ def rail_rounds(topo: Topology, depth: int | None = None) -> list[list[tuple[str
 
 
 def rail_pairs_per_offset(topo: Topology) -> int:
-    """Cross-supernode pairs that one host offset adds (one pass over every supernode pair)."""
+    """Cross-supernode pairs that one host offset adds: over every supernode pair, the cards
+    of its smaller supernode (by hosts; of the first listed where they tie). Each supernode's
+    pairs with those after it at once: memory linear in the supernodes."""
     inv, sns = topo.inventory, topo.inventory.supernodes
-    total = 0
-    for i, a in enumerate(sns):
-        for b in sns[i + 1:]:
-            small = a if len(a.hosts) <= len(b.hosts) else b
-            total += sum(inv.hosts[h].cards for h in small.hosts)
-    return total
+    size = np.array([len(sn.hosts) for sn in sns], np.int64)
+    cards = np.array([sum(inv.hosts[h].cards for h in sn.hosts) for sn in sns], np.int64)
+    return sum(int(np.where(size[i] <= size[i + 1:], cards[i], cards[i + 1:]).sum()) for i in range(len(sns)))
