@@ -6,12 +6,13 @@ The same medians and counts, to the bit, as every pair's residual grouped by car
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from sncheck.health import firstlook, separation
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, LEVEL, MAD_SD, PEERS, Bar, Bars, CostModel,
                                     group_median, median)
 from sncheck.health.levels import NEAR_SPAN, Level
-from sncheck.health.pairview import FabricPaths, summarise
+from sncheck.health.pairview import FabricPaths, FrameTier, summarise
 from sncheck.model import host_of, link_id
 from sncheck.topology import SCALE_OUT
 from test_explain import cells_of, fleet  # noqa: F401  (the fixture)
@@ -173,3 +174,39 @@ def test_a_search_s_cards_and_domains_are_the_first_look_s(fleet):  # noqa: F811
             assert np.array_equal(lv.card_ex[t], np.union1d(before_ex, want[0][(ratio < 0.93) & enough])), (len(H), t)
             assert np.array_equal(lv.card_near[t], np.union1d(before_near, want[0][(ratio < 0.93 * (1 + NEAR_SPAN))
                                                                                    & enough])), (len(H), t)
+
+
+def test_the_first_look_s_card_medians_are_every_end_s_grouped_median_to_the_bit():
+    """firstlook.card_medians (each card's ends sorted in rows of a block, from the tier's
+    index of ends by card) against pandas' grouped median of every pair end (the path it
+    replaced, explain.group_median over both ends): random tiers with ties, failed pairs
+    (NaN), cards with one pair, a card with many more pairs than the rest (rows of very
+    different lengths), cards with no measured pair, infinite ratios, blocks of one row
+    and of every row, card codes beyond the ends seen."""
+    rng = np.random.default_rng(31)
+    for trial in range(120):
+        cards = int(rng.integers(2, 60))
+        n = int(rng.integers(1, 400))
+        a = rng.integers(0, cards, n)
+        b = rng.integers(0, cards, n)
+        if trial % 3 == 0:
+            a[: n // 2] = 0  # one card in half the pairs
+        a, b = np.minimum(a, b), np.maximum(a, b)
+        order = np.lexsort((b, a))
+        a, b = a[order].astype(np.int32), b[order].astype(np.int32)
+        ratio = rng.choice([rng.normal(1.0, 0.05, n), rng.integers(1, 5, n) / 4.0])  # ties too
+        if trial % 7 == 0:
+            ratio[rng.random(n) < 0.05] = np.inf
+        failed = rng.random(n) < rng.choice([0.0, 0.1, 0.6])
+        ratio[failed] = np.nan  # (as a tier's summaries: NaN where failed)
+        x = FrameTier("t", a, b, ratio, failed, cards + 3, np.zeros(n, bool), 1.0)
+        keep = np.concatenate([~np.isnan(ratio)] * 2)
+        grouped = pd.Series(np.concatenate([ratio, ratio])[keep]).groupby(np.concatenate([a, b])[keep], sort=True)
+        for at_once in (1, 7, 1 << 21):
+            got, med, count = firstlook.card_medians(*x.by_card(), np.where(failed, np.nan, ratio), at_once)
+            assert got.tolist() == grouped.median().index.tolist(), (trial, at_once)
+            assert med.tobytes() == grouped.median().to_numpy(float).tobytes(), (trial, at_once)
+            assert count.tolist() == grouped.size().tolist(), (trial, at_once)
+    empty = FrameTier("t", np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0), np.zeros(0, bool), 4,
+                      np.zeros(0, bool), 1.0)
+    assert [len(v) for v in firstlook.card_medians(*empty.by_card(), np.zeros(0), 64)] == [0, 0, 0]

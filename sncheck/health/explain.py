@@ -120,6 +120,8 @@ class Tier(Protocol):
 
     def pairs_of(self, cards: np.ndarray) -> np.ndarray: ...
 
+    def by_card(self) -> tuple[np.ndarray, np.ndarray]: ...  # every end's pair, by card; each card's run's start
+
     def exceptions(self) -> np.ndarray: ...
 
 
@@ -314,41 +316,6 @@ def group_median(owner: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.
     grouped = pd.Series(values).groupby(owner, sort=True)
     med, counts = grouped.median(), grouped.size()
     return med.index.to_numpy(np.int64), med.to_numpy(float), counts.to_numpy(np.int64)
-
-
-def end_medians(a: np.ndarray, b: np.ndarray, q: np.ndarray, n: int,
-                at_once: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per card code (of ``n``) at either end of pairs (a, b): the median of its pairs'
-    values ``q`` and their count (group_median of both ends), a range of card codes at a
-    time so every temporary is a column of at most ``at_once`` pair ends, not of the
-    tier's (tens of millions at fleet size). A median is of a set: the ranges only split
-    the cards, so the medians are the same to the bit."""
-    ranges = max(1, -(-2 * len(a) // at_once))
-    if ranges == 1:
-        return group_median(np.concatenate([a, b]), np.concatenate([q, q]))
-    step, parts = -(-n // ranges), []
-    (at_a, cut_a), (at_b, cut_b) = _by_range(a, step, ranges), _by_range(b, step, ranges)
-    for k in range(ranges):
-        ia, ib = _range_at(at_a, cut_a, k), _range_at(at_b, cut_b, k)
-        parts.append(group_median(np.concatenate([a[ia], b[ib]]), np.concatenate([q[ia], q[ib]])))
-    return joined(parts)
-
-
-def _by_range(codes: np.ndarray, step: int, ranges: int) -> tuple[np.ndarray | None, np.ndarray]:
-    """The positions of ``codes`` by range of ``step`` codes, and where each range starts
-    among them, in one pass: a slice of each range where the codes are sorted (a tier's
-    first ends are), else a stable counting sort of the range numbers; never a pass over
-    every code per range (that grows with the square of a fleet's pairs)."""
-    if len(codes) < 2 or bool((codes[1:] >= codes[:-1]).all()):
-        return None, np.searchsorted(codes, np.arange(ranges + 1, dtype=np.int64) * step)
-    rid = (codes // step).astype(np.int16 if ranges < 2**15 else np.int32)
-    order = np.argsort(rid, kind="stable")  # (a radix sort of small integers)
-    return order, np.concatenate([[0], np.cumsum(np.bincount(rid, minlength=ranges))])
-
-
-def _range_at(order: np.ndarray | None, cut: np.ndarray, k: int) -> np.ndarray | slice:
-    """Range k's positions (:func:`_by_range`): a slice where the codes are sorted."""
-    return slice(int(cut[k]), int(cut[k + 1])) if order is None else order[cut[k]:cut[k + 1]]
 
 
 def joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ Hypothesis = list[tuple[Entity, dict[str, float]]]
 SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs, its own left out
 NEAR_SPAN = 0.1  # candidates: cards whose raw median is within this share above the card bar
 CARD_CHUNK = 4096  # cards whose residuals are taken at once (every temporary is a column of their pairs)
-ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once (explain.end_medians)
+ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once (firstlook.card_medians)
 
 
 class Level:

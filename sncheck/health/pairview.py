@@ -57,6 +57,11 @@ class FrameTier:
             del place
         return order, starts
 
+    def by_card(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pair end's pair position, a card's run at a time, and where each card's run
+        starts (the index :meth:`pairs_of` reads; the first look's grouping, :mod:`sncheck.health.firstlook`)."""
+        return self._index
+
     def pairs_of(self, cards: np.ndarray) -> np.ndarray:
         """Every pair with an end among ``cards`` (positions, ascending, each once)."""
         order, starts = self._index
