@@ -95,3 +95,39 @@ def test_card_series_order_cards_by_their_pairs_first_rows(monkeypatch) -> None:
         out = stats._ends_by_card(pair, 4)
         assert out.index.tolist() == [3, 0, 2, 1]
         assert out["bw_min"].tolist() == [1.0, 2.0, 3.0, 1.0] and out["failed"].tolist() == [1, 1, 0, 0]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bucket_positions_are_each_buckets_rows_in_order(monkeypatch, seed) -> None:
+    """The counting sort that finds each slice's rows once (issue 31: a mask per slice scanned
+    every pair once a slice, so the card series grew with the square of a tier's pairs) gives
+    each bucket's positions in their order, as a mask per bucket does, empty buckets included,
+    read a chunk at a time or at once."""
+    import sncheck.report.codes as codes
+    rng = np.random.default_rng(seed)
+    n, buckets = 50, 9
+    bucket_of = stats._slice_of(n, buckets)
+    card = rng.integers(0, n, size=1000).astype(np.int32)
+    card[card // 7 == 3] = 0   # (a bucket or two holds nothing)
+    for chunk in (1 << 20, 64, 1):
+        monkeypatch.setattr(codes, "TAKE_ROWS", chunk)
+        at, starts = codes.bucket_positions(card, bucket_of, buckets)
+        assert at.dtype == np.int32 and starts[0] == 0 and starts[-1] == len(card)
+        for k in range(buckets):
+            assert at[starts[k]:starts[k + 1]].tolist() == np.flatnonzero(bucket_of[card] == k).tolist(), (chunk, k)
+    # the slices are np.linspace's ranges of the codes, as the masks took them (some empty where n < slices)
+    for n_, s_ in ((50, 9), (4, 8), (131072, 66)):
+        bounds = np.linspace(0, n_, s_ + 1).astype(np.int64)
+        want = np.concatenate([np.full(hi - lo, s) for s, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))])
+        assert stats._slice_of(n_, s_).tolist() == want.tolist()
+
+
+def test_repeated_marks_every_key_seen_twice() -> None:
+    """merge_repeated's mask (pandas' hash table now, a sort and a binary search before):
+    every entry whose key occurs more than once, each of them, and nothing else."""
+    import sncheck.report.codes as codes
+    rng = np.random.default_rng(7)
+    for size in (0, 1, 2, 1000):
+        key = rng.integers(-50, 400, size=size) * (1 << 33)   # (wide keys, negative ones)
+        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+        assert codes.repeated(key).tolist() == (counts[inverse.ravel()] > 1).tolist()

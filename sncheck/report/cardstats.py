@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sncheck.report.codes import Codes, IdTable, merge_repeated
+from sncheck.report.codes import Codes, IdTable, bucket_positions, merge_repeated
 from sncheck.report.tables import floats, status_ok
 
 GB = 1e9
@@ -129,13 +129,11 @@ def _tier_pairs(rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
         pair = _merged(rows, n)   # (in the order of their first rows)
         del pair["row"]
         return pair
-    bounds = np.linspace(0, n, passes + 1).astype(np.int64)[1:-1]
-    pass_of = np.searchsorted(bounds, np.arange(n), side="right").astype(np.int16 if passes < 2**15 else np.int32)
-    which = pass_of[rows["a"]]   # each row's pass, by its src card
+    at, starts = bucket_positions(rows["a"], _slice_of(n, passes), passes)   # each row's pass, by its src card
     out: dict[str, np.ndarray] = {}
     filled = 0
     for s in range(passes):
-        mine = which == s
+        mine = at[starts[s]:starts[s + 1]]
         pair = _merged({k: v[mine] for k, v in rows.items()}, n)
         got = len(pair["a"])
         for k, v in pair.items():
@@ -144,10 +142,17 @@ def _tier_pairs(rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
             out[k][filled:filled + got] = v
         filled += got
         del pair, mine
-    del which, rows
+    del at, rows
     for k in list(out):   # (rounds merged: shorter than the rows; one column's copy at a time)
         out[k] = out[k][:filled] if filled == total else out[k][:filled].copy()
     return out
+
+
+def _slice_of(n: int, slices: int) -> np.ndarray:
+    """Each card code's slice of ``slices`` ranges of the codes (``np.linspace(0, n,
+    slices + 1)``'s, as integers; a range may be empty)."""
+    bounds = np.linspace(0, n, slices + 1).astype(np.int64)[1:-1]
+    return np.searchsorted(bounds, np.arange(n), side="right").astype(np.int16 if slices < 2**15 else np.int32)
 
 
 def _merged(rows: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
@@ -168,12 +173,17 @@ def _ends_by_card(pair: dict[str, np.ndarray], n: int) -> pd.DataFrame:
     a, b = pair["a"], pair["b"]
     row = pair.get("row")   # (given: the pairs are not in the order of their first rows)
     slices = max(1, -(-2 * len(a) // ENDS_PER_PASS))
+    if slices > 1:   # each slice's ends found once (not a scan of every pair per slice)
+        slice_of = _slice_of(n, slices)
+        (in_a, from_a), (in_b, from_b) = (bucket_positions(ends, slice_of, slices) for ends in (a, b))
+        del slice_of
     parts = []
-    for lo, hi in zip(*(np.linspace(0, n, slices + 1).astype(np.int64)[s] for s in (slice(None, -1), slice(1, None)))):
-        in_a, in_b = (a >= lo) & (a < hi), (b >= lo) & (b < hi)
-        ends = pd.DataFrame({k: np.concatenate([pair[k][in_a], pair[k][in_b]]) for k in ("bw", "p99", "failed")})
+    for s in range(slices):
+        at_a, at_b = ((slice(None),) * 2 if slices == 1 else
+                      (in_a[from_a[s]:from_a[s + 1]], in_b[from_b[s]:from_b[s + 1]]))
+        ends = pd.DataFrame({k: np.concatenate([pair[k][at_a], pair[k][at_b]]) for k in ("bw", "p99", "failed")})
         ends["failed"] = ends["failed"].astype(np.int64)
-        e = ends.groupby(np.concatenate([a[in_a], b[in_b]]), sort=False)
+        e = ends.groupby(np.concatenate([a[at_a], b[at_b]]), sort=False)
         parts.append(pd.DataFrame({"bw_min": e["bw"].min(), "bw_median": e["bw"].median(),
                                    "lat_p99": e["p99"].median(), "lat_p99_max": e["p99"].max(),
                                    "failed": e["failed"].sum()}))
