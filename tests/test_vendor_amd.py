@@ -14,7 +14,7 @@ from vendor_ssh import disagreements, facts_of, host_facts, install_replay, real
 from sncheck.errors import ParseError
 from sncheck.vendors import facts as hf
 from sncheck.vendors import registry
-from sncheck.vendors.amd import amd_smi, checks, rocm_smi, transferbench
+from sncheck.vendors.amd import amd_smi, amd_smi_xgmi, checks, rocm_smi, transferbench
 from sncheck.vendors.amd import sim as amd_sim
 from sncheck.vendors.parsers import parse_text, parsers
 
@@ -95,7 +95,7 @@ def test_topology_and_xgmi_metric_tables() -> None:
     assert set(topo["tables"]) == {"ACCESS", "WEIGHT"}
     assert topo["tables"]["WEIGHT"]["0000:05:00.0"]["0000:26:00.0"] == 15
     assert topo["tables"]["ACCESS"]["0000:e5:00.0"]["0000:05:00.0"] == "ENABLED"
-    x = amd_smi.parse_amd_smi_xgmi(amd("07"))
+    x = amd_smi_xgmi.parse_amd_smi_xgmi(amd("07"))
     assert [(g["gpu"], g["bdf"], g["bit_rate_Gbps"], g["max_bandwidth_Gbps"], g["link_type"]) for g in x["gpus"]] == [
         (0, "05:00.0", 32.0, 512.0, "XGMI"), (1, "26:00.0", 32.0, 512.0, "XGMI")]
     assert x["gpus"][0]["read_KB"]["c6:00.0"] == 9774 and x["gpus"][1]["write_KB"]["05:00.0"] == 0
@@ -109,7 +109,7 @@ def test_xgmi_status_table_down_link() -> None:
         "LINK STATUS TABLE:\n"
         "       bdf          05:00.0 26:00.0 46:00.0\n"
         "GPU0   05:00.0      X       U       D\n")
-    r = checks.check_xgmi_status("n1", amd_smi.parse_amd_smi_xgmi(text), expect())[0]
+    r = checks.check_xgmi_status("n1", amd_smi_xgmi.parse_amd_smi_xgmi(text), expect())[0]
     assert r["ok"] is False and "GPU0 -> 46:00.0 D" in r["message"] and "1/2 links up" in r["message"]
 
 
@@ -122,7 +122,7 @@ def test_xgmi_status_links_not_read_are_never_a_pass() -> None:
     for na in ("N/A", "-"):
         text = "LINK STATUS TABLE:\n       bdf          " + " ".join(bdfs) + "\n" + "".join(
             f"GPU{g}   {bdfs[g]} " + " ".join("X" if p == g else na for p in range(4)) + "\n" for g in range(4))
-        parsed = amd_smi.parse_amd_smi_xgmi(text)
+        parsed = amd_smi_xgmi.parse_amd_smi_xgmi(text)
         assert parsed["faults"] == [] and any("link status not read: not measured" in e for e in parsed["errors"])
         r = checks.check_xgmi_status("n1", parsed, expect(4))[0]
         assert r["ok"] is False and r["status"] == Status.NOT_MEASURED and "0/0 links up" in r["message"]
@@ -131,21 +131,21 @@ def test_xgmi_status_links_not_read_are_never_a_pass() -> None:
     text = "LINK STATUS TABLE:\n       bdf          " + " ".join(bdfs[:3]) + "\n" + "".join(
         f"GPU{g}   {bdfs[g]} " + " ".join("X" if p == g else "N/A" if {g, p} == {0, 2} else "U" for p in range(3))
         + "\n" for g in range(3))
-    r = checks.check_xgmi_status("n1", amd_smi.parse_amd_smi_xgmi(text), expect(3))[0]
+    r = checks.check_xgmi_status("n1", amd_smi_xgmi.parse_amd_smi_xgmi(text), expect(3))[0]
     assert r["status"] == Status.NOT_MEASURED and "4/4 links up" in r["message"] and "GPU0: link status to 0000:46:00.0 N/A" in r["message"]
     # a link down beside a cell not read: the down link is a measured failure, not "not measured"
-    r = checks.check_xgmi_status("n1", amd_smi.parse_amd_smi_xgmi(text.replace(" U", " D", 1)), expect(3))[0]
+    r = checks.check_xgmi_status("n1", amd_smi_xgmi.parse_amd_smi_xgmi(text.replace(" U", " D", 1)), expect(3))[0]
     assert r["ok"] is False and r["status"] != Status.NOT_MEASURED
     # several GPUs, the LINK METRIC table alone (no LINK STATUS table): not read
     metric = "LINK METRIC TABLE:\n       bdf          bit_rate max_bandwidth link_type " + " ".join(bdfs) + "\n" + "".join(
         f"GPU{g}   {bdfs[g]} 32 Gb/s  512 Gb/s      XGMI\nRead " + " ".join("N/A" if p == g else "1 KB" for p in range(4))
         + "\nWrite " + " ".join("N/A" if p == g else "1 KB" for p in range(4)) + "\n" for g in range(4))
-    parsed = amd_smi.parse_amd_smi_xgmi(metric)
+    parsed = amd_smi_xgmi.parse_amd_smi_xgmi(metric)
     assert parsed["errors"] == ["no LINK STATUS table for 4 GPUs: link status not read: not measured"]
     r = checks.check_xgmi_status("n1", parsed, expect(4))[0]
     assert r["status"] == Status.NOT_MEASURED and not r["ok"]
     # one GPU alone has no XGMI peer: nothing to read
-    assert amd_smi.parse_amd_smi_xgmi(metric.split("GPU1")[0])["errors"] == []
+    assert amd_smi_xgmi.parse_amd_smi_xgmi(metric.split("GPU1")[0])["errors"] == []
 
 
 def test_rocm_smi_showtopo_xgmi_mesh_and_pcie_only() -> None:
@@ -444,7 +444,7 @@ def test_amd_smi_failure_keeps_the_views_other_errors() -> None:
     text = "ERROR:root:Unable to detect any GPU devices, check amdgpu version and module status (sudo modprobe amdgpu)\n" \
         "[output truncated]\n"
     for parse in (amd_smi.parse_amd_smi, amd_smi.parse_amd_smi_monitor, amd_smi.parse_amd_smi_topology,
-                  amd_smi.parse_amd_smi_xgmi):
+                  amd_smi_xgmi.parse_amd_smi_xgmi):
         errors = parse(text)["errors"]
         assert len(errors) == 2 and errors[0].startswith("amd-smi failed: ERROR:root:Unable") \
             and errors[0].endswith("not measured") and "truncated" in errors[1], (parse.__name__, errors)

@@ -236,3 +236,53 @@ def amd_smi_xgmi_failed(rng: random.Random) -> Iterator[Variant]:
     yield Variant("amd-smi-xgmi", f"link status every peer {na}", "\n".join(lines) + "\n",
                   (("len(gpus)", n), (f"gpus[gpu=1].status.{bdfs[0]}", na)), fails=True, count=n,
                   finding="link status not read")
+
+
+def _readable(kb: int) -> str:
+    """amdsmi_helpers.convert_bytes_to_readable(kb * 1024): 1024 a step from B, one decimal."""
+    value, units = float(kb * 1024), ("B", "KB", "MB", "GB", "TB", "PB")
+    for unit in units:
+        if abs(value) < 1024 or unit == units[-1]:
+            return f"{value:3.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+@generator("amd-smi-xgmi")
+def amd_smi_xgmi_7x(rng: random.Random) -> Iterator[Variant]:
+    """amd-smi 7.x's xgmi: the LINK METRIC table whose header names the peers 'GPU%d' and whose
+    Read/Write cells are readable units (6.4+), '\\nGPU LINK PORT STATUS' (bdf, port_num, a state
+    per port), '\\nXGMI LINK STATUS' ('GPU%d'.ljust(14) a peer; 'SELF' to itself, a peer's links'
+    states joined by '/'), then the Legend. A GPU without XGMI (before amdsmi's fix) printed the
+    sentinel maxima '65535 Gb/s4294967295 Gb/sN/A', the cells run together."""
+    for n in (2, 4) + ((8,) if ALL else ()):
+        bdfs = [_bdf(g) for g in range(n)]
+        names = [f"GPU{g}" for g in range(n)]
+        nolink = rng.random() < 0.3
+        lines = ["LINK METRIC TABLE:", "       " + "bdf".ljust(14) + "bit_rate".ljust(10) + "max_bandwidth".ljust(15)
+                 + "link_type".ljust(11) + "".join(m.ljust(13) for m in names).rstrip()]
+        values: list[tuple[str, object]] = [("len(gpus)", n)]
+        for g in range(n):
+            rate = ("65535 Gb/s4294967295 Gb/sN/A" if nolink
+                    else "32 Gb/s".ljust(10) + "512 Gb/s".ljust(15) + "XGMI")
+            lines.append(f"GPU{g}".ljust(7) + bdfs[g].ljust(14) + rate)
+            kbs = [rng.randrange(1, 1 << 40) for _ in range(n)]
+            cells = ["N/A" if p == g or nolink else _readable(kbs[p]) for p in range(n)]
+            lines.append(" Read".ljust(57) + "".join(c.ljust(13) for c in cells).rstrip())
+            lines.append(" Write".ljust(57) + "".join(c.ljust(13) for c in cells).rstrip())
+            if g == n - 1:
+                values += [(f"len(gpus[gpu={g}].read_KB)", n), (f"len(gpus[gpu={g}].write_KB)", n),
+                           (f"gpus[gpu={g}].bit_rate_Gbps", None if nolink else 32.0)]
+        states = [["SELF" if p == g else "N/A" if nolink else rng.choice(("U", "U/U")) for p in range(n)]
+                  for g in range(n)]
+        lines += ["", "GPU LINK PORT STATUS:", "       " + "bdf".ljust(14) + "port_num".ljust(20)]
+        lines += [f"GPU{g}".ljust(7) + bdfs[g].ljust(14) + "  ".join("X" if nolink else "U" for _ in range(8))
+                  for g in range(n)]
+        lines += ["", "XGMI LINK STATUS:", "       " + "bdf".ljust(14) + "".join(m.ljust(14) for m in names)]
+        lines += [f"GPU{g}".ljust(7) + bdfs[g].ljust(14) + "".join(s.ljust(14) for s in states[g]).rstrip()
+                  for g in range(n)]
+        lines += ["", "", "Legend:", "  SELF = Current GPU", "  N/A = Not supported",
+                  "  U / D / X = Link is Up / Down / Disabled", "  Read / Write = GPU Metric Accumulated Read / Write"]
+        values += [(f"gpus[gpu={n - 1}].status.{bdfs[0]}", states[n - 1][0]), ("gpus[gpu=0].ports", "X" if nolink else "U")]
+        yield Variant("amd-smi-xgmi", f"7.x {n} GPUs{' without XGMI' if nolink else ''}", "\n".join(lines) + "\n",
+                      tuple(values), count=n, fails=nolink, finding="link status not read" if nolink else None)

@@ -30,13 +30,7 @@ truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing i
 ``parse_amd_smi_topology`` (``amd-smi-topology``): every ``<NAME> TABLE:`` of
 ``amd-smi topology`` as ``{"tables": {"ACCESS": {"0000:05:00.0": {"0000:26:00.0": "ENABLED"}}}}``.
 
-``parse_amd_smi_xgmi`` (``amd-smi-xgmi``): the LINK METRIC TABLE (and a LINK STATUS
-TABLE where the version prints one)::
-
-    {"tool": "amd-smi-xgmi", "gpus": [{"gpu": 0, "bdf": "05:00.0", "bit_rate_Gbps": 32.0,
-      "max_bandwidth_Gbps": 512.0, "link_type": "XGMI",
-      "read_KB": {"26:00.0": 1259, ...}, "write_KB": {...}, "status": {"26:00.0": "U"}}],
-     "faults": ["GPU0 -> 46:00.0 D: XGMI link not up"], "errors": []}
+``amd-smi xgmi`` is read by :mod:`sncheck.vendors.amd.amd_smi_xgmi`.
 
 A view's output that is only amd-smi's failure lines (``ERROR:root:Unable to detect any GPU
 devices, ...``, ``Can not find a device: GPU '9' Error code: -3``; in --json ``{"error": ...,
@@ -479,96 +473,3 @@ def _tables_missing(text: str, tables: dict[str, Any]) -> list[str]:
     missing = [t for t in dict.fromkeys(wanted) if t not in tables]
     return [f"`amd-smi topology{(' ' + ' '.join(args)) if args else ''}` prints the {', '.join(missing)} "
             f"table{'s' if len(missing) > 1 else ''}: missing, output cut short"] if missing else []
-
-
-_XGMI_GPU = re.compile(r"^GPU(\d+)\s+(\S+)\s+(?:([\d.]+) Gb/s|N/A)\s+(?:([\d.]+) Gb/s|N/A)\s+(\S+)\s*(.*)$")
-
-
-def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
-    errors: list[str] = []
-    gpus: list[dict[str, Any]] = []
-    peers: list[str] = []
-    section = None
-    for _, _, body in _body_lines(text, errors):
-        if m := re.match(r"^([A-Z][A-Z ]+) TABLE:$", body):
-            section = m.group(1)
-            continue
-        if body.startswith("bdf") or body.startswith("GPU ") and "bdf" in body:
-            # the peers' BDFs: amd-smi 24.5 printed them short (05:00.0), later versions whole (0000:05:00.0)
-            peers = [c for c in body.split() if re.fullmatch(r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d", c)]
-            continue
-        if section == "LINK METRIC" and (m := _XGMI_GPU.match(body)):
-            gpus.append({"gpu": int(m.group(1)), "bdf": m.group(2),
-                         "bit_rate_Gbps": float(m.group(3)) if m.group(3) else None,
-                         "max_bandwidth_Gbps": float(m.group(4)) if m.group(4) else None,
-                         "link_type": m.group(5), "read_KB": {}, "write_KB": {}, "status": {}})
-            continue
-        if section == "LINK METRIC" and gpus and (m := re.match(r"^(Read|Write)\s+(.*)$", body)):
-            cells = re.findall(r"N/A|\d+ KB", m.group(2))
-            key = "read_KB" if m.group(1) == "Read" else "write_KB"
-            gpus[-1][key] = {p: (None if c == "N/A" else int(c.split()[0])) for p, c in zip(peers, cells)}
-            continue
-        if section == "LINK STATUS" and (m := re.match(r"^GPU(\d+)\s+(\S+)\s+(.*)$", body)):
-            entry = next((g for g in gpus if g["gpu"] == int(m.group(1))), None)
-            if entry is None:
-                entry = {"gpu": int(m.group(1)), "bdf": m.group(2), "bit_rate_Gbps": None,
-                         "max_bandwidth_Gbps": None, "link_type": None, "read_KB": {}, "write_KB": {}, "status": {}}
-                gpus.append(entry)
-            entry["status"] = dict(zip(peers, m.group(3).split()))
-    if not gpus and (failed := _failed(errors)):
-        return {"tool": "amd-smi-xgmi", "gpus": [], "errors": failed}
-    if not gpus:
-        raise ParseError("no GPU rows in a LINK METRIC or LINK STATUS table", tool="amd-smi-xgmi")
-    # xgmi() prints a Read and a Write row under each GPU's, a cell for every peer of the header
-    errors += [f"GPU{g['gpu']}: {len(g[key])} {key[:-3]} cells for {len(peers)} GPUs: cut short" for g in gpus
-               if g["link_type"] is not None for key in ("read_KB", "write_KB") if len(g[key]) != len(peers)]
-    errors += [e for e in links_not_read(gpus) if e not in errors]
-    faults = [f"GPU{g['gpu']} -> {peer} {st}: XGMI link not up" for g in gpus for peer, st in link_states(g)[1]]
-    return {"tool": "amd-smi-xgmi", "gpus": gpus, "faults": faults, "errors": errors}
-
-
-_UNREAD = ("N/A", "-")  # a peer's cell that states no link state
-
-
-def _own(peer: str, bdf: str | None) -> bool:
-    """Whether a LINK STATUS column is the row's own card (a version may print one short, 05:00.0,
-    and the other whole, 0000:05:00.0)."""
-    return bool(bdf) and (peer == bdf or peer.endswith(":" + str(bdf)) or str(bdf).endswith(":" + peer))
-
-
-def link_states(g: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
-    """A GPU's LINK STATUS cells, its own column (X) left out: (peers up, (peer, state) down,
-    (peer, cell) not read). U is up; N/A, '-' or an X off the diagonal states no link state:
-    not read, never up; any other state (D) is down. The parser's faults and errors and the
-    run's xgmi_status fact are this one judgement."""
-    up: list[str] = []
-    down: list[tuple[str, str]] = []
-    unread: list[tuple[str, str]] = []
-    for peer, st in (g.get("status") or {}).items():
-        if _own(peer, g.get("bdf")):
-            continue
-        if st == "U":
-            up.append(peer)
-        elif st in _UNREAD or st == "X":
-            unread.append((peer, st))
-        else:
-            down.append((peer, st))
-    return up, down, unread
-
-
-def links_not_read(gpus: list[dict[str, Any]]) -> list[str]:
-    """The XGMI links whose state the output does not give, said as not measured: a peer cell
-    N/A or '-', a GPU without a LINK STATUS row, or (more than one GPU) no LINK STATUS table at
-    all (amd-smi 24.5 prints the LINK METRIC table alone). '0/0 links up' is never a pass."""
-    if len(gpus) < 2:
-        return []  # one GPU has no XGMI peer
-    if not any(g.get("status") for g in gpus):
-        return [f"no LINK STATUS table for {len(gpus)} GPUs: link status not read: not measured"]
-    out = []
-    for g in gpus:
-        if not g.get("status"):
-            out.append(f"GPU{g['gpu']}: no row in the LINK STATUS table: link status not read: not measured")
-        elif unread := link_states(g)[2]:
-            out.append(f"GPU{g['gpu']}: link status to {', '.join(f'{p} {st}' for p, st in unread)}: "
-                       "link status not read: not measured")
-    return out

@@ -155,24 +155,4 @@ GRAMMAR = {
                   + _FAILED),
         values="tables{<NAME>: {<bdf>: {<bdf>: value}}}, errors",
     ),
-    "amd-smi-xgmi": Grammar(
-        tool="amd-smi xgmi [-m]",
-        versions="amd-smi 24.5 (ROCm 6.2; short BDFs) to 26.x (ROCm 7.x)",
-        sources=(
-            f"{_CLI} amdsmi_commands.py xgmi: 'LINK METRIC TABLE:', the header ('       ' + 'bdf'.ljust(13) + "
-            "'bit_rate'.ljust(9) + 'max_bandwidth'.ljust(14) + 'link_type'.ljust(10) + the BDFs .rjust(13)), "
-            "then per GPU its row ('GPU%d'.ljust(7), bdf, '32 Gb/s', '512 Gb/s', XGMI/PCIE/UNKNOWN/N/A) and a "
-            "Read and a Write row ('Read'.ljust(52), a cell a peer .ljust(13): '<n> KB', N/A to itself)",
-            "amd-smi 24.5 (the ROCm blog's capture, fixtures/real/amd/07): short BDFs ('05:00.0'), the Read/"
-            "Write rows indented by one, cells 8 wide; newer ROCm: a LINK STATUS TABLE (U up, D down, X self)",
-        ),
-        lines="an optional command line, the title, the header, three rows per GPU",
-        end=("none: each GPU's Read and Write rows hold a cell per peer of the header; the judge's expectation "
-             "counts the GPUs"),
-        failures=("a Read/Write row without a cell per peer, 'ERROR' lines (errors); a link to a peer in LINK "
-                  "STATUS neither U nor X (D: down; faults, the run's xgmi_status); a peer's cell N/A or '-', a GPU "
-                  "without a LINK STATUS row, or no LINK STATUS table for more than one GPU: link status not read "
-                  "(errors: not measured, never '0/0 links up'); " + _FAILED),
-        values="gpus[{gpu, bdf, bit_rate_Gbps, max_bandwidth_Gbps, link_type, read_KB{peer: n}, write_KB, status}], errors",
-    ),
 }

@@ -24,7 +24,7 @@ from typing import Any
 from sncheck.model import Status
 from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards as _on_cards
 from sncheck.vendors.infiniband.checks import IB_FACTS, IBSTAT
-from sncheck.vendors.amd import amd_smi, rocm_smi
+from sncheck.vendors.amd import amd_smi, amd_smi_xgmi, rocm_smi
 
 
 def check_card_count(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
@@ -133,7 +133,7 @@ def check_xgmi_status(host: str, parsed: dict[str, Any], expect: Expect) -> list
     links = 0
     for g in listed_gpus:
         me = g["gpu"] if isinstance(g.get("gpu"), int) and g["gpu"] < expect.cards else None
-        up, gone, _ = amd_smi.link_states(g)  # the parser's judgement of each cell, not a copy of it
+        up, gone, _ = amd_smi_xgmi.link_states(g)  # the parser's judgement of each cell, not a copy of it
         links += len(up) + len(gone)
         for peer, st in gone:
             text = f"GPU{g['gpu']} -> {peer} {st}"
@@ -147,7 +147,7 @@ def check_xgmi_status(host: str, parsed: dict[str, Any], expect: Expect) -> list
             bad.append(f"GPU{g['gpu']} link type {g['link_type']}")
             on_card.append((me, bad[-1]))
     errors = list(parsed.get("errors") or [])
-    not_read = amd_smi.links_not_read(listed_gpus)
+    not_read = amd_smi_xgmi.links_not_read(listed_gpus)
     errors += [e for e in not_read if e not in errors]
     bad += errors
     msg = f"amd-smi xgmi: {links - len(down)}/{links} links up" + (f"; {listed(bad)}" if bad else "")
@@ -256,7 +256,7 @@ COMMANDS = {c.name: c for c in (
             check_card_count, "card_count"),
     command("showtopo", "rocm-smi", ["rocm-smi", "--showtopo"], rocm_smi.parse_showtopo, check_xgmi_topo,
             "xgmi_links"),
-    command("xgmi", "amd-smi", ["amd-smi", "xgmi"], amd_smi.parse_amd_smi_xgmi, check_xgmi_status, "xgmi_status"),
+    command("xgmi", "amd-smi", ["amd-smi", "xgmi"], amd_smi_xgmi.parse_amd_smi_xgmi, check_xgmi_status, "xgmi_status"),
     command("ecc_blocks", "amd-smi", ["amd-smi", "metric", "--ecc-blocks"], amd_smi.parse_amd_smi, check_ecc, "ecc"),
     command("metric", "amd-smi", ["amd-smi", "metric"], amd_smi.parse_amd_smi, check_metric,
             "throttle", "pcie_width"),

@@ -6,7 +6,7 @@ from sncheck.vendors.base import CopyBench, Platform, Vendor, View
 from sncheck.vendors.infiniband.scaleout import SCALE_OUT
 from sncheck.vendors.listing import Listing
 from sncheck.vendors.nccltests.tool import RCCL_TESTS
-from sncheck.vendors.amd import amd_smi, buses, checks, rocm_smi, transferbench
+from sncheck.vendors.amd import amd_smi, amd_smi_xgmi, buses, checks, rocm_smi, transferbench
 
 MI300X = Platform(
     name="amd-mi300x", vendor="amd",
@@ -41,7 +41,7 @@ VENDOR = Vendor(
         "amd-smi-json": View(amd_smi.parse_amd_smi_json, Listing("GPU", ("gpus",), ident=("gpu",))),
         "amd-smi-monitor": View(amd_smi.parse_amd_smi_monitor, Listing("GPU", ("gpus",), ident=("gpu",), cards=True)),
         "amd-smi-topology": View(amd_smi.parse_amd_smi_topology, Listing("GPU", ("tables.*",), square=("tables.*",))),
-        "amd-smi-xgmi": View(amd_smi.parse_amd_smi_xgmi, Listing("GPU", ("gpus",), ident=("gpu",))),
+        "amd-smi-xgmi": View(amd_smi_xgmi.parse_amd_smi_xgmi, Listing("GPU", ("gpus",), ident=("gpu",))),
         "rocm-smi": View(rocm_smi.parse_concise, Listing("GPU", ("gpus",))),
         "rocm-smi-showtopo": View(rocm_smi.parse_showtopo, Listing(
             "GPU", ("gpus", "weight", "hops", "link_type", "numa"), square=("weight", "hops", "link_type", "numa"),

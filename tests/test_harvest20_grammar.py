@@ -1,0 +1,72 @@
+"""Harvest 20's first-try misses, each read now by its tool's grammar (README "Harvest 20").
+
+Each case is written from the tool's source (the line it prints), not from the capture that
+showed it: amd-smi xgmi of ROCm 6.4 to 7.x (amdsmi_cli amdsmi_commands.py xgmi and
+amdsmi_helpers.convert_bytes_to_readable: readable Read/Write units, the GPU column headers,
+'GPU LINK PORT STATUS', 'XGMI LINK STATUS' with SELF and '/'-joined link states, the Legend it
+prints last, the sentinel maxima of a GPU without XGMI), amd-smi metric's ``ECC_BLOCKS: N/A``
+(metric_gpu when the RAS block features cannot be read), and nvidia-smi topo -m's tab-separated
+cells (an empty CPU Affinity cell; two cells a paste glued into one)."""
+
+from __future__ import annotations
+
+from sncheck.vendors.amd import amd_smi_xgmi, checks
+from sncheck.vendors.facts import Expect
+
+_BDFS = ("0000:05:00.0", "0000:26:00.0")
+_LEGEND = ("", "", "Legend:", "  SELF = Current GPU", "  N/A = Not supported",
+           "  U / D / X = Link is Up / Down / Disabled", "  Read / Write = GPU Metric Accumulated Read / Write")
+
+
+def _xgmi_7x(states: tuple[str, str] = ("U", "U"), cells: tuple[str, str] = ("1.123 PB", "229.1 MB"),
+             rate: str = "32 Gb/s   512 Gb/s       XGMI", legend: tuple[str, ...] = _LEGEND) -> str:
+    lines = ["LINK METRIC TABLE:", "       bdf           bit_rate  max_bandwidth  link_type  GPU0         GPU1"]
+    for g, bdf in enumerate(_BDFS):
+        row = [cells[0], "N/A"] if g else ["N/A", cells[0]]
+        lines += [f"GPU{g}   {bdf}  {rate}", " Read".ljust(57) + "".join(c.ljust(13) for c in row).rstrip(),
+                  " Write".ljust(57) + "".join(c.ljust(13) for c in (row if g else ["N/A", cells[1]])).rstrip()]
+    lines += ["", "GPU LINK PORT STATUS:", "       bdf           port_num"]
+    lines += [f"GPU{g}   {bdf}  " + "  ".join(["U"] * 8) for g, bdf in enumerate(_BDFS)]
+    lines += ["", "XGMI LINK STATUS:", "       bdf           GPU0          GPU1"]
+    lines += [f"GPU0   {_BDFS[0]}  SELF          {states[0]}", f"GPU1   {_BDFS[1]}  {states[1]}          SELF"]
+    return "\n".join(lines + list(legend)) + "\n"
+
+
+def test_xgmi_readable_units_are_read_in_kb() -> None:
+    """6.4 prints Read/Write by convert_bytes_to_readable (B..PB, 1024 a step): only 'N KB' and N/A
+    were cells, so a GPU's row read one cell of eight and was called cut short."""
+    out = amd_smi_xgmi.parse_amd_smi_xgmi(_xgmi_7x())
+    g0 = out["gpus"][0]
+    assert g0["read_KB"] == {_BDFS[0]: None, _BDFS[1]: 1.123 * 1024 ** 4}
+    assert g0["write_KB"][_BDFS[1]] == 229.1 * 1024
+    assert out["errors"] == [] and out["faults"] == []
+
+
+def test_xgmi_7x_link_status_table_is_read_by_its_gpu_headers() -> None:
+    """'XGMI LINK STATUS:' (no '... TABLE:' title) names its peers GPU0 GPU1 and marks the GPU
+    itself SELF; a peer's links joined by '/' are up when every one is: nothing was read (no JSON)."""
+    out = amd_smi_xgmi.parse_amd_smi_xgmi(_xgmi_7x(states=("U/U", "U")))
+    assert out["gpus"][1]["status"] == {_BDFS[0]: "U", _BDFS[1]: "SELF"}
+    assert out["gpus"][0]["ports"] == ["U"] * 8
+    assert out["errors"] == [] and out["faults"] == []
+    r = checks.check_xgmi_status("n1", out, Expect(cards=2))[0]
+    assert r["ok"] and "2/2 links up" in r["message"]
+    down = amd_smi_xgmi.parse_amd_smi_xgmi(_xgmi_7x(states=("U/D", "U")))
+    assert down["faults"] == [f"GPU0 -> {_BDFS[1]} U/D: XGMI link not up"]
+
+
+def test_xgmi_sentinel_maxima_run_together_read_as_na() -> None:
+    """Before amdsmi's fix a GPU without XGMI printed '65535 Gb/s4294967295 Gb/sN/A' (UINT16/UINT32
+    max, the library's 'not supported'), its cells run past their widths: no GPU row was read."""
+    text = _xgmi_7x(states=("N/A", "N/A"), cells=("N/A", "N/A"), rate="65535 Gb/s4294967295 Gb/sN/A")
+    out = amd_smi_xgmi.parse_amd_smi_xgmi(text)
+    assert [(g["bit_rate_Gbps"], g["max_bandwidth_Gbps"], g["link_type"]) for g in out["gpus"]] == [(None, None, "N/A")] * 2
+    assert any("link status not read" in e for e in out["errors"])  # no link up: never a pass
+
+
+def test_xgmi_7x_output_ends_with_its_legend() -> None:
+    """7.x prints the Legend after its tables: an output cut inside it, or before it, is not whole."""
+    assert amd_smi_xgmi.parse_amd_smi_xgmi(_xgmi_7x())["errors"] == []
+    for cut in (_LEGEND[:-1], _LEGEND[:-1] + ("  Read / Write = GPU Metric",), ()):
+        errors = amd_smi_xgmi.parse_amd_smi_xgmi(_xgmi_7x(legend=cut))["errors"]
+        assert errors == ["no whole Legend after the tables (amd-smi 7.x prints it last): output cut short"], cut
