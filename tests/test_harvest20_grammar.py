@@ -70,3 +70,40 @@ def test_xgmi_7x_output_ends_with_its_legend() -> None:
     for cut in (_LEGEND[:-1], _LEGEND[:-1] + ("  Read / Write = GPU Metric",), ()):
         errors = amd_smi_xgmi.parse_amd_smi_xgmi(_xgmi_7x(legend=cut))["errors"]
         assert errors == ["no whole Legend after the tables (amd-smi 7.x prints it last): output cut short"], cut
+
+
+def test_ecc_blocks_na_is_not_measured_never_a_crash(tmp_path) -> None:
+    """amd-smi metric prints 'ECC_BLOCKS: N/A' where metric_gpu cannot read the RAS block features
+    (amdsmi_commands.py: values_dict['ecc_blocks'] = "N/A"); the ecc check iterated the string
+    (AttributeError: sncheck parse exit 3). Now that GPU's blocks are not read: not measured."""
+    from click.testing import CliRunner
+
+    from sncheck.cli.main import main
+    from sncheck.model import Status
+    from sncheck.vendors.amd import amd_smi
+    text = ("GPU: 0\n    ECC:\n        TOTAL_CORRECTABLE_COUNT: 0\n        TOTAL_UNCORRECTABLE_COUNT: 0\n"
+            "        TOTAL_DEFERRED_COUNT: 0\n    ECC_BLOCKS: N/A\n")
+    row = checks.check_ecc("n1", amd_smi.parse_amd_smi(text), Expect(cards=1))[0]
+    assert row["ok"] is False and row["status"] == Status.NOT_MEASURED and "ECC blocks N/A on GPU 0" in row["message"]
+    blocks = "    ECC_BLOCKS:\n        UMC:\n            CORRECTABLE_COUNT: 0\n            UNCORRECTABLE_COUNT: 2\n" \
+             "            DEFERRED_COUNT: 0\n"
+    both = amd_smi.parse_amd_smi("GPU: 0\n" + blocks + "GPU: 1\n    ECC_BLOCKS: N/A\n")
+    row = checks.check_ecc("n1", both, Expect(cards=2))[0]
+    assert row["ok"] is False and row["status"] != Status.NOT_MEASURED and "2 uncorrectable" in row["message"]
+    (tmp_path / "metric.txt").write_text(text)
+    r = CliRunner().invoke(main, ["parse", "amd-smi", str(tmp_path / "metric.txt"), "--json"])
+    assert r.exit_code == 0, r.output  # the output shows no fault; a run's ecc fact is not measured
+
+
+def test_throttle_status_na_is_not_measured_never_throttled() -> None:
+    """metric_gpu prints THROTTLE_STATUS N/A where it cannot read the power state (an APU): it was
+    judged a throttled GPU ('0/1 GPUs UNTHROTTLED; GPU 0: N/A', parse exit 1)."""
+    from sncheck.model import Status
+    from sncheck.vendors.amd import amd_smi
+    text = "GPU: 0\n    POWER:\n        SOCKET_POWER: N/A\n        THROTTLE_STATUS: N/A\n"
+    row = checks.check_metric("n1", amd_smi.parse_amd_smi(text), Expect(cards=1))[0]
+    assert row["status"] == Status.NOT_MEASURED and "GPU 0: N/A" not in row["message"]
+    two = amd_smi.parse_amd_smi(text + "GPU: 1\n    POWER:\n        THROTTLE_STATUS: THROTTLED\n")
+    row = checks.check_metric("n1", two, Expect(cards=2))[0]
+    assert row["ok"] is False and row["status"] != Status.NOT_MEASURED and "GPU 1: THROTTLED" in row["message"]
+    assert "listed, inventory says" not in row["message"]

@@ -174,8 +174,14 @@ def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     corrected = 0
     seen = 0
     gpus = parsed.get("gpus") or []
+    unread: list[str] = []  # GPUs whose ECC_BLOCKS amd-smi printed as N/A
     for g in gpus:
         blocks = g.get("ECC_BLOCKS") or {k: v for k, v in g.items() if isinstance(v, dict) and "UNCORRECTABLE_COUNT" in v}
+        if not isinstance(blocks, dict):
+            # metric_gpu prints 'ECC_BLOCKS: N/A' when the RAS block features cannot be read (an APU, a
+            # guest): no block, not a count of 0 (it crashed here: exit 3)
+            unread.append(f"GPU {g.get('gpu')}")
+            continue
         card = g.get("gpu") if isinstance(g.get("gpu"), int) and 0 <= g["gpu"] < expect.cards else None
         for block, counts in blocks.items():
             seen += 1
@@ -195,19 +201,28 @@ def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
         msg += f" ({corrected} correctable, not judged)"
     if errors:
         msg += f"; {listed(errors)}"
+    if unread:
+        msg += f"; ECC blocks N/A on {listed(unread)} (amd-smi read no RAS block): not measured"
     cards = _on_cards(problems, "ECC") if not errors else None
-    return [fact_row(host, "ecc", len(bad), 0, not bad and not errors and seen > 0, msg, "amd-smi", cards=cards)]
+    row = fact_row(host, "ecc", len(bad), 0, not bad and not errors and seen > 0 and not unread, msg, "amd-smi",
+                   cards=cards)
+    if unread and not bad and not errors:
+        row["status"] = Status.NOT_MEASURED  # a GPU's blocks not read: no pass, and no fault either
+    return [row]
 
 
 def check_metric(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
     width = expect.platform.params.get("pcie_width") if expect.platform else None
     throttled: list[tuple[int | None, str]] = []
     narrow: list[tuple[int | None, str]] = []
+    unread: list[str] = []
     read = 0
     for g in parsed.get("gpus") or []:
         card = g.get("gpu") if isinstance(g.get("gpu"), int) and 0 <= g["gpu"] < expect.cards else None
         status = (g.get("POWER") or {}).get("THROTTLE_STATUS") or (g.get("THROTTLE") or {}).get("THROTTLE_STATUS")
-        if status is not None:
+        if status == "N/A":  # amd-smi could not read it (an APU's SoC owns the power state): no state, no fault
+            unread.append(f"GPU {g.get('gpu')}")
+        elif status is not None:
             read += 1
             if status != "UNTHROTTLED":
                 throttled.append((card, f"GPU {g['gpu']}: {status}"))
@@ -215,14 +230,19 @@ def check_metric(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict
         if width and isinstance(cur, int) and cur < width:
             narrow.append((card, f"GPU {g['gpu']}: PCIe x{cur} of x{width}"))
     errors = list(parsed.get("errors") or [])
-    if read and read != expect.cards:
-        errors.append(f"throttle status of {read} GPUs listed, inventory says {expect.cards}")
+    if read + len(unread) and read + len(unread) != expect.cards:
+        errors.append(f"throttle status of {read + len(unread)} GPUs listed, inventory says {expect.cards}")
     tmsg = (f"throttle status: {read - len(throttled)}/{read} GPUs UNTHROTTLED"
             + (f"; {listed([t for _, t in throttled])}" if throttled else ""))
+    if unread:
+        tmsg += f"; THROTTLE_STATUS N/A on {listed(unread)}: not measured"
     if errors:
         tmsg += f"; {listed(errors)}"
-    return [fact_row(host, "throttle", len(throttled), 0, not throttled and not errors and read > 0, tmsg, "amd-smi",
-                     cards=_on_cards(throttled, "throttle status") if not errors else None),
+    throttle = fact_row(host, "throttle", len(throttled), 0, not throttled and not errors and read > 0 and not unread,
+                        tmsg, "amd-smi", cards=_on_cards(throttled, "throttle status") if not errors else None)
+    if unread and not throttled and not errors:
+        throttle["status"] = Status.NOT_MEASURED
+    return [throttle,
             fact_row(host, "pcie_width", len(narrow), 0, not narrow,
                      "PCIe width: " + (listed([t for _, t in narrow]) if narrow else "no link below its width"),
                      "amd-smi", cards=_on_cards(narrow, "PCIe width"))]
