@@ -107,3 +107,36 @@ def test_throttle_status_na_is_not_measured_never_throttled() -> None:
     row = checks.check_metric("n1", two, Expect(cards=2))[0]
     assert row["ok"] is False and row["status"] != Status.NOT_MEASURED and "GPU 1: THROTTLED" in row["message"]
     assert "listed, inventory says" not in row["message"]
+
+
+def _topo(gpu1_cpu: str, gpu1_nic1: str = "NODE") -> str:
+    cols = ("GPU0", "GPU1", "NIC0", "NIC1")
+    rows = [["GPU0", " X ", "NV18", "PIX", "NODE", "0-47", "0", "", "N/A"],
+            ["GPU1", "NV18", " X ", "NODE", gpu1_nic1, gpu1_cpu, "1", "", "N/A"],
+            ["NIC0", "PIX", "NODE", " X ", "NODE", "", "", "", ""],
+            ["NIC1", "NODE", "PIX", "NODE", " X ", "", "", "", ""]]
+    legend = ["", "Legend:", "", "  X    = Self", "  SYS  = Connection traversing PCIe as well as the SMP interconnect",
+              "  NODE = Connection traversing PCIe within a NUMA node", "  PHB  = Connection traversing a PCIe Host Bridge",
+              "  PXB  = Connection traversing multiple PCIe bridges", "  PIX  = Connection traversing a single PCIe bridge",
+              "  NV#  = Connection traversing a bonded set of # NVLinks", "", "NIC Legend:", "", "  NIC0: mlx5_0",
+              "  NIC1: mlx5_1"]
+    return "\n".join(["\t" + "\t".join(cols + ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID"))]
+                     + ["\t".join(r) for r in rows] + legend) + "\n"
+
+
+def test_topo_empty_cpu_affinity_cell_is_read_by_its_tabs() -> None:
+    """nvidia-smi separates topo -m's cells by tabs and may leave a GPU's CPU Affinity blank (a Della
+    H100 node: '\\t\\t0\\t\\tN/A'); split on blanks, the NUMA node was read as the CPU list, and null."""
+    from sncheck.vendors.nvidia.nvidia_smi import parse_topo
+    out = parse_topo(_topo(""))
+    assert out["affinity"]["GPU1"] == {"cpu": None, "numa": 1, "gpu_numa_id": None}
+    assert out["affinity"]["GPU0"] == {"cpu": "0-47", "numa": 0, "gpu_numa_id": None}
+    assert out["errors"] == []
+
+
+def test_topo_cells_a_paste_joined_are_no_link_type() -> None:
+    """A paste that lost a tab joins two cells ('PIXNODE'): the row read whole by its blanks (exit 0),
+    one column short and the CPU list taken for a link. Each cell is one link type or the row is not whole."""
+    from sncheck.vendors.nvidia.nvidia_smi import parse_topo
+    text = _topo("48-95").replace("NODE\tNODE\t48-95", "NODENODE\t48-95")
+    assert any("'NODENODE' under NIC0" in e and "is no link type" in e for e in parse_topo(text)["errors"])

@@ -292,7 +292,8 @@ def topo(rng: random.Random) -> Iterator[Variant]:
                 row = [a] + [cell[a, b] for b in cols]
                 if a.startswith("GPU"):
                     cpus = "0-47,96-143" if numa_of[i] == 0 else "48-95,144-191"
-                    row += [cpus] + ([] if old else [str(numa_of[i])]) + (["N/A"] if era >= "535" else [])
+                    # 535+ prints two tabs before the GPU NUMA ID (every capture: '0-47,96-143\t0\t\tN/A')
+                    row += [cpus] + ([] if old else [str(numa_of[i])]) + (["", "N/A"] if era >= "535" else [])
                     values.append((f"affinity.{a}.cpu", cpus))
                     if not old:
                         values.append((f"affinity.{a}.numa", numa_of[i]))
@@ -329,5 +330,19 @@ def topo(rng: random.Random) -> Iterator[Variant]:
         lines += ["", "NIC Legend:", ""] + [f"  {nic}: mlx5_{k}" for k, nic in enumerate(nics)]
         yield Variant("nvidia-smi-topo", f"paste lost {lost}", "\n".join(lines) + "\n",
                       (("matrix.GPU0.GPU3", "NV8"), ("affinity.GPU2.cpu", "32-63,96-127")), fails=True)
+    # a paste that lost one tab inside a row (harvest 20's sglang notes: GPU5's 'PIXNODE'): two cells read as
+    # one, no link type; the row is not whole
+    cols = [f"GPU{i}" for i in range(4)] + ["NIC0", "NIC1"]
+    lines = ["\t" + "\t".join(cols + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"])]
+    for i, a in enumerate(cols):
+        cells = [" X " if a == b else "NV18" if a[:3] == b[:3] == "GPU" else "PIX" if (i + j) % 2 else "NODE"
+                 for j, b in enumerate(cols)]
+        if a == "GPU2":
+            cells[4:6] = [cells[4].strip() + cells[5].strip()]
+        lines.append("\t".join([a] + cells + (["0-191", "0", "", "N/A"] if a.startswith("GPU") else ["", "", "", ""])))
+    lines += ["", "Legend:", ""] + [f"  {k:<4} = {text}" for k, text in _LEGEND]
+    lines += ["", "NIC Legend:", ""] + [f"  NIC{k}: mlx5_{k}" for k in range(2)]
+    yield Variant("nvidia-smi-topo", "paste joined two cells", "\n".join(lines) + "\n",
+                  (("matrix.GPU0.GPU3", "NV18"), ("len(gpus)", 4)), fails=True, finding="is no link type")
     yield Variant("nvidia-smi-topo", "no driver", "NVIDIA-SMI has failed because it couldn't communicate with the "
                   "NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n", (), fails=True)

@@ -195,12 +195,19 @@ def parse_topo(text: str) -> dict[str, Any]:
         if m := re.match(r"^\s*(NIC[0-9]+):\s*(\S+)\s*$", line):
             legend[m.group(1)] = m.group(2)
         elif tokens[0] in devices:
-            cells = tokens[1 : 1 + len(devices)]
+            # nvidia-smi separates the cells by tabs: read by them where the paste kept them, so an
+            # empty cell (a CPU Affinity nvidia-smi left blank) stays a cell and two cells a paste
+            # joined ('PIXNODE') are one cell, no link type
+            parts = [c.strip() for c in line.lstrip().split("\t")] if "\t" in line else tokens
+            cells = parts[1 : 1 + len(devices)]
             if len(cells) < len(devices):
                 errors.append(f"row {tokens[0]}: {len(cells)} of {len(devices)} cells")
+            if joined := [f"{c!r} under {d}" for d, c in zip(devices, cells) if not _LINK.match(c)]:
+                errors.append(f"row {tokens[0]}: {', '.join(joined[:3])} is no link type: cells the paste joined "
+                              "or lost, the row is not whole")
             matrix[tokens[0]] = dict(zip(devices, cells))
             if tokens[0].startswith("GPU"):
-                affinity[tokens[0]] = _topo_affinity(labels, tokens[1 + len(devices) :])
+                affinity[tokens[0]] = _topo_affinity(labels, parts[1 + len(devices) :], tabs="\t" in line)
                 cpu = affinity[tokens[0]]["cpu"]
                 if cpu is not None and not _CPU_LIST.match(cpu):
                     errors.append(f"{tokens[0]}'s CPU Affinity {cpu!r} is no CPU list (N-M,...): "
@@ -281,14 +288,20 @@ def _topo_columns(header: str) -> tuple[list[str], list[str]]:
     return tokens[:cut], labels
 
 
-def _topo_affinity(labels: list[str], values: list[str]) -> dict[str, Any]:
+def _topo_affinity(labels: list[str], values: list[str], tabs: bool = False) -> dict[str, Any]:
+    """A GPU row's affinity cells. Read by tabs, an empty cell is that label's (null) and the GPU
+    NUMA ID is the last cell: nvidia-smi prints two tabs before it ('0-47,96-143\t0\t\tN/A')."""
     keys = {
         "CPU Affinity": "cpu",
         "NUMA Affinity": "numa",
         "GPU NUMA ID": "gpu_numa_id",
     }
     result: dict[str, Any] = {"cpu": None, "numa": None, "gpu_numa_id": None}
+    if tabs and "GPU NUMA ID" in labels and len(values) > len(labels):
+        values = values[: len(labels) - 1] + [next((v for v in reversed(values) if v), "")]
     for label, value in zip(labels, values):
+        if not value:
+            continue  # a blank cell: nothing printed there
         key = keys[label]
         result[key] = na_or(value, int if key != "cpu" and value.isdecimal() else str)
     return result

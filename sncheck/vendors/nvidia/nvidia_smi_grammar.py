@@ -55,7 +55,9 @@ GRAMMAR = {
                "affinity labels 'CPU Affinity', 'NUMA Affinity', 'GPU NUMA ID', tab-separated; a row per device: "
                "its name, a cell per column (' X ' on itself, else SYS, NODE, PHB, PXB, PIX or NV# with # the "
                "bonded links; -mp prints no NV#), then for a GPU its CPU list (0-47,96-143), NUMA node and GPU "
-               "NUMA ID ('N/A' where none); a blank line, 'Legend:', a blank line and its entries '  X    = Self', "
+               "NUMA ID ('N/A' where none; 535+ prints two tabs before it, and may leave the CPU list blank: harvest 20's "
+               "Della H100, '\\t\\t0\\t\\tN/A'; cells are read by their tabs where the paste kept them); a blank line, "
+               "'Legend:', a blank line and its entries '  X    = Self', "
                "SYS, NODE, PHB, PXB, PIX and (-m only) '  NV#  = Connection traversing a bonded set of # "
                "NVLinks'; with NIC columns (470+) a blank line, 'NIC Legend:', a blank line and '  NICk: DEVICE' "
                "per NIC"),
@@ -64,7 +66,8 @@ GRAMMAR = {
             "cut right after its PIX entry reads as a whole -mp: the output cannot tell them apart",
         failures=("'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver ...' and the other "
                   "NVML lines (errors); a row short of cells, a device column without its row, a Legend cut short, "
-                  "a NIC column the NIC Legend does not name (errors: cut short); a CPU Affinity that is no CPU list ('-31,64-95') "
+                  "a NIC column the NIC Legend does not name (errors: cut short); a matrix cell that is no link type (two cells "
+                  "a paste joined by losing a tab, harvest 20's 'PIXNODE'); a CPU Affinity that is no CPU list ('-31,64-95') "
                   "or a row for a device the header has no column for (a paste that lost characters or columns, "
                   "harvest 9's 8x H800: errors). The matrix is recorded, judged "
                   "only against a platform (topo_sanity)"),
