@@ -30,7 +30,9 @@ whole rounds and sweeps (cards are indices; every quantity below is an array):
 * Golden: ``loss(t) = 1.2 + 3.6 exp(-t / 15)`` with 0.5% noise; with a ``diverge`` card
   taking part the loss grows by 25% a step from step 10 on, to inf. Step time is
   ``50 ms / min(s)`` of compute plus a ring all-reduce of 100 MB of gradients (over a
-  dead link the ring falls back to PCIe at 25 GB/s).
+  dead link the ring falls back to PCIe at 25 GB/s). The shipped references
+  (``GOLDEN_REFERENCES``: 2, 4, 8 and 16 ranks a replica) are this model's clean runs,
+  recorded with ``sncheck golden record --backend mock --repeats 10 --seed 0``.
 
 The same seed gives the same rows: the random draws come in a fixed order (per round:
 bandwidth samples, ping-pong samples, jitter; per group and collective: skews and noise;
@@ -148,7 +150,8 @@ def _joined(card_ids: Callable[[np.ndarray], pa.DictionaryArray], parts: list) -
     return np.concatenate(parts)
 
 
-GOLDEN_REFERENCES = {4: "mock-demo", 8: "mock-8", 16: "mock-16"}  # replica ranks -> fixtures/golden/
+# replica ranks -> fixtures/golden/: each recorded from this model (README "Mock backend cost model")
+GOLDEN_REFERENCES = {2: "mock-2", 4: "mock-demo", 8: "mock-8", 16: "mock-16"}
 
 
 def golden_loss_curve(steps: int, rng: np.random.Generator, diverge: bool) -> list[float]:
