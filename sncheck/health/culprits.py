@@ -21,6 +21,7 @@ from sncheck.health.metrics import METRICS, PAIRS, DetectContext, kind_rows
 from sncheck.health.pairview import FabricPaths, FrameTier, beyond_bound, summarise
 from sncheck.store.frames import RowFrames
 from sncheck.health.rates import containers, explain_rates, rows_read
+from sncheck.health.wholetier import WHOLE, whole_message
 from sncheck.model import EntityKind, Finding, Severity, card_of
 from sncheck.topology import SCALE_OUT, SCALE_UP
 
@@ -330,6 +331,8 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
         ev["separated"] = False
     if c.note == "independent":
         ev["independent"] = True
+    if c.note == WHOLE:
+        ev[WHOLE] = True
     if c.note == "unlocalised":
         ev["localised"] = False
         ev["link"] = c.rivals[0].entity if c.rivals else None
@@ -412,6 +415,8 @@ def _message(c: Culprit, rule: "Rule", ev: dict, bad: int, n: int) -> str:
         share = f"on {bad} of {n}" if bad else f"across its {n}"
         what = (f"nic {c.entity} (serving {card_of(c.entity)}): {rule.summary} over the scale-out network "
                 f"{share} pair tests there; its pairs inside the domain are healthy")
+    elif c.note == WHOLE:
+        what = whole_message(c, rule, ev, n, bar_level(rule))
     elif c.kind == "switch":  # a faint one (its NICs' medians beyond the card bar, no pair beyond its bar): all
         what = f"switch {c.entity}: {rule.summary}{where} {f'on {bad} of' if bad else 'across its'} {n} pair tests through it"
     elif not bad:

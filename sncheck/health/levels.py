@@ -21,6 +21,7 @@ from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_
 from sncheck.health.firstlook import (FirstLook, card_residuals, domain_levels, residuals, sorted_median,
                                       spread_noise)
 from sncheck.health.separation import beside_sick, healthy_member, moved, reread_cards, same_ground, untold, wider
+from sncheck.health.wholetier import whole_domains
 from sncheck.topology import SCALE_OUT
 
 Hypothesis = list[tuple[Entity, dict[str, float]]]
@@ -578,12 +579,12 @@ class Level:
 
     def _leftover_links(self, named: set[str]) -> list[Culprit]:
         """Exceptions no candidate explains without contradicting a measurement: each its
-        own link."""
-        out = []
+        own link, but a domain's every pair of a tier is the domain (wholetier)."""
+        left = {t: at[self.state(t, at, self.pred(t, at, self.H))[0]] if len(at) else at
+                for t, at in self.pair_ex.items()}
+        out, left = whole_domains(self, left)
         for t, x in self.tiers.items():
-            at = self.pair_ex[t]
-            left = at[self.state(t, at, self.pred(t, at, self.H))[0]] if len(at) else at
-            for i in left.tolist():
+            for i in left[t].tolist():
                 link = self.paths.link(int(x.a[i]), int(x.b[i]))
                 if link not in named:
                     named.add(link)

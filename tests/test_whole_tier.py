@@ -1,0 +1,68 @@
+"""A tier measured beyond its pair bar on every pair of a domain (sncheck.health.wholetier): one
+finding for the domain, with its median and whether the bar is above what the design gives,
+retested once; not a link "between two otherwise healthy cards" per pair."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_pair_of_a_domain_below_a_bar_above_design_is_one_finding(tmp_path):
+    strict = tmp_path / "strict.yaml"
+    strict.write_text("rules:\n  - {name: any-bw-dip, op: ratio_to_design, metric: p2p_bandwidth, below: 1.5, "
+                      "severity: warning}\n")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/nvl72.yaml"), "--backend",
+                                  "mock", "--rules", str(strict), "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    res = json.loads((out / "results.json").read_text())
+    [f] = res["findings"]  # before: 2,556 links "between two otherwise healthy cards", each retested
+    assert (f["entity"], f["entity_kind"], f["rule"]) == ("rack0", "supernode", "any-bw-dip")
+    assert f["evidence"]["whole_tier"] is True and f["evidence"]["bad_pairs"] == f["evidence"]["pairs"] == 2556
+    assert "on every one of its 2448 pair tests (scale_up), their median 1.00 of design" in f["message"]
+    assert "the bar (1.5 of design) is above what the design gives" in f["message"]
+    assert f["evidence"]["confirmed"] is True and f["evidence"]["retest"].startswith("peer-to-peer pairs: reproduced")
+    assert [i["action"] for i in res["isolation"]] == ["quarantine", "isolate"]
+
+
+@pytest.mark.parametrize("faults", [
+    # one slow link in the domain: the rest of its pairs are inside the bar, the link alone is named
+    "faults:\n  - {type: degraded_link, target: 'gb200-tray01/gpu0<->gb200-tray02/gpu0', factor: 0.4}\n",
+])
+def test_a_domain_with_a_pair_inside_the_bar_is_not_named_whole(tmp_path, faults):
+    plan = tmp_path / "f.yaml"
+    plan.write_text(faults)
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/nvl72.yaml"), "--backend",
+                                  "mock", "--faults", str(plan), "--out", str(out), "-q"])
+    res = json.loads((out / "results.json").read_text())
+    assert r.exit_code == 1, r.output
+    assert {(f["entity_kind"]) for f in res["findings"]} == {"link"}
+    assert not any(f["evidence"].get("whole_tier") for f in res["findings"])
+
+
+def test_every_pair_of_the_fleet_below_the_bar_is_each_domain_once(tmp_path):
+    # two domains and the scale-out network between them, every pair below a bar of 1.5 x design:
+    # each domain once (its inside tiers and its scale-out pairs), no link, each retested once
+    strict = tmp_path / "strict.yaml"
+    strict.write_text("rules:\n  - {name: any-bw-dip, op: ratio_to_design, metric: p2p_bandwidth, below: 1.5, "
+                      "severity: warning}\n")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/demo-2sn.yaml"), "--backend",
+                                  "mock", "--rules", str(strict), "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    res = json.loads((out / "results.json").read_text())
+    assert [(f["entity"], f["entity_kind"]) for f in res["findings"]] == [("sn0", "supernode"), ("sn1", "supernode")]
+    for f in res["findings"]:
+        assert set(f["evidence"]["tiers"]) == {"intra_host", "scale_up", "scale_out"}
+        assert all(t["bad_pairs"] == t["pairs"] for t in f["evidence"]["tiers"].values())
+        assert f["evidence"]["confirmed"] is True
+    assert [i["action"] for i in res["isolation"]] == ["quarantine", "quarantine", "isolate", "isolate"]
