@@ -58,9 +58,10 @@ from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, Stress
 from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
-from sncheck.run.retest import Retest
+from sncheck.run.batches import retests
+from sncheck.run.retest import COLLECTIVES, FACTS, GOLDEN, P2P, REACH, Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    beneath_known, no_longer, retest_tag, through_known, too_few_partners
+    beneath_known, no_longer, retest_tag, seen_in_retest as _seen, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -68,8 +69,6 @@ from sncheck.layers.base import LayerContext
 from sncheck.vendors.registry import pair_tools
 
 NAME = "confirm"
-FACTS, P2P, COLLECTIVES, GOLDEN, REACH = ("host facts", "peer-to-peer pairs", "collectives", "golden model",
-                                          "reachability")
 FACT_METRICS = ("host_fact_failures", "host_fact_warnings", "fabric_counters", "kernel_events")  # read from host facts
 MAX_NOISE = 0.05  # a retest this precise (relative spread) that is still at the bar confirms
 NOISY = "within the measured noise of the bar, and the retest is too noisy to tell"
@@ -150,7 +149,7 @@ def symptom_tiers(f: Finding, topo: Topology, syms: list[Symptom]) -> set[str]:
     return out or {"scale_out"}
 
 
-def _emit_as(ctx: LayerContext, tag: str):
+def _emit_as(ctx: LayerContext, tag: str | None):
     """The run's sink, marking every row as a retest of ``tag``."""
     return ctx.sink(layer=NAME, confirms=tag)
 
@@ -177,14 +176,9 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
     behind -= {c for f in suspects if f.entity_kind != "switch" for c in cards_of(f, ctx.topo)} | \
         {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic") for c in cards_of(e, ctx.topo, k)}
     switches = {f.entity for f in suspects if f.entity_kind == "switch"} | {e for e, k in ctx.known if k == "switch"}
-    outcome: dict[str, Retest] = {}
-    for f in suspects:
-        avoid = bad_cards - inside if f.entity_kind in ("nic", "switch") else bad_cards
-        try:
-            outcome[f.entity] = Window(ctx, f, avoid | bad_hosts, repeats, behind, switches).run()
-        except HarnessError as e:  # this retest could not run: the suspect stays quarantined
-            outcome[f.entity] = Retest(None, "retest", f"the retest could not run: {e}")
-    return outcome
+    # each suspect's own window; those measured by their pairs alone, in batches (sncheck.run.batches)
+    return retests(ctx, [Window(ctx, f, (bad_cards - inside if f.entity_kind in ("nic", "switch") else bad_cards)
+                                | bad_hosts, repeats, behind, switches) for f in suspects], lambda t: _emit_as(ctx, t))
 
 
 def _judged_inside(f: Finding) -> bool:
@@ -221,12 +215,18 @@ class Window:
         self.controls: set[str] = set()
         self.measured: dict[str, str | None] = {}  # how -> None when measured, else what was not
         self.notes: dict[str, str] = {}  # how -> what the measurement itself showed
+        self.hows = list(dict.fromkeys(measurement(s, self.by_name) for s in self.syms))
 
     # ---------------------------------------------------------------- measuring
+    def start(self) -> list[str]:
+        """The measurements its symptoms need, said (and its near-bar clock started)."""
+        self.ctx.progress(f"confirm: retesting {self.f.entity_kind} {self.f.entity} ({', '.join(self.hows)})")
+        self.clock = NearClock(self.ctx.backend.near_budget())
+        return self.hows
+
     def run(self) -> Retest:
-        hows = list(dict.fromkeys(measurement(s, self.by_name) for s in self.syms))
-        self.ctx.progress(f"confirm: retesting {self.f.entity_kind} {self.f.entity} ({', '.join(hows)})")
-        load, self.clock = [self.ctx.backend.machine_load()], NearClock(self.ctx.backend.near_budget())
+        hows = self.start()
+        load = [self.ctx.backend.machine_load()]
         for how in hows:
             self.clock.timed(self._measure, how, self.repeats if how == P2P and self.near else None)
         # a suspect near its bar (sncheck.run.nearbar): its pairs again, in growing batches, until its samples
@@ -237,7 +237,7 @@ class Window:
             self.repeats = repeats
             self.clock.timed(self._measure, P2P, repeats)
         load.append(self.ctx.backend.machine_load())
-        return self._judge(hows, window(load))
+        return self.judge(hows, window(load))
 
     def _measure(self, how: str) -> None:
         try:
@@ -280,7 +280,17 @@ class Window:
         self.measured[FACTS] = None
 
     def _p2p(self) -> None:
+        if rounds := self.p2p_rounds():
+            self.ctx.backend.p2p(self.p2p_plan(rounds), _emit_as(self.ctx, self.tag))
+            self.p2p_seen()
+
+    def p2p_plan(self, rounds: list[Round]) -> ConnectivityPlan:
+        return ConnectivityPlan(rounds=tuple(rounds), hosts=(), **self.ctx.backend.plan_defaults("connectivity"))
+
+    def p2p_rounds(self) -> list[Round]:
+        """Its pair rounds, planned (none: ``measured`` says why not)."""
         topo, tiers = self.ctx.topo, symptom_tiers(self.f, self.ctx.topo, self.syms)
+        self.p2p_tiers = tiers
         rounds: list[Round] = []
         measured = []
         for tier in sorted(tiers):
@@ -330,13 +340,13 @@ class Window:
                         pairs = tuple(p for p in rnd if topo.tier(*p) == tier)
                         if pairs:
                             rounds.append(Round(len(rounds), "confirm", pairs))
-        missing = sorted(tiers - set(measured))
         if not rounds:
-            self.measured[P2P] = f"{NO_PEERS} on {', '.join(missing)}"
-            return
-        self.ctx.backend.p2p(ConnectivityPlan(rounds=tuple(rounds), hosts=(),
-                                              **self.ctx.backend.plan_defaults("connectivity")),
-                             _emit_as(self.ctx, self.tag))
+            self.measured[P2P] = f"{NO_PEERS} on {', '.join(sorted(tiers - set(measured)))}"
+        return rounds
+
+    def p2p_seen(self) -> None:
+        """Whether its rounds measured the suspect's pairs on each of its tiers."""
+        topo, tiers = self.ctx.topo, self.p2p_tiers
         p = self._kind("p2p")
         p = p[p["status"] != "unreachable"] if not p.empty else p
         seen = {topo.tier(r.src, r.dst) for r in (p.itertuples() if not p.empty else ())
@@ -458,7 +468,7 @@ class Window:
         """A rule that bars a measured time or bandwidth: what a busy machine can move."""
         return rule in self.by_name and has_bound(self.by_name[rule])
 
-    def _judge(self, hows: list[str], load: dict | None) -> Retest:
+    def judge(self, hows: list[str], load: dict | None) -> Retest:
         rows = self.rows()
         dctx = _dctx(self.ctx, self.f)
         rules = list(self.by_name.values())
@@ -574,13 +584,4 @@ class Window:
         if noise <= MAX_NOISE:  # a precise retest still at the bar: the fault, not noise
             return True, f"still within the measured noise ({noise:.1%}) of the bar: {near[0].message}"
         return None, NOISY + f" ({noise:.0%} of the median)"
-
-
-def _seen(g: Finding, suspect: Finding, busy: str | None) -> Finding:
-    """A fault seen on a control during another suspect's retest: a finding of its own
-    (inconclusive when it is a speed and the machine was busy)."""
-    return Finding(g.entity, g.entity_kind, g.layer, g.rule, g.severity,
-                   f"{g.message} (seen during the confirmation retest of {suspect.entity_kind} {suspect.entity})",
-                   {**g.evidence, "seen_in_retest_of": suspect.entity, **({"inconclusive": busy} if busy else {})},
-                   basis=g.basis)
 

@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 
 from sncheck.model import Finding
 
+# the measurements a retest repeats (sncheck.run.confirm.measurement)
+FACTS, P2P, COLLECTIVES, GOLDEN, REACH = ("host facts", "peer-to-peer pairs", "collectives", "golden model",
+                                          "reachability")
+
 
 @dataclass(frozen=True)
 class Retest:

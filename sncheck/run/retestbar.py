@@ -205,3 +205,13 @@ def beneath_known(subject: Finding, g: Finding, cards: Set[str], known: Callable
     NIC below it named and isolated on its own, while its 180 other pairs read at design.
     ``known``: the known culprits' cards, asked only of a switch suspect."""
     return subject.entity_kind == "switch" and g.entity != subject.entity and bool(cards) and cards <= known()
+
+
+def seen_in_retest(g: Finding, suspect: Finding, busy: str | None) -> Finding:
+    """A fault seen on a control during another suspect's retest: a finding of its own
+    (inconclusive when it is a speed and the machine was busy)."""
+    return Finding(g.entity, g.entity_kind, g.layer, g.rule, g.severity,
+                   f"{g.message} (seen during the confirmation retest of {suspect.entity_kind} {suspect.entity})",
+                   {**g.evidence, "seen_in_retest_of": suspect.entity, **({"inconclusive": busy} if busy else {})},
+                   basis=g.basis)
+
