@@ -375,3 +375,42 @@ def test_host_facts_run_per_node_set_and_a_failed_set_costs_only_its_bad_node(
     # the two sets side by side, then the failed set's nodes alone (records are in the order steps ended)
     assert sorted(names[:2]) == ["facts node1,node2", "facts node3,node4"], names
     assert sorted(names[2:]) == ["facts node3", "facts node4"], names
+
+
+def test_a_batch_of_pair_retests_is_one_p2p_call_its_steps_side_by_side_each_row_to_its_retest(
+        cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two link suspects, one per supernode, retested by their own pairs (every card is a
+    suspect's: no control): one p2p call of the backend (sncheck.run.batches), whose rounds
+    split into a step per supernode, run side by side; one at a time it was a call and a step
+    each, one after the other. Each pair's row goes back to its own retest."""
+    from sncheck.backends.slurm import SlurmBackend
+    from sncheck.health.rules import load_rules
+    from sncheck.layers.base import LayerContext
+    from sncheck.model import Finding
+    from sncheck.run.confirm import confirm
+
+    inv = load_inventory(tmp_path / "inv.yaml")
+    topo = Topology(inv)
+    calls: list[int] = []
+
+    class Counting(SlurmBackend):
+        def p2p(self, plan, emit) -> None:  # type: ignore[no-untyped-def]
+            calls.append(len(plan.rounds))
+            super().p2p(plan, emit)
+
+    backend = Counting(topo, python=sys.executable, shared_dir=str(tmp_path), op_timeout_s=30, job_timeout_s=120)
+    rows: list[dict] = []
+    ctx = LayerContext(topo, backend, rows.append, dict(inv.design), rules=load_rules("default"), rows=rows)
+    links = ("node1/gpu0<->node2/gpu0", "node3/gpu0<->node4/gpu0")
+    outcome = confirm(ctx, [Finding(link, "link", "connectivity", "p2p-bandwidth-below-design", "critical",
+                                    "link slow", {"tier": "scale_up"}) for link in links])
+    assert len(calls) == 1 and set(outcome) == set(links), (calls, outcome)
+    records = {r["step"].split(" (")[0]: r for r in backend.step_records}
+    sn0, sn1 = records["connectivity: supernode sn0"], records["connectivity: supernode sn1"]
+    assert sn0["rc"] == 0 and sn1["rc"] == 0, records
+    assert sn0["start"] < sn1["end"] and sn1["start"] < sn0["end"], records  # side by side
+    for link in links:
+        mine = {frozenset((r["src"], r["dst"])) for r in rows if r.get("kind") == "p2p" and r.get("confirms") == link}
+        assert mine == {frozenset(link.split("<->"))}, rows
+        assert "not re-measured" not in outcome[link].note and "could not run" not in outcome[link].note
+    assert _wait(lambda: not _steps(cluster), 30), f"a step was left running: {_steps(cluster)}"

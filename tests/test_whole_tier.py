@@ -13,17 +13,23 @@ from click.testing import CliRunner
 from sncheck.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
+STRICT = "rules:\n  - {name: any-bw-dip, op: ratio_to_design, metric: p2p_bandwidth, below: 1.5, severity: warning}\n"
+
+
+def run(tmp_path: Path, inventory: str, option: str, text: str) -> dict:
+    """A mock connectivity run of a shipped inventory with ``option`` (--rules, --faults) a file of ``text``:
+    exit 1, its results."""
+    given = tmp_path / "given.yaml"
+    given.write_text(text)
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / f"fixtures/inventories/{inventory}.yaml"),
+                                  "--backend", "mock", option, str(given), "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    return json.loads((out / "results.json").read_text())
 
 
 def test_every_pair_of_a_domain_below_a_bar_above_design_is_one_finding(tmp_path):
-    strict = tmp_path / "strict.yaml"
-    strict.write_text("rules:\n  - {name: any-bw-dip, op: ratio_to_design, metric: p2p_bandwidth, below: 1.5, "
-                      "severity: warning}\n")
-    out = tmp_path / "run"
-    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/nvl72.yaml"), "--backend",
-                                  "mock", "--rules", str(strict), "--out", str(out), "-q"])
-    assert r.exit_code == 1, r.output
-    res = json.loads((out / "results.json").read_text())
+    res = run(tmp_path, "nvl72", "--rules", STRICT)
     [f] = res["findings"]  # before: 2,556 links "between two otherwise healthy cards", each retested
     assert (f["entity"], f["entity_kind"], f["rule"]) == ("rack0", "supernode", "any-bw-dip")
     assert f["evidence"]["whole_tier"] is True and f["evidence"]["bad_pairs"] == f["evidence"]["pairs"] == 2556
@@ -38,13 +44,7 @@ def test_every_pair_of_a_domain_below_a_bar_above_design_is_one_finding(tmp_path
     "faults:\n  - {type: degraded_link, target: 'gb200-tray01/gpu0<->gb200-tray02/gpu0', factor: 0.4}\n",
 ])
 def test_a_domain_with_a_pair_inside_the_bar_is_not_named_whole(tmp_path, faults):
-    plan = tmp_path / "f.yaml"
-    plan.write_text(faults)
-    out = tmp_path / "run"
-    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/nvl72.yaml"), "--backend",
-                                  "mock", "--faults", str(plan), "--out", str(out), "-q"])
-    res = json.loads((out / "results.json").read_text())
-    assert r.exit_code == 1, r.output
+    res = run(tmp_path, "nvl72", "--faults", faults)
     assert {(f["entity_kind"]) for f in res["findings"]} == {"link"}
     assert not any(f["evidence"].get("whole_tier") for f in res["findings"])
 
@@ -52,14 +52,7 @@ def test_a_domain_with_a_pair_inside_the_bar_is_not_named_whole(tmp_path, faults
 def test_every_pair_of_the_fleet_below_the_bar_is_each_domain_once(tmp_path):
     # two domains and the scale-out network between them, every pair below a bar of 1.5 x design:
     # each domain once (its inside tiers and its scale-out pairs), no link, each retested once
-    strict = tmp_path / "strict.yaml"
-    strict.write_text("rules:\n  - {name: any-bw-dip, op: ratio_to_design, metric: p2p_bandwidth, below: 1.5, "
-                      "severity: warning}\n")
-    out = tmp_path / "run"
-    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/demo-2sn.yaml"), "--backend",
-                                  "mock", "--rules", str(strict), "--out", str(out), "-q"])
-    assert r.exit_code == 1, r.output
-    res = json.loads((out / "results.json").read_text())
+    res = run(tmp_path, "demo-2sn", "--rules", STRICT)
     assert [(f["entity"], f["entity_kind"]) for f in res["findings"]] == [("sn0", "supernode"), ("sn1", "supernode")]
     for f in res["findings"]:
         assert set(f["evidence"]["tiers"]) == {"intra_host", "scale_up", "scale_out"}
