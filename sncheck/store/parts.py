@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.rows import columns_of
+from sncheck.store import partrows
 from sncheck.store.columncache import ColumnCache, Identity, identity
 from sncheck.store.frames import ARROW_TYPES, RowFrames, conform, merge_schema, pick, select_tables, to_frame
 
@@ -124,10 +125,27 @@ class Part:
         except ConfigError as e:
             if not self.own:  # a part found in a run directory: the input's fault
                 raise
-            # a part this run wrote is gone or changed: the run directory was moved, replaced
-            # or cut under the run, no input of the user's (hostile round 11, H11-06)
-            raise HarnessError(f"{self.path}: a part of this run's rows is gone or changed under the run "
-                               f"({e.message}); the run directory was moved, replaced or edited while it ran") from e
+            raise self._changed(e) from e
+
+    def read_rows(self, at: np.ndarray) -> pa.Table:
+        """The rows at positions ``at`` (ascending) of every column: where they are few,
+        read for themselves (:mod:`sncheck.store.partrows`), else the part decoded whole."""
+        if not partrows.sparse(len(at), self.rows):
+            return self.read(None).take(pa.array(at))
+        try:
+            _regular(self.path)
+            return partrows.rows_of_file(self.path, at)
+        except ConfigError as e:
+            if not self.own:  # a part found in a run directory: the input's fault
+                raise
+            raise self._changed(e) from e
+
+    def _changed(self, e: ConfigError) -> HarnessError:
+        """A part this run wrote that cannot be read is gone or changed: the run directory
+        was moved, replaced or cut under the run, no input of the user's (hostile round 11,
+        H11-06)."""
+        return HarnessError(f"{self.path}: a part of this run's rows is gone or changed under the run "
+                            f"({e.message}); the run directory was moved, replaced or edited while it ran")
 
     def _decode(self, names: list[str] | None) -> pa.Table:
         try:
@@ -424,8 +442,10 @@ class PartFrames(RowFrames):
                 table = _select(table, self._equal)
                 n = len(table)
             mine = at[(at >= offset) & (at < offset + n)] - offset
-            if len(mine):
-                table = table if table is not None else source.read(None)
+            if len(mine) and table is None and isinstance(source, Part):
+                tables.append(source.read_rows(mine))   # (a whole part decoded only where many rows are asked)
+            elif len(mine):
+                assert table is not None
                 tables.append(table.take(pa.array(mine)))
             offset += n
         schema = self._schemas.get(kind) or (_union_schema(tables) if tables else None)
