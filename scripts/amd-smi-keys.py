@@ -1,25 +1,34 @@
 """Write sncheck/vendors/amd/amd_smi_keys.py: every key amd-smi's text views can print, read from
-amd-smi's own source (github:ROCm/amdsmi), the union over the revisions given.
+amd-smi's own source, the union over the repositories and revisions given.
 
-    python3 scripts/amd-smi-keys.py GIT_DIR REV... > sncheck/vendors/amd/amd_smi_keys.py
+    python3 scripts/amd-smi-keys.py --repo GIT_DIR REV... [--repo GIT_DIR REV...] > sncheck/vendors/amd/amd_smi_keys.py
 
-amd-smi prints a dict per device: the CLI builds it (amdsmi_cli/amdsmi_commands.py: static, metric,
-list, process, topology, firmware, bad-pages, ras, xgmi, partition...) from the library's dicts
-(py-interface/amdsmi_interface.py: the asic, board, vbios, driver, bus, power, clock... records),
-and amdsmi_logger's _capitalize_keys upper-cases every string key before it prints. So the keys
-are the string constants either file uses as a dict key (a literal's key, or ``d['key'] = ...``),
+(``GIT_DIR REV...`` alone is one ``--repo``.) amd-smi prints a dict per device: the CLI builds it
+(amdsmi_cli/amdsmi_commands.py: static, metric, list, process, topology, firmware, bad-pages, ras,
+xgmi, partition...; a newer CLI splits them into amdsmi_cli/subcommands/*.py) from the library's
+dicts (py-interface/amdsmi_interface.py, py-interface/amdsmi/amdsmi_interface.py in a wheel's tree:
+the asic, board, vbios, driver, bus, power, clock, link metrics, CPER... records), and
+amdsmi_logger's _capitalize_keys upper-cases every string key before it prints. So the keys are
+the string constants those files use as a dict key (a literal's key, or ``d['key'] = ...``),
 upper-cased. A key built at run time (an f-string) is not in the list; the parser needs only one
 of a text's keys to be amd-smi's.
+
+The files are found in each revision's tree wherever they lie (ROCm/amdsmi at its root; the
+monorepo ROCm/rocm-systems under projects/amdsmi/, where amdsmi moved in 2025; a vendored copy
+such as TheRock's base/amdsmi/; the py-interface-only mirror ml-energy/amdsmi).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
 
-FILES = ("amdsmi_cli/amdsmi_commands.py", "py-interface/amdsmi_interface.py")
+# the files that hold amd-smi's printed keys, wherever the tree puts its amdsmi directory
+FILES = re.compile(r"(?:^|/)(amdsmi_cli/amdsmi_commands\.py|amdsmi_cli/subcommands/[a-z_]+\.py"
+                   r"|py-interface/(?:amdsmi/)?amdsmi_interface\.py)$")
 
 
 def keys(source: str) -> set[str]:
@@ -34,23 +43,51 @@ def keys(source: str) -> set[str]:
     return {k.upper() for k in out if k and k.strip() == k and "\n" not in k}
 
 
-def _commit(git_dir: str, rev: str) -> str:
-    out = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "--short", rev], capture_output=True, text=True)
-    return out.stdout.strip()
+def _git(git_dir: str, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True, text=True).stdout
 
 
-def main(git_dir: str, tags: list[str]) -> None:
+def _files(git_dir: str, rev: str) -> list[str]:
+    """The paths in ``rev``'s tree that hold amd-smi's keys (FILES)."""
+    return sorted(p for p in _git(git_dir, "ls-tree", "-r", "--name-only", rev).splitlines() if FILES.search(p))
+
+
+def _name(git_dir: str) -> str:
+    """github:owner/name for a mirror's git directory (.../owner+name/repo), else the path."""
+    m = re.search(r"([^/]+)\+([^/]+)/repo/?$", git_dir)
+    return f"github:{m.group(1)}/{m.group(2)}" if m else git_dir
+
+
+def _sources(argv: list[str]) -> list[tuple[str, list[str]]]:
+    """``--repo GIT_DIR REV... [--repo ...]`` (or ``GIT_DIR REV...``) as (git dir, revisions)."""
+    out: list[tuple[str, list[str]]] = []
+    for arg in argv:
+        if arg == "--repo":
+            out.append(("", []))
+        elif not out or not out[-1][0]:
+            out[-1:] = [(arg, [])]
+        else:
+            out[-1][1].append(arg)
+    return out
+
+
+def main(argv: list[str]) -> None:
     found: set[str] = set()
-    for tag in tags:
-        for path in FILES:
-            shown = subprocess.run(["git", "--git-dir", git_dir, "show", f"{tag}:{path}"],
-                                   capture_output=True, text=True)
-            if shown.returncode == 0:
-                found |= keys(shown.stdout)
+    said: list[str] = []
+    for git_dir, revs in _sources(argv):
+        dirs: set[str] = set()
+        for rev in revs:
+            for path in _files(git_dir, rev):
+                found |= keys(_git(git_dir, "show", f"{rev}:{path}"))
+                dirs.add(re.sub(r"(?:^|/)(?:amdsmi_cli|py-interface)/.*$", "", path))  # the tree's amdsmi directory
+        tags = ", ".join(f"{rev.rsplit('/', 1)[-1]} ({_git(git_dir, 'rev-parse', '--short', rev).strip()})"
+                         for rev in revs)
+        where = ", ".join(sorted(d + "/" for d in dirs if d))
+        said.append(f"{_name(git_dir)}{' ' + where if where else ''} at {tags}")
     words = sorted(found)
-    revs = [f"{rev.rsplit('/', 1)[-1]} ({_commit(git_dir, rev)})" for rev in tags]
-    head = (f"Every key amd-smi's text views print: generated by scripts/amd-smi-keys.py from github:ROCm/amdsmi's "
-            f"{' and '.join(FILES)} at {', '.join(revs)}. Do not edit by hand: run the script.")
+    head = ("Every key amd-smi's text views print: generated by scripts/amd-smi-keys.py from amd-smi's "
+            "amdsmi_cli/amdsmi_commands.py (and subcommands/*.py) and py-interface/amdsmi_interface.py in "
+            f"{'; '.join(said)}. Do not edit by hand: run the script.")
     print('"""' + textwrap.fill(head, 110) + '"""\n')
     print("KEYS = frozenset((")
     line = "   "
@@ -65,4 +102,4 @@ def main(git_dir: str, tags: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    main(sys.argv[1:])
