@@ -33,3 +33,33 @@ def test_amd_smi_reads_the_keys_rocm_6_4_to_7_1_print() -> None:
     # the header names every source it was read from, the newest included
     head = (REPO / "sncheck/vendors/amd/amd_smi_keys.py").read_text().split('"""')[1]
     assert "rocm-6.2.2" in head and "7.0.2" in head and "base/amdsmi" in head, head
+
+
+_CLOCK = "harvest12/amd-smi/03_amd_smi_metric_clock_rocm_6.1.1_one_gpu_gfx_0_to_7_113mhz_mem_0_900mhz_vclk_dclk_0_to_3_clk_locked_deep_sleep_whole_amdsmi-changelog.txt"
+_ECC = "amd/09_amd-smi_metric_ecc_blocks_all_zero_incl_xgmi_wafl_changelog.txt"
+_PROCESS = "harvest14/amd-smi/10_amd_smi_process_sudo_rocm_6.2.0_gpu0_transferbench_pid_1693982_vram_10.1_gb_whole_amdsmi-changelog.txt"
+
+
+def test_amd_smi_a_fixed_record_cut_between_its_lines_is_cut_short() -> None:
+    """A clock's record (CLK, MIN_CLK, MAX_CLK, CLK_LOCKED, DEEP_SLEEP), an ECC block's counts, a
+    process's MEMORY_USAGE: amd-smi prints each as one dict of fixed keys (amdsmi_commands.py and
+    amdsmi_interface.py, rocm-5.5.0 to 7.1.0: sncheck/vendors/amd/amd_smi_records.py). Cut at a line
+    boundary inside the last such record, the output read whole (exit 0: the random cuts' class 'one
+    device's entries'); now cut short. The whole captures, and every version's whole record (5.7's
+    three clock keys, 6.1's two counts), still read clean."""
+    from sncheck.vendors.parsers import failures, parse_text, strip_source_header
+
+    # (capture, the last record's first line, its lines the cut may stop after: a prefix no version prints whole)
+    for rel, first, cuts in ((_CLOCK, "            CLK: 22 MHz\n", 4), (_ECC, "            CORRECTABLE_COUNT", 1),
+                             (_PROCESS, "            GTT_MEM", 2)):
+        body = strip_source_header((REPO / "fixtures/real" / rel).read_text(encoding="utf-8"))
+        assert not failures(parse_text("amd-smi", body)), rel
+        at = body.rindex(first)
+        for _ in range(cuts):
+            at = body.index("\n", at) + 1
+            got = parse_text("amd-smi", body[:at])
+            assert any("record's fields" in e and "cut short" in e for e in got["errors"]), (rel, body[:at][-120:])
+    for whole in ("GPU: 0\n    CLOCK:\n        GFX_0:\n            CUR_CLK: 1 MHz\n            MAX_CLK: 2 MHz\n"
+                  "            MIN_CLK: 1 MHz\n",
+                  "GPU: 0\n    ECC_BLOCKS:\n        UMC:\n            CORRECTABLE_COUNT: 0\n            UNCORRECTABLE_COUNT: 0\n"):
+        assert parse_text("amd-smi", whole)["errors"] == [], whole

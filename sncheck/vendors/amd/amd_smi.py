@@ -46,6 +46,7 @@ from sncheck.errors import ParseError
 from sncheck.vendors import after_end, jsonprefix, listing
 from sncheck.vendors.amd import amd_smi_watch
 from sncheck.vendors.amd.amd_smi_keys import KEYS
+from sncheck.vendors.amd.amd_smi_records import cut_records
 from sncheck.vendors.amd.amd_smi_summary import is_summary, parse_summary
 from sncheck.vendors.delivery import PROMPT_LINE, command_line
 from sncheck.vendors.fragment import json_fragment
@@ -180,6 +181,8 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     errors += [f"{where}: a section with nothing in it (yaml prints an empty one as {{}}): cut short"
                for where in _empty_sections(gpus)]
     errors += _short_lists(gpus)
+    # the sections still open where the text ends: a fixed record among them stopped short was cut
+    errors += cut_records([(owners[id(d)][1], d) for _, d in stack if id(d) in owners and id(d) not in listed])
     return {"tool": "amd-smi", "gpus": gpus, "nics": nics, **({"cpus": cpus} if cpus else {}), "errors": errors}
 
 

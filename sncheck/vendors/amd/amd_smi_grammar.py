@@ -74,7 +74,10 @@ GRAMMAR = {
                "--profile's PROFILES under NUM_PROFILES (the changelog of ROCm 7.12, harvest17): the key's list; a "
                "flow list ('[0, 0, N/A]', yaml's inner lists: metric -v's XCP_n) is kept as printed."),
         end=("none in the text itself (a blank line follows each device; a list printed under its NUM_<KEY> count "
-             "holds that many items); with the command line: every GPU -g "
+             "holds that many items; a fixed record, a clock's CLK..DEEP_SLEEP, an ECC block's counts, a process's "
+             "MEMORY_USAGE, holds every key of one version's dict: amd_smi_records.py, from amdsmi_commands.py and "
+             "amdsmi_interface.py rocm-5.5.0 to 7.1.0, the last one open at the end stopped short of every version's "
+             "is cut); with the command line: every GPU -g "
              "names, each holding every section its options ask for; in a run: the inventory's cards"),
         failures=("'ERROR'/'...failed to'/'not initialized'/'No GPUs found' lines; " + _FAILED
                   + "; '[output truncated]', '...'"),
