@@ -63,3 +63,23 @@ def test_amd_smi_a_fixed_record_cut_between_its_lines_is_cut_short() -> None:
                   "            MIN_CLK: 1 MHz\n",
                   "GPU: 0\n    ECC_BLOCKS:\n        UMC:\n            CORRECTABLE_COUNT: 0\n            UNCORRECTABLE_COUNT: 0\n"):
         assert parse_text("amd-smi", whole)["errors"] == [], whole
+
+
+def test_ib_counters_a_line_that_is_no_counter_line_is_not_read() -> None:
+    """sncheck's sysfs read prints 'path:value' lines and its end line, nothing else; a paste wrapped at
+    its width broke a long line in two: its head read a wrong value ('port_xmit_packets:11134960737' of
+    111349607370), its tail ('0') was dropped silently, exit 0 (the delivery matrix's 'hard wrap 80'
+    cell). Any other line before the end is now said with its line: exit 1."""
+    from sncheck.cli.main import main  # noqa: F401 -- the view registry
+    from sncheck.vendors.infiniband.counters import END_MARKER
+    from sncheck.vendors.parsers import failures, parse_text
+
+    root = "/sys/class/infiniband/mlx5_0/ports/1/counters/"
+    whole = f"{root}port_rcv_errors:0\n{root}port_xmit_packets:111349607370\n{END_MARKER}\n"
+    assert failures(parse_text("ib-counters", whole)) == []
+    wrapped = "\n".join(ln[i:i + 70] for ln in whole.splitlines() for i in range(0, len(ln), 70)) + "\n"
+    got = parse_text("ib-counters", wrapped)
+    assert any(e.startswith("line 3 is no '<dev>/ports/<n>/counters/<name>:<value>' line ('607370'") for e in got["errors"]), got
+    assert failures(got)
+    # a prompt the reporter pasted, and lines after the end, are no line of the read's either way
+    assert failures(parse_text("ib-counters", "$ \n" + whole + "$ exit\n")) == []

@@ -73,8 +73,8 @@ def not_read(lines: Sequence[tuple[int, str]], tool: str) -> str | None:
 # earlier round says which: 'round 2: not read: ...', amd_smi_watch)
 _FROM_LINE = re.compile(r"^((?:round \d+: )?not read: \d+ lines? after the end \(the first: .*, line )(\d+)(?=\): )")
 # a reporter's '...' a view's parser could not read (over value lines: listing.elision), a line a pager or
-# journalctl cut (kernel_log._chopped)
-_ELIDED_LINE = re.compile(r"^((?:round \d+: )?line )(\d+)(?= is a reporter's | is cut by )")
+# journalctl cut (kernel_log._chopped), a line that is no line of the read (infiniband.counters)
+_ELIDED_LINE = re.compile(r"^((?:round \d+: )?line )(\d+)(?= is a reporter's | is cut by | is no )")
 
 
 def renumbered(error: str, line: Callable[[int], int]) -> str:

@@ -42,6 +42,8 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.topology import natural_key
+from sncheck.vendors import after_end, listing
+from sncheck.vendors.after_end import PROMPT
 from sncheck.vendors.grammar import Grammar
 
 _DIAGS = "linux-rdma/rdma-core infiniband-diags @ 691953d (2026-08)"
@@ -103,7 +105,8 @@ GRAMMAR = {
                  "end line"),
         lines="'<root>/<dev>/ports/<port>/counters/<name>:<value>' lines",
         end="sncheck's '# end of counters' line (END_MARKER)",
-        failures="a value that is no count, a read error (errors). The counters count since the port came up: "
+        failures="a value that is no count, a read error, a line before the end that is no counter line (a "
+                 "wrapped paste's tail, another tool's line: errors, exit 1). The counters count since the port came up: "
                  "no value is a fault by itself. sncheck parse judges the read as a run judges its reads (the "
                  "rules' counter_growth rules, sncheck.health.fabric.judge_reads): alone as the read before the "
                  "traffic (a counter above zero: info, exit 0), with --since EARLIER by each error counter's growth",
@@ -307,11 +310,12 @@ def parse_sysfs_counters(text: str) -> dict[str, Any]:
     """``<dev>/ports/<n>/counters/<name>:<value>`` lines (``grep -H``), one entry per port."""
     by_port: dict[tuple[str, int], dict[str, Any]] = {}
     errors: list[str] = []
+    unread: list[tuple[int, str]] = []  # lines before the end that are no line of the read (a wrapped line's tail)
     ended = False
-    for raw in text.splitlines():
+    for at, raw in after_end.numbered(text):
         line = raw.strip()
-        if not line:
-            continue
+        if not line or PROMPT.match(line) or listing.is_elision(line):
+            continue  # a reporter's '...': listing.elided says it, once, with its line
         if line == END_MARKER:
             ended = True
             continue
@@ -325,8 +329,15 @@ def parse_sysfs_counters(text: str) -> dict[str, Any]:
             entry["counters"][name] = value
         elif _TOOL_ERROR.search(line):
             errors.append(line)
+        elif not ended:
+            unread.append((at, line))
     if not by_port and not ended and not errors:
         raise ParseError("no '<dev>/ports/<n>/counters/<name>:<value>' lines found", tool="ib-counters")
+    if unread:
+        # the read prints only 'path:value' lines and its end line (sysfs_read_command): any other line
+        # before the end is a line broken in two (a paste wrapped at its width) or another tool's
+        errors.append(f"line {unread[0][0]} is no '<dev>/ports/<n>/counters/<name>:<value>' line ({unread[0][1][:60]!r}; "
+                      f"{len(unread)} such): not read, the read's values are not whole")
     if not ended:
         errors.append(f"no '{END_MARKER}' line: the read was cut short")
     ports = [by_port[k] for k in sorted(by_port, key=lambda k: (natural_key(k[0]), k[1]))]
