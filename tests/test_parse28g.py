@@ -83,3 +83,18 @@ def test_ib_counters_a_line_that_is_no_counter_line_is_not_read() -> None:
     assert failures(got)
     # a prompt the reporter pasted, and lines after the end, are no line of the read's either way
     assert failures(parse_text("ib-counters", "$ \n" + whole + "$ exit\n")) == []
+
+
+def test_an_indented_paste_of_labelled_lines_loses_both() -> None:
+    """A labelled log pasted indented (a markdown list's code block, a quoted mail): the shared
+    indentation hid the labels ('    nid005113 out: ...', Fabric's host label), which stayed on every
+    line: rocm-smi's Concise Info read no table, exit 1 (the delivery matrix's rocm-smi x 4-space indent).
+    The labels behind the indentation are taken as they are without it."""
+    from sncheck.vendors.delivery import unwrap
+
+    plain = "GPU 0: ok\nGPU 1: failed\n"
+    for label in ("nid005113 out: ", "0: ", "[1,0]<stdout>:", "node07: "):
+        pasted = "".join(f"    {label}{ln}\n" for ln in plain.splitlines())
+        assert unwrap(pasted) == plain, label
+    # indentation alone, no label behind it: the tool's own relative indentation stays
+    assert unwrap("    GPU: 0\n        BDF: 0000:05:00.0\n") == "GPU: 0\n    BDF: 0000:05:00.0\n"

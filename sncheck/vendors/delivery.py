@@ -184,7 +184,12 @@ def unwrap_lines(text: str, *, stamped: bool = False) -> tuple[str, list[int]]:
     for _ in range(4):  # a wrapping inside another ('0: ' inside a host's 'node7 out: ', a quoted journal)
         lines, origins, changed = _unprefixed(lines, origins, ended, stamped)
         if not changed:
-            break
+            # an indented paste of prefixed lines ('    node7 out: ...', a markdown list's code): the
+            # prefixes behind the shared indentation; the indentation alone stays for the last dedent
+            inner, inner_origins, changed = _unprefixed(_dedented(lines), origins, ended, stamped)
+            if not changed:
+                break
+            lines, origins = inner, inner_origins
     if not fenced and any(_FENCE.match(ln) for ln in lines):  # a fence inside the quote or the labels
         kept, closed = _fenced(list(range(len(lines))), lines, ended)
         lines, origins = [lines[i] for i in kept], [origins[i] for i in kept]
