@@ -98,3 +98,17 @@ def test_an_indented_paste_of_labelled_lines_loses_both() -> None:
         assert unwrap(pasted) == plain, label
     # indentation alone, no label behind it: the tool's own relative indentation stays
     assert unwrap("    GPU: 0\n        BDF: 0000:05:00.0\n") == "GPU: 0\n    BDF: 0000:05:00.0\n"
+
+
+def test_nvlink_a_gpu_line_that_ends_inside_its_uuid_is_not_whole() -> None:
+    """'GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-...)' wrapped at 80 columns: the name read as 'NVIDIA
+    A100-PCIE-40GB (UUID: GPU-3fb1...' and the tail line was dropped, exit 0 on another name (the delivery
+    matrix's nvlink-status x hard wrap 80). nvidia-smi closes the UUID's parenthesis on the line."""
+    from sncheck.vendors.parsers import failures, parse_text
+
+    line = "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-3fb142e7-7102-c7ac-bd5a-fc829e11ed84)"
+    links = "".join(f"\t Link {k}: 25 GB/s\n" for k in range(12))
+    assert failures(parse_text("nvlink-status", line + "\n" + links)) == []
+    for cut in (70, 60):
+        got = parse_text("nvlink-status", line[:cut] + "\n" + line[cut:] + "\n" + links)
+        assert any("ends inside '(UUID: ...)'" in e for e in got["errors"]), got

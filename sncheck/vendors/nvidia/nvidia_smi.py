@@ -447,6 +447,8 @@ def _nvlink_blocks(
                     "errors": [],
                 }
             )
+            if "(UUID:" in (m.group(2) or ""):  # nvidia-smi prints 'GPU %d: %s (UUID: %s)': its ')' is gone
+                errors.append(f"GPU {m.group(1)}: its line ends inside '(UUID: ...)': cut or wrapped, not whole")
             continue
         link = parse_link(line)
         if link is not None and gpus:

@@ -84,7 +84,8 @@ GRAMMAR = {
                              "8x A100 and A10; r3 and harvest nvlink-status; nvidia-versions: a H200 in MIG mode on "
                              "590.48.01, 610.57.04's all-inactive line"),
         ),
-        lines=("per GPU in index order 'GPU N: NAME (UUID: GPU-...)' (no '(UUID: ...)' on some drivers), then per "
+        lines=("per GPU in index order 'GPU N: NAME (UUID: GPU-...)' (no '(UUID: ...)' on some drivers; a line "
+               "ending inside it, its ')' gone, is cut or wrapped: an error), then per "
                "link of the board, in order from 0, a line indented by a tab and a blank: 'Link K: S GB/s' (S a "
                "decimal: 25.781, 25, 26.562, 53.125) or 'Link K: <inactive>'; a GPU without NVLink prints nothing "
                "(the whole output empty on an A10)"),
