@@ -140,3 +140,11 @@ def test_topo_cells_a_paste_joined_are_no_link_type() -> None:
     from sncheck.vendors.nvidia.nvidia_smi import parse_topo
     text = _topo("48-95").replace("NODE\tNODE\t48-95", "NODENODE\t48-95")
     assert any("'NODENODE' under NIC0" in e and "is no link type" in e for e in parse_topo(text)["errors"])
+
+
+def test_xgmi_link_status_row_short_of_its_peers_is_cut() -> None:
+    """A LINK STATUS row prints a state for every GPU of its header: a row with fewer (a paste cut inside
+    it) read as fewer links, the missing peer unjudged and no error."""
+    text = ("LINK STATUS TABLE:\n       bdf          " + " ".join(_BDFS) + "\n"
+            f"GPU0   {_BDFS[0]} X U\nGPU1   {_BDFS[1]} U\n")
+    assert amd_smi_xgmi.parse_amd_smi_xgmi(text)["errors"] == ["GPU1: 1 link status cells for 2 GPUs: cut short"]

@@ -133,6 +133,9 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
                 gpus.append(entry)
             if section == "LINK STATUS":
                 entry["status"] = dict(zip(peers, m.group(3).split()))
+                if len(entry["status"]) < len(peers):  # a state for every peer of the header: fewer is a cut
+                    errors.append(f"GPU{entry['gpu']}: {len(entry['status'])} link status cells for {len(peers)} "
+                                  "GPUs: cut short")
             else:
                 entry["ports"] = m.group(3).split()
     if not gpus and (failed := _failed(errors)):
