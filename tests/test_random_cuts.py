@@ -163,6 +163,12 @@ def why_not_judged(tool: str, body: str, off: int, expect: int | None, several: 
         # (1.4.3's ibportstate.c prints is_switch nowhere; kept after reading it in harvest 12:
         # test_parse_job_logs' test_ibportstate_before_1_5_cannot_tell_a_switch_port_cut_before_its_peer)
         return "ibportstate's old 'PortInfo:' names no node type: a switch port cut before its peer reads as a CA's"
+    if tool == "amd-smi-topology" and "amd-smi topology" not in body and \
+            re.match(r"\s*(?:[A-Z][A-Z -]+ TABLE:|Legend:)", body[off:]):
+        # topology() prints the tables its options ask for and the output names no option: without the
+        # command line, whole tables cut before the next (or before 6.3+'s Legend) are a shorter whole
+        # output (harvest 20's ROCm issue 6074 block, nine tables and the Legend, no command line)
+        return "amd-smi topology without its command line, cut between whole tables: the options chose them"
     if several:
         return "two whole outputs in one capture: the cut leaves the first"
     if after_the_output:
@@ -232,8 +238,8 @@ def test_the_corpus_is_found() -> None:
 # npu-smi's cut at the process table's opening border, amd-smi topology's between two
 # tables (its command line names the tables), an ascend-collected section whose own view
 # finds it cut (npu-smi health without its Error Code line) exit 1; the rest are classes
-# of why_not_judged. (amd-smi topology without its command line: the options choose the
-# tables and the output names none; no capture in the corpus is one.)
+# of why_not_judged (amd-smi topology without its command line, cut between whole tables: the
+# options choose the tables and the output names none; harvest 20's ROCm issue 6074 block is one).
 OPEN: dict[str, str] = {}
 
 
