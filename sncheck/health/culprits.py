@@ -226,7 +226,7 @@ def flagged_findings(cells: pd.DataFrame, flagged: Mapping[str, set[str]], rule:
     first calibration) as the fewest entities: a host or supernode every card of which is
     flagged, else each card; judged in the tiers they were flagged in."""
     paths = paths_of(ctx)
-    index = {c: i for i, c in enumerate(paths.cards)}
+    index = paths.code
     codes = {index[c] for c in flagged if c in index}
     if not codes:
         return []
@@ -458,8 +458,10 @@ def lift_cards(findings: list[Finding], ctx: DetectContext) -> list[Finding]:
     """Card findings of one rule as the fewest entities: a host (or supernode) every card of
     which the rule flagged on its own (for one fact, where its tool named them) is one
     finding, its cards' findings its evidence (:func:`sncheck.health.rates.containers`)."""
+    if not any(f.entity_kind == "card" for f in findings):
+        return list(findings)  # no card to lift (most rules of an evaluation: no fleet's card index read)
     paths = paths_of(ctx)
-    index = {c: i for i, c in enumerate(paths.cards)}
+    index = paths.code
     groups: dict[object, dict[int, Finding]] = {}
     out = []
     for f in findings:  # culprits only: an info finding is a record, never a culprit
