@@ -210,3 +210,24 @@ def test_the_first_look_s_card_medians_are_every_end_s_grouped_median_to_the_bit
     empty = FrameTier("t", np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0), np.zeros(0, bool), 4,
                       np.zeros(0, bool), 1.0)
     assert [len(v) for v in firstlook.card_medians(*empty.by_card(), np.zeros(0), 64)] == [0, 0, 0]
+
+
+def test_the_first_look_holds_its_index_of_pair_ends_only_where_candidates_read_it(fleet):  # noqa: F811
+    """A tier's first look groups its ends by card through an index of them. A kind with no
+    pair beyond a bar lets it go (8 bytes a pair: the gate's clean latency tiers held one
+    each for nothing); a kind with one weighs candidates, each read in every tier through
+    that index (pairs_of), so the first look's is held, built once. The first look's medians
+    are the same either way."""
+    lv = _search(fleet)
+    looks = {t: (lv.look(t).cards, lv.look(t).med, lv.look(t).n) for t in lv.tiers}
+    assert all("_index" not in x.__dict__ for x in lv.tiers.values())
+    held = Level(_search(fleet).tiers, FabricPaths(fleet), Bars(LEVEL, (Bar("card", 2, 0, CARD, PEERS, 0.93, 3),)),
+                 CostModel())
+    held.initial()  # the dead link's pair is beyond a bar (failed); the card bar reads the first look
+    assert any(len(at) for at in held.pair_ex.values())
+    assert all("_index" in x.__dict__ for x in held.tiers.values())
+    for t, x in lv.tiers.items():
+        lv.pairs(lv.entity("card", 3), t)
+        assert "_index" in x.__dict__ and x.by_card() is x.__dict__["_index"]  # noqa: SLF001
+        again = firstlook.card_medians(*x.by_card(), np.where(x.failed, np.nan, x.ratio), 1 << 21)
+        assert all(u.tobytes() == v.tobytes() for u, v in zip(looks[t], again)), t

@@ -120,7 +120,7 @@ class Tier(Protocol):
 
     def pairs_of(self, cards: np.ndarray) -> np.ndarray: ...
 
-    def by_card(self) -> tuple[np.ndarray, np.ndarray]: ...  # every end's pair, by card; each card's run's start
+    def by_card(self, hold: bool = False) -> tuple[np.ndarray, np.ndarray]: ...  # each end's pair, by card; run starts
 
     def exceptions(self) -> np.ndarray: ...
 

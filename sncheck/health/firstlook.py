@@ -37,10 +37,11 @@ MASKS_KEPT = 4  # hypotheses whose acting ends are remembered per tier (the sear
 
 class FirstLook:
     """One tier's per-card statistics: ``cards`` (codes, ascending: each card with a
-    measured pair), their median ratio ``med`` and pair count ``n``."""
+    measured pair), their median ratio ``med`` and pair count ``n``; ``hold``: the tier's
+    index of ends by card is built to be held (:meth:`Tier.by_card`)."""
 
-    def __init__(self, x: Tier, n_cards: int, at_once: int) -> None:
-        self.cards, self.med, self.n = card_medians(*x.by_card(), np.where(x.failed, np.nan, x.ratio), at_once)
+    def __init__(self, x: Tier, n_cards: int, at_once: int, hold: bool = False) -> None:
+        self.cards, self.med, self.n = card_medians(*x.by_card(hold), np.where(x.failed, np.nan, x.ratio), at_once)
         self._row = np.full(n_cards, -1, np.int64)  # card code -> its place in cards (-1: no measured pair)
         self._row[self.cards] = np.arange(len(self.cards))
         self._acting: dict[Hashable, np.ndarray | None] = {}

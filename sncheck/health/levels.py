@@ -50,6 +50,7 @@ class Level:
         self.entities: dict[tuple, Entity] = {}
         self.on: dict[tuple[str, str], np.ndarray] = {}
         self.looks: dict[str, FirstLook] = {}
+        self.pair_ex: dict[str, np.ndarray] = {}  # tier -> its exceptions' pairs (initial)
         self.noise: dict[tuple, float] = {}  # (tier, hypothesis) -> one pair's noise over its level (pair_noise)
 
     # ---- entities
@@ -154,7 +155,11 @@ class Level:
     def look(self, t: str) -> FirstLook:
         """Tier t's first look: each card's median pair ratio as measured (a failed pair left out), over how many pairs."""
         if t not in self.looks:
-            self.looks[t] = FirstLook(self.tiers[t], self.n, ENDS_AT_ONCE)
+            # a kind with a pair beyond a bar weighs candidates, each read in every tier
+            # (factors: pairs_of): the first look's index of ends is the one they are read
+            # through; a kind without holds none (8 bytes a pair: a clean kind's tiers)
+            hold = any(len(at) for at in self.pair_ex.values())
+            self.looks[t] = FirstLook(self.tiers[t], self.n, ENDS_AT_ONCE, hold)
         return self.looks[t]
 
     def domain_levels(self, t: str, sns: np.ndarray, H: Hypothesis) -> np.ndarray:

@@ -38,10 +38,14 @@ class FrameTier:
 
     @cached_property
     def _index(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`by_card`'s index, held for the whole search once a candidate's pairs are read
+        (:meth:`pairs_of`) as int32 where the pairs fit (8 bytes a pair, not 16)."""
+        return self._ends_by_card()
+
+    def _ends_by_card(self) -> tuple[np.ndarray, np.ndarray]:
         """Every pair end's pair position, by card (a card's pairs where it is the first end,
         ascending, then where it is the second), and where each card's run starts: the
-        stable sort of both ends, built a column of ends at a time and held for the whole
-        search as int32 where the pairs fit (8 bytes a pair, not 16)."""
+        stable sort of both ends, built a column of ends at a time."""
         n, cards = len(self.a), self.n_cards
         count_a, count_b = (np.bincount(ends, minlength=cards)[:cards] for ends in (self.a, self.b))
         starts = np.zeros(cards + 1, np.int64)
@@ -57,10 +61,13 @@ class FrameTier:
             del place
         return order, starts
 
-    def by_card(self) -> tuple[np.ndarray, np.ndarray]:
+    def by_card(self, hold: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Every pair end's pair position, a card's run at a time, and where each card's run
-        starts (the index :meth:`pairs_of` reads; the first look's grouping, :mod:`sncheck.health.firstlook`)."""
-        return self._index
+        starts (the first look's grouping, :mod:`sncheck.health.firstlook`): the index
+        :meth:`pairs_of` holds, where it is built or ``hold`` asks; else one for the caller
+        alone (a tier no candidate's pairs are read from, a clean kind's, holds no index:
+        8 bytes a pair)."""
+        return self._index if hold else self.__dict__.get("_index") or self._ends_by_card()
 
     def pairs_of(self, cards: np.ndarray) -> np.ndarray:
         """Every pair with an end among ``cards`` (positions, ascending, each once)."""
