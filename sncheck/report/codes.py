@@ -131,9 +131,13 @@ def bucket_positions(codes: np.ndarray, bucket_of: np.ndarray, buckets: int) -> 
 
 
 def repeated(key: np.ndarray) -> np.ndarray:
-    """Mask of the entries of ``key`` (integers) that occur more than once: pandas' hash
-    table (a sort of the keys and a binary search of every key among the repeated ones
-    took 3x the CPU: 5 s of 33 M scale-out pairs' 26 s at 131,072 cards)."""
+    """Mask of the entries of ``key`` (integers) that occur more than once: one sort of
+    the keys says whether any does (most often none: a supernode's directions); where some
+    do, pandas' hash table marks them (a binary search of every key among the repeated
+    ones took 3x the hash's CPU: 5 s of 33 M synthetic scale-out pairs' 26 s)."""
+    s = np.sort(key)
+    if not (s[1:] == s[:-1]).any():
+        return np.zeros(len(key), dtype=bool)
     return pd.Series(key, copy=False).duplicated(keep=False).to_numpy()
 
 
