@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -61,7 +61,8 @@ from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, b
 from sncheck.run.batches import retests
 from sncheck.run.retest import COLLECTIVES, FACTS, GOLDEN, P2P, REACH, Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    beneath_known, no_longer, retest_tag, seen_in_retest as _seen, through_known, too_few_partners
+    ALIKE, beneath_known, no_longer, only_beside, retest_tag, seen_in_retest as _seen, through_known, \
+    too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, split_link
 from sncheck.layers import stress
@@ -485,6 +486,9 @@ class Window:
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         hits = [g for g in found if self._mine(g) or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
+        untold = [g for g in on_controls if g not in hits and only_beside(  # a control the retest cannot tell apart
+            self._cards(g), self.scope, rows, self.ctx.topo, g.evidence.get("tier"))]
+        hits += [replace(g, message=f"{g.message} (measured only against {self.f.entity}: {ALIKE})") for g in untold]
         ends = [g for g in found if self.f.entity_kind == "link" and g.entity_kind == "card" and g.entity in self.scope
                 and not self._tied(g) and g.entity not in no_longer(self.f)]  # (a tied end: the link again)
         noise = retest_noise(rows)
@@ -507,7 +511,7 @@ class Window:
         # A control the explanation names on its own (not a culprit holding the suspect) is
         # a finding of its own, retested in turn (sncheck.run.isolation).
         seen = tuple(_seen(g, self.f, busy_now if self._speed(g.rule) else None) for g in on_controls
-                     if not self._mine(g) and not self._tied(g))
+                     if not self._mine(g) and not self._tied(g) and g not in untold)
         seen += tuple(_seen(g, self.f, None) for g in changed + ends)
         how = ", ".join(hows)
         moved = [g for g in changed if self._cards(g) & self.scope]

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 MISS = 0.001  # a persistent rare symptom is missed by its retest (and released) at most this often (rare_repeats)
 MAX_REPEATS = 40
+ALIKE = "every pair of the retest joins the two, so it cannot tell them apart, and the controls read healthy in the run"
 PAIR_REPEATS = 5  # a pair collective's symptom re-measured: its median over 2 x 5 looks (pair_repeats)
 
 
@@ -215,3 +216,25 @@ def seen_in_retest(g: Finding, suspect: Finding, busy: str | None) -> Finding:
                    {**g.evidence, "seen_in_retest_of": suspect.entity, **({"inconclusive": busy} if busy else {})},
                    basis=g.basis)
 
+
+def only_beside(cards: Set[str], scope: Set[str], rows: pd.DataFrame, topo: Topology, tier: object) -> bool:
+    """Whether a retest finding on controls (``cards``: what it holds) was measured only
+    against the suspect (``scope``: its cards) and the suspect only against it, on ``tier``
+    (the finding's; every tier when None). Every such pair reads the slower end (README "Mock
+    backend cost model": a pair's bandwidth is its slower card's), so the retest cannot tell
+    the two sides apart, and the controls read healthy in the run that chose them: the
+    symptom is the suspect's again. Round 5's r5-39: host ax2's 16 cards against 5 controls
+    of ax1, 80 pairs at 0.7; the search named the smaller side, ax1, quarantined with no peer
+    left, and ax2's own symptom read not reproduced. A control slower than the suspect's
+    pairs with other controls reads apart from it and stays a finding of its own."""
+    if not cards or not scope or rows.empty or not {"kind", "src", "dst", "status"} <= set(rows):
+        return False
+    p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")]
+    src, dst = p["src"].astype(str), p["dst"].astype(str)
+    if tier is not None:
+        on = topo.tiers(src, dst).to_numpy() == tier
+        src, dst = src[on], dst[on]
+    a, b = src.isin(cards).to_numpy(), dst.isin(cards).to_numpy()
+    s, t = src.isin(scope).to_numpy(), dst.isin(scope).to_numpy()
+    joined = (a & t) | (b & s)
+    return bool(joined.any()) and bool((joined == (a | b)).all()) and bool((joined == (s | t)).all())
