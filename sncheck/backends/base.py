@@ -16,6 +16,8 @@ from sncheck.worker.golden_config import GoldenConfig
 
 Emit = Callable[[dict], None]
 Progress = Callable[[str], None]
+# Of an output cut for its length (transport.MAX_OUTPUT_BYTES), the head kept as the evidence.
+KEPT_OF_CUT = 64 << 10
 NEAR_BUDGET_S = 600.0  # real hosts: ten minutes a near suspect, at what its repeats cost there
 
 
@@ -161,7 +163,14 @@ class Backend(ABC):
     # Raw tool output, kept for the evidence bundles (sncheck.store.evidence): the text a
     # parsed fact came from. A backend that reads tools calls keep_output for each.
     def keep_output(self, host: str, tool: str, command: str, stdout: str, stderr: str = "",
-                    exit_code: int | None = None) -> None:
+                    exit_code: int | None = None, cut_at: int | None = None) -> None:
+        """Keep a command's output as the evidence (and for the reads that look into a host's
+        outputs: the bus ids of its listing). An output the transport cut (``cut_at``: it
+        printed more than that many bytes) is kept by its head, saying so: a 64 MiB text parsed
+        again by each such read took a minute (hostile round 16)."""
+        if cut_at is not None:
+            stdout = stdout[:KEPT_OF_CUT] + f"\n# sncheck: output cut here: the command printed more than " \
+                f"{cut_at >> 20} MiB and was killed\n"
         kept = self.__dict__.setdefault("_raw_outputs", {})
         kept.setdefault(host, []).append({"tool": tool, "command": command, "stdout": stdout or "",
                                           "stderr": stderr or "", "exit_code": exit_code})

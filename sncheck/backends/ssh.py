@@ -54,6 +54,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from sncheck.config.fileio import check_input
 from sncheck.errors import ConfigError, TransportError
 from sncheck.config.faultplan import HOST_TOOL_FAULTS
 from sncheck.config.inventory import DIST_BACKENDS
@@ -147,6 +148,11 @@ class SshBackend(SshJobs, Backend):
             over = {"address": host.address, "port": host.port, "user": host.user,
                     "identity_file": host.identity_file}
             self.specs[h] = resolve_host(h, over, defaults, config)
+        # A key that is a FIFO or a device blocks or fails the login of every host, each in its
+        # own thread, once dialled: refused here, before anything is (hostile round 16).
+        for spec in self.specs.values():
+            for key in (*spec.identity_files, *(spec.proxy_jump.identity_files if spec.proxy_jump else ())):
+                check_input(key, "ssh config")
         gateways = {h for h in topo.hosts if inv.hosts[h].ssh_gateway}
         shared = shared_endpoints(self.specs, gateways)
         if shared:
@@ -272,7 +278,7 @@ class SshBackend(SshJobs, Backend):
             res = ahead.take(cmd.argv) if ahead is not None else None
             if res is None:
                 res = conn.run(list(cmd.argv), env=env, timeout=self.command_timeout)
-            self.keep_output(h, cmd.tool, cmd.display, res.stdout, res.stderr, res.exit_code)
+            self.keep_output(h, cmd.tool, cmd.display, res.stdout, res.stderr, res.exit_code, cut_at=res.cut_at)
             return res
 
         return read

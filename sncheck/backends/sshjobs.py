@@ -396,7 +396,9 @@ class RowTail:
         if self.broken:
             return []
         try:
-            r = self.conn.run(launch.tail_from_argv(self.path, self.offset), timeout=self.timeout)
+            # sncheck's own rows, read on from where the last look ended: never cut (a cut read
+            # would lose rows), its size is the rows the job wrote since
+            r = self.conn.run(launch.tail_from_argv(self.path, self.offset), timeout=self.timeout, max_output=None)
         except TransportError as e:
             log.warning("%s: stopped reading %s: %s", self.conn.host, self.path, e)
             self.broken = True

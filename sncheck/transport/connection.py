@@ -48,6 +48,11 @@ _KILL_SCRIPT = (
     "kill -KILL -$pg 2>/dev/null; pkill -KILL -s $pg 2>/dev/null; exit 0"
 )
 KILL_GRACE = 2.0  # seconds between TERM and KILL
+# The most output (stdout and stderr together) one command may print: past it the command is
+# killed as on a timeout and its Result says where it was cut (``cut_at``). A tool in a loop
+# (`yes`) was held whole in memory until the command timeout, gigabytes at loopback speed
+# (hostile round 16). The biggest real fact output is a few MB (nvidia-smi -q of 72 GPUs ~2 MB).
+MAX_OUTPUT_BYTES = 64 << 20
 _AFTER_KILL_DRAIN = 2.0  # seconds to collect output after the kill
 _KNOWN_HOSTS_LOCK = threading.Lock()
 
@@ -314,12 +319,15 @@ class Connection:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        max_output: int | None = MAX_OUTPUT_BYTES,
     ) -> Result:
         """Run ``argv`` (quoted by :func:`build_command`) and wait for it.
 
         With ``timeout`` (seconds), a command still running then is killed on
         the host with its whole process group, and the Result has
         ``timed_out=True``, ``exit_code=None`` and the output printed so far.
+        A command that prints more than ``max_output`` bytes is killed likewise,
+        its output kept up to there (``cut_at``; ``exit_code=None``).
         Raises ConnectError if the connection cannot be made or drops.
         """
         command = build_command(argv, env=env, cwd=cwd)
@@ -329,7 +337,7 @@ class Connection:
         except (paramiko.SSHException, EOFError, OSError) as e:
             raise ConnectError(self.host, f"cannot open a session on {_where(self.spec)}: {e}") from e
         log.debug("%s: run %s", self.host, command)
-        return _Runner(self.host, transport, chan, command, timeout).run()
+        return _Runner(self.host, transport, chan, command, timeout, max_output).run()
 
 
 class _Runner:
@@ -342,6 +350,7 @@ class _Runner:
         chan: paramiko.Channel,
         command: str,
         timeout: float | None,
+        max_output: int | None = MAX_OUTPUT_BYTES,
     ) -> None:
         self.host = host
         self.transport = transport
@@ -350,6 +359,8 @@ class _Runner:
         self.timeout = timeout
         self.stdout = bytearray()
         self.stderr = bytearray()
+        self.max_output = max_output
+        self.cut_at: int | None = None  # set once the output passed max_output
         self.pgid: int | None = None
         self._mark: tuple[int, int] | None = None  # where our pid line sits in stderr
         # poll, not select: no 1024-descriptor limit when hundreds of hosts are open.
@@ -364,16 +375,18 @@ class _Runner:
         try:
             chan.exec_command(_WRAPPER + self.command)
             timed_out = not self._wait(deadline)
-            if timed_out:
+            if timed_out or self.cut_at is not None:
                 self._kill()
                 self._wait(time.monotonic() + _AFTER_KILL_DRAIN)
+                timed_out = timed_out and self.cut_at is None
             elif not chan.eof_received:  # closed without EOF: the connection dropped
                 raise ConnectError(self.host, f"connection lost while running {self.command!r}")
         except (paramiko.SSHException, EOFError, OSError) as e:
             raise ConnectError(self.host, f"connection failed while running {self.command!r}: {e}") from e
         finally:
             self._close()
-        status = chan.exit_status if chan.exit_status_ready() and not timed_out else -1
+        cut = self.cut_at is not None
+        status = chan.exit_status if chan.exit_status_ready() and not timed_out and not cut else -1
         return Result(
             host=self.host,
             command=self.command,
@@ -382,6 +395,7 @@ class _Runner:
             exit_code=None if status == -1 else status,
             duration=time.monotonic() - start,
             timed_out=timed_out,
+            cut_at=self.cut_at,
         )
 
     def _close(self) -> None:
@@ -402,7 +416,7 @@ class _Runner:
         while True:
             self._drain()
             ended = chan.eof_received and not chan.recv_ready() and not chan.recv_stderr_ready()
-            if chan.closed or (ended and chan.exit_status_ready()):
+            if chan.closed or (ended and chan.exit_status_ready()) or self.cut_at is not None:
                 self._drain()
                 return True
             wait = 1.0
@@ -420,15 +434,28 @@ class _Runner:
         # Both streams share one flow-control window: reading only one of them
         # could stall the other, so always take whatever either has.
         while self.chan.recv_ready():
-            self.stdout += self.chan.recv(65536)
+            self._keep(self.stdout, self.chan.recv(65536))
         while self.chan.recv_stderr_ready():
-            self.stderr += self.chan.recv_stderr(65536)
+            self._keep(self.stderr, self.chan.recv_stderr(65536))
         if self._mark is None:
             # Usually the very first bytes; a noisy shell startup file may come first.
             m = _PGID_LINE.search(self.stderr, 0, _MARK_SEARCH_LIMIT)
             if m:
                 self.pgid = int(m.group(1))
                 self._mark = m.span()
+
+    def _keep(self, stream: bytearray, data: bytes) -> None:
+        """``data`` added to ``stream`` up to ``max_output`` bytes of both streams; what is past
+        it is read (the channel's window must move) and dropped, and ``cut_at`` set."""
+        if self.max_output is None:
+            stream += data
+            return
+        room = self.max_output - len(self.stdout) - len(self.stderr)
+        if len(data) > room:
+            if self.cut_at is None:
+                self.cut_at = self.max_output
+            data = data[:max(room, 0)]
+        stream += data
 
     def _clean_stderr(self) -> bytes:
         if self._mark is None:
@@ -460,7 +487,8 @@ class _Runner:
         except (paramiko.SSHException, EOFError, OSError) as e:
             log.warning("%s: could not kill timed-out command %s: %s", self.host, self.command, e)
             return
-        log.info("%s: killed timed-out command (process group %d): %s", self.host, self.pgid, self.command)
+        why = "timed out" if self.cut_at is None else f"printed more than {self.cut_at:,} bytes"
+        log.info("%s: killed a command that %s (process group %d): %s", self.host, why, self.pgid, self.command)
 
 
 class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):

@@ -12,7 +12,9 @@ class Result:
     A non-zero exit is data, not an exception: look at ``ok`` or ``exit_code``.
     ``exit_code`` is ``None`` when the command never reported one: it timed out
     (``timed_out`` is then true and the output so far is kept) or it was
-    killed by a signal on the remote side.
+    killed by a signal on the remote side, or printed more than the runner
+    keeps: ``cut_at`` is then that many bytes, where its output was cut and
+    the command killed.
     """
 
     host: str
@@ -22,10 +24,11 @@ class Result:
     exit_code: int | None
     duration: float
     timed_out: bool = False
+    cut_at: int | None = None
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and self.cut_at is None
 
     def tail(self, n: int = 20) -> str:
         """The last ``n`` lines of stdout followed by stderr, for error messages."""
@@ -37,6 +40,8 @@ class Result:
     def __str__(self) -> str:
         if self.timed_out:
             status = f"timed out after {self.duration:.1f}s"
+        elif self.cut_at is not None:
+            status = f"printed more than {self.cut_at:,} bytes and was killed"
         elif self.exit_code is None:
             status = "ended without an exit status"
         else:

@@ -169,12 +169,17 @@ def evaluate(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | No
 
 
 def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | None, stdout: str,
-            stderr: str = "", timed_out: bool = False,
-            duration: float | None = None) -> tuple[dict[str, Any] | None, list[dict]]:
-    """(parsed output or None, rows) for one command's outcome on one host."""
+            stderr: str = "", timed_out: bool = False, duration: float | None = None,
+            cut_at: int | None = None) -> tuple[dict[str, Any] | None, list[dict]]:
+    """(parsed output or None, rows) for one command's outcome on one host. ``cut_at``: the
+    command printed more than the transport keeps (its bound in bytes) and was killed."""
     if timed_out:
         took = f" after {duration:.1f}s" if duration is not None else ""
         return None, failure_rows(host, cmd, "timeout", f"`{cmd.display}` timed out{took} and was killed")
+    if cut_at is not None:
+        return None, failure_rows(host, cmd, "error", f"`{cmd.display}` printed more than {cut_at >> 20} MiB and "
+                                                      "was killed there: no tool's listing is that long, its output "
+                                                      "is not read")
     if exit_code == MISSING_EXIT or _not_found(stderr, cmd.argv[0]):
         return None, failure_rows(host, cmd, "missing_tool",
                                   f"{cmd.tool} not found on the PATH (exit {exit_code})")
@@ -244,7 +249,8 @@ def run_with_retry(host: str, cmd: FactCommand, expect: Expect, run: Callable[[]
         res = run()
         tries += 1
         parsed, rows = outcome(host, cmd, expect, exit_code=res.exit_code, stdout=res.stdout,
-                               stderr=res.stderr, timed_out=res.timed_out, duration=res.duration)
+                               stderr=res.stderr, timed_out=res.timed_out, duration=res.duration,
+                               cut_at=getattr(res, "cut_at", None))
         reason = cmd.retry_while(parsed) if (cmd.retry_while and parsed is not None) else None
         waited = clock() - started
         if reason is None or waited >= window_s:
