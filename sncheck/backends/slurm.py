@@ -51,7 +51,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,8 @@ from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import after_end, hostjudge, registry
 from sncheck.vendors.base import CollectiveTool
 from sncheck.vendors.sim import ToolOutput
-from sncheck.backends.base import Backend, Emit, Progress
+from sncheck.backends.base import KEPT_OF_CUT, Backend, Emit, Progress
+from sncheck.transport.connection import MAX_OUTPUT_BYTES
 from sncheck.backends.slurmsteps import Ended, Step, StepRunner
 from sncheck.backends.local import CPU_P2P_BYTES, CPU_STRESS
 from sncheck.launch import commands as launch
@@ -78,22 +79,36 @@ from sncheck.errors import ParseError
 from sncheck.slurm.cluster import parse_scontrol_records
 
 JOB_LAYER = {"p2p": "connectivity", "collectives": "stress", "golden": "golden"}
-# Runs on each node: every fact command, one JSON line per outcome (inputs in argv).
+# Runs on each node: every fact command, one JSON line per outcome (inputs in argv: the commands,
+# the timeout, the bound on output). Each stream goes to a file the kernel bounds (RLIMIT_FSIZE: a
+# tool writing past it gets SIGXFSZ), so a tool printing without end is cut there, as the SSH
+# transport cuts one (MAX_OUTPUT_BYTES; hostile round 16): the outcome says `cut`, and only the
+# head of its output (KEPT_OF_CUT) travels back.
 FACTS_PROGRAM = (
-    "import json, os, subprocess, sys\n"
+    "import json, os, resource, subprocess, sys, tempfile, time\n"
     "node = os.environ.get('SLURMD_NODENAME', '')\n"
+    "cap = int(sys.argv[3])\n"
+    "def bound():\n"
+    "    resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))\n"
     "for argv in json.loads(sys.argv[1]):\n"
-    "    t0 = __import__('time').monotonic()\n"
-    "    try:\n"
-    "        p = subprocess.run(argv, capture_output=True, text=True, errors='replace',\n"
-    "                           timeout=float(sys.argv[2]), stdin=subprocess.DEVNULL)\n"
-    "        r = {'rc': p.returncode, 'out': p.stdout, 'err': p.stderr, 'to': False}\n"
-    "    except FileNotFoundError:\n"
-    "        r = {'rc': 127, 'out': '', 'err': argv[0] + ': command not found', 'to': False}\n"
-    "    except subprocess.TimeoutExpired as e:\n"
-    "        r = {'rc': None, 'out': (e.stdout or b'').decode('utf-8', 'replace') if isinstance(e.stdout, bytes)"
-    " else (e.stdout or ''), 'err': '', 'to': True}\n"
-    "    r.update(node=node, argv=argv, s=__import__('time').monotonic() - t0)\n"
+    "    t0 = time.monotonic()\n"
+    "    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:\n"
+    "        try:\n"
+    "            p = subprocess.run(argv, stdout=fo, stderr=fe, timeout=float(sys.argv[2]),\n"
+    "                               stdin=subprocess.DEVNULL, preexec_fn=bound)\n"
+    "            r = {'rc': p.returncode, 'to': False}\n"
+    "        except FileNotFoundError:\n"
+    "            r = {'rc': 127, 'to': False, 'err': argv[0] + ': command not found'}\n"
+    "        except subprocess.TimeoutExpired:\n"
+    "            r = {'rc': None, 'to': True, 'err': ''}\n"
+    "        cut = max(os.fstat(fo.fileno()).st_size, os.fstat(fe.fileno()).st_size) >= cap\n"
+    f"        keep = {KEPT_OF_CUT} if cut else cap\n"
+    "        for k, f in (('out', fo), ('err', fe)):\n"
+    "            f.seek(0)\n"
+    "            r.setdefault(k, f.read(keep).decode('utf-8', 'replace'))\n"
+    "        if cut:\n"
+    "            r.update(rc=None, cut=cap)\n"
+    "    r.update(node=node, argv=argv, s=time.monotonic() - t0)\n"
     "    print(json.dumps(r), flush=True)\n"
 )
 
@@ -165,6 +180,7 @@ class SlurmBackend(Backend):
         def ended(hosts: list[str], work: Path, end: Ended) -> None:
             failed = failed_nodes(end.stderr)
             by_node: dict[str, list[dict]] = {}
+            tasks: dict[str, set[str]] = {}  # node -> the tasks' files that answered as it
             for path in work.glob("facts-*.jsonl"):
                 for ln in path.read_text(errors="replace").splitlines():
                     try:
@@ -173,17 +189,24 @@ class SlurmBackend(Backend):
                         continue  # a stray line (a tool writing to the terminal) is not an outcome
                     if isinstance(o, dict) and "argv" in o:
                         by_node.setdefault(str(o.get("node")), []).append(o)
+                        tasks.setdefault(str(o.get("node")), set()).add(path.name)
             if not end.ok:
                 self.last_stderr = end.stderr
+            answered = _answered_otherwise(hosts, tasks)
             for h in hosts:
                 outcomes = by_node.get(h, [])
-                if outcomes:
+                if len(tasks.get(h, ())) > 1:  # two tasks said they were h: neither answer is known to be h's
+                    lost(h, host_fact_row(h, "reachable", False, True, False, status="error", tool="srun",
+                                          message=f"{h}: no facts through srun: {len(tasks[h])} tasks of the step "
+                                                  f"answered as {h} (a task's SLURMD_NODENAME is not its node's): "
+                                                  f"which answer is {h}'s cannot be told"))
+                elif outcomes:
                     reached(h, "srun", "srun step ran", self._reader(h, outcomes))
                 elif retry and len(hosts) > 1 and not end.ok:
                     again.append(h)
                 else:
                     gone = allocation_gone(end.stderr)
-                    why = failed.get(h) or ("the step timed out" if end.timed_out else
+                    why = failed.get(h) or answered or ("the step timed out" if end.timed_out else
                                             f"the job's allocation is gone (srun: {gone})" if gone else
                                             f"srun exited {end.rc}: "
                                             + (end.stderr.strip().splitlines() or ["no output"])[-1])
@@ -199,7 +222,7 @@ class SlurmBackend(Backend):
                 # line names its node (SLURMD_NODENAME) anyway.
                 argv = [*self._srun_head(hosts, 1, f"facts-{self.topo.supernode_of_host(hosts[0])}"),
                         "-o", str(work / "facts-%t.jsonl"), self.python, "-c", FACTS_PROGRAM,
-                        json.dumps([list(c.argv) for c in cmds]), str(self.fact_timeout_s)]
+                        json.dumps([list(c.argv) for c in cmds]), str(self.fact_timeout_s), str(MAX_OUTPUT_BYTES)]
                 steps.append(Step(f"facts {_hostlist(hosts)}", argv, frozenset(hosts),
                                   self.fact_timeout_s * len(cmds) + 30, work,
                                   on_end=partial(ended, hosts, work)))
@@ -218,8 +241,9 @@ class SlurmBackend(Backend):
             o = seen.get(tuple(cmd.argv))
             if o is None:
                 raise hostfacts.NotRun("no outcome from the srun step")
-            self.keep_output(host, cmd.tool, cmd.display, o["out"], o["err"], o["rc"])
-            return ToolOutput(o["rc"], o["out"], o["err"], bool(o["to"]), o.get("s"))
+            cut = o.get("cut") if isinstance(o.get("cut"), int) else None
+            self.keep_output(host, cmd.tool, cmd.display, o["out"], o["err"], o["rc"], cut_at=cut)
+            return ToolOutput(o["rc"], o["out"], o["err"], bool(o["to"]), o.get("s"), cut_at=cut)
 
         return run
 
@@ -352,7 +376,7 @@ class SlurmBackend(Backend):
         if end.ok:
             return
         self.last_stderr = end.stderr
-        gone = cancelled(end.stderr)
+        gone = cancelled(end.stderr, nodes=spec.hosts)
         failed = failed_nodes(end.stderr, cancelled=gone is not None)  # after a cancel: Slurm's word only
         last = (end.stderr.strip().splitlines() or ["no error output"])[-1]
         expired = allocation_gone(end.stderr)
@@ -443,6 +467,17 @@ class SlurmBackend(Backend):
             self._addr = {r["NodeName"]: r.get("NodeAddr") or r["NodeName"]
                           for r in parse_scontrol_records(res.stdout) if r.get("NodeName")} if res.returncode == 0 else {}
         return self._addr.get(node, node)
+
+
+def _answered_otherwise(hosts: Sequence[str], tasks: Mapping[str, set[str]]) -> str | None:
+    """What a node of ``hosts`` that no task answered as got instead, when the step's tasks
+    answered as nodes outside it or as one node twice (``tasks``: node -> the tasks' files that
+    answered as it); else None."""
+    strangers = sorted(n for n in tasks if n not in hosts)
+    twice = sorted(n for n in tasks if n in hosts and len(tasks[n]) > 1)
+    said = ([f"as {', '.join(strangers)}, not a node of this step"] if strangers else []) + \
+        [f"as {n} {len(tasks[n])} times" for n in twice]
+    return f"no task answered as it: the step's tasks answered {'; '.join(said)}" if said else None
 
 
 def _hostlist(hosts: Sequence[str]) -> str:

@@ -72,6 +72,7 @@ The grammar, as Slurm 22.05 prints it (slurm-22-05-8-1):
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sncheck.config import hostlist
@@ -156,13 +157,18 @@ def _nodes(expr: str) -> list[str]:
         return [expr]
 
 
-def cancelled(stderr: str) -> Cancelled | None:
+def cancelled(stderr: str, nodes: Collection[str] | None = None) -> Cancelled | None:
     """Slurm ended the step, or None (see the module docstring): slurmstepd's ``*** STEP ...
     CANCELLED AT ... ***`` with a ``DUE TO``, or a plain one srun printed before its own
     ``Terminating StepId=`` (after it, the line is the echo of srun's ``--kill-on-bad-exit``);
     else srun's ``Job step aborted`` with none of srun's own abort reasons before it (the step
-    named by the CANCELLED line if there is one, else by srun's ``Terminating StepId=``)."""
-    m = _CANCELLED.search(stderr)
+    named by the CANCELLED line if there is one, else by srun's ``Terminating StepId=``).
+
+    ``nodes``: the step's nodes. A CANCELLED line naming another node is no stepd's of this
+    step (each stepd names its own node): a task's stderr shares the stream, and a task that
+    printed another job's cancel line (``... STEP 77.0 ON node9 ... DUE TO TIME LIMIT``) hid its
+    own step's failed node behind a "Slurm cancelled" (hostile round 16)."""
+    m = next((c for c in _CANCELLED.finditer(stderr) if nodes is None or c.group(3) in nodes), None)
     term = _TERMINATING.search(stderr)
     if m is not None and (m.group(5) or term is None or m.start() < term.start()):
         return Cancelled(m.group(2), m.group(3), m.group(4), m.group(5))

@@ -67,6 +67,7 @@ class ToolOutput:
     stderr: str = ""
     timed_out: bool = False
     duration: float | None = None
+    cut_at: int | None = None  # it printed more than this many bytes and was killed (transport.Result's)
 
 
 @dataclass(frozen=True)
