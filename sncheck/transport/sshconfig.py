@@ -10,8 +10,10 @@ Precedence, highest first:
 from __future__ import annotations
 
 import getpass
+import glob
 import os
 import re
+import shlex
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,9 @@ FIELDS = frozenset({"address", "port", "user", "identity_file"})
 # result, so these are refused from the file's text, before paramiko parses it.
 _EXEC_KEYWORDS = frozenset({"proxycommand", "localcommand", "knownhostscommand"})
 _DIRECTIVE = re.compile(r"\s*(?P<key>[A-Za-z]+)\s*(?:=\s*|\s+)?(?P<args>.*)")
+
+# OpenSSH's READCONF_MAX_DEPTH: an Include nested deeper (a file including itself) is an error.
+_INCLUDE_DEPTH = 16
 
 _JUMP = re.compile(
     r"(?:ssh://)?(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:@\s\[\]]+))(?::(?P<port>\d+))?\Z"
@@ -114,11 +119,55 @@ def load_ssh_config(path: str | os.PathLike[str] | None = None) -> paramiko.SSHC
     try:
         text = raw.decode("utf-8", errors="strict")
         refuse_exec_directives(text, os.fspath(path))
-        return paramiko.SSHConfig.from_text(text)
+        return paramiko.SSHConfig.from_text(_included(text, os.fspath(path), 0))
     except UnicodeDecodeError as e:
         raise ConfigError(f"ssh config is not UTF-8 text (byte {e.start})", where=os.fspath(path)) from e
     except paramiko.ConfigParseError as e:
         raise ConfigError(f"invalid ssh config: {e}", where=os.fspath(path)) from e
+
+
+def _included(text: str, where: str, depth: int) -> str:
+    """``text`` with each ``Include`` replaced by the files it names, as OpenSSH reads them
+    (paramiko keeps ``include`` as a key and reads nothing: a host's HostName in an included
+    file was dropped, and the host dialled at its bare name; hostile round 16). Glob patterns,
+    in order; a relative path is under ``~/.ssh`` (a user's config); a file matched by none is
+    no error, as in OpenSSH. Each included file is refused as the file itself is (a directive
+    that runs a command, naming that file and line) and read as sncheck reads any input. An
+    Include inside a Host or Match block includes its files there: after them that block
+    goes on (its header is said again where an included file opened blocks of its own)."""
+    out: list[str] = []
+    header: str | None = None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = _DIRECTIVE.match(line)
+        key = m["key"].lower() if m and not line.lstrip().startswith("#") else ""
+        if key in ("host", "match"):
+            header = line
+        if key != "include":
+            out.append(line)
+            continue
+        if depth >= _INCLUDE_DEPTH:
+            raise ConfigError(f"Include nested more than {_INCLUDE_DEPTH} deep (a file that includes itself?)",
+                              where=f"{where}:{lineno}")
+        try:
+            patterns = shlex.split(m["args"], comments=True)  # type: ignore[index]
+        except ValueError as e:
+            raise ConfigError(f"invalid Include: {e}", where=f"{where}:{lineno}") from e
+        for pattern in patterns:
+            full = os.path.expanduser(pattern)
+            if not os.path.isabs(full):
+                full = os.path.join(os.path.expanduser("~/.ssh"), full)
+            for found in sorted(glob.glob(full)):
+                try:
+                    sub = read_input(found, "ssh config").decode("utf-8", errors="strict")
+                except UnicodeDecodeError as e:
+                    raise ConfigError(f"ssh config is not UTF-8 text (byte {e.start})", where=found) from e
+                refuse_exec_directives(sub, found)
+                body = _included(sub, found, depth + 1)
+                out.append(body)
+                if header is not None and any((d := _DIRECTIVE.match(ln)) and d["key"].lower() in ("host", "match")
+                                              for ln in body.splitlines() if not ln.lstrip().startswith("#")):
+                    out.append(header)
+    return "\n".join(out) + "\n"
 
 
 def refuse_exec_directives(text: str, where: str) -> None:
