@@ -95,10 +95,12 @@ class Playbook:
     layout: dict | None = None  # {tp, ep, pp, dp}: report the capacity left after isolation
 
 
-def _unique(what: str) -> Callable[[list[str]], list[str]]:
-    def check(items: list[str]) -> list[str]:
-        if len(set(items)) != len(items):
-            raise PydanticCustomError("sncheck", "{m}", {"m": f"lists one {what} twice"})
+def _unique(what: str) -> Callable[[Any], Any]:
+    """A list naming no item twice (the item named); anything else as it is."""
+    def check(items: Any) -> Any:
+        if isinstance(items, list) and len(set(items)) != len(items):
+            twice = next(i for n, i in enumerate(items) if i in items[:n])
+            raise PydanticCustomError("sncheck", "{m}", {"m": f"lists one {what} twice ({twice!r})"})
         return items
     return check
 
@@ -145,10 +147,11 @@ class GoldenOptions(Schema):
     # config.ranks), a replica judged by its size's (sncheck/layers/golden.py reference_set)
     reference: Annotated[
         Union[Annotated[str, Text(), Tag("<name>")],
-              Annotated[list[Annotated[str, Text()]], Field(min_length=1), AfterValidator(_unique("golden curve")),
-                        Tag("<list>")]],
+              Annotated[list[Annotated[str, Text()]], Field(min_length=1), Tag("<list>")]],
         Discriminator(by_type(name=str, list=list)),
-        Shape("a golden curve's name or path, or a non-empty list of them (one per replica size)", over=True)] \
+        Shape("a golden curve's name or path, or a non-empty list of them (one per replica size)", over=True),
+        # after the Shape, which words every refusal of the union as its own: a curve named twice is said so
+        AfterValidator(_unique("golden curve"))] \
         | None = None
     optional: Annotated[bool, Flag()] | None = None
 

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from sncheck.errors import ConfigError
-from sncheck.config.inventory import tier_design
+from sncheck.config.inventory import MAX_CARDS_PER_HOST, tier_design
 from sncheck.ledger.golden import MARGIN, forecast
 from sncheck.ledger.tiers import view_figures
 from sncheck.model import About, EntityKind, Finding, Severity
@@ -59,6 +59,9 @@ def reference_set(refs: list[str], sizes: set[int]) -> dict:
         if not isinstance(ranks, int) or isinstance(ranks, bool):
             raise ConfigError(f"golden curve {ref!r} does not say its ranks per replica (config.ranks): a list "
                               "of golden references is one per replica size", curve["_path"])
+        if not 1 <= ranks <= MAX_CARDS_PER_HOST:  # a replica is a host's cards: 0, -4 or 10^12 is no size
+            raise ConfigError(f"golden curve {ref!r} is for replicas of {ranks} ranks (config.ranks): a replica is "
+                              f"a host's cards, 1 to {MAX_CARDS_PER_HOST}", curve["_path"])
         if ranks in by_ranks:
             raise ConfigError(f"golden curves {by_ranks[ranks].get('name')!r} and {curve.get('name')!r} are both "
                               f"for replicas of {ranks} ranks: a list of golden references is one per replica size",
