@@ -206,7 +206,7 @@ def test_a_cancelled_step_is_not_run_for_its_supernode_only(topo: Topology, back
     assert got["c03"]["status"] == "error" and "exit code 3" in got["c03"]["message"]
     assert got["c01"]["status"] == "not_run" and "stopped when it failed on c03" in got["c01"]["message"]
     rows = []  # the allocation's time limit is a timeout; an ended-well step leaves nothing
-    backend._step_ended("stress", steps["a"], _ended(SCANCELLED.replace("22:41:12", "22:41:12 DUE TO TIME LIMIT")),
+    backend._step_ended("stress", steps["a"], _ended(SCANCELLED.replace("22:41:12", "22:41:12 DUE TO TIME LIMIT").replace("node1", "a01")),
                         rows.append)
     assert {r["status"] for r in rows} == {"timeout"} and len(rows) == 6
     backend._step_ended("stress", steps["a"], _ended("", rc=0), rows.append)
