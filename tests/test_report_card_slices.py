@@ -109,8 +109,9 @@ def test_bucket_positions_are_each_buckets_rows_in_order(monkeypatch, seed) -> N
     bucket_of = stats._slice_of(n, buckets)
     card = rng.integers(0, n, size=1000).astype(np.int32)
     card[card // 7 == 3] = 0   # (a bucket or two holds nothing)
-    for chunk in (1 << 20, 64, 1):
+    for chunk, few in ((1 << 20, 0), (64, 0), (1, 0), (64, 12)):   # (few: a scan per bucket, not the sort)
         monkeypatch.setattr(codes, "TAKE_ROWS", chunk)
+        monkeypatch.setattr(codes, "FEW_BUCKETS", few)
         at, starts = codes.bucket_positions(card, bucket_of, buckets)
         assert at.dtype == np.int32 and starts[0] == 0 and starts[-1] == len(card)
         for k in range(buckets):

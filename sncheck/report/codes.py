@@ -98,6 +98,9 @@ class IdTable:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
+FEW_BUCKETS = 12   # buckets found by a scan per bucket; more by a counting sort (bucket_positions)
+
+
 def bucket_positions(codes: np.ndarray, bucket_of: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray]:
     """The positions of ``codes`` grouped by their bucket (``bucket_of[code]``, each below
     ``buckets``), each bucket's positions in their order, and where each bucket starts
@@ -108,13 +111,22 @@ def bucket_positions(codes: np.ndarray, bucket_of: np.ndarray, buckets: int) -> 
     mask per bucket scans every code once a bucket, so a fleet's tiers grew with the
     square of their pairs (at 131,072 cards 33 M scale-out pairs in 66 slices: 33 s of
     the report phase's CPU)."""
-    counts = np.zeros(buckets, dtype=np.int64)
     narrow = np.int16 if buckets < 2**15 else np.int32   # (a 16-bit key: numpy's stable sort is a radix sort)
+    wide = len(codes) >= 2**31
+    if buckets <= FEW_BUCKETS:   # a scan of the codes' buckets per bucket costs less than the sort
+        ids = bucket_of[codes].astype(narrow, copy=False)
+        runs = [np.flatnonzero(ids == k) if wide else np.flatnonzero(ids == k).astype(np.int32)
+                for k in range(buckets)]
+        del ids
+        starts = np.zeros(buckets + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in runs], out=starts[1:])
+        return (np.concatenate(runs) if runs else np.zeros(0, dtype=np.int32)), starts
+    counts = np.zeros(buckets, dtype=np.int64)
     for lo in range(0, len(codes), TAKE_ROWS):
         counts += np.bincount(bucket_of[codes[lo:lo + TAKE_ROWS]], minlength=buckets)
     starts = np.zeros(buckets + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
-    out = np.empty(len(codes), dtype=np.int32 if len(codes) < 2**31 else np.int64)
+    out = np.empty(len(codes), dtype=np.int64 if wide else np.int32)
     fill = starts[:-1].copy()   # each bucket's next free place
     for lo in range(0, len(codes), TAKE_ROWS):
         ids = bucket_of[codes[lo:lo + TAKE_ROWS]].astype(narrow, copy=False)
