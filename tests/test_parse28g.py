@@ -108,7 +108,32 @@ def test_nvlink_a_gpu_line_that_ends_inside_its_uuid_is_not_whole() -> None:
 
     line = "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-3fb142e7-7102-c7ac-bd5a-fc829e11ed84)"
     links = "".join(f"\t Link {k}: 25 GB/s\n" for k in range(12))
-    assert failures(parse_text("nvlink-status", line + "\n" + links)) == []
-    for cut in (70, 60):
-        got = parse_text("nvlink-status", line[:cut] + "\n" + line[cut:] + "\n" + links)
-        assert any("ends inside '(UUID: ...)'" in e for e in got["errors"]), got
+    nvml = "\tNVML: Unable to retrieve NVLink information as all links are inActive\n"  # a bridgeless PCIe board's
+    for under in (links, nvml):
+        assert failures(parse_text("nvlink-status", line + "\n" + under)) == []
+        for cut in (70, 60):
+            got = parse_text("nvlink-status", line[:cut] + "\n" + line[cut:] + "\n" + under)
+            assert any("ends inside its '(UUID: ...)'" in e for e in got["errors"]), got
+
+
+_IQE = "r4/ib-counters/01_ibqueryerrors_sx6036_switch_linkdowned48_symbolerr65535_xmitdiscards15854_quoted_linux-rdma-2021-03-16.txt"
+
+
+def test_ibqueryerrors_a_port_line_broken_in_two_is_not_whole() -> None:
+    """ibqueryerrors prints a port's counts on its 'GUID ... port N:' line; wrapped at 80 or 120 columns
+    its head lost the counts past the width and its tail ('7295]', 'L15Dropped == 5] [...]') was
+    dropped: exit 0 on fewer counts (the delivery matrix's ibqueryerrors x hard wrap 80/120). A port
+    line ending inside a count, or counts on a line of no port, are said: exit 1."""
+    from sncheck.vendors.parsers import failures, parse_text, strip_source_header
+
+    body = strip_source_header((REPO / "fixtures/real" / _IQE).read_text(encoding="utf-8"))
+    assert failures(parse_text("ibqueryerrors", body)) == []
+    for width in (80, 120):
+        wrapped = "\n".join(ln[i:i + width] for ln in body.splitlines() for i in range(0, len(ln), width) or [0]) + "\n"
+        got = parse_text("ibqueryerrors", wrapped)
+        assert any("its line ends inside a count" in e or "counts with no port" in e for e in got["errors"]), width
+    # wrapped between two counts: the tail begins with '['
+    line = "GUID 0x2c903006e29b0 port 4: [LinkDownedCounter == 8] [PortRcvSwitchRelayErrors == 2] [PortXmitWait == 2]"
+    assert line in body
+    cut = body.replace(line, line.replace(" [PortXmitWait", "\n>    [PortXmitWait"))
+    assert any("counts with no port" in e for e in parse_text("ibqueryerrors", cut)["errors"])

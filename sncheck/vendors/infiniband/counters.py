@@ -85,7 +85,8 @@ GRAMMAR = {
         end="the '## Suppressed:' line after the '## Summary' and ports-checked lines (print_summary ends with "
             "report_suppressed, always; a paste cut before it may have lost the PMA query failures line); only nodes "
             "and ports with errors are listed: that is the tool's design",
-        failures="PMA query failures; 'Failed' and SA errors (errors). The counters it lists are over its "
+        failures="PMA query failures; 'Failed' and SA errors; a port line ending inside a '[NAME == N]' count, or "
+                 "counts on a line of no port (a port's line wrapped or cut: errors). The counters it lists are over its "
                  "thresholds since they were cleared: sncheck parse judges them as ib-counters' (alone info; "
                  "--since their growth; a port listed now and not before: its growth unknown, not judged)",
         values="ports[{node, guid, port, counters{<sysfs name>: value}}], summary{nodes, bad_nodes, ports, "
@@ -282,6 +283,9 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
         elif m := _IQE_PORT.match(line):
             counters = {PMA_TO_SYSFS.get(n, n): int(v) for n, v in _IQE_COUNT.findall(m.group(3))}
             port = m.group(2)
+            if m.group(3).count("[") != m.group(3).count("]"):  # print_port_errors: every '[NAME == N]' on the line
+                errors.append(f"GUID {m.group(1)} port {port}: its line ends inside a count ('{m.group(3)[-30:]}'): "
+                              "cut or wrapped, its counts not whole")
             ports.append({"device": node, "guid": m.group(1), "port": int(port) if port.isdecimal() else port,
                           "counters": counters})
         elif m := re.match(r"^## Summary: (\d+) nodes checked, (\d+) bad nodes found", line):
@@ -294,6 +298,9 @@ def parse_ibqueryerrors(text: str) -> dict[str, Any]:
             errors.append(f"{m.group(1)} PMA query failures: those ports' counters were not read")
         elif _TOOL_ERROR.search(line):
             errors.append(line)
+        elif line.startswith("[") and _IQE_COUNT.search(line) or re.match(r"^\w* == \d+\]", line):
+            # counts with no 'GUID ... port N:' before them: a port's line broken in two (a wrapped paste)
+            errors.append(f"counts with no port ('{line[:40]}'): a port's line broken in two, its counts not whole")
     if not ports and summary is None and not errors:
         raise ParseError("no 'Errors for' nodes and no summary found", tool="ibqueryerrors")
     if summary is None:

@@ -448,7 +448,7 @@ def _nvlink_blocks(
                 }
             )
             if "(UUID:" in (m.group(2) or ""):  # nvidia-smi prints 'GPU %d: %s (UUID: %s)': its ')' is gone
-                errors.append(f"GPU {m.group(1)}: its line ends inside '(UUID: ...)': cut or wrapped, not whole")
+                errors.append(f"the line of GPU {m.group(1)} ends inside its '(UUID: ...)': cut or wrapped, not whole")
             continue
         link = parse_link(line)
         if link is not None and gpus:
