@@ -137,3 +137,38 @@ def test_ibqueryerrors_a_port_line_broken_in_two_is_not_whole() -> None:
     assert line in body
     cut = body.replace(line, line.replace(" [PortXmitWait", "\n>    [PortXmitWait"))
     assert any("counts with no port" in e for e in parse_text("ibqueryerrors", cut)["errors"])
+
+
+# ROCm 6.4-7.1's `amd-smi xgmi --link-status` (amdsmi_commands.py xgmi at ROCm 7.1.0: the header
+# '     '.ljust(7) + 'bdf'.ljust(14) + 'link_status'.ljust(20), per GPU 'GPU%d'.ljust(7) + bdf.ljust(14) and
+# its ports' states .ljust(3) from amdsmi_get_gpu_xgmi_link_status; then the Legend. CHANGELOG 6.4.0's example)
+_LEGEND = ("\n\nLegend:\n  SELF = Current GPU\n  N/A = Not supported\n  U / D / X = Link is Up / Down / Disabled\n"
+           "  Read / Write = GPU Metric Accumulated Read / Write\n")
+
+
+def _ports_table(rows: list[list[str]]) -> str:
+    bdfs = [f"0000:{0x08 + 0x1c * g:02x}:00.0" for g in range(len(rows))]
+    return ("\nXGMI LINK STATUS:\n" + ("     ".ljust(7) + "bdf".ljust(14) + "link_status".ljust(20)).rstrip() + "\n"
+            + "".join((f"GPU{g}".ljust(7) + bdfs[g].ljust(14) + "".join(s.ljust(3) for s in row)).rstrip() + "\n"
+                      for g, row in enumerate(rows)) + _LEGEND)
+
+
+def test_amd_smi_xgmi_reads_rocm_6_4_to_7_1_s_per_port_link_status() -> None:
+    """6.4-7.1 print XGMI LINK STATUS per XGMI port (U up, D down, X disabled), its header naming no
+    peer; the view (harvest 20's 7.x grammar) zipped the states with the header's peers, none, so every
+    GPU read 'no row in the LINK STATUS table: not measured' and a port down was no fault. Now a GPU
+    with no per-peer row is judged by its ports; a port X (MI300X: one more port than peers) is no link."""
+    from sncheck.vendors.amd import amd_smi_xgmi, checks
+    from sncheck.vendors.facts import Expect
+
+    healthy = _ports_table([["U"] * 7 + ["X"] for _ in range(8)])
+    got = amd_smi_xgmi.parse_amd_smi_xgmi(healthy)
+    assert got["errors"] == [] and got["faults"] == [], got["errors"]
+    row = checks.check_xgmi_status("n1", got, Expect(cards=8))[0]
+    assert row["ok"] is True and "56/56 links up" in row["message"], row["message"]
+    down = amd_smi_xgmi.parse_amd_smi_xgmi(_ports_table([["U", "U", "U", "U", "D", "U", "D", "X"]] + [["U"] * 7 + ["X"]] * 7))
+    assert down["faults"] == ["GPU0 -> port 4 D: XGMI link not up", "GPU0 -> port 6 D: XGMI link not up"], down
+    assert checks.check_xgmi_status("n1", down, Expect(cards=8))[0]["ok"] is False
+    # a port the library could not read: not measured, never up (N/A .ljust(3) runs into the next: 'N/AN/A')
+    na = amd_smi_xgmi.parse_amd_smi_xgmi(_ports_table([["N/A"] * 8] + [["U"] * 7 + ["X"]] * 7))
+    assert any("GPU0: link status to port 0 N/A" in e for e in na["errors"]), na["errors"]

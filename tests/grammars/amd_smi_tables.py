@@ -286,3 +286,25 @@ def amd_smi_xgmi_7x(rng: random.Random) -> Iterator[Variant]:
         values += [(f"gpus[gpu={n - 1}].status.{bdfs[0]}", states[n - 1][0]), ("gpus[gpu=0].ports", "X" if nolink else "U")]
         yield Variant("amd-smi-xgmi", f"7.x {n} GPUs{' without XGMI' if nolink else ''}", "\n".join(lines) + "\n",
                       tuple(values), count=n, fails=nolink, finding="link status not read" if nolink else None)
+
+
+@generator("amd-smi-xgmi")
+def amd_smi_xgmi_ports(rng: random.Random) -> Iterator[Variant]:
+    """ROCm 6.4-7.1's xgmi --link-status (amdsmi_commands.py xgmi at ROCm 7.1.0; CHANGELOG 6.4.0's example):
+    'XGMI LINK STATUS' per XGMI port ('     '.ljust(7) + 'bdf'.ljust(14) + 'link_status'.ljust(20); per GPU
+    'GPU%d'.ljust(7) + bdf.ljust(14) and each port's state .ljust(3): U, D, X disabled), then the Legend."""
+    for n in (2, 8):
+        bdfs = [_bdf(g) for g in range(n)]
+        down = rng.randrange(n) if n > 2 else None
+        rows = [["U"] * 7 + ["X"] for _ in range(n)]
+        if down is not None:
+            rows[down][3] = "D"
+        lines = ["XGMI LINK STATUS:", ("     ".ljust(7) + "bdf".ljust(14) + "link_status".ljust(20)).rstrip()]
+        lines += [(f"GPU{g}".ljust(7) + bdfs[g].ljust(14) + "".join(c.ljust(3) for c in rows[g])).rstrip() for g in range(n)]
+        lines += ["", "", "Legend:", "  SELF = Current GPU", "  N/A = Not supported",
+                  "  U / D / X = Link is Up / Down / Disabled", "  Read / Write = GPU Metric Accumulated Read / Write"]
+        values: tuple[tuple[str, object], ...] = (("len(gpus)", n), (f"len(gpus[gpu={n - 1}].ports)", 8),
+                                                  (f"gpus[gpu={n - 1}].ports", "X"))
+        yield Variant("amd-smi-xgmi", f"6.4-7.1 per port {n} GPUs{' a port down' if down is not None else ''}",
+                      "\n".join(lines) + "\n", values, count=n, fails=down is not None,
+                      finding=f"GPU{down} -> port 3 D" if down is not None else None)

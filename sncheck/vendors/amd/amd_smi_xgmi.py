@@ -46,6 +46,10 @@ GRAMMAR = {
             "'GPU%d'.ljust(7) + bdf.ljust(14) then per peer 'SELF', 'N/A', or its links' states joined by '/'), "
             "the Legend ('SELF = Current GPU', 'N/A = Not supported', 'U / D / X = Link is Up / Down / Disabled', "
             "'Read / Write = GPU Metric Accumulated Read / Write'); the LINK METRIC header names peers 'GPU%d'",
+            "ROCm 7.1.0 amdsmi_commands.py xgmi (TheRock's base/amdsmi, chuck-gcc/la-pleiade 27ebc228) and the "
+            "CHANGELOG's 6.4.0 example: 'XGMI LINK STATUS' per XGMI port, not per peer ('     '.ljust(7) + "
+            "'bdf'.ljust(14) + 'link_status'.ljust(20); per GPU 'GPU%d'.ljust(7) + bdf.ljust(14) and each port's "
+            "state .ljust(3) from amdsmi_get_gpu_xgmi_link_status: U, D, X disabled; an 'N/A' runs into the next)",
             "rocm-systems PR 2053 and the CHANGELOG ('Fixed amd-smi xgmi --metric on devices without XGMI links "
             "reporting bit_rate and max_bandwidth with their maximum values instead of N/A'): before it a GPU "
             "without XGMI printed '65535 Gb/s4294967295 Gb/sN/A', the cells run together past their widths",
@@ -56,7 +60,8 @@ GRAMMAR = {
              "counts the GPUs"),
         failures=("a Read/Write row without a cell per peer, 'ERROR' lines (errors); a link to a peer in LINK "
                   "STATUS neither U nor X nor SELF (D: down; faults, the run's xgmi_status), a peer whose links "
-                  "are 'U/D' is down; a peer's cell N/A or '-' or X (disabled), a GPU without a LINK STATUS row, "
+                  "are 'U/D' is down; a GPU with no per-peer row judged by its ports (6.4-7.1): D down, X disabled "
+                  "(no link), N/A not read; a peer's cell N/A or '-' or X (disabled), a GPU without a LINK STATUS row, "
                   "or no LINK STATUS table for more than one GPU: link status not read (errors: not measured, "
                   "never '0/0 links up'); " + _FAILED),
         values="gpus[{gpu, bdf, bit_rate_Gbps, max_bandwidth_Gbps, link_type, read_KB{peer: n}, write_KB, status, "
@@ -131,13 +136,13 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
             if entry is None:
                 entry = _new(int(m.group(1)), m.group(2))
                 gpus.append(entry)
-            if section == "LINK STATUS":
+            if section == "LINK STATUS" and peers:
                 entry["status"] = dict(zip(peers, m.group(3).split()))
                 if len(entry["status"]) < len(peers):  # a state for every peer of the header: fewer is a cut
                     errors.append(f"GPU{entry['gpu']}: {len(entry['status'])} link status cells for {len(peers)} "
                                   "GPUs: cut short")
-            else:
-                entry["ports"] = m.group(3).split()
+            else:  # GPU LINK PORT STATUS, and 6.4-7.1's XGMI LINK STATUS (header 'bdf link_status'): per port
+                entry["ports"] = re.findall(r"N/A|\S+", m.group(3))  # each .ljust(3): 'N/A' runs into the next
     if not gpus and (failed := _failed(errors)):
         return {"tool": "amd-smi-xgmi", "gpus": [], "errors": failed}
     if not gpus:
@@ -166,8 +171,9 @@ def link_states(g: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]], li
     """A GPU's LINK STATUS cells, its own column (X, 7.x's SELF) left out: (peers up, (peer, state)
     down, (peer, cell) not read). U is up, and 'U/U' (7.x joins a peer's links by '/') when every
     link is; N/A, '-' or an X off the diagonal (7.x: disabled) states no link state: not read, never
-    up; any other state (D, 'U/D') is down. The parser's faults and errors and the run's
-    xgmi_status fact are this one judgement."""
+    up; any other state (D, 'U/D') is down. A GPU with no per-peer row is judged by its ports
+    (6.4-7.1's per-port XGMI LINK STATUS): U up, D down, N/A not read, X disabled (no link). The
+    parser's faults and errors and the run's xgmi_status fact are this one judgement."""
     up: list[str] = []
     down: list[tuple[str, str]] = []
     unread: list[tuple[str, str]] = []
@@ -180,6 +186,14 @@ def link_states(g: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]], li
             unread.append((peer, st))
         else:
             down.append((peer, st))
+    if not g.get("status"):  # judged by its ports where no per-peer table is (6.4-7.1): U up, D down, X disabled
+        for i, st in enumerate(g.get("ports") or []):
+            if st == "U":
+                up.append(f"port {i}")
+            elif st in _UNREAD:
+                unread.append((f"port {i}", st))
+            elif st != "X":  # X: a port disabled by configuration (MI300X has one more port than peers): no link
+                down.append((f"port {i}", st))
     return up, down, unread
 
 
@@ -189,11 +203,11 @@ def links_not_read(gpus: list[dict[str, Any]]) -> list[str]:
     all (amd-smi 24.5 prints the LINK METRIC table alone). '0/0 links up' is never a pass."""
     if len(gpus) < 2:
         return []  # one GPU has no XGMI peer
-    if not any(g.get("status") for g in gpus):
+    if not any(g.get("status") or g.get("ports") for g in gpus):
         return [f"no LINK STATUS table for {len(gpus)} GPUs: link status not read: not measured"]
     out = []
     for g in gpus:
-        if not g.get("status"):
+        if not g.get("status") and not g.get("ports"):
             out.append(f"GPU{g['gpu']}: no row in the LINK STATUS table: link status not read: not measured")
         elif unread := link_states(g)[2]:
             out.append(f"GPU{g['gpu']}: link status to {', '.join(f'{p} {st}' for p, st in unread)}: "
