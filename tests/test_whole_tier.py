@@ -59,3 +59,23 @@ def test_every_pair_of_the_fleet_below_the_bar_is_each_domain_once(tmp_path):
         assert all(t["bad_pairs"] == t["pairs"] for t in f["evidence"]["tiers"].values())
         assert f["evidence"]["confirmed"] is True
     assert [i["action"] for i in res["isolation"]] == ["quarantine", "quarantine", "isolate", "isolate"]
+
+
+def test_a_card_far_below_its_whole_domain_is_named_not_hidden(tmp_path):
+    """The reviewer's case: a card at 0.4 inside a domain whose every pair is below a bar of
+    1.5 x design. The domain at its median (1.00) does not explain the card's pairs at 0.4:
+    the card is named on its own and the domain's message says it left them apart (before:
+    one finding, 'no card, host or link inside it explains that', the card named nowhere)."""
+    rules = tmp_path / "strict.yaml"
+    rules.write_text(STRICT)
+    given = tmp_path / "faults.yaml"
+    given.write_text("faults:\n  - {type: slow_card, target: gb200-tray03/gpu1, factor: 0.4}\n")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/nvl72.yaml"), "--backend",
+                                  "mock", "--rules", str(rules), "--faults", str(given), "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    found = {(f["entity"], f["entity_kind"]): f for f in json.loads((out / "results.json").read_text())["findings"]}
+    assert set(found) == {("gb200-tray03/gpu1", "card"), ("rack0", "supernode")}
+    assert found[("gb200-tray03/gpu1", "card")]["evidence"]["factor"] == pytest.approx(0.4, abs=0.03)
+    whole = found[("rack0", "supernode")]["message"]
+    assert "far below that median, named apart" in whole and "no card, host or link inside it" not in whole

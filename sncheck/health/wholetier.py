@@ -14,6 +14,14 @@ scale-out (every pair of the fleet beyond the bar) each domain is named so, its 
 being those with an end in it: the fleet's domains, one finding each.
 A domain with fewer than :data:`MIN_PAIRS` pairs on the tier keeps its links (one pair
 cannot tell a domain from its link).
+
+The domain at its median explains its pairs within their noise, not a pair far below that
+median: a card slow inside such a domain (or a link) is a measurement the domain does not
+explain. Its pairs below the median by more than :data:`OUTLIER_Z` pair noises (at least
+:data:`OUTLIER_GAP`) are named apart: a card whose own such pairs are at least MIN_PAIRS and
+half of its pairs there as the card, the others each as its link; the domain's message then
+says how many it left to them (before, a card at 0.4 under a bar of 1.5 x design was in the
+domain's finding, "no card, host or link inside it explains that", and named nowhere).
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ if TYPE_CHECKING:
 
 MIN_PAIRS = 3
 WHOLE = "whole_tier"  # Culprit.note of such a domain
+OUTLIER_Z = 4.0     # a pair this many pair noises below its domain's median is not the domain's
+OUTLIER_GAP = 0.05  # and at least this share below it (a tier whose noise reads as none)
 
 
 def whole_domains(level: Level, left: dict[str, np.ndarray]) -> tuple[list[Culprit], dict[str, np.ndarray]]:
@@ -41,6 +51,7 @@ def whole_domains(level: Level, left: dict[str, np.ndarray]) -> tuple[list[Culpr
     p = level.paths
     rest: dict[str, np.ndarray] = {}
     found: dict[int, Culprit] = {}
+    out_cards: dict[int, Culprit] = {}  # card code -> the card named apart
     k = len(p.supernodes)
     for t, at in left.items():
         x = level.tiers[t]
@@ -53,6 +64,7 @@ def whole_domains(level: Level, left: dict[str, np.ndarray]) -> tuple[list[Culpr
         got = np.bincount(sa[at], minlength=k) + np.bincount(sb[at][sb[at] != sa[at]], minlength=k)
         whole = (got == total) & (total >= MIN_PAIRS)
         rest[t] = at[~(whole[sa[at]] | whole[sb[at]])]
+        apart: list[np.ndarray] = []
         for s in np.flatnonzero(whole).tolist():
             mine = np.flatnonzero((sa == s) | (sb == s))
             ratio = np.where(x.failed[mine], 0.0, x.ratio[mine])
@@ -61,10 +73,39 @@ def whole_domains(level: Level, left: dict[str, np.ndarray]) -> tuple[list[Culpr
                 kind, name = ("host", p.hosts[int(p.host[p.members("supernode", s)[0]])]) \
                     if p.one_host_domain[s] else ("supernode", p.supernodes[s])
                 c = found[s] = Culprit(name, kind, {}, note=WHOLE, members=p.members("supernode", s))
-            c.factors[t] = float(np.median(ratio))
-            c.explains[t], c.touches[t] = mine, mine
+            median = float(np.median(ratio))
+            low = ratio < median * (1.0 - _gap(level, t))
+            c.factors[t] = median
+            c.explains[t], c.touches[t] = mine[~low], mine
             c.peers[t] = level.level[t]
-    return list(found.values()), rest
+            apart.append(mine[low])
+        if apart:
+            low = np.unique(np.concatenate(apart))
+            rest[t] = np.union1d(rest[t], _named_apart(level, t, low, out_cards))
+    return list(found.values()) + list(out_cards.values()), rest
+
+
+def _gap(level: Level, t: str) -> float:
+    """How far below its domain's median a pair of tier t is no longer the domain's."""
+    sd = level.pair_noise(t)
+    return max(OUTLIER_Z * sd if np.isfinite(sd) else 0.0, OUTLIER_GAP)
+
+
+def _named_apart(level: Level, t: str, low: np.ndarray, cards: dict[int, Culprit]) -> np.ndarray:
+    """Pairs of tier t far below their whole domain's median (``low``): the cards most of
+    whose pairs there they are (at least MIN_PAIRS) named in ``cards`` (card code -> its
+    culprit, over every tier); the pairs left, each its own link, returned."""
+    x, p = level.tiers[t], level.paths
+    count = np.bincount(np.concatenate([x.a[low], x.b[low]]), minlength=len(p.cards))
+    every = np.bincount(np.concatenate([x.a, x.b]), minlength=len(p.cards))
+    named = np.flatnonzero((count >= MIN_PAIRS) & (2 * count >= every))
+    for c in named.tolist():
+        at = low[(x.a[low] == c) | (x.b[low] == c)]
+        card = cards.setdefault(c, Culprit(p.cards[c], "card", {}, members=np.array([c])))
+        card.factors[t] = float(np.median(np.where(x.failed[at], 0.0, x.ratio[at])))
+        card.explains[t], card.touches[t] = at, np.flatnonzero((x.a == c) | (x.b == c))
+        card.peers[t] = level.level[t]
+    return low[~(np.isin(x.a[low], named) | np.isin(x.b[low], named))]
 
 
 def whole_message(c: Culprit, rule: Rule, ev: dict, n: int, bar: float) -> str:
@@ -74,7 +115,10 @@ def whole_message(c: Culprit, rule: Rule, ev: dict, n: int, bar: float) -> str:
     f = c.factors.get(tier) if tier else c.factor
     ref = "of design" if rule.op == "ratio_to_design" else "of its tier's level"
     what = (f"{c.kind} {c.entity}: {rule.summary} on every one of its {n} pair tests ({tier}), their median "
-            f"{f:.2f} {ref}: no card, host or link inside it explains that")
+            f"{f:.2f} {ref}")
+    apart = len(c.touches.get(tier, ())) - len(c.explains.get(tier, ())) if tier else 0
+    what += (f", besides {apart} of them far below that median, named apart" if apart else
+             ": no card, host or link inside it explains that")
     if bar > 1.0:
         above = "what the design gives" if rule.op == "ratio_to_design" else "the tier's own level"
         what += f"; the bar ({bar:g} {ref}) is above {above}: check the rule"
