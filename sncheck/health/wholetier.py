@@ -13,7 +13,10 @@ domain's finding says its median and whether the bar is above what the design gi
 scale-out (every pair of the fleet beyond the bar) each domain is named so, its scale-out pairs
 being those with an end in it: the fleet's domains, one finding each.
 A domain with fewer than :data:`MIN_PAIRS` pairs on the tier keeps its links (one pair
-cannot tell a domain from its link).
+cannot tell a domain from its link). Where the bar is above what the design (or the tier's
+level) gives, no healthy pair can meet it: the domain's finding is about the check, not the
+hardware (``About.CHECK``, not judged: it gates, and is neither retested nor isolated: an
+operator's rule above design must not drain a rack), and says to check the rule.
 
 The domain at its median explains its pairs within their noise, not a pair far below that
 median: a card slow inside such a domain (or a link) is a measurement the domain does not
