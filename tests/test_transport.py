@@ -638,3 +638,23 @@ def test_ssh_config_without_commands_still_loads(tmp_path: Path) -> None:
                    "Match host n2\n  Port 2202\n")
     assert resolve_host("n1", config=cfg).hostname == "127.0.1.9"
     assert resolve_host("n2", config=cfg).port == 2202
+
+
+def test_measurement_jobs_are_never_cut_at_the_fact_tools_bound():
+    """transport.MAX_OUTPUT_BYTES (64 MiB, hostile round 16) bounds what a fact tool may print;
+    a launcher's own output (mpirun gathers every rank's stdout: NCCL_DEBUG=INFO's init lines
+    come before the result table) and torchrun's logs are the measurement: each `run` of a job
+    in sncheck/backends/sshjobs.py passes max_output=None (the review of stop 47: cut, a large
+    job's table was dropped and read 'parse failed', never saying it was cut)."""
+    import ast
+
+    from sncheck.backends import sshjobs
+
+    tree = ast.parse(Path(sshjobs.__file__).read_text())
+    jobs = [c for c in ast.walk(tree) if isinstance(c, ast.Call)
+            and any(isinstance(k.value, ast.Attribute) and k.value.attr == "job_timeout_s" for k in c.keywords)]
+    assert len(jobs) >= 2
+    for call in jobs:
+        kw = {k.arg: k.value for k in call.keywords}
+        assert "max_output" in kw and isinstance(kw["max_output"], ast.Constant) and kw["max_output"].value is None, \
+            ast.unparse(call)

@@ -224,7 +224,8 @@ class SshJobs:
                 argv = launch.exec_with_pidfile_argv(pidfiles[h], launch.torchrun_argv(
                     len(hosts), self.topo.inventory.hosts[h].cards, rank, endpoint,
                     launch.torch_probe_args(f"{workdirs[h]}/job.json", out_path), python=self.python))
-                futures[h] = pool.submit(self._conn(h).run, argv, timeout=self.job_timeout_s)
+                futures[h] = pool.submit(self._conn(h).run, argv, timeout=self.job_timeout_s,
+                                         max_output=None)  # the job's logs; its rows come by RowTail
             while True:
                 done = all(f.done() for f in futures.values())
                 emitted += self._pass_rows(tail, layer, emit)
@@ -360,7 +361,9 @@ class SshJobs:
                         collective: str, rep: int) -> list[dict]:
         assert tool.rows is not None
         layer = JOB_LAYER["collectives"]
-        res = conn.run(argv, timeout=self.job_timeout_s)
+        # a launcher's output gathers every rank's (NCCL_DEBUG=INFO before the table): never cut at
+        # transport.MAX_OUTPUT_BYTES, a bound for fact tools (cut, the table would read 'parse failed')
+        res = conn.run(argv, timeout=self.job_timeout_s, max_output=None)
         shown = " ".join(argv)
         if res.timed_out:
             return [not_run_row(layer, group.id, "group", "timeout",
