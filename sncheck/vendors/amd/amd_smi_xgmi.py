@@ -137,10 +137,11 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
                 entry = _new(int(m.group(1)), m.group(2))
                 gpus.append(entry)
             if section == "LINK STATUS" and peers:
-                entry["status"] = dict(zip(peers, m.group(3).split()))
-                if len(entry["status"]) < len(peers):  # a state for every peer of the header: fewer is a cut
-                    errors.append(f"GPU{entry['gpu']}: {len(entry['status'])} link status cells for {len(peers)} "
-                                  "GPUs: cut short")
+                cells = m.group(3).split()
+                entry["status"] = dict(zip(peers, cells))
+                if len(cells) != len(peers):  # a state for every peer of the header: fewer is a cut, more a lost column
+                    errors.append(f"GPU{entry['gpu']}: {len(cells)} link status cells for {len(peers)} GPUs: "
+                                  + ("cut short" if len(cells) < len(peers) else "a GPU column of the header lost"))
             else:  # GPU LINK PORT STATUS, and 6.4-7.1's XGMI LINK STATUS (header 'bdf link_status'): per port
                 entry["ports"] = re.findall(r"N/A|\S+", m.group(3))  # each .ljust(3): 'N/A' runs into the next
     if not gpus and (failed := _failed(errors)):
@@ -158,6 +159,7 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
         errors.append("no whole Legend after the tables (amd-smi 7.x prints it last): output cut short")
     errors += [e for e in links_not_read(gpus) if e not in errors]
     faults = [f"GPU{g['gpu']} -> {peer} {st}: XGMI link not up" for g in gpus for peer, st in link_states(g)[1]]
+    faults += list(disabled_beyond_hive(gpus).values())
     return {"tool": "amd-smi-xgmi", "gpus": gpus, "faults": faults, "errors": errors}
 
 
@@ -197,6 +199,21 @@ def link_states(g: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]], li
     return up, down, unread
 
 
+def disabled_beyond_hive(gpus: list[dict[str, Any]]) -> dict[Any, str]:
+    """GPUs judged by their ports (no per-peer row) with more ports disabled (X) than the
+    fewest any such GPU of the output has: the configuration disables the same ports on every
+    GPU of a hive (MI300X: one of eight), so a GPU with more has lost links ('GPU0: 8 of 8
+    ports X' beside seven GPUs of 7 U and 1 X read '49/49 links up'; the review of stop 47).
+    gpu -> what it says."""
+    ported = [g for g in gpus if not g.get("status") and g.get("ports")]
+    if len(ported) < 2:
+        return {}
+    off = {id(g): sum(st == "X" for st in g["ports"]) for g in ported}
+    fewest = min(off.values())
+    return {g.get("gpu"): f"GPU{g.get('gpu')}: {off[id(g)]} of {len(g['ports'])} XGMI ports disabled (X), where "
+            f"other GPUs here have {fewest}: links lost" for g in ported if off[id(g)] > fewest}
+
+
 def links_not_read(gpus: list[dict[str, Any]]) -> list[str]:
     """The XGMI links whose state the output does not give, said as not measured: a peer cell
     N/A or '-', a GPU without a LINK STATUS row, or (more than one GPU) no LINK STATUS table at
@@ -205,6 +222,8 @@ def links_not_read(gpus: list[dict[str, Any]]) -> list[str]:
         return []  # one GPU has no XGMI peer
     if not any(g.get("status") or g.get("ports") for g in gpus):
         return [f"no LINK STATUS table for {len(gpus)} GPUs: link status not read: not measured"]
+    if all(not g.get("status") and g.get("ports") and set(g["ports"]) == {"X"} for g in gpus):
+        return [f"every XGMI port of the {len(gpus)} GPUs disabled (X): no XGMI link in this output: not measured"]
     out = []
     for g in gpus:
         if not g.get("status") and not g.get("ports"):

@@ -146,6 +146,9 @@ def check_xgmi_status(host: str, parsed: dict[str, Any], expect: Expect) -> list
         if g.get("link_type") not in (None, "XGMI"):
             bad.append(f"GPU{g['gpu']} link type {g['link_type']}")
             on_card.append((me, bad[-1]))
+    for gpu, text in amd_smi_xgmi.disabled_beyond_hive(listed_gpus).items():
+        bad.append(text)
+        on_card.append((gpu if isinstance(gpu, int) and gpu < expect.cards else None, text))
     errors = list(parsed.get("errors") or [])
     not_read = amd_smi_xgmi.links_not_read(listed_gpus)
     errors += [e for e in not_read if e not in errors]

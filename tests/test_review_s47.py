@@ -1,0 +1,36 @@
+"""The review of stop 47: cases its reviewer found short in what landed that session."""
+
+from __future__ import annotations
+
+from sncheck.vendors.amd import amd_smi_xgmi, checks
+from sncheck.vendors.facts import Expect
+from test_harvest20_grammar import _BDFS
+from test_parse28g import _ports_table
+
+
+def test_a_gpu_with_every_xgmi_port_disabled_beside_healthy_ones_has_lost_its_links() -> None:
+    """6.4-7.1's per-port XGMI LINK STATUS: a port X is disabled (MI300X: one of eight on every
+    GPU). GPU0 with all eight X beside seven GPUs of 7 U and 1 X read no fault and '49/49 links up'
+    (a006c07 counted an X as nothing); the configuration disables the same ports on every GPU of a
+    hive, so GPU0's seven more are links lost."""
+    got = amd_smi_xgmi.parse_amd_smi_xgmi(_ports_table([["X"] * 8] + [["U"] * 7 + ["X"]] * 7))
+    assert got["faults"] == ["GPU0: 8 of 8 XGMI ports disabled (X), where other GPUs here have 1: links lost"], got
+    row = checks.check_xgmi_status("n1", got, Expect(cards=8))[0]
+    assert row["ok"] is False and set(row["cards"]) == {"0"}, row  # the card named, not the host
+
+
+def test_every_xgmi_port_disabled_is_no_link_not_a_pass() -> None:
+    """Every port of every GPU X: no XGMI link at all read '0/0 links up', ok (exit 0)."""
+    got = amd_smi_xgmi.parse_amd_smi_xgmi(_ports_table([["X"] * 8] * 8))
+    assert got["errors"] == ["every XGMI port of the 8 GPUs disabled (X): no XGMI link in this output: not measured"]
+    row = checks.check_xgmi_status("n1", got, Expect(cards=8))[0]
+    assert row["ok"] is False, row
+
+
+def test_a_link_status_row_with_more_cells_than_its_header_s_gpus_is_no_whole_row() -> None:
+    """A per-peer LINK STATUS row with more states than the header names GPUs (a header that lost a
+    column) read by zip: the extra state dropped, its peer unjudged, no error (a2233ff checked fewer only)."""
+    text = ("LINK STATUS TABLE:\n       bdf          " + " ".join(_BDFS) + "\n"
+            f"GPU0   {_BDFS[0]} X U D\nGPU1   {_BDFS[1]} U X\n")
+    assert amd_smi_xgmi.parse_amd_smi_xgmi(text)["errors"] == [
+        "GPU0: 3 link status cells for 2 GPUs: a GPU column of the header lost"]
