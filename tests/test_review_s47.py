@@ -34,3 +34,19 @@ def test_a_link_status_row_with_more_cells_than_its_header_s_gpus_is_no_whole_ro
             f"GPU0   {_BDFS[0]} X U D\nGPU1   {_BDFS[1]} U X\n")
     assert amd_smi_xgmi.parse_amd_smi_xgmi(text)["errors"] == [
         "GPU0: 3 link status cells for 2 GPUs: a GPU column of the header lost"]
+
+
+def test_a_control_whose_pairs_with_other_controls_failed_is_not_only_beside_the_suspect() -> None:
+    """8be65ee's only_beside read status 'ok' rows alone: a control whose pairs with the other
+    controls failed (the clearest sign it is bad) read 'measured only against the suspect', and its
+    finding became the suspect's hit: the dead control never seen."""
+    import pandas as pd
+
+    from sncheck.run.retestbar import only_beside
+
+    rows = pd.DataFrame([{"kind": "p2p", "src": "a2/gpu0", "dst": "a1/gpu0", "status": "ok"},
+                         {"kind": "p2p", "src": "a2/gpu1", "dst": "a1/gpu0", "status": "ok"},
+                         {"kind": "p2p", "src": "a1/gpu0", "dst": "a1/gpu1", "status": "error"},
+                         {"kind": "p2p", "src": "a1/gpu0", "dst": "a1/gpu2", "status": "timeout"}])
+    assert only_beside({"a1/gpu0"}, {"a2/gpu0", "a2/gpu1"}, rows, None, None) is False  # type: ignore[arg-type]
+    assert only_beside({"a1/gpu0"}, {"a2/gpu0", "a2/gpu1"}, rows[:2], None, None) is True  # type: ignore[arg-type]

@@ -226,10 +226,12 @@ def only_beside(cards: Set[str], scope: Set[str], rows: pd.DataFrame, topo: Topo
     symptom is the suspect's again. Round 5's r5-39: host ax2's 16 cards against 5 controls
     of ax1, 80 pairs at 0.7; the search named the smaller side, ax1, quarantined with no peer
     left, and ax2's own symptom read not reproduced. A control slower than the suspect's
-    pairs with other controls reads apart from it and stays a finding of its own."""
-    if not cards or not scope or rows.empty or not {"kind", "src", "dst", "status"} <= set(rows):
+    pairs with other controls reads apart from it and stays a finding of its own; so does one
+    whose pair with another control failed (every measured pair counts, failed or not: the
+    clearest sign a control is bad read 'only beside the suspect', the review of stop 47)."""
+    if not cards or not scope or rows.empty or not {"kind", "src", "dst"} <= set(rows):
         return False
-    p = rows[(rows["kind"] == "p2p") & (rows["status"] == "ok")]
+    p = rows[rows["kind"] == "p2p"]
     src, dst = p["src"].astype(str), p["dst"].astype(str)
     if tier is not None:
         on = topo.tiers(src, dst).to_numpy() == tier
