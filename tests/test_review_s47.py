@@ -50,3 +50,18 @@ def test_a_control_whose_pairs_with_other_controls_failed_is_not_only_beside_the
                          {"kind": "p2p", "src": "a1/gpu0", "dst": "a1/gpu2", "status": "timeout"}])
     assert only_beside({"a1/gpu0"}, {"a2/gpu0", "a2/gpu1"}, rows, None, None) is False  # type: ignore[arg-type]
     assert only_beside({"a1/gpu0"}, {"a2/gpu0", "a2/gpu1"}, rows[:2], None, None) is True  # type: ignore[arg-type]
+
+
+def test_xgmi_ports_disabled_alike_on_every_gpu_fall_short_of_the_platform_s_links() -> None:
+    """The reviewer's second case: every GPU 'U U U U U U X X' (a link disabled on each, a perfect
+    matching) passed as '48/48 links up': judged only against the hive's fewest X. The platform says
+    how many links a GPU has (MI300X: 7): fewer ports enabled are links lost. Without a platform the
+    output cannot say, and stays as read."""
+    from sncheck.vendors.amd.plugin import MI300X
+
+    got = amd_smi_xgmi.parse_amd_smi_xgmi(_ports_table([["U"] * 6 + ["X", "X"]] * 8))
+    row = checks.check_xgmi_status("n1", got, Expect(cards=8, platform=MI300X))[0]
+    assert row["ok"] is False and set(row["cards"]) == {str(g) for g in range(8)}, row
+    assert "GPU0: 6 XGMI ports enabled, the platform has 7: links lost" in row["message"]
+    healthy = amd_smi_xgmi.parse_amd_smi_xgmi(_ports_table([["U"] * 7 + ["X"]] * 8))
+    assert checks.check_xgmi_status("n1", healthy, Expect(cards=8, platform=MI300X))[0]["ok"] is True
