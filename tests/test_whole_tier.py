@@ -84,3 +84,20 @@ def test_a_card_far_below_its_whole_domain_is_named_not_hidden(tmp_path):
     assert found[("gb200-tray03/gpu1", "card")]["evidence"]["confirmed"] is True
     assert [(i["entity"], i["action"]) for i in json.loads((out / "results.json").read_text())["isolation"]] == [
         ("gb200-tray03/gpu1", "quarantine"), ("gb200-tray03/gpu1", "isolate")]
+
+
+def test_a_whole_domain_well_below_design_under_a_bar_above_it_is_still_hardware(tmp_path):
+    """A bar above design makes a domain at design 'check the rule' (7cde0dc); a domain at 0.5 of
+    design under that bar is slow by any bar, and is judged as hardware: retested, isolated (the
+    review of stop 47)."""
+    rules = tmp_path / "strict.yaml"
+    rules.write_text(STRICT)
+    given = tmp_path / "faults.yaml"
+    given.write_text("faults:\n" + "".join(f"  - {{type: slow_card, target: gb200-tray{t:02d}/gpu{g}, factor: 0.5}}\n"
+                                          for t in range(1, 19) for g in range(4)))
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(ROOT / "fixtures/inventories/nvl72.yaml"), "--backend",
+                                  "mock", "--rules", str(rules), "--faults", str(given), "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    [f] = [f for f in json.loads((out / "results.json").read_text())["findings"] if f["entity"] == "rack0"]
+    assert f["evidence"]["whole_tier"] is True and f.get("about", "hardware") == "hardware", f  # hardware: not written

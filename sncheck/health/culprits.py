@@ -21,7 +21,7 @@ from sncheck.health.metrics import METRICS, PAIRS, DetectContext, kind_rows
 from sncheck.health.pairview import FabricPaths, FrameTier, beyond_bound, summarise
 from sncheck.store.frames import RowFrames
 from sncheck.health.rates import containers, explain_rates, rows_read
-from sncheck.health.wholetier import WHOLE, whole_message
+from sncheck.health.wholetier import WHOLE, at_design, whole_message
 from sncheck.model import About, Basis, EntityKind, Finding, Severity, card_of
 from sncheck.topology import SCALE_OUT, SCALE_UP
 
@@ -338,7 +338,7 @@ def _finding(c: Culprit, rule: "Rule", tiers: Mapping[str, FrameTier], expected,
         ev["link"] = c.rivals[0].entity if c.rivals else None
     judged = per_tier.get(tier or "", {"bad_pairs": ev["bad_pairs"], "pairs": ev["pairs"]})
     message = _message(c, rule, ev, judged["bad_pairs"], judged["pairs"])
-    if c.note == WHOLE and bar_level(rule) > 1.0:  # no healthy pair meets the bar: the rule's, not the domain's
+    if c.note == WHOLE and bar_level(rule) > 1.0 and at_design(c):  # no healthy pair meets the bar: the rule's
         return Finding(c.entity, EntityKind(c.kind), rule.layer, rule.name, rule.severity, message, ev,
                        basis=Basis.NOT_JUDGED, about=About.CHECK)
     return Finding(c.entity, EntityKind(c.kind), rule.layer, rule.name, rule.severity, message, ev)

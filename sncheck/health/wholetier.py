@@ -14,8 +14,8 @@ scale-out (every pair of the fleet beyond the bar) each domain is named so, its 
 being those with an end in it: the fleet's domains, one finding each.
 A domain with fewer than :data:`MIN_PAIRS` pairs on the tier keeps its links (one pair
 cannot tell a domain from its link). Where the bar is above what the design (or the tier's
-level) gives, no healthy pair can meet it: the domain's finding is about the check, not the
-hardware (``About.CHECK``, not judged: it gates, and is neither retested nor isolated: an
+level) gives, no healthy pair can meet it: the domain's finding, where its median reads at that
+reference (within OUTLIER_GAP), is about the check, not the hardware (``About.CHECK``, not judged: it gates, and is neither retested nor isolated: an
 operator's rule above design must not drain a rack), and says to check the rule.
 
 The domain at its median explains its pairs within their noise, not a pair far below that
@@ -109,6 +109,13 @@ def _named_apart(level: Level, t: str, low: np.ndarray, cards: dict[int, Culprit
         card.explains[t], card.touches[t] = at, np.flatnonzero((x.a == c) | (x.b == c))
         card.peers[t] = level.level[t]
     return low[~(np.isin(x.a[low], named) | np.isin(x.b[low], named))]
+
+
+def at_design(c: Culprit) -> bool:
+    """Whether a whole domain reads at its reference (within OUTLIER_GAP of it on every tier):
+    then a bar above 1 is the rule's fault, not the domain's; a domain well below it (0.5 of
+    design under a bar of 1.5) is judged as hardware still (the review of stop 47)."""
+    return all(f >= 1.0 - OUTLIER_GAP for f in c.factors.values())
 
 
 def whole_message(c: Culprit, rule: Rule, ev: dict, n: int, bar: float) -> str:

@@ -5,8 +5,11 @@ every card its rounds measure), are measured in one step, each still judged on i
 One batch is one call of the backend's ``p2p`` (one mock call; on Slurm, one srun step per
 supernode, rail or span the rounds fall in, not one per suspect; on the local backend one
 torch world): its plan is each suspect's rounds, one after the other, exactly as its own
-retest would run them, so no suspect's pair is measured beside another suspect's (its round
-mates are its own pairs and controls, as one at a time). Each row goes back to the retest
+retest would run them, so on the mock and the local backend no suspect's pair is measured
+beside another suspect's (its round mates are its own pairs and controls, as one at a time).
+On Slurm the rounds are split into steps by supernode, rail or span, and steps on disjoint hosts
+run side by side: two suspects' scale-out retests may then share spines at the same time, as the
+main run's rounds share them (the mock has no contention to show it; the review of stop 47). Each row goes back to the retest
 whose cards it holds (its ``confirms`` tag); no row holds two retests' cards, so a suspect's
 rows are its own rows and its controls stay known-good: a batch cannot change a verdict.
 A suspect whose retest shares a card with the open batch starts the next batch; a suspect
