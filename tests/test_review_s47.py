@@ -65,3 +65,35 @@ def test_xgmi_ports_disabled_alike_on_every_gpu_fall_short_of_the_platform_s_lin
     assert "GPU0: 6 XGMI ports enabled, the platform has 7: links lost" in row["message"]
     healthy = amd_smi_xgmi.parse_amd_smi_xgmi(_ports_table([["U"] * 7 + ["X"]] * 8))
     assert checks.check_xgmi_status("n1", healthy, Expect(cards=8, platform=MI300X))[0]["ok"] is True
+
+
+def test_a_sqlite_side_file_removed_between_the_two_looks_is_no_dangling_link(tmp_path, monkeypatch) -> None:
+    """The suite of stop 47 (random order): three isolate/release commands at once on one state
+    directory; one exited 2, 'state.db-shm: the state store's file cannot be used (No such file or
+    directory): a dangling link?'. Another sncheck closing the store had SQLite remove its -shm side
+    file between check_files' lexists and its stat. A file gone is no file to refuse; a dangling link
+    (still there) is refused as before."""
+    import os
+
+    import pytest
+
+    from sncheck.errors import ConfigError
+    from sncheck.store import statedir
+
+    db = tmp_path / "state.db"
+    db.write_bytes(b"")
+    shm = tmp_path / "state.db-shm"
+    shm.write_bytes(b"")
+    real_stat = os.stat
+
+    def vanishing(path, *args, **kwargs):
+        if str(path) == str(shm) and os.path.lexists(str(shm)):
+            shm.unlink()  # the other process's close, just after our lexists
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(statedir.os, "stat", vanishing)
+    statedir.check_files(db)  # no error: the side file is gone, not dangling
+    monkeypatch.setattr(statedir.os, "stat", real_stat)
+    shm.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ConfigError, match="dangling link"):
+        statedir.check_files(db)

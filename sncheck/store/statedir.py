@@ -62,6 +62,10 @@ def check_files(db_path: Path) -> None:
             continue
         try:
             mode = os.stat(name).st_mode
+        except FileNotFoundError as e:
+            if not os.path.lexists(name):  # gone between the two looks: another sncheck closing the store
+                continue                   # (SQLite drops its -shm and -wal side files then)
+            raise ConfigError(f"the state store's file cannot be used ({e.strerror}): a dangling link?", name) from e
         except OSError as e:
             raise ConfigError(f"the state store's file cannot be used ({e.strerror}): a dangling link?", name) from e
         if not stat.S_ISREG(mode):
