@@ -97,3 +97,13 @@ def test_a_sqlite_side_file_removed_between_the_two_looks_is_no_dangling_link(tm
     shm.symlink_to(tmp_path / "nowhere")
     with pytest.raises(ConfigError, match="dangling link"):
         statedir.check_files(db)
+
+
+def test_a_gpu_short_of_its_hive_and_its_platform_is_said_once() -> None:
+    """GPU0 with every port X beside healthy GPUs, under MI300X: one 'links lost' for GPU0, not the
+    hive's and the platform's each (the lead's reread of 14a9213 beside the platform check)."""
+    from sncheck.vendors.amd.plugin import MI300X
+
+    got = amd_smi_xgmi.parse_amd_smi_xgmi(_ports_table([["X"] * 8] + [["U"] * 7 + ["X"]] * 7))
+    row = checks.check_xgmi_status("n1", got, Expect(cards=8, platform=MI300X))[0]
+    assert row["ok"] is False and set(row["cards"]) == {"0"} and row["message"].count("GPU0:") == 1, row["message"]

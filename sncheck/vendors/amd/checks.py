@@ -146,14 +146,16 @@ def check_xgmi_status(host: str, parsed: dict[str, Any], expect: Expect) -> list
         if g.get("link_type") not in (None, "XGMI"):
             bad.append(f"GPU{g['gpu']} link type {g['link_type']}")
             on_card.append((me, bad[-1]))
-    for gpu, text in amd_smi_xgmi.disabled_beyond_hive(listed_gpus).items():
+    # per-port GPUs: more ports disabled than the hive's fewest, else fewer enabled than the platform's links
+    lost = amd_smi_xgmi.disabled_beyond_hive(listed_gpus)
+    per_gpu = expect.platform.params.get("xgmi_links_per_gpu") if expect.platform else None
+    for g in listed_gpus if per_gpu else []:
+        if g.get("gpu") not in lost and not g.get("status") and g.get("ports") \
+                and (n := sum(st != "X" for st in g["ports"])) < per_gpu:
+            lost[g.get("gpu")] = f"GPU{g['gpu']}: {n} XGMI ports enabled, the platform has {per_gpu}: links lost"
+    for gpu, text in lost.items():
         bad.append(text)
         on_card.append((gpu if isinstance(gpu, int) and gpu < expect.cards else None, text))
-    per_gpu = expect.platform.params.get("xgmi_links_per_gpu") if expect.platform else None
-    for g in listed_gpus if per_gpu else []:  # the platform's links a GPU: fewer ports up or down are lost
-        if not g.get("status") and g.get("ports") and (n := sum(st != "X" for st in g["ports"])) < per_gpu:
-            bad.append(f"GPU{g['gpu']}: {n} XGMI ports enabled, the platform has {per_gpu}: links lost")
-            on_card.append((g["gpu"] if isinstance(g.get("gpu"), int) and g["gpu"] < expect.cards else None, bad[-1]))
     errors = list(parsed.get("errors") or [])
     not_read = amd_smi_xgmi.links_not_read(listed_gpus)
     errors += [e for e in not_read if e not in errors]
