@@ -157,7 +157,7 @@ def main(prefix="r5-"):
     names = [os.path.basename(a) for a in sys.argv[1:]] or sorted(n for n in os.listdir(D) if n.startswith(prefix) and n.endswith(".yaml"))
     seeds = [int(s) for s in os.environ.get("SEEDS", "1 2 3").split()]
     force = os.environ.get("FORCE") == "1"
-    allres, tot = {}, dict(found=0, total=0, findings=0, exact=0, wl=0, wiso=0)
+    allres, tot = {}, dict(found=0, total=0, findings=0, exact=0, wl=0, wiso=0, right=0, runs=0)
     for n in names:
         for s in seeds:
             out, rc = run(n, s, force)
@@ -171,11 +171,13 @@ def main(prefix="r5-"):
             tot["exact"] += len(graded) - len(a["fp"]) - len(a["redundant"]) + (len(a["found"]) if "refusal" in a else 0)
             tot["wl"] += len(a["wrong_level"])
             tot["wiso"] += len(a["wrong_iso"])
+            tot["runs"] += 1  # wholly right: every truth item found, nothing else graded, no wrong level or isolation
+            tot["right"] += not (a["missed"] or a["fp"] or a["redundant"] or a["wrong_level"] or a["wrong_iso"])
             print(f"{n} seed {s} rc={rc} found {len(a['found'])}/{len(a['found'])+len(a['missed'])} "
                   f"fp {len(a['fp'])} red {len(a['redundant'])} wl {len(a['wrong_level'])} wiso {len(a['wrong_iso'])}",
                   flush=True)
     print(f"TOTAL recall {tot['found']}/{tot['total']} strict precision {tot['exact']}/{tot['findings']} "
-          f"wrong level {tot['wl']} wrong isolation {tot['wiso']}", flush=True)
+          f"wrong level {tot['wl']} wrong isolation {tot['wiso']} wholly right {tot['right']}/{tot['runs']}", flush=True)
     json.dump(allres, open(os.environ.get("OUTJSON", os.path.join(WORK, "results.json")), "w"), indent=1)
 
 if __name__ == "__main__":
