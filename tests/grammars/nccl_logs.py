@@ -113,6 +113,27 @@ def nccl_debug(rng: random.Random) -> Iterator[Variant]:
                                                           else len({ranks[-1][0]}))]
             yield Variant("nccl-debug", f"{version} {level} {len(hosts)}x{per}", "\n".join(lines) + "\n",
                           tuple(values), fails=warn_count > 0, stream=True)
+    # a net plugin whose name holds a blank (aws-ofi-nccl: 'Using network AWS Libfabric', its connections
+    # 'via NET/AWS Libfabric/0'); graph's ring listing 'Channel 00/02 :    0   1' is no connection (harvest 21)
+    lines = []
+    for h in range(2):
+        pre = f"efa-node-{h}:{7000 + h}:{7100 + h} [0]"
+        lines += [f"{pre} NCCL INFO NET/OFI Selected Provider is efa (found 1 nics)",
+                  f"{pre} NCCL INFO Using network AWS Libfabric",
+                  f"{pre} NCCL INFO Channel 00/02 :    0   1", f"{pre} NCCL INFO Channel 01/02 :    0   1"]
+        for c in range(2):
+            for side, (a, b) in (("send", (h, 1 - h)), ("receive", (1 - h, h))):
+                lines.append(f"{pre} NCCL INFO Channel {c:02d}/0 : {a}[0] -> {b}[0] [{side}] via NET/AWS Libfabric/0")
+        lines.append(f"{pre} NCCL INFO ncclCommInitRankConfig comm 0x5{h}0 rank {h} nranks 2 cudaDev 0 nvmlDev 0 "
+                     "busId 1e0 commId 0x1ce7 - Init COMPLETE")
+    yield Variant("nccl-debug", "plugin net 'AWS Libfabric', ring listings", "\n".join(lines) + "\n",
+                  (("net.network", "AWS Libfabric"), ("transports.NET/AWS Libfabric", 8), ("channels", 8),
+                   ("len(ranks)", 2), ("len(warnings)", 0)), fails=False, stream=True)
+    # a WARN quoted with its whole prefix removed ('NCCL WARN MSG': a report's own quote, harvest 21)
+    yield Variant("nccl-debug", "a WARN quoted without its prefix",
+                  "NCCL WARN NET/IB : Got completion from peer 10.0.0.7 with error 4, opcode 0, len 0, vendor err 81 (Send)\n",
+                  (("completion_errors[0].status", 4), ("completion_errors[0].vendor_err", 81),
+                   ("completion_errors[0].peer", "10.0.0.7"), ("len(warnings)", 1)), fails=True, stream=True)
     # NCCL up to 2.5: the bootstrap's own 'NET/Socket : Using' line first, then the IB transport's (the
     # network); a job that hangs in init prints 'Init START' and the comm's size, never 'Init COMPLETE'
     for ib in (True, False):

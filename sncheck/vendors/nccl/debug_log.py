@@ -14,7 +14,8 @@ v2.26.2, v2.27.3 and v2.30):
 - ``comm 0x.. rank R nranks N cudaDev D [nvmlDev M] busId B [commId ..|parent ..] - Init COMPLETE``
   (``init.cc``; ``nvmlDev`` from 2.19, the function name before ``comm`` from 2.21).
 - ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>`` (``net_ib``),
-  ``NET/Socket : Using [0]eth0:10.0.0.1<0>``; ``Using network IB`` (``init.cc``). From 2.20.3 to 2.23 a
+  ``NET/Socket : Using [0]eth0:10.0.0.1<0>``; ``Using network IB`` (``init.cc``; a plugin's name as it gives
+  it, a blank and all: ``Using network AWS Libfabric``, its connections ``via NET/AWS Libfabric/0``). From 2.20.3 to 2.23 a
   merged device (``NCCL_IB_MERGE_NICS``) prints as ``[D]={[I] mlx5_2:1/RoCE, [J] mlx5_3:1/RoCE}``
   (a plain device beside it with its IB device's index, ``ibDev``; from 2.24.3 merged devices are not
   on this line); from 2.30.7 a device NCCL_IB_HCA gives a rail or plane prints them after its port,
@@ -23,7 +24,8 @@ v2.26.2, v2.27.3 and v2.30):
 - ``Channel CC/S : R[D] -> P[E] [send|receive] via TRANSPORT`` (``transport/{p2p,shm,net}.cc``):
   ``P2P/IPC``, ``P2P/CUMEM``, ``P2P/direct pointer`` (``"via P2P/direct pointer%s"``, ``useReadStr``
   ``/read`` or empty: kind ``P2P/direct pointer``), ``SHM/direct/direct``, ``NET/IB/0``,
-  ``NET/Socket/0``, ``NET/IB/0/GDRDMA``, ``CollNet`` ...; 2.4 to 2.8's ``shm.cc`` names its connection
+  ``NET/Socket/0``, ``NET/IB/0/GDRDMA``, ``CollNet`` ...; ``channels`` counts these connection lines, not
+  ``graph/connect.cc``'s ring listing ``Channel 00/02 :    0   1``; 2.4 to 2.8's ``shm.cc`` names its connection
   ``via direct shared memory`` (the kind later printed ``SHM/direct/direct``: kind ``SHM/direct``,
   nccl-issue 644); up to 2.6 (and RCCL of that age) the
   same connection is ``Ring RR : R[BUSID] -> P[BUSID] via TRANSPORT`` (``transport/p2p.cc`` @ v2.5.6:
@@ -31,7 +33,9 @@ v2.26.2, v2.27.3 and v2.30):
 - HOST is empty where a reporter removed the host name and kept the rest (``:22901:22901 [0]
   NCCL INFO ...``): the line is NCCL's, its host unknown (not listed in ``hosts``). A WARN whose
   whole ``HOST:PID:TID [DEV]`` was removed (``init.cc:1247 NCCL WARN ...``: NCCL-issue 296) is
-  still NCCL's by its ``FILE:LINE NCCL WARN`` layout: its host, pid and tid null. A PID or TID a
+  still NCCL's by its ``FILE:LINE NCCL WARN`` layout: its host, pid and tid null; one quoted with nothing
+  before its level (``NCCL WARN MSG``, ``NCCL INFO MSG``: a report's quote, harvest 21) is NCCL's by its
+  level and message, its process, file and line null. A PID or TID a
   reporter masked (``host:XXXXXX:XXXXXX``, or ``PID:TID`` as one mask ``host:XXXXXX``: NCCL-issue 2013)
   leaves the line NCCL's, that number null.
 - the IB completion error (``transport/net_ib.cc``, ``net_ib/p2p.cc``), a WARN whose layout
@@ -84,6 +88,7 @@ from sncheck.errors import ParseError
 
 TOOL = "nccl-debug"
 _LEVELS = (" NCCL INFO", " NCCL WARN", " NCCL TRACE", " NCCL CALL")
+_BARE = ("NCCL INFO ", "NCCL WARN ")  # a quoted line whose whole prefix the reporter removed
 _DEV = re.compile(r"\[(\d+)\]$")
 _MASKED = re.compile(r"X+|x+|\*+")  # a number a reporter masked
 _FILE_LINE = re.compile(r"(?P<file>[\w./+-]+):(?P<line>\d+)$")
@@ -139,9 +144,13 @@ def _plain_devices(listed: str) -> list[dict[str, Any]]:
 # 'comm 0x.. rank R nranks N ... - Init START', 'comm 0x.. rank R nRanks N nNodes M localRanks ..': the size
 _COMM_SIZE = re.compile(r"comm (?:0x[0-9a-fA-F]+|\(nil\)) rank \d+ nr?anks (\d+)", re.I)
 _OOB = re.compile(r"OOB (\S+)")
-_USING_NETWORK = re.compile(r"^Using network (\S+)")
+# init.cc 'Using network %s' (ncclNet->name: a plugin's name may hold a blank, aws-ofi-nccl's 'AWS Libfabric')
+_USING_NETWORK = re.compile(r"^Using network (\S.*?)\s*$")
 # 'Channel 00/0 : ...' (2.7 on), 'Ring 00 : ...' (to 2.6): one connection of a channel, by its transport
-_CHANNEL = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? : .* via (?P<via>direct shared memory|P2P/direct pointer|\S+)")
+# ('via NET/%s/%d': the net's name as 'Using network' prints it, a blank and all: 'NET/AWS Libfabric/0'); graph's
+# 'Channel 00/02 :    0   1' lists a ring's ranks: no connection, not counted
+_CHANNEL = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? : .* via "
+                      r"(?P<via>direct shared memory|P2P/direct pointer|NET/[^/]+?(?=/|\s*$)\S*|\S+)")
 # the words shm.cc printed (2.4 to 2.8) for the transport it later names SHM/direct/direct
 _OLD_SHM = "direct shared memory"
 _COMPLETION = re.compile(
@@ -175,7 +184,12 @@ _LINE_MAX = 4096
 
 def _split(line: str) -> tuple[str, str, str] | None:
     """(prefix, level, message) of an NCCL line, or None. Found by the level word, then the
-    prefix read from its end: linear in the line."""
+    prefix read from its end: linear in the line. A line that starts with the level word is one a
+    reporter quoted without its whole prefix ('NCCL WARN NET/IB : Got completion ...', harvest 21's
+    B200 report): an empty prefix."""
+    for bare in _BARE:
+        if line.startswith(bare):
+            return "", bare.split()[-1], line[len(bare):]
     for marker in _LEVELS:
         at = line.find(marker)
         if at >= 0:
@@ -198,6 +212,11 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
     if level != "CALL" and tokens and (m := _DEV.match(tokens[-1])):
         out["device"] = int(m[1])
         tokens.pop()
+    if not prefix.strip() and level in ("INFO", "WARN"):
+        # 'NCCL WARN MSG' / 'NCCL INFO MSG': quoted with nothing before the level word; the layout is NCCL's
+        # level and message alone: the line is NCCL's, its process, file and line unknown
+        out.update(host=None, pid=None, tid=None)
+        return out
     if level == "WARN" and not tokens and out["file"]:
         # 'FILE:LINE NCCL WARN MSG': a reporter removed the whole HOST:PID:TID [DEV] before it
         # (nccl-issue296); the layout is NCCL's WARN alone: the line is NCCL's, its process unknown
@@ -272,7 +291,7 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
     nranks = [r["nranks"] for r in data["ranks"]] + net.pop("sizes", [])
     data["nranks"] = max(nranks) if nranks else None  # a comm's size, from its Init START or comm line too
     net.pop("from", None)
-    faults = [f"NCCL WARN {w['file'] or ''}{':' + str(w['line']) if w['line'] else ''} on "
+    faults = [f"NCCL WARN {(w['file'] or '') + (':' + str(w['line']) if w['line'] else '') or '(no file:line)'} on "
               f"{w['host'] or '(host removed)'}{':' + str(w['pid']) if w['pid'] is not None else ''}: "
               f"{w['message'][:200]}" for w in data["warnings"]]
     faults += [f"NCCL error: {r}" for r in data["nccl_errors"]]
@@ -329,8 +348,8 @@ def _net_line(net: dict[str, Any], m: re.Match[str]) -> None:
 
 def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: str) -> None:
     if msg.startswith(("Channel ", "Ring ")):
-        data["channels"] += 1
         if m := _CHANNEL.match(msg):
+            data["channels"] += 1
             via = ["SHM", "direct"] if m["via"] == _OLD_SHM else m["via"].split("/")
             kind = "/".join(via[:2]) if via[0] in ("NET", "P2P", "SHM") and len(via) > 1 else via[0]
             data["transports"][kind] = data["transports"].get(kind, 0) + 1

@@ -26,14 +26,20 @@ GRAMMAR = {"nccl-debug": Grammar(
         "NVIDIA/nccl#302, 2.5.6); a reporter's removed host name leaves ':PID:TID [DEV]' (real capture "
         "autoscriptlabs/nccl-mesh-plugin#56): the line is NCCL's, its host unknown; a WARN whose whole "
         "'HOST:PID:TID [DEV] ' was removed, 'FILE:LINE NCCL WARN MSG' (real capture NVIDIA/nccl#296, in markdown "
-        "inline code): NCCL's by that layout alone, its host, pid and tid null; "
+        "inline code): NCCL's by that layout alone, its host, pid and tid null; a line quoted with nothing "
+        "before its level, 'NCCL WARN MSG' / 'NCCL INFO MSG' (real capture: a B200 cluster report's quoted "
+        "completion error, harvest 21): NCCL's by its level and message, its process, file and line null; "
+        "init.cc 'Using network %s' and net.cc 'via NET/%s/%d' print the net's name as its plugin gives it, a "
+        "blank and all (aws-ofi-nccl's 'AWS Libfabric'); graph/connect.cc's 'Channel %02d/%02d : %s' lists a "
+        "ring's ranks and is no connection; "
         "linux-rdma/rdma-core libibverbs/enum_strs.c (ibv_wc_status_str: the completion status names)",
     ),
     lines=("'[TS ]HOST:PID:TID [DEV] NCCL INFO MSG'; '[TS ]HOST:PID:TID [DEV] FILE:LINE[ (FUNC)] NCCL WARN MSG' "
            "(an empty line before it); 'NCCL version X.Y.Z[suffix]+cudaA.B' (INFO or bare); '... - Init COMPLETE' "
            "(comm, rank, nranks, cudaDev, nvmlDev from 2.19, busId); 'NET/IB : Using [0]mlx5_0:1/IB ...; OOB "
            "ib0:ADDR<0>', 'NET/Socket : Using ...', 'Using network IB'; 'Channel CC/S : R[D] -> P[E] via "
-           "P2P/IPC|SHM/direct/direct|NET/IB/0[/GDRDMA]...' (to 2.6: 'Ring RR : R[BUSID] -> P[BUSID] via ...'); the NET/IB completion error in its five layouts; "
+           "P2P/IPC|SHM/direct/direct|NET/IB/0[/GDRDMA]|NET/AWS Libfabric/0...' (to 2.6: 'Ring RR : R[BUSID] -> P[BUSID] via ...'; "
+           "'Channel CC/NN :    0   1', a ring's ranks, is no connection); the NET/IB completion error in its five layouts; "
            "NCCL's error results where its callers print them ('NCCL error in: FILE:LINE, unhandled system error', "
            "ncclSystemError); every other line is another program's"),
     end=("none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut "

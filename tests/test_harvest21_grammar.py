@@ -1,0 +1,36 @@
+"""Harvest 21's first-try misses, each read now by its tool's grammar (README "Harvest 21").
+
+Each case is written from the tool's source (the line it prints), not from the capture that
+showed it: NCCL's ``ncclDebugLog`` lines quoted without their prefix, a net plugin's name with a
+blank (init.cc 'Using network %s', net.cc 'via NET/%s/%d'), graph/connect.cc's ring listing."""
+
+from __future__ import annotations
+
+from sncheck.vendors.nccl.debug_log import parse_nccl_debug
+
+
+def test_a_warn_quoted_without_its_prefix_is_ncclS() -> None:
+    """'NCCL WARN MSG' with nothing before the level (a report quoting the line) read as no NCCL
+    line at all: a parse error, the completion error it names lost."""
+    out = parse_nccl_debug("NCCL WARN NET/IB : Got completion from peer 10.0.0.7 with error 4, opcode 0, "
+                           "len 0, vendor err 81 (Send)\n")
+    assert [(c["peer"], c["status"], c["vendor_err"], c["type"]) for c in out["completion_errors"]] == [
+        ("10.0.0.7", 4, 81, "Send")]
+    assert len(out["warnings"]) == 1 and out["warnings"][0]["host"] is None and out["faults"]
+    info = parse_nccl_debug("NCCL INFO Using network IB\nNCCL INFO NCCL version 2.27.5+cuda12.9\n")
+    assert info["net"]["network"] == "IB" and info["faults"] == [] and info["lines"] == 2
+
+
+def test_a_net_plugin_name_with_a_blank_and_ring_listings() -> None:
+    """aws-ofi-nccl names its net 'AWS Libfabric': 'Using network AWS Libfabric' read as 'AWS' and the
+    connections 'via NET/AWS Libfabric/0' as NET/AWS; graph's 'Channel 00/02 :    0   1' (a ring's
+    ranks) was counted as a connection."""
+    pre = "h1:7614:7691 [0] NCCL INFO "
+    out = parse_nccl_debug("".join(pre + m + "\n" for m in (
+        "Using network AWS Libfabric", "Channel 00/02 :    0   1", "Channel 01/02 :    0   1",
+        "Channel 00/0 : 1[0] -> 0[0] [receive] via NET/AWS Libfabric/0",
+        "Channel 00/0 : 0[0] -> 1[0] [send] via NET/AWS Libfabric/0/GDRDMA",
+        "Channel 01/0 : 0[1] -> 1[1] via P2P/CUMEM/read")))
+    assert out["net"]["network"] == "AWS Libfabric"
+    assert out["transports"] == {"NET/AWS Libfabric": 2, "P2P/CUMEM": 1}
+    assert out["channels"] == 3
