@@ -34,3 +34,18 @@ def test_a_net_plugin_name_with_a_blank_and_ring_listings() -> None:
     assert out["net"]["network"] == "AWS Libfabric"
     assert out["transports"] == {"NET/AWS Libfabric": 2, "P2P/CUMEM": 1}
     assert out["channels"] == 3
+
+
+def test_nccl_tests_reads_the_banner_ncclS_info_level_prints() -> None:
+    """showVersion prints 'NCCL version X+cudaY' as an INFO line when NCCL_DEBUG=INFO: nccl_release
+    stayed null (the bare banner alone was read)."""
+    from sncheck.vendors.nccltests.parse import parse_nccl_tests
+    text = ("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+            "validation: 1 graph: 0\n#\n# Using devices\n#  Rank  0 Group  0 Pid     21 on w0 device  0 [0x00] "
+            "NVIDIA A10G\nw0:21:21 [0] NCCL INFO NCCL version 2.22.3+cuda12.2\n#\n"
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+            "busbw #wrong\n#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+            "(us)  (GB/s)  (GB/s)\n           8             2     float     sum      -1     3.51    0.00    0.00      "
+            "0     0.11    0.07    0.00      0\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n")
+    out = parse_nccl_tests(text, collective="all_reduce")
+    assert out["nccl_release"] == "2.22.3" and out["errors"] == []

@@ -114,7 +114,9 @@ class _Run:
         if not lay.startswith("rccl") and self.rng.random() < 0.5:
             # NCCL's banner on rank 0 (init.cc showVersion), between the device list and the table
             self.nccl_release = f"2.{self.rng.randint(9, 29)}.{self.rng.randint(1, 9)}"
-            out.append(f"NCCL version {self.nccl_release}+cuda12.{self.rng.randint(0, 9)}")
+            banner = f"NCCL version {self.nccl_release}+cuda12.{self.rng.randint(0, 9)}"
+            # under NCCL_DEBUG=INFO showVersion prints it as an INFO line of NCCL's log (harvest 21)
+            out.append(banner if self.rng.random() < 0.5 else f"node1:21:21 [0] NCCL INFO {banner}")
         out.append("#")
         redop, root = COLLECTIVES[self.collective]
         op = "sum" if redop else "none"

@@ -82,8 +82,10 @@ _VERSION = re.compile(r"^[nr]ccl-tests version (\S+)(?: \([0-9A-Za-z._-]+\))?(?:
 # "Hostname     : ..", "Librccl path : .." before the table (real captures: rccl-tests/01, r3, harvest)
 _RCCL_TESTS_VERSION = re.compile(r"^rccl-tests: Version (\S+)")
 # NCCL's own banner on rank 0 (init.cc showVersion: 'NCCL version %d.%d.%d%s' with '+cuda%d.%d'), printed
-# between the device list and the table of any nccl-tests release; RCCL prints the same line
-_NCCL_BANNER = re.compile(r"^NCCL version (\d+\.\d+\.\d+)(?:[+.-]\S*)?$")
+# between the device list and the table of any nccl-tests release; RCCL prints the same line. Under
+# NCCL_DEBUG=INFO (showVersion: INFO, not VERSION, above the WARN level) it is an INFO line of NCCL's log:
+# 'host:21:21 [0] NCCL INFO NCCL version 2.22.3+cuda12.2' (harvest 21's EKS/EFA run)
+_NCCL_BANNER = re.compile(r"^(?:\S*:\d+:\d+ \[\d+\] NCCL INFO )?NCCL version (\d+\.\d+\.\d+)(?:[+.-]\S*)?$")
 _RCCL_LIBRARY = re.compile(r"^(RCCL version|HIP version|ROCm version|Hostname|Librccl path)\s*:\s*(\S.*?)\s*$")
 _RANK_LINE = re.compile(
     r"^Rank\s+(\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(\S+)\s+device\s+(\d+)"
