@@ -49,3 +49,21 @@ def test_nccl_tests_reads_the_banner_ncclS_info_level_prints() -> None:
             "0     0.11    0.07    0.00      0\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n")
     out = parse_nccl_tests(text, collective="all_reduce")
     assert out["nccl_release"] == "2.22.3" and out["errors"] == []
+
+
+def test_a_yes_no_flag_with_another_value_is_an_error_not_a_pass() -> None:
+    """nvidia-smi -q prints the row remapper's Pending as Yes or No (or N/A). A reader's marker after it,
+    'Yes                      <===', read as unknown: a remap pending on a GPU with an uncorrectable
+    error row passed (exit 0)."""
+    from sncheck.vendors.nvidia.smi_query import parse_query
+    head = ("==============NVSMI LOG==============\n\nDriver Version                            : 550.90.07\n\n"
+            "Attached GPUs                             : 1\nGPU 00000000:52:00.0\n    Remapped Rows\n"
+            "        Correctable Error                 : 0\n        Uncorrectable Error               : 1\n")
+    tail = ("        Remapping Failure Occurred        : No\n        Bank Remap Availability Histogram\n"
+            "            Max                           : 2559 bank(s)\n            High                          : 1 bank(s)\n"
+            "            Partial                       : 0 bank(s)\n            Low                           : 0 bank(s)\n"
+            "            None                          : 0 bank(s)\n")
+    marked = parse_query(head + "        Pending                           : Yes                      <===\n" + tail)
+    assert any("Pending is 'Yes" in e for e in marked["errors"])
+    plain = parse_query(head + "        Pending                           : Yes\n" + tail)
+    assert plain["errors"] == [] and plain["gpus"][0]["remapped_rows"]["pending"] is True

@@ -63,6 +63,7 @@ from sncheck.vendors.nvidia.smi_values import (
     na_or,
     scalar,
     text_value,
+    unknown_flags,
     yes_no,
 )
 
@@ -126,6 +127,7 @@ def parse_query(text: str) -> dict[str, Any]:
     errors += impossible_listing(attached, gpus)
     driver, cuda = _version(root, "KMD Version", "Driver Version"), _version(root, "CUDA UMD Version", "CUDA Version")
     errors += _cut_short(gpu_nodes, _major(driver))
+    errors += [e for node in gpu_nodes for e in unknown_flags(node)]
     return {
         "tool": "nvidia-smi-q",
         "driver_version": na_or(driver, str),

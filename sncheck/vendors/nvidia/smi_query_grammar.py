@@ -52,7 +52,10 @@ GRAMMAR = {"nvidia-smi-q": Grammar(
         "sections the first GPU has",
     failures=("'No devices were found', 'NVIDIA-SMI has failed ...', 'Failed to initialize NVML: ...', 'Unable to "
               "determine the device handle for GPU ...' (errors); a listing cut short or not one machine's (a bus "
-              "id or UUID twice, more sections than attached GPUs: errors); what the host checks judge (faults): "
+              "id or UUID twice, more sections than attached GPUs: errors); a Yes/No flag (Remapped Rows' Pending and "
+              "Remapping Failure Occurred, Retired Pages' Pending entries) holding any other value: an error, not "
+              "null (a reader's '<===' after 'Yes', harvest 21: read as unknown, the pending remap it marks passed); "
+              "what the host checks judge (faults): "
               "a PCIe link narrower than its max, a volatile uncorrectable ECC count above zero or SRAM Threshold "
               "Exceeded, a pending row remap or remapping failure, a pending page retirement, HW Slowdown, HW "
               "Thermal, HW Power Brake or SW Thermal Slowdown active"),

@@ -95,3 +95,24 @@ def clique_value(v: str | None) -> int | str | None:
     """A CliqueId: an int when printed as one, else the text (None for N/A)."""
     as_int = int_value(v)
     return as_int if as_int is not None else text_value(v)
+
+
+# The flags -q prints as 'Yes' or 'No' (nvidia-smi's row remapper and page retirement sections), or N/A:
+# any other value is none the tool prints (a reader's marker pasted after it, 'Yes      <===', harvest 21),
+# and reading it as unknown would pass the very remap it flags
+_FLAGS = {"Remapped Rows": ("Pending", "Remapping Failure Occurred"),
+          "Retired Pages": ("Pending Page Blacklist", "Pending Page Retirement", "Pending")}
+
+
+def unknown_flags(gpu: Any) -> list[str]:
+    """``GPU <bus>: Remapped Rows / Pending is 'Yes <==='``: a Yes/No flag of a -q GPU section (a node
+    with ``key``, ``get`` and ``children``) holding a value nvidia-smi does not print."""
+    out = []
+    for name, flags in _FLAGS.items():
+        section = gpu.get(name)
+        for child in section.children if section else ():
+            value = (child.value or "").strip()
+            if child.key in flags and value not in NA_VALUES and value not in ("Yes", "No"):
+                out.append(f"{gpu.key}: {name} / {child.key} is {value[:40]!r} (nvidia-smi prints Yes or No): "
+                           "a value the tool does not print, not read")
+    return out
