@@ -67,3 +67,16 @@ def test_a_yes_no_flag_with_another_value_is_an_error_not_a_pass() -> None:
     assert any("Pending is 'Yes" in e for e in marked["errors"])
     plain = parse_query(head + "        Pending                           : Yes\n" + tail)
     assert plain["errors"] == [] and plain["gpus"][0]["remapped_rows"]["pending"] is True
+
+
+def test_amd_smi_version_line_above_a_view_is_read() -> None:
+    """'amd-smi version' prints 'AMDSMI Tool: V | AMDSMI Library version: V | ROCm version: V'
+    (amdsmi_commands.py version); run before 'amd-smi list' it was an unrecognised line (exit 1)."""
+    from sncheck.vendors.amd.amd_smi import parse_amd_smi
+    out = parse_amd_smi("AMDSMI Tool: 26.2.2+e1a6bc5663 | AMDSMI Library version: 26.2.2 | ROCm version: 7.2.1 | "
+                        "amdgpu version: 6.16.13 | hsmp version: N/A\nGPU: 0\n    BDF: 0000:05:00.0\n"
+                        "    UUID: d4ff74a1-0000-1000-80b1-dbb1e6a69543\n")
+    assert out["errors"] == [] and out["version"]["amdgpu version"] == "6.16.13"
+    assert out["version"]["ROCm version"] == "7.2.1" and out["gpus"][0]["BDF"] == "0000:05:00.0"
+    later = parse_amd_smi("GPU: 0\n    BDF: 0000:05:00.0\nAMDSMI Tool: 26.2.2 | AMDSMI Library version: 26.2.2\n")
+    assert later["errors"]  # among a device's lines it is no line of the view

@@ -118,6 +118,14 @@ def amd_smi(rng: random.Random) -> Iterator[Variant]:
                   (f"nics[nic={n_nic - 1}].BDF", f"0000:{0xe2 + n_nic - 1:02x}:00.0")]
         yield Variant("amd-smi", f"list {n_gpu} GPUs {n_nic} AI NICs after a prompt", "\n".join(lines) + "\n",
                       tuple(values), count=n_gpu, end=end)
+    # 'amd-smi version' then 'amd-smi list' (24.5, BDF and UUID only): the version line above the devices,
+    # each of its 'NAME: value' parts as printed (harvest 21: a pod's log, OCI's MI300X README)
+    lines = ["AMDSMI Tool: 24.5.1+c5106a9 | AMDSMI Library version: 24.5.2.0 | ROCm version: 6.1.2"]
+    for g in range(4):
+        lines += [f"GPU: {g}", f"    BDF: 0000:{0x11 + 0x1e * g:02x}:00.0", f"    UUID: {g:02x}ff74a1-0000-1000-80b1-dbb1e6a69543", ""]
+    yield Variant("amd-smi", "version line then list of 4 GPUs (24.5)", "\n".join(lines) + "\n",
+                  (("len(gpus)", 4), ("version.ROCm version", "6.1.2"), ("version.AMDSMI Tool", "24.5.1+c5106a9"),
+                   ("gpus[gpu=3].BDF", "0000:6b:00.0")), count=4, end=None)
 
 
 @generator("amd-smi")

@@ -11,7 +11,8 @@ truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing i
      "errors": []}
 
   Values stay strings except plain integers; a fragment without ``GPU: n`` lines is one
-  entry with ``gpu`` null. ESMI's ``CPU: n`` / ``CORE: n`` blocks (ROCm 6.1+) are ``cpus``;
+  entry with ``gpu`` null. ``amd-smi version``'s line above the view ('AMDSMI Tool: V | AMDSMI Library
+  version: V | ROCm version: V'), a reporter's second command, is ``version`` {NAME: value as printed}. ESMI's ``CPU: n`` / ``CORE: n`` blocks (ROCm 6.1+) are ``cpus``;
   up to ROCm 6.0.x a device's sections start at its own column (the device's all the same).
   A list of scalars is yaml-dumped one item a line under its ``KEY:`` (amdsmi_logger; ``static
   --profile``'s PROFILES): only items follow it at that depth, a ``KEY: value`` there is no line
@@ -104,6 +105,13 @@ def _body_lines(text: str, errors: list[str]) -> list[tuple[int, int, str]]:
     return out
 
 
+# 'amd-smi version' (amdsmi_cli amdsmi_commands.py version): 'AMDSMI Tool: V | AMDSMI Library version: V |
+# ROCm version: V' (up to 5.x '| Kernel version: V'; from 6.4 '| amdgpu version: V', '| amd_hsmp version: V',
+# 26.x 'hsmp version'), each 'NAME: value' as printed; a reporter runs it before the view (harvest 21: a pod's
+# 'amd-smi version' then 'amd-smi list', OCI's MI300X README)
+_VERSION_LINE = re.compile(r"^AMDSMI Tool: \S+(?: \| [A-Za-z_ ]+: [^|]*\S)*$")
+
+
 def parse_amd_smi(text: str) -> dict[str, Any]:
     if is_summary(text):  # 'amd-smi' with no command (26.x): the boxed summary
         return parse_summary(text)
@@ -117,7 +125,11 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     listed: set[int] = set()  # the sections read as a list of scalars (their dicts' ids)
     foreign: list[str] = []  # lines amd-smi never prints (a key not upper case: another tool's 'key: value')
     keys: set[str] = set()  # every key read: one at least must be amd-smi's (amd_smi_keys, from its source)
+    version: dict[str, str] = {}
     for _, indent, body in _body_lines(text, errors):
+        if not gpus and _VERSION_LINE.match(body):  # 'amd-smi version' run before the view (its own line)
+            version = dict(part.split(": ", 1) for part in body.split(" | "))
+            continue
         m = re.match(r"^(GPU|AI_NIC|CPU|CORE):\s*(\d+)$", body)
         if m:
             # amd-smi 26.x lists an AMD AI NIC (Pollara) after the GPUs: 'AI_NIC: n' and its entries;
@@ -183,7 +195,8 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     errors += _short_lists(gpus)
     # the sections still open where the text ends: a fixed record among them stopped short was cut
     errors += cut_records([(owners[id(d)][1], d) for _, d in stack if id(d) in owners and id(d) not in listed])
-    return {"tool": "amd-smi", "gpus": gpus, "nics": nics, **({"cpus": cpus} if cpus else {}), "errors": errors}
+    return {"tool": "amd-smi", **({"version": version} if version else {}), "gpus": gpus, "nics": nics,
+            **({"cpus": cpus} if cpus else {}), "errors": errors}
 
 
 def _short_lists(gpus: list[dict[str, Any]]) -> list[str]:

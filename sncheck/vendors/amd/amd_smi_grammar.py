@@ -54,7 +54,10 @@ GRAMMAR = {
             "ROCm/rocm-systems projects/amdsmi (ROCm 6.4+): the VBIOS section prints as IFWI (--ifwi, --vbios)",
             _FAILED_SOURCE,
         ),
-        lines=("'GPU: N' opens a device; then 'KEY: value' lines, 4 spaces deeper per level, every KEY upper case "
+        lines=("[amd-smi version's line, a reporter's command before the view: 'AMDSMI Tool: V | AMDSMI Library version: V "
+               "| ROCm version: V' (5.x '| Kernel version: V'; 6.4 on '| amdgpu version: V | amd_hsmp version: V'), "
+               "amdsmi_commands.py version: version{NAME: value}]; "
+               "'GPU: N' opens a device; then 'KEY: value' lines, 4 spaces deeper per level, every KEY upper case "
                "(amdsmi_logger's _capitalize_keys, rocm-5.5 on: a 'Chip Count : 1' or 'nvidia-peermem x:' line is "
                "another tool's; with no device line, a parse error) and one KEY at least amd-smi's own "
                "(sncheck/vendors/amd/amd_smi_keys.py: the dict keys amdsmi_commands.py and amdsmi_interface.py "
