@@ -163,7 +163,7 @@ def test_a_missing_tier_is_one_tier_whichever_type_each_piece_reads_it_as(monkey
                           "status": "ok", "bw_GBps": [100.0, 90.0], "bw_rev_GBps": [100.0, 90.0],
                           "lat_p99_us": [5.0, 6.0]})
     categorical = frame.assign(tier=frame["tier"].astype("category"))
-    monkeypatch.setattr(p2pstats, "pieces", lambda rows, kind, columns: iter([categorical, frame.copy()]))
+    monkeypatch.setattr(p2pstats, "tables", lambda rows, kind, columns: iter([categorical, frame.copy()]))
     out = card_p2p(pd.DataFrame(), {})
     assert not out.duplicated(["card", "tier"]).any(), out
     assert sorted(out["card"]) == ["h1/gpu0", "h1/gpu1", "h1/gpu2"] and set(out["tier"]) == {""}

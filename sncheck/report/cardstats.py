@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sncheck.report.codes import Codes, IdTable, bucket_positions, merge_repeated
-from sncheck.report.tables import floats, status_ok
+from sncheck.report.codes import Codes, bucket_positions, merge_repeated
+from sncheck.report.p2pread import Piece
 
 GB = 1e9
 US = 1e-6
@@ -34,21 +34,15 @@ class TierRows:
         self._named = [False, False]
         self._offset = 0
 
-    def add(self, p2p: pd.DataFrame) -> None:
-        self._named = [self._named[0] or bool(p2p["src"].notna().any()),
-                       self._named[1] or bool(p2p["dst"].notna().any())]
-        ok_all = status_ok(p2p).to_numpy(bool)
-        fwd_all, rev_all, p99_all = (floats(p2p[c]) for c in ("bw_GBps", "bw_rev_GBps", "lat_p99_us"))
-        tier = p2p["tier"]
-        if not isinstance(tier.dtype, pd.CategoricalDtype):  # a missing tier: "nan", as a categorical's
-            tier = tier.fillna("nan")                           # (one tier, not two: reviewr)
+    def add(self, piece: Piece) -> None:
+        """A piece of the rows (:class:`~sncheck.report.p2pread.Piece`), in row order."""
+        self._named = [self._named[0] or piece.named[0], self._named[1] or piece.named[1]]
+        ok_all = piece.ok
+        fwd_all, rev_all, p99_all = (piece.values[c] for c in ("bw_GBps", "bw_rev_GBps", "lat_p99_us"))
         offset = self._offset
-        wide = offset + len(p2p) >= 2**31   # (a place past int32: every row's as int64)
-        ends = IdTable(p2p["src"], p2p["dst"], dtype=np.int32)
-        code = self.cards.of(ends.values)   # (this piece's card codes -> the run's)
-        tiers = IdTable(tier, dtype=np.int16)
-        for t, name in enumerate(tiers.values):   # (every value IdTable keeps is held by a row)
-            at = tiers.rows_of(0, t)
+        wide = offset + piece.n >= 2**31   # (a place past int32: every row's as int64)
+        code = self.cards.of(piece.cards)   # (this piece's card codes -> the run's)
+        for name, at in piece.rows_of_tier("by_tier"):   # (every tier it names is held by a row)
             ok = ok_all[at]
             bw = pair_mean(fwd_all[at], rev_all[at])
             bw *= GB
@@ -56,10 +50,10 @@ class TierRows:
             p99 = p99_all[at]
             p99 *= US
             p99[~ok] = np.nan
-            self.by_tier.setdefault(str(name), []).append(
-                {"a": code[ends.take(0, at)], "b": code[ends.take(1, at)], "bw": bw, "p99": p99, "failed": ~ok,
+            self.by_tier.setdefault(name, []).append(
+                {"a": code[piece.src[at]], "b": code[piece.dst[at]], "bw": bw, "p99": p99, "failed": ~ok,
                  "row": (at.astype(np.int64) if wide else at) + offset})
-        self._offset += len(p2p)
+        self._offset += piece.n
 
     def finish(self) -> pd.DataFrame:
         """The per-card statistics of the rows added (:func:`card_stats`); the rows let go."""

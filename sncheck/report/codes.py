@@ -188,12 +188,18 @@ class Codes:
 
     def __init__(self) -> None:
         self.values = pd.Index([], dtype=object)
+        self._last: tuple[pd.Index, np.ndarray] | None = None
 
     def of(self, values: pd.Index, dtype: type = np.int32) -> np.ndarray:
-        """The codes of ``values`` (each a name), new ones added."""
+        """The codes of ``values`` (each a name), new ones added. The index last given, given
+        again (a run's pieces naming every card: :class:`~sncheck.report.p2pread.Reader`),
+        takes its codes again (names keep their codes), not a look-up of every name."""
+        if self._last is not None and self._last[0] is values:
+            return self._last[1].astype(dtype, copy=False)
         at = self.values.get_indexer(values)
         new = at < 0
         if new.any():
             self.values = self.values.append(pd.Index(values[new], dtype=object))
             at = self.values.get_indexer(values)
+        self._last = (values, at)
         return at.astype(dtype)

@@ -28,14 +28,15 @@ import numpy as np
 import pandas as pd
 
 from sncheck.report.cardstats import TierRows
-from sncheck.report.codes import Codes, IdTable, id_codes, narrow_positions
-from sncheck.report.tables import column, floats, pieces, status_ok
-from sncheck.topology import INTRA_HOST, SCALE_OUT, SCALE_UP
+from sncheck.report.codes import Codes, narrow_positions
+from sncheck.report.p2pread import IDS, Piece, Reader
+from sncheck.report.tables import tables
+from sncheck.topology import SCALE_OUT
 
 class _Builder(Protocol):
     columns: tuple[str, ...]
 
-    def add(self, p2p: pd.DataFrame) -> None: ...
+    def add(self, piece: Piece) -> None: ...
 
 
 class Drawn:
@@ -55,21 +56,20 @@ class Drawn:
         self._got: dict[str, list[np.ndarray]] = {k: [] for k in ("src", "dst", "tier", "ok", *self.values_read)}
         self._named = [False, False]
 
-    def add(self, p2p: pd.DataFrame) -> None:
-        self._named = [self._named[0] or bool(p2p["src"].notna().any()),
-                       self._named[1] or bool(p2p["dst"].notna().any())]
-        ends = IdTable(p2p["src"], p2p["dst"], dtype=np.int32)
-        code = self._cards.of(ends.values)   # (this piece's codes -> the run's)
-        (tier,), names = id_codes(_tiers(p2p), dtype=np.int16)
+    def add(self, piece: Piece) -> None:
+        """A piece of the rows (:class:`~sncheck.report.p2pread.Piece`), in row order."""
+        self._named = [self._named[0] or piece.named[0], self._named[1] or piece.named[1]]
+        code = self._cards.of(piece.cards)   # (this piece's codes -> the run's)
+        tier, names = piece.tiers["drawn"]
         tier = self._tiers.of(names, np.int16)[tier]
         at = narrow_positions(np.flatnonzero(tier != self._tiers.values.get_indexer([SCALE_OUT])[0]))
         got = self._got
-        got["src"].append(code[ends.take(0, at)])
-        got["dst"].append(code[ends.take(1, at)])
+        got["src"].append(code[piece.src[at]])
+        got["dst"].append(code[piece.dst[at]])
         got["tier"].append(tier[at])
-        got["ok"].append(status_ok(p2p).to_numpy(bool)[at])
+        got["ok"].append(piece.ok[at])
         for c in self.values_read:
-            got[c].append(floats(p2p[c])[at])
+            got[c].append(piece.values[c][at])
 
     def finish(self) -> "Drawn":
         self.named = all(self._named)
@@ -79,25 +79,6 @@ class Drawn:
         self.src, self.dst, self.tier, self.ok = (joined.pop(k) for k in ("src", "dst", "tier", "ok"))
         self.values = joined
         return self
-
-
-def _tiers(p2p: pd.DataFrame) -> pd.Series:
-    """The row's tier; where a backend left it out, intra_host or scale_up by host."""
-    tier = column(p2p, "tier")
-    if tier.notna().all():
-        return tier if isinstance(tier.dtype, pd.CategoricalDtype) else tier.astype(str)
-    same_host = _host_part(p2p["src"]) == _host_part(p2p["dst"])
-    # (as names: a categorical's fill must be among its categories, a part's may lack it)
-    return tier.astype(object).fillna(same_host.map({True: INTRA_HOST, False: SCALE_UP})).astype(str)
-
-
-def _host_part(ids: pd.Series) -> pd.Series:
-    """Each card id's host part (``h/gpu0`` -> ``h``); missing where the id is (a piece of
-    the rows may name no card at all: missing, never equal)."""
-    text = ids.astype(str)
-    if not text.notna().any():
-        return pd.Series(np.nan, index=ids.index)
-    return text.str.rsplit("/", n=1).str[0]
 
 
 # What each reader is built by; when a pass ends, the card table is finished first (its
@@ -165,8 +146,11 @@ def _one_pass(rows: Any, names: list[str]) -> dict[str, Any]:
     in order, then finished (in :data:`BUILDERS`' order)."""
     builders = {n: BUILDERS[n]() for n in BUILDERS if n in names}
     cols = list(dict.fromkeys(c for b in builders.values() for c in b.columns))
-    for p2p in pieces(rows, "p2p", cols):
+    reader = Reader(tuple(c for c in cols if c not in IDS))
+    for table in tables(rows, "p2p", cols):
+        piece = reader.of(table)
+        del table
         for b in builders.values():
-            b.add(p2p)
-        del p2p
+            b.add(piece)
+        del piece
     return {n: b.finish() for n, b in builders.items()}

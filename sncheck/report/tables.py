@@ -35,6 +35,15 @@ def pieces(rows: Any, kind: str, columns: Sequence[str]) -> Iterator[pd.DataFram
         yield df
 
 
+def tables(rows: Any, kind: str, columns: Sequence[str]) -> Iterator[Any]:
+    """As :func:`pieces`, but a run store's view gives each piece as its Arrow table
+    (``RowFrames.tables``: a reader of millions of rows takes its dictionaries as they are)."""
+    if isinstance(rows, RowFrames):
+        yield from rows.tables(kind, columns)
+        return
+    yield from pieces(rows, kind, columns)
+
+
 def let_go(rows: Any, kind: str) -> None:
     """The run store's view lets go of the rows of ``kind`` it read and kept for the
     reports (a report that asks again reads them again): the p2p rows' last reader in

@@ -297,6 +297,11 @@ class RowFrames:
         if len(frame):
             yield frame
 
+    def tables(self, kind: str, columns: Sequence[str]) -> Iterator[Any]:
+        """:meth:`pieces`, where a run store's view gives each piece as its Arrow table
+        (:meth:`sncheck.store.parts.PartFrames.tables`); rows held in memory are one frame."""
+        yield from self.pieces(kind, columns)
+
     def counts(self) -> dict[str, int]:
         return {k: len(f) for k, f in self._frames.items()}
 
