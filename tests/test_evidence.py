@@ -289,11 +289,12 @@ def test_group_ids_read_through_a_categorical_as_through_their_text():
     is what the same ids as text pick, missing ids and categories no row holds included."""
     import numpy as np
     from sncheck.store.evidence import _Groups
+    from sncheck.store.idcols import frame_codes
 
     text = pd.Series(["pair:h1/gpu0<->h2/gpu1", "host:h1", None, "card:h2/gpu1", "pair:h2/gpu1<->h1/gpu0",
                       "rail:0", "pair:h3/gpu0<->h1/gpu1", None, "host:h2"] * 3, dtype=object)
     cat = text.astype(pd.CategoricalDtype(["unused:x", *sorted(set(text.dropna()))]))
-    for a, b in ((_Groups(text), _Groups(cat)),):
+    for a, b in ((_Groups(*frame_codes(text)), _Groups(*frame_codes(cat))),):
         assert np.array_equal(a.link("h1/gpu0", "h2/gpu1"), b.link("h1/gpu0", "h2/gpu1"))
         for cards, hosts in (({"h2/gpu1"}, {"h2"}), (set(), {"h1"}), ({"h9/gpu0"}, {"h9"})):
             assert np.array_equal(a.touching(cards, hosts), b.touching(cards, hosts))

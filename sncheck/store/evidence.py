@@ -31,6 +31,7 @@ import pandas as pd
 from sncheck.model import EntityKind, Finding, card_of, host_of
 from sncheck.store.files import RunFiles
 from sncheck.store.frames import RowFrames
+from sncheck.store.idcols import id_codes
 from sncheck.store.results import finding_to_json
 
 EVIDENCE_DIR = "evidence"
@@ -84,28 +85,15 @@ def _members(entity: str, kind: str, topology: dict | None) -> tuple[set[str], s
     return set(), set()
 
 
-def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """A column as integer codes (-1: missing) and its distinct values (a categorical's
-    categories as they are; any other column factorized once)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return col.cat.codes.to_numpy(), col.cat.categories.to_numpy(dtype=object)
-    codes, uniques = pd.factorize(col)
-    return codes, np.asarray(uniques, dtype=object)
-
-
 class _Groups:
     """A frame's group ids parsed once (a run of 384 cards has 73,536 pair groups, asked
     about by every finding's bundle): per distinct id its kind and its one or two names,
     and each row's position among the distinct ids."""
 
-    def __init__(self, col: pd.Series) -> None:
-        if isinstance(col.dtype, pd.CategoricalDtype):   # the store's ids: its codes, no string per row
-            uniques = [*col.cat.categories.astype(str).tolist(), ""]   # (a missing id: "", the last)
-            self.codes = col.cat.codes.to_numpy().astype(np.int64)
-            self.codes[self.codes < 0] = len(uniques) - 1
-        else:
-            self.codes, found = pd.factorize(col.astype(object).where(col.notna(), ""))
-            uniques = found.tolist()
+    def __init__(self, codes: np.ndarray, names: np.ndarray) -> None:
+        uniques = [*map(str, names.tolist()), ""]   # (a missing id: "", the last)
+        self.codes = codes.astype(np.int64)
+        self.codes[self.codes < 0] = len(uniques) - 1
         kind, a, b = [], [], []
         for g in map(str, uniques):
             k, _, rest = g.partition(":")
@@ -147,10 +135,12 @@ class Who:
 
     def __init__(self, frames: RowFrames, kind: str) -> None:
         have = frames.columns(kind)
-        f = frames.kind(kind, [c for c in MASK_COLUMNS if c in have])
-        self.n = len(f)
-        self.columns = {c: _codes(f[c]) for c in ("src", "dst", "card", "host", "entity") if c in f}
-        self.groups = _Groups(f["group"]) if "group" in f else None
+        cols = [c for c in MASK_COLUMNS if c in have]
+        ids = id_codes(frames, kind, cols)   # (each piece's ids as codes: no frame of the kind)
+        self.n = len(ids[cols[0]][0]) if cols else len(frames.kind(kind, []))
+        self.columns: dict[str, tuple[np.ndarray, np.ndarray]] = {
+            c: ids[c] for c in ("src", "dst", "card", "host", "entity") if c in ids}
+        self.groups = _Groups(*ids["group"]) if "group" in ids else None
         self._host_of: dict[str, np.ndarray] = {}
 
     def touching(self, column: str, pred: Callable[[str], bool]) -> np.ndarray:
