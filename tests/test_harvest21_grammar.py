@@ -80,3 +80,13 @@ def test_amd_smi_version_line_above_a_view_is_read() -> None:
     assert out["version"]["ROCm version"] == "7.2.1" and out["gpus"][0]["BDF"] == "0000:05:00.0"
     later = parse_amd_smi("GPU: 0\n    BDF: 0000:05:00.0\nAMDSMI Tool: 26.2.2 | AMDSMI Library version: 26.2.2\n")
     assert later["errors"]  # among a device's lines it is no line of the view
+
+
+def test_a_long_blank_run_after_the_net_name_reads_a_bounded_kind() -> None:
+    """reviews13: 'via NET/a<4000 blanks>b' was matched by a lazy name before '\\s*$' (quadratic in the
+    line) and kept the whole run as the kind; 'Using network a<blanks>b' the same. The text after 'via' is
+    split, the name bounded (a plugin's name is short): the kind is NET/a, no network is named."""
+    pre = "h1:1:1 [0] NCCL INFO "
+    out = parse_nccl_debug(pre + "Channel 00/0 : 0[0] -> 1[0] [send] via NET/a" + " " * 4000 + "b\n"
+                           + pre + "Using network a" + " " * 4000 + "b\n")
+    assert out["transports"] == {"NET/a": 1} and out["net"] is None

@@ -144,13 +144,14 @@ def _plain_devices(listed: str) -> list[dict[str, Any]]:
 # 'comm 0x.. rank R nranks N ... - Init START', 'comm 0x.. rank R nRanks N nNodes M localRanks ..': the size
 _COMM_SIZE = re.compile(r"comm (?:0x[0-9a-fA-F]+|\(nil\)) rank \d+ nr?anks (\d+)", re.I)
 _OOB = re.compile(r"OOB (\S+)")
-# init.cc 'Using network %s' (ncclNet->name: a plugin's name may hold a blank, aws-ofi-nccl's 'AWS Libfabric')
-_USING_NETWORK = re.compile(r"^Using network (\S.*?)\s*$")
+# init.cc 'Using network %s' (ncclNet->name: a plugin's name may hold a blank, aws-ofi-nccl's 'AWS Libfabric');
+# greedy, its trailing blanks stripped after the match (a lazy name before '\s*$' was quadratic: reviews13)
+_USING_NETWORK = re.compile(r"^Using network (\S.*)")
+_NET_NAME_MAX = 64  # a net plugin's name is a word or two: longer is no name NCCL prints
 # 'Channel 00/0 : ...' (2.7 on), 'Ring 00 : ...' (to 2.6): one connection of a channel, by its transport
-# ('via NET/%s/%d': the net's name as 'Using network' prints it, a blank and all: 'NET/AWS Libfabric/0'); graph's
-# 'Channel 00/02 :    0   1' lists a ring's ranks: no connection, not counted
-_CHANNEL = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? : .* via "
-                      r"(?P<via>direct shared memory|P2P/direct pointer|NET/[^/]+?(?=/|\s*$)\S*|\S+)")
+# ('via NET/%s/%d': the net's name as 'Using network' prints it, a blank and all: 'NET/AWS Libfabric/0': split
+# by _via); graph's 'Channel 00/02 :    0   1' lists a ring's ranks: no connection, not counted
+_CHANNEL = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? : .* via (?P<via>\S.*)")
 # the words shm.cc printed (2.4 to 2.8) for the transport it later names SHM/direct/direct
 _OLD_SHM = "direct shared memory"
 _COMPLETION = re.compile(
@@ -330,6 +331,18 @@ def _warn(data: dict[str, Any], who: dict[str, Any], msg: str) -> None:
             "host": who["host"], "pid": who["pid"]})
 
 
+def _via(via: str) -> str:
+    """A connection's transport kind: 'P2P/IPC', 'SHM/direct', 'NET/IB', 'NET/AWS Libfabric' (a net's name with
+    its blank, up to the next '/'), 'P2P/direct pointer'; the text after 'via' read by split, never by a regex."""
+    if via.startswith((_OLD_SHM, "P2P/direct pointer")):
+        return "SHM/direct" if via.startswith(_OLD_SHM) else "P2P/direct pointer"
+    parts = via.split("/")
+    if parts[0] == "NET" and len(parts) > 1 and len(parts[1]) <= _NET_NAME_MAX:
+        return "NET/" + parts[1]
+    token = via.split()[0].split("/")
+    return "/".join(token[:2]) if token[0] in ("NET", "P2P", "SHM") and len(token) > 1 else token[0]
+
+
 def _opt(v: str | None) -> int | None:
     return int(v) if v else None  # an excerpt that wrapped the line keeps its head only
 
@@ -350,8 +363,7 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
     if msg.startswith(("Channel ", "Ring ")):
         if m := _CHANNEL.match(msg):
             data["channels"] += 1
-            via = ["SHM", "direct"] if m["via"] == _OLD_SHM else m["via"].split("/")
-            kind = "/".join(via[:2]) if via[0] in ("NET", "P2P", "SHM") and len(via) > 1 else via[0]
+            kind = _via(m["via"].rstrip())
             data["transports"][kind] = data["transports"].get(kind, 0) + 1
     elif "Init COMPLETE" in msg and (m := _INIT.search(msg)):
         data["ranks"].append({"host": who["host"], "pid": who["pid"], "rank": int(m["rank"]),
@@ -366,7 +378,7 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
                                                                            "oob": None}), m)
     if m := _COMM_SIZE.search(msg):
         net.setdefault("sizes", []).append(int(m[1]))
-    if m := _USING_NETWORK.match(msg):
-        net["network"] = m[1]
+    if (m := _USING_NETWORK.match(msg)) and len(name := m[1].rstrip()) <= _NET_NAME_MAX:
+        net["network"] = name
         if who["host"] is not None:  # init.cc's choice, a process's own: up to 2.5 a NET/Socket line is the bootstrap's too
-            net.setdefault("chosen", {}).setdefault(m[1], []).append(who["host"])
+            net.setdefault("chosen", {}).setdefault(name, []).append(who["host"])
