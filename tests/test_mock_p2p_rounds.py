@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sncheck.backends import mockp2p
+from sncheck.backends import mockorder, mockp2p
 from sncheck.backends.mock import MockBackend
-from sncheck.backends.mockphysics import OUT, UP
+from sncheck.backends.mockphysics import NOISE_CV, OUT, UP
 from sncheck.probeplan import connectivity_plan
 from sncheck.run.inputs import load_faults_text, load_inventory
 from sncheck.topology import Topology
@@ -114,3 +114,90 @@ def test_both_ways_is_the_published_bandwidth_of_each_direction_to_the_bit(extra
     assert np.array_equal(phys.edge_bw(a, c), np.minimum(fwd, rev))
     # the faults act: a one-way degraded link, a dead one, a NIC down, a slow NIC (and the leaf)
     assert (fwd == 0).any() and (fwd != rev).any() and len(np.unique(fwd)) > 4
+
+
+def _published_lat(phys, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """README "Mock backend cost model", pair latency: ``L_tier · max(m_a, m_b)`` times the link's factor."""
+    tier = phys.tier(a, b)
+    lat = phys.L[tier] * np.maximum(phys.lat_mult[a], phys.lat_mult[b])
+    return lat * phys._lookup(phys.key(a, b), phys._lat_keys, phys._lat_vals)
+
+
+def test_true_lat_is_the_published_latency_to_the_bit():
+    b = MockBackend(TOPO, load_faults_text(FAULTS, TOPO), seed=0)
+    n = len(TOPO.card_ids)
+    a, c = (x.ravel() for x in np.meshgrid(np.arange(n), np.arange(n)))
+    lat = b.phys.true_lat(a, c)
+    assert np.array_equal(lat, _published_lat(b.phys, a, c))
+    assert len(np.unique(lat)) > 3   # the card's and the link's factors act
+
+
+def _plain_round(m, plan, a: np.ndarray, b: np.ndarray) -> dict:
+    """One round as the cost model states it, every row gathered and scattered by its
+    position (the mock before its rounds took their live rows in runs): the draws in the
+    published order, bandwidth each way, then the ping-pong summaries."""
+    phys = m.phys_at(plan.bw_bytes)
+    tier = np.where(phys.host[a] == phys.host[b], 0, np.where(phys.sn[a] == phys.sn[b], 1, 2))
+    reach = phys.up[a] & phys.up[b]
+    fwd, rev = _published_bw(phys, a, b), _published_bw(phys, b, a)
+    both = np.minimum(fwd, rev)
+    live = np.flatnonzero(reach & (both > 0))
+    out = {name: np.full(len(a), np.nan) for name in mockp2p.MEASURES}
+    bws = m.noise((len(live), 3))
+    out["bw_GBps"][live] = bws[:, 0] * fwd[live]
+    out["bw_rev_GBps"][live] = bws[:, 1] * rev[live]
+    out["bibw_GBps"][live] = bws[:, 2] * (fwd[live] + rev[live])
+    la, lb = a[live], b[live]
+    true_lat = _published_lat(phys, la, lb)
+    iters = plan.lat_iters
+    stats = np.empty((3, len(live)))
+    if len(live) * iters < mockp2p.ORDER_STATISTICS_FROM:
+        lat = m.noise((len(live), iters)) * true_lat[:, None]
+        mockp2p._jitter(m, lat, la, lb)
+        stats[:] = mockorder.median_p99_max(lat) if len(live) else 0
+    else:
+        spiky = (m.phys.jit_p[la] > 0) | (m.phys.jit_p[lb] > 0)
+        plain, spikes = np.flatnonzero(~spiky), np.flatnonzero(spiky)
+        if len(plain):
+            z = mockorder.from_order(iters, mockorder.normal_order_statistics(m.rng, len(plain), iters))
+            for i, stat in enumerate(z):
+                stats[i, plain] = true_lat[plain] * (1.0 + NOISE_CV * stat)
+        if len(spikes):
+            lat = m.noise((len(spikes), iters)) * true_lat[spikes, None]
+            mockp2p._jitter(m, lat, la[spikes], lb[spikes])
+            stats[:, spikes] = mockorder.median_p99_max(lat)
+    for name, stat in zip(mockp2p.MEASURES[3:], stats):
+        out[name][live] = stat
+    checksum = np.zeros(len(a), dtype=bool)
+    checksum[live] = ~(phys.corrupt[la] | phys.corrupt[lb])
+    status = np.where(~reach, 2, np.where(both <= 0, 1, 0))
+    return {"tier": tier, **out, "checksum_ok": checksum, "status": status}
+
+
+@pytest.mark.parametrize("max_runs", [0, 64], ids=["by-position", "in-runs"])
+@pytest.mark.parametrize("order_from", [1, 10**9], ids=["order-statistics", "every-sample"])
+def test_a_round_is_the_plain_cost_model_to_the_bit(monkeypatch, order_from, max_runs):
+    """The mock's rounds (the live rows taken in runs between the dead ones, a pair's
+    factors looked up only where both ends have one, the order statistics a block at a
+    time) give every row the plain per-row computation gives, draw for draw: the same
+    seed's rows are the same whatever the mock's arithmetic shortcuts."""
+    monkeypatch.setattr(mockp2p, "ORDER_STATISTICS_FROM", order_from)
+    monkeypatch.setattr(mockp2p, "MAX_RUNS", max_runs)
+    monkeypatch.setattr(mockorder, "BLOCK", 7)   # several blocks a round
+    faults = load_faults_text(FAULTS, TOPO)
+    plan = connectivity_plan(TOPO, cross_supernode="all-pairs")
+    sink = Batches()
+    MockBackend(TOPO, faults, seed=5).p2p(plan, sink)
+    got = {k: np.concatenate([np.asarray(c[k]) if not hasattr(c[k], "to_numpy") else
+                              np.asarray(c[k].to_pylist(), dtype=object) for c in sink.batches])
+           for k in ("bw_GBps", "bw_rev_GBps", "bibw_GBps", "lat_us", "lat_p99_us", "lat_max_us")}
+    ref = MockBackend(TOPO, faults, seed=5)
+    rounds = [_plain_round(ref, plan, r.pairs.a, r.pairs.b) for r in plan.rounds if len(r.pairs)]
+    want = {k: np.concatenate([r[k] for r in rounds]) for k in rounds[0]}
+    for name in got:
+        assert np.array_equal(got[name], want[name], equal_nan=True), name
+    rows = sink.rows()
+    assert rows["tier"] == [mockp2p.TIERS[t] for t in want["tier"]]
+    assert rows["status"] == [mockp2p.STATUSES[s] for s in want["status"]]
+    assert rows["checksum_ok"] == [bool(c) if s == 0 else None for c, s in zip(want["checksum_ok"], want["status"])]
+    assert {0, 1, 2} <= set(want["status"].tolist()) and (want["checksum_ok"] == 0).sum() > (want["status"] > 0).sum()

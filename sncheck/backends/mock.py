@@ -57,7 +57,7 @@ import pyarrow as pa
 
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, StressPlan
 from sncheck.rows import as_sink, not_run_row
-from sncheck.topology import SCALE_OUT, SCALE_UP, host_of, natural_key
+from sncheck.topology import SCALE_OUT, SCALE_UP, host_of
 from sncheck.backends import mockfacts, mockp2p
 from sncheck.backends.base import Backend, Emit
 from sncheck.backends.mockp2p import OK, STATUSES, TIMEOUT, part_rows
@@ -184,9 +184,9 @@ class MockBackend(Backend):
         self.ids = [c.id for c in cards]
         self.index = {c: i for i, c in enumerate(self.ids)}
         self.labels = pa.array(self.ids, pa.string())
-        order = sorted(range(len(cards)), key=lambda i: natural_key(self.ids[i]))
-        self.rank = np.empty(len(cards), dtype=np.int64)  # natural sort position (link ids)
-        self.rank[order] = np.arange(len(cards))
+        # each card's place in natural sort order (link ids): the topology's, computed once for
+        # every reader (131,072 cards: 1.8 s of sorting by natural keys)
+        self.rank = self.topo.card_table["natural_rank"].to_numpy(np.int64)
         design = [inv.design_for(t) or inv.design_for(SCALE_UP) for t in TIERS]
         self.B = np.array([d.bandwidth_GBps if d else np.nan for d in design])  # GB/s per tier code
         self.L = np.array([d.latency_us if d else np.nan for d in design])      # us per tier code

@@ -11,6 +11,7 @@ jittery pairs' samples and spikes; :mod:`sncheck.backends.mockorder`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +20,7 @@ import pyarrow.compute as pc
 
 from sncheck.probeplan import ConnectivityPlan, Pairs
 from sncheck.topology import host_of
-from sncheck.backends.mockorder import from_order, median_p99_max, normal_order_statistics
+from sncheck.backends.mockorder import drawn_summaries, median_p99_max
 from sncheck.backends.mockphysics import NOISE_CV, TIERS
 
 if TYPE_CHECKING:
@@ -84,8 +85,8 @@ def _simulated(m: MockBackend, rounds: list[tuple[int, np.ndarray, np.ndarray]],
     n = sum(lengths)
     cols = {"round": np.repeat([r[0] for r in rounds], lengths), "src": np.concatenate([r[1] for r in rounds]),
             "dst": np.concatenate([r[2] for r in rounds]), "tier": np.empty(n, dtype=np.int64),
-            **{name: np.full(n, np.nan) for name in MEASURES}, "checksum_ok": np.zeros(n, dtype=bool),
-            "measured": np.zeros(n, dtype=bool), "status": np.empty(n, dtype=np.int64)}
+            **{name: np.empty(n) for name in MEASURES}, "checksum_ok": np.empty(n, dtype=bool),
+            "measured": np.empty(n, dtype=bool), "status": np.empty(n, dtype=np.int64)}
     at = 0
     for length in lengths:
         _round(m, plan, {k: v[at:at + length] for k, v in cols.items() if k != "round"})
@@ -94,6 +95,41 @@ def _simulated(m: MockBackend, rounds: list[tuple[int, np.ndarray, np.ndarray]],
 
 
 MEASURES = ("bw_GBps", "bw_rev_GBps", "bibw_GBps", "lat_us", "lat_p99_us", "lat_max_us")
+# A round with at most this many pairs that carry nothing (a down host's, a dead link's) takes
+# its live rows as runs of consecutive rows (slices); with more, by their positions.
+MAX_RUNS = 64
+
+
+class _Live:
+    """The rows of a round whose pair carries data: ``take`` selects them from a column of
+    every row, ``put`` writes their values into one. A fleet's round is 65,536 pairs with a
+    handful dead at most (a down host's cards are in every round): copies of the runs of
+    live rows between them, not a gather and a scatter of every row."""
+
+    def __init__(self, ok: np.ndarray) -> None:
+        dead = np.flatnonzero(~ok)
+        self.count = len(ok) - len(dead)
+        self.whole = not len(dead)
+        self.index = np.flatnonzero(ok) if len(dead) > MAX_RUNS else None
+        bounds = [-1, *dead.tolist(), len(ok)]
+        # (start, stop, its first live row's place among the live rows)
+        self.runs = [(lo + 1, hi, lo + 1 - i) for i, (lo, hi) in enumerate(zip(bounds, bounds[1:])) if hi > lo + 1]
+
+    def take(self, column: np.ndarray) -> np.ndarray:
+        if self.whole:
+            return column
+        if self.index is not None:
+            return column[self.index]
+        return np.concatenate([column[start:stop] for start, stop, _ in self.runs] or [column[:0]])
+
+    def put(self, column: np.ndarray, values: np.ndarray) -> None:
+        if self.whole:
+            column[:] = values
+        elif self.index is not None:
+            column[self.index] = values
+        else:
+            for start, stop, at in self.runs:
+                column[start:stop] = values[at:at + stop - start]
 
 
 def _round(m: MockBackend, plan: ConnectivityPlan, cols: dict[str, np.ndarray]) -> None:
@@ -101,57 +137,73 @@ def _round(m: MockBackend, plan: ConnectivityPlan, cols: dict[str, np.ndarray]) 
     them; ``src`` and ``dst`` given, the rest filled in)."""
     a, b = cols["src"], cols["dst"]
     phys = m.phys_at(plan.bw_bytes)  # the bandwidth message; latency has no size-gated fault
-    tier = cols["tier"]
-    tier[:] = phys.tier(a, b)
-    reach = phys.up[a] & phys.up[b]
+    tier = phys.tier(a, b, out=cols["tier"])
     fwd, rev = phys.both_ways(a, b, tier)  # each way: a link may fail one
     both = np.minimum(fwd, rev)  # a ping-pong needs both ways
-    live = np.flatnonzero(reach & (both > 0))
-    k = len(live)
-    at = live if k < len(a) else slice(None)   # the live pairs' rows (every row: views, not copies)
-    la, lb = a[at], b[at]
+    ok = both > 0
+    reach = phys.reach(a, b)
+    if reach is not None:
+        ok &= reach
+    live = _Live(ok)
+    k = live.count
+    la, lb = live.take(a), live.take(b)
     # One draw per round: 3 bandwidth samples (a->b, b->a, both at once) and lat_iters ping-pongs per live pair.
     bws = m.noise((k, 3))
-    bws[:, 0] *= fwd[at]
-    bws[:, 1] *= rev[at]
-    bws[:, 2] *= fwd[at] + rev[at]
-    cols["bw_GBps"][at], cols["bw_rev_GBps"][at], cols["bibw_GBps"][at] = bws.T
-    true_lat = phys.true_lat(la, lb, tier[at])
+    bws[:, 0] *= live.take(fwd)
+    bws[:, 1] *= live.take(rev)
+    bws[:, 2] *= live.take(np.add(fwd, rev, out=fwd))   # (fwd is read no more)
+    for name, values in zip(MEASURES, bws.T):
+        live.put(cols[name], values)
+    true_lat = phys.true_lat(la, lb, live.take(tier))
+    lat_cols = tuple(cols[name] for name in MEASURES[3:])
+    summary: Sequence[np.ndarray]
     if k * plan.lat_iters < ORDER_STATISTICS_FROM:   # every ping-pong sample drawn, then summarised
         lat = m.noise((k, plan.lat_iters))
         lat *= true_lat[:, None]
         _jitter(m, lat, la, lb)
-        if k:
-            cols["lat_us"][at], cols["lat_p99_us"][at], cols["lat_max_us"][at] = median_p99_max(lat)
+        summary = median_p99_max(lat) if k else (lat[:, 0],) * 3
     else:
-        cols["lat_us"][at], cols["lat_p99_us"][at], cols["lat_max_us"][at] = \
-            _summaries_drawn(m, la, lb, true_lat, plan.lat_iters)
-    cols["checksum_ok"][at] = ~(phys.corrupt[la] | phys.corrupt[lb])
-    cols["measured"][at] = True
-    cols["status"][:] = np.where(~reach, UNREACHABLE, np.where(both <= 0, TIMEOUT, OK))
+        summary = lat_cols if live.whole else tuple(np.empty(k) for _ in lat_cols)
+        _summaries_drawn(m, la, lb, true_lat, plan.lat_iters, summary)
+    if not live.whole or summary is not lat_cols:
+        for column, values in zip(lat_cols, summary):
+            live.put(column, values)
+    checksum = cols["checksum_ok"]
+    phys.intact(a, b, out=checksum)
+    cols["measured"][:] = ok
+    status = cols["status"]
+    status[:] = OK
+    if not live.whole:
+        dead = np.flatnonzero(~ok)
+        for name in MEASURES:
+            cols[name][dead] = np.nan
+        checksum[dead] = False
+        carried = np.where(both[dead] <= 0, TIMEOUT, OK)   # (a bandwidth without a design value: neither)
+        status[dead] = carried if reach is None else np.where(reach[dead], carried, UNREACHABLE)
 
 
-def _summaries_drawn(m: MockBackend, a: np.ndarray, b: np.ndarray, true_lat: np.ndarray, iters: int) -> np.ndarray:
+def _summaries_drawn(m: MockBackend, a: np.ndarray, b: np.ndarray, true_lat: np.ndarray, iters: int,
+                     out: Sequence[np.ndarray]) -> None:
     """A fleet-size round's ping-pong summaries (median, p99, max of ``iters`` samples) of
-    its live pairs ``a``, ``b``, as rows of a (3, pairs) array: drawn as order statistics,
-    except where a jittery end spikes single samples (those few pairs draw every sample,
-    then the spikes)."""
-    out = np.empty((3, len(a)))
+    its live pairs ``a``, ``b``, into ``out`` (three arrays, a row a pair): drawn as order
+    statistics, except where a jittery end spikes single samples (those few pairs draw
+    every sample, then the spikes)."""
     phys = m.phys
-    spiky = (phys.jit_p[a] > 0) | (phys.jit_p[b] > 0)
-    spikes = np.flatnonzero(spiky)
-    plain = np.flatnonzero(~spiky) if len(spikes) else slice(None)
-    count = len(a) - len(spikes)
-    if count:
-        z = from_order(iters, normal_order_statistics(m.rng, count, iters))
-        for i, stat in enumerate(z):
-            out[i, plain] = true_lat[plain] * (1.0 + NOISE_CV * stat)
-    if len(spikes):
-        lat = m.noise((len(spikes), iters))
-        lat *= true_lat[spikes, None]
-        _jitter(m, lat, a[spikes], b[spikes])
-        out[:, spikes] = median_p99_max(lat)
-    return out
+    spiky = (phys.jit_p[a] > 0) | (phys.jit_p[b] > 0) if phys.jittery else None
+    if spiky is None or not spiky.any():
+        drawn_summaries(m.rng, iters, true_lat, NOISE_CV, out)
+        return
+    plain, spikes = np.flatnonzero(~spiky), np.flatnonzero(spiky)
+    if len(plain):
+        stats = tuple(np.empty(len(plain)) for _ in out)
+        drawn_summaries(m.rng, iters, true_lat[plain], NOISE_CV, stats)
+        for dest, stat in zip(out, stats):
+            dest[plain] = stat
+    lat = m.noise((len(spikes), iters))
+    lat *= true_lat[spikes, None]
+    _jitter(m, lat, a[spikes], b[spikes])
+    for dest, stat in zip(out, median_p99_max(lat)):
+        dest[spikes] = stat
 
 
 def _link_ids(m: MockBackend, a: np.ndarray, b: np.ndarray) -> pa.Array:

@@ -118,6 +118,14 @@ class Physics:
         keys = sorted(self.link_lat)
         self._lat_keys = np.array(keys, dtype=np.int64)
         self._lat_vals = np.array([self.link_lat[k] for k in keys])
+        # The few cards a per-card or per-link term is not 1 for: a pair's term is looked up
+        # only where both ends could have one (elsewhere it is 1: multiplying by it changes no bit).
+        self._bw_ends = self._ends_of(self._bw_keys)
+        self._lat_ends = self._ends_of(self._lat_keys)
+        self._lat_plain = bool((self.lat_mult == 1).all())
+        self._all_up = bool(self.up.all())
+        self._intact = not self.corrupt.any()
+        self.jittery = bool((self.jit_p > 0).any())
 
     def _link(self, f: Fault, index: dict[str, int]) -> None:
         a, _, b = f.target.partition("<->")
@@ -142,13 +150,32 @@ class Physics:
         _, spine = self.fabric.switch_ref(b.partition("[")[0])
         self.uplink_down.add((leaf, spine))
 
+    def _ends_of(self, keys: np.ndarray) -> np.ndarray:
+        """Which cards are an end of one of the pair ``keys`` (``src * n + dst``)."""
+        out = np.zeros(self.n, dtype=bool)
+        out[keys // self.n] = True
+        out[keys % self.n] = True
+        return out
+
     # -- physics: every function takes card position arrays a, b ------------------------
     def key(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The undirected key of each pair."""
         return np.minimum(a, b) * self.n + np.maximum(a, b)
 
-    def tier(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.where(self.host[a] == self.host[b], INTRA, np.where(self.sn[a] == self.sn[b], UP, OUT))
+    def tier(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Each pair's tier code: one host (0), one supernode (1, another host), across (2)."""
+        return np.add(self.host[a] != self.host[b], self.sn[a] != self.sn[b], out=out, dtype=np.int64)
+
+    def reach(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        """Whether both ends of each pair are up (None: every card is)."""
+        return None if self._all_up else self.up[a] & self.up[b]
+
+    def intact(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Whether each pair's payload arrives intact (no corrupt end), into ``out``."""
+        if self._intact:
+            out[:] = True
+            return out
+        return np.logical_not(self.corrupt[a] | self.corrupt[b], out=out)
 
     @staticmethod
     def _lookup(keys: np.ndarray, table_keys: np.ndarray, table_vals: np.ndarray) -> np.ndarray:
@@ -184,46 +211,59 @@ class Physics:
 
     def true_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
         """Noise-free bandwidth from ``a`` to ``b`` in GB/s (0: nothing gets across)."""
-        tier = self.tier(a, b) if tier is None else tier
-        return self._way(a, b, self._ends(a, b, tier))
+        return self.both_ways(a, b, tier)[0]
 
     def both_ways(self, a: np.ndarray, b: np.ndarray,
                   tier: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`true_bw` from ``a`` to ``b`` and from ``b`` to ``a`` (what the ends allow,
-        the same either way, computed once)."""
+        """:meth:`true_bw` from ``a`` to ``b`` and from ``b`` to ``a`` (new arrays): what the
+        ends allow (the same either way, computed once), then each way's switches on the
+        path and the link's factor."""
         tier = self.tier(a, b) if tier is None else tier
-        ends = self._ends(a, b, tier)
-        return self._way(a, b, ends), self._way(b, a, ends)
+        fwd = self._ends(a, b, tier)
+        rev = fwd.copy()
+        if self.switched:
+            out = np.flatnonzero(tier == OUT)
+            if len(out):
+                oa, ob = a[out], b[out]
+                fwd[out] *= self.switch_factor(oa, ob)
+                rev[out] *= self.switch_factor(ob, oa)
+        if len(self._bw_keys):   # (a factor of 1 elsewhere)
+            hit = np.flatnonzero(self._bw_ends[a] & self._bw_ends[b])
+            if len(hit):
+                ha, hb = a[hit], b[hit]
+                fwd[hit] *= self.link_factor(ha, hb)
+                rev[hit] *= self.link_factor(hb, ha)
+        return fwd, rev
 
-    def _ends(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _ends(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray) -> np.ndarray:
         """What the two ends allow, either way: each end moves its own share (a slow card at
         its speed over its links, the pair at the lower); scale-out at the slower end's
         speed and NIC, capped at the design (nothing where a NIC is down). The minimum of
-        the cards' own products is the product of their minimum (rounding keeps order)."""
-        nvlink = self.B[tier] * np.minimum(self._share[a], self._share[b])
+        the cards' own products is the product of their minimum (rounding keeps order).
+        Only the terms of the pairs' tiers are computed (a round is one tier, mostly)."""
+        out = tier == OUT
+        across = int(np.count_nonzero(out))
+        if across < len(tier):
+            nvlink = self.B[tier] * np.minimum(self._share[a], self._share[b])
+            if not across:
+                return nvlink
         nic = np.minimum(np.minimum(self._nic_cap[a], self._nic_cap[b]), self.B[OUT])
-        return nvlink, nic, tier == OUT
-
-    def _way(self, a: np.ndarray, b: np.ndarray, ends: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-        """One direction: the ends' bandwidth through the switches on the path and the link's factor."""
-        nvlink, nic, out = ends
-        if self.switched and out.any():
-            nic = nic.copy()
-            nic[out] *= self.switch_factor(a[out], b[out])
-        bw = np.where(out, nic, nvlink)
-        if len(self._bw_keys):   # (a factor of 1 elsewhere)
-            bw *= self.link_factor(a, b)
-        return bw
+        return nic if across == len(tier) else np.where(out, nic, nvlink)
 
     def edge_bw(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
         """A collective's edge carries both ways: the slower of the two directions."""
         return np.minimum(*self.both_ways(a, b, tier))
 
     def true_lat(self, a: np.ndarray, b: np.ndarray, tier: np.ndarray | None = None) -> np.ndarray:
+        """Noise-free latency in us (factors of 1 left out: they change no bit)."""
         tier = self.tier(a, b) if tier is None else tier
-        lat = self.L[tier] * np.maximum(self.lat_mult[a], self.lat_mult[b])
+        lat = self.L[tier]
+        if not self._lat_plain:
+            lat *= np.maximum(self.lat_mult[a], self.lat_mult[b])
         if len(self._lat_keys):
-            lat = lat * self._lookup(self.key(a, b), self._lat_keys, self._lat_vals)
+            hit = np.flatnonzero(self._lat_ends[a] & self._lat_ends[b])
+            if len(hit):
+                lat[hit] *= self._lookup(self.key(a[hit], b[hit]), self._lat_keys, self._lat_vals)
         return lat
 
     def group_model(self, members: np.ndarray, collective: str) -> tuple[np.ndarray, np.ndarray]:
@@ -265,14 +305,18 @@ class Physics:
             cross = len(np.unique(self.sn[m])) > 1
             if cross:
                 tiers.append(OUT)
-            inside = np.isin(self._lat_keys // self.n, m) & np.isin(self._lat_keys % self.n, m)
-            alphas.append(self.L[tiers].max() * self.lat_mult[m].max() * self._lat_vals[inside].max(initial=1.0))
+            worst_link = 1.0   # a faulted link inside the group: looked for where a member ends one
+            if self._lat_ends[m].any():
+                inside = np.isin(self._lat_keys // self.n, m) & np.isin(self._lat_keys % self.n, m)
+                worst_link = self._lat_vals[inside].max(initial=1.0)
+            alphas.append(self.L[tiers].max() * self.lat_mult[m].max() * worst_link)
             s = self.speed[m].min()
             bw = [self.B[t] * s * self.nvlink[m].min() for t in tiers if t != OUT]
             if cross:
                 nic = 0.0 if self.nic_down[m].any() else min(self.B[OUT] * self.nic_speed[m].min(), s * self.B[UP])
                 bw.append(nic * (self._worst_switch(m) if self.switched else 1.0))
-            hit = np.isin(self._bw_keys // self.n, m) & np.isin(self._bw_keys % self.n, m)
+            hit = np.isin(self._bw_keys // self.n, m) & np.isin(self._bw_keys % self.n, m) \
+                if self._bw_ends[m].any() else np.zeros(len(self._bw_keys), bool)
             for k in self._bw_keys[hit]:
                 lo, hi = np.array([k // self.n]), np.array([k % self.n])
                 bw.append(float(self.true_bw(lo, hi)[0]))
