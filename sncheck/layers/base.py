@@ -54,6 +54,15 @@ class LayerContext:
     # entity's pairwise-collective or drift verdict (DetectContext.known)
     known: frozenset[tuple[str, str]] = frozenset()
     untold: frozenset[str] = frozenset()  # of them, hosts and domains not told from their cards (DetectContext)
+    # the layer's plan when the run built it already (its faults' check, for these options and
+    # no --targets): the layer takes it (take_plan) rather than build it again
+    plan: Any = None
+
+    def take_plan(self) -> Any:
+        """The plan built already (None: none), let go of here: the layer holds it while it
+        runs, never through its judging (a fleet's connectivity plan is 800 MB)."""
+        plan, self.plan = self.plan, None
+        return plan
 
     def detect_context(self) -> DetectContext:
         return DetectContext(self.topo, self.design, self.reference, self.baseline, history=self.history,

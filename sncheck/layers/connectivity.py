@@ -17,7 +17,8 @@ def build_plan(ctx: LayerContext) -> ConnectivityPlan:
 
 
 def run(ctx: LayerContext) -> dict:
-    plan = build_plan(ctx)
+    plan = ctx.take_plan()
+    plan = build_plan(ctx) if plan is None else plan
     ctx.progress(f"connectivity: host facts on {len(plan.hosts)} hosts")
     ctx.backend.host_facts(plan.hosts, ctx.emit)
     ctx.progress(f"connectivity: {plan.pair_count} pairs in {len(plan.rounds)} rounds")

@@ -39,9 +39,9 @@ def _members(topo: Topology, groups: tuple[Group, ...]) -> tuple[np.ndarray, np.
     return _positions(topo, [c for g in groups for c in g.members]), sizes
 
 
-def _rings(topo: Topology, groups: tuple[Group, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The ring edges (member i -> member i+1, the last -> the first) of each group of 2 or more."""
-    pos, sizes = _members(topo, groups)
+def _rings(pos: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ring edges (member i -> member i+1, the last -> the first) of each group of 2 or
+    more (``pos``, ``sizes``: :func:`_members`)."""
     starts = np.cumsum(sizes) - sizes
     nxt = np.arange(len(pos)) + 1
     ends = sizes > 0
@@ -64,14 +64,14 @@ def measured(topo: Topology, plan: ConnectivityPlan | StressPlan | GoldenPlan) -
         empty = np.zeros(0, np.int64)
         return Measured(np.concatenate(a) if a else empty, np.concatenate(b) if b else empty,
                         size=float(plan.bw_bytes))
+    pos, sizes = _members(topo, plan.groups)   # (the stress plan's: every card of a fleet 7 times over)
     if isinstance(plan, StressPlan):
-        ring = _rings(topo, plan.groups) if "all_reduce" in plan.collectives else (np.zeros(0, np.int64),) * 2
+        ring = _rings(pos, sizes) if "all_reduce" in plan.collectives else (np.zeros(0, np.int64),) * 2
         groups: tuple[np.ndarray, ...] = ()
         if "all_to_all" in plan.collectives:
-            pos, sizes = _members(topo, plan.groups)
             groups = tuple(np.split(pos, np.cumsum(sizes)[:-1]))
         return Measured(ring[0], ring[1], groups, size=float(max(plan.sizes)))
-    return Measured(*_rings(topo, plan.groups))
+    return Measured(*_rings(pos, sizes))
 
 
 def unlisted(faults: Iterable[Fault], topo: Topology) -> frozenset[str]:

@@ -164,6 +164,9 @@ class Run:
         self.baseline_info: dict | None = None
         self.history: dict | None = None
         self.references: dict[str, dict | None] = {}
+        # a layer's plan the faults' check built for the run's own options, for the layer to run
+        # (LayerContext.plan; taken once): a fleet's connectivity plan is not built twice
+        self.plans: dict[str, Any] = {}
         self.inputs: dict = {}
 
     @classmethod
@@ -255,7 +258,12 @@ class Run:
         plans = []
         for name, module in LAYER_MODULES.items():
             options = {k: v for k, v in given.get(name, {}).items() if k not in ("reference", "duration")}
-            plans.append(coverage.measured(self.topo, module.build_plan(self.context(None, options))))
+            plan = module.build_plan(self.context(None, options))
+            plans.append(coverage.measured(self.topo, plan))
+            if name == "connectivity" and name in given and self.scoped is None \
+                    and options == {k: v for k, v in given[name].items() if k != "reference"}:
+                self.plans[name] = plan   # the layer's own plan (measure(): unscoped, the same options)
+            del plan
         unread = coverage.unlisted(faults.faults, self.topo)
         for f in faults.faults:
             why = coverage.unmeasured(f, self.topo, plans, unread)
@@ -329,6 +337,7 @@ class Run:
             options = {k: v for k, v in spec.options.items() if k != "reference"}  # resolved above
             ctx = self.context(emit, options, rows, reference=self.references.get(spec.name),
                                targets=self.scoped, gate=self.gate)
+            ctx.plan = self.plans.pop(spec.name, None)
             ctx.known, ctx.untold = known, untold
             summary: dict = {}
             try:
