@@ -92,11 +92,7 @@ class Topology:
         """One row per card (index: card id) with its host, rail and supernode: the
         lookup table for vectorized detection over millions of pair rows."""
         ids = [c.id for c in self.cards]
-        keys = [natural_key(c) for c in ids]
-        rank, dense, prev = [0] * len(ids), -1, None
-        for k in sorted(range(len(ids)), key=keys.__getitem__):  # once per topology
-            dense += keys[k] != prev   # equal keys share a rank, as link_id's stable sort
-            rank[k], prev = dense, keys[k]
+        rank = natural_ranks(self.cards)
         import pandas as pd  # noqa: PLC0415 -- pandas: the CLI's inventory commands need none
 
         return pd.DataFrame({"host": [c.host for c in self.cards], "rail": [c.index for c in self.cards],
@@ -190,6 +186,42 @@ def round_robin(items: Sequence[T]) -> list[list[tuple[T, T]]]:
         rounds.append([(a, b) for a, b in pairs if a is not None and b is not None])
         players = [players[0], players[-1], *players[1:-1]]  # rotate all but the first
     return rounds
+
+
+def _dense(keys: Sequence, order: Sequence[int]) -> np.ndarray:
+    """Each key's rank among the distinct keys, ``order`` their sorted order (equal keys
+    share a rank, as link_id's stable sort leaves them)."""
+    rank, dense, prev = np.empty(len(keys), np.int64), -1, None
+    for k in order:
+        dense += keys[k] != prev
+        rank[k], prev = dense, keys[k]
+    return rank
+
+
+def natural_ranks(cards: Sequence[Card]) -> np.ndarray:
+    """Each card's rank in the natural order of card ids (:func:`natural_key`), equal keys
+    sharing one. A card's key is its host's with ``/gpu`` joined to the host key's last
+    text and the card index after it, so cards sort by that host key, then index: one
+    natural key a host (131,072 cards: 16,384 keys, not 131,072). A host name with a
+    ``/`` (never in an inventory) is keyed card by card."""
+    hosts = list(dict.fromkeys(c.host for c in cards))
+    if any("/" in h for h in hosts):
+        keys = [natural_key(c.id) for c in cards]
+        return _dense(keys, sorted(range(len(keys)), key=keys.__getitem__))
+    mods = []
+    for h in hosts:
+        k = natural_key(h)
+        mods.append((*k[:-1], k[-1] + "/gpu"))
+    host_rank = _dense(mods, sorted(range(len(mods)), key=mods.__getitem__))
+    at = {h: i for i, h in enumerate(hosts)}
+    hr = host_rank[np.fromiter((at[c.host] for c in cards), np.int64, len(cards))]
+    idx = np.fromiter((c.index for c in cards), np.int64, len(cards))
+    order = np.lexsort((idx, hr))
+    new = np.ones(len(cards), bool)
+    new[1:] = (np.diff(hr[order]) != 0) | (np.diff(idx[order]) != 0)
+    out = np.empty(len(cards), np.int64)
+    out[order] = np.cumsum(new) - 1
+    return out
 
 
 def round_robin_positions(n: int) -> tuple[np.ndarray, np.ndarray]:
