@@ -12,7 +12,9 @@ output of the fact command whose argv is ``TOOL ARGS`` for a host with CARDS car
   ``nvidia-smi-q/02_a100_ecc_dram_correctable_177_remap_pending_elided.txt``, in the
   block of that card, in a listing of all the host's GPUs (as a real host prints it,
   so the checks can tell which card it is);
-* ``missing_tool`` exits 127 as a shell does for a program that is not there.
+* ``missing_tool`` exits 127 as a shell does for a program that is not there;
+* each host lists its own GPUs: the capture's UUIDs made the host's own
+  (:func:`sncheck.vendors.sim.own_ids`), as the mock relabels them.
 
 Unexpected arguments exit 2 with a message, so a changed command line fails loudly.
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 from sncheck.backends import mockfacts
 from sncheck.config.faultplan import Fault
 from sncheck.vendors.nvidia.checks import COMMANDS
-from sncheck.vendors.sim import HostState
+from sncheck.vendors.sim import HostState, own_ids
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = sorted({c.tool for c in COMMANDS.values()})
@@ -44,8 +46,8 @@ def main(argv: list[str]) -> int:
     faults = tuple(Fault(**f) for f in json.loads(os.environ.get("SNCHECK_FAULTS") or "[]"))
     state = HostState(host, cards, None, tuple(f for f in faults if f.host == host))
     out = mockfacts.render(cmd, state)
-    sys.stdout.write(out.stdout)
-    sys.stderr.write(out.stderr)
+    sys.stdout.write(own_ids(out.stdout, host))
+    sys.stderr.write(own_ids(out.stderr, host))
     return out.exit_code
 
 

@@ -10,15 +10,16 @@ from types import SimpleNamespace
 
 from sncheck.vendors import registry
 from sncheck.vendors.nvidia import sim as nvidia_sim
-from sncheck.vendors.sim import HostState
+from sncheck.vendors.sim import HostState, own_ids
 
 
 def replay_runner(host: str, position: int, plat, down: tuple[int, ...]) -> Callable:
     """What each NVL72 fact command (of the platform ``plat``) prints on ``host``, the
-    ``position``-th tray of its rack as cabled, while the IMEX nodes ``down`` are not READY."""
+    ``position``-th tray of its rack as cabled, while the IMEX nodes ``down`` are not READY (its
+    GPUs its own: :func:`sncheck.vendors.sim.own_ids`)."""
     state = HostState(host, plat.cards_per_host, plat.name, domain_hosts=plat.domain_hosts, index=position,
                       down_in_domain=down)
-    by_argv = {tuple(c.argv): out.stdout for c in registry.vendor_of(plat).commands_for(plat)
+    by_argv = {tuple(c.argv): own_ids(out.stdout, host) for c in registry.vendor_of(plat).commands_for(plat)
                if (out := nvidia_sim.render(c.name, state)) is not None}
 
     def run(argv: list[str], timeout: float):

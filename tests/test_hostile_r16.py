@@ -304,7 +304,7 @@ def _slurm_facts(setup, monkeypatch, node2: str) -> dict[str, list[dict]]:
     cluster, topo, tmp = setup
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
-    install_tools(bin_dir, "a100")
+    install_tools(bin_dir, "a100", nodes=tuple(cluster.names))
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     rows: list[dict] = []
     backend(topo, tmp, python=fake_python(tmp, "node2", node2)).host_facts(("node1", "node2", "node3", "node4"),

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_ssh_backend import CSV_LINES, FAKE_NVIDIA_SMI, PROFILES, REAL, first_cards, profile_output
+from test_ssh_backend import FAKE_NVIDIA_SMI, PROFILES, REAL, first_cards, write_profile
 
 from sncheck.run.nodecheck import OWN_PREFIX, Problem, drain_reason
 from sncheck.vendors.parsers import strip_source_header
@@ -34,14 +34,13 @@ def health_check(args: str) -> str:
     return HEALTH_CHECK.format(repo=shlex.quote(str(REPO)), python=shlex.quote(sys.executable), args=args)
 
 
-def install_tools(bin_dir: Path, profile: str, cards: int = CARDS) -> None:
-    """Fake nvidia-smi, ibstat and dcgmi replaying a PROFILES entry of test_ssh_backend."""
-    spec = PROFILES[profile]
+def install_tools(bin_dir: Path, profile: str, cards: int = CARDS, nodes: tuple[str, ...] = ()) -> None:
+    """Fake nvidia-smi, ibstat and dcgmi replaying a PROFILES entry of test_ssh_backend; where
+    one ``bin_dir`` serves the srun tasks of ``nodes``, each lists that node's own GPUs."""
     data = bin_dir / "data"
-    data.mkdir(exist_ok=True)
-    for key in ("topo", "nvlink_s", "nvlink_e", "q"):
-        (data / key).write_text(profile_output(spec, key, cards))
-    (data / "csv").write_text("\n".join(CSV_LINES[spec["csv"]][:cards]) + "\n")
+    write_profile(data, profile, cards, None)
+    for node in nodes:
+        write_profile(data / "hosts" / node, profile, cards, node)
     tools = {"nvidia-smi": FAKE_NVIDIA_SMI.format(data=shlex.quote(str(data)))}
     for tool, src in (("ibstat", PROFILES["a100"]["ibstat"]), ("dcgmi", PROFILES["a100"]["dcgmi"])):
         (data / tool).write_text(strip_source_header((REAL / src).read_text()))

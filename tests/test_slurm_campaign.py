@@ -65,7 +65,7 @@ def cluster(shared_slurm_cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.chdir(tmp_path)                      # the shared directory for job files
     tools = tmp_path / "bin"
     tools.mkdir()
-    install_tools(tools, "a100", cards=1)            # nvidia-smi, ibstat, dcgmi replaying real captures
+    install_tools(tools, "a100", cards=1, nodes=tuple(c.names))  # nvidia-smi, ibstat, dcgmi replaying real captures
     (tmp_path / "inv.yaml").write_text(INVENTORY)
     return c
 

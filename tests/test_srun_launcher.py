@@ -135,7 +135,7 @@ def test_host_facts_through_srun(setup, monkeypatch: pytest.MonkeyPatch) -> None
     cluster, topo, tmp = setup
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
-    install_tools(bin_dir, "a100")  # fake nvidia-smi, ibstat, dcgmi replaying real captures
+    install_tools(bin_dir, "a100", nodes=tuple(cluster.names))  # fake nvidia-smi, ibstat, dcgmi replaying real captures
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")  # srun exports it to the tasks
     rows: list[dict] = []
     backend(topo, tmp).host_facts(("node1", "node2", "node3", "node4"), rows.append)

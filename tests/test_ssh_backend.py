@@ -37,7 +37,7 @@ from sncheck.vendors.parsers import strip_source_header
 from sncheck.topology import Topology
 from sncheck.store.rundir import read_rows
 from sncheck.vendors.nvidia import sim as nvidia_sim
-from sncheck.vendors.sim import HostState
+from sncheck.vendors.sim import HostState, own_ids
 
 pytestmark = pytest.mark.sshd
 
@@ -104,8 +104,10 @@ PROFILES: dict[str, dict[str, Any]] = {  # tool -> Source; "csv" -> a CSV_LINES 
              "csv": "a100"},
 }
 FAKE_NVIDIA_SMI = """#!/bin/sh
-# fake nvidia-smi: replays captured output chosen by its arguments
+# fake nvidia-smi: replays captured output chosen by its arguments (a Slurm node's own, by its
+# name, where one bin directory serves every node)
 D={data}
+[ -n "$SLURMD_NODENAME" ] && [ -d "$D/hosts/$SLURMD_NODENAME" ] && D="$D/hosts/$SLURMD_NODENAME"
 case "$*" in
   --query-gpu=*) exec cat "$D/csv" ;;
   "topo -m") exec cat "$D/topo" ;;
@@ -164,13 +166,22 @@ def profile_output(spec: dict[str, Any], key: str, cards: int) -> str:
     return first_cards(key, strip_source_header((REAL / source).read_text()), cards)
 
 
+def write_profile(data: Path, profile: str, cards: int, host: str | None) -> None:
+    """The fake nvidia-smi's outputs of ``profile`` in ``data``: the captures' GPU UUIDs made
+    ``host``'s own (:func:`sncheck.vendors.sim.own_ids`: one card is in one machine), or the
+    captures' as they are (None)."""
+    spec = PROFILES[profile]
+    data.mkdir(parents=True, exist_ok=True)
+    mine = (lambda text: own_ids(text, host)) if host else (lambda text: text)
+    for key in ("topo", "nvlink_s", "nvlink_e", "q"):
+        (data / key).write_text(mine(profile_output(spec, key, cards)))
+    (data / "csv").write_text(mine("\n".join(CSV_LINES[spec["csv"]][:cards]) + "\n"))
+
+
 def install_profile(host: SshdHost, profile: str, cards: int) -> None:
     spec = PROFILES[profile]
     data = host.directory / "data"
-    data.mkdir(exist_ok=True)
-    for key in ("topo", "nvlink_s", "nvlink_e", "q"):
-        (data / key).write_text(profile_output(spec, key, cards))
-    (data / "csv").write_text("\n".join(CSV_LINES[spec["csv"]][:cards]) + "\n")
+    write_profile(data, profile, cards, host.name)
     install_fake_tool(host, "nvidia-smi", FAKE_NVIDIA_SMI.format(data=sh_quote(data)))
     for tool in ("ibstat", "dcgmi"):
         if spec[tool]:

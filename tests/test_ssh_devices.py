@@ -18,6 +18,7 @@ from sncheck.cli.main import main
 from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors.parsers import strip_source_header
+from sncheck.vendors.sim import own_ids
 
 pytestmark = pytest.mark.sshd
 
@@ -145,7 +146,8 @@ def test_several_bad_gpus_of_a_real_listing_are_one_card_each_and_a_changed_list
         bad = sorted((r.get("entity"), r["fact"]) for r in first if not r["ok"])
         assert bad == [(f"node1/gpu{i}", "retired_pages") for i in (1, 3, 5, 7)]
         # the retest reads another machine's GPUs (a swapped board, another node behind the name)
-        (data / "csv").write_text("\n".join(csv(UUIDS[:7] + ["GPU-0e0e0e0e-0000-4000-8000-000000000007"])) + "\n")
+        mine = [own_ids(u, "node1") for u in UUIDS]  # node1's own GPUs (the harness's, by its name)
+        (data / "csv").write_text("\n".join(csv(mine[:7] + ["GPU-0e0e0e0e-0000-4000-8000-000000000007"])) + "\n")
         again: list[dict] = []
         backend.begin_confirmation()
         backend.host_facts(("node1",), again.append)
@@ -154,5 +156,5 @@ def test_several_bad_gpus_of_a_real_listing_are_one_card_each_and_a_changed_list
     changed = [r for r in again if r["fact"] == "devices_changed"]
     assert len(changed) == 1 and not changed[0]["ok"] and changed[0].get("entity") is None
     assert "the devices changed since the first read" in changed[0]["message"]
-    assert f"gone: {UUIDS[7]}" in changed[0]["message"] and "new: GPU-0e0e0e0e" in changed[0]["message"]
+    assert f"gone: {mine[7]}" in changed[0]["message"] and "new: GPU-0e0e0e0e" in changed[0]["message"]
     assert not [r for r in first if r["fact"] == "devices_changed"]

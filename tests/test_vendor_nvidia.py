@@ -18,7 +18,7 @@ from sncheck.vendors.nvidia import checks as nv
 from sncheck.vendors.nccltests import parse as nccl_tests
 from sncheck.vendors.nvidia import fabric, fabric_checks, gpu_checks, nvbandwidth, nvidia_smi
 from sncheck.vendors.nvidia import sim as nvidia_sim
-from sncheck.vendors.sim import HostState
+from sncheck.vendors.sim import HostState, own_ids
 from sncheck.vendors.parsers import parsers, strip_source_header
 from sncheck.transport.result import Result
 
@@ -426,10 +426,10 @@ def _install_tray(host, qx: str | list[str]) -> None:
     data = host.directory / "nv"
     data.mkdir(exist_ok=True)
     outputs = qx if isinstance(qx, list) else [qx]
-    for i, text in enumerate(outputs):
-        (data / f"qx{i}").write_text(text)
-    (data / "csv").write_text(_gb200_csv())
-    (data / "nvlink_s").write_text(_gb200_nvlink_s())
+    for i, text in enumerate(outputs):  # each tray lists its own GPUs (one capture's UUIDs made the host's)
+        (data / f"qx{i}").write_text(own_ids(text, host.name))
+    (data / "csv").write_text(own_ids(_gb200_csv(), host.name))
+    (data / "nvlink_s").write_text(own_ids(_gb200_nvlink_s(), host.name))
     # a tray's own 4 GPUs in the layout of the H100 captures (no GB200 capture of these): an
     # 8-GPU topo or a 1-GPU excerpt on a 4-GPU tray is a listing the run does not judge
     tray = HostState("tray", 4, "nvidia-nvl72")

@@ -16,6 +16,7 @@ from sncheck.health.rules import evaluate, load_rules
 from sncheck.run.inputs import load_inventory
 from sncheck.topology import Topology
 from sncheck.vendors.parsers import strip_source_header
+from sncheck.vendors.sim import own_ids
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
@@ -26,12 +27,13 @@ def real(rel: str) -> str:
 
 def install_replay(host: SshdHost, tool: str, by_args: dict[str, str]) -> None:
     """A fake ``tool`` on the host: ``by_args`` maps its exact argument string to the text
-    it prints ("" = no arguments); other arguments exit 2 with a message on stderr."""
+    it prints ("" = no arguments), its GPU UUIDs made the host's own (one capture replayed on many
+    hosts: :func:`sncheck.vendors.sim.own_ids`); other arguments exit 2 with a message on stderr."""
     data = host.directory / "replay" / tool
     data.mkdir(parents=True, exist_ok=True)
     cases = []
     for i, (args, text) in enumerate(by_args.items()):
-        (data / str(i)).write_text(text)
+        (data / str(i)).write_text(own_ids(text, host.name))
         cases.append(f"  {shlex.quote(args)}) exec cat {shlex.quote(str(data / str(i)))} ;;")
     install_fake_tool(host, tool, "#!/bin/sh\ncase \"$*\" in\n" + "\n".join(cases)
                       + f"\nesac\necho \"fake {tool}: unexpected arguments: $*\" >&2\nexit 2\n")

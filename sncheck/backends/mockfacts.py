@@ -16,7 +16,8 @@ A command with no renderer for the host is a harness gap, not a pass: its facts 
 Renderers depend on a host's state only (cards, platform, tool faults), never on its
 name, so each distinct state is rendered and checked once, under a placeholder name,
 and its rows are relabelled for every host in that state (a 1,000-host fleet of clean
-8-card hosts costs one rendering).
+8-card hosts costs one rendering): the host's name, and its GPUs' UUIDs made its own
+(:func:`sncheck.vendors.sim.own_ids`, as the text the host's tools would print).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from sncheck.topology import Topology
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import hostjudge
 from sncheck.vendors import registry
-from sncheck.vendors.sim import HostState, ToolOutput, not_found, simulator
+from sncheck.vendors.sim import HostState, ToolOutput, not_found, own_ids, simulator
 from sncheck.backends.base import Emit
 
 PLACEHOLDER = "simhost"  # stands for the host's name while a state is rendered and checked
@@ -106,8 +107,23 @@ def _relabel(row: dict, host: str) -> dict:
     out = dict(row, host=host)
     for key in ("message", "entity"):
         if isinstance(out.get(key), str):
-            out[key] = out[key].replace(PLACEHOLDER, host)
+            out[key] = own_ids(out[key].replace(PLACEHOLDER, host), host)
+    for key in ("ids", "value"):
+        if key in out:
+            out[key] = _owned(out[key], host)
     return out
+
+
+def _owned(value: object, host: str) -> object:
+    """``value`` (a row's ids or value: text, a list, a mapping of them) with the GPU UUIDs
+    in it made ``host``'s own."""
+    if isinstance(value, str):
+        return own_ids(value, host)
+    if isinstance(value, list | tuple):
+        return type(value)(_owned(v, host) for v in value)
+    if isinstance(value, dict):
+        return {k: _owned(v, host) for k, v in value.items()}
+    return value
 
 
 def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], emit: Emit,
@@ -155,4 +171,5 @@ def rendered_outputs(topo: Topology, faults: Iterable[Fault], host: str) -> list
 
 def _named(out: ToolOutput, host: str) -> ToolOutput:
     """A rendering with the placeholder host name put back to the host's own."""
-    return replace(out, stdout=out.stdout.replace(PLACEHOLDER, host), stderr=out.stderr.replace(PLACEHOLDER, host))
+    return replace(out, stdout=own_ids(out.stdout.replace(PLACEHOLDER, host), host),
+                   stderr=own_ids(out.stderr.replace(PLACEHOLDER, host), host))
