@@ -57,9 +57,6 @@ def test_h16_01_nvidia_smi_q_answering_for_8_gpus_on_a_1_card_host(sshd_cluster,
 
 
 @pytest.mark.sshd
-@pytest.mark.xfail(strict=True, reason="left open (README round 16): every real-host harness (the sshd hosts, the "
-                   "Slurm nodes, the NVL72 tray replays) gives all its hosts one capture's UUIDs, and the mock renders "
-                   "one capture for every host, so a check across hosts needs per-host UUIDs in each first")
 def test_h16_02_a_host_listing_another_host_s_gpu_uuid(sshd_cluster, tmp_path: Path) -> None:
     """H16-02: node2's `nvidia-smi` answers with node1's GPU (node1's UUID and serial: a wrapper
     replaying another machine's output, or node2's name reaching node1 by a second address). A GPU
@@ -70,6 +67,9 @@ def test_h16_02_a_host_listing_another_host_s_gpu_uuid(sshd_cluster, tmp_path: P
     bad, findings = _facts(inv, cluster)
     assert {"node1", "node2"} <= set(bad), bad
     assert all(any("GPU-11111111-1111-1111-1111-111111111111" in r["message"] for r in bad[h]) for h in ("node1", "node2"))
+    shared = {h: [r["message"] for r in bad[h] if r["fact"] == "devices_shared"] for h in ("node1", "node2")}
+    assert "(also node2)" in shared["node1"][0] and "(also node1)" in shared["node2"][0], shared
+    assert {f.entity for f in findings if f.evidence.get("fact") == "devices_shared"} == {"node1", "node2"}, findings
 
 
 def _own_uuid(host, uuid: str) -> None:

@@ -20,6 +20,12 @@ the rest the same way everywhere:
 * the devices a host lists (GPU UUIDs, serials, bus ids: a row's ``ids``) must be the
   ones it listed at its first read in this run: a retest that sees other devices is a
   ``devices_changed`` finding on the host, never "not reproduced";
+* one card in one machine (:meth:`FactJudge.shared`): a globally unique identity (a GPU
+  UUID or serial, never a PCI bus id, which every machine numbers alike) that two hosts
+  list is a ``devices_shared`` finding on each host read now, naming the other host and
+  the identity: a cloned or misreported identity, or two names reaching one machine, so
+  neither listing can be trusted. A host read alone (a retest) is held to the identities
+  the others listed at their last read in this run;
 * the domain step (:meth:`FactJudge.domains`): each supernode on a platform with a
   ``domain_check`` is judged over a fresh read of every reachable host of it
   (:meth:`FactJudge.to_read`), so a retest of one tray sees its rack as it is now, on
@@ -28,6 +34,7 @@ the rest the same way everywhere:
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -111,6 +118,7 @@ class FactJudge:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     first_ids: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    last_ids: dict[str, frozenset[str]] = field(default_factory=dict)  # host -> its unique ids at its last read
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # ---------------------------------------------------------------- one host
@@ -162,6 +170,7 @@ class FactJudge:
         now = {str(r["fact"]): tuple(r["ids"]) for r in rows
                if r.get("status") == "ok" and isinstance(r.get("ids"), (list, tuple)) and r["ids"]}
         with self._lock:
+            self.last_ids[host] = frozenset(i for ids in now.values() for i in ids if unique_id(i))
             first = self.first_ids.setdefault(host, {})
             changed = [(fact, first[fact], ids) for fact, ids in now.items() if fact in first and first[fact] != ids]
             for fact, ids in now.items():
@@ -177,6 +186,31 @@ class FactJudge:
                 message=f"{host}: the devices changed since the first read of this run ({fact}: "
                         f"{len(before)} then {len(after)} listed; {what or 'another order'}): "
                         "a retest of other devices proves nothing about the first ones"))
+        return out
+
+    def shared(self, read: Iterable[str], rows_by_host: Mapping[str, list[dict]]) -> list[dict]:
+        """A ``devices_shared`` row on each host of ``read`` that lists a unique identity
+        (:func:`unique_id`) another host listed at its last read in this run: one card is
+        in one machine."""
+        with self._lock:
+            owners: dict[str, list[str]] = {}
+            for host, ids in self.last_ids.items():
+                for i in ids:
+                    owners.setdefault(i, []).append(host)
+        out: list[dict] = []
+        for host in read:
+            mine = self.last_ids.get(host, frozenset())
+            also = {i: [h for h in owners[i] if h != host] for i in sorted(mine) if len(owners.get(i, ())) > 1}
+            if not also:
+                continue
+            others = sorted({h for hs in also.values() for h in hs})
+            said = listed([f"{i} (also {', '.join(hs)})" for i, hs in also.items()])
+            out.append(host_fact_row(
+                host, DEVICES_SHARED, len(also), 0, False, tool=_id_tool(rows_by_host.get(host, [])),
+                message=f"{host}: lists {len(also)} device identit{'y' if len(also) == 1 else 'ies'} that "
+                        f"{', '.join(others)} list{'s' if len(others) == 1 else ''} too: {said}; one card is in one "
+                        "machine: a cloned or misreported identity, or two names reaching one machine, so these "
+                        "hosts' listings cannot be trusted"))
         return out
 
     @staticmethod
@@ -257,8 +291,24 @@ class FactJudge:
             out(host, [row])
 
         fan_out(self.to_read(hosts), reached, lost)
+        for r in self.shared([h for h in got if h in asked], got):
+            out(r["host"], [r])
         for r in self.domains(asked, got):
             out(r["host"], [r])
+
+
+DEVICES_SHARED = "devices_shared"
+_BUS_ID = re.compile(r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+
+
+def unique_id(ident: str) -> bool:
+    """A device identity no other machine's device has: a GPU UUID or serial, not a PCI bus
+    id (every machine numbers its slots alike) nor a placeholder of zeros."""
+    return not _BUS_ID.match(ident) and ident.strip("0-") not in ("", "GPU", "GPU-")
+
+
+def _id_tool(rows: list[dict]) -> str | None:
+    return next((r.get("tool") for r in rows if r.get("ids")), None)
 
 
 Reached = Callable[..., None]

@@ -148,12 +148,12 @@ def fabric_discovery() -> Any:
     return importlib.import_module("sncheck.vendors.infiniband.discovery")
 
 
-# The facts sncheck's own reads make, not a vendor's fact command: ``reachable`` and
-# ``devices_changed`` (vendors.hostjudge), ``host_facts`` (a backend that lost a host's facts),
+# The facts sncheck's own reads make, not a vendor's fact command: ``reachable``,
+# ``devices_changed`` and ``devices_shared`` (vendors.hostjudge), ``host_facts`` (a backend that lost a host's facts),
 # ``kernel_log`` and ``ib_counters`` (backends.hostreads), ``cpu_count``, ``torch_version``,
 # ``dist_backend`` and ``card_count`` (the local backend). test_hostile_r6 reads every fact a row is made with
 # in the source against fact_names().
-ENGINE_FACTS = ("reachable", "devices_changed", "host_facts", "kernel_log", "ib_counters", "cpu_count",
+ENGINE_FACTS = ("reachable", "devices_changed", "devices_shared", "host_facts", "kernel_log", "ib_counters", "cpu_count",
                 "torch_version", "dist_backend", "card_count")
 
 
