@@ -90,28 +90,35 @@ class _Clock:
 
 
 @lru_cache(maxsize=256)
-def _checked(state: HostState, checks: tuple[tuple[str, bool], ...] = ()) -> tuple[dict, ...]:
-    """The rows of a state: rendered once, judged by the code every backend shares
-    (:func:`sncheck.vendors.hostjudge.judge_host`)."""
+def _checked(state: HostState, checks: tuple[tuple[str, bool], ...] = ()) -> tuple[tuple[dict, frozenset[str]], ...]:
+    """The rows of a state, each with the keys that hold GPU UUIDs (:func:`_uuid_keys`): rendered
+    once, judged by the code every backend shares (:func:`sncheck.vendors.hostjudge.judge_host`)."""
     plat = registry.platform(state.platform) if state.platform else None
     expect = hostfacts.Expect(cards=state.cards, platform=plat, domain_hosts=state.domain_hosts)
     params = plat.params if plat else {}
     clock = _Clock()
-    return tuple(hostjudge.judge_host(
+    return tuple((row, _uuid_keys(row)) for row in hostjudge.judge_host(
         PLACEHOLDER, expect, registry.vendor_of(plat).commands_for(plat), lambda cmd: render(cmd, state),
         checks=dict(checks), window_s=float(params.get("fabric_retry_s", 0.0)),
         interval_s=float(params.get("fabric_retry_every_s", 5.0)), sleep=clock.sleep, clock=clock))
 
 
-def _relabel(row: dict, host: str) -> dict:
+def _relabel(row: dict, host: str, uuids: frozenset[str] = frozenset()) -> dict:
+    """``row`` of the placeholder as ``host``'s: its name, and the GPU UUIDs in its keys ``uuids``
+    (:func:`_uuid_keys`) made the host's own."""
     out = dict(row, host=host)
     for key in ("message", "entity"):
         if isinstance(out.get(key), str):
-            out[key] = own_ids(out[key].replace(PLACEHOLDER, host), host)
-    for key in ("ids", "value"):
-        if key in out:
-            out[key] = _owned(out[key], host)
+            out[key] = out[key].replace(PLACEHOLDER, host)
+    for key in uuids:
+        out[key] = _owned(out[key], host)
     return out
+
+
+def _uuid_keys(row: dict) -> frozenset[str]:
+    """The keys of a state's row whose value holds a GPU UUID (found once a state, by
+    :func:`_checked`: a fleet of hosts in one state relabels only those; most rows hold none)."""
+    return frozenset(k for k, v in row.items() if k != "host" and "GPU-" in repr(v))
 
 
 def _owned(value: object, host: str) -> object:
@@ -146,7 +153,7 @@ def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], em
                 lost(h, judge.unreachable(h, "ssh", "connect timed out"))
                 continue
             checks = tuple(sorted(inv.checks_of(h).items()))
-            rows = [_relabel(row, h) for row in _checked(host_state(topo, h, faults), checks)]
+            rows = [_relabel(row, h, keys) for row, keys in _checked(host_state(topo, h, faults), checks)]
             reached(h, "ssh", "connected", rows=rows)
 
     judge.read(tuple(hosts), fan_out, emit)

@@ -197,10 +197,11 @@ class FactJudge:
             for host, ids in self.last_ids.items():
                 for i in ids:
                     owners.setdefault(i, []).append(host)
+        twice = {i: hosts for i, hosts in owners.items() if len(hosts) > 1}
         out: list[dict] = []
-        for host in read:
+        for host in read if twice else ():
             mine = self.last_ids.get(host, frozenset())
-            also = {i: [h for h in owners[i] if h != host] for i in sorted(mine) if len(owners.get(i, ())) > 1}
+            also = {i: [h for h in twice[i] if h != host] for i in sorted(mine & twice.keys())}
             if not also:
                 continue
             others = sorted({h for hs in also.values() for h in hs})
@@ -304,7 +305,7 @@ _BUS_ID = re.compile(r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-
 def unique_id(ident: str) -> bool:
     """A device identity no other machine's device has: a GPU UUID or serial, not a PCI bus
     id (every machine numbers its slots alike) nor a placeholder of zeros."""
-    return not _BUS_ID.match(ident) and ident.strip("0-") not in ("", "GPU", "GPU-")
+    return ident.strip("0-") not in ("", "GPU", "GPU-") and (ident.startswith("GPU-") or not _BUS_ID.match(ident))
 
 
 def _id_tool(rows: list[dict]) -> str | None:
