@@ -26,7 +26,6 @@ OUT = "GPU 0: ok\nGPU 1: failed\n"
 # grammar cannot tell from a whole output, or a capture whose own wrapping the transform breaks.
 # Held both ways: a named cell that reads right fails the test (three had, skipped unseen).
 KNOWN = {
-    ("kernel-log", "hard wrap 80"), ("rccl-tests", "hard wrap 80"),
     # the capture is itself a fenced paste: a fence inside a fence (markdown does not nest them)
     *(("ibqueryerrors", t) for t in ("fence ```console", "fence ```text", "fence ~~~", "<details><pre>",
                                      "<details><pre><code>")),

@@ -40,6 +40,11 @@ Each event: ``source: amdgpu``, ``class``: ``uncorrectable``, ``correctable``, `
 ``count``, ``total``, ``socket``, ``die``, ``event_id``, ``registers`` and ``status_class`` (ACA:
 the STATUS register's UC / Deferred / Poison bits, ``amdgpu_aca.h``). Failures: every class
 but ``correctable`` and the ACA dumps whose STATUS says corrected.
+
+Cut lines (a paste wrapped at its width): a register is printed ``0x%016llx`` (``amdgpu_mca.c``,
+``amdgpu_aca.c``), so a value of fewer than 16 hex digits is not whole and is not read (a STATUS
+so cut leaves the dump "STATUS not read": a failure, never the corrected class its first digits
+might say); a fatal line that ends inside its ``(NAME`` is that fatal interrupt, its block unknown.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ _COUNT = re.compile(r"(?:socket: (?P<socket>\d+), die: (?P<die>\d+),? )?(?P<n>\d
                     r"in (?P<block>\w+) block")
 _POISON = re.compile(r"(?:socket: (?P<socket>\d+), die: (?P<die>\d+),? )?(?P<n>\d+) (?P<new>new )?poison consumption "
                      r"detected (?P<total>in total )?in (?P<block>\w+) block")
-_FATAL = re.compile(r"uncorrectable hardware error\((?P<what>\w+)\) detected")
+_FATAL = re.compile(r"uncorrectable hardware error\((?P<what>\w+)(?P<end>\) detected)?")
 _ACA_HEAD = "Accelerator Check Architecture events logged"
 _ACA_REG = re.compile(r"(?:aca entry\[(?P<i>\d+)\]|ACA\[(?P<j>\d+)/\d+\])\.(?P<reg>\w+)=(?P<v>0x[0-9a-fA-F]+)")
 _RESET = re.compile(r"GPU reset(?:\((?P<n>\d+)\))? (?P<how>begin|succeeded|failed)")
@@ -88,6 +93,8 @@ def event(body: str, last: dict[str, Any] | None, begun: dict[str, dict[str, Any
                             "event_id": int(eid["id"]) if eid else None, "registers": None}
     if reg := _ACA_REG.search(msg):
         if last is not None and last.get("class") == "aca" and last.get("bus_id") == bdf:
+            if len(reg["v"]) != 18:  # 0x%016llx: fewer digits is a line cut inside the value
+                return None
             last["registers"].setdefault(f"{int(reg['i'] or reg['j']):02d}", {})[reg["reg"]] = reg["v"]
             if reg["reg"] == "STATUS":
                 last["status_class"] = status_class(int(reg["v"], 16))
@@ -110,8 +117,8 @@ def event(body: str, last: dict[str, Any] | None, begun: dict[str, dict[str, Any
                     "socket": _int(m["socket"]), "die": _int(m["die"])}
         return {**base, "class": kind, "block": m["block"].lower(), "count": n, "socket": _int(m["socket"]),
                 "die": _int(m["die"])}
-    if m := _FATAL.search(msg):
-        return {**base, "class": "fatal", "block": m["what"]}
+    if (m := _FATAL.search(msg)) and (m["end"] or m.end() == len(msg.rstrip())):
+        return {**base, "class": "fatal", "block": m["what"] if m["end"] else None}
     if m := _RESET.search(msg):
         resets = begun if begun is not None else {}
         if m["how"] == "begin":  # a reset: its outcome line, when the log has it, completes this event

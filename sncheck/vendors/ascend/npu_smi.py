@@ -449,17 +449,33 @@ def parse_hbm(text: str) -> dict[str, Any]:
 
 
 def parse_topo(text: str) -> dict[str, Any]:
+    """The header of device names through 'CPU Affinity' (one line), then a row a device through the
+    first blank line (the Legend after it). A header line of names without 'CPU Affinity', or a
+    line inside the matrix that is no device's row, is a line wrapped or cut (said, exit 1): its
+    cells would be read under other columns."""
     devices: list[str] = []
     matrix: dict[str, dict[str, str]] = {}
     affinity: dict[str, str] = {}
     errors: list[str] = []
-    for raw in text.splitlines():
+    ended = False
+    for n, raw in enumerate(text.splitlines(), 1):
         cells = raw.split()
-        if not cells or cells[0] == "$":
+        if not cells:
+            ended = ended or bool(matrix)
+            continue
+        if cells[0] == "$" or ended:
+            continue
+        if not devices and all(_TOPO_NAME.match(c) for c in cells) and "Affinity" not in raw:
+            errors.append(f"line {n}: device names with no 'CPU Affinity' after them: the header is wrapped or "
+                          "cut, its columns unknown")
             continue
         if not devices and cells[0].startswith("NPU") and all(c.startswith("NPU") for c in cells[:-2]) \
                 and "Affinity" in raw:
             devices = [c for c in cells if c.startswith("NPU")]
+            continue
+        if devices and cells[0] not in devices and not listing.is_elision(raw.strip()) and not raw.lstrip().startswith("#"):
+            errors.append(f"line {n}: no device's row inside the matrix ({raw.strip()[:60]!r}): a row's wrapped "
+                          "tail or a line cut")
             continue
         if devices and cells[0] in devices:
             links = cells[1:1 + len(devices)]
@@ -471,6 +487,9 @@ def parse_topo(text: str) -> dict[str, Any]:
     if not matrix:
         raise ParseError("no NPU topology matrix", tool="npu-smi-topo")
     return {"tool": "npu-smi-topo", "devices": devices, "matrix": matrix, "affinity": affinity, "errors": errors}
+
+
+_TOPO_NAME = re.compile(r"^NPU\d+$")
 
 
 def parse_help(text: str) -> dict[str, Any]:

@@ -117,7 +117,8 @@ GRAMMAR.update({
                "PCIe) and its CPU affinity ('0-23'); then a blank line and the Legend"),
         end="the row of every device the header names (the matrix square); the Legend after it carries no value",
         failures="a pair not over SIO, HCCS or HCCS_SW (faults: the run's ub_topology); a row with fewer cells, a "
-                 "missing row (errors: cut short)",
+                 "missing row (errors: cut short); a header of names without 'CPU Affinity' or a line inside the "
+                 "matrix that is no device's row (errors: a line wrapped or cut, its cells under unknown columns)",
         values="devices, matrix {NPUi: {NPUj: link}}, affinity {NPUi: cpus}, errors"),
     "npu-smi-help": Grammar(
         tool="npu-smi info -h",

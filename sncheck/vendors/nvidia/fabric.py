@@ -315,6 +315,8 @@ def parse_fabric(text: str) -> dict[str, Any]:
                 blocks.append(fab)
                 gpus.append({"bus_id": None, "uuid": None, "product_name": None,
                              "fabric": fabric_from_text_node(fab), "platform": None})
+    errors += [f"GPU {g['bus_id']}: its GPU UUID '{g['uuid']}' stops short of NVML's 'GPU-' and 36 characters: "
+               "cut or wrapped, not whole" for g in gpus if _uuid_cut(g["uuid"])]
     if any(smi_query.GPU_HEADER.match(n.key) for n in root.children):
         # the whole -q (or -q -d sections): its own end (Attached GPUs, each GPU through Processes)
         errors += [e for e in smi_query.parse_query(text)["errors"] if e not in errors]
@@ -326,6 +328,16 @@ def parse_fabric(text: str) -> dict[str, Any]:
     if not gpus and not tool_errors:
         raise ParseError("no Fabric section found", tool="nvidia-smi-fabric")
     return {"tool": "nvidia-smi-fabric", "gpus": gpus, "errors": errors}
+
+
+_UUID_WHOLE = re.compile(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_UUID_HEX = re.compile(r"^GPU-[0-9a-fA-F-]*$")
+
+
+def _uuid_cut(uuid: str | None) -> bool:
+    """A UUID of hex that is no whole 'GPU-' + 8-4-4-4-12 (NVML's nvmlDeviceGetUUID): a line cut or
+    wrapped inside it; a redacted one ('GPU-xxxx...', 'GPU-<uuid>') is no hex and stays as printed."""
+    return bool(uuid and _UUID_HEX.match(uuid) and not _UUID_WHOLE.match(uuid))
 
 
 # An excerpt's Fabric block is whole through ClusterUUID (a grep -A4 Fabric prints that far).
@@ -538,10 +550,13 @@ def parse_nccl_mnnvl(text: str) -> dict[str, Any]:
     fabric: list[dict[str, Any]] = []
     domains: set[int] = set()
     saw_nccl = False
-    for raw in text.splitlines():
+    errors: list[str] = []
+    for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if "NCCL" in line or _RANK_LINE.search(line):
             saw_nccl = True
+        if why := _mnnvl_cut(line):
+            errors.append(f"line {n}: {why} ({line[:60]!r}): a line wrapped or cut, not whole")
         if m := _FABRIC_LINE.search(line):
             fabric.append({"bus_id": f"0x{m[1]}", "cluster_uuid": m[2], "clique_id": int(m[3], 16), "state": int(m[4]),
                            "health_mask": int(m[5], 16)})
@@ -570,4 +585,17 @@ def parse_nccl_mnnvl(text: str) -> dict[str, Any]:
             "clique_sizes": sorted(set(sizes)), "nvl_domain_sizes": sorted(domains), "fabric": fabric,
             "not_working": not_working,
             "ranks": max(nranks) if nranks else (max(ranks) + 1 if ranks else None), "faults": faults,
-            "errors": []}
+            "errors": errors}
+
+
+def _mnnvl_cut(line: str) -> str | None:
+    """Why a line holding MNNVL words is not one NCCL prints whole, or None: init.cc's fabric line
+    stopped before its healthMask, mnnvl.cc's WARN before 'available but not working', or an MNNVL
+    word on a line of no NCCL log (the tail of a line wrapped inside it)."""
+    if "MNNVL busId" in line and not _FABRIC_LINE.search(line):
+        return "an 'MNNVL busId ... fabric UUID ...' line short of its 'healthMask'"
+    if "WARN MNNVL (cliqueSize" in line and not _NOT_WORKING.search(line):
+        return "mnnvl.cc's WARN short of 'is available but not working'"
+    if re.search(r"\bMNNVL\b", line) and "NCCL" not in line and not _RANK_LINE.search(line):
+        return "an MNNVL word on no NCCL log line"
+    return None

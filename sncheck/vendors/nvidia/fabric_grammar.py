@@ -89,7 +89,8 @@ GRAMMAR = {
         end="-q: its own (Attached GPUs, every GPU through Processes, Capabilities from 560: nvidia-smi-q); -q -x: "
             "'</nvidia_smi_log>'; an excerpt: each block through ClusterUUID, a Health heading with an entry, "
             "every block the entries of the first; gpud: each table through its closing rule with the first's rows",
-        failures=("the nvidia-smi failure lines (errors); a cut (errors); the registration states are values: a "
+        failures=("the nvidia-smi failure lines (errors); a cut (errors), a GPU UUID of hex short of NVML's "
+                  "'GPU-' 8-4-4-4-12 included (a line wrapped inside it); the registration states are values: a "
                   "run's fabric checks judge them (fabric_state, fabric_health, fabric_clique), sncheck parse "
                   "reports them and exits 0"),
         values=("gpus[{bus_id, uuid, product_name, fabric{state, status, clique_id, cluster_uuid, health{summary, "
@@ -162,7 +163,9 @@ GRAMMAR = {
             "partial number: the last line without its newline is a cut; a reporter's '...' may stand for any rank's "
             "MNNVL lines, its WARN among them: not whole)",
         failures=("the 'is available but not working' WARN (faults: the rank's init fails with ncclSystemError); "
-                  "MNNVL 0 is a value (mnnvl false: a run's fabric checks judge the domain)"),
+                  "MNNVL 0 is a value (mnnvl false: a run's fabric checks judge the domain); a busId line short of "
+                  "its healthMask, the WARN short of 'available but not working', or an MNNVL word on a line of "
+                  "no NCCL log (a wrapped line's tail): errors naming the line"),
         values=("nccl_version, mnnvl (true when every cliqueSize/comm line says MNNVL 1, false when one says 0 or "
                 "a WARN, null when none is printed), clique_sizes, nvl_domain_sizes, fabric[{bus_id, cluster_uuid, "
                 "clique_id, state (NVML's: 3 COMPLETED), health_mask}] (the busId lines), not_working (the WARN "
