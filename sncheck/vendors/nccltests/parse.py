@@ -361,9 +361,8 @@ def _scan_line(line: str, at: int, state: _State) -> None:
             state.table_seen = True
         elif (state.table_seen or state.rows) and _row_shaped(content):
             _add_error(state, f"unreadable result row (a #wrong or bandwidth no run prints): {content!r}")
-        elif state.rows and not state.finished and _numbers_only(content):
-            # common.cu prints a row on one line: bare numbers below one are a row's wrapped tail
-            # (and the row above it stopped short: read under other columns)
+        elif state.rows and not state.finished and all(_to_float(t.strip("*")) is not None for t in content.split()):
+            # common.cu prints a row on one line: bare numbers below one are its wrapped tail (its head read shifted)
             _add_error(state, f"line {at}: numbers with no row's size, count and type ({content[:60]!r}): a row "
                               "wrapped or cut, not whole")
         elif state.finished and (m := _LAUNCHER.match(content)):
@@ -510,12 +509,6 @@ def _parse_row(content: str, state: _State) -> dict[str, Any] | None:
     if stamp:
         row["timestamp"] = stamp.group().strip()
     return row
-
-
-def _numbers_only(content: str) -> bool:
-    """Cells that are all numbers (a result row's cells after its type): no line of the table but a row's part."""
-    tokens = content.split()
-    return bool(tokens) and all(_to_float(t.rstrip("*")) is not None or t == "N/A" for t in tokens)
 
 
 def _row_shaped(content: str) -> bool:

@@ -56,7 +56,7 @@ from sncheck.vendors import after_end, listing
 from sncheck.vendors.fragment import xml_fragment
 from sncheck.vendors.nvidia import smi_query
 from sncheck.vendors.nvidia.smi_query import fabric_from_text_node, platform_from_text_node
-from sncheck.vendors.nvidia.smi_values import TOOL_ERROR, clique_value, int_value, leading_int, text_value
+from sncheck.vendors.nvidia.smi_values import TOOL_ERROR, clique_value, int_value, leading_int, text_value, uuid_cut
 
 _CLOCK_NAMES = {
     "gpu_idle": "Idle", "applications_clocks_setting": "Applications Clocks Setting",
@@ -316,7 +316,7 @@ def parse_fabric(text: str) -> dict[str, Any]:
                 gpus.append({"bus_id": None, "uuid": None, "product_name": None,
                              "fabric": fabric_from_text_node(fab), "platform": None})
     errors += [f"GPU {g['bus_id']}: its GPU UUID '{g['uuid']}' stops short of NVML's 'GPU-' and 36 characters: "
-               "cut or wrapped, not whole" for g in gpus if _uuid_cut(g["uuid"])]
+               "cut or wrapped, not whole" for g in gpus if uuid_cut(g["uuid"])]
     if any(smi_query.GPU_HEADER.match(n.key) for n in root.children):
         # the whole -q (or -q -d sections): its own end (Attached GPUs, each GPU through Processes)
         errors += [e for e in smi_query.parse_query(text)["errors"] if e not in errors]
@@ -328,16 +328,6 @@ def parse_fabric(text: str) -> dict[str, Any]:
     if not gpus and not tool_errors:
         raise ParseError("no Fabric section found", tool="nvidia-smi-fabric")
     return {"tool": "nvidia-smi-fabric", "gpus": gpus, "errors": errors}
-
-
-_UUID_WHOLE = re.compile(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_UUID_HEX = re.compile(r"^GPU-[0-9a-fA-F-]*$")
-
-
-def _uuid_cut(uuid: str | None) -> bool:
-    """A UUID of hex that is no whole 'GPU-' + 8-4-4-4-12 (NVML's nvmlDeviceGetUUID): a line cut or
-    wrapped inside it; a redacted one ('GPU-xxxx...', 'GPU-<uuid>') is no hex and stays as printed."""
-    return bool(uuid and _UUID_HEX.match(uuid) and not _UUID_WHOLE.match(uuid))
 
 
 # An excerpt's Fabric block is whole through ClusterUUID (a grep -A4 Fabric prints that far).

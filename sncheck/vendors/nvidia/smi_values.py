@@ -1,5 +1,5 @@
 """Values as nvidia-smi prints them, shared by its views (nvidia_smi, smi_query, fabric):
-``N/A``-style cells as None, counters, Yes/No and Active flags, the tool's own error lines."""
+``N/A``-style cells as None, counters, Yes/No and Active flags, the tool's own error lines, a GPU UUID cut short."""
 
 from __future__ import annotations
 
@@ -116,3 +116,13 @@ def unknown_flags(gpu: Any) -> list[str]:
                 out.append(f"{gpu.key}: {name} / {child.key} is {value[:40]!r} (nvidia-smi prints Yes or No): "
                            "a value the tool does not print, not read")
     return out
+
+
+_UUID_WHOLE = re.compile(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_UUID_HEX = re.compile(r"^GPU-[0-9a-fA-F-]*$")
+
+
+def uuid_cut(uuid: str | None) -> bool:
+    """A GPU UUID of hex that is no whole 'GPU-' + 8-4-4-4-12 (NVML's nvmlDeviceGetUUID): a line cut or
+    wrapped inside it; a redacted one ('GPU-xxxx...', 'GPU-<uuid>') is no hex and stays as printed."""
+    return bool(uuid and _UUID_HEX.match(uuid) and not _UUID_WHOLE.match(uuid))
