@@ -82,13 +82,13 @@ class Level:
         return self.on[key]
 
     # ---- predictions and states
-    def pred(self, t: str, at: np.ndarray, H: Hypothesis) -> np.ndarray:
+    def pred(self, t: str, at: np.ndarray, H: Hypothesis, ends: bool = True) -> np.ndarray:
         x = self.tiers[t]
         a, b = x.a[at], x.b[at]
         end_a, end_b, shared = np.ones(len(at)), np.ones(len(at)), np.ones(len(at))
         for e, f in H:
             ft = f.get(t, 1.0)
-            if ft >= 1.0:
+            if ft >= 1.0 or (e.kind in END_KINDS and not ends):
                 continue
             if e.kind in END_KINDS:
                 end_a = np.where(e.holds(a, self.n), np.minimum(end_a, ft), end_a)
@@ -282,7 +282,8 @@ class Level:
                 continue
             rest = self.pred(t, at, self.H)
             values = np.where(x.failed[at], 0.0, x.ratio[at])
-            clean = rest >= 1.0
+            clean = rest >= 1.0  # else, pred being min(ends) * shared, an end is over the shared culprits only
+            rest = self.pred(t, at, self.H, ends=False) if e.kind in END_KINDS and not clean.any() else rest
             per[t] = values[clean] if clean.any() else values / np.where(rest > 0, rest, 1.0)
         if e.kind == "card" and per:
             return self.card_factors(per)

@@ -1,0 +1,40 @@
+"""Round 7's wrong entities, mended by the cost model (README "Scenarios r7").
+
+A pair reads ``min(end_a, end_b) * shared`` (README "Mock backend cost model"): an end culprit's
+factor is its pairs over the shared culprits on their paths only. Read over the ends' too, a card
+at 0.2 inside a domain at 0.5 got the factor 0.4, which ``min(0.5, 0.4)`` never explains, and the
+card's 31 pairs were named as links "well below what its two ends explain" (stop 47's review).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def connectivity(tmp_path: Path, inventory: Path, faults: list[str]) -> dict:
+    """A mock connectivity run (seed 1) with the faults given as fault-plan lines: exit 1, its results."""
+    plan = tmp_path / "faults.yaml"
+    plan.write_text("faults:\n" + "".join(f"  - {f}\n" for f in faults))
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["connectivity", "-i", str(inventory), "--backend", "mock", "--faults", str(plan),
+                                  "--seed", "1", "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    return json.loads((out / "results.json").read_text())
+
+
+def test_a_card_far_below_its_slow_domain_is_the_card_not_its_links(tmp_path):
+    # the reviewer's demo-2sn case: every card of sn0 at 0.5, node003/gpu1 at 0.2 inside it
+    cards = [f"node{h:03d}/gpu{g}" for h in range(1, 9) for g in range(4)]
+    faults = [f"{{type: slow_card, target: {c}, factor: {0.2 if c == 'node003/gpu1' else 0.5}}}" for c in cards]
+    res = connectivity(tmp_path, ROOT / "fixtures/inventories/demo-2sn.yaml", faults)
+    named = {(f["entity"], f["entity_kind"]) for f in res["findings"] if f["severity"] in ("warning", "critical")}
+    assert named == {("sn0", "supernode"), ("node003/gpu1", "card")}  # before: sn0 and 31 links
+    [card] = [f for f in res["findings"] if f["entity"] == "node003/gpu1"]
+    assert abs(card["evidence"]["factor"] - 0.2) < 0.03  # its own speed, not 0.4 of the domain's
