@@ -4,6 +4,8 @@ A pair reads ``min(end_a, end_b) * shared`` (README "Mock backend cost model"): 
 factor is its pairs over the shared culprits on their paths only. Read over the ends' too, a card
 at 0.2 inside a domain at 0.5 got the factor 0.4, which ``min(0.5, 0.4)`` never explains, and the
 card's 31 pairs were named as links "well below what its two ends explain" (stop 47's review).
+Its retest then had no known-good peer (every card of its domain a culprit's): the domain's other
+cards are fair controls for a card named apart from it (``controls.fair_mates``).
 """
 
 from __future__ import annotations
@@ -38,3 +40,6 @@ def test_a_card_far_below_its_slow_domain_is_the_card_not_its_links(tmp_path):
     assert named == {("sn0", "supernode"), ("node003/gpu1", "card")}  # before: sn0 and 31 links
     [card] = [f for f in res["findings"] if f["entity"] == "node003/gpu1"]
     assert abs(card["evidence"]["factor"] - 0.2) < 0.03  # its own speed, not 0.4 of the domain's
+    # retested against the domain's other cards (before: "no known-good peers", left quarantined)
+    last = {e["entity"]: e["action"] for e in res["isolation"]}
+    assert last == {"sn0": "isolate", "node003/gpu1": "isolate"}

@@ -55,7 +55,7 @@ from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
-from sncheck.run.controls import PEERS, clear_of, domain_sample, peers_for, switch_sample
+from sncheck.run.controls import PEERS, clear_of, domain_sample, fair_mates, peers_for, switch_sample
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
 from sncheck.run.batches import retests
@@ -177,9 +177,11 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
     behind -= {c for f in suspects if f.entity_kind != "switch" for c in cards_of(f, ctx.topo)} | \
         {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic") for c in cards_of(e, ctx.topo, k)}
     switches = {f.entity for f in suspects if f.entity_kind == "switch"} | {e for e, k in ctx.known if k == "switch"}
+    mates = fair_mates([(f.entity, f.entity_kind) for f in suspects], ctx.known, ctx.topo, cards_of)
     # each suspect's own window; those measured by their pairs alone, in batches (sncheck.run.batches)
-    return retests(ctx, [Window(ctx, f, (bad_cards - inside if f.entity_kind in ("nic", "switch") else bad_cards)
-                                | bad_hosts, repeats, behind, switches) for f in suspects], lambda t: _emit_as(ctx, t))
+    return retests(ctx, [Window(ctx, f, ((bad_cards - inside if f.entity_kind in ("nic", "switch") else bad_cards)
+                                 - mates.get(f.entity, set())) | bad_hosts, repeats, behind, switches,
+                                apart=bool(mates.get(f.entity))) for f in suspects], lambda t: _emit_as(ctx, t))
 
 
 def _judged_inside(f: Finding) -> bool:
@@ -202,8 +204,9 @@ class Window:
     """One suspect's retest: every symptom's measurement, its controls, and the judging."""
 
     def __init__(self, ctx: LayerContext, f: Finding, avoid: set[str], repeats: int,
-                 behind: Set[str] = frozenset(), switches: Set[str] = frozenset()) -> None:
+                 behind: Set[str] = frozenset(), switches: Set[str] = frozenset(), apart: bool = False) -> None:
         self.ctx, self.f, self.avoid, self.switches = ctx, f, avoid, switches
+        self.apart = apart  # controls of its own slow domain (fair_mates): their level is the domain's symptom
         self.inside = avoid - behind  # the controls to avoid on pairs that cross no switch
         self.by_name = rules_by_name(ctx)
         self.syms = symptoms(f)
@@ -484,7 +487,8 @@ class Window:
             self._mine(g) or not through_known(self._cards(g), rows, dctx, self.by_name.get(g.rule)))]
         # the suspect's symptom again: a finding holding its cards, or one the evidence could
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
-        hits = [g for g in found if self._mine(g) or self._tied(g)]
+        hits = [g for g in found if (self._mine(g) or self._tied(g))
+                and not (self.apart and g.entity_kind in ("host", "supernode"))]
         on_controls = [g for g in found if self._cards(g) & self.controls]
         untold = [g for g in on_controls if g not in hits and only_beside(  # a control the retest cannot tell apart
             self._cards(g), self.scope, rows, self.ctx.topo, g.evidence.get("tier"))]

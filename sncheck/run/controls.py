@@ -3,7 +3,7 @@ the sample of a domain re-measured as a whole (:mod:`sncheck.run.confirm`)."""
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Callable, Set
 
 import numpy as np
 
@@ -48,6 +48,20 @@ def peers_for(suspects: list[str], topo: Topology, avoid: set[str], tier: str = 
     index = {rail_of(c) for c in suspects}
     near.sort(key=lambda c: rail_of(c) not in index)
     return _interleave(near, host_of)[:n]
+
+
+def fair_mates(suspects: list[tuple[str, str]], known: Set[tuple[str, str]], topo: Topology,
+               cards_of: Callable[..., list[str]]) -> dict[str, set[str]]:
+    """Per card suspect named apart from its slow domain, both named (entity, kind): the
+    domain's cards no other culprit holds, fair controls for it (a pair reads its slower
+    end, so they show the card below their level; the domain's level in its retest is the
+    domain's symptom, not the card's). Avoided as culprits' cards, they left it no
+    known-good peer: demo-2sn's node003/gpu1 at 0.2 in sn0 at 0.5 stayed quarantined."""
+    named = list(suspects) + list(known)
+    slow = {e for e, k in named if k == "supernode"}
+    held = {c for e, k in named if k not in ("supernode", "switch") for c in cards_of(e, topo, k)}
+    return {e: set(topo.cards_of_supernode(sn)) - held for e, k in suspects
+            if k == "card" and (sn := topo.by_id[e].supernode) in slow}
 
 
 def _interleave(cards: list[str], key) -> list[str]:
