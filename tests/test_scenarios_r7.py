@@ -43,3 +43,30 @@ def test_a_card_far_below_its_slow_domain_is_the_card_not_its_links(tmp_path):
     # retested against the domain's other cards (before: "no known-good peers", left quarantined)
     last = {e["entity"]: e["action"] for e in res["isolation"]}
     assert last == {"sn0": "isolate", "node003/gpu1": "isolate"}
+
+
+def test_a_control_slower_than_the_suspect_is_found_and_isolated(tmp_path):
+    # r5-23's class on round 7's 3 x 2 inventory (r7-39): ga1/gpu1 at 0.5, and its retest's one
+    # scale-up control of the same index, ga2/gpu1, at 0.3 from the retest on (late). With every
+    # control on ga2, the domain's one other host, ga2/gpu1 was measured against the suspect alone:
+    # its one pair at 0.3 read as the suspect's symptom again and it was never named. A host mate of
+    # the suspect against the same controls gives it a second partner: named and isolated.
+    inv = ROOT / "tests/data/scenarios-r7/inv-gen-3x2.yaml"
+    res = connectivity(tmp_path, inv, ["{type: slow_card, target: ga1/gpu1, factor: 0.5}",
+                                       "{type: slow_card, target: ga2/gpu1, factor: 0.3, late: true}"])
+    assert {e["entity"]: e["action"] for e in res["isolation"]} == {"ga1/gpu1": "isolate", "ga2/gpu1": "isolate"}
+    [late] = [f for f in res["findings"] if f["entity"] == "ga2/gpu1"]
+    assert late["entity_kind"] == "card" and late["severity"] == "critical"
+    assert "seen during the confirmation retest of card ga1/gpu1" in late["message"]
+
+
+def test_a_faint_card_of_a_two_host_domain_is_judged_by_its_retest(tmp_path):
+    # r5-39's faint az1/gpu9 on round 7's 3 x 2 inventory: gc2/gpu3 at 0.88 (p2p-bandwidth-card-slow,
+    # judged against its tier's level). Its scale-up controls are all on gc1, the domain's one other
+    # host, so no retest pair on the tier was without the suspect and nothing set that level: it
+    # stayed quarantined ("no pair on its tier beside the suspect's own"). A host mate of the suspect
+    # against the same controls gives those pairs: confirmed and isolated.
+    inv = ROOT / "tests/data/scenarios-r7/inv-gen-3x2.yaml"
+    res = connectivity(tmp_path, inv, ["{type: slow_card, target: gc2/gpu3, factor: 0.88}"])
+    assert [(f["entity"], f["rule"]) for f in res["findings"]] == [("gc2/gpu3", "p2p-bandwidth-card-slow")]
+    assert {e["entity"]: e["action"] for e in res["isolation"]} == {"gc2/gpu3": "isolate"}

@@ -47,7 +47,12 @@ def peers_for(suspects: list[str], topo: Topology, avoid: set[str], tier: str = 
     # (p2p-bandwidth-card-slow: 3), and a domain of three hosts has two others
     index = {rail_of(c) for c in suspects}
     near.sort(key=lambda c: rail_of(c) not in index)
-    return _interleave(near, host_of)[:n]
+    picked = _interleave(near, host_of)[:n]
+    if len({host_of(c) for c in picked}) == 1:  # no pair of the tier among them: a host mate of the
+        # suspect beside it against them sets the level its bar reads, and gives each control a
+        # second partner (r5-39's faint az1/gpu9 had no level; r5-23's late control one pair)
+        picked += [c for h in sorted(hosts) for c in topo.cards_of_host(h) if good(c)][:1]
+    return picked
 
 
 def fair_mates(suspects: list[tuple[str, str]], known: Set[tuple[str, str]], topo: Topology,
