@@ -70,3 +70,16 @@ def test_a_faint_card_of_a_two_host_domain_is_judged_by_its_retest(tmp_path):
     res = connectivity(tmp_path, inv, ["{type: slow_card, target: gc2/gpu3, factor: 0.88}"])
     assert [(f["entity"], f["rule"]) for f in res["findings"]] == [("gc2/gpu3", "p2p-bandwidth-card-slow")]
     assert {e["entity"]: e["action"] for e in res["isolation"]} == {"gc2/gpu3": "isolate"}
+
+
+def test_a_latency_link_between_two_nics_of_two_pairs_is_the_link(tmp_path):
+    # r7-25: ma/gpu1<->mc/gpu1 at 3x latency on three MI300X hosts: each end's NIC has two scale-out
+    # pairs, one of them this. The NIC at one end (its factor the median of 1/3 and 1, 0.67)
+    # explained the one bad pair as well as the link, its other pair measured 1.00 where it
+    # predicts 0.67, inside latency's 2x bars, and won the tie as the more specific: "nic ma/nic1:
+    # latency high on 1 of 2 pair tests". Of candidates explaining as much, the one fitting its own
+    # pairs is the culprit: the link.
+    res = connectivity(tmp_path, ROOT / "tests/data/scenarios-r7/inv-mi300x-3.yaml",
+                       ['{type: high_latency_link, target: "ma/gpu1<->mc/gpu1", factor: 3}'])
+    assert [(f["entity"], f["entity_kind"]) for f in res["findings"]] == [("ma/gpu1<->mc/gpu1", "link")]
+    assert {e["entity"]: e["action"] for e in res["isolation"]} == {"ma/gpu1<->mc/gpu1": "isolate"}

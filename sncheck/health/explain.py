@@ -278,6 +278,25 @@ def alone(lv, e: Entity) -> bool:
         sum(len(lv.pairs(e, t)) for t in lv.tiers) < MIN_PARTNERS
 
 
+MISFIT = 1.1  # a pair measured this much healthier than predicted: beyond its noise (2% a sample)
+
+
+def slowed(lv, e: Entity, H2: list) -> int:
+    """How many of a candidate's pairs, no exception, its hypothesis ``H2`` predicts slower than
+    before and more than MISFIT slower than measured. Of candidates explaining as much, the
+    one that fits its own pairs: a link at 3x latency, not the NIC at one end whose other pair
+    it predicts at 0.67 and that reads 1.00 (latency's bars, 2x, tolerate it: r7-25 named the NIC)."""
+    n = 0
+    for t, x in lv.tiers.items():
+        at = lv.pairs(e, t)
+        if len(at):
+            pred = lv.pred(t, at, H2)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                off = (pred < lv.pred(t, at, lv.H)) & ~x.failed[at] & (x.ratio[at] > MISFIT * pred)
+            n += int((off & ~np.isin(at, lv.pair_ex[t])).sum())
+    return n
+
+
 LARGE = 1 << 16  # values: above this a median selects its middle values (np.partition), no sort of them all
 
 

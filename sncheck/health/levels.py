@@ -17,7 +17,7 @@ import numpy as np
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, alone,
                                     NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
                                     group_median, holds_cards, joined, median, on_path,
-                                    pairs_on, unlocalised)
+                                    pairs_on, slowed, unlocalised)
 from sncheck.health.firstlook import (FirstLook, card_residuals, domain_levels, residuals, sorted_median,
                                       spread_noise)
 from sncheck.health.separation import beside_sick, healthy_member, moved, reread_cards, same_ground, untold, wider
@@ -383,14 +383,14 @@ class Level:
                 gain = self.left(self.H, scope, domains) - self.left(H2, scope, domains)
                 if gain <= 0:
                     continue
-                score = (gain, -(len(e.members) if e.kind in END_KINDS else 1), -SPECIFIC[e.kind])
+                score = (gain, -slowed(self, e, H2), -(len(e.members) if e.kind in END_KINDS else 1), -SPECIFIC[e.kind])
                 tied.append((score, e))
                 if best is None or score > best[0]:
                     best = (score, e, f)
             if best is None:
                 break  # what is left no candidate explains: the exceptions' links, below
             best = wider(self, best, tied)
-            self.ties[best[1].name] = [e for s, e in tied if s[0] == best[0][0] and e is not best[1]
+            self.ties[best[1].name] = [e for s, e in tied if s[:2] == best[0][:2] and e is not best[1]
                                        and same_ground(self, e, best[1])]
             self.H.append((best[1], best[2]))
             self.relevel()
