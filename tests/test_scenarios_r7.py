@@ -83,3 +83,14 @@ def test_a_latency_link_between_two_nics_of_two_pairs_is_the_link(tmp_path):
                        ['{type: high_latency_link, target: "ma/gpu1<->mc/gpu1", factor: 3}'])
     assert [(f["entity"], f["entity_kind"]) for f in res["findings"]] == [("ma/gpu1<->mc/gpu1", "link")]
     assert {e["entity"]: e["action"] for e in res["isolation"]} == {"ma/gpu1<->mc/gpu1": "isolate"}
+
+
+def test_a_card_with_every_nvlink_down_is_the_card_not_its_links(tmp_path):
+    # r7-31: hx4/gpu6 with all 18 NVLinks inactive. The cost model's NVLink share n_c acts on its
+    # NVLink pairs only (its scale-out pairs, B_card = s B_up, read healthy); read as its speed,
+    # the card at 0 predicted its scale-out pairs dead, was contradicted by them, and its 7 NVLink
+    # pairs were named as 7 links "between two otherwise healthy cards".
+    res = connectivity(tmp_path, ROOT / "tests/data/scenarios-r7/inv-hgx-4.yaml",
+                       ["{type: nvlink_down, target: hx4/gpu6, links: 18}"])
+    assert {(f["entity"], f["entity_kind"]) for f in res["findings"]} == {("hx4/gpu6", "card")}
+    assert {e["entity"]: e["action"] for e in res["isolation"]} == {"hx4/gpu6": "isolate"}

@@ -317,7 +317,8 @@ class Level:
         s = min(1.0, median(np.concatenate(inside)))
         out = {t: s for t in per if t != SCALE_OUT}
         if SCALE_OUT in per:
-            out[SCALE_OUT] = min(1.0, s / self.model.out_cap)
+            # healthier there than its speed lets them: its NVLinks down (n_c: NVLink pairs only; r7-31)
+            out[SCALE_OUT] = min(1.0, max(s / self.model.out_cap, median(per[SCALE_OUT])))
         return out
 
     def beyond_a_bar(self, e: Entity, f: dict[str, float]) -> bool:
