@@ -56,7 +56,8 @@ def refused(sc, out):
     log = open(out + ".log").read()
     rc = int(log.split("\n", 1)[0][3:])
     targets = [f["target"] for f in sc.get("faults") or []]
-    ok = rc == 2 and all(t in log for t in targets)
+    # named by its target, or by its line and type (the contract's "FILE:LINE: <type> cannot be acted out on <platform>")
+    ok = rc == 2 and all(f["target"] in log or f"{f['type']} cannot be acted out on" in log for f in sc.get("faults") or [])
     return dict(found=targets if ok else [], missed=[] if ok else targets, fp=[], redundant=[], wrong_level=[],
                 wrong_iso=[] if ok else [f"plan not refused (rc={rc})"], trans=[], verdict=None, n_info=0,
                 quarantined=0, blocked=None, findings=[], refusal=log.strip().splitlines()[-1:])
