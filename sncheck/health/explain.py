@@ -35,7 +35,7 @@ culprit on its own; what is left is links.
 
 Search: greedy set cover over the unexplained exceptions (pairs, cards, domains beyond a
 bar): each step takes the candidate explaining the most of them without contradicting any
-measurement, the more specific one on a tie; then a pass drops every culprit the others
+measurement, the one fitting its own pairs on a tie (``slowed``), then the more specific; then a pass drops every culprit the others
 explain without it. Candidates come only from the exceptions, and each is checked on its
 own pairs: a clean fleet costs nothing here.
 """
