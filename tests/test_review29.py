@@ -75,8 +75,13 @@ def test_a_link_whose_release_was_withdrawn_is_not_released_again_by_the_same_ca
                                        "{type: slow_card, target: node003/gpu1, factor: 0.6, late: true}"],
                             inventory="demo-2sn")
     assert last["node003/gpu1<->node011/gpu1"] == "isolate", last
+    # Since round 7 (scen8) the link's first retest no longer names the card from the link's pair
+    # at all: the card's slowness is a scale-up one, inside its NIC's cap on scale-out, and of the
+    # two the link fits the pair and the card's other pairs (explain.slowed). Released, then
+    # withdrawn, at most once; here never released.
+    acts = [e["action"] for e in res["isolation"] if e["entity"] == "node003/gpu1<->node011/gpu1"]
     [link] = [f for f in res["findings"] if f["entity"] == "node003/gpu1<->node011/gpu1"]
-    assert len(link["evidence"]["withdrawn"]) == 1, link["evidence"]["withdrawn"]
+    assert "release" not in acts and len(link["evidence"].get("withdrawn", [])) <= 1, (acts, link["evidence"])
 
 
 def test_seven_slow_cards_beside_a_host_as_slow_are_seven_cards(tmp_path):
