@@ -365,3 +365,22 @@ def test_a_playbooks_bandwidth_size_is_honoured_on_gloo() -> None:
     assert backend._p2p_plan_dict(asked)["bw_bytes"] == 32 << 20
     pinned = LocalBackend(topo, FaultPlan(()), seed=1, dist_backend="gloo", p2p_bytes=1 << 20)
     assert pinned._p2p_plan_dict(asked)["bw_bytes"] == 1 << 20
+
+
+def test_a_rank_killed_by_a_signal_is_named_before_the_peers_it_took_down():
+    """Ranks 0 and 2 exit with code 1 on 'connection reset by peer' because rank 1 was killed:
+    the cause is named first whatever order the exits were seen in (stop 48's whole suite at
+    load 20 read 'rank 0 exited with code 1' first and the killed rank after it)."""
+    from types import SimpleNamespace
+
+    from sncheck.backends.local import crash_causes
+
+    def worker(card: str, log: str) -> SimpleNamespace:
+        return SimpleNamespace(card=card, log_tail=lambda n=5: log)
+
+    by_rank = {0: worker("h/gpu0", "RuntimeError: Connection reset by peer"), 1: worker("h/gpu1", ""),
+               2: worker("h/gpu2", "RuntimeError: Connection closed by peer")}
+    said = crash_causes({0: 1, 1: -9, 2: 1}, by_rank)  # type: ignore[arg-type]
+    assert said.startswith("rank 1 (h/gpu1) was killed by signal SIGKILL; rank 0 (h/gpu0) exited with code 1: "
+                           "RuntimeError: Connection reset by peer; rank 2 (h/gpu2) exited with code 1")
+    assert crash_causes({2: 1, 0: 3}, by_rank).startswith("rank 0 ")  # type: ignore[arg-type]  # no signal: by rank

@@ -368,11 +368,7 @@ class LocalBackend(Backend):
             self._kill_all()
             raise PortInUse()
         self._kill_all()
-        # a rank that exited has its reason at the end of its log; a killed one has none
-        causes = "; ".join(f"rank {r} ({by_rank[r].card}) {exit_cause(c)}"
-                           + (f": {by_rank[r].log_tail()}" if c > 0 and by_rank[r].log_tail() else "")
-                           for r, c in failed.items())
-        raise HarnessError(f"local backend: {layer} layer failed: {causes}")
+        raise HarnessError(f"local backend: {layer} layer failed: {crash_causes(failed, by_rank)}")
 
     def _check_hang(self, layer: str, tail: RowTail, workers: list[Worker], workdir: Path,
                     started: float, last_line: float, emit: Emit) -> None:
@@ -418,3 +414,13 @@ def _npu_available(torch) -> bool:
     except ImportError:
         return False
     return bool(getattr(torch, "npu", None) and torch.npu.is_available())
+
+
+def crash_causes(failed: dict[int, int], by_rank: dict[int, Worker]) -> str:
+    """Each failed rank's cause, a rank killed by a signal first (then by rank): a rank killed
+    is where the failure began, its peers exiting with code 1 on 'connection reset by peer'
+    follow it (the whole suite of stop 48 at load 20 read rank 0's reset first). A rank that
+    exited has its reason at the end of its log; a killed one has none."""
+    return "; ".join(f"rank {r} ({by_rank[r].card}) {exit_cause(c)}"
+                     + (f": {by_rank[r].log_tail()}" if c > 0 and by_rank[r].log_tail() else "")
+                     for r, c in sorted(failed.items(), key=lambda rc: (rc[1] >= 0, rc[0])))
