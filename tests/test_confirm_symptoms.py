@@ -147,8 +147,8 @@ def test_a_retest_that_lists_other_devices_neither_confirms_nor_releases(tmp_pat
     ctx.backend.host_facts(("tray03",), rows.append)  # detection's read: the devices it lists
     relabel = mockfacts._relabel
 
-    def swapped(row: dict, host: str) -> dict:  # the tray lists another last GPU now
-        out = relabel(row, host)
+    def swapped(row: dict, host: str, *uuids) -> dict:  # the tray lists another last GPU now
+        out = relabel(row, host, *uuids)
         if host == "tray03" and out.get("ids"):
             out["ids"] = [*out["ids"][:-1], "GPU-ffffffff-0000-0000-0000-000000000000"]
         return out

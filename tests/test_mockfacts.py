@@ -175,3 +175,57 @@ def test_a_sixteen_card_host_lists_each_card_once_and_names_the_ecc_card():
     MockBackend(topo, plan, seed=0).host_facts(("ay2",), rows.append)
     bad = failed(rows)
     assert list(bad) == [("ay2", "ecc")] and bad[("ay2", "ecc")].get("entity") == "ay2/gpu12"
+
+
+def _host_by_host(topo: Topology, faults, hosts) -> list[dict]:
+    """The host facts as each host's own state renders them (the mock before hosts of one
+    plain state shared it): host_state, checks and relabelling, host by host."""
+    from sncheck.vendors.hostjudge import FactJudge
+
+    inv = topo.inventory
+    judge = FactJudge(inv)
+    down = {f.target for f in faults if f.type == "down_host"}
+    rows: list[dict] = []
+
+    def fan_out(todo, reached, lost) -> None:
+        for h in todo:
+            if h in down:
+                lost(h, judge.unreachable(h, "ssh", "connect timed out"))
+                continue
+            checks = tuple(sorted(inv.checks_of(h).items()))
+            state = mockfacts.host_state(topo, h, faults)
+            reached(h, "ssh", "connected",
+                    rows=[mockfacts._relabel(r, h, keys) for r, keys in mockfacts._checked(state, checks)])
+
+    judge.read(tuple(hosts), fan_out, rows.append)
+    return rows
+
+
+MIXED = """name: mixed
+design: {scale_up: {bandwidth: "450 GB/s", latency: "3 us"}, scale_out: {bandwidth: "400 Gb/s", latency: "15 us"}}
+checks: {dcgmi: false}
+supernodes:
+  - {name: a, hosts: 'm[01-03]', cards_per_host: 8}
+  - {name: b, hosts: 'm[04-05]', cards_per_host: 4, checks: {dcgmi: true}}
+  - {name: c, hosts: 'm[06-08]', cards_per_host: 8, checks: {dcgmi: true}}
+backend: {type: mock}
+"""
+
+
+@pytest.mark.parametrize("inventory, faults", [
+    ("mixed", "  - {type: missing_tool, target: m02, tool: nvidia-smi}\n  - {type: down_host, target: m07}\n"
+              "  - {type: ecc_uncorrectable, target: m05/gpu1}\n"),
+    ("fixtures/inventories/nvl72-2rack.yaml", "  - {type: imex_down, target: r0tray03}\n"
+                                              "  - {type: ecc_uncorrectable, target: r1tray02/gpu0}\n"),
+], ids=["plain-hosts", "a-platform"])
+def test_hosts_sharing_a_plain_state_read_as_each_rendered_on_its_own(tmp_path, inventory, faults):
+    path = ROOT / inventory
+    if inventory == "mixed":
+        path = tmp_path / "mixed.yaml"
+        path.write_text(MIXED)
+    topo = Topology(load_inventory(path))
+    plan = load_faults_text(f"faults:\n{faults}", topo)
+    rows: list[dict] = []
+    MockBackend(topo, plan, seed=0).host_facts(tuple(topo.hosts), rows.append)
+    assert rows == _host_by_host(topo, tuple(plan.active()), topo.hosts)
+    assert {r["host"] for r in rows} == set(topo.hosts) and any(not r["ok"] for r in rows)

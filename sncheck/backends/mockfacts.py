@@ -140,21 +140,38 @@ def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], em
     Every host is rendered through its vendor's ``sim`` module and judged by ``judge``
     (:class:`sncheck.vendors.hostjudge.FactJudge`, the judgement every backend shares:
     devices named, devices compared with the first read, each platform domain judged
-    whole over every host of it read now).
+    whole over every host of it read now). A host on no platform with no fault of its own
+    is in the state of every such host of its card count and domain size (made once).
     """
     faults = tuple(faults)
     inv = topo.inventory
     judge = judge or hostjudge.FactJudge(inv)
     down = {f.target for f in faults if f.type == "down_host"}
+    own = {f.host for f in faults if f.type in HOST_TOOL_FAULTS}
+    where = {h: sn for sn in inv.supernodes for h in sn.hosts}   # (Inventory.supernode_of scans them)
+    sn_checks = {sn.name: tuple(sorted(dict(sn.checks).items())) for sn in inv.supernodes}   # (Inventory.checks_of)
+    plain: dict[tuple, HostState] = {}
+    made: dict[tuple, tuple[tuple[dict, frozenset[str]], ...]] = {}   # each key's rows (no hash of a state a host)
 
     def fan_out(todo, reached, lost) -> None:
         for h in todo:
             if h in down:
                 lost(h, judge.unreachable(h, "ssh", "connect timed out"))
                 continue
-            checks = tuple(sorted(inv.checks_of(h).items()))
-            rows = [_relabel(row, h, keys) for row, keys in _checked(host_state(topo, h, faults), checks)]
-            reached(h, "ssh", "connected", rows=rows)
+            sn = where[h]
+            checks = sn_checks[sn.name]
+            if sn.platform is None and h not in own:
+                key: tuple = (inv.hosts[h].cards, len(sn.hosts), checks)
+                state = plain.get(key)
+                if state is None:
+                    state = plain[key] = host_state(topo, h, faults)
+            else:
+                state = host_state(topo, h, faults)
+                key = (state, checks)
+            rows = made.get(key)
+            if rows is None:
+                rows = made[key] = _checked(state, checks)
+            reached(h, "ssh", "connected", rows=[_relabel(row, h, keys) for row, keys in rows])
 
     judge.read(tuple(hosts), fan_out, emit)
 
