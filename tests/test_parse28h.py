@@ -81,3 +81,23 @@ def test_an_aca_register_short_of_16_digits_is_not_read_and_a_cut_fatal_line_is_
     whole = kernel_ras.event("amdgpu 0000:dd:00.0: {1}uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!",
                              None)
     assert whole is not None and whole["block"] == "ERREVENT_ATHUB_INTERRUPT"
+
+
+@pytest.mark.parametrize("cells", [12, 9])
+def test_a_row_wrapped_before_its_na_check_cells_is_refused(cells: int) -> None:
+    """A -c 0 run prints #wrong as N/A: a row wrapped after its 12th (or 9th) cell leaves 'N/A'
+    (or '34.25 0.00 0.00 N/A') on a line of its own. 0e2a4ae's one-condition tail check counted
+    no N/A as a number and read the head as a row with other columns, exit 0 (reviews13)."""
+    text = _harvest16_na()
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] == ["32"])
+    head, tail = lines[at].split()[:cells], lines[at].split()[cells:]
+    lines[at:at + 1] = ["   ".join(head), "   " + "   ".join(tail)]
+    whole = "\n".join(lines) + "\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.0125 \n#\n"
+    data = parse_text("nccl-tests", whole)
+    assert any("numbers with no row's size, count and type" in e for e in data["errors"]), data["errors"]
+
+
+def _harvest16_na() -> str:
+    [path] = (ROOT / "fixtures/real/harvest16/nccl-tests").glob("05_*")
+    return strip_source_header(path.read_text(encoding="utf-8"))

@@ -361,7 +361,8 @@ def _scan_line(line: str, at: int, state: _State) -> None:
             state.table_seen = True
         elif (state.table_seen or state.rows) and _row_shaped(content):
             _add_error(state, f"unreadable result row (a #wrong or bandwidth no run prints): {content!r}")
-        elif state.rows and not state.finished and all(_to_float(t.strip("*")) is not None for t in content.split()):
+        elif state.rows and not state.finished and content.strip() and all(
+                _to_float(t.strip("*")) is not None or t == "N/A" for t in content.split()):  # -c 0 prints #wrong N/A
             # common.cu prints a row on one line: bare numbers below one are its wrapped tail (its head read shifted)
             _add_error(state, f"line {at}: numbers with no row's size, count and type ({content[:60]!r}): a row "
                               "wrapped or cut, not whole")
