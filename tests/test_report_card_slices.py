@@ -132,3 +132,33 @@ def test_repeated_marks_every_key_seen_twice() -> None:
         key = rng.integers(-50, 400, size=size) * (1 << 33)   # (wide keys, negative ones)
         _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
         assert codes.repeated(key).tolist() == (counts[inverse.ravel()] > 1).tolist()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_each_cards_ends_as_one_grouping_of_every_end_gives(monkeypatch, seed) -> None:
+    """The min, max and count per card in one pass into an entry per card, the medians per
+    slice (issue 31): what pandas' grouped min, median, max and sum over every end at once
+    give (a missing value left out, a card whose values are all missing NaN), cards in
+    order of first appearance (a's ends, then b's, by the pairs' first rows where given)."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 60)), int(rng.integers(1, 400))
+    a = rng.integers(0, n, m).astype(np.int32)
+    b = ((a + rng.integers(1, n, m)) % n).astype(np.int32) if n > 1 else a
+    bw = rng.choice([np.nan, 1.0, 2.5, 7.0, 1e11], m) if seed % 2 else rng.random(m) * 1e11
+    p99 = np.where(rng.random(m) < 0.2, np.nan, rng.random(m) * 1e-5)
+    failed = rng.random(m) < 0.1
+    pair = {"a": a, "b": b, "bw": bw, "p99": p99, "failed": failed}
+    if seed % 3 == 0:
+        pair["row"] = rng.permutation(m).astype(np.int32) * 2
+    ends = pd.DataFrame({"bw": np.concatenate([bw, bw]), "p99": np.concatenate([p99, p99]),
+                         "failed": np.concatenate([failed, failed]).astype(np.int64)})
+    first = np.concatenate([pair.get("row", np.arange(m)), pair.get("row", np.arange(m)) + 10 * m + 1])
+    e = ends.groupby(np.concatenate([a, b]).astype(np.int64), sort=True)
+    want = pd.DataFrame({"bw_min": e["bw"].min(), "bw_median": e["bw"].median(), "lat_p99": e["p99"].median(),
+                         "lat_p99_max": e["p99"].max(), "failed": e["failed"].sum()})
+    seen = pd.Series(first).groupby(np.concatenate([a, b]).astype(np.int64)).min()
+    want = want.loc[seen.sort_values(kind="stable").index]
+    for per_pass in (1, 3, 64, 1 << 20):
+        monkeypatch.setattr(stats, "ENDS_PER_PASS", per_pass)
+        got = stats._ends_by_card({k: v.copy() for k, v in pair.items()}, n)
+        pd.testing.assert_frame_equal(got, want, check_index_type=False)

@@ -154,3 +154,22 @@ def test_a_dictionary_of_repeated_names_is_never_taken_for_a_known_one() -> None
     assert not parts._all_distinct(twice) and not parts._all_distinct(pa.array(["a", None], pa.string()))
     table = pa.table({"src": pa.chunked_array([pa.DictionaryArray.from_arrays(pa.array([0, 99], pa.int32()), twice)] * 2)})
     assert parts.unify_dictionaries(table).column("src").to_pylist() == ["h0/gpu0"] * 4
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_one_id_column_reads_as_its_frames_codes(seed) -> None:
+    """``Reader.ids`` (the rank rows' card and group for the cards' launch skew) gives the
+    codes and names ``IdTable`` gives the frame's column: names rows hold, a missing one "nan"."""
+    from sncheck.report.codes import IdTable
+
+    rnd = random.Random(seed)
+    reader = Reader(())
+    names = [f"h{i}/gpu{g}" for i in range(rnd.randint(1, 5)) for g in range(3)]
+    for missing in (0.0, 0.1):
+        col = _dict_column(rnd, 50, names, missing, rnd.randint(1, 3))
+        got = reader.ids("card", col)
+        assert got is not None
+        want = IdTable(to_frame([pa.table({"card": col})], "rank")["card"], dtype=np.int32)
+        assert np.array_equal(got[0], want.every(0)) and got[1].tolist() == want.values.tolist()
+    text = pa.chunked_array([pa.array(["a", None, "b"])])
+    assert reader.ids("group", text) is None   # (not a dictionary: through the frame)

@@ -126,6 +126,31 @@ class Reader:
         named = (cols["src"].null_count < n, cols["dst"].null_count < n)
         return Piece(n, named, cards, src, dst, {"by_tier": tier, "drawn": tier}, ok, metrics)
 
+    def ids(self, name: str, col: pa.ChunkedArray) -> tuple[np.ndarray, pd.Index] | None:
+        """One id column's codes (int32) and the names they index, as :class:`IdTable` gives
+        them for its frame's column (the names rows hold, in the dictionary's order; a
+        missing value the name "nan", last); None where the column must go through its frame
+        (not a dictionary of text over one dictionary, or a name "nan" beside a missing one)."""
+        if not (pa.types.is_dictionary(col.type) and pa.types.is_string(col.type.value_type)) \
+                or not _one_dictionary(col):
+            return None
+        _, names, full = self._dictionary(name, col)
+        codes = self._indices(col)
+        used = np.zeros(len(names) + 1, dtype=bool)   # (the last entry: a missing value, code -1)
+        used[codes] = True
+        if used[:-1].all() and not used[-1]:
+            return codes, full
+        if used[-1] and "nan" in full:
+            return None
+        keep = np.flatnonzero(used[:-1])
+        remap = np.full(len(names) + 1, -1, dtype=np.int32)
+        remap[keep] = np.arange(len(keep), dtype=np.int32)
+        values = names[keep]
+        if used[-1]:
+            remap[-1] = len(keep)
+            values = np.append(values, "nan")
+        return remap[codes], pd.Index(values, dtype=object)
+
     def _dictionary(self, name: str, col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, pd.Index]:
         """The column's dictionary, its names (object array) and their index, made once per
         dictionary seen."""
