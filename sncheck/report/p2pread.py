@@ -167,8 +167,8 @@ class Reader:
         """Each row's dictionary index (int32; -1 where missing)."""
         if not col.num_chunks:
             return np.zeros(0, dtype=np.int32)
-        return np.concatenate([np.asarray(pc.fill_null(c.indices, -1).to_numpy(), dtype=np.int32)
-                               for c in col.chunks])
+        return np.concatenate([np.asarray((pc.fill_null(c.indices, -1) if c.null_count else c.indices).to_numpy(),
+                                          dtype=np.int32) for c in col.chunks])
 
 
 def _dictionary(col: pa.ChunkedArray) -> pa.Array:

@@ -52,12 +52,12 @@ class _Column:
                 mapping = self.index.get_indexer(pd.Index(values, dtype=object))
             self._last = (names, mapping)
         if len(mapping) == len(self.index) and (mapping == np.arange(len(mapping))).all():
-            self.codes.append(codes.astype(np.int64, copy=False))
+            self.codes.append(codes)
         else:
-            self.codes.append(np.where(codes >= 0, np.append(mapping, -1)[codes], -1))
+            self.codes.append(np.append(mapping, -1).astype(np.int32)[codes])   # (code -1: the appended -1)
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
-        codes = np.concatenate(self.codes) if self.codes else np.zeros(0, dtype=np.int64)
+        codes = np.concatenate(self.codes) if self.codes else np.zeros(0, dtype=np.int32)
         return codes, self.index.to_numpy(dtype=object)
 
 
@@ -94,5 +94,6 @@ def _one_dictionary(data: pa.ChunkedArray) -> bool:
 
 
 def _indices(data: pa.ChunkedArray) -> np.ndarray:
-    """Each row's dictionary index (-1 where missing)."""
-    return np.concatenate([np.asarray(pc.fill_null(c.indices, -1).to_numpy(), dtype=np.int64) for c in data.chunks])
+    """Each row's dictionary index (int32; -1 where missing)."""
+    return np.concatenate([np.asarray((pc.fill_null(c.indices, -1) if c.null_count else c.indices).to_numpy(),
+                                      dtype=np.int32) for c in data.chunks])
