@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,6 +26,7 @@ from sncheck.config.fileio import append_text
 from sncheck.config.inventory import Inventory
 from sncheck.fabric import Fabric
 from sncheck.transport.command import build_command
+from sncheck.transport.local import run_local
 from sncheck.transport.result import Result
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ class CommandRunner(Protocol):
 
 
 class LocalRunner:
-    """Runs commands on this machine (``subprocess.run`` with an argv list, no shell)."""
+    """Runs commands on this machine (an argv list, no shell; bounded: :func:`sncheck.transport.local.run_local`)."""
 
     host = "localhost"
 
@@ -58,19 +57,8 @@ class LocalRunner:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout  # read when made, not when defined
 
     def run(self, argv: list[str]) -> Result:
-        command = build_command(argv)  # for messages; also refuses str argv and NUL bytes
-        start = time.monotonic()
-        try:
-            proc = subprocess.run(list(argv), capture_output=True, text=True, errors="replace",
-                                  timeout=self.timeout, stdin=subprocess.DEVNULL, check=False)
-        except FileNotFoundError:
-            return Result(self.host, command, "", f"{argv[0]}: command not found", 127,
-                          time.monotonic() - start)
-        except subprocess.TimeoutExpired as e:
-            return Result(self.host, command, _text(e.stdout), _text(e.stderr), None,
-                          time.monotonic() - start, timed_out=True)
-        return Result(self.host, command, proc.stdout, proc.stderr, proc.returncode,
-                      time.monotonic() - start)
+        # bounded as over SSH: a tool printing without end is cut at MAX_OUTPUT_BYTES and killed
+        return run_local(argv, self.timeout, host=self.host)
 
 
 class SshRunner:
@@ -86,12 +74,6 @@ class SshRunner:
 
     def run(self, argv: list[str]) -> Result:
         return self.connection.run(list(argv), timeout=self.timeout)
-
-
-def _text(value: str | bytes | None) -> str:
-    if value is None:
-        return ""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 # -- requests, context, plans, outcomes ------------------------------------------
