@@ -20,7 +20,7 @@ from pathlib import Path
 
 import paramiko
 
-from sncheck.config.fileio import read_input
+from sncheck.config.fileio import LIMITS, read_input
 from sncheck.errors import ConfigError
 
 FIELDS = frozenset({"address", "port", "user", "identity_file"})
@@ -33,6 +33,10 @@ _DIRECTIVE = re.compile(r"\s*(?P<key>[A-Za-z]+)\s*(?:=\s*|\s+)?(?P<args>.*)")
 
 # OpenSSH's READCONF_MAX_DEPTH: an Include nested deeper (a file including itself) is an error.
 _INCLUDE_DEPTH = 16
+# What one config may read through its Includes in all: depth alone bounds no breadth (ten files
+# each including the next ten times read it 10^8 times; hostile round 17). As a file read whole,
+# at most the ssh config cap of text, and at most this many included files read.
+_INCLUDE_FILES = 1024
 
 _JUMP = re.compile(
     r"(?:ssh://)?(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:@\s\[\]]+))(?::(?P<port>\d+))?\Z"
@@ -119,14 +123,14 @@ def load_ssh_config(path: str | os.PathLike[str] | None = None) -> paramiko.SSHC
     try:
         text = raw.decode("utf-8", errors="strict")
         refuse_exec_directives(text, os.fspath(path))
-        return paramiko.SSHConfig.from_text(_included(text, os.fspath(path), 0))
+        return paramiko.SSHConfig.from_text(_included(text, os.fspath(path), 0, [0, len(raw)]))
     except UnicodeDecodeError as e:
         raise ConfigError(f"ssh config is not UTF-8 text (byte {e.start})", where=os.fspath(path)) from e
     except paramiko.ConfigParseError as e:
         raise ConfigError(f"invalid ssh config: {e}", where=os.fspath(path)) from e
 
 
-def _included(text: str, where: str, depth: int) -> str:
+def _included(text: str, where: str, depth: int, read: list[int]) -> str:
     """``text`` with each ``Include`` replaced by the files it names, as OpenSSH reads them
     (paramiko keeps ``include`` as a key and reads nothing: a host's HostName in an included
     file was dropped, and the host dialled at its bare name; hostile round 16). Glob patterns,
@@ -134,7 +138,9 @@ def _included(text: str, where: str, depth: int) -> str:
     no error, as in OpenSSH. Each included file is refused as the file itself is (a directive
     that runs a command, naming that file and line) and read as sncheck reads any input. An
     Include inside a Host or Match block includes its files there: after them that block
-    goes on (its header is said again where an included file opened blocks of its own)."""
+    goes on (its header is said again where an included file opened blocks of its own).
+    ``read``: the included files and bytes read so far, bounded (:data:`_INCLUDE_FILES`, the
+    ssh config cap) over the whole config."""
     out: list[str] = []
     header: str | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -157,12 +163,22 @@ def _included(text: str, where: str, depth: int) -> str:
             if not os.path.isabs(full):
                 full = os.path.join(os.path.expanduser("~/.ssh"), full)
             for found in sorted(glob.glob(full)):
+                read[0] += 1
+                if read[0] > _INCLUDE_FILES:
+                    raise ConfigError(f"its Includes read more than {_INCLUDE_FILES} files in all (a file included "
+                                      "again and again?)", where=f"{where}:{lineno}")
                 try:
-                    sub = read_input(found, "ssh config").decode("utf-8", errors="strict")
+                    raw = read_input(found, "ssh config")
+                    read[1] += len(raw)
+                    if read[1] > LIMITS["ssh config"]:
+                        raise ConfigError(f"the ssh config with its Includes is larger than "
+                                          f"{LIMITS['ssh config'] >> 20} MiB (the cap of one ssh config)",
+                                          where=f"{where}:{lineno}")
+                    sub = raw.decode("utf-8", errors="strict")
                 except UnicodeDecodeError as e:
                     raise ConfigError(f"ssh config is not UTF-8 text (byte {e.start})", where=found) from e
                 refuse_exec_directives(sub, found)
-                body = _included(sub, found, depth + 1)
+                body = _included(sub, found, depth + 1, read)
                 out.append(body)
                 if header is not None and any((d := _DIRECTIVE.match(ln)) and d["key"].lower() in ("host", "match")
                                               for ln in body.splitlines() if not ln.lstrip().startswith("#")):
