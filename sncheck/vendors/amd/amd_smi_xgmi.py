@@ -108,6 +108,7 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
     section = None
     seven = False  # a 7.x output (its link status tables, GPU column headers): it ends with the Legend
     legend: list[str] = []
+    listed: set[tuple[str, int]] = set()  # (table, GPU) of the status rows read
     for _, _, body in _body_lines(text, errors):
         if m := _TITLE.match(body):
             section = m.group(1)
@@ -132,6 +133,11 @@ def parse_amd_smi_xgmi(text: str) -> dict[str, Any]:
             gpus[-1][key] = {p: _kb(c) for p, c in zip(peers, _CELL.finditer(m.group(2)))}
             continue
         if section in ("LINK STATUS", "LINK PORT STATUS") and (m := re.match(r"^GPU(\d+)\s+(\S+)\s*(.*)$", body)):
+            if (section, int(m.group(1))) in listed:  # one GPU's row twice: the first kept, never the later
+                errors.append(f"GPU{m.group(1)} is listed twice in the {section} table (then {body!r}): "
+                              "the first row kept")
+                continue
+            listed.add((section, int(m.group(1))))
             entry = next((g for g in gpus if g["gpu"] == int(m.group(1))), None)
             if entry is None:
                 entry = _new(int(m.group(1)), m.group(2))
