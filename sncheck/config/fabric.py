@@ -213,4 +213,41 @@ def parse_fabric(src: Source, fabric: FabricSchema, root: LineDict, cards: Mappi
         hosts, rails = len(cards), max(cards.values(), default=0)
         names = {unit_leaf(k, r) for k in range(-(-hosts // (unit or max(hosts, 1)))) for r in range(rails)}
     spines = _spines(src, fabric.spines, root, names) if fabric.spines is not None else ()
+    _check_switches(src, root, leaves, names, spines)
     return FabricSpec(unit, leaves, spines)
+
+
+def _check_switches(src: Source, root: LineDict, leaves: tuple[LeafSpec, ...], names: set[str],
+                    spines: tuple[SpineSpec, ...]) -> None:
+    """Each switch one name, whatever its case (a leaf and a spine, or ``a`` and ``A``, would be
+    one entity to isolate and one evidence folder on a case-blind disk); every spine joins a
+    leaf (a spine of rails no leaf serves has no cable); every uplink port a port number
+    (a leaf's uplinks follow its highest host port). Hostile round 17."""
+    seen: dict[str, str] = {}
+    order = [x.name for x in leaves] if leaves else sorted(names)
+    for kind, name in [*(("leaf", n) for n in order), *(("spine", s.name) for s in spines)]:
+        if name.lower() in seen:
+            raise src.error(f"{kind} {name!r} has the name of {seen[name.lower()]}: switch names are told apart "
+                            "without case (one entity to isolate, one evidence folder)", root,
+                            "spines" if kind == "spine" else "leaves")
+        seen[name.lower()] = f"{kind} {name!r}"
+    rails = {x.name: {r for _, r, _ in x.nics} for x in leaves} or {n: {_unit_rail(n)} for n in names}
+
+    def joins(spine: SpineSpec, leaf: str) -> bool:  # as sncheck.fabric.Fabric joins them
+        return (spine.leaves is None and spine.rails is None or leaf in (spine.leaves or ())
+                or bool(rails[leaf] & set(spine.rails or ())))
+
+    for spine in spines:
+        if not any(joins(spine, n) for n in names):
+            raise src.error(f"spine {spine.name} joins no leaf: no leaf serves rail(s) "
+                            f"{', '.join(map(str, spine.rails or ()))} (a spine with no cable)", root, "spines")
+    for leaf in leaves:
+        top, up = max(p for _, _, p in leaf.nics), sum(joins(spine, leaf.name) for spine in spines)
+        if top + up > MAX_PORT:
+            raise src.error(f"leaf {leaf.name}: its {up} uplinks follow its highest host port {top}: port "
+                            f"{top + up} passes {MAX_PORT}", root, "spines")
+
+
+def _unit_rail(leaf: str) -> int:
+    """The rail of a leaf named by scalable unit (``su<k>-rail<r>``)."""
+    return int(leaf.rsplit("rail", 1)[1])
