@@ -314,8 +314,10 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
     n_cards = 0  # the cards of the hosts so far (the cap's running count)
     for spec, sn in zip(schema.supernodes, root["supernodes"]):
         sn_name = spec.name
-        if sn_name in sn_names:
-            raise src.error(f"duplicate supernode name {sn_name!r}", sn, "name")
+        if sn_name.lower() in sn_names:  # told apart without case, as hosts are (one evidence folder on a case-blind disk)
+            was = next(x.name for x in supernodes if x.name.lower() == sn_name.lower())
+            raise src.error(f"duplicate supernode name {sn_name!r}" + ("" if was == sn_name else
+                            f" (as {was!r}: supernode names are compared without case)"), sn, "name")
         plat = platforms[spec.platform] if spec.platform is not None else top_platform
         if spec.cards_per_host is not None:
             cards = spec.cards_per_host
@@ -350,7 +352,7 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
                             f"at most {plat.domain_hosts}{tip}", sn, "hosts")
         checks = {**top_checks, **(spec.checks or {})}
         supernodes.append(Supernode(sn_name, tuple(names), plat.name if plat else None, tuple(checks.items())))
-        sn_names.add(sn_name)
+        sn_names.add(sn_name.lower())
         platforms_used[plat.name if plat else None] = plat
         n_cards += cards * len(names)
         if n_cards > MAX_CARDS:
@@ -364,8 +366,9 @@ def parse_inventory(src: Source, *, backends: Collection[str], platforms: Mappin
                                 sn, "name" if name == sn_spec.name else "hosts")
         # A one-host supernode may bear its host's name (hgx01 of hgx-2su.yaml); any other
         # supernode and a host of one name are one entity to findings, status and isolate.
-        if sn_spec.name in hosts and sn_spec.hosts != (sn_spec.name,):
-            raise src.error(f"host {sn_spec.name!r} has the name of supernode {sn_spec.name!r} of "
+        host = spelt.get(sn_spec.name.lower().rstrip("."))  # as DNS compares a host's name
+        if host is not None and sn_spec.hosts != (host,):
+            raise src.error(f"host {host!r} has the name of supernode {sn_spec.name!r} of "
                             f"{len(sn_spec.hosts)} hosts: findings, status and isolate could not tell them apart",
                             sn, "name")
 
