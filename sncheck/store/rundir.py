@@ -163,6 +163,9 @@ class RunStore:
         self._closed = False
 
     def _lock_directory(self, force: bool) -> None:
+        if self.dir.is_symlink():  # mkdir, the lock, the reserve and --force's removals would all go through it
+            raise ConfigError("is a symlink; sncheck never writes through a link (give the directory itself)",
+                              str(self.dir))
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             # O_NOFOLLOW: a link planted at .sncheck.lock must not create a file elsewhere.
