@@ -164,6 +164,10 @@ def _mhz(cell: str) -> int | None:
     return int(m.group(1)) if (m := re.fullmatch(r"(\d+)Mhz", cell)) else None
 
 
+def _temp(cell: str) -> float | None:
+    return float(m.group(1)) if (m := re.fullmatch(r"(\d+(?:\.\d+)?)(?:°C|c)", cell)) else None
+
+
 def _watts(cell: str) -> float | None:
     return float(m.group(1)) if (m := re.fullmatch(r"([\d.]+)W", cell)) else None
 
@@ -265,6 +269,13 @@ def parse_concise(text: str) -> dict[str, Any]:
                 at = 4 if identity or g["node"] is not None or g["model"] is not None else 1
                 g.update({"sclk_MHz": _mhz(cells[-7]), "mclk_MHz": _mhz(cells[-6]),
                           "power_W": _watts(cells[at + 1]) if len(cells) > at + 8 else g["power_W"]})
+                if len(cells) > at + 8:  # Temp and Power as printed ('%.1f°C', '%.1fW') or N/A, never another number
+                    g["temp_C"] = _temp(cells[at])
+                    errors += [f"device {g['device']}: {col} cell {cell!r} is no {what} rocm-smi prints "
+                               f"(a number of {unit}, or N/A)" for col, what, cell, unit, read in
+                               (("Temp", "temperature", cells[at], "°C", g["temp_C"]),
+                                ("Power", "power", cells[at + 1], "W", g["power_W"]))
+                               if read is None and cell not in ("N/A", "None")]
             gpus.append(g)
         elif saw and gpus and line.startswith(" ") and body and not body.startswith(("(", "=")):
             gpus[-1]["name"] = body  # the old layout's second line: "AMD Instinct MI300X"
