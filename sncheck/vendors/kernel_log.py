@@ -232,6 +232,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     task: dict[str, Any] | None = None      # the hung-task report whose trace the lines after it are
     ghes = kernel_ghes.state()              # APEI GHES records by sequence number, the AER decode after one
     lines = 0
+    stamped = 0  # lines with a kernel log's stamp or prefix (dmesg's, journalctl's, syslog's)
     ended = False
     boots = 0                   # the uptime resets the log shows (a paste across reboots)
     last_up: float | None = None
@@ -263,6 +264,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         elif not syslog and rest.startswith("kernel: "):  # a syslog line pasted without its date and host
             rest = rest[len("kernel: "):]
         t = _TIME.match(rest)
+        stamped += bool(t or syslog or decoded)
         when = (t.group("iso") or t.group("ctime") or t.group("mono")) if t else None
         when = syslog.group("syslog") if syslog and not (t and (t.group("iso") or t.group("ctime"))) else when
         if t and t.group("mono") and when == t.group("mono"):
@@ -334,6 +336,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             e["boot_back"] = back
     if text.strip() and not lines and not ended and cursor is None:
         raise ParseError("no kernel log lines and no end marker", tool=TOOL)
+    if lines and not stamped and not events and driver is None and not ended and cursor is None and boot is None:
+        # a quiet log and another tool's output read alike: nothing says this is a kernel's (hostile round 17)
+        errors.append(f"none of its {lines} lines is a kernel log's: no dmesg, journalctl or syslog stamp and no "
+                      "kernel report (another tool's output?): a quiet log cannot be told from it")
     faults = [describe(e) for e in events if is_fault(e)]
     return {"tool": TOOL, "driver_version": driver, "events": events, "lines": lines, "cursor": cursor,
             "last_time": last_time, "boot": boot, "now": now,
