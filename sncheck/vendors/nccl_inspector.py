@@ -158,6 +158,19 @@ def _contradictions(records: list[dict[str, Any]]) -> list[str]:
     return out[:20]
 
 
+def no_bandwidth(records: list[dict[str, Any]]) -> str | None:
+    """What to say of records whose perf part gives no bus bandwidth (``coll_busbw_gbs`` /
+    ``p2p_busbw_gbs``), the one value the watcher judges: a format that renamed it (a ``v5``
+    writing ``busbw_GBps``) read as nothing measured, and ``watch`` passed (hostile round 17)."""
+    blank = [i for i, r in enumerate(records, 1) if r["busbw_GBps"] is None]
+    if not blank:
+        return None
+    versions = ", ".join(sorted({str(records[i - 1]["format_version"]) for i in blank}))
+    kind = records[blank[0] - 1]["kind"]
+    return (f"{len(blank)} of {len(records)} records give no bus bandwidth ({kind}_busbw_gbs; first: record "
+            f"{blank[0]}, format version {versions}): not measured")
+
+
 def parse_inspector(text: str) -> dict[str, Any]:
     """An Inspector JSON log (see the module)."""
     objects, tail = json_stream(text.strip())
@@ -170,6 +183,8 @@ def parse_inspector(text: str) -> dict[str, Any]:
     if others:
         errors.append(f"{others} JSON objects that are not Inspector records")
     errors += _contradictions(records)
+    if blank := no_bandwidth(records):
+        errors.append(blank)
     versions = [r["format_version"] for r in records if r["format_version"]]
     return {"tool": TOOL, "format_version": versions[0] if versions else None, "records": records,
             "communicators": len({r["comm"] for r in records}), "ranks": len({(r["comm"], r["rank"]) for r in records}),

@@ -140,6 +140,9 @@ def _read_dump(path: Path) -> Dump | Unreadable:
             dump = Dump(path, "nccl_inspector", objects, rank, job, st.st_mtime_ns)
             if tail.why:
                 dump.notes.append(inspector.unread(tail, len(objects)))
+            records = [r for o in objects if inspector.is_record(o) and (r := inspector.record(o)) is not None]
+            if blank := inspector.no_bandwidth(records):  # judged on no value: never a pass
+                dump.notes.append(blank)
             return dump
         if tail.why or len(objects) > 1:
             return Unreadable(path, f"not valid JSON ({tail.why or 'more than one document'})")
