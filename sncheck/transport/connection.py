@@ -19,7 +19,7 @@ import paramiko
 from sncheck.config.fileio import check_input
 from sncheck.errors import AuthError, ConfigError, ConnectError, HostKeyError, TransportError
 from sncheck.transport.command import build_command
-from sncheck.transport.result import Result
+from sncheck.transport.result import MAX_OUTPUT_BYTES, Result
 from sncheck.transport.sshconfig import HostSpec
 
 log = logging.getLogger("sncheck.transport")
@@ -48,11 +48,6 @@ _KILL_SCRIPT = (
     "kill -KILL -$pg 2>/dev/null; pkill -KILL -s $pg 2>/dev/null; exit 0"
 )
 KILL_GRACE = 2.0  # seconds between TERM and KILL
-# The most output (stdout and stderr together) one command may print: past it the command is
-# killed as on a timeout and its Result says where it was cut (``cut_at``). A tool in a loop
-# (`yes`) was held whole in memory until the command timeout, gigabytes at loopback speed
-# (hostile round 16). The biggest real fact output is a few MB (nvidia-smi -q of 72 GPUs ~2 MB).
-MAX_OUTPUT_BYTES = 64 << 20
 _AFTER_KILL_DRAIN = 2.0  # seconds to collect output after the kill
 _KNOWN_HOSTS_LOCK = threading.Lock()
 

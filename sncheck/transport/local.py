@@ -19,8 +19,7 @@ import time
 from collections.abc import Sequence
 
 from sncheck.transport.command import build_command
-from sncheck.transport.connection import MAX_OUTPUT_BYTES
-from sncheck.transport.result import Result
+from sncheck.transport.result import MAX_OUTPUT_BYTES, Result
 
 _CHUNK = 1 << 16
 _REAP_S = 5.0  # after a kill: how long to wait for the process to go

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The most output (stdout and stderr together) one command may print, over SSH
+# (``transport.connection``) or on this machine (``transport.local``): past it the command is
+# killed as on a timeout and its Result says where it was cut (``cut_at``). A tool in a loop
+# (`yes`) was held whole in memory until the command timeout, gigabytes at loopback speed
+# (hostile round 16). The biggest real fact output is a few MB (nvidia-smi -q of 72 GPUs ~2 MB).
+MAX_OUTPUT_BYTES = 64 << 20
+
 
 @dataclass(frozen=True)
 class Result:
