@@ -163,6 +163,9 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
         if key not in outputs:
             outputs[key] = run(list(cmd.argv), min(TOOL_TIMEOUT_S, left))
             report.ran.append(cmd.display)
+            if left < TOOL_TIMEOUT_S and getattr(outputs[key], "timed_out", False):
+                # stopped by the budget, not by its own timeout: the budget's failure, never the tool's fault
+                raise BudgetExceeded(f"host facts: {cmd.display}")
         return outputs[key]
 
     listing = _vendor(inventory, node).card_listing
