@@ -30,7 +30,7 @@ def run_local(argv: Sequence[str], timeout: float, max_output: int | None = MAX_
     """``argv`` run here (no shell, stdin closed), its output bounded by ``max_output``
     bytes (None: unbounded) and its time by ``timeout`` seconds. A missing program is
     exit 127 with "command not found", as a shell says."""
-    command = build_command(list(argv))  # for messages; also refuses str argv and NUL bytes
+    command = build_command(argv)  # for messages; also refuses str argv and NUL bytes
     start = time.monotonic()
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
