@@ -84,6 +84,23 @@ def test_a_link_whose_release_was_withdrawn_is_not_released_again_by_the_same_ca
     assert "release" not in acts and len(link["evidence"].get("withdrawn", [])) <= 1, (acts, link["evidence"])
 
 
+def test_a_link_released_to_a_card_then_withdrawn_is_not_released_to_it_again(tmp_path, monkeypatch):
+    """The withdraw-once guard itself (4244d8f, ``retestbar.no_longer``), reached as before 3fd7454:
+    with the search's fit-to-own-pairs tie rule off, the link's retest names the card from its
+    two scale-out pairs (one the link's), the card's own retest releases it, the link's release is
+    withdrawn, and its retest again must not release it to that card once more (the reviewer of
+    stop 48: with the guard deleted the test above still passed)."""
+    import sncheck.health.levels as levels
+
+    monkeypatch.setattr(levels, "slowed", lambda lv, e, H2: 0)
+    res, named, last = gate(tmp_path, ["{type: degraded_link, target: 'node003/gpu1<->node011/gpu1', factor: 0.7}",
+                                       "{type: slow_card, target: node003/gpu1, factor: 0.6, late: true}"],
+                            inventory="demo-2sn")
+    assert last["node003/gpu1<->node011/gpu1"] == "isolate", last
+    [link] = [f for f in res["findings"] if f["entity"] == "node003/gpu1<->node011/gpu1"]
+    assert len(link["evidence"]["withdrawn"]) == 1, link["evidence"]["withdrawn"]
+
+
 def test_seven_slow_cards_beside_a_host_as_slow_are_seven_cards(tmp_path):
     """ca0b7b2's case (7018) with the whole host as slow as the seven (0.7, not 0.9): gpu0
     starts every collective on time beside its seven late mates. main: host dgx-a named and
