@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from sncheck.health import culprits, rules
+from sncheck.health import culprits, p2ptiers, rules
 from sncheck.health.findings import merge_findings
 from sncheck.health.metrics import DetectContext
 from sncheck.run.inputs import load_inventory
@@ -63,6 +63,9 @@ def wrap(owner, name: str, label) -> None:
 
 wrap(DetectContext, "metric", lambda a: f"metric {a[1]}")
 wrap(culprits, "summarise", lambda a: f"  summarise {len(a[0])} rows")
+# the p2p level kinds: their rows' values and summaries without a metric frame (health.p2ptiers)
+wrap(culprits, "p2p_tiers", lambda a: f"metric {a[0]} (no frame)")
+wrap(p2ptiers.P2PTiers, "summarise", lambda a: f"  summarise {len(a[0].value)} rows (no frame)")
 wrap(culprits, "explain", lambda _a: "  explain")
 wrap(rules, "explain_rules", lambda a: f"explain_rules {a[0][0].metric}")
 threading.Thread(target=sample, daemon=True).start()

@@ -18,6 +18,7 @@ from sncheck.health.explain import (CARD, DESIGN, DOMAIN, LEVEL, PAIR, PEERS, RA
 from sncheck.health.levels import Level
 from sncheck.health.findings import jsonable
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext, kind_rows
+from sncheck.health.p2ptiers import LEVELS as P2P_LEVELS, RATES as P2P_RATES, p2p_tiers, rate_rows
 from sncheck.health.pairview import FabricPaths, FrameTier, beyond_bound, summarise
 from sncheck.store.frames import RowFrames
 from sncheck.health.rates import containers, explain_rates, rows_read
@@ -124,8 +125,29 @@ def explain_rules(rules: list["Rule"], rows: pd.DataFrame, ctx: DetectContext, l
     """One measurement kind judged by its rules: the fewest culprits explaining every pair,
     each a finding of the rule whose bar it is beyond. ``last``: no later rule reads the
     metric, so its frame goes once the pair summaries are made (DetectContext.take)."""
+    metric, mode, _side = kind_of(rules[0])  # type: ignore[misc]  # group_rules gives explained groups only
+    if mode == LEVEL and metric in P2P_LEVELS:  # their pair summaries without their frames (health.p2ptiers)
+        return _explain_p2p(rules, rows, ctx)
+    if mode == RATE and metric in P2P_RATES and rules[0].op != "peer_outlier":  # the rows its search reads alone
+        return explain_cells(rate_rows(metric, rows, ctx, *_bounds(rules[0])), rules, ctx, listed_nics(rows))
     # (no local holds the frame: explain_cells lets it go after summarising)
     return explain_cells((ctx.take if last else ctx.metric)(rules[0].metric, rows), rules, ctx, listed_nics(rows))
+
+
+def _explain_p2p(rules: list["Rule"], rows: pd.DataFrame | RowFrames, ctx: DetectContext) -> list[Finding]:
+    """:func:`explain_cells` of a p2p level metric, summarised from the evaluation's frame
+    of pairs and the metric's value column (:func:`sncheck.health.p2ptiers.p2p_tiers`)."""
+    data = p2p_tiers(rules[0].metric, rows, ctx)
+    if data.empty:
+        return []
+    if any(r.op == "ratio_to_design" for r in rules) and data.no_design():
+        rules = [r for r in rules if r.op != "ratio_to_design"]  # no design value: only peers judge
+        if not rules:
+            return []
+    bars, how = _level(rules, ctx)
+    tiers = data.summarise(ctx, **how)
+    del data  # (the values of every row: the summaries are what the search reads)
+    return _level_findings(tiers, bars, rules, ctx, listed_nics(rows))
 
 
 def listed_nics(rows: pd.DataFrame | RowFrames) -> frozenset[str]:
@@ -156,27 +178,46 @@ def explain_cells(cells: pd.DataFrame, rules: list["Rule"], ctx: DetectContext,
         rule = rules[0]
         if "facts" in rule.params and "fact" in cells:
             cells = cells[cells["fact"].isin(rule.params["facts"])]
-        bound = 0 if rule.op == "counter_nonzero" else bound_of(rule)[1]
-        above = rule.op == "counter_nonzero" or bound_of(rule)[0] == "above"
         if rule.op == "peer_outlier":  # a robust z per pair: the op's own scores say which pairs
             return _zscored(cells, rule, ctx)
-        over, under = (bound, None) if above else (None, bound)
+        over, under = _bounds(rule)
         failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
         # only the pairs its search reads (rates.rows_read)
         cells = rows_read(cells, beyond_bound(cells["value"].to_numpy(float), failed, over, under))
         tiers = summarise(cells, ctx.topo, count_above=over, count_below=under, cache=ctx.cache)
         del cells  # the summaries are what the search reads (the frame may be its last reader's)
         bars = Bars(RATE, (bar_of(rule, 0),))
-        expected = 0 if rule.op == "counter_nonzero" else bound
+        expected = 0 if rule.op == "counter_nonzero" else bound_of(rule)[1]
         paths = paths_of(ctx)
         return _findings(explain(tiers, paths, bars), tiers, bars, rules, expected, paths)
-    bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
-    tiers = summarise(cells, ctx.topo, invert=side == "above",
-                      exception=lambda _t, r, f, level: beyond(bars, r, f, level), apart=ctx.subject_cards(),
-                      cache=ctx.cache)
+    bars, how = _level(rules, ctx)
+    tiers = summarise(cells, ctx.topo, cache=ctx.cache, **how)
     del cells  # the summaries are what the search reads (the frame may be its last reader's)
+    return _level_findings(tiers, bars, rules, ctx, listed)
+
+
+def _bounds(rule: "Rule") -> tuple[float | None, float | None]:
+    """A symptom rule's bound on each repeat: (over, under), one of them None (a count: over 0)."""
+    if rule.op == "counter_nonzero":
+        return 0, None
+    side, bound = bound_of(rule)
+    return (bound, None) if side == "above" else (None, bound)
+
+
+def _level(rules: list["Rule"], ctx: DetectContext) -> tuple[Bars, dict]:
+    """A level kind's bars, and how its pairs are summarised (:func:`sncheck.health.pairview.summarise`'s
+    keywords: a time inverted, the exceptions beyond the bars, a retest's subject apart)."""
+    bars = Bars(LEVEL, tuple(bar_of(r, i) for i, r in enumerate(rules)))
+    return bars, {"invert": kind_of(rules[0])[2] == "above",  # type: ignore[index]
+                  "exception": lambda _t, r, f, level: beyond(bars, r, f, level), "apart": ctx.subject_cards()}
+
+
+def _level_findings(tiers: Mapping[str, FrameTier], bars: Bars, rules: list["Rule"], ctx: DetectContext,
+                    listed: frozenset[str]) -> list[Finding]:
+    """A level kind's search over its pair summaries, and its culprits' findings."""
     paths = paths_of(ctx)
-    return _findings(explain(tiers, paths, bars, _model(metric, ctx), listed), tiers, bars, rules, None, paths)
+    return _findings(explain(tiers, paths, bars, _model(rules[0].metric, ctx), listed), tiers, bars, rules, None,
+                     paths)
 
 
 def without(cells: pd.DataFrame, cards: set[str]) -> pd.DataFrame:

@@ -243,13 +243,19 @@ def _mean_of_two(a: pd.Series, b: pd.Series) -> np.ndarray:
     """Row-wise mean of two columns, skipping NaN (as ``DataFrame.mean(axis=1)``); in
     place over one array (at fleet size each temporary is a column of every pair)."""
     x, y = a.to_numpy(float, na_value=np.nan), b.to_numpy(float, na_value=np.nan)
-    nx, ny = np.isnan(x), np.isnan(y)
-    out = np.where(nx, 0.0, x)
-    out += np.where(ny, 0.0, y)
-    count = (~nx).astype(float)
-    count += ~ny
-    count[count == 0] = np.nan
-    out /= count
+    # the one float column made: each NaN as 0, the sum, over 2 where both are numbers, 1 where
+    # one is (the same float, signed zeros too), NaN where neither (no temporary column of every row)
+    out = np.array(x, dtype=float)
+    nx = np.isnan(out)
+    out[nx] = 0.0
+    ny = np.isnan(y)
+    np.add(out, y, out=out, where=~ny)
+    np.add(out, 0.0, out=out, where=ny)
+    both = ~nx
+    both &= ~ny
+    np.divide(out, 2.0, out=out, where=both)
+    nx &= ny
+    out[nx] = np.nan
     return out
 
 

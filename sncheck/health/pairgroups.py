@@ -22,14 +22,21 @@ ID_COLUMNS = ("src", "dst", "tier")  # categoricals, each with its categories (d
 TierGroup = list  # [tier, rows (positions in the frame), pair code per row, first ends, second ends]
 
 
-def tier_groups(cells: pd.DataFrame, table: pd.DataFrame, cache: dict | None = None) -> Iterator[TierGroup]:
+def tier_groups(cells: pd.DataFrame, table: pd.DataFrame, cache: dict | None = None,
+                keep: np.ndarray | None = None) -> Iterator[TierGroup]:
     """Per tier (by name), the rows of ``cells`` whose two cards are in ``table``
     (ascending), each one's pair code, and each pair's ends (positions in ``table``).
     ``cache``: an evaluation's (``DetectContext.cache``), where a frame whose rows are a
-    selection of one already grouped takes that grouping.
+    selection of one already grouped takes that grouping. ``keep``: only these rows (a
+    mask), as the grouping of ``cells[keep]`` gives them, their positions still in ``cells``
+    (a metric that is a row selection of the frame of pairs, read without copying it:
+    :mod:`sncheck.health.p2ptiers`).
 
     Each item is a list its reader empties (``clear()``) as it takes it: at fleet size each
     array is tens of millions of values, let go when the reader lets go of its own."""
+    if keep is not None:
+        yield from _kept(cells, table, cache, np.asarray(keep, bool))
+        return
     dtypes = tuple(cells[c].dtype for c in ID_COLUMNS)
     dtype = dtypes[0] if all(isinstance(d, pd.CategoricalDtype) for d in dtypes) else None
     key = (FAMILY, id(dtype))
@@ -48,6 +55,22 @@ def tier_groups(cells: pd.DataFrame, table: pd.DataFrame, cache: dict | None = N
             cache[key] = family  # kept once every tier is recorded: a reader stopped part-way keeps none
             return
     yield from _grouped(cells, table)
+
+
+def _kept(cells: pd.DataFrame, table: pd.DataFrame, cache: dict | None, keep: np.ndarray) -> Iterator[TierGroup]:
+    """:func:`tier_groups` of the rows ``keep`` of ``cells``, at their places in ``cells``:
+    through the frame's grouping where the evaluation holds it (no row of it copied), else
+    by grouping the rows kept."""
+    dtypes = tuple(cells[c].dtype for c in ID_COLUMNS)
+    family = cache.get((FAMILY, id(dtypes[0]))) if cache is not None else None
+    if family is not None and all(d is e for d, e in zip(family.dtypes, dtypes)) and \
+            family.codes_of(cells) is family.group:
+        yield from family.restricted(cells, table, family.group, keep)
+        return
+    rows = np.flatnonzero(keep)
+    for item in tier_groups(cells.iloc[rows], table):
+        item[1] = rows[item[1]].astype(position_dtype(len(cells)), copy=False)
+        yield item
 
 
 def _whole(index: pd.Index) -> bool:
@@ -94,19 +117,25 @@ class Family:
             return None
         return self.group[labels]
 
-    def restricted(self, cells: pd.DataFrame, table: pd.DataFrame, code: np.ndarray) -> Iterator[TierGroup]:
+    def restricted(self, cells: pd.DataFrame, table: pd.DataFrame, code: np.ndarray,
+                   keep: np.ndarray | None = None) -> Iterator[TierGroup]:
         """:func:`tier_groups` of ``cells``, whose rows' pair codes are ``code``: each tier's
         pairs that ``cells`` holds a row of (their order kept, their codes renumbered),
-        their ends from the rows (no pair's ends held between metrics: 8 bytes a pair)."""
+        their ends from the rows (no pair's ends held between metrics: 8 bytes a pair);
+        ``keep``: of the rows this mask keeps only (their positions in ``cells``)."""
         src, dst = Positions(cells["src"], table.index), Positions(cells["dst"], table.index)
         wide = position_dtype(len(table))
         for name, first, n in self.tiers:
-            at = np.flatnonzero((code >= first) & (code < first + n)).astype(code.dtype, copy=False)
+            inside = (code >= first) & (code < first + n)
+            if keep is not None:
+                inside &= keep
+            at = np.flatnonzero(inside).astype(code.dtype, copy=False)
+            del inside
             if not len(at):
                 continue
             inverse = code[at]
             inverse -= first
-            held = np.ones(n, bool) if code is self.group else np.bincount(inverse, minlength=n) > 0
+            held = np.ones(n, bool) if code is self.group and keep is None else np.bincount(inverse, minlength=n) > 0
             if not held.all():  # (a selection without some pairs' rows: the rest, renumbered)
                 inverse = (np.cumsum(held, dtype=inverse.dtype) - 1)[inverse]
             ta, tb = src.of(at), dst.of(at)

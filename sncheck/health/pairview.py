@@ -13,13 +13,13 @@ showed it. ``pairs_of`` reads one card's pairs through an index built once.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
-from sncheck.health.pairgroups import position_dtype, tier_groups
+from sncheck.health.pairgroups import TierGroup, position_dtype, tier_groups
 from sncheck.model import link_id
 from sncheck.topology import Topology
 
@@ -104,21 +104,37 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
     (:func:`sncheck.health.pairgroups.tier_groups`)."""
     if cells.empty:
         return {}
-    table = topo.card_table
     value = cells["value"].to_numpy(float)
     failed = cells["failed"].to_numpy(bool) if "failed" in cells else np.zeros(len(cells), bool)
     # no design column (spikes, corruption): none, not a column of NaN for every row
     design = cells["design"].to_numpy(float) if "design" in cells else None
     if reference is not None:
         design = np.asarray(reference, dtype=float)
+    return summarise_rows(tier_groups(cells, topo.card_table, cache), value, failed, design, topo, invert=invert,
+                          count_above=count_above, count_below=count_below, exception=exception, apart=apart)
+
+
+# What a tier's rows are judged against: a column per row, or one value per tier (by its name).
+Design = np.ndarray | Callable[[str], float] | None
+
+
+def summarise_rows(groups: Iterable[TierGroup], value: np.ndarray, failed: np.ndarray, design: Design,
+                   topo: Topology, *, invert: bool = False, count_above: float | None = None,
+                   count_below: float | None = None, exception=None,
+                   apart: Collection[str] = ()) -> dict[str, FrameTier]:
+    """:func:`summarise` of the rows ``groups`` gives (:func:`sncheck.health.pairgroups.tier_groups`),
+    whose ``value``, ``failed`` and ``design`` are columns in the same row space: a metric
+    frame's, or the frame of pairs a metric selects its rows from (:mod:`sncheck.health.p2ptiers`).
+    ``design`` may instead give each tier's one value by its name (an inventory's)."""
+    table = topo.card_table
     out = {}
     kept = table.index.get_indexer(list(apart))
     kept = kept[kept >= 0]
-    for item in tier_groups(cells, table, cache):
+    for item in groups:
         t, at, inverse, pa, pb = item
         item.clear()  # (each column of the tier's rows let go as soon as the summaries no longer need it)
         v, f = value[at], failed[at]
-        d = tier_reference(design, at)
+        d = tier_reference(design(t) if callable(design) else design, at)
         del at
         n = len(pa)
         # (at 131,072 cards every one is 40 M values: what is alive at once is the peak)
@@ -175,14 +191,18 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
 STEP = 1 << 20  # rows whose design values are read at once (tier_reference)
 
 
-def tier_reference(design: np.ndarray | None, at: np.ndarray) -> float | np.ndarray | None:
+def tier_reference(design: np.ndarray | float | None, at: np.ndarray) -> float | np.ndarray | None:
     """What a tier's rows ``at`` are judged against (a column per row: the design, or a
     stored baseline): the one value they all give, where it is finite and positive (an
     inventory gives one design per tier), read a slice of rows at a time and never
     copied whole; else their own values (a copy); None without a column. Divided by
-    that one value, each row's ratio is the same float as by a column of it."""
+    that one value, each row's ratio is the same float as by a column of it. ``design``
+    one value (the tier's): as a column of it would be."""
     if design is None:
         return None
+    if not isinstance(design, np.ndarray):
+        value = float(design)
+        return value if len(at) and 0 < value < 1e300 else np.full(len(at), value)
     lo, hi, gaps = math.inf, -math.inf, False
     for i in range(0, len(at), STEP):
         part = design[at[i:i + STEP]]

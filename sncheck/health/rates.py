@@ -97,9 +97,18 @@ def rows_read(cells: pd.DataFrame, beyond: np.ndarray) -> pd.DataFrame:
     links). Kept: every row of an exception and of a pair at such a card; no other. A
     fleet with a few corrupted pairs summarises a few cards' pairs, not tens of millions
     (issue 31)."""
+    keep = read_mask(cells, beyond)
+    return cells if keep is None else cells[keep]
+
+
+def read_mask(cells: pd.DataFrame, beyond: np.ndarray) -> np.ndarray | None:
+    """Which rows :func:`rows_read` keeps (None: all). A row ``beyond`` does not mark counts
+    for nothing but its own place: of a frame's rows, the mask of a selection of them is
+    this mask over the frame with ``beyond`` False outside the selection, and the
+    selection (sncheck.health.p2ptiers)."""
     beyond = np.asarray(beyond, bool)
     if beyond.all() or not len(cells):
-        return cells
+        return None
     ends = shared_categories(cells["src"], cells["dst"])  # (the p2p frame's own: no copy)
     src, dst = (e.cat.codes.to_numpy() for e in ends)  # (a missing card: -1, the masks' last place)
     n = len(ends[0].cat.categories)
@@ -122,7 +131,7 @@ def rows_read(cells: pd.DataFrame, beyond: np.ndarray) -> pd.DataFrame:
     keep = named[src]
     keep |= named[dst]
     keep[at[np.isin(pair, shown)]] = True
-    return cells if keep.all() else cells[keep]
+    return None if keep.all() else keep
 
 
 def containers(cards: set[int], nics: set[int], paths: Paths) -> list[tuple[str, str, np.ndarray]]:
