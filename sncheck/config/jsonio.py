@@ -109,6 +109,7 @@ class Baseline(_Open):
 
     schema_: str = Field(alias="schema", pattern=r"^sncheck\.baseline/1$")
     name: str | None = None
+    inventory: str | None = None  # the inventory its runs measured (absent: made before it was said)
     metrics: dict[str, BaselineMetric]
 
     @field_validator("metrics")

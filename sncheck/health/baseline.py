@@ -77,6 +77,7 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
                                   str(path))
         seen.update(dict.fromkeys(ids, path))
         frames.append(frame)
+    inventory = _one_inventory(run_dirs)
     p2p = pd.concat(frames, ignore_index=True)
     if p2p.empty:
         raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))
@@ -106,7 +107,35 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
             "unit": METRICS[m].unit,
         }
     return {"schema": SCHEMA, "name": name, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "runs": [str(d) for d in run_dirs], "metrics": metrics}
+            "runs": [str(d) for d in run_dirs], **({"inventory": inventory} if inventory else {}), "metrics": metrics}
+
+
+def _one_inventory(run_dirs: list[str | Path]) -> str | None:
+    """The inventory the runs measured (their results.json's ``inventory``; a run killed before
+    it wrote one says none): runs of two inventories are refused, their tiers' norms are two
+    fleets' (hostile round 17: a baseline of another inventory judged a run without a word)."""
+    seen: dict[str, str] = {}
+    for d in run_dirs:
+        path = Path(d) / "results.json"
+        data = read_json(own_record(path), "results.json") if os.path.lexists(path) else None
+        name = data.get("inventory") if isinstance(data, dict) else None
+        if isinstance(name, str) and name:
+            seen.setdefault(name, str(d))
+    if len(seen) > 1:
+        (a, da), (b, db) = list(seen.items())[:2]
+        raise ConfigError(f"measured inventory {b!r}, {da} measured {a!r}: a baseline is made from one "
+                          "inventory's runs", db)
+    return next(iter(seen), None)
+
+
+def check_inventory(baseline: dict, inventory: str) -> None:
+    """A baseline made from another inventory's runs (its ``inventory``) cannot judge this one:
+    refused, naming both (a baseline written before it said its inventory is taken as before)."""
+    made = baseline.get("inventory")
+    if isinstance(made, str) and made != inventory:
+        raise ConfigError(f"was made from runs of inventory {made!r}; this run's inventory is {inventory!r}: "
+                          "a baseline judges the fleet it was made on (make one from this inventory's runs "
+                          "with 'sncheck baseline make')", baseline.get("_path"))
 
 
 def _usable(v: object) -> bool:

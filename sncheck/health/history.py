@@ -312,6 +312,10 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
             raise ConfigError(f"the state store has no {which} with summaries"
                               + (f" of inventory {inventory!r} on backend {backend!r}" if inventory else ""),
                               str(state_dir))
+        fleets = sorted({str(r["inventory"]) for r in runs if r.get("inventory")})
+        if len(fleets) > 1:  # two fleets' norms in one: name the one it is for
+            raise ConfigError(f"the runs are of inventories {', '.join(map(repr, fleets))}: a baseline is made from "
+                              "one inventory's runs (say which with --inventory)", str(state_dir))
         per_run = [st.run_summaries(r["run_id"]) for r in runs]
     metrics: dict[str, dict] = {}
     units = {"p2p_bandwidth": "GB/s", "p2p_latency": "us"}
@@ -333,7 +337,8 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
             calibration.setdefault(entity, {})[metric] = med
     out = {"schema": BASELINE_SCHEMA, "name": name,
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "runs": [r["run_id"] for r in runs], "source": "state", "metrics": metrics}
+           "runs": [r["run_id"] for r in runs], "source": "state", **({"inventory": fleets[0]} if fleets else {}),
+           "metrics": metrics}
     if calibration:
         out["calibration"] = calibration
     return out

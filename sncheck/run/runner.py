@@ -19,7 +19,7 @@ from sncheck.errors import ConfigError, HarnessError
 from sncheck.store.files import route_log
 from sncheck.store.evidence import collect_evidence
 from sncheck.config.faultplan import NETWORK_FAULTS, FaultPlan
-from sncheck.health.baseline import load_baseline
+from sncheck.health.baseline import check_inventory, load_baseline
 from sncheck.config.playbook import ParallelLayout
 from sncheck.health.capacity import capacity
 from sncheck.health.invariants import BASELINE_NOT_JUDGED, reference_mismatch, replica_ranks
@@ -292,6 +292,8 @@ class Run:
             self.baseline = self.baseline or None  # {}: named, but nothing to compare with yet
         else:
             self.baseline = load_baseline(self.baseline_ref) if self.baseline_ref else None
+            if self.baseline is not None:
+                check_inventory(self.baseline, self.inventory.name)
         self.inputs = {"playbook": provenance(self.playbook.name, self.playbook.source),
                        "rules": provenance(self.rules.source, self.rules.path),
                        # the files the rules extend (extends:): a run is reproduced with them too

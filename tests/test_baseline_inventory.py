@@ -1,0 +1,77 @@
+"""A baseline judges the fleet it was made on: ``baseline make`` records the inventory its runs
+measured, refuses runs of two inventories, and a run given a baseline of another inventory is
+refused naming both (hostile round 17's open case: another fleet's norms judged a run without
+a word, exit 0). A baseline written before it said its inventory is taken as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sncheck.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "fixtures/inventories/demo-2sn.yaml"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def fleets(tmp_path_factory):
+    """demo-2sn and the same fleet under another name ('other-fleet'), one passing connectivity
+    run each, kept in one state store."""
+    tmp = tmp_path_factory.mktemp("fleets")
+    other = tmp / "other.yaml"
+    other.write_text(DEMO.read_text().replace("name: demo-2sn", "name: other-fleet", 1))
+    for inv, out in ((DEMO, "demo"), (other, "other")):
+        r = invoke("connectivity", "-i", inv, "--backend", "mock", "--out", tmp / out, "--state-dir", tmp / "state", "-q")
+        assert r.exit_code == 0, r.output
+    return tmp, other
+
+
+def test_a_baseline_records_its_inventory_and_refuses_runs_of_two(fleets):
+    tmp, _ = fleets
+    r = invoke("baseline", "make", tmp / "demo", "--out", tmp / "demo.json")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp / "demo.json").read_text())["inventory"] == "demo-2sn"
+    r = invoke("baseline", "make", tmp / "demo", tmp / "other", "--out", tmp / "mixed.json")
+    assert r.exit_code == 2, r.output
+    assert "measured inventory 'other-fleet'" in r.output and "'demo-2sn'" in r.output
+    assert not (tmp / "mixed.json").exists()
+
+
+def test_a_run_given_another_inventorys_baseline_is_refused_naming_both(fleets):
+    tmp, other = fleets
+    assert invoke("baseline", "make", tmp / "demo", "--out", tmp / "b.json").exit_code == 0
+    r = invoke("connectivity", "-i", other, "--backend", "mock", "--baseline", tmp / "b.json", "--out", tmp / "x", "-q")
+    assert r.exit_code == 2, r.output  # before: exit 0, judged against demo-2sn's norms
+    assert "was made from runs of inventory 'demo-2sn'; this run's inventory is 'other-fleet'" in r.output
+    assert str(tmp / "b.json") in r.output and len(r.output.strip().splitlines()) == 1
+    # its own fleet's run takes it
+    r = invoke("connectivity", "-i", DEMO, "--backend", "mock", "--baseline", tmp / "b.json", "--out", tmp / "y", "-q")
+    assert r.exit_code == 0, r.output
+
+
+def test_a_baseline_without_its_inventory_is_taken_as_before(fleets):
+    tmp, other = fleets
+    assert invoke("baseline", "make", tmp / "demo", "--out", tmp / "c.json").exit_code == 0
+    old = json.loads((tmp / "c.json").read_text())
+    del old["inventory"]
+    (tmp / "old.json").write_text(json.dumps(old))
+    r = invoke("connectivity", "-i", other, "--backend", "mock", "--baseline", tmp / "old.json", "--out", tmp / "z", "-q")
+    assert r.exit_code == 0, r.output
+
+
+def test_a_baseline_from_a_state_store_of_two_inventories_names_one(fleets):
+    tmp, _ = fleets
+    r = invoke("baseline", "make", "--from-state", tmp / "state", "--out", tmp / "s.json")
+    assert r.exit_code == 2, r.output
+    assert "the runs are of inventories 'demo-2sn', 'other-fleet'" in r.output
+    r = invoke("baseline", "make", "--from-state", tmp / "state", "-i", "other-fleet", "--out", tmp / "s.json")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp / "s.json").read_text())["inventory"] == "other-fleet"
