@@ -62,3 +62,17 @@ def test_a_scoped_run_plans_its_own_pairs(tmp_path, builds):
     pairs = result.results["layers"][0]["summary"]["pairs"]
     assert pairs < plans[0].pair_count and pairs == sum(
         1 for r in plans[1].rounds for p in r.pairs if p[0].startswith("h3/") or p[1].startswith("h3/"))
+
+
+def test_a_plan_is_not_held_through_an_earlier_layer(tmp_path, builds):
+    """Connectivity after stress: its plan is built again when it runs, not held through the
+    stress layer's run and judging."""
+    from sncheck.config.playbook import LayerSpec, Playbook
+
+    faults = tmp_path / "faults.yaml"
+    faults.write_text('faults:\n  - {type: degraded_link, target: "h1/gpu0<->h2/gpu0", factor: 0.3}\n')
+    book = Playbook("late", (LayerSpec("stress", {"max_bytes": 1 << 20}), LayerSpec("connectivity", {})), "critical")
+    Run(book, _small(), RunOptions(backend="mock", faults=str(faults), out=str(tmp_path / "run"))).execute()
+    assert len([b for b in builds if not isinstance(b, tuple)]) == 2
+    assert [(layer, plan) for _, layer, plan in (b for b in builds if isinstance(b, tuple))] == \
+        [("stress", None), ("connectivity", None)]

@@ -260,9 +260,11 @@ class Run:
             options = {k: v for k, v in given.get(name, {}).items() if k not in ("reference", "duration")}
             plan = module.build_plan(self.context(None, options))
             plans.append(coverage.measured(self.topo, plan))
-            if name == "connectivity" and name in given and self.scoped is None \
+            if name == "connectivity" and self.playbook.layers[0].name == name and self.scoped is None \
                     and options == {k: v for k, v in given[name].items() if k != "reference"}:
-                self.plans[name] = plan   # the layer's own plan (measure(): unscoped, the same options)
+                # the layer's own plan (measure(): unscoped, the same options), held only until
+                # the first layer runs (never through another layer's judging)
+                self.plans[name] = plan
             del plan
         unread = coverage.unlisted(faults.faults, self.topo)
         for f in faults.faults:
