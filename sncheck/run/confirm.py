@@ -487,8 +487,9 @@ class Window:
             self._mine(g) or not through_known(self._cards(g), rows, dctx, self.by_name.get(g.rule)))]
         # the suspect's symptom again: a finding holding its cards, or one the evidence could
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
-        hits = [g for g in found if (self._mine(g) or self._tied(g))
-                and not (self.apart and g.entity_kind in ("host", "supernode"))]
+        # apart (fair_mates): a host or domain named is its slow domain's level again, a culprit known
+        found = [g for g in found if not (self.apart and g.entity_kind in ("host", "supernode"))]
+        hits = [g for g in found if self._mine(g) or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
         untold = [g for g in on_controls if g not in hits and only_beside(  # a control the retest cannot tell apart
             self._cards(g), self.scope, rows, self.ctx.topo, g.evidence.get("tier"))]
