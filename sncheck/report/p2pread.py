@@ -8,8 +8,8 @@ columns' dictionary indices are taken as they are, each dictionary's names made 
 pass (a run's parts name every card in one order: at 131,072 cards the pandas frames'
 categoricals, and each builder's own codes of them, cost as much as the read). Any other
 piece (rows held as one frame; a table whose ids are not dictionaries, whose src and dst
-differ in dictionary, whose tier is missing somewhere or whose values are not floats)
-goes through its pandas frame and the same functions the builders used on it before:
+differ in dictionary, whose tier is missing somewhere, that names a card "nan" beside a
+missing end, or whose values are not floats) goes through its pandas frame and the same functions the builders used on it before:
 :meth:`Piece.of_frame`. Both give the same codes, in the same order
 (``tests/test_report_p2pread.py``)."""
 
@@ -95,23 +95,12 @@ class Reader:
             return None
         src, dst = (self._indices(cols[c]) for c in ("src", "dst"))
         (sdict, names, full), ddict = self._dictionary("src", cols["src"]), _dictionary(cols["dst"])
-        if not (ddict is sdict or ddict.equals(sdict)) or "nan" in full:
-            return None   # (src and dst over one dictionary, no card named "nan": as IdTable codes them)
-        used = np.zeros(len(names) + 1, dtype=bool)   # (the last entry: a missing end, code -1)
-        used[src] = True
-        used[dst] = True
-        if used[:-1].all() and not used[-1]:
-            cards = full   # (every card named, none missing: the codes are the indices)
-        else:
-            keep = np.flatnonzero(used[:-1])
-            remap = np.full(len(names) + 1, -1, dtype=np.int32)
-            remap[keep] = np.arange(len(keep), dtype=np.int32)
-            values = names[keep]
-            if used[-1]:
-                remap[-1] = len(keep)
-                values = np.append(values, "nan")
-            cards = pd.Index(values, dtype=object)
-            src, dst = remap[src], remap[dst]
+        if not (ddict is sdict or ddict.equals(sdict)):
+            return None   # (src and dst over one dictionary, as IdTable codes them)
+        held = _held(names, full, src, dst)
+        if held is None:
+            return None
+        (src, dst), cards = held
         tier_codes = self._indices(cols["tier"])
         _, tier_names, _ = self._dictionary("tier", cols["tier"])
         present = np.flatnonzero(np.bincount(tier_codes, minlength=len(tier_names)))
@@ -135,21 +124,8 @@ class Reader:
                 or not _one_dictionary(col):
             return None
         _, names, full = self._dictionary(name, col)
-        codes = self._indices(col)
-        used = np.zeros(len(names) + 1, dtype=bool)   # (the last entry: a missing value, code -1)
-        used[codes] = True
-        if used[:-1].all() and not used[-1]:
-            return codes, full
-        if used[-1] and "nan" in full:
-            return None
-        keep = np.flatnonzero(used[:-1])
-        remap = np.full(len(names) + 1, -1, dtype=np.int32)
-        remap[keep] = np.arange(len(keep), dtype=np.int32)
-        values = names[keep]
-        if used[-1]:
-            remap[-1] = len(keep)
-            values = np.append(values, "nan")
-        return remap[codes], pd.Index(values, dtype=object)
+        held = _held(names, full, self._indices(col))
+        return None if held is None else (held[0][0], held[1])
 
     def _dictionary(self, name: str, col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, pd.Index]:
         """The column's dictionary, its names (object array) and their index, made once per
@@ -169,6 +145,28 @@ class Reader:
             return np.zeros(0, dtype=np.int32)
         return np.concatenate([np.asarray((pc.fill_null(c.indices, -1) if c.null_count else c.indices).to_numpy(),
                                           dtype=np.int32) for c in col.chunks])
+
+
+def _held(names: np.ndarray, full: pd.Index, *codes: np.ndarray) -> tuple[list[np.ndarray], pd.Index] | None:
+    """Dictionary indices (-1: missing) as :class:`IdTable` codes the columns: into the names
+    some row holds, in the dictionary's order, a missing value the name "nan" after them (every
+    name held and none missing: the indices and ``full`` as they are). None where a name "nan"
+    stands beside a missing value (IdTable would make them one)."""
+    used = np.zeros(len(names) + 1, dtype=bool)   # (the last entry: a missing value, code -1)
+    for c in codes:
+        used[c] = True
+    if used[:-1].all() and not used[-1]:
+        return list(codes), full
+    if used[-1] and "nan" in full:
+        return None
+    keep = np.flatnonzero(used[:-1])
+    remap = np.full(len(names) + 1, -1, dtype=np.int32)
+    remap[keep] = np.arange(len(keep), dtype=np.int32)
+    values = names[keep]
+    if used[-1]:
+        remap[-1] = len(keep)
+        values = np.append(values, "nan")
+    return [remap[c] for c in codes], pd.Index(values, dtype=object)
 
 
 def _dictionary(col: pa.ChunkedArray) -> pa.Array:
