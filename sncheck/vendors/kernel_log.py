@@ -162,6 +162,17 @@ _DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|
 _TIME = re.compile(r"^(?:\[\s*(?P<mono>\d+\.\d+)\]|\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d "
                    r"\d\d:\d\d:\d\d \d{4})\]|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
                    r"(?:[+-]\d\d:?\d\d|Z)?))\s*")
+# Other shapes of a kernel line, told only to say a log is a kernel's (hostile round 17's refusal of a
+# file no line of which is one): dmesg -r's raw level '<6>'; --reltime '[Dec 6 20:00]'; -d/--time-format
+# delta '[  +0.000003]' or '[<    0.000003>]' (util-linux dmesg.c print_record); journalctl -o short-precise
+# ('Dec 06 20:00:00.123456 host kernel:') and short-full ('Sun 2026-12-06 20:00:00 UTC host kernel:');
+# and under dmesg -t (no stamp) a dev_printk line ('mlx5_core 0000:0c:00.0: ', dev_driver_string and
+# dev_name) or the pr_fmt prefixes of the drivers this view reads and the kernel's first lines
+_KERNELISH = re.compile(
+    r"^(?:<\d{1,3}>|\[[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d(?::\d\d)?\]|\[\s*\+\d+\.\d+\]|\[<\s*\d+\.\d+>\]"
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\.\d+ \S+ kernel:|[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \S+ kernel:"
+    r"|[\w.-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: |(?:NVRM|nvidia-nvlink|nvidia-modeset|EXT4-fs \([^)]*\)|"
+    r"pci_bus [0-9a-f]{4}:[0-9a-f]{2}|nvme nvme\d+|ACPI|PCI): |Linux version \d)")
 _NOW = re.compile(r"^# now: (\d{1,12})$")  # sncheck's read: the host's clock as the read ran (date +%s)
 _BOOT = re.compile(r"^# boot: (\d{1,12})$")  # sncheck's read: /proc/stat's btime, so dmesg's uptime stamps place
 _CURSOR = re.compile(r"^-- cursor: (\S+)")
@@ -264,7 +275,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         elif not syslog and rest.startswith("kernel: "):  # a syslog line pasted without its date and host
             rest = rest[len("kernel: "):]
         t = _TIME.match(rest)
-        stamped += bool(t or syslog or decoded)
+        stamped += bool(t or syslog or decoded or _KERNELISH.match(line))
         when = (t.group("iso") or t.group("ctime") or t.group("mono")) if t else None
         when = syslog.group("syslog") if syslog and not (t and (t.group("iso") or t.group("ctime"))) else when
         if t and t.group("mono") and when == t.group("mono"):
