@@ -27,7 +27,7 @@ from sncheck.config.inventory import Inventory
 from sncheck.fabric import Fabric
 from sncheck.transport.command import build_command
 from sncheck.transport.local import run_local
-from sncheck.transport.result import Result
+from sncheck.transport.result import CONTROL_OUTPUT_BYTES, Result
 
 if TYPE_CHECKING:
     from sncheck.transport.connection import Connection
@@ -49,16 +49,20 @@ class CommandRunner(Protocol):
 
 
 class LocalRunner:
-    """Runs commands on this machine (an argv list, no shell; bounded: :func:`sncheck.transport.local.run_local`)."""
+    """Runs commands on this machine (an argv list, no shell; bounded: :func:`sncheck.transport.local.run_local`).
+    ``max_output``: the bytes a command may print before it is cut and killed: the fleet's reads
+    (fabric discovery, Slurm's node list) CONTROL_OUTPUT_BYTES; a host's own fact tools (node-check)
+    MAX_OUTPUT_BYTES, as over SSH (reviews13: 64 MiB for every local command cut ibnetdiscover of a
+    131,072-card fabric)."""
 
     host = "localhost"
 
-    def __init__(self, timeout: float | None = None) -> None:
+    def __init__(self, timeout: float | None = None, max_output: int = CONTROL_OUTPUT_BYTES) -> None:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout  # read when made, not when defined
+        self.max_output = max_output
 
     def run(self, argv: list[str]) -> Result:
-        # bounded as over SSH: a tool printing without end is cut at MAX_OUTPUT_BYTES and killed
-        return run_local(argv, self.timeout, host=self.host)
+        return run_local(argv, self.timeout, self.max_output, host=self.host)
 
 
 class SshRunner:

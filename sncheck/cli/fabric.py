@@ -34,6 +34,8 @@ def _run(argv: tuple[str, ...]) -> str:
     if res.exit_code == 127:
         raise HarnessError(f"{argv[0]} not found on this machine: run sncheck fabric on a host of the fabric with "
                            f"its diagnostic tools installed, or give the topology with --topology FILE")
+    if res.cut_at is not None:
+        raise HarnessError(f"{' '.join(argv)} printed more than {res.cut_at} bytes: cut and stopped, not read")
     if not res.ok:
         raise HarnessError(f"{' '.join(argv)} failed (exit {res.exit_code}): {res.tail(3)!r}")
     return res.stdout

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncheck.actions.base import CommandRunner, LocalRunner
+from sncheck.transport.result import MAX_OUTPUT_BYTES
 from sncheck.actions.slurm import MAX_REASON, REASON_PREFIX, drain_argv, is_ours, parse_reason, query_argv, resume_argv
 from sncheck.config.hostlist import check_name
 from sncheck.errors import ConfigError, HarnessError, ParseError
@@ -150,7 +151,7 @@ def check_facts(node: str, cards: int | None, deadline: float, report: NodeRepor
     one), judged as every backend judges them (:class:`sncheck.vendors.hostjudge.FactJudge`):
     a failed fact at critical severity is a problem of the device it names (else the
     node); a warning (NVL72 Limited Capacity) and a missing tool are warnings."""
-    run = run or (lambda argv, timeout: LocalRunner(timeout=timeout).run(argv))
+    run = run or (lambda argv, timeout: LocalRunner(timeout=timeout, max_output=MAX_OUTPUT_BYTES).run(argv))
     judge = FactJudge(inventory if inventory is not None and node in inventory.hosts else None, window_s=0.0)
     expect = cards
     outputs: dict[tuple[str, ...], Any] = {}
@@ -323,7 +324,7 @@ def node_check(node: str | None = None, budget_s: float = DEFAULT_BUDGET_S, inve
                runner: CommandRunner | None = None) -> NodeReport:
     start = time.monotonic()
     deadline = start + budget_s
-    runner = runner or LocalRunner(timeout=TOOL_TIMEOUT_S)
+    runner = runner or LocalRunner(timeout=TOOL_TIMEOUT_S, max_output=MAX_OUTPUT_BYTES)
     name = this_node(node)
     slurm_here = shutil.which("scontrol") is not None
     n, source = expected_cards(name, inventory, cards, runner) if (slurm_here or cards or inventory) \

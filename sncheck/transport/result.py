@@ -10,6 +10,9 @@ from dataclasses import dataclass
 # (`yes`) was held whole in memory until the command timeout, gigabytes at loopback speed
 # (hostile round 16). The biggest real fact output is a few MB (nvidia-smi -q of 72 GPUs ~2 MB).
 MAX_OUTPUT_BYTES = 64 << 20
+# A control plane's reads grow with the fleet (ibnetdiscover of a 131,072-card fat tree, scontrol show
+# node of 16,384 nodes: each past 64 MiB): this machine's reads for the fleet are bounded far above them
+CONTROL_OUTPUT_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
