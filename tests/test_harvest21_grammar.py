@@ -67,6 +67,12 @@ def test_a_yes_no_flag_with_another_value_is_an_error_not_a_pass() -> None:
     assert any("Pending is 'Yes" in e for e in marked["errors"])
     plain = parse_query(head + "        Pending                           : Yes\n" + tail)
     assert plain["errors"] == [] and plain["gpus"][0]["remapped_rows"]["pending"] is True
+    # an NVML error string in the flag's place (a container without the NVML privilege): still not read,
+    # said as the tool's (reviews13: 'a value the tool does not print' misled)
+    for shown in ("Insufficient Permissions", "[GPU requires reset]"):
+        denied = parse_query(head + f"        Pending                           : {shown}\n" + tail)
+        assert any(f"nvidia-smi could not read it (NVML: {shown.strip('[]')}), not read" in e
+                   for e in denied["errors"]), denied["errors"]
 
 
 def test_amd_smi_version_line_above_a_view_is_read() -> None:

@@ -28,6 +28,15 @@ TOOL_ERROR = re.compile(
     r"not supported for Devices in MIG mode",  # nvlink -s / -e of a GPU in MIG mode (590 on a H200)
     re.IGNORECASE,
 )
+# NVML's error strings (nvmlErrorString; DCGM's copy, nvml_error_strings.h): what nvidia-smi -q prints where
+# a query failed, bracketed or not. A flag holding one was not read by the tool (a container without the
+# NVML privilege prints "Insufficient Permissions"): still not read, said as the tool's (reviews13, 20:49)
+NVML_ERRORS = frozenset({
+    "Uninitialized", "Invalid Argument", "Insufficient Permissions", "Already Initialized", "Not Found",
+    "Insufficient Size", "Insufficient External Power", "Driver Not Loaded", "Timeout", "Interrupt Request Issue",
+    "NVML Shared Library Not Found", "Function Not Found", "Corrupted infoROM", "GPU is lost", "GPU requires reset",
+    "GPU access blocked by the operating system", "Driver/library version mismatch", "In use by another client",
+    "Insufficient Memory", "Insufficient Resources"})
 ELISION = re.compile(r"^\[?\.\.\.\]?$")
 # The short N/A set of the -q -x and Fabric views (there "Not Supported" is a value, kept).
 NA_SHORT = {"", "N/A", "[N/A]", "n/a"}
@@ -113,8 +122,10 @@ def unknown_flags(gpu: Any) -> list[str]:
         for child in section.children if section else ():
             value = (child.value or "").strip()
             if child.key in flags and value not in NA_VALUES and value not in ("Yes", "No"):
+                said = (f"nvidia-smi could not read it (NVML: {value.strip('[]')})" if value.strip("[]") in NVML_ERRORS
+                        else "a value the tool does not print")
                 out.append(f"{gpu.key}: {name} / {child.key} is {value[:40]!r} (nvidia-smi prints Yes or No): "
-                           "a value the tool does not print, not read")
+                           f"{said}, not read")
     return out
 
 
