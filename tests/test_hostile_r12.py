@@ -291,7 +291,7 @@ def test_h12_13_two_runs_into_one_state_store_at_once(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-m", "sncheck", "connectivity", "-i", str(inv), "--backend", "mock",
                                "--seed", str(k), "-q", "--out", str(tmp_path / f"r{k}"), "--state-dir", str(state)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env) for k in (1, 2)]
-    outs = [p.communicate(timeout=55)[0].decode() for p in procs]
+    outs = [p.communicate(timeout=300)[0].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     ids = {json.loads((tmp_path / f"r{k}" / "results.json").read_text())["run_id"] for k in (1, 2)}
     with StateStore(state) as st:
