@@ -55,6 +55,8 @@ _PREFIX = {"S": "switch", "H": "ca", "R": "router"}
 _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR])-([0-9a-fA-F]{16})"\s*#\s*"(.*)"(.*)$')
 _SWITCH_TAIL = re.compile(r"^\s*(enhanced|base) port 0 lid (\d+) lmc (\d+)")
 _INITIATED = re.compile(r"^# Initiated from node ([0-9a-fA-F]+) port [0-9a-fA-F]+")
+# ibnetdiscover.c: "# Max of %d hops discovered" (the farthest node's hops from the one it ran from)
+_HOPS = re.compile(r"^#\s*Max of (\d+) hops discovered")
 _GUID_LINE = re.compile(r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(0x[0-9a-fA-F]+)")
 _PORT = re.compile(
     r'^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s+"([SHR])-([0-9a-fA-F]{16})"\[(\d+)\](?:\[ext \d+\])?'
@@ -99,6 +101,7 @@ def parse_ibnetdiscover(text: str) -> dict[str, Any]:
     node: dict[str, Any] | None = None
     started = False
     initiator = None
+    hops = 0
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -110,6 +113,8 @@ def parse_ibnetdiscover(text: str) -> dict[str, Any]:
             started |= line.startswith("# Topology file")
             if m := _INITIATED.match(line):
                 initiator = _guid(m.group(1))
+            elif m := _HOPS.match(line):
+                hops = int(m.group(1))
             continue
         if m := _HEADER.match(line):
             node = _node(m, errors)
@@ -130,6 +135,8 @@ def parse_ibnetdiscover(text: str) -> dict[str, Any]:
         errors.append("no '# Topology file' header: not the start of an ibnetdiscover output")
     if initiator and nodes and all(n["guid"] != initiator for n in nodes):
         errors.append(f"no record of the node it was run from ({initiator}): cut short")
+    if hops and len(nodes) == 1:  # 'Max of N hops' (fabric->maxhops_discovered) past 0: a node N hops away
+        errors.append(f"the header says {hops} hop(s) discovered and one node is recorded: cut short")
     if len(nodes) > 1:  # discovery reaches a node through a link: one without any was cut
         errors += [f"{n['guid']} ({n['desc']}): a record with no link: cut short" for n in nodes if not n["links"]]
     # ibnetdiscover visits each node once (a BFS marks it found): a node recorded twice is two

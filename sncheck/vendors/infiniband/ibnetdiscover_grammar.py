@@ -14,7 +14,9 @@ GRAMMAR = {
         versions="infiniband-diags 1.6 to rdma-core 64",
         sources=(
             f"{_DIAGS} ibnetdiscover.c dump_topology: the '#' header ('# Topology file: generated on <ctime>', "
-            "'# Initiated from node <16 hex> port <16 hex>'), then a record per node (switches first, then CAs, "
+            "'# Initiated from node <16 hex> port <16 hex>', '# Max of %d hops discovered': "
+            "fabric->maxhops_discovered, past 0 only with a node that far, so one node under 1+ hops is cut), "
+            "then a record per node (switches first, then CAs, "
             "then routers), each after a blank line",
             f"{_DIAGS} ibnetdiscover.c out_node / out_switch / out_ca: 'vendid=0x%x', 'devid=0x%x', "
             "'sysimgguid=0x%llx' (when nonzero), 'switchguid=0x%llx(%llx)' | 'caguid=0x%llx' | 'rtguid=0x%llx', "
