@@ -84,9 +84,16 @@ def test_slow_card_is_the_card_not_its_links(tmp_path):
     results = json.loads((tmp_path / "run/results.json").read_text())
     slow = next(f for f in results["findings"] if f["entity"] == "localhost/gpu1")
     if slow["evidence"].get("inconclusive"):  # confirmed on a quiet machine; on a busy one, not judged
-        assert r.exit_code == 4 and {f["entity"] for f in results["findings"] if f["severity"] != "info"} <= \
-            {"localhost/gpu1"} | {f["entity"] for f in results["findings"] if f["evidence"].get("inconclusive")}
-        assert findings(tmp_path / "run") == set()
+        # The busy machine's noise may name other cards too, whose retests then find no known-good peer
+        # left ('not re-measured'): not judged either, which gates (exit 1, never an isolation). The
+        # whole suite of stop 48 at load ~2 had gpu0 and gpu2 named so on 4 cards.
+        unpeered = {f["entity"] for f in results["findings"] if f["severity"] != "info"
+                    and not f["evidence"].get("inconclusive") and f["evidence"].get("confirmed") is None
+                    and "not re-measured: no known-good peers" in str(f["evidence"].get("retest", ""))}
+        assert {f["entity"] for f in results["findings"] if f["severity"] != "info"} <= \
+            {"localhost/gpu1"} | unpeered | {f["entity"] for f in results["findings"] if f["evidence"].get("inconclusive")}
+        assert r.exit_code == (1 if unpeered else 4), r.output
+        assert {e for e, _ in findings(tmp_path / "run")} == unpeered
     else:
         assert r.exit_code == 1, r.output
         assert findings(tmp_path / "run") == {("localhost/gpu1", "card")}
