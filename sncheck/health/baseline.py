@@ -39,14 +39,18 @@ def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10
     return float(v.median()) if len(v) else float("nan")
 
 
-def _verdict(path: Path) -> str | None:
-    """A run's verdict (None: a run killed before it wrote results.json). Only a missing
-    file is "not written": a FIFO, a device or a link put there is refused by the reader
-    (it was taken for a killed run, so a failed run's rows entered the baseline)."""
+def _record(path: Path) -> tuple[str | None, str | None]:
+    """A run's verdict and inventory from its results.json (None, None: a run killed before it
+    wrote one). Only a missing file is "not written": a FIFO, a device or a link put there is
+    refused by the reader (it was taken for a killed run, so a failed run's rows entered the
+    baseline)."""
     if not os.path.lexists(path):
-        return None
+        return None, None
     data = read_json(own_record(path), "results.json")  # a file that is not JSON: its error names it
-    return from_json(data, str(path)).verdict.value if isinstance(data, dict) else "unreadable"
+    if not isinstance(data, dict):
+        return "unreadable", None
+    inventory = data.get("inventory")
+    return from_json(data, str(path)).verdict.value, inventory if isinstance(inventory, str) and inventory else None
 
 
 def _run_ids(frame: pd.DataFrame, path: Path) -> list[str]:
@@ -58,14 +62,20 @@ def _run_ids(frame: pd.DataFrame, path: Path) -> list[str]:
 def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
     frames = []
     seen: dict[str, Path] = {}
+    fleets: dict[str, Path] = {}  # inventory -> the first run of it
     for d in run_dirs:
         path = Path(d)
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
         refuse_running(path)
-        verdict = _verdict(path / "results.json")
+        verdict, inventory = _record(path / "results.json")
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
+        if inventory is not None:  # runs of two inventories: two fleets' norms in one (hostile round 17)
+            if other := next(((n, p) for n, p in fleets.items() if n != inventory), None):
+                raise ConfigError(f"measured inventory {inventory!r}, {other[1]} measured {other[0]!r}: a baseline "
+                                  "is made from one inventory's runs", str(path))
+            fleets.setdefault(inventory, path)
         frame = read_frames(path).kind("p2p")  # a part that cannot be read: ConfigError
         refuse_impossible(frame, path, "made into a baseline")
         # one run given twice (its directory with a slash, through a link, a copy) would count twice
@@ -77,7 +87,6 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
                                   str(path))
         seen.update(dict.fromkeys(ids, path))
         frames.append(frame)
-    inventory = _one_inventory(run_dirs)
     p2p = pd.concat(frames, ignore_index=True)
     if p2p.empty:
         raise ConfigError("the runs hold no measurement rows to make a baseline from", ", ".join(map(str, run_dirs)))
@@ -107,25 +116,7 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
             "unit": METRICS[m].unit,
         }
     return {"schema": SCHEMA, "name": name, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "runs": [str(d) for d in run_dirs], **({"inventory": inventory} if inventory else {}), "metrics": metrics}
-
-
-def _one_inventory(run_dirs: list[str | Path]) -> str | None:
-    """The inventory the runs measured (their results.json's ``inventory``; a run killed before
-    it wrote one says none): runs of two inventories are refused, their tiers' norms are two
-    fleets' (hostile round 17: a baseline of another inventory judged a run without a word)."""
-    seen: dict[str, str] = {}
-    for d in run_dirs:
-        path = Path(d) / "results.json"
-        data = read_json(own_record(path), "results.json") if os.path.lexists(path) else None
-        name = data.get("inventory") if isinstance(data, dict) else None
-        if isinstance(name, str) and name:
-            seen.setdefault(name, str(d))
-    if len(seen) > 1:
-        (a, da), (b, db) = list(seen.items())[:2]
-        raise ConfigError(f"measured inventory {b!r}, {da} measured {a!r}: a baseline is made from one "
-                          "inventory's runs", db)
-    return next(iter(seen), None)
+            "runs": [str(d) for d in run_dirs], **({"inventory": next(iter(fleets))} if fleets else {}), "metrics": metrics}
 
 
 def check_inventory(baseline: dict, inventory: str) -> None:
