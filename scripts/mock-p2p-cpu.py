@@ -5,9 +5,10 @@
 DIR holds ``inv.yaml`` and ``faults.yaml`` (tests/bench/bench_fleet_scale.py's
 ``fleet_inventory(N)`` and ``FAULTS``); a ``MockBackend`` over them (seed 1) runs every pair
 of ``connectivity_plan`` into a run store at OUT (emptied first), or with ``null`` into a
-sink that drops the batches. Prints the p2p CPU time, then (store only) the parts, their
-rows and bytes, and a hash of every p2p row's values, the run id aside (the same hash:
-the same rows)."""
+sink that drops the batches. Prints the p2p CPU time (and, where the batches go to the sink
+on a thread of their own, ``sncheck.backends.behind``, round 14: the caller's thread's and the
+emitting thread's, and the wall time), then (store only) the parts, their rows and bytes, and
+a hash of every p2p row's values, the run id aside (the same hash: the same rows)."""
 
 import hashlib
 import pathlib
@@ -33,6 +34,24 @@ class Null:
         pass
 
 
+def _time_emitting() -> list[float] | None:
+    """The emitting thread's CPU seconds, summed as its calls end (None: a tree without it)."""
+    try:
+        from sncheck.backends import behind  # noqa: PLC0415  (a tree before round 14 has none)
+    except ImportError:
+        return None
+    spent = [0.0]
+    run = behind.Behind._run  # noqa: SLF001  (each call timed on its own thread)
+
+    def timed(self, fn, args) -> None:
+        t = time.thread_time()
+        run(self, fn, args)
+        spent[0] += time.thread_time() - t
+
+    behind.Behind._run = timed  # noqa: SLF001
+    return spent
+
+
 def main() -> None:
     d, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     null = sys.argv[3:] == ["null"]
@@ -41,9 +60,13 @@ def main() -> None:
     backend = MockBackend(topo, load_faults(d / "faults.yaml", topo), seed=1)
     plan = connectivity_plan(topo)
     store = RunStore(out, run_id="x")
-    t0 = time.process_time()
+    emitting = _time_emitting()
+    t0, m0, w0 = time.process_time(), time.thread_time(), time.perf_counter()
     backend.p2p(plan, Null() if null else store)
     print(f"p2p cpu {time.process_time() - t0:.2f} s, rounds {len(plan.rounds)} pairs {plan.pair_count}")
+    if emitting is not None:
+        print(f"  caller's thread {time.thread_time() - m0:.2f} s, emitting thread {emitting[0]:.2f} s, "
+              f"wall {time.perf_counter() - w0:.2f} s")
     store.close()
     if null:
         return

@@ -42,9 +42,11 @@ for m, a in [("sncheck.report.p2pstats", "_one_pass"), ("sncheck.report.cardstat
              ("sncheck.report.prometheus", "_Exposition.frame"), ("sncheck.report.prometheus", "gpu_uuids"),
              ("sncheck.report.prometheus", "_busbw"), ("sncheck.report.prometheus", "_per_host"),
              ("sncheck.store.evidence", "Who.__init__"), ("sncheck.store.evidence", "_Lines.make"),
-             ("sncheck.store.evidence", "row_masks"),
+             ("sncheck.store.evidence", "row_masks"), ("sncheck.store.parts", "PartFrames.rows_at"),
              ("sncheck.report.html", "host_facts"), ("sncheck.report.curves", "collective_charts"),
-             ("sncheck.report.curves", "golden_view")]:
+             ("sncheck.report.curves", "golden_view"), ("sncheck.store.passes", "one_pass"),
+             ("sncheck.report.rankstats", "Skews.add"), ("sncheck.report.rankstats", "Skews.finish"),
+             ("sncheck.store.idcols", "IdCodes.add"), ("sncheck.report.prometheus", "card_p2p")]:
     try:
         wrap(m, a)
     except Exception as e:

@@ -5,7 +5,9 @@ Prints one JSON line: per writer its CPU seconds, its rise of VmHWM (the high-wa
 before each with /proc/self/clear_refs) and whether its file is byte-identical to the run's; the
 phase's rise and peak. The formats go through sncheck.report.outputs (one p2p pass shared by html
 and prometheus, as a run renders them); evidence is store.evidence.collect_evidence without a
-backend (no raw tool outputs)."""
+backend (no raw tool outputs). The writers run in the order given: a run's is
+evidence,html,junit,prometheus, the builders the formats read expected before evidence (round 15:
+evidence's pass over the p2p and rank rows builds them too)."""
 
 import gc
 import json
@@ -36,7 +38,11 @@ rows = read_frames(run)
 gc.collect()
 start, stats, top = rss(), {}, 0.0
 c0 = time.process_time()
-writers = {o.name: o.write for o in outputs([f for f in which if f != "evidence"])}
+reports = outputs([f for f in which if f != "evidence"])
+writers = {o.name: o.write for o in reports}
+for o in reports:   # as a run says it before evidence (a tree whose Output has no reads: nothing)
+    for kind, makes in getattr(o, "reads", {}).items():
+        rows.expect(kind, makes)
 names = {"html": "report.html", "junit": "junit.xml", "prometheus": "sncheck.prom"}
 for fmt in which:
     open("/proc/self/clear_refs", "w").write("5")

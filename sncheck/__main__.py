@@ -1,5 +1,5 @@
 """``python -m sncheck``: the same CLI as the ``sncheck`` console script."""
 
-from sncheck.cli.main import main
+from sncheck.cli.start import main
 
 main()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 
 class SncheckError(Exception):
     """Base of every error sncheck raises on purpose."""
@@ -94,6 +96,14 @@ class Interrupted(KeyboardInterrupt):
 
     def __str__(self) -> str:
         return self.signame
+
+
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The signals taken as a stop request: SIGTERM and SIGHUP, less one this process was
+    started ignoring (``nohup``, a daemon or a scheduler that ignores SIGHUP): an inherited
+    SIG_IGN is the starter's word that a hangup must not stop it (reviews15 #6: under nohup a
+    hangup stopped every command, exit 3)."""
+    return tuple(s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) is not signal.SIG_IGN)
 
 
 def interrupt_cause(e: BaseException) -> str:

@@ -271,14 +271,26 @@ class Fabric:
         return Cabling(nics, uplinks)
 
     # -- what a switch serves ----------------------------------------------------------
+    def uplink_ref(self, cable: str) -> tuple[int, int]:
+        """``(leaf, spine)`` indices of a leaf-to-spine cable of this fabric (KeyError otherwise)."""
+        at, _, end = cable.partition(LINK_SEP)
+        if self.cable_at(at) != cable:
+            raise KeyError(cable)
+        return self.switch_ref(at.partition("[")[0])[1], self.switch_ref(end.partition("[")[0])[1]
+
     def _positions_of(self, switch: str) -> np.ndarray:
+        if LINK_SEP in switch:  # a leaf-to-spine cable: its leaf's cards and those its spine routes them to
+            li, si = self.uplink_ref(switch)
+            routed = self.spines_between(np.full(len(self.leaf_names), li), np.arange(len(self.leaf_names))) == si
+            return np.flatnonzero((self.card_leaf == li) | routed[self.card_leaf])
         kind, index = self.switch_ref(switch)
         if kind == LEAF:
             return np.flatnonzero(self.card_leaf == index)
         return np.flatnonzero(self.joins[index][self.card_leaf])
 
     def nics_of(self, switch: str) -> tuple[str, ...]:
-        """The NICs whose paths cross ``switch``: a leaf's own, or every NIC under a spine's leaves."""
+        """The NICs whose paths cross ``switch``: a leaf's own, or every NIC under a spine's leaves
+        (a leaf-to-spine cable: its leaf's, and those under the leaves its spine routes them to)."""
         return tuple(self.nic_id(int(p)) for p in self._positions_of(switch))
 
     def hosts_of(self, switch: str) -> tuple[str, ...]:
@@ -354,10 +366,13 @@ class Fabric:
 
     def through(self, switch: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Per pair of card positions: whether its path crosses ``switch`` (a scale-out pair
-        with an end's NIC on the leaf, or routed through the spine)."""
-        kind, index = self.switch_ref(switch)
+        with an end's NIC on the leaf, or routed through the spine; a cable: both)."""
         la, lb, spine = self.pair_switches(a, b)
         out = self.card_sn[a] != self.card_sn[b]
+        if LINK_SEP in switch:
+            li, si = self.uplink_ref(switch)
+            return out & (spine == si) & ((la == li) | (lb == li))
+        kind, index = self.switch_ref(switch)
         return out & ((la == index) | (lb == index) if kind == LEAF else spine == index)
 
     def tier(self, a: int, b: int) -> str:

@@ -399,6 +399,13 @@ def is_switch(entity: str) -> bool:
     return parsed is not None and parsed[2] is None
 
 
+def is_uplink(entity: str) -> bool:
+    """Whether ``entity`` is a leaf-to-spine cable, ``leaf:<a>[<p>]<->spine:<b>[<q>]`` (DESIGN.md
+    "Identifiers"): a link between two switch ports, not between two cards."""
+    a, sep, b = entity.partition(LINK_SEP)
+    return bool(sep) and parse_switch(a) is not None and parse_switch(b) is not None
+
+
 def host_of(entity: str) -> str:
     """The host of a card (``h/gpu3``) or a NIC (``h/nic3``); a host names itself."""
     return entity.rsplit("/", 1)[0]

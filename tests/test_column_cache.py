@@ -62,7 +62,7 @@ def test_a_column_read_again_is_not_decoded_again(tmp_path, decoded):
 
 def test_a_column_is_kept_only_where_every_part_s_of_it_fits(tmp_path, decoded, monkeypatch):
     monkeypatch.setattr(columncache, "COLUMN_SHARE", 1)   # (its own rule: the last case)
-    store = _store(tmp_path)          # two parts of 1,000 rows: a float column is 8,000 bytes a part
+    store = _store(tmp_path / "one")  # two parts of 1,000 rows: a float column is 8,000 bytes a part
     cache = store.column_cache
     cache.budget = 20_000             # room for one column of the kind, not two
     store.frames().kind("p2p", ["bw_GBps", "lat_us"])

@@ -43,8 +43,10 @@ def test_help_documents_every_code() -> None:
 
 
 def test_one_decorator_maps_errors() -> None:
-    """No command module maps sncheck's errors (or Ctrl-C) to exit codes by itself."""
-    own = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / "sncheck/cli").glob("*.py") if p.name != "errors.py"
+    """No command module maps sncheck's errors (or Ctrl-C) to exit codes by itself. The entry
+    (start.py) maps one stop: the one while the CLI, the decorator with it, is still importing (H20-04)."""
+    own = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / "sncheck/cli").glob("*.py")
+           if p.name not in ("errors.py", "start.py")
            for n, line in enumerate(p.read_text().splitlines(), 1)
            if re.search(r"except\s*\(?[^:]*\b(SncheckError|KeyboardInterrupt)\b", line)]
     assert own == []

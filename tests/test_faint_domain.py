@@ -66,7 +66,7 @@ def test_a_link_retest_is_reproduced_by_that_link_not_a_neighbour_sharing_one_en
     pod = topo_of("pod-384")
     w = Window.__new__(Window)  # the judging of one suspect, without measuring anything
     w.ctx, w.f = SimpleNamespace(topo=pod), finding("host016/gpu2<->host037/gpu6", "link")
-    w.scope = {"host016/gpu2", "host037/gpu6"}
+    w.scope, w.switches = {"host016/gpu2", "host037/gpu6"}, frozenset()
     assert w._mine(finding("host016/gpu2<->host037/gpu6", "link"))
     # a card at one end explains its pair: a finding of its own; a host holding it is its own
     assert not w._mine(finding("host016/gpu2", "card")) and w._mine(finding("host037", "host"))

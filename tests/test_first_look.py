@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sncheck.health import firstlook, separation
+from sncheck.health import endstats, firstlook, separation
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, LEVEL, MAD_SD, PEERS, Bar, Bars, CostModel,
                                     group_median, median)
 from sncheck.health.levels import NEAR_SPAN, Level
@@ -177,7 +177,7 @@ def test_a_search_s_cards_and_domains_are_the_first_look_s(fleet):  # noqa: F811
 
 
 def test_the_first_look_s_card_medians_are_every_end_s_grouped_median_to_the_bit():
-    """firstlook.card_medians (each card's ends sorted in rows of a block, from the tier's
+    """endstats.card_medians (each card's ends sorted in rows of a block, from the tier's
     index of ends by card) against pandas' grouped median of every pair end (the path it
     replaced, explain.group_median over both ends): random tiers with ties, failed pairs
     (NaN), cards with one pair, a card with many more pairs than the rest (rows of very
@@ -203,13 +203,13 @@ def test_the_first_look_s_card_medians_are_every_end_s_grouped_median_to_the_bit
         keep = np.concatenate([~np.isnan(ratio)] * 2)
         grouped = pd.Series(np.concatenate([ratio, ratio])[keep]).groupby(np.concatenate([a, b])[keep], sort=True)
         for at_once in (1, 7, 1 << 21):
-            got, med, count = firstlook.card_medians(*x.by_card(), np.where(failed, np.nan, ratio), at_once)
+            got, med, count = endstats.card_medians(x.by_card(), np.where(failed, np.nan, ratio), at_once)
             assert got.tolist() == grouped.median().index.tolist(), (trial, at_once)
             assert med.tobytes() == grouped.median().to_numpy(float).tobytes(), (trial, at_once)
             assert count.tolist() == grouped.size().tolist(), (trial, at_once)
     empty = FrameTier("t", np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0), np.zeros(0, bool), 4,
                       np.zeros(0, bool), 1.0)
-    assert [len(v) for v in firstlook.card_medians(*empty.by_card(), np.zeros(0), 64)] == [0, 0, 0]
+    assert [len(v) for v in endstats.card_medians(empty.by_card(), np.zeros(0), 64)] == [0, 0, 0]
 
 
 def test_the_first_look_holds_its_index_of_pair_ends_only_where_candidates_read_it(fleet):  # noqa: F811
@@ -229,5 +229,5 @@ def test_the_first_look_holds_its_index_of_pair_ends_only_where_candidates_read_
     for t, x in lv.tiers.items():
         lv.pairs(lv.entity("card", 3), t)
         assert "_index" in x.__dict__ and x.by_card() is x.__dict__["_index"]  # noqa: SLF001
-        again = firstlook.card_medians(*x.by_card(), np.where(x.failed, np.nan, x.ratio), 1 << 21)
+        again = endstats.card_medians(x.by_card(), np.where(x.failed, np.nan, x.ratio), 1 << 21)
         assert all(u.tobytes() == v.tobytes() for u, v in zip(looks[t], again)), t

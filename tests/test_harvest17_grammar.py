@@ -128,7 +128,11 @@ def test_ibportstate_keeps_the_disable_note_it_prints() -> None:
     assert data["warnings"] == ["Disable may be irreversible"] and not failures(data), data
 
 
+# LIMIT before the profiles: a LIMIT record at the output's end that stops after MAX_POWER is a cut one
+# (amd_smi_records, round 15), and this excerpt is about the list
 _PROFILE = """GPU: 0
+    LIMIT:
+        MAX_POWER: 750 W
     POWER_PROFILE:
         CURRENT: COMPUTE
         NUM_PROFILES: 3
@@ -136,8 +140,6 @@ _PROFILE = """GPU: 0
             CUSTOM
             COMPUTE
             BOOTUP_DEFAULT
-    LIMIT:
-        MAX_POWER: 750 W
 """
 
 

@@ -452,7 +452,11 @@ def test_h10_20_a_run_killed_before_judging_reads_back_as_no_pass(tmp_path: Path
     code, out = _killed(tmp_path, sig)
     assert code == (-signal.SIGKILL if sig == "SIGKILL" else 3)
     res = json.loads((out / "results.json").read_text())
-    assert res["verdict"] == "error" and res["finished"] is None
+    assert res["verdict"] == "error"
+    if sig == "SIGKILL":  # the last layer's snapshot: unfinished
+        assert res["finished"] is None and not res.get("error")
+    else:  # a SIGTERM is caught: the record ends, naming the signal and what was not judged (H19-07)
+        assert res["finished"] and "interrupted (SIGTERM)" in res.get("error", ""), res
     assert [layer["name"] for layer in res["layers"]] == ["connectivity", "stress"]
     line = one_line_error(_cli("baseline", "make", out, "--out", tmp_path / "b.json"))
     assert "run verdict is 'error'; a baseline needs known-good runs" in line

@@ -85,7 +85,9 @@ def test_h17_02_node_check_a_tool_whose_stderr_never_ends_is_cut(tmp_path: Path)
     """H17-02: `dcgmi` writes 200 MB of warnings to stderr and exits 0 (the bound counts both
     streams, as over SSH): cut, its fact an error naming the command, never a pass."""
     doc = _node_check(tmp_path, "dcgmi", "", "yes 'WARNING: DCGM hostengine busy' | head -c 200000000 >&2; exit 0")
-    cut = [p for p in doc["problems"] if "printed more than 64 MiB" in p["message"]]
+    # the 64 MiB bound, or on a machine too loaded to move 64 MiB through a pipe within the tool's 10 s
+    # (load 28: reviews15 #5) its timeout: either way cut and named (the bound alone: test_local_bounds.py)
+    cut = [p for p in doc["problems"] if "printed more than 64 MiB" in p["message"] or "timed out after" in p["message"]]
     assert cut and all("dcgmi" in p["message"] for p in cut), doc["problems"]
     assert "node-check-budget" not in {p["rule"] for p in doc["problems"]}
 

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import pandas as pd
 
-from sncheck.health import culprits, firstlook, pairview
+from sncheck.health import culprits, endstats, firstlook, pairview
 from sncheck.health.explain import LARGE, LEVEL, Bars, CostModel, median
 from sncheck.health.levels import Level
 from sncheck.health.metrics import DetectContext
 from sncheck.health.pairview import FabricPaths, FrameTier, design_of, summarise
 from sncheck.health.rules import evaluate
 from sncheck.model import host_of, link_id
-from test_explain import RULES, cells_of, fleet  # noqa: F401  (the fixture)
+from test_explain import RULES, cells_of, findings, fleet, pod  # noqa: F401  (the fixtures)
 from test_lean_judging import TOPO, _rows
 
 
@@ -30,23 +30,47 @@ def _tiers(rng: np.random.Generator, cards: int, pairs: int, sorted_first: bool)
 
 
 def test_the_pairs_index_is_the_stable_sort_of_both_ends_held_as_int32():
-    """Each card's pairs are read through an index held for the whole search: the stable
-    sort of both ends (first ends, then second), built a column at a time, as int32; the
-    same positions and run starts as the argsort of every end, and pairs_of as a scan."""
+    """Each card's pairs are read through an index held for the whole search: each column
+    of ends' stable order by card (a counting sort, as int32), none for a column already
+    in order (a tier's first ends); every card's run (first ends, then second ends) the
+    positions the argsort of every end gives, and pairs_of as a scan."""
     rng = np.random.default_rng(5)
     for trial in range(200):
         cards = int(rng.integers(2, 40))
         a, b = _tiers(rng, cards, int(rng.integers(0, 200)), trial % 2 == 0)
         n = len(a)
         x = FrameTier("t", a, b, np.ones(n), np.zeros(n, bool), cards, np.zeros(n, bool), 1.0)
-        order, starts = x._index
-        assert order.dtype == np.int32, trial
+        index = x._index
+        held = [order for order, _ in index.columns if order is not None]
+        assert all(order.dtype == np.int32 for order in held), trial
+        assert len(held) == sum(bool((e[1:] < e[:-1]).any()) for e in (a, b)), trial  # (sorted first ends: none)
         ends = np.concatenate([a, b])
         want = np.argsort(ends, kind="stable")
-        assert order.tolist() == (want % max(n, 1)).tolist(), trial
-        assert starts.tolist() == np.searchsorted(ends[want], np.arange(cards + 1)).tolist(), trial
-        some = rng.integers(0, cards, 3)
-        assert x.pairs_of(some).tolist() == np.flatnonzero(np.isin(a, some) | np.isin(b, some)).tolist(), trial
+        starts = np.searchsorted(ends[want], np.arange(cards + 1))
+        assert index.starts.tolist() == starts.tolist(), trial
+        some = rng.permutation(cards)[: int(rng.integers(0, cards + 1))]
+        width = 2 * n + 1  # (wider than any card's run)
+        pos, slot = index.of(some, width)
+        got = np.full(len(want), -1)
+        got[starts[some][slot // width] + slot % width] = pos
+        run = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in some] + [np.zeros(0, int)])
+        assert got[run].tolist() == (want[run] % max(n, 1)).tolist(), trial
+        assert x.pairs_of(some[:3]).tolist() == np.flatnonzero(np.isin(a, some[:3]) | np.isin(b, some[:3])).tolist()
+
+
+def test_the_counting_order_is_numpy_s_stable_argsort(monkeypatch):
+    """endstats.counting_order against np.argsort(kind="stable"): codes in chunks of the
+    sort (one chunk, several, a last one short), ties, unseen codes, empty."""
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(endstats, "SORT_AT_ONCE", 16)
+    for trial in range(100):
+        cards = int(rng.integers(1, 50))
+        codes = rng.integers(0, cards, int(rng.integers(0, 120))).astype(rng.choice([np.int32, np.int64]))
+        starts = np.zeros(cards + 1, np.int64)
+        np.cumsum(np.bincount(codes, minlength=cards), out=starts[1:])
+        got = endstats.counting_order(codes, starts)
+        assert got.dtype == np.int32, trial
+        assert got.tolist() == np.argsort(codes, kind="stable").tolist(), trial
 
 
 def test_the_summaries_hold_their_pairs_ends_as_int32(fleet):  # noqa: F811
@@ -79,7 +103,7 @@ def test_every_pair_s_residual_is_the_residual_of_every_pair_to_the_bit(fleet): 
             want = lv.residual(t, np.arange(len(x.a)), lv.H)
             got = firstlook.residuals(lv, t, lv.H)
             assert np.array_equal(got, np.sort(want[~np.isnan(want)])), (upto, t)
-            assert len(got) <= len(x.a) - int(x.failed.sum())  # a failed pair is no residual
+            assert len(got) <= len(x.a) - int(np.asarray(x.failed).sum())  # a failed pair is no residual
 
 
 def test_a_large_median_selects_the_same_middle_values():
@@ -226,7 +250,7 @@ def test_a_tier_s_design_is_the_median_of_its_rows_design_to_the_bit():
 
 
 def _summaries(cells, fleet, **how):  # noqa: F811
-    return {t: (x.a.tolist(), x.b.tolist(), x.ratio.tobytes(), x.values.tobytes(), x.failed.tolist(),
+    return {t: (x.a.tolist(), x.b.tolist(), np.asarray(x.ratio).tobytes(), x.values.tobytes(), np.asarray(x.failed).tolist(),
                 x.exceptions().tolist(), repr(x.level), repr(x.design), x.peers.tolist())
             for t, x in summarise(cells, fleet, **how).items()}
 
@@ -264,3 +288,54 @@ def test_a_tier_s_one_design_divides_as_its_column_did(fleet, monkeypatch, seed)
             column = _summaries(cells, fleet, **kw)
         assert one == column, kw
     assert len(ones) >= (3 if seed == 1 else 0 if seed == 2 else 6)  # (the tiers of one value: as one)
+
+
+def _columns(x) -> tuple:
+    return (np.asarray(x.ratio).tobytes(), np.asarray(x.failed).tobytes(), x.values.tobytes(), x.a.tobytes(),
+            x.b.tobytes(), x.exceptions().tolist(), repr(x.level), repr(x.design), x.peers.tolist())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_tier_of_one_row_a_pair_derives_its_ratios_to_the_bit(pod, monkeypatch, seed):  # noqa: F811
+    """A tier whose pairs are one row each, divided by one value (its design, else its
+    median), holds no ratio or failed column: each is its value's (pairview.Derived), read
+    by position, a slice, one pair or whole, the same to the bit as the columns it
+    replaces; failed rows, NaN, infinities, zero and negative values, times inverted, no
+    design; and the findings the same both ways."""
+    rng = np.random.default_rng(seed)
+    ids = pod.card_ids
+    metric = "p2p_latency" if seed % 2 else "p2p_bandwidth"
+    cells = cells_of(pod, speed={ids[3]: 0.8, ids[40]: 0.6}, lat={ids[3]: 2.5, ids[40]: 3.0},
+                     link={link_id(ids[60], ids[61]): 0.4}, noise=0.05, seed=seed, metric=metric)
+    clean = cells.copy()  # (the findings: the faults alone, no odd value)
+    value = cells["value"].to_numpy(float).copy()
+    for odd, share in ((np.nan, 0.01), (np.inf, 0.005), (0.0, 0.005), (-1.0, 0.003), (-0.0, 0.003)):
+        value[rng.random(len(value)) < share] = odd
+    cells["value"] = value
+    cells.loc[rng.random(len(cells)) < 0.02, "failed"] = True
+    if seed % 3 == 2:
+        cells = cells.drop(columns="design")  # each tier over its median
+    how = {"invert": metric == "p2p_latency", "exception": lambda _t, r, f, level: f | (r < 0.9)}
+    derived = summarise(cells, pod, **how)
+    with monkeypatch.context() as m:
+        m.setattr(pairview, "DERIVE", False)
+        eager = summarise(cells, pod, **how)
+        want = findings(clean, pod, metric) if seed < 2 else []
+    assert all(isinstance(x.ratio, pairview.Derived) and isinstance(x.failed, pairview.Derived)
+               for x in derived.values())
+    assert not any(isinstance(x.ratio, pairview.Derived) for x in eager.values())
+    for t, e in eager.items():
+        d = derived[t]
+        assert _columns(d) == _columns(e), t
+        assert pairview.measured(d).tobytes() == pairview.measured(e).tobytes(), t
+        at = rng.integers(0, len(e.a), 60)
+        assert pairview.measured(d, at).tobytes() == pairview.measured(e, at).tobytes(), t
+        assert d.ratio[at].tobytes() == e.ratio[at].tobytes() and d.failed[at].tolist() == e.failed[at].tolist(), t
+        assert d.ratio[5:40].tobytes() == e.ratio[5:40].tobytes(), t
+        for i in at[:20].tolist():  # one pair: a float (NaN where failed) and a bool
+            assert np.array([d.ratio[i]]).tobytes() == np.array([e.ratio[i]]).tobytes(), (t, i)
+            assert bool(d.failed[i]) == bool(e.failed[i]), (t, i)
+    if seed < 2:
+        got = findings(clean, pod, metric)
+        assert [repr(f) for f in got] == [repr(f) for f in want]
+        assert {f.entity for f in got} >= {ids[3], ids[40]}

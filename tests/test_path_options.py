@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from adversary import mode_of, special_files
 from sncheck.cli.main import main
-from sncheck.cli.numbers import FiniteFloat
+from sncheck.cli.numbers import FiniteFloat, WholeNumber
 from sncheck.cli.paths import PATH_TYPES, Directory, InputFile, OutputFile
 from sncheck.config import fileio
 from sncheck.errors import ConfigError
@@ -38,7 +38,6 @@ NOT_PATHS = {
     "entities", "entity", "tool", "reason", "rule", "control_host", "formats", "targets", "name", "backend",
     "partition", "scale_up", "scale_out", "budget", "node", "params", "expert_params", "layout", "card_memory",
     "reserve", "collective", "kind", "via", "gate", "dist_backend", "precision", "optimizer", "recompute",
-    "confirm_playbook",  # printed into each finding's confirmation command, never read here
     "force_cap",  # a reason for the audit
     "compare", "design",  # plan: layouts to rank, TIER=BW@LAT figures
     "platform_name",  # parse --platform: a platform's name, looked up among the shipped ones
@@ -123,6 +122,24 @@ def test_no_float_option_accepts_a_non_finite_number(tmp_path: Path) -> None:
             lines = [ln for ln in r.output.splitlines() if ln.strip()]
             if r.exit_code != 2 or len(lines) != 1 or f"'{param.opts[-1]}'" not in r.output:
                 failures.append(f"sncheck {' '.join(argv)[:120]}: exit {r.exit_code}: {r.output.strip()[:160]!r}")
+    assert not failures, "\n".join(failures)
+
+
+def test_every_number_option_takes_ascii_digits_only(tmp_path: Path) -> None:
+    """`--seed ١` (Arabic-Indic) and `--seed 1_0` passed click's INT as 1 and 10, `plan --mfu ٠.٤` its
+    FLOAT (hostile round 20, H20-01): every integer option is typed WholeNumber and every float option
+    FiniteFloat, and each refuses a value in another script's digits with one line naming it."""
+    ints = [(path, cmd, p) for path, cmd in commands() for p in cmd.params
+            if isinstance(p.type, click.types.IntParamType) and not getattr(p, "count", False)]
+    assert len(ints) >= 20  # --seed, --cards, --forks of 4 run commands, plan's sizes, --last, --tp...
+    loose = [f"sncheck {' '.join(path)} {p.name} ({p.type!r})" for path, _, p in ints if not isinstance(p.type, WholeNumber)]
+    assert not loose, "integer options that read other scripts' digits: " + ", ".join(loose)
+    failures = []
+    for path, cmd, param in [*ints, *float_params()]:
+        argv = _argv(path, cmd, param, "\u0661", tmp_path)
+        r = CliRunner().invoke(main, argv)
+        if r.exit_code != 2 or "ASCII digits" not in r.output:
+            failures.append(f"sncheck {' '.join(argv)[:120]}: exit {r.exit_code}: {r.output.strip()[:160]!r}")
     assert not failures, "\n".join(failures)
 
 

@@ -448,3 +448,19 @@ def test_amd_smi_failure_keeps_the_views_other_errors() -> None:
         errors = parse(text)["errors"]
         assert len(errors) == 2 and errors[0].startswith("amd-smi failed: ERROR:root:Unable") \
             and errors[0].endswith("not measured") and "truncated" in errors[1], (parse.__name__, errors)
+
+
+def test_amd_smi_list_cut_inside_a_gpus_record_exits_1_and_each_versions_record_reads_whole() -> None:
+    """amd-smi list prints each GPU's BDF and UUID (to ROCm 6.2.2) and from 6.3.0 its KFD_ID, NODE_ID
+    and PARTITION_ID too (AmdSmiCommands.list, ROCm/amdsmi 3b7f661 and c9a489d): the last GPU's record
+    stopped short of both is cut (it read whole before: the random cuts' 'one device's entries')."""
+    from sncheck.vendors.parsers import strip_source_header
+
+    (path,) = (Path(__file__).resolve().parents[1] / "fixtures/real/harvest7/amd-smi").glob("01_*.txt")
+    text = strip_source_header(path.read_text(encoding="utf-8"))
+    gpu = text[text.index("GPU: 0"):text.index("\n\nAI_NIC")] + "\n"
+    assert amd_smi.parse_amd_smi(gpu)["errors"] == []
+    for upto in ("BDF", "UUID", "KFD_ID", "NODE_ID"):
+        cut = gpu[:gpu.index("\n", gpu.index(upto)) + 1]
+        errors = amd_smi.parse_amd_smi(cut)["errors"]
+        assert upto == "UUID" and errors == [] or any("cut short" in e for e in errors), (upto, errors)

@@ -17,7 +17,9 @@ from sncheck.rows import BUSBW_FACTOR
 from sncheck.vendors import facts as hf
 from sncheck.vendors import registry
 from sncheck.vendors.ascend import asys, checks, collected, hccl_test, hccn_tool, npu_smi, sweep
+from sncheck.vendors.ascend import sim as ascend_sim
 from sncheck.vendors.parsers import parsers
+from sncheck.vendors.sim import own_ids
 
 CM384 = registry.platform("ascend-cm384")
 ASCEND = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "ascend"
@@ -456,7 +458,9 @@ def _healthy_optical() -> str:
             .replace("Rx LoL Flag          : 0xff", "Rx LoL Flag          : 0x0"))
 
 
-def _install_cm_node(host, sdid: int, socket_failed_npu: int | None) -> None:
+def _install_cm_node(host, sdid: int, socket_failed_npu: int | None, dies_of: str | None = None) -> None:
+    """A CloudMatrix node's fake npu-smi and hccn_tool; its dies' VDie IDs its own, or those of the
+    host ``dies_of`` names (a cloned or misreported identity)."""
     data = host.directory / "ascend"
     data.mkdir(exist_ok=True)
     health = "Health Status                  : OK\nError Code                     : NA\nError Information              : NA\n"
@@ -472,6 +476,10 @@ def _install_cm_node(host, sdid: int, socket_failed_npu: int | None) -> None:
     }
     for name, text in files.items():
         (data / name).write_text(text)
+    # each die's -t board (the doc's chip board, its VDie ID the die's), the host's own dies
+    # (one capture on two hosts: sncheck.vendors.sim.own_ids, as every harness gives them)
+    for die in range(16):
+        (data / f"board.{die // 2}.{die % 2}").write_text(own_ids(ascend_sim.board(die), dies_of or host.name))
     if socket_failed_npu is not None:
         line = asc("13").split("-i 0 -net_health -g\n", 1)[1].splitlines()[0]
         assert line == "net health status: Socket failed"
@@ -485,6 +493,7 @@ case "$*" in
   "info -t spod-info -i 0 -c 0") exec cat "$D/spod" ;;
   "info -t health -i "*) exec cat "$D/health" ;;
   "info -t ecc -i "*) exec cat "$D/ecc" ;;
+  "info -t board -i "*" -c "*) exec cat "$D/board.$5.$7" ;;
 esac
 echo "fake npu-smi: unexpected arguments: $*" >&2; exit 2
 """)
@@ -536,7 +545,7 @@ def test_cloudmatrix_node_with_socket_failed_on_one_npu_over_ssh(sshd_cluster, t
     assert compared >= 2 * 5, compared
     good = facts_of(rows, "cm01")
     assert all(r["ok"] for r in good.values()), [r["message"] for r in good.values() if not r["ok"]]
-    assert set(good) >= {"card_count", "npu_health", "hbm_capacity", "npu_health_codes", "ecc", "ub_topology",
+    assert set(good) >= {"card_count", "npu_health", "hbm_capacity", "npu_health_codes", "ecc", "die_ids", "ub_topology",
                          "super_pod", "super_pod_domain", "roce_link", "roce_net_health", "roce_optical", "roce_fec"}
     sick = facts_of(rows, "cm02")
     bad = {f: r for f, r in sick.items() if not r["ok"]}
@@ -547,3 +556,55 @@ def test_cloudmatrix_node_with_socket_failed_on_one_npu_over_ssh(sshd_cluster, t
     (f,) = findings
     assert f.rule == "host-fact" and "NPU 9: net health Socket failed" in f.message
     assert (f.evidence["measured"], f.evidence["expected"]) == (15, 16)
+
+
+def _board_sweep(dies: dict[int, str]) -> dict:
+    return sweep.parse_sweep("".join(f"\n== device {d} board\n{text}" for d, text in dies.items()))
+
+
+def test_die_ids_lists_each_dies_vdie_id_and_fails_one_listed_twice_or_a_sweep_cut() -> None:
+    """npu-smi -t board on every die: its VDie ID is the die's identity (the row's ids); a die
+    printing NA or zeros (identity.unique_id's placeholder, reviews14 #1) is said, not failed; one id on two dies, a die not reported, a chip board cut
+    before its Firmware Version, or DCMI's failure (not measured) are the fact's."""
+    whole = {d: ascend_sim.board(d) for d in range(16)}
+    [row] = checks.check_die_ids("cm01", _board_sweep(whole), expect(16))
+    assert row["ok"] and row["value"] == 16 and len(set(row["ids"])) == 16, row
+    assert row["ids"][0] == "42C711D4 20B03704 4A10C8D4 14CC040A D2102003"  # the doc's die 0, as printed
+    na = dict(whole)
+    na[3] = "\n".join(line.split(":")[0] + ": NA" if "VDie ID" in line else line for line in whole[3].splitlines())
+    [row] = checks.check_die_ids("cm01", _board_sweep(na), expect(16))
+    assert row["ok"] and row["value"] == 15 and "no die id on device 3" in row["message"], row
+    zeros = {d: "\n".join(line.split(":")[0] + ": " + " ".join(["00000000"] * 5) if "VDie ID" in line else line
+                          for line in t.splitlines()) for d, t in whole.items()}
+    [row] = checks.check_die_ids("cm01", _board_sweep(zeros), expect(16))  # a placeholder, as identity says
+    assert row["ok"] and row["value"] == 0 and not row.get("ids") and "identity not proven" in row["message"], row
+    twice = {**whole, 5: whole[4]}
+    [row] = checks.check_die_ids("cm01", _board_sweep(twice), expect(16))
+    assert not row["ok"] and "listed for devices 4, 5" in row["message"], row
+    [row] = checks.check_die_ids("cm01", _board_sweep({d: t for d, t in whole.items() if d < 15}), expect(16))
+    assert not row["ok"] and "1 devices not reported" in row["message"], row
+    cut = {**whole, 15: whole[15].split("Chip Position ID")[0]}
+    [row] = checks.check_die_ids("cm01", _board_sweep(cut), expect(16))
+    assert not row["ok"] and "device 15" in row["message"] and "Firmware Version" in row["message"], row
+    failed = {**whole, 2: "dcmi module initialize failed. ret is -8005\n"}
+    [row] = checks.check_die_ids("cm01", _board_sweep(failed), expect(16))
+    assert row["status"] == "not_measured" and "device 2 not measured" in row["message"], row
+
+
+@pytest.mark.sshd
+def test_a_cloudmatrix_node_listing_another_nodes_dies_is_devices_shared_over_ssh(sshd_cluster, tmp_path: Path) -> None:
+    """One card is in one machine (H16-02 for Ascend): cm02's npu-smi -t board prints cm01's VDie
+    IDs (a cloned or misreported identity, or two names reaching one node); both are
+    devices_shared, each naming the other, critical under the shipped rules. Before, a run read
+    no Ascend identity (npu-smi info lists bus ids only) and both passed."""
+    cluster = sshd_cluster(2, ["cm01", "cm02"])
+    _install_cm_node(cluster["cm01"], 16777216, None)
+    _install_cm_node(cluster["cm02"], 16777232, None, dies_of="cm01")
+    inv = write_inventory(tmp_path / "inv.yaml", cluster, "ascend-cm384", {"sp0": ["cm01", "cm02"]})
+    rows, findings = host_facts(inv, cluster)
+    shared = {r["host"]: r for r in rows if r["kind"] == "host_fact" and r["fact"] == "devices_shared"}
+    assert set(shared) == {"cm01", "cm02"} and shared["cm01"]["value"] == 16, shared
+    assert "(also cm02)" in shared["cm01"]["message"] and "(also cm01)" in shared["cm02"]["message"]
+    assert all(facts_of(rows, h)["die_ids"]["ok"] for h in ("cm01", "cm02"))
+    assert {(f.entity, f.severity.value) for f in findings if f.evidence.get("fact") == "devices_shared"} == \
+        {("cm01", "critical"), ("cm02", "critical")}, findings

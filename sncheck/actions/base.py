@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sncheck.model import card_of, host_of
+from sncheck.model import LINK_SEP, card_of, host_of, is_uplink
 from sncheck.errors import ConfigError, TransportError
 from sncheck.config.fileio import append_text
 from sncheck.config.inventory import Inventory
@@ -184,7 +184,11 @@ class Outcome:
 def switch_plan(req: ActionRequest, ctx: ActionContext) -> Plan | None:
     """A switch is acted on as a switch (DESIGN.md): its rail drained from use on the hosts it
     serves, or the switch repaired; never as a mask on each card it serves. Every action says
-    so and leaves it to the fabric's operator (None: not a switch)."""
+    so and leaves it to the fabric's operator (None: not a switch). A leaf-to-spine cable likewise:
+    repaired, its leaf port shut until then (the leaf's other uplinks carry its pairs)."""
+    if req.kind == "link" and is_uplink(req.entity):
+        return Plan(skip=f"repair cable {req.entity}; until then shut port {req.entity.split(LINK_SEP)[0]} so that the "
+                         f"fabric routes over the leaf's other uplinks; no card is masked, no host drained")
     if req.kind != "switch":
         return None
     served = ""

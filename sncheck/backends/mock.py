@@ -60,6 +60,7 @@ from sncheck.rows import as_sink, not_run_row
 from sncheck.topology import SCALE_OUT, SCALE_UP, host_of
 from sncheck.backends import mockfacts, mockp2p
 from sncheck.backends.base import Backend, Emit
+from sncheck.backends.behind import Behind
 from sncheck.backends.mockp2p import OK, STATUSES, TIMEOUT, part_rows
 from sncheck.backends.mockp2p import names as code_names
 from sncheck.backends.mockphysics import NOISE_CV, TIERS, Physics, gated_sizes, physics_at
@@ -289,28 +290,31 @@ class MockBackend(Backend):
         bounds = np.concatenate(([0], np.cumsum([len(g.members) for g in plan.groups]))).astype(np.int64)
         down = np.concatenate(([0], np.cumsum(~self.phys.up[flat])))[bounds]
         jitter = np.concatenate(([0], np.cumsum(self.phys.jit_p[flat] > 0)))[bounds]
-        for gi, group in enumerate(plan.groups):
-            self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id}")
-            idx = flat[bounds[gi]:bounds[gi + 1]]
-            if down[gi + 1] == down[gi]:
-                part, jittery = group, bool(jitter[gi + 1] > jitter[gi])
-            else:
-                cut = self._reachable_part(group, "stress", reported, sink, idx)
-                if cut is None:
-                    continue
-                part, idx = cut, self.idx(cut.members)
-                jittery = bool((self.phys.jit_p[idx] > 0).any())
-            if run and (len(part.members) != len(run[0].members) or jittery or run_jittery):
+        with Behind() as behind:   # a batch goes to the sink while the next sweeps are simulated
+            for gi, group in enumerate(plan.groups):
+                self.progress(f"stress group {gi + 1}/{len(plan.groups)} {group.id}")
+                idx = flat[bounds[gi]:bounds[gi + 1]]
+                if down[gi + 1] == down[gi]:
+                    part, jittery = group, bool(jitter[gi + 1] > jitter[gi])
+                else:
+                    behind.wait()   # (its not_run rows after the batches before them)
+                    cut = self._reachable_part(group, "stress", reported, sink, idx)
+                    if cut is None:
+                        continue
+                    part, idx = cut, self.idx(cut.members)
+                    jittery = bool((self.phys.jit_p[idx] > 0).any())
+                if run and (len(part.members) != len(run[0].members) or jittery or run_jittery):
+                    pending.add(*self._sweep(run, run_idx, plan, repeats))
+                    run, run_idx = [], []
+                    if pending.full:
+                        behind.emit(pending.emit, self.card_ids, sink)
+                        pending = _SweepBatch(pending.limit)
+                run_jittery = run_jittery if run else jittery  # a run's first group's
+                run.append(part)
+                run_idx.append(idx)
+            if run:
                 pending.add(*self._sweep(run, run_idx, plan, repeats))
-                run, run_idx = [], []
-                if pending.full:
-                    pending = pending.emit(self.card_ids, sink)
-            run_jittery = run_jittery if run else jittery  # a run's first group's
-            run.append(part)
-            run_idx.append(idx)
-        if run:
-            pending.add(*self._sweep(run, run_idx, plan, repeats))
-        pending.emit(self.card_ids, sink)
+            behind.emit(pending.emit, self.card_ids, sink)
 
     def _reachable_part(self, group: Group, layer: str, reported: set[str], emit,
                         idx: np.ndarray | None = None) -> Group | None:

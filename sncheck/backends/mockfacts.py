@@ -31,6 +31,7 @@ from sncheck.topology import Topology
 from sncheck.vendors import facts as hostfacts
 from sncheck.vendors import hostjudge
 from sncheck.vendors import registry
+from sncheck.vendors.identity import own_id
 from sncheck.vendors.sim import HostState, ToolOutput, not_found, own_ids, simulator
 from sncheck.backends.base import Emit
 
@@ -103,33 +104,40 @@ def _checked(state: HostState, checks: tuple[tuple[str, bool], ...] = ()) -> tup
         interval_s=float(params.get("fabric_retry_every_s", 5.0)), sleep=clock.sleep, clock=clock))
 
 
-def _relabel(row: dict, host: str, uuids: frozenset[str] = frozenset()) -> dict:
+def _relabel(row: dict, host: str, uuids: frozenset[str] = frozenset(), moved: dict[str, str] | None = None) -> dict:
     """``row`` of the placeholder as ``host``'s: its name, and the GPU UUIDs in its keys ``uuids``
-    (:func:`_uuid_keys`) made the host's own."""
+    (:func:`_uuid_keys`) made the host's own. ``moved``: the host's texts moved so far, shared
+    by its rows (a host's card ids recur in several facts' rows: each moved once)."""
     out = dict(row, host=host)
     for key in ("message", "entity"):
         if isinstance(out.get(key), str):
             out[key] = out[key].replace(PLACEHOLDER, host)
+    moved = {} if moved is None else moved
     for key in uuids:
-        out[key] = _owned(out[key], host)
+        out[key] = _owned(out[key], host, moved)
     return out
 
 
 def _uuid_keys(row: dict) -> frozenset[str]:
-    """The keys of a state's row whose value holds a GPU UUID (found once a state, by
-    :func:`_checked`: a fleet of hosts in one state relabels only those; most rows hold none)."""
-    return frozenset(k for k, v in row.items() if k != "host" and "GPU-" in repr(v))
+    """The keys of a state's row whose value holds a GPU UUID, and its ``ids`` (an AMD or
+    Ascend identity is bare there; found once a state, by :func:`_checked`: a fleet of hosts in
+    one state relabels only those; most rows hold none)."""
+    return frozenset(k for k, v in row.items() if k != "host" and ("GPU-" in repr(v) or k == "ids"))
 
 
-def _owned(value: object, host: str) -> object:
-    """``value`` (a row's ids or value: text, a list, a mapping of them) with the GPU UUIDs
-    in it made ``host``'s own."""
+def _owned(value: object, host: str, moved: dict[str, str]) -> object:
+    """``value`` (a row's ids or value: text, a list, a mapping of them) with the device
+    identities in it made ``host``'s own (each text through ``moved``, the host's texts moved
+    so far: :func:`~sncheck.vendors.identity.own_id` is a function of the text and the host)."""
     if isinstance(value, str):
-        return own_ids(value, host)
+        got = moved.get(value)
+        if got is None:
+            got = moved[value] = own_id(value, host)
+        return got
     if isinstance(value, list | tuple):
-        return type(value)(_owned(v, host) for v in value)
+        return type(value)(_owned(v, host, moved) for v in value)
     if isinstance(value, dict):
-        return {k: _owned(v, host) for k, v in value.items()}
+        return {k: _owned(v, host, moved) for k, v in value.items()}
     return value
 
 
@@ -171,7 +179,8 @@ def host_facts(topo: Topology, faults: Iterable[Fault], hosts: Iterable[str], em
             rows = made.get(key)
             if rows is None:
                 rows = made[key] = _checked(state, checks)
-            reached(h, "ssh", "connected", rows=[_relabel(row, h, keys) for row, keys in rows])
+            moved: dict[str, str] = {}   # (the host's own ids, moved once for all its rows)
+            reached(h, "ssh", "connected", rows=[_relabel(row, h, keys, moved) for row, keys in rows])
 
     judge.read(tuple(hosts), fan_out, emit)
 

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from sncheck.probeplan import ConnectivityPlan, Pairs
 from sncheck.topology import host_of
+from sncheck.backends.behind import Behind
 from sncheck.backends.mockorder import drawn_summaries, median_p99_max
 from sncheck.backends.mockphysics import NOISE_CV, TIERS
 
@@ -56,25 +57,37 @@ def names(codes: np.ndarray, names: tuple[str, ...]) -> pa.DictionaryArray:
 
 def p2p(m: MockBackend, plan: ConnectivityPlan, sink) -> None:
     """Every pair of the plan, a batch of rounds at once: consecutive rounds up to at least
-    ``BATCH_PAIRS`` pairs (:func:`part_rows`) are simulated together and go out as one batch
-    (a killed run keeps every batch written before it)."""
+    ``BATCH_PAIRS`` pairs (:func:`part_rows`) are simulated together and go out as one batch,
+    on a thread while the next batch is simulated (:class:`~sncheck.backends.behind.Behind`;
+    a killed run keeps every batch written before it)."""
     rounds: list[tuple[int, np.ndarray, np.ndarray]] = []
     size, batch = 0, part_rows(BATCH_PAIRS, len(m.ids))
-    for rnd in plan.rounds:
-        m.progress(f"connectivity round {rnd.index + 1}/{len(plan.rounds)} ({rnd.phase})")
-        if not rnd.pairs:
-            continue
-        if isinstance(rnd.pairs, Pairs) and rnd.pairs.cards is m.topo.card_ids:
-            a, b = rnd.pairs.a, rnd.pairs.b  # positions in topo.card_ids: our indices
-        else:
-            a, b = m.idx([p[0] for p in rnd.pairs]), m.idx([p[1] for p in rnd.pairs])
-        rounds.append((rnd.index, a, b))
-        size += len(a)
-        if size >= batch:
-            _emit_p2p(m, _simulated(m, rounds, plan), plan, sink)
-            rounds, size = [], 0
-    if rounds:
-        _emit_p2p(m, _simulated(m, rounds, plan), plan, sink)
+    with Behind() as behind:   # a batch goes to the sink while the next is simulated
+        for rnd in plan.rounds:
+            m.progress(f"connectivity round {rnd.index + 1}/{len(plan.rounds)} ({rnd.phase})")
+            if not rnd.pairs:
+                continue
+            if isinstance(rnd.pairs, Pairs) and rnd.pairs.cards is m.topo.card_ids:
+                a, b = rnd.pairs.a, rnd.pairs.b  # positions in topo.card_ids: our indices
+            else:
+                a, b = m.idx([p[0] for p in rnd.pairs]), m.idx([p[1] for p in rnd.pairs])
+            rounds.append((rnd.index, a, b))
+            size += len(a)
+            if size >= batch:
+                behind.emit(_emit_p2p, m, *_simulated_linked(m, rounds, plan), plan, sink)
+                rounds, size = [], 0
+        if rounds:
+            behind.emit(_emit_p2p, m, *_simulated_linked(m, rounds, plan), plan, sink)
+
+
+def _simulated_linked(m: MockBackend, rounds: list[tuple[int, np.ndarray, np.ndarray]],
+                      plan: ConnectivityPlan) -> tuple[dict, pa.Array]:
+    """:func:`_simulated`'s columns and their pairs' link ids, both on the caller's thread: the
+    emitting thread has the rest of a batch (its Arrow columns, the Parquet part), the longer
+    share at 131,072 cards (20.2 s simulating against 33.6 s emitting, the link ids among them,
+    before round 14 moved them here; ``scripts/mock-p2p-cpu.py``)."""
+    cols = _simulated(m, rounds, plan)
+    return cols, _link_ids(m, cols["src"], cols["dst"])
 
 
 def _simulated(m: MockBackend, rounds: list[tuple[int, np.ndarray, np.ndarray]], plan: ConnectivityPlan) -> dict:
@@ -213,10 +226,9 @@ def _link_ids(m: MockBackend, a: np.ndarray, b: np.ndarray) -> pa.Array:
     return pc.binary_join_element_wise(m.labels.take(lo), m.labels.take(hi), "<->")
 
 
-def _emit_p2p(m: MockBackend, cols: dict, plan: ConnectivityPlan, sink) -> None:
+def _emit_p2p(m: MockBackend, cols: dict, links: pa.Array, plan: ConnectivityPlan, sink) -> None:
     a, b, status = cols.pop("src"), cols.pop("dst"), cols.pop("status")
     measured = cols.pop("measured")
-    links = _link_ids(m, a, b)
     # Arrow columns built from arrays (a fleet's batch is a million pairs: no object per row)
     checksum = pa.array(cols.pop("checksum_ok"), mask=~measured)
     bad = np.flatnonzero(status != OK)

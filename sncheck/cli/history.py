@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from sncheck.cli.errors import shown
-from sncheck.cli.numbers import MAX_RUNS
+from sncheck.cli.numbers import MAX_RUNS, whole
 from sncheck.cli.paths import directory, input_ref, output_file
 from sncheck.errors import ConfigError
 from sncheck.health.history import RunRef, baseline_from_state, diff, entity_history
@@ -43,7 +43,7 @@ def _pct(v: float | None) -> str:
 @click.command("history")
 @click.argument("entity", required=False)
 @click.option("--state-dir", required=True, type=directory(), help="The state store.")
-@click.option("--last", type=click.IntRange(1, MAX_RUNS), help="Only the last N runs.")
+@click.option("--last", type=whole(1, MAX_RUNS), help="Only the last N runs.")
 @click.option("--runs", "list_runs", is_flag=True, help="List the recorded runs instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def history_cmd(entity: str | None, state_dir: str, last: int | None, list_runs: bool, as_json: bool) -> None:
@@ -71,10 +71,20 @@ def _history(entity, state_dir, last, list_runs, as_json) -> None:
     h = entity_history(state_dir, entity, last)
     if as_json:
         click.echo(json.dumps(h, indent=2, default=str))
-        return
+    else:
+        _history_text(entity, h, state_dir, last)
+    if h["set_aside"]:  # a history with rows left out is no clean answer (status --check's exit)
+        raise click.exceptions.Exit(1)
+
+
+def _history_text(entity: str, h: dict, state_dir: str, last: int | None) -> None:
+    if h["set_aside"]:
+        _say(f"{entity}: {len(h['set_aside'])} rows of {state_dir} do not decode and are left out of this "
+             "history (sncheck status --check lists them)")
     if not h["runs"] and not h["isolation"]:
         within = f"the last {last} runs of " if last else ""  # measured before them, or found in no run kept
-        _say(f"{entity}: nothing recorded in {within}{state_dir}")
+        if not h["set_aside"]:
+            _say(f"{entity}: nothing recorded in {within}{state_dir}")
         return
     metrics = sorted({m for r in h["runs"] for m in r["metrics"]})
     _say(f"{entity}: {len(h['runs'])} runs")
@@ -113,25 +123,27 @@ def _diff(run_a, run_b, state_dir, as_json) -> None:
     if as_json:
         click.echo(json.dumps(d, indent=2, default=str))
         return
-    click.echo(f"diff {d['a']['run_id']} ({d['a']['verdict']}) -> {d['b']['run_id']} ({d['b']['verdict']})")
+    # every line through _say: a run id, an entity or a rule read from a results.json may hold a
+    # newline or a bidi mark (a run_id 'x\nsncheck: verdict pass' forged a line: hostile round 18, H18-12)
+    _say(f"diff {d['a']['run_id']} ({d['a']['verdict']}) -> {d['b']['run_id']} ({d['b']['verdict']})")
     for note in d["notes"]:
-        click.echo(f"note: {note}")
+        _say(f"note: {note}")
     click.echo("tiers and collectives:")
     for r in d["aggregates"]:
-        click.echo(f"  {r['kind']:<11} {r['entity']:<22} {r['metric']:<16} {_fmt(r['a']):>10} -> "
-                   f"{_fmt(r['b']):>10}  {_pct(r['rel'])}")
-    click.echo(f"moved beyond the noise (|z| >= {d['noise']['z']:g} and >= {d['noise']['rel']:.0%}): "
-               f"{len(d['moved'])}")
+        _say(f"  {r['kind']:<11} {r['entity']:<22} {r['metric']:<16} {_fmt(r['a']):>10} -> "
+             f"{_fmt(r['b']):>10}  {_pct(r['rel'])}")
+    _say(f"moved beyond the noise (|z| >= {d['noise']['z']:g} and >= {d['noise']['rel']:.0%}): "
+         f"{len(d['moved'])}")
     for r in d["moved"][:50]:
-        click.echo(f"  {r['kind']:<5} {r['entity']:<40} {r['metric']:<26} {_fmt(r['a'])} -> {_fmt(r['b'])} "
-                   f"{_pct(r['rel'])} (z {_fmt(r['z'])})")
+        _say(f"  {r['kind']:<5} {r['entity']:<40} {r['metric']:<26} {_fmt(r['a'])} -> {_fmt(r['b'])} "
+             f"{_pct(r['rel'])} (z {_fmt(r['z'])})")
     if len(d["moved"]) > 50:
-        click.echo(f"  ... and {len(d['moved']) - 50} more (--json for all)")
+        _say(f"  ... and {len(d['moved']) - 50} more (--json for all)")
     for part in ("new", "resolved", "persisting"):
         items = d["findings"][part]
-        click.echo(f"findings {part}: {len(items)}")
+        _say(f"findings {part}: {len(items)}")
         for f in items:
-            click.echo(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}")
+            _say(f"  [{f['severity']}] {f['entity_kind']} {f['entity']}: {f['rule']}")
 
 
 @click.command("make")
@@ -139,7 +151,7 @@ def _diff(run_a, run_b, state_dir, as_json) -> None:
 @click.option("--out", "out_path", type=output_file(), help="Write the baseline JSON here.")
 @click.option("--from-state", "state_dir", type=directory(),
               help="Build it from the runs kept in this state store (instead of RUN_DIRS) and store it there.")
-@click.option("--last", type=click.IntRange(1, MAX_RUNS), help="With --from-state: the last N runs only.")
+@click.option("--last", type=whole(1, MAX_RUNS), help="With --from-state: the last N runs only.")
 @click.option("--passed-only", is_flag=True, help="With --from-state: only runs that passed.")
 @click.option("--name", help="Its name in the state store (default: the --out file's stem, or 'default').")
 @click.option("-i", "--inventory", "inventory_name", type=input_ref("yaml"), help="With --from-state: runs of this inventory name only.")

@@ -16,7 +16,7 @@ from sncheck.backends import BACKENDS
 from sncheck.config.inventory import DIST_BACKENDS, MAX_CARDS, MAX_FORKS, MAX_LOCAL_CARDS, Inventory, local_inventory
 from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.config.playbook import INT_BOUNDS, Playbook, check_duration, single_layer
-from sncheck.cli.numbers import finite
+from sncheck.cli.numbers import finite, whole
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
 from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
 from sncheck.cli.parse_counters import failing, judge as judge_counters, refuse_itself, views as counter_views
@@ -135,14 +135,14 @@ def run_options(fn):
                      help="SSH: act the --faults plan out on the inventory's hosts (slows, corrupts "
                           "and delays their probes; tool faults reach the tools as SNCHECK_FAULTS). "
                           "For test clusters only."),
-        click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+        click.option("--seed", type=whole(0, 2**32 - 1), default=0, show_default=True,
                      help="Seed for a reproducible mock run (0 to 2^32-1)."),
         click.option("--out", type=directory(), help="Run directory. Default: runs/<run-id>/."),
         click.option("--force", is_flag=True,
                      help="Reuse an --out that holds an earlier run: it is emptied first (default: refused)."),
         click.option("--gate", type=click.Choice(["critical", "warning"]),
                      help="Fail on findings at or above this severity (default: the playbook's)."),
-        click.option("--cards", type=click.IntRange(2, MAX_LOCAL_CARDS),
+        click.option("--cards", type=whole(2, MAX_LOCAL_CARDS),
                      help=f"Worker ranks for the embedded local inventory (default 4, at most {MAX_LOCAL_CARDS})."),
         click.option("--dist-backend", type=click.Choice(DIST_BACKENDS),
                      help="torch.distributed backend for the local backend (default: nccl with CUDA, else gloo)."),
@@ -156,7 +156,7 @@ def run_options(fn):
                      help="Detection rules: a YAML file or a shipped name (default: 'default', or "
                           "'local-cpu' for the local backend on CPU)."),
         click.option("--baseline", "baseline_ref", type=input_ref("json"), help="Baseline JSON to compare against (sncheck baseline make)."),
-        click.option("--forks", type=click.IntRange(1, MAX_FORKS), help="SSH: hosts worked on at once (default 32, or the inventory's ssh.forks)."),
+        click.option("--forks", type=whole(1, MAX_FORKS), help="SSH: hosts worked on at once (default 32, or the inventory's ssh.forks)."),
         click.option("--ssh-config", type=input_file("ssh config"), help="SSH: config file instead of ~/.ssh/config."),
         click.option("--known-hosts", type=input_file("known_hosts"), help="SSH: known_hosts file (default ~/.ssh/known_hosts)."),
         click.option("--accept-new-host-keys", is_flag=True,
@@ -331,11 +331,11 @@ def golden_cmd(ctx: click.Context, **kwargs) -> None:
               help="Where to write the golden curve JSON.")
 @click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"))
 @click.option("--backend", type=click.Choice(BACKENDS))
-@click.option("--cards", type=click.IntRange(2, MAX_LOCAL_CARDS))
-@click.option("--steps", type=click.IntRange(*INT_BOUNDS["steps"]), default=60, show_default=True)
-@click.option("--repeats", type=click.IntRange(*INT_BOUNDS["repeats"]), default=5, show_default=True,
+@click.option("--cards", type=whole(2, MAX_LOCAL_CARDS))
+@click.option("--steps", type=whole(*INT_BOUNDS["steps"]), default=60, show_default=True)
+@click.option("--repeats", type=whole(*INT_BOUNDS["repeats"]), default=5, show_default=True,
               help="Clean runs to measure the run-to-run spread that sizes the band.")
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True)
+@click.option("--seed", type=whole(0, 2**32 - 1), default=0, show_default=True)
 @click.option("-q", "--quiet", is_flag=True)
 @handle_errors
 def golden_record(out_path, inventory_path, backend, cards, steps, repeats, seed, quiet) -> None:
@@ -371,9 +371,9 @@ def _known_collective(ctx: click.Context, param: click.Parameter, value: str | N
 @click.option("--collective", callback=_known_collective,
               help="nccl-tests: the collective when the log does not name it "
               "(default: the collective a binary name in the file's path names).")
-@click.option("--ranks", type=click.IntRange(1, MAX_CARDS), help="hccl-test: ranks of the run (hccl_test prints "
+@click.option("--ranks", type=whole(1, MAX_CARDS), help="hccl-test: ranks of the run (hccl_test prints "
               "no busbw; sncheck computes it with the nccl-tests factors).")
-@click.option("--expect", type=click.IntRange(0, MAX_CARDS), help="How many records the output must list (the "
+@click.option("--expect", type=whole(0, MAX_CARDS), help="How many records the output must list (the "
               "cards, NICs or ports of the host; the rows of a sweep): another count is 'not judged', exit 1.")
 @click.option("--rules", "rules_ref", type=input_ref("yaml"), help="kernel-log: judge the reports by this rules "
               "file's kernel-log policy (a file or a shipped name: default), as a run does: 'judged' in the JSON, "

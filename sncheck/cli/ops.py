@@ -21,7 +21,7 @@ from sncheck.actions import ACTIONS, ActionRequest, AuditLog, CommandRunner, Loc
 from sncheck.actions.base import AUDIT_NAME
 from sncheck.actions.slurm import describe, is_ours, node_states
 from sncheck.cli.errors import handle_errors, shown
-from sncheck.cli.numbers import finite
+from sncheck.cli.numbers import finite, whole
 from sncheck.cli.paths import directory, input_file, input_ref
 from sncheck.config.hostlist import check_name, quoted
 from sncheck.errors import CapBlocked, ConfigError, HarnessError
@@ -322,7 +322,7 @@ def isolate(entities: tuple[str, ...], kind: str | None, reason: str, rule: str,
               help="With --after-repair: the playbook to run, scoped to ENTITIES.")
 @click.option("--backend", help="With --after-repair: override the inventory's backend.")
 @click.option("--faults", type=input_file("yaml"), help="With --after-repair: a fault plan (mock).")
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="With --after-repair: the run's seed.")
+@click.option("--seed", type=whole(0, 2**32 - 1), default=0, show_default=True, help="With --after-repair: the run's seed.")
 @click.option("--out", type=directory(), help="With --after-repair: the validation's run directory.")
 @_action_options
 @handle_errors
@@ -428,10 +428,10 @@ def _stamp() -> str:
 
 @click.command("capacity")
 @inventory_option
-@click.option("--tp", type=click.IntRange(1, MAX_DEGREE), default=1, show_default=True, help="Tensor-parallel size.")
-@click.option("--ep", type=click.IntRange(1, MAX_DEGREE), default=1, show_default=True, help="Expert-parallel size (divides TP x DP).")
-@click.option("--pp", type=click.IntRange(1, MAX_DEGREE), default=1, show_default=True, help="Pipeline-parallel size.")
-@click.option("--dp", type=click.IntRange(1, MAX_DEGREE), default=1, show_default=True, help="Data-parallel size.")
+@click.option("--tp", type=whole(1, MAX_DEGREE), default=1, show_default=True, help="Tensor-parallel size.")
+@click.option("--ep", type=whole(1, MAX_DEGREE), default=1, show_default=True, help="Expert-parallel size (divides TP x DP).")
+@click.option("--pp", type=whole(1, MAX_DEGREE), default=1, show_default=True, help="Pipeline-parallel size.")
+@click.option("--dp", type=whole(1, MAX_DEGREE), default=1, show_default=True, help="Data-parallel size.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @state_dir_option
 @handle_errors

@@ -8,7 +8,7 @@ import sys
 import click
 
 from sncheck.cli.main import handle_errors
-from sncheck.cli.numbers import finite
+from sncheck.cli.numbers import finite, whole
 from sncheck.cli.paths import directory, input_file
 from sncheck.cli.plan_text import show
 from sncheck.config.jsonio import read_json
@@ -29,19 +29,19 @@ from pathlib import Path
               help="Another layout to rank beside --layout by step time and share (repeatable).")
 @click.option("--precision", type=click.Choice(["bf16", "fp16", "fp8", "fp32"]), default="bf16", show_default=True)
 @click.option("--optimizer", type=click.Choice(["adam", "sgd"]), default="adam", show_default=True)
-@click.option("--seq", type=click.IntRange(1, 1 << 24), default=4096, show_default=True, help="Sequence length.")
-@click.option("--micro-batch", type=click.IntRange(1, 1 << 16), default=1, show_default=True)
-@click.option("--global-batch", type=click.IntRange(1, 1 << 30),
+@click.option("--seq", type=whole(1, 1 << 24), default=4096, show_default=True, help="Sequence length.")
+@click.option("--micro-batch", type=whole(1, 1 << 16), default=1, show_default=True)
+@click.option("--global-batch", type=whole(1, 1 << 30),
               help="Sequences a training step (default: 4 x PP micro-batches a replica).")
-@click.option("--hidden", type=click.IntRange(1, 1 << 20), help="Hidden size (activations, TP/EP/PP traffic).")
-@click.option("--layers", type=click.IntRange(1, 1 << 16), help="Transformer layers (activations, TP/EP/PP traffic).")
-@click.option("--heads", type=click.IntRange(1, 1 << 16), help="Attention heads (only for --recompute none).")
-@click.option("--top-k", type=click.IntRange(1, 64), default=1, show_default=True, help="Experts per token (MoE).")
-@click.option("--experts", type=click.IntRange(1, 1 << 20), help="Routed experts per MoE layer (default: EP).")
-@click.option("--moe-every", type=click.IntRange(1, 1 << 16), default=1, show_default=True,
+@click.option("--hidden", type=whole(1, 1 << 20), help="Hidden size (activations, TP/EP/PP traffic).")
+@click.option("--layers", type=whole(1, 1 << 16), help="Transformer layers (activations, TP/EP/PP traffic).")
+@click.option("--heads", type=whole(1, 1 << 16), help="Attention heads (only for --recompute none).")
+@click.option("--top-k", type=whole(1, 64), default=1, show_default=True, help="Experts per token (MoE).")
+@click.option("--experts", type=whole(1, 1 << 20), help="Routed experts per MoE layer (default: EP).")
+@click.option("--moe-every", type=whole(1, 1 << 16), default=1, show_default=True,
               help="Every n-th layer is a MoE layer.")
 @click.option("--recompute", type=click.Choice(["none", "selective", "full"]), default="selective", show_default=True)
-@click.option("--zero", type=click.IntRange(0, 3), default=0, show_default=True, help="ZeRO stage.")
+@click.option("--zero", type=whole(0, 3), default=0, show_default=True, help="ZeRO stage.")
 @click.option("--card-memory", help="Memory per card (80GB); default: the inventory platform's.")
 @click.option("--reserve", default="0GB", show_default=True, help="Per card, for the CUDA context and fragmentation.")
 @click.option("--measured", "measured", type=input_file("json", dirs=True),
@@ -54,7 +54,7 @@ from pathlib import Path
 @click.option("--peak-tflops", type=finite(0.001, 1e6),
               help="Dense TFLOP/s per card in the training precision (default: the platform's).")
 @click.option("--overlap", is_flag=True, help="DP gradients and PP sends overlap compute (Megatron's --overlap-*).")
-@click.option("--domain", "domain_cards", type=click.IntRange(1, 1 << 22),
+@click.option("--domain", "domain_cards", type=whole(1, 1 << 22),
               help="Without -i: cards per scale-up domain.")
 @click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"),
               help="Inventory: supernodes (scale-up domains), platform (card memory, peak, design values).")

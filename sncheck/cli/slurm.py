@@ -17,6 +17,7 @@ import yaml
 from sncheck.actions.base import LocalRunner
 from sncheck.cli.main import handle_errors
 from sncheck.cli.paths import input_file, output_file
+from sncheck.cli.numbers import whole
 from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
 from sncheck.run.inputs import load_inventory
@@ -32,9 +33,10 @@ DEFAULT_SCALE_OUT = "400 Gb/s,15 us"
 
 def parse_budget(text: str) -> float:
     """``30s``, ``2m``, ``90``, ``1.5m`` -> seconds."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*", text or "")
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min)?\s*", text or "")  # ASCII: '٣٠s' was 30 s
     if not m:
-        raise click.BadParameter(f"{text!r} is not a duration like 30s or 2m")
+        digits = " (ASCII digits 0-9)" if text and not text.isascii() else ""
+        raise click.BadParameter(f"{text!r} is not a duration like 30s or 2m{digits}")
     value = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "min": 60, None: 1}[m.group(2)]
     if not 0 < value <= 3600:
         raise click.BadParameter(f"the budget must be above 0 and at most 1 hour, got {text!r}")
@@ -46,7 +48,7 @@ def parse_budget(text: str) -> float:
 @click.option("--node", help="This node's name (default $SLURMD_NODENAME, else the short host name).")
 @click.option("-i", "--inventory", "inventory_path", type=input_file("yaml"),
               help="Inventory: the node's expected cards and design values (judges bandwidth and latency too).")
-@click.option("--cards", type=click.IntRange(1, 4096), help="Expected cards (default: the inventory, Slurm's GRES, "
+@click.option("--cards", type=whole(1, 4096), help="Expected cards (default: the inventory, Slurm's GRES, "
               "else what the vendor's card listing shows).")
 @click.option("--no-collectives", is_flag=True, help="Host facts only (a fast prolog); no card pairs, no all-reduce.")
 @click.option("--no-drain", is_flag=True, help="Report only; never drain or resume this node.")

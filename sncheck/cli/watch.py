@@ -12,11 +12,13 @@ import click
 if TYPE_CHECKING:
     from sncheck.watch.judge import Outcome
 
+from sncheck.cli.errors import shown
 from sncheck.cli.main import Failure, findings_summary, handle_errors
 from sncheck.model import ExitCode
 from sncheck.cli.numbers import finite
 from sncheck.cli.paths import directory, input_file, input_ref
-from sncheck.run.inputs import load_inventory
+from sncheck.errors import ConfigError
+from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.report import get_renderer
 
 
@@ -36,8 +38,9 @@ from sncheck.report import get_renderer
                    "bandwidth is judged against its (default: the tiers' design values).")
 @click.option("--rules", "rules_ref", default="default", show_default=True, type=input_ref("yaml"), help="Rules file or shipped name.")
 @click.option("--gate", type=click.Choice(["critical", "warning"]), default="warning", show_default=True)
-@click.option("--confirm-playbook", default="nightly-stress", show_default=True,
-              help="The playbook each finding's confirmation command runs (sncheck run PLAYBOOK --targets CARD).")
+@click.option("--confirm-playbook", default="nightly-stress", show_default=True, type=input_ref("yaml"),
+              help="The playbook each finding's confirmation command runs (sncheck run PLAYBOOK --targets CARD): "
+                   "a shipped name or a playbook file.")
 @click.option("--interval", type=finite(0.1, 3600), default=5.0, show_default=True,
               help="Following: seconds between looks at the directory.")
 @click.option("--format", "formats", default="html", show_default=True,
@@ -63,6 +66,13 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
     from sncheck.health.rules import load_rules  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
     from sncheck.watch.judge import WatchOptions, follow, judge  # noqa: PLC0415 -- pandas and pyarrow: the CLI starts without them
 
+    # The command each quarantine carries is run later by a person or a script: a playbook that
+    # does not load ('nightly-strss', 'x; touch PWNED #') made every one of them a command that
+    # fails, or runs something else (hostile round 20, H20-14).
+    try:
+        load_playbook(confirm_playbook)
+    except ConfigError as e:
+        raise ConfigError(f"--confirm-playbook: {e}") from e
     report_formats = tuple(f.strip() for f in formats.split(",") if f.strip())
     for fmt in report_formats:
         get_renderer(fmt)
@@ -70,7 +80,7 @@ def watch_cmd(directory, once, rank_map, inventory_path, state_dir, out, baselin
                         inventory=load_inventory(inventory_path) if inventory_path else None,
                         rules=load_rules(rules_ref), out=Path(out) if out else None, gate=gate, state_dir=state_dir,
                         report_formats=report_formats, confirm_playbook=confirm_playbook, baseline=baseline,
-                        progress=(lambda _: None) if quiet else (lambda m: click.echo(f"sncheck: {m}", err=True)))
+                        progress=(lambda _: None) if quiet else (lambda m: click.echo(shown(f"sncheck: {m}"), err=True)))
 
     def show(outcome) -> None:
         if as_json:
@@ -95,8 +105,8 @@ def _summary(outcome: Outcome) -> None:
         bound, how = (("at least ", "time waiting for the last rank to arrive: the dumps record no completion times")
                       if share["lower_bound"] else ("", "the collectives' recorded durations"))
         ranks = ", ".join(f"{x['card']} {x['share']:.0%}" for x in share["ranks"])
-        click.echo(f"sncheck: communication share of the job: {bound}{share['job']:.1%} ({how}); by rank: {ranks}",
-                   err=True)
+        click.echo(shown(f"sncheck: communication share of the job: {bound}{share['job']:.1%} ({how}); by rank: "
+                         f"{ranks}"), err=True)  # ranks named as the dumps name them
     findings_summary(record)
     click.echo(f"sncheck: watch verdict {record.verdict}: {len(record.findings)} findings; results in "
                f"{outcome.out_dir}/results.json", err=True)

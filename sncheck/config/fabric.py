@@ -35,7 +35,9 @@ from sncheck.config.yamlio import LineDict, Source
 MAX_PORT = 65535     # a switch port number (InfiniBand's are 1-255; Ethernet chassis go higher)
 MAX_SPINES = 4096
 SWITCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # no ':' '[' ']' '/': they delimit ids
-_NIC = re.compile(r"^(?P<host>.+)/nic(?P<rail>\d+)$")
+# the rail as card ids write an index: ASCII digits, no leading zero ('nic00' and 'nic٠' read as nic0
+# through int(), an id no finding or --targets spells: hostile round 18, H18-02)
+_NIC = re.compile(r"^(?P<host>.+)/nic(?P<rail>0|[1-9][0-9]*)$")
 
 SwitchName = Annotated[str, Text(SWITCH_NAME, "must be letters, digits, '.', '_' or '-' (':', '[', ']' and '/' "
                                               "delimit switch and port ids)")]
@@ -55,7 +57,8 @@ class LeafSchema(Schema):
     rail: Rail | None = None
     hosts: HostItems | None = None
     first_port: SwitchPort | None = None
-    ports: Annotated[dict[Annotated[str, Text(_NIC, "is not a NIC id <host>/nic<rail>")], SwitchPort],
+    ports: Annotated[dict[Annotated[str, Text(_NIC, "is not a NIC id <host>/nic<rail> (the rail as a card index: "
+                                                    "0, 1, ... in ASCII digits)")], SwitchPort],
                      Field(min_length=1), Shape("a mapping of NICs to port numbers, e.g. {node001/nic0: 1}")] \
         | None = None
 
@@ -175,6 +178,13 @@ def _spines(src: Source, spines: int | list[SpineSchema], root: LineDict, leaves
             raise src.error(f"spine {spine.name}: {unknown[0]!r} is not a leaf of the fabric "
                             f"(leaves by scalable unit are named {unit_leaf(0, 0)}, {unit_leaf(0, 1)}, ...)",
                             item, "leaves")
+        for what, named in (("leaves", spine.leaves), ("rails", spine.rails)):
+            # a membership test read the second as nothing: the file said an uplink the fabric lacks
+            met: set[object] = set()
+            for x in named or ():
+                if x in met:
+                    raise src.error(f"spine {spine.name}: {what} names {x!r} twice (one uplink to each)", item, what)
+                met.add(x)
         out.append(SpineSpec(spine.name, None if spine.leaves is None else tuple(spine.leaves),
                              None if spine.rails is None else tuple(spine.rails)))
     return tuple(out)
@@ -194,15 +204,18 @@ def parse_fabric(src: Source, fabric: FabricSchema, root: LineDict, cards: Mappi
         if not items:
             raise src.error("fabric leaves must be a non-empty list", root, "leaves")
         leaves = tuple(_leaf(src, leaf, item, cards) for leaf, item in zip(fabric.leaves, items))
-        where: dict[tuple[str, int], str] = {}
+        where: dict[tuple[str, int], tuple[str, int]] = {}  # NIC -> (leaf, port)
         for item, leaf in zip(items, leaves):
             if sum(1 for x in leaves if x.name == leaf.name) > 1:
                 raise src.error(f"duplicate leaf name {leaf.name!r}", item, "name")
-            for host, rail, _ in leaf.nics:
+            for host, rail, port in leaf.nics:
                 if (host, rail) in where:
-                    raise src.error(f"{host}/nic{rail} hangs off two leaves: {where[(host, rail)]} and {leaf.name}",
-                                    item)
-                where[(host, rail)] = leaf.name
+                    other, first = where[(host, rail)]
+                    # one leaf twice was said as 'two leaves: a and a' (hostile round 20, H20-16)
+                    raise src.error(f"{host}/nic{rail} is cabled twice to leaf {leaf.name}, on ports {first} and {port}"
+                                    if other == leaf.name else f"{host}/nic{rail} hangs off two leaves: {other} and "
+                                    f"{leaf.name}", item)
+                where[(host, rail)] = (leaf.name, port)
         missing = next(((h, r) for h, n in cards.items() for r in range(n) if (h, r) not in where), None)
         if missing is not None:
             raise src.error(f"fabric leaves: {missing[0]}/nic{missing[1]} hangs off no leaf (an explicit map "

@@ -65,9 +65,13 @@ def _ranges(body: str, expr: str) -> list[tuple[int, int, int]]:
     out = []
     for item in body.split(","):
         item = item.strip()
-        m = re.fullmatch(r"(\d{1,%d})(?:-(\d{1,%d}))?" % (MAX_DIGITS, MAX_DIGITS), item)
+        # ASCII digits only: Python's \d and int() read Arabic-Indic or full-width digits too, so
+        # 'h[١-٣]' expanded to h1..h3, names the file never wrote (hostile round 18, H18-01)
+        m = re.fullmatch(r"([0-9]{1,%d})(?:-([0-9]{1,%d}))?" % (MAX_DIGITS, MAX_DIGITS), item)
         if not m:
-            raise ValueError(f"bad range {quoted(item)} in hostlist {quoted(expr)}")
+            ascii_only = " (a range's bounds are ASCII digits 0-9)" if any(
+                c.isdecimal() and not c.isascii() for c in item) else ""
+            raise ValueError(f"bad range {quoted(item)} in hostlist {quoted(expr)}{ascii_only}")
         lo_s, hi_s = m.group(1), m.group(2) or m.group(1)
         lo, hi = int(lo_s), int(hi_s)
         if hi < lo:

@@ -271,6 +271,11 @@ def is_address(text: str) -> bool:
     return _SAFE_ADDRESS.fullmatch(text) is not None
 
 
+def is_login_name(text: str) -> bool:
+    """Whether ``text`` is a login name ``ssh.user`` and a host's ``user`` may hold."""
+    return _SAFE_USER.fullmatch(text) is not None
+
+
 def _design(schema: DesignSchema | None, raw: object) -> dict[str, TierDesign]:
     """The declared tiers, in the file's order."""
     if schema is None or not isinstance(raw, dict):

@@ -16,7 +16,7 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.config.jsonio import Baseline, read_json, validate
 from sncheck.store.frames import RowFrames
-from sncheck.store.results import from_json, own_record
+from sncheck.store.results import own_record, record_of
 from sncheck.store.layout import ROWS_DIR, is_run_dir
 from sncheck.store.rundir import read_frames, refuse_impossible, refuse_running
 from sncheck.health.metrics import METRICS, PAIRS, rows_context
@@ -39,18 +39,19 @@ def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10
     return float(v.median()) if len(v) else float("nan")
 
 
-def _record(path: Path) -> tuple[str | None, str | None]:
-    """A run's verdict and inventory from its results.json (None, None: a run killed before it
-    wrote one). Only a missing file is "not written": a FIFO, a device or a link put there is
-    refused by the reader (it was taken for a killed run, so a failed run's rows entered the
+def _record(path: Path) -> tuple[str | None, str | None, str | None]:
+    """A run's verdict, inventory and run id from its results.json (None, None, None: a run killed
+    before it wrote one). Only a missing file is "not written": a FIFO, a device or a link put there
+    is refused by the reader (it was taken for a killed run, so a failed run's rows entered the
     baseline)."""
     if not os.path.lexists(path):
-        return None, None
+        return None, None, None
     data = read_json(own_record(path), "results.json")  # a file that is not JSON: its error names it
     if not isinstance(data, dict):
-        return "unreadable", None
-    inventory = data.get("inventory")
-    return from_json(data, str(path)).verdict.value, inventory if isinstance(inventory, str) and inventory else None
+        return "unreadable", None, None
+    inventory, run_id = data.get("inventory"), data.get("run_id")
+    return (record_of(data, str(path)).verdict.value, inventory if isinstance(inventory, str) and inventory else None,
+            run_id if isinstance(run_id, str) and run_id else None)
 
 
 def _run_ids(frame: pd.DataFrame, path: Path) -> list[str]:
@@ -68,7 +69,7 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
         refuse_running(path)
-        verdict, inventory = _record(path / "results.json")
+        verdict, inventory, record_id = _record(path / "results.json")
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
         if inventory is not None:  # runs of two inventories: two fleets' norms in one (hostile round 17)
@@ -81,6 +82,10 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
         # one run given twice (its directory with a slash, through a link, a copy) would count twice
         # in every median and be said 'from 2 runs': the run is named by its rows' run ids
         ids = _run_ids(frame, path)
+        if record_id is not None and "run_id" in frame.columns and not frame.empty and record_id not in ids:
+            # the verdict judged is another run's (a results.json copied over or edited): hostile round 18, H18-14
+            raise ConfigError(f"results.json is run {record_id}, its rows are run {', '.join(ids)}: another run's "
+                              "record beside these rows; copy a run directory whole", str(path))
         for rid in ids:
             if rid in seen:
                 raise ConfigError(f"is run {rid} again (given as {seen[rid]}): a baseline counts each run once",

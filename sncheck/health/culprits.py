@@ -23,7 +23,7 @@ from sncheck.health.pairview import FabricPaths, FrameTier, beyond_bound, summar
 from sncheck.store.frames import RowFrames
 from sncheck.health.rates import containers, explain_rates, rows_read
 from sncheck.health.wholetier import WHOLE, at_design, whole_message
-from sncheck.model import About, Basis, EntityKind, Finding, Severity, card_of
+from sncheck.model import About, Basis, EntityKind, Finding, Severity, card_of, is_uplink
 from sncheck.topology import SCALE_OUT, SCALE_UP
 
 if TYPE_CHECKING:
@@ -451,7 +451,9 @@ def _message(c: Culprit, rule: "Rule", ev: dict, bad: int, n: int) -> str:
     if c.note == "unlocalised":
         return (f"card or link, not localised: {c.entity} or {ev.get('link')}: {rule.summary}; measured against "
                 f"too few peers to tell the card from its link")
-    if c.kind == "link" and c.note == "independent":
+    if c.kind == "link" and is_uplink(c.entity):  # a cable between two switch ports (DESIGN.md)
+        what = f"cable {c.entity}: {rule.summary}{where} on {bad} of {n} pair tests routed over it (leaf to spine)"
+    elif c.kind == "link" and c.note == "independent":
         what = f"link {c.entity}: {rule.summary}{where}, well below what its two ends explain"
     elif c.kind == "link":
         what = f"link {c.entity}: {rule.summary}{where} between two otherwise healthy cards"

@@ -45,12 +45,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pandas as pd
 
+from sncheck.health.endstats import Ends
+from sncheck.model import is_uplink
 from sncheck.topology import SCALE_OUT
+
+if TYPE_CHECKING:
+    from sncheck.fabric import Fabric
 
 LEVEL, RATE = "level", "rate"
 PAIR, CARD, DOMAIN = "pair", "card", "domain"
@@ -58,7 +63,10 @@ DESIGN, PEERS = "design", "peers"
 MIN_PARTNERS = 2  # a card or NIC explains a symptom only when it shows with two partners at least
 END_KINDS = ("card", "nic", "host", "supernode")
 SHARED_KINDS = ("link", "switch")
-SPECIFIC = {"card": 0, "nic": 1, "link": 2, "host": 3, "switch": 4, "supernode": 5}  # ties: lower first
+UPLINK = "uplink"  # a leaf-to-spine cable: an Entity of kind "link" keyed (UPLINK, leaf, spine)
+# ties: lower first; a cable after its switch: a leaf whose every measured pair crosses one uplink
+# is named the leaf (what no measurement tells from that cable is listed beside it, ``same_ground``)
+SPECIFIC = {"card": 0, "nic": 1, "link": 2, "host": 3, "switch": 4, UPLINK: 5, "supernode": 6}
 EVERY_TIER_MOVES = 0.05  # containers over this share of a tier's pairs: its level is read again
 TIER_TIE = 0.02  # factors of one culprit on two tiers this close are alike within the measurement noise
 # Robust noise, normal samples: a standard deviation is MAD_SD median absolute deviations;
@@ -116,11 +124,13 @@ class Tier(Protocol):
     ratio: np.ndarray  # design units (NaN where failed); RATE: exceptions beyond the bar (count)
     failed: np.ndarray
     level: float  # the tier's median ratio (its peers' level)
-    peers: np.ndarray  # the pairs a level is read from: all but a retest subject's where others were measured
+
+    @property
+    def peers(self) -> np.ndarray: ...  # the pairs a level is read from: all but a retest subject's where others were measured
 
     def pairs_of(self, cards: np.ndarray) -> np.ndarray: ...
 
-    def by_card(self, hold: bool = False) -> tuple[np.ndarray, np.ndarray]: ...  # each end's pair, by card; run starts
+    def by_card(self, hold: bool = False) -> Ends: ...  # every pair end by card (health.endstats)
 
     def exceptions(self) -> np.ndarray: ...
 
@@ -145,6 +155,9 @@ class Paths(Protocol):
     def nic(self, card: int) -> str: ...
 
     def link(self, a: int, b: int) -> str: ...
+
+    @property
+    def fabric(self) -> Fabric: ...  # a cable's name (Fabric.uplink_of)
 
     def members(self, kind: str, code: int) -> np.ndarray: ...
 
@@ -243,6 +256,41 @@ def beyond(bars: Bars, ratio: np.ndarray, failed: np.ndarray, level: float) -> n
 
 
 
+def entity_of(p: Paths, kind: str, code: int, other: int = -1) -> Entity:
+    """The candidate of a kind by its code (a link: its two cards' codes; a cable: its
+    :func:`uplinks` code)."""
+    if kind in ("card", "nic"):
+        return Entity(kind, p.cards[code] if kind == "card" else p.nic(code), np.array([code]))
+    if kind in ("host", "supernode"):
+        return Entity(kind, (p.hosts if kind == "host" else p.supernodes)[code], p.members(kind, code))
+    if kind == "link":
+        return Entity("link", p.link(code, other), np.zeros(0, np.int64), ("link", min(code, other), max(code, other)))
+    if kind == UPLINK:
+        return uplink(p, code)
+    if kind == "leaf":
+        return Entity("switch", f"leaf:{p.leaves[code]}", p.members("leaf", code), ("leaf", code))
+    return Entity("switch", f"spine:{p.spines[code]}", np.zeros(0, np.int64), ("spine", code))
+
+
+def specific(e: Entity) -> int:
+    """Its place among kinds on a tie (SPECIFIC): a cable is a link, ranked after its switch."""
+    return SPECIFIC[UPLINK if e.key[:1] == (UPLINK,) else e.kind]
+
+
+def uplinks(paths: Paths, a: np.ndarray, b: np.ndarray, spine: np.ndarray) -> np.ndarray:
+    """The cables scale-out pairs ``(a, b)`` routed through ``spine`` (-1: none) cross, as
+    codes (``leaf * spines + spine``): each end's leaf's uplink to that spine."""
+    on, n = spine >= 0, len(paths.spines)
+    return np.concatenate([paths.leaf[a[on]] * n + spine[on], paths.leaf[b[on]] * n + spine[on]])
+
+
+def uplink(paths: Paths, code: int) -> Entity:
+    """The leaf-to-spine cable of an :func:`uplinks` code, named as DESIGN.md's identifiers
+    name it (``leaf:<a>[<p>]<->spine:<b>[<q>]``, the fabric's ports)."""
+    leaf, spine = divmod(code, len(paths.spines))
+    return Entity("link", paths.fabric.uplink_of(leaf, spine), np.zeros(0, np.int64), (UPLINK, leaf, spine))
+
+
 def on_path(e: Entity, paths: Paths, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Which pairs ``(a, b)`` cross a shared entity."""
     what = e.key[0]
@@ -250,17 +298,19 @@ def on_path(e: Entity, paths: Paths, a: np.ndarray, b: np.ndarray) -> np.ndarray
         return (np.minimum(a, b) == e.key[1]) & (np.maximum(a, b) == e.key[2])
     if what == "leaf":
         return (paths.leaf[a] == e.key[1]) | (paths.leaf[b] == e.key[1])
+    if what == UPLINK:  # routed through its spine with an end under its leaf
+        return (paths.spine(a, b) == e.key[2]) & ((paths.leaf[a] == e.key[1]) | (paths.leaf[b] == e.key[1]))
     return paths.spine(a, b) == e.key[1]
 
 
 def pairs_on(e: Entity, t: Tier, paths: Paths) -> np.ndarray:
     """Every pair of the tier on an entity's path (positions, ascending)."""
-    if e.kind in ("nic", "switch") and t.name != SCALE_OUT:
-        return np.zeros(0, np.int64)  # a NIC or a switch carries scale-out pairs only
+    if (e.kind in ("nic", "switch") or e.key[:1] == (UPLINK,)) and t.name != SCALE_OUT:
+        return np.zeros(0, np.int64)  # a NIC, a switch or a cable between switches carries scale-out pairs only
     if e.kind in END_KINDS:
         return t.pairs_of(e.members)
-    if e.key[0] == "link":
-        mine = t.pairs_of(np.array([e.key[1]]))
+    if e.key[0] in ("link", UPLINK):  # a card pair's link: the first card's pairs; a cable: its leaf's
+        mine = t.pairs_of(np.array([e.key[1]]) if e.key[0] == "link" else paths.members("leaf", e.key[1]))
         return mine[on_path(e, paths, t.a[mine], t.b[mine])]
     if e.key[0] == "leaf":
         return t.pairs_of(paths.members("leaf", e.key[1]))
@@ -268,14 +318,19 @@ def pairs_on(e: Entity, t: Tier, paths: Paths) -> np.ndarray:
     return at[on_path(e, paths, t.a, t.b)]
 
 
-def alone(lv, e: Entity) -> bool:
+def alone(lv, e: Entity, f: Mapping[str, float] | None = None) -> bool:
     """Whether a card or NIC candidate of the search ``lv`` (:class:`sncheck.health.levels.Level`)
     cannot be told from its pairs' links: measured in fewer than MIN_PARTNERS pairs, and no
     listing of its host names it at fault (``lv.listed``). A NIC ibstat shows Down is told
     apart by that listing, not by its pairs: on a two-host cluster it meets one card of the
-    other host, and it, not that pair's link, is the culprit of its pair (review 29)."""
+    other host, and it, not that pair's link, is the culprit of its pair (review 29). With its
+    factors ``f``: its pairs in the tiers where it acts only (below 1 there), so a card whose
+    scale-out pairs sit at its NIC's cap whatever its speed, measured inside in one pair, is
+    alone too (r9-13: a 2-card host alone in its domain, its one pair at 0.5, was named as
+    either card at random, "separated", the other left: the pair tells neither from the link)."""
+    tiers = [t for t in lv.tiers if f is None or f.get(t, 1.0) < 1.0]
     return e.kind in ("card", "nic") and e.name not in lv.listed and \
-        sum(len(lv.pairs(e, t)) for t in lv.tiers) < MIN_PARTNERS
+        sum(len(lv.pairs(e, t)) for t in tiers) < MIN_PARTNERS
 
 
 MISFIT = 1.1  # a pair measured this much healthier than predicted: beyond its noise (2% a sample)
@@ -350,17 +405,22 @@ def holds_cards(rival: Entity, e: Entity) -> bool:
     return bool(set(e.members.tolist()) <= set(rival.members.tolist()))
 
 
-def unlocalised(found: list[Culprit], tiers: Mapping[str, Tier], paths: Paths) -> list[Culprit]:
+def unlocalised(found: list[Culprit], tiers: Mapping[str, Tier], paths: Paths, model: CostModel) -> list[Culprit]:
     """A link whose end was measured in that pair alone cannot be told from the card: both
     ends are named, "card or link, not localised" (never the link "between two otherwise
-    healthy cards"); on one host, that host, the one entity holding every alternative."""
+    healthy cards"); on one host, that host, the one entity holding every alternative. An
+    inside link's ends' pairs count where a card as slow as the link would show (scale-out
+    bandwidth: below the NIC's cap, ``model.out_cap``; r9-13's 2-card host: its 6 scale-out
+    pairs at the cap whatever its speed)."""
     out = []
     for c in found:
-        if c.kind != "link" or c.note:
+        if c.kind != "link" or c.note or is_uplink(c.entity):
             out.append(c)
             continue
         a, b = (int(np.flatnonzero(np.array(paths.cards) == e)[0]) for e in c.entity.split("<->"))
-        seen = [sum(len(x.pairs_of(np.array([end]))) for x in tiers.values()) for end in (a, b)]
+        hidden = SCALE_OUT not in c.factors and model.out_cap is not None and c.factor >= model.out_cap
+        shows = [t for t in tiers if t != SCALE_OUT or not hidden]  # (a scale-out link's ends: their NICs)
+        seen = [sum(len(tiers[t].pairs_of(np.array([end]))) for t in shows) for end in (a, b)]
         if min(seen) >= MIN_PARTNERS:
             out.append(c)
             continue

@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sncheck.health.endstats import PerCard, card_medians
 from sncheck.health.explain import Tier, group_median, joined
+from sncheck.health.pairview import Measured, measured_slices
 
 if TYPE_CHECKING:
     from sncheck.health.levels import Hypothesis, Level
 
-PerCard = tuple[np.ndarray, np.ndarray, np.ndarray]  # (card codes ascending, medians, counts)
 STEP = 1 << 22  # pairs whose ends' domains are compared at once
 MASKS_KEPT = 4  # hypotheses whose acting ends are remembered per tier (the search alternates H and H + one)
 
@@ -41,7 +42,7 @@ class FirstLook:
     index of ends by card is built to be held (:meth:`Tier.by_card`)."""
 
     def __init__(self, x: Tier, n_cards: int, at_once: int, hold: bool = False) -> None:
-        self.cards, self.med, self.n = card_medians(*x.by_card(hold), np.where(x.failed, np.nan, x.ratio), at_once)
+        self.cards, self.med, self.n = card_medians(x.by_card(hold), Measured(x), at_once)
         self._row = np.full(n_cards, -1, np.int64)  # card code -> its place in cards (-1: no measured pair)
         self._row[self.cards] = np.arange(len(self.cards))
         self._acting: dict[Hashable, np.ndarray | None] = {}
@@ -57,9 +58,15 @@ class FirstLook:
 
     def spread(self, x: Tier) -> np.ndarray:
         """Every measured pair's ratio (a failed pair left out), ascending: taken once per tier."""
-        if self._sorted is None:
-            q = np.where(x.failed, np.nan, x.ratio)
-            self._sorted = np.sort(q[~np.isnan(q)])
+        if self._sorted is None:  # (gathered a slice at a time: no column of every pair's ratio beside it)
+            s, k = np.empty(len(x.a)), 0
+            for _, q in measured_slices(x):
+                q = q[~np.isnan(q)]
+                s[k:k + len(q)] = q
+                k += len(q)
+            s.resize(k, refcheck=False)  # (its own buffer, shortened in place: no copy)
+            s.sort()  # (in place)
+            self._sorted = s
         return self._sorted
 
     def acting_ends(self, lv: "Level", t: str, H: "Hypothesis") -> np.ndarray | None:
@@ -97,41 +104,6 @@ class FirstLook:
             self._domains = np.full(len(lv.paths.supernodes), np.nan)
             self._domains[owners[count >= 2]] = level[count >= 2]
         return self._domains if self._inside else None
-
-
-def card_medians(order: np.ndarray, starts: np.ndarray, q: np.ndarray, at_once: int) -> PerCard:
-    """Per card with a measured end (a value of ``q`` not NaN): its code, the median of its
-    ends' values and their count, ascending by card, from the tier's ends by card
-    (:meth:`Tier.by_card`: ``order``, each end's pair, a card's run at a time from
-    ``starts``). Each card's values are one row of a block, sorted along the rows (cards
-    whose runs are within twice each other's length together; a row padded with NaN, which
-    a sort puts last), at most ``at_once`` values a block: no hashing or grouping of every
-    pair end (pandas' grouped median took twice as long at 16,384 cards). The median is the
-    middle value, or ``(a + b) / 2`` of the two middle ones: pandas' grouped median to the bit."""
-    runs = np.diff(starts)
-    med, n = np.full(len(runs), np.nan), np.zeros(len(runs), np.int64)
-    cards = np.flatnonzero(runs)
-    width = np.frexp(runs[cards].astype(float))[1]  # each run's length in bits: a block's runs within 2x
-    for w in np.unique(width).tolist():
-        alike = cards[width == w]
-        row = int(runs[alike].max())
-        step = max(1, at_once // row)
-        for i in range(0, len(alike), step):
-            rows = alike[i:i + step]
-            k = runs[rows]
-            j = np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)  # each end's place in its card's run
-            flat = np.full(len(rows) * row, np.nan)
-            flat[np.repeat(np.arange(len(rows)) * row, k) + j] = q[order[np.repeat(starts[rows], k) + j]]
-            del j
-            block = flat.reshape(len(rows), row)
-            block.sort(axis=1)
-            got = row - np.isnan(block).sum(axis=1)
-            has = np.flatnonzero(got)
-            lo, hi = block[has, (got[has] - 1) // 2], block[has, got[has] // 2]
-            med[rows[has]] = np.where(got[has] % 2 == 1, lo, (lo + hi) / 2)
-            n[rows] = got
-    measured = np.flatnonzero(n)
-    return measured, med[measured], n[measured]
 
 
 def domain_levels(lv: "Level", t: str, sns: np.ndarray, H: "Hypothesis") -> np.ndarray:

@@ -221,9 +221,15 @@ def entity_history(state_dir: str | Path, entity: str, limit: int | None = None)
             out.append({"run_id": r["run_id"], "started": r["started"], "verdict": r["verdict"],
                         "inventory": r["inventory"], "backend": r["backend"], "metrics": metrics,
                         "findings": [{k: f.get(k) for k in ("rule", "severity", "message")} for f in mine]})
-        if not out and not actions and not findings:
+        # the rows an entity's history reads that were left out (not decoded): a history missing
+        # them is no clean one ('nothing recorded', exit 0, when its only run's summary was garbled)
+        unread = [a.to_dict() for a in st.set_aside.items.values() if a.whole and a.table in HISTORY_TABLES]
+        if not out and not actions and not findings and not unread:
             known_entity(st, entity, str(state_dir))
-    return {"entity": entity, "runs": out, "isolation": actions}
+    return {"entity": entity, "runs": out, "isolation": actions, "set_aside": unread}
+
+
+HISTORY_TABLES = ("summaries", "summary_keys", "findings", "isolation")  # what entity_history reads
 
 
 def known_entity(st: StateStore, entity: str, where: str, asked: str = "history") -> None:

@@ -42,6 +42,7 @@ list of entries tried in order (the first that applies wins)::
 from __future__ import annotations
 
 import bisect
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -52,7 +53,7 @@ from sncheck.model import EntityKind, Finding, Severity, card_id
 from sncheck.rows import host_fact_row
 from sncheck.store.frames import fact_rows
 from sncheck.vendors.kernel_ghes import KINDS as GHES_KINDS, SEVERITIES as GHES_SEVERITIES
-from sncheck.vendors.kernel_log import GPU_SOURCES, HOST_SOURCES, describe, placed
+from sncheck.vendors.kernel_log import GPU_SOURCES, HOST_SOURCES, KEPT_FIELDS, describe, placed
 
 if TYPE_CHECKING:
     from sncheck.health.metrics import DetectContext
@@ -80,10 +81,13 @@ CLASSES = tuple(dict.fromkeys(c for _, classes in KEYS.values() for c in classes
 MIN_WINDOW_S = 1.0  # the shortest window: dmesg -T and journalctl times are whole seconds
 MAX_WINDOW_S = 30 * 86400  # how long the state dir keeps a host's reports: the longest window
 MAX_COUNT = 10_000
+MAX_CODE = 2**32 - 1  # an Xid, SXid or mlx5 sensor as the kernel prints it (hostile round 18, H18-08)
 ENTRY_KEYS = ("severity", "action", "summary", "confirm", "count", "window", "below", "drivers", "when")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
-_CLAUSE = re.compile(r"^\s*(>=|<=|>|<|==)?\s*(\d{1,4}(?:\.\d{1,4}){0,2})\s*$")
+# ASCII digits (re.ASCII): '\d' took 'window: ٢٤h' and 'drivers: ">=٥٥٠"' as 24 h and driver 550
+# (hostile round 20, H20-23), as no rules file a person types and no driver prints
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$", re.ASCII)
+_CLAUSE = re.compile(r"^\s*(>=|<=|>|<|==)?\s*(\d{1,4}(?:\.\d{1,4}){0,2})\s*$", re.ASCII)
 _COLUMNS = ["entity", "kind", "value", "fact", "source", "code", "klass", "bus_id", "text", "time", "clock", "t",
             "new", "driver", "event"]
 _SHOWN = 5
@@ -122,7 +126,7 @@ def duration(value: Any) -> float | None:
 
 def version(text: Any) -> tuple[int, ...] | None:
     """``570.195.03`` -> (570, 195, 3); None for anything else."""
-    m = re.match(r"^(\d{1,4}(?:\.\d{1,4}){0,2})$", str(text).strip()) if text is not None else None
+    m = re.match(r"^(\d{1,4}(?:\.\d{1,4}){0,2})$", str(text).strip(), re.ASCII) if text is not None else None
     return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
@@ -202,6 +206,12 @@ def _entry_error(where: str, entry: Any) -> str | None:
     if not isinstance(when, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, bool)) and
                                              not isinstance(v, float) for k, v in when.items()):
         return f"{where}.when must map a report's fields to values (e.g. {{recovery_action: 2}}), got {when!r}"
+    # a field no report carries (a misspelling), or one the state directory does not keep with the earlier
+    # runs' reports a count spans: the entry would apply to nothing, or to tonight's reports only
+    if strange := [str(k) for k in when if k not in KEPT_FIELDS]:
+        near = difflib.get_close_matches(strange[0], KEPT_FIELDS, 1)
+        return (f"{where}.when: {strange[0]!r} is no field a report is judged by" + (f" (did you mean {near[0]!r}?)"
+                if near else "") + f"; the kernel-log view's are {', '.join(KEPT_FIELDS)}")
     return None
 
 
@@ -213,9 +223,11 @@ def check_table(table: Any, rule: dict[str, Any] | None = None) -> str | None:
     source = (rule or {}).get("source")
     codes, classes = KEYS.get(source, (True, CLASSES)) if isinstance(source, str) else (True, CLASSES)
     for key, entry in table.items():
-        code = isinstance(key, int) and not isinstance(key, bool) and key >= 0
+        # an Xid or SXid is an NvU32 the driver prints with %d: a larger key is no code any report carries
+        code = isinstance(key, int) and not isinstance(key, bool) and 0 <= key <= MAX_CODE
         if not (code and codes) and key not in classes:
-            takes = (["a code (a whole number, as the kernel prints it: 13, not '13' or 0x0d)"] if codes else []) + \
+            takes = ([f"a code (a whole number from 0 to {MAX_CODE}, as the kernel prints it: 13, not '13' or 0x0d)"]
+                     if codes else []) + \
                 ([f"a class ({', '.join(classes)})"] if classes else [])
             return f"table key {key!r}: {source or 'kernel'} reports are keyed by {' or '.join(takes)}"
         cases = entry if isinstance(entry, list) else [entry]

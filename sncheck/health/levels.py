@@ -15,12 +15,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from sncheck.health.explain import (CARD, DESIGN, DOMAIN, END_KINDS, EVERY_TIER_MOVES, MAD_SD, MEDIAN_SE, alone,
-                                    NEAR_Z, PAIR, PEERS, SPECIFIC, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
-                                    group_median, holds_cards, joined, median, on_path,
-                                    pairs_on, slowed, unlocalised)
-from sncheck.health.firstlook import (FirstLook, card_residuals, domain_levels, residuals, sorted_median,
-                                      spread_noise)
-from sncheck.health.separation import beside_sick, healthy_member, moved, reread_cards, same_ground, untold, wider
+                                    NEAR_Z, PAIR, PEERS, UPLINK, Bars, CostModel, Culprit, Entity, Paths, Rival, Tier,
+                                    entity_of, group_median, holds_cards, joined, median, on_path,
+                                    pairs_on, slowed, specific, unlocalised, uplinks)
+from sncheck.health.firstlook import FirstLook, card_residuals, domain_levels, residuals, sorted_median, spread_noise
+from sncheck.health.pairview import measured_below
+from sncheck.health.separation import (beside_sick, healthy_member, moved, reread_cards, same_ground, twin_cables,
+                                      untold, wider)
 from sncheck.health.wholetier import whole_domains
 from sncheck.topology import SCALE_OUT
 
@@ -28,7 +29,7 @@ Hypothesis = list[tuple[Entity, dict[str, float]]]
 SMALL_TIER = 256  # pairs: below this a card's peers are the tier's other pairs, its own left out
 NEAR_SPAN = 0.1  # candidates: cards whose raw median is within this share above the card bar
 CARD_CHUNK = 4096  # cards whose residuals are taken at once (every temporary is a column of their pairs)
-ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once (firstlook.card_medians)
+ENDS_AT_ONCE = 1 << 21  # pair ends whose cards' medians are taken at once (endstats.card_medians)
 
 
 class Level:
@@ -47,6 +48,7 @@ class Level:
         self.card_tol = 1.0 / self.card_bar if self.card_bar else None
         self.lost: list[tuple[Entity, str]] = []   # candidates a measurement contradicted, and how
         self.ties: dict[str, list[Entity]] = {}    # culprit -> rivals explaining the same, not told apart
+        self.barred: set[str] = set()  # cables no measurement tells from another (separation.twin_cables)
         self.entities: dict[tuple, Entity] = {}
         self.on: dict[tuple[str, str], np.ndarray] = {}
         self.looks: dict[str, FirstLook] = {}
@@ -57,22 +59,7 @@ class Level:
     def entity(self, kind: str, code: int, other: int = -1) -> Entity:
         key = (kind, code, other)
         if key not in self.entities:
-            p = self.paths
-            if kind == "card":
-                e = Entity("card", p.cards[code], np.array([code]))
-            elif kind == "nic":
-                e = Entity("nic", p.nic(code), np.array([code]))
-            elif kind == "host":
-                e = Entity("host", p.hosts[code], p.members("host", code))
-            elif kind == "supernode":
-                e = Entity("supernode", p.supernodes[code], p.members("supernode", code))
-            elif kind == "link":
-                e = Entity("link", p.link(code, other), np.zeros(0, np.int64), ("link", min(code, other), max(code, other)))
-            elif kind == "leaf":
-                e = Entity("switch", f"leaf:{p.leaves[code]}", p.members("leaf", code), ("leaf", code))
-            else:
-                e = Entity("switch", f"spine:{p.spines[code]}", np.zeros(0, np.int64), ("spine", code))
-            self.entities[key] = e
+            self.entities[key] = entity_of(self.paths, kind, code, other)
         return self.entities[key]
 
     def pairs(self, e: Entity, t: str) -> np.ndarray:
@@ -233,6 +220,7 @@ class Level:
                 if p.spines:
                     s = p.spine(a, b)
                     count("spine", s[s >= 0])
+                    count(UPLINK, uplinks(p, a, b, s))
             ha, hb = p.host[a], p.host[b]
             count("host", np.concatenate([ha, hb[hb != ha]]))
             sa, sb = p.sn[a], p.sn[b]
@@ -254,7 +242,7 @@ class Level:
                 count("host", np.concatenate([np.unique(p.host[p.members("supernode", s)]) for s in sns.tolist()]
                                              or [np.zeros(0, np.int64)]))
         out = []
-        chosen = {e.name for e, _ in self.H}
+        chosen = {e.name for e, _ in self.H} | self.barred
         for (kind, code), n in bound.items():
             if kind == "supernode" and p.one_host_domain[code]:
                 kind, code = "host", int(p.host[p.members("supernode", code)[0]])  # a domain of one host: the host
@@ -263,7 +251,7 @@ class Level:
             e = self.entity(kind, code)
             if e.name not in chosen:
                 out.append((n, e))
-        out.sort(key=lambda ne: (-ne[0], SPECIFIC[ne[1].kind], ne[1].name))
+        out.sort(key=lambda ne: (-ne[0], specific(ne[1]), ne[1].name))
         seen = set()
         for i, j in links:
             e = self.entity("link", i, j)
@@ -372,7 +360,7 @@ class Level:
                 if alone(self, e):
                     continue  # measured in one pair alone: it cannot be told from that link
                 f = self.factors(e)
-                if not f or not self.beyond_a_bar(e, f):
+                if not f or not self.beyond_a_bar(e, f) or alone(self, e, f):
                     continue
                 H2 = self.H + [(e, f)]
                 why = self.contradiction(e, f, H2) or healthy_member(self, e, f)
@@ -384,12 +372,15 @@ class Level:
                 gain = self.left(self.H, scope, domains) - self.left(H2, scope, domains)
                 if gain <= 0:
                     continue
-                score = (gain, -slowed(self, e, H2), -(len(e.members) if e.kind in END_KINDS else 1), -SPECIFIC[e.kind])
+                score = (gain, -slowed(self, e, H2), -(len(e.members) if e.kind in END_KINDS else 1), -specific(e))
                 tied.append((score, e))
                 if best is None or score > best[0]:
                     best = (score, e, f)
             if best is None:
                 break  # what is left no candidate explains: the exceptions' links, below
+            if twins := twin_cables(self, best, tied):  # neither named: their pairs stay, as links
+                self.barred |= twins
+                continue
             best = wider(self, best, tied)
             self.ties[best[1].name] = [e for s, e in tied if s[:2] == best[0][:2] and e is not best[1]
                                        and same_ground(self, e, best[1])]
@@ -428,7 +419,7 @@ class Level:
             rivals = [Rival(r.name, r.kind, why) for r, why in self.lost if holds_cards(r, e)]
             rivals += [Rival(r.name, r.kind, "explains the same measurements: the evidence cannot tell them apart")
                        for r in self.ties.get(e.name, [])]
-            note = "independent" if e.kind == "link" and beside_sick(self, e) else ""
+            note = "independent" if e.key[:1] == ("link",) and beside_sick(self, e) else ""
             peers = {t: float(np.min(self.peer_level(t, e.members, self.H))) if len(e.members) else self.level[t]
                      for t in touches}
             not_told = untold(self, e, f) if e.kind in ("host", "supernode") else []
@@ -445,7 +436,7 @@ class Level:
                 near = self.near_pair(t, int(at[0]), [h for h in self.H if h[0].name != c.entity]) \
                     if len(at) == 1 else None
                 c.near = {t: near} if near is not None and near["beyond"] else {}
-        found = unlocalised(out, self.tiers, self.paths)
+        found = unlocalised(out, self.tiers, self.paths, self.model)
         return found + self.near() + self.near_links({c.entity for c in found})
 
     def near(self) -> list[Culprit]:
@@ -565,8 +556,7 @@ class Level:
         top = max([b for b in (self.pair_design, self.pair_peers) if b is not None] or [0.0])
         out = []
         for t, x in self.tiers.items():
-            with np.errstate(invalid="ignore"):
-                cand = np.flatnonzero(~x.failed & (x.ratio < top * (1 + NEAR_SPAN) * max(1.0, self.level[t])))
+            cand = measured_below(x, top * (1 + NEAR_SPAN) * max(1.0, self.level[t]))  # (a slice at a time)
             cand = cand[self.pred(t, cand, self.H) >= 1.0]
             if not top or not len(cand):
                 continue

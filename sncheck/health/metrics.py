@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from sncheck.health import fabric, injob, kernel
+from sncheck.health import fabric, groups, injob, kernel
 from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames, fact_rows
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
@@ -343,12 +343,17 @@ def _pair_ratio(rows: pd.DataFrame, ctx: DetectContext, column: str, large: bool
     sized = pairs[pairs["size_bytes"] >= ctx.large_bytes] if large else pairs[pairs["size_bytes"] <= ctx.small_bytes]
     out = pairs.groupby("link").agg(src=("src", "first"), dst=("dst", "first"), tier=("tier", "first"),
                                     failed=("failed", "any")).reset_index()
-    out["value"] = out["link"].map(sized.groupby("link")["ratio"].median())
+    if large:  # its worst size: a fault acting above a message size shows at the larger alone (r8-29)
+        value = sized.groupby(["link", "size_bytes"], observed=True)["ratio"].median().groupby(level=0).min()
+    else:
+        value = sized.groupby("link")["ratio"].median()
+    out["value"] = out["link"].map(value)
     return out
 
 
 def pair_busbw(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:
-    """Pairwise collectives at bandwidth-bound sizes: busbw over the median of the tier."""
+    """Pairwise collectives at bandwidth-bound sizes: busbw over the median of the tier, at
+    the pair's worst size (the narrowing measures one, or where a group was slow, two)."""
     return _pair_ratio(rows, ctx, "busbw_GBps", large=True)
 
 
@@ -380,8 +385,13 @@ def rank_skew(rows: pd.DataFrame, ctx: DetectContext) -> pd.DataFrame:  # noqa: 
     if ranks.empty:
         return pd.DataFrame(columns=["entity", "kind", "value"])
     ranks = ranks[~ranks["group"].str.startswith("pair:")]
-    per_card = ranks.groupby("card")["skew_us"].median()
-    return pd.DataFrame({"entity": per_card.index, "kind": "card", "value": per_card.to_numpy()})
+    skew = ranks.groupby("card")["skew_us"]
+    per_card = skew.median()
+    # each card's own sample spread (MAD): the noise to judge by where too few cards are
+    # measured for a spread across cards (sncheck.health.ops.few_cards)
+    spread = (ranks["skew_us"] - skew.transform("median")).abs().groupby(ranks["card"], observed=True).median()
+    return pd.DataFrame({"entity": per_card.index, "kind": "card", "value": per_card.to_numpy(),
+                         "spread": spread.reindex(per_card.index).to_numpy()})
 
 
 def _failed_facts(rows: pd.DataFrame, warning: bool) -> pd.DataFrame:
@@ -544,6 +554,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            "pairwise collective time at small sizes over the tier median", reads=COLL),
     Metric("pair_wrong", "stress", PAIRS, "wrong elements", pair_wrong,
            "elements that failed validation in pairwise collectives", reads=COLL),
+    Metric("group_busbw", "stress", GROUPS, "x predicted", groups.group_busbw,
+           "a collective group's time at each size against what its peer groups predict for its ranks", reads=COLL),
     Metric("rank_skew", "stress", ENTITIES, "us", rank_skew, "a card's median launch skew in collectives", reads=("rank",)),
     Metric("golden_loss", "golden", GROUPS, "loss", golden_loss, "golden model loss per replica", reads=GOLDEN),
     Metric("golden_step_time", "golden", ENTITIES, "x golden", golden_step_time,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 import pandas as pd
 
-from sncheck.health import fabric, injob, kernel
+from sncheck.health import fabric, groups, injob, kernel
 from sncheck.health.culprits import _compare, bound_of, entity_findings, explain_reference, explain_rules, \
     listed_nics
 from sncheck.health.drift import calibration_regression, card_baseline, compares, drift
@@ -81,6 +81,8 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
         held = entity.isin(ctx.culprit_cards(subject=False))
         untold = frame[held & entity.isin({c for cards in ctx.untold_members().values() for c in cards})]
         frame = frame[~held]
+    if rule.metric in DERIVED_CARDS and 2 <= len(everyone) < rule.params["min_peers"]:
+        return few_cards(everyone, frame, untold, rule)
     if frame.empty or len(frame) < rule.params["min_peers"]:
         if untold.empty or len(everyone) < rule.params["min_peers"]:
             return []
@@ -100,6 +102,37 @@ def peer_outlier(rows: pd.DataFrame, rule: "Rule", ctx: DetectContext) -> list[F
         out = entity_findings(frame, bad, rule, expected=jsonable(frame["value"].median()))
     if not untold.empty and sides is not None:
         out += _told_apart(untold, frame, rule, ctx, sides)
+    return out
+
+
+def few_cards(everyone: pd.DataFrame, frame: pd.DataFrame, untold: pd.DataFrame, rule: "Rule") -> list[Finding]:
+    """Too few cards measured for a spread across cards (fewer than ``min_peers``: over two
+    ranks a robust z is +-0.6745 whatever the gap): each card against the others' median, in
+    units of the cards' own sample spread (the metric's ``spread``: the noise of one
+    collective's skew). The cost model's slow card starts ``(1/s - 1) 50 us`` late against
+    2 us of noise; a link slows no card's start (r7-41: a 2-card host's one pair at 0.5 was
+    "card or link, not localised", its slow card 50 us late beside its mate). A late card no
+    culprit holds is its own finding; one a host holds that the explanation could not tell
+    from its cards is too when a mate is on time (a slow host delays every card alike), and
+    takes the host's verdict (:func:`sncheck.health.findings.merge_findings`)."""
+    values = everyone["value"].astype(float)
+    noise = float(everyone["spread"].astype(float).median()) if "spread" in everyone else math.nan
+    if not noise or math.isnan(noise):
+        return []
+    entity = everyone["entity"].astype(str)
+    others = pd.Series([values[entity != e].median() for e in entity], index=everyone.index)
+    side = "below" if "below" in rule.params else "above"
+    z = 0.6745 * (values - others) / noise
+    gap = (values - others).abs()
+    bad = (z < rule.params[side] if side == "below" else z > rule.params[side]) & (gap >= rule.params["min_excess"])
+    late = set(entity[bad])
+    held = set(untold["entity"].astype(str))
+    mine = entity.isin(set(frame["entity"].astype(str)) - held) & bad
+    out = entity_findings(everyone.assign(expected=others), mine, rule)
+    for host in sorted({host_of(c) for c in late & held}):
+        group = entity.map(host_of) == host
+        if (group & ~bad).any():
+            out += entity_findings(everyone.assign(expected=others), group & bad, rule)
     return out
 
 
@@ -442,6 +475,14 @@ OPS: dict[str, Op] = {op.name: op for op in (
         "min_excess": _param(Param((int, float), 0.0, "entities: also at least this far from the median"),
                              "min_excess", 0),
     }, ("below", "above"), "against peers of the same tier (pairs) or all entities"),
+    Op("group_outlier", groups.group_outlier, (GROUPS,), {
+        "below": replace(RATIO_BOUND["below"], default=groups.DEFAULTS["below"]),
+        "design_below": _param(Param((int, float), groups.DEFAULTS["design_below"],
+                                     "a group with no peer of its kind: below this of its tier's design"),
+                               "design_below", 0.01, 1.0),
+        "min_excess_us": _param(Param((int, float), groups.DEFAULTS["min_excess_us"],
+                                      "and at least this many us slower than predicted"), "min_excess_us", 0),
+    }, (), "each collective group at each size against its peer groups (cost model: their ranks)"),
     Op("baseline_regression", baseline_regression, (PAIRS,), {
         **BOUND, "key": Param(str, "tier", "compare per tier, or per card with its own history", ("tier", "card")),
     }, ("below", "above"), "against a stored baseline (sncheck baseline make)"),

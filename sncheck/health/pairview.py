@@ -13,75 +13,59 @@ showed it. ``pairs_of`` reads one card's pairs through an index built once.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cached_property
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
 
-from sncheck.health.pairgroups import TierGroup, position_dtype, tier_groups
+from sncheck.health.endstats import Ends
+from sncheck.health.pairgroups import TierGroup, tier_groups
 from sncheck.model import link_id
 from sncheck.topology import Topology
+
+
+Column: TypeAlias = "np.ndarray | Derived"  # a pair summary column: held, or computed where read (Derived)
 
 
 class FrameTier:
     """One tier's pair summaries (the :class:`sncheck.health.explain.Tier` protocol)."""
 
-    def __init__(self, name: str, a: np.ndarray, b: np.ndarray, ratio: np.ndarray, failed: np.ndarray,
+    def __init__(self, name: str, a: np.ndarray, b: np.ndarray, ratio: Column, failed: Column,
                  n_cards: int, exception: np.ndarray, level: float, values: np.ndarray | None = None,
                  design: float = math.nan, peers: np.ndarray | None = None) -> None:
-        self.name, self.a, self.b, self.ratio, self.failed = name, a, b, ratio, failed
-        self.peers = peers if peers is not None else np.ones(len(a), bool)
+        # ratio and failed: arrays, or (each pair one row, the tier one reference) Derived
+        # columns of the values, read by position (pairview.Derived)
+        self.name, self.a, self.b = name, a, b
+        # (a Derived reads as the column it stands for: by position, a slice, len, np.asarray)
+        self.ratio: np.ndarray = ratio  # type: ignore[assignment]
+        self.failed: np.ndarray = failed  # type: ignore[assignment]
+        self._peers = peers  # None: every pair (no column of True held)
         self.n_cards, self._exception, self.level = n_cards, exception, level
-        self.values = values if values is not None else ratio  # the measured values (for evidence)
+        self.values = values if values is not None else np.asarray(ratio)  # the measured values (for evidence)
         self.design = design
 
+    @property
+    def peers(self) -> np.ndarray:
+        return self._peers if self._peers is not None else np.ones(len(self.a), bool)
+
     @cached_property
-    def _index(self) -> tuple[np.ndarray, np.ndarray]:
+    def _index(self) -> Ends:
         """:meth:`by_card`'s index, held for the whole search once a candidate's pairs are read
-        (:meth:`pairs_of`) as int32 where the pairs fit (8 bytes a pair, not 16)."""
-        return self._ends_by_card()
+        (:meth:`pairs_of`): 4 bytes a pair where the pairs are sorted by their first ends."""
+        return Ends(self.a, self.b, self.n_cards)
 
-    def _ends_by_card(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every pair end's pair position, by card (a card's pairs where it is the first end,
-        ascending, then where it is the second), and where each card's run starts: the
-        stable sort of both ends, built a column of ends at a time."""
-        n, cards = len(self.a), self.n_cards
-        count_a, count_b = (np.bincount(ends, minlength=cards)[:cards] for ends in (self.a, self.b))
-        starts = np.zeros(cards + 1, np.int64)
-        np.cumsum(count_a + count_b, out=starts[1:])
-        order: np.ndarray = np.empty(2 * n, position_dtype(n))
-        wide = position_dtype(2 * n)
-        for ends, count, before in ((self.a, count_a, 0), (self.b, count_b, count_a)):
-            # each end's place: its card's run start (after the card's first ends, for the
-            # second ends) plus its rank among the card's ends of this column
-            place: np.ndarray = np.repeat((starts[:-1] + before - (np.cumsum(count) - count)).astype(wide), count)
-            place += np.arange(n, dtype=wide)
-            order[place] = stable_order(ends, position_dtype(n))
-            del place
-        return order, starts
-
-    def by_card(self, hold: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Every pair end's pair position, a card's run at a time, and where each card's run
-        starts (the first look's grouping, :mod:`sncheck.health.firstlook`): the index
-        :meth:`pairs_of` holds, where it is built or ``hold`` asks; else one for the caller
-        alone (a tier no candidate's pairs are read from, a clean kind's, holds no index:
-        8 bytes a pair)."""
-        return self._index if hold else self.__dict__.get("_index") or self._ends_by_card()
+    def by_card(self, hold: bool = False) -> Ends:
+        """Every pair end by card (:class:`sncheck.health.endstats.Ends`: the first look's
+        grouping, :mod:`sncheck.health.firstlook`): the index :meth:`pairs_of` holds, where
+        it is built or ``hold`` asks; else one for the caller alone (a tier no candidate's
+        pairs are read from, a clean kind's, holds no index)."""
+        return self._index if hold else self.__dict__.get("_index") or Ends(self.a, self.b, self.n_cards)
 
     def pairs_of(self, cards: np.ndarray) -> np.ndarray:
         """Every pair with an end among ``cards`` (positions, ascending, each once)."""
-        order, starts = self._index
-        cards = np.asarray(cards, dtype=np.int64)
-        if len(cards) == 1:
-            return np.sort(order[starts[cards[0]]:starts[cards[0] + 1]])
-        if not len(cards):
-            return np.zeros(0, np.int64)
-        lo, counts = starts[cards], starts[cards + 1] - starts[cards]
-        # every card's run of the index at once: run k's i-th position is lo[k] + i
-        shift = np.repeat(lo - (np.cumsum(counts) - counts), counts)
-        at = np.sort(order[shift + np.arange(len(shift))])
-        return at[np.r_[True, at[1:] != at[:-1]]] if len(at) else at
+        return self._index.pairs(cards)
 
     def exceptions(self) -> np.ndarray:
         return np.flatnonzero(self._exception)
@@ -114,6 +98,8 @@ def summarise(cells: pd.DataFrame, topo: Topology, *, invert: bool = False, coun
                           count_above=count_above, count_below=count_below, exception=exception, apart=apart)
 
 
+DERIVE = True  # a tier of one row a pair and one reference holds Derived columns (tests compare both ways)
+
 # What a tier's rows are judged against: a column per row, or one value per tier (by its name).
 Design = np.ndarray | Callable[[str], float] | None
 
@@ -140,6 +126,7 @@ def summarise_rows(groups: Iterable[TierGroup], value: np.ndarray, failed: np.nd
         # (at 131,072 cards every one is 40 M values: what is alive at once is the peak)
         tier_design = d if isinstance(d, float) else \
             design_of(d) if d is not None and np.isfinite(d).any() else math.nan
+        derive: float | None = None  # (Derived below)
         if count_above is not None or count_below is not None:
             del d
             beyond = beyond_bound(v, f, count_above, count_below)
@@ -165,13 +152,15 @@ def summarise_rows(groups: Iterable[TierGroup], value: np.ndarray, failed: np.nd
                 ref = med if ref is None else np.where(np.isfinite(ref) & (ref > 0), ref, med)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = ref / ok_v if invert else ok_v / ref
-            del ref
             r[f] = 0.0  # a repeat that carried nothing counts 0
             del f
             ratio = _median_by(inverse, r, n)
             del r
             values = _median_by(inverse, ok_v, n)
-            del ok_v, inverse
+            # each pair one row, divided by one value: its ratio and failed flag are its
+            # value's, computed where read (Derived), not held for every pair
+            derive = ref if DERIVE and len(inverse) == n and isinstance(ref, float) else None
+            del ok_v, inverse, ref
             summary_failed = ~(ratio > 0)
             ratio[summary_failed] = np.nan  # (a fresh array: _median_by's own)
         peers = ~(np.isin(pa, kept) | np.isin(pb, kept)) if len(kept) else np.ones(len(pa), bool)
@@ -183,9 +172,82 @@ def summarise_rows(groups: Iterable[TierGroup], value: np.ndarray, failed: np.nd
             del of_peers
         exc = exception(t, ratio, summary_failed, level) if exception is not None else \
             (summary_failed | (ratio > 0) if count_above is not None or count_below is not None else summary_failed)
-        out[t] = FrameTier(t, pa, pb, ratio, summary_failed, len(table),
-                           np.asarray(exc, bool), level, values, tier_design, peers)
+        exc = np.asarray(exc, bool)
+        held: tuple[Column, Column] = (ratio, summary_failed) if derive is None else \
+            (Derived(values, derive, invert), Derived(values, derive, invert, failed=True))
+        del ratio, summary_failed
+        out[t] = FrameTier(t, pa, pb, *held, len(table), exc, level, values, tier_design,
+                           None if peers.all() else peers)
     return out
+
+
+class Derived:
+    """A level kind's pair ratios (``failed``: its failed flags) where each pair is one row
+    and the tier's rows are divided by one value (an inventory's design, else the tier's
+    median): each computed from the pair's measured value for the positions read, as
+    :func:`summarise_rows` computes it (the same division: the same float), never held for
+    every pair (9 bytes a pair: at 131,072 cards ~450 MB through the bandwidth search).
+    ``np.asarray`` of it is the whole column."""
+
+    def __init__(self, values: np.ndarray, ref: float, invert: bool, failed: bool = False) -> None:
+        self.values, self.ref, self.invert, self.failed = values, ref, invert, failed
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, at):
+        v = self.values[at]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = self.ref / v if self.invert else v / self.ref
+        bad = ~(r > 0)  # failed: NaN (a repeat that carried nothing, or no finite value), or not above 0
+        if self.failed:
+            return bad
+        if np.ndim(r) == 0:
+            return np.float64(np.nan) if bad else r
+        r[bad] = np.nan
+        return r
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self[slice(None)]
+        return out if dtype is None else out.astype(dtype)
+
+
+def measured(x, at=slice(None)) -> np.ndarray:
+    """A tier's pairs ``at`` (every pair: the whole column): their ratios, NaN where failed (a new array)."""
+    if isinstance(x.ratio, Derived):
+        return x.ratio[at]  # (NaN where failed already)
+    return np.where(x.failed[at], np.nan, x.ratio[at])
+
+
+class Measured:
+    """A tier's :func:`measured` ratios read by position (``[at]``), never made whole."""
+
+    def __init__(self, x) -> None:
+        self.x = x
+
+    def __len__(self) -> int:
+        return len(self.x.a)
+
+    def __getitem__(self, at) -> np.ndarray:
+        return measured(self.x, at)
+
+
+SLICE = 1 << 22  # pairs whose measured ratios are made at once (measured_slices)
+
+
+def measured_slices(x) -> Iterator[tuple[int, np.ndarray]]:
+    """A tier's :func:`measured` ratios a slice of :data:`SLICE` pairs at a time (the first
+    pair's position, the slice's ratios): at fleet size a column of every pair is ~400 MB."""
+    for lo in range(0, len(x.a), SLICE):
+        yield lo, measured(x, slice(lo, lo + SLICE))
+
+
+def measured_below(x, bound: float) -> np.ndarray:
+    """The pairs whose measured ratio is below ``bound`` (positions, ascending; NaN is not)."""
+    parts = [np.zeros(0, np.int64)]
+    with np.errstate(invalid="ignore"):
+        parts += [np.flatnonzero(q < bound) + lo for lo, q in measured_slices(x)]
+    return np.concatenate(parts)
 
 
 STEP = 1 << 20  # rows whose design values are read at once (tier_reference)
@@ -229,14 +291,6 @@ def beyond_bound(value: np.ndarray, failed: np.ndarray, above: float | None, bel
         out = (value > above) if above is not None else (value < below)
     out &= ~failed
     return out
-
-
-def stable_order(codes: np.ndarray, dtype: type) -> np.ndarray:
-    """``np.argsort(codes, kind="stable")`` as ``dtype``; a column already in order (a
-    tier's first ends: its pairs are sorted by them) needs no sort."""
-    if len(codes) < 2 or bool((codes[1:] >= codes[:-1]).all()):
-        return np.arange(len(codes), dtype=dtype)
-    return np.argsort(codes, kind="stable").astype(dtype)
 
 
 def _at(values: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sncheck.health.explain import END_KINDS, MEDIAN_SE, NEAR_Z, Entity, group_median, holds_cards, median
+from sncheck.health.explain import END_KINDS, MEDIAN_SE, NEAR_Z, UPLINK, Entity, group_median, holds_cards, median
 from sncheck.topology import SCALE_OUT
 
 if TYPE_CHECKING:
@@ -45,6 +45,20 @@ def wider(lv: "Level", best: tuple, tied: list[tuple[tuple, Entity]]) -> tuple:
         if faint(lv, r, fr.get(t, math.nan), t) and median(rest) - fr[t] <= NEAR_Z * noise / math.sqrt(n_rest):
             return (s, r, fr)  # the rest, without it, is the faint domain the container is: the domain first
     return best
+
+
+def twin_cables(lv: "Level", best: tuple, tied: list[tuple[tuple, Entity]]) -> set[str]:
+    """A leaf-to-spine cable chosen while another cable explains the same exceptions as well:
+    each carries only the other's measured pairs there (na-r1's and nd-r1's uplinks to lo1, the
+    one leaf pair lo1 joins them by). No measurement tells them apart, and the one named by its
+    name was retested through its own other pairs, healthy, and released while the dead pairs
+    stayed (reviews15 #4: the gate passed). Both are barred; their pairs are named as links."""
+    score, e, _ = best
+    if e.key[:1] != (UPLINK,):
+        return set()
+    twins = {r.name for s, r in tied if r is not e and r.key[:1] == (UPLINK,) and s[:2] == score[:2]
+             and same_ground(lv, r, e)}
+    return twins | {e.name} if twins else set()
 
 
 def moved(lv: "Level", e: Entity, per: dict[str, np.ndarray]) -> dict[str, float]:

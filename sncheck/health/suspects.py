@@ -39,9 +39,10 @@ def failing_groups(rows: pd.DataFrame) -> dict[str, set[str]]:
 
 
 def suspect_cards(rows: pd.DataFrame, groups: dict[str, tuple[str, ...]], topo: Topology,
-                  limit: int = 64) -> set[str]:
+                  limit: int = 64, causes: dict[str, set[str]] | None = None) -> set[str]:
+    """The cards the failing groups (``causes``: the groups by cause, else :func:`failing_groups`) point at."""
     out: set[str] = set()
-    for failed in failing_groups(rows).values():
+    for failed in (failing_groups(rows) if causes is None else causes).values():
         hosts = [set(groups[g]) for g in failed if g.startswith("host:") and g in groups]
         rails = [set(groups[g]) for g in failed if g.startswith("rail:") and g in groups]
         if hosts and rails:

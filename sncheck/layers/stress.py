@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 
 from sncheck.model import host_of
+from sncheck.health.groups import slow_sizes
+from sncheck.store.frames import kind_rows
 from sncheck.health.suspects import suspect_cards
 from sncheck.probeplan import Group, StressPlan, scope_groups, size_sweep, stress_groups
 from sncheck.topology import round_robin
@@ -28,8 +30,37 @@ def build_plan(ctx: LayerContext) -> StressPlan:
     return StressPlan(groups=groups, sizes=sizes, duration_s=duration, **opts)
 
 
-def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str]) -> StressPlan:
-    """Pairs among the suspects and their host mates.
+def narrow_sizes(ctx: LayerContext, slow_at: dict[str, int] | None = None) -> tuple[int, ...]:
+    """The narrowing's sizes: the backend's (one latency- and one bandwidth-bound), and the
+    smallest size a slow group was slow at where every one of those is below it (a fault
+    acting only above a message size shows at no smaller one: r8-29, a link at 0.3 above
+    128 MiB, passed when its pairs were measured at 16 MiB alone). ``slow_at`` None (a
+    retest): the sizes the run's narrowing measured too, so it re-measures where it showed."""
+    sizes = set(ctx.backend.plan_defaults(NAME).get("narrow_sizes", NARROW_SIZES))
+    if slow_at is None:
+        pairs = kind_rows(ctx.frames(NAME, group_kind="pair"), "collective", ["size_bytes"])
+        return tuple(sorted(sizes | {int(s) for s in pairs["size_bytes"].unique()}))
+    return tuple(sorted(sizes | {s for s in slow_at.values() if s > max(sizes)}))
+
+
+def group_rule(ctx: LayerContext):
+    """The enabled rule judging groups against their peers (its bars plan the narrowing), or None."""
+    rules = ctx.rules.judging(NAME) if ctx.rules is not None else []
+    return next((r for r in rules if r.op == "group_outlier"), None)
+
+
+def sized_causes(slow_at: dict[str, int], groups: dict[str, tuple[str, ...]], suspects: set[str],
+                 top: int) -> set[str]:
+    """The slow groups whose cards the narrowing adds: slow only above every narrowing size (``top``),
+    and holding no suspect already. A group holding one is that suspect's symptom: a card at 0.7 slows
+    its domain and its rail past the time bar only at the large sizes, and narrowing all their cards
+    made 276 pairs at 2 sizes into 34,716 at 4 on the 2,048-card fleet bench (reviews15 #9)."""
+    return {g for g, s in slow_at.items() if s > top and not suspects & set(groups[g])}
+
+
+def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str],
+                   sizes: tuple[int, ...] | None = None) -> StressPlan:
+    """Pairs among the suspects and their host mates, at ``sizes`` (:func:`narrow_sizes`).
 
     Host mates give every suspect at least a few same-tier peers, so a card (bad with
     all its partners) is told apart from a link (bad with one).
@@ -42,7 +73,7 @@ def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str]) -> S
         cards |= set(ctx.topo.cards_of_supernode(sn)[:4])
     order = [c.id for c in ctx.topo.cards if c.id in cards]
     groups = tuple(Group(f"pair:{a}<->{b}", "pair", (a, b)) for rnd in round_robin(order) for a, b in rnd)
-    sizes = ctx.backend.plan_defaults(NAME).get("narrow_sizes", NARROW_SIZES)
+    sizes = sizes if sizes is not None else narrow_sizes(ctx, {})
     return StressPlan(groups=groups, collectives=plan.collectives, sizes=tuple(sizes),
                       warmup=plan.warmup, iters=plan.iters, repeats=1)
 
@@ -58,13 +89,24 @@ def run(ctx: LayerContext) -> dict:
         if plan.duration_s is None or time.monotonic() - started >= plan.duration_s:
             break
     groups = {g.id: g.members for g in plan.groups}
-    suspects = suspect_cards(ctx.frames(NAME), groups, ctx.topo)
+    rows = ctx.frames(NAME)
+    suspects = suspect_cards(rows, groups, ctx.topo)
+    # groups slow against their peers at some size; those slow only above every narrowing size (which
+    # today's suspects never measure where it shows): their cards, measured at the smallest such size
+    slow_at = {g: s for g, s in slow_sizes(rows, ctx.detect_context(), group_rule(ctx)).items() if g in groups}
+    beyond = sized_causes(slow_at, groups, suspects, max(narrow_sizes(ctx, {})))
+    if beyond:
+        suspects |= suspect_cards(rows, groups, ctx.topo, causes={"sized": beyond})
     summary = {"groups": len(plan.groups), "sizes": len(plan.sizes), "sweeps": sweeps,
                "min_bytes": min(plan.sizes), "max_bytes": max(plan.sizes),
                "collectives": list(plan.collectives), "suspects": sorted(suspects)}
+    if slow_at:
+        summary["slow_groups"] = dict(sorted(slow_at.items()))
     if suspects:
-        narrow = narrowing_plan(ctx, plan, suspects)
+        narrow = narrowing_plan(ctx, plan, suspects, narrow_sizes(ctx, {g: slow_at[g] for g in beyond}))
         ctx.progress(f"stress: narrowing over {len(narrow.groups)} pairs of {len(suspects)} suspect cards")
         ctx.backend.collectives(narrow, ctx.emit)
         summary["narrowing_pairs"] = len(narrow.groups)
+        if beyond:
+            summary["narrowing_sizes"] = list(narrow.sizes)
     return summary

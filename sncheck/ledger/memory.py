@@ -43,7 +43,8 @@ _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 
 def parse_count(text: str) -> float:
     """``1.8T``, ``70B``, ``175e9``, ``7M`` -> a number of parameters."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:[eE]\d+)?)\s*([KMBGT]?)\s*", str(text))
+    # ASCII digits: '\d' and isdecimal() take every script's ('٧B' planned 7e9 parameters; hostile round 20)
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?(?:[eE][0-9]+)?)\s*([KMBGT]?)\s*", str(text))
     if not m:
         raise ConfigError(f"{text!r} is not a parameter count like 1.8T, 70B or 175e9")
     value = float(m.group(1)) * _SCALE[m.group(2)]
@@ -52,15 +53,20 @@ def parse_count(text: str) -> float:
     return value
 
 
+MAX_MEMORY = 1024 ** 5  # bytes: a card's memory (or reserve) above 1 PiB is no card's
+
+
 def parse_memory(text: str, allow_zero: bool = False) -> float:
     """``80GB``, ``80 GiB``, ``192`` (GiB) -> bytes. GPU memory sizes are binary: 80GB means 80 GiB."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(GiB|GB|G|TiB|TB|T)?\s*", str(text))
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(GiB|GB|G|TiB|TB|T)?\s*", str(text))
     if not m:
         raise ConfigError(f"{text!r} is not a memory size like 80GB")
     factor = GiB * (1024 if (m.group(2) or "G").startswith("T") else 1)
     value = float(m.group(1)) * factor
     if value < 0 or (value == 0 and not allow_zero):
         raise ConfigError(f"memory must be positive, got {text!r}")
+    if value > MAX_MEMORY:  # '99999999TB' planned a card of 10^20 bytes (hostile round 19)
+        raise ConfigError(f"memory must be at most 1 PiB (1024TiB) a card, got {text!r}")
     return value
 
 
@@ -85,7 +91,7 @@ def parse_layout(text: str) -> dict[str, int | None]:
         if key == "dp" and value in ("...", "…", "", "auto"):
             out["dp"] = None
             continue
-        if not value.isdecimal() or not 1 <= int(value) <= MAX_DEGREE:
+        if not (value.isascii() and value.isdecimal()) or not 1 <= int(value) <= MAX_DEGREE:
             raise ConfigError(f"{key} must be a positive integer of at most {MAX_DEGREE}, got {value!r}")
         out[key] = int(value)
     return out

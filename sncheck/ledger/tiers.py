@@ -58,7 +58,7 @@ from sncheck.config.inventory import TIERS, tier_design
 from sncheck.errors import ConfigError
 from sncheck.model import LINK_SEP, Tier, host_of
 from sncheck.rows import BUSBW_FACTOR
-from sncheck.store.results import from_json, own_record
+from sncheck.store.results import own_record, record_of
 from sncheck.store.frames import RowFrames
 from sncheck.store.rundir import read_frames, refuse_impossible
 from sncheck.config.inventory import TierDesign
@@ -185,7 +185,7 @@ def measured_figures(ref: str | Path) -> Figures:
         raise ConfigError("not a run directory (no results.json) or a baseline (sncheck baseline make)", str(p))
 
     results = _read_json(own_record(run_dir / "results.json"), "a run's results.json")
-    from_json(results, str(run_dir / "results.json"))  # a newer or older layout is refused, never read as v1
+    record_of(results, str(run_dir / "results.json"))  # a newer or older layout is refused, never read as v1
     hosts = {h: sn.get("name") for sn in (results.get("topology") or {}).get("supernodes", [])
              if isinstance(sn, dict) for h in sn.get("hosts", [])}
     frames = read_frames(run_dir)

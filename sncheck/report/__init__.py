@@ -9,8 +9,9 @@ is used.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
@@ -42,26 +43,39 @@ def get_renderer(name: str) -> Renderer:
 
 @dataclass(frozen=True)
 class Output:
-    """A format a run renders at its end (:class:`sncheck.run.runner.Output`)."""
+    """A format a run renders at its end (:class:`sncheck.run.runner.Output`); ``reads``:
+    per kind of rows, the builders it will ask the run's one pass over them for
+    (:mod:`sncheck.store.passes`), which the run expects before its first reader of them."""
 
     name: str
     filename: str
     write: Renderer
+    reads: Mapping[str, Mapping[str, Callable[[], Any]]] = field(default_factory=dict)
 
 
 def outputs(names: Iterable[str]) -> tuple[Output, ...]:
     """The reports a run renders at its end, by format name (an unknown name is the
     one-line error, before anything runs)."""
     names = tuple(names)
-    return tuple(Output(name, default_filename(name), _one_of(get_renderer(name), names)) for name in names)
+    said: weakref.WeakSet[Any] = weakref.WeakSet()
+    writers = [(name, default_filename(name), _one_of(get_renderer(name), names, said)) for name in names]
+    stats = import_module("sncheck.report.p2pstats")   # (after the formats' modules: when used)
+    return tuple(Output(name, file, write, stats.reads((name,))) for name, file, write in writers)
 
 
-def _one_of(write: Renderer, formats: tuple[str, ...]) -> Renderer:
-    """``write``, saying first that the reports ``formats`` will read the same rows: the
-    ones that read the p2p rows share one pass over them (:mod:`sncheck.report.p2pstats`)."""
+def _one_of(write: Renderer, formats: tuple[str, ...], said: "weakref.WeakSet[Any]") -> Renderer:
+    """``write``, saying first, once per view of the rows (``said``: the views the reports
+    ``formats`` have said it of), that those reports will read the same rows: the ones that
+    read the p2p or rank rows share one pass over each kind (:mod:`sncheck.report.p2pstats`)."""
 
     def together(record: Any, rows: Any, path: Any, template_dirs: tuple = ()) -> None:
-        import_module("sncheck.report.p2pstats").expect(rows, formats)   # (as the formats' modules: when used)
+        try:
+            first = rows not in said
+            said.add(rows)
+        except TypeError:   # (rows held as one frame: neither a view nor weakly referable)
+            first = False
+        if first:
+            import_module("sncheck.report.p2pstats").expect(rows, formats)   # (as the formats' modules: when used)
         write(record, rows, path, template_dirs)
 
     return together

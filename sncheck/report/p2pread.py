@@ -147,6 +147,12 @@ class Reader:
                                           dtype=np.int32) for c in col.chunks])
 
 
+def pieces_of(columns: tuple[str, ...]) -> Reader:
+    """The reader of a pass whose builders read ``columns`` (a store pass's ``decoder``:
+    each piece decoded once for all of them)."""
+    return Reader(tuple(c for c in columns if c not in IDS))
+
+
 def _held(names: np.ndarray, full: pd.Index, *codes: np.ndarray) -> tuple[list[np.ndarray], pd.Index] | None:
     """Dictionary indices (-1: missing) as :class:`IdTable` codes the columns: into the names
     some row holds, in the dictionary's order, a missing value the name "nan" after them (every

@@ -1,17 +1,17 @@
-"""The reports' p2p rows, read once per run (issue 31): report.html's connectivity view
-(:class:`Drawn`: the rows a map can draw) and sncheck.prom's card series (the per-card
-statistics, :mod:`sncheck.report.cardstats`) are built from one pass over the p2p parts a
-piece at a time, not one pass each (at 131,072 cards a read of the 50.2 M rows' columns is
-20-25 s CPU).
+"""The reports' readers of the p2p and rank rows, fed by one read per run (issue 31):
+report.html's connectivity view (:class:`Drawn`: the rows a map can draw), sncheck.prom's
+card series (the per-card statistics, :mod:`sncheck.report.cardstats`) and its launch skews
+(:mod:`sncheck.report.rankstats`) are builders of the run's one pass over each kind's rows
+(:mod:`sncheck.store.passes`), never a pass each (at 131,072 cards a read of the 50.2 M p2p
+rows' columns is 20-25 s CPU).
 
-The reports of a run are rendered one after another, each from the same view of the rows
-(``write(record, rows, path)``). :func:`expect` says which of them will ask (the formats a
-run renders, :func:`sncheck.report.outputs`); the first to ask builds what every expected
-one needs in one pass, and the others take theirs, each given once and then let go (the
-view's rows are never kept). A report that was not expected, or asks again, gets a pass of
-its own: the values are the same either way (each builder sees every piece, in order). A view's
-rows are fixed when it is made (a run store's view holds the parts written by then), so what
-waits for a report is what its own pass over the view would give.
+:func:`expect` says which builders the formats a run renders will ask for
+(:func:`sncheck.report.outputs`; the run says it before evidence, the first reader of the
+rows, whose pass then builds them too); each report takes its own, given once and then let go
+(the view's rows are never kept). A report that was not expected, or asks again, gets a pass
+of its own: the values are the same either way (each builder sees every piece, in order). A
+view's rows are fixed when it is made (a run store's view holds the parts written by then),
+so what waits for a report is what its own pass over the view would give.
 
 These are the run's raw values over every p2p row (every layer's rounds; an unreachable
 host's rows are failed pairs): judging's per-card statistics are per evaluation and in
@@ -20,23 +20,20 @@ ratio units (:mod:`sncheck.health.firstlook`), which would not give these number
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sncheck.report.cardstats import TierRows
 from sncheck.report.codes import Codes, narrow_positions
-from sncheck.report.p2pread import IDS, Piece, Reader
+from sncheck.report.p2pread import Piece, pieces_of
+from sncheck.report.rankstats import Skews
 from sncheck.report.tables import tables
+from sncheck.store.frames import RowFrames
+from sncheck.store.passes import Make, one_pass
 from sncheck.topology import SCALE_OUT
-
-class _Builder(Protocol):
-    columns: tuple[str, ...]
-
-    def add(self, piece: Piece) -> None: ...
 
 
 class Drawn:
@@ -49,6 +46,7 @@ class Drawn:
     names a src and some a dst."""
 
     columns = ("src", "dst", "tier", "status", "bw_GBps", "bw_rev_GBps", "lat_us")   # what the view reads
+    decoder = staticmethod(pieces_of)   # (a piece's codes made once, for the card table too)
     values_read = ("bw_GBps", "bw_rev_GBps", "lat_us")
 
     def __init__(self) -> None:
@@ -81,76 +79,46 @@ class Drawn:
         return self
 
 
-# What each reader is built by; when a pass ends, the card table is finished first (its
-# rows reduced to one a card and tier) before the drawn rows are joined.
-BUILDERS: dict[str, type] = {"cards": TierRows, "drawn": Drawn}
-FOR_FORMAT = {"html": "drawn", "prometheus": "cards"}   # which report format asks for which
+# What each report's reader is built by, per kind of rows: a pass that builds several
+# finishes the card table first (its rows reduced to one a card and tier) before the drawn
+# rows are joined (TierRows.finish_first).
+BUILDERS: dict[str, dict[str, Make]] = {"p2p": {"cards": TierRows, "drawn": Drawn}, "rank": {"skew": Skews}}
+READS = {"html": {"p2p": ("drawn",)}, "prometheus": {"p2p": ("cards",), "rank": ("skew",)}}   # which format asks
 
 
-class _Shared:
-    """Per view of the rows: the builders expected to ask, those already built, what is
-    waiting for its reader."""
-
-    def __init__(self) -> None:
-        self.expected: set[str] = set()
-        self.built: set[str] = set()
-        self.waiting: dict[str, Any] = {}
-
-
-_VIEWS: "weakref.WeakKeyDictionary[Any, _Shared]" = weakref.WeakKeyDictionary()
+def reads(formats: Iterable[str]) -> dict[str, dict[str, Make]]:
+    """The builders the reports of ``formats`` will ask for, per kind of rows."""
+    wanted = {(kind, n) for f in formats for kind, names in READS.get(f, {}).items() for n in names}
+    return {kind: {n: make for n, make in makes.items() if (kind, n) in wanted}
+            for kind, makes in BUILDERS.items() if any((kind, n) in wanted for n in makes)}
 
 
 def expect(rows: Any, formats: Iterable[str]) -> None:
-    """The reports of ``formats`` will read ``rows`` (a run store's view): the first of
-    them to ask builds what each needs in one pass. Rows held as one frame are no view
-    to share (a plain frame: read at once anyway)."""
-    wanted = {FOR_FORMAT[f] for f in formats if f in FOR_FORMAT}
-    if len(wanted) < 2:
-        return
-    try:
-        shared = _VIEWS.setdefault(rows, _Shared())
-    except TypeError:   # (a frame: neither hashable nor a view)
-        return
-    shared.expected |= wanted
+    """The reports of ``formats`` will read ``rows``: the first reader of each kind's rows
+    (evidence's, in a run) builds what each needs in its one pass (``RowFrames.expect``;
+    rows held as one frame are no view to share)."""
+    if isinstance(rows, RowFrames):
+        for kind, makes in reads(formats).items():
+            rows.expect(kind, makes)
 
 
 def drawn(rows: Any) -> Drawn:
     """The rows a map can draw (:class:`Drawn`)."""
-    return _take(rows, "drawn")
+    return _take(rows, "p2p", "drawn")
 
 
 def card_stats(rows: Any) -> pd.DataFrame:
     """The per-card statistics of the p2p rows (:func:`sncheck.report.cardstats.card_stats`)."""
-    return _take(rows, "cards")
+    return _take(rows, "p2p", "cards")
 
 
-def _take(rows: Any, name: str) -> Any:
-    try:
-        shared = _VIEWS.get(rows)
-    except TypeError:
-        shared = None
-    if shared is not None and name in shared.waiting:
-        return shared.waiting.pop(name)
-    names = [name]
-    if shared is not None:
-        names += sorted(shared.expected - shared.built - {name})
-        shared.built |= set(names)
-    built = _one_pass(rows, names)
-    if shared is not None:
-        shared.waiting.update((n, built[n]) for n in names[1:])
-    return built[name]
+def skews(rows: Any) -> pd.DataFrame:
+    """Each card's median launch skew (:class:`sncheck.report.rankstats.Skews`)."""
+    return _take(rows, "rank", "skew")
 
 
-def _one_pass(rows: Any, names: list[str]) -> dict[str, Any]:
-    """Each named builder fed every piece of the p2p rows (the columns any of them reads),
-    in order, then finished (in :data:`BUILDERS`' order)."""
-    builders = {n: BUILDERS[n]() for n in BUILDERS if n in names}
-    cols = list(dict.fromkeys(c for b in builders.values() for c in b.columns))
-    reader = Reader(tuple(c for c in cols if c not in IDS))
-    for table in tables(rows, "p2p", cols):
-        piece = reader.of(table)
-        del table
-        for b in builders.values():
-            b.add(piece)
-        del piece
-    return {n: b.finish() for n, b in builders.items()}
+def _take(rows: Any, kind: str, name: str) -> Any:
+    make = BUILDERS[kind][name]
+    if isinstance(rows, RowFrames):
+        return rows.shared(kind, name, make)
+    return one_pass({name: make}, lambda columns: tables(rows, kind, columns))[name]

@@ -34,20 +34,17 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from sncheck.model import EntityKind, RunRecord, Severity, Verdict
-from sncheck.report.tables import column, floats, let_go, of_kind, status_ok, tables
+from sncheck.report.tables import column, let_go, of_kind, status_ok
 from sncheck.report import p2pstats
-from sncheck.report.codes import Codes, id_codes
-from sncheck.report.p2pread import Reader
 from sncheck.report.cardstats import GB, US
+from sncheck.report.rankstats import starts_with
 from sncheck.config.fileio import atomic_writer
-from sncheck.store.frames import fact_rows, to_frame
+from sncheck.store.frames import fact_rows
 from sncheck.topology import host_of, natural_key
 
 RUN_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INCONCLUSIVE)
@@ -387,63 +384,14 @@ def _per_card_total(cards: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def card_skew(rows: pd.DataFrame, supernode: dict[str, str], uuids: dict[str, str] | None = None) -> pd.DataFrame:
-    """Per card: the median of its launch skew (s) over the collectives it took part in.
-    The rank rows are read a piece at a time (:func:`~sncheck.report.tables.tables`; 23 M
-    at 131,072 cards, 1.3 GB read whole), each kept as its card's code and its value; a
-    run store's piece is read from its Arrow table's dictionaries (:class:`Reader`)."""
-    cards = Codes()
-    codes, values = [], []
-    named = False
-    reader = Reader(())
-    for ranks in tables(rows, "rank", ("card", "group", "skew_us")):
-        got = _skew_piece(reader, ranks)
-        if got is None:
-            ranks = ranks if isinstance(ranks, pd.DataFrame) else to_frame([ranks], "rank")
-            named = named or bool(ranks["card"].notna().any())
-            # the pairwise narrowing pass is per pair, not a collective (its rows left out by a mask:
-            # no copy of a fleet's millions of rank rows)
-            keep = ~_starts_with(ranks["group"], "pair:")
-            (card,), names = id_codes(ranks["card"], dtype=np.int32)
-            skew = floats(ranks["skew_us"])
-        else:
-            card, names, keep, skew, some = got
-            named = named or some
-        codes.append(cards.of(names)[card[keep]])
-        values.append(skew[keep])
-        del ranks, card, keep
-    if not named:
-        return pd.DataFrame()
-    value = np.concatenate(values)
-    value *= US
-    skew = pd.Series(value).groupby(np.concatenate(codes)).median()
-    out = pd.DataFrame({"card": np.asarray(cards.values, dtype=object)[skew.index.to_numpy()],
-                        "skew": skew.to_numpy()})
+    """Per card: the median of its launch skew (s) over the collectives it took part in
+    (:class:`sncheck.report.rankstats.Skews`, built in the run's one pass over the rank rows),
+    with each card's labels, in natural order of hosts and gpus."""
+    out = p2pstats.skews(rows)
+    if out.empty:
+        return out
     out = pd.concat([_card_labels(out["card"], supernode, uuids or {}), out], axis=1)
     return _natural(out, ["hostname", "gpu"])
-
-
-def _skew_piece(reader: Reader, ranks: Any) -> tuple[np.ndarray, pd.Index, np.ndarray, np.ndarray, bool] | None:
-    """A rank piece's card codes and names, which rows are collectives' (not the pairwise
-    pass's ``pair:`` groups), their skew (us) and whether some row names a card, read from
-    its Arrow table; None where it goes through its frame."""
-    if isinstance(ranks, pd.DataFrame) or not pa.types.is_floating(ranks.column("skew_us").type):
-        return None
-    card, group = reader.ids("card", ranks.column("card")), reader.ids("group", ranks.column("group"))
-    if card is None or group is None:
-        return None
-    keep = ~np.asarray([str(g).startswith("pair:") for g in group[1].tolist()], dtype=bool)[group[0]]
-    skew = np.asarray(ranks.column("skew_us").to_numpy(), dtype=np.float64)
-    return card[0], card[1], keep, skew, ranks.column("card").null_count < len(ranks)
-
-
-def _starts_with(col: pd.Series, prefix: str) -> np.ndarray:
-    """Whether each value (as a string) starts with ``prefix``; a categorical column (the
-    store's ids: millions of rank rows) is tested on its categories only."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        cats = np.append(np.asarray(col.cat.categories.astype(str).str.startswith(prefix), dtype=bool),
-                         "nan".startswith(prefix))   # code -1: a missing value, "nan" as astype(str) writes it
-        return cats[col.cat.codes.to_numpy()]
-    return col.astype(str).str.startswith(prefix).to_numpy(bool)
 
 
 def _natural(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -466,7 +414,7 @@ def _busbw(rows: pd.DataFrame) -> list[tuple[dict, float]]:
                     ("group",))
     if coll.empty:
         return []
-    coll = coll[status_ok(coll) & (coll["group_kind"].astype(str) != "pair") & ~_starts_with(coll["group"], "pair:")]
+    coll = coll[status_ok(coll) & (coll["group_kind"].astype(str) != "pair") & ~starts_with(coll["group"], "pair:")]
     # A row without a group, collective, size or bandwidth names no series (its labels would read "nan").
     df = pd.DataFrame({"group": coll["group"], "collective": coll["collective"],
                        "size": pd.to_numeric(coll["size_bytes"], errors="coerce"),

@@ -49,13 +49,14 @@ import pandas as pd
 
 from sncheck.backends.load import busy_reason as _busy_reason, window
 from sncheck.errors import HarnessError
-from sncheck.model import Finding, card_of
+from sncheck.model import Finding
 from sncheck.health.invariants import NON_FINITE
 from sncheck.health.metrics import METRICS, PAIRS, DetectContext, golden_loss
 from sncheck.health.ops import golden_verdicts
 from sncheck.health.rules import Rule, evaluate
 from sncheck.probeplan import ConnectivityPlan, GoldenPlan, Group, Round, StressPlan, solo_groups
-from sncheck.run.controls import PEERS, clear_of, domain_sample, fair_mates, peers_for, switch_sample
+from sncheck.run.scope import cards_of, switchlike
+from sncheck.run.controls import PEERS, clear_of, domain_sample, fair_mates, far, peers_for, switch_sample
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
 from sncheck.run.batches import retests
@@ -93,21 +94,6 @@ def symptoms(f: Finding) -> list[Symptom]:
         return Symptom(g.layer, g.rule, {k: v for k, v in g.evidence.items() if k != "related"}, g.not_measured)
 
     return [own(f)] + [own(g) for g in f.folded]
-
-
-def cards_of(f: Finding | str, topo: Topology, kind: str | None = None) -> list[str]:
-    entity, kind = (f.entity, f.entity_kind) if isinstance(f, Finding) else (f, kind)
-    if kind == "card":
-        return [entity]
-    if kind == "link":
-        return list(split_link(entity))
-    if kind == "host":
-        return topo.cards_of_host(entity)
-    if kind == "nic":  # <host>/nic<rail>: the card on that rail
-        return [card_of(entity)]
-    if kind == "switch":  # the cards whose rail NICs it carries
-        return [card_of(n) for n in topo.fabric.nics_of(entity)]
-    return topo.cards_of_supernode(entity)
 
 
 def rules_by_name(ctx: LayerContext) -> dict[str, Rule]:
@@ -172,14 +158,14 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
     # A switch carries scale-out pairs only: the cards behind it (a spine: every card under
     # its leaves) are fair controls inside hosts and domains (with a spine suspect, an
     # intra-host link's retest had no control left and stayed quarantined).
-    behind = {c for f in suspects if f.entity_kind == "switch" for c in cards_of(f, ctx.topo)} | \
+    behind = {c for f in suspects if switchlike(f) for c in cards_of(f, ctx.topo)} | \
         {c for e, k in ctx.known if k == "switch" for c in cards_of(e, ctx.topo, k)}
-    behind -= {c for f in suspects if f.entity_kind != "switch" for c in cards_of(f, ctx.topo)} | \
+    behind -= {c for f in suspects if not switchlike(f) for c in cards_of(f, ctx.topo)} | \
         {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic") for c in cards_of(e, ctx.topo, k)}
-    switches = {f.entity for f in suspects if f.entity_kind == "switch"} | {e for e, k in ctx.known if k == "switch"}
+    switches = {f.entity for f in suspects if switchlike(f)} | {e for e, k in ctx.known if k == "switch"}
     mates = fair_mates([(f.entity, f.entity_kind) for f in suspects], ctx.known, ctx.topo, cards_of)
     # each suspect's own window; those measured by their pairs alone, in batches (sncheck.run.batches)
-    return retests(ctx, [Window(ctx, f, ((bad_cards - inside if f.entity_kind in ("nic", "switch") else bad_cards)
+    return retests(ctx, [Window(ctx, f, ((bad_cards - inside if f.entity_kind == "nic" or switchlike(f) else bad_cards)
                                  - mates.get(f.entity, set())) | bad_hosts, repeats, behind, switches,
                                 apart=bool(mates.get(f.entity))) for f in suspects], lambda t: _emit_as(ctx, t))
 
@@ -316,7 +302,7 @@ class Window:
                                 key=lambda h: topo.supernode_of_host(h) != sn)
                 peers = topo.cards_of_host(others[0]) if others else []
                 groups = [cards, peers] if peers else [cards]
-            elif self.f.entity_kind == "switch":
+            elif switchlike(self.f):
                 # The NICs it carries, across domains (one per host, spread over them), so
                 # every pair among them crosses it; controls behind other leaves where any.
                 cards = switch_sample(topo, self.f.entity, sorted(self.scope))
@@ -326,6 +312,8 @@ class Window:
                 cards = sorted(self.scope) if self.f.entity_kind != "supernode" else \
                     domain_sample(topo, self.f.entity, "scale_up")
                 peers = peers_for(cards, topo, avoid - clear_of(topo, cards, avoid - self.inside, self.switches), tier)
+                if tier == "scale_out" and not far(topo, cards, peers):  # every far path through a named switch
+                    peers = peers_for(cards, topo, self.inside, tier)  # (r8-20): its level is its own (judge)
                 groups = [cards + peers]
             own = self.f.entity_kind == "supernode" and tier != "scale_out" or \
                 self.f.entity_kind == "host" and tier == "intra_host" or self.f.entity_kind in ("switch", "link")
@@ -371,7 +359,7 @@ class Window:
             self.measured[COLLECTIVES] = NO_PEERS
             return  # a host's or a domain's own cards still run their collectives alone
         base = stress.build_plan(LayerContext(ctx.topo, ctx.backend, ctx.emit, ctx.design))
-        sizes = tuple(ctx.backend.plan_defaults("stress").get("narrow_sizes", stress.NARROW_SIZES))
+        sizes = stress.narrow_sizes(ctx)  # where the run's narrowing measured
         order = [c.id for c in ctx.topo.cards if c.id in set(cards) | set(peers)]
         tag = self.f.entity
         groups = [Group(f"pair:{a}<->{b}", "pair", (a, b)) for rnd in round_robin(order) for a, b in rnd]
@@ -423,9 +411,11 @@ class Window:
         end (a 0.95 card's link host016/gpu2<->host037/gpu6 was "reproduced" by
         host003/gpu2<->host016/gpu2, 5183 seeds 1-2), nor a card at one end: those explain its
         pair and are findings of their own (``seen``, retestbar.explained)."""
-        if self.f.entity_kind == "link" and g.entity_kind in ("link", "card"):
+        if self.f.entity_kind == "link" and (g.entity_kind in ("link", "card") or switchlike(self.f)):
+            if switchlike(self.f):  # a cable: itself again (or, not told apart, a switch: _tied)
+                return g.entity == self.f.entity
             return g.entity_kind == "link" and set(split_link(g.entity)) == self.scope
-        return bool((c := self._cards(g)) & self.scope) and \
+        return bool((c := self._cards(g)) & self.scope) and g.entity not in self.switches - {self.f.entity} and \
             not beneath_known(self.f, g, c, lambda: _dctx(self.ctx, self.f).culprit_cards(subject=False))
 
     def _evaluate(self, rules: list[Rule], rows: pd.DataFrame, dctx: DetectContext) -> list[Finding]:
@@ -489,12 +479,15 @@ class Window:
         # not tell from the suspect itself (its rivals, evidence ``separated: false``)
         # apart (fair_mates): a host or domain named is its slow domain's level again, a culprit known
         found = [g for g in found if not (self.apart and g.entity_kind in ("host", "supernode"))]
+        # a named switch other than the suspect on the retest's paths: its own level again, a culprit known
+        found = [g for g in found if not (g.entity_kind == "switch" and g.entity in self.switches - {self.f.entity})]
         hits = [g for g in found if self._mine(g) or self._tied(g)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
         untold = [g for g in on_controls if g not in hits and only_beside(  # a control the retest cannot tell apart
             self._cards(g), self.scope, rows, self.ctx.topo, g.evidence.get("tier"))]
         hits += [replace(g, message=f"{g.message} (measured only against {self.f.entity}: {ALIKE})") for g in untold]
-        ends = [g for g in found if self.f.entity_kind == "link" and g.entity_kind == "card" and g.entity in self.scope
+        ends = [g for g in found if self.f.entity_kind == "link" and not switchlike(self.f) and g.entity_kind == "card"
+                and g.entity in self.scope
                 and not self._tied(g) and g.entity not in no_longer(self.f)]  # (a tied end: the link again)
         noise = retest_noise(rows)
         per: list[dict] = []

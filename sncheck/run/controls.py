@@ -55,6 +55,13 @@ def peers_for(suspects: list[str], topo: Topology, avoid: set[str], tier: str = 
     return picked
 
 
+def far(topo: Topology, cards: list[str], peers: list[str]) -> bool:
+    """Whether any of ``peers`` is in another supernode than every card of ``cards``: a
+    scale-out partner of theirs (the controls at home make only scale-up pairs with them)."""
+    sns = {topo.by_id[c].supernode for c in cards}
+    return any(topo.by_id[c].supernode not in sns for c in peers)
+
+
 def fair_mates(suspects: list[tuple[str, str]], known: Set[tuple[str, str]], topo: Topology,
                cards_of: Callable[..., list[str]]) -> dict[str, set[str]]:
     """Per card suspect named apart from its slow domain, both named (entity, kind): the

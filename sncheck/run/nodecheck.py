@@ -106,11 +106,13 @@ def this_node(explicit: str | None = None) -> str:
     return check_name(name, "node name (--node, $SLURMD_NODENAME or the host name)")
 
 
-def gres_gpus(scontrol_show_node: str) -> int | None:
-    """GPUs in ``Gres=`` of ``scontrol show node`` (``gpu:4``, ``gpu:a100:8(S:0-1)``, several kinds summed)."""
-
+def gres_gpus(scontrol_show_node: str, node: str) -> int | None:
+    """GPUs in ``Gres=`` of ``node``'s record in ``scontrol show node`` (``gpu:4``, ``gpu:a100:8(S:0-1)``,
+    several kinds summed). Another node's record is no answer (an alias, a wrapper, a stale cache
+    answered n7's ``gpu:8`` for n1, taken as n1's count: hostile round 18, H18-19)."""
     for rec in parse_scontrol_records(scontrol_show_node):
-        return parse_gres_gpus(rec.get("Gres", ""))
+        if rec.get("NodeName", "").lower().rstrip(".") == node.lower().rstrip("."):
+            return parse_gres_gpus(rec.get("Gres", ""))
     return None
 
 
@@ -124,7 +126,7 @@ def expected_cards(node: str, inventory: Inventory | None, cards: int | None,
         return inventory.hosts[node].cards, f"inventory {inventory.name}"
     res = runner.run(["scontrol", "show", "node", node, "-o"])
     if res.ok:
-        n = gres_gpus(res.stdout)
+        n = gres_gpus(res.stdout, node)
         if n:
             return n, "Slurm GRES"
     return None, listing_tool(inventory, node)
@@ -307,7 +309,9 @@ def act_in_slurm(report: NodeReport, runner: CommandRunner) -> None:
         return
     if report.error:
         return  # not a pass: neither drain nor resume
-    if current is not None and current.startswith(OWN_PREFIX):
+    # node-check's own drain only: a reason holding a newline is nobody's sncheck wrote, even when
+    # its first line reads as node-check's (an operator's note after it; hostile round 20, H20-12)
+    if is_ours(current) and current is not None and current.startswith(OWN_PREFIX):
         done = runner.run(resume_argv(node))
         report.slurm = (f"resumed {node} (node-check had drained it: {current!r})" if done.ok
                         else f"could not resume {node}: {done}")

@@ -5,7 +5,7 @@ The CLI builds a :class:`Run` and calls it; nothing here prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from datetime import datetime, timezone
@@ -57,9 +57,9 @@ def _never_released(_entity: str) -> datetime | None:
 
 class Output(Protocol):
     """A report the run renders at its end: its format's name, the file it writes in the
-    run directory and its renderer, ``write(results, rows, path, template_dirs)``. The
-    caller resolves them (:func:`sncheck.report.outputs`: the report formats are a layer
-    above the run)."""
+    run directory and its renderer, ``write(results, rows, path, template_dirs)``; optionally
+    ``reads`` (:func:`_reads`). The caller resolves them (:func:`sncheck.report.outputs`: the
+    report formats are a layer above the run)."""
 
     @property
     def name(self) -> str: ...
@@ -69,6 +69,12 @@ class Output(Protocol):
 
     @property
     def write(self) -> Callable[..., None]: ...
+
+
+def _reads(report: Output) -> Mapping[str, Mapping[str, Callable[[], Any]]]:
+    """Per kind of rows, the builders a report's renderer will ask the run's one pass over
+    them for (its ``reads``, :mod:`sncheck.store.passes`; a report without it reads none)."""
+    return getattr(report, "reads", None) or {}
 
 
 @dataclass
@@ -402,6 +408,7 @@ class Run:
         read_hosts = (tuple(sorted({host_of(c) for c in self.scoped}, key=natural_key)) if self.scoped is not None
                       else tuple(self.topo.hosts))
         host_reads = False
+        phase = "while measuring or judging the layers"
         try:
             if not any(s.name == "connectivity" for s in self.playbook.layers):
                 self.progress(f"host reads (kernel log, fabric counters) on {len(read_hosts)} hosts")
@@ -416,20 +423,31 @@ class Run:
                 if cut is not None:
                     break
                 store.write_results(recorder.snapshot())  # a partial results.json after each layer
+            phase = "after the layers (fabric counters, retest, evidence)"
             if host_reads:
                 self.backend.fabric_counters(read_hosts, store)  # after the layers' traffic: the counters' growth
                 recorder.collect(LayerContext(self.topo, self.backend, store, self.design, {}, self.progress,
                                               rules=self.rules, gate=self.gate).detect_host_reads())
             recorder.merge(self.topo.supernode_of_host)
+            phase = "while retesting (the confirmation)"
             self.retest(recorder, store)
-            tools = collect_evidence(recorder.findings, recorder.sections.get("topology"), store.frames(),
+            phase = "after the retest (evidence, history)"
+            store.let_go()   # (judging's memos and heap pages: evidence's pass builds the reports' readers)
+            rows = store.frames()
+            for report in self.opts.reports:   # evidence's read of the rows builds what they read, too
+                for kind, makes in _reads(report).items():
+                    rows.expect(kind, makes)
+            tools = collect_evidence(recorder.findings, recorder.sections.get("topology"), rows,
                                      store.dir, self.backend, self.progress, files=store.files)
+            del rows
             if tools is not None:
                 recorder.section(tools=tools)
             if self.state is not None:
                 history = self.state.annotate(recorder.snapshot(), store.frames())
                 if history is not None:
                     recorder.section(history=history)
+        except KeyboardInterrupt as e:  # between the layers' measurements: the record says so (a layer's own: cut_short)
+            recorder.fail(_stopped(e, phase, self.playbook.layers, recorder.layers))
         finally:
             self.close()
             store.close()
@@ -503,6 +521,15 @@ def baseline_not_judged(info: dict | None, playbook: Playbook, topo: Topology) -
                     {"measured": "nothing to compare with", "expected": f"baseline {info['ref']}", "unit": None},
                     basis=Basis.NOT_JUDGED, about=About.CHECK)
             for sn in topo.supernode_names]
+
+
+def _stopped(e: KeyboardInterrupt, phase: str, planned: Iterable[Any], recorded: Iterable[Any]) -> str:
+    """The run's error for a stop outside a layer's measurement: the signal, the phase, the
+    layers whose verdict the record does not hold (hostile round 19: results.json stayed the
+    last layer's snapshot, verdict error and no word of the signal, or was never written)."""
+    judged = {layer.name for layer in recorded}
+    left = [spec.name for spec in planned if spec.name not in judged]
+    return f"{interrupt_cause(e)} {phase}" + (f"; not run or not judged: {', '.join(left)}" if left else "")
 
 
 def write_outputs(record: RunRecord, recorder: RunRecorder, store: RunStore, opts: RunOptions,

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 from sncheck.config.fileio import append_text
-from sncheck.errors import Interrupted, SncheckError
+from sncheck.errors import Interrupted, SncheckError, stop_signals
 
 _RUN_DIR: list[Path] = []  # the run directory of this process, once one exists
 
@@ -38,7 +38,7 @@ def install_signal_handlers() -> dict:
         raise Interrupted(fired[0])
 
     previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in stop_signals():  # SIGHUP under nohup stays ignored
         try:
             previous[sig] = signal.signal(sig, handler)
         except (ValueError, OSError):  # not the main thread (an embedding caller): leave it

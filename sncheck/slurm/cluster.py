@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sncheck.config import hostlist
-from sncheck.config.inventory import is_address
+from sncheck.config.inventory import MAX_CARDS_PER_HOST, is_address
 from sncheck.errors import ConfigError, HarnessError
 
 if TYPE_CHECKING:  # the runner is the caller's (actions sit above the backends that read Slurm)
@@ -170,7 +170,7 @@ def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmVi
     res = runner.run(["scontrol", "show", "nodes", "-o"])
     if not res.ok:
         raise HarnessError(f"could not read Slurm's nodes: {res}")
-    nodes = {r["NodeName"]: r for r in parse_scontrol_records(res.stdout) if r.get("NodeName")}
+    nodes = _one_record_each([r for r in parse_scontrol_records(res.stdout) if r.get("NodeName")])
     _refuse_unusable(nodes)
     if partition is not None:
         res = runner.run(["sinfo", "-h", "-N", "-p", partition, "-o", "%N"])
@@ -189,6 +189,24 @@ def read_cluster(runner: CommandRunner, partition: str | None = None) -> SlurmVi
     return SlurmView(nodes, groups, kind, partition)
 
 
+def _one_record_each(records: list[dict[str, str]]) -> dict[str, dict[str, str]]:
+    """Node name -> its record; a node listed twice, or in two spellings DNS takes for one
+    (``g1``/``G1``, ``g1.``), is refused naming the command: two reads spliced, or one node
+    answering as two (the last record was kept, 8 GPUs for a node of 4; ``g1`` and ``G1`` wrote an
+    inventory that does not load: hostile round 18, H18-18)."""
+    nodes: dict[str, dict[str, str]] = {}
+    spelt: dict[str, str] = {}
+    for rec in records:
+        name = rec["NodeName"]
+        first = spelt.setdefault(name.lower().rstrip("."), name)
+        if first in nodes:
+            as_written = "" if first == name else f" (as {first!r}: names are compared as DNS does)"
+            raise ConfigError(f"node {name!r} is listed twice{as_written}: two reads spliced, or one node "
+                              "answering as two; an inventory of it would not say which", "scontrol show nodes -o")
+        nodes[name] = rec
+    return nodes
+
+
 def _refuse_unusable(nodes: dict[str, dict[str, str]]) -> None:
     """A node whose name or address is no host name or address an inventory takes (a blank, a
     shell metacharacter, a leading '-') is refused, naming the command and the node: the
@@ -201,6 +219,9 @@ def _refuse_unusable(nodes: dict[str, dict[str, str]]) -> None:
                    "DNS labels of 1 to 63 characters, no '-' at either end)")
         elif addr and not is_address(addr):
             why = f"node {name}: NodeAddr {addr!r} is not an address (a name, IPv4 or IPv6)"
+        elif (gpus := parse_gres_gpus(rec.get("Gres", ""))) is not None and gpus > MAX_CARDS_PER_HOST:
+            # an inventory of 10^11 cards per host was written, exit 0 (hostile round 18, H18-17)
+            why = f"node {name}: Gres={rec.get('Gres', '')[:60]} counts {gpus} GPUs, past {MAX_CARDS_PER_HOST} per host"
         else:
             continue
         raise ConfigError(f"{why}: an inventory of it would not load; fix the node in slurm.conf",

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from pandas.api.types import union_categoricals
 
 from sncheck.rows import KIND_LAYER, batch_length, columns_of
+from sncheck.store.passes import Make, one_pass
 
 ARROW_TYPES = {
     "id": pa.dictionary(pa.int32(), pa.string()),
@@ -301,6 +302,18 @@ class RowFrames:
         """:meth:`pieces`, where a run store's view gives each piece as its Arrow table
         (:meth:`sncheck.store.parts.PartFrames.tables`); rows held in memory are one frame."""
         yield from self.pieces(kind, columns)
+
+    def shared(self, kind: str, name: str, make: Make) -> Any:
+        """What the builder ``name`` (``make()``: a :class:`~sncheck.store.passes.Builder`)
+        builds of the rows of ``kind``, from a pass it may share with the other builders the
+        rows' readers said they will ask for (:meth:`expect`; a run store's view,
+        :meth:`sncheck.store.parts.PartFrames.shared`). Rows held in memory: one piece, read
+        for it alone."""
+        return one_pass({name: make}, lambda columns: self.tables(kind, columns))[name]
+
+    def expect(self, kind: str, makes: Mapping[str, Make]) -> None:
+        """The builders ``makes`` will ask for the rows of ``kind`` (:meth:`shared`): rows
+        held in memory are no pass to share."""
 
     def counts(self) -> dict[str, int]:
         return {k: len(f) for k, f in self._frames.items()}

@@ -67,13 +67,17 @@ def _equal(a: Any, b: Any) -> bool:
     return False
 
 
-def id_codes(frames: RowFrames, kind: str, columns: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per column of ``columns``: every selected row's code (-1: missing) and the distinct
-    names the codes index (which may hold a name no row holds, as a categorical's
-    categories may), in :meth:`RowFrames.kind`'s row order."""
-    got = {c: _Column() for c in columns}
-    for piece in frames.tables(kind, list(columns)):
-        for c, col in got.items():
+class IdCodes:
+    """The codes of ``columns`` (:class:`_Column`), a piece at a time: a builder of a
+    kind's one pass (:mod:`sncheck.store.passes`), read beside what the reports build of the
+    same rows."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.columns = tuple(columns)
+        self._got = {c: _Column() for c in self.columns}
+
+    def add(self, piece: Any) -> None:
+        for c, col in self._got.items():
             if isinstance(piece, pd.DataFrame):
                 col.add(*frame_codes(piece[c]))
                 continue
@@ -82,7 +86,19 @@ def id_codes(frames: RowFrames, kind: str, columns: Sequence[str]) -> dict[str, 
                 col.add(_indices(data), data.chunk(0).dictionary)
             else:
                 col.add(*frame_codes(data.to_pandas()))
-    return {c: col.finish() for c, col in got.items()}
+
+    def finish(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        return {c: col.finish() for c, col in self._got.items()}
+
+
+def id_codes(frames: RowFrames, kind: str, columns: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per column of ``columns``: every selected row's code (-1: missing) and the distinct
+    names the codes index (which may hold a name no row holds, as a categorical's
+    categories may), in :meth:`RowFrames.kind`'s row order; read in the kind's one pass
+    (``RowFrames.shared``: at 131,072 cards evidence's read of the p2p rows' src and dst
+    was 10-13 s CPU, and the reports read them again)."""
+    columns = tuple(columns)
+    return frames.shared(kind, f"ids {','.join(columns)}", lambda: IdCodes(columns))
 
 
 def _one_dictionary(data: pa.ChunkedArray) -> bool:

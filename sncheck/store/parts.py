@@ -31,6 +31,7 @@ from sncheck.errors import ConfigError, HarnessError
 from sncheck.rows import columns_of
 from sncheck.store import partrows
 from sncheck.store.columncache import ColumnCache, Identity, identity
+from sncheck.store.passes import Make, Passes
 from sncheck.store.frames import ARROW_TYPES, RowFrames, conform, merge_schema, pick, select_tables, to_frame
 
 SELECTED_BY = ("layer", "confirms")  # the columns readers select parts by
@@ -127,14 +128,15 @@ class Part:
                 raise
             raise self._changed(e) from e
 
-    def read_rows(self, at: np.ndarray) -> pa.Table:
+    def read_rows(self, at: np.ndarray, reader: partrows.Reader | None = None) -> pa.Table:
         """The rows at positions ``at`` (ascending) of every column: where they are few,
-        read for themselves (:mod:`sncheck.store.partrows`), else the part decoded whole."""
+        read for themselves (:mod:`sncheck.store.partrows`; through ``reader``, shared with
+        the other parts read, where given), else the part decoded whole."""
         if not partrows.sparse(len(at), self.rows):
             return self.read(None).take(pa.array(at))
         try:
             _regular(self.path)
-            return partrows.rows_of_file(self.path, at)
+            return reader.rows(self.path, at) if reader is not None else partrows.rows_of_file(self.path, at)
         except ConfigError as e:
             if not self.own:  # a part found in a run directory: the input's fault
                 raise
@@ -334,13 +336,14 @@ class PartFrames(RowFrames):
 
     def __init__(self, parts: Mapping[str, list[Part]], held: Mapping[str, list[pa.Table]] | None = None,
                  schemas: Mapping[str, pa.Schema] | None = None, equal: Mapping[str, Any] | None = None,
-                 memos: dict | None = None) -> None:
+                 memos: dict | None = None, passes: Passes | None = None) -> None:
         super().__init__({})
         self._parts = {k: list(v) for k, v in parts.items()}
         self._held = {k: list(v) for k, v in (held or {}).items()}
         self._schemas = dict(schemas or {})
         self._equal = dict(equal or {})
         self._memos = memos if memos is not None else {}
+        self._passes = passes if passes is not None else Passes()
         self._read: dict[str, tuple[frozenset | None, pd.DataFrame]] = {}  # kind -> (columns read, frame)
 
     def _may_hold(self, kind: str) -> bool:
@@ -469,21 +472,22 @@ class PartFrames(RowFrames):
         tables, offset = [], 0
         sources: list[Part | pa.Table] = [*(p for p in self._parts.get(kind, ()) if p.may_hold(self._equal)),
                                           *self._held.get(kind, ())]
-        for source in sources:
-            table = None
-            if isinstance(source, Part) and (not self._equal or source.all_match(self._equal)):
-                n = source.rows
-            else:
-                table = source.read(None) if isinstance(source, Part) else source
-                table = _select(table, self._equal)
-                n = len(table)
-            mine = at[(at >= offset) & (at < offset + n)] - offset
-            if len(mine) and table is None and isinstance(source, Part):
-                tables.append(source.read_rows(mine))   # (a whole part decoded only where many rows are asked)
-            elif len(mine):
-                assert table is not None
-                tables.append(table.take(pa.array(mine)))
-            offset += n
+        with partrows.Reader() as reader:   # (one connection for every part whose rows are read alone)
+            for source in sources:
+                table = None
+                if isinstance(source, Part) and (not self._equal or source.all_match(self._equal)):
+                    n = source.rows
+                else:
+                    table = source.read(None) if isinstance(source, Part) else source
+                    table = _select(table, self._equal)
+                    n = len(table)
+                mine = at[(at >= offset) & (at < offset + n)] - offset
+                if len(mine) and table is None and isinstance(source, Part):
+                    tables.append(source.read_rows(mine, reader))   # (decoded whole only where many rows are asked)
+                elif len(mine):
+                    assert table is not None
+                    tables.append(table.take(pa.array(mine)))
+                offset += n
         schema = self._schemas.get(kind) or (_union_schema(tables) if tables else None)
         frame = _frame([conform(t, schema) for t in tables] if schema is not None else tables, kind, decode)
         # in the order asked for
@@ -509,20 +513,34 @@ class PartFrames(RowFrames):
         return sum(self._count(k) for k in self._kinds_known())
 
     def where(self, **equal: Any) -> "PartFrames":
-        return PartFrames(self._parts, self._held, self._schemas, {**self._equal, **equal}, self._memos)
+        return PartFrames(self._parts, self._held, self._schemas, {**self._equal, **equal}, self._memos,
+                          self._passes)
+
+    def _rows_key(self, kind: str) -> tuple:
+        """The selected rows of ``kind``, named by the parts that hold them (written once,
+        never changed) and the selection."""
+        parts = tuple((str(p.path), p.rows) for p in self._parts.get(kind, ()) if p.may_hold(self._equal))
+        held = tuple(id(t) for t in self._held.get(kind, ()))  # (the store keeps them: ids stay theirs)
+        return (kind, parts, held, tuple(sorted(self._equal.items(), key=lambda x: x[0])))
 
     def memo(self, kind: str, key: Hashable, build: Callable[[], T]) -> T:
         """``build()`` of the selected rows of ``kind``, kept with the run (its store, or
         this view of a directory) for every later view of the same rows: a value derived
         from the rows (the fabric counters of each evaluation) is built once per run and
-        dropped with it. Keyed by the parts that hold the rows (written once, never
-        changed), the selection and ``key``."""
-        parts = tuple((str(p.path), p.rows) for p in self._parts.get(kind, ()) if p.may_hold(self._equal))
-        held = tuple(id(t) for t in self._held.get(kind, ()))  # (the store keeps them: ids stay theirs)
-        full = (kind, parts, held, tuple(sorted(self._equal.items(), key=lambda x: x[0])), key)
+        dropped with it. Keyed by the rows (:meth:`_rows_key`) and ``key``."""
+        full = (*self._rows_key(kind), key)
         if full not in self._memos:
             self._memos[full] = build()
         return self._memos[full]
+
+    def shared(self, kind: str, name: str, make: Make) -> Any:
+        """What the builder ``name`` builds of the selected rows of ``kind``: from the one
+        pass over them that feeds every builder expected of the kind (:mod:`sncheck.store.passes`),
+        kept with the run until its reader asks, keyed by the rows (:meth:`_rows_key`)."""
+        return self._passes.take(self._rows_key(kind), name, make, lambda columns: self.tables(kind, columns))
+
+    def expect(self, kind: str, makes: Mapping[str, Make]) -> None:
+        self._passes.expect(self._rows_key(kind), makes)
 
     def frame(self) -> pd.DataFrame:
         return RowFrames({k: self.kind(k) for k in self.kinds}).frame()

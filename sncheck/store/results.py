@@ -147,8 +147,12 @@ def from_json(data: Any, where: str = "results.json") -> RunRecord:
     if schema != RUN_SCHEMA:
         raise ConfigError(f"results.json of schema {schema!r}: this sncheck reads {RUN_SCHEMA} "
                           "(a newer sncheck's, or another tool's)", where)
+    gate = data.get("gate")
+    if gate is not None and gate not in tuple(Severity):
+        # read as critical, silently: a record whose gate was edited or another tool's (hostile round 18, H18-13)
+        raise ConfigError(f"gate {str(gate)[:40]!r} is no severity ({', '.join(Severity)}): not a run's results.json",
+                          where)
     try:
-        gate = data.get("gate")
         layers = []
         for layer in data.get("layers") or []:
             verdict = layer.get("verdict")
@@ -206,7 +210,35 @@ def read_record(path: str | os.PathLike) -> RunRecord:
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
-    return from_json(read_json(own_record(p), "results.json", kind="results"), str(p))
+    return record_of(read_json(own_record(p), "results.json", kind="results"), str(p))
+
+
+def record_of(data: Any, where: str) -> RunRecord:
+    """The record of a results.json read from a file (:func:`from_json`), held to what sncheck
+    writes there and a record built in memory need not carry: ``started`` and ``finished`` are
+    times with their zone (sncheck writes UTC, ``2026-11-29T10:30:00Z``), ``finished`` (null: a
+    run that did not finish) not before ``started``. 'yesterday', a 13th month or a run that
+    finished days before it started was read as a run by diff and baseline make (an edit, another
+    tool's file, a clock that went back mid-run; hostile round 20, H20-03)."""
+    if isinstance(data, dict):
+        when = {key: _time(data[key], key, where) for key in ("started", "finished") if data.get(key) is not None}
+        if len(when) == 2 and when["finished"] < when["started"]:
+            raise ConfigError(f"finished {data['finished']!r} is before started {data['started']!r}: not a run's "
+                              "record as sncheck writes it (edited, or a clock that went back mid-run)", where)
+    return from_json(data, where)
+
+
+def _time(value: Any, key: str, where: str) -> dt.datetime:
+    t = None
+    if isinstance(value, str) and len(value) <= 40 and value.isascii():
+        try:
+            t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            t = None
+    if t is None or t.tzinfo is None:
+        raise ConfigError(f"{key} {str(value)[:40]!r} is no time with its zone (sncheck writes UTC, e.g. "
+                          "2026-11-29T10:30:00Z): not a run's results.json", where)
+    return t
 
 
 def own_record(path: Path) -> Path:

@@ -41,6 +41,7 @@ from sncheck.store.frames import batch_table, conform, merge_schema, rows_table
 from sncheck.store.layout import ROWS_DIR
 from sncheck.store.columncache import ColumnCache
 from sncheck.store.parts import Part, PartFrames
+from sncheck.store.passes import Passes
 from sncheck.errors import ConfigError, HarnessError
 from sncheck.model import RunRecord
 from sncheck.store.results import write_record
@@ -101,7 +102,14 @@ FLUSH_AFTER_S = 0.5      # single rows are written within this long of their arr
 FLUSH_ROWS = 20_000      # or as soon as this many are waiting
 # Names repeat per row: dictionary pages keep them small; measurements and links are
 # (nearly) unique, so trying a dictionary on them only costs time. No statistics.
-_PARQUET = {"compression": "snappy", "write_statistics": False}
+_PARQUET = {"write_statistics": False}
+
+
+def _compression(schema: pa.Schema) -> dict[str, str]:
+    """Snappy for every column but the floating-point ones: measured values do not compress
+    (a 131,072-card p2p part's six float columns came out 0.01% larger), and snappy over them
+    was ~9% of a p2p part's write (round 14, mock32)."""
+    return {f.name: "none" if pa.types.is_floating(f.type) else "snappy" for f in schema}
 
 LOCK_NAME = ".sncheck.lock"
 RESERVE_NAME = ".sncheck.reserve"  # space set aside so results.json can say "disk full"
@@ -115,6 +123,16 @@ _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 def new_run_id(now: datetime | None = None) -> str:
     now = now or datetime.now(timezone.utc)
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+
+
+def _run_around(path: Path) -> Path | None:
+    """The run directory ``path`` would be made inside (a directory above it holding a run's rows and
+    its lock), or None."""
+    parent = Path(os.path.realpath(Path(path).parent))
+    for above in (parent, *parent.parents):
+        if (above / ROWS_DIR).is_dir() and (above / LOCK_NAME).exists():
+            return above
+    return None
 
 
 def default_out_dir(run_id: str) -> Path:
@@ -153,6 +171,9 @@ class RunStore:
         self._schemas: dict[str, pa.Schema] = {}
         # what readers derive from the rows, once per run (PartFrames.memo): dropped with the run
         self.memos: dict = {}
+        # what one pass over a kind's rows built for a reader yet to ask (evidence's pass, the
+        # reports' builders): kept past close, for the reports, and let go on release
+        self.passes = Passes()
         # the columns readers decoded from the parts, for the next reader (up to its budget)
         self.column_cache = ColumnCache()
         self._parts: dict[str, int] = defaultdict(int)
@@ -166,6 +187,10 @@ class RunStore:
         if self.dir.is_symlink():  # mkdir, the lock, the reserve and --force's removals would all go through it
             raise ConfigError("is a symlink; sncheck never writes through a link (give the directory itself)",
                               str(self.dir))
+        if (outer := _run_around(self.dir)) is not None:
+            # its results.json, rows/ and reports among that run's measurements (hostile round 18, H18-22)
+            raise ConfigError(f"is inside the run directory {outer}: a run's directory holds one run; give each "
+                              "run its own --out beside it", str(self.dir))
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             # O_NOFOLLOW: a link planted at .sncheck.lock must not create a file elsewhere.
@@ -204,7 +229,10 @@ class RunStore:
         return self._rows_error or (self.files.error if hasattr(self, "files") else None)
 
     def release(self) -> None:
-        """Give up the directory's lock (the run's files are all written)."""
+        """Give up the directory's lock (the run's files are all written); what a pass
+        built for a reader that never asked is let go."""
+        if hasattr(self, "passes"):   # (unset when the directory was never opened)
+            self.passes.clear()
         reserve = getattr(self, "_reserve", None)  # unset when the directory was never opened
         if reserve is not None:
             reserve.unlink(missing_ok=True)
@@ -296,7 +324,7 @@ class RunStore:
             real_dir(self.dir, Path(ROWS_DIR) / kind)
             names = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
             with os.fdopen(open_new(tmp), "wb") as fh:
-                pq.write_table(table, fh, use_dictionary=names, **_PARQUET)
+                pq.write_table(table, fh, use_dictionary=names, compression=_compression(table.schema), **_PARQUET)
             tmp.replace(folder / name)
             self._written[kind].append(Part.of_table(folder / name, table, self.column_cache, self._written[kind]))
         except OSError as e:
@@ -318,7 +346,7 @@ class RunStore:
             equal = {"layer": layer, **equal}
         with self._lock:
             self._flush_pending()
-            return PartFrames(self._written, self._unwritten, self._schemas, equal, self.memos)
+            return PartFrames(self._written, self._unwritten, self._schemas, equal, self.memos, self.passes)
 
     def frame(self, kind: str, layer: str | None = None, columns: Sequence[str] | None = None,
               **equal: Any) -> pd.DataFrame:
@@ -347,11 +375,18 @@ class RunStore:
             raise
         return path
 
+    def let_go(self) -> None:
+        """What readers derived from the rows for judging (``memos``: the fabric counters, a
+        frame of every NVLink counter) dropped, and the C heap's free pages given back to the
+        system (:func:`trim_heap`): a later reader builds its own. Before evidence, whose pass
+        over the pairs builds what the reports read (:mod:`sncheck.store.passes`), and again
+        at :meth:`close`, before the reports."""
+        with self._lock:
+            self.memos.clear()
+            trim_heap()
+
     def close(self) -> None:
-        """Every row written (or kept, on a full disk); what readers derived from the rows
-        for judging (``memos``: the fabric counters, a frame of every NVLink counter) is
-        dropped, and the C heap's free pages go back to the system before the reports
-        (:func:`trim_heap`): a later reader builds its own."""
+        """Every row written (or kept, on a full disk), then :meth:`let_go`."""
         with self._lock:
             if self._closed:
                 return
@@ -361,8 +396,7 @@ class RunStore:
             except HarnessError:
                 pass  # the disk is full: write_error says so, and the rows stay in memory
             finally:
-                self.memos.clear()
-                trim_heap()
+                self.let_go()
 
 
 def _reserve_space(path: Path) -> Path | None:

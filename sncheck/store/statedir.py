@@ -31,7 +31,12 @@ _SHOWN = 3  # entries a refusal names
 
 def refuse_foreign_dir(path: Path) -> None:
     """Refuse (ConfigError naming it, exit 2) a state directory that holds entries and none of
-    sncheck's marks; a missing, empty or sncheck's directory passes. Nothing is written."""
+    sncheck's marks; a missing, empty or sncheck's directory passes. Nothing is written. A state
+    directory that is a symlink is refused too (as ``--out LINK`` is): the store and its lock were
+    written through it, then the file actions refused the link, half done (hostile round 19)."""
+    if path.is_symlink():
+        raise ConfigError("is a symlink; sncheck never writes through a link (give the state directory itself)",
+                          str(path))
     try:
         with os.scandir(path) as it:
             names = sorted(e.name for e in it)

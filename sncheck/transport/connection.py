@@ -17,6 +17,7 @@ from types import TracebackType
 import paramiko
 
 from sncheck.config.fileio import check_input
+from sncheck.transport import knownhosts
 from sncheck.errors import AuthError, ConfigError, ConnectError, HostKeyError, TransportError
 from sncheck.transport.command import build_command
 from sncheck.transport.result import MAX_OUTPUT_BYTES, Result
@@ -183,17 +184,17 @@ class Connection:
         spec = self.spec
         sock = self._open_socket()
         client = paramiko.SSHClient()
-        client.set_missing_host_key_policy(
-            _KnownHostsPolicy(spec, self.known_hosts, self.accept_new_host_keys)
-        )
         keys = self._identity_files()
         try:
-            if self.known_hosts.exists():
-                check_input(self.known_hosts, "known_hosts")  # paramiko's read of a FIFO would never end
-                client.load_system_host_keys(str(self.known_hosts))
+            # read as OpenSSH reads it: marker lines (@cert-authority, @revoked) are no host's key
+            known = knownhosts.load(self.known_hosts)  # a FIFO or a device refused, never read
+            knownhosts.host_keys(known, into=client.get_host_keys())
         except (OSError, paramiko.SSHException, ValueError, ConfigError) as e:
             sock.close()
             raise HostKeyError(self.host, f"cannot read known_hosts {self.known_hosts}: {e}") from e
+        client.set_missing_host_key_policy(
+            _KnownHostsPolicy(spec, self.known_hosts, self.accept_new_host_keys, known)
+        )
         try:
             client.connect(
                 spec.hostname,
@@ -230,6 +231,10 @@ class Connection:
             _discard(client, sock)
             raise
         t = client.get_transport()
+        offered = t.get_remote_server_key() if t is not None else None
+        if offered is not None and (at := knownhosts.revoked_at(known, _key_name(spec), offered)) is not None:
+            _discard(client, sock)  # a revoked key is refused even where another line lists it (OpenSSH)
+            raise HostKeyError(self.host, _revoked_message(spec, self.known_hosts, at, offered))
         if t is not None:
             t.set_keepalive(30)
         log.debug("%s: connected to %s", self.host, spec)
@@ -493,12 +498,16 @@ class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):
     before any policy is asked, so a changed key can never be accepted here.
     """
 
-    def __init__(self, spec: HostSpec, known_hosts: Path, accept_new: bool) -> None:
+    def __init__(self, spec: HostSpec, known_hosts: Path, accept_new: bool,
+                 known: knownhosts.KnownHosts | None = None) -> None:
         self.spec = spec
         self.known_hosts = known_hosts
         self.accept_new = accept_new
+        self.known = known or knownhosts.KnownHosts()
 
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:  # noqa: ARG002 -- paramiko's MissingHostKeyPolicy interface
+        if (at := knownhosts.revoked_at(self.known, hostname, key)) is not None:  # never recorded as new
+            raise HostKeyError(self.spec.name, _revoked_message(self.spec, self.known_hosts, at, key))
         if not self.accept_new:
             raise HostKeyError(
                 self.spec.name,
@@ -524,7 +533,7 @@ def _record_host_key(spec: HostSpec, path: Path, hostname: str, key: paramiko.PK
     # Threads of one fan-out and other sncheck processes may append at once.
     with _KNOWN_HOSTS_LOCK, open(path, "ab+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        known = paramiko.HostKeys(str(path)).lookup(hostname)
+        known = knownhosts.host_keys(knownhosts.load(path)).lookup(hostname)
         if known is not None and key.get_name() in known:
             if known[key.get_name()] == key:
                 return
@@ -537,8 +546,18 @@ def _record_host_key(spec: HostSpec, path: Path, hostname: str, key: paramiko.PK
         f.write(f"{hostname} {key.get_name()} {key.get_base64()}\n".encode())
 
 
+def _key_name(spec: HostSpec) -> str:
+    """The name a host's key is kept under in known_hosts (paramiko's and OpenSSH's)."""
+    return spec.hostname if spec.port == 22 else f"[{spec.hostname}]:{spec.port}"
+
+
+def _revoked_message(spec: HostSpec, known_hosts: Path, line: int, key: paramiko.PKey) -> str:
+    return (f"host key for {_key_name(spec)} ({key.get_name()} {key.fingerprint}) is marked @revoked in "
+            f"{known_hosts}:{line}: it is never accepted")
+
+
 def _changed_key_message(spec: HostSpec, known_hosts: Path, e: paramiko.BadHostKeyException) -> str:
-    name = spec.hostname if spec.port == 22 else f"[{spec.hostname}]:{spec.port}"
+    name = _key_name(spec)
     return (
         f"host key for {name} has CHANGED: {known_hosts} has {e.expected_key.get_name()} "
         f"{e.expected_key.fingerprint}, the host offered {e.key.get_name()} {e.key.fingerprint}. "

@@ -21,6 +21,7 @@ from pathlib import Path
 import paramiko
 
 from sncheck.config.fileio import LIMITS, read_input
+from sncheck.config.inventory import is_address, is_login_name
 from sncheck.errors import ConfigError
 
 FIELDS = frozenset({"address", "port", "user", "identity_file"})
@@ -234,6 +235,13 @@ def _resolve(
     hostname = str(_first(over.get("address"), found.get("hostname"), name))
     port = _port(_first(over.get("port"), found.get("port"), dflt.get("port"), 22), name)
     user = str(_first(over.get("user"), found.get("user"), dflt.get("user")) or getpass.getuser())
+    # the ssh config's values held to the inventory's checks (its 'HostName a;touch x' and 'User root;id'
+    # were taken where the inventory refuses them: hostile round 18, H18-20)
+    if not is_address(hostname):
+        raise ConfigError(f"host {name}: HostName {hostname[:80]!r} is not an address (a name, IPv4 or IPv6)")
+    if not is_login_name(user):
+        raise ConfigError(f"host {name}: User {user[:80]!r} is not a login name (letters, digits, '_', '.', '@', "
+                          "'-'; never a leading '-' or a shell metacharacter)")
     if _first(over.get("identity_file")) is not None:
         identity_files: tuple[str, ...] = (_expand(over["identity_file"]),)
     elif found.get("identityfile"):
@@ -257,6 +265,8 @@ def _resolve_jump(name: str, raw: str, defaults: Mapping[str, object], cfg: para
     if not m:
         raise ConfigError(f"host {name}: cannot parse ProxyJump {raw!r}; expected [user@]host[:port]")
     jump_name = m["v6"] or m["host"]
+    if not is_address(jump_name) or jump_name.startswith("-"):
+        raise ConfigError(f"host {name}: ProxyJump host {jump_name[:80]!r} is not a host name or address")
     found = cfg.lookup(jump_name)
     # "Host *" blocks often give every host, the jump host included, the same
     # ProxyJump; pointing at itself means "connect directly", as in OpenSSH.
@@ -287,10 +297,8 @@ def _first(*values: object) -> object:
 
 
 def _port(value: object, name: str) -> int:
-    try:
-        port = int(str(value))
-    except ValueError:
-        port = 0
+    # ASCII digits only: int() reads '٢٢' (Arabic-Indic) as 22 (hostile round 18, H18-20)
+    port = int(str(value)) if re.fullmatch(r"[0-9]{1,5}", str(value)) else 0
     if not 1 <= port <= 65535:
         raise ConfigError(f"host {name}: port {value!r} is not a number from 1 to 65535")
     return port

@@ -20,8 +20,9 @@ certain, so every view reads the tool's own lines:
   (counting up by one), and the indentation every line shares (a paste nested in a markdown list);
 - ansible's ``host | CHANGED | rc=0 >>`` header before a host's output;
 - launcher labels on every line: ``srun --label`` (``0: ``, right-aligned `` 7: ``),
-  ``mpirun --tag-output`` (``[1,0]<stdout>:``), MPICH / Intel MPI ``-prepend-rank``
-  (``[0] ``), a remote runner's host and stream (Fabric's ``[node7] out: ``,
+  ``mpirun --tag-output`` (``[1,0]<stdout>:``), torchrun's ``--tee`` (``[default0]:``, elastic's TailLog), MPICH / Intel MPI ``-prepend-rank``
+  (``[0] ``; not before an NCCL WARN's file and line, ``[1] FILE:LINE NCCL WARN``: that is NCCL's
+  own device field, the line quoted from it on), a remote runner's host and stream (Fabric's ``[node7] out: ``,
   ``nid005113 out: ``), ``kubectl logs --prefix`` (``[pod/x/c] ``), ``docker compose``
   (``svc-1  | ``), pdsh / clush's ``node7: `` (a host name has a digit or a dot; never
   ``nvidia-nvswitch0: ``, the kernel's own). Several tasks' lines are regrouped task by task, in the order each first
@@ -57,12 +58,21 @@ _QUOTE = re.compile(r"^[ \t]*> ?")
 _INLINE_CODE = re.compile(r"^[ \t]*`([^`\n]+)`[ \t]*$")
 ELISION = re.compile(r"^\s*(?:\.\.\.+|…|\[\.\.\.\]|\(\.\.\.\)|<snip>|\[snip\]|\[output truncated\]|"
                      r"\[\.\.\. ?\d* ?(?:more )?lines?.*\])\s*$", re.IGNORECASE)
+# A torch label's shape, '[NAMEN]' (one home: delivery takes torchrun's off; the torch-nccl view reads
+# past c10's '[rankN]:' and a torchrun one where not every line carries it)
+TORCH_LABEL = r"\[[A-Za-z_][\w-]*?\d+\]"
 # (regex, group naming the task or None). Labels first: srun's "0: " would also take
 # the hour of "03:04:05", which no label regex below can meet (a label is followed by a blank).
 _LABELS = (
     re.compile(r"^(?P<task>\[\d+,\d+\])<std(?:out|err)>: ?"),  # mpirun --tag-output (ORTE ':', PRRTE ': ')
     re.compile(r"^ *(?P<task>\d+):(?: |$)"),                    # srun --label ("0:" alone: a blank line)
-    re.compile(r"^(?P<task>\[\d+\]) "),                         # mpiexec -prepend-rank
+    # torchrun --tee / --redirects: elastic's TailLog header '[{role}{local_rank}]:' before every line, no blank
+    # ('[default0]:'); never c10's own '[rankN]:' (the torch-nccl view's: the process's global rank)
+    re.compile(rf"^(?P<task>(?!\[rank\d){TORCH_LABEL}):"),
+    # mpiexec -prepend-rank; not NCCL's own '[DEV] ' before a WARN's FILE:LINE ('[1] misc/shmutils.cc:103 NCCL
+    # WARN': an NCCL line quoted from its device field on, nccl-issue1518): under the launcher that line
+    # would read '[1] HOST:PID:TID [1] FILE:LINE ...' ('[0] NCCL INFO ...' stays ambiguous: a bare quote's label)
+    re.compile(r"^(?P<task>\[\d+\]) (?![\w./+-]+:\d+ (?:\(\w+\) )?NCCL WARN )"),
     # a remote runner's host and stream (Fabric's "[host] out: ", a job log's "nid005113 out: "):
     # the stream word makes it certain (a bare "name: " is also a kernel device's own prefix)
     re.compile(r"^(?P<task>\[?[A-Za-z0-9][\w.-]*\]?) (?:out|err): ?"),
@@ -83,7 +93,8 @@ _HOST_UNIT = r" [A-Za-z0-9][\w.-]* [\w./@-]+(?:\[\d+\])?: ?"  # the journal's "h
 # its [pid], or the kernel's (no pid: its entries have none). An ISO-stamped one-line output
 # ("2026-...T... link status: UP", "fec mode: rs FEC mode") has two words and a colon where a
 # host and unit would stand: read as the journal's, its key was lost with the stamp.
-_JOURNAL_UNIT = r" [A-Za-z0-9][\w.-]* (?:kernel|[\w./@-]+\[\d+\]): ?"
+JOURNAL_UNIT = re.compile(r"[A-Za-z0-9][\w.-]* (?:kernel|[\w./@-]+\[\d+\]): ?")
+_JOURNAL_UNIT = " " + JOURNAL_UNIT.pattern
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 _STAMPS = (
     re.compile(r"^\[ *\d+\.\d+\] ?"),                                               # dmesg

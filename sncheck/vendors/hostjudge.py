@@ -21,7 +21,8 @@ the rest the same way everywhere:
   ones it listed at its first read in this run: a retest that sees other devices is a
   ``devices_changed`` finding on the host, never "not reproduced";
 * one card in one machine (:meth:`FactJudge.shared`): a globally unique identity (a GPU
-  UUID or serial, never a PCI bus id, which every machine numbers alike) that two hosts
+  UUID or serial, amd-smi's UUID, an Ascend die's VDie ID: :mod:`sncheck.vendors.identity`;
+  never a PCI bus id, which every machine numbers alike, nor a placeholder) that two hosts
   list is a ``devices_shared`` finding on each host read now, naming the other host and
   the identity: a cloned or misreported identity, or two names reaching one machine, so
   neither listing can be trusted. A host read alone (a retest) is held to the identities
@@ -34,7 +35,6 @@ the rest the same way everywhere:
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -45,6 +45,7 @@ from sncheck.rows import host_fact_row
 from sncheck.model import card_id, link_id, nic_id
 from sncheck.vendors import parsers, registry
 from sncheck.vendors.facts import Expect, FactCommand, check_host, listed
+from sncheck.vendors.identity import unique_id
 
 Run = Callable[[FactCommand], Any]  # runs one fact command on the host: an outcome (a transport Result)
 Emit = Callable[[dict], None]
@@ -299,15 +300,6 @@ class FactJudge:
 
 
 DEVICES_SHARED = "devices_shared"
-_BUS_ID = re.compile(r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
-
-
-def unique_id(ident: str) -> bool:
-    """A device identity no other machine's device has: a GPU UUID or serial, not a PCI bus
-    id (every machine numbers its slots alike) nor a placeholder of zeros."""
-    return ident.strip("0-") not in ("", "GPU", "GPU-") and (ident.startswith("GPU-") or not _BUS_ID.match(ident))
-
-
 def _id_tool(rows: list[dict]) -> str | None:
     return next((r.get("tool") for r in rows if r.get("ids")), None)
 

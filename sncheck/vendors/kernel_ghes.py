@@ -126,7 +126,8 @@ def event(body: str, st: dict[str, Any]) -> dict[str, Any] | None:
     m = _LINE.match(body)
     if m is None:
         return _decode(body, st)
-    st["decode"] = None
+    # (another CPU's record line between a decode's lines leaves the decode open: each line is
+    # one printk, the decode runs later on a workqueue, and its lines name their device)
     seq, rest = int(m.group("seq")), m.group("rest").strip()
     records: dict[int, list[dict[str, Any]]] = st["records"]
     if h := _HEAD.match(rest):

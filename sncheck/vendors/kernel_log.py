@@ -2,7 +2,8 @@
 RAS, mlx5 (ConnectX) health and hung tasks.
 
 ``parse_kernel_log`` reads ``dmesg`` or ``journalctl -k`` text (any of their time
-formats: ``[  12.34]``, ``dmesg -T``, ``--time-format iso``, ``-o short-iso``) into one
+formats: ``[  12.34]``, ``dmesg -T``, ``--time-format iso``, ``-o short-iso``, a /dev/kmsg
+record's ``PRI,SEQ,USEC,-;``) into one
 event per kernel report:
 
 * ``xid``: ``NVRM: Xid (PCI:0000:3b:00): 79, pid=..., GPU has fallen off the bus.``:
@@ -52,6 +53,7 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors.grammar import Grammar
 from sncheck.vendors import after_end, kernel_aer, kernel_ghes, kernel_hung, listing
+from sncheck.vendors.delivery import JOURNAL_UNIT
 from sncheck.vendors.amd import kernel_ras
 from sncheck.vendors.infiniband import kernel_mlx5
 from sncheck.vendors.nvidia import kernel_nvrm
@@ -92,7 +94,9 @@ GRAMMAR = {"kernel-log": Grammar(
     ),
     lines=("any line, optionally timed ('[  12.345678]', '[Mon Mar  3 12:00:01 2025]', ISO, the journal's or syslog's "
            "'Mar 03 12:00:01 host kernel: ', that followed by dmesg's '[  12.3]'; a bare 'kernel: ' of such a line pasted "
-           "without its date and host), dmesg --decode's 'kern  :err   : ' "
+           "without its date and host), a /dev/kmsg record's 'PRI,SEQ,USEC,FLAGS;' (the kernel's "
+           "Documentation/ABI/testing/dev-kmsg: read as dmesg's '[SEC.USEC]', its ' KEY=value' dictionary lines the "
+           "record's), dmesg --decode's 'kern  :err   : ' "
            "before the stamp (util-linux dmesg.c print_record); a record glued to the line before it (its line end "
            "lost: '... CmpltTO [  200.105524,009][  T292] igb ...: AER:   TLP Header: ...', harvest7) split at its "
            "stamp; the reports: sncheck/vendors/nvidia/kernel_nvrm.py (Xid, SXid with its "
@@ -167,12 +171,27 @@ _TIME = re.compile(r"^(?:\[\s*(?P<mono>\d+\.\d+)\]|\[(?P<ctime>[A-Z][a-z]{2} [A-
 # delta '[  +0.000003]' or '[<    0.000003>]' (util-linux dmesg.c print_record); journalctl -o short-precise
 # ('Dec 06 20:00:00.123456 host kernel:') and short-full ('Sun 2026-12-06 20:00:00 UTC host kernel:');
 # and under dmesg -t (no stamp) a dev_printk line ('mlx5_core 0000:0c:00.0: ', dev_driver_string and
-# dev_name) or the pr_fmt prefixes of the drivers this view reads and the kernel's first lines
+# dev_name; a USB device's 'usb 1-1.2: ', drivers/usb/core/hub.c's dev_info) or the pr_fmt prefixes of
+# the drivers this view reads (nvidia-uvm's, uvm_common.h) and the kernel's first lines
 _KERNELISH = re.compile(
     r"^(?:<\d{1,3}>|\[[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d(?::\d\d)?\]|\[\s*\+\d+\.\d+\]|\[<\s*\d+\.\d+>\]"
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\.\d+ \S+ kernel:|[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \S+ kernel:"
-    r"|[\w.-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: |(?:NVRM|nvidia-nvlink|nvidia-modeset|EXT4-fs \([^)]*\)|"
+    r"|[\w.-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: |usb \d+-\d+(?:\.\d+)*: "
+    r"|(?:NVRM|nvidia-nvlink|nvidia-modeset|nvidia-uvm|EXT4-fs \([^)]*\)|"
     r"pci_bus [0-9a-f]{4}:[0-9a-f]{2}|nvme nvme\d+|ACPI|PCI): |Linux version \d)")
+# a /dev/kmsg record as a reader keeps it (Documentation/ABI/testing/dev-kmsg): 'PRI,SEQ,USEC,FLAGS[,..];MESSAGE',
+# USEC the monotonic stamp dmesg prints as '[SEC.USEC]' (util-linux dmesg reads the same records); a record's
+# continuation lines (its dictionary, ' SUBSYSTEM=pci') start with a space
+_KMSG = re.compile(r"^(\d{1,4}),(\d+),(\d+),[^;\s]*;")
+_KMSG_DICT = re.compile(r"^ [A-Z_]+=")
+
+
+def _kmsg_stamp(m: re.Match) -> str:
+    """The record's stamp as dmesg prints it: '[SEC.USEC] '."""
+    sec, usec = divmod(int(m.group(3)), 1_000_000)
+    return f"[{sec:5d}.{usec:06d}] "
+
+
 _NOW = re.compile(r"^# now: (\d{1,12})$")  # sncheck's read: the host's clock as the read ran (date +%s)
 _BOOT = re.compile(r"^# boot: (\d{1,12})$")  # sncheck's read: /proc/stat's btime, so dmesg's uptime stamps place
 _CURSOR = re.compile(r"^-- cursor: (\S+)")
@@ -248,10 +267,13 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     boots = 0                   # the uptime resets the log shows (a paste across reboots)
     last_up: float | None = None
     report_open = open_before = False  # the line before was an AER report's, its report not yet whole
+    kmsg = False  # a /dev/kmsg record was read: ' KEY=value' lines are records' dictionaries
     for at, raw in _records(text):
         line = raw.strip()
-        if not line:
-            continue
+        if not line or (kmsg and _KMSG_DICT.match(raw)):
+            continue  # a kmsg record's dictionary line is the record's
+        if k := _KMSG.match(line):
+            line, kmsg = _kmsg_stamp(k) + line[k.end():], True
         open_before, report_open = report_open, False
         if line == END_MARKER:
             ended = True
@@ -289,6 +311,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             # where the next read starts (dmesg without a journal): the newest placed stamp
             last_t, last_time = w[1], (t.group("iso") if t and t.group("iso") else iso(w[1]))
         body = rest[t.end():] if t else rest
+        if t and t.group("iso") and (j := JOURNAL_UNIT.match(body)):
+            body = body[j.end():]  # journalctl -o short-iso: 'host kernel: ' (the read's own command) after the stamp
         if (cut := _chopped(at, body)) and cut not in errors:
             errors.append(cut)
         if m := kernel_nvrm.LOADING.search(body):
@@ -477,8 +501,10 @@ def iso(t: float) -> str:
 
 KEPT_DAYS = 30        # how long a host's reports are kept for a count over a window (the longest window)
 KEPT_REPORTS = 500    # and at most this many per host, the newest
-_KEPT_FIELDS = ("source", "code", "class", "kind", "bus_id", "card", "driver_version", "recovery_action", "status_class",
-                "block", "link", "device", "gpu_instance")
+# The scalar fields a table judges a report by (a ``when`` names only these: hostile round 18, H18-07),
+# kept with each report for the next runs' counts; mlx5's ``recovery`` is the shipped table's own.
+KEPT_FIELDS = ("source", "code", "class", "kind", "bus_id", "card", "driver_version", "recovery_action", "status_class",
+               "block", "link", "device", "gpu_instance", "recovery")
 
 
 def report_key(e: dict[str, Any], boot: int | None = None) -> tuple | None:
@@ -503,13 +529,20 @@ def kept_reports(earlier: list[Any], events: list[dict[str, Any]], boot: int | N
         when = placed(e, b)
         if when is None or when[0] != "wall":
             continue  # an uptime stamp of a read without its boot time, a syslog stamp: not placeable
-        kept = {k: e[k] for k in _KEPT_FIELDS if isinstance(e.get(k), (str, int)) and not isinstance(e.get(k), bool)}
+        kept = {k: e[k] for k in KEPT_FIELDS if isinstance(e.get(k), (str, int)) and not isinstance(e.get(k), bool)}
         out.append((when[1], {**kept, "time": iso(when[1])}))
     if not out:
         return []
     newest = max(t for t, _ in out)
     out = sorted((x for x in out if x[0] >= newest - KEPT_DAYS * 86400), key=lambda x: x[0])
     return [r for _, r in out[-KEPT_REPORTS:]]
+
+
+# The host's grep, made to read every line as text: GNU grep takes a line holding a NUL byte (or,
+# in a UTF-8 locale, bytes that are not UTF-8) for binary data and prints 'binary file matches'
+# instead of it, so an Xid beside such bytes was lost and the log read clean (hostile round 20,
+# H20-07). NULs are dropped (tr, POSIX) and the C locale reads any other byte as a character.
+_GREP = "tr -d '\\000' | LC_ALL=C grep -E"
 
 
 def read_command(cursor: str | None = None) -> str:
@@ -519,9 +552,9 @@ def read_command(cursor: str | None = None) -> str:
     return ("echo \"# boot: $(awk '/^btime /{print $2}' /proc/stat 2>/dev/null)\"; echo \"# now: $(date +%s)\"; "
             "if [ -n \"$(journalctl -k -n 1 -q --no-pager 2>/dev/null)\" ]; then "
             "echo '# source: journalctl -k'; "
-            f"journalctl -k -o short-iso --no-pager --show-cursor{after} 2>&1 | grep -E {pat} | tail -n {MAX_LINES}; "
+            f"journalctl -k -o short-iso --no-pager --show-cursor{after} 2>&1 | {_GREP} {pat} | tail -n {MAX_LINES}; "
             "else echo '# source: dmesg'; "
-            f"dmesg --time-format iso 2>&1 | grep -E {pat} | tail -n {MAX_LINES}; fi; "
+            f"dmesg --time-format iso 2>&1 | {_GREP} {pat} | tail -n {MAX_LINES}; fi; "
             f"echo {shlex.quote(END_MARKER)}")
 
 
@@ -532,4 +565,4 @@ def evidence_command(words: tuple[str, ...]) -> str:
     us read the log says so in the text."""
     pat = shlex.quote("|".join(("AER", "not permitted", *(re.escape(w) for w in words))))
     return ("(dmesg --ctime 2>/dev/null || dmesg 2>&1 || echo 'dmesg: not permitted') "
-            f"| grep -E {pat} | tail -n 200")
+            f"| {_GREP} {pat} | tail -n 200")

@@ -53,6 +53,13 @@ class Listing:
     # fields a record may lack by its grammar (iblinkinfo: a Down port has no far end): not
     # compared with the other records' (the parser checks each such record is whole itself)
     optional: tuple[str, ...] = ()
+    # fields that each name one device on their own (a bus id, a UUID): one under two idents is
+    # one device listed twice (two reads spliced, one GPU answered twice: hostile round 18, H18-10)
+    unique: tuple[str, ...] = ()
+    # values their printer always prints in one form: (records path, field-name pattern, value pattern).
+    # A value outside it (a link layer 'I', a count '', a unit-bearing cell without its unit) is a line
+    # cut mid-way whose paste then ended with a newline (cuts15, issue 28): an error naming it, never a value
+    formats: tuple[tuple[str, str, str], ...] = ()
 
 
 FIELDS = ""  # the path of a key-value output's own top-level fields
@@ -320,6 +327,18 @@ def _last_whole(where: str, recs: list[Any], noun: str, stated: tuple[str, ...] 
     return None
 
 
+def outside(tool: str, data: Any, formats: tuple[tuple[str, str, str], ...]) -> list[str]:
+    """Each value of a field ``formats`` names (:attr:`Listing.formats`) that is not in its printer's
+    form: the line it stands on was cut short (its paste ending with a newline all the same)."""
+    out = []
+    for path, names, form in formats:
+        for where, rec in _at(data, path):
+            for key, value in rec.items() if isinstance(rec, dict) else ():
+                if value is not None and re.fullmatch(names, key) and not re.fullmatch(form, str(value)):
+                    out.append(f"{where}: {key} {str(value)!r} is not a value {tool} prints: its line is cut short")
+    return out
+
+
 def _square(where: str, table: Any) -> str | None:
     if not isinstance(table, dict) or not all(isinstance(r, dict) for r in table.values()):
         return None
@@ -356,6 +375,14 @@ def _twice(spec: Listing, data: Any) -> list[str]:
                 name = " ".join(str(v) for v in key)
                 return [f"{spec.noun} {name} is listed twice: output spliced or repeated"]
             seen.add(key)
+    for field in spec.unique:
+        values = [rec.get(field) for _, value in _at(data, spec.counted[0])[:1] for rec in _records(value) or []
+                  if isinstance(rec, dict) and rec.get(field) is not None]
+        met: set[Any] = set()
+        for v in values:
+            if v in met:
+                return [f"{spec.noun} {field} {v} is listed twice: output spliced or repeated"]
+            met.add(v)
     return []
 
 
@@ -378,8 +405,9 @@ def check(tool: str, data: Any, expect: int | None = None, *,
         for where, value in _at(data, path):
             if msg := _square(where, value):
                 out.append(msg)
-    if spec.ident:
+    if spec.ident or spec.unique:
         out += _twice(spec, data)
+    out += outside(tool, data, spec.formats)
     for path in spec.required:
         if gaps := _missing(data, path):
             out.append(f"{gaps[-1]}: no {path.rsplit('.', 1)[-1]}, which the format always prints: cut short")

@@ -33,6 +33,13 @@ from sncheck.vendors.grammar import table
 Parser = Callable[[str], dict[str, Any]]
 
 
+_LINK_LAYER = "InfiniBand|Ethernet|IB|Unknown|Unspecified"
+_DEVINFO = (("devices.*", "phys_port_cnt", r"\d+"), ("devices.*.ports.*", "link_layer", _LINK_LAYER),
+            ("devices.*.ports.*", "state", r"PORT_(?:NOP|DOWN|INIT|ARMED|ACTIVE|ACTIVE_DEFER)|invalid state|unknown"),
+            ("devices.*.ports.*", "phys_state", r"SLEEP|POLLING|DISABLED|PORT_CONFIGURATION TRAINNING|LINK_UP"
+                                                r"|LINK_ERROR_RECOVERY|PHY TEST|invalid physical state"))
+
+
 @cache
 def views() -> dict[str, View]:
     """TOOL name -> its view (parser and listing): every vendor plug-in's, then the shared
@@ -44,10 +51,14 @@ def views() -> dict[str, View]:
         # the nccl-tests layout, whichever vendor runs it
         "rccl-tests": View(nccl_tests.parse_rccl_tests, Listing("row", ("rows",))),
         # every port block ends with its link layer (ibstat.c port_dump, the ibstatus script)
+        # (ibstat.c prints the port's sysfs link_layer: the kernel's InfiniBand, Ethernet or Unknown;
+        # the ibstatus script IB where sysfs has none; devinfo.c's link_layer_str IB before rdma-core 17)
         "ibstat": View(ibstat.parse_ibstat, Listing("CA", ("cas",), ident=("name",),
-                                                   required=("cas.*.ports.*.link_layer",))),
+                                                   required=("cas.*.ports.*.link_layer",),
+                                                   formats=(("cas.*.ports.*", "link_layer", _LINK_LAYER),))),
         "ibstatus": View(ibstat.parse_ibstatus, Listing("CA", ("cas",), ident=("name",),
-                                                       required=("cas.*.ports.*.link_layer",))),
+                                                       required=("cas.*.ports.*.link_layer",),
+                                                       formats=(("cas.*.ports.*", "link_layer", _LINK_LAYER),))),
         "ib-write-bw": View(perftest.parse_ib_write_bw, Listing("row", ("rows",))),
         # ib_read_lat / ib_send_lat print the same report
         "ib-write-lat": View(perftest.parse_ib_lat, Listing("row", ("rows",))),
@@ -71,8 +82,10 @@ def views() -> dict[str, View]:
         "nccl-inspector": View(nccl_inspector.parse_inspector),  # Inspector JSON records (sncheck watch reads it)
         "mlxlink": View(mlxlink.parse_mlxlink),
         "ibportstate": View(ports.parse_ibportstate),  # its blocks differ (PortInfo, MLNX ext, peer): no listing
+        # devinfo.c: phys_port_cnt a count, link_layer_str's names, ibv_port_state_str's and port_phy_state_str's
+        # (their '(N)' code apart): a value outside them is its line cut short (cuts15)
         "ibv-devinfo": View(ports.parse_ibv_devinfo, Listing("device", ("devices",), ident=("name",),
-                                                             stated=("ports",))),
+                                                             stated=("ports",), formats=_DEVINFO)),
         "ethtool-mlx5": View(ethtool.parse_ethtool_stats),  # ethtool -S of a ConnectX port
     }
 

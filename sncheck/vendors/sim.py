@@ -45,20 +45,17 @@ Rendered output carries no simulator words: it reads like the real tool's.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
-import re
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
-
-from functools import lru_cache
 
 from sncheck.config.faultplan import FAULT_TYPES, HOST_TOOL_FAULTS, Fault
 from sncheck.model import rail_of
 from sncheck.vendors import registry
 from sncheck.vendors.captures import capture  # noqa: F401 (renderers read the real captures through it)
+from sncheck.vendors.identity import own_ids  # noqa: F401 (the harnesses' rewrite: each host's own devices)
 
 if TYPE_CHECKING:
     from sncheck.topology import Topology
@@ -193,31 +190,3 @@ def fault_table() -> str:
 def not_found(tool: str) -> ToolOutput:
     """What a POSIX shell prints for a program that is not on the PATH."""
     return ToolOutput(127, "", f"sh: 1: {tool}: not found\n")
-
-
-_GPU_UUID = re.compile(r"GPU-([0-9a-fA-F]{8})-([0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4})-([0-9a-fA-F]{12})")
-
-
-@lru_cache(maxsize=1 << 16)
-def _moves(host: str) -> tuple[int, int]:
-    digest = hashlib.blake2b(host.encode(), digest_size=10).digest()
-    return int.from_bytes(digest[:4], "big"), int.from_bytes(digest[4:], "big")
-
-
-def own_ids(text: str, host: str) -> str:
-    """``text`` (a rendered or replayed output, or a value read from it) with every NVIDIA GPU
-    UUID (``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx``) made ``host``'s own: its first and
-    last groups XORed with 80 bits of a hash of the name. One capture replayed on many
-    hosts (the mock, the SSH and Slurm fake tools) then lists other cards on each, as real
-    machines do; within a host the map is one-to-one (and its own inverse), so the
-    capture's UUIDs stay distinct. Other UUIDs (a fabric's ClusterUUID, MIG-...) are kept."""
-    if "GPU-" not in text:
-        return text
-    first, last = _moves(host)
-
-    def moved(m: re.Match[str]) -> str:
-        a, b = f"{int(m[1], 16) ^ first:08x}", f"{int(m[3], 16) ^ last:012x}"
-        mid = m[2]
-        return f"GPU-{a.upper()}-{mid}-{b.upper()}" if (m[1] + m[3]).isupper() else f"GPU-{a}-{mid}-{b}"
-
-    return _GPU_UUID.sub(moved, text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import shlex
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -260,7 +261,8 @@ def _placeholder_inventory() -> Inventory:
 
 
 def _confirm_command(playbook: str, entity: str) -> str:
-    return f"sncheck run {playbook} --targets {entity}"
+    """The command that confirms a finding, for a shell: a playbook path with a space stays one word."""
+    return f"sncheck run {shlex.quote(playbook)} --targets {shlex.quote(entity)}"
 
 
 def _unreadable(site: str, path: Path, reason: str, kind: str = "supernode") -> Finding:

@@ -64,7 +64,9 @@ def amd_smi(rng: random.Random) -> Iterator[Variant]:
             sections = [s for s in names if s in asked]  # printed in the CLI's order, whatever the flags' order
             cmdline = rng.random() < 0.6
             gpus = [{"gpu": i, **{s: _section(s, i, rng) for s in sections}} for i in range(n)]
-            lines = ([f"$ amd-smi {command} " + " ".join(FLAG[s] for s in asked) + (f" -g {' '.join(map(str, range(n)))}"
+            # root's bare '# ' prompt for one GPU count (harvest24: '# amd-smi static -g 0'), no draw spent on it
+            prompt = "# " if n == 2 else "$ "
+            lines = ([f"{prompt}amd-smi {command} " + " ".join(FLAG[s] for s in asked) + (f" -g {' '.join(map(str, range(n)))}"
                                                                                     if rng.random() < 0.5 else "")]
                      if cmdline else []) + _text(gpus)
             values = [("len(gpus)", n)] + [(f"gpus[gpu={n - 1}].{s.upper()}.{k.upper()}", v)

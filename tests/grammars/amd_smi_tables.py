@@ -72,6 +72,24 @@ def amd_smi_monitor(rng: random.Random) -> Iterator[Variant]:
             lines.append(str(g).rjust(3) + "".join(v.rjust(w) for v, (_, w) in zip(row, cols)))
         values = [("len(gpus)", n), (f"gpus[gpu={n - 1}].LOW_UTILVIOL", row[-1]), (f"gpus[gpu={n - 1}].GFXCLK_PVIOL", row[-2])]
         yield Variant("amd-smi-monitor", f"{n} GPUs -V (7.0, list cells)", "\n".join(lines) + "\n", tuple(values), count=n)
+    # the default output (no flag; rocm-systems subcommands/monitor.py): XCP, the short names, one memory column
+    # 'VRAM_USAGE' ('GTT_USAGE' on an APU), its cell f'{used:5.1f}/{total:5.1f} GB'.rjust(16): a blank inside it under
+    # 100 GB ('0.5/ 48.0 GB'); a CPX partition's other XCPs print N/A (the CLI doc's examples, harvest24)
+    for n, apu in ((4, True), (8, False)):
+        mem = "GTT_USAGE" if apu else "VRAM_USAGE"
+        cols = [("XCP", 5), ("POWER", 7), ("GPU_T", 8), ("MEM_T", 8), ("GFX_CLK", 10), ("GFX%", 7), ("MEM%", 7),
+                ("ENC%", 7), ("DEC%", 7), (mem, 16)]
+        lines = ["GPU" + "".join(name.rjust(w) for name, w in cols)]
+        for g in range(n):
+            total = rng.choice((48.0, 192.0, 376.7))
+            usage = f"{rng.randrange(0, 40) / 10:5.1f}/{total:5.1f} GB"
+            row = [str(g % 4), f"{rng.randrange(30, 200)} W", "30 °C", "31 °C", f"{rng.randrange(40, 2100)} MHz",
+                   "2 %", "0 %", "N/A", "0 %", usage]
+            if g % 4 and not apu:
+                row[1:9] = ["N/A"] * 8
+            lines.append(str(g).rjust(3) + "".join(v.rjust(w) for v, (_, w) in zip(row, cols)))
+        values = [("len(gpus)", n), (f"gpus[gpu={n - 1}].{mem}", usage.strip()), (f"gpus[gpu={n - 1}].POWER", row[1])]
+        yield Variant("amd-smi-monitor", f"{n} GPUs default output ({mem})", "\n".join(lines) + "\n", tuple(values), count=n)
 
 
 @generator("amd-smi-monitor")

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 
 from grammars import Variant, generator, variants
-from grammars.npu_smi import _DCMI
+from grammars.npu_smi import _DCMI, _chip_board
 
 _ECHO = re.compile(r"^/usr/local/Ascend/driver/tools/hccn_tool -i \d+ ")
 
@@ -84,6 +84,16 @@ def ascend_sweep(rng: random.Random) -> Iterator[Variant]:
                 log.add(["", f"== device {i} {word}"], rng.choice(outs), f"devices.{i}")
             log.values += [("view", word), ("len(devices)", n)]
             yield log.variant("ascend-sweep", f"{word} x {n}", n)
+    # -t board -i N -c C on every die (the run's die_ids): each die its own VDie ID
+    for n, a3 in ((2, False), (16, True)):
+        log = _Log()
+        for i in range(n):
+            lines = _chip_board(rng, i // 2 if a3 else i, i % 2 if a3 else 0, a3)
+            vdie = next(x.split(":", 1)[1].strip() for x in lines if x.strip().startswith("VDie ID"))
+            log.add(["", f"== device {i} board"], Variant("npu-smi-fields", "board", "\n".join(lines) + "\n",
+                                                         (("fields.VDie ID", vdie),)), f"devices.{i}")
+        log.values += [("view", "board"), ("len(devices)", n)]
+        yield log.variant("ascend-sweep", f"board x {n}{' A3' if a3 else ''}", n)
     # one device's query could not reach the driver (its 2>&1 puts DCMI's lines in its section)
     for word in ("health", "ecc", "link", "optical"):
         outs = [v for v in variants(_SWEPT[word]) if not v.fails]

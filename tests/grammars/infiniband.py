@@ -227,3 +227,23 @@ def ib_write_bw_setup_failed(rng: random.Random) -> Iterator[Variant]:
     for lines in rng.sample(_SETUP_FAILED, 1):
         yield Variant("ib-write-bw", f"setup failed: {lines[0].strip()}", "\n".join(lines) + "\n",
                       (("len(rows)", 0), ("test", None)), fails=True, finding=lines[-1].strip())
+
+
+@generator("ib-write-bw")
+def ib_send_bw_before_msgrate(rng: random.Random) -> Iterator[Variant]:
+    """perftest before its MsgRate column (OFED 1.5 send_bw.c): 'Mtu : 2048', the address lines with commas,
+    ' #bytes #iterations    BW peak[MB/sec]    BW average[MB/sec]' and four figures a row."""
+    sizes = [2 ** k for k in range(1, rng.choice((6, 12)))]
+    rule = "-" * 66
+    lines = [rule, "                    Send BW Test", "Connection type : UD", "Inline data is used up to 1 bytes message",
+             "  local address:  LID 0x02, QPN 0x70004b, PSN 0xc14da8",
+             "  remote address: LID 0x0b, QPN 0x28004c, PSN 0xfaa100", "Mtu : 2048", rule,
+             " #bytes #iterations    BW peak[MB/sec]    BW average[MB/sec]"]
+    for size in sizes:
+        lines.append(f"{size:7d}        1000     {size * 1.43:14.2f}        {size * 1.42:14.2f}")
+    lines.append(rule)
+    last = sizes[-1]
+    yield Variant("ib-write-bw", f"before MsgRate {len(sizes)} sizes", "\n".join(lines) + "\n",
+                  (("len(rows)", len(sizes)), ("mtu", 2048), (f"rows[bytes={last}].printed_avg", float(f"{last * 1.42:.2f}")),
+                   (f"rows[bytes={last}].msg_rate_Mpps", None)), count=len(sizes))
+

@@ -551,3 +551,29 @@ def masked_xids(rng: random.Random) -> Iterator[Variant]:
     yield Variant("kernel-log", f"Xid {code} with its PCI address masked as {mask}", "\n".join(lines) + "\n",
                   (("len(events)", 2), ("events[0].code", code), ("events[0].bus_id", None),
                    ("events[1].bus_id", "0000:3b:00")), fails=True, stream=True)
+
+
+@generator("kernel-log")
+def fallen_off_331(rng: random.Random) -> Iterator[Variant]:
+    """Drivers of the 331 era: 'NVRM: GPU at dddd:bb:dd.f has fallen off the bus.' (no ': GPU', Bumblebee-issue554):
+    the GPU lost, read as the Xid 79 it is."""
+    bus = rng.choice(("01", "02", "3b"))
+    lines = [f"[   49.261458] NVRM: GPU at 0000:{bus}:00.0 has fallen off the bus.",
+             "[   49.261465] NVRM: os_pci_init_handle: invalid context!"]
+    yield Variant("kernel-log", "331-era fallen off the bus", "\n".join(lines) + "\n",
+                  (("len(events)", 1), ("events[0].code", 79), ("events[0].bus_id", f"0000:{bus}:00")),
+                  fails=True, stream=True)
+
+
+
+@generator("kernel-log")
+def kmsg_records(rng: random.Random) -> Iterator[Variant]:
+    """A /dev/kmsg reader's records (the kernel's dev-kmsg ABI: 'PRI,SEQ,USEC,FLAGS;MESSAGE', a record's
+    dictionary on ' KEY=value' lines after it): read as dmesg's '[SEC.USEC]' lines."""
+    code, bus, usec = rng.choice((13, 43, 79)), rng.choice(("38", "3b", "c1")), rng.randrange(10**6, 10**10)
+    lines = [f"6,3964,{usec - 5000},-;nvidia-nvswitch2: open (major=510)",
+             f"4,3965,{usec},-;NVRM: Xid (PCI:0000:{bus}:00): {code}, pid=2815167, name=pt_main_thread, Ch 00000008",
+             " SUBSYSTEM=pci", f" DEVICE=+pci:0000:{bus}:00.0"]
+    yield Variant("kernel-log", f"kmsg records, Xid {code}", "\n".join(lines) + "\n",
+                  (("len(events)", 1), ("events[0].code", code), ("events[0].bus_id", f"0000:{bus}:00"),
+                   ("events[0].time", f"{usec // 10**6}.{usec % 10**6:06d}")), fails=True, stream=True)

@@ -391,3 +391,39 @@ def masked_prefixes(rng: random.Random) -> Iterator[Variant]:
                       (("len(warnings)", 1), ("warnings[0].file", "ibvwrap.c"), ("warnings[0].line", 262),
                        ("warnings[0].device", dev), ("warnings[0].pid", None if who.startswith("X") else int(who.split(":")[0])),
                        ("hosts", "host-01.example.com")), fails=True, stream=True)
+
+
+@generator("nccl-debug")
+def quoted_from_the_device(rng: random.Random) -> Iterator[Variant]:
+    """Lines a reporter quoted from ncclDebugLog's '[DEV] ' field on ('[1] misc/shmutils.cc:103 NCCL WARN ...',
+    '[3] NCCL INFO ...', nccl-issue1518): NCCL's, the device read; the WARNs' '[N] FILE:LINE' is no launcher label."""
+    devs = rng.sample(range(8), rng.randint(2, 4))
+    lines = [f"[{devs[0]}] NCCL INFO 2 coll channels, 2 p2p channels, 2 p2p channels per peer"]
+    for d in devs[1:]:
+        lines += ["", f"[{d}] misc/shmutils.cc:103 NCCL WARN Cuda failure 'invalid argument'", "",
+                  f"[{d}] misc/shmutils.cc:114 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-Nz{d} "
+                  "(size 9637888)"]
+    yield Variant("nccl-debug", "quoted from the device field on", "\n".join(lines) + "\n",
+                  (("len(warnings)", 2 * (len(devs) - 1)), ("warnings[0].device", devs[1]), ("warnings[0].line", 103),
+                   (f"warnings[{2 * len(devs) - 3}].device", devs[-1]), ("len(hosts)", 0)), fails=True, stream=True)
+
+
+@generator("torch-nccl")
+def last_errors_and_subgroups(rng: random.Random) -> Iterator[Variant]:
+    """C10D_NCCL_CHECK's error then getNcclErrorDetailStr's 'ncclInvalidUsage: ...', 'Last error:' and NCCL's own
+    last WARN (kept as last_error); c10's '[rankN]:' (the global rank) before a subgroup's '[PG P Rank R]'."""
+    version, rank = rng.choice(("2.18.6", "2.19.3", "2.20.5")), rng.randrange(1, 8)
+    text = (f"torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+            f"invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version {version}\n"
+            "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+            f"Duplicate GPU detected : rank {rank} and rank 0 both on CUDA device 1000\n")
+    yield Variant("torch-nccl", "DistBackendError with NCCL's last error", text,
+                  (("nccl_version", version), ("nccl_errors[0].result", "invalid usage"),
+                   ("nccl_errors[0].last_error", f"Duplicate GPU detected : rank {rank} and rank 0 both on CUDA device 1000")),
+                  fails=True, stream=True)
+    ranks = sorted(rng.sample(range(1, 16), 2))
+    lines = [f"[rank{r}]:" + _glog("2.3", r, 1316, i)[len(f"[rank{r}]:"):] + "[PG 5 Rank 0] Heartbeat monitor timed out! "
+             "Process will be terminated after dumping debug info. workMetaList_.size()=3" for i, r in enumerate(ranks)]
+    yield Variant("torch-nccl", "two processes each rank 0 of its subgroup", "\n".join(lines) + "\n",
+                  (("ranks", ranks[0]), ("ranks", ranks[1]), ("len(ranks)", 2), ("heartbeat_timeouts", ranks[1])),
+                  fails=True, stream=True)

@@ -298,3 +298,27 @@ def rocm_smi_2017(rng: random.Random) -> Iterator[Variant]:
                    (f"gpus[device={d}].fan_pct", fan), (f"gpus[device={d}].perf", "auto")]
     lines += ["=" * 80, "====================           End of ROCm SMI Log          ===================="]
     yield Variant("rocm-smi", f"2017 DID layout {n} GPUs", "\n".join(lines) + "\n", tuple(values), count=n)
+
+
+@generator("rocm-smi")
+def rocm_smi_1x_2x(rng: random.Random) -> Iterator[Variant]:
+    """ROC-smi's rocm_smi.py printLog: 1.x (2016-2018, dotted rules) 'Temperature: %sc', 'GPU Clock Level: L (FREQ)',
+    'GPU Memory Clock Level: L (FREQ)', 'Fan Level: L (S)%'; 2.x 'Temperature (Sensor edge) (c)', 'Fan Level: L (S%)'."""
+    n = rng.choice((1, 2, 4))
+    for era in ("1.x", "2.x"):
+        rule = "." * 80 if era == "1.x" else "=" * 80
+        lines = [_spacer(_HEADER, 80, "." if era == "1.x" else "="), rule]
+        values: list[tuple[str, object]] = [("len(gpus)", n)]
+        for d in range(n):
+            temp, sclk, level, fan = rng.randrange(30, 90), rng.choice((300, 852, 991)), rng.randrange(255), rng.randrange(100)
+            if era == "1.x":
+                lines += [f"GPU[{d}] \t\t: Temperature: {temp}.0c", f"GPU[{d}] \t\t: GPU Clock Level: 1 ({sclk}Mhz)",
+                          f"GPU[{d}] \t\t: GPU Memory Clock Level: 3 (945Mhz)", f"GPU[{d}] \t\t: Fan Level: {level} ({fan}.5)%"]
+            else:
+                lines += [f"GPU[{d}] \t\t: Temperature (Sensor edge) (c): {temp}.0",
+                          f"GPU[{d}] \t\t: sclk clock level: 0 ({sclk}Mhz)", f"GPU[{d}] \t\t: Fan Level: {level} ({fan}%)"]
+            values += [(f"gpus[device={d}].temp_C", temp), (f"gpus[device={d}].sclk_MHz", sclk),
+                       (f"gpus[device={d}].fan_pct", fan + 0.5 if era == "1.x" else fan)]
+        lines += [rule, _spacer(_FOOTER, 80, "." if era == "1.x" else "=")]
+        yield Variant("rocm-smi", f"ROC-smi {era} -a {n} GPUs", "\n".join(lines) + "\n", tuple(values), count=n)
+

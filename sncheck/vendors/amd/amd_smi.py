@@ -28,6 +28,11 @@ truncation ("[output truncated]", "..." elisions); ``ParseError`` when nothing i
      "processes": [{"gpu": 0, "NAME": "rvs", "PID": 1564865, "VRAM_MEM": "1.1 GB", ...}],  # -q only
      "errors": []}
 
+  A column helpers.unit_format prints with a unit (power, temperatures, percentages, clocks, memory, PCIe
+  bandwidth) holds a number and its unit or N/A in every row: a cell without its unit ('0.3/19', '26',
+  '283 M' read as '283' and 'M') is a row cut in its last cell, the paste ending with a newline (cuts15),
+  and a header with no row under it is cut too.
+
 ``parse_amd_smi_topology`` (``amd-smi-topology``): every ``<NAME> TABLE:`` of
 ``amd-smi topology`` as ``{"tables": {"ACCESS": {"0000:05:00.0": {"0000:26:00.0": "ENABLED"}}}}``.
 
@@ -84,8 +89,8 @@ def _body_lines(text: str, errors: list[str]) -> list[tuple[int, int, str]]:
     for at, raw in after_end.numbered(text):
         line = raw.rstrip()
         body = line.strip()
-        if not body or PROMPT_LINE.match(body):  # a prompt, alone or before a command (read by asked())
-            continue
+        if not body or PROMPT_LINE.match(body) or _COMMAND.match(body):
+            continue  # a prompt, alone or before a command; the command line ('# amd-smi static -g 0', read by asked())
         if listing.is_elision(body):
             continue  # a reporter's '...': listing.elided says so, once, with its line
         if _TRUNCATED.match(body):
@@ -195,6 +200,9 @@ def parse_amd_smi(text: str) -> dict[str, Any]:
     errors += _short_lists(gpus)
     # the sections still open where the text ends: a fixed record among them stopped short was cut
     errors += cut_records([(owners[id(d)][1], d) for _, d in stack if id(d) in owners and id(d) not in listed])
+    # 'amd-smi list': the last device open at the end is a GPU's record (BDF, UUID[, KFD_ID, ...]), fixed too
+    if stack and stack[0][1] is gpus[-1] and next((k for k in gpus[-1] if k != "gpu"), None) == "BDF":
+        errors += cut_records([(f"GPU {gpus[-1]['gpu']}", {k: v for k, v in gpus[-1].items() if k != "gpu"})])
     return {"tool": "amd-smi", **({"version": version} if version else {}), "gpus": gpus, "nics": nics,
             **({"cpus": cpus} if cpus else {}), "errors": errors}
 
@@ -326,16 +334,32 @@ def _monitor_cells(row: str) -> list[str]:
     for token in row.split():
         if cells and cells[-1].startswith("[") and not cells[-1].endswith("]"):
             cells[-1] += f" {token}"  # a list cell, one value a partition ('[0 %, 0 %, N/A]': monitor -V, ROCm 7.0)
-        elif cells and _UNIT.fullmatch(token) and re.fullmatch(r"-?[\d.]+|N/A", cells[-1]):
+        elif cells and cells[-1].endswith("/") and re.fullmatch(r"[\d.]+", token):
+            cells[-1] += f" {token}"  # the default VRAM_/GTT_USAGE: f'{used:5.1f}/{total:5.1f} GB', '0.5/ 48.0 GB'
+        elif cells and _UNIT.fullmatch(token) and _NUMBER.fullmatch(cells[-1]):
             cells[-1] += f" {token}"  # 'W', '°C', '%', 'MHz', 'MB', 'GB/s'; 'N/A Mb/s' (helpers.unit_format)
         else:
             cells.append(token)
     return cells
 
 
+# what a unit follows: a number, N/A, or the default memory column's 'used/total' ('0.0/376.7', '0.5/ 48.0')
+_NUMBER = re.compile(r"-?[\d.]+(?:/ ?[\d.]+)?|N/A")
+
+
 # the units amd-smi's helpers.unit_format puts after a value (a process's NAME beside its GPU index is
 # no unit: 'rvs')
 _UNIT = re.compile(r"[KMGTP]?i?B|[KMGT]?[bB]/s|m?W|°C|%|[KMG]?Hz|[mu]?V|[nmu]?s|u?J")
+
+
+# the columns helpers.unit_format prints with a unit (power, temperatures, utilisation and violation
+# percentages, clocks, memory, PCIe bandwidth; monitor's own --watch TIMESTAMP, GPU, XCP, the ECC and
+# replay counts and TVIOL_ACTIVE are bare): a cell there is a number and its unit, N/A (a unit may follow
+# it), the default memory column's 'used/total GB', or a list cell. A bare number or a lone unit
+# fragment ('283 M' splits in two) is a row cut in its last cell, the paste ending with a newline (cuts15)
+_UNIT_COLUMN = re.compile(r"POWER|PWR_CAP|\w+_TEMP|\w+_T|\w+_UTIL|\w+%|\w+_CLOCK|\w+_CLK|VRAM_USED|VRAM_TOTAL"
+                          r"|PCIE_BW|\w+_USAGE|\w*VIOL")
+_UNIT_CELL = re.compile(rf"(?:N/A|-?[\d.]+|[\d.]+/ ?[\d.]+) (?:{_UNIT.pattern})|N/A|\[.*\]")
 
 
 def _process_row(body: str, columns: list[str], errors: list[str]) -> tuple[dict[str, Any] | None, Any]:
@@ -405,6 +429,9 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
             if not re.fullmatch(r"\d+", row["GPU"]):
                 errors.append(f"row '{body}': no GPU index under GPU")
                 continue
+            if bare := next((c for c in columns if _UNIT_COLUMN.fullmatch(c) and not _UNIT_CELL.fullmatch(row[c])), None):
+                errors.append(f"row '{body}': {bare} {row[bare]!r} without the unit amd-smi prints it with: cut short")
+                continue
             gpus.append({"gpu": int(row.pop("GPU")), **row})
         elif columns and body.split() != columns:
             unread.append((at, body))  # no line of the grammar: a note or another tool's output (the header again is skipped, as before)
@@ -413,6 +440,8 @@ def parse_amd_smi_monitor(text: str) -> dict[str, Any]:
     if not columns:
         raise ParseError("no 'GPU ...' header row", tool="amd-smi-monitor")
     errors += [said] if (said := after_end.not_read(unread, "amd-smi monitor")) else []
+    if not gpus and not errors:  # monitor prints a row a GPU under its header (none: its failure lines)
+        errors.append(f"no row under the header ('{' '.join(columns)[-40:]}'): cut short")
     if processes is None and columns and _asks_processes(text):
         errors.append("the command asked for the PROCESS INFO table (-q, --process): not printed, cut short")
     if processes is not None and not process_columns:

@@ -68,8 +68,8 @@ GRAMMAR = {
                "('N/A', '32 GT/s', an IFWI VERSION '00154951' kept as a string), units inside the string; up to "
                "ROCm 6.0.x the sections at the device line's own column (each line until the next device line is "
                "the device's). 'CPU: N' and 'CORE: N' blocks (ESMI) are cpus[], never GPUs. A "
-               "command line ('$ amd-smi static --bus -g 0 1', also after bash's 'user@host:~/dir$ ' or '~$ ' prompt: "
-               "delivery.PS1) the capture "
+               "command line ('$ amd-smi static --bus -g 0 1', also after bash's 'user@host:~/dir$ ' or '~$ ' prompt, "
+               "or root's bare '# ' (harvest24: '# amd-smi static -g 0'): delivery.command_line) the capture "
                "shows says which sections and GPUs were asked for. amd-smi list of 26.x lists an AMD AI NIC after "
                "the GPUs: 'AI_NIC: N' and its BDF, PERMANENT_ADDRESS, PRODUCT_NAME, PART_NUMBER, SERIAL_NUMBER, "
                "VENDOR_NAME (ROCm/rocm-systems PR 3654's run: nics[], never a GPU's entries). A list of scalars "
@@ -78,7 +78,10 @@ GRAMMAR = {
                "flow list ('[0, 0, N/A]', yaml's inner lists: metric -v's XCP_n) is kept as printed."),
         end=("none in the text itself (a blank line follows each device; a list printed under its NUM_<KEY> count "
              "holds that many items; a fixed record, a clock's CLK..DEEP_SLEEP, an ECC block's counts, a process's "
-             "MEMORY_USAGE, holds every key of one version's dict: amd_smi_records.py, from amdsmi_commands.py and "
+             "MEMORY_USAGE, list's GPU (BDF, UUID to 6.2.2; then KFD_ID, NODE_ID, PARTITION_ID from 6.3.0), static's "
+             "ASIC, BUS, BOARD, VBIOS/IFWI, LIMIT and each cache, metric's USAGE, PCIE, POWER and TEMPERATURE (round 15: the dicts at rocm-5.7.0, "
+             "6.0.0, 6.1.0, 6.2.2 and amd-staging 2024-10-23, later keys from AMD's changelog captures), holds every "
+             "key of one version's dict: amd_smi_records.py, from amdsmi_commands.py and "
              "amdsmi_interface.py rocm-5.5.0 to 7.1.0, the last one open at the end stopped short of every version's "
              "is cut); with the command line: every GPU -g "
              "names, each holding every section its options ask for; in a run: the inventory's cards"),
@@ -125,6 +128,11 @@ GRAMMAR = {
             "ROCm 7.0 monitor -V (the changelog's 7.0.0 example, harvest17): GPU, XCP, PVIOL, TVIOL, TVIOL_ACTIVE, "
             "PHOT_TVIOL, VR_TVIOL, HBM_TVIOL, GFX_CLKVIOL, then GFXCLK_PVIOL, GFXCLK_TVIOL, GFXCLK_TOTALVIOL, "
             "LOW_UTILVIOL as lists, one value an XCC ('[0 %, 0 %, N/A]': one cell, its blanks inside it)",
+            "ROCm/rocm-systems 0c0fb88 projects/amdsmi subcommands/monitor.py, the default output (no flag): GPU, "
+            "XCP 5, POWER 7, GPU_T and MEM_T 8, GFX_CLK 10, GFX% MEM% ENC% DEC% 7, then one memory column "
+            "'VRAM_USAGE' (or 'GTT_USAGE' on an APU: get_apu_memory_type_and_name) rjust 16, its cell "
+            "f'{used/1024:5.1f}/{total/1024:5.1f} GB' ('0.3/192.0 GB'; '0.5/ 48.0 GB', a blank inside the cell "
+            "under 100 GB) or N/A; the AMD SMI CLI doc's two examples (harvest24)",
         ),
         lines=("an optional command line, the header, one row per GPU (logical GPUs of a partitioned device too); "
                "with -q the PROCESS INFO table; under -w N each round again, TIMESTAMP first (sncheck.vendors.amd."

@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from sncheck.model import Status
+from sncheck.vendors.identity import amd_uuid_serial
 from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards as _on_cards
 from sncheck.vendors.infiniband.checks import IB_FACTS, IBSTAT
 from sncheck.vendors.amd import amd_smi, amd_smi_xgmi, rocm_smi
@@ -55,7 +56,14 @@ def check_gpu_list(host: str, parsed: dict[str, Any], expect: Expect) -> list[di
     if errors:
         msg += f"; {listed(errors)}"
     return [fact_row(host, "gpu_bus", len(bdfs), expect.cards, len(bdfs) == expect.cards and not errors, msg,
-                     "amd-smi", ids=device_ids(gpus, "BDF"))]
+                     "amd-smi", ids=_identities(gpus))]
+
+
+def _identities(gpus: list[dict[str, Any]]) -> list[str] | None:
+    """Each GPU's identity: its amd-smi UUID (the ASIC serial's, one card in the world:
+    :mod:`sncheck.vendors.identity`) where it prints one, else its BDF (one slot of this host)."""
+    return device_ids([{**g, "UUID": g.get("UUID") if amd_uuid_serial(str(g.get("UUID"))) is not None else None}
+                       for g in gpus], "UUID", "BDF")
 
 
 def _gpu_index(name: str, cards: int) -> int | None:

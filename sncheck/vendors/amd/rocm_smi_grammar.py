@@ -43,6 +43,10 @@ GRAMMAR = {
             "by ROCm version (telegraf's amd_rocm_smi test data: ROCm 4.3.0 'GPU ID', 6.0.2 'Device ID'; 'Average "
             "Graphics Package Power (W)' to 5.x, 'Current Socket Graphics Package Power (W)' on 6.x; harvest8): "
             "sncheck.vendors.amd.rocm_smi_log",
+            "ROCm/ROC-smi rocm_smi.py (1.x, 2016-2018) printLog(device, one string): 'Temperature: %sc', 'GPU Clock "
+            "Level: L (FREQ)', 'GPU Memory Clock Level: L (FREQ)', 'Fan Level: L (S)%', 'Average Graphics Package "
+            "Power: %sW', 'Max Graphics Package Power: %sW', 'Current GPU use: %s%', 'Current PowerPlay Level'; 2.x "
+            "'Temperature (Sensor edge) (c)', 'Fan Level: L (S%)' (real captures ROCm/ROC-smi#22 and #62, harvest 22)",
         ),
         lines=("the banner, the ' Concise Info ' spacer, the header (and subheader), a '=' spacer, one row per "
                "GPU (ROCm 6.0: and its name line), a '=' spacer, the footer; or --json's document, or a --show* "

@@ -18,6 +18,12 @@ listed is kept in ``metrics`` as printed, never guessed at):
   with its clock in one pair, ``sclk clock level: 2 (2100Mhz)`` (rocm_smi_lib-issue77): the clock;
 - use: ``GPU use (%)``, ``average_gfx_activity (%)``; VRAM ``GPU memory use (%)`` or ``GPU Memory
   Allocated (VRAM%)``; fan ``Fan speed (%)``; ``Performance Level``.
+- 1.x (ROC-smi ``rocm_smi.py``, 2016-2018: printLog with one string, ``GPU[%d]\\t\\t: `` before it, its
+  rules of ``.`` then ``=``): ``Temperature: 81.0c``, ``GPU Clock Level: 1 (991Mhz)``, ``GPU Memory Clock
+  Level: 3 (945Mhz)``, ``Fan Level: 124 (48.63)%`` (the 0-255 level, then the speed), ``Average Graphics
+  Package Power: 73.68W``, ``Max Graphics Package Power: 250.0W``, ``Current GPU use: 12%``, ``Current
+  PowerPlay Level`` / ``Current Performance Level``; 2.x ``Temperature (Sensor edge) (c): 50.0`` (a lower
+  case ``c``) and ``Fan Level: 79 (30%)`` (real captures ROCm/ROC-smi#22, #62).
 
 Whole: the JSON document closes (jsonprefix: a cut one keeps what was printed before the cut,
 exit 1); the text lines end at ``main``'s `` End of ROCm SMI Log `` spacer (without it: cut).
@@ -35,21 +41,29 @@ _LOG_LINE = re.compile(r"^GPU\[(\d+)\]\s*:\s*(.+?):\s+(\S.*?)\s*$")  # printLog'
 _END = "End of ROCm SMI Log"
 # the view's value: the metric names that report it, first found wins
 _METRICS: dict[str, tuple[str, ...]] = {
-    "temp_C": ("Temperature (Sensor edge) (C)", "temperature_edge (C)", "Temperature (Sensor junction) (C)"),
+    "temp_C": ("Temperature (Sensor edge) (C)", "temperature_edge (C)", "Temperature (Sensor junction) (C)",
+               "Temperature (Sensor edge) (c)", "Temperature (Sensor junction) (c)", "Temperature"),
     "power_W": ("Average Graphics Package Power (W)", "Current Socket Graphics Package Power (W)",
-                "Current Graphics Package Power (W)", "average_socket_power (W)", "current_socket_power (W)"),
-    "pwrcap_W": ("Max Graphics Package Power (W)",),
+                "Current Graphics Package Power (W)", "average_socket_power (W)", "current_socket_power (W)",
+                "Average Graphics Package Power"),
+    "pwrcap_W": ("Max Graphics Package Power (W)", "Max Graphics Package Power"),
     "sclk_MHz": ("sclk clock speed:", "current_gfxclk (MHz)"),
     "mclk_MHz": ("mclk clock speed:", "current_uclk (MHz)"),
-    "gpu_pct": ("GPU use (%)", "average_gfx_activity (%)"),
+    "gpu_pct": ("GPU use (%)", "average_gfx_activity (%)", "Current GPU use"),
     "vram_pct": ("GPU memory use (%)", "GPU Memory Allocated (VRAM%)"),
     "fan_pct": ("Fan speed (%)",),
-    "perf": ("Performance Level",),
+    "perf": ("Performance Level", "Current Performance Level", "Current PowerPlay Level"),
 }
-_NUMBER = re.compile(r"^\(?(-?\d+(?:\.\d+)?)\s*(?:Mhz|MHz|W|C|%)?\)?$")
-# ROCm 4.x showCurrentClocks: printLog(device, '%s clock level' % clk, '%s (%sMhz)' % (level, freq))
-_LEVEL_CLOCK = {"sclk_MHz": "sclk clock level", "mclk_MHz": "mclk clock level"}
+# 1.x's 'Temperature: %sc' prints the unit in lower case
+_NUMBER = re.compile(r"^\(?(-?\d+(?:\.\d+)?)\s*(?:Mhz|MHz|W|C|c|%)?\)?$")
+# a current level with its clock in one pair: ROCm 4.x showCurrentClocks printLog(device, '%s clock level' % clk,
+# '%s (%sMhz)' % (level, freq)); 1.x (ROC-smi rocm_smi.py) 'GPU Clock Level: ' + level + ' (' + freq + ')' and
+# 'GPU Memory Clock Level: ...'
+_LEVEL_CLOCK = {"sclk_MHz": ("sclk clock level", "GPU Clock Level"),
+                "mclk_MHz": ("mclk clock level", "GPU Memory Clock Level")}
 _LEVEL_VALUE = re.compile(r"^\d+\s+\((\d+(?:\.\d+)?)\s*Mhz\)$", re.I)
+# the fan's level (0-255) with its speed: 1.x 'Fan Level: ' + level + ' (' + speed + ')%', 2.x 'Fan Level: L (S%)'
+_FAN_LEVEL = re.compile(r"^\d+\s+\((\d+(?:\.\d+)?)%?\)%?$")
 
 
 def is_log_form(text: str) -> bool:
@@ -71,9 +85,12 @@ def _gpu(device: int, metrics: dict[str, Any]) -> dict[str, Any]:
     for key, names in _METRICS.items():
         found = next((metrics[n] for n in names if n in metrics), None)
         g[key] = _value(found)
-        level = metrics.get(_LEVEL_CLOCK[key]) if key in _LEVEL_CLOCK else None  # --json: any JSON type
+        level = next((metrics[n] for n in _LEVEL_CLOCK.get(key, ()) if n in metrics), None)  # --json: any JSON type
         if g[key] is None and isinstance(level, str) and (lv := _LEVEL_VALUE.match(level)):
             g[key] = _value(lv.group(1))
+    fan = metrics.get("Fan Level")
+    if g["fan_pct"] is None and isinstance(fan, str) and (fl := _FAN_LEVEL.match(fan.strip())):
+        g["fan_pct"] = _value(fl.group(1))
     g["metrics"] = metrics
     return g
 

@@ -26,6 +26,7 @@ from typing import Any
 from sncheck.model import Status
 from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed, on_cards
 from sncheck.vendors.ascend import hccn_tool, npu_smi, sweep
+from sncheck.vendors.identity import unique_id
 
 _UB_OK = ("SIO", "HCCS", "HCCS_SW", "X")
 
@@ -132,6 +133,40 @@ def check_ecc(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
                    f"ECC on {len(devices)} devices" + (f": {listed(bad + unmeasured)}" if bad or unmeasured else
                                                        ": no double-bit errors or isolated pages"),
                    "npu-smi", cards=on_cards(problems, "ECC"))
+    return [_measured_or_not(row, bad, unmeasured)]
+
+
+def check_die_ids(host: str, parsed: dict[str, Any], expect: Expect) -> list[dict]:
+    """``npu-smi info -t board -i N -c C`` on every die: its VDie ID (the 310P form's Die ID), the
+    identity a run holds each die to (``ids``: one card is in one machine, two hosts listing one are
+    ``devices_shared``; :mod:`sncheck.vendors.identity`). Judged only for the sweep being read whole
+    and no id listed for two dies of the host; a die that prints none (NA: a vNPU) or a placeholder
+    (zeros: :func:`~sncheck.vendors.identity.unique_id`, the one home for placeholders, which the
+    fleet's devices_shared asks too) is said, identity not proven, never its fault."""
+    devices = parsed.get("devices") or {}
+    ids: dict[str, str] = {}
+    for dev, p in sorted(devices.items(), key=lambda kv: int(kv[0])):
+        fields = (p or {}).get("fields") or {}
+        value = fields.get("VDie ID") or fields.get("Die ID")
+        if value and unique_id(value):  # NA (a vNPU), zeros: a placeholder names no die
+            ids[dev] = value
+    errors, unmeasured = _tool_failures(parsed)
+    problems: list[tuple[int | None, str]] = [(None, str(e)) for e in errors]
+    missing = expect.cards - len(devices)
+    if missing > 0:
+        problems.append((None, f"{missing} devices not reported"))
+    owners: dict[str, list[str]] = {}
+    for dev, value in ids.items():
+        owners.setdefault(value, []).append(dev)
+    problems += [(None, f"VDie ID {value} listed for devices {', '.join(devs)}")
+                 for value, devs in owners.items() if len(devs) > 1]
+    bad = [t for _, t in problems]
+    none = [d for d, p in devices.items() if p is not None and d not in ids]
+    msg = (f"npu-smi -t board on {len(devices)} devices: {len(ids)} die ids (VDie ID)"
+           + (f"; no die id on device{'s' if len(none) > 1 else ''} {', '.join(none)} (identity not proven)" if none else "")
+           + (f"; {listed(bad + unmeasured)}" if bad or unmeasured else ""))
+    row = fact_row(host, "die_ids", len(ids), expect.cards, not bad and not unmeasured and bool(devices), msg,
+                   "npu-smi", ids=list(ids.values()))
     return [_measured_or_not(row, bad, unmeasured)]
 
 
@@ -264,6 +299,8 @@ def commands_for_node(packages: int, chips: int) -> dict[str, Any]:
                 _sweep_of("health", check_health_codes), "npu_health_codes"),
         command("ecc", "npu-smi", sh(sweep.npu_smi_script("ecc", packages, chips)), sweep.parse_sweep,
                 _sweep_of("ecc", check_ecc), "ecc"),
+        command("board", "npu-smi", sh(sweep.npu_smi_script("board", packages, chips)), sweep.parse_sweep,
+                _sweep_of("board", check_die_ids), "die_ids"),
         command("topo", "npu-smi", ["npu-smi", "info", "-t", "topo"], npu_smi.parse_topo, check_topo, "ub_topology"),
         command("spod", "npu-smi", ["npu-smi", "info", "-t", "spod-info", "-i", "0", "-c", "0"], npu_smi.parse_spod,
                 check_spod, "super_pod"),
@@ -320,6 +357,8 @@ FACTS = {
     "hbm_capacity": ("info", "a device's HBM below 95% of the platform's rated capacity"),
     "npu_health_codes": ("health", "npu-smi -t health not OK, or an error code, on a device"),
     "ecc": ("ecc", "double-bit ECC errors or isolated pages on a device"),
+    "die_ids": ("board", "npu-smi -t board per die: a die id listed for two dies, or the sweep not read whole "
+                "(each die's VDie ID: the identity devices_shared holds it to)"),
     "ub_topology": ("topo", "a device pair not over SIO/HCCS/HCCS_SW (SYS: the UB path is gone)"),
     "super_pod": ("spod", "no Super Pod ID / SDID, or a Super Pod size other than the platform's"),
     "super_pod_domain": ("(whole supernode)", "a node in another Super Pod than the rest of its supernode"),

@@ -13,7 +13,7 @@ CM384 = Platform(
     # UB: about 392 GB/s per 910C package a direction, 196 GB/s per die; RoCE 400 Gb/s
     # per package, 200 Gb/s per die.
     design={"scale_up": ("196 GB/s", "3 us"), "scale_out": ("200 Gb/s", "10 us")},
-    checks=("info", "health", "ecc", "topo", "spod", "roce_link", "roce_net_health", "roce_optical", "roce_fec"),
+    checks=("info", "health", "ecc", "board", "topo", "spod", "roce_link", "roce_net_health", "roce_optical", "roce_fec"),
     params={"hbm_MB": 65536, "super_pod_size": 384},
     card_memory_GiB=64.0,  # 910C: 128 GB per package, two devices (ranks) per package
     # CloudMatrix384: about 300 PFLOP/s dense BF16 over 768 dies (ranks); no FP8 on the 910C

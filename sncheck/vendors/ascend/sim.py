@@ -4,7 +4,7 @@ faults acted out: ``npu_alarm`` (the die's Health "Alarm" in ``npu-smi info`` an
 failed", the line of the faultdiag capture ascend/13, and its ``-link`` DOWN; the RoCE
 plane only, the UB plane stays clean); ``ecc_uncorrectable`` (count) the die's HBM
 double-bit error counts in its ``-t ecc``. Captures: npu-smi info of an A3 node (ascend/10),
--t health / -t ecc of the MindCluster doc (ascend/12), -t topo (ascend/06), spod-info
+-t health / -t ecc / a chip's -t board of the MindCluster doc (ascend/12), -t topo (ascend/06), spod-info
 (ascend/16, SDID per node), hccn_tool link and fec (ascend/11). No clean optical or
 "Success" net_health capture is stored: optical is ascend/13's module with its injected
 faults undone, net_health "Success" is the healthy state the hccn_tool docs name."""
@@ -64,6 +64,25 @@ def _hbm_double_bit(ecc: str, count: int) -> str:
     return "\n".join(out) + ("\n" if ecc.endswith("\n") else "")
 
 
+def board(die: int, chips: int = 2) -> str:
+    """``npu-smi info -t board -i N -c C`` of die ``die`` (NPU die // chips, chip die % chips): the
+    MindCluster doc's chip board (ascend/12), its NPU and Chip ID the die's, its VDie and NDie ID's
+    first group moved by the die's index (one id per die; :func:`sncheck.vendors.sim.own_ids`
+    makes them each host's own)."""
+    text = _after(capture(DOC), "/usr/local/bin/npu-smi info -i 0 -c 0 -t board")
+    out = []
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        name = key.strip()
+        if name in ("VDie ID", "NDie ID"):
+            first, _, rest = value.strip().partition(" ")
+            value = f" {int(first, 16) ^ die:08X} {rest}"
+        elif name in ("NPU ID", "Chip ID"):
+            value = f" {die // chips if name == 'NPU ID' else die % chips}"
+        out.append(key + sep + value if sep else line)
+    return "\n".join(out) + "\n"
+
+
 def _sweep(view: str, devices: int, body: str, special: dict[int, str]) -> str:
     return "".join(f"\n== device {i} {view}\n{special.get(i, body)}" for i in range(devices))
 
@@ -84,6 +103,7 @@ def outputs(host: str, index: int, faults: Sequence[Any], down_in_domain: Sequen
         "info": info(alarm),
         "health": _sweep("health", 16, health, {d: health.replace(": OK", ": Alarm", 1) for d in alarm}),
         "ecc": _sweep("ecc", 16, ecc, {d: _hbm_double_bit(ecc, n) for d, n in ecc_dies.items()}),
+        "board": _sweep("board", 16, "", {d: board(d) for d in range(16)}),
         "topo": capture("ascend/06_npu-smi_info_t_topo_910B_hccs_arthurchiao.txt"),
         "spod": capture("ascend/16_npu-smi_info_t_spod-info_A3_superpod384_shmem_doc.txt")
         .replace(f"SDID : {_BASE_SDID}", f"SDID : {_BASE_SDID + 16 * index}"),

@@ -15,7 +15,7 @@ initialize failed. ret is -8005``: the tool could not reach the driver, see
 saying it was not measured: a run's fact on the sweep is ``not_measured`` for it, never the
 device's fault.
 
-A 910C package is two devices (dies); ``npu-smi -t health|ecc`` address them as
+A 910C package is two devices (dies); ``npu-smi -t health|ecc|board`` address them as
 ``-i <npu> -c <chip>``, ``hccn_tool`` as ``-i <phy-id>``; both loops print the phy id.
 """
 
@@ -30,16 +30,17 @@ from sncheck.vendors.ascend import hccn_tool, npu_smi
 from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {"ascend-sweep": Grammar(
-    tool="sncheck's own sweep loop (sh -c): hccn_tool -i N FLAG -g or npu-smi info -t health or ecc -i N -c C on "
-         "every device, each output under its '== device N VIEW' line",
+    tool="sncheck's own sweep loop (sh -c): hccn_tool -i N FLAG -g or npu-smi info -t health, ecc or board -i N "
+         "-c C on every device, each output under its '== device N VIEW' line",
     versions="sncheck's loop (hccn_script, npu_smi_script below); each section's tool as its own view covers",
     sources=("this module's hccn_script and npu_smi_script: 'echo; echo \"== device $i VIEW\"; TOOL ... 2>&1 || "
              "rc=$?' per device, 'exit $rc'",
              "each section's output: its view's grammar (hccn_tool_grammar: net_health, link, optical, fec, stat, "
-             "link_stat; npu_smi_grammar: health, ecc; the DCMI init failure lines)"),
+             "link_stat; npu_smi_grammar: health, ecc, and npu-smi-fields for a chip's board (its VDie ID); the DCMI "
+             "init failure lines)"),
     lines=("per device, in the loop's order (phy ids 0..N-1; npu-smi: NPU n, chip c is n*chips+c): an empty "
            "line (the loop's 'echo': a section whose output lacks its last newline cannot swallow the next "
-           "marker), '== device N VIEW' (VIEW: net_health, link, optical, fec, stat, link_stat, health, ecc), "
+           "marker), '== device N VIEW' (VIEW: net_health, link, optical, fec, stat, link_stat, health, ecc, board), "
            "then the tool's stdout and stderr (2>&1): its view's grammar, or its failure line"),
     end=("the last device's section through its view's end marker; how many devices: the judge's count (the "
          "inventory's cards, --expect N): a sweep cut between sections lists fewer"),
@@ -52,10 +53,10 @@ GRAMMAR = {"ascend-sweep": Grammar(
     values="view, devices {N: its view's JSON | null}, tool_failed {N: [lines]}, errors",
 )}
 
-VIEWS = {**hccn_tool.VIEWS, "health": npu_smi.parse_health, "ecc": npu_smi.parse_ecc}
+VIEWS = {**hccn_tool.VIEWS, "health": npu_smi.parse_health, "ecc": npu_smi.parse_ecc, "board": npu_smi.parse_fields}
 _HCCN_FLAG = {"net_health": "-net_health", "link": "-link", "optical": "-optical", "fec": "-fec",
               "stat": "-stat", "link_stat": "-link_stat"}
-_TOOL = {"health": "npu-smi", "ecc": "npu-smi"}  # the rest: hccn_tool
+_TOOL = {"health": "npu-smi", "ecc": "npu-smi", "board": "npu-smi"}  # the rest: hccn_tool
 _SECTION = re.compile(r"^== device (\d+)(?: (\w+))?\s*$")
 
 

@@ -16,7 +16,10 @@ Both return the same shape (``ibstatus`` has no CA-level fields; those are null)
 ``ibstatus`` ports also carry ``default_gid``, ``state_code`` / ``physical_state_code``
 (the numbers it prints before the names) and ``rate`` (the full text, "200 Gb/sec (4X HDR)").
 State names are kept as each tool prints them: ``Active`` from ibstat, ``ACTIVE`` from
-ibstatus. A field the output lacks is absent from the port and null on the CA.
+ibstatus. A field the output lacks is absent from the port and null on the CA. A port's
+``Link layer`` is the kernel's sysfs word (InfiniBand, Ethernet, Unknown; the ibstatus script's IB):
+another (``Link layer: I``) is its line cut and the paste ended with a newline (cuts15: the listing's
+``formats``), an error.
 
 A port whose logical state is not Active or whose physical state is not LinkUp (ibstat
 ``Down`` / ``Polling``, ibstatus ``1: DOWN`` / ``2: Polling``) is a fault, as ``ibv_devinfo``
@@ -192,6 +195,8 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
         if m := _STATUS_HEADER.match(line):
             port = {"port": int(m.group(2))}
             cas.setdefault(m.group(1), _new_ca(m.group(1)))["ports"].append(port)
+        elif line.startswith("Infiniband device") or "Infiniband device".startswith(line):
+            errors.append(f"'{line}': a port's 'Infiniband device ... status:' line cut short (the port lost)")
         elif _TOOL_ERROR.search(line):
             errors.append(line)
         elif port is not None and (m := _KEY_VALUE.match(line)):

@@ -23,7 +23,9 @@ since mstflint 4.14):
 
 Whole: the text's ``Operational Info`` section with its ``State`` (mlxlink prints it first,
 for any option) and ``Troubleshooting Info`` with its ``Recommendation`` (hidden only in a
-PRBS test); JSON that parses (a cut document keeps the values before the cut, and is cut; a
+PRBS test), whose text is ``No issue was observed`` where the ``Status Opcode`` is 0 (a
+shorter one, 'No is', is its line cut and the paste ended with a newline: cuts15), and a ``Tool
+Information`` section through its ``MFT Version`` ('mft 4.22.1-520'); JSON that parses (a cut document keeps the values before the cut, and is cut; a
 prompt or ``mlxlink`` command line pasted before the document is not part of it).
 Failures (exit 1): ``-E-`` errors / status code 1, ``State`` not ``Active`` (a link not up),
 a ``Status Opcode`` other than 0, counters ``Link Down Counter``, ``Link Error Recovery
@@ -215,6 +217,10 @@ def _minutes(v: str | None) -> float | None:
         return None
 
 
+_NO_ISSUE = re.compile(r"No issue was observed\.?")
+_MFT = re.compile(r"(?:\S+ )?\d+\.\d+\.\d+-\d+")
+
+
 def _judge(sections: dict[str, dict[str, str]], errors: list[str], fmt: str) -> dict[str, Any]:
     op = sections.get("Operational Info") or {}
     trouble = sections.get("Troubleshooting Info") or {}
@@ -238,6 +244,16 @@ def _judge(sections: dict[str, dict[str, str]], errors: list[str], fmt: str) -> 
         elif fmt == "text" and "Recommendation" not in trouble:
             data["errors"].append("no Troubleshooting Info Recommendation (mlxlink prints it on every run but "
                                   "a PRBS test): cut short")
+        elif fmt == "text" and not (data["recommendation"] or "").strip() or data["status_opcode"] == 0 and \
+                fmt == "text" and not _NO_ISSUE.fullmatch(str(data["recommendation"]).strip()):
+            # opcode 0's recommendation is the sentence 'No issue was observed': 'No is' is its line cut (cuts15)
+            data["errors"].append(f"Recommendation {data['recommendation']!r} (Status Opcode "
+                                  f"{data['status_opcode']}): not a whole recommendation, its line is cut short")
+        elif fmt == "text" and (package := next(((k, v) for k, v in tool_info.items() if k in ("MFT Version",
+                                                "mstflint Version") and not _MFT.fullmatch(v.strip())), None)):
+            # runningVersion's last record, PKG_NAME ' Version': 'mft 4.22.1-520' (or without the name)
+            data["errors"].append(f"Tool Information's {package[0]} {package[1]!r} is not '[mft ]N.N.N-N': "
+                                  "its line is cut short")
     faults = data["faults"]
     if data["state"] and data["state"] != "Active":
         faults.append(f"link state {data['state']} (physical state {data['physical_state']}), not Active")

@@ -19,6 +19,9 @@ the ``#`` before ``iterations`` (ucx-issue8852) has the same header; a row the p
 A reporter's markdown bold around a figure (``**5544.28**``, perftest-issue65) is not perftest's:
 the row is read without it. ``--run_infinitely`` (rows of one size and no closing line) is one
 header's rows: two pasted tables of one size each are two runs, each needing its closing line.
+perftest before its MsgRate column (OFED 1.5's ``send_bw.c``: ``#bytes #iterations BW peak[MB/sec]
+BW average[MB/sec]``, four figures a row, ``Mtu : 2048``; jebtang/RDMA-Experiment's ib_send_bw -c UD,
+harvest 22) is read by that header: ``msg_rate_Mpps`` null.
 
 ``parse_ib_lat`` (``ib-write-lat``)::
 
@@ -71,9 +74,13 @@ GRAMMAR = {
                  "(#sl), RESULT_EXT_CPU_UTIL, REPORT_FMT ' %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t"
                  "     %-7.6lf'",
                  f"{_PT} src/write_bw.c main: the header, one row per size (print_report_bw), RESULT_LINE after "
-                 "the table; --run_infinitely prints a row each period and never closes"),
+                 "the table; --run_infinitely prints a row each period and never closes",
+                 "perftest before its MsgRate column (OFED 1.5 send_bw.c: ' #bytes #iterations    BW peak[MB/sec]    "
+                 "BW average[MB/sec]', four figures a row, 'Mtu : 2048', 'local address:  LID 0x02, QPN ..., PSN ...'; "
+                 "real capture jebtang/RDMA-Experiment INFINIBAND/results/mellanox_infini_test, harvest 22)"),
         lines=_BANNER + "; the column header; one row per message size: #bytes, #iterations, BW peak, BW average "
-                        "(MiB/s or Gb/s), MsgRate (Mpps) [+ per port BW and MsgRate] [+ CPU_Util %]",
+                        "(MiB/s or Gb/s), MsgRate (Mpps; none before perftest printed it) [+ per port BW and "
+                        "MsgRate] [+ CPU_Util %]",
         end="the RESULT_LINE after the last row (run_infinitely: none, rows of one size until killed)",
         failures=("an error line (Couldn't connect, Unable to..., failed); no table; a table without its closing line; "
                   + _FAILED),
@@ -100,6 +107,9 @@ GRAMMAR = {
 _HEADER = re.compile(r"#bytes\s+#?iterations\s+BW peak\[(MB/sec|Gb/sec|MiB/sec)\]\s+BW average\[(?:MB/sec|Gb/sec|MiB/sec)\]")
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)((?:\s+[0-9.]+)*)\s*$")
 _QOS_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
+# perftest before its MsgRate column (OFED 1.5's send_bw.c, ~2010: ' #bytes #iterations    BW peak[MB/sec]    BW
+# average[MB/sec]', rows '%7d        %d            %7.2f               %7.2f'): four figures a row
+_OLD_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
 _RULE = re.compile(r"^\s*-{20,}\s*$")  # RESULT_LINE / RESULT_LINE_PER_PORT: the table's closing line
 _VALUE = re.compile(r"[ \t]*(\S+(?:\[[A-Z]\])?)")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .*_")
@@ -160,14 +170,15 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     errors: list[str] = []
     extra: list[str] = []  # the header's columns after MsgRate (per port, CPU_Util)
     qos = closed = False
+    row_rx = _ROW  # the header's row layout: _QOS_ROW under '#sl', _OLD_ROW with no MsgRate column
     table: list[dict[str, Any]] = []  # the rows under the last header (run_infinitely is one table's)
     lines = text.splitlines()
     cut_last = bool(text) and not text.endswith(("\n", "\r"))  # the paste ends inside its last line
     for n, raw in enumerate(lines):
         line = _untab(raw)
-        if "**" in line and unit and (_QOS_ROW if qos else _ROW).match(line.replace("**", "")):
+        if "**" in line and unit and row_rx.match(line.replace("**", "")):
             line = line.replace("**", "")  # a reporter's bold around a figure (perftest prints no '*' in a row)
-        if cut_last and n == len(lines) - 1 and unit and (_QOS_ROW if qos else _ROW).match(line):
+        if cut_last and n == len(lines) - 1 and unit and row_rx.match(line):
             continue  # a row cut inside (its MsgRate '1.6035' of '%.6f'): not a measurement (listing says cut)
         if (m := _TEST.match(line)) and test is None:
             test = m.group(1).strip()
@@ -175,12 +186,13 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
         if m := _HEADER.search(line):
             unit, closed, table = m.group(1), False, []
             qos = "#sl" in line
+            row_rx = _QOS_ROW if qos else _ROW if "MsgRate" in line else _OLD_ROW
             extra = re.findall(r"(BW Port\d|MsgRate Port\d|CPU_Util)", line.split("MsgRate[Mpps]", 1)[-1])
             continue
         if unit and _RULE.match(line) and rows:
             closed = True
             continue
-        row_match = (_QOS_ROW if qos else _ROW).match(line) if unit else None
+        row_match = row_rx.match(line) if unit else None
         if row_match:
             g = list(row_match.groups())
             sl = int(g.pop(1)) if qos else None
@@ -192,12 +204,12 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
             # converted without rounding, the printed figures kept beside as printed_peak/_avg
             scale = 1.0 if unit == "Gb/sec" else _MB_TO_GB
             row = {"bytes": int(g[0]), "iterations": int(g[1]), "bw_peak_Gbps": float(g[2]) * scale,
-                   "bw_avg_Gbps": float(g[3]) * scale, "msg_rate_Mpps": float(g[4])}
+                   "bw_avg_Gbps": float(g[3]) * scale, "msg_rate_Mpps": float(g[4]) if len(g) > 4 else None}
             if unit != "Gb/sec":
                 row.update(printed_peak=float(g[2]), printed_avg=float(g[3]))
             if sl is not None:
                 row["sl"] = sl
-            for name, cell in zip(extra, (g[5] if not qos else "").split()):
+            for name, cell in zip(extra, (g[5] if not qos and len(g) > 5 else "").split()):
                 if name.startswith("BW Port"):
                     row[f"bw_port{name[-1]}_Gbps"] = float(cell) * scale
                 elif name.startswith("MsgRate Port"):

@@ -19,6 +19,11 @@ layout unchanged since rdma-core v15 / libibverbs 1.1.8):
   between a port's state and its link_layer read as whole); under ``-v`` (a device printing
   ``max_mr_size`` first) each port's lines go on to ``active_speed`` and, on an InfiniBand
   transport, ``phys_state`` before its GIDs (review1: a cut between them read as whole).
+- vocabulary (devinfo.c ``link_layer_str``, ``ibv_port_state_str``, ``port_phy_state_str``):
+  ``phys_port_cnt`` a count, ``link_layer`` InfiniBand|Ethernet (IB before rdma-core 17, Unknown,
+  Unspecified), the states' names as above: a value outside it (``phys_port_cnt: ``, ``link_layer:
+  Infini``) is its line cut and the paste ended with a newline (cuts15: the listing's ``formats``); so
+  is a lone ``hca`` (the next device's first line cut: that device lost).
 - failures (exit 1): a port whose state is not ``PORT_ACTIVE``; a ``phys_state`` other than
   ``LINK_UP``; the error lines.
 
@@ -116,6 +121,8 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
             errors.append(line[:200])
             continue
         kv = _field(line)
+        if kv is None and "hca_id:".startswith(line):  # a device's first line cut short: the device lost
+            errors.append(f"'{line}': a device's 'hca_id:' line cut short")
         if kv is None:
             continue  # a capability flag, a GID continuation
         key, value = kv

@@ -33,7 +33,10 @@ v2.26.2, v2.27.3 and v2.30):
 - HOST is empty where a reporter removed the host name and kept the rest (``:22901:22901 [0]
   NCCL INFO ...``): the line is NCCL's, its host unknown (not listed in ``hosts``). A WARN whose
   whole ``HOST:PID:TID [DEV]`` was removed (``init.cc:1247 NCCL WARN ...``: NCCL-issue 296) is
-  still NCCL's by its ``FILE:LINE NCCL WARN`` layout: its host, pid and tid null; one quoted with nothing
+  still NCCL's by its ``FILE:LINE NCCL WARN`` layout: its host, pid and tid null; one quoted from its
+  device field on (``[1] misc/shmutils.cc:103 NCCL WARN ...``, ``[3] NCCL INFO ...``: NCCL-issue 1518) is
+  NCCL's, its device read (before a WARN's FILE:LINE never MPICH's ``-prepend-rank`` label:
+  :mod:`sncheck.vendors.delivery`; ``[0] NCCL INFO`` on every line is that label's); one quoted with nothing
   before its level (``NCCL WARN MSG``, ``NCCL INFO MSG``: a report's quote, harvest 21) is NCCL's by its
   level and message, its process, file and line null. A PID or TID a
   reporter masked (``host:XXXXXX:XXXXXX``, or ``PID:TID`` as one mask ``host:XXXXXX``: NCCL-issue 2013)
@@ -60,6 +63,16 @@ networks in one log (hosts whose own 'Using network X' lines differ: one fell ba
 'NET/IB : No device found.'; up to 2.5 a NET/Socket line is the bootstrap's, no choice). A line cut
 mid-way is reported by ``sncheck parse`` (no newline at the end).
 
+Interleaved mid-line (several processes writing one stdout into a pipe or file: block-buffered,
+so their bytes interleave anywhere; ``NCCL_DEBUG_FILE`` is line-buffered): a line holding another
+process's ``:PID:TID [DEV] NCCL LEVEL`` is split there, the head before it a line cut short (no
+value; a WARN's stays a warning, ``"cut": true``, without its completion numbers), the rest read
+as a line (its HOST the longest known host its glued text ends with, else null); a HOST holding
+':' (another line's cut prefix glued before a line) is null; an ``Init COMPLETE`` whose cudaDev is
+not its line's [DEV] is two ranks' halves, not a rank. Any of them is an error naming the lines
+(exit 1); a splice inside a value of the same message from another process shows nothing and is
+said in that error to be possible.
+
 JSON::
 
     {"tool": "nccl-debug", "nccl_version": "2.18.3", "cuda_version": "12.2",
@@ -82,6 +95,7 @@ JSON::
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from sncheck.errors import ParseError
@@ -181,6 +195,10 @@ WC_STATUS = ("success", "local length error", "local QP operation error", "local
              "TM software rendezvous")
 _MAX_LISTED = 200
 _LINE_MAX = 4096
+# another process's line beginning inside a line: its ':PID:TID [DEV] NCCL LEVEL' (debug.cc's prefix; its
+# HOST glued to whatever text it follows), or ':PID:TID NCCL CALL'
+_ANCHOR = re.compile(r":(?:\d+|X+|x+|\*+):(?:\d+|X+|x+|\*+) (?:\[\d+\] NCCL (?:INFO|WARN|TRACE)|NCCL CALL)\b")
+_HOST_RUN = re.compile(r"[\w.-]*$")
 
 
 def _split(line: str) -> tuple[str, str, str] | None:
@@ -218,9 +236,10 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
         # level and message alone: the line is NCCL's, its process, file and line unknown
         out.update(host=None, pid=None, tid=None)
         return out
-    if level == "WARN" and not tokens and out["file"]:
+    if not tokens and ((level == "WARN" and out["file"]) or (level in ("INFO", "WARN") and out["device"] is not None)):
         # 'FILE:LINE NCCL WARN MSG': a reporter removed the whole HOST:PID:TID [DEV] before it
-        # (nccl-issue296); the layout is NCCL's WARN alone: the line is NCCL's, its process unknown
+        # (nccl-issue296); '[DEV] NCCL INFO MSG', '[DEV] FILE:LINE NCCL WARN MSG': removed HOST:PID:TID
+        # and kept the device (nccl-issue1518); the layout is NCCL's alone: the line is NCCL's, its process unknown
         out.update(host=None, pid=None, tid=None)
         return out
     who = tokens[-1].rsplit(":", 2) if tokens else []
@@ -231,7 +250,11 @@ def _prefix(prefix: str, level: str) -> dict[str, Any] | None:
     # an empty HOST: the reporter removed the host name (':PID:TID [DEV]'); the line is still NCCL's. A PID or
     # TID masked by the reporter ('host-01.example.com:XXXXXX [5]', nccl-issue2013: PID:TID as one mask) is
     # unknown: the line is NCCL's by its layout
-    out.update(host=who[0].rsplit("]", 1)[-1] or None, pid=int(who[1]) if who[1].isdecimal() else None,
+    # a label before HOST is no part of it: a timestamp's '[...]' and torchrun's TailLog header '[{role}{N}]:'
+    # glued to it ('[default0]:node1:4000:4000 [0] NCCL INFO ...', reviews14 #3: read as host ':node1', spliced)
+    host = who[0].rsplit("]", 1)[-1]
+    host = host[1:] if host.startswith(":") and "]" in who[0] else host
+    out.update(host=host or None, pid=int(who[1]) if who[1].isdecimal() else None,
                tid=int(who[2]) if who[2].isdecimal() else None)
     head = " ".join(tokens[:-1]).strip()
     out["time"] = head.strip("[]") or None
@@ -245,14 +268,18 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
                             "transports": {},
                             "channels": 0, "warnings": [], "completion_errors": [], "nccl_errors": [],
                             "faults": [], "errors": []}
-    hosts: dict[str, None] = {}
+    hosts: dict[str, int] = {}  # each host -> how many of its lines
     procs: set[tuple[str, int]] = set()
     results: dict[str, None] = {}
     versions: dict[str, str] = {}  # every NCCL version the log prints -> its first line
     net: dict[str, Any] = {"network": None, "devices": [], "oob": None}
-    for raw in text.split("\n"):
+    broken: list[tuple[int, str, list[int]]] = []  # (line number, text, where each NCCL line in it starts)
+    for number, raw in enumerate(text.split("\n"), 1):
         line = raw.strip()[:_LINE_MAX]  # NCCL's buffer is 1024 bytes a line: longer is not NCCL's
         if not line:
+            continue
+        if " NCCL " in line and len(anchors := [m.start() for m in _ANCHOR.finditer(line)]) > 1:
+            broken.append((number, line, anchors))  # read after the whole lines, by the hosts they name
             continue
         if "NCCL version " in line and (m := _VERSION.search(line)):
             versions.setdefault(m["v"], line[:120])
@@ -269,14 +296,25 @@ def parse_nccl_debug(text: str) -> dict[str, Any]:
         who = _prefix(prefix, level)
         if who is None:
             continue
+        if who["host"] and ":" in who["host"]:
+            # 'node0:400node0:4003:4003 [3] ...': a HOST holds no ':'; another line's cut head (its prefix's
+            # first bytes) glued before this line's start: the line is read, its host unknown
+            data.setdefault("_spliced", []).append(f"line {number}: a line's start glued to another's cut head "
+                                                   f"({who['host'][:40]!r})")
+            who["host"] = None
         data["lines"] += 1
         if who["host"] is not None:
-            hosts[who["host"]] = None
+            hosts[who["host"]] = hosts.get(who["host"], 0) + 1
         procs.add((who["host"], who["pid"]))
         if level == "WARN":
             _warn(data, who, msg)
         elif level == "INFO":
             _info(data, net, who, msg)
+    if broken:
+        _interleaved(data, net, broken, hosts, procs)
+    _reglued(data, net, hosts, procs)
+    if spliced := data.pop("_spliced", None):
+        _say_interleaved(data, spliced)
     if not data["lines"] and not results and (data["nccl_version"] is None or _RAS_BANNER.search(text)):
         # NCCL_DEBUG=VERSION prints 'NCCL version 2.x.y+cudaA.B' alone; the RAS client's report opens with
         # 'NCCL version 2.x.y compiled with CUDA A.B' (ras/client.cc): no NCCL_DEBUG log's
@@ -366,9 +404,11 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
             kind = _via(m["via"].rstrip())
             data["transports"][kind] = data["transports"].get(kind, 0) + 1
     elif "Init COMPLETE" in msg and (m := _INIT.search(msg)):
-        data["ranks"].append({"host": who["host"], "pid": who["pid"], "rank": int(m["rank"]),
-                              "nranks": int(m["nranks"]), "cuda_dev": int(m["dev"]),
-                              "nvml_dev": int(m["nvml"]) if m["nvml"] else None, "bus_id": m["bus"], "comm": m["comm"]})
+        if not _spliced(data, who, m):
+            data["ranks"].append({"host": who["host"], "pid": who["pid"], "rank": int(m["rank"]),
+                                  "nranks": int(m["nranks"]), "cuda_dev": int(m["dev"]),
+                                  "nvml_dev": int(m["nvml"]) if m["nvml"] else None, "bus_id": m["bus"],
+                                  "comm": m["comm"]})
     elif m := _NET_USING.match(msg):
         # each process prints its own line (ncclIbInit / ncclNetSocketInit, once a process): the OOB a line
         # names is its own host's, kept with that line's devices; every host's own line in net_hosts
@@ -382,3 +422,143 @@ def _info(data: dict[str, Any], net: dict[str, Any], who: dict[str, Any], msg: s
         net["network"] = name
         if who["host"] is not None:  # init.cc's choice, a process's own: up to 2.5 a NET/Socket line is the bootstrap's too
             net.setdefault("chosen", {}).setdefault(name, []).append(who["host"])
+
+
+def _spliced(data: dict[str, Any], who: dict[str, Any], m: re.Match[str]) -> bool:
+    """An 'Init COMPLETE' line whose cudaDev is not its prefix's [DEV]: init.cc prints it from the
+    comm's own device, so its head and its tail are two processes' lines (an interleaving that shows no
+    other mark); not a rank (``data["_spliced"]`` counts it for :func:`_say_interleaved`)."""
+    if who["device"] is None or who["device"] == int(m["dev"]):
+        return False
+    data.setdefault("_spliced", []).append(f"'comm ... cudaDev {m['dev']}' on a [{who['device']}] line")
+    return True
+
+
+def _interleaved(data: dict[str, Any], net: dict[str, Any], broken: list[tuple[int, str, list[int]]],
+                 hosts: dict[str, int], procs: set[Any]) -> None:
+    """Lines holding another process's NCCL line (its ':PID:TID [DEV] NCCL' inside them): debug.cc
+    writes each line with one vfprintf to its file, stdout unless NCCL_DEBUG_FILE names one; stdout into
+    a pipe or a file is block-buffered, so processes sharing it interleave at any byte. What precedes
+    each later line's start is a line cut short: a WARN stays a warning (its message as far as it goes,
+    ``cut``), never its completion error's numbers; an INFO gives no value. The last is read as a line
+    from its start (its HOST: the longest host of the whole lines that ends the text before its ':PID',
+    else unknown)."""
+    longest = max(map(len, hosts), default=0)  # (a host is a suffix of the glued run: look no further back)
+    for number, line, anchors in broken:
+        starts = []
+        for at in anchors:
+            run = _HOST_RUN.search(line, max(0, at - longest), at)
+            host = longest_suffix(run[0] if run else "", hosts, longest) or ""
+            starts.append(at - len(host) if at > anchors[0] else 0)
+        for i, start in enumerate(starts):
+            part = line[start:starts[i + 1]] if i + 1 < len(starts) else line[start:]
+            parts = _split(part)
+            who = _prefix(parts[0], parts[1]) if parts else None
+            if parts is None or who is None:
+                continue
+            data["lines"] += 1
+            if who["host"] is not None:
+                hosts[who["host"]] = hosts.get(who["host"], 0) + 1
+                longest = max(longest, len(who["host"]))
+            procs.add((who["host"], who["pid"]))
+            if i + 1 < len(starts):  # cut by the next process's line
+                if parts[1] == "WARN" and len(data["warnings"]) < _MAX_LISTED:
+                    data["warnings"].append({**who, "message": parts[2], "cut": True})
+                continue
+            if parts[1] == "WARN":
+                _warn(data, who, parts[2])
+            elif parts[1] == "INFO":
+                _info(data, net, who, parts[2])
+        data.setdefault("_spliced", []).append(f"line {number}: {len(anchors)} NCCL lines in one (the next begins at "
+                                               f"column {starts[1] + 1})")
+
+
+INTERLEAVED = "the log's lines are interleaved mid-line"
+
+
+def interleaving(text: str) -> str | None:
+    """This view's interleaving error for another view that reads NCCL_DEBUG lines from the same
+    logs (``nccl-mnnvl``, ``torch-nccl``: one check, one judgement), or None: the log's NCCL lines
+    read as :func:`parse_nccl_debug` reads them, the error it gives when they are interleaved
+    mid-line (a line holding another's ':PID:TID [DEV] NCCL LEVEL', a HOST glued or cut, an
+    'Init COMPLETE' of two ranks' halves)."""
+    if " NCCL " not in text:
+        return None
+    try:
+        data = parse_nccl_debug(text)
+    except ParseError:
+        return None
+    return next((e for e in data["errors"] if e.startswith(INTERLEAVED)), None)
+
+
+def _say_interleaved(data: dict[str, Any], spliced: list[str]) -> None:
+    data["errors"].append(
+        f"{INTERLEAVED} ({len(spliced)} line{'s' if len(spliced) > 1 else ''}: "
+        f"{'; '.join(spliced[:5])}{'; ...' if len(spliced) > 5 else ''}): several processes wrote one file without "
+        "line buffering (NCCL prints each line with one vfprintf to stdout, block-buffered into a pipe or a file); "
+        "a line cut by another is not read, and a line spliced where nothing shows it may read as other values: "
+        "give each process its own file (NCCL_DEBUG_FILE=nccl.%h.%p) or tag each line (srun --label, mpirun "
+        "--tag-output)")
+
+
+def _reglued(data: dict[str, Any], net: dict[str, Any], hosts: dict[str, int], procs: set[Any]) -> None:
+    """A HOST on one line that ends with a host of other lines ('NCCLnode2', 'INFnode3': another
+    line's cut head glued before this line's start) is that host; one that another host of other
+    lines ends with ('0' of 'node0': the line's own start cut) is unknown. Either is an
+    interleaving (:func:`_say_interleaved`); the values that named it are moved."""
+    once = [h for h, n in hosts.items() if n == 1]
+    if not once:
+        return
+    known = {h: n for h, n in hosts.items() if n > 1}
+    longest = max(map(len, known), default=0)
+    ends = suffix_owners(known)  # (by lookup, not a scan of every host for each: a fleet's log has 16k hosts)
+    moved: dict[str, str | None] = {}
+    for h in once:
+        if tail := longest_suffix(h, known, longest):
+            moved[h] = tail
+        elif h in ends:
+            moved[h] = None
+    if not moved:
+        return
+    data.setdefault("_spliced", []).extend(f"host {h!r} on one line, another's cut head glued to it"
+                                           if k else f"host {h!r} on one line, the end of {ends[h]!r}"
+                                           for h, k in moved.items())
+    for h, k in moved.items():
+        del hosts[h]
+    for key in ("ranks", "warnings", "completion_errors"):
+        for item in data[key]:
+            if item.get("host") in moved:
+                item["host"] = moved[item["host"]]
+    for h in list(procs):
+        if h[0] in moved:
+            procs.discard(h)
+            procs.add((moved[h[0]], h[1]))
+    by_host = net.get("hosts") or {}
+    for h in [h for h in by_host if h in moved]:
+        line = by_host.pop(h)
+        if moved[h] is not None:
+            by_host.setdefault(moved[h], line)
+    for name, hs in (net.get("chosen") or {}).items():
+        net["chosen"][name] = [moved.get(x, x) if x in moved else x for x in hs if not (x in moved and moved[x] is None)]
+
+
+def longest_suffix(text: str, hosts: Collection[str], longest: int) -> str | None:
+    """The longest of ``hosts`` that ``text`` ends with (none longer than ``longest``), or None:
+    ``max((h for h in hosts if text.endswith(h)), key=len)`` by lookups of text's own suffixes."""
+    for i in range(max(0, len(text) - longest), len(text)):
+        if text[i:] in hosts:
+            return text[i:]
+    return None
+
+
+def suffix_owners(known: Collection[str]) -> dict[str, str]:
+    """Each proper end of a host of ``known`` (its own last characters, '' too) -> the greatest
+    host of ``known`` that ends with it: ``max(k for k in known if k.endswith(s))`` for any ``s``
+    not in ``known``, by one lookup."""
+    out: dict[str, str] = {}
+    for k in known:
+        for i in range(1, len(k) + 1):
+            end = k[i:]
+            if end not in out or k > out[end]:
+                out[end] = k
+    return out

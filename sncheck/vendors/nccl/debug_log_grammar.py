@@ -26,7 +26,9 @@ GRAMMAR = {"nccl-debug": Grammar(
         "NVIDIA/nccl#302, 2.5.6); a reporter's removed host name leaves ':PID:TID [DEV]' (real capture "
         "autoscriptlabs/nccl-mesh-plugin#56): the line is NCCL's, its host unknown; a WARN whose whole "
         "'HOST:PID:TID [DEV] ' was removed, 'FILE:LINE NCCL WARN MSG' (real capture NVIDIA/nccl#296, in markdown "
-        "inline code): NCCL's by that layout alone, its host, pid and tid null; a line quoted with nothing "
+        "inline code): NCCL's by that layout alone, its host, pid and tid null; a line quoted from its '[DEV] ' on, "
+        "'[1] misc/shmutils.cc:103 NCCL WARN ...' / '[3] NCCL INFO ...' (real capture NVIDIA/nccl#1518): NCCL's, its device "
+        "read (before a WARN's FILE:LINE never MPICH's -prepend-rank label); a line quoted with nothing "
         "before its level, 'NCCL WARN MSG' / 'NCCL INFO MSG' (real capture: a B200 cluster report's quoted "
         "completion error, harvest 21): NCCL's by its level and message, its process, file and line null; "
         "init.cc 'Using network %s' and net.cc 'via NET/%s/%d' print the net's name as its plugin gives it, a "
@@ -43,8 +45,16 @@ GRAMMAR = {"nccl-debug": Grammar(
            "NCCL's error results where its callers print them ('NCCL error in: FILE:LINE, unhandled system error', "
            "ncclSystemError); every other line is another program's"),
     end=("none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut "
-         "(under a launcher's tags too: the cut line stays last when the tasks' lines are regrouped, horovod#3751)"),
-    failures=("every WARN (NCCL's documentation: WARN prints only fatal errors) and every error result named "
+         "(under a launcher's tags too: the cut line stays last when the tasks' lines are regrouped, horovod#3751); "
+         "interleaved mid-line: debug.cc (2.30) prints each line with one vfprintf to ncclDebugFile, stdout unless "
+         "NCCL_DEBUG_FILE names a file (made line-buffered: setlinebuf); stdout into a pipe or a file is "
+         "block-buffered, so processes sharing it (torchrun's children, mpirun without --tag-output) interleave "
+         "at any byte: a line holding another's ':PID:TID [DEV] NCCL LEVEL', a HOST holding ':' (a cut prefix "
+         "glued before a line's start) and an Init COMPLETE whose cudaDev is not its [DEV] show it; a splice "
+         "inside a value of the same message from another process (a pid, a busId) shows nothing"),
+    failures=("a log interleaved mid-line (errors: the lines that show it; a cut head gives no value, a WARN's "
+              "stays a warning marked cut without its completion numbers, the line begun inside is read); "
+              "every WARN (NCCL's documentation: WARN prints only fatal errors) and every error result named "
               "('unhandled cuda error', 'unhandled system error', 'internal error', 'invalid argument', 'invalid "
               "usage', 'remote process exited or there was a network error'), two NCCL versions in one log: faults; only "
               "the RAS client's 'NCCL version ... compiled with CUDA' banner: not this view's (parse error)"),
@@ -52,7 +62,7 @@ GRAMMAR = {"nccl-debug": Grammar(
             "nvml_dev, bus_id, comm}], net{network, devices[{index, device, port, link, address (a Socket device's), "
             "members (a merged device's: [{index, device, port, link}], its device the names joined by '+'), ib_index (a "
             "plain device's printed index beside a merged one), rail, plane (2.30.7, where printed)}], oob}, transports{KIND: n}, "
-            "channels, warnings[{host, pid, tid, device, file, line, func, time, message}], completion_errors[{peer, "
+            "channels, warnings[{host, pid, tid, device, file, line, func, time, message, cut (a head another line cut)}], completion_errors[{peer, "
             "status, status_name, opcode, len, vendor_err, type, hca, local_gid, remote_gids, host, pid}], "
             "nccl_errors, faults, errors"),
 )}

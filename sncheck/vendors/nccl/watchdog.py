@@ -6,7 +6,8 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
 - each message is a glog line: ``[E ProcessGroupNCCL.cpp:475] MSG`` (1.x, 2.0),
   ``[E0709 17:05:38.162814866 ProcessGroupNCCL.cpp:2271] MSG`` (2.2+), with torch's
   ``[rank3]:`` in front from 2.3 (the ``TORCH_DISTRIBUTED_DEBUG`` rank prefix), or plain text
-  inside a Python exception. MSG starts with the group's ``logPrefix()``: ``[Rank 3] ``
+  inside a Python exception. A line's rank is that prefix's (c10 ``SetGlobalRank``: the global rank, the
+  process), else its group's. MSG starts with the group's ``logPrefix()``: ``[Rank 3] ``
   (to 2.2), ``[PG 0 Rank 3] `` (2.3), ``[PG 0 (default_pg) Rank 3] `` (2.4),
   ``[PG ID 0 PG GUID 0(default_pg) Rank 3] `` (2.5+).
 - ``Watchdog caught collective operation timeout: WorkNCCL(SeqNum=S, OpType=OP[, NumelIn=N,
@@ -32,7 +33,8 @@ Grammar (pytorch/pytorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`` an
   ``Work WorkNCCL(...) timed out in blocking wait`` (``TORCH_NCCL_BLOCKING_WAIT``).
 - an NCCL call that failed (``NCCLUtils.hpp`` ``C10D_NCCL_CHECK``): ``NCCL error in:
   FILE:LINE, <ncclGetErrorString>, NCCL version X.Y.Z`` then ``ncclSystemError: ...`` and
-  ``Last error:`` with NCCL's own last WARN. The version is ``NCCLUtils.cpp`` ``getNcclVersion``'s:
+  ``Last error:`` with NCCL's own last WARN (kept: ``last_error``, the line after it), each line
+  behind c10's ``[rankN]:`` (torch >= 2.3) or torchrun's ``[default0]:`` where they stand. The version is ``NCCLUtils.cpp`` ``getNcclVersion``'s:
   ``M.m.p``, ``M.m.p.SUFFIX`` where NCCL was built with a suffix, or ``Unknown NCCL version``
   where ``ncclGetVersion`` failed (the error kept, its ``version`` null).
 - a communicator's asynchronous error the watchdog found (``checkForNCCLErrorsInternal``, 1.x
@@ -54,6 +56,10 @@ the watchdog prints nothing on a healthy job. A paste cut inside one of them bef
 (the last line without its newline: a ``ProcessGroupNCCL.cpp`` error line, its group's prefix,
 then the first words of a message above, ``[Rank 5] Watchdog caught collective operati``, harvest
 16's LlamaFactory-issue 8261 glued after a progress bar) is that message cut: its rank kept, an error.
+The ranks' ``NCCL_DEBUG`` lines in the same log (torchrun's children share one stdout,
+block-buffered into a pipe or a file: NCCL's debug.cc writes each line with one vfprintf) cut into
+each other mid-line are the ``nccl-debug`` view's interleaving error, the same words
+(:func:`sncheck.vendors.nccl.debug_log.interleaving`): the log's values may be two ranks' halves.
 
 JSON::
 
@@ -68,7 +74,7 @@ JSON::
                          "mismatches": [{"seq": 31117, "record_id": 31116, "pg": "0:default_pg",  # the trace
                                          "op": "nccl:all_reduce", "missing_ranks": [3, 4], "world_size": 8,  # analyzer's
                                          "expected_ranks": [0, ...], "state": "scheduled", ...}]},  # report
-     "heartbeat_timeouts": [1], "process_down": 2, "nccl_errors": [{"result", "version", "where"}],
+     "heartbeat_timeouts": [1], "process_down": 2, "nccl_errors": [{"result", "version", "where", "last_error"}],
      "nccl_version": "2.21.5", "faults": [...], "errors": []}
 """
 
@@ -81,6 +87,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from sncheck.errors import ParseError
+from sncheck.vendors.delivery import TORCH_LABEL
+from sncheck.vendors.nccl.debug_log import interleaving
 
 TOOL = "torch-nccl"
 # "[PG ID 0 PG GUID 0(default_pg) Rank 3] ", "[PG 0 (default_pg) Rank 3] " (2.4), "[PG 0 Rank 3] ", "[Rank 3] "
@@ -127,11 +135,16 @@ _HEADS = ("Watchdog caught collective operation timeout", "Exception (either an 
 
 
 def _rank(line: str, pieces: list[str] | None = None) -> tuple[int | None, str | None]:
+    """(rank, pg) of a line: the process's rank is c10's '[rankN]:' log prefix where the line has one
+    (SetGlobalRank: the global rank), else its group's logPrefix rank; the group from its logPrefix.
+    A process is rank 0 of its own subgroup as another process is of its own ('[rank4]:... [PG 5 Rank 0]'
+    beside '[rank0]:... [PG 5 Rank 0]': two processes, xDiT-issue147)."""
     # the group's prefix is at the message's head: a word wrap may have dropped a blank inside it
-    if m := _PG.search(line) or (pieces and len(pieces) > 1 and _joined_search(_PG, pieces[:3])):
-        return int(m["rank"]), m["pg"]
+    pg = _PG.search(line) or (pieces and len(pieces) > 1 and _joined_search(_PG, pieces[:3])) or None
     if m := _TORCH_RANK.match(line):
-        return int(m["rank"]), None
+        return int(m["rank"]), pg["pg"] if pg else None
+    if pg:
+        return int(pg["rank"]), pg["pg"]
     return None, None
 
 
@@ -184,8 +197,12 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
     ranks: dict[int, None] = {}
     works: dict[tuple[int | None, int, str], dict[str, Any]] = {}  # (rank, SeqNum, OpType) -> its timeout
     seen = 0
+    last_for: dict[str, Any] | None = None  # the NCCL error a 'Last error:' line after it belongs to
+    awaiting = False  # 'Last error:' read: the next line is NCCL's last error
     for pieces in _logical_lines(text):
         line = "".join(pieces).strip()[:_LINE_MAX]  # the messages are short: a longer line is not one of them
+        if last_for is not None:
+            last_for, awaiting = _last_error(last_for, awaiting, pieces)
         # a word wrap dropped the blank it broke at: the pieces joined by a blank read as printed
         spaced = " ".join(p.strip() for p in pieces)[:_LINE_MAX] if len(pieces) > 1 else line
         line = line if line == spaced else f"{line}\n{spaced}"  # a needle is looked for in both joins
@@ -225,7 +242,9 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
             hit = True
         if "NCCL error" in line and (m := _NCCL_ERROR.search(line) or _NCCL_ASYNC_ERROR.search(line)):
             where = m["where"] if "where" in m.groupdict() else None
-            data["nccl_errors"].append({"where": where, "result": m["result"].strip(), "version": m["v"]})
+            data["nccl_errors"].append({"where": where, "result": m["result"].strip(), "version": m["v"],
+                                        "last_error": None})
+            last_for, awaiting = _last_error(data["nccl_errors"][-1], False, pieces[1:], own=True)
             data["nccl_version"] = data["nccl_version"] or m["v"]
             hit = True
         for needle, what in _FAILED_TEXT.items():
@@ -249,9 +268,40 @@ def parse_torch_nccl(text: str) -> dict[str, Any]:
         data["errors"].append(f"a watchdog message cut inside its first words ('{cut[1][-80:]}'): cut short")
     if not seen and not data["flight_recorder"]["mismatches"]:
         raise ParseError("no PyTorch ProcessGroupNCCL watchdog or Flight Recorder message", tool=TOOL)
+    if why := interleaving(text):  # the ranks' NCCL_DEBUG lines cut into each other: nccl-debug's check
+        data["errors"].append(why)
     data["ranks"] = sorted(ranks)
     data["faults"] = _faults(data)
     return data
+
+
+_LAST_ERROR = "Last error:"
+
+
+def _last_error(error: dict[str, Any], awaiting: bool, pieces: list[str],
+                own: bool = False) -> tuple[dict[str, Any] | None, bool]:
+    """getNcclErrorDetailStr's tail after an NCCL error: '\\nnccl<Result>: <description>\\nLast error:\\n<ncclGetLastError>'
+    (NCCLUtils.cpp): the line after 'Last error:' is NCCL's own last WARN, kept as the error's ``last_error``.
+    Returns (the error still waiting for it, whether 'Last error:' was read); a line of another kind first
+    (no detail, no 'Last error:') ends the wait, but for the pieces of the error's own line (``own``: the tail of
+    its message a terminal wrapped, read with it)."""
+    for piece in pieces:
+        # a line's label is no part of it: c10's '[rankN]:' (torch >= 2.3, every stderr line), torchrun's
+        # '[default0]:' left where not every line carries it (reviews14 #5: '[rank3]: Last error:' ended the wait)
+        body = _LABEL.sub("", piece.strip(), count=1).strip()
+        if awaiting and body:
+            error["last_error"] = body[:_LINE_MAX]
+            return None, False
+        if body == _LAST_ERROR:
+            awaiting = True
+        elif body and not awaiting and not own and not _DETAIL.match(body):
+            return None, False
+    return error, awaiting
+
+
+_LABEL = re.compile(rf"^(?:{TORCH_LABEL}:)+")
+# getNcclErrorDetailStr's description line: 'ncclInvalidUsage: This usually reflects ...' (the result's name)
+_DETAIL = re.compile(r"^nccl[A-Z]\w*: ")
 
 
 def _cut_head(text: str) -> tuple[int | None, str] | None:

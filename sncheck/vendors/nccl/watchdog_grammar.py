@@ -20,7 +20,12 @@ GRAMMAR = {"torch-nccl": Grammar(
         "timeout' (2.2); 'Some NCCL operations have failed or timed out. ... To avoid data inconsistency, we are "
         "taking the entire process down.'; 'Process group watchdog thread terminated with exception')",
         "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.hpp (C10D_NCCL_CHECK: 'NCCL error in: %s:%d, %s, "
-        "NCCL version %s' then ncclGetLastError's text)",
+        "NCCL version %s' then getNcclErrorDetailStr's '\\nncclInvalidUsage: <description>\\nLast error:\\n' and "
+        "ncclGetLastError's text: the line after 'Last error:' kept as last_error; real captures NVIDIA/Megatron-LM#661, "
+        "verl-project/verl#161, harvest 22)",
+        "pytorch/pytorch c10/util/Logging.cpp (SetGlobalRank: the '[rank%d]:' log prefix is the global rank, the "
+        "process; a group's logPrefix names its rank in that group: '[rank4]:... [PG 5 Rank 0]' is process 4, real "
+        "capture xdit-project/xDiT#147)",
         "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp checkForNCCLErrorsInternal (1.x to 2.8): a "
         "communicator's asynchronous error, '\"NCCL error: \" + ncclGetErrorWithVersion(err)' ('<ncclGetErrorString>, "
         "NCCL version %s', no FILE:LINE) then getNcclErrorDetailStr's '\\n<ncclRemoteError: ...>\\nLast error:\\n<NCCL's "
@@ -54,11 +59,13 @@ GRAMMAR = {"torch-nccl": Grammar(
            "a collective not every rank joined (its 'key: value' lines after 'Not all ranks joining collective', "
            "': sequence number: S', ', sequence number: S' or ' S at entry R')"),
     end="none: a log is a stream, a cut between lines a shorter log; a last line without its newline is a cut",
-    failures="every one of these messages (the watchdog prints nothing on a healthy job): faults",
+    failures=("every one of these messages (the watchdog prints nothing on a healthy job): faults; the ranks' "
+              "NCCL_DEBUG lines in the log interleaved mid-line (NVIDIA/nccl src/debug.cc @ v2.30: one vfprintf a "
+              "line to stdout, block-buffered into a pipe): the nccl-debug view's interleaving error (errors)"),
     values=("ranks, timeout_ms, timeouts[{rank, pg, seq, op, numel_in, numel_out, timeout_ms, ran_ms}], "
             "progress[{rank, pg, failed_seq, last_enqueued, last_completed}], dump_signals[{rank, from, "
             "last_enqueued, last_completed}], flight_recorder{dumps, observed, stack_traces, mismatches[{seq, record_id, pg, op, "
             "missing_ranks, world_size, expected_ranks, state, input_sizes, output_sizes}]}, heartbeat_timeouts, "
-            "process_down, terminated, blocking_wait, nccl_errors[{where, result, version}], nccl_version, faults, "
+            "process_down, terminated, blocking_wait, nccl_errors[{where, result, version, last_error}], nccl_version, faults, "
             "errors"),
 )}

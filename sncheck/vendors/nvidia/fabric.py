@@ -54,6 +54,7 @@ from sncheck.errors import ParseError
 
 from sncheck.vendors import after_end, listing
 from sncheck.vendors.fragment import xml_fragment
+from sncheck.vendors.nccl.debug_log import interleaving
 from sncheck.vendors.nvidia import smi_query
 from sncheck.vendors.nvidia.smi_query import fabric_from_text_node, platform_from_text_node
 from sncheck.vendors.nvidia.smi_values import TOOL_ERROR, clique_value, int_value, leading_int, text_value, uuid_cut
@@ -567,6 +568,8 @@ def parse_nccl_mnnvl(text: str) -> dict[str, Any]:
             ranks.add(int(m.group(1)))
     if not saw_nccl:
         raise ParseError("no NCCL lines", tool="nccl-mnnvl")
+    if why := interleaving(text):  # the ranks' lines cut into each other: nccl-debug's check, its words
+        errors.append(why)
     mnnvl = None if not flags and not not_working else (bool(flags) and all(flags) and not not_working)
     # mnnvl.cc's WARN: the rank's init returns ncclSystemError (the job fails): a fault
     faults = [f"MNNVL available but not working on {len(not_working)} rank(s): IMEX channel or "

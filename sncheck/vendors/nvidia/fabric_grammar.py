@@ -165,7 +165,9 @@ GRAMMAR = {
         failures=("the 'is available but not working' WARN (faults: the rank's init fails with ncclSystemError); "
                   "MNNVL 0 is a value (mnnvl false: a run's fabric checks judge the domain); a busId line short of "
                   "its healthMask, the WARN short of 'available but not working', or an MNNVL word on a line of "
-                  "no NCCL log (a wrapped line's tail): errors naming the line"),
+                  "no NCCL log (a wrapped line's tail): errors naming the line; the ranks' lines interleaved "
+                  "mid-line (one stdout block-buffered into a pipe: debug.cc's one vfprintf a line @ v2.30): the "
+                  "nccl-debug view's interleaving error, its words (debug_log.interleaving)"),
         values=("nccl_version, mnnvl (true when every cliqueSize/comm line says MNNVL 1, false when one says 0 or "
                 "a WARN, null when none is printed), clique_sizes, nvl_domain_sizes, fabric[{bus_id, cluster_uuid, "
                 "clique_id, state (NVML's: 3 COMPLETED), health_mask}] (the busId lines), not_working (the WARN "

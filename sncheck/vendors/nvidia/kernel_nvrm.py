@@ -24,7 +24,8 @@ Grammar (NVIDIA/open-gpu-kernel-modules @ 595.45.04; the proprietary module prin
   ``NVRM: fallen off the bus and is not responding to commands.`` (``src/nvidia/arch/nvalloc/unix/
   src/osinit.c``: the GPU's registers read all ones when the driver probes it; three printk lines, the
   second and third without a stamp of their own when dmesg prints them) and the one-line ``NVRM: GPU
-  [at ]dddd:bb:dd[.f]: GPU has fallen off the bus.``: the GPU is lost with no Xid line: read as the Xid
+  [at ]dddd:bb:dd[.f]: GPU has fallen off the bus.`` (331-era drivers: ``NVRM: GPU at dddd:bb:dd.f has
+  fallen off the bus.``, Bumblebee-issue 554): the GPU is lost with no Xid line: read as the Xid
   it is (79, ``xid_line`` false), so the kernel-log policy's Xid 79 entry judges it; the one-line form
   right after the GPU's own Xid 79 line is that report's.
 - ``NVRM: loading NVIDIA UNIX [Open Kernel Module for ]x86_64[ Kernel Module]  VERSION  ...``
@@ -81,13 +82,15 @@ _RM_MINOR = re.compile(rf"NVRM: GPU {_DEV}: rm_init_adapter failed, device minor
 _FALLEN_HEAD = re.compile(rf"NVRM: The NVIDIA GPU {_DEV}\s*$")
 _FALLEN_ID = re.compile(r"NVRM: \(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\) installed in this system has")
 _FALLEN = re.compile(r"NVRM: fallen off the bus and is not responding to commands")
-_FALLEN_ONE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?(?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?): "
-                         r"GPU has fallen off the bus")
+# 'NVRM: GPU [at ]PCI:dddd:bb:dd: GPU has fallen off the bus.' (NV_DEV_PRINTF's prefix); drivers of the 331 era
+# 'NVRM: GPU at dddd:bb:dd.f has fallen off the bus.' (no ': GPU', Bumblebee-issue554)
+_FALLEN_ONE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?(?P<dev>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)"
+                         r"(?:: GPU)? has fallen off the bus")
 LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?(?P<version>\d{3}\.\d+(?:\.\d+)?)\b")
 _MISMATCH = re.compile(r"NVRM: API mismatch: the client has the version (?P<client>\S+?),? but\s+"
                        r"this kernel module has the version (?P<kernel>\S+?)\.?\s")
 PATTERN = ("NVRM: (Xid|loading|API mismatch|GPU [0-9a-fA-F:.]+: (RmInitAdapter|rm_init_adapter)|The NVIDIA GPU|"
-           "\\(PCI ID|fallen off the bus|GPU (at )?[0-9a-fA-F:.PCI]+: GPU has fallen)|SXid")  # the lines a run's kernel log read keeps (grep -E)
+           "\\(PCI ID|fallen off the bus|GPU (at )?[0-9a-fA-F:.PCI]+(: GPU)? has fallen)|SXid")  # the lines a run's kernel log read keeps (grep -E)
 
 
 def _bus(text: str) -> str:

@@ -92,10 +92,13 @@ _NUMERIC_FIELD_PREFIXES = (
     "fan.speed",
 )
 _NUMBER_WITH_UNIT = re.compile(r"^([+-]?[0-9]+(?:\.[0-9]+)?)\s*(?:[A-Za-z%/()]+)?$")
+_NUMBERISH = re.compile(r"[0-9]|nan|inf", re.IGNORECASE)  # a numeric field's cell that tries to be a number
 _GPU_LINE = re.compile(r"^GPU\s+([0-9]+):\s*(.*?)(?:\s*\(UUID:\s*([^)]*)\))?\s*$")
 _LINK_STATUS = re.compile(r"^Link\s+([0-9]+):\s*(.*?)\s*$")
 _LINK_COUNTER = re.compile(r"^Link\s+([0-9]+):\s*([^:]+?)\s*:\s*(\S+)\s*$")
 _SPEED = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*GB/s$")
+# what nvlink -s prints for a link besides its speed: '<inactive>' (a word in angle brackets), N/A
+_STATE_WORD = re.compile(r"<[^<>]+>|N/A")
 
 
 
@@ -134,7 +137,12 @@ def parse_query_gpu_csv(
                 f"line {number}: {len(cells)} values for {len(names)} fields: {line[:200]!r}"
             )
         else:
-            gpus.append({n: _query_value(n, c) for n, c in zip(names, cells)})
+            row = {}
+            for n, c in zip(names, cells):
+                row[n], why = _query_value(n, c)
+                if why:
+                    errors.append(f"line {number}: {n} {c[:40]!r} {why}")
+            gpus.append(row)
     if not gpus and not errors:
         raise ParseError(
             "no GPU rows in the --query-gpu CSV", tool="nvidia-smi-query-gpu"
@@ -158,16 +166,29 @@ def _is_csv_header(cells: list[str], names: list[str]) -> bool:
     return any(b in names or "." in b or "_" in b for b in bare)
 
 
-def _query_value(field_name: str, raw: str) -> Any:
+def _signed(field_name: str) -> bool:
+    """The numeric fields nvidia-smi prints with a sign: the clock offsets (clocks.*) and the
+    T.Limit margins (temperature.gpu.tlimit and the *tlimit* thresholds: degrees below the slowdown
+    limit, negative exactly while the GPU throttles; -q's <gpu_temp_slow_tlimit_threshold>-2 C,
+    fixtures/real/harvest8). reviews14 #7: a throttling GPU's '-3' read as no value, exit 1."""
+    return field_name.startswith("clocks.") or "tlimit" in field_name
+
+
+def _query_value(field_name: str, raw: str) -> tuple[Any, str | None]:
+    """A cell's value, and why it is none nvidia-smi prints (then null): a numeric field is an
+    unsigned decimal (%d, %.2f) with its unit, or [N/A]; a negative one (clock offsets and T.Limit
+    margins aside: :func:`_signed`), NaN, an exponent or an infinity is no reading (hostile round 18: '-60.10 W' and 'nan' were kept)."""
     if raw in NA_VALUES or (raw.startswith("[") and raw.endswith("]")):
-        return None  # "[N/A]", "[Not Supported]", "[Requested functionality has been deprecated]"
+        return None, None  # "[N/A]", "[Not Supported]", "[Requested functionality has been deprecated]"
     if raw in ("Yes", "No"):
-        return raw == "Yes"
+        return raw == "Yes", None
     if field_name.startswith(_NUMERIC_FIELD_PREFIXES):
         m = _NUMBER_WITH_UNIT.match(raw)
-        if m:
-            return as_number(m.group(1))
-    return raw
+        if m and (not m.group(1).startswith("-") or _signed(field_name)):
+            return as_number(m.group(1)), None
+        if m or _NUMBERISH.search(raw):
+            return None, "is no value nvidia-smi prints (an unsigned decimal with its unit, or [N/A]): not read"
+    return raw, None
 
 
 # --------------------------------------------------------------------------- topo -m
@@ -311,11 +332,17 @@ def _topo_affinity(labels: list[str], values: list[str], tabs: bool = False) -> 
 
 
 def parse_nvlink_status(text: str) -> dict[str, Any]:
-    """Parse ``nvidia-smi nvlink -s``: per GPU, each link's speed or inactive state. ``faults``
+    """Parse ``nvidia-smi nvlink -s``: per GPU, each link's speed or inactive state (``Link N: S GB/s``,
+    ``Link N: <inactive>``: any other state, ``Link 17:`` or ``Link 17: 53.1``, is its line cut short, an
+    error and no link; so is a lone ``GPU 6``, a GPU's line cut: cuts15). ``faults``
     names what the host facts' nvlink check fails too (gpu_checks): a link ``<inactive>``
     among listed links (not on a PCIe board: :func:`pcie_board`), or slower than the fastest link
     the output lists."""
     gpus, errors = _nvlink_blocks(text, _status_link, tool="nvlink-status")
+    for g in gpus:  # a link line whose state is cut ('Link 17:', 'Link 17: 53.1'): an error, never a state
+        errors += [f"GPU {g['index']}: '{ln['cut']}' is no link state nvidia-smi prints: its line is cut short"
+                   for ln in g["links"] if "cut" in ln]
+        g["links"] = [ln for ln in g["links"] if "cut" not in ln]
     top = max((ln["speed_GBps"] for g in gpus for ln in g["links"] if ln.get("speed_GBps")), default=None)
     faults = [f"GPU {g['index']} link {ln['link']} inactive" for g in gpus for ln in g["links"]
               if not ln["active"] and not pcie_board(g.get("name"))]
@@ -451,7 +478,9 @@ def _nvlink_blocks(
                 errors.append(f"the line of GPU {m.group(1)} ends inside its '(UUID: ...)': cut or wrapped, not whole")
             continue
         link = parse_link(line)
-        if link is not None and gpus:
+        if re.fullmatch(r"G(?:P(?:U(?: \d*)?)?)?", line):  # a GPU's 'GPU n: NAME (UUID: ...)' line cut short
+            errors.append(f"'{line}': a GPU's line cut short (its links lost)")
+        elif link is not None and gpus:
             gpus[-1]["links"].append(link)
         elif TOOL_ERROR.search(line):
             if gpus:
@@ -478,6 +507,8 @@ def _status_link(line: str) -> dict[str, Any] | None:
             "active": True,
             "speed_GBps": float(speed.group(1)),
         }
+    if not _STATE_WORD.fullmatch(state):  # no state nvlink -s prints: its line cut short (cuts15)
+        return {"link": int(m.group(1)), "cut": line}
     inactive = "inactive" in state.lower()
     return {
         "link": int(m.group(1)),

@@ -1,6 +1,8 @@
 """Round-5 runner (a copy of scenarios-r3's run-r3.py, plus refused plans and switch levels): each scenario x seeds through pre-upgrade-gate on the mock, scored.
 
 Usage (from anywhere; `sncheck` on PATH):  python3 run-r5.py [SCENARIO.yaml ...]
+One runner for every set: SET=r9 (or r6, r7, r8) runs tests/data/scenarios-<SET>/<SET>-*.yaml
+with this file's runner and scoring (run-r6/r7/r8.py are the same, kept for their commands).
 A scenario with `refused: true` expects the plan refused when it loads: exit 2 and one line
 naming the fault's target (its truth is that line; a run that exits otherwise misses it).
 Env: SEEDS (default "1 2 3"), WORK (scratch folder, default ./r5-work under the current
@@ -18,7 +20,10 @@ D = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, D)  # score.py sits beside this file
 import score as S  # noqa: E402 -- beside this file, on the path just above
 
-WORK = os.path.abspath(os.environ.get("WORK", "r5-work"))
+SET = os.environ.get("SET", "r5")  # which set's folder the scenarios and inventories are read from
+if SET != "r5":
+    D = os.path.join(os.path.dirname(D), f"scenarios-{SET}")
+WORK = os.path.abspath(os.environ.get("WORK", f"{SET}-work"))
 RUNS = os.path.join(WORK, "runs")
 FA = os.path.join(WORK, "faults")
 os.makedirs(RUNS, exist_ok=True)
@@ -182,4 +187,4 @@ def main(prefix="r5-"):
     json.dump(allres, open(os.environ.get("OUTJSON", os.path.join(WORK, "results.json")), "w"), indent=1)
 
 if __name__ == "__main__":
-    main()
+    main(f"{SET}-")

@@ -1,0 +1,196 @@
+"""A collective group against its peer groups at every size of the sweep (collective-group-slow,
+sncheck/health/groups.py), the narrowing at the size that shows it (sncheck/layers/stress.py), and the
+plan a sweep cannot show refused. Rows are drawn from the mock's published cost model (README "Mock
+backend cost model": alpha-beta times, 2% noise, launch skew |N(0, 2 us)| a rank) or from real
+nccl-tests / rccl-tests captures; every test is milliseconds of pandas."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sncheck.cli.main import main as cli
+from sncheck.health import groups
+from sncheck.health.metrics import DetectContext
+from sncheck.health.rules import evaluate, load_rules
+from sncheck.layers import stress
+from sncheck.model import Basis, Severity
+from sncheck.probeplan import size_sweep, stress_groups
+from sncheck.rows import collective_row
+from sncheck.run.inputs import load_inventory_text
+from sncheck.topology import Topology
+from sncheck.vendors.nccltests.parse import parse_nccl_tests, parse_rccl_tests
+
+HERE = Path(__file__).parent
+R8 = HERE / "data" / "scenarios-r8"
+SIZES = size_sweep(8, 1 << 30, 2)
+# r8's "sizes" shape: supernodes of 6, 3, 2 and 1 hosts, so domains and rails of other rank counts
+SIZES_INV = (R8 / "inv-sizes.yaml").read_text()
+ONE_DOMAIN = """name: one
+design:
+  scale_up: {bandwidth: "250 GB/s", latency: "3 us"}
+  scale_out: {bandwidth: "400 Gb/s", latency: "12 us"}
+supernodes: [{name: big, hosts: "b[1-4]", cards_per_host: 4}]
+backend: {type: mock}
+"""
+LAT = {"intra_host": 2.0, "scale_up": 3.0, "scale_out": 12.0}  # us, as inv-sizes
+BW = {"intra_host": 300.0, "scale_up": 250.0, "scale_out": 50.0}  # GB/s
+
+
+def topo_of(text: str) -> Topology:
+    return Topology(load_inventory_text(text, "inv.yaml"))
+
+
+def model_rows(topo: Topology, seed: int, slow: dict[str, tuple[float, int]] | None = None,
+               noise: float = 0.02, skew: float = 2.0, noisy: dict[str, float] | None = None,
+               sizes=SIZES) -> pd.DataFrame:
+    """The stress sweep's group rows under the cost model; ``slow``: group -> (bandwidth
+    factor, above bytes); ``noisy``: group -> its own noise CV."""
+    rng = np.random.default_rng(seed)
+    slow, noisy = slow or {}, noisy or {}
+    rows = []
+    for g in stress_groups(topo):
+        p = len(g.members)
+        tier = groups.group_tier(g.id, topo)
+        for collective in ("all_reduce", "all_to_all"):
+            k = 2 * (p - 1) if collective == "all_reduce" else p - 1
+            f = float(groups.bus_factor(collective, np.array([p]))[0])
+            for n in sizes:
+                factor, above = slow.get(g.id, (1.0, 0))
+                bw = BW[tier] * (factor if n > above else 1.0)
+                t = k * LAT[tier] + f * n / (bw * 1e3)
+                t *= 1 + noisy.get(g.id, noise) * rng.standard_normal()
+                launch = np.abs(skew * rng.standard_normal(p))
+                t += launch.max() - launch.min()
+                rows.append(collective_row(g.id, g.kind, p, collective, n, n // 4, "float", 0, time_us=t,
+                                           algbw=n / t / 1e3, busbw=f * n / t / 1e3, wrong=0))
+    return pd.DataFrame(rows)
+
+
+@functools.lru_cache(maxsize=1)
+def group_rule():
+    return next(r for r in load_rules("default").rules if r.name == "collective-group-slow")
+
+
+def judge(rows: pd.DataFrame, topo: Topology, known=frozenset()) -> list:
+    return evaluate([group_rule()], rows, DetectContext(topo, dict(topo.inventory.design), known=known))
+
+
+def measured(findings) -> list:
+    return [f for f in findings if f.basis == Basis.MEASURED]
+
+
+def test_healthy_groups_of_every_rank_count_give_nothing_at_the_models_noise_and_at_load():
+    topo = topo_of(SIZES_INV)
+    for seed in range(5):
+        assert judge(model_rows(topo, seed), topo) == [], seed
+    # at load every group's noise and launch skew twice the model's; one group three times noisier
+    for seed in range(3):
+        rows = model_rows(topo, 100 + seed, noise=0.04, skew=4.0, noisy={"domain:three": 0.06})
+        assert judge(rows, topo) == [], seed
+
+
+def test_a_group_slow_only_above_a_size_is_found_at_its_smallest_slow_size_and_narrowed_there():
+    topo = topo_of(SIZES_INV)
+    rows = model_rows(topo, 1, slow={"domain:six": (0.3, 128 << 20)})
+    found = judge(rows, topo)
+    assert [(f.entity, f.entity_kind, f.severity) for f in found] == [("six", "supernode", Severity.WARNING)]
+    ev = found[0].evidence
+    assert ev["group"] == "domain:six" and ev["smallest_bytes"] == 256 << 20 and ev["against"] == "peers"
+    assert ev["sizes"] == [256 << 20, 512 << 20, 1 << 30] and ev["measured"] < 0.4
+    ctx = DetectContext(topo, dict(topo.inventory.design))
+    assert groups.slow_sizes(rows, ctx) == {"domain:six": 256 << 20}
+
+    class Backend:
+        def plan_defaults(self, layer):  # noqa: ARG002 -- the backend interface
+            return {}
+
+    at = stress.narrow_sizes(stress.LayerContext(topo, Backend(), lambda _: None, {}), {"domain:six": 256 << 20})
+    assert at == (8 << 10, 16 << 20, 256 << 20)
+    # slow from a size the narrowing's 16 MiB already shows: nothing added
+    assert stress.narrow_sizes(stress.LayerContext(topo, Backend(), lambda _: None, {}),
+                               {"domain:six": 4 << 20}) == stress.NARROW_SIZES
+
+
+def test_a_fault_at_the_largest_size_alone_is_found():
+    topo = topo_of(SIZES_INV)
+    found = judge(model_rows(topo, 2, slow={"domain:three": (0.5, 512 << 20)}), topo)
+    assert [(f.entity, f.evidence["sizes"]) for f in found] == [("three", [1 << 30])]
+
+
+def test_a_group_slow_at_every_size_is_reported_once_and_not_beside_the_culprit_named_inside_it():
+    topo = topo_of(SIZES_INV)
+    slow = {g: (0.5, 0) for g in ("host:h2", "rail:six:gpu1", "domain:six")}  # h2/gpu1 at half speed
+    rows = model_rows(topo, 3, slow=slow)
+    found = measured(judge(rows, topo))
+    # nothing named: one finding an entity, the domain's two groups in one
+    assert sorted((f.entity, f.entity_kind) for f in found) == [("h2", "host"), ("six", "supernode")]
+    six = next(f for f in found if f.entity == "six")
+    assert six.evidence["groups"] == ["domain:six", "rail:six:gpu1"]
+    # the card named (an earlier layer, or the narrowing's pairs): its groups are its symptoms
+    assert judge(rows, topo, known=frozenset({("h2/gpu1", "card")})) == []
+    # a link between two of a group's cards explains that group alone
+    link = judge(rows, topo, known=frozenset({("h2/gpu1<->h3/gpu1", "link")}))
+    assert [(f.entity, f.evidence["groups"]) for f in measured(link)] == [("h2", ["host:h2"])]
+
+
+def test_a_lone_group_is_judged_against_design_where_bandwidth_bound_else_not_compared():
+    topo = topo_of(ONE_DOMAIN)  # one domain: its group has no peer of its kind
+    assert judge(model_rows(topo, 4), topo) == []
+    found = judge(model_rows(topo, 4, slow={"domain:big": (0.3, 128 << 20)}), topo)
+    assert [(f.entity, f.evidence["against"]) for f in found] == [("big", "design")]
+    # a sweep that stops at 64 KiB: the domain's latency term dominates every size: no group
+    # comparison (its pairs and the layer's other rules judge it), and no finding that would make
+    # every clean single-domain run's stress layer "not judged"
+    small = model_rows(topo, 4, sizes=size_sweep(8, 64 << 10, 2))
+    assert judge(small, topo) == []
+
+
+@pytest.mark.parametrize("path,parse", [
+    ("nccl-tests/all_reduce_perf/01_h100_16ranks_2nodes_float_newcols.txt", parse_nccl_tests),
+    ("rccl-tests/01_all_reduce_mi300x_16ranks_2nodes_rccl_version_block.txt", parse_rccl_tests)])
+def test_the_rule_reads_nccl_tests_and_rccl_tests_rows(path, parse):
+    from sncheck.vendors.nccltests.tool import collective_rows
+    topo = topo_of(SIZES_INV)
+    parsed = parse((HERE.parent / "fixtures" / "real" / path).read_text())
+    rows = []
+    for i, g in enumerate(g for g in stress_groups(topo) if g.kind == "host"):
+        for r in collective_rows(parsed, g, "all_reduce", 0):
+            if g.id == "host:h4" and r["size_bytes"] >= 1 << 30:  # h4 at a third above 512 MiB
+                r["time_us"] *= 3
+            r["time_us"] *= 1 + 0.01 * ((i * 7) % 5 - 2)  # the groups a little apart
+            rows.append(r)
+    found = judge(pd.DataFrame(rows), topo)
+    assert [(f.entity, f.evidence["smallest_bytes"]) for f in found] == [("h4", 1 << 30)]
+
+
+def test_a_sweep_below_the_faults_size_is_refused(tmp_path):
+    faults = yaml.safe_load((R8 / "r8-29-sizes-link-slow-only-in-all-to-all.yaml").read_text())["faults"]
+    (tmp_path / "faults.yaml").write_text(yaml.safe_dump({"faults": faults}))
+    (tmp_path / "pb.yaml").write_text(yaml.safe_dump({"name": "short", "gate": "warning", "layers": [
+        "connectivity", {"stress": {"max_bytes": "128M"}}]}))
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "pb.yaml"), "-i", str(R8 / "inv-sizes.yaml"),
+                                      "--backend", "mock", "--faults", str(tmp_path / "faults.yaml"),
+                                      "--out", str(tmp_path / "run"), "-q"])
+    assert result.exit_code == 2, result.output
+    assert "h1/gpu0<->h4/gpu2" in result.output and "134217728" in result.output
+    assert "Traceback" not in result.output
+
+
+
+def test_a_group_slow_because_a_suspect_is_in_it_adds_no_suspects():
+    """reviews15 #9: a card at 0.7 (h0003/gpu2 on the 2,048-card fleet bench) slows its domain and
+    its rail past the time bar only at 64 and 32 MiB; each added every card it holds to the
+    narrowing (276 pairs at 2 sizes became 34,716 at 4). A group holding a suspect is that
+    suspect's symptom; a group slow above the narrowing with no suspect in it (r8-29's domain) adds."""
+    groups = {"domain:sn0": ("h0003/gpu2", "h0004/gpu2", "h0005/gpu1"), "rail:sn0:gpu2": ("h0003/gpu2", "h0004/gpu2"),
+              "domain:six": ("h1/gpu0", "h4/gpu2"), "host:h0003": ("h0003/gpu2",)}
+    slow_at = {"domain:sn0": 64 << 20, "rail:sn0:gpu2": 32 << 20, "domain:six": 256 << 20, "host:h0003": 8}
+    assert stress.sized_causes(slow_at, groups, {"h0003/gpu2"}, 16 << 20) == {"domain:six"}
+    assert stress.sized_causes(slow_at, groups, set(), 16 << 20) == {"domain:sn0", "rail:sn0:gpu2", "domain:six"}
