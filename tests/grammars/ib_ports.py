@@ -81,7 +81,7 @@ def _dotted(name: str, value: str) -> str:
     return f"{name}:".ljust(33, ".") + value  # libibmad pads with dots to column 33
 
 
-def _port_block(header: str, role: str, state: str, phys: str, ext: bool) -> list[str]:
+def _port_block(header: str, role: str, state: str, phys: str, ext: bool, ext_active: str = "25.78125 Gbps") -> list[str]:
     lines = [header, _dotted("LinkState", state), _dotted("PhysLinkState", phys)]
     if role == "CA/RT":
         lines += [_dotted("Lid", "38"), _dotted("SMLid", "13"), _dotted("LMC", "0")]
@@ -92,7 +92,7 @@ def _port_block(header: str, role: str, state: str, phys: str, ext: bool) -> lis
     if ext:
         lines += [_dotted("LinkSpeedExtSupported", "14.0625 Gbps or 25.78125 Gbps"),
                   _dotted("LinkSpeedExtEnabled", "14.0625 Gbps or 25.78125 Gbps"),
-                  _dotted("LinkSpeedExtActive", "25.78125 Gbps")]
+                  _dotted("LinkSpeedExtActive", ext_active)]
     if role == "CA/RT":
         lines += [_dotted("Mkey", "<not displayed>"), _dotted("MkeyLeasePeriod", "0"), _dotted("ProtectBits", "0")]
     return lines
@@ -147,6 +147,15 @@ def ibportstate(rng: random.Random) -> Iterator[Variant]:
             at = rng.randrange(len(lines))
             lines[at:at] = debug
         yield Variant("ibportstate", case, "\n".join(lines) + "\n", tuple(values), fails=fails, end=end)
+    # libibmad mad_dump_linkspeedext prints 0 as 'No Extended Speed': the port runs at LinkSpeedActive (harvest25)
+    lines = ["CA/RT PortInfo:"] + _port_block("# Port info: Lid 2 port 1", "CA/RT", "Active", "LinkUp", True,
+                                              "No Extended Speed")
+    yield Variant("ibportstate", "no extended speed", "\n".join(lines) + "\n",
+                  (("ports[0].speed", "10.0 Gbps"), ("ports[0].width", "4X")))
+    # infiniband-diags 1.5: 'CA PortInfo:', the CA block down to LinkSpeedActive (no M_Key, no Ext lines; harvest25)
+    lines = ["CA PortInfo:"] + _port_block("# Port info: Lid 38 port 1", "CA/RT", "Active", "LinkUp", False)[:-3]
+    yield Variant("ibportstate", "1.5 CA query", "\n".join(lines) + "\n",
+                  (("ports[0].role", "CA"), ("ports[0].lid", 38), ("ports[0].speed", "10.0 Gbps")))
     yield Variant("ibportstate", "smp query failed", "PortInfo:\nibportstate: iberror: failed: smp query portinfo "
                   "failed\n", (("len(ports)", 0), ("errors", "smp query portinfo failed")), fails=True)
 

@@ -166,6 +166,21 @@ def perfquery(rng: random.Random) -> Iterator[Variant]:
             # an error counter above zero is a value, judged as ib-counters' (sncheck.cli.parse_counters)
             yield Variant("perfquery", f"{'-x ' if extended else ''}{ports} ports{' one error' if bad else ''}",
                           "\n".join(lines) + "\n", tuple(values), count=ports, end=end)
+    # before infiniband-diags 1.5 (OFED 1.3 perfquery.c): '# Port counters: %s port %d' over -x's counters too, no
+    # CapMask; OFED 1.2-1.3 libibmad's short PortCounters names, the block ending at RcvPkts (harvest25)
+    data = [(n, str(rng.randrange(10 ** 6, 10 ** 13))) for n in _EXT]
+    fields = [("PortSelect", "35"), ("CounterSelect", "0x1b01")] + data
+    yield Variant("perfquery", "-x under the old header", "\n".join(
+        ["# Port counters: Lid 214 port 35"] + [f"{n + ':':.<33}{v}" for n, v in fields]) + "\n",
+        (("ports[0].port", 35), ("ports[0].counters.port_xmit_data", int(data[0][1])),
+         ("ports[0].counters.multicast_rcv_packets", int(data[-1][1]))), count=1)
+    xmt = str(rng.randrange(10 ** 6, 10 ** 9))
+    fields = [("PortSelect", "1"), ("CounterSelect", "0x0000")] + [(n, "0") for n in _OLD_ERR] + [
+        ("XmtData", xmt), ("RcvData", "2411533950"), ("XmtPkts", "22945597"), ("RcvPkts", "26264095")]
+    yield Variant("perfquery", "OFED 1.2 short names", "\n".join(
+        ["# Port counters: Lid 936 port 1"] + [f"{n + ':':.<33}{v}" for n, v in fields]) + "\n",
+        (("ports[0].counters.port_xmit_data", int(xmt)), ("ports[0].counters.excessive_buffer_overrun_errors", 0),
+         ("ports[0].counters.port_rcv_packets", 26264095)), count=1)
     # -E / -D: perfquery.c common_func's '# <set> counters: Lid N port P' and libibmad's detail counters
     for name, counters in (("PortRcvErrorDetails", _RCV_DETAILS), ("PortXmitDiscardDetails", _XMIT_DETAILS)):
         ports = rng.choice((1, 2))
@@ -188,6 +203,10 @@ def perfquery(rng: random.Random) -> Iterator[Variant]:
                   finding="perfquery: iberror: failed")
 
 
+# OFED 1.2-1.3 libibmad fields.c's PortCounters names, in its order
+_OLD_ERR = ("SymbolErrors", "LinkRecovers", "LinkDowned", "RcvErrors", "RcvRemotePhysErrors", "RcvSwRelayErrors",
+            "XmtDiscards", "XmtConstraintErrors", "RcvConstraintErrors", "LinkIntegrityErrors", "ExcBufOverrunErrors",
+            "VL15Dropped")
 _RCV_DETAILS = ("PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors", "PortDLIDMappingErrors",
                 "PortVLMappingErrors", "PortLoopingErrors")
 _XMIT_DETAILS = ("PortInactiveDiscards", "PortNeighborMTUDiscards", "PortSwLifetimeLimitDiscards",

@@ -36,13 +36,17 @@ def _one_line(flag: str, key: str, states: str, fault: str, value: str) -> Gramm
 
 GRAMMAR = {
     "hccn-net-health": _one_line("-net_health", "net health status",
-                                 "Success, Init, Socket failed, Receive timeout, Unreachable, Detect ip set",
+                                 "Success, Init, Socket failed, Receive timeout, Unreachable, Detect ip set (the Ascend "
+                                 "PyTorch adapter guide's table, harvest25: 0 Success, 1 Socket fail, 2 Receive timeout, "
+                                 "3 Unreachable, 4 Time exceeded, 5 Fault, 6 Init, 7 Thread error, 8 Detect ip set, "
+                                 "else Unknown)",
                                  "any status but Success (roce_net_health)", "net_health"),
     "hccn-link": _one_line("-link", "link status", "UP or DOWN", "DOWN (roce_link)", "link"),
     "hccn-fec": _one_line("-fec", "fec mode", "'rs FEC mode' or 'no FEC mode'", "any mode but RS (roce_fec)", "fec"),
     "hccn-ip": Grammar(
         tool="hccn_tool -i N -ip -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
-        lines=f"{_KEY_VALUE}, without a blank after the colon: 'ipaddr:A.B.C.D', 'netmask:A.B.C.D'",
+        lines=f"{_KEY_VALUE}, without a blank after the colon: 'ipaddr:A.B.C.D', 'netmask:A.B.C.D' (a guide's or "
+              "reporter's masked octets, 'ipaddr:10.***.***.2', kept as printed: harvest25)",
         end="the 'netmask:' line", failures=f"no netmask after the address (errors: cut short); {_NO_KEY}",
         values="ipaddr, netmask, errors"),
     "hccn-optical": Grammar(

@@ -24,6 +24,14 @@ Until issue 28's audit perfquery and ibqueryerrors exited 1 on any error counter
   (libibmad's IB_PC_RCV_LOCAL_PHY_ERR_F .. IB_PC_RCV_LOOPING_ERR_F, IB_PC_XMT_INACT_DISC_F ..
   IB_PC_XMT_SW_HOL_DISC_F), kept under their printed names, every one an error count; the other
   counter sets ``common_func`` prints (per-VL and per-SL counters) are not read (an error).
+  Older layouts (harvest25): perfquery.c of OFED 1.3 / infiniband-diags before 1.5 printed
+  ``"# Port counters: %s port %d\n%s"`` for the basic and the extended counters alike, no CapMask
+  (a block whose first counter is ``PortXmitData`` is PortCountersExtended: PortCounters print
+  ``SymbolErrorCounter`` first), and OFED 1.2-1.3's libibmad ``fields.c`` named the PortCounters
+  ``SymbolErrors``, ``LinkRecovers``, ``LinkDowned``, ``RcvErrors``, ``RcvRemotePhysErrors``,
+  ``RcvSwRelayErrors``, ``XmtDiscards``, ``XmtConstraintErrors``, ``RcvConstraintErrors``,
+  ``LinkIntegrityErrors``, ``ExcBufOverrunErrors``, ``VL15Dropped``, ``XmtData``, ``RcvData``,
+  ``XmtPkts``, ``RcvPkts`` (no XmtWait: the block ends at ``RcvPkts``), read under their sysfs names.
 * ``ibqueryerrors``: ``Errors for "<node>"`` then ``GUID 0x... port N: [Name == v] ...``
   (switches print ``port ALL`` too); the ``## Summary`` line ends it. Only ports with
   counts are listed: that is the tool's design.
@@ -50,18 +58,26 @@ _DIAGS = "linux-rdma/rdma-core infiniband-diags @ 691953d (2026-08)"
 GRAMMAR = {
     "perfquery": Grammar(
         tool="perfquery [-x] [lid [port]] (infiniband-diags)",
-        versions="infiniband-diags 1.6 to rdma-core 60",
+        versions="OFED 1.2 (libibmad's short names) to infiniband-diags 1.6 and rdma-core 60",
         sources=(f"{_DIAGS} perfquery.c: '# Port counters: %s port %d (CapMask: 0x%02X)' or '# Port extended "
                  "counters: %s port %d (CapMask: 0x%02X CapMask2: 0x%07X)' then the counters "
                  "(libibmad dump.c mad_dump_perfcounters / _ext: 'Name:' padded with dots to the value, one a "
-                 "line, PortSelect and CounterSelect first)",),
+                 "line, PortSelect and CounterSelect first)",
+                 "OFED 1.3 infiniband-diags perfquery.c (code corpus file id 4574298360): '# Port counters: %s port "
+                 "%d\n%s' after mad_dump_perfcounters or mad_dump_perfcounters_ext alike, no CapMask; OFED 1.2-1.3 "
+                 "libibmad fields.c (code corpus file id 7168113): PortCounters 'SymbolErrors' .. 'VL15Dropped', "
+                 "'XmtData', 'RcvData', 'XmtPkts', 'RcvPkts' (no XmtWait), PortCountersExtended with the spec's names "
+                 "(harvest25)"),
         lines="per port: its header, then 'Name:....value' lines (decimal counts, 0x.. masks); -E / -D: "
               "'# PortRcvErrorDetails counters: %s port %d' / '# PortXmitDiscardDetails counters: ...' (perfquery.c "
               "common_func) then their counters (libibmad PortLocalPhysicalErrors .. PortLoopingErrors, "
               "PortInactiveDiscards .. PortSwHOQLifetimeLimitDiscards); the other counter sets common_func prints "
               "(per VL, per SL) are not read (errors)",
         end="each block's last field (dump_perfcounters / _ext, libibmad's order): PortCounters at PortXmitWait "
-            "(PortRcvPkts before libibmad printed it), PortCountersExtended at PortRcvPkts, PortMulticastRcvPkts "
+            "(PortRcvPkts before libibmad printed it, RcvPkts in OFED 1.2-1.3's names), PortCountersExtended (its "
+            "first counter PortXmitData, under either header; a header without a CapMask, infiniband-diags before "
+            "1.5, at PortMulticastRcvPkts: old libibmad dump.c printed IB_PC_EXT_FIRST_F .. IB_PC_EXT_LAST_F) at "
+            "PortRcvPkts, PortMulticastRcvPkts "
             "(CapMask bit 9) or QP1Dropped (CapMask2's additional counters), PortRcvErrorDetails at "
             "PortLoopingErrors, PortXmitDiscardDetails at PortSwHOQLifetimeLimitDiscards; a block ending elsewhere "
             "is cut",
@@ -119,24 +135,27 @@ GRAMMAR = {
 END_MARKER = "# end of counters"
 SYSFS = "/sys/class/infiniband"
 
-# perfquery / ibqueryerrors (PMA attribute names) -> sysfs counter file names
+# perfquery / ibqueryerrors (PMA attribute names) -> sysfs counter file names; the short names (SymbolErrors ..
+# RcvPkts) are OFED 1.2-1.3 libibmad's (fields.c: "SymbolErrors", "LinkRecovers", .. "XmtData", "RcvPkts"), the spec's
+# names since libibmad 1.3 (PortXmitWait added with them)
 PMA_TO_SYSFS = {
     "SymbolErrorCounter": "symbol_error", "SymbolErrors": "symbol_error",
     "LinkErrorRecoveryCounter": "link_error_recovery", "LinkRecovers": "link_error_recovery",
     "LinkDownedCounter": "link_downed", "LinkDowned": "link_downed",
-    "PortRcvErrors": "port_rcv_errors",
-    "PortRcvRemotePhysicalErrors": "port_rcv_remote_physical_errors",
-    "PortRcvSwitchRelayErrors": "port_rcv_switch_relay_errors",
-    "PortXmitDiscards": "port_xmit_discards", "PortXmtDiscards": "port_xmit_discards",
-    "PortXmitConstraintErrors": "port_xmit_constraint_errors",
-    "PortRcvConstraintErrors": "port_rcv_constraint_errors",
-    "LocalLinkIntegrityErrors": "local_link_integrity_errors",
-    "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors",
+    "PortRcvErrors": "port_rcv_errors", "RcvErrors": "port_rcv_errors",
+    "PortRcvRemotePhysicalErrors": "port_rcv_remote_physical_errors", "RcvRemotePhysErrors": "port_rcv_remote_physical_errors",
+    "PortRcvSwitchRelayErrors": "port_rcv_switch_relay_errors", "RcvSwRelayErrors": "port_rcv_switch_relay_errors",
+    "PortXmitDiscards": "port_xmit_discards", "PortXmtDiscards": "port_xmit_discards", "XmtDiscards": "port_xmit_discards",
+    "PortXmitConstraintErrors": "port_xmit_constraint_errors", "XmtConstraintErrors": "port_xmit_constraint_errors",
+    "PortRcvConstraintErrors": "port_rcv_constraint_errors", "RcvConstraintErrors": "port_rcv_constraint_errors",
+    "LocalLinkIntegrityErrors": "local_link_integrity_errors", "LinkIntegrityErrors": "local_link_integrity_errors",
+    "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors", "ExcBufOverrunErrors": "excessive_buffer_overrun_errors",
     "VL15Dropped": "VL15_dropped",
     "PortXmitWait": "port_xmit_wait",
     "QP1Dropped": "qp1_dropped",
-    "PortXmitData": "port_xmit_data", "PortRcvData": "port_rcv_data",
+    "PortXmitData": "port_xmit_data", "PortRcvData": "port_rcv_data", "XmtData": "port_xmit_data", "RcvData": "port_rcv_data",
     "PortXmitPkts": "port_xmit_packets", "PortRcvPkts": "port_rcv_packets",
+    "XmtPkts": "port_xmit_packets", "RcvPkts": "port_rcv_packets",
     "PortUnicastXmitPkts": "unicast_xmit_packets", "PortUnicastRcvPkts": "unicast_rcv_packets",
     "PortMulticastXmitPkts": "multicast_xmit_packets", "PortMulticastRcvPkts": "multicast_rcv_packets",
 }
@@ -148,7 +167,7 @@ ERROR_COUNTERS = ("symbol_error", "link_error_recovery", "link_downed", "port_rc
 COUNTERS = tuple(dict.fromkeys((*ERROR_COUNTERS, *PMA_TO_SYSFS.values())))
 
 # The field each kind of perfquery block may end with (see the module docstring).
-_PQ_LAST = {"basic": ("PortXmitWait", "PortRcvPkts"),
+_PQ_LAST = {"basic": ("PortXmitWait", "PortRcvPkts", "RcvPkts"),
             "extended": ("PortRcvPkts", "PortMulticastRcvPkts", "QP1Dropped"),
             "PortRcvErrorDetails": ("PortLoopingErrors",), "PortXmitDiscardDetails": ("PortSwHOQLifetimeLimitDiscards",)}
 # -E / -D's counters (libibmad's names as printed): each an error count
@@ -167,6 +186,10 @@ def _pq_ends(kind: str | None, header: str, fields: set[str]) -> tuple[str, ...]
     if kind not in ("basic", "extended"):
         return _PQ_LAST[kind]
     m = _PQ_CAPS.search(header)
+    if kind == "extended" and header and m is None:
+        # perfquery before it printed the CapMask (infiniband-diags < 1.5): libibmad's mad_dump_perfcounters_ext
+        # printed IB_PC_EXT_FIRST_F .. IB_PC_EXT_LAST_F, every extended counter to PortMulticastRcvPkts
+        return ("PortMulticastRcvPkts",)
     cap = int(m.group(1), 16) if m else 0
     cap2 = int(m.group(2), 16) if m and m.group(2) else 0
     if kind == "basic":
@@ -247,8 +270,12 @@ def parse_perfquery(text: str) -> dict[str, Any]:
                 fields.append(set())
             last[-1] = name
             fields[-1].add(name)
-            if kinds[-1] is None and name in ("SymbolErrorCounter", "PortXmitData"):
-                kinds[-1] = "basic" if name == "SymbolErrorCounter" else "extended"
+            if kinds[-1] is None and name in ("SymbolErrorCounter", "SymbolErrors", "PortXmitData"):
+                kinds[-1] = "extended" if name == "PortXmitData" else "basic"
+            elif kinds[-1] == "basic" and name == "PortXmitData" and fields[-1] <= {"PortSelect", "CounterSelect", name}:
+                # PortCounters print SymbolErrorCounter first: PortXmitData first is PortCountersExtended under the
+                # '# Port counters:' header perfquery printed for both before infiniband-diags 1.5 (harvest25)
+                kinds[-1] = "extended"
             if name in ("PortSelect", "CounterSelect", "CounterSelect2"):
                 continue
             value = _number(m.group(2))

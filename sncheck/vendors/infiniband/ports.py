@@ -53,12 +53,19 @@ ibportstate.c``, libibmad ``mad_dump_field``; the same since infiniband-diags 1.
   switch port other than 0 ``Peer PortInfo:`` and the peer's block. So an MLNX ext block with
   no port block before it, a ``... PortInfo:`` line with no block after it, a change without
   its ``After PortInfo set:`` block and an Active switch port without its peer are cut short.
+  In 1.5 (infiniband-diags 1.5.x ibportstate.c, code corpus file id 4677905677) the line is ``CA PortInfo:``
+  / ``Switch PortInfo:`` (``Initial CA PortInfo:``) and show_port_info prints LinkState .. LMC and the widths and
+  speeds, down to LinkSpeedActive, a CA's too: no M_Key lines, no Ext speeds (harvest25's Intel HFI capture).
   Before 1.5 the line is ``PortInfo:`` alone and the block the port states and widths and speeds
   only (exadata-issue2): it names no node type, so a switch port's block cut before its ``Peer
   PortInfo:`` is a CA port's whole block (random cuts: a named exception, not a guess).
 - failures (exit 1): ``LinkState`` not ``Active``, ``PhysLinkState`` not ``LinkUp``, the
   ``Peer ports operating at ...`` warnings, errors (a field given twice in one block: the first
   kept and judged, the splice an error; hostile r15).
+
+The active speed (``speed``): ``LinkSpeedExtActive``, but libibmad's ``mad_dump_linkspeedext`` prints 0 as
+``No Extended Speed`` (no speed: the port runs at ``LinkSpeedActive``, harvest25's QDR / FDR10 CA) and
+``mad_dump_linkspeed`` prints 0 as ``Extended speed`` (the speed is then the Ext field's).
 
 JSON (both): ``{"tool", "devices"|"ports": [...], "faults", "errors"}``; ``ibv-devinfo``:
 ``devices: [{"name", "transport", "fw_ver", "node_guid", "board_id", "vendor_part_id",
@@ -203,12 +210,13 @@ def _port_numbers(d: dict[str, Any]) -> list[str]:
     return out
 
 
-_PORTINFO = re.compile(r"^(?:(?P<when>Initial|After) )?(?P<role>CA/RT|Switch|Peer|MLNX ext)? ?"
+_PORTINFO = re.compile(r"^(?:(?P<when>Initial|After) )?(?P<role>CA/RT|CA|Switch|Peer|MLNX ext)? ?"
                        r"(?P<what>PortInfo|MLNXExtendedPortInfo)(?: set)?:$")
 _MLNX_LAST = "LinkSpeedActive"  # the last field mad_dump_mlnx_ext_port_info prints
 # main()'s printf for 'disable' / 'off', between the initial block and 'After PortInfo set:' (kept, not judged)
 _DISABLE_WARNING = "Disable may be irreversible"
-_PORT_HEADER = re.compile(r"^# (?:MLNX ext )?Port info: (?P<where>.*?) ?port (?P<port>\d+)$")
+# the '# ' lost where a paste went through markdown (a heading) or a comment (harvest25's HFI test): the same line
+_PORT_HEADER = re.compile(r"^(?:# ?)?(?:MLNX ext )?Port info: (?P<where>.*?) ?port (?P<port>\d+)$")
 _LID = re.compile(r"\bLid (\d+)")
 _DOTTED = re.compile(r"^(?P<key>[A-Za-z][\w/]*):\.*(?P<value>.*)$")
 
@@ -264,10 +272,12 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
     faults = [f"ibportstate: {w}" for w in warnings if "Peer ports operating at" in w]
     node = None  # the node type the change's initial block named: its 'After PortInfo set:' block is that port's
     for p in ports:
-        node = p["role"] if p["role"] in ("CA/RT", "Switch") else node
+        node = p["role"] if p["role"] in ("CA/RT", "CA", "Switch") else node
         f = p["fields"]
         p["link_state"], p["phys_state"] = f.get("LinkState"), f.get("PhysLinkState")
-        p["width"], p["speed"] = f.get("LinkWidthActive"), f.get("LinkSpeedExtActive") or f.get("LinkSpeedActive")
+        ext = f.get("LinkSpeedExtActive")  # libibmad mad_dump_linkspeedext: 0 is 'No Extended Speed' (no speed)
+        p["width"] = f.get("LinkWidthActive")
+        p["speed"] = ext if ext and not ext.startswith("No Extended Speed") else f.get("LinkSpeedActive")
         where = ("" if p["role"] == "port" else f"{p['role']} ") + f"port {p['port']}" + \
             (f" (lid {p['lid']})" if p["lid"] is not None else "")
         errors += [f"{where}: {k} is listed twice ({a}, then {b}): outputs spliced" for k, a, b in p.pop("twice", ())]

@@ -50,7 +50,9 @@ GRAMMAR = {
             "LinkUp/LinkErrorRecovery/PhyTest; mad_dump_mlnx_ext_port_info: StateChangeEnable .. LinkSpeedActive), "
             "libibmad/fields.c (the 'Name:....value' padding with dots to column 33)",
         ),
-        lines=("'[Initial |After ]CA/RT|Switch|Peer PortInfo:' then '# Port info: Lid L port N' (or 'DR path slid "
+        lines=("'[Initial |After ]CA/RT|Switch|Peer PortInfo:' ('CA PortInfo:' in infiniband-diags 1.5.x, its CA "
+               "block ending at LinkSpeedActive: no M_Key, no Ext lines; ibportstate.c of 1.5, code corpus file id "
+               "4677905677, harvest25) then '# Port info: Lid L port N' (or 'DR path slid "
                "...') and one 'Name:....value' line a field: LinkState, PhysLinkState, Lid, SMLid, LMC, "
                "LinkWidthSupported/Enabled/Active ('1X or 4X', '4X'), LinkSpeedSupported/Enabled/Active ('2.5 Gbps "
                "or 5.0 Gbps'), LinkSpeedExt* ('14.0625 Gbps', '53.125 Gbps'), LinkSpeedExt*2 ('106.25 Gbps'); a CA's "
@@ -62,6 +64,9 @@ GRAMMAR = {
         failures=("LinkState not Active, PhysLinkState not LinkUp, 'Peer ports operating at active width/speed ...' "
                   "(faults); 'ibpanic: ...', 'ibportstate: iberror: ...' (errors; other ibwarn lines are -d debug, and "
                   "'Disable may be irreversible' main()'s own note: kept in warnings, not judged)"),
-        values="ports[{role, lid, port, fields{Name: value}, link_state, phys_state, width, speed}], warnings, faults, errors",
+        values=("ports[{role, lid, port, fields{Name: value}, link_state, phys_state, width, speed}], warnings, faults, "
+                "errors; speed is LinkSpeedExtActive, or LinkSpeedActive where that reads 'No Extended Speed' (libibmad "
+                "dump.c mad_dump_linkspeedext: 0 prints 'No Extended Speed', rdma-core's LinkSpeedExtActive2 'No Extended "
+                "Speed 2'; mad_dump_linkspeed: 0 prints 'Extended speed', the speed then in the Ext field; harvest25)"),
     ),
 }
