@@ -20,18 +20,41 @@ from sncheck.config.yamlio import is_unicode, decode_text
 MAX_JSON_BYTES = LIMITS["json"]  # a baseline of 10^5 cards is ~10 MB
 
 
+class KeyGivenTwice(ValueError):
+    """An object gives a key twice: no tool prints that, and json keeps the last silently (a
+    rocm-smi document with 'card0' twice lost a card, exit 0): two outputs spliced, or an edited
+    one. A ValueError, not a ``json.JSONDecodeError``: a reader's fallback for text that is not
+    JSON (or is cut) must not take it for that."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} is given twice in one object: two outputs spliced, or an edited one")
+
+
+def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose every key is given once (:class:`KeyGivenTwice`): the ``object_pairs_hook``
+    of every JSON reader here (a decoder of its own, the watcher's, passes it too)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise KeyGivenTwice(key)
+        out[key] = value
+    return out
+
+
 def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a finite number")
 
 
 def read_json(path: str | Path, what: str, limit: int | None = None, kind: str = "json") -> Any:
     """Parse a JSON file: capped in size (``kind``'s limit, or ``limit``), text only,
-    NaN/Infinity, nesting past the interpreter's depth and integers of more digits than it
-    converts all refused, errors with file:line. Every JSON file sncheck is given is read here."""
+    NaN/Infinity, nesting past the interpreter's depth, integers of more digits than it
+    converts and an object giving a key twice (:class:`KeyGivenTwice`: json keeps the last, so a
+    results.json ending ``"findings": [], "verdict": "pass"`` after its own read as a passing run;
+    hostile round 21) all refused, errors with file:line. Every JSON file sncheck is given is read here."""
     p = Path(path)
     text = decode_text(read_input(p, kind, what, limit), str(p), what)
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=once)
         if "\\u" in text.lower() and not is_unicode(json.dumps(data, ensure_ascii=False)):
             raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff escape): not valid Unicode")
         return data

@@ -15,6 +15,10 @@ import json.decoder
 import re
 from typing import Any
 
+# a key given twice: one home (config's JSON reader refuses it in every input file too), named here for the views
+from sncheck.config.jsonio import KeyGivenTwice as KeyGivenTwice
+from sncheck.config.jsonio import once as once
+
 MAX_DEPTH = 256  # deeper nesting is no tool's output (and would exhaust the stack)
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _WS = re.compile(r"\s*")
@@ -23,16 +27,6 @@ _WORD = re.compile(r"[a-z]+")
 
 class _Cut(Exception):
     """The text ended inside a value."""
-
-
-class KeyGivenTwice(ValueError):
-    """An object gives a key twice: no tool prints that, and json keeps the last silently (a
-    rocm-smi document with 'card0' twice lost a card, exit 0): two outputs spliced, or an edited
-    one. A ValueError, not a ``json.JSONDecodeError``: a reader's fallback for text that is not
-    JSON (or is cut) must not take it for that."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"the key {key!r} is given twice in one object: two outputs spliced, or an edited one")
 
 
 def refused(where: str, why: KeyGivenTwice | str) -> str:
@@ -68,17 +62,6 @@ def load(text: str) -> tuple[Any, bool]:
 
 
 _NOTHING = object()
-
-
-def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose every key is given once (:class:`KeyGivenTwice`): the ``object_pairs_hook``
-    of every JSON reader here (a decoder of its own, the watcher's, passes it too)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise KeyGivenTwice(key)
-        out[key] = value
-    return out
 
 
 # For a stream of documents (``raw_decode``, Inspector's records): each object's keys given once too
