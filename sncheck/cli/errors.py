@@ -9,6 +9,7 @@ convention for SIGPIPE; a gate that passed is never claimed for output no one re
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -76,6 +77,9 @@ def handle_errors(fn: F) -> F:
             closed_stdout()
         except OSError as e:  # a disk full or a file gone while sncheck ran: not the input's fault
             where = f"{e.filename}: " if e.filename else "cannot write the run's files: "
-            raise Failure(f"{where}{e.strerror or e}", ExitCode.HARNESS) from e
+            # ... but a name longer than the file system takes (a component past NAME_MAX, a path past
+            # PATH_MAX) is the name given: bad input, as 'no such directory' is (hostile round 21, H21-10)
+            code = ExitCode.BAD_INPUT if e.errno == errno.ENAMETOOLONG else ExitCode.HARNESS
+            raise Failure(f"{where}{e.strerror or e}", code) from e
 
     return cast(F, wrapper)  # functools.wraps keeps fn's signature

@@ -31,7 +31,7 @@ from sncheck.vendors.registry import platform
 from sncheck.vendors.delivery import decode
 from sncheck.config.fileio import read_input
 from sncheck.config.playbook import LAYERS
-from sncheck.cli.repeats import refuse_repeats
+from sncheck.cli.repeats import refuse_repeats, refuse_undecodable
 
 __all__ = ["Failure", "handle_errors", "main"]  # the commands in other modules import them from here
 
@@ -91,6 +91,7 @@ class SncheckGroup(LazyGroup):
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
+        refuse_undecodable(args)  # a byte that is not UTF-8: no record or report can hold it
         name, cmd, rest = super().resolve_command(ctx, args)
         refuse_repeats(ctx, cmd, rest)  # '--out a --out b': Click would keep b silently
         sub = [rest[0]] if isinstance(cmd, click.Group) and rest and not rest[0].startswith("-") else []

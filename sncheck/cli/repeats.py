@@ -1,4 +1,5 @@
-"""An option that takes one value, given twice, is refused (exit 2, one line naming it).
+"""An option that takes one value, given twice, is refused (exit 2, one line naming it); so is an
+argument that is not UTF-8 text (:func:`refuse_undecodable`).
 
 Click keeps the last value of a repeated option silently: ``--out a --out b`` wrote to ``b``,
 ``--rules mine --rules default`` judged by the shipped rules only, and a wrapper script's
@@ -45,3 +46,22 @@ def _refuse(p: click.Parameter) -> None:
     assert isinstance(p, click.Option)
     raise click.UsageError(f"option {'/'.join(p.opts)} given twice: it takes one value, and the second would "
                            "replace the first silently; give it once")
+
+
+def refuse_undecodable(args: list[str]) -> None:
+    """Raise click.UsageError for an argument holding a byte that is not UTF-8 (Python hands it on
+    as a lone surrogate, ``\\udcff`` for 0xff: a file name from a Latin-1 locale, a mangled paste).
+    sncheck records its names and paths in results.json, the state store and the reports, all
+    UTF-8: ``--out`` or ``isolate --rule`` of such a byte ended in an internal error, exit 3, half
+    written (hostile round 21, H21-07). Refused before anything runs, the argument shown escaped."""
+    for arg in args:
+        bad = next((ord(c) for c in arg if 0xD800 <= ord(c) <= 0xDFFF), None)
+        if bad is None:
+            continue
+        try:  # the bytes as they were given, each that is not UTF-8 as \xNN
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate no byte makes (a '\ud800' some wrapper wrote)
+            shown = arg.encode("utf-8", "backslashreplace").decode("utf-8")
+        what = f"the byte 0x{bad - 0xDC00:02x}" if 0xDC80 <= bad <= 0xDCFF else f"the lone surrogate U+{bad:04X}"
+        raise click.UsageError(f"argument '{shown}' is not UTF-8 text ({what}): sncheck reads every name, path "
+                               "and value as UTF-8")

@@ -48,6 +48,14 @@ _TRAILING_RANK = re.compile(r"(\d+)(?:\.(?:json|pkl|pickle))?$")
 RANK_MAP_NAMES = ("ranks.json",)
 
 
+def shown_name(path: Path) -> str:
+    """A dump's file name as a record can hold it: bytes that are not UTF-8 (a file named in a
+    Latin-1 locale) as ``\\xNN``. ``Path.name`` keeps them as lone surrogates, which no JSON,
+    Parquet or report can write: such a name made ``watch`` an internal error, exit 3, every
+    other dump unjudged (hostile round 21, H21-09)."""
+    return os.fsencode(path.name).decode("utf-8", "backslashreplace")
+
+
 @dataclass
 class Dump:
     path: Path
@@ -60,6 +68,10 @@ class Dump:
     info: list[str] = field(default_factory=list)    # read, with something left out
     _fr: tuple | None = field(default=None, repr=False)
 
+    @property
+    def name(self) -> str:
+        return shown_name(self.path)
+
     def fr(self) -> tuple[list[dict], list[dict], list[dict]]:
         """:func:`fr_rows` of a Flight Recorder dump, computed once."""
         if self._fr is None:
@@ -71,6 +83,10 @@ class Dump:
 class Unreadable:
     path: Path
     reason: str
+
+    @property
+    def name(self) -> str:
+        return shown_name(self.path)
 
 
 def dump_files(directory: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
@@ -110,7 +126,7 @@ def _read_dump(path: Path) -> Dump | Unreadable:
         return Unreadable(path, e.message)
     if not raw.strip():
         return Unreadable(path, "empty file")
-    rank, job = _identity(path.name)
+    rank, job = _identity(shown_name(path))
     if rank is not None and rank >= 1 << 31:
         return Unreadable(path, f"its name gives rank {str(rank)[:24]}, beyond any job's ranks")
     if raw[:1] == b"\x80":  # a pickle (protocol 2+)
@@ -268,7 +284,7 @@ def fr_rows(dump: Dump) -> tuple[list[dict], list[dict], list[dict]]:
         by_pg.setdefault(name, []).append({
             "pg": name, "pg_desc": desc, "rank": dump.rank, "seq": seq, "op": str(e.get("profiling_name") or ""),
             "sizes": sizes, "created_ns": _int_ns(e.get("time_created_ns")), "state": str(e.get("state") or ""),
-            "dump": dump.path.name, **frtime.entry_times(e)})
+            "dump": dump.name, **frtime.entry_times(e)})
     entries, pgs = [], []
     for name, rows in by_pg.items():
         start = 0
@@ -281,7 +297,7 @@ def fr_rows(dump: Dump) -> tuple[list[dict], list[dict], list[dict]]:
         rows = rows[start:]
         entries += rows
         pgs.append({"pg": name, "rank": dump.rank, "last_seq": max(r["seq"] for r in rows),
-                    "first_seq": min(r["seq"] for r in rows), "dump_ns": dump.mtime_ns, "dump": dump.path.name})
+                    "first_seq": min(r["seq"] for r in rows), "dump_ns": dump.mtime_ns, "dump": dump.name})
     return entries, pgs, p2p
 
 
@@ -317,7 +333,7 @@ def _p2p_row(dump: Dump, e: dict, pg: str, desc: str, members: list[int] | None)
     return {"pg": pg, "rank": dump.rank, "op": kind, "peer": glob(peer_local), "peer_local": peer_local,
             "seq": _int_ns(e.get("p2p_seq_id")), "created_ns": _int_ns(e.get("time_created_ns")),
             "state": str(e.get("state") or ""), "sizes": json.dumps(e.get("input_sizes"), separators=(",", ":")),
-            "dump": dump.path.name}
+            "dump": dump.name}
 
 
 def _int_ns(v) -> int:
@@ -325,7 +341,7 @@ def _int_ns(v) -> int:
 
 
 def inspector_rows(dump: Dump) -> list[dict]:
-    return inspector.rows(dump.data if isinstance(dump.data, list) else [], dump.path.name)
+    return inspector.rows(dump.data if isinstance(dump.data, list) else [], dump.name)
 
 
 def nccl_tests_rows(dump: Dump) -> list[dict]:
@@ -339,9 +355,9 @@ def nccl_tests_rows(dump: Dump) -> list[dict]:
             continue
         best = max((_num((r.get(k) or {}).get("bus_bw")) or 0.0 for k in ("out_of_place", "in_place")
                     if isinstance(r.get(k), dict)), default=None)
-        out.append({"comm": f"nccl-tests:{dump.path.name}", "source": "nccl_tests", "collective": name,
+        out.append({"comm": f"nccl-tests:{dump.name}", "source": "nccl_tests", "collective": name,
                     "size_bytes": _num(r.get("size")), "busbw_GBps": best, "rank": None,
-                    "n_ranks": len(devices) or None, "host": None, "device": None, "dump": dump.path.name,
+                    "n_ranks": len(devices) or None, "host": None, "device": None, "dump": dump.name,
                     "members": json.dumps([[x.get("hostname"), x.get("device")] for x in devices if isinstance(x, dict)])})
     return out
 

@@ -124,9 +124,9 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set[tuple
     kept, left_out = select(good, rank_map.jobs)
     for lo in left_out:
         raw.append(Finding(site, EntityKind.SUPERNODE, LAYER, lo.rule, Severity.INFO,
-                           f"{lo.dump.path.name}: {lo.reason}: left out",
-                           {"measured": lo.dump.job or lo.dump.path.name, "expected": sorted(rank_map.jobs) or None,
-                            "unit": None, "dump": lo.dump.path.name}, about=About.CHECK))
+                           f"{lo.dump.name}: {lo.reason}: left out",
+                           {"measured": lo.dump.job or lo.dump.name, "expected": sorted(rank_map.jobs) or None,
+                            "unit": None, "dump": lo.dump.name}, about=About.CHECK))
     for d in list(kept):
         if d.format == "flight_recorder":
             try:
@@ -136,17 +136,17 @@ def judge(opts: WatchOptions, store: RunStore | None = None, recorded: set[tuple
                 bad.append(dumpio.Unreadable(d.path, f"its entries cannot be read ({type(e).__name__}: {str(e)[:80]})"))
                 continue
         for note in d.notes:
-            raw.append(_unreadable(site, d.path, note))
+            raw.append(_unreadable(site, d.name, note))
         for note in d.info:
             raw.append(Finding(site, EntityKind.SUPERNODE, LAYER, "watch-dump-restarted", Severity.INFO,
-                               f"{d.path.name}: {note}",
-                               {"measured": "restarted", "expected": None, "unit": None, "dump": d.path.name},
+                               f"{d.name}: {note}",
+                               {"measured": "restarted", "expected": None, "unit": None, "dump": d.name},
                                about=About.CHECK))
     for u in bad:
-        opts.progress(f"watch: {u.path}: dump unreadable: {u.reason}")
-        rank = dumpio.rank_of_name(u.path.name)
+        opts.progress(f"watch: {u.path.parent / u.name}: dump unreadable: {u.reason}")
+        rank = dumpio.rank_of_name(u.name)
         card, mapped, _ = names.of_rank(rank) if rank is not None else ("", False, "")
-        raw.append(_unreadable(card if mapped else site, u.path, u.reason, "card" if mapped else "supernode"))
+        raw.append(_unreadable(card if mapped else site, u.name, u.reason, "card" if mapped else "supernode"))
     run_id = new_run_id()
     out_dir = opts.out or Path("runs") / run_id
     own = store is None
@@ -265,10 +265,10 @@ def _confirm_command(playbook: str, entity: str) -> str:
     return f"sncheck run {shlex.quote(playbook)} --targets {shlex.quote(entity)}"
 
 
-def _unreadable(site: str, path: Path, reason: str, kind: str = "supernode") -> Finding:
+def _unreadable(site: str, name: str, reason: str, kind: str = "supernode") -> Finding:
     return Finding(site, EntityKind(kind), LAYER, "watch-dump-unreadable", Severity.WARNING,
-                   f"dump unreadable: {path.name}: {reason}; its ranks are not judged",
-                   {"measured": "unreadable", "expected": "a dump", "unit": None, "dump": path.name},
+                   f"dump unreadable: {name}: {reason}; its ranks are not judged",
+                   {"measured": "unreadable", "expected": "a dump", "unit": None, "dump": name},
                    basis=Basis.NOT_MEASURED, about=About.CHECK)
 
 
@@ -321,7 +321,7 @@ def _ras_row(r, names: CardNames, topo: Topology, d: dumpio.Dump) -> dict:
         card = topo.supernode_names[0]
     return {"state": r.state, "comm": r.comm or "", "rank": r.rank, "gpu": r.gpu, "node": node, "pid": r.pid,
             "detail": detail, "ahead": r.ahead, "entity": card, "entity_kind": "card" if named else "supernode",
-            "named": named, "mapped": known, "dump": d.path.name}
+            "named": named, "mapped": known, "dump": d.name}
 
 
 def _comm_row(r: dict, names: CardNames, topo: Topology) -> dict:

@@ -87,7 +87,7 @@ def _one_run(fr: list[Dump]) -> tuple[list[Dump], list[Dump], list[LeftOut]]:
             if apart > MAX_APART_NS:
                 out.append(LeftOut(d, "watch-dump-other-job",
                                    f"its collectives were recorded {apart / 1e9:.0f} s away from the same collectives "
-                                   f"of the newest run's dumps ({order[0].path.name}): another run's"))
+                                   f"of the newest run's dumps ({order[0].name}): another run's"))
                 continue
             same.append(d)
             for k, created in mine.items():
@@ -105,8 +105,8 @@ def _one_per_rank(same: list[Dump], undecided: list[Dump]) -> tuple[list[Dump], 
     shown = {id(d) for d in same}
     kept, out = [], []
     for rank, ds in by.items():
-        ds = sorted(ds, key=lambda d: (id(d) in shown, _newest(d), d.mtime_ns, d.path.name), reverse=True)
+        ds = sorted(ds, key=lambda d: (id(d) in shown, _newest(d), d.mtime_ns, d.name), reverse=True)
         kept.append(ds[0])
-        out += [LeftOut(d, "watch-dump-duplicate-rank", f"another dump of rank {rank}, {ds[0].path.name}, reaches "
+        out += [LeftOut(d, "watch-dump-duplicate-rank", f"another dump of rank {rank}, {ds[0].name}, reaches "
                                                          "further: that one is judged") for d in ds[1:]]
     return kept, out
