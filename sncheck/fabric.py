@@ -31,9 +31,10 @@ import numpy as np
 
 from sncheck.config.fabric import FabricSpec, unit_leaf
 from sncheck.config.inventory import Inventory
-from sncheck.model import LEAF, LINK_SEP, SPINE, Tier, card_id, link_id, natural_key, parse_switch, port_id, switch_id
+from sncheck.model import (LEAF, LINK_SEP, SPINE, Tier, card_id, index_of, link_id, natural_key, parse_switch, port_id,
+                           switch_id)
 
-_NIC = re.compile(r"^(?P<host>.+)/nic(?P<rail>\d+)$")
+_NIC = re.compile(r"^(?P<host>.+)/nic(?P<rail>0|[1-9][0-9]*)$")  # ASCII, as model.index_of
 
 
 def _mix(leaf: np.ndarray) -> np.ndarray:
@@ -190,10 +191,9 @@ class Fabric:
             return pos
         host, _, leaf = card_or_nic.rpartition("/")
         for prefix in ("gpu", "nic"):
-            if leaf.startswith(prefix) and leaf[len(prefix):].isdecimal() and host in self.first:
-                r = int(leaf[len(prefix):])
-                if r < self.inventory.hosts[host].cards:
-                    return self.first[host] + r
+            r = index_of(leaf, prefix)
+            if r is not None and host in self.first and r < self.inventory.hosts[host].cards:
+                return self.first[host] + r
         raise KeyError(card_or_nic)
 
     def nic_id(self, pos: int) -> str:

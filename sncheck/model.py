@@ -337,7 +337,24 @@ LINK_SEP = "<->"
 @lru_cache(maxsize=65536)
 def natural_key(s: str) -> tuple:
     """Sort key that orders ``gpu2`` before ``gpu10``."""
-    return tuple(int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", s))
+    # ASCII digit runs only (odd places of the split): '\d' and isdecimal() take every script's
+    # digits, so 'h٣' sorted as h3 (hostile round 21)
+    return tuple(int(t) if i % 2 else t for i, t in enumerate(_DIGITS.split(s)))
+
+
+_DIGITS = re.compile(r"([0-9]+)")
+# an index as card, NIC and switch port ids write it: ASCII digits, no leading zero. 'nic٣' or
+# 'leaf:a[٣]' (int() reads any script's digits) and 'nic03' are no id sncheck writes: a finding,
+# --targets or the fabric never spells them (hostile rounds 18 and 21)
+_INDEX = re.compile(r"0|[1-9][0-9]*")
+
+
+def index_of(tail: str, prefix: str) -> int | None:
+    """The index of an id's last part as sncheck writes it (``gpu3`` with ``prefix`` 'gpu', ``nic0``),
+    or None for another spelling (:data:`_INDEX`)."""
+    if not tail.startswith(prefix) or not _INDEX.fullmatch(tail, len(prefix)):
+        return None
+    return int(tail[len(prefix):])
 
 
 def link_id(a: str, b: str) -> str:
@@ -372,7 +389,7 @@ def nic_of(card: str) -> str:
 # The scale-out fabric's switches (sncheck.fabric): ``leaf:<name>``, ``spine:<name>``, and a
 # cabled switch port ``leaf:<name>[<port>]``.
 LEAF, SPINE = "leaf", "spine"
-_SWITCH = re.compile(r"^(?P<kind>leaf|spine):(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[(?P<port>\d+)\])?$")
+_SWITCH = re.compile(r"^(?P<kind>leaf|spine):(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[(?P<port>0|[1-9][0-9]*)\])?$")
 
 
 def switch_id(kind: str, name: str) -> str:
@@ -419,6 +436,6 @@ def hosts_of(entity: str) -> list[str]:
 def card_of(entity: str) -> str:
     """The card a card or NIC entity stands for: rail *r*'s NIC serves card *r* (DESIGN.md)."""
     host, _, leaf = entity.rpartition("/")
-    if host and leaf.startswith("nic") and leaf[3:].isdecimal():
-        return f"{host}/gpu{leaf[3:]}"
+    if host and (rail := index_of(leaf, "nic")) is not None:
+        return f"{host}/gpu{rail}"
     return entity

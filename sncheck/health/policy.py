@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from sncheck.model import Action, EntityKind, IsolationStep, card_of, host_of
+from sncheck.model import Action, EntityKind, IsolationStep, card_of, host_of, index_of
 
 DEFAULT_WINDOW = timedelta(days=7)
 DEFAULT_CAP = 0.10
@@ -47,9 +47,9 @@ def entity_kind(entity: str) -> str:
     if entity.startswith(("leaf:", "spine:")) and "[" not in entity:  # sncheck.fabric: a scale-out switch
         return "switch"
     host, sep, tail = entity.rpartition("/")
-    if sep and host and tail.startswith("gpu") and tail[3:].isdecimal():
+    if sep and host and index_of(tail, "gpu") is not None:
         return "card"
-    if sep and host and tail.startswith("nic") and tail[3:].isdecimal():
+    if sep and host and index_of(tail, "nic") is not None:
         return "nic"
     return "host"
 

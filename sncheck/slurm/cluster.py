@@ -229,7 +229,7 @@ def _refuse_unusable(nodes: dict[str, dict[str, str]]) -> None:
 
 
 def _natural(name: str) -> list[Any]:
-    return [int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", name)]
+    return [int(t) if i % 2 else t for i, t in enumerate(re.split(r"([0-9]+)", name))]  # ASCII digit runs, as model.natural_key
 
 
 def inventory_dict(cluster: SlurmView, name: str, design: dict[str, Any]) -> dict[str, Any]:

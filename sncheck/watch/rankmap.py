@@ -84,7 +84,10 @@ def load_rank_map(path: str | Path) -> RankMap:
     return RankMap(out, f"rank map {p}")
 
 
-_TASKS = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
+# Slurm prints the counts as C prints integers ('2(x3),1'): ASCII digits. '\d' and int() take
+# every script's, so a tasks-per-node of '٢(x٢)' dealt four ranks no Slurm placed
+# (hostile round 21, H21-01): no map rather than a wrong one, as for every other lie here
+_TASKS = re.compile(r"^([0-9]+)(?:\(x([0-9]+)\))?$")
 
 
 # Which of Slurm's variables describe the ranks (srun(1), sbatch(1), salloc(1) "OUTPUT ENVIRONMENT
@@ -188,7 +191,7 @@ def _plane(env: dict[str, str]) -> int | None:
         if size and other.strip() and other.strip() != size.strip():
             return None  # srun sets both from one '-m plane=N': two sizes contradict
         size = size or other
-        return int(size) if size.strip().isdecimal() and 0 < int(size) <= 4096 else None
+        return int(size) if re.fullmatch(r"[0-9]+", size.strip()) and 0 < int(size) <= 4096 else None
     return None
 
 
