@@ -361,6 +361,12 @@ def _missing(data: Any, path: str) -> list[str]:
     return [where or leaf for where, rec in parents if not _at(rec, leaf)]
 
 
+def _placeholder(value: Any) -> bool:
+    """A value that names no device: all zeros (an SR-IOV function's node GUID before it is set,
+    ``0x0000000000000000``, ``0000:0000:0000:0000``): many devices print it alike."""
+    return isinstance(value, str) and not re.search(r"[1-9a-fA-F]", value.lower().removeprefix("0x"))
+
+
 def _twice(spec: Listing, data: Any) -> list[str]:
     """A device listed twice (a splice, or a record repeated): its naming fields repeat."""
     seen: set[tuple[Any, ...]] = set()
@@ -377,7 +383,7 @@ def _twice(spec: Listing, data: Any) -> list[str]:
             seen.add(key)
     for field in spec.unique:
         values = [rec.get(field) for _, value in _at(data, spec.counted[0])[:1] for rec in _records(value) or []
-                  if isinstance(rec, dict) and rec.get(field) is not None]
+                  if isinstance(rec, dict) and rec.get(field) is not None and not _placeholder(rec[field])]
         met: set[Any] = set()
         for v in values:
             if v in met:

@@ -53,7 +53,8 @@ def views() -> dict[str, View]:
         # every port block ends with its link layer (ibstat.c port_dump, the ibstatus script)
         # (ibstat.c prints the port's sysfs link_layer: the kernel's InfiniBand, Ethernet or Unknown;
         # the ibstatus script IB where sysfs has none; devinfo.c's link_layer_str IB before rdma-core 17)
-        "ibstat": View(ibstat.parse_ibstat, Listing("CA", ("cas",), ident=("name",),
+        # a node GUID is one adapter's (IEEE EUI-64, burnt in): two CAs listing one are one listed twice
+        "ibstat": View(ibstat.parse_ibstat, Listing("CA", ("cas",), ident=("name",), unique=("node_guid",),
                                                    required=("cas.*.ports.*.link_layer",),
                                                    formats=(("cas.*.ports.*", "link_layer", _LINK_LAYER),))),
         "ibstatus": View(ibstat.parse_ibstatus, Listing("CA", ("cas",), ident=("name",),
@@ -85,7 +86,7 @@ def views() -> dict[str, View]:
         # devinfo.c: phys_port_cnt a count, link_layer_str's names, ibv_port_state_str's and port_phy_state_str's
         # (their '(N)' code apart): a value outside them is its line cut short (cuts15)
         "ibv-devinfo": View(ports.parse_ibv_devinfo, Listing("device", ("devices",), ident=("name",),
-                                                             stated=("ports",), formats=_DEVINFO)),
+                                                             unique=("node_guid",), stated=("ports",), formats=_DEVINFO)),
         "ethtool-mlx5": View(ethtool.parse_ethtool_stats),  # ethtool -S of a ConnectX port
     }
 

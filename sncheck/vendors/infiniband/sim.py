@@ -5,7 +5,7 @@ The interface is :mod:`sncheck.vendors.sim`: ``COMMANDS`` and ``render(command, 
 The simulated host has one HDR InfiniBand adapter per card (rail-aligned, as on HGX
 hosts): CA ``mlx5_<i>`` serves rail i. CA i is CA block i mod 8 of
 ``ib/03_ibstat_a100_azure_8xIB200_ibpanic_error.txt`` (ConnectX-6, port 1 Active /
-LinkUp at 200, its own GUIDs and LIDs), named ``mlx5_<i>``; the capture's closing
+LinkUp at 200, its own GUIDs and LIDs; past the 8th, the GUIDs moved: :func:`_copy`), named ``mlx5_<i>``; the capture's closing
 ``ibpanic`` line is a real fault and is left out.
 
 ``ib_port_down`` (port p) acts out on CA ``mlx5_<p-1>``: ``State: Down``,
@@ -41,6 +41,18 @@ def _ca_templates(name: str = IBSTAT_CAPTURE) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(lines[a:b]) for a, b in zip(starts, starts[1:]))
 
 
+_GUID = re.compile(r"(GUID: 0x)([0-9a-fA-F]{16})\b")
+
+
+def _copy(block: Sequence[str], k: int) -> list[str]:
+    """The ``k``-th copy of a CA block (a host of more cards than the capture has CAs): its GUIDs
+    moved by ``k``, as another adapter's are its own (one node GUID under two CAs is one CA
+    listed twice: the ibstat view refuses it, hostile round 21)."""
+    if not k:
+        return list(block)
+    return [_GUID.sub(lambda m: f"{m[1]}{int(m[2], 16) ^ (k << 24):016x}", line) for line in block]
+
+
 def _down(block: Sequence[str]) -> list[str]:
     out = []
     for line in block:
@@ -62,7 +74,7 @@ def render_ibstat(state: HostState, name: str = IBSTAT_CAPTURE) -> str:
     if name == IBSTAT_CAPTURE:
         out: list[str] = []
         for i in range(state.cards):
-            ca_block = [f"CA 'mlx5_{i}'", *templates[i % len(templates)][1:]]
+            ca_block = [f"CA 'mlx5_{i}'", *_copy(templates[i % len(templates)][1:], i // len(templates))]
             out += _down(ca_block) if i in down else ca_block
         return "\n".join(out) + "\n"
     cas = ibstat.parse_ibstat("\n".join(ln for t in templates for ln in t))["cas"]
