@@ -366,9 +366,16 @@ class Fabric:
 
     def through(self, switch: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Per pair of card positions: whether its path crosses ``switch`` (a scale-out pair
-        with an end's NIC on the leaf, or routed through the spine; a cable: both)."""
+        with an end's NIC on the leaf, or routed through the spine; an uplink cable: both; a
+        NIC's cable ``<host>/nic<r><->leaf:x[p]``: a scale-out pair with that NIC's card at an end)."""
         la, lb, spine = self.pair_switches(a, b)
         out = self.card_sn[a] != self.card_sn[b]
+        nic = switch.partition(LINK_SEP)[0]
+        if LINK_SEP in switch and parse_switch(nic) is None:
+            if self.cable_of(nic) != switch:
+                raise KeyError(switch)
+            x = self.card_position(nic)
+            return out & ((a == x) | (b == x))
         if LINK_SEP in switch:
             li, si = self.uplink_ref(switch)
             return out & (spine == si) & ((la == li) | (lb == li))

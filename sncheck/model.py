@@ -423,6 +423,13 @@ def is_uplink(entity: str) -> bool:
     return bool(sep) and parse_switch(a) is not None and parse_switch(b) is not None
 
 
+def is_cable(entity: str) -> bool:
+    """Whether ``entity`` is a cable (DESIGN.md "Identifiers"): a NIC's to its leaf,
+    ``<host>/nic<r><->leaf:<name>[<port>]``, or an uplink: a link with a switch port at an end."""
+    a, sep, b = entity.partition(LINK_SEP)
+    return bool(sep) and (parse_switch(a) is not None or parse_switch(b) is not None)
+
+
 def host_of(entity: str) -> str:
     """The host of a card (``h/gpu3``) or a NIC (``h/nic3``); a host names itself."""
     return entity.rsplit("/", 1)[0]

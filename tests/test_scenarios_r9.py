@@ -70,6 +70,11 @@ def test_an_uplink_cable_down_is_the_cable_confirmed_and_isolated(tmp_path):
     assert (f["entity"], f["entity_kind"]) == (CABLE, "link")
     assert f["message"].startswith(f"cable {CABLE}: ") and "8 of 8 pair tests routed over it" in f["message"]
     assert {e["entity"]: e["action"] for e in res["isolation"]} == {CABLE: "isolate"}
+    # its evidence bundle holds the 8 pairs' rows (it held none: the id split as two cards)
+    [rows] = [tmp_path / "run" / p for p in f["evidence"]["files"] if p.endswith("rows.jsonl")]
+    links = {json.loads(ln)["link"] for ln in rows.read_text().splitlines()
+             if json.loads(ln)["layer"] == "connectivity"}
+    assert len(links) == 8 and all(link.startswith(("na1/gpu0<->", "na2/gpu0<->")) for link in links), links
 
 
 TRIO = """name: r9-trio

@@ -438,7 +438,8 @@ class Run:
                 for kind, makes in _reads(report).items():
                     rows.expect(kind, makes)
             tools = collect_evidence(recorder.findings, recorder.sections.get("topology"), rows,
-                                     store.dir, self.backend, self.progress, files=store.files)
+                                     store.dir, self.backend, self.progress, files=store.files,
+                                     fabric=self.topo.fabric)
             del rows
             if tools is not None:
                 recorder.section(tools=tools)

@@ -28,7 +28,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from sncheck.model import EntityKind, Finding, card_of, host_of
+from sncheck.fabric import Fabric
+from sncheck.model import LINK_SEP, EntityKind, Finding, card_of, host_of, is_cable
 from sncheck.store.files import RunFiles
 from sncheck.store.frames import RowFrames
 from sncheck.store.idcols import id_codes
@@ -70,7 +71,12 @@ def _host_of(card: str) -> str:
 
 
 def _members(entity: str, kind: str, topology: dict | None) -> tuple[set[str], set[str]]:
-    """(cards, hosts) an entity covers; cards are known only by what the rows name."""
+    """(cards, hosts) an entity covers; cards are known only by what the rows name. A cable
+    covers no card of its own (its rows are the pairs that cross it: :func:`cable_masks`); a
+    NIC's cable, the NIC's host (its port facts)."""
+    if kind == "link" and is_cable(entity):
+        nic = entity.partition(LINK_SEP)[0]
+        return set(), ({host_of(nic)} if "/nic" in nic else set())
     if kind == "link":
         cards = set(entity.split("<->"))
         return cards, {_host_of(c) for c in cards}
@@ -108,6 +114,11 @@ class _Groups:
     def rows(self, hit: np.ndarray) -> np.ndarray:
         return hit[self.codes] if len(hit) else np.zeros(len(self.codes), dtype=bool)
 
+    def through(self, fabric: Fabric, cable: str) -> np.ndarray:
+        """Rows of the pair groups whose path crosses ``cable``."""
+        a, b = (_positions(fabric, v.tolist()) for v in (self.a, self.b))
+        return self.rows((self.kind == "pair") & _crossing(fabric, cable, a, b))
+
     def link(self, a: str, b: str) -> np.ndarray:
         """Rows of the pair group of exactly these two cards."""
         pair = self.kind == "pair"
@@ -122,6 +133,28 @@ class _Groups:
         else:
             hit = np.isin(self.a_host, list(hosts)) | np.isin(self.b_host, list(hosts))
         return self.rows((member & hit) | ((self.kind == "host") & np.isin(self.a, list(hosts))))
+
+
+def _positions(fabric: Fabric, names: list) -> np.ndarray:
+    """Each name's card position in the fabric (-1: not one of its cards)."""
+    def at(name: object) -> int:
+        try:
+            return fabric.card_position(name) if isinstance(name, str) and name else -1
+        except KeyError:
+            return -1
+    return np.fromiter((at(n) for n in names), dtype=np.int64, count=len(names))
+
+
+def _crossing(fabric: Fabric, cable: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per pair of positions (-1: no card): whether the pair's path crosses ``cable``."""
+    out = np.zeros(len(a), dtype=bool)
+    both = (a >= 0) & (b >= 0)
+    if both.any():
+        try:
+            out[both] = fabric.through(cable, a[both], b[both])
+        except KeyError:  # a cable of no declared fabric (another run's, a cabling finding's "found"): no pair
+            pass
+    return out
 
 
 MASK_COLUMNS = ("src", "dst", "card", "group", "host", "entity")
@@ -161,6 +194,18 @@ class Who:
         values = self._hosts(column) if by_host else self.columns[column][1]
         return self._rows(column, pd.Index(values, dtype=object).isin(list(names)))
 
+    def through(self, fabric: Fabric, cable: str) -> np.ndarray:
+        """Mask of the rows of a card pair (``src``, ``dst``, or a pair group) whose path
+        crosses ``cable``: a cable's bundle holds the pairs the fabric routes over it."""
+        mask = np.zeros(self.n, dtype=bool)
+        if "src" in self.columns and "dst" in self.columns:
+            (sc, sn), (dc, dn) = self.columns["src"], self.columns["dst"]
+            sp, dp = (np.append(_positions(fabric, n.tolist()), -1) for n in (sn, dn))  # code -1: missing
+            mask |= _crossing(fabric, cable, sp[sc], dp[dc])
+        if self.groups is not None:
+            mask |= self.groups.through(fabric, cable)
+        return mask
+
     def _hosts(self, column: str) -> np.ndarray:
         """The host of each distinct value of ``column`` (made once per column)."""
         if column not in self._host_of:
@@ -173,6 +218,23 @@ class Who:
         if not hit.any():
             return np.zeros(self.n, dtype=bool)
         return np.append(hit, False)[self.columns[column][0]]  # code -1 (missing): the appended False
+
+
+def cable_masks(whos: dict[str, Who], fabric: Fabric | None, cable: str,
+                hosts: set[str]) -> list[tuple[str, np.ndarray]]:
+    """Which rows of each kind a cable's bundle holds (kind, mask): the card pairs whose
+    path the fabric routes over it, what was not run on it, and its NIC's host's facts
+    (``hosts``). Without the fabric no pair is known to cross it."""
+    out: list[tuple[str, np.ndarray]] = []
+    for kind, who in whos.items():
+        mask = who.through(fabric, cable) if fabric is not None else np.zeros(who.n, dtype=bool)
+        if kind == "host_fact":
+            mask |= who.among("host", hosts)
+        if kind == "not_run":
+            mask |= who.among("entity", [cable])
+        if mask.any():
+            out.append((kind, mask))
+    return out
 
 
 def row_masks(whos: dict[str, Who], cards: set[str], hosts: set[str],
@@ -326,13 +388,15 @@ def tool_provenance(backend: Any) -> dict:
 
 def collect_evidence(findings: list[Finding], topology: dict | None, rows: RowFrames, out_dir: str | Path,
                      backend: Any = None, progress: Callable[[str], None] = lambda _: None,
-                     max_run_bytes: int = MAX_RUN_BYTES, files: RunFiles | None = None) -> dict | None:
+                     max_run_bytes: int = MAX_RUN_BYTES, files: RunFiles | None = None,
+                     fabric: Fabric | None = None) -> dict | None:
     """Write every finding's bundle and list its files in its ``evidence.files``; return
     the commands run and tool versions seen (the record's ``tools``; None without a
     backend). Every file goes through ``files`` (the run store's writer: inside the run
     directory, never through a link, a full disk kept as the run's write error).
-    ``topology``: the record's (a supernode finding's hosts)."""
-    _write_bundles(findings, topology, rows, files or RunFiles(out_dir), backend, progress, max_run_bytes)
+    ``topology``: the record's (a supernode finding's hosts); ``fabric``: the run's (the
+    card pairs that cross a cable)."""
+    _write_bundles(findings, topology, rows, files or RunFiles(out_dir), backend, progress, max_run_bytes, fabric)
     if backend is not None:  # after the bundles: the mock renders the hosts they asked about
         return tool_provenance(backend)
     return None
@@ -350,7 +414,7 @@ def _in_bundle_order(kind: str) -> tuple[int, str]:
 
 
 def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFrames, files: RunFiles, backend: Any,
-                   progress: Callable[[str], None], max_run_bytes: int) -> None:
+                   progress: Callable[[str], None], max_run_bytes: int, fabric: Fabric | None = None) -> None:
     if not findings:
         return
     budget = _Budget(max_run_bytes, files)
@@ -359,9 +423,12 @@ def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFram
     picks = []  # each finding's members and rows, picked before any row is read
     for f in findings:
         cards, hosts = _members(f.entity, f.entity_kind.value, topology)
-        ends = f.entity.partition("<->")
-        link = (ends[0], ends[2]) if f.entity_kind == EntityKind.LINK else None
-        picks.append((cards, hosts, *made.pick(row_masks(whos, cards, hosts, link), MAX_ROWS)))
+        if f.entity_kind == EntityKind.LINK and is_cable(f.entity):  # not two cards: the pairs that cross it
+            masks = cable_masks(whos, fabric, f.entity, hosts)
+        else:
+            ends = f.entity.partition(LINK_SEP)
+            masks = row_masks(whos, cards, hosts, (ends[0], ends[2]) if f.entity_kind == EntityKind.LINK else None)
+        picks.append((cards, hosts, *made.pick(masks, MAX_ROWS)))
     del whos
     made.make()  # every bundle's rows: one read of each kind's parts
     kernel_cache: dict[str, str | None] = {}
