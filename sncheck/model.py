@@ -11,6 +11,7 @@ the control side both import it.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import sys
 from dataclasses import dataclass, field
@@ -329,6 +330,36 @@ class RunRecord:
 
     def finding_of(self, entity: str) -> Finding | None:
         return next((f for f in self.findings if f.entity == entity), None)
+
+    @property
+    def duration(self) -> tuple[float | None, str | None]:
+        """(seconds from ``started`` to ``finished``, None with why when unknown): :func:`run_duration`."""
+        return run_duration(self.started, self.finished)
+
+
+def _when(text: object) -> dt.datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else None
+
+
+def run_duration(started: object, finished: object) -> tuple[float | None, str | None]:
+    """A run's length in seconds from its wall-clock ``started`` and ``finished`` (ISO times with
+    their zone), or None and why it is unknown: the run did not finish, a time is not one, or
+    ``finished`` is before ``started``. The last is a clock stepped back mid-run (NTP, a VM
+    resumed, a host's clock set): the record is the run's all the same, only its length is lost."""
+    if finished is None:
+        return None, "the run did not finish"
+    t0, t1 = _when(started), _when(finished)
+    if t0 is None or t1 is None:
+        return None, f"started {started!r} or finished {finished!r} is no time with its zone"
+    if t1 < t0:
+        return None, f"finished {finished} is before started {started}: the clock stepped back mid-run (NTP, a VM resumed)"
+    return (t1 - t0).total_seconds(), None
 
 
 LINK_SEP = "<->"

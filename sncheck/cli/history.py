@@ -184,7 +184,7 @@ def _baseline_make(run_dirs, out_path, state_dir, last, passed_only, name, inven
         if last or passed_only:
             raise ConfigError("--last and --passed-only go with --from-state")
 
-        data = make_baseline(list(run_dirs), name)
+        data = make_baseline(list(run_dirs), name, note=lambda line: click.echo(shown(f"note: {line}"), err=True))
         where = None
     if out_path:
         write_json(Path(out_path), data)

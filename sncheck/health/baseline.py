@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 from datetime import datetime, timezone
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -39,18 +40,23 @@ def trimmed_median(values: pd.Series, z: float = OUTLIER_Z, max_rounds: int = 10
     return float(v.median()) if len(v) else float("nan")
 
 
-def _record(path: Path) -> tuple[str | None, str | None, str | None]:
+def _record(path: Path, note: Callable[[str], None]) -> tuple[str | None, str | None, str | None]:
     """A run's verdict, inventory and run id from its results.json (None, None, None: a run killed
     before it wrote one). Only a missing file is "not written": a FIFO, a device or a link put there
     is refused by the reader (it was taken for a killed run, so a failed run's rows entered the
-    baseline)."""
+    baseline). A finished run whose duration its times cannot give (a clock stepped back) is
+    ``note``d: its rows are as good as any."""
     if not os.path.lexists(path):
         return None, None, None
     data = read_json(own_record(path), "results.json")  # a file that is not JSON: its error names it
     if not isinstance(data, dict):
         return "unreadable", None, None
     inventory, run_id = data.get("inventory"), data.get("run_id")
-    return (record_of(data, str(path)).verdict.value, inventory if isinstance(inventory, str) and inventory else None,
+    record = record_of(data, str(path))
+    seconds, why = record.duration
+    if seconds is None and record.finished is not None:
+        note(f"{path}: duration unknown: {why}")
+    return (record.verdict.value, inventory if isinstance(inventory, str) and inventory else None,
             run_id if isinstance(run_id, str) and run_id else None)
 
 
@@ -60,7 +66,9 @@ def _run_ids(frame: pd.DataFrame, path: Path) -> list[str]:
     return ids or [str(path.resolve())]
 
 
-def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
+def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], None] = lambda _: None) -> dict:
+    """A ``sncheck.baseline/1`` from known-good run directories; ``note`` takes a line about a
+    run that is read with something said (its duration unknown)."""
     frames = []
     seen: dict[str, Path] = {}
     fleets: dict[str, Path] = {}  # inventory -> the first run of it
@@ -69,7 +77,7 @@ def make_baseline(run_dirs: list[str | Path], name: str) -> dict:
         if not is_run_dir(path):
             raise ConfigError(f"not a run directory (no {ROWS_DIR}/ of measurements)", str(path))
         refuse_running(path)
-        verdict, inventory, record_id = _record(path / "results.json")
+        verdict, inventory, record_id = _record(path / "results.json", note)
         if verdict not in (None, "pass"):
             raise ConfigError(f"run verdict is {verdict!r}; a baseline needs known-good runs", str(path))
         if inventory is not None:  # runs of two inventories: two fleets' norms in one (hostile round 17)

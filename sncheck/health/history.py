@@ -22,7 +22,7 @@ import pandas as pd
 from sncheck.errors import ConfigError
 from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA
 from sncheck.health.summaries import Summary, summarize
-from sncheck.model import Finding, RunRecord
+from sncheck.model import Finding, RunRecord, run_duration
 from sncheck.store.frames import RowFrames
 from sncheck.store.results import read_record
 from sncheck.store.rundir import read_frames
@@ -105,6 +105,7 @@ class RunRef:
             self.started: str | None = run.started
             self.verdict: str | None = run.verdict.value
             self.inventory: str | None = run.inventory
+            self.duration_s, self.unknown_duration = _duration(run.started, run.finished)
             return
         if state_dir is None:
             raise ConfigError("not a run directory (no results.json); a run id needs --state-dir", ref)
@@ -120,9 +121,17 @@ class RunRef:
             self.started = stored.get("started")
             self.verdict = stored.get("verdict")
             self.inventory = stored.get("inventory")
+            self.duration_s, self.unknown_duration = _duration(stored.get("started"), stored.get("finished"))
         if not self.summaries:
             raise ConfigError("the state store keeps no summaries of this run (recorded before "
                               "sncheck kept history); compare its run directory instead", ref)
+
+
+def _duration(started: object, finished: object) -> tuple[float | None, str | None]:
+    """A run's duration, and why it is unknown where a finished run's times cannot give it (a
+    clock stepped back mid-run); an unfinished run's verdict (error) says that already."""
+    seconds, why = run_duration(started, finished)
+    return seconds, (why if finished is not None else None)
 
 
 def _by_prefix(st: StateStore, ref: str) -> dict | None:
@@ -185,9 +194,13 @@ def diff(a: RunRef, b: RunRef, move_z: float = MOVE_Z, move_rel: float = MOVE_RE
     if a.inventory != b.inventory:
         notes.append(f"the runs are of different inventories ({a.inventory} -> {b.inventory}): the deltas compare "
                      "two clusters, and a finding 'resolved' is one the other cluster has not")
+    notes += [f"{name} {r.run_id}: duration unknown: {r.unknown_duration}"
+              for name, r in (("RUN_A", a), ("RUN_B", b)) if r.unknown_duration]
     return {
-        "a": {"run_id": a.run_id, "started": a.started, "verdict": a.verdict, "inventory": a.inventory},
-        "b": {"run_id": b.run_id, "started": b.started, "verdict": b.verdict, "inventory": b.inventory},
+        "a": {"run_id": a.run_id, "started": a.started, "verdict": a.verdict, "inventory": a.inventory,
+              "duration_s": a.duration_s},
+        "b": {"run_id": b.run_id, "started": b.started, "verdict": b.verdict, "inventory": b.inventory,
+              "duration_s": b.duration_s},
         "notes": notes,
         "aggregates": aggregates, "moved": moved,
         "findings": {"new": [brief(fb[k]) for k in fb if k not in fa],

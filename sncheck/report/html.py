@@ -169,6 +169,9 @@ def _run_header(record: RunRecord) -> dict:
     head["verdict_class"] = verdict_class(head["verdict"])
     head["gate"] = record.gate.value
     head["scope"] = record.scope  # a scoped run (--targets): say to what
+    seconds, why = record.duration  # unknown where the clock stepped back mid-run: said, never a negative length
+    head["duration"] = (f"{seconds:.0f} s" if seconds is not None else
+                        f"unknown: {why}" if record.finished is not None else None)
     return head
 
 
