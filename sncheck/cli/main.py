@@ -18,7 +18,7 @@ from sncheck.run.inputs import load_inventory, load_playbook
 from sncheck.config.playbook import INT_BOUNDS, Playbook, check_duration, single_layer
 from sncheck.cli.numbers import finite, whole
 from sncheck.cli.paths import directory, input_file, input_ref, output_file
-from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown
+from sncheck.cli.errors import Failure, closed_stdout, handle_errors, shown, stop_mapped, stopped
 from sncheck.cli.parse_counters import failing, judge as judge_counters, refuse_itself, views as counter_views
 from sncheck.model import ExitCode, RunRecord
 from sncheck.report import outputs
@@ -58,12 +58,24 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+class _StopContext(click.Context):
+    """The top-level context: a stop while it closes (its resources, after the command) is one
+    line and exit 3, never Click's 'Aborted!' (exit 1)."""
+
+    def __exit__(self, *exc):
+        with stop_mapped():
+            return super().__exit__(*exc)
+
+
 class SncheckGroup(LazyGroup):
     """The last-resort handler: an unforeseen exception is one line and exit 3.
 
     The traceback goes to a crash file (``<run dir>/crash.log``, or a temp file before
-    a run directory exists), or to stderr with ``sncheck -v``.
+    a run directory exists), or to stderr with ``sncheck -v``. A stop (SIGTERM, SIGINT)
+    while Click reads the command line or closes is one line and exit 3, as in a command.
     """
+
+    context_class = _StopContext
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Click's own usage errors (a bad option value, a missing argument) as one line, exit 2.
@@ -85,10 +97,20 @@ class SncheckGroup(LazyGroup):
         except click.ClickException as e:
             e.show()
             sys.exit(e.exit_code)
-        except click.Abort:
+        except click.Abort as e:
+            if (stop := stopped(e)) is not None:  # a stop Click caught outside parse, invoke and close (below)
+                stop.show()
+                sys.exit(stop.exit_code)
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        """The top level's options parsed; a stop (SIGTERM, SIGINT) meanwhile is one line, exit 3.
+        Click turns it into 'Aborted!', exit 1 (round 15 review), where the contract says a harness
+        stopped by a signal exits 3."""
+        with stop_mapped(" while starting; nothing was run"):
+            return super().make_context(info_name, args, parent, **extra)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         refuse_undecodable(args)  # a byte that is not UTF-8: no record or report can hold it
@@ -101,9 +123,9 @@ class SncheckGroup(LazyGroup):
     def invoke(self, ctx: click.Context):
         set_run_dir(None)  # a crash before this command opens a run directory goes to a temp file
         try:
-            return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
-                SystemExit, KeyboardInterrupt):
+            with stop_mapped():  # while its options are parsed or its module loads (in it: handle_errors's)
+                return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
             raise
         except BrokenPipeError:  # a command wrapped in handle_errors never gets here; one that is not
             closed_stdout()
