@@ -101,3 +101,19 @@ def test_a_port_info_line_that_lost_its_hash_is_the_port_header() -> None:
     lines = ["CA PortInfo:", "Port info: Lid 1 port 1"] + _v15_block()[1:]
     port = parse_text("ibportstate", "\n".join(lines) + "\n")["ports"][0]
     assert (port["lid"], port["port"]) == (1, 1)
+
+
+def test_a_directed_route_header_is_a_blocks_header_with_its_capmask() -> None:
+    """perfquery -D: portid2str names the port 'DR path slid 0; dlid 0; 0'. The header was no header: its CapMask
+    (bit 12, PortXmitWait printed) was not read, so a block cut before PortXmitWait read as whole (exit 0)."""
+    names = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+             "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
+             "PortRcvConstraintErrors")
+    lines = ["# Port counters: DR path slid 0; dlid 0; 0 port 1 (CapMask: 0x1600)", _dotted("PortSelect", 1),
+             _dotted("CounterSelect", "0x0000")] + [_dotted(n, 0) for n in names]
+    lines += [_dotted("CounterSelect2", "0x00"), _dotted("LocalLinkIntegrityErrors", 0),
+              _dotted("ExcessiveBufferOverrunErrors", 0), _dotted("VL15Dropped", 0), _dotted("PortXmitData", 864),
+              _dotted("PortRcvData", 1008), _dotted("PortXmitPkts", 12), _dotted("PortRcvPkts", 14)]
+    whole = parse_text("perfquery", "\n".join(lines + [_dotted("PortXmitWait", 0)]) + "\n")
+    assert whole["errors"] == [] and (whole["ports"][0]["lid"], whole["ports"][0]["port"]) == (None, 1)
+    assert any("ends at PortRcvPkts" in e for e in parse_text("perfquery", "\n".join(lines) + "\n")["errors"])

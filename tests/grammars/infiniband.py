@@ -181,6 +181,14 @@ def perfquery(rng: random.Random) -> Iterator[Variant]:
         ["# Port counters: Lid 936 port 1"] + [f"{n + ':':.<33}{v}" for n, v in fields]) + "\n",
         (("ports[0].counters.port_xmit_data", int(xmt)), ("ports[0].counters.excessive_buffer_overrun_errors", 0),
          ("ports[0].counters.port_rcv_packets", 26264095)), count=1)
+    # perfquery -D: libibmad portid2str's 'DR path slid %u; dlid %u; %s' for the port, no lid (harvest25)
+    fields = [("PortSelect", "1"), ("CounterSelect", "0x0000")] + [(n, "0") for n in _ERR[:10]] + [
+        ("CounterSelect2", "0x00")] + [(n, "0") for n in _ERR[10:]] + [(n, "864") for n in _EXT[:4]] + [
+        ("PortXmitWait", "0")]
+    yield Variant("perfquery", "-D directed route", "\n".join(
+        ["# Port counters: DR path slid 0; dlid 0; 0 port 1 (CapMask: 0x1600)"]
+        + [f"{n + ':':.<33}{v}" for n, v in fields]) + "\n",
+        (("ports[0].port", 1), ("ports[0].lid", None), ("ports[0].counters.port_rcv_packets", 864)), count=1)
     # -E / -D: perfquery.c common_func's '# <set> counters: Lid N port P' and libibmad's detail counters
     for name, counters in (("PortRcvErrorDetails", _RCV_DETAILS), ("PortXmitDiscardDetails", _XMIT_DETAILS)):
         ports = rng.choice((1, 2))

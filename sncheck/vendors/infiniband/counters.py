@@ -12,7 +12,8 @@ value before the traffic, info; with ``--since EARLIER``, each error counter's g
 the rules' bars), as ``sncheck fabric check --since`` judges perfquery's switch ports by growth.
 Until issue 28's audit perfquery and ibqueryerrors exited 1 on any error counter above zero.
 
-* ``perfquery -x``: ``# Port extended counters: Lid 1719 port 1 (CapMask: ...)`` then
+* ``perfquery -x``: ``# Port extended counters: Lid 1719 port 1 (CapMask: ...)`` (``DR path slid 0; dlid 0;
+  0`` for ``Lid 1719`` under ``-D``: libibmad portid2str; no lid then) then
   ``Name:....value`` lines; ``port`` from the header (from ``PortSelect`` when a paste left
   the header out). A block ends at a fixed field (rdma-core ``infiniband-diags/perfquery.c``
   ``dump_perfcounters`` / ``dump_perfcounters_ext``, libibmad's field order): PortCounters
@@ -68,7 +69,8 @@ GRAMMAR = {
                  "libibmad fields.c (code corpus file id 7168113): PortCounters 'SymbolErrors' .. 'VL15Dropped', "
                  "'XmtData', 'RcvData', 'XmtPkts', 'RcvPkts' (no XmtWait), PortCountersExtended with the spec's names "
                  "(harvest25)"),
-        lines="per port: its header, then 'Name:....value' lines (decimal counts, 0x.. masks); -E / -D: "
+        lines="per port: its header (the port 'Lid %u' or under -D 'DR path slid %u; dlid %u; %s', libibmad "
+              "portid2str: no lid then), then 'Name:....value' lines (decimal counts, 0x.. masks); -E / -D: "
               "'# PortRcvErrorDetails counters: %s port %d' / '# PortXmitDiscardDetails counters: ...' (perfquery.c "
               "common_func) then their counters (libibmad PortLocalPhysicalErrors .. PortLoopingErrors, "
               "PortInactiveDiscards .. PortSwHOQLifetimeLimitDiscards); the other counter sets common_func prints "
@@ -197,8 +199,11 @@ def _pq_ends(kind: str | None, header: str, fields: set[str]) -> tuple[str, ...]
     if "CounterSelect2" in fields or cap2 & _CAP2_ADDL_EXT:
         return ("QP1Dropped",)
     return _PQ_LAST["extended"][1:] if cap & _CAP_EXT_WIDTH else _PQ_LAST["extended"]
-_PQ_HEADER = re.compile(r"^# Port (?:extended )?counters: Lid (\d+) port (\d+|ALL|255)\b", re.I)
-_PQ_OTHER_HEADER = re.compile(r"^# (\w+) counters: Lid (\d+) port (\d+|ALL|255)\b")  # common_func's sets
+# the port as libibmad's portid2str names it: 'Lid %u' or, addressed by directed route (-D), 'DR path slid %u; dlid
+# %u; %s' (the path's hops, '0,1,3'): no lid then (harvest25's Elasticsearch monitor)
+_PQ_WHERE = r"(?:Lid (\d+)|DR path slid \d+; dlid \d+; [\d,]+)"
+_PQ_HEADER = re.compile(rf"^# Port (?:extended )?counters: {_PQ_WHERE} port (\d+|ALL|255)\b", re.I)
+_PQ_OTHER_HEADER = re.compile(rf"^# (\w+) counters: {_PQ_WHERE} port (\d+|ALL|255)\b")  # common_func's sets
 _PQ_LINE = re.compile(r"^([A-Za-z0-9]+):\.*\s*(\S+)\s*$")
 _IQE_NODE = re.compile(r'^Errors for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
 _IQE_PORT = re.compile(r"^GUID (0x[0-9a-fA-F]+) port (\d+|ALL):(.*)$")
@@ -237,8 +242,8 @@ def parse_perfquery(text: str) -> dict[str, Any]:
         if m := _PQ_HEADER.match(line):
             unread = False
             port = m.group(2)
-            ports.append({"device": None, "lid": int(m.group(1)), "port": int(port) if port.isdecimal() else port,
-                          "counters": {}})
+            ports.append({"device": None, "lid": int(m.group(1)) if m.group(1) else None,
+                          "port": int(port) if port.isdecimal() else port, "counters": {}})
             kinds.append("extended" if "extended" in line.lower() else "basic")
             last.append("")
             headers.append(line)
@@ -250,8 +255,8 @@ def parse_perfquery(text: str) -> dict[str, Any]:
                 continue
             unread = False
             port = m.group(3)
-            ports.append({"device": None, "lid": int(m.group(2)), "port": int(port) if port.isdecimal() else port,
-                          "counters": {}})
+            ports.append({"device": None, "lid": int(m.group(2)) if m.group(2) else None,
+                          "port": int(port) if port.isdecimal() else port, "counters": {}})
             kinds.append(m.group(1))
             last.append("")
             headers.append(line)
