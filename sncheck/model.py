@@ -461,6 +461,13 @@ def is_cable(entity: str) -> bool:
     return bool(sep) and (parse_switch(a) is not None or parse_switch(b) is not None)
 
 
+def on_fabric(entity: str, kind: str) -> bool:
+    """Whether a culprit (entity, kind) is a switch or a leaf-to-spine cable: what carries
+    scale-out pairs only, holds no card, and is on a pair's path by the fabric's routes
+    (``Fabric.through``), never by the pair's ends."""
+    return kind == "switch" or kind == "link" and is_uplink(entity)
+
+
 def host_of(entity: str) -> str:
     """The host of a card (``h/gpu3``) or a NIC (``h/nic3``); a host names itself."""
     return entity.rsplit("/", 1)[0]

@@ -24,7 +24,7 @@ from sncheck.store import frames as columns
 from sncheck.store.frames import RowFrames, fact_rows
 from sncheck.config.inventory import Inventory, TierDesign, tier_design
 from sncheck.topology import Topology
-from sncheck.model import card_id, card_of, host_of, link_id
+from sncheck.model import card_id, card_of, host_of, link_id, on_fabric
 
 PAIRS, ENTITIES, GROUPS = "pairs", "entities", "groups"
 
@@ -60,11 +60,11 @@ class DetectContext:
 
     def subject_cards(self) -> set[str]:
         """The cards whose pairs are the retest's subject's own: the cards it holds, a
-        switch's NICs' (none outside a retest, none for a link)."""
+        switch's or a cable's NICs' (none outside a retest, none for a link between cards)."""
         out: set[str] = set()
         for entity, kind in self.known:
             if entity == self.subject:
-                out |= {card_of(n) for n in self.topo.fabric.nics_of(entity)} if kind == "switch" else \
+                out |= {card_of(n) for n in self.topo.fabric.nics_of(entity)} if on_fabric(entity, kind) else \
                     set(cards_held(entity, kind, self.topo))
         return out
 
@@ -73,8 +73,8 @@ class DetectContext:
         the retest's subject). Such a culprit holds no card of its own (:func:`cards_held`),
         but the pairs through it are its symptom and say nothing of the cards at their ends."""
         out = np.zeros(len(src), bool)
-        links = {e for e, k in self.known if k == "link" and e != self.subject}
-        switches = [e for e, k in self.known if k == "switch" and e != self.subject]
+        links = {e for e, k in self.known if k == "link" and not on_fabric(e, k) and e != self.subject}
+        switches = [e for e, k in self.known if on_fabric(e, k) and e != self.subject]  # a cable: by its routes
         if not links and not switches:
             return out
         a, b = src.astype(str).to_numpy(), dst.astype(str).to_numpy()
@@ -339,7 +339,15 @@ def _pair_ratio(rows: pd.DataFrame, ctx: DetectContext, column: str, large: bool
     if pairs.empty:
         return pd.DataFrame(columns=["src", "dst", "link", "tier", "value", "failed"])
     key = ["collective", "size_bytes", "tier"]
-    pairs["ratio"] = pairs[column] / pairs.groupby(key)[column].transform("median")
+    level = pairs.groupby(key)[column].transform("median")
+    if apart := ctx.subject_cards():
+        # a retest: the level is its controls' (pairs with no end of the subject's) where it has any.
+        # A leaf slow above 256 MiB was the median of its retest's 9 scale-out pairs (6 through it),
+        # read 1.0 of it at its worst size and was released (r10-09).
+        theirs = pairs["src"].isin(apart).to_numpy(bool) | pairs["dst"].isin(apart).to_numpy(bool)
+        controls = pairs[column].where(~theirs).groupby([pairs[k] for k in key], observed=True).transform("median")
+        level = controls.fillna(level)
+    pairs["ratio"] = pairs[column] / level
     sized = pairs[pairs["size_bytes"] >= ctx.large_bytes] if large else pairs[pairs["size_bytes"] <= ctx.small_bytes]
     out = pairs.groupby("link").agg(src=("src", "first"), dst=("dst", "first"), tier=("tier", "first"),
                                     failed=("failed", "any")).reset_index()

@@ -65,7 +65,7 @@ from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, ra
     ALIKE, beneath_known, no_longer, only_beside, retest_tag, seen_in_retest as _seen, through_known, \
     too_few_partners
 from sncheck.topology import Topology, round_robin
-from sncheck.model import host_of, split_link
+from sncheck.model import host_of, on_fabric, split_link
 from sncheck.layers import stress
 from sncheck.layers.base import LayerContext
 from sncheck.vendors.registry import pair_tools
@@ -158,11 +158,14 @@ def confirm(ctx: LayerContext, findings: list[Finding], repeats: int = 2) -> dic
     # A switch carries scale-out pairs only: the cards behind it (a spine: every card under
     # its leaves) are fair controls inside hosts and domains (with a spine suspect, an
     # intra-host link's retest had no control left and stayed quarantined).
+    # A cable named before (known as a link) is one too: its cards were no control inside a
+    # domain, and r10-13's slow card beside a cable down stayed quarantined with no peer.
     behind = {c for f in suspects if switchlike(f) for c in cards_of(f, ctx.topo)} | \
-        {c for e, k in ctx.known if k == "switch" for c in cards_of(e, ctx.topo, k)}
+        {c for e, k in ctx.known if on_fabric(e, k) for c in cards_of(e, ctx.topo, k)}
     behind -= {c for f in suspects if not switchlike(f) for c in cards_of(f, ctx.topo)} | \
-        {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic") for c in cards_of(e, ctx.topo, k)}
-    switches = {f.entity for f in suspects if switchlike(f)} | {e for e, k in ctx.known if k == "switch"}
+        {c for e, k in ctx.known if k in ("card", "link", "host", "supernode", "nic") and not on_fabric(e, k)
+         for c in cards_of(e, ctx.topo, k)}
+    switches = {f.entity for f in suspects if switchlike(f)} | {e for e, k in ctx.known if on_fabric(e, k)}
     mates = fair_mates([(f.entity, f.entity_kind) for f in suspects], ctx.known, ctx.topo, cards_of)
     # each suspect's own window; those measured by their pairs alone, in batches (sncheck.run.batches)
     return retests(ctx, [Window(ctx, f, ((bad_cards - inside if f.entity_kind == "nic" or switchlike(f) else bad_cards)
@@ -350,11 +353,17 @@ class Window:
         ctx, cards = self.ctx, sorted(self.scope)
         if self.f.entity_kind == "supernode":
             cards = domain_sample(ctx.topo, self.f.entity, "scale_up")
-        # Two host mates (they share the suspect's intra-host links), the rest from other hosts.
-        mates = peers_for(cards, ctx.topo, self.inside, "intra_host")  # collectives inside a domain: no switch
-        far = peers_for(cards, ctx.topo, self.inside, "scale_up")
-        peers = mates[:2] + far[:PEERS - min(2, len(mates))]
-        peers += [c for c in mates[2:] if c not in peers][:PEERS - len(peers)]
+        if self.f.entity_kind == "nic" or switchlike(self.f):
+            # through it: a NIC with its rail's cards in other domains, a switch's or a cable's cards with
+            # controls behind other leaves (inside its domain no pair crossed it: r10-09, r10-10 released)
+            cards = switch_sample(ctx.topo, self.f.entity, cards) if switchlike(self.f) else cards
+            peers = peers_for(cards, ctx.topo, self.avoid, "scale_out")
+        else:
+            # Two host mates (they share the suspect's intra-host links), the rest from other hosts.
+            mates = peers_for(cards, ctx.topo, self.inside, "intra_host")  # collectives inside a domain: no switch
+            far = peers_for(cards, ctx.topo, self.inside, "scale_up")
+            peers = mates[:2] + far[:PEERS - min(2, len(mates))]
+            peers += [c for c in mates[2:] if c not in peers][:PEERS - len(peers)]
         if not peers and (self.f.entity_kind == "card" or len(cards) < 2):
             self.measured[COLLECTIVES] = NO_PEERS
             return  # a host's or a domain's own cards still run their collectives alone

@@ -4,7 +4,7 @@ or a leaf-to-spine cable carries."""
 
 from __future__ import annotations
 
-from sncheck.model import Finding, card_of, is_uplink, split_link
+from sncheck.model import Finding, card_of, is_uplink, on_fabric, split_link
 from sncheck.topology import Topology
 
 
@@ -26,4 +26,4 @@ def cards_of(f: Finding | str, topo: Topology, kind: str | None = None) -> list[
 def switchlike(f: Finding) -> bool:
     """A switch, or a cable between two: what carries scale-out pairs only, re-measured by
     the pairs through it (:func:`sncheck.run.controls.switch_sample`)."""
-    return f.entity_kind == "switch" or f.entity_kind == "link" and is_uplink(f.entity)
+    return on_fabric(f.entity, f.entity_kind)
