@@ -76,3 +76,14 @@ def test_a_nic_slow_only_at_stress_sizes_is_retested_over_the_scale_out_network(
     # r10-10: before, nic pb1/nic0 was retested inside its domain, not reproduced and released
     res = _run(tmp_path, "stress", ["{type: slow_nic, target: pb1, port: 1, factor: 0.4, above: 128M}"])
     assert _ends(res) == {"pb1/nic0": "isolate"}
+
+
+def test_every_nic_of_a_host_slow_while_its_nvlink_tier_is_healthy_is_its_nics(tmp_path):
+    # r10-04: pa1's two NICs at 0.5 (its scale-out pairs 0.5, its intra-host and scale-up pairs 1.0);
+    # a host is its cards, whose speed acts on scale-out only through the NIC's cap. Before: "host
+    # pa1: bandwidth below design on 6 of 6 pair tests (scale_out)", the host drained.
+    res = _run(tmp_path, "connectivity", ["{type: slow_nic, target: pa1, port: 1, factor: 0.5}",
+                                          "{type: slow_nic, target: pa1, port: 2, factor: 0.5}"])
+    named = {(f["entity"], f["entity_kind"]) for f in res["findings"] if f["severity"] in ("warning", "critical")}
+    assert named == {("pa1/nic0", "nic"), ("pa1/nic1", "nic")}
+    assert _ends(res) == {"pa1/nic0": "isolate", "pa1/nic1": "isolate"}

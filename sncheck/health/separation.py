@@ -70,12 +70,26 @@ def moved(lv: "Level", e: Entity, per: dict[str, np.ndarray]) -> dict[str, float
     effect (hgx-pair: dgx-b whole at 0.57 and the one leaf dead under both hosts; the
     host's scale-out factor 0, read from the leaf's failed pairs, explained the dead
     fabric, and the leaf was never named). A host healthy where it moved data and dead on
-    scale-out is every NIC of it down: the host."""
+    scale-out is every NIC of it down: the host. Its cards' speed acts on scale-out only
+    through the NIC's cap, as a card's does (:func:`capped`)."""
     out = {t: min(1.0, median(v)) for t, v in per.items() if len(v)}
     if all((v > 0).all() for v in per.values()):
-        return out  # nothing failed
+        return capped(lv, per, out)  # nothing failed
     alive = {t: min(1.0, median(v[v > 0])) for t, v in per.items() if (v > 0).any()}
     return alive if alive and lv.beyond_a_bar(e, alive) else out
+
+
+def capped(lv: "Level", per: dict[str, np.ndarray], out: dict[str, float]) -> dict[str, float]:
+    """A host's or domain's bandwidth factor over scale-out, its cards' speed inside through the
+    NIC's cap (``min(1, s B_up / B_out)``, :meth:`Level.card_factors`), or what its scale-out pairs
+    read where healthier. Slow there alone while its own NVLink-tier pairs read healthy, it is not
+    its cards at that factor but its NICs, each a culprit of its own: r10-04's four NICs of one
+    host at 0.5 (its intra-host and scale-up pairs 1.0) were named as the host."""
+    inside = [v for t, v in per.items() if t != SCALE_OUT and len(v)]
+    if lv.model.out_cap is None or SCALE_OUT not in out or not inside:
+        return out
+    s = min(1.0, median(np.concatenate(inside)))
+    return {**out, SCALE_OUT: min(1.0, max(s / lv.model.out_cap, out[SCALE_OUT]))}
 
 
 def faint(lv: "Level", r: Entity, level: float, t: str) -> bool:
