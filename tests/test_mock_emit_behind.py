@@ -6,7 +6,9 @@ the caller, no later batch emitted (as without the thread)."""
 
 from __future__ import annotations
 
+import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -121,6 +123,37 @@ def test_an_interrupted_p2p_writes_the_batch_in_flight_first(monkeypatch: pytest
     with pytest.raises(KeyboardInterrupt):
         _backend().p2p(connectivity_plan(TOPO), sink)
     assert done == ["p2p", "p2p"]   # both batches simulated before the interrupt were emitted, whole
+
+
+def test_an_interrupt_while_waiting_for_the_batch_in_flight_still_writes_it() -> None:
+    """reviews16 #5: a real signal (Ctrl-C's KeyboardInterrupt) landing while the caller waits
+    for batch 1 to be written: leaving the with-block waits for batch 1 all the same. Before,
+    wait() dropped the thread before joining it (and CPython 3.11's interrupted join marks the
+    thread stopped), so __exit__ returned while batch 1 was being written: a .tmp part, its
+    rows in neither rows/ nor results. Whatever the machine's speed, a batch that is written
+    after the block is left fails here; before the fix it was, but for a caller 0.4 s slow."""
+    written: list[int] = []
+    second = threading.Event()
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    def write(batch: int) -> None:
+        second.wait(WAIT_S)
+        time.sleep(0.1)  # the caller now waits for this batch (or is about to: either way a case)
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGUSR1)  # Ctrl-C lands
+        time.sleep(0.4)  # the sink is the slower side
+        written.append(batch)
+
+    old = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt), behind.Behind() as b:
+            b.emit(write, 1)
+            second.set()
+            b.emit(write, 2)
+        assert written == [1]
+    finally:
+        signal.signal(signal.SIGUSR1, old)
 
 
 def _stress(sink: Sink) -> None:

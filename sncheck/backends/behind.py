@@ -24,26 +24,32 @@ class Behind:
     (its error raised here, in the caller); leaving the ``with`` block waits for the last."""
 
     def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
+        self._done: threading.Event | None = None  # the batch in flight's, set when it has ended
         self._error: BaseException | None = None
 
     def emit(self, fn: Callable[..., Any], *args: Any) -> None:
         self.wait()
-        thread = threading.Thread(target=self._run, args=(fn, args), name="sncheck-emit-behind", daemon=True)
-        self._thread = thread
-        thread.start()
+        self._done = done = threading.Event()  # before the thread starts: never a batch unheld
+        threading.Thread(target=self._run, args=(fn, args, done), name="sncheck-emit-behind", daemon=True).start()
 
-    def _run(self, fn: Callable[..., Any], args: tuple) -> None:
+    def _run(self, fn: Callable[..., Any], args: tuple, done: threading.Event) -> None:
         try:
             fn(*args)
         except BaseException as e:  # raised in the caller's thread (wait)
             self._error = e
+        finally:
+            done.set()
 
     def wait(self) -> None:
-        """The batch in flight written (its error raised here)."""
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join()
+        """The batch in flight written (its error raised here). It stays in flight until the wait
+        has seen it end: an interrupt that lands in the wait (Ctrl-C, SIGTERM while the sink is
+        the slower side) leaves it to ``__exit__`` to wait for, never unwaited (reviews16 #5:
+        the thread was dropped before its join; and an interrupted Thread.join of CPython 3.11
+        marks a running thread stopped, so a second join returns at once: an Event instead)."""
+        done = self._done
+        if done is not None:
+            done.wait()
+            self._done = None
         error, self._error = self._error, None
         if error is not None:
             raise error
