@@ -10,9 +10,10 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import paramiko
 
@@ -188,10 +189,12 @@ class Connection:
         try:
             # read as OpenSSH reads it: marker lines (@cert-authority, @revoked) are no host's key
             known = knownhosts.load(self.known_hosts)  # a FIFO or a device refused, never read
-            knownhosts.host_keys(known, into=client.get_host_keys())
         except (OSError, paramiko.SSHException, ValueError, ConfigError) as e:
             sock.close()
             raise HostKeyError(self.host, f"cannot read known_hosts {self.known_hosts}: {e}") from e
+        # paramiko is given no host keys: it asks the policy for every key, after the key
+        # exchange and before any authentication, and the policy judges it as OpenSSH does
+        # (knownhosts.check: host patterns, negation, hashed names, @revoked)
         client.set_missing_host_key_policy(
             _KnownHostsPolicy(spec, self.known_hosts, self.accept_new_host_keys, known)
         )
@@ -209,13 +212,11 @@ class Connection:
                 allow_agent=self.allow_agent,
                 look_for_keys=self.look_for_keys,
                 sock=sock,
+                transport_factory=_ordered_transport(known, knownhosts.key_name(spec.hostname, spec.port)),
             )
         except TransportError:  # raised by our host key policy
             _discard(client, sock)
             raise
-        except paramiko.BadHostKeyException as e:
-            _discard(client, sock)
-            raise HostKeyError(self.host, _changed_key_message(spec, self.known_hosts, e)) from e
         except paramiko.AuthenticationException as e:
             _discard(client, sock)
             raise AuthError(self.host, self._auth_message(e, keys)) from e
@@ -231,10 +232,6 @@ class Connection:
             _discard(client, sock)
             raise
         t = client.get_transport()
-        offered = t.get_remote_server_key() if t is not None else None
-        if offered is not None and (at := knownhosts.revoked_at(known, _key_name(spec), offered)) is not None:
-            _discard(client, sock)  # a revoked key is refused even where another line lists it (OpenSSH)
-            raise HostKeyError(self.host, _revoked_message(spec, self.known_hosts, at, offered))
         if t is not None:
             t.set_keepalive(30)
         log.debug("%s: connected to %s", self.host, spec)
@@ -492,11 +489,11 @@ class _Runner:
 
 
 class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):
-    """Refuse unknown host keys, or record them first-come (OpenSSH ``accept-new``).
-
-    paramiko itself refuses a key that differs from a known one (BadHostKeyException)
-    before any policy is asked, so a changed key can never be accepted here.
-    """
+    """Judge every host key as OpenSSH does (:func:`knownhosts.check`): a listed key is taken, a
+    changed or @revoked one refused whatever the flags, a new one refused, or recorded
+    first-come under ``accept_new`` (OpenSSH ``accept-new``). paramiko holds no host keys of its
+    own here, so it asks for every key, before any authentication (reviews16 #3: a revoked key
+    that a plain line also listed was refused only after the host had received the login)."""
 
     def __init__(self, spec: HostSpec, known_hosts: Path, accept_new: bool,
                  known: knownhosts.KnownHosts | None = None) -> None:
@@ -506,65 +503,72 @@ class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):
         self.known = known or knownhosts.KnownHosts()
 
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:  # noqa: ARG002 -- paramiko's MissingHostKeyPolicy interface
-        if (at := knownhosts.revoked_at(self.known, hostname, key)) is not None:  # never recorded as new
-            raise HostKeyError(self.spec.name, _revoked_message(self.spec, self.known_hosts, at, key))
+        found = knownhosts.check(self.known, self.spec.hostname, self.spec.port, key)
+        if found.status == "ok":
+            return
+        _refuse_known(self.spec, self.known_hosts, found, key)  # changed, revoked: never recorded
         if not self.accept_new:
             raise HostKeyError(
                 self.spec.name,
-                f"unknown host key for {hostname} ({key.get_name()} {key.fingerprint}): not in "
+                f"unknown host key for {found.name} ({key.get_name()} {key.fingerprint}): not in "
                 f"{self.known_hosts}. Check the fingerprint and add it (ssh-keyscan -p {self.spec.port} "
                 f"{self.spec.hostname} >> {self.known_hosts}), or pass --accept-new-host-keys "
                 "to record keys of hosts seen for the first time",
             )
-        _record_host_key(self.spec, self.known_hosts, hostname, key)
-        log.warning(
-            "%s: recorded new host key for %s (%s %s) in %s",
-            self.spec.name,
-            hostname,
-            key.get_name(),
-            key.fingerprint,
-            self.known_hosts,
-        )
+        if _record_host_key(self.spec, self.known_hosts, key):
+            log.warning("%s: recorded new host key for %s (%s %s) in %s", self.spec.name, found.name,
+                        key.get_name(), key.fingerprint, self.known_hosts)
 
 
-def _record_host_key(spec: HostSpec, path: Path, hostname: str, key: paramiko.PKey) -> None:
-    """Append ``hostname``'s key to known_hosts, unless a racing writer already did."""
+def _ordered_transport(known: knownhosts.KnownHosts, name: str) -> Callable[..., paramiko.Transport]:
+    """A Transport that asks first for the host key types known_hosts lists for ``name``
+    (:func:`knownhosts.key_order`; paramiko did so from its own HostKeys, which it is not given)."""
+    def make(sock: Any, /, **kwargs: Any) -> paramiko.Transport:
+        transport = paramiko.Transport(sock, **kwargs)
+        options = transport.get_security_options()
+        options.key_types = knownhosts.key_order(known, name, list(options.key_types))
+        return transport
+    return make
+
+
+def _record_host_key(spec: HostSpec, path: Path, key: paramiko.PKey) -> bool:
+    """Append the host's key to known_hosts, unless a racing writer already did (False then)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Threads of one fan-out and other sncheck processes may append at once.
     with _KNOWN_HOSTS_LOCK, open(path, "ab+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        known = knownhosts.host_keys(knownhosts.load(path)).lookup(hostname)
-        if known is not None and key.get_name() in known:
-            if known[key.get_name()] == key:
-                return
-            raise HostKeyError(spec.name, f"host key for {hostname} changed while connecting; refusing it")
+        found = knownhosts.check(knownhosts.load(path), spec.hostname, spec.port, key)
+        if found.status == "ok":
+            return False
+        _refuse_known(spec, path, found, key)  # another key written for it meanwhile: changed
         size = f.seek(0, os.SEEK_END)
         if size:
             f.seek(size - 1)
             if f.read(1) != b"\n":
                 f.write(b"\n")
-        f.write(f"{hostname} {key.get_name()} {key.get_base64()}\n".encode())
+        f.write(f"{found.name} {key.get_name()} {key.get_base64()}\n".encode())
+    return True
 
 
-def _key_name(spec: HostSpec) -> str:
-    """The name a host's key is kept under in known_hosts (paramiko's and OpenSSH's)."""
-    return spec.hostname if spec.port == 22 else f"[{spec.hostname}]:{spec.port}"
-
-
-def _revoked_message(spec: HostSpec, known_hosts: Path, line: int, key: paramiko.PKey) -> str:
-    return (f"host key for {_key_name(spec)} ({key.get_name()} {key.fingerprint}) is marked @revoked in "
-            f"{known_hosts}:{line}: it is never accepted")
-
-
-def _changed_key_message(spec: HostSpec, known_hosts: Path, e: paramiko.BadHostKeyException) -> str:
-    name = _key_name(spec)
-    return (
-        f"host key for {name} has CHANGED: {known_hosts} has {e.expected_key.get_name()} "
-        f"{e.expected_key.fingerprint}, the host offered {e.key.get_name()} {e.key.fingerprint}. "
-        "Someone may be intercepting the connection, or the host was reinstalled. "
-        f"If the change is expected, remove the old key (ssh-keygen -R '{name}' -f {known_hosts}) "
-        "and connect again. A changed key is never accepted automatically"
-    )
+def _refuse_known(spec: HostSpec, known_hosts: Path, found: knownhosts.Found, key: paramiko.PKey) -> None:
+    """A HostKeyError naming the line for a key that is @revoked or CHANGED; else nothing."""
+    offered = f"{key.get_name()} {key.fingerprint}"
+    if found.status == "revoked":
+        raise HostKeyError(spec.name, f"host key for {found.name} ({offered}) is marked @revoked in "
+                                      f"{known_hosts}:{found.revoked_line}: it is never accepted")
+    if found.status != "changed" or found.line is None:
+        return
+    line = found.line
+    if line.patterns.startswith("|") or line.patterns.lower() == found.name.lower():
+        fix = f"remove the old key (ssh-keygen -R '{found.name}' -f {known_hosts})"
+    else:  # a pattern or a list: ssh-keygen -R would drop the line for every host it names
+        fix = f"correct line {line.number}, whose host field '{line.patterns}' names other hosts too,"
+    raise HostKeyError(spec.name, (
+        f"host key for {found.name} has CHANGED: {known_hosts}:{line.number} lists {line.key.get_name()} "
+        f"{line.key.fingerprint} for it, the host offered {offered}. Someone may be intercepting the "
+        f"connection, or the host was reinstalled. If the change is expected, {fix} and connect again. "
+        "A changed key is never accepted automatically"
+    ))
 
 
 def _discard(client: paramiko.SSHClient, sock: socket.socket | paramiko.Channel) -> None:
