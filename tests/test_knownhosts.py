@@ -111,6 +111,8 @@ def test_hashed_names_and_the_bare_host_off_port_22(tmp_path):
     assert _check(tmp_path, _line(hashed, key), "node1.cluster", 22, other).status == "changed"
     assert _check(tmp_path, _line("node1", key), "node1", 2222, key).status == "ok"
     assert _check(tmp_path, _line("node1", key), "node1", 2222, other).status == "new"
+    revoked = f"@revoked node1 {key.get_name()} {key.get_base64()}\n"
+    assert _check(tmp_path, _line("node1", key) + revoked, "node1", 2222, key).status == "revoked"
 
 
 def test_the_known_key_type_is_asked_for_first():

@@ -17,7 +17,8 @@ whose host field matches the name: ``ok`` where one of them lists the key offere
 where some match and none lists it (whatever their key types: OpenSSH's "REMOTE HOST
 IDENTIFICATION HAS CHANGED", refused even under accept-new), ``new`` where none matches, and
 ``revoked`` over all of these. Off port 22 a new ``[host]:port`` is still ``ok`` where a line
-for the bare ``host`` lists the key ("checking without port identifier"). paramiko's own
+for the bare ``host`` lists the key ("checking without port identifier"; a key revoked for
+the bare host is refused there too, where OpenSSH would go on to "new"). paramiko's own
 HostKeys looked names up literally, so a fleet listed under ``*.cluster`` was unknown on every
 host, and a host offering another key than its wildcard line was recorded as new (reviews16 #2).
 
@@ -109,6 +110,8 @@ def check(known: KnownHosts, host: str, port: int, key: paramiko.PKey) -> Found:
         bare = _check_name(known, host, key)  # sshconnect.c: "checking without port identifier"
         if bare.status == "ok":
             return Found("ok", name, bare.line)
+        if bare.status == "revoked":  # OpenSSH goes on to "new" here; a revoked key is never taken
+            return Found("revoked", name, revoked_line=bare.revoked_line)
     return found
 
 
