@@ -283,9 +283,6 @@ def test_h20_10_a_login_that_prints_before_the_machine_identity(sshd_cluster, tm
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="left: fell short on main 7ce1d6e; a GUID is no identity yet (vendors/identity.py "
-                   "knows GPU, AMD and Ascend ids only), and the SSH, Slurm and mock harnesses replay one ibstat "
-                   "capture on every host, so the check needs identity.own_ids to move GUIDs first")
 @pytest.mark.sshd
 def test_h20_11_two_hosts_listing_one_infiniband_hca(sshd_cluster, tmp_path: Path) -> None:
     """H20-11: node2's `ibstat` lists node1's HCA (its node and port GUIDs: a wrapper replaying

@@ -321,3 +321,45 @@ def test_h21_16_fault_plans_that_contradict_themselves(tmp_path: Path, faults: s
                                "--out", tmp_path / "run"))
     assert says in line and "faults.yaml:" in line, line
     assert not (tmp_path / "run").exists()
+
+
+# -- round 20's H20-11, without sshd -----------------------------------------------------------------
+
+def _ib_rows(host: str, text: str) -> list[dict]:
+    from sncheck.vendors.facts import Expect
+    from sncheck.vendors.infiniband.checks import check_ib_ports
+    from sncheck.vendors.infiniband.ibstat import parse_ibstat
+
+    return check_ib_ports(host, parse_ibstat(text), Expect(cards=8))
+
+
+def _shared(listings: dict[str, str]) -> list[dict]:
+    from sncheck.vendors import hostjudge
+
+    rows: list[dict] = []
+
+    def fan_out(todo, reached, lost) -> None:  # noqa: ANN001, ARG001 -- FactJudge.read's fan-out
+        for h in todo:
+            reached(h, "ssh", "connected", rows=_ib_rows(h, listings[h]))
+
+    hostjudge.FactJudge(None).read(tuple(listings), fan_out, rows.append)
+    return [r for r in rows if r["fact"] == "devices_shared"]
+
+
+def test_h21_17_two_hosts_listing_one_adapter_node_guid() -> None:
+    """H21-17 (H20-11's mend, its class without sshd): node2's ibstat lists node1's adapters (their
+    node GUIDs, one IEEE EUI-64 each): the ib_ports fact now carries the GUIDs as the adapters'
+    identities, so the two hosts are each said to share them (devices_shared), as two hosts listing
+    one GPU UUID are; each host's own adapters (the harnesses' own_ids moves a GUID as it moves a
+    UUID: one-to-one, its own inverse) are not."""
+    from sncheck.vendors.identity import own_ids
+
+    text = strip_source_header(IBSTAT.read_text())
+    one, two = own_ids(text, "node1"), own_ids(text, "node2")
+    assert one != two and own_ids(one, "node1") == text
+    assert _ib_rows("node1", one)[0]["ids"] and _shared({"node1": one, "node2": two}) == []
+    shared = _shared({"node1": one, "node2": one})
+    assert sorted(r["host"] for r in shared) == ["node1", "node2"], shared
+    assert all("(also node" in r["message"] and r["tool"] == "ibstat" for r in shared), shared
+    zeros = re.sub(r"Node GUID: 0x[0-9a-f]{16}", "Node GUID: 0x0000000000000000", text)
+    assert _shared({"node1": zeros, "node2": zeros}) == []  # a GUID of none names no adapter

@@ -16,6 +16,7 @@ from test_ssh_backend import FAKE_NVIDIA_SMI, PROFILES, REAL, first_cards, write
 
 from sncheck.run.nodecheck import OWN_PREFIX, Problem, drain_reason
 from sncheck.vendors.parsers import strip_source_header
+from sncheck.vendors.sim import own_ids
 
 REPO = Path(__file__).resolve().parents[1]
 CARDS = 2  # the captured --query-gpu CSV has two A100 lines
@@ -45,6 +46,11 @@ def install_tools(bin_dir: Path, profile: str, cards: int = CARDS, nodes: tuple[
     for tool, src in (("ibstat", PROFILES["a100"]["ibstat"]), ("dcgmi", PROFILES["a100"]["dcgmi"])):
         (data / tool).write_text(strip_source_header((REAL / src).read_text()))
         tools[tool] = f"#!/bin/sh\nexec cat {shlex.quote(str(data / tool))}\n"
+    for node in nodes:  # each node's adapters its own GUIDs, as its GPUs are its own UUIDs (H20-11)
+        (data / "hosts" / node / "ibstat").write_text(own_ids((data / "ibstat").read_text(), node))
+    tools["ibstat"] = (f"#!/bin/sh\nD={shlex.quote(str(data))}\n"
+                       '[ -n "$SLURMD_NODENAME" ] && [ -f "$D/hosts/$SLURMD_NODENAME/ibstat" ] && '
+                       'D="$D/hosts/$SLURMD_NODENAME"\nexec cat "$D/ibstat"\n')
     for name, text in tools.items():
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)

@@ -167,8 +167,8 @@ def profile_output(spec: dict[str, Any], key: str, cards: int) -> str:
 
 
 def write_profile(data: Path, profile: str, cards: int, host: str | None) -> None:
-    """The fake nvidia-smi's outputs of ``profile`` in ``data``: the captures' GPU UUIDs made
-    ``host``'s own (:func:`sncheck.vendors.sim.own_ids`: one card is in one machine), or the
+    """The fake nvidia-smi's (and ibstat's) outputs of ``profile`` in ``data``: the captures' GPU UUIDs
+    and adapter GUIDs made ``host``'s own (:func:`sncheck.vendors.sim.own_ids`: one card is in one machine), or the
     captures' as they are (None)."""
     spec = PROFILES[profile]
     data.mkdir(parents=True, exist_ok=True)
@@ -176,6 +176,8 @@ def write_profile(data: Path, profile: str, cards: int, host: str | None) -> Non
     for key in ("topo", "nvlink_s", "nvlink_e", "q"):
         (data / key).write_text(mine(profile_output(spec, key, cards)))
     (data / "csv").write_text(mine("\n".join(CSV_LINES[spec["csv"]][:cards]) + "\n"))
+    if spec["ibstat"]:  # its adapters' GUIDs the host's own too (one adapter is in one machine: H20-11)
+        (data / "ibstat").write_text(mine(strip_source_header((REAL / spec["ibstat"]).read_text())))
 
 
 def install_profile(host: SshdHost, profile: str, cards: int) -> None:
@@ -185,7 +187,8 @@ def install_profile(host: SshdHost, profile: str, cards: int) -> None:
     install_fake_tool(host, "nvidia-smi", FAKE_NVIDIA_SMI.format(data=sh_quote(data)))
     for tool in ("ibstat", "dcgmi"):
         if spec[tool]:
-            (data / tool).write_text(strip_source_header((REAL / spec[tool]).read_text()))
+            if tool == "dcgmi":
+                (data / tool).write_text(strip_source_header((REAL / spec[tool]).read_text()))
             install_fake_tool(host, tool, f"#!/bin/sh\nexec cat {sh_quote(data / tool)}\n")
     install_python(host)
 

@@ -208,7 +208,7 @@ class FactJudge:
             others = sorted({h for hs in also.values() for h in hs})
             said = listed([f"{i} (also {', '.join(hs)})" for i, hs in also.items()])
             out.append(host_fact_row(
-                host, DEVICES_SHARED, len(also), 0, False, tool=_id_tool(rows_by_host.get(host, [])),
+                host, DEVICES_SHARED, len(also), 0, False, tool=_id_tool(rows_by_host.get(host, []), set(also)),
                 message=f"{host}: lists {len(also)} device identit{'y' if len(also) == 1 else 'ies'} that "
                         f"{', '.join(others)} list{'s' if len(others) == 1 else ''} too: {said}; one card is in one "
                         "machine: a cloned or misreported identity, or two names reaching one machine, so these "
@@ -300,8 +300,9 @@ class FactJudge:
 
 
 DEVICES_SHARED = "devices_shared"
-def _id_tool(rows: list[dict]) -> str | None:
-    return next((r.get("tool") for r in rows if r.get("ids")), None)
+def _id_tool(rows: list[dict], ids: set[str]) -> str | None:
+    """The tool that listed one of ``ids`` (nvidia-smi a GPU's UUID, ibstat an adapter's GUID)."""
+    return next((r.get("tool") for r in rows if r.get("ids") and ids & {str(i) for i in r["ids"]}), None)
 
 
 Reached = Callable[..., None]

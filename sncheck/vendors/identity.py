@@ -23,6 +23,10 @@ What the tools print that identifies a device, by where it was read:
   全局唯一", globally unique, in MindCluster's vNPU guide, which names the die by it), its ``NDie
   ID``, and older chips' ``Die ID`` (the 310P form: gpustack's npu-smi detector quotes both).
   A die that reads none prints ``NA``.
+* InfiniBand / RoCE: an adapter's node GUID, an IEEE EUI-64 burnt in by its maker (ibstat's ``Node GUID:
+  0x%016x``, ca_dump in infiniband-diags ``src/ibstat.c``; ibv_devinfo's ``node_guid:`` in four groups of 4,
+  ``libibverbs/examples/devinfo.c`` guid_str). An SR-IOV function whose GUID is not set prints zeros:
+  never an identity. Two hosts listing one are one adapter answering twice (hostile round 20, H20-11).
 * Never a PCI bus id: every machine numbers its slots alike (amd-smi's BDF, npu-smi's Bus-Id).
 
 :func:`own_ids` rewrites, key-aware, exactly those values: the NVIDIA UUID wherever it stands
@@ -56,6 +60,10 @@ _BOARD_SERIAL_KEYED = re.compile(r"(\b(?:PRODUCT_SERIAL|product_serial)\"?\s*:\s
                                  r"|\"Serial Number\"\s*:\s*\")((?=[0-9A-Za-z]*\d)[0-9A-Za-z]+)\b")
 _DIE_ID_KEYED = re.compile(r"(\b(?:VDie|NDie|Die) ID\s*:\s*)([0-9a-fA-F]{8}(?: [0-9a-fA-F]{8}){4})\b")
 _BUS_ID = re.compile(r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+# an adapter's GUID after its key: ibstat's 'Node GUID: 0x...' (also its System image and Port GUIDs), and
+# ibv_devinfo's 'node_guid:' / 'sys_image_guid:' in groups of 4 hex digits
+_GUID_KEYED = re.compile(r"(\b(?:Node|System image|Port) GUID:[ \t]*0[xX])([0-9a-fA-F]{16})\b"
+                         r"|(\b(?:node_guid|sys_image_guid):[ \t]*)([0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){3})\b")
 _PLACEHOLDER_SERIALS = (0, (1 << 64) - 1)
 # what the tools print where a device has no identity to give (npu-smi's NA, amd-smi's and
 # rocm-smi's N/A, nvidia-smi's [N/A] and Not Supported)
@@ -78,8 +86,8 @@ def unique_id(ident: str) -> bool:
     for "placeholder": a fact that lists ids (a host's duplicates, two hosts' shared) asks here."""
     ident = ident.strip()
     if (ident.upper() in _NONE or _BUS_ID.match(ident)
-            or not re.search(r"[1-9a-zA-Z]", ident.removeprefix("GPU-"))):
-        return False
+            or not re.search(r"[1-9a-zA-Z]", ident.removeprefix("GPU-").removeprefix("0x").removeprefix("0X"))):
+        return False  # (0x0000000000000000: a GUID of none)
     serial = amd_uuid_serial(ident)
     return serial not in _PLACEHOLDER_SERIALS
 
@@ -143,6 +151,23 @@ def _board_serial(m: re.Match[str], host: str) -> str:
         else:
             out.append(c)
     return m[1] + "".join(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def _guid_mask(host: str) -> int:
+    return int.from_bytes(hashlib.blake2b(b"sncheck own guid\0" + host.encode(), digest_size=8).digest(), "big")
+
+
+def _guid(m: re.Match[str], host: str) -> str:
+    """An adapter's GUID XORed with 64 bits of the host's name, in its form (case, groups); zeros kept."""
+    key, digits = (m[1], m[2]) if m[1] is not None else (m[3], m[4])
+    value = int(digits.replace(":", ""), 16)
+    if not value:
+        return m[0]
+    text = f"{value ^ _guid_mask(host):016x}"
+    if ":" in digits:
+        text = ":".join(text[i:i + 4] for i in range(0, 16, 4))
+    return key + (text.upper() if digits != digits.lower() else text)
 
 
 def _die_id(m: re.Match[str], host: str) -> str:
@@ -219,7 +244,7 @@ def own_ids(text: str, host: str) -> str:
     made ``host``'s own: an NVIDIA GPU UUID's first and last groups XORed with 80 bits of a hash of
     the name; an AMD serial (in amd-smi's UUID, ASIC_SERIAL, rocm-smi's Unique ID) XORed with 64
     bits of another, a board serial moved character by character, an Ascend die id's five groups
-    XORed with 160 bits (the keys: the module's docstring). One capture replayed on many hosts (the
+    XORed with 160 bits, an InfiniBand adapter's GUIDs with 64 (the keys: the module's docstring). One capture replayed on many hosts (the
     mock, the SSH and Slurm fake tools) then lists other cards on each, as real machines do; within
     a host the map is one-to-one (and its own inverse), so the capture's identities stay distinct.
     Other UUIDs (a fabric's ClusterUUID, MIG-...) and placeholders are kept."""
@@ -246,6 +271,8 @@ def _keyed(text: str, host: str) -> str:
         text = _BOARD_SERIAL_KEYED.sub(lambda m: _board_serial(m, host), text)
     if "ie ID" in text:
         text = _DIE_ID_KEYED.sub(lambda m: _die_id(m, host), text)
+    if "GUID" in text or "_guid" in text:
+        text = _GUID_KEYED.sub(lambda m: _guid(m, host), text)
     if "," in text and ("-0000-1000-80" in text or "_serial" in text or "Unique ID" in text or "Serial Number" in text) \
             and _csv_header(text):
         text = _csv_ids(text, host)  # (an AMD UUID or a serial's column: not --query-gpu's GPU- uuid column)
@@ -259,4 +286,6 @@ def own_id(ident: str, host: str) -> str:
         return own_ids(f"UUID: {ident}", host)[len("UUID: "):]
     if re.fullmatch(r"[0-9a-fA-F]{8}(?: [0-9a-fA-F]{8}){4}", ident):
         return own_ids(f"VDie ID : {ident}", host)[len("VDie ID : "):]
+    if re.fullmatch(r"0[xX][0-9a-fA-F]{16}", ident):
+        return own_ids(f"Node GUID: {ident}", host)[len("Node GUID: "):]
     return own_ids(ident, host)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sncheck.topology import natural_key
-from sncheck.vendors.facts import Expect, command, fact_row, listed
+from sncheck.vendors.facts import Expect, command, device_ids, fact_row, listed
 from sncheck.vendors.infiniband import ibstat
 
 
@@ -75,7 +75,9 @@ def check_ib_ports(host: str, parsed: dict[str, Any], expect: Expect) -> list[di
         for r, text in on_known:
             on_rails[r] = f"{on_rails[r]}, {text}" if r in on_rails else \
                 f"rail {r} ({rails[r]}, of {len(rails)} adapters in name order): {text}"
-    return [fact_row(host, "ib_ports", up, len(ports), not bad and bool(ports), msg, "ibstat", nics=on_rails)]
+    # the adapters' node GUIDs: one adapter is in one machine (hostjudge's devices_shared; hostile r20, H20-11)
+    return [fact_row(host, "ib_ports", up, len(ports), not bad and bool(ports), msg, "ibstat", nics=on_rails,
+                     ids=device_ids(cas, "node_guid"))]
 
 
 def _rail_adapters_missing(cas: list[dict[str, Any]], top: dict[tuple, float], expect: Expect) -> str | None:
