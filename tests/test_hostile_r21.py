@@ -236,6 +236,27 @@ def test_h21_09_all_zero_guids_are_no_identity(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "listed twice" not in r.output, r.output[-600:]
 
 
+@pytest.mark.parametrize("address, reads", [("010.0.0.1", "8.0.0.1"), ("10.0.12", "10.0.0.12"), ("127.1", "127.0.0.1"),
+                                            ("2130706433", "127.0.0.1"), ("0x7f000001", "127.0.0.1"),
+                                            ("127.0.0.1:2222", "a port goes in 'port'")],
+                         ids=["octal", "three-parts", "two-parts", "one-number", "hex", "with-port"])
+def test_h21_18_an_address_the_resolver_reads_as_another(tmp_path: Path, address: str, reads: str) -> None:
+    """H21-18: a host's `address: 010.0.0.1` (zero-padded, as a spreadsheet writes it), `10.0.12` (an
+    octet lost), `127.1`, `2130706433`, `0x7f000001`: `inventory check` said ok, and getaddrinfo
+    (paramiko connects through it; glibc tries inet_aton before DNS) resolves 8.0.0.1, 10.0.0.12,
+    127.0.0.1: a machine no one named, measured under h1's name. `127.0.0.1:2222` was taken too (then unreachable as a name). An IPv4
+    address is four numbers 0-255 without leading zeros; refused at the line, saying what the
+    resolver would have reached. A canonical address, a name and an IPv6 address still load."""
+    base = "name: s\nsupernodes:\n  - {name: sn0, hosts: 'h[1-2]', cards_per_host: 1}\nhosts:\n"
+    line = one_line_error(_cli("inventory", "check", _inv(tmp_path, base + f"  h1: {{address: '{address}'}}\n")))
+    assert line.startswith("sncheck: error: ") and "inv.yaml:5" in line and reads in line, line
+    for good in ("10.0.0.1", "node-1.example.com", "::1"):
+        assert _cli("inventory", "check", _inv(tmp_path, base + f"  h1: {{address: '{good}'}}\n")).exit_code == 0
+    from sncheck.config.inventory import is_address  # the ssh config's HostName and Slurm's NodeAddr too
+
+    assert not is_address(address) and is_address("10.0.0.1")
+
+
 # -- held --------------------------------------------------------------------------------------------
 
 def test_h21_10_two_gpus_of_one_listing_with_one_uuid(tmp_path: Path) -> None:

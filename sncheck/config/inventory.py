@@ -7,6 +7,7 @@ contract in DESIGN.md, extended with optional keys (marked below).
 from __future__ import annotations
 
 import ipaddress
+import socket
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,10 @@ T = TypeVar("T")
 DIST_BACKENDS = ("gloo", "nccl", "hccl")  # torch.distributed backends the probe runs on (hccl: torch_npu)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_ADDRESS = re.compile(r"^[A-Za-z0-9._:-]+$")
+# what the resolver's inet_aton reads as an IPv4 address: one to four parts, each decimal, octal (a
+# leading 0) or hex (0x): '010.0.0.1' is 8.0.0.1, '10.0.12' is 10.0.0.12, '127.1' and '2130706433'
+# are 127.0.0.1 (glibc getaddrinfo tries it before DNS)
+_INET_ATON = re.compile(r"^(?:0[xX][0-9a-fA-F]*|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]*|[0-9]+)){0,3}$")
 # a login name: POSIX's portable set, '_' first, a directory user's '@realm', Samba's trailing '$';
 # never a blank, a shell metacharacter or a leading '-' (an ssh option)
 _SAFE_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*\$?$")
@@ -238,7 +243,7 @@ class SupernodeSchema(Schema):
 
 class HostSchema(Schema):
     what = "host overrides"
-    address: Annotated[str, Text(_SAFE_ADDRESS)] | None = None
+    address: Annotated[str, Text(_SAFE_ADDRESS), AfterValidator(_address)] | None = None
     port: Port | None = None
     user: Annotated[str, Text(_SAFE_USER)] | None = None
     identity_file: Path_ | None = None
@@ -268,7 +273,36 @@ class InventorySchema(Schema):
 
 def is_address(text: str) -> bool:
     """Whether ``text`` is an address a host's ``address`` may hold (a name, IPv4 or IPv6)."""
-    return _SAFE_ADDRESS.fullmatch(text) is not None
+    return _SAFE_ADDRESS.fullmatch(text) is not None and address_problem(text) is None
+
+
+def address_problem(text: str) -> str | None:
+    """Why ``text``, of an address's characters, reaches another machine than it says, or None.
+    An IPv4 address is four numbers 0-255 without leading zeros: any other form the resolver reads
+    as one ('010.0.0.1' is 8.0.0.1, '10.0.12' is 10.0.0.12) sent sncheck to a machine no one named
+    (hostile round 21, H21-18). A ':' is IPv6's: 'host:port' is no address (the port is ``port``)."""
+    if ":" in text:
+        try:
+            ipaddress.IPv6Address(text)
+        except ValueError:
+            return "holds ':' but is no IPv6 address (a port goes in 'port')"
+        return None
+    if _INET_ATON.fullmatch(text):
+        try:
+            ipaddress.IPv4Address(text)
+        except ValueError:
+            try:
+                read = f"the resolver reads it as {socket.inet_ntoa(socket.inet_aton(text))}"
+            except OSError:
+                read = "no resolver reads it as an address"
+            return f"is no IPv4 address of four numbers 0-255 without leading zeros: {read}"
+    return None
+
+
+def _address(value: str) -> str:
+    if (why := address_problem(value)) is not None:
+        raise ValueError(f"{value!r} {why}")
+    return value
 
 
 def is_login_name(text: str) -> bool:
