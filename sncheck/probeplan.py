@@ -5,7 +5,7 @@ The plan is pure data derived from the topology; backends execute it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar, cast
@@ -472,6 +472,15 @@ def scope_connectivity(plan: ConnectivityPlan, cards: frozenset[str]) -> Connect
     hosts = tuple(h for h in plan.hosts if any(host_of(c) == h for c in cards))
     # the scoped pairs are few: perftest runs all of them (tools_coverage "all")
     return replace(plan, rounds=tuple(rounds), hosts=hosts, tools_coverage="all")
+
+
+WITHOUT = "~"  # a group run again without cards: "<group id>~<card>+<card>" (its members: the group's less those)
+
+
+def without(group: Group, gone: Set[str]) -> Group:
+    """``group`` once more without the cards ``gone`` (an earlier layer's culprits): its id says which."""
+    return Group(f"{group.id}{WITHOUT}{'+'.join(sorted(gone))}", group.kind,
+                 tuple(c for c in group.members if c not in gone))
 
 
 def scope_groups(groups: tuple[Group, ...], cards: frozenset[str]) -> tuple[Group, ...]:

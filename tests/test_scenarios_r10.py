@@ -87,3 +87,26 @@ def test_every_nic_of_a_host_slow_while_its_nvlink_tier_is_healthy_is_its_nics(t
     named = {(f["entity"], f["entity_kind"]) for f in res["findings"] if f["severity"] in ("warning", "critical")}
     assert named == {("pa1/nic0", "nic"), ("pa1/nic1", "nic")}
     assert _ends(res) == {"pa1/nic0": "isolate", "pa1/nic1": "isolate"}
+
+
+FLEET = Path(__file__).resolve().parent / "data/scenarios-r9/inv-fleet.yaml"
+
+
+def test_a_group_that_ran_nothing_runs_again_without_the_card_named_before(tmp_path):
+    # r9-18 (left in round 15): every NVLink of hx1/gpu5 down (an HGX host alone in its domain) beside a
+    # slow tray card; connectivity names hx1/gpu5, the stress layer's one group of hx1 times out whole.
+    # Before: hx1/gpu1-7 each "not measured: took part in no collective that ran", gating the run.
+    playbook, plan, out = tmp_path / "pb.yaml", tmp_path / "faults.yaml", tmp_path / "run"
+    playbook.write_text("name: connectivity-stress\nlayers: [connectivity, stress]\ngate: warning\n")
+    plan.write_text("faults:\n  - {type: nvlink_down, target: hx1/gpu5, links: 18}\n"
+                    "  - {type: slow_card, target: r2/gpu3, factor: 0.5}\n")
+    r = CliRunner().invoke(main, ["run", str(playbook), "-i", str(FLEET), "--backend", "mock", "--faults", str(plan),
+                                  "--seed", "1", "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    res = json.loads((out / "results.json").read_text())
+    unmeasured = {f["entity"] for f in res["findings"] if f["rule"] == "not-measured"}
+    assert unmeasured == {"hx1/gpu5"}  # the card named, whose every collective fails, and no other
+    named = {(f["entity"], f["rule"]) for f in res["findings"] if f["rule"] != "not-measured"}
+    assert named == {("hx1/gpu5", "p2p-bandwidth-below-design"), ("r2/gpu3", "p2p-bandwidth-below-design")}
+    [stress] = [layer["summary"] for layer in res["layers"] if layer["name"] == "stress"]
+    assert stress["again"] == ["host:hx1~hx1/gpu5"] and "host:hx1~hx1/gpu5" not in stress.get("slow_groups", {})

@@ -31,6 +31,7 @@ import pandas as pd
 
 from sncheck.config.inventory import tier_design
 from sncheck.model import EntityKind, Finding, card_of, host_of, split_link
+from sncheck.probeplan import WITHOUT
 from sncheck.store.frames import kind_rows
 
 if TYPE_CHECKING:
@@ -123,7 +124,12 @@ def _design(lone: pd.DataFrame, ctx: "DetectContext") -> tuple[np.ndarray, np.nd
 
 
 def group_members(group: str, topo: "Topology") -> list[str]:
-    """The cards of a stress group, from its id (``sncheck.probeplan.stress_groups``)."""
+    """The cards of a stress group, from its id (``sncheck.probeplan.stress_groups``; a group run
+    again without some, ``probeplan.without``: less those)."""
+    group, _, gone = group.partition(WITHOUT)
+    if gone:
+        less = set(gone.split("+"))
+        return [c for c in group_members(group, topo) if c not in less]
     kind, _, rest = group.partition(":")
     if kind == "host":
         return topo.cards_of_host(rest) if rest in topo.inventory.hosts else []

@@ -4,12 +4,13 @@ groups; then a pairwise narrowing pass over the cards of failing groups."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from sncheck.model import host_of
 from sncheck.health.groups import slow_sizes
 from sncheck.store.frames import kind_rows
 from sncheck.health.suspects import suspect_cards
-from sncheck.probeplan import Group, StressPlan, scope_groups, size_sweep, stress_groups
+from sncheck.probeplan import Group, StressPlan, scope_groups, size_sweep, stress_groups, without
 from sncheck.topology import round_robin
 from sncheck.layers.base import LayerContext
 
@@ -78,6 +79,22 @@ def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str],
                       warmup=plan.warmup, iters=plan.iters, repeats=1)
 
 
+def without_named(ctx: LayerContext, plan: StressPlan) -> StressPlan | None:
+    """The groups no collective of which ran (each failed or timed out) holding a card an earlier
+    layer named, once more without those cards, where two or more are left: the rest of them are
+    measured, not lost with it. r9-18: every NVLink of hx1/gpu5 down (connectivity named it), the
+    one host group of an HGX host alone in its domain timed out whole, and its 7 other cards were
+    "not measured: took part in no collective that ran", each a finding gating the run."""
+    named = ctx.detect_context().culprit_cards()
+    coll = kind_rows(ctx.frames(NAME), "collective", ["group", "status"]) if named else None
+    if coll is None or coll.empty:
+        return None
+    ran = set(coll.loc[coll["status"] == "ok", "group"].astype(str).unique())
+    again = tuple(without(g, gone) for g in plan.groups if g.id not in ran and (gone := named & set(g.members))
+                  and len(g.members) - len(gone) >= 2)
+    return replace(plan, groups=again) if again else None
+
+
 def run(ctx: LayerContext) -> dict:
     plan = build_plan(ctx)
     started = time.monotonic()
@@ -89,6 +106,10 @@ def run(ctx: LayerContext) -> dict:
         if plan.duration_s is None or time.monotonic() - started >= plan.duration_s:
             break
     groups = {g.id: g.members for g in plan.groups}
+    if again := without_named(ctx, plan):
+        ctx.progress(f"stress: {len(again.groups)} groups again without the cards earlier layers named")
+        ctx.backend.collectives(again, ctx.emit)
+        groups |= {g.id: g.members for g in again.groups}
     rows = ctx.frames(NAME)
     suspects = suspect_cards(rows, groups, ctx.topo)
     # groups slow against their peers at some size; those slow only above every narrowing size (which
@@ -100,6 +121,8 @@ def run(ctx: LayerContext) -> dict:
     summary = {"groups": len(plan.groups), "sizes": len(plan.sizes), "sweeps": sweeps,
                "min_bytes": min(plan.sizes), "max_bytes": max(plan.sizes),
                "collectives": list(plan.collectives), "suspects": sorted(suspects)}
+    if again:
+        summary["again"] = [g.id for g in again.groups]
     if slow_at:
         summary["slow_groups"] = dict(sorted(slow_at.items()))
     if suspects:
