@@ -194,3 +194,33 @@ def test_a_group_slow_because_a_suspect_is_in_it_adds_no_suspects():
     slow_at = {"domain:sn0": 64 << 20, "rail:sn0:gpu2": 32 << 20, "domain:six": 256 << 20, "host:h0003": 8}
     assert stress.sized_causes(slow_at, groups, {"h0003/gpu2"}, 16 << 20) == {"domain:six"}
     assert stress.sized_causes(slow_at, groups, set(), 16 << 20) == {"domain:sn0", "rail:sn0:gpu2", "domain:six"}
+
+
+def _stress_summary(tmp_path: Path, rules: dict) -> dict:
+    import json
+    tmp_path.mkdir()
+    (tmp_path / "inv.yaml").write_text(ONE_DOMAIN)
+    (tmp_path / "faults.yaml").write_text(yaml.safe_dump({"faults": [
+        {"type": "degraded_link", "target": "b1/gpu0<->b1/gpu1", "factor": 0.3, "above": "64M"}]}))
+    (tmp_path / "pb.yaml").write_text(yaml.safe_dump({"name": "stress", "gate": "warning", "layers": [
+        {"stress": {"max_bytes": "256M", "collectives": ["all_reduce"]}}]}))
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules, sort_keys=False))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "pb.yaml"), "-i", str(tmp_path / "inv.yaml"),
+                                      "--backend", "mock", "--faults", str(tmp_path / "faults.yaml"), "--seed", "1",
+                                      "--rules", str(tmp_path / "rules.yaml"), "--out", str(out), "-q"])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads((out / "results.json").read_text())["layers"][0]["summary"]
+
+
+def test_rules_without_the_group_rule_plan_no_narrowing_from_group_slowness(tmp_path):
+    """The group rule's bars plan the sized narrowing; a rules file without the rule (local-cpu.yaml,
+    an operator's) judges no group, so a group's slowness plans nothing. Before, the shipped bars
+    did, and every clean local gate narrowed all its pairs at 8 MiB (its lone host group below the
+    gloo design there)."""
+    shipped = yaml.safe_load((HERE.parent / "fixtures" / "rules" / "default.yaml").read_text())
+    with_rule = _stress_summary(tmp_path / "with", shipped)
+    assert with_rule["slow_groups"]["host:b1"] == 128 << 20, with_rule
+    without = {**shipped, "rules": [r for r in shipped["rules"] if r["op"] != "group_outlier"]}
+    summary = _stress_summary(tmp_path / "without", without)
+    assert "slow_groups" not in summary and 128 << 20 not in summary.get("narrowing_sizes", []), summary

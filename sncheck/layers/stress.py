@@ -113,8 +113,12 @@ def run(ctx: LayerContext) -> dict:
     rows = ctx.frames(NAME)
     suspects = suspect_cards(rows, groups, ctx.topo)
     # groups slow against their peers at some size; those slow only above every narrowing size (which
-    # today's suspects never measure where it shows): their cards, measured at the smallest such size
-    slow_at = {g: s for g, s in slow_sizes(rows, ctx.detect_context(), group_rule(ctx)).items() if g in groups}
+    # today's suspects never measure where it shows): their cards, measured at the smallest such size.
+    # Only under an enabled group rule: rules without one (local-cpu.yaml, an operator's) judge no group,
+    # so no group's slowness plans a narrowing (the shipped bars did, on every clean local gate).
+    rule = group_rule(ctx)
+    slow_at = ({g: s for g, s in slow_sizes(rows, ctx.detect_context(), rule).items() if g in groups}
+               if rule is not None else {})
     beyond = sized_causes(slow_at, groups, suspects, max(narrow_sizes(ctx, {})))
     if beyond:
         suspects |= suspect_cards(rows, groups, ctx.topo, causes={"sized": beyond})
