@@ -50,13 +50,26 @@ def group_rule(ctx: LayerContext):
     return next((r for r in rules if r.op == "group_outlier"), None)
 
 
-def sized_causes(slow_at: dict[str, int], groups: dict[str, tuple[str, ...]], suspects: set[str],
+def sized_causes(slow_at: dict[str, int], groups: dict[str, tuple[str, ...]], shown: set[str],
                  top: int) -> set[str]:
     """The slow groups whose cards the narrowing adds: slow only above every narrowing size (``top``),
-    and holding no suspect already. A group holding one is that suspect's symptom: a card at 0.7 slows
-    its domain and its rail past the time bar only at the large sizes, and narrowing all their cards
-    made 276 pairs at 2 sizes into 34,716 at 4 on the 2,048-card fleet bench (reviews15 #9)."""
-    return {g for g, s in slow_at.items() if s > top and not suspects & set(groups[g])}
+    and holding no card ``shown`` (:func:`shown_suspects`: a suspect the narrowing's own sizes show). A
+    group holding one is that suspect's symptom: a card at 0.7 slows its domain and its rail past the
+    time bar only at the large sizes, and narrowing all their cards made 276 pairs at 2 sizes into
+    34,716 at 4 on the 2,048-card fleet bench (reviews15 #9). A suspect only a group of another rank
+    count put there (inv-sizes' domain of 24 is always twice its kind's median time at small sizes)
+    shows nothing at those sizes and explains nothing: r8-29's domain and #1's cross group, slow only
+    above 128 MiB, were never narrowed where they showed, and the gate passed (reviews16 #6, #1)."""
+    return {g for g, s in slow_at.items() if s > top and not shown & set(groups[g])}
+
+
+def shown_suspects(rows, groups: dict[str, tuple[str, ...]], topo, slow_at: dict[str, int], top: int) -> set[str]:
+    """The suspects of groups that failed or gave wrong results, or were slow against their peers
+    (the group rule, rank counts apart) at a size the narrowing measures (at most ``top``)."""
+    coll = kind_rows(rows, "collective", ["group", "group_kind", "status", "wrong"])
+    bad = (coll["group_kind"] != "pair") & ((coll["status"] != "ok") | (coll["wrong"].fillna(0) > 0))
+    return suspect_cards(rows, groups, topo, causes={"failed": set(coll.loc[bad, "group"]),
+                                                      "slow": {g for g, s in slow_at.items() if s <= top}})
 
 
 def narrowing_plan(ctx: LayerContext, plan: StressPlan, suspects: set[str],
@@ -119,7 +132,8 @@ def run(ctx: LayerContext) -> dict:
     rule = group_rule(ctx)
     slow_at = ({g: s for g, s in slow_sizes(rows, ctx.detect_context(), rule).items() if g in groups}
                if rule is not None else {})
-    beyond = sized_causes(slow_at, groups, suspects, max(narrow_sizes(ctx, {})))
+    top = max(narrow_sizes(ctx, {}))
+    beyond = sized_causes(slow_at, groups, shown_suspects(rows, groups, ctx.topo, slow_at, top), top)
     if beyond:
         suspects |= suspect_cards(rows, groups, ctx.topo, causes={"sized": beyond})
     summary = {"groups": len(plan.groups), "sizes": len(plan.sizes), "sweeps": sweeps,
