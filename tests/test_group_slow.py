@@ -249,3 +249,26 @@ def test_a_link_slow_only_above_128_mib_is_narrowed_at_its_groups_slow_size_and_
     assert code == 1, res["findings"]
     assert [(f["entity"], f["rule"]) for f in res["findings"]] == [(link, "collective-pair-slow")]
     assert [(i["entity"], i["action"]) for i in res["isolation"]] == [(link, "quarantine"), (link, "isolate")]
+
+
+@pytest.mark.parametrize("transient", [False, True])
+def test_a_group_findings_retest_re_measures_the_group_at_its_smallest_slow_size(tmp_path, monkeypatch, transient):
+    """reviews16 #7: the retest of a group finding measured pairs and the suspect's domain sample at
+    the narrowing's sizes (8 KiB, 16 MiB), where a group slow from 256 MiB cannot show: "re-measured
+    and quiet", released, exit 0. The narrowing held as it was (no group's cards added), so the domain
+    is what is found; its retest re-runs domain:six beside its peers at 256 MiB and 128 MiB."""
+    monkeypatch.setattr(stress, "sized_causes", lambda *_: set())
+    flag = ", transient: true" if transient else ""
+    code, res = _gate(tmp_path, f'{{type: degraded_link, target: "h1/gpu0<->h4/gpu2", factor: 0.3, above: 128M{flag}}}')
+    [f] = res["findings"]
+    assert (f["entity"], f["rule"], f["evidence"]["smallest_bytes"]) == ("six", "collective-group-slow", 256 << 20)
+    retest = pd.read_parquet(tmp_path / "run" / "rows" / "collective", filters=[("confirms", "==", "six")])
+    again = retest[retest["group"] == "domain:six"]
+    assert {128 << 20, 256 << 20} <= set(again["size_bytes"]), sorted(set(retest["group_kind"]))
+    [symptom] = f["evidence"]["retest_symptoms"]
+    if transient:  # measured where it showed, and quiet: released
+        assert code == 0 and symptom["outcome"] is False and "at 268435456 bytes" in symptom["note"], symptom
+        assert [i["action"] for i in res["isolation"]] == ["quarantine", "release"]
+    else:
+        assert code == 1 and symptom["outcome"] is True and f["evidence"]["confirmed"] is True, symptom
+        assert "domain:six" in symptom["note"] and "at 256 MiB" in symptom["note"]

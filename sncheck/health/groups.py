@@ -222,10 +222,11 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
     if frame.empty:
         return []
     bad = frame[slow(frame, bars(rule))]
+    known = frozenset(k for k in ctx.known if k[0] != ctx.subject)  # a retest's suspect is judged afresh
     worst: dict[tuple[str, EntityKind], Finding] = {}  # one finding an entity: its worst group's
     for group, rows_of in bad.groupby("group", sort=True):
         cards = group_members(str(group), ctx.topo)
-        if not cards or explained(cards, ctx.known, ctx.topo):
+        if not cards or explained(cards, known, ctx.topo):
             continue
         for entity, kind in group_entities(str(group), ctx.topo):
             f = _finding(str(group), f"{len(cards)} ranks{spans(str(group), ctx.topo)}", rows_of, entity, kind, rule)

@@ -60,6 +60,7 @@ from sncheck.run.controls import PEERS, clear_of, domain_sample, fair_mates, far
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
 from sncheck.run.batches import retests
+from sncheck.run.groupretest import OP, group_plan, group_symptoms, outcome, split
 from sncheck.run.retest import COLLECTIVES, FACTS, GOLDEN, P2P, REACH, Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
     ALIKE, beneath_known, no_longer, only_beside, retest_tag, seen_in_retest as _seen, through_known, \
@@ -368,6 +369,8 @@ class Window:
             self.measured[COLLECTIVES] = NO_PEERS
             return  # a host's or a domain's own cards still run their collectives alone
         base = stress.build_plan(LayerContext(ctx.topo, ctx.backend, ctx.emit, ctx.design))
+        if (grouped := group_plan(group_symptoms(self.syms, self.by_name), base, 1)) is not None:
+            ctx.backend.collectives(grouped, _emit_as(ctx, self.tag))  # a slow group: itself where it showed
         sizes = stress.narrow_sizes(ctx)  # where the run's narrowing measured
         order = [c.id for c in ctx.topo.cards if c.id in set(cards) | set(peers)]
         tag = self.f.entity
@@ -472,7 +475,7 @@ class Window:
         return rule in self.by_name and has_bound(self.by_name[rule])
 
     def judge(self, hows: list[str], load: dict | None) -> Retest:
-        rows = self.rows()
+        rows, self.group_rows = split(self.rows())  # a slow group's re-run: its own rule's alone
         dctx = _dctx(self.ctx, self.f)
         rules = list(self.by_name.values())
         found = self._evaluate(rules, rows, dctx)
@@ -581,6 +584,8 @@ class Window:
             return None, f"not judged: rule {s.rule} is not in the rules (or not enabled)"
         if s in self.near:
             return self.looked.get(s.rule, (None, "none of its pairs re-measured"))
+        if rule.op == OP:
+            return outcome(s, rule, self.group_rows, dctx, self._mine)
         own = [g for g in hits if g.rule == rule.name]
         if own:
             return True, own[0].message

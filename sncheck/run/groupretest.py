@@ -1,0 +1,87 @@
+"""The retest of a collective group symptom (rule op ``group_outlier``: collective-group-slow,
+:mod:`sncheck.health.groups`): what found it, measured again.
+
+A group is slow against its peer groups (or its tier's design) at the sizes of the sweep where
+it showed; a fault acting only above a message size shows at no smaller one. So the retest runs
+the slow group itself, under its own id and kind, at its smallest slow size, at the sweep's size
+below it (the control: where it was not slow) and at the sweep's smallest size (where its kind's
+per-rank latency is read, for peers of other rank counts), beside every peer group of its kind,
+and the group rule alone judges those rows as it judged the sweep's (the peer groups are its
+comparison, not the retest's subject: no other rule reads them). A retest at the narrowing's sizes
+or over the suspect's domain sample could not show a group slow from 256 MiB or a cross group:
+every such finding was "re-measured and quiet" and released (reviews16 #7). "Not reproduced" is
+said only when the group was judged again at its smallest slow size (:func:`unjudged`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from sncheck.health.groups import NOT_GROUPS, group_busbw
+from sncheck.health.rules import evaluate
+from sncheck.probeplan import StressPlan
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sncheck.health.metrics import DetectContext
+    from sncheck.health.rules import Rule
+    from sncheck.model import Finding
+    from sncheck.run.confirm import Symptom
+
+OP = "group_outlier"
+
+
+def group_symptoms(syms: list, by_name: dict[str, "Rule"]) -> list["Symptom"]:
+    """The symptoms a group rule found (their evidence names the group and its smallest slow size)."""
+    return [s for s in syms if (r := by_name.get(s.rule)) is not None and r.op == OP
+            and s.evidence.get("group") and s.evidence.get("smallest_bytes")]
+
+
+def group_plan(syms: list["Symptom"], base: StressPlan, repeats: int) -> StressPlan | None:
+    """The slow groups and their kinds' other groups at the sizes that show them (None: the
+    sweep's plan holds none of them, e.g. a plan scoped by ``--targets``)."""
+    ids = {g for s in syms for g in [s.evidence["group"], *s.evidence.get("groups", ())]}
+    kinds = {g.kind for g in base.groups if g.id in ids}
+    if not kinds:
+        return None
+    sizes = {min(base.sizes)}
+    for s in syms:
+        first = int(s.evidence["smallest_bytes"])
+        sizes |= {first, max((n for n in base.sizes if n < first), default=first)}
+    return StressPlan(groups=tuple(g for g in base.groups if g.kind in kinds), collectives=base.collectives,
+                      sizes=tuple(sorted(sizes)), warmup=base.warmup, iters=base.iters, repeats=repeats)
+
+
+def split(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A retest's rows apart from its groups' re-run (:func:`group_plan`), and those."""
+    if rows.empty or "group_kind" not in rows:
+        return rows, rows.iloc[:0]
+    mine = (rows["kind"] == "collective") & rows["group_kind"].notna() & ~rows["group_kind"].isin(NOT_GROUPS)
+    return rows[~mine], rows[mine]
+
+
+def outcome(s: "Symptom", rule: "Rule", rows: pd.DataFrame, dctx: "DetectContext",
+            mine: "Callable[[Finding], bool]") -> tuple[bool | None, str]:
+    """A group symptom judged on its groups' re-run: found again on the suspect (True), not
+    judged where it showed (None), or judged there and inside the bars (False)."""
+    again = [g for g in evaluate([rule], rows, dctx) if mine(g)] if not rows.empty else []
+    if again:
+        return True, again[0].message
+    if gap := unjudged(s, rows, dctx):
+        return None, f"not re-measured: {gap}"
+    return False, f"group {s.evidence['group']} re-measured at {s.evidence['smallest_bytes']} bytes, its smallest " \
+                  "slow size, and inside its bars"
+
+
+def unjudged(s: "Symptom", rows: pd.DataFrame, dctx: "DetectContext") -> str | None:
+    """What kept the retest from showing the symptom: its group not judged (against peers or
+    design) at its smallest slow size; None when it was."""
+    group, first = s.evidence.get("group"), int(s.evidence.get("smallest_bytes") or 0)
+    if not group or not first:
+        return "its evidence names no group and size"
+    frame = group_busbw(rows, dctx)
+    at = frame[(frame["group"] == group) & (frame["size_bytes"] == first) & (frame["basis"] != "none")]
+    return None if not at.empty else f"group {group} was not measured and judged at {first} bytes, where it was slow"
