@@ -19,7 +19,8 @@ or the pairwise narrowing's: ``DetectContext.known``) is among its members or on
 links: the narrowing measures the suspects' pairs at the smallest size a group was slow
 at (:func:`slow_sizes`), so the explanation names the card or link it holds; what nothing
 explains stays on the group's entities (its host, its supernode, every supernode a cross
-group spans), never dropped.
+group spans, each said as not localised: the retest of such a finding, reproduced, keeps it
+quarantined and gating, never isolates one supernode for it), never dropped.
 """
 
 from __future__ import annotations
@@ -157,20 +158,22 @@ def group_tier(group: str, topo: "Topology") -> str | None:
 
 def group_entities(group: str, topo: "Topology") -> list[tuple[str, EntityKind]]:
     """Who a slow group's finding names: its host, else the supernode holding its cards; a group
-    over several supernodes (the cross group) the first of them, its message saying how many (one
-    finding, never one a supernode: a fleet's cross group spans 64)."""
+    over several supernodes (a cross group) every one of them, each finding saying it is not
+    localised (:func:`group_outlier`). Naming the first alone put a scale-out link's slowness
+    (h1/gpu0<->w1/gpu0, seen only by cross:gpu0) on supernode six's 24 cards, as much "two"'s
+    as six's, and retested six's own groups, which released it (reviews16 #1)."""
     cards = group_members(group, topo)
     hosts = sorted({host_of(c) for c in cards})
     if len(hosts) == 1:
         return [(hosts[0], EntityKind.HOST)]
     held = {topo.by_id[c].supernode for c in cards}
-    return [(next(sn for sn in topo.supernode_names if sn in held), EntityKind.SUPERNODE)] if held else []
+    return [(sn, EntityKind.SUPERNODE) for sn in topo.supernode_names if sn in held]
 
 
-def spans(group: str, topo: "Topology") -> str:
-    """' over N supernodes' for a group across supernodes, else ''."""
+def spans(group: str, topo: "Topology") -> list[str]:
+    """The supernodes a group's cards are in, in inventory order."""
     held = {topo.by_id[c].supernode for c in group_members(group, topo)}
-    return f" over {len(held)} supernodes" if len(held) > 1 else ""
+    return [sn for sn in topo.supernode_names if sn in held]
 
 
 def bars(rule: "Rule | None") -> dict[str, float]:
@@ -222,14 +225,14 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
     if frame.empty:
         return []
     bad = frame[slow(frame, bars(rule))]
-    known = frozenset(k for k in ctx.known if k[0] != ctx.subject)  # a retest's suspect is judged afresh
     worst: dict[tuple[str, EntityKind], Finding] = {}  # one finding an entity: its worst group's
     for group, rows_of in bad.groupby("group", sort=True):
         cards = group_members(str(group), ctx.topo)
-        if not cards or explained(cards, known, ctx.topo):
+        if not cards or explained(cards, ctx.known, ctx.topo):
             continue
+        over = spans(str(group), ctx.topo)
         for entity, kind in group_entities(str(group), ctx.topo):
-            f = _finding(str(group), f"{len(cards)} ranks{spans(str(group), ctx.topo)}", rows_of, entity, kind, rule)
+            f = _finding(str(group), len(cards), over, rows_of, entity, kind, rule)
             had = worst.get((entity, kind))
             groups = sorted({str(group)} | set(had.evidence["groups"] if had else ()))
             if had is None or f.evidence["measured"] < had.evidence["measured"]:
@@ -242,18 +245,24 @@ def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
     return list(worst.values())
 
 
-def _finding(group: str, ranks: str, rows_of: pd.DataFrame, entity: str, kind: EntityKind, rule: "Rule") -> Finding:
+def _finding(group: str, ranks: int, over: list[str], rows_of: pd.DataFrame, entity: str, kind: EntityKind,
+             rule: "Rule") -> Finding:
     worst = rows_of.loc[rows_of["value"].astype(float).idxmin()]
     first = int(rows_of["size_bytes"].min())
     sizes = sorted({int(s) for s in rows_of["size_bytes"]})
     against = "its tier's design" if worst["basis"] == "design" else "its peer groups"
-    message = (f"{kind} {entity}: collective group {group} ({ranks}): {rule.summary}: {worst['collective']} at "
-               f"{_size(int(worst['size_bytes']))} took {worst['time_us']:.1f} us where {against} predict "
-               f"{worst['expected_us']:.1f} us ({worst['value']:.2f}x); slow at {len(sizes)} of the sweep's sizes "
-               f"from {_size(first)}; no card, link or host named inside it explains that")
+    where = f" over {len(over)} supernodes" if len(over) > 1 else ""
+    message = (f"{kind} {entity}: collective group {group} ({ranks} ranks{where}): {rule.summary}: "
+               f"{worst['collective']} at {_size(int(worst['size_bytes']))} took {worst['time_us']:.1f} us where "
+               f"{against} predict {worst['expected_us']:.1f} us ({worst['value']:.2f}x); slow at {len(sizes)} of "
+               f"the sweep's sizes from {_size(first)}; no card, link or host named inside it explains that")
     evidence = {"measured": round(float(worst["value"]), 4), "expected": 1.0, "unit": "x predicted",
                 "group": group, "groups": [group], "collective": str(worst["collective"]), "sizes": sizes,
                 "smallest_bytes": first, "against": str(worst["basis"])}
+    if where:  # no one supernode holds it: each it spans is named, none as the culprit
+        named = ", ".join(over) if len(over) <= 8 else f"the {len(over)} supernodes"
+        message += f"; not localised: {kind} {entity} is one of {named} it spans"
+        evidence.update(localised=False, supernodes=over)
     return Finding(entity, kind, rule.layer, rule.name, rule.severity, message, evidence)
 
 

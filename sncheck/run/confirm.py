@@ -585,7 +585,7 @@ class Window:
         if s in self.near:
             return self.looked.get(s.rule, (None, "none of its pairs re-measured"))
         if rule.op == OP:
-            return outcome(s, rule, self.group_rows, dctx, self._mine)
+            return outcome(s, rule, self.group_rows, dctx)
         own = [g for g in hits if g.rule == rule.name]
         if own:
             return True, own[0].message

@@ -19,16 +19,12 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from sncheck.health.groups import NOT_GROUPS, group_busbw
-from sncheck.health.rules import evaluate
+from sncheck.health.groups import NOT_GROUPS, bars, group_busbw, slow
 from sncheck.probeplan import StressPlan
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sncheck.health.metrics import DetectContext
     from sncheck.health.rules import Rule
-    from sncheck.model import Finding
     from sncheck.run.confirm import Symptom
 
 OP = "group_outlier"
@@ -63,13 +59,24 @@ def split(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return rows[~mine], rows[mine]
 
 
-def outcome(s: "Symptom", rule: "Rule", rows: pd.DataFrame, dctx: "DetectContext",
-            mine: "Callable[[Finding], bool]") -> tuple[bool | None, str]:
-    """A group symptom judged on its groups' re-run: found again on the suspect (True), not
-    judged where it showed (None), or judged there and inside the bars (False)."""
-    again = [g for g in evaluate([rule], rows, dctx) if mine(g)] if not rows.empty else []
-    if again:
-        return True, again[0].message
+def outcome(s: "Symptom", rule: "Rule", rows: pd.DataFrame, dctx: "DetectContext") -> tuple[bool | None, str]:
+    """A group symptom judged on its groups' re-run by its rule's bars: one of its groups slow
+    again (True; None for a group over several supernodes, not localised), not judged where it
+    showed (None), or judged there and inside the bars (False). The group itself, not the rule's
+    finding: the other supernodes a cross group spans are this wave's suspects too, and a group
+    holding a known culprit is no finding (it explained the cross group away on every one)."""
+    frame = group_busbw(rows, dctx) if not rows.empty else pd.DataFrame(columns=["group"])
+    ids = [s.evidence["group"], *(g for g in s.evidence.get("groups", ()) if g != s.evidence["group"])]
+    bad = frame[frame["group"].isin(ids)]
+    bad = bad[slow(bad, bars(rule))] if not bad.empty else bad
+    if not bad.empty:
+        w = bad.loc[bad["value"].astype(float).idxmin()]
+        again = (f"group {w['group']} slow again: {w['collective']} at {int(w['size_bytes'])} bytes took "
+                 f"{w['time_us']:.1f} us where {'its tier' if w['basis'] == 'design' else 'its peers'} predict "
+                 f"{w['expected_us']:.1f} us ({w['value']:.2f}x)")
+        if s.evidence.get("localised") is False:  # a group over several supernodes: not this one's to isolate
+            return None, f"reproduced, not localised to one supernode: {again}"
+        return True, again
     if gap := unjudged(s, rows, dctx):
         return None, f"not re-measured: {gap}"
     return False, f"group {s.evidence['group']} re-measured at {s.evidence['smallest_bytes']} bytes, its smallest " \
