@@ -95,6 +95,12 @@ def test_healthy_groups_of_every_rank_count_give_nothing_at_the_models_noise_and
     for seed in range(3):
         rows = model_rows(topo, 100 + seed, noise=0.04, skew=4.0, noisy={"domain:three": 0.06})
         assert judge(rows, topo) == [], seed
+    # two domains of 24 and 8 cards: the small one's only peer has another rank count, so at latency-bound
+    # sizes it was predicted from the big one's time less its alpha, and at load read 0.4x, 20 us late
+    # (reviews16 #4: 10 of 20 clean runs); of other rank counts only bandwidth-bound sizes compare
+    nvl72 = topo_of((R8 / "inv-nvl72-6and2.yaml").read_text())
+    for seed in range(3):
+        assert judge(model_rows(nvl72, 100 + seed, noise=0.04, skew=4.0), nvl72) == [], seed
 
 
 def test_a_group_slow_only_above_a_size_is_found_at_its_smallest_slow_size_and_narrowed_there():
