@@ -14,8 +14,8 @@ retested by the kind of measurement it came from, at the tier it was seen on:
   switch or a link with no known-good control left re-measures its own pairs against the
   design bar (a bar judged against controls then has too few partners: never a release);
 * a collective symptom: the same collectives at the narrowing sizes, over pairs of the
-  suspect's cards with known-good peers, a small group of them together, and a control
-  group of the peers alone;
+  suspect's cards with known-good peers, them together and the peers alone; a slow group
+  itself where it showed, beside its peers (:mod:`sncheck.run.groupretest`);
 * a golden symptom: the golden model trains again on the suspect's card or host;
 * a not-measured symptom: the host is asked again; answering never makes it measured.
 
@@ -60,7 +60,7 @@ from sncheck.run.controls import PEERS, clear_of, domain_sample, fair_mates, far
 from sncheck.run.nearbar import BESIDE, NO_CONTROL_PAIRS, NearClock, at_bound, batch_repeats, decided, \
     later_batches, look
 from sncheck.run.batches import retests
-from sncheck.run.groupretest import OP, group_plan, group_symptoms, outcome, split
+from sncheck.run.groupretest import OP, outcome, rerun, split
 from sncheck.run.retest import COLLECTIVES, FACTS, GOLDEN, P2P, REACH, Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
     ALIKE, beneath_known, no_longer, only_beside, retest_tag, seen_in_retest as _seen, through_known, \
@@ -369,18 +369,14 @@ class Window:
             self.measured[COLLECTIVES] = NO_PEERS
             return  # a host's or a domain's own cards still run their collectives alone
         base = stress.build_plan(LayerContext(ctx.topo, ctx.backend, ctx.emit, ctx.design))
-        if (grouped := group_plan(group_symptoms(self.syms, self.by_name), base, 1)) is not None:
-            ctx.backend.collectives(grouped, _emit_as(ctx, self.tag))  # a slow group: itself where it showed
-        sizes = stress.narrow_sizes(ctx)  # where the run's narrowing measured
+        rerun(ctx.backend, self.syms, self.by_name, base, _emit_as(ctx, self.tag))  # a slow group where it showed
         order = [c.id for c in ctx.topo.cards if c.id in set(cards) | set(peers)]
-        tag = self.f.entity
         groups = [Group(f"pair:{a}<->{b}", "pair", (a, b)) for rnd in round_robin(order) for a, b in rnd]
-        groups.append(Group(f"confirm:{tag}", "confirm", tuple(order)))
-        if len(peers) >= 2:
-            groups.append(Group(f"control:{tag}", "confirm", tuple(peers)))
+        groups.append(Group(f"confirm:{self.f.entity}", "confirm", tuple(order)))
+        groups += [Group(f"control:{self.f.entity}", "confirm", tuple(peers))] if len(peers) >= 2 else []
         self.controls |= set(peers)
-        plan = StressPlan(groups=tuple(groups), collectives=base.collectives, sizes=sizes, warmup=base.warmup,
-                          iters=base.iters, repeats=pair_repeats(self.syms, self.by_name))
+        plan = StressPlan(groups=tuple(groups), collectives=base.collectives, sizes=stress.narrow_sizes(ctx),
+                          warmup=base.warmup, iters=base.iters, repeats=pair_repeats(self.syms, self.by_name))
         ctx.backend.collectives(plan, _emit_as(ctx, self.tag))
         coll = self._kind("collective")
         ok = coll[coll["status"] == "ok"] if not coll.empty else coll

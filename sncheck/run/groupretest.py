@@ -23,6 +23,9 @@ from sncheck.health.groups import NOT_GROUPS, bars, group_busbw, slow
 from sncheck.probeplan import StressPlan
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sncheck.backends.base import Backend
     from sncheck.health.metrics import DetectContext
     from sncheck.health.rules import Rule
     from sncheck.run.confirm import Symptom
@@ -49,6 +52,14 @@ def group_plan(syms: list["Symptom"], base: StressPlan, repeats: int) -> StressP
         sizes |= {first, max((n for n in base.sizes if n < first), default=first)}
     return StressPlan(groups=tuple(g for g in base.groups if g.kind in kinds), collectives=base.collectives,
                       sizes=tuple(sorted(sizes)), warmup=base.warmup, iters=base.iters, repeats=repeats)
+
+
+def rerun(backend: "Backend", syms: list, by_name: dict[str, "Rule"], base: StressPlan,
+          emit: "Callable[[dict], None]") -> None:
+    """Re-run the groups of a retest's group symptoms where they showed (none: nothing)."""
+    plan = group_plan(group_symptoms(syms, by_name), base, 1)
+    if plan is not None:
+        backend.collectives(plan, emit)
 
 
 def split(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
