@@ -395,6 +395,13 @@ def pick(frame: pd.DataFrame, columns: Sequence[str] | None) -> pd.DataFrame:
     return out[list(columns)]
 
 
+def rows_where(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """``frame[keep].reset_index(drop=True)``, a column at a time: no index of the rows kept,
+    nor an indexer of them, beside their columns (at fleet size each an int64 array of tens
+    of millions of rows; a categorical's rows are its codes'). ``keep``: a boolean mask."""
+    return pd.DataFrame({c: frame[c].array[keep] for c in frame.columns}, copy=False)
+
+
 def fact_rows(rows: pd.DataFrame | RowFrames, decide: Sequence[str],
               keep: Callable[[pd.DataFrame], pd.Series | np.ndarray], decode: bool = True) -> pd.DataFrame:
     """The host_fact rows ``keep`` chooses, every column. Only the columns ``decide`` are
