@@ -130,3 +130,21 @@ def test_run_summaries_name_a_link_by_its_ends_in_natural_order(tmp_path):
     assert links["a/gpu1<->b/gpu1"] == 50.0
     assert set(links) == {"a/gpu0<->a/gpu1", "a/gpu1<->b/gpu1", "a/gpu1<->b/gpu0", "b/gpu0<->b/gpu1"}
     assert np.isfinite(list(links.values())).all()
+
+
+
+def test_the_heap_is_given_back_before_each_layer_is_judged(monkeypatch):
+    """A layer's measurement leaves its freed small blocks (its rows' writes) in the C heap;
+    judging's arrays would come on top of them (at 131,072 cards the gate's peak is the
+    connectivity layer's judging): the heap is trimmed before a layer is judged, and not
+    where the run judges nothing."""
+    from types import SimpleNamespace
+
+    from sncheck.run import runner
+
+    steps: list[str] = []
+    monkeypatch.setattr(runner, "trim_heap", lambda: steps.append("trim") or True)
+    ctx = SimpleNamespace(detect=lambda layer: steps.append(layer) or [])
+    for judge in (True, False):
+        assert runner.Run._detect(SimpleNamespace(opts=SimpleNamespace(judge=judge)), ctx, "stress") == []
+    assert steps == ["trim", "stress"]
