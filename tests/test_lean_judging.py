@@ -148,3 +148,24 @@ def test_the_heap_is_given_back_before_each_layer_is_judged(monkeypatch):
     for judge in (True, False):
         assert runner.Run._detect(SimpleNamespace(opts=SimpleNamespace(judge=judge)), ctx, "stress") == []
     assert steps == ["trim", "stress"]
+
+
+def test_connectivity_coverage_reads_the_cards_tried_without_copying_their_rows(monkeypatch):
+    """A card is measured where one of its pairs ran (not unreachable, not not_run): the
+    same cards from the codes of the categorical ends a step of rows at a time (a fleet's
+    50 M rows never selected whole) as from the rows chosen, steps shorter than the rows
+    here; plain text columns as before."""
+    from sncheck.health import invariants
+
+    monkeypatch.setattr(invariants, "_CHUNK", 2)
+    rows = [("a/gpu0", "a/gpu1", "ok"), ("a/gpu0", "b/gpu0", "unreachable"), ("b/gpu1", "a/gpu1", "not_run"),
+            ("a/gpu1", "b/gpu1", "unreachable"), ("b/gpu0", None, "timeout")]
+    p2p = [{"kind": "p2p", "layer": "connectivity", "src": s, "dst": d, "status": st, "tier": "scale_up",
+            "round": 0} for s, d, st in rows]
+    frames = frames_of(p2p)
+    assert isinstance(frames.kind("p2p")["src"].dtype, pd.CategoricalDtype)
+    for view in (frames, pd.DataFrame(p2p)):
+        gaps = invariants.connectivity_coverage(view, TOPO)
+        # b/gpu1 took part only in pairs that did not run; b/gpu0 in a pair that timed out (tried)
+        assert [g.entity for g in gaps if g.entity_kind == "card"] == ["b/gpu1"], gaps
+        assert "no peer-to-peer pair test" in gaps[-1].message

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from sncheck.model import CHECK_STATUSES, About, Basis, EntityKind, Finding, Severity, Status
@@ -291,6 +292,23 @@ def _distinct(values: pd.Series) -> set:
     return set(values.dropna().unique())
 
 
+_CHUNK = 1 << 22  # rows a step: a selection of them is 16 MB of codes
+
+
+def _distinct_of(values: pd.Series, rows: np.ndarray) -> set:
+    """:func:`_distinct` of the rows ``rows`` (a mask) of a column; a categorical's from its
+    codes, a step of rows at a time, never a copy of the rows chosen (at 131,072 cards, 50 M
+    p2p rows: the selection of three columns, with its indexer and index, rose 1.7 GB over
+    what judging held, the peak of the layer's judging; README "Fleet scale", round 16)."""
+    if not isinstance(values.dtype, pd.CategoricalDtype):
+        return _distinct(values[rows])
+    codes = values.cat.codes.to_numpy()
+    seen = np.zeros(len(values.cat.categories) + 1, bool)  # (a missing value's code, -1: the last place)
+    for at in range(0, len(codes), _CHUNK):
+        seen[codes[at:at + _CHUNK][rows[at:at + _CHUNK]]] = True
+    return set(values.cat.categories[seen[:-1]])
+
+
 def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset[str] | None = None) -> list[Finding]:
     out = []
     facts = kind_rows(rows, "host_fact", ["host"])
@@ -302,8 +320,8 @@ def connectivity_coverage(rows: pd.DataFrame, topo: Topology, targets: frozenset
     p2p = kind_rows(rows, "p2p", ["src", "dst", "status"])
     measured: set[str] = set()
     if not p2p.empty:
-        tried = p2p[~p2p["status"].isin([Status.UNREACHABLE, Status.NOT_RUN])]
-        measured = _distinct(tried["src"]) | _distinct(tried["dst"])
+        tried = ~p2p["status"].isin([Status.UNREACHABLE, Status.NOT_RUN]).to_numpy(bool)
+        measured = _distinct_of(p2p["src"], tried) | _distinct_of(p2p["dst"], tried)
     return out + _card_gaps(measured, topo, "connectivity", "took part in no peer-to-peer pair test", targets)
 
 
