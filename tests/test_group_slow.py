@@ -289,3 +289,22 @@ def test_a_group_findings_retest_re_measures_the_group_at_its_smallest_slow_size
     actions = {i["action"] for i in res["isolation"]}
     assert (code, actions) == ((0, {"quarantine", "release"}) if transient else
                                (1, {"quarantine", "isolate"}) if group == "domain:six" else (1, {"quarantine"}))
+
+
+def test_a_nic_or_switch_explains_only_the_groups_whose_scale_out_pairs_cross_it():
+    """reviews16 #8 and #12: a NIC or a switch carries scale-out pairs only. A named NIC silenced
+    its host's and domain's slowness (inside the supernode), and any named switch every slow
+    group over several supernodes, whatever rail it served."""
+    topo = topo_of(SIZES_INV)
+    domain = model_rows(topo, 1, slow={"domain:three": (0.4, 0)})
+    assert [f.evidence["group"] for f in judge(domain, topo)] == ["domain:three"]
+    assert [f.evidence["group"] for f in judge(domain, topo, known=frozenset({("t1/nic0", "nic")}))] == ["domain:three"]
+    cross = model_rows(topo, 1, slow={"cross:gpu0": (0.3, 0)})
+    alone = judge(cross, topo)
+    assert alone and {f.evidence["group"] for f in alone} == {"cross:gpu0"}
+    other_rail = frozenset({("leaf:su1-rail3", "switch")})  # serves gpu3s only: no cross:gpu0 pair crosses it
+    assert [(f.entity, f.evidence["group"]) for f in judge(cross, topo, known=other_rail)] == \
+        [(f.entity, f.evidence["group"]) for f in alone]
+    own_rail = frozenset({("leaf:su1-rail0", "switch")})  # holds cross:gpu0's t1..u1 NICs
+    assert judge(cross, topo, known=own_rail) == []
+    assert judge(cross, topo, known=frozenset({("t1/nic0", "nic")})) == []  # the group's own NIC, over scale-out

@@ -202,12 +202,16 @@ def slow_sizes(rows, ctx: "DetectContext", rule: "Rule | None" = None) -> dict[s
 
 
 def explained(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topology") -> bool:
-    """A named culprit among a group's cards, holding one, or on a link between two of them."""
+    """A named culprit on the group's paths: among its cards, holding one, on a link between two
+    of them, or a NIC or switch its scale-out pairs cross. A NIC or a switch carries only
+    scale-out pairs, so it explains only a group over several supernodes, and a switch only where
+    its NICs hold the group's cards (reviews16 #8, #12: any named switch anywhere, or a NIC of a
+    host or domain group, silenced that group's slowness unsaid)."""
     mine = set(cards)
     for entity, kind in known:
         if kind == "card" and entity in mine:
             return True
-        if kind == "nic" and card_of(entity) in mine:
+        if kind == "nic" and card_of(entity) in mine and group_crosses_switches(cards, topo):
             return True
         if kind == "host" and any(host_of(c) == entity for c in mine):
             return True
@@ -215,13 +219,25 @@ def explained(cards: list[str], known: frozenset[tuple[str, str]], topo: "Topolo
             return True
         if kind == "link" and "<->" in entity and set(split_link(entity)) <= mine:
             return True
-        if kind == "switch" and group_crosses_switches(cards, topo):
+        if kind == "switch" and _switch_carries(entity, mine, topo):
             return True
     return False
 
 
 def group_crosses_switches(cards: list[str], topo: "Topology") -> bool:
     return len({topo.by_id[c].supernode for c in cards if c in topo.by_id}) > 1
+
+
+def _switch_carries(switch: str, mine: set[str], topo: "Topology") -> bool:
+    """Whether a scale-out pair of the group's cards crosses ``switch``: a leaf holding one of
+    their NICs, a spine (or a leaf-to-spine cable) with two of them in different supernodes
+    beneath it, in a group over several supernodes."""
+    if not group_crosses_switches(sorted(mine), topo) or not topo.fabric.is_element(switch):
+        return False
+    under = {card_of(n) for n in topo.fabric.nics_of(switch)} & mine
+    if switch.startswith("leaf:") and "<->" not in switch:
+        return bool(under)
+    return len({topo.by_id[c].supernode for c in under if c in topo.by_id}) > 1
 
 
 def group_outlier(rows, rule: "Rule", ctx: "DetectContext") -> list[Finding]:
