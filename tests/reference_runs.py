@@ -42,6 +42,8 @@ FORMATS = "html,junit,prometheus"
 _RUN_ID = re.compile(r"\b\d{8}T\d{6}Z-[0-9a-f]{4}\b")
 _ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 _TXN = re.compile(r'"txn": "[0-9a-f]{32}"')  # an isolation transaction's id (actions/transaction.py)
+# a run's length: wall time, as the clock times it comes from (the report's and diff's, 70246f5)
+_DURATION = re.compile(r'(<dt>duration</dt><dd>)\d+ s(</dd>)|("duration_s": )\d+(?:\.\d+)?')
 _EPOCH = re.compile(r"(sncheck_run_(?:started|finished)[^ \n]* )\d+(?:\.\d+)?")
 
 
@@ -125,6 +127,7 @@ def normalise(text: str, tmp: Path) -> str:
     text = _RUN_ID.sub("<RUN_ID>", text)
     text = _EPOCH.sub(r"\1<EPOCH>", text)
     text = _TXN.sub('"txn": "<TXN>"', text)
+    text = _DURATION.sub(lambda m: f"{m[1]}<DURATION>{m[2]}" if m[1] else f'{m[3]}"<DURATION>"', text)
     return _ISO.sub("<TIME>", text)
 
 
