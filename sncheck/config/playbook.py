@@ -169,7 +169,7 @@ class LayerSchema(Schema):
     """A layer: its name, or a mapping of its name to its options."""
 
     what = "layer"
-    unknown = "unknown layer {key!r}"
+    unknown = "unknown layer {key}"
     nullable = frozenset(LAYERS)  # ``- stress:`` with no options
     connectivity: ConnectivityOptions | None = None
     stress: StressOptions | None = None

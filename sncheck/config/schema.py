@@ -26,7 +26,7 @@ from pydantic import (AfterValidator, BeforeValidator, BaseModel, ConfigDict, Fi
                       WrapValidator, model_validator)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from sncheck.config.yamlio import LineDict, Source, _range, _show as _shown
+from sncheck.config.yamlio import LineDict, Source, _range, _show as _shown, described, key_part, shown_key
 from sncheck.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
@@ -43,7 +43,7 @@ class Schema(BaseModel):
     nullable: ClassVar[frozenset[str]] = frozenset()  # keys where null means "the default"
     # Keys refused with their reason (an old key that was accepted and never used).
     refused: ClassVar[dict[str, str]] = {}
-    unknown: ClassVar[str] = "unknown key {key!r} in {what}"  # how an undeclared key is refused
+    unknown: ClassVar[str] = "unknown key {key} in {what}"  # how an undeclared key is refused (key: shown_key's)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -59,7 +59,7 @@ class Schema(BaseModel):
                 allowed = list(fields)
                 hint = difflib.get_close_matches(str(key), allowed, n=1)
                 tip = f"; did you mean {hint[0]!r}?" if hint else f"; allowed: {', '.join(allowed)}"
-                refuse_key(key, value, cls.unknown.format(key=key, what=cls.what) + tip)
+                refuse_key(key, value, cls.unknown.format(key=shown_key(key), what=cls.what) + tip)
             if value is None and key not in cls.nullable and not fields[key].is_required():
                 refuse_key(key, value, "must not be null (leave the key out for its default)")
         return handler(data)
@@ -229,6 +229,10 @@ def validate(model: type[M], src: Source, data: Any, *, context: dict[str, Any] 
     """``model`` over ``data``, which is ``src.data`` or the node at path ``at`` inside it (or
     ``within[0]``, a node made from the document's, e.g. a rule merged onto its base); the first
     error is a ConfigError ``file:line: field: why``."""
+    if data is src.data and not at and within is None and not isinstance(data, dict):
+        # the whole file is no mapping: said by its kind, never quoted (hostile round 22, H22-01)
+        what = getattr(model, "what", "document")
+        raise ConfigError(f"(top level): {what} must be a mapping, got {described(data)}", src.name)
     try:
         return model.model_validate(data, context=context)
     except ValidationError as e:
@@ -247,7 +251,8 @@ def refusal(src: Source, err: Any, at: tuple[Any, ...] = (), within: Within | No
             written = node.key_texts.get(str(part)) if isinstance(node, LineDict) else None
             if written is not None:  # a key written 013: said as written, and what YAML made of it
                 why += f" (the key {written}, which YAML reads as the number {part}: quote it)"
-            path += f".{written or part}" if path else str(written or part)
+            shown = written or key_part(part)  # a key that is no name: its length, not its text
+            path += f".{shown}" if path else shown
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             path += f"[{part}]"
@@ -257,7 +262,7 @@ def refusal(src: Source, err: Any, at: tuple[Any, ...] = (), within: Within | No
             continue  # a union's tag or a dict key's own check: not in the document
         else:
             if err["type"] == "missing":
-                path += f".{part}" if path else str(part)
+                path += f".{key_part(part)}" if path else key_part(part)
             break
     where = f"{src.name}:{line}" if line else src.name
     return ConfigError(f"{path or '(top level)'}: {why}", where)

@@ -306,6 +306,38 @@ def _range(lo: float | None, hi: float | None, lo_open: bool = False, hi_open: b
     return ""
 
 
+# A key an error may quote: a name (letters, digits and ``. _ - [ ] , / @ +``, at most 64
+# characters), as every key a schema declares and every host, rule or tier name is. A key of any
+# other text is no name, most often a line of a file that is no YAML input at all (/etc/shadow
+# given as a playbook is a mapping whose keys are its lines, a root password hash among them):
+# said by its length, never quoted (hostile round 22, H22-01).
+_NAME_KEY = re.compile(r"[A-Za-z0-9_.\-\[\],/@+]{1,64}")
+
+
+def shown_key(key: object) -> str:
+    """A mapping key for an error: quoted when it is a name (or a number, a boolean), else said
+    by its length only."""
+    if not isinstance(key, str) or _NAME_KEY.fullmatch(key):
+        return repr(key)
+    return f"of {len(key)} characters (not shown: no name)"
+
+
+def key_part(key: object) -> str:
+    """A key as a part of an error's path (``ssh.port``): itself when it is a name, else its length."""
+    return str(key) if not isinstance(key, str) or _NAME_KEY.fullmatch(key) else f"<a key of {len(key)} characters>"
+
+
+def described(value: Any) -> str:
+    """A whole document that is no mapping, said without its content: a file given where a YAML
+    input was meant (a private key, a .netrc, a .env) is text, and quoting it would print a
+    secret into the terminal and the CI log."""
+    if isinstance(value, str):
+        return f"text of {len(value)} characters (not shown: is it the right file?)"
+    if isinstance(value, (list, dict)):
+        return _show(value)
+    return f"a {type(value).__name__} (not shown: is it the right file?)"
+
+
 def _show(value: Any, limit: int = 60) -> str:
     """A value for an error message: short, one line, its type when it is a container."""
     if isinstance(value, (list, dict)):

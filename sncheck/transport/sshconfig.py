@@ -123,6 +123,7 @@ def load_ssh_config(path: str | os.PathLike[str] | None = None) -> paramiko.SSHC
         raise ConfigError(f"cannot read ssh config: {e.message}", where=os.fspath(path)) from e
     try:
         text = raw.decode("utf-8", errors="strict")
+        refuse_unparsable(text, os.fspath(path))
         refuse_exec_directives(text, os.fspath(path))
         return paramiko.SSHConfig.from_text(_included(text, os.fspath(path), 0, [0, len(raw)]))
     except UnicodeDecodeError as e:
@@ -178,6 +179,7 @@ def _included(text: str, where: str, depth: int, read: list[int]) -> str:
                     sub = raw.decode("utf-8", errors="strict")
                 except UnicodeDecodeError as e:
                     raise ConfigError(f"ssh config is not UTF-8 text (byte {e.start})", where=found) from e
+                refuse_unparsable(sub, found)
                 refuse_exec_directives(sub, found)
                 body = _included(sub, found, depth + 1, read)
                 out.append(body)
@@ -185,6 +187,21 @@ def _included(text: str, where: str, depth: int, read: list[int]) -> str:
                                               for ln in body.splitlines() if not ln.lstrip().startswith("#")):
                     out.append(header)
     return "\n".join(out) + "\n"
+
+
+# paramiko's SSHConfig.SETTINGS_REGEX: a line it reads is ``Keyword argument`` or ``Keyword=argument``.
+_SETTING = re.compile(r"(\w+)(?:\s*=\s*|\s+)(.+)")
+
+
+def refuse_unparsable(text: str, where: str) -> None:
+    """A line that is no ``Keyword argument`` directive, at its file and line, never quoted:
+    paramiko's error printed the line, so a file that is no ssh config (a private key, a shadow
+    file given as ``--ssh-config``) had its first line in the terminal (hostile round 22, H22-01)."""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if line and not line.startswith("#") and not _SETTING.match(line):
+            raise ConfigError(f"invalid ssh config: a line of {len(line)} characters is no 'Keyword argument' "
+                              "directive (not shown: is it the right file?)", where=f"{where}:{lineno}")
 
 
 def refuse_exec_directives(text: str, where: str) -> None:

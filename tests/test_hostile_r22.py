@@ -1,0 +1,66 @@
+"""Hostile inputs, round 22: round 21's leftovers (a file that is no YAML input given as one
+echoed its first line, a root password hash among them; design quantities past any physics;
+`parse > /dev/full` said the run's files could not be written; the system known_hosts unread)
+and new ground: files given where another kind was meant (a private key as an inventory, a
+shadow file as an ssh config), JSON numbers past a float's range, baselines no run could
+measure, state stores and run directories another process holds. Each test names its case id;
+the README's round 22 table lists them. New instances only: no case of an earlier round is
+tested again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_hardening import one_line_error
+from test_hostile_r13 import SMALL, _cli
+
+ROOT = Path(__file__).resolve().parents[1]
+# what a file that is no YAML input holds: a shadow entry, an OpenSSH private key, a .env, a .netrc
+SECRET = "S3cr3tHashValue"
+NOT_YAML = {
+    "shadow": f"root:$6$salt${SECRET}:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+    "private-key": f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE{SECRET}AAAAB\n-----END OPENSSH PRIVATE KEY-----\n",
+    "env": f"AWS_SECRET_ACCESS_KEY={SECRET}\nTOKEN=ghp_{SECRET}\n",
+    "netrc": f"machine github.com login me password {SECRET}\n",
+}
+
+
+def _inv(tmp_path: Path, text: str = SMALL, name: str = "inv.yaml") -> Path:
+    (p := tmp_path / name).write_text(text)
+    return p
+
+
+# -- round 21's leftovers ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, role", [
+    *(("shadow", role) for role in ("inventory", "playbook", "fault plan", "rules", "ssh config")),
+    ("private-key", "inventory"), ("private-key", "ssh config"), ("env", "playbook"), ("netrc", "rules"),
+])
+def test_h22_01_a_file_that_is_no_input_is_never_quoted(tmp_path: Path, kind: str, role: str) -> None:
+    """H22-01: `sncheck run /etc/shadow` (or a private key, a .env, a .netrc given as the inventory,
+    the playbook, the fault plan, the rules or the ssh config): YAML reads a shadow file as a mapping
+    whose keys are its lines, and the others as one text, and the error quoted it: "unknown key
+    'root:$6$...'", "inventory must be a mapping, got '-----BEGIN OPENSSH PRIVATE KEY----- b3Bl...",
+    paramiko's "Unparsable line root:$6$..." -- a password hash or a key in the terminal and the CI
+    log. A key that is no name is said by its length, a whole file that is no mapping by its kind and
+    length, an ssh config line by its number: the file and line named, nothing of them quoted."""
+    bad = _inv(tmp_path, NOT_YAML[kind], kind)
+    inv = _inv(tmp_path)
+    args = {"inventory": ("inventory", "check", bad),
+            "playbook": ("run", bad, "-i", inv, "--backend", "mock", "--out", tmp_path / "o"),
+            "fault plan": ("run", "post-delivery", "-i", inv, "--backend", "mock", "--faults", bad,
+                           "--out", tmp_path / "o"),
+            "rules": ("rules", "check", bad),
+            "ssh config": ("connectivity", "-i", inv, "--backend", "ssh", "--ssh-config", bad,
+                           "--out", tmp_path / "o")}[role]
+    line = one_line_error(_cli(*args))
+    assert str(bad) in line and SECRET not in line and "root:" not in line and "BEGIN" not in line, line
+    assert "not shown" in line, line
+    assert not (tmp_path / "o").exists()
+
+
+def test_h22_01_a_key_that_is_a_name_is_still_quoted(tmp_path: Path) -> None:
+    """H22-01's other side: a YAML input's misspelt key is still named, with the key it meant."""
+    line = one_line_error(_cli("inventory", "check", _inv(tmp_path, SMALL + "desing: {}\n")))
+    assert "unknown key 'desing' in inventory; did you mean 'design'?" in line, line
