@@ -64,3 +64,25 @@ def test_h22_01_a_key_that_is_a_name_is_still_quoted(tmp_path: Path) -> None:
     """H22-01's other side: a YAML input's misspelt key is still named, with the key it meant."""
     line = one_line_error(_cli("inventory", "check", _inv(tmp_path, SMALL + "desing: {}\n")))
     assert "unknown key 'desing' in inventory; did you mean 'design'?" in line, line
+
+
+@pytest.mark.parametrize("bandwidth, latency", [
+    ("1e-300 GB/s", "3 us"), ("1e300 GB/s", "3 us"), ("5e-324", "3 us"), ("0.0000001 GB/s", "3 us"),
+    ("20 TB/s", "3 us"), ("450 GB/s", "1e-300 us"), ("450 GB/s", "1e300 s"), ("450 GB/s", "1 ns"),
+], ids=["tiny-bw", "huge-bw", "subnormal-bw", "100-B/s", "20-TB/s", "tiny-lat", "huge-lat", "1-ns"])
+def test_h22_02_a_design_value_no_link_has(tmp_path: Path, bandwidth: str, latency: str) -> None:
+    """H22-02: an inventory's design bandwidth of 1e-300 GB/s (1e300, a subnormal, 100 B/s, 20 TB/s) or
+    latency of 1e-300 us (1e300 s, 1 ns) was read as written: at 1e-300 GB/s no pair is below design,
+    so the design rules judged nothing. A design value is bounded by what a link can do (units.py:
+    1 MB/s to 10 TB/s, 10 ns to 1 s): refused at the line, naming the bounds; `plan --design` alike.
+    The slowest design the SSH tests declare (0.001 GB/s, 100 ms) still loads."""
+    from sncheck.errors import ConfigError
+    from sncheck.ledger.tiers import parse_design
+
+    inv = _inv(tmp_path, SMALL.replace("'450 GB/s'", f"'{bandwidth}'").replace("'3 us'", f"'{latency}'"))
+    line = one_line_error(_cli("inventory", "check", inv))
+    assert f"{inv}:3: design.scale_up." in line and "outside what any link does" in line, line
+    with pytest.raises(ConfigError, match="outside what any link does"):
+        parse_design((f"scale_out={bandwidth}@{latency}".replace(" ", ""),))
+    slow = _inv(tmp_path, SMALL.replace("'450 GB/s'", "'0.001 GB/s'").replace("'3 us'", "'100 ms'"), "slow.yaml")
+    assert _cli("inventory", "check", slow).exit_code == 0

@@ -34,6 +34,25 @@ def _split(value: object, kind: str) -> tuple[float, str]:
     return number, unit
 
 
+# What a design value can be, by physics (hostile round 22, H22-02). A bandwidth from 1 MB/s
+# (below 10 Mb/s Ethernet's 1.25 MB/s: the slowest network a collective runs over, and the floor
+# the SSH tests declare for loopback on a busy machine) to 10 TB/s (above any card's own memory,
+# B200's HBM3e at 8 TB/s, which every link it drives reads from); a latency from 10 ns (light in
+# fibre crosses 2 m in it; no card-to-card hop is shorter) to 1 s (past NCCL's own timeouts). A
+# value beyond them (1e-300 GB/s, 1e300 GB/s, a subnormal) is a typo or a unit slip, and was read
+# as written: at 1e-300 GB/s the design rules could find nothing slow.
+BANDWIDTH_GBPS = (1e-3, 1e4)
+LATENCY_US = (1e-2, 1e6)
+
+
+def _plausible(value: float, bounds: tuple[float, float], kind: str, unit: str, given: object) -> float:
+    lo, hi = bounds
+    if not lo <= value <= hi:
+        raise ValueError(f"{kind} {given!r} is {value:g} {unit}, outside what any link does "
+                         f"({lo:g} to {hi:g} {unit}): a typo or a unit slip?")
+    return value
+
+
 def parse_bandwidth(value: object) -> float:
     """Return GB/s. Accepts GB/s, Gb/s, MB/s (and TB/s); a bare number is GB/s."""
     number, unit = _split(value, "bandwidth")
@@ -45,7 +64,7 @@ def parse_bandwidth(value: object) -> float:
         raise ValueError(f"unknown bandwidth unit {unit!r} in {value!r}; use GB/s, Gb/s or MB/s")
     if number <= 0:
         raise ValueError(f"bandwidth must be positive, got {value!r}")
-    return number * factor
+    return _plausible(number * factor, BANDWIDTH_GBPS, "bandwidth", "GB/s", value)
 
 
 def parse_latency(value: object) -> float:
@@ -59,7 +78,7 @@ def parse_latency(value: object) -> float:
         raise ValueError(f"unknown latency unit {unit!r} in {value!r}; use us, µs, ms or ns")
     if number <= 0:
         raise ValueError(f"latency must be positive, got {value!r}")
-    return number * factor
+    return _plausible(number * factor, LATENCY_US, "latency", "us", value)
 
 
 _SIZE = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KiB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
