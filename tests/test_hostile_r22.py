@@ -9,6 +9,9 @@ tested again."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,35 @@ def test_h22_02_a_design_value_no_link_has(tmp_path: Path, bandwidth: str, laten
         parse_design((f"scale_out={bandwidth}@{latency}".replace(" ", ""),))
     slow = _inv(tmp_path, SMALL.replace("'450 GB/s'", "'0.001 GB/s'").replace("'3 us'", "'100 ms'"), "slow.yaml")
     assert _cli("inventory", "check", slow).exit_code == 0
+
+
+_WRITER = """
+import sys, click
+from sncheck.cli.errors import handle_errors
+@click.command()
+@click.argument("to")
+@handle_errors
+def cmd(to):
+    if to == "file":  # a file of the command's on a full disk: ENOSPC without a name, as stdout's
+        with open("/dev/full", "w") as f:
+            f.write("x" * 10)
+    click.echo("{ \\"rows\\": [] }")
+cmd()
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("to, says", [("stdout", "cannot write to standard output: No space left on device"),
+                                      ("file", "cannot write the command's files: No space left on device")],
+                         ids=["stdout", "file"])
+def test_h22_03_standard_output_full_is_said_as_such(to: str, says: str) -> None:
+    """H22-03: `sncheck parse VIEW FILE > /dev/full` said "cannot write the run's files" (exit 3), for
+    a command that writes no file: the OSError has no file name, and every such error was the run's.
+    Where the stream that failed is stdout's it is said so; a file's write is said as the command's
+    files. One line, exit 3, no traceback. (A small command under cli.errors.handle_errors, as every
+    command is: the CLI's whole import costs seconds here.)"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-c", _WRITER, to], stdout=full, stderr=subprocess.PIPE, text=True,
+                           env=env, timeout=60, check=False)
+    assert r.returncode == 3 and r.stderr.strip() == f"sncheck: error: {says}", r.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import io
 import os
 import re
 import sys
@@ -78,13 +79,42 @@ def handle_errors(fn: F) -> F:
         except BrokenPipeError:
             closed_stdout()
         except OSError as e:  # a disk full or a file gone while sncheck ran: not the input's fault
-            where = f"{e.filename}: " if e.filename else "cannot write the run's files: "
+            where = f"{e.filename}: " if e.filename else f"{_unnamed_write(e)}: "
             # ... but a name longer than the file system takes (a component past NAME_MAX, a path past
             # PATH_MAX) is the name given: bad input, as 'no such directory' is (hostile round 21, H21-10)
             code = ExitCode.BAD_INPUT if e.errno == errno.ENAMETOOLONG else ExitCode.HARNESS
             raise Failure(f"{where}{e.strerror or e}", code) from e
 
     return cast(F, wrapper)  # functools.wraps keeps fn's signature
+
+
+def _unnamed_write(e: OSError) -> str:
+    """What an OSError without a file name failed to write: standard output where the stream it
+    failed on is stdout's (``sncheck parse ... > /dev/full``: parse writes no file, and the line
+    said "cannot write the run's files"; hostile round 22, H22-03), else one of the command's files."""
+    if _on_stdout(e):
+        with contextlib.suppress(OSError, ValueError):  # what stdout holds is lost: not flushed again at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return "cannot write to standard output"
+    return "cannot write the command's files"
+
+
+def _on_stdout(e: OSError) -> bool:
+    """Whether the write that failed was to stdout: a stream of the frame that raised it
+    (click.echo's ``file``) is on stdout's descriptor. OSError says no more: a full disk under a
+    run's file and under a redirected stdout raise one error, ENOSPC, without a name."""
+    try:
+        out = sys.stdout.fileno()
+    except (OSError, ValueError):  # no descriptor behind stdout (a test's capture)
+        return False
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    for value in (tb.tb_frame.f_locals.values() if tb is not None else ()):
+        with contextlib.suppress(OSError, ValueError):
+            if isinstance(value, io.IOBase) and value.fileno() == out:
+                return True
+    return False
 
 
 @contextlib.contextmanager
