@@ -242,3 +242,43 @@ def _dcmi_failed(view: str, flag: str, at: str) -> None:
 
 for _view, (_flag, _at) in _FLAGS.items():
     _dcmi_failed(_view, _flag, _at)
+
+
+# hccn_tool's own failure lines (main.c/cmd.c, hccn_tool_grammar.FAILURE_LINES): main() prints one in
+# place of the view's output for a command that failed; those a query (-g) meets, by view
+_ANY = ("Get device health status failed!", "The device is not exist!", "Get invalid device id.", "Cmd execute failed!",
+        "Command execute failed!", "permission denied: pls check this cmd run permission.",
+        "hccn_tool is busy, please try again.", "The VM does not support this command.",
+        "The command is not supported on this product.")
+_OWN = {"hccn-ip": ("Get ipconf failed, because no ip was preset there!",),
+        "hccn-optical": ("I2c is busy. Please try again.",
+                         "The system is in optical module initializing, please try again later."),
+        "hccn-route": ("FIB table does not exist!",)}
+
+
+def _own_failed(view: str, flag: str, at: str) -> None:
+    def gen(rng: random.Random) -> Iterator[Variant]:
+        for line in _OWN.get(view, ()) + (rng.choice(_ANY),):
+            text = "\n".join(_echo(rng, flag) + [line]) + "\n"
+            yield Variant(view, f"hccn_tool failed: {line}", text,
+                          ((at, 0 if at.startswith("len(") else None), ("tool_failed[0]", line)),
+                          fails=True, finding=f"hccn_tool failed before printing its output ({line})",
+                          stream=view == "hccn-stat")
+    gen.__name__ = view.replace("-", "_") + "_own_failed"
+    generator(view)(gen)
+
+
+for _view, (_flag, _at) in _FLAGS.items():
+    _own_failed(_view, _flag, _at)
+
+
+@generator("hccn-ip")
+def hccn_ip_port_failed(rng: random.Random) -> Iterator[Variant]:
+    """tool_ip_get (tool_ops_ext.c) prints each port it reads and goes on past one without an
+    address: main() then prints the last failure after the addresses it printed."""
+    ip = f"29.1.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+    line = "Get ipconf failed, because no ip was preset there!"
+    text = "\n".join([f"ipaddr:{ip}", "netmask:255.255.255.0", line]) + "\n"
+    yield Variant("hccn-ip", "a port's address, then a port without one", text,
+                  (("ipaddr", ip), ("tool_failed[0]", line)), fails=True, end=2,
+                  finding=f"hccn_tool failed after what it printed ({line})")

@@ -31,10 +31,23 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.vendors import listing
-from sncheck.vendors.ascend.npu_smi import dcmi_failed
+from sncheck.vendors.ascend import npu_smi
+from sncheck.vendors.ascend.hccn_tool_grammar import FAILURE_LINES
 
 _NUM = re.compile(r"^(-?[0-9]+(?:\.[0-9]+)?)\s*(mW|mV|mA|C|dB|nm)?$")
 _PREFIX = re.compile(r"^\[dev(?:id|ice)? \d+\]\s?")
+
+
+def own_failure(text: str) -> list[str]:
+    """hccn_tool's own failure lines in ``text`` (main.c prints one of cmd.c's table for a
+    failing command: :data:`.hccn_tool_grammar.FAILURE_LINES`), in order."""
+    return [ln for ln in (raw.strip() for raw in text.splitlines()) if ln in FAILURE_LINES]
+
+
+def dcmi_failed(empty: dict[str, Any], tool: str) -> Callable[[Callable[[str], dict[str, Any]]],
+                                                              Callable[[str], dict[str, Any]]]:
+    """:func:`.npu_smi.dcmi_failed` with hccn_tool's own failure lines read as DCMI's are."""
+    return npu_smi.dcmi_failed(empty, tool, own_failure)
 
 
 def _lines(text: str) -> list[str]:

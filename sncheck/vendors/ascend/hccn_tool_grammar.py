@@ -2,7 +2,9 @@
 
 hccn_tool ships closed with the Ascend driver (``/usr/local/Ascend/driver/tools``): what is
 written here comes from Huawei's hccn_tool command reference (Atlas A2/A3, CANN 23.0 and 24.1),
-the CANN HCCL troubleshooting guide's examples, and every capture under ``fixtures/real/ascend/``.
+the CANN HCCL troubleshooting guide's examples, and every capture under ``fixtures/real/ascend/``;
+its failure lines from its own source, published with the driver's in 2026 (:data:`_OWN`:
+``main.c``, ``cmd.c``; :data:`FAILURE_LINES`).
 Most views print ``key: value`` lines for one device (``-i N``): that shared part is written
 once (:data:`_KEY_VALUE`), each view adds its keys, end and failures."""
 
@@ -18,16 +20,74 @@ _VERSIONS = "hccn_tool of Ascend driver 23.0 to 25.x (A2 910B, A3 910C; 910A whe
 # echo above it; a failure prints a line without the key (no view: a parse error, exit 1)
 _KEY_VALUE = ("'key: value' lines for one device (-i N), after an optional echo of the command; a line without "
               "the view's key is no output of it")
+_OWN = ("src/custom/network/hccn/ascend910B/hccn_tool/{main.c, cmd.c} (Huawei's Ascend driver sources, CANN Open "
+        "Software License 2.0, the verylucky01/driver mirror): main() maps a command's failing return to one line of "
+        "cmd.c's tables (uda_handle_major_err, uda_handle_param_err, g_uda_dsmi_err_list, g_uda_tool_err_list, "
+        "uda_handle_exe_err; anything else 'Cmd execute failed!'), TOOL_PRINT_ERR to stderr or TOOL_PRINT_INFO to "
+        "stdout, and exits with that code; record_result_fail_to_log writes only the log file")
+# hccn_tool's own failure lines, as cmd.c prints them (the source: _OWN): main() prints one in place of
+# a view's output (-ip -g on an NPU with no address: 'Get ipconf failed, ...'), or after the ports it
+# read (-ip -g goes on to the next port and returns the last failure)
+FAILURE_LINES = frozenset((
+    # uda_handle_major_err, uda_handle_exe_err and the fallback
+    'Get invalid major cmd type. The valid major cmd type should be "-a" or "-i".', "Get invalid major cmd.",
+    "Get invalid device id.", "Get invalid major cmd number. Please check your input.", "Get invalid input param len.",
+    "Cmd execute failed!", "The cmd line execute timeout!",
+    # uda_handle_param_err (a query's own: its parameters; each followed by the command's parameter list)
+    "Get invalid parameters!", "Get unknown option!", "The total count of input parameters is wrong!",
+    # g_uda_dsmi_err_list
+    "Command execute failed!", "Get gateway failed, because no gateway was preset there!",
+    "Get ipconf failed, because no ip was preset there!", "Get device health status failed!",
+    "The device is not exist!", "The certificates are illegal!",
+    "Failed to verify the certificate chain, make sure the certificate chain is correct!",
+    "Route rows reaches max! Can not add anymore!", "Command unsupported on this optical module.",
+    "The number of configuration exceed the limit!",
+    "Update qp udp source port didn't take effect immediately, you can try again.",
+    "Set roce udp source port based on ip failed.", "I2c is busy. Please try again.",
+    "Loopback can not be operated, because the xsfp has already been auto-downgraded. Please retry after disable "
+    "the auto-downgrade switch.", "Control link unreachable.", "Current cdr do not support this command!",
+    "This optical module does not support dumping on this page!",
+    "The system is in optical module initializing, please try again later.",
+    "Can not operate, because the xsfp has already been auto-downgraded. Please retry after disable the "
+    "auto-downgrade switch.", "Optical module is not present.", "The VM does not support this command.",
+    "Execute failed: Link status is down.", "The Certificate has expired!",
+    "Diagnostic mode is not enabled, please enable it first.", "Get lock failed. Please try again.",
+    "Get invalid parameters, please check tc_qos config.", "Get invalid parameters, please check prio_tc config.",
+    # g_uda_tool_err_list
+    "Write configurations to config file failed. User configurations cannot be persisted! pls check cmd run "
+    "permission.", "Read file failed, cmd execute failed! pls check cmd run permission.",
+    "Delete configurations from config file failed. User configurations cannot be persisted! pls check cmd run "
+    "permission.", "Open file failed, cmd execute failed! pls check the conf path or cmd run permission.",
+    "The hccn.conf can't access, cmd execute failed! pls check the conf file or cmd run permission.",
+    "The conf file can't access, cmd execute failed!", "The hccn.conf has no enough space to save user configurations.",
+    "Parsing configurations from config file failed, pls check the config file.", "hccn_tool is busy, please try again.",
+    "permission denied: pls check this cmd run permission.", "The command is not supported on this product.",
+    "The command is not supported on this optical media.", "CDR reg data is updating, please wait a moment(30s) to get.",
+    "CDR reg data update data fail, please retrig or exception cdr.",
+    "CDR reg data is not trigged, must trig at least once.", "Route already exist in routing table!",
+    "Route not exist in routing table, can not delete!", "User aborts command.", "This device does not support IPV6!",
+    "This device does not support bonding!", "The number of pfc priority queues exceeds the maximum value(4).",
+    "The number of pfc priority queues exceeds the maximum value(8).",
+    "Unable to configure gateway, because ip is not configured!",
+    "Unable to configure IPV6 address, because mtu is less than 1280!", "IP route table already exists.",
+    "The device is occupied. Please try again later.", "The confuguraion does not exist! Please preset firstly!",
+    "The configuraion already exist!", "Inconsistent address and mask!",
+    "Can not add or delete default route! Please use hccn_tool gateway cfg cmd!", "FIB table does not exist!",
+    "Can not config broadcast address!",
+))
 _NO_KEY = ("DCMI's init failure printed instead of the output (hccn_tool reaches the NIC through DCMI, as npu-smi: an "
            "optional 'DrvMngGetConsoleLogLevel failed. (...)' line, then 'dcmi module initialize failed. ret is -8005' "
-           "or 'dcmi model initialized failed, because the device is used. ret is -8020'): no value, tool_failed, "
-           "errors: not measured (exit 1); any other error line instead of the key (invalid device, no NIC, "
-           "permission): no view, a parse error (exit 1)")
+           "or 'dcmi model initialized failed, because the device is used. ret is -8020'), or one of hccn_tool's own "
+           "failure lines (main.c/cmd.c: FAILURE_LINES, e.g. 'Get ipconf failed, because no ip was preset there!', "
+           "'Get device health status failed!', 'The device is not exist!', 'Get invalid device id.', "
+           "'permission denied: pls check this cmd run permission.', 'Cmd execute failed!'), in place of the output "
+           "or after what it printed: tool_failed (the lines), errors: not measured (exit 1; a value read before the "
+           "line kept); any other line instead of the key: no view, a parse error (exit 1)")
 
 
 def _one_line(flag: str, key: str, states: str, fault: str, value: str) -> Grammar:
     return Grammar(
-        tool=f"hccn_tool -i N {flag} -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        tool=f"hccn_tool -i N {flag} -g", versions=_VERSIONS, sources=(_CLOSED, _OWN, _CAPTURES),
         lines=f"{_KEY_VALUE}: one line '{key}: VALUE', VALUE {states}",
         end=f"the '{key}:' line with its value",
         failures=f"{fault} (faults: the run's fact on the same value); {_NO_KEY}",
@@ -44,13 +104,13 @@ GRAMMAR = {
     "hccn-link": _one_line("-link", "link status", "UP or DOWN", "DOWN (roce_link)", "link"),
     "hccn-fec": _one_line("-fec", "fec mode", "'rs FEC mode' or 'no FEC mode'", "any mode but RS (roce_fec)", "fec"),
     "hccn-ip": Grammar(
-        tool="hccn_tool -i N -ip -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        tool="hccn_tool -i N -ip -g", versions=_VERSIONS, sources=(_CLOSED, _OWN, _CAPTURES),
         lines=f"{_KEY_VALUE}, without a blank after the colon: 'ipaddr:A.B.C.D', 'netmask:A.B.C.D' (a guide's or "
               "reporter's masked octets, 'ipaddr:10.***.***.2', kept as printed: harvest25)",
         end="the 'netmask:' line", failures=f"no netmask after the address (errors: cut short); {_NO_KEY}",
         values="ipaddr, netmask, errors"),
     "hccn-optical": Grammar(
-        tool="hccn_tool -i N -optical -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        tool="hccn_tool -i N -optical -g", versions=_VERSIONS, sources=(_CLOSED, _OWN, _CAPTURES),
         lines=("'optical info:', then key lines padded to 21 ('%-21s: VALUE [unit]'): present ('present' or 'not "
                "present'), temperature (C), vendor name / part number / serial number / org unique id, xsfp "
                "identifier, xsfp wave length (nm), manufact date code, Vcc (mV); Tx Power and Rx Power per lane "
@@ -65,7 +125,7 @@ GRAMMAR = {
                   + _NO_KEY),
         values="present, values (numbers in their unit, text as printed), thresholds, flags (ints), faults, errors"),
     "hccn-stat": Grammar(
-        tool="hccn_tool -i N -stat -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        tool="hccn_tool -i N -stat -g", versions=_VERSIONS, sources=(_CLOSED, _OWN, _CAPTURES),
         lines=("'packet statistics:', then 'name:count' lines (no blank), e.g. mac_tx/rx_mac_pause_num, "
                "mac_tx/rx_pfc_pkt_num, roce_rx/tx_err_pkt_num, roce_qp_status_err_num, nic_tx/rx_all_pkg/oct_num; "
                "the set differs by NIC and version"),
@@ -75,7 +135,7 @@ GRAMMAR = {
         values="counters {name: count}, errors"),
     "hccn-link-stat": Grammar(
         tool="hccn_tool -i N -link_stat -g", versions=_VERSIONS,
-        sources=(_CLOSED, _CAPTURES, "Huawei CANN HCCL troubleshooting guide (2025): the newer 'link down count' "
+        sources=(_CLOSED, _OWN, _CAPTURES, "Huawei CANN HCCL troubleshooting guide (2025): the newer 'link down count' "
                  "line"),
         lines=("each line prefixed '[device N]' (older) or '[devid N]': 'current time        : DATE', 'link up "
                "count       : N', 'link down count     : N' (newer versions), 'link change records :', then one "
@@ -88,7 +148,7 @@ GRAMMAR = {
 
 GRAMMAR.update({
     "hccn-ping": Grammar(
-        tool="hccn_tool -i N -ping -g address A.B.C.D", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        tool="hccn_tool -i N -ping -g address A.B.C.D", versions=_VERSIONS, sources=(_CLOSED, _OWN, _CAPTURES),
         lines="'device N PING A.B.C.D', a 'recv seq=K,time=T ms' line a reply (ms, six decimals), then 'S packets "
               "transmitted, R received, P% packet loss'",
         end="the 'packets transmitted' summary",
@@ -96,27 +156,27 @@ GRAMMAR.update({
         values="sent, received, loss_pct, times_ms, faults, errors"),
     "hccn-lldp": Grammar(
         tool="hccn_tool -i N -lldp -g", versions=_VERSIONS,
-        sources=(_CLOSED, _CAPTURES, "IEEE 802.1AB: an LLDPDU ends with its End of LLDPDU TLV"),
+        sources=(_CLOSED, _OWN, _CAPTURES, "IEEE 802.1AB: an LLDPDU ends with its End of LLDPDU TLV"),
         lines="a TLV name a line ('Chassis ID TLV', 'Port ID TLV', 'Time to Live TLV', 'System Name TLV', ...), its "
               "values on the lines under it, tab-indented (a system description may run over unindented lines)",
         end="'End of LLDPDU TLV'",
         failures=f"no 'End of LLDPDU TLV' (errors: cut short); {_NO_KEY}",
         values="tlvs {name: [lines]}, errors"),
     "hccn-hw-stats": Grammar(
-        tool="hccn_tool -i N -hw_stats -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        tool="hccn_tool -i N -hw_stats -g", versions=_VERSIONS, sources=(_CLOSED, _OWN, _CAPTURES),
         lines="'[devid N] name: count' lines: pd/mr/cq/qp alloc, dealloc and active, aeqe, ceqe",
         end="none stated: the judge's count of counters (--expect N) says whether every one is listed",
         failures=f"none of its own; {_NO_KEY}", values="counters {name: count}, errors"),
     "hccn-conf": Grammar(
         tool="cat /etc/hccn.conf (what hccn_tool -i N -ip -s and friends write)", versions=_VERSIONS,
-        sources=(_CLOSED, _CAPTURES),
+        sources=(_CLOSED, _OWN, _CAPTURES),
         lines="'key_N=value' lines, N the device: address, netmask, netdetect, gateway, send_arp_status, ...",
         end="none stated: the judge's count of devices (--expect N) says whether every one is listed (a "
             "reporter's '...' stands for a device's keys left out: not whole)",
         failures="a file: no failure line is ever written into it (hccn_tool reports its own on stderr); no "
                  "'key_N=value' line (a parse error)", values="devices {N: {key: value}}, errors"),
     "hccn-route": Grammar(
-        tool="hccn_tool -i N -route -g", versions=_VERSIONS, sources=(_CLOSED, _CAPTURES),
+        tool="hccn_tool -i N -route -g", versions=_VERSIONS, sources=(_CLOSED, _OWN, _CAPTURES),
         lines="'Routing table:', the route(8) header 'Destination Gateway Genmask Flags Metric Ref Use Iface', a row "
               "of eight cells a route",
         end="none stated: the judge's count of routes (--expect N) says whether every one is listed",
@@ -124,7 +184,7 @@ GRAMMAR.update({
         values="routes [{destination, gateway, genmask, flags, metric, ref, use, iface}], errors"),
     "hccn-status": Grammar(
         tool="hccn_tool -i N -status -g", versions=_VERSIONS + "; ethtool 3.x to 6.x on the NPU",
-        sources=(_CLOSED, "closed: fixtures/real/ascend/02a (910B, a reporter's excerpt)",
+        sources=(_CLOSED, _OWN, "closed: fixtures/real/ascend/02a (910B, a reporter's excerpt)",
                  "ethtool ethtool.c do_gset / dump_link_usettings (RMerl/asuswrt-merlin release/src/router/ethtool "
                  "copy) and netlink/settings.c: what follows 'Netdev status:' is the NPU's own 'ethtool ethN'"),
         lines=("'Netdev status:Settings for ethN:' (hccn_tool's prefix on ethtool's first line), then a tab-indented "

@@ -88,22 +88,33 @@ def tool_failed(text: str) -> list[str]:
 _View = Callable[[str], dict[str, Any]]
 
 
-def dcmi_failed(empty: dict[str, Any], tool: str = "npu-smi") -> Callable[[_View], _View]:
+def dcmi_failed(empty: dict[str, Any], tool: str = "npu-smi",
+                own: Callable[[str], list[str]] | None = None) -> Callable[[_View], _View]:
     """A view that reads DCMI's init failure, printed instead of its output (npu-smi, hccn_tool
     and ascend-dmi reach the driver through DCMI), as no value (``empty``: the view's values,
     none read) and the tool failed: ``tool_failed`` the lines, ``errors`` not measured (exit 1,
-    a run's facts ``not_measured``). Any other output the view cannot read stays a parse error."""
+    a run's facts ``not_measured``). Any other output the view cannot read stays a parse error.
+
+    ``own``: the tool's own failure lines in a text (hccn_tool's, :func:`.hccn_tool.own_failure`),
+    read the same way in place of the output; after an output the view read, they keep its
+    values and say the tool failed too (``tool_failed``, ``errors``)."""
     def wrap(parse: _View) -> _View:
         @functools.wraps(parse)
         def read(text: str) -> dict[str, Any]:
             try:
-                return parse(text)
+                out = parse(text)
             except ParseError as e:
-                failed = tool_failed(text)
+                failed = tool_failed(text) or (own(text) if own else [])
                 if not failed:
                     raise
                 return {"tool": e.tool, **copy.deepcopy(empty), "tool_failed": failed,
                         "errors": [f"{tool} failed before printing its output ({failed[0]}): not measured"]}
+            failed = own(text) if own else []
+            if failed:
+                out["tool_failed"] = failed
+                out["errors"] = [*out.get("errors", []), f"{tool} failed after what it printed ({failed[0]}): "
+                                 "not measured"]
+            return out
         return read
     return wrap
 

@@ -46,7 +46,8 @@ GRAMMAR = {"ascend-sweep": Grammar(
          "inventory's cards, --expect N): a sweep cut between sections lists fewer"),
     failures=("a section its view cannot read or that is empty (errors, the device null: a run names it); DCMI's "
               "init failure in a section ('dcmi module initialize failed. ret is -8005', optionally after "
-              "'DrvMngGetConsoleLogLevel failed. (...)'): the tool could not reach the driver for that device "
+              "'DrvMngGetConsoleLogLevel failed. (...)') or hccn_tool's own failure line (hccn_tool_grammar.FAILURE_LINES: "
+              "'Get device health status failed!', 'The device is not exist!', ...): the tool could not read that device "
               "(tool_failed, errors: not measured; a run's fact not_measured, no device blamed); each section's "
               "view's errors (cut short) under its device; its faults judged by the run's check of the view "
               "(npu_health_codes, ecc, roce_*)"),
