@@ -98,10 +98,10 @@ def _port_block(header: str, role: str, state: str, phys: str, ext: bool, ext_ac
     return lines
 
 
-def _mlnx(lid: int, port: int) -> list[str]:
+def _mlnx(lid: int, port: int, active: str = "0x00") -> list[str]:
     return [f"# MLNX ext Port info: Lid {lid} port {port}", _dotted("StateChangeEnable", "0x00"),
             _dotted("LinkSpeedSupported", "0x01"), _dotted("LinkSpeedEnabled", "0x01"),
-            _dotted("LinkSpeedActive", "0x00")]
+            _dotted("LinkSpeedActive", active)]
 
 
 @generator("ibportstate")
@@ -152,6 +152,13 @@ def ibportstate(rng: random.Random) -> Iterator[Variant]:
                                               "No Extended Speed")
     yield Variant("ibportstate", "no extended speed", "\n".join(lines) + "\n",
                   (("ports[0].speed", "10.0 Gbps"), ("ports[0].width", "4X")))
+    # no extended speed and the MLNX ext LinkSpeedActive's FDR10 bit: FDR10, as iblinkinfo.c print_port names it
+    # (a change's 'After PortInfo set:' block is the same port); 0x00 there: QDR's 10.0 Gbps
+    for mlnx, speed in (("0x01", "10.0 Gbps (FDR10)"), ("0x00", "10.0 Gbps")):
+        block = _port_block("# Port info: Lid 2 port 1", "CA/RT", "Active", "LinkUp", True, "No Extended Speed")
+        lines = ["Initial CA/RT PortInfo:"] + block + _mlnx(2, 1, mlnx) + ["", "After PortInfo set:"] + block
+        yield Variant("ibportstate", f"no extended speed, MLNX ext LinkSpeedActive {mlnx}", "\n".join(lines) + "\n",
+                      (("ports[0].speed", speed), ("ports[2].speed", speed), ("ports[1].role", "MLNX ext")))
     # infiniband-diags 1.5: 'CA PortInfo:', the CA block down to LinkSpeedActive (no M_Key, no Ext lines; harvest25)
     lines = ["CA PortInfo:"] + _port_block("# Port info: Lid 38 port 1", "CA/RT", "Active", "LinkUp", False)[:-3]
     yield Variant("ibportstate", "1.5 CA query", "\n".join(lines) + "\n",

@@ -271,13 +271,15 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
     # ibwarn also prints -d debug lines (umad_*): only the peer mismatch is a finding
     faults = [f"ibportstate: {w}" for w in warnings if "Peer ports operating at" in w]
     node = None  # the node type the change's initial block named: its 'After PortInfo set:' block is that port's
+    _fdr10(ports)
     for p in ports:
         node = p["role"] if p["role"] in ("CA/RT", "CA", "Switch") else node
         f = p["fields"]
         p["link_state"], p["phys_state"] = f.get("LinkState"), f.get("PhysLinkState")
         ext = f.get("LinkSpeedExtActive")  # libibmad mad_dump_linkspeedext: 0 is 'No Extended Speed' (no speed)
         p["width"] = f.get("LinkWidthActive")
-        p["speed"] = ext if ext and not ext.startswith("No Extended Speed") else f.get("LinkSpeedActive")
+        p["speed"] = ext if ext and not ext.startswith("No Extended Speed") else \
+            _FDR10 if p.pop("fdr10", False) else f.get("LinkSpeedActive")
         where = ("" if p["role"] == "port" else f"{p['role']} ") + f"port {p['port']}" + \
             (f" (lid {p['lid']})" if p["lid"] is not None else "")
         errors += [f"{where}: {k} is listed twice ({a}, then {b}): outputs spliced" for k, a, b in p.pop("twice", ())]
@@ -301,6 +303,34 @@ def parse_ibportstate(text: str) -> dict[str, Any]:
         if last not in f:
             errors.append(f"{where}: no {last} line (the last a {p['role']} port prints): cut short")
     return {"tool": "ibportstate", "ports": ports, "warnings": warnings, "faults": faults, "errors": errors}
+
+
+# infiniband-diags iblinkinfo.c print_port: a port with no extended speed active whose Mellanox
+# ExtendedPortInfo LinkSpeedActive has the FDR10 bit (ibnetdisc.h FDR10 0x01) runs FDR10 (10.3125 Gb/s
+# a lane, 64b/66b) where its PortInfo LinkSpeedActive reads QDR's '10.0 Gbps'; printed so
+_FDR10 = "10.0 Gbps (FDR10)"
+
+
+def _fdr10(ports: list[dict[str, Any]]) -> None:
+    """Mark each port block whose MLNX ext block says FDR10 active (``fdr10``): main() prints a
+    port's MLNX ext block right after its block (the peer's after the peer's), and a change's
+    'After PortInfo set:' block is the same port as the initial one (an 'After MLNXExtendedPortInfo
+    set:' block before it is that port's new state)."""
+    owner: dict[str, Any] | None = None
+    initial: dict[str, Any] | None = None
+    for p in ports:
+        if p["role"] != "MLNX ext":
+            owner = p
+            if p["role"] == "after set" and initial is not None:
+                p["fdr10"] = initial.get("fdr10", False)
+            initial = initial or p
+            continue
+        try:
+            active = int(p["fields"].get("LinkSpeedActive", ""), 16)
+        except ValueError:
+            continue  # cut before it (said by the block's own check)
+        if owner is not None:
+            owner["fdr10"] = bool(active & 0x01)
 
 
 def _order_errors(ports: list[dict[str, Any]], pending: str | None, no_after: bool) -> list[str]:

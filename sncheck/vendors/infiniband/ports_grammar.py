@@ -48,7 +48,11 @@ GRAMMAR = {
             "linux-rdma/rdma-core libibmad/dump.c (mad_dump_portinfo, the field names and value words "
             "LinkState Down/Init/Armed/Active, PhysLinkState Sleep/Polling/Disabled/PortConfigurationTraining/"
             "LinkUp/LinkErrorRecovery/PhyTest; mad_dump_mlnx_ext_port_info: StateChangeEnable .. LinkSpeedActive), "
-            "libibmad/fields.c (the 'Name:....value' padding with dots to column 33)",
+            "libibmad/fields.c (the 'Name:....value' padding with dots to column 33; the Mellanox ExtendedPortInfo "
+            "fields StateChangeEnable, LinkSpeedSupported/Enabled/Active, each mad_dump_hex)",
+            "linux-rdma/rdma-core infiniband-diags/iblinkinfo.c print_port (FDR10: no extended speed active and the "
+            "MLNX ext LinkSpeedActive & FDR10 -> '10.0 Gbps (FDR10)'; ibportstate.c main() reads the same bit for its "
+            "'Peer ports operating at active speed %d rather than FDR10' check)",
         ),
         lines=("'[Initial |After ]CA/RT|Switch|Peer PortInfo:' ('CA PortInfo:' in infiniband-diags 1.5.x, its CA "
                "block ending at LinkSpeedActive: no M_Key, no Ext lines; ibportstate.c of 1.5, code corpus file id "
@@ -67,6 +71,11 @@ GRAMMAR = {
         values=("ports[{role, lid, port, fields{Name: value}, link_state, phys_state, width, speed}], warnings, faults, "
                 "errors; speed is LinkSpeedExtActive, or LinkSpeedActive where that reads 'No Extended Speed' (libibmad "
                 "dump.c mad_dump_linkspeedext: 0 prints 'No Extended Speed', rdma-core's LinkSpeedExtActive2 'No Extended "
-                "Speed 2'; mad_dump_linkspeed: 0 prints 'Extended speed', the speed then in the Ext field; harvest25)"),
+                "Speed 2'; mad_dump_linkspeed: 0 prints 'Extended speed', the speed then in the Ext field; harvest25); "
+                "where no extended speed is active and the port's MLNX ext LinkSpeedActive has the FDR10 bit (0x01, "
+                "ibnetdisc.h FDR10; libibmad fields.c dumps it with mad_dump_hex: '0x01'), the port runs FDR10 "
+                "(10.3125 Gb/s a lane, 64b/66b) though its LinkSpeedActive reads QDR's '10.0 Gbps': speed is then "
+                "'10.0 Gbps (FDR10)', as infiniband-diags' iblinkinfo.c print_port writes it (the 'After PortInfo "
+                "set:' block: the same port's MLNX ext state)"),
     ),
 }
