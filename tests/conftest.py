@@ -32,9 +32,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
 
 @pytest.fixture(autouse=True)
 def _no_user_ssh(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the developer's ~/.ssh (config, keys, known_hosts) and ssh-agent out of every test."""
+    """Keep the developer's ~/.ssh (config, keys, known_hosts) and ssh-agent out of every test, and
+    the machine's /etc/ssh/ssh_known_hosts (read after the user's, as OpenSSH reads it)."""
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    monkeypatch.setattr("sncheck.transport.knownhosts.SYSTEM_FILES", ())
 
 
 @pytest.fixture

@@ -121,3 +121,35 @@ def test_h22_03_standard_output_full_is_said_as_such(to: str, says: str) -> None
         r = subprocess.run([sys.executable, "-c", _WRITER, to], stdout=full, stderr=subprocess.PIPE, text=True,
                            env=env, timeout=60, check=False)
     assert r.returncode == 3 and r.stderr.strip() == f"sncheck: error: {says}", r.stderr
+
+
+def test_h22_04_the_system_known_hosts_is_read_after_the_users(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """H22-04 (review16 #13): a fleet whose host keys sit in /etc/ssh/ssh_known_hosts (as config
+    management puts them) was unknown on every host: sncheck read the user's file only, and the
+    way on was --accept-new-host-keys, recording whatever key answered. The system files are read
+    after the user's, as OpenSSH's check_host_key loads them: a key listed there connects, nothing
+    is recorded in the user's file; another key listed there is CHANGED naming that file and line;
+    an @revoked line there refuses before the login. (An in-process SSH server on loopback.)"""
+    from test_knownhosts import _connect, _key, _line, _paramiko_host
+
+    from sncheck.errors import HostKeyError
+    from sncheck.transport import knownhosts
+
+    system, user = tmp_path / "ssh_known_hosts", tmp_path / "known_hosts"
+    monkeypatch.setattr(knownhosts, "SYSTEM_FILES", (str(system),))
+    key, other = _key(), _key()
+    with _paramiko_host(key) as (port, server):
+        system.write_text(_line(f"[127.0.0.1]:{port}", key))
+        _connect(port, user)
+    assert server.logins and not user.exists()
+    with _paramiko_host(key) as (port, server):
+        system.write_text("# fleet\n" + _line(f"[127.0.0.1]:{port}", other))
+        with pytest.raises(HostKeyError, match=rf"has CHANGED: {system}:2 lists"):
+            _connect(port, user, accept_new=True)
+    assert server.logins == [] and not user.exists()
+    with _paramiko_host(key) as (port, server):
+        user.write_text(_line(f"[127.0.0.1]:{port}", key))
+        system.write_text(f"@revoked * {key.get_name()} {key.get_base64()}\n")
+        with pytest.raises(HostKeyError, match=rf"marked @revoked in {system}:1"):
+            _connect(port, user)
+    assert server.logins == []

@@ -188,10 +188,10 @@ class Connection:
         keys = self._identity_files()
         try:
             # read as OpenSSH reads it: marker lines (@cert-authority, @revoked) are no host's key
-            known = knownhosts.load(self.known_hosts)  # a FIFO or a device refused, never read
+            known = knownhosts.load_all(self.known_hosts)  # then the system's; a FIFO or a device refused
         except (OSError, paramiko.SSHException, ValueError, ConfigError) as e:
             sock.close()
-            raise HostKeyError(self.host, f"cannot read known_hosts {self.known_hosts}: {e}") from e
+            raise HostKeyError(self.host, f"cannot read known_hosts: {e}") from e
         # paramiko is given no host keys: it asks the policy for every key, after the key
         # exchange and before any authentication, and the policy judges it as OpenSSH does
         # (knownhosts.check: host patterns, negation, hashed names, @revoked)
@@ -511,7 +511,7 @@ class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):
             raise HostKeyError(
                 self.spec.name,
                 f"unknown host key for {found.name} ({key.get_name()} {key.fingerprint}): not in "
-                f"{self.known_hosts}. Check the fingerprint and add it (ssh-keyscan -p {self.spec.port} "
+                f"{self.known_hosts} nor {' '.join(knownhosts.SYSTEM_FILES) or 'a system file'}. Check the fingerprint and add it (ssh-keyscan -p {self.spec.port} "
                 f"{self.spec.hostname} >> {self.known_hosts}), or pass --accept-new-host-keys "
                 "to record keys of hosts seen for the first time",
             )
@@ -555,10 +555,11 @@ def _refuse_known(spec: HostSpec, known_hosts: Path, found: knownhosts.Found, ke
     offered = f"{key.get_name()} {key.fingerprint}"
     if found.status == "revoked":
         raise HostKeyError(spec.name, f"host key for {found.name} ({offered}) is marked @revoked in "
-                                      f"{known_hosts}:{found.revoked_line}: it is never accepted")
+                                      f"{found.revoked_path or known_hosts}:{found.revoked_line}: it is never accepted")
     if found.status != "changed" or found.line is None:
         return
     line = found.line
+    known_hosts = Path(line.path or known_hosts)  # the file that lists it: the user's or the system's
     if line.patterns.startswith("|") or line.patterns.lower() == found.name.lower():
         fix = f"remove the old key (ssh-keygen -R '{found.name}' -f {known_hosts})"
     else:  # a pattern or a list: ssh-keygen -R would drop the line for every host it names

@@ -22,6 +22,15 @@ the bare host is refused there too, where OpenSSH would go on to "new"). paramik
 HostKeys looked names up literally, so a fleet listed under ``*.cluster`` was unknown on every
 host, and a host offering another key than its wildcard line was recorded as new (reviews16 #2).
 
+The files are OpenSSH's: the user's (``--known-hosts``, the inventory's ``ssh.known_hosts``,
+else ``~/.ssh/known_hosts``) first, then the system's (:data:`SYSTEM_FILES`, ssh_config's
+GlobalKnownHostsFile default), read into one list as sshconnect.c's check_host_key loads them
+(load_hostkeys over the user files, then the system files) and judged over all of it: a host
+listed in /etc/ssh/ssh_known_hosts alone is known, a key the system file lists otherwise is
+changed, naming that file and line (review16 #13: the system file was not read, so a fleet keyed
+there was unknown everywhere, pushing operators to --accept-new-host-keys). New keys are
+recorded in the user's file only, as OpenSSH does.
+
 Host fields match as hostfile.c's match_maybe_hashed: a field starting ``|`` is one hashed name
 ``|1|salt|hash`` (HMAC-SHA1 of the name); any other is match.c's match_hostname: comma-separated
 patterns, ``*`` and ``?`` wildcards, ``!`` negation (a negated match excludes the name whatever
@@ -45,6 +54,8 @@ from sncheck.config.fileio import read_input
 
 MARKERS = ("@cert-authority", "@revoked")
 SSH_PORT = 22
+# ssh_config(5) GlobalKnownHostsFile's default (pathnames.h _PATH_SSH_SYSTEM_HOSTFILE, _2)
+SYSTEM_FILES: tuple[str, ...] = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
 
 
 @dataclass(frozen=True)
@@ -54,12 +65,14 @@ class Line:
     number: int
     patterns: str
     key: paramiko.PKey
+    path: str = ""  # the file it is in
 
 
 @dataclass
 class KnownHosts:
     keys: list[Line] = field(default_factory=list)                          # plain lines
     revoked: list[tuple[int, str, str, str]] = field(default_factory=list)  # (line, patterns, keytype, base64)
+    revoked_in: list[str] = field(default_factory=list)  # the file of each revoked entry
 
 
 @dataclass(frozen=True)
@@ -70,13 +83,24 @@ class Found:
     name: str                  # the name looked up: host, or [host]:port
     line: Line | None = None   # ok: the line listing the key; changed: a matching line with another
     revoked_line: int = 0      # revoked: the @revoked line's number
+    revoked_path: str = ""     # ... and its file
 
 
-def load(path: str | os.PathLike[str]) -> KnownHosts:
-    """The file's lines (a missing file: none); not a regular file or past 16 MiB: ConfigError."""
-    if not os.path.lexists(path):
-        return KnownHosts()
+def load_all(user: str | os.PathLike[str]) -> KnownHosts:
+    """The user's file, then the system's (:data:`SYSTEM_FILES`), as one list (the module's docstring)."""
     out = KnownHosts()
+    for path in (user, *SYSTEM_FILES):
+        load(path, out)
+    return out
+
+
+def load(path: str | os.PathLike[str], into: KnownHosts | None = None) -> KnownHosts:
+    """The file's lines (a missing file: none), after ``into``'s; not a regular file or past
+    16 MiB: ConfigError."""
+    out = into if into is not None else KnownHosts()
+    if not os.path.lexists(path):
+        return out
+    name = os.fspath(path)
     text = read_input(path, "known_hosts").decode("utf-8", errors="replace")
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -87,13 +111,14 @@ def load(path: str | os.PathLike[str]) -> KnownHosts:
             parts = rest.split()
             if marker == "@revoked" and len(parts) >= 3:
                 out.revoked.append((number, parts[0], parts[1], parts[2]))
+                out.revoked_in.append(name)
             continue  # @cert-authority, or a marker OpenSSH does not know: no key of a host
         try:
             entry = HostKeyEntry.from_line(line, number)
         except (InvalidHostKey, paramiko.SSHException, ValueError):
             entry = None
         if entry is not None:
-            out.keys.append(Line(number, line.split()[0], entry.key))
+            out.keys.append(Line(number, line.split()[0], entry.key, name))
     return out
 
 
@@ -111,7 +136,7 @@ def check(known: KnownHosts, host: str, port: int, key: paramiko.PKey) -> Found:
         if bare.status == "ok":
             return Found("ok", name, bare.line)
         if bare.status == "revoked":  # OpenSSH goes on to "new" here; a revoked key is never taken
-            return Found("revoked", name, revoked_line=bare.revoked_line)
+            return Found("revoked", name, revoked_line=bare.revoked_line, revoked_path=bare.revoked_path)
     return found
 
 
@@ -124,9 +149,9 @@ def _check_name(known: KnownHosts, name: str, key: paramiko.PKey) -> Found:
             found = Found("ok", name, line)
             break
         found = Found("changed", name, line)  # a matching line with another key
-    for number, patterns, keytype, blob in known.revoked:
+    for (number, patterns, keytype, blob), path in zip(known.revoked, known.revoked_in, strict=True):
         if keytype == key.get_name() and blob == key.get_base64() and matches(patterns, name):
-            return Found("revoked", name, revoked_line=number)
+            return Found("revoked", name, revoked_line=number, revoked_path=path)
     return found
 
 
