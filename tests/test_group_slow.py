@@ -139,6 +139,7 @@ def test_a_group_slow_at_every_size_is_reported_once_and_not_beside_the_culprit_
     # nothing named: one finding an entity, the domain's two groups in one
     assert sorted((f.entity, f.entity_kind) for f in found) == [("h2", "host"), ("six", "supernode")]
     six = next(f for f in found if f.entity == "six")
+    assert "slow against its peer groups: " in six.message
     assert six.evidence["groups"] == ["domain:six", "rail:six:gpu1"]
     # the card named (an earlier layer, or the narrowing's pairs): its groups are its symptoms
     assert judge(rows, topo, known=frozenset({("h2/gpu1", "card")})) == []
@@ -152,6 +153,8 @@ def test_a_lone_group_is_judged_against_design_where_bandwidth_bound_else_not_co
     assert judge(model_rows(topo, 4), topo) == []
     found = judge(model_rows(topo, 4, slow={"domain:big": (0.3, 128 << 20)}), topo)
     assert [(f.entity, f.evidence["against"]) for f in found] == [("big", "design")]
+    # said as such: it has no peer group to be slow against
+    assert "slow against its tier's design: " in found[0].message and "peer" not in found[0].message
     # a sweep that stops at 64 KiB: the domain's latency term dominates every size: no group
     # comparison (its pairs and the layer's other rules judge it), and no finding that would make
     # every clean single-domain run's stress layer "not judged"
@@ -308,3 +311,38 @@ def test_a_nic_or_switch_explains_only_the_groups_whose_scale_out_pairs_cross_it
     own_rail = frozenset({("leaf:su1-rail0", "switch")})  # holds cross:gpu0's t1..u1 NICs
     assert judge(cross, topo, known=own_rail) == []
     assert judge(cross, topo, known=frozenset({("t1/nic0", "nic")})) == []  # the group's own NIC, over scale-out
+
+
+def test_a_group_run_again_without_a_named_card_is_re_run_by_its_retest():
+    """A group re-run without a card an earlier layer named ('<group>~<cards>', stress.without_named) is
+    not in the sweep's plan: its slow symptom's retest planned nothing, so it was never re-measured and
+    stayed quarantined. The retest makes it again from its group, in that group's place beside its peers."""
+    from sncheck.probeplan import StressPlan
+    from sncheck.run.confirm import Symptom
+    from sncheck.run.groupretest import group_plan
+
+    topo = topo_of(SIZES_INV)
+    base = StressPlan(groups=stress_groups(topo), sizes=SIZES)
+    sym = Symptom("stress", "collective-group-slow", {"group": "host:h2~h2/gpu1", "smallest_bytes": 256 << 20})
+    plan = group_plan([sym], base, 1)
+    assert plan is not None
+    ids = {g.id: g.members for g in plan.groups}
+    assert ids["host:h2~h2/gpu1"] == ("h2/gpu0", "h2/gpu2", "h2/gpu3") and "host:h2" not in ids
+    assert {g.kind for g in plan.groups} == {"host"} and len(ids) == len(topo.hosts)
+    assert set(plan.sizes) == {8, 128 << 20, 256 << 20}
+
+
+def test_suspects_compare_groups_of_one_rank_count_only():
+    """reviews16 #11: the narrowing's suspects set each group beside its kind's median at each size
+    whatever its rank count, so inv-sizes' domain of 24 cards (and six's rails of 6) were slow on every
+    clean run and their 24 cards narrowed over 276 pairs for nothing. Of one rank count only (the group
+    rule compares the others through the cost model), a clean run has none, a slow card is still found."""
+    from sncheck.health.suspects import failing_groups, suspect_cards
+
+    topo = topo_of(SIZES_INV)
+    for seed in range(3):
+        assert failing_groups(model_rows(topo, seed)) == {"wrong": set(), "slow": set()}, seed
+    rows = model_rows(topo, 3, slow={g: (0.5, 0) for g in ("host:h2", "rail:six:gpu1", "domain:six")})
+    assert failing_groups(rows)["slow"] == {"host:h2", "rail:six:gpu1"}
+    members = {g.id: g.members for g in stress_groups(topo)}
+    assert suspect_cards(rows, members, topo) == {"h2/gpu1"}

@@ -274,7 +274,9 @@ def _finding(group: str, ranks: int, over: list[str], rows_of: pd.DataFrame, ent
     sizes = sorted({int(s) for s in rows_of["size_bytes"]})
     against = "its tier's design" if worst["basis"] == "design" else "its peer groups"
     where = f" over {len(over)} supernodes" if len(over) > 1 else ""
-    message = (f"{kind} {entity}: collective group {group} ({ranks} ranks{where}): {rule.summary}: "
+    # the rule's summary says how (shipped: "slow"), the basis against what: a lone group judged against
+    # its tier's design read "slow against its peer groups", as if it had some
+    message = (f"{kind} {entity}: collective group {group} ({ranks} ranks{where}): {rule.summary} against {against}: "
                f"{worst['collective']} at {_size(int(worst['size_bytes']))} took {worst['time_us']:.1f} us where "
                f"{against} predict {worst['expected_us']:.1f} us ({worst['value']:.2f}x); slow at {len(sizes)} of "
                f"the sweep's sizes from {_size(first)}; no card, link or host named inside it explains that")

@@ -136,6 +136,10 @@ def run(ctx: LayerContext) -> dict:
     # a group a culprit of an earlier layer explains is no cause (the group rule names it no more: r8-36's
     # cross group, slow through n1's NIC that connectivity named, took the narrowing from 6 pairs to 496)
     unexplained = {g: s for g, s in slow_at.items() if not explained(list(groups[g]), ctx.known, ctx.topo)}
+    # suspects compare groups of one rank count (health/suspects.py); one slow against peers of other
+    # rank counts (through the cost model, the group rule) at the narrowing's sizes points at cards too
+    if shown := {g for g, s in unexplained.items() if s <= top}:
+        suspects |= suspect_cards(rows, groups, ctx.topo, causes={"slow": shown})
     beyond = sized_causes(unexplained, groups, shown_suspects(rows, groups, ctx.topo, slow_at, top), top)
     if beyond:
         suspects |= suspect_cards(rows, groups, ctx.topo, causes={"sized": beyond})

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from sncheck.health.groups import NOT_GROUPS, bars, group_busbw, slow
-from sncheck.probeplan import StressPlan
+from sncheck.probeplan import WITHOUT, Group, StressPlan, without
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -43,15 +43,33 @@ def group_plan(syms: list["Symptom"], base: StressPlan, repeats: int) -> StressP
     """The slow groups and their kinds' other groups at the sizes that show them (None: the
     sweep's plan holds none of them, e.g. a plan scoped by ``--targets``)."""
     ids = {g for s in syms for g in [s.evidence["group"], *s.evidence.get("groups", ())]}
-    kinds = {g.kind for g in base.groups if g.id in ids}
+    mine = _groups(ids, base)
+    kinds = {g.kind for g in mine}
     if not kinds:
         return None
     sizes = {min(base.sizes)}
     for s in syms:
         first = int(s.evidence["smallest_bytes"])
         sizes |= {first, max((n for n in base.sizes if n < first), default=first)}
-    return StressPlan(groups=tuple(g for g in base.groups if g.kind in kinds), collectives=base.collectives,
-                      sizes=tuple(sorted(sizes)), warmup=base.warmup, iters=base.iters, repeats=repeats)
+    instead = {g.id.partition(WITHOUT)[0]: g for g in mine if WITHOUT in g.id}
+    return StressPlan(groups=tuple(instead.get(g.id, g) for g in base.groups if g.kind in kinds),
+                      collectives=base.collectives, sizes=tuple(sorted(sizes)), warmup=base.warmup, iters=base.iters,
+                      repeats=repeats)
+
+
+def _groups(ids: set[str], base: StressPlan) -> list[Group]:
+    """The sweep's groups named by ``ids``; one run again without some cards (``<group>~<cards>``,
+    :func:`sncheck.layers.stress.without_named`) is not in the sweep's plan: it is made again from its
+    group there, less those cards. Left out, its symptom was never re-measured and stayed quarantined."""
+    by_id = {g.id: g for g in base.groups}
+    out = []
+    for gid in sorted(ids):
+        name, _, gone = gid.partition(WITHOUT)
+        if gid in by_id:
+            out.append(by_id[gid])
+        elif gone and name in by_id:
+            out.append(without(by_id[name], set(gone.split("+"))))
+    return out
 
 
 def rerun(backend: "Backend", syms: list, by_name: dict[str, "Rule"], base: StressPlan,
