@@ -34,6 +34,7 @@ from typing import Any
 
 from sncheck.errors import ParseError
 from sncheck.rows import host_fact_row
+from sncheck.vendors import digits
 from sncheck.vendors import listing as listings
 from sncheck.vendors.delivery import unwrap
 
@@ -189,7 +190,9 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
         if exit_code not in (0, None):
             return None, failure_rows(host, cmd, "error",
                                       f"`{cmd.display}` failed with exit {exit_code}: {_tail(stderr or stdout)}")
-        return None, failure_rows(host, cmd, "parse_failed", f"cannot parse {cmd.tool} output ({e.message})")
+        at = digits.misread(cmd.parse, unwrap(stdout), digits.refused(e))  # (digits.py)
+        why = f"line {at[0]}: {digits.refusal(at[1])}" if at else e.message
+        return None, failure_rows(host, cmd, "parse_failed", f"cannot parse {cmd.tool} output ({why})")
     if exit_code is None:
         parsed.setdefault("errors", []).append("the command ended without an exit status")
     elif exit_code != 0 and not parsed.get("errors"):
@@ -197,6 +200,8 @@ def outcome(host: str, cmd: FactCommand, expect: Expect, *, exit_code: int | Non
         parsed.setdefault("errors", []).append(f"exit {exit_code}: {_tail(stderr) or 'no error text'}")
     rows = cmd.check(host, parsed, expect)
     wrong = listing_problems(cmd, unwrap(stdout), parsed, expect)
+    if at := digits.misread(cmd.parse, unwrap(stdout), parsed):  # (digits.py: a number no tool prints)
+        wrong = [*wrong, f"line {at[0]}: {digits.refusal(at[1])}"]
     return parsed, unjudged(host, cmd, rows, wrong) if wrong else rows
 
 

@@ -25,6 +25,11 @@ Writing one, per field:
   expectation a judge brings: the inventory's cards).
 - ``failures``: every failure line the source can print, and what the view makes of it.
 - ``values``: the JSON names each value is kept under (the module docstring has the shape).
+
+Shared by every grammar, so written once: a tool prints its numbers in ASCII digits (printf,
+std::format, Python's str). A number in another script's decimal digits is no output of any
+tool: the front (``parsers.parse_text``, a run's ``facts.outcome``) refuses the line where a
+view reads one, and keeps such digits where they are text (:mod:`sncheck.vendors.digits`).
 """
 
 from __future__ import annotations

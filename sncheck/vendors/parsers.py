@@ -18,9 +18,9 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from sncheck.errors import ConfigError
+from sncheck.errors import ConfigError, ParseError
 from sncheck.rows import BUSBW_FACTOR
-from sncheck.vendors import after_end, kernel_log, listing, nccl_inspector, nccl_ras, registry
+from sncheck.vendors import after_end, digits, kernel_log, listing, nccl_inspector, nccl_ras, registry
 from sncheck.vendors.base import View
 from sncheck.vendors.delivery import unwrap_lines
 from sncheck.vendors.infiniband import counters, ethtool, ibnetdiscover, ibstat, mlxlink, perftest, ports
@@ -150,6 +150,11 @@ def strip_source_header(text: str) -> str:
     return "".join(lines[start:])
 
 
+def _in_file(k: int, first: int, origins: list[int]) -> int:
+    """Line ``k`` of the unwrapped output as the file numbers it (:func:`after_end.in_file`'s count)."""
+    return first + (origins[k - 1] if k - 1 < len(origins) else k - 1)
+
+
 def parse_text(tool: str, text: str, expect: int | None = None, platform: str | None = None,
                **hints: Any) -> dict[str, Any]:
     """Parse ``text`` (a captured file or a command's stdout) as ``tool``: the provenance
@@ -162,9 +167,19 @@ def parse_text(tool: str, text: str, expect: int | None = None, platform: str | 
     output = strip_source_header(text)
     first = text.count("\n", 0, len(text) - len(output)) + 1  # the output's first line in the file
     body, origins = unwrap_lines(output, stamped=views()[tool].stamped)
-    data = parser(body, **hints) if hints else parser(body)
+    def read(t: str) -> Any:
+        return parser(t, **hints) if hints else parser(t)
+
+    try:
+        data = read(body)
+    except ParseError as e:
+        if at := digits.misread(read, body, digits.refused(e)):
+            raise ParseError(digits.refusal(at[1]), tool=e.tool, line=_in_file(at[0], first, origins)) from e
+        raise
     if isinstance(data, dict):
         found = [cut] if (cut := listing.cut_mid_line(body)) else []
+        if at := digits.misread(read, body, data):  # a number in another script's digits (digits.py)
+            found.append(f"line {_in_file(at[0], first, origins)}: {digits.refusal(at[1])}")
         found += listing.left_out(tool, body, first, origins)
         found += check_listing(tool, data, expect)
         if data.get("errors"):  # a line the view names in what it read, named as the file numbers it
