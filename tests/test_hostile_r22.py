@@ -153,3 +153,22 @@ def test_h22_04_the_system_known_hosts_is_read_after_the_users(tmp_path: Path, m
         with pytest.raises(HostKeyError, match=rf"marked @revoked in {system}:1"):
             _connect(port, user)
     assert server.logins == []
+
+
+@pytest.mark.parametrize("fault", [
+    "{type: high_latency_card, target: h1/gpu0, factor: 1.0e-300}",
+    "{type: high_latency_card, target: h1/gpu0, factor: 0.5}",
+    "{type: high_latency_link, target: 'h1/gpu0<->h2/gpu0', factor: 1}",
+    "{type: jittery_card, target: h1/gpu0, probability: 0.2, factor: 0.1}",
+], ids=["latency-1e-300", "latency-half", "link-one", "jitter-tenth"])
+def test_h22_05_a_latency_fault_that_makes_the_card_faster(tmp_path: Path, fault: str) -> None:
+    """H22-05: a fault plan's `high_latency_card` of factor 1e-300 (0.5; a `high_latency_link` of 1, a
+    `jittery_card` spiking by 0.1) was taken: the latency was multiplied by it, the card ran faster,
+    and the run passed the fault it had planned (exit 0) -- a plan no run can find, as a slow_card
+    of factor 2 would be (refused since round 5). A latency fault's factor is above 1: refused at the
+    line, nothing run."""
+    plan = _inv(tmp_path, f"faults:\n  - {fault}\n", "plan.yaml")
+    line = one_line_error(_cli("run", "post-delivery", "-i", _inv(tmp_path), "--backend", "mock",
+                               "--faults", plan, "--out", tmp_path / "o"))
+    assert f"{plan}:2: faults[0].factor: must be a number above 1" in line, line
+    assert not (tmp_path / "o").exists()

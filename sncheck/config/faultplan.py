@@ -58,7 +58,9 @@ class FaultType:
 
     ``params`` maps each parameter to its default (``None``: required; :data:`OPTIONAL`: may
     be left out, and then has none). ``below_one``: the factor must be below 1 (a slow-down,
-    not a speed-up). ``direction: a->b`` (links): only traffic from card a to card b;
+    not a speed-up); ``above_one``: above 1 (a latency or a spike that grows: a high_latency
+    factor of 0.5 or 1e-300 made the card faster, a fault planned that no run could find;
+    hostile round 22, H22-05). ``direction: a->b`` (links): only traffic from card a to card b;
     ``above: SIZE`` (bandwidth faults): only messages larger than SIZE bytes.
     """
 
@@ -68,17 +70,19 @@ class FaultType:
     params: dict[str, Any] = field(default_factory=dict)
     below_one: bool = False
     doc: str = ""
+    above_one: bool = False
 
 
-def _t(name: str, target: str, acted: str, doc: str, below_one: bool = False, **params: Any) -> FaultType:
-    return FaultType(name, target, acted, params, below_one, doc)
+def _t(name: str, target: str, acted: str, doc: str, below_one: bool = False, above_one: bool = False,
+       **params: Any) -> FaultType:
+    return FaultType(name, target, acted, params, below_one, doc, above_one)
 
 
 FAULT_TYPES: dict[str, FaultType] = {t.name: t for t in (
     _t("slow_card", "card", "probe", "all its links and its compute run at factor x", True, factor=0.6),
-    _t("high_latency_card", "card", "probe", "latency x factor, bandwidth normal", factor=3.0),
+    _t("high_latency_card", "card", "probe", "latency x factor, bandwidth normal", above_one=True, factor=3.0),
     _t("jittery_card", "card", "probe", "each message or op spikes by factor with probability",
-       probability=0.2, factor=10.0),
+       probability=0.2, above_one=True, factor=10.0),
     _t("corrupt_card", "card", "probe", "its p2p payloads and its collectives are wrong"),
     _t("collective_corruption", "card", "probe", "reductions through it are wrong; p2p payloads stay intact"),
     _t("diverge", "card", "probe", "golden-model loss diverges when it takes part"),
@@ -86,7 +90,7 @@ FAULT_TYPES: dict[str, FaultType] = {t.name: t for t in (
        "above: messages over that size only)", True, factor=0.3, direction=OPTIONAL, above=OPTIONAL),
     _t("dead_link", "link", "network", "the link carries nothing (direction a->b: that way only)",
        direction=OPTIONAL),
-    _t("high_latency_link", "link", "network", "the link's latency x factor, its bandwidth normal", factor=3.0),
+    _t("high_latency_link", "link", "network", "the link's latency x factor, its bandwidth normal", above_one=True, factor=3.0),
     _t("down_host", "host", "network", "unreachable"),
     _t("slow_nic", "host", "network", "the host's port-th scale-out NIC (rail port-1) runs at factor x; "
        "its port state shows nothing", True, factor=0.5, port=1, above=OPTIONAL),
@@ -222,6 +226,7 @@ PARAM_TYPES: dict[str, Any] = {
     "above": Annotated[int, BeforeValidator(parse_size)],  # bytes: 1M, 64K
 }
 _SLOWER = Annotated[float, Num(0, 1, lo_open=True, hi_open=True)]  # a below_one type's factor: a slow-down
+_GREATER = Annotated[float, Num(1, MAX_FACTOR, lo_open=True)]       # an above_one type's: a latency that grows
 
 
 class FaultSchema(Schema):
@@ -237,7 +242,8 @@ class FaultSchema(Schema):
 def _fault_model(ftype: FaultType) -> type[FaultSchema]:
     fields: dict[str, Any] = {}
     for p, default in ftype.params.items():
-        declared = _SLOWER if p == "factor" and ftype.below_one else PARAM_TYPES[p]
+        declared = (_SLOWER if ftype.below_one else _GREATER if ftype.above_one else PARAM_TYPES[p]) \
+            if p == "factor" else PARAM_TYPES[p]
         fields[p] = ((declared, ...) if default is None else (declared | None, None) if default == OPTIONAL
                      else (declared, default))
     model = create_model(ftype.name, __base__=FaultSchema, **fields)
