@@ -172,3 +172,23 @@ def test_h22_05_a_latency_fault_that_makes_the_card_faster(tmp_path: Path, fault
                                "--faults", plan, "--out", tmp_path / "o"))
     assert f"{plan}:2: faults[0].factor: must be a number above 1" in line, line
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("address, says", [
+    ("0.0.0.0", "is the unspecified address"), ("::", "is the unspecified address"),
+    ("::ffff:0.0.0.0", "is the unspecified address"), ("224.0.0.1", "is a multicast group"),
+    ("ff02::1", "is a multicast group"), ("255.255.255.255", "broadcast"), ("0.0.0.1", "'this network'"),
+], ids=["v4-any", "v6-any", "mapped-any", "v4-multicast", "v6-multicast", "broadcast", "this-network"])
+def test_h22_06_an_address_that_is_no_hosts(tmp_path: Path, address: str, says: str) -> None:
+    """H22-06: a host's `address: 0.0.0.0` (`::`, a multicast group, the broadcast address, 0.0.0.1)
+    loaded: Linux takes a connection to the unspecified address as one to itself, so the control
+    node answered, was measured and judged as h1 (and 224.0.0.1 is unreachable by design). An address
+    is one host's: refused at the line, for the inventory, the ssh config's HostName and Slurm's
+    NodeAddr alike (`inventory.is_address`); a loopback or a mapped IPv4 address still loads."""
+    from sncheck.config.inventory import is_address
+
+    inv = _inv(tmp_path, SMALL + f"hosts:\n  h1: {{address: '{address}'}}\n")
+    line = one_line_error(_cli("inventory", "check", inv))
+    assert f"{inv}:7: hosts.h1.address: '{address}' {says}" in line or says in line and f"{inv}:7:" in line, line
+    assert not is_address(address)
+    assert is_address("127.0.0.1") and is_address("::ffff:10.0.0.1") and is_address("fd00::1")

@@ -283,19 +283,34 @@ def address_problem(text: str) -> str | None:
     (hostile round 21, H21-18). A ':' is IPv6's: 'host:port' is no address (the port is ``port``)."""
     if ":" in text:
         try:
-            ipaddress.IPv6Address(text)
+            return _no_host(ipaddress.IPv6Address(text))
         except ValueError:
             return "holds ':' but is no IPv6 address (a port goes in 'port')"
-        return None
     if _INET_ATON.fullmatch(text):
         try:
-            ipaddress.IPv4Address(text)
+            return _no_host(ipaddress.IPv4Address(text))
         except ValueError:
             try:
                 read = f"the resolver reads it as {socket.inet_ntoa(socket.inet_aton(text))}"
             except OSError:
                 read = "no resolver reads it as an address"
             return f"is no IPv4 address of four numbers 0-255 without leading zeros: {read}"
+    return None
+
+
+def _no_host(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why an IP address is no one host's, or None: a connection to 0.0.0.0 or '::' reaches this
+    machine (Linux takes the unspecified address as the local one), so the control node was
+    measured and judged under the host's name; a multicast group, the broadcast address and
+    0.0.0.0/8 ('this network') are no host's either (hostile round 22, H22-06)."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return _no_host(ip.ipv4_mapped)
+    if ip.is_unspecified:
+        return "is the unspecified address: a connection to it reaches this machine, not a host"
+    if ip.is_multicast:
+        return "is a multicast group, no host"
+    if ip == ipaddress.IPv4Address("255.255.255.255") or ip in ipaddress.IPv4Network("0.0.0.0/8"):
+        return "is the broadcast address or 'this network' (0.0.0.0/8), no host"
     return None
 
 
