@@ -1,7 +1,7 @@
 """nvbandwidth, from its grammar (sncheck/vendors/nvidia/nvbandwidth.py: NVIDIA/nvbandwidth's
 output.cpp and common.h, and the captures): the version header of v0.2/v0.4 (NOTE before
 the CUDA lines) and v0.6 on, the device list, per test 'Running NAME.', its titled matrix
-(a row per CPU or per GPU, N/A or 0.00 on a GPU's own diagonal), SUM (v0.5 on) and
+(a row per CPU or per GPU, N/A or 0.00 on a GPU's own diagonal), SUM (every version) and
 COEFFICIENT_OF_VARIATION (v0.10); 'Waived:' lines; the pattern check and CUDA failures."""
 
 from __future__ import annotations
@@ -73,9 +73,8 @@ def nvbandwidth(rng: random.Random) -> Iterator[Variant]:
                 mat, cells = _matrix(rng, n, square, minor < 5, " " if minor in (6, 8) else "")
                 lines += [title] + mat + [""]
                 total = round(sum(v for row in cells.values() for v in row.values() if v is not None), 2)
-                if minor >= 5:
-                    lines.append(f"SUM {name} {total:.2f}")
-                    values.append((f"tests.{name}.sum", total))
+                lines.append(f"SUM {name} {total:.2f}")  # every version (common.h @ v0.1 on)
+                values.append((f"tests.{name}.sum", total))
                 if minor >= 10:
                     lines.append(f"COEFFICIENT_OF_VARIATION {name} 0.01")
                 lines.append("")

@@ -132,6 +132,37 @@ def rocm_smi(rng: random.Random) -> Iterator[Variant]:
                   (("len(gpus)", 0),), fails=True)
 
 
+@generator("rocm-smi")
+def rocm_smi_unread(rng: random.Random) -> Iterator[Variant]:
+    """showAllConcise's cells for what the library cannot read (harvest26): Perf 'unsupported' or the level
+    'unknown', PwrCap and GPU% 'Unsupported'; printLog's non-UTF-8 path ('43.0C', the degree sign
+    dropped); rsmi's 'Expected integer value from monitor' lines (a sensor not read: not measured)."""
+    header = ["Device", "Node", "IDs", "", "Temp", "Power", "Partitions", "SCLK", "MCLK", "Fan", "Perf", "PwrCap",
+              "VRAM%", "GPU%"]
+    sub = ["", "", "(DID,", "GUID)", "(Edge)", "(Avg)", "(Mem, Compute, ID)"] + [""] * 7
+    for n, ascii_only, dead in ((2, False, False), (rng.choice((4, 8)), True, False), (2, False, True)):
+        rows: list[list[str]] = []
+        values: list[tuple[str, object]] = [("len(gpus)", n)]
+        for d in range(n):
+            t = rng.randrange(30, 90)
+            unread = dead or d == n - 1  # the last card (every card of a dead host) reads nothing the getters know
+            temp = "N/A" if dead else f"{t}.0" + ("C" if ascii_only else "°C")
+            rows.append([str(d), str(d + 1), "0x745e, ", str(rng.randrange(1, 65535)), temp,
+                         "N/A" if dead else f"{rng.randrange(10, 300)}.0W", "N/A, N/A, 0",
+                         "None" if dead else "94Mhz", "None" if dead else "96Mhz", "0%",
+                         rng.choice(("unknown", "unsupported")) if unread else "auto",
+                         "Unsupported" if unread else "241.0W", "0%", "Unsupported" if unread and not dead else "0%"])
+            values += [(f"gpus[device={d}].perf", rows[-1][10]), (f"gpus[device={d}].pwrcap_W", None if unread else 241.0),
+                       (f"gpus[device={d}].temp_C", None if dead else float(t))]
+        table, width = _table(header, sub, rows)
+        lines = ["", ""] + (['Expected integer value from monitor, but got ""'] * (6 * n) if dead else [])
+        lines += [_spacer(_HEADER, width), _spacer(" Concise Info ", width), table[0], table[1], _spacer(None, width)]
+        lines += table[2:] + [_spacer(None, width), _spacer(_FOOTER, width)]
+        what = "a dead host's sensors" if dead else ("ascii-only locale" if ascii_only else "Unsupported cells")
+        yield Variant("rocm-smi", f"{n} GPUs {what}", "\n".join(lines) + "\n", tuple(values), count=n, fails=dead,
+                      finding="could not read a GPU sensor" if dead else None)
+
+
 # ----------------------------------------------------------------------------- --showtopo
 
 @generator("rocm-smi")

@@ -116,7 +116,9 @@ _END = "End of ROCm SMI Log"
 
 
 def _old_value(value: str) -> Any:
-    if value in ("N/A", "None", "None%"):  # 'None%': the 2017 tool's fan it could not read ('%s%%' of None)
+    # 'None%': the 2017 tool's fan it could not read ('%s%%' of None); 'Unsupported': showAllConcise's
+    # PwrCap or GPU% whose getter returned -1 (Perf's is lower-cased, kept as printed)
+    if value in ("N/A", "None", "None%", "Unsupported"):
         return None
     m = re.fullmatch(r"([\d.]+)(?:c|°C|W|Mhz|MHz|%)?", value)
     if not m:
@@ -150,8 +152,17 @@ def _ids(line: str) -> dict[str, Any]:
             "model": model.group(1) if model else None, "revision": model.group(2) if model else None}
 
 
-# a whole row's last five cells: Fan, Perf, PwrCap, VRAM%, GPU% (a value the library could not read: N/A)
-_TAIL = re.compile(r"(?:\d+(?:\.\d+)?%|N/A) [a-z_/]+ (?:[\d.]+W|N/A) (?:\d+%|N/A) (?:\d+%|N/A)")
+# a whole row's last five cells: Fan, Perf, PwrCap, VRAM%, GPU% (a value the library could not read: N/A;
+# showAllConcise's own 'Unsupported' for a PwrCap or GPU% whose getter returned -1, and the Perf it
+# lower-cases: 'unsupported', or the library's 'unknown' level)
+_TAIL = re.compile(r"(?:\d+(?:\.\d+)?%|N/A) [a-z_/]+ (?:[\d.]+W|N/A|Unsupported) (?:\d+%|N/A) (?:\d+%|N/A|Unsupported)")
+# rsmi's get_dev_mon_value (src/rocm_smi.cc) on stderr when a hwmon file read no integer (a GPU whose
+# sensors stopped answering): the call fails RSMI_STATUS_UNEXPECTED_DATA and the cell prints N/A
+_MONITOR_FAILED = re.compile(r'^Expected integer value from monitor, but got "(.*)"$')
+# a temperature as printed: '43.0°C' (ROCm 6), '35.0c' (4.x-5.x); printLog's non-UTF-8 path
+# (UnicodeEncodeError: encode('ascii', 'ignore')) drops the degree sign, '43.0C'; a paste that mangled
+# the sign keeps one stand-in for it ('43.0_C', '43.0?C', U+FFFD, or UTF-8 read as cp1252 'Â°C')
+_DEGREES = r"(?:(?:Â?°|[_?\ufffd])?C|c)"
 
 
 # the Partitions cell as printed: getMemoryPartition ', ' getComputePartition[', ' getPartitionId] (rocm-6.1.2
@@ -165,7 +176,7 @@ def _mhz(cell: str) -> int | None:
 
 
 def _temp(cell: str) -> float | None:
-    return float(m.group(1)) if (m := re.fullmatch(r"(\d+(?:\.\d+)?)(?:°C|c)", cell)) else None
+    return float(m.group(1)) if (m := re.fullmatch(rf"(\d+(?:\.\d+)?){_DEGREES}", cell)) else None
 
 
 def _watts(cell: str) -> float | None:
@@ -196,6 +207,7 @@ def parse_concise(text: str) -> dict[str, Any]:
     starts: list[int] = []
     width: int | None = None  # the cells of the first whole row
     identity = False  # the header names the identity cells after Device
+    unread: list[str] = []  # the library's failed sensor reads (stderr, before the table)
     for raw in text.splitlines():
         line = raw.rstrip()
         body = line.strip()
@@ -207,6 +219,9 @@ def parse_concise(text: str) -> dict[str, Any]:
             continue
         if _END in body:
             ended = True
+            continue
+        if m := _MONITOR_FAILED.match(body):
+            unread.append(m.group(1))
             continue
         if "No JSON data to report" in body or body.startswith("ERROR:"):
             errors.append(body)  # 'ERROR: No DRM devices available. Exiting' (main), the JSON one
@@ -233,7 +248,7 @@ def parse_concise(text: str) -> dict[str, Any]:
             gpus.append(_old_row(old_columns, cells))
         elif saw and (row := _ROW.match(line)):
             g: dict[str, Any] = {"device": int(row.group(1)), **_ids(line)}
-            temp = re.search(r"([\d.]+)(?:°C|c(?=\s|$))", line)  # ROCm 6: '43.0°C'; 4.x-5.x: '35.0c'
+            temp = re.search(rf"([\d.]+){_DEGREES}(?=\s|$)", line)  # ROCm 6: '43.0°C'; 4.x-5.x: '35.0c'
             watts = re.findall(r"([\d.]+)W\b", line)
             clocks = re.findall(r"(\d+)Mhz", line)
             pcts = re.findall(r"(\d+)%", line)
@@ -283,6 +298,9 @@ def parse_concise(text: str) -> dict[str, Any]:
         return parse_log_form(text)
     if not saw and not errors:
         raise ParseError("no 'Concise Info' table", tool="rocm-smi")
+    if unread:
+        errors.append(f"rocm-smi's library could not read a GPU sensor {len(unread)} time(s) ('Expected integer "
+                      f"value from monitor, but got \"{unread[0]}\"'): those cells are not measured")
     if saw and not ended:
         errors.append(f"no '{_END}' line: output cut short")
     elif saw and not gpus and not errors:

@@ -37,6 +37,15 @@ GRAMMAR = {
             "ROC-smi (AMDGPU-PRO 17.x) 'GPU  DID  Temp  AvgPwr  SCLK  MCLK  Fan  Perf  OverDrive  ECC' in fixed-width "
             "cells, a device without PowerPlay 'None%' fan and a blank Perf (ROC-smi-issue10: read by column place)",
             f"{_SMI} {_SPACER}; {_MAIN}",
+            f"{_SMI} showAllConcise (harvest26): a Perf getPerfLevel cannot read is 'Unsupported' (lower-cased with "
+            "the level: 'unsupported'; the library's own level may read 'unknown'), a PwrCap or GPU% whose getter "
+            "returned -1 prints 'Unsupported' (not lower-cased): a whole row, those cells null; printLog prints the "
+            "subheader in italics ('\\x1b[3m'...'\\x1b[0m'; an archive may keep '[3m' without its ESC) and, on a "
+            "UnicodeEncodeError (a non-UTF-8 locale), the line encode('ascii', 'ignore')d: '43.0C' without the "
+            "degree sign; a paste may keep one stand-in for the sign ('32.0_C', '?', U+FFFD, cp1252's 'Â°C')",
+            "ROCm/rocm_smi_lib src/rocm_smi.cc @ a129571 get_dev_mon_value: 'Expected integer value from monitor, "
+            "but got \"X\"' on stderr when a hwmon file held no integer (RSMI_STATUS_UNEXPECTED_DATA; the cell "
+            "prints N/A): a sensor not read (ROCm/ROCm issue 4134's dead W7800s, twelve such lines before the table)",
             "ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py printLog(device, metricName, value): 'GPU[%d]\\t\\t: %s: "
             "%s' in text (--showmetrics' 'GPU Metrics' section, --showallinfo), formatJson's {\"card%d\": {metricName: "
             "value}} under --json (printSysLog's pairs under \"system\"), printed once at the end: the metric names "
@@ -53,7 +62,8 @@ GRAMMAR = {
                "option's 'GPU[N]\\t\\t: metric: value' lines (read by metric name into the same values)"),
         end="the ' End of ROCm SMI Log ' spacer; without it the output was cut; --json: the document closes",
         failures=("'ERROR: No DRM devices available. Exiting'; rocm-smi --json's 'WARNING: No JSON data to "
-                  "report' (errors); a row with fewer cells than the whole ones (cut); rows pasted without the "
+                  "report' (errors); the library's 'Expected integer value from monitor, but got \"...\"' (a sensor "
+                  "it could not read: not measured); a row with fewer cells than the whole ones (cut); rows pasted without the "
                   "banner and header (a reporter's excerpt from inside the table, told from other lines by the "
                   "identity cells or a '°C' beside a 'Mhz': legacy-rocm-build issue 4750, harvest 9): read, and an "
                   "excerpt, never whole"),

@@ -15,8 +15,8 @@ copy to itself). A test that started and printed no matrix is an error, with the
 own failure text (``Invalid value when checking the pattern``, ``Aborted (core dumped)``)
 as the error when it printed one. A matrix without its ``Running`` line is kept under the
 name its ``SUM`` line gives. Cut short: fewer rows than a GPU x GPU matrix has columns, or
-(v0.5 on, which print one, or where another test of the output has one) no ``SUM`` line
-after a matrix.
+no ``SUM`` line after a matrix (every version prints one: common.h's matrix printer ends
+with it from the first tag, v0.1; the README's examples leave it out, a writer's excerpt).
 """
 
 from __future__ import annotations
@@ -32,12 +32,15 @@ from sncheck.vendors.grammar import Grammar
 
 GRAMMAR = {"nvbandwidth": Grammar(
     tool="nvbandwidth [-t TESTCASE ...] (plain text output, not -j)",
-    versions="v0.2 to v0.10 (SUM lines from v0.5, N/A diagonal from v0.5, COEFFICIENT_OF_VARIATION from v0.10)",
+    versions="v0.2 to v0.10 (SUM lines in every version, N/A diagonal from v0.5, COEFFICIENT_OF_VARIATION from v0.10)",
     sources=(
         "NVIDIA/nvbandwidth output.cpp (08eda47): the version, CUDA and driver lines, 'Device N: NAME (DDDDDDDD:BB:DD)', "
         "'Running NAME.', the description line then the matrix, 'STATUS: msg' lines",
         "NVIDIA/nvbandwidth common.h (073a6b1): the matrix printer (' ' then each column index 10 wide; per row "
         "its index then each value 10 wide, fixed 2 decimals) and CU_ASSERT's '[CUDA_ERROR_X] description' then exit",
+        "NVIDIA/nvbandwidth common.h @ v0.1, v0.2, v0.3, v0.4 (tags) and inline_common.h @ v0.5: operator<< of "
+        "PeerValueMatrix ends every matrix with a blank line and 'SUM KEY VALUE' (MIN/MAX/AVG only under -v): a "
+        "matrix without it was cut, whatever the version (harvest26: issue 24's paste without version or SUM lines)",
         "the real captures under fixtures/real/ (nvbandwidth: v0.10 Azure NHC test data, the README's 8-GPU matrix, "
         "v0.6 GH200 with Waived lines; r3: v0.8 6x A6000, v0.7 pattern check assert, v0.4 aborted; harvest: v0.2 "
         "8x RTX 4090, v0.8 A100) for SUM, COEFFICIENT_OF_VARIATION, NOTE and Waived, which those sources do not show",
@@ -46,11 +49,11 @@ GRAMMAR = {"nvbandwidth": Grammar(
            "Runtime Version: N', 'CUDA Driver Version: N', 'Driver Version: X', a blank; 'Device N: NAME [(PCI id)]' "
            "per GPU, a blank; per testcase 'Running NAME.', its description ending '(GB/s)' or '(ns)' (CPU(row) x "
            "GPU(column): one row 0; GPU(row) x GPU(column): a row per GPU, the diagonal N/A, 0.00 before v0.5), the "
-           "column header and rows (a leading blank before the row index in v0.6-v0.8), a blank, 'SUM NAME V' "
-           "(v0.5 on), 'COEFFICIENT_OF_VARIATION NAME V' (v0.10), a blank; 'Waived: ' for a testcase that does not "
+           "column header and rows (a leading blank before the row index in v0.6-v0.8), a blank, 'SUM NAME V', "
+           "'COEFFICIENT_OF_VARIATION NAME V' (v0.10), a blank; 'Waived: ' for a testcase that does not "
            "apply (a GPU-to-GPU test on one GPU); the NOTE lines ('The reported results may not reflect ...') after "
            "the first test or at the end from v0.6"),
-    end="none printed for the run: each testcase ends at its SUM (v0.5 on), then its COEFFICIENT_OF_VARIATION "
+    end="none printed for the run: each testcase ends at its SUM (every version), then its COEFFICIENT_OF_VARIATION "
         "(v0.10); a GPU x GPU matrix has a row per column; the testcases against the judge's count (--expect N). "
         "A reporter's '...' is read over the 'Device N' lines alone (between 'Driver Version' or a device and a "
         "device, the first test or a Waived line: no value is read from them); anywhere else it left values out: not whole",
@@ -61,7 +64,10 @@ GRAMMAR = {"nvbandwidth": Grammar(
             "or null}}, sum, cv}}, waived (the count of Waived lines), errors"),
 )}
 
-_RUNNING = re.compile(r"^Running (\S+?)\.?\s*$")
+# a reporter's markdown quote on the Running line alone ('> Running NAME.': GitHub's lazy continuation
+# quotes the matrix under it too, nvbandwidth issue 24); the delivery layer takes a quote off only where
+# every line carries it
+_RUNNING = re.compile(r"^(?:> ?)?Running (\S+?)\.?\s*$")
 _SUM = re.compile(r"^SUM (\S+) ([0-9.]+)$")
 _CV = re.compile(r"^COEFFICIENT_OF_VARIATION (\S+) ([0-9.]+)$")
 _TITLE = re.compile(r"\((GB/s|ns|us)\)\s*$")
@@ -92,7 +98,7 @@ def _new_test(name: str | None) -> dict[str, Any]:
 
 
 def parse_nvbandwidth(text: str) -> dict[str, Any]:
-    """Each test: ``Running NAME.``, a titled matrix, then ``SUM NAME value`` (v0.5 on). A
+    """Each test: ``Running NAME.``, a titled matrix, then ``SUM NAME value`` (every version). A
     matrix whose ``Running`` line is missing (cut from a paste) is named by its SUM line."""
     found: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None
@@ -161,7 +167,7 @@ def parse_nvbandwidth(text: str) -> dict[str, Any]:
         if "GPU(row)" in (t["title"] or "") and "GPU(column)" in (t["title"] or "") \
                 and len(t["matrix"]) < len(t["columns"]):
             errors.append(f"{name}: {len(t['matrix'])} of {len(t['columns'])} matrix rows (cut short)")
-        elif t["sum"] is None and (_version(version) >= (0, 5) or any(u["sum"] is not None for u in tests.values())):
+        elif t["sum"] is None:  # every version prints one after its matrix (common.h's operator<<, v0.1 on)
             errors.append(f"{name}: no 'SUM {name}' line after the matrix (cut short)")
     # v0.10 on: SUM then COEFFICIENT_OF_VARIATION (known by the version line, or by another test's CV)
     if _version(version) >= (0, 10) or any(t["cv"] is not None for t in tests.values()):
