@@ -176,8 +176,9 @@ def why_not_judged(tool: str, body: str, off: int, expect: int | None, several: 
     if several:
         return "two whole outputs in one capture: the cut leaves the first"
     if after_the_output:
-        # ibstat's "ibpanic: ... 'mlx5_8' failed" after 8 whole CAs: the cut reads as those 8
-        return "a failure line printed after a whole output: the cut drops only that line"
+        # ibstat's "ibpanic: ... 'mlx5_8' failed" after 8 whole CAs: the cut reads as those 8; TransferBench's
+        # '[WARN]' lines after a whole a2a summary (nothing states how many PrintErrors prints)
+        return "a failure or warning line printed after a whole output: the cut drops only that line"
     if _EXCERPT.match(body[off:]):
         return "the capture's author elided the rest ('...', '[output truncated]'): the cut drops only that"
     if tool in SECTIONED and (expect or 0) <= 1:
@@ -186,11 +187,12 @@ def why_not_judged(tool: str, body: str, off: int, expect: int | None, several: 
 
 
 def _only_errors_differ(full: str | None, got: str | None) -> bool:
-    """The cut parses to the whole capture's values, its errors and faults aside (and another
-    tool's lines pasted after the output: PyTorch's watchdog after an NCCL RAS report)."""
+    """The cut parses to the whole capture's values, its errors, faults and warnings aside (and
+    another tool's lines pasted after the output: PyTorch's watchdog after an NCCL RAS report;
+    TransferBench's PrintErrors '[WARN] DMA n attempting ...' lines after the a2a summary, harvest26)."""
     if not full or not got:
         return False
-    strip = ("errors", "faults", "torch")
+    strip = ("errors", "faults", "torch", "warnings")
     a, b = json.loads(full), json.loads(got)
     return {k: v for k, v in a.items() if k not in strip} == {k: v for k, v in b.items() if k not in strip}
 

@@ -388,6 +388,51 @@ def a2a(rng: random.Random) -> Iterator[Variant]:
 
 
 @generator("transferbench")
+def a2a_table(rng: random.Random) -> Iterator[Variant]:
+    """The a2a preset after v1.62 (src/client/Presets/AllToAll.hpp): 'GPU-GFX|DMA All-To-All benchmark:', a
+    30 '=' rule, the bracketed settings line, then one TableHelper table (SRC\\DST, a column per GPU [and the
+    NIC's], STotal, Actual; a row per GPU, RTotal with STotal's and Actual's column totals, the 'CPU Timed:'
+    cell under the last two columns), the three bandwidth lines, PrintErrors' [WARN] lines (DMA queues)."""
+    for n, exe, borders, warn in ((8, "DMA", True, True), (4, "GFX", False, False), (2, "GFX", True, False)):
+        cus, nbytes = rng.choice((4, 8)), 1 << 28
+        lines = ["TransferBench v1.66.00", "=" * 75, "", f"GPU-{exe} All-To-All benchmark:", "=" * 30,
+                 f"[{nbytes} bytes per Transfer] [{exe}:{cus}] [1 Read(s) 1 Write(s)] [MemType:uncached GPU] "
+                 "[NIC QueuePairs:0] [#Ranks:1]"]
+        bw = {(a, b): None if a == b else round(rng.uniform(55, 62), 2) for a in range(n) for b in range(n)}
+        k = n + 3  # SRC\DST, a column per GPU, STotal, Actual
+        cells = [[" SRC\\DST "] + [f" GPU {d:02d} " for d in range(n)] + [" STotal ", " Actual "]]
+        stotals, actuals = [], []
+        for a in range(n):
+            got = [v for b in range(n) if (v := bw[a, b]) is not None]
+            stotals.append(round(sum(got), 2))
+            actuals.append(round(min(got) * len(got), 2) if got else 0.0)
+            cells.append([f" GPU {a:02d} "] + [f" {bw[a, b]:.2f} " if bw[a, b] is not None else " N/A "
+                                                for b in range(n)] + [f" {stotals[a]:.2f} ", f" {actuals[a]:.2f} "])
+        cols = [round(sum(bw[a, b] or 0 for a in range(n)), 2) for b in range(n)]
+        total, cpu = round(sum(stotals), 2), round(sum(stotals) * rng.uniform(0.4, 0.9), 2)
+        cells.append([" RTotal "] + [f" {v:.2f} " for v in cols] + [f" {total:.2f} ", f" {round(sum(actuals), 2):.2f} "])
+        cells.append([""] * (k - 2) + [" CPU Timed: ", f" {cpu:.2f} "])
+        body = set(range(n + 2))  # the header, the GPUs and RTotal: bars before SRC\DST, the GPUs, STotal, Actual
+        bars = {0: body, 1: body, k - 2: body | {n + 2}, k - 1: body | {n + 2}, k: body | {n + 2}}
+        rules = {0: set(range(k)), 1: set(range(k)), n + 1: set(range(k)), n + 2: set(range(k)), n + 3: {k - 2, k - 1}}
+        lines += _print_table(cells, {(r, 0) for r in range(n + 2)}, rules, bars, borders)
+        lines += ["", f"Average   bandwidth (GPU Timed): {total / (n * n - n):8.3f} GB/s",
+                  f"Aggregate bandwidth (GPU Timed): {total:8.3f} GB/s", f"Aggregate bandwidth (CPU Timed): {cpu:8.3f} GB/s"]
+        end = len(lines)
+        if warn:  # PrintErrors: each DMA engine's queue warning after the lines (TransferBench's FAQ)
+            lines += [f"[WARN] DMA {d} attempting {n - 1} parallel transfers, however GPU_MAX_HW_QUEUES only set to 4"
+                      for d in range(n)]
+        a, b = rng.choice([ab for ab in sorted(bw) if bw[ab] is not None])
+        values: list[tuple[str, Any]] = [("mode", "a2a"), ("a2a.bytes", nbytes), ("a2a.num_cus", cus),
+                                         ("len(matrices[0].rows)", n), (f"matrices[0].rows.GPU {a:02d}.GPU {b:02d}", bw[a, b]),
+                                         ("matrices[0].row_totals.GPU 00.Actual", actuals[0]),
+                                         ("matrices[0].totals.RTotal", total), ("aggregate_GBps", total),
+                                         ("aggregate_cpu_GBps", cpu)] + ([("len(warnings)", n)] if warn else [])
+        yield Variant("transferbench", f"a2a after v1.62 {exe} {n} GPUs{' borders' if borders else ''}",
+                      "\n".join(lines) + "\n", tuple(values), end=end, count=0)
+
+
+@generator("transferbench")
 def scaling(rng: random.Random) -> Iterator[Variant]:
     for ncpu, ngpu, top in ((2, 4, 12), (0, 1, 3), (2, 72, 4)):
         exe = rng.randrange(ngpu)

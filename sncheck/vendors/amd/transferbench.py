@@ -13,7 +13,8 @@
                    "closed": true}],                                  # p2p: its Averages line came
      "averages": {"UniDir": {"GPU->GPU": 48.44, ...}, "BiDir": {...}},  # the p2p 'Averages' lines
      "p2p_bytes": 67108864, "p2p_mode": 0,                              # 'Bytes Per Direction', P2P_MODE
-     "a2a": {"bytes": 268435456, "num_cus": 8, "transfers": 56, "direct": true},  # its '- Copying' line
+     "a2a": {"bytes": 268435456, "num_cus": 8, "transfers": 56, "direct": true},  # its '- Copying' line;
+            # after v1.62 its settings line: also "executor": "DMA", "ranks": 1, "layout": "table"
      "tests": [{"test": 1, "executors": [{"executor": "GPU 00", "GBps": 56.299, "ms": 4.768,  # multi-rank:
                                           "bytes": 268435456, "sum_GBps": 56.309}],  # "host": "node0"
                 "transfers": [{"transfer": 0, "GBps": 33.52, "ms": 2.002, "bytes": 67108864,
@@ -73,6 +74,16 @@ GRAMMAR = {"transferbench": Grammar(
         "with ' Overhead %.3f ms'; '# Iters Run:' when NUM_ITERATIONS < 0); src/client/EnvVars.hpp (SHOW_BORDERS, "
         "default 1); src/client/Presets/PeerToPeer.hpp as indexed (the p2p printf tables unchanged, CPU_MEM_TYPE / "
         "GPU_MEM_TYPE lines, '[ERROR] Peer-to-peer preset currently not supported for multi-node')",
+        "ROCm/TransferBench src/client/Presets/AllToAll.hpp after v1.62 (as indexed, code corpus file id "
+        "60787445114): 'GPU-%s All-To-All benchmark:' (GFX or DMA), a 30 '=' rule, '[%lu bytes per Transfer] [%s:%d] "
+        "[%d Read(s) %d Write(s)] [MemType:%s] [NIC QueuePairs:%d] [#Ranks:%d]', then one TableHelper table: ' SRC\\DST ', "
+        "' GPU %02d ' per column (a ' NIC ' column with QueuePairs), ' STotal ', ' Actual '; a row ' GPU %02d ' per "
+        "GPU (' %.2f ' or ' N/A ' cells, its STotal and Actual), ' RTotal ' (each column's total, STotal's and "
+        "Actual's), then ' CPU Timed: ' and ' %.2f ' under the last two columns; bars only before SRC\\DST, the GPU "
+        "columns, STotal and Actual; then 'Average   bandwidth (GPU Timed): %8.3f GB/s', the two 'Aggregate' lines, "
+        "PrintErrors ('[WARN] DMA n attempting k parallel transfers, however GPU_MAX_HW_QUEUES only set to 4': "
+        "TransferBench's FAQ, harvest26). With NUM_RESULTS > 0 (multi-rank) MAX/AVG/MIN rows and '(Rnk)' columns: "
+        "not read (a matrix not whole)",
         "captures only: fixtures/real/amd 18/20/21/22 (v1.62 a2a, HIP error, example.cfg; the MI300X acceptance "
         "guide's p2p, whitespace collapsed) and real-r3 transferbench 01/02 (PR 50's pre-Executor config rows "
         "with 'StandardDev | 4.887e-03 |', PR 45's scaling); harvest7: PR 50's p2p table with its min/max/sd rows "
@@ -92,7 +103,9 @@ GRAMMAR = {"transferbench": Grammar(
            "'Test 1:'), 'Summary:' (v1.6x with its bracketed settings), the rule, 'SRC\\DST GPU NN ... [NIC(QQ QP)] "
            "STotal Actual', a row per GPU (%8.3f or N/A cells, then STotal and Actual), 'RTotal' (column totals, "
            "the total, min and max Actual), 'Average   bandwidth (GPU Timed): X GB/s', 'Aggregate bandwidth (GPU "
-           "Timed): X GB/s', 'Aggregate bandwidth (CPU Timed): X GB/s'. scaling: 'GPU-GFX Scaling benchmark:', the "
+           "Timed): X GB/s', 'Aggregate bandwidth (CPU Timed): X GB/s'; after v1.62 the bracketed settings under "
+           "the banner and the summary as one table (RTotal's last two cells: STotal's and Actual's totals; a 'CPU "
+           "Timed:' cell). scaling: 'GPU-GFX Scaling benchmark:', the "
            "rule, '- Copying N bytes from GPU g to other devices', '- All numbers reported as GB/sec', 'NumCUs' and a "
            "column per CPUnn/GPUnn, a row per CU count (%7.2f cells), ' Best ' with '%7.2f(%3d)' per column. After "
            "v1.62 a Test's rows are one TableHelper table (same cells; '\u2502' or, SHOW_BORDERS=0, blanks between "
@@ -105,9 +118,10 @@ GRAMMAR = {"transferbench": Grammar(
     end=("a Test ends with its 'Aggregate (CPU)' line (the run's Tests against the judge's count, --expect N); a p2p "
          "table with its Averages line, and the run with the tables P2P_MODE names (0: both; unknown under "
          "HIDE_ENV: at least one); the a2a preset with its 'Aggregate bandwidth (CPU Timed)' line after a square "
-         "summary and RTotal; the scaling preset with a Best cell per column; every matrix row a cell per column. "
+         "summary and RTotal (after v1.62: its table's RTotal row); the scaling preset with a Best cell per column; every matrix row a cell per column. "
          "A reporter's '...' is read over the env block (its lines carry no value read but P2P_MODE: a p2p run "
-         "without it is not whole) and over the a2a preset's Test block or whole preamble before 'Summary:' (the "
+         "without it is not whole) and over the a2a preset's Test block or whole preamble before 'Summary:' or the "
+         "a2a banner (the "
          "Summary holds each pair again; v1.6x's its bytes and CUs too); "
          "anywhere else it left values out (a Test, a Transfer, an iteration row, a matrix row): not whole"),
     failures=("'[ERROR] ...' (PrintErrors, CheckForError, the presets' checks, data mismatches), 'Parsing error: ...' "
@@ -115,8 +129,9 @@ GRAMMAR = {"transferbench": Grammar(
               "warning (kept, not a failure). An a2a run that printed no summary (its bare RunTransfers errors) and any "
               "end above missing: cut short"),
     values=("version, mode, matrices[{title, columns, rows{row: {column: GB/s or null}}, stats, row_totals, "
-            "column_totals, totals, closed}], averages{UniDir|BiDir: {CPU->GPU: GB/s}}, p2p_bytes, p2p_mode, a2a{bytes, "
-            "num_cus, transfers, direct}, tests[{test, executors[{executor, GBps, ms, bytes, sum_GBps, host (multi-rank)}], "
+            "column_totals, totals (a2a: RTotal and min_actual/max_actual, or after v1.62 RTotal and actual), closed}], "
+            "averages{UniDir|BiDir: {CPU->GPU: GB/s}}, p2p_bytes, p2p_mode, a2a{bytes, num_cus, transfers, direct; after "
+            "v1.62 executor, ranks, layout}, tests[{test, executors[{executor, GBps, ms, bytes, sum_GBps, host (multi-rank)}], "
             "transfers[{..., iterations[]}], aggregate_GBps, aggregate_ms, aggregate_bytes, overhead_ms, "
             "iterations_run (NUM_ITERATIONS < 0)}], scaling{exe, bytes, columns, rows[], best}, aggregate_GBps, "
             "average_GBps, aggregate_cpu_GBps, warnings, errors"),
@@ -196,12 +211,21 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             continue
         if ELISION.match(line):  # a reporter's '...': read over the env block or a2a's Test block alone
             if not matrices and (a2a is not None and a2a["bytes"] is not None or
-                                 listing.beside(lines, k)[1].startswith("Summary:")):
+                                 listing.beside(lines, k)[1].startswith("Summary:") or
+                                 _A2A_BANNER.match(listing.beside(lines, k)[1])):
                 pass  # a2a's Test block (or its whole preamble): the Summary holds each pair's bandwidth again
             elif not (tests or matrices or mode or scaling) and _in_env(lines, k):
                 env_gaps.append(listing.elision(at, line))
             else:
                 elided.append(listing.elision(at, line))
+            continue
+        if a2a is not None and line.startswith("\u2502"):
+            # after v1.62 the summary is one TableHelper table: '\u2502 SRC\\DST \u2502 GPU 00 ... \u2502 STotal \u2502
+            # Actual \u2502', a row per GPU, 'RTotal', then the 'CPU Timed:' cell: read as the printf rows
+            line = " ".join(c.strip() for c in line.strip("\u2502").split("\u2502")).strip()
+            a2a["layout"] = "table"
+        if a2a is not None and (m := re.match(rf"^CPU Timed:\s*({_NUM})$", line)):  # SHOW_BORDERS=0: no bars
+            out["table_cpu_GBps"] = float(m.group(1))
             continue
         line = _row(line)
         if tests and (m := _ITERS_RUN.match(line)):  # NUM_ITERATIONS < 0: how many the time allowed
@@ -263,12 +287,15 @@ def parse_transferbench(text: str) -> dict[str, Any]:
         if cur is not None and cur["extra"] and (m := re.match(r"^RTotal\s+(.*)$", line)):
             cells = m.group(1).split()
             n = len(cur["columns"]) + len(cur["extra"]) - 2  # the devices' and the NIC's columns
-            if len(cells) != n + 3 or not all(re.fullmatch(_NUM, c) for c in cells):
-                errors.append(f"a2a RTotal: {len(cells)} cells for {n + 3} (cut short)")
+            want = n + 2 if a2a is not None and a2a.get("layout") == "table" else n + 3
+            if len(cells) != want or not all(re.fullmatch(_NUM, c) for c in cells):
+                errors.append(f"a2a RTotal: {len(cells)} cells for {want} (cut short)")
                 continue
             vals = [float(c) for c in cells]
             cur["column_totals"] = dict(zip(cur["columns"] + cur["extra"][:-2], vals[:n]))
-            cur["totals"] = dict(zip(("RTotal", "min_actual", "max_actual"), vals[n:]))
+            # v1.6x: the total, the min and max Actual; the table: STotal's and Actual's column totals
+            keys = ("RTotal", "actual") if want == n + 2 else ("RTotal", "min_actual", "max_actual")
+            cur["totals"] = dict(zip(keys, vals[n:]))
             continue
         if all(_AVG_KEY.fullmatch(k) for k in line.split()):  # 'CPU->CPU CPU->GPU GPU->CPU GPU->GPU'
             avg_keys = line.split()
@@ -304,8 +331,12 @@ def parse_transferbench(text: str) -> dict[str, Any]:
             tests[-1].update(aggregate_GBps=float(m.group(1)), aggregate_ms=float(m.group(2)),
                              aggregate_bytes=int(m.group(3)), overhead_ms=float(m.group(4)))
             continue
-        if m := re.match(r"^GPU-(?:GFX|DMA) All-To-All benchmark:$", line):
+        if m := _A2A_BANNER.match(line):
             mode, a2a, saw = "a2a", {"bytes": None, "num_cus": None, "transfers": None, "direct": None}, True
+            continue
+        if a2a is not None and (m := _A2A_SETTINGS.match(line)):  # after v1.62: the settings on one line
+            a2a.update(bytes=int(m.group(1)), executor=m.group(2), num_cus=int(m.group(3)), layout="table",
+                       ranks=int(m.group(4)) if m.group(4) else None)
             continue
         if a2a is not None and (m := re.match(r"^- Copying (\d+) bytes between (directly connected|all) pairs of "
                                               r"GPUs using (\d+) CUs \((\d+) Transfers\)$", line)):
@@ -351,11 +382,18 @@ def parse_transferbench(text: str) -> dict[str, Any]:
     if mode == "p2p" and p2p_mode is None:  # the env block's '...' may stand for P2P_MODE: its tables unknown
         elided = env_gaps + elided
     errors += _cut_short(mode, matrices, tests, scaling, out, p2p_mode, errors) + elided
+    out.pop("table_cpu_GBps", None)  # the table's 'CPU Timed:' cell: the 'Aggregate bandwidth (CPU Timed)' line again
     for table in matrices:
         table.pop("extra")
     return {"tool": "transferbench", "version": version, "mode": mode, "matrices": matrices, "averages": averages,
             "p2p_bytes": p2p_bytes, "p2p_mode": p2p_mode, "a2a": a2a, "tests": tests, "scaling": scaling, **out,
             "warnings": warnings, "errors": errors}
+
+
+# AllToAll.hpp after v1.62: 'GPU-%s All-To-All benchmark:', a 30 '=' rule, then '[%lu bytes per Transfer] [%s:%d]
+# [%d Read(s) %d Write(s)] [MemType:%s] [NIC QueuePairs:%d] [#Ranks:%d]' (v1.6x's Summary line carried the first ones)
+_A2A_BANNER = re.compile(r"^GPU-(?:GFX|DMA) All-To-All benchmark:$")
+_A2A_SETTINGS = re.compile(r"^\[(\d+) bytes per Transfer\] \[(GFX|DMA):(\d+)\].*?(?:\[#Ranks:(\d+)\])?$")
 
 
 def _in_env(lines: list[tuple[int, str]], k: int) -> bool:
