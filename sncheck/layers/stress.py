@@ -64,10 +64,13 @@ def sized_causes(slow_at: dict[str, int], groups: dict[str, tuple[str, ...]], sh
 
 
 def shown_suspects(rows, groups: dict[str, tuple[str, ...]], topo, slow_at: dict[str, int], top: int) -> set[str]:
-    """The suspects of groups that failed or gave wrong results, or were slow against their peers
-    (the group rule, rank counts apart) at a size the narrowing measures (at most ``top``)."""
-    coll = kind_rows(rows, "collective", ["group", "group_kind", "status", "wrong"])
-    bad = (coll["group_kind"] != "pair") & ((coll["status"] != "ok") | (coll["wrong"].fillna(0) > 0))
+    """The suspects of groups that failed, or were slow against their peers (the group rule, rank
+    counts apart) at a size the narrowing measures (at most ``top``). Not of groups that only gave
+    wrong results: a wrong value costs no time (the cost model: ``corrupt_card`` and
+    ``collective_corruption`` change values, not times), so it explains no group's slowness. r11-23:
+    h200-06/gpu0's wrong reductions silenced cross:gpu0, slow from 512 MiB through a link at 0.3."""
+    coll = kind_rows(rows, "collective", ["group", "group_kind", "status"])
+    bad = (coll["group_kind"] != "pair") & (coll["status"] != "ok")
     return suspect_cards(rows, groups, topo, causes={"failed": set(coll.loc[bad, "group"]),
                                                       "slow": {g for g, s in slow_at.items() if s <= top}})
 
