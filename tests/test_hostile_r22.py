@@ -9,6 +9,7 @@ tested again."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -192,3 +193,58 @@ def test_h22_06_an_address_that_is_no_hosts(tmp_path: Path, address: str, says: 
     assert f"{inv}:7: hosts.h1.address: '{address}' {says}" in line or says in line and f"{inv}:7:" in line, line
     assert not is_address(address)
     assert is_address("127.0.0.1") and is_address("::ffff:10.0.0.1") and is_address("fd00::1")
+
+
+@pytest.mark.parametrize("answer", [b"", b"\x7f\xff\xff\xff"], ids=["never-answers", "2-GiB-message"])
+def test_h22_07_an_ssh_agent_that_stalls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: bytes) -> None:
+    """H22-07: `$SSH_AUTH_SOCK` at an agent that accepts and never answers (a forwarded agent whose
+    session died) hung the connection for ever, past its connect timeout: paramiko's Agent reads
+    the socket with no timeout, so a run's fact read never ended; an agent announcing a 2 GiB
+    message was read for it. Each exchange with the agent is bounded by the connect timeout and
+    OpenSSH's 256 KiB (transport/agent.py): the agent's keys are not tried, the login fails as
+    without them (AuthError, one host's), no hang. (An in-process SSH server on loopback; the
+    bound asserted is that it ends, not how fast.)"""
+    import socket
+    import threading
+
+    from test_knownhosts import _key, _line, _paramiko_host
+
+    from sncheck.errors import AuthError
+    from sncheck.transport import Connection
+    from sncheck.transport.sshconfig import HostSpec
+
+    path = str(tmp_path / "agent.sock")
+    agent, held = socket.socket(socket.AF_UNIX), []
+    agent.bind(path)
+    agent.listen(4)
+
+    def answer_badly() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = agent.accept()
+                held.append(conn)
+                conn.sendall(answer)  # nothing, or a length no agent sends
+
+    threading.Thread(target=answer_badly, daemon=True).start()
+    monkeypatch.setenv("SSH_AUTH_SOCK", path)
+    key, outcome = _key(), []
+    with _paramiko_host(key) as (port, _server):
+        (kh := tmp_path / "known_hosts").write_text(_line(f"[127.0.0.1]:{port}", key))
+        conn = Connection(HostSpec("node1", "127.0.0.1", port, "root"), known_hosts=kh, retries=0,
+                          connect_timeout=1, allow_agent=True, look_for_keys=False)
+
+        def connect() -> None:
+            try:
+                conn.open()
+            except AuthError as e:
+                outcome.append(e)
+
+        worker = threading.Thread(target=connect, daemon=True)
+        worker.start()
+        worker.join(60)
+        alive = worker.is_alive()
+    agent.close()
+    for c in held:
+        c.close()
+    assert not alive, "the connection still waits on the agent"
+    assert outcome and "authentication as 'root' failed" in str(outcome[0]), outcome

@@ -19,6 +19,7 @@ import paramiko
 
 from sncheck.config.fileio import check_input
 from sncheck.transport import knownhosts
+from sncheck.transport.agent import BoundedAgent
 from sncheck.errors import AuthError, ConfigError, ConnectError, HostKeyError, TransportError
 from sncheck.transport.command import build_command
 from sncheck.transport.result import MAX_OUTPUT_BYTES, Result
@@ -185,6 +186,8 @@ class Connection:
         spec = self.spec
         sock = self._open_socket()
         client = paramiko.SSHClient()
+        if self.allow_agent:  # paramiko's own Agent reads the agent without a timeout (transport/agent.py)
+            client._agent = BoundedAgent(self.connect_timeout)  # type: ignore[attr-defined]  # noqa: SLF001 -- the agent SSHClient._auth uses when set
         keys = self._identity_files()
         try:
             # read as OpenSSH reads it: marker lines (@cert-authority, @revoked) are no host's key
