@@ -12,6 +12,7 @@ is counted in microseconds, never expanded). Recursive aliases are refused too.
 
 from __future__ import annotations
 
+import datetime
 import re
 from pathlib import Path
 from typing import Any
@@ -333,9 +334,13 @@ def described(value: Any) -> str:
     secret into the terminal and the CI log."""
     if isinstance(value, str):
         return f"text of {len(value)} characters (not shown: is it the right file?)"
+    if value is None:
+        return "nothing (the file is empty, or comments only)"
     if isinstance(value, (list, dict)):
         return _show(value)
-    return f"a {type(value).__name__} (not shown: is it the right file?)"
+    kind = ("true or false" if isinstance(value, bool) else "a number" if isinstance(value, (int, float))
+            else "a date" if isinstance(value, (datetime.date, datetime.datetime)) else "a value")
+    return f"{kind} (not shown: is it the right file?)"
 
 
 def _show(value: Any, limit: int = 60) -> str:
