@@ -225,7 +225,26 @@ def record_of(data: Any, where: str) -> RunRecord:
         for key in ("started", "finished"):
             if data.get(key) is not None:
                 _time(data[key], key, where)
-    return from_json(data, where)
+    record = from_json(data, where)
+    _verdicts_hold(data, record, where)
+    return record
+
+
+def _verdicts_hold(data: dict[str, Any], record: RunRecord, where: str) -> None:
+    """The verdicts a results.json writes are what its record makes of itself (sncheck writes
+    ``record.verdict`` and each layer's): a failing run's file with its findings cut out and its
+    verdict left 'fail' was read as a pass by diff and made a baseline (hostile round 22, H22-08);
+    a verdict no sncheck writes ('maybe', 'PASS') was read without a word."""
+    said = data.get("verdict")
+    if said is not None and said != record.verdict.value:
+        raise ConfigError(f"says verdict {str(said)[:20]!r}, but its findings and layers make it "
+                          f"{record.verdict.value!r}: an edited or spliced record, not a run's results.json", where)
+    for layer, raw in zip(record.layers, data.get("layers") or [], strict=False):
+        said = raw.get("verdict") if isinstance(raw, dict) else None
+        if said is not None and said != record.layer_verdict(layer).value:
+            raise ConfigError(f"says layer {layer.name} {str(said)[:20]!r}, but its findings make it "
+                              f"{record.layer_verdict(layer).value!r}: an edited or spliced record, not a run's "
+                              "results.json", where)
 
 
 def _time(value: Any, key: str, where: str) -> dt.datetime:
