@@ -19,7 +19,7 @@ from sncheck.cli.errors import shown
 from sncheck.cli.numbers import MAX_RUNS, whole
 from sncheck.cli.paths import directory, input_ref, output_file
 from sncheck.errors import ConfigError
-from sncheck.health.history import RunRef, baseline_from_state, diff, entity_history
+from sncheck.health.history import RunRef, baseline_from_state, diff, entity_history, has_store
 from sncheck.cli.main import handle_errors
 from sncheck.store.results import write_json
 from sncheck.run.inputs import load_inventory
@@ -57,7 +57,7 @@ def _history(entity, state_dir, last, list_runs, as_json) -> None:
     if list_runs and entity is not None:  # the entity was dropped unsaid, the runs listed
         raise ConfigError(f"give ENTITY ({entity!r}) or --runs, not both")
     if list_runs or entity is None:
-        if not Path(state_dir, "state.db").is_file():
+        if not has_store(state_dir):
             raise ConfigError("no state store here (no state.db)", state_dir)
         with StateStore(state_dir) as st:
             runs = st.runs(last)

@@ -37,6 +37,13 @@ LAST_PASS = "last-pass"
 
 
 # ---------------------------------------------------------------------- recording
+
+def has_store(state_dir: str | os.PathLike[str]) -> bool:
+    """Whether the state directory holds a state.db of any kind: one that is no regular file (a
+    FIFO, a link) is the store's to refuse, naming what it is (``StateStore``); it was said to be
+    no state.db at all (hostile round 22, H22-09)."""
+    return os.path.lexists(Path(state_dir, "state.db"))
+
 def record(state_dir: str | Path, run: RunRecord, run_dir: str | Path) -> int:
     """Keep the summaries of a finished run (its rows read back from ``run_dir``)."""
     rows = _rows(Path(run_dir))
@@ -59,7 +66,7 @@ def drift_history(state_dir: str | Path, inventory: str, backend: str,
     ``{"runs": [run_id...], "cards": {card: {metric: [(value, spread) | (None, None)...]}},
     "calibration": {tier: {"bandwidth_GBps": v, "latency_us": v}}}``
     """
-    if not Path(state_dir, "state.db").is_file():
+    if not has_store(state_dir):
         return None
     with StateStore(state_dir) as st:
         runs = st.summary_runs(inventory=inventory, backend=backend)
@@ -109,7 +116,7 @@ class RunRef:
             return
         if state_dir is None:
             raise ConfigError("not a run directory (no results.json); a run id needs --state-dir", ref)
-        if not Path(state_dir, "state.db").is_file():
+        if not has_store(state_dir):
             raise ConfigError("no state store here (no state.db)", str(state_dir))
         with StateStore(state_dir) as st:
             stored = st.run(ref) or _by_prefix(st, ref)
@@ -215,7 +222,7 @@ def entity_history(state_dir: str | Path, entity: str, limit: int | None = None)
     """An entity's summaries and findings, run by run (oldest first). An entity no recorded
     run measured, found or isolated is no entity of this store: refused (a mistyped name read
     as 'nothing recorded', exit 0, looked like a clean history)."""
-    if not Path(state_dir, "state.db").is_file():
+    if not has_store(state_dir):
         raise ConfigError("no state store here (no state.db)", str(state_dir))
     with StateStore(state_dir) as st:
         if not entity.strip():
@@ -278,7 +285,7 @@ def trends(state_dir: str | Path, run: RunRecord, last: int = 10,
     """For the report: per-tier series over the last runs of this inventory and backend
     (this one included: ``current``, its summaries when it is not stored yet), and the
     findings new and resolved since the previous run."""
-    if not Path(state_dir, "state.db").is_file():
+    if not has_store(state_dir):
         return None
     with StateStore(state_dir) as st:
         runs = st.summary_runs(inventory=run.inventory, backend=run.backend)
@@ -317,7 +324,7 @@ def baseline_from_state(state_dir: str | Path, name: str, last: int | None = Non
 
     ``before``: only runs that started before this timestamp (the run being judged).
     """
-    if not Path(state_dir, "state.db").is_file():
+    if not has_store(state_dir):
         raise ConfigError("no state store here (no state.db)", str(state_dir))
     with StateStore(state_dir) as st:
         runs = st.summary_runs(inventory=inventory, backend=backend,
