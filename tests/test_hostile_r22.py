@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -248,3 +249,75 @@ def test_h22_07_an_ssh_agent_that_stalls(tmp_path: Path, monkeypatch: pytest.Mon
         c.close()
     assert not alive, "the connection still waits on the agent"
     assert outcome and "authentication as 'root' failed" in str(outcome[0]), outcome
+
+
+def test_h22_08_a_results_json_whose_verdict_its_findings_contradict(tmp_path: Path) -> None:
+    """H22-08: a failing run's results.json with its findings cut out and its verdict left 'fail' (an
+    edit): the reader recomputes the verdict from the findings, so `diff` read the run as a pass and
+    `baseline make`, which takes known-good runs only, made a baseline of it, exit 0; a verdict no
+    sncheck writes ('maybe', a layer's 'great') was read without a word. sncheck writes the verdicts
+    its record makes of itself: one that differs is an edited or spliced record, refused (exit 2)
+    naming the file and both verdicts; nothing written. (A recorded failing run: tests/data.)"""
+    import json
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "tests" / "data" / "run-5e5f3b1", run)
+    whole = json.loads((run / "results.json").read_text())
+    assert whole["verdict"] == "fail" and whole["findings"]
+    edits = {"cut": {**whole, "findings": []}, "maybe": {**whole, "verdict": "maybe"},
+             "layer": {**whole, "layers": [{**whole["layers"][0], "verdict": "great"}, *whole["layers"][1:]]}}
+    for name, edited in edits.items():
+        shutil.copytree(run, other := tmp_path / name)
+        (other / "results.json").write_text(json.dumps(edited))
+        line = one_line_error(_cli("baseline", "make", other, "--out", tmp_path / f"{name}.json"))
+        assert f"{other / 'results.json'}: says " in line and "an edited or spliced record" in line, line
+        assert not (tmp_path / f"{name}.json").exists()
+    assert "an edited or spliced record" in one_line_error(_cli("diff", run, tmp_path / "cut"))
+
+
+# -- cases that held (kept: each is a class a held-out set holds) --------------------------------------
+
+@pytest.mark.parametrize("plant", ["text", "link", "fifo"])
+def test_h22_09_a_state_store_that_is_no_database(tmp_path: Path, plant: str) -> None:
+    """H22-09 (held): a state directory whose state.db is a text file, a link to /etc/passwd or a FIFO:
+    `status` and `history` refuse it in one line naming it, exit 2; nothing read through the link,
+    the FIFO never opened (no hang)."""
+    sd = tmp_path / "sd"
+    sd.mkdir()
+    db = sd / "state.db"
+    {"text": lambda: db.write_text(NOT_YAML["shadow"]), "link": lambda: db.symlink_to("/etc/passwd"),
+     "fifo": lambda: os.mkfifo(db)}[plant]()
+    for args in (("status", "--state-dir", sd), ("history", "h1/gpu0", "--state-dir", sd)):
+        line = one_line_error(_cli(*args))
+        assert str(db) in line and SECRET not in line, line
+
+
+@pytest.mark.parametrize("encoding", ["bom", "crlf", "cr", "utf-16"])
+def test_h22_10_an_inventory_in_another_editors_encoding(tmp_path: Path, encoding: str) -> None:
+    """H22-10 (held): an inventory saved with a UTF-8 byte-order mark, CRLF or CR line ends (Windows,
+    old Mac editors) loads as the same inventory; one saved as UTF-16 is refused in one line."""
+    data = {"bom": b"\xef\xbb\xbf" + SMALL.encode(), "crlf": SMALL.replace("\n", "\r\n").encode(),
+            "cr": SMALL.replace("\n", "\r").encode(), "utf-16": SMALL.encode("utf-16")}[encoding]
+    (inv := tmp_path / "inv.yaml").write_bytes(data)
+    r = _cli("inventory", "check", inv)
+    if encoding == "utf-16":
+        assert "is binary (it has NUL bytes), not text" in one_line_error(r)
+    else:
+        assert r.exit_code == 0 and "small: 1 supernodes, 3 hosts, 6 cards" in r.output, r.output
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link-out", "cut"])
+def test_h22_11_a_runs_rows_replaced(tmp_path: Path, plant: str) -> None:
+    """H22-11 (held): a run directory whose rows part is a FIFO, a link to another run's part, or cut
+    short (500 bytes of its Parquet): `diff` refuses it in one line naming the part, exit 2, no hang
+    (`baseline make` reads the rows through the same reader)."""
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "tests" / "data" / "run-5e5f3b1", run)
+    part = next(p for p in sorted((run / "rows").rglob("*")) if p.is_file())
+    data = part.read_bytes()
+    part.unlink()
+    {"fifo": lambda: os.mkfifo(part), "link-out": lambda: part.symlink_to(ROOT / "tests" / "data" / "run-5e5f3b1" /
+                                                                          part.relative_to(run)),
+     "cut": lambda: part.write_bytes(data[:500])}[plant]()
+    line = one_line_error(_cli("diff", ROOT / "tests" / "data" / "run-5e5f3b1", run))
+    assert str(part) in line, line
