@@ -30,7 +30,7 @@ from sncheck.config.fileio import write_atomic
 from sncheck.errors import ConfigError
 from sncheck.store.layout import is_run_dir
 from sncheck.model import (RUN_SCHEMA, About, Basis, EntityKind, Finding, IsolationStep, LayerRecord, RunRecord, Severity,
-                           hosts_of)
+                           Verdict, hosts_of)
 
 # Contract keys first, in DESIGN.md order; any extension keys follow, sorted.
 TOP_LEVEL_ORDER = ("schema", "run_id", "playbook", "backend", "inventory", "started",
@@ -231,21 +231,24 @@ def record_of(data: Any, where: str) -> RunRecord:
 
 
 def _verdicts_hold(data: dict[str, Any], record: RunRecord, where: str) -> None:
-    """The verdicts a results.json writes are what its record makes of itself (sncheck writes
-    ``record.verdict`` and each layer's): a failing run's file with its findings cut out and its
-    verdict left 'fail' was read as a pass by diff and made a baseline (hostile round 22, H22-08);
-    a verdict no sncheck writes ('maybe', 'PASS') was read without a word."""
-    said = data.get("verdict")
-    if said is not None and said != record.verdict.value:
-        raise ConfigError(f"says verdict {str(said)[:20]!r}, but its findings and layers make it "
-                          f"{record.verdict.value!r}: an edited or spliced record, not a run's results.json", where)
-    for layer, raw in zip(record.layers, data.get("layers") or [], strict=False):
-        said = raw.get("verdict") if isinstance(raw, dict) else None
-        if said is not None and said != record.layer_verdict(layer).value:
-            raise ConfigError(f"says layer {layer.name} {str(said)[:20]!r}, but its findings make it "
-                              f"{record.layer_verdict(layer).value!r}: an edited or spliced record, not a run's "
-                              "results.json", where)
+    """A results.json's written verdicts against what its record makes of itself (sncheck writes
+    ``record.verdict`` and each layer's). A word no sncheck writes ('maybe', 'PASS') is refused, and
+    so is a record that says it did not pass while its findings make it a pass: a failing run's
+    file with its findings cut out and its verdict left 'fail' was read as a pass by diff and made a
+    baseline (hostile round 22, H22-08). One that says pass while its findings say otherwise is read
+    by its findings, as before (hostile round 10, H10-21): either way never a pass it was not."""
+    words = tuple(Verdict)
 
+    def check(said: Any, made: Verdict, what: str) -> None:
+        if said is None or said == made.value:
+            return
+        if said not in words or (said != Verdict.PASS.value and made == Verdict.PASS):
+            raise ConfigError(f"says {what} {str(said)[:20]!r}, but its findings make it {made.value!r}: an edited "
+                              "or spliced record, not a run's results.json", where)
+
+    check(data.get("verdict"), record.verdict, "verdict")
+    for layer, raw in zip(record.layers, data.get("layers") or [], strict=False):
+        check(raw.get("verdict") if isinstance(raw, dict) else None, record.layer_verdict(layer), f"layer {layer.name}")
 
 def _time(value: Any, key: str, where: str) -> dt.datetime:
     t = None
