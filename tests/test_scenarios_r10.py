@@ -70,6 +70,11 @@ def test_a_leaf_slow_only_at_stress_sizes_is_retested_through_it(tmp_path):
     [f] = [f for f in res["findings"] if f["severity"] in ("warning", "critical")]
     assert (f["entity"], f["rule"]) == ("leaf:tor-d", "collective-pair-slow")
     assert _ends(res) == {"leaf:tor-d": "isolate"}
+    # its evidence: the rows of the pairs through the leaf (review17 #7: before, its finding's file alone)
+    [rows] = [p for p in f["evidence"]["files"] if p.endswith("rows.jsonl")]
+    groups = {json.loads(ln)["group"] for ln in (tmp_path / "run" / rows).read_text().splitlines()}
+    ends = [{c.startswith("pd") for c in g.removeprefix("pair:").split("<->")} for g in groups]
+    assert groups and all(g.startswith("pair:") for g in groups) and all(e == {True, False} for e in ends)
 
 
 def test_a_nic_slow_only_at_stress_sizes_is_retested_over_the_scale_out_network(tmp_path):

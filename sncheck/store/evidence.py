@@ -72,8 +72,8 @@ def _host_of(card: str) -> str:
 
 def _members(entity: str, kind: str, topology: dict | None) -> tuple[set[str], set[str]]:
     """(cards, hosts) an entity covers; cards are known only by what the rows name. A cable
-    covers no card of its own (its rows are the pairs that cross it: :func:`cable_masks`); a
-    NIC's cable, the NIC's host (its port facts)."""
+    or a switch covers no card of its own (its rows are the pairs that cross it:
+    :func:`path_masks`); a NIC's cable, the NIC's host (its port facts)."""
     if kind == "link" and is_cable(entity):
         nic = entity.partition(LINK_SEP)[0]
         return set(), ({host_of(nic)} if "/nic" in nic else set())
@@ -85,6 +85,8 @@ def _members(entity: str, kind: str, topology: dict | None) -> tuple[set[str], s
         return {card}, {_host_of(card)}
     if kind == "host":
         return set(), {entity}
+    if kind == "switch":
+        return set(), set()
     for sn in (topology or {}).get("supernodes") or []:
         if sn.get("name") == entity:
             return set(), set(map(str, sn.get("hosts") or []))
@@ -220,18 +222,18 @@ class Who:
         return np.append(hit, False)[self.columns[column][0]]  # code -1 (missing): the appended False
 
 
-def cable_masks(whos: dict[str, Who], fabric: Fabric | None, cable: str,
-                hosts: set[str]) -> list[tuple[str, np.ndarray]]:
-    """Which rows of each kind a cable's bundle holds (kind, mask): the card pairs whose
-    path the fabric routes over it, what was not run on it, and its NIC's host's facts
-    (``hosts``). Without the fabric no pair is known to cross it."""
+def path_masks(whos: dict[str, Who], fabric: Fabric | None, element: str,
+               hosts: set[str]) -> list[tuple[str, np.ndarray]]:
+    """Which rows of each kind a cable's or a switch's bundle holds (kind, mask): the card
+    pairs whose path the fabric routes over it, what was not run on it, and a NIC cable's
+    host's facts (``hosts``). Without the fabric no pair is known to cross it."""
     out: list[tuple[str, np.ndarray]] = []
     for kind, who in whos.items():
-        mask = who.through(fabric, cable) if fabric is not None else np.zeros(who.n, dtype=bool)
+        mask = who.through(fabric, element) if fabric is not None else np.zeros(who.n, dtype=bool)
         if kind == "host_fact":
             mask |= who.among("host", hosts)
         if kind == "not_run":
-            mask |= who.among("entity", [cable])
+            mask |= who.among("entity", [element])
         if mask.any():
             out.append((kind, mask))
     return out
@@ -413,6 +415,11 @@ def _in_bundle_order(kind: str) -> tuple[int, str]:
     return (_BUNDLE_ORDER.index(kind) if kind in _BUNDLE_ORDER else len(_BUNDLE_ORDER), kind)
 
 
+def _on_paths(f: Finding) -> bool:
+    """Whether a finding's bundle holds the pairs whose path crosses its entity (a switch, a cable)."""
+    return f.entity_kind == EntityKind.SWITCH or (f.entity_kind == EntityKind.LINK and is_cable(f.entity))
+
+
 def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFrames, files: RunFiles, backend: Any,
                    progress: Callable[[str], None], max_run_bytes: int, fabric: Fabric | None = None) -> None:
     if not findings:
@@ -423,8 +430,8 @@ def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFram
     picks = []  # each finding's members and rows, picked before any row is read
     for f in findings:
         cards, hosts = _members(f.entity, f.entity_kind.value, topology)
-        if f.entity_kind == EntityKind.LINK and is_cable(f.entity):  # not two cards: the pairs that cross it
-            masks = cable_masks(whos, fabric, f.entity, hosts)
+        if _on_paths(f):  # not two cards: the pairs that cross it
+            masks = path_masks(whos, fabric, f.entity, hosts)
         else:
             ends = f.entity.partition(LINK_SEP)
             masks = row_masks(whos, cards, hosts, (ends[0], ends[2]) if f.entity_kind == EntityKind.LINK else None)
@@ -450,9 +457,15 @@ def _write_bundles(findings: list[Finding], topology: dict | None, rows: RowFram
         kept = len(lines)
         if total > MAX_ROWS:
             lines.append(json.dumps({"note": f"evidence capped: {total - MAX_ROWS} more rows not kept"}))
-        if lines:
+        if lines and _on_paths(f):
+            put("rows.jsonl", "\n".join(lines) + "\n", f"{kept} probe rows of the card pairs whose path crosses "
+                f"{entity}" + (" and of its NIC's host's facts" if hosts else ""))
+        elif lines:
             put("rows.jsonl", "\n".join(lines) + "\n",
                 f"{kept} probe rows involving {entity} (pairs, groups, ranks, facts, retest)")
+        elif _on_paths(f):
+            notes.append(f"no rows.jsonl: no measured card pair's path crosses {entity}" if fabric is not None
+                         else "no rows.jsonl: the run's fabric is not known, so no pair is known to cross it")
         for h in sorted(hosts)[:8]:
             outputs = backend.raw_outputs(h) if backend is not None and hasattr(backend, "raw_outputs") else []
             per_tool: dict[str, list[dict]] = defaultdict(list)
