@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 
 from grammars import Variant, generator
@@ -344,3 +345,33 @@ def _json_report(rng: random.Random) -> Iterator[Variant]:
                        ("avg_busbw_GBps", run.avg),
                        (f"rows[size_bytes={last}].in_place.busbw_GBps", run.rows[-1][1]["busbw"])),
                       fails=bool(fail))
+
+
+@generator("nccl-tests")
+def header_blocks(rng: random.Random) -> Iterator[Variant]:
+    """The device list as common.cu/util.cu print it (sncheck/vendors/nccltests/header.py): each
+    process's block of nThreads x nGpus Rank lines, gathered from rank 0 in process order; a block
+    over 2048 bytes (MAX_LINE) ends with the tool's own '...' after its last whole line's part."""
+    run = _Run(rng, "2.18", 8, "all_reduce", None)
+    run.ngpus, run.nprocs = 4, 2  # two processes of two threads driving two GPUs each: blocks of 4
+    lines, end = run.lines()
+    lines = [re.sub(r"^# nThread 1 nGpus \d+", "# nThread 2 nGpus 2", ln) for ln in lines]
+    yield Variant("nccl-tests", "2 processes of nThread 2 nGpus 2", "\n".join(lines) + "\n",
+                  (("config.nthreads", 2), ("config.ngpus", 2), ("ranks", 8), ("len(devices)", 8), *run.values()),
+                  end=end)
+    run = _Run(rng, "2.18", 24, "all_reduce", None)
+    lines, end = run.lines()
+    lines = [re.sub(r"^# nThread 1 nGpus \d+", "# nThread 3 nGpus 8", ln) for ln in lines]
+    first = next(i for i, ln in enumerate(lines) if "Rank" in ln)
+    block, kept = "", 0
+    for ln in lines[first:first + 24]:  # snprintf into line[2048]; over it, strcpy(line+MAX_LINE-5, "...\n")
+        if len(block) + len(ln) + 1 > 2048 - 5:
+            block += (ln + "\n")[:2048 - 5 - len(block)] + "...\n"
+            break
+        block, kept = block + ln + "\n", kept + 1
+    lines[first:first + 24] = block.rstrip("\n").split("\n")
+    # the cut line keeps its rank where it got as far as its device (the view reads that much of it)
+    kept += bool(re.search(r"Rank\s+\d+ .* device\s+\d+", lines[first + kept]))
+    yield Variant("nccl-tests", "one process of 24 GPUs, its block cut at 2048 bytes", "\n".join(lines) + "\n",
+                  (("config.nthreads", 3), ("len(devices)", kept), ("len(rows)", len(run.sizes))),
+                  end=end - 24 + len(block.rstrip("\n").split("\n")))

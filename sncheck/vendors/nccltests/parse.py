@@ -50,7 +50,9 @@ from typing import Any
 from sncheck.errors import ParseError
 from sncheck.vendors import after_end, listing
 from sncheck.vendors.delivery import ELISION
-from sncheck.vendors.nccltests import nccl_json, sweep
+from sncheck.vendors.nccltests import header, nccl_json, sweep
+from sncheck.vendors.nccltests.header import RANK_LINE as _RANK_LINE, THREADS_LINE as _THREADS_LINE
+from sncheck.vendors.nccltests.header import column_header_check as _column_header_check
 
 # mpirun --tag-output "[1,0]<stdout>:" and srun --label "0: " in front of every line.
 _LAUNCHER_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s|$))\s*")
@@ -65,9 +67,6 @@ COLLECTIVES = ("all_reduce", "all_gather", "alltoall", "alltoallv", "reduce_scat
                "reduce", "gather", "scatter", "hypercube")
 _BINARY_NAME = re.compile(
     r"(?<![A-Za-z0-9])(" + "|".join(sorted(COLLECTIVES, key=len, reverse=True)) + r")_perf(?:_mpi)?(?![A-Za-z0-9])"
-)
-_THREADS_LINE = re.compile(
-    r"^nThreads?:?\s+(\d+)\s+nGpus:?\s+(\d+)(?:\s+nRanks:?\s+(\d+))?"
 )
 _STEP = re.compile(r"step:\s*(\d+)\((factor|bytes)\)")  # common.cu: "step: %ld(%s)", "factor" or "bytes"
 _REDUCED = re.compile(r"^Reducing maxBytes to (\d+) due to memory limitation")
@@ -87,10 +86,6 @@ _RCCL_TESTS_VERSION = re.compile(r"^rccl-tests: Version (\S+)")
 # 'host:21:21 [0] NCCL INFO NCCL version 2.22.3+cuda12.2' (harvest 21's EKS/EFA run)
 _NCCL_BANNER = re.compile(r"^(?:\S*:\d+:\d+ \[\d+\] NCCL INFO )?NCCL version (\d+\.\d+\.\d+)(?:[+.-]\S*)?$")
 _RCCL_LIBRARY = re.compile(r"^(RCCL version|HIP version|ROCm version|Hostname|Librccl path)\s*:\s*(\S.*?)\s*$")
-_RANK_LINE = re.compile(
-    r"^Rank\s+(\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(\S+)\s+device\s+(\d+)"
-    r"(?:\s+\[([^\]]*)\])?\s*(.*)"
-)
 _OUT_OF_BOUNDS = re.compile(r"^Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
 _AVG_BUSBW = re.compile(r"^Avg bus bandwidth\s*:\s*(\S+)\s*(FAILED|OK)?")
 _NCCL_ERROR_LINE = re.compile(r"^error: (.+)")  # 2.18 writeErrors: ncclGetLastError()
@@ -195,10 +190,13 @@ def normalize_collective(name: str) -> str:
 
 def _parse(text: str, hint: str | None, tool: str) -> dict[str, Any]:
     state = _State()
-    for at, raw in after_end.numbered(text):
-        _scan_line(_clean(raw), at, state)
+    lines = [(at, _clean(raw)) for at, raw in after_end.numbered(text)]
+    for at, line in lines:
+        _scan_line(line, at, state)
         if state.more_runs:
             break
+    state.errors += header.incomplete(lines, lambda c: _parse_row(c, _State()) is not None or bool(
+        _CHUNK_LABEL.search(c) and _parse_row(_CHUNK_LABEL.sub(" ", c), _State()) is not None))
     if not state.table_seen and not state.rows and not state.errors and not state.header_seen:
         raise ParseError(
             "no nccl-tests results table and no error text found", tool=tool
@@ -454,20 +452,6 @@ def _starts_run(content: str) -> bool:
         or _RANK_LINE.match(content)
         or _column_header_check(content)
     )
-
-
-def _column_header_check(content: str) -> str | None:
-    """For a column-header line, the kind of its check column: 'wrong' or 'error'."""
-    tokens = content.split()
-    if (
-        not {"time", "cputime"} & set(tokens)
-        or "algbw" not in tokens
-        or not ({"size", "bytes"} & set(tokens))
-    ):
-        return None
-    if "#wrong" in tokens or "wrong" in tokens:
-        return "wrong"
-    return "error"
 
 
 def _parse_row(content: str, state: _State) -> dict[str, Any] | None:

@@ -71,7 +71,13 @@ GRAMMAR = {
              "a row duplicated, not whole (the row count it keeps would hide a row lost). After the footer "
              "common.cu and util.cu print only '#' lines ('#', '# Collective test concluded', '# GPU memory usage', "
              "'# error:') and the failure lines; the job adds NCCL's own log lines: a run begun again there is two "
-             "runs in one file, rows without a header another task's, other text not read (sncheck.vendors.after_end)"),
+             "runs in one file, rows without a header another task's, other text not read (sncheck.vendors.after_end). "
+             "The header (src/common.cu run(), src/util.cu writeDeviceReport @ v2.19.6: the nThread line's last field "
+             "validation/graph/unalign, '# Using devices', each process's block of nThreads x nGpus Rank lines gathered "
+             "in process order from rank 0, each ending '[BUS] NAME', then the column header above the rows) is whole "
+             "where printed with its '#': a splice leaving lines out of its middle is not whole (header.py; whole "
+             "processes' blocks left out at a block's start cannot be told: no process count is printed, but rccl-tests' "
+             "nRanks)"),
         failures=("a #wrong above 0; 'Out of bounds values : N FAILED'; 'Avg bus bandwidth : X FAILED' "
                   "(NCCL_TESTS_MIN_BW); 'Test NCCL failure', 'Test CUDA failure', 'Test failure', 'Test timeout'; "
                   "'# error: E' (2.18); a crash or launcher abort line (core dumped, MPI_ABORT, srun: error); a "
