@@ -346,3 +346,37 @@ def test_suspects_compare_groups_of_one_rank_count_only():
     assert failing_groups(rows)["slow"] == {"host:h2", "rail:six:gpu1"}
     members = {g.id: g.members for g in stress_groups(topo)}
     assert suspect_cards(rows, members, topo) == {"h2/gpu1"}
+
+
+TWO_HOSTS = """name: two
+design:
+  intra_host: {bandwidth: "300 GB/s", latency: "2 us"}
+  scale_up: {bandwidth: "250 GB/s", latency: "3 us"}
+  scale_out: {bandwidth: "400 Gb/s", latency: "12 us"}
+supernodes: [{name: a, hosts: "n[1-2]", cards_per_host: 4}]
+backend: {type: mock}
+"""
+
+
+def test_the_noise_floor_is_what_the_run_measured_not_the_mocks_launch_skew():
+    """reviews16 #9: the rule's floor was the mock's launch skew (20 us), and with one peer the level
+    was "the other one": on a real loopback night one host's groups ran 25% and 20-60 us late at the
+    small sizes, every run, and the rule named it (the SSH tests dropped the rule). A group whose one
+    peer of its rank count is the other is judged only where bandwidth-bound; a group beyond its bars by
+    less than its peers' spread or its repeats' is not slow."""
+    topo = topo_of(TWO_HOSTS)
+    rows = model_rows(topo, 1)
+    late = rows["group"] == "host:n2"
+    jittery = rows.assign(time_us=rows["time_us"] + np.where(late, 40.0, 0.0))  # a shared machine's launches
+    assert judge(jittery, topo) == []
+    slow = judge(model_rows(topo, 1, slow={"host:n2": (0.5, 0)}), topo)  # a host at half bandwidth still is
+    assert [(f.entity, f.evidence["against"]) for f in slow] == [("n2", "peers")]
+    # repeats: h2's two sweeps disagree by 3x at 16 MiB; their median is no measurement of a slow host
+    topo = topo_of(SIZES_INV)
+    first, second = model_rows(topo, 1), model_rows(topo, 2).assign(repeat=1)
+    at = (second["group"] == "host:h2") & (second["size_bytes"] == 16 << 20)
+    second.loc[at, "time_us"] *= 3
+    assert judge(pd.concat([first, second], ignore_index=True), topo) == []
+    # slow in both sweeps: found
+    both = [model_rows(topo, s, slow={"host:h2": (0.4, 0)}).assign(repeat=s) for s in (1, 2)]
+    assert [f.entity for f in judge(pd.concat(both, ignore_index=True), topo)] == ["h2"]

@@ -281,15 +281,16 @@ def rules_without_timing_peers(path: Path) -> Path:
     """The shipped rules minus those judging timing against peers or the pair's own tail.
 
     Four gloo ranks on a shared two-core machine do not time alike, and that is the
-    machine, not a host (two hosts' stress groups differ by 25% and 20 us at 4 KiB on a quiet
-    machine: the collective-group-slow rule named node2); those rules are tested on
-    deterministic data elsewhere. What
+    machine, not a host; those rules are tested on deterministic data elsewhere. What
     this backend must get right is still judged: host facts, reachability, not-run,
-    payload integrity and the design ratios.
+    payload integrity and the design ratios. The group rule (collective-group-slow) stays:
+    two hosts' stress groups differ by 25% and 20 us at 4 KiB on a quiet machine, and a
+    group with one peer of its rank count is judged only where bandwidth-bound, beyond the
+    run's measured noise (reviews16 #9), so a healthy loopback night is no finding of it.
     """
     shipped = yaml.safe_load((REPO / "fixtures" / "rules" / "default.yaml").read_text())
-    kept = [r for r in shipped["rules"] if r["op"] not in ("peer_outlier", "threshold", "group_outlier")]
-    assert {"host-fact", "not-run", "p2p-data-corruption"} <= {r["name"] for r in kept}
+    kept = [r for r in shipped["rules"] if r["op"] not in ("peer_outlier", "threshold")]
+    assert {"host-fact", "not-run", "p2p-data-corruption", "collective-group-slow"} <= {r["name"] for r in kept}
     path.write_text(yaml.safe_dump({**shipped, "rules": kept}, sort_keys=False))
     return path
 

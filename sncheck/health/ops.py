@@ -482,6 +482,9 @@ OPS: dict[str, Op] = {op.name: op for op in (
                                "design_below", 0.01, 1.0),
         "min_excess_us": _param(Param((int, float), groups.DEFAULTS["min_excess_us"],
                                       "and at least this many us slower than predicted"), "min_excess_us", 0),
+        "noise_k": _param(Param((int, float), groups.DEFAULTS["noise_k"],
+                                "and this many times the run's measured noise there (its peers' spread, the "
+                                "repeats')"), "noise_k", 0),
     }, (), "each collective group at each size against its peer groups (cost model: their ranks)"),
     Op("baseline_regression", baseline_regression, (PAIRS,), {
         **BOUND, "key": Param(str, "tier", "compare per tier, or per card with its own history", ("tier", "card")),
