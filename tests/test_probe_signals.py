@@ -55,11 +55,12 @@ def plans(cards: list[str], host_groups: list[Group]) -> tuple[ConnectivityPlan,
     pairs = tuple((cards[i], cards[j]) for i in range(len(cards)) for j in range(i + 1, len(cards)))
     conn = ConnectivityPlan(rounds=tuple(Round(i, "scale_up", (p,)) for i, p in enumerate(pairs)),
                             hosts=(), bw_bytes=1 << 16, lat_iters=20, bw_iters=2)
-    # a whole group (rank skew), two peer groups of one rank count (group_busbw: a lone one is not
-    # judged, nor one of other rank counts where the prediction is latency-bound, as gloo's is at
-    # 1 MiB) and the pairwise narrowing pass (pair_* metrics)
+    # a whole group (rank skew), three peer groups of one rank count (group_busbw: a lone one is not
+    # judged, nor one of other rank counts or with one peer where the prediction is latency-bound, as
+    # gloo's is at 1 MiB) and the pairwise narrowing pass (pair_* metrics)
+    c = cards[2] if len(cards) > 2 else a
     groups = (Group("domain:all", "domain", tuple(cards)), Group("domain:two", "domain", (a, b)),
-              Group("domain:other", "domain", (b, cards[2] if len(cards) > 2 else a)),
+              Group("domain:other", "domain", (b, c)), Group("domain:third", "domain", (a, c if c != a else b)),
               Group(f"pair:{link_id(a, b)}", "pair", (a, b)))
     stress = StressPlan(groups=groups, collectives=("all_reduce",), sizes=(SMALL, LARGE), warmup=1, iters=2)
     golden = GoldenPlan(groups=tuple(host_groups), steps=3)
