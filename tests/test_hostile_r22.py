@@ -321,3 +321,18 @@ def test_h22_11_a_runs_rows_replaced(tmp_path: Path, plant: str) -> None:
      "cut": lambda: part.write_bytes(data[:500])}[plant]()
     line = one_line_error(_cli("diff", ROOT / "tests" / "data" / "run-5e5f3b1", run))
     assert str(part) in line, line
+
+
+def test_h22_12_diff_of_a_record_beside_another_runs_rows(tmp_path: Path) -> None:
+    """H22-12: a run directory whose results.json names another run than its rows carry (another run's
+    record copied over, or its run_id edited): `baseline make` refused it since round 18 (H18-14), but
+    `diff` read that record's findings and verdict beside these rows' measurements, exit 0. Both
+    refuse it now, naming the two run ids (health.baseline.refuse_other_record)."""
+    import json
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "tests" / "data" / "run-5e5f3b1", run)
+    record = json.loads((run / "results.json").read_text())
+    (run / "results.json").write_text(json.dumps({**record, "run_id": "20261201T000000Z-beef"}))
+    line = one_line_error(_cli("diff", ROOT / "tests" / "data" / "run-5e5f3b1", run))
+    assert "results.json is run 20261201T000000Z-beef, its rows are run " in line and str(run) in line, line

@@ -66,6 +66,16 @@ def _run_ids(frame: pd.DataFrame, path: Path) -> list[str]:
     return ids or [str(path.resolve())]
 
 
+def refuse_other_record(record_id: str | None, frame: pd.DataFrame, path: Path) -> None:
+    """A run directory whose results.json is another run's than its rows (``frame``, its p2p rows):
+    the verdict and findings read would be another run's beside these measurements (a results.json
+    copied over or edited: hostile round 18, H18-14, for baseline make; round 22, H22-12, for diff)."""
+    ids = _run_ids(frame, path)
+    if record_id and "run_id" in frame.columns and not frame.empty and record_id not in ids:
+        raise ConfigError(f"results.json is run {record_id}, its rows are run {', '.join(ids)}: another run's "
+                          "record beside these rows; copy a run directory whole", str(path))
+
+
 def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], None] = lambda _: None) -> dict:
     """A ``sncheck.baseline/1`` from known-good run directories; ``note`` takes a line about a
     run that is read with something said (its duration unknown)."""
@@ -90,10 +100,7 @@ def make_baseline(run_dirs: list[str | Path], name: str, note: Callable[[str], N
         # one run given twice (its directory with a slash, through a link, a copy) would count twice
         # in every median and be said 'from 2 runs': the run is named by its rows' run ids
         ids = _run_ids(frame, path)
-        if record_id is not None and "run_id" in frame.columns and not frame.empty and record_id not in ids:
-            # the verdict judged is another run's (a results.json copied over or edited): hostile round 18, H18-14
-            raise ConfigError(f"results.json is run {record_id}, its rows are run {', '.join(ids)}: another run's "
-                              "record beside these rows; copy a run directory whole", str(path))
+        refuse_other_record(record_id, frame, path)
         for rid in ids:
             if rid in seen:
                 raise ConfigError(f"is run {rid} again (given as {seen[rid]}): a baseline counts each run once",

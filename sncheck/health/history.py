@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from sncheck.errors import ConfigError
-from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA
+from sncheck.health.baseline import SCHEMA as BASELINE_SCHEMA, refuse_other_record
 from sncheck.health.summaries import Summary, summarize
 from sncheck.model import Finding, RunRecord, run_duration
 from sncheck.store.frames import RowFrames
@@ -105,9 +105,11 @@ class RunRef:
         # device or a link to one there is refused naming it (is_file() said "no results.json")
         if path.is_dir() and os.path.lexists(path / "results.json"):
             run = read_record(path / "results.json")
+            rows = _rows(path)
+            refuse_other_record(run.run_id, rows.kind("p2p"), path)
             self.run_id = run.run_id or ref
             self.summaries = {(s.kind, s.entity, s.metric): (s.value, s.spread, s.n)
-                              for s in summarize(run, _rows(path))}
+                              for s in summarize(run, rows)}
             self.findings = [_brief(f) for f in run.findings]
             self.started: str | None = run.started
             self.verdict: str | None = run.verdict.value
