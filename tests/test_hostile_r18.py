@@ -221,10 +221,12 @@ def _edited(passed_run: Path, tmp_path: Path, **changes: object) -> Path:
 
 def test_h18_12_a_run_id_that_forges_a_line_is_escaped(passed_run: Path, tmp_path: Path) -> None:
     """H18-12: a results.json whose run_id is `x<newline>sncheck: verdict pass<U+202E>`, to `diff`: printed
-    raw, a forged line on the terminal and the rest reversed. Every line diff prints is shown escaped."""
+    raw, a forged line on the terminal and the rest reversed. Every line diff prints is shown escaped.
+    (Since round 22, H22-12, diff refuses a record whose run is not its rows': the refusal names the id,
+    escaped as every line is.)"""
     run = _edited(passed_run, tmp_path, run_id="x\nsncheck: verdict pass\u202e")
     r = _cli("diff", passed_run, run)
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 2 and "its rows are run" in r.output, r.output
     assert not any(ln.startswith("sncheck: verdict pass") for ln in r.output.splitlines()), r.output
     assert "\u202e" not in r.output and "x\\u000asncheck: verdict pass\\u202e" in r.output, r.output
 
