@@ -63,8 +63,8 @@ from sncheck.run.batches import retests
 from sncheck.run.groupretest import OP, outcome, rerun, split
 from sncheck.run.retest import COLLECTIVES, FACTS, GOLDEN, P2P, REACH, Retest
 from sncheck.run.retestbar import explained, has_bound, inward, pair_repeats, rare_repeats, retest_noise, \
-    ALIKE, beneath_known, no_longer, only_beside, retest_tag, seen_in_retest as _seen, through_known, \
-    too_few_partners
+    ALIKE, beneath_known, failed_own, holders, no_longer, only_beside, retest_tag, tied, \
+    seen_in_retest as _seen, through_known, too_few_partners
 from sncheck.topology import Topology, round_robin
 from sncheck.model import host_of, on_fabric, split_link
 from sncheck.layers import stress
@@ -418,10 +418,11 @@ class Window:
         suspect's is that link or a host or domain holding it: never another link sharing one
         end (a 0.95 card's link host016/gpu2<->host037/gpu6 was "reproduced" by
         host003/gpu2<->host016/gpu2, 5183 seeds 1-2), nor a card at one end: those explain its
-        pair and are findings of their own (``seen``, retestbar.explained)."""
+        pair and are findings of their own (``seen``, retestbar.explained). A cable's: itself or its
+        leaf or spine (retestbar.holders)."""
         if self.f.entity_kind == "link" and (g.entity_kind in ("link", "card") or switchlike(self.f)):
             if switchlike(self.f):  # a cable: itself again (or, not told apart, a switch: _tied)
-                return g.entity == self.f.entity
+                return g.entity == self.f.entity or g.entity in holders(self.f)
             return g.entity_kind == "link" and set(split_link(g.entity)) == self.scope
         return bool((c := self._cards(g)) & self.scope) and g.entity not in self.switches - {self.f.entity} and \
             not beneath_known(self.f, g, c, lambda: _dctx(self.ctx, self.f).culprit_cards(subject=False))
@@ -455,9 +456,8 @@ class Window:
         self.looked = look(near, found, self.f.entity, skip, self.by_name, self.beside, p2p, dctx)
         return decided(self.looked)
 
-    def _tied(self, g: Finding) -> bool:
-        return g.evidence.get("separated") is False and any(
-            r.get("entity") == self.f.entity for r in g.evidence.get("rivals") or [])
+    def _tied(self, g: Finding, rows: pd.DataFrame) -> bool:
+        return tied(self.f, g, rows, self.ctx.topo)
 
     def _need(self) -> int:
         """The most partners a card needs for the symptoms' per-card or per-domain bars to
@@ -489,14 +489,14 @@ class Window:
         found = [g for g in found if not (self.apart and g.entity_kind in ("host", "supernode"))]
         # a named switch other than the suspect on the retest's paths: its own level again, a culprit known
         found = [g for g in found if not (g.entity_kind == "switch" and g.entity in self.switches - {self.f.entity})]
-        hits = [g for g in found if self._mine(g) or self._tied(g)]
+        hits = [g for g in found if self._mine(g) or self._tied(g, rows)]
         on_controls = [g for g in found if self._cards(g) & self.controls]
         untold = [g for g in on_controls if g not in hits and only_beside(  # a control the retest cannot tell apart
             self._cards(g), self.scope, rows, self.ctx.topo, g.evidence.get("tier"))]
         hits += [replace(g, message=f"{g.message} (measured only against {self.f.entity}: {ALIKE})") for g in untold]
         ends = [g for g in found if self.f.entity_kind == "link" and not switchlike(self.f) and g.entity_kind == "card"
                 and g.entity in self.scope
-                and not self._tied(g) and g.entity not in no_longer(self.f)]  # (a tied end: the link again)
+                and not self._tied(g, rows) and g.entity not in no_longer(self.f)]  # (a tied end: the link again)
         noise = retest_noise(rows)
         per: list[dict] = []
         for s in self.syms:
@@ -517,7 +517,7 @@ class Window:
         # A control the explanation names on its own (not a culprit holding the suspect) is
         # a finding of its own, retested in turn (sncheck.run.isolation).
         seen = tuple(_seen(g, self.f, busy_now if self._speed(g.rule) else None) for g in on_controls
-                     if not self._mine(g) and not self._tied(g) and g not in untold)
+                     if not self._mine(g) and not self._tied(g, rows) and g not in untold)
         seen += tuple(_seen(g, self.f, None) for g in changed + ends)
         how = ", ".join(hows)
         moved = [g for g in changed if self._cards(g) & self.scope]
@@ -590,9 +590,10 @@ class Window:
         short = too_few_partners(rule, rows, self.f, self.ctx.topo, s.evidence.get("tier"), self.scope)
         if short:  # its bar could not judge the retest: never a release
             return None, FEW + short
-        near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._mine(g)]
-        if not near:
-            return False, f"inside the bar by more than the measured noise ({noise:.1%})"
+        near = [g for g in self._evaluate([inward(rule, noise)], rows, dctx) if self._mine(g) or self._tied(g, rows)]
+        if not near:  # a failed pair of its own is never inside the bar
+            failed = failed_own(rows, self.f, self.scope, self.ctx.topo)
+            return (None, failed) if failed else (False, f"inside the bar by more than the measured noise ({noise:.1%})")
         if noise <= MAX_NOISE:  # a precise retest still at the bar: the fault, not noise
             return True, f"still within the measured noise ({noise:.1%}) of the bar: {near[0].message}"
         return None, NOISY + f" ({noise:.0%} of the median)"

@@ -17,7 +17,7 @@ from sncheck.health.explain import MAD_SD, group_median, median
 
 from sncheck.health.metrics import METRICS, P2P, PAIRS, DetectContext
 from sncheck.health.rules import Rule
-from sncheck.model import Finding
+from sncheck.model import Finding, is_uplink, on_fabric, parse_switch, split_link
 from sncheck.run.controls import PEERS
 from sncheck.run.nearbar import BESIDE, UNDECIDED, WITHIN
 from sncheck.topology import Topology
@@ -240,3 +240,64 @@ def only_beside(cards: Set[str], scope: Set[str], rows: pd.DataFrame, topo: Topo
     s, t = src.isin(scope).to_numpy(), dst.isin(scope).to_numpy()
     joined = (a & t) | (b & s)
     return bool(joined.any()) and bool((joined == (a | b)).all()) and bool((joined == (s | t)).all())
+
+
+def pairs_of(p: pd.DataFrame, entity: str, kind: str, cards: Set[str], topo: Topology) -> np.ndarray:
+    """Mask over a retest's pair rows ``p`` of the pairs an entity stands for: a switch's or a
+    leaf-to-spine cable's, those the fabric routes over it (``Fabric.through``); a card link's,
+    its own pair; any other's, those with one of its ``cards`` at an end."""
+    src, dst = p["src"].astype(str).to_numpy(), p["dst"].astype(str).to_numpy()
+    if on_fabric(entity, kind):
+        fab = topo.fabric
+        pos = {c: fab.card_position(c) for c in {*src, *dst} if c in topo.by_id}
+        known = np.array([x in pos and y in pos for x, y in zip(src, dst)], bool)
+        at = [np.array([pos.get(c, 0) for c in v], np.int64) for v in (src, dst)]
+        return known & fab.through(entity, at[0], at[1])
+    if kind == "link" and not is_uplink(entity):
+        a, b = split_link(entity)
+        return ((src == a) & (dst == b)) | ((src == b) & (dst == a))
+    return np.isin(src, list(cards)) | np.isin(dst, list(cards))
+
+
+def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[rows["kind"] == "p2p"] if {"kind", "status", "src", "dst"} <= set(rows) else rows.iloc[:0]
+
+
+def failed_own(rows: pd.DataFrame, f: Finding, scope: Set[str], topo: Topology) -> str | None:
+    """The suspect's own pairs (:func:`pairs_of`) its retest measured and that failed (a
+    timeout, an error), said; None when none did. A failed pair through the suspect is never
+    "inside the bar", whatever the retest's localization named for it (review17 #4: a dead
+    uplink's 150 timed-out pairs, named at its leaf, read as a healthy cable and released)."""
+    p = _pairs(rows)
+    if p.empty:
+        return None
+    own = pairs_of(p, f.entity, f.entity_kind, scope, topo)
+    bad = own & (p["status"] != "ok").to_numpy()
+    if not bad.any():
+        return None
+    how = ", ".join(sorted(set(p["status"][bad].astype(str))))
+    return f"{int(bad.sum())} of its {int(own.sum())} pairs re-measured failed ({how}): never inside the bar"
+
+
+def holders(f: Finding) -> set[str]:
+    """The switches holding a leaf-to-spine cable suspect, its leaf and its spine: a retest
+    finding on one is the cable's symptom again one level up."""
+    if f.entity_kind != "link" or not is_uplink(f.entity):
+        return set()
+    return {f"{s[0]}:{s[1]}" for end in split_link(f.entity) if (s := parse_switch(end)) is not None}
+
+
+def tied(f: Finding, g: Finding, rows: pd.DataFrame, topo: Topology) -> bool:
+    """Whether a retest finding ``g`` is one the evidence could not tell from the suspect ``f``:
+    ``f`` among its rivals (evidence ``separated: false``), or, ``g`` on another switch or cable,
+    measured only on pairs whose path crosses the switch or cable ``f``. Either is the
+    suspect's symptom again (review17 #8: every pair of a slow leaf's retest crossed one other
+    leaf too, its localization named that leaf and the slow leaf, reproduced on 4 of 4 pairs,
+    was released)."""
+    if g.evidence.get("separated") is False and any(r.get("entity") == f.entity for r in g.evidence.get("rivals") or []):
+        return True
+    p = _pairs(rows)
+    if p.empty or not on_fabric(f.entity, f.entity_kind) or not on_fabric(g.entity, g.entity_kind):
+        return False
+    theirs = pairs_of(p, g.entity, g.entity_kind, set(), topo)
+    return bool(theirs.any()) and not (theirs & ~pairs_of(p, f.entity, f.entity_kind, set(), topo)).any()
